@@ -1,0 +1,28 @@
+"""Errors arenalens raises on purpose: each names the object and the problem in one line."""
+
+from __future__ import annotations
+
+
+class ArenalensError(Exception):
+    """Base class: the CLI turns any of these into a one-line message and exit code 2."""
+
+
+class ModelError(ArenalensError, ValueError):
+    """A .tflite file that cannot be read or fails the model checker."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        self.source = source
+        self.problem = problem
+        super().__init__(f"{source}: {problem}")
+
+
+class PlanError(ArenalensError, ValueError):
+    """A planner result that breaks an invariant (overlap, alignment, bounds)."""
+
+
+class UsageError(ArenalensError, ValueError):
+    """A bad option value or combination, found before any work is done."""
+
+
+class RuntimeUnavailableError(ArenalensError, RuntimeError):
+    """A feature needs an optional extra (real runtimes, OR-Tools, matplotlib) that is missing."""

@@ -1,0 +1,113 @@
+"""Builtin operator codes ↔ names, and option-table decoding, from the `tflite` schema package."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from functools import cache
+from types import MappingProxyType
+from typing import Any
+
+from tflite.BuiltinOperator import BuiltinOperator
+from tflite.BuiltinOptions import BuiltinOptions
+from tflite.BuiltinOptions2 import BuiltinOptions2
+
+
+def _enum_names(enum_class: type) -> dict[int, str]:
+    return {
+        value: name
+        for name, value in vars(enum_class).items()
+        if not name.startswith("_") and isinstance(value, int)
+    }
+
+
+BUILTIN_NAMES: dict[int, str] = _enum_names(BuiltinOperator)
+BUILTIN_CODES: dict[str, int] = {name: code for code, name in BUILTIN_NAMES.items()}
+_OPTIONS_NAMES: dict[int, str] = _enum_names(BuiltinOptions)
+_OPTIONS2_NAMES: dict[int, str] = _enum_names(BuiltinOptions2)
+
+
+def builtin_name(code: int) -> str:
+    """Builtin operator code → schema name ('CONV_2D'), or 'BUILTIN_<code>' if unknown."""
+    return BUILTIN_NAMES.get(code, f"BUILTIN_{code}")
+
+
+def _snake_case(camel: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
+
+
+_SKIPPED_SUFFIXES = ("AsNumpy", "Length", "IsNone", "Type")
+_SKIPPED_NAMES = {"Init", "GetRootAs"}
+
+
+@cache
+def _accessors(options_class: type) -> tuple[tuple[str, str, bool], ...]:
+    """Option class → (method, snake_case key, is_vector) for every scalar or numeric vector."""
+    found = []
+    for method_name, method in vars(options_class).items():
+        if method_name.startswith("_") or method_name in _SKIPPED_NAMES:
+            continue
+        if not callable(method) or method_name.startswith("GetRootAs"):
+            continue
+        if method_name.endswith(_SKIPPED_SUFFIXES) or "BufferHasIdentifier" in method_name:
+            continue
+        code = getattr(method, "__code__", None)
+        if code is None:
+            continue
+        is_vector = code.co_argcount == 2 and hasattr(options_class, method_name + "AsNumpy")
+        if code.co_argcount == 1 or is_vector:
+            found.append((method_name, _snake_case(method_name), is_vector))
+    return tuple(found)
+
+
+@cache
+def _options_class(union_names: tuple[tuple[int, str], ...], type_code: int) -> type | None:
+    name = dict(union_names).get(type_code)
+    if name is None or name == "NONE":
+        return None
+    try:
+        module = importlib.import_module(f"tflite.{name}")
+    except ImportError:
+        return None
+    found = getattr(module, name, None)
+    return found if isinstance(found, type) else None
+
+
+_OPTIONS_KEY = tuple(sorted(_OPTIONS_NAMES.items()))
+_OPTIONS2_KEY = tuple(sorted(_OPTIONS2_NAMES.items()))
+
+
+def decode_options(operator: Any) -> MappingProxyType[str, Any]:
+    """A tflite.Operator → its builtin options (both unions) as a read-only snake_case dict."""
+    decoded: dict[str, Any] = {}
+    for type_getter, table_getter, key in (
+        (operator.BuiltinOptionsType, operator.BuiltinOptions, _OPTIONS_KEY),
+        (operator.BuiltinOptions2Type, operator.BuiltinOptions2, _OPTIONS2_KEY),
+    ):
+        options_class = _options_class(key, type_getter())
+        if options_class is None:
+            continue
+        table = table_getter()
+        if table is None:
+            continue
+        instance = options_class()
+        instance.Init(table.Bytes, table.Pos)
+        decoded.update(_read_fields(instance, options_class))
+    return MappingProxyType(decoded)
+
+
+def _read_fields(instance: Any, options_class: type) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for method_name, key, is_vector in _accessors(options_class):
+        method: Callable[..., Any] = getattr(instance, method_name)
+        if is_vector:
+            array = getattr(instance, method_name + "AsNumpy")()
+            fields[key] = tuple(array.tolist()) if hasattr(array, "tolist") else ()
+            continue
+        value = method()
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", errors="replace")
+        if isinstance(value, bool | int | float | str) or value is None:
+            fields[key] = value
+    return fields
