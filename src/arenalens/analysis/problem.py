@@ -1,0 +1,64 @@
+"""Arena problems: lifetimes + a runtime's rules → the planner's buffers, and what each one is.
+
+A planner sees only `planning.Buffer`s. Reports and diagnostics need to know what a buffer id
+stands for (a tensor, a kernel scratch request, a LiteRT temporary), so each runtime builds an
+`ArenaProblem` that pairs the planner's `Problem` with one `PlannedBuffer` per buffer id.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from arenalens.analysis.lifetimes import Step
+from arenalens.planning.problem import Problem
+
+
+class BufferKind(enum.StrEnum):
+    """What a planned buffer holds."""
+
+    TENSOR = "tensor"
+    SCRATCH = "scratch"  # TFLM kernel scratch (RequestScratchBufferInArena)
+    TEMPORARY = "temporary"  # LiteRT node temporary (im2col, accumulators, ...)
+    VARIABLE = "variable"  # variable tensor planned in an arena (offline plan, LiteRT persistent)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedBuffer:
+    """The meaning of one buffer id: which tensor or request it is, and its unrounded bytes."""
+
+    id: int
+    kind: BufferKind
+    subgraph: int
+    tensor: int | None  # tensor index (runtime-added temporaries get indices past the model's)
+    operator: int | None  # the operator that requests a scratch / temporary buffer
+    name: str
+    nbytes: int  # bytes the runtime needs; Buffer.size may be larger (TFLM rounds to 16)
+    # Tensors that share this buffer's bytes without being planned themselves (LiteRT in-place).
+    aliases: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ArenaProblem:
+    """One arena to plan: the Problem, what each buffer is, and the runtime's own planner."""
+
+    name: str  # "head" (TFLM), "subgraph 0", "subgraph 0 persistent" (LiteRT)
+    problem: Problem
+    buffers: Mapping[int, PlannedBuffer]
+    steps: tuple[Step, ...]  # what runs at each step of this arena's timeline
+    runtime_planner: str  # registered planner that reproduces the runtime
+    # Planners that cannot honour this arena's constraints (e.g. a persistent arena is fixed).
+    notes: tuple[str, ...] = ()
+    # Runtime-specific knobs the runtime planner needs beyond the Problem (kept out of Problem).
+    runtime_options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+
+    def buffer_for_tensor(self, subgraph: int, tensor: int) -> PlannedBuffer | None:
+        """The buffer that holds a tensor (directly or as an alias), if it is in this arena."""
+        for planned in self.buffers.values():
+            if planned.subgraph != subgraph:
+                continue
+            if planned.tensor == tensor or tensor in planned.aliases:
+                return planned
+        return None

@@ -1,0 +1,8 @@
+"""The explicit list of built-in planners: importing this module registers each one.
+
+Adding a planner is a new file in this package, a `@register_planner` decorator and one line here.
+"""
+
+from arenalens.planning import naive  # noqa: F401
+
+__all__: list[str] = []

@@ -1,0 +1,137 @@
+"""The planner registry: name → pure function `Problem -> offsets`, every result checked.
+
+A planner is a function `(problem, **knobs) -> offsets` (a mapping buffer id → offset) or a
+`PlannerOutput` when it has more to say (a proven bound, optimality). Register one with
+
+    @register_planner("my_planner", description="...", source="paper / runtime file")
+    def my_planner(problem: Problem) -> dict[int, int]: ...
+
+and `run_planner("my_planner", problem)` times it, checks the result with `check_plan` and returns a
+frozen `Plan`. Nothing reaches a user without passing the checker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from arenalens.errors import PlanError, UsageError
+from arenalens.planning.check import check_plan
+from arenalens.planning.problem import Plan, Problem, arena_size
+
+
+@dataclass(frozen=True)
+class PlannerOutput:
+    """What a planner may return instead of bare offsets."""
+
+    offsets: Mapping[int, int]
+    proven_optimal: bool = False
+    bound: int | None = None
+    notes: tuple[str, ...] = ()
+    stats: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+
+PlannerFunction = Callable[..., Mapping[int, int] | PlannerOutput]
+
+
+@dataclass(frozen=True)
+class PlannerInfo:
+    """A registered planner: its function and what a user should know about it."""
+
+    name: str
+    function: PlannerFunction
+    description: str
+    source: str = ""
+    # Reproduces a real runtime's planner byte for byte (its result is what the device does).
+    replicates_runtime: str | None = None
+    # Part of the `best` portfolio: cheap enough to run on every model by default.
+    in_portfolio: bool = True
+
+
+PLANNERS: dict[str, PlannerInfo] = {}
+
+
+def register_planner(
+    name: str,
+    *,
+    description: str,
+    source: str = "",
+    replicates_runtime: str | None = None,
+    in_portfolio: bool = True,
+    replace: bool = False,
+) -> Callable[[PlannerFunction], PlannerFunction]:
+    """Decorator: add a planner function to PLANNERS under name (refuses duplicates)."""
+
+    def decorate(function: PlannerFunction) -> PlannerFunction:
+        if name in PLANNERS and not replace:
+            raise ValueError(f"a planner named '{name}' is already registered")
+        PLANNERS[name] = PlannerInfo(
+            name=name,
+            function=function,
+            description=description,
+            source=source,
+            replicates_runtime=replicates_runtime,
+            in_portfolio=in_portfolio,
+        )
+        return function
+
+    return decorate
+
+
+def planner_names() -> list[str]:
+    """Registered planner names, sorted."""
+    _load_builtin_planners()
+    return sorted(PLANNERS)
+
+
+def get_planner(name: str) -> PlannerInfo:
+    """Name → PlannerInfo, or UsageError listing the known names."""
+    _load_builtin_planners()
+    try:
+        return PLANNERS[name]
+    except KeyError:
+        known = ", ".join(sorted(PLANNERS))
+        raise UsageError(f"unknown planner '{name}' (known: {known})") from None
+
+
+def run_planner(name: str, problem: Problem, **knobs: Any) -> Plan:
+    """Run one registered planner on problem → a checked, timed Plan."""
+    info = get_planner(name)
+    started = time.perf_counter()
+    result = info.function(problem, **knobs)
+    seconds = time.perf_counter() - started
+    output = result if isinstance(result, PlannerOutput) else PlannerOutput(offsets=result)
+    offsets = MappingProxyType({int(k): int(v) for k, v in output.offsets.items()})
+    try:
+        check_plan(problem, offsets)
+    except PlanError as error:
+        raise PlanError(f"planner '{name}' produced an invalid plan: {error}") from error
+    size = arena_size(problem, offsets)
+    bound = output.bound
+    if bound is not None and bound > size:
+        raise PlanError(f"planner '{name}' claims a bound of {bound} above its own arena {size}")
+    return Plan(
+        planner=name,
+        offsets=offsets,
+        arena_size=size,
+        seconds=seconds,
+        proven_optimal=output.proven_optimal,
+        bound=bound,
+        notes=output.notes,
+        stats=MappingProxyType(dict(output.stats)),
+    )
+
+
+_BUILTINS_LOADED = False
+
+
+def _load_builtin_planners() -> None:
+    """Import the built-in planner modules once; each registers itself on import."""
+    global _BUILTINS_LOADED  # noqa: PLW0603 - one-time lazy import guard
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    from arenalens.planning import builtin  # noqa: F401, PLC0415 - registers the planners

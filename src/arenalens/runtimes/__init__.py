@@ -1,0 +1,85 @@
+"""Runtime rules: how TFLM and LiteRT turn a model into arena problems and the arena to declare.
+
+Each runtime module exposes a `RUNTIME: RuntimeRules` object. Only `runtimes/` imports the real
+interpreters, lazily, for `arenalens verify`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from types import MappingProxyType
+
+from arenalens.analysis.lifetimes import Timeline
+from arenalens.analysis.problem import ArenaProblem
+from arenalens.errors import UsageError
+from arenalens.ir import Model
+from arenalens.planning.problem import Plan
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """The memory a runtime needs for one plan: the number a user must declare, and its parts."""
+
+    required_bytes: int  # TFLM: minimal kTensorArenaSize; LiteRT: arenas + persistent arenas
+    parts: Mapping[str, int]  # e.g. {"head": ..., "tail": ...} or per-arena sizes
+    assumptions: tuple[str, ...] = ()
+    # Other build targets (e.g. 32-bit MCU) → required bytes there, with assumptions in notes.
+    variants: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyRow:
+    """One predicted-vs-real comparison (an arena size, a tensor's offset, ...)."""
+
+    label: str
+    predicted: int | None
+    real: int | None
+    agrees: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """Predicted vs real, as measured by running the real interpreter on the model file."""
+
+    runtime: str
+    rows: tuple[VerifyRow, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def agrees(self) -> bool:
+        """True when every compared number matches."""
+        return all(row.agrees for row in self.rows)
+
+
+@dataclass(frozen=True)
+class RuntimeRules:
+    """One runtime's planning rules, as functions of the model."""
+
+    name: str  # "tflm" | "litert"
+    title: str  # "TensorFlow Lite Micro"
+    timeline: Callable[[Model], Timeline]
+    # Model (+ options such as alignment) → the arenas this runtime plans, primary first.
+    arenas: Callable[..., tuple[ArenaProblem, ...]]
+    # Model + arenas + their plans → memory to declare.
+    budget: Callable[[Model, Sequence[ArenaProblem], Sequence[Plan]], MemoryBudget]
+    # (model path, Analysis) → predicted vs real, running the real interpreter (`runtime` extra).
+    verify: Callable[..., VerifyResult] | None = None
+    # Default offset alignment of this runtime's arenas (TFLM rounds sizes instead: 1).
+    default_alignment: int = 1
+
+
+RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
+    {"tflm": "arenalens.runtimes.tflm", "litert": "arenalens.runtimes.litert"}
+)
+
+
+def get_runtime(name: str) -> RuntimeRules:
+    """Runtime name → its rules; UsageError for unknown names."""
+    module_name = RUNTIME_MODULES.get(name)
+    if module_name is None:
+        raise UsageError(f"unknown runtime '{name}' (known: {', '.join(RUNTIME_MODULES)})")
+    rules: RuntimeRules = import_module(module_name).RUNTIME
+    return rules
