@@ -1,4 +1,4 @@
-"""arenalens: see where every byte of a TFLite / TFLite Micro tensor arena goes, and get bytes back."""
+"""arenalens: see where every byte of a TFLite / TFLite Micro tensor arena goes; get bytes back."""
 
 from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
 from arenalens.tflite.reader import load_model

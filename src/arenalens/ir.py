@@ -1,4 +1,4 @@
-"""The model IR: frozen Tensor / Operator / Subgraph / Model values, referring to each other by index.
+"""The model IR: frozen Tensor, Operator, Subgraph and Model values that refer to each other by id.
 
 Only `arenalens.tflite` builds these from FlatBuffers; everything else reads them. A tensor is
 identified by `(subgraph index, tensor index)`; an operator by `(subgraph index, operator index)`.
@@ -93,7 +93,7 @@ class Tensor:
     index: int
     name: str
     shape: tuple[int, ...]
-    shape_signature: tuple[int, ...] | None
+    shape_signature: tuple[int, ...]  # the shape when the file has no signature
     dtype: DType
     buffer: int
     has_data: bool  # the buffer holds bytes (in the FlatBuffer or at an external offset)
@@ -136,7 +136,7 @@ class Tensor:
     @property
     def has_dynamic_dims(self) -> bool:
         """True when `shape_signature` marks a dimension unknown until run time (-1)."""
-        return self.shape_signature is not None and any(d < 0 for d in self.shape_signature)
+        return any(d < 0 for d in self.shape_signature)
 
 
 # Roles of the subgraph indices that control-flow operators carry in their options.
@@ -217,7 +217,7 @@ class Subgraph:
 
 @dataclass(frozen=True, slots=True)
 class BufferRef:
-    """Where one FlatBuffer `Buffer`'s bytes live: inside the FlatBuffer or at an external offset."""
+    """Where one FlatBuffer `Buffer`'s bytes live: in the FlatBuffer or at an external offset."""
 
     index: int
     file_offset: int  # byte offset of the data in the file (0 when empty)
@@ -300,6 +300,7 @@ def check_model(model: Model, *, strict: bool = False) -> None:
     tensors that are constant, inputs, variables or written by an earlier operator (strict), and an
     offline plan with one offset per tensor. Sizes were bounded when the tensors were read.
     """
+
     def fail(problem: str) -> ModelError:
         return ModelError(model.source, problem)
 
@@ -317,7 +318,9 @@ def check_model(model: Model, *, strict: bool = False) -> None:
             )
 
 
-def _check_subgraph_indices(subgraph: Subgraph, subgraph_count: int, fail: Callable[[str], ModelError]) -> None:
+def _check_subgraph_indices(
+    subgraph: Subgraph, subgraph_count: int, fail: Callable[[str], ModelError]
+) -> None:
     count = len(subgraph.tensors)
     where = f"subgraph {subgraph.index}"
 
@@ -362,8 +365,10 @@ def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
                 stack[-1] = (node, position + 1)
                 child = callees[node][position]
                 if state[child] == 1:
-                    raise fail(f"control flow cycle: subgraph {node} calls subgraph {child}, "
-                               f"which is already running")
+                    raise fail(
+                        f"control flow cycle: subgraph {node} calls subgraph {child}, "
+                        f"which is already running"
+                    )
                 if state[child] == 0:
                     state[child] = 1
                     stack.append((child, 0))

@@ -65,9 +65,7 @@ def analyze(
     rules = get_runtime(runtime)
     timeline = rules.timeline(model)
     arenas = rules.arenas(model, alignment=alignment)
-    results = tuple(
-        _plan_arena(arena, planner, dict(planner_options or {})) for arena in arenas
-    )
+    results = tuple(_plan_arena(arena, planner, dict(planner_options or {})) for arena in arenas)
     budget = rules.budget(model, arenas, [r.plan for r in results])
     runtime_budget = rules.budget(model, arenas, [r.runtime_plan for r in results])
     return Analysis(

@@ -31,7 +31,7 @@ TFLM_CONTROL_FLOW_CODES = frozenset({118, 119, 129})  # IF, WHILE, CALL_ONCE
 
 @dataclass(frozen=True, slots=True)
 class TensorLifetime:
-    """One tensor's inclusive [first, last] steps; -1 = never written (first) / never read (last)."""
+    """One tensor's inclusive [first, last] steps; -1 = never written / never read."""
 
     subgraph: int
     tensor: int
@@ -42,7 +42,7 @@ class TensorLifetime:
 
 @dataclass(frozen=True, slots=True)
 class ScratchRequest:
-    """A kernel's request for scratch memory during one operator (TFLM RequestScratchBufferInArena)."""
+    """A kernel's scratch memory request for one operator (TFLM RequestScratchBufferInArena)."""
 
     subgraph: int
     operator: int
@@ -226,7 +226,9 @@ def litert_timeline(model: Model, *, inplace: bool = True) -> Timeline:
     steps: list[Step] = []
     for subgraph in model.subgraphs:
         lifetimes.update(litert_subgraph_lifetimes(subgraph, inplace=inplace))
-        steps.extend(Step(op.index, subgraph.index, op.index, op.opcode) for op in subgraph.operators)
+        steps.extend(
+            Step(op.index, subgraph.index, op.index, op.opcode) for op in subgraph.operators
+        )
     return Timeline("litert", MappingProxyType(lifetimes), (), tuple(steps))
 
 
@@ -328,8 +330,14 @@ def _litert_inplace_aliases(
             candidate = node.inputs[slot]
             if candidate < 0 or not flags & bit:
                 continue
-            if _input_can_be_shared(tensors[candidate], tensors[out], modifies,
-                                    full_counts.get(candidate, 0), inputs, outputs):
+            if _input_can_be_shared(
+                tensors[candidate],
+                target=tensors[out],
+                modifies=modifies,
+                full_count=full_counts.get(candidate, 0),
+                graph_inputs=inputs,
+                graph_outputs=outputs,
+            ):
                 chosen = candidate
                 break
         if chosen is None:
@@ -343,6 +351,7 @@ def _litert_inplace_aliases(
 
 def _input_can_be_shared(
     source: Tensor,
+    *,
     target: Tensor,
     modifies: bool,
     full_count: int,

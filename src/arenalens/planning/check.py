@@ -19,15 +19,18 @@ from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, arena_size
 
 
-def check_plan(problem: Problem, offsets: Mapping[int, int], declared_size: int | None = None) -> None:
+def check_plan(
+    problem: Problem, offsets: Mapping[int, int], declared_size: int | None = None
+) -> None:
     """Raise PlanError if offsets do not form a valid placement of problem."""
     _check_offsets(problem, offsets)
     _check_overlaps(problem, offsets)
     if declared_size is not None:
         needed = arena_size(problem, offsets)
         if declared_size != needed:
-            raise PlanError(f"plan declares an arena of {declared_size} bytes but its buffers "
-                            f"end at {needed}")
+            raise PlanError(
+                f"plan declares an arena of {declared_size} bytes but its buffers end at {needed}"
+            )
 
 
 def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
@@ -40,11 +43,15 @@ def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
             raise PlanError(f"buffer {buffer.id} has invalid offset {offset!r}")
         if buffer.fixed_offset is not None:
             if offset != buffer.fixed_offset:
-                raise PlanError(f"buffer {buffer.id} is fixed at offset {buffer.fixed_offset} "
-                                f"but the plan puts it at {offset}")
+                raise PlanError(
+                    f"buffer {buffer.id} is fixed at offset {buffer.fixed_offset} "
+                    f"but the plan puts it at {offset}"
+                )
         elif buffer.size and offset % problem.alignment:
-            raise PlanError(f"buffer {buffer.id} at offset {offset} breaks the "
-                            f"{problem.alignment}-byte alignment")
+            raise PlanError(
+                f"buffer {buffer.id} at offset {offset} breaks the "
+                f"{problem.alignment}-byte alignment"
+            )
 
 
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:

@@ -147,8 +147,10 @@ class _Parser:
     # -- model ------------------------------------------------------------------------
     def model(self) -> Model:
         root = FbModel.GetRootAs(self.data, 0)
-        buffers = tuple(self.buffer_ref(i, b) for i, b in enumerate(
-            self.items(root.BuffersLength, root.Buffers, "buffers")))
+        buffers = tuple(
+            self.buffer_ref(i, b)
+            for i, b in enumerate(self.items(root.BuffersLength, root.Buffers, "buffers"))
+        )
         codes = tuple(self.items(root.OperatorCodesLength, root.OperatorCodes, "operator codes"))
         opcode_rows = tuple(self.opcode(code) for code in codes)
         fb_subgraphs = tuple(self.items(root.SubgraphsLength, root.Subgraphs, "subgraphs"))
@@ -228,12 +230,14 @@ class _Parser:
         outputs = self.ints(fb.OutputsAsNumpy(), f"{what} outputs")
         input_set, output_set = set(inputs), set(outputs)
         tensors = tuple(
-            self.tensor(i, t, buffers, input_set, output_set, what)
+            self.tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=what)
             for i, t in enumerate(self.items(fb.TensorsLength, fb.Tensors, f"{what} tensors"))
         )
         operators = tuple(
             self.operator(i, op, opcodes, what)
-            for i, op in enumerate(self.items(fb.OperatorsLength, fb.Operators, f"{what} operators"))
+            for i, op in enumerate(
+                self.items(fb.OperatorsLength, fb.Operators, f"{what} operators")
+            )
         )
         return Subgraph(
             index=index,
@@ -247,6 +251,7 @@ class _Parser:
     def tensor(
         self,
         index: int,
+        *,
         fb: Any,
         buffers: tuple[BufferRef, ...],
         inputs: set[int],
@@ -255,13 +260,20 @@ class _Parser:
     ) -> Tensor:
         what = f"{where} tensor {index}"
         shape = self.ints(fb.ShapeAsNumpy(), f"{what} shape")
-        signature = None if fb.ShapeSignatureIsNone() else self.ints(
-            fb.ShapeSignatureAsNumpy(), f"{what} shape_signature")
+        # Without a shape_signature the shape is fully known: report it as the signature, as the
+        # TFLite interpreter's tensor details do.
+        signature = (
+            shape
+            if fb.ShapeSignatureIsNone()
+            else self.ints(fb.ShapeSignatureAsNumpy(), f"{what} shape_signature")
+        )
         dtype = dtype_for_code(fb.Type())
         buffer_index = fb.Buffer()
         if not 0 <= buffer_index < max(len(buffers), 1):
-            raise self.fail(f"{what}: buffer index {buffer_index} out of range "
-                            f"(model has {len(buffers)} buffers)")
+            raise self.fail(
+                f"{what}: buffer index {buffer_index} out of range "
+                f"(model has {len(buffers)} buffers)"
+            )
         has_data = bool(buffers) and buffers[buffer_index].nbytes > 0
         is_variable = bool(fb.IsVariable())
         _check_shape_size(self.label, what, shape, dtype.element_bytes or 1)
@@ -364,13 +376,18 @@ def decode_offline_plan(raw: bytes, label: str) -> OfflinePlan:
     """`OfflineMemoryAllocation` bytes → OfflinePlan (little-endian int32 words)."""
     header_bytes = 4 * _METADATA_OFFLINE_HEADER_WORDS
     if len(raw) < header_bytes:
-        raise ModelError(label, f"'{OFFLINE_PLAN_METADATA}' metadata is {len(raw)} bytes, "
-                                f"shorter than its 12-byte header")
+        raise ModelError(
+            label,
+            f"'{OFFLINE_PLAN_METADATA}' metadata is {len(raw)} bytes, "
+            f"shorter than its 12-byte header",
+        )
     version, subgraph_count, count = struct.unpack_from("<iii", raw, 0)
     available = (len(raw) - header_bytes) // 4
     if count < 0 or count > available:
-        raise ModelError(label, f"'{OFFLINE_PLAN_METADATA}' metadata claims {count} offsets "
-                                f"but holds {available}")
+        raise ModelError(
+            label,
+            f"'{OFFLINE_PLAN_METADATA}' metadata claims {count} offsets but holds {available}",
+        )
     offsets = struct.unpack_from(f"<{count}i", raw, header_bytes)
     return OfflinePlan(version, subgraph_count, tuple(offsets))
 
@@ -400,8 +417,11 @@ def _check_shape_size(label: str, what: str, shape: tuple[int, ...], element_byt
             return
         total *= dim
         if total > MAX_TENSOR_BYTES:
-            raise ModelError(label, f"{what}: shape {list(shape)} is too large "
-                                    f"(more than 2^62 bytes; the size would overflow)")
+            raise ModelError(
+                label,
+                f"{what}: shape {list(shape)} is too large "
+                f"(more than 2^62 bytes; the size would overflow)",
+            )
 
 
 def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:

@@ -1,0 +1,85 @@
+"""Command line: argument parsing → pipeline → renderers. The only package that prints or exits.
+
+Each command is a module here with `register(subparsers)` (adds its parser and sets `handler`) and a
+handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from importlib import import_module
+
+from arenalens import __version__
+from arenalens.errors import ArenalensError
+
+# Command modules, in the order `arenalens --help` lists them.
+COMMANDS = ("inspect",)
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # verify mismatch, check over budget, diagnose errors
+EXIT_ERROR = 2  # bad input or usage
+EXIT_INTERNAL = 3  # a bug in arenalens
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line and exit code 2 (argparse's own convention)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `arenalens` parser with every command registered."""
+    parser = _Parser(
+        prog="arenalens",
+        description="See where every byte of a TFLite / TFLite Micro tensor arena goes, "
+        "and get bytes back.",
+        epilog="Run 'arenalens COMMAND --help' for a command's options. "
+        "Exit codes: 0 ok, 1 findings (mismatch, over budget), 2 bad input or usage.",
+    )
+    parser.add_argument("--version", action="version", version=f"arenalens {__version__}")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        import_module(f"arenalens.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: parse, run one command, print its text; return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        code: int = handler(args)
+    except ArenalensError as error:
+        print(f"arenalens: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("arenalens: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `arenalens ... | head`: the reader went away; that is not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as error:
+        if os.environ.get("ARENALENS_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"arenalens: internal error: {type(error).__name__}: {error} "
+            "(set ARENALENS_DEBUG=1 for a traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    return code
+
+
+def console_main() -> None:
+    """Console-script wrapper: exit with main()'s code."""
+    sys.exit(main())

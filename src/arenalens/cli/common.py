@@ -1,0 +1,88 @@
+"""Options and output helpers shared by the commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from arenalens.errors import UsageError
+
+
+def add_model_argument(parser: argparse.ArgumentParser) -> None:
+    """MODEL: a .tflite file."""
+    parser.add_argument("model", metavar="MODEL", help="a .tflite model file")
+
+
+def add_runtime_option(parser: argparse.ArgumentParser, default: str = "tflm") -> None:
+    """--runtime tflm|litert."""
+    parser.add_argument(
+        "--runtime",
+        choices=("tflm", "litert"),
+        default=default,
+        help=f"whose memory rules to apply: TFLite Micro or LiteRT (default: {default})",
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """--json and --no-color."""
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument(
+        "--no-color", action="store_true", help="plain text (also when not a terminal or NO_COLOR)"
+    )
+
+
+def use_color(args: argparse.Namespace) -> bool:
+    """Colour only on a terminal, unless --no-color or NO_COLOR is set."""
+    if getattr(args, "no_color", False) or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def terminal_width() -> int:
+    """Width to render for: the terminal's, or 120 when piped."""
+    if sys.stdout.isatty():
+        return max(80, os.get_terminal_size().columns)
+    return 120
+
+
+def print_json(document: Any) -> None:
+    """Print a JSON document (stable key order, as built)."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def print_text(text: str) -> None:
+    """Print renderer output as is."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes | str, *, protect: tuple[str, ...] = ()
+) -> Path:
+    """Write data to path via a temp file + rename, never over a protected (input) file."""
+    target = Path(path)
+    for protected in protect:
+        try:
+            if target.exists() and target.resolve() == Path(protected).resolve():
+                raise UsageError(f"{target}: refusing to overwrite the input file")
+        except OSError:
+            continue
+    if target.is_dir():
+        raise UsageError(f"{target}: is a directory")
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"{target}: directory {directory} does not exist")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
