@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from types import MappingProxyType
 from typing import Any
 
 from tflite.BuiltinOperator import BuiltinOperator
@@ -78,23 +78,55 @@ _OPTIONS_KEY = tuple(sorted(_OPTIONS_NAMES.items()))
 _OPTIONS2_KEY = tuple(sorted(_OPTIONS2_NAMES.items()))
 
 
-def decode_options(operator: Any) -> MappingProxyType[str, Any]:
-    """A tflite.Operator → its builtin options (both unions) as a read-only snake_case dict."""
+def decode_options(
+    data: Any, options: tuple[int, int], options2: tuple[int, int]
+) -> dict[str, Any]:
+    """(union type, table position) of both option unions → their fields as a snake_case dict."""
     decoded: dict[str, Any] = {}
-    for type_getter, table_getter, key in (
-        (operator.BuiltinOptionsType, operator.BuiltinOptions, _OPTIONS_KEY),
-        (operator.BuiltinOptions2Type, operator.BuiltinOptions2, _OPTIONS2_KEY),
-    ):
-        options_class = _options_class(key, type_getter())
-        if options_class is None:
-            continue
-        table = table_getter()
-        if table is None:
+    for (type_code, position), key in ((options, _OPTIONS_KEY), (options2, _OPTIONS2_KEY)):
+        options_class = _options_class(key, type_code)
+        if options_class is None or not position:
             continue
         instance = options_class()
-        instance.Init(table.Bytes, table.Pos)
+        instance.Init(data, position)
         decoded.update(_read_fields(instance, options_class))
-    return MappingProxyType(decoded)
+    return decoded
+
+
+class LazyOptions(Mapping[str, Any]):
+    """An operator's builtin options, decoded on first use (most are never read).
+
+    Decoding through the generated option classes costs tens of microseconds per operator, and
+    only control flow, scratch and temporary rules read options, so the reader defers it.
+    """
+
+    __slots__ = ("_data", "_decoded", "_options", "_options2")
+
+    def __init__(self, data: Any, options: tuple[int, int], options2: tuple[int, int]) -> None:
+        self._data = data
+        self._options = options
+        self._options2 = options2
+        self._decoded: dict[str, Any] | None = None
+
+    def _fields(self) -> dict[str, Any]:
+        if self._decoded is None:
+            try:
+                self._decoded = decode_options(self._data, self._options, self._options2)
+            except (struct.error, IndexError, TypeError, ValueError, OverflowError) as error:
+                raise ValueError(f"malformed operator options ({error})") from None
+        return self._decoded
+
+    def __getitem__(self, key: str) -> Any:
+        return self._fields()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields())
+
+    def __len__(self) -> int:
+        return len(self._fields())
+
+    def __repr__(self) -> str:
+        return f"LazyOptions({self._fields()!r})"
 
 
 def _read_fields(instance: Any, options_class: type) -> dict[str, Any]:

@@ -10,14 +10,10 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from tflite.Buffer import Buffer as FbBuffer
-from tflite.Model import Model as FbModel
 
 from arenalens.errors import ModelError
 from arenalens.ir import (
@@ -36,15 +32,17 @@ from arenalens.ir import (
     check_model,
     dtype_for_code,
 )
-from arenalens.tflite.opcodes import builtin_name, decode_options
+from arenalens.tflite.opcodes import LazyOptions, builtin_name
+from arenalens.tflite.tables import MalformedTableError, TableView
+
+_U32 = struct.Struct("<I")
 
 FILE_IDENTIFIER = b"TFL3"
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
-# Field slots (vtable offsets) used where the generated accessors would copy data.
-_BUFFER_DATA_SLOT = 4
 _METADATA_OFFLINE_HEADER_WORDS = 3
 # Exceptions the FlatBuffers runtime raises when offsets point outside the file or types are off.
 _MALFORMED = (
+    MalformedTableError,
     struct.error,
     IndexError,
     TypeError,
@@ -112,6 +110,50 @@ def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
     return model
 
 
+# Field slots (vtable offsets) of the schema tables the reader walks (schema.fbs field order).
+class _ModelSlots:
+    VERSION, OPERATOR_CODES, SUBGRAPHS, DESCRIPTION, BUFFERS = 4, 6, 8, 10, 12
+    METADATA, SIGNATURE_DEFS = 16, 18
+
+
+class _SubgraphSlots:
+    TENSORS, INPUTS, OUTPUTS, OPERATORS, NAME = 4, 6, 8, 10, 12
+
+
+class _TensorSlots:
+    SHAPE, TYPE, BUFFER, NAME, QUANTIZATION, IS_VARIABLE, SPARSITY, SHAPE_SIGNATURE = (
+        4,
+        6,
+        8,
+        10,
+        12,
+        14,
+        16,
+        18,
+    )
+
+
+class _QuantizationSlots:
+    SCALE, ZERO_POINT, QUANTIZED_DIMENSION = 8, 10, 16
+
+
+class _OperatorSlots:
+    OPCODE_INDEX, INPUTS, OUTPUTS, OPTIONS_TYPE, OPTIONS, INTERMEDIATES = 4, 6, 8, 10, 12, 20
+    OPTIONS2_TYPE, OPTIONS2 = 26, 28
+
+
+class _OperatorCodeSlots:
+    DEPRECATED_BUILTIN_CODE, CUSTOM_CODE, VERSION, BUILTIN_CODE = 4, 6, 8, 10
+
+
+class _BufferSlots:
+    DATA, OFFSET, SIZE = 4, 6, 8
+
+
+class _SignatureSlots:
+    INPUTS, OUTPUTS, KEY, SUBGRAPH_INDEX = 4, 6, 8, 12
+
+
 @dataclass
 class _Parser:
     data: Any
@@ -123,54 +165,30 @@ class _Parser:
     def fail(self, problem: str) -> ModelError:
         return ModelError(self.label, problem)
 
-    # -- bounded vectors --------------------------------------------------------------
-    def count(self, length: int, element_bytes: int, what: str) -> int:
-        """Reject vector lengths that could not fit in the file (hostile counts)."""
-        if length < 0 or length * element_bytes > self.size:
-            raise self.fail(
-                f"{what}: vector claims {length:,} entries but the file has only "
-                f"{self.size:,} bytes"
-            )
-        return length
-
-    def ints(self, array: Any, what: str) -> tuple[int, ...]:
-        """A numpy vector (or the 0 the accessors return when absent) → tuple of ints."""
-        if isinstance(array, int):
-            return ()
-        self.count(len(array), array.itemsize, what)
-        return tuple(array.tolist())
-
-    def items(self, length_getter: Any, item_getter: Any, what: str) -> Iterator[Any]:
-        for position in range(self.count(length_getter(), 4, what)):
-            yield item_getter(position)
+    def root(self) -> TableView:
+        return TableView(self.data, _U32.unpack_from(self.data, 0)[0], self.size)
 
     # -- model ------------------------------------------------------------------------
     def model(self) -> Model:
-        root = FbModel.GetRootAs(self.data, 0)
+        root = self.root()
         buffers = tuple(
-            self.buffer_ref(i, b)
-            for i, b in enumerate(self.items(root.BuffersLength, root.Buffers, "buffers"))
+            self.buffer_ref(i, b) for i, b in enumerate(root.tables(_ModelSlots.BUFFERS))
         )
-        codes = tuple(self.items(root.OperatorCodesLength, root.OperatorCodes, "operator codes"))
-        opcode_rows = tuple(self.opcode(code) for code in codes)
-        fb_subgraphs = tuple(self.items(root.SubgraphsLength, root.Subgraphs, "subgraphs"))
+        opcode_rows = tuple(self.opcode(code) for code in root.tables(_ModelSlots.OPERATOR_CODES))
+        fb_subgraphs = root.tables(_ModelSlots.SUBGRAPHS)
         if not fb_subgraphs:
             raise self.fail("model has no subgraphs")
         subgraphs = tuple(
             self.subgraph(index, fb, buffers, opcode_rows) for index, fb in enumerate(fb_subgraphs)
         )
         metadata = tuple(
-            Metadata(self.text(entry.Name()), entry.Buffer())
-            for entry in self.items(root.MetadataLength, root.Metadata, "metadata")
+            Metadata(entry.string(4), entry.u32(6)) for entry in root.tables(_ModelSlots.METADATA)
         )
-        signatures = tuple(
-            self.signature(sig)
-            for sig in self.items(root.SignatureDefsLength, root.SignatureDefs, "signature defs")
-        )
+        signatures = tuple(self.signature(sig) for sig in root.tables(_ModelSlots.SIGNATURE_DEFS))
         model = Model(
             source=self.label,
-            version=root.Version(),
-            description=self.text(root.Description()),
+            version=root.u32(_ModelSlots.VERSION),
+            description=root.string(_ModelSlots.DESCRIPTION),
             subgraphs=subgraphs,
             buffers=buffers,
             metadata=metadata,
@@ -184,13 +202,11 @@ class _Parser:
             return model
         return replace(model, offline_plan=offline)
 
-    def text(self, raw: bytes | None) -> str:
-        return raw.decode("utf-8", errors="replace") if raw else ""
-
-    def buffer_ref(self, index: int, fb: FbBuffer) -> BufferRef:
-        external_offset = fb.Offset()
+    def buffer_ref(self, index: int, fb: TableView) -> BufferRef:
+        external_offset = fb.u64(_BufferSlots.OFFSET)
+        # Offset 1 is the converter's placeholder for "not written yet": no data.
         if external_offset > 1:
-            external_size = fb.Size()
+            external_size = fb.u64(_BufferSlots.SIZE)
             if external_offset + external_size > self.size:
                 raise self.fail(
                     f"buffer {index}: external data [{external_offset}, "
@@ -198,50 +214,41 @@ class _Parser:
                     f"({self.size} bytes)"
                 )
             return BufferRef(index, external_offset, external_size, external=True)
-        slot = fb._tab.Offset(_BUFFER_DATA_SLOT)
-        if slot == 0:
-            return BufferRef(index, 0, 0, external=False)
-        start = fb._tab.Vector(slot)
-        length = fb._tab.VectorLen(slot)
-        if start + length > self.size:
-            raise self.fail(f"buffer {index}: data runs past the end of the file")
+        start, length = fb.vector(_BufferSlots.DATA, 1)
         return BufferRef(index, start, length, external=False)
 
-    def opcode(self, code: Any) -> tuple[str, int, int, str | None, int]:
-        raw = code.BuiltinCode()
-        builtin = max(raw, code.DeprecatedBuiltinCode())
-        custom = code.CustomCode()
-        custom_name = self.text(custom) if custom is not None else None
+    def opcode(self, code: TableView) -> tuple[str, int, int, str | None, int]:
+        raw = code.i32(_OperatorCodeSlots.BUILTIN_CODE)
+        builtin = max(raw, code.i8(_OperatorCodeSlots.DEPRECATED_BUILTIN_CODE))
+        custom_name = code.string(_OperatorCodeSlots.CUSTOM_CODE) or None
         if builtin_name(builtin) == "CUSTOM" or custom_name:
             name = f"CUSTOM:{custom_name or ''}"
         else:
             name = builtin_name(builtin)
-        return name, builtin, raw, custom_name, code.Version()
+        return name, builtin, raw, custom_name, code.i32(_OperatorCodeSlots.VERSION, 1)
 
     def subgraph(
         self,
         index: int,
-        fb: Any,
+        fb: TableView,
         buffers: tuple[BufferRef, ...],
         opcodes: tuple[tuple[str, int, int, str | None, int], ...],
     ) -> Subgraph:
-        what = f"subgraph {index}"
-        inputs = self.ints(fb.InputsAsNumpy(), f"{what} inputs")
-        outputs = self.ints(fb.OutputsAsNumpy(), f"{what} outputs")
+        inputs = fb.int32_vector(_SubgraphSlots.INPUTS) or ()
+        outputs = fb.int32_vector(_SubgraphSlots.OUTPUTS) or ()
         input_set, output_set = set(inputs), set(outputs)
+        where = f"subgraph {index}"
         tensors = tuple(
-            self.tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=what)
-            for i, t in enumerate(self.items(fb.TensorsLength, fb.Tensors, f"{what} tensors"))
+            self.tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=where)
+            for i, t in enumerate(fb.tables(_SubgraphSlots.TENSORS))
         )
         operators = tuple(
-            self.operator(i, op, opcodes, what)
-            for i, op in enumerate(
-                self.items(fb.OperatorsLength, fb.Operators, f"{what} operators")
-            )
+            self.operator(i, op, opcodes, where)
+            for i, op in enumerate(fb.tables(_SubgraphSlots.OPERATORS))
         )
         return Subgraph(
             index=index,
-            name=self.text(fb.Name()),
+            name=fb.string(_SubgraphSlots.NAME),
             tensors=tensors,
             operators=operators,
             inputs=inputs,
@@ -252,37 +259,33 @@ class _Parser:
         self,
         index: int,
         *,
-        fb: Any,
+        fb: TableView,
         buffers: tuple[BufferRef, ...],
         inputs: set[int],
         outputs: set[int],
         where: str,
     ) -> Tensor:
         what = f"{where} tensor {index}"
-        shape = self.ints(fb.ShapeAsNumpy(), f"{what} shape")
+        shape = fb.int32_vector(_TensorSlots.SHAPE) or ()
         # Without a shape_signature the shape is fully known: report it as the signature, as the
         # TFLite interpreter's tensor details do.
-        signature = (
-            shape
-            if fb.ShapeSignatureIsNone()
-            else self.ints(fb.ShapeSignatureAsNumpy(), f"{what} shape_signature")
-        )
-        dtype = dtype_for_code(fb.Type())
-        buffer_index = fb.Buffer()
-        if not 0 <= buffer_index < max(len(buffers), 1):
+        signature = fb.int32_vector(_TensorSlots.SHAPE_SIGNATURE)
+        dtype = dtype_for_code(fb.i8(_TensorSlots.TYPE))
+        buffer_index = fb.u32(_TensorSlots.BUFFER)
+        if buffers and buffer_index >= len(buffers):
             raise self.fail(
                 f"{what}: buffer index {buffer_index} out of range "
                 f"(model has {len(buffers)} buffers)"
             )
         has_data = bool(buffers) and buffers[buffer_index].nbytes > 0
-        is_variable = bool(fb.IsVariable())
+        is_variable = bool(fb.u8(_TensorSlots.IS_VARIABLE))
         _check_shape_size(self.label, what, shape, dtype.element_bytes or 1)
         is_input, is_output = index in inputs, index in outputs
         return Tensor(
             index=index,
-            name=self.text(fb.Name()),
+            name=fb.string(_TensorSlots.NAME),
             shape=shape,
-            shape_signature=signature,
+            shape_signature=shape if signature is None else signature,
             dtype=dtype,
             buffer=buffer_index,
             has_data=has_data,
@@ -290,45 +293,46 @@ class _Parser:
             kind=_kind(has_data, is_variable, is_input, is_output),
             is_input=is_input,
             is_output=is_output,
-            quantization=self.quantization(fb.Quantization(), what),
-            has_sparsity=fb.Sparsity() is not None,
+            quantization=self.quantization(fb.table(_TensorSlots.QUANTIZATION)),
+            has_sparsity=bool(fb.field(_TensorSlots.SPARSITY)),
         )
 
-    def quantization(self, fb: Any, what: str) -> Quantization | None:
+    def quantization(self, fb: TableView | None) -> Quantization | None:
         if fb is None:
             return None
-        scales = fb.ScaleAsNumpy()
-        zero_points = fb.ZeroPointAsNumpy()
-        scale_count = 0 if isinstance(scales, int) else len(scales)
-        if scale_count == 0:
+        scale, scale_count = fb.first_float(_QuantizationSlots.SCALE)
+        if not scale_count:
             return None
-        self.count(scale_count, 4, f"{what} quantization scales")
-        zero_point = None
-        if not isinstance(zero_points, int) and len(zero_points):
-            zero_point = int(zero_points[0])
+        zero_point, _ = fb.first_int64(_QuantizationSlots.ZERO_POINT)
         return Quantization(
-            scale=float(np.float32(scales[0])),
+            scale=scale,
             zero_point=zero_point,
             channel_count=scale_count,
-            axis=fb.QuantizedDimension(),
+            axis=fb.i32(_QuantizationSlots.QUANTIZED_DIMENSION),
         )
 
     def operator(
         self,
         index: int,
-        fb: Any,
+        fb: TableView,
         opcodes: tuple[tuple[str, int, int, str | None, int], ...],
         where: str,
     ) -> Operator:
-        what = f"{where} operator {index}"
-        opcode_index = fb.OpcodeIndex()
-        if not 0 <= opcode_index < len(opcodes):
+        opcode_index = fb.u32(_OperatorSlots.OPCODE_INDEX)
+        if opcode_index >= len(opcodes):
             raise self.fail(
-                f"{what}: opcode index {opcode_index} out of range "
+                f"{where} operator {index}: opcode index {opcode_index} out of range "
                 f"(model has {len(opcodes)} operator codes)"
             )
         name, builtin, raw, custom, version = opcodes[opcode_index]
-        options = decode_options(fb)
+        options = LazyOptions(
+            self.data,
+            (fb.u8(_OperatorSlots.OPTIONS_TYPE), fb.target(_OperatorSlots.OPTIONS)),
+            (fb.u8(_OperatorSlots.OPTIONS2_TYPE), fb.target(_OperatorSlots.OPTIONS2)),
+        )
+        called: tuple[int, ...] = ()
+        if name in CONTROL_FLOW_OPTION_FIELDS:
+            called = _called_subgraphs(name, options)
         return Operator(
             index=index,
             opcode=name,
@@ -336,25 +340,22 @@ class _Parser:
             raw_builtin_code=raw,
             custom_code=custom,
             version=version,
-            inputs=self.ints(fb.InputsAsNumpy(), f"{what} inputs"),
-            outputs=self.ints(fb.OutputsAsNumpy(), f"{what} outputs"),
-            intermediates=self.ints(fb.IntermediatesAsNumpy(), f"{what} intermediates"),
+            inputs=fb.int32_vector(_OperatorSlots.INPUTS) or (),
+            outputs=fb.int32_vector(_OperatorSlots.OUTPUTS) or (),
+            intermediates=fb.int32_vector(_OperatorSlots.INTERMEDIATES) or (),
             options=options,
-            called_subgraphs=_called_subgraphs(name, options),
+            called_subgraphs=called,
         )
 
-    def signature(self, fb: Any) -> SignatureDef:
-        def tensor_map(length: Any, getter: Any, what: str) -> tuple[tuple[str, int], ...]:
-            return tuple(
-                (self.text(entry.Name()), entry.TensorIndex())
-                for entry in self.items(length, getter, what)
-            )
+    def signature(self, fb: TableView) -> SignatureDef:
+        def tensor_map(slot: int) -> tuple[tuple[str, int], ...]:
+            return tuple((entry.string(4), entry.u32(6)) for entry in fb.tables(slot))
 
         return SignatureDef(
-            key=self.text(fb.SignatureKey()),
-            subgraph=fb.SubgraphIndex(),
-            inputs=tensor_map(fb.InputsLength, fb.Inputs, "signature inputs"),
-            outputs=tensor_map(fb.OutputsLength, fb.Outputs, "signature outputs"),
+            key=fb.string(_SignatureSlots.KEY),
+            subgraph=fb.u32(_SignatureSlots.SUBGRAPH_INDEX),
+            inputs=tensor_map(_SignatureSlots.INPUTS),
+            outputs=tensor_map(_SignatureSlots.OUTPUTS),
         )
 
     def offline_plan(self, model: Model) -> OfflinePlan | None:
