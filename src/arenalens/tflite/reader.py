@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-
 from arenalens.errors import ModelError
 from arenalens.ir import (
     CONTROL_FLOW_OPTION_FIELDS,

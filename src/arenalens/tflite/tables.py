@@ -31,7 +31,7 @@ class MalformedTableError(ValueError):
 class TableView:
     """One table: `pos` is its start; field(slot) → absolute position of the field or 0."""
 
-    __slots__ = ("buf", "size", "pos", "vtable", "vtable_bytes")
+    __slots__ = ("buf", "pos", "size", "vtable", "vtable_bytes")
 
     def __init__(self, buf: Any, pos: int, size: int) -> None:
         if not 0 <= pos <= size - 4:
