@@ -140,7 +140,7 @@ def test_small_file_claiming_millions_of_tensors(
         path = tmp_path / "hostile.tflite"
         path.write_bytes(hostile)
         started = time.perf_counter()
-        code, out, err = run_cli(path, capsys)
+        code, _, err = run_cli(path, capsys)
         assert time.perf_counter() - started < 5
         if code == 2 and "5,000,000 entries" in err:
             complaints += 1
