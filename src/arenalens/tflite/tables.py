@@ -11,6 +11,7 @@ other table is still read through the `tflite` package.
 from __future__ import annotations
 
 import struct
+from functools import cache
 from typing import Any
 
 _U8 = struct.Struct("<B")
@@ -24,6 +25,12 @@ _I64 = struct.Struct("<q")
 _VTABLE_HEADER_BYTES = 4
 
 
+@cache
+def _field_struct(vtable_bytes: int) -> struct.Struct:
+    """vtable size in bytes → the Struct that unpacks its field offsets."""
+    return struct.Struct(f"<{max(vtable_bytes - 4, 0) // 2}H")
+
+
 class MalformedTableError(ValueError):
     """A table, vtable or vector lies outside the file."""
 
@@ -31,7 +38,7 @@ class MalformedTableError(ValueError):
 class TableView:
     """One table: `pos` is its start; field(slot) → absolute position of the field or 0."""
 
-    __slots__ = ("buf", "pos", "size", "vtable", "vtable_bytes")
+    __slots__ = ("buf", "fields", "pos", "size")
 
     def __init__(self, buf: Any, pos: int, size: int) -> None:
         if not 0 <= pos <= size - 4:
@@ -39,17 +46,21 @@ class TableView:
         vtable = pos - _I32.unpack_from(buf, pos)[0]
         if not 0 <= vtable <= size - _VTABLE_HEADER_BYTES:
             raise MalformedTableError(f"vtable of table {pos} at {vtable} outside the file")
+        vtable_bytes = _U16.unpack_from(buf, vtable)[0]
+        if vtable + vtable_bytes > size:
+            raise MalformedTableError(f"vtable of table {pos} runs past the end of the file")
         self.buf = buf
         self.size = size
         self.pos = pos
-        self.vtable = vtable
-        self.vtable_bytes = _U16.unpack_from(buf, vtable)[0]
+        # All field offsets at once: one unpack per table instead of one per field read.
+        self.fields: tuple[int, ...] = _field_struct(vtable_bytes).unpack_from(buf, vtable + 4)
 
     def field(self, slot: int) -> int:
         """Absolute position of a field, or 0 when absent (default value)."""
-        if slot >= self.vtable_bytes:
+        index = (slot - 4) >> 1
+        if index >= len(self.fields):
             return 0
-        relative: int = _U16.unpack_from(self.buf, self.vtable + slot)[0]
+        relative = self.fields[index]
         return self.pos + relative if relative else 0
 
     def i32(self, slot: int, default: int = 0) -> int:
