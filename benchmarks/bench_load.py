@@ -78,7 +78,7 @@ def main() -> int:
     cases.append(
         (f"synthetic chain, {args.operators:,} ops", synthetic_model("chain", args.operators))
     )
-    table = Table(title="load + lifetimes (best of %d runs, one core)" % args.repeat)
+    table = Table(title=f"load + lifetimes (best of {args.repeat} runs, one core)")
     for column in (
         "model",
         "ops",
