@@ -216,7 +216,6 @@ def test_custom_operator_and_large_builtin_code() -> None:
     assert bytes(raw_custom.CustomOptionsAsNumpy()) == b"\x01\x02"
 
 
-
 def test_intermediates() -> None:
     builder = ModelBuilder()
     main = builder.add_subgraph()
@@ -225,6 +224,7 @@ def test_intermediates() -> None:
     (operator,) = load_model(builder.build()).subgraphs[0].operators
     assert operator.intermediates == (gate,)
     assert operator.inputs == (x, -1)
+
 
 # -- options --------------------------------------------------------------------------------
 
