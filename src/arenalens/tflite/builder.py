@@ -513,7 +513,7 @@ class _Writer:
         builder.StartVector(4, len(offsets), 4)
         for offset in reversed(offsets):
             builder.PrependUOffsetTRelative(offset)
-        return int(builder.EndVector(len(offsets)))
+        return int(builder.EndVector())
 
     def number_vector(self, values: Sequence[Any], numpy_dtype: str) -> int:
         key = (numpy_dtype, tuple(values))
@@ -528,7 +528,7 @@ class _Writer:
         builder.StartVector(1, len(data), BUFFER_ALIGNMENT)
         builder.head = builder.head - len(data)
         builder.Bytes[builder.head : builder.head + len(data)] = data
-        return int(builder.EndVector(len(data)))
+        return int(builder.EndVector())
 
     # -- tables ----------------------------------------------------------------------------
     def buffer(self, data: bytes) -> int:
