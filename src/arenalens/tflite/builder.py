@@ -46,7 +46,7 @@ from tflite.TensorType import TensorType
 
 from arenalens.errors import UsageError
 from arenalens.ir import DTYPES_BY_NAME
-from arenalens.tflite.opcodes import BUILTIN_CODES, _snake_case
+from arenalens.tflite.opcodes import BUILTIN_CODES, snake_case
 from arenalens.tflite.reader import FILE_IDENTIFIER
 
 # Where constant data starts, in bytes: the converter's alignment, and what TFLM's kernels assume.
@@ -760,7 +760,7 @@ def _option_fields(table: str) -> Mapping[str, _OptionField]:
             numpy_dtype = _NUMPY_FOR_FLAGS[flags[0]]
         elif "Indirect" in names:
             continue  # a nested table: not supported as an option value
-        fields[_snake_case(camel)] = _OptionField(function, kind, numpy_dtype)
+        fields[snake_case(camel)] = _OptionField(function, kind, numpy_dtype)
     return MappingProxyType(fields)
 
 

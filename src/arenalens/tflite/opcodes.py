@@ -33,7 +33,8 @@ def builtin_name(code: int) -> str:
     return BUILTIN_NAMES.get(code, f"BUILTIN_{code}")
 
 
-def _snake_case(camel: str) -> str:
+def snake_case(camel: str) -> str:
+    """CamelCase schema accessor name → snake_case option key (StrideW → stride_w)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
 
 
@@ -57,7 +58,7 @@ def _accessors(options_class: type) -> tuple[tuple[str, str, bool], ...]:
             continue
         is_vector = code.co_argcount == 2 and hasattr(options_class, method_name + "AsNumpy")
         if code.co_argcount == 1 or is_vector:
-            found.append((method_name, _snake_case(method_name), is_vector))
+            found.append((method_name, snake_case(method_name), is_vector))
     return tuple(found)
 
 
