@@ -11,11 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from arenalens.errors import UsageError
+from arenalens.ir import Model
+from arenalens.tflite.reader import load_model, parse_model
+
+
+EXAMPLE_PREFIX = "example:"
 
 
 def add_model_argument(parser: argparse.ArgumentParser) -> None:
-    """MODEL: a .tflite file."""
-    parser.add_argument("model", metavar="MODEL", help="a .tflite model file")
+    """MODEL: a .tflite file, or example:NAME for a built-in example model."""
+    parser.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a .tflite model file, or example:NAME for a built-in example "
+        "(example:vww_mobilenet_v1, example:kws_ds_cnn, example:resnet8_cifar, "
+        "example:fc_autoencoder, example:branchy_inception)",
+    )
+
+
+def load_model_argument(text: str) -> Model:
+    """A MODEL argument (path or example:NAME) → checked Model."""
+    if text.startswith(EXAMPLE_PREFIX):
+        from arenalens.examples import example_bytes  # noqa: PLC0415 - builds on demand
+
+        return parse_model(example_bytes(text[len(EXAMPLE_PREFIX) :]), text)
+    return load_model(text)
 
 
 def add_runtime_option(parser: argparse.ArgumentParser, default: str = "tflm") -> None:

@@ -9,13 +9,13 @@ from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
 from arenalens.cli.common import (
     add_model_argument,
     add_output_options,
+    load_model_argument,
     print_json,
     print_text,
     terminal_width,
     use_color,
 )
 from arenalens.report.inspect import inspect_document, render_inspect
-from arenalens.tflite.reader import load_model
 
 
 def register(subparsers: Any) -> None:
@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, summarize, print."""
-    model = load_model(args.model)
+    model = load_model_argument(args.model)
     timeline = None
     if args.lifetimes:
         timeline = tflm_timeline(model) if args.runtime == "tflm" else litert_timeline(model)
