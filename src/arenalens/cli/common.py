@@ -14,7 +14,6 @@ from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.tflite.reader import load_model, parse_model
 
-
 EXAMPLE_PREFIX = "example:"
 
 
