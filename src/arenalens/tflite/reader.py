@@ -372,6 +372,19 @@ class _Parser:
         return plan
 
 
+def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[float, ...]:
+    """Model + (subgraph, tensor) → every quantization scale of that tensor (IR keeps one)."""
+    fb_model = FbModel.GetRootAs(model.data, 0)
+    fb_tensor = fb_model.Subgraphs(subgraph).Tensors(tensor)
+    quantization = fb_tensor.Quantization() if fb_tensor is not None else None
+    if quantization is None:
+        return ()
+    scales = quantization.ScaleAsNumpy()
+    if isinstance(scales, int):
+        return ()
+    return tuple(float(np.float32(scale)) for scale in scales)
+
+
 def decode_offline_plan(raw: bytes, label: str) -> OfflinePlan:
     """`OfflineMemoryAllocation` bytes → OfflinePlan (little-endian int32 words)."""
     header_bytes = 4 * _METADATA_OFFLINE_HEADER_WORDS

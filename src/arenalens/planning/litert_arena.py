@@ -1,0 +1,158 @@
+"""LiteRT's SimpleMemoryArena: best fit among gaps between live buffers, in the runtime's order.
+
+Source: *tflite/simple_memory_arena.cc — SimpleMemoryArena::Allocate* (docs/runtime-semantics.md
+§3.6). Buffers are placed one at a time in `problem.order` (LiteRT's sorted tensor list, which
+the runtime module computes from its hash sets and `std::sort`). For each buffer of size s over
+steps [f, l]:
+
+1. walk the placed buffers in offset order (ties: earlier placed first), skipping those not live
+   together with [f, l]; `cur` starts at 0;
+2. at each conflicting entry e: `a = align_up(cur)`; if `a + s <= e.offset` and
+   `e.offset - a < best_fit`, remember `a` and set `best_fit = e.offset - cur` — the runtime
+   stores the gap measured from the *unaligned* cur (a quirk kept on purpose); then
+   `cur = max(cur, e.offset + e.size)`;
+3. with no fitting gap, place at `align_up(cur)`.
+
+Sizes are not padded. A zero-size buffer gets offset 0 and is not recorded.
+
+Speed: the runtime scans every placed buffer; only conflicting ones matter, so this version
+finds them with an interval index (a segment tree over the distinct steps for buffers that
+contain the new start, plus a start-sorted list for those beginning inside the new interval)
+and sorts just those k by (offset, placement order): O(k log k) per buffer instead of O(n).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+
+from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.planning.registry import register_planner
+
+# LiteRT's kNodeNotAssigned (INT32_MAX): a buffer ending here is never freed.
+NEVER_FREED = 2**31 - 1
+
+
+@register_planner(
+    "litert_arena",
+    description="LiteRT SimpleMemoryArena: best fit among gaps of live buffers, runtime order",
+    source="tflite/simple_memory_arena.cc — SimpleMemoryArena::Allocate",
+    replicates_runtime="litert",
+)
+def litert_arena(problem: Problem) -> dict[int, int]:
+    """Problem (+ order) → offsets exactly as LiteRT's SimpleMemoryArena assigns them."""
+    order = problem.order or default_litert_order(problem.buffers)
+    by_id = problem.by_id
+    missing = set(by_id) - set(order)
+    if missing or len(order) != len(by_id):
+        raise ValueError(
+            f"problem.order must list every buffer id once (missing {sorted(missing)[:5]})"
+        )
+    arena = _ArenaIndex(problem.buffers)
+    offsets: dict[int, int] = {}
+    for buffer_id in order:
+        buffer = by_id[buffer_id]
+        if buffer.fixed_offset is not None:
+            offset = buffer.fixed_offset
+        elif buffer.size == 0:
+            offsets[buffer_id] = 0
+            continue
+        else:
+            offset = best_fit_offset(
+                buffer, arena.conflicting(buffer.start, buffer.end), problem.alignment
+            )
+        offsets[buffer_id] = offset
+        arena.add(buffer, offset)
+    return offsets
+
+
+def best_fit_offset(
+    buffer: Buffer, conflicting: Sequence[tuple[int, int, int]], alignment: int
+) -> int:
+    """Best-fit offset for buffer among conflicting (offset, order, size) entries, sorted."""
+    best: int | None = None
+    best_fit: int | None = None  # None stands for the runtime's "+infinity"
+    current = 0
+    for offset, _, size in conflicting:
+        aligned = align_up(current, alignment)
+        if aligned + buffer.size <= offset and (best_fit is None or offset - aligned < best_fit):
+            best = aligned
+            best_fit = offset - current  # measured from the unaligned cursor, as the runtime does
+        current = max(current, offset + size)
+    return align_up(current, alignment) if best is None else best
+
+
+def default_litert_order(buffers: Iterable[Buffer]) -> tuple[int, ...]:
+    """LiteRT's comparator as a total order (ties broken by id; the runtime's are unstable).
+
+    Whole-run buffers (start 0, never freed) first by id; then larger size first; then earlier
+    start first.
+    """
+
+    def key(buffer: Buffer) -> tuple[int, int, int, int]:
+        whole = buffer.start <= 0 and buffer.end >= NEVER_FREED
+        if whole:
+            return (0, 0, 0, buffer.id)
+        return (1, -buffer.size, buffer.start, buffer.id)
+
+    return tuple(b.id for b in sorted(buffers, key=key))
+
+
+class _ArenaIndex:
+    """Placed buffers, queryable by "live together with [start, end]"."""
+
+    def __init__(self, buffers: Sequence[Buffer]) -> None:
+        self.steps = sorted({b.start for b in buffers} | {b.end for b in buffers})
+        self.size = max(1, len(self.steps))
+        # Segment tree: node → entries whose step range covers the node's whole range.
+        self.tree: dict[int, list[tuple[int, int, int]]] = {}
+        self.starts: list[tuple[int, int]] = []  # (start rank, entry number), sorted
+        self.entries: list[tuple[int, int, int]] = []  # (offset, entry number, size)
+
+    def rank(self, step: int) -> int:
+        return bisect.bisect_left(self.steps, step)
+
+    def add(self, buffer: Buffer, offset: int) -> None:
+        number = len(self.entries)
+        entry = (offset, number, buffer.size)
+        self.entries.append(entry)
+        low, high = self.rank(buffer.start), self.rank(buffer.end)
+        self._cover(1, 0, self.size - 1, low, high, entry)
+        bisect.insort(self.starts, (low, number))
+
+    def _cover(
+        self, node: int, left: int, right: int, low: int, high: int, entry: tuple[int, int, int]
+    ) -> None:
+        stack = [(node, left, right)]
+        while stack:
+            node, left, right = stack.pop()
+            if high < left or right < low:
+                continue
+            if low <= left and right <= high:
+                self.tree.setdefault(node, []).append(entry)
+                continue
+            middle = (left + right) // 2
+            stack.append((2 * node, left, middle))
+            stack.append((2 * node + 1, middle + 1, right))
+
+    def conflicting(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """Entries live at some step of [start, end], in offset order, then placement order."""
+        low, high = self.rank(start), self.rank(end)
+        found: list[tuple[int, int, int]] = []
+        # Entries covering step `start` (their start <= start <= their end).
+        node, left, right = 1, 0, self.size - 1
+        while True:
+            found.extend(self.tree.get(node, ()))
+            if left == right:
+                break
+            middle = (left + right) // 2
+            if low <= middle:
+                node, right = 2 * node, middle
+            else:
+                node, left = 2 * node + 1, middle + 1
+        # Entries starting strictly inside (start, end].
+        first = bisect.bisect_right(self.starts, (low, len(self.entries)))
+        last = bisect.bisect_right(self.starts, (high, len(self.entries)))
+        found.extend(self.entries[number] for _, number in self.starts[first:last])
+        found.sort()
+        return found

@@ -1,0 +1,253 @@
+"""libstdc++ behaviour LiteRT's planner order depends on: `unordered_set<int>` iteration, `std::sort`.
+
+LiteRT (Linux x86-64 builds, libstdc++) collects the tensors to place from per-node
+`std::unordered_set<int32_t>`s and orders them with `std::sort`, which is not stable. When the
+comparator ties (equal sizes and equal first steps), the result depends on both containers'
+exact behaviour, so this module re-implements them (docs/runtime-semantics.md §3.5):
+
+* `UnorderedIntSet`: the singly linked node list of libstdc++'s `_Hashtable` with identity
+  hashing (`bits/hashtable.h`: `_M_insert_unique_node`, `_M_insert_bucket_begin`,
+  `_M_rehash_aux`; growth from `_Prime_rehash_policy`).
+* `libstdcxx_sort`: introsort as in `bits/stl_algo.h` (`__introsort_loop`,
+  `__move_median_to_first`, `__unguarded_partition`, `__final_insertion_sort`) with the heap sort
+  fallback of `bits/stl_heap.h`.
+
+Builds on libc++ (Android, Apple) or MSVC hash and sort differently and are not modelled.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from typing import TypeVar
+
+Item = TypeVar("Item")
+LessThan = Callable[[Item, Item], bool]
+
+# Bucket counts an unordered_set<int> passes through while it grows by single insertions
+# (default max_load_factor 1.0): the first insertion makes 13 buckets, and each rehash takes the
+# smallest entry of libstdc++'s prime table that is >= twice the old count. Measured with
+# g++ 12 / libstdc++.so.6 by printing bucket_count() after each insertion and after rehash(2·n).
+BUCKET_COUNT_CHAIN: tuple[int, ...] = (
+    13, 29, 59, 127, 257, 541, 1109, 2357, 5087, 10273, 20753, 42043, 85229, 172933, 351061,
+    712697, 1447153, 2938679, 5967347, 12117689, 24607243, 49969847,
+)  # fmt: skip
+
+# Ranges of at most this many elements are left to the final insertion sort (`_S_threshold`).
+INSERTION_SORT_THRESHOLD = 16
+
+
+class UnorderedIntSet:
+    """An `std::unordered_set<int>` that remembers libstdc++'s iteration order.
+
+    All elements sit in one list in which each bucket's elements are contiguous. A new element
+    goes just before the first element of its bucket, or, if its bucket is empty, to the very
+    front of the list. Before an insertion that would exceed the bucket count (max load 1.0),
+    the set rehashes: elements are re-inserted in old list order by the same two rules.
+    """
+
+    def __init__(self, values: Iterable[int] = ()) -> None:
+        self._order: list[int] = []  # iteration order
+        self._members: set[int] = set()
+        self._bucket_count = 1  # an empty libstdc++ table has one (static) bucket
+        self._next_resize = 0
+        for value in values:
+            self.add(value)
+
+    @property
+    def bucket_count(self) -> int:
+        """Current number of buckets (1 for a set that never held an element)."""
+        return self._bucket_count
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._members
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._order)
+
+    def add(self, value: int) -> None:
+        """Insert value unless present (`insert`), rehashing first when the table is full."""
+        if value in self._members:
+            return
+        if len(self._order) + 1 > self._next_resize:
+            self._grow()
+        self._members.add(value)
+        _insert_into_bucket_list(self._order, value, self._bucket_count)
+
+    def _grow(self) -> None:
+        # From one bucket (never used) the first insertion jumps to 13; afterwards each rehash
+        # moves one step along the chain (libstdc++: at least max(n + 2, 2 × buckets)).
+        if self._next_resize == 0 and self._bucket_count == 1:
+            new_count = BUCKET_COUNT_CHAIN[0]
+        else:
+            position = bisect.bisect_right(BUCKET_COUNT_CHAIN, self._bucket_count)
+            if position >= len(BUCKET_COUNT_CHAIN):
+                raise OverflowError(
+                    f"unordered_set emulation supports at most {BUCKET_COUNT_CHAIN[-1]} elements"
+                )
+            new_count = BUCKET_COUNT_CHAIN[position]
+        rehashed: list[int] = []
+        for value in self._order:
+            _insert_into_bucket_list(rehashed, value, new_count)
+        self._order = rehashed
+        self._bucket_count = new_count
+        self._next_resize = new_count
+
+
+def _insert_into_bucket_list(order: list[int], value: int, bucket_count: int) -> None:
+    """Insert value into a libstdc++ node list: before its bucket's first node, else at front."""
+    bucket = value % bucket_count
+    for position, other in enumerate(order):
+        if other % bucket_count == bucket:
+            order.insert(position, value)
+            return
+    order.insert(0, value)
+
+
+def libstdcxx_sort(items: MutableSequence[Item], less: LessThan[Item]) -> None:
+    """Sort items in place exactly as libstdc++'s `std::sort(first, last, comp)` does."""
+    count = len(items)
+    if count < 2:
+        return
+    _introsort_loop(items, 0, count, 2 * (count.bit_length() - 1), less)
+    _final_insertion_sort(items, 0, count, less)
+
+
+def _introsort_loop(
+    items: MutableSequence[Item], first: int, last: int, depth_limit: int, less: LessThan[Item]
+) -> None:
+    while last - first > INSERTION_SORT_THRESHOLD:
+        if depth_limit == 0:
+            _heap_sort(items, first, last, less)
+            return
+        depth_limit -= 1
+        cut = _unguarded_partition_pivot(items, first, last, less)
+        _introsort_loop(items, cut, last, depth_limit, less)
+        last = cut
+
+
+def _unguarded_partition_pivot(
+    items: MutableSequence[Item], first: int, last: int, less: LessThan[Item]
+) -> int:
+    middle = first + (last - first) // 2
+    _move_median_to_first(items, first, first + 1, middle, last - 1, less)
+    return _unguarded_partition(items, first + 1, last, first, less)
+
+
+def _move_median_to_first(
+    items: MutableSequence[Item], result: int, a: int, b: int, c: int, less: LessThan[Item]
+) -> None:
+    # The comparison cascade decides which of equal elements becomes the pivot; keep it exact.
+    if less(items[a], items[b]):
+        if less(items[b], items[c]):
+            chosen = b
+        elif less(items[a], items[c]):
+            chosen = c
+        else:
+            chosen = a
+    elif less(items[a], items[c]):
+        chosen = a
+    elif less(items[b], items[c]):
+        chosen = c
+    else:
+        chosen = b
+    items[result], items[chosen] = items[chosen], items[result]
+
+
+def _unguarded_partition(
+    items: MutableSequence[Item], first: int, last: int, pivot: int, less: LessThan[Item]
+) -> int:
+    pivot_value = items[pivot]
+    while True:
+        while less(items[first], pivot_value):
+            first += 1
+        last -= 1
+        while less(pivot_value, items[last]):
+            last -= 1
+        if not first < last:
+            return first
+        items[first], items[last] = items[last], items[first]
+        first += 1
+
+
+def _final_insertion_sort(
+    items: MutableSequence[Item], first: int, last: int, less: LessThan[Item]
+) -> None:
+    if last - first > INSERTION_SORT_THRESHOLD:
+        _insertion_sort(items, first, first + INSERTION_SORT_THRESHOLD, less)
+        for position in range(first + INSERTION_SORT_THRESHOLD, last):
+            _unguarded_linear_insert(items, position, less)
+    else:
+        _insertion_sort(items, first, last, less)
+
+
+def _insertion_sort(
+    items: MutableSequence[Item], first: int, last: int, less: LessThan[Item]
+) -> None:
+    for position in range(first + 1, last):
+        value = items[position]
+        if less(value, items[first]):
+            # Smaller than the first element: shift the whole prefix right by one.
+            items[first + 1 : position + 1] = items[first:position]
+            items[first] = value
+        else:
+            _unguarded_linear_insert(items, position, less)
+
+
+def _unguarded_linear_insert(items: MutableSequence[Item], position: int, less: LessThan[Item]) -> None:
+    value = items[position]
+    previous = position - 1
+    while less(value, items[previous]):
+        items[position] = items[previous]
+        position = previous
+        previous -= 1
+    items[position] = value
+
+
+def _heap_sort(items: MutableSequence[Item], first: int, last: int, less: LessThan[Item]) -> None:
+    """`std::__partial_sort(first, last, last)`: make_heap, then sort_heap."""
+    length = last - first
+    if length >= 2:
+        parent = (length - 2) // 2
+        while True:
+            _adjust_heap(items, first, parent, length, items[first + parent], less)
+            if parent == 0:
+                break
+            parent -= 1
+    while last - first > 1:
+        last -= 1
+        value = items[last]
+        items[last] = items[first]
+        _adjust_heap(items, first, 0, last - first, value, less)
+
+
+def _adjust_heap(
+    items: MutableSequence[Item],
+    first: int,
+    hole: int,
+    length: int,
+    value: Item,
+    less: LessThan[Item],
+) -> None:
+    top = hole
+    child = hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if less(items[first + child], items[first + child - 1]):
+            child -= 1
+        items[first + hole] = items[first + child]
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        items[first + hole] = items[first + child - 1]
+        hole = child - 1
+    # __push_heap: sift value up from hole, no higher than top.
+    parent = (hole - 1) // 2
+    while hole > top and less(items[first + parent], value):
+        items[first + hole] = items[first + parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    items[first + hole] = value

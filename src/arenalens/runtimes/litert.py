@@ -1,0 +1,384 @@
+"""LiteRT (TFLite CPU runtime) rules: model → its arenas, byte for byte, and a check against the
+real interpreter.
+
+Pipeline (docs/runtime-semantics.md §3): `litert_prepare` predicts the graph after Prepare
+(allocation types, kernel temporaries, chunks), `litert_planner` replays ArenaPlanner's
+lifetimes, in-place aliases and libstdc++-exact placement order, and the registered planner
+`litert_arena` (SimpleMemoryArena) turns that order into offsets. Each subgraph has two arenas:
+the arena (ArenaRw tensors) and the persistent arena (variables, persistent temporaries).
+
+Assumptions: `ai_edge_litert` / TFLite on Linux x86-64 (libstdc++ hashing and sort), optimized
+builtin kernels without delegates (`BUILTIN_WITHOUT_DEFAULT_DELEGATES`; XNNPACK would take most
+tensors out of the arena), `num_threads` = 1, no `preserve_all_tensors`, no resizing. Limits of
+the Prepare model are listed in `litert_prepare`; `verify` reports any disagreement per tensor.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Timeline
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.errors import RuntimeUnavailableError
+from arenalens.ir import Model
+from arenalens.planning.problem import Buffer, Plan, Problem
+from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult, VerifyRow
+from arenalens.runtimes.litert_planner import ArenaOrder, plan_order
+from arenalens.runtimes.litert_prepare import Allocation, PreparedSubgraph, prepare_model
+
+if TYPE_CHECKING:
+    from arenalens.pipeline import Analysis
+
+# kDefaultTensorAlignment / kDefaultArenaAlignment: every offset is a multiple of 64.
+LITERT_ALIGNMENT = 64
+RUNTIME_PLANNER = "litert_arena"
+INSTALL_HINT = "pip install 'arenalens[runtime]'"
+PROBE_TIMEOUT_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class LiteRtSubgraphPlan:
+    """One subgraph: its prepared state and ArenaPlanner's decisions."""
+
+    prepared: PreparedSubgraph
+    order: ArenaOrder
+
+
+_CACHE: dict[int, tuple[weakref.ref[Model], tuple[LiteRtSubgraphPlan, ...]]] = {}
+
+
+def litert_plans(model: Model) -> tuple[LiteRtSubgraphPlan, ...]:
+    """Model → per-subgraph prepared state and placement order (computed once per model)."""
+    cached = _CACHE.get(id(model))
+    if cached is not None and cached[0]() is model:
+        return cached[1]
+    plans = tuple(
+        LiteRtSubgraphPlan(prepared, plan_order(prepared)) for prepared in prepare_model(model)
+    )
+    _CACHE[id(model)] = (weakref.ref(model), plans)
+    return plans
+
+
+# ---------------------------------------------------------------------------------------------
+# Timeline and arenas
+
+
+def litert_runtime_timeline(model: Model) -> Timeline:
+    """Model → LiteRT lifetimes of every tensor, runtime temporaries included."""
+    lifetimes: dict[tuple[int, int], TensorLifetime] = {}
+    steps: list[Step] = []
+    for plan in litert_plans(model):
+        prepared, order = plan.prepared, plan.order
+        for tensor in prepared.tensors:
+            lifetimes[(prepared.index, tensor.index)] = TensorLifetime(
+                prepared.index,
+                tensor.index,
+                order.alloc[tensor.index],
+                order.dealloc[tensor.index],
+                alias_of=order.aliases.get(tensor.index),
+            )
+        steps.extend(
+            Step(node.position, prepared.index, node.operator, node.opcode)
+            for node in prepared.nodes
+        )
+    return Timeline("litert", MappingProxyType(lifetimes), (), tuple(steps))
+
+
+def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ...]:
+    """Model → ArenaProblems: subgraph 0's arena, its persistent arena, then other subgraphs."""
+    align = LITERT_ALIGNMENT if alignment is None else alignment
+    problems: list[ArenaProblem] = []
+    for plan in litert_plans(model):
+        problems.append(_arena_problem(plan, align, persistent=False))
+        problems.append(_arena_problem(plan, align, persistent=True))
+    return tuple(problems)
+
+
+def _arena_problem(plan: LiteRtSubgraphPlan, alignment: int, *, persistent: bool) -> ArenaProblem:
+    prepared, order = plan.prepared, plan.order
+    placed = order.persistent_order if persistent else order.arena_order
+    aliases_of: dict[int, list[int]] = {}
+    for alias, root in sorted(order.aliases.items()):
+        aliases_of.setdefault(root, []).append(alias)
+    buffers = tuple(
+        Buffer(
+            id=tensor,
+            start=order.alloc[tensor],
+            end=NEVER_FREED if persistent else order.dealloc[tensor],
+            size=prepared.tensors[tensor].nbytes,
+        )
+        for tensor in placed
+    )
+    planned = {
+        tensor: _planned_buffer(prepared, tensor, tuple(aliases_of.get(tensor, ())))
+        for tensor in placed
+    }
+    name = f"subgraph {prepared.index}" + (" persistent" if persistent else "")
+    notes = list(prepared.notes) if not persistent else []
+    if persistent:
+        notes.append("persistent arena: the runtime packs these back to back in placement order")
+    if not prepared.allocated_by_allocate_tensors:
+        notes.append(
+            f"subgraph {prepared.index} is not allocated by allocate_tensors() (signature or "
+            f"CALL_ONCE subgraph): planned when it first runs"
+        )
+    if not persistent and order.tie_groups:
+        notes.append(
+            f"{len(order.tie_groups)} groups of equal-size tensors allocated at the same node; "
+            f"their order follows LiteRT's hash sets and std::sort (libstdc++), reproduced exactly"
+        )
+    steps = tuple(
+        Step(node.position, prepared.index, node.operator, node.opcode) for node in prepared.nodes
+    )
+    return ArenaProblem(
+        name=name,
+        problem=Problem(buffers=buffers, alignment=alignment, order=tuple(placed)),
+        buffers=MappingProxyType(planned),
+        steps=steps,
+        runtime_planner=RUNTIME_PLANNER,
+        notes=tuple(notes),
+    )
+
+
+def _planned_buffer(
+    prepared: PreparedSubgraph, tensor_index: int, aliases: tuple[int, ...]
+) -> PlannedBuffer:
+    tensor = prepared.tensors[tensor_index]
+    operator = None
+    if tensor.owner is not None:
+        kind = BufferKind.TEMPORARY
+        operator = prepared.nodes[tensor.owner].operator
+    elif tensor.is_variable:
+        kind = BufferKind.VARIABLE
+    else:
+        kind = BufferKind.TENSOR
+    return PlannedBuffer(
+        id=tensor_index,
+        kind=kind,
+        subgraph=prepared.index,
+        tensor=tensor_index,
+        operator=operator,
+        name=tensor.name,
+        nbytes=tensor.nbytes,
+        aliases=aliases,
+    )
+
+
+def budget(model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]) -> MemoryBudget:
+    """Arenas + their plans → memory LiteRT allocates for them: the sum of every high-water mark."""
+    parts = {arena.name: plan.arena_size for arena, plan in zip(arena_problems, plans, strict=True)}
+    return MemoryBudget(
+        required_bytes=sum(parts.values()),
+        parts=MappingProxyType(parts),
+        assumptions=(
+            "LiteRT CPU runtime, optimized builtin kernels, no delegate (XNNPACK off)",
+            "num_threads = 1; Linux x86-64 libstdc++ build",
+            "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification against the real interpreter
+
+
+@dataclass(frozen=True, slots=True)
+class RealTensor:
+    """One tensor as the probe saw it."""
+
+    subgraph: int
+    index: int
+    status: str  # ok | scalar | null | typeless
+    address: int | None
+    nbytes: int | None
+
+
+def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], ...]:
+    """Model path → real tensors per subgraph, measured in a child process."""
+    if importlib.util.find_spec("ai_edge_litert") is None:
+        raise RuntimeUnavailableError(
+            f"verifying against LiteRT needs the ai_edge_litert package: {INSTALL_HINT}"
+        )
+    package_root = Path(__file__).resolve().parents[2]
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(package_root), *filter(None, [environment.get("PYTHONPATH")])]
+    )
+    completed = subprocess.run(  # noqa: S603 - fixed argv, our own module
+        [sys.executable, "-m", "arenalens.runtimes.litert_probe", os.fspath(path)],
+        capture_output=True,
+        text=True,
+        timeout=PROBE_TIMEOUT_SECONDS,
+        env=environment,
+        check=False,
+    )
+    try:
+        result: dict[str, Any] = json.loads(completed.stdout or "{}")
+    except json.JSONDecodeError:
+        result = {}
+    if completed.returncode != 0 or "subgraphs" not in result:
+        reason = result.get("error") or completed.stderr.strip()[-500:] or "no output"
+        if str(reason).startswith("unavailable"):
+            raise RuntimeUnavailableError(f"LiteRT probe: {reason}; {INSTALL_HINT}")
+        raise RuntimeError(
+            f"LiteRT probe failed on {os.fspath(path)} (exit {completed.returncode}): {reason}"
+        )
+    return tuple(
+        tuple(
+            RealTensor(
+                subgraph=int(subgraph["index"]),
+                index=int(record["index"]),
+                status=str(record["status"]),
+                address=record.get("address"),
+                nbytes=record.get("nbytes"),
+            )
+            for record in subgraph["tensors"]
+        )
+        for subgraph in result["subgraphs"]
+    )
+
+
+def verify(path: str | os.PathLike[str], analysis: Analysis) -> VerifyResult:
+    """Model path + Analysis → predicted vs real arena sizes and tensor offsets."""
+    real = probe_model(path)
+    return compare_with_real(analysis.model, [r.arena for r in analysis.arenas],
+                             [r.runtime_plan for r in analysis.arenas], real)
+
+
+def compare_with_real(
+    model: Model,
+    arena_problems: Sequence[ArenaProblem],
+    plans: Sequence[Plan],
+    real: Sequence[Sequence[RealTensor]],
+) -> VerifyResult:
+    """Predicted arenas + plans + probe result → rows: each arena's size, each tensor's offset."""
+    rows: list[VerifyRow] = []
+    notes: list[str] = []
+    subgraph_plans = litert_plans(model)
+    for arena, plan in zip(arena_problems, plans, strict=True):
+        if arena.problem.alignment != LITERT_ALIGNMENT:
+            notes.append(f"{arena.name}: alignment {arena.problem.alignment} is not LiteRT's 64; "
+                         f"offsets cannot match")
+        subgraph = next(iter(arena.buffers.values())).subgraph if arena.buffers else None
+        if subgraph is None or subgraph >= len(real):
+            continue
+        plan_info = subgraph_plans[subgraph]
+        rows.extend(_compare_arena(arena, plan, plan_info, real[subgraph], notes))
+    return VerifyResult(runtime="litert", rows=tuple(rows), notes=tuple(notes))
+
+
+def _compare_arena(
+    arena: ArenaProblem,
+    plan: Plan,
+    plan_info: LiteRtSubgraphPlan,
+    real: Sequence[RealTensor],
+    notes: list[str],
+) -> list[VerifyRow]:
+    prepared, order = plan_info.prepared, plan_info.order
+    first_chunk = {t for t, chunk in order.chunk_of.items() if chunk == 0}
+    predicted: dict[int, int] = {}
+    for buffer_id, planned in arena.buffers.items():
+        if buffer_id not in first_chunk:
+            continue  # planned at Invoke, not by allocate_tensors()
+        predicted[buffer_id] = plan.offsets[buffer_id]
+        for alias in planned.aliases:
+            predicted[alias] = plan.offsets[buffer_id]
+    by_index = {t.index: t for t in real}
+    visible = {
+        t: by_index[t].address
+        for t in predicted
+        if t in by_index and by_index[t].address is not None
+    }
+    if not visible:
+        if predicted:
+            notes.append(f"{arena.name}: no predicted tensor has a readable address")
+        return []
+    real_base = min(address for address in visible.values() if address is not None)
+    predicted_base = min(predicted[t] for t in visible)
+    rows: list[VerifyRow] = []
+    hidden = sorted(set(predicted) - set(visible))
+    for tensor in sorted(predicted):
+        name = prepared.tensors[tensor].name
+        label = f"{arena.name} tensor {tensor} ({name})"
+        record = by_index.get(tensor)
+        address = visible.get(tensor)
+        if address is None:
+            status = record.status if record is not None else "missing"
+            rows.append(VerifyRow(label, predicted[tensor], None, False,
+                                  note=f"no address ({status})"))
+            continue
+        real_offset = address - real_base
+        expected = predicted[tensor] - predicted_base
+        rows.append(VerifyRow(label, expected, real_offset, expected == real_offset))
+    predicted_size = max(
+        plan.offsets[b] + arena.problem.by_id[b].size for b in arena.buffers if b in first_chunk
+    ) - predicted_base
+    sizes = {
+        t: by_index[t].nbytes or 0 for t in visible if by_index[t].nbytes is not None
+    }
+    real_size = max(
+        (address - real_base + sizes.get(t, 0) for t, address in visible.items() if address),
+        default=0,
+    )
+    size_note = ""
+    if hidden:
+        size_note = f"tensors without a readable address: {hidden[:8]}"
+    rows.insert(0, VerifyRow(f"{arena.name} size (high-water mark)", predicted_size, real_size,
+                             predicted_size == real_size, note=size_note))
+    # Real tensors inside this arena's address range that arenalens did not place here.
+    placed_range = (real_base, real_base + real_size)
+    for record in real:
+        if record.index in predicted or record.address is None or record.nbytes in (None, 0):
+            continue
+        if placed_range[0] <= record.address < placed_range[1] and _is_unplanned(
+            prepared, record.index
+        ):
+            rows.append(VerifyRow(
+                f"{arena.name} tensor {record.index} (unpredicted)", None,
+                record.address - real_base, False,
+                note="the runtime placed this tensor in the arena; arenalens did not",
+            ))
+    return rows
+
+
+def _is_unplanned(prepared: PreparedSubgraph, tensor_index: int) -> bool:
+    """True unless arenalens knows the tensor lives outside both arenas (constants, heap)."""
+    if tensor_index >= len(prepared.tensors):
+        return True
+    allocation = prepared.tensors[tensor_index].allocation
+    return allocation in (Allocation.ARENA_RW, Allocation.ARENA_RW_PERSISTENT, Allocation.MEM_NONE)
+
+
+RUNTIME = RuntimeRules(
+    name="litert",
+    title="LiteRT (TensorFlow Lite CPU runtime)",
+    timeline=litert_runtime_timeline,
+    arenas=arenas,
+    budget=budget,
+    verify=verify,
+    default_alignment=LITERT_ALIGNMENT,
+)
+
+__all__ = [
+    "LITERT_ALIGNMENT",
+    "RUNTIME",
+    "LiteRtSubgraphPlan",
+    "RealTensor",
+    "arenas",
+    "budget",
+    "compare_with_real",
+    "litert_plans",
+    "litert_runtime_timeline",
+    "probe_model",
+    "verify",
+]
