@@ -220,6 +220,16 @@ def litert_arena_rw(tensor: Tensor) -> bool:
     return not tensor.has_data and not tensor.is_variable and not dynamic_type
 
 
+def litert_build_allocation(tensor: Tensor) -> str:
+    """A tensor's build-time LiteRT allocation type: mmap_ro, dynamic, arena_rw_persistent or
+    arena_rw (*Subgraph::SetTensorParametersReadOnly / ReadWrite*); Prepare may change it."""
+    if tensor.has_data:
+        return "mmap_ro"
+    if tensor.dtype.name in ("STRING", "RESOURCE", "VARIANT"):
+        return "dynamic"
+    return "arena_rw_persistent" if tensor.is_variable else "arena_rw"
+
+
 def litert_timeline(model: Model, *, inplace: bool = True) -> Timeline:
     """Model → per-subgraph lifetimes by LiteRT's PlanAllocations (steps = plan positions)."""
     lifetimes: dict[tuple[int, int], TensorLifetime] = {}
@@ -365,4 +375,6 @@ def _input_can_be_shared(
         return False
     if source.index in graph_inputs or target.index in graph_outputs:
         return False
-    return source.dtype == target.dtype or litert_arena_rw(source)
+    # The runtime compares allocation types (not element types): equal, or the input is ArenaRw.
+    source_allocation = litert_build_allocation(source)
+    return source_allocation in (litert_build_allocation(target), "arena_rw")

@@ -117,13 +117,12 @@ class _ArenaIndex:
         entry = (offset, number, buffer.size)
         self.entries.append(entry)
         low, high = self.rank(buffer.start), self.rank(buffer.end)
-        self._cover(1, 0, self.size - 1, low, high, entry)
+        self._cover(low, high, entry)
         bisect.insort(self.starts, (low, number))
 
-    def _cover(
-        self, node: int, left: int, right: int, low: int, high: int, entry: tuple[int, int, int]
-    ) -> None:
-        stack = [(node, left, right)]
+    def _cover(self, low: int, high: int, entry: tuple[int, int, int]) -> None:
+        """Store entry at the segment-tree nodes whose ranges exactly tile [low, high]."""
+        stack = [(1, 0, self.size - 1)]
         while stack:
             node, left, right = stack.pop()
             if high < left or right < low:

@@ -1,4 +1,4 @@
-"""libstdc++ behaviour LiteRT's planner order depends on: `unordered_set<int>` iteration, `std::sort`.
+"""libstdc++ behaviour LiteRT's planner order rests on: `unordered_set<int>` order, `std::sort`.
 
 LiteRT (Linux x86-64 builds, libstdc++) collects the tensors to place from per-node
 `std::unordered_set<int32_t>`s and orders them with `std::sort`, which is not stable. When the
@@ -133,12 +133,12 @@ def _unguarded_partition_pivot(
     items: MutableSequence[Item], first: int, last: int, less: LessThan[Item]
 ) -> int:
     middle = first + (last - first) // 2
-    _move_median_to_first(items, first, first + 1, middle, last - 1, less)
+    _move_median_to_first(items, first, first + 1, middle, last - 1, less=less)
     return _unguarded_partition(items, first + 1, last, first, less)
 
 
 def _move_median_to_first(
-    items: MutableSequence[Item], result: int, a: int, b: int, c: int, less: LessThan[Item]
+    items: MutableSequence[Item], result: int, a: int, b: int, c: int, *, less: LessThan[Item]
 ) -> None:
     # The comparison cascade decides which of equal elements becomes the pivot; keep it exact.
     if less(items[a], items[b]):
@@ -197,7 +197,9 @@ def _insertion_sort(
             _unguarded_linear_insert(items, position, less)
 
 
-def _unguarded_linear_insert(items: MutableSequence[Item], position: int, less: LessThan[Item]) -> None:
+def _unguarded_linear_insert(
+    items: MutableSequence[Item], position: int, less: LessThan[Item]
+) -> None:
     value = items[position]
     previous = position - 1
     while less(value, items[previous]):
@@ -213,7 +215,7 @@ def _heap_sort(items: MutableSequence[Item], first: int, last: int, less: LessTh
     if length >= 2:
         parent = (length - 2) // 2
         while True:
-            _adjust_heap(items, first, parent, length, items[first + parent], less)
+            _adjust_heap(items, first, parent, length, items[first + parent], less=less)
             if parent == 0:
                 break
             parent -= 1
@@ -221,7 +223,7 @@ def _heap_sort(items: MutableSequence[Item], first: int, last: int, less: LessTh
         last -= 1
         value = items[last]
         items[last] = items[first]
-        _adjust_heap(items, first, 0, last - first, value, less)
+        _adjust_heap(items, first, 0, last - first, value, less=less)
 
 
 def _adjust_heap(
@@ -230,6 +232,7 @@ def _adjust_heap(
     hole: int,
     length: int,
     value: Item,
+    *,
     less: LessThan[Item],
 ) -> None:
     top = hole

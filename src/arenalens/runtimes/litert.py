@@ -174,7 +174,9 @@ def _planned_buffer(
     )
 
 
-def budget(model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]) -> MemoryBudget:
+def budget(
+    model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]
+) -> MemoryBudget:
     """Arenas + their plans → memory LiteRT allocates for them: the sum of every high-water mark."""
     parts = {arena.name: plan.arena_size for arena, plan in zip(arena_problems, plans, strict=True)}
     return MemoryBudget(
@@ -214,7 +216,7 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(package_root), *filter(None, [environment.get("PYTHONPATH")])]
     )
-    completed = subprocess.run(  # noqa: S603 - fixed argv, our own module
+    completed = subprocess.run(  # fixed argv: our own probe module
         [sys.executable, "-m", "arenalens.runtimes.litert_probe", os.fspath(path)],
         capture_output=True,
         text=True,
@@ -251,8 +253,12 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
 def verify(path: str | os.PathLike[str], analysis: Analysis) -> VerifyResult:
     """Model path + Analysis → predicted vs real arena sizes and tensor offsets."""
     real = probe_model(path)
-    return compare_with_real(analysis.model, [r.arena for r in analysis.arenas],
-                             [r.runtime_plan for r in analysis.arenas], real)
+    return compare_with_real(
+        analysis.model,
+        [r.arena for r in analysis.arenas],
+        [r.runtime_plan for r in analysis.arenas],
+        real,
+    )
 
 
 def compare_with_real(
@@ -267,8 +273,10 @@ def compare_with_real(
     subgraph_plans = litert_plans(model)
     for arena, plan in zip(arena_problems, plans, strict=True):
         if arena.problem.alignment != LITERT_ALIGNMENT:
-            notes.append(f"{arena.name}: alignment {arena.problem.alignment} is not LiteRT's 64; "
-                         f"offsets cannot match")
+            notes.append(
+                f"{arena.name}: alignment {arena.problem.alignment} is not LiteRT's 64; "
+                f"offsets cannot match"
+            )
         subgraph = next(iter(arena.buffers.values())).subgraph if arena.buffers else None
         if subgraph is None or subgraph >= len(real):
             continue
@@ -314,18 +322,20 @@ def _compare_arena(
         address = visible.get(tensor)
         if address is None:
             status = record.status if record is not None else "missing"
-            rows.append(VerifyRow(label, predicted[tensor], None, False,
-                                  note=f"no address ({status})"))
+            rows.append(
+                VerifyRow(label, predicted[tensor], None, False, note=f"no address ({status})")
+            )
             continue
         real_offset = address - real_base
         expected = predicted[tensor] - predicted_base
         rows.append(VerifyRow(label, expected, real_offset, expected == real_offset))
-    predicted_size = max(
-        plan.offsets[b] + arena.problem.by_id[b].size for b in arena.buffers if b in first_chunk
-    ) - predicted_base
-    sizes = {
-        t: by_index[t].nbytes or 0 for t in visible if by_index[t].nbytes is not None
-    }
+    predicted_size = (
+        max(
+            plan.offsets[b] + arena.problem.by_id[b].size for b in arena.buffers if b in first_chunk
+        )
+        - predicted_base
+    )
+    sizes = {t: by_index[t].nbytes or 0 for t in visible if by_index[t].nbytes is not None}
     real_size = max(
         (address - real_base + sizes.get(t, 0) for t, address in visible.items() if address),
         default=0,
@@ -333,8 +343,16 @@ def _compare_arena(
     size_note = ""
     if hidden:
         size_note = f"tensors without a readable address: {hidden[:8]}"
-    rows.insert(0, VerifyRow(f"{arena.name} size (high-water mark)", predicted_size, real_size,
-                             predicted_size == real_size, note=size_note))
+    rows.insert(
+        0,
+        VerifyRow(
+            f"{arena.name} size (high-water mark)",
+            predicted_size,
+            real_size,
+            predicted_size == real_size,
+            note=size_note,
+        ),
+    )
     # Real tensors inside this arena's address range that arenalens did not place here.
     placed_range = (real_base, real_base + real_size)
     for record in real:
@@ -343,11 +361,15 @@ def _compare_arena(
         if placed_range[0] <= record.address < placed_range[1] and _is_unplanned(
             prepared, record.index
         ):
-            rows.append(VerifyRow(
-                f"{arena.name} tensor {record.index} (unpredicted)", None,
-                record.address - real_base, False,
-                note="the runtime placed this tensor in the arena; arenalens did not",
-            ))
+            rows.append(
+                VerifyRow(
+                    f"{arena.name} tensor {record.index} (unpredicted)",
+                    None,
+                    record.address - real_base,
+                    False,
+                    note="the runtime placed this tensor in the arena; arenalens did not",
+                )
+            )
     return rows
 
 

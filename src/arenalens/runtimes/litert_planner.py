@@ -17,6 +17,7 @@ The placement itself is `planning.litert_arena` (arena) and back-to-back packing
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -137,7 +138,12 @@ class _ArenaPlannerReplica:
                 if candidate < 0 or not node.inplace_flags & (INPLACE_INPUT0_SHARED << slot):
                     continue
                 if self.input_can_be_shared(
-                    state[candidate], state[output], candidate, output, modifies, full_counts
+                    state[candidate],
+                    state[output],
+                    source_index=candidate,
+                    target_index=output,
+                    modifies=modifies,
+                    full_counts=full_counts,
                 ):
                     chosen = candidate
                     break
@@ -152,6 +158,7 @@ class _ArenaPlannerReplica:
         self,
         source: TensorState,
         target: TensorState,
+        *,
         source_index: int,
         target_index: int,
         modifies: bool,
@@ -166,7 +173,7 @@ class _ArenaPlannerReplica:
             return False
         if source_index in self.prepared.inputs or target_index in self.prepared.outputs:
             return False
-        return source.allocation == target.allocation or source.allocation == Allocation.ARENA_RW
+        return source.allocation in (target.allocation, Allocation.ARENA_RW)
 
     # ExecuteAllocations -----------------------------------------------------------------------
     def execute_allocations(self, first: int, last: int, chunk_number: int) -> None:
@@ -230,8 +237,10 @@ class _ArenaPlannerReplica:
 
     def record_ties(self, ordered: list[int]) -> None:
         group: list[int] = [ordered[0]]
-        for previous, current in zip(ordered, ordered[1:], strict=False):
-            if not self.comes_before(previous, current) and not self.comes_before(current, previous):
+        for previous, current in itertools.pairwise(ordered):
+            if not self.comes_before(previous, current) and not self.comes_before(
+                current, previous
+            ):
                 group.append(current)
                 continue
             if len(group) > 1:

@@ -311,9 +311,14 @@ def _conv_2d(ctx: NodeContext) -> None:
         index = ctx.reserve("im2col", 1)
         im2col_type = ("INT8" if filter_type == "INT4" else filter_type) if hybrid else input_type
         depth = filter_shape[1] * filter_shape[2] * filter_shape[3]
-        ctx.set_temporary(slot, index, dtype=im2col_type,
-                          shape=(batches, out_height, out_width, depth),
-                          allocation=Allocation.ARENA_RW, role="im2col")
+        ctx.set_temporary(
+            slot,
+            index,
+            dtype=im2col_type,
+            shape=(batches, out_height, out_width, depth),
+            allocation=Allocation.ARENA_RW,
+            role="im2col",
+        )
         slot += 1
     if not hybrid:
         return
@@ -324,8 +329,12 @@ def _conv_2d(ctx: NodeContext) -> None:
     roles: list[tuple[str, str, tuple[int, ...], Allocation]] = [
         ("input_quantized", "INT8", input_shape, Allocation.ARENA_RW),
         ("scaling_factors", "FLOAT32", (input_rows,), Allocation.ARENA_RW),
-        ("accumulator", "INT32", (channels_out, batches * out_height * out_width),
-         Allocation.ARENA_RW),
+        (
+            "accumulator",
+            "INT32",
+            (channels_out, batches * out_height * out_width),
+            Allocation.ARENA_RW,
+        ),
     ]
     if per_channel:
         roles.append(("input_offsets", "INT32", (input_rows,), Allocation.ARENA_RW))
@@ -374,8 +383,10 @@ def _fully_connected(ctx: NodeContext) -> None:
         return
     tensor = ctx.input(1)
     if tensor is not None and (tensor.has_sparsity or tensor.dtype == "INT4"):
-        ctx.graph.note(f"node {ctx.position} FULLY_CONNECTED: sparse / 4-bit hybrid temporaries "
-                       f"are modelled as the dense kernel's")
+        ctx.graph.note(
+            f"node {ctx.position} FULLY_CONNECTED: sparse / 4-bit hybrid temporaries "
+            f"are modelled as the dense kernel's"
+        )
     elements = 1
     for dim in input_shape:
         elements *= dim
@@ -389,8 +400,9 @@ def _fully_connected(ctx: NodeContext) -> None:
         ("row_sums", "INT32", (units,), Allocation.ARENA_RW_PERSISTENT),
     )
     for slot, (role, dtype, shape, allocation) in enumerate(roles):
-        ctx.set_temporary(slot, first + slot, dtype=dtype, shape=shape, allocation=allocation,
-                          role=role)
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=shape, allocation=allocation, role=role
+        )
 
 
 def _reduce(ctx: NodeContext, *, mean_or_sum: bool) -> None:
@@ -403,13 +415,23 @@ def _reduce(ctx: NodeContext, *, mean_or_sum: bool) -> None:
     axis_count = 1
     for dim in axis_shape:
         axis_count *= dim
-    ctx.set_temporary(0, first, dtype="INT32", shape=(len(input_shape),),
-                      allocation=Allocation.ARENA_RW, role="index")
+    ctx.set_temporary(
+        0,
+        first,
+        dtype="INT32",
+        shape=(len(input_shape),),
+        allocation=Allocation.ARENA_RW,
+        role="index",
+    )
     constant_axis = ctx.is_constant_or_persistent(1)
-    ctx.set_temporary(1, first + 1, dtype="INT32",
-                      shape=(axis_count,) if constant_axis else None,
-                      allocation=Allocation.ARENA_RW if constant_axis else Allocation.DYNAMIC,
-                      role="resolved_axis")
+    ctx.set_temporary(
+        1,
+        first + 1,
+        dtype="INT32",
+        shape=(axis_count,) if constant_axis else None,
+        allocation=Allocation.ARENA_RW if constant_axis else Allocation.DYNAMIC,
+        role="resolved_axis",
+    )
     accumulator_type = {
         "FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8": "INT32",
         "INT8": "INT32", "INT16": "INT32", "BOOL": "BOOL",
@@ -419,15 +441,23 @@ def _reduce(ctx: NodeContext, *, mean_or_sum: bool) -> None:
     for dim in (output.shape or ()) if output is not None else ():
         output_elements *= dim
     sized_accumulator = mean_or_sum and constant_axis
-    ctx.set_temporary(2, first + 2, dtype=accumulator_type,
-                      shape=(output_elements,) if sized_accumulator else None,
-                      allocation=Allocation.ARENA_RW if sized_accumulator else Allocation.MEM_NONE,
-                      role="accumulator")
+    ctx.set_temporary(
+        2,
+        first + 2,
+        dtype=accumulator_type,
+        shape=(output_elements,) if sized_accumulator else None,
+        allocation=Allocation.ARENA_RW if sized_accumulator else Allocation.MEM_NONE,
+        role="accumulator",
+    )
     constant_input = ctx.is_constant_or_persistent(0)
-    ctx.set_temporary(3, first + 3, dtype="INT32",
-                      shape=(len(input_shape),) if constant_input else None,
-                      allocation=Allocation.ARENA_RW if constant_input else Allocation.DYNAMIC,
-                      role="normalized_dims")
+    ctx.set_temporary(
+        3,
+        first + 3,
+        dtype="INT32",
+        shape=(len(input_shape),) if constant_input else None,
+        allocation=Allocation.ARENA_RW if constant_input else Allocation.DYNAMIC,
+        role="normalized_dims",
+    )
     if not constant_axis:
         ctx.set_dynamic_output()
 
@@ -468,16 +498,37 @@ def _lstm_like(ctx: NodeContext, *, sequence: bool) -> None:
     if integer:
         eight_bit = len(ctx.operator.intermediates) != 5 and not sequence
         if eight_bit:
-            types = ("INT8", "INT8", "INT16", "INT16", "INT16", "INT16", "INT16", "INT16")
+            types: tuple[str, ...] = (
+                "INT8",
+                "INT8",
+                "INT16",
+                "INT16",
+                "INT16",
+                "INT16",
+                "INT16",
+                "INT16",
+            )
         else:
             types = ("INT16", "INT16", "INT16", "INT16", "INT8", "INT32")
         for slot, dtype in enumerate(types):
-            ctx.set_temporary(slot, first + slot, dtype=dtype, shape=(batch, cell),
-                              allocation=Allocation.ARENA_RW, role=f"scratch{slot}")
+            ctx.set_temporary(
+                slot,
+                first + slot,
+                dtype=dtype,
+                shape=(batch, cell),
+                allocation=Allocation.ARENA_RW,
+                role=f"scratch{slot}",
+            )
         return
     width = cell * (4 if cifg else 5) + extra
-    ctx.set_temporary(0, first, dtype=input_type, shape=(batch, width),
-                      allocation=Allocation.ARENA_RW, role="scratch")
+    ctx.set_temporary(
+        0,
+        first,
+        dtype=input_type,
+        shape=(batch, width),
+        allocation=Allocation.ARENA_RW,
+        role="scratch",
+    )
     if not hybrid:
         return
     weights_type = ctx.dtype(4)
@@ -500,8 +551,9 @@ def _lstm_like(ctx: NodeContext, *, sequence: bool) -> None:
         ("row_sums", "INT32", (row_sum_rows, cell), Allocation.ARENA_RW_PERSISTENT),
     )
     for offset, (role, dtype, shape, allocation) in enumerate(roles, start=1):
-        ctx.set_temporary(offset, first + offset, dtype=dtype, shape=shape,
-                          allocation=allocation, role=role)
+        ctx.set_temporary(
+            offset, first + offset, dtype=dtype, shape=shape, allocation=allocation, role=role
+        )
 
 
 def _svdf(ctx: NodeContext) -> None:
@@ -518,8 +570,14 @@ def _svdf(ctx: NodeContext) -> None:
     units = filters // rank
     full_integer = ctx.dtype(0) == "INT8"
     hybrid = _is_hybrid(ctx, 0, 1)
-    ctx.set_temporary(0, first, dtype="INT32" if full_integer else "FLOAT32",
-                      shape=(batch, filters), allocation=Allocation.ARENA_RW, role="scratch")
+    ctx.set_temporary(
+        0,
+        first,
+        dtype="INT32" if full_integer else "FLOAT32",
+        shape=(batch, filters),
+        allocation=Allocation.ARENA_RW,
+        role="scratch",
+    )
     if hybrid:
         roles = (
             ("input_quantized", ctx.dtype(1), input_shape, Allocation.ARENA_RW),
@@ -529,11 +587,18 @@ def _svdf(ctx: NodeContext) -> None:
             ("row_sums", "FLOAT32", (filters,), Allocation.ARENA_RW_PERSISTENT),
         )
         for slot, (role, dtype, shape, allocation) in enumerate(roles, start=1):
-            ctx.set_temporary(slot, first + slot, dtype=dtype, shape=shape,
-                              allocation=allocation, role=role)
+            ctx.set_temporary(
+                slot, first + slot, dtype=dtype, shape=shape, allocation=allocation, role=role
+            )
     if full_integer:
-        ctx.set_temporary(1, first + 1, dtype="INT32", shape=(units, batch),
-                          allocation=Allocation.ARENA_RW, role="output_temp")
+        ctx.set_temporary(
+            1,
+            first + 1,
+            dtype="INT32",
+            shape=(units, batch),
+            allocation=Allocation.ARENA_RW,
+            role="output_temp",
+        )
 
 
 def _transpose_conv(ctx: NodeContext) -> None:
@@ -551,28 +616,57 @@ def _transpose_conv(ctx: NodeContext) -> None:
     if constant_shape and len(input_shape) == 4 and len(weights_shape) == 4:
         rows = input_shape[1] * input_shape[2]
         columns = weights_shape[0] * weights_shape[1] * weights_shape[2]
-        ctx.set_temporary(slot, col2im, dtype="FLOAT32" if input_type == "FLOAT32" else "INT32",
-                          shape=(rows, columns), allocation=Allocation.DYNAMIC, role="col2im")
+        ctx.set_temporary(
+            slot,
+            col2im,
+            dtype="FLOAT32" if input_type == "FLOAT32" else "INT32",
+            shape=(rows, columns),
+            allocation=Allocation.DYNAMIC,
+            role="col2im",
+        )
     else:
-        ctx.set_temporary(slot, col2im, dtype="NOTYPE", shape=None,
-                          allocation=Allocation.DYNAMIC, role="col2im")
+        ctx.set_temporary(
+            slot, col2im, dtype="NOTYPE", shape=None, allocation=Allocation.DYNAMIC, role="col2im"
+        )
     slot += 1
     transposed = ctx.reserve("transposed_weights", 1)
     if len(weights_shape) == 4:
-        shape: tuple[int, ...] = (weights_shape[1], weights_shape[2], weights_shape[0],
-                                  weights_shape[3])
-        ctx.set_temporary(slot, transposed, dtype=weights_type, shape=shape,
-                          allocation=Allocation.DYNAMIC, role="transposed_weights")
+        shape: tuple[int, ...] = (
+            weights_shape[1],
+            weights_shape[2],
+            weights_shape[0],
+            weights_shape[3],
+        )
+        ctx.set_temporary(
+            slot,
+            transposed,
+            dtype=weights_type,
+            shape=shape,
+            allocation=Allocation.DYNAMIC,
+            role="transposed_weights",
+        )
     slot += 1
     if input_type in ("UINT8", "INT8", "INT16"):
         scratch = ctx.reserve("scratch", 1)
         if constant_shape and output is not None and output.shape:
             scratch_type = "INT64" if input_type == "INT16" else "INT32"
-            ctx.set_temporary(slot, scratch, dtype=scratch_type, shape=output.shape,
-                              allocation=Allocation.ARENA_RW, role="scratch")
+            ctx.set_temporary(
+                slot,
+                scratch,
+                dtype=scratch_type,
+                shape=output.shape,
+                allocation=Allocation.ARENA_RW,
+                role="scratch",
+            )
         else:
-            ctx.set_temporary(slot, scratch, dtype="NOTYPE", shape=None,
-                              allocation=Allocation.DYNAMIC, role="scratch")
+            ctx.set_temporary(
+                slot,
+                scratch,
+                dtype="NOTYPE",
+                shape=None,
+                allocation=Allocation.DYNAMIC,
+                role="scratch",
+            )
         slot += 1
     if input_type == "FLOAT32" and weights_type == "INT8":
         batch = input_shape[0] if input_shape else 1
@@ -582,8 +676,9 @@ def _transpose_conv(ctx: NodeContext) -> None:
             ("input_offsets", "INT32", (batch,)),
         ):
             index = ctx.reserve(role, 1)
-            ctx.set_temporary(slot, index, dtype=dtype, shape=shape_,
-                              allocation=Allocation.ARENA_RW, role=role)
+            ctx.set_temporary(
+                slot, index, dtype=dtype, shape=shape_, allocation=Allocation.ARENA_RW, role=role
+            )
             slot += 1
     if not constant_shape:
         ctx.set_dynamic_output()
@@ -600,11 +695,23 @@ def _batch_matmul(ctx: NodeContext) -> None:
     adj_y = bool(ctx.options.get("adj_y", False))
     lhs_t = (*lhs[:-2], lhs[-1], lhs[-2])
     rhs_t = (*rhs[:-2], rhs[-1], rhs[-2])
-    ctx.set_temporary(0, first, dtype=ctx.dtype(0), shape=lhs_t,
-                      allocation=Allocation.ARENA_RW, role="lhs_transposed")
+    ctx.set_temporary(
+        0,
+        first,
+        dtype=ctx.dtype(0),
+        shape=lhs_t,
+        allocation=Allocation.ARENA_RW,
+        role="lhs_transposed",
+    )
     rhs_allocation = Allocation.ARENA_RW_PERSISTENT if ctx.is_constant(1) else Allocation.ARENA_RW
-    ctx.set_temporary(1, first + 1, dtype=ctx.dtype(1), shape=rhs_t,
-                      allocation=rhs_allocation, role="rhs_transposed")
+    ctx.set_temporary(
+        1,
+        first + 1,
+        dtype=ctx.dtype(1),
+        shape=rhs_t,
+        allocation=rhs_allocation,
+        role="rhs_transposed",
+    )
     if not (ctx.dtype(0) == "FLOAT32" and ctx.dtype(1) == "INT8"):
         return
     batch_size = lhs[-1] if adj_x else lhs[-2]
@@ -623,8 +730,9 @@ def _batch_matmul(ctx: NodeContext) -> None:
         ("row_sums", "INT32", (matrices * units,), Allocation.ARENA_RW_PERSISTENT),
     )
     for slot, (role, dtype, shape, allocation) in enumerate(roles, start=2):
-        ctx.set_temporary(slot, first + slot, dtype=dtype, shape=shape, allocation=allocation,
-                          role=role)
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=shape, allocation=allocation, role=role
+        )
 
 
 def _conv_3d(ctx: NodeContext) -> None:
@@ -636,15 +744,19 @@ def _conv_3d(ctx: NodeContext) -> None:
         return
     options = ctx.options
     strides = (options.get("stride_d", 1), options.get("stride_h", 1), options.get("stride_w", 1))
-    dilations = (options.get("dilation_d_factor", 1), options.get("dilation_h_factor", 1),
-                 options.get("dilation_w_factor", 1))
+    dilations = (
+        options.get("dilation_d_factor", 1),
+        options.get("dilation_h_factor", 1),
+        options.get("dilation_w_factor", 1),
+    )
     if strides == (1, 1, 1) and dilations == (1, 1, 1) and filter_shape[:3] == (1, 1, 1):
         return
     index = ctx.reserve("im2col", 1)
     depth = filter_shape[0] * filter_shape[1] * filter_shape[2] * filter_shape[3]
     shape = (*output.shape[:4], depth)
-    ctx.set_temporary(0, index, dtype=ctx.dtype(0), shape=shape, allocation=Allocation.ARENA_RW,
-                      role="im2col")
+    ctx.set_temporary(
+        0, index, dtype=ctx.dtype(0), shape=shape, allocation=Allocation.ARENA_RW, role="im2col"
+    )
 
 
 def _add_n(ctx: NodeContext) -> None:
@@ -653,8 +765,14 @@ def _add_n(ctx: NodeContext) -> None:
     elements = 1
     for dim in ctx.dims(0):
         elements *= dim
-    ctx.set_temporary(0, first, dtype=ctx.dtype(0), shape=(elements,),
-                      allocation=Allocation.ARENA_RW, role="scratch")
+    ctx.set_temporary(
+        0,
+        first,
+        dtype=ctx.dtype(0),
+        shape=(elements,),
+        allocation=Allocation.ARENA_RW,
+        role="scratch",
+    )
 
 
 def _dequantize(ctx: NodeContext) -> None:
@@ -746,8 +864,9 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             prepare=_fully_connected,
             verified=True,
         ),
-        "MEAN": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_mean_or_sum,
-                           verified=True),
+        "MEAN": KernelRule(
+            _REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_mean_or_sum, verified=True
+        ),
         "SUM": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_mean_or_sum),
         "REDUCE_MAX": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple),
         "REDUCE_MIN": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple),
@@ -791,37 +910,48 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "im2col [N,od,oh,ow,kd·kh·kw·Cin] unless 1×1×1/stride 1/undilated",
             prepare=_conv_3d,
         ),
-        "ADD_N": KernelRule("tflite/kernels/add_n.cc", "scratch [elements]", init_tensors=1,
-                            prepare=_add_n),
-        "DEQUANTIZE": KernelRule("tflite/kernels/dequantize.cc",
-                                 "constant input → output in the persistent arena",
-                                 prepare=_dequantize),
-        "DENSIFY": KernelRule("tflite/kernels/densify.cc", "output in the persistent arena",
-                              prepare=_densify),
-        "RESHAPE": KernelRule("tflite/kernels/reshape.cc",
-                              "constant input → PersistentRo; unknown shape ends the chunk",
-                              prepare=_reshape, verified=True),
+        "ADD_N": KernelRule(
+            "tflite/kernels/add_n.cc", "scratch [elements]", init_tensors=1, prepare=_add_n
+        ),
+        "DEQUANTIZE": KernelRule(
+            "tflite/kernels/dequantize.cc",
+            "constant input → output in the persistent arena",
+            prepare=_dequantize,
+        ),
+        "DENSIFY": KernelRule(
+            "tflite/kernels/densify.cc", "output in the persistent arena", prepare=_densify
+        ),
+        "RESHAPE": KernelRule(
+            "tflite/kernels/reshape.cc",
+            "constant input → PersistentRo; unknown shape ends the chunk",
+            prepare=_reshape,
+            verified=True,
+        ),
         # Init-time tensors whose Prepare-time use is not modelled (hybrid / sparse paths).
-        "RNN": KernelRule("tflite/kernels/basic_rnn.cc", "hybrid: 6 (not modelled)",
-                          init_tensors=6),
+        "RNN": KernelRule(
+            "tflite/kernels/basic_rnn.cc", "hybrid: 6 (not modelled)", init_tensors=6
+        ),
         "UNIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
-            "tflite/kernels/unidirectional_sequence_rnn.cc", "hybrid: 6 (not modelled)",
-            init_tensors=6),
+            "tflite/kernels/unidirectional_sequence_rnn.cc",
+            "hybrid: 6 (not modelled)",
+            init_tensors=6,
+        ),
         "BIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
-            "tflite/kernels/bidirectional_sequence_rnn.cc", "hybrid: 9 (not modelled)",
-            init_tensors=9),
+            "tflite/kernels/bidirectional_sequence_rnn.cc",
+            "hybrid: 9 (not modelled)",
+            init_tensors=9,
+        ),
         "BIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
-            "tflite/kernels/bidirectional_sequence_lstm.cc", "19 (not modelled)",
-            init_tensors=19),
+            "tflite/kernels/bidirectional_sequence_lstm.cc", "19 (not modelled)", init_tensors=19
+        ),
         "CUSTOM:TFLite_Detection_PostProcess": KernelRule(
-            "tflite/kernels/detection_postprocess.cc", "2 (not modelled)", init_tensors=2),
+            "tflite/kernels/detection_postprocess.cc", "2 (not modelled)", init_tensors=2
+        ),
         # Outputs that become Dynamic when a shape-defining input is not constant.
         "ARG_MAX": KernelRule("tflite/kernels/arg_min_max.cc", shape_inputs=(1,)),
         "ARG_MIN": KernelRule("tflite/kernels/arg_min_max.cc", shape_inputs=(1,)),
-        "BATCH_TO_SPACE_ND": KernelRule("tflite/kernels/batch_to_space_nd.cc",
-                                        shape_inputs=(1, 2)),
-        "SPACE_TO_BATCH_ND": KernelRule("tflite/kernels/space_to_batch_nd.cc",
-                                        shape_inputs=(1, 2)),
+        "BATCH_TO_SPACE_ND": KernelRule("tflite/kernels/batch_to_space_nd.cc", shape_inputs=(1, 2)),
+        "SPACE_TO_BATCH_ND": KernelRule("tflite/kernels/space_to_batch_nd.cc", shape_inputs=(1, 2)),
         "BROADCAST_TO": KernelRule("tflite/kernels/broadcast_to.cc", shape_inputs=(1,)),
         "EXPAND_DIMS": KernelRule("tflite/kernels/expand_dims.cc", shape_inputs=(1,)),
         "FILL": KernelRule("tflite/kernels/fill.cc", shape_inputs=(0,)),
@@ -830,8 +960,9 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "PAD": KernelRule("tflite/kernels/pad.cc", shape_inputs=(1,), verified=True),
         "PADV2": KernelRule("tflite/kernels/pad.cc", shape_inputs=(1,)),
         "RESIZE_BILINEAR": KernelRule("tflite/kernels/resize_bilinear.cc", shape_inputs=(1,)),
-        "RESIZE_NEAREST_NEIGHBOR": KernelRule("tflite/kernels/resize_nearest_neighbor.cc",
-                                              shape_inputs=(1,)),
+        "RESIZE_NEAREST_NEIGHBOR": KernelRule(
+            "tflite/kernels/resize_nearest_neighbor.cc", shape_inputs=(1,)
+        ),
         "SCATTER_ND": KernelRule("tflite/kernels/scatter_nd.cc", shape_inputs=(2,)),
         "SEGMENT_SUM": KernelRule("tflite/kernels/segment_sum.cc", shape_inputs=(0, 1)),
         "SLICE": KernelRule("tflite/kernels/slice.cc", shape_inputs=(1, 2)),
@@ -840,19 +971,25 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "SPLIT_V": KernelRule("tflite/kernels/split_v.cc", shape_inputs=(1, 2)),
         "TOPK_V2": KernelRule("tflite/kernels/topk_v2.cc", shape_inputs=(1,)),
         "TRANSPOSE": KernelRule("tflite/kernels/transpose.cc", shape_inputs=(1,), verified=True),
-        "UNSORTED_SEGMENT_SUM": KernelRule("tflite/kernels/unsorted_segment.cc",
-                                           shape_inputs=(1, 2)),
-        "UNSORTED_SEGMENT_MAX": KernelRule("tflite/kernels/unsorted_segment.cc",
-                                           shape_inputs=(1, 2)),
-        "UNSORTED_SEGMENT_MIN": KernelRule("tflite/kernels/unsorted_segment.cc",
-                                           shape_inputs=(1, 2)),
-        "UNSORTED_SEGMENT_PROD": KernelRule("tflite/kernels/unsorted_segment.cc",
-                                            shape_inputs=(1, 2)),
+        "UNSORTED_SEGMENT_SUM": KernelRule(
+            "tflite/kernels/unsorted_segment.cc", shape_inputs=(1, 2)
+        ),
+        "UNSORTED_SEGMENT_MAX": KernelRule(
+            "tflite/kernels/unsorted_segment.cc", shape_inputs=(1, 2)
+        ),
+        "UNSORTED_SEGMENT_MIN": KernelRule(
+            "tflite/kernels/unsorted_segment.cc", shape_inputs=(1, 2)
+        ),
+        "UNSORTED_SEGMENT_PROD": KernelRule(
+            "tflite/kernels/unsorted_segment.cc", shape_inputs=(1, 2)
+        ),
         "WHERE": KernelRule("tflite/kernels/where.cc", shape_inputs=(0,)),
-        "NON_MAX_SUPPRESSION_V4": KernelRule("tflite/kernels/non_max_suppression.cc",
-                                             shape_inputs=(2,)),
-        "NON_MAX_SUPPRESSION_V5": KernelRule("tflite/kernels/non_max_suppression.cc",
-                                             shape_inputs=(2,)),
+        "NON_MAX_SUPPRESSION_V4": KernelRule(
+            "tflite/kernels/non_max_suppression.cc", shape_inputs=(2,)
+        ),
+        "NON_MAX_SUPPRESSION_V5": KernelRule(
+            "tflite/kernels/non_max_suppression.cc", shape_inputs=(2,)
+        ),
         "UNIQUE": KernelRule("tflite/kernels/unique.cc", always_dynamic=True),
         # Constant folding in Prepare: output 0 becomes PersistentRo (heap).
         "SHAPE": KernelRule("tflite/kernels/shape.cc", always_folds=True),
@@ -860,13 +997,16 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "BROADCAST_ARGS": KernelRule("tflite/kernels/broadcast_args.cc", folding_inputs=(0, 1)),
         "GATHER": KernelRule("tflite/kernels/gather.cc", folding_inputs=(0, 1)),
         "MUL": KernelRule("tflite/kernels/mul.cc", folding_inputs=(0, 1)),
-        "RANGE": KernelRule("tflite/kernels/range.cc", shape_inputs=(0, 1, 2),
-                            folding_inputs=(0, 1, 2)),
-        "STRIDED_SLICE": KernelRule("tflite/kernels/strided_slice.cc", shape_inputs=(1, 2, 3),
-                                    folding_inputs=(0, 1, 2)),
+        "RANGE": KernelRule(
+            "tflite/kernels/range.cc", shape_inputs=(0, 1, 2), folding_inputs=(0, 1, 2)
+        ),
+        "STRIDED_SLICE": KernelRule(
+            "tflite/kernels/strided_slice.cc", shape_inputs=(1, 2, 3), folding_inputs=(0, 1, 2)
+        ),
         "TILE": KernelRule("tflite/kernels/tile.cc", shape_inputs=(1,), folding_inputs=(0, 1)),
-        "CONCATENATION": KernelRule("tflite/kernels/concatenation.cc",
-                                    folding_inputs=(-1,)),  # -1: every input
+        "CONCATENATION": KernelRule(
+            "tflite/kernels/concatenation.cc", folding_inputs=(-1,)
+        ),  # -1: every input
     }
 )
 
@@ -888,8 +1028,9 @@ class _WorkGraph:
     def add_tensors(self, count: int) -> int:
         first = len(self.tensors)
         for _ in range(count):
-            self.tensors.append(_WorkTensor(name="", dtype="NOTYPE", shape=None,
-                                            allocation=Allocation.MEM_NONE))
+            self.tensors.append(
+                _WorkTensor(name="", dtype="NOTYPE", shape=None, allocation=Allocation.MEM_NONE)
+            )
         return first
 
     def scales(self, tensor_index: int) -> tuple[float, ...]:
@@ -1036,8 +1177,10 @@ def _prepare_control_flow(
     them), unused child inputs are removed, and the children are allocated now."""
     opcode = ctx.operator.opcode
     children = [c for c in ctx.operator.called_subgraphs if 0 <= c < len(runs)]
-    ctx.graph.note(f"node {ctx.position} {opcode}: control flow modelled from the kernel "
-                   f"source (children {children}), not verified against the interpreter")
+    ctx.graph.note(
+        f"node {ctx.position} {opcode}: control flow modelled from the kernel "
+        f"source (children {children}), not verified against the interpreter"
+    )
     for position, child in enumerate(children):
         child_graph = runs[child].graph
         subgraph = model.subgraphs[child]

@@ -25,7 +25,7 @@ def probe(path: str) -> dict[str, Any]:
         experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
     )
     interpreter.allocate_tensors()
-    wrapper = interpreter._interpreter  # noqa: SLF001 - the only route to other subgraphs
+    wrapper = interpreter._interpreter  # private: the only route to other subgraphs
     subgraphs = []
     for subgraph in range(wrapper.NumSubgraphs()):
         tensors = []

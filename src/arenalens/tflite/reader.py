@@ -373,16 +373,16 @@ class _Parser:
 
 
 def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[float, ...]:
-    """Model + (subgraph, tensor) → every quantization scale of that tensor (IR keeps one)."""
-    fb_model = FbModel.GetRootAs(model.data, 0)
-    fb_tensor = fb_model.Subgraphs(subgraph).Tensors(tensor)
-    quantization = fb_tensor.Quantization() if fb_tensor is not None else None
+    """Model + (subgraph, tensor) → every quantization scale of that tensor (the IR keeps one)."""
+    parser = _Parser(model.data, model.source)
+    fb_tensor = (
+        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
+    )
+    quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
     if quantization is None:
         return ()
-    scales = quantization.ScaleAsNumpy()
-    if isinstance(scales, int):
-        return ()
-    return tuple(float(np.float32(scale)) for scale in scales)
+    data, length = quantization.vector(_QuantizationSlots.SCALE, 4)
+    return tuple(struct.unpack_from(f"<{length}f", model.data, data)) if length else ()
 
 
 def decode_offline_plan(raw: bytes, label: str) -> OfflinePlan:
