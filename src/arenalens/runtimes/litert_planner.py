@@ -18,7 +18,7 @@ The placement itself is `planning.litert_arena` (arena) and back-to-back packing
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -52,9 +52,21 @@ class ArenaOrder:
     tie_groups: tuple[tuple[int, ...], ...]
 
 
-def plan_order(prepared: PreparedSubgraph) -> ArenaOrder:
-    """Prepared subgraph → ArenaPlanner's lifetimes, aliases and placement order."""
-    planner = _ArenaPlannerReplica(prepared)
+SortFunction = Callable[[list[int], Callable[[int, int], bool]], None]
+
+
+def plan_order(
+    prepared: PreparedSubgraph,
+    *,
+    sort: SortFunction = libstdcxx_sort,
+    hash_set_order: bool = True,
+) -> ArenaOrder:
+    """Prepared subgraph → ArenaPlanner's lifetimes, aliases and placement order.
+
+    `sort` and `hash_set_order` exist to measure what the exact emulation buys: pass a stable
+    sort, or `hash_set_order=False` to take each node's tensors in index order instead.
+    """
+    planner = _ArenaPlannerReplica(prepared, sort=sort, hash_set_order=hash_set_order)
     planner.plan_allocations()
     for chunk_number, (first, last) in enumerate(prepared.chunks):
         planner.execute_allocations(first, last, chunk_number)
@@ -62,8 +74,12 @@ def plan_order(prepared: PreparedSubgraph) -> ArenaOrder:
 
 
 class _ArenaPlannerReplica:
-    def __init__(self, prepared: PreparedSubgraph) -> None:
+    def __init__(
+        self, prepared: PreparedSubgraph, *, sort: SortFunction, hash_set_order: bool
+    ) -> None:
         self.prepared = prepared
+        self.sort = sort
+        self.hash_set_order = hash_set_order
         count = len(prepared.tensors)
         self.alloc = [NEVER_FREED] * count
         self.dealloc = [NEVER_FREED] * count
@@ -185,7 +201,11 @@ class _ArenaPlannerReplica:
                 self.alloc[tensor] = position
                 self.sets[position].add(tensor)
                 self.dealloc[tensor] = position
-        candidates = [t for i in range(first, last + 1) for t in self.sets[i]]
+        candidates = [
+            t
+            for i in range(first, last + 1)
+            for t in (self.sets[i] if self.hash_set_order else sorted(self.sets[i]))
+        ]
         tensors = prepared.tensors
         kept = [
             t
@@ -195,7 +215,7 @@ class _ArenaPlannerReplica:
         ]
         if not kept:
             return
-        libstdcxx_sort(kept, self.comes_before)
+        self.sort(kept, self.comes_before)
         self.record_ties(kept)
         for tensor in kept:
             root = self.shared.get(tensor)
