@@ -1,4 +1,4 @@
-"""planning.litert_arena: LiteRT's SimpleMemoryArena placement, by hand-checked cases and properties."""
+"""planning.litert_arena: LiteRT SimpleMemoryArena placement, hand-checked cases and properties."""
 
 from __future__ import annotations
 

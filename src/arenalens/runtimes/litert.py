@@ -329,6 +329,12 @@ def _compare_arena(
         real_offset = address - real_base
         expected = predicted[tensor] - predicted_base
         rows.append(VerifyRow(label, expected, real_offset, expected == real_offset))
+        real_bytes = record.nbytes if record is not None else None
+        if real_bytes is not None and real_bytes != prepared.tensors[tensor].nbytes:
+            rows.append(VerifyRow(
+                f"{label} bytes", prepared.tensors[tensor].nbytes, real_bytes, False,
+                note="the runtime sized this tensor differently (Prepare recomputed its shape)",
+            ))  # fmt: skip
     predicted_size = (
         max(
             plan.offsets[b] + arena.problem.by_id[b].size for b in arena.buffers if b in first_chunk

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import LITERT_INPLACE_FLAGS
-from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor
+from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, dtype_for_code
 
 
 class Allocation(enum.StrEnum):
@@ -301,7 +301,7 @@ def _conv_2d(ctx: NodeContext) -> None:
     if len(filter_shape) != 4 or output is None or not output.shape:
         return
     stride = (ctx.options.get("stride_h", 1), ctx.options.get("stride_w", 1))
-    dilation = (ctx.options.get("dilation_h_factor", 1), ctx.options.get("dilation_w_factor", 1))
+    dilation = (ctx.options.get("dilation_hfactor", 1), ctx.options.get("dilation_wfactor", 1))
     hybrid = input_type == "FLOAT32" and filter_type in ("INT8", "UINT8", "INT4")
     per_channel = hybrid and filter_type in ("INT8", "INT4") and _has_distinct_scales(ctx, 1)
     needs_im2col = dilation != (1, 1) or stride != (1, 1) or filter_shape[1:3] != (1, 1)
@@ -602,9 +602,9 @@ def _svdf(ctx: NodeContext) -> None:
 
 
 def _transpose_conv(ctx: NodeContext) -> None:
-    """*transpose_conv.cc — Prepare, AllocateTemporaryTensorsIfRequired*: col2im (Dynamic),
-    transposed weights (Dynamic), int32/int64 scratch for quantized inputs, three hybrid
-    temporaries. With a non-constant output shape the output and col2im become Dynamic."""
+    """*transpose_conv.cc — Prepare, AllocateTemporaryTensorsIfRequired*: col2im, transposed
+    weights and (quantized inputs) the int32/int64 scratch are all Dynamic (heap); hybrid adds
+    three arena temporaries. A non-constant output shape makes the output Dynamic too."""
     input_type = ctx.dtype(2)
     weights_type = ctx.dtype(1)
     output = ctx.output()
@@ -647,41 +647,38 @@ def _transpose_conv(ctx: NodeContext) -> None:
         )
     slot += 1
     if input_type in ("UINT8", "INT8", "INT16"):
+        # Always Dynamic (heap), sized like the output when the output shape is constant.
         scratch = ctx.reserve("scratch", 1)
-        if constant_shape and output is not None and output.shape:
-            scratch_type = "INT64" if input_type == "INT16" else "INT32"
-            ctx.set_temporary(
-                slot,
-                scratch,
-                dtype=scratch_type,
-                shape=output.shape,
-                allocation=Allocation.ARENA_RW,
-                role="scratch",
-            )
-        else:
-            ctx.set_temporary(
-                slot,
-                scratch,
-                dtype="NOTYPE",
-                shape=None,
-                allocation=Allocation.DYNAMIC,
-                role="scratch",
-            )
+        bias_type = _tensor_type_name(ctx.options.get("quantized_bias_type", 0))
+        scratch_type = bias_type or ("INT64" if input_type == "INT16" else "INT32")
+        shape_known = constant_shape and output is not None and output.shape
+        ctx.set_temporary(slot, scratch, dtype=scratch_type,
+                          shape=output.shape if shape_known and output is not None else None,
+                          allocation=Allocation.DYNAMIC, role="scratch")  # fmt: skip
         slot += 1
     if input_type == "FLOAT32" and weights_type == "INT8":
-        batch = input_shape[0] if input_shape else 1
+        elements = 1
+        for dim in input_shape:
+            elements *= dim
+        rows = elements // weights_shape[3] if len(weights_shape) == 4 and weights_shape[3] else 0
         for role, dtype, shape_ in (
             ("input_quantized", "INT8", input_shape),
-            ("scaling_factors", "FLOAT32", (batch,)),
-            ("input_offsets", "INT32", (batch,)),
+            ("scaling_factors", "FLOAT32", (rows,)),
+            ("input_offsets", "INT32", (rows,)),
         ):
             index = ctx.reserve(role, 1)
-            ctx.set_temporary(
-                slot, index, dtype=dtype, shape=shape_, allocation=Allocation.ARENA_RW, role=role
-            )
+            ctx.set_temporary(slot, index, dtype=dtype, shape=shape_,
+                              allocation=Allocation.ARENA_RW, role=role)  # fmt: skip
             slot += 1
     if not constant_shape:
         ctx.set_dynamic_output()
+
+
+def _tensor_type_name(code: object) -> str:
+    """Schema TensorType code → name; '' for 0 (FLOAT32 there means "not set")."""
+    if not isinstance(code, int) or code == 0:
+        return ""
+    return dtype_for_code(code).name
 
 
 def _batch_matmul(ctx: NodeContext) -> None:
@@ -745,9 +742,9 @@ def _conv_3d(ctx: NodeContext) -> None:
     options = ctx.options
     strides = (options.get("stride_d", 1), options.get("stride_h", 1), options.get("stride_w", 1))
     dilations = (
-        options.get("dilation_d_factor", 1),
-        options.get("dilation_h_factor", 1),
-        options.get("dilation_w_factor", 1),
+        options.get("dilation_dfactor", 1),
+        options.get("dilation_hfactor", 1),
+        options.get("dilation_wfactor", 1),
     )
     if strides == (1, 1, 1) and dilations == (1, 1, 1) and filter_shape[:3] == (1, 1, 1):
         return

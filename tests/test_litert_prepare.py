@@ -1,0 +1,294 @@
+"""LiteRT's post-Prepare state and ArenaPlanner order, pinned on small built models.
+
+Every expectation here was checked against the real interpreter by
+tests/test_litert_runtime.py (`verify` agrees on every tensor offset of every case).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.ir import Model
+from arenalens.pipeline import analyze
+from arenalens.planning import Buffer, Problem, run_planner
+from arenalens.runtimes import get_runtime
+from arenalens.runtimes.litert import LITERT_ALIGNMENT, arenas, litert_plans
+from arenalens.runtimes.litert_planner import plan_order
+from arenalens.runtimes.litert_prepare import KERNEL_RULES, Allocation, prepare_model
+from arenalens.tflite.reader import parse_model
+from tests.litert_cases import CASES
+
+
+@functools.cache
+def case_model(name: str) -> Model:
+    """One built case, parsed."""
+    return parse_model(CASES[name](), name)
+
+
+def temporaries(name: str, subgraph: int = 0) -> list[tuple[str, str, Any, str]]:
+    """(role, dtype, shape, allocation) of every runtime tensor a kernel gave a role."""
+    prepared = prepare_model(case_model(name))[subgraph]
+    return [
+        (t.role, t.dtype, t.shape, t.allocation.value)
+        for t in prepared.tensors[prepared.model_tensor_count :]
+        if t.role
+    ]
+
+
+def test_runtime_rules_object() -> None:
+    rules = get_runtime("litert")
+    assert rules.name == "litert"
+    assert rules.default_alignment == LITERT_ALIGNMENT == 64
+    assert rules.verify is not None
+
+
+def test_every_kernel_rule_names_its_source_file() -> None:
+    for opcode, rule in KERNEL_RULES.items():
+        assert rule.source.startswith("tflite/kernels/"), opcode
+        assert rule.source.endswith(".cc"), opcode
+
+
+def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
+    names = [arena.name for arena in arenas(case_model("control_flow_if"))]
+    assert names == [
+        "subgraph 0",
+        "subgraph 0 persistent",
+        "subgraph 1",
+        "subgraph 1 persistent",
+        "subgraph 2",
+        "subgraph 2 persistent",
+    ]
+    assert all(a.runtime_planner == "litert_arena" for a in arenas(case_model("split20")))
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("conv_float_im2col", [("im2col", "FLOAT32", (1, 4, 4, 27), "arena_rw")]),
+        ("conv_dilated", [("im2col", "FLOAT32", (1, 5, 5, 18), "arena_rw")]),
+        ("conv_1x1_chain", []),
+        (
+            "conv_hybrid_per_tensor",
+            [
+                ("im2col", "INT8", (1, 3, 3, 36), "arena_rw"),
+                ("input_quantized", "INT8", (1, 6, 6, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (36,), "arena_rw"),
+                ("accumulator", "INT32", (3, 9), "arena_rw"),
+            ],
+        ),
+        (
+            "conv_hybrid_per_channel",
+            [
+                ("im2col", "INT8", (1, 3, 3, 36), "arena_rw"),
+                ("input_quantized", "INT8", (1, 6, 6, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (36,), "arena_rw"),
+                ("accumulator", "INT32", (3, 9), "arena_rw"),
+                ("input_offsets", "INT32", (36,), "arena_rw"),
+                ("row_sums", "INT32", (3,), "arena_rw_persistent"),
+            ],
+        ),
+        (
+            "depthwise_hybrid",
+            [
+                ("input_quantized", "INT8", (1, 6, 6, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (1,), "arena_rw"),
+                ("input_offsets", "INT32", (1,), "arena_rw"),
+            ],
+        ),
+        (
+            "reductions",
+            [
+                ("index", "INT32", (4,), "arena_rw"),
+                ("resolved_axis", "INT32", (2,), "arena_rw"),
+                ("accumulator", "INT32", (8,), "arena_rw"),
+                ("normalized_dims", "INT32", None, "dynamic"),
+                ("index", "INT32", (4,), "arena_rw"),
+                ("resolved_axis", "INT32", (1,), "arena_rw"),
+                ("accumulator", "FLOAT32", (25,), "arena_rw"),
+                ("normalized_dims", "INT32", None, "dynamic"),
+                ("index", "INT32", (3,), "arena_rw"),
+                ("resolved_axis", "INT32", (2,), "arena_rw"),
+                ("accumulator", "FLOAT32", None, "none"),  # REDUCE_MAX never sizes it
+                ("normalized_dims", "INT32", None, "dynamic"),
+            ],
+        ),
+        (
+            "batch_matmul_hybrid",
+            [
+                ("lhs_transposed", "FLOAT32", (2, 8, 4), "arena_rw"),
+                ("rhs_transposed", "INT8", (2, 3, 8), "arena_rw_persistent"),
+                ("input_quantized", "INT8", (2, 4, 8), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (8,), "arena_rw"),
+                ("accumulator", "INT32", (3, 4), "arena_rw"),
+                ("input_offsets", "INT32", (8,), "arena_rw"),
+                ("row_sums", "INT32", (6,), "arena_rw_persistent"),
+            ],
+        ),
+        ("conv_3d", [("im2col", "FLOAT32", (1, 3, 4, 4, 36), "arena_rw")]),
+        ("add_n", [("scratch", "FLOAT32", (10,), "arena_rw")]),
+        (
+            "transpose_conv_int8",
+            [
+                ("col2im", "INT32", (16, 27), "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        (
+            "svdf_hybrid",
+            [
+                ("scratch", "FLOAT32", (2, 8), "arena_rw"),
+                ("input_quantized", "INT8", (2, 10), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("float_weights_time", "FLOAT32", (8, 4), "arena_rw_persistent"),
+                ("zero_points", "FLOAT32", (2,), "arena_rw"),
+                ("row_sums", "FLOAT32", (8,), "arena_rw_persistent"),
+            ],
+        ),
+        ("lstm_float", [("scratch", "FLOAT32", (2, 30), "arena_rw")]),
+    ],
+)
+def test_kernel_temporaries(name: str, expected: list[tuple[str, str, Any, str]]) -> None:
+    assert temporaries(name) == expected
+
+
+def test_fully_connected_adds_six_tensors_and_uses_five_when_hybrid() -> None:
+    prepared = prepare_model(case_model("fully_connected_hybrid"))[0]
+    assert len(prepared.tensors) - prepared.model_tensor_count == 12
+    first, second = prepared.nodes
+    assert first.temporaries == (6, 7, 8, 9, 10)
+    assert second.temporaries == (12, 13, 14, 15, 16)
+    assert prepared.tensors[11].dtype == "NOTYPE"  # the sixth stays typeless (sparse ledger)
+
+
+def test_init_time_tensors_come_before_prepare_time_ones() -> None:
+    # LSTM (full kernel) adds 12 + 9 tensors in Init, before any Prepare: indices 17..37.
+    prepared = prepare_model(case_model("lstm_float"))[0]
+    assert prepared.model_tensor_count == 17
+    assert prepared.nodes[0].temporaries == (17,)
+    assert len(prepared.tensors) == 17 + 21
+
+
+def test_dynamic_outputs_split_planning_into_chunks() -> None:
+    mean = prepare_model(case_model("mean_dynamic_axis"))[0]
+    assert mean.chunks == ((0, 1), (2, 2))
+    assert mean.nodes[1].dynamic_output
+    reshape = prepare_model(case_model("reshape_unknown_shape"))[0]
+    assert reshape.chunks == ((0, 1), (2, 2))  # kTfLiteOutputShapeNotKnown ends the chunk
+    output = reshape.tensors[reshape.nodes[1].outputs[0]]
+    assert output.allocation == Allocation.ARENA_RW and output.nbytes == 2 * 32 * 4
+    pad = prepare_model(case_model("pad_dynamic"))[0]
+    assert pad.tensors[pad.nodes[1].outputs[0]].allocation == Allocation.DYNAMIC
+
+
+def test_constant_folding_and_persistent_outputs() -> None:
+    prepared = prepare_model(case_model("constant_folding"))[0]
+    by_name = {t.name: t for t in prepared.tensors}
+    assert by_name["w"].allocation == Allocation.ARENA_RW_PERSISTENT  # DEQUANTIZE of a constant
+    assert by_name["shape"].allocation == Allocation.PERSISTENT_RO  # SHAPE
+    assert by_name["c"].allocation == Allocation.PERSISTENT_RO  # RESHAPE of a constant
+    assert by_name["b"].allocation == Allocation.ARENA_RW  # RESHAPE of an activation
+
+
+def test_in_place_aliases_collapse_to_one_root() -> None:
+    model = case_model("in_place_chains")
+    order = litert_plans(model)[0].order
+    names = {t.index: t.name for t in model.subgraphs[0].tensors}
+    aliases = {names[alias]: names[root] for alias, root in order.aliases.items()}
+    # EXPAND_DIMS, SQUEEZE, RESHAPE (pure aliases), SOFTMAX and ADD (modify in place, sole
+    # reader) all end up in `a`'s bytes; the ADD skips its constant first operand.
+    assert aliases == {"b": "a", "c": "a", "d": "a", "e": "a", "f": "a"}
+    # The root lives until its last alias's last reader (node 6).
+    a = next(i for i, n in names.items() if n == "a")
+    assert (order.alloc[a], order.dealloc[a]) == (0, 6)
+
+
+def test_control_flow_children_inputs() -> None:
+    prepared = prepare_model(case_model("control_flow_while"))
+    cond, body = prepared[1], prepared[2]
+    assert all(cond.tensors[t].allocation == Allocation.ARENA_RW for t in cond.inputs if t >= 0)
+    assert all(body.tensors[t].allocation == Allocation.CUSTOM for t in body.inputs)
+    assert all(p.allocated_by_allocate_tensors for p in prepared)
+    branches = prepare_model(case_model("control_flow_if"))
+    for branch in branches[1:]:
+        assert [branch.tensors[t].allocation for t in branch.inputs] == [Allocation.CUSTOM]
+
+
+def test_split20_ties_need_the_exact_hash_order_and_sort() -> None:
+    # §3.5: 20 equal-size SPLIT outputs allocated at one node are one 20-way tie (> 16, so
+    # std::sort's introsort partitions them). Measured on the real interpreter: 2,592 B.
+    prepared = prepare_model(case_model("split20"))[0]
+    order = plan_order(prepared)
+    assert [len(group) for group in order.tie_groups] == [20]
+
+    def stable_sort(items: list[int], less: Any) -> None:
+        def compare(first: int, second: int) -> int:
+            return -1 if less(first, second) else int(less(second, first))
+
+        items.sort(key=functools.cmp_to_key(compare))
+
+    def plan(**options: Any) -> tuple[int, dict[int, int]]:
+        result = plan_order(prepared, **options)
+        buffers = tuple(
+            Buffer(t, result.alloc[t], result.dealloc[t], prepared.tensors[t].nbytes)
+            for t in result.arena_order
+        )
+        problem = Problem(buffers, alignment=64, order=result.arena_order)
+        planned = run_planner("litert_arena", problem)
+        return planned.arena_size, dict(planned.offsets)
+
+    exact_size, exact = plan()
+    assert exact_size == 2592
+    stable_size, stable = plan(sort=stable_sort)
+    assert stable_size == 2528
+    assert sum(stable[t] != exact[t] for t in exact) == 39  # of 42 offsets
+    index_size, _ = plan(hash_set_order=False)
+    assert index_size == 2528
+
+
+def test_timeline_has_runtime_lifetimes_and_aliases() -> None:
+    model = case_model("conv_float_im2col")
+    timeline = get_runtime("litert").timeline(model)
+    im2col = timeline.of(0, 4)
+    assert (im2col.first, im2col.last) == (0, 0)  # a temporary lives at its node only
+    output = timeline.of(0, model.subgraphs[0].outputs[0])
+    assert output.last == NEVER_FREED
+
+
+def test_budget_sums_every_arena() -> None:
+    analysis = analyze(CASES["svdf_hybrid"](), runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    assert analysis.runtime_budget.required_bytes == sum(sizes)
+    assert analysis.runtime_budget.parts == {
+        "subgraph 0": sizes[0],
+        "subgraph 0 persistent": sizes[1],
+    }
+    assert sizes == [392, 416]
+
+
+def test_twenty_thousand_operator_model_analyzes_fast() -> None:
+    import time
+
+    from arenalens.tflite.builder import ModelBuilder
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph()
+    previous = first = graph.add_tensor("x", [1, 64])
+    for index in range(20_000):
+        current = graph.add_tensor(f"t{index}", [1, 64])
+        graph.add_operator("RELU", [previous], [current])
+        previous = current
+    graph.set_inputs([first])
+    graph.set_outputs([previous])
+    model = parse_model(builder.build(), "chain")
+    started = time.perf_counter()
+    problems = arenas(model)
+    plan = run_planner("litert_arena", problems[0].problem)
+    assert time.perf_counter() - started < 5.0
+    assert plan.seconds < 2.0
+    # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
+    assert plan.arena_size == 3 * 256
