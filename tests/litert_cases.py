@@ -78,8 +78,15 @@ def conv_dilated() -> bytes:
 
     def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
         x = g.add_tensor("x", [1, 9, 9, 2])
-        y = _conv(g, x, (3, 3, 3, 2), [1, 5, 5, 3], padding="VALID", dilation_wfactor=2,
-                  dilation_hfactor=2)  # fmt: skip
+        y = _conv(
+            g,
+            x,
+            (3, 3, 3, 2),
+            [1, 5, 5, 3],
+            padding="VALID",
+            dilation_wfactor=2,
+            dilation_hfactor=2,
+        )
         return [x], [y]
 
     return _single(build)
@@ -115,8 +122,12 @@ def conv_hybrid(per_channel: bool) -> bytes:
         weights = g.add_constant("w", data, "INT8", quantization=spec)
         bias = g.add_constant("b", _floats(3))
         y = g.add_tensor("y", [1, 3, 3, 3])
-        g.add_operator("CONV_2D", [x, weights, bias], [y],
-                       options={"stride_w": 2, "stride_h": 2, "padding": "SAME"})  # fmt: skip
+        g.add_operator(
+            "CONV_2D",
+            [x, weights, bias],
+            [y],
+            options={"stride_w": 2, "stride_h": 2, "padding": "SAME"},
+        )
         z = g.add_tensor("z", [1, 3, 3, 3])
         g.add_operator("RELU", [y], [z])
         return [x], [z]
@@ -224,10 +235,20 @@ def conv_3d() -> bytes:
         x = g.add_tensor("x", [1, 4, 6, 6, 2])
         weights = g.add_constant("w", _floats(2, 3, 3, 2, 4))
         y = g.add_tensor("y", [1, 3, 4, 4, 4])
-        g.add_operator("CONV_3D", [x, weights], [y],
-                       options={"padding": "VALID", "stride_d": 1, "stride_w": 1,
-                                "stride_h": 1, "dilation_dfactor": 1, "dilation_wfactor": 1,
-                                "dilation_hfactor": 1})  # fmt: skip
+        g.add_operator(
+            "CONV_3D",
+            [x, weights],
+            [y],
+            options={
+                "padding": "VALID",
+                "stride_d": 1,
+                "stride_w": 1,
+                "stride_h": 1,
+                "dilation_dfactor": 1,
+                "dilation_wfactor": 1,
+                "dilation_hfactor": 1,
+            },
+        )
         return [x], [y]
 
     return _single(build)
@@ -314,12 +335,17 @@ def transpose_conv(dtype: str) -> bytes:
             y = g.add_tensor("y", [1, 8, 8, 3])
         else:
             q = quantization(0.05, 0)
-            weights = g.add_constant("w", _int8(3, 3, 3, 4), "INT8",
-                                     quantization=quantization([0.01, 0.02, 0.03], 0))  # fmt: skip
+            weights = g.add_constant(
+                "w", _int8(3, 3, 3, 4), "INT8", quantization=quantization([0.01, 0.02, 0.03], 0)
+            )
             x = g.add_tensor("x", [1, 4, 4, 4], "INT8", quantization=q)
             y = g.add_tensor("y", [1, 8, 8, 3], "INT8", quantization=q)
-        g.add_operator("TRANSPOSE_CONV", [shape, weights, x], [y],
-                       options={"stride_w": 2, "stride_h": 2, "padding": "SAME"})  # fmt: skip
+        g.add_operator(
+            "TRANSPOSE_CONV",
+            [shape, weights, x],
+            [y],
+            options={"stride_w": 2, "stride_h": 2, "padding": "SAME"},
+        )
         return [x], [y]
 
     return _single(build)
@@ -366,9 +392,12 @@ def lstm_float() -> bytes:
         tensors.append(g.add_tensor("output_state", [batch, cell], is_variable=True))
         tensors.append(g.add_tensor("cell_state", [batch, cell], is_variable=True))
         y = g.add_tensor("y", [batch, cell])
-        g.add_operator("LSTM", tensors, [y],
-                       options={"fused_activation_function": "TANH", "cell_clip": 0.0,
-                                "proj_clip": 0.0})  # fmt: skip
+        g.add_operator(
+            "LSTM",
+            tensors,
+            [y],
+            options={"fused_activation_function": "TANH", "cell_clip": 0.0, "proj_clip": 0.0},
+        )
         z = g.add_tensor("z", [batch, cell])
         g.add_operator("RELU", [y], [z])
         return [x], [z]
@@ -385,8 +414,9 @@ def control_flow_if() -> bytes:
     a = main.add_tensor("a", [1, 8])
     main.add_operator("RELU", [x], [a])
     y = main.add_tensor("y", [1, 8])
-    main.add_operator("IF", [cond, a], [y],
-                      options={"then_subgraph_index": 1, "else_subgraph_index": 2})  # fmt: skip
+    main.add_operator(
+        "IF", [cond, a], [y], options={"then_subgraph_index": 1, "else_subgraph_index": 2}
+    )
     main.set_inputs([cond, x])
     main.set_outputs([y])
     for name, opcode in (("then", "RELU"), ("else", "TANH")):
@@ -410,8 +440,12 @@ def transpose_conv_hybrid() -> bytes:
         weights = g.add_constant("w", data, "INT8", quantization=spec)
         x = g.add_tensor("x", [1, 4, 4, 4])
         y = g.add_tensor("y", [1, 8, 8, 3])
-        g.add_operator("TRANSPOSE_CONV", [shape, weights, x], [y],
-                       options={"stride_w": 2, "stride_h": 2, "padding": "SAME"})  # fmt: skip
+        g.add_operator(
+            "TRANSPOSE_CONV",
+            [shape, weights, x],
+            [y],
+            options={"stride_w": 2, "stride_h": 2, "padding": "SAME"},
+        )
         return [x], [y]
 
     return _single(build)
@@ -456,8 +490,12 @@ def control_flow_while() -> bytes:
     main.add_operator("RELU", [x], [a])
     out_counter = main.add_tensor("i_out", [1], "INT32")
     out = main.add_tensor("y", [1, 8])
-    main.add_operator("WHILE", [counter, a], [out_counter, out],
-                      options={"cond_subgraph_index": 1, "body_subgraph_index": 2})  # fmt: skip
+    main.add_operator(
+        "WHILE",
+        [counter, a],
+        [out_counter, out],
+        options={"cond_subgraph_index": 1, "body_subgraph_index": 2},
+    )
     main.set_inputs([x, counter])
     main.set_outputs([out])
     cond = model.add_subgraph("cond")
@@ -511,3 +549,100 @@ CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_hybrid": transpose_conv_hybrid,
     "in_place_chains": in_place_chains,
 }
+
+
+def _lstm_inputs(
+    g: SubgraphBuilder, x: int, n_input: int, cell: int, *, hybrid: bool, cifg: bool
+) -> list[int]:
+    """The 20 standard LSTM inputs after x (no peepholes, no projection)."""
+
+    def weights(rows: int, columns: int) -> int:
+        if hybrid:
+            data, spec = _hybrid_filter((rows, columns), per_channel=False)
+            return g.add_constant("w", data, "INT8", quantization=spec)
+        return g.add_constant("w", _floats(rows, columns))
+
+    tensors = [x]
+    tensors += [-1 if cifg and gate == 0 else weights(cell, n_input) for gate in range(4)]
+    tensors += [-1 if cifg and gate == 0 else weights(cell, cell) for gate in range(4)]
+    tensors += [-1, -1, -1]  # peepholes
+    tensors += [
+        -1 if cifg and gate == 0 else g.add_constant("b", _floats(cell)) for gate in range(4)
+    ]
+    tensors += [-1, -1]  # projection
+    return tensors
+
+
+def sequence_lstm(*, hybrid: bool, cifg: bool) -> bytes:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM: float scratch [B, 4|5·cell + 16]; hybrid: 12 temporaries."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        batch, steps, n_input, cell = 2, 3, 5, 6
+        x = g.add_tensor("x", [batch, steps, n_input])
+        tensors = _lstm_inputs(g, x, n_input, cell, hybrid=hybrid, cifg=cifg)
+        tensors.append(g.add_tensor("output_state", [batch, cell], is_variable=True))
+        tensors.append(g.add_tensor("cell_state", [batch, cell], is_variable=True))
+        y = g.add_tensor("y", [batch, steps, cell])
+        g.add_operator(
+            "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            tensors,
+            [y],
+            options={"fused_activation_function": "TANH", "time_major": False},
+        )
+        z = g.add_tensor("z", [batch, steps, cell])
+        g.add_operator("RELU", [y], [z])
+        return [x], [z]
+
+    return _single(build)
+
+
+def lstm_hybrid() -> bytes:
+    """Full-kernel LSTM with int8 weights: twelve temporaries, row sums persistent."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        batch, n_input, cell = 2, 5, 6
+        x = g.add_tensor("x", [batch, n_input])
+        tensors = _lstm_inputs(g, x, n_input, cell, hybrid=True, cifg=False)
+        tensors.append(g.add_tensor("output_state", [batch, cell], is_variable=True))
+        tensors.append(g.add_tensor("cell_state", [batch, cell], is_variable=True))
+        y = g.add_tensor("y", [batch, cell])
+        g.add_operator("LSTM", tensors, [y], options={"fused_activation_function": "TANH"})
+        return [x], [y]
+
+    return _single(build)
+
+
+def folding_and_dynamic_split() -> bytes:
+    """CONCATENATION and GATHER of constants fold to PersistentRo; SPLIT with a non-constant
+    axis makes its outputs Dynamic (the chunk ends there)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [4, 8])
+        first = g.add_constant("c1", _floats(2, 8))
+        second = g.add_constant("c2", _floats(2, 8))
+        both = g.add_tensor("both", [4, 8])
+        g.add_operator("CONCATENATION", [first, second], [both], options={"axis": 0})
+        indices = g.add_constant("indices", np.array([3, 2, 1, 0], dtype=np.int32))
+        gathered = g.add_tensor("gathered", [4, 8])
+        g.add_operator("GATHER", [both, indices], [gathered], options={"axis": 0})
+        summed = g.add_tensor("summed", [4, 8])
+        g.add_operator("ADD", [x, gathered], [summed])
+        axis = g.add_tensor("axis", [], "INT32")
+        halves = [g.add_tensor(f"half{i}", [2, 8]) for i in range(2)]
+        g.add_operator("SPLIT", [axis, summed], halves, options={"num_splits": 2})
+        out = g.add_tensor("out", [2, 8])
+        g.add_operator("RELU", [halves[0]], [out])
+        return [x, axis], [out]
+
+    return _single(build)
+
+
+CASES.update(
+    {
+        "sequence_lstm_float": lambda: sequence_lstm(hybrid=False, cifg=False),
+        "sequence_lstm_float_cifg": lambda: sequence_lstm(hybrid=False, cifg=True),
+        "sequence_lstm_hybrid": lambda: sequence_lstm(hybrid=True, cifg=False),
+        "lstm_hybrid": lstm_hybrid,
+        "folding_and_dynamic_split": folding_and_dynamic_split,
+    }
+)

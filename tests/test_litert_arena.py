@@ -52,11 +52,21 @@ def test_default_order_is_litert_comparator() -> None:
     )
     assert default_litert_order(buffers) == (2, 5, 1, 4, 3)
     hello = Problem(
-        (Buffer(0, 0, NEVER_FREED, 4), Buffer(7, 0, 1, 64), Buffer(8, 1, 2, 64),
-         Buffer(9, 2, NEVER_FREED, 4)),
+        (
+            Buffer(0, 0, NEVER_FREED, 4),
+            Buffer(7, 0, 1, 64),
+            Buffer(8, 1, 2, 64),
+            Buffer(9, 2, NEVER_FREED, 4),
+        ),
         alignment=64,
-    )  # fmt: skip
+    )
     assert plan(hello) == {0: 0, 7: 64, 8: 128, 9: 64}
+
+
+def test_partial_order_is_completed_by_the_comparator() -> None:
+    buffers = (Buffer(1, 0, 1, 64), Buffer(2, 0, 1, 128), Buffer(3, 0, 1, 32))
+    partial = Problem(buffers, alignment=64, order=(3, 99))  # 99: not in the problem
+    assert plan(partial) == {3: 0, 2: 64, 1: 192}
 
 
 def test_best_fit_measured_from_unaligned_cursor() -> None:

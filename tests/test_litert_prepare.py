@@ -150,6 +150,26 @@ def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
             ],
         ),
         ("lstm_float", [("scratch", "FLOAT32", (2, 30), "arena_rw")]),
+        # UNIDIRECTIONAL_SEQUENCE_LSTM adds 16 to the scratch width (5·6 + 16; CIFG 4·6 + 16).
+        ("sequence_lstm_float", [("scratch", "FLOAT32", (2, 46), "arena_rw")]),
+        ("sequence_lstm_float_cifg", [("scratch", "FLOAT32", (2, 40), "arena_rw")]),
+        (
+            "sequence_lstm_hybrid",
+            [
+                ("scratch", "FLOAT32", (2, 46), "arena_rw"),
+                ("input_quantized", "INT8", (2, 3, 5), "arena_rw"),
+                ("output_state_quantized", "INT8", (2, 6), "arena_rw"),
+                ("cell_state_quantized", "INT8", (2, 6), "arena_rw"),
+                ("input_scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("output_state_scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("product_scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("recovered_cell_weights", "FLOAT32", (6,), "arena_rw"),
+                ("accumulator", "INT32", (6, 2), "arena_rw"),
+                ("input_zero_points", "FLOAT32", (2,), "arena_rw"),
+                ("output_state_zero_points", "FLOAT32", (2,), "arena_rw"),
+                ("row_sums", "INT32", (8, 6), "arena_rw_persistent"),
+            ],
+        ),
     ],
 )
 def test_kernel_temporaries(name: str, expected: list[tuple[str, str, Any, str]]) -> None:
@@ -192,6 +212,14 @@ def test_constant_folding_and_persistent_outputs() -> None:
     assert by_name["shape"].allocation == Allocation.PERSISTENT_RO  # SHAPE
     assert by_name["c"].allocation == Allocation.PERSISTENT_RO  # RESHAPE of a constant
     assert by_name["b"].allocation == Allocation.ARENA_RW  # RESHAPE of an activation
+
+
+def test_folded_constants_and_dynamic_split() -> None:
+    prepared = prepare_model(case_model("folding_and_dynamic_split"))[0]
+    allocation = {t.name: t.allocation for t in prepared.tensors}
+    assert allocation["both"] == allocation["gathered"] == Allocation.PERSISTENT_RO
+    assert allocation["half0"] == allocation["half1"] == Allocation.DYNAMIC
+    assert prepared.chunks == ((0, 3), (4, 4))
 
 
 def test_in_place_aliases_collapse_to_one_root() -> None:

@@ -41,13 +41,13 @@ NEVER_FREED = 2**31 - 1
 )
 def litert_arena(problem: Problem) -> dict[int, int]:
     """Problem (+ order) → offsets exactly as LiteRT's SimpleMemoryArena assigns them."""
-    order = problem.order or default_litert_order(problem.buffers)
     by_id = problem.by_id
-    missing = set(by_id) - set(order)
-    if missing or len(order) != len(by_id):
-        raise ValueError(
-            f"problem.order must list every buffer id once (missing {sorted(missing)[:5]})"
-        )
+    listed = list(dict.fromkeys(b for b in problem.order if b in by_id))
+    # Buffers the order does not name (a filtered or extended problem) follow, in the runtime
+    # comparator's order; unknown ids in the order are ignored.
+    named = set(listed)
+    rest = [b for b in by_id if b not in named]
+    order = listed + list(default_litert_order(by_id[b] for b in rest))
     arena = _ArenaIndex(problem.buffers)
     offsets: dict[int, int] = {}
     for buffer_id in order:

@@ -322,19 +322,25 @@ def _compare_arena(
         address = visible.get(tensor)
         if address is None:
             status = record.status if record is not None else "missing"
-            rows.append(
-                VerifyRow(label, predicted[tensor], None, False, note=f"no address ({status})")
-            )
+            # 0-d tensors come back as copies: nothing to compare, nothing contradicted.
+            comparable = status != "scalar"
+            note = f"no address ({status})" if comparable else "0-d: no address from Python"
+            rows.append(VerifyRow(label, predicted[tensor], None, not comparable, note=note))
             continue
         real_offset = address - real_base
         expected = predicted[tensor] - predicted_base
         rows.append(VerifyRow(label, expected, real_offset, expected == real_offset))
         real_bytes = record.nbytes if record is not None else None
         if real_bytes is not None and real_bytes != prepared.tensors[tensor].nbytes:
-            rows.append(VerifyRow(
-                f"{label} bytes", prepared.tensors[tensor].nbytes, real_bytes, False,
-                note="the runtime sized this tensor differently (Prepare recomputed its shape)",
-            ))  # fmt: skip
+            rows.append(
+                VerifyRow(
+                    f"{label} bytes",
+                    prepared.tensors[tensor].nbytes,
+                    real_bytes,
+                    False,
+                    note="the runtime sized this tensor differently (Prepare recomputed its shape)",
+                )
+            )
     predicted_size = (
         max(
             plan.offsets[b] + arena.problem.by_id[b].size for b in arena.buffers if b in first_chunk

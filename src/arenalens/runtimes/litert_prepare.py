@@ -433,9 +433,14 @@ def _reduce(ctx: NodeContext, *, mean_or_sum: bool) -> None:
         role="resolved_axis",
     )
     accumulator_type = {
-        "FLOAT32": "FLOAT32", "INT32": "INT64", "INT64": "INT64", "UINT8": "INT32",
-        "INT8": "INT32", "INT16": "INT32", "BOOL": "BOOL",
-    }.get(ctx.dtype(0), "INT32")  # fmt: skip
+        "FLOAT32": "FLOAT32",
+        "INT32": "INT64",
+        "INT64": "INT64",
+        "UINT8": "INT32",
+        "INT8": "INT32",
+        "INT16": "INT32",
+        "BOOL": "BOOL",
+    }.get(ctx.dtype(0), "INT32")
     output = ctx.output()
     output_elements = 1
     for dim in (output.shape or ()) if output is not None else ():
@@ -652,9 +657,14 @@ def _transpose_conv(ctx: NodeContext) -> None:
         bias_type = _tensor_type_name(ctx.options.get("quantized_bias_type", 0))
         scratch_type = bias_type or ("INT64" if input_type == "INT16" else "INT32")
         shape_known = constant_shape and output is not None and output.shape
-        ctx.set_temporary(slot, scratch, dtype=scratch_type,
-                          shape=output.shape if shape_known and output is not None else None,
-                          allocation=Allocation.DYNAMIC, role="scratch")  # fmt: skip
+        ctx.set_temporary(
+            slot,
+            scratch,
+            dtype=scratch_type,
+            shape=output.shape if shape_known and output is not None else None,
+            allocation=Allocation.DYNAMIC,
+            role="scratch",
+        )
         slot += 1
     if input_type == "FLOAT32" and weights_type == "INT8":
         elements = 1
@@ -667,8 +677,9 @@ def _transpose_conv(ctx: NodeContext) -> None:
             ("input_offsets", "INT32", (rows,)),
         ):
             index = ctx.reserve(role, 1)
-            ctx.set_temporary(slot, index, dtype=dtype, shape=shape_,
-                              allocation=Allocation.ARENA_RW, role=role)  # fmt: skip
+            ctx.set_temporary(
+                slot, index, dtype=dtype, shape=shape_, allocation=Allocation.ARENA_RW, role=role
+            )
             slot += 1
     if not constant_shape:
         ctx.set_dynamic_output()
