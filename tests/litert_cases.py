@@ -646,3 +646,74 @@ CASES.update(
         "folding_and_dynamic_split": folding_and_dynamic_split,
     }
 )
+
+
+def control_flow_pass_through() -> bytes:
+    """WHILE with a pass-through loop variable whose output nobody reads (dropped from the
+    node) and an IF whose else branch ignores one input (removed, 0 bytes)."""
+    model = ModelBuilder()
+    main = model.add_subgraph("main")
+    x = main.add_tensor("x", [1, 8])
+    counter = main.add_tensor("i", [1], "INT32")
+    carried = main.add_tensor("carried", [1, 16])
+    a = main.add_tensor("a", [1, 8])
+    main.add_operator("RELU", [x], [a])
+    loop_outputs = [
+        main.add_tensor("i_out", [1], "INT32"),
+        main.add_tensor("x_out", [1, 8]),
+        main.add_tensor("carried_out", [1, 16]),  # read by nobody
+    ]
+    main.add_operator(
+        "WHILE",
+        [counter, a, carried],
+        loop_outputs,
+        options={"cond_subgraph_index": 1, "body_subgraph_index": 2},
+    )
+    flag = main.add_tensor("flag", [1], "BOOL")
+    y = main.add_tensor("y", [1, 8])
+    main.add_operator(
+        "IF",
+        [flag, loop_outputs[1], a],
+        [y],
+        options={"then_subgraph_index": 3, "else_subgraph_index": 4},
+    )
+    main.set_inputs([x, counter, carried, flag])
+    main.set_outputs([y])
+
+    cond = model.add_subgraph("cond")
+    ci = cond.add_tensor("i", [1], "INT32")
+    cx = cond.add_tensor("x", [1, 8])
+    cc = cond.add_tensor("carried", [1, 16])
+    limit = cond.add_constant("limit", np.array([2], dtype=np.int32))
+    keep_going = cond.add_tensor("keep_going", [1], "BOOL")
+    cond.add_operator("LESS", [ci, limit], [keep_going])
+    cond.set_inputs([ci, cx, cc])
+    cond.set_outputs([keep_going])
+
+    body = model.add_subgraph("body")
+    bi = body.add_tensor("i", [1], "INT32")
+    bx = body.add_tensor("x", [1, 8])
+    bc = body.add_tensor("carried", [1, 16])
+    one = body.add_constant("one", np.array([1], dtype=np.int32))
+    bi_next = body.add_tensor("i_next", [1], "INT32")
+    body.add_operator("ADD", [bi, one], [bi_next])
+    bx_next = body.add_tensor("x_next", [1, 8])
+    body.add_operator("TANH", [bx], [bx_next])
+    body.set_inputs([bi, bx, bc])
+    body.set_outputs([bi_next, bx_next, bc])  # `carried` passes straight through
+
+    for name, uses_second in (("then", True), ("else", False)):
+        branch = model.add_subgraph(name)
+        first = branch.add_tensor("first", [1, 8])
+        second = branch.add_tensor("second", [1, 8])
+        result = branch.add_tensor("result", [1, 8])
+        if uses_second:
+            branch.add_operator("ADD", [first, second], [result])
+        else:
+            branch.add_operator("RELU", [first], [result])
+        branch.set_inputs([first, second])
+        branch.set_outputs([result])
+    return model.build()
+
+
+CASES["control_flow_pass_through"] = control_flow_pass_through

@@ -159,7 +159,7 @@ def problems(draw: st.DrawFn) -> Problem:
     return Problem(tuple(buffers), alignment=alignment, order=tuple(ordered))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(problems())
 def test_property_valid_bounded_deterministic(problem: Problem) -> None:
     first = run_planner("litert_arena", problem)  # run_planner checks overlaps and alignment
@@ -171,7 +171,7 @@ def test_property_valid_bounded_deterministic(problem: Problem) -> None:
     assert first.arena_size <= padded
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(problems())
 def test_property_never_worse_than_naive_in_the_same_order(problem: Problem) -> None:
     # Placing in id order, each buffer starts no higher than the naive planner's cursor, so

@@ -246,6 +246,16 @@ def test_control_flow_children_inputs() -> None:
         assert [branch.tensors[t].allocation for t in branch.inputs] == [Allocation.CUSTOM]
 
 
+def test_while_pass_through_and_unused_branch_inputs() -> None:
+    main, cond, body, then, otherwise = prepare_model(case_model("control_flow_pass_through"))
+    loop = main.nodes[1]
+    assert loop.opcode == "WHILE" and loop.outputs[2] == -1  # unread pass-through dropped
+    assert cond.inputs == (0, -1, -1)  # cond reads only the counter
+    assert [cond.tensors[t].nbytes for t in (1, 2)] == [0, 0]
+    assert [body.tensors[t].allocation for t in body.inputs] == [Allocation.CUSTOM] * 3
+    assert then.inputs == (0, 1) and otherwise.inputs == (0, -1)
+
+
 def test_split20_ties_need_the_exact_hash_order_and_sort() -> None:
     # §3.5: 20 equal-size SPLIT outputs allocated at one node are one 20-way tie (> 16, so
     # std::sort's introsort partitions them). Measured on the real interpreter: 2,592 B.

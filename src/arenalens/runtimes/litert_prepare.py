@@ -15,19 +15,23 @@ What is modelled (docs/runtime-semantics.md §3.1, §3.2, §3.8, §3.9):
 * **Chunks** (*Subgraph::PrepareOpsStartingAt*): Prepare stops after the first node with a
   Dynamic output (or an unknown RESHAPE shape); the planner's lifetimes (`planning_state`) see
   the tensors as they are at that moment; later chunks are planned at Invoke.
-* **Control flow**: IF / WHILE / STABLEHLO_COMPOSITE / STABLEHLO_CASE make their branch or body
-  subgraphs' inputs Custom and allocate those subgraphs in their own Prepare.
+* **Control flow** (*if.cc, while.cc*): IF / STABLEHLO_COMPOSITE / STABLEHLO_CASE branches and
+  the WHILE cond drop unused inputs; branch and body inputs become Custom; a WHILE pass-through
+  nobody reads leaves the node; children are allocated inside the parent's Prepare.
 
-Known limits (each reported in `PreparedSubgraph.notes` when a model hits it):
+Known limits (each reported in `PreparedSubgraph.notes` when a model hits it, where detectable):
 
 * Output shapes are the flatbuffer `shape`; the runtime recomputes them in Prepare, which only
-  differs for inconsistent files. Shapes after a dynamic tensor are data-dependent at Invoke.
-* Temporaries of these kernels are not modelled (indices are still reserved when Init adds
-  them): hybrid RNN / bidirectional sequence ops, GRU, DETECTION_POSTPROCESS, sparse (ledger)
-  hybrid kernels, 4-bit FULLY_CONNECTED, RFFT2D, TRANSPOSE_CONV's float col2im details beyond
-  its allocation type, STABLEHLO kernels, and custom ops (assumed to add none).
-* `RemoveUnusedInputs` of control-flow children is approximated: unused means read by no node
-  and not an output.
+  differs for inconsistent files (`verify` then reports a "bytes" row). Shapes after a dynamic
+  tensor are data-dependent at Invoke; later chunks are predicted from the flatbuffer shapes.
+* Temporaries of these kernels are not modelled (their Init-time indices are still reserved):
+  hybrid RNN / bidirectional sequence RNN and LSTM, GRU, DETECTION_POSTPROCESS, sparse (ledger)
+  and 4-bit hybrid FULLY_CONNECTED, integer LSTM (8x8→8, verified only 8x8→16 via the corpus),
+  RFFT2D, STABLEHLO kernels; custom ops are assumed to add none.
+* Control-flow outputs made Dynamic by a child's dynamic or shape-changing outputs, and
+  CALL_ONCE (allocated at Eval, then released), are not modelled.
+* Kernel variants: optimized builtin kernels only (no reference kernels, no XNNPACK or other
+  delegate, `num_threads` = 1, Linux x86-64).
 """
 
 from __future__ import annotations
@@ -275,6 +279,7 @@ class KernelRule:
     always_folds: bool = False
     always_dynamic: bool = False
     verified: bool = False  # checked against the real interpreter on a shared/test model
+    modelled: bool = True  # False: Prepare-time temporaries unknown to arenalens (noted per node)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -937,23 +942,34 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         ),
         # Init-time tensors whose Prepare-time use is not modelled (hybrid / sparse paths).
         "RNN": KernelRule(
-            "tflite/kernels/basic_rnn.cc", "hybrid: 6 (not modelled)", init_tensors=6
+            "tflite/kernels/basic_rnn.cc",
+            "hybrid: 6 (not modelled)",
+            init_tensors=6,
+            modelled=False,
         ),
         "UNIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
             "tflite/kernels/unidirectional_sequence_rnn.cc",
             "hybrid: 6 (not modelled)",
             init_tensors=6,
+            modelled=False,
         ),
         "BIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
             "tflite/kernels/bidirectional_sequence_rnn.cc",
             "hybrid: 9 (not modelled)",
             init_tensors=9,
+            modelled=False,
         ),
         "BIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
-            "tflite/kernels/bidirectional_sequence_lstm.cc", "19 (not modelled)", init_tensors=19
+            "tflite/kernels/bidirectional_sequence_lstm.cc",
+            "19 (not modelled)",
+            init_tensors=19,
+            modelled=False,
         ),
         "CUSTOM:TFLite_Detection_PostProcess": KernelRule(
-            "tflite/kernels/detection_postprocess.cc", "2 (not modelled)", init_tensors=2
+            "tflite/kernels/detection_postprocess.cc",
+            "2 (not modelled)",
+            init_tensors=2,
+            modelled=False,
         ),
         # Outputs that become Dynamic when a shape-defining input is not constant.
         "ARG_MAX": KernelRule("tflite/kernels/arg_min_max.cc", shape_inputs=(1,)),
@@ -1156,6 +1172,11 @@ def _prepare_node(
     status = PrepareStatus.OK
     if rule is None:
         return status
+    if not rule.modelled:
+        ctx.graph.note(
+            f"node {ctx.position} {opcode}: Prepare-time temporaries not modelled "
+            f"({rule.source}); tensor indices reserved in Init are"
+        )
     if rule.prepare is not None:
         status = rule.prepare(ctx) or PrepareStatus.OK
     if rule.always_dynamic or any(
@@ -1181,30 +1202,53 @@ def _folds(ctx: NodeContext, slots: tuple[int, ...]) -> bool:
 def _prepare_control_flow(
     model: Model, runs: list[_SubgraphRun], ctx: NodeContext, allocated: set[int]
 ) -> None:
-    """IF / WHILE / composite Prepare: children's inputs become Custom (WHILE cond keeps
-    them), unused child inputs are removed, and the children are allocated now."""
+    """*if.cc / while.cc — Prepare*: branch (and WHILE cond) subgraphs drop unused inputs
+    (*Subgraph::RemoveUnusedInputs*); branch and body inputs other than resources / variants
+    become Custom (cond inputs stay in cond's arena); a WHILE pass-through whose output nobody
+    reads is removed from the node; each child is allocated right away."""
     opcode = ctx.operator.opcode
     children = [c for c in ctx.operator.called_subgraphs if 0 <= c < len(runs)]
-    ctx.graph.note(
-        f"node {ctx.position} {opcode}: control flow modelled from the kernel "
-        f"source (children {children}), not verified against the interpreter"
-    )
     for position, child in enumerate(children):
         child_graph = runs[child].graph
-        subgraph = model.subgraphs[child]
-        read = {t for op in subgraph.operators for t in op.inputs if t >= 0}
-        written_out = {t for t in subgraph.outputs if t >= 0}
+        is_body = opcode == "WHILE" and position == 1
         is_cond = opcode == "WHILE" and position == 0
-        for slot, tensor in enumerate(child_graph.inputs):
-            if tensor < 0:
-                continue
-            if tensor not in read and tensor not in written_out:
-                child_graph.inputs[slot] = -1  # RemoveUnusedInputs
-                continue
-            work = child_graph.tensors[tensor]
-            if not is_cond and work.dtype != "RESOURCE":
-                work.allocation = Allocation.CUSTOM
+        if not is_body:
+            _remove_unused_inputs(model.subgraphs[child], child_graph)
+        if is_body:
+            _drop_unread_pass_throughs(ctx, model.subgraphs[child], child_graph)
+        if not is_cond:
+            for tensor in child_graph.inputs:
+                if tensor >= 0 and child_graph.tensors[tensor].dtype not in ("RESOURCE", "VARIANT"):
+                    child_graph.tensors[tensor].allocation = Allocation.CUSTOM
         _prepare_subgraph(model, runs, child, allocated)
+
+
+def _remove_unused_inputs(subgraph: Subgraph, graph: _WorkGraph) -> None:
+    """Inputs no node reads and no output names become -1, with 0 bytes."""
+    used = {t for op in subgraph.operators for t in op.inputs if t >= 0}
+    used.update(t for t in subgraph.outputs if t >= 0)
+    for slot, tensor in enumerate(graph.inputs):
+        if tensor >= 0 and tensor not in used:
+            graph.tensors[tensor].nbytes_override = 0
+            graph.inputs[slot] = -1
+
+
+def _drop_unread_pass_throughs(ctx: NodeContext, body: Subgraph, graph: _WorkGraph) -> None:
+    """WHILE: a body input passed straight to the same output, whose WHILE output nobody in the
+    parent reads, is not copied back: the node loses that output."""
+    parent = ctx.graph.subgraph
+    read = [t for op in parent.operators for t in op.inputs if t >= 0]
+    read += [t for t in parent.outputs if t >= 0]
+    for slot, (body_input, body_output) in enumerate(zip(body.inputs, body.outputs, strict=False)):
+        if body_input != body_output or slot >= len(ctx.outputs) or ctx.outputs[slot] < 0:
+            continue
+        if ctx.outputs[slot] in read or graph.tensors[body_input].dtype in (
+            "STRING",
+            "RESOURCE",
+            "VARIANT",
+        ):
+            continue
+        ctx.outputs[slot] = -1
 
 
 def _freeze(run: _SubgraphRun, index: int, allocated: bool) -> PreparedSubgraph:
