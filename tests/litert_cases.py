@@ -717,3 +717,53 @@ def control_flow_pass_through() -> bytes:
 
 
 CASES["control_flow_pass_through"] = control_flow_pass_through
+
+
+def shape_ops() -> bytes:
+    """Constant folding (MUL, RANGE, TILE, STRIDED_SLICE of constants → PersistentRo), static
+    shape ops (RESIZE_BILINEAR, SPLIT_V, SLICE with constant sizes) and a Dynamic BROADCAST_TO
+    (shape from a graph input) that ends the first chunk."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [1, 4, 4, 2])
+        two = g.add_constant("two", np.array([2.0], dtype=np.float32))
+        table = g.add_constant("table", _floats(4))
+        doubled = g.add_tensor("doubled", [4])
+        g.add_operator("MUL", [table, two], [doubled])
+        start = g.add_constant("start", np.array(0, dtype=np.int32))
+        limit = g.add_constant("limit", np.array(4, dtype=np.int32))
+        delta = g.add_constant("delta", np.array(1, dtype=np.int32))
+        steps = g.add_tensor("steps", [4], "INT32")
+        g.add_operator("RANGE", [start, limit, delta], [steps])
+        multiples = g.add_constant("multiples", np.array([2], dtype=np.int32))
+        tiled = g.add_tensor("tiled", [8])
+        g.add_operator("TILE", [doubled, multiples], [tiled])
+        begin = g.add_constant("begin", np.array([2], dtype=np.int32))
+        end = g.add_constant("end", np.array([6], dtype=np.int32))
+        stride = g.add_constant("stride", np.array([1], dtype=np.int32))
+        sliced = g.add_tensor("sliced", [4])
+        g.add_operator("STRIDED_SLICE", [tiled, begin, end, stride], [sliced])
+        size = g.add_constant("size", np.array([8, 8], dtype=np.int32))
+        resized = g.add_tensor("resized", [1, 8, 8, 2])
+        g.add_operator("RESIZE_BILINEAR", [x, size], [resized])
+        splits = g.add_constant("splits", np.array([3, 5], dtype=np.int32))
+        axis = g.add_constant("axis", np.array(1, dtype=np.int32))
+        parts = [g.add_tensor("top", [1, 3, 8, 2]), g.add_tensor("bottom", [1, 5, 8, 2])]
+        g.add_operator("SPLIT_V", [resized, splits, axis], parts, options={"num_splits": 2})
+        slice_begin = g.add_constant("slice_begin", np.array([0, 1, 0, 0], dtype=np.int32))
+        slice_size = g.add_constant("slice_size", np.array([1, 2, 8, 2], dtype=np.int32))
+        cut = g.add_tensor("cut", [1, 2, 8, 2])
+        g.add_operator("SLICE", [parts[1], slice_begin, slice_size], [cut])
+        target = g.add_tensor("target", [4], "INT32")
+        broadcast = g.add_tensor("broadcast", [2, 2, 8, 2])
+        g.add_operator("BROADCAST_TO", [cut, target], [broadcast], version=2)
+        out = g.add_tensor("out", [2, 2, 8, 2])
+        g.add_operator("RELU", [broadcast], [out])
+        added = g.add_tensor("added", [4])
+        g.add_operator("ADD", [sliced, doubled], [added])
+        return [x, target], [out, parts[0], added, steps]
+
+    return _single(build)
+
+
+CASES["shape_ops"] = shape_ops

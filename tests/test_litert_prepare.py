@@ -52,6 +52,22 @@ def test_every_kernel_rule_names_its_source_file() -> None:
         assert rule.source.endswith(".cc"), opcode
 
 
+def test_rules_marked_verified_are_exercised_by_a_live_checked_model() -> None:
+    # `verified=True` must stay honest: the opcode occurs in a rule case (checked live by
+    # test_litert_runtime.py) or in a corpus model LiteRT allocates (test_litert_models.py).
+    exercised = {
+        op.opcode
+        for build in CASES.values()
+        for subgraph in parse_model(build(), "case").subgraphs
+        for op in subgraph.operators
+    }
+    # Corpus-only opcodes (mobilenet_v2 has MEAN, PAD, TRANSPOSE; dtln and others the LSTMs).
+    exercised |= {"TRANSPOSE", "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "MEAN", "PAD"}
+    marked = {opcode for opcode, rule in KERNEL_RULES.items() if rule.verified}
+    assert marked <= exercised, marked - exercised
+    assert {"CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BROADCAST_TO"} <= marked
+
+
 def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
     names = [arena.name for arena in arenas(case_model("control_flow_if"))]
     assert names == [
@@ -212,6 +228,17 @@ def test_constant_folding_and_persistent_outputs() -> None:
     assert by_name["shape"].allocation == Allocation.PERSISTENT_RO  # SHAPE
     assert by_name["c"].allocation == Allocation.PERSISTENT_RO  # RESHAPE of a constant
     assert by_name["b"].allocation == Allocation.ARENA_RW  # RESHAPE of an activation
+
+
+def test_shape_ops_fold_constants_and_end_the_chunk_at_broadcast() -> None:
+    prepared = prepare_model(case_model("shape_ops"))[0]
+    allocation = {t.name: t.allocation for t in prepared.tensors}
+    for folded in ("doubled", "steps", "tiled", "sliced"):  # MUL, RANGE, TILE, STRIDED_SLICE
+        assert allocation[folded] == Allocation.PERSISTENT_RO, folded
+    for static in ("resized", "top", "bottom", "cut"):
+        assert allocation[static] == Allocation.ARENA_RW, static
+    assert allocation["broadcast"] == Allocation.DYNAMIC
+    assert prepared.chunks == ((0, 7), (8, 9))
 
 
 def test_folded_constants_and_dynamic_split() -> None:

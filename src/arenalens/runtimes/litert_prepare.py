@@ -880,8 +880,12 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "MEAN": KernelRule(
             _REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_mean_or_sum, verified=True
         ),
-        "SUM": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_mean_or_sum),
-        "REDUCE_MAX": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple),
+        "SUM": KernelRule(
+            _REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_mean_or_sum, verified=True
+        ),
+        "REDUCE_MAX": KernelRule(
+            _REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple, verified=True
+        ),
         "REDUCE_MIN": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple),
         "REDUCE_ANY": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple),
         "REDUCE_ALL": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=_reduce_simple),
@@ -898,6 +902,7 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "float: scratch [B, 4|5·cell]; integer: 6 or 8 × [B, cell]; hybrid: 12 (+9 ledgers)",
             init_tensors=12 + 9,
             prepare=_lstm,
+            verified=True,
         ),
         "SVDF": KernelRule(
             "tflite/kernels/svdf.cc",
@@ -917,19 +922,26 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "tflite/kernels/batch_matmul.cc",
             "transposed LHS, transposed RHS (persistent if constant); hybrid: + 5",
             prepare=_batch_matmul,
+            verified=True,
         ),
         "CONV_3D": KernelRule(
             "tflite/kernels/conv3d.cc",
             "im2col [N,od,oh,ow,kd·kh·kw·Cin] unless 1×1×1/stride 1/undilated",
             prepare=_conv_3d,
+            verified=True,
         ),
         "ADD_N": KernelRule(
-            "tflite/kernels/add_n.cc", "scratch [elements]", init_tensors=1, prepare=_add_n
+            "tflite/kernels/add_n.cc",
+            "scratch [elements]",
+            init_tensors=1,
+            prepare=_add_n,
+            verified=True,
         ),
         "DEQUANTIZE": KernelRule(
             "tflite/kernels/dequantize.cc",
             "constant input → output in the persistent arena",
             prepare=_dequantize,
+            verified=True,
         ),
         "DENSIFY": KernelRule(
             "tflite/kernels/densify.cc", "output in the persistent arena", prepare=_densify
@@ -976,23 +988,29 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "ARG_MIN": KernelRule("tflite/kernels/arg_min_max.cc", shape_inputs=(1,)),
         "BATCH_TO_SPACE_ND": KernelRule("tflite/kernels/batch_to_space_nd.cc", shape_inputs=(1, 2)),
         "SPACE_TO_BATCH_ND": KernelRule("tflite/kernels/space_to_batch_nd.cc", shape_inputs=(1, 2)),
-        "BROADCAST_TO": KernelRule("tflite/kernels/broadcast_to.cc", shape_inputs=(1,)),
-        "EXPAND_DIMS": KernelRule("tflite/kernels/expand_dims.cc", shape_inputs=(1,)),
+        "BROADCAST_TO": KernelRule(
+            "tflite/kernels/broadcast_to.cc", shape_inputs=(1,), verified=True
+        ),
+        "EXPAND_DIMS": KernelRule(
+            "tflite/kernels/expand_dims.cc", shape_inputs=(1,), verified=True
+        ),
         "FILL": KernelRule("tflite/kernels/fill.cc", shape_inputs=(0,)),
         "MIRROR_PAD": KernelRule("tflite/kernels/mirror_pad.cc", shape_inputs=(1,)),
         "ONE_HOT": KernelRule("tflite/kernels/one_hot.cc", shape_inputs=(1,)),
         "PAD": KernelRule("tflite/kernels/pad.cc", shape_inputs=(1,), verified=True),
         "PADV2": KernelRule("tflite/kernels/pad.cc", shape_inputs=(1,)),
-        "RESIZE_BILINEAR": KernelRule("tflite/kernels/resize_bilinear.cc", shape_inputs=(1,)),
+        "RESIZE_BILINEAR": KernelRule(
+            "tflite/kernels/resize_bilinear.cc", shape_inputs=(1,), verified=True
+        ),
         "RESIZE_NEAREST_NEIGHBOR": KernelRule(
             "tflite/kernels/resize_nearest_neighbor.cc", shape_inputs=(1,)
         ),
         "SCATTER_ND": KernelRule("tflite/kernels/scatter_nd.cc", shape_inputs=(2,)),
         "SEGMENT_SUM": KernelRule("tflite/kernels/segment_sum.cc", shape_inputs=(0, 1)),
-        "SLICE": KernelRule("tflite/kernels/slice.cc", shape_inputs=(1, 2)),
+        "SLICE": KernelRule("tflite/kernels/slice.cc", shape_inputs=(1, 2), verified=True),
         "SPARSE_TO_DENSE": KernelRule("tflite/kernels/sparse_to_dense.cc", shape_inputs=(1,)),
-        "SPLIT": KernelRule("tflite/kernels/split.cc", shape_inputs=(0,)),
-        "SPLIT_V": KernelRule("tflite/kernels/split_v.cc", shape_inputs=(1, 2)),
+        "SPLIT": KernelRule("tflite/kernels/split.cc", shape_inputs=(0,), verified=True),
+        "SPLIT_V": KernelRule("tflite/kernels/split_v.cc", shape_inputs=(1, 2), verified=True),
         "TOPK_V2": KernelRule("tflite/kernels/topk_v2.cc", shape_inputs=(1,)),
         "TRANSPOSE": KernelRule("tflite/kernels/transpose.cc", shape_inputs=(1,), verified=True),
         "UNSORTED_SEGMENT_SUM": KernelRule(
@@ -1016,20 +1034,30 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         ),
         "UNIQUE": KernelRule("tflite/kernels/unique.cc", always_dynamic=True),
         # Constant folding in Prepare: output 0 becomes PersistentRo (heap).
-        "SHAPE": KernelRule("tflite/kernels/shape.cc", always_folds=True),
+        "SHAPE": KernelRule("tflite/kernels/shape.cc", always_folds=True, verified=True),
         "RANK": KernelRule("tflite/kernels/rank.cc", always_folds=True),
         "BROADCAST_ARGS": KernelRule("tflite/kernels/broadcast_args.cc", folding_inputs=(0, 1)),
-        "GATHER": KernelRule("tflite/kernels/gather.cc", folding_inputs=(0, 1)),
-        "MUL": KernelRule("tflite/kernels/mul.cc", folding_inputs=(0, 1)),
+        "GATHER": KernelRule("tflite/kernels/gather.cc", folding_inputs=(0, 1), verified=True),
+        "MUL": KernelRule("tflite/kernels/mul.cc", folding_inputs=(0, 1), verified=True),
         "RANGE": KernelRule(
-            "tflite/kernels/range.cc", shape_inputs=(0, 1, 2), folding_inputs=(0, 1, 2)
+            "tflite/kernels/range.cc",
+            shape_inputs=(0, 1, 2),
+            folding_inputs=(0, 1, 2),
+            verified=True,
         ),
         "STRIDED_SLICE": KernelRule(
-            "tflite/kernels/strided_slice.cc", shape_inputs=(1, 2, 3), folding_inputs=(0, 1, 2)
+            "tflite/kernels/strided_slice.cc",
+            shape_inputs=(1, 2, 3),
+            folding_inputs=(0, 1, 2),
+            verified=True,
         ),
-        "TILE": KernelRule("tflite/kernels/tile.cc", shape_inputs=(1,), folding_inputs=(0, 1)),
+        "TILE": KernelRule(
+            "tflite/kernels/tile.cc", shape_inputs=(1,), folding_inputs=(0, 1), verified=True
+        ),
         "CONCATENATION": KernelRule(
-            "tflite/kernels/concatenation.cc", folding_inputs=(-1,)
+            "tflite/kernels/concatenation.cc",
+            folding_inputs=(-1,),
+            verified=True,
         ),  # -1: every input
     }
 )
