@@ -65,7 +65,10 @@ def litert_plans(model: Model) -> tuple[LiteRtSubgraphPlan, ...]:
     plans = tuple(
         LiteRtSubgraphPlan(prepared, plan_order(prepared)) for prepared in prepare_model(model)
     )
-    _CACHE[id(model)] = (weakref.ref(model), plans)
+    key = id(model)
+    _CACHE[key] = (weakref.ref(model), plans)
+    # Drop the entry with the model, so the cache never outlives what it describes.
+    weakref.finalize(model, _CACHE.pop, key, None)
     return plans
 
 
