@@ -43,6 +43,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import LITERT_INPLACE_FLAGS
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, dtype_for_code
+from arenalens.tflite.reader import read_quantization_scales
 
 
 class Allocation(enum.StrEnum):
@@ -1086,8 +1087,6 @@ class _WorkGraph:
         return first
 
     def scales(self, tensor_index: int) -> tuple[float, ...]:
-        from arenalens.tflite.reader import read_quantization_scales  # noqa: PLC0415
-
         return read_quantization_scales(self.model, self.subgraph.index, tensor_index)
 
     def note(self, text: str) -> None:
