@@ -1,0 +1,317 @@
+"""TFLite Micro's rules: model → the head arena it plans, and the `kTensorArenaSize` it needs.
+
+* **Head** (docs/runtime-semantics.md §2.2–2.5): every planned tensor of every subgraph in index
+  order (no constant data, not a variable, bytes ≠ 0; a variable with an offline offset ≠ -1 is
+  planned too), then the kernel scratch requests (`tflm_scratch`), each size rounded up to 16, the
+  offline plan's offsets as fixed offsets, lifetimes by MarkAllocationLifetimes. The planner index
+  is the buffer id; `tflm_greedy` reproduces the runtime.
+* **Budget** (§2.10): replaying every setup allocation (`tflm_setup`) gives the tail, the head and
+  the smallest working arena: the most of the planning phase, the Prepare phase and the final
+  head + tail, with the arena-end alignment effect.
+* **Verify**: the real interpreter in a child process (`tflm_probe`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from arenalens.analysis.lifetimes import Timeline, tflm_planned, tflm_timeline
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.errors import ModelError, UsageError
+from arenalens.ir import Model, Tensor
+from arenalens.planning.problem import Buffer, Plan, Problem, align_up
+from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult
+from arenalens.runtimes.tflm_kernels import KERNELS
+from arenalens.runtimes.tflm_scratch import scratch_requests
+from arenalens.runtimes.tflm_setup import (
+    HOST_64,
+    MCU_32,
+    HostLayout,
+    SetupOutcome,
+    minimal_arena_size,
+    replay,
+    setup_sequence,
+)
+
+# MicroArenaBufferAlignment() (micro_arena_constants.h): TFLM rounds every planned size to it.
+TFLM_SIZE_ALIGNMENT = 16
+ONLINE = -1  # kOnlinePlannedBuffer
+HEAD = "head"
+MCU_VARIANT = "32-bit MCU"
+
+# Element sizes TFLM knows (memory_helpers.cc — TfLiteTypeSizeOf); INT4 is not packed.
+_TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
+    {
+        "INT8": 1, "UINT8": 1, "BOOL": 1, "INT4": 1,
+        "INT16": 2, "UINT16": 2, "FLOAT16": 2, "BFLOAT16": 2,
+        "FLOAT32": 4, "INT32": 4, "UINT32": 4, "RESOURCE": 4,
+        "INT64": 8, "UINT64": 8, "FLOAT64": 8, "COMPLEX64": 8,
+        "COMPLEX128": 16,
+    }
+)  # fmt: skip
+
+
+def tflm_tensor_bytes(tensor: Tensor) -> int:
+    """Bytes TFLM gives a tensor: product of `shape` × TfLiteTypeSizeOf (0 for unknown types)."""
+    element = _TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
+    return 0 if element is None else tensor.element_count * element
+
+
+def tflm_timeline_with_scratch(model: Model) -> Timeline:
+    """Model → TFLM lifetimes of every tensor and kernel scratch request."""
+    return tflm_timeline(model, scratch_requests(model))
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One AllocationInfo entry TFLM submits to its planner."""
+
+    kind: BufferKind
+    subgraph: int
+    tensor: int | None
+    operator: int | None
+    name: str
+    nbytes: int
+    first: int
+    last: int
+    offline: int
+
+
+def offline_offsets(model: Model) -> tuple[int, ...] | None:
+    """The offline plan's offsets (all subgraphs' tensors concatenated), checked like TFLM."""
+    plan = model.offline_plan
+    if plan is None:
+        return None
+    if len(plan.offsets) != model.tensor_count:
+        raise ModelError(
+            model.source,
+            f"Nbr of offline buffer offsets ({len(plan.offsets)}) in metadata not equal nbr "
+            f"tensors ({model.tensor_count}): TFLM refuses this offline plan",
+        )
+    return plan.offsets
+
+
+def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
+    """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests."""
+    offsets = offline_offsets(model)
+    entries: list[_Entry] = []
+    position = 0
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            offline = offsets[position] if offsets is not None else ONLINE
+            position += 1
+            nbytes = tflm_tensor_bytes(tensor)
+            planned = tflm_planned(tensor) and nbytes > 0
+            if tensor.is_variable and offline != ONLINE:
+                planned = True  # an offline-planned variable moves from the tail to the head
+            if not planned:
+                continue
+            if offline < ONLINE:
+                raise ModelError(
+                    model.source,
+                    f"offline plan gives tensor {tensor.index} of subgraph {subgraph.index} "
+                    f"the offset {offline}, before the arena start",
+                )
+            life = timeline.of(subgraph.index, tensor.index)
+            entries.append(
+                _Entry(
+                    BufferKind.VARIABLE if tensor.is_variable else BufferKind.TENSOR,
+                    subgraph.index,
+                    tensor.index,
+                    None,
+                    tensor.name,
+                    nbytes,
+                    life.first,
+                    life.last,
+                    offline,
+                )
+            )
+    for scratch in timeline.scratch:
+        request = scratch.request
+        entries.append(
+            _Entry(
+                BufferKind.SCRATCH,
+                request.subgraph,
+                None,
+                request.operator,
+                request.label or "scratch",
+                request.nbytes,
+                scratch.first,
+                scratch.last,
+                ONLINE,
+            )
+        )
+    return entries
+
+
+def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ...]:
+    """Model → the one arena TFLM plans: the head.
+
+    `alignment` replaces MicroArenaBufferAlignment (16), the multiple every size is rounded up
+    to; TFLM never aligns offsets, so the Problem's own alignment is 1.
+    """
+    rounding = TFLM_SIZE_ALIGNMENT if alignment is None else alignment
+    if rounding < 1:
+        raise UsageError(f"alignment must be >= 1, got {alignment}")
+    timeline = tflm_timeline_with_scratch(model)
+    entries = _planned_entries(model, timeline)
+    buffers = tuple(
+        Buffer(
+            id=index,
+            start=entry.first,
+            end=entry.last,
+            size=align_up(entry.nbytes, rounding),
+            fixed_offset=None if entry.offline == ONLINE else entry.offline,
+        )
+        for index, entry in enumerate(entries)
+    )
+    meanings = {
+        index: PlannedBuffer(
+            id=index,
+            kind=entry.kind,
+            subgraph=entry.subgraph,
+            tensor=entry.tensor,
+            operator=entry.operator,
+            name=entry.name,
+            nbytes=entry.nbytes,
+        )
+        for index, entry in enumerate(entries)
+    }
+    notes = _arena_notes(model, entries)
+    return (
+        ArenaProblem(
+            name=HEAD,
+            problem=Problem(buffers, alignment=1),
+            buffers=MappingProxyType(meanings),
+            steps=timeline.steps,
+            runtime_planner="tflm_greedy",
+            notes=notes,
+            runtime_options=MappingProxyType({"size_rounding": rounding}),
+        ),
+    )
+
+
+def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
+    notes: list[str] = []
+    untouched = sum(1 for e in entries if e.first == -1 and e.last == -1)
+    if untouched:
+        notes.append(
+            f"{untouched} planned buffers are never touched from subgraph 0 (lifetime -1..-1, "
+            "e.g. unreachable subgraphs); TFLM still plans them"
+        )
+    if model.offline_plan is not None:
+        notes.append("offline plan (OfflineMemoryAllocation): fixed offsets, never checked")
+    return tuple(notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget
+
+
+@dataclass(frozen=True)
+class SetupPrediction:
+    """Everything the setup replay predicts for one plan on one build."""
+
+    layout: HostLayout
+    head: int
+    outcome_at_minimum: SetupOutcome
+    minimal_arena: int
+    unknown_kernels: tuple[str, ...]
+
+    @property
+    def tail(self) -> int:
+        """Tail at an arena size that is a multiple of 16 (as with a large, aligned arena)."""
+        return self.outcome_at_minimum.tail
+
+
+def predict_setup(
+    model: Model,
+    arena: ArenaProblem,
+    plan: Plan,
+    layout: HostLayout = HOST_64,
+) -> SetupPrediction:
+    """Model + head arena + plan → tail, head and the minimal arena size on one build."""
+    sequence = _sequence_for(model, arena, plan, layout)
+    minimum = minimal_arena_size(sequence, layout)
+    outcome = replay(sequence, minimum, layout)
+    unknown = sorted(
+        {op.opcode for sg in model.subgraphs for op in sg.operators if op.opcode not in KERNELS}
+    )
+    return SetupPrediction(layout, plan.arena_size, outcome, minimum, tuple(unknown))
+
+
+def setup_outcome(
+    model: Model, arena: ArenaProblem, plan: Plan, arena_size: int, layout: HostLayout = HOST_64
+) -> SetupOutcome:
+    """What setup does with a given arena_size: fits or not, head, tail, categories."""
+    return replay(_sequence_for(model, arena, plan, layout), arena_size, layout)
+
+
+def _sequence_for(
+    model: Model, arena: ArenaProblem, plan: Plan, layout: HostLayout
+) -> tuple[Any, ...]:
+    offsets = offline_offsets(model)
+    variables: list[tuple[str, int]] = []
+    position = 0
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            offline = offsets[position] if offsets is not None else ONLINE
+            position += 1
+            if tensor.is_variable and offline == ONLINE:
+                variables.append((tensor.name, tflm_tensor_bytes(tensor)))
+    scratch = [request for request in scratch_requests(model)]
+    return setup_sequence(
+        model,
+        scratch=scratch,
+        planned_buffer_count=len(arena.problem.buffers),
+        head_bytes=plan.arena_size,
+        variable_bytes=variables,
+        layout=layout,
+    )
+
+
+def budget(
+    model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]
+) -> MemoryBudget:
+    """Model + head arena + plan → the minimal kTensorArenaSize, its head/tail parts, variants."""
+    arena, plan = arena_problems[0], plans[0]
+    host = predict_setup(model, arena, plan, HOST_64)
+    mcu = predict_setup(model, arena, plan, MCU_32)
+    final = host.head + host.tail
+    assumptions = list(HOST_64.assumptions)
+    if host.unknown_kernels:
+        assumptions.append(
+            "estimated (no kernel row): tail bytes of " + ", ".join(host.unknown_kernels)
+        )
+    assumptions.append(f"{MCU_VARIANT} variant: " + "; ".join(MCU_32.assumptions))
+    parts = {
+        "head": host.head,
+        "tail": host.tail,
+        "setup_overhead": max(0, host.minimal_arena - final),
+    }
+    return MemoryBudget(
+        required_bytes=host.minimal_arena,
+        parts=MappingProxyType(parts),
+        assumptions=tuple(assumptions),
+        variants=MappingProxyType({MCU_VARIANT: mcu.minimal_arena}),
+    )
+
+
+def _verify(path: str, analysis: Any, **options: Any) -> VerifyResult:
+    from arenalens.runtimes.tflm_verify import verify  # noqa: PLC0415 - needs the runtime extra
+
+    return verify(path, analysis, **options)
+
+
+RUNTIME = RuntimeRules(
+    name="tflm",
+    title="TensorFlow Lite Micro",
+    timeline=tflm_timeline_with_scratch,
+    arenas=arenas,
+    budget=budget,
+    verify=_verify,
+    default_alignment=1,
+)

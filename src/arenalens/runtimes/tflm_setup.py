@@ -1,0 +1,525 @@
+"""TFLM setup replay: model → every allocation `AllocateTensors` makes, in order, and what fits.
+
+TFLM runs inside one user array: the head grows up from its start, the tail grows down from its
+end, and short-lived "temp" memory sits just above the head (docs/runtime-semantics.md §2.1,
+§2.10). Whether setup succeeds for a given `arena_size`, and the head and tail it prints, follow from
+the exact sequence of allocations and their alignments, because every tail allocation rounds the
+tail pointer *down* from the array's (possibly unaligned) end. This module writes that sequence
+out as data (`setup_sequence`) and replays it against an arena size (`replay`), reproducing:
+
+* *SingleArenaBufferAllocator* (arena_allocator/single_arena_buffer_allocator.cc): persistent
+  allocations round down and fail below the head; temp allocations round up and fail above the
+  tail; the resizable head buffer needs `tail - start >= size`.
+* *MicroAllocator::StartModelAllocation, FinishModelAllocation, CommitStaticMemoryPlan*
+  (micro_allocator.cc) and *MicroInterpreter::AllocateTensors* (micro_interpreter.cc): the order.
+* *RecordingMicroAllocator* (recording_micro_allocator.cc): which allocations each
+  `print_allocations()` category counts.
+
+Struct sizes depend on the build; `HOST_64` is the x86-64 `tflite_micro` pip package (built with
+`USE_TFLM_COMPRESSION`), measured against it. Kernel allocations come from `tflm_kernels`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from arenalens.analysis.lifetimes import ScratchRequest
+from arenalens.ir import Model, Tensor
+from arenalens.runtimes.tflm_kernels import (
+    KernelAllocation,
+    PersistentBytes,
+    TempBytes,
+    TempTensor,
+    kernel_memory,
+)
+from arenalens.runtimes.tflm_scratch import MAX_SCRATCH_PER_OPERATOR, OperatorView
+
+# print_allocations() category names (RecordingMicroAllocator::PrintAllocations), in print order.
+EVAL_TENSORS = "TfLiteEvalTensor data"
+PERSISTENT_TENSORS = "Persistent TfLiteTensor data"
+QUANTIZATION = "Persistent TfLiteTensor quantization data"
+PERSISTENT_BUFFERS = "Persistent buffer data"
+VARIABLES = "TfLiteTensor variable buffer data"
+NODES = "NodeAndRegistration struct"
+CATEGORY_ORDER = (
+    EVAL_TENSORS,
+    PERSISTENT_TENSORS,
+    QUANTIZATION,
+    PERSISTENT_BUFFERS,
+    VARIABLES,
+    NODES,
+)
+CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
+    {
+        EVAL_TENSORS: "allocations",
+        PERSISTENT_TENSORS: "tensors",
+        QUANTIZATION: "allocations",
+        PERSISTENT_BUFFERS: "allocations",
+        VARIABLES: "allocations",
+        NODES: "NodeAndRegistration structs",
+    }
+)
+# MicroArenaBufferAlignment() (micro_arena_constants.h): kernel buffers, variables, the head.
+ARENA_ALIGNMENT = 16
+
+
+@dataclass(frozen=True, slots=True)
+class HostLayout:
+    """Struct sizes of one TFLM build: what the runtime's own bookkeeping costs, in bytes."""
+
+    name: str
+    pointer_bytes: int
+    # RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner + RecordingMicroAllocator.
+    allocator_objects: int
+    builtin_data_allocator: int  # MicroBuiltinDataAllocator
+    subgraph_allocations: int  # SubgraphAllocations, per subgraph
+    eval_tensor: int  # TfLiteEvalTensor
+    node_and_registration: int  # NodeAndRegistration
+    tflite_tensor: int  # TfLiteTensor (TF_LITE_STATIC_MEMORY)
+    affine_quantization: int  # TfLiteAffineQuantization
+    scratch_request: int  # internal::ScratchBufferRequest
+    scratch_handle: int  # ScratchBufferHandle
+    allocation_info: int  # AllocationInfo, per tensor and scratch request while planning
+    planner_bytes_per_buffer: int  # GreedyMemoryPlanner::per_buffer_size()
+    assumptions: tuple[str, ...] = ()
+
+    @property
+    def struct_alignment(self) -> int:
+        """alignof of the pointer-holding structs: the pointer size."""
+        return self.pointer_bytes
+
+
+HOST_64 = HostLayout(
+    name="x86-64 host (tflite_micro pip package)",
+    pointer_bytes=8,
+    allocator_objects=104 + 72 + 272,
+    builtin_data_allocator=16,
+    subgraph_allocations=24,
+    eval_tensor=24,
+    node_and_registration=64,
+    tflite_tensor=64,
+    affine_quantization=24,
+    scratch_request=16,
+    scratch_handle=8,
+    allocation_info=32,
+    planner_bytes_per_buffer=40,
+    assumptions=(
+        "64-bit host build of the tflite_micro pip package (reference kernels, "
+        "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
+        "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
+    ),
+)
+
+MCU_32 = HostLayout(
+    name="32-bit MCU (Cortex-M class, MicroInterpreter with MicroAllocator)",
+    pointer_bytes=4,
+    # SingleArenaBufferAllocator 36 + GreedyMemoryPlanner 40 + MicroAllocator 36 (no recording).
+    allocator_objects=40 + 40 + 40,
+    builtin_data_allocator=8,
+    subgraph_allocations=8,
+    eval_tensor=12,
+    node_and_registration=32,
+    tflite_tensor=40,
+    affine_quantization=12,
+    scratch_request=12,
+    scratch_handle=4,
+    allocation_info=24,
+    planner_bytes_per_buffer=40,
+    assumptions=(
+        "32-bit pointers and size_t; structs laid out by the ILP32 ABI",
+        "plain MicroAllocator (no recording), no USE_TFLM_COMPRESSION",
+        "kernel OpData sizes taken from the 64-bit build (an upper bound: pointers shrink)",
+        "reference kernels; CMSIS-NN or Xtensa kernels request other buffers",
+    ),
+)
+
+
+class Action(enum.StrEnum):
+    """What one step of setup does to the arena."""
+
+    PERSISTENT = "persistent"  # tail allocation (AllocatePersistentBuffer)
+    HEAD = "head"  # resize the head buffer (scratch requests; final head reservation)
+    TEMP = "temp"  # temp allocation above the head
+    RESET_TEMP = "reset temp"  # ResetTempAllocations: temp back to the head
+    PLANNER = "planner"  # the planner takes all free memory: nbytes = buffers it must hold
+    RELEASE_HEAD = "release head"  # DeallocateResizableBuffer: head back to the start
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """One step of TFLM's setup: an allocation (or a head / temp reset) and what it is for."""
+
+    action: Action
+    nbytes: int
+    alignment: int = 1
+    what: str = ""
+    category: str = ""  # the print_allocations() category that records it ("" = none)
+    count: int = 1  # how many allocations the category counts for this one (arrays count items)
+
+
+@dataclass(frozen=True)
+class SetupOutcome:
+    """One replay: did setup fit, where it failed, and what print_allocations() would print."""
+
+    arena_size: int
+    fits: bool
+    head: int
+    tail: int
+    failed_at: Allocation | None = None
+    # Category → (used, requested, count), only categories with bytes, in print order.
+    categories: Mapping[str, tuple[int, int, int]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    @property
+    def total(self) -> int:
+        """Head plus tail, as 'Arena allocation total'."""
+        return self.head + self.tail
+
+
+def _align_down(value: int, alignment: int) -> int:
+    return value - value % alignment
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+class _Arena:
+    """SingleArenaBufferAllocator over [0, size): the array start is assumed 16-byte aligned."""
+
+    def __init__(self, size: int, layout: HostLayout) -> None:
+        self.end = size
+        self.head = 0
+        self.temp = 0
+        self.tail = size
+        self.layout = layout
+        self.used: dict[str, int] = {}
+        self.requested: dict[str, int] = {}
+        self.counted: dict[str, int] = {}
+
+    def apply(self, step: Allocation) -> bool:
+        """Perform one step; False when TFLM would fail here."""
+        if step.action is Action.PERSISTENT:
+            result = _align_down(self.tail - step.nbytes, step.alignment)
+            if result < self.head:
+                return False
+            self.record(step, self.tail - result)
+            self.tail = result
+        elif step.action is Action.TEMP:
+            start = _align_up(self.temp, step.alignment)
+            if self.tail - start < step.nbytes:
+                return False
+            self.temp = start + step.nbytes
+        elif step.action is Action.HEAD:
+            # ResizeBuffer starts at the aligned array start; the array start is aligned.
+            if self.tail < step.nbytes:
+                return False
+            self.head = self.temp = step.nbytes
+        elif step.action is Action.RESET_TEMP:
+            self.temp = self.head
+        elif step.action is Action.RELEASE_HEAD:
+            self.head = self.temp = 0
+        elif step.action is Action.PLANNER:
+            available = _align_down(self.tail, ARENA_ALIGNMENT) - _align_up(
+                self.temp, ARENA_ALIGNMENT
+            )
+            if available < 0 or step.nbytes > available // self.layout.planner_bytes_per_buffer:
+                return False
+            self.temp = _align_down(self.tail, ARENA_ALIGNMENT)
+        return True
+
+    def record(self, step: Allocation, used: int) -> None:
+        if not step.category:
+            return
+        self.used[step.category] = self.used.get(step.category, 0) + used
+        self.requested[step.category] = self.requested.get(step.category, 0) + step.nbytes
+        self.counted[step.category] = self.counted.get(step.category, 0) + step.count
+
+    def categories(self) -> dict[str, tuple[int, int, int]]:
+        return {
+            name: (self.used[name], self.requested[name], self.counted[name])
+            for name in CATEGORY_ORDER
+            if self.used.get(name, 0) > 0 or self.requested.get(name, 0) > 0
+        }
+
+
+def replay(
+    sequence: Sequence[Allocation], arena_size: int, layout: HostLayout = HOST_64
+) -> SetupOutcome:
+    """(setup sequence, arena size) → whether TFLM's setup fits, and its head, tail, categories."""
+    arena = _Arena(arena_size, layout)
+    for step in sequence:
+        if not arena.apply(step):
+            return SetupOutcome(
+                arena_size,
+                False,
+                max(arena.head, arena.temp),
+                arena.end - arena.tail,
+                failed_at=step,
+                categories=MappingProxyType(arena.categories()),
+            )
+    return SetupOutcome(
+        arena_size,
+        True,
+        max(arena.head, arena.temp),
+        arena.end - arena.tail,
+        categories=MappingProxyType(arena.categories()),
+    )
+
+
+def minimal_arena_size(sequence: Sequence[Allocation], layout: HostLayout = HOST_64) -> int:
+    """Setup sequence → the smallest arena_size for which setup succeeds.
+
+    Within one residue of the size mod 16 the outcome is monotone (every tail position moves by
+    exactly the added multiple of 16), so each residue is bisected and the smallest kept.
+    """
+    upper = _align_up(sum(step.nbytes + step.alignment for step in sequence) + 64, 16)
+    while not replay(sequence, upper, layout).fits:
+        upper *= 2
+    best = upper
+    for residue in range(16):
+        low, high = -1, upper // 16 + 1  # sizes 16 * k + residue
+        while high - low > 1:
+            middle = (low + high) // 2
+            if replay(sequence, 16 * middle + residue, layout).fits:
+                high = middle
+            else:
+                low = middle
+        best = min(best, 16 * high + residue)
+    return best
+
+
+# ---------------------------------------------------------------------------------------------
+# The sequence
+
+
+def _quantized(tensor: Tensor) -> bool:
+    """TFLM copies quantization only when both scale and zero_point are non-empty."""
+    quantization = tensor.quantization
+    return quantization is not None and quantization.zero_point is not None
+
+
+def _tensor_struct(
+    tensor: Tensor, layout: HostLayout, action: Action, what: str, *, recorded: bool
+) -> list[Allocation]:
+    """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
+    steps = [
+        Allocation(
+            action,
+            layout.tflite_tensor,
+            layout.struct_alignment,
+            what,
+            PERSISTENT_TENSORS if recorded else "",
+        )
+    ]
+    if _quantized(tensor) and tensor.quantization is not None:
+        channels = tensor.quantization.channel_count
+        category = QUANTIZATION if recorded else ""
+        steps.append(
+            Allocation(action, layout.affine_quantization, layout.struct_alignment, what, category)
+        )
+        steps.append(Allocation(action, 4 + 4 * channels, 4, what, category))
+    return steps
+
+
+def setup_sequence(
+    model: Model,
+    *,
+    scratch: Sequence[ScratchRequest],
+    planned_buffer_count: int,
+    head_bytes: int,
+    variable_bytes: Sequence[tuple[str, int]],
+    layout: HostLayout = HOST_64,
+) -> tuple[Allocation, ...]:
+    """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
+
+    `variable_bytes` lists the variables allocated in the tail (name, bytes) in index order,
+    `planned_buffer_count` the buffers given to the planner, `head_bytes` the plan's maximum.
+    """
+    pointer = layout.struct_alignment
+    steps: list[Allocation] = [
+        Allocation(Action.PERSISTENT, layout.allocator_objects, pointer, "allocator and planner")
+    ]
+    # StartModelAllocation.
+    steps.append(
+        Allocation(Action.PERSISTENT, layout.builtin_data_allocator, pointer, "builtin allocator")
+    )
+    first_head = layout.scratch_request * MAX_SCRATCH_PER_OPERATOR
+    steps.append(Allocation(Action.HEAD, first_head, pointer, "scratch request buffer"))
+    steps.append(
+        Allocation(
+            Action.PERSISTENT,
+            layout.subgraph_allocations * len(model.subgraphs),
+            pointer,
+            "subgraph allocations",
+        )
+    )
+    for subgraph in model.subgraphs:
+        count = len(subgraph.tensors)
+        steps.append(
+            Allocation(
+                Action.PERSISTENT,
+                layout.eval_tensor * count,
+                pointer,
+                f"eval tensors of subgraph {subgraph.index}",
+                EVAL_TENSORS,
+                count,
+            )
+        )
+    for subgraph in model.subgraphs:
+        count = len(subgraph.operators)
+        steps.append(
+            Allocation(
+                Action.PERSISTENT,
+                layout.node_and_registration * count,
+                pointer,
+                f"nodes of subgraph {subgraph.index}",
+                NODES,
+                count,
+            )
+        )
+    views = [
+        OperatorView(model, subgraph, operator)
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    ]
+    memory = [kernel_memory(view) for view in views]
+    # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
+    for view, use in zip(views, memory, strict=True):
+        if use.builtin_data is not None:
+            size, alignment = use.builtin_data
+            steps.append(
+                Allocation(Action.PERSISTENT, size, alignment, f"options of {_label(view)}")
+            )
+    # InitSubgraphs: kernel Init.
+    for view, use in zip(views, memory, strict=True):
+        steps.extend(_kernel_steps(use.init, view, layout, "Init"))
+    # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
+    requests_so_far = 0
+    scratch_per_operator: dict[tuple[int, int], int] = {}
+    for request in scratch:
+        key = (request.subgraph, request.operator)
+        scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
+    for view, use in zip(views, memory, strict=True):
+        steps.extend(_kernel_steps(use.prepare, view, layout, "Prepare"))
+        steps.append(Allocation(Action.RESET_TEMP, 0))
+        requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
+        steps.append(
+            Allocation(
+                Action.HEAD,
+                layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR),
+                pointer,
+                f"scratch requests after {_label(view)}",
+            )
+        )
+    steps.extend(
+        _planning_steps(model, scratch, planned_buffer_count, head_bytes, variable_bytes, layout)
+    )
+    steps.extend(_io_tensor_steps(model, layout))
+    return tuple(steps)
+
+
+def _planning_steps(
+    model: Model,
+    scratch: Sequence[ScratchRequest],
+    planned_buffer_count: int,
+    head_bytes: int,
+    variable_bytes: Sequence[tuple[str, int]],
+    layout: HostLayout,
+) -> list[Allocation]:
+    """FinishModelAllocation: scratch handles, then CommitStaticMemoryPlan."""
+    pointer = layout.struct_alignment
+    steps: list[Allocation] = []
+    if scratch:
+        steps.append(
+            Allocation(
+                Action.PERSISTENT, layout.scratch_handle * len(scratch), pointer, "scratch handles"
+            )
+        )
+    steps.append(
+        Allocation(
+            Action.TEMP, layout.pointer_bytes * len(model.subgraphs), pointer, "subgraph offsets"
+        )
+    )
+    steps.append(
+        Allocation(
+            Action.TEMP,
+            layout.allocation_info * (model.tensor_count + len(scratch)),
+            pointer,
+            "allocation info",
+        )
+    )
+    for name, nbytes in variable_bytes:
+        steps.append(
+            Allocation(Action.PERSISTENT, nbytes, ARENA_ALIGNMENT, f"variable {name}", VARIABLES)
+        )
+    steps.append(
+        Allocation(Action.PLANNER, planned_buffer_count, ARENA_ALIGNMENT, "memory planner")
+    )
+    steps.append(Allocation(Action.RESET_TEMP, 0))
+    steps.append(Allocation(Action.RELEASE_HEAD, 0))
+    steps.append(Allocation(Action.HEAD, head_bytes, ARENA_ALIGNMENT, "head (planned buffers)"))
+    return steps
+
+
+def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
+    """The input and output TfLiteTensor structs MicroInterpreter keeps after setup."""
+    steps: list[Allocation] = []
+    main = model.subgraphs[0]
+    for role, indices in (("input", main.inputs), ("output", main.outputs)):
+        steps.append(
+            Allocation(
+                Action.PERSISTENT,
+                layout.pointer_bytes * len(indices),
+                ARENA_ALIGNMENT,
+                f"{role} tensor pointers",
+                PERSISTENT_BUFFERS,
+            )
+        )
+        for index in indices:
+            tensor = main.tensors[index]
+            steps.extend(
+                _tensor_struct(
+                    tensor, layout, Action.PERSISTENT, f"{role} tensor {index}", recorded=True
+                )
+            )
+    return steps
+
+
+def _kernel_steps(
+    allocations: Sequence[KernelAllocation], view: OperatorView, layout: HostLayout, phase: str
+) -> list[Allocation]:
+    steps: list[Allocation] = []
+    label = f"{phase} of {_label(view)}"
+    for allocation in allocations:
+        if isinstance(allocation, PersistentBytes):
+            steps.append(
+                Allocation(
+                    Action.PERSISTENT,
+                    allocation.nbytes,
+                    ARENA_ALIGNMENT,
+                    f"{label}: {allocation.what}",
+                    PERSISTENT_BUFFERS,
+                )
+            )
+        elif isinstance(allocation, TempTensor):
+            steps.extend(
+                _tensor_struct(
+                    allocation.tensor, layout, Action.TEMP, f"{label}: temp tensor", recorded=False
+                )
+            )
+        elif isinstance(allocation, TempBytes):
+            steps.append(
+                Allocation(Action.TEMP, allocation.nbytes, allocation.alignment, f"{label}: temp")
+            )
+    return steps
+
+
+def _label(view: OperatorView) -> str:
+    return (
+        f"operator {view.operator.index} ({view.operator.opcode}) of subgraph {view.subgraph.index}"
+    )

@@ -1,0 +1,38 @@
+"""Custom operator options: (model, subgraph, operator) → the FlexBuffer a custom kernel reads.
+
+Custom kernels (DETECTION_POSTPROCESS, the Signal library, ethos-u) keep their parameters in the
+operator's `custom_options` bytes, usually a FlexBuffer map or vector, which the IR does not carry.
+Memory rules that depend on them (scratch sizes, persistent state) read them here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flatbuffers import flexbuffers
+from tflite.Model import Model as FbModel
+
+from arenalens.ir import Model
+
+
+def custom_options_bytes(model: Model, subgraph: int, operator: int) -> bytes:
+    """The operator's raw `custom_options` bytes (empty when it has none)."""
+    root = FbModel.GetRootAs(model.data, 0)
+    fb_operator = root.Subgraphs(subgraph).Operators(operator)
+    if fb_operator.CustomOptionsIsNone():
+        return b""
+    return bytes(fb_operator.CustomOptionsAsNumpy().tobytes())
+
+
+def custom_options(model: Model, subgraph: int, operator: int) -> Any:
+    """The operator's custom options decoded as a FlexBuffer (map → dict, vector → list).
+
+    Returns None when there are no options or they are not a valid FlexBuffer.
+    """
+    raw = custom_options_bytes(model, subgraph, operator)
+    if not raw:
+        return None
+    try:
+        return flexbuffers.Loads(raw)
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError):
+        return None
