@@ -24,6 +24,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm_scratch import OperatorView
+from arenalens.tflite.custom_options import custom_options
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,15 +171,92 @@ def _row(
     return KernelMemory(opcode, kernel_file, builtin_data, init_bytes, prepare)
 
 
+def _custom_row(
+    opcode: str, kernel_file: str, init: Sequence[int] | Callable[[OperatorView], Sequence[int]]
+) -> KernelMemory:
+    """A custom kernel: no builtin options; Init allocates the given buffers in order."""
+
+    def init_sizes(view: OperatorView) -> Sequence[int]:
+        return init(view) if callable(init) else init
+
+    return KernelMemory(opcode, kernel_file, None, None, _inputs_then_outputs, init_sizes)
+
+
+def _custom_int(view: OperatorView, key: str) -> int:
+    options = custom_options(view.model, view.subgraph.index, view.operator.index)
+    value = options.get(key, 0) if isinstance(options, dict) else 0
+    return int(value) if isinstance(value, int) else 0
+
+
+def _signal_filter_bank(view: OperatorView) -> list[int]:
+    # TFLMSignalFilterBankParams, then a uint64 work area of num_channels + 1 entries.
+    return [64, 8 * (_custom_int(view, "num_channels") + 1)]
+
+
+def _signal_spectral_subtraction(view: OperatorView) -> list[int]:
+    # TFLMSignalSpectralSubtractionParams, then a uint32 noise estimate per channel.
+    return [56, 4 * _custom_int(view, "num_channels")]
+
+
+def _signal_rfft(view: OperatorView) -> list[int]:
+    # TfLiteAudioFrontendRfftParams<T> (48 B), then the kiss_fftr state for fft_length.
+    source = view.input(0)
+    complex_bytes = 4 if source is not None and source.dtype.name == "INT16" else 8
+    return [48, kiss_fftr_state_bytes(_custom_int(view, "fft_length"), complex_bytes)]
+
+
+def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: int = 8) -> int:
+    """kiss_fftr_alloc's need: real-FFT header, a complex FFT of half length, super twiddles."""
+    half = fft_length // 2
+    # kiss_fft_state: nfft, inverse, factors[64], then `half` twiddles.
+    complex_state = 4 + 4 + 4 * 64 + complex_bytes * half
+    return 3 * pointer_bytes + complex_state + complex_bytes * (half * 3 // 2)
+
+
+_SIGNAL = "signal/micro/kernels/"
+
 KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
     {
         row.opcode: row
         for row in (
-            _row("FULLY_CONNECTED", "fully_connected.cc", (32, 4), 72, _fully_connected),
+            _row("ADD", "add.cc, add_common.cc", (8, 4), 60),
+            _row("AVERAGE_POOL_2D", "pooling.cc, pooling_common.cc", (40, 4), 32),
+            _row("CAST", "cast.cc", (8, 4), None),
+            _row("CONCATENATION", "concatenation.cc", (8, 4), 80),
             _row("CONV_2D", "conv.cc, conv_common.cc", (28, 4), 80, _convolution),
             _row("DEPTHWISE_CONV_2D", "depthwise_conv.cc", (28, 4), 80, _convolution),
-            _row("TRANSPOSE_CONV", "transpose_conv.cc", (20, 4), 80, _transpose_conv),
-            _row("SOFTMAX", "softmax.cc, softmax_common.cc", (4, 4), 48, _softmax),
+            _row("DIV", "div.cc", (4, 4), 28),
+            _row("FULLY_CONNECTED", "fully_connected.cc", (32, 8), 72, _fully_connected),
+            _row("LOGISTIC", "logistic.cc, logistic_common.cc", None, 16),
+            _row("MAXIMUM", "maximum_minimum.cc", None, None),
+            _row("MAX_POOL_2D", "pooling.cc, pooling_common.cc", (40, 4), 32),
+            _row("MEAN", "reduce.cc, reduce_common.cc", (1, 1), 44),
+            _row("MINIMUM", "maximum_minimum.cc", None, None),
+            _row("MUL", "mul.cc, mul_common.cc", (4, 4), 36),
+            _row("PAD", "pad.cc, pad_common.cc", None, 56),
+            _row("QUANTIZE", "quantize.cc, quantize_common.cc", None, 32),
+            _row("RESHAPE", "reshape.cc, reshape_common.cc", (36, 4), None),
+            _row("SOFTMAX", "softmax.cc, softmax_common.cc", (4, 4), 80, _softmax),
+            _row("STRIDED_SLICE", "strided_slice.cc, strided_slice_common.cc", (24, 4), 84),
+            _row("SVDF", "svdf.cc, svdf_common.cc", (12, 4), 36),
+            _row("TRANSPOSE", "transpose.cc, transpose_common.cc", None, None),
+            _row("TRANSPOSE_CONV", "transpose_conv.cc", (20, 4), 88, _transpose_conv),
+            _row("UNIDIRECTIONAL_SEQUENCE_LSTM", "unidirectional_sequence_lstm.cc", (16, 4), 688),
+            _custom_row("CUSTOM:SignalEnergy", _SIGNAL + "energy.cc", [8]),
+            _custom_row("CUSTOM:SignalFftAutoScale", _SIGNAL + "fft_auto_scale_kernel.cc", []),
+            _custom_row("CUSTOM:SignalFilterBank", _SIGNAL + "filter_bank.cc", _signal_filter_bank),
+            _custom_row("CUSTOM:SignalFilterBankLog", _SIGNAL + "filter_bank_log.cc", [8]),
+            _custom_row(
+                "CUSTOM:SignalFilterBankSpectralSubtraction",
+                _SIGNAL + "filter_bank_spectral_subtraction.cc",
+                _signal_spectral_subtraction,
+            ),
+            _custom_row(
+                "CUSTOM:SignalFilterBankSquareRoot", _SIGNAL + "filter_bank_square_root.cc", []
+            ),
+            _custom_row("CUSTOM:SignalPCAN", _SIGNAL + "pcan.cc", [4]),
+            _custom_row("CUSTOM:SignalRfft", _SIGNAL + "rfft.cc", _signal_rfft),
+            _custom_row("CUSTOM:SignalWindow", _SIGNAL + "window.cc", [8]),
         )
     }
 )
