@@ -30,6 +30,7 @@ from arenalens.runtimes.tflm_setup import (
     HOST_64,
     MCU_32,
     HostLayout,
+    PlanFacts,
     SetupOutcome,
     minimal_arena_size,
     replay,
@@ -213,46 +214,27 @@ def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class SetupPrediction:
-    """Everything the setup replay predicts for one plan on one build."""
+    """What the setup replay predicts for one plan on one build."""
 
     layout: HostLayout
-    head: int
-    outcome_at_minimum: SetupOutcome
-    minimal_arena: int
-    unknown_kernels: tuple[str, ...]
+    minimal_arena: int  # the smallest arena_size that works
+    at_minimum: SetupOutcome  # head, tail and categories printed at that size
+    aligned: SetupOutcome  # the same at a roomy arena size that is a multiple of 16
+    unknown_kernels: tuple[str, ...]  # opcodes whose tail bytes are estimates
+
+    @property
+    def head(self) -> int:
+        """The head: the plan's maximum."""
+        return self.aligned.head
 
     @property
     def tail(self) -> int:
-        """Tail at an arena size that is a multiple of 16 (as with a large, aligned arena)."""
-        return self.outcome_at_minimum.tail
+        """The tail with a 16-aligned arena end (what a roomy, aligned arena prints)."""
+        return self.aligned.tail
 
 
-def predict_setup(
-    model: Model,
-    arena: ArenaProblem,
-    plan: Plan,
-    layout: HostLayout = HOST_64,
-) -> SetupPrediction:
-    """Model + head arena + plan → tail, head and the minimal arena size on one build."""
-    sequence = _sequence_for(model, arena, plan, layout)
-    minimum = minimal_arena_size(sequence, layout)
-    outcome = replay(sequence, minimum, layout)
-    unknown = sorted(
-        {op.opcode for sg in model.subgraphs for op in sg.operators if op.opcode not in KERNELS}
-    )
-    return SetupPrediction(layout, plan.arena_size, outcome, minimum, tuple(unknown))
-
-
-def setup_outcome(
-    model: Model, arena: ArenaProblem, plan: Plan, arena_size: int, layout: HostLayout = HOST_64
-) -> SetupOutcome:
-    """What setup does with a given arena_size: fits or not, head, tail, categories."""
-    return replay(_sequence_for(model, arena, plan, layout), arena_size, layout)
-
-
-def _sequence_for(
-    model: Model, arena: ArenaProblem, plan: Plan, layout: HostLayout
-) -> tuple[Any, ...]:
+def plan_facts(model: Model, arena: ArenaProblem, plan: Plan) -> PlanFacts:
+    """Model + head arena + plan → what the setup replay needs to know about the plan."""
     offsets = offline_offsets(model)
     variables: list[tuple[str, int]] = []
     position = 0
@@ -262,35 +244,70 @@ def _sequence_for(
             position += 1
             if tensor.is_variable and offline == ONLINE:
                 variables.append((tensor.name, tflm_tensor_bytes(tensor)))
-    scratch = [request for request in scratch_requests(model)]
-    return setup_sequence(
-        model,
-        scratch=scratch,
+    return PlanFacts(
+        scratch=scratch_requests(model),
         planned_buffer_count=len(arena.problem.buffers),
         head_bytes=plan.arena_size,
-        variable_bytes=variables,
-        layout=layout,
+        tail_variables=tuple(variables),
+        preserve_all_tensors=plan.planner == "tflm_linear",
     )
+
+
+def predict_setup(
+    model: Model, arena: ArenaProblem, plan: Plan, layout: HostLayout = HOST_64
+) -> SetupPrediction:
+    """Model + head arena + plan → minimal arena, head, tail and categories on one build.
+
+    A plan by `tflm_linear` is replayed as a preserve_all_tensors interpreter; any other plan as
+    the default interpreter with that plan's maximum as head (deployable as an offline plan).
+    """
+    sequence = setup_sequence(model, plan_facts(model, arena, plan), layout)
+    minimum = minimal_arena_size(sequence, layout)
+    roomy = align_up(minimum, 16) + 16
+    while not (aligned := replay(sequence, roomy, layout)).fits:
+        roomy += 16
+    unknown = sorted(
+        {op.opcode for sg in model.subgraphs for op in sg.operators if op.opcode not in KERNELS}
+    )
+    return SetupPrediction(
+        layout, minimum, replay(sequence, minimum, layout), aligned, tuple(unknown)
+    )
+
+
+def setup_outcome(
+    model: Model, arena: ArenaProblem, plan: Plan, arena_size: int, layout: HostLayout = HOST_64
+) -> SetupOutcome:
+    """What setup does with one arena_size: fits or not, where it fails, head, tail, categories."""
+    sequence = setup_sequence(model, plan_facts(model, arena, plan), layout)
+    return replay(sequence, arena_size, layout)
 
 
 def budget(
     model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]
 ) -> MemoryBudget:
-    """Model + head arena + plan → the minimal kTensorArenaSize, its head/tail parts, variants."""
+    """Model + head arena + plan → the minimal kTensorArenaSize, its parts, the MCU variant."""
     arena, plan = arena_problems[0], plans[0]
     host = predict_setup(model, arena, plan, HOST_64)
     mcu = predict_setup(model, arena, plan, MCU_32)
-    final = host.head + host.tail
     assumptions = list(HOST_64.assumptions)
+    if plan.planner == "tflm_linear":
+        assumptions.append("preserve_all_tensors: LinearMemoryPlanner, no allocation recording")
+    elif plan.planner != "tflm_greedy":
+        assumptions.append(
+            f"the '{plan.planner}' plan deployed as an offline plan (OfflineMemoryAllocation); "
+            "the greedy planner object stays"
+        )
     if host.unknown_kernels:
         assumptions.append(
-            "estimated (no kernel row): tail bytes of " + ", ".join(host.unknown_kernels)
+            "estimated tail bytes (kernels without a row): " + ", ".join(host.unknown_kernels)
         )
-    assumptions.append(f"{MCU_VARIANT} variant: " + "; ".join(MCU_32.assumptions))
+    assumptions.append(f"{MCU_VARIANT}: " + "; ".join(MCU_32.assumptions))
+    final = host.at_minimum.head + host.at_minimum.tail
     parts = {
         "head": host.head,
         "tail": host.tail,
-        "setup_overhead": max(0, host.minimal_arena - final),
+        "tail_at_minimum": host.at_minimum.tail,
+        "setup_overhead": host.minimal_arena - final,
     }
     return MemoryBudget(
         required_bytes=host.minimal_arena,

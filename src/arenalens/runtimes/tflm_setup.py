@@ -64,6 +64,8 @@ CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
 )
 # MicroArenaBufferAlignment() (micro_arena_constants.h): kernel buffers, variables, the head.
 ARENA_ALIGNMENT = 16
+# LinearMemoryPlanner::kMaxBufferCount (linear_memory_planner.h).
+LINEAR_PLANNER_CAPACITY = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,9 @@ class HostLayout:
     scratch_handle: int  # ScratchBufferHandle
     allocation_info: int  # AllocationInfo, per tensor and scratch request while planning
     planner_bytes_per_buffer: int  # GreedyMemoryPlanner::per_buffer_size()
+    # SingleArenaBufferAllocator + LinearMemoryPlanner (1024 offsets) + MicroAllocator: the
+    # objects of a preserve_all_tensors interpreter, which records nothing.
+    preserve_all_allocator_objects: int = 0
     assumptions: tuple[str, ...] = ()
 
     @property
@@ -106,6 +111,7 @@ HOST_64 = HostLayout(
     scratch_handle=8,
     allocation_info=32,
     planner_bytes_per_buffer=40,
+    preserve_all_allocator_objects=72 + 8216 + 72,
     assumptions=(
         "64-bit host build of the tflite_micro pip package (reference kernels, "
         "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
@@ -128,6 +134,7 @@ MCU_32 = HostLayout(
     scratch_handle=4,
     allocation_info=24,
     planner_bytes_per_buffer=40,
+    preserve_all_allocator_objects=40 + 4112 + 40,
     assumptions=(
         "32-bit pointers and size_t; structs laid out by the ILP32 ABI",
         "plain MicroAllocator (no recording), no USE_TFLM_COMPRESSION",
@@ -145,6 +152,7 @@ class Action(enum.StrEnum):
     TEMP = "temp"  # temp allocation above the head
     RESET_TEMP = "reset temp"  # ResetTempAllocations: temp back to the head
     PLANNER = "planner"  # the planner takes all free memory: nbytes = buffers it must hold
+    LINEAR_PLANNER = "linear planner"  # LinearMemoryPlanner: a fixed table, nbytes = buffers
     RELEASE_HEAD = "release head"  # DeallocateResizableBuffer: head back to the start
 
 
@@ -228,6 +236,13 @@ class _Arena:
                 self.temp, ARENA_ALIGNMENT
             )
             if available < 0 or step.nbytes > available // self.layout.planner_bytes_per_buffer:
+                return False
+            self.temp = _align_down(self.tail, ARENA_ALIGNMENT)
+        elif step.action is Action.LINEAR_PLANNER:
+            available = _align_down(self.tail, ARENA_ALIGNMENT) - _align_up(
+                self.temp, ARENA_ALIGNMENT
+            )
+            if available < 0 or step.nbytes > LINEAR_PLANNER_CAPACITY:
                 return False
             self.temp = _align_down(self.tail, ARENA_ALIGNMENT)
         return True
@@ -326,23 +341,29 @@ def _tensor_struct(
     return steps
 
 
-def setup_sequence(
-    model: Model,
-    *,
-    scratch: Sequence[ScratchRequest],
-    planned_buffer_count: int,
-    head_bytes: int,
-    variable_bytes: Sequence[tuple[str, int]],
-    layout: HostLayout = HOST_64,
-) -> tuple[Allocation, ...]:
-    """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
+@dataclass(frozen=True)
+class PlanFacts:
+    """What setup needs to know about the plan besides the model."""
 
-    `variable_bytes` lists the variables allocated in the tail (name, bytes) in index order,
-    `planned_buffer_count` the buffers given to the planner, `head_bytes` the plan's maximum.
-    """
+    scratch: tuple[ScratchRequest, ...]  # kernel scratch requests, in request order
+    planned_buffer_count: int  # buffers given to the planner
+    head_bytes: int  # the plan's maximum: the head TFLM reserves
+    tail_variables: tuple[tuple[str, int], ...]  # (name, bytes) of variables placed in the tail
+    preserve_all_tensors: bool = False  # LinearMemoryPlanner (kPreserveAllTensors)
+
+
+def setup_sequence(
+    model: Model, facts: PlanFacts, layout: HostLayout = HOST_64
+) -> tuple[Allocation, ...]:
+    """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order."""
     pointer = layout.struct_alignment
+    objects = (
+        layout.preserve_all_allocator_objects
+        if facts.preserve_all_tensors
+        else layout.allocator_objects
+    )
     steps: list[Allocation] = [
-        Allocation(Action.PERSISTENT, layout.allocator_objects, pointer, "allocator and planner")
+        Allocation(Action.PERSISTENT, objects, pointer, "allocator and planner")
     ]
     # StartModelAllocation.
     steps.append(
@@ -401,7 +422,7 @@ def setup_sequence(
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
-    for request in scratch:
+    for request in facts.scratch:
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
     for view, use in zip(views, memory, strict=True):
@@ -416,24 +437,16 @@ def setup_sequence(
                 f"scratch requests after {_label(view)}",
             )
         )
-    steps.extend(
-        _planning_steps(model, scratch, planned_buffer_count, head_bytes, variable_bytes, layout)
-    )
+    steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
     return tuple(steps)
 
 
-def _planning_steps(
-    model: Model,
-    scratch: Sequence[ScratchRequest],
-    planned_buffer_count: int,
-    head_bytes: int,
-    variable_bytes: Sequence[tuple[str, int]],
-    layout: HostLayout,
-) -> list[Allocation]:
+def _planning_steps(model: Model, facts: PlanFacts, layout: HostLayout) -> list[Allocation]:
     """FinishModelAllocation: scratch handles, then CommitStaticMemoryPlan."""
     pointer = layout.struct_alignment
     steps: list[Allocation] = []
+    scratch = facts.scratch
     if scratch:
         steps.append(
             Allocation(
@@ -453,16 +466,17 @@ def _planning_steps(
             "allocation info",
         )
     )
-    for name, nbytes in variable_bytes:
+    for name, nbytes in facts.tail_variables:
         steps.append(
             Allocation(Action.PERSISTENT, nbytes, ARENA_ALIGNMENT, f"variable {name}", VARIABLES)
         )
-    steps.append(
-        Allocation(Action.PLANNER, planned_buffer_count, ARENA_ALIGNMENT, "memory planner")
-    )
+    planner = Action.LINEAR_PLANNER if facts.preserve_all_tensors else Action.PLANNER
+    steps.append(Allocation(planner, facts.planned_buffer_count, ARENA_ALIGNMENT, "memory planner"))
     steps.append(Allocation(Action.RESET_TEMP, 0))
     steps.append(Allocation(Action.RELEASE_HEAD, 0))
-    steps.append(Allocation(Action.HEAD, head_bytes, ARENA_ALIGNMENT, "head (planned buffers)"))
+    steps.append(
+        Allocation(Action.HEAD, facts.head_bytes, ARENA_ALIGNMENT, "head (planned buffers)")
+    )
     return steps
 
 
