@@ -51,6 +51,8 @@ class ArenaProblem:
     runtime_planner: str  # registered planner that reproduces the runtime
     # Planners that cannot honour this arena's constraints (e.g. a persistent arena is fixed).
     notes: tuple[str, ...] = ()
+    # Every Buffer.size is the runtime's byte count rounded up to this (TFLM: 16); 1 = exact.
+    size_rounding: int = 1
     # Runtime-specific knobs the runtime planner needs beyond the Problem (kept out of Problem).
     runtime_options: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 

@@ -190,7 +190,7 @@ def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ..
             steps=timeline.steps,
             runtime_planner="tflm_greedy",
             notes=notes,
-            runtime_options=MappingProxyType({"size_rounding": rounding}),
+            size_rounding=rounding,
         ),
     )
 

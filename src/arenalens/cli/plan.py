@@ -1,0 +1,91 @@
+"""`arenalens plan MODEL`: where every tensor goes, under a runtime's rules and a planner."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from arenalens.cli.common import (
+    add_model_argument,
+    add_output_options,
+    add_runtime_option,
+    load_model_argument,
+    print_json,
+    print_text,
+    terminal_width,
+    use_color,
+)
+from arenalens.errors import UsageError
+from arenalens.pipeline import analyze
+from arenalens.planning.registry import planner_names
+from arenalens.report.ascii import render_tflm_memory_plan
+from arenalens.report.plan import plan_document, render_plan
+
+
+def register(subparsers: Any) -> None:
+    """Add the `plan` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "plan",
+        help="plan the arena: every tensor's offset, arena size, lower bound, memory to declare",
+        description="Plan a model's tensor arena with a runtime's rules: per-tensor bytes, "
+        "lifetime and offset; arena size against the lower bound and against no reuse; for TFLM "
+        "the head, tail and the smallest kTensorArenaSize that works.",
+    )
+    add_model_argument(parser)
+    add_runtime_option(parser)
+    parser.add_argument(
+        "--planner",
+        metavar="NAME",
+        help="planner to use (default: the runtime's own); known: " + ", ".join(planner_names()),
+    )
+    parser.add_argument(
+        "--alignment",
+        type=int,
+        metavar="N",
+        help="TFLM: round every size up to N (default 16); LiteRT: align offsets to N (default 64)",
+    )
+    parser.add_argument(
+        "--ascii",
+        action="store_true",
+        help="print TFLM's PrintMemoryPlan text (what TF_LITE_SHOW_MEMORY_USE builds print)",
+    )
+    parser.add_argument(
+        "--arena-base",
+        type=_address,
+        metavar="ADDRESS",
+        help="arena start address (e.g. 0x20001000): also show absolute addresses",
+    )
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def _address(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an address: {text!r} (use e.g. 0x20001000)"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"an address cannot be negative: {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, analyze, print the plan (table, JSON or TFLM's ASCII printout)."""
+    if args.alignment is not None and args.alignment < 1:
+        raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
+    model = load_model_argument(args.model)
+    analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
+    if args.ascii:
+        if args.runtime != "tflm":
+            raise UsageError("--ascii prints TFLM's PrintMemoryPlan; use it with --runtime tflm")
+        primary = analysis.primary
+        print_text(render_tflm_memory_plan(primary.arena, primary.plan))
+        return 0
+    document = plan_document(analysis, arena_base=args.arena_base)
+    if args.json:
+        print_json(document)
+        return 0
+    print_text(render_plan(document, color=use_color(args), width=terminal_width()))
+    return 0

@@ -1,0 +1,88 @@
+"""`arenalens verify MODEL`: the prediction next to the real runtime's numbers."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from arenalens.cli.common import (
+    add_model_argument,
+    add_output_options,
+    add_runtime_option,
+    load_model_argument,
+    print_json,
+    print_text,
+    terminal_width,
+    use_color,
+)
+from arenalens.errors import RuntimeUnavailableError
+from arenalens.ir import Model
+from arenalens.pipeline import analyze
+from arenalens.report.plan import render_verify, verify_document
+from arenalens.runtimes import get_runtime
+
+EXIT_AGREES = 0
+EXIT_MISMATCH = 1
+
+
+def register(subparsers: Any) -> None:
+    """Add the `verify` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "verify",
+        help="run the real runtime and compare its memory numbers with the prediction",
+        description="Build the real interpreter (extra 'runtime') on the model and compare what "
+        "it reports with arenalens' prediction, side by side. Exit 0 when all agree, 1 on a "
+        "mismatch, 2 on errors.",
+    )
+    add_model_argument(parser)
+    add_runtime_option(parser)
+    parser.add_argument(
+        "--min-arena",
+        action="store_true",
+        help="also find the smallest working arena size by bisection (TFLM; a few seconds)",
+    )
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyze, run the real runtime on the same file, print both; exit 1 on a mismatch."""
+    model = load_model_argument(args.model)
+    rules = get_runtime(args.runtime)
+    if rules.verify is None:
+        raise RuntimeUnavailableError(f"runtime '{args.runtime}' has no verifier yet")
+    analysis = analyze(model, runtime=args.runtime)
+    options = {"min_arena": True} if args.min_arena else {}
+    with _model_file(model, args.model) as path:
+        result = rules.verify(path, analysis, **options)
+    document = verify_document(result)
+    if args.json:
+        print_json(document)
+    else:
+        print_text(render_verify(document, color=use_color(args), width=terminal_width()))
+    return EXIT_AGREES if result.agrees else EXIT_MISMATCH
+
+
+class _model_file:  # noqa: N801 - used as a context manager, named like one
+    """The model as a file the runtime can open: the argument itself, or a temporary copy."""
+
+    def __init__(self, model: Model, argument: str) -> None:
+        self.model = model
+        self.argument = argument
+        self.temporary: Path | None = None
+
+    def __enter__(self) -> str:
+        if os.path.isfile(self.argument):
+            return self.argument
+        handle, name = tempfile.mkstemp(suffix=".tflite", prefix="arenalens-")
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(bytes(self.model.data))
+        self.temporary = Path(name)
+        return name
+
+    def __exit__(self, *exc: object) -> None:
+        if self.temporary is not None:
+            self.temporary.unlink(missing_ok=True)
