@@ -161,6 +161,35 @@ def _softmax(view: OperatorView) -> list[KernelAllocation]:
     return steps
 
 
+def _add_n(view: OperatorView) -> list[KernelAllocation]:
+    # The float kernel keeps a scratch index in user_data; the int8 one takes its OpData here,
+    # in Prepare, not in Init (add_n.cc).
+    steps = _inputs_then_outputs(view)
+    output = view.output(0)
+    if output is not None and output.dtype.name == "INT8":
+        steps.append(PersistentBytes(40, "OpData"))
+    return steps
+
+
+def _reduce_simple(view: OperatorView) -> list[KernelAllocation]:
+    # reduce_common.cc PrepareSimple: input, axis, and the output only for int8 input.
+    steps = _temps(view, ("in", 0), ("in", 1))
+    source = view.input(0)
+    if source is not None and source.dtype.name == "INT8":
+        steps.extend(_temps(view, ("out", 0)))
+    return steps
+
+
+def _mean_or_sum(view: OperatorView) -> list[KernelAllocation]:
+    # PrepareMeanOrSumHelper: input, output, axis; then PrepareSimple.
+    return _temps(view, ("in", 0), ("out", 0), ("in", 1)) + _reduce_simple(view)
+
+
+def _min_max_all(view: OperatorView) -> list[KernelAllocation]:
+    # PrepareMinMaxHelper / PrepareAllHelper: PrepareSimple; then input, output, axis.
+    return _reduce_simple(view) + _temps(view, ("in", 0), ("out", 0), ("in", 1))
+
+
 def _row(
     opcode: str,
     kernel_file: str,
@@ -220,6 +249,7 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
         row.opcode: row
         for row in (
             _row("ADD", "add.cc, add_common.cc", (8, 4), 60),
+            _row("ADD_N", "add_n.cc", None, None, _add_n),
             _row("AVERAGE_POOL_2D", "pooling.cc, pooling_common.cc", (40, 4), 32),
             _row("CAST", "cast.cc", (8, 4), None),
             _row("CONCATENATION", "concatenation.cc", (8, 4), 80),
@@ -230,14 +260,19 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
             _row("LOGISTIC", "logistic.cc, logistic_common.cc", None, 16),
             _row("MAXIMUM", "maximum_minimum.cc", None, None),
             _row("MAX_POOL_2D", "pooling.cc, pooling_common.cc", (40, 4), 32),
-            _row("MEAN", "reduce.cc, reduce_common.cc", (1, 1), 44),
+            _row("MEAN", "reduce.cc, reduce_common.cc", (1, 1), 44, _mean_or_sum),
             _row("MINIMUM", "maximum_minimum.cc", None, None),
+            _row("MIRROR_PAD", "mirror_pad.cc", (4, 4), 20),
             _row("MUL", "mul.cc, mul_common.cc", (4, 4), 36),
             _row("PAD", "pad.cc, pad_common.cc", None, 56),
             _row("QUANTIZE", "quantize.cc, quantize_common.cc", None, 32),
+            _row("REDUCE_ALL", "reduce.cc, reduce_common.cc", (1, 1), 44, _min_max_all),
+            _row("REDUCE_MAX", "reduce.cc, reduce_common.cc", (1, 1), 44, _min_max_all),
+            _row("REDUCE_MIN", "reduce.cc, reduce_common.cc", (1, 1), 44, _min_max_all),
             _row("RESHAPE", "reshape.cc, reshape_common.cc", (36, 4), None),
             _row("SOFTMAX", "softmax.cc, softmax_common.cc", (4, 4), 80, _softmax),
             _row("STRIDED_SLICE", "strided_slice.cc, strided_slice_common.cc", (24, 4), 84),
+            _row("SUM", "reduce.cc, reduce_common.cc", (1, 1), 44, _mean_or_sum),
             _row("SVDF", "svdf.cc, svdf_common.cc", (12, 4), 36),
             _row("TRANSPOSE", "transpose.cc, transpose_common.cc", None, None),
             _row("TRANSPOSE_CONV", "transpose_conv.cc", (20, 4), 88, _transpose_conv),
