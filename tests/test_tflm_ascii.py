@@ -22,7 +22,9 @@ HELLO_WORLD = """\
 
 
 def arena_of(rows: list[tuple[int, int, int]]) -> ArenaProblem:
-    problem = Problem(tuple(Buffer(i, f, l, s) for i, (s, f, l) in enumerate(rows)))
+    problem = Problem(
+        tuple(Buffer(i, first, last, size) for i, (size, first, last) in enumerate(rows))
+    )
     return ArenaProblem("head", problem, MappingProxyType({}), (), "tflm_greedy")
 
 
@@ -45,7 +47,7 @@ def test_ordinal_characters_cycle_through_62() -> None:
 
 
 def test_collisions_show_exclamation_marks_and_minus_one_rules() -> None:
-    # Two buffers forced onto the same bytes (an offline plan may do that); one never read (-1 last).
+    # Two buffers forced onto the same bytes (as an offline plan may); one with last = -1.
     arena = arena_of([(40, 0, 2), (40, 1, 2), (16, -1, 1), (16, 0, -1)])
     plan = Plan("manual", MappingProxyType({0: 0, 1: 0, 2: 40, 3: 56}), 80)
     text = render_tflm_memory_plan(arena, plan)

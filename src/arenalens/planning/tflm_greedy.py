@@ -37,7 +37,7 @@ from arenalens.planning.registry import register_planner
     replicates_runtime="tflm",
 )
 def tflm_greedy(problem: Problem) -> dict[int, int]:
-    """Problem → offsets exactly as GreedyMemoryPlanner computes them (buffer id = planner index)."""
+    """Problem → offsets exactly as GreedyMemoryPlanner computes them (id = planner index)."""
     placed = _PlacedBuffers(problem.buffers)
     offsets: dict[int, int] = {}
     for buffer in greedy_processing_order(problem.buffers):

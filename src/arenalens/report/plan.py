@@ -215,7 +215,7 @@ def _buffer_table(name: str, rows: list[Mapping[str, Any]], with_address: bool) 
         if "alias_of" in row:
             label += f" (alias of {row['alias_of']})"
         index = row["index"] if row["index"] is not None else f"op {row['operator']}"
-        cells = [
+        cells: list[str | Text] = [
             str(row["subgraph"]),
             str(index),
             Text(label),

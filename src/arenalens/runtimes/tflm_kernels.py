@@ -106,12 +106,11 @@ def _channels(tensor: Tensor | None, axis: int) -> int:
     return tensor.shape[axis] if -len(tensor.shape) <= axis < len(tensor.shape) else 0
 
 
-def _is_per_channel(tensor: Tensor | None) -> bool:
-    return (
-        tensor is not None
-        and tensor.quantization is not None
-        and tensor.quantization.channel_count > 1
-    )
+def _per_channel_count(tensor: Tensor | None) -> int:
+    """Number of quantization scales (0 when unquantized)."""
+    if tensor is None or tensor.quantization is None:
+        return 0
+    return tensor.quantization.channel_count
 
 
 def _per_channel_arrays(channels: int) -> list[KernelAllocation]:
@@ -123,11 +122,10 @@ def _per_channel_arrays(channels: int) -> list[KernelAllocation]:
 
 def _fully_connected(view: OperatorView) -> list[KernelAllocation]:
     steps = _temps(view, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    weights = view.input(1)
     # CalculateOpDataFullyConnected: per-channel arrays only for per-channel quantized weights.
-    input_type = view.input(0).dtype.name if view.input(0) is not None else ""
-    if input_type != "FLOAT32" and _is_per_channel(weights) and weights is not None:
-        steps.extend(_per_channel_arrays(weights.quantization.channel_count))  # type: ignore[union-attr]
+    channels = _per_channel_count(view.input(1))
+    if view.input_type(0) != "FLOAT32" and channels > 1:
+        steps.extend(_per_channel_arrays(channels))
     return steps
 
 
@@ -146,16 +144,14 @@ def _transpose_conv(view: OperatorView) -> list[KernelAllocation]:
     # CalculateOpData fetches input, filter, bias, output again for non-float types.
     steps = _temps(view, ("out", 0), ("in", 2), ("in", 1))
     steps.extend(_per_channel_arrays(_channels(view.input(1), 0)))
-    input_type = view.input(2).dtype.name if view.input(2) is not None else ""
-    if input_type != "FLOAT32":
+    if view.input_type(2) != "FLOAT32":
         steps.extend(_temps(view, ("in", 2), ("in", 1), ("in", 3), ("out", 0)))
     return steps
 
 
 def _softmax(view: OperatorView) -> list[KernelAllocation]:
     steps = _temps(view, ("in", 0), ("out", 0))
-    input_type = view.input(0).dtype.name if view.input(0) is not None else ""
-    if input_type == "INT16":
+    if view.input_type(0) == "INT16":
         # Two int16 lookup tables of kInt16LUTArraySize (513) entries.
         steps.extend([PersistentBytes(2 * 513, "exp LUT"), PersistentBytes(2 * 513, "1/(1+x) LUT")])
     return steps
@@ -174,8 +170,7 @@ def _add_n(view: OperatorView) -> list[KernelAllocation]:
 def _reduce_simple(view: OperatorView) -> list[KernelAllocation]:
     # reduce_common.cc PrepareSimple: input, axis, and the output only for int8 input.
     steps = _temps(view, ("in", 0), ("in", 1))
-    source = view.input(0)
-    if source is not None and source.dtype.name == "INT8":
+    if view.input_type(0) == "INT8":
         steps.extend(_temps(view, ("out", 0)))
     return steps
 
@@ -229,8 +224,7 @@ def _signal_spectral_subtraction(view: OperatorView) -> list[int]:
 
 def _signal_rfft(view: OperatorView) -> list[int]:
     # TfLiteAudioFrontendRfftParams<T> (48 B), then the kiss_fftr state for fft_length.
-    source = view.input(0)
-    complex_bytes = 4 if source is not None and source.dtype.name == "INT16" else 8
+    complex_bytes = 4 if view.input_type(0) == "INT16" else 8
     return [48, kiss_fftr_state_bytes(_custom_int(view, "fft_length"), complex_bytes)]
 
 

@@ -96,7 +96,7 @@ def parse_allocations(text: str) -> tuple[int | None, int | None, int | None, di
 def probe(path: str, arena_size: int, *, preserve_all_tensors: bool = False) -> Probe:
     """Construct the interpreter for the model file at path with arena_size bytes, in a child."""
     require_tflite_micro()
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    context: Any = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(
         target=_child_main, args=(sender, os.fspath(path), arena_size, preserve_all_tensors)
@@ -155,7 +155,7 @@ def _child_main(sender: Any, path: str, arena_size: int, preserve_all_tensors: b
             if not preserve_all_tensors:
                 interpreter.print_allocations()
             result["ok"] = True
-        except Exception as error:  # noqa: BLE001 - any failure is reported to the parent
+        except Exception as error:  # any failure is reported to the parent
             result["error"] = f"{type(error).__name__}: {error}"
         captured.flush()
         captured.seek(0)

@@ -48,6 +48,17 @@ class OperatorView:
             return None
         return self.subgraph.tensors[outputs[position]]
 
+    def input_type(self, position: int) -> str:
+        """Type name of an input ('' when omitted)."""
+        tensor = self.input(position)
+        return "" if tensor is None else tensor.dtype.name
+
+    def input_element_bytes(self, position: int, default: int) -> int:
+        """Element size of an input, or default when it is omitted or unsized."""
+        tensor = self.input(position)
+        size = None if tensor is None else tensor.dtype.element_bytes
+        return default if size is None else size
+
     def option(self, name: str, default: int = 0) -> int:
         """An integer builtin option, with a default when the model leaves it out."""
         value = self.operator.options.get(name, default)
@@ -86,8 +97,7 @@ def _lstm(view: OperatorView) -> list[tuple[int, str]]:
     source = view.input(0)
     batch = _dim(source, 1) if view.option("time_major") else _dim(source, 0)
     state_dimension = _dim(view.input(18), 1)
-    cell_bytes = view.input(19).dtype.element_bytes if view.input(19) is not None else 2
-    size = batch * state_dimension * (cell_bytes or 0)
+    size = batch * state_dimension * view.input_element_bytes(19, 2)
     return [(size, f"lstm buffer {i}") for i in range(4)]
 
 
@@ -182,8 +192,7 @@ def _int4_filter(filter_position: int) -> ScratchFunction:
 def _signal_rfft(view: OperatorView) -> list[tuple[int, str]]:
     options = custom_options(view.model, view.subgraph.index, view.operator.index)
     fft_length = int(options.get("fft_length", 0)) if isinstance(options, dict) else 0
-    element = view.input(0).dtype.element_bytes if view.input(0) is not None else 2
-    return [(fft_length * (element or 0), "rfft work area")]
+    return [(fft_length * view.input_element_bytes(0, 2), "rfft work area")]
 
 
 def _ethos_u(view: OperatorView) -> list[tuple[int, str]]:
