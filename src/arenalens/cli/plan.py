@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
+import os
+from pathlib import Path
 from typing import Any
 
 from arenalens.cli.common import (
@@ -39,6 +43,14 @@ def register(subparsers: Any) -> None:
         help="planner to use (default: the runtime's own); known: " + ", ".join(planner_names()),
     )
     parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import a module or .py file first (it may register planners with "
+        "arenalens.register_planner); repeatable",
+    )
+    parser.add_argument(
         "--alignment",
         type=int,
         metavar="N",
@@ -71,10 +83,28 @@ def _address(text: str) -> int:
     return value
 
 
+def load_plugin(name: str) -> None:
+    """Import a module by dotted name, or a .py file by path (it registers its planners)."""
+    try:
+        if name.endswith(".py") or os.sep in name:
+            path = Path(name)
+            spec = importlib.util.spec_from_file_location(f"arenalens_plugin_{path.stem}", path)
+            if spec is None or spec.loader is None or not path.is_file():
+                raise UsageError(f"--plugin {name}: no such Python file")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(name)
+    except ImportError as error:
+        raise UsageError(f"--plugin {name}: cannot import it ({error})") from error
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, analyze, print the plan (table, JSON or TFLM's ASCII printout)."""
     if args.alignment is not None and args.alignment < 1:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
+    for plugin in args.plugin:
+        load_plugin(plugin)
     model = load_model_argument(args.model)
     analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
     if args.ascii:

@@ -66,6 +66,8 @@ def register_planner(
     """Decorator: add a planner function to PLANNERS under name (refuses duplicates)."""
 
     def decorate(function: PlannerFunction) -> PlannerFunction:
+        # Load the built-ins first, so a user's name that clashes with one is refused here.
+        _load_builtin_planners()
         if name in PLANNERS and not replace:
             raise ValueError(f"a planner named '{name}' is already registered")
         PLANNERS[name] = PlannerInfo(
