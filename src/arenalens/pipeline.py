@@ -67,7 +67,11 @@ def analyze(
     arenas = rules.arenas(model, alignment=alignment)
     results = tuple(_plan_arena(arena, planner, dict(planner_options or {})) for arena in arenas)
     budget = rules.budget(model, arenas, [r.plan for r in results])
-    runtime_budget = rules.budget(model, arenas, [r.runtime_plan for r in results])
+    # With the runtime's own planner both budgets are the same; skip the second replay.
+    same_plans = all(r.plan is r.runtime_plan for r in results)
+    runtime_budget = (
+        budget if same_plans else rules.budget(model, arenas, [r.runtime_plan for r in results])
+    )
     return Analysis(
         model=model,
         runtime=runtime,

@@ -24,8 +24,8 @@ from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult
-from arenalens.runtimes.tflm_kernels import KERNELS
-from arenalens.runtimes.tflm_scratch import scratch_requests
+from arenalens.runtimes.tflm_kernels import KERNELS, KernelMemoryUse
+from arenalens.runtimes.tflm_scratch import OperatorView, scratch_requests
 from arenalens.runtimes.tflm_setup import (
     HOST_64,
     MCU_32,
@@ -33,6 +33,7 @@ from arenalens.runtimes.tflm_setup import (
     PlanFacts,
     SetupOutcome,
     minimal_arena_size,
+    operator_kernels,
     replay,
     setup_sequence,
 )
@@ -254,14 +255,18 @@ def plan_facts(model: Model, arena: ArenaProblem, plan: Plan) -> PlanFacts:
 
 
 def predict_setup(
-    model: Model, arena: ArenaProblem, plan: Plan, layout: HostLayout = HOST_64
+    model: Model,
+    arena: ArenaProblem,
+    plan: Plan,
+    layout: HostLayout = HOST_64,
+    kernels: Sequence[tuple[OperatorView, KernelMemoryUse]] | None = None,
 ) -> SetupPrediction:
     """Model + head arena + plan → minimal arena, head, tail and categories on one build.
 
     A plan by `tflm_linear` is replayed as a preserve_all_tensors interpreter; any other plan as
     the default interpreter with that plan's maximum as head (deployable as an offline plan).
     """
-    sequence = setup_sequence(model, plan_facts(model, arena, plan), layout)
+    sequence = setup_sequence(model, plan_facts(model, arena, plan), layout, kernels)
     minimum = minimal_arena_size(sequence, layout)
     roomy = align_up(minimum, 16) + 16
     while not (aligned := replay(sequence, roomy, layout)).fits:
@@ -287,8 +292,11 @@ def budget(
 ) -> MemoryBudget:
     """Model + head arena + plan → the minimal kTensorArenaSize, its parts, the MCU variant."""
     arena, plan = arena_problems[0], plans[0]
-    host = predict_setup(model, arena, plan, HOST_64)
-    mcu = predict_setup(model, arena, plan, MCU_32)
+    kernels = operator_kernels(model)
+    host = predict_setup(model, arena, plan, HOST_64, kernels)
+    mcu_minimum = minimal_arena_size(
+        setup_sequence(model, plan_facts(model, arena, plan), MCU_32, kernels), MCU_32
+    )
     assumptions = list(HOST_64.assumptions)
     if plan.planner == "tflm_linear":
         assumptions.append("preserve_all_tensors: LinearMemoryPlanner, no allocation recording")
@@ -313,7 +321,7 @@ def budget(
         required_bytes=host.minimal_arena,
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
-        variants=MappingProxyType({MCU_VARIANT: mcu.minimal_arena}),
+        variants=MappingProxyType({MCU_VARIANT: mcu_minimum}),
     )
 
 

@@ -30,6 +30,7 @@ from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
 from arenalens.runtimes.tflm_kernels import (
     KernelAllocation,
+    KernelMemoryUse,
     PersistentBytes,
     TempBytes,
     TempTensor,
@@ -289,23 +290,97 @@ def replay(
 def minimal_arena_size(sequence: Sequence[Allocation], layout: HostLayout = HOST_64) -> int:
     """Setup sequence → the smallest arena_size for which setup succeeds.
 
-    Within one residue of the size mod 16 the outcome is monotone (every tail position moves by
-    exactly the added multiple of 16), so each residue is bisected and the smallest kept.
+    Head and temp positions count from the (aligned) array start and never depend on the size.
+    Write the size as n = 16·k + r and the tail address as n - used: every alignment divides 16,
+    so the tail's offset d = tail - 16·k depends on the residue r only, and every check becomes
+    a lower bound `n >= value - d + r`. One pass therefore finds each residue's minimum; the
+    residues share one offset d as soon as a 16-aligned tail allocation lines them up (in
+    practice the first kernel buffer), after which the pass costs O(1) per step.
     """
-    upper = _align_up(sum(step.nbytes + step.alignment for step in sequence) + 64, 16)
-    while not replay(sequence, upper, layout).fits:
-        upper *= 2
-    best = upper
-    for residue in range(16):
-        low, high = -1, upper // 16 + 1  # sizes 16 * k + residue
-        while high - low > 1:
-            middle = (low + high) // 2
-            if replay(sequence, 16 * middle + residue, layout).fits:
-                high = middle
-            else:
-                low = middle
-        best = min(best, 16 * high + residue)
-    return best
+    needs = _residue_needs(sequence, layout.planner_bytes_per_buffer)
+    minimum = min(
+        (need + (residue - need) % 16 for residue, need in needs.items() if need is not None),
+        default=None,
+    )
+    if minimum is None:
+        raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
+    return minimum
+
+
+class _ResidueGroup:
+    """Residues whose tail offset d currently agree: a shared running bound, and earlier ones."""
+
+    __slots__ = ("earlier", "shared")
+
+    def __init__(self, earlier: dict[int, int]) -> None:
+        self.earlier = earlier  # residue → bound (value - d) collected before joining
+        self.shared = -(1 << 62)  # bound collected since, for every residue of the group
+
+
+def _residue_needs(
+    sequence: Sequence[Allocation], planner_bytes_per_buffer: int
+) -> dict[int, int | None]:
+    """Residue r → the smallest n with n ≡ r... expressed as max(value - d) + r (None: never)."""
+    groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
+    head = temp = 0
+    impossible = False
+    for step in sequence:
+        action = step.action
+        if action is Action.PERSISTENT:
+            groups = _move_tail(groups, step.nbytes, step.alignment, head)
+        elif action is Action.TEMP:
+            temp = _align_up(temp, step.alignment) + step.nbytes
+            _bound_all(groups, temp)
+        elif action is Action.HEAD:
+            _bound_all(groups, step.nbytes)
+            head = temp = step.nbytes
+        elif action is Action.RESET_TEMP:
+            temp = head
+        elif action is Action.RELEASE_HEAD:
+            head = temp = 0
+        elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
+            linear = action is Action.LINEAR_PLANNER
+            impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
+            start = _align_up(temp, ARENA_ALIGNMENT)
+            table = 0 if linear else step.nbytes * planner_bytes_per_buffer
+            # align_down(tail, 16) - start >= table: the tail's own misalignment is lost.
+            for offset, group in groups.items():
+                group.shared = max(group.shared, start + table - offset + offset % 16)
+            temp = start + table
+    needs: dict[int, int | None] = {}
+    for group in groups.values():
+        for residue, earlier in group.earlier.items():
+            needs[residue] = None if impossible else max(earlier, group.shared) + residue
+    return dict(sorted(needs.items()))
+
+
+def _bound_all(groups: dict[int, _ResidueGroup], start_relative: int) -> None:
+    """A check `tail >= start_relative` for every residue: n >= start_relative - d + r."""
+    for offset, group in groups.items():
+        bound = start_relative - offset
+        group.shared = max(group.shared, bound)
+
+
+def _move_tail(
+    groups: dict[int, _ResidueGroup], nbytes: int, alignment: int, head: int
+) -> dict[int, _ResidueGroup]:
+    """A persistent allocation: each group's tail offset moves down; groups that meet merge."""
+    moved: dict[int, _ResidueGroup] = {}
+    for offset, group in groups.items():
+        new_offset = offset - nbytes
+        new_offset -= new_offset % alignment
+        # The new tail must not fall below the head: n + new_offset - r >= head.
+        group.shared = max(group.shared, head - new_offset)
+        target = moved.get(new_offset)
+        if target is None:
+            moved[new_offset] = group
+            continue
+        for merged in (target, group):  # fold running bounds into per-residue history
+            for residue in merged.earlier:
+                merged.earlier[residue] = max(merged.earlier[residue], merged.shared)
+            merged.shared = -(1 << 62)
+        target.earlier.update(group.earlier)
+    return moved
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,10 +427,26 @@ class PlanFacts:
     preserve_all_tensors: bool = False  # LinearMemoryPlanner (kPreserveAllTensors)
 
 
+def operator_kernels(model: Model) -> tuple[tuple[OperatorView, KernelMemoryUse], ...]:
+    """Every operator in Init/Prepare order (subgraph 0 first) with its kernel's allocations."""
+    views = (
+        OperatorView(model, subgraph, operator)
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    )
+    return tuple((view, kernel_memory(view)) for view in views)
+
+
 def setup_sequence(
-    model: Model, facts: PlanFacts, layout: HostLayout = HOST_64
+    model: Model,
+    facts: PlanFacts,
+    layout: HostLayout = HOST_64,
+    kernels: Sequence[tuple[OperatorView, KernelMemoryUse]] | None = None,
 ) -> tuple[Allocation, ...]:
-    """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order."""
+    """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
+
+    `kernels` (from `operator_kernels`) may be passed in to share them between builds.
+    """
     pointer = layout.struct_alignment
     objects = (
         layout.preserve_all_allocator_objects
@@ -403,12 +494,10 @@ def setup_sequence(
                 count,
             )
         )
-    views = [
-        OperatorView(model, subgraph, operator)
-        for subgraph in model.subgraphs
-        for operator in subgraph.operators
-    ]
-    memory = [kernel_memory(view) for view in views]
+    operators = operator_kernels(model) if kernels is None else kernels
+    views = [view for view, _ in operators]
+    memory = [use for _, use in operators]
+    temp_structs: dict[int, list[Allocation]] = {}
     # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
     for view, use in zip(views, memory, strict=True):
         if use.builtin_data is not None:
@@ -418,7 +507,7 @@ def setup_sequence(
             )
     # InitSubgraphs: kernel Init.
     for view, use in zip(views, memory, strict=True):
-        steps.extend(_kernel_steps(use.init, view, layout, "Init"))
+        steps.extend(_kernel_steps(use.init, view, layout, "Init", temp_structs))
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
@@ -426,7 +515,7 @@ def setup_sequence(
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
     for view, use in zip(views, memory, strict=True):
-        steps.extend(_kernel_steps(use.prepare, view, layout, "Prepare"))
+        steps.extend(_kernel_steps(use.prepare, view, layout, "Prepare", temp_structs))
         steps.append(Allocation(Action.RESET_TEMP, 0))
         requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
         steps.append(
@@ -505,7 +594,11 @@ def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
 
 
 def _kernel_steps(
-    allocations: Sequence[KernelAllocation], view: OperatorView, layout: HostLayout, phase: str
+    allocations: Sequence[KernelAllocation],
+    view: OperatorView,
+    layout: HostLayout,
+    phase: str,
+    temp_structs: dict[int, list[Allocation]],
 ) -> list[Allocation]:
     steps: list[Allocation] = []
     label = f"{phase} of {_label(view)}"
@@ -521,11 +614,14 @@ def _kernel_steps(
                 )
             )
         elif isinstance(allocation, TempTensor):
-            steps.extend(
-                _tensor_struct(
-                    allocation.tensor, layout, Action.TEMP, f"{label}: temp tensor", recorded=False
-                )
-            )
+            # The same tensor always costs the same temp bytes: build its steps once.
+            tensor = allocation.tensor
+            cached = temp_structs.get(id(tensor))
+            if cached is None:
+                what = f"temp TfLiteTensor for tensor {tensor.index} '{tensor.name}'"
+                cached = _tensor_struct(tensor, layout, Action.TEMP, what, recorded=False)
+                temp_structs[id(tensor)] = cached
+            steps.extend(cached)
         elif isinstance(allocation, TempBytes):
             steps.append(
                 Allocation(Action.TEMP, allocation.nbytes, allocation.alignment, f"{label}: temp")
