@@ -320,7 +320,7 @@ class _ResidueGroup:
 def _residue_needs(
     sequence: Sequence[Allocation], planner_bytes_per_buffer: int
 ) -> dict[int, int | None]:
-    """Residue r → the smallest n with n ≡ r... expressed as max(value - d) + r (None: never)."""
+    """Sequence → for each residue r, the largest lower bound on the size (None: none fits)."""
     groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
     head = temp = 0
     impossible = False
