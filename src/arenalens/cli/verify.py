@@ -18,7 +18,7 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan import render_verify, verify_document
@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     rules = get_runtime(args.runtime)
     if rules.verify is None:
         raise RuntimeUnavailableError(f"runtime '{args.runtime}' has no verifier yet")
+    if args.min_arena and args.runtime != "tflm":
+        raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
     analysis = analyze(model, runtime=args.runtime)
     options = {"min_arena": True} if args.min_arena else {}
     with _model_file(model, args.model) as path:

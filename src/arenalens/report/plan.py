@@ -153,7 +153,8 @@ def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int 
             for row in [*document["tensors"], *document["scratch"]]
             if row["arena"] == arena["name"]
         ]
-        parts.append(_buffer_table(arena["name"], rows, document["arena_base"] is not None))
+        if rows:  # an empty arena (e.g. LiteRT's persistent one) needs no table
+            parts.append(_buffer_table(arena["name"], rows, document["arena_base"] is not None))
     return render_text(parts, color=color, width=width)
 
 
@@ -267,5 +268,7 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         if document["agrees"]
         else "MISMATCH: some predictions differ from the real runtime"
     )
-    notes = Text("\n".join(document["notes"]), style="dim")
-    return render_text([table, Text(verdict, style="bold"), notes], color=color, width=width)
+    parts: list[Any] = [table, Text(verdict, style="bold")]
+    if document["notes"]:
+        parts.append(Text("\n".join(document["notes"]), style="dim"))
+    return render_text(parts, color=color, width=width)

@@ -206,7 +206,38 @@ def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
         )
     if model.offline_plan is not None:
         notes.append("offline plan (OfflineMemoryAllocation): fixed offsets, never checked")
+    notes.extend(setup_failures(model))
     return tuple(notes)
+
+
+def setup_failures(model: Model) -> list[str]:
+    """Reasons TFLM's setup would fail on this model whatever the arena size (§2.1-2.2)."""
+    found: list[str] = []
+    for subgraph in model.subgraphs:
+        where = f"subgraph {subgraph.index}"
+        unsized = [t for t in subgraph.tensors if t.dtype.name not in _TFLM_ELEMENT_BYTES]
+        if unsized:
+            tensor = unsized[0]
+            found.append(
+                f"TFLM cannot size tensor {tensor.index} '{tensor.name}' of {where} "
+                f"({tensor.dtype.name}): setup fails"
+            )
+        for operator in subgraph.operators:
+            label = f"operator {operator.index} ({operator.opcode}) of {where}"
+            for index in operator.outputs:
+                shape = subgraph.tensors[index].shape if index >= 0 else ()
+                if shape != (0,) and any(dim <= 0 for dim in shape):
+                    found.append(
+                        f"{label} has output {index} with shape {list(shape)}: "
+                        "'Dynamic tensors are not supported'"
+                    )
+            for index in operator.intermediates:
+                if index >= 0 and tflm_tensor_bytes(subgraph.tensors[index]) != 0:
+                    found.append(
+                        f"{label} has a non-empty intermediate tensor {index}: "
+                        "'Does not support intermediate tensor with non-zero size'"
+                    )
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,98 @@
+"""TFLM rules beyond the corpus: the head arena's construction, setup failures the runtime reports
+whatever the arena size, and the one-pass minimal arena against brute force."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arenalens.analysis.problem import BufferKind
+from arenalens.ir import OfflinePlan
+from arenalens.runtimes.tflm import arenas, setup_failures
+from arenalens.runtimes.tflm_setup import Action, Allocation, minimal_arena_size, replay
+from arenalens.tflite.builder import ModelBuilder
+from arenalens.tflite.reader import encode_offline_plan, parse_model
+
+
+def relu_chain(*, offline: tuple[int, ...] | None = None, variable: bool = False) -> bytes:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("x", [1, 10])
+    middle = graph.add_tensor("m", [1, 10])
+    result = graph.add_tensor("y", [1, 10])
+    if variable:
+        graph.add_tensor("state", [1, 6], is_variable=True)
+    graph.add_operator("RELU", [source], [middle])
+    graph.add_operator("RELU", [middle], [result])
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    if offline is not None:
+        builder.add_metadata(
+            "OfflineMemoryAllocation", encode_offline_plan(OfflinePlan(0, 1, offline))
+        )
+    return builder.build()
+
+
+def test_head_buffers_are_rounded_to_16_or_the_given_alignment() -> None:
+    model = parse_model(relu_chain(), "chain")
+    (head,) = arenas(model)
+    assert [b.size for b in head.problem.buffers] == [48, 48, 48]
+    assert [(b.start, b.end) for b in head.problem.buffers] == [(0, 1), (1, 2), (2, 2)]
+    assert head.size_rounding == 16 and head.problem.alignment == 1
+    (wider,) = arenas(model, alignment=64)
+    assert [b.size for b in wider.problem.buffers] == [64, 64, 64]
+
+
+def test_an_offline_planned_variable_moves_into_the_head() -> None:
+    model = parse_model(relu_chain(offline=(-1, -1, -1, 96), variable=True), "offline")
+    (head,) = arenas(model)
+    variable = next(b for b in head.buffers.values() if b.kind is BufferKind.VARIABLE)
+    assert (variable.tensor, variable.nbytes) == (3, 24)
+    assert head.problem.by_id[variable.id].fixed_offset == 96
+    online = parse_model(relu_chain(variable=True), "online")
+    assert all(b.kind is BufferKind.TENSOR for b in arenas(online)[0].buffers.values())
+
+
+def test_setup_failures_name_dynamic_outputs_and_unsized_types() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("x", [1, 10])
+    dynamic = graph.add_tensor("d", [1, -1])
+    graph.add_operator("RELU", [source], [dynamic])
+    graph.add_tensor("names", [2], "STRING", data=b"\0" * 16)
+    graph.set_inputs([source])
+    graph.set_outputs([dynamic])
+    failures = setup_failures(parse_model(builder.build(), "bad"))
+    assert any("Dynamic tensors are not supported" in f for f in failures)
+    assert any("STRING" in f for f in failures)
+    assert setup_failures(parse_model(relu_chain(), "good")) == []
+
+
+@st.composite
+def setups(draw: st.DrawFn) -> list[Allocation]:
+    """Random but well-formed setups: tail allocations, head resizes, temps, one planner."""
+    steps = [Allocation(Action.PERSISTENT, draw(st.integers(0, 120)), 8)]
+    steps.append(Allocation(Action.HEAD, 16 * draw(st.integers(0, 6)), 8))
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["persistent", "temp", "reset"]))
+        if kind == "persistent":
+            alignment = draw(st.sampled_from([1, 2, 4, 8, 16]))
+            steps.append(Allocation(Action.PERSISTENT, draw(st.integers(0, 90)), alignment))
+        elif kind == "temp":
+            alignment = draw(st.sampled_from([1, 4, 8, 16]))
+            steps.append(Allocation(Action.TEMP, draw(st.integers(0, 90)), alignment))
+        else:
+            steps.append(Allocation(Action.RESET_TEMP, 0))
+    steps.append(Allocation(Action.PLANNER, draw(st.integers(0, 6)), 16))
+    steps.append(Allocation(Action.RESET_TEMP, 0))
+    steps.append(Allocation(Action.RELEASE_HEAD, 0))
+    steps.append(Allocation(Action.HEAD, draw(st.integers(0, 200)), 16))
+    steps.append(Allocation(Action.PERSISTENT, draw(st.integers(0, 70)), 16))
+    return steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(sequence=setups())
+def test_one_pass_minimum_equals_brute_force(sequence: list[Allocation]) -> None:
+    brute = next(size for size in range(0, 4096) if replay(sequence, size).fits)
+    assert minimal_arena_size(sequence) == brute
