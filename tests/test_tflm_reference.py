@@ -127,3 +127,19 @@ def test_vela_offline_plan_head_is_derived_as_documented(shared_path: Any) -> No
     )
     assert scratch_offsets == [74_464, 74_512]
     assert plan.arena_size == 74_560
+
+
+def all_corpus_models() -> list[Any]:
+    reference = shared_reference()
+    if not reference:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=SHARED_REASON), id="no-corpus")]
+    return [pytest.param(name, id=name.removesuffix(".tflite")) for name in sorted(reference)]
+
+
+@pytest.mark.parametrize("name", all_corpus_models())
+def test_setup_failures_predict_which_models_tflm_loads(name: str) -> None:
+    from arenalens.runtimes.tflm import setup_failures
+
+    loads = shared_reference()[name]["tflm"]["loads"]
+    failures = setup_failures(load_model(SHARED_MODELS / name))
+    assert (not failures) == loads, failures

@@ -186,6 +186,9 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
     for name, value in document["budget"]["variants"].items():
         table.add_row(escape(name), _bytes_text(value) + " (estimate)")
+    for arena in document["arenas"]:
+        for note in arena["notes"]:
+            table.add_row("note", escape(note))
     return table
 
 

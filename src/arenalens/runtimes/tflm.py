@@ -21,7 +21,7 @@ from typing import Any
 from arenalens.analysis.lifetimes import Timeline, tflm_planned, tflm_timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
-from arenalens.ir import Model, Tensor
+from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult
 from arenalens.runtimes.tflm_kernels import KERNELS, KernelMemoryUse
@@ -210,6 +210,36 @@ def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
     return tuple(notes)
 
 
+# Kernels that refuse float activations with int8 weights ("hybrid" models), and the input slot
+# that holds the weights (the activation input is 0, or 2 for TRANSPOSE_CONV).
+_HYBRID_WEIGHTS: Mapping[str, tuple[int, int]] = MappingProxyType(
+    {
+        "FULLY_CONNECTED": (0, 1),
+        "CONV_2D": (0, 1),
+        "DEPTHWISE_CONV_2D": (0, 1),
+        "TRANSPOSE_CONV": (2, 1),
+        "SVDF": (0, 1),
+        "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, 2),
+    }
+)
+
+
+def _kernel_refusals(subgraph: Subgraph, operator: Operator, label: str) -> list[str]:
+    """Prepare-time refusals of the reference kernels that depend only on tensor types."""
+    if operator.opcode == "CUSTOM:ethos-u":
+        return [f"{label}: the tflite_micro pip package has no ethos-u kernel (device builds do)"]
+    slots = _HYBRID_WEIGHTS.get(operator.opcode)
+    if slots is None or max(slots) >= len(operator.inputs):
+        return []
+    activation, weights = (operator.inputs[slot] for slot in slots)
+    if activation < 0 or weights < 0:
+        return []
+    types = (subgraph.tensors[activation].dtype.name, subgraph.tensors[weights].dtype.name)
+    if types[0] == "FLOAT32" and types[1] in ("INT8", "INT4", "UINT8"):
+        return [f"{label}: float32 input with {types[1]} weights: hybrid models are not supported"]
+    return []
+
+
 def setup_failures(model: Model) -> list[str]:
     """Reasons TFLM's setup would fail on this model whatever the arena size (§2.1-2.2)."""
     found: list[str] = []
@@ -224,6 +254,7 @@ def setup_failures(model: Model) -> list[str]:
             )
         for operator in subgraph.operators:
             label = f"operator {operator.index} ({operator.opcode}) of {where}"
+            found.extend(_kernel_refusals(subgraph, operator, label))
             for index in operator.outputs:
                 shape = subgraph.tensors[index].shape if index >= 0 else ()
                 if shape != (0,) and any(dim <= 0 for dim in shape):

@@ -200,9 +200,6 @@ def _ethos_u(view: OperatorView) -> list[tuple[int, str]]:
     return [(8 * count, "base addresses"), (8 * count, "base address sizes")]
 
 
-_DETECTION_POSTPROCESS_ROW = ScratchRule(
-    "CUSTOM:TFLite_Detection_PostProcess", "detection_postprocess.cc", _detection_postprocess
-)
 SCRATCH_RULES: Mapping[str, ScratchRule] = MappingProxyType(
     {
         rule.opcode: rule
@@ -217,7 +214,11 @@ SCRATCH_RULES: Mapping[str, ScratchRule] = MappingProxyType(
             ScratchRule("REDUCE_ALL", "reduce_common.cc", _min_max_all),
             ScratchRule("ADD_N", "add_n.cc", _add_n),
             ScratchRule("MIRROR_PAD", "mirror_pad.cc", _mirror_pad),
-            _DETECTION_POSTPROCESS_ROW,
+            ScratchRule(
+                "CUSTOM:TFLite_Detection_PostProcess",
+                "detection_postprocess.cc",
+                _detection_postprocess,
+            ),
             ScratchRule("CONV_2D", "conv_common.cc", _int4_filter(1)),
             ScratchRule("DEPTHWISE_CONV_2D", "depthwise_conv_common.cc", _int4_filter(1)),
             ScratchRule("FULLY_CONNECTED", "fully_connected.cc", _int4_filter(1)),
