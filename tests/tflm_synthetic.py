@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from flatbuffers import flexbuffers
 
 from arenalens.ir import OfflinePlan
 from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, quantization
@@ -213,7 +214,45 @@ def svdf_with_variable_state() -> bytes:
     return builder.build()
 
 
+def detection_postprocess(boxes: int = 32, classes: int = 3, max_detections: int = 5) -> bytes:
+    """TFLite_Detection_PostProcess: eleven scratch buffers sized by boxes and detections."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    encodings = graph.add_tensor("boxes", [1, boxes, 4])
+    scores = graph.add_tensor("scores", [1, boxes, classes + 1])
+    anchors = graph.add_constant("anchors", np.ones((boxes, 4), np.float32))
+    results = [
+        graph.add_tensor("detection_boxes", [1, max_detections, 4]),
+        graph.add_tensor("detection_classes", [1, max_detections]),
+        graph.add_tensor("detection_scores", [1, max_detections]),
+        graph.add_tensor("detections", [1]),
+    ]
+    options = {
+        "max_detections": max_detections,
+        "max_classes_per_detection": 1,
+        "detections_per_class": 100,
+        "num_classes": classes,
+        "nms_score_threshold": 0.5,
+        "nms_iou_threshold": 0.5,
+        "y_scale": 10.0,
+        "x_scale": 10.0,
+        "h_scale": 5.0,
+        "w_scale": 5.0,
+        "use_regular_nms": False,
+    }
+    graph.add_operator(
+        "CUSTOM:TFLite_Detection_PostProcess",
+        [encodings, scores, anchors],
+        results,
+        custom_options=bytes(flexbuffers.Dumps(options)),
+    )
+    graph.set_inputs([encodings, scores])
+    graph.set_outputs(results)
+    return builder.build()
+
+
 SYNTHETIC_MODELS: dict[str, Callable[[], bytes]] = {
+    "detection_postprocess": detection_postprocess,
     "add_n_float": add_n_float,
     "add_n_int8": add_n_int8,
     "mirror_pad": mirror_pad,

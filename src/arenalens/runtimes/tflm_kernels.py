@@ -292,6 +292,7 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
             _row("TRANSPOSE_CONV", "transpose_conv.cc", (20, 4), 88, _transpose_conv),
             _row("UNIDIRECTIONAL_SEQUENCE_LSTM", "unidirectional_sequence_lstm.cc", (16, 4), 688),
             _row("UNPACK", "unpack.cc", (8, 4), None),
+            _custom_row("CUSTOM:TFLite_Detection_PostProcess", "detection_postprocess.cc", [112]),
             _custom_row("CUSTOM:SignalEnergy", _SIGNAL + "energy.cc", [8]),
             _custom_row("CUSTOM:SignalFftAutoScale", _SIGNAL + "fft_auto_scale_kernel.cc", []),
             _custom_row("CUSTOM:SignalFilterBank", _SIGNAL + "filter_bank.cc", _signal_filter_bank),
