@@ -96,3 +96,29 @@ def setups(draw: st.DrawFn) -> list[Allocation]:
 def test_one_pass_minimum_equals_brute_force(sequence: list[Allocation]) -> None:
     brute = next(size for size in range(0, 4096) if replay(sequence, size).fits)
     assert minimal_arena_size(sequence) == brute
+
+
+def scratch_sizes(data: bytes) -> list[tuple[str, int]]:
+    from arenalens.runtimes.tflm_scratch import scratch_requests
+
+    return [(r.label, r.nbytes) for r in scratch_requests(parse_model(data, "synthetic"))]
+
+
+def test_scratch_rules_on_synthetic_kernels() -> None:
+    from tests import tflm_synthetic as synthetic
+
+    # ADD_N keeps one pointer per input (8 B on the host); MIRROR_PAD two int arrays of rank 4.
+    assert scratch_sizes(synthetic.add_n_float()) == [("add_n input pointers", 24)]
+    assert [n for _, n in scratch_sizes(synthetic.mirror_pad())] == [16, 16]
+    # SUM int8: accumulators per output element, then the iterator and axes arrays.
+    assert [n for _, n in scratch_sizes(synthetic.reduce("SUM", "INT8")())] == [16, 16, 8]
+    assert [n for _, n in scratch_sizes(synthetic.reduce("MEAN", "FLOAT32")())] == [16, 8]
+    # TRANSPOSE_CONV int8: one int32 accumulator per output element (1x8x8x8).
+    assert scratch_sizes(synthetic.transpose_conv_int8()) == [("transpose_conv accumulators", 2048)]
+    # int4 weights are unpacked to one byte per element (8 x 3 x 3 x 4).
+    assert scratch_sizes(synthetic.conv_int4()) == [("unpacked int4 filter", 288)]
+    # DETECTION_POSTPROCESS: 32 boxes, 4 score columns, 5 detections, 3 classes.
+    assert [n for _, n in scratch_sizes(synthetic.detection_postprocess())] == [
+        32, 512, 512, 128, 128, 640, 640, 128, 640, 640, 640,
+    ]  # fmt: skip
+    assert scratch_sizes(synthetic.fully_connected_per_channel()) == []
