@@ -1,0 +1,56 @@
+"""Best of a portfolio: every cheap planner, then CP-SAT if none reaches the lower bound.
+
+Runs the heuristic portfolio (greedy by size, by breadth, first fit, hill climb, the runtime
+replicas), stops as soon as one reaches the sound lower bound (optimal by proof), and otherwise
+hands the smallest plan to the `optimal` planner as a warm start when OR-Tools is installed. Every
+candidate is checked by `run_planner`; the smallest wins (ties: the earlier one).
+"""
+
+from __future__ import annotations
+
+import time
+
+from arenalens.errors import RuntimeUnavailableError
+from arenalens.planning.bounds import sound_lower_bound
+from arenalens.planning.portfolio import run_portfolio, smallest
+from arenalens.planning.problem import Problem
+from arenalens.planning.registry import PlannerOutput, register_planner, run_planner
+
+
+@register_planner(
+    "best",
+    description="portfolio of every heuristic, then CP-SAT from the winner; smallest checked plan",
+    source="portfolio of the registered planners",
+    in_portfolio=False,
+)
+def best(problem: Problem, *, time_limit_s: float = 10.0, seed: int = 0) -> PlannerOutput:
+    """Problem → the smallest checked plan of the portfolio (and of CP-SAT, if available)."""
+    started = time.perf_counter()
+    bound = sound_lower_bound(problem)
+    plans = run_portfolio(
+        problem, seed=seed, time_limit_s=min(2.0, time_limit_s / 4), stop_at=bound
+    )
+    winner = smallest(plans)
+    notes = [f"best heuristic: {winner.planner} ({winner.arena_size} bytes)"]
+    proven = winner.arena_size <= bound
+    final_bound = bound
+    if not proven:
+        remaining = max(0.1, time_limit_s - (time.perf_counter() - started))
+        try:
+            exact = run_planner(
+                "optimal", problem, time_limit_s=remaining, seed=seed, hint=winner.offsets
+            )
+        except RuntimeUnavailableError as error:
+            notes.append(f"no exact search: {error}")
+        else:
+            notes.extend(exact.notes)
+            final_bound = exact.bound if exact.bound is not None else bound
+            proven = exact.proven_optimal
+            if exact.arena_size < winner.arena_size:
+                winner = exact
+    return PlannerOutput(
+        offsets=winner.offsets,
+        proven_optimal=proven or winner.arena_size <= final_bound,
+        bound=min(final_bound, winner.arena_size),
+        notes=(f"winner: {winner.planner}", *notes),
+    )

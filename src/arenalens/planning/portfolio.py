@@ -1,0 +1,58 @@
+"""Heuristic portfolio, shared by the `optimal` and `best` planners.
+
+The portfolio is every registered planner marked `in_portfolio` (cheap, heuristic or runtime
+replica), run through `run_planner` so each result is checked. Knobs a member accepts (`seed`,
+`time_limit_s`) are passed on; others are not.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Mapping
+
+from arenalens.errors import ArenalensError
+from arenalens.planning.problem import Plan, Problem
+from arenalens.planning.registry import get_planner, planner_names, run_planner
+
+# Heuristics run first and stop the portfolio early when one reaches the bound.
+_PREFERRED = ("greedy_by_size", "greedy_by_breadth", "first_fit")
+
+
+def portfolio_names() -> list[str]:
+    """Planners in the portfolio, cheap and deterministic ones first, then by name."""
+    names = [n for n in planner_names() if get_planner(n).in_portfolio]
+    return sorted(names, key=lambda n: (_PREFERRED.index(n) if n in _PREFERRED else 99, n))
+
+
+def run_portfolio(
+    problem: Problem,
+    *,
+    seed: int = 0,
+    time_limit_s: float = 2.0,
+    stop_at: int | None = None,
+) -> list[Plan]:
+    """Problem → checked plans of every portfolio planner (stops early at `stop_at` bytes)."""
+    plans: list[Plan] = []
+    deadline = time.perf_counter() + time_limit_s
+    for name in portfolio_names():
+        remaining = max(0.05, deadline - time.perf_counter())
+        knobs = _accepted_knobs(name, {"seed": seed, "time_limit_s": remaining})
+        try:
+            plans.append(run_planner(name, problem, **knobs))
+        except ArenalensError:
+            # A replica may refuse a problem outside its runtime's rules; the others still run.
+            continue
+        if stop_at is not None and plans[-1].arena_size <= stop_at:
+            break
+    return plans
+
+
+def smallest(plans: list[Plan]) -> Plan:
+    """The plan with the smallest arena; ties go to the earlier plan."""
+    return min(enumerate(plans), key=lambda item: (item[1].arena_size, item[0]))[1]
+
+
+def _accepted_knobs(name: str, knobs: Mapping[str, object]) -> dict[str, object]:
+    parameters = inspect.signature(get_planner(name).function).parameters
+    return {key: value for key, value in knobs.items() if key in parameters}
