@@ -1,0 +1,426 @@
+"""Model rewriter: .tflite bytes + new operator orders + an offline plan → new .tflite bytes.
+
+Nothing of the original is re-serialized. FlatBuffer references are relative: a table field or
+vector element holds an unsigned offset *forward* to its target, and a table reaches its vtable by
+a signed offset. So new objects are written in a *prefix* and the original file follows unchanged:
+
+    [root offset, "TFL3"] [new Model table] [new vectors] [new SubGraph / Metadata / Buffer tables]
+    [padding to `alignment`] [the original file, byte for byte]
+
+The new Model table copies every field of the old one, pointing into the original for what does
+not change (operator codes, description, signature defs, ...). A reordered subgraph gets a new
+SubGraph table whose `operators` vector lists the *original* Operator tables in the new order; the
+`OfflineMemoryAllocation` metadata entries are replaced by one new entry whose data lives in the
+prefix. Every old relative offset stays valid because the original bytes move as one block; since
+the prefix length is a multiple of `alignment` (≥ 16, the schema's `force_align` for buffer
+data), every weight keeps its alignment and its bytes.
+
+The original root offset and file identifier remain inside the appended block at offset P; nothing
+points to them, so readers (which start at byte 0) and the FlatBuffers verifier never see them.
+Only absolute file offsets would break: `Buffer.offset` (external data of > 2 GB models) gets a
+new Buffer table shifted by P; `Operator.large_custom_options_offset` is refused.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from arenalens.errors import ModelError
+from arenalens.ir import OfflinePlan
+from arenalens.tflite.reader import FILE_IDENTIFIER, OFFLINE_PLAN_METADATA, encode_offline_plan
+
+DEFAULT_ALIGNMENT = 64  # prefix multiple: keeps 16-byte force_align and LiteRT's 64-byte mmap
+_BUFFER_DATA_ALIGNMENT = 16  # schema: Buffer.data (force_align: 16)
+
+# Field slots (0-based) of the tables the rewriter rebuilds, and which of them are references.
+_MODEL_FIELDS = 8  # version, operator_codes, subgraphs, description, buffers, metadata_buffer,
+# metadata, signature_defs
+_MODEL_SCALARS = {0: 4}  # slot → byte width
+_MODEL_SUBGRAPHS, _MODEL_BUFFERS, _MODEL_METADATA = 2, 4, 6
+_SUBGRAPH_FIELDS = 6  # tensors, inputs, outputs, operators, name, debug_metadata_index
+_SUBGRAPH_SCALARS = {5: 4}
+_SUBGRAPH_OPERATORS = 3
+_BUFFER_DATA, _BUFFER_OFFSET, _BUFFER_SIZE = 0, 1, 2
+_METADATA_NAME, _METADATA_BUFFER = 0, 1
+_OPERATOR_LARGE_CUSTOM_OPTIONS_OFFSET = 9
+
+
+def rewrite_model(
+    data: bytes | bytearray | memoryview,
+    *,
+    operator_orders: Mapping[int, Sequence[int]] | None = None,
+    offline_plan: OfflinePlan | None = None,
+    alignment: int = DEFAULT_ALIGNMENT,
+    label: str = "<bytes>",
+) -> bytes:
+    """Original .tflite bytes → new bytes with operators reordered and/or a new offline plan.
+
+    `operator_orders` maps a subgraph index to a permutation of its operator indices (new
+    position → old index). `offline_plan`, when given, replaces every `OfflineMemoryAllocation`
+    metadata entry. The original bytes follow a prefix that is a multiple of `alignment`.
+    """
+    if alignment < _BUFFER_DATA_ALIGNMENT or alignment & (alignment - 1):
+        raise ValueError(f"alignment must be a power of two >= 16, got {alignment}")
+    original = bytes(data)
+    view = _View(original, label)
+    if original[4:8] != FILE_IDENTIFIER:
+        raise view.fail("not a TFLite model (file identifier is not 'TFL3')")
+    model = view.table(view.u32(0))
+    subgraphs = view.vector_of_tables(model, _MODEL_SUBGRAPHS)
+    buffers = view.vector_of_tables(model, _MODEL_BUFFERS)
+    metadata = view.vector_of_tables(model, _MODEL_METADATA)
+    view.refuse_unknown_fields(model, _MODEL_FIELDS, "Model")
+    _refuse_large_custom_options(view, subgraphs)
+    orders = dict(operator_orders or {})
+    for index, order in orders.items():
+        if not 0 <= index < len(subgraphs):
+            raise ValueError(
+                f"operator order given for subgraph {index}, model has {len(subgraphs)}"
+            )
+        count = len(view.vector_of_tables(subgraphs[index], _SUBGRAPH_OPERATORS))
+        if sorted(order) != list(range(count)):
+            raise ValueError(
+                f"subgraph {index}: operator order must be a permutation of 0..{count - 1}"
+            )
+    return _Plan(view, subgraphs, buffers, metadata, orders, offline_plan).write(alignment)
+
+
+def _refuse_large_custom_options(view: _View, subgraphs: Sequence[int]) -> None:
+    for index, subgraph in enumerate(subgraphs):
+        for position, operator in enumerate(view.vector_of_tables(subgraph, _SUBGRAPH_OPERATORS)):
+            if view.scalar(operator, _OPERATOR_LARGE_CUSTOM_OPTIONS_OFFSET, 8) > 1:
+                raise view.fail(
+                    f"subgraph {index} operator {position} keeps its custom options at an "
+                    f"absolute file offset (a > 2 GB model); rewriting it is not supported"
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the original: positions of tables and fields, bounded by the file size.
+
+
+@dataclass
+class _View:
+    data: bytes
+    label: str
+
+    def fail(self, problem: str) -> ModelError:
+        return ModelError(self.label, problem)
+
+    def check(self, position: int, length: int) -> None:
+        if position < 0 or position + length > len(self.data):
+            raise self.fail(f"malformed FlatBuffer: read of {length} bytes at {position}")
+
+    def u32(self, position: int) -> int:
+        self.check(position, 4)
+        value: int = struct.unpack_from("<I", self.data, position)[0]
+        return value
+
+    def table(self, position: int) -> int:
+        self.check(position, 4)
+        return position
+
+    def vtable(self, table: int) -> tuple[int, int, int]:
+        """table → (vtable position, vtable bytes, table inline bytes)."""
+        self.check(table, 4)
+        vtable = table - struct.unpack_from("<i", self.data, table)[0]
+        self.check(vtable, 4)
+        vtable_bytes, inline_bytes = struct.unpack_from("<HH", self.data, vtable)
+        self.check(vtable, vtable_bytes)
+        self.check(table, inline_bytes)
+        return vtable, vtable_bytes, inline_bytes
+
+    def field(self, table: int, slot: int) -> int:
+        """Absolute position of a field, or 0 when absent."""
+        vtable, vtable_bytes, _ = self.vtable(table)
+        entry = 4 + 2 * slot
+        if entry + 2 > vtable_bytes:
+            return 0
+        offset: int = struct.unpack_from("<H", self.data, vtable + entry)[0]
+        return table + offset if offset else 0
+
+    def slots(self, table: int) -> int:
+        _, vtable_bytes, _ = self.vtable(table)
+        return (vtable_bytes - 4) // 2
+
+    def target(self, table: int, slot: int) -> int:
+        """Absolute position a reference field points to, or 0 when absent."""
+        position = self.field(table, slot)
+        return position + self.u32(position) if position else 0
+
+    def scalar(self, table: int, slot: int, width: int) -> int:
+        position = self.field(table, slot)
+        if not position:
+            return 0
+        self.check(position, width)
+        value: int = struct.unpack_from("<Q" if width == 8 else "<I", self.data, position)[0]
+        return value
+
+    def vector_of_tables(self, table: int, slot: int) -> list[int]:
+        vector = self.target(table, slot)
+        if not vector:
+            return []
+        length = self.u32(vector)
+        self.check(vector + 4, 4 * length)
+        elements = vector + 4
+        return [self.table(elements + 4 * i + self.u32(elements + 4 * i)) for i in range(length)]
+
+    def string(self, position: int) -> str:
+        if not position:
+            return ""
+        length = self.u32(position)
+        self.check(position + 4, length)
+        return self.data[position + 4 : position + 4 + length].decode("utf-8", errors="replace")
+
+    def refuse_unknown_fields(self, table: int, known: int, what: str) -> None:
+        for slot in range(known, self.slots(table)):
+            if self.field(table, slot):
+                raise self.fail(
+                    f"{what} table has field {slot}, unknown to this schema version; "
+                    f"refusing to rewrite it"
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the prefix: objects laid out forward, every reference pointing to a later position.
+
+
+class _Ref:
+    """A prefix object whose position is known once it is written (after its referrers)."""
+
+    position: int | None = None
+
+
+# A reference target: an original position, a prefix object, or (for Buffer.offset) an absolute
+# file offset in the original that moves by the prefix length.
+_Target = tuple[str, "int | _Ref"]
+_Field = tuple[int, bytes, "_Target | None"]
+
+
+@dataclass
+class _Prefix:
+    data: bytearray = field(default_factory=bytearray)
+    fixups: list[tuple[int, str, int | _Ref]] = field(default_factory=list)
+
+    def align(self, alignment: int) -> None:
+        self.data.extend(b"\0" * (-len(self.data) % alignment))
+
+    def put(self, raw: bytes, alignment: int = 1, ref: _Ref | None = None) -> int:
+        self.align(alignment)
+        position = len(self.data)
+        self.data.extend(raw)
+        if ref is not None:
+            ref.position = position
+        return position
+
+    def table(self, fields: Sequence[_Field], ref: _Ref | None = None) -> int:
+        """Write a vtable and its table; each field is (slot, inline bytes, target or None)."""
+        slot_count = max((slot for slot, _, _ in fields), default=-1) + 1
+        # Inline layout: the soffset, then fields widest first so each is naturally aligned.
+        offsets: dict[int, int] = {}
+        inline = 4
+        for slot, raw, _ in sorted(fields, key=lambda f: (-len(f[1]), f[0])):
+            inline += -inline % len(raw)
+            offsets[slot] = inline
+            inline += len(raw)
+        inline += -inline % 4
+        vtable = struct.pack(
+            f"<HH{slot_count}H",
+            4 + 2 * slot_count,
+            inline,
+            *[offsets.get(s, 0) for s in range(slot_count)],
+        )
+        vtable_position = self.put(vtable, 2)
+        # 8-aligned start, so 8-byte scalars (Buffer.offset) are naturally aligned too.
+        table_position = self.put(b"\0" * inline, 8, ref)
+        struct.pack_into("<i", self.data, table_position, table_position - vtable_position)
+        for slot, raw, target in fields:
+            position = table_position + offsets[slot]
+            self.data[position : position + len(raw)] = raw
+            if target is not None:
+                self.fixups.append((position, *target))
+        return table_position
+
+    def vector(self, targets: Sequence[_Target], ref: _Ref) -> int:
+        """A vector of references (uoffsets to tables)."""
+        position = self.put(struct.pack("<I", len(targets)) + b"\0" * (4 * len(targets)), 4, ref)
+        for index, target in enumerate(targets):
+            self.fixups.append((position + 4 + 4 * index, *target))
+        return position
+
+    def resolve(self, shift: int) -> None:
+        """Fill every reference once the original's start in the new file (`shift`) is known."""
+        for position, kind, target in self.fixups:
+            if kind == "absolute":
+                assert isinstance(target, int)
+                struct.pack_into("<Q", self.data, position, target + shift)
+                continue
+            if kind == "original":
+                assert isinstance(target, int)
+                absolute = shift + target
+            else:
+                assert isinstance(target, _Ref) and target.position is not None
+                absolute = target.position
+            if absolute <= position:
+                raise AssertionError("FlatBuffer references must point forward")
+            struct.pack_into("<I", self.data, position, absolute - position)
+
+
+_OFFSET = b"\0\0\0\0"  # placeholder for a uoffset filled in by `resolve`
+
+
+@dataclass
+class _Plan:
+    view: _View
+    subgraphs: list[int]
+    buffers: list[int]
+    metadata: list[int]
+    orders: dict[int, Sequence[int]]
+    offline_plan: OfflinePlan | None
+
+    def write(self, alignment: int) -> bytes:
+        view, prefix = self.view, _Prefix()
+        root = _Ref()
+        prefix.put(_OFFSET + FILE_IDENTIFIER)
+        prefix.fixups.append((0, "prefix", root))
+        buffers = self.new_buffers()
+        metadata = self.new_metadata(len(buffers) - 1)
+        refs = {
+            _MODEL_SUBGRAPHS: _Ref() if self.orders else None,
+            _MODEL_BUFFERS: _Ref() if buffers != [("original", b) for b in self.buffers] else None,
+            _MODEL_METADATA: _Ref() if self.offline_plan is not None else None,
+        }
+        model = view.table(view.u32(0))
+        fields: list[_Field] = []
+        for slot in range(_MODEL_FIELDS):
+            position = view.field(model, slot)
+            ref = refs.get(slot)
+            if ref is not None:
+                fields.append((slot, _OFFSET, ("prefix", ref)))
+            elif slot in _MODEL_SCALARS:
+                if position:
+                    fields.append(
+                        (slot, view.data[position : position + _MODEL_SCALARS[slot]], None)
+                    )
+            elif position:
+                fields.append((slot, _OFFSET, ("original", view.target(model, slot))))
+        prefix.table(fields, root)
+
+        subgraph_refs: dict[int, _Ref] = {index: _Ref() for index in self.orders}
+        if (ref := refs[_MODEL_SUBGRAPHS]) is not None:
+            targets: list[_Target] = [
+                ("prefix", subgraph_refs[i]) if i in subgraph_refs else ("original", table)
+                for i, table in enumerate(self.subgraphs)
+            ]
+            prefix.vector(targets, ref)
+        if (ref := refs[_MODEL_BUFFERS]) is not None:
+            prefix.vector([target for target in buffers], ref)
+        if (ref := refs[_MODEL_METADATA]) is not None:
+            prefix.vector(metadata, ref)
+        for index, ref in subgraph_refs.items():
+            self.write_subgraph(prefix, index, ref)
+        for kind, target in (*buffers, *metadata):
+            if kind == "prefix":
+                assert isinstance(target, _Ref)
+                self.write_pending(prefix, target)
+        prefix.align(alignment)
+        prefix.resolve(len(prefix.data))
+        return bytes(prefix.data) + view.data
+
+    # -- pieces ------------------------------------------------------------------------
+
+    def write_subgraph(self, prefix: _Prefix, index: int, ref: _Ref) -> None:
+        """A copy of SubGraph `index` whose operators vector lists the originals in new order."""
+        view = self.view
+        subgraph = self.subgraphs[index]
+        view.refuse_unknown_fields(subgraph, _SUBGRAPH_FIELDS, f"SubGraph {index}")
+        operators_ref = _Ref()
+        fields: list[_Field] = []
+        for slot in range(_SUBGRAPH_FIELDS):
+            position = view.field(subgraph, slot)
+            if slot == _SUBGRAPH_OPERATORS:
+                fields.append((slot, _OFFSET, ("prefix", operators_ref)))
+            elif slot in _SUBGRAPH_SCALARS:
+                if position:
+                    width = _SUBGRAPH_SCALARS[slot]
+                    fields.append((slot, view.data[position : position + width], None))
+            elif position:
+                fields.append((slot, _OFFSET, ("original", view.target(subgraph, slot))))
+        prefix.table(fields, ref)
+        operators = view.vector_of_tables(subgraph, _SUBGRAPH_OPERATORS)
+        prefix.vector([("original", operators[old]) for old in self.orders[index]], operators_ref)
+
+    def new_buffers(self) -> list[_Target]:
+        """Buffers vector: original tables; external ones shifted; the offline plan's data last."""
+        view = self.view
+        targets: list[_Target] = []
+        for buffer in self.buffers:
+            offset = view.scalar(buffer, _BUFFER_OFFSET, 8)
+            if offset > 1:
+                size = view.scalar(buffer, _BUFFER_SIZE, 8)
+                targets.append(("prefix", _PendingBuffer(external=(offset, size))))
+            else:
+                targets.append(("original", buffer))
+        if self.offline_plan is not None:
+            targets.append(("prefix", _PendingBuffer(data=encode_offline_plan(self.offline_plan))))
+        return targets
+
+    def new_metadata(self, plan_buffer: int) -> list[_Target]:
+        """Metadata vector: original entries minus old offline plans, plus the new one."""
+        if self.offline_plan is None:
+            return [("original", entry) for entry in self.metadata]
+        view = self.view
+        targets: list[_Target] = []
+        for entry in self.metadata:
+            if view.string(view.target(entry, _METADATA_NAME)) != OFFLINE_PLAN_METADATA:
+                targets.append(("original", entry))
+        targets.append(("prefix", _PendingMetadata(OFFLINE_PLAN_METADATA, plan_buffer)))
+        return targets
+
+    def write_pending(self, prefix: _Prefix, pending: _Ref) -> None:
+        if isinstance(pending, _PendingMetadata):
+            name = _Ref()
+            prefix.table(
+                [
+                    (_METADATA_NAME, _OFFSET, ("prefix", name)),
+                    (_METADATA_BUFFER, struct.pack("<I", pending.buffer), None),
+                ],
+                pending,
+            )
+            text = pending.name.encode()
+            prefix.put(struct.pack("<I", len(text)) + text + b"\0", 4, name)
+        elif isinstance(pending, _PendingBuffer):
+            fields: list[_Field] = []
+            data = _Ref()
+            if pending.data is not None:
+                fields.append((_BUFFER_DATA, _OFFSET, ("prefix", data)))
+            if pending.external is not None:
+                offset, size = pending.external
+                fields.append((_BUFFER_OFFSET, b"\0" * 8, ("absolute", offset)))
+                fields.append((_BUFFER_SIZE, struct.pack("<Q", size), None))
+            prefix.table(fields, pending)
+            if pending.data is not None:
+                # The length word sits just before data that starts 16-aligned (force_align).
+                prefix.align(_BUFFER_DATA_ALIGNMENT)
+                prefix.put(b"\0" * (_BUFFER_DATA_ALIGNMENT - 4))
+                prefix.put(struct.pack("<I", len(pending.data)) + pending.data, 1, data)
+
+
+class _PendingBuffer(_Ref):
+    """A new Buffer table: the offline plan's bytes, or an external buffer shifted by P."""
+
+    def __init__(
+        self, *, data: bytes | None = None, external: tuple[int, int] | None = None
+    ) -> None:
+        self.data = data
+        self.external = external
+
+
+class _PendingMetadata(_Ref):
+    """A new Metadata table: name and buffer index."""
+
+    def __init__(self, name: str, buffer: int) -> None:
+        self.name = name
+        self.buffer = buffer
