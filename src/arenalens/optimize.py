@@ -1,0 +1,390 @@
+"""Optimize: model → a rewritten model that makes the real TFLM runtime use a smaller head.
+
+The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-semantics.md §2.9)
+with an offset for every planned tensor, optionally a new operator order (`--reorder`) and
+in-place aliases (`--inplace`). TFLM places offline tensors first and then its kernel scratch
+buffers *online*, by its greedy first fit around them (§2.6), so a plan that ignores scratch can
+make the real head larger than the runtime's own. Tensors and scratch are therefore planned
+together, and every candidate is judged by what TFLM will really do with it: the `tflm_greedy`
+replica run on the rewritten model (offline tensors fixed, scratch online).
+
+Candidates, for each operator order and alias choice:
+
+* **pinned scratch**: the scratch buffers are fixed where the replica will put them when the
+  tensors avoid them (the replica run on the scratch buffers alone: first fit from offset 0), and
+  the planner places the tensors around them. The replica then reproduces the plan exactly,
+  because every gap below a scratch buffer is smaller than it with or without the tensors.
+* **free**: tensors and scratch planned with no constraint; kept only if the replica's head,
+  which may differ from the plan, is smaller.
+
+The smallest predicted head wins (ties: fewer changes). If none is at most the original head, the
+original model is written unchanged: `optimize` never makes the real head larger.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
+from arenalens.analysis.problem import ArenaProblem, BufferKind
+from arenalens.analysis.schedule import (
+    FILE_ORDER,
+    Schedule,
+    apply_schedule,
+    schedule_problem,
+)
+from arenalens.errors import RuntimeUnavailableError
+from arenalens.ir import Model, OfflinePlan, Tensor
+from arenalens.planning.problem import Buffer, Plan, Problem
+from arenalens.planning.registry import run_planner
+from arenalens.reorder.registry import ReorderResult, run_reorderer
+from arenalens.runtimes import get_runtime
+from arenalens.tflite.reader import load_model
+from arenalens.tflite.rewriter import rewrite_model
+
+# Offsets are planned 16-aligned: TFLM rounds sizes to 16 and kernels expect aligned data; the
+# runtime itself never aligns offsets, so unaligned offline offsets would misalign the arena.
+OFFSET_ALIGNMENT = 16
+OFFLINE_PLAN_VERSION = 0
+ONLINE = -1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to rewrite the model, planned and judged by the TFLM replica."""
+
+    label: str
+    schedule: Schedule
+    aliases: tuple[Alias, ...]
+    plan: Plan  # tensors + scratch together (the arena arenalens planned)
+    lower_bound: int
+    predicted_head: int  # the replica's head on the rewritten model
+    offline: OfflinePlan
+    model: Model  # the rewritten model's IR (new order, offline plan)
+
+    @property
+    def reproduced(self) -> bool:
+        """True when the runtime will use exactly the planned arena."""
+        return self.predicted_head == self.plan.arena_size
+
+
+@dataclass(frozen=True)
+class Optimization:
+    """The outcome: original and new heads, the chosen candidate, the new file's bytes."""
+
+    source: str
+    original_head: int  # TFLM's own plan of the original model (replica)
+    original_lower_bound: int
+    chosen: Candidate | None  # None: nothing beat the original; the file is unchanged
+    candidates: tuple[Candidate, ...]
+    data: bytes
+    reorder: ReorderResult | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def new_head(self) -> int:
+        """The head TFLM will report on the written model."""
+        return self.chosen.predicted_head if self.chosen is not None else self.original_head
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes of head given back."""
+        return self.original_head - self.new_head
+
+
+def optimize_model(
+    source: Model | str | os.PathLike[str] | bytes,
+    *,
+    planner: str = "best",
+    reorder: bool = False,
+    inplace: bool = False,
+    time_limit_s: float = 10.0,
+    seed: int = 0,
+    reorderer: str = "auto",
+    prove_inplace: bool = True,
+) -> Optimization:
+    """Model → Optimization with the rewritten file's bytes (the input is never modified).
+
+    With `inplace`, aliases are kept only if the real TFLM runtime computes bit-identical
+    outputs with them (`prove_inplace`); without the runtime that raises RuntimeUnavailableError.
+    """
+    model = source if isinstance(source, Model) else load_model(source)
+    original_bytes = bytes(model.data)
+    tflm = get_runtime("tflm")
+    original_arena = tflm.arenas(model)[0]
+    original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
+    base = replace(model, offline_plan=None)
+    schedules: list[tuple[str, Schedule]] = [("file order", FILE_ORDER)]
+    reordered: ReorderResult | None = None
+    notes: list[str] = []
+    if reorder:
+        schedule, reordered = reorder_for_runtime(
+            base, "tflm", reorderer=reorderer, time_limit_s=min(5.0, time_limit_s)
+        )
+        if not schedule.is_file_order():
+            schedules.append(("reordered", schedule))
+        else:
+            notes.append("reordering found no order with a lower peak than the file order")
+    candidates: list[Candidate] = []
+    for schedule_label, schedule in schedules:
+        scheduled = apply_schedule(base, schedule)
+        alias_sets: list[tuple[Alias, ...]] = [()]
+        if inplace:
+            found = find_aliases(scheduled)
+            if found:
+                alias_sets.append(found)
+            else:
+                notes.append(f"{schedule_label}: no operator qualifies for in-place aliasing")
+        for aliases in alias_sets:
+            candidates.extend(
+                _candidates(
+                    scheduled,
+                    schedule,
+                    aliases,
+                    label=schedule_label,
+                    planner=planner,
+                    time_limit_s=time_limit_s,
+                    seed=seed,
+                )
+            )
+    eligible = sorted(
+        (c for c in candidates if c.predicted_head <= original_head),
+        key=lambda c: (c.predicted_head, candidates.index(c)),
+    )
+    chosen: Candidate | None = None
+    for candidate in eligible:
+        if candidate.aliases and prove_inplace:
+            proof = prove_outputs(original_bytes, _rewrite(original_bytes, candidate), model)
+            if not proof.identical:
+                notes.append(f"{candidate.label}: in-place outputs differ ({proof.detail})")
+                continue
+            notes.append(f"{candidate.label}: in-place aliases proven bit-exact on real TFLM")
+        chosen = candidate
+        break
+    data = original_bytes if chosen is None else _rewrite(original_bytes, chosen)
+    if chosen is None:
+        notes.append("no candidate beats the runtime's own plan; the model is written unchanged")
+    return Optimization(
+        source=model.source,
+        original_head=original_head,
+        original_lower_bound=original_arena.problem.lower_bound(),
+        chosen=chosen,
+        candidates=tuple(candidates),
+        data=data,
+        reorder=reordered,
+        notes=tuple(notes),
+    )
+
+
+def _rewrite(original: bytes, candidate: Candidate) -> bytes:
+    orders = {
+        subgraph: tuple(order)
+        for subgraph, order in candidate.schedule.orders.items()
+        if tuple(order) != tuple(range(len(order)))
+    }
+    return rewrite_model(original, operator_orders=orders, offline_plan=candidate.offline)
+
+
+def _candidates(
+    model: Model,
+    schedule: Schedule,
+    aliases: tuple[Alias, ...],
+    *,
+    label: str,
+    planner: str,
+    time_limit_s: float,
+    seed: int,
+) -> list[Candidate]:
+    """The pinned-scratch and free plans of one (order, aliases) choice, each judged."""
+    tflm = get_runtime("tflm")
+    arena = tflm.arenas(model)[0]
+    if aliases:
+        arena = merge_aliases(arena, aliases)
+        label = f"{label}, in-place ({len(aliases)} aliases)"
+    problem = Problem(arena.problem.buffers, alignment=OFFSET_ALIGNMENT)
+    knobs = _planner_knobs(planner, time_limit_s=time_limit_s, seed=seed)
+    variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
+    if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
+        variants.append(("free", problem))
+    found: list[Candidate] = []
+    for variant, variant_problem in variants:
+        plan = run_planner(planner, variant_problem, **knobs)
+        offline = offline_plan_for(model, arena, plan.offsets)
+        rewritten = replace(model, offline_plan=offline)
+        final_arena = tflm.arenas(rewritten)[0]
+        predicted = run_planner(final_arena.runtime_planner, final_arena.problem).arena_size
+        found.append(
+            Candidate(
+                label=f"{label}, {planner}, {variant}",
+                schedule=schedule,
+                aliases=aliases,
+                plan=plan,
+                lower_bound=problem.lower_bound(),
+                predicted_head=predicted,
+                offline=offline,
+                model=rewritten,
+            )
+        )
+    return found
+
+
+def _planner_knobs(planner: str, *, time_limit_s: float, seed: int) -> dict[str, Any]:
+    import inspect  # noqa: PLC0415 - only to filter knobs
+
+    from arenalens.planning.registry import get_planner  # noqa: PLC0415
+
+    parameters = inspect.signature(get_planner(planner).function).parameters
+    knobs = {"time_limit_s": time_limit_s, "seed": seed}
+    return {key: value for key, value in knobs.items() if key in parameters}
+
+
+def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:
+    """Fix every scratch buffer where TFLM's greedy puts it when tensors stay out of its way.
+
+    That is the replica run on the scratch buffers alone (same ids, so the same processing
+    order): first fit from offset 0 among the scratch buffers live at a common step.
+    """
+    scratch_ids = {p.id for p in arena.buffers.values() if p.kind is BufferKind.SCRATCH}
+    if not scratch_ids:
+        return problem
+    scratch = tuple(b for b in problem.buffers if b.id in scratch_ids)
+    placed = run_planner(arena.runtime_planner, Problem(scratch, alignment=1)).offsets
+    buffers: list[Buffer] = [
+        replace(b, fixed_offset=placed[b.id]) if b.id in scratch_ids else b for b in problem.buffers
+    ]
+    return Problem(tuple(buffers), alignment=problem.alignment)
+
+
+def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, int]) -> OfflinePlan:
+    """Planned offsets → OfflineMemoryAllocation: one offset per tensor, -1 for the rest."""
+    values = [ONLINE] * model.tensor_count
+    for planned in arena.buffers.values():
+        if planned.kind is not BufferKind.TENSOR or planned.tensor is None:
+            continue
+        for tensor in (planned.tensor, *planned.aliases):
+            values[model.tensor_offset_index(planned.subgraph, tensor)] = offsets[planned.id]
+    return OfflinePlan(OFFLINE_PLAN_VERSION, len(model.subgraphs), tuple(values))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reordering under one runtime's rules
+
+
+def reorder_for_runtime(
+    model: Model,
+    runtime: str,
+    *,
+    reorderer: str = "auto",
+    time_limit_s: float = 5.0,
+) -> tuple[Schedule, ReorderResult]:
+    """Model → (schedule of subgraph 0, reorder result) minimising that runtime's busiest step.
+
+    Sizes come from the runtime's own primary arena (TFLM: rounded to 16, kernel scratch as bytes
+    live during its operator; LiteRT: inputs and outputs never freed, temporaries likewise). An
+    operator that runs subgraphs counts their planned bytes while it runs.
+    """
+    rules = get_runtime(runtime)
+    arena = rules.arenas(model)[0]
+    sizes: dict[int, int] = {}
+    extra: dict[int, int] = {}
+    nested: dict[int, int] = {}
+    for planned in arena.buffers.values():
+        size = arena.problem.by_id[planned.id].size
+        if planned.subgraph != 0:
+            nested[planned.subgraph] = nested.get(planned.subgraph, 0) + size
+        elif planned.kind is not BufferKind.SCRATCH and planned.tensor is not None:
+            for tensor in (planned.tensor, *planned.aliases):
+                sizes[tensor] = size
+        elif planned.operator is not None:
+            extra[planned.operator] = extra.get(planned.operator, 0) + size
+    for op in model.subgraphs[0].operators:
+        for called in op.called_subgraphs:
+            extra[op.index] = extra.get(op.index, 0) + nested.get(called, 0)
+
+    def tensor_bytes(tensor: Tensor) -> int:
+        return sizes.get(tensor.index, 0)
+
+    problem = schedule_problem(
+        model, 0, tensor_bytes=tensor_bytes, op_extra=extra, keep_inputs=runtime == "litert"
+    )
+    result = run_reorderer(reorderer, problem, time_limit_s=time_limit_s)
+    if result.peak >= result.file_order_peak:
+        return FILE_ORDER, result
+    return Schedule(MappingProxyType({0: result.order})), result
+
+
+# ---------------------------------------------------------------------------------------------
+# Proof on the real runtime
+
+
+@dataclass(frozen=True)
+class OutputProof:
+    """Original vs rewritten model on real TFLM: heads and whether outputs are bit-identical."""
+
+    identical: bool
+    original_head: int | None
+    new_head: int | None
+    invocations: int
+    detail: str = ""
+    logs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def prove_outputs(
+    original: bytes, rewritten: bytes, model: Model, *, invocations: int = 3, seed: int = 0
+) -> OutputProof:
+    """Run both files on real TFLM with the same random inputs → heads and output equality."""
+    try:
+        from arenalens.runtimes import tflm_run  # noqa: PLC0415 - needs the runtime extra
+
+        tflm_run.require_tflite_micro()
+    except (ImportError, RuntimeUnavailableError) as error:
+        raise RuntimeUnavailableError(
+            f"proving outputs needs the real TFLM interpreter: {error}"
+        ) from error
+    inputs = tflm_run.random_inputs(model, invocations=invocations, seed=seed)
+    output_count = len(model.subgraphs[0].outputs)
+    arena_size = tflm_run.default_arena_size(max(len(original), len(rewritten)))
+    before = tflm_run.run_model(original, inputs, output_count=output_count, arena_size=arena_size)
+    after = tflm_run.run_model(rewritten, inputs, output_count=output_count, arena_size=arena_size)
+    identical = tflm_run.same_outputs(before, after)
+    detail = ""
+    if not before.ok:
+        detail = f"original does not run: {before.error or 'setup failed'}"
+    elif not after.ok:
+        detail = f"rewritten model does not run: {after.error or 'setup failed'}"
+    elif not identical:
+        detail = "outputs differ"
+    return OutputProof(
+        identical=identical,
+        original_head=before.head,
+        new_head=after.head,
+        invocations=invocations,
+        detail=detail,
+        logs=MappingProxyType({"original": before.log, "rewritten": after.log}),
+    )
+
+
+def check_options(planner: str, reorderer: str) -> None:
+    """Raise UsageError early for unknown planner / reorderer names."""
+    from arenalens.planning.registry import get_planner  # noqa: PLC0415
+    from arenalens.reorder.registry import get_reorderer  # noqa: PLC0415
+
+    get_planner(planner)
+    get_reorderer(reorderer)
+
+
+__all__: Sequence[str] = [
+    "Candidate",
+    "Optimization",
+    "OutputProof",
+    "check_options",
+    "offline_plan_for",
+    "optimize_model",
+    "pin_scratch",
+    "prove_outputs",
+    "reorder_for_runtime",
+]
