@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arenalens.planning import Buffer, Problem, check_plan, planner_names, run_planner
+from arenalens.errors import PlanError
+from arenalens.planning import Buffer, Plan, Problem, check_plan, planner_names, run_planner
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.placement import Fit, place_in_order
 
@@ -19,6 +20,18 @@ EXACT = {"optimal", "best"}
 
 def knobs(name: str) -> dict[str, float]:
     return dict(KNOBS.get(name, {}))
+
+
+def plan_or_refusal(name: str, problem: Problem) -> Plan | None:
+    """Run a planner; None when it refuses fixed offsets its runtime cannot honour."""
+    try:
+        return run_planner(name, problem, **knobs(name))
+    except PlanError as error:
+        if "cannot honour" in str(error) and any(
+            b.fixed_offset is not None for b in problem.buffers
+        ):
+            return None
+        raise
 
 
 @st.composite
@@ -41,7 +54,9 @@ def problems(draw: st.DrawFn, *, with_fixed: bool = True) -> Problem:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems())
 def test_plans_are_valid_and_bounded(name: str, problem: Problem) -> None:
-    plan = run_planner(name, problem, **knobs(name))
+    plan = plan_or_refusal(name, problem)
+    if plan is None:
+        return
     check_plan(problem, plan.offsets, plan.arena_size)
     assert sound_lower_bound(problem) <= plan.arena_size
     if plan.bound is not None:
@@ -63,7 +78,9 @@ def test_never_worse_than_no_reuse(name: str, problem: Problem) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(), seed=st.integers(0, 1000))
 def test_deterministic_and_shuffle_invariant(name: str, problem: Problem, seed: int) -> None:
-    first = run_planner(name, problem, **knobs(name))
+    first = plan_or_refusal(name, problem)
+    if first is None:
+        return
     again = run_planner(name, problem, **knobs(name))
     shuffled_buffers = list(problem.buffers)
     random.Random(seed).shuffle(shuffled_buffers)
@@ -121,7 +138,9 @@ def test_fixed_offsets_and_alignment_are_respected() -> None:
         alignment=16,
     )
     for name in planner_names():
-        plan = run_planner(name, problem, **knobs(name))
+        plan = plan_or_refusal(name, problem)
+        if plan is None:
+            continue
         assert plan.offsets[0] == 8
         assert plan.offsets[1] % 16 == 0 and plan.offsets[2] % 16 == 0
 

@@ -339,8 +339,9 @@ def prove_outputs(
     """Run both files on real TFLM with the same random inputs → heads and output equality."""
     try:
         from arenalens.runtimes import tflm_run  # noqa: PLC0415 - needs the runtime extra
+        from arenalens.runtimes.tflm_probe import require_tflite_micro  # noqa: PLC0415
 
-        tflm_run.require_tflite_micro()
+        require_tflite_micro()
     except (ImportError, RuntimeUnavailableError) as error:
         raise RuntimeUnavailableError(
             f"proving outputs needs the real TFLM interpreter: {error}"

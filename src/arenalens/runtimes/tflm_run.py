@@ -90,7 +90,8 @@ def run_model(
     """Model bytes + inputs per invocation → head, tail and outputs, from a child process."""
     require_tflite_micro()
     size = arena_size if arena_size is not None else default_arena_size(len(data))
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    # Fork keeps the child cheap (no re-import); spawn where fork does not exist.
+    context: Any = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     receiver, sender = context.Pipe(duplex=False)
     arrays = [[np.asarray(a) for a in run] for run in inputs]
     child = context.Process(target=_child_main, args=(sender, data, arrays, output_count, size))
