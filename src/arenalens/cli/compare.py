@@ -1,0 +1,77 @@
+"""`arenalens compare MODEL`: every planner on the runtime's arena, side by side."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from arenalens.cli.common import (
+    add_model_argument,
+    add_output_options,
+    add_runtime_option,
+    load_model_argument,
+    print_json,
+    print_text,
+    terminal_width,
+    use_color,
+)
+from arenalens.comparison import compare_planners
+from arenalens.errors import UsageError
+from arenalens.report.compare import compare_document, render_compare
+
+
+def register(subparsers: Any) -> None:
+    """Add the `compare` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "compare",
+        help="compare every planner: arena bytes, % over the lower bound, saving, optimality",
+        description="Run every registered planner on the runtime's arena and show, per planner, "
+        "the arena size, how far it is above the lower bound, the bytes it saves against the "
+        "runtime's own planner, whether it is proven optimal, and the planning time.",
+    )
+    add_model_argument(parser)
+    add_runtime_option(parser)
+    parser.add_argument(
+        "--reorder",
+        action="store_true",
+        help="first reorder operators to lower the busiest step (the bound itself moves)",
+    )
+    parser.add_argument(
+        "--planners",
+        metavar="A,B,...",
+        help="only these planners (default: all registered ones)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time limit per search planner (optimal, best, hillclimb; default 10)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, compare, print the table or JSON."""
+    if args.time_limit <= 0:
+        raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
+    planners = None
+    if args.planners:
+        planners = [name.strip() for name in args.planners.split(",") if name.strip()]
+    model = load_model_argument(args.model)
+    comparison = compare_planners(
+        model,
+        runtime=args.runtime,
+        planners=planners,
+        time_limit_s=args.time_limit,
+        seed=args.seed,
+        reorder=args.reorder,
+    )
+    document = compare_document(comparison)
+    if args.json:
+        print_json(document)
+        return 0
+    print_text(render_compare(document, color=use_color(args), width=terminal_width()))
+    return 0

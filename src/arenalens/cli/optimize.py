@@ -1,0 +1,133 @@
+"""`arenalens optimize MODEL -o OUT.tflite`: write a model whose real TFLM head is smaller."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from arenalens.cli import EXIT_FINDINGS
+from arenalens.cli.common import (
+    add_model_argument,
+    add_output_options,
+    load_model_argument,
+    print_json,
+    print_text,
+    terminal_width,
+    use_color,
+    write_atomic,
+)
+from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.optimize import OutputProof, check_options, optimize_model, prove_outputs
+from arenalens.report.optimize import optimize_document, render_optimize
+
+
+def register(subparsers: Any) -> None:
+    """Add the `optimize` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "optimize",
+        help="write a model whose TFLM arena head is smaller (offline plan, reorder, in-place)",
+        description="Plan tensors and kernel scratch together and write a copy of the model with "
+        "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
+        "better operator order and in-place aliases. Weights stay byte-identical and aligned; "
+        "the input file is never touched. When the real TFLM interpreter is installed, the "
+        "result is run on it first: the head must be the predicted one and outputs bit-identical.",
+    )
+    add_model_argument(parser)
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.tflite", help="output file")
+    parser.add_argument("--planner", default="best", metavar="NAME", help="planner (default best)")
+    parser.add_argument(
+        "--reorder", action="store_true", help="also try an operator order with a lower peak"
+    )
+    parser.add_argument(
+        "--inplace",
+        action="store_true",
+        help="also let safe elementwise / reshape operators write over an input only they read "
+        "(kept only if real TFLM gives bit-identical outputs)",
+    )
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="do not run the real TFLM interpreter (not allowed with --inplace)",
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=10.0, metavar="SECONDS", help="planning time limit"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Optimize, check on the real runtime when possible, write atomically, print before/after."""
+    if args.time_limit <= 0:
+        raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
+    if args.inplace and args.no_verify:
+        raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
+    check_options(args.planner, "auto")
+    model_text = args.model
+    protect = () if model_text.startswith("example:") else (model_text,)
+    if protect and os.path.exists(args.output):
+        # Refuse early, before any work, when the output would replace the input.
+        write_atomic_check(args.output, protect)
+    model = load_model_argument(model_text)
+    optimization = optimize_model(
+        model,
+        planner=args.planner,
+        reorder=args.reorder,
+        inplace=args.inplace,
+        time_limit_s=args.time_limit,
+        seed=args.seed,
+    )
+    proof: OutputProof | None = None
+    proof_note = ""
+    if not args.no_verify:
+        try:
+            proof = prove_outputs(bytes(model.data), optimization.data, model)
+        except RuntimeUnavailableError as error:
+            proof_note = f"not checked on real TFLM: {error}"
+    accepted, reason = _accept(optimization.new_head, optimization.original_head, proof)
+    if reason:
+        proof_note = "; ".join(n for n in (proof_note, reason) if n)
+    if accepted:
+        write_atomic(args.output, optimization.data, protect=protect)
+    document = optimize_document(
+        optimization,
+        output=args.output,
+        written=accepted,
+        proof=proof,
+        proof_note=proof_note,
+    )
+    if args.json:
+        print_json(document)
+    else:
+        print_text(render_optimize(document, color=use_color(args), width=terminal_width()))
+    return 0 if accepted else EXIT_FINDINGS
+
+
+def _accept(predicted: int, original: int, proof: OutputProof | None) -> tuple[bool, str]:
+    """Whether to write: the real runtime (when it ran) must confirm outputs and head."""
+    if proof is None:
+        return True, ""
+    if proof.original_head is None:
+        # TFLM cannot run the original (unsupported kernels): nothing to compare against.
+        return True, f"real TFLM cannot run this model ({proof.detail}); prediction only"
+    if not proof.identical:
+        return False, f"refused: {proof.detail or 'outputs differ'} on real TFLM"
+    if proof.new_head is None or proof.new_head > proof.original_head:
+        return False, "refused: the real head would grow"
+    if proof.new_head != predicted:
+        return True, (
+            f"note: real head {proof.new_head:,} differs from the predicted {predicted:,} "
+            f"(original {original:,})"
+        )
+    return True, ""
+
+
+def write_atomic_check(output: str, protect: tuple[str, ...]) -> None:
+    """Raise UsageError when output is one of the protected input files."""
+    from pathlib import Path  # noqa: PLC0415
+
+    for protected in protect:
+        if Path(output).resolve() == Path(protected).resolve():
+            raise UsageError(f"{output}: refusing to overwrite the input file")

@@ -1,0 +1,113 @@
+"""Planner comparison: model + runtime → every registered planner on the runtime's primary arena.
+
+Each row is one planner's checked plan (or why it has none): arena bytes, how far above the lower
+bound, how many bytes it saves against the runtime's own planner, whether it is proven optimal, and
+how long it took. With `reorder`, the model is first put in the operator order that lowers the
+runtime's busiest step (the bound itself moves; the file-order bound is kept for reference).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+from dataclasses import dataclass
+
+from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.schedule import apply_schedule
+from arenalens.errors import ArenalensError
+from arenalens.ir import Model
+from arenalens.optimize import reorder_for_runtime
+from arenalens.planning.bounds import sound_lower_bound
+from arenalens.planning.problem import Plan
+from arenalens.planning.registry import get_planner, planner_names, run_planner
+from arenalens.reorder.registry import ReorderResult
+from arenalens.runtimes import get_runtime
+from arenalens.tflite.reader import load_model
+
+
+@dataclass(frozen=True)
+class PlannerRow:
+    """One planner on the arena: its plan, or the reason it has none."""
+
+    planner: str
+    plan: Plan | None
+    error: str = ""
+    is_runtime_planner: bool = False
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every planner on one arena, with the bound and the runtime's own result."""
+
+    model: Model
+    runtime: str
+    arena: ArenaProblem
+    lower_bound: int
+    runtime_arena_bytes: int  # the runtime's own planner on the model as given (file order)
+    rows: tuple[PlannerRow, ...]
+    reorder: ReorderResult | None = None
+    file_order_lower_bound: int | None = None
+
+
+def compare_planners(
+    source: Model | str | os.PathLike[str] | bytes,
+    *,
+    runtime: str = "tflm",
+    planners: list[str] | None = None,
+    time_limit_s: float = 10.0,
+    seed: int = 0,
+    reorder: bool = False,
+) -> Comparison:
+    """Model → a Comparison of the planners (all registered ones by default) on its main arena."""
+    model = source if isinstance(source, Model) else load_model(source)
+    rules = get_runtime(runtime)
+    reordered: ReorderResult | None = None
+    file_bound: int | None = None
+    given = rules.arenas(model)[0]
+    runtime_plan = run_planner(given.runtime_planner, given.problem, **given.runtime_options)
+    if reorder:
+        file_bound = sound_lower_bound(given.problem)
+        schedule, reordered = reorder_for_runtime(
+            model, runtime, time_limit_s=min(5.0, time_limit_s)
+        )
+        model = apply_schedule(model, schedule)
+    arena = rules.arenas(model)[0]
+    names = planners if planners is not None else _planners_for(runtime)
+    for name in names:
+        get_planner(name)  # unknown names fail before any work
+    rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
+    return Comparison(
+        model=model,
+        runtime=runtime,
+        arena=arena,
+        lower_bound=sound_lower_bound(arena.problem),
+        runtime_arena_bytes=runtime_plan.arena_size,
+        rows=rows,
+        reorder=reordered,
+        file_order_lower_bound=file_bound,
+    )
+
+
+def _planners_for(runtime: str) -> list[str]:
+    """Registered planners, without replicas of another runtime (meaningless here)."""
+    return [
+        name for name in planner_names() if get_planner(name).replicates_runtime in (None, runtime)
+    ]
+
+
+def _row(name: str, arena: ArenaProblem, *, time_limit_s: float, seed: int) -> PlannerRow:
+    is_runtime = name == arena.runtime_planner
+    knobs: dict[str, object] = dict(arena.runtime_options) if is_runtime else {}
+    parameters = inspect.signature(get_planner(name).function).parameters
+    for key, value in (("time_limit_s", time_limit_s), ("seed", seed)):
+        if key in parameters:
+            knobs[key] = value
+    started = time.perf_counter()
+    try:
+        plan = run_planner(name, arena.problem, **knobs)
+    except ArenalensError as error:
+        return PlannerRow(
+            name, None, f"{error} ({time.perf_counter() - started:.2f} s)", is_runtime
+        )
+    return PlannerRow(name, plan, "", is_runtime)

@@ -1,0 +1,130 @@
+"""`compare` output: Comparison → a JSON-ready document → one terminal table, a row per planner."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from arenalens.report.console import render_text
+
+if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners
+    from arenalens.comparison import Comparison
+
+COMPARE_SCHEMA_VERSION = 1
+
+
+def compare_document(comparison: Comparison) -> dict[str, Any]:
+    """Comparison → the `compare --json` document."""
+    bound = comparison.lower_bound
+    baseline = comparison.runtime_arena_bytes
+    rows: list[dict[str, Any]] = []
+    for row in comparison.rows:
+        entry: dict[str, Any] = {
+            "planner": row.planner,
+            "runtime_planner": row.is_runtime_planner,
+            "arena_bytes": None,
+            "over_lower_bound_percent": None,
+            "saving_bytes": None,
+            "saving_percent": None,
+            "proven_optimal": False,
+            "proven_bound": None,
+            "seconds": None,
+            "notes": [],
+            "error": row.error or None,
+        }
+        if row.plan is not None:
+            size = row.plan.arena_size
+            entry.update(
+                arena_bytes=size,
+                over_lower_bound_percent=_percent(size - bound, bound),
+                saving_bytes=baseline - size,
+                saving_percent=_percent(baseline - size, baseline),
+                proven_optimal=row.plan.proven_optimal or size == bound,
+                proven_bound=max(row.plan.bound or 0, bound),
+                seconds=round(row.plan.seconds, 4),
+                notes=list(row.plan.notes),
+            )
+        rows.append(entry)
+    reorder = None
+    if comparison.reorder is not None:
+        result = comparison.reorder
+        reorder = {
+            "reorderer": result.reorderer,
+            "file_order_peak": result.file_order_peak,
+            "peak": min(result.peak, result.file_order_peak),
+            "proven_optimal": result.proven_optimal,
+            "file_order_lower_bound": comparison.file_order_lower_bound,
+            "seconds": round(result.seconds, 4),
+        }
+    return {
+        "schema_version": COMPARE_SCHEMA_VERSION,
+        "model": comparison.model.source,
+        "runtime": comparison.runtime,
+        "arena": comparison.arena.name,
+        "buffers": len(comparison.arena.problem.buffers),
+        "lower_bound": bound,
+        "runtime_planner": comparison.arena.runtime_planner,
+        "runtime_arena_bytes": baseline,
+        "reorder": reorder,
+        "rows": rows,
+    }
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return None if whole <= 0 else round(100.0 * part / whole, 2)
+
+
+def render_compare(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
+    """The `compare` document → a header line and one table, a row per planner."""
+    header = (
+        f"{escape(document['model'])} — {document['runtime']} arena '{document['arena']}': "
+        f"{document['buffers']} buffers, lower bound {document['lower_bound']:,} B, "
+        f"runtime planner {document['runtime_planner']} {document['runtime_arena_bytes']:,} B"
+        + (" (file order)" if document["reorder"] is not None else "")
+    )
+    parts: list[Any] = [Text(header, style="bold")]
+    reorder = document["reorder"]
+    if reorder is not None:
+        before = reorder["file_order_lower_bound"]
+        parts.append(
+            Text(
+                f"reordered ({reorder['reorderer']}): busiest step {reorder['file_order_peak']:,}"
+                f" → {reorder['peak']:,} B"
+                + (f"; file-order lower bound {before:,} B" if before is not None else "")
+                + ("; order proven optimal" if reorder["proven_optimal"] else "")
+            )
+        )
+    table = Table(title_justify="left")
+    columns = ("planner", "arena bytes", "over bound", "saving vs runtime", "optimal", "time")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "planner" else "right")
+    for row in document["rows"]:
+        name = row["planner"] + (" (runtime)" if row["runtime_planner"] else "")
+        if row["arena_bytes"] is None:
+            table.add_row(escape(name), "—", "—", "—", "—", escape(row["error"] or ""))
+            continue
+        over = row["over_lower_bound_percent"]
+        saving = row["saving_bytes"]
+        saving_text = f"{saving:,} B" + (
+            f" ({row['saving_percent']:.1f}%)" if row["saving_percent"] is not None else ""
+        )
+        if row["proven_optimal"]:
+            optimal = "proven"
+        elif row["proven_bound"] is not None and row["proven_bound"] > document["lower_bound"]:
+            optimal = f"gap {row['arena_bytes'] - row['proven_bound']:,} B"
+        else:
+            optimal = "no"
+        table.add_row(
+            escape(name),
+            f"{row['arena_bytes']:,}",
+            "—" if over is None else f"{over:.1f}%",
+            saving_text,
+            optimal,
+            f"{row['seconds']:.3f} s",
+        )
+    parts.append(table)
+    return render_text(parts, color=color, width=width)

@@ -1,0 +1,130 @@
+"""`optimize` output: Optimization (+ real-runtime proof) → a JSON-ready document → text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from arenalens.report.console import render_text
+
+if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
+    from arenalens.optimize import Optimization, OutputProof
+
+OPTIMIZE_SCHEMA_VERSION = 1
+
+
+def optimize_document(
+    optimization: Optimization,
+    *,
+    output: str | None,
+    written: bool,
+    proof: OutputProof | None,
+    proof_note: str = "",
+) -> dict[str, Any]:
+    """Optimization and its proof → the `optimize --json` document."""
+    chosen = optimization.chosen
+    reorder = optimization.reorder
+    return {
+        "schema_version": OPTIMIZE_SCHEMA_VERSION,
+        "model": optimization.source,
+        "output": output,
+        "written": written,
+        "runtime_head": optimization.original_head,
+        "new_head": optimization.new_head,
+        "saved_bytes": optimization.saved_bytes,
+        "saved_percent": _percent(optimization.saved_bytes, optimization.original_head),
+        "lower_bound": chosen.lower_bound if chosen else optimization.original_lower_bound,
+        "original_lower_bound": optimization.original_lower_bound,
+        "chosen": None
+        if chosen is None
+        else {
+            "label": chosen.label,
+            "planner": chosen.plan.planner,
+            "planned_arena_bytes": chosen.plan.arena_size,
+            "predicted_head": chosen.predicted_head,
+            "reproduced": chosen.reproduced,
+            "operators_moved": chosen.schedule.moved(),
+            "aliases": [
+                {"operator": a.operator, "opcode": a.opcode, "input": a.input, "output": a.output}
+                for a in chosen.aliases
+            ],
+        },
+        "reorder": None
+        if reorder is None
+        else {
+            "reorderer": reorder.reorderer,
+            "file_order_peak": reorder.file_order_peak,
+            "peak": reorder.peak,
+            "proven_optimal": reorder.proven_optimal,
+        },
+        "candidates": [
+            {
+                "label": c.label,
+                "planned_arena_bytes": c.plan.arena_size,
+                "predicted_head": c.predicted_head,
+                "lower_bound": c.lower_bound,
+            }
+            for c in optimization.candidates
+        ],
+        "real_tflm": None
+        if proof is None
+        else {
+            "original_head": proof.original_head,
+            "new_head": proof.new_head,
+            "outputs_identical": proof.identical,
+            "invocations": proof.invocations,
+            "detail": proof.detail,
+        },
+        "notes": [*optimization.notes, *([proof_note] if proof_note else [])],
+    }
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return None if whole <= 0 else round(100.0 * part / whole, 2)
+
+
+def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
+    """The `optimize` document → before/after table, what changed, and the real-runtime check."""
+    table = Table(title=f"{escape(document['model'])} (TFLM head)", title_justify="left")
+    for column in ("", "bytes", "real TFLM"):
+        table.add_column(column, justify="left" if not column else "right")
+    real = document["real_tflm"] or {}
+
+    def measured(key: str) -> str:
+        value = real.get(key)
+        return "—" if value is None else f"{value:,}"
+
+    table.add_row(
+        "runtime head (as given)", f"{document['runtime_head']:,}", measured("original_head")
+    )
+    table.add_row("new head", f"{document['new_head']:,}", measured("new_head"))
+    saved = document["saved_bytes"]
+    percent = document["saved_percent"]
+    table.add_row("saved", f"{saved:,}" + (f" ({percent:.1f}%)" if percent is not None else ""), "")
+    table.add_row("lower bound", f"{document['lower_bound']:,}", "")
+    lines: list[str] = []
+    chosen = document["chosen"]
+    if chosen is not None:
+        lines.append(f"plan: {chosen['label']}")
+        if chosen["operators_moved"]:
+            lines.append(f"operators moved: {chosen['operators_moved']}")
+        if chosen["aliases"]:
+            names = ", ".join(f"{a['opcode']} (op {a['operator']})" for a in chosen["aliases"])
+            lines.append(f"in-place: {names}")
+    if real:
+        verdict = "bit-identical" if real["outputs_identical"] else "DIFFERENT"
+        lines.append(
+            f"real TFLM: outputs {verdict} over {real['invocations']} invocations"
+            + (f" ({real['detail']})" if real["detail"] else "")
+        )
+    if document["output"] is not None:
+        state = "written" if document["written"] else "NOT written"
+        lines.append(f"{state}: {document['output']}")
+    lines.extend(document["notes"])
+    return render_text(
+        [table, Text("\n".join(escape(line) for line in lines))], color=color, width=width
+    )
