@@ -1,0 +1,204 @@
+"""optimize: smaller heads that the real TFLM runtime reproduces, outputs bit-identical."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from arenalens import load_model
+from arenalens.cli import main
+from arenalens.examples import EXAMPLES, example_bytes
+from arenalens.examples.optimize_fixtures import residual_add_model, streaming_state_model
+from arenalens.optimize import Optimization, optimize_model, prove_outputs
+from arenalens.planning.bounds import sound_lower_bound
+from arenalens.planning.registry import run_planner
+from arenalens.runtimes import get_runtime
+from tests.conftest import SHARED_MODELS, shared_params, shared_reference
+
+EXACT_SECONDS = 10.0
+
+
+def _tflm_loads(name: str) -> bool:
+    entry = shared_reference().get(name, {})
+    return bool(entry.get("tflm", {}).get("loads"))
+
+
+def _check_file(original: bytes, optimization: Optimization) -> None:
+    rewritten = optimization.data
+    assert rewritten.endswith(original) or rewritten == original
+    before, after = load_model(original), load_model(rewritten)
+    for index in range(len(before.buffers)):
+        assert after.buffer_bytes(index) == before.buffer_bytes(index)
+    assert optimization.new_head <= optimization.original_head
+
+
+def _sources() -> list[object]:
+    examples = [pytest.param(f"example:{n}", id=f"example-{n}") for n in sorted(EXAMPLES)]
+    return [*shared_params(), *examples]
+
+
+def _bytes(source: str | None) -> bytes:
+    assert source is not None
+    if source.startswith("example:"):
+        return example_bytes(source.removeprefix("example:"))
+    return (SHARED_MODELS / source).read_bytes()
+
+
+@pytest.mark.parametrize("source", _sources())
+@pytest.mark.parametrize("planner", ["optimal", "best"])
+def test_exact_planners_reach_the_bound_or_prove_a_gap(source: str | None, planner: str) -> None:
+    pytest.importorskip("ortools")
+    model = load_model(_bytes(source))
+    for arena in get_runtime("tflm").arenas(model):
+        started = time.perf_counter()
+        plan = run_planner(planner, arena.problem, time_limit_s=EXACT_SECONDS)
+        assert time.perf_counter() - started < EXACT_SECONDS + 2
+        bound = sound_lower_bound(arena.problem)
+        assert plan.arena_size == bound or (plan.bound is not None and plan.bound >= bound)
+        if plan.arena_size == bound:
+            assert plan.proven_optimal
+
+
+@pytest.mark.parametrize("source", _sources())
+def test_optimize_never_grows_the_predicted_head(source: str | None) -> None:
+    original = _bytes(source)
+    optimization = optimize_model(original, reorder=True)
+    _check_file(original, optimization)
+    if optimization.chosen is not None:
+        assert optimization.chosen.reproduced, optimization.chosen.label
+
+
+def test_vela_offline_plan_is_kept_when_nothing_beats_it(shared_path: Path) -> None:
+    original = (shared_path / "tflite_micro__person_detect_vela.tflite").read_bytes()
+    optimization = optimize_model(original)
+    assert optimization.chosen is None
+    assert optimization.data == original
+    assert optimization.new_head == optimization.original_head == 74_560
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("name", shared_params())
+def test_real_tflm_reports_the_planned_head(name: str | None) -> None:
+    pytest.importorskip("tflite_micro")
+    assert name is not None
+    if not _tflm_loads(name):
+        pytest.skip("TFLM cannot load this model (reference.json: loads false)")
+    original = (SHARED_MODELS / name).read_bytes()
+    optimization = optimize_model(original)
+    assert optimization.chosen is not None
+    model = load_model(original)
+    proof = prove_outputs(original, optimization.data, model)
+    assert proof.identical, proof.detail
+    assert proof.original_head == optimization.original_head
+    assert proof.new_head == optimization.chosen.plan.arena_size == optimization.new_head
+    assert proof.new_head <= proof.original_head
+
+
+@pytest.mark.runtime
+def test_vww_int8_head_drops_to_the_bound(shared_path: Path) -> None:
+    pytest.importorskip("tflite_micro")
+    original = (shared_path / "mlperf_tiny__vww_96_int8.tflite").read_bytes()
+    optimization = optimize_model(original)
+    proof = prove_outputs(original, optimization.data, load_model(original))
+    assert (proof.original_head, proof.new_head) == (73_728, 55_296)
+    assert proof.identical
+
+
+@pytest.mark.runtime
+def test_reorder_cuts_the_real_head_of_the_branchy_example() -> None:
+    pytest.importorskip("tflite_micro")
+    original = example_bytes("branchy_inception")
+    plain = optimize_model(original)
+    reordered = optimize_model(original, reorder=True)
+    assert reordered.chosen is not None and reordered.chosen.schedule.moved() > 0
+    proof = prove_outputs(original, reordered.data, load_model(original))
+    assert proof.identical
+    assert proof.new_head == reordered.new_head == 20_480
+    assert plain.new_head == 30_720
+
+
+@pytest.mark.runtime
+def test_reorder_cuts_the_real_head_of_a_streaming_model() -> None:
+    pytest.importorskip("tflite_micro")
+    original = streaming_state_model()
+    optimization = optimize_model(original, reorder=True)
+    proof = prove_outputs(original, optimization.data, load_model(original), invocations=5)
+    assert proof.identical, proof.detail
+    assert proof.original_head is not None and proof.new_head is not None
+    assert proof.new_head <= 0.83 * proof.original_head
+    # The replica plans resource handles TFLM keeps out of the head: it may over-predict a little.
+    assert proof.new_head <= optimization.new_head
+
+
+@pytest.mark.runtime
+def test_inplace_alias_on_a_residual_add_is_proven_and_smaller() -> None:
+    pytest.importorskip("tflite_micro")
+    original = residual_add_model()
+    optimization = optimize_model(original, inplace=True)
+    assert optimization.chosen is not None and optimization.chosen.aliases
+    assert any("bit-exact" in note for note in optimization.notes)
+    proof = prove_outputs(original, optimization.data, load_model(original))
+    assert proof.identical
+    assert (proof.original_head, proof.new_head) == (12_288, 8_192)
+
+
+def test_inplace_needs_the_runtime_proof_option(tmp_path: Path) -> None:
+    out = tmp_path / "out.tflite"
+    code = main(["optimize", "example:fc_autoencoder", "-o", str(out), "--inplace", "--no-verify"])
+    assert code == 2
+    assert not out.exists()
+
+
+def test_cli_writes_atomically_and_never_over_the_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "model.tflite"
+    source.write_bytes(example_bytes("vww_mobilenet_v1"))
+    before = source.read_bytes()
+    assert main(["optimize", str(source), "-o", str(source), "--no-verify"]) == 2
+    assert "refusing to overwrite the input" in capsys.readouterr().err
+    assert source.read_bytes() == before
+    out = tmp_path / "out.tflite"
+    assert main(["optimize", str(source), "-o", str(out), "--no-verify", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["written"] and document["runtime_head"] == 73_728
+    assert document["new_head"] == 55_296 and document["saved_bytes"] == 18_432
+    assert load_model(out).offline_plan is not None
+    assert source.read_bytes() == before
+    # No temporary file is left behind by the atomic write.
+    assert {p.name for p in tmp_path.iterdir()} == {"model.tflite", "out.tflite"}
+
+
+def test_cli_prints_before_and_after(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.tflite"
+    code = main(
+        ["optimize", "example:branchy_inception", "--reorder", "-o", str(out), "--no-verify"]
+    )
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "runtime head" in text and "new head" in text and "saved" in text
+    assert "30,720" in text and "20,480" in text
+
+
+def test_compare_json_has_a_row_per_planner(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["compare", "example:vww_mobilenet_v1", "--json", "--time-limit", "2"])
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    rows = {row["planner"]: row for row in document["rows"]}
+    assert {"greedy_by_size", "greedy_by_breadth", "first_fit", "hillclimb", "best"} <= set(rows)
+    assert rows["tflm_greedy"]["runtime_planner"]
+    assert rows["tflm_greedy"]["arena_bytes"] == document["runtime_arena_bytes"] == 73_728
+    assert rows["best"]["arena_bytes"] == document["lower_bound"] == 55_296
+    assert rows["best"]["saving_bytes"] == 18_432 and rows["best"]["proven_optimal"]
+    assert rows["best"]["over_lower_bound_percent"] == 0.0
+
+
+def test_compare_table_with_reorder(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["compare", "example:branchy_inception", "--reorder", "--planners", "best"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "30,720 → 20,480" in text
+    assert "best" in text and "proven" in text
