@@ -202,3 +202,13 @@ def test_compare_table_with_reorder(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert "30,720 → 20,480" in text
     assert "best" in text and "proven" in text
+
+
+def test_plan_reorder_plans_the_reordered_model(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "example:branchy_inception", "--reorder", "--planner", "best", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert document["reorder"]["file_order_peak"] == 30_720
+    assert document["reorder"]["peak"] == 20_480
+    assert document["arena_bytes"] == 20_480
+    assert sorted(document["reorder"]["order"]) == list(range(25))

@@ -39,6 +39,7 @@ from arenalens.analysis.schedule import (
 )
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan, Tensor
+from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult, run_reorderer
@@ -171,7 +172,7 @@ def optimize_model(
     return Optimization(
         source=model.source,
         original_head=original_head,
-        original_lower_bound=original_arena.problem.lower_bound(),
+        original_lower_bound=sound_lower_bound(original_arena.problem),
         chosen=chosen,
         candidates=tuple(candidates),
         data=data,

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from arenalens.analysis.schedule import apply_schedule
 from arenalens.cli.common import (
     add_model_argument,
     add_output_options,
@@ -20,6 +21,7 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.errors import UsageError
+from arenalens.optimize import reorder_for_runtime
 from arenalens.pipeline import analyze
 from arenalens.planning.registry import planner_names
 from arenalens.report.ascii import render_tflm_memory_plan
@@ -55,6 +57,11 @@ def register(subparsers: Any) -> None:
         type=int,
         metavar="N",
         help="TFLM: round every size up to N (default 16); LiteRT: align offsets to N (default 64)",
+    )
+    parser.add_argument(
+        "--reorder",
+        action="store_true",
+        help="plan in the operator order with the lowest busiest step (as optimize --reorder)",
     )
     parser.add_argument(
         "--ascii",
@@ -106,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
     for plugin in args.plugin:
         load_plugin(plugin)
     model = load_model_argument(args.model)
+    reordered = None
+    if args.reorder:
+        schedule, reordered = reorder_for_runtime(model, args.runtime)
+        model = apply_schedule(model, schedule)
     analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
     if args.ascii:
         if args.runtime != "tflm":
@@ -114,8 +125,23 @@ def run(args: argparse.Namespace) -> int:
         print_text(render_tflm_memory_plan(primary.arena, primary.plan))
         return 0
     document = plan_document(analysis, arena_base=args.arena_base)
+    if reordered is not None:
+        document["reorder"] = {
+            "reorderer": reordered.reorderer,
+            "file_order_peak": reordered.file_order_peak,
+            "peak": min(reordered.peak, reordered.file_order_peak),
+            # Original operator indices of subgraph 0 in the order that was planned.
+            "order": list(reordered.order)
+            if reordered.peak < reordered.file_order_peak
+            else list(range(len(reordered.order))),
+        }
     if args.json:
         print_json(document)
         return 0
+    if reordered is not None:
+        print_text(
+            f"reordered operators: busiest step {reordered.file_order_peak:,} → "
+            f"{min(reordered.peak, reordered.file_order_peak):,} B"
+        )
     print_text(render_plan(document, color=use_color(args), width=terminal_width()))
     return 0
