@@ -37,7 +37,7 @@ from arenalens.analysis.schedule import (
     apply_schedule,
     schedule_problem,
 )
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.errors import PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan, Tensor
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
@@ -130,28 +130,31 @@ def optimize_model(
             schedules.append(("reordered", schedule))
         else:
             notes.append("reordering found no order with a lower peak than the file order")
-    candidates: list[Candidate] = []
+    choices: list[tuple[str, Schedule, Model, tuple[Alias, ...]]] = []
     for schedule_label, schedule in schedules:
         scheduled = apply_schedule(base, schedule)
-        alias_sets: list[tuple[Alias, ...]] = [()]
+        choices.append((schedule_label, schedule, scheduled, ()))
         if inplace:
             found = find_aliases(scheduled)
             if found:
-                alias_sets.append(found)
+                choices.append((schedule_label, schedule, scheduled, found))
             else:
                 notes.append(f"{schedule_label}: no operator qualifies for in-place aliasing")
-        for aliases in alias_sets:
-            candidates.extend(
-                _candidates(
-                    scheduled,
-                    schedule,
-                    aliases,
-                    label=schedule_label,
-                    planner=planner,
-                    time_limit_s=time_limit_s,
-                    seed=seed,
-                )
+    # The time limit covers the whole run: each choice plans up to two variants.
+    per_plan_s = max(1.0, time_limit_s / (2 * len(choices)))
+    candidates: list[Candidate] = []
+    for schedule_label, schedule, scheduled, aliases in choices:
+        candidates.extend(
+            _candidates(
+                scheduled,
+                schedule,
+                aliases,
+                label=schedule_label,
+                planner=planner,
+                time_limit_s=per_plan_s,
+                seed=seed,
             )
+        )
     eligible = sorted(
         (c for c in candidates if c.predicted_head <= original_head),
         key=lambda c: (c.predicted_head, candidates.index(c)),
@@ -167,6 +170,8 @@ def optimize_model(
         chosen = candidate
         break
     data = original_bytes if chosen is None else _rewrite(original_bytes, chosen)
+    if chosen is not None:
+        _check_written(data, chosen, model.source)
     if chosen is None:
         notes.append("no candidate beats the runtime's own plan; the model is written unchanged")
     return Optimization(
@@ -179,6 +184,21 @@ def optimize_model(
         reorder=reordered,
         notes=tuple(notes),
     )
+
+
+def _check_written(data: bytes, candidate: Candidate, source: str) -> None:
+    """Read the written bytes back: same plan, same predicted head (guards the rewriter)."""
+    written = load_model(data)
+    if written.offline_plan != candidate.offline:
+        raise PlanError(f"{source}: the rewritten file does not carry the planned offsets")
+    tflm = get_runtime("tflm")
+    arena = tflm.arenas(written)[0]
+    head = run_planner(arena.runtime_planner, arena.problem).arena_size
+    if head != candidate.predicted_head:
+        raise PlanError(
+            f"{source}: the rewritten file predicts a head of {head} bytes, "
+            f"not the planned {candidate.predicted_head}"
+        )
 
 
 def _rewrite(original: bytes, candidate: Candidate) -> bytes:
