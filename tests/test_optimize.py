@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arenalens import load_model
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.cli import main
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.examples.optimize_fixtures import residual_add_model, streaming_state_model
-from arenalens.optimize import Optimization, optimize_model, prove_outputs
+from arenalens.optimize import Optimization, optimize_model, pin_scratch, prove_outputs
 from arenalens.planning.bounds import sound_lower_bound
+from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import get_runtime
 from tests.conftest import SHARED_MODELS, shared_params, shared_reference
@@ -212,3 +218,56 @@ def test_plan_reorder_plans_the_reordered_model(capsys: pytest.CaptureFixture[st
     assert document["reorder"]["peak"] == 20_480
     assert document["arena_bytes"] == 20_480
     assert sorted(document["reorder"]["order"]) == list(range(25))
+
+
+def _arena(tensors: list[tuple[int, int, int]], scratch: list[tuple[int, int]]) -> ArenaProblem:
+    """Tensors (start, end, size) then scratch (step, size), ids in that order, like TFLM."""
+    buffers: list[Buffer] = []
+    meanings: dict[int, PlannedBuffer] = {}
+    for start, end, size in tensors:
+        index = len(buffers)
+        buffers.append(Buffer(index, start, end, size))
+        meanings[index] = PlannedBuffer(index, BufferKind.TENSOR, 0, index, None, f"t{index}", size)
+    for step, size in scratch:
+        index = len(buffers)
+        buffers.append(Buffer(index, step, step, size))
+        meanings[index] = PlannedBuffer(index, BufferKind.SCRATCH, 0, None, step, "s", size)
+    return ArenaProblem(
+        name="head",
+        problem=Problem(tuple(buffers), alignment=1),
+        buffers=MappingProxyType(meanings),
+        steps=(),
+        runtime_planner="tflm_greedy",
+        size_rounding=16,
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    tensors=st.lists(
+        st.tuples(st.integers(0, 8), st.integers(0, 4), st.integers(1, 40)), min_size=1, max_size=12
+    ),
+    scratch=st.lists(st.tuples(st.integers(0, 12), st.integers(1, 30)), max_size=6),
+    planner=st.sampled_from(["greedy_by_size", "first_fit", "hillclimb", "greedy_by_breadth"]),
+)
+def test_pinned_scratch_plans_are_reproduced_by_the_runtime_greedy(
+    tensors: list[tuple[int, int, int]], scratch: list[tuple[int, int]], planner: str
+) -> None:
+    arena = _arena(
+        [(start, start + length, 16 * size) for start, length, size in tensors],
+        [(step, 16 * size) for step, size in scratch],
+    )
+    pinned = pin_scratch(arena, Problem(arena.problem.buffers, alignment=16))
+    plan = run_planner(planner, pinned)
+    # What TFLM does with the written file: tensors offline at the plan, scratch online.
+    replay = Problem(
+        tuple(
+            replace(b, fixed_offset=plan.offsets[b.id])
+            if arena.buffers[b.id].kind is BufferKind.TENSOR
+            else b
+            for b in arena.problem.buffers
+        )
+    )
+    runtime = run_planner("tflm_greedy", replay)
+    assert dict(runtime.offsets) == dict(plan.offsets)
+    assert runtime.arena_size == plan.arena_size
