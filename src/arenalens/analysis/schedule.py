@@ -24,7 +24,7 @@ from functools import cached_property
 from types import MappingProxyType
 
 from arenalens.errors import PlanError
-from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.ir import Model, Subgraph, Tensor
 
 _STATE_READERS_WRITERS = frozenset({"READ_VARIABLE", "ASSIGN_VARIABLE"})
 
@@ -290,8 +290,3 @@ def schedule_problem(
         initial=frozenset(initial),
         kept=frozenset(kept),
     )
-
-
-def operators_in_order(subgraph: Subgraph, order: Sequence[int]) -> tuple[Operator, ...]:
-    """The operators of a subgraph listed in an order (original indices kept)."""
-    return tuple(subgraph.operators[i] for i in order)
