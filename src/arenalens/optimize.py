@@ -52,6 +52,9 @@ from arenalens.tflite.rewriter import rewrite_model
 OFFSET_ALIGNMENT = 16
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
+# Buffers that hold model tensors; the others (TFLM scratch, LiteRT temporaries) live only while
+# their operator runs.
+_MODEL_TENSORS = (BufferKind.TENSOR, BufferKind.VARIABLE)
 
 
 @dataclass(frozen=True)
@@ -317,7 +320,7 @@ def reorder_for_runtime(
         size = arena.problem.by_id[planned.id].size
         if planned.subgraph != 0:
             nested[planned.subgraph] = nested.get(planned.subgraph, 0) + size
-        elif planned.kind is not BufferKind.SCRATCH and planned.tensor is not None:
+        elif planned.kind in _MODEL_TENSORS and planned.tensor is not None:
             for tensor in (planned.tensor, *planned.aliases):
                 sizes[tensor] = size
         elif planned.operator is not None:
