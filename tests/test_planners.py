@@ -185,3 +185,16 @@ def test_hillclimb_seed_changes_nothing_when_greedy_is_optimal() -> None:
     problem = _tiny()
     assert run_planner("hillclimb", problem, seed=1).arena_size == 112
     assert run_planner("hillclimb", problem, seed=2).stats["iterations"] == 0
+
+
+def test_optimal_proves_an_optimum_above_the_busiest_step_bound() -> None:
+    pytest.importorskip("ortools")
+    # A fixed 1-byte buffer at offset 5 leaves no room below it for a 6-byte buffer: the busiest
+    # step holds 7 bytes, yet 12 is the best arena, and CP-SAT proves it.
+    problem = Problem((Buffer(0, 0, 0, 1, fixed_offset=5), Buffer(1, 0, 0, 6)))
+    assert sound_lower_bound(problem) == 7
+    plan = run_planner("optimal", problem, time_limit_s=5.0)
+    assert plan.arena_size == 12
+    assert plan.proven_optimal and plan.bound == 12
+    best = run_planner("best", problem, time_limit_s=5.0)
+    assert best.arena_size == 12 and best.proven_optimal
