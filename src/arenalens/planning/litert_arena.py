@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
+from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
 
@@ -41,6 +42,14 @@ NEVER_FREED = 2**31 - 1
 )
 def litert_arena(problem: Problem) -> dict[int, int]:
     """Problem (+ order) → offsets exactly as LiteRT's SimpleMemoryArena assigns them."""
+    fixed = [b.id for b in problem.buffers if b.fixed_offset is not None]
+    if fixed:
+        # Placing them in sort order could overlap buffers placed earlier; LiteRT itself has
+        # no offline plans, so there is nothing to replicate.
+        raise PlanError(
+            f"litert_arena cannot honour fixed offsets (buffers {fixed[:5]}): LiteRT's "
+            "ArenaPlanner has no offline-planned offsets"
+        )
     by_id = problem.by_id
     listed = list(dict.fromkeys(b for b in problem.order if b in by_id))
     # Buffers the order does not name (a filtered or extended problem) follow, in the runtime
@@ -52,9 +61,7 @@ def litert_arena(problem: Problem) -> dict[int, int]:
     offsets: dict[int, int] = {}
     for buffer_id in order:
         buffer = by_id[buffer_id]
-        if buffer.fixed_offset is not None:
-            offset = buffer.fixed_offset
-        elif buffer.size == 0:
+        if buffer.size == 0:
             offsets[buffer_id] = 0
             continue
         else:

@@ -96,9 +96,29 @@ def offline_offsets(model: Model) -> tuple[int, ...] | None:
     return plan.offsets
 
 
+# Kernels whose Prepare points their output at kernel-owned memory: TFLM plans only tensors
+# whose data pointer is still null after Prepare (micro_allocation_info.cc —
+# InitializeAllocationInfo, `needs_allocating`). VAR_HANDLE points its output at the resource id
+# in its OpData (kernels/var_handle.cc — Prepare).
+PREPARE_BOUND_OUTPUTS = frozenset({"VAR_HANDLE"})
+
+
+def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:
+    """Model → (subgraph, tensor) of outputs a kernel binds in Prepare (never planned)."""
+    return frozenset(
+        (subgraph.index, tensor)
+        for subgraph in model.subgraphs
+        for op in subgraph.operators
+        if op.opcode in PREPARE_BOUND_OUTPUTS
+        for tensor in op.outputs
+        if tensor >= 0
+    )
+
+
 def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
     """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests."""
     offsets = offline_offsets(model)
+    bound_in_prepare = prepare_bound_tensors(model)
     entries: list[_Entry] = []
     position = 0
     for subgraph in model.subgraphs:
@@ -107,6 +127,8 @@ def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
             position += 1
             nbytes = tflm_tensor_bytes(tensor)
             planned = tflm_planned(tensor) and nbytes > 0
+            if (subgraph.index, tensor.index) in bound_in_prepare:
+                planned = False
             if tensor.is_variable and offline != ONLINE:
                 planned = True  # an offline-planned variable moves from the tail to the head
             if not planned:
