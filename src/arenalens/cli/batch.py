@@ -1,0 +1,247 @@
+"""Batch runs: MODEL arguments (files, folders) → one result per model, in parallel, one summary.
+
+A command that accepts several models registers `add_models_argument` and hands each model to a
+*worker*: a module-level function `(args, path) -> ModelResult` that does the command's work for
+one file without printing. `run_models` expands folders, runs the workers in a process pool (one
+per core, `--jobs` to change), shows a progress bar on a terminal, and returns the results in
+argument order; `finish_batch` prints a summary table (one row per model) or a JSON list and
+returns the worst exit code. A single file keeps the command's full, unchanged output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from arenalens.cli.common import print_json, print_text, terminal_width, use_color
+from arenalens.errors import ArenalensError, UsageError
+
+EXIT_ERROR = 2
+EXIT_INTERNAL = 3
+MODEL_SUFFIX = ".tflite"
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """What one worker produced for one model: exit code, summary row, JSON document."""
+
+    model: str  # the path as given / found
+    exit_code: int
+    row: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    document: Any = None  # the command's --json document for this model
+    error: str | None = None  # one-line error when the model could not be processed
+
+
+Worker = Callable[[argparse.Namespace, str], ModelResult]
+
+
+def add_models_argument(parser: argparse.ArgumentParser) -> None:
+    """MODEL...: .tflite files and folders (searched recursively), plus --jobs."""
+    parser.add_argument(
+        "models",
+        metavar="MODEL",
+        nargs="+",
+        help="a .tflite file; several files or folders (searched for *.tflite) run as a batch "
+        "with one summary row per model",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=0,
+        metavar="N",
+        help="models processed in parallel in a batch (default: one per CPU core)",
+    )
+
+
+def expand_model_arguments(arguments: Sequence[str]) -> list[str]:
+    """Files as given, folders → their *.tflite files (recursive, sorted); duplicates dropped."""
+    paths: list[str] = []
+    for argument in arguments:
+        candidate = Path(argument)
+        if candidate.is_dir():
+            found = sorted(
+                str(p) for p in candidate.rglob(f"*{MODEL_SUFFIX}") if p.is_file()
+            )
+            if not found:
+                raise UsageError(f"{argument}: folder holds no {MODEL_SUFFIX} files")
+            paths.extend(found)
+        else:
+            paths.append(argument)
+    return list(dict.fromkeys(paths))
+
+
+def is_batch(arguments: Sequence[str]) -> bool:
+    """True when the arguments name several models or any folder."""
+    return len(arguments) > 1 or any(Path(argument).is_dir() for argument in arguments)
+
+
+def run_models(args: argparse.Namespace, paths: Sequence[str], worker: Worker) -> list[ModelResult]:
+    """Run worker on every path (in a process pool when there are several); argument order."""
+    jobs = _job_count(getattr(args, "jobs", 0), len(paths))
+    if jobs <= 1:
+        return [_guarded(worker, args, path) for path in _with_progress(paths, args)]
+    context = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    results: list[ModelResult | None] = [None] * len(paths)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures: dict[Future[ModelResult], int] = {
+            pool.submit(_guarded, worker, args, path): index for index, path in enumerate(paths)
+        }
+        for future in _completed_with_progress(futures, args):
+            results[futures[future]] = future.result()
+    return [result for result in results if result is not None]
+
+
+def _job_count(requested: int, model_count: int) -> int:
+    if requested < 0:
+        raise UsageError(f"--jobs must be >= 0, got {requested}")
+    available = requested or os.cpu_count() or 1
+    return max(1, min(available, model_count))
+
+
+def _guarded(worker: Worker, args: argparse.Namespace, path: str) -> ModelResult:
+    """Worker errors become results: a bad file must not stop the batch."""
+    try:
+        return worker(args, path)
+    except ArenalensError as error:
+        return ModelResult(model=path, exit_code=EXIT_ERROR, error=str(error))
+    except Exception as error:  # noqa: BLE001 - reported per model, the batch goes on
+        return ModelResult(
+            model=path,
+            exit_code=EXIT_INTERNAL,
+            error=f"internal error: {type(error).__name__}: {error}",
+        )
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    return sys.stderr.isatty() and not getattr(args, "no_progress", False)
+
+
+def _progress() -> Any:
+    from rich.console import Console  # noqa: PLC0415 - only on a terminal
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+
+
+def _with_progress(paths: Sequence[str], args: argparse.Namespace) -> Any:
+    if not _show_progress(args) or len(paths) < 2:
+        yield from paths
+        return
+    with _progress() as progress:
+        task = progress.add_task("models", total=len(paths))
+        for path in paths:
+            yield path
+            progress.advance(task)
+
+
+def _completed_with_progress(
+    futures: Mapping[Future[ModelResult], int], args: argparse.Namespace
+) -> Any:
+    from concurrent.futures import as_completed  # noqa: PLC0415
+
+    if not _show_progress(args):
+        yield from as_completed(futures)
+        return
+    with _progress() as progress:
+        task = progress.add_task("models", total=len(futures))
+        for future in as_completed(futures):
+            yield future
+            progress.advance(task)
+
+
+def finish_batch(
+    args: argparse.Namespace,
+    results: Sequence[ModelResult],
+    columns: Sequence[tuple[str, str]],
+    *,
+    title: str,
+) -> int:
+    """Print the summary (table, or JSON list with --json) → the worst exit code."""
+    if getattr(args, "json", False):
+        print_json([_json_entry(result) for result in results])
+    else:
+        print_text(render_summary(results, columns, title=title, color=use_color(args)))
+    return max((result.exit_code for result in results), default=0)
+
+
+def _json_entry(result: ModelResult) -> Any:
+    if result.error is not None:
+        return {"model": result.model, "exit_code": result.exit_code, "error": result.error}
+    document = result.document
+    if isinstance(document, dict):
+        return {"model": result.model, "exit_code": result.exit_code, **document}
+    return {"model": result.model, "exit_code": result.exit_code, "result": document}
+
+
+def render_summary(
+    results: Sequence[ModelResult],
+    columns: Sequence[tuple[str, str]],
+    *,
+    title: str,
+    color: bool,
+) -> str:
+    """Results → a table: model, each column, exit code; errors span the row."""
+    from rich.table import Table  # noqa: PLC0415 - rich is a core dependency, imported late
+    from rich.text import Text
+
+    from arenalens.report.console import render_text  # noqa: PLC0415
+
+    table = Table(title=title, title_justify="left", header_style="bold")
+    table.add_column("model", overflow="fold")
+    for _, heading in columns:
+        table.add_column(heading, justify="right")
+    table.add_column("exit", justify="right")
+    for result in results:
+        name = Path(result.model).name
+        if result.error is not None:
+            cells: list[Any] = [Text(result.error, style="red")] + [""] * (len(columns) - 1)
+            cells = cells[: len(columns)] if columns else []
+            table.add_row(name, *cells, str(result.exit_code))
+            continue
+        table.add_row(
+            name, *(_cell(result.row.get(key)) for key, _ in columns), str(result.exit_code)
+        )
+    failed = sum(1 for result in results if result.exit_code)
+    footer = f"{len(results)} models, {failed} with a non-zero exit code"
+    return render_text([table, footer], color=color, width=max(terminal_width(), 100))
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def run_command(
+    args: argparse.Namespace,
+    worker: Worker,
+    single: Callable[[argparse.Namespace, str], int],
+    columns: Sequence[tuple[str, str]],
+    *,
+    title: str,
+) -> int:
+    """The shared handler body: one file → `single` (full output); several → batch summary."""
+    arguments: Sequence[str] = args.models
+    if not is_batch(arguments):
+        return single(args, arguments[0])
+    paths = expand_model_arguments(arguments)
+    return finish_batch(args, run_models(args, paths, worker), columns, title=title)

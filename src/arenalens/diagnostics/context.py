@@ -1,0 +1,103 @@
+"""What every rule reads: the model, the runtime, its plans, and when each buffer is really in use.
+
+Rules that judge a plan need two views of time. The *planned* view is the runtime's own lifetimes
+(what its planner assumed). The *execution* view is when the bytes are really written and read:
+for TFLM the same marking, but with nested subgraphs visited whenever a kernel runs them (TFLM's
+marker tests the raw `builtin_code` field and skips IF / WHILE whose file sets only the deprecated
+one, while the kernel still runs the branch — docs/runtime-semantics.md §2.4). Where the two differ,
+a plan valid for the planner can still overwrite live data on the device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from types import MappingProxyType
+
+from arenalens.analysis.lifetimes import Timeline, litert_timeline, tflm_timeline
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.ir import Model
+from arenalens.pipeline import Analysis
+
+# Offsets a runtime's kernels can rely on when nobody asks for more: TFLM plans 16-byte rounded
+# sizes from a 16-aligned head start (MicroArenaBufferAlignment); LiteRT aligns every offset to 64.
+RUNTIME_ALIGNMENT: Mapping[str, int] = MappingProxyType({"tflm": 16, "litert": 64})
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """Inclusive [first, last] execution steps; first = -1 means never written."""
+
+    first: int
+    last: int
+
+    def overlaps(self, other: Interval) -> bool:
+        """True when the two intervals share a step."""
+        return not (self.first > other.last or other.first > self.last)
+
+
+@dataclass(frozen=True)
+class DiagnoseContext:
+    """The inputs of every rule; derived views are computed once, on first use."""
+
+    model: Model
+    runtime: str  # "tflm" | "litert"
+    analysis: Analysis | None  # None when planning failed; plan rules are then skipped
+    required_alignment: int  # --alignment, or RUNTIME_ALIGNMENT[runtime]
+    planner_time_limit_s: float = 5.0  # for the exact planner behind `planner-waste`
+    what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
+
+    @cached_property
+    def execution_timeline(self) -> Timeline:
+        """Lifetimes as execution really runs (see the module docstring)."""
+        if self.runtime == "litert":
+            return litert_timeline(self.model)
+        return tflm_timeline(execution_model(self.model))
+
+    @cached_property
+    def operator_steps(self) -> Mapping[tuple[int, int], int]:
+        """(subgraph, operator) → its step on the execution timeline (TFLM: first visit)."""
+        steps: dict[tuple[int, int], int] = {}
+        for step in self.execution_timeline.steps:
+            if step.operator is not None:
+                steps.setdefault((step.subgraph, step.operator), step.step)
+        return MappingProxyType(steps)
+
+    def execution_interval(self, arena: ArenaProblem, planned: PlannedBuffer) -> Interval:
+        """When one planned buffer's bytes are really in use."""
+        if self.runtime == "litert":
+            buffer = arena.problem.by_id[planned.id]
+            return Interval(buffer.start, buffer.end)
+        if planned.kind in (BufferKind.SCRATCH, BufferKind.TEMPORARY) or planned.tensor is None:
+            step = self.operator_steps.get((planned.subgraph, planned.operator or 0), -1)
+            return Interval(step, step)
+        lifetime = self.execution_timeline.lifetimes.get((planned.subgraph, planned.tensor))
+        if lifetime is None:  # a runtime-added tensor the model does not list
+            buffer = arena.problem.by_id[planned.id]
+            return Interval(buffer.start, buffer.end)
+        return Interval(lifetime.first, lifetime.last)
+
+
+def execution_model(model: Model) -> Model:
+    """Model with every control-flow operator's raw code set to the code its kernel runs as."""
+    if all(op.raw_builtin_code == op.builtin_code for sg in model.subgraphs for op in sg.operators):
+        return model
+    subgraphs = tuple(
+        replace(
+            subgraph,
+            operators=tuple(replace(op, raw_builtin_code=op.builtin_code) for op in subgraph.operators),
+        )
+        for subgraph in model.subgraphs
+    )
+    return replace(model, subgraphs=subgraphs)
+
+
+def tensor_name(model: Model, subgraph: int, tensor: int) -> str:
+    """'7 'conv/Relu'' for messages."""
+    return f"{tensor} '{model.subgraphs[subgraph].tensors[tensor].name}'"
+
+
+def format_bytes(nbytes: int) -> str:
+    """73728 → '73,728 B'; messages print exact bytes, the unit people size arenas in."""
+    return f"{nbytes:,} B"

@@ -1,0 +1,201 @@
+"""Offline-plan rules: `OfflineMemoryAllocation` metadata (Vela, TFLM's test builder) checked.
+
+TFLM places offline tensors at their exact offsets with no overlap or alignment check, and fails
+setup when the offset count differs from the tensor count (docs/runtime-semantics.md §2.9). LiteRT
+ignores the metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from arenalens.analysis.lifetimes import tflm_planned
+from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
+from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.graph_rules import VELA_OPCODE
+from arenalens.ir import Model, Tensor
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineTensor:
+    """One tensor the offline plan places: where, how many bytes, and when it is in use."""
+
+    subgraph: int
+    tensor: int
+    offset: int
+    nbytes: int
+    interval: Interval
+
+
+def offline_plan_count(context: DiagnoseContext) -> Iterator[Finding]:
+    """An offline plan whose offset count differs from the model's tensor count."""
+    plan = context.model.offline_plan
+    if plan is None or context.runtime != "tflm":
+        return
+    expected = context.model.tensor_count
+    if len(plan.offsets) == expected:
+        return
+    yield Finding(
+        rule="offline-plan-count",
+        severity=Severity.ERROR,
+        location=Location(),
+        message=f"the OfflineMemoryAllocation metadata has {len(plan.offsets)} offsets but the "
+        f"model has {expected} tensors; TFLM fails setup with 'Nbr of offline buffer offsets "
+        f"({len(plan.offsets)}) in metadata not equal nbr tensors ({expected})'",
+        fix="re-run the tool that wrote the plan (Vela) on this exact model; a graph edit after "
+        "compilation changed the tensor count. Or delete the metadata to plan online",
+        details={"offsets": len(plan.offsets), "tensors": expected},
+    )
+
+
+def offline_tensors(context: DiagnoseContext) -> list[OfflineTensor]:
+    """Planned tensors with an offline offset != -1, in offset order (empty if no usable plan)."""
+    model = context.model
+    plan = model.offline_plan
+    if plan is None or len(plan.offsets) != model.tensor_count:
+        return []
+    placed: list[OfflineTensor] = []
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            offset = plan.offsets[model.tensor_offset_index(subgraph.index, tensor.index)]
+            if offset == -1 or not _offline_planned(tensor):
+                continue
+            lifetime = context.execution_timeline.of(subgraph.index, tensor.index)
+            placed.append(
+                OfflineTensor(
+                    subgraph.index,
+                    tensor.index,
+                    offset,
+                    tensor.nbytes,
+                    Interval(lifetime.first, lifetime.last),
+                )
+            )
+    return sorted(placed, key=lambda t: (t.offset, t.subgraph, t.tensor))
+
+
+def _offline_planned(tensor: Tensor) -> bool:
+    """TFLM honours an offline offset for planned tensors and for variables (§2.2)."""
+    return tflm_planned(tensor) or (tensor.is_variable and not tensor.has_data and tensor.nbytes > 0)
+
+
+def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
+    """Offline offsets that give two tensors live at the same step common bytes."""
+    if context.runtime != "tflm":
+        return
+    placed = offline_tensors(context)
+    for index, first in enumerate(placed):
+        end = first.offset + first.nbytes
+        for second in placed[index + 1 :]:
+            if second.offset >= end:
+                break
+            if not first.interval.overlaps(second.interval):
+                continue
+            yield _overlap_finding(context, first, second)
+
+
+def _overlap_finding(
+    context: DiagnoseContext, first: OfflineTensor, second: OfflineTensor
+) -> Finding:
+    model = context.model
+    low = max(first.offset, second.offset)
+    high = min(first.offset + first.nbytes, second.offset + second.nbytes)
+    steps_from = max(first.interval.first, second.interval.first)
+    steps_to = min(first.interval.last, second.interval.last)
+    names = f"{_label(model, first)} [{first.offset}, {first.offset + first.nbytes})"
+    names_second = f"{_label(model, second)} [{second.offset}, {second.offset + second.nbytes})"
+    operator = _shared_vela_operator(model, first, second)
+    location = Location(first.subgraph, operator, (first.tensor, second.tensor))
+    common = (
+        f"the offline plan puts {names} and {names_second} in common bytes [{low}, {high}) "
+        f"while both are live (steps {steps_from}-{steps_to})"
+    )
+    if operator is not None:
+        return Finding(
+            rule="offline-plan-overlap",
+            severity=Severity.INFO,
+            location=location,
+            message=f"{common}; both belong only to Vela's ethos-u operator {operator}, whose "
+            "command stream orders the NPU's reads and writes, so Vela shares these bytes on "
+            "purpose",
+            fix="nothing to do for a Vela-compiled model; do not edit the graph around the "
+            "ethos-u operator without re-running Vela",
+            details={"bytes": high - low, "vela": True},
+        )
+    return Finding(
+        rule="offline-plan-overlap",
+        severity=Severity.ERROR,
+        location=location,
+        message=f"{common}; TFLM applies offline offsets unchecked, so one tensor overwrites "
+        "the other (garbage outputs)",
+        fix="regenerate the offline plan for this model (`arenalens optimize` writes a checked "
+        "one), or set these offsets to -1 so TFLM plans them online",
+        details={"bytes": high - low, "vela": False},
+    )
+
+
+def _label(model: Model, placed: OfflineTensor) -> str:
+    tensor = model.subgraphs[placed.subgraph].tensors[placed.tensor]
+    return f"tensor {placed.tensor} '{tensor.name}'"
+
+
+def _shared_vela_operator(model: Model, first: OfflineTensor, second: OfflineTensor) -> int | None:
+    """The ethos-u operator both tensors belong to, if each is touched by it alone."""
+    if first.subgraph != second.subgraph:
+        return None
+    subgraph = model.subgraphs[first.subgraph]
+    users: set[int] = set()
+    for tensor in (first.tensor, second.tensor):
+        touching = set(subgraph.consumers.get(tensor, ()))
+        producer = subgraph.producers.get(tensor)
+        if producer is not None:
+            touching.add(producer)
+        users |= touching
+    if len(users) != 1:
+        return None
+    (operator,) = users
+    return operator if subgraph.operators[operator].opcode == VELA_OPCODE else None
+
+
+def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
+    """Planned tensors the offline plan leaves online (-1) next to offline ones."""
+    model = context.model
+    plan = model.offline_plan
+    if plan is None or context.runtime != "tflm" or len(plan.offsets) != model.tensor_count:
+        return
+    for subgraph in model.subgraphs:
+        online = tuple(
+            t.index
+            for t in subgraph.tensors
+            if tflm_planned(t)
+            and plan.offsets[model.tensor_offset_index(subgraph.index, t.index)] == -1
+        )
+        if not online:
+            continue
+        nbytes = sum(subgraph.tensors[t].nbytes for t in online)
+        yield Finding(
+            rule="offline-plan-incomplete",
+            severity=Severity.WARNING,
+            location=Location(subgraph.index, None, online),
+            message=f"the offline plan leaves {len(online)} planned tensor(s) "
+            f"({format_bytes(nbytes)}) at -1: TFLM's greedy planner places them around the "
+            "fixed ones, so the layout is no longer the one the plan's author checked (and "
+            "misaligned fixed offsets misalign them too)",
+            fix="give every planned tensor an offset (re-run Vela or `arenalens optimize` on "
+            "the final model), or drop the metadata to plan everything online",
+            details={"nbytes": nbytes, "count": len(online)},
+        )
+
+
+def offline_plan_ignored(context: DiagnoseContext) -> Iterator[Finding]:
+    """An offline plan under LiteRT, which ignores it."""
+    if context.model.offline_plan is None or context.runtime != "litert":
+        return
+    yield Finding(
+        rule="offline-plan-ignored",
+        severity=Severity.INFO,
+        location=Location(),
+        message="the model carries an OfflineMemoryAllocation plan, which only TFLM reads; "
+        "LiteRT plans every tensor itself",
+        fix="nothing to do; run with --runtime tflm to check the plan itself",
+    )

@@ -1,0 +1,393 @@
+"""The peak: which buffers are live at the busiest step, which operator runs, and what would help.
+
+Design hints and the bytes each saves, on the runtime's tensor-only lower bound (the bytes live at
+the busiest step, which every planner needs at least; docs/runtime-semantics.md §5.3 finds the
+optimum equal to it on every real model):
+
+* operator order — a memory-aware topological order: repeatedly run the ready operator that leaves
+  the fewest bytes live (the working-set rule of tflite-tools); the saving is the lower bound under
+  the file's order minus under the new one;
+* channels — halve the last dimension of the largest tensor at the peak;
+* stride — a stride-1 convolution producing that tensor would, at stride 2, write a quarter;
+* input resolution — halve the input's height and width and re-plan with shapes propagated by the
+  real LiteRT interpreter (only with `what_if`, since it runs the interpreter).
+
+Channel and stride savings change one tensor only (their consumers shrink too), so they are lower
+bounds on the saving; the order and resolution savings are exact for the tensor-only bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from arenalens.analysis.lifetimes import (
+    NEVER_FREED,
+    litert_arena_rw,
+    litert_timeline,
+    tflm_planned,
+    tflm_timeline,
+)
+from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
+from arenalens.diagnostics.context import DiagnoseContext, format_bytes
+from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.errors import ArenalensError
+from arenalens.ir import Model, Operator, Subgraph
+from arenalens.planning.problem import Buffer, Problem, align_up
+
+# Reordering is a heuristic over all ready operators at each step: O(n²); beyond this many
+# operators the hint is skipped to keep `diagnose` fast.
+MAX_REORDER_OPERATORS = 3000
+_CONVOLUTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+_TOP_TENSORS = 5
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The busiest step of one arena: its bytes, the operator running, the live buffers."""
+
+    arena: ArenaProblem
+    step: int
+    live_bytes: int
+    subgraph: int | None
+    operator: int | None
+    buffers: tuple[PlannedBuffer, ...]  # largest first
+
+
+def find_peak(arena: ArenaProblem) -> Peak | None:
+    """ArenaProblem → its busiest step (the earliest if several tie), or None when empty."""
+    curve = arena.problem.live_bytes()
+    if not curve:
+        return None
+    step, live = max(curve, key=lambda point: (point[1], -point[0]))
+    if live == 0:
+        return None
+    live_buffers = [b for b in arena.problem.buffers if b.size and b.start <= step <= b.end]
+    ordered = sorted(live_buffers, key=lambda b: (-b.size, b.id))
+    where = next((s for s in arena.steps if s.step == step and s.operator is not None), None)
+    return Peak(
+        arena=arena,
+        step=step,
+        live_bytes=live,
+        subgraph=None if where is None else where.subgraph,
+        operator=None if where is None else where.operator,
+        buffers=tuple(arena.buffers[b.id] for b in ordered),
+    )
+
+
+def peak(context: DiagnoseContext) -> Iterator[Finding]:
+    """The tensors and operator at the primary arena's peak."""
+    if context.analysis is None or not context.analysis.arenas:
+        return
+    found = find_peak(context.analysis.primary.arena)
+    if found is None:
+        return
+    sizes = {b.id: b.size for b in found.arena.problem.buffers}
+    listed = ", ".join(
+        f"'{b.name}' {format_bytes(sizes[b.id])} ({100 * sizes[b.id] / found.live_bytes:.0f}%)"
+        for b in found.buffers[:_TOP_TENSORS]
+    )
+    more = len(found.buffers) - _TOP_TENSORS
+    tail = f" and {more} more" if more > 0 else ""
+    running = _running(context.model, found)
+    plan_size = context.analysis.primary.runtime_plan.arena_size
+    yield Finding(
+        rule="peak",
+        severity=Severity.INFO,
+        location=Location(
+            found.subgraph,
+            found.operator,
+            tuple(b.tensor for b in found.buffers[:_TOP_TENSORS] if b.tensor is not None),
+        ),
+        message=f"{found.arena.name} peaks at step {found.step}{running}: "
+        f"{format_bytes(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
+        f"{format_bytes(plan_size)} the runtime plans: {listed}{tail}",
+        fix="shrink what is live here: see the design hints (operator order, channels, stride, "
+        "input resolution) for what each would save",
+        details={
+            "arena": found.arena.name,
+            "step": found.step,
+            "live_bytes": found.live_bytes,
+            "buffers": [b.id for b in found.buffers],
+        },
+    )
+
+
+def _running(model: Model, found: Peak) -> str:
+    if found.subgraph is None or found.operator is None:
+        return ""
+    opcode = model.subgraphs[found.subgraph].operators[found.operator].opcode
+    return f", while operator {found.operator} ({opcode}) of subgraph {found.subgraph} runs"
+
+
+# ---------------------------------------------------------------------------------------------
+# design hints
+
+
+def design_hints(context: DiagnoseContext) -> Iterator[Finding]:
+    """Changes to the model that lower the peak, with the bytes each saves when computable."""
+    if context.analysis is None or not context.analysis.arenas:
+        return
+    found = find_peak(context.analysis.primary.arena)
+    if found is None:
+        return
+    baseline = tensor_lower_bound(context.model, context.runtime)
+    order_hint = _order_hint(context, baseline)
+    if order_hint is not None:
+        yield order_hint
+    largest = _largest_activation(context, found)
+    if largest is not None:
+        yield from _tensor_hints(context, found, largest)
+    resolution = _resolution_hint(context, baseline)
+    if resolution is not None:
+        yield resolution
+
+
+def tensor_problem(model: Model, runtime: str) -> Problem:
+    """Model → tensors only, placed by the runtime's lifetime rules and size granularity."""
+    buffers: list[Buffer] = []
+    if runtime == "litert":
+        for lifetime in litert_timeline(model).lifetimes.values():
+            tensor = model.subgraphs[lifetime.subgraph].tensors[lifetime.tensor]
+            if (
+                lifetime.subgraph != 0
+                or lifetime.alias_of is not None
+                or lifetime.first == NEVER_FREED
+                or not litert_arena_rw(tensor)
+                or tensor.packed_nbytes == 0
+            ):
+                continue
+            size = align_up(tensor.packed_nbytes, 64)
+            buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
+        return Problem(tuple(buffers))
+    for lifetime in tflm_timeline(model).lifetimes.values():
+        tensor = model.subgraphs[lifetime.subgraph].tensors[lifetime.tensor]
+        if tflm_planned(tensor):
+            size = align_up(tensor.nbytes, 16)
+            buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
+    return Problem(tuple(buffers))
+
+
+def tensor_lower_bound(model: Model, runtime: str) -> int:
+    """Bytes of tensors live at the busiest step, under the runtime's lifetime rules."""
+    return tensor_problem(model, runtime).lower_bound()
+
+
+def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
+    model = context.model
+    main = model.subgraphs[0]
+    if (
+        len(model.subgraphs) != 1
+        or not 2 < len(main.operators) <= MAX_REORDER_OPERATORS
+        or any(op.called_subgraphs for op in main.operators)
+    ):
+        return None
+    order = memory_aware_order(main)
+    if order == list(range(len(main.operators))):
+        return None
+    reordered = reorder(model, order)
+    bound = tensor_lower_bound(reordered, context.runtime)
+    if bound >= baseline:
+        return None
+    moved = [index for position, index in enumerate(order) if position != index]
+    return Finding(
+        rule="design-hints",
+        severity=Severity.INFO,
+        location=Location(0, moved[0] if moved else None),
+        message=f"operator order: running subgraph 0's operators in the order {_compact(order)} "
+        f"(each step runs the ready operator that leaves the fewest bytes live) lowers the "
+        f"tensor lower bound from {format_bytes(baseline)} to {format_bytes(bound)}",
+        fix="emit the operators in that order (reorder the model's operator list, or build the "
+        "branches in that order before conversion); the results are unchanged",
+        saving_bytes=baseline - bound,
+        details={"hint": "operator-order", "order": order, "lower_bound": bound},
+    )
+
+
+def _compact(order: Sequence[int], limit: int = 16) -> str:
+    shown = ", ".join(str(i) for i in order[:limit])
+    return f"[{shown}{', …' if len(order) > limit else ''}]"
+
+
+def memory_aware_order(subgraph: Subgraph) -> list[int]:
+    """A topological order that runs, at each step, the ready operator leaving fewest bytes live.
+
+    Ties go to the lowest operator index, so a chain keeps its order and the result is
+    deterministic.
+    """
+    readers_left = {t: set(ops) for t, ops in subgraph.consumers.items()}
+    produced = {t for t in subgraph.inputs if t >= 0}
+    produced.update(t.index for t in subgraph.tensors if t.has_data or t.is_variable)
+    waiting = {
+        op.index: {t for t in op.inputs if t >= 0 and t in subgraph.producers} for op in subgraph.operators
+    }
+    done: list[int] = []
+    pending = set(waiting)
+    while pending:
+        ready = sorted(op for op in pending if waiting[op] <= produced)
+        if not ready:  # unreachable for a valid model; keep the file's order for the rest
+            done.extend(sorted(pending))
+            break
+        best = min(ready, key=lambda op: (_delta(subgraph, op, readers_left), op))
+        done.append(best)
+        pending.discard(best)
+        operator = subgraph.operators[best]
+        produced.update(t for t in operator.outputs if t >= 0)
+        for tensor in set(t for t in operator.inputs if t >= 0):
+            if tensor in readers_left:
+                readers_left[tensor].discard(best)
+    return done
+
+
+def _delta(subgraph: Subgraph, op_index: int, readers_left: dict[int, set[int]]) -> int:
+    """Bytes live after running op minus before: outputs added, inputs it reads last freed."""
+    operator = subgraph.operators[op_index]
+    added = sum(subgraph.tensors[t].nbytes for t in operator.outputs if t >= 0)
+    freed = 0
+    returned = set(subgraph.outputs)
+    for tensor in set(t for t in operator.inputs if t >= 0):
+        source = subgraph.tensors[tensor]
+        if source.has_data or source.is_variable or tensor in returned:
+            continue
+        if readers_left.get(tensor) == {op_index}:
+            freed += source.nbytes
+    return added - freed
+
+
+def reorder(model: Model, order: Sequence[int]) -> Model:
+    """Model with subgraph 0's operators in `order` (renumbered); tensors untouched."""
+    main = model.subgraphs[0]
+    operators = tuple(
+        replace(main.operators[old], index=new) for new, old in enumerate(order)
+    )
+    subgraph = replace(main, operators=operators)
+    return replace(model, subgraphs=(subgraph, *model.subgraphs[1:]))
+
+
+def _largest_activation(context: DiagnoseContext, found: Peak) -> PlannedBuffer | None:
+    """The largest tensor at the peak that an operator writes (not an input, not scratch)."""
+    for planned in found.buffers:
+        if planned.tensor is None or planned.subgraph >= len(context.model.subgraphs):
+            continue
+        subgraph = context.model.subgraphs[planned.subgraph]
+        if planned.tensor >= len(subgraph.tensors) or planned.tensor not in subgraph.producers:
+            continue
+        return planned
+    return None
+
+
+def _tensor_hints(
+    context: DiagnoseContext, found: Peak, planned: PlannedBuffer
+) -> Iterator[Finding]:
+    assert planned.tensor is not None
+    subgraph = context.model.subgraphs[planned.subgraph]
+    tensor = subgraph.tensors[planned.tensor]
+    producer = subgraph.operators[subgraph.producers[planned.tensor]]
+    problem = found.arena.problem
+    before = problem.lower_bound()
+    location = Location(planned.subgraph, producer.index, (planned.tensor,))
+    channels = tensor.shape[-1] if tensor.shape else 1
+    if channels >= 2:
+        after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 2))
+        yield Finding(
+            rule="design-hints",
+            severity=Severity.INFO,
+            location=location,
+            message=f"channels: '{tensor.name}' {list(tensor.shape)} ({format_bytes(tensor.nbytes)}) "
+            f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) "
+            f"writes {channels} channels. Halving them to {channels // 2} lowers this arena's "
+            f"lower bound from {format_bytes(before)} to {format_bytes(after)}",
+            fix=f"reduce the output channels of operator {producer.index} (width multiplier, "
+            "fewer filters); downstream tensors shrink too, so the real saving is larger",
+            saving_bytes=before - after,
+            details={"hint": "channels", "tensor": planned.tensor, "channels": channels},
+        )
+    stride = _stride(producer)
+    if producer.opcode in _CONVOLUTIONS and stride == (1, 1) and _spatial(tensor.shape):
+        after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 4))
+        yield Finding(
+            rule="design-hints",
+            severity=Severity.INFO,
+            location=location,
+            message=f"stride: operator {producer.index} ({producer.opcode}) runs at stride 1 "
+            f"and writes '{tensor.name}' {list(tensor.shape)}; at stride 2 it would write a "
+            f"quarter, lowering the lower bound from {format_bytes(before)} to "
+            f"{format_bytes(after)}",
+            fix=f"use stride 2 in operator {producer.index} (or downsample earlier) if accuracy "
+            "allows; every later feature map shrinks too",
+            saving_bytes=before - after,
+            details={"hint": "stride", "operator": producer.index},
+        )
+
+
+def _stride(operator: Operator) -> tuple[int, int] | None:
+    try:
+        return int(operator.options.get("stride_h", 0)), int(operator.options.get("stride_w", 0))
+    except (TypeError, ValueError):
+        return None
+
+
+def _spatial(shape: tuple[int, ...]) -> bool:
+    return len(shape) == 4 and shape[1] >= 2 and shape[2] >= 2
+
+
+def _scaled(problem: Problem, buffer_id: int, numerator: int, denominator: int) -> int:
+    size = problem.by_id[buffer_id].size
+    return max(1, size * numerator // denominator)
+
+
+def _bound_with_size(problem: Problem, buffer_id: int, size: int) -> int:
+    buffers = tuple(replace(b, size=size) if b.id == buffer_id else b for b in problem.buffers)
+    return Problem(buffers).lower_bound()
+
+
+def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
+    """Half the input height and width, re-planned with LiteRT's shape propagation."""
+    main = context.model.subgraphs[0]
+    images = [
+        t for t in main.inputs if t >= 0 and _spatial(main.tensors[t].shape) and not main.tensors[t].has_data
+    ]
+    if len(images) != 1:
+        return None
+    tensor = main.tensors[images[0]]
+    batch, height, width, channels = tensor.shape
+    half = (batch, max(1, height // 2), max(1, width // 2), channels)
+    wanted = "x".join(str(d) for d in half)
+    message = (
+        f"input resolution: '{tensor.name}' is {height}x{width}; at {half[1]}x{half[2]} every "
+        "feature map before the first global pooling shrinks about 4x"
+    )
+    fix = (
+        f"train / convert at the lower resolution if accuracy allows; measure it first with "
+        f"--input-shape '{tensor.name}={wanted}'"
+    )
+    saving = None
+    details: dict[str, object] = {"hint": "input-resolution", "shape": list(half)}
+    if context.what_if:
+        try:
+            from arenalens.runtimes.litert_shapes import (  # noqa: PLC0415 - optional extra
+                resize_model_inputs,
+            )
+
+            smaller = resize_model_inputs(context.model, {tensor.name: half})
+            bound = tensor_lower_bound(smaller, context.runtime)
+        except ArenalensError as error:
+            details["not_computed"] = str(error)
+        else:
+            saving = baseline - bound
+            message += (
+                f"; re-planned with LiteRT's shape propagation, the tensor lower bound goes from "
+                f"{format_bytes(baseline)} to {format_bytes(bound)}"
+            )
+            details["lower_bound"] = bound
+    else:
+        message += " (run diagnose --what-if to re-plan it with LiteRT's shape propagation)"
+    return Finding(
+        rule="design-hints",
+        severity=Severity.INFO,
+        location=Location(0, None, (tensor.index,)),
+        message=message,
+        fix=fix,
+        saving_bytes=saving,
+        details=details,
+    )

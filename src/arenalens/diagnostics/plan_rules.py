@@ -1,0 +1,431 @@
+"""Plan rules: the runtime's own plan checked against execution, alignment, the optimum, subgraphs.
+
+Each rule reads `context.analysis`, the runtime plan arenalens reproduces (offline offsets
+included), so it judges what the device will really do.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
+from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
+from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.errors import ArenalensError
+from arenalens.pipeline import ArenaResult
+from arenalens.planning.problem import Plan, Problem
+from arenalens.planning.registry import planner_names, run_planner
+
+# Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
+# (not registered, or their extra not installed) are skipped.
+OPTIMUM_PLANNERS = ("optimal", "best", "hillclimb", "greedy_by_size", "greedy_by_breadth")
+
+
+def _arenas(context: DiagnoseContext) -> Sequence[ArenaResult]:
+    return () if context.analysis is None else context.analysis.arenas
+
+
+# ---------------------------------------------------------------------------------------------
+# output-overwritten
+
+
+def output_overwritten(context: DiagnoseContext) -> Iterator[Finding]:
+    """Model outputs whose bytes another buffer is written into while the output is still live."""
+    outputs = {t for t in context.model.subgraphs[0].outputs if t >= 0}
+    for result in _arenas(context):
+        arena, plan = result.arena, result.runtime_plan
+        buffers = sorted(arena.buffers.values(), key=lambda b: b.id)
+        for output in buffers:
+            if output.subgraph != 0 or not _holds_any(output, outputs):
+                continue
+            output_interval = context.execution_interval(arena, output)
+            if output_interval.first < 0:
+                continue
+            for other in buffers:
+                if other.id == output.id or not _bytes_overlap(plan, output, other):
+                    continue
+                other_interval = context.execution_interval(arena, other)
+                if _overwrites(context, output, output_interval, other, other_interval):
+                    yield _overwrite_finding(context, arena, plan, output, other, other_interval)
+
+
+def _holds_any(planned: PlannedBuffer, tensors: set[int]) -> bool:
+    return planned.tensor in tensors or any(alias in tensors for alias in planned.aliases)
+
+
+def _bytes_overlap(plan: Plan, first: PlannedBuffer, second: PlannedBuffer) -> bool:
+    start_first, start_second = plan.offsets[first.id], plan.offsets[second.id]
+    return (
+        first.nbytes > 0
+        and second.nbytes > 0
+        and start_first < start_second + second.nbytes
+        and start_second < start_first + first.nbytes
+    )
+
+
+def _overwrites(
+    context: DiagnoseContext,
+    output: PlannedBuffer,
+    output_interval: Interval,
+    other: PlannedBuffer,
+    other_interval: Interval,
+) -> bool:
+    """Is `other` written after the output is written and before the output's last use?"""
+    if other_interval.first < 0 or other_interval.first > output_interval.last:
+        return False
+    if other_interval.first > output_interval.first:
+        return True
+    # Written at the same step: only another output of the same operator clobbers it.
+    return (
+        other_interval.first == output_interval.first
+        and other.subgraph == output.subgraph
+        and other.tensor is not None
+        and output.tensor is not None
+        and context.model.subgraphs[0].producers.get(other.tensor)
+        == context.model.subgraphs[0].producers.get(output.tensor)
+    )
+
+
+def _overwrite_finding(
+    context: DiagnoseContext,
+    arena: ArenaProblem,
+    plan: Plan,
+    output: PlannedBuffer,
+    other: PlannedBuffer,
+    other_interval: Interval,
+) -> Finding:
+    start = plan.offsets[output.id]
+    other_start = plan.offsets[other.id]
+    fixed = arena.problem.by_id[other.id].fixed_offset is not None
+    cause = (
+        "the offline plan fixes both offsets"
+        if fixed or arena.problem.by_id[output.id].fixed_offset is not None
+        else "the planner's lifetimes miss when the bytes are really used (a control-flow "
+        "operator whose nested subgraph TFLM does not mark, §2.4)"
+    )
+    tensors = tuple(t for t in (output.tensor, other.tensor) if t is not None)
+    producer = None if output.tensor is None else context.model.subgraphs[0].producers.get(output.tensor)
+    return Finding(
+        rule="output-overwritten",
+        severity=Severity.ERROR,
+        location=Location(0, producer, tensors),
+        message=f"model output '{output.name}' [{start}, {start + output.nbytes}) in {arena.name} "
+        f"shares bytes with {other.kind.value} '{other.name}' [{other_start}, "
+        f"{other_start + other.nbytes}), which is written at step {other_interval.first}, after "
+        f"the output and before the application reads it: the output comes back as garbage "
+        f"({cause})",
+        fix="give the output its own bytes: regenerate the offline plan with the output live to "
+        "the end (`arenalens optimize`), or set both offsets to -1 to let TFLM plan them; copy "
+        "the output out inside the graph if the plan must stay",
+        details={"arena": arena.name, "output_buffer": output.id, "other_buffer": other.id},
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# misaligned-offset
+
+
+def misaligned_offset(context: DiagnoseContext) -> Iterator[Finding]:
+    """Planned offsets that are not multiples of the alignment the kernels need."""
+    alignment = context.required_alignment
+    for result in _arenas(context):
+        arena, plan = result.arena, result.runtime_plan
+        misaligned = sorted(
+            (
+                arena.buffers[b.id]
+                for b in arena.problem.buffers
+                if b.size and plan.offsets[b.id] % alignment
+            ),
+            key=lambda planned: planned.id,
+        )
+        if not misaligned:
+            continue
+        yield _misaligned_finding(context, result, misaligned, alignment)
+
+
+def _misaligned_finding(
+    context: DiagnoseContext,
+    result: ArenaResult,
+    misaligned: list[PlannedBuffer],
+    alignment: int,
+) -> Finding:
+    arena, plan = result.arena, result.runtime_plan
+    fixed = [p for p in misaligned if arena.problem.by_id[p.id].fixed_offset is not None]
+    examples = ", ".join(f"'{p.name}' at {plan.offsets[p.id]}" for p in misaligned[:3])
+    aligned_size = _aligned_arena_size(arena, alignment)
+    cost = ""
+    saving = None
+    if aligned_size is not None:
+        delta = aligned_size - plan.arena_size
+        cost = (
+            f" A plan aligned to {alignment} needs {format_bytes(aligned_size)} "
+            f"({'+' if delta >= 0 else ''}{delta:,} B)."
+        )
+        saving = -delta if delta < 0 else None
+    if fixed:
+        why = f"{len(fixed)} of them have fixed offline offsets that break it"
+        fix = (
+            f"regenerate the offline plan with --alignment {alignment} (`arenalens optimize "
+            f"--alignment {alignment}`), or set those offsets to -1."
+        )
+    else:
+        why = (
+            "TFLM rounds sizes to 16 and packs buffers back to back, so offsets are multiples "
+            "of 16 only"
+            if context.runtime == "tflm"
+            else "the runtime aligns offsets to a smaller boundary"
+        )
+        fix = (
+            f"write an offline plan with --alignment {alignment} (`arenalens optimize "
+            f"--alignment {alignment}`)."
+        )
+    fix += f" Declare the arena array itself aligned too: alignas({alignment})."
+    subgraphs = sorted({p.subgraph for p in misaligned})
+    return Finding(
+        rule="misaligned-offset",
+        severity=Severity.ERROR if fixed and alignment <= 16 else Severity.WARNING,
+        location=Location(
+            subgraphs[0] if len(subgraphs) == 1 else None,
+            None,
+            tuple(p.tensor for p in misaligned if p.tensor is not None)
+            if len(subgraphs) == 1
+            else (),
+        ),
+        message=f"{len(misaligned)} buffer(s) in {arena.name} start at offsets that are not "
+        f"multiples of {alignment} ({examples}); kernels that load {alignment}-byte vectors "
+        f"fault or slow down on them. {why}.{cost}",
+        fix=fix,
+        saving_bytes=saving,
+        details={
+            "alignment": alignment,
+            "count": len(misaligned),
+            "aligned_arena_bytes": aligned_size,
+        },
+    )
+
+
+def _aligned_arena_size(arena: ArenaProblem, alignment: int) -> int | None:
+    """The runtime's own planner on the same buffers with offsets aligned: the fix's cost."""
+    problem = arena.problem
+    aligned = Problem(
+        tuple(
+            replace(b, fixed_offset=None)
+            if b.fixed_offset is not None and b.fixed_offset % alignment
+            else b
+            for b in problem.buffers
+        ),
+        alignment=max(alignment, problem.alignment),
+        order=problem.order,
+    )
+    try:
+        return run_planner(arena.runtime_planner, aligned, **dict(arena.runtime_options)).arena_size
+    except (ArenalensError, TypeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# planner-waste
+
+
+def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
+    """Arenas where the runtime's planner needs more bytes than the best plan arenalens finds."""
+    for result in _arenas(context):
+        runtime_size = result.runtime_plan.arena_size
+        lower_bound = result.lower_bound
+        if runtime_size <= lower_bound or not result.arena.problem.buffers:
+            continue
+        best = _best_plan(context, result.arena.problem)
+        if best is None or best.arena_size >= runtime_size:
+            continue
+        yield _waste_finding(context, result, best)
+
+
+def _best_plan(context: DiagnoseContext, problem: Problem) -> Plan | None:
+    known = set(planner_names())
+    best: Plan | None = None
+    for name in OPTIMUM_PLANNERS:
+        if name not in known:
+            continue
+        try:
+            plan = run_planner(name, problem, **_knobs(name, context.planner_time_limit_s))
+        except ArenalensError:
+            continue  # e.g. OR-Tools missing for 'optimal'
+        if best is None or plan.arena_size < best.arena_size:
+            best = plan
+        if plan.arena_size <= problem.lower_bound():
+            break
+    return best
+
+
+def _knobs(name: str, time_limit_s: float) -> dict[str, float]:
+    """Pass a time limit only to planners that take one."""
+    from arenalens.planning.registry import get_planner  # noqa: PLC0415 - keeps imports flat
+
+    parameters = inspect.signature(get_planner(name).function).parameters
+    return {"time_limit_s": time_limit_s} if "time_limit_s" in parameters else {}
+
+
+def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) -> Finding:
+    runtime_size = result.runtime_plan.arena_size
+    saving = runtime_size - best.arena_size
+    lower_bound = result.lower_bound
+    optimal = best.proven_optimal or best.arena_size == lower_bound
+    quality = (
+        "the optimum"
+        if optimal
+        else f"the best plan found ({format_bytes(lower_bound)} is the lower bound)"
+    )
+    percent = 100.0 * saving / runtime_size
+    runtime_title = "TFLM's greedy planner" if context.runtime == "tflm" else "LiteRT's planner"
+    how = (
+        "`arenalens optimize MODEL` writes that plan into the model as an OfflineMemoryAllocation "
+        "that TFLM honours"
+        if context.runtime == "tflm"
+        else "LiteRT has no offline plans: reorder operators or change tensor sizes instead; "
+        "the number shows what a better planner would reach"
+    )
+    return Finding(
+        rule="planner-waste",
+        severity=Severity.WARNING if context.runtime == "tflm" else Severity.INFO,
+        location=Location(),
+        message=f"{runtime_title} needs {format_bytes(runtime_size)} for {result.arena.name}; "
+        f"{quality} is {format_bytes(best.arena_size)} (planner '{best.planner}'): "
+        f"{format_bytes(saving)} ({percent:.1f}%) wasted",
+        fix=how,
+        saving_bytes=saving if context.runtime == "tflm" else None,
+        details={
+            "arena": result.arena.name,
+            "runtime_bytes": runtime_size,
+            "best_bytes": best.arena_size,
+            "best_planner": best.planner,
+            "lower_bound": lower_bound,
+            "proven_optimal": optimal,
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# subgraph-arenas
+
+
+def subgraph_arenas(context: DiagnoseContext) -> Iterator[Finding]:
+    """Several subgraphs: how their arenas combine, which is largest, what unreachable ones cost."""
+    if len(context.model.subgraphs) < 2 or context.analysis is None:
+        return
+    if context.runtime == "tflm":
+        yield from _tflm_subgraphs(context)
+    else:
+        yield _litert_subgraphs(context)
+
+
+def _callers(context: DiagnoseContext) -> dict[int, tuple[int, int]]:
+    """Subgraph → (subgraph, operator) of the first control-flow operator that runs it."""
+    callers: dict[int, tuple[int, int]] = {}
+    for subgraph in context.model.subgraphs:
+        for op in subgraph.operators:
+            for called in op.called_subgraphs:
+                if called >= 0:
+                    callers.setdefault(called, (subgraph.index, op.index))
+    return callers
+
+
+def _reachable(context: DiagnoseContext) -> set[int]:
+    reached, stack = {0}, [0]
+    while stack:
+        subgraph = context.model.subgraphs[stack.pop()]
+        for op in subgraph.operators:
+            for called in op.called_subgraphs:
+                if called >= 0 and called not in reached:
+                    reached.add(called)
+                    stack.append(called)
+    return reached
+
+
+def _subgraph_peak(arena: ArenaProblem, subgraph: int) -> int:
+    own = tuple(b for b in arena.problem.buffers if arena.buffers[b.id].subgraph == subgraph)
+    return Problem(own).lower_bound() if own else 0
+
+
+def _tflm_subgraphs(context: DiagnoseContext) -> Iterator[Finding]:
+    assert context.analysis is not None
+    result = context.analysis.primary
+    arena = result.arena
+    reachable = _reachable(context)
+    callers = _callers(context)
+    peaks = {sg.index: _subgraph_peak(arena, sg.index) for sg in context.model.subgraphs}
+    largest = max(peaks, key=lambda index: (peaks[index], -index))
+    parts = []
+    for index, peak in peaks.items():
+        if index == 0:
+            role = "main"
+        elif index in reachable:
+            caller = callers.get(index)
+            role = f"run by operator {caller[1]} of subgraph {caller[0]}" if caller else "nested"
+        else:
+            role = "unreachable"
+        parts.append(f"subgraph {index} ({role}) peaks at {format_bytes(peak)}")
+    unreachable = sorted(set(peaks) - reachable)
+    saving = _unreachable_cost(arena, result, unreachable) if unreachable else 0
+    message = (
+        f"TFLM plans all {len(peaks)} subgraphs in one head of "
+        f"{format_bytes(result.runtime_plan.arena_size)}: nested subgraphs share the caller's "
+        f"timeline, so their tensors reuse the caller's free bytes; {'; '.join(parts)}. "
+        f"Largest: subgraph {largest}"
+    )
+    if saving > 0:
+        message += (
+            f". The unreachable subgraph(s) {unreachable} keep lifetime (-1, -1): TFLM still "
+            f"plans and stacks their buffers, which raises the head by {format_bytes(saving)}"
+        )
+    yield Finding(
+        rule="subgraph-arenas",
+        severity=Severity.WARNING if saving > 0 else Severity.INFO,
+        location=Location(largest),
+        message=message,
+        fix="remove subgraphs nothing calls (export only the signature the device runs)"
+        if saving > 0
+        else f"to shrink the head, work on subgraph {largest} first",
+        saving_bytes=saving or None,
+        details={"peaks": {str(k): v for k, v in peaks.items()}, "largest": largest},
+    )
+
+
+def _unreachable_cost(arena: ArenaProblem, result: ArenaResult, unreachable: list[int]) -> int:
+    """Head bytes the unreachable subgraphs add: re-plan without their buffers."""
+    kept = tuple(
+        b for b in arena.problem.buffers if arena.buffers[b.id].subgraph not in set(unreachable)
+    )
+    problem = Problem(kept, alignment=arena.problem.alignment)
+    try:
+        plan = run_planner(arena.runtime_planner, problem, **dict(arena.runtime_options))
+    except (ArenalensError, TypeError, ValueError):
+        return 0
+    return max(0, result.runtime_plan.arena_size - plan.arena_size)
+
+
+def _litert_subgraphs(context: DiagnoseContext) -> Finding:
+    assert context.analysis is not None
+    sizes = {r.arena.name: r.runtime_plan.arena_size for r in context.analysis.arenas}
+    total = sum(sizes.values())
+    largest = max(sizes, key=lambda name: (sizes[name], name))
+    listing = "; ".join(f"{name}: {format_bytes(size)}" for name, size in sizes.items())
+    reachable = _reachable(context)
+    unreachable = [sg.index for sg in context.model.subgraphs if sg.index not in reachable]
+    extra = (
+        f" Subgraphs {unreachable} are reached by no control-flow operator: LiteRT allocates "
+        "them only when their SignatureRunner runs."
+        if unreachable
+        else ""
+    )
+    return Finding(
+        rule="subgraph-arenas",
+        severity=Severity.INFO,
+        location=Location(),
+        message=f"LiteRT gives each subgraph its own arena and persistent arena, separate heap "
+        f"blocks that never share bytes ({listing}; {format_bytes(total)} in all). Largest: "
+        f"{largest}. Control-flow children free their arena after each Eval.{extra}",
+        fix=f"to lower the total, work on {largest} first",
+        details={"arenas": sizes, "total_bytes": total},
+    )

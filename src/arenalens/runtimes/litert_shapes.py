@@ -1,0 +1,153 @@
+"""What-if input shapes: Model + {input: shape} → Model with every shape as LiteRT propagates it.
+
+The real LiteRT interpreter does the propagation: `resize_tensor_input` on each named input, then
+`allocate_tensors`, which runs every kernel's Prepare in execution order, then each model tensor's
+shape is read back. That is the same machinery that resizes tensors on a device running LiteRT, and
+for TFLM it tells what a model converted at that input shape would look like. `ai_edge_litert` is
+imported lazily; without it this module raises RuntimeUnavailableError with the install hint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.ir import MAX_TENSOR_BYTES, Model, Subgraph
+
+INSTALL_HINT = "pip install 'arenalens[runtime]'"
+_SHAPE_PATTERN = re.compile(r"^\s*\d+(\s*[x,]\s*\d+)*\s*$")
+
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """'input_1=1x128x128x3' (or '0=1,128,128,3') → ('input_1', (1, 128, 128, 3))."""
+    name, separator, shape_text = text.rpartition("=")
+    if not separator or not name.strip():
+        raise UsageError(
+            f"--input-shape '{text}': expected NAME=SHAPE, e.g. input_1=1x128x128x3 "
+            "(NAME: an input tensor name, signature input name or input position)"
+        )
+    if not _SHAPE_PATTERN.match(shape_text):
+        raise UsageError(
+            f"--input-shape '{text}': shape '{shape_text}' is not dimensions joined by 'x' "
+            "(e.g. 1x128x128x3)"
+        )
+    dims = tuple(int(d) for d in re.split(r"\s*[x,]\s*", shape_text.strip()))
+    if any(d <= 0 for d in dims):
+        raise UsageError(f"--input-shape '{text}': every dimension must be positive")
+    return name.strip(), dims
+
+
+def input_tensor_index(model: Model, key: str | int) -> int:
+    """An input's tensor name, signature name or position (subgraph 0) → its tensor index."""
+    main = model.subgraphs[0]
+    inputs = [t for t in main.inputs if t >= 0]
+    if isinstance(key, str):
+        for tensor in inputs:
+            if main.tensors[tensor].name == key:
+                return tensor
+        for signature in model.signature_defs:
+            if signature.subgraph != 0:
+                continue
+            for name, tensor in signature.inputs:
+                if name == key:
+                    return tensor
+        if not key.isdigit():
+            raise UsageError(f"{model.source}: no input named '{key}' ({_describe_inputs(model)})")
+        key = int(key)
+    if not 0 <= key < len(inputs):
+        raise UsageError(
+            f"{model.source}: input position {key} is out of range ({_describe_inputs(model)})"
+        )
+    return inputs[key]
+
+
+def _describe_inputs(model: Model) -> str:
+    main = model.subgraphs[0]
+    described = [
+        f"{position}: '{main.tensors[t].name}' {list(main.tensors[t].shape)}"
+        for position, t in enumerate(t for t in main.inputs if t >= 0)
+    ]
+    return "inputs: " + ", ".join(described) if described else "the model has no inputs"
+
+
+def resize_model_inputs(model: Model, shapes: Mapping[str | int, Sequence[int]]) -> Model:
+    """Model + {input: shape} → Model with every tensor's shape as LiteRT propagates it."""
+    if not shapes:
+        return model
+    resized = {input_tensor_index(model, key): tuple(shape) for key, shape in shapes.items()}
+    interpreter = _interpreter(model)
+    main = model.subgraphs[0]
+    try:
+        for tensor, shape in sorted(resized.items()):
+            current = main.tensors[tensor].shape
+            if len(shape) != len(current):
+                raise UsageError(
+                    f"{model.source}: input '{main.tensors[tensor].name}' has rank "
+                    f"{len(current)} {list(current)}, the new shape {list(shape)} has rank "
+                    f"{len(shape)}"
+                )
+            interpreter.resize_tensor_input(tensor, list(shape), strict=False)
+        interpreter.allocate_tensors()
+    except (RuntimeError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "failed"
+        wanted = ", ".join(
+            f"'{main.tensors[t].name}'={'x'.join(map(str, s))}" for t, s in sorted(resized.items())
+        )
+        raise UsageError(
+            f"{model.source}: LiteRT cannot run the model with input shape {wanted}: {first_line}"
+        ) from None
+    wrapper = interpreter._interpreter  # noqa: SLF001 - the only per-subgraph shape accessor
+    subgraphs = tuple(_read_shapes(model, subgraph, wrapper) for subgraph in model.subgraphs)
+    return replace(model, subgraphs=subgraphs)
+
+
+def _interpreter(model: Model) -> Any:
+    try:
+        from ai_edge_litert.interpreter import (  # noqa: PLC0415 - optional extra
+            Interpreter,
+            OpResolverType,
+        )
+    except ImportError:
+        raise RuntimeUnavailableError(
+            f"--input-shape propagates shapes with the real LiteRT interpreter, which is not "
+            f"installed: {INSTALL_HINT}"
+        ) from None
+    try:
+        return Interpreter(
+            model_content=bytes(model.data),
+            experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        )
+    except (RuntimeError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "failed"
+        raise UsageError(f"{model.source}: LiteRT cannot load the model: {first_line}") from None
+
+
+def _read_shapes(model: Model, subgraph: Subgraph, wrapper: Any) -> Subgraph:
+    """One subgraph with each tensor's shape replaced by the interpreter's (when it has one)."""
+    tensors = []
+    for tensor in subgraph.tensors:
+        try:
+            shape = tuple(int(d) for d in wrapper.TensorSize(tensor.index, subgraph.index))
+        except (RuntimeError, ValueError):  # "Tensor with no shape found": keep the file's
+            shape = tensor.shape
+        if shape != tensor.shape:
+            _check_bytes(model, subgraph, tensor.name, shape, tensor.dtype.element_bytes or 1)
+            tensor = replace(tensor, shape=shape)
+        tensors.append(tensor)
+    return replace(subgraph, tensors=tuple(tensors))
+
+
+def _check_bytes(
+    model: Model, subgraph: Subgraph, name: str, shape: tuple[int, ...], element_bytes: int
+) -> None:
+    total = element_bytes
+    for dim in shape:
+        total *= max(dim, 0)
+    if total > MAX_TENSOR_BYTES:
+        raise UsageError(
+            f"{model.source}: subgraph {subgraph.index} tensor '{name}' would have shape "
+            f"{list(shape)}, too large to plan"
+        )
