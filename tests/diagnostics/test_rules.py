@@ -1,0 +1,442 @@
+"""Every diagnostic rule on a model built to trigger it, and on one that must not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose
+from arenalens.diagnostics import plan_rules
+from arenalens.ir import Model
+from arenalens.tflite.builder import ModelBuilder
+from tests.diagnostics import exhaustive
+from tests.diagnostics.models import chain, conv, load, tensor_count, with_offline_plan
+
+pytestmark = pytest.mark.usefixtures("tflm_runtime")
+
+
+def rules_of(diagnosis: Diagnosis, rule: str) -> list:
+    return [finding for finding in diagnosis.findings if finding.rule == rule]
+
+
+def run(model: Model, rule: str, **options: object) -> list:
+    return rules_of(diagnose(model, rules=[rule], **options), rule)  # type: ignore[arg-type]
+
+
+def clean_model() -> Model:
+    builder, _ = chain()
+    return load(builder)
+
+
+def test_every_rule_is_tested_here() -> None:
+    tested = {
+        name.removeprefix("test_").removesuffix("_triggers").replace("_", "-")
+        for name in globals()
+        if name.startswith("test_") and name.endswith("_triggers")
+    }
+    assert tested == {*RULE_IDS, "analysis-failed"}
+
+
+def test_clean_model_has_no_problems() -> None:
+    diagnosis = diagnose(clean_model())
+    problems = [f for f in diagnosis.findings if f.severity != Severity.INFO]
+    assert problems == []
+    assert {f.rule for f in diagnosis.findings} <= {"peak", "design-hints"}
+
+
+# -- output-overwritten ------------------------------------------------------------------------
+
+
+def overwritten_output_model() -> Model:
+    """input → a → out (model output) ; a → late (written after out): offline plan shares bytes."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 4, 4, 4), "INT8")
+    graph.set_inputs([source])
+    middle = conv(graph, source, 4, "a")
+    out = conv(graph, middle, 4, "out")
+    late = conv(graph, middle, 4, "late")
+    graph.set_outputs([out, late])
+    offsets = [-1] * tensor_count(builder)
+    offsets[source], offsets[middle] = 0, 64
+    offsets[out], offsets[late] = 128, 128
+    return load(with_offline_plan(builder, offsets))
+
+
+def test_output_overwritten_triggers() -> None:
+    (finding,) = run(overwritten_output_model(), "output-overwritten")
+    assert finding.severity == Severity.ERROR
+    assert "'out'" in finding.message and "'late'" in finding.message
+    assert finding.location.subgraph == 0 and finding.location.operator == 1
+    assert "offline plan" in finding.message
+
+
+def test_output_overwritten_quiet_on_clean_plan() -> None:
+    assert run(clean_model(), "output-overwritten") == []
+
+
+# -- offline plan --------------------------------------------------------------------------------
+
+
+def test_offline_plan_count_triggers() -> None:
+    builder, _ = chain()
+    model = load(with_offline_plan(builder, [0, 1, 2]))
+    (finding,) = run(model, "offline-plan-count")
+    assert finding.severity == Severity.ERROR
+    assert "3 offsets" in finding.message and "10 tensors" in finding.message
+
+
+def test_offline_plan_count_quiet_when_counts_match() -> None:
+    builder, _ = chain()
+    model = load(with_offline_plan(builder, [-1] * tensor_count(builder)))
+    assert run(model, "offline-plan-count") == []
+
+
+def test_offline_plan_overlap_triggers() -> None:
+    builder, graph = chain()
+    offsets = [-1] * tensor_count(builder)
+    offsets[3], offsets[6] = 0, 256  # conv0 (512 B) and conv1 overlap while conv1 reads conv0
+    model = load(with_offline_plan(builder, offsets))
+    (finding,) = run(model, "offline-plan-overlap")
+    assert finding.severity == Severity.ERROR
+    assert finding.location.tensors == (3, 6)
+    assert finding.details["bytes"] == 256
+
+
+def test_offline_plan_overlap_quiet_for_disjoint_or_dead_tensors() -> None:
+    builder, _ = chain()
+    offsets = [-1] * tensor_count(builder)
+    offsets[0], offsets[3], offsets[6], offsets[9] = 0, 512, 1024, 0  # input dead by conv2
+    assert run(load(with_offline_plan(builder, offsets)), "offline-plan-overlap") == []
+
+
+def test_offline_plan_overlap_is_info_inside_one_vela_operator() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 64), "INT8")
+    scratch = graph.add_tensor("scratch", (1024,), "UINT8")
+    out = graph.add_tensor("output", (1, 2), "INT8")
+    graph.add_operator("CUSTOM:ethos-u", [scratch, source], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    model = load(with_offline_plan(builder, [0, 0, 0]))
+    findings = run(model, "offline-plan-overlap")
+    assert findings and all(f.severity == Severity.INFO for f in findings)
+    assert all("Vela" in f.message for f in findings)
+
+
+def test_offline_plan_incomplete_triggers() -> None:
+    builder, _ = chain()
+    offsets = [-1] * tensor_count(builder)
+    offsets[0], offsets[3], offsets[6] = 0, 512, 1024
+    (finding,) = run(load(with_offline_plan(builder, offsets)), "offline-plan-incomplete")
+    assert finding.severity == Severity.WARNING
+    assert finding.location.tensors == (9,)
+
+
+def test_offline_plan_incomplete_quiet_when_complete() -> None:
+    builder, _ = chain()
+    offsets = [-1] * tensor_count(builder)
+    offsets[0], offsets[3], offsets[6], offsets[9] = 0, 512, 1024, 0
+    assert run(load(with_offline_plan(builder, offsets)), "offline-plan-incomplete") == []
+
+
+def test_offline_plan_ignored_triggers() -> None:
+    builder, _ = chain()
+    model = load(with_offline_plan(builder, [-1] * tensor_count(builder)))
+    (finding,) = run(model, "offline-plan-ignored", runtime="litert")
+    assert finding.severity == Severity.INFO
+
+
+def test_offline_plan_ignored_quiet_under_tflm() -> None:
+    builder, _ = chain()
+    model = load(with_offline_plan(builder, [-1] * tensor_count(builder)))
+    assert run(model, "offline-plan-ignored") == []
+
+
+# -- graph rules ---------------------------------------------------------------------------------
+
+
+def test_tensor_never_read_triggers() -> None:
+    builder, graph = chain()
+    conv(graph, 3, 4, "dead_branch")  # reads conv0, nobody reads its output
+    (finding,) = run(load(builder), "tensor-never-read")
+    assert finding.severity == Severity.WARNING
+    assert finding.location.operator == 3
+    assert finding.details["nbytes"] == 8 * 8 * 4
+
+
+def test_tensor_never_read_quiet_on_clean_model() -> None:
+    assert run(clean_model(), "tensor-never-read") == []
+
+
+def test_tensor_unused_triggers() -> None:
+    builder, graph = chain()
+    orphan = graph.add_tensor("orphan", (1, 100), "INT8")
+    (finding,) = run(load(builder), "tensor-unused")
+    assert finding.location.tensors == (orphan,)
+    assert finding.details["nbytes"] == 100
+
+
+def test_tensor_unused_quiet_on_clean_model() -> None:
+    assert run(clean_model(), "tensor-unused") == []
+
+
+def test_read_before_written_triggers() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 8), "INT8")
+    ghost = graph.add_tensor("ghost", (1, 8), "INT8")  # read, never written
+    out = graph.add_tensor("out", (1, 8), "INT8")
+    graph.add_operator("ADD", [source, ghost], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    (finding,) = run(load(builder), "read-before-written")
+    assert finding.severity == Severity.ERROR
+    assert finding.location.tensors == (ghost,)
+    assert "garbage" in finding.message
+    (litert,) = run(load(builder), "read-before-written", runtime="litert")
+    assert "null" in litert.message
+
+
+def test_read_before_written_quiet_on_clean_model() -> None:
+    assert run(clean_model(), "read-before-written") == []
+
+
+def test_operand_count_triggers() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 4, 4, 3), "INT8")
+    out = graph.add_tensor("out", (1, 4, 4, 3), "INT8")
+    graph.add_operator("CONV_2D", [source], [out])  # no filter
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    (finding,) = run(load(builder), "operand-count")
+    assert finding.severity == Severity.ERROR
+    assert "1 inputs, needs at least 2" in finding.message
+
+
+def test_operand_count_quiet_with_omitted_optional_bias() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 4, 4, 3), "INT8")
+    conv(graph, source, 4, "no_bias", bias=False)
+    graph.set_inputs([source])
+    graph.set_outputs([1 + 1])
+    assert run(load(builder), "operand-count") == []
+
+
+def test_optional_input_misplaced_triggers() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 4, 4, 3), "INT8")
+    bias = graph.add_constant("bias", np.zeros((4,), dtype=np.int32))
+    out = graph.add_tensor("out", (1, 4, 4, 4), "INT8")
+    graph.add_operator("CONV_2D", [source, -1, bias], [out])  # -1 where the filter belongs
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    (finding,) = run(load(builder), "optional-input-misplaced")
+    assert finding.details["input_slots"] == [1]
+
+
+def test_optional_input_misplaced_quiet_for_omitted_bias() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 4, 4, 3), "INT8")
+    weights = graph.add_constant("w", np.ones((4, 1, 1, 3), dtype=np.int8))
+    out = graph.add_tensor("out", (1, 4, 4, 4), "INT8")
+    graph.add_operator("CONV_2D", [source, weights, -1], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    assert run(load(builder), "optional-input-misplaced") == []
+
+
+# -- shapes --------------------------------------------------------------------------------------
+
+
+def dynamic_batch_model() -> Model:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 16), "FLOAT32", shape_signature=(-1, 16))
+    out = graph.add_tensor("out", (1, 16), "FLOAT32", shape_signature=(-1, 16))
+    graph.add_operator("RELU", [source], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    return load(builder)
+
+
+def test_dynamic_shape_triggers() -> None:
+    (tflm,) = run(dynamic_batch_model(), "dynamic-shape")
+    assert tflm.severity == Severity.INFO and tflm.location.tensors == (0,)
+    assert "--input-shape 'input=1x16'" in tflm.fix
+    (litert,) = run(dynamic_batch_model(), "dynamic-shape", runtime="litert")
+    assert litert.severity == Severity.WARNING
+
+
+def test_dynamic_shape_quiet_for_fixed_shapes() -> None:
+    assert run(clean_model(), "dynamic-shape") == []
+
+
+def test_dynamic_tensor_unsupported_triggers() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 16), "FLOAT32")
+    out = graph.add_tensor("out", (-1, 16), "FLOAT32", shape_signature=(-1, 16))
+    graph.add_operator("RELU", [source], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    (finding,) = run(load(builder), "dynamic-tensor-unsupported")
+    assert "Dynamic tensors are not supported" in finding.message
+    assert run(load(builder), "dynamic-tensor-unsupported", runtime="litert") == []
+
+
+def test_dynamic_tensor_unsupported_quiet_for_fixed_shapes() -> None:
+    assert run(dynamic_batch_model(), "dynamic-tensor-unsupported") == []
+
+
+# -- plan rules ----------------------------------------------------------------------------------
+
+
+def two_subgraph_model() -> Model:
+    """Main chain plus a second subgraph nothing calls (an extra signature)."""
+    builder, _ = chain()
+    extra = builder.add_subgraph("unused_signature")
+    source = extra.add_tensor("x", (1, 4096), "INT8")
+    middle = extra.add_tensor("y", (1, 4096), "INT8")
+    out = extra.add_tensor("z", (1, 4096), "INT8")
+    extra.add_operator("RELU", [source], [middle])
+    extra.add_operator("RELU", [middle], [out])
+    extra.set_inputs([source])
+    extra.set_outputs([out])
+    builder.add_signature("extra", extra)
+    return load(builder)
+
+
+def test_subgraph_arenas_triggers() -> None:
+    (finding,) = run(two_subgraph_model(), "subgraph-arenas")
+    assert "2 subgraphs" in finding.message
+    assert finding.details["largest"] == 1
+    # The unreachable subgraph's three (-1, -1) buffers stack: 3 x 4096 above the real peak.
+    assert finding.severity == Severity.WARNING
+    assert finding.saving_bytes is not None and finding.saving_bytes > 0
+
+
+def test_subgraph_arenas_quiet_for_one_subgraph() -> None:
+    assert run(clean_model(), "subgraph-arenas") == []
+
+
+def test_misaligned_offset_triggers() -> None:
+    builder, _ = chain(size=4, channels=(1, 8, 8))  # conv0 (16 B) lands at 48: 16- not 32-aligned
+    model = load(builder)
+    assert run(model, "misaligned-offset") == []
+    (finding,) = run(model, "misaligned-offset", alignment=32)
+    assert finding.severity == Severity.WARNING
+    assert finding.details["alignment"] == 32
+    assert "alignas(32)" in finding.fix
+
+
+def test_misaligned_offset_from_offline_plan() -> None:
+    builder, _ = chain()
+    offsets = [-1] * tensor_count(builder)
+    offsets[0] = 8  # TFLM places it at 8 unchecked
+    (finding,) = run(load(with_offline_plan(builder, offsets)), "misaligned-offset")
+    assert finding.severity == Severity.ERROR
+    assert "offline" in finding.message
+
+
+def test_misaligned_offset_quiet_at_runtime_alignment() -> None:
+    assert run(clean_model(), "misaligned-offset") == []
+
+
+def waste_model() -> Model:
+    """A chain where TFLM's greedy order leaves a gap: 224 B planned, 192 B needed."""
+    builder, _ = chain(size=4, channels=(8, 4, 2, 8, 2))
+    return load(builder)
+
+
+def test_planner_waste_triggers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plan_rules, "OPTIMUM_PLANNERS", (exhaustive.NAME,))
+    (finding,) = run(waste_model(), "planner-waste")
+    assert finding.details["runtime_bytes"] == 224
+    assert finding.details["best_bytes"] == 192
+    assert finding.saving_bytes == 32
+    assert "arenalens optimize" in finding.fix
+
+
+def test_planner_waste_quiet_when_greedy_is_optimal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plan_rules, "OPTIMUM_PLANNERS", (exhaustive.NAME,))
+    assert run(clean_model(), "planner-waste") == []
+
+
+def test_peak_triggers() -> None:
+    (finding,) = run(clean_model(), "peak")
+    # conv0 (512 B) and conv1 (1024 B) are live while operator 1 runs.
+    assert finding.details["live_bytes"] == 1536
+    assert finding.location.operator == 1
+    assert set(finding.location.tensors) == {3, 6}
+
+
+def test_peak_quiet_without_planned_tensors() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    constant = graph.add_constant("c", np.zeros((4,), dtype=np.int8))
+    graph.set_outputs([constant])
+    assert run(load(builder), "peak") == []
+
+
+def test_design_hints_triggers() -> None:
+    findings = run(clean_model(), "design-hints")
+    kinds = {f.details["hint"]: f for f in findings}
+    assert {"channels", "stride", "input-resolution"} <= set(kinds)
+    # Halving conv1's 16 channels: 512 + 512 live instead of 512 + 1024.
+    assert kinds["channels"].saving_bytes == 512
+    # Stride 2 on conv1: its 1024 B become 256 B; conv0 + conv1 = 768.
+    assert kinds["stride"].saving_bytes == 768
+
+
+def test_design_hints_operator_order() -> None:
+    """Two branches: running the branch that frees its big input first lowers the peak."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 4, 4, 4), "INT8")
+    graph.set_inputs([source])
+    big = conv(graph, source, 32, "big")  # 512 B
+    wide = conv(graph, source, 32, "wide")  # 512 B, read only at the end
+    small = conv(graph, big, 1, "small")  # frees big
+    joined = graph.add_tensor("joined", (1, 4, 4, 33), "INT8")
+    graph.add_operator("CONCATENATION", [small, wide], [joined], options={"axis": 3})
+    graph.set_outputs([joined])
+    findings = [f for f in run(load(builder), "design-hints") if f.details["hint"] == "operator-order"]
+    (finding,) = findings
+    assert finding.details["order"] == [0, 2, 1, 3]
+    assert finding.saving_bytes is not None and finding.saving_bytes > 0
+
+
+def test_design_hints_quiet_for_vector_model() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 1), "FLOAT32")
+    out = graph.add_tensor("out", (1, 1), "FLOAT32")
+    graph.add_operator("RELU", [source], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    assert run(load(builder), "design-hints") == []
+
+
+def test_analysis_failed_triggers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arenalens.diagnostics import rules
+    from arenalens.errors import ModelError
+
+    def broken(model: Model, **_: object) -> None:
+        raise ModelError(model.source, "cannot plan")
+
+    monkeypatch.setattr(rules, "analyze", broken)
+    diagnosis = diagnose(clean_model())
+    assert [f.rule for f in diagnosis.findings] == ["analysis-failed"]
+
+
+def test_diagnose_rejects_unknown_rule() -> None:
+    from arenalens.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown rule"):
+        diagnose(clean_model(), rules=["no-such-rule"])
