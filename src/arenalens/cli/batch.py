@@ -43,12 +43,16 @@ class ModelResult:
 Worker = Callable[[argparse.Namespace, str], ModelResult]
 
 
-def add_models_argument(parser: argparse.ArgumentParser) -> None:
-    """MODEL...: .tflite files and folders (searched recursively), plus --jobs."""
+def add_models_argument(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """MODEL...: .tflite files and folders (searched recursively), plus --jobs.
+
+    `required=False` lets a command run without a model for listing options (--list-targets);
+    it must then check `args.models` itself.
+    """
     parser.add_argument(
         "models",
         metavar="MODEL",
-        nargs="+",
+        nargs="+" if required else "*",
         help="a .tflite file; several files or folders (searched for *.tflite) run as a batch "
         "with one summary row per model",
     )

@@ -105,3 +105,55 @@ def write_atomic(
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def add_input_shape_option(parser: argparse.ArgumentParser) -> None:
+    """--input-shape NAME=1x128x128x3 (repeatable): re-plan with LiteRT-propagated shapes."""
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=SHAPE",
+        help="what if an input had this shape: NAME is an input tensor name, signature input "
+        "name or input position, SHAPE like 1x128x128x3; every tensor's shape is propagated by "
+        "the real LiteRT interpreter (extra 'runtime') and the model re-planned; repeatable",
+    )
+
+
+def input_shapes(args: argparse.Namespace) -> dict[str | int, tuple[int, ...]]:
+    """The parsed --input-shape values: {input name or position: shape} (UsageError if bad)."""
+    from arenalens.runtimes.litert_shapes import parse_input_shape  # noqa: PLC0415
+
+    shapes: dict[str | int, tuple[int, ...]] = {}
+    for text in getattr(args, "input_shape", None) or []:
+        name, shape = parse_input_shape(text)
+        if name in shapes:
+            raise UsageError(f"--input-shape names '{name}' twice")
+        shapes[name] = shape
+    return shapes
+
+
+def load_with_input_shapes(path: str, args: argparse.Namespace) -> Model:
+    """Load a MODEL argument (path or example:NAME), apply --input-shape → the Model to plan."""
+    shapes = input_shapes(args)
+    model = load_model_argument(path)
+    if not shapes:
+        return model
+    from arenalens.runtimes.litert_shapes import resize_model_inputs  # noqa: PLC0415
+
+    return resize_model_inputs(model, shapes)
+
+
+def add_alignment_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """--alignment N (a power of two)."""
+    parser.add_argument("--alignment", type=_alignment, default=None, metavar="N", help=help_text)
+
+
+def _alignment(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1 or value & (value - 1):
+        raise argparse.ArgumentTypeError(f"{value} is not a power of two")
+    return value

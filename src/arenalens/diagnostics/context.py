@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import Timeline, litert_timeline, tflm_timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.diagnostics.findings import short_name
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis
 
@@ -95,7 +96,7 @@ def execution_model(model: Model) -> Model:
 
 def tensor_name(model: Model, subgraph: int, tensor: int) -> str:
     """'7 'conv/Relu'' for messages."""
-    return f"{tensor} '{model.subgraphs[subgraph].tensors[tensor].name}'"
+    return f"{tensor} '{short_name(model.subgraphs[subgraph].tensors[tensor].name)}'"
 
 
 def format_bytes(nbytes: int) -> str:

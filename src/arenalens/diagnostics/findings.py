@@ -61,7 +61,16 @@ class Location:
 def _tensor_label(subgraph: Any, tensor: int) -> str:
     if subgraph is None or not 0 <= tensor < len(subgraph.tensors):
         return str(tensor)
-    return f"{tensor} '{subgraph.tensors[tensor].name}'"
+    return f"{tensor} '{short_name(subgraph.tensors[tensor].name)}'"
+
+
+def short_name(name: str, limit: int = 60) -> str:
+    """A tensor name fit for one line: converters join fused ops' names with ';' — keep the first,
+    and cut a long path from the front (its tail is the specific part)."""
+    first = name.split(";", 1)[0]
+    if len(first) > limit:
+        first = "…" + first[-(limit - 1) :]
+    return first + ("…" if ";" in name and len(first) < limit else "")
 
 
 @dataclass(frozen=True)

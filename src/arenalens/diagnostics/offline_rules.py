@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from arenalens.analysis.lifetimes import tflm_planned
 from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.ir import Model, Tensor
 
@@ -84,6 +84,7 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
     if context.runtime != "tflm":
         return
     placed = offline_tensors(context)
+    by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]] = {}
     for index, first in enumerate(placed):
         end = first.offset + first.nbytes
         for second in placed[index + 1 :]:
@@ -91,52 +92,61 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
                 break
             if not first.interval.overlaps(second.interval):
                 continue
-            yield _overlap_finding(context, first, second)
+            operator = _shared_vela_operator(context.model, first, second)
+            if operator is None:
+                yield _overlap_finding(context, first, second)
+            else:
+                by_vela_operator.setdefault(operator, []).append((first, second))
+    for operator, pairs in sorted(by_vela_operator.items()):
+        yield _vela_overlap_finding(context, operator, pairs)
 
 
 def _overlap_finding(
     context: DiagnoseContext, first: OfflineTensor, second: OfflineTensor
 ) -> Finding:
-    model = context.model
     low = max(first.offset, second.offset)
     high = min(first.offset + first.nbytes, second.offset + second.nbytes)
     steps_from = max(first.interval.first, second.interval.first)
     steps_to = min(first.interval.last, second.interval.last)
-    names = f"{_label(model, first)} [{first.offset}, {first.offset + first.nbytes})"
-    names_second = f"{_label(model, second)} [{second.offset}, {second.offset + second.nbytes})"
-    operator = _shared_vela_operator(model, first, second)
-    location = Location(first.subgraph, operator, (first.tensor, second.tensor))
-    common = (
-        f"the offline plan puts {names} and {names_second} in common bytes [{low}, {high}) "
-        f"while both are live (steps {steps_from}-{steps_to})"
-    )
-    if operator is not None:
-        return Finding(
-            rule="offline-plan-overlap",
-            severity=Severity.INFO,
-            location=location,
-            message=f"{common}; both belong only to Vela's ethos-u operator {operator}, whose "
-            "command stream orders the NPU's reads and writes, so Vela shares these bytes on "
-            "purpose",
-            fix="nothing to do for a Vela-compiled model; do not edit the graph around the "
-            "ethos-u operator without re-running Vela",
-            details={"bytes": high - low, "vela": True},
-        )
+    model = context.model
     return Finding(
         rule="offline-plan-overlap",
         severity=Severity.ERROR,
-        location=location,
-        message=f"{common}; TFLM applies offline offsets unchecked, so one tensor overwrites "
-        "the other (garbage outputs)",
+        location=Location(first.subgraph, None, (first.tensor, second.tensor)),
+        message=f"the offline plan puts {_label(model, first)} "
+        f"[{first.offset}, {first.offset + first.nbytes}) and {_label(model, second)} "
+        f"[{second.offset}, {second.offset + second.nbytes}) in common bytes [{low}, {high}) "
+        f"while both are live (steps {steps_from} to {steps_to}); TFLM applies offline offsets "
+        "unchecked, so one tensor overwrites the other (garbage outputs)",
         fix="regenerate the offline plan for this model (`arenalens optimize` writes a checked "
         "one), or set these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},
     )
 
 
+def _vela_overlap_finding(
+    context: DiagnoseContext, operator: int, pairs: list[tuple[OfflineTensor, OfflineTensor]]
+) -> Finding:
+    involved = sorted({t for pair in pairs for t in pair}, key=lambda t: t.tensor)
+    listing = ", ".join(
+        f"{_label(context.model, t)} [{t.offset}, {t.offset + t.nbytes})" for t in involved
+    )
+    return Finding(
+        rule="offline-plan-overlap",
+        severity=Severity.INFO,
+        location=Location(involved[0].subgraph, operator, tuple(t.tensor for t in involved)),
+        message=f"the offline plan overlaps {listing} while they are live together; all belong "
+        f"only to Vela's ethos-u operator {operator}, whose command stream orders the NPU's "
+        "reads and writes, so Vela shares these bytes on purpose",
+        fix="nothing to do for a Vela-compiled model; do not edit the graph around the ethos-u "
+        "operator without re-running Vela",
+        details={"pairs": len(pairs), "vela": True},
+    )
+
+
 def _label(model: Model, placed: OfflineTensor) -> str:
     tensor = model.subgraphs[placed.subgraph].tensors[placed.tensor]
-    return f"tensor {placed.tensor} '{tensor.name}'"
+    return f"tensor {placed.tensor} '{short_name(tensor.name)}'"
 
 
 def _shared_vela_operator(model: Model, first: OfflineTensor, second: OfflineTensor) -> int | None:

@@ -30,7 +30,7 @@ from arenalens.analysis.lifetimes import (
 )
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Problem, align_up
@@ -84,13 +84,18 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
         return
     sizes = {b.id: b.size for b in found.arena.problem.buffers}
     listed = ", ".join(
-        f"'{b.name}' {format_bytes(sizes[b.id])} ({100 * sizes[b.id] / found.live_bytes:.0f}%)"
+        f"'{short_name(b.name)}' {format_bytes(sizes[b.id])} ({100 * sizes[b.id] / found.live_bytes:.0f}%)"
         for b in found.buffers[:_TOP_TENSORS]
     )
     more = len(found.buffers) - _TOP_TENSORS
     tail = f" and {more} more" if more > 0 else ""
     running = _running(context.model, found)
     plan_size = context.analysis.primary.runtime_plan.arena_size
+    overlap_note = (
+        " (more than the whole arena: fixed offline offsets overlap these buffers on purpose)"
+        if found.live_bytes > plan_size
+        else ""
+    )
     yield Finding(
         rule="peak",
         severity=Severity.INFO,
@@ -101,7 +106,7 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
         ),
         message=f"{found.arena.name} peaks at step {found.step}{running}: "
         f"{format_bytes(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
-        f"{format_bytes(plan_size)} the runtime plans: {listed}{tail}",
+        f"{format_bytes(plan_size)} the runtime plans{overlap_note}: {listed}{tail}",
         fix="shrink what is live here: see the design hints (operator order, channels, stride, "
         "input resolution) for what each would save",
         details={
@@ -265,13 +270,15 @@ def reorder(model: Model, order: Sequence[int]) -> Model:
 
 
 def _largest_activation(context: DiagnoseContext, found: Peak) -> PlannedBuffer | None:
-    """The largest tensor at the peak that an operator writes (not an input, not scratch)."""
+    """The largest tensor at the peak that a builtin operator writes (not an input, not scratch)."""
     for planned in found.buffers:
         if planned.tensor is None or planned.subgraph >= len(context.model.subgraphs):
             continue
         subgraph = context.model.subgraphs[planned.subgraph]
         if planned.tensor >= len(subgraph.tensors) or planned.tensor not in subgraph.producers:
             continue
+        if subgraph.operators[subgraph.producers[planned.tensor]].is_custom:
+            return None  # an NPU / custom kernel's layout: design hints do not apply
         return planned
     return None
 
@@ -293,7 +300,7 @@ def _tensor_hints(
             rule="design-hints",
             severity=Severity.INFO,
             location=location,
-            message=f"channels: '{tensor.name}' {list(tensor.shape)} ({format_bytes(tensor.nbytes)}) "
+            message=f"channels: '{short_name(tensor.name)}' {list(tensor.shape)} ({format_bytes(tensor.nbytes)}) "
             f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) "
             f"writes {channels} channels. Halving them to {channels // 2} lowers this arena's "
             f"lower bound from {format_bytes(before)} to {format_bytes(after)}",
@@ -310,7 +317,7 @@ def _tensor_hints(
             severity=Severity.INFO,
             location=location,
             message=f"stride: operator {producer.index} ({producer.opcode}) runs at stride 1 "
-            f"and writes '{tensor.name}' {list(tensor.shape)}; at stride 2 it would write a "
+            f"and writes '{short_name(tensor.name)}' {list(tensor.shape)}; at stride 2 it would write a "
             f"quarter, lowering the lower bound from {format_bytes(before)} to "
             f"{format_bytes(after)}",
             fix=f"use stride 2 in operator {producer.index} (or downsample earlier) if accuracy "
@@ -354,7 +361,7 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     half = (batch, max(1, height // 2), max(1, width // 2), channels)
     wanted = "x".join(str(d) for d in half)
     message = (
-        f"input resolution: '{tensor.name}' is {height}x{width}; at {half[1]}x{half[2]} every "
+        f"input resolution: '{short_name(tensor.name)}' is {height}x{width}; at {half[1]}x{half[2]} every "
         "feature map before the first global pooling shrinks about 4x"
     )
     fix = (

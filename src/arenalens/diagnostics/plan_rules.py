@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.errors import ArenalensError
 from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
@@ -111,8 +111,8 @@ def _overwrite_finding(
         rule="output-overwritten",
         severity=Severity.ERROR,
         location=Location(0, producer, tensors),
-        message=f"model output '{output.name}' [{start}, {start + output.nbytes}) in {arena.name} "
-        f"shares bytes with {other.kind.value} '{other.name}' [{other_start}, "
+        message=f"model output '{short_name(output.name)}' [{start}, {start + output.nbytes}) in {arena.name} "
+        f"shares bytes with {other.kind.value} '{short_name(other.name)}' [{other_start}, "
         f"{other_start + other.nbytes}), which is written at step {other_interval.first}, after "
         f"the output and before the application reads it: the output comes back as garbage "
         f"({cause})",
@@ -153,7 +153,7 @@ def _misaligned_finding(
 ) -> Finding:
     arena, plan = result.arena, result.runtime_plan
     fixed = [p for p in misaligned if arena.problem.by_id[p.id].fixed_offset is not None]
-    examples = ", ".join(f"'{p.name}' at {plan.offsets[p.id]}" for p in misaligned[:3])
+    examples = ", ".join(f"'{short_name(p.name)}' at {plan.offsets[p.id]}" for p in misaligned[:3])
     aligned_size = _aligned_arena_size(arena, alignment)
     cost = ""
     saving = None

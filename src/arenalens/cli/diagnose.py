@@ -1,0 +1,156 @@
+"""`arenalens diagnose MODEL...`: what is wrong with this model's memory plan, and what to do."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from arenalens.cli.batch import ModelResult, add_models_argument, run_command
+from arenalens.cli.common import (
+    add_alignment_option,
+    add_input_shape_option,
+    add_output_options,
+    add_runtime_option,
+    load_with_input_shapes,
+    print_json,
+    print_text,
+    terminal_width,
+    use_color,
+)
+from arenalens.diagnostics import RULES, Diagnosis, Severity, diagnose
+from arenalens.errors import UsageError
+from arenalens.report.diagnose import diagnosis_document, render_diagnosis
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+_FAIL_ON = ("error", "warning", "info", "never")
+_COLUMNS = (("errors", "errors"), ("warnings", "warnings"), ("info", "info"), ("first", "first"))
+
+
+def register(subparsers: Any) -> None:
+    """Add the `diagnose` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "diagnose",
+        help="find what is wrong with a model's arena plan, and how to fix it",
+        description="Run every diagnostic rule on a model: outputs whose bytes get reused, "
+        "offline plans that overlap or miss tensors, tensors never read or read before they "
+        "are written, bad operand lists, dynamic shapes, subgraph arenas, misaligned offsets, "
+        "bytes the runtime's planner wastes, and the peak with design hints. Each finding has "
+        "a rule id, a severity, a location and a concrete fix. Exit code 1 when a finding at "
+        "or above --fail-on severity (default: error) is found.",
+    )
+    add_models_argument(parser, required=False)
+    add_runtime_option(parser)
+    add_alignment_option(
+        parser,
+        "the offset alignment your kernels need (e.g. 32 for kernels with 32-byte vector "
+        "loads; default: the runtime's own, TFLM 16 / LiteRT 64)",
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        dest="rules",
+        metavar="ID",
+        help="run only this rule (repeatable; see --list-rules)",
+    )
+    parser.add_argument(
+        "--severity",
+        choices=("error", "warning", "info"),
+        default="info",
+        help="show findings at or above this severity (default: info, all)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=_FAIL_ON,
+        default="error",
+        help="exit 1 when a finding at or above this severity exists (default: error)",
+    )
+    parser.add_argument(
+        "--what-if",
+        action="store_true",
+        help="also compute hints that re-plan a changed model with the real LiteRT interpreter "
+        "(the input-resolution saving)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="time for the exact planner behind planner-waste (default: 5)",
+    )
+    parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    add_input_shape_option(parser)
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List rules, or diagnose one model (full report) or many (summary table)."""
+    if args.list_rules:
+        return _list_rules(args)
+    if not args.models:
+        raise UsageError("diagnose: give at least one MODEL (or --list-rules)")
+    return run_command(args, diagnose_worker, _single, _COLUMNS, title="arenalens diagnose")
+
+
+def _diagnose(args: argparse.Namespace, path: str) -> Diagnosis:
+    model = load_with_input_shapes(path, args)
+    return diagnose(
+        model,
+        runtime=args.runtime,
+        alignment=args.alignment,
+        rules=args.rules,
+        planner_time_limit_s=args.time_limit,
+        what_if=args.what_if,
+    )
+
+
+def exit_code(diagnosis: Diagnosis, fail_on: str) -> int:
+    """1 when a finding at or above the fail-on severity exists, else 0."""
+    if fail_on == "never" or diagnosis.worst is None:
+        return EXIT_OK
+    return EXIT_FINDINGS if diagnosis.worst.rank <= Severity(fail_on).rank else EXIT_OK
+
+
+def _single(args: argparse.Namespace, path: str) -> int:
+    diagnosis = _diagnose(args, path)
+    if args.json:
+        print_json(diagnosis_document(diagnosis))
+    else:
+        print_text(
+            render_diagnosis(
+                diagnosis,
+                color=use_color(args),
+                width=terminal_width(),
+                minimum=Severity(args.severity),
+            )
+        )
+    return exit_code(diagnosis, args.fail_on)
+
+
+def diagnose_worker(args: argparse.Namespace, path: str) -> ModelResult:
+    """One model of a batch → its counts and the first finding at or above --severity."""
+    diagnosis = _diagnose(args, path)
+    minimum = Severity(args.severity)
+    shown = [f for f in diagnosis.findings if f.severity.rank <= minimum.rank]
+    first = f"{shown[0].severity.value}: {shown[0].rule}" if shown else "-"
+    return ModelResult(
+        model=path,
+        exit_code=exit_code(diagnosis, args.fail_on),
+        row={
+            "errors": diagnosis.count(Severity.ERROR),
+            "warnings": diagnosis.count(Severity.WARNING),
+            "info": diagnosis.count(Severity.INFO),
+            "first": first,
+        },
+        document=diagnosis_document(diagnosis),
+    )
+
+
+def _list_rules(args: argparse.Namespace) -> int:
+    if args.json:
+        print_json([{"id": rule.id, "title": rule.title, "needs_plan": rule.needs_plan} for rule in RULES])
+        return EXIT_OK
+    width = max(len(rule.id) for rule in RULES)
+    print_text("\n".join(f"{rule.id:<{width}}  {rule.title}" for rule in RULES))
+    return EXIT_OK
