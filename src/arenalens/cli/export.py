@@ -1,0 +1,105 @@
+"""`arenalens export MODEL --format json|csv|c-header|minimalloc|model-explorer [-o FILE]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
+from arenalens.cli.common import (
+    add_alignment_option,
+    add_input_shape_option,
+    add_runtime_option,
+    load_with_input_shapes,
+    write_atomic,
+)
+from arenalens.errors import UsageError
+from arenalens.exports import FORMATS, ExportOptions, export
+from arenalens.pipeline import analyze
+
+_COLUMNS = (("file", "written"), ("bytes", "bytes"), ("required", "arena (B)"))
+
+
+def register(subparsers: Any) -> None:
+    """Add the `export` parser."""
+    formats = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values())
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "export",
+        help="write the plan for other tools: JSON, CSV, C header, MiniMalloc, Model Explorer",
+        description=f"Plan a model and write the plan in one format ({formats}). Output goes "
+        "to stdout, or atomically to -o FILE; for several models -o names a folder that gets "
+        "one <model><ext> file each.",
+    )
+    add_models_argument(parser)
+    parser.add_argument(
+        "--format", "-f", required=True, choices=tuple(FORMATS), help="the output format"
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout"
+    )
+    add_runtime_option(parser)
+    parser.add_argument(
+        "--planner", metavar="NAME", default=None, help="export this planner's plan (default: "
+        "the runtime's own)",
+    )
+    add_alignment_option(parser, "plan with offsets aligned to N bytes")
+    parser.add_argument(
+        "--prefix", metavar="NAME", help="c-header: identifier prefix (default: the model name)"
+    )
+    parser.add_argument(
+        "--arena", metavar="NAME", help="minimalloc: arena name or index (default: the primary)"
+    )
+    parser.add_argument(
+        "--with-offsets",
+        action="store_true",
+        help="minimalloc: add the plan's offset column (MiniMalloc's output form, for its "
+        "validator)",
+    )
+    add_input_shape_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export one model (stdout or -o FILE) or many (-o FOLDER)."""
+    if is_batch(args.models):
+        if args.output is None:
+            raise UsageError("export: several models need -o FOLDER (one file per model)")
+        folder = Path(args.output)
+        if not folder.is_dir():
+            raise UsageError(f"{folder}: not a folder (several models write one file each)")
+    args.json = False  # batch summaries print a table; exports are files
+    return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
+
+
+def render(args: argparse.Namespace, path: str) -> tuple[str, int]:
+    """One model → (exported text, required bytes)."""
+    model = load_with_input_shapes(path, args)
+    analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
+    options = ExportOptions(prefix=args.prefix, arena=args.arena, with_offsets=args.with_offsets)
+    return export(analysis, args.format, options), analysis.budget.required_bytes
+
+
+def _single(args: argparse.Namespace, path: str) -> int:
+    text, _ = render(args, path)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    write_atomic(args.output, text, protect=(path,))
+    return 0
+
+
+def export_worker(args: argparse.Namespace, path: str) -> ModelResult:
+    """One model of a batch → its file in the -o folder."""
+    text, required = render(args, path)
+    name = Path(path.removeprefix("example:")).name
+    stem = name[: -len(".tflite")] if name.endswith(".tflite") else name
+    target = Path(args.output) / f"{stem}{FORMATS[args.format].extension}"
+    write_atomic(target, text, protect=(path,))
+    return ModelResult(
+        model=path,
+        exit_code=0,
+        row={"file": str(target), "bytes": len(text.encode("utf-8")), "required": required},
+        document={"file": str(target)},
+    )
