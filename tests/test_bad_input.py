@@ -51,7 +51,8 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert_one_line_error(tmp_path, capsys, "is a directory")
+    # A folder is a batch of the models in it; one without models is an error.
+    assert_one_line_error(tmp_path, capsys, "holds no .tflite files")
 
 
 def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

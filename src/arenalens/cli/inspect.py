@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
+from arenalens.analysis.lifetimes import Timeline, litert_timeline, tflm_timeline
+from arenalens.analysis.summary import summarize
+from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
-    add_model_argument,
     add_output_options,
     load_model_argument,
     print_json,
@@ -15,7 +16,16 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
+from arenalens.ir import Model
 from arenalens.report.inspect import inspect_document, render_inspect
+
+_COLUMNS = (
+    ("subgraphs", "subgraphs"),
+    ("operators", "operators"),
+    ("tensors", "tensors"),
+    ("arena_candidates", "arena candidates (B)"),
+    ("constants", "constants (B)"),
+)
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +36,7 @@ def register(subparsers: Any) -> None:
         description="Summarize a .tflite model: subgraphs, operator histogram, tensors by kind, "
         "bytes in constants vs arena candidates vs variables, inputs and outputs.",
     )
-    add_model_argument(parser)
+    add_models_argument(parser)
     parser.add_argument("--tensors", action="store_true", help="list every tensor")
     parser.add_argument(
         "--lifetimes",
@@ -44,11 +54,20 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, summarize, print."""
-    model = load_model_argument(args.model)
+    """One model: summary (and tensors / lifetimes); several: one summary row each."""
+    return run_command(args, inspect_worker, _single, _COLUMNS, title="arenalens inspect")
+
+
+def _load(args: argparse.Namespace, path: str) -> tuple[Model, Timeline | None]:
+    model = load_model_argument(path)
     timeline = None
     if args.lifetimes:
         timeline = tflm_timeline(model) if args.runtime == "tflm" else litert_timeline(model)
+    return model, timeline
+
+
+def _single(args: argparse.Namespace, path: str) -> int:
+    model, timeline = _load(args, path)
     if args.json:
         print_json(inspect_document(model, timeline))
         return 0
@@ -62,3 +81,21 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def inspect_worker(args: argparse.Namespace, path: str) -> ModelResult:
+    """One model of a batch → counts and bytes for its summary row, and its JSON document."""
+    model, timeline = _load(args, path)
+    summary = summarize(model)
+    return ModelResult(
+        model=path,
+        exit_code=0,
+        row={
+            "subgraphs": len(model.subgraphs),
+            "operators": model.operator_count,
+            "tensors": model.tensor_count,
+            "arena_candidates": summary.arena_candidate_bytes,
+            "constants": summary.constant_bytes,
+        },
+        document=inspect_document(model, timeline),
+    )

@@ -61,6 +61,15 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         "#include <stddef.h>",
         "#include <stdint.h>",
         "",
+        "/* Keeps -Wall quiet where a file uses only some of the constants below. */",
+        "#ifndef ARENALENS_UNUSED",
+        "#if defined(__GNUC__) || defined(__clang__)",
+        "#define ARENALENS_UNUSED __attribute__((unused))",
+        "#else",
+        "#define ARENALENS_UNUSED",
+        "#endif",
+        "#endif",
+        "",
         "/* The arena to declare, e.g. `static uint8_t arena[" + upper + "_ARENA_SIZE]` aligned to",
         " * " + upper + "_ARENA_ALIGNMENT. */",
         f"#define {upper}_ARENA_SIZE {budget.required_bytes}u",
@@ -75,7 +84,7 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
     lines += [
         "",
         "#ifndef ARENALENS_NO_KTENSORARENASIZE",
-        f"static const size_t kTensorArenaSize = {upper}_ARENA_SIZE;",
+        f"static const size_t kTensorArenaSize ARENALENS_UNUSED = {upper}_ARENA_SIZE;",
         "#endif",
         "",
         f"#define {upper}_BUFFER_COUNT {len(rows)}u",
@@ -91,7 +100,8 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
     ]
     if rows:
         lines.append(
-            f"static const {lower}_tensor_offset_t {lower}_tensor_offsets[{upper}_BUFFER_COUNT] = {{"
+            f"static const {lower}_tensor_offset_t {lower}_tensor_offsets[{upper}_BUFFER_COUNT]"
+            " ARENALENS_UNUSED = {"
         )
         suffix = "u" if not big else "ull"
         for arena, subgraph, tensor, offset, size, name in rows:
