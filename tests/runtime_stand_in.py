@@ -28,7 +28,9 @@ if "stand_in_tflm_greedy" not in PLANNERS:
 
     @register_planner("stand_in_tflm_greedy", description="test stand-in for tflm_greedy")
     def _greedy(problem: Problem) -> dict[int, int]:
-        fixed = sorted((b for b in problem.buffers if b.fixed_offset is not None), key=lambda b: b.id)
+        fixed = sorted(
+            (b for b in problem.buffers if b.fixed_offset is not None), key=lambda b: b.id
+        )
         online = sorted(
             (b for b in problem.buffers if b.fixed_offset is None), key=lambda b: (-b.size, -b.id)
         )
@@ -118,8 +120,7 @@ def ensure_tflm_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     """Use the stand-in when the real TFLM runtime module is missing."""
     if HAVE_REAL_TFLM:
         return
-    import arenalens.pipeline as pipeline
-    import arenalens.runtimes as runtimes
+    from arenalens import pipeline, runtimes
 
     real = runtimes.get_runtime
 

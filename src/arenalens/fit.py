@@ -65,13 +65,9 @@ def check_fit(
     if reserve_bytes < 0:
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:
-        raise UsageError(
-            f"--reserve {reserve_bytes:,} B leaves nothing of the {budget:,} B budget"
-        )
+        raise UsageError(f"--reserve {reserve_bytes:,} B leaves nothing of the {budget:,} B budget")
     budget_info = analysis.budget
-    wasted = sum(
-        max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas
-    )
+    wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     return FitCheck(
         model=analysis.model.name,
         source=analysis.model.source,

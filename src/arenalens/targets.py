@@ -21,7 +21,7 @@ KIB = 1024
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One MCU or board: its SRAM, the largest arena it can hold, and where the numbers come from."""
+    """One MCU or board: its SRAM, the largest arena it holds, and where the numbers are from."""
 
     name: str  # the --target spelling, lower case
     title: str

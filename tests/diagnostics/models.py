@@ -1,4 +1,4 @@
-"""Small models built with arenalens' own FlatBuffer builder, each made to trigger (or not) a rule."""
+"""Small models built with arenalens' own builder, each made to trigger (or not) one rule."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ def conv(
     return output
 
 
-def chain(size: int = 8, channels: Sequence[int] = (8, 16, 8)) -> tuple[ModelBuilder, SubgraphBuilder]:
+def chain(
+    size: int = 8, channels: Sequence[int] = (8, 16, 8)
+) -> tuple[ModelBuilder, SubgraphBuilder]:
     """input [1,size,size,3] → 1x1 convs with the given channels → output; nothing odd."""
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")

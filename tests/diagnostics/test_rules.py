@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose
-from arenalens.diagnostics import plan_rules
+from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose, plan_rules
 from arenalens.ir import Model
 from arenalens.tflite.builder import ModelBuilder
 from tests.diagnostics import exhaustive
@@ -93,7 +92,7 @@ def test_offline_plan_count_quiet_when_counts_match() -> None:
 
 
 def test_offline_plan_overlap_triggers() -> None:
-    builder, graph = chain()
+    builder, _ = chain()
     offsets = [-1] * tensor_count(builder)
     offsets[3], offsets[6] = 0, 256  # conv0 (512 B) and conv1 overlap while conv1 reads conv0
     model = load(with_offline_plan(builder, offsets))
@@ -406,7 +405,9 @@ def test_design_hints_operator_order() -> None:
     joined = graph.add_tensor("joined", (1, 4, 4, 33), "INT8")
     graph.add_operator("CONCATENATION", [small, wide], [joined], options={"axis": 3})
     graph.set_outputs([joined])
-    findings = [f for f in run(load(builder), "design-hints") if f.details["hint"] == "operator-order"]
+    findings = [
+        f for f in run(load(builder), "design-hints") if f.details["hint"] == "operator-order"
+    ]
     (finding,) = findings
     assert finding.details["order"] == [0, 2, 1, 3]
     assert finding.saving_bytes is not None and finding.saving_bytes > 0

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export, select_arena
 from arenalens.exports.c_header import c_identifier
 from arenalens.exports.minimalloc import from_minimalloc_csv, to_minimalloc_csv
 from arenalens.exports.model_explorer import graph_id, node_data
 from arenalens.exports.plan_json import plan_document, plan_schema_text
-from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning import Buffer, Problem, check_plan
 from arenalens.tflite.reader import load_model

@@ -15,14 +15,19 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
 
 from arenalens.cli.common import print_json, print_text, terminal_width, use_color
 from arenalens.errors import ArenalensError, UsageError
+from arenalens.report.console import render_text
 
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
@@ -35,7 +40,8 @@ class ModelResult:
 
     model: str  # the path as given / found
     exit_code: int
-    row: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Plain dicts and lists only: results cross process boundaries (pickled).
+    row: Mapping[str, Any] = field(default_factory=dict)
     document: Any = None  # the command's --json document for this model
     error: str | None = None  # one-line error when the model could not be processed
 
@@ -72,9 +78,7 @@ def expand_model_arguments(arguments: Sequence[str]) -> list[str]:
     for argument in arguments:
         candidate = Path(argument)
         if candidate.is_dir():
-            found = sorted(
-                str(p) for p in candidate.rglob(f"*{MODEL_SUFFIX}") if p.is_file()
-            )
+            found = sorted(str(p) for p in candidate.rglob(f"*{MODEL_SUFFIX}") if p.is_file())
             if not found:
                 raise UsageError(f"{argument}: folder holds no {MODEL_SUFFIX} files")
             paths.extend(found)
@@ -117,7 +121,7 @@ def _guarded(worker: Worker, args: argparse.Namespace, path: str) -> ModelResult
         return worker(args, path)
     except ArenalensError as error:
         return ModelResult(model=path, exit_code=EXIT_ERROR, error=str(error))
-    except Exception as error:  # noqa: BLE001 - reported per model, the batch goes on
+    except Exception as error:
         return ModelResult(
             model=path,
             exit_code=EXIT_INTERNAL,
@@ -130,9 +134,6 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 
 def _progress() -> Any:
-    from rich.console import Console  # noqa: PLC0415 - only on a terminal
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -156,8 +157,6 @@ def _with_progress(paths: Sequence[str], args: argparse.Namespace) -> Any:
 def _completed_with_progress(
     futures: Mapping[Future[ModelResult], int], args: argparse.Namespace
 ) -> Any:
-    from concurrent.futures import as_completed  # noqa: PLC0415
-
     if not _show_progress(args):
         yield from as_completed(futures)
         return
@@ -184,12 +183,15 @@ def finish_batch(
 
 
 def _json_entry(result: ModelResult) -> Any:
+    """One list entry: the path and exit code, then the command's own document (or the error)."""
+    entry: dict[str, Any] = {"path": result.model, "exit_code": result.exit_code}
     if result.error is not None:
-        return {"model": result.model, "exit_code": result.exit_code, "error": result.error}
-    document = result.document
-    if isinstance(document, dict):
-        return {"model": result.model, "exit_code": result.exit_code, **document}
-    return {"model": result.model, "exit_code": result.exit_code, "result": document}
+        entry["error"] = result.error
+    elif isinstance(result.document, dict):
+        entry.update(result.document)
+    else:
+        entry["result"] = result.document
+    return entry
 
 
 def render_summary(
@@ -200,11 +202,6 @@ def render_summary(
     color: bool,
 ) -> str:
     """Results → a table: model, each column, exit code; errors span the row."""
-    from rich.table import Table  # noqa: PLC0415 - rich is a core dependency, imported late
-    from rich.text import Text
-
-    from arenalens.report.console import render_text  # noqa: PLC0415
-
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("model", overflow="fold")
     for _, heading in columns:

@@ -149,7 +149,9 @@ def diagnose_worker(args: argparse.Namespace, path: str) -> ModelResult:
 
 def _list_rules(args: argparse.Namespace) -> int:
     if args.json:
-        print_json([{"id": rule.id, "title": rule.title, "needs_plan": rule.needs_plan} for rule in RULES])
+        print_json(
+            [{"id": rule.id, "title": rule.title, "needs_plan": rule.needs_plan} for rule in RULES]
+        )
         return EXIT_OK
     width = max(len(rule.id) for rule in RULES)
     print_text("\n".join(f"{rule.id:<{width}}  {rule.title}" for rule in RULES))

@@ -41,8 +41,10 @@ def register(subparsers: Any) -> None:
     )
     add_runtime_option(parser)
     parser.add_argument(
-        "--planner", metavar="NAME", default=None, help="export this planner's plan (default: "
-        "the runtime's own)",
+        "--planner",
+        metavar="NAME",
+        default=None,
+        help="export this planner's plan (default: the runtime's own)",
     )
     add_alignment_option(parser, "plan with offsets aligned to N bytes")
     parser.add_argument(

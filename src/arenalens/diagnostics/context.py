@@ -87,7 +87,9 @@ def execution_model(model: Model) -> Model:
     subgraphs = tuple(
         replace(
             subgraph,
-            operators=tuple(replace(op, raw_builtin_code=op.builtin_code) for op in subgraph.operators),
+            operators=tuple(
+                replace(op, raw_builtin_code=op.builtin_code) for op in subgraph.operators
+            ),
         )
         for subgraph in model.subgraphs
     )

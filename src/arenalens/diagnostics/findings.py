@@ -1,4 +1,4 @@
-"""Findings: what a diagnostic rule reports — rule id, severity, where, what is wrong, what to do."""
+"""Findings: what a rule reports — rule id, severity, where, what is wrong, and what to do."""
 
 from __future__ import annotations
 

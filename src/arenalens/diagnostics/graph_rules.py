@@ -193,8 +193,9 @@ def operand_count(context: DiagnoseContext) -> Iterator[Finding]:
                 location=Location(subgraph.index, op.index),
                 message=f"operator {op.index} ({op.opcode}) has {'; '.join(problems)}: the "
                 "kernel's Prepare rejects it (or, without that check, reads past the list)",
-                fix=f"re-export the model; {op.opcode} needs {_expected(spec.min_inputs, spec.max_inputs)} "
-                f"inputs and {_expected(spec.min_outputs, spec.max_outputs)} outputs "
+                fix=f"re-export the model; {op.opcode} needs "
+                f"{_expected(spec.min_inputs, spec.max_inputs)} inputs and "
+                f"{_expected(spec.min_outputs, spec.max_outputs)} outputs "
                 "(pass omitted optional inputs as -1, do not drop them)",
                 details={"inputs": len(op.inputs), "outputs": len(op.outputs)},
             )

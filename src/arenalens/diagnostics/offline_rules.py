@@ -76,7 +76,9 @@ def offline_tensors(context: DiagnoseContext) -> list[OfflineTensor]:
 
 def _offline_planned(tensor: Tensor) -> bool:
     """TFLM honours an offline offset for planned tensors and for variables (§2.2)."""
-    return tflm_planned(tensor) or (tensor.is_variable and not tensor.has_data and tensor.nbytes > 0)
+    return tflm_planned(tensor) or (
+        tensor.is_variable and not tensor.has_data and tensor.nbytes > 0
+    )
 
 
 def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:

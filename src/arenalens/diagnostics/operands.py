@@ -1,4 +1,4 @@
-"""Operand counts of builtin operators: how many inputs / outputs a kernel requires, which may be -1.
+"""Operand counts of builtins: how many inputs / outputs a kernel requires, which may be -1.
 
 Taken from the kernels' Prepare checks (`NumInputs`, `GetOptionalInputTensor`) in LiteRT
 *tflite/kernels/* and TFLM *tensorflow/lite/micro/kernels/*; where the two differ the looser count

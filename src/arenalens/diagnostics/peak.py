@@ -84,7 +84,8 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
         return
     sizes = {b.id: b.size for b in found.arena.problem.buffers}
     listed = ", ".join(
-        f"'{short_name(b.name)}' {format_bytes(sizes[b.id])} ({100 * sizes[b.id] / found.live_bytes:.0f}%)"
+        f"'{short_name(b.name)}' {format_bytes(sizes[b.id])} "
+        f"({100 * sizes[b.id] / found.live_bytes:.0f}%)"
         for b in found.buffers[:_TOP_TENSORS]
     )
     more = len(found.buffers) - _TOP_TENSORS
@@ -224,7 +225,8 @@ def memory_aware_order(subgraph: Subgraph) -> list[int]:
     produced = {t for t in subgraph.inputs if t >= 0}
     produced.update(t.index for t in subgraph.tensors if t.has_data or t.is_variable)
     waiting = {
-        op.index: {t for t in op.inputs if t >= 0 and t in subgraph.producers} for op in subgraph.operators
+        op.index: {t for t in op.inputs if t >= 0 and t in subgraph.producers}
+        for op in subgraph.operators
     }
     done: list[int] = []
     pending = set(waiting)
@@ -262,9 +264,7 @@ def _delta(subgraph: Subgraph, op_index: int, readers_left: dict[int, set[int]])
 def reorder(model: Model, order: Sequence[int]) -> Model:
     """Model with subgraph 0's operators in `order` (renumbered); tensors untouched."""
     main = model.subgraphs[0]
-    operators = tuple(
-        replace(main.operators[old], index=new) for new, old in enumerate(order)
-    )
+    operators = tuple(replace(main.operators[old], index=new) for new, old in enumerate(order))
     subgraph = replace(main, operators=operators)
     return replace(model, subgraphs=(subgraph, *model.subgraphs[1:]))
 
@@ -300,7 +300,8 @@ def _tensor_hints(
             rule="design-hints",
             severity=Severity.INFO,
             location=location,
-            message=f"channels: '{short_name(tensor.name)}' {list(tensor.shape)} ({format_bytes(tensor.nbytes)}) "
+            message=f"channels: '{short_name(tensor.name)}' {list(tensor.shape)} "
+            f"({format_bytes(tensor.nbytes)}) "
             f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) "
             f"writes {channels} channels. Halving them to {channels // 2} lowers this arena's "
             f"lower bound from {format_bytes(before)} to {format_bytes(after)}",
@@ -317,8 +318,8 @@ def _tensor_hints(
             severity=Severity.INFO,
             location=location,
             message=f"stride: operator {producer.index} ({producer.opcode}) runs at stride 1 "
-            f"and writes '{short_name(tensor.name)}' {list(tensor.shape)}; at stride 2 it would write a "
-            f"quarter, lowering the lower bound from {format_bytes(before)} to "
+            f"and writes '{short_name(tensor.name)}' {list(tensor.shape)}; at stride 2 it would "
+            f"write a quarter, lowering the lower bound from {format_bytes(before)} to "
             f"{format_bytes(after)}",
             fix=f"use stride 2 in operator {producer.index} (or downsample earlier) if accuracy "
             "allows; every later feature map shrinks too",
@@ -352,7 +353,9 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     """Half the input height and width, re-planned with LiteRT's shape propagation."""
     main = context.model.subgraphs[0]
     images = [
-        t for t in main.inputs if t >= 0 and _spatial(main.tensors[t].shape) and not main.tensors[t].has_data
+        t
+        for t in main.inputs
+        if t >= 0 and _spatial(main.tensors[t].shape) and not main.tensors[t].has_data
     ]
     if len(images) != 1:
         return None
@@ -361,8 +364,8 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     half = (batch, max(1, height // 2), max(1, width // 2), channels)
     wanted = "x".join(str(d) for d in half)
     message = (
-        f"input resolution: '{short_name(tensor.name)}' is {height}x{width}; at {half[1]}x{half[2]} every "
-        "feature map before the first global pooling shrinks about 4x"
+        f"input resolution: '{short_name(tensor.name)}' is {height}x{width}; at "
+        f"{half[1]}x{half[2]} every feature map before the first global pooling shrinks about 4x"
     )
     fix = (
         f"train / convert at the lower resolution if accuracy allows; measure it first with "

@@ -48,7 +48,9 @@ def output_overwritten(context: DiagnoseContext) -> Iterator[Finding]:
                     continue
                 other_interval = context.execution_interval(arena, other)
                 if _overwrites(context, output, output_interval, other, other_interval):
-                    yield _overwrite_finding(context, arena, plan, output, other, other_interval)
+                    yield _overwrite_finding(
+                        context, arena, plan, output, other, other_interval=other_interval
+                    )
 
 
 def _holds_any(planned: PlannedBuffer, tensors: set[int]) -> bool:
@@ -94,6 +96,7 @@ def _overwrite_finding(
     plan: Plan,
     output: PlannedBuffer,
     other: PlannedBuffer,
+    *,
     other_interval: Interval,
 ) -> Finding:
     start = plan.offsets[output.id]
@@ -106,12 +109,15 @@ def _overwrite_finding(
         "operator whose nested subgraph TFLM does not mark, §2.4)"
     )
     tensors = tuple(t for t in (output.tensor, other.tensor) if t is not None)
-    producer = None if output.tensor is None else context.model.subgraphs[0].producers.get(output.tensor)
+    producer = (
+        None if output.tensor is None else context.model.subgraphs[0].producers.get(output.tensor)
+    )
     return Finding(
         rule="output-overwritten",
         severity=Severity.ERROR,
         location=Location(0, producer, tensors),
-        message=f"model output '{short_name(output.name)}' [{start}, {start + output.nbytes}) in {arena.name} "
+        message=f"model output '{short_name(output.name)}' [{start}, {start + output.nbytes}) "
+        f"in {arena.name} "
         f"shares bytes with {other.kind.value} '{short_name(other.name)}' [{other_start}, "
         f"{other_start + other.nbytes}), which is written at step {other_interval.first}, after "
         f"the output and before the application reads it: the output comes back as garbage "

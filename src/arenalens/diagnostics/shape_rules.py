@@ -44,8 +44,10 @@ def dynamic_shape(context: DiagnoseContext) -> Iterator[Finding]:
 def _follows_inputs(tensor: Tensor, dynamic_inputs: list[Tensor]) -> bool:
     """A -1 in the batch position alongside a -1-batch input: the same unknown, reported once."""
     batch_inputs = [t for t in dynamic_inputs if t.shape_signature[:1] == (-1,)]
-    return bool(batch_inputs) and tensor.shape_signature[:1] == (-1,) and (
-        sum(1 for d in tensor.shape_signature if d < 0) == 1
+    return (
+        bool(batch_inputs)
+        and tensor.shape_signature[:1] == (-1,)
+        and (sum(1 for d in tensor.shape_signature if d < 0) == 1)
     )
 
 
@@ -110,9 +112,7 @@ def dynamic_tensor_unsupported(context: DiagnoseContext) -> Iterator[Finding]:
     for subgraph in context.model.subgraphs:
         for op in subgraph.operators:
             bad = tuple(
-                t
-                for t in op.outputs
-                if t >= 0 and _unsupported_shape(subgraph.tensors[t].shape)
+                t for t in op.outputs if t >= 0 and _unsupported_shape(subgraph.tensors[t].shape)
             )
             if not bad:
                 continue

@@ -125,6 +125,13 @@ def _rows(analysis: Analysis) -> list[tuple[int, int, int, int, int, str]]:
             planned = arena.buffers[buffer.id]
             tensor = -1 if planned.tensor is None else planned.tensor
             rows.append(
-                (index, planned.subgraph, tensor, plan.offsets[buffer.id], buffer.size, planned.name)
+                (
+                    index,
+                    planned.subgraph,
+                    tensor,
+                    plan.offsets[buffer.id],
+                    buffer.size,
+                    planned.name,
+                )
             )
     return rows

@@ -29,18 +29,34 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
     table.add_column(justify="right")
     table.add_column(justify="right", style="dim")
     table.add_column()
-    table.add_row("needs", f"{check.required_bytes:,} B", format_bytes(check.required_bytes),
-                  _parts(check.parts.items()))
-    table.add_row("available", f"{check.available_bytes:,} B",
-                  format_bytes(check.available_bytes), _budget_source(check))
+    table.add_row(
+        "needs",
+        f"{check.required_bytes:,} B",
+        format_bytes(check.required_bytes),
+        _parts(check.parts.items()),
+    )
+    table.add_row(
+        "available",
+        f"{check.available_bytes:,} B",
+        format_bytes(check.available_bytes),
+        _budget_source(check),
+    )
     if check.fits:
         share = 100.0 * check.headroom_bytes / check.available_bytes
-        table.add_row("headroom", f"{check.headroom_bytes:,} B", format_bytes(check.headroom_bytes),
-                      f"{share:.1f}% of available")
+        table.add_row(
+            "headroom",
+            f"{check.headroom_bytes:,} B",
+            format_bytes(check.headroom_bytes),
+            f"{share:.1f}% of available",
+        )
     else:
         short = -check.headroom_bytes
-        table.add_row("shortfall", f"{short:,} B", format_bytes(short),
-                      f"{100.0 * short / check.available_bytes:.1f}% more RAM needed")
+        table.add_row(
+            "shortfall",
+            f"{short:,} B",
+            format_bytes(short),
+            f"{100.0 * short / check.available_bytes:.1f}% more RAM needed",
+        )
     lines: list[Text | Table] = [verdict, table]
     if not check.fits:
         lines.append(_advice(check))

@@ -99,7 +99,7 @@ def resize_model_inputs(model: Model, shapes: Mapping[str | int, Sequence[int]])
         raise UsageError(
             f"{model.source}: LiteRT cannot run the model with input shape {wanted}: {first_line}"
         ) from None
-    wrapper = interpreter._interpreter  # noqa: SLF001 - the only per-subgraph shape accessor
+    wrapper = interpreter._interpreter
     subgraphs = tuple(_read_shapes(model, subgraph, wrapper) for subgraph in model.subgraphs)
     return replace(model, subgraphs=subgraphs)
 
@@ -133,10 +133,11 @@ def _read_shapes(model: Model, subgraph: Subgraph, wrapper: Any) -> Subgraph:
             shape = tuple(int(d) for d in wrapper.TensorSize(tensor.index, subgraph.index))
         except (RuntimeError, ValueError):  # "Tensor with no shape found": keep the file's
             shape = tensor.shape
-        if shape != tensor.shape:
-            _check_bytes(model, subgraph, tensor.name, shape, tensor.dtype.element_bytes or 1)
-            tensor = replace(tensor, shape=shape)
-        tensors.append(tensor)
+        if shape == tensor.shape:
+            tensors.append(tensor)
+            continue
+        _check_bytes(model, subgraph, tensor.name, shape, tensor.dtype.element_bytes or 1)
+        tensors.append(replace(tensor, shape=shape))
     return replace(subgraph, tensors=tuple(tensors))
 
 

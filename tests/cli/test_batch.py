@@ -1,0 +1,88 @@
+"""The batch layer: folders expand to models, workers run in a process pool, worst exit wins."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from arenalens.cli import main
+from arenalens.cli.batch import (
+    ModelResult,
+    expand_model_arguments,
+    finish_batch,
+    is_batch,
+    run_models,
+)
+from arenalens.errors import UsageError
+from tests.diagnostics.models import chain
+
+
+def models_folder(tmp_path: Path, count: int = 3) -> Path:
+    folder = tmp_path / "models"
+    (folder / "nested").mkdir(parents=True)
+    for index in range(count):
+        builder, _ = chain(size=4 + index)
+        place = folder / "nested" if index == count - 1 else folder
+        (place / f"m{index}.tflite").write_bytes(builder.build())
+    (folder / "notes.txt").write_text("not a model")
+    return folder
+
+
+def test_expand_folders_recursively_sorted_without_duplicates(tmp_path: Path) -> None:
+    folder = models_folder(tmp_path)
+    expanded = expand_model_arguments([str(folder), str(folder / "m0.tflite")])
+    assert [Path(p).name for p in expanded] == ["m0.tflite", "m1.tflite", "m2.tflite"]
+    assert is_batch([str(folder)]) and is_batch(["a", "b"]) and not is_batch(["a"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match=r"holds no \.tflite files"):
+        expand_model_arguments([str(tmp_path / "empty")])
+
+
+def test_inspect_batch_runs_in_a_process_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = models_folder(tmp_path)
+    assert main(["inspect", str(folder), "-j", "2", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert [Path(e["path"]).name for e in entries] == ["m0.tflite", "m1.tflite", "m2.tflite"]
+    assert all(e["exit_code"] == 0 and e["operator_count"] == 3 for e in entries)
+    assert main(["inspect", str(folder), "-j", "2", "--no-color"]) == 0
+    table = capsys.readouterr().out
+    assert "3 models, 0 with a non-zero exit code" in table
+
+
+def test_bad_model_does_not_stop_the_batch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = models_folder(tmp_path)
+    (folder / "bad.tflite").write_bytes(b"\x00" * 64)
+    assert main(["inspect", str(folder), "-j", "2", "--json"]) == 2
+    entries = {Path(e["path"]).name: e for e in json.loads(capsys.readouterr().out)}
+    assert entries["bad.tflite"]["exit_code"] == 2
+    assert "not a TFLite model" in entries["bad.tflite"]["error"]
+    assert entries["m0.tflite"]["exit_code"] == 0
+
+
+def crash_worker(args: argparse.Namespace, path: str) -> ModelResult:
+    if path.endswith("1"):
+        raise RuntimeError("boom")
+    return ModelResult(model=path, exit_code=1 if path.endswith("2") else 0, row={"n": 7})
+
+
+def test_worker_bugs_become_exit_3_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(jobs=1, json=False, no_color=True)
+    results = run_models(args, ["m0", "m1", "m2"], crash_worker)
+    assert [r.exit_code for r in results] == [0, 3, 1]
+    assert results[1].error == "internal error: RuntimeError: boom"
+    assert finish_batch(args, results, [("n", "n")], title="t") == 3
+    out = capsys.readouterr().out
+    assert "internal error: RuntimeError: boom" in out
+
+
+def test_negative_jobs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = models_folder(tmp_path)
+    assert main(["inspect", str(folder), "-j", "-1"]) == 2
+    assert "--jobs must be >= 0" in capsys.readouterr().err

@@ -1,0 +1,160 @@
+"""--input-shape: shapes propagated by the real LiteRT interpreter, and the re-planned arena."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+import pytest
+
+from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.examples import example_bytes
+from arenalens.ir import Model
+from arenalens.pipeline import analyze
+from arenalens.runtimes.litert_shapes import (
+    input_tensor_index,
+    parse_input_shape,
+    resize_model_inputs,
+)
+from arenalens.tflite.reader import load_model
+
+HAVE_LITERT = importlib.util.find_spec("ai_edge_litert") is not None
+HAVE_LITERT_RULES = importlib.util.find_spec("arenalens.runtimes.litert") is not None
+needs_litert = pytest.mark.skipif(not HAVE_LITERT, reason="ai_edge_litert not installed")
+EXAMPLE = "vww_mobilenet_v1"
+NEW_SHAPE = (1, 128, 128, 3)
+
+
+def example() -> Model:
+    return load_model(example_bytes(EXAMPLE))
+
+
+def litert(model_bytes: bytes, shape: tuple[int, ...] | None) -> Any:
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    interpreter = Interpreter(
+        model_content=model_bytes,
+        experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+    )
+    if shape is not None:
+        interpreter.resize_tensor_input(0, list(shape), strict=False)
+    interpreter.allocate_tensors()
+    return interpreter
+
+
+def real_arena_bytes(interpreter: Any, model: Model) -> int:
+    """The real arena's high-water mark: span of the non-constant tensors' data (§3.10)."""
+    wrapper = interpreter._interpreter
+    spans = []
+    for index in range(wrapper.NumTensors(0)):
+        if index < len(model.subgraphs[0].tensors):
+            tensor = model.subgraphs[0].tensors[index]
+            if tensor.has_data or tensor.is_variable:
+                continue
+        try:
+            wrapper.TensorType(index, 0)  # typeless kernel tensors: never planned, never touch
+            data = interpreter.tensor(index)()
+        except ValueError:  # "Tensor data is null": dynamic, zero-byte or unallocated
+            continue
+        if data.ndim == 0 or data.nbytes == 0:
+            continue
+        spans.append((data.ctypes.data, data.nbytes))
+    base = min(address for address, _ in spans)
+    return max(address - base + nbytes for address, nbytes in spans)
+
+
+def test_parse_input_shape() -> None:
+    assert parse_input_shape("input=1x128x128x3") == ("input", (1, 128, 128, 3))
+    assert parse_input_shape("a=b=1,2") == ("a=b", (1, 2))
+    for bad in ("1x2", "x=", "x=1xx2", "x=0x3", "=1x2"):
+        with pytest.raises(UsageError):
+            parse_input_shape(bad)
+
+
+def test_input_lookup_by_name_signature_and_position() -> None:
+    model = example()
+    assert input_tensor_index(model, "input") == model.subgraphs[0].inputs[0]
+    assert input_tensor_index(model, "0") == model.subgraphs[0].inputs[0]
+    with pytest.raises(UsageError, match=r"no input named 'nope'.*'input'"):
+        input_tensor_index(model, "nope")
+    with pytest.raises(UsageError, match="out of range"):
+        input_tensor_index(model, "3")
+
+
+@needs_litert
+def test_shapes_match_the_interpreter_after_resize() -> None:
+    model = example()
+    resized = resize_model_inputs(model, {"input": NEW_SHAPE})
+    interpreter = litert(example_bytes(EXAMPLE), NEW_SHAPE)
+    for tensor in resized.subgraphs[0].tensors:
+        real = tuple(int(d) for d in interpreter._interpreter.TensorSize(tensor.index, 0))
+        assert tensor.shape == real, tensor.name
+    grown = [
+        (before.nbytes, after.nbytes)
+        for before, after in zip(
+            model.subgraphs[0].tensors, resized.subgraphs[0].tensors, strict=True
+        )
+        if before.nbytes != after.nbytes
+    ]
+    assert grown and all(after > before for before, after in grown)
+
+
+@needs_litert
+@pytest.mark.usefixtures("tflm_runtime")
+def test_resized_tflm_arena_grows_like_the_activations() -> None:
+    model = example()
+    resized = resize_model_inputs(model, {"input": NEW_SHAPE})
+    before = analyze(model).primary.lower_bound
+    after = analyze(resized).primary.lower_bound
+    # Every feature map scales with the image area: (128 / 96)^2 = 16/9.
+    assert after == pytest.approx(before * 16 / 9, rel=0.02)
+
+
+@needs_litert
+@pytest.mark.skipif(not HAVE_LITERT_RULES, reason="arenalens.runtimes.litert not on this branch")
+def test_litert_arena_matches_the_real_interpreter_after_resize() -> None:
+    model = example()
+    resized = resize_model_inputs(model, {"input": NEW_SHAPE})
+    for candidate, shape in ((model, None), (resized, NEW_SHAPE)):
+        interpreter = litert(example_bytes(EXAMPLE), shape)
+        predicted = analyze(candidate, runtime="litert").primary.runtime_plan.arena_size
+        assert predicted == real_arena_bytes(interpreter, model)
+
+
+@needs_litert
+def test_real_arena_grows_after_resize() -> None:
+    """The measurement the LiteRT comparison relies on sees the resize."""
+    model = example()
+    before = real_arena_bytes(litert(example_bytes(EXAMPLE), None), model)
+    after = real_arena_bytes(litert(example_bytes(EXAMPLE), NEW_SHAPE), model)
+    assert after > before
+
+
+@needs_litert
+def test_impossible_shape_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="LiteRT cannot run the model with input shape"):
+        resize_model_inputs(example(), {"input": (1, 192, 192, 3)})
+    with pytest.raises(UsageError, match="rank 4"):
+        resize_model_inputs(example(), {"input": (1, 128, 128)})
+
+
+def test_missing_litert_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_litert(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.startswith("ai_edge_litert"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_litert)
+    with pytest.raises(RuntimeUnavailableError, match=r"pip install 'arenalens\[runtime\]'"):
+        resize_model_inputs(example(), {"input": NEW_SHAPE})
+
+
+def test_no_shapes_returns_the_model() -> None:
+    model = example()
+    assert resize_model_inputs(model, {}) is model
+    assert np.prod(NEW_SHAPE) > 0
