@@ -294,8 +294,8 @@ def _tensor_hints(
     before = problem.lower_bound()
     location = Location(planned.subgraph, producer.index, (planned.tensor,))
     channels = tensor.shape[-1] if tensor.shape else 1
-    if channels >= 2:
-        after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 2))
+    after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 2))
+    if channels >= 2 and after < before:  # a hint that saves nothing is noise
         yield Finding(
             rule="design-hints",
             severity=Severity.INFO,
@@ -311,8 +311,13 @@ def _tensor_hints(
             details={"hint": "channels", "tensor": planned.tensor, "channels": channels},
         )
     stride = _stride(producer)
-    if producer.opcode in _CONVOLUTIONS and stride == (1, 1) and _spatial(tensor.shape):
-        after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 4))
+    after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 4))
+    if (
+        producer.opcode in _CONVOLUTIONS
+        and stride == (1, 1)
+        and _spatial(tensor.shape)
+        and after < before
+    ):
         yield Finding(
             rule="design-hints",
             severity=Severity.INFO,
@@ -326,6 +331,18 @@ def _tensor_hints(
             saving_bytes=before - after,
             details={"hint": "stride", "operator": producer.index},
         )
+
+
+def _image_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """(height axis, width axis) of an image-like rank-4 input: NHWC, or NCHW (PyTorch exports)
+    when the channel count (1, 3 or 4) sits in axis 1; None for anything else."""
+    if len(shape) != 4:
+        return None
+    if shape[3] in (1, 3, 4) and shape[1] >= 2 and shape[2] >= 2:
+        return 1, 2
+    if shape[1] in (1, 3, 4) and shape[2] >= 2 and shape[3] >= 2:
+        return 2, 3
+    return None
 
 
 def _stride(operator: Operator) -> tuple[int, int] | None:
@@ -353,19 +370,25 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     """Half the input height and width, re-planned with LiteRT's shape propagation."""
     main = context.model.subgraphs[0]
     images = [
-        t
+        (t, layout)
         for t in main.inputs
-        if t >= 0 and _spatial(main.tensors[t].shape) and not main.tensors[t].has_data
+        if t >= 0 and not main.tensors[t].has_data
+        for layout in [_image_layout(main.tensors[t].shape)]
+        if layout is not None
     ]
     if len(images) != 1:
         return None
-    tensor = main.tensors[images[0]]
-    batch, height, width, channels = tensor.shape
-    half = (batch, max(1, height // 2), max(1, width // 2), channels)
+    index, (height_axis, width_axis) = images[0]
+    tensor = main.tensors[index]
+    height, width = tensor.shape[height_axis], tensor.shape[width_axis]
+    half_dims = list(tensor.shape)
+    half_dims[height_axis], half_dims[width_axis] = max(1, height // 2), max(1, width // 2)
+    half = tuple(half_dims)
     wanted = "x".join(str(d) for d in half)
     message = (
         f"input resolution: '{short_name(tensor.name)}' is {height}x{width}; at "
-        f"{half[1]}x{half[2]} every feature map before the first global pooling shrinks about 4x"
+        f"{half[height_axis]}x{half[width_axis]} every feature map before the first global "
+        "pooling shrinks about 4x"
     )
     fix = (
         f"train / convert at the lower resolution if accuracy allows; measure it first with "
@@ -384,6 +407,8 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         except ArenalensError as error:
             details["not_computed"] = str(error)
         else:
+            if bound >= baseline:
+                return None
             saving = baseline - bound
             message += (
                 f"; re-planned with LiteRT's shape propagation, the tensor lower bound goes from "
@@ -395,7 +420,7 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     return Finding(
         rule="design-hints",
         severity=Severity.INFO,
-        location=Location(0, None, (tensor.index,)),
+        location=Location(0, None, (index,)),
         message=message,
         fix=fix,
         saving_bytes=saving,
