@@ -103,7 +103,11 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
         location=Location(
             found.subgraph,
             found.operator,
-            tuple(b.tensor for b in found.buffers[:_TOP_TENSORS] if b.tensor is not None),
+            tuple(
+                b.tensor
+                for b in found.buffers[:_TOP_TENSORS]
+                if b.tensor is not None and _is_model_tensor(context.model, b.subgraph, b.tensor)
+            ),
         ),
         message=f"{found.arena.name} peaks at step {found.step}{running}: "
         f"{format_bytes(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
@@ -117,6 +121,11 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
             "buffers": [b.id for b in found.buffers],
         },
     )
+
+
+def _is_model_tensor(model: Model, subgraph: int, tensor: int) -> bool:
+    """False for runtime-added tensors (LiteRT temporaries get indices past the model's)."""
+    return subgraph < len(model.subgraphs) and tensor < len(model.subgraphs[subgraph].tensors)
 
 
 def _running(model: Model, found: Peak) -> str:
