@@ -20,7 +20,7 @@ from arenalens.planning.registry import planner_names, run_planner
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
 # (not registered, or their extra not installed) are skipped.
-OPTIMUM_PLANNERS = ("optimal", "best", "hillclimb", "greedy_by_size", "greedy_by_breadth")
+OPTIMUM_PLANNERS = ("best", "optimal", "hillclimb", "greedy_by_size", "greedy_by_breadth")
 
 
 def _arenas(context: DiagnoseContext) -> Sequence[ArenaResult]:
