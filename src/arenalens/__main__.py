@@ -4,4 +4,6 @@ import sys
 
 from arenalens.cli import main
 
-sys.exit(main())
+# The guard keeps batch workers (forkserver / spawn) from running the CLI when they import this.
+if __name__ == "__main__":
+    sys.exit(main())

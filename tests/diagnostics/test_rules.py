@@ -441,3 +441,27 @@ def test_diagnose_rejects_unknown_rule() -> None:
 
     with pytest.raises(UsageError, match="unknown rule"):
         diagnose(clean_model(), rules=["no-such-rule"])
+
+
+def test_image_layouts() -> None:
+    from arenalens.diagnostics.peak import _image_layout
+
+    assert _image_layout((1, 96, 96, 3)) == (1, 2)
+    assert _image_layout((1, 3, 224, 224)) == (2, 3)
+    assert _image_layout((1, 49, 10, 1)) == (1, 2)
+    assert _image_layout((1, 640)) is None
+    assert _image_layout((1, 8, 8, 64)) is None
+
+
+def test_resolution_hint_is_computed_with_litert() -> None:
+    pytest.importorskip("ai_edge_litert")
+    from arenalens.examples import example_bytes
+    from arenalens.tflite.reader import load_model
+
+    model = load_model(example_bytes("vww_mobilenet_v1"))
+    findings = run(model, "design-hints", what_if=True)
+    (resolution,) = [f for f in findings if f.details["hint"] == "input-resolution"]
+    assert resolution.saving_bytes is not None and resolution.saving_bytes > 0
+    assert "1x48x48x3" in resolution.fix
+    (estimate,) = [f for f in run(model, "design-hints") if f.details["hint"] == "input-resolution"]
+    assert estimate.saving_bytes is None and "--what-if" in estimate.message
