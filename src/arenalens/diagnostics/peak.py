@@ -375,8 +375,13 @@ def _bound_with_size(problem: Problem, buffer_id: int, size: int) -> int:
     return Problem(buffers).lower_bound()
 
 
+# Input scales tried for the resolution hint, in order: half first; 3/4 when the graph cannot take
+# half (a fixed pooling window or flatten RESHAPE often pins the final feature map).
+RESOLUTION_SCALES = ((1, 2), (3, 4))
+
+
 def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
-    """Half the input height and width, re-planned with LiteRT's shape propagation."""
+    """A smaller input height and width, re-planned with LiteRT's shape propagation."""
     main = context.model.subgraphs[0]
     images = [
         (t, layout)
@@ -387,51 +392,82 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     ]
     if len(images) != 1:
         return None
-    index, (height_axis, width_axis) = images[0]
+    index, axes = images[0]
     tensor = main.tensors[index]
-    height, width = tensor.shape[height_axis], tensor.shape[width_axis]
-    half_dims = list(tensor.shape)
-    half_dims[height_axis], half_dims[width_axis] = max(1, height // 2), max(1, width // 2)
-    half = tuple(half_dims)
-    wanted = "x".join(str(d) for d in half)
-    message = (
-        f"input resolution: '{short_name(tensor.name)}' is {height}x{width}; at "
-        f"{half[height_axis]}x{half[width_axis]} every feature map before the first global "
-        "pooling shrinks about 4x"
-    )
-    fix = (
-        f"train / convert at the lower resolution if accuracy allows; measure it first with "
-        f"--input-shape '{tensor.name}={wanted}'"
-    )
-    saving = None
-    details: dict[str, object] = {"hint": "input-resolution", "shape": list(half)}
-    if context.what_if:
+    if not context.what_if:
+        return _resolution_finding(context, index, _scaled_shape(tensor.shape, axes, (1, 2)), None)
+    failures = []
+    for scale in RESOLUTION_SCALES:
+        shape = _scaled_shape(tensor.shape, axes, scale)
         try:
             from arenalens.runtimes.litert_shapes import (  # noqa: PLC0415 - optional extra
                 resize_model_inputs,
             )
 
-            smaller = resize_model_inputs(context.model, {tensor.name: half})
-            bound = tensor_lower_bound(smaller, context.runtime)
+            smaller = resize_model_inputs(context.model, {tensor.name: shape})
         except ArenalensError as error:
-            details["not_computed"] = str(error)
-        else:
-            if bound >= baseline:
-                return None
-            saving = baseline - bound
-            message += (
-                f"; re-planned with LiteRT's shape propagation, the tensor lower bound goes from "
-                f"{format_bytes(baseline)} to {format_bytes(bound)}"
-            )
-            details["lower_bound"] = bound
+            failures.append(str(error))
+            continue
+        bound = tensor_lower_bound(smaller, context.runtime)
+        if bound >= baseline:
+            return None
+        return _resolution_finding(context, index, shape, (baseline, bound))
+    finding = _resolution_finding(context, index, _scaled_shape(tensor.shape, axes, (1, 2)), None)
+    return replace(finding, details={**finding.details, "not_computed": failures[-1]})
+
+
+def _scaled_shape(
+    shape: tuple[int, ...], axes: tuple[int, int], scale: tuple[int, int]
+) -> tuple[int, ...]:
+    dims = list(shape)
+    for axis in axes:
+        dims[axis] = max(1, dims[axis] * scale[0] // scale[1])
+    return tuple(dims)
+
+
+def _resolution_finding(
+    context: DiagnoseContext,
+    index: int,
+    shape: tuple[int, ...],
+    bounds: tuple[int, int] | None,
+) -> Finding:
+    tensor = context.model.subgraphs[0].tensors[index]
+    layout = _image_layout(tensor.shape)
+    assert layout is not None
+    height_axis, width_axis = layout
+    factor = (tensor.shape[height_axis] * tensor.shape[width_axis]) / max(
+        1, shape[height_axis] * shape[width_axis]
+    )
+    message = (
+        f"input resolution: '{short_name(tensor.name)}' is "
+        f"{tensor.shape[height_axis]}x{tensor.shape[width_axis]}; at "
+        f"{shape[height_axis]}x{shape[width_axis]} every feature map before the first global "
+        f"pooling shrinks about {factor:.2g}x"
+    )
+    wanted = "x".join(str(d) for d in shape)
+    details: dict[str, object] = {"hint": "input-resolution", "shape": list(shape)}
+    saving = None
+    if bounds is None:
+        message += (
+            " (diagnose --what-if re-plans it with LiteRT's shape propagation)"
+            if not context.what_if
+            else " (LiteRT could not propagate a smaller input through this graph)"
+        )
     else:
-        message += " (run diagnose --what-if to re-plan it with LiteRT's shape propagation)"
+        before, after = bounds
+        saving = before - after
+        message += (
+            f"; re-planned with LiteRT's shape propagation, the tensor lower bound goes from "
+            f"{format_bytes(before)} to {format_bytes(after)}"
+        )
+        details["lower_bound"] = after
     return Finding(
         rule="design-hints",
         severity=Severity.INFO,
         location=Location(0, None, (index,)),
         message=message,
-        fix=fix,
+        fix="train / convert at the lower resolution if accuracy allows; measure it first with "
+        f"--input-shape '{tensor.name}={wanted}'",
         saving_bytes=saving,
         details=details,
     )
