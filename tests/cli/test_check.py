@@ -29,16 +29,18 @@ def required(path: Path, runtime: str = "tflm") -> int:
     return analyze(load_model(path), runtime=runtime).budget.required_bytes
 
 
+@pytest.mark.parametrize("runtime", ["tflm", "litert"])
 @pytest.mark.parametrize("name", shared_params())
 def test_exit_codes_around_the_prediction_on_real_models(
-    name: str, capsys: pytest.CaptureFixture[str]
+    name: str, runtime: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = str(SHARED_MODELS / name)
-    predicted = required(SHARED_MODELS / name)
-    assert main(["check", path, "--budget", str(predicted + 1)]) == 0
-    assert main(["check", path, "--budget", str(predicted)]) == 0
-    assert main(["check", path, "--budget", str(predicted - 1)]) == 1
-    assert main(["check", path, "--budget", str(predicted + 100), "--reserve", "101"]) == 1
+    predicted = required(SHARED_MODELS / name, runtime)
+    base = ["check", path, "--runtime", runtime, "--budget"]
+    assert main([*base, str(predicted + 1)]) == 0
+    assert main([*base, str(predicted)]) == 0
+    assert main([*base, str(predicted - 1)]) == 1
+    assert main([*base, str(predicted + 100), "--reserve", "101"]) == 1
     output = capsys.readouterr().out
     assert "DOES NOT FIT" in output and "FITS" in output
 
