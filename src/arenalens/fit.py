@@ -59,9 +59,12 @@ def check_fit(
     reserve_bytes: int = 0,
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets."""
-    if (budget_bytes is None) == (target is None):
+    if budget_bytes is not None and target is None:
+        budget = budget_bytes
+    elif target is not None and budget_bytes is None:
+        budget = target.arena_limit_bytes
+    else:
         raise UsageError("give exactly one of --budget SIZE or --target NAME")
-    budget = budget_bytes if budget_bytes is not None else target.arena_limit_bytes  # type: ignore[union-attr]
     if reserve_bytes < 0:
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:

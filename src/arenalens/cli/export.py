@@ -71,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
         folder = Path(args.output)
         if not folder.is_dir():
             raise UsageError(f"{folder}: not a folder (several models write one file each)")
-    args.json = False  # batch summaries print a table; exports are files
     return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
 
 
