@@ -2,8 +2,9 @@
 
 It follows docs/runtime-semantics.md §2.2-2.6 for tensors only (no kernel scratch, no tail model):
 planned tensors in index order, sizes rounded to 16, offline offsets fixed, lifetimes from
-`tflm_timeline`, TFLM's greedy order and first-fit placement. Once the real runtime lands,
-`ensure_tflm_runtime` does nothing and the tests run against it.
+`tflm_timeline`, TFLM's greedy order and first-fit placement. Its planner is added to the registry
+for one test at a time (monkeypatch), so registry-wide tests never see it. Once the real runtime
+lands, `ensure_tflm_runtime` does nothing and the tests run against it.
 """
 
 from __future__ import annotations
@@ -18,42 +19,44 @@ from arenalens.analysis.lifetimes import tflm_planned, tflm_timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up
-from arenalens.planning.registry import PLANNERS, register_planner
+from arenalens.planning.registry import PLANNERS, PlannerInfo, get_planner
 from arenalens.runtimes import MemoryBudget, RuntimeRules
 
 STAND_IN_TAIL_BYTES = 1000
 HAVE_REAL_TFLM = importlib.util.find_spec("arenalens.runtimes.tflm") is not None
 
-if "stand_in_tflm_greedy" not in PLANNERS:
 
-    @register_planner("stand_in_tflm_greedy", description="test stand-in for tflm_greedy")
-    def _greedy(problem: Problem) -> dict[int, int]:
-        fixed = sorted(
-            (b for b in problem.buffers if b.fixed_offset is not None), key=lambda b: b.id
-        )
-        online = sorted(
-            (b for b in problem.buffers if b.fixed_offset is None), key=lambda b: (-b.size, -b.id)
-        )
-        placed: list[tuple[int, Buffer]] = []
-        offsets: dict[int, int] = {}
-        for buffer in fixed + online:
-            if buffer.fixed_offset is not None:
-                offset = buffer.fixed_offset
-            else:
-                cursor = 0
-                offset = -1
-                for other_offset, other in sorted(placed, key=lambda item: item[0]):
-                    if not buffer.conflicts_with(other):
-                        continue
-                    if other_offset - cursor >= buffer.size:
-                        offset = cursor
-                        break
-                    cursor = max(cursor, other_offset + other.size)
-                if offset < 0:
+def _greedy(problem: Problem) -> dict[int, int]:
+    """TFLM's order (fixed by id, then size descending, higher id first) and first fit."""
+    fixed = sorted((b for b in problem.buffers if b.fixed_offset is not None), key=lambda b: b.id)
+    online = sorted(
+        (b for b in problem.buffers if b.fixed_offset is None), key=lambda b: (-b.size, -b.id)
+    )
+    placed: list[tuple[int, Buffer]] = []
+    offsets: dict[int, int] = {}
+    for buffer in fixed + online:
+        if buffer.fixed_offset is not None:
+            offset = buffer.fixed_offset
+        else:
+            cursor = 0
+            offset = -1
+            for other_offset, other in sorted(placed, key=lambda item: item[0]):
+                if not buffer.conflicts_with(other):
+                    continue
+                if other_offset - cursor >= buffer.size:
                     offset = cursor
-            offsets[buffer.id] = offset
-            placed.append((offset, buffer))
-        return offsets
+                    break
+                cursor = max(cursor, align_up(other_offset + other.size, problem.alignment))
+            if offset < 0:
+                offset = cursor
+        offsets[buffer.id] = offset
+        placed.append((offset, buffer))
+    return offsets
+
+
+STAND_IN_PLANNER = PlannerInfo(
+    name="stand_in_tflm_greedy", function=_greedy, description="test stand-in for tflm_greedy"
+)
 
 
 def _arenas(model: Model, *, alignment: int | None = None) -> tuple[ArenaProblem, ...]:
@@ -120,6 +123,8 @@ def ensure_tflm_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     """Use the stand-in when the real TFLM runtime module is missing."""
     if HAVE_REAL_TFLM:
         return
+    get_planner("naive")  # load the built-in planners before adding one for this test only
+    monkeypatch.setitem(PLANNERS, STAND_IN_PLANNER.name, STAND_IN_PLANNER)
     from arenalens import pipeline, runtimes
 
     real = runtimes.get_runtime

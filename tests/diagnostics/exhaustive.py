@@ -1,11 +1,14 @@
-"""A test-only exact planner: first fit over every buffer order (for problems of <= 8 buffers)."""
+"""A test-only planner: first fit over every buffer order (problems of <= 8 buffers)."""
 
 from __future__ import annotations
 
 import itertools
 
+import pytest
+
+from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, align_up
-from arenalens.planning.registry import PLANNERS, PlannerOutput, register_planner
+from arenalens.planning.registry import PLANNERS, PlannerInfo, PlannerOutput, get_planner
 
 NAME = "test_exhaustive"
 
@@ -29,17 +32,34 @@ def _first_fit(order: tuple[Buffer, ...], alignment: int) -> dict[int, int]:
     return offsets
 
 
-if NAME not in PLANNERS:
+MAX_BUFFERS = 8
 
-    @register_planner(NAME, description="test-only: first fit over all orders", in_portfolio=False)
-    def exhaustive(problem: Problem) -> PlannerOutput:
-        best: dict[int, int] | None = None
-        best_size = -1
-        fixed = tuple(b for b in problem.buffers if b.fixed_offset is not None)
-        online = [b for b in problem.buffers if b.fixed_offset is None]
-        for order in itertools.permutations(online):
-            offsets = _first_fit(fixed + order, problem.alignment)
-            size = max((offsets[b.id] + b.size for b in problem.buffers), default=0)
-            if best is None or size < best_size:
-                best, best_size = offsets, size
-        return PlannerOutput(offsets=best or {})
+
+def exhaustive(problem: Problem) -> PlannerOutput:
+    """Problem (<= 8 online buffers) → the smallest first-fit plan over all buffer orders."""
+    fixed = tuple(b for b in problem.buffers if b.fixed_offset is not None)
+    online = [b for b in problem.buffers if b.fixed_offset is None]
+    if len(online) > MAX_BUFFERS:
+        raise PlanError(f"{NAME} tries every order: at most {MAX_BUFFERS} buffers")
+    best: dict[int, int] | None = None
+    best_size = -1
+    for order in itertools.permutations(online):
+        offsets = _first_fit(fixed + order, problem.alignment)
+        size = max((offsets[b.id] + b.size for b in problem.buffers), default=0)
+        if best is None or size < best_size:
+            best, best_size = offsets, size
+    return PlannerOutput(offsets=best or {})
+
+
+EXHAUSTIVE = PlannerInfo(
+    name=NAME,
+    function=exhaustive,
+    description="test-only: first fit over all orders",
+    in_portfolio=False,
+)
+
+
+def install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the exhaustive planner known for one test (never for the whole session)."""
+    get_planner("naive")  # load the built-ins first
+    monkeypatch.setitem(PLANNERS, NAME, EXHAUSTIVE)

@@ -354,6 +354,7 @@ def waste_model() -> Model:
 
 
 def test_planner_waste_triggers(monkeypatch: pytest.MonkeyPatch) -> None:
+    exhaustive.install(monkeypatch)
     monkeypatch.setattr(plan_rules, "OPTIMUM_PLANNERS", (exhaustive.NAME,))
     (finding,) = run(waste_model(), "planner-waste")
     assert finding.details["runtime_bytes"] == 224
@@ -363,6 +364,7 @@ def test_planner_waste_triggers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_planner_waste_quiet_when_greedy_is_optimal(monkeypatch: pytest.MonkeyPatch) -> None:
+    exhaustive.install(monkeypatch)
     monkeypatch.setattr(plan_rules, "OPTIMUM_PLANNERS", (exhaustive.NAME,))
     assert run(clean_model(), "planner-waste") == []
 

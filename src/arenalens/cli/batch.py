@@ -130,7 +130,7 @@ def _guarded(worker: Worker, args: argparse.Namespace, path: str) -> ModelResult
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
-    return sys.stderr.isatty() and not getattr(args, "no_progress", False)
+    return sys.stderr.isatty() and not getattr(args, "json", False)
 
 
 def _progress() -> Any:
