@@ -1,0 +1,1 @@
+"""JSON Schemas of the documents arenalens writes (shipped as package data)."""
