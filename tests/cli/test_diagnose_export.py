@@ -166,3 +166,21 @@ def test_load_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(path) in err
     assert load  # the helper module stays imported for its builders
+
+
+def test_plan_takes_folders_and_input_shapes(
+    tmp_path: Path, clean_file: Path, broken_plan_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plan", str(tmp_path), "-j", "1", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert [Path(e["path"]).name for e in entries] == ["clean.tflite", "overlap.tflite"]
+    assert all(e["arena_bytes"] >= e["lower_bound_bytes"] for e in entries)
+    assert main(["plan", str(tmp_path), "--ascii"]) == 2
+    assert "single MODEL" in capsys.readouterr().err
+    pytest.importorskip("ai_edge_litert")
+    base = ["plan", "example:vww_mobilenet_v1", "--json"]
+    assert main(base) == 0
+    before = json.loads(capsys.readouterr().out)["lower_bound_bytes"]
+    assert main([*base, "--input-shape", "input=1x128x128x3"]) == 0
+    after = json.loads(capsys.readouterr().out)["lower_bound_bytes"]
+    assert after == pytest.approx(before * 16 / 9, rel=0.02)

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from arenalens.analysis.schedule import apply_schedule
+from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
-    add_model_argument,
+    add_input_shape_option,
     add_output_options,
     add_runtime_option,
-    load_model_argument,
+    load_with_input_shapes,
     print_json,
     print_text,
     terminal_width,
@@ -22,8 +23,9 @@ from arenalens.cli.common import (
 )
 from arenalens.errors import UsageError
 from arenalens.optimize import reorder_for_runtime
-from arenalens.pipeline import analyze
+from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
+from arenalens.reorder.registry import ReorderResult
 from arenalens.report.ascii import render_tflm_memory_plan
 from arenalens.report.plan import plan_document, render_plan
 
@@ -37,7 +39,7 @@ def register(subparsers: Any) -> None:
         "lifetime and offset; arena size against the lower bound and against no reuse; for TFLM "
         "the head, tail and the smallest kTensorArenaSize that works.",
     )
-    add_model_argument(parser)
+    add_models_argument(parser)
     add_runtime_option(parser)
     parser.add_argument(
         "--planner",
@@ -74,6 +76,7 @@ def register(subparsers: Any) -> None:
         metavar="ADDRESS",
         help="arena start address (e.g. 0x20001000): also show absolute addresses",
     )
+    add_input_shape_option(parser)
     add_output_options(parser)
     parser.set_defaults(handler=run)
 
@@ -106,24 +109,39 @@ def load_plugin(name: str) -> None:
         raise UsageError(f"--plugin {name}: cannot import it ({error})") from error
 
 
+_COLUMNS = (
+    ("arena", "arena (B)"),
+    ("lower_bound", "lower bound (B)"),
+    ("overhead", "over bound"),
+    ("required", "declare (B)"),
+)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Load, analyze, print the plan (table, JSON or TFLM's ASCII printout)."""
+    """One model: the plan (table, JSON or TFLM's ASCII printout); several: one row each."""
     if args.alignment is not None and args.alignment < 1:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
+    if args.ascii and is_batch(args.models):
+        raise UsageError("--ascii prints one model's plan; give a single MODEL")
     for plugin in args.plugin:
         load_plugin(plugin)
-    model = load_model_argument(args.model)
+    return run_command(args, plan_worker, _single, _COLUMNS, title="arenalens plan")
+
+
+def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult | None]:
+    """One MODEL argument → (Analysis, the reorder result or None)."""
+    model = load_with_input_shapes(path, args)
     reordered = None
     if args.reorder:
         schedule, reordered = reorder_for_runtime(model, args.runtime)
         model = apply_schedule(model, schedule)
     analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
-    if args.ascii:
-        if args.runtime != "tflm":
-            raise UsageError("--ascii prints TFLM's PrintMemoryPlan; use it with --runtime tflm")
-        primary = analysis.primary
-        print_text(render_tflm_memory_plan(primary.arena, primary.plan))
-        return 0
+    return analysis, reordered
+
+
+def _document(
+    args: argparse.Namespace, analysis: Analysis, reordered: ReorderResult | None
+) -> dict[str, Any]:
     document = plan_document(analysis, arena_base=args.arena_base)
     if reordered is not None:
         document["reorder"] = {
@@ -135,6 +153,18 @@ def run(args: argparse.Namespace) -> int:
             if reordered.peak < reordered.file_order_peak
             else list(range(len(reordered.order))),
         }
+    return document
+
+
+def _single(args: argparse.Namespace, path: str) -> int:
+    analysis, reordered = _plan(args, path)
+    if args.ascii:
+        if args.runtime != "tflm":
+            raise UsageError("--ascii prints TFLM's PrintMemoryPlan; use it with --runtime tflm")
+        primary = analysis.primary
+        print_text(render_tflm_memory_plan(primary.arena, primary.plan))
+        return 0
+    document = _document(args, analysis, reordered)
     if args.json:
         print_json(document)
         return 0
@@ -145,3 +175,22 @@ def run(args: argparse.Namespace) -> int:
         )
     print_text(render_plan(document, color=use_color(args), width=terminal_width()))
     return 0
+
+
+def plan_worker(args: argparse.Namespace, path: str) -> ModelResult:
+    """One model of a batch → its arena numbers and plan document."""
+    for plugin in args.plugin:  # a worker process starts fresh: register plugin planners again
+        load_plugin(plugin)
+    document = _document(args, *_plan(args, path))
+    overhead = document["overhead_over_lower_bound_percent"]
+    return ModelResult(
+        model=path,
+        exit_code=0,
+        row={
+            "arena": document["arena_bytes"],
+            "lower_bound": document["lower_bound_bytes"],
+            "overhead": "-" if overhead is None else f"{overhead:.1f}%",
+            "required": document["required_bytes"],
+        },
+        document=document,
+    )
