@@ -47,11 +47,3 @@ def shared_path() -> Iterator[Path]:
     if not SHARED_MODELS.is_dir():
         pytest.skip(SHARED_REASON)
     yield SHARED_MODELS
-
-
-@pytest.fixture
-def tflm_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The TFLM runtime rules: the real module when it exists, else the test stand-in."""
-    from tests.runtime_stand_in import ensure_tflm_runtime
-
-    ensure_tflm_runtime(monkeypatch)

@@ -10,8 +10,6 @@ from arenalens.pipeline import analyze
 from arenalens.targets import get_target
 from tests.diagnostics.models import chain, load
 
-pytestmark = pytest.mark.usefixtures("tflm_runtime")
-
 
 def test_headroom_and_shortfall() -> None:
     builder, _ = chain()

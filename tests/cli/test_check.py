@@ -14,8 +14,6 @@ from arenalens.tflite.reader import load_model
 from tests.conftest import SHARED_MODELS, shared_params
 from tests.diagnostics.models import chain
 
-pytestmark = pytest.mark.usefixtures("tflm_runtime")
-
 
 @pytest.fixture
 def model_file(tmp_path: Path) -> Path:

@@ -11,8 +11,6 @@ from arenalens.cli import main
 from arenalens.diagnostics import RULE_IDS
 from tests.diagnostics.models import chain, load, tensor_count, with_offline_plan
 
-pytestmark = pytest.mark.usefixtures("tflm_runtime")
-
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
     path = tmp_path / name

@@ -11,8 +11,6 @@ from arenalens.tflite.builder import ModelBuilder
 from tests.diagnostics import exhaustive
 from tests.diagnostics.models import chain, conv, load, tensor_count, with_offline_plan
 
-pytestmark = pytest.mark.usefixtures("tflm_runtime")
-
 
 def rules_of(diagnosis: Diagnosis, rule: str) -> list:
     return [finding for finding in diagnosis.findings if finding.rule == rule]

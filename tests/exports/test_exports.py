@@ -26,7 +26,6 @@ from tests.conftest import SHARED_MODELS, shared_params
 from tests.diagnostics.models import chain, load
 
 jsonschema = pytest.importorskip("jsonschema")
-pytestmark = pytest.mark.usefixtures("tflm_runtime")
 
 
 def small_analysis() -> Analysis:

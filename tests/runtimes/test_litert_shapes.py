@@ -101,7 +101,6 @@ def test_shapes_match_the_interpreter_after_resize() -> None:
 
 
 @needs_litert
-@pytest.mark.usefixtures("tflm_runtime")
 def test_resized_tflm_arena_grows_like_the_activations() -> None:
     model = example()
     resized = resize_model_inputs(model, {"input": NEW_SHAPE})
