@@ -60,11 +60,16 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
     lines: list[Text | Table] = [verdict, table]
     if not check.fits:
         lines.append(_advice(check))
-    return render_text(lines, color=color, width=width)
+    return _strip(render_text(lines, color=color, width=width))
+
+
+def _strip(text: str) -> str:
+    """Drop the spaces rich pads table rows with."""
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 
 def _parts(parts: Iterable[tuple[str, int]]) -> str:
-    return ", ".join(f"{name} {value:,} B" for name, value in parts)
+    return ", ".join(f"{name.replace('_', ' ')} {value:,} B" for name, value in parts if value)
 
 
 def _budget_source(check: FitCheck) -> str:
