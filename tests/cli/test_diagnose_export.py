@@ -182,3 +182,14 @@ def test_plan_takes_folders_and_input_shapes(
     assert main([*base, "--input-shape", "input=1x128x128x3"]) == 0
     after = json.loads(capsys.readouterr().out)["lower_bound_bytes"]
     assert after == pytest.approx(before * 16 / 9, rel=0.02)
+
+
+def test_compare_takes_input_shapes(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ai_edge_litert")
+    base = ["compare", "example:vww_mobilenet_v1", "--planners", "naive", "--json"]
+    assert main(base) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert main([*base, "--input-shape", "input=1x128x128x3"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert after["lower_bound"] == pytest.approx(before["lower_bound"] * 16 / 9, rel=0.02)
+    assert main([*base, "--input-shape", "input=1x192x192x3"]) == 2

@@ -6,10 +6,11 @@ import argparse
 from typing import Any
 
 from arenalens.cli.common import (
+    add_input_shape_option,
     add_model_argument,
     add_output_options,
     add_runtime_option,
-    load_model_argument,
+    load_with_input_shapes,
     print_json,
     print_text,
     terminal_width,
@@ -49,6 +50,7 @@ def register(subparsers: Any) -> None:
         help="time limit per search planner (optimal, best, hillclimb; default 10)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
+    add_input_shape_option(parser)
     add_output_options(parser)
     parser.set_defaults(handler=run)
 
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     planners = None
     if args.planners:
         planners = [name.strip() for name in args.planners.split(",") if name.strip()]
-    model = load_model_argument(args.model)
+    model = load_with_input_shapes(args.model, args)
     comparison = compare_planners(
         model,
         runtime=args.runtime,
