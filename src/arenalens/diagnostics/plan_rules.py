@@ -286,8 +286,8 @@ def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) ->
     percent = 100.0 * saving / runtime_size
     runtime_title = "TFLM's greedy planner" if context.runtime == "tflm" else "LiteRT's planner"
     how = (
-        "`arenalens optimize MODEL` writes that plan into the model as an OfflineMemoryAllocation "
-        "that TFLM honours"
+        "`arenalens optimize MODEL -o smaller.tflite` writes that plan into the model as an "
+        "OfflineMemoryAllocation that TFLM honours"
         if context.runtime == "tflm"
         else "LiteRT has no offline plans: reorder operators or change tensor sizes instead; "
         "the number shows what a better planner would reach"
