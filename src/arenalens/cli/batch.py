@@ -219,7 +219,8 @@ def render_summary(
         )
     failed = sum(1 for result in results if result.exit_code)
     footer = f"{len(results)} models, {failed} with a non-zero exit code"
-    return render_text([table, footer], color=color, width=max(terminal_width(), 100))
+    text = render_text([table, footer], color=color, width=max(terminal_width(), 100))
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 
 def _cell(value: Any) -> str:
