@@ -50,14 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: parse, run one command, print its text; return the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help(sys.stderr)
-        return EXIT_ERROR
     try:
-        code: int = handler(args)
+        return _parse_and_run(argv)
     except ArenalensError as error:
         print(f"arenalens: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -77,6 +71,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _parse_and_run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    code: int = handler(args)
     return code
 
 

@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
     """Add the `compare` parser."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "compare",
-        help="compare every planner: arena bytes, % over the lower bound, saving, optimality",
+        help="compare every planner: arena bytes, %% over the lower bound, saving, optimality",
         description="Run every registered planner on the runtime's arena and show, per planner, "
         "the arena size, how far it is above the lower bound, the bytes it saves against the "
         "runtime's own planner, whether it is proven optimal, and the planning time.",
