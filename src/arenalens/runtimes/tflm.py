@@ -21,7 +21,7 @@ from typing import Any
 from arenalens.analysis.lifetimes import Timeline, tflm_planned, tflm_timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
-from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult
 from arenalens.runtimes.tflm_kernels import KERNELS, KernelMemoryUse
@@ -37,29 +37,13 @@ from arenalens.runtimes.tflm_setup import (
     replay,
     setup_sequence,
 )
+from arenalens.runtimes.tflm_types import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
 
 # MicroArenaBufferAlignment() (micro_arena_constants.h): TFLM rounds every planned size to it.
 TFLM_SIZE_ALIGNMENT = 16
 ONLINE = -1  # kOnlinePlannedBuffer
 HEAD = "head"
 MCU_VARIANT = "32-bit MCU"
-
-# Element sizes TFLM knows (memory_helpers.cc — TfLiteTypeSizeOf); INT4 is not packed.
-_TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
-    {
-        "INT8": 1, "UINT8": 1, "BOOL": 1, "INT4": 1,
-        "INT16": 2, "UINT16": 2, "FLOAT16": 2, "BFLOAT16": 2,
-        "FLOAT32": 4, "INT32": 4, "UINT32": 4, "RESOURCE": 4,
-        "INT64": 8, "UINT64": 8, "FLOAT64": 8, "COMPLEX64": 8,
-        "COMPLEX128": 16,
-    }
-)  # fmt: skip
-
-
-def tflm_tensor_bytes(tensor: Tensor) -> int:
-    """Bytes TFLM gives a tensor: product of `shape` × TfLiteTypeSizeOf (0 for unknown types)."""
-    element = _TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
-    return 0 if element is None else tensor.element_count * element
 
 
 def tflm_timeline_with_scratch(model: Model) -> Timeline:
@@ -267,7 +251,7 @@ def setup_failures(model: Model) -> list[str]:
     found: list[str] = []
     for subgraph in model.subgraphs:
         where = f"subgraph {subgraph.index}"
-        unsized = [t for t in subgraph.tensors if t.dtype.name not in _TFLM_ELEMENT_BYTES]
+        unsized = [t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES]
         if unsized:
             tensor = unsized[0]
             found.append(
