@@ -25,6 +25,7 @@ from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult
 from arenalens.runtimes.tflm_kernels import KERNELS, KernelMemoryUse
+from arenalens.runtimes.tflm_resources import resource_variables
 from arenalens.runtimes.tflm_scratch import OperatorView, scratch_requests
 from arenalens.runtimes.tflm_setup import (
     HOST_64,
@@ -274,6 +275,7 @@ def setup_failures(model: Model) -> list[str]:
                         f"{label} has a non-empty intermediate tensor {index}: "
                         "'Does not support intermediate tensor with non-zero size'"
                     )
+    found.extend(resource_variables(model).failures)
     return found
 
 
@@ -372,6 +374,13 @@ def budget(
         assumptions.append(
             f"the '{plan.planner}' plan deployed as an offline plan (OfflineMemoryAllocation); "
             "the greedy planner object stays"
+        )
+    capacity = resource_variables(model).capacity
+    if capacity:
+        # A C++ application sizes this table itself; the Python interpreter's count is assumed.
+        assumptions.append(
+            f"MicroResourceVariables::Create(allocator, {capacity}): one entry per distinct "
+            "VAR_HANDLE shared_name, as the tflite_micro Python interpreter counts them"
         )
     if host.unknown_kernels:
         assumptions.append(

@@ -110,11 +110,16 @@ def _create_id(
     container = _text(op.options.get("container"))
     shared = _text(op.options.get("shared_name"))
     if shared is None:
-        failures.append(f"{where} has no shared_name: TFLM compares a null name")
+        failures.append(
+            f"{where} has no shared_name: FindId compares a null name (undefined behaviour)"
+        )
         return None
     if container is not None and any(stored is None for stored, _ in names):
         # FindId would strcmp the given container with a stored null one (undefined behaviour).
-        failures.append(f"{where} names container '{container}' for a variable without one")
+        failures.append(
+            f"{where} names container '{container}' after a VAR_HANDLE without one: FindId "
+            "compares it with a null container (undefined behaviour; the pip package crashes)"
+        )
         return None
     resource = _find_id(names, container, shared)
     if resource >= 0:

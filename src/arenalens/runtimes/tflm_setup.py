@@ -14,6 +14,9 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
   (micro_allocator.cc) and *MicroInterpreter::AllocateTensors* (micro_interpreter.cc): the order.
 * *RecordingMicroAllocator* (recording_micro_allocator.cc): which allocations each
   `print_allocations()` category counts.
+* *MicroResourceVariables* (micro_resource_variable.cc): the resource-variable table the
+  interpreter's owner creates right after the allocator, and the variables' buffers
+  (`tflm_resources`).
 
 Struct sizes depend on the build; `HOST_64` is the x86-64 `tflite_micro` pip package (built with
 `USE_TFLM_COMPRESSION`), measured against it. Kernel allocations come from `tflm_kernels`.
