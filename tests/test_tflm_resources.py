@@ -67,6 +67,17 @@ PINNED: dict[str, tuple[int, int, int, Categories]] = {
             "NodeAndRegistration struct": (384, 384, 6),
         },
     ),
+    "resource_variable_in_while_body": (
+        288,
+        1984,
+        2880,
+        {
+            "TfLiteEvalTensor data": (360, 360, 15),
+            "Persistent TfLiteTensor data": (256, 256, 4),
+            "Persistent buffer data": (344, 296, 11),
+            "NodeAndRegistration struct": (448, 448, 7),
+        },
+    ),
     # Before resource variables were modelled: tail 8,352, persistent buffers 2,404 B used,
     # minimal arena 13,728.
     "streaming_state": (
@@ -127,6 +138,12 @@ def test_handles_that_arrive_as_subgraph_inputs_allocate_nothing() -> None:
     # The branches' handle inputs are ordinary 4-byte tensors: planned in the head.
     names = sorted((b.subgraph, b.name) for b in arenas(model)[0].buffers.values())
     assert (1, "h") in names and (2, "h") in names and (0, "s/handle") not in names
+
+
+def test_a_body_that_binds_its_own_handle_allocates_in_its_prepare() -> None:
+    model = parse_model(synthetic.resource_variable_in_while_body(), "while")
+    resources = resource_variables(model)
+    assert [(key, b.tensor.name) for key, b in resources.buffers.items()] == [((2, 3), "total")]
 
 
 def test_var_handle_outputs_are_never_planned() -> None:

@@ -364,6 +364,40 @@ def resource_handle_through_if() -> bytes:
     return builder.build()
 
 
+def resource_variable_in_while_body() -> bytes:
+    """WHILE (LESS in cond) whose body binds, reads and assigns a variable of its own."""
+    builder = ModelBuilder()
+    main, cond, body = (builder.add_subgraph(name) for name in ("main", "cond", "body"))
+    count, source = main.add_tensor("i", [1], "INT32"), main.add_tensor("x", [1, 10])
+    outputs = [main.add_tensor("i_out", [1], "INT32"), main.add_tensor("x_out", [1, 10])]
+    main.add_operator(
+        "WHILE",
+        [count, source],
+        outputs,
+        options={"cond_subgraph_index": cond.index, "body_subgraph_index": body.index},
+    )
+    main.set_inputs([count, source])
+    main.set_outputs(outputs)
+    step, state = cond.add_tensor("i", [1], "INT32"), cond.add_tensor("x", [1, 10])
+    limit = cond.add_constant("limit", np.array([3], np.int32))
+    flag = cond.add_tensor("continue", [1], "BOOL")
+    cond.add_operator("LESS", [step, limit], [flag])
+    cond.set_inputs([step, state])
+    cond.set_outputs([flag])
+    step, state = body.add_tensor("i", [1], "INT32"), body.add_tensor("x", [1, 10])
+    one = body.add_constant("one", np.array([1], np.int32))
+    next_step, total = body.add_tensor("i_next", [1], "INT32"), body.add_tensor("total", [1, 10])
+    handle = _resource_handle(body, "accumulator")
+    value = body.add_tensor("value", [1, 10])
+    body.add_operator("READ_VARIABLE", [handle], [value])
+    body.add_operator("ADD", [value, state], [total])
+    body.add_operator("ASSIGN_VARIABLE", [handle, total], [])
+    body.add_operator("ADD", [step, one], [next_step])
+    body.set_inputs([step, state])
+    body.set_outputs([next_step, total])
+    return builder.build()
+
+
 SYNTHETIC_MODELS: dict[str, Callable[[], bytes]] = {
     "detection_postprocess": detection_postprocess,
     "add_n_float": add_n_float,
@@ -384,5 +418,6 @@ SYNTHETIC_MODELS: dict[str, Callable[[], bytes]] = {
     "resource_variables_init_only": resource_variables_init_only,
     "resource_variable_shared_handles": resource_variable_shared_handles,
     "resource_handle_through_if": resource_handle_through_if,
+    "resource_variable_in_while_body": resource_variable_in_while_body,
     "streaming_state": streaming_state_model,
 }

@@ -200,6 +200,11 @@ def _assign_variable(view: OperatorView) -> list[KernelAllocation]:
     return _temps(view, ("in", 1))
 
 
+def _comparison(view: OperatorView) -> list[KernelAllocation]:
+    # comparisons.cc ComparisonsPrepare fetches both inputs, never the output.
+    return _temps(view, ("in", 0), ("in", 1))
+
+
 def _nothing(view: OperatorView) -> list[KernelAllocation]:
     return []
 
@@ -256,6 +261,8 @@ def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: in
 
 
 _SIGNAL = "signal/micro/kernels/"
+# comparisons.cc: no options; OpData is ComparisonParams (seven ints and a bool).
+_COMPARISONS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
 
 KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
     {
@@ -315,6 +322,9 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
             _row("UNPACK", "unpack.cc", (8, 4), None),
             # TfLiteVarHandleParams: two string pointers; OpData: the resource id.
             _row("VAR_HANDLE", "var_handle.cc", (16, 8), 4, _nothing),
+            # WHILE runs its subgraphs at Invoke; Prepare only checks their arity.
+            _row("WHILE", "while.cc", (8, 4), 8, _nothing),
+            *(_row(opcode, "comparisons.cc", None, 32, _comparison) for opcode in _COMPARISONS),
             _custom_row("CUSTOM:TFLite_Detection_PostProcess", "detection_postprocess.cc", [112]),
             _custom_row("CUSTOM:SignalEnergy", _SIGNAL + "energy.cc", [8]),
             _custom_row("CUSTOM:SignalFftAutoScale", _SIGNAL + "fft_auto_scale_kernel.cc", []),
