@@ -30,7 +30,6 @@ from arenalens.ir import Model, Operator, Tensor
 
 VAR_HANDLE = "VAR_HANDLE"
 ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
-RESOURCE_OPCODES = frozenset({VAR_HANDLE, "READ_VARIABLE", ASSIGN_VARIABLE})
 
 
 @dataclass(frozen=True, slots=True)
