@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 from flatbuffers import flexbuffers
 
+from arenalens.examples.optimize_fixtures import streaming_state_model
 from arenalens.ir import OfflinePlan
-from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, quantization
+from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, SubgraphBuilder, quantization
 from arenalens.tflite.reader import encode_offline_plan
 
 INT8_Q = quantization(0.1, 0)
@@ -251,6 +252,152 @@ def detection_postprocess(boxes: int = 32, classes: int = 3, max_detections: int
     return builder.build()
 
 
+def _resource_handle(graph: SubgraphBuilder, name: str, **options: str) -> int:
+    """A VAR_HANDLE for the variable `name` in graph; returns its handle tensor."""
+    handle = graph.add_tensor(f"{name}/handle", [1], "RESOURCE")
+    graph.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": name, **options})
+    return handle
+
+
+# Variables of several sizes and types, none a multiple of 16 bytes: (name, shape, dtype).
+MIXED_VARIABLES = (
+    ("counter", (1, 7), "INT8"),
+    ("history", (3, 5), "INT16"),
+    ("features", (2, 9), "FLOAT32"),
+    ("steps", (1, 3), "INT64"),
+)
+
+
+def resource_variables_mixed() -> bytes:
+    """Four resource variables of different sizes and types, zeroed by a CALL_ONCE subgraph.
+
+    Main reads and re-assigns each (its ASSIGN_VARIABLE allocates the buffer, in Prepare); the
+    init subgraph, prepared later, finds every buffer allocated.
+    """
+    builder = ModelBuilder()
+    main, init = builder.add_subgraph("main"), builder.add_subgraph("init")
+    source = main.add_tensor("x", [1, 4])
+    result = main.add_tensor("y", [1, 4])
+    main.add_operator("CALL_ONCE", [], [], options={"init_subgraph_index": init.index})
+    for name, shape, dtype in MIXED_VARIABLES:
+        handle = _resource_handle(main, name)
+        q = INT8_Q if dtype in ("INT8", "INT16") else None
+        value = main.add_tensor(f"{name}/value", shape, dtype, quantization=q)
+        main.add_operator("READ_VARIABLE", [handle], [value])
+        main.add_operator("ASSIGN_VARIABLE", [handle, value], [])
+    main.add_operator("RELU", [source], [result])
+    main.set_inputs([source])
+    main.set_outputs([result])
+    for name, shape, dtype in MIXED_VARIABLES:
+        handle = _resource_handle(init, name)
+        zeros = init.add_constant(f"{name}/zeros", np.zeros(shape, dtype.lower()))
+        init.add_operator("ASSIGN_VARIABLE", [handle, zeros], [])
+    return builder.build()
+
+
+def resource_variables_init_only() -> bytes:
+    """Main only reads; CALL_ONCE's subgraph assigns two variables; a third is never assigned.
+
+    The buffers are allocated in the init subgraph's Prepare (after main's), in its order; the
+    never-assigned variable still takes a table entry but no buffer.
+    """
+    builder = ModelBuilder()
+    main, init = builder.add_subgraph("main"), builder.add_subgraph("init")
+    source = main.add_tensor("x", [1, 4])
+    result = main.add_tensor("y", [1, 4])
+    main.add_operator("CALL_ONCE", [], [], options={"init_subgraph_index": init.index})
+    for name, shape in (("p", (1, 5)), ("q", (2, 13)), ("never", (1, 100))):
+        handle = _resource_handle(main, name)
+        main.add_operator("READ_VARIABLE", [handle], [main.add_tensor(f"{name}/value", shape)])
+    main.add_operator("RELU", [source], [result])
+    main.set_inputs([source])
+    main.set_outputs([result])
+    for name, shape in (("q", (2, 13)), ("p", (1, 5))):
+        handle = _resource_handle(init, name)
+        zeros = init.add_constant(f"{name}/zeros", np.zeros(shape, np.float32))
+        init.add_operator("ASSIGN_VARIABLE", [handle, zeros], [])
+    return builder.build()
+
+
+def resource_variable_shared_handles() -> bytes:
+    """Two VAR_HANDLEs of one variable in one container (one id, one buffer), assigned twice."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    source = main.add_tensor("x", [1, 6])
+    result = main.add_tensor("y", [1, 6])
+    first, second = (_resource_handle(main, "s", container="c") for _ in range(2))
+    main.add_operator("ASSIGN_VARIABLE", [second, source], [])
+    value = main.add_tensor("value", [1, 6])
+    main.add_operator("READ_VARIABLE", [first], [value])
+    main.add_operator("ADD", [value, source], [result])
+    main.add_operator("ASSIGN_VARIABLE", [first, result], [])
+    main.set_inputs([source])
+    main.set_outputs([result])
+    return builder.build()
+
+
+def resource_handle_through_if() -> bytes:
+    """A handle passed into IF branches that assign it: unbound in their Prepare, so no buffer."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    branches = [builder.add_subgraph(name) for name in ("then", "else")]
+    condition = main.add_tensor("cond", [1], "BOOL")
+    source = main.add_tensor("x", [1, 6])
+    result = main.add_tensor("y", [1, 6])
+    handle = _resource_handle(main, "s")
+    main.add_operator(
+        "IF",
+        [condition, handle, source],
+        [result],
+        options={"then_subgraph_index": 1, "else_subgraph_index": 2},
+    )
+    main.set_inputs([condition, source])
+    main.set_outputs([result])
+    for graph in branches:
+        inner_handle = graph.add_tensor("h", [1], "RESOURCE")
+        inner = graph.add_tensor("x", [1, 6])
+        out = graph.add_tensor("y", [1, 6])
+        graph.add_operator("RELU", [inner], [out])
+        graph.add_operator("ASSIGN_VARIABLE", [inner_handle, out], [])
+        graph.set_inputs([inner_handle, inner])
+        graph.set_outputs([out])
+    return builder.build()
+
+
+def resource_variable_in_while_body() -> bytes:
+    """WHILE (LESS in cond) whose body binds, reads and assigns a variable of its own."""
+    builder = ModelBuilder()
+    main, cond, body = (builder.add_subgraph(name) for name in ("main", "cond", "body"))
+    count, source = main.add_tensor("i", [1], "INT32"), main.add_tensor("x", [1, 10])
+    outputs = [main.add_tensor("i_out", [1], "INT32"), main.add_tensor("x_out", [1, 10])]
+    main.add_operator(
+        "WHILE",
+        [count, source],
+        outputs,
+        options={"cond_subgraph_index": cond.index, "body_subgraph_index": body.index},
+    )
+    main.set_inputs([count, source])
+    main.set_outputs(outputs)
+    step, state = cond.add_tensor("i", [1], "INT32"), cond.add_tensor("x", [1, 10])
+    limit = cond.add_constant("limit", np.array([3], np.int32))
+    flag = cond.add_tensor("continue", [1], "BOOL")
+    cond.add_operator("LESS", [step, limit], [flag])
+    cond.set_inputs([step, state])
+    cond.set_outputs([flag])
+    step, state = body.add_tensor("i", [1], "INT32"), body.add_tensor("x", [1, 10])
+    one = body.add_constant("one", np.array([1], np.int32))
+    next_step, total = body.add_tensor("i_next", [1], "INT32"), body.add_tensor("total", [1, 10])
+    handle = _resource_handle(body, "accumulator")
+    value = body.add_tensor("value", [1, 10])
+    body.add_operator("READ_VARIABLE", [handle], [value])
+    body.add_operator("ADD", [value, state], [total])
+    body.add_operator("ASSIGN_VARIABLE", [handle, total], [])
+    body.add_operator("ADD", [step, one], [next_step])
+    body.set_inputs([step, state])
+    body.set_outputs([next_step, total])
+    return builder.build()
+
+
 SYNTHETIC_MODELS: dict[str, Callable[[], bytes]] = {
     "detection_postprocess": detection_postprocess,
     "add_n_float": add_n_float,
@@ -267,4 +414,10 @@ SYNTHETIC_MODELS: dict[str, Callable[[], bytes]] = {
     "if_with_unreachable_subgraph": if_with_unreachable_subgraph,
     "offline_planned_chain": offline_planned_chain,
     "svdf_with_variable_state": svdf_with_variable_state,
+    "resource_variables_mixed": resource_variables_mixed,
+    "resource_variables_init_only": resource_variables_init_only,
+    "resource_variable_shared_handles": resource_variable_shared_handles,
+    "resource_handle_through_if": resource_handle_through_if,
+    "resource_variable_in_while_body": resource_variable_in_while_body,
+    "streaming_state": streaming_state_model,
 }

@@ -21,10 +21,11 @@ from typing import Any
 from arenalens.analysis.lifetimes import Timeline, tflm_planned, tflm_timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
-from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult
 from arenalens.runtimes.tflm_kernels import KERNELS, KernelMemoryUse
+from arenalens.runtimes.tflm_resources import resource_variables
 from arenalens.runtimes.tflm_scratch import OperatorView, scratch_requests
 from arenalens.runtimes.tflm_setup import (
     HOST_64,
@@ -37,29 +38,13 @@ from arenalens.runtimes.tflm_setup import (
     replay,
     setup_sequence,
 )
+from arenalens.runtimes.tflm_types import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
 
 # MicroArenaBufferAlignment() (micro_arena_constants.h): TFLM rounds every planned size to it.
 TFLM_SIZE_ALIGNMENT = 16
 ONLINE = -1  # kOnlinePlannedBuffer
 HEAD = "head"
 MCU_VARIANT = "32-bit MCU"
-
-# Element sizes TFLM knows (memory_helpers.cc — TfLiteTypeSizeOf); INT4 is not packed.
-_TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
-    {
-        "INT8": 1, "UINT8": 1, "BOOL": 1, "INT4": 1,
-        "INT16": 2, "UINT16": 2, "FLOAT16": 2, "BFLOAT16": 2,
-        "FLOAT32": 4, "INT32": 4, "UINT32": 4, "RESOURCE": 4,
-        "INT64": 8, "UINT64": 8, "FLOAT64": 8, "COMPLEX64": 8,
-        "COMPLEX128": 16,
-    }
-)  # fmt: skip
-
-
-def tflm_tensor_bytes(tensor: Tensor) -> int:
-    """Bytes TFLM gives a tensor: product of `shape` × TfLiteTypeSizeOf (0 for unknown types)."""
-    element = _TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
-    return 0 if element is None else tensor.element_count * element
 
 
 def tflm_timeline_with_scratch(model: Model) -> Timeline:
@@ -267,7 +252,7 @@ def setup_failures(model: Model) -> list[str]:
     found: list[str] = []
     for subgraph in model.subgraphs:
         where = f"subgraph {subgraph.index}"
-        unsized = [t for t in subgraph.tensors if t.dtype.name not in _TFLM_ELEMENT_BYTES]
+        unsized = [t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES]
         if unsized:
             tensor = unsized[0]
             found.append(
@@ -290,6 +275,7 @@ def setup_failures(model: Model) -> list[str]:
                         f"{label} has a non-empty intermediate tensor {index}: "
                         "'Does not support intermediate tensor with non-zero size'"
                     )
+    found.extend(resource_variables(model).failures)
     return found
 
 
@@ -388,6 +374,13 @@ def budget(
         assumptions.append(
             f"the '{plan.planner}' plan deployed as an offline plan (OfflineMemoryAllocation); "
             "the greedy planner object stays"
+        )
+    capacity = resource_variables(model).capacity
+    if capacity:
+        # A C++ application sizes this table itself; the Python interpreter's count is assumed.
+        assumptions.append(
+            f"MicroResourceVariables::Create(allocator, {capacity}): one entry per distinct "
+            "VAR_HANDLE shared_name, as the tflite_micro Python interpreter counts them"
         )
     if host.unknown_kernels:
         assumptions.append(

@@ -188,6 +188,27 @@ def _min_max_all(view: OperatorView) -> list[KernelAllocation]:
     return _reduce_simple(view) + _temps(view, ("in", 0), ("out", 0), ("in", 1))
 
 
+def _read_variable(view: OperatorView) -> list[KernelAllocation]:
+    # read_variable.cc Prepare checks the handle only.
+    return _temps(view, ("in", 0))
+
+
+def _assign_variable(view: OperatorView) -> list[KernelAllocation]:
+    # assign_variable.cc Prepare reads the handle as an eval tensor and fetches only the value;
+    # the variable's buffer, allocated here once per variable, is added by `tflm_setup`, since
+    # it depends on the operators prepared before this one (`tflm_resources`).
+    return _temps(view, ("in", 1))
+
+
+def _comparison(view: OperatorView) -> list[KernelAllocation]:
+    # comparisons.cc ComparisonsPrepare fetches both inputs, never the output.
+    return _temps(view, ("in", 0), ("in", 1))
+
+
+def _nothing(view: OperatorView) -> list[KernelAllocation]:
+    return []
+
+
 def _row(
     opcode: str,
     kernel_file: str,
@@ -240,6 +261,8 @@ def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: in
 
 
 _SIGNAL = "signal/micro/kernels/"
+# comparisons.cc: no options; OpData is ComparisonParams (seven ints and a bool).
+_COMPARISONS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
 
 KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
     {
@@ -248,7 +271,11 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
             _row("ADD", "add.cc, add_common.cc", (8, 4), 60),
             _row("ADD_N", "add_n.cc", None, None, _add_n),
             _row("ARG_MAX", "arg_min_max.cc", (4, 4), None),
+            # OpData { int scratch_index } exists in USE_TFLM_COMPRESSION builds only.
+            _row("ASSIGN_VARIABLE", "assign_variable.cc", None, 4, _assign_variable),
             _row("AVERAGE_POOL_2D", "pooling.cc, pooling_common.cc", (40, 4), 32),
+            # CALL_ONCE runs its init subgraph at Invoke, not during setup.
+            _row("CALL_ONCE", "call_once.cc", (4, 4), 8, _nothing),
             _row("CAST", "cast.cc", (8, 4), None),
             _row("CONCATENATION", "concatenation.cc", (8, 4), 80),
             _row("CONV_2D", "conv.cc, conv_common.cc", (28, 4), 80, _convolution),
@@ -273,6 +300,7 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
             _row("PACK", "pack.cc", (8, 4), None),
             _row("PAD", "pad.cc, pad_common.cc", None, 56),
             _row("QUANTIZE", "quantize.cc, quantize_common.cc", None, 32),
+            _row("READ_VARIABLE", "read_variable.cc", None, None, _read_variable),
             _row("REDUCE_ALL", "reduce.cc, reduce_common.cc", (1, 1), 44, _min_max_all),
             _row("REDUCE_MAX", "reduce.cc, reduce_common.cc", (1, 1), 44, _min_max_all),
             _row("REDUCE_MIN", "reduce.cc, reduce_common.cc", (1, 1), 44, _min_max_all),
@@ -292,6 +320,11 @@ KERNELS: Mapping[str, KernelMemory] = MappingProxyType(
             _row("TRANSPOSE_CONV", "transpose_conv.cc", (20, 4), 88, _transpose_conv),
             _row("UNIDIRECTIONAL_SEQUENCE_LSTM", "unidirectional_sequence_lstm.cc", (16, 4), 688),
             _row("UNPACK", "unpack.cc", (8, 4), None),
+            # TfLiteVarHandleParams: two string pointers; OpData: the resource id.
+            _row("VAR_HANDLE", "var_handle.cc", (16, 8), 4, _nothing),
+            # WHILE runs its subgraphs at Invoke; Prepare only checks their arity.
+            _row("WHILE", "while.cc", (8, 4), 8, _nothing),
+            *(_row(opcode, "comparisons.cc", None, 32, _comparison) for opcode in _COMPARISONS),
             _custom_row("CUSTOM:TFLite_Detection_PostProcess", "detection_postprocess.cc", [112]),
             _custom_row("CUSTOM:SignalEnergy", _SIGNAL + "energy.cc", [8]),
             _custom_row("CUSTOM:SignalFftAutoScale", _SIGNAL + "fft_auto_scale_kernel.cc", []),

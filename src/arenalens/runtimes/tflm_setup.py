@@ -14,6 +14,9 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
   (micro_allocator.cc) and *MicroInterpreter::AllocateTensors* (micro_interpreter.cc): the order.
 * *RecordingMicroAllocator* (recording_micro_allocator.cc): which allocations each
   `print_allocations()` category counts.
+* *MicroResourceVariables* (micro_resource_variable.cc): the resource-variable table the
+  interpreter's owner creates right after the allocator, and the variables' buffers
+  (`tflm_resources`).
 
 Struct sizes depend on the build; `HOST_64` is the x86-64 `tflite_micro` pip package (built with
 `USE_TFLM_COMPRESSION`), measured against it. Kernel allocations come from `tflm_kernels`.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -36,7 +39,9 @@ from arenalens.runtimes.tflm_kernels import (
     TempTensor,
     kernel_memory,
 )
+from arenalens.runtimes.tflm_resources import resource_variables
 from arenalens.runtimes.tflm_scratch import MAX_SCRATCH_PER_OPERATOR, OperatorView
+from arenalens.runtimes.tflm_types import tflm_tensor_bytes
 
 # print_allocations() category names (RecordingMicroAllocator::PrintAllocations), in print order.
 EVAL_TENSORS = "TfLiteEvalTensor data"
@@ -87,6 +92,8 @@ class HostLayout:
     scratch_handle: int  # ScratchBufferHandle
     allocation_info: int  # AllocationInfo, per tensor and scratch request while planning
     planner_bytes_per_buffer: int  # GreedyMemoryPlanner::per_buffer_size()
+    resource_variables: int  # MicroResourceVariables
+    resource_variable: int  # MicroResourceVariables::MicroResourceVariable, per variable
     # SingleArenaBufferAllocator + LinearMemoryPlanner (1024 offsets) + MicroAllocator: the
     # objects of a preserve_all_tensors interpreter, which records nothing.
     preserve_all_allocator_objects: int = 0
@@ -112,6 +119,8 @@ HOST_64 = HostLayout(
     scratch_handle=8,
     allocation_info=32,
     planner_bytes_per_buffer=40,
+    resource_variables=16,
+    resource_variable=40,
     preserve_all_allocator_objects=72 + 8216 + 72,
     assumptions=(
         "64-bit host build of the tflite_micro pip package (reference kernels, "
@@ -135,6 +144,8 @@ MCU_32 = HostLayout(
     scratch_handle=4,
     allocation_info=24,
     planner_bytes_per_buffer=40,
+    resource_variables=12,
+    resource_variable=20,
     preserve_all_allocator_objects=40 + 4112 + 40,
     assumptions=(
         "32-bit pointers and size_t; structs laid out by the ILP32 ABI",
@@ -429,12 +440,20 @@ class PlanFacts:
 
 def operator_kernels(model: Model) -> tuple[tuple[OperatorView, KernelMemoryUse], ...]:
     """Every operator in Init/Prepare order (subgraph 0 first) with its kernel's allocations."""
-    views = (
-        OperatorView(model, subgraph, operator)
-        for subgraph in model.subgraphs
-        for operator in subgraph.operators
-    )
-    return tuple((view, kernel_memory(view)) for view in views)
+    resources = resource_variables(model).buffers
+    found: list[tuple[OperatorView, KernelMemoryUse]] = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            view = OperatorView(model, subgraph, operator)
+            use = kernel_memory(view)
+            buffer = resources.get((subgraph.index, operator.index))
+            if buffer is not None:
+                # MicroResourceVariables::Allocate, between fetching the value and releasing it.
+                what = f"resource variable '{buffer.shared_name}'"
+                allocation = PersistentBytes(tflm_tensor_bytes(buffer.tensor), what)
+                use = replace(use, prepare=(*use.prepare, allocation))
+            found.append((view, use))
+    return tuple(found)
 
 
 def setup_sequence(
@@ -456,6 +475,16 @@ def setup_sequence(
     steps: list[Allocation] = [
         Allocation(Action.PERSISTENT, objects, pointer, "allocator and planner")
     ]
+    # MicroResourceVariables::Create, between the allocator and the interpreter (tflm_resources).
+    capacity = resource_variables(model).capacity
+    if capacity:
+        for nbytes, what in (
+            (layout.resource_variables, "resource variable table"),
+            (layout.resource_variable * capacity, f"{capacity} resource variable entries"),
+        ):
+            steps.append(
+                Allocation(Action.PERSISTENT, nbytes, ARENA_ALIGNMENT, what, PERSISTENT_BUFFERS)
+            )
     # StartModelAllocation.
     steps.append(
         Allocation(Action.PERSISTENT, layout.builtin_data_allocator, pointer, "builtin allocator")

@@ -1,0 +1,25 @@
+"""TFLM tensor sizes: the element sizes TFLM knows, and a tensor's bytes (docs §2.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from arenalens.ir import Tensor
+
+# Element sizes TFLM knows (memory_helpers.cc — TfLiteTypeSizeOf); INT4 is not packed.
+TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
+    {
+        "INT8": 1, "UINT8": 1, "BOOL": 1, "INT4": 1,
+        "INT16": 2, "UINT16": 2, "FLOAT16": 2, "BFLOAT16": 2,
+        "FLOAT32": 4, "INT32": 4, "UINT32": 4, "RESOURCE": 4,
+        "INT64": 8, "UINT64": 8, "FLOAT64": 8, "COMPLEX64": 8,
+        "COMPLEX128": 16,
+    }
+)  # fmt: skip
+
+
+def tflm_tensor_bytes(tensor: Tensor) -> int:
+    """Bytes TFLM gives a tensor: product of `shape` × TfLiteTypeSizeOf (0 for unknown types)."""
+    element = TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
+    return 0 if element is None else tensor.element_count * element
