@@ -92,3 +92,85 @@ def tensor_only_analysis(model: Model | str | bytes, *, tail_bytes: int = 0) -> 
         budget=budget,
         runtime_budget=budget,
     )
+
+
+def synthetic_model(blocks: int, *, name: str = "synthetic") -> Model:
+    """A residual int8 network of `blocks` blocks (4 operators, 4 activations each), built in IR.
+
+    Each block: conv → depthwise conv → conv → add(skip); channel counts vary with the block
+    index so sizes differ. Constants are not modelled (no weights): only activations matter here.
+    """
+    from arenalens.ir import DTYPES_BY_NAME, Operator, Subgraph, Tensor, TensorKind
+
+    int8 = DTYPES_BY_NAME["INT8"]
+    tensors: list[Tensor] = []
+    operators: list[Operator] = []
+
+    def tensor(label: str, shape: tuple[int, ...], kind: TensorKind) -> int:
+        tensors.append(
+            Tensor(
+                index=len(tensors),
+                name=label,
+                shape=shape,
+                shape_signature=shape,
+                dtype=int8,
+                buffer=0,
+                has_data=False,
+                is_variable=False,
+                kind=kind,
+                is_input=kind is TensorKind.INPUT,
+                is_output=kind is TensorKind.OUTPUT,
+            )
+        )
+        return len(tensors) - 1
+
+    def operator(opcode: str, inputs: tuple[int, ...], output: int) -> None:
+        operators.append(
+            Operator(
+                index=len(operators),
+                opcode=opcode,
+                builtin_code=0,
+                raw_builtin_code=0,
+                custom_code=None,
+                version=1,
+                inputs=inputs,
+                outputs=(output,),
+                intermediates=(),
+            )
+        )
+
+    side = 24
+    x = tensor("input", (1, side, side, 8), TensorKind.INPUT)
+    for block in range(blocks):
+        channels = 8 + 8 * (block % 5)
+        wide = channels * 2
+        kind = TensorKind.INTERMEDIATE
+        a = tensor(f"block_{block}/expand/Relu", (1, side, side, wide), kind)
+        operator("CONV_2D", (x,), a)
+        b = tensor(f"block_{block}/depthwise/Relu", (1, side, side, wide), kind)
+        operator("DEPTHWISE_CONV_2D", (a,), b)
+        c = tensor(f"block_{block}/project/BiasAdd", (1, side, side, 8), kind)
+        operator("CONV_2D", (b,), c)
+        last = block == blocks - 1
+        y = tensor(f"block_{block}/add", (1, side, side, 8), TensorKind.OUTPUT if last else kind)
+        operator("ADD", (x, c), y)
+        x = y
+    subgraph = Subgraph(
+        index=0,
+        name="main",
+        tensors=tuple(tensors),
+        operators=tuple(operators),
+        inputs=(0,),
+        outputs=(x,),
+    )
+    return Model(
+        source=f"{name}.tflite",
+        version=3,
+        description="synthetic residual network",
+        subgraphs=(subgraph,),
+        buffers=(),
+        metadata=(),
+        signature_defs=(),
+        offline_plan=None,
+        file_bytes=0,
+    )
