@@ -94,11 +94,14 @@ def tensor_only_analysis(model: Model | str | bytes, *, tail_bytes: int = 0) -> 
     )
 
 
-def synthetic_model(blocks: int, *, name: str = "synthetic") -> Model:
+def synthetic_model(
+    blocks: int, *, name: str = "synthetic", renames: dict[int, str] | None = None
+) -> Model:
     """A residual int8 network of `blocks` blocks (4 operators, 4 activations each), built in IR.
 
     Each block: conv → depthwise conv → conv → add(skip); channel counts vary with the block
     index so sizes differ. Constants are not modelled (no weights): only activations matter here.
+    `renames` replaces tensor names by index (tests use it for hostile names).
     """
     from arenalens.ir import DTYPES_BY_NAME, Operator, Subgraph, Tensor, TensorKind
 
@@ -107,6 +110,7 @@ def synthetic_model(blocks: int, *, name: str = "synthetic") -> Model:
     operators: list[Operator] = []
 
     def tensor(label: str, shape: tuple[int, ...], kind: TensorKind) -> int:
+        label = (renames or {}).get(len(tensors), label)
         tensors.append(
             Tensor(
                 index=len(tensors),

@@ -84,8 +84,8 @@ def tensor_label(name: str, limit: int = 28) -> str:
     """A tensor name for a chart label: the first ';' part, shortened to fit limit characters.
 
     Tries the whole part, then its last two path parts (`activation_1/Relu`), then the layer
-    (`activation_1`), cut with '…' when even that is too long: converters end names with the
-    op (`Relu6`, `BiasAdd`), which alone says nothing about which tensor it is.
+    (`activation_1`), keeping its tail when even that is too long (`…tion_12`): converters end
+    names with the op (`Relu6`, `BiasAdd`), which alone says nothing about which tensor it is.
     """
     first = name.partition(";")[0] or "(unnamed)"
     parts = [p for p in first.split("/") if p] or [first]
@@ -93,7 +93,7 @@ def tensor_label(name: str, limit: int = 28) -> str:
     for candidate in (first, "/".join(parts[-2:]), layer):
         if len(candidate) <= limit:
             return candidate
-    return layer[: max(limit - 1, 1)] + "…"
+    return "…" + layer[-max(limit - 1, 1) :]  # the tail tells layers apart: …tion_12
 
 
 # ---------------------------------------------------------------------------------------------
