@@ -77,7 +77,8 @@ def byte_unit(largest: float) -> ByteUnit:
 
 def plain(text: str) -> str:
     """Model text → text matplotlib draws literally (no mathtext between '$' signs)."""
-    return text.replace("\\", "\\\\").replace("$", r"\$")
+    # Backslashes are literal outside mathtext; an escaped '$' keeps mathtext off.
+    return text.replace("$", r"\$")
 
 
 def tensor_label(name: str, limit: int = 28) -> str:
