@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import struct
-import xml.etree.ElementTree as tree
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -51,7 +51,7 @@ def _png_text_chunks(data: bytes) -> list[bytes]:
 
 
 def _svg_text(data: bytes) -> str:
-    root = tree.fromstring(data)
+    root = ElementTree.fromstring(data)
     assert root.tag == f"{SVG}svg"
     return " ".join("".join(node.itertext()) for node in root.iter(f"{SVG}text"))
 
@@ -85,7 +85,7 @@ def test_svg_has_no_date_and_escapes_hostile_names() -> None:
     report = build_report(tensor_only_analysis(synthetic_model(2, renames={2: hostile})))
     svg = render_image(report, "lifetimes", image_format="svg")  # labels every tensor
     assert b"<dc:date>" not in svg
-    tree.fromstring(svg)  # still well-formed XML
+    ElementTree.fromstring(svg)  # still well-formed XML
     assert hostile in _svg_text(svg)
 
 
