@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
+from arenalens.report.build import build_report
 from arenalens.report.console import format_bytes
-from arenalens.report.data import MemoryReport, build_report
+from arenalens.report.data import MemoryReport
 from arenalens.report.html import render_html
 from tests.conftest import REPO_ROOT
 from tests.report_helpers import synthetic_model, tensor_only_analysis

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arenalens.report.data import build_report, report_document
+from arenalens.report.build import build_report
+from arenalens.report.data import report_document
 from arenalens.report.diff import diff_reports, match_keys
 from tests.conftest import SHARED_MODELS, shared_params
 from tests.report_helpers import synthetic_model, tensor_only_analysis
@@ -104,3 +105,20 @@ def test_diff_of_two_plans_reports_moves_only() -> None:
     diff = diff_reports(report, report, right_planner="naive")
     assert all(change.byte_change == 0 for change in diff.changes)
     assert any(change.offset_change for change in diff.largest_changes(5))
+
+
+def test_short_labels_drop_generic_endings_and_keep_unique_tails() -> None:
+    from arenalens.report.labels import short_labels
+
+    assert short_labels(
+        [
+            "model/activation_1/Relu;model/bn_1/FusedBatchNormV3",
+            "model/activation_2/Relu;model/bn_2/FusedBatchNormV3",
+            "model/activation_3/Relu",
+            "input_1",
+        ]
+    ) == ("activation_1", "activation_2", "activation_3", "input_1")
+    assert short_labels(
+        ["a/branch_3/1/output", "b/branch_3/1/output", "a/branch_4/1/output", "stem/output"]
+    ) == ("a/branch_3/1", "b/branch_3/1", "branch_4/1", "stem")
+    assert short_labels(["", "x"]) == ("(unnamed)", "x")

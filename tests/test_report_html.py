@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from arenalens.report.data import build_report
+from arenalens.report.build import build_report
 from arenalens.report.html import render_html, script_safe_json
 from tests.report_helpers import synthetic_model, tensor_only_analysis
 

@@ -8,7 +8,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from arenalens.report.data import MemoryReport, build_report
+from arenalens.report.build import build_report
+from arenalens.report.data import MemoryReport
 from arenalens.report.images import (
     IMAGE_KINDS,
     byte_unit,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arenalens.report.data import build_report
+from arenalens.report.build import build_report
 from arenalens.report.diff import diff_reports
 from arenalens.report.terminal import render_report_text
 from tests.report_helpers import synthetic_model, tensor_only_analysis
@@ -24,7 +24,7 @@ def test_summary_names_arena_bound_overhead_reuse_and_peak_op() -> None:
     peak = report.primary.peak
     assert peak is not None
     assert f"while op {peak.operator} {peak.opcode} runs" in text
-    assert "head" in text and "tail 256 B" in text
+    assert "arena 'head' + 256 B outside it" in text
     assert "\x1b[" not in text  # no ANSI codes when colour is off
 
 

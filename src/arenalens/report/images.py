@@ -97,6 +97,11 @@ def tensor_label(name: str, limit: int = 28) -> str:
     return "…" + layer[-max(limit - 1, 1) :]  # the tail tells layers apart: …tion_12
 
 
+def fit_label(label: str, limit: int) -> str:
+    """A short label cut to limit characters, keeping its tail (`…tion_12`)."""
+    return label if len(label) <= limit else "…" + label[-max(limit - 1, 1) :]
+
+
 # ---------------------------------------------------------------------------------------------
 # Rendering
 
@@ -373,7 +378,7 @@ def _label_rectangles(
         box_height = unit.scale(row.size) / bytes_span * height_points
         if box_height < line_points * 1.1 or box_width < char_points * 6:
             continue
-        label = tensor_label(row.name, limit=max(6, int(box_width / char_points) - 1))
+        label = fit_label(row.label or row.name, max(6, int(box_width / char_points) - 1))
         lines = [label]
         if box_height >= line_points * 2.2:
             lines.append(format_bytes(row.size))

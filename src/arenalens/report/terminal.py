@@ -113,9 +113,16 @@ def _op_label(operator: int | None, opcode: str) -> str:
 
 
 def _required_text(report: MemoryReport) -> str:
-    parts = ", ".join(f"{name} {format_bytes(n)}" for name, n in report.required_parts.items())
+    # Runtime parts overlap (TFLM reports the tail at two arena sizes), so show the one split
+    # that always adds up: this arena, and everything else the runtime needs.
     text = f"{format_bytes(report.required_bytes)} ({report.required_bytes:,} B) to declare"
-    return f"{text}: {parts}" if parts else text
+    if not report.other_bytes:
+        return text
+    arena = report.primary
+    return (
+        f"{text}: {format_bytes(arena.plans[0].arena_size)} arena '{arena.name}' + "
+        f"{format_bytes(report.other_bytes)} outside it"
+    )
 
 
 def _budget_text(report: MemoryReport) -> Text:

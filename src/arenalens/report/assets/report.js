@@ -93,6 +93,11 @@
     return "\u2026" + layer.slice(-Math.max(limit - 1, 1));
   }
 
+  // A short label cut to limit characters, keeping its tail (…tion_12).
+  function fitLabel(label, limit) {
+    return label.length <= limit ? label : "\u2026" + label.slice(-Math.max(limit - 1, 1));
+  }
+
   function byteUnit(largest) {
     if (largest < 2048) return { name: "B", size: 1 };
     if (largest < 2 * 1048576) return { name: "KiB", size: 1024 };
@@ -518,7 +523,7 @@
           ctx.strokeRect(x + 1, y + 1, w - 2, h - 2);
         }
         if (w > 46 && h > 14 && mark !== "dim") {
-          const label = shortLabel(A.B.name[i], Math.floor((w - 6) / 6.2));
+          const label = fitLabel(A.B.label[i] || A.B.name[i], Math.floor((w - 6) / 6.2));
           ctx.globalAlpha = 1;
           ctx.fillStyle = "#ffffff";
           const twoLines = h > 30;
