@@ -73,8 +73,14 @@
     return node;
   }
 
+  // Colours come from CSS variables, read once: getComputedStyle inside a redraw would force a
+  // style recalculation after every DOM write.
+  const colorCache = new Map();
   function cssColor(name) {
-    return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#000";
+    if (!colorCache.has(name)) {
+      colorCache.set(name, getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#000");
+    }
+    return colorCache.get(name);
   }
 
   function shape(list) {
@@ -722,7 +728,8 @@
       this.chart = new CanvasChart(this.scroller, 320);
       this.scroller.append(this.spacer);
       this.chart.update = () => this.update();
-      this.scroller.addEventListener("scroll", () => this.update());
+      this.scrollTop = 0;  // cached for the same reason as VirtualTable.scrollTop
+      this.scroller.addEventListener("scroll", () => { this.scrollTop = this.scroller.scrollTop; this.update(); });
       this.canvas = this.chart.canvas;
       this.canvas.addEventListener("mousemove", (event) => this.move(event));
       this.canvas.addEventListener("mouseleave", () => { hideTooltip(); update({ hover: -1, cursor: null }); });
@@ -749,7 +756,7 @@
     hit(event) {
       const A = current();
       const [x, y] = this.chart.point(event);
-      const row = Math.floor((y - 8 + this.scroller.scrollTop) / this.rowHeight);
+      const row = Math.floor((y - 8 + this.scrollTop) / this.rowHeight);
       if (row < 0 || row >= A.n) return -1;
       const i = A.byFirst[row];
       const range = stepRange(A);
@@ -771,8 +778,9 @@
       const A = current();
       const y = A.lifetimeRow[i] * this.rowHeight;
       const view = this.chart.height - 30;
-      if (y < this.scroller.scrollTop || y > this.scroller.scrollTop + view) {
-        this.scroller.scrollTop = Math.max(0, y - view / 2);
+      if (y < this.scrollTop || y > this.scrollTop + view) {
+        this.scrollTop = Math.max(0, y - view / 2);
+        this.scroller.scrollTop = this.scrollTop;
       }
     }
 
@@ -783,7 +791,7 @@
       const range = stepRange(A);
       const top = 8;
       const bottom = chart.height - 22;
-      const scroll = this.scroller.scrollTop;
+      const scroll = this.scrollTop;
       const peakStep = A.peakRow >= 0 ? A.S.step[A.peakRow] : null;
       stepBand(ctx, chart, range, peakStep, top, bottom, cssColor("--peak"), 0.08);
       if (state.step !== null) stepBand(ctx, chart, range, state.step, top, bottom, cssColor("--accent"), 0.14);
@@ -870,7 +878,10 @@
       this.body.style.height = options.height + "px";
       this.spacer = el("div");
       this.body.append(this.spacer);
-      this.body.addEventListener("scroll", () => this.paint());
+      // Scroll position is cached from scroll events: reading scrollTop while other views are
+      // writing to the DOM would force a full layout on every redraw.
+      this.scrollTop = 0;
+      this.body.addEventListener("scroll", () => { this.scrollTop = this.body.scrollTop; this.paint(); });
       this.root.append(this.head, this.body);
       parent.append(this.root);
       this.pool = [];
@@ -896,11 +907,13 @@
         else delete c.headCell.dataset.sort;
       }
       this.spacer.style.height = rows.length * ROW + "px";
+      const limit = Math.max(0, rows.length * ROW - this.options.height);
+      if (this.scrollTop > limit) { this.scrollTop = limit; this.body.scrollTop = limit; }
       this.paint();
     }
 
     paint() {
-      const top = this.body.scrollTop;
+      const top = this.scrollTop;
       const first = Math.max(0, Math.floor(top / ROW) - 4);
       const last = Math.min(this.rows.length, Math.ceil((top + this.options.height) / ROW) + 4);
       let used = 0;
@@ -936,8 +949,9 @@
       const position = this.rows.indexOf(index);
       if (position < 0) return;
       const y = position * ROW;
-      if (y < this.body.scrollTop || y > this.body.scrollTop + this.options.height - ROW) {
-        this.body.scrollTop = Math.max(0, y - this.options.height / 2);
+      if (y < this.scrollTop || y > this.scrollTop + this.options.height - ROW) {
+        this.scrollTop = Math.max(0, y - this.options.height / 2);
+        this.body.scrollTop = this.scrollTop;
       }
       this.paint();
     }
@@ -1490,6 +1504,12 @@
     find: (name) => current().B.name.indexOf(name),
     rectCenter: (i) => (mapView ? mapView.center(i) : null),
     select: (i) => selectTensor(i),
+    // Redraws every view now; returns the milliseconds it took (benchmarks/bench_report.py).
+    redraw: () => {
+      const started = performance.now();
+      for (const view of views) view.update();
+      return performance.now() - started;
+    },
   };
 
   rebuild();
