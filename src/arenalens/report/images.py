@@ -493,7 +493,9 @@ def _size_colors(figure: Figure, axes: Axes, smallest: int, largest: int) -> Cal
 
 def _gap_text(arena_size: int, lower_bound: int) -> str:
     gap = arena_size - lower_bound
-    if gap <= 0:
+    if gap < 0:
+        return "below the lower bound: fixed offsets share bytes on purpose"
+    if gap == 0:
         return "equal to the lower bound: no layout can do better"
     return f"{format_bytes(gap)} ({100 * gap / max(lower_bound, 1):.1f}%) above the lower bound"
 

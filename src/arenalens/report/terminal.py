@@ -71,13 +71,7 @@ def summary_panel(report: MemoryReport) -> Panel:
         "lower bound",
         f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout can use less",
     )
-    table.add_row(
-        "overhead",
-        Text(
-            f"{format_bytes(overhead)} ({_percent(overhead, arena.lower_bound)} above the bound)",
-            style="yellow" if overhead else "green",
-        ),
-    )
+    table.add_row("overhead", _overhead_text(overhead, arena.lower_bound))
     saved = arena.no_reuse_bytes - chosen.arena_size
     table.add_row(
         "reuse",
@@ -88,10 +82,27 @@ def summary_panel(report: MemoryReport) -> Panel:
     table.add_row("required", _required_text(report))
     if report.budget is not None:
         table.add_row("budget", _budget_text(report))
+    for note in arena.notes:
+        table.add_row("note", Text(note, style="dim"))
     title = Text.assemble(
         (report.model, "bold"), f"  ·  {report.runtime}  ·  {report.operator_count} operators"
     )
     return Panel(table, title=title, title_align="left", border_style="cyan")
+
+
+def _overhead_text(overhead: int, lower_bound: int) -> Text:
+    if overhead < 0:
+        # Only fixed (offline-planned) buffers may share bytes while live; then no bound holds.
+        return Text(
+            f"{format_bytes(-overhead)} below the bound: fixed offsets share bytes on purpose",
+            style="yellow",
+        )
+    if overhead == 0:
+        return Text("0 B: the plan meets the lower bound", style="green")
+    return Text(
+        f"{format_bytes(overhead)} ({_percent(overhead, lower_bound)} above the bound)",
+        style="yellow",
+    )
 
 
 def _peak_text(arena: ArenaReport) -> Text:

@@ -87,6 +87,11 @@
     return list.length ? list.join("\u00d7") : "scalar";
   }
 
+  // Scratch buffers and temporaries have no tensor shape: say what they are instead.
+  function shapeText(A, i) {
+    return A.B.kind[i] === "tensor" || A.B.kind[i] === "variable" ? shape(A.B.shape[i]) : A.B.kind[i];
+  }
+
   // First ';'-joined part, then the last two path parts, then the layer, then cut.
   function shortLabel(name, limit) {
     const first = name.split(";")[0] || "(unnamed)";
@@ -260,7 +265,7 @@
   function tensorRows(A, i, p) {
     const B = A.B;
     const rows = [
-      ["shape", shape(B.shape[i]) + "  " + B.dtype[i]],
+      ["shape", A.B.dtype[i] === "-" ? shapeText(A, i) : shapeText(A, i) + "  " + B.dtype[i]],
       ["bytes", B.nbytes[i].toLocaleString("en-US") + " B" +
         (B.size[i] !== B.nbytes[i] ? " (planned " + B.size[i].toLocaleString("en-US") + " B)" : "") +
         "  \u00b7 " + formatBytes(B.size[i])],
@@ -273,7 +278,6 @@
       rows.push(["offset", offset.toLocaleString("en-US") + " \u2013 " +
         (offset + B.size[i]).toLocaleString("en-US") + " (" + plan(A, p).planner + ")"]);
     }
-    if (B.kind[i] !== "tensor") rows.push(["kind", B.kind[i]]);
     if (B.aliases[i].length) rows.push(["shares bytes with", B.aliases[i].join(", ")]);
     return rows;
   }
@@ -1139,6 +1143,7 @@
     const peak = card("card-peak", "peak");
     const budget = card("card-budget", "budget");
     box.append(arena.root, bound.root, overhead.root, reuse.root, peak.root, budget.root);
+    const notes = el("div", { class: "notes", id: "arena-notes" });
     views.push({ update: () => {
       const A = current();
       const view = plan(A);
@@ -1149,8 +1154,14 @@
       bound.value.textContent = formatBytes(lower);
       bound.note.textContent = "bytes live at the busiest step; no layout can use less";
       const gap = view.arena_size - lower;
-      overhead.value.textContent = gap === 0 ? "0 B" : formatBytes(gap);
-      overhead.note.textContent = gap === 0 ? "this plan is optimal" : percent(gap, lower) + " above the lower bound";
+      if (gap < 0) {
+        // Only fixed (offline-planned) buffers may share bytes while live: no bound holds.
+        overhead.value.textContent = "\u2212" + formatBytes(-gap);
+        overhead.note.textContent = "below the bound: fixed offsets share bytes on purpose";
+      } else {
+        overhead.value.textContent = gap === 0 ? "0 B" : formatBytes(gap);
+        overhead.note.textContent = gap === 0 ? "this plan meets the lower bound" : percent(gap, lower) + " above the lower bound";
+      }
       overhead.root.className = "card " + (gap === 0 ? "good" : "");
       reuse.value.textContent = formatBytes(A.arena.no_reuse_bytes);
       reuse.note.textContent = "reuse saves " + formatBytes(A.arena.no_reuse_bytes - view.arena_size) + " (" +
@@ -1174,8 +1185,9 @@
         budget.note.textContent = formatBytes(state.budget) + " budget, needs " + formatBytes(required) + partsText;
         budget.root.className = "card " + (margin >= 0 ? "good" : "bad");
       }
+      notes.replaceChildren(...A.arena.notes.map((note) => el("div", { text: "Note: " + note })));
     } });
-    return box;
+    return el("div", null, [box, notes]);
   }
 
   function tensorFilterRows(A) {
@@ -1187,7 +1199,7 @@
     for (let i = 0; i < A.n; i++) {
       if (scope && !scope.has(i)) continue;
       if (text) {
-        const haystack = (A.B.name[i] + " " + A.B.dtype[i] + " " + shape(A.B.shape[i]) + " " +
+        const haystack = (A.B.name[i] + " " + A.B.dtype[i] + " " + shapeText(A, i) + " " +
           stepLabel(A, A.B.producer[i])).toLowerCase();
         if (!haystack.includes(text)) continue;
       }
@@ -1218,7 +1230,7 @@
         { key: "id", label: "id", width: "44px", num: true, value: (i) => current().B.id[i] },
         { key: "name", label: "name", width: "minmax(160px, 3fr)", value: (i) => current().B.name[i],
           render: (i) => { const s = el("span", { class: "swatch" }); s.style.background = PALETTE[i % PALETTE.length]; return el("span", { title: current().B.name[i] }, [s, current().B.name[i]]); } },
-        { key: "shape", label: "shape", width: "minmax(70px, 1fr)", value: (i) => shape(current().B.shape[i]), sort: (i) => current().B.nbytes[i] },
+        { key: "shape", label: "shape", width: "minmax(70px, 1fr)", value: (i) => shapeText(current(), i), sort: (i) => current().B.nbytes[i] },
         { key: "dtype", label: "dtype", width: "64px", value: (i) => current().B.dtype[i] },
         { key: "size", label: "bytes", width: "84px", num: true, value: (i) => current().B.size[i], render: (i) => current().B.size[i].toLocaleString("en-US") },
         { key: "first", label: "steps", width: "72px", num: true, value: (i) => current().B.first[i], render: (i) => current().B.first[i] + "\u2013" + current().B.last[i] },
