@@ -178,3 +178,27 @@ def synthetic_model(
         offline_plan=None,
         file_bytes=0,
     )
+
+
+def runtime_available(runtime: str) -> bool:
+    """True when the runtime's rules module is on this branch."""
+    from arenalens.errors import UsageError
+    from arenalens.runtimes import get_runtime
+
+    try:
+        get_runtime(runtime)
+    except (ImportError, UsageError):
+        return False
+    return True
+
+
+def analysis_for(model: Model | str | bytes, runtime: str = "tflm") -> Analysis:
+    """The real pipeline's Analysis when the runtime is here; for TFLM before its rules landed,
+    the tensor-only stand-in."""
+    from arenalens.pipeline import analyze
+
+    if runtime_available(runtime):
+        return analyze(model, runtime=runtime)
+    if runtime != "tflm":
+        raise RuntimeError(f"runtime {runtime} is not available")
+    return tensor_only_analysis(model)

@@ -19,7 +19,7 @@ from arenalens.report.images import (
     tensor_label,
 )
 from tests.conftest import SHARED_MODELS, shared_params
-from tests.report_helpers import synthetic_model, tensor_only_analysis
+from tests.report_helpers import analysis_for, synthetic_model, tensor_only_analysis
 
 pytest.importorskip("matplotlib", reason="images need matplotlib (extra 'images')")
 
@@ -72,7 +72,7 @@ def _check_images(report: MemoryReport) -> None:
 
 @pytest.mark.parametrize("name", shared_params())
 def test_images_of_every_real_model(name: str) -> None:
-    report = build_report(tensor_only_analysis(SHARED_MODELS / name), budget=64 * 1024)
+    report = build_report(analysis_for(SHARED_MODELS / name), budget=64 * 1024)
     _check_images(report)
 
 

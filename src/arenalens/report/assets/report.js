@@ -176,8 +176,15 @@
     return live.sort((x, y) => A.B.size[y] - A.B.size[x] || x - y);
   }
 
-  function budgetRoom(report) {
-    return state.budget === null ? null : state.budget - report.other_bytes;
+  // Bytes the runtime needs besides this arena (TFLM tail, LiteRT's other arenas): the
+  // total to declare with every arena's first plan, minus this arena's first plan.
+  function otherBytes(A) {
+    const first = A.arena.plans.length ? A.arena.plans[0].arena_size : 0;
+    return Math.max(0, A.report.required_bytes - first);
+  }
+
+  function budgetRoom(A) {
+    return state.budget === null ? null : state.budget - otherBytes(A);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -497,7 +504,7 @@
       drawStepAxis(ctx, this, range, g.bottom);
       const peakStep = A.peakRow >= 0 ? A.S.step[A.peakRow] : null;
       stepBand(ctx, this, range, peakStep, g.top, g.bottom, cssColor("--peak"), 0.08);
-      const room = budgetRoom(A.report);
+      const room = budgetRoom(A);
       if (room !== null && room < g.maxBytes) {
         ctx.save();
         ctx.globalAlpha = 0.07;
@@ -692,7 +699,7 @@
         horizontalLine(ctx, this, yOf(view.arena_size), cssColor("--accent"), [], "arena " + formatBytes(view.arena_size));
         horizontalLine(ctx, this, yOf(A.arena.lower_bound), cssColor("--bound"), [2, 3],
           A.arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(A.arena.lower_bound), "left-above");
-        const room = budgetRoom(A.report);
+        const room = budgetRoom(A);
         if (room !== null) horizontalLine(ctx, this, yOf(room), cssColor("--budget"), [6, 4], "budget " + formatBytes(state.budget), "right-below");
         if (A.peakRow >= 0 && peakStep >= range[0] && peakStep <= range[1]) {
           const x = stepX(this, range, peakStep + 0.5);
@@ -830,9 +837,14 @@
           ctx.fillStyle = cssColor("--ink");
           const label = shortLabel(A.B.name[i], 36) + "  " + formatBytes(A.B.size[i]);
           const width = ctx.measureText(label).width;
-          const textX = x1 + 6 + width < chart.width - MARGIN.right ? x1 + 6 : x0 - 6 - width;
           ctx.textAlign = "left";
-          ctx.fillText(label, textX, y + barHeight / 2);
+          // Right of the bar, else left of it, else inside it (a bar spanning every step).
+          if (x1 + 6 + width < chart.width - MARGIN.right) ctx.fillText(label, x1 + 6, y + barHeight / 2);
+          else if (x0 - 6 - width > MARGIN.left) ctx.fillText(label, x0 - 6 - width, y + barHeight / 2);
+          else {
+            ctx.fillStyle = "#ffffff";
+            ctx.fillText(label, x0 + 6, y + barHeight / 2);
+          }
         }
       }
       ctx.restore();
@@ -988,7 +1000,7 @@
   function mapMaximum(A, plans) {
     let top = A.arena.lower_bound;
     for (const p of plans) top = Math.max(top, plan(A, p).arena_size);
-    const room = budgetRoom(A.report);
+    const room = budgetRoom(A);
     if (room !== null) top = Math.max(top, room);
     return Math.max(1, top) * 1.06;
   }
@@ -1173,8 +1185,9 @@
       } else {
         peak.value.textContent = "-";
       }
-      const required = view.arena_size + A.report.other_bytes;
-      const partsText = A.report.other_bytes ? " (arena + " + formatBytes(A.report.other_bytes) + " outside it)" : "";
+      const other = otherBytes(A);
+      const required = view.arena_size + other;
+      const partsText = other ? " (arena + " + formatBytes(other) + " outside it)" : "";
       if (state.budget === null) {
         budget.value.textContent = "none";
         budget.note.textContent = "needs " + formatBytes(required) + partsText + "; type a budget above";
@@ -1388,7 +1401,7 @@
       ["lower bound", L.arena.lower_bound, R.arena.lower_bound],
       ["without reuse", L.arena.no_reuse_bytes, R.arena.no_reuse_bytes],
       ["peak live", peakOf(L), peakOf(R)],
-      ["required", plan(L, lp).arena_size + L.report.other_bytes, plan(R, rp).arena_size + R.report.other_bytes],
+      ["required", plan(L, lp).arena_size + otherBytes(L), plan(R, rp).arena_size + otherBytes(R)],
       ["buffers", L.n, R.n],
       ["steps", L.S.step.length, R.S.step.length],
     ];
