@@ -682,7 +682,9 @@
         }
         ctx.strokeStyle = series.color;
         ctx.lineWidth = 1.6;
+        if (series.dash) ctx.setLineDash(series.dash);
         ctx.stroke();
+        ctx.setLineDash([]);
         if (info.series.length === 1 && started) {
           ctx.lineTo(stepX(this, range, Math.min(range[1], S.step[S.step.length - 1]) + 1), bottom);
           ctx.lineTo(stepX(this, range, Math.max(range[0], S.step[0])), bottom);
@@ -937,7 +939,10 @@
         const index = this.rows[position];
         let row = this.pool[used];
         if (!row) {
-          row = el("div", { class: "vrow", role: "row" });
+          row = el("div", { class: "vrow", role: "row", tabindex: "0" });
+          row.addEventListener("keydown", (event) => {
+            if (event.key === "Enter" || event.key === " ") { event.preventDefault(); row.click(); }
+          });
           row.style.gridTemplateColumns = this.template;
           row.addEventListener("click", () => this.options.click(Number(row.dataset.index)));
           row.addEventListener("mouseenter", () => this.options.hover && this.options.hover(Number(row.dataset.index)));
@@ -1394,7 +1399,9 @@
     const lp = state.left[1];
     const rp = state.right[1];
     const totalsPanel = panel("Where the bytes went", "left \u2192 right");
-    app.append(totalsPanel.root);
+    const top = el("div", { class: "compare-top" });
+    app.append(top);
+    top.append(totalsPanel.root);
     const peakOf = (A) => (A.peakRow >= 0 ? A.S.live_bytes[A.peakRow] : 0);
     const rows = [
       ["arena", plan(L, lp).arena_size, plan(R, rp).arena_size],
@@ -1418,14 +1425,16 @@
 
     const maps = el("div", { class: "compare-maps" });
     app.append(maps);
+    // One byte scale and one step axis for both maps, so sizes and positions compare by eye.
     const maxBytes = Math.max(mapMaximum(L, [lp]), mapMaximum(R, [rp]));
+    const sharedRange = [Math.min(L.lowStep, R.lowStep), Math.max(L.highStep, R.highStep)];
     for (const [A, p, side] of [[L, lp, "left"], [R, rp, "right"]]) {
       const mapPanel = panel(side + ": " + A.report.model + " \u00b7 " + plan(A, p).planner, formatBytes(plan(A, p).arena_size));
       maps.append(mapPanel.root);
       const box = el("div", { class: "chart", id: "compare-map-" + side });
       mapPanel.body.append(box);
       const chart = new MemoryMap(box, 320, () => ({
-        A, p, range: [A.lowStep, A.highStep], maxBytes,
+        A, p, range: sharedRange, maxBytes,
         highlight: (i) => (state.compareKey === null ? "" : A.keys[i] === state.compareKey ? "selected" : "dim"),
       }), {
         hover: () => {},
@@ -1435,14 +1444,14 @@
     }
 
     const livePanel = panel("Live bytes per step", "left and right on one scale");
-    app.append(livePanel.root);
+    top.append(livePanel.root);
     const liveBox = el("div", { class: "chart", id: "compare-live" });
     livePanel.body.append(liveBox, el("div", { class: "legend" }, [
       legendSeries(PALETTE[0], "left: " + L.report.model + " \u00b7 " + plan(L, lp).planner),
-      legendSeries(PALETTE[1], "right: " + R.report.model + " \u00b7 " + plan(R, rp).planner)]));
+      legendSeries(PALETTE[1], "right: " + R.report.model + " \u00b7 " + plan(R, rp).planner, true)]));
     views.push(new LiveChart(liveBox, 220, () => ({
-      series: [{ A: L, p: lp, color: PALETTE[0], label: "left" }, { A: R, p: rp, color: PALETTE[1], label: "right" }],
-      range: [Math.min(L.lowStep, R.lowStep), Math.max(L.highStep, R.highStep)],
+      series: [{ A: L, p: lp, color: PALETTE[0], label: "left" }, { A: R, p: rp, color: PALETTE[1], label: "right", dash: [6, 3] }],
+      range: sharedRange,
       maxBytes: Math.max(peakOf(L), peakOf(R), 1) * 1.08,
       selected: null,
     }), {}));
@@ -1491,8 +1500,8 @@
     views.push({ update: () => changes.paint() });
   }
 
-  function legendSeries(color, text) {
-    const swatch = el("span", { class: "key" });
+  function legendSeries(color, text, dashed) {
+    const swatch = el("span", { class: "key" + (dashed ? " dashed" : "") });
     swatch.style.borderTopColor = color;
     return el("span", null, [swatch, text]);
   }
