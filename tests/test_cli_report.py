@@ -97,6 +97,15 @@ def test_bad_options_are_usage_errors(
     assert message in capsys.readouterr().err
 
 
+def test_report_fails_fast_when_the_html_directory_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "example:kws_ds_cnn", "-o", str(tmp_path / "no" / "r.html")]) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err
+    assert captured.out == ""  # nothing was analysed or printed
+
+
 def test_report_refuses_to_overwrite_its_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

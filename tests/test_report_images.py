@@ -107,3 +107,13 @@ def test_helpers() -> None:
     assert tensor_label("model/activation_12/Relu", 8) == "…tion_12"
     with pytest.raises(ValueError, match="unknown image kind"):
         render_image(build_report(tensor_only_analysis(synthetic_model(1))), "pie")
+
+
+def test_label_lines() -> None:
+    from arenalens.report.images import label_lines
+
+    assert label_lines("block_1/depthwise", 20, 1) == ["block_1/depthwise"]
+    assert label_lines("block_1/depthwise", 10, 3) == ["block_1", "depthwise"]
+    assert label_lines("block_1/depthwise", 8, 1) == ["block_1"]
+    assert label_lines("activation_12", 8, 2) == ["…tion_12"]
+    assert label_lines("x", 8, 0) == []

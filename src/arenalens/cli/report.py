@@ -23,7 +23,7 @@ from arenalens.cli.common import (
     use_color,
     write_atomic,
 )
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.pipeline import analyze
 from arenalens.report.build import build_report, default_planners, plan_alternatives
 from arenalens.report.console import format_bytes
@@ -171,8 +171,20 @@ def written_text(files: Sequence[WrittenFile]) -> str:
     return "\n".join(f"wrote {file.path} ({format_bytes(file.nbytes)})" for file in files)
 
 
+def check_output_directory(output: str | None, images: str | None) -> None:
+    """Fail before any work when -o names a directory that does not exist (and --images will
+    not create it)."""
+    if output is None:
+        return
+    folder = Path(output).parent
+    if folder.is_dir() or (images is not None and Path(images) == folder):
+        return
+    raise UsageError(f"{output}: directory {folder} does not exist")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Analyze, print the terminal report, write HTML and images on request."""
+    """Analyze, print the terminal report, write images and HTML on request."""
+    check_output_directory(args.output, args.images)
     protect = tuple(a for a in (args.model, args.compare) if a)
     report, analysis = make_report(
         args.model, runtime=args.runtime, planners=args.planner, budget=args.budget
@@ -197,14 +209,15 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     written: list[WrittenFile] = []
-    if args.output:
-        page = render_html(reports, tool=TOOL)
-        written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))
-    if args.images:
+    if args.images:  # first: it creates the directory, which may also hold the HTML
         try:
             written.extend(write_images(report, args.images, args.image_format))
         except RuntimeUnavailableError as error:
             print(f"arenalens: images skipped: {error}", file=sys.stderr)
+            Path(args.images).mkdir(parents=True, exist_ok=True)
+    if args.output:
+        page = render_html(reports, tool=TOOL)
+        written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))
     if written:
         # With --json, stdout holds only the document; the file list goes to stderr.
         stream = sys.stderr if args.json else sys.stdout

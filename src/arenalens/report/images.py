@@ -305,7 +305,6 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
     )
     if room is not None and room < top * 1.06:
         axes.axhspan(unit.scale(room), unit.scale(top) * 1.06, color=BUDGET_COLOR, alpha=0.06, lw=0)
-    _label_rectangles(figure, axes, arena, view, unit)
     axes.axhline(unit.scale(view.arena_size), color=ARENA_COLOR, lw=1.4, label="arena size")
     axes.axhline(
         unit.scale(arena.lower_bound), color=BOUND_COLOR, lw=1.2, ls=":", label="lower bound"
@@ -319,6 +318,7 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
         _mark_peak(axes, peak.step, f"peak: {_peak_label(arena)}")
     axes.set_xlim(first_step - 0.5, last_step + 0.5)
     axes.set_ylim(0, unit.scale(top) * 1.06)
+    _label_rectangles(figure, axes, arena, view, unit)
     axes.set_xlabel("step (operator that runs)")
     axes.set_ylabel(f"arena offset ({unit.name})")
     _step_ticks(axes, arena)
@@ -365,22 +365,24 @@ def _side_facts(axes: Axes, report: MemoryReport, view: PlanView) -> None:
 def _label_rectangles(
     figure: Figure, axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit
 ) -> None:
-    """Write a name (and size) inside each rectangle big enough to hold it."""
+    """Write a name (and size) inside each rectangle big enough to hold it (after the axes
+    limits are set: they convert steps and bytes to points)."""
     width_points, height_points = _axes_size_points(figure, axes)
-    x_low, x_high = axes.get_xlim() if axes.get_xlim() != (0.0, 1.0) else _padded(arena)
+    x_low, x_high = axes.get_xlim()
+    y_low, y_high = axes.get_ylim()
     steps_span = max(x_high - x_low, 1.0)
-    top = max(view.arena_size, arena.lower_bound, 1)
-    bytes_span = unit.scale(top) * 1.06
+    bytes_span = max(y_high - y_low, 1e-9)
     fontsize = 6.5
-    char_points, line_points = fontsize * 0.62, fontsize * 1.25
+    char_points, line_points = fontsize * 0.62, fontsize * 1.3
     for i, row in enumerate(arena.buffers):
         box_width = (row.last - row.first + 1) / steps_span * width_points
         box_height = unit.scale(row.size) / bytes_span * height_points
-        if box_height < line_points * 1.1 or box_width < char_points * 6:
+        line_count = int(box_height / line_points - 0.3)
+        if line_count < 1 or box_width < char_points * 5:
             continue
-        label = fit_label(row.label or row.name, max(6, int(box_width / char_points) - 1))
-        lines = [label]
-        if box_height >= line_points * 2.2:
+        width_chars = max(4, int(box_width / char_points) - 1)
+        lines = label_lines(row.label or row.name, width_chars, line_count)
+        if len(lines) < line_count:
             lines.append(format_bytes(row.size))
         axes.text(
             (row.first + row.last) / 2,
@@ -389,9 +391,27 @@ def _label_rectangles(
             ha="center",
             va="center",
             fontsize=fontsize,
+            linespacing=1.1,
             color="white",
             clip_on=True,
         )
+
+
+def label_lines(label: str, width_chars: int, line_count: int) -> list[str]:
+    """A short label → at most line_count lines of at most width_chars characters.
+
+    `block_1/depthwise` becomes two lines when the box is tall and narrow; when its parts do
+    not fit, the first part stays (it is the one that tells the tensor apart) and a single part
+    keeps its tail (`…tion_12`).
+    """
+    if line_count < 1:
+        return []
+    if len(label) <= width_chars:
+        return [label]
+    parts = label.split("/")
+    if 1 < len(parts) <= line_count and all(len(part) <= width_chars for part in parts):
+        return parts
+    return [fit_label(parts[0], width_chars)]
 
 
 def _padded(arena: ArenaReport) -> tuple[float, float]:

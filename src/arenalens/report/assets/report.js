@@ -109,6 +109,16 @@
     return label.length <= limit ? label : "\u2026" + label.slice(-Math.max(limit - 1, 1));
   }
 
+  // Mirrors report/images.py label_lines: parts on separate lines when the box is tall,
+  // else the first part (it tells the tensor apart), else a single part's tail.
+  function labelLines(label, width, count) {
+    if (count < 1 || width < 3) return [];
+    if (label.length <= width) return [label];
+    const parts = label.split("/");
+    if (parts.length > 1 && parts.length <= count && parts.every((p) => p.length <= width)) return parts;
+    return [fitLabel(parts[0], width)];
+  }
+
   function byteUnit(largest) {
     if (largest < 2048) return { name: "B", size: 1 };
     if (largest < 2 * 1048576) return { name: "KiB", size: 1024 };
@@ -539,13 +549,12 @@
           ctx.lineWidth = 2;
           ctx.strokeRect(x + 1, y + 1, w - 2, h - 2);
         }
-        if (w > 46 && h > 14 && mark !== "dim") {
-          const label = fitLabel(A.B.label[i] || A.B.name[i], Math.floor((w - 6) / 6.2));
+        if (w > 34 && h > 14 && mark !== "dim") {
+          const lines = labelLines(A.B.label[i] || A.B.name[i], Math.floor((w - 6) / 6.2), Math.floor((h - 2) / 13));
+          if (lines.length < Math.floor((h - 2) / 13)) lines.push(formatBytes(A.B.size[i]));
           ctx.globalAlpha = 1;
           ctx.fillStyle = "#ffffff";
-          const twoLines = h > 30;
-          ctx.fillText(label, x + w / 2, y + h / 2 - (twoLines ? 7 : 0));
-          if (twoLines) ctx.fillText(formatBytes(A.B.size[i]), x + w / 2, y + h / 2 + 7);
+          lines.forEach((line, k) => ctx.fillText(line, x + w / 2, y + h / 2 + (k - (lines.length - 1) / 2) * 13));
         }
       }
       ctx.globalAlpha = 1;
