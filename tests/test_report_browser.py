@@ -39,6 +39,10 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # A page opened in a new tab must keep rendering: no throttled timers or animation frames.
+    "--disable-renderer-backgrounding",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
 ]
 
 
@@ -91,6 +95,7 @@ class PageWatch:
 
     def __init__(self, browser: Any, path: Path) -> None:
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.set_default_timeout(10_000)
         self.console: list[str] = []
         self.requests: list[str] = []
         self.dialogs: list[str] = []
@@ -111,9 +116,9 @@ class PageWatch:
         dialog.dismiss()
 
     def settle(self) -> None:
-        """Let the viewer's requestAnimationFrame render run."""
-        self.page.evaluate("new Promise(requestAnimationFrame)")
-        self.page.evaluate("new Promise(requestAnimationFrame)")
+        """Render every view now (the viewer otherwise waits for an animation frame, which a
+        busy machine may delay)."""
+        self.page.evaluate("window.arenalens.redraw()")
 
 
 @pytest.fixture
