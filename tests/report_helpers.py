@@ -1,8 +1,9 @@
-"""Analyses for report tests, built without a runtime module: TFLM tensor-only lifetimes.
+"""Analyses for report tests: the real pipeline, and a hand-checkable tensor-only stand-in.
 
-`tensor_only_analysis` builds the TFLM head as `runtimes/tflm.py` will (planned tensors, sizes
-rounded to 16, TFLM lifetimes) and plans it with `naive` plus a small first-fit planner defined
-here, so the report has two layouts to switch between.
+`analysis_for` runs `pipeline.analyze`. `tensor_only_analysis` builds a TFLM-like head by hand
+(planned tensors, sizes rounded to 16, TFLM lifetimes, no kernel scratch, a chosen tail) and plans
+it with `naive` plus a small first-fit planner defined here: tests that check numbers by hand use
+it, so a change in the runtime rules does not move their expected values.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ import pytest
 from arenalens.cli import main
 from tests.conftest import SHARED_MODELS
 
-pytest.importorskip("arenalens.runtimes.tflm", reason="the TFLM runtime rules are not merged yet")
-
 
 def test_report_prints_summary_plans_tensors_and_memory_plan(
     capsys: pytest.CaptureFixture[str],

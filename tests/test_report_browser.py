@@ -24,7 +24,7 @@ from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport
 from arenalens.report.html import render_html
 from tests.conftest import REPO_ROOT
-from tests.report_helpers import synthetic_model, tensor_only_analysis
+from tests.report_helpers import analysis_for, synthetic_model
 
 pytestmark = pytest.mark.browser
 
@@ -77,8 +77,8 @@ def _reports() -> list[MemoryReport]:
     model = synthetic_model(6, name="residual6", renames={5: HOSTILE_NAME})
     bigger = synthetic_model(8, name="residual8")
     return [
-        build_report(tensor_only_analysis(model, tail_bytes=512), budget=48 * 1024),
-        build_report(tensor_only_analysis(bigger, tail_bytes=512)),
+        build_report(analysis_for(model), budget=64 * 1024),
+        build_report(analysis_for(bigger)),
     ]
 
 
