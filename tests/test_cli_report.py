@@ -133,3 +133,22 @@ def test_demo_writes_model_report_and_images(
     except ImportError:
         return
     assert len(list((folder / "images").glob("*.png"))) == 4
+
+
+def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from arenalens.cli.common import write_atomic
+
+    umask = os.umask(0o022)
+    try:
+        fresh = write_atomic(tmp_path / "fresh.html", "x")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # not mkstemp's private 0600
+        kept = tmp_path / "kept.html"
+        kept.write_text("old")
+        kept.chmod(0o640)
+        write_atomic(kept, "new")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    finally:
+        os.umask(umask)

@@ -583,7 +583,7 @@
       horizontalLine(ctx, this, g.yOf(A.arena.lower_bound), cssColor("--bound"), [2, 3],
         A.arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(A.arena.lower_bound), "left-above");
       if (room !== null) {
-        horizontalLine(ctx, this, g.yOf(room), cssColor("--budget"), [6, 4], "budget " + formatBytes(state.budget), "right-below");
+        horizontalLine(ctx, this, g.yOf(room), cssColor("--budget"), [6, 4], budgetLabel(A), "right-below");
       }
       this.canvas.dataset.selected = String(chosen);
       this.canvas.dataset.planner = view.planner;
@@ -711,7 +711,7 @@
         horizontalLine(ctx, this, yOf(A.arena.lower_bound), cssColor("--bound"), [2, 3],
           A.arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(A.arena.lower_bound), "left-above");
         const room = budgetRoom(A);
-        if (room !== null) horizontalLine(ctx, this, yOf(room), cssColor("--budget"), [6, 4], "budget " + formatBytes(state.budget), "right-below");
+        if (room !== null) horizontalLine(ctx, this, yOf(room), cssColor("--budget"), [6, 4], budgetLabel(A), "right-below");
         if (A.peakRow >= 0 && peakStep >= range[0] && peakStep <= range[1]) {
           const x = stepX(this, range, peakStep + 0.5);
           const y = yOf(A.S.live_bytes[A.peakRow]);
@@ -1141,9 +1141,22 @@
     return bar;
   }
 
+  // "96 KiB" when that reads back as the same number of bytes, else the exact byte count.
+  function budgetText(budget) {
+    if (budget === null) return "";
+    const short = formatBytes(budget);
+    return parseSize(short) === budget ? short : String(budget);
+  }
+
+  function budgetLabel(A) {
+    const other = otherBytes(A);
+    const text = "budget " + formatBytes(state.budget);
+    return other ? text + " \u2212 " + formatBytes(other) + " outside this arena" : text;
+  }
+
   function budgetInput() {
     const input = el("input", { type: "text", id: "budget", placeholder: "e.g. 300KiB", size: "10",
-      value: state.budget === null ? "" : String(state.budget), title: "bytes, or 300KiB, 0.5MiB, 256K, 300kB" });
+      value: budgetText(state.budget), title: "bytes, or 300KiB, 0.5MiB, 256K, 300kB" });
     input.addEventListener("input", () => {
       const text = input.value.trim();
       const value = text === "" ? null : parseSize(text);
