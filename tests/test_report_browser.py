@@ -208,3 +208,45 @@ def test_compare_mode_shows_both_views(
     ARTIFACTS.mkdir(exist_ok=True)
     watch.page.screenshot(path=str(ARTIFACTS / "report-compare.png"), full_page=True)
     assert watch.console == []
+
+
+def test_budget_field_takes_sizes_and_flags_nonsense(watch: PageWatch) -> None:
+    watch.page.fill("#budget", "10MiB")
+    watch.settle()
+    assert watch.page.evaluate("window.arenalens.state().budget") == 10 * 1024 * 1024
+    assert watch.page.inner_text("#card-budget .value") == "fits"
+    watch.page.fill("#budget", "lots")
+    watch.settle()
+    assert "invalid" in (watch.page.get_attribute("#budget", "class") or "")
+    assert watch.page.evaluate("window.arenalens.state().budget") == 10 * 1024 * 1024
+    watch.page.fill("#budget", "1KiB")
+    watch.settle()
+    assert watch.page.inner_text("#card-budget .value").startswith("over by")
+
+
+def test_clicking_an_operator_lists_what_it_reads_and_writes(watch: PageWatch) -> None:
+    watch.settle()
+    watch.page.locator("#ops .vrow").nth(2).click()
+    watch.settle()
+    state = watch.page.evaluate("window.arenalens.state()")
+    assert state["step"] == 2
+    details = watch.page.inner_text("#details")
+    assert "step 2" in details and "reads" in details and "writes" in details
+
+
+def test_dragging_on_the_live_chart_zooms_every_view(watch: PageWatch) -> None:
+    watch.settle()
+    box = watch.page.locator("#live-bytes canvas").bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    watch.page.mouse.move(box["x"] + box["width"] * 0.3, y)
+    watch.page.mouse.down()
+    watch.page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=5)
+    watch.page.mouse.up()
+    watch.settle()
+    zoom = watch.page.evaluate("window.arenalens.state().zoom")
+    assert zoom is not None and zoom[0] < zoom[1]
+    watch.page.click("text=reset zoom")
+    watch.settle()
+    assert watch.page.evaluate("window.arenalens.state().zoom") is None
+    assert watch.console == []

@@ -920,13 +920,12 @@
       if (column) {
         const dir = this.sortDir;
         const value = column.sort || column.value;
-        rows.sort((x, y) => {
+        const compare = column.compare || ((x, y) => {
           const a = value(x);
           const b = value(y);
-          if (a < b) return -dir;
-          if (a > b) return dir;
-          return x - y;
+          return a < b ? -1 : a > b ? 1 : 0;
         });
+        rows.sort((x, y) => dir * compare(x, y) || x - y);  // ties keep row order: deterministic
       }
       this.rows = rows;
       for (const c of this.columns) {
@@ -1109,6 +1108,12 @@
     ]);
   }
 
+  // Another model or arena: its first plan, nothing selected, no zoom; the page is rebuilt.
+  function switchView(patch) {
+    Object.assign(state, { p: 0, selected: -1, hover: -1, step: null, cursor: null, zoom: null }, patch);
+    rebuild();
+  }
+
   function toolbar(A) {
     const bar = el("div", { class: "toolbar" });
     const tabs = el("div", { class: "tabs", role: "tablist" });
@@ -1118,24 +1123,29 @@
     }
     bar.append(tabs);
     if (DATA.reports.length > 1) {
-      const select = el("select", { id: "model-select", onchange: (e) => { state.r = Number(e.target.value); state.a = 0; state.p = 0; state.selected = -1; state.step = null; state.zoom = null; rebuild(); } });
+      const select = el("select", { id: "model-select",
+        onchange: (e) => switchView({ r: Number(e.target.value), a: 0 }) });
       DATA.reports.forEach((report, r) => select.append(el("option", { value: String(r), text: report.model })));
       select.value = String(state.r);
       bar.append(el("label", null, ["model", select]));
     }
     if (A.report.arenas.length > 1) {
-      const select = el("select", { id: "arena-select", onchange: (e) => { state.a = Number(e.target.value); state.p = 0; state.selected = -1; state.step = null; state.zoom = null; rebuild(); } });
+      const select = el("select", { id: "arena-select",
+        onchange: (e) => switchView({ a: Number(e.target.value) }) });
       A.report.arenas.forEach((arena, a) => select.append(el("option", { value: String(a), text: arena.name })));
       select.value = String(state.a);
       bar.append(el("label", null, ["arena", select]));
     }
     const planners = el("div", { class: "segmented", id: "planners", role: "group", "aria-label": "planner" });
     A.arena.plans.forEach((view, p) => {
-      const button = el("button", { dataset: { planner: view.planner }, title: view.is_runtime ? "the runtime's own planner" : "",
-        onclick: () => update({ p }) }, [view.planner + (view.is_runtime ? " \u2605" : ""), el("span", { class: "size", text: formatBytes(view.arena_size) })]);
+      const label = view.planner + (view.is_runtime ? " \u2605" : "");
+      const size = el("span", { class: "size", text: formatBytes(view.arena_size) });
+      const button = el("button", { dataset: { planner: view.planner }, onclick: () => update({ p }),
+        title: view.is_runtime ? "the runtime's own planner" : "" }, [label, size]);
       planners.append(button);
     });
-    views.push({ update: () => planners.querySelectorAll("button").forEach((b, p) => b.setAttribute("aria-pressed", String(p === state.p))) });
+    views.push({ update: () => planners.querySelectorAll("button").forEach(
+      (button, p) => button.setAttribute("aria-pressed", String(p === state.p))) });
     bar.append(el("label", null, ["planner", planners]));
     bar.append(budgetInput());
     return bar;
@@ -1248,6 +1258,32 @@
     return rows;
   }
 
+  function tensorColumns() {
+    const B = () => current().B;
+    const number = (value) => value.toLocaleString("en-US");
+    const nameCell = (i) => {
+      const swatch = el("span", { class: "swatch" });
+      swatch.style.background = PALETTE[i % PALETTE.length];
+      return el("span", { title: B().name[i] }, [swatch, B().name[i]]);
+    };
+    return [
+      { key: "id", label: "id", width: "44px", num: true, value: (i) => B().id[i] },
+      { key: "name", label: "name", width: "minmax(160px, 3fr)", value: (i) => B().name[i], render: nameCell },
+      { key: "shape", label: "shape", width: "minmax(70px, 1fr)", value: (i) => shapeText(current(), i),
+        sort: (i) => B().nbytes[i] },
+      { key: "dtype", label: "dtype", width: "64px", value: (i) => B().dtype[i] },
+      { key: "size", label: "bytes", width: "84px", num: true, value: (i) => B().size[i],
+        render: (i) => number(B().size[i]) },
+      { key: "first", label: "steps", width: "72px", num: true, value: (i) => B().first[i],
+        render: (i) => B().first[i] + "\u2013" + B().last[i] },
+      { key: "offset", label: "offset", width: "84px", num: true, value: (i) => plan(current()).offsets[i],
+        render: (i) => number(plan(current()).offsets[i]) },
+      { key: "producer", label: "written by", width: "minmax(90px, 1.3fr)",
+        value: (i) => stepLabel(current(), B().producer[i]),
+        sort: (i) => (B().producer[i] === null ? -1 : B().producer[i]) },
+    ];
+  }
+
   function buildTensorTable(tablePanel) {
     const search = el("input", { type: "search", id: "tensor-filter", placeholder: "filter by name, op, dtype, shape  ( / )" });
     const scope = el("select", { id: "tensor-scope" }, [
@@ -1265,18 +1301,12 @@
       rows: () => tensorFilterRows(current()),
       click: (i) => selectTensor(i, "toggle"),
       hover: (i) => update({ hover: i }),
-      mark: (i) => (i === state.selected ? "selected" : (relatedSet(current()) || new Set()).has(i) ? "related" : ""),
-      columns: [
-        { key: "id", label: "id", width: "44px", num: true, value: (i) => current().B.id[i] },
-        { key: "name", label: "name", width: "minmax(160px, 3fr)", value: (i) => current().B.name[i],
-          render: (i) => { const s = el("span", { class: "swatch" }); s.style.background = PALETTE[i % PALETTE.length]; return el("span", { title: current().B.name[i] }, [s, current().B.name[i]]); } },
-        { key: "shape", label: "shape", width: "minmax(70px, 1fr)", value: (i) => shapeText(current(), i), sort: (i) => current().B.nbytes[i] },
-        { key: "dtype", label: "dtype", width: "64px", value: (i) => current().B.dtype[i] },
-        { key: "size", label: "bytes", width: "84px", num: true, value: (i) => current().B.size[i], render: (i) => current().B.size[i].toLocaleString("en-US") },
-        { key: "first", label: "steps", width: "72px", num: true, value: (i) => current().B.first[i], render: (i) => current().B.first[i] + "\u2013" + current().B.last[i] },
-        { key: "offset", label: "offset", width: "84px", num: true, value: (i) => plan(current()).offsets[i], render: (i) => plan(current()).offsets[i].toLocaleString("en-US") },
-        { key: "producer", label: "written by", width: "minmax(90px, 1.3fr)", value: (i) => stepLabel(current(), current().B.producer[i]), sort: (i) => current().B.producer[i] === null ? -1 : current().B.producer[i] },
-      ],
+      mark: (i) => {
+        if (i === state.selected) return "selected";
+        const related = relatedSet(current());
+        return related && related.has(i) ? "related" : "";
+      },
+      columns: tensorColumns(),
     });
     search.addEventListener("input", () => update({ filter: search.value }));
     scope.addEventListener("change", () => update({ scope: scope.value }));
@@ -1333,6 +1363,12 @@
     } });
   }
 
+  // A tensor's short name as a button that selects it.
+  function tensorLink(A, j, limit) {
+    return el("button", { class: "link", text: shortLabel(A.B.name[j], limit), title: A.B.name[j],
+      onclick: () => selectTensor(j) });
+  }
+
   function renderDetails(body) {
     const A = current();
     const i = state.selected;
@@ -1351,22 +1387,24 @@
       const row = A.stepRow.get(state.step);
       body.append(el("div", { class: "name", text: "step " + state.step + ": " + stepLabel(A, state.step) }));
       const list = el("dl");
-      list.append(el("dt", { text: "live" }), el("dd", { text: formatBytes(A.S.live_bytes[row]) + " in " + liveAt(A, state.step).length + " buffers" }));
+      const live = formatBytes(A.S.live_bytes[row]) + " in " + liveAt(A, state.step).length + " buffers";
+      list.append(el("dt", { text: "live" }), el("dd", { text: live }));
       for (const [label, items] of [["reads", A.S.reads[row]], ["writes", A.S.writes[row]]]) {
         const ul = el("ul");
-        for (const j of items) ul.append(el("li", null, [el("button", { class: "link", text: shortLabel(A.B.name[j], 48), title: A.B.name[j], onclick: () => selectTensor(j) }), " " + formatBytes(A.B.size[j])]));
+        for (const j of items) ul.append(el("li", null, [tensorLink(A, j, 48), " " + formatBytes(A.B.size[j])]));
         list.append(el("dt", { text: label }), el("dd", null, [items.length ? ul : "-"]));
       }
       body.append(list);
       return;
     }
-    body.append(el("p", { class: "empty", text: "Hover any rectangle, bar or row for details; click to select it in every view. Esc clears." }));
+    body.append(el("p", { class: "empty",
+      text: "Hover any rectangle, bar or row for details; click to select it in every view. Esc clears." }));
     if (A.peakRow >= 0) {
       const step = A.S.step[A.peakRow];
       const ul = el("ul");
       for (const j of liveAt(A, step).slice(0, 8)) {
-        ul.append(el("li", null, [el("button", { class: "link", text: shortLabel(A.B.name[j], 44), title: A.B.name[j], onclick: () => selectTensor(j) }),
-          " " + formatBytes(A.B.size[j]) + " (" + percent(A.B.size[j], A.S.live_bytes[A.peakRow]) + ")"]));
+        const share = percent(A.B.size[j], A.S.live_bytes[A.peakRow]);
+        ul.append(el("li", null, [tensorLink(A, j, 44), " " + formatBytes(A.B.size[j]) + " (" + share + ")"]));
       }
       body.append(el("dl", null, [el("dt", { text: "live at the peak" }), el("dd", null, [ul])]));
     }
@@ -1460,7 +1498,11 @@
         highlight: (i) => (state.compareKey === null ? "" : A.keys[i] === state.compareKey ? "selected" : "dim"),
       }), {
         hover: () => {},
-        click: (i) => { state.compareKey = i >= 0 && A.keys[i] !== state.compareKey ? A.keys[i] : null; update({}); changes.scrollToIndex(changeIndex(state.compareKey)); },
+        click: (i) => {
+          state.compareKey = i >= 0 && A.keys[i] !== state.compareKey ? A.keys[i] : null;
+          update({});
+          changes.scrollToIndex(keys.indexOf(state.compareKey));
+        },
       });
       views.push(chart);
     }
@@ -1489,6 +1531,7 @@
       if (i === undefined) return null;
       if (what === "bytes") return A.B.size[i];
       if (what === "offset") return plan(A, p).offsets[i];
+      if (what === "first") return A.B.first[i];
       return A.B.first[i] + "\u2013" + A.B.last[i];
     };
     const change = (k) => (side(R, rp, keys[k], "bytes") || 0) - (side(L, lp, keys[k], "bytes") || 0);
@@ -1497,8 +1540,13 @@
       const b = side(R, rp, keys[k], "offset");
       return a === null || b === null ? 0 : b - a;
     };
-    const changeIndex = (key) => keys.indexOf(key);
-    const show = (value, bytes) => (value === null ? "-" : bytes ? formatBytes(value) : value.toLocaleString("en-US"));
+    // "left bytes" / "right bytes" style column pairs; a tensor missing on a side shows "-".
+    const sideColumns = (what, label, width, format, sortBy) => [[L, lp, "left"], [R, rp, "right"]].map(
+      ([A, p, name]) => ({
+        key: name + what, label: name + " " + label, width, num: true,
+        value: (k) => { const value = side(A, p, keys[k], sortBy || what); return value === null ? -1 : value; },
+        render: (k) => { const value = side(A, p, keys[k], what); return value === null ? "-" : format(value); },
+      }));
     const changes = new VirtualTable(changePanel.body, {
       height: 300,
       sortKey: "change",
@@ -1508,14 +1556,16 @@
       mark: (k) => (keys[k] === state.compareKey ? "selected" : ""),
       columns: [
         { key: "name", label: "name", width: "minmax(160px, 3fr)", value: (k) => keys[k] },
-        { key: "lb", label: "left bytes", width: "90px", num: true, value: (k) => side(L, lp, keys[k], "bytes") || 0, render: (k) => show(side(L, lp, keys[k], "bytes"), true) },
-        { key: "rb", label: "right bytes", width: "90px", num: true, value: (k) => side(R, rp, keys[k], "bytes") || 0, render: (k) => show(side(R, rp, keys[k], "bytes"), true) },
-        { key: "change", label: "change", width: "90px", num: true, value: (k) => Math.abs(change(k)) * 1e6 + Math.abs(moved(k)) / 1e6,
-          render: (k) => { const d = change(k); return el("span", { class: d > 0 ? "plus" : d < 0 ? "minus" : "", text: signedBytes(d) }); } },
-        { key: "lo", label: "left offset", width: "90px", num: true, value: (k) => side(L, lp, keys[k], "offset") || 0, render: (k) => show(side(L, lp, keys[k], "offset"), false) },
-        { key: "ro", label: "right offset", width: "90px", num: true, value: (k) => side(R, rp, keys[k], "offset") || 0, render: (k) => show(side(R, rp, keys[k], "offset"), false) },
-        { key: "ls", label: "left steps", width: "76px", num: true, value: (k) => side(L, lp, keys[k], "steps") || "", render: (k) => side(L, lp, keys[k], "steps") || "-" },
-        { key: "rs", label: "right steps", width: "76px", num: true, value: (k) => side(R, rp, keys[k], "steps") || "", render: (k) => side(R, rp, keys[k], "steps") || "-" },
+        ...sideColumns("bytes", "bytes", "90px", (value) => formatBytes(value)),
+        { key: "change", label: "change", width: "90px", num: true, value: (k) => Math.abs(change(k)),
+          // Largest byte change first; among equal ones, the tensor that moved farthest.
+          compare: (x, y) => Math.abs(change(x)) - Math.abs(change(y)) || Math.abs(moved(x)) - Math.abs(moved(y)),
+          render: (k) => {
+            const delta = change(k);
+            return el("span", { class: delta > 0 ? "plus" : delta < 0 ? "minus" : "", text: signedBytes(delta) });
+          } },
+        ...sideColumns("offset", "offset", "90px", (value) => value.toLocaleString("en-US")),
+        ...sideColumns("steps", "steps", "76px", (value) => value, "first"),
       ],
     });
     changes.refresh();
