@@ -104,7 +104,8 @@ def _arena_report(model: Model, result: ArenaResult, alternatives: Sequence[Plan
             arena_size=plan.arena_size,
             offsets=tuple(plan.offsets[buffer_id] for buffer_id in ids),
             is_runtime=plan.planner == arena.runtime_planner,
-            proven_optimal=plan.proven_optimal,
+            # A plan at the lower bound is optimal whether or not its planner says so.
+            proven_optimal=plan.proven_optimal or plan.arena_size == result.lower_bound,
         )
         for plan in plans
     )

@@ -59,7 +59,7 @@ class PlanView:
     arena_size: int
     offsets: tuple[int, ...]  # aligned with ArenaReport.buffers
     is_runtime: bool  # the runtime's own planner: what the device does
-    proven_optimal: bool = False
+    proven_optimal: bool = False  # its planner proved it, or it meets the lower bound
 
 
 @dataclass(frozen=True)

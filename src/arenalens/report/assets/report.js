@@ -1417,9 +1417,11 @@
     A.arena.plans.forEach((view, p) => {
       const name = el("button", { class: "link", text: view.planner + (view.is_runtime ? " \u2605" : ""), onclick: () => update({ p }) });
       table.append(el("tr", null, [el("td", null, [name]), el("td", { text: formatBytes(view.arena_size) }),
-        el("td", { text: percent(view.arena_size - A.arena.lower_bound, A.arena.lower_bound) })]));
+        el("td", { text: percent(view.arena_size - A.arena.lower_bound, A.arena.lower_bound) +
+          (view.proven_optimal ? " \u2713" : "") })]));
     });
-    body.replaceChildren(table, el("p", { class: "count", text: "\u2605 the runtime's own planner: what the device does." }));
+    body.replaceChildren(table, el("p", { class: "count",
+      text: "\u2605 the runtime's own planner: what the device does. \u2713 optimal (proven, or at the lower bound)." }));
   }
 
   // ------------------------------------------------------------------------------------------
