@@ -66,7 +66,11 @@ def register(subparsers: Any) -> None:
     )
     add_planner_options(parser)
     add_runtime_option(parser)
-    parser.add_argument("--all", action="store_true", help="list every buffer, not the largest 20")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="list every buffer, not the largest 20, and the full TFLM memory plan",
+    )
     add_output_options(parser)
     parser.set_defaults(handler=run)
 
@@ -84,7 +88,8 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
         "--budget",
         type=_size_argument,
         metavar="SIZE",
-        help=f"memory you have for the arena, drawn as a line: {SIZE_HELP}",
+        help="memory you can give the runtime (TFLM: kTensorArenaSize), checked and drawn "
+        f"as a line: {SIZE_HELP}",
     )
 
 
