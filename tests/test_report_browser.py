@@ -12,6 +12,7 @@ downloads a browser. Set ARENALENS_CHROMIUM to use another binary.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,9 +123,16 @@ class PageWatch:
 
 
 @pytest.fixture
-def watch(browser: Any, report_file: tuple[Path, list[MemoryReport]]) -> Iterator[PageWatch]:
+def watch(
+    browser: Any, report_file: tuple[Path, list[MemoryReport]], request: pytest.FixtureRequest
+) -> Iterator[PageWatch]:
     watched = PageWatch(browser, report_file[0])
+    failures = request.session.testsfailed
     yield watched
+    if request.session.testsfailed > failures:  # keep what the page showed when it failed
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"failed-{request.node.name}.png"
+        watched.page.screenshot(path=str(path), full_page=True)
     watched.page.close()
 
 
@@ -157,13 +165,15 @@ def test_hovering_a_rectangle_shows_its_name_and_bytes(
 
 def test_clicking_a_table_row_highlights_the_tensor_in_the_memory_map(watch: PageWatch) -> None:
     watch.settle()
+    from playwright.sync_api import expect
+
     row = watch.page.locator("#app .vtable").first.locator(".vrow").nth(2)
     index = int(row.get_attribute("data-index") or "-1")
     row.click()
     watch.settle()
-    assert watch.page.get_attribute("#memory-map canvas", "data-selected") == str(index)
-    assert watch.page.get_attribute("#lifetimes canvas", "data-selected") == str(index)
-    assert "selected" in (row.get_attribute("class") or "")
+    expect(watch.page.locator("#memory-map canvas")).to_have_attribute("data-selected", str(index))
+    expect(watch.page.locator("#lifetimes canvas")).to_have_attribute("data-selected", str(index))
+    expect(row).to_have_class(re.compile(r"\bselected\b"))
     name = watch.page.evaluate(f"window.arenalens.state().selected === {index}")
     assert name is True
 
@@ -176,21 +186,28 @@ def test_planner_switch_changes_the_arena_size(
     watch.settle()
     shown = watch.page.inner_text("#card-arena .value")
     assert shown == format_bytes(plans[0].arena_size)
+    from playwright.sync_api import expect
+
     watch.page.click(f'#planners button[data-planner="{plans[-1].planner}"]')
     watch.settle()
-    assert watch.page.inner_text("#card-arena .value") == format_bytes(plans[-1].arena_size)
-    assert watch.page.get_attribute("#memory-map canvas", "data-planner") == plans[-1].planner
+    expect(watch.page.locator("#card-arena .value")).to_have_text(
+        format_bytes(plans[-1].arena_size)
+    )
+    canvas = watch.page.locator("#memory-map canvas")
+    expect(canvas).to_have_attribute("data-planner", plans[-1].planner)
 
 
 def test_a_script_tag_in_a_tensor_name_renders_as_text(watch: PageWatch) -> None:
+    from playwright.sync_api import expect
+
     watch.page.fill("#tensor-filter", "alert")
     watch.settle()
     rows = watch.page.locator("#app .vtable").first.locator(".vrow:visible")
-    assert rows.count() == 1
-    assert HOSTILE_NAME in rows.first.inner_text()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text(HOSTILE_NAME)
     rows.first.click()
     watch.settle()
-    assert watch.page.inner_text("#details-name") == HOSTILE_NAME
+    expect(watch.page.locator("#details-name")).to_have_text(HOSTILE_NAME)
     assert watch.page.evaluate("document.scripts.length") == 2  # the data block and the viewer
     assert watch.dialogs == []
     assert watch.console == []

@@ -912,6 +912,7 @@
       this.root.append(this.head, this.body);
       parent.append(this.root);
       this.pool = [];
+      this.version = 0;
     }
 
     refresh() {
@@ -928,6 +929,7 @@
         rows.sort((x, y) => dir * compare(x, y) || x - y);  // ties keep row order: deterministic
       }
       this.rows = rows;
+      this.version += 1;  // row contents are stale: paint rebuilds them
       for (const c of this.columns) {
         if (c.key === this.sortKey) c.headCell.dataset.sort = this.sortDir > 0 ? "\u25b2" : "\u25bc";
         else delete c.headCell.dataset.sort;
@@ -959,16 +961,22 @@
         }
         row.style.display = "";
         row.style.top = position * ROW + "px";
-        row.dataset.index = String(index);
         const mark = this.options.mark ? this.options.mark(index) : "";
         row.className = "vrow" + (mark ? " " + mark : "");
-        row.replaceChildren(...this.columns.map((c) => {
-          const content = c.render ? c.render(index) : String(c.value(index));
-          const cell = el("span", { class: (c.num ? "num " : "") + (c.cls || "") });
-          if (content instanceof Node) cell.append(content);
-          else { cell.textContent = content; cell.title = content; }
-          return cell;
-        }));
+        // Rebuild cells only when the row shows another tensor or the data changed: a redraw on
+        // every hover would replace the element under a pressed mouse button and lose the click.
+        const stamp = index + ":" + this.version;
+        if (row.dataset.stamp !== stamp) {
+          row.dataset.stamp = stamp;
+          row.dataset.index = String(index);
+          row.replaceChildren(...this.columns.map((c) => {
+            const content = c.render ? c.render(index) : String(c.value(index));
+            const cell = el("span", { class: (c.num ? "num " : "") + (c.cls || "") });
+            if (content instanceof Node) cell.append(content);
+            else { cell.textContent = content; cell.title = content; }
+            return cell;
+          }));
+        }
         used++;
       }
       for (let k = used; k < this.pool.length; k++) this.pool[k].style.display = "none";
@@ -1074,7 +1082,8 @@
     details.root.classList.add("details");
     details.root.id = "details";
     right.append(details.root);
-    views.push({ update: () => renderDetails(details.body) });
+    views.push(onChange(() => [state.r, state.a, state.p, state.selected, state.step].join("|"),
+      () => renderDetails(details.body)));
 
     const ops = panel("Operators", "click to see what it reads and writes");
     ops.root.id = "ops";
@@ -1083,7 +1092,17 @@
 
     const plansPanel = panel("Plans", "arena per planner for this model");
     right.append(plansPanel.root);
-    views.push({ update: () => renderPlans(plansPanel.body) });
+    views.push(onChange(() => [state.r, state.a, state.p].join("|"), () => renderPlans(plansPanel.body)));
+  }
+
+  // A view that re-renders only when key() changes: panels with buttons must not be rebuilt on
+  // every hover, or a click in progress would land on a removed element.
+  function onChange(key, render) {
+    let last = null;
+    return { update: () => {
+      const now = key();
+      if (now !== last) { last = now; render(); }
+    } };
   }
 
   function panel(title, hint) {
@@ -1310,10 +1329,6 @@
     });
     search.addEventListener("input", () => update({ filter: search.value }));
     scope.addEventListener("change", () => update({ scope: scope.value }));
-    document.addEventListener("keydown", (event) => {
-      if (event.key === "/" && document.activeElement !== search && state.mode === "report") { event.preventDefault(); search.focus(); }
-      if (event.key === "Escape") update({ selected: -1, step: null });
-    });
     views.push({ update: () => {
       const key = [state.r, state.a, state.p, state.filter, state.scope, state.scope === "step" ? state.step : ""].join("|");
       if (key !== lastKey) { lastKey = key; tensorTable.refresh(); } else tensorTable.paint();
@@ -1619,6 +1634,17 @@
       return performance.now() - started;
     },
   };
+
+  // Keys, registered once (the page is rebuilt on every mode or model switch):
+  // "/" focuses the tensor filter, Escape clears the selection.
+  document.addEventListener("keydown", (event) => {
+    const search = document.getElementById("tensor-filter");
+    if (event.key === "/" && search && document.activeElement !== search) {
+      event.preventDefault();
+      search.focus();
+    }
+    if (event.key === "Escape") update({ selected: -1, step: null, compareKey: null });
+  });
 
   rebuild();
 })();
