@@ -152,3 +152,35 @@ def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
         assert stat.S_IMODE(kept.stat().st_mode) == 0o640
     finally:
         os.umask(umask)
+
+
+@pytest.mark.runtime
+def test_compare_input_shape_compares_a_model_with_itself_resized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ai_edge_litert", reason="--input-shape needs the 'runtime' extra")
+    model = SHARED_MODELS / "tflite_micro__mobilenet_v2_quantized_1x3x224x224.tflite"
+    if not model.is_file():
+        pytest.skip("real-model corpus not found")
+    html = tmp_path / "shapes.html"
+    code = main(
+        [
+            "report",
+            str(model),
+            "--compare-input-shape",
+            "input.5=1x3x128x128",
+            "--planner",
+            "tflm_greedy",
+            "-o",
+            str(html),
+            "--json",
+        ]
+    )
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    left, right = document["reports"]
+    assert right["model"].endswith("[input.5=1x3x128x128]")
+    left_arena = left["arenas"][0]["plans"][0]["arena_size"]
+    right_arena = right["arenas"][0]["plans"][0]["arena_size"]
+    assert right_arena < left_arena / 2  # (128/224)² ≈ 0.33 of the activations
+    assert html.is_file()

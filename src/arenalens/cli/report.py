@@ -13,10 +13,11 @@ from typing import Any
 from arenalens import __version__
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
+    add_input_shape_option,
     add_model_argument,
     add_output_options,
     add_runtime_option,
-    load_model_argument,
+    load_with_input_shapes,
     print_json,
     print_text,
     terminal_width,
@@ -63,6 +64,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--compare", metavar="OTHER", help="a second model (or example:NAME) to compare against"
+    )
+    add_input_shape_option(parser)
+    parser.add_argument(
+        "--compare-input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=SHAPE",
+        help="--input-shape for the compared model; without --compare, compares MODEL with "
+        "itself at this input shape (e.g. 224x224 vs 128x128); repeatable",
     )
     add_planner_options(parser)
     add_runtime_option(parser)
@@ -121,17 +131,22 @@ def make_report(
     runtime: str,
     planners: Sequence[str] | None,
     budget: int | None,
+    input_shapes: Sequence[str] = (),
 ) -> tuple[MemoryReport, Any]:
-    """MODEL argument → (MemoryReport with every requested planner, the Analysis)."""
-    model = load_model_argument(argument)
+    """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
+    planner, the Analysis)."""
+    model = load_with_input_shapes(argument, argparse.Namespace(input_shape=list(input_shapes)))
     chosen = list(planners) if planners else None
     analysis = analyze(model, runtime=runtime, planner=chosen[0] if chosen else None)
     wanted = chosen if chosen is not None else default_planners(runtime)
+    name = display_name(argument)
+    if input_shapes:
+        name += " [" + ", ".join(input_shapes) + "]"
     report = build_report(
         analysis,
         alternatives=plan_alternatives(analysis, wanted),
         budget=budget,
-        name=display_name(argument),
+        name=name,
     )
     return report, analysis
 
@@ -192,12 +207,22 @@ def run(args: argparse.Namespace) -> int:
     check_output_directory(args.output, args.images)
     protect = tuple(a for a in (args.model, args.compare) if a)
     report, analysis = make_report(
-        args.model, runtime=args.runtime, planners=args.planner, budget=args.budget
+        args.model,
+        runtime=args.runtime,
+        planners=args.planner,
+        budget=args.budget,
+        input_shapes=args.input_shape,
     )
     reports = [report]
-    if args.compare:
+    # --compare-input-shape alone compares MODEL with itself at another input shape.
+    other_model = args.compare or (args.model if args.compare_input_shape else None)
+    if other_model:
         other, _ = make_report(
-            args.compare, runtime=args.runtime, planners=args.planner, budget=args.budget
+            other_model,
+            runtime=args.runtime,
+            planners=args.planner,
+            budget=args.budget,
+            input_shapes=args.compare_input_shape,
         )
         reports.append(other)
     if args.json:

@@ -1600,8 +1600,9 @@
     const boundDelta = R.arena.lower_bound - L.arena.lower_bound;
     const layoutDelta = arenaDelta - boundDelta;
     if (arenaDelta === 0) return "Both views need the same arena.";
-    return "The arena changes by " + signedBytes(arenaDelta) + ": " + signedBytes(boundDelta) +
-      " from what is live at the busiest step (the lower bound), " + signedBytes(layoutDelta) +
+    const amount = (delta) => (delta === 0 ? "0 B" : signedBytes(delta));
+    return "The arena changes by " + amount(arenaDelta) + ": " + amount(boundDelta) +
+      " from what is live at the busiest step (the lower bound), " + amount(layoutDelta) +
       " from how the planner packs it (fragmentation).";
   }
 
