@@ -153,6 +153,7 @@ def test_hovering_a_rectangle_shows_its_name_and_bytes(
 ) -> None:
     arena = report_file[1][0].primary
     largest = max(range(len(arena.buffers)), key=lambda i: (arena.buffers[i].size, -i))
+    watch.settle()
     center = watch.page.evaluate(f"window.arenalens.rectCenter({largest})")
     watch.page.mouse.move(center["x"], center["y"])
     tooltip = watch.page.locator("#tooltip")

@@ -1619,7 +1619,9 @@
     else buildReport(app);
     const tool = DATA.tool ? DATA.tool + " \u00b7 " : "";
     app.append(el("footer", { text: tool + "report schema " + DATA.schema_version + " \u00b7 self-contained page: no network requests." }));
-    update({});
+    // First render now, not on the next frame: the cards' text sets their height, so waiting
+    // would show empty cards and then move every chart below them.
+    for (const view of views) view.update();
   }
 
   // Test and scripting hooks: read-only views of the state, and geometry for pointer tests.
