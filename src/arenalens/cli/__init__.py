@@ -17,7 +17,18 @@ from arenalens import __version__
 from arenalens.errors import ArenalensError
 
 # Command modules, in the order `arenalens --help` lists them.
-COMMANDS = ("inspect", "plan", "check", "diagnose", "export", "verify", "compare", "optimize")
+COMMANDS = (
+    "inspect",
+    "plan",
+    "check",
+    "diagnose",
+    "export",
+    "verify",
+    "compare",
+    "optimize",
+    "report",
+    "demo",
+)
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # verify mismatch, check over budget, diagnose errors

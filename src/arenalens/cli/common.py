@@ -96,10 +96,13 @@ def write_atomic(
     if not directory.is_dir():
         raise UsageError(f"{target}: directory {directory} does not exist")
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    mode = _new_file_mode(target)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -157,3 +160,13 @@ def _alignment(text: str) -> int:
     if value < 1 or value & (value - 1):
         raise argparse.ArgumentTypeError(f"{value} is not a power of two")
     return value
+
+
+def _new_file_mode(target: Path) -> int:
+    """The permission bits for target: an existing file's, else 0666 minus the umask."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -42,3 +42,17 @@ def format_shape(shape: Iterable[int]) -> str:
     """(1, 96, 96, 3) → '1x96x96x3'; a scalar → 'scalar'."""
     dims = list(shape)
     return "x".join(str(d) for d in dims) if dims else "scalar"
+
+
+def short_name(name: str, limit: int = 48) -> str:
+    """A tensor name cut for a table cell: the first ';'-joined part, then its tail, marked '…'.
+
+    Converters join every fused op's name with ';' (`model/act/Relu;model/bn/...;model/conv`);
+    the first part names the tensor. Paths keep their tail, the most specific part.
+    """
+    first, _, rest = name.partition(";")
+    if len(first) > limit:
+        return "…" + first[-(limit - 1) :]
+    if rest:
+        return first + "…" if len(first) < limit else first[: limit - 1] + "…"
+    return first

@@ -1,0 +1,255 @@
+"""`arenalens report MODEL`: the plan in the terminal, as an interactive HTML page, as images."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arenalens import __version__
+from arenalens.cli.common import (
+    EXAMPLE_PREFIX,
+    add_input_shape_option,
+    add_model_argument,
+    add_output_options,
+    add_runtime_option,
+    load_with_input_shapes,
+    print_json,
+    print_text,
+    terminal_width,
+    use_color,
+    write_atomic,
+)
+from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.pipeline import analyze
+from arenalens.report.build import build_report, default_planners, plan_alternatives
+from arenalens.report.console import format_bytes
+from arenalens.report.data import MemoryReport, report_document
+from arenalens.report.diff import diff_reports
+from arenalens.report.html import render_html
+from arenalens.report.terminal import render_report_text
+from arenalens.units import SIZE_HELP, parse_size
+
+TOOL = f"arenalens {__version__}"
+MEMORY_PLAN_BUFFERS = 80  # above this the PrintMemoryPlan text runs to pages: only with --all
+
+
+def register(subparsers: Any) -> None:
+    """Add the `report` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "report",
+        help="see the plan: terminal summary, interactive HTML page, PNG/SVG images",
+        description="Show where every byte of the arena goes: a terminal summary (arena, lower "
+        "bound, overhead, reuse, the peak step and its operator, the largest tensors, the "
+        "memory plan), and on request a self-contained interactive HTML page (-o) and images "
+        "(--images). Each --planner becomes a view you can switch to; --compare adds a second "
+        "model to compare against.",
+    )
+    add_model_argument(parser)
+    parser.add_argument(
+        "-o", "--output", metavar="HTML", help="write the interactive HTML report to this file"
+    )
+    parser.add_argument(
+        "--images", metavar="DIR", help="write PNG and SVG charts into DIR (extra 'images')"
+    )
+    parser.add_argument(
+        "--image-format",
+        choices=("png", "svg", "both"),
+        default="both",
+        help="image formats for --images (default: both)",
+    )
+    parser.add_argument(
+        "--compare", metavar="OTHER", help="a second model (or example:NAME) to compare against"
+    )
+    add_input_shape_option(parser)
+    parser.add_argument(
+        "--compare-input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=SHAPE",
+        help="--input-shape for the compared model; without --compare, compares MODEL with "
+        "itself at this input shape (e.g. 224x224 vs 128x128); repeatable",
+    )
+    add_planner_options(parser)
+    add_runtime_option(parser)
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="list every buffer, not the largest 20, and the full TFLM memory plan",
+    )
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_planner_options(parser: argparse.ArgumentParser) -> None:
+    """--planner (repeatable) and --budget, shared with `demo`."""
+    parser.add_argument(
+        "--planner",
+        action="append",
+        metavar="NAME",
+        help="a planner to show (repeat for more; the first is shown first). Default: the "
+        "runtime's own planner, naive, and every other cheap registered planner",
+    )
+    parser.add_argument(
+        "--budget",
+        type=_size_argument,
+        metavar="SIZE",
+        help="memory you can give the runtime (TFLM: kTensorArenaSize), checked and drawn "
+        f"as a line: {SIZE_HELP}",
+    )
+
+
+def _size_argument(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A file the command wrote, for the closing summary."""
+
+    path: Path
+    nbytes: int
+
+
+def display_name(argument: str) -> str:
+    """A MODEL argument → the name reports show: the example name or the file's stem."""
+    if argument.startswith(EXAMPLE_PREFIX):
+        return argument[len(EXAMPLE_PREFIX) :]
+    return Path(argument).name.removesuffix(".tflite")
+
+
+def make_report(
+    argument: str,
+    *,
+    runtime: str,
+    planners: Sequence[str] | None,
+    budget: int | None,
+    input_shapes: Sequence[str] = (),
+) -> tuple[MemoryReport, Any]:
+    """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
+    planner, the Analysis)."""
+    model = load_with_input_shapes(argument, argparse.Namespace(input_shape=list(input_shapes)))
+    chosen = list(planners) if planners else None
+    analysis = analyze(model, runtime=runtime, planner=chosen[0] if chosen else None)
+    wanted = chosen if chosen is not None else default_planners(runtime)
+    name = display_name(argument)
+    if input_shapes:
+        name += " [" + ", ".join(input_shapes) + "]"
+    report = build_report(
+        analysis,
+        alternatives=plan_alternatives(analysis, wanted),
+        budget=budget,
+        name=name,
+    )
+    return report, analysis
+
+
+def memory_plan_text(analysis: Any, *, show_all: bool) -> str | None:
+    """TFLM's PrintMemoryPlan text for the chosen plan of the head (None for LiteRT); for big
+    arenas only with show_all, else a line saying how to get it."""
+    if analysis.runtime != "tflm" or not analysis.arenas:
+        return None
+    from arenalens.report.ascii import render_tflm_memory_plan  # noqa: PLC0415 - TFLM only
+
+    primary = analysis.primary
+    count = len(primary.arena.buffers)
+    if count > MEMORY_PLAN_BUFFERS and not show_all:
+        return f"{count} buffers: --all prints TFLM's PrintMemoryPlan text for all of them"
+    text: str = render_tflm_memory_plan(primary.arena, primary.plan)
+    return text
+
+
+def write_images(report: MemoryReport, directory: str, image_format: str) -> list[WrittenFile]:
+    """Render the charts into directory (created if missing) → the files written."""
+    from arenalens.report.images import IMAGE_FORMATS, render_images  # noqa: PLC0415 - extra
+
+    formats = IMAGE_FORMATS if image_format == "both" else (image_format,)
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = safe_file_stem(report.model)
+    written = []
+    for file_name, data in render_images(report, formats=formats).items():
+        path = write_atomic(folder / f"{prefix}.{file_name}", data)
+        written.append(WrittenFile(path, len(data)))
+    return written
+
+
+def safe_file_stem(name: str) -> str:
+    """A model name → a file name part with only letters, digits, '.', '_' and '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
+
+
+def written_text(files: Sequence[WrittenFile]) -> str:
+    """The closing lines: where each file went and how big it is."""
+    return "\n".join(f"wrote {file.path} ({format_bytes(file.nbytes)})" for file in files)
+
+
+def check_output_directory(output: str | None, images: str | None) -> None:
+    """Fail before any work when -o names a directory that does not exist (and --images will
+    not create it)."""
+    if output is None:
+        return
+    folder = Path(output).parent
+    if folder.is_dir() or (images is not None and Path(images) == folder):
+        return
+    raise UsageError(f"{output}: directory {folder} does not exist")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyze, print the terminal report, write images and HTML on request."""
+    check_output_directory(args.output, args.images)
+    protect = tuple(a for a in (args.model, args.compare) if a)
+    report, analysis = make_report(
+        args.model,
+        runtime=args.runtime,
+        planners=args.planner,
+        budget=args.budget,
+        input_shapes=args.input_shape,
+    )
+    reports = [report]
+    # --compare-input-shape alone compares MODEL with itself at another input shape.
+    other_model = args.compare or (args.model if args.compare_input_shape else None)
+    if other_model:
+        other, _ = make_report(
+            other_model,
+            runtime=args.runtime,
+            planners=args.planner,
+            budget=args.budget,
+            input_shapes=args.compare_input_shape,
+        )
+        reports.append(other)
+    if args.json:
+        print_json(report_document(reports, tool=TOOL))
+    else:
+        print_text(
+            render_report_text(
+                report,
+                color=use_color(args),
+                width=terminal_width(),
+                tensor_rows=None if args.all else 20,
+                memory_plan=memory_plan_text(analysis, show_all=args.all),
+                diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
+            )
+        )
+    written: list[WrittenFile] = []
+    if args.images:  # first: it creates the directory, which may also hold the HTML
+        try:
+            written.extend(write_images(report, args.images, args.image_format))
+        except RuntimeUnavailableError as error:
+            print(f"arenalens: images skipped: {error}", file=sys.stderr)
+            Path(args.images).mkdir(parents=True, exist_ok=True)
+    if args.output:
+        page = render_html(reports, tool=TOOL)
+        written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))
+    if written:
+        # With --json, stdout holds only the document; the file list goes to stderr.
+        stream = sys.stderr if args.json else sys.stdout
+        print(written_text(written), file=stream)
+    return 0

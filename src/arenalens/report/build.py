@@ -1,0 +1,262 @@
+"""Report building: Analysis (+ more planners, a budget) → MemoryReport.
+
+Steps shown are the arena's own steps. Lifetimes outside them are clamped for display: TFLM marks
+a tensor that is read but never written with first = -1, and LiteRT keeps graph inputs and outputs
+to the end with last = NEVER_FREED.
+
+`plan_alternatives` runs the planners a report lets the user switch between; by default the
+runtime's own plan, every registered planner cheap enough for the `best` portfolio that does not
+replicate another runtime, and `naive` (no reuse, the baseline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
+
+from arenalens.analysis.lifetimes import Step
+from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
+from arenalens.ir import Model
+from arenalens.pipeline import Analysis, ArenaResult
+from arenalens.planning.problem import Plan
+from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
+from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, StepRow
+from arenalens.report.labels import short_labels
+
+
+def default_planners(runtime: str) -> tuple[str, ...]:
+    """Planners a report shows by default: cheap ones (the `best` portfolio) that do not
+    replicate another runtime, sorted by name; the runtime's own plan and naive come anyway."""
+    chosen = []
+    for name in planner_names():
+        info = PLANNERS[name]
+        if not info.in_portfolio:
+            continue
+        if info.replicates_runtime not in (None, runtime):
+            continue
+        chosen.append(name)
+    return tuple(chosen)
+
+
+def plan_alternatives(analysis: Analysis, planners: Sequence[str]) -> tuple[tuple[Plan, ...], ...]:
+    """Each arena of analysis planned by every planner not already in it (arena order)."""
+    for name in planners:
+        get_planner(name)  # unknown names fail before any work, listing the known ones
+    result = []
+    for arena in analysis.arenas:
+        done = {arena.plan.planner, arena.runtime_plan.planner, arena.naive_plan.planner}
+        extra = []
+        for name in dict.fromkeys(planners):  # keep order, drop repeats
+            if name in done:
+                continue
+            knobs = arena.arena.runtime_options if name == arena.arena.runtime_planner else {}
+            extra.append(run_planner(name, arena.arena.problem, **knobs))
+        result.append(tuple(extra))
+    return tuple(result)
+
+
+def build_report(
+    analysis: Analysis,
+    *,
+    alternatives: Sequence[Sequence[Plan]] = (),
+    budget: int | None = None,
+    name: str | None = None,
+) -> MemoryReport:
+    """Analysis (+ more plans per arena, in arena order) → MemoryReport.
+
+    Each arena's plans are its chosen plan first, then the runtime's and each alternative not yet
+    listed (by planner name), then the no-reuse plan.
+    """
+    arenas = tuple(
+        _arena_report(analysis.model, result, alternatives[i] if i < len(alternatives) else ())
+        for i, result in enumerate(analysis.arenas)
+    )
+    return MemoryReport(
+        model=name or analysis.model.name,
+        source=analysis.model.source,
+        description=analysis.model.description,
+        runtime=analysis.runtime,
+        arenas=arenas,
+        required_bytes=analysis.budget.required_bytes,
+        required_parts=MappingProxyType(dict(analysis.budget.parts)),
+        budget=budget,
+        tensor_count=analysis.model.tensor_count,
+        operator_count=analysis.model.operator_count,
+    )
+
+
+def _arena_report(model: Model, result: ArenaResult, alternatives: Sequence[Plan]) -> ArenaReport:
+    arena = result.arena
+    ids = sorted(arena.buffers)
+    step_of = _step_index(arena.steps)
+    step_range = _step_range(arena.steps)
+    rows = tuple(
+        _buffer_row(model, arena, arena.buffers[buffer_id], step_of=step_of, step_range=step_range)
+        for buffer_id in ids
+    )
+    labels = short_labels([row.name for row in rows])
+    rows = tuple(replace(row, label=label) for row, label in zip(rows, labels, strict=True))
+    plans = _ordered_plans(result, alternatives)
+    views = tuple(
+        PlanView(
+            planner=plan.planner,
+            arena_size=plan.arena_size,
+            offsets=tuple(plan.offsets[buffer_id] for buffer_id in ids),
+            is_runtime=plan.planner == arena.runtime_planner,
+            # A plan at the lower bound is optimal whether or not its planner says so.
+            proven_optimal=plan.proven_optimal or plan.arena_size == result.lower_bound,
+        )
+        for plan in plans
+    )
+    return ArenaReport(
+        name=arena.name,
+        buffers=rows,
+        steps=_step_rows(model, arena, rows),
+        plans=views,
+        lower_bound=result.lower_bound,
+        no_reuse_bytes=result.naive_plan.arena_size,
+        notes=arena.notes,
+    )
+
+
+def _ordered_plans(result: ArenaResult, alternatives: Sequence[Plan]) -> list[Plan]:
+    ordered: list[Plan] = []
+    for plan in (result.plan, result.runtime_plan, *alternatives, result.naive_plan):
+        if all(plan.planner != seen.planner for seen in ordered):
+            ordered.append(plan)
+    return ordered
+
+
+def _step_index(steps: Sequence[Step]) -> dict[tuple[int, int], int]:
+    """(subgraph, operator) → the step it runs at (the first, if a subgraph runs twice)."""
+    index: dict[tuple[int, int], int] = {}
+    for step in steps:
+        if step.operator is not None:
+            index.setdefault((step.subgraph, step.operator), step.step)
+    return index
+
+
+def _step_range(steps: Sequence[Step]) -> tuple[int, int]:
+    if not steps:
+        return 0, 0
+    return min(s.step for s in steps), max(s.step for s in steps)
+
+
+def _buffer_row(
+    model: Model,
+    arena: ArenaProblem,
+    planned: PlannedBuffer,
+    *,
+    step_of: Mapping[tuple[int, int], int],
+    step_range: tuple[int, int],
+) -> BufferRow:
+    low, high = step_range
+    buffer = arena.problem.by_id[planned.id]
+    subgraph = (
+        model.subgraphs[planned.subgraph] if planned.subgraph < len(model.subgraphs) else None
+    )
+    tensor = None
+    if (
+        subgraph is not None
+        and planned.tensor is not None
+        and planned.tensor < len(subgraph.tensors)
+    ):
+        tensor = subgraph.tensors[planned.tensor]
+    producer = consumers = None
+    if subgraph is not None and planned.tensor is not None:
+        writer = subgraph.producers.get(planned.tensor)
+        producer = None if writer is None else step_of.get((planned.subgraph, writer))
+        readers = subgraph.consumers.get(planned.tensor, ())
+        consumers = tuple(
+            step_of[(planned.subgraph, r)] for r in readers if (planned.subgraph, r) in step_of
+        )
+    if planned.operator is not None:  # scratch / temporary: "written" by its operator
+        producer = step_of.get((planned.subgraph, planned.operator))
+    aliases: tuple[str, ...] = ()
+    if subgraph is not None:
+        aliases = tuple(
+            subgraph.tensors[a].name for a in planned.aliases if a < len(subgraph.tensors)
+        )
+    first = min(max(buffer.start, low), high)
+    last = min(max(buffer.end, first), high)
+    return BufferRow(
+        id=planned.id,
+        name=planned.name,
+        kind=planned.kind.value,
+        subgraph=planned.subgraph,
+        tensor=planned.tensor,
+        shape=tensor.shape if tensor is not None else (),
+        dtype=tensor.dtype.name if tensor is not None else "-",
+        nbytes=planned.nbytes,
+        size=buffer.size,
+        first=first,
+        last=last,
+        producer=producer,
+        consumers=consumers or (),
+        aliases=aliases,
+    )
+
+
+def _step_rows(model: Model, arena: ArenaProblem, rows: Sequence[BufferRow]) -> tuple[StepRow, ...]:
+    live = _live_bytes_per_step(rows, [s.step for s in arena.steps])
+    by_tensor: dict[tuple[int, int], int] = {
+        (row.subgraph, row.tensor): i for i, row in enumerate(rows) if row.tensor is not None
+    }
+    # Scratch and temporaries belong to their operator: it writes them.
+    requested: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        if row.kind in ("scratch", "temporary") and row.producer is not None:
+            requested.setdefault(row.producer, []).append(i)
+    result = []
+    for step in arena.steps:
+        reads: tuple[int, ...] = ()
+        writes: tuple[int, ...] = ()
+        opcode = step.label
+        if step.operator is not None and step.subgraph < len(model.subgraphs):
+            op = model.subgraphs[step.subgraph].operators[step.operator]
+            opcode = op.opcode
+            reads = _positions(by_tensor, step.subgraph, op.inputs)
+            writes = _positions(by_tensor, step.subgraph, op.outputs)
+            writes += tuple(requested.get(step.step, ()))
+        result.append(
+            StepRow(
+                step=step.step,
+                subgraph=step.subgraph,
+                operator=step.operator,
+                opcode=opcode,
+                live_bytes=live.get(step.step, 0),
+                reads=reads,
+                writes=writes,
+            )
+        )
+    return tuple(result)
+
+
+def _positions(
+    by_tensor: Mapping[tuple[int, int], int], subgraph: int, tensors: Sequence[int]
+) -> tuple[int, ...]:
+    found: list[int] = []
+    for tensor in tensors:
+        i = by_tensor.get((subgraph, tensor))
+        if i is not None and i not in found:
+            found.append(i)
+    return tuple(found)
+
+
+def _live_bytes_per_step(rows: Sequence[BufferRow], steps: Sequence[int]) -> dict[int, int]:
+    """Step → planned bytes live there (a sweep over start/end events)."""
+    delta: dict[int, int] = {}
+    for row in rows:
+        delta[row.first] = delta.get(row.first, 0) + row.size
+        delta[row.last + 1] = delta.get(row.last + 1, 0) - row.size
+    live: dict[int, int] = {}
+    running = 0
+    events = sorted(delta)
+    cursor = 0
+    for step in sorted(steps):
+        while cursor < len(events) and events[cursor] <= step:
+            running += delta[events[cursor]]
+            cursor += 1
+        live[step] = running
+    return live

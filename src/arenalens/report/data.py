@@ -1,0 +1,204 @@
+"""Report data: the frozen numbers every view draws (terminal, images, HTML), and its JSON form.
+
+A `MemoryReport` describes one model under one runtime: per arena, one row per planned buffer (what
+it is, when it lives, how big), one row per step (what runs, bytes live), and one `PlanView` per
+planner (an offset per buffer row). Renderers read only this, never the pipeline, so a view can be
+tested on a hand-made report and every view of one report agrees on every number.
+`report.build` makes one from an Analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+REPORT_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class BufferRow:
+    """One planned buffer as a user sees it: what it holds, its shape, bytes and lifetime."""
+
+    id: int  # the planner's buffer id
+    name: str
+    kind: str  # tensor / scratch / temporary / variable
+    subgraph: int
+    tensor: int | None
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int  # bytes the runtime needs
+    size: int  # bytes the planner places (TFLM rounds up to 16)
+    first: int  # first step live, clamped to the arena's steps (inclusive)
+    last: int  # last step live, clamped (inclusive)
+    producer: int | None  # step of the operator that writes it
+    consumers: tuple[int, ...]  # steps of the operators that read it
+    aliases: tuple[str, ...] = ()  # tensors sharing these bytes (LiteRT in-place)
+    label: str = ""  # a short name that tells it apart from the arena's other buffers
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """One step: the operator that runs (or a subgraph entry), bytes live, buffers touched."""
+
+    step: int
+    subgraph: int
+    operator: int | None
+    opcode: str  # "CONV_2D", or the step's label when no operator runs
+    live_bytes: int
+    reads: tuple[int, ...]  # positions in ArenaReport.buffers
+    writes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """One planner's layout of an arena: an offset per buffer row, and the arena it needs."""
+
+    planner: str
+    arena_size: int
+    offsets: tuple[int, ...]  # aligned with ArenaReport.buffers
+    is_runtime: bool  # the runtime's own planner: what the device does
+    proven_optimal: bool = False  # its planner proved it, or it meets the lower bound
+
+
+@dataclass(frozen=True)
+class ArenaReport:
+    """One arena: its buffers, steps and plans (plans[0] is the one shown first)."""
+
+    name: str
+    buffers: tuple[BufferRow, ...]
+    steps: tuple[StepRow, ...]
+    plans: tuple[PlanView, ...]
+    lower_bound: int
+    no_reuse_bytes: int  # every buffer end to end (the naive plan)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def peak(self) -> StepRow | None:
+        """The first step with the most bytes live, or None for an arena without steps."""
+        if not self.steps:
+            return None
+        return max(self.steps, key=lambda row: (row.live_bytes, -row.step))
+
+    def plan(self, planner: str) -> PlanView:
+        """The view of one planner (KeyError when it was not run)."""
+        for view in self.plans:
+            if view.planner == planner:
+                return view
+        raise KeyError(planner)
+
+    def live_at(self, step: int) -> tuple[int, ...]:
+        """Positions of the buffers live at a step, largest first (ties by position)."""
+        live = [i for i, row in enumerate(self.buffers) if row.first <= step <= row.last]
+        return tuple(sorted(live, key=lambda i: (-self.buffers[i].size, i)))
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """One model under one runtime: every arena, what the runtime needs, an optional budget."""
+
+    model: str  # display name
+    source: str
+    description: str
+    runtime: str
+    arenas: tuple[ArenaReport, ...]
+    # Bytes to declare with plans[0] of every arena, and its parts (TFLM head / tail ...).
+    required_bytes: int
+    required_parts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    budget: int | None = None
+    tensor_count: int = 0
+    operator_count: int = 0
+
+    @property
+    def primary(self) -> ArenaReport:
+        """The arena users care about first (TFLM head; LiteRT subgraph 0)."""
+        return self.arenas[0]
+
+    @property
+    def other_bytes(self) -> int:
+        """Bytes the runtime needs besides the primary arena (TFLM tail, other arenas)."""
+        if not self.arenas or not self.primary.plans:
+            return self.required_bytes
+        return max(0, self.required_bytes - self.primary.plans[0].arena_size)
+
+    def required_with(self, planner: str) -> int:
+        """Bytes to declare when the primary arena uses planner's layout (other parts fixed)."""
+        return self.primary.plan(planner).arena_size + self.other_bytes
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+
+def report_document(reports: Sequence[MemoryReport], *, tool: str = "") -> dict[str, Any]:
+    """Reports → one JSON-ready document (columnar per arena; what the HTML page embeds)."""
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "tool": tool,
+        "reports": [_report_json(report) for report in reports],
+    }
+
+
+def _report_json(report: MemoryReport) -> dict[str, Any]:
+    return {
+        "model": report.model,
+        "source": report.source,
+        "description": report.description,
+        "runtime": report.runtime,
+        "tensor_count": report.tensor_count,
+        "operator_count": report.operator_count,
+        "required_bytes": report.required_bytes,
+        "required_parts": dict(report.required_parts),
+        "other_bytes": report.other_bytes,
+        "budget": report.budget,
+        "arenas": [_arena_json(arena) for arena in report.arenas],
+    }
+
+
+def _arena_json(arena: ArenaReport) -> dict[str, Any]:
+    rows = arena.buffers
+    peak = arena.peak
+    return {
+        "name": arena.name,
+        "lower_bound": arena.lower_bound,
+        "no_reuse_bytes": arena.no_reuse_bytes,
+        "peak_step": None if peak is None else peak.step,
+        "notes": list(arena.notes),
+        "buffers": {
+            "id": [r.id for r in rows],
+            "name": [r.name for r in rows],
+            "kind": [r.kind for r in rows],
+            "subgraph": [r.subgraph for r in rows],
+            "tensor": [r.tensor for r in rows],
+            "shape": [list(r.shape) for r in rows],
+            "dtype": [r.dtype for r in rows],
+            "nbytes": [r.nbytes for r in rows],
+            "size": [r.size for r in rows],
+            "first": [r.first for r in rows],
+            "last": [r.last for r in rows],
+            "producer": [r.producer for r in rows],
+            "consumers": [list(r.consumers) for r in rows],
+            "aliases": [list(r.aliases) for r in rows],
+            "label": [r.label for r in rows],
+        },
+        "steps": {
+            "step": [s.step for s in arena.steps],
+            "subgraph": [s.subgraph for s in arena.steps],
+            "operator": [s.operator for s in arena.steps],
+            "opcode": [s.opcode for s in arena.steps],
+            "live_bytes": [s.live_bytes for s in arena.steps],
+            "reads": [list(s.reads) for s in arena.steps],
+            "writes": [list(s.writes) for s in arena.steps],
+        },
+        "plans": [
+            {
+                "planner": view.planner,
+                "arena_size": view.arena_size,
+                "is_runtime": view.is_runtime,
+                "proven_optimal": view.proven_optimal,
+                "offsets": list(view.offsets),
+            }
+            for view in arena.plans
+        ],
+    }

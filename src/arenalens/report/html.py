@@ -1,0 +1,119 @@
+"""HTML report: MemoryReports → one self-contained page (no network, no CDN) as a string.
+
+The page embeds the report document as JSON in `<script type="application/json">` and a small
+hand-written viewer (`assets/report.js`, `assets/report.css`: linked memory map, lifetimes, live
+bytes, tensor table, op list, planner switch, compare mode). They are hand-written because no
+offline charting library ships with Python, and a CDN would break the "opens offline" promise.
+
+Safety: model-derived text (tensor and op names, descriptions) reaches the page only as escaped
+HTML in the static header, or inside the JSON, where `<`, `>`, `&`, U+2028 and U+2029 are written
+as `\\uXXXX` escapes so no name can close the script element; the viewer only ever assigns names
+to `textContent`. A Content-Security-Policy allows exactly the page's own script and style (by
+hash) and no connections, so even a bug could not load or send anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+
+from arenalens.report.console import format_bytes
+from arenalens.report.data import MemoryReport, report_document
+
+# Characters that must not appear raw inside an inline <script> block: '<' and '>' could form
+# '</script>' or '<!--', '&' keeps the text unambiguous for XHTML readers, and U+2028/U+2029 are
+# line terminators in older JavaScript engines.
+_SCRIPT_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def script_safe_json(document: object) -> str:
+    """Any JSON-ready value → compact JSON that can sit inside an HTML <script> element."""
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.translate(_SCRIPT_ESCAPES)
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("arenalens.report").joinpath("assets", name).read_text("utf-8")
+
+
+def _csp_hash(source: str) -> str:
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def render_html(reports: Sequence[MemoryReport], *, tool: str = "arenalens") -> str:
+    """Reports (one, or two to compare) → the complete HTML page as a string."""
+    if not reports:
+        raise ValueError("render_html needs at least one report")
+    script = _asset("report.js")
+    style = _asset("report.css")
+    data = script_safe_json(report_document(reports, tool=tool))
+    policy = "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src {_csp_hash(script)}",
+            f"style-src {_csp_hash(style)}",
+            "img-src data:",
+            "connect-src 'none'",
+            "base-uri 'none'",
+            "form-action 'none'",
+        )
+    )
+    first = reports[0]
+    names = " vs ".join(report.model for report in reports)
+    return "\n".join(
+        (
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{policy}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="referrer" content="no-referrer">',
+            f'<meta name="generator" content="{html.escape(tool)}">',
+            f"<title>{html.escape(names)} — arenalens memory report</title>",
+            f"<style>{style}</style>",
+            "</head>",
+            "<body>",
+            _static_header(first, names),
+            '<main id="app" aria-live="polite"></main>',
+            '<noscript><p class="noscript">The interactive views need JavaScript. '
+            "The summary above holds the key numbers.</p></noscript>",
+            f'<script type="application/json" id="arenalens-data">{data}</script>',
+            f"<script>{script}</script>",
+            "</body>",
+            "</html>",
+            "",
+        )
+    )
+
+
+def _static_header(report: MemoryReport, names: str) -> str:
+    """The header as static HTML, so the key numbers read even without JavaScript."""
+    arena = report.primary
+    plan = arena.plans[0] if arena.plans else None
+    facts = []
+    if plan is not None:
+        facts.append(f"arena {format_bytes(plan.arena_size)} with {plan.planner}")
+    facts.append(f"lower bound {format_bytes(arena.lower_bound)}")
+    facts.append(f"{len(arena.buffers)} buffers, {report.operator_count} operators")
+    facts.append(f"runtime {report.runtime}")
+    return (
+        '<header class="page-header">'
+        '<div class="brand">arenalens</div>'
+        f'<h1 id="title">{html.escape(names)}</h1>'
+        f'<p class="subtitle" id="static-summary">{html.escape(" · ".join(facts))}</p>'
+        "</header>"
+    )

@@ -1,0 +1,283 @@
+"""Terminal report: MemoryReport → text (rich): summary panel, plans, tensor table, ASCII plan.
+
+Model-derived names go into `Text` objects, never into markup strings, so a tensor called
+`[bold]x[/]` prints as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from arenalens.report.console import format_bytes, format_shape, render_text, short_name
+from arenalens.report.data import ArenaReport, MemoryReport, PlanView
+from arenalens.report.diff import ReportDiff
+
+
+def render_report_text(
+    report: MemoryReport,
+    *,
+    color: bool = False,
+    width: int = 120,
+    tensor_rows: int | None = 20,
+    memory_plan: str | None = None,
+    diff: ReportDiff | None = None,
+) -> str:
+    """Report → terminal text: summary, plans, the largest tensors (None = all), the ASCII plan."""
+    parts: list[RenderableType] = [summary_panel(report), plans_table(report)]
+    if report.primary.buffers:
+        parts.append(tensor_table(report.primary, tensor_rows=tensor_rows))
+    if memory_plan:
+        parts.append(
+            Panel(
+                Text(memory_plan.rstrip("\n")),
+                title="memory plan (TFLM PrintMemoryPlan format)",
+                title_align="left",
+                border_style="dim",
+            )
+        )
+    if diff is not None:
+        parts.append(diff_table(diff))
+    return render_text(parts, color=color, width=width)
+
+
+def _percent(part: int, whole: int) -> str:
+    return "-" if whole <= 0 else f"{100 * part / whole:.1f}%"
+
+
+def summary_panel(report: MemoryReport) -> Panel:
+    """The ten-second answer: arena, bound, overhead, reuse, peak and budget."""
+    arena = report.primary
+    chosen = arena.plans[0]
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    overhead = chosen.arena_size - arena.lower_bound
+    table.add_row(
+        f"arena ({arena.name})",
+        Text.assemble(
+            (format_bytes(chosen.arena_size), "bold cyan"),
+            f"  {chosen.arena_size:,} B with ",
+            (chosen.planner, "bold"),
+            " (the runtime's planner)" if chosen.is_runtime else "",
+        ),
+    )
+    table.add_row(
+        "lower bound",
+        f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout can use less",
+    )
+    table.add_row("overhead", _overhead_text(overhead, arena.lower_bound))
+    saved = arena.no_reuse_bytes - chosen.arena_size
+    table.add_row(
+        "reuse",
+        f"{format_bytes(arena.no_reuse_bytes)} without reuse → {format_bytes(chosen.arena_size)}"
+        f" ({format_bytes(saved)} saved, {_percent(saved, arena.no_reuse_bytes)})",
+    )
+    table.add_row("peak", _peak_text(arena))
+    table.add_row("required", _required_text(report))
+    if report.budget is not None:
+        table.add_row("budget", _budget_text(report))
+    for note in arena.notes:
+        table.add_row("note", Text(note, style="dim"))
+    title = Text.assemble(
+        (report.model, "bold"), f"  ·  {report.runtime}  ·  {report.operator_count} operators"
+    )
+    return Panel(table, title=title, title_align="left", border_style="cyan")
+
+
+def _overhead_text(overhead: int, lower_bound: int) -> Text:
+    if overhead < 0:
+        # Only fixed (offline-planned) buffers may share bytes while live; then no bound holds.
+        return Text(
+            f"{format_bytes(-overhead)} below the bound: fixed offsets share bytes on purpose",
+            style="yellow",
+        )
+    if overhead == 0:
+        return Text("0 B: the plan meets the lower bound", style="green")
+    return Text(
+        f"{format_bytes(overhead)} ({_percent(overhead, lower_bound)} above the bound)",
+        style="yellow",
+    )
+
+
+def _peak_text(arena: ArenaReport) -> Text:
+    peak = arena.peak
+    if peak is None:
+        return Text("no steps")
+    live = arena.live_at(peak.step)
+    text = Text.assemble(
+        (format_bytes(peak.live_bytes), "bold"),
+        f" live at step {peak.step}, while ",
+        (_op_label(peak.operator, peak.opcode), "bold magenta"),
+        f" runs ({len(live)} buffers live)",
+    )
+    return text
+
+
+def _op_label(operator: int | None, opcode: str) -> str:
+    return opcode if operator is None else f"op {operator} {opcode}"
+
+
+def _required_text(report: MemoryReport) -> str:
+    # Runtime parts overlap (TFLM reports the tail at two arena sizes), so show the one split
+    # that always adds up: this arena, and everything else the runtime needs.
+    text = f"{format_bytes(report.required_bytes)} ({report.required_bytes:,} B) to declare"
+    if not report.other_bytes:
+        return text
+    arena = report.primary
+    return (
+        f"{text}: {format_bytes(arena.plans[0].arena_size)} arena '{arena.name}' + "
+        f"{format_bytes(report.other_bytes)} outside it"
+    )
+
+
+def _budget_text(report: MemoryReport) -> Text:
+    assert report.budget is not None
+    margin = report.budget - report.required_bytes
+    if margin >= 0:
+        return Text(
+            f"{format_bytes(report.budget)}: fits, {format_bytes(margin)} to spare", style="green"
+        )
+    return Text(f"{format_bytes(report.budget)}: over by {format_bytes(-margin)}", style="bold red")
+
+
+def plans_table(report: MemoryReport) -> Table:
+    """One row per planner: arena, gap to the bound, and change vs the runtime's plan."""
+    arena = report.primary
+    runtime = next((p for p in arena.plans if p.is_runtime), arena.plans[0])
+    table = Table(title="plans", title_justify="left")
+    table.add_column("planner")
+    table.add_column("arena", justify="right")
+    table.add_column("bytes", justify="right")
+    table.add_column("over bound", justify="right")
+    table.add_column(f"vs {runtime.planner}", justify="right")
+    if report.budget is not None:
+        table.add_column("budget", justify="left")
+    for view in arena.plans:
+        row: list[Any] = [
+            _planner_label(view),
+            format_bytes(view.arena_size),
+            f"{view.arena_size:,}",
+            _percent(view.arena_size - arena.lower_bound, arena.lower_bound),
+            _signed_bytes(view.arena_size - runtime.arena_size),
+        ]
+        if report.budget is not None:
+            fits = report.required_with(view.planner) <= report.budget
+            row.append(Text("fits", style="green") if fits else Text("over", style="red"))
+        table.add_row(*row)
+    return table
+
+
+def _planner_label(view: PlanView) -> Text:
+    label = Text(view.planner)
+    if view.is_runtime:
+        label.append(" (runtime)", style="dim")
+    if view.proven_optimal:
+        label.append(" (optimal)", style="green")
+    return label
+
+
+def _signed_bytes(delta: int) -> Text:
+    if delta == 0:
+        return Text("=")
+    text = ("+" if delta > 0 else "−") + format_bytes(abs(delta))
+    return Text(text, style="red" if delta > 0 else "green")
+
+
+def tensor_table(arena: ArenaReport, *, tensor_rows: int | None = 20) -> Table:
+    """The largest buffers (all when tensor_rows is None), marking those live at the peak."""
+    peak = arena.peak
+    at_peak = set(arena.live_at(peak.step)) if peak is not None else set()
+    chosen = arena.plans[0]
+    order = sorted(range(len(arena.buffers)), key=lambda i: (-arena.buffers[i].size, i))
+    shown = order if tensor_rows is None else order[:tensor_rows]
+    title = "buffers, largest first" + (
+        "" if peak is None else f" (● = live at peak step {peak.step})"
+    )
+    hidden = len(order) - len(shown)
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption=f"{hidden} smaller buffers not shown (--all shows them)" if hidden else None,
+        caption_justify="left",
+    )
+    for column, justify in (
+        ("", "left"),
+        ("id", "right"),
+        ("name", "left"),
+        ("shape", "left"),
+        ("dtype", "left"),
+        ("bytes", "right"),
+        ("steps", "right"),
+        ("offset", "right"),
+        ("written by", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for i in shown:
+        row = arena.buffers[i]
+        table.add_row(
+            Text("●", style="bold magenta") if i in at_peak else Text(""),
+            str(row.id),
+            Text(short_name(row.name), no_wrap=True, overflow="ellipsis"),
+            format_shape(row.shape) if row.shape else row.kind,
+            row.dtype,
+            f"{row.nbytes:,}",
+            f"{row.first}–{row.last}",
+            f"{chosen.offsets[i]:,}",
+            _writer(arena, row.producer),
+        )
+    return table
+
+
+def _writer(arena: ArenaReport, step: int | None) -> str:
+    if step is None:
+        return "input"
+    for row in arena.steps:
+        if row.step == step:
+            return _op_label(row.operator, row.opcode)
+    return f"step {step}"
+
+
+def diff_table(diff: ReportDiff) -> Group:
+    """Where the bytes went between two reports: totals and the largest per-tensor changes."""
+    heading = Text.assemble(
+        ("compare  ", "bold"),
+        "left: ",
+        (diff.left_label, "cyan"),
+        "   right: ",
+        (diff.right_label, "cyan"),
+    )
+    totals = Table()
+    for column in ("", "left", "right", "change"):
+        totals.add_column(column, justify="left" if not column else "right")
+    for label, left, right in diff.totals:
+        totals.add_row(label, format_bytes(left), format_bytes(right), _signed_bytes(right - left))
+    changes = Table(title="largest changes per tensor", title_justify="left")
+    for column in ("name", "left bytes", "right bytes", "change", "left offset", "right offset"):
+        changes.add_column(column, justify="left" if column == "name" else "right")
+    for change in diff.largest_changes(15):
+        changes.add_row(
+            Text(short_name(change.name), no_wrap=True, overflow="ellipsis"),
+            _maybe_bytes(change.left_bytes),
+            _maybe_bytes(change.right_bytes),
+            _signed_bytes(change.byte_change),
+            _maybe_offset(change.left_offset),
+            _maybe_offset(change.right_offset),
+        )
+    return Group(heading, totals, changes)
+
+
+def _maybe_bytes(nbytes: int | None) -> str:
+    return "-" if nbytes is None else format_bytes(nbytes)
+
+
+def _maybe_offset(offset: int | None) -> str:
+    return "-" if offset is None else f"{offset:,}"
+
+
+__all__: Sequence[str] = ("plans_table", "render_report_text", "summary_panel", "tensor_table")

@@ -1,0 +1,186 @@
+"""`arenalens report` and `arenalens demo` from the command line, on built-in examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arenalens.cli import main
+from tests.conftest import SHARED_MODELS
+
+
+def test_report_prints_summary_plans_tensors_and_memory_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["report", "example:kws_ds_cnn", "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert "kws_ds_cnn" in out
+    assert "lower bound" in out and "overhead" in out and "peak" in out
+    assert "tflm_greedy (runtime)" in out and "naive" in out
+    assert "buffers, largest first" in out
+    assert "PrintMemoryPlan" in out and "(id=0)" in out
+    assert "\x1b[" not in out  # plain: not a terminal, and --no-color
+
+
+def test_report_writes_html_and_images(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    html = tmp_path / "report.html"
+    images = tmp_path / "images"
+    code = main(
+        [
+            "report",
+            "example:resnet8_cifar",
+            "-o",
+            str(html),
+            "--images",
+            str(images),
+            "--budget",
+            "40KiB",
+            "--planner",
+            "tflm_greedy",
+            "--planner",
+            "naive",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"wrote {html}" in out
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert '"budget":40960' in page
+    written = sorted(p.name for p in images.iterdir())
+    assert "resnet8_cifar.memory_map.png" in written and "resnet8_cifar.live_bytes.svg" in written
+    assert len(written) == 8
+
+
+def test_report_is_deterministic(tmp_path: Path) -> None:
+    for name in ("a.html", "b.html"):
+        assert main(["report", "example:fc_autoencoder", "-o", str(tmp_path / name)]) == 0
+    assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
+
+
+def test_report_compare_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["report", "example:kws_ds_cnn", "--compare", "example:fc_autoencoder", "--json"])
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [r["model"] for r in document["reports"]] == ["kws_ds_cnn", "fc_autoencoder"]
+    arena = document["reports"][0]["arenas"][0]
+    assert arena["plans"][0]["is_runtime"] is True
+    assert {p["planner"] for p in arena["plans"]} >= {"tflm_greedy", "naive"}
+
+
+def test_report_compare_prints_where_the_bytes_went(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "example:kws_ds_cnn", "--compare", "example:resnet8_cifar"]) == 0
+    out = capsys.readouterr().out
+    assert "compare" in out and "largest changes per tensor" in out
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--budget", "lots"], "is not a size"),
+        (["--planner", "no_such_planner"], "unknown planner"),
+    ],
+)
+def test_bad_options_are_usage_errors(
+    arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(["report", "example:kws_ds_cnn", *arguments])
+    except SystemExit as exit_:  # argparse rejects a bad --budget while parsing
+        code = exit_.code  # type: ignore[assignment]
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_report_fails_fast_when_the_html_directory_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "example:kws_ds_cnn", "-o", str(tmp_path / "no" / "r.html")]) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err
+    assert captured.out == ""  # nothing was analysed or printed
+
+
+def test_report_refuses_to_overwrite_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = SHARED_MODELS / "tflite_micro__hello_world_int8.tflite"
+    if not model.is_file():
+        pytest.skip("real-model corpus not found")
+    copy = tmp_path / "model.tflite"
+    copy.write_bytes(model.read_bytes())
+    assert main(["report", str(copy), "-o", str(copy)]) == 2
+    assert "refusing to overwrite the input file" in capsys.readouterr().err
+    assert copy.read_bytes() == model.read_bytes()
+
+
+def test_demo_writes_model_report_and_images(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "demo"
+    assert main(["demo", "-o", str(folder), "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert (folder / "vww_mobilenet_v1.tflite").is_file()
+    assert (folder / "report.html").is_file()
+    assert f"wrote {folder / 'report.html'}" in out
+    assert "lower bound" in out
+    assert "open file://" in out
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert len(list((folder / "images").glob("*.png"))) == 4
+
+
+def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from arenalens.cli.common import write_atomic
+
+    umask = os.umask(0o022)
+    try:
+        fresh = write_atomic(tmp_path / "fresh.html", "x")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # not mkstemp's private 0600
+        kept = tmp_path / "kept.html"
+        kept.write_text("old")
+        kept.chmod(0o640)
+        write_atomic(kept, "new")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    finally:
+        os.umask(umask)
+
+
+@pytest.mark.runtime
+def test_compare_input_shape_compares_a_model_with_itself_resized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ai_edge_litert", reason="--input-shape needs the 'runtime' extra")
+    model = SHARED_MODELS / "tflite_micro__mobilenet_v2_quantized_1x3x224x224.tflite"
+    if not model.is_file():
+        pytest.skip("real-model corpus not found")
+    html = tmp_path / "shapes.html"
+    code = main(
+        [
+            "report",
+            str(model),
+            "--compare-input-shape",
+            "input.5=1x3x128x128",
+            "--planner",
+            "tflm_greedy",
+            "-o",
+            str(html),
+            "--json",
+        ]
+    )
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    left, right = document["reports"]
+    assert right["model"].endswith("[input.5=1x3x128x128]")
+    left_arena = left["arenas"][0]["plans"][0]["arena_size"]
+    right_arena = right["arenas"][0]["plans"][0]["arena_size"]
+    assert right_arena < left_arena / 2  # (128/224)² ≈ 0.33 of the activations
+    assert html.is_file()

@@ -1,0 +1,119 @@
+"""Images: valid PNG and SVG with the expected titles and axis labels, for every real model."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from arenalens.report.build import build_report
+from arenalens.report.data import MemoryReport
+from arenalens.report.images import (
+    IMAGE_KINDS,
+    byte_unit,
+    plain,
+    render_image,
+    render_images,
+    tensor_label,
+)
+from tests.conftest import SHARED_MODELS, shared_params
+from tests.report_helpers import analysis_for, synthetic_model, tensor_only_analysis
+
+pytest.importorskip("matplotlib", reason="images need matplotlib (extra 'images')")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG = "{http://www.w3.org/2000/svg}"
+EXPECTED_TEXT = {
+    "memory_map": ("Memory map", "arena offset", "step (operator that runs)", "lower bound"),
+    "lifetimes": ("Lifetimes", "step", "buffer size"),
+    "live_bytes": ("Live bytes per step", "live bytes", "lower bound", "peak"),
+    "peak_tensors": ("Live at the peak", "bytes"),
+}
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(PNG_SIGNATURE)
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def _png_text_chunks(data: bytes) -> list[bytes]:
+    chunks, position = [], 8
+    while position < len(data):
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        kind = data[position + 4 : position + 8]
+        if kind in (b"tEXt", b"iTXt", b"zTXt"):
+            chunks.append(data[position + 8 : position + 8 + length])
+        position += 12 + length
+    return chunks
+
+
+def _svg_text(data: bytes) -> str:
+    root = ElementTree.fromstring(data)
+    assert root.tag == f"{SVG}svg"
+    return " ".join("".join(node.itertext()) for node in root.iter(f"{SVG}text"))
+
+
+def _check_images(report: MemoryReport) -> None:
+    images = render_images(report)
+    assert sorted(images) == sorted(f"{k}.{f}" for k in IMAGE_KINDS for f in ("png", "svg"))
+    for kind in IMAGE_KINDS:
+        width, height = _png_size(images[f"{kind}.png"])
+        assert 600 < width < 4000 and 300 < height < 4000
+        assert _png_text_chunks(images[f"{kind}.png"]) == []  # no software / date metadata
+        text = _svg_text(images[f"{kind}.svg"])
+        for expected in EXPECTED_TEXT[kind]:
+            assert expected in text, (kind, expected)
+        assert report.model in text
+
+
+@pytest.mark.parametrize("name", shared_params())
+def test_images_of_every_real_model(name: str) -> None:
+    report = build_report(analysis_for(SHARED_MODELS / name), budget=64 * 1024)
+    _check_images(report)
+
+
+def test_images_are_deterministic() -> None:
+    report = build_report(tensor_only_analysis(synthetic_model(3)), budget=30000)
+    assert render_images(report) == render_images(report)
+
+
+def test_svg_has_no_date_and_escapes_hostile_names() -> None:
+    hostile = "$\\frac{1}{0}$ <b>&amp"
+    report = build_report(tensor_only_analysis(synthetic_model(2, renames={2: hostile})))
+    svg = render_image(report, "lifetimes", image_format="svg")  # labels every tensor
+    assert b"<dc:date>" not in svg
+    ElementTree.fromstring(svg)  # still well-formed XML
+    assert hostile in _svg_text(svg)
+
+
+def test_large_model_renders_quickly_enough_and_stays_small(tmp_path: Path) -> None:
+    report = build_report(tensor_only_analysis(synthetic_model(500)))  # 2,001 buffers
+    svg = render_image(report, "memory_map", image_format="svg")
+    assert len(svg) < 400_000  # rectangles are rasterized above DENSE_BUFFERS
+    (tmp_path / "map.svg").write_bytes(svg)
+
+
+def test_helpers() -> None:
+    assert byte_unit(100).name == "B"
+    assert byte_unit(100 * 1024).name == "KiB"
+    assert byte_unit(3 * 1024 * 1024).name == "MiB"
+    assert plain("a$b") == "a\\$b"
+    assert tensor_label("model/activation_12/Relu;model/bn/x", 40) == "model/activation_12/Relu"
+    assert tensor_label("model/activation_12/Relu", 14) == "activation_12"
+    assert tensor_label("model/activation_12/Relu", 8) == "…tion_12"
+    with pytest.raises(ValueError, match="unknown image kind"):
+        render_image(build_report(tensor_only_analysis(synthetic_model(1))), "pie")
+
+
+def test_label_lines() -> None:
+    from arenalens.report.images import label_lines
+
+    assert label_lines("block_1/depthwise", 20, 1) == ["block_1/depthwise"]
+    assert label_lines("block_1/depthwise", 10, 3) == ["block_1", "depthwise"]
+    assert label_lines("block_1/depthwise", 8, 1) == ["block_1"]
+    assert label_lines("activation_12", 8, 2) == ["…tion_12"]
+    assert label_lines("x", 8, 0) == []
