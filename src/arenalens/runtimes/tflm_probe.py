@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import faulthandler
 import importlib.util
-import multiprocessing
 import os
 import re
 import tempfile
@@ -22,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import RuntimeUnavailableError
+from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
 # A probe that takes longer than this is treated as hung (counts as a failure, like a crash).
@@ -97,26 +97,13 @@ def parse_allocations(text: str) -> tuple[int | None, int | None, int | None, di
 def probe(path: str, arena_size: int, *, preserve_all_tensors: bool = False) -> Probe:
     """Construct the interpreter for the model file at path with arena_size bytes, in a child."""
     require_tflite_micro()
-    context: Any = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_child_main, args=(sender, os.fspath(path), arena_size, preserve_all_tensors)
+    payload, exit_code = run_in_child(
+        _child_main,
+        (os.fspath(path), arena_size, preserve_all_tensors),
+        timeout_seconds=PROBE_TIMEOUT_SECONDS,
     )
-    child.start()
-    sender.close()
-    payload: dict[str, Any] | None = None
-    if receiver.poll(PROBE_TIMEOUT_SECONDS):
-        try:
-            payload = receiver.recv()
-        except EOFError:
-            payload = None
-    child.join(5.0)
-    if child.is_alive():
-        child.kill()
-        child.join()
-    receiver.close()
     if payload is None:
-        return Probe(arena_size, "crash", log=f"child exited with code {child.exitcode}")
+        return Probe(arena_size, "crash", log=f"child exited with code {exit_code}")
     return _probe_from_payload(arena_size, payload)
 
 

@@ -9,7 +9,6 @@ captured for `print_allocations()`, so a crash is a result and not the end of ar
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import tempfile
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from arenalens.ir import Model
+from arenalens.runtimes.child import run_in_child
 from arenalens.runtimes.tflm_probe import parse_allocations, require_tflite_micro
 
 RUN_TIMEOUT_SECONDS = 300.0
@@ -90,26 +90,12 @@ def run_model(
     """Model bytes + inputs per invocation → head, tail and outputs, from a child process."""
     require_tflite_micro()
     size = arena_size if arena_size is not None else default_arena_size(len(data))
-    # Fork keeps the child cheap (no re-import); spawn where fork does not exist.
-    context: Any = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    receiver, sender = context.Pipe(duplex=False)
     arrays = [[np.asarray(a) for a in run] for run in inputs]
-    child = context.Process(target=_child_main, args=(sender, data, arrays, output_count, size))
-    child.start()
-    sender.close()
-    payload: dict[str, Any] | None = None
-    if receiver.poll(RUN_TIMEOUT_SECONDS):
-        try:
-            payload = receiver.recv()
-        except EOFError:
-            payload = None
-    child.join(5.0)
-    if child.is_alive():
-        child.kill()
-        child.join()
-    receiver.close()
+    payload, exit_code = run_in_child(
+        _child_main, (data, arrays, output_count, size), timeout_seconds=RUN_TIMEOUT_SECONDS
+    )
     if payload is None:
-        return RunResult(False, None, None, (), "", f"child exited with code {child.exitcode}")
+        return RunResult(False, None, None, (), "", f"child exited with code {exit_code}")
     log = str(payload.get("log", ""))
     head, tail, _, _ = parse_allocations(log)
     outputs = tuple(tuple(run) for run in payload.get("outputs", ()))
