@@ -355,6 +355,10 @@ def _litert_inplace_aliases(
         base = root(chosen)
         if modifies and full_counts.get(base, 0) > 1:
             continue
+        if base == out:
+            # An operator that writes the tensor it reads (RESHAPE a -> a), directly or through
+            # earlier aliases: already sharing; an edge to itself would make root() loop forever.
+            continue
         alias[out] = base
     return alias
 
