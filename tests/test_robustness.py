@@ -7,7 +7,7 @@ crafter in `arenalens.fuzzing.hostile` that found it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -63,3 +63,61 @@ def test_litert_alias_chain_that_loops_back_does_not_hang() -> None:
     with within(1):
         timeline = litert_timeline(model)
     assert timeline.of(0, 2).alias_of == 1
+
+
+def nested_calls(depth: int, calls_per_level: int, opcode: str = "CALL_ONCE") -> bytes:
+    """Subgraph i calls subgraph i + 1 `calls_per_level` times."""
+    builder = ModelBuilder()
+    graphs = [builder.add_subgraph(f"g{i}") for i in range(depth)]
+    for index, graph in enumerate(graphs):
+        x = graph.add_tensor("x", [1, 8])
+        y = graph.add_tensor("y", [1, 8])
+        if index + 1 < depth:
+            for _ in range(calls_per_level):
+                if opcode == "IF":
+                    flag = graph.add_tensor("flag", [1], "BOOL")
+                    graph.add_operator(
+                        "IF",
+                        [flag, x],
+                        [graph.add_tensor("r", [1, 8])],
+                        options={
+                            "then_subgraph_index": index + 1,
+                            "else_subgraph_index": index + 1,
+                        },
+                    )
+                else:
+                    graph.add_operator(
+                        "CALL_ONCE", [], [], options={"init_subgraph_index": index + 1}
+                    )
+        graph.add_operator("RELU", [x], [y])
+        graph.set_inputs([x])
+        graph.set_outputs([y])
+    return builder.build()
+
+
+def test_tflm_deep_control_flow_does_not_hit_the_recursion_limit() -> None:
+    # Found by `deep_control_flow`: the marker recursed once per nesting level (RecursionError).
+    model = load_model(nested_calls(3000, 1))
+    with within(5):
+        timeline = tflm_timeline(model)
+    # 3000 RELUs, 2999 CALL_ONCEs, 2999 subgraph entries, and step 0.
+    assert len(timeline.steps) == 3000 + 2 * 2999 + 1
+    # The innermost RELU runs after every call and entry above it.
+    assert timeline.of(2999, 1).first == 2 * 2999 + 1
+
+
+def test_tflm_exponential_control_flow_is_refused_quickly() -> None:
+    # Found by `control_flow_fan_out`: each subgraph called twice per level, 40 levels deep, is a
+    # walk of 2**40 steps; TFLM itself would take as long. Refused up front.
+    model = load_model(nested_calls(40, 2))
+    with within(1), pytest.raises(ModelError, match="control flow expands to more than"):
+        tflm_timeline(model)
+
+
+def test_tflm_step_count_matches_the_walk() -> None:
+    from arenalens.analysis.lifetimes import tflm_step_count
+    from arenalens.fuzzing.seeds import control_flow_model
+
+    for data in (nested_calls(6, 2), nested_calls(5, 3, "IF"), control_flow_model()):
+        model = load_model(data)
+        assert tflm_step_count(model, 10**9) == len(tflm_timeline(model).steps) - 1
