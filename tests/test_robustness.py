@@ -121,3 +121,75 @@ def test_tflm_step_count_matches_the_walk() -> None:
     for data in (nested_calls(6, 2), nested_calls(5, 3, "IF"), control_flow_model()):
         model = load_model(data)
         assert tflm_step_count(model, 10**9) == len(tflm_timeline(model).steps) - 1
+
+
+def test_operators_sharing_one_long_inputs_vector_are_refused() -> None:
+    # Found by `shared_vectors`: 20,000 operators pointing at one 20,000-entry inputs vector
+    # (300 KB) are 400 million tensor references; the checker and lifetimes ran for minutes.
+    from arenalens.fuzzing.hostile import shared_inputs_model
+
+    data = shared_inputs_model(5_000, 5_000)  # 25 million references from 300 KB
+    assert len(data) < 400_000
+    with within(2), pytest.raises(ModelError, match="shared many times over"):
+        load_model(data)
+
+
+def test_subgraph_entries_sharing_one_table_are_refused() -> None:
+    # Found by `shared_tables`: 10,000 subgraph entries pointing at one 10,000-tensor subgraph.
+    from arenalens.fuzzing.hostile import shared_subgraphs_model
+
+    data = shared_subgraphs_model(2_000, 2_000)  # 4 million tensors from 200 KB
+    with within(2), pytest.raises(ModelError, match="shared many times over"):
+        load_model(data)
+
+
+def test_tensors_sharing_one_long_name_are_refused() -> None:
+    import struct
+
+    from arenalens.fuzzing.layout import SiteKind, find_layout
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    names = [graph.add_tensor("n" * 100_000 if i == 0 else f"t{i}", [1]) for i in range(10_000)]
+    graph.set_inputs(names[:1])
+    data = bytearray(builder.build())
+    # Point every tensor's name at the long name (strings are written before their tables).
+    sites = find_layout(bytes(data), max_sites=1 << 22).of_kind(SiteKind.UOFFSET)
+    name_sites = [s for s in sites if s.label == "Tensor.name"]
+    long_name = max(
+        (s.position + struct.unpack_from("<I", data, s.position)[0] for s in name_sites),
+        key=lambda p: struct.unpack_from("<I", data, p)[0],
+    )
+    for site in name_sites:
+        if site.position < long_name:
+            struct.pack_into("<I", data, site.position, long_name - site.position)
+    with within(2), pytest.raises(ModelError, match="shared many times over"):
+        load_model(bytes(data))  # 10,000 names of 100 KB: 1 GB of text from 300 KB
+
+
+def test_legitimate_large_models_stay_under_the_decode_budget() -> None:
+    from arenalens.examples.synthetic import SYNTHETIC_SHAPES, synthetic_model
+
+    for shape in SYNTHETIC_SHAPES:
+        load_model(synthetic_model(shape, 5_000, width=1))
+
+
+def test_many_offline_plan_entries_decode_only_the_last() -> None:
+    import struct
+
+    from arenalens.tflite.reader import OFFLINE_PLAN_METADATA
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x, y = graph.add_tensor("x", [1, 8]), graph.add_tensor("y", [1, 8])
+    graph.add_operator("RELU", [x], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    offsets = struct.pack("<100000i", *([-1] * 100_000))
+    big = builder.add_buffer(struct.pack("<iii", 1, 1, 100_000) + offsets)
+    for _ in range(20_000):
+        builder.metadata.append((OFFLINE_PLAN_METADATA, big))
+    with within(3):
+        model = load_model(builder.build())
+    assert model.offline_plan is not None
+    assert len(model.offline_plan.offsets) == 100_000

@@ -94,27 +94,45 @@ def decode_options(
     return decoded
 
 
+OptionsKey = tuple[tuple[int, int], tuple[int, int]]
+
+
 class LazyOptions(Mapping[str, Any]):
     """An operator's builtin options, decoded on first use (most are never read).
 
     Decoding through the generated option classes costs tens of microseconds per operator, and
     only control flow, scratch and temporary rules read options, so the reader defers it.
+    Operators of one file share `cache`, keyed by the tables' positions: a table that many
+    operators point at (writers share identical tables) is decoded once, not once per operator.
     """
 
-    __slots__ = ("_data", "_decoded", "_options", "_options2")
+    __slots__ = ("_cache", "_data", "_decoded", "_options", "_options2")
 
-    def __init__(self, data: Any, options: tuple[int, int], options2: tuple[int, int]) -> None:
+    def __init__(
+        self,
+        data: Any,
+        options: tuple[int, int],
+        options2: tuple[int, int],
+        cache: dict[OptionsKey, dict[str, Any]] | None = None,
+    ) -> None:
         self._data = data
         self._options = options
         self._options2 = options2
         self._decoded: dict[str, Any] | None = None
+        self._cache = cache
 
     def _fields(self) -> dict[str, Any]:
         if self._decoded is None:
-            try:
-                self._decoded = decode_options(self._data, self._options, self._options2)
-            except (struct.error, IndexError, TypeError, ValueError, OverflowError) as error:
-                raise ValueError(f"malformed operator options ({error})") from None
+            key = (self._options, self._options2)
+            cached = self._cache.get(key) if self._cache is not None else None
+            if cached is None:
+                try:
+                    cached = decode_options(self._data, self._options, self._options2)
+                except (struct.error, IndexError, TypeError, ValueError, OverflowError) as error:
+                    raise ValueError(f"malformed operator options ({error})") from None
+                if self._cache is not None:
+                    self._cache[key] = cached
+            self._decoded = cached
         return self._decoded
 
     def __getitem__(self, key: str) -> Any:

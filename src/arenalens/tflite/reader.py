@@ -31,10 +31,19 @@ from arenalens.ir import (
     check_model,
     dtype_for_code,
 )
-from arenalens.tflite.opcodes import LazyOptions, builtin_name
+from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name
 from arenalens.tflite.tables import MalformedTableError, TableView
 
 _U32 = struct.Struct("<I")
+
+# FlatBuffers let many tables point at one vector or table, so a small file can describe a huge
+# model: 20,000 operators sharing one 20,000-entry inputs vector are 400 million tensor
+# references in 300 KB. The reader counts what it decodes (tensors, operators, subgraphs and
+# their index and shape entries) and refuses a file that decodes to more than this many items
+# per byte (plus a floor for tiny files). Real models decode to under 0.15 items per byte, and
+# the builder's, which share identical shape vectors, to under 0.25.
+MAX_ITEMS_PER_BYTE = 0.5
+MIN_ITEM_BUDGET = 100_000
 
 FILE_IDENTIFIER = b"TFL3"
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
@@ -160,9 +169,27 @@ class _Parser:
 
     def __post_init__(self) -> None:
         self.size = len(self.data)
+        self.options_cache: dict[OptionsKey, dict[str, Any]] = {}
+        self.items = 0
+        self.item_budget = MIN_ITEM_BUDGET + int(MAX_ITEMS_PER_BYTE * self.size)
 
     def fail(self, problem: str) -> ModelError:
         return ModelError(self.label, problem)
+
+    def text(self, fb: TableView, slot: int) -> str:
+        """A string field, charged by length (one shared long name must not decode 10^5 times)."""
+        value = fb.string(slot)
+        self.charge(len(value) >> 3)
+        return value
+
+    def charge(self, count: int) -> None:
+        """Count decoded items; refuse a file that shares structure to decode far more."""
+        self.items += count
+        if self.items > self.item_budget:
+            raise self.fail(
+                f"decodes to more than {self.item_budget:,} tensors, operators and indices "
+                f"from {self.size:,} bytes (tables and vectors shared many times over)"
+            )
 
     def root(self) -> TableView:
         return TableView(self.data, _U32.unpack_from(self.data, 0)[0], self.size)
@@ -181,13 +208,14 @@ class _Parser:
             self.subgraph(index, fb, buffers, opcode_rows) for index, fb in enumerate(fb_subgraphs)
         )
         metadata = tuple(
-            Metadata(entry.string(4), entry.u32(6)) for entry in root.tables(_ModelSlots.METADATA)
+            Metadata(self.text(entry, 4), entry.u32(6))
+            for entry in root.tables(_ModelSlots.METADATA)
         )
         signatures = tuple(self.signature(sig) for sig in root.tables(_ModelSlots.SIGNATURE_DEFS))
         model = Model(
             source=self.label,
             version=root.u32(_ModelSlots.VERSION),
-            description=root.string(_ModelSlots.DESCRIPTION),
+            description=self.text(root, _ModelSlots.DESCRIPTION),
             subgraphs=subgraphs,
             buffers=buffers,
             metadata=metadata,
@@ -219,7 +247,7 @@ class _Parser:
     def opcode(self, code: TableView) -> tuple[str, int, int, str | None, int]:
         raw = code.i32(_OperatorCodeSlots.BUILTIN_CODE)
         builtin = max(raw, code.i8(_OperatorCodeSlots.DEPRECATED_BUILTIN_CODE))
-        custom_name = code.string(_OperatorCodeSlots.CUSTOM_CODE) or None
+        custom_name = self.text(code, _OperatorCodeSlots.CUSTOM_CODE) or None
         if builtin_name(builtin) == "CUSTOM" or custom_name:
             name = f"CUSTOM:{custom_name or ''}"
         else:
@@ -237,17 +265,19 @@ class _Parser:
         outputs = fb.int32_vector(_SubgraphSlots.OUTPUTS) or ()
         input_set, output_set = set(inputs), set(outputs)
         where = f"subgraph {index}"
+        tensor_tables = fb.tables(_SubgraphSlots.TENSORS)
+        operator_tables = fb.tables(_SubgraphSlots.OPERATORS)
+        self.charge(1 + len(inputs) + len(outputs) + len(tensor_tables) + len(operator_tables))
         tensors = tuple(
             self.tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=where)
-            for i, t in enumerate(fb.tables(_SubgraphSlots.TENSORS))
+            for i, t in enumerate(tensor_tables)
         )
         operators = tuple(
-            self.operator(i, op, opcodes, where)
-            for i, op in enumerate(fb.tables(_SubgraphSlots.OPERATORS))
+            self.operator(i, op, opcodes, where) for i, op in enumerate(operator_tables)
         )
         return Subgraph(
             index=index,
-            name=fb.string(_SubgraphSlots.NAME),
+            name=self.text(fb, _SubgraphSlots.NAME),
             tensors=tensors,
             operators=operators,
             inputs=inputs,
@@ -269,6 +299,7 @@ class _Parser:
         # Without a shape_signature the shape is fully known: report it as the signature, as the
         # TFLite interpreter's tensor details do.
         signature = fb.int32_vector(_TensorSlots.SHAPE_SIGNATURE)
+        self.charge(len(shape) + (len(signature) if signature else 0))
         dtype = dtype_for_code(fb.i8(_TensorSlots.TYPE))
         buffer_index = fb.u32(_TensorSlots.BUFFER)
         if buffers and buffer_index >= len(buffers):
@@ -282,7 +313,7 @@ class _Parser:
         is_input, is_output = index in inputs, index in outputs
         return Tensor(
             index=index,
-            name=fb.string(_TensorSlots.NAME),
+            name=self.text(fb, _TensorSlots.NAME),
             shape=shape,
             shape_signature=shape if signature is None else signature,
             dtype=dtype,
@@ -328,10 +359,15 @@ class _Parser:
             self.data,
             (fb.u8(_OperatorSlots.OPTIONS_TYPE), fb.target(_OperatorSlots.OPTIONS)),
             (fb.u8(_OperatorSlots.OPTIONS2_TYPE), fb.target(_OperatorSlots.OPTIONS2)),
+            self.options_cache,
         )
         called: tuple[int, ...] = ()
         if name in CONTROL_FLOW_OPTION_FIELDS:
             called = _called_subgraphs(name, options)
+        inputs = fb.int32_vector(_OperatorSlots.INPUTS) or ()
+        outputs = fb.int32_vector(_OperatorSlots.OUTPUTS) or ()
+        intermediates = fb.int32_vector(_OperatorSlots.INTERMEDIATES) or ()
+        self.charge(len(inputs) + len(outputs) + len(intermediates) + len(called))
         return Operator(
             index=index,
             opcode=name,
@@ -339,37 +375,39 @@ class _Parser:
             raw_builtin_code=raw,
             custom_code=custom,
             version=version,
-            inputs=fb.int32_vector(_OperatorSlots.INPUTS) or (),
-            outputs=fb.int32_vector(_OperatorSlots.OUTPUTS) or (),
-            intermediates=fb.int32_vector(_OperatorSlots.INTERMEDIATES) or (),
+            inputs=inputs,
+            outputs=outputs,
+            intermediates=intermediates,
             options=options,
             called_subgraphs=called,
         )
 
     def signature(self, fb: TableView) -> SignatureDef:
         def tensor_map(slot: int) -> tuple[tuple[str, int], ...]:
-            return tuple((entry.string(4), entry.u32(6)) for entry in fb.tables(slot))
+            entries = fb.tables(slot)
+            self.charge(len(entries))
+            return tuple((self.text(entry, 4), entry.u32(6)) for entry in entries)
 
         return SignatureDef(
-            key=fb.string(_SignatureSlots.KEY),
+            key=self.text(fb, _SignatureSlots.KEY),
             subgraph=fb.u32(_SignatureSlots.SUBGRAPH_INDEX),
             inputs=tensor_map(_SignatureSlots.INPUTS),
             outputs=tensor_map(_SignatureSlots.OUTPUTS),
         )
 
     def offline_plan(self, model: Model) -> OfflinePlan | None:
-        plan: OfflinePlan | None = None
-        # TFLM checks every entry with this exact name; the last one wins.
-        for entry in model.metadata:
-            if entry.name != OFFLINE_PLAN_METADATA:
-                continue
+        # TFLM checks every entry with this exact name; the last one wins. Only that one is
+        # decoded: thousands of entries naming one large buffer must not copy it thousands of times.
+        named = [e for e in model.metadata if e.name == OFFLINE_PLAN_METADATA]
+        for entry in named:
             if not 0 <= entry.buffer < len(model.buffers):
                 raise self.fail(
                     f"metadata '{OFFLINE_PLAN_METADATA}' names buffer {entry.buffer}, "
                     f"out of range (model has {len(model.buffers)} buffers)"
                 )
-            plan = decode_offline_plan(model.buffer_bytes(entry.buffer), self.label)
-        return plan
+        if not named:
+            return None
+        return decode_offline_plan(model.buffer_bytes(named[-1].buffer), self.label)
 
 
 def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[float, ...]:
