@@ -1,0 +1,112 @@
+"""The stages every fuzz input runs through, in pipeline order; adding a stage is one line.
+
+A stage is a name and a function of the shared state dict: it reads what earlier stages stored
+("data", "model", "timelines", "problems" ...) and stores its own results. A stage may raise
+`ModelError` (the input is refused, which is fine); anything else is a bug the harness counts.
+Knobs keep each stage bounded on hostile input (planner time limits), not smaller than real use.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from arenalens.analysis.lifetimes import (
+    NEVER_FREED,
+    litert_arena_rw,
+    litert_timeline,
+    tflm_planned,
+    tflm_timeline,
+)
+from arenalens.ir import Model
+from arenalens.planning.problem import Buffer, Problem
+from arenalens.planning.registry import get_planner, planner_names, run_planner
+from arenalens.tflite.reader import load_model
+
+State = dict[str, Any]
+
+# Knobs for planners that search: small budgets, so one input stays well inside its time limit.
+PLANNER_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "optimal": {"time_limit_s": 0.5, "workers": 1},
+        "best": {"time_limit_s": 0.5},
+        "hillclimb": {"max_iterations": 300, "time_limit_s": 0.5},
+    }
+)
+# LiteRT's kDefaultTensorAlignment: what its arena offsets are rounded to.
+LITERT_ALIGNMENT = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One pipeline stage under test."""
+
+    name: str
+    run: Callable[[State], None]
+
+
+def load(state: State) -> None:
+    """Bytes → checked Model (reader + model checker)."""
+    state["model"] = load_model(state["data"])
+
+
+def lifetimes(state: State) -> None:
+    """Model → TFLM and LiteRT timelines."""
+    model: Model = state["model"]
+    state["timelines"] = (tflm_timeline(model), litert_timeline(model))
+
+
+def problems(state: State) -> None:
+    """Timelines → one planner Problem per arena (TFLM: the whole model; LiteRT: per subgraph)."""
+    model: Model = state["model"]
+    tflm, litert = state["timelines"]
+    tflm_buffers: list[Buffer] = []
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            lifetime = tflm.of(subgraph.index, tensor.index)
+            if tflm_planned(tensor) and 0 <= lifetime.first <= lifetime.last:
+                buffer_id = len(tflm_buffers)
+                tflm_buffers.append(Buffer(buffer_id, lifetime.first, lifetime.last, tensor.nbytes))
+    found = [Problem(tuple(tflm_buffers), alignment=16)]
+    for subgraph in model.subgraphs:
+        buffers: list[Buffer] = []
+        for tensor in subgraph.tensors:
+            lifetime = litert.of(subgraph.index, tensor.index)
+            if (
+                litert_arena_rw(tensor)
+                and lifetime.alias_of is None
+                and lifetime.first != NEVER_FREED
+            ):
+                end = max(lifetime.first, lifetime.last)
+                buffers.append(Buffer(tensor.index, lifetime.first, end, tensor.packed_nbytes))
+        found.append(Problem(tuple(buffers), alignment=LITERT_ALIGNMENT))
+    state["problems"] = tuple(found)
+
+
+def planning(state: State) -> None:
+    """Every registered planner on every arena problem; `run_planner` checks each result."""
+    plans = []
+    for problem in state["problems"]:
+        for name in planner_names():
+            plans.append(run_planner(name, problem, **planner_knobs(name)))
+    state["plans"] = tuple(plans)
+
+
+def planner_knobs(name: str) -> dict[str, Any]:
+    """The fuzzing knobs a planner accepts (others are dropped: planners differ in knobs)."""
+    wanted = PLANNER_KNOBS.get(name, {})
+    accepted = inspect.signature(get_planner(name).function).parameters
+    return {key: value for key, value in wanted.items() if key in accepted}
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("load", load),
+    Stage("lifetimes", lifetimes),
+    Stage("problems", problems),
+    Stage("planning", planning),
+)
+
+__all__ = ["PLANNER_KNOBS", "STAGES", "Stage", "State", "planner_knobs"]

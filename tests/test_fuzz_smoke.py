@@ -1,0 +1,154 @@
+"""Fuzzing, short: every crafter and mutator through every stage, and the harness's own limits.
+
+The long campaign is `benchmarks/fuzz.py` (100,000 inputs); this runs in well under a minute.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arenalens.fuzzing.harness import (
+    CRASH,
+    HANG,
+    MEMORY,
+    OK,
+    CampaignConfig,
+    deadline,
+    generate_input,
+    run_campaign,
+    run_stages,
+)
+from arenalens.fuzzing.hostile import HOSTILE
+from arenalens.fuzzing.layout import SiteKind, find_layout
+from arenalens.fuzzing.mutate import MUTATORS, mutate
+from arenalens.fuzzing.seeds import built_seeds
+from arenalens.fuzzing.stages import Stage
+
+SEEDS = built_seeds()
+SMALL_SEEDS = [seed for seed in SEEDS if len(seed.data) < 10_000]
+
+
+def assert_acceptable(data: bytes, recipe: str, seconds: float = 10) -> None:
+    with deadline(seconds * 3):
+        outcome = run_stages(data)
+    assert not outcome.failed, f"{recipe}: {outcome.signature}: {outcome.detail}"
+    assert outcome.seconds < seconds, f"{recipe}: took {outcome.seconds:.1f} s"
+
+
+def test_seeds_run_every_stage() -> None:
+    for seed in SEEDS:
+        with deadline(30):
+            outcome = run_stages(seed.data)
+        assert outcome.kind == OK, f"{seed.name}: {outcome.detail}"
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_crafter_ends_in_a_result_or_model_error(name: str) -> None:
+    for seed in range(3):
+        assert_acceptable(HOSTILE[name](random.Random(seed)), f"{name} seed {seed}")
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in MUTATORS])
+def test_mutator_outputs_end_in_a_result_or_model_error(name: str) -> None:
+    mutator = next(m for n, m, _ in MUTATORS if n == name)
+    corpus = [seed.data for seed in SMALL_SEEDS]
+    rng = random.Random(name)
+    for _ in range(60):
+        seed = rng.choice(SMALL_SEEDS)
+        mutation = mutator(seed.data, rng, corpus)
+        assert_acceptable(mutation.data, f"{seed.name} | {mutation.recipe}")
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.sampled_from(SMALL_SEEDS), st.randoms(use_true_random=False))
+def test_hypothesis_driven_mutation(seed: object, rng: random.Random) -> None:
+    data = seed.data  # type: ignore[attr-defined]
+    mutation = mutate(data, rng, [s.data for s in SMALL_SEEDS])
+    assert_acceptable(mutation.data, mutation.recipe)
+
+
+def test_inputs_are_deterministic() -> None:
+    first = [generate_input(7, index, SEEDS) for index in range(40)]
+    again = [generate_input(7, index, SEEDS) for index in range(40)]
+    assert first == again
+    assert len({data for data, _ in first}) > 30
+
+
+def test_layout_walk_finds_the_structure_of_every_seed() -> None:
+    for seed in SEEDS:
+        layout = find_layout(seed.data)
+        kinds = {site.kind for site in layout.sites}
+        assert {SiteKind.ROOT, SiteKind.UOFFSET, SiteKind.LENGTH, SiteKind.INDEX} <= kinds
+        assert "Tensor" in layout.tables and "Operator" in layout.tables
+
+
+def test_layout_walk_never_raises_on_junk() -> None:
+    rng = random.Random(0)
+    for size in (0, 3, 4, 8, 64, 4096):
+        for _ in range(50):
+            find_layout(rng.randbytes(size))
+
+
+def test_short_campaign_has_no_failures() -> None:
+    result = run_campaign(CampaignConfig(executions=240, seed=1, workers=2, time_limit_s=20))
+    assert result.executions == 240
+    failures = [f"{e.index}: {e.outcome.signature} ({e.recipe})" for e in result.failures]
+    assert not failures, "\n".join(failures)
+    assert result.counts[OK] > 0
+
+
+def sleep_forever(state: dict[str, object]) -> None:
+    time.sleep(3600)
+
+
+def spin_in_c(state: dict[str, object]) -> None:
+    # One C call that never returns to the interpreter, so SIGALRM cannot interrupt it.
+    sum(range(10**14))
+
+
+def allocate_too_much(state: dict[str, object]) -> None:
+    state["blob"] = bytearray(8 << 30)
+
+
+def raise_key_error(state: dict[str, object]) -> None:
+    raise KeyError("deliberate")
+
+
+def exit_worker(state: dict[str, object]) -> None:
+    os._exit(3)
+
+
+def campaign_with(stage: Stage, **limits: float) -> dict[str, int]:
+    config = CampaignConfig(executions=3, workers=1, batch=2, **limits)  # type: ignore[arg-type]
+    result = run_campaign(config, stages=(stage,))
+    return {kind: result.counts[kind] for kind in result.counts}
+
+
+def test_harness_counts_a_hang_the_alarm_can_interrupt() -> None:
+    counts = campaign_with(Stage("sleep", sleep_forever), time_limit_s=0.3)
+    assert counts == {HANG: 3}
+
+
+def test_harness_kills_a_worker_stuck_in_c_code() -> None:
+    counts = campaign_with(Stage("spin", spin_in_c), time_limit_s=0.3, watchdog_s=2)
+    assert counts == {HANG: 3}
+
+
+def test_harness_counts_a_memory_blowup() -> None:
+    counts = campaign_with(Stage("allocate", allocate_too_much), memory_limit_bytes=2 << 30)
+    assert counts == {MEMORY: 3}
+
+
+def test_harness_counts_crashes_and_dead_workers() -> None:
+    assert campaign_with(Stage("raise", raise_key_error)) == {CRASH: 3}
+    assert campaign_with(Stage("exit", exit_worker)) == {CRASH: 3}
