@@ -193,3 +193,21 @@ def test_many_offline_plan_entries_decode_only_the_last() -> None:
         model = load_model(builder.build())
     assert model.offline_plan is not None
     assert len(model.offline_plan.offsets) == 100_000
+
+
+def test_litert_tensor_written_by_two_operators_is_placed_once() -> None:
+    # Found by `odd_graph_io`: the tensor sat in two nodes' allocation sets, was placed twice,
+    # and building the arena Problem raised "buffer ids must be unique".
+    from arenalens.pipeline import analyze
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x, a, y = (graph.add_tensor(name, [1, 8]) for name in ("x", "a", "y"))
+    graph.add_operator("RELU", [x], [a])
+    graph.add_operator("TANH", [x], [a])  # a second producer of a
+    graph.add_operator("RELU", [a], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    analysis = analyze(load_model(builder.build()), runtime="litert")
+    ids = [b.id for b in analysis.primary.arena.problem.buffers]
+    assert sorted(ids) == sorted(set(ids)) and 1 in ids

@@ -229,6 +229,10 @@ class _ArenaPlannerReplica:
                     continue
             allocation = tensors[tensor].allocation
             if allocation == Allocation.ARENA_RW:
+                if tensor in self.chunk_of:
+                    # Written by two operators (or an input also written): it is in two nodes'
+                    # sets, but one tensor has one allocation; the first placement stands.
+                    continue
                 self.arena_order.append(tensor)
                 self.chunk_of[tensor] = chunk_number
             elif (
