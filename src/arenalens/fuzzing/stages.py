@@ -11,6 +11,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
@@ -22,8 +24,10 @@ from arenalens.analysis.lifetimes import (
     tflm_timeline,
 )
 from arenalens.ir import Model
+from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
+from arenalens.runtimes import RUNTIME_MODULES
 from arenalens.tflite.reader import load_model
 
 State = dict[str, Any]
@@ -59,8 +63,29 @@ def lifetimes(state: State) -> None:
     state["timelines"] = (tflm_timeline(model), litert_timeline(model))
 
 
+@cache
+def available_runtimes() -> tuple[str, ...]:
+    """Runtime rule sets present in this build (each lands as its own module)."""
+    found = []
+    for name, module in RUNTIME_MODULES.items():
+        try:
+            import_module(module)
+        except ModuleNotFoundError:
+            continue
+        found.append(name)
+    return tuple(found)
+
+
+def runtimes(state: State) -> None:
+    """Model → each runtime's analysis: its prepare rules, arenas, runtime planner and budget."""
+    state["analyses"] = tuple(
+        analyze(state["model"], runtime=name) for name in available_runtimes()
+    )
+
+
 def problems(state: State) -> None:
-    """Timelines → one planner Problem per arena (TFLM: the whole model; LiteRT: per subgraph)."""
+    """Every arena to plan: the runtimes' own, plus one per arena from the plain lifetimes
+    (TFLM: the whole model; LiteRT: per subgraph), which reach shapes the runtimes' rules skip."""
     model: Model = state["model"]
     tflm, litert = state["timelines"]
     tflm_buffers: list[Buffer] = []
@@ -83,7 +108,10 @@ def problems(state: State) -> None:
                 end = max(lifetime.first, lifetime.last)
                 buffers.append(Buffer(tensor.index, lifetime.first, end, tensor.packed_nbytes))
         found.append(Problem(tuple(buffers), alignment=LITERT_ALIGNMENT))
-    state["problems"] = tuple(found)
+    runtime_problems = [
+        result.arena.problem for analysis in state["analyses"] for result in analysis.arenas
+    ]
+    state["problems"] = (*runtime_problems, *found)
 
 
 def planning(state: State) -> None:
@@ -105,6 +133,7 @@ def planner_knobs(name: str) -> dict[str, Any]:
 STAGES: tuple[Stage, ...] = (
     Stage("load", load),
     Stage("lifetimes", lifetimes),
+    Stage("runtimes", runtimes),
     Stage("problems", problems),
     Stage("planning", planning),
 )
