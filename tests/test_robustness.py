@@ -211,3 +211,51 @@ def test_litert_tensor_written_by_two_operators_is_placed_once() -> None:
     analysis = analyze(load_model(builder.build()), runtime="litert")
     ids = [b.id for b in analysis.primary.arena.problem.buffers]
     assert sorted(ids) == sorted(set(ids)) and 1 in ids
+
+
+def reference_hash_set_order(values: list[int]) -> list[int]:
+    """The list version of the libstdc++ node-list emulation (O(n) per insert), for comparison."""
+    from arenalens.runtimes.libstdcxx import BUCKET_COUNT_CHAIN
+
+    order: list[int] = []
+    buckets, chain_position = 1, -1
+
+    def insert(into: list[int], value: int, count: int) -> None:
+        for position, other in enumerate(into):
+            if other % count == value % count:
+                into.insert(position, value)
+                return
+        into.insert(0, value)
+
+    for value in values:
+        if value in order:
+            continue
+        if len(order) + 1 > (0 if chain_position < 0 else buckets):
+            chain_position += 1
+            buckets = BUCKET_COUNT_CHAIN[chain_position]
+            rehashed: list[int] = []
+            for old in order:
+                insert(rehashed, old, buckets)
+            order = rehashed
+        insert(order, value, buckets)
+    return order
+
+
+def test_hash_set_order_matches_the_list_emulation() -> None:
+    import random
+
+    from arenalens.runtimes.libstdcxx import UnorderedIntSet
+
+    rng = random.Random(0)
+    for _ in range(300):
+        values = [rng.randrange(rng.choice((20, 100, 5000))) for _ in range(rng.randrange(80))]
+        assert list(UnorderedIntSet(values)) == reference_hash_set_order(values)
+
+
+def test_hash_set_with_many_tensors_is_fast() -> None:
+    # Found by `wide_operators`: one node writing 20,000 tensors; each insertion scanned the list.
+    from arenalens.runtimes.libstdcxx import UnorderedIntSet
+
+    with within(1):
+        values = UnorderedIntSet(range(0, 200_000, 7))
+    assert len(values) == len(set(values)) == 28_572
