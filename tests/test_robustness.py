@@ -6,6 +6,7 @@ crafter in `arenalens.fuzzing.hostile` that found it.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,8 @@ import pytest
 from arenalens import ModelError, load_model
 from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
 from arenalens.fuzzing.harness import deadline
+from arenalens.planning import Buffer, Problem, run_planner
+from arenalens.planning.litert_arena import NEVER_FREED
 from arenalens.tflite.builder import ModelBuilder
 
 
@@ -242,8 +245,6 @@ def reference_hash_set_order(values: list[int]) -> list[int]:
 
 
 def test_hash_set_order_matches_the_list_emulation() -> None:
-    import random
-
     from arenalens.runtimes.libstdcxx import UnorderedIntSet
 
     rng = random.Random(0)
@@ -259,3 +260,38 @@ def test_hash_set_with_many_tensors_is_fast() -> None:
     with within(1):
         values = UnorderedIntSet(range(0, 200_000, 7))
     assert len(values) == len(set(values)) == 28_572
+
+
+def random_problem(rng: random.Random, count: int) -> Problem:
+    buffers = []
+    for buffer_id in range(count):
+        start = rng.randrange(-1, 20)
+        end = NEVER_FREED if rng.random() < 0.2 else start + rng.randrange(0, 8)
+        size = rng.choice((0, 1, 4, 64, 100, rng.randrange(1, 5000)))
+        fixed = rng.choice((0, 64, 128, 1000)) if rng.random() < 0.05 else None
+        buffers.append(Buffer(buffer_id, start, end, size, fixed))
+    order = list(range(count))
+    rng.shuffle(order)
+    return Problem(tuple(buffers), alignment=rng.choice((1, 16, 64)), order=tuple(order))
+
+
+def test_litert_arena_array_scan_matches_the_index() -> None:
+    from arenalens.planning import litert_arena as module
+
+    rng = random.Random(0)
+    for _ in range(200):
+        problem = random_problem(rng, rng.randrange(1, 120))
+        expected = dict(module.litert_arena(problem))  # small: the index path
+        assert not module._use_array_scan(problem)
+        assert module._place_with_arrays(problem, problem.order) == expected
+
+
+def test_litert_arena_with_twenty_thousand_live_buffers_is_fast() -> None:
+    # Found by `wide_operators` / `many_live_buffers`: thousands of buffers live together made
+    # SimpleMemoryArena's replica sort every live buffer for every placement (minutes).
+    problem = Problem(
+        tuple(Buffer(i, i % 3, 10, 64 + (i % 7) * 16) for i in range(20_000)), alignment=64
+    )
+    with within(4):
+        plan = run_planner("litert_arena", problem)
+    assert plan.arena_size >= problem.lower_bound()
