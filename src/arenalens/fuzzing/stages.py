@@ -84,8 +84,8 @@ def runtimes(state: State) -> None:
 
 
 def problems(state: State) -> None:
-    """Every arena to plan: the runtimes' own, plus one per arena from the plain lifetimes
-    (TFLM: the whole model; LiteRT: per subgraph), which reach shapes the runtimes' rules skip."""
+    """Arenas from the plain lifetimes (TFLM: the whole model; LiteRT: per subgraph): shapes the
+    runtimes' own rules may skip, for the planners to place too."""
     model: Model = state["model"]
     tflm, litert = state["timelines"]
     tflm_buffers: list[Buffer] = []
@@ -108,17 +108,22 @@ def problems(state: State) -> None:
                 end = max(lifetime.first, lifetime.last)
                 buffers.append(Buffer(tensor.index, lifetime.first, end, tensor.packed_nbytes))
         found.append(Problem(tuple(buffers), alignment=LITERT_ALIGNMENT))
-    runtime_problems = [
-        result.arena.problem for analysis in state["analyses"] for result in analysis.arenas
-    ]
-    state["problems"] = (*runtime_problems, *found)
+    state["problems"] = tuple(found)
 
 
 def planning(state: State) -> None:
-    """Every registered planner on every arena problem; `run_planner` checks each result."""
+    """Every registered planner on every arena; `run_planner` checks each result. The runtimes'
+    arenas skip the planners `analyze` already ran on them (the runtime's own and naive)."""
     plans = []
+    names = planner_names()
+    for analysis in state["analyses"]:
+        for result in analysis.arenas:
+            done = {result.runtime_plan.planner, result.naive_plan.planner, result.plan.planner}
+            for name in names:
+                if name not in done:
+                    plans.append(run_planner(name, result.arena.problem, **planner_knobs(name)))
     for problem in state["problems"]:
-        for name in planner_names():
+        for name in names:
             plans.append(run_planner(name, problem, **planner_knobs(name)))
     state["plans"] = tuple(plans)
 
