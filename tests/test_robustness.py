@@ -295,3 +295,26 @@ def test_litert_arena_with_twenty_thousand_live_buffers_is_fast() -> None:
     with within(4):
         plan = run_planner("litert_arena", problem)
     assert plan.arena_size >= problem.lower_bound()
+
+
+def test_malformed_options_decoded_after_loading_raise_model_error() -> None:
+    # Found by mutating `Options` vtables: options decode lazily (after load_model returned),
+    # and a bad table raised a bare ValueError from the LiteRT Prepare rules.
+    import struct
+
+    from arenalens.fuzzing.layout import SiteKind, find_layout
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x, y = graph.add_tensor("x", [1, 8, 8, 4]), graph.add_tensor("y", [1, 8, 8, 4])
+    graph.add_operator("MAX_POOL_2D", [x], [y], options={"filter_width": 2, "filter_height": 2})
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    data = bytearray(builder.build())
+    site = next(
+        s for s in find_layout(bytes(data)).of_kind(SiteKind.SOFFSET) if s.label == "Options.vtable"
+    )
+    struct.pack_into("<i", data, site.position, -len(data))  # vtable past the end of the file
+    model = load_model(bytes(data))
+    with pytest.raises(ModelError, match="malformed operator options"):
+        dict(model.subgraphs[0].operators[0].options)

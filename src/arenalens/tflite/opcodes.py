@@ -13,6 +13,8 @@ from tflite.BuiltinOperator import BuiltinOperator
 from tflite.BuiltinOptions import BuiltinOptions
 from tflite.BuiltinOptions2 import BuiltinOptions2
 
+from arenalens.errors import ModelError
+
 
 def _enum_names(enum_class: type) -> dict[int, str]:
     return {
@@ -106,7 +108,7 @@ class LazyOptions(Mapping[str, Any]):
     operators point at (writers share identical tables) is decoded once, not once per operator.
     """
 
-    __slots__ = ("_cache", "_data", "_decoded", "_options", "_options2")
+    __slots__ = ("_cache", "_data", "_decoded", "_label", "_options", "_options2")
 
     def __init__(
         self,
@@ -114,8 +116,10 @@ class LazyOptions(Mapping[str, Any]):
         options: tuple[int, int],
         options2: tuple[int, int],
         cache: dict[OptionsKey, dict[str, Any]] | None = None,
+        label: str = "<bytes>",
     ) -> None:
         self._data = data
+        self._label = label
         self._options = options
         self._options2 = options2
         self._decoded: dict[str, Any] | None = None
@@ -129,7 +133,11 @@ class LazyOptions(Mapping[str, Any]):
                 try:
                     cached = decode_options(self._data, self._options, self._options2)
                 except (struct.error, IndexError, TypeError, ValueError, OverflowError) as error:
-                    raise ValueError(f"malformed operator options ({error})") from None
+                    # Decoded on first use, after loading: still the file's fault, so the same
+                    # error type as the reader's (callers catch ModelError, nothing else).
+                    raise ModelError(
+                        self._label, f"malformed operator options ({type(error).__name__}: {error})"
+                    ) from None
                 if self._cache is not None:
                     self._cache[key] = cached
             self._decoded = cached

@@ -363,6 +363,7 @@ class _Parser:
             (fb.u8(_OperatorSlots.OPTIONS_TYPE), fb.target(_OperatorSlots.OPTIONS)),
             (fb.u8(_OperatorSlots.OPTIONS2_TYPE), fb.target(_OperatorSlots.OPTIONS2)),
             self.options_cache,
+            self.label,
         )
         called: tuple[int, ...] = ()
         if name in CONTROL_FLOW_OPTION_FIELDS:
