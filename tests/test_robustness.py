@@ -318,3 +318,26 @@ def test_malformed_options_decoded_after_loading_raise_model_error() -> None:
     model = load_model(bytes(data))
     with pytest.raises(ModelError, match="malformed operator options"):
         dict(model.subgraphs[0].operators[0].options)
+
+
+@pytest.mark.parametrize("input_shape", [[1], [], [1, 8, 8]])
+def test_litert_prepare_refuses_a_conv_with_the_wrong_input_rank(input_shape: list[int]) -> None:
+    # Found by mutating a tensor's vtable in str_ww_ref_model: CONV_2D's input lost its shape,
+    # and the im2col rule indexed dims(0)[0] (IndexError). The real Prepare refuses such a node.
+    import numpy as np
+
+    from arenalens.pipeline import analyze
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", input_shape)
+    weights = graph.add_constant("w", np.zeros((4, 3, 3, 4), dtype="float32"))
+    y = graph.add_tensor("y", [1, 8, 8, 4])
+    graph.add_operator("CONV_2D", [x, weights, -1], [y], options={"padding": "SAME"})
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    model = load_model(builder.build())
+    try:
+        analyze(model, runtime="litert")  # a rule may accept what it does not index into
+    except ModelError as error:
+        assert "Prepare would refuse" in str(error)

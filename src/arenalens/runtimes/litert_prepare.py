@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import LITERT_INPLACE_FLAGS
+from arenalens.errors import ModelError
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, dtype_for_code
 from arenalens.tflite.reader import read_quantization_scales
 
@@ -1205,7 +1206,19 @@ def _prepare_node(
             f"({rule.source}); tensor indices reserved in Init are"
         )
     if rule.prepare is not None:
-        status = rule.prepare(ctx) or PrepareStatus.OK
+        try:
+            status = rule.prepare(ctx) or PrepareStatus.OK
+        except ModelError:
+            raise
+        except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as error:
+            # The rules read shapes and options as the kernels do, after the kernels' own
+            # TF_LITE_ENSURE checks (rank 4, matching channels ...); a node that fails those,
+            # the real Prepare refuses too: the model is the problem, so say so.
+            raise ModelError(
+                model.source,
+                f"subgraph {ctx.graph.subgraph.index} node {ctx.position} ({opcode}): inputs or "
+                f"options this kernel's Prepare would refuse ({type(error).__name__}: {error})",
+            ) from None
     if rule.always_dynamic or any(
         slot < len(ctx.inputs) and not ctx.is_constant_or_persistent(slot)
         for slot in rule.shape_inputs
