@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import pytest
 
@@ -341,3 +341,29 @@ def test_litert_prepare_refuses_a_conv_with_the_wrong_input_rank(input_shape: li
         analyze(model, runtime="litert")  # a rule may accept what it does not index into
     except ModelError as error:
         assert "Prepare would refuse" in str(error)
+
+
+def test_a_huge_vtable_shared_by_many_tables_is_read_quickly() -> None:
+    # Found by `shared_tables` + a mutated Operator.vtable_bytes (52,484): every operator shares
+    # the vtable, and each table view unpacked all 26,240 claimed field offsets.
+    import struct
+
+    from arenalens.fuzzing.layout import SiteKind, find_layout
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    last = graph.add_tensor("x", [1, 4])
+    graph.set_inputs([last])
+    for index in range(5000):
+        output = graph.add_tensor(f"t{index}", [1, 4])
+        graph.add_operator("RELU", [last], [output])
+        last = output
+    graph.set_outputs([last])
+    data = bytearray(builder.build())
+    sites = find_layout(bytes(data), max_sites=1 << 20).of_kind(SiteKind.VTABLE_BYTES)
+    for site in sites:
+        if site.label == "Operator.vtable_bytes":
+            room = len(data) - site.position
+            struct.pack_into("<H", data, site.position, min(0xFFFE, room - room % 2))
+    with within(2), suppress(ModelError):
+        load_model(bytes(data))

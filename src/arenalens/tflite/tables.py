@@ -23,6 +23,9 @@ _U64 = struct.Struct("<Q")
 _F32 = struct.Struct("<f")
 _I64 = struct.Struct("<q")
 _VTABLE_HEADER_BYTES = 4
+# Fields read per table, at most: the schema tables the reader walks have fewer than 20, and a
+# hostile vtable may claim 32,767 (its size is a u16) shared by thousands of tables.
+MAX_FIELDS = 64
 
 
 @cache
@@ -52,7 +55,9 @@ class TableView:
         self.buf = buf
         self.size = size
         self.pos = pos
-        # All field offsets at once: one unpack per table instead of one per field read.
+        # All field offsets at once: one unpack per table instead of one per field read; fields
+        # past MAX_FIELDS are never read, so they are not unpacked either.
+        vtable_bytes = min(vtable_bytes, _VTABLE_HEADER_BYTES + 2 * MAX_FIELDS)
         self.fields: tuple[int, ...] = _field_struct(vtable_bytes).unpack_from(buf, vtable + 4)
 
     def field(self, slot: int) -> int:
