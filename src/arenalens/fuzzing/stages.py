@@ -16,13 +16,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.analysis.lifetimes import (
-    NEVER_FREED,
-    litert_arena_rw,
-    litert_timeline,
-    tflm_planned,
-    tflm_timeline,
-)
+from arenalens.analysis.lifetimes import litert_timeline, tflm_planned, tflm_timeline
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Problem
@@ -40,8 +34,6 @@ PLANNER_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         "hillclimb": {"max_iterations": 300, "time_limit_s": 0.5},
     }
 )
-# LiteRT's kDefaultTensorAlignment: what its arena offsets are rounded to.
-LITERT_ALIGNMENT = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,31 +76,17 @@ def runtimes(state: State) -> None:
 
 
 def problems(state: State) -> None:
-    """Arenas from the plain lifetimes (TFLM: the whole model; LiteRT: per subgraph): shapes the
-    runtimes' own rules may skip, for the planners to place too."""
+    """One arena from the plain TFLM lifetimes (the whole model): a shape the runtimes' own
+    rules may not produce, for every planner to place too."""
     model: Model = state["model"]
-    tflm, litert = state["timelines"]
-    tflm_buffers: list[Buffer] = []
+    tflm, _ = state["timelines"]
+    buffers: list[Buffer] = []
     for subgraph in model.subgraphs:
         for tensor in subgraph.tensors:
             lifetime = tflm.of(subgraph.index, tensor.index)
             if tflm_planned(tensor) and 0 <= lifetime.first <= lifetime.last:
-                buffer_id = len(tflm_buffers)
-                tflm_buffers.append(Buffer(buffer_id, lifetime.first, lifetime.last, tensor.nbytes))
-    found = [Problem(tuple(tflm_buffers), alignment=16)]
-    for subgraph in model.subgraphs:
-        buffers: list[Buffer] = []
-        for tensor in subgraph.tensors:
-            lifetime = litert.of(subgraph.index, tensor.index)
-            if (
-                litert_arena_rw(tensor)
-                and lifetime.alias_of is None
-                and lifetime.first != NEVER_FREED
-            ):
-                end = max(lifetime.first, lifetime.last)
-                buffers.append(Buffer(tensor.index, lifetime.first, end, tensor.packed_nbytes))
-        found.append(Problem(tuple(buffers), alignment=LITERT_ALIGNMENT))
-    state["problems"] = tuple(found)
+                buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, tensor.nbytes))
+    state["problems"] = (Problem(tuple(buffers), alignment=16),)
 
 
 def planning(state: State) -> None:
