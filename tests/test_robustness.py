@@ -283,7 +283,7 @@ def test_litert_arena_array_scan_matches_the_index() -> None:
         problem = random_problem(rng, rng.randrange(1, 120))
         expected = dict(module.litert_arena(problem))  # small: the index path
         assert not module._use_array_scan(problem)
-        assert module._place_with_arrays(problem, problem.order) == expected
+        assert module._place_with_arrays(problem, module.placement_order(problem)) == expected
 
 
 def test_litert_arena_with_twenty_thousand_live_buffers_is_fast() -> None:
@@ -367,3 +367,13 @@ def test_a_huge_vtable_shared_by_many_tables_is_read_quickly() -> None:
             struct.pack_into("<H", data, site.position, min(0xFFFE, room - room % 2))
     with within(2), suppress(ModelError):
         load_model(bytes(data))
+
+
+def test_litert_arena_fits_online_buffers_around_fixed_ones() -> None:
+    # Found by the fuzz seeds once TFLM arenas (with offline-planned buffers) reached every
+    # planner: litert_arena placed an online buffer before a fixed one and they overlapped.
+    problem = Problem(
+        (Buffer(2, 2, 3, 32), Buffer(3, 3, 4, 32, fixed_offset=0)), alignment=16, order=(2, 3)
+    )
+    plan = run_planner("litert_arena", problem)
+    assert plan.offsets[3] == 0 and plan.offsets[2] >= 32

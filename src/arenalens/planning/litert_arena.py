@@ -61,12 +61,7 @@ def litert_arena(problem: Problem) -> dict[int, int]:
             "ArenaPlanner has no offline-planned offsets"
         )
     by_id = problem.by_id
-    listed = list(dict.fromkeys(b for b in problem.order if b in by_id))
-    # Buffers the order does not name (a filtered or extended problem) follow, in the runtime
-    # comparator's order; unknown ids in the order are ignored.
-    named = set(listed)
-    rest = [b for b in by_id if b not in named]
-    order = listed + list(default_litert_order(by_id[b] for b in rest))
+    order = placement_order(problem)
     if _use_array_scan(problem):
         return _place_with_arrays(problem, order)
     arena = _ArenaIndex(problem.buffers)
@@ -83,6 +78,21 @@ def litert_arena(problem: Problem) -> dict[int, int]:
         offsets[buffer_id] = offset
         arena.add(buffer, offset)
     return offsets
+
+
+def placement_order(problem: Problem) -> list[int]:
+    """Buffer ids in the order they are placed: `problem.order`, completed by the comparator."""
+    by_id = problem.by_id
+    listed = list(dict.fromkeys(b for b in problem.order if b in by_id))
+    # Buffers the order does not name (a filtered or extended problem) follow, in the runtime
+    # comparator's order; unknown ids in the order are ignored.
+    named = set(listed)
+    rest = [b for b in by_id if b not in named]
+    order = listed + list(default_litert_order(by_id[b] for b in rest))
+    # LiteRT has no offline plans; a problem with fixed buffers (a TFLM arena planned by this
+    # planner for comparison) places them first, so online buffers are fitted around them.
+    fixed = [b for b in order if by_id[b].fixed_offset is not None]
+    return fixed + [b for b in order if by_id[b].fixed_offset is None]
 
 
 def _use_array_scan(problem: Problem, minimum: int = ARRAY_SCAN_MIN_BUFFERS) -> bool:
