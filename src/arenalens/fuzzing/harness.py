@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 from arenalens.errors import ModelError
+from arenalens.fuzzing.graphs import random_dag_model
 from arenalens.fuzzing.hostile import HOSTILE
 from arenalens.fuzzing.mutate import mutate
 from arenalens.fuzzing.seeds import Seed, seed_corpus
@@ -129,7 +130,8 @@ def _location(error: BaseException) -> str:
 GENERATORS = (
     # (name, weight): mutation of valid models finds the most; crafted inputs reach deep stages.
     ("seed", 3),
-    ("mutate", 67),
+    ("dag", 5),
+    ("mutate", 62),
     ("hostile", 15),
     ("hostile+mutate", 10),
     ("junk", 5),
@@ -156,15 +158,22 @@ def generate_input(seed: int, index: int, corpus: Sequence[Seed]) -> tuple[bytes
             mutation = mutate(data, rng, corpus_bytes)
             return mutation.data, f"{recipe} | {mutation.recipe}"
         return data, recipe
+    if kind == "dag":
+        return random_dag_model(rng), "dag"
     chosen = rng.choice(corpus)
     if kind == "seed":
         return chosen.data, chosen.name
+    if rng.random() < 0.25:
+        # A fresh random DAG as the base: more graph shapes than the fixed corpus has.
+        chosen = Seed("dag", random_dag_model(rng))
     mutation = mutate(chosen.data, rng, corpus_bytes)
     return mutation.data, f"{chosen.name} | {mutation.recipe}"
 
 
 def generator_of(recipe: str) -> str:
     """Recipe → the generator family it came from (for outcome tables)."""
+    if recipe == "dag":
+        return "dag"
     if recipe.startswith("junk"):
         return "junk"
     if recipe.startswith("hostile:"):
