@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -97,4 +98,17 @@ def _parse_and_run(argv: Sequence[str] | None) -> int:
 
 def console_main() -> None:
     """Console-script wrapper: exit with main()'s code."""
+    install_termination_handler()
     sys.exit(main())
+
+
+def install_termination_handler() -> None:
+    """Make SIGTERM (a CI timeout, `kill`) raise SystemExit, so files being written are cleaned
+    up by the same `finally` / `except BaseException` paths as Ctrl-C; by default the process
+    would die at once and leave a half-written temporary file behind."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, terminate)

@@ -6,10 +6,9 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
+from arenalens.atomic import write_atomic  # noqa: F401 - the commands import it from here
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.tflite.reader import load_model, parse_model
@@ -79,37 +78,6 @@ def print_text(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def write_atomic(
-    path: str | os.PathLike[str], data: bytes | str, *, protect: tuple[str, ...] = ()
-) -> Path:
-    """Write data to path via a temp file + rename, never over a protected (input) file."""
-    target = Path(path)
-    for protected in protect:
-        try:
-            if target.exists() and target.resolve() == Path(protected).resolve():
-                raise UsageError(f"{target}: refusing to overwrite the input file")
-        except OSError:
-            continue
-    if target.is_dir():
-        raise UsageError(f"{target}: is a directory")
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise UsageError(f"{target}: directory {directory} does not exist")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    mode = _new_file_mode(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
-
-
 def add_input_shape_option(parser: argparse.ArgumentParser) -> None:
     """--input-shape NAME=1x128x128x3 (repeatable): re-plan with LiteRT-propagated shapes."""
     parser.add_argument(
@@ -160,13 +128,3 @@ def _alignment(text: str) -> int:
     if value < 1 or value & (value - 1):
         raise argparse.ArgumentTypeError(f"{value} is not a power of two")
     return value
-
-
-def _new_file_mode(target: Path) -> int:
-    """The permission bits for target: an existing file's, else 0666 minus the umask."""
-    try:
-        return target.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask

@@ -80,9 +80,14 @@ class _model_file:  # noqa: N801 - used as a context manager, named like one
         if os.path.isfile(self.argument):
             return self.argument
         handle, name = tempfile.mkstemp(suffix=".tflite", prefix="arenalens-")
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(bytes(self.model.data))
         self.temporary = Path(name)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(bytes(self.model.data))
+        except BaseException:
+            # __exit__ does not run when __enter__ raises: remove the partial copy here.
+            self.temporary.unlink(missing_ok=True)
+            raise
         return name
 
     def __exit__(self, *exc: object) -> None:

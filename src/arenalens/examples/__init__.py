@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from arenalens.atomic import write_atomic
 from arenalens.errors import UsageError
 from arenalens.examples import (
     branchy_inception,
@@ -53,9 +54,7 @@ def write_example(name: str, directory: str | os.PathLike[str]) -> Path:
     data = example_bytes(name)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.tflite"
-    path.write_bytes(data)
-    return path
+    return write_atomic(folder / f"{name}.tflite", data)
 
 
 __all__ = ["EXAMPLES", "ExampleSpec", "example_bytes", "write_example"]

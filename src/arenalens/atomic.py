@@ -1,0 +1,73 @@
+"""Writing files safely: the one place arenalens creates or replaces a file.
+
+A file is written to a hidden temporary file in the target's directory, flushed to disk, given
+the permissions a normal `open()` would give it, and renamed over the target in one step
+(`os.replace` is atomic on POSIX and Windows). Readers see the old file or the new one, never a
+half-written one; an exception or Ctrl-C (and SIGTERM, which the CLI turns into an exception)
+removes the temporary file; and a target that is one of the run's input files is refused before
+anything is written. Only SIGKILL or a power cut can leave a hidden `.<name>.*.tmp` behind, and
+even then the target is intact.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from arenalens.errors import UsageError
+
+
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes | str, *, protect: tuple[str, ...] = ()
+) -> Path:
+    """Write data to path via a temp file + rename, never over a protected (input) file."""
+    target = Path(path)
+    for protected in protect:
+        if _same_file(target, Path(protected)):
+            raise UsageError(f"{target}: refusing to overwrite the input file")
+    if target.is_dir():
+        raise UsageError(f"{target}: is a directory")
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"{target}: directory {directory} does not exist")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    mode = _new_file_mode(target)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+            stream.flush()
+            # On disk before the rename, so a crash cannot leave an empty file under the name.
+            os.fsync(stream.fileno())
+        # mkstemp makes the file private (0600); give it the replaced file's mode, or what a
+        # plain open() would have given a new one (0666 minus the umask).
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _same_file(target: Path, protected: Path) -> bool:
+    """True when writing target would replace protected (same path, symlink, or same inode)."""
+    try:
+        if not target.exists() or not protected.exists():
+            return False
+        return target.resolve() == protected.resolve() or os.path.samefile(target, protected)
+    except OSError:
+        return False
+
+
+def _new_file_mode(target: Path) -> int:
+    """The permission bits for target: an existing file's, else 0666 minus the umask."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+__all__ = ["write_atomic"]
