@@ -37,7 +37,7 @@ PLANNER_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
 
 # Planners that refuse offline-planned (fixed) buffers on purpose, as their runtime does
 # (PlanError "cannot honour fixed offsets"): not run on problems that have any.
-WITHOUT_FIXED_OFFSETS = frozenset({"tflm_linear"})
+WITHOUT_FIXED_OFFSETS = frozenset({"tflm_linear", "litert_arena"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,9 @@ finds them with an interval index (a segment tree over the distinct steps for bu
 contain the new start, plus a start-sorted list for those beginning inside the new interval)
 and sorts just those k by (offset, placement order): O(k log k) per buffer instead of O(n).
 When thousands of buffers are live together (one operator with 20,000 outputs), k log k per
-buffer in Python takes minutes, so large problems keep the placed buffers in numpy arrays
-sorted by (offset, placement order) and do the scan as array operations (the runtime's own
-O(n) per buffer, in C); only gaps that fit are visited in Python. Same offsets either way.
+buffer in Python takes minutes, so large problems use `offset_index` (the placed buffers in
+numpy arrays sorted by offset) and do the scan as array operations (the runtime's own O(n) per
+buffer, in C); only gaps that fit are visited in Python. Same offsets either way.
 """
 
 from __future__ import annotations
@@ -33,15 +33,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from arenalens.errors import PlanError
+from arenalens.planning.offset_index import OffsetIndex, align_up_array, use_offset_index
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
 
 # LiteRT's kNodeNotAssigned (INT32_MAX): a buffer ending here is never freed.
 NEVER_FREED = 2**31 - 1
-# Problems with at least this many buffers use the array scan (below it, the index is faster).
-ARRAY_SCAN_MIN_BUFFERS = 512
-# The array scan works in int64; larger byte totals (hostile shapes) use the exact Python path.
-ARRAY_SCAN_MAX_BYTES = 1 << 61
 
 
 @register_planner(
@@ -62,7 +59,7 @@ def litert_arena(problem: Problem) -> dict[int, int]:
         )
     by_id = problem.by_id
     order = placement_order(problem)
-    if _use_array_scan(problem):
+    if use_offset_index(problem):
         return _place_with_arrays(problem, order)
     arena = _ArenaIndex(problem.buffers)
     offsets: dict[int, int] = {}
@@ -88,83 +85,42 @@ def placement_order(problem: Problem) -> list[int]:
     # comparator's order; unknown ids in the order are ignored.
     named = set(listed)
     rest = [b for b in by_id if b not in named]
-    order = listed + list(default_litert_order(by_id[b] for b in rest))
-    # LiteRT has no offline plans; a problem with fixed buffers (a TFLM arena planned by this
-    # planner for comparison) places them first, so online buffers are fitted around them.
-    fixed = [b for b in order if by_id[b].fixed_offset is not None]
-    return fixed + [b for b in order if by_id[b].fixed_offset is None]
-
-
-def _use_array_scan(problem: Problem, minimum: int = ARRAY_SCAN_MIN_BUFFERS) -> bool:
-    if len(problem.buffers) < minimum:
-        return False
-    total = sum(b.size + problem.alignment for b in problem.buffers)
-    highest_fixed = max((b.fixed_offset or 0 for b in problem.buffers), default=0)
-    return total + highest_fixed < ARRAY_SCAN_MAX_BYTES
+    return listed + list(default_litert_order(by_id[b] for b in rest))
 
 
 def _place_with_arrays(problem: Problem, order: Sequence[int]) -> dict[int, int]:
     by_id = problem.by_id
-    arena = _SortedArena(len(order))
+    index = OffsetIndex(len(order))
     offsets: dict[int, int] = {}
     for buffer_id in order:
         buffer = by_id[buffer_id]
-        if buffer.fixed_offset is not None:
-            offset = buffer.fixed_offset
-        elif buffer.size == 0:
+        if buffer.size == 0:
             offsets[buffer_id] = 0
             continue
-        else:
-            offset = arena.best_fit(buffer, problem.alignment)
+        offset = _best_fit_in_arrays(buffer, index, problem.alignment)
         offsets[buffer_id] = offset
-        arena.add(buffer, offset)
+        index.add(buffer, offset)
     return offsets
 
 
-class _SortedArena:
-    """Placed buffers as int64 arrays sorted by (offset, placement order): the runtime's list."""
-
-    def __init__(self, capacity: int) -> None:
-        self.count = 0
-        self.offsets = np.zeros(capacity, dtype=np.int64)
-        self.sizes = np.zeros(capacity, dtype=np.int64)
-        self.starts = np.zeros(capacity, dtype=np.int64)
-        self.ends = np.zeros(capacity, dtype=np.int64)
-
-    def add(self, buffer: Buffer, offset: int) -> None:
-        count = self.count
-        # After every equal offset: equal offsets keep placement order, as in the runtime.
-        position = int(np.searchsorted(self.offsets[:count], offset, side="right"))
-        for array, value in (
-            (self.offsets, offset),
-            (self.sizes, buffer.size),
-            (self.starts, buffer.start),
-            (self.ends, buffer.end),
-        ):
-            array[position + 1 : count + 1] = array[position:count]
-            array[position] = value
-        self.count = count + 1
-
-    def best_fit(self, buffer: Buffer, alignment: int) -> int:
-        """best_fit_offset over the placed buffers live together with this one."""
-        count = self.count
-        live = (self.starts[:count] <= buffer.end) & (self.ends[:count] >= buffer.start)
-        offsets = self.offsets[:count][live]
-        if not len(offsets):
-            return 0
-        reach = np.maximum.accumulate(offsets + self.sizes[:count][live])
-        before = np.empty_like(reach)  # the runtime's `cur` when it reaches each entry
-        before[0] = 0
-        before[1:] = reach[:-1]
-        aligned = -(-before // alignment) * alignment
-        best: int | None = None
-        best_fit: int | None = None
-        for index in np.flatnonzero(aligned + buffer.size <= offsets).tolist():
-            offset, start = int(offsets[index]), int(aligned[index])
-            if best_fit is None or offset - start < best_fit:
-                best = start
-                best_fit = offset - int(before[index])  # from the unaligned cursor, as above
-        return align_up(int(reach[-1]), alignment) if best is None else best
+def _best_fit_in_arrays(buffer: Buffer, index: OffsetIndex, alignment: int) -> int:
+    """best_fit_offset over the placed buffers live together with this one, vectorised."""
+    offsets, sizes = index.live(buffer.start, buffer.end)
+    if not len(offsets):
+        return 0
+    reach = np.maximum.accumulate(offsets + sizes)
+    before = np.empty_like(reach)  # the runtime's `cur` when it reaches each entry
+    before[0] = 0
+    before[1:] = reach[:-1]
+    aligned = align_up_array(before, alignment)
+    best: int | None = None
+    best_fit: int | None = None
+    for position in np.flatnonzero(aligned + buffer.size <= offsets).tolist():
+        offset, start = int(offsets[position]), int(aligned[position])
+        if best_fit is None or offset - start < best_fit:
+            best = start
+            best_fit = offset - int(before[position])  # from the unaligned cursor, as above
+    return align_up(int(reach[-1]), alignment) if best is None else best
 
 
 def best_fit_offset(
