@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from arenalens.atomic import write_atomic  # noqa: F401 - the commands import it from here
+from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.tflite.reader import load_model, parse_model
