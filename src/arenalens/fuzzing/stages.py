@@ -9,6 +9,7 @@ Knobs keep each stage bounded on hostile input (planner time limits), not smalle
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -17,21 +18,33 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.analysis.lifetimes import litert_timeline, tflm_planned, tflm_timeline
+from arenalens.analysis.schedule import apply_schedule, schedule_problem
+from arenalens.diagnostics.rules import diagnose
+from arenalens.exports import FORMATS, export
 from arenalens.ir import Model
+from arenalens.optimize import optimize_model, reorder_for_runtime
 from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
+from arenalens.reorder.registry import get_reorderer, reorderer_names, run_reorderer
+from arenalens.report.ascii import render_tflm_memory_plan
+from arenalens.report.diagnose import diagnosis_document, render_diagnosis
+from arenalens.report.inspect import inspect_document, render_inspect
+from arenalens.report.plan import plan_document, render_plan
 from arenalens.runtimes import RUNTIME_MODULES
 from arenalens.tflite.reader import load_model
 
 State = dict[str, Any]
 
-# Knobs for planners that search: small budgets, so one input stays well inside its time limit.
+# Budget of each search (CP-SAT, hill climb, reordering, diagnose's what-if planning): small, so
+# one input stays well inside the harness's time limit; the code paths are the same as with
+# real budgets.
+SEARCH_TIME_LIMIT_S = 0.2
 PLANNER_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
-        "optimal": {"time_limit_s": 0.5, "workers": 1},
-        "best": {"time_limit_s": 0.5},
-        "hillclimb": {"max_iterations": 300, "time_limit_s": 0.5},
+        "optimal": {"time_limit_s": SEARCH_TIME_LIMIT_S, "workers": 1},
+        "best": {"time_limit_s": SEARCH_TIME_LIMIT_S},
+        "hillclimb": {"max_iterations": 300, "time_limit_s": SEARCH_TIME_LIMIT_S},
     }
 )
 
@@ -124,12 +137,75 @@ def planner_knobs(name: str) -> dict[str, Any]:
     return {key: value for key, value in wanted.items() if key in accepted}
 
 
+def report(state: State) -> None:
+    """Every text a user can get from an analysis: plan text and JSON, every export format,
+    the TFLM memory-plan picture, diagnose findings and the inspect summary with lifetimes."""
+    model: Model = state["model"]
+    texts: list[str] = []
+    for analysis in state["analyses"]:
+        document = plan_document(analysis)
+        texts.append(render_plan(document, color=True))
+        texts.append(json.dumps(document))
+        texts.extend(export(analysis, name) for name in FORMATS)
+        if analysis.runtime == "tflm":
+            texts.append(render_tflm_memory_plan(analysis.primary.arena, analysis.primary.plan))
+        diagnosis = diagnose(
+            model,
+            runtime=analysis.runtime,
+            analysis=analysis,
+            planner_time_limit_s=SEARCH_TIME_LIMIT_S,
+            what_if=True,
+        )
+        texts.append(render_diagnosis(diagnosis, color=True))
+        texts.append(json.dumps(diagnosis_document(diagnosis)))
+    texts.append(json.dumps(inspect_document(model, state["timelines"][0])))
+    texts.append(render_inspect(model, show_tensors=True, timeline=state["timelines"][1]))
+    state["texts"] = tuple(texts)
+
+
+def reorder(state: State) -> None:
+    """Every reorderer on every subgraph, sized by tensor bytes (`run_reorderer` checks each order
+    is a valid topological order); then the default reorderer under each runtime's own sizes,
+    and the model rewritten in its order analysed again."""
+    model: Model = state["model"]
+    for subgraph in model.subgraphs:
+        problem = schedule_problem(model, subgraph.index, tensor_bytes=lambda t: t.nbytes)
+        for name in reorderer_names():
+            run_reorderer(name, problem, **reorderer_knobs(name))
+    for runtime in available_runtimes():
+        schedule, _ = reorder_for_runtime(model, runtime, time_limit_s=SEARCH_TIME_LIMIT_S)
+        if not schedule.is_file_order():
+            analyze(apply_schedule(model, schedule), runtime=runtime)
+
+
+def reorderer_knobs(name: str) -> dict[str, Any]:
+    """A small time limit for the reorderers that take one."""
+    accepted = inspect.signature(get_reorderer(name).function).parameters
+    return {"time_limit_s": SEARCH_TIME_LIMIT_S} if "time_limit_s" in accepted else {}
+
+
+def optimize(state: State) -> None:
+    """`optimize` with reordering and in-place aliases (no proof run), the output read back."""
+    optimization = optimize_model(
+        state["model"],
+        planner="greedy_by_size",
+        reorder=True,
+        inplace=True,
+        prove_inplace=False,
+        time_limit_s=SEARCH_TIME_LIMIT_S,
+    )
+    load_model(optimization.data)
+
+
 STAGES: tuple[Stage, ...] = (
     Stage("load", load),
     Stage("lifetimes", lifetimes),
     Stage("runtimes", runtimes),
     Stage("problems", problems),
     Stage("planning", planning),
+    Stage("report", report),
+    Stage("reorder", reorder),
+    Stage("optimize", optimize),
 )
 
 __all__ = ["PLANNER_KNOBS", "STAGES", "Stage", "State", "planner_knobs"]
