@@ -31,6 +31,7 @@ from arenalens.fuzzing.harness import (
     CampaignConfig,
     CampaignResult,
     generate_input,
+    is_deep,
     run_campaign,
 )
 from arenalens.fuzzing.seeds import seed_corpus
@@ -45,8 +46,14 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--executions", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per input")
+    parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per input")
     parser.add_argument("--memory-limit-mb", type=int, default=3072, help="per worker (RLIMIT_AS)")
+    parser.add_argument(
+        "--deep-every",
+        type=int,
+        default=4,
+        help="1 in N inputs also runs diagnose, reorder and optimize (default 4)",
+    )
     parser.add_argument(
         "--corpus",
         default=str(SHARED),
@@ -72,7 +79,10 @@ def replay(arguments: argparse.Namespace) -> int:
         write_atomic(arguments.save, data)
         print(f"written to {arguments.save}")
     state: dict[str, object] = {"data": data}
+    deep = is_deep(arguments.seed, arguments.replay, arguments.deep_every)
     for stage in STAGES:
+        if stage.deep and not deep:
+            continue
         started = time.perf_counter()
         try:
             stage.run(state)
@@ -103,14 +113,21 @@ def print_tables(result: CampaignResult, console: Console) -> None:
     config = result.config
     outcomes = Table(
         title=f"fuzz: {total:,} executions, seed {config.seed}, {config.workers} workers, "
-        f"{config.time_limit_s:g} s / {config.memory_limit_bytes >> 20:,} MiB per input"
+        f"{config.time_limit_s:g} s / {config.memory_limit_bytes >> 20:,} MiB per input, "
+        f"deep tier 1 in {config.deep_every}"
     )
     outcomes.add_column("outcome")
     outcomes.add_column("executions", justify="right")
     outcomes.add_column("share", justify="right")
+    outcomes.add_column("of which deep tier", justify="right")
     for kind in OUTCOME_KINDS:
         count = result.counts[kind]
-        outcomes.add_row(kind, f"{count:,}", f"{100 * count / max(total, 1):.2f}%")
+        outcomes.add_row(
+            kind,
+            f"{count:,}",
+            f"{100 * count / max(total, 1):.2f}%",
+            f"{result.deep_counts[kind]:,}",
+        )
     console.print(outcomes)
 
     generators = Table(title="outcomes by input generator")
@@ -198,12 +215,14 @@ def main() -> int:
         time_limit_s=arguments.time_limit,
         memory_limit_bytes=arguments.memory_limit_mb << 20,
         corpus_directory=corpus_directory(arguments.corpus),
+        deep_every=arguments.deep_every,
     )
     corpus = seed_corpus(config.corpus_directory)
     print(
         f"fuzzing: {config.executions:,} inputs from {len(corpus)} seeds "
         f"({'with' if config.corpus_directory else 'without'} real models), "
-        f"stages: {' -> '.join(stage.name for stage in STAGES)}",
+        f"stages: {' -> '.join(stage.name + ('*' if stage.deep else '') for stage in STAGES)} "
+        f"(* deep tier: 1 in {config.deep_every} inputs)",
         file=sys.stderr,
     )
     result = run_campaign(config, progress=report_progress)

@@ -83,13 +83,16 @@ def deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_stages(data: bytes, stages: Sequence[Stage] = STAGES) -> Outcome:
-    """Run one input through the stages in this process and classify how it ended."""
+def run_stages(data: bytes, stages: Sequence[Stage] = STAGES, *, deep: bool = True) -> Outcome:
+    """Run one input through the stages in this process and classify how it ended; `deep`
+    False skips the deep-tier stages."""
     state: dict[str, Any] = {"data": data}
     started = time.perf_counter()
     stage_name = ""
     try:
         for stage in stages:
+            if stage.deep and not deep:
+                continue
             stage_name = stage.name
             stage.run(state)
     except ModelError as error:
@@ -136,6 +139,11 @@ GENERATORS = (
     ("hostile+mutate", 10),
     ("junk", 5),
 )
+
+
+def is_deep(seed: int, index: int, deep_every: int) -> bool:
+    """Whether input `index` also runs the deep-tier stages (1 in `deep_every`, spread evenly)."""
+    return deep_every > 0 and (index + seed) % deep_every == 0
 
 
 def generate_input(seed: int, index: int, corpus: Sequence[Seed]) -> tuple[bytes, str]:
@@ -191,9 +199,12 @@ class CampaignConfig:
     executions: int
     seed: int = 0
     workers: int = 2
-    time_limit_s: float = 10.0  # per input, inside the worker (SIGALRM)
+    time_limit_s: float = 30.0  # per input, inside the worker (SIGALRM)
     memory_limit_bytes: int = 3 << 30  # RLIMIT_AS of each worker
     corpus_directory: str | None = None  # real models to add to the seed corpus
+    # 1 in this many inputs also runs the deep-tier stages (diagnose, reorder, optimize), whose
+    # searches cost seconds per model; every input runs the rest.
+    deep_every: int = 4
     batch: int = 16  # inputs sent to a worker at a time
     watchdog_s: float | None = None  # silence before a worker is killed; None: 2 × limit + 10
 
@@ -211,6 +222,7 @@ class Execution:
     outcome: Outcome
     recipe: str
     input_bytes: int
+    deep: bool = False
 
 
 @dataclass
@@ -227,11 +239,14 @@ class CampaignResult:
     wall_seconds: float = 0.0
     worker_restarts: int = 0
     worker_peak_rss_bytes: int = 0
+    deep_counts: Counter[str] = field(default_factory=Counter)  # outcomes of deep-tier inputs
 
     def add(self, execution: Execution) -> None:
         """Count one execution."""
         outcome = execution.outcome
         self.counts[outcome.kind] += 1
+        if execution.deep:
+            self.deep_counts[outcome.kind] += 1
         self.by_generator[(generator_of(execution.recipe), outcome.kind)] += 1
         if outcome.kind == MODEL_ERROR:
             self.model_error_stages[outcome.stage] += 1
@@ -274,13 +289,14 @@ def _worker(connection: Connection, config: CampaignConfig, stages: Sequence[Sta
             break
         for index in batch:
             data, recipe = generate_input(config.seed, index, corpus)
+            deep = is_deep(config.seed, index, config.deep_every)
             try:
                 with deadline(config.time_limit_s):
-                    outcome = run_stages(data, stages)
+                    outcome = run_stages(data, stages, deep=deep)
             except DeadlineExceeded as error:
                 # The alarm fired between stages' own handlers (rare): still a hang.
                 outcome = Outcome(HANG, "?", _describe(error), _location(error))
-            connection.send(Execution(index, outcome, recipe, len(data)))
+            connection.send(Execution(index, outcome, recipe, len(data), deep))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     connection.send(("peak_rss", peak))
 
@@ -329,7 +345,8 @@ def run_campaign(
         index = slot.pending.popleft()
         corpus = seed_corpus(config.corpus_directory)
         data, recipe = generate_input(config.seed, index, corpus)
-        result.add(Execution(index, outcome, recipe, len(data)))
+        deep = is_deep(config.seed, index, config.deep_every)
+        result.add(Execution(index, outcome, recipe, len(data), deep))
         queue.extendleft(reversed(slot.pending))
         slot.process.kill()
         slot.process.join()
@@ -416,6 +433,7 @@ __all__ = [
     "deadline",
     "generate_input",
     "generator_of",
+    "is_deep",
     "run_campaign",
     "run_stages",
 ]

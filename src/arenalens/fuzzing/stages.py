@@ -39,7 +39,13 @@ State = dict[str, Any]
 # Budget of each search (CP-SAT, hill climb, reordering, diagnose's what-if planning): small, so
 # one input stays well inside the harness's time limit; the code paths are the same as with
 # real budgets.
-SEARCH_TIME_LIMIT_S = 0.2
+SEARCH_TIME_LIMIT_S = 0.05
+# Per input, every planner runs on this many arenas of each runtime (primary first), every
+# reorderer on this many subgraphs: a hostile model with 2,000 subgraphs has 4,000 LiteRT arenas,
+# and ten planners on each would measure the harness, not arenalens. The runtimes still plan
+# every arena with their own planner.
+MAX_ARENAS_PLANNED = 4
+MAX_SUBGRAPHS_REORDERED = 3
 PLANNER_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         "optimal": {"time_limit_s": SEARCH_TIME_LIMIT_S, "workers": 1},
@@ -55,10 +61,11 @@ WITHOUT_FIXED_OFFSETS = frozenset({"tflm_linear", "litert_arena"})
 
 @dataclass(frozen=True, slots=True)
 class Stage:
-    """One pipeline stage under test."""
+    """One pipeline stage under test; `deep` stages run only on inputs chosen for the deep tier."""
 
     name: str
     run: Callable[[State], None]
+    deep: bool = False
 
 
 def load(state: State) -> None:
@@ -107,20 +114,29 @@ def problems(state: State) -> None:
 
 
 def planning(state: State) -> None:
-    """Every registered planner on every arena; `run_planner` checks each result. The runtimes'
-    arenas skip the planners `analyze` already ran on them (the runtime's own and naive)."""
+    """Every registered planner on the first arenas of each runtime and on the generic arena;
+    `run_planner` checks each result. Searching planners (those with a time limit) take the
+    primary arena of each runtime and the generic one. The runtimes' arenas skip the planners
+    `analyze` already ran on them (the runtime's own and naive)."""
     plans = []
     for analysis in state["analyses"]:
-        for result in analysis.arenas:
+        for position, result in enumerate(analysis.arenas[:MAX_ARENAS_PLANNED]):
             done = {result.runtime_plan.planner, result.naive_plan.planner, result.plan.planner}
             problem = result.arena.problem
             for name in applicable_planners(problem):
-                if name not in done:
-                    plans.append(run_planner(name, problem, **planner_knobs(name)))
+                if name in done or (position and is_search_planner(name)):
+                    continue
+                plans.append(run_planner(name, problem, **planner_knobs(name)))
     for problem in state["problems"]:
         for name in applicable_planners(problem):
             plans.append(run_planner(name, problem, **planner_knobs(name)))
     state["plans"] = tuple(plans)
+
+
+@cache
+def is_search_planner(name: str) -> bool:
+    """True for planners that search until a time limit (CP-SAT, hill climb, portfolios)."""
+    return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
 
 
 def applicable_planners(problem: Problem) -> list[str]:
@@ -139,7 +155,7 @@ def planner_knobs(name: str) -> dict[str, Any]:
 
 def report(state: State) -> None:
     """Every text a user can get from an analysis: plan text and JSON, every export format,
-    the TFLM memory-plan picture, diagnose findings and the inspect summary with lifetimes."""
+    the TFLM memory-plan picture, and the inspect summary with tensors and lifetimes."""
     model: Model = state["model"]
     texts: list[str] = []
     for analysis in state["analyses"]:
@@ -149,26 +165,31 @@ def report(state: State) -> None:
         texts.extend(export(analysis, name) for name in FORMATS)
         if analysis.runtime == "tflm":
             texts.append(render_tflm_memory_plan(analysis.primary.arena, analysis.primary.plan))
-        diagnosis = diagnose(
-            model,
-            runtime=analysis.runtime,
-            analysis=analysis,
-            planner_time_limit_s=SEARCH_TIME_LIMIT_S,
-            what_if=True,
-        )
-        texts.append(render_diagnosis(diagnosis, color=True))
-        texts.append(json.dumps(diagnosis_document(diagnosis)))
     texts.append(json.dumps(inspect_document(model, state["timelines"][0])))
     texts.append(render_inspect(model, show_tensors=True, timeline=state["timelines"][1]))
     state["texts"] = tuple(texts)
 
 
+def diagnosis(state: State) -> None:
+    """Every diagnose rule under each runtime, what-if planning included, as text and JSON."""
+    for analysis in state["analyses"]:
+        found = diagnose(
+            state["model"],
+            runtime=analysis.runtime,
+            analysis=analysis,
+            planner_time_limit_s=SEARCH_TIME_LIMIT_S,
+            what_if=True,
+        )
+        render_diagnosis(found, color=True)
+        json.dumps(diagnosis_document(found))
+
+
 def reorder(state: State) -> None:
-    """Every reorderer on every subgraph, sized by tensor bytes (`run_reorderer` checks each order
-    is a valid topological order); then the default reorderer under each runtime's own sizes,
-    and the model rewritten in its order analysed again."""
+    """Every reorderer on the first subgraphs, sized by tensor bytes (`run_reorderer` checks
+    each order is a valid topological order); then the default reorderer under each runtime's
+    own sizes, and the model rewritten in its order analysed again."""
     model: Model = state["model"]
-    for subgraph in model.subgraphs:
+    for subgraph in model.subgraphs[:MAX_SUBGRAPHS_REORDERED]:
         problem = schedule_problem(model, subgraph.index, tensor_bytes=lambda t: t.nbytes)
         for name in reorderer_names():
             run_reorderer(name, problem, **reorderer_knobs(name))
@@ -204,8 +225,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("problems", problems),
     Stage("planning", planning),
     Stage("report", report),
-    Stage("reorder", reorder),
-    Stage("optimize", optimize),
+    Stage("diagnose", diagnosis, deep=True),
+    Stage("reorder", reorder, deep=True),
+    Stage("optimize", optimize, deep=True),
 )
 
 __all__ = ["PLANNER_KNOBS", "STAGES", "Stage", "State", "planner_knobs"]

@@ -35,9 +35,24 @@ def beam(problem: ScheduleProblem, *, width: int = 32, time_limit_s: float = 5.0
     live_bytes = sum(compiled.tensor_bytes[t] for t in live)
     frontier: list[_Entry] = [(compiled.initial_bytes, live_bytes, 0, live, ())]
     current_width = max(1, width)
+    # The greedy finish gets as long again; past that, the rest runs in file order (valid: the
+    # prefix is closed under dependencies). A round costs (ready operators × live tensors), so
+    # a graph with a thousand operators ready at once would otherwise take minutes.
+    hard_deadline = deadline + time_limit_s
     for _ in range(compiled.op_count):
-        if current_width > 1 and time.perf_counter() > deadline:
+        now = time.perf_counter()
+        if current_width > 1 and now > deadline:
             current_width = 1  # out of time: finish greedily
+        if now > hard_deadline:
+            _, _, done, _, order = frontier[0]
+            rest = [op for op in range(compiled.op_count) if not done >> op & 1]
+            return ReorderOutput(
+                order=[*order, *rest],
+                notes=(
+                    f"beam search out of time after {len(order)} operators; rest in file order",
+                ),
+                stats={"width": current_width},
+            )
         merged: dict[int, _Entry] = {}
         for peak, held, done, tensors, order in frontier:
             for op in ready(compiled, done):
