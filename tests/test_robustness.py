@@ -481,3 +481,46 @@ def test_reorderers_honour_their_time_limit_on_wide_graphs(name: str) -> None:
     with within(3):
         result = run_reorderer(name, problem, time_limit_s=0.2)  # the order is checked inside
     assert result.peak <= result.file_order_peak or name == "beam"
+
+
+def hostile_named_model(name: str) -> bytes:
+    builder = ModelBuilder(description=name)
+    graph = builder.add_subgraph(name)
+    x, a, y = (graph.add_tensor(f"{name}{i}", [1, 8]) for i in range(3))
+    graph.add_operator("CUSTOM:" + name, [x], [a])
+    graph.add_operator("RELU", [a], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    builder.add_signature(name, graph)
+    return builder.build()
+
+
+def test_charts_of_a_model_with_a_four_kilobyte_operator_name_are_quick() -> None:
+    # Found by `hostile_names`: step tick labels and the peak label carried the whole custom op
+    # name, and matplotlib's tight layout took 100 s to measure 4,096 characters.
+    pytest.importorskip("matplotlib")
+    from arenalens.pipeline import analyze
+    from arenalens.report.build import build_report
+    from arenalens.report.images import render_images
+
+    report = build_report(analyze(load_model(hostile_named_model("x" * 4096)), runtime="tflm"))
+    with within(20):
+        render_images(report)
+
+
+def test_html_report_escapes_every_hostile_name() -> None:
+    # Output safety: model text reaches the page only escaped (header) or inside JSON with
+    # <, >, & written as \\u escapes; the fuzz report stage checks every generated model too.
+    from arenalens.fuzzing.hostile import HOSTILE_NAMES
+    from arenalens.fuzzing.stages import check_html_escaping
+    from arenalens.pipeline import analyze
+    from arenalens.report.build import build_report
+    from arenalens.report.html import render_html
+
+    for name in HOSTILE_NAMES:
+        model = load_model(hostile_named_model(name))
+        reports = [build_report(analyze(model, runtime=r)) for r in ("tflm", "litert")]
+        page = render_html(reports)
+        check_html_escaping(page, model)
+        if "<" in name:
+            assert name not in page

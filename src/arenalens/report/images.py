@@ -236,11 +236,17 @@ def _budget_label(report: MemoryReport) -> str:
     return label
 
 
+# Longest operator name drawn on a chart: custom op names can be kilobytes long, and matplotlib's
+# tight layout measured a 4,096-character tick label for over half a minute.
+OPCODE_LABEL_LIMIT = 40
+
+
 def _peak_label(arena: ArenaReport) -> str:
     peak = arena.peak
     if peak is None:
         return "no steps"
-    op = peak.opcode if peak.operator is None else f"op {peak.operator} {peak.opcode}"
+    opcode = fit_label(peak.opcode, OPCODE_LABEL_LIMIT)
+    op = opcode if peak.operator is None else f"op {peak.operator} {opcode}"
     return f"step {peak.step}: {op}"
 
 
@@ -257,7 +263,9 @@ def _step_ticks(axes: Axes, arena: ArenaReport) -> None:
     if 0 < len(arena.steps) <= 40:
         axes.set_xticks([s.step for s in arena.steps])
         axes.set_xticklabels(
-            [plain(f"{s.step} {s.opcode}") for s in arena.steps], rotation=90, fontsize=6.5
+            [plain(f"{s.step} {fit_label(s.opcode, OPCODE_LABEL_LIMIT)}") for s in arena.steps],
+            rotation=90,
+            fontsize=6.5,
         )
     else:
         axes.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=12))
