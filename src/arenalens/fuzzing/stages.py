@@ -28,9 +28,13 @@ from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import get_reorderer, reorderer_names, run_reorderer
 from arenalens.report.ascii import render_tflm_memory_plan
+from arenalens.report.build import build_report
 from arenalens.report.diagnose import diagnosis_document, render_diagnosis
+from arenalens.report.html import render_html
+from arenalens.report.images import render_images
 from arenalens.report.inspect import inspect_document, render_inspect
 from arenalens.report.plan import plan_document, render_plan
+from arenalens.report.terminal import render_report_text
 from arenalens.runtimes import RUNTIME_MODULES
 from arenalens.tflite.reader import load_model
 
@@ -167,7 +171,36 @@ def report(state: State) -> None:
             texts.append(render_tflm_memory_plan(analysis.primary.arena, analysis.primary.plan))
     texts.append(json.dumps(inspect_document(model, state["timelines"][0])))
     texts.append(render_inspect(model, show_tensors=True, timeline=state["timelines"][1]))
+    reports = tuple(build_report(analysis) for analysis in state["analyses"])
+    texts.extend(render_report_text(report, color=True) for report in reports)
+    page = render_html(reports)
+    check_html_escaping(page, model)
+    texts.append(page)
+    state["reports"] = reports
     state["texts"] = tuple(texts)
+
+
+# Markup that must never reach an HTML page raw from model text (names, descriptions).
+_RAW_MARKUP = ("<script>alert", "<img src=x", "<svg onload", "</script><")
+
+
+def check_html_escaping(page: str, model: Model) -> None:
+    """Raise when model-controlled text appears unescaped in the page (a report bug)."""
+    names = [model.description, *(sg.name for sg in model.subgraphs)]
+    names += [t.name for sg in model.subgraphs[:4] for t in sg.tensors[:200]]
+    names += [op.opcode for sg in model.subgraphs[:4] for op in sg.operators[:200]]
+    for text in names:
+        if "<" in text and text in page:
+            raise AssertionError(f"model text {text[:60]!r} appears unescaped in the HTML report")
+    for marker in _RAW_MARKUP:
+        if marker in page:
+            raise AssertionError(f"{marker!r} appears unescaped in the HTML report")
+
+
+def images(state: State) -> None:
+    """Every chart of every report as PNG and SVG (matplotlib)."""
+    for report in state["reports"]:
+        render_images(report)
 
 
 def diagnosis(state: State) -> None:
@@ -225,6 +258,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("problems", problems),
     Stage("planning", planning),
     Stage("report", report),
+    Stage("images", images, deep=True),
     Stage("diagnose", diagnosis, deep=True),
     Stage("reorder", reorder, deep=True),
     Stage("optimize", optimize, deep=True),
