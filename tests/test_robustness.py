@@ -6,6 +6,7 @@ crafter in `arenalens.fuzzing.hostile` that found it.
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections.abc import Iterator
@@ -524,3 +525,64 @@ def test_html_report_escapes_every_hostile_name() -> None:
         check_html_escaping(page, model)
         if "<" in name:
             assert name not in page
+
+
+def model_without_buffers() -> bytes:
+    import struct
+
+    from arenalens.fuzzing.layout import SiteKind, find_layout
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    tensors = [graph.add_tensor(f"t{i}", [1, 16]) for i in range(4)]
+    for source, target in itertools.pairwise(tensors):
+        graph.add_operator("RELU", [source], [target])
+    graph.set_inputs(tensors[:1])
+    graph.set_outputs(tensors[-1:])
+    data = bytearray(builder.build())
+    site = next(
+        s
+        for s in find_layout(bytes(data)).of_kind(SiteKind.LENGTH)
+        if s.label == "Model.buffers.length"
+    )
+    struct.pack_into("<I", data, site.position, 0)  # an empty buffers vector
+    return bytes(data)
+
+
+def test_optimize_on_a_model_without_buffers_keeps_tensors_planned() -> None:
+    # Found by splicing chainx6 with another file: the model had no buffers, the rewriter made
+    # the offline plan's bytes buffer 0, every tensor (all reading buffer 0) became a constant,
+    # and optimize's read-back check raised PlanError (head 0 instead of the planned 144).
+    from arenalens.optimize import optimize_model
+
+    model = load_model(model_without_buffers())
+    assert model.buffers == ()
+    optimization = optimize_model(model, planner="greedy_by_size")
+    written = load_model(optimization.data)
+    assert not any(t.has_data for t in written.subgraphs[0].tensors)
+    assert optimization.new_head <= optimization.original_head
+
+
+def test_without_buffers_only_buffer_index_zero_is_accepted() -> None:
+    import struct
+
+    import numpy as np
+
+    from arenalens.fuzzing.layout import SiteKind, find_layout
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x, y = graph.add_tensor("x", [1, 4]), graph.add_tensor("y", [1, 4])
+    bias = graph.add_constant("bias", np.zeros((1, 4), dtype="float32"))  # buffer 1
+    graph.add_operator("ADD", [x, bias], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    data = bytearray(builder.build())
+    site = next(
+        s
+        for s in find_layout(bytes(data)).of_kind(SiteKind.LENGTH)
+        if s.label == "Model.buffers.length"
+    )
+    struct.pack_into("<I", data, site.position, 0)
+    with pytest.raises(ModelError, match="buffer index 1 out of range"):
+        load_model(bytes(data))

@@ -305,12 +305,13 @@ class _Parser:
         self.charge(len(shape) + (len(signature) if signature else 0))
         dtype = dtype_for_code(fb.i8(_TensorSlots.TYPE))
         buffer_index = fb.u32(_TensorSlots.BUFFER)
-        if buffers and buffer_index >= len(buffers):
+        # With no buffers at all, only the default index 0 ("no data") is meaningful.
+        if buffer_index >= max(len(buffers), 1):
             raise self.fail(
                 f"{what}: buffer index {buffer_index} out of range "
                 f"(model has {len(buffers)} buffers)"
             )
-        has_data = bool(buffers) and buffers[buffer_index].nbytes > 0
+        has_data = buffer_index < len(buffers) and buffers[buffer_index].nbytes > 0
         is_variable = bool(fb.u8(_TensorSlots.IS_VARIABLE))
         _check_shape_size(self.label, what, shape, dtype.element_bytes or 1)
         is_input, is_output = index in inputs, index in outputs

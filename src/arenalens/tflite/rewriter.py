@@ -364,6 +364,10 @@ class _Plan:
             else:
                 targets.append(("original", buffer))
         if self.offline_plan is not None:
+            if not targets:
+                # A model without buffers: its tensors all read buffer 0 ("no data"). The plan's
+                # buffer must not become buffer 0, or every tensor would turn into a constant.
+                targets.append(("prefix", _PendingBuffer()))
             targets.append(("prefix", _PendingBuffer(data=encode_offline_plan(self.offline_plan))))
         return targets
 
