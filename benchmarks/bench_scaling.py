@@ -59,13 +59,17 @@ def model_bytes(case: str) -> bytes:
 
 
 def stage_list(
-    data: bytes, planner_limit: float
+    data: bytes, planner_limit: float, images: bool
 ) -> list[tuple[str, Callable[[dict[str, Any]], Any]]]:
     """(name, function of the shared state) for every measured stage, in pipeline order."""
     from arenalens import load_model
     from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
     from arenalens.pipeline import analyze
     from arenalens.planning import planner_names, run_planner
+    from arenalens.report.build import build_report
+    from arenalens.report.html import render_html
+    from arenalens.report.images import render_images
+    from arenalens.report.terminal import render_report_text
     from arenalens.runtimes import litert, tflm
 
     knobs = {"optimal": {"time_limit_s": planner_limit}, "best": {"time_limit_s": planner_limit}}
@@ -97,15 +101,20 @@ def stage_list(
             "analyze, LiteRT",
             lambda s: s.__setitem__("litert", analyze(s["model"], runtime="litert")),
         ),
+        ("report: data", lambda s: s.__setitem__("report", build_report(s["tflm"]))),
+        ("report: terminal text", lambda s: render_report_text(s["report"])),
+        ("report: HTML", lambda s: render_html([s["report"]])),
     ]
+    if images:
+        stages.append(("report: images (PNG+SVG)", lambda s: render_images(s["report"])))
     return stages
 
 
-def measure_one(case: str, planner_limit: float, memory: bool) -> dict[str, Any]:
+def measure_one(case: str, planner_limit: float, memory: bool, images: bool) -> dict[str, Any]:
     """Child process: time (and then trace) every stage on one model; returns plain data."""
     warnings.simplefilter("ignore")
     data = model_bytes(case)
-    stages = stage_list(data, planner_limit)
+    stages = stage_list(data, planner_limit, images)
     state: dict[str, Any] = {}
     seconds: dict[str, float] = {}
     for name, run in stages:
@@ -200,9 +209,13 @@ def scaling_table(shape: str, results: list[dict[str, Any]], memory: bool) -> Ta
     table.add_column("per doubling", justify="right")
     if memory:
         table.add_column(f"peak MiB @ {results[-1]['operators']:,}", justify="right")
-    for stage in results[0]["seconds"]:
-        points = [(r["operators"], r["seconds"][stage]) for r in results]
-        row = [stage, *(format_seconds(t) for _, t in points), growth_per_doubling(points)]
+    stages = list(dict.fromkeys(stage for r in results for stage in r["seconds"]))
+    for stage in stages:
+        points = [(r["operators"], r["seconds"][stage]) for r in results if stage in r["seconds"]]
+        cells = [
+            format_seconds(r["seconds"][stage]) if stage in r["seconds"] else "—" for r in results
+        ]
+        row = [stage, *cells, growth_per_doubling(points)]
         if memory:
             row.append(f"{results[-1]['peaks'].get(stage, 0) / 2**20:,.1f}")
         table.add_row(*row)
@@ -255,6 +268,12 @@ def main() -> int:
     parser.add_argument("--planner-limit", type=float, default=10.0, help="CP-SAT seconds")
     parser.add_argument("--no-runtimes", action="store_true", help="skip the real runtimes")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
+    parser.add_argument(
+        "--images-up-to",
+        type=int,
+        default=10_000,
+        help="chart images only for models of at most this many operators (matplotlib)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers here")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -272,7 +291,8 @@ def main() -> int:
         results = []
         for case in group:
             print(f"measuring {case} ...", file=sys.stderr)
-            result = in_child(measure_one, case, args.planner_limit, memory, timeout=7200)
+            images = case.startswith("file:") or int(case.split(":")[1]) <= args.images_up_to
+            result = in_child(measure_one, case, args.planner_limit, memory, images, timeout=7200)
             if isinstance(result, str):
                 print(f"  {case}: {result}", file=sys.stderr)
                 continue

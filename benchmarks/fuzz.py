@@ -51,8 +51,8 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument(
         "--deep-every",
         type=int,
-        default=4,
-        help="1 in N inputs also runs diagnose, reorder and optimize (default 4)",
+        default=10,
+        help="1 in N inputs also runs images, diagnose, reorder and optimize (default 10)",
     )
     parser.add_argument(
         "--corpus",

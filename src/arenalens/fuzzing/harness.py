@@ -134,11 +134,11 @@ def _location(error: BaseException) -> str:
 GENERATORS = (
     # (name, weight): mutation of valid models finds the most; crafted inputs reach deep stages.
     ("seed", 3),
-    ("dag", 5),
-    ("mutate", 62),
-    ("hostile", 15),
-    ("hostile+mutate", 10),
-    ("junk", 5),
+    ("dag", 3),
+    ("mutate", 68),
+    ("hostile", 10),
+    ("hostile+mutate", 8),
+    ("junk", 8),
 )
 
 
@@ -172,7 +172,7 @@ def generate_input(seed: int, index: int, corpus: Sequence[Seed]) -> tuple[bytes
     chosen = rng.choice(corpus)
     if kind == "seed":
         return chosen.data, chosen.name
-    if rng.random() < 0.25:
+    if rng.random() < 0.15:
         # A fresh random DAG as the base: more graph shapes than the fixed corpus has.
         chosen = Seed("dag", random_dag_model(rng))
     mutation = mutate(chosen.data, rng, corpus_bytes)
@@ -205,7 +205,7 @@ class CampaignConfig:
     corpus_directory: str | None = None  # real models to add to the seed corpus
     # 1 in this many inputs also runs the deep-tier stages (diagnose, reorder, optimize), whose
     # searches cost seconds per model; every input runs the rest.
-    deep_every: int = 4
+    deep_every: int = 10
     batch: int = 16  # inputs sent to a worker at a time
     watchdog_s: float | None = None  # silence before a worker is killed; None: 2 × limit + 10
 

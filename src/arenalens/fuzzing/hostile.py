@@ -274,7 +274,7 @@ def hostile_names(rng: random.Random) -> bytes:
 def degenerate_graphs(rng: random.Random) -> bytes:
     """Empty subgraphs, no operators, no tensors, many subgraphs, unreachable subgraphs."""
     builder = ModelBuilder(description="degenerate")
-    for index in range(rng.choice((1, 2, 10, 1000))):
+    for index in range(rng.choice((1, 2, 10, 300))):
         graph = builder.add_subgraph(f"g{index}")
         shape = rng.random()
         if shape < 0.3:
@@ -327,7 +327,7 @@ def shared_inputs_model(operators: int, fan_in: int) -> bytes:
 
 def shared_tables(rng: random.Random) -> bytes:
     """Every entry of the subgraphs vector points at one subgraph table."""
-    return shared_subgraphs_model(rng.choice((10, 200, 2000)), rng.choice((10, 500, 2000)))
+    return shared_subgraphs_model(rng.choice((10, 200, 1000)), rng.choice((10, 200, 1000)))
 
 
 def shared_subgraphs_model(count: int, tensors: int) -> bytes:

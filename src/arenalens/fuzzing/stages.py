@@ -54,7 +54,7 @@ PLANNER_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         "optimal": {"time_limit_s": SEARCH_TIME_LIMIT_S, "workers": 1},
         "best": {"time_limit_s": SEARCH_TIME_LIMIT_S},
-        "hillclimb": {"max_iterations": 300, "time_limit_s": SEARCH_TIME_LIMIT_S},
+        "hillclimb": {"max_iterations": 50, "time_limit_s": SEARCH_TIME_LIMIT_S},
     }
 )
 
@@ -120,8 +120,8 @@ def problems(state: State) -> None:
 def planning(state: State) -> None:
     """Every registered planner on the first arenas of each runtime and on the generic arena;
     `run_planner` checks each result. Searching planners (those with a time limit) take the
-    primary arena of each runtime and the generic one. The runtimes' arenas skip the planners
-    `analyze` already ran on them (the runtime's own and naive)."""
+    primary arena of each runtime only: each search costs tens of milliseconds even when tiny.
+    The runtimes' arenas skip the planners `analyze` already ran on them (its own and naive)."""
     plans = []
     for analysis in state["analyses"]:
         for position, result in enumerate(analysis.arenas[:MAX_ARENAS_PLANNED]):
@@ -133,7 +133,8 @@ def planning(state: State) -> None:
                 plans.append(run_planner(name, problem, **planner_knobs(name)))
     for problem in state["problems"]:
         for name in applicable_planners(problem):
-            plans.append(run_planner(name, problem, **planner_knobs(name)))
+            if not is_search_planner(name):
+                plans.append(run_planner(name, problem, **planner_knobs(name)))
     state["plans"] = tuple(plans)
 
 
