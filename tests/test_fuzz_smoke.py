@@ -26,7 +26,7 @@ from arenalens.fuzzing.harness import (
 )
 from arenalens.fuzzing.hostile import HOSTILE
 from arenalens.fuzzing.layout import SiteKind, find_layout
-from arenalens.fuzzing.mutate import MUTATORS, mutate
+from arenalens.fuzzing.mutate import MUTATORS, mutate, mutate_kind
 from arenalens.fuzzing.seeds import built_seeds
 from arenalens.fuzzing.stages import Stage
 
@@ -65,6 +65,16 @@ def test_mutator_outputs_end_in_a_result_or_model_error(name: str) -> None:
         seed = rng.choice(SMALL_SEEDS)
         mutation = mutator(seed.data, rng, corpus)
         assert_acceptable(mutation.data, f"{seed.name} | {mutation.recipe}")
+
+
+@pytest.mark.parametrize("kind", list(SiteKind))
+def test_each_structural_site_kind_mutated_alone(kind: SiteKind) -> None:
+    mutator = mutate_kind(kind)
+    rng = random.Random(str(kind))
+    for _ in range(15):
+        seed = rng.choice(SMALL_SEEDS)
+        mutation = mutator(seed.data, rng, ())
+        assert_acceptable(mutation.data, f"{seed.name} | {mutation.recipe}", deep=False)
 
 
 @settings(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from arenalens.fuzzing.layout import SiteKind, find_layout
@@ -425,14 +425,11 @@ HOSTILE: Mapping[str, Crafter] = MappingProxyType(
 )
 
 
-def craft(name: str, seed: int = 0) -> bytes:
-    """One hostile model by crafter name and seed."""
-    return HOSTILE[name](random.Random(seed))
-
-
-def hostile_names_list() -> Sequence[str]:
-    """Crafter names, sorted."""
-    return sorted(HOSTILE)
-
-
-__all__ = ["HOSTILE", "HOSTILE_NAMES", "Crafter", "craft", "hostile_names_list"]
+__all__ = [
+    "HOSTILE",
+    "HOSTILE_NAMES",
+    "Crafter",
+    "many_live_model",
+    "shared_inputs_model",
+    "shared_subgraphs_model",
+]
