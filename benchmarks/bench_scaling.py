@@ -4,8 +4,9 @@ Models: `examples.synthetic` chains, wide branches and U-Net-like skips (long-li
 the shared corpus model with the most operators. Stages: load (reader + checker), TFLM and LiteRT
 lifetimes, each runtime's rules (arena problems: scratch, temporaries, offline plans), every
 registered planner on the TFLM head arena (`litert_arena` on the LiteRT arena, its own), and the
-whole `analyze` per runtime. For each stage: seconds at each size, growth per doubling of the
-model (2.0x is linear, 2.1-2.2x is n log n at these sizes, 4x quadratic), and the Python peak
+whole `analyze` per runtime, and the report (data, terminal text, HTML, chart images). For each
+stage: seconds at each size, growth per doubling of the model between the two largest sizes
+(2.0x is linear, 2.1-2.2x is n log n at these sizes, 4x quadratic), and the Python peak
 memory it allocates (tracemalloc, measured in a second pass so it does not slow the timed one).
 Each model runs in its own child process, whose peak RSS is reported too.
 
@@ -184,11 +185,12 @@ def in_child(function: Callable[..., Any], *arguments: Any, timeout: float) -> A
 
 
 def growth_per_doubling(points: list[tuple[int, float]]) -> str:
-    """Time ratio per doubling of operators, fitted between the smallest and largest size."""
+    """Time ratio per doubling of operators, between the two largest sizes (the asymptote; at
+    the smallest size fixed costs and caches dominate)."""
     usable = [(n, t) for n, t in points if t > 0]
     if len(usable) < 2:
         return "—"
-    (n1, t1), (n2, t2) = usable[0], usable[-1]
+    (n1, t1), (n2, t2) = usable[-2], usable[-1]
     exponent = math.log(t2 / t1) / math.log(n2 / n1)
     return f"{2**exponent:.2f}x"
 
@@ -275,7 +277,10 @@ def main() -> int:
         help="chart images only for models of at most this many operators (matplotlib)",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers here")
+    parser.add_argument("--from-json", metavar="FILE", help="print the tables of an earlier run")
     args = parser.parse_args()
+    if args.from_json:
+        return print_saved(Path(args.from_json), not args.no_memory)
     sizes = [int(s) for s in args.sizes.split(",")]
     memory = not args.no_memory
     console = Console(width=170)
@@ -311,7 +316,25 @@ def main() -> int:
     if runtime_rows:
         console.print(runtime_table(runtime_rows))
     if args.json:
-        write_atomic(args.json, json.dumps({"results": everything}, indent=1))
+        document = {"results": everything, "runtimes": [[r, real] for r, real in runtime_rows]}
+        write_atomic(args.json, json.dumps(document, indent=1))
+    return 0
+
+
+def print_saved(path: Path, memory: bool) -> int:
+    """The tables of a `--json` file, grouped as measured."""
+    document = json.loads(path.read_text())
+    console = Console(width=170)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for result in document["results"]:
+        case = result["case"]
+        label = case if case.startswith("file:") else case.split(":")[0]
+        groups.setdefault(label, []).append(result)
+    for label, results in groups.items():
+        console.print(scaling_table(label, results, memory))
+    rows = [(r, real) for r, real in document.get("runtimes", [])]
+    if rows:
+        console.print(runtime_table(rows))
     return 0
 
 

@@ -18,7 +18,8 @@ Sizes are not padded. A zero-size buffer gets offset 0 and is not recorded.
 Speed: the runtime scans every placed buffer; only conflicting ones matter, so this version
 finds them with an interval index (a segment tree over the distinct steps for buffers that
 contain the new start, plus a start-sorted list for those beginning inside the new interval)
-and sorts just those k by (offset, placement order): O(k log k) per buffer instead of O(n).
+and sorts just those k by (offset, placement order): O(k log k) per buffer instead of O(n)
+(`offset_index.IntervalIndex`).
 When thousands of buffers are live together (one operator with 20,000 outputs), k log k per
 buffer in Python takes minutes, so large problems use `offset_index` (the placed buffers in
 numpy arrays sorted by offset) and do the scan as array operations (the runtime's own O(n) per
@@ -27,13 +28,17 @@ buffer, in C); only gaps that fit are visited in Python. Same offsets either way
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from arenalens.errors import PlanError
-from arenalens.planning.offset_index import OffsetIndex, align_up_array, use_offset_index
+from arenalens.planning.offset_index import (
+    IntervalIndex,
+    OffsetIndex,
+    align_up_array,
+    use_offset_index,
+)
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
 
@@ -61,19 +66,16 @@ def litert_arena(problem: Problem) -> dict[int, int]:
     order = placement_order(problem)
     if use_offset_index(problem):
         return _place_with_arrays(problem, order)
-    arena = _ArenaIndex(problem.buffers)
+    placed = IntervalIndex(problem.buffers)
     offsets: dict[int, int] = {}
     for buffer_id in order:
         buffer = by_id[buffer_id]
         if buffer.size == 0:
             offsets[buffer_id] = 0
             continue
-        else:
-            offset = best_fit_offset(
-                buffer, arena.conflicting(buffer.start, buffer.end), problem.alignment
-            )
+        offset = best_fit_offset(buffer, placed.live(buffer.start, buffer.end), problem.alignment)
         offsets[buffer_id] = offset
-        arena.add(buffer, offset)
+        placed.add(buffer, offset)
     return offsets
 
 
@@ -123,14 +125,13 @@ def _best_fit_in_arrays(buffer: Buffer, index: OffsetIndex, alignment: int) -> i
     return align_up(int(reach[-1]), alignment) if best is None else best
 
 
-def best_fit_offset(
-    buffer: Buffer, conflicting: Sequence[tuple[int, int, int]], alignment: int
-) -> int:
-    """Best-fit offset for buffer among conflicting (offset, order, size) entries, sorted."""
+def best_fit_offset(buffer: Buffer, conflicting: Sequence[tuple[int, int]], alignment: int) -> int:
+    """Best-fit offset for buffer among conflicting (offset, size) pairs, in offset order (ties:
+    placement order)."""
     best: int | None = None
     best_fit: int | None = None  # None stands for the runtime's "+infinity"
     current = 0
-    for offset, _, size in conflicting:
+    for offset, size in conflicting:
         aligned = align_up(current, alignment)
         if aligned + buffer.size <= offset and (best_fit is None or offset - aligned < best_fit):
             best = aligned
@@ -153,62 +154,3 @@ def default_litert_order(buffers: Iterable[Buffer]) -> tuple[int, ...]:
         return (1, -buffer.size, buffer.start, buffer.id)
 
     return tuple(b.id for b in sorted(buffers, key=key))
-
-
-class _ArenaIndex:
-    """Placed buffers, queryable by "live together with [start, end]"."""
-
-    def __init__(self, buffers: Sequence[Buffer]) -> None:
-        self.steps = sorted({b.start for b in buffers} | {b.end for b in buffers})
-        self.size = max(1, len(self.steps))
-        # Segment tree: node → entries whose step range covers the node's whole range.
-        self.tree: dict[int, list[tuple[int, int, int]]] = {}
-        self.starts: list[tuple[int, int]] = []  # (start rank, entry number), sorted
-        self.entries: list[tuple[int, int, int]] = []  # (offset, entry number, size)
-
-    def rank(self, step: int) -> int:
-        return bisect.bisect_left(self.steps, step)
-
-    def add(self, buffer: Buffer, offset: int) -> None:
-        number = len(self.entries)
-        entry = (offset, number, buffer.size)
-        self.entries.append(entry)
-        low, high = self.rank(buffer.start), self.rank(buffer.end)
-        self._cover(low, high, entry)
-        bisect.insort(self.starts, (low, number))
-
-    def _cover(self, low: int, high: int, entry: tuple[int, int, int]) -> None:
-        """Store entry at the segment-tree nodes whose ranges exactly tile [low, high]."""
-        stack = [(1, 0, self.size - 1)]
-        while stack:
-            node, left, right = stack.pop()
-            if high < left or right < low:
-                continue
-            if low <= left and right <= high:
-                self.tree.setdefault(node, []).append(entry)
-                continue
-            middle = (left + right) // 2
-            stack.append((2 * node, left, middle))
-            stack.append((2 * node + 1, middle + 1, right))
-
-    def conflicting(self, start: int, end: int) -> list[tuple[int, int, int]]:
-        """Entries live at some step of [start, end], in offset order, then placement order."""
-        low, high = self.rank(start), self.rank(end)
-        found: list[tuple[int, int, int]] = []
-        # Entries covering step `start` (their start <= start <= their end).
-        node, left, right = 1, 0, self.size - 1
-        while True:
-            found.extend(self.tree.get(node, ()))
-            if left == right:
-                break
-            middle = (left + right) // 2
-            if low <= middle:
-                node, right = 2 * node, middle
-            else:
-                node, left = 2 * node + 1, middle + 1
-        # Entries starting strictly inside (start, end].
-        first = bisect.bisect_right(self.starts, (low, len(self.entries)))
-        last = bisect.bisect_right(self.starts, (high, len(self.entries)))
-        found.extend(self.entries[number] for _, number in self.starts[first:last])
-        found.sort()
-        return found
