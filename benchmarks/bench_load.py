@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
-from collections.abc import Callable
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -24,18 +21,7 @@ from tflite.Model import Model as FlatModel
 from arenalens import load_model
 from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
 from arenalens.examples.synthetic import synthetic_model
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
-
-
-def best_of(repeat: int, action: Callable[[], object]) -> float:
-    """Seconds of the fastest of `repeat` runs (least disturbed by the machine)."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return min(times)
+from benchkit import SHARED, best_of
 
 
 def tflite_package_walk(data: bytes) -> int:

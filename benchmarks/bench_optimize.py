@@ -19,10 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 import warnings
-from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 from rich.console import Console
@@ -37,8 +34,8 @@ from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.runtimes import get_runtime
+from benchkit import SHARED, fastest_of
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 BASELINE = "tflm_greedy"
 SEARCH_PLANNERS = ("optimal", "best", "hillclimb")
 T = TypeVar("T")
@@ -55,16 +52,6 @@ def corpus() -> list[tuple[str, bytes]]:
     cases.append(("fixture:streaming_state", streaming_state_model()))
     cases.append(("fixture:residual_add", residual_add_model()))
     return cases
-
-
-def timed(repeat: int, action: Callable[[], T]) -> tuple[float, T]:
-    """(fastest of `repeat` runs in seconds, the last result)."""
-    best = math.inf
-    for _ in range(max(1, repeat)):
-        started = time.perf_counter()
-        result = action()
-        best = min(best, time.perf_counter() - started)
-    return best, result
 
 
 def tflm_planners() -> list[str]:
@@ -129,7 +116,7 @@ def main() -> int:
                 knobs["time_limit_s"] = args.time_limit
             repeat = 1 if name in SEARCH_PLANNERS else args.repeat
             try:
-                spent, plan = timed(
+                spent, plan = fastest_of(
                     repeat, lambda n=name, k=knobs, p=arena.problem: run_planner(n, p, **k)
                 )
             except Exception as error:  # a replica may refuse a problem (offline plans)
@@ -176,7 +163,7 @@ def main() -> int:
         reorder.add_column(column, justify="left" if column == "model" else "right")
     for label, data in cases:
         model = load_model(data)
-        spent, (_, result) = timed(1, lambda m=model: reorder_for_runtime(m, "tflm"))
+        spent, (_, result) = fastest_of(1, lambda m=model: reorder_for_runtime(m, "tflm"))
         gain = 1 - result.peak / result.file_order_peak if result.file_order_peak else 0.0
         if result.peak >= result.file_order_peak:
             continue

@@ -14,8 +14,6 @@ import argparse
 import sys
 import time
 import warnings
-from collections.abc import Callable
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -27,18 +25,7 @@ from arenalens.examples.synthetic import synthetic_model
 from arenalens.ir import Model
 from arenalens.planning import planner_names, run_planner
 from arenalens.runtimes.tflm import arenas
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
-
-
-def best_of(repeat: int, action: Callable[[], object]) -> float:
-    """Seconds of the fastest of `repeat` runs (least disturbed by the machine)."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return min(times)
+from benchkit import SHARED, best_of
 
 
 def largest_shared_model() -> tuple[str, Model] | None:

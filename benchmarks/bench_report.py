@@ -20,7 +20,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -34,6 +33,7 @@ from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.tflite.reader import parse_model
+from benchkit import best_of
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -48,16 +48,6 @@ CHROMIUM_ARGS = [
     "--disable-background-timer-throttling",
     "--disable-backgrounding-occluded-windows",
 ]
-
-
-def best_of(repeat: int, action: Callable[[], object]) -> float:
-    """Seconds of the fastest of `repeat` runs (least disturbed by the machine)."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def json_export(report: MemoryReport) -> str:

@@ -36,8 +36,7 @@ from arenalens.fuzzing.harness import (
 )
 from arenalens.fuzzing.seeds import seed_corpus
 from arenalens.fuzzing.stages import STAGES
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+from benchkit import SHARED
 
 
 def parse_arguments() -> argparse.Namespace:
