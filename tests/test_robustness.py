@@ -584,3 +584,45 @@ def test_without_buffers_only_buffer_index_zero_is_accepted() -> None:
     struct.pack_into("<I", data, site.position, 0)
     with pytest.raises(ModelError, match="buffer index 1 out of range"):
         load_model(bytes(data))
+
+
+def test_custom_options_pointing_past_the_file_raise_model_error() -> None:
+    # Found by the fuzz campaign (a real audio preprocessor model, `custom_options` moved just
+    # past the end): the TFLM scratch rules read custom options after loading, through the
+    # unchecked generated accessors, and raised struct.error.
+    import struct
+
+    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from arenalens.tflite.custom_options import custom_options
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x, y = graph.add_tensor("x", [1, 8]), graph.add_tensor("y", [1, 8])
+    graph.add_operator("CUSTOM:odd", [x], [y], custom_options=b"\x01\x02\x03\x04")
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    data = bytearray(builder.build())
+    site = next(
+        s
+        for s in find_layout(bytes(data)).of_kind(SiteKind.UOFFSET)
+        if s.label == "Operator.custom_options"
+    )
+    struct.pack_into("<I", data, site.position, len(data) - site.position)  # just past the end
+    model = load_model(bytes(data))
+    with pytest.raises(ModelError, match="custom options"):
+        custom_options(model, 0, 0)
+
+
+def test_custom_options_are_read_from_the_file() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x, y = graph.add_tensor("x", [1, 8]), graph.add_tensor("y", [1, 8])
+    graph.add_operator("CUSTOM:odd", [x], [y], custom_options=b"\x01\x02\x03\x04")
+    graph.add_operator("RELU", [y], [graph.add_tensor("z", [1, 8])])
+    graph.set_inputs([x])
+    graph.set_outputs([2])
+    model = load_model(builder.build())
+    from arenalens.tflite.reader import read_custom_options
+
+    assert read_custom_options(model, 0, 0) == b"\x01\x02\x03\x04"
+    assert read_custom_options(model, 0, 1) == b""

@@ -10,18 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from flatbuffers import flexbuffers
-from tflite.Model import Model as FbModel
 
 from arenalens.ir import Model
-
-
-def custom_options_bytes(model: Model, subgraph: int, operator: int) -> bytes:
-    """The operator's raw `custom_options` bytes (empty when it has none)."""
-    root = FbModel.GetRootAs(model.data, 0)
-    fb_operator = root.Subgraphs(subgraph).Operators(operator)
-    if fb_operator.CustomOptionsIsNone():
-        return b""
-    return bytes(fb_operator.CustomOptionsAsNumpy().tobytes())
+from arenalens.tflite.reader import read_custom_options
 
 
 def custom_options(model: Model, subgraph: int, operator: int) -> Any:
@@ -29,7 +20,7 @@ def custom_options(model: Model, subgraph: int, operator: int) -> Any:
 
     Returns None when there are no options or they are not a valid FlexBuffer.
     """
-    raw = custom_options_bytes(model, subgraph, operator)
+    raw = read_custom_options(model, subgraph, operator)
     if not raw:
         return None
     try:

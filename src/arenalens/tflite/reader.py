@@ -150,6 +150,7 @@ class _QuantizationSlots:
 class _OperatorSlots:
     OPCODE_INDEX, INPUTS, OUTPUTS, OPTIONS_TYPE, OPTIONS, INTERMEDIATES = 4, 6, 8, 10, 12, 20
     OPTIONS2_TYPE, OPTIONS2 = 26, 28
+    CUSTOM_OPTIONS, LARGE_CUSTOM_OPTIONS_OFFSET, LARGE_CUSTOM_OPTIONS_SIZE = 14, 22, 24
 
 
 class _OperatorCodeSlots:
@@ -426,6 +427,31 @@ def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[
         return ()
     data, length = quantization.vector(_QuantizationSlots.SCALE, 4)
     return tuple(struct.unpack_from(f"<{length}f", model.data, data)) if length else ()
+
+
+def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
+    """Model + (subgraph, operator) → the operator's raw `custom_options` bytes (b"" when it has
+    none), in the FlatBuffer or, for models over 2 GB, stored after it; ModelError when they
+    point outside the file."""
+    parser = _Parser(model.data, model.source)
+    try:
+        fb_operator = (
+            parser.root()
+            .tables(_ModelSlots.SUBGRAPHS)[subgraph]
+            .tables(_SubgraphSlots.OPERATORS)[operator]
+        )
+        data, length = fb_operator.vector(_OperatorSlots.CUSTOM_OPTIONS, 1)
+        if not data:
+            data = fb_operator.u64(_OperatorSlots.LARGE_CUSTOM_OPTIONS_OFFSET)
+            length = fb_operator.u64(_OperatorSlots.LARGE_CUSTOM_OPTIONS_SIZE)
+            if data <= 1 or data + length > len(model.data):
+                # 0 and 1 are the schema's "not stored outside" markers.
+                return b""
+    except _MALFORMED as error:
+        raise parser.fail(
+            f"operator {operator} of subgraph {subgraph}: custom options: {error}"
+        ) from None
+    return bytes(model.data[data : data + length])
 
 
 def decode_offline_plan(raw: bytes, label: str) -> OfflinePlan:
