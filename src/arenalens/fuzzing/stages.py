@@ -24,7 +24,7 @@ from arenalens.exports import FORMATS, export
 from arenalens.ir import Model
 from arenalens.optimize import optimize_model, reorder_for_runtime
 from arenalens.pipeline import analyze
-from arenalens.planning.problem import Buffer, Problem
+from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import get_reorderer, reorderer_names, run_reorderer
 from arenalens.report.ascii import render_tflm_memory_plan
@@ -118,24 +118,34 @@ def problems(state: State) -> None:
 
 
 def planning(state: State) -> None:
-    """Every registered planner on the first arenas of each runtime and on the generic arena;
-    `run_planner` checks each result. Searching planners (those with a time limit) take the
-    primary arena of each runtime only: each search costs tens of milliseconds even when tiny.
-    The runtimes' arenas skip the planners `analyze` already ran on them (its own and naive)."""
+    """Every registered planner that does not search, on the first arenas of each runtime and on
+    the generic arena; `run_planner` checks each result. The runtimes' arenas skip the planners
+    `analyze` already ran on them (its own and naive)."""
+    state["plans"] = tuple(_run_planners(state, search=False))
+
+
+def search(state: State) -> None:
+    """The searching planners (those with a time limit: CP-SAT, hill climb, portfolios) on the
+    primary arena of each runtime: each search costs tens of milliseconds even when tiny."""
+    state["plans"] += tuple(_run_planners(state, search=True))
+
+
+def _run_planners(state: State, *, search: bool) -> list[Plan]:
     plans = []
     for analysis in state["analyses"]:
-        for position, result in enumerate(analysis.arenas[:MAX_ARENAS_PLANNED]):
+        arenas = analysis.arenas[: 1 if search else MAX_ARENAS_PLANNED]
+        for result in arenas:
             done = {result.runtime_plan.planner, result.naive_plan.planner, result.plan.planner}
             problem = result.arena.problem
             for name in applicable_planners(problem):
-                if name in done or (position and is_search_planner(name)):
-                    continue
-                plans.append(run_planner(name, problem, **planner_knobs(name)))
-    for problem in state["problems"]:
-        for name in applicable_planners(problem):
-            if not is_search_planner(name):
-                plans.append(run_planner(name, problem, **planner_knobs(name)))
-    state["plans"] = tuple(plans)
+                if name not in done and is_search_planner(name) == search:
+                    plans.append(run_planner(name, problem, **planner_knobs(name)))
+    if not search:
+        for problem in state["problems"]:
+            for name in applicable_planners(problem):
+                if not is_search_planner(name):
+                    plans.append(run_planner(name, problem, **planner_knobs(name)))
+    return plans
 
 
 @cache
@@ -159,26 +169,33 @@ def planner_knobs(name: str) -> dict[str, Any]:
 
 
 def report(state: State) -> None:
-    """Every text a user can get from an analysis: plan text and JSON, every export format,
-    the TFLM memory-plan picture, and the inspect summary with tensors and lifetimes."""
+    """Every document a user can get from an analysis: plan JSON, every export format, the TFLM
+    memory-plan picture, the inspect document, and the HTML report (checked for escaping)."""
     model: Model = state["model"]
     texts: list[str] = []
     for analysis in state["analyses"]:
-        document = plan_document(analysis)
-        texts.append(render_plan(document, color=True))
-        texts.append(json.dumps(document))
+        texts.append(json.dumps(plan_document(analysis)))
         texts.extend(export(analysis, name) for name in FORMATS)
         if analysis.runtime == "tflm":
             texts.append(render_tflm_memory_plan(analysis.primary.arena, analysis.primary.plan))
     texts.append(json.dumps(inspect_document(model, state["timelines"][0])))
-    texts.append(render_inspect(model, show_tensors=True, timeline=state["timelines"][1]))
     reports = tuple(build_report(analysis) for analysis in state["analyses"])
-    texts.extend(render_report_text(report, color=True) for report in reports)
     page = render_html(reports)
     check_html_escaping(page, model)
     texts.append(page)
     state["reports"] = reports
     state["texts"] = tuple(texts)
+
+
+def terminal(state: State) -> None:
+    """Every terminal text: plan tables, the inspect summary with tensors and lifetimes, and
+    the memory report (rich tables: milliseconds per hundred rows, hence the deep tier)."""
+    model: Model = state["model"]
+    for analysis in state["analyses"]:
+        render_plan(plan_document(analysis), color=True)
+    render_inspect(model, show_tensors=True, timeline=state["timelines"][1])
+    for memory_report in state["reports"]:
+        render_report_text(memory_report, color=True)
 
 
 # Markup that must never reach an HTML page raw from model text (names, descriptions).
@@ -259,6 +276,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("problems", problems),
     Stage("planning", planning),
     Stage("report", report),
+    Stage("search", search, deep=True),
+    Stage("terminal", terminal, deep=True),
     Stage("images", images, deep=True),
     Stage("diagnose", diagnosis, deep=True),
     Stage("reorder", reorder, deep=True),
