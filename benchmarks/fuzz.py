@@ -45,7 +45,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--executions", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-limit", type=float, default=30.0, help="seconds per input")
+    parser.add_argument(
+        "--time-limit", type=float, default=30.0, help="CPU seconds per input (wall: 4x + 10)"
+    )
     parser.add_argument("--memory-limit-mb", type=int, default=3072, help="per worker (RLIMIT_AS)")
     parser.add_argument(
         "--deep-every",
@@ -112,7 +114,7 @@ def print_tables(result: CampaignResult, console: Console) -> None:
     config = result.config
     outcomes = Table(
         title=f"fuzz: {total:,} executions, seed {config.seed}, {config.workers} workers, "
-        f"{config.time_limit_s:g} s / {config.memory_limit_bytes >> 20:,} MiB per input, "
+        f"{config.time_limit_s:g} s of CPU / {config.memory_limit_bytes >> 20:,} MiB per input, "
         f"deep tier 1 in {config.deep_every}"
     )
     outcomes.add_column("outcome")

@@ -149,8 +149,20 @@ def campaign_with(stage: Stage, **limits: float) -> dict[str, int]:
 
 
 def test_harness_counts_a_hang_the_alarm_can_interrupt() -> None:
-    counts = campaign_with(Stage("sleep", sleep_forever), time_limit_s=0.3)
+    counts = campaign_with(Stage("sleep", sleep_forever), time_limit_s=0.3, wall_limit_s=0.5)
     assert counts == {HANG: 3}
+
+
+def spin_in_python(state: dict[str, object]) -> None:
+    while True:
+        pass
+
+
+def test_harness_limits_cpu_time() -> None:
+    started = time.perf_counter()
+    counts = campaign_with(Stage("spin", spin_in_python), time_limit_s=0.3, wall_limit_s=60)
+    assert counts == {HANG: 3}
+    assert time.perf_counter() - started < 30  # the CPU limit fired, not the wall backstop
 
 
 def test_harness_kills_a_worker_stuck_in_c_code() -> None:

@@ -69,19 +69,28 @@ class DeadlineExceeded(BaseException):
 
 
 @contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise DeadlineExceeded in this (main) thread when `seconds` of wall time pass."""
+def deadline(seconds: float, *, cpu_seconds: float | None = None) -> Iterator[None]:
+    """Raise DeadlineExceeded in this (main) thread when `seconds` of wall time pass, or, with
+    `cpu_seconds`, when this process has used that much CPU (a limit that does not depend on
+    how busy the machine is)."""
 
     def expire(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGPROF:
+            raise DeadlineExceeded(f"over {cpu_seconds:g} s of CPU")
         raise DeadlineExceeded(f"over {seconds:g} s")
 
-    previous = signal.signal(signal.SIGALRM, expire)
+    previous_alarm = signal.signal(signal.SIGALRM, expire)
+    previous_profile = signal.signal(signal.SIGPROF, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    if cpu_seconds is not None:
+        signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGALRM, previous_alarm)
+        signal.signal(signal.SIGPROF, previous_profile)
 
 
 def run_stages(data: bytes, stages: Sequence[Stage] = STAGES, *, deep: bool = True) -> Outcome:
@@ -200,19 +209,27 @@ class CampaignConfig:
     executions: int
     seed: int = 0
     workers: int = 2
-    time_limit_s: float = 30.0  # per input, inside the worker (SIGALRM)
+    # Per input, inside the worker: CPU seconds (SIGPROF), so a busy machine does not turn slow
+    # inputs into hangs; and wall seconds (SIGALRM) for an input that blocks without computing.
+    time_limit_s: float = 30.0
+    wall_limit_s: float | None = None  # None: 4 × time limit + 10
     memory_limit_bytes: int = 3 << 30  # RLIMIT_AS of each worker
     corpus_directory: str | None = None  # real models to add to the seed corpus
     # 1 in this many inputs also runs the deep-tier stages (diagnose, reorder, optimize), whose
     # searches cost seconds per model; every input runs the rest.
     deep_every: int = 10
     batch: int = 16  # inputs sent to a worker at a time
-    watchdog_s: float | None = None  # silence before a worker is killed; None: 2 × limit + 10
+    watchdog_s: float | None = None  # silence before a worker is killed; None: wall limit + 10
+
+    @property
+    def wall_deadline_s(self) -> float:
+        """Wall seconds an input may take inside the worker."""
+        return self.wall_limit_s if self.wall_limit_s is not None else 4 * self.time_limit_s + 10
 
     @property
     def kill_after_s(self) -> float:
-        """Silence after which the parent kills a worker (the alarm failed to fire in time)."""
-        return self.watchdog_s if self.watchdog_s is not None else 2 * self.time_limit_s + 10
+        """Silence after which the parent kills a worker (the alarms failed to fire in time)."""
+        return self.watchdog_s if self.watchdog_s is not None else self.wall_deadline_s + 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +312,7 @@ def _worker(connection: Connection, config: CampaignConfig, stages: Sequence[Sta
             data, recipe = generate_input(config.seed, index, corpus)
             deep = is_deep(config.seed, index, config.deep_every)
             try:
-                with deadline(config.time_limit_s):
+                with deadline(config.wall_deadline_s, cpu_seconds=config.time_limit_s):
                     outcome = run_stages(data, stages, deep=deep)
             except DeadlineExceeded as error:
                 # The alarm fired between stages' own handlers (rare): still a hang.
