@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.errors import PlanError, UsageError
+from arenalens.errors import PlanError
 from arenalens.planning.check import check_plan
 from arenalens.planning.problem import Plan, Problem, arena_size
+from arenalens.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class PlannerInfo:
     in_portfolio: bool = True
 
 
-PLANNERS: dict[str, PlannerInfo] = {}
+_REGISTRY: Registry[PlannerInfo] = Registry("planner", "arenalens.planning.builtin")
+PLANNERS = _REGISTRY.entries
 
 
 def register_planner(
@@ -66,11 +68,7 @@ def register_planner(
     """Decorator: add a planner function to PLANNERS under name (refuses duplicates)."""
 
     def decorate(function: PlannerFunction) -> PlannerFunction:
-        # Load the built-ins first, so a user's name that clashes with one is refused here.
-        _load_builtin_planners()
-        if name in PLANNERS and not replace:
-            raise ValueError(f"a planner named '{name}' is already registered")
-        PLANNERS[name] = PlannerInfo(
+        info = PlannerInfo(
             name=name,
             function=function,
             description=description,
@@ -78,6 +76,7 @@ def register_planner(
             replicates_runtime=replicates_runtime,
             in_portfolio=in_portfolio,
         )
+        _REGISTRY.add(info, replace=replace)
         return function
 
     return decorate
@@ -85,18 +84,12 @@ def register_planner(
 
 def planner_names() -> list[str]:
     """Registered planner names, sorted."""
-    _load_builtin_planners()
-    return sorted(PLANNERS)
+    return _REGISTRY.names()
 
 
 def get_planner(name: str) -> PlannerInfo:
     """Name → PlannerInfo, or UsageError listing the known names."""
-    _load_builtin_planners()
-    try:
-        return PLANNERS[name]
-    except KeyError:
-        known = ", ".join(sorted(PLANNERS))
-        raise UsageError(f"unknown planner '{name}' (known: {known})") from None
+    return _REGISTRY.get(name)
 
 
 def run_planner(name: str, problem: Problem, **knobs: Any) -> Plan:
@@ -125,15 +118,3 @@ def run_planner(name: str, problem: Problem, **knobs: Any) -> Plan:
         notes=output.notes,
         stats=MappingProxyType(dict(output.stats)),
     )
-
-
-_BUILTINS_LOADED = False
-
-
-def _load_builtin_planners() -> None:
-    """Import the built-in planner modules once; each registers itself on import."""
-    global _BUILTINS_LOADED  # noqa: PLW0603 - one-time lazy import guard
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    from arenalens.planning import builtin  # noqa: F401, PLC0415 - registers the planners

@@ -14,7 +14,8 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from arenalens.analysis.schedule import ScheduleProblem, check_order
-from arenalens.errors import PlanError, UsageError
+from arenalens.errors import PlanError
+from arenalens.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ class ReorderResult:
     stats: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
-REORDERERS: dict[str, ReordererInfo] = {}
+_REGISTRY: Registry[ReordererInfo] = Registry("reorderer", "arenalens.reorder.builtin")
+REORDERERS = _REGISTRY.entries
 
 
 def register_reorderer(
@@ -64,9 +66,7 @@ def register_reorderer(
     """Decorator: add a reorderer under name (refuses duplicates)."""
 
     def decorate(function: _Function) -> _Function:
-        if name in REORDERERS:
-            raise ValueError(f"a reorderer named '{name}' is already registered")
-        REORDERERS[name] = ReordererInfo(name, function, description, source)
+        _REGISTRY.add(ReordererInfo(name, function, description, source))
         return function
 
     return decorate
@@ -74,18 +74,12 @@ def register_reorderer(
 
 def reorderer_names() -> list[str]:
     """Registered reorderer names, sorted."""
-    _load_builtin_reorderers()
-    return sorted(REORDERERS)
+    return _REGISTRY.names()
 
 
 def get_reorderer(name: str) -> ReordererInfo:
     """Name → ReordererInfo, or UsageError listing the known names."""
-    _load_builtin_reorderers()
-    try:
-        return REORDERERS[name]
-    except KeyError:
-        known = ", ".join(sorted(REORDERERS))
-        raise UsageError(f"unknown reorderer '{name}' (known: {known})") from None
+    return _REGISTRY.get(name)
 
 
 def run_reorderer(name: str, problem: ScheduleProblem, **knobs: Any) -> ReorderResult:
@@ -110,15 +104,3 @@ def run_reorderer(name: str, problem: ScheduleProblem, **knobs: Any) -> ReorderR
         notes=output.notes,
         stats=MappingProxyType(dict(output.stats)),
     )
-
-
-_BUILTINS_LOADED = False
-
-
-def _load_builtin_reorderers() -> None:
-    """Import the built-in reorderer modules once; each registers itself on import."""
-    global _BUILTINS_LOADED  # noqa: PLW0603 - one-time lazy import guard
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    from arenalens.reorder import builtin  # noqa: F401, PLC0415 - registers the reorderers
