@@ -80,6 +80,19 @@ def _spatial_size(size: int, kernel: int, stride: int, padding: str) -> int:
     return -(-(size - kernel + 1) // stride)
 
 
+def _window_output_shape(
+    x: Activation, kernel: tuple[int, int], strides: tuple[int, int], padding: str, channels: int
+) -> tuple[int, int, int, int]:
+    """NHWC shape after a sliding window (convolution, pooling) over x."""
+    _, height, width, _ = x.shape
+    return (
+        1,
+        _spatial_size(height, kernel[0], strides[0], padding),
+        _spatial_size(width, kernel[1], strides[1], padding),
+        channels,
+    )
+
+
 class Int8Network:
     """Builds one int8 subgraph layer by layer; weights come from one seeded generator."""
 
@@ -156,7 +169,7 @@ class Int8Network:
         output_range: tuple[float, float] | None = None,
     ) -> Activation:
         """CONV_2D with per-channel int8 weights [out, kh, kw, in] and int32 bias."""
-        _, height, width, in_channels = x.shape
+        in_channels = x.shape[3]
         kernel_h, kernel_w = kernel
         weights, scales = self._weights(
             f"{name}/weights",
@@ -165,12 +178,7 @@ class Int8Network:
             axis=0,
         )
         bias = self._bias(f"{name}/bias", x.scale, scales, channels)
-        out_shape = (
-            1,
-            _spatial_size(height, kernel_h, stride, padding),
-            _spatial_size(width, kernel_w, stride, padding),
-            channels,
-        )
+        out_shape = _window_output_shape(x, kernel, (stride, stride), padding, channels)
         out = self._output(name, out_shape, activation, output_range)
         self._operator(
             "CONV_2D",
@@ -195,18 +203,13 @@ class Int8Network:
         output_range: tuple[float, float] | None = None,
     ) -> Activation:
         """DEPTHWISE_CONV_2D (multiplier 1) with weights [1, kh, kw, C] scaled per channel."""
-        _, height, width, channels = x.shape
+        channels = x.shape[3]
         kernel_h, kernel_w = kernel
         weights, scales = self._weights(
             f"{name}/weights", (1, kernel_h, kernel_w, channels), kernel_h * kernel_w, axis=3
         )
         bias = self._bias(f"{name}/bias", x.scale, scales, channels)
-        out_shape = (
-            1,
-            _spatial_size(height, kernel_h, stride, padding),
-            _spatial_size(width, kernel_w, stride, padding),
-            channels,
-        )
+        out_shape = _window_output_shape(x, kernel, (stride, stride), padding, channels)
         out = self._output(name, out_shape, activation, output_range)
         self._operator(
             "DEPTHWISE_CONV_2D",
@@ -277,13 +280,8 @@ class Int8Network:
     ) -> Activation:
         pool_h, pool_w = pool
         stride_h, stride_w = (pool_h, pool_w) if stride is None else (stride, stride)
-        _, height, width, channels = x.shape
-        out_shape = (
-            1,
-            _spatial_size(height, pool_h, stride_h, padding),
-            _spatial_size(width, pool_w, stride_w, padding),
-            channels,
-        )
+        channels = x.shape[3]
+        out_shape = _window_output_shape(x, pool, (stride_h, stride_w), padding, channels)
         out = self._activation(f"{name}/output", out_shape, (x.scale, x.zero_point))
         self._operator(
             opcode,
