@@ -178,3 +178,25 @@ def test_harness_counts_a_memory_blowup() -> None:
 def test_harness_counts_crashes_and_dead_workers() -> None:
     assert campaign_with(Stage("raise", raise_key_error)) == {CRASH: 3}
     assert campaign_with(Stage("exit", exit_worker)) == {CRASH: 3}
+
+
+def test_structure_mutation_of_a_file_with_a_root_but_no_tables() -> None:
+    # Found by the campaign: retargeting the root offset picked a table type from an empty
+    # list, and the IndexError killed the worker (and the parent, regenerating that input).
+    data = bytes.fromhex("0900000054464c335ce17008")
+    assert find_layout(data).sites and not find_layout(data).tables
+    for seed in range(200):
+        mutate_kind(SiteKind.ROOT)(data, random.Random(seed), ())
+
+
+def break_generation(seed: int, index: int, corpus: object) -> tuple[bytes, str]:
+    raise IndexError("deliberate")
+
+
+def test_a_generator_failure_is_counted_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arenalens.fuzzing import harness
+
+    monkeypatch.setattr(harness, "generate_input", break_generation)
+    result = run_campaign(CampaignConfig(executions=3, workers=1, batch=2))
+    assert result.counts[CRASH] == 3
+    assert all(e.outcome.stage == "generate" for e in result.failures)

@@ -309,8 +309,14 @@ def _worker(connection: Connection, config: CampaignConfig, stages: Sequence[Sta
         if batch is None:
             break
         for index in batch:
-            data, recipe = generate_input(config.seed, index, corpus)
             deep = is_deep(config.seed, index, config.deep_every)
+            try:
+                data, recipe = generate_input(config.seed, index, corpus)
+            except Exception as error:
+                # A generator bug: counted (and replayable) like a crash, the campaign goes on.
+                outcome = Outcome(CRASH, "generate", _describe(error), _location(error))
+                connection.send(Execution(index, outcome, "generation failed", 0, deep))
+                continue
             try:
                 with deadline(config.wall_deadline_s, cpu_seconds=config.time_limit_s):
                     outcome = run_stages(data, stages, deep=deep)
@@ -365,7 +371,10 @@ def run_campaign(
         """Record the input a lost worker was on, requeue the rest, start a new worker."""
         index = slot.pending.popleft()
         corpus = seed_corpus(config.corpus_directory)
-        data, recipe = generate_input(config.seed, index, corpus)
+        try:
+            data, recipe = generate_input(config.seed, index, corpus)
+        except Exception:
+            data, recipe = b"", "generation failed"
         deep = is_deep(config.seed, index, config.deep_every)
         result.add(Execution(index, outcome, recipe, len(data), deep))
         queue.extendleft(reversed(slot.pending))

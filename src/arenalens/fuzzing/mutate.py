@@ -115,11 +115,11 @@ def _retarget_value(site: Site, data: bytes, layout: Layout, rng: random.Random)
     if choice == 4:
         current = _read_u32(data, here)
         return current + rng.choice((-4, -2, -1, 1, 2, 4)), "misaligned"
-    table_type = rng.choice(sorted(layout.tables))
-    candidates = [p for p in layout.tables[table_type] if p > here]
-    if choice in (5, 6) and candidates:
-        target = rng.choice(candidates)
-        return target - here, f"onto a {table_type} table"
+    if choice in (5, 6) and layout.tables:
+        table_type = rng.choice(sorted(layout.tables))
+        candidates = [p for p in layout.tables[table_type] if p > here]
+        if candidates:
+            return rng.choice(candidates) - here, f"onto a {table_type} table"
     vectors = [p for p in layout.vectors if p > here]
     if vectors:
         return rng.choice(vectors) - here, "onto another vector"
