@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+from sortedcontainers import SortedList
 
 from arenalens.planning.problem import Buffer, Problem
 
@@ -124,14 +125,17 @@ class IntervalIndex:
         while self.width < max(1, len(self.steps)):
             self.width *= 2
         self.tree: dict[int, list[tuple[int, int, int]]] = {}
-        self.starts: list[tuple[int, int]] = []  # (start rank, entry number), sorted
+        # (start rank, entry number), sorted; a SortedList, since inserting into a plain list
+        # moves O(n) pointers each time (quadratic at 100,000 buffers).
+        self.starts = SortedList()
         self.entries: list[tuple[int, int, int]] = []  # (offset, entry number, size)
 
     def rank(self, step: int) -> int:
         return bisect.bisect_left(self.steps, step)
 
     def add(self, buffer: Buffer, offset: int) -> None:
-        """Record a placed buffer (one that is live at some step)."""
+        """Record a placed buffer (live at no step when its end is before its start: then only
+        queries whose range holds its start report it, as the runtimes' walks do)."""
         number = len(self.entries)
         entry = (offset, number, buffer.size)
         self.entries.append(entry)
@@ -146,7 +150,7 @@ class IntervalIndex:
                 self.tree.setdefault(right, []).append(entry)
             left //= 2
             right //= 2
-        bisect.insort(self.starts, (low, number))
+        self.starts.add((low, number))
 
     def live(self, start: int, end: int) -> list[tuple[int, int]]:
         """(offset, size) of placed buffers live at some step of [start, end], in order."""
@@ -156,9 +160,9 @@ class IntervalIndex:
         while node:
             found.extend(self.tree.get(node, ()))
             node //= 2
-        first = bisect.bisect_right(self.starts, (low, len(self.entries)))
-        last = bisect.bisect_right(self.starts, (high, len(self.entries)))
-        found.extend(self.entries[number] for _, number in self.starts[first:last])
+        first = self.starts.bisect_right((low, len(self.entries)))
+        last = self.starts.bisect_right((high, len(self.entries)))
+        found.extend(self.entries[number] for _, number in self.starts.islice(first, last))
         found.sort()
         return [(offset, size) for offset, _, size in found]
 

@@ -12,12 +12,13 @@ Source: tflite-micro *memory_planner/greedy_memory_planner.cc — CalculateOffse
    least c + size and place there, else place at c after the walk.
 
 TFLM walks its whole offset-ordered list for every buffer (O(n²)). The walk only ever looks at
-buffers live together with the new one, and ties between equal offsets cannot change the result (an
-entry that does not fit raises c past every entry at its offset), so this module finds just those
-buffers with an interval index and sorts them by offset: O(n·(log n + k log k)) for k buffers live
-together. A 20,000-operator chain plans in a fraction of a second. When thousands of buffers are
-live together (one operator with 20,000 outputs), k log k per buffer takes minutes in Python, so
-large problems use `offset_index` instead: the runtime's own walk, vectorised (same offsets).
+buffers live together with the new one, and ties between equal offsets cannot change the result
+(an entry that does not fit raises c past every entry at its offset), so this module finds just
+those buffers with an interval index (`offset_index.IntervalIndex`) and sorts them by offset:
+O(n·(log n + k log k)) for k buffers live together. A 20,000-operator chain plans in a fraction of
+a second. When thousands of buffers are live together (one operator with 20,000 outputs), k log k
+per buffer takes minutes in Python, so large problems use `offset_index` instead: the runtime's
+own walk, vectorised (same offsets).
 
 TFLM rounds sizes before planning and never aligns offsets; for a Problem whose alignment is above 1
 the cursor is rounded up to it, which changes nothing when the alignment is 1.
@@ -25,12 +26,16 @@ the cursor is rounded up to it, which changes nothing when the alignment is 1.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from arenalens.planning.offset_index import OffsetIndex, align_up_array, use_offset_index
+from arenalens.planning.offset_index import (
+    IntervalIndex,
+    OffsetIndex,
+    align_up_array,
+    use_offset_index,
+)
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
 
@@ -45,13 +50,15 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
     """Problem → offsets exactly as GreedyMemoryPlanner computes them (id = planner index)."""
     if use_offset_index(problem):
         return _place_with_arrays(problem)
-    placed = _PlacedBuffers(problem.buffers)
+    placed = IntervalIndex(problem.buffers)
     offsets: dict[int, int] = {}
     for buffer in greedy_processing_order(problem.buffers):
         if buffer.fixed_offset is not None:
             offset = buffer.fixed_offset
+        elif buffer.end < buffer.start:
+            offset = 0  # live at no step: nothing conflicts
         else:
-            live_together = placed.live_between(buffer.start, buffer.end)
+            live_together = placed.live(buffer.start, buffer.end)
             offset = first_fit_offset(buffer.size, live_together, problem.alignment)
         offsets[buffer.id] = offset
         placed.add(buffer, offset)
@@ -104,73 +111,3 @@ def first_fit_offset(size: int, live_together: Sequence[tuple[int, int]], alignm
             return cursor
         cursor = max(cursor, align_up(offset + other_size, alignment))
     return cursor
-
-
-class _PlacedBuffers:
-    """Placed buffers, indexed to answer "which are live at a common step with [start, end]?".
-
-    A placed buffer conflicts with [start, end] iff it contains step `start` (a stabbing query on
-    a segment tree over the problem's distinct steps) or it begins in (start, end] (a range of a
-    list sorted by first step). The two sets are disjoint, so nothing is reported twice.
-    """
-
-    def __init__(self, buffers: Sequence[Buffer]) -> None:
-        steps = sorted({b.start for b in buffers} | {b.end for b in buffers})
-        self.rank = {step: position for position, step in enumerate(steps)}
-        self.leaf_count = 1
-        while self.leaf_count < max(1, len(steps)):
-            self.leaf_count *= 2
-        self.tree: list[list[int] | None] = [None] * (2 * self.leaf_count)
-        self.sequence_base = len(buffers) + 1
-        # Keys rank(start) * sequence_base + sequence: sorted by first step, then insertion.
-        self.starts: list[int] = []
-        self.placed: list[tuple[int, int]] = []  # sequence → (offset, size)
-
-    def add(self, buffer: Buffer, offset: int) -> None:
-        """Record a placed buffer."""
-        sequence = len(self.placed)
-        self.placed.append((offset, buffer.size))
-        low, high = self.rank[buffer.start], self.rank[buffer.end]
-        self.insert_interval(low, high, sequence)
-        bisect.insort(self.starts, low * self.sequence_base + sequence)
-
-    def insert_interval(self, low: int, high: int, sequence: int) -> None:
-        """Store sequence in the O(log n) tree nodes that exactly cover ranks [low, high]."""
-        if high < low:
-            return  # a buffer that ends before it starts is live at no step
-        left, right = low + self.leaf_count, high + self.leaf_count + 1
-        while left < right:
-            if left & 1:
-                self.append(left, sequence)
-                left += 1
-            if right & 1:
-                right -= 1
-                self.append(right, sequence)
-            left //= 2
-            right //= 2
-
-    def append(self, node: int, sequence: int) -> None:
-        """Add sequence to one tree node's list."""
-        bucket = self.tree[node]
-        if bucket is None:
-            self.tree[node] = [sequence]
-        else:
-            bucket.append(sequence)
-
-    def live_between(self, start: int, end: int) -> list[tuple[int, int]]:
-        """(offset, size) of every placed buffer live at some step in [start, end]."""
-        if end < start:
-            return []
-        found: list[tuple[int, int]] = []
-        low, high = self.rank[start], self.rank[end]
-        node = low + self.leaf_count
-        while node:
-            bucket = self.tree[node]
-            if bucket is not None:
-                found.extend(self.placed[sequence] for sequence in bucket)
-            node //= 2
-        first = bisect.bisect_left(self.starts, (low + 1) * self.sequence_base)
-        stop = bisect.bisect_left(self.starts, (high + 1) * self.sequence_base)
-        for key in self.starts[first:stop]:
-            found.append(self.placed[key % self.sequence_base])
-        return found
