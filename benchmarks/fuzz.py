@@ -95,17 +95,30 @@ def replay(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def report_progress(result: CampaignResult) -> None:
-    """One status line on stderr every few seconds."""
-    done = result.executions
-    rate = done / result.wall_seconds if result.wall_seconds else 0.0
-    counts = ", ".join(f"{k} {result.counts[k]:,}" for k in OUTCOME_KINDS if result.counts[k])
-    remaining = (result.config.executions - done) / rate if rate else 0.0
-    print(
-        f"  {done:,}/{result.config.executions:,} ({rate:.0f}/s, ~{remaining / 60:.0f} min "
-        f"left): {counts}",
-        file=sys.stderr,
-    )
+class ProgressReport:
+    """Called every few seconds: a status line on stderr, and a line per new failure (with the
+    input number that replays it)."""
+
+    def __init__(self) -> None:
+        self.failures_shown = 0
+
+    def __call__(self, result: CampaignResult) -> None:
+        for execution in result.failures[self.failures_shown :]:
+            print(
+                f"  FAILED input {execution.index}: {execution.outcome.signature} "
+                f"({execution.outcome.detail[:120]}) | {execution.recipe[:120]}",
+                file=sys.stderr,
+            )
+        self.failures_shown = len(result.failures)
+        done = result.executions
+        rate = done / result.wall_seconds if result.wall_seconds else 0.0
+        counts = ", ".join(f"{k} {result.counts[k]:,}" for k in OUTCOME_KINDS if result.counts[k])
+        remaining = (result.config.executions - done) / rate if rate else 0.0
+        print(
+            f"  {done:,}/{result.config.executions:,} ({rate:.0f}/s, ~{remaining / 60:.0f} min "
+            f"left): {counts}",
+            file=sys.stderr,
+        )
 
 
 def print_tables(result: CampaignResult, console: Console) -> None:
@@ -226,7 +239,7 @@ def main() -> int:
         f"(* deep tier: 1 in {config.deep_every} inputs)",
         file=sys.stderr,
     )
-    result = run_campaign(config, progress=report_progress)
+    result = run_campaign(config, progress=ProgressReport())
     print_tables(result, Console(width=160))
     if arguments.save_failures and result.failures:
         save_failures(result, arguments.save_failures)
