@@ -626,3 +626,53 @@ def test_custom_options_are_read_from_the_file() -> None:
 
     assert read_custom_options(model, 0, 0) == b"\x01\x02\x03\x04"
     assert read_custom_options(model, 0, 1) == b""
+
+
+def test_planner_waste_search_time_is_one_budget_for_all_arenas() -> None:
+    # Found by the campaign: 500 subgraph entries sharing one table give LiteRT 1,000 arenas,
+    # and planner-waste spent its whole time limit on each (90 s at 0.05 s per arena).
+    from arenalens.diagnostics.rules import diagnose
+    from arenalens.fuzzing.hostile import shared_subgraphs_model
+
+    model = load_model(shared_subgraphs_model(500, 10))
+    with within(20):
+        diagnose(model, runtime="litert", planner_time_limit_s=1.0, what_if=True)
+
+
+def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
+    # Found by the campaign: a shape retargeted onto another vector gave an SVDF input the
+    # dimension -1,087,775,173; its scratch request became a negative Buffer size (ValueError).
+    from arenalens.runtimes import tflm
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [-1087775173])
+    weights = graph.add_tensor("weights_feature", [32, 32], data=bytes(4 * 32 * 32))
+    time_weights = graph.add_tensor("weights_time", [32, 32], data=bytes(4 * 32 * 32))
+    state = graph.add_tensor("state", [1, 1024], is_variable=True)
+    y = graph.add_tensor("y", [1, 32])
+    graph.add_operator("SVDF", [x, weights, time_weights, -1, state], [y], options={"rank": 1})
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    model = load_model(builder.build())
+    with pytest.raises(ModelError, match=r"operator 0 \(SVDF\).*negative size"):
+        tflm.arenas(model)
+
+
+def test_an_offline_plan_past_two_gigabytes_is_refused() -> None:
+    # Found by the campaign (absurd shapes): `optimize` packed offsets above 2**31 into the
+    # int32 OfflineMemoryAllocation and raised struct.error.
+    from arenalens.optimize import optimize_model
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1 << 29, 4])  # 8 GiB of float32, never allocated here
+    a = graph.add_tensor("a", [1 << 29, 4])
+    y = graph.add_tensor("y", [1 << 29, 4])
+    graph.add_operator("RELU", [x], [a])
+    graph.add_operator("ADD", [a, x], [y])
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    model = load_model(builder.build())
+    with pytest.raises(ModelError, match="32-bit offsets"):
+        optimize_model(model, planner="greedy_by_size")

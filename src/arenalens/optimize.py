@@ -37,7 +37,7 @@ from arenalens.analysis.schedule import (
     apply_schedule,
     schedule_problem,
 )
-from arenalens.errors import PlanError, RuntimeUnavailableError
+from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan, Tensor
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
@@ -52,6 +52,8 @@ from arenalens.tflite.rewriter import rewrite_model
 OFFSET_ALIGNMENT = 16
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
+# The metadata stores offsets as int32.
+INT32_MAX = 2**31 - 1
 # Buffers that hold model tensors; the others (TFLM scratch, LiteRT temporaries) live only while
 # their operator runs.
 _MODEL_TENSORS = (BufferKind.TENSOR, BufferKind.VARIABLE)
@@ -291,6 +293,13 @@ def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, in
             continue
         for tensor in (planned.tensor, *planned.aliases):
             values[model.tensor_offset_index(planned.subgraph, tensor)] = offsets[planned.id]
+    highest = max(values, default=0)
+    if highest > INT32_MAX:
+        raise ModelError(
+            model.source,
+            f"the plan places a tensor at offset {highest:,}: OfflineMemoryAllocation holds "
+            "32-bit offsets (below 2 GiB), so TFLM cannot be given this plan",
+        )
     return OfflinePlan(OFFLINE_PLAN_VERSION, len(model.subgraphs), tuple(values))
 
 

@@ -76,7 +76,7 @@ def register(subparsers: Any) -> None:
         type=float,
         default=5.0,
         metavar="SECONDS",
-        help="time for the exact planner behind planner-waste (default: 5)",
+        help="search time for planner-waste, one budget shared by all arenas (default: 5)",
     )
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     add_input_shape_option(parser)

@@ -46,7 +46,7 @@ class DiagnoseContext:
     runtime: str  # "tflm" | "litert"
     analysis: Analysis | None  # None when planning failed; plan rules are then skipped
     required_alignment: int  # --alignment, or RUNTIME_ALIGNMENT[runtime]
-    planner_time_limit_s: float = 5.0  # for the exact planner behind `planner-waste`
+    planner_time_limit_s: float = 5.0  # search budget of `planner-waste`, for all arenas
     what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
 
     @cached_property

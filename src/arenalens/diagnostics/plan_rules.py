@@ -7,6 +7,7 @@ included), so it judges what the device will really do.
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -20,7 +21,9 @@ from arenalens.planning.registry import planner_names, run_planner
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
 # (not registered, or their extra not installed) are skipped.
-OPTIMUM_PLANNERS = ("best", "optimal", "hillclimb", "greedy_by_size", "greedy_by_breadth")
+# `best` runs every heuristic, hill climbing and CP-SAT within its time; the quick heuristics
+# after it are what arenas get once the search budget is spent.
+OPTIMUM_PLANNERS = ("best", "greedy_by_size", "greedy_by_breadth", "first_fit")
 
 
 def _arenas(context: DiagnoseContext) -> Sequence[ArenaResult]:
@@ -236,26 +239,44 @@ def _aligned_arena_size(arena: ArenaProblem, alignment: int) -> int | None:
 
 
 def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
-    """Arenas where the runtime's planner needs more bytes than the best plan arenalens finds."""
-    for result in _arenas(context):
-        runtime_size = result.runtime_plan.arena_size
-        lower_bound = result.lower_bound
-        if runtime_size <= lower_bound or not result.arena.problem.buffers:
-            continue
-        best = _best_plan(context, result.arena.problem)
-        if best is None or best.arena_size >= runtime_size:
-            continue
-        yield _waste_finding(context, result, best)
+    """Arenas where the runtime's planner needs more bytes than the best plan arenalens finds.
+
+    The search time (`planner_time_limit_s`) is one budget for the whole model, spent first on
+    the arenas with the most bytes above their lower bound; once it is spent, the remaining
+    arenas get the quick heuristics only (a model with 500 subgraphs must not take 500 limits).
+    """
+    candidates = [
+        result
+        for result in _arenas(context)
+        if result.runtime_plan.arena_size > result.lower_bound and result.arena.problem.buffers
+    ]
+    budget_end = time.monotonic() + context.planner_time_limit_s
+    best_plans: dict[int, Plan | None] = {}
+    by_gain = sorted(
+        range(len(candidates)),
+        key=lambda i: candidates[i].lower_bound - candidates[i].runtime_plan.arena_size,
+    )
+    for position in by_gain:
+        problem = candidates[position].arena.problem
+        best_plans[position] = _best_plan(problem, budget_end - time.monotonic())
+    for position, result in enumerate(candidates):
+        best = best_plans[position]
+        if best is not None and best.arena_size < result.runtime_plan.arena_size:
+            yield _waste_finding(context, result, best)
 
 
-def _best_plan(context: DiagnoseContext, problem: Problem) -> Plan | None:
+def _best_plan(problem: Problem, search_seconds: float) -> Plan | None:
+    """The smallest plan of OPTIMUM_PLANNERS; searching planners run only while search time is
+    left, and get all of it."""
     known = set(planner_names())
     best: Plan | None = None
     for name in OPTIMUM_PLANNERS:
-        if name not in known:
+        searches = name in known and _is_search_planner(name)
+        if name not in known or (searches and search_seconds <= 0):
             continue
+        knobs = {"time_limit_s": search_seconds} if searches else {}
         try:
-            plan = run_planner(name, problem, **_knobs(name, context.planner_time_limit_s))
+            plan = run_planner(name, problem, **knobs)
         except ArenalensError:
             continue  # e.g. OR-Tools missing for 'optimal'
         if best is None or plan.arena_size < best.arena_size:
@@ -265,12 +286,11 @@ def _best_plan(context: DiagnoseContext, problem: Problem) -> Plan | None:
     return best
 
 
-def _knobs(name: str, time_limit_s: float) -> dict[str, float]:
-    """Pass a time limit only to planners that take one."""
+def _is_search_planner(name: str) -> bool:
+    """True for planners that take a time limit."""
     from arenalens.planning.registry import get_planner  # noqa: PLC0415 - keeps imports flat
 
-    parameters = inspect.signature(get_planner(name).function).parameters
-    return {"time_limit_s": time_limit_s} if "time_limit_s" in parameters else {}
+    return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
 
 
 def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) -> Finding:

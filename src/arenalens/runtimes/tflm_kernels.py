@@ -359,4 +359,10 @@ def kernel_memory(view: OperatorView) -> KernelMemoryUse:
     if kernel.init_extra is not None:
         init.extend(PersistentBytes(n, "Init state") for n in kernel.init_extra(view))
     builtin = None if view.operator.is_custom else kernel.builtin_data
-    return KernelMemoryUse(builtin, tuple(init), tuple(kernel.prepare(view)), known)
+    prepare = tuple(kernel.prepare(view))
+    for allocation in (*init, *prepare):
+        if isinstance(allocation, PersistentBytes):
+            view.checked_size(allocation.nbytes, allocation.what)
+        elif isinstance(allocation, TempBytes):
+            view.checked_size(allocation.nbytes, "temporary buffer")
+    return KernelMemoryUse(builtin, tuple(init), prepare, known)

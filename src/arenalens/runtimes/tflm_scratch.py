@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
+from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.tflite.custom_options import custom_options
 
@@ -63,6 +64,18 @@ class OperatorView:
         """An integer builtin option, with a default when the model leaves it out."""
         value = self.operator.options.get(name, default)
         return int(value) if isinstance(value, int | bool) else default
+
+    def checked_size(self, nbytes: int, what: str) -> int:
+        """nbytes of a kernel allocation, or ModelError when the model's shapes make it
+        negative (the kernel's Prepare would reject those shapes before allocating)."""
+        if nbytes < 0:
+            operator = self.operator
+            raise ModelError(
+                self.model.source,
+                f"subgraph {self.subgraph.index} operator {operator.index} ({operator.opcode}): "
+                f"its tensor shapes give the kernel's {what} a negative size ({nbytes:,} bytes)",
+            )
+        return nbytes
 
 
 ScratchFunction = Callable[[OperatorView], Sequence[tuple[int, str]]]
@@ -247,6 +260,6 @@ def operator_scratch(
         return ()
     view = OperatorView(model, subgraph, operator)
     return tuple(
-        ScratchRequest(subgraph.index, operator.index, nbytes, label)
+        ScratchRequest(subgraph.index, operator.index, view.checked_size(nbytes, label), label)
         for nbytes, label in rule.requests(view)
     )
