@@ -676,3 +676,32 @@ def test_an_offline_plan_past_two_gigabytes_is_refused() -> None:
     model = load_model(builder.build())
     with pytest.raises(ModelError, match="32-bit offsets"):
         optimize_model(model, planner="greedy_by_size")
+
+
+def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
+    # Found by the campaign: after `apply_schedule`, custom options were read at the operator's
+    # new index in the (unchanged) file, i.e. another operator's options; optimize's read-back
+    # of the rewritten file then disagreed with the plan it had made.
+    from flatbuffers import flexbuffers
+
+    from arenalens.analysis.schedule import Schedule, apply_schedule
+    from arenalens.runtimes.tflm_scratch import scratch_requests
+    from arenalens.tflite.rewriter import rewrite_model
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 1024], "INT16")
+    outputs = []
+    for length in (64, 512):
+        output = graph.add_tensor(f"rfft{length}", [1, length + 2], "INT16")
+        options = flexbuffers.Dumps({"fft_length": length})
+        graph.add_operator("CUSTOM:SignalRfft", [x], [output], custom_options=options)
+        outputs.append(output)
+    graph.set_inputs([x])
+    graph.set_outputs(outputs)
+    model = load_model(builder.build())
+    reordered = apply_schedule(model, Schedule({0: (1, 0)}))
+    written = load_model(rewrite_model(bytes(model.data), operator_orders={0: (1, 0)}))
+    sizes = [request.nbytes for request in scratch_requests(reordered)]
+    assert sizes == [request.nbytes for request in scratch_requests(written)]
+    assert sizes == [512 * 2, 64 * 2]

@@ -174,11 +174,19 @@ class Operator:
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     # Subgraphs this operator runs, in the order the runtimes visit them.
     called_subgraphs: tuple[int, ...] = ()
+    # Where its table sits in the file's operators vector, when a reordering moved it (None:
+    # at `index`); what reads the file for this operator (custom options) must use this.
+    file_index: int | None = None
 
     @property
     def is_custom(self) -> bool:
         """True for custom ops (opcode 'CUSTOM:...')."""
         return self.custom_code is not None
+
+    @property
+    def position_in_file(self) -> int:
+        """Index of this operator's table in the FlatBuffer's operators vector."""
+        return self.index if self.file_index is None else self.file_index
 
 
 @dataclass(frozen=True)

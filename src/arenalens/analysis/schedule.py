@@ -179,7 +179,12 @@ def apply_schedule(model: Model, schedule: Schedule) -> Model:
     for subgraph_index, order in schedule.orders.items():
         subgraph = subgraphs[subgraph_index]
         operators = tuple(
-            replace(subgraph.operators[old], index=new) for new, old in enumerate(order)
+            replace(
+                subgraph.operators[old],
+                index=new,
+                file_index=subgraph.operators[old].position_in_file,
+            )
+            for new, old in enumerate(order)
         )
         subgraphs[subgraph_index] = Subgraph(
             index=subgraph.index,

@@ -231,7 +231,7 @@ def _custom_row(
 
 
 def _custom_int(view: OperatorView, key: str) -> int:
-    options = custom_options(view.model, view.subgraph.index, view.operator.index)
+    options = custom_options(view.model, view.subgraph.index, view.operator.position_in_file)
     value = options.get(key, 0) if isinstance(options, dict) else 0
     return int(value) if isinstance(value, int) else 0
 

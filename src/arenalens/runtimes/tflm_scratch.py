@@ -171,7 +171,7 @@ def _mirror_pad(view: OperatorView) -> list[tuple[int, str]]:
 
 
 def _detection_postprocess(view: OperatorView) -> list[tuple[int, str]]:
-    options = custom_options(view.model, view.subgraph.index, view.operator.index)
+    options = custom_options(view.model, view.subgraph.index, view.operator.position_in_file)
     options = options if isinstance(options, dict) else {}
     max_detections = int(options.get("max_detections", 0))
     num_classes = int(options.get("num_classes", 0))
@@ -203,7 +203,7 @@ def _int4_filter(filter_position: int) -> ScratchFunction:
 
 
 def _signal_rfft(view: OperatorView) -> list[tuple[int, str]]:
-    options = custom_options(view.model, view.subgraph.index, view.operator.index)
+    options = custom_options(view.model, view.subgraph.index, view.operator.position_in_file)
     fft_length = int(options.get("fft_length", 0)) if isinstance(options, dict) else 0
     return [(fft_length * view.input_element_bytes(0, 2), "rfft work area")]
 
