@@ -46,14 +46,15 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--time-limit", type=float, default=30.0, help="CPU seconds per input (wall: 4x + 10)"
+        "--time-limit", type=float, default=60.0, help="CPU seconds per input (wall: 4x + 10)"
     )
     parser.add_argument("--memory-limit-mb", type=int, default=3072, help="per worker (RLIMIT_AS)")
     parser.add_argument(
         "--deep-every",
         type=int,
-        default=10,
-        help="1 in N inputs also runs images, diagnose, reorder and optimize (default 10)",
+        default=20,
+        help="1 in N inputs also runs the deep tier: searches, terminal text, images, diagnose, "
+        "reorder and optimize (default 20)",
     )
     parser.add_argument(
         "--corpus",

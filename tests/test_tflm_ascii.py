@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from arenalens.analysis.problem import ArenaProblem
 from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.planning.problem import Plan
@@ -73,3 +76,45 @@ def test_offsets_beyond_32_bit_arithmetic_get_a_note() -> None:
     plan = Plan("manual", MappingProxyType({0: 0, 1: 30_000_000}), 30_000_064)
     text = render_tflm_memory_plan(arena, plan)
     assert text.splitlines()[-1].startswith("note: offsets above 26,843,545 bytes overflow")
+
+
+def per_step_bars(arena: ArenaProblem, plan: Plan) -> list[str]:
+    """The step lines computed the plain way: every buffer tested at every step."""
+    rows = [(b.size, plan.offsets[b.id], b.start, b.end) for b in arena.problem.buffers]
+    scale = max([80, *(offset + size for size, offset, _, _ in rows)])
+    lines = []
+    for step in range(max(last for _, _, _, last in rows) + 1):
+        bar = ["."] * 80
+        used = 0
+        for index, (size, offset, first, last) in enumerate(rows):
+            if first <= step <= last:
+                used += size
+                for column in range(offset * 80 // scale, (offset + size) * 80 // scale):
+                    character = "*" if first == last else ordinal_character(index)
+                    bar[column] = character if bar[column] == "." else "!"
+        lines.append(f"{step:4d}: {''.join(bar)} ({(used + 1023) // 1024}k)")
+    return lines
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4096), st.integers(0, 30), st.integers(0, 30)),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_step_lines_match_the_per_step_walk(rows: list[tuple[int, int, int]]) -> None:
+    arena = arena_of([(size, min(a, b), max(a, b)) for size, a, b in rows])
+    plan = run_planner("tflm_greedy", arena.problem)
+    lines = render_tflm_memory_plan(arena, plan).splitlines()
+    assert lines[len(rows) :] == per_step_bars(arena, plan)
+
+
+def test_a_million_steps_print_each_unchanged_stretch_once() -> None:
+    # Control flow run thousands of times gives a million steps; the printout stays short.
+    arena = arena_of([(64, 0, 999_999), (32, 10, 500_000), (16, 999_999, 999_999)])
+    plan = run_planner("tflm_greedy", arena.problem)
+    lines = render_tflm_memory_plan(arena, plan).splitlines()
+    assert len(lines) < 20
+    assert "  11-500000: as step 10" in lines
+    assert lines[-1].startswith("999999: ")

@@ -31,8 +31,10 @@ NEVER_FREED = 2**31 - 1
 TFLM_CONTROL_FLOW_CODES = frozenset({118, 119, 129})  # IF, WHILE, CALL_ONCE
 # Steps a TFLM walk may take beyond one per operator: far above any real model's control flow
 # (each subgraph call adds one step plus the callee's), low enough that a hostile call graph
-# whose walk grows exponentially is refused in milliseconds instead of running for hours.
-MAX_EXTRA_TFLM_STEPS = 1_000_000
+# whose walk grows exponentially is refused in milliseconds instead of running for hours. (At
+# a million, a 30 KB fan-out model's million-step timeline cost every later stage seconds:
+# about a minute of CPU from report to optimize.)
+MAX_EXTRA_TFLM_STEPS = 100_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,13 +211,13 @@ class CampaignConfig:
     workers: int = 2
     # Per input, inside the worker: CPU seconds (SIGPROF), so a busy machine does not turn slow
     # inputs into hangs; and wall seconds (SIGALRM) for an input that blocks without computing.
-    time_limit_s: float = 30.0
+    time_limit_s: float = 60.0  # a 5,000-operator model takes about 40 s through every stage
     wall_limit_s: float | None = None  # None: 4 × time limit + 10
     memory_limit_bytes: int = 3 << 30  # RLIMIT_AS of each worker
     corpus_directory: str | None = None  # real models to add to the seed corpus
     # 1 in this many inputs also runs the deep-tier stages (diagnose, reorder, optimize), whose
     # searches cost seconds per model; every input runs the rest.
-    deep_every: int = 10
+    deep_every: int = 20
     batch: int = 16  # inputs sent to a worker at a time
     watchdog_s: float | None = None  # silence before a worker is killed; None: wall limit + 10
 
