@@ -28,7 +28,7 @@ buffer, in C); only gaps that fit are visited in Python. Same offsets either way
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -62,18 +62,39 @@ def litert_arena(problem: Problem) -> dict[int, int]:
             f"litert_arena cannot honour fixed offsets (buffers {fixed[:5]}): LiteRT's "
             "ArenaPlanner has no offline-planned offsets"
         )
-    by_id = problem.by_id
     order = placement_order(problem)
     if use_offset_index(problem):
         return _place_with_arrays(problem, order)
     placed = IntervalIndex(problem.buffers)
+    alignment = problem.alignment
+    return _place(
+        problem, order, placed, lambda b: best_fit_offset(b, placed.live(b.start, b.end), alignment)
+    )
+
+
+def _place_with_arrays(problem: Problem, order: Sequence[int]) -> dict[int, int]:
+    """The same placement for large problems, the live buffers from `offset_index` arrays."""
+    arrays = OffsetIndex(len(order))
+    alignment = problem.alignment
+    return _place(problem, order, arrays, lambda b: _best_fit_in_arrays(b, arrays, alignment))
+
+
+def _place(
+    problem: Problem,
+    order: Sequence[int],
+    placed: IntervalIndex | OffsetIndex,
+    best_fit: Callable[[Buffer], int],
+) -> dict[int, int]:
+    """Place buffers in order at best_fit(buffer), recording each in `placed` (zero-size buffers
+    get offset 0 and are not recorded, as in SimpleMemoryArena)."""
+    by_id = problem.by_id
     offsets: dict[int, int] = {}
     for buffer_id in order:
         buffer = by_id[buffer_id]
         if buffer.size == 0:
             offsets[buffer_id] = 0
             continue
-        offset = best_fit_offset(buffer, placed.live(buffer.start, buffer.end), problem.alignment)
+        offset = best_fit(buffer)
         offsets[buffer_id] = offset
         placed.add(buffer, offset)
     return offsets
@@ -88,21 +109,6 @@ def placement_order(problem: Problem) -> list[int]:
     named = set(listed)
     rest = [b for b in by_id if b not in named]
     return listed + list(default_litert_order(by_id[b] for b in rest))
-
-
-def _place_with_arrays(problem: Problem, order: Sequence[int]) -> dict[int, int]:
-    by_id = problem.by_id
-    index = OffsetIndex(len(order))
-    offsets: dict[int, int] = {}
-    for buffer_id in order:
-        buffer = by_id[buffer_id]
-        if buffer.size == 0:
-            offsets[buffer_id] = 0
-            continue
-        offset = _best_fit_in_arrays(buffer, index, problem.alignment)
-        offsets[buffer_id] = offset
-        index.add(buffer, offset)
-    return offsets
 
 
 def _best_fit_in_arrays(buffer: Buffer, index: OffsetIndex, alignment: int) -> int:
