@@ -19,8 +19,9 @@ from rich.table import Table
 from tflite.Model import Model as FlatModel
 
 from arenalens import load_model
-from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
 from arenalens.examples.synthetic import synthetic_model
+from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from benchkit import SHARED, best_of
 
 

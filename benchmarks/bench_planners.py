@@ -24,7 +24,7 @@ from arenalens.errors import PlanError
 from arenalens.examples.synthetic import synthetic_model
 from arenalens.ir import Model
 from arenalens.planning import planner_names, run_planner
-from arenalens.runtimes.tflm import arenas
+from arenalens.runtimes.tflm.arena import arenas
 from benchkit import SHARED, best_of
 
 

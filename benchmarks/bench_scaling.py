@@ -64,14 +64,16 @@ def stage_list(
 ) -> list[tuple[str, Callable[[dict[str, Any]], Any]]]:
     """(name, function of the shared state) for every measured stage, in pipeline order."""
     from arenalens import load_model
-    from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
     from arenalens.pipeline import analyze
     from arenalens.planning import planner_names, run_planner
     from arenalens.report.build import build_report
     from arenalens.report.html import render_html
     from arenalens.report.images import render_images
     from arenalens.report.terminal import render_report_text
-    from arenalens.runtimes import litert, tflm
+    from arenalens.runtimes.litert import rules as litert
+    from arenalens.runtimes.litert.lifetimes import litert_timeline
+    from arenalens.runtimes.tflm import arena as tflm
+    from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 
     knobs = {"optimal": {"time_limit_s": planner_limit}, "best": {"time_limit_s": planner_limit}}
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from arenalens.analysis.lifetimes import tflm_planned, tflm_timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
@@ -18,6 +17,7 @@ from arenalens.planning.check import check_plan
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up, arena_size
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget
+from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 from arenalens.tflite.reader import load_model
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from arenalens import load_model
-from arenalens.analysis.lifetimes import NEVER_FREED, litert_timeline, tflm_timeline
+from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.ir import Model
+from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.tflite.builder import ModelBuilder
 
 END = NEVER_FREED

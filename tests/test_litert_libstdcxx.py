@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from arenalens.runtimes.libstdcxx import (
+from arenalens.runtimes.litert.libstdcxx import (
     BUCKET_COUNT_CHAIN,
     UnorderedIntSet,
     _heap_sort,

@@ -19,7 +19,7 @@ import pytest
 
 from arenalens.analysis.problem import BufferKind
 from arenalens.pipeline import Analysis, analyze
-from arenalens.runtimes.litert import litert_plans
+from arenalens.runtimes.litert.rules import litert_plans
 from tests.conftest import SHARED_MODELS, SHARED_REASON, shared_reference
 
 # The reference's cluster heuristic merged two heap blocks: the arena and the persistent arena
@@ -189,7 +189,7 @@ def test_tie_orders_matter_and_are_reproduced(name: str) -> None:
     import functools
 
     from arenalens.planning import Buffer, Problem, run_planner
-    from arenalens.runtimes.litert_planner import plan_order
+    from arenalens.runtimes.litert.planner import plan_order
 
     if not (SHARED_MODELS / name).is_file():
         pytest.skip(SHARED_REASON)

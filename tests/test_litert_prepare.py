@@ -16,9 +16,11 @@ from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.litert import LITERT_ALIGNMENT, arenas, litert_plans
-from arenalens.runtimes.litert_planner import plan_order
-from arenalens.runtimes.litert_prepare import KERNEL_RULES, Allocation, prepare_model
+from arenalens.runtimes.litert.planner import plan_order
+from arenalens.runtimes.litert.prepare.driver import prepare_model
+from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES
+from arenalens.runtimes.litert.prepare.state import Allocation
+from arenalens.runtimes.litert.rules import LITERT_ALIGNMENT, arenas, litert_plans
 from arenalens.tflite.reader import parse_model
 from tests.litert_cases import CASES
 

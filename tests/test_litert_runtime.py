@@ -39,7 +39,7 @@ SHARED_SAMPLE = (
 def verify_file(path: Path) -> VerifyResult:
     """Analyze a model under LiteRT and verify it against the real interpreter."""
     pytest.importorskip("ai_edge_litert")
-    from arenalens.runtimes.litert import verify
+    from arenalens.runtimes.litert.rules import verify
 
     return verify(path, analyze(path, runtime="litert"))
 
@@ -100,7 +100,7 @@ def test_twenty_thousand_operator_chain_matches_real_interpreter(tmp_path: Path)
 
 
 def test_missing_runtime_raises_with_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arenalens.runtimes import litert
+    from arenalens.runtimes.litert import rules as litert
 
     real_find_spec = importlib.util.find_spec
 

@@ -15,11 +15,12 @@ from contextlib import contextmanager, suppress
 import pytest
 
 from arenalens import ModelError, load_model
-from arenalens.analysis.lifetimes import litert_timeline, tflm_timeline
 from arenalens.fuzzing.harness import deadline
 from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.planning.litert_arena import NEVER_FREED
 from arenalens.planning.offset_index import use_offset_index
+from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.tflite.builder import ModelBuilder
 
 
@@ -120,8 +121,8 @@ def test_tflm_exponential_control_flow_is_refused_quickly() -> None:
 
 
 def test_tflm_step_count_matches_the_walk() -> None:
-    from arenalens.analysis.lifetimes import tflm_step_count
     from arenalens.fuzzing.seeds import control_flow_model
+    from arenalens.runtimes.tflm.lifetimes import tflm_step_count
 
     for data in (nested_calls(6, 2), nested_calls(5, 3, "IF"), control_flow_model()):
         model = load_model(data)
@@ -220,7 +221,7 @@ def test_litert_tensor_written_by_two_operators_is_placed_once() -> None:
 
 def reference_hash_set_order(values: list[int]) -> list[int]:
     """The list version of the libstdc++ node-list emulation (O(n) per insert), for comparison."""
-    from arenalens.runtimes.libstdcxx import BUCKET_COUNT_CHAIN
+    from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 
     order: list[int] = []
     buckets, chain_position = 1, -1
@@ -247,7 +248,7 @@ def reference_hash_set_order(values: list[int]) -> list[int]:
 
 
 def test_hash_set_order_matches_the_list_emulation() -> None:
-    from arenalens.runtimes.libstdcxx import UnorderedIntSet
+    from arenalens.runtimes.litert.libstdcxx import UnorderedIntSet
 
     rng = random.Random(0)
     for _ in range(300):
@@ -257,7 +258,7 @@ def test_hash_set_order_matches_the_list_emulation() -> None:
 
 def test_hash_set_with_many_tensors_is_fast() -> None:
     # Found by `wide_operators`: one node writing 20,000 tensors; each insertion scanned the list.
-    from arenalens.runtimes.libstdcxx import UnorderedIntSet
+    from arenalens.runtimes.litert.libstdcxx import UnorderedIntSet
 
     with within(1):
         values = UnorderedIntSet(range(0, 200_000, 7))
@@ -456,7 +457,7 @@ def test_every_planner_is_fast_on_a_twenty_thousand_operator_chain() -> None:
     # recomputed per step). Quadratic code takes 15 s here; the planners now take under 1 s.
     from arenalens.examples.synthetic import synthetic_model
     from arenalens.planning import planner_names
-    from arenalens.runtimes import tflm
+    from arenalens.runtimes.tflm import arena as tflm
 
     problem = tflm.arenas(load_model(synthetic_model("chain", 20_000)))[0].problem
     for name in planner_names():
@@ -642,7 +643,7 @@ def test_planner_waste_search_time_is_one_budget_for_all_arenas() -> None:
 def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
     # Found by the campaign: a shape retargeted onto another vector gave an SVDF input the
     # dimension -1,087,775,173; its scratch request became a negative Buffer size (ValueError).
-    from arenalens.runtimes import tflm
+    from arenalens.runtimes.tflm import arena as tflm
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -685,7 +686,7 @@ def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
     from flatbuffers import flexbuffers
 
     from arenalens.analysis.schedule import Schedule, apply_schedule
-    from arenalens.runtimes.tflm_scratch import scratch_requests
+    from arenalens.runtimes.tflm.scratch import scratch_requests
     from arenalens.tflite.rewriter import rewrite_model
 
     builder = ModelBuilder()

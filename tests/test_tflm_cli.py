@@ -11,8 +11,8 @@ import pytest
 
 from arenalens.cli import main
 from arenalens.errors import RuntimeUnavailableError
-from arenalens.runtimes import tflm_verify
-from arenalens.runtimes.tflm_probe import Category, Probe
+from arenalens.runtimes.tflm import verify as tflm_verify
+from arenalens.runtimes.tflm.probe import Category, Probe
 
 HELLO = "tflite_micro__hello_world_float.tflite"
 

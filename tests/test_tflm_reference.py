@@ -15,8 +15,9 @@ import pytest
 from arenalens import load_model
 from arenalens.pipeline import analyze
 from arenalens.planning import run_planner
-from arenalens.runtimes.tflm import arenas, predict_setup
-from arenalens.runtimes.tflm_scratch import scratch_requests
+from arenalens.runtimes.tflm.arena import arenas
+from arenalens.runtimes.tflm.budget import predict_setup
+from arenalens.runtimes.tflm.scratch import scratch_requests
 from tests.conftest import SHARED_MODELS, SHARED_REASON, shared_reference
 
 
@@ -138,7 +139,7 @@ def all_corpus_models() -> list[Any]:
 
 @pytest.mark.parametrize("name", all_corpus_models())
 def test_setup_failures_predict_which_models_tflm_loads(name: str) -> None:
-    from arenalens.runtimes.tflm import setup_failures
+    from arenalens.runtimes.tflm.support import setup_failures
 
     loads = shared_reference()[name]["tflm"]["loads"]
     failures = setup_failures(load_model(SHARED_MODELS / name))

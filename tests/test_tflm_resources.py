@@ -11,9 +11,11 @@ import pytest
 
 from arenalens.pipeline import analyze
 from arenalens.planning import run_planner
-from arenalens.runtimes.tflm import arenas, plan_facts, predict_setup, setup_failures
-from arenalens.runtimes.tflm_resources import resource_variables
-from arenalens.runtimes.tflm_setup import HOST_64, MCU_32, PERSISTENT_BUFFERS, setup_sequence
+from arenalens.runtimes.tflm.arena import arenas
+from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
+from arenalens.runtimes.tflm.resources import resource_variables
+from arenalens.runtimes.tflm.setup import HOST_64, MCU_32, PERSISTENT_BUFFERS, setup_sequence
+from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import parse_model
 from tests import tflm_synthetic as synthetic
@@ -215,7 +217,7 @@ def test_container_rules_predict_setup_failures(first: str | None, second: str |
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_pinned_numbers_are_what_the_interpreter_prints(name: str, tmp_path: Path) -> None:
     pytest.importorskip("tflite_micro")
-    from arenalens.runtimes.tflm_probe import probe
+    from arenalens.runtimes.tflm.probe import probe
 
     head, tail, minimum, categories = PINNED[name]
     path = str(tmp_path / f"{name}.tflite")
@@ -232,7 +234,7 @@ def test_pinned_numbers_are_what_the_interpreter_prints(name: str, tmp_path: Pat
 @pytest.mark.runtime
 def test_preserve_all_tensors_minimal_arena_with_resource_variables(tmp_path: Path) -> None:
     pytest.importorskip("tflite_micro")
-    from arenalens.runtimes.tflm_probe import probe
+    from arenalens.runtimes.tflm.probe import probe
 
     path = str(tmp_path / "mixed.tflite")
     Path(path).write_bytes(synthetic.resource_variables_mixed())
@@ -249,7 +251,7 @@ def test_container_failures_match_the_interpreter(
     first: str | None, second: str | None, tmp_path: Path
 ) -> None:
     pytest.importorskip("tflite_micro")
-    from arenalens.runtimes.tflm_probe import probe
+    from arenalens.runtimes.tflm.probe import probe
 
     path = str(tmp_path / "containers.tflite")
     Path(path).write_bytes(containers_model(first, second))

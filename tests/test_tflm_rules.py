@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from arenalens.analysis.problem import BufferKind
 from arenalens.ir import OfflinePlan
-from arenalens.runtimes.tflm import arenas, setup_failures
-from arenalens.runtimes.tflm_setup import Action, Allocation, minimal_arena_size, replay
+from arenalens.runtimes.tflm.arena import arenas
+from arenalens.runtimes.tflm.setup import Action, Allocation, minimal_arena_size, replay
+from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import encode_offline_plan, parse_model
 
@@ -99,7 +100,7 @@ def test_one_pass_minimum_equals_brute_force(sequence: list[Allocation]) -> None
 
 
 def scratch_sizes(data: bytes) -> list[tuple[str, int]]:
-    from arenalens.runtimes.tflm_scratch import scratch_requests
+    from arenalens.runtimes.tflm.scratch import scratch_requests
 
     return [(r.label, r.nbytes) for r in scratch_requests(parse_model(data, "synthetic"))]
 

@@ -30,7 +30,7 @@ def test_verify_agrees_on_corpus_models(name: str, shared_path: Path, capsys: ob
 
 @pytest.mark.parametrize("name", sorted(SYNTHETIC_MODELS))
 def test_verify_agrees_on_synthetic_models(name: str, tmp_path: Path) -> None:
-    from arenalens.runtimes.tflm_verify import verify
+    from arenalens.runtimes.tflm.verify import verify
 
     path = tmp_path / f"{name}.tflite"
     path.write_bytes(SYNTHETIC_MODELS[name]())
@@ -40,7 +40,7 @@ def test_verify_agrees_on_synthetic_models(name: str, tmp_path: Path) -> None:
 
 
 def test_too_small_arenas_fail_or_crash_in_the_child_only(shared_path: Path) -> None:
-    from arenalens.runtimes.tflm_probe import probe
+    from arenalens.runtimes.tflm.probe import probe
 
     model = str(shared_path / "tflite_micro__hello_world_float.tflite")
     assert probe(model, 1935).status == "too_small"

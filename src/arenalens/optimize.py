@@ -371,8 +371,8 @@ def prove_outputs(
 ) -> OutputProof:
     """Run both files on real TFLM with the same random inputs → heads and output equality."""
     try:
-        from arenalens.runtimes import tflm_run  # noqa: PLC0415 - needs the runtime extra
-        from arenalens.runtimes.tflm_probe import require_tflite_micro  # noqa: PLC0415
+        from arenalens.runtimes.tflm import run as tflm_run  # noqa: PLC0415 - runtime extra
+        from arenalens.runtimes.tflm.probe import require_tflite_micro  # noqa: PLC0415
 
         require_tflite_micro()
     except (ImportError, RuntimeUnavailableError) as error:

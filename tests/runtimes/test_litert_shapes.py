@@ -12,7 +12,7 @@ from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.examples import example_bytes
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert_shapes import (
+from arenalens.runtimes.litert.shapes import (
     input_tensor_index,
     parse_input_shape,
     resize_model_inputs,

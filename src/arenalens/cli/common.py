@@ -93,7 +93,7 @@ def add_input_shape_option(parser: argparse.ArgumentParser) -> None:
 
 def input_shapes(args: argparse.Namespace) -> dict[str | int, tuple[int, ...]]:
     """The parsed --input-shape values: {input name or position: shape} (UsageError if bad)."""
-    from arenalens.runtimes.litert_shapes import parse_input_shape  # noqa: PLC0415
+    from arenalens.runtimes.litert.shapes import parse_input_shape  # noqa: PLC0415
 
     shapes: dict[str | int, tuple[int, ...]] = {}
     for text in getattr(args, "input_shape", None) or []:
@@ -110,7 +110,7 @@ def load_with_input_shapes(path: str, args: argparse.Namespace) -> Model:
     model = load_model_argument(path)
     if not shapes:
         return model
-    from arenalens.runtimes.litert_shapes import resize_model_inputs  # noqa: PLC0415
+    from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415
 
     return resize_model_inputs(model, shapes)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from arenalens.analysis.lifetimes import Timeline, litert_timeline, tflm_timeline
+from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.summary import summarize
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
@@ -18,6 +18,8 @@ from arenalens.cli.common import (
 )
 from arenalens.ir import Model
 from arenalens.report.inspect import inspect_document, render_inspect
+from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 
 _COLUMNS = (
     ("subgraphs", "subgraphs"),

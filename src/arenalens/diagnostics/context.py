@@ -15,11 +15,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from types import MappingProxyType
 
-from arenalens.analysis.lifetimes import Timeline, litert_timeline, tflm_timeline
+from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.diagnostics.findings import short_name
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis
+from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 
 # Offsets a runtime's kernels can rely on when nobody asks for more: TFLM plans 16-byte rounded
 # sizes from a 16-aligned head start (MicroArenaBufferAlignment); LiteRT aligns every offset to 64.

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from arenalens.analysis.lifetimes import litert_arena_rw, tflm_planned
 from arenalens.diagnostics.context import DiagnoseContext, format_bytes, tensor_name
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import OPERAND_SPECS
 from arenalens.ir import Operator, Subgraph, Tensor
+from arenalens.runtimes.litert.lifetimes import litert_arena_rw
+from arenalens.runtimes.tflm.lifetimes import tflm_planned
 
 # Vela compiles a whole graph into one custom op whose scratch tensors only the NPU writes.
 VELA_OPCODE = "CUSTOM:ethos-u"

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from arenalens.analysis.lifetimes import tflm_planned
 from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
 from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.ir import Model, Tensor
+from arenalens.runtimes.tflm.lifetimes import tflm_planned
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,19 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from arenalens.analysis.lifetimes import (
-    NEVER_FREED,
-    litert_arena_rw,
-    litert_timeline,
-    tflm_planned,
-    tflm_timeline,
-)
+from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, format_bytes
 from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 
 # Reordering is a heuristic over all ready operators at each step: O(n²); beyond this many
 # operators the hint is skipped to keep `diagnose` fast.
@@ -400,7 +396,7 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     for scale in RESOLUTION_SCALES:
         shape = _scaled_shape(tensor.shape, axes, scale)
         try:
-            from arenalens.runtimes.litert_shapes import (  # noqa: PLC0415 - optional extra
+            from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415 - optional extra
                 resize_model_inputs,
             )
 

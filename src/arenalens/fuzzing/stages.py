@@ -17,7 +17,6 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.analysis.lifetimes import litert_timeline, tflm_planned, tflm_timeline
 from arenalens.analysis.schedule import apply_schedule, schedule_problem
 from arenalens.diagnostics.rules import diagnose
 from arenalens.exports import FORMATS, export
@@ -36,6 +35,8 @@ from arenalens.report.inspect import inspect_document, render_inspect
 from arenalens.report.plan import plan_document, render_plan
 from arenalens.report.terminal import render_report_text
 from arenalens.runtimes import RUNTIME_MODULES
+from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 from arenalens.tflite.reader import load_model
 
 State = dict[str, Any]

@@ -72,7 +72,7 @@ class RuntimeRules:
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
-    {"tflm": "arenalens.runtimes.tflm", "litert": "arenalens.runtimes.litert"}
+    {"tflm": "arenalens.runtimes.tflm.rules", "litert": "arenalens.runtimes.litert.rules"}
 )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from arenalens.ir import Model
 from arenalens.runtimes.child import run_in_child
-from arenalens.runtimes.tflm_probe import parse_allocations, require_tflite_micro
+from arenalens.runtimes.tflm.probe import parse_allocations, require_tflite_micro
 
 RUN_TIMEOUT_SECONDS = 300.0
 # Integer inputs are drawn over their whole range, floats from a unit normal.

@@ -15,8 +15,8 @@ from typing import Any
 from arenalens.errors import ModelError
 from arenalens.planning.problem import align_up
 from arenalens.runtimes import VerifyResult, VerifyRow
-from arenalens.runtimes.tflm import SetupPrediction, predict_setup
-from arenalens.runtimes.tflm_probe import Probe, minimal_arena, probe, require_tflite_micro
+from arenalens.runtimes.tflm.budget import SetupPrediction, predict_setup
+from arenalens.runtimes.tflm.probe import Probe, minimal_arena, probe, require_tflite_micro
 
 # The smallest "roomy" size tried, like the reference's first rung (1 MiB).
 ROOMY_MINIMUM = 1 << 20

@@ -1,7 +1,7 @@
 """Child-process probe: a .tflite path → JSON of every tensor's real address after LiteRT's
 `allocate_tensors()` (optimized builtin kernels, no default delegates).
 
-Run as `python -m arenalens.runtimes.litert_probe MODEL.tflite`; it prints one JSON object on
+Run as `python -m arenalens.runtimes.litert.probe MODEL.tflite`; it prints one JSON object on
 stdout. It runs in a child process because a bad model (or a `tensor()` call on a typeless
 kernel tensor) can crash the interpreter (docs/runtime-semantics.md §3.10). Pitfalls handled:
 typeless kernel tensors are never passed to `tensor()`; 0-d tensors come back as copies without

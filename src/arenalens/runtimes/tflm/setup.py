@@ -31,7 +31,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
-from arenalens.runtimes.tflm_kernels import (
+from arenalens.runtimes.tflm.kernels import (
     KernelAllocation,
     KernelMemoryUse,
     PersistentBytes,
@@ -39,9 +39,9 @@ from arenalens.runtimes.tflm_kernels import (
     TempTensor,
     kernel_memory,
 )
-from arenalens.runtimes.tflm_resources import resource_variables
-from arenalens.runtimes.tflm_scratch import MAX_SCRATCH_PER_OPERATOR, OperatorView
-from arenalens.runtimes.tflm_types import tflm_tensor_bytes
+from arenalens.runtimes.tflm.resources import resource_variables
+from arenalens.runtimes.tflm.scratch import MAX_SCRATCH_PER_OPERATOR, OperatorView
+from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
 # print_allocations() category names (RecordingMicroAllocator::PrintAllocations), in print order.
 EVAL_TENSORS = "TfLiteEvalTensor data"

@@ -22,13 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from arenalens.analysis.lifetimes import (
-    INPLACE_DATA_UNMODIFIED,
-    INPLACE_INPUT0_SHARED,
-    NEVER_FREED,
-)
-from arenalens.runtimes.libstdcxx import UnorderedIntSet, libstdcxx_sort
-from arenalens.runtimes.litert_prepare import Allocation, PreparedSubgraph, TensorState
+from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.runtimes.litert.libstdcxx import UnorderedIntSet, libstdcxx_sort
+from arenalens.runtimes.litert.lifetimes import INPLACE_DATA_UNMODIFIED, INPLACE_INPUT0_SHARED
+from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, TensorState
 
 # ArenaPlanner's kScalarTensorBytes: a modifying in-place op never reuses an input this small.
 SCALAR_TENSOR_BYTES = 4

@@ -1,7 +1,7 @@
 """LiteRT (TFLite CPU runtime) rules: model → its arenas, byte for byte, and a check against the
 real interpreter.
 
-Pipeline (docs/runtime-semantics.md §3): `litert_prepare` predicts the graph after Prepare
+Pipeline (docs/runtime-semantics.md §3): `litert.prepare` predicts the graph after Prepare
 (allocation types, kernel temporaries, chunks), `litert_planner` replays ArenaPlanner's
 lifetimes, in-place aliases and libstdc++-exact placement order, and the registered planner
 `litert_arena` (SimpleMemoryArena) turns that order into offsets. Each subgraph has two arenas:
@@ -10,7 +10,7 @@ the arena (ArenaRw tensors) and the persistent arena (variables, persistent temp
 Assumptions: `ai_edge_litert` / TFLite on Linux x86-64 (libstdc++ hashing and sort), optimized
 builtin kernels without delegates (`BUILTIN_WITHOUT_DEFAULT_DELEGATES`; XNNPACK would take most
 tensors out of the arena), `num_threads` = 1, no `preserve_all_tensors`, no resizing. Limits of
-the Prepare model are listed in `litert_prepare`; `verify` reports any disagreement per tensor.
+the Prepare model are listed in `litert.prepare`; `verify` reports any disagreement per tensor.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from arenalens.errors import RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult, VerifyRow
-from arenalens.runtimes.litert_planner import ArenaOrder, plan_order
-from arenalens.runtimes.litert_prepare import Allocation, PreparedSubgraph, prepare_model
+from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
+from arenalens.runtimes.litert.prepare.driver import prepare_model
+from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
 
 if TYPE_CHECKING:
     from arenalens.pipeline import Analysis
@@ -214,13 +215,13 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
         raise RuntimeUnavailableError(
             f"verifying against LiteRT needs the ai_edge_litert package: {INSTALL_HINT}"
         )
-    package_root = Path(__file__).resolve().parents[2]
+    package_root = Path(__file__).resolve().parents[3]  # the folder holding `arenalens`
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(package_root), *filter(None, [environment.get("PYTHONPATH")])]
     )
     completed = subprocess.run(  # fixed argv: our own probe module
-        [sys.executable, "-m", "arenalens.runtimes.litert_probe", os.fspath(path)],
+        [sys.executable, "-m", "arenalens.runtimes.litert.probe", os.fspath(path)],
         capture_output=True,
         text=True,
         timeout=PROBE_TIMEOUT_SECONDS,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm_scratch import OperatorView
+from arenalens.runtimes.tflm.scratch import OperatorView
 from arenalens.tflite.custom_options import custom_options
 
 

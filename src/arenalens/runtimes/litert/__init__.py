@@ -1,0 +1,1 @@
+"""LiteRT: its lifetimes, Prepare replay, arena planner, budget, shapes and verification."""

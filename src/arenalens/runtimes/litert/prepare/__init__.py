@@ -1,0 +1,35 @@
+"""LiteRT's graph after Prepare: flatbuffer model → tensors (bytes, type, allocation type) and
+node temporaries, as the optimized builtin kernels leave them (no delegate, `num_threads` = 1).
+
+What is modelled (docs/runtime-semantics.md §3.1, §3.2, §3.8, §3.9):
+
+* **Build time** (*Subgraph::SetTensorParametersReadOnly / ReadWrite*): buffer data → MmapRo;
+  string / resource / variant → Dynamic; `is_variable` → ArenaRwPersistent; else ArenaRw, with
+  `bytes = product(shape) × element size` (sub-byte types packed).
+* **Init-time tensors**: kernels that call `AddTensors` in Init (SVDF, LSTMs, RNNs, ADD_N, ...)
+  reserve tensor indices right after the model's tensors, in operator order, before any Prepare.
+* **Prepare**, in execution-plan order, through `KERNEL_RULES` — one row per builtin naming its
+  kernel source file: temporaries added (indices in creation order) with their type, shape and
+  allocation type; outputs made Dynamic when a shape-defining input is not constant; outputs made
+  PersistentRo by constant folding; DEQUANTIZE / DENSIFY of constants made ArenaRwPersistent.
+* **Chunks** (*Subgraph::PrepareOpsStartingAt*): Prepare stops after the first node with a
+  Dynamic output (or an unknown RESHAPE shape); the planner's lifetimes (`planning_state`) see
+  the tensors as they are at that moment; later chunks are planned at Invoke.
+* **Control flow** (*if.cc, while.cc*): IF / STABLEHLO_COMPOSITE / STABLEHLO_CASE branches and
+  the WHILE cond drop unused inputs; branch and body inputs become Custom; a WHILE pass-through
+  nobody reads leaves the node; children are allocated inside the parent's Prepare.
+
+Known limits (each reported in `PreparedSubgraph.notes` when a model hits it, where detectable):
+
+* Output shapes are the flatbuffer `shape`; the runtime recomputes them in Prepare, which only
+  differs for inconsistent files (`verify` then reports a "bytes" row). Shapes after a dynamic
+  tensor are data-dependent at Invoke; later chunks are predicted from the flatbuffer shapes.
+* Temporaries of these kernels are not modelled (their Init-time indices are still reserved):
+  hybrid RNN / bidirectional sequence RNN and LSTM, GRU, DETECTION_POSTPROCESS, sparse (ledger)
+  and 4-bit hybrid FULLY_CONNECTED, integer LSTM (8x8→8, verified only 8x8→16 via the corpus),
+  RFFT2D, STABLEHLO kernels; custom ops are assumed to add none.
+* Control-flow outputs made Dynamic by a child's dynamic or shape-changing outputs, and
+  CALL_ONCE (allocated at Eval, then released), are not modelled.
+* Kernel variants: optimized builtin kernels only (no reference kernels, no XNNPACK or other
+  delegate, `num_threads` = 1, Linux x86-64).
+"""

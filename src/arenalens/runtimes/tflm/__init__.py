@@ -1,0 +1,1 @@
+"""TFLite Micro: its lifetimes, head arena, kernel rules, setup replay, budget and verification."""

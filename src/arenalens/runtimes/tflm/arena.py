@@ -1,0 +1,196 @@
+"""TFLM's head arena: model → every buffer TFLM's planner receives, in its order, with lifetimes.
+
+Every planned tensor of every subgraph in index order (no constant data, not a variable, bytes ≠ 0;
+a variable with an offline offset ≠ -1 is planned too), then the kernel scratch requests, each size
+rounded up to 16, the offline plan's offsets as fixed offsets, lifetimes by MarkAllocationLifetimes
+(docs/runtime-rules.md, TFLM: planned buffers). The planner index is the buffer id; `tflm_greedy`
+reproduces the runtime's planner.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from arenalens.analysis.lifetimes import Timeline
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.errors import ModelError, UsageError
+from arenalens.ir import Model
+from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
+from arenalens.runtimes.tflm.scratch import scratch_requests
+from arenalens.runtimes.tflm.support import setup_failures
+from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
+
+TFLM_SIZE_ALIGNMENT = 16
+ONLINE = -1  # kOnlinePlannedBuffer
+HEAD = "head"
+
+
+def tflm_timeline_with_scratch(model: Model) -> Timeline:
+    """Model → TFLM lifetimes of every tensor and kernel scratch request."""
+    return tflm_timeline(model, scratch_requests(model))
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One AllocationInfo entry TFLM submits to its planner."""
+
+    kind: BufferKind
+    subgraph: int
+    tensor: int | None
+    operator: int | None
+    name: str
+    nbytes: int
+    first: int
+    last: int
+    offline: int
+
+
+def offline_offsets(model: Model) -> tuple[int, ...] | None:
+    """The offline plan's offsets (all subgraphs' tensors concatenated), checked like TFLM."""
+    plan = model.offline_plan
+    if plan is None:
+        return None
+    if len(plan.offsets) != model.tensor_count:
+        raise ModelError(
+            model.source,
+            f"Nbr of offline buffer offsets ({len(plan.offsets)}) in metadata not equal nbr "
+            f"tensors ({model.tensor_count}): TFLM refuses this offline plan",
+        )
+    return plan.offsets
+
+
+# Kernels whose Prepare points their output at kernel-owned memory: TFLM plans only tensors
+# whose data pointer is still null after Prepare (micro_allocation_info.cc —
+# InitializeAllocationInfo, `needs_allocating`). VAR_HANDLE points its output at the resource id
+# in its OpData (kernels/var_handle.cc — Prepare).
+PREPARE_BOUND_OUTPUTS = frozenset({"VAR_HANDLE"})
+
+
+def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:
+    """Model → (subgraph, tensor) of outputs a kernel binds in Prepare (never planned)."""
+    return frozenset(
+        (subgraph.index, tensor)
+        for subgraph in model.subgraphs
+        for op in subgraph.operators
+        if op.opcode in PREPARE_BOUND_OUTPUTS
+        for tensor in op.outputs
+        if tensor >= 0
+    )
+
+
+def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
+    """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests."""
+    offsets = offline_offsets(model)
+    bound_in_prepare = prepare_bound_tensors(model)
+    entries: list[_Entry] = []
+    position = 0
+    for subgraph in model.subgraphs:
+        for tensor in subgraph.tensors:
+            offline = offsets[position] if offsets is not None else ONLINE
+            position += 1
+            nbytes = tflm_tensor_bytes(tensor)
+            planned = tflm_planned(tensor) and nbytes > 0
+            if (subgraph.index, tensor.index) in bound_in_prepare:
+                planned = False
+            if tensor.is_variable and offline != ONLINE:
+                planned = True  # an offline-planned variable moves from the tail to the head
+            if not planned:
+                continue
+            if offline < ONLINE:
+                raise ModelError(
+                    model.source,
+                    f"offline plan gives tensor {tensor.index} of subgraph {subgraph.index} "
+                    f"the offset {offline}, before the arena start",
+                )
+            life = timeline.of(subgraph.index, tensor.index)
+            entries.append(
+                _Entry(
+                    BufferKind.VARIABLE if tensor.is_variable else BufferKind.TENSOR,
+                    subgraph.index,
+                    tensor.index,
+                    None,
+                    tensor.name,
+                    nbytes,
+                    life.first,
+                    life.last,
+                    offline,
+                )
+            )
+    for scratch in timeline.scratch:
+        request = scratch.request
+        entries.append(
+            _Entry(
+                BufferKind.SCRATCH,
+                request.subgraph,
+                None,
+                request.operator,
+                request.label or "scratch",
+                request.nbytes,
+                scratch.first,
+                scratch.last,
+                ONLINE,
+            )
+        )
+    return entries
+
+
+def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ...]:
+    """Model → the one arena TFLM plans: the head.
+
+    `alignment` replaces MicroArenaBufferAlignment (16), the multiple every size is rounded up
+    to; TFLM never aligns offsets, so the Problem's own alignment is 1.
+    """
+    rounding = TFLM_SIZE_ALIGNMENT if alignment is None else alignment
+    if rounding < 1:
+        raise UsageError(f"alignment must be >= 1, got {alignment}")
+    timeline = tflm_timeline_with_scratch(model)
+    entries = _planned_entries(model, timeline)
+    buffers = tuple(
+        Buffer(
+            id=index,
+            start=entry.first,
+            end=entry.last,
+            size=align_up(entry.nbytes, rounding),
+            fixed_offset=None if entry.offline == ONLINE else entry.offline,
+        )
+        for index, entry in enumerate(entries)
+    )
+    meanings = {
+        index: PlannedBuffer(
+            id=index,
+            kind=entry.kind,
+            subgraph=entry.subgraph,
+            tensor=entry.tensor,
+            operator=entry.operator,
+            name=entry.name,
+            nbytes=entry.nbytes,
+        )
+        for index, entry in enumerate(entries)
+    }
+    notes = _arena_notes(model, entries)
+    return (
+        ArenaProblem(
+            name=HEAD,
+            problem=Problem(buffers, alignment=1),
+            buffers=MappingProxyType(meanings),
+            steps=timeline.steps,
+            runtime_planner="tflm_greedy",
+            notes=notes,
+            size_rounding=rounding,
+        ),
+    )
+
+
+def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
+    notes: list[str] = []
+    untouched = sum(1 for e in entries if e.first == -1 and e.last == -1)
+    if untouched:
+        notes.append(
+            f"{untouched} planned buffers are never touched from subgraph 0 (lifetime -1..-1, "
+            "e.g. unreachable subgraphs); TFLM still plans them"
+        )
+    if model.offline_plan is not None:
+        notes.append("offline plan (OfflineMemoryAllocation): fixed offsets, never checked")
+    notes.extend(setup_failures(model))
+    return tuple(notes)

@@ -1,0 +1,197 @@
+"""TFLM lifetimes: model + kernel scratch requests → inclusive [first, last] steps per buffer.
+
+*micro_allocation_info.cc — MarkAllocationLifetimes*: one global step counter over the whole model.
+Step 0 precedes the first operator of subgraph 0; each operator adds a step, and an IF / WHILE /
+CALL_ONCE adds one more step per visited subgraph, then that subgraph's own steps. Only subgraph 0
+is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.md, TFLM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import MappingProxyType
+from typing import Any
+
+from arenalens.analysis.lifetimes import (
+    UNSET,
+    ScratchLifetime,
+    ScratchRequest,
+    Step,
+    TensorLifetime,
+    Timeline,
+)
+from arenalens.errors import ModelError
+from arenalens.ir import Model, Operator, Subgraph, Tensor
+
+# Operators whose nested subgraphs TFLM walks while marking lifetimes. TFLM tests the raw
+# `builtin_code` field here, not max(builtin_code, deprecated_builtin_code).
+TFLM_CONTROL_FLOW_CODES = frozenset({118, 119, 129})  # IF, WHILE, CALL_ONCE
+# Steps a TFLM walk may take beyond one per operator: far above any real model's control flow
+# (each subgraph call adds one step plus the callee's), low enough that a hostile call graph
+# whose walk grows exponentially is refused in milliseconds instead of running for hours. (At
+# a million, a 30 KB fan-out model's million-step timeline cost every later stage seconds:
+# about a minute of CPU from report to optimize.)
+MAX_EXTRA_TFLM_STEPS = 100_000
+
+
+def tflm_planned(tensor: Tensor) -> bool:
+    """TFLM places a tensor in the head iff it has no constant data, is not a variable, and has
+    bytes (*AllocationInfoBuilder::InitializeAllocationInfo*); offline variables are the caller's
+    concern."""
+    return not tensor.has_data and not tensor.is_variable and tensor.nbytes > 0
+
+
+def tflm_timeline(model: Model, scratch: Sequence[ScratchRequest] = ()) -> Timeline:
+    """Model (+ kernel scratch requests) → lifetimes by TFLM's MarkAllocationLifetimes."""
+    limit = tflm_step_limit(model)
+    if tflm_step_count(model, limit) > limit:
+        raise ModelError(
+            model.source,
+            f"control flow expands to more than {limit:,} steps: TFLM walks a "
+            f"subgraph again for every operator that calls it, and subgraphs here call others "
+            f"several times, nested (the walk grows exponentially with the nesting)",
+        )
+    marker = _TflmMarker(model, scratch)
+    marker.mark(0)
+    return marker.timeline()
+
+
+def tflm_step_limit(model: Model) -> int:
+    """Most steps a TFLM walk of this model may take: one per operator plus a fixed allowance."""
+    return model.operator_count + MAX_EXTRA_TFLM_STEPS
+
+
+def tflm_step_count(model: Model, limit: int) -> int:
+    """Steps TFLM's walk takes from subgraph 0 (operators and subgraph entries), or limit + 1.
+
+    Counted bottom-up over the call graph (acyclic after `check_model`; a cycle counts as too
+    many), so a model whose walk would take billions of steps is refused before it starts.
+    """
+    cap = limit + 1
+    counts: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[int, bool]] = [(0, False)]
+    while stack:
+        index, children_done = stack.pop()
+        if index in counts:
+            continue
+        subgraph = model.subgraphs[index]
+        callees = [c for op in subgraph.operators for c in _tflm_callees(op)]
+        if not children_done:
+            if index in on_path:
+                return cap
+            on_path.add(index)
+            stack.append((index, True))
+            stack.extend((c, False) for c in callees if c not in counts)
+            continue
+        on_path.discard(index)
+        # One step per operator, one per subgraph entry, plus the called subgraph's own steps.
+        total = len(subgraph.operators) + sum(1 + counts.get(c, cap) for c in callees)
+        counts[index] = min(total, cap)
+    return counts.get(0, cap)
+
+
+def _tflm_callees(op: Operator) -> tuple[int, ...]:
+    if op.raw_builtin_code not in TFLM_CONTROL_FLOW_CODES:
+        return ()
+    return tuple(s for s in op.called_subgraphs if s >= 0)
+
+
+class _TflmMarker:
+    """Replays MarkAllocationLifetimes with one global step counter.
+
+    TFLM recurses into called subgraphs; this walks an explicit stack of tasks instead, so deep
+    control-flow nesting cannot exhaust Python's recursion limit.
+    """
+
+    def __init__(self, model: Model, scratch: Sequence[ScratchRequest]) -> None:
+        self.model = model
+        self.step = 0
+        self.first: dict[tuple[int, int], int] = {}
+        self.last: dict[tuple[int, int], int] = {}
+        self.scratch = tuple(scratch)
+        self.scratch_first = [UNSET] * len(self.scratch)
+        self.scratch_last = [UNSET] * len(self.scratch)
+        self.scratch_by_op: dict[tuple[int, int], list[int]] = {}
+        for position, request in enumerate(self.scratch):
+            key = (request.subgraph, request.operator)
+            self.scratch_by_op.setdefault(key, []).append(position)
+        self.steps: list[Step] = [Step(0, 0, None, "inputs of subgraph 0")]
+
+    def set_first(self, key: tuple[int, int]) -> None:
+        if self.first.get(key, UNSET) == UNSET:
+            self.first[key] = self.step
+
+    def set_last(self, key: tuple[int, int]) -> None:
+        self.last[key] = self.step
+
+    def mark(self, subgraph_index: int) -> None:
+        # Tasks, popped last-first: ("enter", subgraph) marks its inputs and queues its
+        # operators; ("operator", subgraph, op) starts one; ("call", subgraph) steps into a
+        # callee; ("finish", subgraph, op, start step) ends an operator after its callees;
+        # ("leave", subgraph) marks the outputs.
+        tasks: list[tuple[Any, ...]] = [("enter", subgraph_index)]
+        while tasks:
+            task = tasks.pop()
+            action = task[0]
+            if action == "enter":
+                index = task[1]
+                subgraph = self.model.subgraphs[index]
+                self.mark_boundary(index, subgraph.inputs)
+                tasks.append(("leave", index))
+                tasks.extend(("operator", subgraph, op) for op in reversed(subgraph.operators))
+            elif action == "operator":
+                subgraph, op = task[1], task[2]
+                self.step += 1
+                self.steps.append(Step(self.step, subgraph.index, op.index, op.opcode))
+                for tensor in op.outputs:
+                    if tensor >= 0:
+                        self.set_first((subgraph.index, tensor))
+                tasks.append(("finish", subgraph, op, self.step))
+                tasks.extend(("call", called) for called in reversed(_tflm_callees(op)))
+            elif action == "call":
+                called = task[1]
+                self.step += 1
+                self.steps.append(Step(self.step, called, None, f"enter subgraph {called}"))
+                tasks.append(("enter", called))
+            elif action == "finish":
+                self.finish_operator(task[1], task[2], task[3])
+            else:
+                index = task[1]
+                self.mark_boundary(index, self.model.subgraphs[index].outputs)
+
+    def mark_boundary(self, index: int, tensors: tuple[int, ...]) -> None:
+        for tensor in tensors:
+            if tensor >= 0:
+                self.set_first((index, tensor))
+                self.set_last((index, tensor))
+
+    def finish_operator(self, subgraph: Subgraph, op: Operator, start: int) -> None:
+        index = subgraph.index
+        for tensor in op.inputs:
+            if tensor >= 0:
+                self.set_last((index, tensor))
+        for tensor in op.outputs:
+            if tensor >= 0:
+                self.set_last((index, tensor))
+        for position in self.scratch_by_op.get((index, op.index), ()):
+            if self.scratch_first[position] == UNSET:
+                self.scratch_first[position] = start
+            self.scratch_last[position] = self.step
+
+    def timeline(self) -> Timeline:
+        lifetimes: dict[tuple[int, int], TensorLifetime] = {}
+        for subgraph in self.model.subgraphs:
+            for tensor in subgraph.tensors:
+                key = (subgraph.index, tensor.index)
+                lifetimes[key] = TensorLifetime(
+                    subgraph.index,
+                    tensor.index,
+                    self.first.get(key, UNSET),
+                    self.last.get(key, UNSET),
+                )
+        scratch = tuple(
+            ScratchLifetime(request, self.scratch_first[i], self.scratch_last[i])
+            for i, request in enumerate(self.scratch)
+        )
+        return Timeline("tflm", MappingProxyType(lifetimes), scratch, tuple(self.steps))
