@@ -686,7 +686,7 @@ def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
     from flatbuffers import flexbuffers
 
     from arenalens.analysis.schedule import Schedule, apply_schedule
-    from arenalens.runtimes.tflm.scratch import scratch_requests
+    from arenalens.runtimes.tflm.kernels.setups import scratch_requests
     from arenalens.tflite.rewriter import rewrite_model
 
     builder = ModelBuilder()

@@ -17,7 +17,7 @@ from arenalens.pipeline import analyze
 from arenalens.planning import run_planner
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import predict_setup
-from arenalens.runtimes.tflm.scratch import scratch_requests
+from arenalens.runtimes.tflm.kernels.setups import scratch_requests
 from tests.conftest import SHARED_MODELS, SHARED_REASON, shared_reference
 
 

@@ -100,7 +100,7 @@ def test_one_pass_minimum_equals_brute_force(sequence: list[Allocation]) -> None
 
 
 def scratch_sizes(data: bytes) -> list[tuple[str, int]]:
-    from arenalens.runtimes.tflm.scratch import scratch_requests
+    from arenalens.runtimes.tflm.kernels.setups import scratch_requests
 
     return [(r.label, r.nbytes) for r in scratch_requests(parse_model(data, "synthetic"))]
 

@@ -7,6 +7,8 @@ rounded up to 16, the offline plan's offsets as fixed offsets, lifetimes by Mark
 reproduces the runtime's planner.
 """
 
+from __future__ import annotations
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -16,8 +18,9 @@ from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.kernels.setups import scratch_requests
 from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
-from arenalens.runtimes.tflm.scratch import scratch_requests
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
@@ -26,9 +29,9 @@ ONLINE = -1  # kOnlinePlannedBuffer
 HEAD = "head"
 
 
-def tflm_timeline_with_scratch(model: Model) -> Timeline:
-    """Model → TFLM lifetimes of every tensor and kernel scratch request."""
-    return tflm_timeline(model, scratch_requests(model))
+def tflm_timeline_with_scratch(model: Model, build: Build = HOST) -> Timeline:
+    """Model → TFLM lifetimes of every tensor and kernel scratch request on a build."""
+    return tflm_timeline(model, scratch_requests(model, build))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +138,11 @@ def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
     return entries
 
 
-def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ...]:
-    """Model → the one arena TFLM plans: the head.
+def arenas(
+    model: Model, alignment: int | None = None, *, build: Build = HOST
+) -> tuple[ArenaProblem, ...]:
+    """Model → the one arena TFLM plans on a build: the head (its scratch requests depend on the
+    build's kernels).
 
     `alignment` replaces MicroArenaBufferAlignment (16), the multiple every size is rounded up
     to; TFLM never aligns offsets, so the Problem's own alignment is 1.
@@ -144,7 +150,7 @@ def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ..
     rounding = TFLM_SIZE_ALIGNMENT if alignment is None else alignment
     if rounding < 1:
         raise UsageError(f"alignment must be >= 1, got {alignment}")
-    timeline = tflm_timeline_with_scratch(model)
+    timeline = tflm_timeline_with_scratch(model, build)
     entries = _planned_entries(model, timeline)
     buffers = tuple(
         Buffer(
@@ -168,7 +174,7 @@ def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ..
         )
         for index, entry in enumerate(entries)
     }
-    notes = _arena_notes(model, entries)
+    notes = _arena_notes(model, entries, build)
     return (
         ArenaProblem(
             name=HEAD,
@@ -182,7 +188,7 @@ def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ..
     )
 
 
-def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
+def _arena_notes(model: Model, entries: Sequence[_Entry], build: Build) -> tuple[str, ...]:
     notes: list[str] = []
     untouched = sum(1 for e in entries if e.first == -1 and e.last == -1)
     if untouched:
@@ -192,5 +198,5 @@ def _arena_notes(model: Model, entries: Sequence[_Entry]) -> tuple[str, ...]:
         )
     if model.offline_plan is not None:
         notes.append("offline plan (OfflineMemoryAllocation): fixed offsets, never checked")
-    notes.extend(setup_failures(model))
+    notes.extend(setup_failures(model, build))
     return tuple(notes)

@@ -5,6 +5,8 @@ the most of the planning phase, the Prepare phase and the final head + tail, wit
 alignment effect (docs/runtime-rules.md, TFLM: the arena).
 """
 
+from __future__ import annotations
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -14,20 +16,22 @@ from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
-from arenalens.runtimes.tflm.kernels import KERNELS, KernelMemoryUse
+from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.scratch import OperatorView, scratch_requests
 from arenalens.runtimes.tflm.setup import (
     HOST_64,
     MCU_32,
     HostLayout,
     PlanFacts,
     SetupOutcome,
+    layout_for,
     minimal_arena_size,
-    operator_kernels,
     replay,
     setup_sequence,
+    setups_with_resources,
 )
+from arenalens.runtimes.tflm.support import support
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
 MCU_VARIANT = "32-bit MCU"
@@ -54,7 +58,13 @@ class SetupPrediction:
         return self.aligned.tail
 
 
-def plan_facts(model: Model, arena: ArenaProblem, plan: Plan) -> PlanFacts:
+def plan_facts(
+    model: Model,
+    arena: ArenaProblem,
+    plan: Plan,
+    build: Build = HOST,
+    setups: Sequence[OperatorSetup] | None = None,
+) -> PlanFacts:
     """Model + head arena + plan → what the setup replay needs to know about the plan."""
     offsets = offline_offsets(model)
     variables: list[tuple[str, int]] = []
@@ -66,7 +76,7 @@ def plan_facts(model: Model, arena: ArenaProblem, plan: Plan) -> PlanFacts:
             if tensor.is_variable and offline == ONLINE:
                 variables.append((tensor.name, tflm_tensor_bytes(tensor)))
     return PlanFacts(
-        scratch=scratch_requests(model),
+        scratch=scratch_requests(model, build, None if setups is None else tuple(setups)),
         planned_buffer_count=len(arena.problem.buffers),
         head_bytes=plan.arena_size,
         tail_variables=tuple(variables),
@@ -78,33 +88,37 @@ def predict_setup(
     model: Model,
     arena: ArenaProblem,
     plan: Plan,
-    layout: HostLayout = HOST_64,
-    kernels: Sequence[tuple[OperatorView, KernelMemoryUse]] | None = None,
+    build: Build = HOST,
+    setups: Sequence[OperatorSetup] | None = None,
+    *,
+    layout: HostLayout | None = None,
 ) -> SetupPrediction:
     """Model + head arena + plan → minimal arena, head, tail and categories on one build.
 
     A plan by `tflm_linear` is replayed as a preserve_all_tensors interpreter; any other plan as
     the default interpreter with that plan's maximum as head (deployable as an offline plan).
+    `layout` overrides the build's struct sizes.
     """
-    sequence = setup_sequence(model, plan_facts(model, arena, plan), layout, kernels)
+    layout = layout_for(build) if layout is None else layout
+    operators = tuple(setups_with_resources(model, build) if setups is None else setups)
+    facts = plan_facts(model, arena, plan, build, operators)
+    sequence = setup_sequence(model, facts, layout, operators)
     minimum = minimal_arena_size(sequence, layout)
     roomy = align_up(minimum, 16) + 16
     while not (aligned := replay(sequence, roomy, layout)).fits:
         roomy += 16
-    unknown = sorted(
-        {op.opcode for sg in model.subgraphs for op in sg.operators if op.opcode not in KERNELS}
-    )
-    return SetupPrediction(
-        layout, minimum, replay(sequence, minimum, layout), aligned, tuple(unknown)
-    )
+    unknown = support(model, build, operators).unmodelled
+    return SetupPrediction(layout, minimum, replay(sequence, minimum, layout), aligned, unknown)
 
 
 def setup_outcome(
-    model: Model, arena: ArenaProblem, plan: Plan, arena_size: int, layout: HostLayout = HOST_64
+    model: Model, arena: ArenaProblem, plan: Plan, arena_size: int, build: Build = HOST
 ) -> SetupOutcome:
     """What setup does with one arena_size: fits or not, where it fails, head, tail, categories."""
-    sequence = setup_sequence(model, plan_facts(model, arena, plan), layout)
-    return replay(sequence, arena_size, layout)
+    layout = layout_for(build)
+    operators = setups_with_resources(model, build)
+    facts = plan_facts(model, arena, plan, build, operators)
+    return replay(setup_sequence(model, facts, layout, operators), arena_size, layout)
 
 
 def budget(
@@ -112,10 +126,11 @@ def budget(
 ) -> MemoryBudget:
     """Model + head arena + plan → the minimal kTensorArenaSize, its parts, the MCU variant."""
     arena, plan = arena_problems[0], plans[0]
-    kernels = operator_kernels(model)
-    host = predict_setup(model, arena, plan, HOST_64, kernels)
+    operators = setups_with_resources(model, HOST)
+    host = predict_setup(model, arena, plan, HOST, operators)
     mcu_minimum = minimal_arena_size(
-        setup_sequence(model, plan_facts(model, arena, plan), MCU_32, kernels), MCU_32
+        setup_sequence(model, plan_facts(model, arena, plan, HOST, operators), MCU_32, operators),
+        MCU_32,
     )
     assumptions = list(HOST_64.assumptions)
     if plan.planner == "tflm_linear":

@@ -31,16 +31,17 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
-from arenalens.runtimes.tflm.kernels import (
-    KernelAllocation,
-    KernelMemoryUse,
-    PersistentBytes,
+from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.kernels.base import (
+    MAX_SCRATCH_PER_OPERATOR,
+    Event,
+    KernelContext,
+    Persistent,
     TempBytes,
     TempTensor,
-    kernel_memory,
 )
+from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.scratch import MAX_SCRATCH_PER_OPERATOR, OperatorView
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
 # print_allocations() category names (RecordingMicroAllocator::PrintAllocations), in print order.
@@ -438,33 +439,38 @@ class PlanFacts:
     preserve_all_tensors: bool = False  # LinearMemoryPlanner (kPreserveAllTensors)
 
 
-def operator_kernels(model: Model) -> tuple[tuple[OperatorView, KernelMemoryUse], ...]:
-    """Every operator in Init/Prepare order (subgraph 0 first) with its kernel's allocations."""
+def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSetup, ...]:
+    """Every operator's setup on a build, with the resource-variable buffers that ASSIGN_VARIABLE
+    allocates in its Prepare (they depend on the operators prepared before it: `resources`)."""
     resources = resource_variables(model).buffers
-    found: list[tuple[OperatorView, KernelMemoryUse]] = []
-    for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            view = OperatorView(model, subgraph, operator)
-            use = kernel_memory(view)
-            buffer = resources.get((subgraph.index, operator.index))
-            if buffer is not None:
-                # MicroResourceVariables::Allocate, between fetching the value and releasing it.
-                what = f"resource variable '{buffer.shared_name}'"
-                allocation = PersistentBytes(tflm_tensor_bytes(buffer.tensor), what)
-                use = replace(use, prepare=(*use.prepare, allocation))
-            found.append((view, use))
+    found: list[OperatorSetup] = []
+    for setup in operator_setups(model, build):
+        context = setup.context
+        buffer = resources.get((context.subgraph.index, context.operator.index))
+        if buffer is None:
+            found.append(setup)
+            continue
+        # MicroResourceVariables::Allocate, between fetching the value and releasing it.
+        what = f"resource variable '{buffer.shared_name}'"
+        allocation = Persistent(tflm_tensor_bytes(buffer.tensor), what)
+        found.append(replace(setup, prepare=(*setup.prepare, allocation)))
     return tuple(found)
+
+
+def layout_for(build: Build) -> HostLayout:
+    """The runtime's struct sizes on a build."""
+    return HOST_64 if build.is_host else MCU_32
 
 
 def setup_sequence(
     model: Model,
     facts: PlanFacts,
     layout: HostLayout = HOST_64,
-    kernels: Sequence[tuple[OperatorView, KernelMemoryUse]] | None = None,
+    setups: Sequence[OperatorSetup] | None = None,
 ) -> tuple[Allocation, ...]:
     """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
 
-    `kernels` (from `operator_kernels`) may be passed in to share them between builds.
+    `setups` (from `setups_with_resources`) may be passed in to share them between replays.
     """
     pointer = layout.struct_alignment
     objects = (
@@ -523,28 +529,29 @@ def setup_sequence(
                 count,
             )
         )
-    operators = operator_kernels(model) if kernels is None else kernels
-    views = [view for view, _ in operators]
-    memory = [use for _, use in operators]
+    operators = setups_with_resources(model) if setups is None else setups
     temp_structs: dict[int, list[Allocation]] = {}
     # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
-    for view, use in zip(views, memory, strict=True):
-        if use.builtin_data is not None:
-            size, alignment = use.builtin_data
+    for setup in operators:
+        if setup.builtin_data is not None:
+            size, alignment = setup.builtin_data
             steps.append(
-                Allocation(Action.PERSISTENT, size, alignment, f"options of {_label(view)}")
+                Allocation(
+                    Action.PERSISTENT, size, alignment, f"options of {_label(setup.context)}"
+                )
             )
     # InitSubgraphs: kernel Init.
-    for view, use in zip(views, memory, strict=True):
-        steps.extend(_kernel_steps(use.init, view, layout, "Init", temp_structs))
+    for setup in operators:
+        steps.extend(_kernel_steps(setup.init, setup.context, layout, "Init", temp_structs))
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
     for request in facts.scratch:
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    for view, use in zip(views, memory, strict=True):
-        steps.extend(_kernel_steps(use.prepare, view, layout, "Prepare", temp_structs))
+    for setup in operators:
+        view = setup.context
+        steps.extend(_kernel_steps(setup.prepare, view, layout, "Prepare", temp_structs))
         steps.append(Allocation(Action.RESET_TEMP, 0))
         requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
         steps.append(
@@ -623,8 +630,8 @@ def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
 
 
 def _kernel_steps(
-    allocations: Sequence[KernelAllocation],
-    view: OperatorView,
+    allocations: Sequence[Event],
+    view: KernelContext,
     layout: HostLayout,
     phase: str,
     temp_structs: dict[int, list[Allocation]],
@@ -632,7 +639,7 @@ def _kernel_steps(
     steps: list[Allocation] = []
     label = f"{phase} of {_label(view)}"
     for allocation in allocations:
-        if isinstance(allocation, PersistentBytes):
+        if isinstance(allocation, Persistent):
             steps.append(
                 Allocation(
                     Action.PERSISTENT,
@@ -658,7 +665,7 @@ def _kernel_steps(
     return steps
 
 
-def _label(view: OperatorView) -> str:
+def _label(view: KernelContext) -> str:
     return (
         f"operator {view.operator.index} ({view.operator.opcode}) of subgraph {view.subgraph.index}"
     )

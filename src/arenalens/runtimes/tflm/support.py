@@ -1,69 +1,140 @@
-"""Can TFLM set this model up: model → the reasons its setup fails whatever the arena size."""
+"""Can TFLM run this model: model + build → whether it sets up and invokes, and every reason not.
 
-from collections.abc import Mapping
-from types import MappingProxyType
+A model TFLM cannot set up has no arena size: `AllocateTensors` fails whatever the arena. The
+reasons come from the runtime (a type it cannot size, an operator without a registered kernel,
+a dynamic output shape, a non-empty intermediate tensor, resource-variable ids past the table)
+and from each kernel's own checks in Prepare (`kernels`: types and options it refuses). Some
+kernels set up but refuse a type only when Invoke runs; those are reasons too, with their phase.
+"""
 
-from arenalens.ir import Model, Operator, Subgraph
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arenalens.ir import Model
+from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.kernels.base import SETUP
+from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
 
-# Kernels that refuse float activations with int8 weights ("hybrid" models), and the input slot
-# that holds the weights (the activation input is 0, or 2 for TRANSPOSE_CONV).
-_HYBRID_WEIGHTS: Mapping[str, tuple[int, int]] = MappingProxyType(
-    {
-        "FULLY_CONNECTED": (0, 1),
-        "CONV_2D": (0, 1),
-        "DEPTHWISE_CONV_2D": (0, 1),
-        "TRANSPOSE_CONV": (2, 1),
-        "SVDF": (0, 1),
-        "UNIDIRECTIONAL_SEQUENCE_LSTM": (0, 2),
-    }
-)
+
+@dataclass(frozen=True, slots=True)
+class Obstacle:
+    """One reason TFLM cannot run a model: where, what, and in which phase it fails."""
+
+    reason: str
+    phase: str = SETUP  # "setup": AllocateTensors fails; "invoke": Invoke fails
+    subgraph: int | None = None
+    operator: int | None = None
+    opcode: str | None = None
+    dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
+
+    def text(self) -> str:
+        """One line: where, then why."""
+        if self.operator is not None:
+            prefix = f"operator {self.operator} ({self.opcode}) of subgraph {self.subgraph}"
+        elif self.subgraph is not None:
+            prefix = f"subgraph {self.subgraph}"
+        else:
+            return self.reason
+        return f"{prefix}: {self.reason}"
 
 
-def _kernel_refusals(subgraph: Subgraph, operator: Operator, label: str) -> list[str]:
-    """Prepare-time refusals of the reference kernels that depend only on tensor types."""
-    if operator.opcode == "CUSTOM:ethos-u":
-        return [f"{label}: the tflite_micro pip package has no ethos-u kernel (device builds do)"]
-    slots = _HYBRID_WEIGHTS.get(operator.opcode)
-    if slots is None or max(slots) >= len(operator.inputs):
-        return []
-    activation, weights = (operator.inputs[slot] for slot in slots)
-    if activation < 0 or weights < 0:
-        return []
-    types = (subgraph.tensors[activation].dtype.name, subgraph.tensors[weights].dtype.name)
-    if types[0] == "FLOAT32" and types[1] in ("INT8", "INT4", "UINT8"):
-        return [f"{label}: float32 input with {types[1]} weights: hybrid models are not supported"]
-    return []
+@dataclass(frozen=True)
+class Support:
+    """Whether TFLM runs a model on one build, and the operators whose bytes are estimates."""
+
+    build: Build
+    obstacles: tuple[Obstacle, ...]
+    unmodelled: tuple[str, ...]  # opcodes whose kernel has no rule (their bytes are estimates)
+
+    @property
+    def sets_up(self) -> bool:
+        """True when AllocateTensors succeeds given a large enough arena."""
+        return not any(obstacle.phase == SETUP for obstacle in self.obstacles)
+
+    @property
+    def runs(self) -> bool:
+        """True when the model sets up and Invoke accepts every operator."""
+        return not self.obstacles
 
 
-def setup_failures(model: Model) -> list[str]:
-    """Reasons TFLM's setup would fail on this model whatever the arena size (§2.1-2.2)."""
-    found: list[str] = []
+def support(
+    model: Model, build: Build = HOST, setups: tuple[OperatorSetup, ...] | None = None
+) -> Support:
+    """Model + build → every reason TFLM cannot set up or invoke it, in model order."""
+    found: list[Obstacle] = []
+    unmodelled: set[str] = set()
+    operators = operator_setups(model, build) if setups is None else setups
+    by_operator = {(s.context.subgraph.index, s.context.operator.index): s for s in operators}
     for subgraph in model.subgraphs:
-        where = f"subgraph {subgraph.index}"
-        unsized = [t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES]
-        if unsized:
-            tensor = unsized[0]
-            found.append(
-                f"TFLM cannot size tensor {tensor.index} '{tensor.name}' of {where} "
-                f"({tensor.dtype.name}): setup fails"
-            )
+        found.extend(_unsized_tensors(model, subgraph.index))
         for operator in subgraph.operators:
-            label = f"operator {operator.index} ({operator.opcode}) of {where}"
-            found.extend(_kernel_refusals(subgraph, operator, label))
-            for index in operator.outputs:
-                shape = subgraph.tensors[index].shape if index >= 0 else ()
-                if shape != (0,) and any(dim <= 0 for dim in shape):
-                    found.append(
-                        f"{label} has output {index} with shape {list(shape)}: "
-                        "'Dynamic tensors are not supported'"
-                    )
-            for index in operator.intermediates:
-                if index >= 0 and tflm_tensor_bytes(subgraph.tensors[index]) != 0:
-                    found.append(
-                        f"{label} has a non-empty intermediate tensor {index}: "
-                        "'Does not support intermediate tensor with non-zero size'"
-                    )
-    found.extend(resource_variables(model).failures)
+            setup = by_operator[(subgraph.index, operator.index)]
+            if setup.registered and setup.rule is None:
+                unmodelled.add(operator.opcode)
+            found.extend(_operator_obstacles(setup))
+    found.extend(Obstacle(text) for text in resource_variables(model).failures)
+    return Support(build, tuple(found), tuple(sorted(unmodelled)))
+
+
+def _unsized_tensors(model: Model, subgraph_index: int) -> list[Obstacle]:
+    subgraph = model.subgraphs[subgraph_index]
+    unsized = [t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES]
+    if not unsized:
+        return []
+    tensor = unsized[0]
+    return [
+        Obstacle(
+            f"TFLM cannot size tensor {tensor.index} '{tensor.name}' ({tensor.dtype.name}): "
+            "setup fails",
+            subgraph=subgraph_index,
+            dtype=tensor.dtype.name,
+        )
+    ]
+
+
+def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
+    context = setup.context
+    subgraph, operator = context.subgraph, context.operator
+
+    def obstacle(reason: str, phase: str = SETUP) -> Obstacle:
+        return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode)
+
+    if not setup.registered:
+        return [obstacle(_no_kernel_reason(operator.opcode, setup.context.build))]
+    found = [obstacle(r.reason, r.phase) for r in setup.refusals]
+    for index in operator.outputs:
+        shape = subgraph.tensors[index].shape if index >= 0 else ()
+        if shape != (0,) and any(dim <= 0 for dim in shape):
+            found.append(
+                obstacle(
+                    f"output {index} has shape {list(shape)}: 'Dynamic tensors are not supported'"
+                )
+            )
+    for index in operator.intermediates:
+        if index >= 0 and tflm_tensor_bytes(subgraph.tensors[index]) != 0:
+            found.append(
+                obstacle(
+                    f"non-empty intermediate tensor {index}: "
+                    "'Does not support intermediate tensor with non-zero size'"
+                )
+            )
     return found
+
+
+def _no_kernel_reason(opcode: str, build: Build) -> str:
+    if opcode == "CUSTOM:ethos-u":
+        return "no ethos-u kernel in this build (only Ethos-U NPU firmware registers it)"
+    what = (
+        f"custom operator '{opcode.removeprefix('CUSTOM:')}'"
+        if opcode.startswith("CUSTOM:")
+        else opcode
+    )
+    return f"TFLM has no kernel for {what} (not registered by the {build.name} build's op resolver)"
+
+
+def setup_failures(model: Model, build: Build = HOST) -> list[str]:
+    """Reasons TFLM's setup would fail on this model whatever the arena size, as text."""
+    return [o.text() for o in support(model, build).obstacles if o.phase == SETUP]

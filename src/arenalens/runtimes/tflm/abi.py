@@ -1,0 +1,119 @@
+"""C struct layouts: field lists → sizeof and alignof under the ABIs TFLM is built for.
+
+TFLM's memory figures are sums of C structs (kernel OpData, parsed builtin options, the runtime's
+own bookkeeping), so the same model needs different bytes on a 64-bit host and on a 32-bit
+microcontroller. Writing each struct down as its fields, in the order the source declares them,
+lets one definition give both sizes by the usual C rules: each field at the next multiple of its
+alignment, the struct padded to a multiple of its largest alignment.
+
+* **LP64** (x86-64 System V, the `tflite_micro` wheel): pointers and `size_t` are 8 bytes.
+* **ILP32 Arm EABI** (Cortex-M, `arm-none-eabi-gcc`): pointers and `size_t` are 4 bytes; 64-bit
+  integers and doubles stay 8-aligned (AAPCS), unlike i386.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class Abi:
+    """The sizes and alignments a compiler target gives C scalars."""
+
+    name: str
+    pointer_bytes: int
+    int64_alignment: int
+
+    def scalar(self, ctype: str) -> tuple[int, int]:
+        """A scalar C type name → (size, alignment) on this ABI."""
+        if ctype in _POINTER_SIZED:
+            return self.pointer_bytes, self.pointer_bytes
+        size = _FIXED_SIZES.get(ctype)
+        if size is None:
+            raise KeyError(f"unknown C scalar type '{ctype}'")
+        return size, (self.int64_alignment if size == 8 else size)
+
+
+LP64 = Abi("LP64 (x86-64)", pointer_bytes=8, int64_alignment=8)
+ILP32 = Abi("ILP32 (Arm EABI)", pointer_bytes=4, int64_alignment=8)
+
+# Scalars by size; `enum` is TfLiteType, TfLitePadding, ... (int-sized in C and C++ here).
+_FIXED_SIZES: Mapping[str, int] = MappingProxyType(
+    {
+        "bool": 1, "char": 1, "int8": 1, "uint8": 1,
+        "int16": 2, "uint16": 2,
+        "int": 4, "int32": 4, "uint32": 4, "float": 4, "enum": 4,
+        "int64": 8, "uint64": 8, "double": 8,
+    }
+)  # fmt: skip
+_POINTER_SIZED = frozenset({"pointer", "size_t", "intptr"})
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One member: a scalar type name or a nested struct, optionally an array, optionally present
+    only in builds with a feature (e.g. `USE_TFLM_COMPRESSION`)."""
+
+    name: str
+    ctype: str | Struct
+    count: int = 1
+    only_with: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Struct:
+    """A C struct (or, with `union=True`, a union) as its ordered fields."""
+
+    name: str
+    fields: tuple[Field, ...]
+    union: bool = False
+
+    def layout(self, abi: Abi, features: frozenset[str] = frozenset()) -> tuple[int, int]:
+        """(sizeof, alignof) on this ABI with these build features."""
+        offset = 0
+        size = 0
+        alignment = 1
+        for field in self.fields:
+            if field.only_with is not None and field.only_with not in features:
+                continue
+            if isinstance(field.ctype, Struct):
+                member_size, member_alignment = field.ctype.layout(abi, features)
+            else:
+                member_size, member_alignment = abi.scalar(field.ctype)
+            alignment = max(alignment, member_alignment)
+            if self.union:
+                size = max(size, member_size * field.count)
+                continue
+            offset = _align_up(offset, member_alignment) + member_size * field.count
+        total = size if self.union else offset
+        return _align_up(max(total, 0), alignment), alignment
+
+    def size(self, abi: Abi, features: frozenset[str] = frozenset()) -> int:
+        """sizeof on this ABI."""
+        return self.layout(abi, features)[0]
+
+
+def struct(name: str, *fields: tuple[str, str | Struct] | Field) -> Struct:
+    """Shorthand: struct("OpData", ("zero_point", "int32"), Field("data", "pointer", 3), ...)."""
+    return Struct(name, tuple(f if isinstance(f, Field) else Field(f[0], f[1]) for f in fields))
+
+
+def union(name: str, *fields: tuple[str, str | Struct] | Field) -> Struct:
+    """A C union of these members."""
+    return Struct(name, struct(name, *fields).fields, union=True)
+
+
+def array_bytes(abi: Abi, ctype: str, count: int) -> int:
+    """Bytes of `count` scalars of one type (a persistent array a kernel allocates)."""
+    return abi.scalar(ctype)[0] * count
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def sizes(structs: Sequence[Struct], abi: Abi) -> dict[str, int]:
+    """Struct names → sizeof on one ABI (for docs and tests)."""
+    return {item.name: item.size(abi) for item in structs}

@@ -1,0 +1,132 @@
+"""TFLM builds: (CPU, kernel library) → the build whose memory is predicted.
+
+The same model needs different arena bytes on different builds of TFLM: the x86-64 `tflite_micro`
+wheel that `verify` runs, and the firmware a user flashes. What changes the bytes:
+
+* the **ABI** (`abi`): pointer-sized fields halve on 32-bit cores;
+* the **kernel library**: TFLM's reference kernels, or CMSIS-NN's (`kernels/cmsis_nn/` in TFLM),
+  whose OpData and scratch buffers differ, and whose code path (and scratch sizes) depends on the
+  core's instruction set: none (Armv6-M, Armv7-M without DSP), the DSP extension, or MVE (Helium);
+* **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it,
+  TFLM's default firmware build is not;
+* the **allocator**: firmware's `MicroAllocator`, or the `RecordingMicroAllocator` the wheel uses
+  (it keeps records in the tail, and prints the categories).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from arenalens.errors import UsageError
+from arenalens.runtimes.tflm.abi import ILP32, LP64, Abi
+
+REFERENCE = "reference"
+CMSIS_NN = "cmsis-nn"
+KERNEL_LIBRARIES = (REFERENCE, CMSIS_NN)
+
+# The instruction-set path CMSIS-NN compiles for (arm_nn_math_types.h: ARM_MATH_DSP from
+# __ARM_FEATURE_DSP, ARM_MATH_MVEI from __ARM_FEATURE_MVE).
+ISA_NONE = "none"
+ISA_DSP = "dsp"
+ISA_MVE = "mve"
+
+COMPRESSION = "compression"
+
+
+@dataclass(frozen=True, slots=True)
+class Cpu:
+    """A Cortex-M core as far as arena bytes care: its instruction-set extensions."""
+
+    name: str
+    title: str
+    isa: str
+
+
+CPUS: Mapping[str, Cpu] = MappingProxyType(
+    {
+        cpu.name: cpu
+        for cpu in (
+            Cpu("cortex-m0plus", "Cortex-M0+ (Armv6-M)", ISA_NONE),
+            Cpu("cortex-m3", "Cortex-M3 (Armv7-M, no DSP)", ISA_NONE),
+            Cpu("cortex-m4", "Cortex-M4 (Armv7E-M, DSP)", ISA_DSP),
+            Cpu("cortex-m7", "Cortex-M7 (Armv7E-M, DSP)", ISA_DSP),
+            Cpu("cortex-m33", "Cortex-M33 (Armv8-M Mainline, DSP)", ISA_DSP),
+            Cpu("cortex-m55", "Cortex-M55 (Armv8.1-M, MVE/Helium)", ISA_MVE),
+            Cpu("cortex-m85", "Cortex-M85 (Armv8.1-M, MVE/Helium)", ISA_MVE),
+        )
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """One TFLM build: what decides every struct size, kernel buffer and scratch request."""
+
+    name: str  # "host" or "<cpu>/<kernels>"
+    title: str
+    abi: Abi
+    kernels: str  # REFERENCE | CMSIS_NN
+    isa: str  # ISA_NONE | ISA_DSP | ISA_MVE
+    features: frozenset[str]  # {"compression"} on the wheel
+    recording: bool  # RecordingMicroAllocator (wheel, probes) vs MicroAllocator (firmware)
+    cpu: str | None = None
+
+    @property
+    def pointer_bytes(self) -> int:
+        """sizeof(void*) on this build."""
+        return self.abi.pointer_bytes
+
+    @property
+    def is_host(self) -> bool:
+        """True for the x86-64 wheel."""
+        return self.cpu is None
+
+    def with_recording(self, recording: bool) -> Build:
+        """The same build with the recording (or plain) allocator."""
+        return replace(self, recording=recording)
+
+
+HOST = Build(
+    name="host",
+    title="x86-64 host (tflite_micro wheel: reference kernels, compression, recording allocator)",
+    abi=LP64,
+    kernels=REFERENCE,
+    isa=ISA_NONE,
+    features=frozenset({COMPRESSION}),
+    recording=True,
+)
+
+
+def device_build(cpu: str, kernels: str = REFERENCE, *, recording: bool = False) -> Build:
+    """(Cortex-M core, kernel library) → the firmware build: ILP32, TFLM's default make flags
+    (no compression), the plain MicroAllocator unless `recording`."""
+    core = CPUS.get(cpu)
+    if core is None:
+        raise UsageError(f"unknown CPU '{cpu}' (known: {', '.join(CPUS)})")
+    if kernels not in KERNEL_LIBRARIES:
+        raise UsageError(
+            f"unknown kernel library '{kernels}' (known: {', '.join(KERNEL_LIBRARIES)})"
+        )
+    library = "CMSIS-NN" if kernels == CMSIS_NN else "reference"
+    isa = core.isa if kernels == CMSIS_NN else ISA_NONE
+    return Build(
+        name=f"{cpu}/{kernels}",
+        title=f"{core.title}, {library} kernels",
+        abi=ILP32,
+        kernels=kernels,
+        isa=isa,
+        features=frozenset(),
+        recording=recording,
+        cpu=cpu,
+    )
+
+
+def select_build(cpu: str | None, kernels: str | None) -> Build:
+    """The --cpu / --kernels options → a build; neither → the host wheel."""
+    if cpu is None:
+        if kernels not in (None, REFERENCE):
+            raise UsageError("--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core)")
+        return HOST
+    return device_build(cpu, kernels or REFERENCE)

@@ -1,0 +1,1 @@
+"""TFLM kernel rules: one module per kernel family; `registry` joins them, `setups` runs them."""

@@ -1,0 +1,121 @@
+"""Kernel setups: model + build → every operator's Init and Prepare events, in TFLM's order.
+
+TFLM parses, inits and prepares every operator of every subgraph, subgraph 0 first, each in
+FlatBuffer order, reachable or not (*micro_interpreter_graph.cc — InitSubgraphs,
+PrepareSubgraphs*). Operators without a registered kernel get no events here: setup fails on them
+(`support`). A registered kernel arenalens has no rule for gets a stated estimate instead of a
+silent default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arenalens.analysis.lifetimes import ScratchRequest
+from arenalens.ir import Model
+from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.kernels.base import (
+    Estimate,
+    Event,
+    KernelContext,
+    KernelRule,
+    Persistent,
+    Refusal,
+    Scratch,
+    TempBytes,
+    inputs_then_outputs,
+)
+from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
+
+# What an unmodelled kernel is assumed to take: an options struct, an OpData, temp tensors for its
+# operands. A kernel may take far more (lookup tables, copies of inputs), hence the Estimate.
+_UNMODELLED_BUILTIN = (32, 4)
+_UNMODELLED_OP_DATA = 64
+
+
+@dataclass(frozen=True)
+class OperatorSetup:
+    """One operator's setup on one build: what its kernel allocates, refuses, or leaves unknown.
+
+    `registered` False means this build has no kernel for the operator (setup fails); the events
+    are then those of the builds that do register it, when arenalens knows them."""
+
+    context: KernelContext
+    registered: bool  # False: the build has no kernel for this operator
+    rule: KernelRule | None  # None: registered, but arenalens has no rule (an estimate)
+    builtin_data: tuple[int, int] | None  # (bytes, alignment) of the parsed options
+    init: tuple[Event, ...]
+    prepare: tuple[Event, ...]
+
+    @property
+    def scratch(self) -> tuple[Scratch, ...]:
+        """The scratch buffers Prepare requests, in order."""
+        return tuple(event for event in self.prepare if isinstance(event, Scratch))
+
+    @property
+    def refusals(self) -> tuple[Refusal, ...]:
+        """Why the kernel refuses this operator (setup or Invoke)."""
+        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, Refusal))
+
+    @property
+    def estimates(self) -> tuple[Estimate, ...]:
+        """Where the events are not exact."""
+        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, Estimate))
+
+
+def operator_setup(context: KernelContext) -> OperatorSetup:
+    """One operator → its kernel's events on the context's build (sizes checked non-negative)."""
+    opcode = context.opcode
+    registered = is_registered(opcode)
+    rule = rule_for(opcode, context.build)
+    if rule is None:
+        return (
+            _unmodelled(context)
+            if registered
+            else OperatorSetup(context, False, None, None, (), ())
+        )
+    init = tuple(rule.init(context))
+    prepare = tuple(rule.prepare(context))
+    for event in (*init, *prepare):
+        if isinstance(event, Persistent | Scratch):
+            context.checked_size(
+                event.nbytes, event.what if isinstance(event, Persistent) else event.label
+            )
+        elif isinstance(event, TempBytes):
+            context.checked_size(event.nbytes, "temporary buffer")
+    # A kernel other builds register (ethos-u) still says what it would allocate there.
+    return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
+
+
+def _unmodelled(context: KernelContext) -> OperatorSetup:
+    builtin = None if context.operator.is_custom else _UNMODELLED_BUILTIN
+    estimate = Estimate(
+        f"no rule for the {context.opcode} kernel: its options, OpData and temporaries are "
+        "assumed; buffers it allocates beyond them are not counted",
+        margin_bytes=0,
+    )
+    init: tuple[Event, ...] = (Persistent(_UNMODELLED_OP_DATA, "OpData (assumed)"), estimate)
+    return OperatorSetup(context, True, None, builtin, init, tuple(inputs_then_outputs(context)))
+
+
+def operator_setups(model: Model, build: Build = HOST) -> tuple[OperatorSetup, ...]:
+    """Every operator of every subgraph, in TFLM's Init/Prepare order, with its events."""
+    return tuple(
+        operator_setup(KernelContext(model, subgraph, operator, build))
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    )
+
+
+def scratch_requests(
+    model: Model, build: Build = HOST, setups: tuple[OperatorSetup, ...] | None = None
+) -> tuple[ScratchRequest, ...]:
+    """Model → every kernel scratch request, in the order TFLM's Prepare makes them."""
+    found = operator_setups(model, build) if setups is None else setups
+    return tuple(
+        ScratchRequest(
+            setup.context.subgraph.index, setup.context.operator.index, s.nbytes, s.label
+        )
+        for setup in found
+        for s in setup.scratch
+    )

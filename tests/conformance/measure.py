@@ -1,0 +1,192 @@
+"""Measure conformance cases on the real runtimes and cache the figures under data/.
+
+    python -m tests.conformance.measure --target host                 # every case, the wheel
+    python -m tests.conformance.measure --target cortex-m7-cmsis-nn   # every case, one probe
+    python -m tests.conformance.measure --target all --family nn      # one family, every target
+    python -m tests.conformance.measure --target host --stale         # only new or changed models
+
+The minimal arena is the smallest arena_size that works. Whether a size fits is monotone (every
+tail allocation rounds down from the array's end, so a larger array never leaves less room), so a
+bisection bracketed around the measured head + tail finds it exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conformance.cases import FAMILIES, Case, all_cases
+from tests.conformance.targets import PROBES, TARGETS, Target
+
+DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
+ROOMY = 4 << 20
+
+
+def data_path(target: str) -> Path:
+    """Where one target's measurements are cached."""
+    return DATA / f"{target}.json"
+
+
+def load(target: str) -> dict[str, Any]:
+    """A target's cached measurements: {"cases": {id: figures}} ({} when none)."""
+    path = data_path(target)
+    return json.loads(path.read_text()) if path.exists() else {"cases": {}}
+
+
+def save(target: str, document: dict[str, Any]) -> None:
+    """Write a target's measurements, sorted, so reruns give the same bytes."""
+    DATA.mkdir(exist_ok=True)
+    document["cases"] = dict(sorted(document["cases"].items()))
+    data_path(target).write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+def minimum_size(fits: Callable[[int], bool], total: int, roomy: int) -> int:
+    """Smallest size that fits, by bisection: setup needs at least head + tail less a little
+    alignment slack, and at most what the roomy probe had."""
+    low = max(0, total - 64)
+    if fits(low):
+        return _bisect(fits, 0, low)
+    high = total + 256
+    while not fits(high):
+        low, high = high, min(roomy, 2 * high)
+    return _bisect(fits, low, high)
+
+
+def _bisect(fits: Callable[[int], bool], low: int, high: int) -> int:
+    """Smallest size in (low, high] that fits; fits(high) holds."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def measure_host(case: Case) -> dict[str, Any]:
+    """The wheel: head, tail, categories at a roomy size, then the minimal arena."""
+    from arenalens.runtimes.tflm.probe import probe
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "case.tflite"
+        path.write_bytes(case.model())
+        roomy = probe(str(path), ROOMY)
+        if not roomy.fits:
+            return {"loads": False, "error": _last_line(roomy.log)}
+        figures: dict[str, Any] = {
+            "loads": True,
+            "head": roomy.head,
+            "tail": roomy.tail,
+            "categories": {
+                name: {"used": c.used, "requested": c.requested, "count": c.count}
+                for name, c in sorted(roomy.categories.items())
+            },
+        }
+        total = (roomy.head or 0) + (roomy.tail or 0)
+        figures["min_arena"] = minimum_size(lambda n: probe(str(path), n).fits, total, ROOMY)
+    return figures
+
+
+def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
+    command = [sys.executable, str(PROBES / "run.py"), str(path), "--target", target, "--json"]
+    completed = subprocess.run(
+        [*command, *arguments], capture_output=True, text=True, timeout=900, check=False
+    )
+    try:
+        result: dict[str, Any] = json.loads(completed.stdout)
+    except json.JSONDecodeError:
+        return {"status": "error", "detail": completed.stderr.strip()[-300:]}
+    return result
+
+
+def measure_device(case: Case, target: Target) -> dict[str, Any]:
+    """A Cortex-M probe: recording allocator (head, tail, categories, minimal arena), then the
+    plain allocator (tail, minimal arena)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "case.tflite"
+        path.write_bytes(case.model())
+        recording = _run_probe(path, target.name, "--allocator", "recording")
+        if recording.get("status") != "ok":
+            return {"loads": False, "error": str(recording.get("detail", recording))[-300:]}
+        figures: dict[str, Any] = {
+            "loads": True,
+            "head": recording["head"],
+            "tail": recording["tail"],
+            "categories": {
+                name: {key: value[key] for key in ("used", "requested", "count")}
+                for name, value in sorted(recording.get("categories", {}).items())
+            },
+        }
+        plain = _run_probe(path, target.name, "--allocator", "plain")
+        figures["tail_plain"] = plain.get("tail")
+        for allocator, suffix, run in (("recording", "", recording), ("plain", "_plain", plain)):
+
+            def fits(size: int, allocator: str = allocator) -> bool:
+                found = _run_probe(
+                    path, target.name, "--arena", str(size), "--allocator", allocator
+                )
+                return found.get("status") == "ok"
+
+            total = int(run["head"]) + int(run["tail"])
+            figures[f"min_arena{suffix}"] = minimum_size(fits, total, int(run["load_arena"]))
+    return figures
+
+
+def _last_line(log: str) -> str:
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
+
+
+def measure(case: Case, target: Target) -> dict[str, Any]:
+    """One case on one target → its figures, with the model's hash."""
+    figures = measure_device(case, target) if target.device else measure_host(case)
+    return {"sha256": case.sha256(), **figures}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the selected cases on the selected targets and update the cache."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--target", default="host", help=f"all or one of {', '.join(TARGETS)}")
+    parser.add_argument("--family", action="append", choices=FAMILIES)
+    parser.add_argument("--case", action="append", help="case id (repeatable)")
+    parser.add_argument("--stale", action="store_true", help="only cases new or changed")
+    args = parser.parse_args(argv)
+    targets = list(TARGETS) if args.target == "all" else [args.target]
+    cases = [
+        case
+        for case in all_cases()
+        if (not args.case or case.id in args.case)
+        and (not args.family or case.id in _family_ids(args.family))
+    ]
+    for name in targets:
+        target = TARGETS[name]
+        document = load(name)
+        for number, case in enumerate(cases, 1):
+            cached = document["cases"].get(case.id)
+            if args.stale and cached is not None and cached.get("sha256") == case.sha256():
+                continue
+            document["cases"][case.id] = measure(case, target)
+            print(f"{name} {number}/{len(cases)} {case.id}: {document['cases'][case.id]}")
+            save(name, document)
+    return 0
+
+
+def _family_ids(families: list[str]) -> set[str]:
+    from importlib import import_module
+
+    return {
+        case.id
+        for family in families
+        for case in import_module(f"tests.conformance.cases.{family}").CASES
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
