@@ -38,8 +38,8 @@ class Abi:
         if ctype in _POINTER_SIZED:
             return self.pointer_bytes, self.pointer_bytes
         if ctype in _SHORT_ENUM_BYTES:
-            size = _SHORT_ENUM_BYTES[ctype] if self.short_enums else 4
-            return size, size
+            enum_bytes = _SHORT_ENUM_BYTES[ctype] if self.short_enums else 4
+            return enum_bytes, enum_bytes
         size = _FIXED_SIZES.get(ctype)
         if size is None:
             raise KeyError(f"unknown C scalar type '{ctype}'")
