@@ -27,14 +27,13 @@ from rich.table import Table
 
 from arenalens import load_model
 from arenalens.examples import EXAMPLES, example_bytes
-from arenalens.examples.optimize_fixtures import residual_add_model, streaming_state_model
 from arenalens.ir import Model
 from arenalens.optimize import optimize_model, prove_outputs, reorder_for_runtime
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.runtimes import get_runtime
-from benchkit import SHARED, fastest_of
+from benchkit import SHARED, fastest_of, test_fixtures
 
 BASELINE = "tflm_greedy"
 SEARCH_PLANNERS = ("optimal", "best", "hillclimb")
@@ -49,8 +48,9 @@ def corpus() -> list[tuple[str, bytes]]:
     else:
         print(f"(corpus not found at {SHARED}; shared models skipped)", file=sys.stderr)
     cases.extend((f"example:{name}", example_bytes(name)) for name in sorted(EXAMPLES))
-    cases.append(("fixture:streaming_state", streaming_state_model()))
-    cases.append(("fixture:residual_add", residual_add_model()))
+    fixtures = test_fixtures()
+    cases.append(("fixture:streaming_state", fixtures.streaming_state_model()))
+    cases.append(("fixture:residual_add", fixtures.residual_add_model()))
     return cases
 
 

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 T = TypeVar("T")
 
 # The shared corpus beside the project checkout (absent on machines without it).
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_fixtures() -> ModuleType:
+    """tests/fixtures/optimize_models.py, the benchmark models the test suite also uses (the
+    benchmarks run as scripts, so the repository root is put on the import path first)."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    return importlib.import_module("tests.fixtures.optimize_models")
 
 
 def fastest_of(repeat: int, action: Callable[[], T]) -> tuple[float, T]:

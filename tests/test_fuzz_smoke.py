@@ -1,6 +1,6 @@
 """Fuzzing, short: every crafter and mutator through every stage, and the harness's own limits.
 
-The long campaign is `benchmarks/fuzz.py` (100,000 inputs); this runs in well under a minute.
+The long campaign is `fuzz/__main__.py` (100,000 inputs); this runs in well under a minute.
 """
 
 from __future__ import annotations
@@ -10,10 +10,7 @@ import random
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from arenalens.fuzzing.harness import (
+from fuzz.harness import (
     CRASH,
     HANG,
     MEMORY,
@@ -24,11 +21,13 @@ from arenalens.fuzzing.harness import (
     run_campaign,
     run_stages,
 )
-from arenalens.fuzzing.hostile import HOSTILE
-from arenalens.fuzzing.layout import SiteKind, find_layout
-from arenalens.fuzzing.mutate import MUTATORS, mutate, mutate_kind
-from arenalens.fuzzing.seeds import built_seeds
-from arenalens.fuzzing.stages import Stage
+from fuzz.hostile import HOSTILE
+from fuzz.layout import SiteKind, find_layout
+from fuzz.mutate import MUTATORS, mutate, mutate_kind
+from fuzz.seeds import built_seeds
+from fuzz.stages import Stage
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 SEEDS = built_seeds()
 SMALL_SEEDS = [seed for seed in SEEDS if len(seed.data) < 10_000]
@@ -194,7 +193,7 @@ def break_generation(seed: int, index: int, corpus: object) -> tuple[bytes, str]
 
 
 def test_a_generator_failure_is_counted_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arenalens.fuzzing import harness
+    from fuzz import harness
 
     monkeypatch.setattr(harness, "generate_input", break_generation)
     result = run_campaign(CampaignConfig(executions=3, workers=1, batch=2))

@@ -7,9 +7,9 @@ import numpy as np
 from arenalens import load_model
 from arenalens.analysis.inplace import INPLACE_SAFE, INPLACE_UNSAFE, find_aliases, merge_aliases
 from arenalens.analysis.problem import BufferKind
-from arenalens.examples.optimize_fixtures import residual_add_model
 from arenalens.runtimes import get_runtime
 from arenalens.tflite.builder import ModelBuilder
+from tests.fixtures.optimize_models import residual_add_model
 
 
 def test_every_listed_operator_has_a_reason_and_lists_are_disjoint() -> None:

@@ -16,13 +16,13 @@ from arenalens import load_model
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.cli import main
 from arenalens.examples import EXAMPLES, example_bytes
-from arenalens.examples.optimize_fixtures import residual_add_model, streaming_state_model
 from arenalens.optimize import Optimization, optimize_model, pin_scratch, prove_outputs
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import get_runtime
 from tests.conftest import SHARED_MODELS, shared_params, shared_reference
+from tests.fixtures.optimize_models import residual_add_model, streaming_state_model
 
 EXACT_SECONDS = 10.0
 

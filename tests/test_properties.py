@@ -7,17 +7,17 @@ from __future__ import annotations
 import random
 from types import MappingProxyType
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from arenalens import load_model
-from arenalens.fuzzing.graphs import GraphSpec, random_dag_model
-from arenalens.fuzzing.stages import (
+from fuzz.graphs import GraphSpec, random_dag_model
+from fuzz.stages import (
     applicable_planners,
     available_runtimes,
     is_search_planner,
     planner_knobs,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arenalens import load_model
 from arenalens.pipeline import analyze
 from arenalens.planning import Problem, run_planner
 
@@ -89,8 +89,9 @@ def test_random_models_cover_the_shapes_they_claim() -> None:
 @SETTINGS
 @given(st.randoms(use_true_random=False))
 def test_every_reorderer_returns_a_valid_deterministic_schedule(rng: random.Random) -> None:
+    from fuzz.stages import reorderer_knobs
+
     from arenalens.analysis.schedule import Schedule, apply_schedule, schedule_problem
-    from arenalens.fuzzing.stages import reorderer_knobs
     from arenalens.reorder.registry import reorderer_names, run_reorderer
 
     model = load_model(random_dag_model(rng, GraphSpec(max_operators=14)))

@@ -1,7 +1,7 @@
 """Regression tests for inputs the fuzzer found: each must end in a result or ModelError, quickly.
 
 One test per bug, named after the symptom; the input is built here (small, readable) or by the
-crafter in `arenalens.fuzzing.hostile` that found it.
+crafter in `fuzz.hostile` that found it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 import pytest
+from fuzz.harness import deadline
 
 from arenalens import ModelError, load_model
-from arenalens.fuzzing.harness import deadline
 from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.planning.litert_arena import NEVER_FREED
 from arenalens.planning.offset_index import use_offset_index
@@ -121,7 +121,8 @@ def test_tflm_exponential_control_flow_is_refused_quickly() -> None:
 
 
 def test_tflm_step_count_matches_the_walk() -> None:
-    from arenalens.fuzzing.seeds import control_flow_model
+    from fuzz.seeds import control_flow_model
+
     from arenalens.runtimes.tflm.lifetimes import tflm_step_count
 
     for data in (nested_calls(6, 2), nested_calls(5, 3, "IF"), control_flow_model()):
@@ -132,7 +133,7 @@ def test_tflm_step_count_matches_the_walk() -> None:
 def test_operators_sharing_one_long_inputs_vector_are_refused() -> None:
     # Found by `shared_vectors`: 20,000 operators pointing at one 20,000-entry inputs vector
     # (300 KB) are 400 million tensor references; the checker and lifetimes ran for minutes.
-    from arenalens.fuzzing.hostile import shared_inputs_model
+    from fuzz.hostile import shared_inputs_model
 
     data = shared_inputs_model(5_000, 5_000)  # 25 million references from 300 KB
     assert len(data) < 400_000
@@ -142,7 +143,7 @@ def test_operators_sharing_one_long_inputs_vector_are_refused() -> None:
 
 def test_subgraph_entries_sharing_one_table_are_refused() -> None:
     # Found by `shared_tables`: 10,000 subgraph entries pointing at one 10,000-tensor subgraph.
-    from arenalens.fuzzing.hostile import shared_subgraphs_model
+    from fuzz.hostile import shared_subgraphs_model
 
     data = shared_subgraphs_model(2_000, 2_000)  # 4 million tensors from 200 KB
     with within(2), pytest.raises(ModelError, match="shared many times over"):
@@ -152,7 +153,7 @@ def test_subgraph_entries_sharing_one_table_are_refused() -> None:
 def test_tensors_sharing_one_long_name_are_refused() -> None:
     import struct
 
-    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from fuzz.layout import SiteKind, find_layout
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -315,7 +316,7 @@ def test_malformed_options_decoded_after_loading_raise_model_error() -> None:
     # and a bad table raised a bare ValueError from the LiteRT Prepare rules.
     import struct
 
-    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from fuzz.layout import SiteKind, find_layout
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -361,7 +362,7 @@ def test_a_huge_vtable_shared_by_many_tables_is_read_quickly() -> None:
     # the vtable, and each table view unpacked all 26,240 claimed field offsets.
     import struct
 
-    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from fuzz.layout import SiteKind, find_layout
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -471,8 +472,9 @@ def test_every_planner_is_fast_on_a_twenty_thousand_operator_chain() -> None:
 def test_reorderers_honour_their_time_limit_on_wide_graphs(name: str) -> None:
     # Found by `many_live_buffers` in the reorder stage: 1,500 operators ready at once; the beam
     # search's greedy finish and the exact search's every-256th clock check ran for minutes.
+    from fuzz.hostile import many_live_model
+
     from arenalens.analysis.schedule import schedule_problem
-    from arenalens.fuzzing.hostile import many_live_model
     from arenalens.reorder.registry import run_reorderer
 
     model = load_model(many_live_model(1500))
@@ -511,8 +513,9 @@ def test_charts_of_a_model_with_a_four_kilobyte_operator_name_are_quick() -> Non
 def test_html_report_escapes_every_hostile_name() -> None:
     # Output safety: model text reaches the page only escaped (header) or inside JSON with
     # <, >, & written as \\u escapes; the fuzz report stage checks every generated model too.
-    from arenalens.fuzzing.hostile import HOSTILE_NAMES
-    from arenalens.fuzzing.stages import check_html_escaping
+    from fuzz.hostile import HOSTILE_NAMES
+    from fuzz.stages import check_html_escaping
+
     from arenalens.pipeline import analyze
     from arenalens.report.build import build_report
     from arenalens.report.html import render_html
@@ -529,7 +532,7 @@ def test_html_report_escapes_every_hostile_name() -> None:
 def model_without_buffers() -> bytes:
     import struct
 
-    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from fuzz.layout import SiteKind, find_layout
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -566,8 +569,7 @@ def test_without_buffers_only_buffer_index_zero_is_accepted() -> None:
     import struct
 
     import numpy as np
-
-    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from fuzz.layout import SiteKind, find_layout
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -593,7 +595,8 @@ def test_custom_options_pointing_past_the_file_raise_model_error() -> None:
     # unchecked generated accessors, and raised struct.error.
     import struct
 
-    from arenalens.fuzzing.layout import SiteKind, find_layout
+    from fuzz.layout import SiteKind, find_layout
+
     from arenalens.tflite.custom_options import custom_options
 
     builder = ModelBuilder()
@@ -632,8 +635,9 @@ def test_custom_options_are_read_from_the_file() -> None:
 def test_planner_waste_search_time_is_one_budget_for_all_arenas() -> None:
     # Found by the campaign: 500 subgraph entries sharing one table give LiteRT 1,000 arenas,
     # and planner-waste spent its whole time limit on each (90 s at 0.05 s per arena).
+    from fuzz.hostile import shared_subgraphs_model
+
     from arenalens.diagnostics.rules import diagnose
-    from arenalens.fuzzing.hostile import shared_subgraphs_model
 
     model = load_model(shared_subgraphs_model(500, 10))
     with within(20):

@@ -20,10 +20,10 @@ from arenalens.analysis.schedule import (
     schedule_problem,
 )
 from arenalens.examples import example_bytes
-from arenalens.examples.optimize_fixtures import streaming_state_model
 from arenalens.optimize import reorder_for_runtime
 from arenalens.reorder import reorderer_names, run_reorderer
 from arenalens.tflite.builder import ModelBuilder
+from tests.fixtures.optimize_models import streaming_state_model
 
 
 def _diamond() -> ScheduleProblem:

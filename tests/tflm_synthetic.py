@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 from flatbuffers import flexbuffers
 
-from arenalens.examples.optimize_fixtures import streaming_state_model
 from arenalens.ir import OfflinePlan
 from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, SubgraphBuilder, quantization
 from arenalens.tflite.reader import encode_offline_plan
+from tests.fixtures.optimize_models import streaming_state_model
 
 INT8_Q = quantization(0.1, 0)
 

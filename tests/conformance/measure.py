@@ -29,22 +29,26 @@ DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve(
 ROOMY = 4 << 20
 
 
-def data_path(target: str) -> Path:
-    """Where one target's measurements are cached."""
-    return DATA / f"{target}.json"
+def data_path(target: str, family: str) -> Path:
+    """Where one family's measurements on one target are cached (one file each, so engineers
+    measuring different families never edit the same file)."""
+    return DATA / target / f"{family}.json"
 
 
 def load(target: str) -> dict[str, Any]:
-    """A target's cached measurements: {"cases": {id: figures}} ({} when none)."""
-    path = data_path(target)
-    return json.loads(path.read_text()) if path.exists() else {"cases": {}}
+    """A target's cached measurements over every family: {"cases": {id: figures}}."""
+    cases: dict[str, Any] = {}
+    for path in sorted((DATA / target).glob("*.json")):
+        cases.update(json.loads(path.read_text())["cases"])
+    return {"cases": cases}
 
 
-def save(target: str, document: dict[str, Any]) -> None:
-    """Write a target's measurements, sorted, so reruns give the same bytes."""
-    DATA.mkdir(exist_ok=True)
-    document["cases"] = dict(sorted(document["cases"].items()))
-    data_path(target).write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+def save(target: str, family: str, cases: dict[str, Any]) -> None:
+    """Write one family's measurements on one target, sorted, so reruns give the same bytes."""
+    path = data_path(target, family)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"cases": dict(sorted(cases.items()))}
+    path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
 
 
 def minimum_size(fits: Callable[[int], bool], total: int, roomy: int) -> int:
@@ -163,29 +167,20 @@ def main(argv: list[str] | None = None) -> int:
         case
         for case in all_cases()
         if (not args.case or case.id in args.case)
-        and (not args.family or case.id in _family_ids(args.family))
+        and (not args.family or case.family in args.family)
     ]
     for name in targets:
         target = TARGETS[name]
-        document = load(name)
         for number, case in enumerate(cases, 1):
-            cached = document["cases"].get(case.id)
+            path = data_path(name, case.family)
+            family = json.loads(path.read_text())["cases"] if path.exists() else {}
+            cached = family.get(case.id)
             if args.stale and cached is not None and cached.get("sha256") == case.sha256():
                 continue
-            document["cases"][case.id] = measure(case, target)
-            print(f"{name} {number}/{len(cases)} {case.id}: {document['cases'][case.id]}")
-            save(name, document)
+            family[case.id] = measure(case, target)
+            print(f"{name} {number}/{len(cases)} {case.id}: {family[case.id]}")
+            save(name, case.family, family)
     return 0
-
-
-def _family_ids(families: list[str]) -> set[str]:
-    from importlib import import_module
-
-    return {
-        case.id
-        for family in families
-        for case in import_module(f"tests.conformance.cases.{family}").CASES
-    }
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import import_module
 
@@ -25,6 +25,7 @@ class Case:
     dtype: str  # the type the case is about (the kernel's input type), e.g. "INT8"
     build: Callable[[], bytes]
     note: str = ""
+    family: str = ""  # the module that defines it (set by all_cases)
 
     def model(self) -> bytes:
         """The .tflite bytes (built once per process)."""
@@ -49,7 +50,8 @@ def all_cases() -> tuple[Case, ...]:
     """Every case of every family, ids checked unique."""
     found: list[Case] = []
     for family in FAMILIES:
-        found.extend(import_module(f"tests.conformance.cases.{family}").CASES)
+        cases = import_module(f"tests.conformance.cases.{family}").CASES
+        found.extend(replace(case, family=family) for case in cases)
     ids = [case.id for case in found]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

@@ -19,10 +19,10 @@ import struct
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from arenalens.fuzzing.layout import SiteKind, find_layout
-from arenalens.fuzzing.mutate import INT32_EDGES
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
 from arenalens.tflite.reader import OFFLINE_PLAN_METADATA
+from fuzz.layout import SiteKind, find_layout
+from fuzz.mutate import INT32_EDGES
 
 Crafter = Callable[[random.Random], bytes]
 

@@ -28,11 +28,11 @@ from types import FrameType
 from typing import Any
 
 from arenalens.errors import ModelError
-from arenalens.fuzzing.graphs import random_dag_model
-from arenalens.fuzzing.hostile import HOSTILE
-from arenalens.fuzzing.mutate import mutate
-from arenalens.fuzzing.seeds import Seed, seed_corpus
-from arenalens.fuzzing.stages import STAGES, Stage
+from fuzz.graphs import random_dag_model
+from fuzz.hostile import HOSTILE
+from fuzz.mutate import mutate
+from fuzz.seeds import Seed, seed_corpus
+from fuzz.stages import STAGES, Stage
 
 OK = "ok"
 MODEL_ERROR = "model_error"

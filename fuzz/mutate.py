@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from arenalens.fuzzing.layout import Layout, Site, SiteKind, find_layout
+from fuzz.layout import Layout, Site, SiteKind, find_layout
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,5 +4,5 @@ stage of arenalens. The only acceptable ends for an input are a result or `arena
 `mutate` (structure-aware, byte-level and splicing mutators), `hostile` (hand-crafted hostile
 models), `seeds` (the valid corpus), `stages` (what each input runs through) and `harness` (one
 input in-process, or a campaign across worker processes under time and memory limits). Used by
-`benchmarks/fuzz.py` and the tests; needs nothing beyond the core dependencies.
+`fuzz/__main__.py` and the tests; needs nothing beyond the core dependencies.
 """

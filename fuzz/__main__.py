@@ -1,13 +1,13 @@
 """Fuzz campaign: N generated hostile inputs through every stage, with outcome counts and timing.
 
 Each input is a mutated, truncated or spliced seed model, a hand-crafted hostile model, or junk
-(see `arenalens.fuzzing`). It runs in a worker process under a wall-clock limit and a memory cap;
+(see `fuzz`). It runs in a worker process under a wall-clock limit and a memory cap;
 the only acceptable ends are a result (ok) or `arenalens.ModelError` (model_error). Crashes,
 hangs and memory blow-ups are counted, grouped by cause, and listed with the execution number
 that replays them. Exit code 1 when any input failed.
 
-Run:   python benchmarks/fuzz.py --executions 100000 [--workers 2] [--seed 0]
-Replay one input with a traceback:   python benchmarks/fuzz.py --replay 12345 [--save input.tflite]
+Run:   python -m fuzz --executions 100000 [--workers 2] [--seed 0]
+Replay one input with a traceback:   python -m fuzz --replay 12345 [--save input.tflite]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens.cli.common import write_atomic
-from arenalens.fuzzing.harness import (
+from fuzz.harness import (
     FAILURE_KINDS,
     GENERATORS,
     OUTCOME_KINDS,
@@ -34,9 +34,11 @@ from arenalens.fuzzing.harness import (
     is_deep,
     run_campaign,
 )
-from arenalens.fuzzing.seeds import seed_corpus
-from arenalens.fuzzing.stages import STAGES
-from benchkit import SHARED
+from fuzz.seeds import seed_corpus
+from fuzz.stages import STAGES
+
+# The real-model corpus next to the repository (../shared/models), when present.
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 
 
 def parse_arguments() -> argparse.Namespace:
