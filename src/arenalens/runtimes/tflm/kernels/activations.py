@@ -1,24 +1,248 @@
-"""Activation kernels: RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU, L2_NORMALIZATION."""
+"""Activation kernels: RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, ELU, LEAKY_RELU, L2_NORMALIZATION
+→ their setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): activations.cc, activations_common.cc,
+logistic.cc, logistic_common.cc, tanh.cc, hard_swish.cc, hard_swish_common.cc, elu.cc,
+leaky_relu.cc, leaky_relu_common.cc, l2norm.cc. Only LEAKY_RELU (and L2_NORMALIZATION) parse
+options. None keeps a lookup table beyond ELU's: the reference LOGISTIC and TANH compute in fixed
+point.
+"""
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.kernels.base import Fixed, KernelRule
-from arenalens.runtimes.tflm.kernels.common import op_data
+import math
+
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
+    Events,
+    Fixed,
+    KernelContext,
+    KernelRule,
+    Refusal,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.common import (
+    arity_refusals,
+    op_data,
+    scale_of,
+    types_differ,
+    zero_point_of,
+)
+
+_RELU_OP_DATA = struct(
+    "ReluOpData",  # { ReluParams params }: ActivationParams + offsets and multiplier
+    ("activation_type", "uint8"),  # enum class FusedActivationFunctionType : uint8_t
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("input_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+)
+_RELU6_OP_DATA = struct("Relu6OpData", ("six", "int32"), ("zero", "int32"))
+_LOGISTIC_OP_DATA = struct(
+    "OpDataLogistic",  # tanh.cc's OpData has the same four fields
+    ("input_zero_point", "int32"),
+    ("input_range_radius", "int32"),
+    ("input_multiplier", "int32"),
+    ("input_left_shift", "int"),
+)
+_HARD_SWISH_PARAMS = struct(
+    "HardSwishParams",
+    ("input_zero_point", "int16"),
+    ("output_zero_point", "int16"),
+    ("reluish_multiplier_fixedpoint_int16", "int16"),
+    ("reluish_multiplier_exponent", "int"),
+    ("output_multiplier_fixedpoint_int16", "int16"),
+    ("output_multiplier_exponent", "int"),
+)
+_ELU_OP_DATA = struct("OpData", Field("table", "int8", 256))  # the int8 lookup table
+_LEAKY_RELU_OP_DATA = struct(
+    "LeakyReluOpData",
+    ("output_multiplier_alpha", "int32"),
+    ("output_shift_alpha", "int32"),
+    ("output_multiplier_identity", "int32"),
+    ("output_shift_identity", "int32"),
+    ("input_zero_point", "int32"),
+    ("output_zero_point", "int32"),
+)
+_LEAKY_RELU_PARAMS = struct("TfLiteLeakyReluParams", ("alpha", "float"))
+
+
+def _same_types(context: KernelContext, file: str) -> list[Event]:
+    input_type, output_type = context.input_type(0), context.output_type(0)
+    if input_type == output_type:
+        return []
+    return [types_differ(file, "input->type", "output->type", input_type, output_type)]
+
+
+def _int16_zero_points(context: KernelContext, file: str, *, output: bool = True) -> list[Event]:
+    """`TF_LITE_ENSURE_EQ(input->params.zero_point, 0)` (and the output's)."""
+    checked = [("input", context.input(0))] + ([("output", context.output(0))] if output else [])
+    for name, tensor in checked:
+        if zero_point_of(tensor) != 0:
+            return [
+                Refusal(f"{file}: {name}->params.zero_point != 0 ({zero_point_of(tensor)} != 0)")
+            ]
+    return []
+
+
+def _output_scale_is_two_to_minus_15(context: KernelContext, file: str) -> list[Event]:
+    """int16 LOGISTIC / TANH: CheckedLog2(output scale) must hold and round to -15."""
+    scale = scale_of(context.output(0))
+    if scale > 0.0:
+        exponent = math.log2(scale)
+        rounded = round(exponent)
+        if abs(exponent - rounded) < 1e-3:
+            if rounded == -15:
+                return []
+            return [
+                Refusal(
+                    f"{file}: output_scale_log2_rounded != -kOutputFractionalBits "
+                    f"({rounded} != -15)"
+                )
+            ]
+    return [
+        Refusal(
+            f"{file}: CheckedLog2(output->params.scale, &output_scale_log2_rounded) was not true."
+        )
+    ]
+
+
+def _relu_eval(context: KernelContext) -> list[Event]:
+    """RELU and RELU6 Eval accept float32, int8 and int16 inputs."""
+    dtype = context.input_type(0)
+    if dtype in ("FLOAT32", "INT8", "INT16"):
+        return []
+    return [Refusal(f"Only float32/int8/int16 is supported currently, got {dtype}", INVOKE)]
+
+
+def _relu(context: KernelContext) -> Events:
+    # ReluPrepare: input, output; int16 needs zero points 0. No type check before Eval.
+    found = temps(context, ("in", 0), ("out", 0))
+    if context.input_type(0) == "INT16":
+        found += _int16_zero_points(context, "activations_common.cc")
+    return found + _relu_eval(context)
+
+
+def _relu6(context: KernelContext) -> Events:
+    # Relu6Prepare fetches the input only (the output is never fetched). Its range checks on
+    # `six` cannot fail: FloatToQuantizedType clamps to the type's range.
+    return temps(context, ("in", 0)) + _relu_eval(context)
+
+
+def _logistic(context: KernelContext) -> Events:
+    # CalculateArithmeticOpDataLogistic: input, output.
+    file = "logistic_common.cc"
+    found = temps(context, ("in", 0), ("out", 0))
+    refusals = _same_types(context, file)
+    dtype = context.input_type(0)
+    if refusals:
+        pass
+    elif dtype == "INT8" and zero_point_of(context.output(0)) != -128:
+        refusals = [
+            Refusal(
+                f"{file}: output->params.zero_point != std::numeric_limits<int8_t>::min() "
+                f"({zero_point_of(context.output(0))} != -128)"
+            )
+        ]
+    elif dtype == "INT16":
+        refusals = _int16_zero_points(context, file) or _output_scale_is_two_to_minus_15(
+            context, file
+        )
+    elif dtype not in ("FLOAT32", "INT8"):
+        refusals = [Refusal(f"Input {dtype}, output {dtype} not supported.", INVOKE)]
+    return found + refusals
+
+
+def _tanh(context: KernelContext) -> Events:
+    # TanhPrepare fetches the input, then CalculateArithmeticOpData fetches input and output
+    # again: three temp copies, the input twice.
+    file = "tanh.cc"
+    found = temps(context, ("in", 0))
+    found += arity_refusals(context, file, 1, 1)
+    found += temps(context, ("in", 0), ("out", 0))
+    refusals = _same_types(context, file)
+    dtype = context.input_type(0)
+    if not refusals and dtype == "INT16":
+        refusals = _int16_zero_points(context, file) or _output_scale_is_two_to_minus_15(
+            context, file
+        )
+    if not refusals and dtype not in ("FLOAT32", "INT8", "INT16"):
+        refusals = [Refusal(f"Input {dtype}, output {dtype} not supported.", INVOKE)]
+    return found + refusals
+
+
+def _hard_swish(context: KernelContext) -> Events:
+    # HardSwishPrepare: input, output; no type check. int8 needs an output multiplier below one.
+    file = "hard_swish_common.cc"
+    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    dtype = context.input_type(0)
+    if dtype == "INT8":
+        output_scale = scale_of(context.output(0))
+        multiplier = scale_of(context.input(0)) / 128 / output_scale if output_scale else 0.0
+        if multiplier >= 1.0:
+            found.append(Refusal(f"{file}: params->output_multiplier_exponent <= 0 was not true."))
+    if dtype not in ("FLOAT32", "INT8"):
+        found.append(Refusal(f"Unsupported type {dtype}", INVOKE))
+    return found
+
+
+def _elu(context: KernelContext) -> Events:
+    # EluInit allocates the int8 lookup table for every type; int8 fills it in Prepare.
+    file = "elu.cc"
+    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    refusals = _same_types(context, file)
+    dtype = context.input_type(0)
+    if not refusals and dtype not in ("FLOAT32", "INT8"):
+        refusals = [Refusal(f"ELU only supports float32 and int8 currently, got {dtype}.", INVOKE)]
+    return found + refusals
+
+
+def _leaky_relu(context: KernelContext) -> Events:
+    # CalculateOpDataLeakyRelu: input, output.
+    file = "leaky_relu_common.cc"
+    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    refusals = _same_types(context, file)
+    dtype = context.input_type(0)
+    if not refusals and dtype not in ("FLOAT32", "INT8", "INT16"):
+        refusals = [
+            Refusal(f"Only float32, int8 are supported by LEAKY_RELU, got {dtype}.", INVOKE)
+        ]
+    return found + refusals
+
 
 RULES = (
     KernelRule(
-        "HARD_SWISH", "hard_swish.cc, hard_swish_common.cc", None, op_data(20), derived=False
+        "HARD_SWISH",
+        "hard_swish.cc, hard_swish_common.cc",
+        None,
+        op_data(_HARD_SWISH_PARAMS),
+        _hard_swish,
     ),
+    KernelRule("ELU", "elu.cc", None, op_data(_ELU_OP_DATA, "OpData (int8 lookup table)"), _elu),
     KernelRule("L2_NORMALIZATION", "l2norm.cc", Fixed(4, 4), op_data(4), derived=False),
     KernelRule(
         "LEAKY_RELU",
         "leaky_relu.cc, leaky_relu_common.cc",
-        Fixed(4, 4),
-        op_data(24),
-        derived=False,
+        _LEAKY_RELU_PARAMS,
+        op_data(_LEAKY_RELU_OP_DATA),
+        _leaky_relu,
     ),
-    KernelRule("LOGISTIC", "logistic.cc, logistic_common.cc", None, op_data(16), derived=False),
-    KernelRule("RELU", "activations.cc, activations_common.cc", None, op_data(28), derived=False),
-    KernelRule("RELU6", "activations.cc, activations_common.cc", None, op_data(8), derived=False),
-    KernelRule("TANH", "tanh.cc", None, op_data(16), derived=False),
+    KernelRule(
+        "LOGISTIC",
+        "logistic.cc, logistic_common.cc",
+        None,
+        op_data(_LOGISTIC_OP_DATA),
+        _logistic,
+    ),
+    KernelRule(
+        "RELU", "activations.cc, activations_common.cc", None, op_data(_RELU_OP_DATA), _relu
+    ),
+    KernelRule(
+        "RELU6", "activations.cc, activations_common.cc", None, op_data(_RELU6_OP_DATA), _relu6
+    ),
+    KernelRule("TANH", "tanh.cc", None, op_data(_LOGISTIC_OP_DATA), _tanh),
 )

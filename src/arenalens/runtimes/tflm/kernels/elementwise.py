@@ -1,51 +1,357 @@
-"""Elementwise kernels: arithmetic, comparisons and unary math → their setup allocations."""
+"""Elementwise kernels: unary math, logical ops, comparisons, rounding, MAXIMUM / MINIMUM,
+SELECT_V2, ZEROS_LIKE and FILL → their setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): elementwise.cc, comparisons.cc, logical.cc,
+maximum_minimum.cc, ceil.cc, round.cc, exp.cc, floor.cc, neg.cc, select.cc, zeros_like.cc, fill.cc.
+None of them parses builtin options. Broadcasting never changes what they allocate (it only sets a
+flag in OpData, or is decided at Eval).
+"""
 
 from __future__ import annotations
 
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
-    Persistent,
-    Scratch,
-    inputs_then_outputs,
+    Refusal,
+    RuleFunction,
+    no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import (
+    TFLITE_TYPE_NUMBERS,
+    arity_refusals,
+    constant_ints,
+    elements,
+    is_quantized,
+    numbered,
+    op_data,
+    scale_of,
+    setup_refused,
+    shape,
+    types_differ,
+    zero_point_of,
+)
+
+# ---------------------------------------------------------------------------------------------
+# elementwise.cc: ABS, RSQRT (with OpData), SIN, COS, LOG, SQRT, SQUARE, LOGICAL_NOT (without).
+#
+# Both Prepare templates declare the type whitelist as an *unnamed* template parameter, so
+# `IsSupportedType(input->type)` is a functional cast of the type to the function-pointer type:
+# non-null for every real type, the check never fires. Every type passes Prepare; Eval refuses.
+
+_ABS_RSQRT_OP_DATA = struct(
+    "OpDataAbsRsqrt",
+    ("multiplier", "int32"),
+    ("shift", "int"),
+    ("input_offset", "int"),
+    ("output_offset", "int"),
+    ("needs_rescale", "bool"),
+    ("input_quantization_type", "enum32"),  # TfLiteQuantizationType is `enum : int`
+    ("input_type", "enum"),
+)
+_ELEMENTWISE = "elementwise.cc"
 
 
-def _add_n(context: KernelContext) -> Events:
-    # The float kernel keeps a scratch index in user_data; the int8 one takes its OpData here,
-    # in Prepare, not in Init (add_n.cc).
-    found = list(inputs_then_outputs(context))
-    if context.output_type(0) == "INT8":
-        found.append(Persistent(40, "OpData"))
-    if context.output_type(0) in ("FLOAT32", "INT8"):
-        pointers = context.build.pointer_bytes * len(context.operator.inputs)
-        found.append(Scratch(pointers, "add_n input pointers"))
+def _unary_types(context: KernelContext, file: str) -> list[Event]:
+    """Arity and `input->type == output->type`, as every unary Prepare here checks them."""
+    found = arity_refusals(context, file, 1, 1)
+    input_type, output_type = context.input_type(0), context.output_type(0)
+    if input_type != output_type:
+        found.append(types_differ(file, "input->type", "output->type", input_type, output_type))
     return found
 
 
+def _abs_rsqrt(context: KernelContext) -> Events:
+    # PrepareAbsRsqrt: input, output; int8 (and int16 carrying quantization) takes the quantized
+    # path, which needs affine quantization on both and, for int16, zero points 0.
+    found = temps(context, ("in", 0), ("out", 0)) + _unary_types(context, _ELEMENTWISE)
+    source, result = context.input(0), context.output(0)
+    dtype = context.input_type(0)
+    if dtype == "INT8" or (dtype == "INT16" and is_quantized(source)):
+        for name, tensor in (("input", source), ("output", result)):
+            if not is_quantized(tensor):
+                found.append(
+                    Refusal(
+                        f"{_ELEMENTWISE}: {name}->quantization.type != "
+                        "kTfLiteAffineQuantization (0 != 1)"
+                    )
+                )
+                return found
+        if dtype == "INT16":
+            for name, tensor in (("input", source), ("output", result)):
+                if zero_point_of(tensor) != 0:
+                    offset = zero_point_of(tensor)
+                    found.append(
+                        Refusal(f"{_ELEMENTWISE}: op_data->{name}_offset != 0 ({offset} != 0)")
+                    )
+    if dtype not in ("FLOAT32", "INT8", "INT16"):
+        found.append(Refusal(f"Current data type {dtype} is not supported.", INVOKE))
+    return found
+
+
+def _generic_unary(expected: str) -> RuleFunction:
+    """GenericPrepare: input, output, equal types; Eval accepts `expected` only."""
+
+    def prepare(context: KernelContext) -> Events:
+        found = temps(context, ("in", 0), ("out", 0)) + _unary_types(context, _ELEMENTWISE)
+        dtype = context.input_type(0)
+        if dtype != expected and not setup_refused(found):
+            found.append(
+                Refusal(
+                    f"{_ELEMENTWISE}: input->type != expected_type ({dtype} != {expected})", INVOKE
+                )
+            )
+        return found
+
+    return prepare
+
+
+# ---------------------------------------------------------------------------------------------
+# ceil.cc, round.cc, exp.cc: float32 only, checked in Prepare with the output's size and shape.
+
+
+def _float_only(file: str) -> RuleFunction:
+    """CeilPrepare / RoundPrepare / ExpPrepare: input, output, then float32 and equal shapes."""
+
+    def prepare(context: KernelContext) -> Events:
+        found = temps(context, ("in", 0), ("out", 0)) + arity_refusals(context, file, 1, 1)
+        source, result = context.input(0), context.output(0)
+        input_type, output_type = context.input_type(0), context.output_type(0)
+        if input_type != "FLOAT32":
+            found.append(types_differ(file, "input->type", "kTfLiteFloat32", input_type, "FLOAT32"))
+        elif output_type != input_type:
+            found.append(types_differ(file, "output->type", "input->type", output_type, input_type))
+        elif shape(source) != shape(result):
+            found.append(
+                Refusal(
+                    f"{file}: output shape {list(shape(result))} != input shape "
+                    f"{list(shape(source))}"
+                )
+            )
+        return found
+
+    return prepare
+
+
+def _eval_float_only(message: str) -> RuleFunction:
+    """FLOOR and NEG: no Init, no Prepare; Eval refuses anything but float32."""
+
+    def prepare(context: KernelContext) -> Events:
+        dtype = context.input_type(0)
+        if dtype == "FLOAT32":
+            return []
+        return [Refusal(message.format(dtype=dtype, numbered=numbered(dtype)), INVOKE)]
+
+    return prepare
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons.cc: the output is never fetched; int8 inputs turn their raw scales into multipliers
+# with QuantizeMultiplierSmallerThanOneExp, which aborts (TFLITE_CHECK) unless 0 < scale < 1.
+
+_COMPARISON_OP_DATA = struct(
+    "ComparisonParams",
+    ("left_shift", "int"),
+    ("input1_offset", "int32"),
+    ("input1_multiplier", "int32"),
+    ("input1_shift", "int"),
+    ("input2_offset", "int32"),
+    ("input2_multiplier", "int32"),
+    ("input2_shift", "int"),
+    ("is_broadcast", "bool"),
+)
+_ORDERED = frozenset({"FLOAT32", "INT32", "INT64", "INT8"})
+_COMPARISON_TYPES = {
+    "EQUAL": _ORDERED | {"BOOL"},
+    "NOT_EQUAL": _ORDERED | {"BOOL"},
+    "GREATER": _ORDERED | {"INT16"},
+    "GREATER_EQUAL": _ORDERED,
+    "LESS": _ORDERED,
+    "LESS_EQUAL": _ORDERED,
+}
+
+
 def _comparison(context: KernelContext) -> Events:
-    # comparisons.cc ComparisonsPrepare fetches both inputs, never the output.
-    return temps(context, ("in", 0), ("in", 1))
+    found = temps(context, ("in", 0), ("in", 1))
+    dtype = context.input_type(0)
+    if dtype == "INT8":
+        for position in (0, 1):
+            scale = scale_of(context.input(position))
+            if not 0.0 < scale < 1.0:
+                found.append(
+                    Refusal(
+                        f"int8 input {position + 1} has quantization scale {scale:g}: "
+                        "QuantizeMultiplierSmallerThanOneExp needs 0 < scale < 1, TFLM aborts "
+                        "(TFLITE_CHECK) in comparisons.cc"
+                    )
+                )
+                break
+    if dtype not in _COMPARISON_TYPES[context.opcode]:
+        found.append(Refusal(f"Type {numbered(dtype)} not supported.", INVOKE))
+    return found
 
 
-# comparisons.cc: no options; OpData is ComparisonParams (seven ints and a bool).
-_COMPARISONS = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
+# ---------------------------------------------------------------------------------------------
+# maximum_minimum.cc: Init and Prepare are nullptr: nothing allocated, nothing checked before Eval.
+
+
+def _maximum_minimum(context: KernelContext) -> Events:
+    dtype = context.output_type(0)
+    if dtype in ("FLOAT32", "INT8", "INT16", "INT32", "INT64"):
+        return []
+    return [Refusal(f"Type {numbered(dtype)} is not supported by Maximum/Minimum.", INVOKE)]
+
+
+# ---------------------------------------------------------------------------------------------
+# select.cc: OpData {bool requires_broadcast}; Prepare fetches all four operands before checking.
+
+_SELECT_OP_DATA = struct("OpData", ("requires_broadcast", "bool"))
+
+
+def _select_v2(context: KernelContext) -> Events:
+    file = "select.cc"
+    found = arity_refusals(context, file, 3, 1)
+    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    condition, x_type, y_type = (context.input_type(i) for i in range(3))
+    if condition != "BOOL":
+        found.append(types_differ(file, "input_condition->type", "kTfLiteBool", condition, "BOOL"))
+    elif x_type != y_type:
+        found.append(types_differ(file, "input_x->type", "input_y->type", x_type, y_type))
+    else:
+        problem = _select_broadcast_problem(context)
+        if problem:
+            found.append(Refusal(f"{file}: {problem}"))
+    if not setup_refused(found) and x_type not in (
+        "FLOAT32",
+        "INT8",
+        "INT16",
+    ):
+        found.append(
+            Refusal(
+                f"Does not support type other than int8|int16|float32, but got {x_type}", INVOKE
+            )
+        )
+    return found
+
+
+def _select_broadcast_problem(context: KernelContext) -> str:
+    """CheckBroadcastShape, run when the three inputs' shapes differ (unless all four operands
+    hold one element): '' when the shapes broadcast to the output's."""
+    shapes = [shape(context.input(i)) for i in range(3)]
+    output = shape(context.output(0))
+    if shapes[0] == shapes[1] == shapes[2]:
+        return ""
+    if all(elements(context.input(i)) == 1 for i in range(3)) and elements(context.output(0)) == 1:
+        return ""
+    rank = max(len(s) for s in shapes)
+    if rank != len(output):
+        return f"out_dims != output_shape->size ({rank} != {len(output)})"
+    for back in range(rank):
+        dims = [s[len(s) - back - 1] if back < len(s) else 1 for s in shapes]
+        largest = 0 if min(dims) == 0 else max(dims)
+        if any(d not in (1, largest) for d in dims):
+            return "Given shapes are not broadcastable."
+        if output[rank - back - 1] != largest:
+            return (
+                f"output_shape->data[{rank - back - 1}] != max_value "
+                f"({output[rank - back - 1]} != {largest})"
+            )
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# zeros_like.cc and fill.cc: no Init.
+
+
+def _zeros_like(context: KernelContext) -> Events:
+    found = arity_refusals(context, "zeros_like.cc", 1, 1)
+    found += temps(context, ("in", 0), ("out", 0))
+    dtype = context.input_type(0)
+    if dtype not in ("INT64", "INT32", "INT8", "FLOAT32"):
+        number = TFLITE_TYPE_NUMBERS.get(dtype, "?")
+        found.append(
+            Refusal(
+                f"ZerosLike only currently supports int64, int32, and float32, got {number}.",
+                INVOKE,
+            )
+        )
+    return found
+
+
+def _fill(context: KernelContext) -> Events:
+    # FillPrepare: dims, value, output; then the checks, in this order.
+    file = "fill.cc"
+    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    dims, value, result = context.input(0), context.input(1), context.output(0)
+    problem = ""
+    if len(shape(value)) != 0:
+        problem = f"NumDimensions(value) != 0 ({len(shape(value))} != 0)"
+    elif context.input_type(1) != context.output_type(0):
+        problem = (
+            f"value->type != output->type ({context.input_type(1)} != {context.output_type(0)})"
+        )
+    elif dims is None or not dims.is_constant:
+        problem = "Non-constant >dims< tensor is not supported"
+    elif len(shape(dims)) != 1:
+        problem = f"NumDimensions(tensor) != 1 ({len(shape(dims))} != 1)"
+    elif shape(dims)[0] != len(shape(result)):
+        problem = f"array->size != tensor_len ({len(shape(result))} != {shape(dims)[0]})"
+    else:
+        values = constant_ints(context, dims)
+        if values is None:
+            number = TFLITE_TYPE_NUMBERS.get(context.input_type(0), "?")
+            problem = f"cannot compare int array to tensor of type {number}."
+        else:
+            for have, want in zip(shape(result), values, strict=False):
+                if have != want:
+                    problem = f"array->data[i] != GetTensorData<T>(tensor)[i] ({have} != {want})"
+                    break
+    if problem:
+        found.append(Refusal(f"{file}: {problem}"))
+    elif context.input_type(1) not in ("FLOAT32", "INT32", "INT8"):
+        found.append(Refusal("Fill only currently supports float32 for input 1", INVOKE))
+    return found
+
+
+_UNARY_FLOAT = ("SIN", "COS", "LOG", "SQRT", "SQUARE")
+_COMPARISONS = tuple(_COMPARISON_TYPES)
 
 RULES = (
-    KernelRule("ADD", "add.cc, add_common.cc", Fixed(8, 4), op_data(60), derived=False),
-    KernelRule("ADD_N", "add_n.cc", None, prepare=_add_n, derived=False),
-    KernelRule("DIV", "div.cc", Fixed(4, 4), op_data(28), derived=False),
-    KernelRule("EXP", "exp.cc", derived=False),
-    KernelRule("MAXIMUM", "maximum_minimum.cc", derived=False),
-    KernelRule("MINIMUM", "maximum_minimum.cc", derived=False),
-    KernelRule("MUL", "mul.cc, mul_common.cc", Fixed(4, 4), op_data(36), derived=False),
-    KernelRule("SUB", "sub.cc, sub_common.cc", Fixed(8, 4), op_data(52), derived=False),
+    KernelRule("ABS", _ELEMENTWISE, None, op_data(_ABS_RSQRT_OP_DATA), _abs_rsqrt),
+    KernelRule("RSQRT", _ELEMENTWISE, None, op_data(_ABS_RSQRT_OP_DATA), _abs_rsqrt),
     *(
-        KernelRule(opcode, "comparisons.cc", None, op_data(32), _comparison, derived=False)
+        KernelRule(opcode, _ELEMENTWISE, None, no_events, _generic_unary("FLOAT32"))
+        for opcode in _UNARY_FLOAT
+    ),
+    KernelRule("LOGICAL_NOT", _ELEMENTWISE, None, no_events, _generic_unary("BOOL")),
+    KernelRule("CEIL", "ceil.cc", None, no_events, _float_only("ceil.cc")),
+    KernelRule("ROUND", "round.cc", None, no_events, _float_only("round.cc")),
+    KernelRule("EXP", "exp.cc", None, no_events, _float_only("exp.cc")),
+    KernelRule(
+        "FLOOR",
+        "floor.cc",
+        None,
+        no_events,
+        _eval_float_only("floor.cc: input->type != kTfLiteFloat32 ({dtype} != FLOAT32)"),
+    ),
+    KernelRule(
+        "NEG", "neg.cc", None, no_events, _eval_float_only("Type {numbered} not supported.")
+    ),
+    # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
+    KernelRule("LOGICAL_AND", "logical.cc, logical_common.cc", None, no_events, no_events),
+    KernelRule("LOGICAL_OR", "logical.cc, logical_common.cc", None, no_events, no_events),
+    KernelRule("MAXIMUM", "maximum_minimum.cc", None, no_events, _maximum_minimum),
+    KernelRule("MINIMUM", "maximum_minimum.cc", None, no_events, _maximum_minimum),
+    *(
+        KernelRule(opcode, "comparisons.cc", None, op_data(_COMPARISON_OP_DATA), _comparison)
         for opcode in _COMPARISONS
     ),
+    # SelectInit writes the flag at once (a failed allocation crashes there).
+    KernelRule("SELECT_V2", "select.cc", None, op_data(_SELECT_OP_DATA), _select_v2),
+    KernelRule("ZEROS_LIKE", "zeros_like.cc", None, no_events, _zeros_like),
+    KernelRule("FILL", "fill.cc", None, no_events, _fill),
 )

@@ -1,14 +1,140 @@
-"""Type conversions: QUANTIZE, DEQUANTIZE, CAST → their setup allocations."""
+"""Type conversions: QUANTIZE, DEQUANTIZE, CAST → their setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): quantize.cc, quantize_common.cc,
+quantize.h, dequantize.cc, dequantize_common.cc, dequantize.h, cast.cc; CAST's options parsed by
+flatbuffer_conversions.cc (ParseCast, allocated even without a CastOptions table).
+"""
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.kernels.base import Fixed, KernelRule
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Refusal,
+    no_events,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.common import (
+    arity_refusals,
+    is_quantized,
+    numbered,
+    op_data,
+    per_channel_count,
+)
+
+_CAST_PARAMS = struct("TfLiteCastParams", ("in_data_type", "enum"), ("out_data_type", "enum"))
+# types.h QuantizationParams {int32 zero_point; double scale}: 8-aligned on both ABIs.
+_QUANTIZATION_PARAMS = struct("QuantizationParams", ("zero_point", "int32"), ("scale", "double"))
+_DEQUANTIZATION_PARAMS = struct(
+    "DequantizationParams", ("scale", "double"), ("zero_point", "int32")
+)
+_QUANTIZE_OP_DATA = struct(
+    "OpDataQuantizeReference",
+    ("quantization_params", _QUANTIZATION_PARAMS),
+    ("requantize_output_multiplier", "int32"),
+    ("requantize_output_shift", "int"),
+    ("input_zero_point", "int32"),
+)
+_DEQUANTIZE_OP_DATA = struct(
+    "DequantizeOpData",
+    ("quantization_params", _DEQUANTIZATION_PARAMS),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("output_zero_point", "int32"),
+)
+
+# EvalQuantizeReference: input type → the output types it converts to.
+_QUANTIZE_PAIRS = {
+    "FLOAT32": ("INT8", "INT16"),
+    "INT32": ("INT8", "INT16"),
+    "INT16": ("INT8", "INT16", "INT32"),
+    "INT8": ("INT8", "UINT8", "INT16", "INT32"),
+    "UINT8": ("INT8",),
+}
+
+
+def _quantize(context: KernelContext) -> Events:
+    # PrepareQuantizeReference: input, output; the output must carry one scale.
+    file = "quantize_common.cc"
+    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    input_type, output_type = context.input_type(0), context.output_type(0)
+    result = context.output(0)
+    problem = ""
+    if not is_quantized(result):
+        problem = "output->quantization.type != kTfLiteAffineQuantization (0 != 1)"
+    elif per_channel_count(result) != 1:
+        problem = "affine_quantization->scale->size == 1 was not true."
+    elif input_type not in _QUANTIZE_PAIRS:
+        problem = (
+            "input->type == kTfLiteFloat32 || input->type == kTfLiteInt32 || input->type == "
+            "kTfLiteInt16 || input->type == kTfLiteInt8 || input->type == kTfLiteUInt8 was not "
+            "true."
+        )
+    elif output_type not in ("INT8", "INT16", "INT32", "UINT8"):
+        problem = (
+            "output->type == kTfLiteInt8 || output->type == kTfLiteInt16 || output->type == "
+            "kTfLiteInt32 || output->type == kTfLiteUInt8 was not true."
+        )
+    if problem:
+        found.append(Refusal(f"{file}: {problem}"))
+    elif output_type not in _QUANTIZE_PAIRS[input_type]:
+        found.append(Refusal(f"Input {input_type}, output {output_type} not supported.", INVOKE))
+    return found
+
+
+def _dequantize(context: KernelContext) -> Events:
+    # DequantizePrepare: input, output; an integer input (not float16: fp16 weights are refused)
+    # and a float32 output. Input quantization is not required.
+    file = "dequantize_common.cc"
+    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    if context.input_type(0) not in ("INT8", "INT16", "UINT8"):
+        found.append(
+            Refusal(
+                f"{file}: input->type == kTfLiteInt8 || input->type == kTfLiteInt16 || "
+                f"input->type == kTfLiteUInt8 was not true. (input is {context.input_type(0)})"
+            )
+        )
+    elif context.output_type(0) != "FLOAT32":
+        found.append(Refusal(f"{file}: output->type == kTfLiteFloat32 was not true."))
+    return found
+
+
+_CAST_FROM = ("INT8", "INT16", "INT32", "UINT32", "FLOAT32", "BOOL")
+_CAST_TO = ("INT8", "INT16", "INT32", "UINT32", "FLOAT32")
+
+
+def _cast(context: KernelContext) -> Events:
+    # CastPrepare: input, output; no type checks before Eval.
+    found: list[Event] = arity_refusals(context, "cast.cc", 1, 1)
+    found += temps(context, ("in", 0), ("out", 0))
+    input_type, output_type = context.input_type(0), context.output_type(0)
+    # The wheel (a later commit than the probes) also writes bool outputs; measured.
+    targets = (*_CAST_TO, "BOOL") if context.build.is_host else _CAST_TO
+    if input_type not in _CAST_FROM:
+        found.append(Refusal(f"Input type {numbered(input_type)} not supported.", INVOKE))
+    elif output_type not in targets:
+        found.append(Refusal(f"Output type {numbered(output_type)} not supported.", INVOKE))
+    return found
+
 
 RULES = (
-    KernelRule("CAST", "cast.cc", Fixed(8, 4), derived=False),
+    KernelRule("CAST", "cast.cc", _CAST_PARAMS, no_events, _cast),
     KernelRule(
-        "DEQUANTIZE", "dequantize.cc, dequantize_common.cc", None, op_data(32), derived=False
+        "DEQUANTIZE",
+        "dequantize.cc, dequantize_common.cc",
+        None,
+        op_data(_DEQUANTIZE_OP_DATA),
+        _dequantize,
     ),
-    KernelRule("QUANTIZE", "quantize.cc, quantize_common.cc", None, op_data(32), derived=False),
+    KernelRule(
+        "QUANTIZE",
+        "quantize.cc, quantize_common.cc",
+        None,
+        op_data(_QUANTIZE_OP_DATA),
+        _quantize,
+    ),
 )

@@ -1,31 +1,76 @@
-"""Reductions: MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL, ARG_MAX → their setup allocations.
+"""Reductions: MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL, ARG_MAX, ARG_MIN → their setup
+allocations and refusals.
 
-Sources: reduce.cc, reduce_common.cc, arg_min_max.cc.
+Sources (tflite-micro tensorflow/lite/micro/kernels/): reduce.cc, reduce_common.cc, reduce.h,
+arg_min_max.cc; options parsed by flatbuffer_conversions.cc (ParseReducer, ParseArgMax,
+ParseArgMin), allocated even when the operator has no options table. Which axes are reduced and
+keep_dims change nothing but the scratch sizes below.
 """
 
 from __future__ import annotations
 
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
     Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
+    Refusal,
     Scratch,
+    no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import elements, op_data, shape
+from arenalens.runtimes.tflm.kernels.common import (
+    elements,
+    op_data,
+    scale_of,
+    shape,
+    types_differ,
+    zero_point_of,
+)
+
+_REDUCER_PARAMS = struct("TfLiteReducerParams", ("keep_dims", "bool"))
+_ARG_MAX_PARAMS = struct("TfLiteArgMaxParams", ("output_type", "enum"))  # TfLiteType
+_ARG_MIN_PARAMS = struct("TfLiteArgMinParams", ("output_type", "enum"))
+_REDUCE_OP_DATA = struct(
+    "OpDataReduce",
+    ("multiplier", "int32"),
+    ("shift", "int"),
+    ("scratch_accumulator_idx", "int"),
+    ("scratch_resolved_axis_idx", "int"),
+    ("scratch_input_iter_idx", "int"),
+    ("input_zp", "int"),
+    ("input_scale", "float"),
+    ("output_zp", "int"),
+    ("output_scale", "float"),
+    ("num_output_elements", "int"),
+    ("num_axis", "int"),
+)
+_FILE = "reduce_common.cc"
 
 
 def _prepare_simple(context: KernelContext) -> list[Event]:
-    # reduce_common.cc PrepareSimple: input, axis, and the output only for int8 input.
-    found = temps(context, ("in", 0), ("in", 1))
+    """PrepareSimple: input, (arity), axis, axis type; the output only for int8 input."""
+    found = temps(context, ("in", 0))
+    for what, have, want in (
+        ("inputs", len(context.operator.inputs), 2),
+        ("outputs", len(context.operator.outputs), 1),
+    ):
+        if have != want:
+            found.append(Refusal(f"{_FILE}: node->{what}->size != {want} ({have} != {want})"))
+    found += temps(context, ("in", 1))
+    axis_type = context.input_type(1)
+    if axis_type != "INT32":
+        found.append(types_differ(_FILE, "axis->type", "kTfLiteInt32", axis_type, "INT32"))
     if context.input_type(0) == "INT8":
         found += temps(context, ("out", 0))
     return found
 
 
 def _index_scratch(context: KernelContext) -> list[Event]:
+    """The input iterator (one int per input dimension) and the resolved axes (one int per axis
+    element); zero-byte requests are still requests."""
     return [
         Scratch(4 * len(shape(context.input(0))), "reduce input iterator"),
         Scratch(4 * elements(context.input(1)), "reduce resolved axes"),
@@ -33,26 +78,98 @@ def _index_scratch(context: KernelContext) -> list[Event]:
 
 
 def _mean_or_sum(context: KernelContext) -> Events:
-    # PrepareMeanOrSumHelper: input, output, axis; then PrepareSimple.
-    found = temps(context, ("in", 0), ("out", 0), ("in", 1)) + _prepare_simple(context)
-    if context.input_type(0) in ("INT8", "INT16"):
-        found.append(Scratch(elements(context.output(0)) * 4, "reduce accumulators"))
-    return found + _index_scratch(context)
+    # PrepareMeanOrSumHelper: input, output, axis; int8/int16 request int32 accumulators (one per
+    # output element); the two index arrays; then PrepareSimple fetches input and axis again.
+    found = temps(context, ("in", 0), ("out", 0), ("in", 1))
+    dtype = context.input_type(0)
+    if dtype in ("INT8", "INT16"):
+        found.append(Scratch(4 * elements(context.output(0)), "reduce accumulators"))
+    found += _index_scratch(context) + _prepare_simple(context)
+    if context.opcode == "MEAN" and dtype not in ("FLOAT32", "INT8", "INT16"):
+        found.append(
+            Refusal(
+                f"{_FILE} Currently, only float32, int8 or int16 input type is supported.", INVOKE
+            )
+        )
+    elif context.opcode == "SUM":
+        found += _same_type_at_eval(context)
+        if dtype not in ("FLOAT32", "INT8", "INT16"):
+            found.append(Refusal("Only float32, int8, and int16 types are supported.", INVOKE))
+    return found
 
 
-def _min_max_all(context: KernelContext) -> Events:
-    # PrepareMinMaxHelper / PrepareAllHelper: PrepareSimple; then input, output, axis.
+def _same_type_at_eval(context: KernelContext) -> list[Event]:
+    input_type, output_type = context.input_type(0), context.output_type(0)
+    if input_type == output_type:
+        return []
+    refusal = types_differ(_FILE, "input->type", "output->type", input_type, output_type)
+    return [Refusal(refusal.reason, INVOKE)]
+
+
+def _min_max(context: KernelContext) -> Events:
+    # PrepareMinMaxHelper: PrepareSimple, then input, output, axis again; the index arrays. No
+    # accumulators for any type.
     found = _prepare_simple(context) + temps(context, ("in", 0), ("out", 0), ("in", 1))
-    return found + _index_scratch(context)
+    found += _index_scratch(context) + _same_type_at_eval(context)
+    dtype = context.input_type(0)
+    if dtype not in ("FLOAT32", "INT8"):
+        found.append(Refusal("Only float32 and int8 types are supported.", INVOKE))
+    elif dtype == "INT8":
+        source, result = context.input(0), context.output(0)
+        if scale_of(source) != scale_of(result):
+            found.append(
+                Refusal(
+                    f"{_FILE}: static_cast<double>(op_data->input_scale) != "
+                    "static_cast<double>(op_data->output_scale)",
+                    INVOKE,
+                )
+            )
+        elif zero_point_of(source) != zero_point_of(result):
+            found.append(Refusal(f"{_FILE}: op_data->input_zp != op_data->output_zp", INVOKE))
+    return found
+
+
+def _all(context: KernelContext) -> Events:
+    # PrepareAllHelper: input, output, axis; bool input; PrepareSimple; the index arrays.
+    found = temps(context, ("in", 0), ("out", 0), ("in", 1))
+    dtype = context.input_type(0)
+    if dtype != "BOOL":
+        found.append(types_differ(_FILE, "input->type", "kTfLiteBool", dtype, "BOOL"))
+    found += _prepare_simple(context) + _index_scratch(context) + _same_type_at_eval(context)
+    return found
+
+
+def _arg_min_max(context: KernelContext) -> Events:
+    # arg_min_max.cc registers no Init and no Prepare: only its options are allocated; Eval
+    # checks the axis, output and input types in that order.
+    axis_type, output_type, input_type = (
+        context.input_type(1),
+        context.output_type(0),
+        context.input_type(0),
+    )
+    if axis_type != "INT32":
+        return [Refusal(f"Only int32_t are supported currently, got {axis_type}.", INVOKE)]
+    if output_type != "INT32":
+        return [Refusal(f"Only int32_t are supported currently, got {output_type}.", INVOKE)]
+    if input_type not in ("FLOAT32", "INT8"):
+        return [
+            Refusal(
+                f"Only float32, uint8_t and int8_t are supported currently, got {input_type}.",
+                INVOKE,
+            )
+        ]
+    return []
 
 
 _REDUCE = "reduce.cc, reduce_common.cc"
+_INIT = op_data(_REDUCE_OP_DATA)
 
 RULES = (
-    KernelRule("ARG_MAX", "arg_min_max.cc", Fixed(4, 4), derived=False),
-    KernelRule("MEAN", _REDUCE, Fixed(1, 1), op_data(44), _mean_or_sum, derived=False),
-    KernelRule("SUM", _REDUCE, Fixed(1, 1), op_data(44), _mean_or_sum, derived=False),
-    KernelRule("REDUCE_ALL", _REDUCE, Fixed(1, 1), op_data(44), _min_max_all, derived=False),
-    KernelRule("REDUCE_MAX", _REDUCE, Fixed(1, 1), op_data(44), _min_max_all, derived=False),
-    KernelRule("REDUCE_MIN", _REDUCE, Fixed(1, 1), op_data(44), _min_max_all, derived=False),
+    KernelRule("ARG_MAX", "arg_min_max.cc", _ARG_MAX_PARAMS, no_events, _arg_min_max),
+    KernelRule("ARG_MIN", "arg_min_max.cc", _ARG_MIN_PARAMS, no_events, _arg_min_max),
+    KernelRule("MEAN", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum),
+    KernelRule("SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum),
+    KernelRule("REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all),
+    KernelRule("REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max),
+    KernelRule("REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max),
 )
