@@ -88,6 +88,7 @@ def _abs_rsqrt(context: KernelContext) -> Events:
                     found.append(
                         Refusal(f"{_ELEMENTWISE}: op_data->{name}_offset != 0 ({offset} != 0)")
                     )
+                    break
     if dtype not in ("FLOAT32", "INT8", "INT16"):
         found.append(Refusal(f"Current data type {dtype} is not supported.", INVOKE))
     return found
