@@ -151,6 +151,8 @@ ARITHMETIC = (
     binary("ADD", "INT8"),
     binary("ADD", "INT8", "bigq"),
     binary("ADD", "INT8", "relu6", options={"fused_activation_function": "RELU6"}),
+    # Without quantization the wheel refuses this cleanly; the probes' source aborts (a halt).
+    binary("ADD", "INT8", "no_quantization", q=None),
     binary("ADD", "INT16"),
     binary("ADD", "INT32"),
     binary("ADD", "INT32", "quantized", q=quantization(1.0, 0)),

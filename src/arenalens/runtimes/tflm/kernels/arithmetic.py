@@ -162,11 +162,13 @@ def _add(context: KernelContext) -> Events:
     found = _binary_temps(context)
     output_type = context.output_type(0)
     if output_type in ("INT8", "INT16"):
-        if not is_quantized(context.output(0)) and context.build.is_host:
+        if not is_quantized(context.output(0)):
             # The wheel's later source checks this cleanly; the probes' commit has
-            # TFLITE_CHECK_NE (an abort).
+            # TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization): an abort.
             found.append(
                 Refusal(f"{file}: output->quantization.type != kTfLiteNoQuantization was not true.")
+                if context.build.is_host
+                else _abort(f"{output_type} output without quantization", file)
             )
         else:
             found += _rescaling_aborts(context, file, 15 if output_type == "INT16" else 20)
@@ -353,8 +355,12 @@ def _add_n(context: KernelContext) -> Events:
     elif output_type == "INT8":
         found.append(Persistent(context.sizeof(_ADD_N_OP_DATA), "OpData"))
         found.append(Scratch(pointers, "add_n input pointers"))
-        if scale_of(first) <= 0.0 or scale_of(context.output(0)) <= 0.0:
+        # The input multiplier is 1/2; the output one 2·s_in / (2^20 · s_out) must be below 1.
+        input_scale, output_scale = scale_of(first), scale_of(context.output(0))
+        if input_scale <= 0.0 or output_scale <= 0.0:
             found.append(_abort("int8 input or output without quantization", file))
+        elif 2 * input_scale / ((1 << 20) * output_scale) >= 1.0:
+            found.append(_abort("output scale too small for the input scale", file))
     else:
         found.append(Refusal(f"ADD_N only supports FLOAT32 and INT8, got {output_type}."))
     return found
