@@ -126,11 +126,14 @@ def _float_only(file: str) -> RuleFunction:
             found.append(types_differ(file, "input->type", "kTfLiteFloat32", input_type, "FLOAT32"))
         elif output_type != input_type:
             found.append(types_differ(file, "output->type", "input->type", output_type, input_type))
+        elif elements(result) != elements(source):
+            have, want = 4 * elements(result), 4 * elements(source)
+            found.append(Refusal(f"{file}: output->bytes != input->bytes ({have} != {want})"))
         elif shape(source) != shape(result):
             found.append(
                 Refusal(
-                    f"{file}: output shape {list(shape(result))} != input shape "
-                    f"{list(shape(source))}"
+                    f"{file}: output->dims != input->dims ({list(shape(result))} != "
+                    f"{list(shape(source))})"
                 )
             )
         return found
