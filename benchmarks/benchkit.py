@@ -18,12 +18,18 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_fixtures() -> ModuleType:
-    """tests/fixtures/optimize_models.py, the benchmark models the test suite also uses (the
-    benchmarks run as scripts, so the repository root is put on the import path first)."""
+def test_fixtures(name: str = "optimize_models") -> ModuleType:
+    """A module of tests/fixtures/ (generated models the test suite also uses); the benchmarks
+    run as scripts, so the repository root is put on the import path first."""
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
-    return importlib.import_module("tests.fixtures.optimize_models")
+    return importlib.import_module(f"tests.fixtures.{name}")
+
+
+def synthetic_model(kind: str, operators: int) -> bytes:
+    """tests/fixtures/synthetic.py: a generated chain, branches or U-Net of that many operators."""
+    model: bytes = test_fixtures("synthetic").synthetic_model(kind, operators)
+    return model
 
 
 def fastest_of(repeat: int, action: Callable[[], T]) -> tuple[float, T]:

@@ -175,7 +175,7 @@ def test_tensors_sharing_one_long_name_are_refused() -> None:
 
 
 def test_legitimate_large_models_stay_under_the_decode_budget() -> None:
-    from arenalens.examples.synthetic import SYNTHETIC_SHAPES, synthetic_model
+    from tests.fixtures.synthetic import SYNTHETIC_SHAPES, synthetic_model
 
     for shape in SYNTHETIC_SHAPES:
         load_model(synthetic_model(shape, 5_000, width=1))
@@ -456,9 +456,9 @@ def test_every_planner_is_fast_on_a_twenty_thousand_operator_chain() -> None:
     # Measured on the scaling benchmark: greedy_by_breadth and hillclimb took 3.5-4 s on the
     # 10,000-operator chain (a Python scan of every placed buffer per placement, and breadths
     # recomputed per step). Quadratic code takes 15 s here; the planners now take under 1 s.
-    from arenalens.examples.synthetic import synthetic_model
     from arenalens.planning import planner_names
     from arenalens.runtimes.tflm import arena as tflm
+    from tests.fixtures.synthetic import synthetic_model
 
     problem = tflm.arenas(load_model(synthetic_model("chain", 20_000)))[0].problem
     for name in planner_names():
