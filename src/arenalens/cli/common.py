@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.errors import UsageError
 from arenalens.ir import Model
+from arenalens.jsontext import to_json
 from arenalens.tflite.reader import load_model, parse_model
 
 EXAMPLE_PREFIX = "example:"
@@ -70,7 +70,7 @@ def terminal_width() -> int:
 
 def print_json(document: Any) -> None:
     """Print a JSON document (stable key order, as built)."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(to_json(document))
 
 
 def print_text(text: str) -> None:
