@@ -17,17 +17,22 @@ _INDENT = "  "
 _LONG_LINE = 100
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
+    return type(value) in _SCALARS
 
 
 def _is_row(value: Any) -> bool:
     """A dict or list of scalars and lists of scalars: written on one line."""
-    items = value.values() if isinstance(value, dict) else value
-    return all(
-        _is_scalar(item) or (isinstance(item, list) and all(_is_scalar(x) for x in item))
-        for item in items
-    )
+    scalars = _SCALARS
+    for item in value.values() if isinstance(value, dict) else value:
+        if type(item) in scalars:
+            continue
+        if type(item) is not list or any(type(x) not in scalars for x in item):
+            return False
+    return True
 
 
 def _fits_one_line(items: list[Any]) -> bool:
