@@ -27,6 +27,10 @@ class MemoryBudget:
     assumptions: tuple[str, ...] = ()
     # Other build targets (e.g. 32-bit MCU) → required bytes there, with assumptions in notes.
     variants: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    # The build the number is for ("64-bit host, tflite-micro wheel"): a device's may differ.
+    device: str = ""
+    # Why `required_bytes` is an estimate rather than the runtime's exact figure (empty: exact).
+    estimate_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,9 +42,10 @@
     return whole > 0 ? (100 * part / whole).toFixed(1) + "%" : "-";
   }
 
-  // Mirrors arenalens.units.parse_size: KiB/K = 1024, kB = 1000; fractions of a byte dropped.
-  const SIZE_UNITS = { "": 1, b: 1, k: 1024, kib: 1024, m: 1048576, mib: 1048576,
-                       g: 1073741824, gib: 1073741824, kb: 1000, mb: 1e6, gb: 1e9 };
+  // Mirrors arenalens.units.parse_size: K, KB and KiB are all 1024 (as datasheets write them);
+  // fractions of a byte dropped.
+  const SIZE_UNITS = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1048576, mb: 1048576,
+                       mib: 1048576, g: 1073741824, gb: 1073741824, gib: 1073741824 };
   function parseSize(text) {
     const match = /^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*$/.exec(text);
     if (!match) return null;

@@ -191,6 +191,7 @@ def budget(
             "num_threads = 1; Linux x86-64 libstdc++ build",
             "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
         ),
+        device="LiteRT CPU runtime, Linux x86-64",
     )
 
 
