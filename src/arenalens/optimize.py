@@ -17,8 +17,11 @@ Candidates, for each operator order and alias choice:
 * **free**: tensors and scratch planned with no constraint; kept only if the replica's head,
   which may differ from the plan, is smaller.
 
-The smallest predicted head wins (ties: fewer changes). If none is at most the original head, the
-original model is written unchanged: `optimize` never makes the real head larger.
+Candidates are judged by the number the user declares, the minimal `kTensorArenaSize` of the
+rewritten model (head + tail + setup, `declared.py`): an offline plan can shrink the head and
+grow the tail or the setup peak. The smallest wins (ties: smaller head, then fewer changes); a
+candidate must not grow the head and must declare strictly fewer bytes than the original. If none
+does, there is nothing to write: `optimize` never makes the number to declare larger.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from arenalens.analysis.schedule import (
 )
 from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan, Tensor
+from arenalens.pipeline import analyze
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
@@ -69,6 +73,7 @@ class Candidate:
     plan: Plan  # tensors + scratch together (the arena arenalens planned)
     lower_bound: int
     predicted_head: int  # the replica's head on the rewritten model
+    required_bytes: int  # the minimal kTensorArenaSize of the rewritten model
     offline: OfflinePlan
     model: Model  # the rewritten model's IR (new order, offline plan)
 
@@ -84,8 +89,9 @@ class Optimization:
 
     source: str
     original_head: int  # TFLM's own plan of the original model (replica)
+    original_required_bytes: int  # the original model's minimal kTensorArenaSize
     original_lower_bound: int
-    chosen: Candidate | None  # None: nothing beat the original; the file is unchanged
+    chosen: Candidate | None  # None: nothing beat the original; nothing to write
     candidates: tuple[Candidate, ...]
     data: bytes
     reorder: ReorderResult | None = None
@@ -97,9 +103,16 @@ class Optimization:
         return self.chosen.predicted_head if self.chosen is not None else self.original_head
 
     @property
+    def new_required_bytes(self) -> int:
+        """The minimal kTensorArenaSize of the written model."""
+        if self.chosen is None:
+            return self.original_required_bytes
+        return self.chosen.required_bytes
+
+    @property
     def saved_bytes(self) -> int:
-        """Bytes of head given back."""
-        return self.original_head - self.new_head
+        """Bytes of the number to declare (kTensorArenaSize) given back."""
+        return self.original_required_bytes - self.new_required_bytes
 
 
 def optimize_model(
@@ -160,9 +173,14 @@ def optimize_model(
                 seed=seed,
             )
         )
+    original_required = required_bytes(model)
     eligible = sorted(
-        (c for c in candidates if c.predicted_head <= original_head),
-        key=lambda c: (c.predicted_head, candidates.index(c)),
+        (
+            c
+            for c in candidates
+            if c.predicted_head <= original_head and c.required_bytes < original_required
+        ),
+        key=lambda c: (c.required_bytes, c.predicted_head, candidates.index(c)),
     )
     chosen: Candidate | None = None
     for candidate in eligible:
@@ -178,10 +196,13 @@ def optimize_model(
     if chosen is not None:
         _check_written(data, chosen, model.source)
     if chosen is None:
-        notes.append("no candidate beats the runtime's own plan; the model is written unchanged")
+        notes.append(
+            "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
+        )
     return Optimization(
         source=model.source,
         original_head=original_head,
+        original_required_bytes=original_required,
         original_lower_bound=sound_lower_bound(original_arena.problem),
         chosen=chosen,
         candidates=tuple(candidates),
@@ -251,11 +272,17 @@ def _candidates(
                 plan=plan,
                 lower_bound=problem.lower_bound(),
                 predicted_head=predicted,
+                required_bytes=required_bytes(rewritten),
                 offline=offline,
                 model=rewritten,
             )
         )
     return found
+
+
+def required_bytes(model: Model) -> int:
+    """Model → the minimal kTensorArenaSize TFLM needs for it (its offline plan honoured)."""
+    return analyze(model, runtime="tflm").budget.required_bytes
 
 
 def _planner_knobs(planner: str, *, time_limit_s: float, seed: int) -> dict[str, Any]:
@@ -420,5 +447,6 @@ __all__: Sequence[str] = [
     "optimize_model",
     "pin_scratch",
     "prove_outputs",
+    "required_bytes",
     "reorder_for_runtime",
 ]

@@ -26,12 +26,15 @@ def register(subparsers: Any) -> None:
     """Add the `optimize` parser."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "optimize",
-        help="write a model whose TFLM arena head is smaller (offline plan, reorder, in-place)",
+        help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
+        "in-place)",
         description="Plan tensors and kernel scratch together and write a copy of the model with "
         "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
         "better operator order and in-place aliases. Weights stay byte-identical and aligned; "
         "the input file is never touched. When the real TFLM interpreter is installed, the "
-        "result is run on it first: the head must be the predicted one and outputs bit-identical.",
+        "result is run on it first: the head must be the predicted one and outputs bit-identical. "
+        "Savings are counted in the number to declare (kTensorArenaSize: head + tail + setup); "
+        "a model that would save nothing is not written (exit 1).",
     )
     add_model_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT.tflite", help="output file")
@@ -81,12 +84,15 @@ def run(args: argparse.Namespace) -> int:
     )
     proof: OutputProof | None = None
     proof_note = ""
-    if not args.no_verify:
+    if not args.no_verify and optimization.chosen is not None:
         try:
             proof = prove_outputs(bytes(model.data), optimization.data, model)
         except RuntimeUnavailableError as error:
             proof_note = f"not checked on real TFLM: {error}"
-    accepted, reason = _accept(optimization.new_head, optimization.original_head, proof)
+    if optimization.chosen is None:
+        accepted, reason = False, "not written: nothing to save"
+    else:
+        accepted, reason = _accept(optimization.new_head, optimization.original_head, proof)
     if reason:
         proof_note = "; ".join(n for n in (proof_note, reason) if n)
     if accepted:

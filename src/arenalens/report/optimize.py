@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -33,10 +34,13 @@ def optimize_document(
         "model": optimization.source,
         "output": output,
         "written": written,
+        # The number to declare (minimal kTensorArenaSize) before and after: what savings count.
+        "required_bytes": optimization.original_required_bytes,
+        "new_required_bytes": optimization.new_required_bytes,
+        "saved_bytes": optimization.saved_bytes,
+        "saved_percent": _percent(optimization.saved_bytes, optimization.original_required_bytes),
         "runtime_head": optimization.original_head,
         "new_head": optimization.new_head,
-        "saved_bytes": optimization.saved_bytes,
-        "saved_percent": _percent(optimization.saved_bytes, optimization.original_head),
         "lower_bound": chosen.lower_bound if chosen else optimization.original_lower_bound,
         "original_lower_bound": optimization.original_lower_bound,
         "chosen": None
@@ -46,6 +50,7 @@ def optimize_document(
             "planner": chosen.plan.planner,
             "planned_arena_bytes": chosen.plan.arena_size,
             "predicted_head": chosen.predicted_head,
+            "required_bytes": chosen.required_bytes,
             "reproduced": chosen.reproduced,
             "operators_moved": chosen.schedule.moved(),
             "aliases": [
@@ -66,6 +71,7 @@ def optimize_document(
                 "label": c.label,
                 "planned_arena_bytes": c.plan.arena_size,
                 "predicted_head": c.predicted_head,
+                "required_bytes": c.required_bytes,
                 "lower_bound": c.lower_bound,
             }
             for c in optimization.candidates
@@ -88,8 +94,25 @@ def _percent(part: int, whole: int) -> float | None:
 
 
 def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
-    """The `optimize` document → before/after table, what changed, and the real-runtime check."""
-    table = Table(title=f"{escape(document['model'])} (TFLM head)", title_justify="left")
+    """The `optimize` document → kTensorArenaSize before/after first, then the head, what changed,
+    and the real-runtime check."""
+    saved = document["saved_bytes"]
+    percent = document["saved_percent"]
+    before, after = document["required_bytes"], document["new_required_bytes"]
+    if saved > 0:
+        headline = Text.assemble(
+            ("kTensorArenaSize ", "bold"),
+            (f"{before:,} → {after:,} B", "bold cyan"),
+            f"  saves {saved:,} B" + (f" ({percent:.1f}%)" if percent is not None else ""),
+        )
+    else:
+        headline = Text.assemble(
+            ("kTensorArenaSize ", "bold"),
+            (f"{before:,} B", "bold cyan"),
+            "  no plan declares fewer bytes than the runtime's own",
+        )
+    name = PurePath(document["model"]).name
+    table = Table(title=f"{escape(name)} (TFLM)", title_justify="left")
     for column in ("", "bytes", "real TFLM"):
         table.add_column(column, justify="left" if not column else "right")
     real = document["real_tflm"] or {}
@@ -98,14 +121,14 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         value = real.get(key)
         return "—" if value is None else f"{value:,}"
 
-    table.add_row(
-        "runtime head (as given)", f"{document['runtime_head']:,}", measured("original_head")
-    )
-    table.add_row("new head", f"{document['new_head']:,}", measured("new_head"))
-    saved = document["saved_bytes"]
-    percent = document["saved_percent"]
-    table.add_row("saved", f"{saved:,}" + (f" ({percent:.1f}%)" if percent is not None else ""), "")
-    table.add_row("lower bound", f"{document['lower_bound']:,}", "")
+    changed = document["chosen"] is not None
+    table.add_row("kTensorArenaSize (as given)", f"{before:,}", "")
+    if changed:
+        table.add_row("kTensorArenaSize (optimized)", f"{after:,}", "")
+    table.add_row("  head (as given)", f"{document['runtime_head']:,}", measured("original_head"))
+    if changed:
+        table.add_row("  head (optimized)", f"{document['new_head']:,}", measured("new_head"))
+    table.add_row("  head lower bound", f"{document['lower_bound']:,}", "")
     lines: list[str] = []
     chosen = document["chosen"]
     if chosen is not None:
@@ -121,10 +144,9 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             f"real TFLM: outputs {verdict} over {real['invocations']} invocations"
             + (f" ({real['detail']})" if real["detail"] else "")
         )
-    if document["output"] is not None:
-        state = "written" if document["written"] else "NOT written"
-        lines.append(f"{state}: {document['output']}")
+    if document["output"] is not None and document["written"]:
+        lines.append(f"written: {document['output']} (declare kTensorArenaSize = {after:,})")
+    elif document["output"] is not None:
+        lines.append(f"NOT written: {document['output']}")
     lines.extend(document["notes"])
-    return render_text(
-        [table, Text("\n".join(escape(line) for line in lines))], color=color, width=width
-    )
+    return render_text([headline, table, Text("\n".join(lines))], color=color, width=width)
