@@ -447,6 +447,6 @@ __all__: Sequence[str] = [
     "optimize_model",
     "pin_scratch",
     "prove_outputs",
-    "required_bytes",
     "reorder_for_runtime",
+    "required_bytes",
 ]
