@@ -95,13 +95,31 @@ def test_bad_options_are_usage_errors(
     assert message in capsys.readouterr().err
 
 
-def test_report_fails_fast_when_the_html_directory_is_missing(
+def test_missing_output_folders_are_created_for_every_command(tmp_path: Path) -> None:
+    # -o and --images create missing folders, the same for every command (issue 13).
+    assert main(["report", "example:kws_ds_cnn", "-o", str(tmp_path / "a" / "r.html")]) == 0
+    assert (tmp_path / "a" / "r.html").is_file()
+    out = tmp_path / "b" / "p.json"
+    assert main(["export", "example:kws_ds_cnn", "--format", "json", "-o", str(out)]) == 0
+    assert out.is_file()
+    folder = tmp_path / "c" / "many"
+    code = main(
+        ["export", "example:kws_ds_cnn", "example:fc_autoencoder", "-f", "csv", "-o", str(folder)]
+    )
+    assert code == 0 and len(list(folder.iterdir())) == 2
+
+
+def test_outputs_that_name_files_as_folders_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["report", "example:kws_ds_cnn", "-o", str(tmp_path / "no" / "r.html")]) == 2
-    captured = capsys.readouterr()
-    assert "does not exist" in captured.err
-    assert captured.out == ""  # nothing was analysed or printed
+    existing = tmp_path / "existing.png"
+    existing.write_bytes(b"png")
+    assert main(["report", "example:kws_ds_cnn", "--images", str(existing)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert existing.read_bytes() == b"png"
+    nested = existing / "r.html"
+    assert main(["report", "example:kws_ds_cnn", "-o", str(nested)]) == 2
+    assert "not a folder" in capsys.readouterr().err
 
 
 def test_report_refuses_to_overwrite_its_input(

@@ -15,6 +15,7 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     write_atomic,
 )
+from arenalens.atomic import make_folder
 from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export
 from arenalens.pipeline import analyze
@@ -69,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
         if args.output is None:
             raise UsageError("export: several models need -o FOLDER (one file per model)")
         folder = Path(args.output)
-        if not folder.is_dir():
-            raise UsageError(f"{folder}: not a folder (several models write one file each)")
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"{folder}: is a file; several models need a folder (one file each)")
+        make_folder(folder, what="-o")
     return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
 
 

@@ -24,6 +24,7 @@ from arenalens.cli.common import (
     use_color,
     write_atomic,
 )
+from arenalens.atomic import make_folder
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.pipeline import analyze
 from arenalens.report.build import build_report, default_planners, plan_alternatives
@@ -172,7 +173,7 @@ def write_images(report: MemoryReport, directory: str, image_format: str) -> lis
 
     formats = IMAGE_FORMATS if image_format == "both" else (image_format,)
     folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, what="--images")
     prefix = safe_file_stem(report.model)
     written = []
     for file_name, data in render_images(report, formats=formats).items():
@@ -192,14 +193,12 @@ def written_text(files: Sequence[WrittenFile]) -> str:
 
 
 def check_output_directory(output: str | None, images: str | None) -> None:
-    """Fail before any work when -o names a directory that does not exist (and --images will
-    not create it)."""
-    if output is None:
-        return
-    folder = Path(output).parent
-    if folder.is_dir() or (images is not None and Path(images) == folder):
-        return
-    raise UsageError(f"{output}: directory {folder} does not exist")
+    """Fail before any work when an output cannot be written: --images naming a file, -o naming
+    a folder. Missing folders are created when the files are written."""
+    if images is not None and Path(images).exists() and not Path(images).is_dir():
+        raise UsageError(f"--images {images}: is a file; --images takes a folder for the charts")
+    if output is not None and Path(output).is_dir():
+        raise UsageError(f"-o {output}: is a folder; -o takes the HTML file to write")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -244,7 +243,6 @@ def run(args: argparse.Namespace) -> int:
             written.extend(write_images(report, args.images, args.image_format))
         except RuntimeUnavailableError as error:
             print(f"arenalens: images skipped: {error}", file=sys.stderr)
-            Path(args.images).mkdir(parents=True, exist_ok=True)
     if args.output:
         page = render_html(reports, tool=TOOL)
         written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))

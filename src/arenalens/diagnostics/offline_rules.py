@@ -14,6 +14,7 @@ from arenalens.diagnostics.context import DiagnoseContext, Interval, format_byte
 from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.ir import Model, Tensor
+from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
 
 
@@ -175,11 +176,15 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
     plan = model.offline_plan
     if plan is None or context.runtime != "tflm" or len(plan.offsets) != model.tensor_count:
         return
+    # Outputs a kernel binds in Prepare (VAR_HANDLE's resource id) are never planned, so an
+    # offline plan rightly leaves them at -1 (arenalens optimize does).
+    bound_in_prepare = prepare_bound_tensors(model)
     for subgraph in model.subgraphs:
         online = tuple(
             t.index
             for t in subgraph.tensors
             if tflm_planned(t)
+            and (subgraph.index, t.index) not in bound_in_prepare
             and plan.offsets[model.tensor_offset_index(subgraph.index, t.index)] == -1
         )
         if not online:

@@ -18,6 +18,7 @@ from arenalens.errors import ArenalensError
 from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
+from arenalens.runtimes import get_runtime
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
 # (not registered, or their extra not installed) are skipped.
@@ -261,8 +262,33 @@ def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
         best_plans[position] = _best_plan(problem, budget_end - time.monotonic())
     for position, result in enumerate(candidates):
         best = best_plans[position]
-        if best is not None and best.arena_size < result.runtime_plan.arena_size:
-            yield _waste_finding(context, result, best)
+        if best is None or best.arena_size >= result.runtime_plan.arena_size:
+            continue
+        declared_saving = _declared_saving(context, result, best)
+        if declared_saving is None or declared_saving > 0:
+            yield _waste_finding(context, result, best, declared_saving)
+
+
+# A planner-waste finding is a WARNING (TFLM) only when it is worth a rewrite: at least this many
+# bytes and this share of the number to declare; smaller gaps are INFO.
+WASTE_WARNING_BYTES = 256
+WASTE_WARNING_SHARE = 0.01
+
+
+def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) -> int | None:
+    """Bytes of the number to declare (TFLM: kTensorArenaSize) the better plan saves, with the
+    tail and setup it implies; None under LiteRT, which takes no offline plan."""
+    analysis = context.analysis
+    if analysis is None or context.runtime != "tflm":
+        return None
+    rules = get_runtime(context.runtime)
+    arenas = [r.arena for r in analysis.arenas]
+    plans = [best if r is result else r.runtime_plan for r in analysis.arenas]
+    try:
+        with_best = rules.budget(context.model, arenas, plans).required_bytes
+    except ArenalensError:
+        return None
+    return analysis.runtime_budget.required_bytes - with_best
 
 
 def _best_plan(problem: Problem, search_seconds: float) -> Plan | None:
@@ -293,7 +319,9 @@ def _is_search_planner(name: str) -> bool:
     return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
 
 
-def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) -> Finding:
+def _waste_finding(
+    context: DiagnoseContext, result: ArenaResult, best: Plan, declared_saving: int | None
+) -> Finding:
     runtime_size = result.runtime_plan.arena_size
     saving = runtime_size - best.arena_size
     lower_bound = result.lower_bound
@@ -305,22 +333,39 @@ def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) ->
     )
     percent = 100.0 * saving / runtime_size
     runtime_title = "TFLM's greedy planner" if context.runtime == "tflm" else "LiteRT's planner"
-    how = (
-        "`arenalens optimize MODEL -o smaller.tflite` writes that plan into the model as an "
-        "OfflineMemoryAllocation that TFLM honours"
-        if context.runtime == "tflm"
-        else "LiteRT has no offline plans: reorder operators or change tensor sizes instead; "
-        "the number shows what a better planner would reach"
+    message = (
+        f"{runtime_title} needs {format_bytes(runtime_size)} for {result.arena.name}; "
+        f"{quality} is {format_bytes(best.arena_size)} (planner '{best.planner}'): "
+        f"{format_bytes(saving)} ({percent:.1f}%) wasted"
     )
+    severity = Severity.INFO
+    if context.runtime == "tflm" and declared_saving is not None:
+        required = context.analysis.runtime_budget.required_bytes if context.analysis else 0
+        message += f"; kTensorArenaSize would drop by {format_bytes(declared_saving)}"
+        if declared_saving >= max(WASTE_WARNING_BYTES, WASTE_WARNING_SHARE * required):
+            severity = Severity.WARNING
+        how = (
+            f"`arenalens optimize {context.model.source} -o optimized.tflite` writes such a plan "
+            "into the model as an OfflineMemoryAllocation that TFLM honours (it writes nothing "
+            "if the number to declare would not drop)"
+        )
+        if context.model.offline_plan is not None:
+            how = (
+                "the model already carries an offline plan; the rest is where TFLM puts its "
+                "online buffers around it: " + how
+            )
+    else:
+        how = (
+            "LiteRT has no offline plans: reorder operators or change tensor sizes instead; "
+            "the number shows what a better planner would reach"
+        )
     return Finding(
         rule="planner-waste",
-        severity=Severity.WARNING if context.runtime == "tflm" else Severity.INFO,
+        severity=severity,
         location=Location(),
-        message=f"{runtime_title} needs {format_bytes(runtime_size)} for {result.arena.name}; "
-        f"{quality} is {format_bytes(best.arena_size)} (planner '{best.planner}'): "
-        f"{format_bytes(saving)} ({percent:.1f}%) wasted",
+        message=message,
         fix=how,
-        saving_bytes=saving if context.runtime == "tflm" else None,
+        saving_bytes=declared_saving,
         details={
             "arena": result.arena.name,
             "runtime_bytes": runtime_size,
@@ -328,6 +373,7 @@ def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) ->
             "best_planner": best.planner,
             "lower_bound": lower_bound,
             "proven_optimal": optimal,
+            "declared_saving_bytes": declared_saving,
         },
     )
 
