@@ -6,8 +6,8 @@ the permissions a normal `open()` would give it, and renamed over the target in 
 half-written one; an exception or Ctrl-C (and SIGTERM, which the CLI turns into an exception)
 removes the temporary file; and a target that is one of the run's input files is refused before
 anything is written. A missing folder on the way is created, as for every output arenalens
-writes (files and folders alike). Only SIGKILL or a power cut can leave a hidden `.<name>.*.tmp` behind, and
-even then the target is intact.
+writes (files and folders alike). Only SIGKILL or a power cut can leave a hidden
+`.<name>.*.tmp` behind, and even then the target is intact.
 """
 
 from __future__ import annotations

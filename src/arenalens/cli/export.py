@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arenalens.atomic import make_folder
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_alignment_option,
@@ -15,7 +16,6 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     write_atomic,
 )
-from arenalens.atomic import make_folder
 from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export
 from arenalens.pipeline import analyze

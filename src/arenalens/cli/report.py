@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from arenalens import __version__
+from arenalens.atomic import make_folder
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
     add_input_shape_option,
@@ -24,7 +25,6 @@ from arenalens.cli.common import (
     use_color,
     write_atomic,
 )
-from arenalens.atomic import make_folder
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.pipeline import analyze
 from arenalens.report.build import build_report, default_planners, plan_alternatives
