@@ -139,7 +139,8 @@ def _vela_overlap_finding(
         severity=Severity.INFO,
         location=Location(involved[0].subgraph, operator, tuple(t.tensor for t in involved)),
         message=f"the offline plan overlaps {listing} while they are live together; all belong "
-        f"only to Vela's ethos-u operator {operator}, whose command stream orders the NPU's "
+        f"only to Vela's ethos-u operator {operator} of subgraph {involved[0].subgraph}, whose "
+        "command stream orders the NPU's "
         "reads and writes, so Vela shares these bytes on purpose",
         fix="nothing to do for a Vela-compiled model; do not edit the graph around the ethos-u "
         "operator without re-running Vela",

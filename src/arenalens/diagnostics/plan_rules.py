@@ -13,7 +13,13 @@ from dataclasses import replace
 
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
+from arenalens.diagnostics.findings import (
+    Finding,
+    Location,
+    Severity,
+    model_argument,
+    short_name,
+)
 from arenalens.errors import ArenalensError
 from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
@@ -345,7 +351,8 @@ def _waste_finding(
         if declared_saving >= max(WASTE_WARNING_BYTES, WASTE_WARNING_SHARE * required):
             severity = Severity.WARNING
         how = (
-            f"`arenalens optimize {context.model.source} -o optimized.tflite` writes such a plan "
+            f"`arenalens optimize {model_argument(context.model)} -o optimized.tflite` writes such "
+            "a plan "
             "into the model as an OfflineMemoryAllocation that TFLM honours (it writes nothing "
             "if the number to declare would not drop)"
         )

@@ -121,7 +121,7 @@ def dynamic_tensor_unsupported(context: DiagnoseContext) -> Iterator[Finding]:
                 rule="dynamic-tensor-unsupported",
                 severity=Severity.ERROR,
                 location=Location(subgraph.index, op.index, bad),
-                message=f"operator {op.index} ({op.opcode}) writes "
+                message=f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index} writes "
                 f"{tensor_name(context.model, subgraph.index, tensor.index)} with shape "
                 f"{_dims(tensor.shape)}; TFLM fails Prepare with 'Dynamic tensors are not "
                 "supported'",
