@@ -292,7 +292,7 @@ def test_compare_under_litert_rules_with_reorder(capsys: pytest.CaptureFixture[s
 def test_diagnose_finds_nothing_to_redo_on_optimizes_own_output() -> None:
     # The streaming fixture's VAR_HANDLE outputs are bound in Prepare, never planned: the offline
     # plan rightly leaves them at -1, and diagnose must not call that incomplete (issue 13).
-    from arenalens.diagnostics import Severity, diagnose  # noqa: PLC0415
+    from arenalens.diagnostics import Severity, diagnose
 
     optimization = optimize_model(streaming_state_model(), reorder=True)
     assert optimization.chosen is not None
@@ -312,7 +312,7 @@ def test_savings_are_counted_in_the_number_to_declare() -> None:
     )
     assert optimization.saved_bytes > 0
     # The written model declares that number, read back through the pipeline.
-    from arenalens.pipeline import analyze  # noqa: PLC0415
+    from arenalens.pipeline import analyze
 
     written = analyze(load_model(optimization.data))
     assert written.budget.required_bytes == optimization.new_required_bytes
@@ -331,7 +331,7 @@ def test_a_model_that_saves_nothing_is_not_written(
 
 
 def test_optimize_notes_print_install_hints_without_markup_escapes() -> None:
-    from arenalens.report.optimize import render_optimize  # noqa: PLC0415
+    from arenalens.report.optimize import render_optimize
 
     document = {
         "model": "m.tflite",
