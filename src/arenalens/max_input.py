@@ -6,11 +6,12 @@ shapes of every tensor are propagated by the real LiteRT interpreter (`litert_sh
 `--input-shape` does) and the model is planned again under the chosen runtime's rules; the number
 compared is the one to declare (`declared.py`).
 
-The search is a binary search over the height, from 1 to 4x the model's own (at most 4,096):
-the arena grows with the input, so the heights that fit are the ones below a threshold. A height
-the graph cannot take (a fixed RESHAPE, a concatenation of mismatched maps) counts as not
-fitting, so the answer is never a shape the model refuses; it may then be below the true largest.
-A few sizes around the model's own are planned too, for the table and the HTML chart.
+A few heights around the model's own (1/4 to 2x) are planned first, for the table and the HTML
+chart; then a binary search between the largest that fits and the smallest that does not (up to
+4x the model's own, at most 4,096): the arena grows with the input, so the heights that fit lie
+below a threshold. Some heights the graph cannot take (a fixed pooling window or RESHAPE): below
+every fitting height such a refusal means "too small", above one it counts as "too big", so the
+answer is never a shape the model refuses, though it may then be below the true largest.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arenalens.errors import ArenalensError, UsageError
+from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 
 MAX_SCALE = 4  # search up to 4x the model's own height
@@ -88,6 +89,22 @@ def image_input(model: Model) -> ImageInput:
     return found[0]
 
 
+def _bracket(tried: dict[int, InputSize], *, cap: int) -> tuple[int | None, int, int]:
+    """From the heights planned so far → (largest fitting height or None, low, high): the
+    largest fitting height lies in [low, high). low is the largest fitting height, else the
+    largest refused height below the smallest too-big one (0 if none); high is the smallest
+    too-big height above low, else cap + 1."""
+    fitting = [h for h, size in tried.items() if size.fits]
+    too_big = [h for h, size in tried.items() if size.required_bytes is not None and not size.fits]
+    if fitting:
+        low = max(fitting)
+        above = [h for h in too_big if h > low]
+        return low, low, min(above) if above else cap + 1
+    high = min(too_big) if too_big else cap + 1
+    refused_below = [h for h, size in tried.items() if size.required_bytes is None and h < high]
+    return None, max(refused_below, default=0), high
+
+
 def _image_axes(shape: tuple[int, ...]) -> tuple[int, int] | None:
     if len(shape) != 4:
         return None
@@ -118,6 +135,8 @@ def search_max_input(
             try:
                 resized = resize_model_inputs(model, {image.index: shape})
                 required = required_at(resized)
+            except RuntimeUnavailableError:
+                raise  # no interpreter: no size can be tried, say so instead
             except ArenalensError as error:
                 tried[height] = InputSize(shape, None, fits=False, error=str(error))
             else:
@@ -126,23 +145,21 @@ def search_max_input(
 
     for numerator, denominator in CURVE_FRACTIONS:
         size_at(max(1, original_height * numerator // denominator))
-    # Invariant: `low` fits (0: nothing does), everything above `high` does not.
-    low, high = 0, min(MAX_SIDE, MAX_SCALE * original_height)
-    if size_at(1).fits:
-        low = 1
-    else:
-        high = 0  # the arena grows with the input: if 1 pixel high does not fit, nothing does
-    while low < high:
-        middle = (low + high + 1) // 2
-        if size_at(middle).fits:
-            low = middle
+    best, low, high = _bracket(tried, cap=min(MAX_SIDE, MAX_SCALE * original_height))
+    while high - low > 1:
+        middle = (low + high) // 2
+        size = size_at(middle)
+        if size.fits:
+            best = low = middle
+        elif size.required_bytes is not None or best is not None:
+            high = middle  # too big; a refusal above a fitting size counts as too big too
         else:
-            high = middle - 1
+            low = middle  # refused below every fitting size: too small for the graph
     return InputSearch(
         input_name=image.name,
         input_index=image.index,
         original_shape=image.shape,
         available_bytes=available_bytes,
-        largest=size_at(low) if low else None,
+        largest=None if best is None else tried[best],
         sizes=tuple(tried[height] for height in sorted(tried)),
     )

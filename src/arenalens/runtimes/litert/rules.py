@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.errors import ModelError, RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult, VerifyRow
@@ -221,14 +221,20 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(package_root), *filter(None, [environment.get("PYTHONPATH")])]
     )
-    completed = subprocess.run(  # fixed argv: our own probe module
-        [sys.executable, "-m", "arenalens.runtimes.litert.probe", os.fspath(path)],
-        capture_output=True,
-        text=True,
-        timeout=PROBE_TIMEOUT_SECONDS,
-        env=environment,
-        check=False,
-    )
+    try:
+        completed = subprocess.run(  # fixed argv: our own probe module
+            [sys.executable, "-m", "arenalens.runtimes.litert.probe", os.fspath(path)],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_SECONDS,
+            env=environment,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ModelError(
+            os.fspath(path),
+            f"LiteRT did not set up this model within {PROBE_TIMEOUT_SECONDS} s",
+        ) from None
     try:
         result: dict[str, Any] = json.loads(completed.stdout or "{}")
     except json.JSONDecodeError:
@@ -237,8 +243,12 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
         reason = result.get("error") or completed.stderr.strip()[-500:] or "no output"
         if str(reason).startswith("unavailable"):
             raise RuntimeUnavailableError(f"LiteRT probe: {reason}; {INSTALL_HINT}")
-        raise RuntimeError(
-            f"LiteRT probe failed on {os.fspath(path)} (exit {completed.returncode}): {reason}"
+        # The real interpreter refusing the model (an unresolved custom op, a quantization it
+        # rejects) or crashing is an answer about the model, not a bug of ours.
+        if completed.returncode < 0:
+            reason = f"the interpreter crashed (signal {-completed.returncode})"
+        raise ModelError(
+            os.fspath(path), f"LiteRT could not set up this model: {_first_line(str(reason))}"
         )
     return tuple(
         tuple(
@@ -421,3 +431,13 @@ __all__ = [
     "probe_model",
     "verify",
 ]
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line of an error, without the exception class name."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), text.strip())
+    prefix, separator, rest = line.partition(": ")
+    if separator and prefix.isidentifier() and prefix.endswith("Error"):
+        line = rest
+    limit = 200  # the interpreter repeats a message per tensor: one is enough
+    return line if len(line) <= limit else line[: limit - 1] + "…"
