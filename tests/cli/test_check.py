@@ -183,7 +183,7 @@ def test_the_number_to_declare_comes_first(
 
 
 def test_there_are_at_least_50_boards_each_with_core_limit_and_source() -> None:
-    from arenalens.targets import BOARDS, CHIPS  # noqa: PLC0415
+    from arenalens.targets import BOARDS, CHIPS
 
     assert len(BOARDS) >= 50
     for target in (*BOARDS, *CHIPS):
@@ -200,7 +200,7 @@ def test_there_are_at_least_50_boards_each_with_core_limit_and_source() -> None:
 def test_target_all_gives_one_row_per_board_sorted_usefully(
     model_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from arenalens.targets import BOARDS  # noqa: PLC0415
+    from arenalens.targets import BOARDS
 
     predicted = required(model_file)
     assert main(["check", str(model_file), "--target", "all", "--json"]) == 0
