@@ -45,6 +45,7 @@ class InputSearch:
     input_name: str
     input_index: int
     original_shape: tuple[int, ...]
+    height_axis: int
     available_bytes: int
     largest: InputSize | None  # None: not even a 1-pixel-high input fits
     sizes: tuple[InputSize, ...]  # every height planned, sorted by height
@@ -159,6 +160,7 @@ def search_max_input(
         input_name=image.name,
         input_index=image.index,
         original_shape=image.shape,
+        height_axis=image.height_axis,
         available_bytes=available_bytes,
         largest=None if best is None else tried[best],
         sizes=tuple(tried[height] for height in sorted(tried)),

@@ -4,6 +4,7 @@ boards, and how large an input can it take? Exit 0 yes, 1 no, 2 error."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
@@ -121,7 +122,8 @@ def _analysis(args: argparse.Namespace, model: Model) -> Analysis:
 
 def optimized_bytes(args: argparse.Namespace, model: Model) -> int | None:
     """The number to declare after `arenalens optimize` (TFLM, runtime plan only), else None."""
-    if args.runtime != "tflm" or args.planner is not None:
+    planner = args.planner[0] if isinstance(args.planner, list) else args.planner
+    if args.runtime != "tflm" or planner is not None:
         return None
     from arenalens.optimize import optimize_model  # noqa: PLC0415 - only when it decides
 
@@ -140,13 +142,12 @@ def fit_check(args: argparse.Namespace, path: str) -> FitCheck:
         budget_text=args.budget or "",
     )
     if check.optimize_decides:
-        check = _with_optimized(check, optimized_bytes(args, model))
+        check = with_optimized(check, optimized_bytes(args, model))
     return check
 
 
-def _with_optimized(check: FitCheck, optimized: int | None) -> FitCheck:
-    from dataclasses import replace  # noqa: PLC0415
-
+def with_optimized(check: FitCheck, optimized: int | None) -> FitCheck:
+    """The check with the number `optimize` would reach filled in."""
     return replace(check, optimized_bytes=optimized)
 
 
@@ -163,7 +164,7 @@ def board_checks(args: argparse.Namespace, path: str) -> tuple[FitCheck, ...]:
         if check.optimize_decides:
             if not optimized:
                 optimized.append(optimized_bytes(args, model))
-            check = _with_optimized(check, optimized[0])
+            check = with_optimized(check, optimized[0])
         return check
 
     return board_fits(check_for, BOARDS)

@@ -12,6 +12,7 @@ from arenalens.cli.report import (
     TOOL,
     WrittenFile,
     add_planner_options,
+    budget_bytes,
     make_report,
     write_images,
     written_text,
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from arenalens.examples import example_bytes  # noqa: PLC0415 - builds on demand
 
     argument = f"example:{args.example}"
-    report, _ = make_report(argument, runtime="tflm", planners=args.planner, budget=args.budget)
+    report, _ = make_report(
+        argument, runtime="tflm", planners=args.planner, budget=budget_bytes(args)
+    )
     folder = Path(args.output)
     folder.mkdir(parents=True, exist_ok=True)
     model_bytes = example_bytes(args.example)

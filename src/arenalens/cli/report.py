@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from arenalens import __version__
 from arenalens.atomic import make_folder
+from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
     add_input_shape_option,
@@ -25,14 +27,19 @@ from arenalens.cli.common import (
     use_color,
     write_atomic,
 )
+from arenalens.diagnostics import diagnose
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.pipeline import analyze
+from arenalens.fit import check_fit
+from arenalens.max_input import search_max_input
+from arenalens.pipeline import Analysis, analyze
 from arenalens.report.build import build_report, default_planners, plan_alternatives
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
+from arenalens.report.guidance import with_guidance
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
+from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, parse_size
 
 TOOL = f"arenalens {__version__}"
@@ -76,6 +83,29 @@ def register(subparsers: Any) -> None:
         "itself at this input shape (e.g. 224x224 vs 128x128); repeatable",
     )
     add_planner_options(parser)
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        help="a board or chip preset (see `arenalens check --list-targets`): the report says "
+        "whether the number to declare fits its largest static block, and what to do if not",
+    )
+    parser.add_argument(
+        "--reserve",
+        metavar="SIZE",
+        default="0",
+        help="RAM the rest of the firmware needs, taken off the budget or board (default: 0)",
+    )
+    parser.add_argument(
+        "--max-input",
+        action="store_true",
+        help="with --target or --budget: find the largest input height x width that fits and "
+        "plot the arena against the input size (extra 'runtime')",
+    )
+    parser.add_argument(
+        "--no-findings",
+        action="store_true",
+        help="leave the diagnose findings out of 'what to do next'",
+    )
     add_runtime_option(parser)
     parser.add_argument(
         "--all",
@@ -97,18 +127,20 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget",
-        type=_size_argument,
         metavar="SIZE",
         help="memory you can give the runtime (TFLM: kTensorArenaSize), checked and drawn "
         f"as a line: {SIZE_HELP}",
     )
 
 
-def _size_argument(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def budget_bytes(args: argparse.Namespace) -> int | None:
+    """--budget in bytes (None when not given); UsageError for text that is not a size."""
+    if args.budget is None:
+        return None
+    nbytes = parse_size(args.budget)
+    if nbytes <= 0:
+        raise UsageError(f"--budget must be positive, got '{args.budget}'")
+    return nbytes
 
 
 @dataclass(frozen=True)
@@ -201,17 +233,65 @@ def check_output_directory(output: str | None, images: str | None) -> None:
         raise UsageError(f"-o {output}: is a folder; -o takes the HTML file to write")
 
 
+def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
+    """(--budget bytes, --target preset, --reserve bytes), checked before any work."""
+    if args.budget is not None and args.target is not None:
+        raise UsageError("give --budget SIZE or --target NAME, not both")
+    budget = budget_bytes(args)
+    target = None if args.target is None else get_target(args.target)
+    if args.max_input and budget is None and target is None:
+        raise UsageError("--max-input needs --target NAME or --budget SIZE")
+    return budget, target, parse_size(args.reserve)
+
+
+def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) -> MemoryReport:
+    """The report with the verdict (--target / --budget), the findings and what to do next."""
+    budget, target, reserve = _fit_options(args)
+    check = None
+    if budget is not None or target is not None:
+        check = check_fit(
+            analysis,
+            budget_bytes=budget,
+            target=target,
+            reserve_bytes=reserve,
+            budget_text=args.budget or "",
+        )
+        if check.optimize_decides:
+            check = with_optimized(check, optimized_bytes(args, analysis.model))
+    diagnosis = None
+    if not args.no_findings:
+        # No search time: the findings must be the same on every run (deterministic output).
+        diagnosis = diagnose(
+            analysis.model, runtime=args.runtime, planner_time_limit_s=0.0, what_if=False
+        )
+    search = None
+    if args.max_input and check is not None:
+        search = search_max_input(
+            analysis.model,
+            available_bytes=check.available_bytes,
+            required_at=lambda resized: (
+                analyze(
+                    resized, runtime=args.runtime, planner=analysis.planner
+                ).budget.required_bytes
+            ),
+        )
+    report = replace(report, model_argument=shlex.quote(args.model))
+    return with_guidance(report, check=check, diagnosis=diagnosis, search=search)
+
+
 def run(args: argparse.Namespace) -> int:
     """Analyze, print the terminal report, write images and HTML on request."""
     check_output_directory(args.output, args.images)
+    _fit_options(args)  # fail fast, before any model is read
     protect = tuple(a for a in (args.model, args.compare) if a)
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,
         planners=args.planner,
-        budget=args.budget,
+        budget=budget_bytes(args),
         input_shapes=args.input_shape,
     )
+    report = guide(args, report, analysis)
     reports = [report]
     # --compare-input-shape alone compares MODEL with itself at another input shape.
     other_model = args.compare or (args.model if args.compare_input_shape else None)
@@ -220,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
             other_model,
             runtime=args.runtime,
             planners=args.planner,
-            budget=args.budget,
+            budget=report.budget,
             input_shapes=args.compare_input_shape,
         )
         reports.append(other)

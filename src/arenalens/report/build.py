@@ -17,12 +17,15 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import Step
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
+from arenalens.declared import declared_arena
+from arenalens.errors import ArenalensError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
 from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, StepRow
 from arenalens.report.labels import short_labels
+from arenalens.runtimes import get_runtime
 
 
 def default_planners(runtime: str) -> tuple[str, ...]:
@@ -62,16 +65,20 @@ def build_report(
     alternatives: Sequence[Sequence[Plan]] = (),
     budget: int | None = None,
     name: str | None = None,
+    plan_budgets: bool = True,
 ) -> MemoryReport:
     """Analysis (+ more plans per arena, in arena order) → MemoryReport.
 
     Each arena's plans are its chosen plan first, then the runtime's and each alternative not yet
-    listed (by planner name), then the no-reuse plan.
+    listed (by planner name), then the no-reuse plan. With `plan_budgets`, every plan of the
+    primary arena also gets the number to declare with it (TFLM replays setup per plan).
     """
     arenas = tuple(
         _arena_report(analysis.model, result, alternatives[i] if i < len(alternatives) else ())
         for i, result in enumerate(analysis.arenas)
     )
+    if plan_budgets and arenas:
+        arenas = (_with_required_bytes(analysis, arenas[0], alternatives), *arenas[1:])
     return MemoryReport(
         model=name or analysis.model.name,
         source=analysis.model.source,
@@ -83,7 +90,39 @@ def build_report(
         budget=budget,
         tensor_count=analysis.model.tensor_count,
         operator_count=analysis.model.operator_count,
+        declared=declared_arena(analysis),
     )
+
+
+def _with_required_bytes(
+    analysis: Analysis, arena: ArenaReport, alternatives: Sequence[Sequence[Plan]]
+) -> ArenaReport:
+    """The primary arena's plan views, each with the number to declare under that plan (the
+    other arenas keep their chosen plans)."""
+    rules = get_runtime(analysis.runtime)
+    first = analysis.arenas[0]
+    plans = {
+        plan.planner: plan
+        for plan in (
+            first.plan,
+            first.runtime_plan,
+            first.naive_plan,
+            *(alternatives[0] if alternatives else ()),
+        )
+    }
+    problems = [result.arena for result in analysis.arenas]
+    rest = [result.plan for result in analysis.arenas[1:]]
+    views = []
+    for view in arena.plans:
+        plan = plans.get(view.planner)
+        required = None
+        if plan is not None:
+            try:
+                required = rules.budget(analysis.model, problems, [plan, *rest]).required_bytes
+            except ArenalensError:
+                required = None  # a plan the runtime's setup cannot take: no number to show
+        views.append(replace(view, required_bytes=required))
+    return replace(arena, plans=tuple(views))
 
 
 def _arena_report(model: Model, result: ArenaResult, alternatives: Sequence[Plan]) -> ArenaReport:

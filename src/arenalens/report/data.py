@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-REPORT_SCHEMA_VERSION = 1
+from arenalens.declared import DeclaredArena
+
+REPORT_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,48 @@ class PlanView:
     offsets: tuple[int, ...]  # aligned with ArenaReport.buffers
     is_runtime: bool  # the runtime's own planner: what the device does
     proven_optimal: bool = False  # its planner proved it, or it meets the lower bound
+    # The number to declare with this plan of the primary arena (TFLM: head, tail and setup
+    # replayed with it as an offline plan); None when not computed.
+    required_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """One diagnose finding as the report lists it under "what to do next"."""
+
+    rule: str
+    severity: str  # error / warning / info
+    where: str
+    message: str
+    fix: str
+    saving_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Does the number to declare fit the board or budget the report was asked about?"""
+
+    verdict: str  # FITS, FITS (estimate), FITS AFTER OPTIMIZE, DOES NOT FIT, CANNOT RUN
+    where: str  # "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
+    budget_bytes: int
+    reserve_bytes: int
+    available_bytes: int
+    fits: bool
+    fits_after_optimize: bool | None
+    optimized_bytes: int | None  # the number after `arenalens optimize`, when computed
+    best_case_bytes: int  # every arena at its lower bound
+    target: str | None = None  # the preset's name
+    source: str = ""  # where the board's figure comes from
+
+
+@dataclass(frozen=True, slots=True)
+class InputSizeRow:
+    """One input size planned by --max-input: the bytes to declare there (None: refused)."""
+
+    shape: tuple[int, ...]
+    height: int
+    required_bytes: int | None
+    fits: bool
 
 
 @dataclass(frozen=True)
@@ -109,6 +153,14 @@ class MemoryReport:
     budget: int | None = None
     tensor_count: int = 0
     operator_count: int = 0
+    declared: DeclaredArena | None = None  # the number to declare, its parts, how sure
+    verdict: Verdict | None = None  # with --target / --budget
+    findings: tuple[FindingRow, ...] = ()  # diagnose, most severe first
+    next_steps: tuple[str, ...] = ()  # what to do, in order
+    model_argument: str = "MODEL"  # the model as typed, for the commands shown
+    input_name: str = ""  # --max-input: the resized input
+    input_sizes: tuple[InputSizeRow, ...] = ()  # --max-input: every size planned, by height
+    max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
 
     @property
     def primary(self) -> ArenaReport:
@@ -123,8 +175,12 @@ class MemoryReport:
         return max(0, self.required_bytes - self.primary.plans[0].arena_size)
 
     def required_with(self, planner: str) -> int:
-        """Bytes to declare when the primary arena uses planner's layout (other parts fixed)."""
-        return self.primary.plan(planner).arena_size + self.other_bytes
+        """Bytes to declare when the primary arena uses planner's layout: computed for that plan
+        when the report has it, else that arena plus everything else the runtime needs."""
+        view = self.primary.plan(planner)
+        if view.required_bytes is not None:
+            return view.required_bytes
+        return view.arena_size + self.other_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +208,49 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "required_parts": dict(report.required_parts),
         "other_bytes": report.other_bytes,
         "budget": report.budget,
+        "declare": None if report.declared is None else report.declared.as_dict(),
+        "verdict": None if report.verdict is None else _verdict_json(report.verdict),
+        "next_steps": list(report.next_steps),
+        "findings": [
+            {
+                "rule": f.rule,
+                "severity": f.severity,
+                "where": f.where,
+                "message": f.message,
+                "fix": f.fix,
+                "saving_bytes": f.saving_bytes,
+            }
+            for f in report.findings
+        ],
+        "model_argument": report.model_argument,
+        "max_input_name": report.input_name or None,
+        "max_input_shape": None if report.max_input is None else list(report.max_input),
+        "input_sizes": [
+            {
+                "shape": list(size.shape),
+                "height": size.height,
+                "required_bytes": size.required_bytes,
+                "fits": size.fits,
+            }
+            for size in report.input_sizes
+        ],
         "arenas": [_arena_json(arena) for arena in report.arenas],
+    }
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "verdict": verdict.verdict,
+        "where": verdict.where,
+        "budget_bytes": verdict.budget_bytes,
+        "reserve_bytes": verdict.reserve_bytes,
+        "available_bytes": verdict.available_bytes,
+        "fits": verdict.fits,
+        "fits_after_optimize": verdict.fits_after_optimize,
+        "optimized_bytes": verdict.optimized_bytes,
+        "best_case_bytes": verdict.best_case_bytes,
+        "target": verdict.target,
+        "source": verdict.source,
     }
 
 
@@ -197,6 +295,7 @@ def _arena_json(arena: ArenaReport) -> dict[str, Any]:
                 "arena_size": view.arena_size,
                 "is_runtime": view.is_runtime,
                 "proven_optimal": view.proven_optimal,
+                "required_bytes": view.required_bytes,
                 "offsets": list(view.offsets),
             }
             for view in arena.plans

@@ -105,6 +105,14 @@ def _static_header(report: MemoryReport, names: str) -> str:
     arena = report.primary
     plan = arena.plans[0] if arena.plans else None
     facts = []
+    declared = report.declared
+    if declared is not None:
+        facts.append(
+            f"{declared.symbol} = {declared.required_bytes:,} B"
+            + (" (estimate)" if declared.is_estimate else "")
+        )
+    if report.verdict is not None:
+        facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
     if plan is not None:
         facts.append(f"arena {format_bytes(plan.arena_size)} with {plan.planner}")
     facts.append(f"lower bound {format_bytes(arena.lower_bound)}")

@@ -194,8 +194,12 @@
     return Math.max(0, A.report.required_bytes - first);
   }
 
+  // Room for this arena under the budget: the budget minus what the runtime needs besides this
+  // arena with the plan shown (TFLM: tail and setup).
   function budgetRoom(A) {
-    return state.budget === null ? null : state.budget - otherBytes(A);
+    if (state.budget === null) return null;
+    const view = plan(A);
+    return state.budget - (requiredWith(A, view) - view.arena_size);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1030,6 +1034,8 @@
   function buildReport(app) {
     const A = current();
     app.append(toolbar(A), cards());
+    const guidance = nextStepsPanel();
+    if (guidance) app.append(guidance);
     const grid = el("div", { class: "grid" });
     const left = el("div", { class: "stack" });
     const right = el("div", { class: "stack" });
@@ -1090,6 +1096,9 @@
     ops.root.id = "ops";
     right.append(ops.root);
     buildOpTable(ops);
+
+    const sizes = inputPanel();
+    if (sizes) right.append(sizes);
 
     const plansPanel = panel("Plans", "arena per planner for this model");
     right.append(plansPanel.root);
@@ -1179,21 +1188,30 @@
   }
 
   function budgetLabel(A) {
-    const other = otherBytes(A);
+    const view = plan(A);
+    const other = requiredWith(A, view) - view.arena_size;
     const text = "budget " + formatBytes(state.budget);
     return other ? text + " \u2212 " + formatBytes(other) + " outside this arena" : text;
   }
 
   function budgetInput() {
-    const input = el("input", { type: "text", id: "budget", placeholder: "e.g. 300KiB", size: "10",
-      value: budgetText(state.budget), title: "bytes, or 300KiB, 0.5MiB, 256K, 300kB" });
+    const input = el("input", { type: "text", id: "budget", placeholder: "e.g. 320KB", size: "10",
+      value: budgetText(state.budget), title: "bytes, or 320KB = 320K = 320KiB (1,024 bytes each), 0.5MB" });
+    const message = el("span", { class: "budget-message", id: "budget-message", role: "status", "aria-live": "polite" });
+    const echo = (text, value) => {
+      message.classList.toggle("error", text !== "" && value === null);
+      if (text === "") message.textContent = "";
+      else if (value === null) message.textContent = "can't read '" + text + "': try 320KB, 0.5MB or 307200";
+      else message.textContent = "= " + value.toLocaleString("en-US") + " B";
+    };
     input.addEventListener("input", () => {
       const text = input.value.trim();
       const value = text === "" ? null : parseSize(text);
       input.classList.toggle("invalid", text !== "" && value === null);
+      echo(text, value);
       if (text === "" || value !== null) update({ budget: value });
     });
-    return el("label", null, ["budget", input]);
+    return el("label", null, ["budget", input, message]);
   }
 
   function card(id, label) {
@@ -1203,20 +1221,72 @@
     return { root, value, note };
   }
 
+  // The number to declare with plan p of the primary arena: computed per plan by the report when
+  // it could be, else that arena plus what the runtime needs outside it.
+  function requiredWith(A, view) {
+    if (A.a === 0 && view.required_bytes !== null && view.required_bytes !== undefined) return view.required_bytes;
+    return view.arena_size + otherBytes(A);
+  }
+
+  function partsText(A, view, required) {
+    const declare = A.report.declare;
+    if (!declare || A.report.runtime !== "tflm") {
+      return view.arena_size === required ? "" : "arena " + formatBytes(view.arena_size) + " + " +
+        formatBytes(required - view.arena_size) + " in the other arenas";
+    }
+    if (view.is_runtime && A.a === 0) {
+      const parts = declare.parts.map((part) => part.name + " " + formatBytes(part.bytes));
+      return parts.join(" + ") + (parts.length > 1 ? ", all inside the tensor arena" : "");
+    }
+    return "head " + formatBytes(view.arena_size) + " + tail and setup " +
+      formatBytes(required - view.arena_size) + ", all inside the tensor arena";
+  }
+
+  function optimizeCommand(A, view) {
+    return "arenalens optimize " + A.report.model_argument + " -o optimized.tflite --planner " + view.planner;
+  }
+
   function cards() {
     const box = el("div", { class: "cards" });
+    const declare = card("card-declare", DATA.reports[state.r].declare ? DATA.reports[state.r].declare.symbol : "to declare");
+    declare.root.classList.add("lead");
+    const fit = card("card-fit", "fits?");
     const arena = card("card-arena", "arena");
     const bound = card("card-bound", "lower bound");
     const overhead = card("card-overhead", "overhead");
     const reuse = card("card-reuse", "without reuse");
     const peak = card("card-peak", "peak");
-    const budget = card("card-budget", "budget");
-    box.append(arena.root, bound.root, overhead.root, reuse.root, peak.root, budget.root);
+    box.append(declare.root, fit.root, arena.root, bound.root, overhead.root, reuse.root, peak.root);
     const notes = el("div", { class: "notes", id: "arena-notes" });
     views.push({ update: () => {
       const A = current();
       const view = plan(A);
       const lower = A.arena.lower_bound;
+      const required = requiredWith(A, view);
+      const runtimePlan = view.is_runtime;
+      declare.value.textContent = formatBytes(required) + (A.report.declare && A.report.declare.status !== "exact" ? " (estimate)" : "");
+      const where = required.toLocaleString("en-US") + " B \u00b7 " + partsText(A, view, required);
+      declare.note.textContent = runtimePlan ? where :
+        where + " \u00b7 with '" + view.planner + "', which applies after `" + optimizeCommand(A, view) + "`";
+      declare.root.className = "card lead" + (runtimePlan ? "" : " pending");
+      const verdict = A.report.verdict;
+      if (state.budget === null) {
+        fit.value.textContent = "no budget";
+        fit.note.textContent = "type a budget above, or run `arenalens report " + A.report.model_argument + " --target NAME`";
+        fit.root.className = "card";
+      } else {
+        const margin = state.budget - required;
+        const boardText = verdict && state.budget === A.report.budget ? verdict.where : formatBytes(state.budget) + " budget";
+        fit.value.textContent = margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
+        let after = "";
+        if (margin < 0 && runtimePlan && verdict && state.budget === A.report.budget && verdict.fits_after_optimize) {
+          after = " \u00b7 fits after `arenalens optimize`" +
+            (verdict.optimized_bytes ? " (" + formatBytes(verdict.optimized_bytes) + ")" : "");
+        }
+        fit.note.textContent = boardText + (margin >= 0 ? ": " + formatBytes(margin) + " to spare" : "") +
+          (runtimePlan ? "" : " (after optimize)") + after;
+        fit.root.className = "card " + (margin >= 0 ? "good" : "bad");
+      }
       arena.value.textContent = formatBytes(view.arena_size);
       arena.note.textContent = view.planner + (view.is_runtime ? " (the runtime's planner)" : "") +
         " \u00b7 '" + A.arena.name + "' \u00b7 " + view.arena_size.toLocaleString("en-US") + " B";
@@ -1242,22 +1312,116 @@
       } else {
         peak.value.textContent = "-";
       }
-      const other = otherBytes(A);
-      const required = view.arena_size + other;
-      const partsText = other ? " (arena + " + formatBytes(other) + " outside it)" : "";
-      if (state.budget === null) {
-        budget.value.textContent = "none";
-        budget.note.textContent = "needs " + formatBytes(required) + partsText + "; type a budget above";
-        budget.root.className = "card";
-      } else {
-        const margin = state.budget - required;
-        budget.value.textContent = margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
-        budget.note.textContent = formatBytes(state.budget) + " budget, needs " + formatBytes(required) + partsText;
-        budget.root.className = "card " + (margin >= 0 ? "good" : "bad");
-      }
-      notes.replaceChildren(...A.arena.notes.map((note) => el("div", { text: "Note: " + note })));
+      const device = A.report.declare && A.report.declare.device ? ["Figure for: " + A.report.declare.device] : [];
+      const reasons = A.report.declare ? A.report.declare.reasons.map((r) => "Estimate: " + r) : [];
+      notes.replaceChildren(...[...device, ...reasons, ...A.arena.notes.map((note) => "Note: " + note)]
+        .map((text) => el("div", { text })));
     } });
     return el("div", null, [box, notes]);
+  }
+
+  // What to do next: the report's steps (commands to paste), then the diagnose findings.
+  function nextStepsPanel() {
+    const report = DATA.reports[state.r];
+    if (!report.next_steps.length && !report.findings.length) return null;
+    const section = panel("What to do next", report.findings.length ? report.findings.length + " findings from arenalens diagnose" : "");
+    section.root.id = "next-steps";
+    const steps = el("ol", { class: "steps" });
+    for (const step of report.next_steps) steps.append(el("li", { text: step }));
+    section.body.append(steps);
+    const shown = report.findings.slice(0, 8);
+    const list = el("div", { class: "findings" });
+    for (const finding of shown) {
+      const saves = finding.saving_bytes ? " \u00b7 saves " + finding.saving_bytes.toLocaleString("en-US") + " B" : "";
+      list.append(el("div", { class: "finding " + finding.severity }, [
+        el("div", { class: "finding-head" }, [
+          el("span", { class: "severity", text: finding.severity }),
+          el("b", { text: finding.rule }),
+          el("span", { class: "where", text: finding.where }),
+        ]),
+        el("div", { text: finding.message }),
+        el("div", { class: "fix", text: "fix: " + finding.fix + saves }),
+      ]));
+    }
+    if (report.findings.length > shown.length) {
+      list.append(el("div", { class: "count", text: (report.findings.length - shown.length) +
+        " more: arenalens diagnose " + report.model_argument }));
+    }
+    section.body.append(list);
+    return section.root;
+  }
+
+  // --max-input: the number to declare against the input height, with the budget.
+  class InputChart extends CanvasChart {
+    constructor(parent, report) {
+      super(parent, 220);
+      this.report = report;
+      this.update();
+    }
+
+    update() {
+      if (!this.report) return;  // called by the base constructor before report is set
+      const ctx = this.context();
+      const sizes = this.report.input_sizes.filter((s) => s.required_bytes !== null);
+      if (!sizes.length) return;
+      const top = 16;
+      const bottom = this.height - 30;
+      const room = state.budget;
+      const maxBytes = Math.max(...sizes.map((s) => s.required_bytes), room || 0) * 1.08;
+      const heights = sizes.map((s) => s.height);
+      const span = Math.max(...heights) - Math.min(...heights) || 1;
+      const low = Math.max(0, Math.min(...heights) - span * 0.05);
+      const high = Math.max(...heights) + span * 0.05;
+      const xOf = (h) => MARGIN.left + (h - low) / (high - low) * (this.width - MARGIN.left - MARGIN.right);
+      const yOf = (b) => bottom - b / maxBytes * (bottom - top);
+      drawByteAxis(ctx, this, top, bottom, maxBytes, byteUnit(maxBytes));
+      ctx.fillStyle = cssColor("--muted");
+      ctx.textAlign = "center";
+      ctx.textBaseline = "top";
+      const tick = Math.max(1, Math.round(niceStep(high - low, Math.max(2, Math.floor(this.width / 80)))));
+      for (let h = Math.ceil(low / tick) * tick; h <= high; h += tick) {
+        ctx.fillText(String(h), xOf(h), bottom + 4);
+        ctx.fillRect(xOf(h), bottom, 1, 3);
+      }
+      ctx.fillText("input height (width keeps the aspect ratio)", (MARGIN.left + this.width) / 2, bottom + 16);
+      ctx.strokeStyle = cssColor("--accent");
+      ctx.lineWidth = 1.6;
+      ctx.beginPath();
+      sizes.forEach((s, k) => { if (k) ctx.lineTo(xOf(s.height), yOf(s.required_bytes)); else ctx.moveTo(xOf(s.height), yOf(s.required_bytes)); });
+      ctx.stroke();
+      for (const s of sizes) {
+        ctx.fillStyle = s.fits ? cssColor("--good") : cssColor("--bad");
+        ctx.beginPath();
+        ctx.arc(xOf(s.height), yOf(s.required_bytes), 3.5, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+      if (room !== null) horizontalLine(ctx, this, yOf(room), cssColor("--budget"), [6, 4], "available " + formatBytes(room), "right-below");
+      const best = this.report.max_input_shape;
+      if (best) {
+        const match = sizes.find((s) => s.shape.join("x") === best.join("x"));
+        if (match) {  // a ring around the largest size that fits (the panel's hint names it)
+          ctx.strokeStyle = cssColor("--good");
+          ctx.lineWidth = 2;
+          ctx.beginPath();
+          ctx.arc(xOf(match.height), yOf(match.required_bytes), 7, 0, 2 * Math.PI);
+          ctx.stroke();
+        }
+      }
+      this.canvas.setAttribute("aria-label", "arena against input size");
+    }
+  }
+
+  function inputPanel() {
+    const report = DATA.reports[state.r];
+    if (!report.input_sizes.length) return null;
+    const best = report.max_input_shape;
+    const section = panel("Arena by input size", best ? "largest that fits: " + report.max_input_name + "=" + best.join("x") : "no size fits");
+    section.root.id = "input-sizes";
+    const box = el("div", { class: "chart", id: "input-chart" });
+    section.body.append(box);
+    const chart = new InputChart(box, report);
+    views.push(chart);
+    return section.root;
   }
 
   function tensorFilterRows(A) {
@@ -1429,15 +1593,20 @@
   function renderPlans(body) {
     const A = current();
     const table = el("table", { class: "totals" });
-    table.append(el("tr", null, [el("th", { text: "planner" }), el("th", { text: "arena" }), el("th", { text: "over bound" })]));
+    table.append(el("tr", null, [el("th", { text: "planner" }), el("th", { text: "arena" }),
+      el("th", { text: "over bound" }), el("th", { text: "declare", title: "the number to declare with this plan" })]));
     A.arena.plans.forEach((view, p) => {
       const name = el("button", { class: "link", text: view.planner + (view.is_runtime ? " \u2605" : ""), onclick: () => update({ p }) });
       table.append(el("tr", null, [el("td", null, [name]), el("td", { text: formatBytes(view.arena_size) }),
         el("td", { text: percent(view.arena_size - A.arena.lower_bound, A.arena.lower_bound) +
-          (view.proven_optimal ? " \u2713" : "") })]));
+          (view.proven_optimal ? " \u2713" : "") }),
+        el("td", { text: formatBytes(requiredWith(A, view)) })]));
     });
+    const after = A.report.runtime === "tflm" ?
+      " Any other plan applies after `arenalens optimize " + A.report.model_argument + " -o optimized.tflite --planner NAME`." : "";
     body.replaceChildren(table, el("p", { class: "count",
-      text: "\u2605 the runtime's own planner: what the device does. \u2713 optimal (proven, or at the lower bound)." }));
+      text: "\u2605 the runtime's own planner: what the device does." + after +
+        " \u2713 optimal (proven, or at the lower bound)." }));
   }
 
   // ------------------------------------------------------------------------------------------
