@@ -112,6 +112,12 @@ def _with_required_bytes(
     }
     problems = [result.arena for result in analysis.arenas]
     rest = [result.plan for result in analysis.arenas[1:]]
+    try:
+        replayed = rules.budget(analysis.model, problems, [first.runtime_plan, *rest])
+    except ArenalensError:
+        return arena
+    if replayed.required_bytes != analysis.runtime_budget.required_bytes:
+        return arena  # the analysis's numbers come from elsewhere: do not mix in the rules'
     views = []
     for view in arena.plans:
         plan = plans.get(view.planner)

@@ -167,8 +167,10 @@
     S.live_bytes.forEach((live, row) => {
       if (peakRow < 0 || live > S.live_bytes[peakRow]) peakRow = row;
     });
+    // Operator numbers need their subgraph when the arena's steps span several.
+    const nested = S.subgraph.some((subgraph) => subgraph !== 0);
     const info = { r, a, report, arena, B, S, n, stepRow, lowStep, highStep, byFirst,
-                   lifetimeRow, keys, keyIndex, peakRow };
+                   lifetimeRow, keys, keyIndex, peakRow, nested };
     prepared.set(key, info);
     return info;
   }
@@ -178,7 +180,8 @@
     const row = A.stepRow.get(step);
     if (row === undefined) return "step " + step;
     const op = A.S.operator[row];
-    return op === null ? A.S.opcode[row] : "op " + op + " " + A.S.opcode[row];
+    const where = A.nested ? "subgraph " + A.S.subgraph[row] + " " : "";
+    return op === null ? A.S.opcode[row] : where + "op " + op + " " + A.S.opcode[row];
   }
 
   function liveAt(A, step) {
