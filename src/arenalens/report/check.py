@@ -217,8 +217,8 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
     lines.extend(declare_notes(first.declared))
     lines.append(
         Text(
-            "needs is the same figure on every board for now (the build named above); "
-            "`arenalens check --list-targets` shows where each board's figure comes from.",
+            "needs: the figure for the build named above, on every board; "
+            "`arenalens check --list-targets` shows where each board's RAM figure comes from.",
             style="dim",
         )
     )
