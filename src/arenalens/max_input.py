@@ -124,7 +124,7 @@ def search_max_input(
 ) -> InputSearch:
     """Model + bytes available + (resized model → bytes to declare) → the largest input height
     whose number fits, with the sizes planned on the way."""
-    from arenalens.runtimes.litert_shapes import resize_model_inputs  # noqa: PLC0415 - extra
+    from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415 - extra
 
     image = image_input(model)
     original_height = image.shape[image.height_axis]
