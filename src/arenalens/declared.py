@@ -61,6 +61,24 @@ class DeclaredArena:
         """True when the figure is not the runtime's exact one."""
         return self.status is not Status.EXACT
 
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any], *, runtime: str) -> DeclaredArena:
+        """The `declare` JSON form (as_dict) → DeclaredArena, for renderers of documents."""
+        return cls(
+            runtime=runtime,
+            symbol=str(document["symbol"]),
+            required_bytes=int(document["required_bytes"]),
+            parts=tuple(
+                DeclaredPart(str(p["name"]), int(p["bytes"]), str(p["meaning"]))
+                for p in document["parts"]
+            ),
+            planner=str(document["planner"]),
+            runtime_plan=bool(document["runtime_plan"]),
+            device=str(document["device"]),
+            status=Status(document["status"]),
+            reasons=tuple(str(r) for r in document["reasons"]),
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """JSON form (check, report and optimize documents embed it as `declare`)."""
         return {

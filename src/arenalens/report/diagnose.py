@@ -8,7 +8,9 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from arenalens.declared import declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
+from arenalens.report.check import declare_line
 from arenalens.report.console import render_text
 
 DIAGNOSE_SCHEMA_VERSION = 1
@@ -50,6 +52,10 @@ def render_diagnosis(
         (diagnosis.model.name, "bold"), f" — {runtime}: {summary_line(diagnosis)}"
     )
     blocks: list[RenderableType] = [header]
+    if diagnosis.analysis is not None:
+        # The number to declare leads, as in every report (diagnose explains how to lower it).
+        declared = declared_arena(diagnosis.analysis)
+        blocks = [declare_line(declared), header]
     shown = [f for f in diagnosis.findings if f.severity.rank <= minimum.rank]
     for finding in shown:
         blocks.append(Text(""))

@@ -16,6 +16,8 @@ from rich.text import Text
 
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.analysis.problem import BufferKind
+from arenalens.declared import DeclaredArena, declared_arena
+from arenalens.report.check import declare_line, declare_notes
 from arenalens.report.console import format_bytes, render_text
 from arenalens.runtimes import VerifyResult
 
@@ -67,6 +69,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "reuse_ratio_vs_naive": _ratio(primary.naive_plan.arena_size, primary.plan.arena_size),
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
+        "declare": declared_arena(analysis).as_dict(),
         "budget": {
             "parts": dict(analysis.budget.parts),
             "variants": dict(analysis.budget.variants),
@@ -145,8 +148,10 @@ def _buffer_rows(
 
 
 def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
-    """The `plan` document → terminal text: a summary, then one table per arena."""
-    parts: list[Any] = [_summary_table(document)]
+    """The `plan` document → terminal text: the number to declare, a summary, then one table
+    per arena."""
+    declared = DeclaredArena.from_dict(document["declare"], runtime=document["runtime"])
+    parts: list[Any] = [declare_line(declared), *declare_notes(declared), _summary_table(document)]
     for arena in document["arenas"]:
         rows = [
             row
