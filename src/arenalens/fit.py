@@ -87,8 +87,9 @@ class FitCheck:
             return False
         if self.fits:
             return True
-        if self.best_case_bytes > self.available_bytes:
-            return False  # not even a plan at the lower bound fits
+        if self.runtime != "tflm" or self.best_case_bytes > self.available_bytes:
+            # LiteRT takes no offline plan, and no plan beats the lower bound.
+            return False
         if self.optimized_bytes is None:
             return None
         return self.optimized_bytes <= self.available_bytes
@@ -96,7 +97,12 @@ class FitCheck:
     @property
     def optimize_decides(self) -> bool:
         """True when only the optimized number can tell whether optimize makes it fit."""
-        return self.runs and not self.fits and self.best_case_bytes <= self.available_bytes
+        return (
+            self.runtime == "tflm"
+            and self.runs
+            and not self.fits
+            and self.best_case_bytes <= self.available_bytes
+        )
 
     @property
     def verdict(self) -> str:

@@ -264,3 +264,11 @@ def test_max_input_finds_the_largest_input_that_fits(
                  resized, "--json"]) == 0  # fmt: skip
     resized_bytes = json.loads(capsys.readouterr().out)["required_bytes"]
     assert resized_bytes == document["max_input_required_bytes"]
+
+
+def test_litert_boards_never_promise_an_optimize(capsys: pytest.CaptureFixture[str]) -> None:
+    # LiteRT ignores offline plans: "after optimize" is the same answer as "as it is".
+    arguments = ["check", "example:vww_mobilenet_v1", "--runtime", "litert", "--target", "all"]
+    main([*arguments, "--json"])
+    rows = json.loads(capsys.readouterr().out)["boards"]
+    assert all(row["fits_after_optimize"] == row["fits"] for row in rows)
