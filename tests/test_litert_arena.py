@@ -135,9 +135,9 @@ def test_twenty_thousand_operator_chain_plans_fast() -> None:
     buffers += [Buffer(i, i - 1, i, 256 + 64 * (i % 5)) for i in range(1, count)]
     buffers.append(Buffer(count, count - 1, NEVER_FREED, 256))
     problem = Problem(tuple(buffers), alignment=64)
-    started = time.perf_counter()
+    started = time.process_time()
     result = run_planner("litert_arena", problem)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
     assert result.arena_size <= 3 * 512
 
 

@@ -352,10 +352,10 @@ def test_twenty_thousand_operator_model_analyzes_fast() -> None:
     graph.set_inputs([first])
     graph.set_outputs([previous])
     model = parse_model(builder.build(), "chain")
-    started = time.perf_counter()
+    started = time.process_time()
     problems = arenas(model)
     plan = run_planner("litert_arena", problems[0].problem)
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     assert plan.seconds < 2.0
     # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
     assert plan.arena_size == 3 * 256

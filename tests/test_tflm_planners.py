@@ -126,9 +126,9 @@ def test_greedy_plans_a_20000_operator_chain_quickly() -> None:
     rng = random.Random(0)
     buffers = tuple(Buffer(i, i + 1, i + 2, 16 * rng.randint(1, 64)) for i in range(count))
     problem = Problem(buffers)
-    started = time.perf_counter()
+    started = time.process_time()
     plan = run_planner("tflm_greedy", problem)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert problem.lower_bound() <= plan.arena_size <= 4 * 16 * 64
     assert elapsed < 2.0, f"20,000 buffers took {elapsed:.2f} s"
 
