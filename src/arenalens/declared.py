@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from arenalens.analysis.placeholders import placeholder_inputs, placeholder_text
+
 if TYPE_CHECKING:  # the pipeline makes Analyses; this module only reads them
     from arenalens.pipeline import Analysis
 
@@ -30,7 +32,9 @@ class Status(enum.StrEnum):
 
     EXACT = "exact"  # the runtime's own figure, replayed byte for byte
     ESTIMATE = "estimate"  # some part is guessed (the reasons say which, and by how much)
-    CANNOT_RUN = "cannot-run"  # the runtime cannot set the model up: no size will do
+    CANNOT_RUN = "cannot-run"  # the runtime cannot set the model up or invoke it: no size will do
+    # An input's real size is unknown (-1 in shape_signature): the number is for a placeholder.
+    PLACEHOLDER_SHAPE = "placeholder-shape"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +123,7 @@ TFLM_PARTS = (
 def declared_arena(analysis: Analysis) -> DeclaredArena:
     """Analysis → the number to declare with the analysis's chosen plan, and its parts."""
     budget = analysis.budget
+    placeholders = placeholder_inputs(analysis.model)
     runtime_plan = all(result.plan is result.runtime_plan for result in analysis.arenas)
     parts = (
         _tflm_parts(budget.parts, budget.required_bytes)
@@ -133,9 +138,19 @@ def declared_arena(analysis: Analysis) -> DeclaredArena:
         planner=analysis.planner,
         runtime_plan=runtime_plan,
         device=budget.device,
-        status=Status.ESTIMATE if budget.estimate_reasons else Status.EXACT,
-        reasons=tuple(budget.estimate_reasons),
+        status=_status(budget.runs, placeholders, budget.estimate_reasons),
+        reasons=tuple(o.text() for o in budget.obstacles)
+        or tuple(placeholder_text(tensor) for tensor in placeholders)
+        or tuple(budget.estimate_reasons),
     )
+
+
+def _status(runs: bool, placeholders: tuple[Any, ...], estimate_reasons: tuple[str, ...]) -> Status:
+    if not runs:
+        return Status.CANNOT_RUN
+    if placeholders:
+        return Status.PLACEHOLDER_SHAPE
+    return Status.ESTIMATE if estimate_reasons else Status.EXACT
 
 
 def _tflm_parts(parts: Mapping[str, int], required: int) -> tuple[DeclaredPart, ...]:

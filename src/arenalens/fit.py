@@ -75,15 +75,20 @@ class FitCheck:
         return self.declared.status is not Status.CANNOT_RUN
 
     @property
+    def shape_known(self) -> bool:
+        """False when an input's real size is unknown: the number is for a placeholder shape."""
+        return self.declared.status is not Status.PLACEHOLDER_SHAPE
+
+    @property
     def fits(self) -> bool:
-        """True when the model runs and its declared arena fits the available bytes."""
-        return self.runs and self.headroom_bytes >= 0
+        """True when the model runs, its input shapes are known and its arena fits."""
+        return self.runs and self.shape_known and self.headroom_bytes >= 0
 
     @property
     def fits_after_optimize(self) -> bool | None:
         """Whether `arenalens optimize` makes it fit: True when it fits already, None when it
         would take the optimized number and that was not computed."""
-        if not self.runs:
+        if not self.runs or not self.shape_known:
             return False
         if self.fits:
             return True
@@ -100,15 +105,19 @@ class FitCheck:
         return (
             self.runtime == "tflm"
             and self.runs
+            and self.shape_known
             and not self.fits
             and self.best_case_bytes <= self.available_bytes
         )
 
     @property
     def verdict(self) -> str:
-        """'FITS', 'FITS (estimate)', 'FITS AFTER OPTIMIZE', 'DOES NOT FIT' or 'CANNOT RUN'."""
+        """'FITS', 'FITS (estimate)', 'FITS AFTER OPTIMIZE', 'DOES NOT FIT', 'CANNOT RUN' or
+        'INPUT SHAPE UNKNOWN'."""
         if not self.runs:
             return "CANNOT RUN"
+        if not self.shape_known:
+            return "INPUT SHAPE UNKNOWN"
         if self.fits:
             return "FITS (estimate)" if self.declared.is_estimate else "FITS"
         if self.fits_after_optimize:

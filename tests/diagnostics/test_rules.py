@@ -8,6 +8,7 @@ import pytest
 from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose, plan_rules
 from arenalens.ir import Model
 from arenalens.tflite.builder import ModelBuilder
+from arenalens.tflite.reader import parse_model
 from tests.diagnostics import exhaustive
 from tests.diagnostics.models import chain, conv, load, tensor_count, with_offline_plan
 
@@ -58,6 +59,18 @@ def overwritten_output_model() -> Model:
     offsets[source], offsets[middle] = 0, 64
     offsets[out], offsets[late] = 128, 128
     return load(with_offline_plan(builder, offsets))
+
+
+def test_cannot_run_triggers() -> None:
+    from tests.test_support import custom_op_model, hybrid_model
+
+    for data, operator in ((custom_op_model(), 1), (hybrid_model(), 0)):
+        findings = [f for f in diagnose(parse_model(data, "m")).findings if f.rule == "cannot-run"]
+        assert [(f.severity, f.location.operator) for f in findings] == [(Severity.ERROR, operator)]
+
+
+def test_cannot_run_quiet_on_clean_model() -> None:
+    assert not [f for f in diagnose(clean_model()).findings if f.rule == "cannot-run"]
 
 
 def test_output_overwritten_triggers() -> None:

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from arenalens.diagnostics import graph_rules, offline_rules, peak, plan_rules, shape_rules
+from arenalens.diagnostics import (
+    graph_rules,
+    offline_rules,
+    peak,
+    plan_rules,
+    shape_rules,
+    support_rules,
+)
 from arenalens.diagnostics.context import RUNTIME_ALIGNMENT, DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError, UsageError
@@ -29,6 +36,11 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "cannot-run",
+        "operators the runtime has no kernel for, or whose types or options its kernel refuses",
+        support_rules.cannot_run,
+    ),
     Rule(
         "output-overwritten",
         "a model output whose bytes another tensor is written into before it is read",

@@ -51,6 +51,8 @@ def plan_document(analysis: Analysis) -> dict[str, Any]:
             "operators": model.operator_count,
         },
         "runtime": analysis.runtime,
+        "runs": budget.runs,
+        "cannot_run": [obstacle.as_dict() for obstacle in budget.obstacles],
         "planner": analysis.planner,
         "alignment": analysis.options.get("alignment"),
         "required_bytes": budget.required_bytes,

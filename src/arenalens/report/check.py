@@ -21,7 +21,12 @@ _VERDICT_STYLES = {
     "FITS AFTER OPTIMIZE": "bold yellow",
     "DOES NOT FIT": "bold red",
     "CANNOT RUN": "bold red",
+    "INPUT SHAPE UNKNOWN": "bold red",
 }
+
+
+# Reasons listed under the number; --json has every one.
+_REASONS_SHOWN = 5
 
 
 def declare_line(declared: DeclaredArena) -> Text:
@@ -37,7 +42,9 @@ def declare_line(declared: DeclaredArena) -> Text:
         (f"{declared.required_bytes:,} B", "bold cyan"),
         f" ({format_bytes(declared.required_bytes)})",
     )
-    if declared.is_estimate:
+    if declared.status is Status.PLACEHOLDER_SHAPE:
+        line.append(" (for a placeholder input shape)", style="bold red")
+    elif declared.is_estimate:
         line.append(" (estimate)", style="yellow")
     if declared.parts:
         line.append(": " + parts_text(declared, format_bytes))
@@ -49,9 +56,15 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     notes = []
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
-    for reason in declared.reasons:
-        style = "red" if declared.status is Status.CANNOT_RUN else "yellow"
-        notes.append(Text(("cannot run: " if style == "red" else "estimate: ") + reason, style))
+    prefix, style = {
+        Status.CANNOT_RUN: ("cannot run: ", "red"),
+        Status.PLACEHOLDER_SHAPE: ("unknown input size: ", "red"),
+    }.get(declared.status, ("estimate: ", "yellow"))
+    for reason in declared.reasons[:_REASONS_SHOWN]:
+        notes.append(Text(prefix + reason, style))
+    if len(declared.reasons) > _REASONS_SHOWN:
+        more = len(declared.reasons) - _REASONS_SHOWN
+        notes.append(Text(f"... and {more} more (--json lists them all)", style=style))
     if not declared.runtime_plan:
         notes.append(
             Text(
@@ -75,7 +88,7 @@ def verdict_text(check: FitCheck) -> Text:
         (verdict, _VERDICT_STYLES.get(verdict, "bold")), "  ", (check.model, "bold")
     )
     text.append(where)
-    if check.runs:
+    if check.runs and check.shape_known:
         if check.fits:
             text.append(f": {check.headroom_bytes:,} B to spare")
         else:
@@ -91,12 +104,17 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
     table.add_column(justify="right")
     table.add_column(justify="right", style="dim")
     table.add_column()
-    table.add_row(
-        "needs",
-        f"{check.required_bytes:,} B",
-        format_bytes(check.required_bytes),
-        f"{_RUNTIME_TITLES.get(check.runtime, check.runtime)}, planner {check.planner}",
-    )
+    runtime = _RUNTIME_TITLES.get(check.runtime, check.runtime)
+    if check.runs:
+        table.add_row(
+            "needs",
+            f"{check.required_bytes:,} B",
+            format_bytes(check.required_bytes),
+            f"{runtime}, planner {check.planner}"
+            + ("" if check.shape_known else ", at the placeholder input shape"),
+        )
+    else:
+        table.add_row("needs", "—", "", f"{runtime} cannot run this model: no size works")
     table.add_row(
         "available",
         f"{check.available_bytes:,} B",
@@ -111,7 +129,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
             format_bytes(check.headroom_bytes),
             f"{share:.1f}% of available",
         )
-    elif check.runs:
+    elif check.runs and check.shape_known:
         short = -check.headroom_bytes
         table.add_row(
             "shortfall",
@@ -131,6 +149,11 @@ def next_step(check: FitCheck) -> str:
     """What to do, in one sentence: nothing, optimize, or change the model."""
     if not check.runs:
         return "Change the model so the runtime can run it (see the reasons above)."
+    if not check.shape_known:
+        return (
+            f"Give the input size your application feeds: `arenalens check {check.source} "
+            "--input-shape NAME=SHAPE ...` (the number above is for a placeholder)."
+        )
     if check.fits:
         return ""
     if check.fits_after_optimize:

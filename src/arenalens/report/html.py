@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
+from arenalens.declared import Status
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 
@@ -106,11 +107,15 @@ def _static_header(report: MemoryReport, names: str) -> str:
     plan = arena.plans[0] if arena.plans else None
     facts = []
     declared = report.declared
-    if declared is not None:
-        facts.append(
-            f"{declared.symbol} = {declared.required_bytes:,} B"
-            + (" (estimate)" if declared.is_estimate else "")
-        )
+    if declared is not None and declared.status is Status.CANNOT_RUN:
+        facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
+        facts.extend(declared.reasons[:3])
+    elif declared is not None:
+        qualifier = {
+            Status.EXACT: "",
+            Status.PLACEHOLDER_SHAPE: " (for a placeholder input shape)",
+        }.get(declared.status, " (estimate)")
+        facts.append(f"{declared.symbol} = {declared.required_bytes:,} B{qualifier}")
     if report.verdict is not None:
         facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
     if plan is not None:

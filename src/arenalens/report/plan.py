@@ -56,6 +56,10 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "runtime": analysis.runtime,
         "planner": analysis.planner,
         "runtime_planner": primary.arena.runtime_planner,
+        # Whether the runtime can set the model up and invoke it; when not, why (the sizes below
+        # are then what it would plan, not a size that works).
+        "runs": analysis.budget.runs,
+        "cannot_run": [obstacle.as_dict() for obstacle in analysis.budget.obstacles],
         "alignment": _alignment(primary),
         "alignment_applies_to": "sizes" if primary.arena.size_rounding > 1 else "offsets",
         "arena_base": arena_base,

@@ -18,6 +18,39 @@ from arenalens.ir import Model
 from arenalens.planning.problem import Plan
 
 
+@dataclass(frozen=True, slots=True)
+class Obstacle:
+    """One reason the runtime cannot run a model: where, what, and in which phase it fails."""
+
+    reason: str
+    phase: str = "setup"  # "setup": the interpreter cannot be set up; "invoke": Invoke fails
+    subgraph: int | None = None
+    operator: int | None = None
+    opcode: str | None = None
+    dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
+
+    def text(self) -> str:
+        """One line: where, then why."""
+        if self.operator is not None:
+            prefix = f"operator {self.operator} ({self.opcode}) of subgraph {self.subgraph}"
+        elif self.subgraph is not None:
+            prefix = f"subgraph {self.subgraph}"
+        else:
+            return self.reason
+        return f"{prefix}: {self.reason}"
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "phase": self.phase,
+            "subgraph": self.subgraph,
+            "operator": self.operator,
+            "opcode": self.opcode,
+            "dtype": self.dtype,
+            "reason": self.reason,
+        }
+
+
 @dataclass(frozen=True)
 class MemoryBudget:
     """The memory a runtime needs for one plan: the number a user must declare, and its parts."""
@@ -31,6 +64,13 @@ class MemoryBudget:
     device: str = ""
     # Why `required_bytes` is an estimate rather than the runtime's exact figure (empty: exact).
     estimate_reasons: tuple[str, ...] = ()
+    # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
+    obstacles: tuple[Obstacle, ...] = ()
+
+    @property
+    def runs(self) -> bool:
+        """True when nothing stops the runtime from setting the model up and invoking it."""
+        return not self.obstacles
 
 
 @dataclass(frozen=True, slots=True)

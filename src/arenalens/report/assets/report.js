@@ -1267,13 +1267,23 @@
       const lower = A.arena.lower_bound;
       const required = requiredWith(A, view);
       const runtimePlan = view.is_runtime;
-      declare.value.textContent = formatBytes(required) + (A.report.declare && A.report.declare.status !== "exact" ? " (estimate)" : "");
+      const status = A.report.declare ? A.report.declare.status : "exact";
+      const statusWords = { "cannot-run": "cannot run", "placeholder-shape": "placeholder input shape" };
+      declare.value.textContent = status === "cannot-run" ? "cannot run" :
+        formatBytes(required) + (status === "placeholder-shape" ? " (placeholder input shape)" : status !== "exact" ? " (estimate)" : "");
       const where = required.toLocaleString("en-US") + " B \u00b7 " + partsText(A, view, required);
-      declare.note.textContent = runtimePlan ? where :
+      declare.note.textContent = status in statusWords ? A.report.declare.reasons.join(" \u00b7 ") : runtimePlan ? where :
         where + " \u00b7 with '" + view.planner + "', which applies after `" + optimizeCommand(A, view) + "`";
-      declare.root.className = "card lead" + (runtimePlan ? "" : " pending");
+      declare.root.className = "card lead" + (status in statusWords ? " bad" : runtimePlan ? "" : " pending");
       const verdict = A.report.verdict;
-      if (state.budget === null) {
+      if (status in statusWords) {
+        // No arena size answers "does it fit" when the runtime cannot run the model, or when
+        // the plan is for a placeholder input size.
+        fit.value.textContent = statusWords[status];
+        fit.note.textContent = status === "cannot-run" ? "no arena size works: see why on the left" :
+          "give the real input size: --input-shape NAME=SHAPE";
+        fit.root.className = "card bad";
+      } else if (state.budget === null) {
         fit.value.textContent = "no budget";
         fit.note.textContent = "type a budget above, or run `arenalens report " + A.report.model_argument + " --target NAME`";
         fit.root.className = "card";
@@ -1316,7 +1326,8 @@
         peak.value.textContent = "-";
       }
       const device = A.report.declare && A.report.declare.device ? ["Figure for: " + A.report.declare.device] : [];
-      const reasons = A.report.declare ? A.report.declare.reasons.map((r) => "Estimate: " + r) : [];
+      const reasonPrefix = { "cannot-run": "Cannot run: ", "placeholder-shape": "Unknown input size: " }[status] || "Estimate: ";
+      const reasons = A.report.declare ? A.report.declare.reasons.map((r) => reasonPrefix + r) : [];
       notes.replaceChildren(...[...device, ...reasons, ...A.arena.notes.map((note) => "Note: " + note)]
         .map((text) => el("div", { text })));
     } });

@@ -169,6 +169,7 @@ def budget(
         assumptions=tuple(assumptions),
         variants=MappingProxyType({MCU_VARIANT: mcu_minimum}),
         device=HOST_DEVICE,
+        obstacles=support(model, HOST, operators).obstacles,
         estimate_reasons=tuple(
             f"no memory rule for {name}: its persistent and scratch bytes are guessed, so "
             "the tail may be off by what that kernel allocates"

@@ -12,33 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.ir import Model
+from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import SETUP
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Obstacle:
-    """One reason TFLM cannot run a model: where, what, and in which phase it fails."""
-
-    reason: str
-    phase: str = SETUP  # "setup": AllocateTensors fails; "invoke": Invoke fails
-    subgraph: int | None = None
-    operator: int | None = None
-    opcode: str | None = None
-    dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
-
-    def text(self) -> str:
-        """One line: where, then why."""
-        if self.operator is not None:
-            prefix = f"operator {self.operator} ({self.opcode}) of subgraph {self.subgraph}"
-        elif self.subgraph is not None:
-            prefix = f"subgraph {self.subgraph}"
-        else:
-            return self.reason
-        return f"{prefix}: {self.reason}"
 
 
 @dataclass(frozen=True)
