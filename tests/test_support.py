@@ -12,8 +12,9 @@ import pytest
 from arenalens.cli import main
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.builder import ModelBuilder
-from arenalens.tflite.reader import parse_model
+from arenalens.tflite.reader import load_model, parse_model
 from tests.conformance.models import INT8_Q
+from tests.conftest import SHARED_MODELS, shared_params, shared_reference
 
 
 def _write(tmp_path: Path, name: str, data: bytes) -> str:
@@ -171,3 +172,14 @@ def test_the_html_report_says_it_first(tmp_path: Path, capsys: pytest.CaptureFix
     summary = page.split('id="static-summary">', 1)[1].split("</p>", 1)[0]
     assert summary.startswith("kTensorArenaSize: none, the runtime cannot run this model")
     assert "MyFancyOp" in summary
+
+
+@pytest.mark.parametrize("name", shared_params())
+def test_litert_cannot_run_exactly_the_models_with_unresolved_custom_ops(name: str | None) -> None:
+    from arenalens.runtimes.litert.rules import unresolved_custom_operators
+
+    assert name is not None
+    real = shared_reference()[name]["litert"]
+    unresolved = "unresolved custom op" in str(real.get("error", ""))
+    obstacles = unresolved_custom_operators(load_model(SHARED_MODELS / name))
+    assert bool(obstacles) == unresolved

@@ -32,7 +32,7 @@ from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
-from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult, VerifyRow
+from arenalens.runtimes import MemoryBudget, Obstacle, RuntimeRules, VerifyResult, VerifyRow
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
@@ -192,6 +192,30 @@ def budget(
             "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
         ),
         device="LiteRT CPU runtime, Linux x86-64",
+        obstacles=unresolved_custom_operators(model),
+    )
+
+
+# Custom operators LiteRT's builtin op resolver registers (tflite/kernels/register.cc:
+# AddCustom); any other custom operator fails allocate_tensors with "Encountered unresolved
+# custom op".
+LITERT_CUSTOM_OPERATORS = frozenset({"Mfcc", "AudioSpectrogram", "TFLite_Detection_PostProcess"})
+
+
+def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
+    """Custom operators the LiteRT builtin resolver has no kernel for, in model order."""
+    return tuple(
+        Obstacle(
+            f"LiteRT has no kernel for custom operator '{name}' ('Encountered unresolved custom "
+            f"op: {name}.'): the application must register one",
+            subgraph=subgraph.index,
+            operator=operator.index,
+            opcode=operator.opcode,
+        )
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+        if operator.is_custom
+        and (name := operator.opcode.removeprefix("CUSTOM:")) not in LITERT_CUSTOM_OPERATORS
     )
 
 
