@@ -286,8 +286,9 @@ def test_while_pass_through_and_unused_branch_inputs() -> None:
 
 
 def test_split20_ties_need_the_exact_hash_order_and_sort() -> None:
-    # §3.5: 20 equal-size SPLIT outputs allocated at one node are one 20-way tie (> 16, so
-    # std::sort's introsort partitions them). Measured on the real interpreter: 2,592 B.
+    # docs/runtime-rules.md §L5: 20 equal-size SPLIT outputs allocated at one node are one
+    # 20-way tie (> 16, so std::sort's introsort partitions them). Measured on the real
+    # interpreter: 2,592 B.
     prepared = prepare_model(case_model("split20"))[0]
     order = plan_order(prepared)
     assert [len(group) for group in order.tie_groups] == [20]

@@ -1,9 +1,9 @@
 """Optimize: model → a rewritten model that makes the real TFLM runtime use a smaller head.
 
-The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-semantics.md §2.9)
+The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-rules.md §T9)
 with an offset for every planned tensor, optionally a new operator order (`--reorder`) and
 in-place aliases (`--inplace`). TFLM places offline tensors first and then its kernel scratch
-buffers *online*, by its greedy first fit around them (§2.6), so a plan that ignores scratch can
+buffers *online*, by its greedy first fit around them (§T6), so a plan that ignores scratch can
 make the real head larger than the runtime's own. Tensors and scratch are therefore planned
 together, and every candidate is judged by what TFLM will really do with it: the `tflm_greedy`
 replica run on the rewritten model (offline tensors fixed, scratch online).

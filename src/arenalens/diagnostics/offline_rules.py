@@ -1,7 +1,7 @@
 """Offline-plan rules: `OfflineMemoryAllocation` metadata (Vela, TFLM's test builder) checked.
 
 TFLM places offline tensors at their exact offsets with no overlap or alignment check, and fails
-setup when the offset count differs from the tensor count (docs/runtime-semantics.md §2.9). LiteRT
+setup when the offset count differs from the tensor count (docs/runtime-rules.md §T9). LiteRT
 ignores the metadata.
 """
 
@@ -76,7 +76,8 @@ def offline_tensors(context: DiagnoseContext) -> list[OfflineTensor]:
 
 
 def _offline_planned(tensor: Tensor) -> bool:
-    """TFLM honours an offline offset for planned tensors and for variables (§2.2)."""
+    """TFLM honours an offline offset for planned tensors and for variables
+    (docs/runtime-rules.md §T2)."""
     return tflm_planned(tensor) or (
         tensor.is_variable and not tensor.has_data and tensor.nbytes > 0
     )

@@ -116,7 +116,7 @@ def _overwrite_finding(
         "the offline plan fixes both offsets"
         if fixed or arena.problem.by_id[output.id].fixed_offset is not None
         else "the planner's lifetimes miss when the bytes are really used (a control-flow "
-        "operator whose nested subgraph TFLM does not mark, §2.4)"
+        "operator whose nested subgraph TFLM does not mark: docs/runtime-rules.md §T4)"
     )
     tensors = tuple(t for t in (output.tensor, other.tensor) if t is not None)
     producer = (

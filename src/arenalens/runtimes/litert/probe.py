@@ -3,7 +3,7 @@
 
 Run as `python -m arenalens.runtimes.litert.probe MODEL.tflite`; it prints one JSON object on
 stdout. It runs in a child process because a bad model (or a `tensor()` call on a typeless
-kernel tensor) can crash the interpreter (docs/runtime-semantics.md §3.10). Pitfalls handled:
+kernel tensor) can crash the interpreter (docs/runtime-rules.md §L10). Pitfalls handled:
 typeless kernel tensors are never passed to `tensor()`; 0-d tensors come back as copies without
 an address; null data raises and is reported as such.
 """

@@ -1,7 +1,7 @@
 """LiteRT (TFLite CPU runtime) rules: model → its arenas, byte for byte, and a check against the
 real interpreter.
 
-Pipeline (docs/runtime-semantics.md §3): `litert.prepare` predicts the graph after Prepare
+Pipeline (docs/runtime-rules.md §L1–§L10): `litert.prepare` predicts the graph after Prepare
 (allocation types, kernel temporaries, chunks), `litert_planner` replays ArenaPlanner's
 lifetimes, in-place aliases and libstdc++-exact placement order, and the registered planner
 `litert_arena` (SimpleMemoryArena) turns that order into offsets. Each subgraph has two arenas:

@@ -2,7 +2,7 @@
 
 Replaying every setup allocation (`setup`) gives the tail, the head and the smallest working arena:
 the most of the planning phase, the Prepare phase and the final head + tail, with the arena-end
-alignment effect (docs/runtime-rules.md, TFLM: the arena).
+alignment effect (docs/runtime-rules.md §T10).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """TFLM setup replay: model → every allocation `AllocateTensors` makes, in order, and what fits.
 
 TFLM runs inside one user array: the head grows up from its start, the tail grows down from its
-end, and short-lived "temp" memory sits just above the head (docs/runtime-semantics.md §2.1,
-§2.10). Whether setup succeeds for a given `arena_size`, and the head and tail it prints, follow
+end, and short-lived "temp" memory sits just above the head (docs/runtime-rules.md §T1,
+§T10). Whether setup succeeds for a given `arena_size`, and the head and tail it prints, follow
 from the exact sequence of allocations and their alignments, because every tail allocation rounds
 the tail pointer *down* from the array's (possibly unaligned) end. This module writes that sequence
 out as data (`setup_sequence`) and replays it against an arena size (`replay`), reproducing:
