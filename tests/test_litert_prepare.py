@@ -23,12 +23,15 @@ from arenalens.runtimes.litert.prepare.state import Allocation
 from arenalens.runtimes.litert.rules import LITERT_ALIGNMENT, arenas, litert_plans
 from arenalens.tflite.reader import parse_model
 from tests.litert_cases import CASES
+from tests.litert_kernel_cases import KERNEL_CASES
+
+ALL_CASES = CASES | KERNEL_CASES
 
 
 @functools.cache
 def case_model(name: str) -> Model:
     """One built case, parsed."""
-    return parse_model(CASES[name](), name)
+    return parse_model(ALL_CASES[name](), name)
 
 
 def temporaries(name: str, subgraph: int = 0) -> list[tuple[str, str, Any, str]]:
@@ -59,7 +62,7 @@ def test_rules_marked_verified_are_exercised_by_a_live_checked_model() -> None:
     # test_litert_runtime.py) or in a corpus model LiteRT allocates (test_litert_models.py).
     exercised = {
         op.opcode
-        for build in CASES.values()
+        for build in ALL_CASES.values()
         for subgraph in parse_model(build(), "case").subgraphs
         for op in subgraph.operators
     }
@@ -68,6 +71,7 @@ def test_rules_marked_verified_are_exercised_by_a_live_checked_model() -> None:
     marked = {opcode for opcode, rule in KERNEL_RULES.items() if rule.verified}
     assert marked <= exercised, marked - exercised
     assert {"CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BROADCAST_TO"} <= marked
+    assert {"CUSTOM:TFLite_Detection_PostProcess", "BROADCAST_ARGS"} <= marked
 
 
 def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
@@ -154,6 +158,56 @@ def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
                 ("col2im", "INT32", (16, 27), "dynamic"),
                 ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
                 ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        # A non-constant output shape leaves col2im untyped and the int16 scratch unsized.
+        (
+            "transpose_conv_int16_shape_input",
+            [
+                ("col2im", "NOTYPE", None, "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT64", None, "dynamic"),
+            ],
+        ),
+        (
+            "transpose_conv_int16_int32_bias",  # quantized_bias_type INT32 → int32 scratch
+            [
+                ("col2im", "INT32", (16, 27), "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        (
+            "transpose_conv_uint8",
+            [
+                ("col2im", "INT32", (16, 27), "dynamic"),
+                ("transposed_weights", "UINT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        # Weights that are not MmapRo (here a DEQUANTIZE output): transposed at Eval.
+        (
+            "transpose_conv_weights_dequantized",
+            [
+                ("col2im", "FLOAT32", (16, 27), "dynamic"),
+                ("transposed_weights", "NOTYPE", None, "dynamic"),
+            ],
+        ),
+        (
+            "transpose_conv_hybrid_shape_input",
+            [
+                ("col2im", "NOTYPE", None, "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("input_quantized", "INT8", (1, 4, 4, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (16,), "arena_rw"),
+                ("input_offsets", "INT32", (16,), "arena_rw"),
+            ],
+        ),
+        (
+            "detection_regular_nms",
+            [
+                ("decoded_boxes", "FLOAT32", (40, 4), "arena_rw"),
+                ("scores", "FLOAT32", (40, 7), "arena_rw"),
             ],
         ),
         (
@@ -359,3 +413,57 @@ def test_twenty_thousand_operator_model_analyzes_fast() -> None:
     assert plan.seconds < 2.0
     # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
     assert plan.arena_size == 3 * 256
+
+
+def test_transpose_conv_output_shape_must_be_a_model_constant() -> None:
+    # IsConstantTensor, not IsConstantOrPersistentTensor: SHAPE folds to PersistentRo, yet the
+    # TRANSPOSE_CONV output is Dynamic and ends the chunk, as for a graph-input shape.
+    for name in ("transpose_conv_shape_folded", "transpose_conv_shape_input"):
+        prepared = prepare_model(case_model(name))[0]
+        by_name = {t.name: t for t in prepared.tensors}
+        assert by_name["y"].allocation == Allocation.DYNAMIC, name
+        node = next(n for n in prepared.nodes if n.opcode == "TRANSPOSE_CONV")
+        assert prepared.chunks[0] == (0, node.position), name
+    folded = prepare_model(case_model("transpose_conv_shape_folded"))[0]
+    assert {t.name: t for t in folded.tensors}["output_shape"].allocation == (
+        Allocation.PERSISTENT_RO
+    )
+
+
+def test_transpose_conv_resizes_its_output_to_the_constant_shape() -> None:
+    # The file says [1, 9, 9, 3]; Prepare resizes the output to the output_shape constant.
+    prepared = prepare_model(case_model("transpose_conv_resized_output"))[0]
+    output = {t.name: t for t in prepared.tensors}["y"]
+    assert (output.shape, output.nbytes) == ((1, 8, 8, 3), 768)
+
+
+def test_detection_postprocess_resizes_outputs_and_uses_init_tensors() -> None:
+    # max_detections 3 × max_classes_per_detection 3 = 9 detections, whatever the file says.
+    prepared = prepare_model(case_model("detection_outputs_resized"))[0]
+    node = prepared.nodes[-1]
+    assert node.temporaries == (prepared.model_tensor_count, prepared.model_tensor_count + 1)
+    shapes = [prepared.tensors[t].shape for t in node.outputs]
+    assert shapes == [(1, 9, 4), (1, 9), (1, 9), (1,)]
+    assert {prepared.tensors[t].dtype for t in node.outputs} == {"FLOAT32"}
+    assert prepared.notes == ()  # no "temporaries not modelled" note any more
+
+
+def test_broadcast_args_folds_constant_shapes_only() -> None:
+    for name, folded in (
+        ("broadcast_args_constant", True),
+        ("broadcast_args_folded", True),
+        ("broadcast_args_input", False),
+    ):
+        prepared = prepare_model(case_model(name))[0]
+        allocation = {t.name: t.allocation for t in prepared.tensors}
+        if folded:
+            # A folded shape lets BROADCAST_TO size its output in Prepare: one chunk.
+            assert allocation["target"] == Allocation.PERSISTENT_RO, name
+            assert allocation["wide"] == Allocation.ARENA_RW, name
+            assert len(prepared.chunks) == 1, name
+        else:
+            # Planned in the arena, [max(3, 3)] int32; BROADCAST_TO's output turns Dynamic.
+            assert allocation["target"] == Allocation.ARENA_RW
+            assert {t.name: t for t in prepared.tensors}["target"].nbytes == 12
+            assert allocation["wide"] == Allocation.DYNAMIC
+            assert len(prepared.chunks) == 2

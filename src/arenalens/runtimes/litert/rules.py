@@ -229,9 +229,11 @@ class RealTensor:
 
     subgraph: int
     index: int
-    status: str  # ok | scalar | null | typeless
+    status: str  # ok | scalar | null | typeless | unsized (typed, no dims yet)
     address: int | None
     nbytes: int | None
+    dtype: str | None = None  # numpy name ("float32"); None when typeless
+    shape: tuple[int, ...] | None = None  # None when typeless or unsized
 
 
 def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], ...]:
@@ -282,6 +284,8 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
                 status=str(record["status"]),
                 address=record.get("address"),
                 nbytes=record.get("nbytes"),
+                dtype=record.get("dtype"),
+                shape=tuple(record["shape"]) if "shape" in record else None,
             )
             for record in subgraph["tensors"]
         )

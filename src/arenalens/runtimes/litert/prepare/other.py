@@ -1,8 +1,10 @@
-"""LiteRT kernels with one-off rules: ADD_N, DEQUANTIZE, DENSIFY, RESHAPE."""
+"""LiteRT kernels with one-off rules: ADD_N, DEQUANTIZE, DENSIFY, RESHAPE, BROADCAST_ARGS,
+TFLite_Detection_PostProcess."""
 
 from __future__ import annotations
 
 from arenalens.runtimes.litert.prepare.state import Allocation, NodeContext, PrepareStatus
+from arenalens.tflite.custom_options import custom_options
 
 
 def add_n(ctx: NodeContext) -> None:
@@ -56,3 +58,72 @@ def reshape(ctx: NodeContext) -> PrepareStatus:
     if ctx.is_constant_or_persistent(0):
         ctx.set_persistent_ro_output()
     return PrepareStatus.OK
+
+
+def broadcast_args(ctx: NodeContext) -> None:
+    """*broadcast_args.cc — Prepare*: the output is resized to `[max(len(s1), len(s2))]`; with
+    both shapes constant or folded it is computed here, in PersistentRo heap memory (never
+    planned); otherwise it stays a planned ArenaRw tensor with a static shape."""
+    first, second = ctx.dims(0), ctx.dims(1)
+    if len(first) != 1 or len(second) != 1:
+        raise ValueError("BROADCAST_ARGS needs two 1-D shapes")
+    ctx.resize_output(0, (max(first[0], second[0]),))
+    if ctx.is_constant_or_persistent(0) and ctx.is_constant_or_persistent(1):
+        ctx.set_persistent_ro_output()
+
+
+# TFLite_Detection_PostProcess: coordinates per box, and the batch its outputs are sized for.
+_BOX_COORDINATES = 4
+_DETECTION_BATCH = 1
+
+
+def detection_postprocess(ctx: NodeContext) -> None:
+    """*detection_postprocess.cc — Init, Prepare*: Init adds two tensors; Prepare makes them
+    the node's temporaries, decoded boxes `[boxes, 4]` and scores `[boxes, classes + 1]`, both
+    float32 in the arena, and resizes the four float32 outputs to `[1, N, 4]`, `[1, N]`,
+    `[1, N]` and `[1]`, N = max_detections × max_classes_per_detection. Regular and fast NMS
+    differ only at Eval (heap vectors), never in planned memory."""
+    boxes, scores = ctx.dims(0), ctx.dims(1)
+    if len(boxes) != 3 or len(scores) != 3 or len(ctx.dims(2)) != 2:
+        raise ValueError("box encodings and class predictions must be 3-D, anchors 2-D")
+    if len(ctx.outputs) != 4:
+        raise ValueError("TFLite_Detection_PostProcess has four outputs")
+    options = custom_options(
+        ctx.graph.model, ctx.graph.subgraph.index, ctx.operator.position_in_file
+    )
+    found = options if isinstance(options, dict) else {}
+    detections = _flex_int(found.get("max_detections")) * _flex_int(
+        found.get("max_classes_per_detection")
+    )
+    for slot, shape in enumerate(
+        (
+            (_DETECTION_BATCH, detections, _BOX_COORDINATES),
+            (_DETECTION_BATCH, detections),
+            (_DETECTION_BATCH, detections),
+            (1,),
+        )
+    ):
+        ctx.resize_output(slot, shape, dtype="FLOAT32")
+    first = ctx.op_data["scratch"]
+    ctx.set_temporary(
+        0,
+        first,
+        dtype="FLOAT32",
+        shape=(boxes[1], _BOX_COORDINATES),
+        allocation=Allocation.ARENA_RW,
+        role="decoded_boxes",
+    )
+    ctx.set_temporary(
+        1,
+        first + 1,
+        dtype="FLOAT32",
+        shape=(scores[1], scores[2]),
+        allocation=Allocation.ARENA_RW,
+        role="scores",
+    )
+
+
+def _flex_int(value: object) -> int:
+    """flexbuffers `AsInt32`: numbers convert (floats truncate), anything else — a missing
+    key included — reads as 0."""
+    return int(value) if isinstance(value, bool | int | float) else 0

@@ -12,7 +12,14 @@ from arenalens.runtimes.litert.prepare.conv import (
     transpose_conv,
 )
 from arenalens.runtimes.litert.prepare.matmul import batch_matmul, fully_connected
-from arenalens.runtimes.litert.prepare.other import add_n, densify, dequantize, reshape
+from arenalens.runtimes.litert.prepare.other import (
+    add_n,
+    broadcast_args,
+    densify,
+    dequantize,
+    detection_postprocess,
+    reshape,
+)
 from arenalens.runtimes.litert.prepare.recurrent import lstm, svdf, unidirectional_sequence_lstm
 from arenalens.runtimes.litert.prepare.reduce import reduce_mean_or_sum, reduce_prod, reduce_simple
 from arenalens.runtimes.litert.prepare.state import KernelRule
@@ -145,9 +152,11 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         ),
         "CUSTOM:TFLite_Detection_PostProcess": KernelRule(
             "tflite/kernels/detection_postprocess.cc",
-            "2 (not modelled)",
+            "decoded boxes [boxes, 4], scores [boxes, classes + 1] (added in Init); outputs "
+            "resized to max_detections × max_classes_per_detection",
             init_tensors=2,
-            modelled=False,
+            prepare=detection_postprocess,
+            verified=True,
         ),
         # Outputs that become Dynamic when a shape-defining input is not constant.
         "ARG_MAX": KernelRule("tflite/kernels/arg_min_max.cc", shape_inputs=(1,)),
@@ -202,7 +211,12 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         # Constant folding in Prepare: output 0 becomes PersistentRo (heap).
         "SHAPE": KernelRule("tflite/kernels/shape.cc", always_folds=True, verified=True),
         "RANK": KernelRule("tflite/kernels/rank.cc", always_folds=True),
-        "BROADCAST_ARGS": KernelRule("tflite/kernels/broadcast_args.cc", folding_inputs=(0, 1)),
+        "BROADCAST_ARGS": KernelRule(
+            "tflite/kernels/broadcast_args.cc",
+            "output [max(len)]: PersistentRo when both shapes are constant or folded",
+            prepare=broadcast_args,
+            verified=True,
+        ),
         "GATHER": KernelRule("tflite/kernels/gather.cc", folding_inputs=(0, 1), verified=True),
         "MUL": KernelRule("tflite/kernels/mul.cc", folding_inputs=(0, 1), verified=True),
         "RANGE": KernelRule(
