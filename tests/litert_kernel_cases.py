@@ -1,6 +1,7 @@
-"""Small models for LiteRT's TRANSPOSE_CONV, TFLite_Detection_PostProcess and BROADCAST_ARGS
-kernels: one case per memory path (input type, constant or computed shapes and weights, NMS
-flavour), built with arenalens.tflite.builder and checked against the real interpreter."""
+"""Small models for LiteRT's TRANSPOSE_CONV, TFLite_Detection_PostProcess, BROADCAST_ARGS and
+RNN kernels: one case per memory path (input type, constant or computed shapes and weights, NMS
+flavour, hybrid weights), built with arenalens.tflite.builder and checked against the real
+interpreter."""
 
 from __future__ import annotations
 
@@ -243,6 +244,118 @@ def _broadcast(kind: str, dtype: str = "INT32") -> bytes:
     return _single(build)
 
 
+# ---------------------------------------------------------------------------------------------
+# RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN: float, or hybrid (float
+# activations, int8 / uint8 weights).
+
+
+def _rnn_weights(g: SubgraphBuilder, name: str, rows: int, columns: int, weights: str) -> int:
+    if weights == "FLOAT32":
+        return g.add_constant(name, _floats(rows, columns))
+    if weights == "UINT8":
+        data = np.random.default_rng(2).integers(0, 256, size=(rows, columns)).astype(np.uint8)
+        return g.add_constant(name, data, "UINT8", quantization=quantization(0.02, 128))
+    return g.add_constant(name, _int8(rows, columns), "INT8", quantization=quantization(0.02, 0))
+
+
+def _rnn_cell(
+    g: SubgraphBuilder, prefix: str, *, n_input: int, units: int, batch: int, weights: str
+) -> list[int]:
+    """weights, recurrent weights, bias, hidden state (a variable) of one direction."""
+    return [
+        _rnn_weights(g, f"{prefix}w", units, n_input, weights),
+        _rnn_weights(g, f"{prefix}r", units, units, weights),
+        g.add_constant(f"{prefix}b", _floats(units)),
+        g.add_tensor(f"{prefix}hidden", [batch, units], is_variable=True),
+    ]
+
+
+def _rnn(weights: str) -> bytes:
+    """RNN (batch 2, input 5, 6 units), its output feeding a RELU."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [2, 5])
+        y = g.add_tensor("y", [2, 6])
+        g.add_operator(
+            "RNN",
+            [x, *_rnn_cell(g, "", n_input=5, units=6, batch=2, weights=weights)],
+            [y],
+            options={"fused_activation_function": "TANH"},
+        )
+        z = g.add_tensor("z", [2, 6])
+        g.add_operator("RELU", [y], [z])
+        return [x], [z]
+
+    return _single(build)
+
+
+def _sequence_rnn(weights: str, *, time_major: bool) -> bytes:
+    """UNIDIRECTIONAL_SEQUENCE_RNN over 3 steps (batch 2, input 5, 6 units)."""
+    batch, steps = 2, 3
+    sequence = [steps, batch] if time_major else [batch, steps]
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [*sequence, 5])
+        y = g.add_tensor("y", [*sequence, 6])
+        g.add_operator(
+            "UNIDIRECTIONAL_SEQUENCE_RNN",
+            [x, *_rnn_cell(g, "", n_input=5, units=6, batch=batch, weights=weights)],
+            [y],
+            options={"fused_activation_function": "TANH", "time_major": time_major},
+        )
+        z = g.add_tensor("z", [*sequence, 6])
+        g.add_operator("RELU", [y], [z])
+        return [x], [z]
+
+    return _single(build)
+
+
+def _bidirectional_rnn(weights: str, *, merge_outputs: bool, aux: bool) -> bytes:
+    """BIDIRECTIONAL_SEQUENCE_RNN, batch-major, 3 steps, batch 2, input 5, 6 forward and 4
+    backward units; `aux` adds an auxiliary input with its own weights."""
+    batch, steps, n_input = 2, 3, 5
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [batch, steps, n_input])
+        inputs = [x, *_rnn_cell(g, "fw_", n_input=n_input, units=6, batch=batch, weights=weights)]
+        inputs += _rnn_cell(g, "bw_", n_input=n_input, units=4, batch=batch, weights=weights)
+        graph_inputs = [x]
+        if aux:
+            aux_input = g.add_tensor("aux", [batch, steps, 3])
+            graph_inputs.append(aux_input)
+            inputs += [
+                aux_input,
+                _rnn_weights(g, "fw_aux_w", 6, 3, weights),
+                _rnn_weights(g, "bw_aux_w", 4, 3, weights),
+            ]
+        else:
+            inputs += [-1, -1, -1]
+        if merge_outputs:
+            outputs = [g.add_tensor("y", [batch, steps, 10])]
+        else:
+            outputs = [
+                g.add_tensor("fw_y", [batch, steps, 6]),
+                g.add_tensor("bw_y", [batch, steps, 4]),
+            ]
+        g.add_operator(
+            "BIDIRECTIONAL_SEQUENCE_RNN",
+            inputs,
+            outputs,
+            options={
+                "fused_activation_function": "TANH",
+                "time_major": False,
+                "merge_outputs": merge_outputs,
+            },
+        )
+        results = []
+        for output in outputs:
+            results.append(g.add_tensor(f"relu{output}", g.shape(output)))
+            g.add_operator("RELU", [output], [results[-1]])
+        return graph_inputs, results
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -282,4 +395,17 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "broadcast_args_constant": lambda: _broadcast("constant"),
     "broadcast_args_folded": lambda: _broadcast("folded", "INT64"),
     "broadcast_args_input": lambda: _broadcast("input"),
+    "rnn_float": lambda: _rnn("FLOAT32"),
+    "rnn_hybrid": lambda: _rnn("INT8"),
+    "rnn_hybrid_uint8": lambda: _rnn("UINT8"),
+    "sequence_rnn_float": lambda: _sequence_rnn("FLOAT32", time_major=False),
+    "sequence_rnn_hybrid": lambda: _sequence_rnn("INT8", time_major=False),
+    "sequence_rnn_hybrid_time_major": lambda: _sequence_rnn("INT8", time_major=True),
+    "bidirectional_rnn_float": lambda: _bidirectional_rnn(
+        "FLOAT32", merge_outputs=False, aux=False
+    ),
+    "bidirectional_rnn_hybrid": lambda: _bidirectional_rnn("INT8", merge_outputs=False, aux=False),
+    "bidirectional_rnn_hybrid_merged_aux": lambda: _bidirectional_rnn(
+        "INT8", merge_outputs=True, aux=True
+    ),
 }

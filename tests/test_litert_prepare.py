@@ -211,6 +211,33 @@ def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
             ],
         ),
         (
+            "rnn_hybrid",
+            [
+                ("input_quantized", "INT8", (2, 5), "arena_rw"),
+                ("hidden_state_quantized", "INT8", (2, 6), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("accumulator", "INT32", (6, 2), "arena_rw"),
+                ("zero_points", "INT32", (2,), "arena_rw"),
+                ("row_sums", "INT32", (2, 6), "arena_rw_persistent"),
+            ],
+        ),
+        ("rnn_float", []),  # the six Init tensors stay typeless
+        (
+            # Auxiliary weights: a third row-sum row and the ninth Init tensor.
+            "bidirectional_rnn_hybrid_merged_aux",
+            [
+                ("input_quantized", "INT8", (2, 3, 5), "arena_rw"),
+                ("forward_hidden_state_quantized", "INT8", (2, 6), "arena_rw"),
+                ("backward_hidden_state_quantized", "INT8", (2, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("accumulator", "INT32", (6, 2), "arena_rw"),
+                ("zero_points", "INT32", (2,), "arena_rw"),
+                ("forward_row_sums", "INT32", (3, 6), "arena_rw_persistent"),
+                ("backward_row_sums", "INT32", (3, 4), "arena_rw_persistent"),
+                ("aux_input_quantized", "INT8", (2, 3, 3), "arena_rw"),
+            ],
+        ),
+        (
             "svdf_hybrid",
             [
                 ("scratch", "FLOAT32", (2, 8), "arena_rw"),

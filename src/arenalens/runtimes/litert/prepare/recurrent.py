@@ -1,4 +1,4 @@
-"""LiteRT recurrent kernels: node → temporaries (LSTM variants, SVDF)."""
+"""LiteRT recurrent kernels: node → temporaries (LSTM variants, SVDF, RNN variants)."""
 
 from __future__ import annotations
 
@@ -142,3 +142,112 @@ def svdf(ctx: NodeContext) -> None:
             allocation=Allocation.ARENA_RW,
             role="output_temp",
         )
+
+
+def _rnn_hybrid(ctx: NodeContext, weights_slot: int) -> bool:
+    """*IsHybridOp* as the RNN kernels use it: float input, uint8 or int8 weights."""
+    return ctx.dtype(0) == "FLOAT32" and ctx.dtype(weights_slot) in ("INT8", "UINT8")
+
+
+def _rnn_temporaries(
+    ctx: NodeContext,
+    roles: tuple[tuple[str, str, tuple[int, ...], Allocation], ...],
+) -> None:
+    """Temporaries i = the i-th tensor added in Init, in the order the kernel lists them."""
+    first = ctx.op_data["scratch"]
+    for slot, (role, dtype, shape, allocation) in enumerate(roles):
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=shape, allocation=allocation, role=role
+        )
+
+
+def _rnn_hybrid_roles(
+    ctx: NodeContext, *, batch: int, units: int, hidden: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, str, tuple[int, ...], Allocation], ...]:
+    """The hybrid temporaries every RNN kernel starts with: quantized input, one quantized copy
+    per hidden state (role, input slot), scaling factors, accumulator and zero points."""
+    weights_type = ctx.dtype(1)
+    return (
+        ("input_quantized", weights_type, ctx.dims(0), Allocation.ARENA_RW),
+        *((role, weights_type, ctx.dims(slot), Allocation.ARENA_RW) for role, slot in hidden),
+        ("scaling_factors", "FLOAT32", (batch,), Allocation.ARENA_RW),
+        ("accumulator", "INT32", (units, batch), Allocation.ARENA_RW),
+        ("zero_points", "INT32", (batch,), Allocation.ARENA_RW),
+    )
+
+
+def rnn(ctx: NodeContext) -> None:
+    """*basic_rnn.cc — Prepare*: output `[B, units]`; hybrid (int8 / uint8 weights) uses the
+    six Init tensors: quantized input and hidden state (weights type), scaling factors `[B]`,
+    int32 accumulator `[units, B]`, zero points `[B]`, row sums `[2, units]` (persistent)."""
+    batch, units = ctx.dims(0)[0], ctx.dims(1)[0]
+    ctx.resize_output(0, (batch, units))
+    if not _rnn_hybrid(ctx, 1):
+        return
+    roles = _rnn_hybrid_roles(
+        ctx, batch=batch, units=units, hidden=(("hidden_state_quantized", 4),)
+    )
+    _rnn_temporaries(
+        ctx, (*roles, ("row_sums", "INT32", (2, units), Allocation.ARENA_RW_PERSISTENT))
+    )
+
+
+def unidirectional_sequence_rnn(ctx: NodeContext) -> None:
+    """*unidirectional_sequence_rnn.cc — Prepare*: output `[T, B, units]` (time major) or
+    `[B, T, units]`; hybrid: the same six temporaries as RNN."""
+    input_shape = ctx.dims(0)
+    if len(input_shape) != 3:
+        raise ValueError("UNIDIRECTIONAL_SEQUENCE_RNN needs a 3-D input")
+    time_major = bool(ctx.options.get("time_major", False))
+    batch, steps = (input_shape[1], input_shape[0]) if time_major else input_shape[:2]
+    units = ctx.dims(1)[0]
+    ctx.resize_output(0, (steps, batch, units) if time_major else (batch, steps, units))
+    if not _rnn_hybrid(ctx, 1):
+        return
+    roles = _rnn_hybrid_roles(
+        ctx, batch=batch, units=units, hidden=(("hidden_state_quantized", 4),)
+    )
+    _rnn_temporaries(
+        ctx, (*roles, ("row_sums", "INT32", (2, units), Allocation.ARENA_RW_PERSISTENT))
+    )
+
+
+def bidirectional_sequence_rnn(ctx: NodeContext) -> None:
+    """*bidirectional_sequence_rnn.cc — Prepare*: forward (and, unless merge_outputs, backward)
+    outputs resized; hybrid uses eight of the nine Init tensors (nine with auxiliary weights):
+    quantized input, forward and backward hidden states, scaling factors `[B]`, accumulator
+    `[max(fw, bw units), B]`, zero points `[B]`, forward and backward row sums `[2|3, units]`
+    (persistent), quantized auxiliary input."""
+    input_shape = ctx.dims(0)
+    if len(input_shape) != 3 or len(ctx.inputs) != 12:
+        raise ValueError("BIDIRECTIONAL_SEQUENCE_RNN needs a 3-D input and 12 inputs")
+    time_major = bool(ctx.options.get("time_major", False))
+    merge = bool(ctx.options.get("merge_outputs", False))
+    batch, steps = (input_shape[1], input_shape[0]) if time_major else input_shape[:2]
+    forward_units, backward_units = ctx.dims(1)[0], ctx.dims(5)[0]
+
+    def sequence(units: int) -> tuple[int, int, int]:
+        return (steps, batch, units) if time_major else (batch, steps, units)
+
+    if _rnn_hybrid(ctx, 1):
+        has_aux = ctx.input(10) is not None
+        rows = 3 if has_aux else 2
+        roles = _rnn_hybrid_roles(
+            ctx,
+            batch=batch,
+            units=max(forward_units, backward_units),
+            hidden=(("forward_hidden_state_quantized", 4), ("backward_hidden_state_quantized", 8)),
+        )
+        row_sums = (
+            ("forward_row_sums", "INT32", (rows, forward_units), Allocation.ARENA_RW_PERSISTENT),
+            ("backward_row_sums", "INT32", (rows, backward_units), Allocation.ARENA_RW_PERSISTENT),
+        )
+        aux = (
+            (("aux_input_quantized", ctx.dtype(1), ctx.dims(9), Allocation.ARENA_RW),)
+            if has_aux
+            else ()
+        )
+        _rnn_temporaries(ctx, (*roles, *row_sums, *aux))
+    ctx.resize_output(0, sequence(forward_units + backward_units if merge else forward_units))
+    if not merge:
+        ctx.resize_output(1, sequence(backward_units))

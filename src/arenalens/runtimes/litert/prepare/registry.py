@@ -20,7 +20,14 @@ from arenalens.runtimes.litert.prepare.other import (
     detection_postprocess,
     reshape,
 )
-from arenalens.runtimes.litert.prepare.recurrent import lstm, svdf, unidirectional_sequence_lstm
+from arenalens.runtimes.litert.prepare.recurrent import (
+    bidirectional_sequence_rnn,
+    lstm,
+    rnn,
+    svdf,
+    unidirectional_sequence_lstm,
+    unidirectional_sequence_rnn,
+)
 from arenalens.runtimes.litert.prepare.reduce import reduce_mean_or_sum, reduce_prod, reduce_simple
 from arenalens.runtimes.litert.prepare.state import KernelRule
 
@@ -125,25 +132,30 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             prepare=reshape,
             verified=True,
         ),
-        # Init-time tensors whose Prepare-time use is not modelled (hybrid / sparse paths).
         "RNN": KernelRule(
             "tflite/kernels/basic_rnn.cc",
-            "hybrid: 6 (not modelled)",
+            "hybrid: quantized input and hidden state, scaling factors [B], accumulator "
+            "[units, B], zero points [B], row sums [2, units] (persistent); 6 added in Init",
             init_tensors=6,
-            modelled=False,
+            prepare=rnn,
+            verified=True,
         ),
         "UNIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
             "tflite/kernels/unidirectional_sequence_rnn.cc",
-            "hybrid: 6 (not modelled)",
+            "hybrid: as RNN (6 added in Init)",
             init_tensors=6,
-            modelled=False,
+            prepare=unidirectional_sequence_rnn,
+            verified=True,
         ),
         "BIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
             "tflite/kernels/bidirectional_sequence_rnn.cc",
-            "hybrid: 9 (not modelled)",
+            "hybrid: 8 of 9 added in Init (9 with auxiliary weights), forward and backward "
+            "row sums persistent",
             init_tensors=9,
-            modelled=False,
+            prepare=bidirectional_sequence_rnn,
+            verified=True,
         ),
+        # Init-time tensors whose Prepare-time use is not modelled.
         "BIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
             "tflite/kernels/bidirectional_sequence_lstm.cc",
             "19 (not modelled)",
