@@ -356,6 +356,109 @@ def _bidirectional_rnn(weights: str, *, merge_outputs: bool, aux: bool) -> bytes
     return _single(build)
 
 
+# ---------------------------------------------------------------------------------------------
+# RFFT2D: four arena temporaries sized by fft_length, or Dynamic when it is not constant.
+
+
+def _rfft2d(input_shape: list[int], fft_length: tuple[int, int], *, constant: bool) -> bytes:
+    """RELU → RFFT2D → COMPLEX_ABS, so the complex64 output and the temporaries sit among
+    other arena tensors."""
+    height, width = fft_length
+    output_shape = [*input_shape[:-2], height, width // 2 + 1]
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", input_shape)
+        a = g.add_tensor("a", input_shape)
+        g.add_operator("RELU", [x], [a])
+        graph_inputs = [x]
+        if constant:
+            length = g.add_constant("fft_length", np.array(fft_length, dtype=np.int32))
+        else:
+            length = g.add_tensor("fft_length", [2], "INT32")
+            graph_inputs.append(length)
+        spectrum = g.add_tensor("spectrum", output_shape, "COMPLEX64")
+        g.add_operator("RFFT2D", [a, length], [spectrum])
+        magnitude = g.add_tensor("magnitude", output_shape)
+        g.add_operator("COMPLEX_ABS", [spectrum], [magnitude])
+        return graph_inputs, [magnitude]
+
+    return _single(build)
+
+
+# ---------------------------------------------------------------------------------------------
+# CONV_3D_TRANSPOSE: input [1, 2, 3, 3, 4], filter [kd, kh, kw, Cout, Cin] = [2, 3, 3, 2, 4].
+
+
+def _conv_3d_transpose(*, shape: str = "constant", dilated: bool = False) -> bytes:
+    """stride 2 (1 when dilated) SAME; shape: `constant`, `folded` (SHAPE of a graph input:
+    unlike TRANSPOSE_CONV this kernel accepts it) or `input`."""
+    stride = 1 if dilated else 2
+    output = [1, 2 * stride, 3 * stride, 3 * stride, 2]
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [1, 2, 3, 3, 4])
+        a = g.add_tensor("a", [1, 2, 3, 3, 4])
+        g.add_operator("RELU", [x], [a])
+        graph_inputs = [x]
+        if shape == "constant":
+            output_shape = g.add_constant("output_shape", np.array(output, dtype=np.int32))
+        elif shape == "input":
+            output_shape = g.add_tensor("output_shape", [5], "INT32")
+            graph_inputs.append(output_shape)
+        else:
+            like = g.add_tensor("like", output)
+            graph_inputs.append(like)
+            output_shape = g.add_tensor("output_shape", [5], "INT32")
+            g.add_operator("SHAPE", [like], [output_shape], options={"out_type": TensorType.INT32})
+        weights = g.add_constant("w", _floats(2, 3, 3, 2, 4))
+        y = g.add_tensor("y", output)
+        factor = 2 if dilated else 1
+        g.add_operator(
+            "CONV_3D_TRANSPOSE",
+            [output_shape, weights, a],
+            [y],
+            options={
+                "padding": "SAME",
+                "stride_d": stride,
+                "stride_h": stride,
+                "stride_w": stride,
+                "dilation_dfactor": factor,
+                "dilation_hfactor": factor,
+                "dilation_wfactor": factor,
+            },
+        )
+        z = g.add_tensor("z", output)
+        g.add_operator("RELU", [y], [z])
+        return graph_inputs, [z]
+
+    return _single(build)
+
+
+def numeric_verify() -> bytes:
+    """NumericVerify (a debug custom op LiteRT registers): a quantized tensor checked against
+    its float reference; its output is persistent, its dequantized copy on the heap."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [2, 16])
+        q = quantization(0.05, 0)
+        quantized = g.add_tensor("quantized", [2, 16], "INT8", quantization=q)
+        g.add_operator("QUANTIZE", [x], [quantized])
+        reference = g.add_tensor("reference", [2, 16])
+        g.add_operator("RELU", [x], [reference])
+        difference = g.add_tensor("difference", [2, 16])
+        g.add_operator(
+            "CUSTOM:NumericVerify",
+            [quantized, reference],
+            [difference],
+            custom_options=bytes(flexbuffers.Dumps({"tolerance": 5.0, "log_if_failed": False})),
+        )
+        out = g.add_tensor("out", [2, 16], "INT8", quantization=q)
+        g.add_operator("ABS", [quantized], [out])
+        return [x], [out, difference]
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -408,4 +511,12 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "bidirectional_rnn_hybrid_merged_aux": lambda: _bidirectional_rnn(
         "INT8", merge_outputs=True, aux=True
     ),
+    "rfft2d": lambda: _rfft2d([2, 8, 16], (8, 16), constant=True),
+    "rfft2d_cropped": lambda: _rfft2d([1, 6, 12], (4, 32), constant=True),
+    "rfft2d_length_input": lambda: _rfft2d([1, 8, 16], (8, 16), constant=False),
+    "conv_3d_transpose": _conv_3d_transpose,
+    "conv_3d_transpose_dilated": lambda: _conv_3d_transpose(dilated=True),
+    "conv_3d_transpose_shape_folded": lambda: _conv_3d_transpose(shape="folded"),
+    "conv_3d_transpose_shape_input": lambda: _conv_3d_transpose(shape="input"),
+    "numeric_verify": numeric_verify,
 }

@@ -45,6 +45,7 @@ OPTIONS_TYPES: Mapping[str, str] = MappingProxyType(
         "CONCATENATION": "ConcatenationOptions",
         "CONV_2D": "Conv2DOptions",
         "CONV_3D": "Conv3DOptions",
+        "CONV_3D_TRANSPOSE": "Conv3DOptions",
         "CUMSUM": "CumsumOptions",
         "DEPTH_TO_SPACE": "DepthToSpaceOptions",
         "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",

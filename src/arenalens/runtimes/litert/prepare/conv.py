@@ -1,4 +1,5 @@
-"""LiteRT convolutions: node → temporaries and allocation types (2-D, depthwise, transpose, 3-D)."""
+"""LiteRT convolutions: node → temporaries and allocation types (2-D, depthwise, transpose, 3-D,
+3-D transpose)."""
 
 from __future__ import annotations
 
@@ -214,3 +215,40 @@ def conv_3d(ctx: NodeContext) -> None:
     ctx.set_temporary(
         0, index, dtype=ctx.dtype(0), shape=shape, allocation=Allocation.ARENA_RW, role="im2col"
     )
+
+
+def conv_3d_transpose(ctx: NodeContext) -> None:
+    """*conv3d_transpose.cc — Prepare* (float only): the optimized kernel's one temporary,
+    col2im `[D·H·W of the input, kd·kh·kw·Cout]` float32, Dynamic (heap); a dilated conv falls
+    back to the reference kernel and has none. The output takes the output_shape values; one
+    that is neither constant nor folded makes it (and col2im, left untyped) Dynamic."""
+    input_shape, filter_shape = ctx.dims(2), ctx.dims(1)
+    if len(input_shape) != 5 or len(filter_shape) != 5:
+        raise ValueError("CONV_3D_TRANSPOSE needs a 5-D input and a 5-D filter")
+    options = ctx.options
+    dilated = any(
+        options.get(name, 1) > 1
+        for name in ("dilation_dfactor", "dilation_hfactor", "dilation_wfactor")
+    )
+    col2im = None if dilated else ctx.reserve("col2im", 1)
+    if not ctx.is_constant_or_persistent(0):
+        ctx.set_dynamic_output()
+        if col2im is not None:
+            ctx.set_temporary(
+                0, col2im, dtype="NOTYPE", shape=None, allocation=Allocation.DYNAMIC, role="col2im"
+            )
+        return
+    output_shape = ctx.constant_ints(0)
+    if output_shape is not None:
+        ctx.resize_output(0, output_shape)
+    if col2im is not None:
+        rows = input_shape[1] * input_shape[2] * input_shape[3]
+        columns = filter_shape[0] * filter_shape[1] * filter_shape[2] * filter_shape[3]
+        ctx.set_temporary(
+            0,
+            col2im,
+            dtype="FLOAT32",
+            shape=(rows, columns),
+            allocation=Allocation.DYNAMIC,
+            role="col2im",
+        )

@@ -1,7 +1,9 @@
 """LiteRT kernels with one-off rules: ADD_N, DEQUANTIZE, DENSIFY, RESHAPE, BROADCAST_ARGS,
-TFLite_Detection_PostProcess."""
+RFFT2D, TFLite_Detection_PostProcess, NumericVerify."""
 
 from __future__ import annotations
+
+import math
 
 from arenalens.runtimes.litert.prepare.state import Allocation, NodeContext, PrepareStatus
 from arenalens.tflite.custom_options import custom_options
@@ -127,3 +129,77 @@ def _flex_int(value: object) -> int:
     """flexbuffers `AsInt32`: numbers convert (floats truncate), anything else — a missing
     key included — reads as 0."""
     return int(value) if isinstance(value, bool | int | float) else 0
+
+
+def rfft2d(ctx: NodeContext) -> None:
+    """*rfft2d.cc — Prepare, InitTemporaryTensors, ResizeOutputandTemporaryTensors*: four
+    arena temporaries added in the first Prepare — int32 working area `[2 + ⌊√L⌋]`, int64
+    working area `[L/2 + W/4]`, int64 row pointers `[H]`, int64 data `[H, W + 2]`, with
+    `(H, W)` = fft_length and L = max(H, W/2) — and a complex64 output
+    `[..., H, W/2 + 1]`. A non-constant fft_length makes all of them Dynamic."""
+    input_shape = ctx.dims(0)
+    if len(input_shape) < 2 or ctx.dims(1) != (2,):
+        raise ValueError("RFFT2D needs an input of rank >= 2 and a 2-element fft_length")
+    first = ctx.reserve("temporaries", 4)
+    types = ("INT32", "INT64", "INT64", "INT64")
+    roles = ("integer_working_area", "double_working_area", "input_output_rows", "input_output")
+    output = ctx.output()
+    if output is not None:
+        output.dtype = "COMPLEX64"
+    if not ctx.is_constant_or_persistent(1):
+        for slot, (dtype, role) in enumerate(zip(types, roles, strict=True)):
+            ctx.set_temporary(
+                slot,
+                first + slot,
+                dtype=dtype,
+                shape=None,
+                allocation=Allocation.DYNAMIC,
+                role=role,
+            )
+        ctx.set_dynamic_output()
+        return
+    fft_length = ctx.constant_ints(1)
+    if fft_length is None:
+        # Folded in Prepare (PersistentRo): its values are computed at run time, not read here.
+        ctx.graph.note(
+            f"node {ctx.position} RFFT2D: fft_length is computed in Prepare; its temporaries "
+            f"are not sized here"
+        )
+        for slot, (dtype, role) in enumerate(zip(types, roles, strict=True)):
+            ctx.set_temporary(
+                slot,
+                first + slot,
+                dtype=dtype,
+                shape=None,
+                allocation=Allocation.ARENA_RW,
+                role=role,
+            )
+        return
+    height, width = fft_length
+    working = max(height, width // 2)
+    shapes = (
+        (2 + math.isqrt(working),),
+        (working // 2 + width // 4,),
+        (height,),
+        (height, width + 2),
+    )
+    for slot, (dtype, role, shape) in enumerate(zip(types, roles, shapes, strict=True)):
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=shape, allocation=Allocation.ARENA_RW, role=role
+        )
+    ctx.resize_output(0, (*input_shape[:-2], height, width // 2 + 1))
+
+
+def numeric_verify(ctx: NodeContext) -> None:
+    """*numeric_verify.cc — Prepare* (the NumericVerify debug op): one temporary, the
+    dequantized input (float32, the input's shape) on the heap (Dynamic); the float32 output,
+    the input's shape too, lives in the persistent arena."""
+    index = ctx.reserve("dequantized", 1)
+    shape = ctx.dims(0)
+    ctx.set_temporary(
+        0, index, dtype="FLOAT32", shape=shape, allocation=Allocation.DYNAMIC, role="dequantized"
+    )
+    output = ctx.output()
+    if output is not None:
+        ctx.resize_output(0, shape, dtype="FLOAT32")
+        output.allocation = Allocation.ARENA_RW_PERSISTENT

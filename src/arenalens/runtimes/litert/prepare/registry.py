@@ -8,6 +8,7 @@ from types import MappingProxyType
 from arenalens.runtimes.litert.prepare.conv import (
     conv_2d,
     conv_3d,
+    conv_3d_transpose,
     depthwise_conv_2d,
     transpose_conv,
 )
@@ -18,7 +19,9 @@ from arenalens.runtimes.litert.prepare.other import (
     densify,
     dequantize,
     detection_postprocess,
+    numeric_verify,
     reshape,
+    rfft2d,
 )
 from arenalens.runtimes.litert.prepare.recurrent import (
     bidirectional_sequence_rnn,
@@ -110,6 +113,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             prepare=conv_3d,
             verified=True,
         ),
+        "CONV_3D_TRANSPOSE": KernelRule(
+            "tflite/kernels/conv3d_transpose.cc",
+            "col2im [D·H·W, kd·kh·kw·Cout] float32 (Dynamic) unless dilated; non-constant "
+            "output shape → Dynamic output",
+            prepare=conv_3d_transpose,
+            verified=True,
+        ),
         "ADD_N": KernelRule(
             "tflite/kernels/add_n.cc",
             "scratch [elements]",
@@ -125,6 +135,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         ),
         "DENSIFY": KernelRule(
             "tflite/kernels/densify.cc", "output in the persistent arena", prepare=densify
+        ),
+        "RFFT2D": KernelRule(
+            "tflite/kernels/rfft2d.cc",
+            "int32 [2+√L], int64 [L/2+W/4], int64 [H], int64 [H, W+2] (L = max(H, W/2)); "
+            "Dynamic with a non-constant fft_length",
+            prepare=rfft2d,
+            verified=True,
         ),
         "RESHAPE": KernelRule(
             "tflite/kernels/reshape.cc",
@@ -168,6 +185,12 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "resized to max_detections × max_classes_per_detection",
             init_tensors=2,
             prepare=detection_postprocess,
+            verified=True,
+        ),
+        "CUSTOM:NumericVerify": KernelRule(
+            "tflite/kernels/numeric_verify.cc",
+            "dequantized input (Dynamic); float32 output in the persistent arena",
+            prepare=numeric_verify,
             verified=True,
         ),
         # Outputs that become Dynamic when a shape-defining input is not constant.
