@@ -459,6 +459,31 @@ def numeric_verify() -> bytes:
     return _single(build)
 
 
+def resource_variables() -> bytes:
+    """Three VAR_HANDLEs (4-byte ids in the persistent arena, 64 B apart; shaped [1] because
+    Python cannot read a 0-d resource tensor's address), two assigned from
+    the input, read back once with a known shape (ArenaRw) and once with a rank-0 output
+    (Dynamic: the first chunk ends there)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [1, 4])
+        handles = []
+        for name in ("state", "other", "unused"):
+            handles.append(g.add_tensor(f"{name}/handle", [1], "RESOURCE"))
+            g.add_operator("VAR_HANDLE", [], [handles[-1]], options={"shared_name": name})
+        g.add_operator("ASSIGN_VARIABLE", [handles[0], x], [])
+        g.add_operator("ASSIGN_VARIABLE", [handles[1], x], [])
+        known = g.add_tensor("known", [1, 4])
+        g.add_operator("READ_VARIABLE", [handles[0]], [known])
+        unranked = g.add_tensor("unranked", [])
+        g.add_operator("READ_VARIABLE", [handles[1]], [unranked])
+        out = g.add_tensor("out", [1, 4])
+        g.add_operator("ADD", [known, unranked], [out])
+        return [x], [out]
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -519,4 +544,5 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "conv_3d_transpose_shape_folded": lambda: _conv_3d_transpose(shape="folded"),
     "conv_3d_transpose_shape_input": lambda: _conv_3d_transpose(shape="input"),
     "numeric_verify": numeric_verify,
+    "resource_variables": resource_variables,
 }

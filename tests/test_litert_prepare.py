@@ -494,3 +494,17 @@ def test_broadcast_args_folds_constant_shapes_only() -> None:
             assert {t.name: t for t in prepared.tensors}["target"].nbytes == 12
             assert allocation["wide"] == Allocation.DYNAMIC
             assert len(prepared.chunks) == 2
+
+
+def test_var_handles_take_four_bytes_of_the_persistent_arena() -> None:
+    prepared = prepare_model(case_model("resource_variables"))[0]
+    handles = [t for t in prepared.tensors if t.name.endswith("/handle")]
+    assert [(t.allocation, t.nbytes) for t in handles] == [(Allocation.ARENA_RW_PERSISTENT, 4)] * 3
+    allocation = {t.name: t.allocation for t in prepared.tensors}
+    assert allocation["known"] == Allocation.ARENA_RW
+    assert allocation["unranked"] == Allocation.DYNAMIC  # READ_VARIABLE with a rank-0 output
+    sizes = [
+        result.runtime_plan.arena_size
+        for result in analyze(ALL_CASES["resource_variables"](), runtime="litert").arenas
+    ]
+    assert sizes[1] == 2 * 64 + 4  # three ids, 64 B apart (measured: 132 B)

@@ -47,6 +47,11 @@ def probe(path: str) -> dict[str, Any]:
                 record["error"] = str(error)
                 tensors.append(record)
                 continue
+            if record["dtype"] == "object" and not record["shape"]:
+                # A 0-d resource / variant / string tensor: tensor() crashes the interpreter.
+                record["status"] = "scalar"
+                tensors.append(record)
+                continue
             try:
                 array = wrapper.tensor(wrapper, index, subgraph)
             except ValueError as error:
@@ -60,7 +65,10 @@ def probe(path: str) -> dict[str, Any]:
             else:
                 record["status"] = "ok"
                 record["address"] = int(array.ctypes.data)
-                record["nbytes"] = int(array.nbytes)
+                if array.dtype != np.dtype(object):
+                    # Resource / variant / string tensors come back as object arrays whose
+                    # nbytes counts Python pointers, not the tensor's bytes: leave it unknown.
+                    record["nbytes"] = int(array.nbytes)
             del array
             tensors.append(record)
         subgraphs.append({"index": subgraph, "tensors": tensors})

@@ -324,6 +324,11 @@ def compare_with_real(
         if subgraph is None or subgraph >= len(real):
             continue
         plan_info = subgraph_plans[subgraph]
+        if not plan_info.prepared.allocated_by_allocate_tensors:
+            # Planned when its signature runner or CALL_ONCE first runs: after
+            # allocate_tensors() its tensors hold nothing to compare with.
+            notes.append(f"{arena.name}: not allocated by allocate_tensors(); not compared")
+            continue
         rows.extend(_compare_arena(arena, plan, plan_info, real[subgraph], notes))
     return VerifyResult(runtime="litert", rows=tuple(rows), notes=tuple(notes))
 
@@ -391,6 +396,15 @@ def _compare_arena(
         - predicted_base
     )
     sizes = {t: by_index[t].nbytes or 0 for t in visible if by_index[t].nbytes is not None}
+    unsized = sorted(t for t in visible if t not in sizes)
+    if unsized:
+        # Python cannot read a resource tensor's byte count: the real extent of these
+        # tensors is taken from the prediction (their offsets are still measured).
+        notes.append(
+            f"{arena.name}: byte counts of tensors {unsized[:8]} taken from the prediction "
+            f"(Python cannot read them)"
+        )
+        sizes.update({t: prepared.tensors[t].nbytes for t in unsized})
     real_size = max(
         (address - real_base + sizes.get(t, 0) for t, address in visible.items() if address),
         default=0,

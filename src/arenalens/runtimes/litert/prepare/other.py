@@ -1,5 +1,5 @@
 """LiteRT kernels with one-off rules: ADD_N, DEQUANTIZE, DENSIFY, RESHAPE, BROADCAST_ARGS,
-RFFT2D, TFLite_Detection_PostProcess, NumericVerify."""
+RFFT2D, VAR_HANDLE, READ_VARIABLE, TFLite_Detection_PostProcess, NumericVerify."""
 
 from __future__ import annotations
 
@@ -203,3 +203,24 @@ def numeric_verify(ctx: NodeContext) -> None:
     if output is not None:
         ctx.resize_output(0, shape, dtype="FLOAT32")
         output.allocation = Allocation.ARENA_RW_PERSISTENT
+
+
+# VAR_HANDLE's output holds one int32 resource id, whatever its shape says.
+_RESOURCE_ID_NBYTES = 4
+
+
+def var_handle(ctx: NodeContext) -> None:
+    """*var_handle.cc — Prepare*: the resource handle becomes ArenaRwPersistent with 4 bytes
+    (an int32 id), so each handle takes a 64-byte-aligned slot in the persistent arena."""
+    output = ctx.output()
+    if output is not None:
+        output.allocation = Allocation.ARENA_RW_PERSISTENT
+        output.nbytes_override = _RESOURCE_ID_NBYTES
+
+
+def read_variable(ctx: NodeContext) -> None:
+    """*read_variable.cc — Prepare*: an output of rank 0 (scalar or unranked: the kernel cannot
+    tell) is made Dynamic and sized at Eval from the variable."""
+    output = ctx.output()
+    if output is not None and not output.shape:
+        ctx.set_dynamic_output()

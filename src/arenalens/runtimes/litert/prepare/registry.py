@@ -20,8 +20,10 @@ from arenalens.runtimes.litert.prepare.other import (
     dequantize,
     detection_postprocess,
     numeric_verify,
+    read_variable,
     reshape,
     rfft2d,
+    var_handle,
 )
 from arenalens.runtimes.litert.prepare.recurrent import (
     bidirectional_sequence_rnn,
@@ -185,6 +187,18 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "resized to max_detections × max_classes_per_detection",
             init_tensors=2,
             prepare=detection_postprocess,
+            verified=True,
+        ),
+        "VAR_HANDLE": KernelRule(
+            "tflite/kernels/var_handle.cc",
+            "output: 4-byte resource id in the persistent arena",
+            prepare=var_handle,
+            verified=True,
+        ),
+        "READ_VARIABLE": KernelRule(
+            "tflite/kernels/read_variable.cc",
+            "rank-0 output → Dynamic",
+            prepare=read_variable,
             verified=True,
         ),
         "CUSTOM:NumericVerify": KernelRule(
