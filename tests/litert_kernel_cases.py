@@ -484,6 +484,62 @@ def resource_variables() -> bytes:
     return _single(build)
 
 
+def _dilate(kind: str) -> bytes:
+    """DILATE of a [3, 4] tensor by (2, 3) → [5, 10]; dilations `constant`, `input`, or
+    `folded` (SHAPE of a [2, 3] graph input: PersistentRo, which DILATE treats as not
+    constant)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [3, 4])
+        a = g.add_tensor("a", [3, 4])
+        g.add_operator("RELU", [x], [a])
+        graph_inputs = [x]
+        if kind == "constant":
+            dilations = g.add_constant("dilations", np.array([2, 3], dtype=np.int32))
+        elif kind == "input":
+            dilations = g.add_tensor("dilations", [2], "INT32")
+            graph_inputs.append(dilations)
+        else:
+            like = g.add_tensor("like", [2, 3])
+            graph_inputs.append(like)
+            dilations = g.add_tensor("dilations", [2], "INT32")
+            g.add_operator("SHAPE", [like], [dilations], options={"out_type": TensorType.INT32})
+        padding = g.add_constant("padding_value", np.array(0.0, dtype=np.float32))
+        y = g.add_tensor("y", [5, 10])
+        g.add_operator("DILATE", [a, dilations, padding], [y])
+        z = g.add_tensor("z", [5, 10])
+        g.add_operator("RELU", [y], [z])
+        return graph_inputs, [z]
+
+    return _single(build)
+
+
+def _random(kind: str) -> bytes:
+    """RANDOM_UNIFORM with a `constant` or `input` shape, or MULTINOMIAL of input logits
+    (`multinomial`): outputs sized in Prepare only from constant or folded inputs."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [4, 6])
+        graph_inputs = [x]
+        if kind == "multinomial":
+            samples = g.add_constant("samples", np.array(5, dtype=np.int32))
+            drawn = g.add_tensor("drawn", [4, 5], "INT64")
+            g.add_operator("MULTINOMIAL", [x, samples], [drawn], options_type="RandomOptions")
+            return graph_inputs, [drawn]
+        if kind == "constant":
+            shape = g.add_constant("shape", np.array([4, 6], dtype=np.int32))
+        else:
+            shape = g.add_tensor("shape", [2], "INT32")
+            graph_inputs.append(shape)
+        noise = g.add_tensor("noise", [4, 6])
+        g.add_operator("RANDOM_UNIFORM", [shape], [noise], options_type="RandomOptions")
+        y = g.add_tensor("y", [4, 6])
+        g.add_operator("ADD", [x, noise], [y])
+        return graph_inputs, [y]
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -545,4 +601,10 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "conv_3d_transpose_shape_input": lambda: _conv_3d_transpose(shape="input"),
     "numeric_verify": numeric_verify,
     "resource_variables": resource_variables,
+    "dilate": lambda: _dilate("constant"),
+    "dilate_dilations_input": lambda: _dilate("input"),
+    "dilate_dilations_folded": lambda: _dilate("folded"),
+    "random_uniform": lambda: _random("constant"),
+    "random_uniform_shape_input": lambda: _random("input"),
+    "multinomial": lambda: _random("multinomial"),
 }

@@ -1,5 +1,5 @@
 """LiteRT kernels with one-off rules: ADD_N, DEQUANTIZE, DENSIFY, RESHAPE, BROADCAST_ARGS,
-RFFT2D, VAR_HANDLE, READ_VARIABLE, TFLite_Detection_PostProcess, NumericVerify."""
+RFFT2D, DILATE, VAR_HANDLE, READ_VARIABLE, TFLite_Detection_PostProcess, NumericVerify."""
 
 from __future__ import annotations
 
@@ -224,3 +224,22 @@ def read_variable(ctx: NodeContext) -> None:
     output = ctx.output()
     if output is not None and not output.shape:
         ctx.set_dynamic_output()
+
+
+def dilate(ctx: NodeContext) -> None:
+    """*dilate.cc — Prepare*: dilations that are not a model constant (IsConstantTensor: a
+    folded PersistentRo one does not count) make the output Dynamic; constant ones size it,
+    `(d − 1)·s + 1` per dimension."""
+    if not ctx.is_constant(1):
+        ctx.set_dynamic_output()
+        return
+    dilations = ctx.constant_ints(1)
+    input_shape = ctx.dims(0)
+    if dilations is not None and len(dilations) == len(input_shape):
+        ctx.resize_output(
+            0,
+            tuple(
+                (dim - 1) * step + 1 if dim else 0
+                for dim, step in zip(input_shape, dilations, strict=True)
+            ),
+        )

@@ -19,6 +19,7 @@ from arenalens.runtimes.litert.prepare.other import (
     densify,
     dequantize,
     detection_postprocess,
+    dilate,
     numeric_verify,
     read_variable,
     reshape,
@@ -189,6 +190,12 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             prepare=detection_postprocess,
             verified=True,
         ),
+        "DILATE": KernelRule(
+            "tflite/kernels/dilate.cc",
+            "dilations not a model constant → Dynamic output",
+            prepare=dilate,
+            verified=True,
+        ),
         "VAR_HANDLE": KernelRule(
             "tflite/kernels/var_handle.cc",
             "output: 4-byte resource id in the persistent arena",
@@ -250,6 +257,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "tflite/kernels/unsorted_segment.cc", shape_inputs=(1, 2)
         ),
         "WHERE": KernelRule("tflite/kernels/where.cc", shape_inputs=(0,)),
+        "RANDOM_STANDARD_NORMAL": KernelRule("tflite/kernels/random_ops.cc", shape_inputs=(0,)),
+        "RANDOM_UNIFORM": KernelRule(
+            "tflite/kernels/random_ops.cc", shape_inputs=(0,), verified=True
+        ),
+        "MULTINOMIAL": KernelRule(
+            "tflite/kernels/random_ops.cc", shape_inputs=(0, 1), verified=True
+        ),
         "NON_MAX_SUPPRESSION_V4": KernelRule(
             "tflite/kernels/non_max_suppression.cc", shape_inputs=(2,)
         ),
