@@ -540,6 +540,111 @@ def _random(kind: str) -> bytes:
     return _single(build)
 
 
+# ---------------------------------------------------------------------------------------------
+# BIDIRECTIONAL_SEQUENCE_LSTM: 48 inputs, batch-major [2, 3, 5] input, 6 cells per direction
+# (Prepare checks both directions against each direction's sizes: they must be equal).
+
+
+def _bilstm_direction(
+    g: SubgraphBuilder,
+    prefix: str,
+    *,
+    n_input: int,
+    cell: int,
+    output: int,
+    weights: str,
+    cifg: bool,
+    projection: bool,
+) -> list[int]:
+    """The 17 inputs of one direction: input and recurrent weights per gate, no peepholes,
+    gate biases, optional projection."""
+
+    def gate(rows: int, columns: int, skip: bool) -> int:
+        return -1 if skip else _rnn_weights(g, f"{prefix}w", rows, columns, weights)
+
+    tensors = [gate(cell, n_input, cifg and i == 0) for i in range(4)]
+    tensors += [gate(cell, output, cifg and i == 0) for i in range(4)]
+    tensors += [-1, -1, -1]
+    tensors += [
+        -1 if cifg and i == 0 else g.add_constant(f"{prefix}b", _floats(cell)) for i in range(4)
+    ]
+    if projection:
+        tensors += [gate(output, cell, False), g.add_constant(f"{prefix}pb", _floats(output))]
+    else:
+        tensors += [-1, -1]
+    return tensors
+
+
+def _bidirectional_lstm(
+    weights: str,
+    *,
+    cifg: bool = False,
+    aux: bool = False,
+    projection: bool = False,
+    merge: bool = False,
+) -> bytes:
+    """Forward and backward LSTM over 3 steps; `aux` adds an auxiliary input [2, 3, 3] with
+    its own weights per direction, `projection` projects both directions to 3 units."""
+    batch, steps, n_input = 2, 3, 5
+    cells = (6, 6)
+    outputs = (3, 3) if projection else (6, 6)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [batch, steps, n_input])
+        inputs = [x]
+        for prefix, cell, output in (("fw_", cells[0], outputs[0]), ("bw_", cells[1], outputs[1])):
+            inputs += _bilstm_direction(
+                g,
+                prefix,
+                n_input=n_input,
+                cell=cell,
+                output=output,
+                weights=weights,
+                cifg=cifg,
+                projection=projection,
+            )
+        for prefix, cell, output in (("fw_", cells[0], outputs[0]), ("bw_", cells[1], outputs[1])):
+            inputs.append(g.add_tensor(f"{prefix}activation", [batch, output], is_variable=True))
+            inputs.append(g.add_tensor(f"{prefix}cell", [batch, cell], is_variable=True))
+        # The states are inputs 35..38 in the order fw activation, fw cell, bw activation, bw cell.
+        graph_inputs = [x]
+        if aux:
+            aux_input = g.add_tensor("aux", [batch, steps, 3])
+            graph_inputs.append(aux_input)
+            inputs.append(aux_input)
+            for prefix, cell in (("fw_aux_", cells[0]), ("bw_aux_", cells[1])):
+                inputs += [
+                    -1 if cifg and i == 0 else _rnn_weights(g, f"{prefix}w", cell, 3, weights)
+                    for i in range(4)
+                ]
+        else:
+            inputs += [-1] * 9
+        if merge:
+            results = [g.add_tensor("y", [batch, steps, outputs[0] + outputs[1]])]
+        else:
+            results = [
+                g.add_tensor("fw_y", [batch, steps, outputs[0]]),
+                g.add_tensor("bw_y", [batch, steps, outputs[1]]),
+            ]
+        g.add_operator(
+            "BIDIRECTIONAL_SEQUENCE_LSTM",
+            inputs,
+            results,
+            options={
+                "fused_activation_function": "TANH",
+                "time_major": False,
+                "merge_outputs": merge,
+            },
+        )
+        relus = []
+        for result in results:
+            relus.append(g.add_tensor(f"relu{result}", g.shape(result)))
+            g.add_operator("RELU", [result], [relus[-1]])
+        return graph_inputs, relus
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -607,4 +712,11 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "random_uniform": lambda: _random("constant"),
     "random_uniform_shape_input": lambda: _random("input"),
     "multinomial": lambda: _random("multinomial"),
+    "bidirectional_lstm_float": lambda: _bidirectional_lstm("FLOAT32"),
+    "bidirectional_lstm_float_cifg": lambda: _bidirectional_lstm("FLOAT32", cifg=True),
+    "bidirectional_lstm_hybrid": lambda: _bidirectional_lstm("INT8"),
+    "bidirectional_lstm_hybrid_aux_projection": lambda: _bidirectional_lstm(
+        "INT8", aux=True, projection=True, merge=True
+    ),
+    "bidirectional_lstm_hybrid_cifg_aux": lambda: _bidirectional_lstm("UINT8", cifg=True, aux=True),
 }

@@ -508,3 +508,22 @@ def test_var_handles_take_four_bytes_of_the_persistent_arena() -> None:
         for result in analyze(ALL_CASES["resource_variables"](), runtime="litert").arenas
     ]
     assert sizes[1] == 2 * 64 + 4  # three ids, 64 B apart (measured: 132 B)
+
+
+def test_bidirectional_lstm_forward_scratch_alone_gets_sixteen_more_columns() -> None:
+    # bidirectional_sequence_lstm.cc: forward [B, 5·cell + 16], backward [B, 5·cell]; CIFG 4·cell.
+    assert temporaries("bidirectional_lstm_float") == [
+        ("forward_scratch", "FLOAT32", (2, 46), "arena_rw"),
+        ("backward_scratch", "FLOAT32", (2, 30), "arena_rw"),
+    ]
+    assert temporaries("bidirectional_lstm_float_cifg")[:2] == [
+        ("forward_scratch", "FLOAT32", (2, 40), "arena_rw"),
+        ("backward_scratch", "FLOAT32", (2, 24), "arena_rw"),
+    ]
+    hybrid = {
+        role: shape for role, _, shape, _ in temporaries("bidirectional_lstm_hybrid_aux_projection")
+    }
+    # 8 rows, + 4 for the auxiliary input, + ceil(3 / 6) = 1 for the projection.
+    assert hybrid["forward_row_sums"] == hybrid["backward_row_sums"] == (13, 6)
+    assert hybrid["aux_input_quantized"] == (2, 3, 3)
+    assert len(hybrid) == 19

@@ -38,6 +38,7 @@ OPTIONS_TYPES: Mapping[str, str] = MappingProxyType(
         "AVERAGE_POOL_2D": "Pool2DOptions",
         "BATCH_MATMUL": "BatchMatMulOptions",
         "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
+        "BIDIRECTIONAL_SEQUENCE_LSTM": "BidirectionalSequenceLSTMOptions",
         "BIDIRECTIONAL_SEQUENCE_RNN": "BidirectionalSequenceRNNOptions",
         "CALL": "CallOptions",
         "CALL_ONCE": "CallOnceOptions",

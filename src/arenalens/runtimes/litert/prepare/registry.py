@@ -27,6 +27,7 @@ from arenalens.runtimes.litert.prepare.other import (
     var_handle,
 )
 from arenalens.runtimes.litert.prepare.recurrent import (
+    bidirectional_sequence_lstm,
     bidirectional_sequence_rnn,
     lstm,
     rnn,
@@ -175,12 +176,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             prepare=bidirectional_sequence_rnn,
             verified=True,
         ),
-        # Init-time tensors whose Prepare-time use is not modelled.
         "BIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
             "tflite/kernels/bidirectional_sequence_lstm.cc",
-            "19 (not modelled)",
+            "float: forward scratch [B, 4|5·cell + 16], backward [B, 4|5·cell]; hybrid: 18 of "
+            "19 added in Init (19 with auxiliary weights), row sums persistent",
             init_tensors=19,
-            modelled=False,
+            prepare=bidirectional_sequence_lstm,
+            verified=True,
         ),
         "CUSTOM:TFLite_Detection_PostProcess": KernelRule(
             "tflite/kernels/detection_postprocess.cc",
