@@ -645,6 +645,30 @@ def _bidirectional_lstm(
     return _single(build)
 
 
+def _fully_connected_narrow(weights: str, *, batch: int, columns: int, units: int) -> bytes:
+    """Hybrid FULLY_CONNECTED with packed int4 / int2 weights (raw bytes): int4 weights with
+    even columns ≥ 32 and ≥ 4 units take the optimized 4-bit kernel and its packed layout."""
+    bits = 4 if weights == "INT4" else 2
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [batch, columns])
+        packed = bytes(
+            np.random.default_rng(3).integers(
+                0, 256, (units * columns * bits + 7) // 8, dtype=np.uint8
+            )
+        )
+        w = g.add_tensor(
+            "w", [units, columns], weights, data=packed, quantization=quantization(0.02, 0)
+        )
+        y = g.add_tensor("y", [batch, units])
+        g.add_operator("FULLY_CONNECTED", [x, w, -1], [y])
+        z = g.add_tensor("z", [batch, units])
+        g.add_operator("RELU", [y], [z])
+        return [x], [z]
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -719,4 +743,14 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
         "INT8", aux=True, projection=True, merge=True
     ),
     "bidirectional_lstm_hybrid_cifg_aux": lambda: _bidirectional_lstm("UINT8", cifg=True, aux=True),
+    "fully_connected_int4_packed_rows": lambda: _fully_connected_narrow(
+        "INT4", batch=3, columns=64, units=8
+    ),
+    "fully_connected_int4_padded": lambda: _fully_connected_narrow(
+        "INT4", batch=5, columns=40, units=6
+    ),
+    "fully_connected_int4_dense_kernel": lambda: _fully_connected_narrow(
+        "INT4", batch=2, columns=16, units=8
+    ),
+    "fully_connected_int2": lambda: _fully_connected_narrow("INT2", batch=3, columns=64, units=8),
 }

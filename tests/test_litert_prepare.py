@@ -527,3 +527,17 @@ def test_bidirectional_lstm_forward_scratch_alone_gets_sixteen_more_columns() ->
     assert hybrid["forward_row_sums"] == hybrid["backward_row_sums"] == (13, 6)
     assert hybrid["aux_input_quantized"] == (2, 3, 3)
     assert len(hybrid) == 19
+
+
+def test_int4_fully_connected_takes_the_packed_kernel_layout() -> None:
+    # Batch 5 packs 4 rows at a time (x86-64 SSE build) → 8 rows; 40 columns → 64; 6 units → 8.
+    assert temporaries("fully_connected_int4_padded") == [
+        ("input_quantized", "INT8", (8, 64), "arena_rw"),
+        ("scaling_factors", "FLOAT32", (8,), "arena_rw"),
+        ("accumulator", "INT32", (8, 8), "arena_rw"),
+        ("input_offsets", "INT32", (8,), "arena_rw"),
+        ("unused", "NOTYPE", None, "none"),  # no row sums: nothing in the persistent arena
+    ]
+    # Fewer than 32 columns: the dense hybrid kernel, row sums included.
+    dense = temporaries("fully_connected_int4_dense_kernel")
+    assert dense[-1] == ("row_sums", "INT32", (8,), "arena_rw_persistent")
