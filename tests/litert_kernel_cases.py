@@ -669,6 +669,41 @@ def _fully_connected_narrow(weights: str, *, batch: int, columns: int, units: in
     return _single(build)
 
 
+def stablehlo_reduce_window(*, dilated: bool) -> bytes:
+    """stablehlo.reduce_window (sum) over a [1, 5, 6] input; `dilated` adds base and window
+    dilations, strides and a padding that crops: dilated [1, 9, 6], padded [1, 11, 5], output
+    [1, 5, 1]. Its body subgraph is inspected, never allocated."""
+    model = ModelBuilder()
+    main = model.add_subgraph("main")
+    x = main.add_tensor("x", [1, 5, 6])
+    a = main.add_tensor("a", [1, 5, 6])
+    main.add_operator("RELU", [x], [a])
+    zero = main.add_constant("zero", np.array(0.0, dtype=np.float32))
+    options: dict[str, Any] = {"window_dimensions": [1, 2, 3], "body_subgraph_index": 1}
+    output = [1, 4, 4]
+    if dilated:
+        options |= {
+            "window_strides": [1, 2, 1],
+            "base_dilations": [1, 2, 1],
+            "window_dilations": [1, 1, 2],
+            "padding": [0, 0, 1, 1, 0, -1],
+        }
+        output = [1, 5, 1]
+    y = main.add_tensor("y", output)
+    main.add_operator("STABLEHLO_REDUCE_WINDOW", [a, zero], [y], options=options)
+    z = main.add_tensor("z", output)
+    main.add_operator("RELU", [y], [z])
+    main.set_inputs([x])
+    main.set_outputs([z])
+    body = model.add_subgraph("body")
+    left, right = body.add_tensor("left", []), body.add_tensor("right", [])
+    total = body.add_tensor("total", [])
+    body.add_operator("STABLEHLO_ADD", [left, right], [total])
+    body.set_inputs([left, right])
+    body.set_outputs([total])
+    return model.build()
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -753,4 +788,6 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
         "INT4", batch=2, columns=16, units=8
     ),
     "fully_connected_int2": lambda: _fully_connected_narrow("INT2", batch=3, columns=64, units=8),
+    "stablehlo_reduce_window": lambda: stablehlo_reduce_window(dilated=False),
+    "stablehlo_reduce_window_dilated_padded": lambda: stablehlo_reduce_window(dilated=True),
 }

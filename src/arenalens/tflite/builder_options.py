@@ -90,6 +90,7 @@ OPTIONS_TYPES: Mapping[str, str] = MappingProxyType(
         "SPLIT_V": "SplitVOptions",
         "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
         "SQUEEZE": "SqueezeOptions",
+        "STABLEHLO_REDUCE_WINDOW": "StablehloReduceWindowOptions",
         "STRIDED_SLICE": "StridedSliceOptions",
         "SUB": "SubOptions",
         "SUM": "ReducerOptions",

@@ -35,7 +35,12 @@ from arenalens.runtimes.litert.prepare.recurrent import (
     unidirectional_sequence_lstm,
     unidirectional_sequence_rnn,
 )
-from arenalens.runtimes.litert.prepare.reduce import reduce_mean_or_sum, reduce_prod, reduce_simple
+from arenalens.runtimes.litert.prepare.reduce import (
+    reduce_mean_or_sum,
+    reduce_prod,
+    reduce_simple,
+    stablehlo_reduce_window,
+)
 from arenalens.runtimes.litert.prepare.state import KernelRule
 
 _REDUCE_SOURCE = "tflite/kernels/reduce.cc"
@@ -77,6 +82,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "REDUCE_ANY": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=reduce_simple),
         "REDUCE_ALL": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=reduce_simple),
         "REDUCE_PROD": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=reduce_prod),
+        "STABLEHLO_REDUCE_WINDOW": KernelRule(
+            "tflite/kernels/stablehlo_reduce_window.cc",
+            "dilated and padded input (2 added in Init), input type",
+            init_tensors=2,
+            prepare=stablehlo_reduce_window,
+            verified=True,
+        ),
         "UNIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
             "tflite/kernels/unidirectional_sequence_lstm.cc",
             "float: scratch [B, 4|5·cell + 16]; integer: 6 × [B, cell]; hybrid: 12",
