@@ -704,6 +704,78 @@ def stablehlo_reduce_window(*, dilated: bool) -> bytes:
     return model.build()
 
 
+def integer_lstm(*, eight_bit_matmul: bool, cifg: bool) -> bytes:
+    """Full-kernel integer LSTM (int8 input, int16 cell state, layer norm): the number of op
+    intermediates picks the kernel, 5 → 8x8→16 (six scratches: int16 ×4, int8, int32), 12 →
+    8x8→8 (eight: int8 ×2, int16 ×6), all [batch, cell]."""
+    batch, n_input, cell = 2, 5, 6
+    activation = quantization(0.05, 0)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [batch, n_input], "INT8", quantization=activation)
+
+        def gate_weights(rows: int, columns: int, skip: bool) -> int:
+            if skip:
+                return -1
+            return g.add_constant(
+                "w", _int8(rows, columns), "INT8", quantization=quantization(0.02, 0)
+            )
+
+        def per_gate(make: Callable[[], int]) -> list[int]:
+            return [-1 if cifg and gate == 0 else make() for gate in range(4)]
+
+        tensors = [x]
+        tensors += [gate_weights(cell, n_input, cifg and gate == 0) for gate in range(4)]
+        tensors += [gate_weights(cell, cell, cifg and gate == 0) for gate in range(4)]
+        tensors += [-1, -1, -1]  # peepholes
+        tensors += per_gate(
+            lambda: g.add_constant(
+                "bias", np.zeros(cell, np.int32), "INT32", quantization=quantization(0.001, 0)
+            )
+        )
+        tensors += [-1, -1]  # projection
+        tensors.append(
+            g.add_tensor(
+                "output_state", [batch, cell], "INT8", quantization=activation, is_variable=True
+            )
+        )
+        tensors.append(
+            g.add_tensor(
+                "cell_state",
+                [batch, cell],
+                "INT16",
+                quantization=quantization(2**-11, 0),
+                is_variable=True,
+            )
+        )
+        tensors += per_gate(
+            lambda: g.add_constant(
+                "layer_norm",
+                np.full(cell, 1000, np.int16),
+                "INT16",
+                quantization=quantization(0.001, 0),
+            )
+        )
+        count, dtype = (12, "INT8") if eight_bit_matmul else (5, "INT16")
+        intermediates = [
+            g.add_tensor(f"intermediate{i}", [], dtype, quantization=quantization(0.004, 0))
+            for i in range(count)
+        ]
+        y = g.add_tensor("y", [batch, cell], "INT8", quantization=activation)
+        g.add_operator(
+            "LSTM",
+            tensors,
+            [y],
+            intermediates=intermediates,
+            options={"fused_activation_function": "TANH"},
+        )
+        z = g.add_tensor("z", [batch, cell], "INT8", quantization=activation)
+        g.add_operator("ABS", [y], [z])
+        return [x], [z]
+
+    return _single(build)
+
+
 KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_float_bias": lambda: _transpose_conv(bias_type="FLOAT32"),
     "transpose_conv_uint8": lambda: _transpose_conv(input_type="UINT8", bias_type="INT32"),
@@ -790,4 +862,8 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "fully_connected_int2": lambda: _fully_connected_narrow("INT2", batch=3, columns=64, units=8),
     "stablehlo_reduce_window": lambda: stablehlo_reduce_window(dilated=False),
     "stablehlo_reduce_window_dilated_padded": lambda: stablehlo_reduce_window(dilated=True),
+    "lstm_integer_8x8_16": lambda: integer_lstm(eight_bit_matmul=False, cifg=False),
+    "lstm_integer_8x8_16_cifg": lambda: integer_lstm(eight_bit_matmul=False, cifg=True),
+    "lstm_integer_8x8_8": lambda: integer_lstm(eight_bit_matmul=True, cifg=False),
+    "lstm_integer_8x8_8_cifg": lambda: integer_lstm(eight_bit_matmul=True, cifg=True),
 }

@@ -541,3 +541,18 @@ def test_int4_fully_connected_takes_the_packed_kernel_layout() -> None:
     # Fewer than 32 columns: the dense hybrid kernel, row sums included.
     dense = temporaries("fully_connected_int4_dense_kernel")
     assert dense[-1] == ("row_sums", "INT32", (8,), "arena_rw_persistent")
+
+
+def test_integer_lstm_kernel_follows_the_intermediate_count() -> None:
+    # lstm.cc: 5 intermediates → 8x8→16 (6 scratches), 12 → 8x8→8 (8 scratches), [B, cell].
+    assert [dtype for _, dtype, _, _ in temporaries("lstm_integer_8x8_16")] == [
+        "INT16",
+        "INT16",
+        "INT16",
+        "INT16",
+        "INT8",
+        "INT32",
+    ]
+    eight = temporaries("lstm_integer_8x8_8")
+    assert [dtype for _, dtype, _, _ in eight] == ["INT8", "INT8"] + ["INT16"] * 6
+    assert {shape for _, _, shape, _ in eight} == {(2, 6)}

@@ -76,6 +76,12 @@ def _lstm_like(ctx: NodeContext, *, sequence: bool) -> None:
     )
     if not hybrid:
         return
+    weights = ctx.input(4)
+    if weights is not None and weights.has_sparsity:
+        ctx.graph.note(
+            f"node {ctx.position} {ctx.operator.opcode}: sparse hybrid weights; their ledgers "
+            f"(persistent) are not modelled"
+        )
     weights_type = ctx.dtype(4)
     output_state = ctx.dims(18)
     cell_state = ctx.dims(19)

@@ -273,7 +273,6 @@ class KernelRule:
     always_folds: bool = False
     always_dynamic: bool = False
     verified: bool = False  # checked against the real interpreter on a shared/test model
-    modelled: bool = True  # False: Prepare-time temporaries unknown to arenalens (noted per node)
 
 
 # ---------------------------------------------------------------------------------------------
