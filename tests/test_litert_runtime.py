@@ -8,6 +8,7 @@ every tensor offset with the prediction. Needs the `runtime` extra; skipped clea
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from arenalens.examples import EXAMPLES, write_example
 from arenalens.pipeline import analyze
 from arenalens.runtimes import VerifyResult
 from arenalens.runtimes.litert.prepare.driver import prepare_model
+from arenalens.runtimes.litert.rules import RealTensor
 from arenalens.tflite.builder import NUMPY_DTYPES
 from arenalens.tflite.reader import parse_model
 from tests.conftest import SHARED_MODELS, shared_reference
@@ -68,13 +70,10 @@ def test_shared_model_offsets_match_real_interpreter(name: str) -> None:
     assert len(tensor_rows) >= len(measured)
 
 
-def prepared_tensor_mismatches(path: Path) -> list[str]:
+def prepared_tensor_mismatches(path: Path, real: Sequence[Sequence[RealTensor]]) -> list[str]:
     """Type and shape of every tensor a node prepared by `allocate_tensors()` (the first chunk
     of each subgraph it allocates) wrote — outputs and temporaries, heap ones included, which
     no arena offset shows — against the real interpreter's; and the runtime tensor counts."""
-    from arenalens.runtimes.litert.rules import probe_model
-
-    real = probe_model(path)
     problems: list[str] = []
     for prepared in prepare_model(parse_model(path.read_bytes(), path.name)):
         if not prepared.allocated_by_allocate_tensors or prepared.index >= len(real):
@@ -113,10 +112,17 @@ def prepared_tensor_mismatches(path: Path) -> list[str]:
 @pytest.mark.runtime
 @pytest.mark.parametrize("name", sorted(CASES | KERNEL_CASES))
 def test_rule_cases_match_real_interpreter(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("ai_edge_litert")
+    from arenalens.runtimes.litert.rules import compare_with_real, probe_model
+
     path = tmp_path / f"{name}.tflite"
     path.write_bytes((CASES | KERNEL_CASES)[name]())
-    assert_agrees(verify_file(path))
-    assert prepared_tensor_mismatches(path) == []
+    real = probe_model(path)  # one child process for both checks
+    analysis = analyze(path, runtime="litert")
+    arenas = [result.arena for result in analysis.arenas]
+    plans = [result.runtime_plan for result in analysis.arenas]
+    assert_agrees(compare_with_real(analysis.model, arenas, plans, real))
+    assert prepared_tensor_mismatches(path, real) == []
 
 
 @pytest.mark.runtime
