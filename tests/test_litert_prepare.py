@@ -556,3 +556,11 @@ def test_integer_lstm_kernel_follows_the_intermediate_count() -> None:
     eight = temporaries("lstm_integer_8x8_8")
     assert [dtype for _, dtype, _, _ in eight] == ["INT8", "INT8"] + ["INT16"] * 6
     assert {shape for _, _, shape, _ in eight} == {(2, 6)}
+
+
+def test_custom_operators_the_wheel_registers_are_not_obstacles() -> None:
+    # register.cc AddCustom: NumericVerify runs (the numeric_verify case allocates for real).
+    from arenalens.runtimes.litert.rules import unresolved_custom_operators
+
+    for name in ("numeric_verify", "detection_fast_nms"):
+        assert unresolved_custom_operators(case_model(name)) == (), name

@@ -199,7 +199,15 @@ def budget(
 # Custom operators LiteRT's builtin op resolver registers (tflite/kernels/register.cc:
 # AddCustom); any other custom operator fails allocate_tensors with "Encountered unresolved
 # custom op".
-LITERT_CUSTOM_OPERATORS = frozenset({"Mfcc", "AudioSpectrogram", "TFLite_Detection_PostProcess"})
+LITERT_CUSTOM_OPERATORS = frozenset(
+    {
+        "Mfcc",
+        "AudioSpectrogram",
+        "TFLite_Detection_PostProcess",
+        "NumericVerify",
+        "aeq.hadamard_rotation",
+    }
+)
 
 
 def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
