@@ -2,7 +2,7 @@
 
 from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
 from arenalens.pipeline import analyze
-from arenalens.planning import Buffer, Plan, Problem, register_planner, run_planner
+from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
 from arenalens.tflite.reader import load_model
 
 __version__ = "0.1.0"
@@ -11,6 +11,7 @@ __all__ = [
     "ArenalensError",
     "Buffer",
     "ModelError",
+    "Overlap",
     "Plan",
     "PlanError",
     "Problem",

@@ -1,20 +1,32 @@
-"""The pipeline, top to bottom: load → check → lifetimes → arena problems → plans → budget."""
+"""The pipeline, top to bottom: load → check → lifetimes → arena problems → plans → budget.
+
+With `overlap` (TFLM), the head is planned once more with the overlaps its kernels allow (an
+operator's output may start below an input it consumes; `runtimes.tflm.overlap`), 16-aligned as
+`optimize --overlap` writes it, next to the plans that share no bytes.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.problem import ArenaProblem
+from arenalens.errors import UsageError
 from arenalens.ir import Model
-from arenalens.planning.problem import Plan
+from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
+from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps, shared_pairs
 from arenalens.tflite.reader import load_model
+
+# Offsets of the overlap plan: what `optimize --overlap` writes (TFLM kernels expect 16).
+OVERLAP_ALIGNMENT = 16
+OVERLAP_PLANNER = "best"
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,23 @@ class ArenaResult:
 
 
 @dataclass(frozen=True)
+class OverlapResult:
+    """The primary arena planned with its allowed overlaps."""
+
+    kernels: KernelLibrary
+    pairs: tuple[OverlapPair, ...]  # every overlap the kernels allow
+    shared: tuple[OverlapPair, ...]  # those whose buffers share bytes in the plan
+    problem: Problem  # the arena's problem with the overlaps, 16-aligned offsets
+    plan: Plan  # named '<planner>+overlaps'
+    budget: MemoryBudget  # what the runtime needs with this plan
+
+    @property
+    def lower_bound(self) -> int:
+        """No plan with these overlaps can use less."""
+        return self.problem.lower_bound()
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything arenalens knows about one model under one runtime and planner."""
 
@@ -44,6 +73,7 @@ class Analysis:
     budget: MemoryBudget
     runtime_budget: MemoryBudget  # what the runtime's own planner needs, for comparison
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    overlap: OverlapResult | None = None
 
     @property
     def primary(self) -> ArenaResult:
@@ -58,10 +88,15 @@ def analyze(
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
+    overlap: KernelLibrary | None = None,
+    overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
-    """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare."""
+    """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
+    with `overlap` (TFLM only), the head also planned with that kernel library's overlaps."""
     if not isinstance(model, Model):
         model = load_model(model)
+    if overlap is not None and runtime != "tflm":
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     rules = get_runtime(runtime)
     timeline = rules.timeline(model)
     arenas = rules.arenas(model, alignment=alignment)
@@ -81,6 +116,33 @@ def analyze(
         budget=budget,
         runtime_budget=runtime_budget,
         options=MappingProxyType({"alignment": alignment}),
+        overlap=None
+        if overlap is None or not arenas
+        else _plan_overlaps(model, arenas, overlap, overlap_time_limit_s),
+    )
+
+
+def _plan_overlaps(
+    model: Model, arenas: tuple[ArenaProblem, ...], kernels: KernelLibrary, time_limit_s: float
+) -> OverlapResult:
+    """The primary arena with its allowed overlaps → the best plan and what TFLM then needs."""
+    arena = arenas[0]
+    pairs = arena_overlaps(model, arena, library=kernels)
+    problem = Problem(
+        arena.problem.buffers,
+        alignment=OVERLAP_ALIGNMENT,
+        overlaps=tuple(p.overlap for p in pairs),
+    )
+    plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
+    named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
+    budget = get_runtime("tflm").budget(model, arenas, [named])
+    return OverlapResult(
+        kernels=kernels,
+        pairs=pairs,
+        shared=shared_pairs(arena, pairs, plan.offsets),
+        problem=problem,
+        plan=named,
+        budget=budget,
     )
 
 

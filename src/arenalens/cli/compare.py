@@ -19,6 +19,7 @@ from arenalens.cli.common import (
 from arenalens.comparison import compare_planners
 from arenalens.errors import UsageError
 from arenalens.report.compare import compare_document, render_compare
+from arenalens.runtimes.tflm.access_order import KernelLibrary
 
 
 def register(subparsers: Any) -> None:
@@ -36,6 +37,18 @@ def register(subparsers: Any) -> None:
         "--reorder",
         action="store_true",
         help="first reorder operators to lower the busiest step (the bound itself moves)",
+    )
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="also run every planner with TFLM's allowed overlaps (an output may start below an "
+        "input it consumes, as far as the kernel's access order allows), side by side",
+    )
+    parser.add_argument(
+        "--kernels",
+        choices=[library.value for library in KernelLibrary],
+        default=KernelLibrary.REFERENCE.value,
+        help="kernel library whose access order --overlap respects (default reference)",
     )
     parser.add_argument(
         "--planners",
@@ -70,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         seed=args.seed,
         reorder=args.reorder,
+        overlap=args.overlap,
+        kernels=KernelLibrary(args.kernels),
     )
     document = compare_document(comparison)
     if args.json:

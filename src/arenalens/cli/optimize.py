@@ -20,6 +20,7 @@ from arenalens.cli.common import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimize import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize import optimize_document, render_optimize
+from arenalens.runtimes.tflm.access_order import KernelLibrary
 
 
 def register(subparsers: Any) -> None:
@@ -27,14 +28,14 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "optimize",
         help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
-        "in-place)",
+        "in-place, overlap)",
         description="Plan tensors and kernel scratch together and write a copy of the model with "
         "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
-        "better operator order and in-place aliases. Weights stay byte-identical and aligned; "
-        "the input file is never touched. When the real TFLM interpreter is installed, the "
-        "result is run on it first: the head must be the predicted one and outputs bit-identical. "
-        "Savings are counted in the number to declare (kTensorArenaSize: head + tail + setup); "
-        "a model that would save nothing is not written (exit 1).",
+        "better operator order, in-place aliases and overlaps. Weights stay byte-identical and "
+        "aligned; the input file is never touched. When the real TFLM interpreter is installed, "
+        "the result is run on it first: the head must be the predicted one and outputs "
+        "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
+        "tail + setup); a model that would save nothing is not written (exit 1).",
     )
     add_model_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT.tflite", help="output file")
@@ -49,9 +50,23 @@ def register(subparsers: Any) -> None:
         "(kept only if real TFLM gives bit-identical outputs)",
     )
     parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="also let an operator's output start below an input it is consuming, as far as "
+        "the kernel's access order allows (kept only if real TFLM gives bit-identical outputs)",
+    )
+    parser.add_argument(
+        "--kernels",
+        choices=[library.value for library in KernelLibrary],
+        default=KernelLibrary.REFERENCE.value,
+        help="kernel library whose access order --overlap respects: reference (default; the "
+        "tflite_micro package, TFLM's default kernels) or cmsis-nn (safe on Cortex-M CMSIS-NN "
+        "builds and the reference kernels alike)",
+    )
+    parser.add_argument(
         "--no-verify",
         action="store_true",
-        help="do not run the real TFLM interpreter (not allowed with --inplace)",
+        help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
     )
     parser.add_argument(
         "--time-limit", type=float, default=10.0, metavar="SECONDS", help="planning time limit"
@@ -67,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
     if args.inplace and args.no_verify:
         raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
+    if args.overlap and args.no_verify:
+        raise UsageError("--overlap needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
     model_text = args.model
     protect = () if model_text.startswith("example:") else (model_text,)
@@ -79,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         planner=args.planner,
         reorder=args.reorder,
         inplace=args.inplace,
+        overlap=args.overlap,
+        kernels=KernelLibrary(args.kernels),
         time_limit_s=args.time_limit,
         seed=args.seed,
     )

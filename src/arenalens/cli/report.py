@@ -40,6 +40,7 @@ from arenalens.report.guidance import with_guidance
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.targets import Target, get_target
+from arenalens.runtimes.tflm.access_order import KernelLibrary
 from arenalens.units import SIZE_HELP, parse_size
 
 TOOL = f"arenalens {__version__}"
@@ -107,6 +108,7 @@ def register(subparsers: Any) -> None:
         help="leave the diagnose findings out of 'what to do next'",
     )
     add_runtime_option(parser)
+    add_overlap_options(parser)
     parser.add_argument(
         "--all",
         action="store_true",
@@ -143,6 +145,23 @@ def budget_bytes(args: argparse.Namespace) -> int | None:
     return nbytes
 
 
+def add_overlap_options(parser: argparse.ArgumentParser) -> None:
+    """--overlap and --kernels (TFLM): also plan outputs sliding over the inputs they consume."""
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="TFLM: also plan the head letting an operator's output start below an input it "
+        "consumes, as far as its kernel's access order allows (shown first, shared bytes "
+        "hatched; `optimize --overlap` writes and proves it)",
+    )
+    parser.add_argument(
+        "--kernels",
+        choices=[library.value for library in KernelLibrary],
+        default=KernelLibrary.REFERENCE.value,
+        help="kernel library whose access order --overlap respects (default reference)",
+    )
+
+
 @dataclass(frozen=True)
 class WrittenFile:
     """A file the command wrote, for the closing summary."""
@@ -165,12 +184,15 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
+    overlap: KernelLibrary | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
     planner, the Analysis)."""
     model = load_with_input_shapes(argument, argparse.Namespace(input_shape=list(input_shapes)))
     chosen = list(planners) if planners else None
-    analysis = analyze(model, runtime=runtime, planner=chosen[0] if chosen else None)
+    analysis = analyze(
+        model, runtime=runtime, planner=chosen[0] if chosen else None, overlap=overlap
+    )
     wanted = chosen if chosen is not None else default_planners(runtime)
     name = display_name(argument)
     if input_shapes:
@@ -284,12 +306,14 @@ def run(args: argparse.Namespace) -> int:
     check_output_directory(args.output, args.images)
     _fit_options(args)  # fail fast, before any model is read
     protect = tuple(a for a in (args.model, args.compare) if a)
+    overlap = KernelLibrary(args.kernels) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,
         planners=args.planner,
         budget=budget_bytes(args),
         input_shapes=args.input_shape,
+        overlap=overlap,
     )
     report = guide(args, report, analysis)
     reports = [report]
@@ -302,6 +326,7 @@ def run(args: argparse.Namespace) -> int:
             planners=args.planner,
             budget=report.budget,
             input_shapes=args.compare_input_shape,
+            overlap=overlap,
         )
         reports.append(other)
     if args.json:

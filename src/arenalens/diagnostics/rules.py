@@ -121,6 +121,12 @@ RULES: tuple[Rule, ...] = (
         needs_plan=True,
     ),
     Rule(
+        "overlap-savings",
+        "TFLM: the head bytes `optimize --overlap` saves by letting outputs slide over inputs",
+        plan_rules.overlap_savings,
+        needs_plan=True,
+    ),
+    Rule(
         "peak",
         "the tensors and operator at the busiest step",
         peak.peak,

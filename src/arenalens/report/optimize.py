@@ -43,6 +43,27 @@ def optimize_document(
         "new_head": optimization.new_head,
         "lower_bound": chosen.lower_bound if chosen else optimization.original_lower_bound,
         "original_lower_bound": optimization.original_lower_bound,
+        "overlap": None
+        if not optimization.overlap
+        else {
+            "kernels": str(optimization.kernels),
+            "disjoint_head": optimization.disjoint_head,
+            "disjoint_lower_bound": _disjoint_bound(optimization),
+            "allowed": len(chosen.overlaps) if chosen else 0,
+            "shared": [
+                {
+                    "operator": p.operator,
+                    "opcode": p.opcode,
+                    "input": p.input_tensor,
+                    "output": p.output_tensor,
+                    "min_offset_distance": p.overlap.min_offset_distance,
+                    "pattern": p.pattern,
+                }
+                for p in sorted(
+                    chosen.shared if chosen else (), key=lambda p: (p.operator, p.input_tensor)
+                )
+            ],
+        },
         "chosen": None
         if chosen is None
         else {
@@ -93,6 +114,14 @@ def _percent(part: int, whole: int) -> float | None:
     return None if whole <= 0 else round(100.0 * part / whole, 2)
 
 
+def _disjoint_bound(optimization: Optimization) -> int:
+    """The busiest step of the chosen order when no bytes are shared."""
+    chosen = optimization.chosen
+    if chosen is not None and chosen.disjoint_lower_bound:
+        return chosen.disjoint_lower_bound
+    return optimization.original_lower_bound
+
+
 def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
     """The `optimize` document → kTensorArenaSize before/after first, then the head, what changed,
     and the real-runtime check."""
@@ -122,13 +151,20 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         return "—" if value is None else f"{value:,}"
 
     changed = document["chosen"] is not None
+    overlap = document["overlap"]
     table.add_row("kTensorArenaSize (as given)", f"{before:,}", "")
     if changed:
         table.add_row("kTensorArenaSize (optimized)", f"{after:,}", "")
     table.add_row("  head (as given)", f"{document['runtime_head']:,}", measured("original_head"))
+    if overlap is not None:
+        table.add_row("  head without overlaps", f"{overlap['disjoint_head']:,}", "")
     if changed:
         table.add_row("  head (optimized)", f"{document['new_head']:,}", measured("new_head"))
-    table.add_row("  head lower bound", f"{document['lower_bound']:,}", "")
+    if overlap is not None:
+        table.add_row("  head lower bound, disjoint", f"{overlap['disjoint_lower_bound']:,}", "")
+        table.add_row("  head lower bound, with overlaps", f"{document['lower_bound']:,}", "")
+    else:
+        table.add_row("  head lower bound", f"{document['lower_bound']:,}", "")
     lines: list[str] = []
     chosen = document["chosen"]
     if chosen is not None:
@@ -138,6 +174,14 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         if chosen["aliases"]:
             names = ", ".join(f"{a['opcode']} (op {a['operator']})" for a in chosen["aliases"])
             lines.append(f"in-place: {names}")
+    if overlap is not None and overlap["shared"]:
+        shared = overlap["shared"]
+        lines.append(
+            f"overlaps ({overlap['kernels']} kernels): {len(shared)} outputs start below an "
+            f"input they consume: "
+            + ", ".join(f"{p['opcode']} (op {p['operator']})" for p in shared[:8])
+            + (f", ... ({len(shared) - 8} more)" if len(shared) > 8 else "")
+        )
     if real:
         verdict = "bit-identical" if real["outputs_identical"] else "DIFFERENT"
         lines.append(

@@ -1,0 +1,137 @@
+"""TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
+
+An operator's output buffer may share bytes with one of its input buffers when the input dies at
+that operator (its buffer's last step is the operator's step), the output is born there (its
+buffer's first step), and the kernel's access order (`access_order`) gives a distance. Only
+operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
+steps. The result is a `planning.Overlap` per pair, with what made it, for reports. Traces cost
+time in proportion to the elements they walk, so one model gets at most MAX_MODEL_TRACE_ELEMENTS
+of them (a hostile model of huge tensors); operators past it get no overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.ir import Model
+from arenalens.planning.problem import Overlap
+from arenalens.runtimes.tflm.access_order import KernelLibrary, overlap_distance
+from arenalens.runtimes.tflm.scratch import OperatorView
+
+_PAIRABLE = (BufferKind.TENSOR,)
+# Output elements traced per model, over all operators: about ten times the largest real model.
+MAX_MODEL_TRACE_ELEMENTS = 50_000_000
+# (output, input) pairs one operator may form; an operator with more (a hostile 20,000-output
+# SPLIT) gets none, so the pairs stay linear in the model's size.
+MAX_PAIRS_PER_OPERATOR = 32
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapPair:
+    """One allowed overlap and where it comes from."""
+
+    overlap: Overlap  # buffer ids of the head arena
+    subgraph: int
+    operator: int
+    opcode: str
+    input_tensor: int
+    output_tensor: int
+    pattern: str  # the kernel's access pattern
+
+
+def arena_overlaps(
+    model: Model, arena: ArenaProblem, *, library: KernelLibrary = KernelLibrary.REFERENCE
+) -> tuple[OverlapPair, ...]:
+    """Model + its TFLM head arena → every allowed overlap, by operator then tensor."""
+    by_tensor = _buffers_by_tensor(arena)
+    problem_buffers = arena.problem.by_id
+    step_of: dict[int, int] = {}
+    repeated: set[int] = set()
+    for entry in arena.steps:
+        if entry.subgraph != 0 or entry.operator is None:
+            continue
+        if entry.operator in step_of:
+            repeated.add(entry.operator)
+        step_of[entry.operator] = entry.step
+    subgraph = model.subgraphs[0]
+    found: dict[tuple[int, int], OverlapPair] = {}
+    traced = 0
+    for op in subgraph.operators:
+        step = step_of.get(op.index)
+        if step is None or op.index in repeated:
+            continue
+        outputs = [t for t in op.outputs if t >= 0]
+        inputs = [t for t in op.inputs if t >= 0]
+        if len(set(outputs)) * len(set(inputs)) > MAX_PAIRS_PER_OPERATOR:
+            continue
+        traced += sum(subgraph.tensors[t].element_count for t in outputs)
+        if traced > MAX_MODEL_TRACE_ELEMENTS:
+            break
+        view = OperatorView(model, subgraph, op)
+        for output_tensor in dict.fromkeys(outputs):
+            target = by_tensor.get(output_tensor)
+            if target is None or problem_buffers[target.id].start != step:
+                continue
+            for input_tensor in dict.fromkeys(inputs):
+                source = by_tensor.get(input_tensor)
+                if source is None or source.id == target.id:
+                    continue
+                if problem_buffers[source.id].end != step:
+                    continue
+                answer = overlap_distance(view, input_tensor, output_tensor, library)
+                if answer.distance is None:
+                    continue
+                key = (target.id, source.id)
+                pair = OverlapPair(
+                    Overlap(target.id, source.id, answer.distance),
+                    0,
+                    op.index,
+                    op.opcode,
+                    input_tensor,
+                    output_tensor,
+                    answer.pattern,
+                )
+                known = found.get(key)
+                if known is None or known.overlap.min_offset_distance < answer.distance:
+                    found[key] = pair
+    return tuple(found[key] for key in sorted(found))
+
+
+def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
+    """Subgraph-0 tensor index → the tensor buffer holding it (directly or as an alias)."""
+    found: dict[int, PlannedBuffer] = {}
+    for planned in arena.buffers.values():
+        if planned.subgraph != 0 or planned.kind not in _PAIRABLE or planned.tensor is None:
+            continue
+        for tensor in (planned.tensor, *planned.aliases):
+            found[tensor] = planned
+    return found
+
+
+def with_overlaps(arena: ArenaProblem, pairs: Sequence[OverlapPair]) -> ArenaProblem:
+    """The arena whose Problem allows these overlaps (pairs naming missing buffers dropped)."""
+    known = arena.problem.by_id
+    overlaps = tuple(
+        p.overlap for p in pairs if p.overlap.output in known and p.overlap.input in known
+    )
+    return replace(arena, problem=replace(arena.problem, overlaps=overlaps))
+
+
+def shared_pairs(
+    arena: ArenaProblem, pairs: Sequence[OverlapPair], offsets: Mapping[int, int]
+) -> tuple[OverlapPair, ...]:
+    """The pairs whose buffers share at least one byte at these offsets."""
+    by_id = arena.problem.by_id
+    found = []
+    for pair in pairs:
+        output, source = by_id[pair.overlap.output], by_id[pair.overlap.input]
+        low = max(offsets[output.id], offsets[source.id])
+        high = min(offsets[output.id] + output.size, offsets[source.id] + source.size)
+        if low < high:
+            found.append(pair)
+    return tuple(found)
+
+
+__all__ = ["OverlapPair", "arena_overlaps", "shared_pairs", "with_overlaps"]
