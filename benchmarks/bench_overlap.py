@@ -34,11 +34,10 @@ from rich.table import Table
 from arenalens import load_model
 from arenalens.analysis.problem import ArenaProblem, BufferKind
 from arenalens.examples import EXAMPLES, example_bytes
-from arenalens.examples.optimize_fixtures import residual_add_model, streaming_state_model
 from arenalens.optimize import Optimization, optimize_model, prove_outputs
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_order import KernelLibrary
-from benchkit import SHARED
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from benchkit import SHARED, test_fixtures
 
 
 @dataclass(frozen=True)
@@ -68,8 +67,9 @@ def corpus() -> list[tuple[str, str, bytes]]:
     else:
         print(f"(corpus not found at {SHARED}; shared models skipped)", file=sys.stderr)
     cases.extend(("built-in", f"example:{n}", example_bytes(n)) for n in sorted(EXAMPLES))
-    cases.append(("built-in", "fixture:streaming_state", streaming_state_model()))
-    cases.append(("built-in", "fixture:residual_add", residual_add_model()))
+    fixtures = test_fixtures()
+    cases.append(("built-in", "fixture:streaming_state", fixtures.streaming_state_model()))
+    cases.append(("built-in", "fixture:residual_add", fixtures.residual_add_model()))
     return cases
 
 

@@ -12,9 +12,9 @@ from arenalens import load_model
 from arenalens.cli import main
 from arenalens.examples import example_bytes
 from arenalens.optimize import optimize_model, prove_outputs
-from arenalens.runtimes.tflm import access_order as tflm_access_order
-from arenalens.runtimes.tflm.access_order import KernelLibrary
-from arenalens.runtimes.tflm.scratch import OperatorView
+from arenalens.runtimes.tflm import overlap as tflm_overlap
+from arenalens.runtimes.tflm.access_rules import KernelLibrary, OverlapRule
+from arenalens.runtimes.tflm.kernels.base import KernelContext
 
 # The goal for MLPerf Tiny VWW int8 and TFLM's person_detect: at most 40 KiB of head.
 HEAD_GOAL = 40_960
@@ -66,16 +66,16 @@ def test_a_wrong_rule_is_caught_by_the_real_runtime_and_dropped(
 ) -> None:
     pytest.importorskip("tflite_micro")
     # Pretend every convolution may write its output in place: the proof must refuse it.
-    rules = dict(tflm_access_order.RULES)
+    rules = dict(tflm_overlap.RULES)
     conv = rules["CONV_2D"]
 
-    def in_place(view: OperatorView, slots: frozenset[int], output: int) -> int:
+    def in_place(view: KernelContext, slots: frozenset[int], output: int) -> int:
         return 0
 
-    rules["CONV_2D"] = tflm_access_order.OverlapRule(
+    rules["CONV_2D"] = OverlapRule(
         conv.opcode, conv.pattern, conv.source, conv.data_inputs, in_place
     )
-    monkeypatch.setattr(tflm_access_order, "RULES", MappingProxyType(rules))
+    monkeypatch.setattr(tflm_overlap, "RULES", MappingProxyType(rules))
     original = example_bytes("kws_ds_cnn")
     optimization = optimize_model(original, overlap=True)
     assert any("outputs differ" in note and "dropped" in note for note in optimization.notes)

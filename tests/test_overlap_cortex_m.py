@@ -1,11 +1,11 @@
 """Overlap rules on real TFLM built for Cortex-M (QEMU probes), reference and CMSIS-NN kernels.
 
 The probes invoke on zeroed inputs and report only whether Invoke() succeeded, so each case is a
-self-checking model (`examples.overlap_checks`): Invoke() fails exactly when the overlapped copy
-of the operator computes something else than the copy placed apart. On the host interpreter one
-byte closer than the reference distance must fail (the check sees a wrong byte); on the
-Cortex-M reference builds the same holds; on the CMSIS-NN builds (Cortex-M3 plain C, M7 DSP,
-M55 MVE) the CMSIS-NN distance must pass, and the 1x1 convolution, which the CMSIS-NN rules
+self-checking model (`tests/fixtures/overlap_checks.py`): Invoke() fails exactly when the
+overlapped copy of the operator computes something else than the copy placed apart. On the host
+interpreter one byte closer than the reference distance must fail (the check sees a wrong byte);
+on the Cortex-M reference builds the same holds; on the CMSIS-NN builds (Cortex-M3 plain C, M7
+DSP, M55 MVE) the CMSIS-NN distance must pass, and the 1x1 convolution, which the CMSIS-NN rules
 refuse, must fail at the reference distance.
 """
 
@@ -20,15 +20,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenalens.examples.overlap_checks import (
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from tests.conftest import SHARED_MODELS
+from tests.fixtures.overlap_checks import (
     SELF_CHECKS,
     OperatorMaker,
     place_self_check,
     self_check_distance,
     self_checking_model,
 )
-from arenalens.runtimes.tflm.access_order import KernelLibrary
-from tests.conftest import SHARED_MODELS
 
 pytestmark = pytest.mark.runtime
 

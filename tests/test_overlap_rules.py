@@ -15,15 +15,11 @@ import pytest
 
 from arenalens.examples.layers import Int8Network
 from arenalens.optimize import prove_outputs
-from arenalens.runtimes.tflm.access_order import (
-    NO_OVERLAP,
-    RULES,
-    KernelLibrary,
-    Trace,
-    distance_of,
-    overlap_distance,
-)
-from arenalens.runtimes.tflm.scratch import OperatorView
+from arenalens.runtimes.tflm.access_order import Trace, distance_of
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES, KernelLibrary
+from arenalens.runtimes.tflm.build import HOST
+from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.overlap import overlap_distance
 from tests import overlap_cases as cases
 
 # Every kernel the tflite_micro wheel registers (python_ops_resolver.cc), by opcode.
@@ -58,7 +54,7 @@ def _distance(data: bytes, *, slot: int = 0, library: KernelLibrary = KernelLibr
     model = cases.load(data)
     subgraph = model.subgraphs[0]
     op = subgraph.operators[0]
-    view = OperatorView(model, subgraph, op)
+    view = KernelContext(model, subgraph, op, HOST)
     return overlap_distance(view, op.inputs[slot], op.outputs[0], library)
 
 

@@ -326,7 +326,7 @@ def test_dragging_on_the_live_chart_zooms_every_view(watch: PageWatch) -> None:
 def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path: Path) -> None:
     from arenalens.examples import example_bytes
     from arenalens.pipeline import analyze
-    from arenalens.runtimes.tflm.access_order import KernelLibrary
+    from arenalens.runtimes.tflm.access_rules import KernelLibrary
 
     analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap=KernelLibrary.REFERENCE)
     report = build_report(analysis)

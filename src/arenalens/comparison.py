@@ -25,7 +25,7 @@ from arenalens.planning.problem import Plan
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import ReorderResult
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.tflite.reader import load_model
 

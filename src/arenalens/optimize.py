@@ -55,7 +55,7 @@ from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,
     arena_overlaps,

@@ -20,7 +20,7 @@ from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
-from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps, shared_pairs
 from arenalens.tflite.reader import load_model
 

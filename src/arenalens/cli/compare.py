@@ -19,7 +19,7 @@ from arenalens.cli.common import (
 from arenalens.comparison import compare_planners
 from arenalens.errors import UsageError
 from arenalens.report.compare import compare_document, render_compare
-from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 
 
 def register(subparsers: Any) -> None:

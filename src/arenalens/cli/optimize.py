@@ -20,7 +20,7 @@ from arenalens.cli.common import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimize import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize import optimize_document, render_optimize
-from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 
 
 def register(subparsers: Any) -> None:

@@ -39,8 +39,8 @@ from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.targets import Target, get_target
-from arenalens.runtimes.tflm.access_order import KernelLibrary
 from arenalens.units import SIZE_HELP, parse_size
 
 TOOL = f"arenalens {__version__}"

@@ -20,9 +20,9 @@ from arenalens.diagnostics.findings import Finding, Location, Severity, short_na
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
-from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_order import KernelLibrary
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
 
