@@ -151,7 +151,7 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         return "—" if value is None else f"{value:,}"
 
     changed = document["chosen"] is not None
-    overlap = document["overlap"]
+    overlap = document.get("overlap")
     table.add_row("kTensorArenaSize (as given)", f"{before:,}", "")
     if changed:
         table.add_row("kTensorArenaSize (optimized)", f"{after:,}", "")
