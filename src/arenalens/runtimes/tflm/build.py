@@ -11,6 +11,19 @@ wheel that `verify` runs, and the firmware a user flashes. What changes the byte
   TFLM's default firmware build is not;
 * the **allocator**: firmware's `MicroAllocator`, or the `RecordingMicroAllocator` the wheel uses
   (it keeps records in the tail, and prints the categories).
+
+**CMSIS-NN's code path is the compiler's, not the core name's.** CMSIS-NN picks its kernels (and
+their scratch sizes) from the compiler's predefined macros (`Include/arm_nn_math_types.h`):
+MVE when `__ARM_FEATURE_MVE` is set, else DSP when `__ARM_FEATURE_DSP` is, else pure C; a core with
+both (Cortex-M55, M85) takes MVE. The `CPUS` table gives each core's default with
+arm-none-eabi-gcc, what TFLM's makefile uses: M0+ and M3 pure C; M4, M7, M33 DSP; M55, M85 MVE.
+Flags change it: GCC turns MVE off under `-mfloat-abi=soft`, so a **Cortex-M55 built with
+`-mfloat-abi=soft` runs the DSP path** (TFLM's makefile builds M55 with `softfp` for that reason;
+`cortex-m55+nofp` with `softfp` keeps integer MVE); `cortex-m33+nodsp` and `cortex-m55+nodsp+nofp`
+run pure C. Pick the core whose path your build gets (e.g. `cortex-m7` for an M55 built
+soft-float). Sizes assume GCC; armclang builds differ in two places (a DSP 1x1 convolution buffer
+of 4·channels bytes, and MVE depthwise convolutions with one input channel converted only above 8
+output channels): see `kernels/cmsis_nn/buffers.py`.
 """
 
 from __future__ import annotations
