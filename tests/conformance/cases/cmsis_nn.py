@@ -354,7 +354,6 @@ def lstm(
     cell: str | None = None,
     time_major: bool = False,
     constant_weights: bool = True,
-    per_channel: bool = False,
 ) -> Callable[[], bytes]:
     """UNIDIRECTIONAL_SEQUENCE_LSTM without peephole, projection or layer norm (15 inputs)."""
 
@@ -376,7 +375,7 @@ def lstm(
             cell_type = cell or "INT16"
             act_q = quantization(1 / 128, 0) if dtype == "INT8" else quantization(1 / 32768, 0)
             cell_q = quantization(2**-11, 0) if cell_type == "INT16" else quantization(1 / 128, 0)
-            w_q = _scales(hidden, base=0.01) if per_channel else quantization(0.01, 0)
+            w_q = quantization(0.01, 0)
             bias_type = "INT32" if dtype == "INT8" else "INT64"
 
             def weight(rows: int, cols: int) -> Any:
@@ -757,7 +756,6 @@ def _cases() -> tuple[Case, ...]:
         _case(lstm_opcode, "INT8", "b2_h6", lstm()),
         _case(lstm_opcode, "INT8", "b1_h10", lstm(batch=1, hidden=10)),
         _case(lstm_opcode, "INT8", "time_major", lstm(time_major=True)),
-        _case(lstm_opcode, "INT8", "per_channel", lstm(per_channel=True)),
         _case(
             lstm_opcode,
             "INT8",

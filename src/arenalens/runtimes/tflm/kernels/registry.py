@@ -15,6 +15,7 @@ from types import MappingProxyType
 from arenalens.runtimes.tflm.build import CMSIS_NN, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
+    batch_matmul,
     control_flow,
     conv,
     detection,
@@ -62,6 +63,7 @@ REGISTERED: frozenset[str] = frozenset(_BUILTINS) | frozenset(f"CUSTOM:{name}" f
 REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
     rule_table(
         *activations.RULES,
+        *batch_matmul.RULES,
         *control_flow.RULES,
         *conv.RULES,
         *detection.RULES,
