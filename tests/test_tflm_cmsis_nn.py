@@ -157,7 +157,9 @@ def test_cmsis_builds_use_cmsis_rules_and_reference_ones_for_the_rest() -> None:
     build = BUILDS[ISA_DSP]
     cmsis_conv = rule_for("CONV_2D", build)
     assert cmsis_conv is not None and cmsis_conv.source.startswith("cmsis_nn/")
-    assert rule_for("MUL", build) is REFERENCE_KERNELS["MUL"]
+    mul = rule_for("MUL", build)
+    assert mul is not None and mul.source.startswith("cmsis_nn/mul.cc")
+    assert mul.prepare is REFERENCE_KERNELS["MUL"].prepare
     assert rule_for("CONV_2D", device_build("cortex-m7")) is REFERENCE_KERNELS["CONV_2D"]
 
 
@@ -181,3 +183,11 @@ def test_mve_one_channel_1xn_depthwise_is_flagged_as_undefined() -> None:
     events = _setup(cases.depthwise(1, 16, channels=1, multiplier=4, kernel=(1, 3)), ISA_MVE)
     assert any(isinstance(e, Estimate) for e in events)
     assert not any(isinstance(e, Estimate) for e in _setup(cases.depthwise(), ISA_MVE))
+
+
+def test_cmsis_add_refuses_in_prepare_what_the_reference_kernel_refuses_later() -> None:
+    int64 = parse_model(cases.binary("ADD", "INT64")(), "add")
+    (cmsis,) = operator_setups(int64, BUILDS[ISA_DSP])
+    assert [r.phase for r in cmsis.refusals] == ["setup"]
+    (reference,) = operator_setups(int64, device_build("cortex-m7"))
+    assert all(r.phase == INVOKE for r in reference.refusals)

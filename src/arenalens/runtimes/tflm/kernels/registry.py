@@ -80,7 +80,9 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
         *variables.RULES,
     )
 )
-CMSIS_NN_KERNELS: Mapping[str, KernelRule] = MappingProxyType(rule_table(*cmsis_nn_rules.RULES))
+CMSIS_NN_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
+    rule_table(*cmsis_nn_rules.RULES, *cmsis_nn_rules.rules_from_reference(REFERENCE_KERNELS))
+)
 
 
 def is_registered(opcode: str) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
@@ -39,7 +40,7 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     type_of,
     types_and_hybrid,
 )
-from arenalens.runtimes.tflm.kernels.common import elements, op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays
 
 # builtin_op_data.h (TfLiteFusedActivation, TfLiteFullyConnectedWeightsFormat and TfLiteType are
 # one-byte enums on Arm).
@@ -50,12 +51,6 @@ FULLY_CONNECTED_PARAMS = struct(
     ("keep_num_dims", "bool"),
     ("asymmetric_quantize_inputs", "bool"),
     ("quantized_bias_type", "enum"),
-)
-BATCH_MATMUL_PARAMS = struct(
-    "TfLiteBatchMatMulParams",
-    ("adj_x", "bool"),
-    ("adj_y", "bool"),
-    ("asymmetric_quantize_inputs", "bool"),
 )
 # fully_connected.h: the reference kernels' OpData, embedded in CMSIS-NN's.
 OP_DATA_FULLY_CONNECTED = struct(
@@ -85,42 +80,18 @@ CMSIS_OP_DATA_FULLY_CONNECTED = struct(
     ("accum_depth", "int32"),
     ("output_depth", "int32"),
 )
-# batch_matmul.h
-OP_DATA_BATCH_MATMUL = struct(
-    "OpDataBatchMatmul",
-    ("quantization", "pointer"),
-    ("lhs_transposed_tensor", "pointer"),
-    ("rhs_transposed_tensor", "pointer"),
-    ("rhs_is_transposed", "bool"),
-    ("lhs_is_constant_tensor", "bool"),
-    ("rhs_is_constant_tensor", "bool"),
-)
-QUANTIZATION_OP_DATA_BATCH_MATMUL = struct(
-    "QuantizationOpDataBatchMatmul",
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("output_activation_min", "int32"),
-    ("output_activation_max", "int32"),
-    ("lhs_zero_point", "int32"),
-    ("rhs_zero_point", "int32"),
-    ("output_zero_point", "int32"),
-)
 _CMSIS_NN_DIMS = struct(
     "cmsis_nn_dims", ("n", "int32"), ("h", "int32"), ("w", "int32"), ("c", "int32")
 )
 CMSIS_OP_DATA_BATCH_MATMUL = struct(
     "OpData",
-    ("reference_op_data", OP_DATA_BATCH_MATMUL),
+    ("reference_op_data", reference_matmul.OP_DATA_BATCH_MATMUL),
     ("output_shape", _CMSIS_NN_DIMS),
     ("buffer_idx", "int"),
 )
-# common.h TfLiteEvalTensor: data, dims, type (a one-byte enum on Arm).
-EVAL_TENSOR = struct("TfLiteEvalTensor", ("data", "pointer"), ("dims", "pointer"), ("type", "enum"))
-
 _FC_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/fully_connected.cc"
 _FC_COMMON_FILE = "tensorflow/lite/micro/kernels/fully_connected_common.cc"
 _BMM_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/batch_matmul.cc"
-_BMM_COMMON_FILE = "tensorflow/lite/micro/kernels/batch_matmul_common.cc"
 _KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
 # fully_connected.cc Eval: the conv-1x1 path's scratch index must be at least this (a DCHECK).
 _CONV_1X1_MINIMUM_INDEX = 4
@@ -266,62 +237,39 @@ def _conv_1x1_index(context: KernelContext) -> list[Event]:
 
 
 def _batch_matmul(context: KernelContext) -> Events:
-    # Prepare: lhs, rhs, output; checks; transposed copies (adj_x: lhs; !adj_y: rhs), the
-    # output's writable dims, the quantization struct (int8/int16), MVE's int8 kernel sums.
+    # Prepare: lhs, rhs, output; checks (ranks 2 to 4); transposed copies (adj_x: lhs; !adj_y:
+    # rhs); ReshapeOutputTensor (the output's writable dims); then, unlike the reference kernel,
+    # the quantization struct (int8/int16) and MVE's int8 kernel sums.
     lhs, rhs, output = context.input(0), context.input(1), context.output(0)
     found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
     refused = _batch_matmul_checks(lhs, rhs, output)
     if refused:
         return found + refused
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
-    left, right = _extended(lhs, rhs)
-    accum_left = left[-2] if adj_x else left[-1]
-    accum_right = right[-1] if adj_y else right[-2]
-    if accum_left != accum_right:
-        return [
-            *found,
-            ensure_eq(_BMM_FILE, "accum_dim_lhs", "accum_dim_rhs", accum_left, accum_right),
-        ]
+    refused = reference_matmul.shape_refusals(_BMM_FILE, lhs, rhs, adj_x=adj_x, adj_y=adj_y)
+    if refused:
+        return found + refused
     if adj_x:
-        found += _transposed_copy(context, lhs, "lhs")
+        found += reference_matmul.transposed_copy(context, lhs, "lhs")
     if not adj_y:
-        found += _transposed_copy(context, rhs, "rhs")
-    out_rank = len(left)
-    if output is None or out_rank > len(output.shape):
-        return [*found, ensure(_BMM_COMMON_FILE, "output_rank <= NumDimensions(output)")]
-    found.append(Persistent(4 + 4 * len(output.shape), "output dims copy"))
-    shape = [max(a, b) if a == 1 else a for a, b in zip(left[:-2], right[:-2], strict=True)]
-    shape += [left[-1] if adj_x else left[-2], right[-2] if adj_y else right[-1]]
-    reshaped = 1
-    for size in shape:
-        reshaped *= size
-    if reshaped != elements(output):
-        return [
-            *found,
-            ensure_eq(
-                _BMM_COMMON_FILE, "orig_size", "NumElements(output)", elements(output), reshaped
-            ),
-        ]
+        found += reference_matmul.transposed_copy(context, rhs, "rhs")
+    found += reference_matmul.reshaped_output(context, lhs, rhs)
     dtype = type_of(lhs)
-    if dtype == "FLOAT32":
+    if dtype == "FLOAT32" or any(isinstance(event, Refusal) for event in found):
         return found
-    found.append(Persistent(context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL), "quantization"))
+    quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
+    found.append(Persistent(context.sizeof(quantization), "quantization"))
     if dtype == "INT16":
         return found + int16_zero_points(
             _BMM_FILE, ("lhs_input", lhs), ("rhs_input", rhs), ("output", output)
         )
-    nbytes = buffers.fully_connected_s8(context.build.isa, Dims(1, 1, shape[-2], shape[-1]))
+    # arm_fully_connected_s8_get_buffer_size(&output_shape): output_shape.c is the RHS columns.
+    left, right = reference_matmul.extended(lhs, rhs)
+    columns = right[-2] if adj_y else right[-1]
+    nbytes = buffers.fully_connected_s8(context.build.isa, Dims(1, 1, left[-2], columns))
     if nbytes > 0:
         found.append(Scratch(nbytes, "CMSIS-NN kernel sums"))
     return found
-
-
-def _extended(lhs: Tensor | None, rhs: Tensor | None) -> tuple[list[int], list[int]]:
-    """Both shapes extended with leading 1s to the larger rank."""
-    left = list(lhs.shape) if lhs is not None else []
-    right = list(rhs.shape) if rhs is not None else []
-    rank = max(len(left), len(right))
-    return [1] * (rank - len(left)) + left, [1] * (rank - len(right)) + right
 
 
 def _batch_matmul_checks(
@@ -347,22 +295,7 @@ def _batch_matmul_checks(
             return [ensure(_BMM_FILE, f"{name}_rank >= 2")]
         if rank > 4:
             return [ensure(_BMM_FILE, f"{name}_rank <= 4")]
-    left, right = _extended(lhs, rhs)
-    for a, b in zip(left[:-2], right[:-2], strict=True):
-        if a not in (b, 1) and b != 1:
-            return [ensure_eq(_BMM_FILE, "rhs_dim", "1", b, 1)]
     return []
-
-
-def _transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) -> list[Event]:
-    """AllocInitTransposeTensorFromTfLiteTensor: an eval tensor, its dims, its data."""
-    rank = 0 if tensor is None else len(tensor.shape)
-    element_bytes = context.input_element_bytes(0, 1)
-    return [
-        Persistent(context.sizeof(EVAL_TENSOR), f"transposed {name} tensor"),
-        Persistent(4 + 4 * rank, f"transposed {name} dims"),
-        Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
-    ]
 
 
 RULES = (
@@ -376,7 +309,7 @@ RULES = (
     KernelRule(
         "BATCH_MATMUL",
         "cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
-        BATCH_MATMUL_PARAMS,
+        reference_matmul.BATCH_MATMUL_PARAMS,
         op_data(CMSIS_OP_DATA_BATCH_MATMUL),
         _batch_matmul,
     ),
