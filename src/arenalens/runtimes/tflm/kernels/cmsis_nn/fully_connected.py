@@ -39,6 +39,7 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     type_number,
     type_of,
     types_and_hybrid,
+    zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays
 
@@ -174,7 +175,7 @@ def _calculate_op_data(
                     size,
                 )
             ]
-        return list(per_channel_arrays(count))
+        return [*per_channel_arrays(count), *_symmetric_filter(weights)]
     product = scale_of(source) * scale_of(weights)
     if bias is not None:
         out_scale = scale_of(output)
@@ -183,7 +184,20 @@ def _calculate_op_data(
             return [ensure(_KERNEL_UTIL_FILE, "scale_diff / output_scale <= 0.02")]
     if product < 0:
         return [ensure(_KERNEL_UTIL_FILE, "input_product_scale >= 0")]
-    return []
+    return _symmetric_filter(weights)
+
+
+def _symmetric_filter(weights: Tensor | None) -> list[Event]:
+    """`TFLITE_DCHECK(filter->params.zero_point == 0)`: live in the makefile's default build
+    (no NDEBUG), where a failing DCHECK aborts."""
+    if zero_point_of(weights) == 0:
+        return []
+    return [
+        Refusal(
+            "filter zero point not 0: a TFLITE_DCHECK in fully_connected_common.cc aborts TFLM "
+            "(setup crashes)"
+        )
+    ]
 
 
 def _int8_buffers(

@@ -314,7 +314,7 @@ def _lstm(context: KernelContext) -> Events:
     found += [
         Scratch(batch * hidden * cell_bytes, f"lstm buffer {i}") for i in range(buffers_count)
     ]
-    return found + _lstm_eval_refusals(activation, type_of(context.input(2)))
+    return found + _lstm_eval_refusals(activation, type_of(context.input(1)))
 
 
 def _lstm_eval_refusals(activation: str, weight_type: str) -> list[Event]:
