@@ -165,7 +165,7 @@ def test_cmsis_builds_use_cmsis_rules_and_reference_ones_for_the_rest() -> None:
 
 def test_fully_connected_kernel_sums_are_persistent_on_mve_when_constant() -> None:
     constant = _setup(cases.fully_connected(), ISA_MVE)
-    assert Persistent(64, "CMSIS-NN kernel sums") in constant
+    assert Persistent(64, "CMSIS-NN kernel sums", written=True) in constant
     variable = _setup(cases.fully_connected(constant_weights=False), ISA_MVE)
     assert Scratch(64, "CMSIS-NN kernel sums") in variable
     assert not _kernel_sums(_setup(cases.fully_connected(), ISA_DSP))

@@ -10,6 +10,13 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
 * *SingleArenaBufferAllocator* (arena_allocator/single_arena_buffer_allocator.cc): persistent
   allocations round down and fail below the head; temp allocations round up and fail above the
   tail; the resizable head buffer needs `tail - start >= size`.
+* *Persistent buffers filled while temps are live*: AllocatePersistentBuffer checks only the
+  head, so a kernel's Prepare may get a tail buffer lying over its own temp TfLiteTensors; when it
+  writes that buffer before releasing them (kernel sums, per-channel arrays, lookup tables),
+  DeallocateTempTfLiteTensor then reads corrupted `quantization.type` / `.params` / affine
+  `zero_point` words and setup fails (or crashes). Such a buffer (`Persistent(written=True)`) must
+  start above the highest of those words: the smallest size from which every larger one works
+  (smaller sizes may work in isolated windows).
 * *MicroAllocator::StartModelAllocation, FinishModelAllocation, CommitStaticMemoryPlan*
   (micro_allocator.cc) and *MicroInterpreter::AllocateTensors* (micro_interpreter.cc): the order.
 * *RecordingMicroAllocator* (recording_micro_allocator.cc): which allocations each
@@ -179,6 +186,8 @@ class Allocation:
     what: str = ""
     category: str = ""  # the print_allocations() category that records it ("" = none)
     count: int = 1  # how many allocations the category counts for this one (arrays count items)
+    guard_bytes: int = 0  # TEMP: leading bytes read after later writes (TFLM's dealloc reads them)
+    written: bool = False  # PERSISTENT: written while temps are live (must not cover guarded bytes)
 
 
 @dataclass(frozen=True)
@@ -217,6 +226,7 @@ class _Arena:
         self.head = 0
         self.temp = 0
         self.tail = size
+        self.guard = 0
         self.layout = layout
         self.used: dict[str, int] = {}
         self.requested: dict[str, int] = {}
@@ -226,7 +236,7 @@ class _Arena:
         """Perform one step; False when TFLM would fail here."""
         if step.action is Action.PERSISTENT:
             result = _align_down(self.tail - step.nbytes, step.alignment)
-            if result < self.head:
+            if result < (max(self.head, self.guard) if step.written else self.head):
                 return False
             self.record(step, self.tail - result)
             self.tail = result
@@ -235,15 +245,17 @@ class _Arena:
             if self.tail - start < step.nbytes:
                 return False
             self.temp = start + step.nbytes
+            if step.guard_bytes:
+                self.guard = max(self.guard, start + step.guard_bytes)
         elif step.action is Action.HEAD:
             # ResizeBuffer starts at the aligned array start; the array start is aligned.
             if self.tail < step.nbytes:
                 return False
             self.head = self.temp = step.nbytes
         elif step.action is Action.RESET_TEMP:
-            self.temp = self.head
+            self.temp = self.guard = self.head
         elif step.action is Action.RELEASE_HEAD:
-            self.head = self.temp = 0
+            self.head = self.temp = self.guard = 0
         elif step.action is Action.PLANNER:
             available = _align_down(self.tail, ARENA_ALIGNMENT) - _align_up(
                 self.temp, ARENA_ALIGNMENT
@@ -334,22 +346,26 @@ def _residue_needs(
 ) -> dict[int, int | None]:
     """Sequence → for each residue r, the largest lower bound on the size (None: none fits)."""
     groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
-    head = temp = 0
+    head = temp = guard = 0
     impossible = False
     for step in sequence:
         action = step.action
         if action is Action.PERSISTENT:
-            groups = _move_tail(groups, step.nbytes, step.alignment, head)
+            floor = max(head, guard) if step.written else head
+            groups = _move_tail(groups, step.nbytes, step.alignment, floor)
         elif action is Action.TEMP:
-            temp = _align_up(temp, step.alignment) + step.nbytes
+            start = _align_up(temp, step.alignment)
+            temp = start + step.nbytes
+            if step.guard_bytes:
+                guard = max(guard, start + step.guard_bytes)
             _bound_all(groups, temp)
         elif action is Action.HEAD:
             _bound_all(groups, step.nbytes)
             head = temp = step.nbytes
         elif action is Action.RESET_TEMP:
-            temp = head
+            temp = guard = head
         elif action is Action.RELEASE_HEAD:
-            head = temp = 0
+            head = temp = guard = 0
         elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
             linear = action is Action.LINEAR_PLANNER
             impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
@@ -409,6 +425,9 @@ def _tensor_struct(
     tensor: Tensor, layout: HostLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
+    # Temp copies: DeallocateTempTfLiteTensor reads quantization.type and .params (the struct's
+    # first two pointer-sized words) and the affine struct's zero_point pointer (its second word).
+    guard = 2 * layout.pointer_bytes if action is Action.TEMP else 0
     steps = [
         Allocation(
             action,
@@ -416,13 +435,21 @@ def _tensor_struct(
             layout.struct_alignment,
             what,
             PERSISTENT_TENSORS if recorded else "",
+            guard_bytes=guard,
         )
     ]
     if _quantized(tensor) and tensor.quantization is not None:
         channels = tensor.quantization.channel_count
         category = QUANTIZATION if recorded else ""
         steps.append(
-            Allocation(action, layout.affine_quantization, layout.struct_alignment, what, category)
+            Allocation(
+                action,
+                layout.affine_quantization,
+                layout.struct_alignment,
+                what,
+                category,
+                guard_bytes=guard,
+            )
         )
         steps.append(Allocation(action, 4 + 4 * channels, 4, what, category))
     return steps
@@ -647,6 +674,7 @@ def _kernel_steps(
                     ARENA_ALIGNMENT,
                     f"{label}: {allocation.what}",
                     PERSISTENT_BUFFERS,
+                    written=allocation.written,
                 )
             )
         elif isinstance(allocation, TempTensor):

@@ -90,8 +90,8 @@ def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) ->
     rank = 0 if tensor is None else len(tensor.shape)
     element_bytes = 1 if tensor is None else tensor.dtype.element_bytes or 1
     return [
-        Persistent(context.sizeof(EVAL_TENSOR), f"transposed {name} tensor"),
-        Persistent(4 + 4 * rank, f"transposed {name} dims"),
+        Persistent(context.sizeof(EVAL_TENSOR), f"transposed {name} tensor", written=True),
+        Persistent(4 + 4 * rank, f"transposed {name} dims", written=True),
         Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
     ]
 
@@ -103,7 +103,7 @@ def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | No
     left, right = extended(lhs, rhs)
     if output is None or len(left) > len(output.shape):
         return [refusal(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
-    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy")]
+    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=True)]
     count = 1
     for a, b in zip(left[:-2], right[:-2], strict=True):
         count *= b if a == 1 else a
@@ -151,7 +151,11 @@ def _prepare(context: KernelContext) -> Events:
         if not 2 <= rank <= 5:
             return [*found, refusal(_FILE, f"{name}_rank {'>= 2' if rank < 2 else '<= 5'}")]
     if kinds[0] in ("INT8", "INT16"):
-        found.append(Persistent(context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL), "quantization"))
+        found.append(
+            Persistent(
+                context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL), "quantization", written=True
+            )
+        )
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
     if adj_x:
         found += transposed_copy(context, lhs, "lhs")

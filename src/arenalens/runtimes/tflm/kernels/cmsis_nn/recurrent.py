@@ -215,7 +215,7 @@ def _svdf(context: KernelContext) -> Events:
     if nbytes > 0:
         if not is_constant(features):
             return [*found, ensure(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
-        found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums"))
+        found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=True))
     return found
 
 
@@ -309,7 +309,9 @@ def _lstm(context: KernelContext) -> Events:
         sum_bytes = 4 if activation == "INT8" else 8
         for part in ("input", "hidden"):
             for gate in ("input", "forget", "cell", "output"):
-                found.append(Persistent(hidden * sum_bytes, f"{gate} gate {part} kernel sums"))
+                found.append(
+                    Persistent(hidden * sum_bytes, f"{gate} gate {part} kernel sums", written=True)
+                )
         buffers_count = 3
     found += [
         Scratch(batch * hidden * cell_bytes, f"lstm buffer {i}") for i in range(buffers_count)
@@ -386,7 +388,7 @@ def _gate_parameters(context: KernelContext) -> list[Event]:
                         "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
                     ),
                 ]
-            found += per_channel_arrays(count)
+            found += per_channel_arrays(count, written=True)
     return found
 
 

@@ -82,8 +82,8 @@ def _softmax(context: KernelContext) -> Events:
         return [*found, Refusal(UNSUPPORTED_INPUT)]
     if kinds[0] == "INT16":
         found += [
-            Persistent(2 * LUT_ENTRIES, "softmax exp lookup table"),
-            Persistent(2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table"),
+            Persistent(2 * LUT_ENTRIES, "softmax exp lookup table", written=True),
+            Persistent(2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table", written=True),
         ]
     return found + _parameter_checks(context)
 
