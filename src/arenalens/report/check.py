@@ -139,6 +139,13 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         )
     lines.append(table)
     lines.extend(declare_notes(check.declared))
+    if check.build.get("cpu") is None and check.target is not None and check.runtime == "tflm":
+        lines.append(
+            Text(
+                "the x86-64 wheel's figure: --cpu CORE [--kernels cmsis-nn] gives the device's",
+                style="yellow",
+            )
+        )
     advice = next_step(check)
     if advice:
         lines.append(Text(advice, style="yellow" if not check.fits else ""))

@@ -125,15 +125,20 @@ def cpu_named(text: str) -> Cpu:
     return core
 
 
+def kernel_library_named(text: str) -> str:
+    """A kernel library as users type it ('cmsis-nn', 'CMSIS_NN', 'cmsisnn', 'reference') → its
+    name; UsageError listing the known ones."""
+    key = text.strip().lower().replace("_", "-").replace("cmsisnn", "cmsis-nn")
+    if key not in KERNEL_LIBRARIES:
+        raise UsageError(f"unknown kernel library '{text}' (known: {', '.join(KERNEL_LIBRARIES)})")
+    return key
+
+
 def device_build(cpu: str, kernels: str = REFERENCE, *, recording: bool = False) -> Build:
     """(Cortex-M core, kernel library) → the firmware build: ILP32, TFLM's default make flags
     (no compression), the plain MicroAllocator unless `recording`."""
     core = cpu_named(cpu)
-    library_key = kernels.strip().lower().replace("_", "-").replace("cmsisnn", "cmsis-nn")
-    if library_key not in KERNEL_LIBRARIES:
-        raise UsageError(
-            f"unknown kernel library '{kernels}' (known: {', '.join(KERNEL_LIBRARIES)})"
-        )
+    library_key = kernel_library_named(kernels)
     library = "CMSIS-NN" if library_key == CMSIS_NN else "reference"
     isa = core.isa if library_key == CMSIS_NN else ISA_NONE
     return Build(
@@ -151,7 +156,7 @@ def device_build(cpu: str, kernels: str = REFERENCE, *, recording: bool = False)
 def select_build(cpu: str | None, kernels: str | None) -> Build:
     """The --cpu / --kernels options → a build; neither → the host wheel."""
     if cpu is None:
-        if kernels is not None and kernels.strip().lower() != REFERENCE:
+        if kernels is not None and kernel_library_named(kernels) != REFERENCE:
             raise UsageError("--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core)")
         return HOST
     return device_build(cpu, kernels or REFERENCE)
