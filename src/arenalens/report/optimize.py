@@ -143,8 +143,8 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             "  no plan declares fewer bytes than the runtime's own",
         )
     name = PurePath(document["model"]).name
-    build = document["build"]
-    on_device = build["cpu"] is not None
+    build = document.get("build") or {}  # documents before builds had none: the host
+    on_device = build.get("cpu") is not None
     where = f", {build['name']}" if on_device else ""
     table = Table(title=f"{escape(name)} (TFLM{where})", title_justify="left")
     for column in ("", "bytes", "real TFLM"):
