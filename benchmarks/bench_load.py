@@ -19,10 +19,9 @@ from rich.table import Table
 from tflite.Model import Model as FlatModel
 
 from arenalens import load_model
-from arenalens.examples.synthetic import synthetic_model
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
-from benchkit import SHARED, best_of
+from benchkit import SHARED, best_of, synthetic_model
 
 
 def tflite_package_walk(data: bytes) -> int:

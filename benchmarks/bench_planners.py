@@ -1,7 +1,8 @@
 """Planner speed and quality: every registered planner on the TFLM head of two models.
 
 Models: the shared corpus model with the most planned buffers, and a generated chain of 20,000
-operators (`examples.synthetic`). For each planner: planning time (best of N runs), arena bytes,
+operators (`tests/fixtures/synthetic.py`). For each planner: planning time (best of N runs),
+arena bytes,
 and both as ratios to `naive` measured in the same run, next to the lower bound. The Problem is
 built once per model (lifetimes, scratch, rounding) and its build time is shown separately.
 
@@ -21,11 +22,10 @@ from rich.table import Table
 from arenalens import load_model
 from arenalens.analysis.problem import ArenaProblem
 from arenalens.errors import PlanError
-from arenalens.examples.synthetic import synthetic_model
 from arenalens.ir import Model
 from arenalens.planning import planner_names, run_planner
 from arenalens.runtimes.tflm.arena import arenas
-from benchkit import SHARED, best_of
+from benchkit import SHARED, best_of, synthetic_model
 
 
 def largest_shared_model() -> tuple[str, Model] | None:

@@ -1,6 +1,6 @@
 """Report generation: time and size of every report output for a 2,000-tensor model.
 
-Model: the generated U-Net-like graph (`arenalens.examples.synthetic`, skip connections give long
+Model: the generated U-Net-like graph (`tests/fixtures/synthetic.py`, skip connections give long
 lifetimes) with 2,000 operators and 2,001 planned tensors, under TFLM rules.
 
 Baseline, measured in the same run: exporting the same report as plain JSON (`report_document`
@@ -25,7 +25,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from arenalens.examples.synthetic import synthetic_model
 from arenalens.pipeline import analyze
 from arenalens.report.build import build_report, default_planners, plan_alternatives
 from arenalens.report.console import format_bytes
@@ -33,7 +32,7 @@ from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.tflite.reader import parse_model
-from benchkit import best_of
+from benchkit import best_of, synthetic_model
 
 CHROMIUM_ARGS = [
     "--headless",

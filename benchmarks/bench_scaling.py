@@ -1,6 +1,7 @@
 """Scaling: every stage on generated models of 1k, 10k and 100k operators, and the largest real one.
 
-Models: `examples.synthetic` chains, wide branches and U-Net-like skips (long-lived tensors), and
+Models: `tests/fixtures/synthetic.py` chains, wide branches and U-Net-like skips (long-lived
+tensors), and
 the shared corpus model with the most operators. Stages: load (reader + checker), TFLM and LiteRT
 lifetimes, each runtime's rules (arena problems: scratch, temporaries, offline plans), every
 registered planner on the TFLM head arena (`litert_arena` on the LiteRT arena, its own), and the
@@ -37,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens.cli.common import write_atomic
+from benchkit import synthetic_model
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 RUNTIME_TIMEOUT_SECONDS = 600
@@ -54,7 +56,6 @@ def model_bytes(case: str) -> bytes:
     kind, _, argument = case.partition(":")
     if kind == "file":
         return (SHARED / argument).read_bytes()
-    from arenalens.examples.synthetic import synthetic_model
 
     return synthetic_model(kind, int(argument))
 

@@ -16,9 +16,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from tests.fixtures.synthetic import SYNTHETIC_SHAPES, synthetic_model
 
 from arenalens.examples import EXAMPLES, example_bytes
-from arenalens.examples.synthetic import SYNTHETIC_SHAPES, synthetic_model
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import OFFLINE_PLAN_METADATA
 

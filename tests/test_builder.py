@@ -349,7 +349,7 @@ def test_model_without_subgraphs_is_refused() -> None:
 
 
 def test_twenty_thousand_operators_build_in_seconds() -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     builder = ModelBuilder()
     main = builder.add_subgraph()
     scale = quantization(0.05, 0)
@@ -361,7 +361,7 @@ def test_twenty_thousand_operators_build_in_seconds() -> None:
         previous = following
     main.set_outputs([previous])
     data = builder.build()
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert elapsed < 10.0
     assert load_model(data).operator_count == 20_000
 

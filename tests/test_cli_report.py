@@ -95,13 +95,31 @@ def test_bad_options_are_usage_errors(
     assert message in capsys.readouterr().err
 
 
-def test_report_fails_fast_when_the_html_directory_is_missing(
+def test_missing_output_folders_are_created_for_every_command(tmp_path: Path) -> None:
+    # -o and --images create missing folders, the same for every command (issue 13).
+    assert main(["report", "example:kws_ds_cnn", "-o", str(tmp_path / "a" / "r.html")]) == 0
+    assert (tmp_path / "a" / "r.html").is_file()
+    out = tmp_path / "b" / "p.json"
+    assert main(["export", "example:kws_ds_cnn", "--format", "json", "-o", str(out)]) == 0
+    assert out.is_file()
+    folder = tmp_path / "c" / "many"
+    code = main(
+        ["export", "example:kws_ds_cnn", "example:fc_autoencoder", "-f", "csv", "-o", str(folder)]
+    )
+    assert code == 0 and len(list(folder.iterdir())) == 2
+
+
+def test_outputs_that_name_files_as_folders_are_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["report", "example:kws_ds_cnn", "-o", str(tmp_path / "no" / "r.html")]) == 2
-    captured = capsys.readouterr()
-    assert "does not exist" in captured.err
-    assert captured.out == ""  # nothing was analysed or printed
+    existing = tmp_path / "existing.png"
+    existing.write_bytes(b"png")
+    assert main(["report", "example:kws_ds_cnn", "--images", str(existing)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert existing.read_bytes() == b"png"
+    nested = existing / "r.html"
+    assert main(["report", "example:kws_ds_cnn", "-o", str(nested)]) == 2
+    assert "not a folder" in capsys.readouterr().err
 
 
 def test_report_refuses_to_overwrite_its_input(
@@ -184,3 +202,83 @@ def test_compare_input_shape_compares_a_model_with_itself_resized(
     right_arena = right["arenas"][0]["plans"][0]["arena_size"]
     assert right_arena < left_arena / 2  # (128/224)² ≈ 0.33 of the activations
     assert html.is_file()
+
+
+def test_report_leads_with_the_number_then_the_verdict_then_what_to_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The issue's "done when": the number for kTensorArenaSize, whether it fits, what to do.
+    code = main(["report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re", "--no-color"])
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("kTensorArenaSize = 103,672 B")
+    assert "head 72 KiB + tail" in lines[0] and "inside the tensor arena" in lines[0]
+    verdict = next(line for line in lines if line.startswith("FITS"))
+    assert verdict.startswith("FITS AFTER OPTIMIZE  on ST NUCLEO-F401RE")
+    text = "\n".join(lines)
+    assert text.index("what to do next") < text.index("plans")
+    assert "arenalens optimize example:vww_mobilenet_v1 -o optimized.tflite" in text
+    assert "it declares 85,240 B, which fits" in text
+    assert "WARNING planner-waste" in text and "saves 18,432 B" in text
+
+
+def test_report_json_carries_the_number_verdict_findings_and_steps(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    arguments = ["report", "example:vww_mobilenet_v1", "--budget", "320KB", "--json"]
+    assert main(arguments) == 0
+    (report,) = json.loads(capsys.readouterr().out)["reports"]
+    assert report["declare"]["symbol"] == "kTensorArenaSize"
+    assert report["declare"]["required_bytes"] == report["required_bytes"] == 103_672
+    assert [part["name"] for part in report["declare"]["parts"]] == ["head", "tail"]
+    assert sum(part["bytes"] for part in report["declare"]["parts"]) == 103_672
+    assert report["verdict"]["verdict"] == "FITS"
+    assert report["verdict"]["where"] == "320KB = 327,680 B"
+    assert report["budget"] == 327_680
+    assert {f["rule"] for f in report["findings"]} >= {"planner-waste", "design-hints"}
+    assert all(
+        set(f) >= {"rule", "severity", "where", "fix", "saving_bytes"} for f in report["findings"]
+    )
+    assert report["next_steps"][0].startswith("Declare kTensorArenaSize = 103,672 B")
+    plans = {p["planner"]: p for p in report["arenas"][0]["plans"]}
+    assert plans["tflm_greedy"]["required_bytes"] == 103_672
+    assert plans["first_fit"]["required_bytes"] == 85_240
+
+
+def test_report_is_the_same_bytes_twice(tmp_path: Path) -> None:
+    # Findings are computed without a time-limited search, so the page is deterministic.
+    pages = []
+    for index in range(2):
+        out = tmp_path / f"r{index}.html"
+        arguments = ["report", "example:kws_ds_cnn", "--target", "esp32", "-o", str(out)]
+        assert main([*arguments, "--planner", "tflm_greedy", "--planner", "first_fit"]) == 0
+        pages.append(out.read_bytes())
+    assert pages[0] == pages[1]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["--target", "z80"], "unknown target 'z80'"),
+        (["--target", "esp32", "--budget", "1MB"], "not both"),
+        (["--max-input"], "--max-input needs --target NAME or --budget SIZE"),
+        (["--budget", "lots"], "is not a size"),
+    ],
+)
+def test_report_fit_options_fail_fast(
+    arguments: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "example:kws_ds_cnn", *arguments]) == 2
+    captured = capsys.readouterr()
+    assert fragment in captured.err and captured.out == ""
+
+
+def test_report_max_input_plots_the_curve(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ai_edge_litert")
+    arguments = ["report", "example:vww_mobilenet_v1", "--budget", "96KB", "--max-input"]
+    assert main([*arguments, "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)["reports"]
+    assert report["max_input_shape"] == [1, 92, 92, 3]
+    heights = [size["height"] for size in report["input_sizes"]]
+    assert heights == sorted(heights) and 96 in heights
+    assert any("largest input that fits is input=1x92x92x3" in s for s in report["next_steps"])

@@ -66,9 +66,9 @@ def test_checker_is_fast_with_thousands_of_live_buffers(fixed_every: int) -> Non
     )
     problem = Problem(buffers)
     plan = run_planner("naive", problem)
-    started = time.perf_counter()
+    started = time.process_time()
     check_plan(problem, plan.offsets)
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 def test_checker_names_the_fixed_buffer_an_online_one_overlaps() -> None:

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pytest
 
 from arenalens.report.build import build_report
 from arenalens.report.console import format_bytes
-from arenalens.report.data import MemoryReport
+from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport
 from arenalens.report.html import render_html
 from tests.conftest import REPO_ROOT
 from tests.report_helpers import analysis_for, synthetic_model
@@ -77,10 +78,20 @@ def browser() -> Iterator[Any]:
 def _reports() -> list[MemoryReport]:
     model = synthetic_model(6, name="residual6", renames={5: HOSTILE_NAME})
     bigger = synthetic_model(8, name="residual8")
-    return [
-        build_report(analysis_for(model), budget=64 * 1024),
-        build_report(analysis_for(bigger)),
-    ]
+    first = build_report(analysis_for(model), budget=64 * 1024)
+    guided = replace(
+        first,
+        next_steps=("Declare kTensorArenaSize = 1 B: it fits.",),
+        findings=(
+            FindingRow("planner-waste", "warning", "model", HOSTILE_NAME, "run optimize", 512),
+        ),
+        input_sizes=tuple(
+            InputSizeRow((1, h, h, 3), h, 1000 * h, 1000 * h <= 64 * 1024) for h in (16, 32, 64)
+        ),
+        max_input=(1, 32, 32, 3),
+        input_name="input",
+    )
+    return [guided, build_report(analysis_for(bigger))]
 
 
 @pytest.fixture(scope="module")
@@ -232,14 +243,54 @@ def test_budget_field_takes_sizes_and_flags_nonsense(watch: PageWatch) -> None:
     watch.page.fill("#budget", "10MiB")
     watch.settle()
     assert watch.page.evaluate("window.arenalens.state().budget") == 10 * 1024 * 1024
-    assert watch.page.inner_text("#card-budget .value") == "fits"
+    assert watch.page.inner_text("#card-fit .value") == "fits"
+    assert watch.page.inner_text("#budget-message") == "= 10,485,760 B"
     watch.page.fill("#budget", "lots")
     watch.settle()
     assert "invalid" in (watch.page.get_attribute("#budget", "class") or "")
+    # The box says it cannot read the text, instead of silently keeping the old budget.
+    assert "can't read 'lots'" in watch.page.inner_text("#budget-message")
     assert watch.page.evaluate("window.arenalens.state().budget") == 10 * 1024 * 1024
-    watch.page.fill("#budget", "1KiB")
+    watch.page.fill("#budget", "1KB")
     watch.settle()
-    assert watch.page.inner_text("#card-budget .value").startswith("over by")
+    assert watch.page.inner_text("#budget-message") == "= 1,024 B"
+    assert watch.page.inner_text("#card-fit .value").startswith("over by")
+
+
+def test_the_number_to_declare_is_the_first_card(
+    watch: PageWatch, report_file: tuple[Path, list[MemoryReport]]
+) -> None:
+    report = report_file[1][0]
+    watch.settle()
+    first = watch.page.locator(".cards .card").first
+    assert first.get_attribute("id") == "card-declare"
+    assert first.locator(".label").inner_text().lower() == "ktensorarenasize"
+    assert first.locator(".value").inner_text() == format_bytes(report.required_bytes)
+    note = first.locator(".note").inner_text()
+    assert f"{report.required_bytes:,} B" in note and "inside the tensor arena" in note
+    # A plan other than the runtime's: its number, and that it applies after optimize.
+    other = next(p for p in report.primary.plans if not p.is_runtime)
+    watch.page.click(f'#planners button[data-planner="{other.planner}"]')
+    watch.settle()
+    assert "applies after `arenalens optimize" in first.locator(".note").inner_text()
+    assert f"--planner {other.planner}" in first.locator(".note").inner_text()
+
+
+def test_what_to_do_next_lists_steps_and_findings_as_text(watch: PageWatch) -> None:
+    watch.settle()
+    panel = watch.page.locator("#next-steps")
+    assert "Declare kTensorArenaSize" in panel.inner_text()
+    assert HOSTILE_NAME in panel.locator(".finding").first.inner_text()
+    assert "saves 512 B" in panel.inner_text()
+    assert watch.dialogs == []
+
+
+def test_arena_against_input_size_is_plotted(watch: PageWatch) -> None:
+    watch.settle()
+    panel = watch.page.locator("#input-sizes")
+    assert "largest that fits: input=1x32x32x3" in panel.inner_text()
+    assert panel.locator("canvas").get_attribute("aria-label") == "arena against input size"
+    assert watch.console == []
 
 
 def test_clicking_an_operator_lists_what_it_reads_and_writes(watch: PageWatch) -> None:
@@ -254,6 +305,8 @@ def test_clicking_an_operator_lists_what_it_reads_and_writes(watch: PageWatch) -
 
 def test_dragging_on_the_live_chart_zooms_every_view(watch: PageWatch) -> None:
     watch.settle()
+    # "What to do next" sits above the charts: bring the chart into the viewport first.
+    watch.page.locator("#live-bytes canvas").scroll_into_view_if_needed()
     box = watch.page.locator("#live-bytes canvas").bounding_box()
     assert box is not None
     y = box["y"] + box["height"] / 2
@@ -268,3 +321,36 @@ def test_dragging_on_the_live_chart_zooms_every_view(watch: PageWatch) -> None:
     watch.settle()
     assert watch.page.evaluate("window.arenalens.state().zoom") is None
     assert watch.console == []
+
+
+def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path: Path) -> None:
+    from arenalens.examples import example_bytes
+    from arenalens.pipeline import analyze
+    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+
+    analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap=KernelLibrary.REFERENCE)
+    report = build_report(analysis)
+    arena = report.primary
+    assert arena.overlap_lower_bound is not None
+    shared = arena.shared_regions(arena.plans[0])
+    assert shared
+    path = tmp_path / "overlap.html"
+    path.write_text(render_html([report]), encoding="utf-8")
+    watched = PageWatch(browser, path)
+    try:
+        watched.settle()
+        from playwright.sync_api import expect
+
+        canvas = watched.page.locator("#memory-map canvas")
+        expect(canvas).to_have_attribute("data-shared", str(len(shared)))
+        note = watched.page.inner_text("#card-bound .note")
+        assert format_bytes(arena.overlap_lower_bound) in note and "sharing no bytes" in note
+        assert watched.page.inner_text("#card-bound .value") == format_bytes(
+            arena.overlap_lower_bound
+        )
+        assert "output written over the input" in watched.page.inner_text(".legend")
+        assert watched.console == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        watched.page.screenshot(path=str(ARTIFACTS / "report-overlap.png"), full_page=True)
+    finally:
+        watched.page.close()

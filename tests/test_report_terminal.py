@@ -24,7 +24,10 @@ def test_summary_names_arena_bound_overhead_reuse_and_peak_op() -> None:
     peak = report.primary.peak
     assert peak is not None
     assert f"while op {peak.operator} {peak.opcode} runs" in text
-    assert "arena 'head' + 256 B outside it" in text
+    # The number to declare leads, with the arena and what the runtime needs besides it.
+    first_line = text.splitlines()[0]
+    assert first_line.startswith(f"kTensorArenaSize = {report.required_bytes:,} B")
+    assert "head" in first_line and "inside the tensor arena" in first_line
     assert "\x1b[" not in text  # no ANSI codes when colour is off
 
 
@@ -68,3 +71,20 @@ def test_same_input_same_text() -> None:
     first = render_report_text(_report(budget=5000), color=True)  # type: ignore[arg-type]
     second = render_report_text(_report(budget=5000), color=True)  # type: ignore[arg-type]
     assert first == second
+
+
+def test_operator_labels_name_the_subgraph_when_an_arena_spans_several() -> None:
+    from dataclasses import replace
+
+    from arenalens.report.terminal import tensor_table
+
+    report = build_report(tensor_only_analysis(synthetic_model(1), tail_bytes=0))
+    arena = report.primary
+    plain = render_report_text(report, color=False)
+    assert "op 1 DEPTHWISE_CONV_2D" in plain and "subgraph 0 op" not in plain
+    nested_steps = tuple(replace(step, subgraph=1) for step in arena.steps)
+    nested = replace(arena, steps=nested_steps)
+    from arenalens.report.console import render_text
+
+    text = render_text([tensor_table(nested)], color=False, width=160)
+    assert "subgraph 1 op 1 DEPTHWISE_CONV_2D" in text

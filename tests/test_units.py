@@ -22,8 +22,10 @@ from arenalens.units import parse_size
         ("256K", 262144),
         ("1M", 1048576),
         ("1GiB", 1073741824),
-        ("300kB", 300000),
-        ("2MB", 2000000),
+        ("300kB", 307200),
+        ("320KB", 327680),  # the STM32F746 datasheet's "320 KB SRAM"
+        ("2MB", 2097152),
+        ("1GB", 1073741824),
         ("12B", 12),
         ("0", 0),
         ("0.3MiB", 314572),  # 314572.8: the fraction of a byte is dropped
@@ -41,7 +43,7 @@ def test_parse_size_rejects_with_a_usage_error(text: str) -> None:
 
 
 def test_unknown_unit_lists_the_known_ones() -> None:
-    with pytest.raises(UsageError, match="KiB, MiB"):
+    with pytest.raises(UsageError, match="K/KB/KiB"):
         parse_size("5TiB")
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from arenalens.cli import main
 from arenalens.examples import EXAMPLES
+from tests.conftest import SHARED_MODELS, SHARED_REASON
 
 
 @pytest.mark.runtime
@@ -19,3 +20,21 @@ def test_verify_cli_agrees_on_builtin_example(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "all predictions agree with the real runtime" in out
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("runtime", ["tflm", "litert"])
+def test_a_model_the_real_runtime_refuses_is_a_one_line_error(
+    runtime: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Vela model: its ethos-u custom op has no kernel in either runtime here. Before
+    # issue 13, `verify --runtime litert` ended in "internal error" (exit 3).
+    pytest.importorskip("tflite_micro" if runtime == "tflm" else "ai_edge_litert")
+    model = SHARED_MODELS / "tflite_micro__person_detect_vela.tflite"
+    if not model.exists():
+        pytest.skip(SHARED_REASON)
+    code = main(["verify", str(model), "--runtime", runtime, "--no-color"])
+    error = capsys.readouterr().err
+    assert code == 2
+    assert "could not set up this model" in error and "internal error" not in error
+    assert len(error.strip().splitlines()) == 1 and len(error) < 400

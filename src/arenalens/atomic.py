@@ -5,8 +5,9 @@ the permissions a normal `open()` would give it, and renamed over the target in 
 (`os.replace` is atomic on POSIX and Windows). Readers see the old file or the new one, never a
 half-written one; an exception or Ctrl-C (and SIGTERM, which the CLI turns into an exception)
 removes the temporary file; and a target that is one of the run's input files is refused before
-anything is written. Only SIGKILL or a power cut can leave a hidden `.<name>.*.tmp` behind, and
-even then the target is intact.
+anything is written. A missing folder on the way is created, as for every output arenalens
+writes (files and folders alike). Only SIGKILL or a power cut can leave a hidden
+`.<name>.*.tmp` behind, and even then the target is intact.
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ def write_atomic(
     if target.is_dir():
         raise UsageError(f"{target}: is a directory")
     directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise UsageError(f"{target}: directory {directory} does not exist")
+    make_folder(directory, what=str(target))
     payload = data.encode("utf-8") if isinstance(data, str) else data
     mode = _new_file_mode(target)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
@@ -48,6 +48,21 @@ def write_atomic(
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def make_folder(folder: Path, *, what: str) -> None:
+    """Create folder and its parents if missing (every -o / --images does the same); UsageError
+    when a part of the path is a file."""
+    if folder.is_dir():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"{what}: {folder} is a file, not a folder") from None
+    except NotADirectoryError:
+        raise UsageError(f"{what}: a part of {folder} is a file, not a folder") from None
+    except PermissionError:
+        raise UsageError(f"{what}: cannot create folder {folder} (permission denied)") from None
 
 
 def _same_file(target: Path, protected: Path) -> bool:
@@ -70,4 +85,4 @@ def _new_file_mode(target: Path) -> int:
         return 0o666 & ~umask
 
 
-__all__ = ["write_atomic"]
+__all__ = ["make_folder", "write_atomic"]

@@ -1,20 +1,24 @@
-"""Fit check: the memory a model's plan needs vs the RAM a budget (or target MCU) offers.
+"""Fit check: the number to declare vs the RAM a budget, a board, or every board offers.
 
-The number compared is `MemoryBudget.required_bytes`, the arena the user must declare (TFLM: the
-minimal kTensorArenaSize, head + tail and setup needs; LiteRT: arenas + persistent arenas), against
+The number compared is the arena the user must declare (`declared.py`; TFLM: the minimal
+kTensorArenaSize, head + tail + setup; LiteRT: arenas + persistent arenas) against
 `budget - reserve`, where the reserve is RAM the rest of the firmware keeps (stacks, heap, DMA).
+Besides "does it fit as it is", a check says whether it fits after `arenalens optimize` (the
+minimal kTensorArenaSize of the model optimize would write, when that decides the answer) and
+whether only a different model would (even a plan at the lower bound does not fit).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
-from arenalens.targets import Target
+from arenalens.targets import Target, target_document
 
 
 @dataclass(frozen=True)
@@ -23,17 +27,40 @@ class FitCheck:
 
     model: str
     source: str
-    runtime: str
-    planner: str
-    required_bytes: int
-    parts: Mapping[str, int]
+    declared: DeclaredArena
     budget_bytes: int  # --budget, or the target's arena limit
     reserve_bytes: int
     target: Target | None
-    # What `required_bytes` would be if every arena were packed to its lower bound: no planner
-    # can do better, so below the budget only a different model helps.
+    # What the number would be if every arena were packed to its lower bound: no planner can do
+    # better, so above the budget only a different model helps.
     best_case_bytes: int
+    # The number to declare after `arenalens optimize` (None: not computed, or not TFLM).
+    optimized_bytes: int | None = None
+    budget_text: str = ""  # the budget as the user typed it ("320KB")
     assumptions: tuple[str, ...] = ()
+    # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
+    # words and says why it may be off.
+    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def runtime(self) -> str:
+        """The runtime whose rules made the number."""
+        return self.declared.runtime
+
+    @property
+    def planner(self) -> str:
+        """The plan the number is for."""
+        return self.declared.planner
+
+    @property
+    def required_bytes(self) -> int:
+        """The number to declare."""
+        return self.declared.required_bytes
+
+    @property
+    def parts(self) -> Mapping[str, int]:
+        """The number's parts by name (TFLM: head, tail, setup)."""
+        return MappingProxyType({part.name: part.nbytes for part in self.declared.parts})
 
     @property
     def available_bytes(self) -> int:
@@ -46,9 +73,59 @@ class FitCheck:
         return self.available_bytes - self.required_bytes
 
     @property
+    def runs(self) -> bool:
+        """False when the runtime cannot set the model up at all."""
+        return self.declared.status is not Status.CANNOT_RUN
+
+    @property
+    def shape_known(self) -> bool:
+        """False when an input's real size is unknown: the number is for a placeholder shape."""
+        return self.declared.status is not Status.PLACEHOLDER_SHAPE
+
+    @property
     def fits(self) -> bool:
-        """True when the required arena fits the available bytes."""
-        return self.headroom_bytes >= 0
+        """True when the model runs, its input shapes are known and its arena fits."""
+        return self.runs and self.shape_known and self.headroom_bytes >= 0
+
+    @property
+    def fits_after_optimize(self) -> bool | None:
+        """Whether `arenalens optimize` makes it fit: True when it fits already, None when it
+        would take the optimized number and that was not computed."""
+        if not self.runs or not self.shape_known:
+            return False
+        if self.fits:
+            return True
+        if self.runtime != "tflm" or self.best_case_bytes > self.available_bytes:
+            # LiteRT takes no offline plan, and no plan beats the lower bound.
+            return False
+        if self.optimized_bytes is None:
+            return None
+        return self.optimized_bytes <= self.available_bytes
+
+    @property
+    def optimize_decides(self) -> bool:
+        """True when only the optimized number can tell whether optimize makes it fit."""
+        return (
+            self.runtime == "tflm"
+            and self.runs
+            and self.shape_known
+            and not self.fits
+            and self.best_case_bytes <= self.available_bytes
+        )
+
+    @property
+    def verdict(self) -> str:
+        """'FITS', 'FITS (estimate)', 'FITS AFTER OPTIMIZE', 'DOES NOT FIT', 'CANNOT RUN' or
+        'INPUT SHAPE UNKNOWN'."""
+        if not self.runs:
+            return "CANNOT RUN"
+        if not self.shape_known:
+            return "INPUT SHAPE UNKNOWN"
+        if self.fits:
+            return "FITS (estimate)" if self.declared.is_estimate else "FITS"
+        if self.fits_after_optimize:
+            return "FITS AFTER OPTIMIZE"
+        return "DOES NOT FIT"
 
 
 def check_fit(
@@ -57,6 +134,8 @@ def check_fit(
     budget_bytes: int | None = None,
     target: Target | None = None,
     reserve_bytes: int = 0,
+    optimized_bytes: int | None = None,
+    budget_text: str = "",
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets."""
     if budget_bytes is not None and target is None:
@@ -69,50 +148,85 @@ def check_fit(
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:
         raise UsageError(f"--reserve {reserve_bytes:,} B leaves nothing of the {budget:,} B budget")
-    budget_info = analysis.budget
+    declared = declared_arena(analysis)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     return FitCheck(
         model=analysis.model.name,
         source=analysis.model.source,
-        runtime=analysis.runtime,
-        planner=analysis.planner,
-        required_bytes=budget_info.required_bytes,
-        parts=MappingProxyType(dict(budget_info.parts)),
+        declared=declared,
         budget_bytes=budget,
         reserve_bytes=reserve_bytes,
         target=target,
-        best_case_bytes=budget_info.required_bytes - wasted,
-        assumptions=tuple(budget_info.assumptions),
+        best_case_bytes=declared.required_bytes - wasted,
+        optimized_bytes=optimized_bytes,
+        budget_text=budget_text,
+        assumptions=tuple(analysis.budget.assumptions),
+        build=analysis.budget.build,
     )
+
+
+def board_fits(
+    check_for: Callable[[Target], FitCheck], boards: Iterable[Target]
+) -> tuple[FitCheck, ...]:
+    """Every board checked, most useful first: boards that fit (smallest RAM first: the
+    cheapest that will do), then those that fit after optimize, then the rest (closest first);
+    ties by name. `check_for` makes one board's check (its core may change the number)."""
+    checks = [check_for(board) for board in boards]
+
+    def order(check: FitCheck) -> tuple[int, int, str]:
+        assert check.target is not None
+        if check.fits:
+            return (0, check.available_bytes, check.target.name)
+        if check.fits_after_optimize:
+            return (1, -check.headroom_bytes, check.target.name)
+        return (2 if check.runs else 3, -check.headroom_bytes, check.target.name)
+
+    return tuple(sorted(checks, key=order))
 
 
 def fit_document(check: FitCheck) -> dict[str, Any]:
     """FitCheck → the `check --json` document."""
-    target = check.target
     return {
         "schema": "arenalens.check",
-        "schema_version": 1,
+        "schema_version": 2,
         "model": check.model,
         "file": check.source,
         "runtime": check.runtime,
+        "build": dict(check.build) or None,
         "planner": check.planner,
+        "verdict": check.verdict,
         "fits": check.fits,
+        "fits_after_optimize": check.fits_after_optimize,
         "required_bytes": check.required_bytes,
         "parts": dict(check.parts),
+        "declare": check.declared.as_dict(),
         "budget_bytes": check.budget_bytes,
+        "budget_text": check.budget_text or None,
         "reserve_bytes": check.reserve_bytes,
         "available_bytes": check.available_bytes,
         "headroom_bytes": check.headroom_bytes,
         "best_case_bytes": check.best_case_bytes,
-        "target": None
-        if target is None
-        else {
-            "name": target.name,
-            "title": target.title,
-            "sram_bytes": target.sram_bytes,
-            "arena_limit_bytes": target.arena_limit_bytes,
-            "source": target.source,
-            "note": target.note,
-        },
+        "optimized_required_bytes": check.optimized_bytes,
+        "target": None if check.target is None else target_document(check.target),
         "assumptions": list(check.assumptions),
+    }
+
+
+def board_row(check: FitCheck) -> dict[str, Any]:
+    """One board of `check --target all --json`: needs, available, fits, fits after optimize."""
+    assert check.target is not None
+    return {
+        "board": check.target.name,
+        "title": check.target.title,
+        "core": check.target.core,
+        "cpu": check.target.cpu,
+        "needs_bytes": check.required_bytes,
+        "needs_for": check.declared.device,
+        "status": check.declared.status.value,
+        "available_bytes": check.available_bytes,
+        "headroom_bytes": check.headroom_bytes,
+        "fits": check.fits,
+        "fits_after_optimize": check.fits_after_optimize,
+        "verdict": check.verdict,
+        "source": check.target.source,
     }

@@ -1,7 +1,8 @@
-"""Byte sizes as people type them: '300KiB', '0.5MiB', '256K', '307200' → bytes.
+"""Byte sizes as people type them: '320KB', '0.5MiB', '256K', '307200' → bytes.
 
-Binary units (KiB, MiB, GiB) and the bare letters K, M, G of linker scripts (`LENGTH = 256K`)
-count in 1024s; SI units (kB, MB, GB) count in 1000s, as their names say. Fractions of a byte are
+Kilo, mega and giga count in 1024s whatever the spelling (K, KB, KiB, kB; M, MB, MiB; G, GB,
+GiB), as microcontroller datasheets and linker scripts use them: the STM32F746's "320 KB SRAM" is
+327,680 bytes, and `LENGTH = 256K` is 262,144. Case does not matter. Fractions of a byte are
 dropped, so a budget is never rounded up past what the user wrote.
 """
 
@@ -16,31 +17,42 @@ _UNIT_BYTES = {
     "": 1,
     "b": 1,
     "k": 1024,
+    "kb": 1024,
     "kib": 1024,
     "m": 1024**2,
+    "mb": 1024**2,
     "mib": 1024**2,
     "g": 1024**3,
+    "gb": 1024**3,
     "gib": 1024**3,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
 }
 _SIZE_PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*$")
-SIZE_HELP = "bytes, or with a unit: 300KiB, 0.5MiB, 256K (1024s), 300kB (1000s)"
+SIZE_HELP = (
+    "bytes, or with a unit: 320KB, 320K and 320KiB all mean 320 x 1,024 bytes (as datasheets "
+    "write them); 0.5MB = 0.5MiB = 524,288 bytes"
+)
 
 
 def parse_size(text: str) -> int:
-    """'300KiB' / '0.5MiB' / '307200' → bytes (int); UsageError explaining the accepted forms."""
+    """'320KB' / '0.5MiB' / '307200' → bytes (int); UsageError explaining the accepted forms."""
     match = _SIZE_PATTERN.match(text)
     if match is None:
         raise UsageError(f"'{text}' is not a size ({SIZE_HELP})")
     number, unit = match.groups()
     multiplier = _UNIT_BYTES.get(unit.lower())
     if multiplier is None:
-        known = "B, KiB, MiB, GiB, K, M, G, kB, MB, GB"
+        known = "B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all 1024-based)"
         raise UsageError(f"'{text}': unknown unit '{unit}' (known: {known})")
     try:
         value = Decimal(number) * multiplier
     except InvalidOperation:  # pragma: no cover - the pattern admits only decimal numbers
         raise UsageError(f"'{text}' is not a size ({SIZE_HELP})") from None
     return int(value)  # int() truncates: a fraction of a byte is dropped
+
+
+def describe_size(text: str, nbytes: int) -> str:
+    """What a typed size was read as: '320KB = 327,680 B' ('4096 B' when typed in bytes)."""
+    typed = text.strip()
+    if typed.isdigit():
+        return f"{nbytes:,} B"
+    return f"{typed} = {nbytes:,} B"

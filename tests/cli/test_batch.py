@@ -86,3 +86,16 @@ def test_negative_jobs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFi
     folder = models_folder(tmp_path)
     assert main(["inspect", str(folder), "-j", "-1"]) == 2
     assert "--jobs must be >= 0" in capsys.readouterr().err
+
+
+def test_errors_are_listed_under_the_table_not_in_a_data_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = models_folder(tmp_path)
+    (folder / "bad.tflite").write_bytes(b"\x00" * 64)
+    assert main(["inspect", str(folder), "-j", "1", "--no-color"]) == 2
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("│ bad.tflite"))
+    assert "not a TFLite model" not in row and "error" in row
+    listed = next(line for line in out.splitlines() if line.startswith("bad.tflite: "))
+    assert "not a TFLite model" in listed

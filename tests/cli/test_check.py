@@ -33,14 +33,21 @@ def test_exit_codes_around_the_prediction_on_real_models(
     name: str, runtime: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = str(SHARED_MODELS / name)
-    predicted = required(SHARED_MODELS / name, runtime)
+    analysis = analyze(load_model(SHARED_MODELS / name), runtime=runtime)
+    predicted = analysis.budget.required_bytes
     base = ["check", path, "--runtime", runtime, "--budget"]
+    if not analysis.budget.runs:
+        # No size works: check says so first and fails whatever the budget.
+        assert main([*base, "1GiB"]) == 1
+        assert capsys.readouterr().out.splitlines()[1].startswith("CANNOT RUN")
+        return
     assert main([*base, str(predicted + 1)]) == 0
     assert main([*base, str(predicted)]) == 0
     assert main([*base, str(predicted - 1)]) == 1
     assert main([*base, str(predicted + 100), "--reserve", "101"]) == 1
     output = capsys.readouterr().out
-    assert "DOES NOT FIT" in output and "FITS" in output
+    assert "FITS" in output
+    assert "DOES NOT FIT" in output or "FITS AFTER OPTIMIZE" in output
 
 
 def test_json_document(model_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,10 +72,28 @@ def test_shortfall_is_reported(model_file: Path, capsys: pytest.CaptureFixture[s
     assert "shortfall" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("size", ["300KiB", "0.5MiB", "307200", "256K"])
+@pytest.mark.parametrize("size", ["300KiB", "0.5MiB", "307200", "256K", "300KB", "300kB"])
 def test_sizes_with_units(model_file: Path, size: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(model_file), "--budget", size, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["budget_bytes"] in {307200, 524288, 262144}
+
+
+def test_kb_is_1024_bytes_as_in_datasheets_and_the_bytes_are_echoed(
+    model_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The STM32F746 datasheet's "320 KB" is the stm32f746 preset's 327,680 B (issue 13).
+    assert main(["check", str(model_file), "--budget", "320KB", "--no-color"]) == 0
+    assert "320KB = 327,680 B" in capsys.readouterr().out
+    assert main(["check", str(model_file), "--budget", "320KB", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["budget_bytes"] == get_target("stm32f746").arena_limit_bytes == 327_680
+    assert document["budget_text"] == "320KB"
+
+
+def test_help_says_what_kb_means(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    assert "1,024" in capsys.readouterr().out
 
 
 def test_target_preset(model_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,7 +117,7 @@ def test_required_targets_are_documented() -> None:
 def test_list_targets(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--list-targets", "--json"]) == 0
     names = [t["name"] for t in json.loads(capsys.readouterr().out)]
-    assert names == list(TARGETS)
+    assert sorted(names) == sorted(TARGETS)
     assert main(["check", "--list-targets", "--no-color"]) == 0
     assert "nrf52840" in capsys.readouterr().out
 
@@ -150,3 +175,106 @@ def test_batch_exit_code_is_the_worst(
     assert main([*arguments, "--json"]) == 2
     entries = json.loads(capsys.readouterr().out)
     assert entries[1]["exit_code"] == 2 and "not a TFLite model" in entries[1]["error"]
+
+
+def test_the_number_to_declare_comes_first(
+    model_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    predicted = required(model_file)
+    assert main(["check", str(model_file), "--target", "stm32f746", "--no-color"]) == 0
+    first, second = capsys.readouterr().out.splitlines()[:2]
+    assert first.startswith(f"kTensorArenaSize = {predicted:,} B")
+    assert "head" in first and "tail" in first and "inside the tensor arena" in first
+    assert second.startswith("FITS")
+
+
+def test_there_are_at_least_50_boards_each_with_core_limit_and_source() -> None:
+    from arenalens.targets import BOARDS, CHIPS
+
+    assert len(BOARDS) >= 50
+    for target in (*BOARDS, *CHIPS):
+        assert 0 < target.arena_limit_bytes <= target.sram_bytes, target.name
+        assert target.core and target.cpu and target.source, target.name
+        assert target.name == target.name.lower()
+    for board in BOARDS:
+        assert board.chip in {chip.name for chip in CHIPS}
+    # The figures named in the issue: 320 KB on the F746, 1024-byte KB everywhere.
+    assert get_target("stm32f746").arena_limit_bytes == 320 * 1024
+    assert get_target("teensy-41").arena_limit_bytes == 512 * 1024
+
+
+def test_target_all_gives_one_row_per_board_sorted_usefully(
+    model_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arenalens.targets import BOARDS
+
+    predicted = required(model_file)
+    assert main(["check", str(model_file), "--target", "all", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    rows = document["boards"]
+    assert len(rows) == len(BOARDS)
+    assert {row["board"] for row in rows} == {board.name for board in BOARDS}
+    assert all(row["needs_bytes"] == predicted for row in rows)
+    assert all(row["fits"] == (row["available_bytes"] >= predicted) for row in rows)
+    # Boards that fit come first, smallest RAM first (the cheapest that will do).
+    fitting = [row["available_bytes"] for row in rows if row["fits"]]
+    assert fitting == sorted(fitting) and rows[0]["fits"]
+    assert document["boards_fitting"] == len(fitting)
+    assert main(["check", str(model_file), "--target", "all", "--no-color"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("kTensorArenaSize") and "bluepill-f103c8" in text
+
+
+def test_target_all_says_which_boards_fit_after_optimize(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vww_mobilenet_v1 declares 103,672 B, 85,240 B after optimize: the 96 KB boards fit only
+    # after optimize (stm32f401re: 98,304 B).
+    assert main(["check", "example:vww_mobilenet_v1", "--target", "all", "--json"]) == 0
+    rows = {row["board"]: row for row in json.loads(capsys.readouterr().out)["boards"]}
+    f401 = rows["nucleo-f401re"]
+    assert f401["fits"] is False and f401["fits_after_optimize"] is True
+    assert f401["verdict"] == "FITS AFTER OPTIMIZE"
+    assert rows["bluepill-f103c8"]["fits_after_optimize"] is False
+    order = list(rows)
+    assert order.index("nucleo-f401re") > order.index("nucleo-f746zg")
+    assert order.index("nucleo-f401re") < order.index("bluepill-f103c8")
+
+
+def test_fits_after_optimize_names_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "example:vww_mobilenet_v1", "--budget", "96KB", "--no-color"]) == 1
+    out = capsys.readouterr().out
+    assert "FITS AFTER OPTIMIZE" in out
+    assert "arenalens optimize example:vww_mobilenet_v1 -o optimized.tflite" in out
+
+
+def test_max_input_finds_the_largest_input_that_fits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("ai_edge_litert")
+    arguments = ["check", "example:vww_mobilenet_v1", "--budget", "96KB", "--max-input"]
+    assert main([*arguments, "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    shape = document["max_input_shape"]
+    assert document["max_input_name"] == "input"
+    assert shape[0] == 1 and shape[3] == 3 and shape[1] == shape[2] < 96
+    assert document["max_input_required_bytes"] <= 96 * 1024
+    sizes = {tuple(s["shape"]): s for s in document["input_sizes"]}
+    # One pixel more does not fit (or the graph refuses it): the search is tight.
+    above = sizes.get((1, shape[1] + 1, shape[2] + 1, 3))
+    assert above is not None and not above["fits"]
+    assert sizes[(1, 96, 96, 3)]["required_bytes"] == document["required_bytes"]
+    # The number at the largest size is the one `--input-shape` gives.
+    resized = f"input=1x{shape[1]}x{shape[2]}x3"
+    assert main(["check", "example:vww_mobilenet_v1", "--budget", "96KB", "--input-shape",
+                 resized, "--json"]) == 0  # fmt: skip
+    resized_bytes = json.loads(capsys.readouterr().out)["required_bytes"]
+    assert resized_bytes == document["max_input_required_bytes"]
+
+
+def test_litert_boards_never_promise_an_optimize(capsys: pytest.CaptureFixture[str]) -> None:
+    # LiteRT ignores offline plans: "after optimize" is the same answer as "as it is".
+    arguments = ["check", "example:vww_mobilenet_v1", "--runtime", "litert", "--target", "all"]
+    main([*arguments, "--json"])
+    rows = json.loads(capsys.readouterr().out)["boards"]
+    assert all(row["fits_after_optimize"] == row["fits"] for row in rows)

@@ -35,7 +35,10 @@ def broken_plan_file(tmp_path: Path) -> Path:
 def test_diagnose_clean_model_exits_0(clean_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", str(clean_file), "--no-color"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("clean — TFLM:")
+    # The number to declare leads, then the model's findings.
+    first, second = out.splitlines()[:2]
+    assert first.startswith("kTensorArenaSize = ")
+    assert second.startswith("clean — TFLM:")
     assert "peak" in out
 
 

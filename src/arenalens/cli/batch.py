@@ -79,6 +79,11 @@ def expand_model_arguments(arguments: Sequence[str]) -> list[str]:
         candidate = Path(argument)
         if candidate.is_dir():
             found = sorted(str(p) for p in candidate.rglob(f"*{MODEL_SUFFIX}") if p.is_file())
+            if not found and (candidate / "saved_model.pb").exists():
+                raise UsageError(
+                    f"{argument}: a TensorFlow SavedModel folder, not .tflite files: convert it "
+                    "with tf.lite.TFLiteConverter.from_saved_model(folder) first"
+                )
             if not found:
                 raise UsageError(f"{argument}: folder holds no {MODEL_SUFFIX} files")
             paths.extend(found)
@@ -207,19 +212,24 @@ def render_summary(
     for _, heading in columns:
         table.add_column(heading, justify="right")
     table.add_column("exit", justify="right")
+    errors: list[Text] = []
     for result in results:
         name = Path(result.model).name
         if result.error is not None:
-            cells: list[Any] = [Text(result.error, style="red")] + [""] * (len(columns) - 1)
-            cells = cells[: len(columns)] if columns else []
-            table.add_row(name, *cells, str(result.exit_code))
+            # The message goes under the table, whole: squeezed into the first data column it
+            # read as that column's value ("subgraphs: no such file").
+            table.add_row(
+                Text(name, style="red"), *(["error"] * len(columns)), str(result.exit_code)
+            )
+            errors.append(Text.assemble((f"{name}: ", "bold red"), result.error))
             continue
         table.add_row(
             name, *(_cell(result.row.get(key)) for key, _ in columns), str(result.exit_code)
         )
     failed = sum(1 for result in results if result.exit_code)
     footer = f"{len(results)} models, {failed} with a non-zero exit code"
-    text = render_text([table, footer], color=color, width=max(terminal_width(), 100))
+    parts: list[Any] = [table, *errors, footer]
+    text = render_text(parts, color=color, width=max(terminal_width(), 100))
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 

@@ -12,6 +12,7 @@ from arenalens.cli.report import (
     TOOL,
     WrittenFile,
     add_planner_options,
+    budget_bytes,
     make_report,
     write_images,
     written_text,
@@ -19,7 +20,7 @@ from arenalens.cli.report import (
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.report.console import render_text
 from arenalens.report.html import render_html
-from arenalens.report.terminal import plans_table, summary_panel
+from arenalens.report.terminal import headline, plans_table, summary_panel
 
 DEMO_EXAMPLE = "vww_mobilenet_v1"
 DEFAULT_DIRECTORY = "arenalens-demo"
@@ -56,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from arenalens.examples import example_bytes  # noqa: PLC0415 - builds on demand
 
     argument = f"example:{args.example}"
-    report, _ = make_report(argument, runtime="tflm", planners=args.planner, budget=args.budget)
+    report, _ = make_report(
+        argument, runtime="tflm", planners=args.planner, budget=budget_bytes(args)
+    )
     folder = Path(args.output)
     folder.mkdir(parents=True, exist_ok=True)
     model_bytes = example_bytes(args.example)
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     # The demo keeps the terminal short: the summary and the plans; `report` shows the rest.
     print_text(
         render_text(
-            [summary_panel(report), plans_table(report)],
+            [*headline(report), summary_panel(report), plans_table(report)],
             color=use_color(args),
             width=terminal_width(),
         )

@@ -4,34 +4,47 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from arenalens import __version__
+from arenalens.atomic import make_folder
+from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
+    add_build_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
+    overlap_library,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
     write_atomic,
 )
+from arenalens.diagnostics import diagnose
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.pipeline import analyze
+from arenalens.fit import check_fit
+from arenalens.max_input import search_max_input
+from arenalens.pipeline import Analysis, analyze
 from arenalens.report.build import build_report, default_planners, plan_alternatives
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
+from arenalens.report.guidance import with_guidance
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import Build
+from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, parse_size
 
 TOOL = f"arenalens {__version__}"
@@ -75,7 +88,32 @@ def register(subparsers: Any) -> None:
         "itself at this input shape (e.g. 224x224 vs 128x128); repeatable",
     )
     add_planner_options(parser)
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        help="a board or chip preset (see `arenalens check --list-targets`): the report says "
+        "whether the number to declare fits its largest static block, and what to do if not",
+    )
+    parser.add_argument(
+        "--reserve",
+        metavar="SIZE",
+        default="0",
+        help="RAM the rest of the firmware needs, taken off the budget or board (default: 0)",
+    )
+    parser.add_argument(
+        "--max-input",
+        action="store_true",
+        help="with --target or --budget: find the largest input height x width that fits and "
+        "plot the arena against the input size (extra 'runtime')",
+    )
+    parser.add_argument(
+        "--no-findings",
+        action="store_true",
+        help="leave the diagnose findings out of 'what to do next'",
+    )
     add_runtime_option(parser)
+    add_overlap_options(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--all",
         action="store_true",
@@ -96,18 +134,32 @@ def add_planner_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget",
-        type=_size_argument,
         metavar="SIZE",
         help="memory you can give the runtime (TFLM: kTensorArenaSize), checked and drawn "
         f"as a line: {SIZE_HELP}",
     )
 
 
-def _size_argument(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def budget_bytes(args: argparse.Namespace) -> int | None:
+    """--budget in bytes (None when not given); UsageError for text that is not a size."""
+    if args.budget is None:
+        return None
+    nbytes = parse_size(args.budget)
+    if nbytes <= 0:
+        raise UsageError(f"--budget must be positive, got '{args.budget}'")
+    return nbytes
+
+
+def add_overlap_options(parser: argparse.ArgumentParser) -> None:
+    """--overlap (TFLM): also plan outputs sliding over the inputs they consume, as far as the
+    access order of the --kernels library allows (`add_build_options`)."""
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="TFLM: also plan the head letting an operator's output start below an input it "
+        "consumes, as far as its kernel's access order (--kernels) allows (shown first, shared "
+        "bytes hatched; `optimize --overlap` writes and proves it)",
+    )
 
 
 @dataclass(frozen=True)
@@ -132,12 +184,20 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
+    overlap: KernelLibrary | None = None,
+    build: Build | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
-    planner, the Analysis)."""
+    planner, the Analysis); `build` is the TFLM build (None: the x86-64 wheel)."""
     model = load_with_input_shapes(argument, argparse.Namespace(input_shape=list(input_shapes)))
     chosen = list(planners) if planners else None
-    analysis = analyze(model, runtime=runtime, planner=chosen[0] if chosen else None)
+    analysis = analyze(
+        model,
+        runtime=runtime,
+        build=build,
+        planner=chosen[0] if chosen else None,
+        overlap=overlap,
+    )
     wanted = chosen if chosen is not None else default_planners(runtime)
     name = display_name(argument)
     if input_shapes:
@@ -172,7 +232,7 @@ def write_images(report: MemoryReport, directory: str, image_format: str) -> lis
 
     formats = IMAGE_FORMATS if image_format == "both" else (image_format,)
     folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, what="--images")
     prefix = safe_file_stem(report.model)
     written = []
     for file_name, data in render_images(report, formats=formats).items():
@@ -192,27 +252,81 @@ def written_text(files: Sequence[WrittenFile]) -> str:
 
 
 def check_output_directory(output: str | None, images: str | None) -> None:
-    """Fail before any work when -o names a directory that does not exist (and --images will
-    not create it)."""
-    if output is None:
-        return
-    folder = Path(output).parent
-    if folder.is_dir() or (images is not None and Path(images) == folder):
-        return
-    raise UsageError(f"{output}: directory {folder} does not exist")
+    """Fail before any work when an output cannot be written: --images naming a file, -o naming
+    a folder. Missing folders are created when the files are written."""
+    if images is not None and Path(images).exists() and not Path(images).is_dir():
+        raise UsageError(f"--images {images}: is a file; --images takes a folder for the charts")
+    if output is not None and Path(output).is_dir():
+        raise UsageError(f"-o {output}: is a folder; -o takes the HTML file to write")
+
+
+def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
+    """(--budget bytes, --target preset, --reserve bytes), checked before any work."""
+    if args.budget is not None and args.target is not None:
+        raise UsageError("give --budget SIZE or --target NAME, not both")
+    budget = budget_bytes(args)
+    target = None if args.target is None else get_target(args.target)
+    if args.max_input and budget is None and target is None:
+        raise UsageError("--max-input needs --target NAME or --budget SIZE")
+    return budget, target, parse_size(args.reserve)
+
+
+def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) -> MemoryReport:
+    """The report with the verdict (--target / --budget), the findings and what to do next."""
+    budget, target, reserve = _fit_options(args)
+    check = None
+    if budget is not None or target is not None:
+        check = check_fit(
+            analysis,
+            budget_bytes=budget,
+            target=target,
+            reserve_bytes=reserve,
+            budget_text=args.budget or "",
+        )
+        if check.optimize_decides:
+            check = with_optimized(check, optimized_bytes(args, analysis.model))
+    diagnosis = None
+    if not args.no_findings:
+        # No search time: the findings must be the same on every run (deterministic output).
+        diagnosis = diagnose(
+            analysis.model,
+            runtime=args.runtime,
+            build=analysis.build,
+            planner_time_limit_s=0.0,
+            what_if=False,
+        )
+    search = None
+    if args.max_input and check is not None:
+        search = search_max_input(
+            analysis.model,
+            available_bytes=check.available_bytes,
+            required_at=lambda resized: (
+                analyze(
+                    resized, runtime=args.runtime, build=analysis.build, planner=analysis.planner
+                ).budget.required_bytes
+            ),
+        )
+    report = replace(report, model_argument=shlex.quote(args.model))
+    return with_guidance(report, check=check, diagnosis=diagnosis, search=search)
 
 
 def run(args: argparse.Namespace) -> int:
     """Analyze, print the terminal report, write images and HTML on request."""
     check_output_directory(args.output, args.images)
+    _fit_options(args)  # fail fast, before any model is read
+    build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
+    overlap = overlap_library(args) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,
         planners=args.planner,
-        budget=args.budget,
+        budget=budget_bytes(args),
         input_shapes=args.input_shape,
+        overlap=overlap,
+        build=build,
     )
+    report = guide(args, report, analysis)
     reports = [report]
     # --compare-input-shape alone compares MODEL with itself at another input shape.
     other_model = args.compare or (args.model if args.compare_input_shape else None)
@@ -221,8 +335,10 @@ def run(args: argparse.Namespace) -> int:
             other_model,
             runtime=args.runtime,
             planners=args.planner,
-            budget=args.budget,
+            budget=report.budget,
             input_shapes=args.compare_input_shape,
+            overlap=overlap,
+            build=build,
         )
         reports.append(other)
     if args.json:
@@ -244,7 +360,6 @@ def run(args: argparse.Namespace) -> int:
             written.extend(write_images(report, args.images, args.image_format))
         except RuntimeUnavailableError as error:
             print(f"arenalens: images skipped: {error}", file=sys.stderr)
-            Path(args.images).mkdir(parents=True, exist_ok=True)
     if args.output:
         page = render_html(reports, tool=TOOL)
         written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))

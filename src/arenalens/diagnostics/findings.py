@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -62,6 +63,13 @@ def _tensor_label(subgraph: Any, tensor: int) -> str:
     if subgraph is None or not 0 <= tensor < len(subgraph.tensors):
         return str(tensor)
     return f"{tensor} '{short_name(subgraph.tensors[tensor].name)}'"
+
+
+def model_argument(model: Model) -> str:
+    """The model as a command-line argument in a fix ('MODEL' when it came from bytes)."""
+    if not model.source or model.source.startswith("<"):
+        return "MODEL"
+    return shlex.quote(model.source)
 
 
 def short_name(name: str, limit: int = 60) -> str:

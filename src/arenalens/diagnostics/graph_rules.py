@@ -57,11 +57,12 @@ def _never_read_finding(
     if context.runtime == "litert":
         cost = (
             f"LiteRT never frees an unconsumed output, so its {format_bytes(nbytes)} stay "
-            f"allocated from operator {op.index} to the end of the subgraph"
+            f"allocated from operator {op.index} to the end of subgraph {subgraph.index}"
         )
     else:
         cost = (
-            f"TFLM still plans {format_bytes(nbytes)} for it, live while operator {op.index} runs"
+            f"TFLM still plans {format_bytes(nbytes)} for it, live while operator {op.index} of "
+            f"subgraph {subgraph.index} runs"
         )
     fix = (
         "nothing to do if the operator must produce it (a SPLIT/UNPACK slice you ignore); "
@@ -75,7 +76,8 @@ def _never_read_finding(
         rule="tensor-never-read",
         severity=Severity.INFO if some_outputs_used else Severity.WARNING,
         location=Location(subgraph.index, op.index, unread),
-        message=f"{names} written by operator {op.index} ({op.opcode}) is never read and is not "
+        message=f"{names} written by operator {op.index} ({op.opcode}) of subgraph "
+        f"{subgraph.index} is never read and is not "
         f"a model output; {cost}",
         fix=fix,
         saving_bytes=nbytes if context.runtime == "litert" else None,
@@ -119,9 +121,14 @@ def tensor_unused(context: DiagnoseContext) -> Iterator[Finding]:
 
 
 def read_before_written(context: DiagnoseContext) -> Iterator[Finding]:
-    """Operators reading a tensor that is not constant, input or variable, and never written."""
+    """Operators reading a tensor that is not constant, input or variable, and never written.
+
+    A tensor with no elements (a dimension of 0, e.g. an empty shape operand) holds no bytes to
+    read, so nothing can be garbage: it is never reported."""
     for subgraph in context.model.subgraphs:
-        available = {t.index for t in subgraph.tensors if t.has_data or t.is_variable}
+        available = {
+            t.index for t in subgraph.tensors if t.has_data or t.is_variable or 0 in t.shape
+        }
         available.update(t for t in subgraph.inputs if t >= 0)
         reported: set[int] = set()
         for op in subgraph.operators:
@@ -147,7 +154,8 @@ def _read_before_written_finding(
             rule="read-before-written",
             severity=Severity.INFO,
             location=location,
-            message=f"{names} are read by the Vela ethos-u operator {op.index} and written by no "
+            message=f"{names} are read by the Vela ethos-u operator {op.index} of subgraph "
+            f"{subgraph.index} and written by no "
             "operator: these are Vela's NPU scratch areas, which the NPU itself writes",
             fix="nothing to do; keep them in the arena (Vela's offline plan places them)",
             details={"vela_scratch": True},
@@ -167,7 +175,8 @@ def _read_before_written_finding(
         rule="read-before-written",
         severity=Severity.ERROR,
         location=location,
-        message=f"operator {op.index} ({op.opcode}) reads {names}, which is not a constant, a "
+        message=f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index} reads {names}, "
+        "which is not a constant, a "
         f"model input or a variable and is written by no earlier operator; {effect}",
         fix="make the tensor a subgraph input, give it constant data, or add the operator that "
         "should produce it (a graph edit probably dropped it)",
@@ -192,7 +201,8 @@ def operand_count(context: DiagnoseContext) -> Iterator[Finding]:
                 rule="operand-count",
                 severity=Severity.ERROR,
                 location=Location(subgraph.index, op.index),
-                message=f"operator {op.index} ({op.opcode}) has {'; '.join(problems)}: the "
+                message=f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index} has "
+                f"{'; '.join(problems)}: the "
                 "kernel's Prepare rejects it (or, without that check, reads past the list)",
                 fix=f"re-export the model; {op.opcode} needs "
                 f"{_expected(spec.min_inputs, spec.max_inputs)} inputs and "
@@ -247,7 +257,8 @@ def optional_input_misplaced(context: DiagnoseContext) -> Iterator[Finding]:
                 rule="optional-input-misplaced",
                 severity=Severity.ERROR,
                 location=Location(subgraph.index, op.index),
-                message=f"operator {op.index} ({op.opcode}): {'; '.join(parts)}. The kernel "
+                message=f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index}: "
+                f"{'; '.join(parts)}. The kernel "
                 "fetches that slot as a tensor and gets none (a null-pointer read); the -1 was "
                 "probably meant for a neighbouring optional slot",
                 fix="put each omitted optional input in its own slot as -1 and every required "

@@ -1,7 +1,7 @@
 """The peak: which buffers are live at the busiest step, which operator runs, and what would help.
 
 Design hints and the bytes each saves, on the runtime's tensor-only lower bound (the bytes live at
-the busiest step, which every planner needs at least; docs/runtime-semantics.md §5.3 finds the
+the busiest step, which every planner needs at least; docs/runtime-rules.md §M2 finds the
 optimum equal to it on every real model):
 
 * operator order — a memory-aware topological order: repeatedly run the ready operator that leaves
@@ -35,6 +35,19 @@ from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 # operators the hint is skipped to keep `diagnose` fast.
 MAX_REORDER_OPERATORS = 3000
 _CONVOLUTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+# Operators whose output channels (last dimension) are a design choice: the filter or unit count.
+# Others pass their input's channels through (RESHAPE, READ_VARIABLE, ADD ...), and a rank-1
+# tensor (an audio buffer) has samples, not channels.
+_CHANNEL_OPERATORS = frozenset(
+    {
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+        "TRANSPOSE_CONV",
+        "CONV_3D",
+        "CONV_3D_TRANSPOSE",
+        "FULLY_CONNECTED",
+    }
+)
 _TOP_TENSORS = 5
 
 
@@ -300,17 +313,20 @@ def _tensor_hints(
     location = Location(planned.subgraph, producer.index, (planned.tensor,))
     channels = tensor.shape[-1] if tensor.shape else 1
     after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 2))
-    if channels >= 2 and after < before:  # a hint that saves nothing is noise
+    designed = producer.opcode in _CHANNEL_OPERATORS and len(tensor.shape) >= 2
+    if designed and channels >= 2 and after < before:  # a hint that saves nothing is noise
         yield Finding(
             rule="design-hints",
             severity=Severity.INFO,
             location=location,
             message=f"channels: '{short_name(tensor.name)}' {list(tensor.shape)} "
             f"({format_bytes(tensor.nbytes)}) "
-            f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) "
+            f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) of "
+            f"subgraph {planned.subgraph} "
             f"writes {channels} channels. Halving them to {channels // 2} lowers this arena's "
             f"lower bound from {format_bytes(before)} to {format_bytes(after)}",
-            fix=f"reduce the output channels of operator {producer.index} (width multiplier, "
+            fix=f"reduce the output channels of operator {producer.index} of subgraph "
+            f"{planned.subgraph} (width multiplier, "
             "fewer filters); downstream tensors shrink too, so the real saving is larger",
             saving_bytes=before - after,
             details={"hint": "channels", "tensor": planned.tensor, "channels": channels},
@@ -327,11 +343,13 @@ def _tensor_hints(
             rule="design-hints",
             severity=Severity.INFO,
             location=location,
-            message=f"stride: operator {producer.index} ({producer.opcode}) runs at stride 1 "
+            message=f"stride: operator {producer.index} ({producer.opcode}) of subgraph "
+            f"{planned.subgraph} runs at stride 1 "
             f"and writes '{short_name(tensor.name)}' {list(tensor.shape)}; at stride 2 it would "
             f"write a quarter, lowering the lower bound from {format_bytes(before)} to "
             f"{format_bytes(after)}",
-            fix=f"use stride 2 in operator {producer.index} (or downsample earlier) if accuracy "
+            fix=f"use stride 2 in operator {producer.index} of subgraph {planned.subgraph} "
+            "(or downsample earlier) if accuracy "
             "allows; every later feature map shrinks too",
             saving_bytes=before - after,
             details={"hint": "stride", "operator": producer.index},

@@ -13,11 +13,19 @@ from dataclasses import replace
 
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
+from arenalens.diagnostics.findings import (
+    Finding,
+    Location,
+    Severity,
+    model_argument,
+    short_name,
+)
 from arenalens.errors import ArenalensError
 from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
+from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
 # (not registered, or their extra not installed) are skipped.
@@ -109,7 +117,7 @@ def _overwrite_finding(
         "the offline plan fixes both offsets"
         if fixed or arena.problem.by_id[output.id].fixed_offset is not None
         else "the planner's lifetimes miss when the bytes are really used (a control-flow "
-        "operator whose nested subgraph TFLM does not mark, §2.4)"
+        "operator whose nested subgraph TFLM does not mark: docs/runtime-rules.md §T4)"
     )
     tensors = tuple(t for t in (output.tensor, other.tensor) if t is not None)
     producer = (
@@ -261,8 +269,35 @@ def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
         best_plans[position] = _best_plan(problem, budget_end - time.monotonic())
     for position, result in enumerate(candidates):
         best = best_plans[position]
-        if best is not None and best.arena_size < result.runtime_plan.arena_size:
-            yield _waste_finding(context, result, best)
+        if best is None or best.arena_size >= result.runtime_plan.arena_size:
+            continue
+        declared_saving = _declared_saving(context, result, best)
+        if declared_saving is None or declared_saving > 0:
+            yield _waste_finding(context, result, best, declared_saving)
+
+
+# A planner-waste finding is a WARNING (TFLM) only when it is worth a rewrite: at least this many
+# bytes and this share of the number to declare; smaller gaps are INFO.
+WASTE_WARNING_BYTES = 256
+WASTE_WARNING_SHARE = 0.01
+
+
+def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) -> int | None:
+    """Bytes of the number to declare (TFLM: kTensorArenaSize) the better plan saves, with the
+    tail and setup it implies; None under LiteRT, which takes no offline plan."""
+    analysis = context.analysis
+    if analysis is None or context.runtime != "tflm":
+        return None
+    rules = get_runtime(context.runtime)
+    arenas = [r.arena for r in analysis.arenas]
+    plans = [best if r is result else r.runtime_plan for r in analysis.arenas]
+    try:
+        with_best = rules.budget(
+            context.model, arenas, plans, **rules.with_build(analysis.build)
+        ).required_bytes
+    except ArenalensError:
+        return None
+    return analysis.runtime_budget.required_bytes - with_best
 
 
 def _best_plan(problem: Problem, search_seconds: float) -> Plan | None:
@@ -293,7 +328,9 @@ def _is_search_planner(name: str) -> bool:
     return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
 
 
-def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) -> Finding:
+def _waste_finding(
+    context: DiagnoseContext, result: ArenaResult, best: Plan, declared_saving: int | None
+) -> Finding:
     runtime_size = result.runtime_plan.arena_size
     saving = runtime_size - best.arena_size
     lower_bound = result.lower_bound
@@ -305,22 +342,40 @@ def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) ->
     )
     percent = 100.0 * saving / runtime_size
     runtime_title = "TFLM's greedy planner" if context.runtime == "tflm" else "LiteRT's planner"
-    how = (
-        "`arenalens optimize MODEL -o smaller.tflite` writes that plan into the model as an "
-        "OfflineMemoryAllocation that TFLM honours"
-        if context.runtime == "tflm"
-        else "LiteRT has no offline plans: reorder operators or change tensor sizes instead; "
-        "the number shows what a better planner would reach"
+    message = (
+        f"{runtime_title} needs {format_bytes(runtime_size)} for {result.arena.name}; "
+        f"{quality} is {format_bytes(best.arena_size)} (planner '{best.planner}'): "
+        f"{format_bytes(saving)} ({percent:.1f}%) wasted"
     )
+    severity = Severity.INFO
+    if context.runtime == "tflm" and declared_saving is not None:
+        required = context.analysis.runtime_budget.required_bytes if context.analysis else 0
+        message += f"; kTensorArenaSize would drop by {format_bytes(declared_saving)}"
+        if declared_saving >= max(WASTE_WARNING_BYTES, WASTE_WARNING_SHARE * required):
+            severity = Severity.WARNING
+        how = (
+            f"`arenalens optimize {model_argument(context.model)} -o optimized.tflite` writes such "
+            "a plan "
+            "into the model as an OfflineMemoryAllocation that TFLM honours (it writes nothing "
+            "if the number to declare would not drop)"
+        )
+        if context.model.offline_plan is not None:
+            how = (
+                "the model already carries an offline plan; the rest is where TFLM puts its "
+                "online buffers around it: " + how
+            )
+    else:
+        how = (
+            "LiteRT has no offline plans: reorder operators or change tensor sizes instead; "
+            "the number shows what a better planner would reach"
+        )
     return Finding(
         rule="planner-waste",
-        severity=Severity.WARNING if context.runtime == "tflm" else Severity.INFO,
+        severity=severity,
         location=Location(),
-        message=f"{runtime_title} needs {format_bytes(runtime_size)} for {result.arena.name}; "
-        f"{quality} is {format_bytes(best.arena_size)} (planner '{best.planner}'): "
-        f"{format_bytes(saving)} ({percent:.1f}%) wasted",
+        message=message,
         fix=how,
-        saving_bytes=saving if context.runtime == "tflm" else None,
+        saving_bytes=declared_saving,
         details={
             "arena": result.arena.name,
             "runtime_bytes": runtime_size,
@@ -328,6 +383,7 @@ def _waste_finding(context: DiagnoseContext, result: ArenaResult, best: Plan) ->
             "best_planner": best.planner,
             "lower_bound": lower_bound,
             "proven_optimal": optimal,
+            "declared_saving_bytes": declared_saving,
         },
     )
 
@@ -455,3 +511,77 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
         fix=f"to lower the total, work on {largest} first",
         details={"arenas": sizes, "total_bytes": total},
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# overlap-savings
+
+# Offsets `optimize` writes are 16-aligned; both plans compared here use the same alignment.
+OVERLAP_ALIGNMENT = 16
+# Deterministic planners only (a number of hill-climbing moves set by the problem's size, the time
+# limit a safety net for hostile models): the same model gives the same finding on every machine.
+# `optimize` searches further.
+OVERLAP_PLANNERS = ("greedy_by_size", "greedy_by_breadth", "first_fit", "hillclimb")
+OVERLAP_HILLCLIMB_MOVES = 2000  # for problems up to 10 buffers; fewer for larger ones
+OVERLAP_HILLCLIMB_SECONDS = 10.0
+
+
+def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
+    """TFLM: the head bytes `optimize --overlap` saves beyond the best plan sharing no bytes."""
+    if context.runtime != "tflm" or context.analysis is None:
+        return
+    model = replace(context.model, offline_plan=None)
+    try:
+        arena = get_runtime("tflm").arenas(model)[0]
+    except ArenalensError:
+        return
+    pairs = arena_overlaps(model, arena)
+    if not pairs:
+        return
+    disjoint_problem = replace(arena.problem, alignment=OVERLAP_ALIGNMENT, order=(), overlaps=())
+    overlap_problem = replace(disjoint_problem, overlaps=tuple(p.overlap for p in pairs))
+    if overlap_problem.lower_bound() >= disjoint_problem.lower_bound():
+        return  # nothing shared at the busiest step: no saving below the bound to report
+    disjoint = _deterministic_best(disjoint_problem)
+    overlapped = _deterministic_best(overlap_problem)
+    if overlapped.arena_size >= disjoint.arena_size:
+        return
+    saving = disjoint.arena_size - overlapped.arena_size
+    bounds = (disjoint_problem.lower_bound(), overlap_problem.lower_bound())
+    shared = shared_pairs(arena, pairs, overlapped.offsets)
+    opcodes = ", ".join(sorted({p.opcode for p in shared}))
+    runtime_size = context.analysis.primary.runtime_plan.arena_size
+    yield Finding(
+        rule="overlap-savings",
+        severity=Severity.INFO,
+        location=Location(0, None, tuple(sorted({p.output_tensor for p in shared}))),
+        message=f"letting {len(shared)} operator outputs ({opcodes}) start below an input they "
+        f"consume, as far as their kernels' access order allows, the best plan found needs "
+        f"{format_bytes(overlapped.arena_size)}: {format_bytes(saving)} less than the best plan "
+        f"sharing no bytes ({format_bytes(disjoint.arena_size)}; TFLM's own: "
+        f"{format_bytes(runtime_size)}); lower bound {format_bytes(bounds[0])} "
+        f"without overlaps, {format_bytes(bounds[1])} with them "
+        "(predicted with TFLM's reference kernels)",
+        fix="`arenalens optimize MODEL -o smaller.tflite --overlap` writes that plan and keeps it "
+        "only when the real TFLM interpreter computes bit-identical outputs (add `--kernels "
+        "cmsis-nn` for Cortex-M builds with CMSIS-NN)",
+        saving_bytes=saving,
+        details={
+            "disjoint_bytes": disjoint.arena_size,
+            "overlap_bytes": overlapped.arena_size,
+            "runtime_bytes": runtime_size,
+            "overlaps_used": len(shared),
+            "overlaps_allowed": len(pairs),
+        },
+    )
+
+
+def _deterministic_best(problem: Problem) -> Plan:
+    """The smallest plan of OVERLAP_PLANNERS (the same on every machine)."""
+    moves = max(20, min(OVERLAP_HILLCLIMB_MOVES, 20_000 // max(1, len(problem.buffers))))
+    knobs = {"max_iterations": moves, "time_limit_s": OVERLAP_HILLCLIMB_SECONDS}
+    plans = [
+        run_planner(name, problem, **(knobs if name == "hillclimb" else {}))
+        for name in OVERLAP_PLANNERS
+    ]
+    return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))

@@ -3,7 +3,7 @@
 TFLM plans from the FlatBuffer `shape` and never resizes; an operator output whose `shape` has a
 dimension <= 0 fails Prepare ("Dynamic tensors are not supported"). LiteRT re-plans after
 `resize_tensor_input`, keeping the first lifetimes, and moves data-dependent outputs to the heap
-(docs/runtime-semantics.md §2.1, §3.1, §3.7).
+(docs/runtime-rules.md §T2, §L1).
 """
 
 from __future__ import annotations
@@ -42,7 +42,10 @@ def dynamic_shape(context: DiagnoseContext) -> Iterator[Finding]:
 
 
 def _follows_inputs(tensor: Tensor, dynamic_inputs: list[Tensor]) -> bool:
-    """A -1 in the batch position alongside a -1-batch input: the same unknown, reported once."""
+    """A -1 in the batch position alongside a -1-batch input: the same unknown, reported once.
+    With an input whose other dimensions are unknown too, any -1 may come from it."""
+    if any(any(d < 0 for d in t.shape_signature[1:]) for t in dynamic_inputs):
+        return True
     batch_inputs = [t for t in dynamic_inputs if t.shape_signature[:1] == (-1,)]
     return (
         bool(batch_inputs)
@@ -55,6 +58,8 @@ def _dynamic_input_finding(context: DiagnoseContext, subgraph: Subgraph, tensor:
     name = tensor_name(context.model, subgraph.index, tensor.index)
     shape, signature = _dims(tensor.shape), _dims(tensor.shape_signature)
     example = "x".join(str(d if d > 0 else 1) for d in tensor.shape) or "1"
+    if subgraph.index == 0 and any(d < 0 for d in tensor.shape_signature[1:]):
+        return _placeholder_finding(context, tensor, name, shape, signature)
     if context.runtime == "tflm":
         severity = Severity.INFO
         effect = (
@@ -78,6 +83,32 @@ def _dynamic_input_finding(context: DiagnoseContext, subgraph: Subgraph, tensor:
         f"concrete function), or see the arena at the shape you will run with: "
         f"--input-shape '{tensor.name}={example}'",
         details={"shape": list(tensor.shape), "shape_signature": list(tensor.shape_signature)},
+    )
+
+
+def _placeholder_finding(
+    context: DiagnoseContext, tensor: Tensor, name: str, shape: str, signature: str
+) -> Finding:
+    """An unknown dimension other than the batch: the stored shape is only a placeholder."""
+    # A template for the real shape: known dimensions kept, the batch 1, unknown ones named.
+    template = "x".join(
+        str(d) if d > 0 else ("1" if position == 0 else f"<size of dim {position}>")
+        for position, d in enumerate(tensor.shape_signature)
+    )
+    return Finding(
+        rule="dynamic-shape",
+        severity=Severity.WARNING,
+        location=Location(0, None, (tensor.index,)),
+        message=f"input {name} has shape_signature {signature}: the size the application feeds "
+        f"is unknown to the model, and every arena size here is for the stored placeholder "
+        f"shape {shape}, which the application will most likely not feed",
+        fix=f"plan at the real size: --input-shape '{tensor.name}={template}' (the size your "
+        "application feeds), or convert with a fixed input shape",
+        details={
+            "shape": list(tensor.shape),
+            "shape_signature": list(tensor.shape_signature),
+            "placeholder": True,
+        },
     )
 
 
@@ -121,7 +152,7 @@ def dynamic_tensor_unsupported(context: DiagnoseContext) -> Iterator[Finding]:
                 rule="dynamic-tensor-unsupported",
                 severity=Severity.ERROR,
                 location=Location(subgraph.index, op.index, bad),
-                message=f"operator {op.index} ({op.opcode}) writes "
+                message=f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index} writes "
                 f"{tensor_name(context.model, subgraph.index, tensor.index)} with shape "
                 f"{_dims(tensor.shape)}; TFLM fails Prepare with 'Dynamic tensors are not "
                 "supported'",
@@ -132,7 +163,7 @@ def dynamic_tensor_unsupported(context: DiagnoseContext) -> Iterator[Finding]:
 
 
 def _unsupported_shape(shape: tuple[int, ...]) -> bool:
-    """A dimension <= 0, except the legacy scalar shape [0] (§2.1)."""
+    """A dimension <= 0, except the legacy scalar shape [0] (docs/runtime-rules.md §T2)."""
     if shape == (0,):
         return False
     return any(d <= 0 for d in shape)

@@ -3,7 +3,6 @@ Explorer node data). Each format is a function `(analysis, options) -> str` in F
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -14,6 +13,7 @@ from arenalens.exports.minimalloc import to_minimalloc_csv
 from arenalens.exports.model_explorer import node_data
 from arenalens.exports.plan_csv import plan_csv
 from arenalens.exports.plan_json import plan_document
+from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, ArenaResult
 
 
@@ -37,7 +37,7 @@ class ExportFormat:
 
 
 def _json(analysis: Analysis, options: ExportOptions) -> str:
-    return json.dumps(plan_document(analysis), indent=2, ensure_ascii=False) + "\n"
+    return to_json(plan_document(analysis))
 
 
 def _minimalloc(analysis: Analysis, options: ExportOptions) -> str:
@@ -47,7 +47,7 @@ def _minimalloc(analysis: Analysis, options: ExportOptions) -> str:
 
 
 def _model_explorer(analysis: Analysis, options: ExportOptions) -> str:
-    return json.dumps(node_data(analysis), indent=2, ensure_ascii=False) + "\n"
+    return to_json(node_data(analysis))
 
 
 def select_arena(analysis: Analysis, selector: str | None) -> ArenaResult:

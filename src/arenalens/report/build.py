@@ -6,7 +6,8 @@ to the end with last = NEVER_FREED.
 
 `plan_alternatives` runs the planners a report lets the user switch between; by default the
 runtime's own plan, every registered planner cheap enough for the `best` portfolio that does not
-replicate another runtime, and `naive` (no reuse, the baseline).
+replicate another runtime, and `naive` (no reuse, the baseline). An analysis with overlaps puts
+its overlap plan first, with the allowed overlaps and their bound next to the disjoint one.
 """
 
 from __future__ import annotations
@@ -17,12 +18,22 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import Step
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
+from arenalens.declared import declared_arena
+from arenalens.errors import ArenalensError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
-from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, StepRow
+from arenalens.report.data import (
+    ArenaReport,
+    BufferRow,
+    MemoryReport,
+    OverlapRow,
+    PlanView,
+    StepRow,
+)
 from arenalens.report.labels import short_labels
+from arenalens.runtimes import get_runtime
 
 
 def default_planners(runtime: str) -> tuple[str, ...]:
@@ -62,27 +73,132 @@ def build_report(
     alternatives: Sequence[Sequence[Plan]] = (),
     budget: int | None = None,
     name: str | None = None,
+    plan_budgets: bool = True,
 ) -> MemoryReport:
     """Analysis (+ more plans per arena, in arena order) → MemoryReport.
 
     Each arena's plans are its chosen plan first, then the runtime's and each alternative not yet
-    listed (by planner name), then the no-reuse plan.
+    listed (by planner name), then the no-reuse plan. With `plan_budgets`, every plan of the
+    primary arena also gets the number to declare with it (TFLM replays setup per plan).
     """
     arenas = tuple(
         _arena_report(analysis.model, result, alternatives[i] if i < len(alternatives) else ())
         for i, result in enumerate(analysis.arenas)
     )
+    if plan_budgets and arenas:
+        arenas = (_with_required_bytes(analysis, arenas[0], alternatives), *arenas[1:])
+    shown = analysis
+    if analysis.overlap is not None and arenas:
+        arenas = (_with_overlap(arenas[0], analysis), *arenas[1:])
+        shown = _overlap_analysis(analysis)
+    budget_parts = shown.budget
     return MemoryReport(
         model=name or analysis.model.name,
         source=analysis.model.source,
         description=analysis.model.description,
         runtime=analysis.runtime,
         arenas=arenas,
-        required_bytes=analysis.budget.required_bytes,
-        required_parts=MappingProxyType(dict(analysis.budget.parts)),
+        required_bytes=budget_parts.required_bytes,
+        required_parts=MappingProxyType(dict(budget_parts.parts)),
         budget=budget,
         tensor_count=analysis.model.tensor_count,
         operator_count=analysis.model.operator_count,
+        declared=declared_arena(shown),
+        build=analysis.budget.build,
+    )
+
+
+# Above this many operators the number to declare is replayed only for the runtime's and the
+# chosen plan (each replay of TFLM's setup costs about 0.5 ms per operator); the other views fall
+# back to their arena plus what the runtime needs outside it.
+PLAN_BUDGET_MAX_OPERATORS = 2000
+
+
+def _with_required_bytes(
+    analysis: Analysis, arena: ArenaReport, alternatives: Sequence[Sequence[Plan]]
+) -> ArenaReport:
+    """The primary arena's plan views, each with the number to declare under that plan (the
+    other arenas keep their chosen plans). Budgets the analysis already holds are reused; plans
+    with the same offsets share one replay; the no-reuse baseline gets none."""
+    if not analysis.runtime_budget.device:
+        return arena  # not made by a runtime's rules (a hand-made analysis): nothing to replay
+    rules = get_runtime(analysis.runtime)
+    first = analysis.arenas[0]
+    known = {
+        first.runtime_plan.planner: analysis.runtime_budget.required_bytes,
+        first.plan.planner: analysis.budget.required_bytes,
+    }
+    plans = {plan.planner: plan for plan in (alternatives[0] if alternatives else ())}
+    problems = [result.arena for result in analysis.arenas]
+    rest = [result.plan for result in analysis.arenas[1:]]
+    replay = analysis.model.operator_count <= PLAN_BUDGET_MAX_OPERATORS
+    by_offsets: dict[tuple[tuple[int, int], ...], int | None] = {}
+    views = []
+    for view in arena.plans:
+        required = known.get(view.planner)
+        plan = plans.get(view.planner)
+        if required is None and plan is not None and replay:
+            key = tuple(sorted(plan.offsets.items()))
+            if key not in by_offsets:
+                try:
+                    budget = rules.budget(
+                        analysis.model,
+                        problems,
+                        [plan, *rest],
+                        **rules.with_build(analysis.build),
+                    )
+                    by_offsets[key] = budget.required_bytes
+                except ArenalensError:
+                    by_offsets[key] = None  # a plan the runtime's setup cannot take
+            required = by_offsets[key]
+        views.append(replace(view, required_bytes=required))
+    return replace(arena, plans=tuple(views))
+
+
+def _with_overlap(arena: ArenaReport, analysis: Analysis) -> ArenaReport:
+    """The primary arena with the overlap plan shown first and its allowed overlaps listed."""
+    overlap = analysis.overlap
+    assert overlap is not None
+    position = {row.id: index for index, row in enumerate(arena.buffers)}
+    rows = tuple(
+        OverlapRow(
+            output=position[pair.overlap.output],
+            input=position[pair.overlap.input],
+            min_offset_distance=pair.overlap.min_offset_distance,
+            operator=pair.operator,
+            opcode=pair.opcode,
+        )
+        for pair in overlap.pairs
+        if pair.overlap.output in position and pair.overlap.input in position
+    )
+    plan = overlap.plan
+    view = PlanView(
+        planner=plan.planner,
+        arena_size=plan.arena_size,
+        offsets=tuple(plan.offsets[row.id] for row in arena.buffers),
+        is_runtime=False,
+        proven_optimal=plan.proven_optimal or plan.arena_size == overlap.lower_bound,
+        required_bytes=overlap.budget.required_bytes,
+    )
+    return replace(
+        arena,
+        plans=(view, *arena.plans),
+        overlaps=rows,
+        overlap_lower_bound=overlap.lower_bound,
+    )
+
+
+def _overlap_analysis(analysis: Analysis) -> Analysis:
+    """The analysis as if its primary arena used the overlap plan (what the report shows first,
+    and what the number to declare is then for)."""
+    overlap = analysis.overlap
+    assert overlap is not None
+    primary = replace(analysis.arenas[0], plan=overlap.plan)
+    return replace(
+        analysis,
+        planner=overlap.plan.planner,
+        arenas=(primary, *analysis.arenas[1:]),
+        budget=overlap.budget,
     )
 
 

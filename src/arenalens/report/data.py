@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-REPORT_SCHEMA_VERSION = 1
+from arenalens.declared import DeclaredArena
+
+REPORT_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,60 @@ class PlanView:
     offsets: tuple[int, ...]  # aligned with ArenaReport.buffers
     is_runtime: bool  # the runtime's own planner: what the device does
     proven_optimal: bool = False  # its planner proved it, or it meets the lower bound
+    # The number to declare with this plan of the primary arena (TFLM: head, tail and setup
+    # replayed with it as an offline plan); None when not computed.
+    required_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """One diagnose finding as the report lists it under "what to do next"."""
+
+    rule: str
+    severity: str  # error / warning / info
+    where: str
+    message: str
+    fix: str
+    saving_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Does the number to declare fit the board or budget the report was asked about?"""
+
+    verdict: str  # FITS, FITS (estimate), FITS AFTER OPTIMIZE, DOES NOT FIT, CANNOT RUN
+    where: str  # "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
+    budget_bytes: int
+    reserve_bytes: int
+    available_bytes: int
+    fits: bool
+    fits_after_optimize: bool | None
+    optimized_bytes: int | None  # the number after `arenalens optimize`, when computed
+    best_case_bytes: int  # every arena at its lower bound
+    target: str | None = None  # the preset's name
+    source: str = ""  # where the board's figure comes from
+
+
+@dataclass(frozen=True, slots=True)
+class InputSizeRow:
+    """One input size planned by --max-input: the bytes to declare there (None: refused)."""
+
+    shape: tuple[int, ...]
+    height: int
+    required_bytes: int | None
+    fits: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapRow:
+    """An allowed overlap: buffer row `output` may start `min_offset_distance` bytes (or more)
+    below buffer row `input`, which its operator consumes."""
+
+    output: int  # position in ArenaReport.buffers
+    input: int
+    min_offset_distance: int
+    operator: int
+    opcode: str
 
 
 @dataclass(frozen=True)
@@ -70,9 +126,33 @@ class ArenaReport:
     buffers: tuple[BufferRow, ...]
     steps: tuple[StepRow, ...]
     plans: tuple[PlanView, ...]
-    lower_bound: int
+    lower_bound: int  # no plan sharing no bytes can use less
     no_reuse_bytes: int  # every buffer end to end (the naive plan)
     notes: tuple[str, ...] = ()
+    # With overlaps allowed (TFLM, `--overlap`): the pairs and the bound they leave.
+    overlaps: tuple[OverlapRow, ...] = ()
+    overlap_lower_bound: int | None = None
+
+    def shared_regions(self, view: PlanView) -> tuple[tuple[int, int, int, int, int], ...]:
+        """(overlap index, first step, last step, low byte, high byte) of every allowed overlap
+        whose buffers share bytes in this view's layout."""
+        found = []
+        for index, overlap in enumerate(self.overlaps):
+            out, source = self.buffers[overlap.output], self.buffers[overlap.input]
+            low = max(view.offsets[overlap.output], view.offsets[overlap.input])
+            high = min(
+                view.offsets[overlap.output] + out.size, view.offsets[overlap.input] + source.size
+            )
+            first, last = max(out.first, source.first), min(out.last, source.last)
+            if low < high and first <= last:
+                found.append((index, first, last, low, high))
+        return tuple(found)
+
+    def lower_bound_for(self, view: PlanView) -> int:
+        """The bound a view is judged against: with overlaps when it shares bytes."""
+        if self.overlap_lower_bound is not None and self.shared_regions(view):
+            return self.overlap_lower_bound
+        return self.lower_bound
 
     @property
     def peak(self) -> StepRow | None:
@@ -109,6 +189,16 @@ class MemoryReport:
     budget: int | None = None
     tensor_count: int = 0
     operator_count: int = 0
+    declared: DeclaredArena | None = None  # the number to declare, its parts, how sure
+    verdict: Verdict | None = None  # with --target / --budget
+    findings: tuple[FindingRow, ...] = ()  # diagnose, most severe first
+    next_steps: tuple[str, ...] = ()  # what to do, in order
+    model_argument: str = "MODEL"  # the model as typed, for the commands shown
+    input_name: str = ""  # --max-input: the resized input
+    input_sizes: tuple[InputSizeRow, ...] = ()  # --max-input: every size planned, by height
+    max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
+    # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
+    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def primary(self) -> ArenaReport:
@@ -123,8 +213,12 @@ class MemoryReport:
         return max(0, self.required_bytes - self.primary.plans[0].arena_size)
 
     def required_with(self, planner: str) -> int:
-        """Bytes to declare when the primary arena uses planner's layout (other parts fixed)."""
-        return self.primary.plan(planner).arena_size + self.other_bytes
+        """Bytes to declare when the primary arena uses planner's layout: computed for that plan
+        when the report has it, else that arena plus everything else the runtime needs."""
+        view = self.primary.plan(planner)
+        if view.required_bytes is not None:
+            return view.required_bytes
+        return view.arena_size + self.other_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,11 +242,54 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "runtime": report.runtime,
         "tensor_count": report.tensor_count,
         "operator_count": report.operator_count,
+        "build": dict(report.build) or None,
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
         "other_bytes": report.other_bytes,
         "budget": report.budget,
+        "declare": None if report.declared is None else report.declared.as_dict(),
+        "verdict": None if report.verdict is None else _verdict_json(report.verdict),
+        "next_steps": list(report.next_steps),
+        "findings": [
+            {
+                "rule": f.rule,
+                "severity": f.severity,
+                "where": f.where,
+                "message": f.message,
+                "fix": f.fix,
+                "saving_bytes": f.saving_bytes,
+            }
+            for f in report.findings
+        ],
+        "model_argument": report.model_argument,
+        "max_input_name": report.input_name or None,
+        "max_input_shape": None if report.max_input is None else list(report.max_input),
+        "input_sizes": [
+            {
+                "shape": list(size.shape),
+                "height": size.height,
+                "required_bytes": size.required_bytes,
+                "fits": size.fits,
+            }
+            for size in report.input_sizes
+        ],
         "arenas": [_arena_json(arena) for arena in report.arenas],
+    }
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "verdict": verdict.verdict,
+        "where": verdict.where,
+        "budget_bytes": verdict.budget_bytes,
+        "reserve_bytes": verdict.reserve_bytes,
+        "available_bytes": verdict.available_bytes,
+        "fits": verdict.fits,
+        "fits_after_optimize": verdict.fits_after_optimize,
+        "optimized_bytes": verdict.optimized_bytes,
+        "best_case_bytes": verdict.best_case_bytes,
+        "target": verdict.target,
+        "source": verdict.source,
     }
 
 
@@ -162,6 +299,14 @@ def _arena_json(arena: ArenaReport) -> dict[str, Any]:
     return {
         "name": arena.name,
         "lower_bound": arena.lower_bound,
+        "overlap_lower_bound": arena.overlap_lower_bound,
+        "overlaps": {
+            "output": [o.output for o in arena.overlaps],
+            "input": [o.input for o in arena.overlaps],
+            "min_offset_distance": [o.min_offset_distance for o in arena.overlaps],
+            "operator": [o.operator for o in arena.overlaps],
+            "opcode": [o.opcode for o in arena.overlaps],
+        },
         "no_reuse_bytes": arena.no_reuse_bytes,
         "peak_step": None if peak is None else peak.step,
         "notes": list(arena.notes),
@@ -197,6 +342,7 @@ def _arena_json(arena: ArenaReport) -> dict[str, Any]:
                 "arena_size": view.arena_size,
                 "is_runtime": view.is_runtime,
                 "proven_optimal": view.proven_optimal,
+                "required_bytes": view.required_bytes,
                 "offsets": list(view.offsets),
             }
             for view in arena.plans

@@ -8,7 +8,9 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from arenalens.declared import declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
+from arenalens.report.check import declare_line
 from arenalens.report.console import render_text
 
 DIAGNOSE_SCHEMA_VERSION = 1
@@ -25,6 +27,9 @@ def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
         "model": model.name,
         "file": model.source,
         "runtime": diagnosis.runtime,
+        "build": None
+        if diagnosis.analysis is None
+        else dict(diagnosis.analysis.budget.build) or None,
         "counts": {severity.value: diagnosis.count(severity) for severity in Severity},
         "findings": [finding.as_dict(model) for finding in diagnosis.findings],
     }
@@ -46,10 +51,17 @@ def render_diagnosis(
 ) -> str:
     """Diagnosis → text: a header, then each finding with its location, message and fix."""
     runtime = _RUNTIME_TITLES.get(diagnosis.runtime, diagnosis.runtime)
+    build = diagnosis.analysis.build if diagnosis.analysis is not None else None
+    if build is not None and not build.is_host:
+        runtime += f" on {build.name}"
     header = Text.assemble(
         (diagnosis.model.name, "bold"), f" — {runtime}: {summary_line(diagnosis)}"
     )
     blocks: list[RenderableType] = [header]
+    if diagnosis.analysis is not None:
+        # The number to declare leads, as in every report (diagnose explains how to lower it).
+        declared = declared_arena(diagnosis.analysis)
+        blocks = [declare_line(declared), header]
     shown = [f for f in diagnosis.findings if f.severity.rank <= minimum.rank]
     for finding in shown:
         blocks.append(Text(""))

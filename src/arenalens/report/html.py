@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
+from arenalens.declared import Status
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 
@@ -105,11 +106,27 @@ def _static_header(report: MemoryReport, names: str) -> str:
     arena = report.primary
     plan = arena.plans[0] if arena.plans else None
     facts = []
+    declared = report.declared
+    if declared is not None and declared.status is Status.CANNOT_RUN:
+        facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
+        facts.extend(declared.reasons[:3])
+    elif declared is not None:
+        qualifier = {
+            Status.EXACT: "",
+            Status.PLACEHOLDER_SHAPE: " (for a placeholder input shape)",
+        }.get(declared.status, " (estimate)")
+        facts.append(f"{declared.symbol} = {declared.required_bytes:,} B{qualifier}")
+    if report.verdict is not None:
+        facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
     if plan is not None:
         facts.append(f"arena {format_bytes(plan.arena_size)} with {plan.planner}")
     facts.append(f"lower bound {format_bytes(arena.lower_bound)}")
+    if arena.overlap_lower_bound is not None:
+        facts.append(f"{format_bytes(arena.overlap_lower_bound)} with overlaps")
     facts.append(f"{len(arena.buffers)} buffers, {report.operator_count} operators")
     facts.append(f"runtime {report.runtime}")
+    if report.build.get("cpu") is not None:
+        facts.append(f"build {report.build['name']}")
     return (
         '<header class="page-header">'
         '<div class="brand">arenalens</div>'

@@ -16,6 +16,8 @@ from rich.text import Text
 
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.analysis.problem import BufferKind
+from arenalens.declared import DeclaredArena, declared_arena
+from arenalens.report.check import declare_line, declare_notes
 from arenalens.report.console import format_bytes, render_text
 from arenalens.runtimes import VerifyResult
 
@@ -54,6 +56,10 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "runtime": analysis.runtime,
         "planner": analysis.planner,
         "runtime_planner": primary.arena.runtime_planner,
+        # Whether the runtime can set the model up and invoke it; when not, why (the sizes below
+        # are then what it would plan, not a size that works).
+        "runs": analysis.budget.runs,
+        "cannot_run": [obstacle.as_dict() for obstacle in analysis.budget.obstacles],
         "alignment": _alignment(primary),
         "alignment_applies_to": "sizes" if primary.arena.size_rounding > 1 else "offsets",
         "arena_base": arena_base,
@@ -65,12 +71,14 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
             primary.plan.arena_size, primary.lower_bound
         ),
         "reuse_ratio_vs_naive": _ratio(primary.naive_plan.arena_size, primary.plan.arena_size),
+        "build": dict(analysis.budget.build) or None,
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
+        "declare": declared_arena(analysis).as_dict(),
         "budget": {
             "parts": dict(analysis.budget.parts),
-            "variants": dict(analysis.budget.variants),
             "assumptions": list(analysis.budget.assumptions),
+            "estimates": list(analysis.budget.estimate_reasons),
         },
         "arenas": [_arena_summary(result) for result in analysis.arenas],
         "tensors": tensors,
@@ -80,6 +88,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
         document["min_arena_bytes"] = analysis.budget.required_bytes
+        document["min_arena_is_estimate"] = bool(analysis.budget.estimate_reasons)
     return document
 
 
@@ -145,8 +154,10 @@ def _buffer_rows(
 
 
 def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
-    """The `plan` document → terminal text: a summary, then one table per arena."""
-    parts: list[Any] = [_summary_table(document)]
+    """The `plan` document → terminal text: the number to declare, a summary, then one table
+    per arena."""
+    declared = DeclaredArena.from_dict(document["declare"], runtime=document["runtime"])
+    parts: list[Any] = [declare_line(declared), *declare_notes(declared), _summary_table(document)]
     for arena in document["arenas"]:
         rows = [
             row
@@ -184,8 +195,6 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
     if document["required_bytes"] != document["runtime_required_bytes"]:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
-    for name, value in document["budget"]["variants"].items():
-        table.add_row(escape(name), _bytes_text(value) + " (estimate)")
     for arena in document["arenas"]:
         for note in arena["notes"]:
             table.add_row("note", escape(note))

@@ -14,6 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.report.check import declare_line, declare_notes
 from arenalens.report.console import format_bytes, format_shape, render_text, short_name
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
@@ -28,8 +29,14 @@ def render_report_text(
     memory_plan: str | None = None,
     diff: ReportDiff | None = None,
 ) -> str:
-    """Report → terminal text: summary, plans, the largest tensors (None = all), the ASCII plan."""
-    parts: list[RenderableType] = [summary_panel(report), plans_table(report)]
+    """Report → terminal text: the number to declare, the verdict and what to do next first;
+    then the summary, plans, the largest tensors (None = all), the ASCII plan."""
+    parts: list[RenderableType] = [
+        *headline(report),
+        *next_steps_block(report),
+        summary_panel(report),
+        plans_table(report),
+    ]
     if report.primary.buffers:
         parts.append(tensor_table(report.primary, tensor_rows=tensor_rows))
     if memory_plan:
@@ -46,6 +53,66 @@ def render_report_text(
     return render_text(parts, color=color, width=width)
 
 
+_SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# Findings listed in full under "what to do next"; the rest are counted (diagnose shows all).
+SHOWN_FINDINGS = 8
+
+
+def headline(report: MemoryReport) -> list[RenderableType]:
+    """The first lines: the number to declare with its parts, what build it is for, the verdict."""
+    lines: list[RenderableType] = []
+    if report.declared is not None:
+        lines.append(declare_line(report.declared))
+        lines.extend(declare_notes(report.declared))
+    else:
+        lines.append(Text(f"to declare: {report.required_bytes:,} B", style="bold"))
+    verdict = report.verdict
+    if verdict is not None:
+        style = "bold green" if verdict.fits else "bold red"
+        if verdict.verdict in ("FITS (estimate)", "FITS AFTER OPTIMIZE"):
+            style = "bold yellow"
+        margin = verdict.available_bytes - report.required_bytes
+        lines.append(
+            Text.assemble(
+                (verdict.verdict, style),
+                f"  on {verdict.where}: {verdict.available_bytes:,} B available, ",
+                f"{margin:,} B to spare" if margin >= 0 else f"{-margin:,} B short",
+            )
+        )
+    return lines
+
+
+def next_steps_block(report: MemoryReport) -> list[RenderableType]:
+    """'what to do next': the steps, then the findings (id, severity, where, fix, bytes saved)."""
+    if not report.next_steps and not report.findings:
+        return []
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold")
+    table.add_column()
+    for number, step in enumerate(report.next_steps, start=1):
+        table.add_row(f"{number}.", Text(step))
+    shown = report.findings[:SHOWN_FINDINGS]
+    for finding in shown:
+        saves = f" (saves {finding.saving_bytes:,} B)" if finding.saving_bytes else ""
+        table.add_row(
+            Text(finding.severity.upper(), style=_SEVERITY_STYLES.get(finding.severity, "")),
+            Text.assemble(
+                (finding.rule, "bold"),
+                ("  " + finding.where, "dim"),
+                "\n",
+                finding.message,
+                "\n",
+                ("fix: " + finding.fix + saves, "green"),
+            ),
+        )
+    hidden = len(report.findings) - len(shown)
+    if hidden:
+        table.add_row(
+            "", Text(f"{hidden} more: arenalens diagnose {report.model_argument}", style="dim")
+        )
+    return [Panel(table, title="what to do next", title_align="left", border_style="yellow")]
+
+
 def _percent(part: int, whole: int) -> str:
     return "-" if whole <= 0 else f"{100 * part / whole:.1f}%"
 
@@ -57,7 +124,8 @@ def summary_panel(report: MemoryReport) -> Panel:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    overhead = chosen.arena_size - arena.lower_bound
+    bound = arena.lower_bound_for(chosen)
+    overhead = chosen.arena_size - bound
     table.add_row(
         f"arena ({arena.name})",
         Text.assemble(
@@ -69,9 +137,12 @@ def summary_panel(report: MemoryReport) -> Panel:
     )
     table.add_row(
         "lower bound",
-        f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout can use less",
+        f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout sharing no "
+        "bytes can use less",
     )
-    table.add_row("overhead", _overhead_text(overhead, arena.lower_bound))
+    if arena.overlap_lower_bound is not None:
+        table.add_row("with overlaps", _overlap_text(arena, chosen))
+    table.add_row("overhead", _overhead_text(overhead, bound))
     saved = arena.no_reuse_bytes - chosen.arena_size
     table.add_row(
         "reuse",
@@ -79,8 +150,7 @@ def summary_panel(report: MemoryReport) -> Panel:
         f" ({format_bytes(saved)} saved, {_percent(saved, arena.no_reuse_bytes)})",
     )
     table.add_row("peak", _peak_text(arena))
-    table.add_row("required", _required_text(report))
-    if report.budget is not None:
+    if report.budget is not None and report.verdict is None:
         table.add_row("budget", _budget_text(report))
     for note in arena.notes:
         table.add_row("note", Text(note, style="dim"))
@@ -88,6 +158,22 @@ def summary_panel(report: MemoryReport) -> Panel:
         (report.model, "bold"), f"  ·  {report.runtime}  ·  {report.operator_count} operators"
     )
     return Panel(table, title=title, title_align="left", border_style="cyan")
+
+
+def _overlap_text(arena: ArenaReport, chosen: PlanView) -> Text:
+    """The bound with overlaps and which outputs the chosen plan slides over their inputs."""
+    assert arena.overlap_lower_bound is not None
+    regions = arena.shared_regions(chosen)
+    opcodes = sorted({arena.overlaps[index].opcode for index, *_ in regions})
+    text = (
+        f"lower bound {format_bytes(arena.overlap_lower_bound)} when an output may start below "
+        f"an input it consumes ({len(arena.overlaps)} allowed by the kernels' access order); "
+    )
+    if regions:
+        text += f"this plan shares bytes in {len(regions)}: " + ", ".join(opcodes)
+    else:
+        text += "this plan shares none"
+    return Text(text)
 
 
 def _overhead_text(overhead: int, lower_bound: int) -> Text:
@@ -113,27 +199,24 @@ def _peak_text(arena: ArenaReport) -> Text:
     text = Text.assemble(
         (format_bytes(peak.live_bytes), "bold"),
         f" live at step {peak.step}, while ",
-        (_op_label(peak.operator, peak.opcode), "bold magenta"),
+        (_op_label(peak.operator, peak.opcode, peak.subgraph, _nested(arena)), "bold magenta"),
         f" runs ({len(live)} buffers live)",
     )
     return text
 
 
-def _op_label(operator: int | None, opcode: str) -> str:
-    return opcode if operator is None else f"op {operator} {opcode}"
+def _op_label(operator: int | None, opcode: str, subgraph: int = 0, nested: bool = False) -> str:
+    """'op 3 CONV_2D'; with the subgraph when the arena spans several ('subgraph 1 op 3 ...')."""
+    if operator is None:
+        return opcode
+    where = f"subgraph {subgraph} " if nested else ""
+    return f"{where}op {operator} {opcode}"
 
 
-def _required_text(report: MemoryReport) -> str:
-    # Runtime parts overlap (TFLM reports the tail at two arena sizes), so show the one split
-    # that always adds up: this arena, and everything else the runtime needs.
-    text = f"{format_bytes(report.required_bytes)} ({report.required_bytes:,} B) to declare"
-    if not report.other_bytes:
-        return text
-    arena = report.primary
-    return (
-        f"{text}: {format_bytes(arena.plans[0].arena_size)} arena '{arena.name}' + "
-        f"{format_bytes(report.other_bytes)} outside it"
-    )
+def _nested(arena: ArenaReport) -> bool:
+    """True when operator numbers need their subgraph: the arena's steps span several, or not
+    subgraph 0."""
+    return any(step.subgraph != 0 for step in arena.steps)
 
 
 def _budget_text(report: MemoryReport) -> Text:
@@ -150,12 +233,21 @@ def plans_table(report: MemoryReport) -> Table:
     """One row per planner: arena, gap to the bound, and change vs the runtime's plan."""
     arena = report.primary
     runtime = next((p for p in arena.plans if p.is_runtime), arena.plans[0])
-    table = Table(title="plans", title_justify="left")
+    caption = None
+    if report.runtime == "tflm" and len(arena.plans) > 1:
+        caption = (
+            "a plan other than the runtime's applies after `arenalens optimize "
+            f"{report.model_argument} -o optimized.tflite --planner NAME`"
+        )
+    table = Table(title="plans", title_justify="left", caption=caption, caption_justify="left")
     table.add_column("planner")
     table.add_column("arena", justify="right")
     table.add_column("bytes", justify="right")
     table.add_column("over bound", justify="right")
     table.add_column(f"vs {runtime.planner}", justify="right")
+    with_required = any(view.required_bytes is not None for view in arena.plans)
+    if with_required:
+        table.add_column("kTensorArenaSize" if report.runtime == "tflm" else "declare")
     if report.budget is not None:
         table.add_column("budget", justify="left")
     for view in arena.plans:
@@ -163,9 +255,11 @@ def plans_table(report: MemoryReport) -> Table:
             _planner_label(view),
             format_bytes(view.arena_size),
             f"{view.arena_size:,}",
-            _percent(view.arena_size - arena.lower_bound, arena.lower_bound),
+            _percent(view.arena_size - arena.lower_bound_for(view), arena.lower_bound_for(view)),
             _signed_bytes(view.arena_size - runtime.arena_size),
         ]
+        if with_required:
+            row.append("-" if view.required_bytes is None else f"{view.required_bytes:,}")
         if report.budget is not None:
             fits = report.required_with(view.planner) <= report.budget
             row.append(Text("fits", style="green") if fits else Text("over", style="red"))
@@ -239,7 +333,7 @@ def _writer(arena: ArenaReport, step: int | None) -> str:
         return "input"
     for row in arena.steps:
         if row.step == step:
-            return _op_label(row.operator, row.opcode)
+            return _op_label(row.operator, row.opcode, row.subgraph, _nested(arena))
     return f"step {step}"
 
 

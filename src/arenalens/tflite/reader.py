@@ -85,6 +85,12 @@ def _map_file(path: Path, label: str) -> Any:
     if not path.exists():
         raise ModelError(label, "no such file")
     if path.is_dir():
+        if (path / "saved_model.pb").exists() or (path / "saved_model.pbtxt").exists():
+            raise ModelError(
+                label,
+                "a TensorFlow SavedModel folder, not a TFLite model: convert it with "
+                "tf.lite.TFLiteConverter.from_saved_model(folder) and pass the .tflite file",
+            )
         raise ModelError(label, "is a directory, not a .tflite file")
     try:
         size = path.stat().st_size
@@ -98,6 +104,40 @@ def _map_file(path: Path, label: str) -> Any:
         raise ModelError(label, f"cannot read file ({error.strerror or error})") from error
 
 
+_CONVERT_KERAS = (
+    "convert it with tf.lite.TFLiteConverter.from_keras_model(tf.keras.models.load_model(...)) "
+    "and pass the .tflite file"
+)
+
+
+def _other_format(head: bytes, label: str) -> str:
+    """A model file of another framework (by its magic bytes or name) → how to convert it."""
+    name = label.lower()
+    if head.startswith(b"\x89HDF\r\n\x1a\n") or name.endswith((".h5", ".hdf5")):
+        return f"a Keras HDF5 model, not a TFLite model: {_CONVERT_KERAS}"
+    if head.startswith(b"PK\x03\x04") or name.endswith((".zip", ".keras")):
+        return (
+            "a zip archive (a .keras model, or a zipped SavedModel / .tflite), not a TFLite "
+            f"model: unzip it and pass the .tflite file inside, or {_CONVERT_KERAS}"
+        )
+    if name.endswith(".onnx"):
+        return (
+            "an ONNX model, not a TFLite model: convert it to TFLite first (e.g. onnx2tf, or "
+            "ai-edge-torch from the PyTorch source) and pass the .tflite file"
+        )
+    if name.endswith(".pb"):
+        return (
+            "a TensorFlow graph (SavedModel .pb), not a TFLite model: convert its folder with "
+            "tf.lite.TFLiteConverter.from_saved_model(folder) and pass the .tflite file"
+        )
+    if name.endswith((".pt", ".pth")):
+        return (
+            "a PyTorch checkpoint, not a TFLite model: export it with ai-edge-torch and pass the "
+            ".tflite file"
+        )
+    return ""
+
+
 def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
     """FlatBuffer bytes (or a read-only map) → checked Model."""
     size = len(data)
@@ -105,6 +145,9 @@ def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
         raise ModelError(label, f"file too small for a FlatBuffer ({size} bytes)")
     if bytes(data[4:8]) != FILE_IDENTIFIER:
         found = bytes(data[4:8])
+        known = _other_format(bytes(data[:16]), label)
+        if known:
+            raise ModelError(label, known)
         raise ModelError(
             label, f"not a TFLite model: file identifier is {found!r}, expected b'TFL3'"
         )

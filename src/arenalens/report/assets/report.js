@@ -42,9 +42,10 @@
     return whole > 0 ? (100 * part / whole).toFixed(1) + "%" : "-";
   }
 
-  // Mirrors arenalens.units.parse_size: KiB/K = 1024, kB = 1000; fractions of a byte dropped.
-  const SIZE_UNITS = { "": 1, b: 1, k: 1024, kib: 1024, m: 1048576, mib: 1048576,
-                       g: 1073741824, gib: 1073741824, kb: 1000, mb: 1e6, gb: 1e9 };
+  // Mirrors arenalens.units.parse_size: K, KB and KiB are all 1024 (as datasheets write them);
+  // fractions of a byte dropped.
+  const SIZE_UNITS = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1048576, mb: 1048576,
+                       mib: 1048576, g: 1073741824, gb: 1073741824, gib: 1073741824 };
   function parseSize(text) {
     const match = /^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*$/.exec(text);
     if (!match) return null;
@@ -166,8 +167,10 @@
     S.live_bytes.forEach((live, row) => {
       if (peakRow < 0 || live > S.live_bytes[peakRow]) peakRow = row;
     });
+    // Operator numbers need their subgraph when the arena's steps span several.
+    const nested = S.subgraph.some((subgraph) => subgraph !== 0);
     const info = { r, a, report, arena, B, S, n, stepRow, lowStep, highStep, byFirst,
-                   lifetimeRow, keys, keyIndex, peakRow };
+                   lifetimeRow, keys, keyIndex, peakRow, nested };
     prepared.set(key, info);
     return info;
   }
@@ -177,7 +180,8 @@
     const row = A.stepRow.get(step);
     if (row === undefined) return "step " + step;
     const op = A.S.operator[row];
-    return op === null ? A.S.opcode[row] : "op " + op + " " + A.S.opcode[row];
+    const where = A.nested ? "subgraph " + A.S.subgraph[row] + " " : "";
+    return op === null ? A.S.opcode[row] : where + "op " + op + " " + A.S.opcode[row];
   }
 
   function liveAt(A, step) {
@@ -193,8 +197,37 @@
     return Math.max(0, A.report.required_bytes - first);
   }
 
+  // Room for this arena under the budget: the budget minus what the runtime needs besides this
+  // arena with the plan shown (TFLM: tail and setup).
   function budgetRoom(A) {
-    return state.budget === null ? null : state.budget - otherBytes(A);
+    if (state.budget === null) return null;
+    const view = plan(A);
+    return state.budget - (requiredWith(A, view) - view.arena_size);
+  }
+
+  // Allowed overlaps (TFLM --overlap: an output may start below an input it consumes) whose
+  // buffers share bytes in a view: [overlap index, first step, last step, low byte, high byte].
+  function sharedRegions(A, view) {
+    const O = A.arena.overlaps;
+    const found = [];
+    if (!O) return found;
+    for (let k = 0; k < O.output.length; k++) {
+      const o = O.output[k];
+      const i = O.input[k];
+      const low = Math.max(view.offsets[o], view.offsets[i]);
+      const high = Math.min(view.offsets[o] + A.B.size[o], view.offsets[i] + A.B.size[i]);
+      const first = Math.max(A.B.first[o], A.B.first[i]);
+      const last = Math.min(A.B.last[o], A.B.last[i]);
+      if (low < high && first <= last) found.push([k, first, last, low, high]);
+    }
+    return found;
+  }
+
+  // The bound a view is judged against: the one with overlaps when it shares bytes.
+  function lowerBoundFor(A, view) {
+    const bound = A.arena.overlap_lower_bound;
+    if (bound === null || bound === undefined) return A.arena.lower_bound;
+    return sharedRegions(A, view).length ? bound : A.arena.lower_bound;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -558,6 +591,32 @@
         }
       }
       ctx.globalAlpha = 1;
+      for (const [, first, last, low, high] of sharedRegions(A, view)) {
+        if (last < range[0] || first > range[1]) continue;
+        // Hatched: bytes the output writes over the input its operator is consuming.
+        const x0 = stepX(this, range, first);
+        const x1 = stepX(this, range, last + 1);
+        const y0 = g.yOf(high);
+        const y1 = g.yOf(low);
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(x0, y0, x1 - x0, y1 - y0);
+        ctx.clip();
+        ctx.strokeStyle = cssColor("--select");
+        ctx.globalAlpha = 0.75;
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        for (let d = -(y1 - y0); d < x1 - x0; d += 6) {
+          ctx.moveTo(x0 + d, y1);
+          ctx.lineTo(x0 + d + (y1 - y0), y0);
+        }
+        ctx.stroke();
+        ctx.restore();
+        ctx.strokeStyle = cssColor("--select");
+        ctx.lineWidth = 1.2;
+        ctx.strokeRect(x0 + 0.5, y0 + 0.5, Math.max(1, x1 - x0 - 1), Math.max(1, y1 - y0 - 1));
+      }
+      this.canvas.dataset.shared = String(sharedRegions(A, view).length);
       const hovered = g.hovered === undefined ? -1 : g.hovered;
       if (hovered >= 0 && hovered !== chosen && A.B.size[hovered]) {
         const [x, y, w, h] = this.rect(g, hovered);
@@ -582,6 +641,11 @@
         "arena " + formatBytes(view.arena_size));
       horizontalLine(ctx, this, g.yOf(A.arena.lower_bound), cssColor("--bound"), [2, 3],
         A.arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(A.arena.lower_bound), "left-above");
+      const overlapBound = A.arena.overlap_lower_bound;
+      if (overlapBound !== null && overlapBound !== undefined) {
+        horizontalLine(ctx, this, g.yOf(overlapBound), cssColor("--bound"), [6, 2, 2, 2],
+          overlapBound === view.arena_size ? "" : "with overlaps " + formatBytes(overlapBound), "left-below");
+      }
       if (room !== null) {
         horizontalLine(ctx, this, g.yOf(room), cssColor("--budget"), [6, 4], budgetLabel(A), "right-below");
       }
@@ -1029,6 +1093,8 @@
   function buildReport(app) {
     const A = current();
     app.append(toolbar(A), cards());
+    const guidance = nextStepsPanel();
+    if (guidance) app.append(guidance);
     const grid = el("div", { class: "grid" });
     const left = el("div", { class: "stack" });
     const right = el("div", { class: "stack" });
@@ -1090,6 +1156,9 @@
     right.append(ops.root);
     buildOpTable(ops);
 
+    const sizes = inputPanel();
+    if (sizes) right.append(sizes);
+
     const plansPanel = panel("Plans", "arena per planner for this model");
     right.append(plansPanel.root);
     views.push(onChange(() => [state.r, state.a, state.p].join("|"), () => renderPlans(plansPanel.body)));
@@ -1124,6 +1193,9 @@
       key("dotted", cssColor("--bound"), "lower bound (bytes live at the busiest step)"),
       key("dashed", cssColor("--budget"), "budget, minus what the runtime needs outside this arena"),
       key("band", cssColor("--peak"), "peak step"),
+      ...(DATA.reports.some((report) => report.arenas.some((arena) => arena.overlaps && arena.overlaps.output.length))
+        ? [key("hatch", cssColor("--select"), "output written over the input its operator consumes")]
+        : []),
     ]);
   }
 
@@ -1178,21 +1250,30 @@
   }
 
   function budgetLabel(A) {
-    const other = otherBytes(A);
+    const view = plan(A);
+    const other = requiredWith(A, view) - view.arena_size;
     const text = "budget " + formatBytes(state.budget);
     return other ? text + " \u2212 " + formatBytes(other) + " outside this arena" : text;
   }
 
   function budgetInput() {
-    const input = el("input", { type: "text", id: "budget", placeholder: "e.g. 300KiB", size: "10",
-      value: budgetText(state.budget), title: "bytes, or 300KiB, 0.5MiB, 256K, 300kB" });
+    const input = el("input", { type: "text", id: "budget", placeholder: "e.g. 320KB", size: "10",
+      value: budgetText(state.budget), title: "bytes, or 320KB = 320K = 320KiB (1,024 bytes each), 0.5MB" });
+    const message = el("span", { class: "budget-message", id: "budget-message", role: "status", "aria-live": "polite" });
+    const echo = (text, value) => {
+      message.classList.toggle("error", text !== "" && value === null);
+      if (text === "") message.textContent = "";
+      else if (value === null) message.textContent = "can't read '" + text + "': try 320KB, 0.5MB or 307200";
+      else message.textContent = "= " + value.toLocaleString("en-US") + " B";
+    };
     input.addEventListener("input", () => {
       const text = input.value.trim();
       const value = text === "" ? null : parseSize(text);
       input.classList.toggle("invalid", text !== "" && value === null);
+      echo(text, value);
       if (text === "" || value !== null) update({ budget: value });
     });
-    return el("label", null, ["budget", input]);
+    return el("label", null, ["budget", input, message]);
   }
 
   function card(id, label) {
@@ -1202,25 +1283,97 @@
     return { root, value, note };
   }
 
+  // The number to declare with plan p of the primary arena: computed per plan by the report when
+  // it could be, else that arena plus what the runtime needs outside it.
+  function requiredWith(A, view) {
+    if (A.a === 0 && view.required_bytes !== null && view.required_bytes !== undefined) return view.required_bytes;
+    return view.arena_size + otherBytes(A);
+  }
+
+  function partsText(A, view, required) {
+    const declare = A.report.declare;
+    if (!declare || A.report.runtime !== "tflm") {
+      return view.arena_size === required ? "" : "arena " + formatBytes(view.arena_size) + " + " +
+        formatBytes(required - view.arena_size) + " in the other arenas";
+    }
+    if (view.is_runtime && A.a === 0) {
+      const parts = declare.parts.map((part) => part.name + " " + formatBytes(part.bytes));
+      return parts.join(" + ") + (parts.length > 1 ? ", all inside the tensor arena" : "");
+    }
+    return "head " + formatBytes(view.arena_size) + " + tail and setup " +
+      formatBytes(required - view.arena_size) + ", all inside the tensor arena";
+  }
+
+  function optimizeCommand(A, view) {
+    const base = "arenalens optimize " + A.report.model_argument + " -o optimized.tflite";
+    // The plan with overlaps is named '<planner>+overlaps'; optimize writes it with --overlap.
+    if (view.planner.endsWith("+overlaps")) return base + " --overlap";
+    return base + " --planner " + view.planner;
+  }
+
   function cards() {
     const box = el("div", { class: "cards" });
+    const declare = card("card-declare", DATA.reports[state.r].declare ? DATA.reports[state.r].declare.symbol : "to declare");
+    declare.root.classList.add("lead");
+    const fit = card("card-fit", "fits?");
     const arena = card("card-arena", "arena");
     const bound = card("card-bound", "lower bound");
     const overhead = card("card-overhead", "overhead");
     const reuse = card("card-reuse", "without reuse");
     const peak = card("card-peak", "peak");
-    const budget = card("card-budget", "budget");
-    box.append(arena.root, bound.root, overhead.root, reuse.root, peak.root, budget.root);
+    box.append(declare.root, fit.root, arena.root, bound.root, overhead.root, reuse.root, peak.root);
     const notes = el("div", { class: "notes", id: "arena-notes" });
     views.push({ update: () => {
       const A = current();
       const view = plan(A);
-      const lower = A.arena.lower_bound;
+      const lower = lowerBoundFor(A, view);
+      const required = requiredWith(A, view);
+      const runtimePlan = view.is_runtime;
+      const status = A.report.declare ? A.report.declare.status : "exact";
+      const statusWords = { "cannot-run": "cannot run", "placeholder-shape": "placeholder input shape" };
+      declare.value.textContent = status === "cannot-run" ? "cannot run" :
+        formatBytes(required) + (status === "placeholder-shape" ? " (placeholder input shape)" : status !== "exact" ? " (estimate)" : "");
+      const where = required.toLocaleString("en-US") + " B \u00b7 " + partsText(A, view, required);
+      declare.note.textContent = status in statusWords ? A.report.declare.reasons.join(" \u00b7 ") : runtimePlan ? where :
+        where + " \u00b7 with '" + view.planner + "', which applies after `" + optimizeCommand(A, view) + "`";
+      declare.root.className = "card lead" + (status in statusWords ? " bad" : runtimePlan ? "" : " pending");
+      const verdict = A.report.verdict;
+      if (status in statusWords) {
+        // No arena size answers "does it fit" when the runtime cannot run the model, or when
+        // the plan is for a placeholder input size.
+        fit.value.textContent = statusWords[status];
+        fit.note.textContent = status === "cannot-run" ? "no arena size works: see why on the left" :
+          "give the real input size: --input-shape NAME=SHAPE";
+        fit.root.className = "card bad";
+      } else if (state.budget === null) {
+        fit.value.textContent = "no budget";
+        fit.note.textContent = "type a budget above, or run `arenalens report " + A.report.model_argument + " --target NAME`";
+        fit.root.className = "card";
+      } else {
+        const margin = state.budget - required;
+        const boardText = verdict && state.budget === A.report.budget ? verdict.where : formatBytes(state.budget) + " budget";
+        fit.value.textContent = margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
+        let after = "";
+        if (margin < 0 && runtimePlan && verdict && state.budget === A.report.budget && verdict.fits_after_optimize) {
+          after = " \u00b7 fits after `arenalens optimize`" +
+            (verdict.optimized_bytes ? " (" + formatBytes(verdict.optimized_bytes) + ")" : "");
+        }
+        fit.note.textContent = boardText + (margin >= 0 ? ": " + formatBytes(margin) + " to spare" : "") +
+          (runtimePlan ? "" : " (after optimize)") + after;
+        fit.root.className = "card " + (margin >= 0 ? "good" : "bad");
+      }
       arena.value.textContent = formatBytes(view.arena_size);
       arena.note.textContent = view.planner + (view.is_runtime ? " (the runtime's planner)" : "") +
         " \u00b7 '" + A.arena.name + "' \u00b7 " + view.arena_size.toLocaleString("en-US") + " B";
       bound.value.textContent = formatBytes(lower);
-      bound.note.textContent = "bytes live at the busiest step; no layout can use less";
+      const overlapBound = A.arena.overlap_lower_bound;
+      if (overlapBound === null || overlapBound === undefined) {
+        bound.note.textContent = "bytes live at the busiest step; no layout can use less";
+      } else {
+        bound.note.textContent = formatBytes(A.arena.lower_bound) + " sharing no bytes; " +
+          formatBytes(overlapBound) + " when outputs may slide over consumed inputs (" +
+          sharedRegions(A, view).length + " shared in this plan)";
+      }
       const gap = view.arena_size - lower;
       if (gap < 0) {
         // Only fixed (offline-planned) buffers may share bytes while live: no bound holds.
@@ -1241,22 +1394,117 @@
       } else {
         peak.value.textContent = "-";
       }
-      const other = otherBytes(A);
-      const required = view.arena_size + other;
-      const partsText = other ? " (arena + " + formatBytes(other) + " outside it)" : "";
-      if (state.budget === null) {
-        budget.value.textContent = "none";
-        budget.note.textContent = "needs " + formatBytes(required) + partsText + "; type a budget above";
-        budget.root.className = "card";
-      } else {
-        const margin = state.budget - required;
-        budget.value.textContent = margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
-        budget.note.textContent = formatBytes(state.budget) + " budget, needs " + formatBytes(required) + partsText;
-        budget.root.className = "card " + (margin >= 0 ? "good" : "bad");
-      }
-      notes.replaceChildren(...A.arena.notes.map((note) => el("div", { text: "Note: " + note })));
+      const device = A.report.declare && A.report.declare.device ? ["Figure for: " + A.report.declare.device] : [];
+      const reasonPrefix = { "cannot-run": "Cannot run: ", "placeholder-shape": "Unknown input size: " }[status] || "Estimate: ";
+      const reasons = A.report.declare ? A.report.declare.reasons.map((r) => reasonPrefix + r) : [];
+      notes.replaceChildren(...[...device, ...reasons, ...A.arena.notes.map((note) => "Note: " + note)]
+        .map((text) => el("div", { text })));
     } });
     return el("div", null, [box, notes]);
+  }
+
+  // What to do next: the report's steps (commands to paste), then the diagnose findings.
+  function nextStepsPanel() {
+    const report = DATA.reports[state.r];
+    if (!report.next_steps.length && !report.findings.length) return null;
+    const section = panel("What to do next", report.findings.length ? report.findings.length + " findings from arenalens diagnose" : "");
+    section.root.id = "next-steps";
+    const steps = el("ol", { class: "steps" });
+    for (const step of report.next_steps) steps.append(el("li", { text: step }));
+    section.body.append(steps);
+    const shown = report.findings.slice(0, 8);
+    const list = el("div", { class: "findings" });
+    for (const finding of shown) {
+      const saves = finding.saving_bytes ? " \u00b7 saves " + finding.saving_bytes.toLocaleString("en-US") + " B" : "";
+      list.append(el("div", { class: "finding " + finding.severity }, [
+        el("div", { class: "finding-head" }, [
+          el("span", { class: "severity", text: finding.severity }),
+          el("b", { text: finding.rule }),
+          el("span", { class: "where", text: finding.where }),
+        ]),
+        el("div", { text: finding.message }),
+        el("div", { class: "fix", text: "fix: " + finding.fix + saves }),
+      ]));
+    }
+    if (report.findings.length > shown.length) {
+      list.append(el("div", { class: "count", text: (report.findings.length - shown.length) +
+        " more: arenalens diagnose " + report.model_argument }));
+    }
+    section.body.append(list);
+    return section.root;
+  }
+
+  // --max-input: the number to declare against the input height, with the budget.
+  class InputChart extends CanvasChart {
+    constructor(parent, report) {
+      super(parent, 220);
+      this.report = report;
+      this.update();
+    }
+
+    update() {
+      if (!this.report) return;  // called by the base constructor before report is set
+      const ctx = this.context();
+      const sizes = this.report.input_sizes.filter((s) => s.required_bytes !== null);
+      if (!sizes.length) return;
+      const top = 16;
+      const bottom = this.height - 30;
+      const room = state.budget;
+      const maxBytes = Math.max(...sizes.map((s) => s.required_bytes), room || 0) * 1.08;
+      const heights = sizes.map((s) => s.height);
+      const span = Math.max(...heights) - Math.min(...heights) || 1;
+      const low = Math.max(0, Math.min(...heights) - span * 0.05);
+      const high = Math.max(...heights) + span * 0.05;
+      const xOf = (h) => MARGIN.left + (h - low) / (high - low) * (this.width - MARGIN.left - MARGIN.right);
+      const yOf = (b) => bottom - b / maxBytes * (bottom - top);
+      drawByteAxis(ctx, this, top, bottom, maxBytes, byteUnit(maxBytes));
+      ctx.fillStyle = cssColor("--muted");
+      ctx.textAlign = "center";
+      ctx.textBaseline = "top";
+      const tick = Math.max(1, Math.round(niceStep(high - low, Math.max(2, Math.floor(this.width / 80)))));
+      for (let h = Math.ceil(low / tick) * tick; h <= high; h += tick) {
+        ctx.fillText(String(h), xOf(h), bottom + 4);
+        ctx.fillRect(xOf(h), bottom, 1, 3);
+      }
+      ctx.fillText("input height (width keeps the aspect ratio)", (MARGIN.left + this.width) / 2, bottom + 16);
+      ctx.strokeStyle = cssColor("--accent");
+      ctx.lineWidth = 1.6;
+      ctx.beginPath();
+      sizes.forEach((s, k) => { if (k) ctx.lineTo(xOf(s.height), yOf(s.required_bytes)); else ctx.moveTo(xOf(s.height), yOf(s.required_bytes)); });
+      ctx.stroke();
+      for (const s of sizes) {
+        ctx.fillStyle = s.fits ? cssColor("--good") : cssColor("--bad");
+        ctx.beginPath();
+        ctx.arc(xOf(s.height), yOf(s.required_bytes), 3.5, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+      if (room !== null) horizontalLine(ctx, this, yOf(room), cssColor("--budget"), [6, 4], "available " + formatBytes(room), "right-below");
+      const best = this.report.max_input_shape;
+      if (best) {
+        const match = sizes.find((s) => s.shape.join("x") === best.join("x"));
+        if (match) {  // a ring around the largest size that fits (the panel's hint names it)
+          ctx.strokeStyle = cssColor("--good");
+          ctx.lineWidth = 2;
+          ctx.beginPath();
+          ctx.arc(xOf(match.height), yOf(match.required_bytes), 7, 0, 2 * Math.PI);
+          ctx.stroke();
+        }
+      }
+      this.canvas.setAttribute("aria-label", "arena against input size");
+    }
+  }
+
+  function inputPanel() {
+    const report = DATA.reports[state.r];
+    if (!report.input_sizes.length) return null;
+    const best = report.max_input_shape;
+    const section = panel("Arena by input size", best ? "largest that fits: " + report.max_input_name + "=" + best.join("x") : "no size fits");
+    section.root.id = "input-sizes";
+    const box = el("div", { class: "chart", id: "input-chart" });
+    section.body.append(box);
+    const chart = new InputChart(box, report);
+    views.push(chart);
+    return section.root;
   }
 
   function tensorFilterRows(A) {
@@ -1428,15 +1676,20 @@
   function renderPlans(body) {
     const A = current();
     const table = el("table", { class: "totals" });
-    table.append(el("tr", null, [el("th", { text: "planner" }), el("th", { text: "arena" }), el("th", { text: "over bound" })]));
+    table.append(el("tr", null, [el("th", { text: "planner" }), el("th", { text: "arena" }),
+      el("th", { text: "over bound" }), el("th", { text: "declare", title: "the number to declare with this plan" })]));
     A.arena.plans.forEach((view, p) => {
       const name = el("button", { class: "link", text: view.planner + (view.is_runtime ? " \u2605" : ""), onclick: () => update({ p }) });
       table.append(el("tr", null, [el("td", null, [name]), el("td", { text: formatBytes(view.arena_size) }),
-        el("td", { text: percent(view.arena_size - A.arena.lower_bound, A.arena.lower_bound) +
-          (view.proven_optimal ? " \u2713" : "") })]));
+        el("td", { text: percent(view.arena_size - lowerBoundFor(A, view), lowerBoundFor(A, view)) +
+          (view.proven_optimal ? " \u2713" : "") }),
+        el("td", { text: formatBytes(requiredWith(A, view)) })]));
     });
+    const after = A.report.runtime === "tflm" ?
+      " Any other plan applies after `arenalens optimize " + A.report.model_argument + " -o optimized.tflite --planner NAME`." : "";
     body.replaceChildren(table, el("p", { class: "count",
-      text: "\u2605 the runtime's own planner: what the device does. \u2713 optimal (proven, or at the lower bound)." }));
+      text: "\u2605 the runtime's own planner: what the device does." + after +
+        " \u2713 optimal (proven, or at the lower bound)." }));
   }
 
   // ------------------------------------------------------------------------------------------

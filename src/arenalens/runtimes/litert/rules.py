@@ -1,7 +1,7 @@
 """LiteRT (TFLite CPU runtime) rules: model → its arenas, byte for byte, and a check against the
 real interpreter.
 
-Pipeline (docs/runtime-semantics.md §3): `litert.prepare` predicts the graph after Prepare
+Pipeline (docs/runtime-rules.md §L1–§L10): `litert.prepare` predicts the graph after Prepare
 (allocation types, kernel temporaries, chunks), `litert_planner` replays ArenaPlanner's
 lifetimes, in-place aliases and libstdc++-exact placement order, and the registered planner
 `litert_arena` (SimpleMemoryArena) turns that order into offsets. Each subgraph has two arenas:
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.errors import ModelError, RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
-from arenalens.runtimes import MemoryBudget, RuntimeRules, VerifyResult, VerifyRow
+from arenalens.runtimes import MemoryBudget, Obstacle, RuntimeRules, VerifyResult, VerifyRow
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
@@ -191,6 +191,39 @@ def budget(
             "num_threads = 1; Linux x86-64 libstdc++ build",
             "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
         ),
+        device="LiteRT CPU runtime, Linux x86-64",
+        obstacles=unresolved_custom_operators(model),
+    )
+
+
+# Custom operators LiteRT's builtin op resolver registers (tflite/kernels/register.cc:
+# AddCustom); any other custom operator fails allocate_tensors with "Encountered unresolved
+# custom op".
+LITERT_CUSTOM_OPERATORS = frozenset(
+    {
+        "Mfcc",
+        "AudioSpectrogram",
+        "TFLite_Detection_PostProcess",
+        "NumericVerify",
+        "aeq.hadamard_rotation",
+    }
+)
+
+
+def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
+    """Custom operators the LiteRT builtin resolver has no kernel for, in model order."""
+    return tuple(
+        Obstacle(
+            f"LiteRT has no kernel for custom operator '{name}' ('Encountered unresolved custom "
+            f"op: {name}.'): the application must register one",
+            subgraph=subgraph.index,
+            operator=operator.index,
+            opcode=operator.opcode,
+        )
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+        if operator.is_custom
+        and (name := operator.opcode.removeprefix("CUSTOM:")) not in LITERT_CUSTOM_OPERATORS
     )
 
 
@@ -204,9 +237,11 @@ class RealTensor:
 
     subgraph: int
     index: int
-    status: str  # ok | scalar | null | typeless
+    status: str  # ok | scalar | null | typeless | unsized (typed, no dims yet)
     address: int | None
     nbytes: int | None
+    dtype: str | None = None  # numpy name ("float32"); None when typeless
+    shape: tuple[int, ...] | None = None  # None when typeless or unsized
 
 
 def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], ...]:
@@ -220,14 +255,20 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(package_root), *filter(None, [environment.get("PYTHONPATH")])]
     )
-    completed = subprocess.run(  # fixed argv: our own probe module
-        [sys.executable, "-m", "arenalens.runtimes.litert.probe", os.fspath(path)],
-        capture_output=True,
-        text=True,
-        timeout=PROBE_TIMEOUT_SECONDS,
-        env=environment,
-        check=False,
-    )
+    try:
+        completed = subprocess.run(  # fixed argv: our own probe module
+            [sys.executable, "-m", "arenalens.runtimes.litert.probe", os.fspath(path)],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_SECONDS,
+            env=environment,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ModelError(
+            os.fspath(path),
+            f"LiteRT did not set up this model within {PROBE_TIMEOUT_SECONDS} s",
+        ) from None
     try:
         result: dict[str, Any] = json.loads(completed.stdout or "{}")
     except json.JSONDecodeError:
@@ -236,8 +277,12 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
         reason = result.get("error") or completed.stderr.strip()[-500:] or "no output"
         if str(reason).startswith("unavailable"):
             raise RuntimeUnavailableError(f"LiteRT probe: {reason}; {INSTALL_HINT}")
-        raise RuntimeError(
-            f"LiteRT probe failed on {os.fspath(path)} (exit {completed.returncode}): {reason}"
+        # The real interpreter refusing the model (an unresolved custom op, a quantization it
+        # rejects) or crashing is an answer about the model, not a bug of ours.
+        if completed.returncode < 0:
+            reason = f"the interpreter crashed (signal {-completed.returncode})"
+        raise ModelError(
+            os.fspath(path), f"LiteRT could not set up this model: {_first_line(str(reason))}"
         )
     return tuple(
         tuple(
@@ -247,6 +292,8 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
                 status=str(record["status"]),
                 address=record.get("address"),
                 nbytes=record.get("nbytes"),
+                dtype=record.get("dtype"),
+                shape=tuple(record["shape"]) if "shape" in record else None,
             )
             for record in subgraph["tensors"]
         )
@@ -285,6 +332,11 @@ def compare_with_real(
         if subgraph is None or subgraph >= len(real):
             continue
         plan_info = subgraph_plans[subgraph]
+        if not plan_info.prepared.allocated_by_allocate_tensors:
+            # Planned when its signature runner or CALL_ONCE first runs: after
+            # allocate_tensors() its tensors hold nothing to compare with.
+            notes.append(f"{arena.name}: not allocated by allocate_tensors(); not compared")
+            continue
         rows.extend(_compare_arena(arena, plan, plan_info, real[subgraph], notes))
     return VerifyResult(runtime="litert", rows=tuple(rows), notes=tuple(notes))
 
@@ -352,6 +404,15 @@ def _compare_arena(
         - predicted_base
     )
     sizes = {t: by_index[t].nbytes or 0 for t in visible if by_index[t].nbytes is not None}
+    unsized = sorted(t for t in visible if t not in sizes)
+    if unsized:
+        # Python cannot read a resource tensor's byte count: the real extent of these
+        # tensors is taken from the prediction (their offsets are still measured).
+        notes.append(
+            f"{arena.name}: byte counts of tensors {unsized[:8]} taken from the prediction "
+            f"(Python cannot read them)"
+        )
+        sizes.update({t: prepared.tensors[t].nbytes for t in unsized})
     real_size = max(
         (address - real_base + sizes.get(t, 0) for t, address in visible.items() if address),
         default=0,
@@ -420,3 +481,13 @@ __all__ = [
     "probe_model",
     "verify",
 ]
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line of an error, without the exception class name."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), text.strip())
+    prefix, separator, rest = line.partition(": ")
+    if separator and prefix.isidentifier() and prefix.endswith("Error"):
+        line = rest
+    limit = 200  # the interpreter repeats a message per tensor: one is enough
+    return line if len(line) <= limit else line[: limit - 1] + "…"

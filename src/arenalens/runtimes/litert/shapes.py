@@ -100,8 +100,15 @@ def resize_model_inputs(model: Model, shapes: Mapping[str | int, Sequence[int]])
             f"{model.source}: LiteRT cannot run the model with input shape {wanted}: {first_line}"
         ) from None
     wrapper = interpreter._interpreter
-    subgraphs = tuple(_read_shapes(model, subgraph, wrapper) for subgraph in model.subgraphs)
-    return replace(model, subgraphs=subgraphs)
+    subgraphs = [_read_shapes(model, subgraph, wrapper) for subgraph in model.subgraphs]
+    # The user fixed these inputs' shapes: their unknown dimensions are known now.
+    main = subgraphs[0]
+    fixed = tuple(
+        replace(tensor, shape_signature=tensor.shape) if tensor.index in resized else tensor
+        for tensor in main.tensors
+    )
+    subgraphs[0] = replace(main, tensors=fixed)
+    return replace(model, subgraphs=tuple(subgraphs))
 
 
 def _interpreter(model: Model) -> Any:

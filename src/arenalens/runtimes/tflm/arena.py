@@ -3,7 +3,7 @@
 Every planned tensor of every subgraph in index order (no constant data, not a variable, bytes ≠ 0;
 a variable with an offline offset ≠ -1 is planned too), then the kernel scratch requests, each size
 rounded up to 16, the offline plan's offsets as fixed offsets, lifetimes by MarkAllocationLifetimes
-(docs/runtime-rules.md, TFLM: planned buffers). The planner index is the buffer id; `tflm_greedy`
+(docs/runtime-rules.md §T2, §T3). The planner index is the buffer id; `tflm_greedy`
 reproduces the runtime's planner.
 """
 
@@ -17,6 +17,7 @@ from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model
+from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.setups import scratch_requests
@@ -31,6 +32,12 @@ HEAD = "head"
 
 def tflm_timeline_with_scratch(model: Model, build: Build = HOST) -> Timeline:
     """Model → TFLM lifetimes of every tensor and kernel scratch request on a build."""
+    return _timeline(model, build)
+
+
+@recent_by_identity()
+def _timeline(model: Model, build: Build) -> Timeline:
+    # The pipeline asks for the timeline, then for the arenas built on it: compute it once.
     return tflm_timeline(model, scratch_requests(model, build))
 
 

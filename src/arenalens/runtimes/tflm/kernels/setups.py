@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model
+from arenalens.memo import recent_by_identity
 from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import (
     Estimate,
@@ -100,6 +101,12 @@ def _unmodelled(context: KernelContext) -> OperatorSetup:
 
 def operator_setups(model: Model, build: Build = HOST) -> tuple[OperatorSetup, ...]:
     """Every operator of every subgraph, in TFLM's Init/Prepare order, with its events."""
+    return _operator_setups(model, build)
+
+
+@recent_by_identity()
+def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
+    # The head arena, the setup replay and the support check all ask for the same model.
     return tuple(
         operator_setup(KernelContext(model, subgraph, operator, build))
         for subgraph in model.subgraphs

@@ -1,0 +1,187 @@
+"""The number to declare: Analysis → the arena size a user writes into firmware, its parts in the
+runtime's own words, the build it is for, and how sure it is.
+
+For TFLite Micro it is the smallest `kTensorArenaSize` that `AllocateTensors()` accepts. TFLM
+splits that one block in two (micro_allocator.h, single_arena_buffer_allocator.h): the *head*, the
+non-persistent section where the memory planner lays out activations and scratch buffers, and the
+*tail*, the persistent section allocated downwards from the arena's end (tensor and node structs,
+kernel data, variables). Both are inside the tensor arena; setup may briefly need a little more
+than head + tail, and that is part of the number too. For LiteRT it is every arena's high-water
+mark added up (each subgraph's arena and persistent arena).
+
+Every view that shows a size (terminal report, HTML report, `check`, `optimize`, the board table)
+reads it from here, so a later change to how the number is made (a device-specific build, a model
+the runtime cannot set up) shows everywhere at once.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arenalens.analysis.placeholders import placeholder_inputs, placeholder_text
+
+if TYPE_CHECKING:  # the pipeline makes Analyses; this module only reads them
+    from arenalens.pipeline import Analysis
+
+
+class Status(enum.StrEnum):
+    """How far the number can be trusted."""
+
+    EXACT = "exact"  # the runtime's own figure, replayed byte for byte
+    ESTIMATE = "estimate"  # some part is guessed (the reasons say which, and by how much)
+    CANNOT_RUN = "cannot-run"  # the runtime cannot set the model up or invoke it: no size will do
+    # An input's real size is unknown (-1 in shape_signature): the number is for a placeholder.
+    PLACEHOLDER_SHAPE = "placeholder-shape"
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredPart:
+    """One part of the number to declare, named and explained as the runtime names it."""
+
+    name: str
+    nbytes: int
+    meaning: str
+
+
+@dataclass(frozen=True)
+class DeclaredArena:
+    """The memory to declare for one model, runtime and plan."""
+
+    runtime: str  # "tflm" | "litert"
+    symbol: str  # what the user sets: "kTensorArenaSize", or "LiteRT arenas"
+    required_bytes: int
+    parts: tuple[DeclaredPart, ...]  # they add up to required_bytes
+    planner: str
+    runtime_plan: bool  # False: the plan exists on the device only after `arenalens optimize`
+    device: str  # the build the figure is for
+    status: Status = Status.EXACT
+    reasons: tuple[str, ...] = ()  # why an estimate, or why it cannot run
+
+    @property
+    def is_estimate(self) -> bool:
+        """True when the figure is not the runtime's exact one."""
+        return self.status is not Status.EXACT
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any], *, runtime: str) -> DeclaredArena:
+        """The `declare` JSON form (as_dict) → DeclaredArena, for renderers of documents."""
+        return cls(
+            runtime=runtime,
+            symbol=str(document["symbol"]),
+            required_bytes=int(document["required_bytes"]),
+            parts=tuple(
+                DeclaredPart(str(p["name"]), int(p["bytes"]), str(p["meaning"]))
+                for p in document["parts"]
+            ),
+            planner=str(document["planner"]),
+            runtime_plan=bool(document["runtime_plan"]),
+            device=str(document["device"]),
+            status=Status(document["status"]),
+            reasons=tuple(str(r) for r in document["reasons"]),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (check, report and optimize documents embed it as `declare`)."""
+        return {
+            "symbol": self.symbol,
+            "required_bytes": self.required_bytes,
+            "parts": [
+                {"name": part.name, "bytes": part.nbytes, "meaning": part.meaning}
+                for part in self.parts
+            ],
+            "planner": self.planner,
+            "runtime_plan": self.runtime_plan,
+            "device": self.device,
+            "status": self.status.value,
+            "reasons": list(self.reasons),
+        }
+
+
+# TFLM's names for the parts of kTensorArenaSize; all three are inside the tensor arena.
+TFLM_PARTS = (
+    (
+        "head",
+        "head",
+        "non-persistent section: activations and scratch buffers, laid out by the memory planner",
+    ),
+    (
+        "tail",
+        "tail_at_minimum",
+        "persistent section, from the arena's end: tensor and node structs, kernel data, variables",
+    ),
+    (
+        "setup",
+        "setup_overhead",
+        "temporary allocations while AllocateTensors() runs, above head + tail",
+    ),
+)
+
+
+def declared_arena(analysis: Analysis) -> DeclaredArena:
+    """Analysis → the number to declare with the analysis's chosen plan, and its parts."""
+    budget = analysis.budget
+    placeholders = placeholder_inputs(analysis.model)
+    runtime_plan = all(result.plan is result.runtime_plan for result in analysis.arenas)
+    parts = (
+        _tflm_parts(budget.parts, budget.required_bytes)
+        if analysis.runtime == "tflm"
+        else _arena_parts(budget.parts)
+    )
+    return DeclaredArena(
+        runtime=analysis.runtime,
+        symbol="kTensorArenaSize" if analysis.runtime == "tflm" else "LiteRT arenas",
+        required_bytes=budget.required_bytes,
+        parts=parts,
+        planner=analysis.planner,
+        runtime_plan=runtime_plan,
+        device=budget.device,
+        status=_status(budget.runs, placeholders, budget.estimate_reasons),
+        reasons=tuple(o.text() for o in budget.obstacles)
+        or tuple(placeholder_text(tensor) for tensor in placeholders)
+        or tuple(budget.estimate_reasons),
+    )
+
+
+def _status(runs: bool, placeholders: tuple[Any, ...], estimate_reasons: tuple[str, ...]) -> Status:
+    if not runs:
+        return Status.CANNOT_RUN
+    if placeholders:
+        return Status.PLACEHOLDER_SHAPE
+    return Status.ESTIMATE if estimate_reasons else Status.EXACT
+
+
+def _tflm_parts(parts: Mapping[str, int], required: int) -> tuple[DeclaredPart, ...]:
+    found = tuple(
+        DeclaredPart(name, parts[key], meaning)
+        for name, key, meaning in TFLM_PARTS
+        if key in parts and (parts[key] or name != "setup")
+    )
+    rest = required - sum(part.nbytes for part in found)
+    if rest:  # keep the parts adding up whatever the runtime module reports
+        found += (DeclaredPart("other", rest, "bytes the runtime needs besides these"),)
+    return found
+
+
+def _arena_parts(parts: Mapping[str, int]) -> tuple[DeclaredPart, ...]:
+    return tuple(
+        DeclaredPart(
+            name,
+            nbytes,
+            "persistent arena: tensors kept for the interpreter's lifetime"
+            if name.endswith("persistent")
+            else "arena: tensors with planned lifetimes, reused as they die",
+        )
+        for name, nbytes in parts.items()
+    )
+
+
+def parts_text(declared: DeclaredArena, format_bytes: Callable[[int], str]) -> str:
+    """'head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena' (one line)."""
+    shown = " + ".join(f"{part.name} {format_bytes(part.nbytes)}" for part in declared.parts)
+    if declared.runtime != "tflm" or not declared.parts:
+        return shown
+    inside = {1: "", 2: "both "}.get(len(declared.parts), "all ")
+    return f"{shown}, {inside}inside the tensor arena"
