@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport, Verdict
+from arenalens.runtimes.tflm.build import build_flags
 
 if TYPE_CHECKING:  # the CLI runs these; guidance only reads their results
     from arenalens.diagnostics import Diagnosis
@@ -102,7 +103,7 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
     steps: list[str] = []
     verdict = report.verdict
     best = _best_plan(report)
-    optimize = f"arenalens optimize {model} -o optimized.tflite"
+    optimize = f"arenalens optimize {model}{build_flags(report.build)} -o optimized.tflite"
     if verdict is None:
         steps.append(
             f"Declare kTensorArenaSize = {declared:,} B. To see where it fits: "
