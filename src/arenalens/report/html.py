@@ -25,6 +25,7 @@ from importlib import resources
 from arenalens.declared import Status
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
+from arenalens.report.labels import declared_qualifier
 
 # Characters that must not appear raw inside an inline <script> block: '<' and '>' could form
 # '</script>' or '<!--', '&' keeps the text unambiguous for XHTML readers, and U+2028/U+2029 are
@@ -111,11 +112,11 @@ def _static_header(report: MemoryReport, names: str) -> str:
         facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
         facts.extend(declared.reasons[:3])
     elif declared is not None:
-        qualifier = {
-            Status.EXACT: "",
-            Status.PLACEHOLDER_SHAPE: " (for a placeholder input shape)",
-        }.get(declared.status, " (estimate)")
-        facts.append(f"{declared.symbol} = {declared.required_bytes:,} B{qualifier}")
+        qualifier = declared_qualifier(declared.status)
+        facts.append(
+            f"{declared.symbol} = {declared.required_bytes:,} B"
+            + (f" ({qualifier})" if qualifier else "")
+        )
     if report.verdict is not None:
         facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
     if plan is not None:
