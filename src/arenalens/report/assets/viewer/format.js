@@ -1,9 +1,26 @@
 // @ts-check
 /* Numbers the viewer computes itself (a typed budget, a difference, an axis) → text, and the
- * budget box's sizes → bytes. formatBytes gives what report/console.py's format_bytes gives
- * (tests/test_report_browser.py compares them); labels of the document's own values come made. */
+ * budget box's sizes → bytes. formatBytes and percent give what report/console.py's format_bytes
+ * and the terminal's percentages give (tests/test_report_browser.py compares them); labels of the
+ * document's own values come made. */
 
 const BYTE_UNITS = ["B", "KiB", "MiB", "GiB"];
+
+/**
+ * A number with a fixed count of decimals, a tie rounded to even as Python's format() rounds it
+ * (toFixed rounds it up: 1.125 KiB would read 1.13 here and 1.12 in the terminal).
+ * @param {number} value
+ * @param {number} digits
+ * @returns {string}
+ */
+export function fixedDecimals(value, digits) {
+  const scale = 10 ** digits;
+  const scaled = Math.abs(value) * scale;
+  const whole = Math.floor(scaled);
+  const fraction = scaled - whole;
+  const rounded = fraction > 0.5 || (fraction === 0.5 && whole % 2 === 1) ? whole + 1 : whole;
+  return (value < 0 ? "-" : "") + (rounded / scale).toFixed(digits);
+}
 
 /**
  * Bytes → short text with binary units: 512 B, 1.5 KiB, 2.25 MiB.
@@ -15,7 +32,7 @@ export function formatBytes(value) {
   for (let unitIndex = 0; unitIndex < BYTE_UNITS.length; unitIndex++) {
     if (Math.abs(scaled) < 1024 || unitIndex === BYTE_UNITS.length - 1) {
       if (unitIndex === 0) return Math.trunc(scaled) + " B";
-      return scaled.toFixed(2).replace(/0+$/, "").replace(/\.$/, "") + " " + BYTE_UNITS[unitIndex];
+      return fixedDecimals(scaled, 2).replace(/0+$/, "").replace(/\.$/, "") + " " + BYTE_UNITS[unitIndex];
     }
     scaled /= 1024;
   }
@@ -38,7 +55,7 @@ export function signedBytes(delta) {
  * @returns {string}  "12.5%", or "-" when whole is not positive
  */
 export function percent(part, whole) {
-  return whole > 0 ? (100 * part / whole).toFixed(1) + "%" : "-";
+  return whole > 0 ? fixedDecimals(100 * part / whole, 1) + "%" : "-";
 }
 
 /**
