@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -176,7 +177,7 @@ class ArenaReport:
                 return view
         raise KeyError(planner)
 
-    @property
+    @cached_property
     def spans_subgraphs(self) -> bool:
         """True when operator numbers need their subgraph: the steps run another subgraph than 0."""
         return any(step.subgraph != 0 for step in self.steps)
@@ -374,7 +375,11 @@ def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:
             "aliases": [list(r.aliases) for r in rows],
             "label": [r.label for r in rows],
             "shape_label": [shape_label(r.kind, r.shape) for r in rows],
-            "key": match_keys(rows),
+            # The matching key where it is not the name itself (null), to keep pages small.
+            "key": [
+                None if key == row.name else key
+                for key, row in zip(match_keys(rows), rows, strict=True)
+            ],
         },
         "steps": {
             "step": [s.step for s in arena.steps],

@@ -32,6 +32,7 @@ export const reportDocument = readDocument();
  * @property {number} highStep
  * @property {number[]} byFirst  buffer positions by first step (the lifetimes chart's rows)
  * @property {Int32Array} lifetimeRow  buffer position → its row in byFirst
+ * @property {string[]} keys  buffer position → the key that matches it across two reports
  * @property {Map<string, number>} keyIndex  matching key → buffer position
  * @property {number} peakRow  the peak step's row, -1 when the arena has no steps
  */
@@ -62,12 +63,14 @@ export function arenaOf(reportIndex, arenaIndex) {
   const lifetimeRow = new Int32Array(bufferCount);
   byFirst.forEach((position, row) => { lifetimeRow[position] = row; });
   const peakRow = arena.peak_step === null ? -1 : stepRow.get(arena.peak_step) ?? -1;
+  const keys = buffers.key.map((key, position) => key ?? buffers.name[position]);
   const info = {
     reportIndex, arenaIndex, report, arena, buffers, steps, bufferCount, stepRow,
     lowStep: steps.step.length ? steps.step[0] : 0,
     highStep: steps.step.length ? steps.step[steps.step.length - 1] : 0,
     byFirst, lifetimeRow,
-    keyIndex: new Map(buffers.key.map((key, position) => [key, position])),
+    keys,
+    keyIndex: new Map(keys.map((key, position) => [key, position])),
     peakRow,
   };
   preparedCache.set(cacheKey, info);

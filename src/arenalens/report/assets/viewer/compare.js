@@ -119,9 +119,9 @@ function sideValue(side, key, field) {
  * @returns {{ table: VirtualTable, keys: string[] }}
  */
 function changesTable(parent, left, right) {
-  const keys = [...left.prepared.buffers.key];
+  const keys = [...left.prepared.keys];
   const seen = new Set(keys);
-  for (const key of right.prepared.buffers.key) if (!seen.has(key)) keys.push(key);
+  for (const key of right.prepared.keys) if (!seen.has(key)) keys.push(key);
   /** @param {number} row */
   const change = (row) => Number(sideValue(right, keys[row], "bytes") || 0) - Number(sideValue(left, keys[row], "bytes") || 0);
   /** @param {number} row */
@@ -218,7 +218,7 @@ export function buildCompare(app) {
     maps.append(mapPanel.root);
     const box = element("div", { class: "chart", id: "compare-map-" + side.name });
     mapPanel.body.append(box);
-    const keys = side.prepared.buffers.key;
+    const keys = side.prepared.keys;
     views.push(new MemoryMap(box, 320, () => ({
       prepared: side.prepared, planIndex: side.planIndex, range: sharedRange, maxBytes,
       highlight: (position) => (state.compareKey === null ? "" : keys[position] === state.compareKey ? "selected" : "dim"),

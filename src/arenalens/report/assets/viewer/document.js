@@ -145,7 +145,8 @@
  * @property {string[][]} aliases  tensors sharing these bytes
  * @property {string[]} label  a short label that tells it apart from the arena's other buffers
  * @property {string[]} shape_label  "1x96x96x3", "scalar", or the kind of a scratch buffer
- * @property {string[]} key  matches it across two reports: the name, "#2" from its second use
+ * @property {(string | null)[]} key  what matches it across two reports where that is not its
+ *   name (null): "#2" after a name's second use, "<unnamed KIND>" for no name
  */
 
 /**
