@@ -168,6 +168,7 @@ def test_the_typedefs_describe_every_field_of_the_document() -> None:
     samples: dict[str, dict[str, Any]] = {
         "ReportDocument": document,
         "Report": first,
+        "Build": first["build"],
         "Declare": first["declare"],
         "DeclarePart": first["declare"]["parts"][0],
         "Verdict": first["verdict"],

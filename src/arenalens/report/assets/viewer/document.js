@@ -25,6 +25,7 @@
  * @property {string} runtime  "tflm" | "litert"
  * @property {number} tensor_count
  * @property {number} operator_count
+ * @property {Build | null} build  the build the figures are for (null: a runtime without builds)
  * @property {number} required_bytes  the number to declare with every arena's first plan
  * @property {Record<string, number>} required_parts
  * @property {number} other_bytes  bytes the runtime needs besides the primary arena
@@ -38,6 +39,20 @@
  * @property {number[] | null} max_input_shape  --max-input: the largest shape that fits
  * @property {InputSize[]} input_sizes  --max-input: every size planned
  * @property {Arena[]} arenas  arenas[0] is the primary arena
+ */
+
+/**
+ * A TFLM build: the CPU, kernels and allocator the figures are for (tflm/build.py's
+ * build_summary).
+ * @typedef {object} Build
+ * @property {string} name  "host", or "cortex-m7/cmsis-nn"
+ * @property {string} title  what the build is, in words
+ * @property {string | null} cpu  null: the host
+ * @property {string} kernels  "reference" or "cmsis-nn"
+ * @property {string} isa  the code path CMSIS-NN takes: "none", "dsp" or "mve"
+ * @property {string} abi  "LP64 (x86-64)" or "ILP32 (Arm EABI)"
+ * @property {string} allocator  "RecordingMicroAllocator" or "MicroAllocator"
+ * @property {boolean} compression  built with compressed-tensor support
  */
 
 /**
