@@ -12,6 +12,7 @@ from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
 from arenalens.report.console import format_bytes, render_text
+from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
@@ -44,10 +45,10 @@ def declare_line(declared: DeclaredArena) -> Text:
         (f"{declared.required_bytes:,} B", "bold cyan"),
         f" ({format_bytes(declared.required_bytes)})",
     )
-    if declared.status is Status.PLACEHOLDER_SHAPE:
-        line.append(" (for a placeholder input shape)", style="bold red")
-    elif declared.is_estimate:
-        line.append(" (estimate)", style="yellow")
+    qualifier = declared_qualifier(declared.status)
+    if qualifier:
+        style = "bold red" if declared.status is Status.PLACEHOLDER_SHAPE else "yellow"
+        line.append(f" ({qualifier})", style=style)
     if declared.parts:
         line.append(": " + parts_text(declared, format_bytes))
     return line
@@ -68,10 +69,8 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     notes = []
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
-    prefix, style = {
-        Status.CANNOT_RUN: ("cannot run: ", "red"),
-        Status.PLACEHOLDER_SHAPE: ("unknown input size: ", "red"),
-    }.get(declared.status, ("estimate: ", "yellow"))
+    prefix = reason_prefix(declared.status) + ": "
+    style = "red" if declared.status in (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE) else "yellow"
     for reason in declared.reasons[:_REASONS_SHOWN]:
         notes.append(Text(prefix + reason, style))
     if len(declared.reasons) > _REASONS_SHOWN:
