@@ -102,9 +102,11 @@ def synthetic_model(
 
     Each block: conv → depthwise conv → conv → add(skip); channel counts vary with the block
     index so sizes differ. Constants are not modelled (no weights): only activations matter here.
-    `renames` replaces tensor names by index (tests use it for hostile names).
+    Activations carry a per-tensor quantization, as in a real int8 network (TFLM's ADD refuses
+    int8 tensors without one). `renames` replaces tensor names by index (tests use it for
+    hostile names).
     """
-    from arenalens.ir import DTYPES_BY_NAME, Operator, Subgraph, Tensor, TensorKind
+    from arenalens.ir import DTYPES_BY_NAME, Operator, Quantization, Subgraph, Tensor, TensorKind
 
     int8 = DTYPES_BY_NAME["INT8"]
     tensors: list[Tensor] = []
@@ -125,6 +127,7 @@ def synthetic_model(
                 kind=kind,
                 is_input=kind is TensorKind.INPUT,
                 is_output=kind is TensorKind.OUTPUT,
+                quantization=Quantization(scale=0.05, zero_point=0, channel_count=1, axis=0),
             )
         )
         return len(tensors) - 1
