@@ -17,15 +17,16 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.analysis.schedule import apply_schedule, schedule_problem
 from arenalens.diagnostics.rules import diagnose
 from arenalens.exports import FORMATS, export
 from arenalens.ir import Model
-from arenalens.optimize import optimize_model, reorder_for_runtime
+from arenalens.optimize import optimize_model
 from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import get_reorderer, reorderer_names, run_reorderer
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import apply_schedule, schedule_problem
 from arenalens.report.ascii import render_tflm_memory_plan
 from arenalens.report.build import build_report
 from arenalens.report.diagnose import diagnosis_document, render_diagnosis

@@ -91,8 +91,8 @@ def test_random_models_cover_the_shapes_they_claim() -> None:
 def test_every_reorderer_returns_a_valid_deterministic_schedule(rng: random.Random) -> None:
     from fuzz.stages import reorderer_knobs
 
-    from arenalens.analysis.schedule import Schedule, apply_schedule, schedule_problem
     from arenalens.reorder.registry import reorderer_names, run_reorderer
+    from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
 
     model = load_model(random_dag_model(rng, GraphSpec(max_operators=14)))
     problem = schedule_problem(model, 0, tensor_bytes=lambda t: t.nbytes)

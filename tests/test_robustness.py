@@ -474,8 +474,8 @@ def test_reorderers_honour_their_time_limit_on_wide_graphs(name: str) -> None:
     # search's greedy finish and the exact search's every-256th clock check ran for minutes.
     from fuzz.hostile import many_live_model
 
-    from arenalens.analysis.schedule import schedule_problem
     from arenalens.reorder.registry import run_reorderer
+    from arenalens.reorder.schedule import schedule_problem
 
     model = load_model(many_live_model(1500))
     problem = schedule_problem(model, 0, tensor_bytes=lambda t: t.nbytes)
@@ -689,7 +689,7 @@ def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
     # of the rewritten file then disagreed with the plan it had made.
     from flatbuffers import flexbuffers
 
-    from arenalens.analysis.schedule import Schedule, apply_schedule
+    from arenalens.reorder.schedule import Schedule, apply_schedule
     from arenalens.runtimes.tflm.kernels.setups import scratch_requests
     from arenalens.tflite.rewriter import rewrite_model
 

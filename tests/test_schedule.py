@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens import PlanError, load_model
-from arenalens.analysis.schedule import (
+from arenalens.examples import example_bytes
+from arenalens.reorder import reorderer_names, run_reorderer
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import (
     Schedule,
     ScheduleProblem,
     apply_schedule,
@@ -19,9 +22,6 @@ from arenalens.analysis.schedule import (
     predecessors,
     schedule_problem,
 )
-from arenalens.examples import example_bytes
-from arenalens.optimize import reorder_for_runtime
-from arenalens.reorder import reorderer_names, run_reorderer
 from arenalens.tflite.builder import ModelBuilder
 from tests.fixtures.optimize_models import streaming_state_model
 

@@ -16,15 +16,15 @@ import time
 from dataclasses import dataclass
 
 from arenalens.analysis.problem import ArenaProblem
-from arenalens.analysis.schedule import apply_schedule
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
-from arenalens.optimize import reorder_for_runtime
 from arenalens.pipeline import runtime_build
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import ReorderResult
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build

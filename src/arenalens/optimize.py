@@ -41,19 +41,15 @@ from typing import Any
 
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
 from arenalens.analysis.problem import ArenaProblem, BufferKind
-from arenalens.analysis.schedule import (
-    FILE_ORDER,
-    Schedule,
-    apply_schedule,
-    schedule_problem,
-)
 from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
-from arenalens.ir import Model, OfflinePlan, Tensor
+from arenalens.ir import Model, OfflinePlan
 from arenalens.pipeline import analyze
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.reorder.registry import ReorderResult, run_reorderer
+from arenalens.reorder.registry import ReorderResult
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
@@ -73,9 +69,6 @@ OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
 # The metadata stores offsets as int32.
 INT32_MAX = 2**31 - 1
-# Buffers that hold model tensors; the others (TFLM scratch, LiteRT temporaries) live only while
-# their operator runs.
-_MODEL_TENSORS = (BufferKind.TENSOR, BufferKind.VARIABLE)
 # Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
 PROOF_SEEDS = (0, 1, 2)
 
@@ -431,55 +424,6 @@ def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, in
 
 
 # ---------------------------------------------------------------------------------------------
-# Reordering under one runtime's rules
-
-
-def reorder_for_runtime(
-    model: Model,
-    runtime: str,
-    *,
-    reorderer: str = "auto",
-    time_limit_s: float = 5.0,
-    build: Build | str | None = None,
-) -> tuple[Schedule, ReorderResult]:
-    """Model → (schedule of subgraph 0, reorder result) minimising that runtime's busiest step.
-
-    Sizes come from the runtime's own primary arena (TFLM: rounded to 16, kernel scratch as bytes
-    live during its operator; LiteRT: inputs and outputs never freed, temporaries likewise). An
-    operator that runs subgraphs counts their planned bytes while it runs. `build` is the TFLM
-    build whose scratch counts (None: the x86-64 wheel).
-    """
-    rules = get_runtime(runtime)
-    arena = rules.arenas(model, **rules.with_build(as_build(build)))[0]
-    sizes: dict[int, int] = {}
-    extra: dict[int, int] = {}
-    nested: dict[int, int] = {}
-    for planned in arena.buffers.values():
-        size = arena.problem.by_id[planned.id].size
-        if planned.subgraph != 0:
-            nested[planned.subgraph] = nested.get(planned.subgraph, 0) + size
-        elif planned.kind in _MODEL_TENSORS and planned.tensor is not None:
-            for tensor in (planned.tensor, *planned.aliases):
-                sizes[tensor] = size
-        elif planned.operator is not None:
-            extra[planned.operator] = extra.get(planned.operator, 0) + size
-    for op in model.subgraphs[0].operators:
-        for called in op.called_subgraphs:
-            extra[op.index] = extra.get(op.index, 0) + nested.get(called, 0)
-
-    def tensor_bytes(tensor: Tensor) -> int:
-        return sizes.get(tensor.index, 0)
-
-    problem = schedule_problem(
-        model, 0, tensor_bytes=tensor_bytes, op_extra=extra, keep_inputs=runtime == "litert"
-    )
-    result = run_reorderer(reorderer, problem, time_limit_s=time_limit_s)
-    if result.peak >= result.file_order_peak:
-        return FILE_ORDER, result
-    return Schedule(MappingProxyType({0: result.order})), result
-
-
-# ---------------------------------------------------------------------------------------------
 # Proof on the real runtime
 
 
@@ -549,6 +493,5 @@ __all__: Sequence[str] = [
     "optimize_model",
     "pin_scratch",
     "prove_outputs",
-    "reorder_for_runtime",
     "required_bytes",
 ]

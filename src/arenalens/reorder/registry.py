@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from arenalens.analysis.schedule import ScheduleProblem, check_order
 from arenalens.errors import PlanError
 from arenalens.registry import Registry
+from arenalens.reorder.schedule import ScheduleProblem, check_order
 
 
 @dataclass(frozen=True)
