@@ -48,6 +48,13 @@ def test_peak_is_hand_checked() -> None:
     assert problem.peak([0, 2, 1, 3]) == 111
 
 
+def test_greedy_runs_the_ready_operator_that_adds_least() -> None:
+    # After a, b would add 100 B and c 1 B (neither frees t1, both read it): c, then b, then d.
+    result = run_reorderer("greedy", _diamond())
+    assert result.order == (0, 2, 1, 3)
+    assert result.peak == 111
+
+
 def test_check_order_names_the_broken_dependency() -> None:
     problem = _diamond()
     check_order([0, 2, 1, 3], problem.predecessors)

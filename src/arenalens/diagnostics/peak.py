@@ -4,9 +4,9 @@ Design hints and the bytes each saves, on the runtime's tensor-only lower bound 
 the busiest step, which every planner needs at least; docs/runtime-rules.md §M2 finds the
 optimum equal to it on every real model):
 
-* operator order — a memory-aware topological order: repeatedly run the ready operator that leaves
-  the fewest bytes live (the working-set rule of tflite-tools); the saving is the lower bound under
-  the file's order minus under the new one;
+* operator order — the `greedy` reorderer's order (`reorder/greedy.py`: repeatedly run the ready
+  operator that leaves the fewest bytes live, the working-set rule of tflite-tools), checked by
+  `check_schedule`; the saving is the lower bound under the file's order minus under the new one;
 * channels — halve the last dimension of the largest tensor at the peak;
 * stride — a stride-1 convolution producing that tensor would, at stride 2, write a quarter;
 * input resolution — halve the input's height and width and re-plan with shapes propagated by the
@@ -20,19 +20,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, format_bytes
 from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.errors import ArenalensError
-from arenalens.ir import Model, Operator, Subgraph
+from arenalens.ir import Model, Operator, Tensor
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.reorder.registry import run_reorderer
+from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 
-# Reordering is a heuristic over all ready operators at each step: O(n²); beyond this many
-# operators the hint is skipped to keep `diagnose` fast.
+# The order hint's reorderer: deterministic (no clock), so `diagnose` says the same on every run.
+ORDER_HINT_REORDERER = "greedy"
+# It weighs every ready operator at each step: O(n²); beyond this many operators the hint is
+# skipped to keep `diagnose` fast.
 MAX_REORDER_OPERATORS = 3000
 _CONVOLUTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 # Operators whose output channels (last dimension) are a design choice: the filter or unit count.
@@ -206,10 +211,13 @@ def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         or any(op.called_subgraphs for op in main.operators)
     ):
         return None
-    order = memory_aware_order(main)
+    problem = schedule_problem(model, 0, tensor_bytes=_working_set_bytes)
+    order = list(run_reorderer(ORDER_HINT_REORDERER, problem).order)
     if order == list(range(len(main.operators))):
         return None
-    reordered = reorder(model, order)
+    # apply_schedule runs check_schedule: data, variable and resource dependencies all hold, so
+    # the reordered model computes what the original does.
+    reordered = apply_schedule(model, Schedule(MappingProxyType({0: tuple(order)})))
     bound = tensor_lower_bound(reordered, context.runtime)
     if bound >= baseline:
         return None
@@ -228,63 +236,14 @@ def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     )
 
 
+def _working_set_bytes(tensor: Tensor) -> int:
+    """The bytes an order moves: every tensor but constants and variables (always live)."""
+    return 0 if tensor.has_data or tensor.is_variable else tensor.nbytes
+
+
 def _compact(order: Sequence[int], limit: int = 16) -> str:
     shown = ", ".join(str(i) for i in order[:limit])
     return f"[{shown}{', …' if len(order) > limit else ''}]"
-
-
-def memory_aware_order(subgraph: Subgraph) -> list[int]:
-    """A topological order that runs, at each step, the ready operator leaving fewest bytes live.
-
-    Ties go to the lowest operator index, so a chain keeps its order and the result is
-    deterministic.
-    """
-    readers_left = {t: set(ops) for t, ops in subgraph.consumers.items()}
-    produced = {t for t in subgraph.inputs if t >= 0}
-    produced.update(t.index for t in subgraph.tensors if t.has_data or t.is_variable)
-    waiting = {
-        op.index: {t for t in op.inputs if t >= 0 and t in subgraph.producers}
-        for op in subgraph.operators
-    }
-    done: list[int] = []
-    pending = set(waiting)
-    while pending:
-        ready = sorted(op for op in pending if waiting[op] <= produced)
-        if not ready:  # unreachable for a valid model; keep the file's order for the rest
-            done.extend(sorted(pending))
-            break
-        best = min(ready, key=lambda op: (_delta(subgraph, op, readers_left), op))
-        done.append(best)
-        pending.discard(best)
-        operator = subgraph.operators[best]
-        produced.update(t for t in operator.outputs if t >= 0)
-        for tensor in set(t for t in operator.inputs if t >= 0):
-            if tensor in readers_left:
-                readers_left[tensor].discard(best)
-    return done
-
-
-def _delta(subgraph: Subgraph, op_index: int, readers_left: dict[int, set[int]]) -> int:
-    """Bytes live after running op minus before: outputs added, inputs it reads last freed."""
-    operator = subgraph.operators[op_index]
-    added = sum(subgraph.tensors[t].nbytes for t in operator.outputs if t >= 0)
-    freed = 0
-    returned = set(subgraph.outputs)
-    for tensor in set(t for t in operator.inputs if t >= 0):
-        source = subgraph.tensors[tensor]
-        if source.has_data or source.is_variable or tensor in returned:
-            continue
-        if readers_left.get(tensor) == {op_index}:
-            freed += source.nbytes
-    return added - freed
-
-
-def reorder(model: Model, order: Sequence[int]) -> Model:
-    """Model with subgraph 0's operators in `order` (renumbered); tensors untouched."""
-    main = model.subgraphs[0]
-    operators = tuple(replace(main.operators[old], index=new) for new, old in enumerate(order))
-    subgraph = replace(main, operators=operators)
-    return replace(model, subgraphs=(subgraph, *model.subgraphs[1:]))
 
 
 def _largest_activation(context: DiagnoseContext, found: Peak) -> PlannedBuffer | None:
