@@ -10,7 +10,6 @@ runtime's busiest step (the bound itself moves; the file-order bound is kept for
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 from dataclasses import dataclass
@@ -130,14 +129,10 @@ def _planners_for(runtime: str) -> list[str]:
 
 def _row(name: str, arena: ArenaProblem, *, time_limit_s: float, seed: int) -> PlannerRow:
     is_runtime = name == arena.runtime_planner
-    knobs: dict[str, object] = dict(arena.runtime_options) if is_runtime else {}
-    parameters = inspect.signature(get_planner(name).function).parameters
-    for key, value in (("time_limit_s", time_limit_s), ("seed", seed)):
-        if key in parameters:
-            knobs[key] = value
+    settings: dict[str, object] = dict(arena.runtime_options) if is_runtime else {}
     started = time.perf_counter()
     try:
-        plan = run_planner(name, arena.problem, **knobs)
+        plan = run_planner(name, arena.problem, **settings, time_limit_s=time_limit_s, seed=seed)
     except ArenalensError as error:
         return PlannerRow(
             name, None, f"{error} ({time.perf_counter() - started:.2f} s)", is_runtime

@@ -37,7 +37,6 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
 from arenalens.analysis.problem import ArenaProblem, BufferKind
@@ -342,13 +341,12 @@ def _candidates(
         arena = with_overlaps(arena, pairs)
         label = f"{label}, overlaps ({len(pairs)} allowed, {overlap_kernels} kernels)"
     problem = replace(arena.problem, alignment=OFFSET_ALIGNMENT, order=())
-    knobs = _planner_knobs(planner, time_limit_s=time_limit_s, seed=seed)
     variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
     if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
         variants.append(("free", problem))
     found: list[Candidate] = []
     for variant, variant_problem in variants:
-        plan = run_planner(planner, variant_problem, **knobs)
+        plan = run_planner(planner, variant_problem, time_limit_s=time_limit_s, seed=seed)
         offline = offline_plan_for(model, arena, plan.offsets)
         rewritten = replace(model, offline_plan=offline)
         final_arena = tflm.arenas(rewritten, build=build)[0]
@@ -376,16 +374,6 @@ def required_bytes(model: Model, build: Build = HOST) -> int:
     """Model → the minimal kTensorArenaSize TFLM needs for it on a build (its offline plan
     honoured)."""
     return analyze(model, runtime="tflm", build=build).budget.required_bytes
-
-
-def _planner_knobs(planner: str, *, time_limit_s: float, seed: int) -> dict[str, Any]:
-    import inspect  # noqa: PLC0415 - only to filter knobs
-
-    from arenalens.planning.registry import get_planner  # noqa: PLC0415
-
-    parameters = inspect.signature(get_planner(planner).function).parameters
-    knobs = {"time_limit_s": time_limit_s, "seed": seed}
-    return {key: value for key, value in knobs.items() if key in parameters}
 
 
 def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:

@@ -6,7 +6,6 @@ included), so it judges what the device will really do.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -326,7 +325,7 @@ def _is_search_planner(name: str) -> bool:
     """True for planners that take a time limit."""
     from arenalens.planning.registry import get_planner  # noqa: PLC0415 - keeps imports flat
 
-    return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
+    return get_planner(name).settings.takes("time_limit_s")
 
 
 def _waste_finding(
