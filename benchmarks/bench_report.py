@@ -25,8 +25,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.pipeline import analyze
-from arenalens.report.build import build_report, default_planners, plan_alternatives
+from arenalens.report.build import build_report
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.html import render_html

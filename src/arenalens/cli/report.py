@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from arenalens import __version__
+from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import make_folder
 from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
@@ -35,7 +36,7 @@ from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.fit import check_fit
 from arenalens.max_input import search_max_input
 from arenalens.pipeline import Analysis, analyze
-from arenalens.report.build import build_report, default_planners, plan_alternatives
+from arenalens.report.build import build_report
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
