@@ -51,6 +51,7 @@ from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,
@@ -61,9 +62,6 @@ from arenalens.runtimes.tflm.overlap import (
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
 
-# Offsets are planned 16-aligned: TFLM rounds sizes to 16 and kernels expect aligned data; the
-# runtime itself never aligns offsets, so unaligned offline offsets would misalign the arena.
-OFFSET_ALIGNMENT = 16
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
 # The metadata stores offsets as int32.
@@ -340,7 +338,7 @@ def _candidates(
             return []
         arena = with_overlaps(arena, pairs)
         label = f"{label}, overlaps ({len(pairs)} allowed, {overlap_kernels} kernels)"
-    problem = replace(arena.problem, alignment=OFFSET_ALIGNMENT, order=())
+    problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=())
     variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
     if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
         variants.append(("free", problem))

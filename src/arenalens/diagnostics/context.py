@@ -23,10 +23,6 @@ from arenalens.pipeline import Analysis
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 
-# Offsets a runtime's kernels can rely on when nobody asks for more: TFLM plans 16-byte rounded
-# sizes from a 16-aligned head start (MicroArenaBufferAlignment); LiteRT aligns every offset to 64.
-RUNTIME_ALIGNMENT: Mapping[str, int] = MappingProxyType({"tflm": 16, "litert": 64})
-
 
 @dataclass(frozen=True, slots=True)
 class Interval:
@@ -47,7 +43,7 @@ class DiagnoseContext:
     model: Model
     runtime: str  # "tflm" | "litert"
     analysis: Analysis | None  # None when planning failed; plan rules are then skipped
-    required_alignment: int  # --alignment, or RUNTIME_ALIGNMENT[runtime]
+    required_alignment: int  # --alignment, or the runtime's data_alignment
     planner_time_limit_s: float = 5.0  # search budget of `planner-waste`, for all arenas
     what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
 

@@ -31,7 +31,9 @@ from arenalens.ir import Model, Operator, Tensor
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.reorder.registry import run_reorderer
 from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
+from arenalens.runtimes import get_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 
 # The order hint's reorderer: deterministic (no clock), so `diagnose` says the same on every run.
@@ -186,13 +188,13 @@ def tensor_problem(model: Model, runtime: str) -> Problem:
                 or tensor.packed_nbytes == 0
             ):
                 continue
-            size = align_up(tensor.packed_nbytes, 64)
+            size = align_up(tensor.packed_nbytes, get_runtime("litert").data_alignment)
             buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
         return Problem(tuple(buffers))
     for lifetime in tflm_timeline(model).lifetimes.values():
         tensor = model.subgraphs[lifetime.subgraph].tensors[lifetime.tensor]
         if tflm_planned(tensor):
-            size = align_up(tensor.nbytes, 16)
+            size = align_up(tensor.nbytes, ARENA_ALIGNMENT)
             buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
     return Problem(tuple(buffers))
 

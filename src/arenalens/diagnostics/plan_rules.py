@@ -24,6 +24,7 @@ from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import build_flags
 from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 
@@ -517,8 +518,6 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
 # ---------------------------------------------------------------------------------------------
 # overlap-savings
 
-# Offsets `optimize` writes are 16-aligned; both plans compared here use the same alignment.
-OVERLAP_ALIGNMENT = 16
 # Deterministic planners only (a number of hill-climbing moves set by the problem's size, the time
 # limit a safety net for hostile models): the same model gives the same finding on every machine.
 # `optimize` searches further.
@@ -539,7 +538,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     pairs = arena_overlaps(model, arena)
     if not pairs:
         return
-    disjoint_problem = replace(arena.problem, alignment=OVERLAP_ALIGNMENT, order=(), overlaps=())
+    disjoint_problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=(), overlaps=())
     overlap_problem = replace(disjoint_problem, overlaps=tuple(p.overlap for p in pairs))
     if overlap_problem.lower_bound() >= disjoint_problem.lower_bound():
         return  # nothing shared at the busiest step: no saving below the bound to report

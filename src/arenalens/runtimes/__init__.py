@@ -124,6 +124,10 @@ class RuntimeRules:
         for None: the rules' default, the host)."""
         return {"build": build} if self.has_builds and build is not None else {}
 
+    # What a kernel's data can rely on when nobody asks for more: every offset the runtime's own
+    # planner gives is a multiple of it (TFLM: sizes rounded to it from an aligned head start).
+    data_alignment: int = 1
+
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
     {"tflm": "arenalens.runtimes.tflm.rules", "litert": "arenalens.runtimes.litert.rules"}

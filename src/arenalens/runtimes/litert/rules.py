@@ -466,6 +466,7 @@ RUNTIME = RuntimeRules(
     budget=budget,
     verify=verify,
     default_alignment=LITERT_ALIGNMENT,
+    data_alignment=LITERT_ALIGNMENT,
 )
 
 __all__ = [
