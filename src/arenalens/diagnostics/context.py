@@ -17,8 +17,8 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.diagnostics.findings import short_name
 from arenalens.ir import Model
+from arenalens.names import short_name
 from arenalens.pipeline import Analysis
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
@@ -97,8 +97,3 @@ def execution_model(model: Model) -> Model:
 def tensor_name(model: Model, subgraph: int, tensor: int) -> str:
     """'7 'conv/Relu'' for messages."""
     return f"{tensor} '{short_name(model.subgraphs[subgraph].tensors[tensor].name)}'"
-
-
-def format_bytes(nbytes: int) -> str:
-    """73728 → '73,728 B'; messages print exact bytes, the unit people size arenas in."""
-    return f"{nbytes:,} B"

@@ -24,10 +24,11 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
-from arenalens.diagnostics.context import DiagnoseContext, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
+from arenalens.diagnostics.context import DiagnoseContext
+from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Operator, Tensor
+from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.reorder.registry import run_reorderer
 from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
@@ -35,6 +36,7 @@ from arenalens.runtimes import get_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
+from arenalens.units import format_bytes_exact
 
 # The order hint's reorderer: deterministic (no clock), so `diagnose` says the same on every run.
 ORDER_HINT_REORDERER = "greedy"
@@ -100,7 +102,7 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
         return
     sizes = {b.id: b.size for b in found.arena.problem.buffers}
     listed = ", ".join(
-        f"'{short_name(b.name)}' {format_bytes(sizes[b.id])} "
+        f"'{short_name(b.name)}' {format_bytes_exact(sizes[b.id])} "
         f"({100 * sizes[b.id] / found.live_bytes:.0f}%)"
         for b in found.buffers[:_TOP_TENSORS]
     )
@@ -126,8 +128,8 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
             ),
         ),
         message=f"{found.arena.name} peaks at step {found.step}{running}: "
-        f"{format_bytes(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
-        f"{format_bytes(plan_size)} the runtime plans{overlap_note}: {listed}{tail}",
+        f"{format_bytes_exact(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
+        f"{format_bytes_exact(plan_size)} the runtime plans{overlap_note}: {listed}{tail}",
         fix="shrink what is live here: see the design hints (operator order, channels, stride, "
         "input resolution) for what each would save",
         details={
@@ -230,7 +232,7 @@ def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         location=Location(0, moved[0] if moved else None),
         message=f"operator order: running subgraph 0's operators in the order {_compact(order)} "
         f"(each step runs the ready operator that leaves the fewest bytes live) lowers the "
-        f"tensor lower bound from {format_bytes(baseline)} to {format_bytes(bound)}",
+        f"tensor lower bound from {format_bytes_exact(baseline)} to {format_bytes_exact(bound)}",
         fix="emit the operators in that order (reorder the model's operator list, or build the "
         "branches in that order before conversion); the results are unchanged",
         saving_bytes=baseline - bound,
@@ -281,11 +283,11 @@ def _tensor_hints(
             severity=Severity.INFO,
             location=location,
             message=f"channels: '{short_name(tensor.name)}' {list(tensor.shape)} "
-            f"({format_bytes(tensor.nbytes)}) "
+            f"({format_bytes_exact(tensor.nbytes)}) "
             f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) of "
             f"subgraph {planned.subgraph} "
             f"writes {channels} channels. Halving them to {channels // 2} lowers this arena's "
-            f"lower bound from {format_bytes(before)} to {format_bytes(after)}",
+            f"lower bound from {format_bytes_exact(before)} to {format_bytes_exact(after)}",
             fix=f"reduce the output channels of operator {producer.index} of subgraph "
             f"{planned.subgraph} (width multiplier, "
             "fewer filters); downstream tensors shrink too, so the real saving is larger",
@@ -307,8 +309,8 @@ def _tensor_hints(
             message=f"stride: operator {producer.index} ({producer.opcode}) of subgraph "
             f"{planned.subgraph} runs at stride 1 "
             f"and writes '{short_name(tensor.name)}' {list(tensor.shape)}; at stride 2 it would "
-            f"write a quarter, lowering the lower bound from {format_bytes(before)} to "
-            f"{format_bytes(after)}",
+            f"write a quarter, lowering the lower bound from {format_bytes_exact(before)} to "
+            f"{format_bytes_exact(after)}",
             fix=f"use stride 2 in operator {producer.index} of subgraph {planned.subgraph} "
             "(or downsample earlier) if accuracy "
             "allows; every later feature map shrinks too",
@@ -433,7 +435,7 @@ def _resolution_finding(
         saving = before - after
         message += (
             f"; re-planned with LiteRT's shape propagation, the tensor lower bound goes from "
-            f"{format_bytes(before)} to {format_bytes(after)}"
+            f"{format_bytes_exact(before)} to {format_bytes_exact(after)}"
         )
         details["lower_bound"] = after
     return Finding(
