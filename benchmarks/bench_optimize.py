@@ -28,7 +28,7 @@ from rich.table import Table
 from arenalens import load_model
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.ir import Model
-from arenalens.optimize import optimize_model, prove_outputs
+from arenalens.optimization import optimize_model, prove_outputs
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner

@@ -29,7 +29,7 @@ from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.pipeline import analyze
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.tflite.reader import parse_model
 from arenalens.units import format_bytes_short

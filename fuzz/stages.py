@@ -19,7 +19,7 @@ from typing import Any
 from arenalens.diagnostics.rules import diagnose
 from arenalens.exports import FORMATS, export
 from arenalens.ir import Model
-from arenalens.optimize import optimize_model
+from arenalens.optimization import optimize_model
 from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
@@ -28,11 +28,11 @@ from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import apply_schedule, schedule_problem
 from arenalens.report.ascii import render_tflm_memory_plan
 from arenalens.report.build import build_report
-from arenalens.report.diagnose import diagnosis_document, render_diagnosis
-from arenalens.report.html import render_html
+from arenalens.report.diagnose_output import diagnosis_document, render_diagnosis
+from arenalens.report.html_page import render_html
 from arenalens.report.images import render_images
-from arenalens.report.inspect import inspect_document, render_inspect
-from arenalens.report.plan import plan_document, render_plan
+from arenalens.report.inspect_output import inspect_document, render_inspect
+from arenalens.report.plan_output import plan_document, render_plan
 from arenalens.report.terminal import render_report_text
 from arenalens.runtimes import RUNTIME_MODULES
 from arenalens.runtimes.litert.lifetimes import litert_timeline

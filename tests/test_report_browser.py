@@ -24,7 +24,7 @@ import pytest
 
 from arenalens.report.build import build_report
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
 from arenalens.units import format_bytes_short
 from tests.conftest import REPO_ROOT
 from tests.report_helpers import analysis_for, synthetic_model

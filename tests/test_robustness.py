@@ -518,7 +518,7 @@ def test_html_report_escapes_every_hostile_name() -> None:
 
     from arenalens.pipeline import analyze
     from arenalens.report.build import build_report
-    from arenalens.report.html import render_html
+    from arenalens.report.html_page import render_html
 
     for name in HOSTILE_NAMES:
         model = load_model(hostile_named_model(name))
@@ -555,7 +555,7 @@ def test_optimize_on_a_model_without_buffers_keeps_tensors_planned() -> None:
     # Found by splicing chainx6 with another file: the model had no buffers, the rewriter made
     # the offline plan's bytes buffer 0, every tensor (all reading buffer 0) became a constant,
     # and optimize's read-back check raised PlanError (head 0 instead of the planned 144).
-    from arenalens.optimize import optimize_model
+    from arenalens.optimization import optimize_model
 
     model = load_model(model_without_buffers())
     assert model.buffers == ()
@@ -667,7 +667,7 @@ def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
 def test_an_offline_plan_past_two_gigabytes_is_refused() -> None:
     # Found by the campaign (absurd shapes): `optimize` packed offsets above 2**31 into the
     # int32 OfflineMemoryAllocation and raised struct.error.
-    from arenalens.optimize import optimize_model
+    from arenalens.optimization import optimize_model
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")

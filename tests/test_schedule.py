@@ -221,7 +221,7 @@ def test_streaming_states_are_read_just_before_use() -> None:
 @pytest.mark.runtime
 def test_reordered_streaming_model_computes_the_same_outputs() -> None:
     pytest.importorskip("tflite_micro")
-    from arenalens.optimize import prove_outputs
+    from arenalens.optimization import prove_outputs
     from arenalens.tflite.rewriter import rewrite_model
 
     data = streaming_state_model()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arenalens.analysis.problem import BufferKind
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.ir import OfflinePlan
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.setup import Action, Allocation, minimal_arena_size, replay

@@ -14,7 +14,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import runtime_build

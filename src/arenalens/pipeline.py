@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem

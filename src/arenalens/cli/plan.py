@@ -29,7 +29,7 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import apply_schedule
 from arenalens.report.ascii import render_tflm_memory_plan
-from arenalens.report.plan import plan_document, render_plan
+from arenalens.report.plan_output import plan_document, render_plan
 
 
 def register(subparsers: Any) -> None:

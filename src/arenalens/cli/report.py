@@ -40,7 +40,7 @@ from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build

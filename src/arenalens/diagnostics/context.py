@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import Analysis

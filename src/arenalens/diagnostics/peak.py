@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import NEVER_FREED
-from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
+from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,

@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import PlanError
-from arenalens.planning.check import check_plan
+from arenalens.planning.checker import check_plan
 from arenalens.planning.problem import Plan, Problem, arena_size
 from arenalens.registry import Registry, Settings
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from arenalens.analysis.problem import BufferKind
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.ir import Model, Tensor
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, schedule_problem

@@ -16,8 +16,8 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from arenalens.alternatives import Alternatives
+from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import Step
-from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.declared import declared_arena
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult

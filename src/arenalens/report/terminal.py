@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.names import short_name
-from arenalens.report.check import declare_line, declare_notes
+from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff

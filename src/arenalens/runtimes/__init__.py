@@ -12,8 +12,8 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem
 from arenalens.errors import UsageError
 
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity

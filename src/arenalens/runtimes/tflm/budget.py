@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget

@@ -1,4 +1,4 @@
-"""Optimize: model → a rewritten model that makes the real TFLM runtime use a smaller head.
+"""Optimization: model → a rewritten model that makes the real TFLM runtime use a smaller head.
 
 The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-rules.md §T9)
 with an offset for every planned tensor, optionally a new operator order (`--reorder`) and
@@ -38,8 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
-from arenalens.analysis.problem import ArenaProblem, BufferKind
 from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.pipeline import analyze

@@ -14,10 +14,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
-from arenalens.analysis.problem import BufferKind
 from arenalens.declared import DeclaredArena, declared_arena
-from arenalens.report.check import declare_line, declare_notes
+from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
 from arenalens.runtimes import VerifyResult
 from arenalens.units import format_bytes_short
