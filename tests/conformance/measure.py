@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.cases import FAMILIES, Case, all_cases
-from tests.conformance.targets import PROBES, TARGETS, Target
+from tests.conformance.targets import PROBES, PROBES_REASON, TARGETS, Target
 
 DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
 ROOMY = 4 << 20
@@ -186,6 +186,9 @@ def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
 def measure_device(case: Case, target: Target) -> dict[str, Any]:
     """A Cortex-M probe: recording allocator (head, tail, categories, minimal arena), then the
     plain allocator (tail, minimal arena)."""
+    if not (PROBES / "run.py").exists():
+        # Otherwise every case would be cached as "does not load".
+        raise SystemExit(PROBES_REASON)
     guesses = _predicted_minima(case, target)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
