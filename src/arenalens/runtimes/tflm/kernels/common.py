@@ -1,4 +1,4 @@
-"""Helpers kernel rules share: shapes, per-channel arrays, OpData, the hybrid-model refusal."""
+"""Helpers kernel rules share: shapes, per-channel arrays, OpData."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelContext,
     OverTemps,
     Persistent,
-    Refusal,
     RuleFunction,
 )
 
@@ -66,14 +65,3 @@ def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
         return [Persistent(nbytes, what)]
 
     return init
-
-
-def hybrid_refusal(context: KernelContext, activation_slot: int, weights_slot: int) -> list[Event]:
-    """Float activations with integer weights ("hybrid" models): TFLM's kernels refuse them."""
-    activation, weights = context.input(activation_slot), context.input(weights_slot)
-    if activation is None or weights is None:
-        return []
-    kinds = (activation.dtype.name, weights.dtype.name)
-    if kinds[0] == "FLOAT32" and kinds[1] in ("INT8", "INT4", "UINT8"):
-        return [Refusal(f"float32 input with {kinds[1]} weights: hybrid models are not supported")]
-    return []
