@@ -139,13 +139,8 @@ def _scale_checks(context: KernelContext, file: str, axis: int) -> list[Event]:
     quantization = None if weights is None else weights.quantization
     if quantization is None:
         return [
-            not_equal(
-                file,
-                "filter->quantization.type",
-                "kTfLiteAffineQuantization",
-                "kTfLiteNoQuantization",
-                "kTfLiteAffineQuantization",
-            )
+            # kTfLiteNoQuantization (0) where kTfLiteAffineQuantization (1) is required.
+            not_equal(file, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1)
         ]
     count = quantization.channel_count
     if count not in (1, channels(weights, axis)):
