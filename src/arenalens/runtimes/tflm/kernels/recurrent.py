@@ -164,7 +164,13 @@ def _svdf(context: KernelContext) -> Events:
             *found,
             not_true(_SVDF_FILE, "input->type == kTfLiteFloat32 || input->type == kTfLiteInt8"),
         ]
+    if len(source.shape if source is not None else ()) != 2:
+        rank = 0 if source is None else len(source.shape)
+        return [*found, not_equal(_SVDF_FILE, "NumDimensions(input)", "2", rank, 2)]
     found += temps(context, ("out", 0))
+    refused = _svdf_shapes(context, batch, units, filters)
+    if refused:
+        return found + refused
     if state is not None and not state.is_variable:
         return [
             *found,
@@ -183,6 +189,29 @@ def _svdf(context: KernelContext) -> Events:
     if kind == "INT8":
         found.append(Scratch(batch * units * 4, "svdf output scratch"))
     return found
+
+
+def _svdf_shapes(context: KernelContext, batch: int, units: int, filters: int) -> list[Event]:
+    """PrepareSvdf's shape checks: output [batch, units], weights_feature [filters, input size],
+    weights_time [filters, memory], bias [units], state [batch, memory x filters]."""
+    source, features, time = context.input(0), context.input(1), context.input(2)
+    bias, state, output = context.input(3), context.input(4), context.output(0)
+    memory = dim(time, 1)
+    expected = [
+        ("output", output, (batch, units)),
+        ("weights_feature", features, (filters, dim(source, 1))),
+        ("weights_time", time, (filters, memory)),
+        ("activation_state", state, (batch, memory * filters)),
+    ]
+    for name, tensor, shape in expected:
+        found = () if tensor is None else tensor.shape
+        if len(found) != 2:
+            return [not_equal(_SVDF_FILE, f"NumDimensions({name})", "2", len(found), 2)]
+        if found != shape:
+            return [not_equal(_SVDF_FILE, f"{name}->dims", "expected dims", found, shape)]
+    if bias is not None and dim(bias, 0) != units:
+        return [not_equal(_SVDF_FILE, "bias->dims->data[0]", "num_units", dim(bias, 0), units)]
+    return []
 
 
 def _svdf_types(context: KernelContext, kind: str) -> list[Event]:
