@@ -185,7 +185,7 @@ class Allocation:
     what: str = ""
     category: str = ""  # the print_allocations() category that records it ("" = none)
     count: int = 1  # how many allocations the category counts for this one (arrays count items)
-    part: str = ""  # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR / AFFINE)
+    part: str = ""  # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR, ...)
     # PERSISTENT: a kernel buffer written while its temps are live (temp_overlap), and the
     # closed ranges of start addresses at which it breaks setup (set by setup_sequence).
     hazard: temp_overlap.Hazard | None = None
@@ -460,7 +460,9 @@ def _tensor_struct(
                 part=temp_overlap.AFFINE,
             )
         )
-        steps.append(Allocation(action, 4 + 4 * channels, 4, what, category))
+        steps.append(
+            Allocation(action, 4 + 4 * channels, 4, what, category, part=temp_overlap.ZERO_POINTS)
+        )
     return steps
 
 
@@ -610,16 +612,17 @@ def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
         return tuple(steps)
     placed: list[Allocation] = []
     head = temp = 0
-    live: list[tuple[int, dict[str, int]]] = []  # (fetch position, start of each struct)
+    # (fetch position, [start, end) of each struct of the temp view)
+    live: list[tuple[int, dict[str, tuple[int, int]]]] = []
     for step in steps:
         action = step.action
         if action is Action.TEMP:
             start = _align_up(temp, step.alignment)
             temp = start + step.nbytes
             if step.part == temp_overlap.TENSOR:
-                live.append((len(live), {temp_overlap.TENSOR: start}))
-            elif step.part == temp_overlap.AFFINE and live:
-                live[-1][1][temp_overlap.AFFINE] = start
+                live.append((len(live), {step.part: (start, temp)}))
+            elif step.part and live:
+                live[-1][1][step.part] = (start, temp)
         elif action is Action.HEAD:
             head = temp = step.nbytes
             live = []

@@ -49,6 +49,7 @@ TF_LITE_AFFINE_QUANTIZATION = struct(
 
 TENSOR = "TfLiteTensor"
 AFFINE = "TfLiteAffineQuantization"
+ZERO_POINTS = "zero points"  # the affine struct's zero-point TfLiteIntArray
 # What DeallocateTempTfLiteTensor reads (and so must survive), and what it writes.
 _DEALLOC_READS = ("quantization.type", "quantization.params", "affine.zero_point")
 _DEALLOC_WRITES = ("quantization.type", "quantization.params", "data", "dims")
@@ -57,12 +58,13 @@ _DEALLOC_WRITES = ("quantization.type", "quantization.params", "data", "dims")
 @dataclass(frozen=True, slots=True)
 class Member:
     """One member of a temp view on one ABI: which temp (None: every live one), which struct,
-    its byte range in that struct, and the new values that break setup (None: any)."""
+    its byte range in that struct (None: to the struct's end), and the new values that break
+    setup (None: any)."""
 
     temp: int | None
-    part: str  # TENSOR | AFFINE
+    part: str  # TENSOR | AFFINE | ZERO_POINTS
     offset: int
-    nbytes: int
+    nbytes: int | None
     breaks_on: frozenset[int] | None = None
 
 
@@ -78,10 +80,10 @@ class Hazard:
     live_from: int
 
     def failing_starts(
-        self, temps: list[tuple[int, dict[str, int]]], alignment: int
+        self, temps: list[tuple[int, dict[str, tuple[int, int]]]], alignment: int
     ) -> tuple[tuple[int, int], ...]:
-        """Live temps (fetch position, start address of each part) → closed ranges of buffer
-        start addresses (multiples of `alignment`) at which setup fails."""
+        """Live temps (fetch position, [start, end) of each of its structs) → closed ranges of
+        buffer start addresses (multiples of `alignment`) at which setup fails."""
         found: list[tuple[int, int]] = []
         for position, parts in temps:
             if position < self.live_from:
@@ -137,6 +139,9 @@ def resolve(over: OverTemps, nbytes: int, abi: Abi) -> Hazard:
 def _member(
     name: str, temp: int | None, abi: Abi, breaks_on: frozenset[int] | None = None
 ) -> Member:
+    if name == "zero_points":
+        # TfLiteIntArray: an int size, then the values (one per scale).
+        return Member(temp, ZERO_POINTS, 4, None, breaks_on)
     if name.startswith("affine."):
         offset, size = TF_LITE_AFFINE_QUANTIZATION.member(name.removeprefix("affine."), abi)
         return Member(temp, AFFINE, offset, size, breaks_on)
@@ -144,14 +149,19 @@ def _member(
     return Member(temp, TENSOR, offset, size, breaks_on)
 
 
-def _span(member: Member, position: int, parts: dict[str, int]) -> tuple[int, int] | None:
+def _span(
+    member: Member, position: int, parts: dict[str, tuple[int, int]]
+) -> tuple[int, int] | None:
     """The member's absolute [start, end) in this temp, or None (another temp, no affine)."""
     if member.temp is not None and member.temp != position:
         return None
-    base = parts.get(member.part)
-    if base is None:
+    found = parts.get(member.part)
+    if found is None:
         return None
-    return base + member.offset, base + member.offset + member.nbytes
+    start, end = found
+    if member.nbytes is None:
+        return start + member.offset, end
+    return start + member.offset, start + member.offset + member.nbytes
 
 
 def _starts_overlapping(

@@ -116,15 +116,29 @@ def _decode_output(context: KernelContext, output: int) -> list[Event]:
     # views' data, the output's dims and type, and its affine scale and quantized dimension.
     last = state.fields[-1].name
     offset, size = state.member(last, context.build.abi, context.build.features)
-    keep = (
+    keep = [
         TempField("data", first),
         TempField("data", first + 1),
         *(TempField(name, first + 2) for name in ("data", "bytes", "dims", "type", "affine.scale")),
         TempField("affine.quantized_dimension", first + 2),
-    )
-    over = OverTemps(written=((0, offset + size),), keep=keep, live_from=first)
+    ]
+    if kind == 2 and _zero_points_matter(context, output):
+        keep.append(TempField("zero_points", first + 2))
+    over = OverTemps(written=((0, offset + size),), keep=tuple(keep), live_from=first)
     found.append(Persistent(context.sizeof(state), f"decode state {output}", over_temps=over))
     return found + _setup(context, output, header, first)
+
+
+def _zero_points_matter(context: KernelContext, output: int) -> bool:
+    """DecodeStatePrune::Setup reads the output's zero points after the state was written: any
+    non-zero one (a state byte landing on an all-zero array) makes it refuse a non-int8 output,
+    or allocate and copy them (one more tail buffer, 16 bytes lower). Counted as a failure: the
+    replay's sequence cannot grow at some sizes only (at most a16(channels) too high)."""
+    tensor = context.output(output)
+    if tensor is None or tensor.quantization is None:
+        return False
+    zero_points = read_quantization_zero_points(context.model, context.subgraph.index, tensor.index)
+    return not (any(zero_points) and tensor.dtype.name == "INT8")
 
 
 def _setup(context: KernelContext, output: int, header: bytes, first: int) -> list[Event]:
