@@ -8,7 +8,7 @@ from arenalens.planning.registry import run_planner
 from arenalens.runtimes.tflm.abi import ILP32, LP64
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import plan_facts
-from arenalens.runtimes.tflm.kernels.base import OverTemps, Persistent, TempField
+from arenalens.runtimes.tflm.kernels.base import OverTemps, TempField
 from arenalens.runtimes.tflm.setup import (
     HOST_64,
     minimal_arena_size,
@@ -65,7 +65,7 @@ def test_written_buffer_fails_on_what_dealloc_reads() -> None:
     temps = [(0, {TENSOR: (0, 64), AFFINE: (64, 88)})]
     assert hazard.failing_starts(temps, 16) == ((-15, 15), (57, 79))
     # Written only in [8, 16): a start must bring those bytes onto a read member.
-    partial = resolve(OverTemps(written=((8, 16),)), 16, LP64)
+    partial = resolve(OverTemps(ranges=((8, 16),)), 16, LP64)
     assert partial.failing_starts(temps, 16) == ((-15, 7), (57, 71))
 
 
@@ -85,7 +85,7 @@ def test_kept_members_belong_to_one_temp_or_all() -> None:
 def test_a_buffer_read_later_must_not_lie_under_deallocs_writes() -> None:
     # read_later: DeallocateTempTfLiteTensor writes quantization.type/.params, data and dims
     # (LP64 [0,16) and [24,40)); an 8-byte dims copy never written while temps live.
-    hazard = resolve(OverTemps(written=(), read_later=True), 8, LP64)
+    hazard = resolve(OverTemps(ranges=(), read_later=True), 8, LP64)
     assert hazard.failing_starts([(0, {TENSOR: (0, 64)})], 8) == ((-7, 15), (17, 39))
 
 
@@ -96,22 +96,15 @@ def test_an_overwritten_type_breaks_only_wider_types() -> None:
     content = b"".join(word.to_bytes(4, "little") for word in (2, 3, 8))
     wider = frozenset({4, 8, 11, 12, 13})  # int64, complex64, float64, complex128, uint64
     over = OverTemps(
-        written=((4, 12),), keep=(TempField("type", 0, breaks_on=wider),), content=content
+        ranges=((4, 12),), keep=(TempField("type", 0, breaks_on=wider),), content=content
     )
     failing = resolve(over, 12, LP64).failing_starts([(0, {TENSOR: (0, 64)})], 4)
     # Start 44 puts 3 (kTfLiteUInt8) on `type`: harmless; start 40 puts 8 (kTfLiteComplex64).
     assert (40, 40) in failing
     assert not any(low <= 44 <= high for low, high in failing)
     # Without the value test any overwrite of `type` fails.
-    plain = OverTemps(written=((4, 12),), keep=(TempField("type", 0),))
+    plain = OverTemps(ranges=((4, 12),), keep=(TempField("type", 0),))
     assert resolve(plain, 12, LP64).failing_starts([(0, {TENSOR: (0, 64)})], 4)[-1] == (37, 47)
-
-
-def test_persistent_written_flag_is_the_default_hazard() -> None:
-    assert Persistent(8, "x").hazard is None
-    assert Persistent(8, "x", written=True).hazard == OverTemps()
-    keep = OverTemps(keep=(TempField("dims", 0),))
-    assert Persistent(8, "x", over_temps=keep).hazard == keep
 
 
 def _host_fits(data: bytes, sizes: range) -> tuple[list[bool], int]:

@@ -3,6 +3,7 @@
 from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
 from arenalens.pipeline import analyze
 from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
+from arenalens.runtimes.tflm.build import Build, device_build
 from arenalens.tflite.reader import load_model
 
 __version__ = "0.1.0"
@@ -10,6 +11,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ArenalensError",
     "Buffer",
+    "Build",
     "ModelError",
     "Overlap",
     "Plan",
@@ -18,6 +20,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "analyze",
+    "device_build",
     "load_model",
     "register_planner",
     "run_planner",

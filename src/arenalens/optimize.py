@@ -56,6 +56,7 @@ from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import HOST, Build, as_build
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,
     arena_overlaps,
@@ -112,6 +113,7 @@ class Optimization:
     """The outcome: original and new heads, the chosen candidate, the new file's bytes."""
 
     source: str
+    build: Build  # the TFLM build planned for: its scratch requests are in the plan
     original_head: int  # TFLM's own plan of the original model (replica)
     original_required_bytes: int  # the original model's minimal kTensorArenaSize
     original_lower_bound: int
@@ -159,18 +161,22 @@ def optimize_model(
     seed: int = 0,
     reorderer: str = "auto",
     prove_inplace: bool = True,
+    build: Build | str | None = None,
 ) -> Optimization:
     """Model → Optimization with the rewritten file's bytes (the input is never modified).
 
+    `build` is the TFLM build whose kernel scratch buffers the plan makes room for (None: the
+    x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
     With `inplace` or `overlap`, a plan that relies on a kernel's access order is kept only if
     the real TFLM runtime computes bit-identical outputs with it (`prove_inplace`); without the
     runtime that raises RuntimeUnavailableError. `kernels` names the kernel library whose access
     order the overlaps must respect (CMSIS-NN: safe on both it and the reference kernels).
     """
     model = source if isinstance(source, Model) else load_model(source)
+    chosen_build = as_build(build)
     original_bytes = bytes(model.data)
     tflm = get_runtime("tflm")
-    original_arena = tflm.arenas(model)[0]
+    original_arena = tflm.arenas(model, build=chosen_build)[0]
     original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
     base = replace(model, offline_plan=None)
     schedules: list[tuple[str, Schedule]] = [("file order", FILE_ORDER)]
@@ -178,7 +184,11 @@ def optimize_model(
     notes: list[str] = []
     if reorder:
         schedule, reordered = reorder_for_runtime(
-            base, "tflm", reorderer=reorderer, time_limit_s=min(5.0, time_limit_s)
+            base,
+            "tflm",
+            reorderer=reorderer,
+            time_limit_s=min(5.0, time_limit_s),
+            build=chosen_build,
         )
         if not schedule.is_file_order():
             schedules.append(("reordered", schedule))
@@ -210,11 +220,12 @@ def optimize_model(
                     time_limit_s=per_plan_s,
                     seed=seed,
                     overlap_kernels=kernels if with_overlap else None,
+                    build=chosen_build,
                 )
             )
     if overlap and not any(c.overlaps for c in candidates):
         notes.append("no operator may write its output over a dying input (no overlap rule fits)")
-    original_required = required_bytes(model)
+    original_required = required_bytes(model, chosen_build)
     eligible = sorted(
         (
             c
@@ -226,7 +237,7 @@ def optimize_model(
     chosen: Candidate | None = None
     for candidate in eligible:
         if candidate.needs_proof and prove_inplace:
-            proof = _prove_candidate(original_bytes, candidate, model)
+            proof = _prove_candidate(original_bytes, candidate, model, chosen_build)
             if proof is not None:
                 notes.append(f"{candidate.label}: not kept on real TFLM ({proof}); dropped")
                 continue
@@ -236,13 +247,14 @@ def optimize_model(
         break
     data = original_bytes if chosen is None else _rewrite(original_bytes, chosen)
     if chosen is not None:
-        _check_written(data, chosen, model.source)
+        _check_written(data, chosen, model.source, chosen_build)
     if chosen is None:
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
         )
     return Optimization(
         source=model.source,
+        build=chosen_build,
         original_head=original_head,
         original_required_bytes=original_required,
         original_lower_bound=sound_lower_bound(original_arena.problem),
@@ -256,15 +268,22 @@ def optimize_model(
     )
 
 
-def _prove_candidate(original: bytes, candidate: Candidate, model: Model) -> str | None:
-    """Run the candidate on real TFLM over several seeds → None when bit-exact with the
-    predicted head, else why not."""
+def _prove_candidate(
+    original: bytes, candidate: Candidate, model: Model, build: Build = HOST
+) -> str | None:
+    """Run the candidate on real TFLM (the x86-64 wheel) over several seeds → None when
+    bit-exact (and, when the build is the wheel, with the predicted head), else why not."""
     rewritten = _rewrite(original, candidate)
     for proof_seed in PROOF_SEEDS:
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
             return f"seed {proof_seed}: {proof.detail}"
-        if proof.original_head is not None and proof.new_head != candidate.predicted_head:
+        same_build = build.is_host
+        if (
+            same_build
+            and proof.original_head is not None
+            and (proof.new_head != candidate.predicted_head)
+        ):
             return f"real head {proof.new_head} instead of the predicted {candidate.predicted_head}"
     return None
 
@@ -279,13 +298,13 @@ def _relied_on(candidate: Candidate) -> str:
     return "; ".join(parts) + f"; {len(PROOF_SEEDS)} seeds"
 
 
-def _check_written(data: bytes, candidate: Candidate, source: str) -> None:
+def _check_written(data: bytes, candidate: Candidate, source: str, build: Build) -> None:
     """Read the written bytes back: same plan, same predicted head (guards the rewriter)."""
     written = load_model(data)
     if written.offline_plan != candidate.offline:
         raise PlanError(f"{source}: the rewritten file does not carry the planned offsets")
     tflm = get_runtime("tflm")
-    arena = tflm.arenas(written)[0]
+    arena = tflm.arenas(written, build=build)[0]
     head = run_planner(arena.runtime_planner, arena.problem).arena_size
     if head != candidate.predicted_head:
         raise PlanError(
@@ -313,10 +332,12 @@ def _candidates(
     time_limit_s: float,
     seed: int,
     overlap_kernels: KernelLibrary | None = None,
+    build: Build = HOST,
 ) -> list[Candidate]:
-    """The pinned-scratch and free plans of one (order, aliases[, overlaps]) choice, judged."""
+    """The pinned-scratch and free plans of one (order, aliases[, overlaps]) choice, each judged
+    by the replica on the build (its scratch requests placed online around the offline tensors)."""
     tflm = get_runtime("tflm")
-    arena = tflm.arenas(model)[0]
+    arena = tflm.arenas(model, build=build)[0]
     if aliases:
         arena = merge_aliases(arena, aliases)
         label = f"{label}, in-place ({len(aliases)} aliases)"
@@ -337,7 +358,7 @@ def _candidates(
         plan = run_planner(planner, variant_problem, **knobs)
         offline = offline_plan_for(model, arena, plan.offsets)
         rewritten = replace(model, offline_plan=offline)
-        final_arena = tflm.arenas(rewritten)[0]
+        final_arena = tflm.arenas(rewritten, build=build)[0]
         predicted = run_planner(final_arena.runtime_planner, final_arena.problem).arena_size
         found.append(
             Candidate(
@@ -347,7 +368,7 @@ def _candidates(
                 plan=plan,
                 lower_bound=problem.lower_bound(),
                 predicted_head=predicted,
-                required_bytes=required_bytes(rewritten),
+                required_bytes=required_bytes(rewritten, build),
                 offline=offline,
                 model=rewritten,
                 disjoint_lower_bound=problem.disjoint_lower_bound(),
@@ -358,9 +379,10 @@ def _candidates(
     return found
 
 
-def required_bytes(model: Model) -> int:
-    """Model → the minimal kTensorArenaSize TFLM needs for it (its offline plan honoured)."""
-    return analyze(model, runtime="tflm").budget.required_bytes
+def required_bytes(model: Model, build: Build = HOST) -> int:
+    """Model → the minimal kTensorArenaSize TFLM needs for it on a build (its offline plan
+    honoured)."""
+    return analyze(model, runtime="tflm", build=build).budget.required_bytes
 
 
 def _planner_knobs(planner: str, *, time_limit_s: float, seed: int) -> dict[str, Any]:
@@ -418,15 +440,17 @@ def reorder_for_runtime(
     *,
     reorderer: str = "auto",
     time_limit_s: float = 5.0,
+    build: Build | str | None = None,
 ) -> tuple[Schedule, ReorderResult]:
     """Model → (schedule of subgraph 0, reorder result) minimising that runtime's busiest step.
 
     Sizes come from the runtime's own primary arena (TFLM: rounded to 16, kernel scratch as bytes
     live during its operator; LiteRT: inputs and outputs never freed, temporaries likewise). An
-    operator that runs subgraphs counts their planned bytes while it runs.
+    operator that runs subgraphs counts their planned bytes while it runs. `build` is the TFLM
+    build whose scratch counts (None: the x86-64 wheel).
     """
     rules = get_runtime(runtime)
-    arena = rules.arenas(model)[0]
+    arena = rules.arenas(model, **rules.with_build(as_build(build)))[0]
     sizes: dict[int, int] = {}
     extra: dict[int, int] = {}
     nested: dict[int, int] = {}

@@ -6,20 +6,22 @@ import argparse
 from typing import Any
 
 from arenalens.cli.common import (
+    add_build_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
+    overlap_library,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
 )
 from arenalens.comparison import compare_planners
 from arenalens.errors import UsageError
 from arenalens.report.compare import compare_document, render_compare
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 
 
 def register(subparsers: Any) -> None:
@@ -33,6 +35,7 @@ def register(subparsers: Any) -> None:
     )
     add_model_argument(parser)
     add_runtime_option(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--reorder",
         action="store_true",
@@ -43,12 +46,6 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also run every planner with TFLM's allowed overlaps (an output may start below an "
         "input it consumes, as far as the kernel's access order allows), side by side",
-    )
-    parser.add_argument(
-        "--kernels",
-        choices=[library.value for library in KernelLibrary],
-        default=KernelLibrary.REFERENCE.value,
-        help="kernel library whose access order --overlap respects (default reference)",
     )
     parser.add_argument(
         "--planners",
@@ -75,16 +72,18 @@ def run(args: argparse.Namespace) -> int:
     planners = None
     if args.planners:
         planners = [name.strip() for name in args.planners.split(",") if name.strip()]
+    build = selected_build(args)
     model = load_with_input_shapes(args.model, args)
     comparison = compare_planners(
         model,
         runtime=args.runtime,
+        build=build,
         planners=planners,
         time_limit_s=args.time_limit,
         seed=args.seed,
         reorder=args.reorder,
         overlap=args.overlap,
-        kernels=KernelLibrary(args.kernels),
+        kernels=overlap_library(args),
     )
     document = compare_document(comparison)
     if args.json:

@@ -292,7 +292,9 @@ def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) 
     arenas = [r.arena for r in analysis.arenas]
     plans = [best if r is result else r.runtime_plan for r in analysis.arenas]
     try:
-        with_best = rules.budget(context.model, arenas, plans).required_bytes
+        with_best = rules.budget(
+            context.model, arenas, plans, **rules.with_build(analysis.build)
+        ).required_bytes
     except ArenalensError:
         return None
     return analysis.runtime_budget.required_bytes - with_best

@@ -104,6 +104,7 @@ def build_report(
         tensor_count=analysis.model.tensor_count,
         operator_count=analysis.model.operator_count,
         declared=declared_arena(shown),
+        build=analysis.budget.build,
     )
 
 
@@ -140,7 +141,12 @@ def _with_required_bytes(
             key = tuple(sorted(plan.offsets.items()))
             if key not in by_offsets:
                 try:
-                    budget = rules.budget(analysis.model, problems, [plan, *rest])
+                    budget = rules.budget(
+                        analysis.model,
+                        problems,
+                        [plan, *rest],
+                        **rules.with_build(analysis.build),
+                    )
                     by_offsets[key] = budget.required_bytes
                 except ArenalensError:
                     by_offsets[key] = None  # a plan the runtime's setup cannot take

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.report.console import render_text
+from arenalens.runtimes.tflm.build import build_summary
 
 if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners
     from arenalens.comparison import Comparison
@@ -71,6 +72,7 @@ def compare_document(comparison: Comparison) -> dict[str, Any]:
         "schema_version": COMPARE_SCHEMA_VERSION,
         "model": comparison.model.source,
         "runtime": comparison.runtime,
+        "build": None if comparison.build is None else build_summary(comparison.build),
         "arena": comparison.arena.name,
         "buffers": len(comparison.arena.problem.buffers),
         "lower_bound": bound,
@@ -120,6 +122,9 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
         f"runtime planner {document['runtime_planner']} {document['runtime_arena_bytes']:,} B"
         + (" (file order)" if document["reorder"] is not None else "")
     )
+    build = document.get("build")
+    if build is not None and build.get("cpu") is not None:
+        header += f"; build {build['name']}"
     parts: list[Any] = [Text(header, style="bold")]
     overlap = document.get("overlap")
     if overlap is not None:

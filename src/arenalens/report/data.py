@@ -197,6 +197,8 @@ class MemoryReport:
     input_name: str = ""  # --max-input: the resized input
     input_sizes: tuple[InputSizeRow, ...] = ()  # --max-input: every size planned, by height
     max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
+    # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
+    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def primary(self) -> ArenaReport:
@@ -240,6 +242,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "runtime": report.runtime,
         "tensor_count": report.tensor_count,
         "operator_count": report.operator_count,
+        "build": dict(report.build) or None,
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
         "other_bytes": report.other_bytes,

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.report.console import render_text
+from arenalens.runtimes.tflm.build import build_summary
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
     from arenalens.optimize import Optimization, OutputProof
@@ -34,6 +35,7 @@ def optimize_document(
         "model": optimization.source,
         "output": output,
         "written": written,
+        "build": build_summary(optimization.build),
         # The number to declare (minimal kTensorArenaSize) before and after: what savings count.
         "required_bytes": optimization.original_required_bytes,
         "new_required_bytes": optimization.new_required_bytes,
@@ -141,13 +143,17 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             "  no plan declares fewer bytes than the runtime's own",
         )
     name = PurePath(document["model"]).name
-    table = Table(title=f"{escape(name)} (TFLM)", title_justify="left")
+    build = document.get("build") or {}  # documents before builds had none: the host
+    on_device = build.get("cpu") is not None
+    where = f", {build['name']}" if on_device else ""
+    table = Table(title=f"{escape(name)} (TFLM{where})", title_justify="left")
     for column in ("", "bytes", "real TFLM"):
         table.add_column(column, justify="left" if not column else "right")
     real = document["real_tflm"] or {}
 
     def measured(key: str) -> str:
-        value = real.get(key)
+        # The real interpreter is the x86-64 wheel: its heads are the wheel's, not a device's.
+        value = None if on_device else real.get(key)
         return "—" if value is None else f"{value:,}"
 
     changed = document["chosen"] is not None
@@ -185,7 +191,8 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
     if real:
         verdict = "bit-identical" if real["outputs_identical"] else "DIFFERENT"
         lines.append(
-            f"real TFLM: outputs {verdict} over {real['invocations']} invocations"
+            ("real TFLM (x86-64 wheel)" if on_device else "real TFLM")
+            + f": outputs {verdict} over {real['invocations']} invocations"
             + (f" ({real['detail']})" if real["detail"] else "")
         )
     if document["output"] is not None and document["written"]:

@@ -525,6 +525,7 @@ def _case(
     variant: str,
     build: Callable[[], bytes],
     note: str = "",
+    *,
     scan_bytes: int = 0,
 ) -> Case:
     return Case(

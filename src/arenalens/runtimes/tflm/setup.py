@@ -23,8 +23,23 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
   interpreter's owner creates right after the allocator, and the variables' buffers
   (`tflm_resources`).
 
-Struct sizes depend on the build; `HOST_64` is the x86-64 `tflite_micro` pip package (built with
-`USE_TFLM_COMPRESSION`), measured against it. Kernel allocations come from `tflm_kernels`.
+Struct sizes depend on the build (`layout_for`, from the C field lists in `structs`): the x86-64
+`tflite_micro` pip package (LP64, `USE_TFLM_COMPRESSION`, RecordingMicroAllocator), measured
+against the wheel, and Cortex-M firmware (ILP32 Arm EABI, no compression, the plain
+MicroAllocator or the recording one), measured against TFLM built for Cortex-M under QEMU. The
+sequence is the same on every build; only the sizes and the first three objects differ (the
+plain allocator's need 104 bytes less on Cortex-M, 232 on the wheel). Kernel allocations come from
+`kernels`.
+
+Two places where C and this replay part on purpose, neither ever lowering the minimal arena:
+
+* A temp allocation that would start above the tail (only after a persistent allocation that
+  went below the temp end: persistent allocations are checked against the head, not the temp
+  end) wraps around in C's unsigned arithmetic and "succeeds" over the persistent data. The
+  replay counts it as a failure; when the planner step that follows wraps the same way, TFLM
+  faults there (keyword_scrambled's variables), and the replay's failure is the same answer.
+* FinishPrepareNodeAllocations' head resize may fail without stopping setup (its status is
+  ignored); the replay fails there, because the planning step later needs more room anyway.
 """
 
 from __future__ import annotations
@@ -32,12 +47,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
-from arenalens.runtimes.tflm import temp_overlap
-from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm import structs, temp_overlap
+from arenalens.runtimes.tflm.abi import Struct
+from arenalens.runtimes.tflm.build import COMPRESSION, HOST, Build, allocator_name
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
     Event,
@@ -78,16 +95,20 @@ CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
 # MicroArenaBufferAlignment() (micro_arena_constants.h): kernel buffers, variables, the head.
 ARENA_ALIGNMENT = 16
 # LinearMemoryPlanner::kMaxBufferCount (linear_memory_planner.h).
-LINEAR_PLANNER_CAPACITY = 1024
+LINEAR_PLANNER_CAPACITY = structs.LINEAR_PLANNER_CAPACITY
 
 
 @dataclass(frozen=True, slots=True)
-class HostLayout:
+class RuntimeLayout:
     """Struct sizes of one TFLM build: what the runtime's own bookkeeping costs, in bytes."""
 
     name: str
     pointer_bytes: int
-    # RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner + RecordingMicroAllocator.
+    struct_alignment: int  # alignof of every runtime struct below (none holds a 64-bit scalar)
+    # The arena allocator, the memory planner and the MicroAllocator, as Create places them:
+    # RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner + RecordingMicroAllocator with
+    # the recording allocator, SingleArenaBufferAllocator + GreedyMemoryPlanner + MicroAllocator
+    # without.
     allocator_objects: int
     builtin_data_allocator: int  # MicroBuiltinDataAllocator
     subgraph_allocations: int  # SubgraphAllocations, per subgraph
@@ -103,64 +124,88 @@ class HostLayout:
     resource_variable: int  # MicroResourceVariables::MicroResourceVariable, per variable
     # SingleArenaBufferAllocator + LinearMemoryPlanner (1024 offsets) + MicroAllocator: the
     # objects of a preserve_all_tensors interpreter, which records nothing.
-    preserve_all_allocator_objects: int = 0
+    preserve_all_allocator_objects: int
     assumptions: tuple[str, ...] = ()
 
-    @property
-    def struct_alignment(self) -> int:
-        """alignof of the pointer-holding structs: the pointer size."""
-        return self.pointer_bytes
 
-
-HOST_64 = HostLayout(
-    name="x86-64 host (tflite_micro pip package)",
-    pointer_bytes=8,
-    allocator_objects=104 + 72 + 272,
-    builtin_data_allocator=16,
-    subgraph_allocations=24,
-    eval_tensor=24,
-    node_and_registration=64,
-    tflite_tensor=64,
-    affine_quantization=24,
-    scratch_request=16,
-    scratch_handle=8,
-    allocation_info=32,
-    planner_bytes_per_buffer=40,
-    resource_variables=16,
-    resource_variable=40,
-    preserve_all_allocator_objects=72 + 8216 + 72,
-    assumptions=(
-        "64-bit host build of the tflite_micro pip package (reference kernels, "
-        "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
-        "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
-    ),
+_HOST_ASSUMPTIONS = (
+    "64-bit host build of the tflite_micro pip package (reference kernels, "
+    "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
+    "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
 )
 
-MCU_32 = HostLayout(
-    name="32-bit MCU (Cortex-M class, MicroInterpreter with MicroAllocator)",
-    pointer_bytes=4,
-    # SingleArenaBufferAllocator 36 + GreedyMemoryPlanner 40 + MicroAllocator 36 (no recording).
-    allocator_objects=40 + 40 + 40,
-    builtin_data_allocator=8,
-    subgraph_allocations=8,
-    eval_tensor=12,
-    node_and_registration=32,
-    tflite_tensor=40,
-    affine_quantization=12,
-    scratch_request=12,
-    scratch_handle=4,
-    allocation_info=24,
-    planner_bytes_per_buffer=40,
-    resource_variables=12,
-    resource_variable=20,
-    preserve_all_allocator_objects=40 + 4112 + 40,
-    assumptions=(
-        "32-bit pointers and size_t; structs laid out by the ILP32 ABI",
-        "plain MicroAllocator (no recording), no USE_TFLM_COMPRESSION",
-        "kernel OpData sizes taken from the 64-bit build (an upper bound: pointers shrink)",
-        "reference kernels; CMSIS-NN or Xtensa kernels request other buffers",
-    ),
-)
+
+@cache
+def layout_for(build: Build) -> RuntimeLayout:
+    """The runtime's struct sizes on a build, from the C field lists (`structs`): pointer-sized
+    fields halve on 32-bit cores, compression adds fields, and the recording allocator's objects
+    replace the plain ones."""
+    abi, features = build.abi, build.features
+
+    def size(layout: Struct) -> int:
+        return layout.size(abi, features)
+
+    if build.recording:
+        allocator = structs.RECORDING_SINGLE_ARENA_BUFFER_ALLOCATOR
+        micro_allocator = structs.RECORDING_MICRO_ALLOCATOR
+    else:
+        allocator = structs.SINGLE_ARENA_BUFFER_ALLOCATOR
+        micro_allocator = structs.MICRO_ALLOCATOR
+    return RuntimeLayout(
+        name=_layout_name(build),
+        pointer_bytes=abi.pointer_bytes,
+        struct_alignment=max(item.layout(abi, features)[1] for item in structs.RUNTIME_STRUCTS),
+        allocator_objects=size(allocator)
+        + size(structs.GREEDY_MEMORY_PLANNER)
+        + size(micro_allocator),
+        builtin_data_allocator=size(structs.MICRO_BUILTIN_DATA_ALLOCATOR),
+        subgraph_allocations=size(structs.SUBGRAPH_ALLOCATIONS),
+        eval_tensor=size(structs.TF_LITE_EVAL_TENSOR),
+        node_and_registration=size(structs.NODE_AND_REGISTRATION),
+        tflite_tensor=size(structs.TF_LITE_TENSOR),
+        affine_quantization=size(structs.TF_LITE_AFFINE_QUANTIZATION),
+        scratch_request=size(structs.SCRATCH_BUFFER_REQUEST),
+        scratch_handle=size(structs.SCRATCH_BUFFER_HANDLE),
+        allocation_info=size(structs.ALLOCATION_INFO),
+        planner_bytes_per_buffer=size(structs.GREEDY_PLANNER_PER_BUFFER),
+        resource_variables=size(structs.MICRO_RESOURCE_VARIABLES),
+        resource_variable=size(structs.MICRO_RESOURCE_VARIABLE),
+        preserve_all_allocator_objects=size(structs.SINGLE_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.LINEAR_MEMORY_PLANNER)
+        + size(structs.MICRO_ALLOCATOR),
+        assumptions=_layout_assumptions(build),
+    )
+
+
+def _layout_name(build: Build) -> str:
+    if build == HOST:
+        return "x86-64 host (tflite_micro pip package)"
+    return f"{build.title} ({build.abi.name}, {allocator_name(build)})"
+
+
+def _layout_assumptions(build: Build) -> tuple[str, ...]:
+    if build == HOST:
+        return _HOST_ASSUMPTIONS
+    allocator = (
+        "RecordingMicroAllocator (RecordingMicroAllocator::Create, as the Cortex-M probes use)"
+        if build.recording
+        else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
+    )
+    compression = "USE_TFLM_COMPRESSION" if COMPRESSION in build.features else "no compression"
+    if build.is_host:
+        return (
+            f"64-bit host build (LP64), {compression}, {allocator}, GreedyMemoryPlanner",
+            _HOST_ASSUMPTIONS[1],
+        )
+    return (
+        f"{build.title}: TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, "
+        f"arm-none-eabi-gcc: {build.abi.name}, short enums), {compression}",
+        f"{allocator}, GreedyMemoryPlanner",
+        "the arena array starts 16-byte aligned (alignas(16)); its end may be unaligned",
+    )
+
+
+HOST_64 = layout_for(HOST)
 
 
 class Action(enum.StrEnum):
@@ -223,7 +268,7 @@ def _align_up(value: int, alignment: int) -> int:
 class _Arena:
     """SingleArenaBufferAllocator over [0, size): the array start is assumed 16-byte aligned."""
 
-    def __init__(self, size: int, layout: HostLayout) -> None:
+    def __init__(self, size: int, layout: RuntimeLayout) -> None:
         self.end = size
         self.head = 0
         self.temp = 0
@@ -287,7 +332,7 @@ class _Arena:
 
 
 def replay(
-    sequence: Sequence[Allocation], arena_size: int, layout: HostLayout = HOST_64
+    sequence: Sequence[Allocation], arena_size: int, layout: RuntimeLayout = HOST_64
 ) -> SetupOutcome:
     """(setup sequence, arena size) → whether TFLM's setup fits, and its head, tail, categories."""
     arena = _Arena(arena_size, layout)
@@ -310,7 +355,7 @@ def replay(
     )
 
 
-def minimal_arena_size(sequence: Sequence[Allocation], layout: HostLayout = HOST_64) -> int:
+def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> int:
     """Setup sequence → the smallest arena_size from which every larger size sets up.
 
     Head and temp positions count from the (aligned) array start and never depend on the size.
@@ -434,7 +479,7 @@ def _quantized(tensor: Tensor) -> bool:
 
 
 def _tensor_struct(
-    tensor: Tensor, layout: HostLayout, action: Action, what: str, *, recorded: bool
+    tensor: Tensor, layout: RuntimeLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
     steps = [
@@ -495,15 +540,10 @@ def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSe
     return tuple(found)
 
 
-def layout_for(build: Build) -> HostLayout:
-    """The runtime's struct sizes on a build."""
-    return HOST_64 if build.is_host else MCU_32
-
-
 def setup_sequence(
     model: Model,
     facts: PlanFacts,
-    layout: HostLayout = HOST_64,
+    layout: RuntimeLayout = HOST_64,
     setups: Sequence[OperatorSetup] | None = None,
 ) -> tuple[Allocation, ...]:
     """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
@@ -638,7 +678,7 @@ def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
     return tuple(placed)
 
 
-def _planning_steps(model: Model, facts: PlanFacts, layout: HostLayout) -> list[Allocation]:
+def _planning_steps(model: Model, facts: PlanFacts, layout: RuntimeLayout) -> list[Allocation]:
     """FinishModelAllocation: scratch handles, then CommitStaticMemoryPlan."""
     pointer = layout.struct_alignment
     steps: list[Allocation] = []
@@ -676,7 +716,7 @@ def _planning_steps(model: Model, facts: PlanFacts, layout: HostLayout) -> list[
     return steps
 
 
-def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
+def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
     """The input and output TfLiteTensor structs MicroInterpreter keeps after setup."""
     steps: list[Allocation] = []
     main = model.subgraphs[0]
@@ -703,7 +743,7 @@ def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
 def _kernel_steps(
     allocations: Sequence[Event],
     view: KernelContext,
-    layout: HostLayout,
+    layout: RuntimeLayout,
     phase: str,
     temp_structs: dict[int, list[Allocation]],
 ) -> list[Allocation]:
@@ -711,7 +751,7 @@ def _kernel_steps(
     label = f"{phase} of {_label(view)}"
     for allocation in allocations:
         if isinstance(allocation, Persistent):
-            over = allocation.hazard
+            over = allocation.written
             steps.append(
                 Allocation(
                     Action.PERSISTENT,

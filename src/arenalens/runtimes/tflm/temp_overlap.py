@@ -122,7 +122,7 @@ class Hazard:
 
 def resolve(over: OverTemps, nbytes: int, abi: Abi) -> Hazard:
     """A kernel's `OverTemps` for a buffer of nbytes → byte ranges on one ABI."""
-    written = over.written if over.written is not None else ((0, nbytes),)
+    written = over.ranges if over.ranges is not None else ((0, nbytes),)
     guarded = [_member(name, None, abi) for name in _DEALLOC_READS]
     guarded += [_member(f.name, f.temp, abi, f.breaks_on) for f in over.keep]
     under = [_member(name, None, abi) for name in _DEALLOC_WRITES] if over.read_later else []

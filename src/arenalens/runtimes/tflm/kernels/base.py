@@ -57,7 +57,7 @@ class OverTemps:
     and params, the affine zero_point pointer), plus `keep`."""
 
     # Byte ranges [start, end) written before the temps are released; None: the whole buffer.
-    written: tuple[tuple[int, int], ...] | None = None
+    ranges: tuple[tuple[int, int], ...] | None = None
     keep: tuple[TempField, ...] = ()
     # The buffer itself is read again later in setup (a dims copy): DeallocateTempTfLiteTensor's
     # own writes (quantization, data, dims of every temp) must not land on it.
@@ -72,18 +72,10 @@ class Persistent:
 
     nbytes: int
     what: str
-    # Filled in Prepare while the kernel's temp tensors are live (whole buffer, nothing beyond
-    # DeallocateTempTfLiteTensor's reads to keep); `over_temps` says exactly what, and implies it.
-    written: bool = False
-    over_temps: OverTemps | None = None
-
-    @property
-    def hazard(self) -> OverTemps | None:
-        """What this buffer may break when it lands on live temps; None when it is not written
-        in Prepare (or only at Eval)."""
-        if self.over_temps is not None:
-            return self.over_temps
-        return OverTemps() if self.written else None
+    # Filled in Prepare while the kernel's temp tensors are live, and what of them Prepare reads
+    # afterwards (`OverTemps()`: the whole buffer, nothing beyond DeallocateTempTfLiteTensor's
+    # reads); None: not written before they are released (or only at Eval).
+    written: OverTemps | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,12 +113,12 @@ def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) ->
         Persistent(
             context.sizeof(EVAL_TENSOR),
             f"transposed {name} tensor",
-            over_temps=OverTemps(written=struct_written, keep=_READ_AFTERWARDS),
+            written=OverTemps(ranges=struct_written, keep=_READ_AFTERWARDS),
         ),
         Persistent(
             4 + 4 * rank,
             f"transposed {name} dims",
-            over_temps=OverTemps(keep=_READ_AFTERWARDS),
+            written=OverTemps(keep=_READ_AFTERWARDS),
         ),
         Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
     ]
@@ -133,9 +133,7 @@ def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | No
     if output is None or len(left) > len(output.shape):
         return [refusal(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
     copy = OverTemps(keep=(TempField("dims", 2),), read_later=True)
-    found: list[Event] = [
-        Persistent(4 + 4 * len(output.shape), "output dims copy", over_temps=copy)
-    ]
+    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=copy)]
     count = 1
     for a, b in zip(left[:-2], right[:-2], strict=True):
         count *= b if a == 1 else a
@@ -191,7 +189,7 @@ def _prepare(context: KernelContext) -> Events:
             Persistent(
                 context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL),
                 "quantization",
-                over_temps=OverTemps(keep=_READ_AFTERWARDS),
+                written=OverTemps(keep=_READ_AFTERWARDS),
             )
         )
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))

@@ -45,15 +45,13 @@ def per_channel_count(tensor: Tensor | None) -> int:
     return tensor.quantization.channel_count
 
 
-def per_channel_arrays(
-    count: int, *, written: bool = False, over_temps: OverTemps | None = None
-) -> list[Event]:
+def per_channel_arrays(count: int, *, written: OverTemps | None = None) -> list[Event]:
     """The int32 multiplier and shift arrays a quantized kernel keeps per output channel
-    (`written`: filled before the kernel's temp tensors are released; `over_temps`: exactly
-    what Prepare reads of them afterwards)."""
+    (`written`: filled before the kernel's temp tensors are released, and what Prepare reads of
+    them afterwards)."""
     return [
-        Persistent(4 * count, "per-channel multipliers", written, over_temps),
-        Persistent(4 * count, "per-channel shifts", written, over_temps),
+        Persistent(4 * count, "per-channel multipliers", written),
+        Persistent(4 * count, "per-channel shifts", written),
     ]
 
 

@@ -124,8 +124,8 @@ def _decode_output(context: KernelContext, output: int) -> list[Event]:
     ]
     if kind == 2 and _zero_points_matter(context, output):
         keep.append(TempField("zero_points", first + 2))
-    over = OverTemps(written=((0, offset + size),), keep=tuple(keep), live_from=first)
-    found.append(Persistent(context.sizeof(state), f"decode state {output}", over_temps=over))
+    over = OverTemps(ranges=((0, offset + size),), keep=tuple(keep), live_from=first)
+    found.append(Persistent(context.sizeof(state), f"decode state {output}", written=over))
     return found + _setup(context, output, header, first)
 
 
@@ -171,7 +171,7 @@ def _setup(context: KernelContext, output: int, header: bytes, first: int) -> li
         # reads the encoded view's data and the output's dims.
         keep = (TempField("data", first), TempField("dims", first + 2))
         over = OverTemps(keep=keep, live_from=first)
-        return [Persistent(channels, f"decode {output} zero points", over_temps=over)]
+        return [Persistent(channels, f"decode {output} zero points", written=over)]
     return []
 
 

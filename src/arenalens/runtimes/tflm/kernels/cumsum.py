@@ -66,7 +66,7 @@ def _prepare(context: KernelContext) -> Events:
     if kind == "INT8":
         keep = (TempField("params", 0), TempField("params", 2), TempField("type", 2))
         found.append(
-            Persistent(context.sizeof(OP_DATA_CUMSUM), "OpData", over_temps=OverTemps(keep=keep))
+            Persistent(context.sizeof(OP_DATA_CUMSUM), "OpData", written=OverTemps(keep=keep))
         )
     return found
 

@@ -99,7 +99,7 @@ def _dims_copy(
         TempField("type", 2, breaks_on=wider),
     )
     copy = OverTemps(keep=keep, read_later=True, content=content)
-    return Persistent(4 + 4 * rank, "output dims copy", over_temps=copy)
+    return Persistent(4 + 4 * rank, "output dims copy", written=copy)
 
 
 def _op_data(context: KernelContext, *, hybrid: bool) -> Persistent:
@@ -113,8 +113,8 @@ def _op_data(context: KernelContext, *, hybrid: bool) -> Persistent:
         scale = OP_DATA_EMBEDDING_LOOKUP.member("scale", abi, features)
         written.insert(0, (scale[0], scale[0] + scale[1]))
         keep = (TempField("dims", 1),)
-    over = OverTemps(written=tuple(written), keep=keep)
-    return Persistent(context.sizeof(OP_DATA_EMBEDDING_LOOKUP), "OpData", over_temps=over)
+    over = OverTemps(ranges=tuple(written), keep=keep)
+    return Persistent(context.sizeof(OP_DATA_EMBEDDING_LOOKUP), "OpData", written=over)
 
 
 RULES = (KernelRule("EMBEDDING_LOOKUP", "embedding_lookup.cc", None, prepare=_prepare),)

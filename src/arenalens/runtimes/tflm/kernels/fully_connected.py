@@ -164,7 +164,7 @@ def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[
         TempField("params", output_temp),
         TempField("type", output_temp),
     )
-    return per_channel_arrays(count, over_temps=OverTemps(keep=keep))
+    return per_channel_arrays(count, written=OverTemps(keep=keep))
 
 
 RULES = (

@@ -88,7 +88,7 @@ def _l2_pool(context: KernelContext) -> Events:
     if kind != "FLOAT32":
         return [*found, not_equal(file, "input->type", "kTfLiteFloat32", kind, "FLOAT32")]
     dims_copy = OverTemps(keep=(TempField("dims", 0),), read_later=True)
-    found.append(Persistent(4 + 4 * 4, "output dims copy", over_temps=dims_copy))
+    found.append(Persistent(4 + 4 * 4, "output dims copy", written=dims_copy))
     return found
 
 

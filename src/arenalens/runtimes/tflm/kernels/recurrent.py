@@ -357,7 +357,7 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
                 continue
             if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
                 return not_true("fully_connected_common.cc", "(input->type == kTfLiteInt8 && ...")
-            found += per_channel_arrays(count, over_temps=over)
+            found += per_channel_arrays(count, written=over)
     return found
 
 

@@ -81,7 +81,7 @@ def _softmax(context: KernelContext) -> Events:
         keep = tuple(TempField(name, temp) for temp in (0, 1) for name in ("params", "type"))
         tables = OverTemps(keep=keep)
         for what in ("exp LUT", "1/(1+x) LUT"):
-            found.append(Persistent(2 * INT16_LUT_ENTRIES, what, over_temps=tables))
+            found.append(Persistent(2 * INT16_LUT_ENTRIES, what, written=tables))
     refused = _softmax_checks(context, kind, out)
     return found + refused
 
@@ -138,7 +138,7 @@ def _log_softmax(context: KernelContext) -> Events:
             Persistent(
                 context.sizeof(LOG_SOFTMAX_OP_DATA),
                 "OpData",
-                over_temps=OverTemps(written=written, keep=(TempField("dims", 0),)),
+                written=OverTemps(ranges=written, keep=(TempField("dims", 0),)),
             )
         )
         scale, zero = _quantization(output)
