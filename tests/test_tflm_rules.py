@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arenalens.analysis.problem import BufferKind
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.ir import OfflinePlan
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.setup import Action, Allocation, minimal_arena_size, replay
@@ -157,3 +157,13 @@ def test_a_buffer_written_over_live_temps_must_clear_their_guarded_bytes() -> No
     assert minimal_arena_size(unwritten) == 64
     assert minimal_arena_size(written) == 76
     assert not replay(written, 75).fits and replay(written, 76).fits
+
+
+def test_one_arena_alignment_for_every_tflm_rule() -> None:
+    """MicroArenaBufferAlignment() is defined once (runtimes/tflm/alignment.py); the kernel rules'
+    own name for it must stay the same number until they import it."""
+    from arenalens.runtimes import get_runtime
+    from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
+    from arenalens.runtimes.tflm.kernels.base import PERSISTENT_ALIGNMENT
+
+    assert ARENA_ALIGNMENT == PERSISTENT_ALIGNMENT == get_runtime("tflm").data_alignment == 16

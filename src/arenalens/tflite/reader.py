@@ -48,6 +48,9 @@ MIN_ITEM_BUDGET = 100_000
 TABLE_ITEMS = 4
 
 FILE_IDENTIFIER = b"TFL3"
+# schema.fbs: `Buffer.data` is `force_align: 16`, so TFLM can read weights in place. A rule of the
+# file's layout; TFLM's arena alignment (`runtimes.tflm.alignment`) is a different idea.
+BUFFER_DATA_ALIGNMENT = 16
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
 # Exceptions the FlatBuffers runtime raises when offsets point outside the file or types are off.

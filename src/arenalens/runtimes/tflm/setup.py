@@ -54,6 +54,7 @@ from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
 from arenalens.runtimes.tflm import structs, temp_overlap
 from arenalens.runtimes.tflm.abi import Struct
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import COMPRESSION, HOST, Build, allocator_name
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
@@ -92,8 +93,6 @@ CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
         NODES: "NodeAndRegistration structs",
     }
 )
-# MicroArenaBufferAlignment() (micro_arena_constants.h): kernel buffers, variables, the head.
-ARENA_ALIGNMENT = 16
 # LinearMemoryPlanner::kMaxBufferCount (linear_memory_planner.h).
 LINEAR_PLANNER_CAPACITY = structs.LINEAR_PLANNER_CAPACITY
 
