@@ -651,12 +651,14 @@ def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
-    x = graph.add_tensor("x", [-1087775173])
+    batch = -1087775173
+    x = graph.add_tensor("x", [batch, 32])
     weights = graph.add_tensor("weights_feature", [32, 32], data=bytes(4 * 32 * 32))
     time_weights = graph.add_tensor("weights_time", [32, 32], data=bytes(4 * 32 * 32))
-    state = graph.add_tensor("state", [1, 1024], is_variable=True)
-    y = graph.add_tensor("y", [1, 32])
-    graph.add_operator("SVDF", [x, weights, time_weights, -1, state], [y], options={"rank": 1})
+    bias = graph.add_tensor("bias", [32], data=bytes(4 * 32))
+    state = graph.add_tensor("state", [batch, 1024], is_variable=True)
+    y = graph.add_tensor("y", [batch, 32])
+    graph.add_operator("SVDF", [x, weights, time_weights, bias, state], [y], options={"rank": 1})
     graph.set_inputs([x])
     graph.set_outputs([y])
     model = load_model(builder.build())

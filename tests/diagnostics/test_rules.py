@@ -379,7 +379,7 @@ def test_misaligned_offset_quiet_at_runtime_alignment() -> None:
 
 def waste_model(size: int = 16) -> Model:
     """A chain where TFLM's greedy order leaves a gap: at size 16, 3,584 B planned, 3,072 B
-    needed, and kTensorArenaSize 5,704 B → 5,192 B with the better plan."""
+    needed, and kTensorArenaSize 5,768 B → 5,256 B with the better plan."""
     builder, _ = chain(size=size, channels=(8, 4, 2, 8, 2))
     return load(builder)
 
@@ -407,11 +407,11 @@ def test_planner_waste_needs_the_number_to_declare_to_drop(
 
 
 def test_small_planner_waste_is_info(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 96 B of 2,920 B: below the 256 B / 1% threshold, so it cannot fail a CI gate on warnings.
+    # 128 B of 3,080 B: below the 256 B / 1% threshold, so it cannot fail a CI gate on warnings.
     exhaustive.install(monkeypatch)
     monkeypatch.setattr(plan_rules, "OPTIMUM_PLANNERS", (exhaustive.NAME,))
     (finding,) = run(waste_model(size=8), "planner-waste")
-    assert finding.saving_bytes == 96
+    assert finding.saving_bytes == 128
     assert finding.severity == Severity.INFO
 
 

@@ -475,6 +475,20 @@ def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[
     return tuple(struct.unpack_from(f"<{length}f", model.data, data)) if length else ()
 
 
+def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> tuple[int, ...]:
+    """Model + (subgraph, tensor) → every quantization zero point of that tensor (the IR keeps
+    the first)."""
+    parser = _Parser(model.data, model.source)
+    fb_tensor = (
+        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
+    )
+    quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
+    if quantization is None:
+        return ()
+    data, length = quantization.vector(_QuantizationSlots.ZERO_POINT, 8)
+    return tuple(struct.unpack_from(f"<{length}q", model.data, data)) if length else ()
+
+
 def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
     """Model + (subgraph, operator) → the operator's raw `custom_options` bytes (b"" when it has
     none), in the FlatBuffer or, for models over 2 GB, stored after it; ModelError when they

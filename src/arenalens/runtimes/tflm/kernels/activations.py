@@ -1,11 +1,11 @@
-"""Activation kernels: RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, ELU, LEAKY_RELU, L2_NORMALIZATION
-→ their setup allocations and refusals.
+"""Activation kernels: RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, ELU, LEAKY_RELU → their
+setup allocations and refusals.
 
 Sources (tflite-micro tensorflow/lite/micro/kernels/): activations.cc, activations_common.cc,
 logistic.cc, logistic_common.cc, tanh.cc, hard_swish.cc, hard_swish_common.cc, elu.cc,
-leaky_relu.cc, leaky_relu_common.cc, l2norm.cc. Only LEAKY_RELU (and L2_NORMALIZATION) parse
-options. None keeps a lookup table beyond ELU's: the reference LOGISTIC and TANH compute in fixed
-point.
+leaky_relu.cc, leaky_relu_common.cc. Only LEAKY_RELU parses options. None keeps a lookup table
+beyond ELU's: the reference LOGISTIC and TANH compute in fixed point. (L2_NORMALIZATION is in
+normalization.py, with the nn family.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
     Refusal,
@@ -223,7 +222,6 @@ RULES = (
         _hard_swish,
     ),
     KernelRule("ELU", "elu.cc", None, op_data(_ELU_OP_DATA, "OpData (int8 lookup table)"), _elu),
-    KernelRule("L2_NORMALIZATION", "l2norm.cc", Fixed(4, 4), op_data(4), derived=False),
     KernelRule(
         "LEAKY_RELU",
         "leaky_relu.cc, leaky_relu_common.cc",
