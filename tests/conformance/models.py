@@ -76,6 +76,7 @@ class Op:
     options: Mapping[str, Any] = field(default_factory=dict)
     custom: Mapping[str, Any] | None = None  # flexbuffer map for custom operators
     intermediates: Sequence[Out] = ()
+    options_type: str | None = None  # another options table than the opcode's ("NONE": none)
 
 
 def _q(spec: QuantizationSpec | str | None, dtype: str) -> QuantizationSpec | None:
@@ -156,6 +157,7 @@ def chain(ops: Sequence[Op]) -> bytes:
             options=dict(op.options) or None,
             custom_options=custom,
             intermediates=intermediates,
+            options_type=op.options_type,
         )
         produced.append(results)
     for results in produced:

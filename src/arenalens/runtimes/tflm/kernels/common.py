@@ -5,9 +5,11 @@ from __future__ import annotations
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.kernels.base import (
+    SETUP,
     Event,
     Events,
     KernelContext,
+    OutputShape,
     Persistent,
     Refusal,
     RuleFunction,
@@ -72,3 +74,113 @@ def hybrid_refusal(context: KernelContext, activation_slot: int, weights_slot: i
     if kinds[0] == "FLOAT32" and kinds[1] in ("INT8", "INT4", "UINT8"):
         return [Refusal(f"float32 input with {kinds[1]} weights: hybrid models are not supported")]
     return []
+
+
+# TfLiteType (tensorflow/lite/core/c/c_api_types.h): the number TFLM prints after a type's name.
+TFLITE_TYPE_NUMBERS = {
+    "FLOAT32": 1, "INT32": 2, "UINT8": 3, "INT64": 4, "STRING": 5, "BOOL": 6, "INT16": 7,
+    "COMPLEX64": 8, "INT8": 9, "FLOAT16": 10, "FLOAT64": 11, "COMPLEX128": 12, "UINT64": 13,
+    "RESOURCE": 14, "VARIANT": 15, "UINT32": 16, "UINT16": 17, "INT4": 18, "BFLOAT16": 19,
+}  # fmt: skip
+
+
+def numbered(dtype: str) -> str:
+    """'INT64 (4)': a type as TFLM's "Type %s (%d)" messages print it."""
+    return f"{dtype} ({TFLITE_TYPE_NUMBERS.get(dtype, '?')})"
+
+
+def is_quantized(tensor: Tensor | None) -> bool:
+    """TFLM's kTfLiteAffineQuantization: the tensor has a scale *and* a zero point (otherwise
+    its TfLiteTensor says kTfLiteNoQuantization, with scale 0 and zero point 0)."""
+    return (
+        tensor is not None
+        and tensor.quantization is not None
+        and tensor.quantization.zero_point is not None
+    )
+
+
+def scale_of(tensor: Tensor | None) -> float:
+    """TfLiteTensor.params.scale: the first scale of a quantized tensor, else 0."""
+    if tensor is None or tensor.quantization is None or not is_quantized(tensor):
+        return 0.0
+    return tensor.quantization.scale or 0.0
+
+
+def zero_point_of(tensor: Tensor | None) -> int:
+    """TfLiteTensor.params.zero_point: the first zero point of a quantized tensor, else 0."""
+    if tensor is None or tensor.quantization is None or not is_quantized(tensor):
+        return 0
+    return tensor.quantization.zero_point or 0
+
+
+def constant_ints(context: KernelContext, tensor: Tensor | None) -> tuple[int, ...] | None:
+    """The values of a constant integer tensor (little-endian, as TFLM reads them), or None when
+    the tensor is absent, not constant, or not of an integer type."""
+    widths = {"INT8": 1, "INT16": 2, "INT32": 4, "INT64": 8}
+    width = widths.get(tensor.dtype.name, 0) if tensor is not None else 0
+    if tensor is None or not tensor.has_data or not width:
+        return None
+    data = context.model.buffer_bytes(tensor.buffer)
+    count = min(tensor.element_count, len(data) // width)
+    return tuple(
+        int.from_bytes(data[i * width : (i + 1) * width], "little", signed=True)
+        for i in range(count)
+    )
+
+
+def arity_refusals(context: KernelContext, file: str, inputs: int, outputs: int) -> list[Event]:
+    """`TF_LITE_ENSURE_EQ(NumInputs(node), n)` and the same for outputs (omitted inputs count)."""
+    found: list[Event] = []
+    for what, have, want in (
+        ("NumInputs", len(context.operator.inputs), inputs),
+        ("NumOutputs", len(context.operator.outputs), outputs),
+    ):
+        if have != want:
+            found.append(Refusal(f"{file}: {what}(node) != {want} ({have} != {want})"))
+    return found
+
+
+def types_differ(file: str, left: str, right: str, left_type: str, right_type: str) -> Refusal:
+    """`TF_LITE_ENSURE_TYPES_EQ(left, right)` failing in Prepare, as TFLM words it."""
+    return Refusal(f"{file}: {left} != {right} ({left_type} != {right_type})")
+
+
+def setup_refused(events: Events) -> bool:
+    """True when the events already make the kernel refuse the operator at setup."""
+    return any(isinstance(e, Refusal) and e.phase == SETUP for e in events)
+
+
+def rank(tensor: Tensor | None) -> int:
+    """NumDimensions: the flatbuffer rank (0 when absent)."""
+    return 0 if tensor is None else len(tensor.shape)
+
+
+def not_true(file: str, condition: str, phase: str = SETUP) -> Refusal:
+    """`TF_LITE_ENSURE(condition)` failing, as TFLM words it."""
+    return Refusal(f"{file}: {condition} was not true.", phase)
+
+
+def not_equal(file: str, left: str, right: str, left_value: object, right_value: object) -> Refusal:
+    """`TF_LITE_ENSURE_EQ(left, right)` failing in Prepare, as TFLM words it."""
+    return Refusal(f"{file}: {left} != {right} ({left_value} != {right_value})")
+
+
+def rewritten_dims(context: KernelContext, position: int, dims: tuple[int, ...]) -> list[Event]:
+    """`CreateWritableTensorDimsWithCopy` then new dims for an output: a persistent
+    TfLiteIntArray of the output's *flatbuffer* rank, and the dims TFLM plans it with."""
+    return [
+        Persistent(4 + 4 * rank(context.output(position)), "output dims copy"),
+        OutputShape(position, dims),
+    ]
+
+
+def int32_values(context: KernelContext, tensor: Tensor | None) -> tuple[int, ...]:
+    """A constant tensor's data read as little-endian int32 whatever its type, as kernels that
+    call `GetTensorData<int32_t>` on paddings, permutations or strides do (() when absent)."""
+    if tensor is None or not tensor.has_data:
+        return ()
+    data = context.model.buffer_bytes(tensor.buffer)
+    count = min(tensor.element_count, len(data) // 4)
+    return tuple(
+        int.from_bytes(data[4 * i : 4 * i + 4], "little", signed=True) for i in range(count)
+    )
