@@ -9,7 +9,7 @@ import numpy as np
 from arenalens.runtimes.tflm.abi import ILP32, LP64
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.build import HOST, Build, device_build
-from arenalens.runtimes.tflm.kernels import layout, signal, slicing, variables
+from arenalens.runtimes.tflm.kernels import layout, signal, signal_streams, slicing, variables
 from arenalens.runtimes.tflm.kernels.base import OutputShape, Persistent, TempTensor
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups, prepared_shapes
 from arenalens.runtimes.tflm.support import support
@@ -36,15 +36,15 @@ def test_struct_sizes_follow_each_abi() -> None:
     assert layout._MIRROR_PAD_PARAMS.layout(ILP32) == (1, 1)
     assert variables._VAR_HANDLE_PARAMS.layout(ILP32) == (8, 4)
     expected = {  # (LP64, ILP32), signal/micro/kernels/*.cc
-        signal._DELAY_PARAMS: (32, 20),
+        signal_streams._DELAY_PARAMS: (32, 20),
         signal._FILTER_BANK_PARAMS: (64, 36),
         signal._SPECTRAL_SUBTRACTION_PARAMS: (56, 44),
-        signal._FRAMER_PARAMS: (40, 28),
+        signal_streams._FRAMER_PARAMS: (40, 28),
         signal._IRFFT_PARAMS: (32, 24),
         signal._RFFT_PARAMS: (48, 32),
-        signal._OVERLAP_ADD_PARAMS: (32, 24),
-        signal._STACKER_PARAMS: (56, 36),
-        signal._CIRCULAR_BUFFER: (40, 24),
+        signal_streams._OVERLAP_ADD_PARAMS: (32, 24),
+        signal_streams._STACKER_PARAMS: (56, 36),
+        signal_streams._CIRCULAR_BUFFER: (40, 24),
     }
     for layout_struct, sizes in expected.items():
         assert (layout_struct.size(LP64), layout_struct.size(ILP32)) == sizes, layout_struct.name

@@ -1,11 +1,12 @@
-"""Signal-processing custom kernels (signal/micro/kernels/) → their setup allocations and refusals.
+"""Signal-processing custom kernels: SignalRfft, SignalIrfft, SignalFftAutoScale, SignalEnergy,
+SignalFilterBank*, SignalPCAN, SignalWindow → their setup allocations and refusals, and the
+helpers `signal_streams` (the kernels that keep streaming state) shares.
 
-Sources: tflite-micro signal/micro/kernels/<op>.cc and signal/src/ (circular_buffer.cc,
-rfft_*.cc, irfft_*.cc, the kissfft wrappers). No builtin data; options are flexbuffer maps read
-by position in key order (the canonical maps the converter writes; `custom_int` reads them by
-name, which agrees), except `T`, which RFFT, IRFFT and OVERLAP_ADD read by name to pick a
-variant. Every buffer goes through AllocatePersistentBuffer (Init: the params struct, FFT state,
-work areas; Prepare: circular-buffer states per outer row).
+Sources: tflite-micro signal/micro/kernels/<op>.cc and signal/src/ (rfft_*.cc, irfft_*.cc, the
+kissfft wrappers). No builtin data; options are flexbuffer maps read by position in key order
+(the canonical maps the converter writes; `custom_int` reads them by name, which agrees), except
+`T`, which RFFT, IRFFT and OVERLAP_ADD read by name to pick a variant. Every buffer goes through
+AllocatePersistentBuffer (Init: the params struct, FFT state, work areas).
 
 Several Init functions do not check their allocation (RFFT's state, FILTER_BANK's work area,
 STACKER's state): on an arena too small for it, setup still succeeds and Invoke crashes. The
@@ -30,33 +31,14 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
-    elements,
     not_equal,
     not_true,
     rank,
-    shape,
     types_differ,
 )
 
-_SIGNAL = "signal/micro/kernels/"
+SIGNAL_SOURCES = "signal/micro/kernels/"
 
-_CIRCULAR_BUFFER = struct(
-    "CircularBuffer",
-    ("capacity", "size_t"),
-    ("read", "size_t"),
-    ("write", "size_t"),
-    ("empty", "int32"),
-    ("buffer_size", "int32"),
-    ("buffer", "pointer"),
-)
-_DELAY_PARAMS = struct(
-    "TFLMSignalFrontendDelayParams",
-    ("frame_size", "int32"),
-    ("delay_length", "int32"),
-    ("outer_dims", "int32"),
-    ("state_buffers", "pointer"),
-    ("circular_buffers", "pointer"),
-)
 _ENERGY_PARAMS = struct("TFLMSignalEnergyParams", ("end_index", "int32"), ("start_index", "int32"))
 _FILTER_BANK_PARAMS = struct(
     "TFLMSignalFilterBankParams",
@@ -99,16 +81,6 @@ _SPECTRAL_SUBTRACTION_PARAMS = struct(
     ("noise_estimate", "pointer"),
     ("noise_estimate_size", "size_t"),
 )
-_FRAMER_PARAMS = struct(
-    "TFLMSignalFramerParams",
-    ("frame_size", "int32"),
-    ("frame_step", "int32"),
-    ("outer_dims", "int32"),
-    ("n_frames", "int32"),
-    ("prefill", "bool"),
-    ("state_buffers", "pointer"),
-    ("circular_buffers", "pointer"),
-)
 _IRFFT_PARAMS = struct(
     "TfLiteAudioFrontendIrfftParams",
     ("fft_length", "int32"),
@@ -119,15 +91,6 @@ _IRFFT_PARAMS = struct(
     ("state", "pointer"),
 )
 _IRFFT_FLOAT_STATE = struct("IrfftFloatState", ("fft_length", "int32"), ("cfg", "pointer"))
-_OVERLAP_ADD_PARAMS = struct(
-    "TFLMSignalOverlapAddParams",
-    ("frame_size", "int32"),
-    ("frame_step", "int32"),
-    ("outer_dims", "int32"),
-    ("n_frames", "int32"),
-    ("type", "enum"),  # TfLiteType
-    ("state_buffers", "pointer"),
-)
 _PCAN_PARAMS = struct("TfLitePcanParams", ("snr_shift", "int"))
 _RFFT_PARAMS = struct(
     "TfLiteAudioFrontendRfftParams",
@@ -139,18 +102,6 @@ _RFFT_PARAMS = struct(
     ("work_area", "pointer"),
     ("scratch_buffer_index", "int"),
     ("state", "pointer"),
-)
-_STACKER_PARAMS = struct(
-    "TFLMSignalStackerParams",
-    ("num_channels", "int32"),
-    ("stacker_left_context", "int32"),
-    ("stacker_right_context", "int32"),
-    ("stacker_step", "int32"),
-    ("buffer_size", "size_t"),
-    ("step_size", "size_t"),
-    ("stacker_has_first_frame", "bool"),
-    ("state", "pointer"),
-    ("circular_buffer", "pointer"),
 )
 _WINDOW_PARAMS = struct("TFLMSignalWindowParams", ("shift", "int32"), ("input_size", "int32"))
 
@@ -170,13 +121,8 @@ def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: in
     return 3 * pointer_bytes + complex_state + complex_bytes * (half * 3 // 2)
 
 
-def circular_buffer_bytes(context: KernelContext, capacity: int) -> int:
-    """CircularBufferGetNeededMemory: the CircularBuffer struct and 2·capacity int16 slots."""
-    return context.sizeof(_CIRCULAR_BUFFER) + 2 * 2 * capacity
-
-
 @dataclass(frozen=True, slots=True)
-class _Slot:
+class Slot:
     """One tensor a Prepare fetches, and what it checks on it (None: not checked)."""
 
     role: str  # "in" | "out"
@@ -186,8 +132,8 @@ class _Slot:
     name: str = "input"  # the kernel's variable name, for messages
 
 
-def _prepare(
-    context: KernelContext, file: str, arity: tuple[int, int], *slots: _Slot
+def signal_temps(
+    context: KernelContext, file: str, arity: tuple[int, int], *slots: Slot
 ) -> tuple[list[Event], list[Event]]:
     """(temp tensors for each slot in order, the first failing count, rank or type check)."""
     for what, have, want in (
@@ -226,7 +172,7 @@ _TYPE_ENUMS = {
 }
 
 
-def _params(layout: Struct) -> RuleFunction:
+def params_init(layout: Struct) -> RuleFunction:
     """An Init that allocates its params struct only."""
 
     def init(context: KernelContext) -> Events:
@@ -235,109 +181,7 @@ def _params(layout: Struct) -> RuleFunction:
     return init
 
 
-def _outer_rows(context: KernelContext, file: str, inner: int) -> int | Refusal:
-    """Elements of input 0 / its `inner` innermost elements: the rows a kernel keeps state for."""
-    if inner <= 0:
-        return Refusal(f"{file}: integer division by zero (crash)")
-    return elements(context.input(0)) // inner
-
-
-# -- Delay, Framer, OverlapAdd, Stacker: circular-buffer states ------------------------------
-
-
-def _delay(context: KernelContext) -> Events:
-    # Input and output (int16); then per outer row a circular buffer of frame + delay samples.
-    file = _SIGNAL + "delay.cc"
-    found, refused = _prepare(
-        context, file, (1, 1), _Slot("in", 0, "INT16"), _Slot("out", 0, "INT16", name="output")
-    )
-    if refused:
-        return [*found, *refused]
-    frame = (shape(context.input(0)) or (0,))[-1]
-    rows = _outer_rows(context, file, frame)
-    if isinstance(rows, Refusal):
-        return [*found, rows]
-    pointer = context.build.pointer_bytes
-    capacity = frame + context.custom_int("delay_length")
-    return [
-        *found,
-        Persistent(rows * pointer, "state buffer pointers"),
-        Persistent(rows * pointer, "circular buffer pointers"),
-        *(Persistent(circular_buffer_bytes(context, capacity), "delay state") for _ in range(rows)),
-    ]
-
-
-def _framer(context: KernelContext) -> Events:
-    # Input, frames, valid flag; then per outer row a circular buffer of frame_size rounded up
-    # to a multiple of frame_step. prefill has no memory effect.
-    file = _SIGNAL + "framer.cc"
-    found, refused = _prepare(
-        context,
-        file,
-        (1, 2),
-        _Slot("in", 0, None),
-        _Slot("out", 0, None, name="output"),
-        _Slot("out", 1, None, rank=0, name="output_valid"),
-    )
-    if refused:
-        return [*found, *refused]
-    source, frames = context.input(0), context.output(0)
-    checks: list[tuple[bool, Refusal]] = [
-        (
-            rank(source) + 1 != rank(frames),
-            not_equal(
-                file,
-                "NumDimensions(input) + 1",
-                "NumDimensions(output)",
-                rank(source) + 1,
-                rank(frames),
-            ),
-        ),
-        (
-            context.input_type(0) != "INT16",
-            types_differ(file, "input->type", "kTfLiteInt16", context.input_type(0), "INT16"),
-        ),
-        (
-            context.output_type(0) != "INT16",
-            types_differ(file, "output->type", "kTfLiteInt16", context.output_type(0), "INT16"),
-        ),
-        (
-            context.output_type(1) != "BOOL",
-            types_differ(file, "output_valid->type", "kTfLiteBool", context.output_type(1), "BOOL"),
-        ),
-    ]
-    for failed, refusal in checks:
-        if failed:
-            return [*found, refusal]
-    step = context.custom_int("frame_step")
-    innermost = (shape(source) or (0,))[-1]
-    if step <= 0:
-        return [*found, Refusal(f"{file}: frame_step {step}: integer division by zero (crash)")]
-    if innermost < step:
-        return [*found, not_true(file, "innermost_dim >= params->frame_step")]
-    if innermost % step:
-        return [
-            *found,
-            not_equal(file, "innermost_dim % params->frame_step", "0", innermost % step, 0),
-        ]
-    rows = _outer_rows(context, file, innermost)
-    if isinstance(rows, Refusal):
-        return [*found, rows]
-    size = context.custom_int("frame_size")
-    capacity = (size + step - 1) // step * step
-    pointer = context.build.pointer_bytes
-    return [
-        *found,
-        Persistent(rows * pointer, "state buffer pointers"),
-        Persistent(rows * pointer, "circular buffer pointers"),
-        *(
-            Persistent(circular_buffer_bytes(context, capacity), "framer state")
-            for _ in range(rows)
-        ),
-    ]
-
-
-def _fft_type(
+def fft_type(
     context: KernelContext, file: str, accepted: tuple[int, ...]
 ) -> tuple[str, int, int] | Refusal:
     """The variant option `T` picks (read by name; absent reads 0 = FLOAT32), or the crash an
@@ -351,86 +195,13 @@ def _fft_type(
     return _FFT_TYPES[number]
 
 
-def _overlap_add_init(context: KernelContext) -> Events:
-    file = _SIGNAL + "overlap_add.cc"
-    variant = _fft_type(context, file, (7, 0))
-    if isinstance(variant, Refusal):
-        return [variant]
-    return [Persistent(context.sizeof(_OVERLAP_ADD_PARAMS), "params")]
-
-
-def _overlap_add(context: KernelContext) -> Events:
-    # Input frames, output; then one state row of frame_size samples per outer row.
-    file = _SIGNAL + "overlap_add.cc"
-    variant = _fft_type(context, file, (7, 0))
-    if isinstance(variant, Refusal):
-        return []  # the Init refusal already says why
-    dtype, element_bytes, _ = variant
-    found, refused = _prepare(
-        context, file, (1, 1), _Slot("in", 0, None), _Slot("out", 0, None, name="output")
-    )
-    if refused:
-        return [*found, *refused]
-    source = shape(context.input(0))
-    if len(source) != rank(context.output(0)) + 1:
-        return [
-            *found,
-            not_equal(
-                file,
-                "NumDimensions(input)",
-                "NumDimensions(output) + 1",
-                len(source),
-                rank(context.output(0)) + 1,
-            ),
-        ]
-    for name, have in (("input", context.input_type(0)), ("output", context.output_type(0))):
-        if have != dtype:
-            return [*found, types_differ(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
-    if len(source) < 2:
-        return [*found, not_true(file, "input_shape.DimensionsCount() >= 2")]
-    frame, frames = source[-1], source[-2]
-    rows = _outer_rows(context, file, frame * frames)
-    if isinstance(rows, Refusal):
-        return [*found, rows]
-    return [
-        *found,
-        Persistent(rows * context.build.pointer_bytes, "state buffer pointers"),
-        *(Persistent(frame * element_bytes, "overlap-add state") for _ in range(rows)),
-    ]
-
-
-def _stacker_init(context: KernelContext) -> Events:
-    # The params, then a circular buffer of num_channels · (left + right + 1) samples.
-    context_frames = (
-        context.custom_int("stacker_left_context") + context.custom_int("stacker_right_context") + 1
-    )
-    capacity = context.custom_int("num_channels") * context_frames
-    return [
-        Persistent(context.sizeof(_STACKER_PARAMS), "params"),
-        Persistent(circular_buffer_bytes(context, capacity), "stacker state"),
-    ]
-
-
-def _stacker(context: KernelContext) -> Events:
-    file = _SIGNAL + "stacker.cc"
-    found, refused = _prepare(
-        context,
-        file,
-        (1, 2),
-        _Slot("in", 0, "INT16", 1),
-        _Slot("out", 0, "INT16", 1, name="output"),
-        _Slot("out", 1, "BOOL", 0, name="output_valid"),
-    )
-    return [*found, *refused]
-
-
 # -- FFTs ------------------------------------------------------------------------------------
 
 
 def _rfft_init(context: KernelContext) -> Events:
     # The params, then the kiss_fftr state (unchecked: a failure leaves setup working).
-    file = _SIGNAL + "rfft.cc"
-    variant = _fft_type(context, file, (7, 2, 0))
+    file = SIGNAL_SOURCES + "rfft.cc"
+    variant = fft_type(context, file, (7, 2, 0))
     if isinstance(variant, Refusal):
         return [variant]
     _, _, complex_bytes = variant
@@ -445,8 +216,8 @@ def _rfft_init(context: KernelContext) -> Events:
 
 def _irfft_init(context: KernelContext) -> Events:
     # The params, then the state: the kiss_fftr state, behind an IrfftFloatState for float.
-    file = _SIGNAL + "irfft.cc"
-    variant = _fft_type(context, file, (7, 2, 0))
+    file = SIGNAL_SOURCES + "irfft.cc"
+    variant = fft_type(context, file, (7, 2, 0))
     if isinstance(variant, Refusal):
         return [variant]
     dtype, _, complex_bytes = variant
@@ -466,12 +237,12 @@ def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
     for a work area of fft_length elements of T."""
 
     def prepare(context: KernelContext) -> Events:
-        variant = _fft_type(context, file, (7, 2, 0))
+        variant = fft_type(context, file, (7, 2, 0))
         if isinstance(variant, Refusal):
             return []  # the Init refusal already says why
         dtype, element_bytes, _ = variant
-        found, refused = _prepare(
-            context, file, (1, 1), _Slot("in", 0, None), _Slot("out", 0, None, name="output")
+        found, refused = signal_temps(
+            context, file, (1, 1), Slot("in", 0, None), Slot("out", 0, None, name="output")
         )
         if refused:
             return [*found, *refused]
@@ -501,11 +272,11 @@ def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
 # -- the rest: fixed tensors, small params ---------------------------------------------------
 
 
-def _fixed_slots(file: str, arity: tuple[int, int], *slots: _Slot) -> RuleFunction:
+def _fixed_slots(file: str, arity: tuple[int, int], *slots: Slot) -> RuleFunction:
     """A Prepare that fetches and checks fixed tensors and allocates nothing else."""
 
     def prepare(context: KernelContext) -> Events:
-        found, refused = _prepare(context, _SIGNAL + file, arity, *slots)
+        found, refused = signal_temps(context, SIGNAL_SOURCES + file, arity, *slots)
         return [*found, *refused]
 
     return prepare
@@ -531,14 +302,14 @@ def _spectral_subtraction_init(context: KernelContext) -> Events:
 
 def _window(context: KernelContext) -> Events:
     # Input (rank >= 1), weights (rank 1), output (the input's rank); all int16.
-    file = _SIGNAL + "window.cc"
-    found, refused = _prepare(
+    file = SIGNAL_SOURCES + "window.cc"
+    found, refused = signal_temps(
         context,
         file,
         (2, 1),
-        _Slot("in", 0, None),
-        _Slot("in", 1, None, name="weights"),
-        _Slot("out", 0, None, name="output"),
+        Slot("in", 0, None),
+        Slot("in", 1, None, name="weights"),
+        Slot("out", 0, None, name="output"),
     )
     if refused:
         return [*found, *refused]
@@ -573,8 +344,8 @@ def _window(context: KernelContext) -> Events:
     return found
 
 
-def _signal(name: str, source: str, init: RuleFunction, prepare: RuleFunction) -> KernelRule:
-    return KernelRule(f"CUSTOM:{name}", _SIGNAL + source, None, init, prepare)
+def signal_rule(name: str, source: str, init: RuleFunction, prepare: RuleFunction) -> KernelRule:
+    return KernelRule(f"CUSTOM:{name}", SIGNAL_SOURCES + source, None, init, prepare)
 
 
 def _no_init(context: KernelContext) -> Events:
@@ -582,93 +353,94 @@ def _no_init(context: KernelContext) -> Events:
 
 
 RULES = (
-    _signal("SignalDelay", "delay.cc", _params(_DELAY_PARAMS), _delay),
-    _signal(
+    signal_rule(
         "SignalEnergy",
         "energy.cc",
-        _params(_ENERGY_PARAMS),
+        params_init(_ENERGY_PARAMS),
         _fixed_slots(
-            "energy.cc", (1, 1), _Slot("in", 0, "INT16", 1), _Slot("out", 0, "UINT32", 1, "output")
+            "energy.cc", (1, 1), Slot("in", 0, "INT16", 1), Slot("out", 0, "UINT32", 1, "output")
         ),
     ),
-    _signal(
+    signal_rule(
         "SignalFftAutoScale",
         "fft_auto_scale_kernel.cc, fft_auto_scale_common.cc",
         _no_init,
         _fixed_slots(
             "fft_auto_scale_common.cc",
             (1, 2),
-            _Slot("in", 0, "INT16", 1),
-            _Slot("out", 0, "INT16", 1, "output"),
-            _Slot("out", 1, "INT32", 0, "scale_bit"),
+            Slot("in", 0, "INT16", 1),
+            Slot("out", 0, "INT16", 1, "output"),
+            Slot("out", 1, "INT32", 0, "scale_bit"),
         ),
     ),
-    _signal(
+    signal_rule(
         "SignalFilterBank",
         "filter_bank.cc",
         _filter_bank_init,
         _fixed_slots(
             "filter_bank.cc",
             (6, 1),
-            _Slot("in", 0, "UINT32", 1),
-            *(_Slot("in", position, "INT16", 1) for position in range(1, 6)),
-            _Slot("out", 0, "UINT64", 1, "output"),
+            Slot("in", 0, "UINT32", 1),
+            *(Slot("in", position, "INT16", 1) for position in range(1, 6)),
+            Slot("out", 0, "UINT64", 1, "output"),
         ),
     ),
-    _signal(
+    signal_rule(
         "SignalFilterBankLog",
         "filter_bank_log.cc",
-        _params(_LOG_PARAMS),
+        params_init(_LOG_PARAMS),
         _fixed_slots(
             "filter_bank_log.cc",
             (1, 1),
-            _Slot("in", 0, "UINT32", 1),
-            _Slot("out", 0, "INT16", 1, "output"),
+            Slot("in", 0, "UINT32", 1),
+            Slot("out", 0, "INT16", 1, "output"),
         ),
     ),
-    _signal(
+    signal_rule(
         "SignalFilterBankSpectralSubtraction",
         "filter_bank_spectral_subtraction.cc",
         _spectral_subtraction_init,
         _fixed_slots(
             "filter_bank_spectral_subtraction.cc",
             (1, 2),
-            _Slot("in", 0, "UINT32", 1),
-            _Slot("out", 0, "UINT32", 1, "output"),
-            _Slot("out", 1, "UINT32", 1, "noise_estimate"),
+            Slot("in", 0, "UINT32", 1),
+            Slot("out", 0, "UINT32", 1, "output"),
+            Slot("out", 1, "UINT32", 1, "noise_estimate"),
         ),
     ),
-    _signal(
+    signal_rule(
         "SignalFilterBankSquareRoot",
         "filter_bank_square_root.cc, filter_bank_square_root_common.cc",
         _no_init,
         _fixed_slots(
             "filter_bank_square_root_common.cc",
             (2, 1),
-            _Slot("in", 0, "UINT64", 1),
-            _Slot("in", 1, "INT32", 0, "scale_bits"),
-            _Slot("out", 0, "UINT32", 1, "output"),
+            Slot("in", 0, "UINT64", 1),
+            Slot("in", 1, "INT32", 0, "scale_bits"),
+            Slot("out", 0, "UINT32", 1, "output"),
         ),
     ),
-    _signal("SignalFramer", "framer.cc", _params(_FRAMER_PARAMS), _framer),
-    _signal(
-        "SignalIrfft", "irfft.cc", _irfft_init, _fft_prepare(_SIGNAL + "irfft.cc", scratch=False)
+    signal_rule(
+        "SignalIrfft",
+        "irfft.cc",
+        _irfft_init,
+        _fft_prepare(SIGNAL_SOURCES + "irfft.cc", scratch=False),
     ),
-    _signal("SignalOverlapAdd", "overlap_add.cc", _overlap_add_init, _overlap_add),
-    _signal(
+    signal_rule(
         "SignalPCAN",
         "pcan.cc",
-        _params(_PCAN_PARAMS),
+        params_init(_PCAN_PARAMS),
         _fixed_slots(
             "pcan.cc",
             (3, 1),
-            _Slot("in", 0, "UINT32", 1),
-            _Slot("in", 1, "UINT32", 1, "noise_estimate"),
-            _Slot("in", 2, "INT16", 1, "gain_lut"),
-            _Slot("out", 0, "UINT32", 1, "output"),
+            Slot("in", 0, "UINT32", 1),
+            Slot("in", 1, "UINT32", 1, "noise_estimate"),
+            Slot("in", 2, "INT16", 1, "gain_lut"),
+            Slot("out", 0, "UINT32", 1, "output"),
         ),
     ),
-    _signal("SignalRfft", "rfft.cc", _rfft_init, _fft_prepare(_SIGNAL + "rfft.cc", scratch=True)),
-    _signal("SignalStacker", "stacker.cc", _stacker_init, _stacker),
-    _signal("SignalWindow", "window.cc", _params(_WINDOW_PARAMS), _window),
+    signal_rule(
+        "SignalRfft", "rfft.cc", _rfft_init, _fft_prepare(SIGNAL_SOURCES + "rfft.cc", scratch=True)
+    ),
+    signal_rule("SignalWindow", "window.cc", params_init(_WINDOW_PARAMS), _window),
 )
