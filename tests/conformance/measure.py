@@ -32,6 +32,11 @@ from tests.conformance.targets import PROBES, TARGETS, Target
 
 DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
 ROOMY = 4 << 20
+# A probe of a conformance model finishes in a second or two; one still running after this has
+# halted (an abort or a fault loop in a too-small arena: run.py waits out its whole timeout, 120 s
+# by default, which made bisections over kernels that dereference a failed temp allocation take
+# hours). Such a size does not fit.
+PROBE_TIMEOUT_SECONDS = 30
 
 
 def data_path(target: str, family: str) -> Path:
@@ -124,7 +129,10 @@ def _lost_allocation(found: dict[str, Any], roomy: dict[str, Any]) -> bool:
 
 
 def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
-    command = [sys.executable, str(PROBES / "run.py"), str(path), "--target", target, "--json"]
+    command = [
+        *(sys.executable, str(PROBES / "run.py"), str(path), "--target", target, "--json"),
+        *("--timeout", str(PROBE_TIMEOUT_SECONDS)),
+    ]
     completed = subprocess.run(
         [*command, *arguments], capture_output=True, text=True, timeout=900, check=False
     )
