@@ -35,8 +35,9 @@ ROOMY = 4 << 20
 # A probe of a conformance model finishes in a second or two; one still running after this has
 # halted (an abort or a fault loop in a too-small arena: run.py waits out its whole timeout, 120 s
 # by default, which made bisections over kernels that dereference a failed temp allocation take
-# hours). Such a size does not fit.
-PROBE_TIMEOUT_SECONDS = 30
+# hours). Such a size does not fit. ARENALENS_PROBE_TIMEOUT sets another limit (on an idle
+# machine a few seconds are plenty; a too-short one shows as a measured minimum above arenalens's).
+PROBE_TIMEOUT_SECONDS = float(os.environ.get("ARENALENS_PROBE_TIMEOUT", "30"))
 
 
 def data_path(target: str, family: str) -> Path:
@@ -61,9 +62,17 @@ def save(target: str, family: str, cases: dict[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
 
 
-def minimum_size(fits: Callable[[int], bool], total: int, roomy: int) -> int:
+def minimum_size(
+    fits: Callable[[int], bool], total: int, roomy: int, guess: int | None = None
+) -> int:
     """Smallest size that fits, by bisection: setup needs at least head + tail less a little
-    alignment slack, and at most what the roomy probe had."""
+    alignment slack, and at most what the roomy probe had.
+
+    A `guess` (arenalens's prediction) is checked first: when it fits and one byte less does
+    not, it is the minimum (fitting is monotone), found in two probes instead of a dozen; any
+    other outcome falls back to the bisection."""
+    if guess is not None and guess > 0 and fits(guess) and not fits(guess - 1):
+        return guess
     low = max(0, total - 64)
     if fits(low):
         return _bisect(fits, 0, low)
@@ -163,6 +172,7 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
         }
         plain = _run_probe(path, target.name, "--allocator", "plain")
         figures["tail_plain"] = plain.get("tail")
+        guesses = _predicted_minima(case, target)
         for allocator, suffix, run in (("recording", "", recording), ("plain", "_plain", plain)):
 
             def fits(size: int, allocator: str = allocator, run: dict[str, Any] = run) -> bool:
@@ -172,8 +182,26 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
                 return found.get("status") == "ok" and not _lost_allocation(found, run)
 
             total = int(run["head"]) + int(run["tail"])
-            figures[f"min_arena{suffix}"] = minimum_size(fits, total, int(run["load_arena"]))
+            figures[f"min_arena{suffix}"] = minimum_size(
+                fits, total, int(run["load_arena"]), guesses.get(f"min_arena{suffix}")
+            )
     return figures
+
+
+def _predicted_minima(case: Case, target: Target) -> dict[str, int]:
+    """arenalens's predicted minimal arenas, to check first (probes under QEMU are slow)."""
+    from tests.conformance.predict import predict
+
+    try:
+        predicted = predict(case.model(), target)
+    except Exception:
+        # Only a guess: the bisection does without it.
+        return {}
+    return {
+        name: value
+        for name in ("min_arena", "min_arena_plain")
+        if isinstance(value := predicted.get(name), int)
+    }
 
 
 def _last_line(log: str) -> str:
