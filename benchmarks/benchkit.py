@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -13,8 +14,13 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-# The shared corpus beside the project checkout (absent on machines without it).
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+# The shared corpus beside the project checkout (absent on machines without it); the tests'
+# ARENALENS_SHARED_MODELS points elsewhere (a git worktree sits one level deeper).
+SHARED = Path(
+    os.environ.get(
+        "ARENALENS_SHARED_MODELS", Path(__file__).resolve().parents[2] / "shared" / "models"
+    )
+)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 

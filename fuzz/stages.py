@@ -258,12 +258,14 @@ def reorderer_knobs(name: str) -> dict[str, Any]:
 
 
 def optimize(state: State) -> None:
-    """`optimize` with reordering and in-place aliases (no proof run), the output read back."""
+    """`optimize` with reordering, in-place aliases and overlaps (no proof run), the output read
+    back."""
     optimization = optimize_model(
         state["model"],
         planner="greedy_by_size",
         reorder=True,
         inplace=True,
+        overlap=True,
         prove_inplace=False,
         time_limit_s=SEARCH_TIME_LIMIT_S,
     )

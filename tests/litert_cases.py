@@ -30,7 +30,8 @@ def _single(build: Callable[[ModelBuilder, SubgraphBuilder], tuple[list[int], li
 
 
 def split20() -> bytes:
-    """§3.5: a 20-way equal-size SPLIT — 20 tied outputs, more than insertion sort's 16."""
+    """A 20-way equal-size SPLIT — 20 tied outputs, more than insertion sort's 16
+    (docs/runtime-rules.md §L5)."""
 
     def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
         x = g.add_tensor("x", [1, 20, 8])

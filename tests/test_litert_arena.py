@@ -25,8 +25,9 @@ def test_registered_as_the_litert_replica() -> None:
 
 
 def test_hello_world_float_worked_example() -> None:
-    # §3.6: t0 (input, 4 B, whole) → 0; t7 (64 B, [0, 1]) → 64; t8 (64 B, [1, 2]) → 128;
-    # t9 (output, 4 B, [2, INF]) into the gap below t8, at 64. High-water mark 192.
+    # docs/runtime-rules.md §L6: t0 (input, 4 B, whole) → 0; t7 (64 B, [0, 1]) → 64;
+    # t8 (64 B, [1, 2]) → 128; t9 (output, 4 B, [2, INF]) into the gap below t8, at 64.
+    # High-water mark 192.
     problem = Problem(
         buffers=(
             Buffer(0, 0, NEVER_FREED, 4),

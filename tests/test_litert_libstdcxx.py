@@ -44,8 +44,8 @@ def keyed(keys: list[int]) -> list[tuple[int, int]]:
 
 
 def test_hash_set_example_from_the_spec() -> None:
-    # §3.5: inserting 5, 18, 3 into 13 buckets iterates as 3, 18, 5 (18 and 5 share bucket 5;
-    # 18 goes before 5; 3 opens a new bucket and goes to the front).
+    # docs/runtime-rules.md §L5: inserting 5, 18, 3 into 13 buckets iterates as 3, 18, 5
+    # (18 and 5 share bucket 5; 18 goes before 5; 3 opens a new bucket and goes to the front).
     assert list(UnorderedIntSet([5, 18, 3])) == [3, 18, 5]
     assert UnorderedIntSet([5, 18, 3]).bucket_count == 13
 

@@ -2,7 +2,7 @@
 
 The reference measured each model once with `ai_edge_litert` 2.3.0 (optimized builtin kernels,
 no delegates) and recorded tensor addresses relative to the lowest one of the main address
-cluster (§5.1). For every model LiteRT allocates, arenalens must predict
+cluster (docs/runtime-rules.md §M1). For every model LiteRT allocates, arenalens must predict
 
 * the runtime tensor count (model tensors + kernel temporaries, so every temporary index),
 * the arena's high-water mark: max(offset + nbytes) over the measured arena tensors,
@@ -31,7 +31,7 @@ MERGED_ARENA_BLOCKS = {
         "followed the 8,388 B arena, so the cluster spans both"
     ),
 }
-# Low-confidence measurements (§5.1), explained.
+# Low-confidence measurements (docs/runtime-rules.md §M1), explained.
 LOW_CONFIDENCE = {
     "tflite_micro__transpose_conv0.tflite": (
         "TRANSPOSE_CONV's output_shape is a graph input, so its output (and col2im) is Dynamic: "
@@ -175,7 +175,8 @@ def test_temporaries_are_the_measured_runtime_tensors(name: str) -> None:
             assert is_temporary == row["temp"], row
 
 
-def test_persistent_arena_sizes_of_section_5() -> None:
+def test_hybrid_toy_car_arena_and_persistent_arena_sizes() -> None:
+    """The hybrid ToyCar's row sums fill a persistent arena (docs/runtime-rules.md §L7)."""
     if not SHARED_MODELS.is_dir():
         pytest.skip(SHARED_REASON)
     toy_car = analysis_of("mlperf_tiny__model_ToyCar_quant.tflite")

@@ -23,12 +23,15 @@ from arenalens.runtimes.litert.prepare.state import Allocation
 from arenalens.runtimes.litert.rules import LITERT_ALIGNMENT, arenas, litert_plans
 from arenalens.tflite.reader import parse_model
 from tests.litert_cases import CASES
+from tests.litert_kernel_cases import KERNEL_CASES
+
+ALL_CASES = CASES | KERNEL_CASES
 
 
 @functools.cache
 def case_model(name: str) -> Model:
     """One built case, parsed."""
-    return parse_model(CASES[name](), name)
+    return parse_model(ALL_CASES[name](), name)
 
 
 def temporaries(name: str, subgraph: int = 0) -> list[tuple[str, str, Any, str]]:
@@ -59,7 +62,7 @@ def test_rules_marked_verified_are_exercised_by_a_live_checked_model() -> None:
     # test_litert_runtime.py) or in a corpus model LiteRT allocates (test_litert_models.py).
     exercised = {
         op.opcode
-        for build in CASES.values()
+        for build in ALL_CASES.values()
         for subgraph in parse_model(build(), "case").subgraphs
         for op in subgraph.operators
     }
@@ -68,6 +71,7 @@ def test_rules_marked_verified_are_exercised_by_a_live_checked_model() -> None:
     marked = {opcode for opcode, rule in KERNEL_RULES.items() if rule.verified}
     assert marked <= exercised, marked - exercised
     assert {"CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BROADCAST_TO"} <= marked
+    assert {"CUSTOM:TFLite_Detection_PostProcess", "BROADCAST_ARGS"} <= marked
 
 
 def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
@@ -154,6 +158,83 @@ def test_arenas_come_in_pairs_subgraph_zero_first() -> None:
                 ("col2im", "INT32", (16, 27), "dynamic"),
                 ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
                 ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        # A non-constant output shape leaves col2im untyped and the int16 scratch unsized.
+        (
+            "transpose_conv_int16_shape_input",
+            [
+                ("col2im", "NOTYPE", None, "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT64", None, "dynamic"),
+            ],
+        ),
+        (
+            "transpose_conv_int16_int32_bias",  # quantized_bias_type INT32 → int32 scratch
+            [
+                ("col2im", "INT32", (16, 27), "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        (
+            "transpose_conv_uint8",
+            [
+                ("col2im", "INT32", (16, 27), "dynamic"),
+                ("transposed_weights", "UINT8", (3, 3, 3, 4), "dynamic"),
+                ("scratch", "INT32", (1, 8, 8, 3), "dynamic"),
+            ],
+        ),
+        # Weights that are not MmapRo (here a DEQUANTIZE output): transposed at Eval.
+        (
+            "transpose_conv_weights_dequantized",
+            [
+                ("col2im", "FLOAT32", (16, 27), "dynamic"),
+                ("transposed_weights", "NOTYPE", None, "dynamic"),
+            ],
+        ),
+        (
+            "transpose_conv_hybrid_shape_input",
+            [
+                ("col2im", "NOTYPE", None, "dynamic"),
+                ("transposed_weights", "INT8", (3, 3, 3, 4), "dynamic"),
+                ("input_quantized", "INT8", (1, 4, 4, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (16,), "arena_rw"),
+                ("input_offsets", "INT32", (16,), "arena_rw"),
+            ],
+        ),
+        (
+            "detection_regular_nms",
+            [
+                ("decoded_boxes", "FLOAT32", (40, 4), "arena_rw"),
+                ("scores", "FLOAT32", (40, 7), "arena_rw"),
+            ],
+        ),
+        (
+            "rnn_hybrid",
+            [
+                ("input_quantized", "INT8", (2, 5), "arena_rw"),
+                ("hidden_state_quantized", "INT8", (2, 6), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("accumulator", "INT32", (6, 2), "arena_rw"),
+                ("zero_points", "INT32", (2,), "arena_rw"),
+                ("row_sums", "INT32", (2, 6), "arena_rw_persistent"),
+            ],
+        ),
+        ("rnn_float", []),  # the six Init tensors stay typeless
+        (
+            # Auxiliary weights: a third row-sum row and the ninth Init tensor.
+            "bidirectional_rnn_hybrid_merged_aux",
+            [
+                ("input_quantized", "INT8", (2, 3, 5), "arena_rw"),
+                ("forward_hidden_state_quantized", "INT8", (2, 6), "arena_rw"),
+                ("backward_hidden_state_quantized", "INT8", (2, 4), "arena_rw"),
+                ("scaling_factors", "FLOAT32", (2,), "arena_rw"),
+                ("accumulator", "INT32", (6, 2), "arena_rw"),
+                ("zero_points", "INT32", (2,), "arena_rw"),
+                ("forward_row_sums", "INT32", (3, 6), "arena_rw_persistent"),
+                ("backward_row_sums", "INT32", (3, 4), "arena_rw_persistent"),
+                ("aux_input_quantized", "INT8", (2, 3, 3), "arena_rw"),
             ],
         ),
         (
@@ -286,8 +367,9 @@ def test_while_pass_through_and_unused_branch_inputs() -> None:
 
 
 def test_split20_ties_need_the_exact_hash_order_and_sort() -> None:
-    # §3.5: 20 equal-size SPLIT outputs allocated at one node are one 20-way tie (> 16, so
-    # std::sort's introsort partitions them). Measured on the real interpreter: 2,592 B.
+    # docs/runtime-rules.md §L5: 20 equal-size SPLIT outputs allocated at one node are one
+    # 20-way tie (> 16, so std::sort's introsort partitions them). Measured on the real
+    # interpreter: 2,592 B.
     prepared = prepare_model(case_model("split20"))[0]
     order = plan_order(prepared)
     assert [len(group) for group in order.tie_groups] == [20]
@@ -359,3 +441,127 @@ def test_twenty_thousand_operator_model_analyzes_fast() -> None:
     assert plan.seconds < 2.0
     # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
     assert plan.arena_size == 3 * 256
+
+
+def test_transpose_conv_output_shape_must_be_a_model_constant() -> None:
+    # IsConstantTensor, not IsConstantOrPersistentTensor: SHAPE folds to PersistentRo, yet the
+    # TRANSPOSE_CONV output is Dynamic and ends the chunk, as for a graph-input shape.
+    for name in ("transpose_conv_shape_folded", "transpose_conv_shape_input"):
+        prepared = prepare_model(case_model(name))[0]
+        by_name = {t.name: t for t in prepared.tensors}
+        assert by_name["y"].allocation == Allocation.DYNAMIC, name
+        node = next(n for n in prepared.nodes if n.opcode == "TRANSPOSE_CONV")
+        assert prepared.chunks[0] == (0, node.position), name
+    folded = prepare_model(case_model("transpose_conv_shape_folded"))[0]
+    assert {t.name: t for t in folded.tensors}["output_shape"].allocation == (
+        Allocation.PERSISTENT_RO
+    )
+
+
+def test_transpose_conv_resizes_its_output_to_the_constant_shape() -> None:
+    # The file says [1, 9, 9, 3]; Prepare resizes the output to the output_shape constant.
+    prepared = prepare_model(case_model("transpose_conv_resized_output"))[0]
+    output = {t.name: t for t in prepared.tensors}["y"]
+    assert (output.shape, output.nbytes) == ((1, 8, 8, 3), 768)
+
+
+def test_detection_postprocess_resizes_outputs_and_uses_init_tensors() -> None:
+    # max_detections 3 × max_classes_per_detection 3 = 9 detections, whatever the file says.
+    prepared = prepare_model(case_model("detection_outputs_resized"))[0]
+    node = prepared.nodes[-1]
+    assert node.temporaries == (prepared.model_tensor_count, prepared.model_tensor_count + 1)
+    shapes = [prepared.tensors[t].shape for t in node.outputs]
+    assert shapes == [(1, 9, 4), (1, 9), (1, 9), (1,)]
+    assert {prepared.tensors[t].dtype for t in node.outputs} == {"FLOAT32"}
+    assert prepared.notes == ()  # no "temporaries not modelled" note any more
+
+
+def test_broadcast_args_folds_constant_shapes_only() -> None:
+    for name, folded in (
+        ("broadcast_args_constant", True),
+        ("broadcast_args_folded", True),
+        ("broadcast_args_input", False),
+    ):
+        prepared = prepare_model(case_model(name))[0]
+        allocation = {t.name: t.allocation for t in prepared.tensors}
+        if folded:
+            # A folded shape lets BROADCAST_TO size its output in Prepare: one chunk.
+            assert allocation["target"] == Allocation.PERSISTENT_RO, name
+            assert allocation["wide"] == Allocation.ARENA_RW, name
+            assert len(prepared.chunks) == 1, name
+        else:
+            # Planned in the arena, [max(3, 3)] int32; BROADCAST_TO's output turns Dynamic.
+            assert allocation["target"] == Allocation.ARENA_RW
+            assert {t.name: t for t in prepared.tensors}["target"].nbytes == 12
+            assert allocation["wide"] == Allocation.DYNAMIC
+            assert len(prepared.chunks) == 2
+
+
+def test_var_handles_take_four_bytes_of_the_persistent_arena() -> None:
+    prepared = prepare_model(case_model("resource_variables"))[0]
+    handles = [t for t in prepared.tensors if t.name.endswith("/handle")]
+    assert [(t.allocation, t.nbytes) for t in handles] == [(Allocation.ARENA_RW_PERSISTENT, 4)] * 3
+    allocation = {t.name: t.allocation for t in prepared.tensors}
+    assert allocation["known"] == Allocation.ARENA_RW
+    assert allocation["unranked"] == Allocation.DYNAMIC  # READ_VARIABLE with a rank-0 output
+    sizes = [
+        result.runtime_plan.arena_size
+        for result in analyze(ALL_CASES["resource_variables"](), runtime="litert").arenas
+    ]
+    assert sizes[1] == 2 * 64 + 4  # three ids, 64 B apart (measured: 132 B)
+
+
+def test_bidirectional_lstm_forward_scratch_alone_gets_sixteen_more_columns() -> None:
+    # bidirectional_sequence_lstm.cc: forward [B, 5·cell + 16], backward [B, 5·cell]; CIFG 4·cell.
+    assert temporaries("bidirectional_lstm_float") == [
+        ("forward_scratch", "FLOAT32", (2, 46), "arena_rw"),
+        ("backward_scratch", "FLOAT32", (2, 30), "arena_rw"),
+    ]
+    assert temporaries("bidirectional_lstm_float_cifg")[:2] == [
+        ("forward_scratch", "FLOAT32", (2, 40), "arena_rw"),
+        ("backward_scratch", "FLOAT32", (2, 24), "arena_rw"),
+    ]
+    hybrid = {
+        role: shape for role, _, shape, _ in temporaries("bidirectional_lstm_hybrid_aux_projection")
+    }
+    # 8 rows, + 4 for the auxiliary input, + ceil(3 / 6) = 1 for the projection.
+    assert hybrid["forward_row_sums"] == hybrid["backward_row_sums"] == (13, 6)
+    assert hybrid["aux_input_quantized"] == (2, 3, 3)
+    assert len(hybrid) == 19
+
+
+def test_int4_fully_connected_takes_the_packed_kernel_layout() -> None:
+    # Batch 5 packs 4 rows at a time (x86-64 SSE build) → 8 rows; 40 columns → 64; 6 units → 8.
+    assert temporaries("fully_connected_int4_padded") == [
+        ("input_quantized", "INT8", (8, 64), "arena_rw"),
+        ("scaling_factors", "FLOAT32", (8,), "arena_rw"),
+        ("accumulator", "INT32", (8, 8), "arena_rw"),
+        ("input_offsets", "INT32", (8,), "arena_rw"),
+        ("unused", "NOTYPE", None, "none"),  # no row sums: nothing in the persistent arena
+    ]
+    # Fewer than 32 columns: the dense hybrid kernel, row sums included.
+    dense = temporaries("fully_connected_int4_dense_kernel")
+    assert dense[-1] == ("row_sums", "INT32", (8,), "arena_rw_persistent")
+
+
+def test_integer_lstm_kernel_follows_the_intermediate_count() -> None:
+    # lstm.cc: 5 intermediates → 8x8→16 (6 scratches), 12 → 8x8→8 (8 scratches), [B, cell].
+    assert [dtype for _, dtype, _, _ in temporaries("lstm_integer_8x8_16")] == [
+        "INT16",
+        "INT16",
+        "INT16",
+        "INT16",
+        "INT8",
+        "INT32",
+    ]
+    eight = temporaries("lstm_integer_8x8_8")
+    assert [dtype for _, dtype, _, _ in eight] == ["INT8", "INT8"] + ["INT16"] * 6
+    assert {shape for _, _, shape, _ in eight} == {(2, 6)}
+
+
+def test_custom_operators_the_wheel_registers_are_not_obstacles() -> None:
+    # register.cc AddCustom: NumericVerify runs (the numeric_verify case allocates for real).
+    from arenalens.runtimes.litert.rules import unresolved_custom_operators
+
+    for name in ("numeric_verify", "detection_fast_nms"):
+        assert unresolved_custom_operators(case_model(name)) == (), name

@@ -8,6 +8,7 @@ every tensor offset with the prediction. Needs the `runtime` extra; skipped clea
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,13 @@ from arenalens.errors import RuntimeUnavailableError
 from arenalens.examples import EXAMPLES, write_example
 from arenalens.pipeline import analyze
 from arenalens.runtimes import VerifyResult
+from arenalens.runtimes.litert.prepare.driver import prepare_model
+from arenalens.runtimes.litert.rules import RealTensor
+from arenalens.tflite.builder import NUMPY_DTYPES
+from arenalens.tflite.reader import parse_model
 from tests.conftest import SHARED_MODELS, shared_reference
 from tests.litert_cases import CASES
+from tests.litert_kernel_cases import KERNEL_CASES
 
 # A cross-section of the corpus: float and int8 CNNs, hybrid FC/conv, SVDF with variables,
 # integer and float LSTMs, MEAN + PAD + in-place ADD, and a dynamic TRANSPOSE_CONV output.
@@ -64,12 +70,59 @@ def test_shared_model_offsets_match_real_interpreter(name: str) -> None:
     assert len(tensor_rows) >= len(measured)
 
 
+def prepared_tensor_mismatches(path: Path, real: Sequence[Sequence[RealTensor]]) -> list[str]:
+    """Type and shape of every tensor a node prepared by `allocate_tensors()` (the first chunk
+    of each subgraph it allocates) wrote — outputs and temporaries, heap ones included, which
+    no arena offset shows — against the real interpreter's; and the runtime tensor counts."""
+    problems: list[str] = []
+    for prepared in prepare_model(parse_model(path.read_bytes(), path.name)):
+        if not prepared.allocated_by_allocate_tensors or prepared.index >= len(real):
+            continue
+        tensors = real[prepared.index]
+        complete = len(prepared.chunks) == 1
+        if len(tensors) > len(prepared.tensors) or (
+            complete and len(tensors) != len(prepared.tensors)
+        ):
+            problems.append(
+                f"subgraph {prepared.index}: {len(tensors)} runtime tensors, "
+                f"predicted {len(prepared.tensors)}"
+            )
+        first, last = prepared.chunks[0]
+        written = {
+            tensor
+            for node in prepared.nodes[first : last + 1]
+            for tensor in (*node.outputs, *node.temporaries)
+            if 0 <= tensor < len(tensors)
+        }
+        for index in sorted(written):
+            predicted, measured = prepared.tensors[index], tensors[index]
+            if predicted.dtype == "NOTYPE":
+                expected: tuple[object, object] = (None, None)
+            else:
+                numpy_type = NUMPY_DTYPES.get(predicted.dtype)
+                expected = (numpy_type.name if numpy_type else measured.dtype, predicted.shape)
+            if (measured.dtype, measured.shape) != expected:
+                problems.append(
+                    f"subgraph {prepared.index} tensor {index} ({predicted.name}): real "
+                    f"{measured.dtype} {measured.shape}, predicted {expected[0]} {expected[1]}"
+                )
+    return problems
+
+
 @pytest.mark.runtime
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(CASES | KERNEL_CASES))
 def test_rule_cases_match_real_interpreter(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("ai_edge_litert")
+    from arenalens.runtimes.litert.rules import compare_with_real, probe_model
+
     path = tmp_path / f"{name}.tflite"
-    path.write_bytes(CASES[name]())
-    assert_agrees(verify_file(path))
+    path.write_bytes((CASES | KERNEL_CASES)[name]())
+    real = probe_model(path)  # one child process for both checks
+    analysis = analyze(path, runtime="litert")
+    arenas = [result.arena for result in analysis.arenas]
+    plans = [result.runtime_plan for result in analysis.arenas]
+    assert_agrees(compare_with_real(analysis.model, arenas, plans, real))
+    assert prepared_tensor_mismatches(path, real) == []
 
 
 @pytest.mark.runtime

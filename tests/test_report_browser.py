@@ -321,3 +321,36 @@ def test_dragging_on_the_live_chart_zooms_every_view(watch: PageWatch) -> None:
     watch.settle()
     assert watch.page.evaluate("window.arenalens.state().zoom") is None
     assert watch.console == []
+
+
+def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path: Path) -> None:
+    from arenalens.examples import example_bytes
+    from arenalens.pipeline import analyze
+    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+
+    analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap=KernelLibrary.REFERENCE)
+    report = build_report(analysis)
+    arena = report.primary
+    assert arena.overlap_lower_bound is not None
+    shared = arena.shared_regions(arena.plans[0])
+    assert shared
+    path = tmp_path / "overlap.html"
+    path.write_text(render_html([report]), encoding="utf-8")
+    watched = PageWatch(browser, path)
+    try:
+        watched.settle()
+        from playwright.sync_api import expect
+
+        canvas = watched.page.locator("#memory-map canvas")
+        expect(canvas).to_have_attribute("data-shared", str(len(shared)))
+        note = watched.page.inner_text("#card-bound .note")
+        assert format_bytes(arena.overlap_lower_bound) in note and "sharing no bytes" in note
+        assert watched.page.inner_text("#card-bound .value") == format_bytes(
+            arena.overlap_lower_bound
+        )
+        assert "output written over the input" in watched.page.inner_text(".legend")
+        assert watched.console == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        watched.page.screenshot(path=str(ARTIFACTS / "report-overlap.png"), full_page=True)
+    finally:
+        watched.page.close()

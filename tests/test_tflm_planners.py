@@ -88,7 +88,8 @@ def test_first_fit_takes_the_lowest_gap_not_the_best() -> None:
 
 
 def test_offline_buffers_are_placed_first_and_may_misalign_the_rest() -> None:
-    # §2.9: offset 8 with a 48-byte buffer puts the next online buffer at 56; head 148.
+    # docs/runtime-rules.md §T9: offset 8 with a 48-byte buffer puts the next online buffer at
+    # 56; head 148.
     problem = problem_of([(48, 0, 2), (92, 1, 2)], b0=8)
     plan = run_planner("tflm_greedy", problem)
     assert plan.offsets == {0: 8, 1: 56}

@@ -88,7 +88,7 @@ def test_preserve_all_tensors_minimal_arena_is_exact(name: str) -> None:
     assert predict_setup(model, arena, plan).minimal_arena == expected
 
 
-# §2.12 "On ../shared/models": the scratch requests that explain each real head.
+# docs/runtime-rules.md §T5: the scratch requests that explain each real head of the corpus.
 SCRATCH_TABLE = {
     "tflite_micro__dtln_noise_suppression.tflite": [256] * 8,
     "tflite_micro__keyword_scrambled.tflite": [256, 256] * 4 + [128, 128] * 3,
@@ -106,7 +106,7 @@ SCRATCH_TABLE = {
 
 
 @pytest.mark.parametrize("name", sorted(SCRATCH_TABLE))
-def test_scratch_requests_match_the_semantics_table(name: str, shared_path: Any) -> None:
+def test_scratch_requests_match_the_corpus_table(name: str, shared_path: Any) -> None:
     model = load_model(shared_path / name)
     sizes = [request.nbytes for request in scratch_requests(model)]
     expected = SCRATCH_TABLE[name]
@@ -117,7 +117,8 @@ def test_scratch_requests_match_the_semantics_table(name: str, shared_path: Any)
 
 
 def test_vela_offline_plan_head_is_derived_as_documented(shared_path: Any) -> None:
-    # §2.9: four tensors at offset 0 (largest 74,464) plus two 48-byte ethos-u scratch buffers.
+    # docs/runtime-rules.md §T9: four tensors at offset 0 (largest 74,464) plus two 48-byte
+    # ethos-u scratch buffers.
     model = load_model(shared_path / "tflite_micro__person_detect_vela.tflite")
     arena = arenas(model)[0]
     fixed = [b for b in arena.problem.buffers if b.fixed_offset is not None]

@@ -13,8 +13,9 @@ from arenalens.pipeline import analyze
 from arenalens.planning import run_planner
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
+from arenalens.runtimes.tflm.build import device_build
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import HOST_64, MCU_32, PERSISTENT_BUFFERS, setup_sequence
+from arenalens.runtimes.tflm.setup import HOST_64, PERSISTENT_BUFFERS, layout_for, setup_sequence
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import parse_model
@@ -159,7 +160,8 @@ def test_the_table_is_allocated_right_after_the_allocator() -> None:
     arena = arenas(model)[0]
     plan = run_planner("tflm_greedy", arena.problem)
     facts = plan_facts(model, arena, plan)
-    for layout, table, entry in ((HOST_64, 16, 40), (MCU_32, 12, 20)):
+    cortex_m = layout_for(device_build("cortex-m7"))
+    for layout, table, entry in ((HOST_64, 16, 40), (cortex_m, 12, 20)):
         steps = setup_sequence(model, facts, layout)
         assert [(s.nbytes, s.alignment, s.category) for s in steps[1:3]] == [
             (table, 16, PERSISTENT_BUFFERS),

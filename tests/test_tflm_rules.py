@@ -78,10 +78,13 @@ def setups(draw: st.DrawFn) -> list[Allocation]:
         kind = draw(st.sampled_from(["persistent", "temp", "reset"]))
         if kind == "persistent":
             alignment = draw(st.sampled_from([1, 2, 4, 8, 16]))
-            steps.append(Allocation(Action.PERSISTENT, draw(st.integers(0, 90)), alignment))
+            nbytes, written = draw(st.integers(0, 90)), draw(st.booleans())
+            steps.append(Allocation(Action.PERSISTENT, nbytes, alignment, written=written))
         elif kind == "temp":
             alignment = draw(st.sampled_from([1, 4, 8, 16]))
-            steps.append(Allocation(Action.TEMP, draw(st.integers(0, 90)), alignment))
+            nbytes = draw(st.integers(0, 90))
+            guard = min(nbytes, draw(st.sampled_from([0, 8, 16])))
+            steps.append(Allocation(Action.TEMP, nbytes, alignment, guard_bytes=guard))
         else:
             steps.append(Allocation(Action.RESET_TEMP, 0))
     steps.append(Allocation(Action.PLANNER, draw(st.integers(0, 6)), 16))
@@ -123,3 +126,15 @@ def test_scratch_rules_on_synthetic_kernels() -> None:
         32, 512, 512, 128, 128, 640, 640, 128, 640, 640, 640,
     ]  # fmt: skip
     assert scratch_sizes(synthetic.fully_connected_per_channel()) == []
+
+
+def test_a_buffer_written_over_live_temps_must_clear_their_guarded_bytes() -> None:
+    # A 64-byte temp whose first 8 bytes TFLM reads back, then a 60-byte persistent buffer: left
+    # unwritten it may cover the temp (any size from 64 fits); filled while the temp lives, it
+    # must start at or above byte 8, i.e. align_down(size - 60, 16) >= 8.
+    temp = Allocation(Action.TEMP, 64, 4, guard_bytes=8)
+    unwritten = [temp, Allocation(Action.PERSISTENT, 60, 16)]
+    written = [temp, Allocation(Action.PERSISTENT, 60, 16, written=True)]
+    assert minimal_arena_size(unwritten) == 64
+    assert minimal_arena_size(written) == 76
+    assert not replay(written, 75).fits and replay(written, 76).fits

@@ -2,7 +2,8 @@
 
 from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
 from arenalens.pipeline import analyze
-from arenalens.planning import Buffer, Plan, Problem, register_planner, run_planner
+from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
+from arenalens.runtimes.tflm.build import Build, device_build
 from arenalens.tflite.reader import load_model
 
 __version__ = "0.1.0"
@@ -10,13 +11,16 @@ __version__ = "0.1.0"
 __all__ = [
     "ArenalensError",
     "Buffer",
+    "Build",
     "ModelError",
+    "Overlap",
     "Plan",
     "PlanError",
     "Problem",
     "UsageError",
     "__version__",
     "analyze",
+    "device_build",
     "load_model",
     "register_planner",
     "run_planner",

@@ -3,7 +3,9 @@
 Each row is one planner's checked plan (or why it has none): arena bytes, how far above the lower
 bound, how many bytes it saves against the runtime's own planner, whether it is proven optimal, and
 how long it took. With `reorder`, the model is first put in the operator order that lowers the
-runtime's busiest step (the bound itself moves; the file-order bound is kept for reference).
+runtime's busiest step (the bound itself moves; the file-order bound is kept for reference). With
+`overlap` (TFLM), every planner runs a second time on the same arena with its allowed overlaps
+(an output may start below an input it consumes), next to its disjoint plan.
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ from dataclasses import dataclass
 
 from arenalens.analysis.problem import ArenaProblem
 from arenalens.analysis.schedule import apply_schedule
-from arenalens.errors import ArenalensError
+from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.optimize import reorder_for_runtime
+from arenalens.pipeline import runtime_build
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import ReorderResult
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import Build
+from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.tflite.reader import load_model
 
 
@@ -48,6 +54,11 @@ class Comparison:
     rows: tuple[PlannerRow, ...]
     reorder: ReorderResult | None = None
     file_order_lower_bound: int | None = None
+    # With overlaps allowed: the same planners on the same arena, the bound, the pairs allowed.
+    overlap_rows: tuple[PlannerRow, ...] = ()
+    overlap_lower_bound: int | None = None
+    overlap_count: int = 0
+    build: Build | None = None  # the TFLM build (None: a runtime without builds)
 
 
 def compare_planners(
@@ -58,25 +69,42 @@ def compare_planners(
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorder: bool = False,
+    overlap: bool = False,
+    kernels: KernelLibrary = KernelLibrary.REFERENCE,
+    build: Build | str | None = None,
 ) -> Comparison:
-    """Model → a Comparison of the planners (all registered ones by default) on its main arena."""
+    """Model → a Comparison of the planners (all registered ones by default) on its main arena;
+    `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel)."""
     model = source if isinstance(source, Model) else load_model(source)
+    if overlap and runtime != "tflm":
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     rules = get_runtime(runtime)
+    chosen = runtime_build(runtime, build)
+    by_build = rules.with_build(chosen)
     reordered: ReorderResult | None = None
     file_bound: int | None = None
-    given = rules.arenas(model)[0]
+    given = rules.arenas(model, **by_build)[0]
     runtime_plan = run_planner(given.runtime_planner, given.problem, **given.runtime_options)
     if reorder:
         file_bound = sound_lower_bound(given.problem)
         schedule, reordered = reorder_for_runtime(
-            model, runtime, time_limit_s=min(5.0, time_limit_s)
+            model, runtime, time_limit_s=min(5.0, time_limit_s), build=chosen
         )
         model = apply_schedule(model, schedule)
-    arena = rules.arenas(model)[0]
+    arena = rules.arenas(model, **by_build)[0]
     names = planners if planners is not None else _planners_for(runtime)
     for name in names:
         get_planner(name)  # unknown names fail before any work
     rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
+    overlap_rows: tuple[PlannerRow, ...] = ()
+    overlap_bound: int | None = None
+    pairs = arena_overlaps(model, arena, library=kernels) if overlap else ()
+    if overlap:
+        overlapping = with_overlaps(arena, pairs)
+        overlap_bound = sound_lower_bound(overlapping.problem)
+        overlap_rows = tuple(
+            _row(name, overlapping, time_limit_s=time_limit_s, seed=seed) for name in names
+        )
     return Comparison(
         model=model,
         runtime=runtime,
@@ -86,6 +114,10 @@ def compare_planners(
         rows=rows,
         reorder=reordered,
         file_order_lower_bound=file_bound,
+        overlap_rows=overlap_rows,
+        overlap_lower_bound=overlap_bound,
+        overlap_count=len(pairs),
+        build=chosen if rules.has_builds else None,
     )
 
 

@@ -11,7 +11,7 @@ whether only a different model would (even a plan at the lower bound does not fi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -38,6 +38,9 @@ class FitCheck:
     optimized_bytes: int | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
     assumptions: tuple[str, ...] = ()
+    # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
+    # words and says why it may be off.
+    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def runtime(self) -> str:
@@ -158,6 +161,7 @@ def check_fit(
         optimized_bytes=optimized_bytes,
         budget_text=budget_text,
         assumptions=tuple(analysis.budget.assumptions),
+        build=analysis.budget.build,
     )
 
 
@@ -188,6 +192,7 @@ def fit_document(check: FitCheck) -> dict[str, Any]:
         "model": check.model,
         "file": check.source,
         "runtime": check.runtime,
+        "build": dict(check.build) or None,
         "planner": check.planner,
         "verdict": check.verdict,
         "fits": check.fits,

@@ -1,9 +1,9 @@
 """Optimize: model → a rewritten model that makes the real TFLM runtime use a smaller head.
 
-The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-semantics.md §2.9)
+The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-rules.md §T9)
 with an offset for every planned tensor, optionally a new operator order (`--reorder`) and
 in-place aliases (`--inplace`). TFLM places offline tensors first and then its kernel scratch
-buffers *online*, by its greedy first fit around them (§2.6), so a plan that ignores scratch can
+buffers *online*, by its greedy first fit around them (§T6), so a plan that ignores scratch can
 make the real head larger than the runtime's own. Tensors and scratch are therefore planned
 together, and every candidate is judged by what TFLM will really do with it: the `tflm_greedy`
 replica run on the rewritten model (offline tensors fixed, scratch online).
@@ -22,6 +22,13 @@ rewritten model (head + tail + setup, `declared.py`): an offline plan can shrink
 grow the tail or the setup peak. The smallest wins (ties: smaller head, then fewer changes); a
 candidate must not grow the head and must declare strictly fewer bytes than the original. If none
 does, there is nothing to write: `optimize` never makes the number to declare larger.
+
+With `overlap`, each choice is planned a second time with the allowed overlaps of its head arena
+(`runtimes.tflm.overlap`: an operator's output may start a kernel-specific distance below an input
+that dies there). TFLM never checks offline offsets, so it runs such a plan as written. A
+candidate with in-place aliases or overlaps is kept only if the real TFLM interpreter shows the
+predicted head and computes bit-identical outputs with it on random inputs (several seeds);
+otherwise the next candidate is tried, down to the disjoint plans.
 """
 
 from __future__ import annotations
@@ -48,6 +55,14 @@ from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import HOST, Build, as_build
+from arenalens.runtimes.tflm.overlap import (
+    OverlapPair,
+    arena_overlaps,
+    shared_pairs,
+    with_overlaps,
+)
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
 
@@ -61,6 +76,8 @@ INT32_MAX = 2**31 - 1
 # Buffers that hold model tensors; the others (TFLM scratch, LiteRT temporaries) live only while
 # their operator runs.
 _MODEL_TENSORS = (BufferKind.TENSOR, BufferKind.VARIABLE)
+# Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
+PROOF_SEEDS = (0, 1, 2)
 
 
 @dataclass(frozen=True)
@@ -71,16 +88,24 @@ class Candidate:
     schedule: Schedule
     aliases: tuple[Alias, ...]
     plan: Plan  # tensors + scratch together (the arena arenalens planned)
-    lower_bound: int
+    lower_bound: int  # no plan of this order can be smaller (shared bytes counted when allowed)
     predicted_head: int  # the replica's head on the rewritten model
     required_bytes: int  # the minimal kTensorArenaSize of the rewritten model
     offline: OfflinePlan
     model: Model  # the rewritten model's IR (new order, offline plan)
+    disjoint_lower_bound: int = 0  # the busiest step of this order when nothing is shared
+    overlaps: tuple[OverlapPair, ...] = ()  # overlaps the plan was allowed
+    shared: tuple[OverlapPair, ...] = ()  # those whose buffers really share bytes in the plan
 
     @property
     def reproduced(self) -> bool:
         """True when the runtime will use exactly the planned arena."""
         return self.predicted_head == self.plan.arena_size
+
+    @property
+    def needs_proof(self) -> bool:
+        """True when the plan relies on a kernel's access order (aliases or shared bytes)."""
+        return bool(self.aliases or self.shared)
 
 
 @dataclass(frozen=True)
@@ -88,6 +113,7 @@ class Optimization:
     """The outcome: original and new heads, the chosen candidate, the new file's bytes."""
 
     source: str
+    build: Build  # the TFLM build planned for: its scratch requests are in the plan
     original_head: int  # TFLM's own plan of the original model (replica)
     original_required_bytes: int  # the original model's minimal kTensorArenaSize
     original_lower_bound: int
@@ -96,6 +122,14 @@ class Optimization:
     data: bytes
     reorder: ReorderResult | None = None
     notes: tuple[str, ...] = ()
+    overlap: bool = False  # overlaps were allowed
+    kernels: KernelLibrary = KernelLibrary.REFERENCE
+
+    @property
+    def disjoint_head(self) -> int:
+        """The best head without shared bytes (what `optimize` gives without --overlap)."""
+        heads = [c.predicted_head for c in self.candidates if not c.shared]
+        return min([self.original_head, *heads])
 
     @property
     def new_head(self) -> int:
@@ -121,20 +155,28 @@ def optimize_model(
     planner: str = "best",
     reorder: bool = False,
     inplace: bool = False,
+    overlap: bool = False,
+    kernels: KernelLibrary = KernelLibrary.REFERENCE,
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorderer: str = "auto",
     prove_inplace: bool = True,
+    build: Build | str | None = None,
 ) -> Optimization:
     """Model → Optimization with the rewritten file's bytes (the input is never modified).
 
-    With `inplace`, aliases are kept only if the real TFLM runtime computes bit-identical
-    outputs with them (`prove_inplace`); without the runtime that raises RuntimeUnavailableError.
+    `build` is the TFLM build whose kernel scratch buffers the plan makes room for (None: the
+    x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
+    With `inplace` or `overlap`, a plan that relies on a kernel's access order is kept only if
+    the real TFLM runtime computes bit-identical outputs with it (`prove_inplace`); without the
+    runtime that raises RuntimeUnavailableError. `kernels` names the kernel library whose access
+    order the overlaps must respect (CMSIS-NN: safe on both it and the reference kernels).
     """
     model = source if isinstance(source, Model) else load_model(source)
+    chosen_build = as_build(build)
     original_bytes = bytes(model.data)
     tflm = get_runtime("tflm")
-    original_arena = tflm.arenas(model)[0]
+    original_arena = tflm.arenas(model, build=chosen_build)[0]
     original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
     base = replace(model, offline_plan=None)
     schedules: list[tuple[str, Schedule]] = [("file order", FILE_ORDER)]
@@ -142,7 +184,11 @@ def optimize_model(
     notes: list[str] = []
     if reorder:
         schedule, reordered = reorder_for_runtime(
-            base, "tflm", reorderer=reorderer, time_limit_s=min(5.0, time_limit_s)
+            base,
+            "tflm",
+            reorderer=reorderer,
+            time_limit_s=min(5.0, time_limit_s),
+            build=chosen_build,
         )
         if not schedule.is_file_order():
             schedules.append(("reordered", schedule))
@@ -158,49 +204,57 @@ def optimize_model(
                 choices.append((schedule_label, schedule, scheduled, found))
             else:
                 notes.append(f"{schedule_label}: no operator qualifies for in-place aliasing")
-    # The time limit covers the whole run: each choice plans up to two variants.
-    per_plan_s = max(1.0, time_limit_s / (2 * len(choices)))
+    variants = 2 * len(choices) * (2 if overlap else 1)
+    # The time limit covers the whole run: each choice plans up to two variants (x2 overlaps).
+    per_plan_s = max(1.0, time_limit_s / variants)
     candidates: list[Candidate] = []
     for schedule_label, schedule, scheduled, aliases in choices:
-        candidates.extend(
-            _candidates(
-                scheduled,
-                schedule,
-                aliases,
-                label=schedule_label,
-                planner=planner,
-                time_limit_s=per_plan_s,
-                seed=seed,
+        for with_overlap in (False, True) if overlap else (False,):
+            candidates.extend(
+                _candidates(
+                    scheduled,
+                    schedule,
+                    aliases,
+                    label=schedule_label,
+                    planner=planner,
+                    time_limit_s=per_plan_s,
+                    seed=seed,
+                    overlap_kernels=kernels if with_overlap else None,
+                    build=chosen_build,
+                )
             )
-        )
-    original_required = required_bytes(model)
+    if overlap and not any(c.overlaps for c in candidates):
+        notes.append("no operator may write its output over a dying input (no overlap rule fits)")
+    original_required = required_bytes(model, chosen_build)
     eligible = sorted(
         (
             c
             for c in candidates
             if c.predicted_head <= original_head and c.required_bytes < original_required
         ),
-        key=lambda c: (c.required_bytes, c.predicted_head, candidates.index(c)),
+        key=lambda c: (c.required_bytes, c.predicted_head, c.needs_proof, candidates.index(c)),
     )
     chosen: Candidate | None = None
     for candidate in eligible:
-        if candidate.aliases and prove_inplace:
-            proof = prove_outputs(original_bytes, _rewrite(original_bytes, candidate), model)
-            if not proof.identical:
-                notes.append(f"{candidate.label}: in-place outputs differ ({proof.detail})")
+        if candidate.needs_proof and prove_inplace:
+            proof = _prove_candidate(original_bytes, candidate, model, chosen_build)
+            if proof is not None:
+                notes.append(f"{candidate.label}: not kept on real TFLM ({proof}); dropped")
                 continue
-            notes.append(f"{candidate.label}: in-place aliases proven bit-exact on real TFLM")
+            relied = _relied_on(candidate)
+            notes.append(f"{candidate.label}: proven bit-exact on real TFLM ({relied})")
         chosen = candidate
         break
     data = original_bytes if chosen is None else _rewrite(original_bytes, chosen)
     if chosen is not None:
-        _check_written(data, chosen, model.source)
+        _check_written(data, chosen, model.source, chosen_build)
     if chosen is None:
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
         )
     return Optimization(
         source=model.source,
+        build=chosen_build,
         original_head=original_head,
         original_required_bytes=original_required,
         original_lower_bound=sound_lower_bound(original_arena.problem),
@@ -209,16 +263,48 @@ def optimize_model(
         data=data,
         reorder=reordered,
         notes=tuple(notes),
+        overlap=overlap,
+        kernels=kernels,
     )
 
 
-def _check_written(data: bytes, candidate: Candidate, source: str) -> None:
+def _prove_candidate(
+    original: bytes, candidate: Candidate, model: Model, build: Build = HOST
+) -> str | None:
+    """Run the candidate on real TFLM (the x86-64 wheel) over several seeds → None when
+    bit-exact (and, when the build is the wheel, with the predicted head), else why not."""
+    rewritten = _rewrite(original, candidate)
+    for proof_seed in PROOF_SEEDS:
+        proof = prove_outputs(original, rewritten, model, seed=proof_seed)
+        if not proof.identical:
+            return f"seed {proof_seed}: {proof.detail}"
+        same_build = build.is_host
+        if (
+            same_build
+            and proof.original_head is not None
+            and (proof.new_head != candidate.predicted_head)
+        ):
+            return f"real head {proof.new_head} instead of the predicted {candidate.predicted_head}"
+    return None
+
+
+def _relied_on(candidate: Candidate) -> str:
+    parts = []
+    if candidate.aliases:
+        parts.append(f"{len(candidate.aliases)} in-place aliases")
+    if candidate.shared:
+        opcodes = sorted({p.opcode for p in candidate.shared})
+        parts.append(f"{len(candidate.shared)} overlaps: {', '.join(opcodes)}")
+    return "; ".join(parts) + f"; {len(PROOF_SEEDS)} seeds"
+
+
+def _check_written(data: bytes, candidate: Candidate, source: str, build: Build) -> None:
     """Read the written bytes back: same plan, same predicted head (guards the rewriter)."""
     written = load_model(data)
     if written.offline_plan != candidate.offline:
         raise PlanError(f"{source}: the rewritten file does not carry the planned offsets")
     tflm = get_runtime("tflm")
-    arena = tflm.arenas(written)[0]
+    arena = tflm.arenas(written, build=build)[0]
     head = run_planner(arena.runtime_planner, arena.problem).arena_size
     if head != candidate.predicted_head:
         raise PlanError(
@@ -245,14 +331,24 @@ def _candidates(
     planner: str,
     time_limit_s: float,
     seed: int,
+    overlap_kernels: KernelLibrary | None = None,
+    build: Build = HOST,
 ) -> list[Candidate]:
-    """The pinned-scratch and free plans of one (order, aliases) choice, each judged."""
+    """The pinned-scratch and free plans of one (order, aliases[, overlaps]) choice, each judged
+    by the replica on the build (its scratch requests placed online around the offline tensors)."""
     tflm = get_runtime("tflm")
-    arena = tflm.arenas(model)[0]
+    arena = tflm.arenas(model, build=build)[0]
     if aliases:
         arena = merge_aliases(arena, aliases)
         label = f"{label}, in-place ({len(aliases)} aliases)"
-    problem = Problem(arena.problem.buffers, alignment=OFFSET_ALIGNMENT)
+    pairs: tuple[OverlapPair, ...] = ()
+    if overlap_kernels is not None:
+        pairs = arena_overlaps(model, arena, library=overlap_kernels)
+        if not pairs:
+            return []
+        arena = with_overlaps(arena, pairs)
+        label = f"{label}, overlaps ({len(pairs)} allowed, {overlap_kernels} kernels)"
+    problem = replace(arena.problem, alignment=OFFSET_ALIGNMENT, order=())
     knobs = _planner_knobs(planner, time_limit_s=time_limit_s, seed=seed)
     variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
     if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
@@ -262,7 +358,7 @@ def _candidates(
         plan = run_planner(planner, variant_problem, **knobs)
         offline = offline_plan_for(model, arena, plan.offsets)
         rewritten = replace(model, offline_plan=offline)
-        final_arena = tflm.arenas(rewritten)[0]
+        final_arena = tflm.arenas(rewritten, build=build)[0]
         predicted = run_planner(final_arena.runtime_planner, final_arena.problem).arena_size
         found.append(
             Candidate(
@@ -272,17 +368,21 @@ def _candidates(
                 plan=plan,
                 lower_bound=problem.lower_bound(),
                 predicted_head=predicted,
-                required_bytes=required_bytes(rewritten),
+                required_bytes=required_bytes(rewritten, build),
                 offline=offline,
                 model=rewritten,
+                disjoint_lower_bound=problem.disjoint_lower_bound(),
+                overlaps=pairs,
+                shared=shared_pairs(arena, pairs, plan.offsets),
             )
         )
     return found
 
 
-def required_bytes(model: Model) -> int:
-    """Model → the minimal kTensorArenaSize TFLM needs for it (its offline plan honoured)."""
-    return analyze(model, runtime="tflm").budget.required_bytes
+def required_bytes(model: Model, build: Build = HOST) -> int:
+    """Model → the minimal kTensorArenaSize TFLM needs for it on a build (its offline plan
+    honoured)."""
+    return analyze(model, runtime="tflm", build=build).budget.required_bytes
 
 
 def _planner_knobs(planner: str, *, time_limit_s: float, seed: int) -> dict[str, Any]:
@@ -309,7 +409,7 @@ def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:
     buffers: list[Buffer] = [
         replace(b, fixed_offset=placed[b.id]) if b.id in scratch_ids else b for b in problem.buffers
     ]
-    return Problem(tuple(buffers), alignment=problem.alignment)
+    return replace(problem, buffers=tuple(buffers))
 
 
 def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, int]) -> OfflinePlan:
@@ -340,15 +440,17 @@ def reorder_for_runtime(
     *,
     reorderer: str = "auto",
     time_limit_s: float = 5.0,
+    build: Build | str | None = None,
 ) -> tuple[Schedule, ReorderResult]:
     """Model → (schedule of subgraph 0, reorder result) minimising that runtime's busiest step.
 
     Sizes come from the runtime's own primary arena (TFLM: rounded to 16, kernel scratch as bytes
     live during its operator; LiteRT: inputs and outputs never freed, temporaries likewise). An
-    operator that runs subgraphs counts their planned bytes while it runs.
+    operator that runs subgraphs counts their planned bytes while it runs. `build` is the TFLM
+    build whose scratch counts (None: the x86-64 wheel).
     """
     rules = get_runtime(runtime)
-    arena = rules.arenas(model)[0]
+    arena = rules.arenas(model, **rules.with_build(as_build(build)))[0]
     sizes: dict[int, int] = {}
     extra: dict[int, int] = {}
     nested: dict[int, int] = {}

@@ -1,20 +1,36 @@
-"""The pipeline, top to bottom: load → check → lifetimes → arena problems → plans → budget."""
+"""The pipeline, top to bottom: load → check → lifetimes → arena problems → plans → budget.
+
+With `overlap` (TFLM), the head is planned once more with the overlaps its kernels allow (an
+operator's output may start below an input it consumes; `runtimes.tflm.overlap`), 16-aligned as
+`optimize --overlap` writes it, next to the plans that share no bytes.
+
+Under TFLM every stage follows one build (`runtimes.tflm.build`): the x86-64 `tflite_micro`
+wheel unless a Cortex-M core and kernel library are chosen, e.g. `build="cortex-m7/cmsis-nn"`.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.problem import ArenaProblem
+from arenalens.errors import UsageError
 from arenalens.ir import Model
-from arenalens.planning.problem import Plan
+from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import HOST, Build, as_build
+from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps, shared_pairs
 from arenalens.tflite.reader import load_model
+
+# Offsets of the overlap plan: what `optimize --overlap` writes (TFLM kernels expect 16).
+OVERLAP_ALIGNMENT = 16
+OVERLAP_PLANNER = "best"
 
 
 @dataclass(frozen=True)
@@ -33,6 +49,23 @@ class ArenaResult:
 
 
 @dataclass(frozen=True)
+class OverlapResult:
+    """The primary arena planned with its allowed overlaps."""
+
+    kernels: KernelLibrary
+    pairs: tuple[OverlapPair, ...]  # every overlap the kernels allow
+    shared: tuple[OverlapPair, ...]  # those whose buffers share bytes in the plan
+    problem: Problem  # the arena's problem with the overlaps, 16-aligned offsets
+    plan: Plan  # named '<planner>+overlaps'
+    budget: MemoryBudget  # what the runtime needs with this plan
+
+    @property
+    def lower_bound(self) -> int:
+        """No plan with these overlaps can use less."""
+        return self.problem.lower_bound()
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything arenalens knows about one model under one runtime and planner."""
 
@@ -44,6 +77,8 @@ class Analysis:
     budget: MemoryBudget
     runtime_budget: MemoryBudget  # what the runtime's own planner needs, for comparison
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    overlap: OverlapResult | None = None
+    build: Build | None = None  # the TFLM build planned for (None: a runtime without builds)
 
     @property
     def primary(self) -> ArenaResult:
@@ -55,22 +90,36 @@ def analyze(
     model: Model | str | os.PathLike[str] | bytes,
     *,
     runtime: str = "tflm",
+    build: Build | str | None = None,
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
+    overlap: KernelLibrary | None = None,
+    overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
-    """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare."""
+    """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
+    with `overlap` (TFLM only), the head also planned with that kernel library's overlaps.
+
+    `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
+    for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
+    """
     if not isinstance(model, Model):
         model = load_model(model)
+    if overlap is not None and runtime != "tflm":
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     rules = get_runtime(runtime)
-    timeline = rules.timeline(model)
-    arenas = rules.arenas(model, alignment=alignment)
+    chosen = runtime_build(runtime, build)
+    by_build = rules.with_build(chosen)
+    timeline = rules.timeline(model, **by_build)
+    arenas = rules.arenas(model, alignment=alignment, **by_build)
     results = tuple(_plan_arena(arena, planner, dict(planner_options or {})) for arena in arenas)
-    budget = rules.budget(model, arenas, [r.plan for r in results])
+    budget = rules.budget(model, arenas, [r.plan for r in results], **by_build)
     # With the runtime's own planner both budgets are the same; skip the second replay.
     same_plans = all(r.plan is r.runtime_plan for r in results)
     runtime_budget = (
-        budget if same_plans else rules.budget(model, arenas, [r.runtime_plan for r in results])
+        budget
+        if same_plans
+        else rules.budget(model, arenas, [r.runtime_plan for r in results], **by_build)
     )
     return Analysis(
         model=model,
@@ -81,6 +130,50 @@ def analyze(
         budget=budget,
         runtime_budget=runtime_budget,
         options=MappingProxyType({"alignment": alignment}),
+        overlap=None
+        if overlap is None or not arenas
+        else _plan_overlaps(model, arenas, overlap, overlap_time_limit_s, chosen),
+        build=chosen if rules.has_builds else None,
+    )
+
+
+def runtime_build(runtime: str, build: Build | str | None) -> Build:
+    """The build a runtime plans for: TFLM's chosen one (the wheel by default); other runtimes
+    have only the host's, and refuse a device build."""
+    chosen = as_build(build)
+    if not get_runtime(runtime).has_builds and chosen != HOST:
+        raise UsageError(
+            f"a Cortex-M build ({chosen.name}) is a TFLite Micro build; the {runtime} rules "
+            "describe the host interpreter only (use --runtime tflm with --cpu / --kernels)"
+        )
+    return chosen
+
+
+def _plan_overlaps(
+    model: Model,
+    arenas: tuple[ArenaProblem, ...],
+    kernels: KernelLibrary,
+    time_limit_s: float,
+    build: Build,
+) -> OverlapResult:
+    """The primary arena with its allowed overlaps → the best plan and what TFLM then needs."""
+    arena = arenas[0]
+    pairs = arena_overlaps(model, arena, library=kernels)
+    problem = Problem(
+        arena.problem.buffers,
+        alignment=OVERLAP_ALIGNMENT,
+        overlaps=tuple(p.overlap for p in pairs),
+    )
+    plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
+    named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
+    budget = get_runtime("tflm").budget(model, arenas, [named], build=build)
+    return OverlapResult(
+        kernels=kernels,
+        pairs=pairs,
+        shared=shared_pairs(arena, pairs, plan.offsets),
+        problem=problem,
+        plan=named,
+        budget=budget,
     )
 
 

@@ -39,7 +39,7 @@ def test_clean_model_has_no_problems() -> None:
     diagnosis = diagnose(clean_model())
     problems = [f for f in diagnosis.findings if f.severity != Severity.INFO]
     assert problems == []
-    assert {f.rule for f in diagnosis.findings} <= {"peak", "design-hints"}
+    assert {f.rule for f in diagnosis.findings} <= {"peak", "design-hints", "overlap-savings"}
 
 
 # -- output-overwritten ------------------------------------------------------------------------
@@ -118,6 +118,22 @@ def test_offline_plan_overlap_quiet_for_disjoint_or_dead_tensors() -> None:
     offsets = [-1] * tensor_count(builder)
     offsets[0], offsets[3], offsets[6], offsets[9] = 0, 512, 1024, 0  # input dead by conv2
     assert run(load(with_offline_plan(builder, offsets)), "offline-plan-overlap") == []
+
+
+def test_offline_plan_overlap_accepts_an_output_sliding_over_its_consumed_input() -> None:
+    builder, _ = chain()
+    offsets = [-1] * tensor_count(builder)
+    # conv1 (1x1, 8 -> 16 channels, 1024 B) reads conv0 (512 B): its kernel's access order lets
+    # it start 512 + 7 bytes below conv0; 528 is the next 16-aligned offset.
+    offsets[0], offsets[3], offsets[6], offsets[9] = 2048, 528, 0, 4096
+    (finding,) = run(load(with_offline_plan(builder, offsets)), "offline-plan-overlap")
+    assert finding.details["safe_overlaps"] == 1
+    # Safe on the reference kernels; CMSIS-NN's 1x1 path re-reads its input, so: a warning.
+    assert finding.severity == Severity.WARNING
+    assert "reference kernels only" in finding.message and "cmsis-nn" in finding.fix
+    offsets[3] = 512  # 7 bytes too close: an error as before
+    (closer,) = run(load(with_offline_plan(builder, offsets)), "offline-plan-overlap")
+    assert closer.severity == Severity.ERROR
 
 
 def test_offline_plan_overlap_is_info_inside_one_vela_operator() -> None:
@@ -400,6 +416,28 @@ def test_planner_waste_quiet_when_greedy_is_optimal(monkeypatch: pytest.MonkeyPa
     exhaustive.install(monkeypatch)
     monkeypatch.setattr(plan_rules, "OPTIMUM_PLANNERS", (exhaustive.NAME,))
     assert run(clean_model(), "planner-waste") == []
+
+
+def test_overlap_savings_triggers() -> None:
+    (finding,) = run(clean_model(), "overlap-savings")
+    assert finding.severity == Severity.INFO
+    details = finding.details
+    assert details["overlap_bytes"] < details["disjoint_bytes"] <= details["runtime_bytes"]
+    assert finding.saving_bytes == details["disjoint_bytes"] - details["overlap_bytes"]
+    assert "--overlap" in finding.fix
+
+
+def test_overlap_savings_quiet_without_a_rule_or_under_litert() -> None:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 16), "FLOAT32")
+    weights = graph.add_constant("w", np.ones((8, 16), np.float32))
+    out = graph.add_tensor("out", (1, 8), "FLOAT32")
+    graph.add_operator("FULLY_CONNECTED", [source, weights, -1], [out])
+    graph.set_inputs([source])
+    graph.set_outputs([out])
+    assert run(load(builder), "overlap-savings") == []
+    assert run(clean_model(), "overlap-savings", runtime="litert") == []
 
 
 def test_peak_triggers() -> None:

@@ -44,6 +44,15 @@ SYNTHETIC: dict[str, Callable[[], bytes]] = {
 # Commands whose output is compared, per model; {model} is replaced by the model argument.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "plan-tflm": ("plan", "{model}", "--json"),
+    "plan-cortex-m7-cmsis-nn": (
+        "plan",
+        "{model}",
+        "--cpu",
+        "cortex-m7",
+        "--kernels",
+        "cmsis-nn",
+        "--json",
+    ),
     "plan-litert": ("plan", "{model}", "--runtime", "litert", "--json"),
     "plan-ascii": ("plan", "{model}", "--ascii"),
     "diagnose": ("diagnose", "{model}", "--json"),

@@ -44,7 +44,8 @@ def litert(model_bytes: bytes, shape: tuple[int, ...] | None) -> Any:
 
 
 def real_arena_bytes(interpreter: Any, model: Model) -> int:
-    """The real arena's high-water mark: span of the non-constant tensors' data (§3.10)."""
+    """The real arena's high-water mark: span of the non-constant tensors' data
+    (docs/runtime-rules.md §L10)."""
     wrapper = interpreter._interpreter
     spans = []
     for index in range(wrapper.NumTensors(0)):

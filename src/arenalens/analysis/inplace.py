@@ -1,7 +1,7 @@
 """In-place aliasing (opt-in): an operator's output placed over an input that only it reads.
 
 TFLM never shares bytes between tensors on its own, but an offline plan may give two tensors the
-same offset (docs/runtime-semantics.md §2.9). That is safe only when the kernel reads every input
+same offset (docs/runtime-rules.md §T9). That is safe only when the kernel reads every input
 element before it writes the output element stored at the same address, and never reads an input
 element after writing over it. `INPLACE_SAFE` lists the operators whose TFLM *reference* kernels
 (the pip package's; optimized kernel sets may differ) have that shape, each with its reason; every

@@ -9,12 +9,14 @@ from typing import Any
 
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
+    add_build_options,
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
 )
@@ -67,6 +69,7 @@ def register(subparsers: Any) -> None:
         help="RAM the rest of the firmware needs, taken off the budget (default: 0; same units)",
     )
     add_runtime_option(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--planner",
         default=None,
@@ -97,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.models:
         raise UsageError("check: give at least one MODEL (or --list-targets)")
     _budget_options(args)  # fail fast, before any model is read
+    selected_build(args)
     if _all_boards(args) and args.max_input:
         raise UsageError("--max-input needs one budget: give --target NAME or --budget SIZE")
     return run_command(args, check_worker, _single, _COLUMNS, title="arenalens check")
@@ -117,7 +121,7 @@ def _budget_options(args: argparse.Namespace) -> tuple[int | None, Target | None
 
 
 def _analysis(args: argparse.Namespace, model: Model) -> Analysis:
-    return analyze(model, runtime=args.runtime, planner=args.planner)
+    return analyze(model, runtime=args.runtime, build=selected_build(args), planner=args.planner)
 
 
 def optimized_bytes(args: argparse.Namespace, model: Model) -> int | None:
@@ -127,7 +131,9 @@ def optimized_bytes(args: argparse.Namespace, model: Model) -> int | None:
         return None
     from arenalens.optimize import optimize_model  # noqa: PLC0415 - only when it decides
 
-    return optimize_model(model, time_limit_s=OPTIMIZE_SECONDS).new_required_bytes
+    return optimize_model(
+        model, time_limit_s=OPTIMIZE_SECONDS, build=selected_build(args)
+    ).new_required_bytes
 
 
 def fit_check(args: argparse.Namespace, path: str) -> FitCheck:
@@ -159,7 +165,7 @@ def board_checks(args: argparse.Namespace, path: str) -> tuple[FitCheck, ...]:
     optimized: list[int | None] = []  # computed once, the first time a board needs it
 
     def check_for(board: Target) -> FitCheck:
-        # Every board gets the same number for now: the host build's figure (see `device`).
+        # Every board gets the number of the build --cpu / --kernels select (see `device`).
         check = check_fit(analysis, target=board, reserve_bytes=reserve)
         if check.optimize_decides:
             if not optimized:

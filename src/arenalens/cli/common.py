@@ -11,6 +11,14 @@ from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import (
+    CPUS,
+    KERNEL_LIBRARIES,
+    Build,
+    kernel_library_named,
+    select_build,
+)
 from arenalens.tflite.reader import load_model, parse_model
 
 EXAMPLE_PREFIX = "example:"
@@ -44,6 +52,53 @@ def add_runtime_option(parser: argparse.ArgumentParser, default: str = "tflm") -
         default=default,
         help=f"whose memory rules to apply: TFLite Micro or LiteRT (default: {default})",
     )
+
+
+def add_build_options(parser: argparse.ArgumentParser) -> None:
+    """--cpu CORE and --kernels LIBRARY: plan for TFLM built for a Cortex-M core (see
+    `selected_build`)."""
+    group = parser.add_argument_group(
+        "device (TFLite Micro)",
+        "figures for TFLM built for a Cortex-M core (ILP32, the plain MicroAllocator firmware "
+        "uses) instead of the x86-64 tflite_micro wheel",
+    )
+    group.add_argument(
+        "--cpu",
+        metavar="CORE",
+        help="the Cortex-M core: " + ", ".join(CPUS) + " (also m0plus, m7, ...)",
+    )
+    group.add_argument(
+        "--kernels",
+        metavar="LIBRARY",
+        help="the kernel library the firmware links: "
+        + " or ".join(KERNEL_LIBRARIES)
+        + " (default: reference; cmsis-nn picks its DSP or MVE code paths from --cpu); with "
+        "--overlap also the access order overlaps respect",
+    )
+
+
+def selected_build(args: argparse.Namespace) -> Build:
+    """The TFLM build the options select: --cpu / --kernels → a Cortex-M build, neither → the
+    x86-64 wheel. Every command asks here, so a board preset can imply a core and kernels."""
+    cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
+    if cpu is None and getattr(args, "overlap", False):
+        # --overlap --kernels cmsis-nn alone asks only for CMSIS-NN's access order.
+        kernels = None
+    build = select_build(cpu, kernels)
+    runtime = getattr(args, "runtime", "tflm")
+    if runtime != "tflm" and not build.is_host:
+        raise UsageError(
+            f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"
+        )
+    return build
+
+
+def overlap_library(args: argparse.Namespace) -> KernelLibrary:
+    """The kernel library whose access order --overlap respects: --kernels (default reference)."""
+    kernels = getattr(args, "kernels", None)
+    if kernels is None:
+        return KernelLibrary.REFERENCE
+    return KernelLibrary(kernel_library_named(kernels))
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -6,13 +6,16 @@ import argparse
 from typing import Any
 
 from arenalens.cli.common import (
+    add_build_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
+    overlap_library,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
 )
@@ -32,10 +35,17 @@ def register(subparsers: Any) -> None:
     )
     add_model_argument(parser)
     add_runtime_option(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--reorder",
         action="store_true",
         help="first reorder operators to lower the busiest step (the bound itself moves)",
+    )
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="also run every planner with TFLM's allowed overlaps (an output may start below an "
+        "input it consumes, as far as the kernel's access order allows), side by side",
     )
     parser.add_argument(
         "--planners",
@@ -62,14 +72,18 @@ def run(args: argparse.Namespace) -> int:
     planners = None
     if args.planners:
         planners = [name.strip() for name in args.planners.split(",") if name.strip()]
+    build = selected_build(args)
     model = load_with_input_shapes(args.model, args)
     comparison = compare_planners(
         model,
         runtime=args.runtime,
+        build=build,
         planners=planners,
         time_limit_s=args.time_limit,
         seed=args.seed,
         reorder=args.reorder,
+        overlap=args.overlap,
+        kernels=overlap_library(args),
     )
     document = compare_document(comparison)
     if args.json:

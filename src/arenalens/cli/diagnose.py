@@ -8,12 +8,14 @@ from typing import Any
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
     add_alignment_option,
+    add_build_options,
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
 )
@@ -41,6 +43,7 @@ def register(subparsers: Any) -> None:
     )
     add_models_argument(parser, required=False)
     add_runtime_option(parser)
+    add_build_options(parser)
     add_alignment_option(
         parser,
         "the offset alignment your kernels need (e.g. 32 for kernels with 32-byte vector "
@@ -90,14 +93,17 @@ def run(args: argparse.Namespace) -> int:
         return _list_rules(args)
     if not args.models:
         raise UsageError("diagnose: give at least one MODEL (or --list-rules)")
+    selected_build(args)  # bad --cpu / --kernels fail before any model is read
     return run_command(args, diagnose_worker, _single, _COLUMNS, title="arenalens diagnose")
 
 
 def _diagnose(args: argparse.Namespace, path: str) -> Diagnosis:
+    build = selected_build(args)
     model = load_with_input_shapes(path, args)
     return diagnose(
         model,
         runtime=args.runtime,
+        build=build,
         alignment=args.alignment,
         rules=args.rules,
         planner_time_limit_s=args.time_limit,

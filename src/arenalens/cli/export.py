@@ -11,9 +11,11 @@ from arenalens.atomic import make_folder
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_alignment_option,
+    add_build_options,
     add_input_shape_option,
     add_runtime_option,
     load_with_input_shapes,
+    selected_build,
     write_atomic,
 )
 from arenalens.errors import UsageError
@@ -41,6 +43,7 @@ def register(subparsers: Any) -> None:
         "-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout"
     )
     add_runtime_option(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--planner",
         metavar="NAME",
@@ -66,6 +69,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export one model (stdout or -o FILE) or many (-o FOLDER)."""
+    selected_build(args)  # bad --cpu / --kernels fail before any model is read
     if is_batch(args.models):
         if args.output is None:
             raise UsageError("export: several models need -o FOLDER (one file per model)")
@@ -78,8 +82,11 @@ def run(args: argparse.Namespace) -> int:
 
 def render(args: argparse.Namespace, path: str) -> tuple[str, int]:
     """One model → (exported text, required bytes)."""
+    build = selected_build(args)
     model = load_with_input_shapes(path, args)
-    analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
+    analysis = analyze(
+        model, runtime=args.runtime, build=build, planner=args.planner, alignment=args.alignment
+    )
     options = ExportOptions(prefix=args.prefix, arena=args.arena, with_offsets=args.with_offsets)
     return export(analysis, args.format, options), analysis.budget.required_bytes
 

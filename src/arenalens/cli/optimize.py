@@ -8,11 +8,14 @@ from typing import Any
 
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
+    add_build_options,
     add_model_argument,
     add_output_options,
     load_model_argument,
+    overlap_library,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
     write_atomic,
@@ -27,16 +30,17 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "optimize",
         help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
-        "in-place)",
+        "in-place, overlap)",
         description="Plan tensors and kernel scratch together and write a copy of the model with "
         "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
-        "better operator order and in-place aliases. Weights stay byte-identical and aligned; "
-        "the input file is never touched. When the real TFLM interpreter is installed, the "
-        "result is run on it first: the head must be the predicted one and outputs bit-identical. "
-        "Savings are counted in the number to declare (kTensorArenaSize: head + tail + setup); "
-        "a model that would save nothing is not written (exit 1).",
+        "better operator order, in-place aliases and overlaps. Weights stay byte-identical and "
+        "aligned; the input file is never touched. When the real TFLM interpreter is installed, "
+        "the result is run on it first: the head must be the predicted one and outputs "
+        "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
+        "tail + setup); a model that would save nothing is not written (exit 1).",
     )
     add_model_argument(parser)
+    add_build_options(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT.tflite", help="output file")
     parser.add_argument("--planner", default="best", metavar="NAME", help="planner (default best)")
     parser.add_argument(
@@ -49,9 +53,16 @@ def register(subparsers: Any) -> None:
         "(kept only if real TFLM gives bit-identical outputs)",
     )
     parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="also let an operator's output start below an input it is consuming, as far as "
+        "the access order of the --kernels library allows (cmsis-nn is safe on CMSIS-NN builds "
+        "and the reference kernels alike; kept only if real TFLM gives bit-identical outputs)",
+    )
+    parser.add_argument(
         "--no-verify",
         action="store_true",
-        help="do not run the real TFLM interpreter (not allowed with --inplace)",
+        help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
     )
     parser.add_argument(
         "--time-limit", type=float, default=10.0, metavar="SECONDS", help="planning time limit"
@@ -67,7 +78,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
     if args.inplace and args.no_verify:
         raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
+    if args.overlap and args.no_verify:
+        raise UsageError("--overlap needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
+    build = selected_build(args)
     model_text = args.model
     protect = () if model_text.startswith("example:") else (model_text,)
     if protect and os.path.exists(args.output):
@@ -79,8 +93,11 @@ def run(args: argparse.Namespace) -> int:
         planner=args.planner,
         reorder=args.reorder,
         inplace=args.inplace,
+        overlap=args.overlap,
+        kernels=overlap_library(args),
         time_limit_s=args.time_limit,
         seed=args.seed,
+        build=build,
     )
     proof: OutputProof | None = None
     proof_note = ""
@@ -92,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
     if optimization.chosen is None:
         accepted, reason = False, "not written: nothing to save"
     else:
-        accepted, reason = _accept(optimization.new_head, optimization.original_head, proof)
+        accepted, reason = _accept(
+            optimization.new_head, optimization.original_head, proof, same_build=build.is_host
+        )
     if reason:
         proof_note = "; ".join(n for n in (proof_note, reason) if n)
     if accepted:
@@ -111,8 +130,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if accepted else EXIT_FINDINGS
 
 
-def _accept(predicted: int, original: int, proof: OutputProof | None) -> tuple[bool, str]:
-    """Whether to write: the real runtime (when it ran) must confirm outputs and head."""
+def _accept(
+    predicted: int, original: int, proof: OutputProof | None, *, same_build: bool = True
+) -> tuple[bool, str]:
+    """Whether to write: the real runtime (when it ran) must confirm outputs, and the head too
+    when it is the build planned for (the wheel's heads say nothing about a device's)."""
     if proof is None:
         return True, ""
     if proof.original_head is None:
@@ -120,6 +142,11 @@ def _accept(predicted: int, original: int, proof: OutputProof | None) -> tuple[b
         return True, f"real TFLM cannot run this model ({proof.detail}); prediction only"
     if not proof.identical:
         return False, f"refused: {proof.detail or 'outputs differ'} on real TFLM"
+    if not same_build:
+        return True, (
+            "outputs checked on the x86-64 tflite_micro wheel; the head is the prediction for "
+            "the selected build (the wheel's kernels request other scratch buffers)"
+        )
     if proof.new_head is None or proof.new_head > proof.original_head:
         return False, "refused: the real head would grow"
     if proof.new_head != predicted:

@@ -12,12 +12,14 @@ from typing import Any
 from arenalens.analysis.schedule import apply_schedule
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
+    add_build_options,
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
 )
@@ -41,6 +43,7 @@ def register(subparsers: Any) -> None:
     )
     add_models_argument(parser)
     add_runtime_option(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--planner",
         metavar="NAME",
@@ -123,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
     if args.ascii and is_batch(args.models):
         raise UsageError("--ascii prints one model's plan; give a single MODEL")
+    selected_build(args)  # bad --cpu / --kernels fail before any model is read
     for plugin in args.plugin:
         load_plugin(plugin)
     return run_command(args, plan_worker, _single, _COLUMNS, title="arenalens plan")
@@ -130,12 +134,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult | None]:
     """One MODEL argument → (Analysis, the reorder result or None)."""
+    build = selected_build(args)
     model = load_with_input_shapes(path, args)
     reordered = None
     if args.reorder:
-        schedule, reordered = reorder_for_runtime(model, args.runtime)
+        schedule, reordered = reorder_for_runtime(model, args.runtime, build=build)
         model = apply_schedule(model, schedule)
-    analysis = analyze(model, runtime=args.runtime, planner=args.planner, alignment=args.alignment)
+    analysis = analyze(
+        model, runtime=args.runtime, build=build, planner=args.planner, alignment=args.alignment
+    )
     return analysis, reordered
 
 

@@ -16,13 +16,16 @@ from arenalens.atomic import make_folder
 from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
+    add_build_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
+    overlap_library,
     print_json,
     print_text,
+    selected_build,
     terminal_width,
     use_color,
     write_atomic,
@@ -39,6 +42,8 @@ from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
 from arenalens.report.html import render_html
 from arenalens.report.terminal import render_report_text
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.build import Build
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, parse_size
 
@@ -107,6 +112,8 @@ def register(subparsers: Any) -> None:
         help="leave the diagnose findings out of 'what to do next'",
     )
     add_runtime_option(parser)
+    add_overlap_options(parser)
+    add_build_options(parser)
     parser.add_argument(
         "--all",
         action="store_true",
@@ -143,6 +150,18 @@ def budget_bytes(args: argparse.Namespace) -> int | None:
     return nbytes
 
 
+def add_overlap_options(parser: argparse.ArgumentParser) -> None:
+    """--overlap (TFLM): also plan outputs sliding over the inputs they consume, as far as the
+    access order of the --kernels library allows (`add_build_options`)."""
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="TFLM: also plan the head letting an operator's output start below an input it "
+        "consumes, as far as its kernel's access order (--kernels) allows (shown first, shared "
+        "bytes hatched; `optimize --overlap` writes and proves it)",
+    )
+
+
 @dataclass(frozen=True)
 class WrittenFile:
     """A file the command wrote, for the closing summary."""
@@ -165,12 +184,20 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
+    overlap: KernelLibrary | None = None,
+    build: Build | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
-    planner, the Analysis)."""
+    planner, the Analysis); `build` is the TFLM build (None: the x86-64 wheel)."""
     model = load_with_input_shapes(argument, argparse.Namespace(input_shape=list(input_shapes)))
     chosen = list(planners) if planners else None
-    analysis = analyze(model, runtime=runtime, planner=chosen[0] if chosen else None)
+    analysis = analyze(
+        model,
+        runtime=runtime,
+        build=build,
+        planner=chosen[0] if chosen else None,
+        overlap=overlap,
+    )
     wanted = chosen if chosen is not None else default_planners(runtime)
     name = display_name(argument)
     if input_shapes:
@@ -262,7 +289,11 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     if not args.no_findings:
         # No search time: the findings must be the same on every run (deterministic output).
         diagnosis = diagnose(
-            analysis.model, runtime=args.runtime, planner_time_limit_s=0.0, what_if=False
+            analysis.model,
+            runtime=args.runtime,
+            build=analysis.build,
+            planner_time_limit_s=0.0,
+            what_if=False,
         )
     search = None
     if args.max_input and check is not None:
@@ -271,7 +302,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             available_bytes=check.available_bytes,
             required_at=lambda resized: (
                 analyze(
-                    resized, runtime=args.runtime, planner=analysis.planner
+                    resized, runtime=args.runtime, build=analysis.build, planner=analysis.planner
                 ).budget.required_bytes
             ),
         )
@@ -283,13 +314,17 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, print the terminal report, write images and HTML on request."""
     check_output_directory(args.output, args.images)
     _fit_options(args)  # fail fast, before any model is read
+    build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
+    overlap = overlap_library(args) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,
         planners=args.planner,
         budget=budget_bytes(args),
         input_shapes=args.input_shape,
+        overlap=overlap,
+        build=build,
     )
     report = guide(args, report, analysis)
     reports = [report]
@@ -302,6 +337,8 @@ def run(args: argparse.Namespace) -> int:
             planners=args.planner,
             budget=report.budget,
             input_shapes=args.compare_input_shape,
+            overlap=overlap,
+            build=build,
         )
         reports.append(other)
     if args.json:

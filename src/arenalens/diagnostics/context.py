@@ -4,7 +4,7 @@ Rules that judge a plan need two views of time. The *planned* view is the runtim
 (what its planner assumed). The *execution* view is when the bytes are really written and read:
 for TFLM the same marking, but with nested subgraphs visited whenever a kernel runs them (TFLM's
 marker tests the raw `builtin_code` field and skips IF / WHILE whose file sets only the deprecated
-one, while the kernel still runs the branch — docs/runtime-semantics.md §2.4). Where the two differ,
+one, while the kernel still runs the branch — docs/runtime-rules.md §T4). Where the two differ,
 a plan valid for the planner can still overwrite live data on the device.
 """
 

@@ -1,8 +1,13 @@
 """Offline-plan rules: `OfflineMemoryAllocation` metadata (Vela, TFLM's test builder) checked.
 
 TFLM places offline tensors at their exact offsets with no overlap or alignment check, and fails
-setup when the offset count differs from the tensor count (docs/runtime-semantics.md §2.9). LiteRT
+setup when the offset count differs from the tensor count (docs/runtime-rules.md §T9). LiteRT
 ignores the metadata.
+
+Two tensors may share bytes safely when one is an operator's output placed at least its kernel's
+access-order distance below an input that dies at that operator (`optimize --overlap` writes such
+plans; `runtimes.tflm.overlap`): those are reported as info, with the kernel libraries they are
+safe on, not as errors.
 """
 
 from __future__ import annotations
@@ -13,9 +18,13 @@ from dataclasses import dataclass
 from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
 from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
+from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
+from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
+from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +85,8 @@ def offline_tensors(context: DiagnoseContext) -> list[OfflineTensor]:
 
 
 def _offline_planned(tensor: Tensor) -> bool:
-    """TFLM honours an offline offset for planned tensors and for variables (§2.2)."""
+    """TFLM honours an offline offset for planned tensors and for variables
+    (docs/runtime-rules.md §T2)."""
     return tflm_planned(tensor) or (
         tensor.is_variable and not tensor.has_data and tensor.nbytes > 0
     )
@@ -88,12 +98,20 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
         return
     placed = offline_tensors(context)
     by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]] = {}
+    safe: list[tuple[OverlapPair, bool]] = []
+    allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] | None = None
     for index, first in enumerate(placed):
         end = first.offset + first.nbytes
         for second in placed[index + 1 :]:
             if second.offset >= end:
                 break
             if not first.interval.overlaps(second.interval):
+                continue
+            if allowed is None:
+                allowed = _allowed_overlaps(context)
+            verdict = _judge(allowed, first, second)
+            if verdict is not None:
+                safe.append(verdict)
                 continue
             operator = _shared_vela_operator(context.model, first, second)
             if operator is None:
@@ -102,6 +120,83 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
                 by_vela_operator.setdefault(operator, []).append((first, second))
     for operator, pairs in sorted(by_vela_operator.items()):
         yield _vela_overlap_finding(context, operator, pairs)
+    if safe:
+        yield _safe_overlap_finding(safe)
+
+
+def _allowed_overlaps(
+    context: DiagnoseContext,
+) -> dict[frozenset[int], dict[KernelLibrary, OverlapPair]]:
+    """Subgraph-0 tensor pairs → the overlap each kernel library allows them (if any)."""
+    try:
+        arena = get_runtime("tflm").arenas(context.model)[0]
+    except ArenalensError:
+        return {}
+    found: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] = {}
+    for library in KernelLibrary:
+        for pair in arena_overlaps(context.model, arena, library=library):
+            key = frozenset((pair.input_tensor, pair.output_tensor))
+            found.setdefault(key, {})[library] = pair
+    return found
+
+
+def _judge(
+    allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]],
+    first: OfflineTensor,
+    second: OfflineTensor,
+) -> tuple[OverlapPair, bool] | None:
+    """(the pair, also safe under CMSIS-NN) when the reference kernels make this overlap safe."""
+    if first.subgraph or second.subgraph:
+        return None
+    by_library = allowed.get(frozenset((first.tensor, second.tensor)), {})
+    reference = by_library.get(KernelLibrary.REFERENCE)
+    if reference is None:
+        return None
+    offsets = {first.tensor: first.offset, second.tensor: second.offset}
+
+    def fits(pair: OverlapPair | None) -> bool:
+        return pair is not None and pair.overlap.allows(
+            offsets[pair.output_tensor], offsets[pair.input_tensor]
+        )
+
+    if not fits(reference):
+        return None
+    return reference, fits(by_library.get(KernelLibrary.CMSIS_NN))
+
+
+def _safe_overlap_finding(safe: list[tuple[OverlapPair, bool]]) -> Finding:
+    pairs = sorted(safe, key=lambda item: (item[0].operator, item[0].input_tensor))
+    portable = all(cmsis for _, cmsis in pairs)
+    listing = ", ".join(f"{p.opcode} (op {p.operator})" for p, _ in pairs[:8]) + (
+        f", ... ({len(pairs) - 8} more)" if len(pairs) > 8 else ""
+    )
+    not_cmsis = [p for p, cmsis in pairs if not cmsis]
+    message = (
+        f"the offline plan lets {len(pairs)} operator output(s) start below an input they "
+        f"consume ({listing}), each at least the distance its kernel's access order allows: "
+        "the kernel never reads back an input byte it has overwritten"
+    )
+    if portable:
+        message += "; safe on the reference and the CMSIS-NN kernels"
+        fix = "nothing to do (`arenalens optimize --overlap` writes plans like this one)"
+    else:
+        message += (
+            "; safe on TFLM's reference kernels only: a CMSIS-NN build walks "
+            + ", ".join(sorted({f"{p.opcode} (op {p.operator})" for p in not_cmsis})[:6])
+            + " differently and would compute garbage"
+        )
+        fix = (
+            "for a CMSIS-NN (Cortex-M) build, re-run `arenalens optimize --overlap --kernels "
+            "cmsis-nn` on the original model"
+        )
+    return Finding(
+        rule="offline-plan-overlap",
+        severity=Severity.INFO if portable else Severity.WARNING,
+        location=Location(0, None, tuple(sorted({p.output_tensor for p, _ in pairs}))),
+        message=message,
+        fix=fix,
+        details={"safe_overlaps": len(pairs), "cmsis_nn_safe": portable, "vela": False},
+    )
 
 
 def _overlap_finding(

@@ -1,7 +1,7 @@
 """The peak: which buffers are live at the busiest step, which operator runs, and what would help.
 
 Design hints and the bytes each saves, on the runtime's tensor-only lower bound (the bytes live at
-the busiest step, which every planner needs at least; docs/runtime-semantics.md §5.3 finds the
+the busiest step, which every planner needs at least; docs/runtime-rules.md §M2 finds the
 optimum equal to it on every real model):
 
 * operator order — a memory-aware topological order: repeatedly run the ready operator that leaves

@@ -25,6 +25,7 @@ from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
 # (not registered, or their extra not installed) are skipped.
@@ -116,7 +117,7 @@ def _overwrite_finding(
         "the offline plan fixes both offsets"
         if fixed or arena.problem.by_id[output.id].fixed_offset is not None
         else "the planner's lifetimes miss when the bytes are really used (a control-flow "
-        "operator whose nested subgraph TFLM does not mark, §2.4)"
+        "operator whose nested subgraph TFLM does not mark: docs/runtime-rules.md §T4)"
     )
     tensors = tuple(t for t in (output.tensor, other.tensor) if t is not None)
     producer = (
@@ -291,7 +292,9 @@ def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) 
     arenas = [r.arena for r in analysis.arenas]
     plans = [best if r is result else r.runtime_plan for r in analysis.arenas]
     try:
-        with_best = rules.budget(context.model, arenas, plans).required_bytes
+        with_best = rules.budget(
+            context.model, arenas, plans, **rules.with_build(analysis.build)
+        ).required_bytes
     except ArenalensError:
         return None
     return analysis.runtime_budget.required_bytes - with_best
@@ -508,3 +511,77 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
         fix=f"to lower the total, work on {largest} first",
         details={"arenas": sizes, "total_bytes": total},
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# overlap-savings
+
+# Offsets `optimize` writes are 16-aligned; both plans compared here use the same alignment.
+OVERLAP_ALIGNMENT = 16
+# Deterministic planners only (a number of hill-climbing moves set by the problem's size, the time
+# limit a safety net for hostile models): the same model gives the same finding on every machine.
+# `optimize` searches further.
+OVERLAP_PLANNERS = ("greedy_by_size", "greedy_by_breadth", "first_fit", "hillclimb")
+OVERLAP_HILLCLIMB_MOVES = 2000  # for problems up to 10 buffers; fewer for larger ones
+OVERLAP_HILLCLIMB_SECONDS = 10.0
+
+
+def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
+    """TFLM: the head bytes `optimize --overlap` saves beyond the best plan sharing no bytes."""
+    if context.runtime != "tflm" or context.analysis is None:
+        return
+    model = replace(context.model, offline_plan=None)
+    try:
+        arena = get_runtime("tflm").arenas(model)[0]
+    except ArenalensError:
+        return
+    pairs = arena_overlaps(model, arena)
+    if not pairs:
+        return
+    disjoint_problem = replace(arena.problem, alignment=OVERLAP_ALIGNMENT, order=(), overlaps=())
+    overlap_problem = replace(disjoint_problem, overlaps=tuple(p.overlap for p in pairs))
+    if overlap_problem.lower_bound() >= disjoint_problem.lower_bound():
+        return  # nothing shared at the busiest step: no saving below the bound to report
+    disjoint = _deterministic_best(disjoint_problem)
+    overlapped = _deterministic_best(overlap_problem)
+    if overlapped.arena_size >= disjoint.arena_size:
+        return
+    saving = disjoint.arena_size - overlapped.arena_size
+    bounds = (disjoint_problem.lower_bound(), overlap_problem.lower_bound())
+    shared = shared_pairs(arena, pairs, overlapped.offsets)
+    opcodes = ", ".join(sorted({p.opcode for p in shared}))
+    runtime_size = context.analysis.primary.runtime_plan.arena_size
+    yield Finding(
+        rule="overlap-savings",
+        severity=Severity.INFO,
+        location=Location(0, None, tuple(sorted({p.output_tensor for p in shared}))),
+        message=f"letting {len(shared)} operator outputs ({opcodes}) start below an input they "
+        f"consume, as far as their kernels' access order allows, the best plan found needs "
+        f"{format_bytes(overlapped.arena_size)}: {format_bytes(saving)} less than the best plan "
+        f"sharing no bytes ({format_bytes(disjoint.arena_size)}; TFLM's own: "
+        f"{format_bytes(runtime_size)}); lower bound {format_bytes(bounds[0])} "
+        f"without overlaps, {format_bytes(bounds[1])} with them "
+        "(predicted with TFLM's reference kernels)",
+        fix="`arenalens optimize MODEL -o smaller.tflite --overlap` writes that plan and keeps it "
+        "only when the real TFLM interpreter computes bit-identical outputs (add `--kernels "
+        "cmsis-nn` for Cortex-M builds with CMSIS-NN)",
+        saving_bytes=saving,
+        details={
+            "disjoint_bytes": disjoint.arena_size,
+            "overlap_bytes": overlapped.arena_size,
+            "runtime_bytes": runtime_size,
+            "overlaps_used": len(shared),
+            "overlaps_allowed": len(pairs),
+        },
+    )
+
+
+def _deterministic_best(problem: Problem) -> Plan:
+    """The smallest plan of OVERLAP_PLANNERS (the same on every machine)."""
+    moves = max(20, min(OVERLAP_HILLCLIMB_MOVES, 20_000 // max(1, len(problem.buffers))))
+    knobs = {"max_iterations": moves, "time_limit_s": OVERLAP_HILLCLIMB_SECONDS}
+    plans = [
+        run_planner(name, problem, **(knobs if name == "hillclimb" else {}))
+        for name in OVERLAP_PLANNERS
+    ]
+    return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))

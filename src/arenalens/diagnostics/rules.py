@@ -23,6 +23,7 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, analyze
+from arenalens.runtimes.tflm.build import Build
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,12 @@ RULES: tuple[Rule, ...] = (
         needs_plan=True,
     ),
     Rule(
+        "overlap-savings",
+        "TFLM: the head bytes `optimize --overlap` saves by letting outputs slide over inputs",
+        plan_rules.overlap_savings,
+        needs_plan=True,
+    ),
+    Rule(
         "peak",
         "the tensors and operator at the busiest step",
         peak.peak,
@@ -159,18 +166,20 @@ def diagnose(
     model: Model,
     *,
     runtime: str = "tflm",
+    build: Build | str | None = None,
     alignment: int | None = None,
     rules: Sequence[str] | None = None,
     analysis: Analysis | None = None,
     planner_time_limit_s: float = 5.0,
     what_if: bool = False,
 ) -> Diagnosis:
-    """Model → Diagnosis: every selected rule run, findings sorted most severe first."""
+    """Model → Diagnosis: every selected rule run, findings sorted most severe first; `build`
+    is the TFLM build whose plan is judged (None: the x86-64 wheel)."""
     selected = _select(rules)
     failure: Finding | None = None
     if analysis is None and any(rule.needs_plan for rule in selected):
         try:
-            analysis = analyze(model, runtime=runtime)
+            analysis = analyze(model, runtime=runtime, build=build)
         except ArenalensError as error:
             failure = _analysis_failed(runtime, error)
     context = DiagnoseContext(

@@ -3,7 +3,7 @@
 TFLM plans from the FlatBuffer `shape` and never resizes; an operator output whose `shape` has a
 dimension <= 0 fails Prepare ("Dynamic tensors are not supported"). LiteRT re-plans after
 `resize_tensor_input`, keeping the first lifetimes, and moves data-dependent outputs to the heap
-(docs/runtime-semantics.md §2.1, §3.1, §3.7).
+(docs/runtime-rules.md §T2, §L1).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def dynamic_tensor_unsupported(context: DiagnoseContext) -> Iterator[Finding]:
 
 
 def _unsupported_shape(shape: tuple[int, ...]) -> bool:
-    """A dimension <= 0, except the legacy scalar shape [0] (§2.1)."""
+    """A dimension <= 0, except the legacy scalar shape [0] (docs/runtime-rules.md §T2)."""
     if shape == (0,):
         return False
     return any(d <= 0 for d in shape)

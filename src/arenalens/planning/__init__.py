@@ -1,7 +1,7 @@
 """Planners: Problem (buffers with lifetimes and sizes) → checked Plan (offsets, arena size)."""
 
 from arenalens.planning.check import check_plan
-from arenalens.planning.problem import Buffer, Plan, Problem, align_up, arena_size
+from arenalens.planning.problem import Buffer, Overlap, Plan, Problem, align_up, arena_size
 from arenalens.planning.registry import (
     PLANNERS,
     PlannerInfo,
@@ -15,6 +15,7 @@ from arenalens.planning.registry import (
 __all__ = [
     "PLANNERS",
     "Buffer",
+    "Overlap",
     "Plan",
     "PlannerInfo",
     "PlannerOutput",

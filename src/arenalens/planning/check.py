@@ -2,20 +2,24 @@
 
 It checks, without trusting any planner: every buffer has an offset >= 0; fixed (offline) offsets
 are honoured; other offsets respect the alignment; no two buffers live at a common step share a
-byte; and the declared arena size is the highest end. Two *fixed* buffers may overlap: offline plans
-(Vela) share bytes on purpose and the runtime never checks them, so diagnostics report that instead.
+byte, except a pair the Problem allows to overlap (`Overlap`) placed with at least its minimal
+offset distance; and the declared arena size is the highest end. Two *fixed* buffers may overlap:
+offline plans (Vela) share bytes on purpose and the runtime never checks them, so diagnostics
+report that instead.
 
-The overlap test sweeps steps in order, keeping the live online buffers sorted by offset: they
-never overlap each other, so a new buffer is compared with its two neighbours only. Fixed buffers
-may overlap each other and are searched through a max segment tree. O(n log n) in all, even when
-thousands of buffers are live at once (a hostile 20,000-output operator took minutes before).
+The overlap test sweeps steps in order, keeping the live online buffers that take part in no
+allowed overlap sorted by offset: they never overlap each other, so a new buffer is compared with
+its two neighbours only. Fixed buffers, and online buffers that may overlap a partner, may share
+bytes and are searched through max segment trees, each byte-range hit judged by the pair's rule.
+O(n log n) in all, even when thousands of buffers are live at once (a hostile 20,000-output
+operator took minutes before).
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, arena_size
@@ -59,29 +63,56 @@ def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
     placed = sorted((b for b in problem.buffers if b.size), key=lambda b: (b.start, b.id))
     by_id = problem.by_id
+    in_pairs = problem.overlaps_by_buffer
     ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
-    # Live online buffers as (offset, id), sorted; they never overlap each other (each was checked
-    # on entry), so a new buffer can only collide with its two neighbours in this list.
+    # Live online buffers without allowed overlaps as (offset, id), sorted; they never overlap
+    # each other (each was checked on entry), so a new buffer can only collide with its two
+    # neighbours in this list.
     online: list[tuple[int, int]] = []
-    fixed = _LiveFixed([b for b in placed if b.fixed_offset is not None], offsets)
+    fixed = _LiveRanges([b for b in placed if b.fixed_offset is not None], offsets)
+    flexible = _LiveRanges(
+        [b for b in placed if b.fixed_offset is None and b.id in in_pairs], offsets
+    )
     for buffer in placed:
         while ending and ending[0][0] < buffer.start:
             _, gone = heapq.heappop(ending)
-            if by_id[gone].fixed_offset is None:
-                del online[bisect.bisect_left(online, (offsets[gone], gone))]
-            else:
+            gone_buffer = by_id[gone]
+            if gone_buffer.fixed_offset is not None:
                 fixed.set_live(gone, live=False)
+            elif gone in in_pairs:
+                flexible.set_live(gone, live=False)
+            else:
+                del online[bisect.bisect_left(online, (offsets[gone], gone))]
         offset = offsets[buffer.id]
+        low, high = offset, offset + buffer.size
         _check_against_online(buffer, offset, online, by_id)
-        if buffer.fixed_offset is None:
-            # Fixed buffers may overlap each other, so they are searched by byte range instead.
-            other_id = fixed.any_overlapping(offset, offset + buffer.size)
-            if other_id is not None:
-                raise _overlap_error(by_id[other_id], offsets[other_id], buffer, offset)
+        is_fixed = buffer.fixed_offset is not None
+        if not is_fixed and buffer.id not in in_pairs:
+            # No allowed overlap: any shared byte with a fixed or flexible buffer is an error.
+            for ranges in (fixed, flexible):
+                other_id = ranges.any_overlapping(low, high)
+                if other_id is not None:
+                    raise _overlap_error(by_id[other_id], offsets[other_id], buffer, offset)
             bisect.insort(online, (offset, buffer.id))
         else:
-            fixed.set_live(buffer.id, live=True)
+            # Fixed buffers may share bytes with each other (offline plans do it on purpose).
+            searched = (flexible,) if is_fixed else (fixed, flexible)
+            for ranges in searched:
+                for other_id in ranges.all_overlapping(low, high):
+                    if not _allowed(problem, offsets, buffer.id, other_id):
+                        raise _overlap_error(
+                            by_id[other_id], offsets[other_id], buffer, offset, problem
+                        )
+            (fixed if is_fixed else flexible).set_live(buffer.id, live=True)
         heapq.heappush(ending, (buffer.end, buffer.id))
+
+
+def _allowed(problem: Problem, offsets: Mapping[int, int], first: int, second: int) -> bool:
+    """True when two buffers that share bytes are an allowed overlap placed far enough apart."""
+    overlap = problem.overlap_between(first, second)
+    if overlap is None:
+        return False
+    return overlap.allows(offsets[overlap.output], offsets[overlap.input])
 
 
 def _check_against_online(
@@ -98,23 +129,34 @@ def _check_against_online(
             raise _overlap_error(by_id[above_id], above_offset, buffer, offset)
 
 
-def _overlap_error(other: Buffer, other_offset: int, buffer: Buffer, offset: int) -> PlanError:
+def _overlap_error(
+    other: Buffer, other_offset: int, buffer: Buffer, offset: int, problem: Problem | None = None
+) -> PlanError:
     low, high = max(offset, other_offset), min(offset + buffer.size, other_offset + other.size)
     first, last = max(buffer.start, other.start), min(buffer.end, other.end)
+    rule = ""
+    overlap = problem.overlap_between(other.id, buffer.id) if problem is not None else None
+    if overlap is not None:
+        placed = {other.id: other_offset, buffer.id: offset}
+        distance = placed[overlap.input] - placed[overlap.output]
+        rule = (
+            f" (allowed only with buffer {overlap.output} at least "
+            f"{overlap.min_offset_distance} bytes below buffer {overlap.input}; it is {distance})"
+        )
     return PlanError(
-        f"buffers {other.id} and {buffer.id} share bytes [{low}, {high}) at steps "
+        f"buffers {other.id} and {buffer.id}{rule} share bytes [{low}, {high}) at steps "
         f"{first}-{last} (buffer {other.id}: [{other_offset}, {other_offset + other.size}) "
         f"steps {other.start}-{other.end}; buffer {buffer.id}: [{offset}, "
         f"{offset + buffer.size}) steps {buffer.start}-{buffer.end})"
     )
 
 
-class _LiveFixed:
-    """Live fixed buffers, searchable by byte range in O(log n) although they may overlap.
+class _LiveRanges:
+    """Live buffers that may overlap each other, searchable by byte range in O(log n).
 
-    A max segment tree over the fixed buffers sorted by offset holds each live buffer's end
-    offset (-1 when not live); "does any live buffer starting below `high` end above `low`" is
-    a prefix-maximum query.
+    A max segment tree over the buffers sorted by offset holds each live buffer's end offset (-1
+    when not live); "does any live buffer starting below `high` end above `low`" is a
+    prefix-maximum query.
     """
 
     def __init__(self, buffers: list[Buffer], offsets: Mapping[int, int]) -> None:
@@ -153,3 +195,18 @@ class _LiveFixed:
             stack.append((2 * node + 1, middle, right))
             stack.append((2 * node, left, middle))
         return None
+
+    def all_overlapping(self, low: int, high: int) -> Iterator[int]:
+        """Ids of every live buffer sharing a byte with [low, high), lowest offset first."""
+        count = bisect.bisect_left(self.starts, high)
+        stack = [(1, 0, self.width)]
+        while stack:
+            node, left, right = stack.pop()
+            if left >= count or self.tree[node] <= low:
+                continue
+            if right - left == 1:
+                yield self.ids[left]
+                continue
+            middle = (left + right) // 2
+            stack.append((2 * node + 1, middle, right))
+            stack.append((2 * node, left, middle))

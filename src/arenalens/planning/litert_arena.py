@@ -1,7 +1,7 @@
 """LiteRT's SimpleMemoryArena: best fit among gaps between live buffers, in the runtime's order.
 
-Source: *tflite/simple_memory_arena.cc — SimpleMemoryArena::Allocate* (docs/runtime-semantics.md
-§3.6). Buffers are placed one at a time in `problem.order` (LiteRT's sorted tensor list, which
+Source: *tflite/simple_memory_arena.cc — SimpleMemoryArena::Allocate* (docs/runtime-rules.md
+§L6). Buffers are placed one at a time in `problem.order` (LiteRT's sorted tensor list, which
 the runtime module computes from its hash sets and `std::sort`). For each buffer of size s over
 steps [f, l]:
 

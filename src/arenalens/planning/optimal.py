@@ -7,6 +7,13 @@ constants the others must avoid. The search is warm-started (`AddHint`) from the
 plan, whose size is also the horizon, and starts from a sound lower bound (busiest step), so it
 either proves the optimum or reports the gap that remains when the time limit ends.
 
+Allowed overlaps (`Overlap`: an output may start at least D bytes below an input it shares bytes
+with) break the no-overlap rule for one pair during the steps they share. Those steps are a
+prefix of the later-starting buffer's lifetime (its *cut*), so that buffer's rectangle keeps only
+the steps after the cut, and for the cut steps it gets one disjunction per buffer live there:
+"below or above" for an ordinary neighbour, "at least D below, or above" for its overlap
+partner.
+
 Source: the 2-D strip-packing view of memory planning with fixed lifetimes (e.g. Sekiyama et al.,
 "Profile-guided memory optimization for deep neural networks", arXiv 1804.10001, 2018);
 CP-SAT's `NoOverlap2D` (developers.google.com/optimization).
@@ -14,6 +21,8 @@ CP-SAT's `NoOverlap2D` (developers.google.com/optimization).
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +30,7 @@ from typing import Any
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.portfolio import run_portfolio, smallest
-from arenalens.planning.problem import Problem, arena_size
+from arenalens.planning.problem import Buffer, Problem, arena_size
 from arenalens.planning.registry import PlannerOutput, register_planner
 
 INSTALL_HINT = "the 'optimal' planner needs OR-Tools: pip install 'arenalens[exact]'"
@@ -92,6 +101,84 @@ def optimal(
     )
 
 
+def _cuts(problem: Problem) -> dict[int, int]:
+    """Online buffer id → last step it shares with an overlap partner that started no later."""
+    cuts: dict[int, int] = {}
+    by_id = problem.by_id
+    for overlap in problem.overlaps:
+        pair = (by_id[overlap.output], by_id[overlap.input])
+        if not (pair[0].size and pair[1].size and pair[0].conflicts_with(pair[1])):
+            continue
+        later, earlier = sorted(pair, key=lambda b: (b.start, b.id), reverse=True)
+        if later.fixed_offset is None:
+            shared_until = min(later.end, earlier.end)
+            cuts[later.id] = max(cuts.get(later.id, shared_until), shared_until)
+    return cuts
+
+
+def _pairwise(
+    problem: Problem, online: list[Buffer], fixed: list[Buffer], cuts: dict[int, int]
+) -> list[tuple[Buffer, Buffer]]:
+    """Pairs that need their own disjunction, each once, in a deterministic order.
+
+    Every online buffer against each fixed buffer it conflicts with, and every cut buffer
+    against each buffer live during its cut steps (those live at its first step, found by one
+    sweep, plus those starting later within the cut).
+    """
+    pairs: dict[tuple[int, int], tuple[Buffer, Buffer]] = {}
+    for buffer in online:
+        for other in fixed:
+            if buffer.conflicts_with(other):
+                pairs[(buffer.id, other.id)] = (buffer, other)
+    by_id = problem.by_id
+    cut_buffers = sorted((by_id[i] for i in cuts), key=lambda b: (b.start, b.id))
+    by_start = sorted(online, key=lambda b: (b.start, b.id))
+    start_steps = [b.start for b in by_start]
+    live: dict[int, Buffer] = {}
+    ending: list[tuple[int, int]] = []
+    position = 0
+    for buffer in cut_buffers:
+        while position < len(by_start) and by_start[position].start <= buffer.start:
+            entered = by_start[position]
+            live[entered.id] = entered
+            heapq.heappush(ending, (entered.end, entered.id))
+            position += 1
+        while ending and ending[0][0] < buffer.start:
+            del live[heapq.heappop(ending)[1]]
+        later = by_start[
+            bisect.bisect_right(start_steps, buffer.start) : bisect.bisect_right(
+                start_steps, cuts[buffer.id]
+            )
+        ]
+        for other in [*live.values(), *later]:
+            if other.id != buffer.id:
+                key = (min(buffer.id, other.id), max(buffer.id, other.id))
+                pairs.setdefault(key, (buffer, other))
+    return [pairs[key] for key in sorted(pairs)]
+
+
+def _separate(
+    model: Any, problem: Problem, first: Buffer, second: Buffer, offsets: dict[int, Any]
+) -> None:
+    """Constrain two live-together buffers: disjoint, or their allowed overlap."""
+
+    def position(buffer: Buffer) -> Any:
+        return buffer.fixed_offset if buffer.fixed_offset is not None else offsets[buffer.id]
+
+    below = model.NewBoolVar(f"below_{first.id}_{second.id}")
+    overlap = problem.overlap_between(first.id, second.id)
+    if overlap is None:
+        model.Add(position(first) + first.size <= position(second)).OnlyEnforceIf(below)
+        model.Add(position(first) >= position(second) + second.size).OnlyEnforceIf(below.Not())
+        return
+    output = first if first.id == overlap.output else second
+    source = second if output is first else first
+    distance = min(overlap.min_offset_distance, output.size)
+    # Below (sharing bytes or not) by at least the distance, or wholly above the input.
+    model.Add(position(output) + distance <= position(source)).OnlyEnforceIf(below)
+    model.Add(position(output) >= position(source) + source.size).OnlyEnforceIf(below.Not())
+
+
 def _import_cp_model() -> Any:
     try:
         from ortools.sat.python import cp_model  # noqa: PLC0415 - optional extra, lazily
@@ -121,6 +208,8 @@ def _solve(
         (b for b in problem.buffers if b.fixed_offset is not None and b.size), key=lambda b: b.id
     )
     arena = model.NewIntVar(bound, horizon, "arena")
+    cuts = _cuts(problem)
+    offset_vars: dict[int, Any] = {}
     slots: dict[int, Any] = {}
     x_intervals, y_intervals = [], []
     for buffer in online:
@@ -131,18 +220,19 @@ def _solve(
         model.Add(offset + buffer.size <= arena)
         model.AddHint(slot, hint[buffer.id] // alignment)
         slots[buffer.id] = slot
-        x_intervals.append(model.NewFixedSizeIntervalVar(offset, buffer.size, f"bytes_{buffer.id}"))
-        y_intervals.append(
-            model.NewFixedSizeIntervalVar(
-                buffer.start, buffer.end - buffer.start + 1, f"steps_{buffer.id}"
+        offset_vars[buffer.id] = offset
+        first_step = cuts.get(buffer.id, buffer.start - 1) + 1
+        if first_step <= buffer.end:
+            x_intervals.append(
+                model.NewFixedSizeIntervalVar(offset, buffer.size, f"bytes_{buffer.id}")
             )
-        )
-        for other in fixed:
-            if not buffer.conflicts_with(other) or other.fixed_offset is None:
-                continue
-            below = model.NewBoolVar(f"below_{buffer.id}_{other.id}")
-            model.Add(offset + buffer.size <= other.fixed_offset).OnlyEnforceIf(below)
-            model.Add(offset >= other.fixed_offset + other.size).OnlyEnforceIf(below.Not())
+            y_intervals.append(
+                model.NewFixedSizeIntervalVar(
+                    first_step, buffer.end - first_step + 1, f"steps_{buffer.id}"
+                )
+            )
+    for first, second in _pairwise(problem, online, fixed, cuts):
+        _separate(model, problem, first, second, offset_vars)
     for other in fixed:
         if other.fixed_offset is not None:
             model.Add(arena >= other.fixed_offset + other.size)

@@ -7,6 +7,12 @@ Neural Net Inference", arXiv 2001.03288, "Greedy by Size" for offset calculation
 fits, above the highest conflicting end. Fixed (offline) buffers are placed first at their own
 offsets. Offsets are aligned to `Problem.alignment`.
 
+An allowed overlap (`Overlap`) with a placed partner changes the byte range that partner blocks:
+an output may start as low as `offset(input) - distance`, so a placed input blocks the output
+only from `offset(input) + size(output) - distance`; a placed output blocks an input only over
+its own first `distance` bytes. The ranges stay "forbidden where the new buffer would share a
+byte", so the gap search is unchanged.
+
 Finding the conflicting buffers scans every placed buffer (O(n) per buffer). In Python that made
 a 10,000-operator chain take seconds, so large problems use an index from `offset_index`: the
 interval index when few buffers are live together, or numpy arrays sorted by offset (the gap
@@ -28,7 +34,7 @@ from arenalens.planning.offset_index import (
     align_up_array,
     index_kind,
 )
-from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.planning.problem import Buffer, Overlap, Problem, align_up
 
 
 class Fit(enum.Enum):
@@ -60,13 +66,59 @@ def place_in_order(
         buffer = by_id[buffer_id]
         if buffer.fixed_offset is not None:
             continue
-        offset = placed.choose(buffer, problem.alignment, fit)
+        partners = _placed_partners(problem, buffer, offsets)
+        if partners:
+            ranges = _with_overlaps(buffer, placed.ranges(buffer), partners)
+            offset = choose_offset(buffer, ranges, problem.alignment, fit)
+        else:
+            offset = placed.choose(buffer, problem.alignment, fit)
         offsets[buffer.id] = offset
         placed.add(buffer, offset)
     missing = [b.id for b in problem.buffers if b.id not in offsets]
     if missing:
         raise ValueError(f"placement order leaves buffers {missing[:10]} unplaced")
     return offsets
+
+
+def _placed_partners(
+    problem: Problem, buffer: Buffer, offsets: dict[int, int]
+) -> list[tuple[Buffer, int, Overlap]]:
+    """Placed buffers live with `buffer` that it may overlap: (partner, its offset, overlap)."""
+    found: list[tuple[Buffer, int, Overlap]] = []
+    for overlap in problem.overlaps_by_buffer.get(buffer.id, ()):
+        partner_id = overlap.input if overlap.output == buffer.id else overlap.output
+        partner = problem.by_id[partner_id]
+        if partner_id in offsets and partner.size and partner.conflicts_with(buffer):
+            found.append((partner, offsets[partner_id], overlap))
+    return found
+
+
+def _with_overlaps(
+    buffer: Buffer,
+    ranges: Sequence[tuple[int, int]],
+    partners: Sequence[tuple[Buffer, int, Overlap]],
+) -> list[tuple[int, int]]:
+    """Blocked (offset, end) ranges with each partner's range narrowed to what it really blocks.
+
+    A range (low, high) forbids offsets x with x + size > low and x < high; narrowed ranges may
+    have low > high and still forbid (low - size, high); empty ones are dropped.
+    """
+    adjusted = list(ranges)
+    for partner, offset, overlap in partners:
+        if (offset, offset + partner.size) in adjusted:
+            adjusted.remove((offset, offset + partner.size))
+        if overlap.output == buffer.id:
+            # x may go down to offset - distance: blocked where x > offset - distance.
+            distance = min(overlap.min_offset_distance, buffer.size)
+            low, high = offset - distance + buffer.size, offset + partner.size
+        else:
+            # The input may start `distance` above the output: blocked where x < offset + distance.
+            distance = min(overlap.min_offset_distance, partner.size)
+            low, high = offset, offset + distance
+        if low - buffer.size + 1 < high:  # some integer offset is forbidden
+            adjusted.append((low, high))
+    adjusted.sort()
+    return adjusted
 
 
 def choose_offset(
@@ -109,6 +161,9 @@ class _Placed:
             if not (buffer.start > stop or start > buffer.end)
         ]
 
+    def ranges(self, buffer: Buffer) -> list[tuple[int, int]]:
+        return self.conflicting(buffer)
+
     def choose(self, buffer: Buffer, alignment: int, fit: Fit) -> int:
         return choose_offset(buffer, self.conflicting(buffer), alignment, fit)
 
@@ -123,9 +178,11 @@ class _PlacedIntervals:
         if buffer.size:
             self.index.add(buffer, offset)
 
+    def ranges(self, buffer: Buffer) -> list[tuple[int, int]]:
+        return [(o, o + size) for o, size in self.index.live(buffer.start, buffer.end)]
+
     def choose(self, buffer: Buffer, alignment: int, fit: Fit) -> int:
-        live = self.index.live(buffer.start, buffer.end)
-        return choose_offset(buffer, [(o, o + size) for o, size in live], alignment, fit)
+        return choose_offset(buffer, self.ranges(buffer), alignment, fit)
 
 
 class _PlacedArrays:
@@ -137,6 +194,10 @@ class _PlacedArrays:
     def add(self, buffer: Buffer, offset: int) -> None:
         if buffer.size:
             self.index.add(buffer, offset)
+
+    def ranges(self, buffer: Buffer) -> list[tuple[int, int]]:
+        offsets, sizes = self.index.live(buffer.start, buffer.end)
+        return [(int(o), int(o + size)) for o, size in zip(offsets, sizes, strict=True)]
 
     def choose(self, buffer: Buffer, alignment: int, fit: Fit) -> int:
         """choose_offset, vectorised: the cursor before each entry is a running maximum."""

@@ -1,7 +1,7 @@
 """TFLM's GreedyMemoryPlanner, byte for byte: Problem → the offsets the device will use.
 
 Source: tflite-micro *memory_planner/greedy_memory_planner.cc — CalculateOffsetsIfNeeded*
-(docs/runtime-semantics.md §2.6). The algorithm:
+(docs/runtime-rules.md §T6). The algorithm:
 
 1. Order. Buffers with a fixed (offline) offset come first, in id order. The others follow by size,
    largest first; among equal sizes the *higher* id first (TFLM lists them in reverse submission

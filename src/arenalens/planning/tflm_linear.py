@@ -1,6 +1,6 @@
 """TFLM's LinearMemoryPlanner: Problem → buffers end to end in submission (id) order, no reuse.
 
-Source: tflite-micro *memory_planner/linear_memory_planner.cc* (docs/runtime-semantics.md §2.8).
+Source: tflite-micro *memory_planner/linear_memory_planner.cc* (docs/runtime-rules.md §T8).
 TFLM uses it under `preserve_all_tensors` (Python `kPreserveAllTensors`), so every tensor keeps its
 bytes after Invoke; the head is then the sum of all rounded sizes. It has no offline `AddBuffer`, so
 TFLM fails on a model with an offline plan, and this planner refuses fixed offsets the same way.

@@ -2,7 +2,7 @@
 
 Builds with `TF_LITE_SHOW_MEMORY_USE` print this from *CommitStaticMemoryPlan*
 (*memory_planner/greedy_memory_planner.cc — GreedyMemoryPlanner::PrintMemoryPlan*,
-docs/runtime-semantics.md §2.7); the pip package does not, so arenalens writes it. Format:
+docs/runtime-rules.md §T7); the pip package does not, so arenalens writes it. Format:
 
 * one line per buffer in planner-index order, `"%c (id=%d): size=%d, offset=%d, first_used=%d
   last_used=%d"`, the character `*` when first == last, else the index's ordinal (0-9, a-z, A-Z,

@@ -6,7 +6,8 @@ to the end with last = NEVER_FREED.
 
 `plan_alternatives` runs the planners a report lets the user switch between; by default the
 runtime's own plan, every registered planner cheap enough for the `best` portfolio that does not
-replicate another runtime, and `naive` (no reuse, the baseline).
+replicate another runtime, and `naive` (no reuse, the baseline). An analysis with overlaps puts
+its overlap plan first, with the allowed overlaps and their bound next to the disjoint one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
-from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, StepRow
+from arenalens.report.data import (
+    ArenaReport,
+    BufferRow,
+    MemoryReport,
+    OverlapRow,
+    PlanView,
+    StepRow,
+)
 from arenalens.report.labels import short_labels
 from arenalens.runtimes import get_runtime
 
@@ -79,18 +87,24 @@ def build_report(
     )
     if plan_budgets and arenas:
         arenas = (_with_required_bytes(analysis, arenas[0], alternatives), *arenas[1:])
+    shown = analysis
+    if analysis.overlap is not None and arenas:
+        arenas = (_with_overlap(arenas[0], analysis), *arenas[1:])
+        shown = _overlap_analysis(analysis)
+    budget_parts = shown.budget
     return MemoryReport(
         model=name or analysis.model.name,
         source=analysis.model.source,
         description=analysis.model.description,
         runtime=analysis.runtime,
         arenas=arenas,
-        required_bytes=analysis.budget.required_bytes,
-        required_parts=MappingProxyType(dict(analysis.budget.parts)),
+        required_bytes=budget_parts.required_bytes,
+        required_parts=MappingProxyType(dict(budget_parts.parts)),
         budget=budget,
         tensor_count=analysis.model.tensor_count,
         operator_count=analysis.model.operator_count,
-        declared=declared_arena(analysis),
+        declared=declared_arena(shown),
+        build=analysis.budget.build,
     )
 
 
@@ -127,13 +141,65 @@ def _with_required_bytes(
             key = tuple(sorted(plan.offsets.items()))
             if key not in by_offsets:
                 try:
-                    budget = rules.budget(analysis.model, problems, [plan, *rest])
+                    budget = rules.budget(
+                        analysis.model,
+                        problems,
+                        [plan, *rest],
+                        **rules.with_build(analysis.build),
+                    )
                     by_offsets[key] = budget.required_bytes
                 except ArenalensError:
                     by_offsets[key] = None  # a plan the runtime's setup cannot take
             required = by_offsets[key]
         views.append(replace(view, required_bytes=required))
     return replace(arena, plans=tuple(views))
+
+
+def _with_overlap(arena: ArenaReport, analysis: Analysis) -> ArenaReport:
+    """The primary arena with the overlap plan shown first and its allowed overlaps listed."""
+    overlap = analysis.overlap
+    assert overlap is not None
+    position = {row.id: index for index, row in enumerate(arena.buffers)}
+    rows = tuple(
+        OverlapRow(
+            output=position[pair.overlap.output],
+            input=position[pair.overlap.input],
+            min_offset_distance=pair.overlap.min_offset_distance,
+            operator=pair.operator,
+            opcode=pair.opcode,
+        )
+        for pair in overlap.pairs
+        if pair.overlap.output in position and pair.overlap.input in position
+    )
+    plan = overlap.plan
+    view = PlanView(
+        planner=plan.planner,
+        arena_size=plan.arena_size,
+        offsets=tuple(plan.offsets[row.id] for row in arena.buffers),
+        is_runtime=False,
+        proven_optimal=plan.proven_optimal or plan.arena_size == overlap.lower_bound,
+        required_bytes=overlap.budget.required_bytes,
+    )
+    return replace(
+        arena,
+        plans=(view, *arena.plans),
+        overlaps=rows,
+        overlap_lower_bound=overlap.lower_bound,
+    )
+
+
+def _overlap_analysis(analysis: Analysis) -> Analysis:
+    """The analysis as if its primary arena used the overlap plan (what the report shows first,
+    and what the number to declare is then for)."""
+    overlap = analysis.overlap
+    assert overlap is not None
+    primary = replace(analysis.arenas[0], plan=overlap.plan)
+    return replace(
+        analysis,
+        planner=overlap.plan.planner,
+        arenas=(primary, *analysis.arenas[1:]),
+        budget=overlap.budget,
+    )
 
 
 def _arena_report(model: Model, result: ArenaResult, alternatives: Sequence[Plan]) -> ArenaReport:

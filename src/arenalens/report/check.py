@@ -51,6 +51,16 @@ def declare_line(declared: DeclaredArena) -> Text:
     return line
 
 
+def _host_figure_for_cortex_m(check: FitCheck) -> bool:
+    """True when a Cortex-M board is checked against the host wheel's figure."""
+    return (
+        check.runtime == "tflm"
+        and check.build.get("cpu") is None
+        and check.target is not None
+        and check.target.cpu.startswith("cortex-m")
+    )
+
+
 def declare_notes(declared: DeclaredArena) -> list[Text]:
     """The lines under the number: what build it is for, why it is an estimate, and whose plan."""
     notes = []
@@ -139,6 +149,15 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         )
     lines.append(table)
     lines.extend(declare_notes(check.declared))
+    if _host_figure_for_cortex_m(check):
+        assert check.target is not None
+        lines.append(
+            Text(
+                f"the x86-64 wheel's figure: --cpu {check.target.cpu} [--kernels cmsis-nn] "
+                "gives the device's",
+                style="yellow",
+            )
+        )
     advice = next_step(check)
     if advice:
         lines.append(Text(advice, style="yellow" if not check.fits else ""))

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.report.console import render_text
+from arenalens.runtimes.tflm.build import build_summary
 
 if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners
     from arenalens.comparison import Comparison
@@ -22,6 +23,7 @@ def compare_document(comparison: Comparison) -> dict[str, Any]:
     bound = comparison.lower_bound
     baseline = comparison.runtime_arena_bytes
     rows: list[dict[str, Any]] = []
+    overlap_rows = {row.planner: row for row in comparison.overlap_rows}
     for row in comparison.rows:
         entry: dict[str, Any] = {
             "planner": row.planner,
@@ -50,6 +52,10 @@ def compare_document(comparison: Comparison) -> dict[str, Any]:
                 seconds=round(row.plan.seconds, 4),
                 notes=list(row.plan.notes),
             )
+        if comparison.overlap_lower_bound is not None:
+            entry["with_overlaps"] = _overlap_entry(
+                overlap_rows.get(row.planner), comparison.overlap_lower_bound, baseline
+            )
         rows.append(entry)
     reorder = None
     if comparison.reorder is not None:
@@ -66,18 +72,46 @@ def compare_document(comparison: Comparison) -> dict[str, Any]:
         "schema_version": COMPARE_SCHEMA_VERSION,
         "model": comparison.model.source,
         "runtime": comparison.runtime,
+        "build": None if comparison.build is None else build_summary(comparison.build),
         "arena": comparison.arena.name,
         "buffers": len(comparison.arena.problem.buffers),
         "lower_bound": bound,
         "runtime_planner": comparison.arena.runtime_planner,
         "runtime_arena_bytes": baseline,
         "reorder": reorder,
+        "overlap": None
+        if comparison.overlap_lower_bound is None
+        else {"allowed": comparison.overlap_count, "lower_bound": comparison.overlap_lower_bound},
         "rows": rows,
+    }
+
+
+def _overlap_entry(row: Any, bound: int, baseline: int) -> dict[str, Any]:
+    """One planner's plan with overlaps allowed: arena, saving and optimality."""
+    if row is None or row.plan is None:
+        return {"arena_bytes": None, "error": None if row is None else row.error or None}
+    size = row.plan.arena_size
+    return {
+        "arena_bytes": size,
+        "over_lower_bound_percent": _percent(size - bound, bound),
+        "saving_bytes": baseline - size,
+        "saving_percent": _percent(baseline - size, baseline),
+        "proven_optimal": row.plan.proven_optimal or size == bound,
+        "seconds": round(row.plan.seconds, 4),
+        "error": None,
     }
 
 
 def _percent(part: int, whole: int) -> float | None:
     return None if whole <= 0 else round(100.0 * part / whole, 2)
+
+
+def _overlap_cells(entry: Mapping[str, Any] | None) -> list[str]:
+    if entry is None or entry["arena_bytes"] is None:
+        return ["—", "—", "—"]
+    percent = entry["saving_percent"]
+    saving = f"{entry['saving_bytes']:,} B" + (f" ({percent:.1f}%)" if percent is not None else "")
+    return [f"{entry['arena_bytes']:,}", saving, "proven" if entry["proven_optimal"] else "no"]
 
 
 def render_compare(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
@@ -88,7 +122,18 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
         f"runtime planner {document['runtime_planner']} {document['runtime_arena_bytes']:,} B"
         + (" (file order)" if document["reorder"] is not None else "")
     )
+    build = document.get("build")
+    if build is not None and build.get("cpu") is not None:
+        header += f"; build {build['name']}"
     parts: list[Any] = [Text(header, style="bold")]
+    overlap = document.get("overlap")
+    if overlap is not None:
+        parts.append(
+            Text(
+                f"with overlaps ({overlap['allowed']} outputs may start below an input they "
+                f"consume): lower bound {overlap['lower_bound']:,} B"
+            )
+        )
     reorder = document["reorder"]
     if reorder is not None:
         before = reorder["file_order_lower_bound"]
@@ -101,13 +146,23 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
             )
         )
     table = Table(title_justify="left")
-    columns = ("planner", "arena bytes", "over bound", "saving vs runtime", "optimal", "time")
+    columns: tuple[str, ...] = (
+        "planner",
+        "arena bytes",
+        "over bound",
+        "saving vs runtime",
+        "optimal",
+        "time",
+    )
+    if overlap is not None:
+        columns = (*columns, "with overlaps", "saving", "optimal ")
     for column in columns:
         table.add_column(column, justify="left" if column == "planner" else "right")
     for row in document["rows"]:
         name = row["planner"] + (" (runtime)" if row["runtime_planner"] else "")
+        extra = _overlap_cells(row.get("with_overlaps")) if overlap is not None else []
         if row["arena_bytes"] is None:
-            table.add_row(escape(name), "—", "—", "—", "—", escape(row["error"] or ""))
+            table.add_row(escape(name), "—", "—", "—", "—", escape(row["error"] or ""), *extra)
             continue
         over = row["over_lower_bound_percent"]
         saving = row["saving_bytes"]
@@ -128,6 +183,7 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
             saving_text,
             optimal,
             f"{row['seconds']:.3f} s",
+            *extra,
         )
     parts.append(table)
     return render_text(parts, color=color, width=width)

@@ -106,6 +106,18 @@ class InputSizeRow:
     fits: bool
 
 
+@dataclass(frozen=True, slots=True)
+class OverlapRow:
+    """An allowed overlap: buffer row `output` may start `min_offset_distance` bytes (or more)
+    below buffer row `input`, which its operator consumes."""
+
+    output: int  # position in ArenaReport.buffers
+    input: int
+    min_offset_distance: int
+    operator: int
+    opcode: str
+
+
 @dataclass(frozen=True)
 class ArenaReport:
     """One arena: its buffers, steps and plans (plans[0] is the one shown first)."""
@@ -114,9 +126,33 @@ class ArenaReport:
     buffers: tuple[BufferRow, ...]
     steps: tuple[StepRow, ...]
     plans: tuple[PlanView, ...]
-    lower_bound: int
+    lower_bound: int  # no plan sharing no bytes can use less
     no_reuse_bytes: int  # every buffer end to end (the naive plan)
     notes: tuple[str, ...] = ()
+    # With overlaps allowed (TFLM, `--overlap`): the pairs and the bound they leave.
+    overlaps: tuple[OverlapRow, ...] = ()
+    overlap_lower_bound: int | None = None
+
+    def shared_regions(self, view: PlanView) -> tuple[tuple[int, int, int, int, int], ...]:
+        """(overlap index, first step, last step, low byte, high byte) of every allowed overlap
+        whose buffers share bytes in this view's layout."""
+        found = []
+        for index, overlap in enumerate(self.overlaps):
+            out, source = self.buffers[overlap.output], self.buffers[overlap.input]
+            low = max(view.offsets[overlap.output], view.offsets[overlap.input])
+            high = min(
+                view.offsets[overlap.output] + out.size, view.offsets[overlap.input] + source.size
+            )
+            first, last = max(out.first, source.first), min(out.last, source.last)
+            if low < high and first <= last:
+                found.append((index, first, last, low, high))
+        return tuple(found)
+
+    def lower_bound_for(self, view: PlanView) -> int:
+        """The bound a view is judged against: with overlaps when it shares bytes."""
+        if self.overlap_lower_bound is not None and self.shared_regions(view):
+            return self.overlap_lower_bound
+        return self.lower_bound
 
     @property
     def peak(self) -> StepRow | None:
@@ -161,6 +197,8 @@ class MemoryReport:
     input_name: str = ""  # --max-input: the resized input
     input_sizes: tuple[InputSizeRow, ...] = ()  # --max-input: every size planned, by height
     max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
+    # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
+    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def primary(self) -> ArenaReport:
@@ -204,6 +242,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "runtime": report.runtime,
         "tensor_count": report.tensor_count,
         "operator_count": report.operator_count,
+        "build": dict(report.build) or None,
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
         "other_bytes": report.other_bytes,
@@ -260,6 +299,14 @@ def _arena_json(arena: ArenaReport) -> dict[str, Any]:
     return {
         "name": arena.name,
         "lower_bound": arena.lower_bound,
+        "overlap_lower_bound": arena.overlap_lower_bound,
+        "overlaps": {
+            "output": [o.output for o in arena.overlaps],
+            "input": [o.input for o in arena.overlaps],
+            "min_offset_distance": [o.min_offset_distance for o in arena.overlaps],
+            "operator": [o.operator for o in arena.overlaps],
+            "opcode": [o.opcode for o in arena.overlaps],
+        },
         "no_reuse_bytes": arena.no_reuse_bytes,
         "peak_step": None if peak is None else peak.step,
         "notes": list(arena.notes),

@@ -27,6 +27,9 @@ def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
         "model": model.name,
         "file": model.source,
         "runtime": diagnosis.runtime,
+        "build": None
+        if diagnosis.analysis is None
+        else dict(diagnosis.analysis.budget.build) or None,
         "counts": {severity.value: diagnosis.count(severity) for severity in Severity},
         "findings": [finding.as_dict(model) for finding in diagnosis.findings],
     }
@@ -48,6 +51,9 @@ def render_diagnosis(
 ) -> str:
     """Diagnosis → text: a header, then each finding with its location, message and fix."""
     runtime = _RUNTIME_TITLES.get(diagnosis.runtime, diagnosis.runtime)
+    build = diagnosis.analysis.build if diagnosis.analysis is not None else None
+    if build is not None and not build.is_host:
+        runtime += f" on {build.name}"
     header = Text.assemble(
         (diagnosis.model.name, "bold"), f" — {runtime}: {summary_line(diagnosis)}"
     )

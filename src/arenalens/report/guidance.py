@@ -134,6 +134,8 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
         )
     if best is not None and (verdict is None or verdict.fits):
         planner, required = best
+        if planner.endswith("+overlaps"):  # the report --overlap view: optimize --overlap writes it
+            optimize += " --overlap"
         steps.append(
             f"`{optimize}` lowers kTensorArenaSize to {required:,} B "
             f"({declared - required:,} B less, the '{planner}' plan written into the model)."

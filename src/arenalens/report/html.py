@@ -121,8 +121,12 @@ def _static_header(report: MemoryReport, names: str) -> str:
     if plan is not None:
         facts.append(f"arena {format_bytes(plan.arena_size)} with {plan.planner}")
     facts.append(f"lower bound {format_bytes(arena.lower_bound)}")
+    if arena.overlap_lower_bound is not None:
+        facts.append(f"{format_bytes(arena.overlap_lower_bound)} with overlaps")
     facts.append(f"{len(arena.buffers)} buffers, {report.operator_count} operators")
     facts.append(f"runtime {report.runtime}")
+    if report.build.get("cpu") is not None:
+        facts.append(f"build {report.build['name']}")
     return (
         '<header class="page-header">'
         '<div class="brand">arenalens</div>'

@@ -49,6 +49,7 @@ BOUND_COLOR = "#2f6f3e"
 ARENA_COLOR = "#1f4e79"
 BUDGET_COLOR = "#c0392b"
 PEAK_COLOR = "#b03a8c"
+SHARED_COLOR = "#111827"  # outline and hatch of bytes an output writes over its consumed input
 PEAK_BAR_LIMIT = 15
 DENSE_BUFFERS = 300  # above this many rectangles: thin edges, rasterized in SVG
 DENSE_STEPS = 300
@@ -311,12 +312,21 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
             rasterized=dense,  # keeps SVGs of big models small; text and axes stay vector
         )
     )
+    _draw_shared(axes, arena, view, unit)
     if room is not None and room < top * 1.06:
         axes.axhspan(unit.scale(room), unit.scale(top) * 1.06, color=BUDGET_COLOR, alpha=0.06, lw=0)
     axes.axhline(unit.scale(view.arena_size), color=ARENA_COLOR, lw=1.4, label="arena size")
     axes.axhline(
         unit.scale(arena.lower_bound), color=BOUND_COLOR, lw=1.2, ls=":", label="lower bound"
     )
+    if arena.overlap_lower_bound is not None:
+        axes.axhline(
+            unit.scale(arena.overlap_lower_bound),
+            color=BOUND_COLOR,
+            lw=1.0,
+            ls="-.",
+            label="lower bound, with overlaps",
+        )
     if room is not None:
         axes.axhline(
             unit.scale(room), color=BUDGET_COLOR, lw=1.4, ls="--", label=_budget_label(report)
@@ -339,10 +349,33 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
         report,
         "Memory map",
         f"{view.planner}: arena {format_bytes(view.arena_size)}, lower bound "
-        f"{format_bytes(arena.lower_bound)}, {len(arena.buffers)} buffers in '{arena.name}' "
-        f"({report.runtime})",
+        f"{format_bytes(arena.lower_bound_for(view))}"
+        + (" with overlaps" if arena.lower_bound_for(view) != arena.lower_bound else "")
+        + f", {len(arena.buffers)} buffers in '{arena.name}' ({report.runtime})",
     )
     return figure
+
+
+def _draw_shared(axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit) -> None:
+    """Hatch the bytes an operator's output shares with the input it consumes (overlap plans):
+    the step where both live, over the byte range they have in common."""
+    from matplotlib.patches import Rectangle  # noqa: PLC0415
+
+    regions = arena.shared_regions(view)
+    for position, (_, first, last, low, high) in enumerate(regions):
+        axes.add_patch(
+            Rectangle(
+                (first - 0.5, unit.scale(low)),
+                last - first + 1,
+                unit.scale(high - low),
+                facecolor="none",
+                edgecolor=SHARED_COLOR,
+                hatch="////",
+                lw=0.8,
+                zorder=3,
+                label="output written over its consumed input" if position == 0 else None,
+            )
+        )
 
 
 def _mark_peak(axes: Axes, step: int, label: str) -> None:
@@ -358,6 +391,8 @@ def _side_facts(axes: Axes, report: MemoryReport, view: PlanView) -> None:
         mark = "▸ " if other.planner == view.planner else "  "
         lines.append(f"{mark}{other.planner}: {format_bytes(other.arena_size)}")
     lines.append(f"  lower bound: {format_bytes(arena.lower_bound)}")
+    if arena.overlap_lower_bound is not None:
+        lines.append(f"  with overlaps: {format_bytes(arena.overlap_lower_bound)}")
     axes.text(
         1.02,
         0.35,
@@ -605,7 +640,7 @@ def live_bytes_figure(report: MemoryReport, planner: str | None = None) -> Figur
         report,
         "Live bytes per step",
         f"{view.planner}: arena {format_bytes(view.arena_size)}, "
-        + _gap_text(view.arena_size, arena.lower_bound)
+        + _gap_text(view.arena_size, arena.lower_bound_for(view))
         + f" ({report.runtime}, '{arena.name}')",
     )
     return figure

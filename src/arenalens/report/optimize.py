@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.report.console import render_text
+from arenalens.runtimes.tflm.build import build_summary
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
     from arenalens.optimize import Optimization, OutputProof
@@ -34,6 +35,7 @@ def optimize_document(
         "model": optimization.source,
         "output": output,
         "written": written,
+        "build": build_summary(optimization.build),
         # The number to declare (minimal kTensorArenaSize) before and after: what savings count.
         "required_bytes": optimization.original_required_bytes,
         "new_required_bytes": optimization.new_required_bytes,
@@ -43,6 +45,27 @@ def optimize_document(
         "new_head": optimization.new_head,
         "lower_bound": chosen.lower_bound if chosen else optimization.original_lower_bound,
         "original_lower_bound": optimization.original_lower_bound,
+        "overlap": None
+        if not optimization.overlap
+        else {
+            "kernels": str(optimization.kernels),
+            "disjoint_head": optimization.disjoint_head,
+            "disjoint_lower_bound": _disjoint_bound(optimization),
+            "allowed": len(chosen.overlaps) if chosen else 0,
+            "shared": [
+                {
+                    "operator": p.operator,
+                    "opcode": p.opcode,
+                    "input": p.input_tensor,
+                    "output": p.output_tensor,
+                    "min_offset_distance": p.overlap.min_offset_distance,
+                    "pattern": p.pattern,
+                }
+                for p in sorted(
+                    chosen.shared if chosen else (), key=lambda p: (p.operator, p.input_tensor)
+                )
+            ],
+        },
         "chosen": None
         if chosen is None
         else {
@@ -93,6 +116,14 @@ def _percent(part: int, whole: int) -> float | None:
     return None if whole <= 0 else round(100.0 * part / whole, 2)
 
 
+def _disjoint_bound(optimization: Optimization) -> int:
+    """The busiest step of the chosen order when no bytes are shared."""
+    chosen = optimization.chosen
+    if chosen is not None and chosen.disjoint_lower_bound:
+        return chosen.disjoint_lower_bound
+    return optimization.original_lower_bound
+
+
 def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
     """The `optimize` document → kTensorArenaSize before/after first, then the head, what changed,
     and the real-runtime check."""
@@ -112,23 +143,34 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             "  no plan declares fewer bytes than the runtime's own",
         )
     name = PurePath(document["model"]).name
-    table = Table(title=f"{escape(name)} (TFLM)", title_justify="left")
+    build = document.get("build") or {}  # documents before builds had none: the host
+    on_device = build.get("cpu") is not None
+    where = f", {build['name']}" if on_device else ""
+    table = Table(title=f"{escape(name)} (TFLM{where})", title_justify="left")
     for column in ("", "bytes", "real TFLM"):
         table.add_column(column, justify="left" if not column else "right")
     real = document["real_tflm"] or {}
 
     def measured(key: str) -> str:
-        value = real.get(key)
+        # The real interpreter is the x86-64 wheel: its heads are the wheel's, not a device's.
+        value = None if on_device else real.get(key)
         return "—" if value is None else f"{value:,}"
 
     changed = document["chosen"] is not None
+    overlap = document.get("overlap")
     table.add_row("kTensorArenaSize (as given)", f"{before:,}", "")
     if changed:
         table.add_row("kTensorArenaSize (optimized)", f"{after:,}", "")
     table.add_row("  head (as given)", f"{document['runtime_head']:,}", measured("original_head"))
+    if overlap is not None:
+        table.add_row("  head without overlaps", f"{overlap['disjoint_head']:,}", "")
     if changed:
         table.add_row("  head (optimized)", f"{document['new_head']:,}", measured("new_head"))
-    table.add_row("  head lower bound", f"{document['lower_bound']:,}", "")
+    if overlap is not None:
+        table.add_row("  head lower bound, disjoint", f"{overlap['disjoint_lower_bound']:,}", "")
+        table.add_row("  head lower bound, with overlaps", f"{document['lower_bound']:,}", "")
+    else:
+        table.add_row("  head lower bound", f"{document['lower_bound']:,}", "")
     lines: list[str] = []
     chosen = document["chosen"]
     if chosen is not None:
@@ -138,10 +180,19 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         if chosen["aliases"]:
             names = ", ".join(f"{a['opcode']} (op {a['operator']})" for a in chosen["aliases"])
             lines.append(f"in-place: {names}")
+    if overlap is not None and overlap["shared"]:
+        shared = overlap["shared"]
+        lines.append(
+            f"overlaps ({overlap['kernels']} kernels): {len(shared)} outputs start below an "
+            f"input they consume: "
+            + ", ".join(f"{p['opcode']} (op {p['operator']})" for p in shared[:8])
+            + (f", ... ({len(shared) - 8} more)" if len(shared) > 8 else "")
+        )
     if real:
         verdict = "bit-identical" if real["outputs_identical"] else "DIFFERENT"
         lines.append(
-            f"real TFLM: outputs {verdict} over {real['invocations']} invocations"
+            ("real TFLM (x86-64 wheel)" if on_device else "real TFLM")
+            + f": outputs {verdict} over {real['invocations']} invocations"
             + (f" ({real['detail']})" if real["detail"] else "")
         )
     if document["output"] is not None and document["written"]:

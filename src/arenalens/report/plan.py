@@ -71,13 +71,14 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
             primary.plan.arena_size, primary.lower_bound
         ),
         "reuse_ratio_vs_naive": _ratio(primary.naive_plan.arena_size, primary.plan.arena_size),
+        "build": dict(analysis.budget.build) or None,
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
         "declare": declared_arena(analysis).as_dict(),
         "budget": {
             "parts": dict(analysis.budget.parts),
-            "variants": dict(analysis.budget.variants),
             "assumptions": list(analysis.budget.assumptions),
+            "estimates": list(analysis.budget.estimate_reasons),
         },
         "arenas": [_arena_summary(result) for result in analysis.arenas],
         "tensors": tensors,
@@ -87,6 +88,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
         document["min_arena_bytes"] = analysis.budget.required_bytes
+        document["min_arena_is_estimate"] = bool(analysis.budget.estimate_reasons)
     return document
 
 
@@ -193,8 +195,6 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
     if document["required_bytes"] != document["runtime_required_bytes"]:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
-    for name, value in document["budget"]["variants"].items():
-        table.add_row(escape(name), _bytes_text(value) + " (estimate)")
     for arena in document["arenas"]:
         for note in arena["notes"]:
             table.add_row("note", escape(note))

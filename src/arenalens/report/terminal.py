@@ -124,7 +124,8 @@ def summary_panel(report: MemoryReport) -> Panel:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    overhead = chosen.arena_size - arena.lower_bound
+    bound = arena.lower_bound_for(chosen)
+    overhead = chosen.arena_size - bound
     table.add_row(
         f"arena ({arena.name})",
         Text.assemble(
@@ -136,9 +137,12 @@ def summary_panel(report: MemoryReport) -> Panel:
     )
     table.add_row(
         "lower bound",
-        f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout can use less",
+        f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout sharing no "
+        "bytes can use less",
     )
-    table.add_row("overhead", _overhead_text(overhead, arena.lower_bound))
+    if arena.overlap_lower_bound is not None:
+        table.add_row("with overlaps", _overlap_text(arena, chosen))
+    table.add_row("overhead", _overhead_text(overhead, bound))
     saved = arena.no_reuse_bytes - chosen.arena_size
     table.add_row(
         "reuse",
@@ -154,6 +158,22 @@ def summary_panel(report: MemoryReport) -> Panel:
         (report.model, "bold"), f"  ·  {report.runtime}  ·  {report.operator_count} operators"
     )
     return Panel(table, title=title, title_align="left", border_style="cyan")
+
+
+def _overlap_text(arena: ArenaReport, chosen: PlanView) -> Text:
+    """The bound with overlaps and which outputs the chosen plan slides over their inputs."""
+    assert arena.overlap_lower_bound is not None
+    regions = arena.shared_regions(chosen)
+    opcodes = sorted({arena.overlaps[index].opcode for index, *_ in regions})
+    text = (
+        f"lower bound {format_bytes(arena.overlap_lower_bound)} when an output may start below "
+        f"an input it consumes ({len(arena.overlaps)} allowed by the kernels' access order); "
+    )
+    if regions:
+        text += f"this plan shares bytes in {len(regions)}: " + ", ".join(opcodes)
+    else:
+        text += "this plan shares none"
+    return Text(text)
 
 
 def _overhead_text(overhead: int, lower_bound: int) -> Text:
@@ -235,7 +255,7 @@ def plans_table(report: MemoryReport) -> Table:
             _planner_label(view),
             format_bytes(view.arena_size),
             f"{view.arena_size:,}",
-            _percent(view.arena_size - arena.lower_bound, arena.lower_bound),
+            _percent(view.arena_size - arena.lower_bound_for(view), arena.lower_bound_for(view)),
             _signed_bytes(view.arena_size - runtime.arena_size),
         ]
         if with_required:

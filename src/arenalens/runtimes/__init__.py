@@ -6,16 +6,15 @@ interpreters, lazily, for `arenalens verify`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import MappingProxyType
+from typing import Any
 
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.problem import ArenaProblem
 from arenalens.errors import UsageError
-from arenalens.ir import Model
-from arenalens.planning.problem import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +57,12 @@ class MemoryBudget:
     required_bytes: int  # TFLM: minimal kTensorArenaSize; LiteRT: arenas + persistent arenas
     parts: Mapping[str, int]  # e.g. {"head": ..., "tail": ...} or per-arena sizes
     assumptions: tuple[str, ...] = ()
-    # Other build targets (e.g. 32-bit MCU) → required bytes there, with assumptions in notes.
-    variants: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-    # The build the number is for ("64-bit host, tflite-micro wheel"): a device's may differ.
+    # The build the number is for, in words ("64-bit host build (tflite-micro wheel)",
+    # "Cortex-M7 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator").
     device: str = ""
+    # The same as data (TFLM: `build_summary`: name, cpu, kernels, isa, abi, allocator); empty
+    # for a runtime with one build.
+    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     # Why `required_bytes` is an estimate rather than the runtime's exact figure (empty: exact).
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
@@ -104,15 +105,24 @@ class RuntimeRules:
 
     name: str  # "tflm" | "litert"
     title: str  # "TensorFlow Lite Micro"
-    timeline: Callable[[Model], Timeline]
-    # Model (+ options such as alignment) → the arenas this runtime plans, primary first.
+    # Model (+ build, see `has_builds`) → lifetimes.
+    timeline: Callable[..., Timeline]
+    # Model (+ options such as alignment, build) → the arenas this runtime plans, primary first.
     arenas: Callable[..., tuple[ArenaProblem, ...]]
-    # Model + arenas + their plans → memory to declare.
-    budget: Callable[[Model, Sequence[ArenaProblem], Sequence[Plan]], MemoryBudget]
+    # Model + arenas + their plans (+ build) → memory to declare.
+    budget: Callable[..., MemoryBudget]
     # (model path, Analysis) → predicted vs real, running the real interpreter (`runtime` extra).
     verify: Callable[..., VerifyResult] | None = None
     # Default offset alignment of this runtime's arenas (TFLM rounds sizes instead: 1).
     default_alignment: int = 1
+    # True when timeline, arenas and budget take a `build=` (TFLM: the wheel or a Cortex-M
+    # build); a runtime without builds has one set of figures, the host's.
+    has_builds: bool = False
+
+    def with_build(self, build: Any) -> dict[str, Any]:
+        """The keyword arguments that give this runtime's rules a build ({} without builds, or
+        for None: the rules' default, the host)."""
+        return {"build": build} if self.has_builds and build is not None else {}
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(

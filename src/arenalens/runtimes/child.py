@@ -1,8 +1,8 @@
 """Run a real-interpreter job in a child process: a crash or hang costs the child, not us.
 
-The real runtimes can SIGSEGV on too-small arenas or odd models (runtime-semantics.md §2.10), so
-every call into them happens in a forked child (spawn where fork does not exist) that sends one
-payload back through a pipe.
+The real runtimes can SIGSEGV on too-small arenas or odd models (docs/runtime-rules.md §T10,
+§L10), so every call into them happens in a forked child (spawn where fork does not exist) that
+sends one payload back through a pipe.
 """
 
 from __future__ import annotations

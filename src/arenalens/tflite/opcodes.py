@@ -40,7 +40,9 @@ def snake_case(camel: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
 
 
-_SKIPPED_SUFFIXES = ("AsNumpy", "Length", "IsNone", "Type")
+# Vector helpers only. Fields named "...Type" are real options (SHAPE's out_type, LSTM's
+# kernel_type, the convolutions' quantized_bias_type): option tables hold no unions.
+_SKIPPED_SUFFIXES = ("AsNumpy", "Length", "IsNone")
 _SKIPPED_NAMES = {"Init", "GetRootAs"}
 
 

@@ -205,6 +205,31 @@
     return state.budget - (requiredWith(A, view) - view.arena_size);
   }
 
+  // Allowed overlaps (TFLM --overlap: an output may start below an input it consumes) whose
+  // buffers share bytes in a view: [overlap index, first step, last step, low byte, high byte].
+  function sharedRegions(A, view) {
+    const O = A.arena.overlaps;
+    const found = [];
+    if (!O) return found;
+    for (let k = 0; k < O.output.length; k++) {
+      const o = O.output[k];
+      const i = O.input[k];
+      const low = Math.max(view.offsets[o], view.offsets[i]);
+      const high = Math.min(view.offsets[o] + A.B.size[o], view.offsets[i] + A.B.size[i]);
+      const first = Math.max(A.B.first[o], A.B.first[i]);
+      const last = Math.min(A.B.last[o], A.B.last[i]);
+      if (low < high && first <= last) found.push([k, first, last, low, high]);
+    }
+    return found;
+  }
+
+  // The bound a view is judged against: the one with overlaps when it shares bytes.
+  function lowerBoundFor(A, view) {
+    const bound = A.arena.overlap_lower_bound;
+    if (bound === null || bound === undefined) return A.arena.lower_bound;
+    return sharedRegions(A, view).length ? bound : A.arena.lower_bound;
+  }
+
   // ------------------------------------------------------------------------------------------
   // State
 
@@ -566,6 +591,32 @@
         }
       }
       ctx.globalAlpha = 1;
+      for (const [, first, last, low, high] of sharedRegions(A, view)) {
+        if (last < range[0] || first > range[1]) continue;
+        // Hatched: bytes the output writes over the input its operator is consuming.
+        const x0 = stepX(this, range, first);
+        const x1 = stepX(this, range, last + 1);
+        const y0 = g.yOf(high);
+        const y1 = g.yOf(low);
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(x0, y0, x1 - x0, y1 - y0);
+        ctx.clip();
+        ctx.strokeStyle = cssColor("--select");
+        ctx.globalAlpha = 0.75;
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        for (let d = -(y1 - y0); d < x1 - x0; d += 6) {
+          ctx.moveTo(x0 + d, y1);
+          ctx.lineTo(x0 + d + (y1 - y0), y0);
+        }
+        ctx.stroke();
+        ctx.restore();
+        ctx.strokeStyle = cssColor("--select");
+        ctx.lineWidth = 1.2;
+        ctx.strokeRect(x0 + 0.5, y0 + 0.5, Math.max(1, x1 - x0 - 1), Math.max(1, y1 - y0 - 1));
+      }
+      this.canvas.dataset.shared = String(sharedRegions(A, view).length);
       const hovered = g.hovered === undefined ? -1 : g.hovered;
       if (hovered >= 0 && hovered !== chosen && A.B.size[hovered]) {
         const [x, y, w, h] = this.rect(g, hovered);
@@ -590,6 +641,11 @@
         "arena " + formatBytes(view.arena_size));
       horizontalLine(ctx, this, g.yOf(A.arena.lower_bound), cssColor("--bound"), [2, 3],
         A.arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(A.arena.lower_bound), "left-above");
+      const overlapBound = A.arena.overlap_lower_bound;
+      if (overlapBound !== null && overlapBound !== undefined) {
+        horizontalLine(ctx, this, g.yOf(overlapBound), cssColor("--bound"), [6, 2, 2, 2],
+          overlapBound === view.arena_size ? "" : "with overlaps " + formatBytes(overlapBound), "left-below");
+      }
       if (room !== null) {
         horizontalLine(ctx, this, g.yOf(room), cssColor("--budget"), [6, 4], budgetLabel(A), "right-below");
       }
@@ -1137,6 +1193,9 @@
       key("dotted", cssColor("--bound"), "lower bound (bytes live at the busiest step)"),
       key("dashed", cssColor("--budget"), "budget, minus what the runtime needs outside this arena"),
       key("band", cssColor("--peak"), "peak step"),
+      ...(DATA.reports.some((report) => report.arenas.some((arena) => arena.overlaps && arena.overlaps.output.length))
+        ? [key("hatch", cssColor("--select"), "output written over the input its operator consumes")]
+        : []),
     ]);
   }
 
@@ -1246,7 +1305,10 @@
   }
 
   function optimizeCommand(A, view) {
-    return "arenalens optimize " + A.report.model_argument + " -o optimized.tflite --planner " + view.planner;
+    const base = "arenalens optimize " + A.report.model_argument + " -o optimized.tflite";
+    // The plan with overlaps is named '<planner>+overlaps'; optimize writes it with --overlap.
+    if (view.planner.endsWith("+overlaps")) return base + " --overlap";
+    return base + " --planner " + view.planner;
   }
 
   function cards() {
@@ -1264,7 +1326,7 @@
     views.push({ update: () => {
       const A = current();
       const view = plan(A);
-      const lower = A.arena.lower_bound;
+      const lower = lowerBoundFor(A, view);
       const required = requiredWith(A, view);
       const runtimePlan = view.is_runtime;
       const status = A.report.declare ? A.report.declare.status : "exact";
@@ -1304,7 +1366,14 @@
       arena.note.textContent = view.planner + (view.is_runtime ? " (the runtime's planner)" : "") +
         " \u00b7 '" + A.arena.name + "' \u00b7 " + view.arena_size.toLocaleString("en-US") + " B";
       bound.value.textContent = formatBytes(lower);
-      bound.note.textContent = "bytes live at the busiest step; no layout can use less";
+      const overlapBound = A.arena.overlap_lower_bound;
+      if (overlapBound === null || overlapBound === undefined) {
+        bound.note.textContent = "bytes live at the busiest step; no layout can use less";
+      } else {
+        bound.note.textContent = formatBytes(A.arena.lower_bound) + " sharing no bytes; " +
+          formatBytes(overlapBound) + " when outputs may slide over consumed inputs (" +
+          sharedRegions(A, view).length + " shared in this plan)";
+      }
       const gap = view.arena_size - lower;
       if (gap < 0) {
         // Only fixed (offline-planned) buffers may share bytes while live: no bound holds.
@@ -1612,7 +1681,7 @@
     A.arena.plans.forEach((view, p) => {
       const name = el("button", { class: "link", text: view.planner + (view.is_runtime ? " \u2605" : ""), onclick: () => update({ p }) });
       table.append(el("tr", null, [el("td", null, [name]), el("td", { text: formatBytes(view.arena_size) }),
-        el("td", { text: percent(view.arena_size - A.arena.lower_bound, A.arena.lower_bound) +
+        el("td", { text: percent(view.arena_size - lowerBoundFor(A, view), lowerBoundFor(A, view)) +
           (view.proven_optimal ? " \u2713" : "") }),
         el("td", { text: formatBytes(requiredWith(A, view)) })]));
     });

@@ -3,7 +3,7 @@
 LiteRT (Linux x86-64 builds, libstdc++) collects the tensors to place from per-node
 `std::unordered_set<int32_t>`s and orders them with `std::sort`, which is not stable. When the
 comparator ties (equal sizes and equal first steps), the result depends on both containers'
-exact behaviour, so this module re-implements them (docs/runtime-semantics.md §3.5):
+exact behaviour, so this module re-implements them (docs/runtime-rules.md §L5):
 
 * `UnorderedIntSet`: the singly linked node list of libstdc++'s `_Hashtable` with identity
   hashing (`bits/hashtable.h`: `_M_insert_unique_node`, `_M_insert_bucket_begin`,

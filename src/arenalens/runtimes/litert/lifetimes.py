@@ -3,7 +3,7 @@
 *arena_planner.cc — PlanAllocations*: each subgraph on its own timeline 0..E-1 (its execution
 plan). Graph inputs, variables and outputs are never freed (`last = NEVER_FREED`); in-place
 operators may make an output an alias of an input (*IdentifyInPlaceTensors*)
-(docs/runtime-rules.md, LiteRT).
+(docs/runtime-rules.md §L3, §L4).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """LiteRT's ArenaPlanner bookkeeping: prepared subgraph → lifetimes, in-place aliases and the
 exact order in which tensors reach the two SimpleMemoryArenas.
 
-Source: *tflite/arena_planner.cc* (docs/runtime-semantics.md §3.3–§3.5, §3.7):
+Source: *tflite/arena_planner.cc* (docs/runtime-rules.md §L1, §L3–§L5):
 
 * **PlanAllocations** (once, after the first Prepare chunk): reference counts (outputs,
   variables, inputs +1; every node input +1), in-place aliases (*IdentifyInPlaceTensors*), then

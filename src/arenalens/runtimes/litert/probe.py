@@ -3,9 +3,9 @@
 
 Run as `python -m arenalens.runtimes.litert.probe MODEL.tflite`; it prints one JSON object on
 stdout. It runs in a child process because a bad model (or a `tensor()` call on a typeless
-kernel tensor) can crash the interpreter (docs/runtime-semantics.md §3.10). Pitfalls handled:
-typeless kernel tensors are never passed to `tensor()`; 0-d tensors come back as copies without
-an address; null data raises and is reported as such.
+kernel tensor) can crash the interpreter (docs/runtime-rules.md §L10). Pitfalls handled:
+typeless and unsized kernel tensors are never passed to `tensor()`; 0-d tensors come back as
+copies without an address; null data raises and is reported as such.
 """
 
 from __future__ import annotations
@@ -33,14 +33,25 @@ def probe(path: str) -> dict[str, Any]:
             record: dict[str, Any] = {"index": index}
             try:
                 dtype = wrapper.TensorType(index, subgraph)
-                shape = [int(d) for d in wrapper.TensorSize(index, subgraph)]
             except ValueError as error:
                 record["status"] = "typeless"
                 record["error"] = str(error)
                 tensors.append(record)
                 continue
             record["dtype"] = np.dtype(dtype).name if dtype is not None else None
-            record["shape"] = shape
+            try:
+                record["shape"] = [int(d) for d in wrapper.TensorSize(index, subgraph)]
+            except ValueError as error:
+                # Typed but never resized (a Dynamic temporary sized at Eval): no dims yet.
+                record["status"] = "unsized"
+                record["error"] = str(error)
+                tensors.append(record)
+                continue
+            if record["dtype"] == "object" and not record["shape"]:
+                # A 0-d resource / variant / string tensor: tensor() crashes the interpreter.
+                record["status"] = "scalar"
+                tensors.append(record)
+                continue
             try:
                 array = wrapper.tensor(wrapper, index, subgraph)
             except ValueError as error:
@@ -54,7 +65,10 @@ def probe(path: str) -> dict[str, Any]:
             else:
                 record["status"] = "ok"
                 record["address"] = int(array.ctypes.data)
-                record["nbytes"] = int(array.nbytes)
+                if array.dtype != np.dtype(object):
+                    # Resource / variant / string tensors come back as object arrays whose
+                    # nbytes counts Python pointers, not the tensor's bytes: leave it unknown.
+                    record["nbytes"] = int(array.nbytes)
             del array
             tensors.append(record)
         subgraphs.append({"index": subgraph, "tensors": tensors})

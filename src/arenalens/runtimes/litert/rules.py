@@ -1,7 +1,7 @@
 """LiteRT (TFLite CPU runtime) rules: model → its arenas, byte for byte, and a check against the
 real interpreter.
 
-Pipeline (docs/runtime-semantics.md §3): `litert.prepare` predicts the graph after Prepare
+Pipeline (docs/runtime-rules.md §L1–§L10): `litert.prepare` predicts the graph after Prepare
 (allocation types, kernel temporaries, chunks), `litert_planner` replays ArenaPlanner's
 lifetimes, in-place aliases and libstdc++-exact placement order, and the registered planner
 `litert_arena` (SimpleMemoryArena) turns that order into offsets. Each subgraph has two arenas:
@@ -199,7 +199,15 @@ def budget(
 # Custom operators LiteRT's builtin op resolver registers (tflite/kernels/register.cc:
 # AddCustom); any other custom operator fails allocate_tensors with "Encountered unresolved
 # custom op".
-LITERT_CUSTOM_OPERATORS = frozenset({"Mfcc", "AudioSpectrogram", "TFLite_Detection_PostProcess"})
+LITERT_CUSTOM_OPERATORS = frozenset(
+    {
+        "Mfcc",
+        "AudioSpectrogram",
+        "TFLite_Detection_PostProcess",
+        "NumericVerify",
+        "aeq.hadamard_rotation",
+    }
+)
 
 
 def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
@@ -229,9 +237,11 @@ class RealTensor:
 
     subgraph: int
     index: int
-    status: str  # ok | scalar | null | typeless
+    status: str  # ok | scalar | null | typeless | unsized (typed, no dims yet)
     address: int | None
     nbytes: int | None
+    dtype: str | None = None  # numpy name ("float32"); None when typeless
+    shape: tuple[int, ...] | None = None  # None when typeless or unsized
 
 
 def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], ...]:
@@ -282,6 +292,8 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
                 status=str(record["status"]),
                 address=record.get("address"),
                 nbytes=record.get("nbytes"),
+                dtype=record.get("dtype"),
+                shape=tuple(record["shape"]) if "shape" in record else None,
             )
             for record in subgraph["tensors"]
         )
@@ -320,6 +332,11 @@ def compare_with_real(
         if subgraph is None or subgraph >= len(real):
             continue
         plan_info = subgraph_plans[subgraph]
+        if not plan_info.prepared.allocated_by_allocate_tensors:
+            # Planned when its signature runner or CALL_ONCE first runs: after
+            # allocate_tensors() its tensors hold nothing to compare with.
+            notes.append(f"{arena.name}: not allocated by allocate_tensors(); not compared")
+            continue
         rows.extend(_compare_arena(arena, plan, plan_info, real[subgraph], notes))
     return VerifyResult(runtime="litert", rows=tuple(rows), notes=tuple(notes))
 
@@ -387,6 +404,15 @@ def _compare_arena(
         - predicted_base
     )
     sizes = {t: by_index[t].nbytes or 0 for t in visible if by_index[t].nbytes is not None}
+    unsized = sorted(t for t in visible if t not in sizes)
+    if unsized:
+        # Python cannot read a resource tensor's byte count: the real extent of these
+        # tensors is taken from the prediction (their offsets are still measured).
+        notes.append(
+            f"{arena.name}: byte counts of tensors {unsized[:8]} taken from the prediction "
+            f"(Python cannot read them)"
+        )
+        sizes.update({t: prepared.tensors[t].nbytes for t in unsized})
     real_size = max(
         (address - real_base + sizes.get(t, 0) for t, address in visible.items() if address),
         default=0,

@@ -3,7 +3,7 @@
 Every planned tensor of every subgraph in index order (no constant data, not a variable, bytes ≠ 0;
 a variable with an offline offset ≠ -1 is planned too), then the kernel scratch requests, each size
 rounded up to 16, the offline plan's offsets as fixed offsets, lifetimes by MarkAllocationLifetimes
-(docs/runtime-rules.md, TFLM: planned buffers). The planner index is the buffer id; `tflm_greedy`
+(docs/runtime-rules.md §T2, §T3). The planner index is the buffer id; `tflm_greedy`
 reproduces the runtime's planner.
 """
 

@@ -1,8 +1,12 @@
-"""The arena to declare under TFLM: model + head plan → minimal kTensorArenaSize, head and tail.
+"""The arena to declare under TFLM: model + head plan + build → minimal kTensorArenaSize, head
+and tail.
 
 Replaying every setup allocation (`setup`) gives the tail, the head and the smallest working arena:
 the most of the planning phase, the Prepare phase and the final head + tail, with the arena-end
-alignment effect (docs/runtime-rules.md, TFLM: the arena).
+alignment effect (docs/runtime-rules.md §T10). The build decides every size: the x86-64 wheel by
+default, or a Cortex-M build (`build.device_build`) with the plain MicroAllocator firmware uses.
+Where a kernel's bytes on that build are not known exactly, the budget says so
+(`estimate_reasons`) and in which direction the figure may be off.
 """
 
 from __future__ import annotations
@@ -16,14 +20,12 @@ from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
-from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.build import HOST, Build, allocator_name, build_summary
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.setup import (
-    HOST_64,
-    MCU_32,
-    HostLayout,
     PlanFacts,
+    RuntimeLayout,
     SetupOutcome,
     layout_for,
     minimal_arena_size,
@@ -31,21 +33,24 @@ from arenalens.runtimes.tflm.setup import (
     setup_sequence,
     setups_with_resources,
 )
-from arenalens.runtimes.tflm.support import support
+from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
-
-MCU_VARIANT = "32-bit MCU"
 
 
 @dataclass(frozen=True)
 class SetupPrediction:
     """What the setup replay predicts for one plan on one build."""
 
-    layout: HostLayout
+    layout: RuntimeLayout
     minimal_arena: int  # the smallest arena_size that works
     at_minimum: SetupOutcome  # head, tail and categories printed at that size
     aligned: SetupOutcome  # the same at a roomy arena size that is a multiple of 16
-    unknown_kernels: tuple[str, ...]  # opcodes whose tail bytes are estimates
+    support: Support  # which kernels' bytes are estimates on this build
+
+    @property
+    def unknown_kernels(self) -> tuple[str, ...]:
+        """Opcodes of registered kernels arenalens has no rule for."""
+        return self.support.unmodelled
 
     @property
     def head(self) -> int:
@@ -91,7 +96,7 @@ def predict_setup(
     build: Build = HOST,
     setups: Sequence[OperatorSetup] | None = None,
     *,
-    layout: HostLayout | None = None,
+    layout: RuntimeLayout | None = None,
 ) -> SetupPrediction:
     """Model + head arena + plan → minimal arena, head, tail and categories on one build.
 
@@ -107,8 +112,8 @@ def predict_setup(
     roomy = align_up(minimum, 16) + 16
     while not (aligned := replay(sequence, roomy, layout)).fits:
         roomy += 16
-    unknown = support(model, build, operators).unmodelled
-    return SetupPrediction(layout, minimum, replay(sequence, minimum, layout), aligned, unknown)
+    found = support(model, build, operators)
+    return SetupPrediction(layout, minimum, replay(sequence, minimum, layout), aligned, found)
 
 
 def setup_outcome(
@@ -121,22 +126,30 @@ def setup_outcome(
     return replay(setup_sequence(model, facts, layout, operators), arena_size, layout)
 
 
-# What the TFLM figures are measured against: the tflite-micro Python wheel on a 64-bit host.
+# What the TFLM figures are measured against when no device is chosen: the tflite-micro Python
+# wheel on a 64-bit host.
 HOST_DEVICE = "64-bit host build (tflite-micro wheel)"
 
 
+def device_label(build: Build) -> str:
+    """The build in words, as documents name what the number is for."""
+    if build == HOST:
+        return HOST_DEVICE
+    return f"{build.title}; {build.abi.name}, {allocator_name(build)}"
+
+
 def budget(
-    model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]
+    model: Model,
+    arena_problems: Sequence[ArenaProblem],
+    plans: Sequence[Plan],
+    *,
+    build: Build = HOST,
 ) -> MemoryBudget:
-    """Model + head arena + plan → the minimal kTensorArenaSize, its parts, the MCU variant."""
+    """Model + head arena + plan + build → the minimal kTensorArenaSize on that build, its parts,
+    what it assumes and where it is an estimate."""
     arena, plan = arena_problems[0], plans[0]
-    operators = setups_with_resources(model, HOST)
-    host = predict_setup(model, arena, plan, HOST, operators)
-    mcu_minimum = minimal_arena_size(
-        setup_sequence(model, plan_facts(model, arena, plan, HOST, operators), MCU_32, operators),
-        MCU_32,
-    )
-    assumptions = list(HOST_64.assumptions)
+    prediction = predict_setup(model, arena, plan, build)
+    assumptions = list(prediction.layout.assumptions)
     if plan.planner == "tflm_linear":
         assumptions.append("preserve_all_tensors: LinearMemoryPlanner, no allocation recording")
     elif plan.planner != "tflm_greedy":
@@ -151,28 +164,48 @@ def budget(
             f"MicroResourceVariables::Create(allocator, {capacity}): one entry per distinct "
             "VAR_HANDLE shared_name, as the tflite_micro Python interpreter counts them"
         )
-    if host.unknown_kernels:
-        assumptions.append(
-            "estimated tail bytes (kernels without a row): " + ", ".join(host.unknown_kernels)
-        )
-    assumptions.append(f"{MCU_VARIANT}: " + "; ".join(MCU_32.assumptions))
-    final = host.at_minimum.head + host.at_minimum.tail
+    final = prediction.at_minimum.head + prediction.at_minimum.tail
     parts = {
-        "head": host.head,
-        "tail": host.tail,
-        "tail_at_minimum": host.at_minimum.tail,
-        "setup_overhead": host.minimal_arena - final,
+        "head": prediction.head,
+        "tail": prediction.tail,
+        "tail_at_minimum": prediction.at_minimum.tail,
+        "setup_overhead": prediction.minimal_arena - final,
     }
     return MemoryBudget(
-        required_bytes=host.minimal_arena,
+        required_bytes=prediction.minimal_arena,
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
-        variants=MappingProxyType({MCU_VARIANT: mcu_minimum}),
-        device=HOST_DEVICE,
-        obstacles=support(model, HOST, operators).obstacles,
-        estimate_reasons=tuple(
-            f"no memory rule for {name}: its persistent and scratch bytes are guessed, so "
-            "the tail may be off by what that kernel allocates"
-            for name in host.unknown_kernels
-        ),
+        device=device_label(build),
+        build=MappingProxyType(build_summary(build)),
+        obstacles=prediction.support.obstacles,
+        estimate_reasons=estimate_notes(prediction.support),
     )
+
+
+def estimate_notes(found: Support) -> tuple[str, ...]:
+    """Where the kernel rules do not know a build's bytes exactly: one note per kind, saying which
+    operators and which way the figure may be off ((): exact as far as the rules know)."""
+    notes = [
+        f"no memory rule for {name}: its persistent and scratch bytes are guessed, so the tail "
+        "may be off by what that kernel allocates"
+        for name in found.unmodelled
+    ]
+    if found.reference_stand_ins:
+        notes.append(
+            f"{_names(found.reference_stand_ins)}: this build runs the CMSIS-NN kernels, modelled "
+            "here by the reference kernel rules (CMSIS-NN allocates other OpData and scratch "
+            "buffers: the figure may be high or low)"
+        )
+    if found.wheel_measured:
+        notes.append(
+            f"{_names(found.wheel_measured)}: struct sizes measured on the 64-bit wheel, used "
+            "as they are (they only shrink on 32-bit: the figure may be high)"
+        )
+    for estimate in found.estimates:
+        margin = f" (by up to {estimate.margin_bytes:,} B)" if estimate.margin_bytes else ""
+        notes.append(f"{estimate.reason}{margin}")
+    return tuple(notes)
+
+
+def _names(opcodes: Sequence[str]) -> str:
+    return ", ".join(opcodes)

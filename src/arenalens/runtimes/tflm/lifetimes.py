@@ -3,7 +3,7 @@
 *micro_allocation_info.cc — MarkAllocationLifetimes*: one global step counter over the whole model.
 Step 0 precedes the first operator of subgraph 0; each operator adds a step, and an IF / WHILE /
 CALL_ONCE adds one more step per visited subgraph, then that subgraph's own steps. Only subgraph 0
-is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.md, TFLM).
+is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.md §T4).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Every probe builds `tflite_micro.runtime.Interpreter.from_file(path, arena_size=n)` in a forked
 child process, because too-small arenas sometimes crash TFLM with SIGSEGV instead of failing
-cleanly (docs/runtime-semantics.md §2.10). The child points C-level fd 2 at a file, because
+cleanly (docs/runtime-rules.md §T10). The child points C-level fd 2 at a file, because
 `print_allocations()` and TFLM's error messages go to C `stderr`, which `sys.stderr` redirection
-never sees (§2.11). `tflite_micro` is imported lazily, in the child only, so arenalens works
+never sees (§T14). `tflite_micro` is imported lazily, in the child only, so arenalens works
 without the `runtime` extra.
 """
 

@@ -1,6 +1,7 @@
 """TFLite Micro's rules: the head arena it plans, the `kTensorArenaSize` it needs, and verify.
 
-Verify runs the real interpreter in a child process (`probe`, `verify`).
+Every rule takes the build (`build.Build`: the x86-64 wheel or a Cortex-M firmware build).
+Verify runs the real interpreter, the wheel, in a child process (`probe`, `verify`).
 """
 
 from typing import Any
@@ -24,4 +25,5 @@ RUNTIME = RuntimeRules(
     budget=budget,
     verify=_verify,
     default_alignment=1,
+    has_builds=True,
 )

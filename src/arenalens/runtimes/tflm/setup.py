@@ -1,8 +1,8 @@
 """TFLM setup replay: model → every allocation `AllocateTensors` makes, in order, and what fits.
 
 TFLM runs inside one user array: the head grows up from its start, the tail grows down from its
-end, and short-lived "temp" memory sits just above the head (docs/runtime-semantics.md §2.1,
-§2.10). Whether setup succeeds for a given `arena_size`, and the head and tail it prints, follow
+end, and short-lived "temp" memory sits just above the head (docs/runtime-rules.md §T1,
+§T10). Whether setup succeeds for a given `arena_size`, and the head and tail it prints, follow
 from the exact sequence of allocations and their alignments, because every tail allocation rounds
 the tail pointer *down* from the array's (possibly unaligned) end. This module writes that sequence
 out as data (`setup_sequence`) and replays it against an arena size (`replay`), reproducing:
@@ -10,6 +10,13 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
 * *SingleArenaBufferAllocator* (arena_allocator/single_arena_buffer_allocator.cc): persistent
   allocations round down and fail below the head; temp allocations round up and fail above the
   tail; the resizable head buffer needs `tail - start >= size`.
+* *Persistent buffers filled while temps are live*: AllocatePersistentBuffer checks only the
+  head, so a kernel's Prepare may get a tail buffer lying over its own temp TfLiteTensors; when it
+  writes that buffer before releasing them (kernel sums, per-channel arrays, lookup tables),
+  DeallocateTempTfLiteTensor then reads corrupted `quantization.type` / `.params` / affine
+  `zero_point` words and setup fails (or crashes). Such a buffer (`Persistent(written=True)`) must
+  start above the highest of those words: the smallest size from which every larger one works
+  (smaller sizes may work in isolated windows).
 * *MicroAllocator::StartModelAllocation, FinishModelAllocation, CommitStaticMemoryPlan*
   (micro_allocator.cc) and *MicroInterpreter::AllocateTensors* (micro_interpreter.cc): the order.
 * *RecordingMicroAllocator* (recording_micro_allocator.cc): which allocations each
@@ -18,8 +25,23 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
   interpreter's owner creates right after the allocator, and the variables' buffers
   (`tflm_resources`).
 
-Struct sizes depend on the build; `HOST_64` is the x86-64 `tflite_micro` pip package (built with
-`USE_TFLM_COMPRESSION`), measured against it. Kernel allocations come from `tflm_kernels`.
+Struct sizes depend on the build (`layout_for`, from the C field lists in `structs`): the x86-64
+`tflite_micro` pip package (LP64, `USE_TFLM_COMPRESSION`, RecordingMicroAllocator), measured
+against the wheel, and Cortex-M firmware (ILP32 Arm EABI, no compression, the plain
+MicroAllocator or the recording one), measured against TFLM built for Cortex-M under QEMU. The
+sequence is the same on every build; only the sizes and the first three objects differ (the
+plain allocator's need 104 bytes less on Cortex-M, 232 on the wheel). Kernel allocations come from
+`kernels`.
+
+Two places where C and this replay part on purpose, neither ever lowering the minimal arena:
+
+* A temp allocation that would start above the tail (only after a persistent allocation that
+  went below the temp end: persistent allocations are checked against the head, not the temp
+  end) wraps around in C's unsigned arithmetic and "succeeds" over the persistent data. The
+  replay counts it as a failure; when the planner step that follows wraps the same way, TFLM
+  faults there (keyword_scrambled's variables), and the replay's failure is the same answer.
+* FinishPrepareNodeAllocations' head resize may fail without stopping setup (its status is
+  ignored); the replay fails there, because the planning step later needs more room anyway.
 """
 
 from __future__ import annotations
@@ -27,11 +49,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
-from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm import structs
+from arenalens.runtimes.tflm.abi import Struct
+from arenalens.runtimes.tflm.build import COMPRESSION, HOST, Build, allocator_name
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
     Event,
@@ -72,16 +97,20 @@ CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
 # MicroArenaBufferAlignment() (micro_arena_constants.h): kernel buffers, variables, the head.
 ARENA_ALIGNMENT = 16
 # LinearMemoryPlanner::kMaxBufferCount (linear_memory_planner.h).
-LINEAR_PLANNER_CAPACITY = 1024
+LINEAR_PLANNER_CAPACITY = structs.LINEAR_PLANNER_CAPACITY
 
 
 @dataclass(frozen=True, slots=True)
-class HostLayout:
+class RuntimeLayout:
     """Struct sizes of one TFLM build: what the runtime's own bookkeeping costs, in bytes."""
 
     name: str
     pointer_bytes: int
-    # RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner + RecordingMicroAllocator.
+    struct_alignment: int  # alignof of every runtime struct below (none holds a 64-bit scalar)
+    # The arena allocator, the memory planner and the MicroAllocator, as Create places them:
+    # RecordingSingleArenaBufferAllocator + GreedyMemoryPlanner + RecordingMicroAllocator with
+    # the recording allocator, SingleArenaBufferAllocator + GreedyMemoryPlanner + MicroAllocator
+    # without.
     allocator_objects: int
     builtin_data_allocator: int  # MicroBuiltinDataAllocator
     subgraph_allocations: int  # SubgraphAllocations, per subgraph
@@ -97,64 +126,88 @@ class HostLayout:
     resource_variable: int  # MicroResourceVariables::MicroResourceVariable, per variable
     # SingleArenaBufferAllocator + LinearMemoryPlanner (1024 offsets) + MicroAllocator: the
     # objects of a preserve_all_tensors interpreter, which records nothing.
-    preserve_all_allocator_objects: int = 0
+    preserve_all_allocator_objects: int
     assumptions: tuple[str, ...] = ()
 
-    @property
-    def struct_alignment(self) -> int:
-        """alignof of the pointer-holding structs: the pointer size."""
-        return self.pointer_bytes
 
-
-HOST_64 = HostLayout(
-    name="x86-64 host (tflite_micro pip package)",
-    pointer_bytes=8,
-    allocator_objects=104 + 72 + 272,
-    builtin_data_allocator=16,
-    subgraph_allocations=24,
-    eval_tensor=24,
-    node_and_registration=64,
-    tflite_tensor=64,
-    affine_quantization=24,
-    scratch_request=16,
-    scratch_handle=8,
-    allocation_info=32,
-    planner_bytes_per_buffer=40,
-    resource_variables=16,
-    resource_variable=40,
-    preserve_all_allocator_objects=72 + 8216 + 72,
-    assumptions=(
-        "64-bit host build of the tflite_micro pip package (reference kernels, "
-        "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
-        "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
-    ),
+_HOST_ASSUMPTIONS = (
+    "64-bit host build of the tflite_micro pip package (reference kernels, "
+    "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
+    "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
 )
 
-MCU_32 = HostLayout(
-    name="32-bit MCU (Cortex-M class, MicroInterpreter with MicroAllocator)",
-    pointer_bytes=4,
-    # SingleArenaBufferAllocator 36 + GreedyMemoryPlanner 40 + MicroAllocator 36 (no recording).
-    allocator_objects=40 + 40 + 40,
-    builtin_data_allocator=8,
-    subgraph_allocations=8,
-    eval_tensor=12,
-    node_and_registration=32,
-    tflite_tensor=40,
-    affine_quantization=12,
-    scratch_request=12,
-    scratch_handle=4,
-    allocation_info=24,
-    planner_bytes_per_buffer=40,
-    resource_variables=12,
-    resource_variable=20,
-    preserve_all_allocator_objects=40 + 4112 + 40,
-    assumptions=(
-        "32-bit pointers and size_t; structs laid out by the ILP32 ABI",
-        "plain MicroAllocator (no recording), no USE_TFLM_COMPRESSION",
-        "kernel OpData sizes taken from the 64-bit build (an upper bound: pointers shrink)",
-        "reference kernels; CMSIS-NN or Xtensa kernels request other buffers",
-    ),
-)
+
+@cache
+def layout_for(build: Build) -> RuntimeLayout:
+    """The runtime's struct sizes on a build, from the C field lists (`structs`): pointer-sized
+    fields halve on 32-bit cores, compression adds fields, and the recording allocator's objects
+    replace the plain ones."""
+    abi, features = build.abi, build.features
+
+    def size(layout: Struct) -> int:
+        return layout.size(abi, features)
+
+    if build.recording:
+        allocator = structs.RECORDING_SINGLE_ARENA_BUFFER_ALLOCATOR
+        micro_allocator = structs.RECORDING_MICRO_ALLOCATOR
+    else:
+        allocator = structs.SINGLE_ARENA_BUFFER_ALLOCATOR
+        micro_allocator = structs.MICRO_ALLOCATOR
+    return RuntimeLayout(
+        name=_layout_name(build),
+        pointer_bytes=abi.pointer_bytes,
+        struct_alignment=max(item.layout(abi, features)[1] for item in structs.RUNTIME_STRUCTS),
+        allocator_objects=size(allocator)
+        + size(structs.GREEDY_MEMORY_PLANNER)
+        + size(micro_allocator),
+        builtin_data_allocator=size(structs.MICRO_BUILTIN_DATA_ALLOCATOR),
+        subgraph_allocations=size(structs.SUBGRAPH_ALLOCATIONS),
+        eval_tensor=size(structs.TF_LITE_EVAL_TENSOR),
+        node_and_registration=size(structs.NODE_AND_REGISTRATION),
+        tflite_tensor=size(structs.TF_LITE_TENSOR),
+        affine_quantization=size(structs.TF_LITE_AFFINE_QUANTIZATION),
+        scratch_request=size(structs.SCRATCH_BUFFER_REQUEST),
+        scratch_handle=size(structs.SCRATCH_BUFFER_HANDLE),
+        allocation_info=size(structs.ALLOCATION_INFO),
+        planner_bytes_per_buffer=size(structs.GREEDY_PLANNER_PER_BUFFER),
+        resource_variables=size(structs.MICRO_RESOURCE_VARIABLES),
+        resource_variable=size(structs.MICRO_RESOURCE_VARIABLE),
+        preserve_all_allocator_objects=size(structs.SINGLE_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.LINEAR_MEMORY_PLANNER)
+        + size(structs.MICRO_ALLOCATOR),
+        assumptions=_layout_assumptions(build),
+    )
+
+
+def _layout_name(build: Build) -> str:
+    if build == HOST:
+        return "x86-64 host (tflite_micro pip package)"
+    return f"{build.title} ({build.abi.name}, {allocator_name(build)})"
+
+
+def _layout_assumptions(build: Build) -> tuple[str, ...]:
+    if build == HOST:
+        return _HOST_ASSUMPTIONS
+    allocator = (
+        "RecordingMicroAllocator (RecordingMicroAllocator::Create, as the Cortex-M probes use)"
+        if build.recording
+        else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
+    )
+    compression = "USE_TFLM_COMPRESSION" if COMPRESSION in build.features else "no compression"
+    if build.is_host:
+        return (
+            f"64-bit host build (LP64), {compression}, {allocator}, GreedyMemoryPlanner",
+            _HOST_ASSUMPTIONS[1],
+        )
+    return (
+        f"{build.title}: TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, "
+        f"arm-none-eabi-gcc: {build.abi.name}, short enums), {compression}",
+        f"{allocator}, GreedyMemoryPlanner",
+        "the arena array starts 16-byte aligned (alignas(16)); its end may be unaligned",
+    )
+
+
+HOST_64 = layout_for(HOST)
 
 
 class Action(enum.StrEnum):
@@ -179,6 +232,8 @@ class Allocation:
     what: str = ""
     category: str = ""  # the print_allocations() category that records it ("" = none)
     count: int = 1  # how many allocations the category counts for this one (arrays count items)
+    guard_bytes: int = 0  # TEMP: leading bytes read after later writes (TFLM's dealloc reads them)
+    written: bool = False  # PERSISTENT: written while temps are live (must not cover guarded bytes)
 
 
 @dataclass(frozen=True)
@@ -212,11 +267,12 @@ def _align_up(value: int, alignment: int) -> int:
 class _Arena:
     """SingleArenaBufferAllocator over [0, size): the array start is assumed 16-byte aligned."""
 
-    def __init__(self, size: int, layout: HostLayout) -> None:
+    def __init__(self, size: int, layout: RuntimeLayout) -> None:
         self.end = size
         self.head = 0
         self.temp = 0
         self.tail = size
+        self.guard = 0
         self.layout = layout
         self.used: dict[str, int] = {}
         self.requested: dict[str, int] = {}
@@ -226,7 +282,7 @@ class _Arena:
         """Perform one step; False when TFLM would fail here."""
         if step.action is Action.PERSISTENT:
             result = _align_down(self.tail - step.nbytes, step.alignment)
-            if result < self.head:
+            if result < (max(self.head, self.guard) if step.written else self.head):
                 return False
             self.record(step, self.tail - result)
             self.tail = result
@@ -235,15 +291,17 @@ class _Arena:
             if self.tail - start < step.nbytes:
                 return False
             self.temp = start + step.nbytes
+            if step.guard_bytes:
+                self.guard = max(self.guard, start + step.guard_bytes)
         elif step.action is Action.HEAD:
             # ResizeBuffer starts at the aligned array start; the array start is aligned.
             if self.tail < step.nbytes:
                 return False
             self.head = self.temp = step.nbytes
         elif step.action is Action.RESET_TEMP:
-            self.temp = self.head
+            self.temp = self.guard = self.head
         elif step.action is Action.RELEASE_HEAD:
-            self.head = self.temp = 0
+            self.head = self.temp = self.guard = 0
         elif step.action is Action.PLANNER:
             available = _align_down(self.tail, ARENA_ALIGNMENT) - _align_up(
                 self.temp, ARENA_ALIGNMENT
@@ -276,7 +334,7 @@ class _Arena:
 
 
 def replay(
-    sequence: Sequence[Allocation], arena_size: int, layout: HostLayout = HOST_64
+    sequence: Sequence[Allocation], arena_size: int, layout: RuntimeLayout = HOST_64
 ) -> SetupOutcome:
     """(setup sequence, arena size) → whether TFLM's setup fits, and its head, tail, categories."""
     arena = _Arena(arena_size, layout)
@@ -299,7 +357,7 @@ def replay(
     )
 
 
-def minimal_arena_size(sequence: Sequence[Allocation], layout: HostLayout = HOST_64) -> int:
+def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> int:
     """Setup sequence → the smallest arena_size for which setup succeeds.
 
     Head and temp positions count from the (aligned) array start and never depend on the size.
@@ -334,22 +392,26 @@ def _residue_needs(
 ) -> dict[int, int | None]:
     """Sequence → for each residue r, the largest lower bound on the size (None: none fits)."""
     groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
-    head = temp = 0
+    head = temp = guard = 0
     impossible = False
     for step in sequence:
         action = step.action
         if action is Action.PERSISTENT:
-            groups = _move_tail(groups, step.nbytes, step.alignment, head)
+            floor = max(head, guard) if step.written else head
+            groups = _move_tail(groups, step.nbytes, step.alignment, floor)
         elif action is Action.TEMP:
-            temp = _align_up(temp, step.alignment) + step.nbytes
+            start = _align_up(temp, step.alignment)
+            temp = start + step.nbytes
+            if step.guard_bytes:
+                guard = max(guard, start + step.guard_bytes)
             _bound_all(groups, temp)
         elif action is Action.HEAD:
             _bound_all(groups, step.nbytes)
             head = temp = step.nbytes
         elif action is Action.RESET_TEMP:
-            temp = head
+            temp = guard = head
         elif action is Action.RELEASE_HEAD:
-            head = temp = 0
+            head = temp = guard = 0
         elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
             linear = action is Action.LINEAR_PLANNER
             impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
@@ -406,9 +468,12 @@ def _quantized(tensor: Tensor) -> bool:
 
 
 def _tensor_struct(
-    tensor: Tensor, layout: HostLayout, action: Action, what: str, *, recorded: bool
+    tensor: Tensor, layout: RuntimeLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
+    # Temp copies: DeallocateTempTfLiteTensor reads quantization.type and .params (the struct's
+    # first two pointer-sized words) and the affine struct's zero_point pointer (its second word).
+    guard = 2 * layout.pointer_bytes if action is Action.TEMP else 0
     steps = [
         Allocation(
             action,
@@ -416,13 +481,21 @@ def _tensor_struct(
             layout.struct_alignment,
             what,
             PERSISTENT_TENSORS if recorded else "",
+            guard_bytes=guard,
         )
     ]
     if _quantized(tensor) and tensor.quantization is not None:
         channels = tensor.quantization.channel_count
         category = QUANTIZATION if recorded else ""
         steps.append(
-            Allocation(action, layout.affine_quantization, layout.struct_alignment, what, category)
+            Allocation(
+                action,
+                layout.affine_quantization,
+                layout.struct_alignment,
+                what,
+                category,
+                guard_bytes=guard,
+            )
         )
         steps.append(Allocation(action, 4 + 4 * channels, 4, what, category))
     return steps
@@ -457,15 +530,10 @@ def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSe
     return tuple(found)
 
 
-def layout_for(build: Build) -> HostLayout:
-    """The runtime's struct sizes on a build."""
-    return HOST_64 if build.is_host else MCU_32
-
-
 def setup_sequence(
     model: Model,
     facts: PlanFacts,
-    layout: HostLayout = HOST_64,
+    layout: RuntimeLayout = HOST_64,
     setups: Sequence[OperatorSetup] | None = None,
 ) -> tuple[Allocation, ...]:
     """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
@@ -567,7 +635,7 @@ def setup_sequence(
     return tuple(steps)
 
 
-def _planning_steps(model: Model, facts: PlanFacts, layout: HostLayout) -> list[Allocation]:
+def _planning_steps(model: Model, facts: PlanFacts, layout: RuntimeLayout) -> list[Allocation]:
     """FinishModelAllocation: scratch handles, then CommitStaticMemoryPlan."""
     pointer = layout.struct_alignment
     steps: list[Allocation] = []
@@ -605,7 +673,7 @@ def _planning_steps(model: Model, facts: PlanFacts, layout: HostLayout) -> list[
     return steps
 
 
-def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
+def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
     """The input and output TfLiteTensor structs MicroInterpreter keeps after setup."""
     steps: list[Allocation] = []
     main = model.subgraphs[0]
@@ -632,7 +700,7 @@ def _io_tensor_steps(model: Model, layout: HostLayout) -> list[Allocation]:
 def _kernel_steps(
     allocations: Sequence[Event],
     view: KernelContext,
-    layout: HostLayout,
+    layout: RuntimeLayout,
     phase: str,
     temp_structs: dict[int, list[Allocation]],
 ) -> list[Allocation]:
@@ -647,6 +715,7 @@ def _kernel_steps(
                     ARENA_ALIGNMENT,
                     f"{label}: {allocation.what}",
                     PERSISTENT_BUFFERS,
+                    written=allocation.written,
                 )
             )
         elif isinstance(allocation, TempTensor):

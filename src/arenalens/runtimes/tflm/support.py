@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from arenalens.ir import Model
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.build import HOST, Build
-from arenalens.runtimes.tflm.kernels.base import SETUP
+from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate
+from arenalens.runtimes.tflm.kernels.registry import stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
@@ -27,6 +28,19 @@ class Support:
     build: Build
     obstacles: tuple[Obstacle, ...]
     unmodelled: tuple[str, ...]  # opcodes whose kernel has no rule (their bytes are estimates)
+    # Opcodes whose rule holds sizes measured on the 64-bit wheel (`KernelRule.derived` False),
+    # used as they are on another build: pointers and enums only shrink, so they are high there.
+    wheel_measured: tuple[str, ...] = ()
+    # Opcodes a CMSIS-NN build runs CMSIS-NN's kernel for, modelled by the reference kernel's rule.
+    reference_stand_ins: tuple[str, ...] = ()
+    estimates: tuple[Estimate, ...] = ()  # what rules say they do not know, one per reason
+
+    @property
+    def exact(self) -> bool:
+        """True when every kernel's bytes on this build come from a rule made for it."""
+        return not (
+            self.unmodelled or self.wheel_measured or self.reference_stand_ins or self.estimates
+        )
 
     @property
     def sets_up(self) -> bool:
@@ -45,17 +59,36 @@ def support(
     """Model + build → every reason TFLM cannot set up or invoke it, in model order."""
     found: list[Obstacle] = []
     unmodelled: set[str] = set()
+    wheel_measured: set[str] = set()
+    stand_ins: set[str] = set()
+    estimates: dict[str, Estimate] = {}
     operators = operator_setups(model, build) if setups is None else setups
     by_operator = {(s.context.subgraph.index, s.context.operator.index): s for s in operators}
     for subgraph in model.subgraphs:
         found.extend(_unsized_tensors(model, subgraph.index))
         for operator in subgraph.operators:
             setup = by_operator[(subgraph.index, operator.index)]
-            if setup.registered and setup.rule is None:
-                unmodelled.add(operator.opcode)
             found.extend(_operator_obstacles(setup))
+            if not setup.registered:
+                continue
+            if setup.rule is None:
+                unmodelled.add(operator.opcode)
+                continue
+            if stands_in(operator.opcode, build):
+                stand_ins.add(operator.opcode)
+            elif not setup.rule.derived and not build.is_host:
+                wheel_measured.add(operator.opcode)
+            for estimate in setup.estimates:
+                estimates.setdefault(estimate.reason, estimate)
     found.extend(Obstacle(text) for text in resource_variables(model).failures)
-    return Support(build, tuple(found), tuple(sorted(unmodelled)))
+    return Support(
+        build,
+        tuple(found),
+        tuple(sorted(unmodelled)),
+        wheel_measured=tuple(sorted(wheel_measured)),
+        reference_stand_ins=tuple(sorted(stand_ins)),
+        estimates=tuple(estimates[reason] for reason in sorted(estimates)),
+    )
 
 
 def _unsized_tensors(model: Model, subgraph_index: int) -> list[Obstacle]:

@@ -1,4 +1,7 @@
-"""TFLM tensor sizes: the element sizes TFLM knows, and a tensor's bytes (docs §2.2)."""
+"""TFLM tensor sizes: the element sizes TFLM knows, and a tensor's bytes.
+
+Rules: docs/runtime-rules.md §T2.
+"""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The real numbers come from `tflite_micro` (`tflm_probe`, one child process per construction):
 head, tail, total and every `print_allocations()` category at a roomy arena size, and on request
 the smallest arena size that works, found by bisection like the reference measurements
-(docs/runtime-semantics.md §5.1). Predictions use the runtime's own plan (the greedy planner),
+(docs/runtime-rules.md §M1, §T14). Predictions use the runtime's own plan (the greedy planner),
 whatever planner the analysis chose, because that is what the interpreter runs.
 """
 

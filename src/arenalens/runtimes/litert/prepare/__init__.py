@@ -1,7 +1,7 @@
 """LiteRT's graph after Prepare: flatbuffer model → tensors (bytes, type, allocation type) and
 node temporaries, as the optimized builtin kernels leave them (no delegate, `num_threads` = 1).
 
-What is modelled (docs/runtime-semantics.md §3.1, §3.2, §3.8, §3.9):
+What is modelled (docs/runtime-rules.md §L1, §L2, §L8, §L9):
 
 * **Build time** (*Subgraph::SetTensorParametersReadOnly / ReadWrite*): buffer data → MmapRo;
   string / resource / variant → Dynamic; `is_variable` → ArenaRwPersistent; else ArenaRw, with
@@ -11,7 +11,8 @@ What is modelled (docs/runtime-semantics.md §3.1, §3.2, §3.8, §3.9):
 * **Prepare**, in execution-plan order, through `KERNEL_RULES` — one row per builtin naming its
   kernel source file: temporaries added (indices in creation order) with their type, shape and
   allocation type; outputs made Dynamic when a shape-defining input is not constant; outputs made
-  PersistentRo by constant folding; DEQUANTIZE / DENSIFY of constants made ArenaRwPersistent.
+  PersistentRo by constant folding; DEQUANTIZE of constants, DENSIFY and NumericVerify outputs
+  and VAR_HANDLE ids (4 B each) made ArenaRwPersistent; outputs resized where Prepare does.
 * **Chunks** (*Subgraph::PrepareOpsStartingAt*): Prepare stops after the first node with a
   Dynamic output (or an unknown RESHAPE shape); the planner's lifetimes (`planning_state`) see
   the tensors as they are at that moment; later chunks are planned at Invoke.
@@ -21,15 +22,20 @@ What is modelled (docs/runtime-semantics.md §3.1, §3.2, §3.8, §3.9):
 
 Known limits (each reported in `PreparedSubgraph.notes` when a model hits it, where detectable):
 
-* Output shapes are the flatbuffer `shape`; the runtime recomputes them in Prepare, which only
-  differs for inconsistent files (`verify` then reports a "bytes" row). Shapes after a dynamic
-  tensor are data-dependent at Invoke; later chunks are predicted from the flatbuffer shapes.
-* Temporaries of these kernels are not modelled (their Init-time indices are still reserved):
-  hybrid RNN / bidirectional sequence RNN and LSTM, GRU, DETECTION_POSTPROCESS, sparse (ledger)
-  and 4-bit hybrid FULLY_CONNECTED, integer LSTM (8x8→8, verified only 8x8→16 via the corpus),
-  RFFT2D, STABLEHLO kernels; custom ops are assumed to add none.
+* Output shapes are the flatbuffer `shape`, except where a modelled Prepare resizes them from
+  constants (TRANSPOSE_CONV, CONV_3D_TRANSPOSE, DILATE, RFFT2D, BROADCAST_ARGS, the RNNs and
+  LSTMs, TFLite_Detection_PostProcess, STABLEHLO_REDUCE_WINDOW, NumericVerify); shapes are not
+  propagated to later operators, which only matters for inconsistent files (`verify` then
+  reports a "bytes" row). Shapes after a dynamic tensor are data-dependent at Invoke; later
+  chunks are predicted from the flatbuffer shapes.
+* Not modelled, and noted: the ledgers of sparse hybrid FULLY_CONNECTED and LSTM weights
+  (persistent tensors sized from the sparsity metadata), RFFT2D with an fft_length folded in
+  Prepare (PersistentRo values are not computed here). Custom ops other than
+  TFLite_Detection_PostProcess and NumericVerify are assumed to add nothing (the wheel
+  registers only those, Mfcc, AudioSpectrogram and aeq.hadamard_rotation, which add none).
 * Control-flow outputs made Dynamic by a child's dynamic or shape-changing outputs, and
   CALL_ONCE (allocated at Eval, then released), are not modelled.
 * Kernel variants: optimized builtin kernels only (no reference kernels, no XNNPACK or other
-  delegate, `num_threads` = 1, Linux x86-64).
+  delegate, `num_threads` = 1, Linux x86-64: the optimized 4-bit FULLY_CONNECTED packs input
+  rows for the wheel's SSE variant).
 """

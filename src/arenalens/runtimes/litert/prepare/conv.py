@@ -1,4 +1,5 @@
-"""LiteRT convolutions: node → temporaries and allocation types (2-D, depthwise, transpose, 3-D)."""
+"""LiteRT convolutions: node → temporaries and allocation types (2-D, depthwise, transpose, 3-D,
+3-D transpose)."""
 
 from __future__ import annotations
 
@@ -85,82 +86,111 @@ def depthwise_conv_2d(ctx: NodeContext) -> None:
 
 
 def transpose_conv(ctx: NodeContext) -> None:
-    """*transpose_conv.cc — Prepare, AllocateTemporaryTensorsIfRequired*: col2im, transposed
-    weights and (quantized inputs) the int32/int64 scratch are all Dynamic (heap); hybrid adds
-    three arena temporaries. A non-constant output shape makes the output Dynamic too."""
-    input_type = ctx.dtype(2)
-    weights_type = ctx.dtype(1)
-    output = ctx.output()
-    slot = 0
-    col2im = ctx.reserve("col2im", 1)
-    constant_shape = ctx.is_constant_or_persistent(0)
-    input_shape = ctx.dims(2)
-    weights_shape = ctx.dims(1)
-    if constant_shape and len(input_shape) == 4 and len(weights_shape) == 4:
-        rows = input_shape[1] * input_shape[2]
-        columns = weights_shape[0] * weights_shape[1] * weights_shape[2]
-        ctx.set_temporary(
-            slot,
-            col2im,
-            dtype="FLOAT32" if input_type == "FLOAT32" else "INT32",
-            shape=(rows, columns),
-            allocation=Allocation.DYNAMIC,
-            role="col2im",
-        )
+    """*transpose_conv.cc — Prepare, AllocateTemporaryTensorsIfRequired* (kGenericOptimized).
+
+    Temporaries, in this order: col2im and transposed weights (always), scratch (uint8 / int8 /
+    int16 inputs), then input_quantized, scaling_factors and input_offsets (float input, int8
+    weights: the only ones in the arena). col2im, transposed weights and scratch are Dynamic:
+    heap memory, sized in Prepare when what they depend on is a constant of the model.
+    """
+    input_type, weights_type = ctx.dtype(2), ctx.dtype(1)
+    if len(ctx.dims(2)) != 4 or len(ctx.dims(1)) != 4:
+        raise ValueError("TRANSPOSE_CONV needs a 4-D input and 4-D weights")
+    # IsConstantTensor: MmapRo only. An output shape folded in Prepare (PersistentRo) still
+    # defers the resize to Eval, unlike the kernels that accept IsConstantOrPersistentTensor.
+    output_shape = ctx.constant_ints(0) if ctx.is_constant(0) else None
+    if output_shape is not None and len(output_shape) != 4:
+        raise ValueError("TRANSPOSE_CONV's output shape must have 4 elements")
+    if output_shape is None:
+        ctx.set_dynamic_output()
     else:
-        ctx.set_temporary(
-            slot, col2im, dtype="NOTYPE", shape=None, allocation=Allocation.DYNAMIC, role="col2im"
-        )
-    slot += 1
-    transposed = ctx.reserve("transposed_weights", 1)
-    if len(weights_shape) == 4:
-        shape: tuple[int, ...] = (
-            weights_shape[1],
-            weights_shape[2],
-            weights_shape[0],
-            weights_shape[3],
-        )
-        ctx.set_temporary(
-            slot,
-            transposed,
-            dtype=weights_type,
-            shape=shape,
-            allocation=Allocation.DYNAMIC,
-            role="transposed_weights",
-        )
-    slot += 1
+        ctx.resize_output(0, output_shape)
+    _transpose_conv_col2im(ctx, slot=0, constant_shape=output_shape is not None)
+    _transpose_conv_weights(ctx, slot=1)
+    slot = 2
     if input_type in ("UINT8", "INT8", "INT16"):
-        # Always Dynamic (heap), sized like the output when the output shape is constant.
         scratch = ctx.reserve("scratch", 1)
-        bias_type = tensor_type_name(ctx.options.get("quantized_bias_type", 0))
-        scratch_type = bias_type or ("INT64" if input_type == "INT16" else "INT32")
-        shape_known = constant_shape and output is not None and output.shape
         ctx.set_temporary(
             slot,
             scratch,
-            dtype=scratch_type,
-            shape=output.shape if shape_known and output is not None else None,
+            dtype=_transpose_conv_scratch_type(ctx, input_type),
+            shape=output_shape,  # ResizeTensor(output_shape) only when it is a constant
             allocation=Allocation.DYNAMIC,
             role="scratch",
         )
         slot += 1
     if input_type == "FLOAT32" and weights_type == "INT8":
+        input_shape = ctx.dims(2)
         elements = 1
         for dim in input_shape:
             elements *= dim
-        rows = elements // weights_shape[3] if len(weights_shape) == 4 and weights_shape[3] else 0
-        for role, dtype, shape_ in (
+        rows = elements // ctx.dims(1)[3]  # one scaling factor per input row of Cin values
+        for role, dtype, shape in (
             ("input_quantized", "INT8", input_shape),
             ("scaling_factors", "FLOAT32", (rows,)),
             ("input_offsets", "INT32", (rows,)),
         ):
             index = ctx.reserve(role, 1)
             ctx.set_temporary(
-                slot, index, dtype=dtype, shape=shape_, allocation=Allocation.ARENA_RW, role=role
+                slot, index, dtype=dtype, shape=shape, allocation=Allocation.ARENA_RW, role=role
             )
             slot += 1
+
+
+def _transpose_conv_col2im(ctx: NodeContext, *, slot: int, constant_shape: bool) -> None:
+    """*ResizeCol2ImTensor*: `[H·W of the input, Cout·kh·kw]`, float for float inputs, else
+    int32; left untyped and unsized (SetTensorToDynamic) when the output shape is not constant."""
+    index = ctx.reserve("col2im", 1)
     if not constant_shape:
-        ctx.set_dynamic_output()
+        ctx.set_temporary(
+            slot, index, dtype="NOTYPE", shape=None, allocation=Allocation.DYNAMIC, role="col2im"
+        )
+        return
+    input_shape, weights_shape = ctx.dims(2), ctx.dims(1)
+    ctx.set_temporary(
+        slot,
+        index,
+        dtype="FLOAT32" if ctx.dtype(2) == "FLOAT32" else "INT32",
+        shape=(
+            input_shape[1] * input_shape[2],
+            weights_shape[0] * weights_shape[1] * weights_shape[2],
+        ),
+        allocation=Allocation.DYNAMIC,
+        role="col2im",
+    )
+
+
+def _transpose_conv_weights(ctx: NodeContext, *, slot: int) -> None:
+    """*ResizeAndTransposeWeights*: OHWI → HWOI copy of constant weights; weights that are not
+    MmapRo (a graph input, a DEQUANTIZE output) leave it untyped and unsized until Eval."""
+    index = ctx.reserve("transposed_weights", 1)
+    if not ctx.is_constant(1):
+        ctx.set_temporary(
+            slot,
+            index,
+            dtype="NOTYPE",
+            shape=None,
+            allocation=Allocation.DYNAMIC,
+            role="transposed_weights",
+        )
+        return
+    out_channels, height, width, in_channels = ctx.dims(1)
+    ctx.set_temporary(
+        slot,
+        index,
+        dtype=ctx.dtype(1),
+        shape=(height, width, out_channels, in_channels),
+        allocation=Allocation.DYNAMIC,
+        role="transposed_weights",
+    )
+
+
+def _transpose_conv_scratch_type(ctx: NodeContext, input_type: str) -> str:
+    """The accumulator type: int16 inputs take `quantized_bias_type` when the options set it
+    (Prepare accepts only INT32 / INT64 there), else int64; uint8 / int8 always int32."""
+    if input_type != "INT16":
+        return "INT32"
+    return tensor_type_name(ctx.options.get("quantized_bias_type", 0)) or "INT64"
 
 
 def conv_3d(ctx: NodeContext) -> None:
@@ -185,3 +215,40 @@ def conv_3d(ctx: NodeContext) -> None:
     ctx.set_temporary(
         0, index, dtype=ctx.dtype(0), shape=shape, allocation=Allocation.ARENA_RW, role="im2col"
     )
+
+
+def conv_3d_transpose(ctx: NodeContext) -> None:
+    """*conv3d_transpose.cc — Prepare* (float only): the optimized kernel's one temporary,
+    col2im `[D·H·W of the input, kd·kh·kw·Cout]` float32, Dynamic (heap); a dilated conv falls
+    back to the reference kernel and has none. The output takes the output_shape values; one
+    that is neither constant nor folded makes it (and col2im, left untyped) Dynamic."""
+    input_shape, filter_shape = ctx.dims(2), ctx.dims(1)
+    if len(input_shape) != 5 or len(filter_shape) != 5:
+        raise ValueError("CONV_3D_TRANSPOSE needs a 5-D input and a 5-D filter")
+    options = ctx.options
+    dilated = any(
+        options.get(name, 1) > 1
+        for name in ("dilation_dfactor", "dilation_hfactor", "dilation_wfactor")
+    )
+    col2im = None if dilated else ctx.reserve("col2im", 1)
+    if not ctx.is_constant_or_persistent(0):
+        ctx.set_dynamic_output()
+        if col2im is not None:
+            ctx.set_temporary(
+                0, col2im, dtype="NOTYPE", shape=None, allocation=Allocation.DYNAMIC, role="col2im"
+            )
+        return
+    output_shape = ctx.constant_ints(0)
+    if output_shape is not None:
+        ctx.resize_output(0, output_shape)
+    if col2im is not None:
+        rows = input_shape[1] * input_shape[2] * input_shape[3]
+        columns = filter_shape[0] * filter_shape[1] * filter_shape[2] * filter_shape[3]
+        ctx.set_temporary(
+            0,
+            col2im,
+            dtype="FLOAT32",
+            shape=(rows, columns),
+            allocation=Allocation.DYNAMIC,
+            role="col2im",
+        )

@@ -110,11 +110,6 @@ def _prepare_node(
     status = PrepareStatus.OK
     if rule is None:
         return status
-    if not rule.modelled:
-        ctx.graph.note(
-            f"node {ctx.position} {opcode}: Prepare-time temporaries not modelled "
-            f"({rule.source}); tensor indices reserved in Init are"
-        )
     if rule.prepare is not None:
         try:
             status = rule.prepare(ctx) or PrepareStatus.OK

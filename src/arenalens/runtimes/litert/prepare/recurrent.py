@@ -1,8 +1,10 @@
-"""LiteRT recurrent kernels: node → temporaries (LSTM variants, SVDF)."""
+"""LiteRT recurrent kernels: node → temporaries (LSTM variants, SVDF, RNN variants)."""
 
 from __future__ import annotations
 
 from arenalens.runtimes.litert.prepare.state import Allocation, NodeContext, is_hybrid
+
+_ARENA = Allocation.ARENA_RW
 
 
 def unidirectional_sequence_lstm(ctx: NodeContext) -> None:
@@ -74,6 +76,12 @@ def _lstm_like(ctx: NodeContext, *, sequence: bool) -> None:
     )
     if not hybrid:
         return
+    weights = ctx.input(4)
+    if weights is not None and weights.has_sparsity:
+        ctx.graph.note(
+            f"node {ctx.position} {ctx.operator.opcode}: sparse hybrid weights; their ledgers "
+            f"(persistent) are not modelled"
+        )
     weights_type = ctx.dtype(4)
     output_state = ctx.dims(18)
     cell_state = ctx.dims(19)
@@ -141,4 +149,195 @@ def svdf(ctx: NodeContext) -> None:
             shape=(units, batch),
             allocation=Allocation.ARENA_RW,
             role="output_temp",
+        )
+
+
+def _rnn_hybrid(ctx: NodeContext, weights_slot: int) -> bool:
+    """*IsHybridOp* as the RNN kernels use it: float input, uint8 or int8 weights."""
+    return ctx.dtype(0) == "FLOAT32" and ctx.dtype(weights_slot) in ("INT8", "UINT8")
+
+
+def _rnn_temporaries(
+    ctx: NodeContext,
+    roles: tuple[tuple[str, str, tuple[int, ...], Allocation], ...],
+) -> None:
+    """Temporaries i = the i-th tensor added in Init, in the order the kernel lists them."""
+    first = ctx.op_data["scratch"]
+    for slot, (role, dtype, shape, allocation) in enumerate(roles):
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=shape, allocation=allocation, role=role
+        )
+
+
+def _rnn_hybrid_roles(
+    ctx: NodeContext, *, batch: int, units: int, hidden: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, str, tuple[int, ...], Allocation], ...]:
+    """The hybrid temporaries every RNN kernel starts with: quantized input, one quantized copy
+    per hidden state (role, input slot), scaling factors, accumulator and zero points."""
+    weights_type = ctx.dtype(1)
+    return (
+        ("input_quantized", weights_type, ctx.dims(0), Allocation.ARENA_RW),
+        *((role, weights_type, ctx.dims(slot), Allocation.ARENA_RW) for role, slot in hidden),
+        ("scaling_factors", "FLOAT32", (batch,), Allocation.ARENA_RW),
+        ("accumulator", "INT32", (units, batch), Allocation.ARENA_RW),
+        ("zero_points", "INT32", (batch,), Allocation.ARENA_RW),
+    )
+
+
+def rnn(ctx: NodeContext) -> None:
+    """*basic_rnn.cc — Prepare*: output `[B, units]`; hybrid (int8 / uint8 weights) uses the
+    six Init tensors: quantized input and hidden state (weights type), scaling factors `[B]`,
+    int32 accumulator `[units, B]`, zero points `[B]`, row sums `[2, units]` (persistent)."""
+    batch, units = ctx.dims(0)[0], ctx.dims(1)[0]
+    ctx.resize_output(0, (batch, units))
+    if not _rnn_hybrid(ctx, 1):
+        return
+    roles = _rnn_hybrid_roles(
+        ctx, batch=batch, units=units, hidden=(("hidden_state_quantized", 4),)
+    )
+    _rnn_temporaries(
+        ctx, (*roles, ("row_sums", "INT32", (2, units), Allocation.ARENA_RW_PERSISTENT))
+    )
+
+
+def unidirectional_sequence_rnn(ctx: NodeContext) -> None:
+    """*unidirectional_sequence_rnn.cc — Prepare*: output `[T, B, units]` (time major) or
+    `[B, T, units]`; hybrid: the same six temporaries as RNN."""
+    input_shape = ctx.dims(0)
+    if len(input_shape) != 3:
+        raise ValueError("UNIDIRECTIONAL_SEQUENCE_RNN needs a 3-D input")
+    time_major = bool(ctx.options.get("time_major", False))
+    batch, steps = (input_shape[1], input_shape[0]) if time_major else input_shape[:2]
+    units = ctx.dims(1)[0]
+    ctx.resize_output(0, (steps, batch, units) if time_major else (batch, steps, units))
+    if not _rnn_hybrid(ctx, 1):
+        return
+    roles = _rnn_hybrid_roles(
+        ctx, batch=batch, units=units, hidden=(("hidden_state_quantized", 4),)
+    )
+    _rnn_temporaries(
+        ctx, (*roles, ("row_sums", "INT32", (2, units), Allocation.ARENA_RW_PERSISTENT))
+    )
+
+
+def bidirectional_sequence_rnn(ctx: NodeContext) -> None:
+    """*bidirectional_sequence_rnn.cc — Prepare*: forward (and, unless merge_outputs, backward)
+    outputs resized; hybrid uses eight of the nine Init tensors (nine with auxiliary weights):
+    quantized input, forward and backward hidden states, scaling factors `[B]`, accumulator
+    `[max(fw, bw units), B]`, zero points `[B]`, forward and backward row sums `[2|3, units]`
+    (persistent), quantized auxiliary input."""
+    input_shape = ctx.dims(0)
+    if len(input_shape) != 3 or len(ctx.inputs) != 12:
+        raise ValueError("BIDIRECTIONAL_SEQUENCE_RNN needs a 3-D input and 12 inputs")
+    time_major = bool(ctx.options.get("time_major", False))
+    merge = bool(ctx.options.get("merge_outputs", False))
+    batch, steps = (input_shape[1], input_shape[0]) if time_major else input_shape[:2]
+    forward_units, backward_units = ctx.dims(1)[0], ctx.dims(5)[0]
+
+    def sequence(units: int) -> tuple[int, int, int]:
+        return (steps, batch, units) if time_major else (batch, steps, units)
+
+    if _rnn_hybrid(ctx, 1):
+        has_aux = ctx.input(10) is not None
+        rows = 3 if has_aux else 2
+        roles = _rnn_hybrid_roles(
+            ctx,
+            batch=batch,
+            units=max(forward_units, backward_units),
+            hidden=(("forward_hidden_state_quantized", 4), ("backward_hidden_state_quantized", 8)),
+        )
+        row_sums = (
+            ("forward_row_sums", "INT32", (rows, forward_units), Allocation.ARENA_RW_PERSISTENT),
+            ("backward_row_sums", "INT32", (rows, backward_units), Allocation.ARENA_RW_PERSISTENT),
+        )
+        aux = (
+            (("aux_input_quantized", ctx.dtype(1), ctx.dims(9), Allocation.ARENA_RW),)
+            if has_aux
+            else ()
+        )
+        _rnn_temporaries(ctx, (*roles, *row_sums, *aux))
+    ctx.resize_output(0, sequence(forward_units + backward_units if merge else forward_units))
+    if not merge:
+        ctx.resize_output(1, sequence(backward_units))
+
+
+# BIDIRECTIONAL_SEQUENCE_LSTM input slots (bidirectional_sequence_lstm.cc); backward = +17.
+_BILSTM_BACKWARD = 17
+_BILSTM_INPUT_TO_INPUT = 1
+_BILSTM_INPUT_TO_OUTPUT = 4
+_BILSTM_RECURRENT_TO_OUTPUT = 8
+_BILSTM_PROJECTION = 16
+_BILSTM_STATES = (35, 36, 37, 38)  # forward activation, forward cell, backward ...
+_BILSTM_AUX_INPUT = 39
+_BILSTM_AUX_FORGET = (41, 45)  # forward, backward aux-input-to-forget weights
+_BILSTM_AUX_OUTPUT = (43, 47)
+
+
+def bidirectional_sequence_lstm(ctx: NodeContext) -> None:
+    """*bidirectional_sequence_lstm.cc — Prepare*: outputs resized; float uses two of the 19
+    Init tensors, scratch `[B, 4|5·fw_cell + 16]` and `[B, 4|5·bw_cell]` (only the forward one
+    gets the +16); hybrid (int8 / uint8 weights) uses 18, or 19 with auxiliary weights —
+    quantized input and states, scaling factors and zero points `[B]`, recovered cell weights
+    `[fw_cell]`, accumulator `[max cell, B]`, row sums per direction (persistent)."""
+    input_shape = ctx.dims(0)
+    if len(input_shape) != 3 or len(ctx.inputs) != 48:
+        raise ValueError("BIDIRECTIONAL_SEQUENCE_LSTM needs a 3-D input and 48 inputs")
+    time_major = bool(ctx.options.get("time_major", False))
+    merge = bool(ctx.options.get("merge_outputs", False))
+    steps, batch = (
+        (input_shape[0], input_shape[1]) if time_major else (input_shape[1], input_shape[0])
+    )
+    directions = (0, _BILSTM_BACKWARD)
+    cells = [ctx.dims(_BILSTM_INPUT_TO_OUTPUT + d)[0] for d in directions]
+    outputs = [ctx.dims(_BILSTM_RECURRENT_TO_OUTPUT + d)[1] for d in directions]
+    cifg = [ctx.input(_BILSTM_INPUT_TO_INPUT + d) is None for d in directions]
+    has_aux = ctx.input(_BILSTM_AUX_FORGET[0]) is not None
+
+    def sequence(units: int) -> tuple[int, int, int]:
+        return (steps, batch, units) if time_major else (batch, steps, units)
+
+    ctx.resize_output(0, sequence(outputs[0] + outputs[1] if merge else outputs[0]))
+    if not merge:
+        ctx.resize_output(1, sequence(outputs[1]))
+    first = ctx.op_data["scratch"]
+    roles: list[tuple[str, str, tuple[int, ...], Allocation]] = [
+        ("forward_scratch", "FLOAT32", (batch, cells[0] * (4 if cifg[0] else 5) + 16), _ARENA),
+        ("backward_scratch", "FLOAT32", (batch, cells[1] * (4 if cifg[1] else 5)), _ARENA),
+    ]
+    weights_type = ctx.dtype(_BILSTM_INPUT_TO_OUTPUT)
+    if ctx.dtype(0) == "FLOAT32" and weights_type in ("INT8", "UINT8"):
+        widest = max(cells)
+        if has_aux:
+            widest = max(widest, *(ctx.dims(slot)[0] for slot in _BILSTM_AUX_OUTPUT))
+        states = [ctx.dims(slot) for slot in _BILSTM_STATES]
+        roles += [
+            ("input_quantized", weights_type, input_shape, _ARENA),
+            ("forward_activation_state_quantized", weights_type, states[0], _ARENA),
+            ("backward_activation_state_quantized", weights_type, states[2], _ARENA),
+            ("forward_cell_state_quantized", weights_type, states[1], _ARENA),
+            ("backward_cell_state_quantized", weights_type, states[3], _ARENA),
+            ("input_scaling_factors", "FLOAT32", (batch,), _ARENA),
+            ("aux_input_scaling_factors", "FLOAT32", (batch,), _ARENA),
+            ("output_state_scaling_factors", "FLOAT32", (batch,), _ARENA),
+            ("product_scaling_factors", "FLOAT32", (batch,), _ARENA),
+            ("recovered_cell_weights", "FLOAT32", (cells[0],), _ARENA),
+            ("accumulator", "INT32", (widest, batch), _ARENA),
+            ("input_zero_points", "FLOAT32", (batch,), _ARENA),
+            ("aux_input_zero_points", "FLOAT32", (batch,), _ARENA),
+            ("output_state_zero_points", "FLOAT32", (batch,), _ARENA),
+        ]
+        for name, direction, index in (("forward", 0, 0), ("backward", _BILSTM_BACKWARD, 1)):
+            rows = 6 if cifg[index] else 8
+            if has_aux:
+                rows += 3 if cifg[index] else 4
+            if ctx.input(_BILSTM_PROJECTION + direction) is not None:
+                rows += -(-outputs[index] // cells[index])  # ceil(output / cell)
+            roles.append(
+                (f"{name}_row_sums", "INT32", (rows, cells[index]), Allocation.ARENA_RW_PERSISTENT)
+            )
+        if has_aux:
+            roles.append(("aux_input_quantized", weights_type, ctx.dims(_BILSTM_AUX_INPUT), _ARENA))
+    for slot, (role, dtype, shape, allocation) in enumerate(roles):
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=shape, allocation=allocation, role=role
         )

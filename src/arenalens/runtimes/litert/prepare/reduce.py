@@ -1,4 +1,5 @@
-"""LiteRT reductions: node → temporaries and folding (mean, sum, max, min, prod, any, all)."""
+"""LiteRT reductions: node → temporaries and folding (mean, sum, max, min, prod, any, all,
+stablehlo.reduce_window)."""
 
 from __future__ import annotations
 
@@ -87,3 +88,47 @@ def reduce_prod(ctx: NodeContext) -> None:
             elements *= dim
         if elements <= 8:
             ctx.set_persistent_ro_output()
+
+
+def stablehlo_reduce_window(ctx: NodeContext) -> None:
+    """*stablehlo_reduce_window.cc — StablehloInit, Setup*: the two tensors added in Init are
+    the dilated input `(d − 1)·base_dilation + 1` and the padded one (`+ low + high` padding
+    per dimension), both arena tensors of the input type; the output is resized to the
+    window count per dimension, `(padded − dilated window) / stride + 1` (0 if the window does
+    not fit)."""
+    input_shape = ctx.dims(0)
+    rank = len(input_shape)
+    options = ctx.options
+
+    def attribute(name: str, fill: int, size: int) -> tuple[int, ...]:
+        values = tuple(int(v) for v in options.get(name) or ())
+        if not values:
+            return (fill,) * size
+        if len(values) != size:
+            raise ValueError(f"stablehlo.reduce_window '{name}' has {len(values)} values")
+        return values
+
+    window = attribute("window_dimensions", 1, rank)
+    strides = attribute("window_strides", 1, rank)
+    base_dilations = attribute("base_dilations", 1, rank)
+    window_dilations = attribute("window_dilations", 1, rank)
+    padding = attribute("padding", 0, 2 * rank)
+    dilated = tuple((d - 1) * b + 1 for d, b in zip(input_shape, base_dilations, strict=True))
+    padded = tuple(d + padding[2 * i] + padding[2 * i + 1] for i, d in enumerate(dilated))
+    output = []
+    for size, extent, stride, dilation in zip(
+        padded, window, strides, window_dilations, strict=True
+    ):
+        dilated_window = (extent - 1) * dilation + 1
+        output.append(0 if size < dilated_window else (size - dilated_window) // stride + 1)
+    first = ctx.op_data["scratch"]
+    for slot, (role, shape) in enumerate((("dilated_input", dilated), ("padded_input", padded))):
+        ctx.set_temporary(
+            slot,
+            first + slot,
+            dtype=ctx.dtype(0),
+            shape=shape,
+            allocation=Allocation.ARENA_RW,
+            role=role,
+        )
+    ctx.resize_output(0, output)

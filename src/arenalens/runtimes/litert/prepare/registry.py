@@ -8,13 +8,39 @@ from types import MappingProxyType
 from arenalens.runtimes.litert.prepare.conv import (
     conv_2d,
     conv_3d,
+    conv_3d_transpose,
     depthwise_conv_2d,
     transpose_conv,
 )
 from arenalens.runtimes.litert.prepare.matmul import batch_matmul, fully_connected
-from arenalens.runtimes.litert.prepare.other import add_n, densify, dequantize, reshape
-from arenalens.runtimes.litert.prepare.recurrent import lstm, svdf, unidirectional_sequence_lstm
-from arenalens.runtimes.litert.prepare.reduce import reduce_mean_or_sum, reduce_prod, reduce_simple
+from arenalens.runtimes.litert.prepare.other import (
+    add_n,
+    broadcast_args,
+    densify,
+    dequantize,
+    detection_postprocess,
+    dilate,
+    numeric_verify,
+    read_variable,
+    reshape,
+    rfft2d,
+    var_handle,
+)
+from arenalens.runtimes.litert.prepare.recurrent import (
+    bidirectional_sequence_lstm,
+    bidirectional_sequence_rnn,
+    lstm,
+    rnn,
+    svdf,
+    unidirectional_sequence_lstm,
+    unidirectional_sequence_rnn,
+)
+from arenalens.runtimes.litert.prepare.reduce import (
+    reduce_mean_or_sum,
+    reduce_prod,
+    reduce_simple,
+    stablehlo_reduce_window,
+)
 from arenalens.runtimes.litert.prepare.state import KernelRule
 
 _REDUCE_SOURCE = "tflite/kernels/reduce.cc"
@@ -56,6 +82,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "REDUCE_ANY": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=reduce_simple),
         "REDUCE_ALL": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=reduce_simple),
         "REDUCE_PROD": KernelRule(_REDUCE_SOURCE, _REDUCE_TEMPS, prepare=reduce_prod),
+        "STABLEHLO_REDUCE_WINDOW": KernelRule(
+            "tflite/kernels/stablehlo_reduce_window.cc",
+            "dilated and padded input (2 added in Init), input type",
+            init_tensors=2,
+            prepare=stablehlo_reduce_window,
+            verified=True,
+        ),
         "UNIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
             "tflite/kernels/unidirectional_sequence_lstm.cc",
             "float: scratch [B, 4|5·cell + 16]; integer: 6 × [B, cell]; hybrid: 12",
@@ -96,6 +129,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             prepare=conv_3d,
             verified=True,
         ),
+        "CONV_3D_TRANSPOSE": KernelRule(
+            "tflite/kernels/conv3d_transpose.cc",
+            "col2im [D·H·W, kd·kh·kw·Cout] float32 (Dynamic) unless dilated; non-constant "
+            "output shape → Dynamic output",
+            prepare=conv_3d_transpose,
+            verified=True,
+        ),
         "ADD_N": KernelRule(
             "tflite/kernels/add_n.cc",
             "scratch [elements]",
@@ -112,42 +152,81 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         "DENSIFY": KernelRule(
             "tflite/kernels/densify.cc", "output in the persistent arena", prepare=densify
         ),
+        "RFFT2D": KernelRule(
+            "tflite/kernels/rfft2d.cc",
+            "int32 [2+√L], int64 [L/2+W/4], int64 [H], int64 [H, W+2] (L = max(H, W/2)); "
+            "Dynamic with a non-constant fft_length",
+            prepare=rfft2d,
+            verified=True,
+        ),
         "RESHAPE": KernelRule(
             "tflite/kernels/reshape.cc",
             "constant input → PersistentRo; unknown shape ends the chunk",
             prepare=reshape,
             verified=True,
         ),
-        # Init-time tensors whose Prepare-time use is not modelled (hybrid / sparse paths).
         "RNN": KernelRule(
             "tflite/kernels/basic_rnn.cc",
-            "hybrid: 6 (not modelled)",
+            "hybrid: quantized input and hidden state, scaling factors [B], accumulator "
+            "[units, B], zero points [B], row sums [2, units] (persistent); 6 added in Init",
             init_tensors=6,
-            modelled=False,
+            prepare=rnn,
+            verified=True,
         ),
         "UNIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
             "tflite/kernels/unidirectional_sequence_rnn.cc",
-            "hybrid: 6 (not modelled)",
+            "hybrid: as RNN (6 added in Init)",
             init_tensors=6,
-            modelled=False,
+            prepare=unidirectional_sequence_rnn,
+            verified=True,
         ),
         "BIDIRECTIONAL_SEQUENCE_RNN": KernelRule(
             "tflite/kernels/bidirectional_sequence_rnn.cc",
-            "hybrid: 9 (not modelled)",
+            "hybrid: 8 of 9 added in Init (9 with auxiliary weights), forward and backward "
+            "row sums persistent",
             init_tensors=9,
-            modelled=False,
+            prepare=bidirectional_sequence_rnn,
+            verified=True,
         ),
         "BIDIRECTIONAL_SEQUENCE_LSTM": KernelRule(
             "tflite/kernels/bidirectional_sequence_lstm.cc",
-            "19 (not modelled)",
+            "float: forward scratch [B, 4|5·cell + 16], backward [B, 4|5·cell]; hybrid: 18 of "
+            "19 added in Init (19 with auxiliary weights), row sums persistent",
             init_tensors=19,
-            modelled=False,
+            prepare=bidirectional_sequence_lstm,
+            verified=True,
         ),
         "CUSTOM:TFLite_Detection_PostProcess": KernelRule(
             "tflite/kernels/detection_postprocess.cc",
-            "2 (not modelled)",
+            "decoded boxes [boxes, 4], scores [boxes, classes + 1] (added in Init); outputs "
+            "resized to max_detections × max_classes_per_detection",
             init_tensors=2,
-            modelled=False,
+            prepare=detection_postprocess,
+            verified=True,
+        ),
+        "DILATE": KernelRule(
+            "tflite/kernels/dilate.cc",
+            "dilations not a model constant → Dynamic output",
+            prepare=dilate,
+            verified=True,
+        ),
+        "VAR_HANDLE": KernelRule(
+            "tflite/kernels/var_handle.cc",
+            "output: 4-byte resource id in the persistent arena",
+            prepare=var_handle,
+            verified=True,
+        ),
+        "READ_VARIABLE": KernelRule(
+            "tflite/kernels/read_variable.cc",
+            "rank-0 output → Dynamic",
+            prepare=read_variable,
+            verified=True,
+        ),
+        "CUSTOM:NumericVerify": KernelRule(
+            "tflite/kernels/numeric_verify.cc",
+            "dequantized input (Dynamic); float32 output in the persistent arena",
+            prepare=numeric_verify,
+            verified=True,
         ),
         # Outputs that become Dynamic when a shape-defining input is not constant.
         "ARG_MAX": KernelRule("tflite/kernels/arg_min_max.cc", shape_inputs=(1,)),
@@ -192,6 +271,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "tflite/kernels/unsorted_segment.cc", shape_inputs=(1, 2)
         ),
         "WHERE": KernelRule("tflite/kernels/where.cc", shape_inputs=(0,)),
+        "RANDOM_STANDARD_NORMAL": KernelRule("tflite/kernels/random_ops.cc", shape_inputs=(0,)),
+        "RANDOM_UNIFORM": KernelRule(
+            "tflite/kernels/random_ops.cc", shape_inputs=(0,), verified=True
+        ),
+        "MULTINOMIAL": KernelRule(
+            "tflite/kernels/random_ops.cc", shape_inputs=(0, 1), verified=True
+        ),
         "NON_MAX_SUPPRESSION_V4": KernelRule(
             "tflite/kernels/non_max_suppression.cc", shape_inputs=(2,)
         ),
@@ -202,7 +288,12 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
         # Constant folding in Prepare: output 0 becomes PersistentRo (heap).
         "SHAPE": KernelRule("tflite/kernels/shape.cc", always_folds=True, verified=True),
         "RANK": KernelRule("tflite/kernels/rank.cc", always_folds=True),
-        "BROADCAST_ARGS": KernelRule("tflite/kernels/broadcast_args.cc", folding_inputs=(0, 1)),
+        "BROADCAST_ARGS": KernelRule(
+            "tflite/kernels/broadcast_args.cc",
+            "output [max(len)]: PersistentRo when both shapes are constant or folded",
+            prepare=broadcast_args,
+            verified=True,
+        ),
         "GATHER": KernelRule("tflite/kernels/gather.cc", folding_inputs=(0, 1), verified=True),
         "MUL": KernelRule("tflite/kernels/mul.cc", folding_inputs=(0, 1), verified=True),
         "RANGE": KernelRule(

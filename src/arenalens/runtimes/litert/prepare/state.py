@@ -168,6 +168,26 @@ class NodeContext:
             Allocation.PERSISTENT_RO,
         )
 
+    def constant_ints(self, slot: int) -> tuple[int, ...] | None:
+        """Values of a constant (MmapRo) INT32 / INT64 input, as Prepare reads them; None when
+        the input is not such a constant or its buffer is shorter than its shape says."""
+        tensor = self.input(slot)
+        if tensor is None or tensor.allocation != Allocation.MMAP_RO or tensor.shape is None:
+            return None
+        element_bytes = {"INT32": 4, "INT64": 8}.get(tensor.dtype)
+        if element_bytes is None:
+            return None
+        count = 1
+        for dim in tensor.shape:
+            count *= dim
+        raw = self.graph.model.buffer_bytes(self.graph.subgraph.tensors[self.inputs[slot]].buffer)
+        if count < 0 or len(raw) < count * element_bytes:
+            return None
+        return tuple(
+            int.from_bytes(raw[i : i + element_bytes], "little", signed=True)
+            for i in range(0, count * element_bytes, element_bytes)
+        )
+
     def dtype(self, slot: int) -> str:
         """Type name of an input ('' when absent)."""
         tensor = self.input(slot)
@@ -211,6 +231,15 @@ class NodeContext:
         tensor.owner = self.position
         tensor.role = role
 
+    def resize_output(self, slot: int, shape: Sequence[int], *, dtype: str | None = None) -> None:
+        """`context->ResizeTensor` on an output (and a type set by the kernel, if given)."""
+        tensor = self.output(slot)
+        if tensor is None:
+            return
+        tensor.shape = tuple(int(d) for d in shape)
+        if dtype is not None:
+            tensor.dtype = dtype
+
     def set_dynamic_output(self, slot: int = 0) -> None:
         """*SetTensorToDynamic* on an output."""
         tensor = self.output(slot)
@@ -244,7 +273,6 @@ class KernelRule:
     always_folds: bool = False
     always_dynamic: bool = False
     verified: bool = False  # checked against the real interpreter on a shared/test model
-    modelled: bool = True  # False: Prepare-time temporaries unknown to arenalens (noted per node)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class Persistent:
 
     nbytes: int
     what: str
+    written: bool = False  # filled in Prepare while the kernel's temp tensors are live
 
 
 @dataclass(frozen=True, slots=True)

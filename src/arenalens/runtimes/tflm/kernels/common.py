@@ -47,11 +47,12 @@ def per_channel_count(tensor: Tensor | None) -> int:
     return tensor.quantization.channel_count
 
 
-def per_channel_arrays(count: int) -> list[Event]:
-    """The int32 multiplier and shift arrays a quantized kernel keeps per output channel."""
+def per_channel_arrays(count: int, *, written: bool = False) -> list[Event]:
+    """The int32 multiplier and shift arrays a quantized kernel keeps per output channel
+    (`written`: filled before the kernel's temp tensors are released)."""
     return [
-        Persistent(4 * count, "per-channel multipliers"),
-        Persistent(4 * count, "per-channel shifts"),
+        Persistent(4 * count, "per-channel multipliers", written),
+        Persistent(4 * count, "per-channel shifts", written),
     ]
 
 

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from arenalens.runtimes.tflm.build import CMSIS_NN, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
+    batch_matmul,
     control_flow,
     conv,
     detection,
@@ -65,6 +66,7 @@ REGISTERED: frozenset[str] = frozenset(_BUILTINS) | frozenset(f"CUSTOM:{name}" f
 REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
     rule_table(
         *activations.RULES,
+        *batch_matmul.RULES,
         *control_flow.RULES,
         *conv.RULES,
         *detection.RULES,
@@ -84,12 +86,31 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
         *variables.RULES,
     )
 )
-CMSIS_NN_KERNELS: Mapping[str, KernelRule] = MappingProxyType(rule_table(*cmsis_nn_rules.RULES))
+CMSIS_NN_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
+    rule_table(*cmsis_nn_rules.RULES, *cmsis_nn_rules.rules_from_reference(REFERENCE_KERNELS))
+)
+# Operators whose kernel a CMSIS-NN build takes from TFLM's kernels/cmsis_nn/ (add.cc, conv.cc,
+# ... : every generic Register_* there); the others keep the reference kernel.
+CMSIS_NN_OPCODES: frozenset[str] = frozenset(
+    {
+        "ADD", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CONV_2D", "DEPTHWISE_CONV_2D",
+        "FULLY_CONNECTED", "MAXIMUM", "MAX_POOL_2D", "MINIMUM", "MUL", "PAD", "PADV2", "SOFTMAX",
+        "SVDF", "TRANSPOSE", "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    }
+)  # fmt: skip
 
 
 def is_registered(opcode: str) -> bool:
     """Does the wheel (and the probes' firmware) register a kernel for this operator?"""
     return opcode in REGISTERED
+
+
+def stands_in(opcode: str, build: Build) -> bool:
+    """True when this build runs a CMSIS-NN kernel for the operator but arenalens has only the
+    reference kernel's rule for it (its bytes are then an estimate)."""
+    return (
+        build.kernels == CMSIS_NN and opcode in CMSIS_NN_OPCODES and opcode not in CMSIS_NN_KERNELS
+    )
 
 
 def rule_for(opcode: str, build: Build) -> KernelRule | None:

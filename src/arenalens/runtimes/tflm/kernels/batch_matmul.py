@@ -1,0 +1,184 @@
+"""Batch matrix multiplication: BATCH_MATMUL → its setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): batch_matmul.cc (`BatchMatMulPrepare`,
+`InitializeTemporaries`, `AllocInitTransposeTensorFromTfLiteTensor`), batch_matmul_common.cc
+(`ReshapeOutputTensor`), kernel_util.cc (`CreateWritableTensorDimsWithCopy`). The transposed
+copies live in the tail: an eval tensor, its dims and its data, for the LHS when adj_x and for the
+RHS unless adj_y (constant or not: a constant RHS is only transposed once, at the first Eval).
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Persistent,
+    Refusal,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.common import elements, op_data
+
+# builtin_op_data.h
+BATCH_MATMUL_PARAMS = struct(
+    "TfLiteBatchMatMulParams",
+    ("adj_x", "bool"),
+    ("adj_y", "bool"),
+    ("asymmetric_quantize_inputs", "bool"),
+)
+# batch_matmul.h
+OP_DATA_BATCH_MATMUL = struct(
+    "OpDataBatchMatmul",
+    ("quantization", "pointer"),
+    ("lhs_transposed_tensor", "pointer"),
+    ("rhs_transposed_tensor", "pointer"),
+    ("rhs_is_transposed", "bool"),
+    ("lhs_is_constant_tensor", "bool"),
+    ("rhs_is_constant_tensor", "bool"),
+)
+QUANTIZATION_OP_DATA_BATCH_MATMUL = struct(
+    "QuantizationOpDataBatchMatmul",
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("output_activation_min", "int32"),
+    ("output_activation_max", "int32"),
+    ("lhs_zero_point", "int32"),
+    ("rhs_zero_point", "int32"),
+    ("output_zero_point", "int32"),
+)
+# common.h TfLiteEvalTensor: data, dims, type (a one-byte enum on Arm).
+EVAL_TENSOR = struct("TfLiteEvalTensor", ("data", "pointer"), ("dims", "pointer"), ("type", "enum"))
+
+_FILE = "tensorflow/lite/micro/kernels/batch_matmul.cc"
+_COMMON_FILE = "tensorflow/lite/micro/kernels/batch_matmul_common.cc"
+_TYPES = ("FLOAT32", "INT8", "INT16")
+
+
+def refusal(file: str, condition: str) -> Refusal:
+    """TF_LITE_ENSURE(condition) failing in Prepare."""
+    return Refusal(f"{file} {condition} was not true.")
+
+
+def extended(lhs: Tensor | None, rhs: Tensor | None) -> tuple[list[int], list[int]]:
+    """Both shapes extended with leading 1s to the larger rank (RuntimeShape::ExtendedShape)."""
+    left = list(lhs.shape) if lhs is not None else []
+    right = list(rhs.shape) if rhs is not None else []
+    rank = max(len(left), len(right))
+    return [1] * (rank - len(left)) + left, [1] * (rank - len(right)) + right
+
+
+def shape_refusals(
+    file: str, lhs: Tensor | None, rhs: Tensor | None, *, adj_x: bool, adj_y: bool
+) -> list[Event]:
+    """Broadcast batch dimensions and equal accumulation dimensions."""
+    left, right = extended(lhs, rhs)
+    for a, b in zip(left[:-2], right[:-2], strict=True):
+        if a not in (b, 1) and b != 1:
+            return [Refusal(f"{file} rhs_dim != 1 ({b} != 1)")]
+    accum_left = left[-2] if adj_x else left[-1]
+    accum_right = right[-1] if adj_y else right[-2]
+    if accum_left != accum_right:
+        return [Refusal(f"{file} accum_dim_lhs != accum_dim_rhs ({accum_left} != {accum_right})")]
+    return []
+
+
+def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) -> list[Event]:
+    """AllocInitTransposeTensorFromTfLiteTensor: an eval tensor, its dims, its data."""
+    rank = 0 if tensor is None else len(tensor.shape)
+    element_bytes = 1 if tensor is None else tensor.dtype.element_bytes or 1
+    return [
+        Persistent(context.sizeof(EVAL_TENSOR), f"transposed {name} tensor", written=True),
+        Persistent(4 + 4 * rank, f"transposed {name} dims", written=True),
+        Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
+    ]
+
+
+def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | None) -> list[Event]:
+    """ReshapeOutputTensor: a writable copy of the output's dims, then the element-count check."""
+    output = context.output(0)
+    adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
+    left, right = extended(lhs, rhs)
+    if output is None or len(left) > len(output.shape):
+        return [refusal(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
+    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=True)]
+    count = 1
+    for a, b in zip(left[:-2], right[:-2], strict=True):
+        count *= b if a == 1 else a
+    count *= (left[-1] if adj_x else left[-2]) * (right[-2] if adj_y else right[-1])
+    if count != elements(output):
+        found.append(
+            Refusal(
+                f"{_COMMON_FILE} orig_size != NumElements(output) ({elements(output)} != {count})"
+            )
+        )
+    return found
+
+
+def zero_point_refusals(file: str, *tensors: tuple[str, Tensor | None]) -> list[Event]:
+    """int16: `TF_LITE_ENSURE_EQ(x->params.zero_point, 0)`, the first failing one."""
+    for name, tensor in tensors:
+        quantization = None if tensor is None else tensor.quantization
+        zero_point = 0 if quantization is None else quantization.zero_point or 0
+        if zero_point:
+            return [Refusal(f"{file} {name}->params.zero_point != 0 ({zero_point} != 0)")]
+    return []
+
+
+def _prepare(context: KernelContext) -> Events:
+    # BatchMatMulPrepare: two inputs, one output; lhs, rhs, output; type and rank checks;
+    # InitializeTemporaries (quantization struct, transposed copies); quantization; broadcast
+    # and accumulation checks; ReshapeOutputTensor.
+    inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)
+    if inputs != 2:
+        return [Refusal(f"{_FILE} NumInputs(node) != 2 ({inputs} != 2)")]
+    if outputs != 1:
+        return [Refusal(f"{_FILE} NumOutputs(node) != 1 ({outputs} != 1)")]
+    lhs, rhs, output = context.input(0), context.input(1), context.output(0)
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    kinds = [context.input_type(0), context.input_type(1), context.output_type(0)]
+    for name, kind in (("lhs_data", kinds[0]), ("rhs_data", kinds[1])):
+        if kind not in _TYPES:
+            return [*found, refusal(_FILE, f"{name}->type == kTfLiteFloat32 || ...")]
+    if kinds[0] != kinds[1]:
+        return [*found, refusal(_FILE, "lhs_data->type == rhs_data->type")]
+    if kinds[0] != kinds[2]:
+        return [*found, refusal(_FILE, "lhs_data->type == output->type")]
+    for name, tensor in (("lhs", lhs), ("rhs", rhs)):
+        rank = 0 if tensor is None else len(tensor.shape)
+        if not 2 <= rank <= 5:
+            return [*found, refusal(_FILE, f"{name}_rank {'>= 2' if rank < 2 else '<= 5'}")]
+    if kinds[0] in ("INT8", "INT16"):
+        found.append(
+            Persistent(
+                context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL), "quantization", written=True
+            )
+        )
+    adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
+    if adj_x:
+        found += transposed_copy(context, lhs, "lhs")
+    if not adj_y:
+        found += transposed_copy(context, rhs, "rhs")
+    if kinds[0] == "INT16":
+        refused = zero_point_refusals(
+            _FILE, ("lhs_data", lhs), ("rhs_data", rhs), ("output", output)
+        )
+        if refused:
+            return found + refused
+    refused = shape_refusals(_FILE, lhs, rhs, adj_x=adj_x, adj_y=adj_y)
+    if refused:
+        return found + refused
+    return found + reshaped_output(context, lhs, rhs)
+
+
+RULES = (
+    KernelRule(
+        "BATCH_MATMUL",
+        "batch_matmul.cc, batch_matmul_common.cc",
+        BATCH_MATMUL_PARAMS,
+        op_data(OP_DATA_BATCH_MATMUL),
+        _prepare,
+    ),
+)

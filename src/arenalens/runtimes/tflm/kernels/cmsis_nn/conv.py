@@ -1,0 +1,550 @@
+"""CMSIS-NN convolution kernels: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV → their setup
+allocations and refusals on each CMSIS-NN code path.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/conv.cc, cmsis_nn/depthwise_conv.cc,
+cmsis_nn/transpose_conv.cc, with the reference helpers they call (conv_common.cc
+`CalculateOpDataConv`, depthwise_conv_common.cc `CalculateOpDataDepthwiseConv`,
+tensorflow/lite/kernels/kernel_util.cc `PopulateConvolutionQuantizationParams`, padding.h); the
+scratch sizes are CMSIS-NN's (`buffers`).
+
+Against the reference kernels: OpData is 4 bytes larger (a scratch index), float convolutions
+keep no per-channel arrays, int4 filters get CMSIS-NN's buffer instead of an unpacked copy, int16
+convolutions request a scratch buffer, the temp tensors come in another order, and CONV_2D refuses
+shapes and int16 zero points the reference kernel accepts.
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Estimate,
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Refusal,
+    Scratch,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+    HYBRID,
+    UNSUPPORTED_INPUT,
+    ensure,
+    ensure_eq,
+    int16_zero_points,
+    is_quantized,
+    scale_count,
+    type_number,
+    type_of,
+    types_and_hybrid,
+)
+from arenalens.runtimes.tflm.kernels.common import elements, op_data, per_channel_arrays
+
+# builtin_op_data.h; TfLitePadding, TfLiteFusedActivation and TfLiteType are plain enums (one
+# byte with the short enums of arm-none-eabi).
+CONV_PARAMS = struct(
+    "TfLiteConvParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("activation", "enum"),
+    ("dilation_width_factor", "int"),
+    ("dilation_height_factor", "int"),
+    ("quantized_bias_type", "enum"),
+)
+DEPTHWISE_PARAMS = struct(
+    "TfLiteDepthwiseConvParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("depth_multiplier", "int"),
+    ("activation", "enum"),
+    ("dilation_width_factor", "int"),
+    ("dilation_height_factor", "int"),
+)
+TRANSPOSE_CONV_PARAMS = struct(
+    "TfLiteTransposeConvParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("activation", "enum"),
+    ("quantized_bias_type", "enum"),
+)
+_PADDING_VALUES = struct(
+    "TfLitePaddingValues",
+    ("width", "int"),
+    ("height", "int"),
+    ("width_offset", "int"),
+    ("height_offset", "int"),
+)
+# conv.h: the reference kernels' OpData, which the CMSIS-NN OpData embeds.
+OP_DATA_CONV = struct(
+    "OpDataConv",
+    ("padding", _PADDING_VALUES),
+    ("input_zero_point", "int32"),
+    ("filter_zero_point", "int32"),
+    ("output_zero_point", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("per_channel_output_multiplier", "pointer"),
+    ("per_channel_output_shift", "pointer"),
+    ("output_activation_min", "int32"),
+    ("output_activation_max", "int32"),
+    ("filter_buffer_index", "int"),
+    Field("weights_scratch_index", "int", only_with="compression"),
+    Field("bias_scratch_index", "int", only_with="compression"),
+)
+# cmsis_nn/conv.cc and depthwise_conv.cc: OpData.
+CMSIS_OP_DATA_CONV = struct("OpData", ("reference_op_data", OP_DATA_CONV), ("buffer_idx", "int"))
+# types.h ConvParams: PaddingType is `enum class : uint8_t`, PaddingValues four int16.
+_PADDING_VALUES_16 = struct(
+    "PaddingValues",
+    ("width", "int16"),
+    ("height", "int16"),
+    ("width_offset", "int16"),
+    ("height_offset", "int16"),
+)
+_CONV_PARAMS_INTERNAL = struct(
+    "ConvParams",
+    ("padding_type", "uint8"),
+    ("padding_values", _PADDING_VALUES_16),
+    ("stride_width", "int16"),
+    ("stride_height", "int16"),
+    ("dilation_width_factor", "int16"),
+    ("dilation_height_factor", "int16"),
+    ("input_offset", "int32"),
+    ("weights_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+)
+# cmsis_nn/transpose_conv.cc: OpData.
+CMSIS_OP_DATA_TRANSPOSE_CONV = struct(
+    "OpData",
+    ("params", _CONV_PARAMS_INTERNAL),
+    ("scratch_buffer_index", "int"),
+    ("scratch_buffer_output_index", "int"),
+    ("bias_converted_buffer_index", "int"),
+    ("per_channel_output_multiplier", "pointer"),
+    ("per_channel_output_shift", "pointer"),
+)
+
+_CONV_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/conv.cc"
+_DEPTHWISE_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/depthwise_conv.cc"
+_TRANSPOSE_CONV_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/transpose_conv.cc"
+_CONV_COMMON_FILE = "tensorflow/lite/micro/kernels/conv_common.cc"
+_DEPTHWISE_COMMON_FILE = "tensorflow/lite/micro/kernels/depthwise_conv_common.cc"
+_KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
+_SAME = 0  # schema Padding: SAME 0, VALID 1
+
+
+def _dim(tensor: Tensor | None, axis: int) -> int:
+    if tensor is None or not -len(tensor.shape) <= axis < len(tensor.shape):
+        return 0
+    return tensor.shape[axis]
+
+
+def padding(in_size: int, kernel: int, stride: int, dilation: int, *, same: bool) -> int:
+    """ComputePaddingHeightWidth (padding.h) for one axis: half the total SAME padding, rounded
+    down; 0 for VALID and whenever TFLM's checked arithmetic rejects the arguments."""
+    if stride <= 0 or dilation <= 0 or kernel <= 0 or in_size < 0:
+        return 0
+    effective = (kernel - 1) * dilation + 1
+    out = (in_size + stride - 1) // stride if same else (in_size + stride - effective) // stride
+    if out < 0:
+        return 0
+    return max(0, (out - 1) * stride + effective - in_size) // 2
+
+
+def _dims(tensor: Tensor | None) -> Dims:
+    return Dims(_dim(tensor, 0), _dim(tensor, 1), _dim(tensor, 2), _dim(tensor, 3))
+
+
+def _conv_params(
+    context: KernelContext, source: Tensor | None, filter_h: int, filter_w: int, *, strided: bool
+) -> ConvParams:
+    """The padding, dilations (and strides when `strided`) TFLM puts in cmsis_nn_conv_params."""
+    stride_w, stride_h = context.option("stride_w", 1), context.option("stride_h", 1)
+    dilation_w = context.option("dilation_wfactor", 1)
+    dilation_h = context.option("dilation_hfactor", 1)
+    same = context.option("padding", _SAME) == _SAME
+    return ConvParams(
+        stride_w if strided else None,
+        stride_h if strided else None,
+        padding(_dim(source, 2), filter_w, stride_w, dilation_w, same=same),
+        padding(_dim(source, 1), filter_h, stride_h, dilation_h, same=same),
+        dilation_w,
+        dilation_h,
+    )
+
+
+def _quantization_params(
+    context: KernelContext, weights: Tensor | None, channels: int
+) -> list[Event]:
+    """PopulateConvolutionQuantizationParams' checks (non-float only): input and filter affine,
+    and a per-channel filter's scale count equal to the output channels."""
+    source = context.input(0) if context.opcode != "TRANSPOSE_CONV" else context.input(2)
+    for name, tensor in (("input", source), ("filter", weights)):
+        if not is_quantized(tensor):
+            return [
+                ensure_eq(
+                    _KERNEL_UTIL_FILE,
+                    f"{name}->quantization.type",
+                    "kTfLiteAffineQuantization",
+                    0,
+                    1,
+                )
+            ]
+    count = scale_count(weights)
+    if count > 1:
+        axis = weights.quantization.axis if weights and weights.quantization else 0
+        if count != channels:
+            return [
+                ensure_eq(
+                    _KERNEL_UTIL_FILE,
+                    "affine_quantization->scale->size",
+                    "num_channels",
+                    count,
+                    channels,
+                )
+            ]
+        if count != _dim(weights, axis):
+            return [
+                ensure_eq(
+                    _KERNEL_UTIL_FILE,
+                    "num_channels",
+                    "filter->dims->data[affine_quantization->quantized_dimension]",
+                    count,
+                    _dim(weights, axis),
+                )
+            ]
+    return []
+
+
+def _conv(context: KernelContext) -> Events:
+    # Prepare: input, filter, output (the kernel's own "bias" fetch asks for output #2 and gets
+    # nothing); checks; int8/int16 per-channel arrays; CalculateOpDataConv (input, filter, bias,
+    # output again); the CMSIS-NN buffer for int8 (int4 filters too) and int16.
+    source, weights, output = context.input(0), context.input(1), context.output(0)
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    refused = types_and_hybrid(_CONV_FILE, source, weights, output) or _conv_shapes(
+        source, weights, output
+    )
+    if refused:
+        return found + refused
+    dtype = type_of(source)
+    channels = _dim(weights, 0)
+    if dtype in ("INT8", "INT16"):
+        found += per_channel_arrays(channels)
+    inputs = len(context.operator.inputs)
+    if inputs not in (2, 3):
+        return [*found, ensure(_CONV_COMMON_FILE, "has_bias || node->inputs->size == 2")]
+    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    if dtype != "FLOAT32":
+        refused = _quantization_params(context, weights, channels)
+        if refused:
+            return found + refused
+    if dtype == "INT16":
+        refused = int16_zero_points(_CONV_FILE, ("input", source), ("output", output))
+        if refused:
+            return found + refused
+    filter_dims = Dims(1, _dim(weights, 1), _dim(weights, 2), _dim(weights, 3))
+    params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=True)
+    isa = context.build.isa
+    nbytes = 0
+    if dtype == "INT8":
+        nbytes = buffers.convolve_wrapper_s8(isa, params, _dims(source), filter_dims, _dims(output))
+    elif dtype == "INT16":
+        nbytes = buffers.convolve_wrapper_s16(isa, _dims(source), filter_dims)
+    if nbytes > 0:
+        found.append(Scratch(nbytes, "CMSIS-NN convolution buffer"))
+    bias = context.input(2)
+    if dtype == "INT16" and bias is not None and type_of(bias) not in ("INT32", "INT64"):
+        found.append(
+            Refusal(f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", INVOKE)
+        )
+    return found
+
+
+def _conv_shapes(
+    source: Tensor | None, weights: Tensor | None, output: Tensor | None
+) -> list[Event]:
+    """CMSIS-NN-only checks: ranks, batch, and input channels a multiple of the filter's."""
+    for name, tensor in (("input", source), ("filter", weights), ("output", output)):
+        rank = 0 if tensor is None else len(tensor.shape)
+        if rank != 4:
+            return [ensure_eq(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
+    if _dim(source, 0) != _dim(output, 0):
+        return [
+            ensure_eq(
+                _CONV_FILE,
+                "input->dims->data[0]",
+                "output->dims->data[0]",
+                _dim(source, 0),
+                _dim(output, 0),
+            )
+        ]
+    filter_channels = _dim(weights, 3)
+    if filter_channels <= 0:
+        return [ensure(_CONV_FILE, "filter->dims->data[3] > 0")]
+    if _dim(source, 3) % filter_channels:
+        return [
+            ensure_eq(
+                _CONV_FILE,
+                "input->dims->data[3] % filter->dims->data[3]",
+                "0",
+                _dim(source, 3) % filter_channels,
+                0,
+            )
+        ]
+    groups = _dim(source, 3) // filter_channels
+    if _dim(output, 3) % groups:
+        return [
+            Refusal(
+                "output channels not a multiple of the groups: a TFLITE_DCHECK in "
+                "cmsis_nn/conv.cc aborts TFLM (setup crashes)"
+            )
+        ]
+    return []
+
+
+def _depthwise(context: KernelContext) -> Events:
+    # Prepare: input, filter, output; checks; int8/int16 filter quantization checks and
+    # per-channel arrays (O = filter dim 3); CalculateOpDataDepthwiseConv (input, filter, bias,
+    # output again); the CMSIS-NN buffer for int8 input (s8 or s4 filters).
+    source, weights, output = context.input(0), context.input(1), context.output(0)
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    refused: list[Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
+    if refused:
+        return found + refused
+    dtype = type_of(source)
+    channels = _dim(weights, 3)
+    if dtype in ("INT8", "INT16"):
+        refused = _depthwise_filter_checks(source, weights, output, channels)
+        if refused:
+            return found + refused
+        found += per_channel_arrays(channels)
+    inputs = context.operator.inputs
+    if len(inputs) not in (2, 3):
+        return [*found, ensure(_DEPTHWISE_COMMON_FILE, "has_bias || node->inputs->size == 2")]
+    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    if dtype != "FLOAT32":
+        refused = _quantization_params(context, weights, channels)
+        if refused:
+            return found + refused
+    if len(inputs) == 3 and inputs[2] < 0:
+        # has_bias, but the bias is omitted: DeallocateTempTfLiteTensor(nullptr) hits a DCHECK.
+        return [
+            *found,
+            Refusal(
+                "bias omitted (-1) with three inputs: a TFLITE_DCHECK in "
+                "depthwise_conv_common.cc aborts TFLM (setup crashes)"
+            ),
+        ]
+    if dtype == "INT8":
+        found += _depthwise_buffer(context, source, weights, output)
+    return found
+
+
+def _depthwise_filter_checks(
+    source: Tensor | None, weights: Tensor | None, output: Tensor | None, channels: int
+) -> list[Event]:
+    if not is_quantized(weights):
+        return [
+            ensure_eq(
+                _DEPTHWISE_FILE, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1
+            )
+        ]
+    if type_of(source) == "INT16":
+        refused = int16_zero_points(_DEPTHWISE_FILE, ("input", source), ("output", output))
+        if refused:
+            return list(refused)
+    count = scale_count(weights)
+    if count not in (1, channels):
+        return [
+            ensure(
+                _DEPTHWISE_FILE,
+                "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
+                "filter->dims->data[kDepthwiseConvQuantizedDimension]",
+            )
+        ]
+    return []
+
+
+def _depthwise_buffer(
+    context: KernelContext, source: Tensor | None, weights: Tensor | None, output: Tensor | None
+) -> list[Event]:
+    """arm_depthwise_conv_wrapper_s8 / _s4_get_buffer_size with TFLM's dims: the filter as
+    {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
+    depth = _dim(output, 3)
+    source_dims = Dims(_dim(source, 0), _dim(source, 1), _dim(source, 2), _dim(source, 3))
+    filter_dims = Dims(1, _dim(weights, 1), _dim(weights, 2), depth)
+    output_dims = Dims(_dim(source, 0), _dim(output, 1), _dim(output, 2), depth)
+    params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=False)
+    isa = context.build.isa
+    found: list[Event] = []
+    if type_of(weights) == "INT4":
+        nbytes = buffers.depthwise_wrapper_s4(isa, params, source_dims, filter_dims, output_dims)
+    else:
+        nbytes = buffers.depthwise_wrapper_s8(isa, params, source_dims, filter_dims, output_dims)
+        found += _uninitialised_stride(isa, params, source_dims, filter_dims, output_dims)
+    if nbytes > 0:
+        found.insert(0, Scratch(nbytes, "CMSIS-NN depthwise buffer"))
+    return found
+
+
+def _uninitialised_stride(
+    isa: str, params: ConvParams, source: Dims, kernel: Dims, output: Dims
+) -> list[Event]:
+    """MVE runs a one-input-channel depthwise as a convolution whose 1xN test and size read the
+    stride TFLM never sets. The GCC probes took the generic size (predicted here, the larger
+    one); another binary may take the 1xN size instead."""
+    if not buffers.converts_one_input_channel(isa, source, output):
+        return []
+    as_conv = Dims(kernel.c, kernel.h, kernel.w, kernel.n)
+    if buffers.is_convolve_1x1(params, source, as_conv):
+        return []
+    if source.h != 1 or params.dilation_w != 1 or kernel.h != 1:
+        return []
+    generic = buffers.convolve_s8_mve(source, as_conv)
+    return [
+        Estimate(
+            "CMSIS-NN's MVE depthwise reads an uninitialised stride for this one-channel 1xN "
+            "depthwise: the scratch size assumes the generic path (what GCC builds took); "
+            "another build may request less",
+            margin_bytes=generic,
+        )
+    ]
+
+
+def _transpose_conv(context: KernelContext) -> Events:
+    # Prepare: output, input (#2), filter (#1); checks; per-channel arrays (O = filter dim 0,
+    # every type); int8: the CMSIS-NN buffer and the reversed-filter buffer (always requested,
+    # possibly 0 bytes); int16: int64 accumulators; CalculateOpData (input, filter, bias, output
+    # again for non-float; int16 with an int16 bias: an int64 copy of it).
+    source, weights, output = context.input(2), context.input(1), context.output(0)
+    found: list[Event] = temps(context, ("out", 0), ("in", 2), ("in", 1))
+    dtype = type_of(source)
+    if dtype != type_of(output):
+        return [
+            *found,
+            ensure_eq(
+                _TRANSPOSE_CONV_FILE,
+                "input->type",
+                "output->type",
+                type_number(source),
+                type_number(output),
+            ),
+        ]
+    if dtype not in ("FLOAT32", "INT16", "INT8"):
+        return [*found, Refusal(UNSUPPORTED_INPUT)]
+    if type_of(weights) != ("FLOAT32" if dtype == "FLOAT32" else "INT8"):
+        return [*found, Refusal(HYBRID)]
+    channels = _dim(weights, 0)
+    found += per_channel_arrays(channels)
+    isa = context.build.isa
+    if dtype == "INT8":
+        stride_w, stride_h = context.option("stride_w", 1), context.option("stride_h", 1)
+        source_dims = Dims(_dim(source, 0), _dim(source, 1), _dim(source, 2), _dim(source, 3))
+        filter_dims = Dims(channels, _dim(weights, 1), _dim(weights, 2), _dim(source, 3))
+        output_dims = Dims(_dim(source, 0), _dim(output, 1), _dim(output, 2), channels)
+        found.append(
+            Scratch(
+                buffers.transpose_conv_s8(
+                    isa, (stride_w, stride_h), source_dims, filter_dims, output_dims
+                ),
+                "CMSIS-NN transpose_conv buffer",
+            )
+        )
+        found.append(
+            Scratch(
+                buffers.transpose_conv_s8_reverse(stride_w, stride_h, source_dims, filter_dims),
+                "CMSIS-NN transpose_conv reversed filter",
+            )
+        )
+    elif dtype == "INT16":
+        found.append(Scratch(elements(output) * 8, "transpose_conv int64 accumulators"))
+    if dtype in ("INT8", "INT16"):
+        refused = _transpose_conv_filter_checks(weights, channels)
+        if refused:
+            return found + refused
+    return found + _transpose_conv_op_data(context, dtype, weights, channels)
+
+
+def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list[Event]:
+    if not is_quantized(weights):
+        return [
+            ensure_eq(
+                _TRANSPOSE_CONV_FILE,
+                "filter->quantization.type",
+                "kTfLiteAffineQuantization",
+                0,
+                1,
+            )
+        ]
+    if scale_count(weights) not in (1, channels):
+        return [
+            ensure(
+                _TRANSPOSE_CONV_FILE,
+                "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
+                "filter->dims->data[kConvQuantizedDimension]",
+            )
+        ]
+    return []
+
+
+def _transpose_conv_op_data(
+    context: KernelContext, dtype: str, weights: Tensor | None, channels: int
+) -> list[Event]:
+    """CalculateOpData: inputs 3 or 4; non-float fetches input, filter, bias and output again."""
+    if len(context.operator.inputs) not in (3, 4):
+        return [ensure(_TRANSPOSE_CONV_FILE, "has_bias || node->inputs->size == 3")]
+    if dtype == "FLOAT32":
+        return []
+    found: list[Event] = temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
+    refused = _quantization_params(context, weights, channels)
+    if refused:
+        return found + refused
+    bias = context.input(3)
+    if dtype == "INT16":
+        if bias is None:
+            # `bias->type` through a null pointer: on Cortex-M a read of low memory (the vector
+            # table), which is no int16 type, so no bias copy.
+            estimate = "int16 transpose_conv without a bias: its Prepare reads a null bias's type"
+            return [*found, Estimate(estimate, margin_bytes=0)]
+        if type_of(bias) == "INT16":
+            found.append(Scratch(elements(bias) * 8, "transpose_conv int64 bias copy"))
+    return found
+
+
+RULES = (
+    KernelRule(
+        "CONV_2D",
+        "cmsis_nn/conv.cc, conv_common.cc",
+        CONV_PARAMS,
+        op_data(CMSIS_OP_DATA_CONV),
+        _conv,
+    ),
+    KernelRule(
+        "DEPTHWISE_CONV_2D",
+        "cmsis_nn/depthwise_conv.cc, depthwise_conv_common.cc",
+        DEPTHWISE_PARAMS,
+        op_data(CMSIS_OP_DATA_CONV),
+        _depthwise,
+    ),
+    KernelRule(
+        "TRANSPOSE_CONV",
+        "cmsis_nn/transpose_conv.cc",
+        TRANSPOSE_CONV_PARAMS,
+        op_data(CMSIS_OP_DATA_TRANSPOSE_CONV),
+        _transpose_conv,
+    ),
+)

@@ -1,0 +1,330 @@
+"""CMSIS-NN matrix kernels: FULLY_CONNECTED, BATCH_MATMUL → their setup allocations and refusals
+on each CMSIS-NN code path.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/fully_connected.cc with
+fully_connected_common.cc `CalculateOpDataFullyConnected`; cmsis_nn/batch_matmul.cc with
+batch_matmul_common.cc `ReshapeOutputTensor`; kernel_util.cc `CreateWritableTensorDimsWithCopy`.
+TFLM's makefile builds with KERNELS_OPTIMIZED_FOR_SPEED: MVE's kernel sums of a constant
+FULLY_CONNECTED are computed once into a persistent buffer (KERNELS_OPTIMIZED_FOR_SIZE builds would
+request them as scratch instead).
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Persistent,
+    Refusal,
+    Scratch,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+    UNSUPPORTED_INPUT,
+    ensure,
+    ensure_eq,
+    int16_zero_points,
+    is_constant,
+    is_quantized,
+    scale_count,
+    scale_of,
+    type_number,
+    type_of,
+    types_and_hybrid,
+    zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays
+
+# builtin_op_data.h (TfLiteFusedActivation, TfLiteFullyConnectedWeightsFormat and TfLiteType are
+# one-byte enums on Arm).
+FULLY_CONNECTED_PARAMS = struct(
+    "TfLiteFullyConnectedParams",
+    ("activation", "enum"),
+    ("weights_format", "enum"),
+    ("keep_num_dims", "bool"),
+    ("asymmetric_quantize_inputs", "bool"),
+    ("quantized_bias_type", "enum"),
+)
+# fully_connected.h: the reference kernels' OpData, embedded in CMSIS-NN's.
+OP_DATA_FULLY_CONNECTED = struct(
+    "OpDataFullyConnected",
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("output_activation_min", "int32"),
+    ("output_activation_max", "int32"),
+    ("input_quantized_index", "int"),
+    ("input_zero_point", "int32"),
+    ("filter_zero_point", "int32"),
+    ("output_zero_point", "int32"),
+    ("filter_buffer_index", "int"),
+    ("per_channel_output_multiplier", "pointer"),
+    ("per_channel_output_shift", "pointer"),
+    ("is_per_channel", "bool"),
+    Field("weights_scratch_index", "int", only_with="compression"),
+    Field("bias_scratch_index", "int", only_with="compression"),
+)
+CMSIS_OP_DATA_FULLY_CONNECTED = struct(
+    "OpData",
+    ("reference_op_data", OP_DATA_FULLY_CONNECTED),
+    ("buffer_conv_1x1_idx", "int"),
+    ("buffer_idx", "int"),
+    ("kernel_sums", "pointer"),
+    ("batches", "int32"),
+    ("accum_depth", "int32"),
+    ("output_depth", "int32"),
+)
+_CMSIS_NN_DIMS = struct(
+    "cmsis_nn_dims", ("n", "int32"), ("h", "int32"), ("w", "int32"), ("c", "int32")
+)
+CMSIS_OP_DATA_BATCH_MATMUL = struct(
+    "OpData",
+    ("reference_op_data", reference_matmul.OP_DATA_BATCH_MATMUL),
+    ("output_shape", _CMSIS_NN_DIMS),
+    ("buffer_idx", "int"),
+)
+_FC_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/fully_connected.cc"
+_FC_COMMON_FILE = "tensorflow/lite/micro/kernels/fully_connected_common.cc"
+_BMM_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/batch_matmul.cc"
+_KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
+# fully_connected.cc Eval: the conv-1x1 path's scratch index must be at least this (a DCHECK).
+_CONV_1X1_MINIMUM_INDEX = 4
+
+
+def _last(tensor: Tensor | None) -> int:
+    return tensor.shape[-1] if tensor is not None and tensor.shape else 0
+
+
+def _fully_connected(context: KernelContext) -> Events:
+    # Prepare: input, filter, bias, output; checks; CalculateOpDataFullyConnected (per-channel
+    # arrays); then, int8 with int8 weights: the conv-1x1 path's multiplier copies (scratch
+    # 8·N), or MVE's kernel sums (persistent when weights and bias are constant, else scratch).
+    source, weights, bias, output = (
+        context.input(0),
+        context.input(1),
+        context.input(2),
+        context.output(0),
+    )
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    refused = types_and_hybrid(_FC_FILE, source, weights, output)
+    if refused:
+        return found + refused
+    dtype, weight_type = type_of(source), type_of(weights)
+    per_channel = dtype != "FLOAT32" and is_quantized(weights) and scale_count(weights) > 1
+    if dtype != "FLOAT32":
+        found += _calculate_op_data(source, weights, bias, output, per_channel=per_channel)
+        if any(isinstance(event, Refusal) for event in found):
+            return found
+    if per_channel and not (dtype == "INT8" and weight_type != "INT4"):
+        return [
+            *found,
+            ensure(
+                _FC_FILE,
+                "!data->reference_op_data.is_per_channel || "
+                "(data->reference_op_data.is_per_channel && input->type == kTfLiteInt8 && "
+                "filter->type != kTfLiteInt4)",
+            ),
+        ]
+    if dtype == "INT16":
+        return found + int16_zero_points(_FC_FILE, ("input", source), ("output", output))
+    if dtype == "INT8" and weight_type != "INT4":
+        found += _int8_buffers(context, weights, bias, output, per_channel=per_channel)
+    return found
+
+
+def _calculate_op_data(
+    source: Tensor | None,
+    weights: Tensor | None,
+    bias: Tensor | None,
+    output: Tensor | None,
+    *,
+    per_channel: bool,
+) -> list[Event]:
+    """CalculateOpDataFullyConnected for quantized types: per-channel arrays (one scale per
+    output), or the per-tensor multiplier with its bias-scale check."""
+    if per_channel:
+        if not (type_of(source) in ("INT8", "INT16") and type_of(weights) != "INT4"):
+            return [
+                ensure(
+                    _FC_COMMON_FILE,
+                    "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
+                    "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
+                )
+            ]
+        count = scale_count(weights)
+        axis = weights.quantization.axis if weights and weights.quantization else 0
+        size = (
+            weights.shape[axis]
+            if weights and -len(weights.shape) <= axis < len(weights.shape)
+            else 0
+        )
+        if count != size:
+            return [
+                ensure_eq(
+                    _FC_COMMON_FILE,
+                    "per_channel_quantization_size",
+                    "filter->dims->data[affine_quantization->quantized_dimension]",
+                    count,
+                    size,
+                )
+            ]
+        return [*per_channel_arrays(count, written=True), *_symmetric_filter(weights)]
+    product = scale_of(source) * scale_of(weights)
+    if bias is not None:
+        out_scale = scale_of(output)
+        difference = abs(product - scale_of(bias))
+        if out_scale <= 0 or difference / out_scale > 0.02:
+            return [ensure(_KERNEL_UTIL_FILE, "scale_diff / output_scale <= 0.02")]
+    if product < 0:
+        return [ensure(_KERNEL_UTIL_FILE, "input_product_scale >= 0")]
+    return _symmetric_filter(weights)
+
+
+def _symmetric_filter(weights: Tensor | None) -> list[Event]:
+    """`TFLITE_DCHECK(filter->params.zero_point == 0)`: live in the makefile's default build
+    (no NDEBUG), where a failing DCHECK aborts."""
+    if zero_point_of(weights) == 0:
+        return []
+    return [
+        Refusal(
+            "filter zero point not 0: a TFLITE_DCHECK in fully_connected_common.cc aborts TFLM "
+            "(setup crashes)"
+        )
+    ]
+
+
+def _int8_buffers(
+    context: KernelContext,
+    weights: Tensor | None,
+    bias: Tensor | None,
+    output: Tensor | None,
+    *,
+    per_channel: bool,
+) -> list[Event]:
+    accum_depth, output_depth = _last(weights), _last(output)
+    rank = 0 if output is None else len(output.shape)
+    found: list[Event] = []
+    if rank > 2 and accum_depth % 4 == 0:
+        # Run as a 1x1 convolution; per-tensor weights get per-channel copies in scratch. The
+        # 1x1 fast convolution's own buffer is 0 bytes under GCC (armclang, DSP: 4·accum_depth).
+        if not per_channel:
+            found.append(Scratch(output_depth * 8, "CMSIS-NN conv-1x1 multipliers and shifts"))
+            found += _conv_1x1_index(context)
+        return found
+    nbytes = buffers.fully_connected_s8(context.build.isa, Dims(accum_depth, 1, 1, output_depth))
+    if nbytes > 0 and is_constant(weights) and (bias is None or is_constant(bias)):
+        return [Persistent(nbytes, "CMSIS-NN kernel sums", written=True)]
+    if nbytes > 0:
+        found.append(Scratch(nbytes, "CMSIS-NN kernel sums"))
+    return found
+
+
+def _conv_1x1_index(context: KernelContext) -> list[Event]:
+    """Eval's `TFLITE_DCHECK_GE(buffer_conv_1x1_idx, 4)` compares the model-wide scratch request
+    number with 4: with fewer requests before this operator's, Invoke aborts."""
+    from arenalens.runtimes.tflm.kernels.setups import operator_setup  # noqa: PLC0415 (cycle)
+
+    earlier = 0
+    for subgraph in context.model.subgraphs:
+        for operator in subgraph.operators:
+            if subgraph.index == context.subgraph.index and operator is context.operator:
+                if earlier >= _CONV_1X1_MINIMUM_INDEX:
+                    return []
+                return [
+                    Refusal(
+                        f"its scratch request is number {earlier} of the model, and CMSIS-NN's "
+                        "conv-1x1 FULLY_CONNECTED needs at least 4 before it: a TFLITE_DCHECK "
+                        "aborts Invoke",
+                        INVOKE,
+                    )
+                ]
+            other = KernelContext(context.model, subgraph, operator, context.build)
+            earlier += len(operator_setup(other).scratch)
+    return []
+
+
+def _batch_matmul(context: KernelContext) -> Events:
+    # Prepare: lhs, rhs, output; checks (ranks 2 to 4); transposed copies (adj_x: lhs; !adj_y:
+    # rhs); ReshapeOutputTensor (the output's writable dims); then, unlike the reference kernel,
+    # the quantization struct (int8/int16) and MVE's int8 kernel sums.
+    lhs, rhs, output = context.input(0), context.input(1), context.output(0)
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    refused = _batch_matmul_checks(lhs, rhs, output)
+    if refused:
+        return found + refused
+    adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
+    refused = reference_matmul.shape_refusals(_BMM_FILE, lhs, rhs, adj_x=adj_x, adj_y=adj_y)
+    if refused:
+        return found + refused
+    if adj_x:
+        found += reference_matmul.transposed_copy(context, lhs, "lhs")
+    if not adj_y:
+        found += reference_matmul.transposed_copy(context, rhs, "rhs")
+    found += reference_matmul.reshaped_output(context, lhs, rhs)
+    dtype = type_of(lhs)
+    if dtype == "FLOAT32" or any(isinstance(event, Refusal) for event in found):
+        return found
+    quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
+    found.append(Persistent(context.sizeof(quantization), "quantization", written=True))
+    if dtype == "INT16":
+        return found + int16_zero_points(
+            _BMM_FILE, ("lhs_input", lhs), ("rhs_input", rhs), ("output", output)
+        )
+    # arm_fully_connected_s8_get_buffer_size(&output_shape): output_shape.c is the RHS columns.
+    left, right = reference_matmul.extended(lhs, rhs)
+    columns = right[-2] if adj_y else right[-1]
+    nbytes = buffers.fully_connected_s8(context.build.isa, Dims(1, 1, left[-2], columns))
+    if nbytes > 0:
+        found.append(Scratch(nbytes, "CMSIS-NN kernel sums"))
+    return found
+
+
+def _batch_matmul_checks(
+    lhs: Tensor | None, rhs: Tensor | None, output: Tensor | None
+) -> list[Event]:
+    if type_of(lhs) != type_of(rhs):
+        return [
+            Refusal(
+                f"{_BMM_FILE} lhs_input->type != rhs_input->type ({type_of(lhs)} != {type_of(rhs)})"
+            )
+        ]
+    if type_of(lhs) != type_of(output):
+        return [
+            ensure_eq(
+                _BMM_FILE, "lhs_input->type", "output->type", type_number(lhs), type_number(output)
+            )
+        ]
+    if type_of(lhs) not in ("FLOAT32", "INT16", "INT8"):
+        return [Refusal(UNSUPPORTED_INPUT)]
+    for name, tensor in (("lhs", lhs), ("rhs", rhs)):
+        rank = 0 if tensor is None else len(tensor.shape)
+        if rank < 2:
+            return [ensure(_BMM_FILE, f"{name}_rank >= 2")]
+        if rank > 4:
+            return [ensure(_BMM_FILE, f"{name}_rank <= 4")]
+    return []
+
+
+RULES = (
+    KernelRule(
+        "FULLY_CONNECTED",
+        "cmsis_nn/fully_connected.cc, fully_connected_common.cc",
+        FULLY_CONNECTED_PARAMS,
+        op_data(CMSIS_OP_DATA_FULLY_CONNECTED),
+        _fully_connected,
+    ),
+    KernelRule(
+        "BATCH_MATMUL",
+        "cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
+        reference_matmul.BATCH_MATMUL_PARAMS,
+        op_data(CMSIS_OP_DATA_BATCH_MATMUL),
+        _batch_matmul,
+    ),
+)

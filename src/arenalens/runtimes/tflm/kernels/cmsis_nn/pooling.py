@@ -1,0 +1,119 @@
+"""CMSIS-NN pooling kernels: AVERAGE_POOL_2D, MAX_POOL_2D → their setup allocations and refusals
+on each CMSIS-NN code path.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/pooling.cc with pooling_common.cc
+`PoolingPrepare`. Against the reference kernels: OpData is 4 bytes larger (a scratch index), the
+average pool fetches its input and output twice (four temp tensors) and, on the DSP path only,
+requests an int32 accumulator per channel.
+"""
+
+from __future__ import annotations
+
+from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Refusal,
+    Scratch,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+    ensure,
+    scale_of,
+    type_number,
+    type_of,
+    zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.common import op_data
+
+_PADDING_VALUES = struct(
+    "TfLitePaddingValues",
+    ("width", "int"),
+    ("height", "int"),
+    ("width_offset", "int"),
+    ("height_offset", "int"),
+)
+# builtin_op_data.h: padding and activation are one-byte enums on Arm.
+POOL_PARAMS = struct(
+    "TfLitePoolParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("filter_width", "int"),
+    ("filter_height", "int"),
+    ("activation", "enum"),
+    ("computed", struct("computed", ("padding", _PADDING_VALUES))),
+)
+# pooling.h
+OP_DATA_POOLING = struct(
+    "OpDataPooling",
+    ("padding", _PADDING_VALUES),
+    ("activation_min", "int32"),
+    ("activation_max", "int32"),
+    ("activation_min_f32", "float"),
+    ("activation_max_f32", "float"),
+)
+CMSIS_OP_DATA_POOLING = struct(
+    "OpData", ("reference_op_data", OP_DATA_POOLING), ("buffer_idx", "int")
+)
+
+_COMMON_FILE = "tensorflow/lite/micro/kernels/pooling_common.cc"
+
+
+def _pooling_prepare(context: KernelContext) -> list[Event]:
+    """PoolingPrepare: input and output; int8/int16 need equal scales and zero points."""
+    source, output = context.input(0), context.output(0)
+    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    dtype = type_of(source)
+    if dtype in ("INT8", "INT16"):
+        if abs(scale_of(source) - scale_of(output)) > 1.0e-6:
+            return [*found, ensure(_COMMON_FILE, "scale_diff <= 1.0e-6")]
+        if zero_point_of(source) != zero_point_of(output):
+            return [
+                *found,
+                ensure(_COMMON_FILE, "input->params.zero_point == output->params.zero_point"),
+            ]
+    elif dtype != "FLOAT32":
+        return [*found, Refusal(f"Type {dtype} ({type_number(source)}) not supported.")]
+    return found
+
+
+def _max_pool(context: KernelContext) -> Events:
+    return _pooling_prepare(context)
+
+
+def _average_pool(context: KernelContext) -> Events:
+    # AveragePrepare: PoolingPrepare, then input and output again; int8/int16: the CMSIS-NN
+    # buffer (DSP: 4·channels).
+    found = _pooling_prepare(context)
+    if any(isinstance(event, Refusal) for event in found):
+        return found
+    found += temps(context, ("in", 0), ("out", 0))
+    source = context.input(0)
+    if type_of(source) in ("INT8", "INT16"):
+        channels = source.shape[3] if source is not None and len(source.shape) == 4 else 0
+        nbytes = buffers.avgpool(context.build.isa, channels)
+        if nbytes > 0:
+            found.append(Scratch(nbytes, "CMSIS-NN average pool accumulators"))
+    return found
+
+
+RULES = (
+    KernelRule(
+        "AVERAGE_POOL_2D",
+        "cmsis_nn/pooling.cc, pooling_common.cc",
+        POOL_PARAMS,
+        op_data(CMSIS_OP_DATA_POOLING),
+        _average_pool,
+    ),
+    KernelRule(
+        "MAX_POOL_2D",
+        "cmsis_nn/pooling.cc, pooling_common.cc",
+        POOL_PARAMS,
+        op_data(CMSIS_OP_DATA_POOLING),
+        _max_pool,
+    ),
+)

@@ -1,0 +1,404 @@
+"""CMSIS-NN recurrent kernels: SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM → their setup allocations and
+refusals on each CMSIS-NN code path.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/svdf.cc `CmsisNnPrepareSvdf`;
+cmsis_nn/unidirectional_sequence_lstm.cc with lstm_eval.cc (`LstmTensors`,
+`ValidateTensorStatus`) and lstm_eval_common.cc (`CreateLstmSizeInfo`,
+`PrepareGateParametersInteger`, which calls fully_connected_common.cc
+`CalculateOpDataFullyConnected` per gate weight). KERNELS_OPTIMIZED_FOR_SPEED (TFLM's default):
+MVE's SVDF kernel sums are persistent.
+
+Against the reference kernels: SVDF's OpData holds a kernel-sum pointer (MVE: 4·filters bytes of
+sums, which need constant weights); the integer LSTM precomputes eight kernel-sum arrays, asks
+for three scratch buffers instead of four, and needs constant weights and biases.
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Persistent,
+    Refusal,
+    Scratch,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+    TYPE_NUMBERS,
+    ensure,
+    ensure_eq,
+    is_constant,
+    is_quantized,
+    scale_count,
+    scale_of,
+    type_number,
+    type_of,
+)
+from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays
+
+# builtin_op_data.h (TfLiteFusedActivation: a one-byte enum on Arm).
+SVDF_PARAMS = struct(
+    "TfLiteSVDFParams",
+    ("rank", "int"),
+    ("activation", "enum"),
+    ("asymmetric_quantize_inputs", "bool"),
+)
+LSTM_PARAMS = struct(
+    "TfLiteUnidirectionalSequenceLSTMParams",
+    ("activation", "enum"),
+    ("cell_clip", "float"),
+    ("proj_clip", "float"),
+    ("time_major", "bool"),
+    ("asymmetric_quantize_inputs", "bool"),
+    ("diagonal_recurrent_tensors", "bool"),
+)
+# cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SIZE builds add `int scratch_weight_tensor_index`
+# after scratch_tensor_index).
+CMSIS_OP_DATA_SVDF = struct(
+    "CmsisNnOpDataSvdf",
+    ("effective_scale_1_a", "int32"),
+    ("effective_scale_2_a", "int32"),
+    ("effective_scale_1_b", "int"),
+    ("effective_scale_2_b", "int"),
+    ("scratch_tensor_index", "int"),
+    ("scratch_output_tensor_index", "int"),
+    ("input_zero_point", "int"),
+    ("output_zero_point", "int"),
+    ("activation_state_zero_point", "int"),
+    ("kernel_sums", "pointer"),
+)
+# lstm_shared.h / types.h: OpDataLSTM and the structs it holds.
+_LSTM_SIZE_INFO = struct(
+    "LstmSizeInfo",
+    ("time_major", "bool"),
+    ("batch_size", "int"),
+    ("time_steps", "int"),
+    ("input_dimension", "int"),
+    ("state_dimension", "int"),
+)
+_CELL_STATE_INFO = struct(
+    "CellStateInfo",
+    ("cell_clip", "float"),
+    ("quantized_cell_clip", "int16"),
+    ("cell_state_scale_power", "int32"),
+)
+_FULLY_CONNECTED_PARAMS = struct(
+    "FullyConnectedParams",
+    ("input_offset", "int32"),
+    ("weights_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+    ("lhs_cacheable", "bool"),
+    ("rhs_cacheable", "bool"),
+    ("weights_format", "uint8"),  # enum class FullyConnectedWeightsFormat : uint8_t
+)
+_GATE_PARAMETERS = struct(
+    "GateParameters",
+    ("input_fc_params", _FULLY_CONNECTED_PARAMS),
+    ("recurrent_fc_params", _FULLY_CONNECTED_PARAMS),
+)
+_ARITHMETIC_PARAMS = struct(
+    "ArithmeticParams",
+    ("broadcast_category", "uint8"),  # enum class BroadcastableOpCategory : uint8_t
+    ("input1_offset", "int32"),
+    ("input2_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("left_shift", "int"),
+    ("input1_multiplier", "int32"),
+    ("input1_shift", "int"),
+    ("input2_multiplier", "int32"),
+    ("input2_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+    ("int64_activation_min", "int64"),
+    ("int64_activation_max", "int64"),
+    ("int16_activation_min", "int16"),
+    ("int16_activation_max", "int16"),
+    Field("broadcast_shape", "int", 5),
+)
+_INTER_GATE_PARAMETERS = struct(
+    "InterGateParameters",
+    ("forget_cell_mul_params", _ARITHMETIC_PARAMS),
+    ("input_mul_params", _ARITHMETIC_PARAMS),
+    ("output_mul_params", _ARITHMETIC_PARAMS),
+)
+OP_DATA_LSTM = struct(
+    "OpDataLSTM",
+    ("size_info", _LSTM_SIZE_INFO),
+    ("cell_state_info", _CELL_STATE_INFO),
+    ("cell_gate_nonlinear_type", "enum"),
+    ("forget_gate_parameters", _GATE_PARAMETERS),
+    ("input_gate_parameters", _GATE_PARAMETERS),
+    ("cell_gate_parameters", _GATE_PARAMETERS),
+    ("output_gate_parameters", _GATE_PARAMETERS),
+    ("inter_gate_parameters", _INTER_GATE_PARAMETERS),
+    Field("buffer_indices", "int", 4),
+)
+# CMSIS-NN Include/arm_nn_types.h: arm_nn_activation_type is a plain (short) enum.
+_CMSIS_LSTM_GATE = struct(
+    "cmsis_nn_lstm_gate",
+    ("input_multiplier", "int32"),
+    ("input_shift", "int32"),
+    ("input_weights", "pointer"),
+    ("input_effective_bias", "pointer"),
+    ("hidden_multiplier", "int32"),
+    ("hidden_shift", "int32"),
+    ("hidden_weights", "pointer"),
+    ("hidden_effective_bias", "pointer"),
+    ("bias", "pointer"),
+    ("activation_type", "enum"),
+)
+_CMSIS_LSTM_SCALARS = (
+    "time_major", "batch_size", "time_steps", "input_size", "hidden_size", "input_offset",
+    "forget_to_cell_multiplier", "forget_to_cell_shift", "input_to_cell_multiplier",
+    "input_to_cell_shift", "cell_clip", "cell_scale_power", "output_multiplier", "output_shift",
+    "output_offset",
+)  # fmt: skip
+_CMSIS_LSTM_PARAMS = struct(
+    "cmsis_nn_lstm_params",
+    *((name, "int32") for name in _CMSIS_LSTM_SCALARS),
+    ("forget_gate", _CMSIS_LSTM_GATE),
+    ("input_gate", _CMSIS_LSTM_GATE),
+    ("cell_gate", _CMSIS_LSTM_GATE),
+    ("output_gate", _CMSIS_LSTM_GATE),
+)
+CMSIS_OP_DATA_LSTM = struct(
+    "OpData", ("params_ref", OP_DATA_LSTM), ("params_cmsis_nn", _CMSIS_LSTM_PARAMS)
+)
+
+_SVDF_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/svdf.cc"
+_LSTM_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/unidirectional_sequence_lstm.cc"
+_LSTM_EVAL_FILE = "tensorflow/lite/micro/kernels/lstm_eval.cc"
+_FC_COMMON_FILE = "tensorflow/lite/micro/kernels/fully_connected_common.cc"
+
+
+def _dim(tensor: Tensor | None, axis: int) -> int:
+    if tensor is None or not -len(tensor.shape) <= axis < len(tensor.shape):
+        return 0
+    return tensor.shape[axis]
+
+
+def _svdf(context: KernelContext) -> Events:
+    # CmsisNnPrepareSvdf: input, weights_feature, weights_time, bias, state, output; checks;
+    # int8: two scratch buffers, then MVE's kernel sums (persistent; constant weights only);
+    # float: one scratch buffer.
+    source, features = context.input(0), context.input(1)
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("in", 4))
+    found += temps(context, ("out", 0))
+    rank = context.option("rank", 1)
+    batch, filters = _dim(source, 0), _dim(features, 0)
+    refused = _svdf_checks(context, rank, filters)
+    if refused:
+        return found + refused
+    if type_of(source) == "FLOAT32":
+        found.append(Scratch(batch * filters * 4, "svdf activations"))
+        return found
+    found.append(Scratch(batch * filters * 4, "svdf activations"))
+    found.append(Scratch(batch * (filters // rank) * 4, "svdf output accumulators"))
+    nbytes = buffers.svdf_s8(context.build.isa, Dims(filters, _dim(source, 1), 0, 0))
+    if nbytes > 0:
+        if not is_constant(features):
+            return [*found, ensure(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
+        found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=True))
+    return found
+
+
+def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]:
+    source, features, time = context.input(0), context.input(1), context.input(2)
+    bias, state, output = context.input(3), context.input(4), context.output(0)
+    if rank <= 0 or filters % rank:
+        return [ensure_eq(_SVDF_FILE, "num_filters % rank", "0", filters % max(rank, 1), 0)]
+    if type_of(source) not in ("FLOAT32", "INT8"):
+        return [ensure(_SVDF_FILE, "input->type == kTfLiteFloat32 || input->type == kTfLiteInt8")]
+    if state is None:
+        return [ensure(_SVDF_FILE, "activation_state != nullptr")]
+    if not state.is_variable:
+        return [ensure_eq(_SVDF_FILE, "activation_state->is_variable", "true", 0, 1)]
+    if len(context.operator.inputs) != 5:
+        inputs = len(context.operator.inputs)
+        return [ensure_eq(_SVDF_FILE, "node->inputs->size", "5", inputs, 5)]
+    wanted: tuple[tuple[Tensor | None, tuple[str, ...]], ...]
+    if type_of(source) == "INT8":
+        wanted = (
+            (features, ("INT8",)),
+            (time, ("INT16", "INT8")),
+            (state, ("INT16", "INT8")),
+            (output, ("INT8",)),
+        )
+        if bias is not None:
+            wanted += ((bias, ("INT32",)),)
+    else:
+        wanted = tuple((t, ("FLOAT32",)) for t in (features, time, state, bias, output) if t)
+    for tensor, allowed in wanted:
+        if type_of(tensor) not in allowed:
+            return [Refusal(f"{_SVDF_FILE}: {tensor and tensor.name} has type {type_of(tensor)}")]
+    if bias is None:
+        # int8 reads bias->params.scale, and both types end with
+        # DeallocateTempTfLiteTensor(bias): a null bias fails setup (a DCHECK, or garbage scale).
+        return [Refusal("svdf without a bias: its Prepare dereferences the missing bias")]
+    if type_of(source) == "INT8":
+        expected = scale_of(state) * scale_of(time)
+        if abs(scale_of(bias) - expected) >= 1e-5:
+            return [
+                ensure(
+                    _SVDF_FILE,
+                    "std::abs(static_cast<double>(bias->params.scale) - static_cast<double>("
+                    "activation_state->params.scale * weights_time->params.scale)) < 1e-5",
+                )
+            ]
+    return []
+
+
+def _lstm(context: KernelContext) -> Events:
+    # Prepare: 24 inputs and one output; a temp tensor for every present input (index order) and
+    # the output, live for the whole Prepare; checks (CMSIS-NN: constant weights and biases);
+    # integer gates (per-channel weights: two arrays per gate weight); int8/int16 activations
+    # with an int16 cell: eight kernel-sum arrays and three scratch buffers, else four.
+    operator = context.operator
+    if len(operator.outputs) != 1:
+        return [ensure_eq(_LSTM_FILE, "node->outputs->size", "1", len(operator.outputs), 1)]
+    if len(operator.inputs) != 24:
+        return [ensure_eq(_LSTM_FILE, "node->inputs->size", "24", len(operator.inputs), 24)]
+    found: list[Event] = temps(context, *(("in", i) for i in range(24)), ("out", 0))
+    refused = _lstm_status(context)
+    if refused:
+        return found + refused
+    for index in (*range(1, 9), *range(12, 16)):
+        if not is_constant(context.input(index)):
+            return [
+                *found,
+                ensure(_LSTM_FILE, "IsConstantTensor(lstm_tensors.GetInternalTensor(i))"),
+            ]
+    source, cell = context.input(0), context.input(19)
+    batch = _dim(source, 1) if context.option("time_major") else _dim(source, 0)
+    hidden = _dim(context.input(18), 1)
+    cell_type, activation = type_of(cell), type_of(source)
+    if cell_type == "INT16":
+        found += _gate_parameters(context)
+        if any(isinstance(event, Refusal) for event in found):
+            return found
+    elif cell_type != "FLOAT32":
+        return [
+            *found,
+            Refusal(
+                f"Cell state type {cell_type} ({TYPE_NUMBERS.get(cell_type, 0)}) not supported. "
+                "The quantized Unidirectional Sequence LSTM Op only support int16 cell state"
+            ),
+        ]
+    cell_bytes = 2 if cell_type == "INT16" else 4
+    buffers_count = 4
+    if cell_type == "INT16" and activation in ("INT8", "INT16"):
+        # CMSIS_NN_PortOpData: effective biases, int32 (int8) or int64 (int16) per hidden unit:
+        # input data sums for the input, forget, cell, output gates, then hidden sums.
+        sum_bytes = 4 if activation == "INT8" else 8
+        for part in ("input", "hidden"):
+            for gate in ("input", "forget", "cell", "output"):
+                found.append(
+                    Persistent(hidden * sum_bytes, f"{gate} gate {part} kernel sums", written=True)
+                )
+        buffers_count = 3
+    found += [
+        Scratch(batch * hidden * cell_bytes, f"lstm buffer {i}") for i in range(buffers_count)
+    ]
+    return found + _lstm_eval_refusals(activation, type_of(context.input(1)))
+
+
+def _lstm_eval_refusals(activation: str, weight_type: str) -> list[Event]:
+    """UnidirectionalSequenceLstmEval: integer activations need int8 weights."""
+    if activation in ("INT8", "INT16") and weight_type != "INT8":
+        number = TYPE_NUMBERS.get(activation, 0)
+        return [Refusal(f"Filter type {weight_type} ({number}) not supported.", INVOKE)]
+    if activation not in ("FLOAT32", "INT8", "INT16"):
+        number = TYPE_NUMBERS.get(activation, 0)
+        return [Refusal(f"Input type {activation} ({number}) not supported.", INVOKE)]
+    return []
+
+
+def _lstm_status(context: KernelContext) -> list[Event]:
+    """LstmTensors::ValidateTensorStatus: states variable, types consistent, no peephole,
+    projection or layer-norm tensors."""
+    present = [context.input(i) is not None for i in range(24)]
+    source, state, cell = context.input(0), context.input(18), context.input(19)
+    if source is None:
+        return [ensure(_LSTM_EVAL_FILE, "internal_tensors_[kLstmInputTensor] != nullptr")]
+    for name, tensor in (("kLstmOutputStateTensor", state), ("kLstmCellStateTensor", cell)):
+        if tensor is None:
+            return [ensure(_LSTM_EVAL_FILE, f"internal_tensors_[{name}] != nullptr")]
+        if not tensor.is_variable:
+            return [ensure(_LSTM_EVAL_FILE, f"internal_tensors_[{name}]->is_variable")]
+    for name, tensor in (("kLstmOutputStateTensor", state), ("output", context.output(0))):
+        if type_of(tensor) != type_of(source):
+            return [
+                ensure_eq(
+                    _LSTM_EVAL_FILE,
+                    f"{name}->type",
+                    "internal_tensors_[kLstmInputTensor]->type",
+                    type_number(tensor),
+                    type_number(source),
+                )
+            ]
+    for first, last, what in ((1, 9, "weight"), (12, 16, "bias")):
+        reference = type_of(context.input(2 if what == "weight" else 13))
+        for index in range(first, last):
+            if not present[index] or type_of(context.input(index)) != reference:
+                return [
+                    Refusal(f"{_LSTM_EVAL_FILE}: {what} tensor {index} missing or of another type")
+                ]
+    for index in (*range(9, 12), 16, 17, *range(20, 24)):
+        if present[index]:
+            return [ensure(_LSTM_EVAL_FILE, "internal_tensors_[i] == nullptr")]
+    return []
+
+
+def _gate_parameters(context: KernelContext) -> list[Event]:
+    """PrepareGateParametersInteger: CalculateOpDataFullyConnected on each gate's input and
+    recurrent weights (forget, input, cell, output); a per-channel weight gets two arrays."""
+    found: list[Event] = []
+    source, state = context.input(0), context.input(18)
+    for input_weight, recurrent_weight in ((2, 6), (1, 5), (3, 7), (4, 8)):
+        for activation, position in ((source, input_weight), (state, recurrent_weight)):
+            weights = context.input(position)
+            if type_of(activation) == "FLOAT32" or not is_quantized(weights):
+                continue
+            count = scale_count(weights)
+            if count <= 1:
+                continue
+            if type_of(activation) not in ("INT8", "INT16") or type_of(weights) == "INT4":
+                return [
+                    *found,
+                    ensure(
+                        _FC_COMMON_FILE,
+                        "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
+                        "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
+                    ),
+                ]
+            found += per_channel_arrays(count, written=True)
+    return found
+
+
+RULES = (
+    KernelRule("SVDF", "cmsis_nn/svdf.cc", SVDF_PARAMS, op_data(CMSIS_OP_DATA_SVDF), _svdf),
+    KernelRule(
+        "UNIDIRECTIONAL_SEQUENCE_LSTM",
+        "cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
+        LSTM_PARAMS,
+        op_data(CMSIS_OP_DATA_LSTM),
+        _lstm,
+    ),
+)

@@ -1,0 +1,129 @@
+"""CMSIS-NN softmax: SOFTMAX → its setup allocations and refusals (the same on every path).
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/softmax.cc with softmax_common.cc
+`CalculateSoftmaxParams` / `InitializeLutForInt16`. Against the reference kernel: only the OpData
+(`CMSISNNSoftmaxParams` adds two int32 to SoftmaxParams); no scratch on any path.
+"""
+
+from __future__ import annotations
+
+from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Persistent,
+    Refusal,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+    UNSUPPORTED_INPUT,
+    ensure,
+    ensure_eq,
+    scale_of,
+    type_of,
+    zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.common import op_data
+
+SOFTMAX_PARAMS = struct("TfLiteSoftmaxParams", ("beta", "float"))
+# types.h SoftmaxParams
+SOFTMAX_OP_DATA = struct(
+    "SoftmaxParams",
+    ("beta", "double"),
+    ("input_multiplier", "int32"),
+    ("input_left_shift", "int32"),
+    ("reverse_scaling_divisor", "int32"),
+    ("reverse_scaling_right_shift", "int32"),
+    ("diff_min", "int"),
+    ("zero_point", "int32"),
+    ("scale", "float"),
+    ("table", "pointer"),
+    ("exp_lut", "pointer"),
+    ("one_over_one_plus_x_lut", "pointer"),
+    ("uint8_table1", "pointer"),
+    ("uint8_table2", "pointer"),
+)
+CMSIS_SOFTMAX_OP_DATA = struct(
+    "CMSISNNSoftmaxParams",
+    ("softmax_params", SOFTMAX_OP_DATA),
+    ("num_rows", "int32"),
+    ("row_size", "int32"),
+)
+# softmax_common.cc: kInt16LUTArraySize int16 entries per lookup table.
+LUT_ENTRIES = 513
+
+_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/softmax.cc"
+_COMMON_FILE = "tensorflow/lite/micro/kernels/softmax_common.cc"
+
+
+def _near(value: float, target: float, tolerance: float) -> bool:
+    return abs(value - target) <= tolerance
+
+
+def _softmax(context: KernelContext) -> Events:
+    # Prepare: one input and output; int16 input: two lookup tables; the parameter checks of
+    # CalculateSoftmaxParams (its failure is returned at the end of Prepare).
+    inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)
+    if inputs != 1:
+        return [ensure_eq(_FILE, "NumInputs(node)", "1", inputs, 1)]
+    if outputs != 1:
+        return [ensure_eq(_FILE, "NumOutputs(node)", "1", outputs, 1)]
+    source, output = context.input(0), context.output(0)
+    found: list[Event] = temps(context, ("in", 0))
+    if source is None or not source.shape:
+        return [*found, ensure(_FILE, "NumDimensions(input) >= 1")]
+    found += temps(context, ("out", 0))
+    kinds = (type_of(source), type_of(output))
+    if kinds[0] != kinds[1] and kinds != ("INT8", "INT16"):
+        return [*found, Refusal("Input and output data types are not supported together.")]
+    if kinds[0] not in ("FLOAT32", "INT16", "INT8"):
+        return [*found, Refusal(UNSUPPORTED_INPUT)]
+    if kinds[0] == "INT16":
+        found += [
+            Persistent(2 * LUT_ENTRIES, "softmax exp lookup table", written=True),
+            Persistent(2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table", written=True),
+        ]
+    return found + _parameter_checks(context)
+
+
+def _parameter_checks(context: KernelContext) -> list[Event]:
+    """CalculateSoftmaxParams: the output quantization each int type pair demands."""
+    source, output = context.input(0), context.output(0)
+    kinds = (type_of(source), type_of(output))
+    out_zero, out_scale = zero_point_of(output), scale_of(output)
+    if kinds == ("INT16", "INT16"):
+        for name, tensor in (("input", source), ("output", output)):
+            if zero_point_of(tensor) != 0:
+                return [
+                    ensure_eq(
+                        _COMMON_FILE, f"{name}->params.zero_point", "0", zero_point_of(tensor), 0
+                    )
+                ]
+        if not _near(out_scale, 1 / 32768, 0.001 / 32768):
+            return [Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 32768")]
+    elif kinds == ("INT8", "INT16"):
+        if out_zero != -32768:
+            return [
+                ensure_eq(_COMMON_FILE, "output->params.zero_point", "-32768", out_zero, -32768)
+            ]
+        if not _near(out_scale, 1 / 65536, 0.001 / 65536):
+            return [Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 65536")]
+    elif kinds == ("INT8", "INT8"):
+        if out_zero != -128:
+            return [ensure_eq(_COMMON_FILE, "output->params.zero_point", "-128", out_zero, -128)]
+        if out_scale != 1 / 256:
+            return [ensure(_COMMON_FILE, "output->params.scale == 1.f / 256")]
+    return []
+
+
+RULES = (
+    KernelRule(
+        "SOFTMAX",
+        "cmsis_nn/softmax.cc, softmax_common.cc",
+        SOFTMAX_PARAMS,
+        op_data(CMSIS_SOFTMAX_OP_DATA),
+        _softmax,
+    ),
+)

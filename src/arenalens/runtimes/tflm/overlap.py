@@ -1,0 +1,214 @@
+"""TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
+
+`overlap_distance` answers for one operator: the reference kernel's rule (`access_rules`), and
+under the CMSIS-NN library also CMSIS-NN's (`access_rules_cmsis`), the larger distance winning.
+Two limits hold for every rule: only data inputs may be overlapped, and input and output types
+must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
+reorder loads after stores and the trace would not hold.
+
+An operator's output buffer may share bytes with one of its input buffers when the input dies at
+that operator (its buffer's last step is the operator's step), the output is born there (its
+buffer's first step), and `overlap_distance` gives a distance. Only
+operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
+steps. The result is a `planning.Overlap` per pair, with what made it, for reports. Traces cost
+time in proportion to the elements they walk, so one model gets at most MAX_MODEL_TRACE_ELEMENTS
+of them (a hostile model of huge tensors); operators past it get no overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.ir import Model, Tensor
+from arenalens.planning.problem import Overlap
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, KernelLibrary
+from arenalens.runtimes.tflm.access_rules_cmsis import cmsis_nn_rule
+from arenalens.runtimes.tflm.build import HOST
+from arenalens.runtimes.tflm.kernels.base import KernelContext
+
+_PAIRABLE = (BufferKind.TENSOR,)
+# Output elements traced per model, over all operators: about ten times the largest real model.
+MAX_MODEL_TRACE_ELEMENTS = 50_000_000
+# (output, input) pairs one operator may form; an operator with more (a hostile 20,000-output
+# SPLIT) gets none, so the pairs stay linear in the model's size.
+MAX_PAIRS_PER_OPERATOR = 32
+# Character types alias every type in C++ (GCC treats int8_t, a signed char, the same way).
+_BYTE_TYPES = frozenset({"INT8", "UINT8"})
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapDistance:
+    """The answer for one (operator, input tensor, output tensor)."""
+
+    distance: int | None  # None: never overlap
+    opcode: str
+    pattern: str
+    reason: str  # why not, when distance is None
+
+
+def overlap_distance(
+    view: KernelContext,
+    input_tensor: int,
+    output_tensor: int,
+    library: KernelLibrary = KernelLibrary.REFERENCE,
+) -> OverlapDistance:
+    """Operator + one input and one output tensor index → minimal offset distance, or None."""
+    opcode = view.operator.opcode
+    slots = frozenset(
+        position for position, index in enumerate(view.operator.inputs) if index == input_tensor
+    )
+    outputs = [p for p, index in enumerate(view.operator.outputs) if index == output_tensor]
+    reference = RULES.get(opcode)
+    if reference is None:
+        return OverlapDistance(None, opcode, "", NO_OVERLAP.get(opcode, NOT_ANALYSED))
+    if not slots or len(outputs) != 1:
+        return OverlapDistance(None, opcode, reference.pattern, "not an input and output of it")
+    if reference.data_inputs is not None and not slots <= set(reference.data_inputs):
+        return OverlapDistance(
+            None, opcode, reference.pattern, "not a data input (shape, axis or parameters)"
+        )
+    source = view.subgraph.tensors[input_tensor]
+    target = view.subgraph.tensors[output_tensor]
+    if not _may_alias(source, target):
+        return OverlapDistance(
+            None,
+            opcode,
+            reference.pattern,
+            f"{source.dtype.name} input and {target.dtype.name} output may not alias in C++: "
+            "the compiler may reorder their loads and stores",
+        )
+    distances = [(reference, reference.distance(view, slots, outputs[0]))]
+    if library is KernelLibrary.CMSIS_NN:
+        cmsis = cmsis_nn_rule(view)
+        if cmsis is not None:
+            distances.append((cmsis, cmsis.distance(view, slots, outputs[0])))
+    for rule, distance in distances:
+        if distance is None:
+            return OverlapDistance(None, opcode, rule.pattern, f"{rule.pattern}: {rule.source}")
+    worst = max(d for _, d in distances if d is not None)
+    pattern = " / ".join(rule.pattern for rule, _ in distances)
+    return OverlapDistance(worst, opcode, pattern, "")
+
+
+def _may_alias(source: Tensor, target: Tensor) -> bool:
+    """C++ strict aliasing: same element type, or one side a byte type (char aliases all)."""
+    names = (source.dtype.name, target.dtype.name)
+    return names[0] == names[1] or bool(_BYTE_TYPES & set(names))
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapPair:
+    """One allowed overlap and where it comes from."""
+
+    overlap: Overlap  # buffer ids of the head arena
+    subgraph: int
+    operator: int
+    opcode: str
+    input_tensor: int
+    output_tensor: int
+    pattern: str  # the kernel's access pattern
+
+
+def arena_overlaps(
+    model: Model, arena: ArenaProblem, *, library: KernelLibrary = KernelLibrary.REFERENCE
+) -> tuple[OverlapPair, ...]:
+    """Model + its TFLM head arena → every allowed overlap, by operator then tensor."""
+    by_tensor = _buffers_by_tensor(arena)
+    problem_buffers = arena.problem.by_id
+    step_of: dict[int, int] = {}
+    repeated: set[int] = set()
+    for entry in arena.steps:
+        if entry.subgraph != 0 or entry.operator is None:
+            continue
+        if entry.operator in step_of:
+            repeated.add(entry.operator)
+        step_of[entry.operator] = entry.step
+    subgraph = model.subgraphs[0]
+    found: dict[tuple[int, int], OverlapPair] = {}
+    traced = 0
+    for op in subgraph.operators:
+        step = step_of.get(op.index)
+        if step is None or op.index in repeated:
+            continue
+        outputs = [t for t in op.outputs if t >= 0]
+        inputs = [t for t in op.inputs if t >= 0]
+        if len(set(outputs)) * len(set(inputs)) > MAX_PAIRS_PER_OPERATOR:
+            continue
+        traced += sum(subgraph.tensors[t].element_count for t in outputs)
+        if traced > MAX_MODEL_TRACE_ELEMENTS:
+            break
+        view = KernelContext(model, subgraph, op, HOST)
+        for output_tensor in dict.fromkeys(outputs):
+            target = by_tensor.get(output_tensor)
+            if target is None or problem_buffers[target.id].start != step:
+                continue
+            for input_tensor in dict.fromkeys(inputs):
+                source = by_tensor.get(input_tensor)
+                if source is None or source.id == target.id:
+                    continue
+                if problem_buffers[source.id].end != step:
+                    continue
+                answer = overlap_distance(view, input_tensor, output_tensor, library)
+                if answer.distance is None:
+                    continue
+                key = (target.id, source.id)
+                pair = OverlapPair(
+                    Overlap(target.id, source.id, answer.distance),
+                    0,
+                    op.index,
+                    op.opcode,
+                    input_tensor,
+                    output_tensor,
+                    answer.pattern,
+                )
+                known = found.get(key)
+                if known is None or known.overlap.min_offset_distance < answer.distance:
+                    found[key] = pair
+    return tuple(found[key] for key in sorted(found))
+
+
+def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
+    """Subgraph-0 tensor index → the tensor buffer holding it (directly or as an alias)."""
+    found: dict[int, PlannedBuffer] = {}
+    for planned in arena.buffers.values():
+        if planned.subgraph != 0 or planned.kind not in _PAIRABLE or planned.tensor is None:
+            continue
+        for tensor in (planned.tensor, *planned.aliases):
+            found[tensor] = planned
+    return found
+
+
+def with_overlaps(arena: ArenaProblem, pairs: Sequence[OverlapPair]) -> ArenaProblem:
+    """The arena whose Problem allows these overlaps (pairs naming missing buffers dropped)."""
+    known = arena.problem.by_id
+    overlaps = tuple(
+        p.overlap for p in pairs if p.overlap.output in known and p.overlap.input in known
+    )
+    return replace(arena, problem=replace(arena.problem, overlaps=overlaps))
+
+
+def shared_pairs(
+    arena: ArenaProblem, pairs: Sequence[OverlapPair], offsets: Mapping[int, int]
+) -> tuple[OverlapPair, ...]:
+    """The pairs whose buffers share at least one byte at these offsets."""
+    by_id = arena.problem.by_id
+    found = []
+    for pair in pairs:
+        output, source = by_id[pair.overlap.output], by_id[pair.overlap.input]
+        low = max(offsets[output.id], offsets[source.id])
+        high = min(offsets[output.id] + output.size, offsets[source.id] + source.size)
+        if low < high:
+            found.append(pair)
+    return tuple(found)
+
+
+__all__ = [
+    "OverlapDistance",
+    "OverlapPair",
+    "arena_overlaps",
+    "overlap_distance",
+    "shared_pairs",
+    "with_overlaps",
+]

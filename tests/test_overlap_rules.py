@@ -1,0 +1,211 @@
+"""Kernel access-order rules: hand-checked distances, and each rule proven on the real TFLM.
+
+The runtime tests write a model whose output starts exactly the rule's distance below its input
+(an offline plan, as `optimize --overlap` writes) and compare every output bit for bit with the
+unoptimized model over random inputs. Where the kernel reads that last byte, one element less
+must change the outputs: the distance is then not only safe but tight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from arenalens.examples.layers import Int8Network
+from arenalens.optimize import prove_outputs
+from arenalens.runtimes.tflm.access_order import Trace, distance_of
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES, KernelLibrary
+from arenalens.runtimes.tflm.build import HOST
+from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.overlap import overlap_distance
+from tests import overlap_cases as cases
+
+# Every kernel the tflite_micro wheel registers (python_ops_resolver.cc), by opcode.
+# A word list reads better than 120 quoted names, one per line after formatting.
+WHEEL_KERNELS = """
+ABS ADD ADD_N ARG_MAX ARG_MIN ASSIGN_VARIABLE AVERAGE_POOL_2D BATCH_MATMUL BATCH_TO_SPACE_ND
+BROADCAST_ARGS BROADCAST_TO CALL_ONCE CAST CEIL CONCATENATION CONV_2D COS CUMSUM
+DEPTH_TO_SPACE DEPTHWISE_CONV_2D DEQUANTIZE DIV DYNAMIC_UPDATE_SLICE ELU EMBEDDING_LOOKUP
+EQUAL EXP EXPAND_DIMS FILL FLOOR FLOOR_DIV FLOOR_MOD FULLY_CONNECTED GATHER GATHER_ND GREATER
+GREATER_EQUAL HARD_SWISH IF L2_NORMALIZATION L2_POOL_2D LEAKY_RELU LESS LESS_EQUAL LOG
+LOG_SOFTMAX LOGICAL_AND LOGICAL_NOT LOGICAL_OR LOGISTIC MAX_POOL_2D MAXIMUM MEAN MINIMUM
+MIRROR_PAD MUL NEG NOT_EQUAL PACK PAD PADV2 PRELU QUANTIZE READ_VARIABLE REDUCE_ALL
+REDUCE_MAX REDUCE_MIN RELU RELU6 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR REVERSE_V2
+ROUND RSQRT SELECT_V2 SHAPE SIN SLICE SOFTMAX SPACE_TO_BATCH_ND SPACE_TO_DEPTH SPLIT SPLIT_V
+SQRT SQUARE SQUARED_DIFFERENCE SQUEEZE STRIDED_SLICE SUB SUM SVDF TANH TRANSPOSE
+TRANSPOSE_CONV UNIDIRECTIONAL_SEQUENCE_LSTM UNPACK VAR_HANDLE WHILE ZEROS_LIKE CUSTOM:ethos-u
+CUSTOM:TFLite_Detection_PostProcess CUSTOM:SignalWindow CUSTOM:SignalRfft CUSTOM:SignalIrfft
+CUSTOM:SignalEnergy CUSTOM:SignalFilterBank CUSTOM:SignalFilterBankLog
+CUSTOM:SignalFilterBankSquareRoot CUSTOM:SignalFilterBankSpectralSubtraction
+CUSTOM:SignalPCAN CUSTOM:SignalFftAutoScale CUSTOM:SignalFramer CUSTOM:SignalOverlapAdd
+CUSTOM:SignalStacker CUSTOM:SignalDelay
+""".split()  # noqa: SIM905
+
+
+def test_every_wheel_kernel_has_a_rule_or_an_explicit_none() -> None:
+    missing = [k for k in WHEEL_KERNELS if k not in RULES and k not in NO_OVERLAP]
+    assert not missing
+    assert not set(RULES) & set(NO_OVERLAP)
+
+
+def _distance(data: bytes, *, slot: int = 0, library: KernelLibrary = KernelLibrary.REFERENCE):
+    model = cases.load(data)
+    subgraph = model.subgraphs[0]
+    op = subgraph.operators[0]
+    view = KernelContext(model, subgraph, op, HOST)
+    return overlap_distance(view, op.inputs[slot], op.outputs[0], library)
+
+
+def test_hand_checked_distances() -> None:
+    # 1x1 convolution, 4 -> 8 channels over 81 pixels: writing channel 6 of the last pixel comes
+    # before that pixel's 4 input bytes are read again: D = 8*80 + 7 - 4*80 = |input| + 3 + ... :
+    # k - R + 1 = (8p + 6) - 4p + 1 at p = 80 → 327.
+    assert (
+        _distance(cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID")).distance == 327
+    )
+    # 3x3 depthwise, stride 1, SAME, 9 wide, 8 channels: (W + 1) * C = 80.
+    assert _distance(cases.int8_depthwise(stride=1)).distance == 80
+    # Same-index elementwise with equal element sizes: in place (0).
+    assert _distance(cases.float_unary("RELU")).distance == 0
+    # int8 -> float32 on 120 elements: the output ends where the input ends, less one element
+    # step: 3 * 119 = 357.
+    assert _distance(cases.int8_unary("DEQUANTIZE", "FLOAT32")).distance == 357
+    # PAD: 1 row + 2 columns of padding before the first element: (1*8*4 + 2*4) * 4 bytes of
+    # output come first, plus one element of depth padding per pixel before the last one read.
+    assert _distance(cases.float_pad()).distance == 380
+
+
+def test_nothing_for_whole_input_readers_and_non_data_inputs() -> None:
+    net_fc = _fully_connected_model()
+    answer = _distance(net_fc)
+    assert answer.distance is None and "re-reads the whole input" in answer.reason
+    pad = _distance(cases.float_pad(), slot=1)  # the paddings tensor
+    assert pad.distance is None
+
+
+def _fully_connected_model() -> bytes:
+    net = Int8Network(seed=1, description="fc")
+    x = net.input("x", (1, 32), (-4.0, 4.0))
+    return net.build([x], [net.fully_connected(x, "fc", units=8)])
+
+
+def test_float_and_bool_may_not_alias() -> None:
+    answer = _distance(cases.float_binary("LESS", output_type="BOOL"))
+    assert answer.distance is None and "alias" in answer.reason
+
+
+def test_trace_semantics() -> None:
+
+    # Two events: write byte 0 then read byte 5; the output must start 0 - 5 + 1 = -4 below.
+    trace = Trace(np.array([0, -1], np.int64), np.array([0, 5], np.int64))
+    assert distance_of(trace, 10) == -4
+    # A memcpy chunk reading [0, 4) while writing [0, 4): its own source must stay clear.
+    chunk = Trace(np.array([3], np.int64), np.array([0], np.int64), reads_may_follow_write=True)
+    assert distance_of(chunk, 4) == 4
+    # No later reads at all: every placement is safe.
+    assert distance_of(Trace(np.array([3], np.int64), np.array([0], np.int64)), 4) == -4
+
+
+def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
+    one_by_one = cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID")
+    assert _distance(one_by_one, library=KernelLibrary.CMSIS_NN).distance is None
+    three = cases.int8_conv(kernel=3, stride=1, channels=8)
+    assert _distance(three, library=KernelLibrary.CMSIS_NN).distance == _distance(three).distance
+    max_pool = cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME")
+    # arm_max_pool_s8 writes a pixel before reading its window: chunks, a larger distance.
+    reference = _distance(max_pool).distance
+    cmsis = _distance(max_pool, library=KernelLibrary.CMSIS_NN).distance
+    assert reference is not None and cmsis is not None and cmsis > reference
+    # Float kernels are the reference ones in a CMSIS-NN build.
+    float_conv = cases.float_conv(kernel=3, stride=1)
+    assert _distance(float_conv, library=KernelLibrary.CMSIS_NN) == _distance(float_conv)
+
+
+# (id, model, input slot, one element less must break the outputs)
+RUNTIME_CASES: list[tuple[str, Callable[[], bytes], int, bool]] = [
+    ("conv-3x3-int8", lambda: cases.int8_conv(kernel=3, stride=1, channels=8), 0, True),
+    (
+        "conv-1x1-int8",
+        lambda: cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID"),
+        0,
+        True,
+    ),
+    ("conv-3x3-stride2-int8", lambda: cases.int8_conv(kernel=3, stride=2, channels=6), 0, True),
+    ("conv-dilated-float", lambda: cases.float_conv(kernel=3, stride=1, dilation=2), 0, True),
+    ("conv-grouped-float", lambda: cases.float_conv(kernel=3, stride=1, groups=2), 0, True),
+    ("depthwise-int8", lambda: cases.int8_depthwise(stride=1), 0, True),
+    ("depthwise-stride2-int8", lambda: cases.int8_depthwise(stride=2), 0, True),
+    (
+        "depthwise-multiplier2-float",
+        lambda: cases.float_depthwise(multiplier=2, stride=1),
+        0,
+        True,
+    ),
+    (
+        "average-pool-int8",
+        lambda: cases.int8_pool("AVERAGE_POOL_2D", pool=2, stride=2, padding="VALID"),
+        0,
+        True,
+    ),
+    (
+        "max-pool-int8",
+        lambda: cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME"),
+        0,
+        True,
+    ),
+    ("l2-pool-float", cases.float_l2_pool, 0, True),
+    ("add-int8", cases.int8_add, 0, True),
+    ("add-int8-second-input", cases.int8_add, 1, True),
+    ("mul-broadcast-float", lambda: cases.float_binary("MUL", broadcast=True), 0, True),
+    ("sub-float", lambda: cases.float_binary("SUB"), 1, True),
+    ("maximum-float", lambda: cases.float_binary("MAXIMUM"), 0, True),
+    ("less-int8-to-bool", lambda: cases.int8_compare("LESS"), 0, True),
+    ("relu-float", lambda: cases.float_unary("RELU"), 0, True),
+    ("tanh-float", lambda: cases.float_unary("TANH"), 0, True),
+    ("exp-float", lambda: cases.float_unary("EXP"), 0, True),
+    ("logistic-int8", lambda: cases.int8_unary("LOGISTIC"), 0, True),
+    ("quantize-int8", lambda: cases.int8_unary("QUANTIZE"), 0, True),
+    ("dequantize-int8-to-float", lambda: cases.int8_unary("DEQUANTIZE", "FLOAT32"), 0, True),
+    ("cast-int8-to-int32", lambda: cases.int8_unary("CAST", "INT32"), 0, True),
+    ("softmax-int8", cases.int8_softmax, 0, True),
+    ("softmax-float", cases.float_softmax, 0, True),
+    ("log-softmax-float", lambda: cases.float_softmax("LOG_SOFTMAX"), 0, True),
+    ("pad-float", cases.float_pad, 0, True),
+    ("padv2-float", lambda: cases.float_pad("PADV2"), 0, True),
+    ("transpose-float", cases.float_transpose, 0, True),
+    # memcpy chunks and the strided-slice bound are safe, not tight: glibc copies forward.
+    ("concatenation-channels", lambda: cases.float_concatenation(3), 0, False),
+    ("concatenation-columns-second", lambda: cases.float_concatenation(2), 1, False),
+    ("split", lambda: cases.float_split("SPLIT"), 1, True),
+    ("split-v", lambda: cases.float_split("SPLIT_V"), 0, True),
+    ("unpack", lambda: cases.float_split("UNPACK"), 0, True),
+    ("pack", cases.float_pack, 0, True),
+    ("strided-slice", cases.float_strided_slice, 0, False),
+]
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize(
+    ("make", "slot", "tight"),
+    [pytest.param(make, slot, tight, id=name) for name, make, slot, tight in RUNTIME_CASES],
+)
+def test_rule_is_bit_exact_on_real_tflm(make: Callable[[], bytes], slot: int, tight: bool) -> None:
+    pytest.importorskip("tflite_micro")
+
+    data = make()
+    model = cases.load(data)
+    placed = cases.place_overlap(data, input_slot=slot)
+    subgraph = model.subgraphs[0]
+    source = subgraph.tensors[subgraph.operators[0].inputs[slot]]
+    target = subgraph.tensors[placed.pair.output_tensor]
+    # The output really shares bytes with the input it reads.
+    assert -source.nbytes < placed.distance < target.nbytes
+    proof = prove_outputs(data, placed.data, model, invocations=2, seed=1)
+    assert proof.identical, proof.detail
+    if tight:
+        element = source.dtype.element_bytes or 1
+        closer = cases.place_overlap(data, input_slot=slot, short_by=element)
+        broken = prove_outputs(data, closer.data, model, invocations=2, seed=1)
+        assert not broken.identical, "one element closer still computes the same outputs"
