@@ -12,6 +12,7 @@ downloads a browser. Set ARENALENS_CHROMIUM to use another binary.
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 from collections.abc import Iterator
@@ -321,6 +322,21 @@ def test_dragging_on_the_live_chart_zooms_every_view(watch: PageWatch) -> None:
     watch.settle()
     assert watch.page.evaluate("window.arenalens.state().zoom") is None
     assert watch.console == []
+
+
+def test_the_viewer_formats_bytes_and_percentages_as_the_terminal_does(watch: PageWatch) -> None:
+    from arenalens.report.terminal import _percent
+
+    generator = random.Random(0)
+    sizes = [0, 1, 1023, 1024, 1152, 1536, 2047, 1048575, 1048576, 1179648, 5 * 1024**3]
+    sizes += [generator.randrange(1, 1 << scale) for scale in range(4, 34) for _ in range(20)]
+    shown = watch.page.evaluate("(values) => values.map(window.arenalens.format.bytes)", sizes)
+    assert shown == [format_bytes(size) for size in sizes]
+    pairs = [(49, 400), (1, 8), (0, 5), (5, 0), (2, 3), (1, 1600)]
+    pairs += [(generator.randrange(0, 10**6), generator.randrange(1, 10**6)) for _ in range(300)]
+    percent = "(pairs) => pairs.map(([part, all]) => window.arenalens.format.percent(part, all))"
+    shown = watch.page.evaluate(percent, pairs)
+    assert shown == [_percent(part, whole) for part, whole in pairs]
 
 
 def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path: Path) -> None:

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from arenalens.declared import Status
 from arenalens.report.build import build_report
-from arenalens.report.data import report_document
-from arenalens.report.diff import diff_reports, match_keys
+from arenalens.report.data import match_keys, report_document
+from arenalens.report.diff import diff_reports
+from arenalens.report.labels import (
+    declared_qualifier,
+    operator_label,
+    optimize_command,
+    reason_prefix,
+    shape_label,
+)
 from tests.conftest import SHARED_MODELS, shared_params
 from tests.report_helpers import (
     analysis_for,
@@ -95,6 +103,10 @@ def test_match_keys_number_repeated_names() -> None:
     keys = match_keys(report.primary.buffers)
     assert keys[1:3] == ["x", "x#2"]
     assert keys[5] == "<unnamed tensor>"
+    # The document carries a key only where it is not the name.
+    shipped = report_document([report])["reports"][0]["arenas"][0]["buffers"]["key"]
+    assert shipped[1:3] == [None, "x#2"] and shipped[5] == "<unnamed tensor>"
+    assert shipped.count(None) == len(keys) - 2
 
 
 def test_diff_of_two_models_says_where_the_bytes_went() -> None:
@@ -133,3 +145,46 @@ def test_short_labels_drop_generic_endings_and_keep_unique_tails() -> None:
         ["a/branch_3/1/output", "b/branch_3/1/output", "a/branch_4/1/output", "stem/output"]
     ) == ("a/branch_3/1", "b/branch_3/1", "branch_4/1", "stem")
     assert short_labels(["", "x"]) == ("(unnamed)", "x")
+
+
+def test_labels_by_hand() -> None:
+    assert operator_label(3, "CONV_2D") == "op 3 CONV_2D"
+    assert operator_label(3, "ADD", subgraph=1, nested=True) == "subgraph 1 op 3 ADD"
+    assert operator_label(None, "inputs of subgraph 0", nested=True) == "inputs of subgraph 0"
+    assert shape_label("tensor", (1, 96, 96, 3)) == "1x96x96x3"
+    assert shape_label("variable", ()) == "scalar"
+    assert shape_label("scratch", (512,)) == "scratch"
+    assert optimize_command("m.tflite", "hillclimb") == (
+        "arenalens optimize m.tflite -o optimized.tflite --planner hillclimb"
+    )
+    assert optimize_command("m.tflite", "best+overlaps").endswith("optimized.tflite --overlap")
+    assert [declared_qualifier(status) for status in Status] == [
+        "",
+        "estimate",
+        "cannot run",
+        "for a placeholder input shape",
+    ]
+    assert reason_prefix(Status.PLACEHOLDER_SHAPE) == "unknown input size"
+    assert reason_prefix(Status.ESTIMATE) == "estimate"
+
+
+def test_the_document_carries_the_labels_the_views_show() -> None:
+    report = build_report(tensor_only_analysis(synthetic_model(1), tail_bytes=100))
+    arena = report.primary
+    document = report_document([report])["reports"][0]["arenas"][0]
+    assert document["steps"]["label"][1:] == [
+        "op 0 CONV_2D",
+        "op 1 DEPTHWISE_CONV_2D",
+        "op 2 CONV_2D",
+        "op 3 ADD",
+    ]
+    assert document["buffers"]["shape_label"][0] == "1x24x24x8"
+    assert document["buffers"]["key"] == [None] * len(arena.buffers)  # every name is its key
+    assert document["other_bytes"] == 100
+    # The stand-in analysis plans with first_fit and calls naive the runtime's planner.
+    first, naive = document["plans"]
+    assert first["declare_bytes"] == report.required_bytes == first["arena_size"] + 100
+    assert first["optimize_command"].endswith("-o optimized.tflite --planner first_fit")
+    assert naive["is_runtime"] and naive["optimize_command"] is None
+    assert naive["declare_bytes"] == naive["arena_size"] + 100
+    assert naive["lower_bound"] == arena.lower_bound and naive["shared_regions"] == []

@@ -11,7 +11,7 @@ whether only a different model would (even a plan at the lower bound does not fi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -148,7 +148,7 @@ def check_fit(
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:
         raise UsageError(f"--reserve {reserve_bytes:,} B leaves nothing of the {budget:,} B budget")
-    declared = declared_arena(analysis)
+    declared = _for_core(declared_arena(analysis), target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     return FitCheck(
         model=analysis.model.name,
@@ -163,6 +163,21 @@ def check_fit(
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
     )
+
+
+def _for_core(declared: DeclaredArena, target: Target | None) -> DeclaredArena:
+    """The declared arena, marked an estimate when it is the host's figure for a target core
+    arenalens has no 32-bit model of (Xtensa, RISC-V)."""
+    if target is None or target.kernels is not None or declared.runtime != "tflm":
+        return declared
+    if declared.status not in (Status.EXACT, Status.ESTIMATE):
+        return declared
+    reason = (
+        "no 32-bit model of this core (Xtensa, RISC-V): the figure is the x86-64 wheel's, at or "
+        "above what a 32-bit build with TFLM's reference kernels needs, but without vendor "
+        "kernels' scratch (e.g. ESP-NN's): measure it on the device"
+    )
+    return replace(declared, status=Status.ESTIMATE, reasons=(*declared.reasons, reason))
 
 
 def board_fits(
@@ -220,6 +235,7 @@ def board_row(check: FitCheck) -> dict[str, Any]:
         "title": check.target.title,
         "core": check.target.core,
         "cpu": check.target.cpu,
+        "build": check.build.get("name"),
         "needs_bytes": check.required_bytes,
         "needs_for": check.declared.device,
         "status": check.declared.status.value,

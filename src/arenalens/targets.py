@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.errors import UsageError
+from arenalens.runtimes.tflm.build import CMSIS_NN, CPUS
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -54,6 +55,12 @@ class Target:
     def is_board(self) -> bool:
         """True for boards and modules, False for bare chips."""
         return bool(self.chip)
+
+    @property
+    def kernels(self) -> str | None:
+        """The TFLM kernel library this part's builds use unless told otherwise, or None when
+        arenalens has no 32-bit model of its core (see `KERNELS_WHY`)."""
+        return CMSIS_NN if self.cpu in CPUS else None
 
 
 def _chip(
@@ -779,6 +786,7 @@ def target_document(target: Target) -> dict[str, object]:
         "chip": target.chip or target.name,
         "core": target.core,
         "cpu": target.cpu,
+        "kernels": target.kernels,
         "sram_bytes": target.sram_bytes,
         "arena_limit_bytes": target.arena_limit_bytes,
         "source": target.source,

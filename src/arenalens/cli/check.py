@@ -26,7 +26,16 @@ from arenalens.ir import Model
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.check import render_boards, render_check, render_input_search, render_targets
-from arenalens.targets import ALL_TARGETS, BOARDS, CHIPS, Target, get_target, target_document
+from arenalens.runtimes.tflm.build import Build
+from arenalens.target_build import target_build
+from arenalens.targets import (
+    ALL_TARGETS,
+    BOARDS,
+    CHIPS,
+    Target,
+    get_target,
+    target_document,
+)
 from arenalens.units import SIZE_HELP, parse_size
 
 EXIT_FITS = 0
@@ -120,11 +129,15 @@ def _budget_options(args: argparse.Namespace) -> tuple[int | None, Target | None
     return budget, target, parse_size(args.reserve)
 
 
-def _analysis(args: argparse.Namespace, model: Model) -> Analysis:
-    return analyze(model, runtime=args.runtime, build=selected_build(args), planner=args.planner)
+def _analysis(args: argparse.Namespace, model: Model, build: Build | None = None) -> Analysis:
+    return analyze(
+        model, runtime=args.runtime, build=build or selected_build(args), planner=args.planner
+    )
 
 
-def optimized_bytes(args: argparse.Namespace, model: Model) -> int | None:
+def optimized_bytes(
+    args: argparse.Namespace, model: Model, build: Build | None = None
+) -> int | None:
     """The number to declare after `arenalens optimize` (TFLM, runtime plan only), else None."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if args.runtime != "tflm" or planner is not None:
@@ -132,7 +145,7 @@ def optimized_bytes(args: argparse.Namespace, model: Model) -> int | None:
     from arenalens.optimize import optimize_model  # noqa: PLC0415 - only when it decides
 
     return optimize_model(
-        model, time_limit_s=OPTIMIZE_SECONDS, build=selected_build(args)
+        model, time_limit_s=OPTIMIZE_SECONDS, build=build or selected_build(args)
     ).new_required_bytes
 
 
@@ -157,20 +170,31 @@ def with_optimized(check: FitCheck, optimized: int | None) -> FitCheck:
     return replace(check, optimized_bytes=optimized)
 
 
+def board_build(args: argparse.Namespace, board: Target) -> Build:
+    """The build one board's row is for: --cpu / --kernels when given, else the board's core
+    and default kernels (TFLM only; LiteRT has one figure)."""
+    if args.runtime != "tflm":
+        return selected_build(args)
+    return target_build(board, cpu=args.cpu, kernels=args.kernels)
+
+
 def board_checks(args: argparse.Namespace, path: str) -> tuple[FitCheck, ...]:
-    """One model against every board, most useful first."""
+    """One model against every board, most useful first; each board with its own core's number
+    (one analysis per distinct build)."""
     _, _, reserve = _budget_options(args)
     model = load_with_input_shapes(path, args)
-    analysis = _analysis(args, model)
-    optimized: list[int | None] = []  # computed once, the first time a board needs it
+    analyses: dict[str, Analysis] = {}
+    optimized: dict[str, int | None] = {}  # computed once per build, when a board needs it
 
     def check_for(board: Target) -> FitCheck:
-        # Every board gets the number of the build --cpu / --kernels select (see `device`).
-        check = check_fit(analysis, target=board, reserve_bytes=reserve)
+        build = board_build(args, board)
+        if build.name not in analyses:
+            analyses[build.name] = _analysis(args, model, build)
+        check = check_fit(analyses[build.name], target=board, reserve_bytes=reserve)
         if check.optimize_decides:
-            if not optimized:
-                optimized.append(optimized_bytes(args, model))
-            check = with_optimized(check, optimized[0])
+            if build.name not in optimized:
+                optimized[build.name] = optimized_bytes(args, model, build)
+            check = with_optimized(check, optimized[build.name])
         return check
 
     return board_fits(check_for, BOARDS)

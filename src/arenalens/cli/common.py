@@ -19,6 +19,8 @@ from arenalens.runtimes.tflm.build import (
     kernel_library_named,
     select_build,
 )
+from arenalens.target_build import target_build
+from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
 EXAMPLE_PREFIX = "example:"
@@ -84,13 +86,24 @@ def selected_build(args: argparse.Namespace) -> Build:
     if cpu is None and getattr(args, "overlap", False):
         # --overlap --kernels cmsis-nn alone asks only for CMSIS-NN's access order.
         kernels = None
-    build = select_build(cpu, kernels)
     runtime = getattr(args, "runtime", "tflm")
+    target = _single_target(args)
+    if target is not None and runtime == "tflm":
+        return target_build(target, cpu=cpu, kernels=kernels)
+    build = select_build(cpu, kernels)
     if runtime != "tflm" and not build.is_host:
         raise UsageError(
             f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"
         )
     return build
+
+
+def _single_target(args: argparse.Namespace) -> Target | None:
+    """The one board preset --target names (None for none, or 'all': each board has its own)."""
+    name = getattr(args, "target", None)
+    if name is None or name.strip().lower() == ALL_TARGETS:
+        return None
+    return get_target(name)
 
 
 def overlap_library(args: argparse.Namespace) -> KernelLibrary:

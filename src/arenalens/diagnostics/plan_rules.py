@@ -25,6 +25,7 @@ from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.build import build_flags
 from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
@@ -354,7 +355,8 @@ def _waste_finding(
         if declared_saving >= max(WASTE_WARNING_BYTES, WASTE_WARNING_SHARE * required):
             severity = Severity.WARNING
         how = (
-            f"`arenalens optimize {model_argument(context.model)} -o optimized.tflite` writes such "
+            f"`arenalens optimize {model_argument(context.model)}{_build_flags(context)} -o "
+            "optimized.tflite` writes such "
             "a plan "
             "into the model as an OfflineMemoryAllocation that TFLM honours (it writes nothing "
             "if the number to declare would not drop)"
@@ -585,3 +587,8 @@ def _deterministic_best(problem: Problem) -> Plan:
         for name in OVERLAP_PLANNERS
     ]
     return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))
+
+
+def _build_flags(context: DiagnoseContext) -> str:
+    """The --cpu / --kernels options of the analysed build, for the commands a finding suggests."""
+    return "" if context.analysis is None else build_flags(context.analysis.budget.build)

@@ -12,6 +12,9 @@ from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
 from arenalens.report.console import format_bytes, render_text
+from arenalens.report.labels import declared_qualifier, reason_prefix
+from arenalens.runtimes.tflm.build import build_flags
+from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
@@ -42,10 +45,10 @@ def declare_line(declared: DeclaredArena) -> Text:
         (f"{declared.required_bytes:,} B", "bold cyan"),
         f" ({format_bytes(declared.required_bytes)})",
     )
-    if declared.status is Status.PLACEHOLDER_SHAPE:
-        line.append(" (for a placeholder input shape)", style="bold red")
-    elif declared.is_estimate:
-        line.append(" (estimate)", style="yellow")
+    qualifier = declared_qualifier(declared.status)
+    if qualifier:
+        style = "bold red" if declared.status is Status.PLACEHOLDER_SHAPE else "yellow"
+        line.append(f" ({qualifier})", style=style)
     if declared.parts:
         line.append(": " + parts_text(declared, format_bytes))
     return line
@@ -66,10 +69,8 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     notes = []
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
-    prefix, style = {
-        Status.CANNOT_RUN: ("cannot run: ", "red"),
-        Status.PLACEHOLDER_SHAPE: ("unknown input size: ", "red"),
-    }.get(declared.status, ("estimate: ", "yellow"))
+    prefix = reason_prefix(declared.status) + ": "
+    style = "red" if declared.status in (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE) else "yellow"
     for reason in declared.reasons[:_REASONS_SHOWN]:
         notes.append(Text(prefix + reason, style))
     if len(declared.reasons) > _REASONS_SHOWN:
@@ -179,7 +180,8 @@ def next_step(check: FitCheck) -> str:
         after = check.optimized_bytes
         figure = f"{after:,} B" if after is not None else "less"
         return (
-            f"It fits after `arenalens optimize {check.source} -o optimized.tflite`: that model "
+            f"It fits after `arenalens optimize {check.source}{build_flags(check.build)} -o "
+            "optimized.tflite`: that model "
             f"declares {figure} ({check.available_bytes - (after or 0):,} B to spare)."
         )
     if check.best_case_bytes <= check.available_bytes:
@@ -235,7 +237,7 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
     )
     for column, justify in (
         ("board", "left"),
-        ("cpu", "left"),
+        ("build", "left"),
         ("needs", "right"),
         ("available", "right"),
         ("headroom", "right"),
@@ -248,23 +250,62 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
         headroom = check.headroom_bytes
         table.add_row(
             check.target.name,
-            check.target.cpu,
-            f"{check.required_bytes:,}",
+            _build_label(check),
+            f"{check.required_bytes:,}" + (" ~" if check.declared.is_estimate else ""),
             f"{check.available_bytes:,}",
             Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
             Text("cannot run", style="red") if not check.runs else _yes_no(check.fits),
             _yes_no(check.fits_after_optimize),
         )
-    lines: list[Text | Table] = [declare_line(first.declared), heading, table]
-    lines.extend(declare_notes(first.declared))
+    builds = _distinct_builds(checks)
+    lines: list[Text | Table] = []
+    if len(builds) == 1:
+        lines.append(declare_line(first.declared))
+    else:
+        lines.append(Text(f"{first.declared.symbol} depends on the board's core and kernels:"))
+        label_width = max(len(_build_label(check)) for check in builds)
+        lines.extend(
+            Text.assemble(
+                f"  {_build_label(check):<{label_width}}  ",
+                (f"{check.required_bytes:>9,} B", "bold cyan"),
+                f" ({format_bytes(check.required_bytes)})",
+                (" estimate", "yellow") if check.declared.is_estimate else "",
+            )
+            for check in builds
+        )
+    lines.extend([heading, table])
+    seen: set[str] = set()
+    for check in builds:
+        for note in declare_notes(check.declared):
+            if len(builds) > 1 and note.plain.startswith("figure for:"):
+                continue  # the headline names each build
+            if note.plain not in seen:
+                seen.add(note.plain)
+                lines.append(note)
     lines.append(
         Text(
-            "needs: the figure for the build named above, on every board; "
-            "`arenalens check --list-targets` shows where each board's RAM figure comes from.",
+            "needs: the number to declare on the board's build (its core with the kernels it "
+            "implies, or --cpu / --kernels); ~ marks an estimate. `arenalens check "
+            "--list-targets` shows each board's core, kernels and where its RAM figure comes "
+            "from.",
             style="dim",
         )
     )
     return _strip(render_text(lines, color=color, width=width))
+
+
+def _build_label(check: FitCheck) -> str:
+    """The build a board's figure is for, short: 'cortex-m4/cmsis-nn', or 'host wheel'."""
+    name = check.build.get("name")
+    return "host wheel" if name in (None, "host") else str(name)
+
+
+def _distinct_builds(checks: Sequence[FitCheck]) -> list[FitCheck]:
+    """One check per distinct build, ordered by build name (the headline's lines)."""
+    by_build: dict[str, FitCheck] = {}
+    for check in checks:
+        by_build.setdefault(_build_label(check), check)
+    return [by_build[label] for label in sorted(by_build)]
 
 
 def render_input_search(search: InputSearch, *, color: bool, width: int = 120) -> str:
@@ -313,6 +354,7 @@ def render_targets(
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")
+        table.add_column("kernels")
         table.add_column("why, and the source", overflow="fold")
         for target in targets:
             table.add_row(
@@ -320,7 +362,8 @@ def render_targets(
                 f"{target.title}\n{target.core}",
                 format_bytes(target.sram_bytes),
                 format_bytes(target.arena_limit_bytes),
+                target.kernels or "host figure",
                 f"{target.note}\n{target.source}" if target.note else target.source,
             )
         tables.append(table)
-    return render_text(tables, color=color, width=width)
+    return render_text([*tables, Text(KERNELS_WHY, style="dim")], color=color, width=width)

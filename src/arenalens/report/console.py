@@ -130,12 +130,6 @@ def format_bytes(nbytes: int | float) -> str:
     return f"{value} GiB"  # pragma: no cover - loop always returns
 
 
-def format_shape(shape: Iterable[int]) -> str:
-    """(1, 96, 96, 3) → '1x96x96x3'; a scalar → 'scalar'."""
-    dims = list(shape)
-    return "x".join(str(d) for d in dims) if dims else "scalar"
-
-
 def short_name(name: str, limit: int = 48) -> str:
     """A tensor name cut for a table cell: the first ';'-joined part, then its tail, marked '…'.
 

@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.declared import DeclaredArena
+from arenalens.declared import DeclaredArena, parts_text
+from arenalens.report.console import format_bytes
+from arenalens.report.labels import (
+    declared_qualifier,
+    operator_label,
+    optimize_command,
+    reason_prefix,
+    shape_label,
+)
+from arenalens.runtimes.tflm.build import build_flags
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -168,6 +178,17 @@ class ArenaReport:
                 return view
         raise KeyError(planner)
 
+    @cached_property
+    def spans_subgraphs(self) -> bool:
+        """True when operator numbers need their subgraph: the steps run another subgraph than 0."""
+        return any(step.subgraph != 0 for step in self.steps)
+
+    def step_label(self, row: StepRow) -> str:
+        """What runs at a step: 'op 3 CONV_2D' ('subgraph 1 op 3 ...' when it spans several)."""
+        return operator_label(
+            row.operator, row.opcode, subgraph=row.subgraph, nested=self.spans_subgraphs
+        )
+
     def live_at(self, step: int) -> tuple[int, ...]:
         """Positions of the buffers live at a step, largest first (ties by position)."""
         live = [i for i, row in enumerate(self.buffers) if row.first <= step <= row.last]
@@ -208,17 +229,29 @@ class MemoryReport:
     @property
     def other_bytes(self) -> int:
         """Bytes the runtime needs besides the primary arena (TFLM tail, other arenas)."""
-        if not self.arenas or not self.primary.plans:
+        if not self.arenas:
             return self.required_bytes
-        return max(0, self.required_bytes - self.primary.plans[0].arena_size)
+        return self.other_bytes_than(self.primary)
+
+    def other_bytes_than(self, arena: ArenaReport) -> int:
+        """Bytes the runtime needs besides one arena with its first plan: the number to declare
+        with every arena's first plan, minus that arena's."""
+        if not arena.plans:
+            return self.required_bytes
+        return max(0, self.required_bytes - arena.plans[0].arena_size)
 
     def required_with(self, planner: str) -> int:
         """Bytes to declare when the primary arena uses planner's layout: computed for that plan
         when the report has it, else that arena plus everything else the runtime needs."""
-        view = self.primary.plan(planner)
-        if view.required_bytes is not None:
+        return self.required_with_view(self.primary, self.primary.plan(planner))
+
+    def required_with_view(self, arena: ArenaReport, view: PlanView) -> int:
+        """Bytes to declare when one arena uses one of its plans (the others keep their first):
+        computed for that plan of the primary arena when the report has it, else that arena
+        plus everything else the runtime needs."""
+        if arena is self.primary and view.required_bytes is not None:
             return view.required_bytes
-        return view.arena_size + self.other_bytes
+        return view.arena_size + self.other_bytes_than(arena)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +259,13 @@ class MemoryReport:
 
 
 def report_document(reports: Sequence[MemoryReport], *, tool: str = "") -> dict[str, Any]:
-    """Reports → one JSON-ready document (columnar per arena; what the HTML page embeds)."""
+    """Reports → one JSON-ready document (columnar per arena; what the HTML page embeds).
+
+    Besides the numbers it carries the labels every view shows (a step's operator, a buffer's
+    short label, shape text and matching key, a plan's bound, shared bytes, number to declare
+    and optimize command), made by the same functions as the terminal report: the HTML viewer
+    shows them and derives none of them again (report/assets/viewer/document.js types them).
+    """
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": tool,
@@ -247,7 +286,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "required_parts": dict(report.required_parts),
         "other_bytes": report.other_bytes,
         "budget": report.budget,
-        "declare": None if report.declared is None else report.declared.as_dict(),
+        "declare": None if report.declared is None else _declared_json(report.declared),
         "verdict": None if report.verdict is None else _verdict_json(report.verdict),
         "next_steps": list(report.next_steps),
         "findings": [
@@ -273,7 +312,16 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
             }
             for size in report.input_sizes
         ],
-        "arenas": [_arena_json(arena) for arena in report.arenas],
+        "arenas": [_arena_json(report, arena) for arena in report.arenas],
+    }
+
+
+def _declared_json(declared: DeclaredArena) -> dict[str, Any]:
+    return {
+        **declared.as_dict(),
+        "qualifier": declared_qualifier(declared.status),
+        "reason_prefix": reason_prefix(declared.status),
+        "parts_text": parts_text(declared, format_bytes),
     }
 
 
@@ -293,11 +341,12 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def _arena_json(arena: ArenaReport) -> dict[str, Any]:
+def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:
     rows = arena.buffers
     peak = arena.peak
     return {
         "name": arena.name,
+        "other_bytes": report.other_bytes_than(arena),
         "lower_bound": arena.lower_bound,
         "overlap_lower_bound": arena.overlap_lower_bound,
         "overlaps": {
@@ -326,6 +375,12 @@ def _arena_json(arena: ArenaReport) -> dict[str, Any]:
             "consumers": [list(r.consumers) for r in rows],
             "aliases": [list(r.aliases) for r in rows],
             "label": [r.label for r in rows],
+            "shape_label": [shape_label(r.kind, r.shape) for r in rows],
+            # The matching key where it is not the name itself (null), to keep pages small.
+            "key": [
+                None if key == row.name else key
+                for key, row in zip(match_keys(rows), rows, strict=True)
+            ],
         },
         "steps": {
             "step": [s.step for s in arena.steps],
@@ -335,16 +390,61 @@ def _arena_json(arena: ArenaReport) -> dict[str, Any]:
             "live_bytes": [s.live_bytes for s in arena.steps],
             "reads": [list(s.reads) for s in arena.steps],
             "writes": [list(s.writes) for s in arena.steps],
+            "label": [arena.step_label(s) for s in arena.steps],
         },
-        "plans": [
-            {
-                "planner": view.planner,
-                "arena_size": view.arena_size,
-                "is_runtime": view.is_runtime,
-                "proven_optimal": view.proven_optimal,
-                "required_bytes": view.required_bytes,
-                "offsets": list(view.offsets),
-            }
-            for view in arena.plans
-        ],
+        "plans": [_plan_json(report, arena, view) for view in arena.plans],
     }
+
+
+def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict[str, Any]:
+    declare_bytes = report.required_with_view(arena, view)
+    return {
+        "planner": view.planner,
+        "arena_size": view.arena_size,
+        "is_runtime": view.is_runtime,
+        "proven_optimal": view.proven_optimal,
+        "required_bytes": view.required_bytes,
+        "offsets": list(view.offsets),
+        "lower_bound": arena.lower_bound_for(view),
+        "shared_regions": [list(region) for region in arena.shared_regions(view)],
+        "declare_bytes": declare_bytes,
+        "parts_text": _plan_parts_text(report, arena, view, declare_bytes),
+        "optimize_command": (
+            None
+            if view.is_runtime
+            else optimize_command(report.model_argument, view.planner, build_flags(report.build))
+        ),
+    }
+
+
+def _plan_parts_text(
+    report: MemoryReport, arena: ArenaReport, view: PlanView, declare_bytes: int
+) -> str:
+    """What the number to declare with a plan is made of ('' when it is the arena alone)."""
+    declared = report.declared
+    if declared is None or report.runtime != "tflm":
+        if declare_bytes == view.arena_size:
+            return ""
+        return (
+            f"arena {format_bytes(view.arena_size)} + "
+            f"{format_bytes(declare_bytes - view.arena_size)} in the other arenas"
+        )
+    if view.is_runtime and arena is report.primary:
+        return parts_text(declared, format_bytes)
+    return (
+        f"head {format_bytes(view.arena_size)} + tail and setup "
+        f"{format_bytes(declare_bytes - view.arena_size)}, all inside the tensor arena"
+    )
+
+
+def match_keys(rows: Sequence[BufferRow]) -> list[str]:
+    """Buffer rows → the keys that match them across two reports: the name (or '<unnamed KIND>'),
+    with '#k' from its second occurrence on."""
+    seen: dict[str, int] = {}
+    keys = []
+    for row in rows:
+        name = row.name or f"<unnamed {row.kind}>"
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        keys.append(name if count == 0 else f"{name}#{count + 1}")
+    return keys

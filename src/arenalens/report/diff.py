@@ -7,10 +7,9 @@ model is matched by its occurrence, so `conv#2` on the left pairs with `conv#2` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView
+from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, match_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +85,6 @@ def diff_reports(
         totals=totals,
         changes=_match(left.primary, left_view, right.primary, right_view),
     )
-
-
-def match_keys(rows: Sequence[BufferRow]) -> list[str]:
-    """Buffer rows → matching keys: the name, with '#k' from the second occurrence on."""
-    seen: dict[str, int] = {}
-    keys = []
-    for row in rows:
-        name = row.name or f"<unnamed {row.kind}>"
-        count = seen.get(name, 0)
-        seen[name] = count + 1
-        keys.append(name if count == 0 else f"{name}#{count + 1}")
-    return keys
 
 
 def _match(

@@ -13,6 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport, Verdict
+from arenalens.report.labels import OVERLAP_PLAN_SUFFIX
+from arenalens.runtimes.tflm.build import build_flags
 
 if TYPE_CHECKING:  # the CLI runs these; guidance only reads their results
     from arenalens.diagnostics import Diagnosis
@@ -102,7 +104,7 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
     steps: list[str] = []
     verdict = report.verdict
     best = _best_plan(report)
-    optimize = f"arenalens optimize {model} -o optimized.tflite"
+    optimize = f"arenalens optimize {model}{build_flags(report.build)} -o optimized.tflite"
     if verdict is None:
         steps.append(
             f"Declare kTensorArenaSize = {declared:,} B. To see where it fits: "
@@ -134,7 +136,7 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
         )
     if best is not None and (verdict is None or verdict.fits):
         planner, required = best
-        if planner.endswith("+overlaps"):  # the report --overlap view: optimize --overlap writes it
+        if planner.endswith(OVERLAP_PLAN_SUFFIX):  # the --overlap plan: optimize --overlap
             optimize += " --overlap"
         steps.append(
             f"`{optimize}` lowers kTensorArenaSize to {required:,} B "

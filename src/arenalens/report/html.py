@@ -1,9 +1,10 @@
 """HTML report: MemoryReports → one self-contained page (no network, no CDN) as a string.
 
 The page embeds the report document as JSON in `<script type="application/json">` and a small
-hand-written viewer (`assets/report.js`, `assets/report.css`: linked memory map, lifetimes, live
-bytes, tensor table, op list, planner switch, compare mode). They are hand-written because no
-offline charting library ships with Python, and a CDN would break the "opens offline" promise.
+hand-written viewer (`assets/viewer/*.js`, joined into one script by report/viewer.py, and
+`assets/report.css`: linked memory map, lifetimes, live bytes, tensor table, op list, planner
+switch, compare mode). They are hand-written because no offline charting library ships with
+Python, and a CDN would break the "opens offline" promise.
 
 Safety: model-derived text (tensor and op names, descriptions) reaches the page only as escaped
 HTML in the static header, or inside the JSON, where `<`, `>`, `&`, U+2028 and U+2029 are written
@@ -25,6 +26,8 @@ from importlib import resources
 from arenalens.declared import Status
 from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
+from arenalens.report.labels import declared_qualifier
+from arenalens.report.viewer import viewer_script
 
 # Characters that must not appear raw inside an inline <script> block: '<' and '>' could form
 # '</script>' or '<!--', '&' keeps the text unambiguous for XHTML readers, and U+2028/U+2029 are
@@ -58,7 +61,7 @@ def render_html(reports: Sequence[MemoryReport], *, tool: str = "arenalens") -> 
     """Reports (one, or two to compare) → the complete HTML page as a string."""
     if not reports:
         raise ValueError("render_html needs at least one report")
-    script = _asset("report.js")
+    script = viewer_script()
     style = _asset("report.css")
     data = script_safe_json(report_document(reports, tool=tool))
     policy = "; ".join(
@@ -111,11 +114,11 @@ def _static_header(report: MemoryReport, names: str) -> str:
         facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
         facts.extend(declared.reasons[:3])
     elif declared is not None:
-        qualifier = {
-            Status.EXACT: "",
-            Status.PLACEHOLDER_SHAPE: " (for a placeholder input shape)",
-        }.get(declared.status, " (estimate)")
-        facts.append(f"{declared.symbol} = {declared.required_bytes:,} B{qualifier}")
+        qualifier = declared_qualifier(declared.status)
+        facts.append(
+            f"{declared.symbol} = {declared.required_bytes:,} B"
+            + (f" ({qualifier})" if qualifier else "")
+        )
     if report.verdict is not None:
         facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
     if plan is not None:

@@ -11,7 +11,8 @@ from rich.text import Text
 from arenalens.analysis.lifetimes import NEVER_FREED, Timeline
 from arenalens.analysis.summary import ModelSummary, summarize
 from arenalens.ir import Model, Tensor
-from arenalens.report.console import format_bytes, format_shape, render_text
+from arenalens.report.console import format_bytes, render_text
+from arenalens.report.labels import format_shape
 
 INSPECT_SCHEMA_VERSION = 1
 

@@ -15,9 +15,11 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.report.check import declare_line, declare_notes
-from arenalens.report.console import format_bytes, format_shape, render_text, short_name
+from arenalens.report.console import format_bytes, render_text, short_name
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
+from arenalens.report.labels import shape_label
+from arenalens.runtimes.tflm.build import build_flags
 
 
 def render_report_text(
@@ -199,24 +201,10 @@ def _peak_text(arena: ArenaReport) -> Text:
     text = Text.assemble(
         (format_bytes(peak.live_bytes), "bold"),
         f" live at step {peak.step}, while ",
-        (_op_label(peak.operator, peak.opcode, peak.subgraph, _nested(arena)), "bold magenta"),
+        (arena.step_label(peak), "bold magenta"),
         f" runs ({len(live)} buffers live)",
     )
     return text
-
-
-def _op_label(operator: int | None, opcode: str, subgraph: int = 0, nested: bool = False) -> str:
-    """'op 3 CONV_2D'; with the subgraph when the arena spans several ('subgraph 1 op 3 ...')."""
-    if operator is None:
-        return opcode
-    where = f"subgraph {subgraph} " if nested else ""
-    return f"{where}op {operator} {opcode}"
-
-
-def _nested(arena: ArenaReport) -> bool:
-    """True when operator numbers need their subgraph: the arena's steps span several, or not
-    subgraph 0."""
-    return any(step.subgraph != 0 for step in arena.steps)
 
 
 def _budget_text(report: MemoryReport) -> Text:
@@ -237,7 +225,8 @@ def plans_table(report: MemoryReport) -> Table:
     if report.runtime == "tflm" and len(arena.plans) > 1:
         caption = (
             "a plan other than the runtime's applies after `arenalens optimize "
-            f"{report.model_argument} -o optimized.tflite --planner NAME`"
+            f"{report.model_argument}{build_flags(report.build)} -o optimized.tflite "
+            "--planner NAME`"
         )
     table = Table(title="plans", title_justify="left", caption=caption, caption_justify="left")
     table.add_column("planner")
@@ -318,7 +307,7 @@ def tensor_table(arena: ArenaReport, *, tensor_rows: int | None = 20) -> Table:
             Text("●", style="bold magenta") if i in at_peak else Text(""),
             str(row.id),
             Text(short_name(row.name), no_wrap=True, overflow="ellipsis"),
-            format_shape(row.shape) if row.shape else row.kind,
+            shape_label(row.kind, row.shape),
             row.dtype,
             f"{row.nbytes:,}",
             f"{row.first}–{row.last}",
@@ -333,7 +322,7 @@ def _writer(arena: ArenaReport, step: int | None) -> str:
         return "input"
     for row in arena.steps:
         if row.step == step:
-            return _op_label(row.operator, row.opcode, row.subgraph, _nested(arena))
+            return arena.step_label(row)
     return f"step {step}"
 
 

@@ -196,3 +196,12 @@ def build_summary(build: Build) -> dict[str, Any]:
         "allocator": allocator_name(build),
         "compression": COMPRESSION in build.features,
     }
+
+
+def build_flags(summary: Mapping[str, Any]) -> str:
+    """A build summary (`build_summary`) → the options that select it again, for the commands
+    a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', or '' for the host wheel."""
+    cpu = summary.get("cpu")
+    if not cpu:
+        return ""
+    return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}"

@@ -1,0 +1,201 @@
+// @ts-check
+/* The report document: the JSON that report/html.py embeds in the page, as report/data.py's
+ * report_document writes it (schema 2). Types only: no viewer module imports this file at run
+ * time, so the page does not carry it; tests/test_report_viewer.py checks that every field the
+ * document has is described here, and tsc checks every read against these descriptions.
+ *
+ * Labels (a step's operator, a buffer's short label and shape, a plan's parts and optimize
+ * command) are made in Python (report/labels.py) and shown as they come: the viewer formats only
+ * numbers it computes itself (a typed budget, a difference, an axis tick).
+ */
+
+/**
+ * @typedef {object} ReportDocument
+ * @property {number} schema_version
+ * @property {string} tool  the program that wrote the page ("arenalens")
+ * @property {Report[]} reports  one, or two to compare
+ */
+
+/**
+ * One model under one runtime.
+ * @typedef {object} Report
+ * @property {string} model  display name
+ * @property {string} source
+ * @property {string} description
+ * @property {string} runtime  "tflm" | "litert"
+ * @property {number} tensor_count
+ * @property {number} operator_count
+ * @property {Build | null} build  the build the figures are for (null: a runtime without builds)
+ * @property {number} required_bytes  the number to declare with every arena's first plan
+ * @property {Record<string, number>} required_parts
+ * @property {number} other_bytes  bytes the runtime needs besides the primary arena
+ * @property {number | null} budget  --budget / --target, in bytes
+ * @property {Declare | null} declare
+ * @property {Verdict | null} verdict
+ * @property {string[]} next_steps  what to do, in order
+ * @property {Finding[]} findings  diagnose, most severe first
+ * @property {string} model_argument  the model as typed, for the commands shown
+ * @property {string | null} max_input_name  --max-input: the resized input
+ * @property {number[] | null} max_input_shape  --max-input: the largest shape that fits
+ * @property {InputSize[]} input_sizes  --max-input: every size planned
+ * @property {Arena[]} arenas  arenas[0] is the primary arena
+ */
+
+/**
+ * A TFLM build: the CPU, kernels and allocator the figures are for (tflm/build.py's
+ * build_summary).
+ * @typedef {object} Build
+ * @property {string} name  "host", or "cortex-m7/cmsis-nn"
+ * @property {string} title  what the build is, in words
+ * @property {string | null} cpu  null: the host
+ * @property {string} kernels  "reference" or "cmsis-nn"
+ * @property {string} isa  the code path CMSIS-NN takes: "none", "dsp" or "mve"
+ * @property {string} abi  "LP64 (x86-64)" or "ILP32 (Arm EABI)"
+ * @property {string} allocator  "RecordingMicroAllocator" or "MicroAllocator"
+ * @property {boolean} compression  built with compressed-tensor support
+ */
+
+/**
+ * The number to declare, its parts and how sure it is (declared.py's as_dict, with labels).
+ * @typedef {object} Declare
+ * @property {string} symbol  "kTensorArenaSize", or "LiteRT arenas"
+ * @property {number} required_bytes
+ * @property {DeclarePart[]} parts
+ * @property {string} planner
+ * @property {boolean} runtime_plan
+ * @property {string} device  the build the figure is for
+ * @property {DeclareStatus} status
+ * @property {string[]} reasons  why an estimate, or why it cannot run
+ * @property {string} qualifier  shown after the number in parentheses ("" when exact)
+ * @property {string} reason_prefix  each reason's prefix ("estimate", "cannot run" ...)
+ * @property {string} parts_text  "head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena"
+ */
+
+/** @typedef {"exact" | "estimate" | "cannot-run" | "placeholder-shape"} DeclareStatus */
+
+/**
+ * @typedef {object} DeclarePart
+ * @property {string} name
+ * @property {number} bytes
+ * @property {string} meaning
+ */
+
+/**
+ * Does the number fit the board or budget the report was asked about?
+ * @typedef {object} Verdict
+ * @property {string} verdict
+ * @property {string} where  "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
+ * @property {number} budget_bytes
+ * @property {number} reserve_bytes
+ * @property {number} available_bytes
+ * @property {boolean} fits
+ * @property {boolean | null} fits_after_optimize
+ * @property {number | null} optimized_bytes
+ * @property {number} best_case_bytes
+ * @property {string | null} target
+ * @property {string} source
+ */
+
+/**
+ * @typedef {object} Finding
+ * @property {string} rule
+ * @property {string} severity  "error" | "warning" | "info"
+ * @property {string} where
+ * @property {string} message
+ * @property {string} fix
+ * @property {number | null} saving_bytes
+ */
+
+/**
+ * @typedef {object} InputSize
+ * @property {number[]} shape
+ * @property {number} height
+ * @property {number | null} required_bytes  null: the runtime refused this size
+ * @property {boolean} fits
+ */
+
+/**
+ * One arena: columns of buffers and steps, and one plan per planner.
+ * @typedef {object} Arena
+ * @property {string} name
+ * @property {number} other_bytes  bytes the runtime needs besides this arena with its first plan
+ * @property {number} lower_bound  no plan sharing no bytes can use less
+ * @property {number | null} overlap_lower_bound  the bound when allowed overlaps share bytes
+ * @property {OverlapColumns} overlaps
+ * @property {number} no_reuse_bytes
+ * @property {number | null} peak_step  the first step with the most bytes live
+ * @property {string[]} notes
+ * @property {BufferColumns} buffers
+ * @property {StepColumns} steps
+ * @property {Plan[]} plans  plans[0] is shown first
+ */
+
+/**
+ * Allowed overlaps, one column per field: buffer `output` may start `min_offset_distance` bytes
+ * below buffer `input`, which its operator consumes.
+ * @typedef {object} OverlapColumns
+ * @property {number[]} output  buffer positions
+ * @property {number[]} input  buffer positions
+ * @property {number[]} min_offset_distance
+ * @property {number[]} operator
+ * @property {string[]} opcode
+ */
+
+/**
+ * Planned buffers, one column per field; a buffer is a position in every column.
+ * @typedef {object} BufferColumns
+ * @property {number[]} id  the planner's buffer id
+ * @property {string[]} name  untrusted: only ever shown as text
+ * @property {string[]} kind  "tensor" | "scratch" | "temporary" | "variable"
+ * @property {number[]} subgraph
+ * @property {(number | null)[]} tensor
+ * @property {number[][]} shape
+ * @property {string[]} dtype
+ * @property {number[]} nbytes  bytes the runtime needs
+ * @property {number[]} size  bytes the planner places
+ * @property {number[]} first  first step live (inclusive)
+ * @property {number[]} last  last step live (inclusive)
+ * @property {(number | null)[]} producer  the step that writes it (null: a graph input)
+ * @property {number[][]} consumers  the steps that read it
+ * @property {string[][]} aliases  tensors sharing these bytes
+ * @property {string[]} label  a short label that tells it apart from the arena's other buffers
+ * @property {string[]} shape_label  "1x96x96x3", "scalar", or the kind of a scratch buffer
+ * @property {(string | null)[]} key  what matches it across two reports where that is not its
+ *   name (null): "#2" after a name's second use, "<unnamed KIND>" for no name
+ */
+
+/**
+ * Steps, one column per field; a step is a row in every column.
+ * @typedef {object} StepColumns
+ * @property {number[]} step
+ * @property {number[]} subgraph
+ * @property {(number | null)[]} operator
+ * @property {string[]} opcode
+ * @property {number[]} live_bytes
+ * @property {number[][]} reads  buffer positions
+ * @property {number[][]} writes  buffer positions
+ * @property {string[]} label  "op 3 CONV_2D", "subgraph 1 op 2 ADD", or what the step is
+ */
+
+/**
+ * One planner's layout of an arena.
+ * @typedef {object} Plan
+ * @property {string} planner
+ * @property {number} arena_size
+ * @property {boolean} is_runtime  the runtime's own planner: what the device does
+ * @property {boolean} proven_optimal
+ * @property {number | null} required_bytes  computed for this plan of the primary arena
+ * @property {number[]} offsets  one per buffer
+ * @property {number} lower_bound  the bound this plan is judged against
+ * @property {SharedRegion[]} shared_regions  allowed overlaps that share bytes in this plan
+ * @property {number} declare_bytes  the number to declare with this plan
+ * @property {string} parts_text  what that number is made of ("" when it is the arena alone)
+ * @property {string | null} optimize_command  what applies this plan (null: the runtime's own)
+ */
+
+/**
+ * [overlap position, first step, last step, low byte, high byte]
+ * @typedef {[number, number, number, number, number]} SharedRegion
+ */
+
+export {};

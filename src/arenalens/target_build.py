@@ -1,0 +1,33 @@
+"""Board preset (+ --cpu / --kernels) → the TFLM build whose number the board is checked with."""
+
+from __future__ import annotations
+
+from arenalens.errors import UsageError
+from arenalens.runtimes.tflm.build import HOST, Build, device_build
+from arenalens.targets import Target
+
+# Why a preset implies the kernels it does (printed by --list-targets).
+KERNELS_WHY = (
+    "A Cortex-M preset implies its core and CMSIS-NN kernels: TFLM's Cortex-M builds take them "
+    "with OPTIMIZED_KERNEL_DIR=cmsis_nn, as the Arduino library and most vendor SDKs do; give "
+    "--kernels reference for a build with TFLM's reference kernels, or --cpu to name another "
+    "core. Other cores (ESP32's Xtensa, RISC-V) have no 32-bit model yet: their figure is the "
+    "x86-64 wheel's, which is at or above what a 32-bit build of TFLM's reference kernels needs "
+    "but does not count vendor kernels' scratch (ESP-NN), so it is an estimate."
+)
+
+
+def target_build(target: Target, *, cpu: str | None = None, kernels: str | None = None) -> Build:
+    """A preset and any --cpu / --kernels given with it → the TFLM build to predict: the
+    options win, then the preset's core and default kernels; the host wheel for a core
+    without a 32-bit model."""
+    if cpu is not None:
+        return device_build(cpu, kernels or target.kernels or "reference")
+    if target.kernels is None:
+        if kernels is not None:
+            raise UsageError(
+                f"--kernels: {target.name} has a {target.cpu} core, which arenalens has no "
+                f"32-bit model of; give --cpu to choose a Cortex-M core"
+            )
+        return HOST
+    return device_build(target.cpu, kernels or target.kernels)
