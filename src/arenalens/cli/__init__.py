@@ -1,7 +1,9 @@
 """Command line: argument parsing → pipeline → renderers. The only package that prints or exits.
 
 Each command is a module here with `register(subparsers)` (adds its parser and sets `handler`) and a
-handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` order.
+handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` order, each with its
+module: the command's own name, or `<command>_command` where that name is a standard library
+module's (`inspect`), so no module here shadows one.
 """
 
 from __future__ import annotations
@@ -11,24 +13,27 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import import_module
+from types import MappingProxyType
 
 from arenalens import __version__
 from arenalens.errors import ArenalensError
 
-# Command modules, in the order `arenalens --help` lists them.
-COMMANDS = (
-    "inspect",
-    "plan",
-    "check",
-    "diagnose",
-    "export",
-    "verify",
-    "compare",
-    "optimize",
-    "report",
-    "demo",
+# Command → its module here, in the order `arenalens --help` lists them.
+COMMANDS: Mapping[str, str] = MappingProxyType(
+    {
+        "inspect": "inspect_command",
+        "plan": "plan",
+        "check": "check",
+        "diagnose": "diagnose",
+        "export": "export",
+        "verify": "verify",
+        "compare": "compare",
+        "optimize": "optimize",
+        "report": "report",
+        "demo": "demo",
+    }
 )
 
 EXIT_OK = 0
@@ -55,8 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"arenalens {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        import_module(f"arenalens.cli.{name}").register(subparsers)
+    for module in COMMANDS.values():
+        import_module(f"arenalens.cli.{module}").register(subparsers)
     return parser
 
 

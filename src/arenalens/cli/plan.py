@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arenalens.analysis.schedule import apply_schedule
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_build_options,
@@ -24,12 +23,13 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.errors import UsageError
-from arenalens.optimize import reorder_for_runtime
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
 from arenalens.reorder.registry import ReorderResult
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import apply_schedule
 from arenalens.report.ascii import render_tflm_memory_plan
-from arenalens.report.plan import plan_document, render_plan
+from arenalens.report.plan_output import plan_document, render_plan
 
 
 def register(subparsers: Any) -> None:

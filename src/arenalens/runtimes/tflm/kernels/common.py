@@ -1,4 +1,4 @@
-"""Helpers kernel rules share: shapes, per-channel arrays, OpData, the hybrid-model refusal."""
+"""Helpers kernel rules share: shapes, per-channel arrays, OpData."""
 
 from __future__ import annotations
 
@@ -10,10 +10,15 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     OutputShape,
+    OverTemps,
     Persistent,
     Refusal,
     RuleFunction,
 )
+from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES
+
+# The shape-family rules name it so (refusals.TFLITE_TYPES is the one table).
+TFLITE_TYPE_NUMBERS = TFLITE_TYPES
 
 
 def dim(tensor: Tensor | None, axis: int, default: int = 1) -> int:
@@ -47,9 +52,10 @@ def per_channel_count(tensor: Tensor | None) -> int:
     return tensor.quantization.channel_count
 
 
-def per_channel_arrays(count: int, *, written: bool = False) -> list[Event]:
+def per_channel_arrays(count: int, *, written: OverTemps | None = None) -> list[Event]:
     """The int32 multiplier and shift arrays a quantized kernel keeps per output channel
-    (`written`: filled before the kernel's temp tensors are released)."""
+    (`written`: filled before the kernel's temp tensors are released, and what Prepare reads of
+    them afterwards)."""
     return [
         Persistent(4 * count, "per-channel multipliers", written),
         Persistent(4 * count, "per-channel shifts", written),
@@ -64,30 +70,6 @@ def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
         return [Persistent(nbytes, what)]
 
     return init
-
-
-def hybrid_refusal(context: KernelContext, activation_slot: int, weights_slot: int) -> list[Event]:
-    """Float activations with integer weights ("hybrid" models): TFLM's kernels refuse them."""
-    activation, weights = context.input(activation_slot), context.input(weights_slot)
-    if activation is None or weights is None:
-        return []
-    kinds = (activation.dtype.name, weights.dtype.name)
-    if kinds[0] == "FLOAT32" and kinds[1] in ("INT8", "INT4", "UINT8"):
-        return [Refusal(f"float32 input with {kinds[1]} weights: hybrid models are not supported")]
-    return []
-
-
-# TfLiteType (tensorflow/lite/core/c/c_api_types.h): the number TFLM prints after a type's name.
-TFLITE_TYPE_NUMBERS = {
-    "FLOAT32": 1, "INT32": 2, "UINT8": 3, "INT64": 4, "STRING": 5, "BOOL": 6, "INT16": 7,
-    "COMPLEX64": 8, "INT8": 9, "FLOAT16": 10, "FLOAT64": 11, "COMPLEX128": 12, "UINT64": 13,
-    "RESOURCE": 14, "VARIANT": 15, "UINT32": 16, "UINT16": 17, "INT4": 18, "BFLOAT16": 19,
-}  # fmt: skip
-
-
-def numbered(dtype: str) -> str:
-    """'INT64 (4)': a type as TFLM's "Type %s (%d)" messages print it."""
-    return f"{dtype} ({TFLITE_TYPE_NUMBERS.get(dtype, '?')})"
 
 
 def is_quantized(tensor: Tensor | None) -> bool:

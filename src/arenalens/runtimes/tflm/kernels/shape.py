@@ -32,12 +32,12 @@ from arenalens.runtimes.tflm.kernels.common import (
     int32_values,
     not_equal,
     not_true,
-    numbered,
     rank,
     rewritten_dims,
     shape,
     types_differ,
 )
+from arenalens.runtimes.tflm.kernels.refusals import numbered
 
 _RESHAPE_PARAMS = struct(
     "TfLiteReshapeParams", Field("shape", "int32", 8), ("num_dimensions", "int")

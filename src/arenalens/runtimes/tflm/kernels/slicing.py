@@ -31,7 +31,6 @@ from arenalens.runtimes.tflm.kernels.common import (
     int32_values,
     not_equal,
     not_true,
-    numbered,
     op_data,
     rank,
     rewritten_dims,
@@ -40,6 +39,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     types_differ,
     zero_point_of,
 )
+from arenalens.runtimes.tflm.kernels.refusals import numbered
 
 _PACK_PARAMS = struct("TfLitePackParams", ("values_count", "int"), ("axis", "int"))
 _UNPACK_PARAMS = struct("TfLiteUnpackParams", ("num", "int"), ("axis", "int"))
