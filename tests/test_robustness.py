@@ -701,7 +701,9 @@ def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
     outputs = []
     for length in (64, 512):
         output = graph.add_tensor(f"rfft{length}", [1, length + 2], "INT16")
-        options = flexbuffers.Dumps({"fft_length": length})
+        # T = 7 (TensorType INT16): without it the kernel takes the float variant and refuses
+        # the INT16 tensors (no scratch request at all).
+        options = flexbuffers.Dumps({"T": 7, "fft_length": length})
         graph.add_operator("CUSTOM:SignalRfft", [x], [output], custom_options=options)
         outputs.append(output)
     graph.set_inputs([x])

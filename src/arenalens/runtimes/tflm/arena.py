@@ -9,7 +9,7 @@ reproduces the runtime's planner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -21,8 +21,8 @@ from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build
-from arenalens.runtimes.tflm.kernels.setups import scratch_requests
-from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
+from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
+from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
@@ -89,8 +89,12 @@ def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:
     )
 
 
-def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
-    """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests."""
+def _planned_entries(
+    model: Model, timeline: Timeline, shapes: Mapping[tuple[int, int], tuple[int, ...]]
+) -> list[_Entry]:
+    """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests.
+
+    A tensor is sized by its eval dims after Prepare: `shapes` holds those a kernel rewrote."""
     offsets = offline_offsets(model)
     bound_in_prepare = prepare_bound_tensors(model)
     entries: list[_Entry] = []
@@ -99,8 +103,9 @@ def _planned_entries(model: Model, timeline: Timeline) -> list[_Entry]:
         for tensor in subgraph.tensors:
             offline = offsets[position] if offsets is not None else ONLINE
             position += 1
-            nbytes = tflm_tensor_bytes(tensor)
-            planned = tflm_planned(tensor) and nbytes > 0
+            nbytes = tflm_tensor_bytes(tensor, shapes.get((subgraph.index, tensor.index)))
+            # InitializeAllocationInfo: no constant data, not a variable, bytes to hold.
+            planned = not tensor.has_data and not tensor.is_variable and nbytes > 0
             if (subgraph.index, tensor.index) in bound_in_prepare:
                 planned = False
             if tensor.is_variable and offline != ONLINE:
@@ -158,7 +163,7 @@ def arenas(
     if rounding < 1:
         raise UsageError(f"alignment must be >= 1, got {alignment}")
     timeline = tflm_timeline_with_scratch(model, build)
-    entries = _planned_entries(model, timeline)
+    entries = _planned_entries(model, timeline, prepared_shapes(model, build))
     buffers = tuple(
         Buffer(
             id=index,

@@ -117,8 +117,10 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
     if not setup.registered:
         return [obstacle(_no_kernel_reason(operator.opcode, setup.context.build))]
     found = [obstacle(r.reason, r.phase) for r in setup.refusals]
+    # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
+    rewritten = setup.output_shapes
     for index in operator.outputs:
-        shape = subgraph.tensors[index].shape if index >= 0 else ()
+        shape = rewritten.get(index, subgraph.tensors[index].shape) if index >= 0 else ()
         if shape != (0,) and any(dim <= 0 for dim in shape):
             found.append(
                 obstacle(

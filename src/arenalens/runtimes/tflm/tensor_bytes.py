@@ -22,7 +22,19 @@ TFLM_ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
 )  # fmt: skip
 
 
-def tflm_tensor_bytes(tensor: Tensor) -> int:
-    """Bytes TFLM gives a tensor: product of `shape` × TfLiteTypeSizeOf (0 for unknown types)."""
+def tflm_tensor_bytes(tensor: Tensor, shape: tuple[int, ...] | None = None) -> int:
+    """Bytes TFLM gives a tensor: product of `shape` × TfLiteTypeSizeOf (0 for unknown types).
+
+    `shape` replaces the flatbuffer's, for outputs whose dims a kernel rewrote in Prepare; a
+    negative dim gives 0 bytes."""
     element = TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
-    return 0 if element is None else tensor.element_count * element
+    if element is None:
+        return 0
+    if shape is None:
+        return tensor.element_count * element
+    count = 1
+    for dim in shape:
+        if dim < 0:
+            return 0
+        count *= dim
+    return count * element

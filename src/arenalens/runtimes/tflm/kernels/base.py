@@ -103,6 +103,16 @@ class Scratch:
 
 
 @dataclass(frozen=True, slots=True)
+class OutputShape:
+    """Prepare rewrites an output's dims (`CreateWritableTensorDimsWithCopy`, after a
+    `Persistent` copy of them): TFLM plans the output, and checks it for dynamic dims, with this
+    shape instead of the flatbuffer's (the planner reads the eval tensors after Prepare)."""
+
+    position: int
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Refusal:
     """The kernel refuses this operator: setup fails (`SETUP`) or Invoke does (`INVOKE`)."""
 
@@ -118,7 +128,7 @@ class Estimate:
     margin_bytes: int
 
 
-Event = Persistent | TempTensor | TempBytes | Scratch | Refusal | Estimate
+Event = Persistent | TempTensor | TempBytes | Scratch | OutputShape | Refusal | Estimate
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,17 @@ from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
+    OutputShape,
     OverTemps,
     Persistent,
     Refusal,
     RuleFunction,
 )
+from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES
+from arenalens.runtimes.tflm.kernels.refusals import numbered as numbered  # noqa: PLC0414 - rules import it from here too
+
+# The shape-family rules name it so (refusals.TFLITE_TYPES is the one table).
+TFLITE_TYPE_NUMBERS = TFLITE_TYPES
 
 
 def dim(tensor: Tensor | None, axis: int, default: int = 1) -> int:
@@ -65,19 +71,6 @@ def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
         return [Persistent(nbytes, what)]
 
     return init
-
-
-# TfLiteType (tensorflow/lite/core/c/c_api_types.h): the number TFLM prints after a type's name.
-TFLITE_TYPE_NUMBERS = {
-    "FLOAT32": 1, "INT32": 2, "UINT8": 3, "INT64": 4, "STRING": 5, "BOOL": 6, "INT16": 7,
-    "COMPLEX64": 8, "INT8": 9, "FLOAT16": 10, "FLOAT64": 11, "COMPLEX128": 12, "UINT64": 13,
-    "RESOURCE": 14, "VARIANT": 15, "UINT32": 16, "UINT16": 17, "INT4": 18, "BFLOAT16": 19,
-}  # fmt: skip
-
-
-def numbered(dtype: str) -> str:
-    """'INT64 (4)': a type as TFLM's "Type %s (%d)" messages print it."""
-    return f"{dtype} ({TFLITE_TYPE_NUMBERS.get(dtype, '?')})"
 
 
 def is_quantized(tensor: Tensor | None) -> bool:
@@ -139,3 +132,39 @@ def types_differ(file: str, left: str, right: str, left_type: str, right_type: s
 def setup_refused(events: Events) -> bool:
     """True when the events already make the kernel refuse the operator at setup."""
     return any(isinstance(e, Refusal) and e.phase == SETUP for e in events)
+
+
+def rank(tensor: Tensor | None) -> int:
+    """NumDimensions: the flatbuffer rank (0 when absent)."""
+    return 0 if tensor is None else len(tensor.shape)
+
+
+def not_true(file: str, condition: str, phase: str = SETUP) -> Refusal:
+    """`TF_LITE_ENSURE(condition)` failing, as TFLM words it."""
+    return Refusal(f"{file}: {condition} was not true.", phase)
+
+
+def not_equal(file: str, left: str, right: str, left_value: object, right_value: object) -> Refusal:
+    """`TF_LITE_ENSURE_EQ(left, right)` failing in Prepare, as TFLM words it."""
+    return Refusal(f"{file}: {left} != {right} ({left_value} != {right_value})")
+
+
+def rewritten_dims(context: KernelContext, position: int, dims: tuple[int, ...]) -> list[Event]:
+    """`CreateWritableTensorDimsWithCopy` then new dims for an output: a persistent
+    TfLiteIntArray of the output's *flatbuffer* rank, and the dims TFLM plans it with."""
+    return [
+        Persistent(4 + 4 * rank(context.output(position)), "output dims copy"),
+        OutputShape(position, dims),
+    ]
+
+
+def int32_values(context: KernelContext, tensor: Tensor | None) -> tuple[int, ...]:
+    """A constant tensor's data read as little-endian int32 whatever its type, as kernels that
+    call `GetTensorData<int32_t>` on paddings, permutations or strides do (() when absent)."""
+    if tensor is None or not tensor.has_data:
+        return ()
+    data = context.model.buffer_bytes(tensor.buffer)
+    count = min(tensor.element_count, len(data) // 4)
+    return tuple(
+        int.from_bytes(data[4 * i : 4 * i + 4], "little", signed=True) for i in range(count)
+    )

@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels import (
     embedding,
     ethos_u,
     fully_connected,
+    layout,
     normalization,
     pooling,
     prelu,
@@ -35,6 +36,8 @@ from arenalens.runtimes.tflm.kernels import (
     reduce,
     shape,
     signal,
+    signal_streams,
+    slicing,
     softmax,
     variables,
 )
@@ -82,6 +85,7 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
         *embedding.RULES,
         *ethos_u.RULES,
         *fully_connected.RULES,
+        *layout.RULES,
         *normalization.RULES,
         *pooling.RULES,
         *prelu.RULES,
@@ -90,6 +94,8 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
         *reduce.RULES,
         *shape.RULES,
         *signal.RULES,
+        *signal_streams.RULES,
+        *slicing.RULES,
         *softmax.RULES,
         *variables.RULES,
     )

@@ -20,6 +20,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Event,
     KernelContext,
     KernelRule,
+    OutputShape,
     Persistent,
     Refusal,
     Scratch,
@@ -52,6 +53,18 @@ class OperatorSetup:
     def scratch(self) -> tuple[Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
         return tuple(event for event in self.prepare if isinstance(event, Scratch))
+
+    @property
+    def output_shapes(self) -> dict[int, tuple[int, ...]]:
+        """Tensor index → the dims Prepare gave that output (only outputs it rewrote)."""
+        outputs = self.context.operator.outputs
+        return {
+            outputs[event.position]: event.shape
+            for event in self.prepare
+            if isinstance(event, OutputShape)
+            and event.position < len(outputs)
+            and outputs[event.position] >= 0
+        }
 
     @property
     def refusals(self) -> tuple[Refusal, ...]:
@@ -112,6 +125,16 @@ def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )
+
+
+def prepared_shapes(model: Model, build: Build = HOST) -> dict[tuple[int, int], tuple[int, ...]]:
+    """(subgraph, tensor) → the dims a kernel's Prepare wrote for that output (GATHER, RESHAPE
+    with -1, ...): what TFLM plans it with. Tensors no kernel rewrites keep their own shape."""
+    return {
+        (setup.context.subgraph.index, tensor): shape
+        for setup in operator_setups(model, build)
+        for tensor, shape in setup.output_shapes.items()
+    }
 
 
 def scratch_requests(

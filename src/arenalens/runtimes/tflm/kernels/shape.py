@@ -1,45 +1,381 @@
-"""Shape and data-movement kernels: reshape-like, concatenation, split, pad, gather, ... → setup."""
+"""Reshaping kernels: RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE, TRANSPOSE, REVERSE_V2,
+BROADCAST_ARGS, BROADCAST_TO → their setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): reshape.cc, reshape_common.cc, squeeze.cc,
+expand_dims.cc, shape.cc, transpose.cc, transpose_common.cc, reverse.cc, broadcast_args.cc,
+broadcast_to.cc; options parsers in tensorflow/lite/core/api/flatbuffer_conversions.cc (only
+RESHAPE, SQUEEZE and SHAPE allocate builtin data). None has an Init; their Prepare takes temp
+tensors only, except RESHAPE with a -1 dim, which copies the output's dims to the tail and plans
+the output with the resolved dim.
+"""
 
 from __future__ import annotations
 
+from math import prod
+
+from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
-    Scratch,
-    inputs_then_outputs,
+    Refusal,
+    no_events,
+    temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data, shape
+from arenalens.runtimes.tflm.kernels.common import (
+    TFLITE_TYPE_NUMBERS,
+    arity_refusals,
+    constant_ints,
+    elements,
+    int32_values,
+    not_equal,
+    not_true,
+    rank,
+    rewritten_dims,
+    shape,
+    types_differ,
+)
+from arenalens.runtimes.tflm.kernels.refusals import numbered
+
+_RESHAPE_PARAMS = struct(
+    "TfLiteReshapeParams", Field("shape", "int32", 8), ("num_dimensions", "int")
+)
+_SQUEEZE_PARAMS = struct(
+    "TfLiteSqueezeParams", Field("squeeze_dims", "int32", 8), ("num_squeeze_dims", "int")
+)
+_SHAPE_PARAMS = struct("TfLiteShapeParams", ("out_type", "enum"))  # TfLiteType
+
+# TfLiteReshapeParams / TfLiteSqueezeParams hold at most 8 dims; the parsers refuse more.
+_MAX_PARSED_DIMS = 8
 
 
-def _mirror_pad(context: KernelContext) -> Events:
-    rank = len(shape(context.input(0)))
-    return [
-        *inputs_then_outputs(context),
-        Scratch(4 * rank, "mirror_pad output dims"),
-        Scratch(4 * rank, "mirror_pad input dims"),
-    ]
+def _too_many_dims(context: KernelContext, option: str, operation: str) -> list[Event]:
+    """ParseReshape / ParseSqueeze: a dims vector longer than the params' array fails parsing."""
+    values = context.operator.options.get(option) or ()
+    if len(values) > _MAX_PARSED_DIMS:
+        return [
+            Refusal(f"Found too many dimensions in the input array of operation '{operation}'.")
+        ]
+    return []
+
+
+def _reshape(context: KernelContext) -> Events:
+    # PrepareReshapeReference → ReshapeOutput: input and output only (the shape input, when
+    # there is one, is never read: the output's flatbuffer shape is the truth).
+    file = "reshape_common.cc"
+    refused = _too_many_dims(context, "new_shape", "reshape")
+    if len(context.operator.inputs) not in (1, 2):
+        refused.append(not_true(file, "NumInputs(node) == 1 || NumInputs(node) == 2"))
+    if len(context.operator.outputs) != 1:
+        refused.append(not_equal(file, "NumOutputs(node)", "1", len(context.operator.outputs), 1))
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("out", 0))
+    source, result = context.input(0), context.output(0)
+    dims = shape(result)
+    if len(context.operator.inputs) == 1 and dims == (0,):
+        # The kernel sets the dims' size to 0 in place, inside the flatbuffer (TFLM keeps eval
+        # dims there), which can corrupt other vectors sharing those bytes.
+        return [
+            *found,
+            Refusal(
+                "legacy scalar RESHAPE (one input, output shape [0]): TFLM rewrites the "
+                "model's own shape vector in place; arenalens does not support it"
+            ),
+        ]
+    stretched = [i for i, dim in enumerate(dims) if dim == -1]
+    if len(stretched) > 1:
+        return [*found, not_equal(file, "stretch_dim", "-1", stretched[0], -1)]
+    wanted = elements(source)
+    known = prod(dim for dim in dims if dim != -1)
+    if stretched:
+        if known == 0:
+            return [*found, Refusal(f"{file}: integer division by zero (crash)")]
+        resolved = tuple(wanted // known if dim == -1 else dim for dim in dims)
+        found += rewritten_dims(context, 0, resolved)
+        known *= wanted // known
+    if context.input_type(0) != context.output_type(0):
+        found.append(
+            types_differ(
+                file, "input->type", "output->type", context.input_type(0), context.output_type(0)
+            )
+        )
+    elif wanted != known:
+        found.append(not_equal(file, "num_input_elements", "num_output_elements", wanted, known))
+    return found
+
+
+def _squeeze(context: KernelContext) -> Events:
+    # SqueezeContext fetches input and output; a listed dim must exist and be 1.
+    file = "squeeze.cc"
+    refused = _too_many_dims(context, "squeeze_dims", "squeeze") + arity_refusals(
+        context, file, 1, 1
+    )
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("out", 0))
+    source = shape(context.input(0))
+    if len(source) > _MAX_PARSED_DIMS:
+        return [*found, not_true(file, "input_num_dims <= max_squeeze_dims")]
+    listed = tuple(context.operator.options.get("squeeze_dims") or ())
+    squeezed: set[int] = set()
+    if not listed:
+        squeezed = {axis for axis, dim in enumerate(source) if dim == 1}
+    for axis in listed:
+        current = axis + len(source) if axis < 0 else axis
+        if not (0 <= current < len(source) and source[current] == 1):
+            condition = "current >= 0 && current < input_num_dims && input_dims->data[current] == 1"
+            return [*found, not_true(file, condition)]
+        squeezed.add(current)
+    kept = [dim for axis, dim in enumerate(source) if axis not in squeezed]
+    result = shape(context.output(0))
+    for position, dim in enumerate(kept):
+        if position < len(result) and result[position] < dim:
+            return [
+                *found,
+                Refusal(f"{file}: TFLITE_CHECK_GE(output dim, input dim) fails: TFLM aborts"),
+            ]
+    in_bytes = _bytes(context, "in")
+    out_bytes = _bytes(context, "out")
+    if in_bytes != out_bytes:
+        found.append(
+            Refusal(
+                f"{file}: input_byte_size != output_byte_size ({in_bytes} != {out_bytes})", INVOKE
+            )
+        )
+    return found
+
+
+def _bytes(context: KernelContext, role: str) -> int:
+    tensor = context.input(0) if role == "in" else context.output(0)
+    size = None if tensor is None else tensor.dtype.element_bytes
+    return 0 if tensor is None or size is None else tensor.element_count * size
+
+
+def _expand_dims(context: KernelContext) -> Events:
+    # Input, axis, output; the axis must be a constant int32 scalar or 1-element vector.
+    file = "expand_dims.cc"
+    refused = arity_refusals(context, file, 2, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    axis_tensor = context.input(1)
+    if axis_tensor is None or not axis_tensor.has_data:
+        return [*found, Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
+    if rank(axis_tensor) > 1:
+        return [*found, Refusal("Axis has only one element for Expand_Dims.")]
+    if axis_tensor.dtype.name != "INT32":
+        return [
+            *found,
+            Refusal(f"Axis type {numbered(axis_tensor.dtype.name)} not supported by Expand_Dims."),
+        ]
+    values = constant_ints(context, axis_tensor) or (0,)
+    source, result = shape(context.input(0)), shape(context.output(0))
+    axis = values[0] + len(source) + 1 if values[0] < 0 else values[0]
+    if axis > len(source):
+        return [*found, not_true(file, "axis_value <= input_shape.DimensionsCount()")]
+    expected = (*source[:axis], 1, *source[axis:])
+    if len(result) != len(expected) or result != expected:
+        return [*found, not_true(file, "output_shape matches input_shape with axis inserted")]
+    dtype = context.input_type(0)
+    if dtype not in ("FLOAT32", "INT16", "INT8"):
+        number = TFLITE_TYPE_NUMBERS.get(dtype, "?")
+        found.append(
+            Refusal(
+                f"Expand_Dims only currently supports int8, int16 and float32, got {number}.",
+                INVOKE,
+            )
+        )
+    return found
+
+
+def _shape(context: KernelContext) -> Events:
+    # No tensor is fetched; the out_type option is ignored, only an int32 output runs.
+    found: list[Event] = arity_refusals(context, "shape.cc", 1, 1)
+    dtype = context.output_type(0)
+    if not found and dtype != "INT32":
+        found.append(Refusal(f"Output type {numbered(dtype)} not supported.", INVOKE))
+    return found
+
+
+def _transpose(context: KernelContext) -> Events:
+    # TransposeContext: input, perm, output.
+    file = "transpose_common.cc"
+    refused = arity_refusals(context, file, 2, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    source, permutation = context.input(0), context.input(1)
+    dims = rank(source)
+    if dims > 5:
+        return [*found, Refusal(f"{file}: Transpose op only supports 1D-5D input arrays.")]
+    if context.input_type(0) != context.output_type(0):
+        return [
+            *found,
+            types_differ(
+                file,
+                "op_context.input->type",
+                "op_context.output->type",
+                context.input_type(0),
+                context.output_type(0),
+            ),
+        ]
+    if permutation is None or not permutation.has_data:
+        return [*found, Refusal(f"{file}: Non-constant >perm< tensor is not supported")]
+    if rank(permutation) != 1:
+        return [
+            *found,
+            not_equal(file, "NumDimensions(op_context.perm)", "1", rank(permutation), 1),
+        ]
+    if permutation.shape[0] != dims:
+        return [
+            *found,
+            not_equal(file, "op_context.perm->dims->data[0]", "dims", permutation.shape[0], dims),
+        ]
+    # The permutation is read as int32 whatever its type.
+    values = int32_values(context, permutation)
+    if any(not 0 <= value < dims for value in values):
+        return [*found, Refusal(f"{file}: Transpose op permutations array is out of bounds.")]
+    dtype = context.input_type(0)
+    if dtype not in ("FLOAT32", "INT8", "INT16"):
+        found.append(
+            Refusal(
+                f"Type {dtype} is currently not supported by Transpose. "
+                "Only float32, int8 and int16 are supported",
+                INVOKE,
+            )
+        )
+    return found
+
+
+_REVERSE_TYPES = ("INT32", "FLOAT32", "UINT8", "INT8", "INT16", "INT64", "BOOL")
+
+
+def _reverse(context: KernelContext) -> Events:
+    # Input, axis, output; the axis may be a runtime tensor (read at Eval).
+    file = "reverse.cc"
+    refused = arity_refusals(context, file, 2, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    source, axis = context.input(0), context.input(1)
+    if rank(axis) != 1:
+        return [*found, not_equal(file, "NumDimensions(axis)", "1", rank(axis), 1)]
+    if rank(source) > 6:
+        return [*found, not_true(file, "NumDimensions(input) <= kMaxDimensions")]
+    if rank(source) < elements(axis):
+        return [*found, not_true(file, "NumDimensions(input) >= NumElements(axis)")]
+    dtype = context.input_type(0)
+    if dtype not in _REVERSE_TYPES:
+        return [*found, Refusal(f"Type '{dtype}' is not supported by reverse.")]
+    if context.input_type(1) != "INT32":
+        return [
+            *found,
+            Refusal(f"Axis Type '{context.input_type(1)}' is not supported by reverse."),
+        ]
+    if dtype != context.output_type(0):
+        return [
+            *found,
+            types_differ(file, "input->type", "output->type", dtype, context.output_type(0)),
+        ]
+    axes = constant_ints(context, axis)
+    if axes is not None:
+        if any(not 0 <= value < rank(source) for value in axes):
+            found.append(not_true(file, "axes_data[i] >= 0 && axes_data[i] < rank", INVOKE))
+        elif sorted(axes) != list(range(min(axes, default=0), min(axes, default=0) + len(axes))):
+            found.append(Refusal("Non-contiguous `axes` not supported", INVOKE))
+    return found
+
+
+def _broadcast_args(context: KernelContext) -> Events:
+    # Both shapes and the output, constant or not: TFLM computes the output at Eval.
+    file = "broadcast_args.cc"
+    if len(context.operator.inputs) != 2:
+        return [not_true(file, "NumInputs(node) == 2")]
+    refused = arity_refusals(context, file, 2, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    first, second, result = context.input_type(0), context.input_type(1), context.output_type(0)
+    if first not in ("INT32", "INT64"):
+        return [
+            *found,
+            not_true(file, "shape1->type == kTfLiteInt32 || shape1->type == kTfLiteInt64"),
+        ]
+    for name, other in (("shape2->type", second), ("output->type", result)):
+        if other != first:
+            return [*found, not_equal(file, "shape1->type", name, numbered(first), numbered(other))]
+    for name, tensor in (
+        ("NumDimensions(shape1)", context.input(0)),
+        ("NumDimensions(shape2)", context.input(1)),
+        ("NumDimensions(output)", context.output(0)),
+    ):
+        if rank(tensor) != 1:
+            return [*found, not_equal(file, name, "1", rank(tensor), 1)]
+    return found
+
+
+def _broadcast_to(context: KernelContext) -> Events:
+    # Input, shape, output; the shape must be constant and match the output.
+    file = "broadcast_to.cc"
+    if len(context.operator.inputs) != 2:
+        return [not_true(file, "NumInputs(node) == 2")]
+    refused = arity_refusals(context, file, 2, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    source, target, result = context.input(0), context.input(1), context.output(0)
+    if rank(source) > 5:
+        return [*found, Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
+    if context.input_type(1) not in ("INT32", "INT64"):
+        return [
+            *found,
+            not_true(file, "shape->type == kTfLiteInt32 || shape->type == kTfLiteInt64"),
+        ]
+    if context.input_type(0) != context.output_type(0):
+        return [
+            *found,
+            not_equal(
+                file,
+                "input->type",
+                "output->type",
+                numbered(context.input_type(0)),
+                numbered(context.output_type(0)),
+            ),
+        ]
+    if target is None or not target.has_data:
+        return [*found, Refusal(f"{file}: Non-constant >shape< tensor is not supported")]
+    if rank(target) != 1:
+        return [*found, not_equal(file, "NumDimensions(shape)", "1", rank(target), 1)]
+    wanted = constant_ints(context, target) or ()
+    source_dims, result_dims = shape(source), shape(result)
+    if len(result_dims) != target.shape[0]:
+        return [*found, Refusal(f"{file}: Output must match with the expected shape dimension.")]
+    if len(source_dims) > len(result_dims):
+        return [*found, Refusal(f"{file}: Output shape must be broadcastable from input shape.")]
+    if len(result_dims) > 5:
+        return [*found, Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
+    extra = len(result_dims) - len(source_dims)
+    for axis, dim in enumerate(source_dims):
+        if dim != 1 and extra + axis < len(wanted) and dim != wanted[extra + axis]:
+            return [
+                *found,
+                Refusal(f"{file}: Output shape must be broadcastable from input shape."),
+            ]
+    if tuple(result_dims) != tuple(wanted[: len(result_dims)]):
+        return [*found, not_true(file, "output_shape.Dims(idx) == get_shape_data(idx)")]
+    return found
 
 
 RULES = (
-    KernelRule("CONCATENATION", "concatenation.cc", Fixed(8, 4), op_data(80), derived=False),
-    KernelRule("EXPAND_DIMS", "expand_dims.cc", derived=False),
-    KernelRule("GATHER", "gather.cc", Fixed(8, 4), op_data(12), derived=False),
-    KernelRule("MIRROR_PAD", "mirror_pad.cc", Fixed(4, 4), op_data(20), _mirror_pad, derived=False),
-    KernelRule("PACK", "pack.cc", Fixed(8, 4), derived=False),
-    KernelRule("PAD", "pad.cc, pad_common.cc", None, op_data(56), derived=False),
-    KernelRule("RESHAPE", "reshape.cc, reshape_common.cc", Fixed(36, 4), derived=False),
-    KernelRule("RESIZE_NEAREST_NEIGHBOR", "resize_nearest_neighbor.cc", Fixed(2, 1), derived=False),
-    KernelRule("SPLIT", "split.cc", Fixed(4, 4), derived=False),
-    KernelRule("SQUEEZE", "squeeze.cc", Fixed(36, 4), derived=False),
-    KernelRule(
-        "STRIDED_SLICE",
-        "strided_slice.cc, strided_slice_common.cc",
-        Fixed(24, 4),
-        op_data(84),
-        derived=False,
-    ),
-    KernelRule("TRANSPOSE", "transpose.cc, transpose_common.cc", derived=False),
-    KernelRule("UNPACK", "unpack.cc", Fixed(8, 4), derived=False),
+    KernelRule("RESHAPE", "reshape.cc, reshape_common.cc", _RESHAPE_PARAMS, no_events, _reshape),
+    KernelRule("SQUEEZE", "squeeze.cc", _SQUEEZE_PARAMS, no_events, _squeeze),
+    KernelRule("EXPAND_DIMS", "expand_dims.cc", None, no_events, _expand_dims),
+    KernelRule("SHAPE", "shape.cc", _SHAPE_PARAMS, no_events, _shape),
+    KernelRule("TRANSPOSE", "transpose.cc, transpose_common.cc", None, no_events, _transpose),
+    KernelRule("REVERSE_V2", "reverse.cc", None, no_events, _reverse),
+    KernelRule("BROADCAST_ARGS", "broadcast_args.cc", None, no_events, _broadcast_args),
+    KernelRule("BROADCAST_TO", "broadcast_to.cc", None, no_events, _broadcast_to),
 )

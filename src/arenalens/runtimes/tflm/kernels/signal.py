@@ -1,85 +1,446 @@
-"""Signal-processing custom kernels (signal/micro/kernels/) → their setup allocations."""
+"""Signal-processing custom kernels: SignalRfft, SignalIrfft, SignalFftAutoScale, SignalEnergy,
+SignalFilterBank*, SignalPCAN, SignalWindow → their setup allocations and refusals, and the
+helpers `signal_streams` (the kernels that keep streaming state) shares.
+
+Sources: tflite-micro signal/micro/kernels/<op>.cc and signal/src/ (rfft_*.cc, irfft_*.cc, the
+kissfft wrappers). No builtin data; options are flexbuffer maps read by position in key order
+(the canonical maps the converter writes; `custom_int` reads them by name, which agrees), except
+`T`, which RFFT, IRFFT and OVERLAP_ADD read by name to pick a variant. Every buffer goes through
+AllocatePersistentBuffer (Init: the params struct, FFT state, work areas).
+
+Several Init functions do not check their allocation (RFFT's state, FILTER_BANK's work area,
+STACKER's state): on an arena too small for it, setup still succeeds and Invoke crashes. The
+rules give every allocation, so the predicted minimum is the smallest arena from which setup
+always keeps them all.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
+from arenalens.runtimes.tflm.abi import Struct, struct
 from arenalens.runtimes.tflm.kernels.base import (
+    Event,
     Events,
     KernelContext,
     KernelRule,
     Persistent,
+    Refusal,
+    RuleFunction,
     Scratch,
-    inputs_then_outputs,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.common import (
+    not_equal,
+    not_true,
+    rank,
+    types_differ,
 )
 
-_SIGNAL = "signal/micro/kernels/"
+SIGNAL_SOURCES = "signal/micro/kernels/"
+
+_ENERGY_PARAMS = struct("TFLMSignalEnergyParams", ("end_index", "int32"), ("start_index", "int32"))
+_FILTER_BANK_PARAMS = struct(
+    "TFLMSignalFilterBankParams",
+    (
+        "config",
+        struct(
+            "FilterbankConfig",
+            ("num_channels", "int32"),
+            ("channel_frequency_starts", "pointer"),
+            ("channel_weight_starts", "pointer"),
+            ("channel_widths", "pointer"),
+            ("weights", "pointer"),
+            ("unweights", "pointer"),
+            ("output_scale", "int32"),
+            ("input_correction_bits", "int32"),
+        ),
+    ),
+    ("work_area", "pointer"),
+)
+_LOG_PARAMS = struct(
+    "TFLMSignalLogParams", ("input_correction_bits", "int"), ("output_scale", "int")
+)
+_SPECTRAL_SUBTRACTION_PARAMS = struct(
+    "TFLMSignalSpectralSubtractionParams",
+    (
+        "config",
+        struct(
+            "SpectralSubtractionConfig",
+            ("num_channels", "int32"),
+            ("smoothing", "uint32"),
+            ("one_minus_smoothing", "uint32"),
+            ("min_signal_remaining", "uint32"),
+            ("alternate_smoothing", "uint32"),
+            ("alternate_one_minus_smoothing", "uint32"),
+            ("smoothing_bits", "uint32"),
+            ("spectral_subtraction_bits", "uint32"),
+            ("clamping", "bool"),
+        ),
+    ),
+    ("noise_estimate", "pointer"),
+    ("noise_estimate_size", "size_t"),
+)
+_IRFFT_PARAMS = struct(
+    "TfLiteAudioFrontendIrfftParams",
+    ("fft_length", "int32"),
+    ("input_size", "int32"),
+    ("input_length", "int32"),
+    ("output_length", "int32"),
+    ("fft_type", "enum"),  # TfLiteType
+    ("state", "pointer"),
+)
+_IRFFT_FLOAT_STATE = struct("IrfftFloatState", ("fft_length", "int32"), ("cfg", "pointer"))
+_PCAN_PARAMS = struct("TfLitePcanParams", ("snr_shift", "int"))
+_RFFT_PARAMS = struct(
+    "TfLiteAudioFrontendRfftParams",
+    ("fft_length", "int32"),
+    ("input_size", "int32"),
+    ("input_length", "int32"),
+    ("output_length", "int32"),
+    ("fft_type", "enum"),  # TfLiteType
+    ("work_area", "pointer"),
+    ("scratch_buffer_index", "int"),
+    ("state", "pointer"),
+)
+_WINDOW_PARAMS = struct("TFLMSignalWindowParams", ("shift", "int32"), ("input_size", "int32"))
+
+# The schema TensorType `T` names (RFFT, IRFFT, OVERLAP_ADD) → (TfLite type, element bytes,
+# kiss_fft complex bytes: fixed16 pairs for int16, fixed32 or float pairs otherwise).
+_FFT_TYPES = {7: ("INT16", 2, 4), 2: ("INT32", 4, 8), 0: ("FLOAT32", 4, 8)}
 
 
 def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: int = 8) -> int:
-    """kiss_fftr_alloc's need: real-FFT header, a complex FFT of half length, super twiddles."""
+    """kiss_fftr_alloc's need: the real-FFT header (three pointers), a complex FFT of half the
+    length (nfft, inverse, factors[64], one twiddle per point), and the super twiddles. An odd
+    length makes kiss_fftr_alloc return before it sets the size: 0."""
+    if fft_length % 2:
+        return 0
     half = fft_length // 2
-    # kiss_fft_state: nfft, inverse, factors[64], then `half` twiddles.
     complex_state = 4 + 4 + 4 * 64 + complex_bytes * half
     return 3 * pointer_bytes + complex_state + complex_bytes * (half * 3 // 2)
 
 
-def _init(sizes: Callable[[KernelContext], list[int]]) -> Callable[[KernelContext], Events]:
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One tensor a Prepare fetches, and what it checks on it (None: not checked)."""
+
+    role: str  # "in" | "out"
+    position: int
+    dtype: str | None
+    rank: int | None = None
+    name: str = "input"  # the kernel's variable name, for messages
+
+
+def signal_temps(
+    context: KernelContext, file: str, arity: tuple[int, int], *slots: Slot
+) -> tuple[list[Event], list[Event]]:
+    """(temp tensors for each slot in order, the first failing count, rank or type check)."""
+    for what, have, want in (
+        ("NumInputs", len(context.operator.inputs), arity[0]),
+        ("NumOutputs", len(context.operator.outputs), arity[1]),
+    ):
+        if have != want:
+            return [], [not_equal(file, f"{what}(node)", str(want), have, want)]
+    found: list[Event] = []
+    for slot in slots:
+        found += temps(context, (slot.role, slot.position))
+    for slot in slots:
+        tensor = (
+            context.input(slot.position) if slot.role == "in" else context.output(slot.position)
+        )
+        if tensor is None:
+            return found, [not_true(file, f"{slot.name} != nullptr")]
+        if slot.rank is not None and rank(tensor) != slot.rank:
+            condition = f"NumDimensions({slot.name})"
+            return found, [not_equal(file, condition, str(slot.rank), rank(tensor), slot.rank)]
+        if slot.dtype is not None and tensor.dtype.name != slot.dtype:
+            expected = _TYPE_ENUMS.get(slot.dtype, slot.dtype)
+            refusal = types_differ(
+                file, f"{slot.name}->type", expected, tensor.dtype.name, slot.dtype
+            )
+            return found, [refusal]
+    return found, []
+
+
+_TYPE_ENUMS = {
+    "INT16": "kTfLiteInt16",
+    "INT32": "kTfLiteInt32",
+    "UINT32": "kTfLiteUInt32",
+    "UINT64": "kTfLiteUInt64",
+    "BOOL": "kTfLiteBool",
+}
+
+
+def params_init(layout: Struct) -> RuleFunction:
+    """An Init that allocates its params struct only."""
+
     def init(context: KernelContext) -> Events:
-        return [Persistent(nbytes, "Init state") for nbytes in sizes(context)]
+        return [Persistent(context.sizeof(layout), "params")]
 
     return init
 
 
-def _fixed(*sizes: int) -> Callable[[KernelContext], Events]:
-    return _init(lambda context: list(sizes))
+def fft_type(
+    context: KernelContext, file: str, accepted: tuple[int, ...]
+) -> tuple[str, int, int] | Refusal:
+    """The variant option `T` picks (read by name; absent reads 0 = FLOAT32), or the crash an
+    unknown one causes: Init returns null and Prepare dereferences it."""
+    number = context.custom_int("T")
+    if number not in accepted:
+        return Refusal(
+            f"{file}: T = {number} is not one of the kernel's types: Init returns null and "
+            "Prepare dereferences it (setup crashes)"
+        )
+    return _FFT_TYPES[number]
 
 
-def _filter_bank(context: KernelContext) -> list[int]:
-    # TFLMSignalFilterBankParams, then a uint64 work area of num_channels + 1 entries.
-    return [64, 8 * (context.custom_int("num_channels") + 1)]
+# -- FFTs ------------------------------------------------------------------------------------
 
 
-def _spectral_subtraction(context: KernelContext) -> list[int]:
-    # TFLMSignalSpectralSubtractionParams, then a uint32 noise estimate per channel.
-    return [56, 4 * context.custom_int("num_channels")]
+def _rfft_init(context: KernelContext) -> Events:
+    # The params, then the kiss_fftr state (unchecked: a failure leaves setup working).
+    file = SIGNAL_SOURCES + "rfft.cc"
+    variant = fft_type(context, file, (7, 2, 0))
+    if isinstance(variant, Refusal):
+        return [variant]
+    _, _, complex_bytes = variant
+    state = kiss_fftr_state_bytes(
+        context.custom_int("fft_length"), complex_bytes, context.build.pointer_bytes
+    )
+    return [
+        Persistent(context.sizeof(_RFFT_PARAMS), "params"),
+        Persistent(state, "kiss_fftr state"),
+    ]
 
 
-def _rfft_state(context: KernelContext) -> list[int]:
-    # TfLiteAudioFrontendRfftParams<T> (48 B), then the kiss_fftr state for fft_length.
-    complex_bytes = 4 if context.input_type(0) == "INT16" else 8
-    return [48, kiss_fftr_state_bytes(context.custom_int("fft_length"), complex_bytes)]
+def _irfft_init(context: KernelContext) -> Events:
+    # The params, then the state: the kiss_fftr state, behind an IrfftFloatState for float.
+    file = SIGNAL_SOURCES + "irfft.cc"
+    variant = fft_type(context, file, (7, 2, 0))
+    if isinstance(variant, Refusal):
+        return [variant]
+    dtype, _, complex_bytes = variant
+    state = kiss_fftr_state_bytes(
+        context.custom_int("fft_length"), complex_bytes, context.build.pointer_bytes
+    )
+    if dtype == "FLOAT32":
+        state += context.sizeof(_IRFFT_FLOAT_STATE)
+    return [
+        Persistent(context.sizeof(_IRFFT_PARAMS), "params"),
+        Persistent(state, "kiss_fftr state"),
+    ]
 
 
-def _rfft_prepare(context: KernelContext) -> Events:
-    fft_length = context.custom_int("fft_length")
-    work = fft_length * context.input_element_bytes(0, 2)
-    return [*inputs_then_outputs(context), Scratch(work, "rfft work area")]
+def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
+    """RFFT / IRFFT Prepare: input and output of the same rank and of type T; RFFT then asks
+    for a work area of fft_length elements of T."""
+
+    def prepare(context: KernelContext) -> Events:
+        variant = fft_type(context, file, (7, 2, 0))
+        if isinstance(variant, Refusal):
+            return []  # the Init refusal already says why
+        dtype, element_bytes, _ = variant
+        found, refused = signal_temps(
+            context, file, (1, 1), Slot("in", 0, None), Slot("out", 0, None, name="output")
+        )
+        if refused:
+            return [*found, *refused]
+        if rank(context.input(0)) != rank(context.output(0)):
+            return [
+                *found,
+                not_equal(
+                    file,
+                    "NumDimensions(input)",
+                    "NumDimensions(output)",
+                    rank(context.input(0)),
+                    rank(context.output(0)),
+                ),
+            ]
+        for name, have in (("input", context.input_type(0)), ("output", context.output_type(0))):
+            if have != dtype:
+                return [*found, types_differ(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
+        if scratch:
+            found.append(
+                Scratch(context.custom_int("fft_length") * element_bytes, "rfft work area")
+            )
+        return found
+
+    return prepare
 
 
-def _signal(name: str, source: str, init: Callable[[KernelContext], Events]) -> KernelRule:
-    return KernelRule(f"CUSTOM:{name}", _SIGNAL + source, None, init, derived=False)
+# -- the rest: fixed tensors, small params ---------------------------------------------------
+
+
+def _fixed_slots(file: str, arity: tuple[int, int], *slots: Slot) -> RuleFunction:
+    """A Prepare that fetches and checks fixed tensors and allocates nothing else."""
+
+    def prepare(context: KernelContext) -> Events:
+        found, refused = signal_temps(context, SIGNAL_SOURCES + file, arity, *slots)
+        return [*found, *refused]
+
+    return prepare
+
+
+def _filter_bank_init(context: KernelContext) -> Events:
+    # The params, then a uint64 work area of num_channels + 1 (unchecked, like RFFT's state).
+    channels = context.custom_int("num_channels")
+    return [
+        Persistent(context.sizeof(_FILTER_BANK_PARAMS), "params"),
+        Persistent(8 * (channels + 1), "filter bank work area"),
+    ]
+
+
+def _spectral_subtraction_init(context: KernelContext) -> Events:
+    # The params, then a uint32 noise estimate per channel.
+    channels = context.custom_int("num_channels")
+    return [
+        Persistent(context.sizeof(_SPECTRAL_SUBTRACTION_PARAMS), "params"),
+        Persistent(4 * channels, "noise estimate"),
+    ]
+
+
+def _window(context: KernelContext) -> Events:
+    # Input (rank >= 1), weights (rank 1), output (the input's rank); all int16.
+    file = SIGNAL_SOURCES + "window.cc"
+    found, refused = signal_temps(
+        context,
+        file,
+        (2, 1),
+        Slot("in", 0, None),
+        Slot("in", 1, None, name="weights"),
+        Slot("out", 0, None, name="output"),
+    )
+    if refused:
+        return [*found, *refused]
+    checks = [
+        (rank(context.input(0)) < 1, not_true(file, "NumDimensions(input) >= 1")),
+        (
+            rank(context.input(1)) != 1,
+            not_equal(file, "NumDimensions(weights)", "1", rank(context.input(1)), 1),
+        ),
+        (
+            rank(context.input(0)) != rank(context.output(0)),
+            not_equal(
+                file,
+                "NumDimensions(input)",
+                "NumDimensions(output)",
+                rank(context.input(0)),
+                rank(context.output(0)),
+            ),
+        ),
+    ]
+    for name, have in (
+        ("input", context.input_type(0)),
+        ("weights", context.input_type(1)),
+        ("output", context.output_type(0)),
+    ):
+        checks.append(
+            (have != "INT16", types_differ(file, f"{name}->type", "kTfLiteInt16", have, "INT16"))
+        )
+    for failed, refusal in checks:
+        if failed:
+            return [*found, refusal]
+    return found
+
+
+def signal_rule(name: str, source: str, init: RuleFunction, prepare: RuleFunction) -> KernelRule:
+    return KernelRule(f"CUSTOM:{name}", SIGNAL_SOURCES + source, None, init, prepare)
+
+
+def _no_init(context: KernelContext) -> Events:
+    return ()
 
 
 RULES = (
-    _signal("SignalEnergy", "energy.cc", _fixed(8)),
-    _signal("SignalFftAutoScale", "fft_auto_scale_kernel.cc", _fixed()),
-    _signal("SignalFilterBank", "filter_bank.cc", _init(_filter_bank)),
-    _signal("SignalFilterBankLog", "filter_bank_log.cc", _fixed(8)),
-    _signal(
+    signal_rule(
+        "SignalEnergy",
+        "energy.cc",
+        params_init(_ENERGY_PARAMS),
+        _fixed_slots(
+            "energy.cc", (1, 1), Slot("in", 0, "INT16", 1), Slot("out", 0, "UINT32", 1, "output")
+        ),
+    ),
+    signal_rule(
+        "SignalFftAutoScale",
+        "fft_auto_scale_kernel.cc, fft_auto_scale_common.cc",
+        _no_init,
+        _fixed_slots(
+            "fft_auto_scale_common.cc",
+            (1, 2),
+            Slot("in", 0, "INT16", 1),
+            Slot("out", 0, "INT16", 1, "output"),
+            Slot("out", 1, "INT32", 0, "scale_bit"),
+        ),
+    ),
+    signal_rule(
+        "SignalFilterBank",
+        "filter_bank.cc",
+        _filter_bank_init,
+        _fixed_slots(
+            "filter_bank.cc",
+            (6, 1),
+            Slot("in", 0, "UINT32", 1),
+            *(Slot("in", position, "INT16", 1) for position in range(1, 6)),
+            Slot("out", 0, "UINT64", 1, "output"),
+        ),
+    ),
+    signal_rule(
+        "SignalFilterBankLog",
+        "filter_bank_log.cc",
+        params_init(_LOG_PARAMS),
+        _fixed_slots(
+            "filter_bank_log.cc",
+            (1, 1),
+            Slot("in", 0, "UINT32", 1),
+            Slot("out", 0, "INT16", 1, "output"),
+        ),
+    ),
+    signal_rule(
         "SignalFilterBankSpectralSubtraction",
         "filter_bank_spectral_subtraction.cc",
-        _init(_spectral_subtraction),
+        _spectral_subtraction_init,
+        _fixed_slots(
+            "filter_bank_spectral_subtraction.cc",
+            (1, 2),
+            Slot("in", 0, "UINT32", 1),
+            Slot("out", 0, "UINT32", 1, "output"),
+            Slot("out", 1, "UINT32", 1, "noise_estimate"),
+        ),
     ),
-    _signal("SignalFilterBankSquareRoot", "filter_bank_square_root.cc", _fixed()),
-    _signal("SignalPCAN", "pcan.cc", _fixed(4)),
-    KernelRule(
-        "CUSTOM:SignalRfft",
-        _SIGNAL + "rfft.cc",
-        None,
-        _init(_rfft_state),
-        _rfft_prepare,
-        derived=False,
+    signal_rule(
+        "SignalFilterBankSquareRoot",
+        "filter_bank_square_root.cc, filter_bank_square_root_common.cc",
+        _no_init,
+        _fixed_slots(
+            "filter_bank_square_root_common.cc",
+            (2, 1),
+            Slot("in", 0, "UINT64", 1),
+            Slot("in", 1, "INT32", 0, "scale_bits"),
+            Slot("out", 0, "UINT32", 1, "output"),
+        ),
     ),
-    _signal("SignalWindow", "window.cc", _fixed(8)),
+    signal_rule(
+        "SignalIrfft",
+        "irfft.cc",
+        _irfft_init,
+        _fft_prepare(SIGNAL_SOURCES + "irfft.cc", scratch=False),
+    ),
+    signal_rule(
+        "SignalPCAN",
+        "pcan.cc",
+        params_init(_PCAN_PARAMS),
+        _fixed_slots(
+            "pcan.cc",
+            (3, 1),
+            Slot("in", 0, "UINT32", 1),
+            Slot("in", 1, "UINT32", 1, "noise_estimate"),
+            Slot("in", 2, "INT16", 1, "gain_lut"),
+            Slot("out", 0, "UINT32", 1, "output"),
+        ),
+    ),
+    signal_rule(
+        "SignalRfft", "rfft.cc", _rfft_init, _fft_prepare(SIGNAL_SOURCES + "rfft.cc", scratch=True)
+    ),
+    signal_rule("SignalWindow", "window.cc", params_init(_WINDOW_PARAMS), _window),
 )

@@ -1,43 +1,62 @@
 """Resource variables: VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE → their setup allocations.
 
-The variables' buffers themselves are allocated by the first ASSIGN_VARIABLE of each variable
-(`resources`, added by the setup replay, since they depend on earlier operators).
+Sources (tflite-micro tensorflow/lite/micro/kernels/): var_handle.cc, read_variable.cc,
+assign_variable.cc. The variables' buffers themselves are allocated by the first ASSIGN_VARIABLE
+of each variable, and the ids and their failures depend on every VAR_HANDLE before it
+(`resources`, added by the setup replay).
 """
 
 from __future__ import annotations
 
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
+    Persistent,
     no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import arity_refusals, op_data
+
+# TfLiteVarHandleParams: pointers into the flatbuffer's strings.
+_VAR_HANDLE_PARAMS = struct(
+    "TfLiteVarHandleParams", ("container", "pointer"), ("shared_name", "pointer")
+)
+_VAR_HANDLE_OP_DATA = struct("OpData", ("resource_id", "int32"))
+# assign_variable.cc has an Init and OpData only in USE_TFLM_COMPRESSION builds.
+_ASSIGN_VARIABLE_OP_DATA = struct("OpData", Field("scratch_index", "int", only_with=COMPRESSION))
 
 
 def _read_variable(context: KernelContext) -> Events:
-    # read_variable.cc Prepare checks the handle only.
+    # Prepare fetches the handle only; its other checks are DCHECKs.
     return temps(context, ("in", 0))
 
 
+def _assign_variable_init(context: KernelContext) -> Events:
+    if COMPRESSION not in context.build.features:
+        return ()
+    return [Persistent(context.sizeof(_ASSIGN_VARIABLE_OP_DATA), "OpData")]
+
+
 def _assign_variable(context: KernelContext) -> Events:
-    # assign_variable.cc Prepare reads the handle as an eval tensor and fetches only the value.
-    return temps(context, ("in", 1))
+    # Prepare reads the handle as an eval tensor (no temp) and fetches only the value.
+    refused = arity_refusals(context, "assign_variable.cc", 2, 0)
+    return refused or temps(context, ("in", 1))
 
 
 RULES = (
-    # OpData { int scratch_index } exists in USE_TFLM_COMPRESSION builds only.
     KernelRule(
         "ASSIGN_VARIABLE",
         "assign_variable.cc",
         None,
-        op_data(4),
+        _assign_variable_init,
         _assign_variable,
-        derived=False,
     ),
-    KernelRule("READ_VARIABLE", "read_variable.cc", None, prepare=_read_variable, derived=False),
-    # TfLiteVarHandleParams: two string pointers; OpData: the resource id.
-    KernelRule("VAR_HANDLE", "var_handle.cc", Fixed(16, 8), op_data(4), no_events, derived=False),
+    KernelRule("READ_VARIABLE", "read_variable.cc", None, prepare=_read_variable),
+    # Prepare binds the output to the id in its OpData (never planned: arena.py).
+    KernelRule(
+        "VAR_HANDLE", "var_handle.cc", _VAR_HANDLE_PARAMS, op_data(_VAR_HANDLE_OP_DATA), no_events
+    ),
 )

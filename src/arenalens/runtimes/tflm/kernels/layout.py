@@ -1,0 +1,399 @@
+"""Layout kernels: PAD, PADV2, MIRROR_PAD, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND, DEPTH_TO_SPACE,
+SPACE_TO_DEPTH, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR → their setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): pad.cc, pad_common.cc (PAD and PADV2 are
+one kernel), mirror_pad.cc, batch_to_space_nd.cc, space_to_batch_nd.cc, depth_to_space.cc,
+space_to_depth.cc, resize_bilinear.cc, resize_nearest_neighbor.cc. DEPTH_TO_SPACE and
+SPACE_TO_DEPTH write their output's dims in Prepare (a persistent copy of the dims; TFLM plans the
+output with the dims they computed).
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    Refusal,
+    RuleFunction,
+    Scratch,
+    no_events,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.common import (
+    TFLITE_TYPE_NUMBERS,
+    arity_refusals,
+    elements,
+    int32_values,
+    not_equal,
+    not_true,
+    op_data,
+    rank,
+    rewritten_dims,
+    scale_of,
+    shape,
+    types_differ,
+    zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.refusals import numbered
+
+# pad.cc — OpData { PadParams params; int32_t output_zero_point }.
+_PAD_OP_DATA = struct(
+    "OpData",
+    (
+        "params",
+        struct(
+            "PadParams",
+            ("left_padding_count", "int8"),
+            Field("left_padding", "int32", 5),
+            ("right_padding_count", "int8"),
+            Field("right_padding", "int32", 5),
+            ("resizing_category", "uint8"),  # enum class ResizingCategory : uint8_t
+        ),
+    ),
+    ("output_zero_point", "int32"),
+)
+_MIRROR_PAD_PARAMS = struct("TfLiteMirrorPaddingParams", ("mode", "enum"))
+_MIRROR_PAD_OP_DATA = struct(
+    "OpDataMirrorPad",
+    ("input_dims", "int"),
+    ("output_size", "int"),
+    ("offset", "int"),
+    ("output_dims_num_elements_buffer_index", "int"),
+    ("input_dims_num_elements_buffer_index", "int"),
+)
+_SPACE_TO_BATCH_OP_DATA = struct("SpaceToBatchParams", ("output_offset", "int32"))
+_BLOCK_PARAMS = struct("TfLiteDepthToSpaceParams", ("block_size", "int"))  # SpaceToDepth alike
+_RESIZE_PARAMS = struct(
+    "TfLiteResizeBilinearParams", ("align_corners", "bool"), ("half_pixel_centers", "bool")
+)  # TfLiteResizeNearestNeighborParams has the same two fields
+
+_PAD_MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount()
+
+
+def _pad(context: KernelContext) -> Events:
+    # Input, paddings, the constant value when the node has three inputs (an omitted one
+    # allocates nothing), output. PADV2 with two inputs is PAD.
+    file = "pad_common.cc"
+    count = len(context.operator.inputs)
+    if count not in (2, 3):
+        return [not_true(file, "NumInputs(node) == 2 || NumInputs(node) == 3")]
+    refused = arity_refusals(context, file, count, 1)
+    if refused:
+        return refused
+    slots = [("in", 0), ("in", 1)] + ([("in", 2)] if count == 3 else []) + [("out", 0)]
+    found = temps(context, *slots)
+    source, paddings, constant, result = (
+        context.input(0),
+        context.input(1),
+        context.input(2) if count == 3 else None,
+        context.output(0),
+    )
+    dtype = context.input_type(0)
+    if dtype != context.output_type(0):
+        return [
+            *found,
+            not_equal(
+                file,
+                "input->type",
+                "output->type",
+                TFLITE_TYPE_NUMBERS.get(dtype),
+                TFLITE_TYPE_NUMBERS.get(context.output_type(0)),
+            ),
+        ]
+    if rank(source) > _PAD_MAX_DIMS:
+        condition = "NumDimensions(input) <= reference_ops::PadKernelMaxDimensionCount()"
+        return [*found, not_true(file, condition)]
+    if constant is not None:
+        if constant.dtype.name != dtype:
+            return [
+                *found,
+                not_equal(
+                    file,
+                    "input->type",
+                    "constant_values->type",
+                    TFLITE_TYPE_NUMBERS.get(dtype),
+                    TFLITE_TYPE_NUMBERS.get(constant.dtype.name),
+                ),
+            ]
+        if elements(constant) != 1:
+            return [
+                *found,
+                not_equal(file, "NumElements(constant_values)", "1", elements(constant), 1),
+            ]
+    if elements(paddings) != 2 * rank(result):
+        return [
+            *found,
+            not_equal(
+                file,
+                "GetTensorShape(paddings).FlatSize()",
+                "output->dims->size * 2",
+                elements(paddings),
+                2 * rank(result),
+            ),
+        ]
+    if paddings is None or not paddings.has_data:
+        return [*found, Refusal(f"{file}: Non-constant >paddings< tensor is not supported")]
+    amounts = int32_values(context, paddings)  # read as int32 whatever the type
+    source_dims = shape(source)
+    for axis, dim in enumerate(shape(result)):
+        if 2 * axis + 1 >= len(amounts) or axis >= len(source_dims):
+            break  # reads past the data: undefined, not modelled
+        expected = source_dims[axis] + amounts[2 * axis] + amounts[2 * axis + 1]
+        if dim != expected:
+            return [*found, not_equal(file, "output_dim", "expected_dim", dim, expected)]
+    if dtype == "INT8":
+        refusal = _int8_pad_refusal(file, result, constant)
+        if refusal is not None:
+            return [*found, refusal]
+    if dtype not in ("FLOAT32", "INT8", "INT16", "INT32"):
+        found.append(Refusal(f"Type {dtype} not currently supported by Pad.", INVOKE))
+    return found
+
+
+def _int8_pad_refusal(file: str, output: Tensor | None, value: Tensor | None) -> Refusal | None:
+    """int8: zero must be representable, or the constant must share the output's quantization."""
+    if value is None:
+        if not -128 <= zero_point_of(output) <= 127:
+            return not_true(file, "output->params.zero_point within the int8 range")
+        return None
+    if zero_point_of(output) != zero_point_of(value):
+        return not_equal(
+            file,
+            "output->params.zero_point",
+            "constant_values->params.zero_point",
+            zero_point_of(output),
+            zero_point_of(value),
+        )
+    if scale_of(output) != scale_of(value):
+        return not_equal(
+            file,
+            "static_cast<double>(output->params.scale)",
+            "static_cast<double>(constant_values->params.scale)",
+            scale_of(output),
+            scale_of(value),
+        )
+    return None
+
+
+def _mirror_pad(context: KernelContext) -> Events:
+    # Input, paddings, output, then two int arrays of the input's rank in the head; the mode
+    # (REFLECT or SYMMETRIC) changes nothing in memory. Paddings may be runtime int32/int64.
+    file = "mirror_pad.cc"
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    paddings = shape(context.input(1))
+    dims = rank(context.input(0))
+    if len(paddings) != 2:
+        return [*found, not_equal(file, "NumDimensions(padding_matrix)", "2", len(paddings), 2)]
+    if paddings[0] != dims:
+        return [
+            *found,
+            not_equal(
+                file,
+                "SizeOfDimension(padding_matrix, 0)",
+                "NumDimensions(input_tensor)",
+                paddings[0],
+                dims,
+            ),
+        ]
+    found += [
+        Scratch(4 * dims, "mirror_pad output dims"),
+        Scratch(4 * dims, "mirror_pad input dims"),
+    ]
+    if context.output_type(0) not in ("FLOAT32", "INT8"):
+        found.append(
+            Refusal(
+                f"MIRROR_PAD fails at Invoke, without a message, on {context.output_type(0)}",
+                INVOKE,
+            )
+        )
+    return found
+
+
+def _batch_space(file: str) -> RuleFunction:
+    """BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND Prepare: input and output, ranks 3 to 4, one type
+    (block shape, crops and paddings are only read at Eval)."""
+
+    def prepare(context: KernelContext) -> Events:
+        refused = arity_refusals(context, file, 3, 1)
+        if refused:
+            return refused
+        found = temps(context, ("in", 0), ("out", 0))
+        for condition, holds in (
+            ("NumDimensions(input) >= kInputOutputMinDimensionNum", rank(context.input(0)) >= 3),
+            ("NumDimensions(output) >= kInputOutputMinDimensionNum", rank(context.output(0)) >= 3),
+            ("NumDimensions(input) <= kInputOutputMaxDimensionNum", rank(context.input(0)) <= 4),
+            ("NumDimensions(output) <= kInputOutputMaxDimensionNum", rank(context.output(0)) <= 4),
+        ):
+            if not holds:
+                return [*found, not_true(file, condition)]
+        dtype = context.input_type(0)
+        if dtype != context.output_type(0):
+            return [
+                *found,
+                types_differ(file, "input->type", "output->type", dtype, context.output_type(0)),
+            ]
+        if dtype not in ("FLOAT32", "INT8"):
+            found.append(Refusal(f"Type {numbered(dtype)} not supported.", INVOKE))
+        return found
+
+    return prepare
+
+
+def _depth_to_space(context: KernelContext) -> Events:
+    # Input, output, then the output's dims copied to the tail and set to
+    # (N, H·block, W·block, C / block²).
+    file = "depth_to_space.cc"
+    refused = arity_refusals(context, file, 1, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("out", 0))
+    refusal = _space_depth_checks(context, file)
+    if refusal is not None:
+        return [*found, refusal]
+    block = context.option("block_size")
+    if block <= 0:
+        return [*found, not_true(file, "block_size > 0")]
+    batch, height, width, depth = shape(context.input(0))
+    if depth != depth // block // block * block * block:
+        return [
+            *found,
+            not_equal(
+                file,
+                "input_channels",
+                "output_channels * block_size * block_size",
+                depth,
+                depth // block // block * block * block,
+            ),
+        ]
+    dims = (batch, height * block, width * block, depth // block // block)
+    return found + rewritten_dims(context, 0, _over_flatbuffer_dims(context, dims))
+
+
+def _space_to_depth(context: KernelContext) -> Events:
+    # As DEPTH_TO_SPACE, dims (N, H / block, W / block, C · block²); block 0 is not checked.
+    file = "space_to_depth.cc"
+    refused = arity_refusals(context, file, 1, 1)
+    if refused:
+        return refused
+    found = temps(context, ("in", 0), ("out", 0))
+    refusal = _space_depth_checks(context, file)
+    if refusal is not None:
+        return [*found, refusal]
+    block = context.option("block_size")
+    if block == 0:
+        return [*found, Refusal(f"{file}: block_size 0: integer division by zero (crash)")]
+    batch, height, width, depth = shape(context.input(0))
+    for name, dim in (("input_height", height), ("input_width", width)):
+        if dim != dim // block * block:
+            return [
+                *found,
+                not_equal(file, name, f"output_{name[6:]} * block_size", dim, dim // block * block),
+            ]
+    dims = (batch, height // block, width // block, depth * block * block)
+    return found + rewritten_dims(context, 0, _over_flatbuffer_dims(context, dims))
+
+
+def _space_depth_checks(context: KernelContext, file: str) -> Refusal | None:
+    """Rank 4, float32 or int8 output, one type."""
+    if rank(context.input(0)) != 4:
+        return not_equal(file, "NumDimensions(input)", "4", rank(context.input(0)), 4)
+    dtype = context.output_type(0)
+    if dtype not in ("FLOAT32", "INT8"):
+        return not_true(file, "data_type == kTfLiteFloat32 || data_type == kTfLiteInt8")
+    if context.input_type(0) != dtype:
+        return types_differ(file, "input->type", "output->type", context.input_type(0), dtype)
+    return None
+
+
+def _over_flatbuffer_dims(context: KernelContext, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The four dims written over a copy of the output's flatbuffer dims: its rank is kept."""
+    current = list(shape(context.output(0)))
+    for axis, dim in enumerate(dims[: len(current)]):
+        current[axis] = dim
+    return tuple(current)
+
+
+def _resize(file: str, *, bilinear: bool) -> RuleFunction:
+    """RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR Prepare: input, size, output; a constant int32
+    size; the options change no memory."""
+
+    def prepare(context: KernelContext) -> Events:
+        refused = arity_refusals(context, file, 2, 1)
+        if refused:
+            return refused
+        found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+        size = context.input(1)
+        if rank(context.input(0)) != 4:
+            return [*found, not_equal(file, "NumDimensions(input)", "4", rank(context.input(0)), 4)]
+        if rank(size) != 1:
+            return [*found, not_equal(file, "NumDimensions(size)", "1", rank(size), 1)]
+        if context.input_type(1) != "INT32":
+            number = TFLITE_TYPE_NUMBERS.get(context.input_type(1))
+            return [*found, not_equal(file, "size->type", "kTfLiteInt32", number, 2)]
+        if not bilinear and shape(size)[0] != 2:
+            return [*found, not_equal(file, "size->dims->data[0]", "2", shape(size)[0], 2)]
+        if size is None or not size.has_data:
+            return [*found, Refusal(f"{file}: Non-constant >size< tensor is not supported")]
+        dtype = context.output_type(0)
+        if bilinear:
+            if context.option("align_corners") and context.option("half_pixel_centers"):
+                return [
+                    *found,
+                    Refusal("If half_pixel_centers is True, align_corners must be False."),
+                ]
+            if dtype not in ("FLOAT32", "INT8"):
+                number = TFLITE_TYPE_NUMBERS.get(dtype)
+                found.append(Refusal(f"Output type is {number}, requires float or int8.", INVOKE))
+        elif dtype not in ("FLOAT32", "INT8", "INT16"):
+            found.append(Refusal(f"Output tensor type {numbered(dtype)} not supported.", INVOKE))
+        return found
+
+    return prepare
+
+
+RULES = (
+    KernelRule("PAD", "pad.cc, pad_common.cc", None, op_data(_PAD_OP_DATA), _pad),
+    KernelRule("PADV2", "pad.cc, pad_common.cc", None, op_data(_PAD_OP_DATA), _pad),
+    KernelRule(
+        "MIRROR_PAD",
+        "mirror_pad.cc",
+        _MIRROR_PAD_PARAMS,
+        op_data(_MIRROR_PAD_OP_DATA),
+        _mirror_pad,
+    ),
+    KernelRule(
+        "BATCH_TO_SPACE_ND",
+        "batch_to_space_nd.cc",
+        None,
+        no_events,
+        _batch_space("batch_to_space_nd.cc"),
+    ),
+    KernelRule(
+        "SPACE_TO_BATCH_ND",
+        "space_to_batch_nd.cc",
+        None,
+        op_data(_SPACE_TO_BATCH_OP_DATA, "SpaceToBatchParams"),
+        _batch_space("space_to_batch_nd.cc"),
+    ),
+    KernelRule("DEPTH_TO_SPACE", "depth_to_space.cc", _BLOCK_PARAMS, no_events, _depth_to_space),
+    KernelRule("SPACE_TO_DEPTH", "space_to_depth.cc", _BLOCK_PARAMS, no_events, _space_to_depth),
+    KernelRule(
+        "RESIZE_BILINEAR",
+        "resize_bilinear.cc",
+        _RESIZE_PARAMS,
+        no_events,
+        _resize("resize_bilinear.cc", bilinear=True),
+    ),
+    KernelRule(
+        "RESIZE_NEAREST_NEIGHBOR",
+        "resize_nearest_neighbor.cc",
+        _RESIZE_PARAMS,
+        no_events,
+        _resize("resize_nearest_neighbor.cc", bilinear=False),
+    ),
+)
