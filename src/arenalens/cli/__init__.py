@@ -44,8 +44,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The `arenalens` parser with every command registered."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `arenalens` parser with every command registered; given the arguments it will parse,
+    only the command they name (each command module imports what its work needs, and importing
+    all ten costs more than planning a small model)."""
     parser = _Parser(
         prog="arenalens",
         description="See where every byte of a TFLite / TFLite Micro tensor arena goes, "
@@ -55,9 +57,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"arenalens {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in _commands_to_register(argv):
         import_module(f"arenalens.cli.{name}").register(subparsers)
     return parser
+
+
+def _commands_to_register(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The command the arguments name, or every command (for --help, a missing or misspelt
+    command: argparse then lists or suggests them all)."""
+    if argv is None:
+        return COMMANDS
+    # Only -h / --help / --version come before the command, and they take no value.
+    named = next((arg for arg in argv if not arg.startswith("-")), None)
+    return (named,) if named in COMMANDS else COMMANDS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parse_and_run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
