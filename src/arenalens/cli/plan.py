@@ -7,9 +7,8 @@ import importlib
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arenalens.analysis.schedule import apply_schedule
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_build_options,
@@ -24,12 +23,14 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.errors import UsageError
-from arenalens.optimize import reorder_for_runtime
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
-from arenalens.reorder.registry import ReorderResult
-from arenalens.report.ascii import render_tflm_memory_plan
 from arenalens.report.plan import plan_document, render_plan
+
+if TYPE_CHECKING:
+    from arenalens.reorder.registry import ReorderResult
+
+# --reorder and --ascii import their modules when asked: most runs need neither.
 
 
 def register(subparsers: Any) -> None:
@@ -138,6 +139,9 @@ def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult 
     model = load_with_input_shapes(path, args)
     reordered = None
     if args.reorder:
+        from arenalens.analysis.schedule import apply_schedule  # noqa: PLC0415 - --reorder only
+        from arenalens.optimize import reorder_for_runtime  # noqa: PLC0415 - --reorder only
+
         schedule, reordered = reorder_for_runtime(model, args.runtime, build=build)
         model = apply_schedule(model, schedule)
     analysis = analyze(
@@ -168,6 +172,8 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if args.ascii:
         if args.runtime != "tflm":
             raise UsageError("--ascii prints TFLM's PrintMemoryPlan; use it with --runtime tflm")
+        from arenalens.report.ascii import render_tflm_memory_plan  # noqa: PLC0415 - --ascii only
+
         primary = analysis.primary
         print_text(render_tflm_memory_plan(primary.arena, primary.plan))
         return 0
