@@ -7,6 +7,7 @@ handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -112,7 +113,22 @@ def _parse_and_run(argv: Sequence[str] | None) -> int:
 def console_main() -> None:
     """Console-script wrapper: exit with main()'s code."""
     install_termination_handler()
+    collect_garbage_less_often()
     sys.exit(main())
+
+
+# Allocations between young-generation collections (CPython's default: 700).
+YOUNG_COLLECTION_ALLOCATIONS = 50_000
+
+
+def collect_garbage_less_often() -> None:
+    """A command builds one large graph of objects that lives until it exits (a 10,000-operator
+    model is ~300,000 objects) and makes little cyclic garbage. With CPython's default
+    thresholds the cyclic collector walks that whole graph several times and frees nothing,
+    about a sixth of a `plan`; a young generation this size defers those walks while still
+    collecting cycles."""
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_ALLOCATIONS, middle, old)
 
 
 def install_termination_handler() -> None:
