@@ -28,10 +28,11 @@ from rich.table import Table
 from arenalens import load_model
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.ir import Model
-from arenalens.optimize import optimize_model, prove_outputs, reorder_for_runtime
+from arenalens.optimization import optimize_model, prove_outputs
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
+from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.runtimes import get_runtime
 from benchkit import SHARED, fastest_of, test_fixtures
 

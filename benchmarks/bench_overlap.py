@@ -32,9 +32,9 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens import load_model
-from arenalens.analysis.problem import ArenaProblem, BufferKind
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.examples import EXAMPLES, example_bytes
-from arenalens.optimize import Optimization, optimize_model, prove_outputs
+from arenalens.optimization import Optimization, optimize_model, prove_outputs
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from benchkit import SHARED, test_fixtures

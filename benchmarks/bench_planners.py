@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens import load_model
-from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.errors import PlanError
 from arenalens.ir import Model
 from arenalens.planning import planner_names, run_planner

@@ -25,13 +25,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.pipeline import analyze
-from arenalens.report.build import build_report, default_planners, plan_alternatives
-from arenalens.report.console import format_bytes
+from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.tflite.reader import parse_model
+from arenalens.units import format_bytes_short
 from benchkit import best_of, synthetic_model
 
 CHROMIUM_ARGS = [
@@ -166,7 +167,7 @@ def main() -> int:
             label,
             f"{seconds:.4f}",
             f"{seconds / baseline_seconds:.1f}",
-            "-" if size is None else format_bytes(size),
+            "-" if size is None else format_bytes_short(size),
             "-" if size is None else f"{size / baseline_bytes:.2f}",
         )
     if args.browser:

@@ -68,7 +68,7 @@ def stage_list(
     from arenalens.pipeline import analyze
     from arenalens.planning import planner_names, run_planner
     from arenalens.report.build import build_report
-    from arenalens.report.html import render_html
+    from arenalens.report.html_page import render_html
     from arenalens.report.images import render_images
     from arenalens.report.terminal import render_report_text
     from arenalens.runtimes.litert import rules as litert

@@ -8,7 +8,6 @@ Knobs keep each stage bounded on hostile input (planner time limits), not smalle
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,22 +16,23 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.analysis.schedule import apply_schedule, schedule_problem
 from arenalens.diagnostics.rules import diagnose
 from arenalens.exports import FORMATS, export
 from arenalens.ir import Model
-from arenalens.optimize import optimize_model, reorder_for_runtime
+from arenalens.optimization import optimize_model
 from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
-from arenalens.reorder.registry import get_reorderer, reorderer_names, run_reorderer
+from arenalens.reorder.registry import reorderer_names, run_reorderer
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import apply_schedule, schedule_problem
 from arenalens.report.ascii import render_tflm_memory_plan
 from arenalens.report.build import build_report
-from arenalens.report.diagnose import diagnosis_document, render_diagnosis
-from arenalens.report.html import render_html
+from arenalens.report.diagnose_output import diagnosis_document, render_diagnosis
+from arenalens.report.html_page import render_html
 from arenalens.report.images import render_images
-from arenalens.report.inspect import inspect_document, render_inspect
-from arenalens.report.plan import plan_document, render_plan
+from arenalens.report.inspect_output import inspect_document, render_inspect
+from arenalens.report.plan_output import plan_document, render_plan
 from arenalens.report.terminal import render_report_text
 from arenalens.runtimes import RUNTIME_MODULES
 from arenalens.runtimes.litert.lifetimes import litert_timeline
@@ -152,7 +152,7 @@ def _run_planners(state: State, *, search: bool) -> list[Plan]:
 @cache
 def is_search_planner(name: str) -> bool:
     """True for planners that search until a time limit (CP-SAT, hill climb, portfolios)."""
-    return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
+    return get_planner(name).settings.takes("time_limit_s")
 
 
 def applicable_planners(problem: Problem) -> list[str]:
@@ -163,10 +163,9 @@ def applicable_planners(problem: Problem) -> list[str]:
 
 
 def planner_knobs(name: str) -> dict[str, Any]:
-    """The fuzzing knobs a planner accepts (others are dropped: planners differ in knobs)."""
-    wanted = PLANNER_KNOBS.get(name, {})
-    accepted = inspect.signature(get_planner(name).function).parameters
-    return {key: value for key, value in wanted.items() if key in accepted}
+    """The fuzzing knobs a planner takes (others are dropped: planners differ in knobs)."""
+    settings = get_planner(name).settings
+    return {key: value for key, value in PLANNER_KNOBS.get(name, {}).items() if settings.takes(key)}
 
 
 def report(state: State) -> None:
@@ -244,17 +243,11 @@ def reorder(state: State) -> None:
     for subgraph in model.subgraphs[:MAX_SUBGRAPHS_REORDERED]:
         problem = schedule_problem(model, subgraph.index, tensor_bytes=lambda t: t.nbytes)
         for name in reorderer_names():
-            run_reorderer(name, problem, **reorderer_knobs(name))
+            run_reorderer(name, problem, time_limit_s=SEARCH_TIME_LIMIT_S)
     for runtime in available_runtimes():
         schedule, _ = reorder_for_runtime(model, runtime, time_limit_s=SEARCH_TIME_LIMIT_S)
         if not schedule.is_file_order():
             analyze(apply_schedule(model, schedule), runtime=runtime)
-
-
-def reorderer_knobs(name: str) -> dict[str, Any]:
-    """A small time limit for the reorderers that take one."""
-    accepted = inspect.signature(get_reorderer(name).function).parameters
-    return {"time_limit_s": SEARCH_TIME_LIMIT_S} if "time_limit_s" in accepted else {}
 
 
 def optimize(state: State) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
-from arenalens.planning.check import check_plan
+from arenalens.planning.checker import check_plan
 from arenalens.planning.problem import Buffer, Plan, Problem, align_up, arena_size
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget

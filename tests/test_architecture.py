@@ -1,13 +1,22 @@
-"""Architecture rules: no import cycle, no module over 800 lines, nothing shipped unused."""
+"""Architecture rules: no import cycle, no module over 800 lines, nothing shipped unused, no
+module named like a standard library module."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from arenalens.cli import COMMANDS
+
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "arenalens"
 MAX_LINES = 800
+# Modules still named like a standard library module, each with the reason it is not renamed yet.
+STDLIB_NAMES_PENDING = {
+    # TFLM's signal library's kernels; kernels/ is being rewritten by other engineers right now.
+    "arenalens.runtimes.tflm.kernels.signal": "rename to signal_library.py when kernels/ is free",
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -126,8 +135,7 @@ def test_every_module_is_used_by_the_product() -> None:
     reached: set[str] = set()
     todo = ["arenalens", "arenalens.__main__", "arenalens.cli"]
     todo += [name for name in modules if f'"{name}"' in source or f"'{name}'" in source]
-    commands = _string_list(modules["arenalens.cli"], "COMMANDS")
-    todo += [f"arenalens.cli.{command}" for command in commands]
+    todo += [f"arenalens.cli.{module}" for module in COMMANDS.values()]
     while todo:
         name = todo.pop()
         if name in reached or name not in modules:
@@ -141,11 +149,9 @@ def test_every_module_is_used_by_the_product() -> None:
     assert sorted(set(modules) - reached) == []
 
 
-def _string_list(path: Path, variable: str) -> list[str]:
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == variable for target in node.targets
-        ):
-            value = ast.literal_eval(node.value)
-            return list(value)
-    return []
+def test_no_module_is_named_like_a_standard_library_module() -> None:
+    """A module named `inspect` or `html` is the standard library's to a reader, and to Python
+    whenever its folder is on sys.path (`python path/to/module.py`, some tools): name the noun
+    (`inspect_command`, `html_page`)."""
+    shadowing = {name for name in _modules() if name.rpartition(".")[2] in sys.stdlib_module_names}
+    assert shadowing == set(STDLIB_NAMES_PENDING)

@@ -12,12 +12,15 @@ import tflite
 from arenalens import ModelError, UsageError, load_model
 from arenalens.ir import OfflinePlan, TensorKind
 from arenalens.tflite.builder import (
-    BUFFER_ALIGNMENT,
     ModelBuilder,
     SubgraphBuilder,
     quantization,
 )
-from arenalens.tflite.reader import OFFLINE_PLAN_METADATA, encode_offline_plan
+from arenalens.tflite.reader import (
+    BUFFER_DATA_ALIGNMENT,
+    OFFLINE_PLAN_METADATA,
+    encode_offline_plan,
+)
 
 ARENA_BYTES = 256 * 1024
 
@@ -95,7 +98,7 @@ def test_buffer_zero_is_empty_and_data_is_aligned() -> None:
     model = load_model(builder.build())
     assert model.buffers[0].nbytes == 0
     assert [b.nbytes for b in model.buffers[1:]] == [1, 3, 17, 4, 33, 100]
-    assert all(b.file_offset % BUFFER_ALIGNMENT == 0 for b in model.buffers[1:])
+    assert all(b.file_offset % BUFFER_DATA_ALIGNMENT == 0 for b in model.buffers[1:])
     for tensor in model.subgraphs[0].tensors[:-1]:
         assert model.buffer_bytes(tensor.buffer) == bytes(range(tensor.shape[0]))
 
@@ -169,7 +172,7 @@ def test_metadata_and_offline_plan() -> None:
     ]
     assert model.offline_plan == plan
     assert model.buffer_bytes(plan_buffer + 1) == b"hello"
-    assert model.buffers[plan_buffer].file_offset % BUFFER_ALIGNMENT == 0
+    assert model.buffers[plan_buffer].file_offset % BUFFER_DATA_ALIGNMENT == 0
 
 
 def test_variable_tensor_and_optional_input() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from arenalens import load_model
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.inplace import INPLACE_SAFE, INPLACE_UNSAFE, find_aliases, merge_aliases
-from arenalens.analysis.problem import BufferKind
 from arenalens.runtimes import get_runtime
 from arenalens.tflite.builder import ModelBuilder
 from tests.fixtures.optimize_models import residual_add_model

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from arenalens.analysis.problem import BufferKind
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.pipeline import Analysis, analyze
 from arenalens.runtimes.litert.rules import litert_plans
 from tests.conftest import SHARED_MODELS, SHARED_REASON, shared_reference

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens import load_model
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.cli import main
 from arenalens.examples import EXAMPLES, example_bytes
-from arenalens.optimize import Optimization, optimize_model, pin_scratch, prove_outputs
+from arenalens.optimization import Optimization, optimize_model, pin_scratch, prove_outputs
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import run_planner
@@ -340,7 +340,7 @@ def test_a_model_that_saves_nothing_is_not_written(
 
 
 def test_optimize_notes_print_install_hints_without_markup_escapes() -> None:
-    from arenalens.report.optimize import render_optimize
+    from arenalens.report.optimize_output import render_optimize
 
     document = {
         "model": "m.tflite",

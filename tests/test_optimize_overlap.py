@@ -11,7 +11,7 @@ import pytest
 from arenalens import load_model
 from arenalens.cli import main
 from arenalens.examples import example_bytes
-from arenalens.optimize import optimize_model, prove_outputs
+from arenalens.optimization import optimize_model, prove_outputs
 from arenalens.runtimes.tflm import overlap as tflm_overlap
 from arenalens.runtimes.tflm.access_rules import KernelLibrary, OverlapRule
 from arenalens.runtimes.tflm.kernels.base import KernelContext

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from arenalens.examples.layers import Int8Network
-from arenalens.optimize import prove_outputs
+from arenalens.optimization import prove_outputs
 from arenalens.runtimes.tflm.access_order import Trace, distance_of
 from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES, KernelLibrary
 from arenalens.runtimes.tflm.build import HOST

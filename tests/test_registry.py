@@ -47,3 +47,58 @@ def test_a_built_in_module_imported_first_registers_every_built_in(module: str) 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     planners, reorderers = map(int, done.stdout.split())
     assert planners >= 10 and reorderers >= 4
+
+
+def test_the_registry_reads_each_planners_settings() -> None:
+    from arenalens.planning import get_planner
+
+    assert get_planner("hillclimb").settings.names == {
+        "seed",
+        "max_iterations",
+        "restart_after",
+        "time_limit_s",
+    }
+    assert get_planner("greedy_by_size").settings.names == frozenset()
+    assert get_planner("optimal").settings.takes("time_limit_s")
+    assert not get_planner("naive").settings.takes("seed")
+
+
+def test_common_settings_are_dropped_for_planners_that_do_not_take_them() -> None:
+    from arenalens.planning import Buffer, Problem, run_planner
+    from arenalens.reorder import run_reorderer
+    from arenalens.reorder.schedule import ScheduleProblem
+
+    problem = Problem((Buffer(0, 0, 1, 16), Buffer(1, 1, 2, 16)))
+    assert run_planner("greedy_by_size", problem, seed=3, time_limit_s=1.0).arena_size == 32
+    schedule = ScheduleProblem(
+        predecessors=(frozenset(), frozenset({0})),
+        tensor_bytes={0: 16},
+        op_inputs=((), (0,)),
+        op_outputs=((0,), ()),
+        op_extra=(0, 0),
+        initial=frozenset(),
+        kept=frozenset(),
+    )
+    assert run_reorderer("file", schedule, time_limit_s=1.0).order == (0, 1)
+
+
+def test_a_setting_a_planner_does_not_take_is_refused_by_name() -> None:
+    from arenalens.planning import Buffer, Problem, run_planner
+
+    problem = Problem((Buffer(0, 0, 1, 16),))
+    with pytest.raises(UsageError, match="planner 'hillclimb' has no setting workers \\(its set"):
+        run_planner("hillclimb", problem, workers=2)
+    with pytest.raises(
+        UsageError, match=r"planner .naive. has no setting iterations \(its settings: none\)"
+    ):
+        run_planner("naive", problem, iterations=2)
+
+
+def test_a_planner_with_open_settings_gets_every_one() -> None:
+    from arenalens.registry import Settings
+
+    def planner(problem: object, **settings: object) -> dict[int, int]:
+        return {}
+
+    settings = Settings.of(planner)
+    assert settings.select({"seed": 1, "anything": 2}, owner="p") == {"seed": 1, "anything": 2}

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from arenalens.report.build import build_report
-from arenalens.report.console import format_bytes
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
+from arenalens.units import format_bytes_short
 from tests.conftest import REPO_ROOT
 from tests.report_helpers import analysis_for, synthetic_model
 
@@ -173,7 +173,7 @@ def test_hovering_a_rectangle_shows_its_name_and_bytes(
     text = tooltip.inner_text()
     assert arena.buffers[largest].name in text
     assert f"{arena.buffers[largest].nbytes:,} B" in text
-    assert format_bytes(arena.buffers[largest].size) in text
+    assert format_bytes_short(arena.buffers[largest].size) in text
 
 
 def test_clicking_a_table_row_highlights_the_tensor_in_the_memory_map(watch: PageWatch) -> None:
@@ -198,13 +198,13 @@ def test_planner_switch_changes_the_arena_size(
     assert plans[0].arena_size != plans[-1].arena_size
     watch.settle()
     shown = watch.page.inner_text("#card-arena .value")
-    assert shown == format_bytes(plans[0].arena_size)
+    assert shown == format_bytes_short(plans[0].arena_size)
     from playwright.sync_api import expect
 
     watch.page.click(f'#planners button[data-planner="{plans[-1].planner}"]')
     watch.settle()
     expect(watch.page.locator("#card-arena .value")).to_have_text(
-        format_bytes(plans[-1].arena_size)
+        format_bytes_short(plans[-1].arena_size)
     )
     canvas = watch.page.locator("#memory-map canvas")
     expect(canvas).to_have_attribute("data-planner", plans[-1].planner)
@@ -233,8 +233,8 @@ def test_compare_mode_shows_both_views(
     watch.page.click("#mode-compare")
     watch.settle()
     totals = watch.page.inner_text("#compare-totals")
-    assert format_bytes(left.primary.plans[0].arena_size) in totals
-    assert format_bytes(right.primary.plans[0].arena_size) in totals
+    assert format_bytes_short(left.primary.plans[0].arena_size) in totals
+    assert format_bytes_short(right.primary.plans[0].arena_size) in totals
     ARTIFACTS.mkdir(exist_ok=True)
     watch.page.screenshot(path=str(ARTIFACTS / "report-compare.png"), full_page=True)
     assert watch.console == []
@@ -266,7 +266,7 @@ def test_the_number_to_declare_is_the_first_card(
     first = watch.page.locator(".cards .card").first
     assert first.get_attribute("id") == "card-declare"
     assert first.locator(".label").inner_text().lower() == "ktensorarenasize"
-    assert first.locator(".value").inner_text() == format_bytes(report.required_bytes)
+    assert first.locator(".value").inner_text() == format_bytes_short(report.required_bytes)
     note = first.locator(".note").inner_text()
     assert f"{report.required_bytes:,} B" in note and "inside the tensor arena" in note
     # A plan other than the runtime's: its number, and that it applies after optimize.
@@ -331,7 +331,7 @@ def test_the_viewer_formats_bytes_and_percentages_as_the_terminal_does(watch: Pa
     sizes = [0, 1, 1023, 1024, 1152, 1536, 2047, 1048575, 1048576, 1179648, 5 * 1024**3]
     sizes += [generator.randrange(1, 1 << scale) for scale in range(4, 34) for _ in range(20)]
     shown = watch.page.evaluate("(values) => values.map(window.arenalens.format.bytes)", sizes)
-    assert shown == [format_bytes(size) for size in sizes]
+    assert shown == [format_bytes_short(size) for size in sizes]
     pairs = [(49, 400), (1, 8), (0, 5), (5, 0), (2, 3), (1, 1600)]
     pairs += [(generator.randrange(0, 10**6), generator.randrange(1, 10**6)) for _ in range(300)]
     percent = "(pairs) => pairs.map(([part, all]) => window.arenalens.format.percent(part, all))"
@@ -360,8 +360,8 @@ def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path:
         canvas = watched.page.locator("#memory-map canvas")
         expect(canvas).to_have_attribute("data-shared", str(len(shared)))
         note = watched.page.inner_text("#card-bound .note")
-        assert format_bytes(arena.overlap_lower_bound) in note and "sharing no bytes" in note
-        assert watched.page.inner_text("#card-bound .value") == format_bytes(
+        assert format_bytes_short(arena.overlap_lower_bound) in note and "sharing no bytes" in note
+        assert watched.page.inner_text("#card-bound .value") == format_bytes_short(
             arena.overlap_lower_bound
         )
         assert "output written over the input" in watched.page.inner_text(".legend")

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from arenalens.report.build import build_report
-from arenalens.report.html import render_html, script_safe_json
+from arenalens.report.html_page import render_html, script_safe_json
 from tests.report_helpers import synthetic_model, tensor_only_analysis
 
 HOSTILE = "</script><script>alert(1)</script><!-- \u2028 & \u2029"

@@ -11,9 +11,9 @@ import pytest
 import tflite as schema
 
 from arenalens import ModelError, load_model
-from arenalens.analysis.schedule import predecessors
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.ir import Model, OfflinePlan
+from arenalens.reorder.schedule import predecessors
 from arenalens.tflite.reader import OFFLINE_PLAN_METADATA
 from arenalens.tflite.rewriter import rewrite_model
 from tests.conftest import SHARED_MODELS, shared_params

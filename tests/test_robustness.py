@@ -490,8 +490,8 @@ def test_reorderers_honour_their_time_limit_on_wide_graphs(name: str) -> None:
     # search's greedy finish and the exact search's every-256th clock check ran for minutes.
     from fuzz.hostile import many_live_model
 
-    from arenalens.analysis.schedule import schedule_problem
     from arenalens.reorder.registry import run_reorderer
+    from arenalens.reorder.schedule import schedule_problem
 
     model = load_model(many_live_model(1500))
     problem = schedule_problem(model, 0, tensor_bytes=lambda t: t.nbytes)
@@ -534,7 +534,7 @@ def test_html_report_escapes_every_hostile_name() -> None:
 
     from arenalens.pipeline import analyze
     from arenalens.report.build import build_report
-    from arenalens.report.html import render_html
+    from arenalens.report.html_page import render_html
 
     for name in HOSTILE_NAMES:
         model = load_model(hostile_named_model(name))
@@ -571,7 +571,7 @@ def test_optimize_on_a_model_without_buffers_keeps_tensors_planned() -> None:
     # Found by splicing chainx6 with another file: the model had no buffers, the rewriter made
     # the offline plan's bytes buffer 0, every tensor (all reading buffer 0) became a constant,
     # and optimize's read-back check raised PlanError (head 0 instead of the planned 144).
-    from arenalens.optimize import optimize_model
+    from arenalens.optimization import optimize_model
 
     model = load_model(model_without_buffers())
     assert model.buffers == ()
@@ -667,12 +667,14 @@ def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
-    x = graph.add_tensor("x", [-1087775173])
+    batch = -1087775173
+    x = graph.add_tensor("x", [batch, 32])
     weights = graph.add_tensor("weights_feature", [32, 32], data=bytes(4 * 32 * 32))
     time_weights = graph.add_tensor("weights_time", [32, 32], data=bytes(4 * 32 * 32))
-    state = graph.add_tensor("state", [1, 1024], is_variable=True)
-    y = graph.add_tensor("y", [1, 32])
-    graph.add_operator("SVDF", [x, weights, time_weights, -1, state], [y], options={"rank": 1})
+    bias = graph.add_tensor("bias", [32], data=bytes(4 * 32))
+    state = graph.add_tensor("state", [batch, 1024], is_variable=True)
+    y = graph.add_tensor("y", [batch, 32])
+    graph.add_operator("SVDF", [x, weights, time_weights, bias, state], [y], options={"rank": 1})
     graph.set_inputs([x])
     graph.set_outputs([y])
     model = load_model(builder.build())
@@ -683,7 +685,7 @@ def test_kernel_scratch_from_negative_dimensions_is_a_model_error() -> None:
 def test_an_offline_plan_past_two_gigabytes_is_refused() -> None:
     # Found by the campaign (absurd shapes): `optimize` packed offsets above 2**31 into the
     # int32 OfflineMemoryAllocation and raised struct.error.
-    from arenalens.optimize import optimize_model
+    from arenalens.optimization import optimize_model
 
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
@@ -705,7 +707,7 @@ def test_a_reordered_model_reads_each_custom_operators_own_options() -> None:
     # of the rewritten file then disagreed with the plan it had made.
     from flatbuffers import flexbuffers
 
-    from arenalens.analysis.schedule import Schedule, apply_schedule
+    from arenalens.reorder.schedule import Schedule, apply_schedule
     from arenalens.runtimes.tflm.kernels.setups import scratch_requests
     from arenalens.tflite.rewriter import rewrite_model
 

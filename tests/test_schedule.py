@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens import PlanError, load_model
-from arenalens.analysis.schedule import (
+from arenalens.examples import example_bytes
+from arenalens.reorder import reorderer_names, run_reorderer
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import (
     Schedule,
     ScheduleProblem,
     apply_schedule,
@@ -19,9 +22,6 @@ from arenalens.analysis.schedule import (
     predecessors,
     schedule_problem,
 )
-from arenalens.examples import example_bytes
-from arenalens.optimize import reorder_for_runtime
-from arenalens.reorder import reorderer_names, run_reorderer
 from arenalens.tflite.builder import ModelBuilder
 from tests.fixtures.optimize_models import streaming_state_model
 
@@ -46,6 +46,13 @@ def test_peak_is_hand_checked() -> None:
     # c first: a: 20; c: 10 + 1; b: 10 + 1 + 100; d: 111.
     assert problem.step_bytes([0, 2, 1, 3]) == [10, 20, 11, 111, 111]
     assert problem.peak([0, 2, 1, 3]) == 111
+
+
+def test_greedy_runs_the_ready_operator_that_adds_least() -> None:
+    # After a, b would add 100 B and c 1 B (neither frees t1, both read it): c, then b, then d.
+    result = run_reorderer("greedy", _diamond())
+    assert result.order == (0, 2, 1, 3)
+    assert result.peak == 111
 
 
 def test_check_order_names_the_broken_dependency() -> None:
@@ -214,7 +221,7 @@ def test_streaming_states_are_read_just_before_use() -> None:
 @pytest.mark.runtime
 def test_reordered_streaming_model_computes_the_same_outputs() -> None:
     pytest.importorskip("tflite_micro")
-    from arenalens.optimize import prove_outputs
+    from arenalens.optimization import prove_outputs
     from arenalens.tflite.rewriter import rewrite_model
 
     data = streaming_state_model()

@@ -75,7 +75,8 @@ def test_support_names_the_operator_and_why() -> None:
     assert "no kernel" in obstacle.reason and "MyFancyOp" in obstacle.reason
     hybrid = support(parse_model(hybrid_model(), "hybrid")).obstacles
     assert [o.opcode for o in hybrid] == ["FULLY_CONNECTED"]
-    assert "hybrid" in hybrid[0].reason
+    # TFLM's own message (fully_connected.cc): float input, int8 weights.
+    assert hybrid[0].reason == "Input type: FLOAT32 with filter type: INT8 not supported."
 
 
 def test_plan_json_says_it_cannot_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.planning.problem import Plan
 from arenalens.report.ascii import ordinal_character, render_tflm_memory_plan

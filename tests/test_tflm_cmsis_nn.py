@@ -10,7 +10,14 @@ import pytest
 
 from arenalens.runtimes.tflm.abi import ILP32
 from arenalens.runtimes.tflm.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
-from arenalens.runtimes.tflm.kernels.base import INVOKE, Estimate, Event, Persistent, Scratch
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    Estimate,
+    Event,
+    OverTemps,
+    Persistent,
+    Scratch,
+)
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, conv, fully_connected, recurrent
 from arenalens.runtimes.tflm.kernels.cmsis_nn import softmax as cmsis_softmax
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
@@ -165,7 +172,7 @@ def test_cmsis_builds_use_cmsis_rules_and_reference_ones_for_the_rest() -> None:
 
 def test_fully_connected_kernel_sums_are_persistent_on_mve_when_constant() -> None:
     constant = _setup(cases.fully_connected(), ISA_MVE)
-    assert Persistent(64, "CMSIS-NN kernel sums", written=True) in constant
+    assert Persistent(64, "CMSIS-NN kernel sums", written=OverTemps()) in constant
     variable = _setup(cases.fully_connected(constant_weights=False), ISA_MVE)
     assert Scratch(64, "CMSIS-NN kernel sums") in variable
     assert not _kernel_sums(_setup(cases.fully_connected(), ISA_DSP))

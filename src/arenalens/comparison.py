@@ -10,21 +10,20 @@ runtime's busiest step (the bound itself moves; the file-order bound is kept for
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 from dataclasses import dataclass
 
-from arenalens.analysis.problem import ArenaProblem
-from arenalens.analysis.schedule import apply_schedule
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
-from arenalens.optimize import reorder_for_runtime
 from arenalens.pipeline import runtime_build
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import get_planner, planner_names, run_planner
 from arenalens.reorder.registry import ReorderResult
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build
@@ -130,14 +129,10 @@ def _planners_for(runtime: str) -> list[str]:
 
 def _row(name: str, arena: ArenaProblem, *, time_limit_s: float, seed: int) -> PlannerRow:
     is_runtime = name == arena.runtime_planner
-    knobs: dict[str, object] = dict(arena.runtime_options) if is_runtime else {}
-    parameters = inspect.signature(get_planner(name).function).parameters
-    for key, value in (("time_limit_s", time_limit_s), ("seed", seed)):
-        if key in parameters:
-            knobs[key] = value
+    settings: dict[str, object] = dict(arena.runtime_options) if is_runtime else {}
     started = time.perf_counter()
     try:
-        plan = run_planner(name, arena.problem, **knobs)
+        plan = run_planner(name, arena.problem, **settings, time_limit_s=time_limit_s, seed=seed)
     except ArenalensError as error:
         return PlannerRow(
             name, None, f"{error} ({time.perf_counter() - started:.2f} s)", is_runtime

@@ -16,20 +16,19 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps, shared_pairs
 from arenalens.tflite.reader import load_model
 
-# Offsets of the overlap plan: what `optimize --overlap` writes (TFLM kernels expect 16).
-OVERLAP_ALIGNMENT = 16
 OVERLAP_PLANNER = "best"
 
 
@@ -161,7 +160,7 @@ def _plan_overlaps(
     pairs = arena_overlaps(model, arena, library=kernels)
     problem = Problem(
         arena.problem.buffers,
-        alignment=OVERLAP_ALIGNMENT,
+        alignment=ARENA_ALIGNMENT,  # as `optimize --overlap` writes them,
         overlaps=tuple(p.overlap for p in pairs),
     )
     plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)

@@ -1,12 +1,57 @@
-"""A named registry (planners, reorderers): entries by name, built-ins imported on first use."""
+"""A named registry (planners, reorderers): entries by name, built-ins imported on first use, and
+the settings each entry takes.
+
+A registered function is `(problem, *, setting=default, ...)`. Its settings are read once from its
+signature, here and nowhere else, so callers offer settings by name and the registry passes on
+the ones the function takes (`Settings.select`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Generic, Protocol, TypeVar
 
 from arenalens.errors import UsageError
+
+# Settings any planner or reorderer may be offered: one that draws no random numbers or does not
+# search against a clock has no use for them and is run without them. Any other setting an entry
+# does not take is a usage error (a misspelt setting must not be dropped silently).
+COMMON_SETTINGS = frozenset({"seed", "time_limit_s"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The keyword settings a registered function takes (every parameter after the problem)."""
+
+    names: frozenset[str]
+    takes_any: bool = False  # the function has **settings: every setting given is passed on
+
+    @classmethod
+    def of(cls, function: Callable[..., Any]) -> Settings:
+        """Read a function's settings from its signature."""
+        parameters = list(inspect.signature(function).parameters.values())[1:]
+        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return cls(
+            names=frozenset(p.name for p in parameters if p.kind in named),
+            takes_any=any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters),
+        )
+
+    def takes(self, name: str) -> bool:
+        """True when the function takes the setting `name`."""
+        return self.takes_any or name in self.names
+
+    def select(self, given: Mapping[str, Any], *, owner: str) -> dict[str, Any]:
+        """The given settings the function takes; common ones it does not take are dropped, any
+        other is a UsageError naming `owner` and the settings it has."""
+        unknown = sorted(name for name in given if not self.takes(name))
+        refused = [name for name in unknown if name not in COMMON_SETTINGS]
+        if refused:
+            has = ", ".join(sorted(self.names)) or "none"
+            raise UsageError(f"{owner} has no setting {', '.join(refused)} (its settings: {has})")
+        return {name: value for name, value in given.items() if self.takes(name)}
 
 
 class _Named(Protocol):

@@ -1,9 +1,13 @@
-"""Byte sizes as people type them: '320KB', '0.5MiB', '256K', '307200' → bytes.
+"""Byte sizes in text: as people type them ('320KB', '0.5MiB', '256K', '307200' → bytes), and as
+arenalens writes them (bytes → '73,728 B' exactly, or '72 KiB' short).
 
 Kilo, mega and giga count in 1024s whatever the spelling (K, KB, KiB, kB; M, MB, MiB; G, GB,
 GiB), as microcontroller datasheets and linker scripts use them: the STM32F746's "320 KB SRAM" is
 327,680 bytes, and `LENGTH = 256K` is 262,144. Case does not matter. Fractions of a byte are
 dropped, so a budget is never rounded up past what the user wrote.
+
+Messages and the number to declare print exact bytes, the unit people size arenas in; charts
+and tables that need the width print the short form in binary units.
 """
 
 from __future__ import annotations
@@ -54,5 +58,22 @@ def describe_size(text: str, nbytes: int) -> str:
     """What a typed size was read as: '320KB = 327,680 B' ('4096 B' when typed in bytes)."""
     typed = text.strip()
     if typed.isdigit():
-        return f"{nbytes:,} B"
-    return f"{typed} = {nbytes:,} B"
+        return format_bytes_exact(nbytes)
+    return f"{typed} = {format_bytes_exact(nbytes)}"
+
+
+def format_bytes_exact(nbytes: int) -> str:
+    """73728 → '73,728 B': every byte, grouped by thousands."""
+    return f"{nbytes:,} B"
+
+
+def format_bytes_short(nbytes: int | float) -> str:
+    """Bytes → short text in binary units: 512 B, 1.5 KiB, 2.25 MiB (two decimals at most)."""
+    value = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            if unit == "B":
+                return f"{int(value)} B"
+            return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
+        value /= 1024
+    return f"{value} GiB"  # pragma: no cover - loop always returns

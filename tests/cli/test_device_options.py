@@ -13,7 +13,7 @@ import pytest
 from arenalens import analyze, device_build
 from arenalens.cli import main
 from arenalens.errors import UsageError
-from arenalens.optimize import optimize_model, required_bytes
+from arenalens.optimization import optimize_model, required_bytes
 from arenalens.runtimes.tflm.build import CPUS, HOST, build_named, cpu_named, select_build
 from arenalens.tflite.reader import load_model
 from tests import tflm_synthetic

@@ -5,9 +5,14 @@
     python -m tests.conformance.measure --target all --family nn      # one family, every target
     python -m tests.conformance.measure --target host --stale         # only new or changed models
 
-The minimal arena is the smallest arena_size that works. Whether a size fits is monotone (every
-tail allocation rounds down from the array's end, so a larger array never leaves less room), so a
-bisection bracketed around the measured head + tail finds it exactly.
+The minimal arena is the smallest arena_size from which every larger size works. Whether a size
+fits is monotone (every tail allocation rounds down from the array's end, so a larger array never
+leaves less room), so a bisection bracketed around the measured head + tail finds it exactly; except
+where a kernel's Prepare writes a tail buffer over its own live temp tensors (per-channel arrays,
+lookup tables, dims copies: AllocatePersistentBuffer checks the head, not the temp end): setup then
+fails only at the sizes that put written bytes on the temp fields read afterwards, and a band of
+failing sizes can lie above fitting ones. For those cases (`Case.scan_bytes`) the measurement walks
+up from the bisection's answer until that many bytes of consecutive sizes fit.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.cases import FAMILIES, Case, all_cases
-from tests.conformance.targets import PROBES, TARGETS, Target
+from tests.conformance.targets import PROBES, PROBES_REASON, TARGETS, Target
 
 DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
 ROOMY = 4 << 20
@@ -52,14 +57,30 @@ def save(target: str, family: str, cases: dict[str, Any]) -> None:
 
 
 def minimum_size(
-    fits: Callable[[int], bool], total: int, roomy: int, guess: int | None = None
+    fits: Callable[[int], bool],
+    total: int,
+    roomy: int,
+    guess: int | None = None,
+    *,
+    scan_bytes: int = 0,
+    tail_at: Callable[[int], int] | None = None,
 ) -> int:
-    """Smallest size that fits, by bisection: setup needs at least head + tail less a little
-    alignment slack, and at most what the roomy probe had. A `guess` (arenalens' prediction) is
-    tried first: when it fits and one byte less does not, it is the answer (two runs instead of
-    a dozen; the bisection, which assumes the same monotonicity, would end there too)."""
+    """Smallest size from which every larger one fits, by bisection: setup needs at least head +
+    tail less a little alignment slack, and at most what the roomy probe had. A `guess`
+    (arenalens' prediction) is tried first: when it fits and one byte less does not, the
+    bisection would end there too (two runs instead of a dozen). Then, when `scan_bytes`,
+    upwards until that many bytes of consecutive sizes fit (`_stable_above`)."""
     if guess is not None and guess > 0 and fits(guess) and not fits(guess - 1):
-        return guess
+        found = guess
+    else:
+        found = _bisect_minimum(fits, total, roomy)
+    if not scan_bytes or tail_at is None:
+        return found
+    return _stable_above(fits, found, scan_bytes, _residue_groups(tail_at, total))
+
+
+def _bisect_minimum(fits: Callable[[int], bool], total: int, roomy: int) -> int:
+    """A size that fits with one byte less not fitting, bracketed around head + tail."""
     low = max(0, total - 64)
     if fits(low):
         return _bisect(fits, 0, low)
@@ -67,6 +88,37 @@ def minimum_size(
     while not fits(high):
         low, high = high, min(roomy, 2 * high)
     return _bisect(fits, low, high)
+
+
+def _residue_groups(tail_at: Callable[[int], int], total: int) -> list[tuple[int, ...]]:
+    """Residues of the size mod 16 whose tail allocations sit at the same offset from the
+    16-aligned end: every allocation of a Prepare is 16-aligned, so sizes 16k + r of one group
+    fit or fail together (measured at 16 consecutive roomy sizes by their used tail bytes)."""
+    base = 16 * (total // 16 + 64)
+    groups: dict[int, list[int]] = {}
+    for residue in range(16):
+        groups.setdefault(residue - tail_at(base + residue), []).append(residue)
+    return sorted(tuple(group) for group in groups.values())
+
+
+def _stable_above(
+    fits: Callable[[int], bool], found: int, scan_bytes: int, groups: list[tuple[int, ...]]
+) -> int:
+    """From a fitting size, walk up 16 bytes at a time (one size per residue group) until
+    `scan_bytes` bytes fit in a row; the minimum is one above the last size that failed."""
+    last_failure = found - 1
+    block = found // 16
+    clean = 0
+    while clean < scan_bytes:
+        failed = False
+        for group in groups:
+            sizes = [16 * block + residue for residue in group if 16 * block + residue >= found]
+            if sizes and not fits(sizes[0]):
+                last_failure = max(last_failure, 16 * block + group[-1])
+                failed = True
+        clean = 0 if failed else clean + 16
+        block += 1
+    return last_failure + 1
 
 
 def _bisect(fits: Callable[[int], bool], low: int, high: int) -> int:
@@ -100,12 +152,27 @@ def measure_host(case: Case) -> dict[str, Any]:
             },
         }
         total = (roomy.head or 0) + (roomy.tail or 0)
-        figures["min_arena"] = minimum_size(lambda n: probe(str(path), n).fits, total, ROOMY)
+
+        def tail_at(size: int) -> int:
+            return probe(str(path), size).tail or 0
+
+        figures["min_arena"] = minimum_size(
+            lambda n: probe(str(path), n).fits,
+            total,
+            ROOMY,
+            scan_bytes=case.scan_bytes,
+            tail_at=tail_at,
+        )
     return figures
 
 
 def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
-    command = [sys.executable, str(PROBES / "run.py"), str(path), "--target", target, "--json"]
+    # A probe run takes about a second; some too-small arenas hang instead of failing (int8
+    # UNIDIRECTIONAL_SEQUENCE_LSTM): a hang counts as "does not fit" after this many seconds.
+    command = [
+        *(sys.executable, str(PROBES / "run.py"), str(path), "--target", target, "--json"),
+        *("--timeout", "30"),
+    ]
     completed = subprocess.run(
         [*command, *arguments], capture_output=True, text=True, timeout=900, check=False
     )
@@ -119,6 +186,9 @@ def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
 def measure_device(case: Case, target: Target) -> dict[str, Any]:
     """A Cortex-M probe: recording allocator (head, tail, categories, minimal arena), then the
     plain allocator (tail, minimal arena)."""
+    if not (PROBES / "run.py").exists():
+        # Otherwise every case would be cached as "does not load".
+        raise SystemExit(PROBES_REASON)
     guesses = _predicted_minima(case, target)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
@@ -145,9 +215,20 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
                 )
                 return found.get("status") == "ok"
 
+            def tail_at(size: int, allocator: str = allocator) -> int:
+                found = _run_probe(
+                    path, target.name, "--arena", str(size), "--allocator", allocator
+                )
+                return int(found.get("tail") or 0)
+
             total = int(run["head"]) + int(run["tail"])
             figures[f"min_arena{suffix}"] = minimum_size(
-                fits, total, int(run["load_arena"]), guesses.get(f"min_arena{suffix}")
+                fits,
+                total,
+                int(run["load_arena"]),
+                guesses.get(f"min_arena{suffix}"),
+                scan_bytes=case.scan_bytes,
+                tail_at=tail_at,
             )
     return figures
 

@@ -7,8 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from arenalens.ir import Model, OfflinePlan
-from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
 from arenalens.tflite.reader import OFFLINE_PLAN_METADATA, encode_offline_plan, load_model
+
+# int8 activations: scale 0.1, zero point 0.
+ACTIVATION = quantization(0.1, 0)
 
 
 def conv(
@@ -20,14 +23,27 @@ def conv(
     stride: int = 1,
     bias: bool = True,
 ) -> int:
-    """A 1x1 (or strided) int8 CONV_2D from source → a new tensor with `channels` channels."""
+    """A 1x1 (or strided) int8 CONV_2D from source → a new tensor with `channels` channels,
+    quantized as TFLM's kernel requires (affine weights; bias scale = input x weight scale)."""
     batch, height, width, depth = graph.shape(source)
-    weights = graph.add_constant(f"{name}/w", np.ones((channels, 1, 1, depth), dtype=np.int8))
+    weights = graph.add_constant(
+        f"{name}/w",
+        np.ones((channels, 1, 1, depth), dtype=np.int8),
+        quantization=quantization(0.1, 0),
+    )
     inputs = [source, weights]
     if bias:
-        inputs.append(graph.add_constant(f"{name}/b", np.zeros((channels,), dtype=np.int32)))
+        inputs.append(
+            graph.add_constant(
+                f"{name}/b",
+                np.zeros((channels,), dtype=np.int32),
+                quantization=quantization(0.01, 0),
+            )
+        )
     out_height, out_width = -(-height // stride), -(-width // stride)
-    output = graph.add_tensor(name, (batch, out_height, out_width, channels), "INT8")
+    output = graph.add_tensor(
+        name, (batch, out_height, out_width, channels), "INT8", quantization=ACTIVATION
+    )
     graph.add_operator(
         "CONV_2D", inputs, [output], options={"stride_h": stride, "stride_w": stride}
     )
@@ -40,7 +56,7 @@ def chain(
     """input [1,size,size,3] → 1x1 convs with the given channels → output; nothing odd."""
     builder = ModelBuilder()
     graph = builder.add_subgraph("main")
-    current = graph.add_tensor("input", (1, size, size, 3), "INT8")
+    current = graph.add_tensor("input", (1, size, size, 3), "INT8", quantization=ACTIVATION)
     graph.set_inputs([current])
     for index, count in enumerate(channels):
         current = conv(graph, current, count, f"conv{index}")

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from arenalens.analysis.problem import ArenaProblem, BufferKind
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Problem
 

@@ -1,7 +1,9 @@
 """Command line: argument parsing → pipeline → renderers. The only package that prints or exits.
 
 Each command is a module here with `register(subparsers)` (adds its parser and sets `handler`) and a
-handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` order.
+handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` order, each with its
+module: the command's own name, or `<command>_command` where that name is a standard library
+module's (`inspect`), so no module here shadows one.
 """
 
 from __future__ import annotations
@@ -12,24 +14,27 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import import_module
+from types import MappingProxyType
 
 from arenalens import __version__
 from arenalens.errors import ArenalensError
 
-# Command modules, in the order `arenalens --help` lists them.
-COMMANDS = (
-    "inspect",
-    "plan",
-    "check",
-    "diagnose",
-    "export",
-    "verify",
-    "compare",
-    "optimize",
-    "report",
-    "demo",
+# Command → its module here, in the order `arenalens --help` lists them.
+COMMANDS: Mapping[str, str] = MappingProxyType(
+    {
+        "inspect": "inspect_command",
+        "plan": "plan",
+        "check": "check",
+        "diagnose": "diagnose",
+        "export": "export",
+        "verify": "verify",
+        "compare": "compare",
+        "optimize": "optimize",
+        "report": "report",
+        "demo": "demo",
+    }
 )
 
 EXIT_OK = 0
@@ -59,18 +64,19 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"arenalens {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in _commands_to_register(argv):
-        import_module(f"arenalens.cli.{name}").register(subparsers)
+        import_module(f"arenalens.cli.{COMMANDS[name]}").register(subparsers)
     return parser
 
 
 def _commands_to_register(argv: Sequence[str] | None) -> tuple[str, ...]:
     """The command the arguments name, or every command (for --help, a missing or misspelt
     command: argparse then lists or suggests them all)."""
+    every = tuple(COMMANDS)
     if argv is None:
-        return COMMANDS
+        return every
     # Only -h / --help / --version come before the command, and they take no value.
     named = next((arg for arg in argv if not arg.startswith("-")), None)
-    return (named,) if named in COMMANDS else COMMANDS
+    return (named,) if named is not None and named in COMMANDS else every
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,7 +25,12 @@ from arenalens.fit import FitCheck, board_fits, board_row, check_fit, fit_docume
 from arenalens.ir import Model
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.pipeline import Analysis, analyze
-from arenalens.report.check import render_boards, render_check, render_input_search, render_targets
+from arenalens.report.check_output import (
+    render_boards,
+    render_check,
+    render_input_search,
+    render_targets,
+)
 from arenalens.runtimes.tflm.build import Build
 from arenalens.target_build import target_build
 from arenalens.targets import (
@@ -142,7 +147,7 @@ def optimized_bytes(
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if args.runtime != "tflm" or planner is not None:
         return None
-    from arenalens.optimize import optimize_model  # noqa: PLC0415 - only when it decides
+    from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
 
     return optimize_model(
         model, time_limit_s=OPTIMIZE_SECONDS, build=build or selected_build(args)

@@ -21,7 +21,7 @@ from arenalens.cli.common import (
 )
 from arenalens.comparison import compare_planners
 from arenalens.errors import UsageError
-from arenalens.report.compare import compare_document, render_compare
+from arenalens.report.compare_output import compare_document, render_compare
 
 
 def register(subparsers: Any) -> None:

@@ -19,7 +19,7 @@ from arenalens.cli.report import (
 )
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.report.console import render_text
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
 from arenalens.report.terminal import headline, plans_table, summary_panel
 
 DEMO_EXAMPLE = "vww_mobilenet_v1"

@@ -21,7 +21,7 @@ from arenalens.cli.common import (
 )
 from arenalens.diagnostics import RULES, Diagnosis, Severity, diagnose
 from arenalens.errors import UsageError
-from arenalens.report.diagnose import diagnosis_document, render_diagnosis
+from arenalens.report.diagnose_output import diagnosis_document, render_diagnosis
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1

@@ -21,8 +21,8 @@ from arenalens.cli.common import (
     write_atomic,
 )
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.optimize import OutputProof, check_options, optimize_model, prove_outputs
-from arenalens.report.optimize import optimize_document, render_optimize
+from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
+from arenalens.report.optimize_output import optimize_document, render_optimize
 
 
 def register(subparsers: Any) -> None:

@@ -25,7 +25,7 @@ from arenalens.cli.common import (
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
-from arenalens.report.plan import plan_document, render_plan
+from arenalens.report.plan_output import plan_document, render_plan
 
 if TYPE_CHECKING:
     from arenalens.reorder.registry import ReorderResult
@@ -139,8 +139,10 @@ def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult 
     model = load_with_input_shapes(path, args)
     reordered = None
     if args.reorder:
-        from arenalens.analysis.schedule import apply_schedule  # noqa: PLC0415 - --reorder only
-        from arenalens.optimize import reorder_for_runtime  # noqa: PLC0415 - --reorder only
+        from arenalens.reorder.runtime_order import (  # noqa: PLC0415 - --reorder only
+            reorder_for_runtime,
+        )
+        from arenalens.reorder.schedule import apply_schedule  # noqa: PLC0415 - --reorder only
 
         schedule, reordered = reorder_for_runtime(model, args.runtime, build=build)
         model = apply_schedule(model, schedule)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from arenalens import __version__
+from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import make_folder
 from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
@@ -35,17 +36,16 @@ from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.fit import check_fit
 from arenalens.max_input import search_max_input
 from arenalens.pipeline import Analysis, analyze
-from arenalens.report.build import build_report, default_planners, plan_alternatives
-from arenalens.report.console import format_bytes
+from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
-from arenalens.report.html import render_html
+from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build
 from arenalens.targets import Target, get_target
-from arenalens.units import SIZE_HELP, parse_size
+from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
 
 TOOL = f"arenalens {__version__}"
 MEMORY_PLAN_BUFFERS = 80  # above this the PrintMemoryPlan text runs to pages: only with --all
@@ -248,7 +248,7 @@ def safe_file_stem(name: str) -> str:
 
 def written_text(files: Sequence[WrittenFile]) -> str:
     """The closing lines: where each file went and how big it is."""
-    return "\n".join(f"wrote {file.path} ({format_bytes(file.nbytes)})" for file in files)
+    return "\n".join(f"wrote {file.path} ({format_bytes_short(file.nbytes)})" for file in files)
 
 
 def check_output_directory(output: str | None, images: str | None) -> None:

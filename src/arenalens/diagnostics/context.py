@@ -15,17 +15,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.diagnostics.findings import short_name
 from arenalens.ir import Model
+from arenalens.names import short_name
 from arenalens.pipeline import Analysis
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
-
-# Offsets a runtime's kernels can rely on when nobody asks for more: TFLM plans 16-byte rounded
-# sizes from a 16-aligned head start (MicroArenaBufferAlignment); LiteRT aligns every offset to 64.
-RUNTIME_ALIGNMENT: Mapping[str, int] = MappingProxyType({"tflm": 16, "litert": 64})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +43,7 @@ class DiagnoseContext:
     model: Model
     runtime: str  # "tflm" | "litert"
     analysis: Analysis | None  # None when planning failed; plan rules are then skipped
-    required_alignment: int  # --alignment, or RUNTIME_ALIGNMENT[runtime]
+    required_alignment: int  # --alignment, or the runtime's data_alignment
     planner_time_limit_s: float = 5.0  # search budget of `planner-waste`, for all arenas
     what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
 
@@ -101,8 +97,3 @@ def execution_model(model: Model) -> Model:
 def tensor_name(model: Model, subgraph: int, tensor: int) -> str:
     """'7 'conv/Relu'' for messages."""
     return f"{tensor} '{short_name(model.subgraphs[subgraph].tensors[tensor].name)}'"
-
-
-def format_bytes(nbytes: int) -> str:
-    """73728 → '73,728 B'; messages print exact bytes, the unit people size arenas in."""
-    return f"{nbytes:,} B"

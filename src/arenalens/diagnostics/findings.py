@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.ir import Model
+from arenalens.names import short_name
 
 
 class Severity(enum.StrEnum):
@@ -70,15 +71,6 @@ def model_argument(model: Model) -> str:
     if not model.source or model.source.startswith("<"):
         return "MODEL"
     return shlex.quote(model.source)
-
-
-def short_name(name: str, limit: int = 60) -> str:
-    """A tensor name fit for one line: converters join fused ops' names with ';' — keep the first,
-    and cut a long path from the front (its tail is the specific part)."""
-    first = name.split(";", 1)[0]
-    if len(first) > limit:
-        first = "…" + first[-(limit - 1) :]
-    return first + ("…" if ";" in name and len(first) < limit else "")
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from arenalens.diagnostics.context import DiagnoseContext, format_bytes, tensor_name
+from arenalens.diagnostics.context import DiagnoseContext, tensor_name
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import OPERAND_SPECS
 from arenalens.ir import Operator, Subgraph, Tensor
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
+from arenalens.units import format_bytes_exact
 
 # Vela compiles a whole graph into one custom op whose scratch tensors only the NPU writes.
 VELA_OPCODE = "CUSTOM:ethos-u"
@@ -56,13 +57,13 @@ def _never_read_finding(
     some_outputs_used = len(unread) < len([t for t in op.outputs if t >= 0])
     if context.runtime == "litert":
         cost = (
-            f"LiteRT never frees an unconsumed output, so its {format_bytes(nbytes)} stay "
+            f"LiteRT never frees an unconsumed output, so its {format_bytes_exact(nbytes)} stay "
             f"allocated from operator {op.index} to the end of subgraph {subgraph.index}"
         )
     else:
         cost = (
-            f"TFLM still plans {format_bytes(nbytes)} for it, live while operator {op.index} of "
-            f"subgraph {subgraph.index} runs"
+            f"TFLM still plans {format_bytes_exact(nbytes)} for it, live while operator "
+            f"{op.index} of subgraph {subgraph.index} runs"
         )
     fix = (
         "nothing to do if the operator must produce it (a SPLIT/UNPACK slice you ignore); "
@@ -111,8 +112,8 @@ def tensor_unused(context: DiagnoseContext) -> Iterator[Finding]:
             rule="tensor-unused",
             severity=Severity.INFO if context.runtime == "litert" else Severity.WARNING,
             location=Location(subgraph.index, None, unused),
-            message=f"{len(unused)} tensor(s) ({format_bytes(nbytes)}) are read and written by no "
-            f"operator and are not subgraph inputs or outputs; {tflm_note}",
+            message=f"{len(unused)} tensor(s) ({format_bytes_exact(nbytes)}) are read and written "
+            f"by no operator and are not subgraph inputs or outputs; {tflm_note}",
             fix="strip the orphaned tensors (re-export the model; a converter leaves them when "
             "graph surgery removes their operators)",
             saving_bytes=None,

@@ -15,16 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
+from arenalens.diagnostics.context import DiagnoseContext, Interval
+from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
+from arenalens.names import short_name
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
+from arenalens.units import format_bytes_exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +293,7 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
             severity=Severity.WARNING,
             location=Location(subgraph.index, None, online),
             message=f"the offline plan leaves {len(online)} planned tensor(s) "
-            f"({format_bytes(nbytes)}) at -1: TFLM's greedy planner places them around the "
+            f"({format_bytes_exact(nbytes)}) at -1: TFLM's greedy planner places them around the "
             "fixed ones, so the layout is no longer the one the plan's author checked (and "
             "misaligned fixed offsets misalign them too)",
             fix="give every planned tensor an offset (re-run Vela or `arenalens optimize` on "

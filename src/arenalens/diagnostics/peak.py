@@ -4,9 +4,9 @@ Design hints and the bytes each saves, on the runtime's tensor-only lower bound 
 the busiest step, which every planner needs at least; docs/runtime-rules.md §M2 finds the
 optimum equal to it on every real model):
 
-* operator order — a memory-aware topological order: repeatedly run the ready operator that leaves
-  the fewest bytes live (the working-set rule of tflite-tools); the saving is the lower bound under
-  the file's order minus under the new one;
+* operator order — the `greedy` reorderer's order (`reorder/greedy.py`: repeatedly run the ready
+  operator that leaves the fewest bytes live, the working-set rule of tflite-tools), checked by
+  `check_schedule`; the saving is the lower bound under the file's order minus under the new one;
 * channels — halve the last dimension of the largest tensor at the peak;
 * stride — a stride-1 convolution producing that tensor would, at stride 2, write a quarter;
 * input resolution — halve the input's height and width and re-plan with shapes propagated by the
@@ -20,19 +20,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import NEVER_FREED
-from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
-from arenalens.diagnostics.context import DiagnoseContext, format_bytes
-from arenalens.diagnostics.findings import Finding, Location, Severity, short_name
+from arenalens.diagnostics.context import DiagnoseContext
+from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
-from arenalens.ir import Model, Operator, Subgraph
+from arenalens.ir import Model, Operator, Tensor
+from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.reorder.registry import run_reorderer
+from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
+from arenalens.runtimes import get_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
+from arenalens.units import format_bytes_exact
 
-# Reordering is a heuristic over all ready operators at each step: O(n²); beyond this many
-# operators the hint is skipped to keep `diagnose` fast.
+# The order hint's reorderer: deterministic (no clock), so `diagnose` says the same on every run.
+ORDER_HINT_REORDERER = "greedy"
+# It weighs every ready operator at each step: O(n²); beyond this many operators the hint is
+# skipped to keep `diagnose` fast.
 MAX_REORDER_OPERATORS = 3000
 _CONVOLUTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
 # Operators whose output channels (last dimension) are a design choice: the filter or unit count.
@@ -93,7 +102,7 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
         return
     sizes = {b.id: b.size for b in found.arena.problem.buffers}
     listed = ", ".join(
-        f"'{short_name(b.name)}' {format_bytes(sizes[b.id])} "
+        f"'{short_name(b.name)}' {format_bytes_exact(sizes[b.id])} "
         f"({100 * sizes[b.id] / found.live_bytes:.0f}%)"
         for b in found.buffers[:_TOP_TENSORS]
     )
@@ -119,8 +128,8 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
             ),
         ),
         message=f"{found.arena.name} peaks at step {found.step}{running}: "
-        f"{format_bytes(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
-        f"{format_bytes(plan_size)} the runtime plans{overlap_note}: {listed}{tail}",
+        f"{format_bytes_exact(found.live_bytes)} live ({len(found.buffers)} buffers), of the "
+        f"{format_bytes_exact(plan_size)} the runtime plans{overlap_note}: {listed}{tail}",
         fix="shrink what is live here: see the design hints (operator order, channels, stride, "
         "input resolution) for what each would save",
         details={
@@ -181,13 +190,13 @@ def tensor_problem(model: Model, runtime: str) -> Problem:
                 or tensor.packed_nbytes == 0
             ):
                 continue
-            size = align_up(tensor.packed_nbytes, 64)
+            size = align_up(tensor.packed_nbytes, get_runtime("litert").data_alignment)
             buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
         return Problem(tuple(buffers))
     for lifetime in tflm_timeline(model).lifetimes.values():
         tensor = model.subgraphs[lifetime.subgraph].tensors[lifetime.tensor]
         if tflm_planned(tensor):
-            size = align_up(tensor.nbytes, 16)
+            size = align_up(tensor.nbytes, ARENA_ALIGNMENT)
             buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
     return Problem(tuple(buffers))
 
@@ -206,10 +215,13 @@ def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         or any(op.called_subgraphs for op in main.operators)
     ):
         return None
-    order = memory_aware_order(main)
+    problem = schedule_problem(model, 0, tensor_bytes=_working_set_bytes)
+    order = list(run_reorderer(ORDER_HINT_REORDERER, problem).order)
     if order == list(range(len(main.operators))):
         return None
-    reordered = reorder(model, order)
+    # apply_schedule runs check_schedule: data, variable and resource dependencies all hold, so
+    # the reordered model computes what the original does.
+    reordered = apply_schedule(model, Schedule(MappingProxyType({0: tuple(order)})))
     bound = tensor_lower_bound(reordered, context.runtime)
     if bound >= baseline:
         return None
@@ -220,7 +232,7 @@ def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         location=Location(0, moved[0] if moved else None),
         message=f"operator order: running subgraph 0's operators in the order {_compact(order)} "
         f"(each step runs the ready operator that leaves the fewest bytes live) lowers the "
-        f"tensor lower bound from {format_bytes(baseline)} to {format_bytes(bound)}",
+        f"tensor lower bound from {format_bytes_exact(baseline)} to {format_bytes_exact(bound)}",
         fix="emit the operators in that order (reorder the model's operator list, or build the "
         "branches in that order before conversion); the results are unchanged",
         saving_bytes=baseline - bound,
@@ -228,63 +240,14 @@ def _order_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     )
 
 
+def _working_set_bytes(tensor: Tensor) -> int:
+    """The bytes an order moves: every tensor but constants and variables (always live)."""
+    return 0 if tensor.has_data or tensor.is_variable else tensor.nbytes
+
+
 def _compact(order: Sequence[int], limit: int = 16) -> str:
     shown = ", ".join(str(i) for i in order[:limit])
     return f"[{shown}{', …' if len(order) > limit else ''}]"
-
-
-def memory_aware_order(subgraph: Subgraph) -> list[int]:
-    """A topological order that runs, at each step, the ready operator leaving fewest bytes live.
-
-    Ties go to the lowest operator index, so a chain keeps its order and the result is
-    deterministic.
-    """
-    readers_left = {t: set(ops) for t, ops in subgraph.consumers.items()}
-    produced = {t for t in subgraph.inputs if t >= 0}
-    produced.update(t.index for t in subgraph.tensors if t.has_data or t.is_variable)
-    waiting = {
-        op.index: {t for t in op.inputs if t >= 0 and t in subgraph.producers}
-        for op in subgraph.operators
-    }
-    done: list[int] = []
-    pending = set(waiting)
-    while pending:
-        ready = sorted(op for op in pending if waiting[op] <= produced)
-        if not ready:  # unreachable for a valid model; keep the file's order for the rest
-            done.extend(sorted(pending))
-            break
-        best = min(ready, key=lambda op: (_delta(subgraph, op, readers_left), op))
-        done.append(best)
-        pending.discard(best)
-        operator = subgraph.operators[best]
-        produced.update(t for t in operator.outputs if t >= 0)
-        for tensor in set(t for t in operator.inputs if t >= 0):
-            if tensor in readers_left:
-                readers_left[tensor].discard(best)
-    return done
-
-
-def _delta(subgraph: Subgraph, op_index: int, readers_left: dict[int, set[int]]) -> int:
-    """Bytes live after running op minus before: outputs added, inputs it reads last freed."""
-    operator = subgraph.operators[op_index]
-    added = sum(subgraph.tensors[t].nbytes for t in operator.outputs if t >= 0)
-    freed = 0
-    returned = set(subgraph.outputs)
-    for tensor in set(t for t in operator.inputs if t >= 0):
-        source = subgraph.tensors[tensor]
-        if source.has_data or source.is_variable or tensor in returned:
-            continue
-        if readers_left.get(tensor) == {op_index}:
-            freed += source.nbytes
-    return added - freed
-
-
-def reorder(model: Model, order: Sequence[int]) -> Model:
-    """Model with subgraph 0's operators in `order` (renumbered); tensors untouched."""
-    main = model.subgraphs[0]
-    operators = tuple(replace(main.operators[old], index=new) for new, old in enumerate(order))
-    subgraph = replace(main, operators=operators)
-    return replace(model, subgraphs=(subgraph, *model.subgraphs[1:]))
 
 
 def _largest_activation(context: DiagnoseContext, found: Peak) -> PlannedBuffer | None:
@@ -320,11 +283,11 @@ def _tensor_hints(
             severity=Severity.INFO,
             location=location,
             message=f"channels: '{short_name(tensor.name)}' {list(tensor.shape)} "
-            f"({format_bytes(tensor.nbytes)}) "
+            f"({format_bytes_exact(tensor.nbytes)}) "
             f"is the largest tensor at the peak; operator {producer.index} ({producer.opcode}) of "
             f"subgraph {planned.subgraph} "
             f"writes {channels} channels. Halving them to {channels // 2} lowers this arena's "
-            f"lower bound from {format_bytes(before)} to {format_bytes(after)}",
+            f"lower bound from {format_bytes_exact(before)} to {format_bytes_exact(after)}",
             fix=f"reduce the output channels of operator {producer.index} of subgraph "
             f"{planned.subgraph} (width multiplier, "
             "fewer filters); downstream tensors shrink too, so the real saving is larger",
@@ -346,8 +309,8 @@ def _tensor_hints(
             message=f"stride: operator {producer.index} ({producer.opcode}) of subgraph "
             f"{planned.subgraph} runs at stride 1 "
             f"and writes '{short_name(tensor.name)}' {list(tensor.shape)}; at stride 2 it would "
-            f"write a quarter, lowering the lower bound from {format_bytes(before)} to "
-            f"{format_bytes(after)}",
+            f"write a quarter, lowering the lower bound from {format_bytes_exact(before)} to "
+            f"{format_bytes_exact(after)}",
             fix=f"use stride 2 in operator {producer.index} of subgraph {planned.subgraph} "
             "(or downsample earlier) if accuracy "
             "allows; every later feature map shrinks too",
@@ -472,7 +435,7 @@ def _resolution_finding(
         saving = before - after
         message += (
             f"; re-planned with LiteRT's shape propagation, the tensor lower bound goes from "
-            f"{format_bytes(before)} to {format_bytes(after)}"
+            f"{format_bytes_exact(before)} to {format_bytes_exact(after)}"
         )
         details["lower_bound"] = after
     return Finding(

@@ -6,27 +6,28 @@ included), so it judges what the device will really do.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
-from arenalens.diagnostics.context import DiagnoseContext, Interval, format_bytes
+from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
+from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,
     Location,
     Severity,
     model_argument,
-    short_name,
 )
 from arenalens.errors import ArenalensError
+from arenalens.names import short_name
 from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import build_flags
 from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
+from arenalens.units import format_bytes_exact
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
 # (not registered, or their extra not installed) are skipped.
@@ -178,7 +179,7 @@ def _misaligned_finding(
     if aligned_size is not None:
         delta = aligned_size - plan.arena_size
         cost = (
-            f" A plan aligned to {alignment} needs {format_bytes(aligned_size)} "
+            f" A plan aligned to {alignment} needs {format_bytes_exact(aligned_size)} "
             f"({'+' if delta >= 0 else ''}{delta:,} B)."
         )
         saving = -delta if delta < 0 else None
@@ -326,7 +327,7 @@ def _is_search_planner(name: str) -> bool:
     """True for planners that take a time limit."""
     from arenalens.planning.registry import get_planner  # noqa: PLC0415 - keeps imports flat
 
-    return "time_limit_s" in inspect.signature(get_planner(name).function).parameters
+    return get_planner(name).settings.takes("time_limit_s")
 
 
 def _waste_finding(
@@ -339,19 +340,19 @@ def _waste_finding(
     quality = (
         "the optimum"
         if optimal
-        else f"the best plan found ({format_bytes(lower_bound)} is the lower bound)"
+        else f"the best plan found ({format_bytes_exact(lower_bound)} is the lower bound)"
     )
     percent = 100.0 * saving / runtime_size
     runtime_title = "TFLM's greedy planner" if context.runtime == "tflm" else "LiteRT's planner"
     message = (
-        f"{runtime_title} needs {format_bytes(runtime_size)} for {result.arena.name}; "
-        f"{quality} is {format_bytes(best.arena_size)} (planner '{best.planner}'): "
-        f"{format_bytes(saving)} ({percent:.1f}%) wasted"
+        f"{runtime_title} needs {format_bytes_exact(runtime_size)} for {result.arena.name}; "
+        f"{quality} is {format_bytes_exact(best.arena_size)} (planner '{best.planner}'): "
+        f"{format_bytes_exact(saving)} ({percent:.1f}%) wasted"
     )
     severity = Severity.INFO
     if context.runtime == "tflm" and declared_saving is not None:
         required = context.analysis.runtime_budget.required_bytes if context.analysis else 0
-        message += f"; kTensorArenaSize would drop by {format_bytes(declared_saving)}"
+        message += f"; kTensorArenaSize would drop by {format_bytes_exact(declared_saving)}"
         if declared_saving >= max(WASTE_WARNING_BYTES, WASTE_WARNING_SHARE * required):
             severity = Severity.WARNING
         how = (
@@ -449,19 +450,19 @@ def _tflm_subgraphs(context: DiagnoseContext) -> Iterator[Finding]:
             role = f"run by operator {caller[1]} of subgraph {caller[0]}" if caller else "nested"
         else:
             role = "unreachable"
-        parts.append(f"subgraph {index} ({role}) peaks at {format_bytes(peak)}")
+        parts.append(f"subgraph {index} ({role}) peaks at {format_bytes_exact(peak)}")
     unreachable = sorted(set(peaks) - reachable)
     saving = _unreachable_cost(arena, result, unreachable) if unreachable else 0
     message = (
         f"TFLM plans all {len(peaks)} subgraphs in one head of "
-        f"{format_bytes(result.runtime_plan.arena_size)}: nested subgraphs share the caller's "
-        f"timeline, so their tensors reuse the caller's free bytes; {'; '.join(parts)}. "
+        f"{format_bytes_exact(result.runtime_plan.arena_size)}: nested subgraphs share the "
+        f"caller's timeline, so their tensors reuse the caller's free bytes; {'; '.join(parts)}. "
         f"Largest: subgraph {largest}"
     )
     if saving > 0:
         message += (
             f". The unreachable subgraph(s) {unreachable} keep lifetime (-1, -1): TFLM still "
-            f"plans and stacks their buffers, which raises the head by {format_bytes(saving)}"
+            f"plans and stacks their buffers, which raises the head by {format_bytes_exact(saving)}"
         )
     yield Finding(
         rule="subgraph-arenas",
@@ -494,7 +495,7 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
     sizes = {r.arena.name: r.runtime_plan.arena_size for r in context.analysis.arenas}
     total = sum(sizes.values())
     largest = max(sizes, key=lambda name: (sizes[name], name))
-    listing = "; ".join(f"{name}: {format_bytes(size)}" for name, size in sizes.items())
+    listing = "; ".join(f"{name}: {format_bytes_exact(size)}" for name, size in sizes.items())
     reachable = _reachable(context)
     unreachable = [sg.index for sg in context.model.subgraphs if sg.index not in reachable]
     extra = (
@@ -508,7 +509,7 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
         severity=Severity.INFO,
         location=Location(),
         message=f"LiteRT gives each subgraph its own arena and persistent arena, separate heap "
-        f"blocks that never share bytes ({listing}; {format_bytes(total)} in all). Largest: "
+        f"blocks that never share bytes ({listing}; {format_bytes_exact(total)} in all). Largest: "
         f"{largest}. Control-flow children free their arena after each Eval.{extra}",
         fix=f"to lower the total, work on {largest} first",
         details={"arenas": sizes, "total_bytes": total},
@@ -518,8 +519,6 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
 # ---------------------------------------------------------------------------------------------
 # overlap-savings
 
-# Offsets `optimize` writes are 16-aligned; both plans compared here use the same alignment.
-OVERLAP_ALIGNMENT = 16
 # Deterministic planners only (a number of hill-climbing moves set by the problem's size, the time
 # limit a safety net for hostile models): the same model gives the same finding on every machine.
 # `optimize` searches further.
@@ -540,7 +539,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     pairs = arena_overlaps(model, arena)
     if not pairs:
         return
-    disjoint_problem = replace(arena.problem, alignment=OVERLAP_ALIGNMENT, order=(), overlaps=())
+    disjoint_problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=(), overlaps=())
     overlap_problem = replace(disjoint_problem, overlaps=tuple(p.overlap for p in pairs))
     if overlap_problem.lower_bound() >= disjoint_problem.lower_bound():
         return  # nothing shared at the busiest step: no saving below the bound to report
@@ -559,10 +558,10 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
         location=Location(0, None, tuple(sorted({p.output_tensor for p in shared}))),
         message=f"letting {len(shared)} operator outputs ({opcodes}) start below an input they "
         f"consume, as far as their kernels' access order allows, the best plan found needs "
-        f"{format_bytes(overlapped.arena_size)}: {format_bytes(saving)} less than the best plan "
-        f"sharing no bytes ({format_bytes(disjoint.arena_size)}; TFLM's own: "
-        f"{format_bytes(runtime_size)}); lower bound {format_bytes(bounds[0])} "
-        f"without overlaps, {format_bytes(bounds[1])} with them "
+        f"{format_bytes_exact(overlapped.arena_size)}: {format_bytes_exact(saving)} less than the "
+        f"best plan sharing no bytes ({format_bytes_exact(disjoint.arena_size)}; TFLM's own: "
+        f"{format_bytes_exact(runtime_size)}); lower bound {format_bytes_exact(bounds[0])} "
+        f"without overlaps, {format_bytes_exact(bounds[1])} with them "
         "(predicted with TFLM's reference kernels)",
         fix="`arenalens optimize MODEL -o smaller.tflite --overlap` writes that plan and keeps it "
         "only when the real TFLM interpreter computes bit-identical outputs (add `--kernels "

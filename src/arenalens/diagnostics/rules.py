@@ -18,11 +18,12 @@ from arenalens.diagnostics import (
     shape_rules,
     support_rules,
 )
-from arenalens.diagnostics.context import RUNTIME_ALIGNMENT, DiagnoseContext
+from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, analyze
+from arenalens.runtimes import RUNTIME_MODULES, get_runtime
 from arenalens.runtimes.tflm.build import Build
 
 
@@ -186,7 +187,7 @@ def diagnose(
         model=model,
         runtime=runtime,
         analysis=analysis,
-        required_alignment=alignment or RUNTIME_ALIGNMENT.get(runtime, 1),
+        required_alignment=alignment or _data_alignment(runtime),
         planner_time_limit_s=planner_time_limit_s,
         what_if=what_if,
     )
@@ -197,6 +198,14 @@ def diagnose(
         findings.extend(rule.function(context))
     ordered = tuple(sorted(findings, key=Finding.sort_key))
     return Diagnosis(model=model, runtime=runtime, findings=ordered, analysis=analysis)
+
+
+def _data_alignment(runtime: str) -> int:
+    """The alignment the runtime's kernels rely on (1 for an unknown runtime: the analysis has
+    failed and said why)."""
+    if runtime not in RUNTIME_MODULES:
+        return 1
+    return get_runtime(runtime).data_alignment
 
 
 def _select(rules: Sequence[str] | None) -> tuple[Rule, ...]:

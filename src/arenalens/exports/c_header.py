@@ -20,12 +20,12 @@ from pathlib import PurePath
 
 from arenalens import __version__
 from arenalens.pipeline import Analysis
+from arenalens.runtimes import get_runtime
 
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9]+")
 _UNSAFE_COMMENT = re.compile(r"[^A-Za-z0-9 _.,:;/()\[\]<>+=#@-]")
 _UINT32_MAX = 2**32 - 1
 _RUNTIME_TITLES = {"tflm": "TensorFlow Lite Micro", "litert": "LiteRT"}
-_ALIGNMENT = {"tflm": 16, "litert": 64}
 
 
 def c_identifier(text: str) -> str:
@@ -79,7 +79,7 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         "/* The arena to declare, e.g. `static uint8_t arena[" + upper + "_ARENA_SIZE]` aligned to",
         " * " + upper + "_ARENA_ALIGNMENT. */",
         f"#define {upper}_ARENA_SIZE {budget.required_bytes}u",
-        f"#define {upper}_ARENA_ALIGNMENT {_ALIGNMENT.get(analysis.runtime, 16)}u",
+        f"#define {upper}_ARENA_ALIGNMENT {get_runtime(analysis.runtime).data_alignment}u",
         f"#define {upper}_ARENA_COUNT {len(analysis.arenas)}u",
     ]
     for index, result in enumerate(analysis.arenas):

@@ -1,6 +1,6 @@
 """Planners: Problem (buffers with lifetimes and sizes) → checked Plan (offsets, arena size)."""
 
-from arenalens.planning.check import check_plan
+from arenalens.planning.checker import check_plan
 from arenalens.planning.problem import Buffer, Overlap, Plan, Problem, align_up, arena_size
 from arenalens.planning.registry import (
     PLANNERS,

@@ -1,15 +1,13 @@
 """Heuristic portfolio, shared by the `optimal` and `best` planners.
 
 The portfolio is every registered planner marked `in_portfolio` (cheap, heuristic or runtime
-replica), run through `run_planner` so each result is checked. Knobs a member accepts (`seed`,
-`time_limit_s`) are passed on; others are not.
+replica), run through `run_planner` so each result is checked. Every member is offered `seed`
+and the time left; the registry passes them to the members that take them.
 """
 
 from __future__ import annotations
 
-import inspect
 import time
-from collections.abc import Mapping
 
 from arenalens.errors import ArenalensError
 from arenalens.planning.problem import Plan, Problem
@@ -37,9 +35,8 @@ def run_portfolio(
     deadline = time.perf_counter() + time_limit_s
     for name in portfolio_names():
         remaining = max(0.05, deadline - time.perf_counter())
-        knobs = _accepted_knobs(name, {"seed": seed, "time_limit_s": remaining})
         try:
-            plans.append(run_planner(name, problem, **knobs))
+            plans.append(run_planner(name, problem, seed=seed, time_limit_s=remaining))
         except ArenalensError:
             # A replica may refuse a problem outside its runtime's rules; the others still run.
             continue
@@ -51,8 +48,3 @@ def run_portfolio(
 def smallest(plans: list[Plan]) -> Plan:
     """The plan with the smallest arena; ties go to the earlier plan."""
     return min(enumerate(plans), key=lambda item: (item[1].arena_size, item[0]))[1]
-
-
-def _accepted_knobs(name: str, knobs: Mapping[str, object]) -> dict[str, object]:
-    parameters = inspect.signature(get_planner(name).function).parameters
-    return {key: value for key, value in knobs.items() if key in parameters}

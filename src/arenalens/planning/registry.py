@@ -1,6 +1,6 @@
 """The planner registry: name → pure function `Problem -> offsets`, every result checked.
 
-A planner is a function `(problem, **knobs) -> offsets` (a mapping buffer id → offset) or a
+A planner is a function `(problem, *, settings...) -> offsets` (a mapping buffer id → offset) or a
 `PlannerOutput` when it has more to say (a proven bound, optimality). Register one with
 
     @register_planner("my_planner", description="...", source="paper / runtime file")
@@ -8,6 +8,11 @@ A planner is a function `(problem, **knobs) -> offsets` (a mapping buffer id →
 
 and `run_planner("my_planner", problem)` times it, checks the result with `check_plan` and returns a
 frozen `Plan`. Nothing reaches a user without passing the checker.
+
+Settings are the planner's keyword arguments; the registry reads them once (`PlannerInfo.settings`)
+and passes on what a planner takes: `seed` and `time_limit_s` may be offered to every planner
+(`run_planner("greedy_by_size", problem, seed=1)` runs it without a seed), any other setting a
+planner does not take is a UsageError.
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import PlanError
-from arenalens.planning.check import check_plan
+from arenalens.planning.checker import check_plan
 from arenalens.planning.problem import Plan, Problem, arena_size
-from arenalens.registry import Registry
+from arenalens.registry import Registry, Settings
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,11 @@ class PlannerInfo:
     replicates_runtime: str | None = None
     # Part of the `best` portfolio: cheap enough to run on every model by default.
     in_portfolio: bool = True
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The settings (keyword arguments) the planner takes."""
+        return Settings.of(self.function)
 
 
 _REGISTRY: Registry[PlannerInfo] = Registry("planner", "arenalens.planning.builtin")
@@ -92,11 +103,12 @@ def get_planner(name: str) -> PlannerInfo:
     return _REGISTRY.get(name)
 
 
-def run_planner(name: str, problem: Problem, **knobs: Any) -> Plan:
-    """Run one registered planner on problem → a checked, timed Plan."""
+def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
+    """Run one registered planner on problem with the settings it takes → a checked, timed Plan."""
     info = get_planner(name)
+    taken = info.settings.select(settings, owner=f"planner '{name}'")
     started = time.perf_counter()
-    result = info.function(problem, **knobs)
+    result = info.function(problem, **taken)
     seconds = time.perf_counter() - started
     output = result if isinstance(result, PlannerOutput) else PlannerOutput(offsets=result)
     offsets = MappingProxyType({int(k): int(v) for k, v in output.offsets.items()})

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from arenalens.analysis.schedule import ScheduleProblem
 from arenalens.reorder.beam import beam
 from arenalens.reorder.exact import search
 from arenalens.reorder.registry import ReorderOutput, register_reorderer
+from arenalens.reorder.schedule import ScheduleProblem
 
 
 @register_reorderer(

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from arenalens.analysis.schedule import ScheduleProblem
 from arenalens.reorder.registry import ReorderOutput, register_reorderer
+from arenalens.reorder.schedule import ScheduleProblem
 from arenalens.reorder.state import advance, compile_problem, ready
 
 # (peak so far, live bytes, done mask, live tensors, order)

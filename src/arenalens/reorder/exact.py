@@ -20,8 +20,8 @@ import heapq
 import time
 from collections.abc import Sequence
 
-from arenalens.analysis.schedule import ScheduleProblem
 from arenalens.reorder.registry import ReorderOutput, register_reorderer
+from arenalens.reorder.schedule import ScheduleProblem
 from arenalens.reorder.state import advance, compile_problem, ready
 
 

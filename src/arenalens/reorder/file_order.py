@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from arenalens.analysis.schedule import ScheduleProblem
 from arenalens.reorder.registry import register_reorderer
+from arenalens.reorder.schedule import ScheduleProblem
 
 
 @register_reorderer("file", description="operators in file order (what the runtimes do)")

@@ -2,7 +2,8 @@
 
 Same shape as the planner registry: a reorderer returns an operator order (or a `ReorderOutput`
 with more to say); `run_reorderer` times it, checks that the order is a valid topological order
-of the problem's dependencies (`check_order`) and measures its peak.
+of the problem's dependencies (`check_order`) and measures its peak. Settings work as for planners:
+`seed` and `time_limit_s` may be offered to every reorderer; any other it does not take is refused.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from arenalens.analysis.schedule import ScheduleProblem, check_order
 from arenalens.errors import PlanError
-from arenalens.registry import Registry
+from arenalens.registry import Registry, Settings
+from arenalens.reorder.schedule import ScheduleProblem, check_order
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,11 @@ class ReordererInfo:
     function: ReordererFunction
     description: str
     source: str = ""
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The settings (keyword arguments) the reorderer takes."""
+        return Settings.of(self.function)
 
 
 @dataclass(frozen=True)
@@ -82,11 +89,12 @@ def get_reorderer(name: str) -> ReordererInfo:
     return _REGISTRY.get(name)
 
 
-def run_reorderer(name: str, problem: ScheduleProblem, **knobs: Any) -> ReorderResult:
-    """Run one reorderer → a checked, timed ReorderResult."""
+def run_reorderer(name: str, problem: ScheduleProblem, **settings: Any) -> ReorderResult:
+    """Run one reorderer with the settings it takes → a checked, timed ReorderResult."""
     info = get_reorderer(name)
+    taken = info.settings.select(settings, owner=f"reorderer '{name}'")
     started = time.perf_counter()
-    result = info.function(problem, **knobs)
+    result = info.function(problem, **taken)
     seconds = time.perf_counter() - started
     output = result if isinstance(result, ReorderOutput) else ReorderOutput(order=result)
     order = tuple(int(op) for op in output.order)

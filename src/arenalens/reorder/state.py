@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenalens.analysis.schedule import ScheduleProblem
+from arenalens.reorder.schedule import ScheduleProblem
 
 
 @dataclass(frozen=True)

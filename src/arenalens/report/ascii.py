@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 
-from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.planning.problem import Plan
 
 LINE_WIDTH = 80

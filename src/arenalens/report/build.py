@@ -1,13 +1,12 @@
-"""Report building: Analysis (+ more planners, a budget) → MemoryReport.
+"""Report building: Analysis (+ alternative plans, a budget) → MemoryReport.
 
 Steps shown are the arena's own steps. Lifetimes outside them are clamped for display: TFLM marks
 a tensor that is read but never written with first = -1, and LiteRT keeps graph inputs and outputs
 to the end with last = NEVER_FREED.
 
-`plan_alternatives` runs the planners a report lets the user switch between; by default the
-runtime's own plan, every registered planner cheap enough for the `best` portfolio that does not
-replicate another runtime, and `naive` (no reuse, the baseline). An analysis with overlaps puts
-its overlap plan first, with the allowed overlaps and their bound next to the disjoint one.
+Nothing here plans: the alternative plans a report lets the user switch between, and the number
+to declare with each, come made (`alternatives.py`). An analysis with overlaps puts its overlap
+plan first, with the allowed overlaps and their bound next to the disjoint one.
 """
 
 from __future__ import annotations
@@ -16,14 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 
+from arenalens.alternatives import Alternatives
+from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import Step
-from arenalens.analysis.problem import ArenaProblem, PlannedBuffer
 from arenalens.declared import declared_arena
-from arenalens.errors import ArenalensError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.planning.problem import Plan
-from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
 from arenalens.report.data import (
     ArenaReport,
     BufferRow,
@@ -33,60 +31,33 @@ from arenalens.report.data import (
     StepRow,
 )
 from arenalens.report.labels import short_labels
-from arenalens.runtimes import get_runtime
 
-
-def default_planners(runtime: str) -> tuple[str, ...]:
-    """Planners a report shows by default: cheap ones (the `best` portfolio) that do not
-    replicate another runtime, sorted by name; the runtime's own plan and naive come anyway."""
-    chosen = []
-    for name in planner_names():
-        info = PLANNERS[name]
-        if not info.in_portfolio:
-            continue
-        if info.replicates_runtime not in (None, runtime):
-            continue
-        chosen.append(name)
-    return tuple(chosen)
-
-
-def plan_alternatives(analysis: Analysis, planners: Sequence[str]) -> tuple[tuple[Plan, ...], ...]:
-    """Each arena of analysis planned by every planner not already in it (arena order)."""
-    for name in planners:
-        get_planner(name)  # unknown names fail before any work, listing the known ones
-    result = []
-    for arena in analysis.arenas:
-        done = {arena.plan.planner, arena.runtime_plan.planner, arena.naive_plan.planner}
-        extra = []
-        for name in dict.fromkeys(planners):  # keep order, drop repeats
-            if name in done:
-                continue
-            knobs = arena.arena.runtime_options if name == arena.arena.runtime_planner else {}
-            extra.append(run_planner(name, arena.arena.problem, **knobs))
-        result.append(tuple(extra))
-    return tuple(result)
+NO_ALTERNATIVES = Alternatives()
 
 
 def build_report(
     analysis: Analysis,
     *,
-    alternatives: Sequence[Sequence[Plan]] = (),
+    alternatives: Alternatives = NO_ALTERNATIVES,
     budget: int | None = None,
     name: str | None = None,
-    plan_budgets: bool = True,
 ) -> MemoryReport:
-    """Analysis (+ more plans per arena, in arena order) → MemoryReport.
+    """Analysis (+ alternative plans, made by `alternatives.plan_alternatives`) → MemoryReport.
 
     Each arena's plans are its chosen plan first, then the runtime's and each alternative not yet
-    listed (by planner name), then the no-reuse plan. With `plan_budgets`, every plan of the
-    primary arena also gets the number to declare with it (TFLM replays setup per plan).
+    listed (by planner name), then the no-reuse plan. Every plan of the primary arena carries the
+    number to declare with it when the analysis or the alternatives hold it.
     """
+    more = alternatives.plans
     arenas = tuple(
-        _arena_report(analysis.model, result, alternatives[i] if i < len(alternatives) else ())
+        _arena_report(analysis.model, result, more[i] if i < len(more) else ())
         for i, result in enumerate(analysis.arenas)
     )
-    if plan_budgets and arenas:
-        arenas = (_with_required_bytes(analysis, arenas[0], alternatives), *arenas[1:])
+    if arenas:
+        arenas = (
+            _with_required_bytes(analysis, arenas[0], alternatives.required_bytes),
+            *arenas[1:],
+        )
     shown = analysis
     if analysis.overlap is not None and arenas:
         arenas = (_with_overlap(arenas[0], analysis), *arenas[1:])
@@ -108,49 +79,24 @@ def build_report(
     )
 
 
-# Above this many operators the number to declare is replayed only for the runtime's and the
-# chosen plan (each replay of TFLM's setup costs about 0.5 ms per operator); the other views fall
-# back to their arena plus what the runtime needs outside it.
-PLAN_BUDGET_MAX_OPERATORS = 2000
-
-
 def _with_required_bytes(
-    analysis: Analysis, arena: ArenaReport, alternatives: Sequence[Sequence[Plan]]
+    analysis: Analysis, arena: ArenaReport, computed: Mapping[str, int | None]
 ) -> ArenaReport:
-    """The primary arena's plan views, each with the number to declare under that plan (the
-    other arenas keep their chosen plans). Budgets the analysis already holds are reused; plans
-    with the same offsets share one replay; the no-reuse baseline gets none."""
+    """The primary arena's plan views, each with the number to declare under that plan: the
+    analysis's own for the runtime's and the chosen plan, the computed one for an alternative
+    (`Alternatives.required_bytes`); none for the no-reuse baseline."""
     if not analysis.runtime_budget.device:
-        return arena  # not made by a runtime's rules (a hand-made analysis): nothing to replay
-    rules = get_runtime(analysis.runtime)
+        return arena  # not made by a runtime's rules (a hand-made analysis): no numbers
     first = analysis.arenas[0]
     known = {
         first.runtime_plan.planner: analysis.runtime_budget.required_bytes,
         first.plan.planner: analysis.budget.required_bytes,
     }
-    plans = {plan.planner: plan for plan in (alternatives[0] if alternatives else ())}
-    problems = [result.arena for result in analysis.arenas]
-    rest = [result.plan for result in analysis.arenas[1:]]
-    replay = analysis.model.operator_count <= PLAN_BUDGET_MAX_OPERATORS
-    by_offsets: dict[tuple[tuple[int, int], ...], int | None] = {}
     views = []
     for view in arena.plans:
         required = known.get(view.planner)
-        plan = plans.get(view.planner)
-        if required is None and plan is not None and replay:
-            key = tuple(sorted(plan.offsets.items()))
-            if key not in by_offsets:
-                try:
-                    budget = rules.budget(
-                        analysis.model,
-                        problems,
-                        [plan, *rest],
-                        **rules.with_build(analysis.build),
-                    )
-                    by_offsets[key] = budget.required_bytes
-                except ArenalensError:
-                    by_offsets[key] = None  # a plan the runtime's setup cannot take
-            required = by_offsets[key]
+        if required is None:
+            required = computed.get(view.planner)
         views.append(replace(view, required_bytes=required))
     return replace(arena, plans=tuple(views))
 

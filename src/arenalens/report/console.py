@@ -116,29 +116,3 @@ def _justify(text: str, width: int, how: str) -> str:
     if how == "center":
         return " " * (gap // 2) + text + " " * (gap - gap // 2)
     return text + " " * gap
-
-
-def format_bytes(nbytes: int | float) -> str:
-    """Bytes → short human text with binary units: 512 B, 1.5 KiB, 2.25 MiB."""
-    value = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            if unit == "B":
-                return f"{int(value)} B"
-            return f"{value:.2f}".rstrip("0").rstrip(".") + f" {unit}"
-        value /= 1024
-    return f"{value} GiB"  # pragma: no cover - loop always returns
-
-
-def short_name(name: str, limit: int = 48) -> str:
-    """A tensor name cut for a table cell: the first ';'-joined part, then its tail, marked '…'.
-
-    Converters join every fused op's name with ';' (`model/act/Relu;model/bn/...;model/conv`);
-    the first part names the tensor. Paths keep their tail, the most specific part.
-    """
-    first, _, rest = name.partition(";")
-    if len(first) > limit:
-        return "…" + first[-(limit - 1) :]
-    if rest:
-        return first + "…" if len(first) < limit else first[: limit - 1] + "…"
-    return first

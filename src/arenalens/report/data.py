@@ -16,7 +16,6 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.declared import DeclaredArena, parts_text
-from arenalens.report.console import format_bytes
 from arenalens.report.labels import (
     declared_qualifier,
     operator_label,
@@ -25,6 +24,7 @@ from arenalens.report.labels import (
     shape_label,
 )
 from arenalens.runtimes.tflm.build import build_flags
+from arenalens.units import format_bytes_short
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -321,7 +321,7 @@ def _declared_json(declared: DeclaredArena) -> dict[str, Any]:
         **declared.as_dict(),
         "qualifier": declared_qualifier(declared.status),
         "reason_prefix": reason_prefix(declared.status),
-        "parts_text": parts_text(declared, format_bytes),
+        "parts_text": parts_text(declared, format_bytes_short),
     }
 
 
@@ -426,14 +426,14 @@ def _plan_parts_text(
         if declare_bytes == view.arena_size:
             return ""
         return (
-            f"arena {format_bytes(view.arena_size)} + "
-            f"{format_bytes(declare_bytes - view.arena_size)} in the other arenas"
+            f"arena {format_bytes_short(view.arena_size)} + "
+            f"{format_bytes_short(declare_bytes - view.arena_size)} in the other arenas"
         )
     if view.is_runtime and arena is report.primary:
-        return parts_text(declared, format_bytes)
+        return parts_text(declared, format_bytes_short)
     return (
-        f"head {format_bytes(view.arena_size)} + tail and setup "
-        f"{format_bytes(declare_bytes - view.arena_size)}, all inside the tensor arena"
+        f"head {format_bytes_short(view.arena_size)} + tail and setup "
+        f"{format_bytes_short(declare_bytes - view.arena_size)}, all inside the tensor arena"
     )
 
 

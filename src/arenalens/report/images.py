@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.errors import RuntimeUnavailableError
-from arenalens.report.console import format_bytes
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
+from arenalens.units import format_bytes_short
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
@@ -231,9 +231,9 @@ def _budget_room(report: MemoryReport) -> int | None:
 
 def _budget_label(report: MemoryReport) -> str:
     assert report.budget is not None
-    label = f"budget {format_bytes(report.budget)}"
+    label = f"budget {format_bytes_short(report.budget)}"
     if report.other_bytes:
-        label += f"\n(minus {format_bytes(report.other_bytes)} outside this arena)"
+        label += f"\n(minus {format_bytes_short(report.other_bytes)} outside this arena)"
     return label
 
 
@@ -348,8 +348,8 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
         axes,
         report,
         "Memory map",
-        f"{view.planner}: arena {format_bytes(view.arena_size)}, lower bound "
-        f"{format_bytes(arena.lower_bound_for(view))}"
+        f"{view.planner}: arena {format_bytes_short(view.arena_size)}, lower bound "
+        f"{format_bytes_short(arena.lower_bound_for(view))}"
         + (" with overlaps" if arena.lower_bound_for(view) != arena.lower_bound else "")
         + f", {len(arena.buffers)} buffers in '{arena.name}' ({report.runtime})",
     )
@@ -389,10 +389,10 @@ def _side_facts(axes: Axes, report: MemoryReport, view: PlanView) -> None:
     lines = ["arena by planner:"]
     for other in arena.plans[:8]:
         mark = "▸ " if other.planner == view.planner else "  "
-        lines.append(f"{mark}{other.planner}: {format_bytes(other.arena_size)}")
-    lines.append(f"  lower bound: {format_bytes(arena.lower_bound)}")
+        lines.append(f"{mark}{other.planner}: {format_bytes_short(other.arena_size)}")
+    lines.append(f"  lower bound: {format_bytes_short(arena.lower_bound)}")
     if arena.overlap_lower_bound is not None:
-        lines.append(f"  with overlaps: {format_bytes(arena.overlap_lower_bound)}")
+        lines.append(f"  with overlaps: {format_bytes_short(arena.overlap_lower_bound)}")
     axes.text(
         1.02,
         0.35,
@@ -426,7 +426,7 @@ def _label_rectangles(
         width_chars = max(4, int(box_width / char_points) - 1)
         lines = label_lines(row.label or row.name, width_chars, line_count)
         if len(lines) < line_count:
-            lines.append(format_bytes(row.size))
+            lines.append(format_bytes_short(row.size))
         axes.text(
             (row.first + row.last) / 2,
             unit.scale(view.offsets[i] + row.size / 2),
@@ -560,13 +560,15 @@ def _gap_text(arena_size: int, lower_bound: int) -> str:
         return "below the lower bound: fixed offsets share bytes on purpose"
     if gap == 0:
         return "equal to the lower bound: no layout can do better"
-    return f"{format_bytes(gap)} ({100 * gap / max(lower_bound, 1):.1f}%) above the lower bound"
+    return (
+        f"{format_bytes_short(gap)} ({100 * gap / max(lower_bound, 1):.1f}%) above the lower bound"
+    )
 
 
 def _bytes_formatter() -> Any:
     from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
 
-    return FuncFormatter(lambda value, _position: format_bytes(int(value)))
+    return FuncFormatter(lambda value, _position: format_bytes_short(int(value)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -595,14 +597,14 @@ def live_bytes_figure(report: MemoryReport, planner: str | None = None) -> Figur
         unit.scale(view.arena_size),
         color=ARENA_COLOR,
         lw=1.4,
-        label=f"arena ({view.planner}) {format_bytes(view.arena_size)}",
+        label=f"arena ({view.planner}) {format_bytes_short(view.arena_size)}",
     )
     axes.axhline(
         unit.scale(arena.lower_bound),
         color=BOUND_COLOR,
         lw=1.2,
         ls=":",
-        label=f"lower bound {format_bytes(arena.lower_bound)}",
+        label=f"lower bound {format_bytes_short(arena.lower_bound)}",
     )
     if room is not None:
         axes.axhline(
@@ -614,7 +616,7 @@ def live_bytes_figure(report: MemoryReport, planner: str | None = None) -> Figur
         first_step, last_step = _step_limits(arena)
         right_half = peak.step > (first_step + last_step) / 2
         axes.annotate(
-            plain(f"peak {format_bytes(peak.live_bytes)}\n{_peak_label(arena)}"),
+            plain(f"peak {format_bytes_short(peak.live_bytes)}\n{_peak_label(arena)}"),
             xy=(peak.step, unit.scale(peak.live_bytes)),
             xytext=(-14 if right_half else 14, -26),
             textcoords="offset points",
@@ -639,7 +641,7 @@ def live_bytes_figure(report: MemoryReport, planner: str | None = None) -> Figur
         axes,
         report,
         "Live bytes per step",
-        f"{view.planner}: arena {format_bytes(view.arena_size)}, "
+        f"{view.planner}: arena {format_bytes_short(view.arena_size)}, "
         + _gap_text(view.arena_size, arena.lower_bound_for(view))
         + f" ({report.runtime}, '{arena.name}')",
     )
@@ -681,7 +683,7 @@ def peak_tensors_figure(report: MemoryReport, planner: str | None = None) -> Fig
         axes.text(
             unit.scale(value),
             position,
-            f" {format_bytes(value)}{share}",
+            f" {format_bytes_short(value)}{share}",
             va="center",
             fontsize=7.5,
             color=INK,
@@ -694,7 +696,7 @@ def peak_tensors_figure(report: MemoryReport, planner: str | None = None) -> Fig
         axes,
         report,
         "Live at the peak",
-        f"{format_bytes(total)} at {_peak_label(arena)}; {len(live)} buffers live",
+        f"{format_bytes_short(total)} at {_peak_label(arena)}; {len(live)} buffers live",
     )
     return figure
 

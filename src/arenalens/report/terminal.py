@@ -14,12 +14,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from arenalens.report.check import declare_line, declare_notes
-from arenalens.report.console import format_bytes, render_text, short_name
+from arenalens.names import short_name
+from arenalens.report.check_output import declare_line, declare_notes
+from arenalens.report.console import render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
 from arenalens.runtimes.tflm.build import build_flags
+from arenalens.units import format_bytes_short
 
 
 def render_report_text(
@@ -58,6 +60,8 @@ def render_report_text(
 _SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # Findings listed in full under "what to do next"; the rest are counted (diagnose shows all).
 SHOWN_FINDINGS = 8
+# Characters of a tensor name in a table cell.
+NAME_CELL_CHARS = 48
 
 
 def headline(report: MemoryReport) -> list[RenderableType]:
@@ -131,7 +135,7 @@ def summary_panel(report: MemoryReport) -> Panel:
     table.add_row(
         f"arena ({arena.name})",
         Text.assemble(
-            (format_bytes(chosen.arena_size), "bold cyan"),
+            (format_bytes_short(chosen.arena_size), "bold cyan"),
             f"  {chosen.arena_size:,} B with ",
             (chosen.planner, "bold"),
             " (the runtime's planner)" if chosen.is_runtime else "",
@@ -139,7 +143,7 @@ def summary_panel(report: MemoryReport) -> Panel:
     )
     table.add_row(
         "lower bound",
-        f"{format_bytes(arena.lower_bound)}  live at the busiest step; no layout sharing no "
+        f"{format_bytes_short(arena.lower_bound)}  live at the busiest step; no layout sharing no "
         "bytes can use less",
     )
     if arena.overlap_lower_bound is not None:
@@ -148,8 +152,9 @@ def summary_panel(report: MemoryReport) -> Panel:
     saved = arena.no_reuse_bytes - chosen.arena_size
     table.add_row(
         "reuse",
-        f"{format_bytes(arena.no_reuse_bytes)} without reuse → {format_bytes(chosen.arena_size)}"
-        f" ({format_bytes(saved)} saved, {_percent(saved, arena.no_reuse_bytes)})",
+        f"{format_bytes_short(arena.no_reuse_bytes)} without reuse → "
+        f"{format_bytes_short(chosen.arena_size)} ({format_bytes_short(saved)} saved, "
+        f"{_percent(saved, arena.no_reuse_bytes)})",
     )
     table.add_row("peak", _peak_text(arena))
     if report.budget is not None and report.verdict is None:
@@ -168,8 +173,8 @@ def _overlap_text(arena: ArenaReport, chosen: PlanView) -> Text:
     regions = arena.shared_regions(chosen)
     opcodes = sorted({arena.overlaps[index].opcode for index, *_ in regions})
     text = (
-        f"lower bound {format_bytes(arena.overlap_lower_bound)} when an output may start below "
-        f"an input it consumes ({len(arena.overlaps)} allowed by the kernels' access order); "
+        f"lower bound {format_bytes_short(arena.overlap_lower_bound)} when an output may start "
+        f"below an input it consumes ({len(arena.overlaps)} allowed by the kernels' access order); "
     )
     if regions:
         text += f"this plan shares bytes in {len(regions)}: " + ", ".join(opcodes)
@@ -182,13 +187,14 @@ def _overhead_text(overhead: int, lower_bound: int) -> Text:
     if overhead < 0:
         # Only fixed (offline-planned) buffers may share bytes while live; then no bound holds.
         return Text(
-            f"{format_bytes(-overhead)} below the bound: fixed offsets share bytes on purpose",
+            f"{format_bytes_short(-overhead)} below the bound: "
+            "fixed offsets share bytes on purpose",
             style="yellow",
         )
     if overhead == 0:
         return Text("0 B: the plan meets the lower bound", style="green")
     return Text(
-        f"{format_bytes(overhead)} ({_percent(overhead, lower_bound)} above the bound)",
+        f"{format_bytes_short(overhead)} ({_percent(overhead, lower_bound)} above the bound)",
         style="yellow",
     )
 
@@ -199,7 +205,7 @@ def _peak_text(arena: ArenaReport) -> Text:
         return Text("no steps")
     live = arena.live_at(peak.step)
     text = Text.assemble(
-        (format_bytes(peak.live_bytes), "bold"),
+        (format_bytes_short(peak.live_bytes), "bold"),
         f" live at step {peak.step}, while ",
         (arena.step_label(peak), "bold magenta"),
         f" runs ({len(live)} buffers live)",
@@ -212,9 +218,13 @@ def _budget_text(report: MemoryReport) -> Text:
     margin = report.budget - report.required_bytes
     if margin >= 0:
         return Text(
-            f"{format_bytes(report.budget)}: fits, {format_bytes(margin)} to spare", style="green"
+            f"{format_bytes_short(report.budget)}: fits, {format_bytes_short(margin)} to spare",
+            style="green",
         )
-    return Text(f"{format_bytes(report.budget)}: over by {format_bytes(-margin)}", style="bold red")
+    return Text(
+        f"{format_bytes_short(report.budget)}: over by {format_bytes_short(-margin)}",
+        style="bold red",
+    )
 
 
 def plans_table(report: MemoryReport) -> Table:
@@ -242,7 +252,7 @@ def plans_table(report: MemoryReport) -> Table:
     for view in arena.plans:
         row: list[Any] = [
             _planner_label(view),
-            format_bytes(view.arena_size),
+            format_bytes_short(view.arena_size),
             f"{view.arena_size:,}",
             _percent(view.arena_size - arena.lower_bound_for(view), arena.lower_bound_for(view)),
             _signed_bytes(view.arena_size - runtime.arena_size),
@@ -268,7 +278,7 @@ def _planner_label(view: PlanView) -> Text:
 def _signed_bytes(delta: int) -> Text:
     if delta == 0:
         return Text("=")
-    text = ("+" if delta > 0 else "−") + format_bytes(abs(delta))
+    text = ("+" if delta > 0 else "−") + format_bytes_short(abs(delta))
     return Text(text, style="red" if delta > 0 else "green")
 
 
@@ -306,7 +316,7 @@ def tensor_table(arena: ArenaReport, *, tensor_rows: int | None = 20) -> Table:
         table.add_row(
             Text("●", style="bold magenta") if i in at_peak else Text(""),
             str(row.id),
-            Text(short_name(row.name), no_wrap=True, overflow="ellipsis"),
+            Text(short_name(row.name, limit=NAME_CELL_CHARS), no_wrap=True, overflow="ellipsis"),
             shape_label(row.kind, row.shape),
             row.dtype,
             f"{row.nbytes:,}",
@@ -339,13 +349,15 @@ def diff_table(diff: ReportDiff) -> Group:
     for column in ("", "left", "right", "change"):
         totals.add_column(column, justify="left" if not column else "right")
     for label, left, right in diff.totals:
-        totals.add_row(label, format_bytes(left), format_bytes(right), _signed_bytes(right - left))
+        totals.add_row(
+            label, format_bytes_short(left), format_bytes_short(right), _signed_bytes(right - left)
+        )
     changes = Table(title="largest changes per tensor", title_justify="left")
     for column in ("name", "left bytes", "right bytes", "change", "left offset", "right offset"):
         changes.add_column(column, justify="left" if column == "name" else "right")
     for change in diff.largest_changes(15):
         changes.add_row(
-            Text(short_name(change.name), no_wrap=True, overflow="ellipsis"),
+            Text(short_name(change.name, limit=NAME_CELL_CHARS), no_wrap=True, overflow="ellipsis"),
             _maybe_bytes(change.left_bytes),
             _maybe_bytes(change.right_bytes),
             _signed_bytes(change.byte_change),
@@ -356,7 +368,7 @@ def diff_table(diff: ReportDiff) -> Group:
 
 
 def _maybe_bytes(nbytes: int | None) -> str:
-    return "-" if nbytes is None else format_bytes(nbytes)
+    return "-" if nbytes is None else format_bytes_short(nbytes)
 
 
 def _maybe_offset(offset: int | None) -> str:

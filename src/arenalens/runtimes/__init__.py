@@ -12,8 +12,8 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem
 from arenalens.errors import UsageError
 
 
@@ -123,6 +123,10 @@ class RuntimeRules:
         """The keyword arguments that give this runtime's rules a build ({} without builds, or
         for None: the rules' default, the host)."""
         return {"build": build} if self.has_builds and build is not None else {}
+
+    # What a kernel's data can rely on when nobody asks for more: every offset the runtime's own
+    # planner gives is a multiple of it (TFLM: sizes rounded to it from an aligned head start).
+    data_alignment: int = 1
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(

@@ -46,10 +46,9 @@ from arenalens.tflite.builder_options import (
     union_code,
 )
 from arenalens.tflite.opcodes import BUILTIN_CODES
-from arenalens.tflite.reader import FILE_IDENTIFIER
+from arenalens.tflite.reader import BUFFER_DATA_ALIGNMENT, FILE_IDENTIFIER
 
 # Where constant data starts, in bytes: the converter's alignment, and what TFLM's kernels assume.
-BUFFER_ALIGNMENT = 16
 # Builtin codes above this live only in `builtin_code`; the byte-sized deprecated field holds 127.
 _PLACEHOLDER_FOR_GREATER_OP_CODES = 127
 _SCHEMA_VERSION = 3
@@ -347,7 +346,7 @@ class _Writer:
 
     def __init__(self, model: ModelBuilder) -> None:
         self.model = model
-        data_bytes = sum(len(b) + BUFFER_ALIGNMENT for b in model.buffers)
+        data_bytes = sum(len(b) + BUFFER_DATA_ALIGNMENT for b in model.buffers)
         item_count = sum(len(sg.tensors) + len(sg.operators) for sg in model.subgraphs)
         # Sized up front: growing the builder copies everything written so far.
         self.builder = flatbuffers.Builder(data_bytes + 192 * item_count + 1024)
@@ -399,7 +398,7 @@ class _Writer:
 
     def aligned_bytes(self, data: bytes) -> int:
         builder = self.builder
-        builder.StartVector(1, len(data), BUFFER_ALIGNMENT)
+        builder.StartVector(1, len(data), BUFFER_DATA_ALIGNMENT)
         builder.head = builder.head - len(data)
         builder.Bytes[builder.head : builder.head + len(data)] = data
         return int(builder.EndVector())
@@ -606,7 +605,6 @@ def _tensor_bytes(name: str, shape: tuple[int, ...], dtype: str, data: bytes | n
 
 
 __all__ = [
-    "BUFFER_ALIGNMENT",
     "DEFAULT_OPTIONS",
     "NUMPY_DTYPES",
     "OPTIONS_TYPES",

@@ -48,6 +48,9 @@ MIN_ITEM_BUDGET = 100_000
 TABLE_ITEMS = 4
 
 FILE_IDENTIFIER = b"TFL3"
+# schema.fbs: `Buffer.data` is `force_align: 16`, so TFLM can read weights in place. A rule of the
+# file's layout; TFLM's arena alignment (`runtimes.tflm.alignment`) is a different idea.
+BUFFER_DATA_ALIGNMENT = 16
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
 # Exceptions the FlatBuffers runtime raises when offsets point outside the file or types are off.
@@ -470,6 +473,20 @@ def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[
         return ()
     data, length = quantization.vector(_QuantizationSlots.SCALE, 4)
     return tuple(struct.unpack_from(f"<{length}f", model.data, data)) if length else ()
+
+
+def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> tuple[int, ...]:
+    """Model + (subgraph, tensor) → every quantization zero point of that tensor (the IR keeps
+    the first)."""
+    parser = _Parser(model.data, model.source)
+    fb_tensor = (
+        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
+    )
+    quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
+    if quantization is None:
+        return ()
+    data, length = quantization.vector(_QuantizationSlots.ZERO_POINT, 8)
+    return tuple(struct.unpack_from(f"<{length}q", model.data, data)) if length else ()
 
 
 def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:

@@ -29,10 +29,14 @@ from dataclasses import dataclass, field
 
 from arenalens.errors import ModelError
 from arenalens.ir import OfflinePlan
-from arenalens.tflite.reader import FILE_IDENTIFIER, OFFLINE_PLAN_METADATA, encode_offline_plan
+from arenalens.tflite.reader import (
+    BUFFER_DATA_ALIGNMENT,
+    FILE_IDENTIFIER,
+    OFFLINE_PLAN_METADATA,
+    encode_offline_plan,
+)
 
 DEFAULT_ALIGNMENT = 64  # prefix multiple: keeps 16-byte force_align and LiteRT's 64-byte mmap
-_BUFFER_DATA_ALIGNMENT = 16  # schema: Buffer.data (force_align: 16)
 
 # Field slots (0-based) of the tables the rewriter rebuilds, and which of them are references.
 _MODEL_FIELDS = 8  # version, operator_codes, subgraphs, description, buffers, metadata_buffer,
@@ -61,7 +65,7 @@ def rewrite_model(
     position → old index). `offline_plan`, when given, replaces every `OfflineMemoryAllocation`
     metadata entry. The original bytes follow a prefix that is a multiple of `alignment`.
     """
-    if alignment < _BUFFER_DATA_ALIGNMENT or alignment & (alignment - 1):
+    if alignment < BUFFER_DATA_ALIGNMENT or alignment & (alignment - 1):
         raise ValueError(f"alignment must be a power of two >= 16, got {alignment}")
     original = bytes(data)
     view = _View(original, label)
@@ -407,8 +411,8 @@ class _Plan:
             prefix.table(fields, pending)
             if pending.data is not None:
                 # The length word sits just before data that starts 16-aligned (force_align).
-                prefix.align(_BUFFER_DATA_ALIGNMENT)
-                prefix.put(b"\0" * (_BUFFER_DATA_ALIGNMENT - 4))
+                prefix.align(BUFFER_DATA_ALIGNMENT)
+                prefix.put(b"\0" * (BUFFER_DATA_ALIGNMENT - 4))
                 prefix.put(struct.pack("<I", len(pending.data)) + pending.data, 1, data)
 
 

@@ -13,7 +13,7 @@ from functools import cache
 from importlib import import_module
 
 # Family modules, in the order the coverage table lists them.
-FAMILIES = ("corpus_paths", "cmsis_nn")
+FAMILIES = ("corpus_paths", "cmsis_nn", "nn")
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,10 @@ class Case:
     build: Callable[[], bytes]
     note: str = ""
     family: str = ""  # the module that defines it (set by all_cases)
+    # Bytes of consecutive fitting sizes the measurement must see above its bisection result
+    # before calling it the minimum: for kernels whose Prepare writes tail buffers over their
+    # own temp tensors, fitting is not monotone (a band of failing sizes above fitting ones).
+    scan_bytes: int = 0
 
     def model(self) -> bytes:
         """The .tflite bytes (built once per process)."""

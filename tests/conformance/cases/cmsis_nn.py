@@ -520,9 +520,17 @@ def convs_then_fully_connected() -> bytes:
 
 
 def _case(
-    opcode: str, dtype: str, variant: str, build: Callable[[], bytes], note: str = ""
+    opcode: str,
+    dtype: str,
+    variant: str,
+    build: Callable[[], bytes],
+    note: str = "",
+    *,
+    scan_bytes: int = 0,
 ) -> Case:
-    return Case(f"{opcode}.{dtype}.cmsis_{variant}", opcode, dtype, build, note)
+    return Case(
+        f"{opcode}.{dtype}.cmsis_{variant}", opcode, dtype, build, note, scan_bytes=scan_bytes
+    )
 
 
 _CONV = (
@@ -686,6 +694,9 @@ def _cases() -> tuple[Case, ...]:
             "INT8",
             "constant_rhs",
             batch_matmul((1, 4, 8), (1, 8, 6), constant_rhs=True),
+            # The wheel fits at 1240..1255, not at 1256..1271 (the output dims copy lands on
+            # the output's affine struct), then from 1272 on: walk up past the bisection.
+            scan_bytes=96,
         ),
         _case("BATCH_MATMUL", "INT8", "rank2", batch_matmul((4, 8), (8, 6))),
         _case("BATCH_MATMUL", "INT8", "rank4_broadcast", batch_matmul((2, 1, 4, 8), (1, 3, 8, 6))),

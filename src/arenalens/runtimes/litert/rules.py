@@ -27,8 +27,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Timeline
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
@@ -466,6 +466,7 @@ RUNTIME = RuntimeRules(
     budget=budget,
     verify=verify,
     default_alignment=LITERT_ALIGNMENT,
+    data_alignment=LITERT_ALIGNMENT,
 )
 
 __all__ = [

@@ -105,6 +105,31 @@ class Struct:
         """sizeof on this ABI."""
         return self.layout(abi, features)[0]
 
+    def member(
+        self, path: str, abi: Abi, features: frozenset[str] = frozenset()
+    ) -> tuple[int, int]:
+        """'quantization.type' → (offsetof, sizeof) of that member on this ABI (a whole array
+        for an array member)."""
+        name, _, rest = path.partition(".")
+        offset = 0
+        for field in self.fields:
+            if field.only_with is not None and field.only_with not in features:
+                continue
+            if isinstance(field.ctype, Struct):
+                member_size, member_alignment = field.ctype.layout(abi, features)
+            else:
+                member_size, member_alignment = abi.scalar(field.ctype)
+            start = 0 if self.union else _align_up(offset, member_alignment)
+            if field.name == name:
+                if not rest:
+                    return start, member_size * field.count
+                if not isinstance(field.ctype, Struct):
+                    raise KeyError(f"{self.name}.{name} is not a struct")
+                inner, size = field.ctype.member(rest, abi, features)
+                return start + inner, size
+            offset = start + member_size * field.count
+        raise KeyError(f"{self.name} has no member '{name}'")
+
 
 def struct(name: str, *fields: tuple[str, str | Struct] | Field) -> Struct:
     """Shorthand: struct("OpData", ("zero_point", "int32"), Field("data", "pointer", 3), ...)."""

@@ -13,19 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.setups import scratch_requests
 from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
-TFLM_SIZE_ALIGNMENT = 16
 ONLINE = -1  # kOnlinePlannedBuffer
 HEAD = "head"
 
@@ -154,7 +154,7 @@ def arenas(
     `alignment` replaces MicroArenaBufferAlignment (16), the multiple every size is rounded up
     to; TFLM never aligns offsets, so the Problem's own alignment is 1.
     """
-    rounding = TFLM_SIZE_ALIGNMENT if alignment is None else alignment
+    rounding = ARENA_ALIGNMENT if alignment is None else alignment
     if rounding < 1:
         raise UsageError(f"alignment must be >= 1, got {alignment}")
     timeline = tflm_timeline_with_scratch(model, build)

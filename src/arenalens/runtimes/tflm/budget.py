@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from arenalens.analysis.problem import ArenaProblem
+from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.build import HOST, Build, allocator_name, build_summary
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
@@ -111,9 +112,9 @@ def predict_setup(
     facts = plan_facts(model, arena, plan, build, setups)
     sequence = setup_sequence(model, facts, layout, operators)
     minimum = minimal_arena_size(sequence, layout)
-    roomy = align_up(minimum, 16) + 16
+    roomy = align_up(minimum, ARENA_ALIGNMENT) + ARENA_ALIGNMENT
     while not (aligned := replay(sequence, roomy, layout)).fits:
-        roomy += 16
+        roomy += ARENA_ALIGNMENT
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))

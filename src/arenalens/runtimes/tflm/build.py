@@ -47,6 +47,9 @@ ISA_DSP = "dsp"
 ISA_MVE = "mve"
 
 COMPRESSION = "compression"
+# The wheel is built from later tflite-micro sources than the Cortex-M builds (g8f6596d vs
+# 90b983c2b3f1); struct members added in between are `only_with` this feature.
+WHEEL_SOURCES = "wheel-sources"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,7 @@ HOST = Build(
     abi=LP64,
     kernels=REFERENCE,
     isa=ISA_NONE,
-    features=frozenset({COMPRESSION}),
+    features=frozenset({COMPRESSION, WHEEL_SOURCES}),
     recording=True,
 )
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from arenalens.analysis.problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
 from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, KernelLibrary

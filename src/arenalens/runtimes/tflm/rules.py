@@ -7,6 +7,7 @@ Verify runs the real interpreter, the wheel, in a child process (`probe`, `verif
 from typing import Any
 
 from arenalens.runtimes import RuntimeRules, VerifyResult
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas, tflm_timeline_with_scratch
 from arenalens.runtimes.tflm.budget import budget
 
@@ -26,4 +27,5 @@ RUNTIME = RuntimeRules(
     verify=_verify,
     default_alignment=1,
     has_builds=True,
+    data_alignment=ARENA_ALIGNMENT,
 )

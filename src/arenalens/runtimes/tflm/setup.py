@@ -10,13 +10,11 @@ out as data (`setup_sequence`) and replays it against an arena size (`replay`), 
 * *SingleArenaBufferAllocator* (arena_allocator/single_arena_buffer_allocator.cc): persistent
   allocations round down and fail below the head; temp allocations round up and fail above the
   tail; the resizable head buffer needs `tail - start >= size`.
-* *Persistent buffers filled while temps are live*: AllocatePersistentBuffer checks only the
-  head, so a kernel's Prepare may get a tail buffer lying over its own temp TfLiteTensors; when it
-  writes that buffer before releasing them (kernel sums, per-channel arrays, lookup tables),
-  DeallocateTempTfLiteTensor then reads corrupted `quantization.type` / `.params` / affine
-  `zero_point` words and setup fails (or crashes). Such a buffer (`Persistent(written=True)`) must
-  start above the highest of those words: the smallest size from which every larger one works
-  (smaller sizes may work in isolated windows).
+* *Kernel buffers filled while their temps are live* (`temp_overlap`): AllocatePersistentBuffer
+  checks the head, not the temp end, so such a buffer may lie on the kernel's own temp
+  TfLiteTensors; setup fails only at the start addresses where its written bytes hit what is read
+  afterwards (`Allocation.fails_at`), so the minimal arena is the size from which every larger
+  one works (a few smaller ones may too).
 * *MicroAllocator::StartModelAllocation, FinishModelAllocation, CommitStaticMemoryPlan*
   (micro_allocator.cc) and *MicroInterpreter::AllocateTensors* (micro_interpreter.cc): the order.
 * *RecordingMicroAllocator* (recording_micro_allocator.cc): which allocations each
@@ -54,8 +52,9 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.ir import Model, Tensor
-from arenalens.runtimes.tflm import structs
+from arenalens.runtimes.tflm import structs, temp_overlap
 from arenalens.runtimes.tflm.abi import Struct
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import COMPRESSION, HOST, Build, allocator_name
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
@@ -94,8 +93,6 @@ CATEGORY_UNITS: Mapping[str, str] = MappingProxyType(
         NODES: "NodeAndRegistration structs",
     }
 )
-# MicroArenaBufferAlignment() (micro_arena_constants.h): kernel buffers, variables, the head.
-ARENA_ALIGNMENT = 16
 # LinearMemoryPlanner::kMaxBufferCount (linear_memory_planner.h).
 LINEAR_PLANNER_CAPACITY = structs.LINEAR_PLANNER_CAPACITY
 
@@ -232,8 +229,11 @@ class Allocation:
     what: str = ""
     category: str = ""  # the print_allocations() category that records it ("" = none)
     count: int = 1  # how many allocations the category counts for this one (arrays count items)
-    guard_bytes: int = 0  # TEMP: leading bytes read after later writes (TFLM's dealloc reads them)
-    written: bool = False  # PERSISTENT: written while temps are live (must not cover guarded bytes)
+    part: str = ""  # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR, ...)
+    # PERSISTENT: a kernel buffer written while its temps are live (temp_overlap), and the
+    # closed ranges of start addresses at which it breaks setup (set by setup_sequence).
+    hazard: temp_overlap.Hazard | None = None
+    fails_at: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,6 @@ class _Arena:
         self.head = 0
         self.temp = 0
         self.tail = size
-        self.guard = 0
         self.layout = layout
         self.used: dict[str, int] = {}
         self.requested: dict[str, int] = {}
@@ -282,7 +281,7 @@ class _Arena:
         """Perform one step; False when TFLM would fail here."""
         if step.action is Action.PERSISTENT:
             result = _align_down(self.tail - step.nbytes, step.alignment)
-            if result < (max(self.head, self.guard) if step.written else self.head):
+            if result < self.head or any(low <= result <= high for low, high in step.fails_at):
                 return False
             self.record(step, self.tail - result)
             self.tail = result
@@ -291,17 +290,15 @@ class _Arena:
             if self.tail - start < step.nbytes:
                 return False
             self.temp = start + step.nbytes
-            if step.guard_bytes:
-                self.guard = max(self.guard, start + step.guard_bytes)
         elif step.action is Action.HEAD:
             # ResizeBuffer starts at the aligned array start; the array start is aligned.
             if self.tail < step.nbytes:
                 return False
             self.head = self.temp = step.nbytes
         elif step.action is Action.RESET_TEMP:
-            self.temp = self.guard = self.head
+            self.temp = self.head
         elif step.action is Action.RELEASE_HEAD:
-            self.head = self.temp = self.guard = 0
+            self.head = self.temp = 0
         elif step.action is Action.PLANNER:
             available = _align_down(self.tail, ARENA_ALIGNMENT) - _align_up(
                 self.temp, ARENA_ALIGNMENT
@@ -358,7 +355,7 @@ def replay(
 
 
 def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> int:
-    """Setup sequence → the smallest arena_size for which setup succeeds.
+    """Setup sequence → the smallest arena_size from which every larger size sets up.
 
     Head and temp positions count from the (aligned) array start and never depend on the size.
     Write the size as n = 16·k + r and the tail address as n - used: every alignment divides 16,
@@ -366,15 +363,18 @@ def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = H
     a lower bound `n >= value - d + r`. One pass therefore finds each residue's minimum; the
     residues share one offset d as soon as a 16-aligned tail allocation lines them up (in
     practice the first kernel buffer), after which the pass costs O(1) per step.
+
+    A kernel buffer written over live temps (`Allocation.fails_at`) fails at some start
+    addresses only; for stability its start must lie above the highest of them, one more lower
+    bound. Each residue r then fits exactly from its own S_r on, so the sizes that fail are
+    below max(S_r) - 15 (without such buffers fitting is monotone and this is the first size
+    that fits).
     """
     needs = _residue_needs(sequence, layout.planner_bytes_per_buffer)
-    minimum = min(
-        (need + (residue - need) % 16 for residue, need in needs.items() if need is not None),
-        default=None,
-    )
-    if minimum is None:
+    firsts = [need + (residue - need) % 16 for residue, need in needs.items() if need is not None]
+    if len(firsts) < len(needs):
         raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
-    return minimum
+    return max(firsts) - 15
 
 
 class _ResidueGroup:
@@ -392,26 +392,24 @@ def _residue_needs(
 ) -> dict[int, int | None]:
     """Sequence → for each residue r, the largest lower bound on the size (None: none fits)."""
     groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
-    head = temp = guard = 0
+    head = temp = 0
     impossible = False
     for step in sequence:
         action = step.action
         if action is Action.PERSISTENT:
-            floor = max(head, guard) if step.written else head
-            groups = _move_tail(groups, step.nbytes, step.alignment, floor)
+            groups = _move_tail(groups, step.nbytes, step.alignment, head)
+            if step.fails_at:
+                _bound_above_failing_starts(groups, step.fails_at)
         elif action is Action.TEMP:
-            start = _align_up(temp, step.alignment)
-            temp = start + step.nbytes
-            if step.guard_bytes:
-                guard = max(guard, start + step.guard_bytes)
+            temp = _align_up(temp, step.alignment) + step.nbytes
             _bound_all(groups, temp)
         elif action is Action.HEAD:
             _bound_all(groups, step.nbytes)
             head = temp = step.nbytes
         elif action is Action.RESET_TEMP:
-            temp = guard = head
+            temp = head
         elif action is Action.RELEASE_HEAD:
-            head = temp = guard = 0
+            head = temp = 0
         elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
             linear = action is Action.LINEAR_PLANNER
             impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
@@ -433,6 +431,18 @@ def _bound_all(groups: dict[int, _ResidueGroup], start_relative: int) -> None:
     for offset, group in groups.items():
         bound = start_relative - offset
         group.shared = max(group.shared, bound)
+
+
+def _bound_above_failing_starts(
+    groups: dict[int, _ResidueGroup], fails_at: tuple[tuple[int, int], ...]
+) -> None:
+    """The allocation just made (the tail, 16·k + d) must start above every failing start: the
+    highest failing k of each group is a lower bound n >= 16·(k + 1) + r."""
+    for offset, group in groups.items():
+        for low, high in fails_at:
+            highest = (high - offset) // 16
+            if 16 * highest + offset >= low:
+                group.shared = max(group.shared, 16 * (highest + 1))
 
 
 def _move_tail(
@@ -471,9 +481,6 @@ def _tensor_struct(
     tensor: Tensor, layout: RuntimeLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
-    # Temp copies: DeallocateTempTfLiteTensor reads quantization.type and .params (the struct's
-    # first two pointer-sized words) and the affine struct's zero_point pointer (its second word).
-    guard = 2 * layout.pointer_bytes if action is Action.TEMP else 0
     steps = [
         Allocation(
             action,
@@ -481,7 +488,7 @@ def _tensor_struct(
             layout.struct_alignment,
             what,
             PERSISTENT_TENSORS if recorded else "",
-            guard_bytes=guard,
+            part=temp_overlap.TENSOR,
         )
     ]
     if _quantized(tensor) and tensor.quantization is not None:
@@ -494,10 +501,12 @@ def _tensor_struct(
                 layout.struct_alignment,
                 what,
                 category,
-                guard_bytes=guard,
+                part=temp_overlap.AFFINE,
             )
         )
-        steps.append(Allocation(action, 4 + 4 * channels, 4, what, category))
+        steps.append(
+            Allocation(action, 4 + 4 * channels, 4, what, category, part=temp_overlap.ZERO_POINTS)
+        )
     return steps
 
 
@@ -632,7 +641,40 @@ def setup_sequence(
         )
     steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
-    return tuple(steps)
+    return _with_failing_starts(steps)
+
+
+def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
+    """Kernel buffers written over live temps get the start addresses at which they break setup
+    (`temp_overlap`): temp positions never depend on the arena size, so walk them once."""
+    if not any(step.hazard is not None for step in steps):
+        return tuple(steps)
+    placed: list[Allocation] = []
+    head = temp = 0
+    # (fetch position, [start, end) of each struct of the temp view)
+    live: list[tuple[int, dict[str, tuple[int, int]]]] = []
+    for step in steps:
+        action = step.action
+        if action is Action.TEMP:
+            start = _align_up(temp, step.alignment)
+            temp = start + step.nbytes
+            if step.part == temp_overlap.TENSOR:
+                live.append((len(live), {step.part: (start, temp)}))
+            elif step.part and live:
+                live[-1][1][step.part] = (start, temp)
+        elif action is Action.HEAD:
+            head = temp = step.nbytes
+            live = []
+        elif action in (Action.RESET_TEMP, Action.RELEASE_HEAD):
+            head = 0 if action is Action.RELEASE_HEAD else head
+            temp = head
+            live = []
+        elif action is Action.PERSISTENT and step.hazard is not None:
+            failing = step.hazard.failing_starts(live, step.alignment)
+            placed.append(replace(step, fails_at=failing))
+            continue
+        placed.append(step)
+    return tuple(placed)
 
 
 def _planning_steps(model: Model, facts: PlanFacts, layout: RuntimeLayout) -> list[Allocation]:
@@ -708,6 +750,7 @@ def _kernel_steps(
     label = f"{phase} of {_label(view)}"
     for allocation in allocations:
         if isinstance(allocation, Persistent):
+            over = allocation.written
             steps.append(
                 Allocation(
                     Action.PERSISTENT,
@@ -715,7 +758,9 @@ def _kernel_steps(
                     ARENA_ALIGNMENT,
                     f"{label}: {allocation.what}",
                     PERSISTENT_BUFFERS,
-                    written=allocation.written,
+                    hazard=None
+                    if over is None
+                    else temp_overlap.resolve(over, allocation.nbytes, view.build.abi),
                 )
             )
         elif isinstance(allocation, TempTensor):

@@ -1,5 +1,5 @@
 // @ts-check
-/* The report document: the JSON that report/html.py embeds in the page, as report/data.py's
+/* The report document: the JSON that report/html_page.py embeds in the page, as report/data.py's
  * report_document writes it (schema 2). Types only: no viewer module imports this file at run
  * time, so the page does not carry it; tests/test_report_viewer.py checks that every field the
  * document has is described here, and tsc checks every read against these descriptions.

@@ -1,6 +1,6 @@
 // @ts-check
 /* Numbers the viewer computes itself (a typed budget, a difference, an axis) → text, and the
- * budget box's sizes → bytes. formatBytes and percent give what report/console.py's format_bytes
+ * budget box's sizes → bytes. formatBytes and percent give what units.py's format_bytes_short
  * and the terminal's percentages give (tests/test_report_browser.py compares them); labels of the
  * document's own values come made. */
 

@@ -1,6 +1,6 @@
 // @ts-check
 /* The page: builds report or compare mode into #app, registers the keys, and exposes read-only
- * hooks for tests and benchmarks (window.arenalens). The entry module: report/html.py joins it
+ * hooks for tests and benchmarks (window.arenalens). The entry module: report/html_page.py joins it
  * after the modules it imports. */
 
 import { reportDocument } from "./arena_data.js";

@@ -1,4 +1,4 @@
-"""Activation kernels: RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU, L2_NORMALIZATION."""
+"""Activation kernels: RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ RULES = (
     KernelRule(
         "HARD_SWISH", "hard_swish.cc, hard_swish_common.cc", None, op_data(20), derived=False
     ),
-    KernelRule("L2_NORMALIZATION", "l2norm.cc", Fixed(4, 4), op_data(4), derived=False),
     KernelRule(
         "LEAKY_RELU",
         "leaky_relu.cc, leaky_relu_common.cc",

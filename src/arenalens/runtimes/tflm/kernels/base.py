@@ -35,12 +35,47 @@ INVOKE = "invoke"  # setup succeeds, Invoke fails
 
 
 @dataclass(frozen=True, slots=True)
+class TempField:
+    """A member of one of the kernel's live temp TfLiteTensors that Prepare reads after it wrote
+    a persistent buffer: `name` is a TfLiteTensor member ("dims", "type", "data", "bytes",
+    "params", ...) or "affine.<member>" of its TfLiteAffineQuantization ("affine.scale",
+    "affine.quantized_dimension")."""
+
+    name: str
+    temp: int | None = None  # which temp, by fetch order in this Prepare (0 first); None: each
+    # None: any overwrite breaks setup; otherwise only these new values do (the read tolerates
+    # the others), decided from `OverTemps.content`.
+    breaks_on: frozenset[int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OverTemps:
+    """How a persistent buffer a kernel fills in Prepare, while its temp TfLiteTensors are live,
+    can break setup (`temp_overlap`). AllocatePersistentBuffer checks the head, not the temp end,
+    so the buffer may lie on those temps; setup fails only when a written byte lands on a temp
+    member read afterwards: always the ones DeallocateTempTfLiteTensor reads (quantization type
+    and params, the affine zero_point pointer), plus `keep`."""
+
+    # Byte ranges [start, end) written before the temps are released; None: the whole buffer.
+    ranges: tuple[tuple[int, int], ...] | None = None
+    keep: tuple[TempField, ...] = ()
+    # The buffer itself is read again later in setup (a dims copy): DeallocateTempTfLiteTensor's
+    # own writes (quantization, data, dims of every temp) must not land on it.
+    read_later: bool = False
+    content: bytes = b""  # the bytes written from offset 0, when a `breaks_on` needs them
+    live_from: int = 0  # temps fetched before this one were already released
+
+
+@dataclass(frozen=True, slots=True)
 class Persistent:
     """`AllocatePersistentBuffer(nbytes)`: tail, 16-aligned, kept for the model's life."""
 
     nbytes: int
     what: str
-    written: bool = False  # filled in Prepare while the kernel's temp tensors are live
+    # Filled in Prepare while the kernel's temp tensors are live, and what of them Prepare reads
+    # afterwards (`OverTemps()`: the whole buffer, nothing beyond DeallocateTempTfLiteTensor's
+    # reads); None: not written before they are released (or only at Eval).
+    written: OverTemps | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,16 @@
-"""Batch matrix multiplication: BATCH_MATMUL → its setup allocations and refusals.
+"""BATCH_MATMUL → its setup allocations and refusals.
 
-Sources (tflite-micro tensorflow/lite/micro/kernels/): batch_matmul.cc (`BatchMatMulPrepare`,
-`InitializeTemporaries`, `AllocInitTransposeTensorFromTfLiteTensor`), batch_matmul_common.cc
-(`ReshapeOutputTensor`), kernel_util.cc (`CreateWritableTensorDimsWithCopy`). The transposed
-copies live in the tail: an eval tensor, its dims and its data, for the LHS when adj_x and for the
-RHS unless adj_y (constant or not: a constant RHS is only transposed once, at the first Eval).
+Sources (tflite-micro tensorflow/lite/micro/kernels/): batch_matmul.cc (`BatchMatMulInit`,
+`BatchMatMulPrepare`, `InitializeTemporaries`, `AllocInitTransposeTensorFromTfLiteTensor`),
+batch_matmul_common.cc (`ReshapeOutputTensor`), kernel_util.cc
+(`CreateWritableTensorDimsWithCopy`), batch_matmul.h (`OpDataBatchMatmul`).
+
+Prepare keeps three temp tensors (lhs, rhs, output) live throughout and allocates in the tail:
+the quantization struct (int8/int16), a transposed copy of the LHS when adj_x (an eval tensor,
+its dims, its data) and of the RHS whenever adj_y is false, constant or not (a constant RHS is
+only transposed once, at the first Eval), and a writable copy of the output's dims. All of them
+may land on the live temps (`temp_overlap`): the structs and dims are written at once, the
+copies' data only at Eval; the dims copy is read again later in setup.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    OverTemps,
     Persistent,
     Refusal,
+    TempField,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
@@ -55,10 +63,18 @@ EVAL_TENSOR = struct("TfLiteEvalTensor", ("data", "pointer"), ("dims", "pointer"
 _FILE = "tensorflow/lite/micro/kernels/batch_matmul.cc"
 _COMMON_FILE = "tensorflow/lite/micro/kernels/batch_matmul_common.cc"
 _TYPES = ("FLOAT32", "INT8", "INT16")
+# Temps by fetch order: lhs 0, rhs 1, output 2. After the tail buffers are written Prepare still
+# reads every temp's quantization params and dims (multiplier, zero points, shapes) and the
+# inputs' allocation type (IsConstantTensor).
+_READ_AFTERWARDS = (
+    *(TempField(name, temp) for temp in (0, 1, 2) for name in ("params", "dims")),
+    TempField("allocation_type", 0),
+    TempField("allocation_type", 1),
+)
 
 
 def refusal(file: str, condition: str) -> Refusal:
-    """TF_LITE_ENSURE(condition) failing in Prepare."""
+    """TF_LITE_ENSURE(condition) failing in Prepare (`file` as TFLM prints it)."""
     return Refusal(f"{file} {condition} was not true.")
 
 
@@ -86,24 +102,38 @@ def shape_refusals(
 
 
 def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) -> list[Event]:
-    """AllocInitTransposeTensorFromTfLiteTensor: an eval tensor, its dims, its data."""
+    """AllocInitTransposeTensorFromTfLiteTensor: an eval tensor (its data pointer, dims pointer
+    and type written at once), its dims (written), its data (written only at Eval)."""
     rank = 0 if tensor is None else len(tensor.shape)
     element_bytes = 1 if tensor is None else tensor.dtype.element_bytes or 1
+    # data, dims and type lead the struct: everything up to the end of `type` is written.
+    offset, size = EVAL_TENSOR.member("type", context.build.abi, context.build.features)
+    struct_written = ((0, offset + size),)
     return [
-        Persistent(context.sizeof(EVAL_TENSOR), f"transposed {name} tensor", written=True),
-        Persistent(4 + 4 * rank, f"transposed {name} dims", written=True),
+        Persistent(
+            context.sizeof(EVAL_TENSOR),
+            f"transposed {name} tensor",
+            written=OverTemps(ranges=struct_written, keep=_READ_AFTERWARDS),
+        ),
+        Persistent(
+            4 + 4 * rank,
+            f"transposed {name} dims",
+            written=OverTemps(keep=_READ_AFTERWARDS),
+        ),
         Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
     ]
 
 
 def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | None) -> list[Event]:
-    """ReshapeOutputTensor: a writable copy of the output's dims, then the element-count check."""
+    """ReshapeOutputTensor: a writable copy of the output's dims (written over the live temps,
+    read again by NumElements and the planner), then the element-count check."""
     output = context.output(0)
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
     left, right = extended(lhs, rhs)
     if output is None or len(left) > len(output.shape):
         return [refusal(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
-    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=True)]
+    copy = OverTemps(keep=(TempField("dims", 2),), read_later=True)
+    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=copy)]
     count = 1
     for a, b in zip(left[:-2], right[:-2], strict=True):
         count *= b if a == 1 else a
@@ -141,7 +171,10 @@ def _prepare(context: KernelContext) -> Events:
     kinds = [context.input_type(0), context.input_type(1), context.output_type(0)]
     for name, kind in (("lhs_data", kinds[0]), ("rhs_data", kinds[1])):
         if kind not in _TYPES:
-            return [*found, refusal(_FILE, f"{name}->type == kTfLiteFloat32 || ...")]
+            condition = " || ".join(
+                f"{name}->type == kTfLite{t}" for t in ("Float32", "Int8", "Int16")
+            )
+            return [*found, refusal(_FILE, condition)]
     if kinds[0] != kinds[1]:
         return [*found, refusal(_FILE, "lhs_data->type == rhs_data->type")]
     if kinds[0] != kinds[2]:
@@ -151,9 +184,12 @@ def _prepare(context: KernelContext) -> Events:
         if not 2 <= rank <= 5:
             return [*found, refusal(_FILE, f"{name}_rank {'>= 2' if rank < 2 else '<= 5'}")]
     if kinds[0] in ("INT8", "INT16"):
+        # Allocated first, filled after the transposed copies (multiplier, range, zero points).
         found.append(
             Persistent(
-                context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL), "quantization", written=True
+                context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL),
+                "quantization",
+                written=OverTemps(keep=_READ_AFTERWARDS),
             )
         )
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))

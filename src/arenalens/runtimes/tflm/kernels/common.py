@@ -1,4 +1,4 @@
-"""Helpers kernel rules share: shapes, per-channel arrays, OpData, the hybrid-model refusal."""
+"""Helpers kernel rules share: shapes, per-channel arrays, OpData."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
+    OverTemps,
     Persistent,
-    Refusal,
     RuleFunction,
 )
 
@@ -45,9 +45,10 @@ def per_channel_count(tensor: Tensor | None) -> int:
     return tensor.quantization.channel_count
 
 
-def per_channel_arrays(count: int, *, written: bool = False) -> list[Event]:
+def per_channel_arrays(count: int, *, written: OverTemps | None = None) -> list[Event]:
     """The int32 multiplier and shift arrays a quantized kernel keeps per output channel
-    (`written`: filled before the kernel's temp tensors are released)."""
+    (`written`: filled before the kernel's temp tensors are released, and what Prepare reads of
+    them afterwards)."""
     return [
         Persistent(4 * count, "per-channel multipliers", written),
         Persistent(4 * count, "per-channel shifts", written),
@@ -62,14 +63,3 @@ def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
         return [Persistent(nbytes, what)]
 
     return init
-
-
-def hybrid_refusal(context: KernelContext, activation_slot: int, weights_slot: int) -> list[Event]:
-    """Float activations with integer weights ("hybrid" models): TFLM's kernels refuse them."""
-    activation, weights = context.input(activation_slot), context.input(weights_slot)
-    if activation is None or weights is None:
-        return []
-    kinds = (activation.dtype.name, weights.dtype.name)
-    if kinds[0] == "FLOAT32" and kinds[1] in ("INT8", "INT4", "UINT8"):
-        return [Refusal(f"float32 input with {kinds[1]} weights: hybrid models are not supported")]
-    return []

@@ -1,26 +1,129 @@
-"""Convolution kernels: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV → their setup allocations.
+"""Convolution kernels: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV → setup allocations, refusals.
 
-Sources: conv.cc, conv_common.cc, depthwise_conv.cc, depthwise_conv_common.cc, transpose_conv.cc.
+Sources (tflite-micro tensorflow/lite/micro/kernels/): conv.cc, conv_common.cc, conv.h
+(`OpDataConv`), depthwise_conv.cc, depthwise_conv_common.cc, transpose_conv.cc (its `OpData`
+around `ConvParams` from kernels/internal/types.h); PopulateConvolutionQuantizationParams and
+GetQuantizedConvolutionMultipler in tensorflow/lite/kernels/kernel_util.cc.
+
+All three allocate two int32 arrays of one entry per output channel (the filter's quantized
+dimension) for every type, float too, while the first three temp tensors are live, and fill them
+only after fetching the operands again; the second fetch must then fit below the tail, which puts
+the arrays above every live temp (measured: no window where they overlap).
 """
 
 from __future__ import annotations
 
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
+    Refusal,
     Scratch,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
     channels,
     elements,
-    hybrid_refusal,
     op_data,
     per_channel_arrays,
+    per_channel_count,
 )
+from arenalens.runtimes.tflm.kernels.fully_connected import quantized_multiplier_refusal
+from arenalens.runtimes.tflm.kernels.refusals import (
+    crash,
+    not_equal,
+    not_true,
+    numbered,
+    unsupported_at_invoke,
+)
+
+PADDING_VALUES = struct(
+    "TfLitePaddingValues",
+    ("width", "int"),
+    ("height", "int"),
+    ("width_offset", "int"),
+    ("height_offset", "int"),
+)
+CONV_PARAMS = struct(
+    "TfLiteConvParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("activation", "enum"),
+    ("dilation_width_factor", "int"),
+    ("dilation_height_factor", "int"),
+    ("quantized_bias_type", "enum"),
+)
+DEPTHWISE_CONV_PARAMS = struct(
+    "TfLiteDepthwiseConvParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("depth_multiplier", "int"),
+    ("activation", "enum"),
+    ("dilation_width_factor", "int"),
+    ("dilation_height_factor", "int"),
+)
+TRANSPOSE_CONV_PARAMS = struct(
+    "TfLiteTransposeConvParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("activation", "enum"),
+    ("quantized_bias_type", "enum"),
+)
+OP_DATA_CONV = struct(
+    "OpDataConv",
+    ("padding", PADDING_VALUES),
+    ("input_zero_point", "int32"),
+    ("filter_zero_point", "int32"),
+    ("output_zero_point", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("per_channel_output_multiplier", "pointer"),
+    ("per_channel_output_shift", "pointer"),
+    ("output_activation_min", "int32"),
+    ("output_activation_max", "int32"),
+    ("filter_buffer_index", "int"),
+    Field("weights_scratch_index", "int", only_with=COMPRESSION),
+    Field("bias_scratch_index", "int", only_with=COMPRESSION),
+)
+# kernels/internal/types.h: PaddingType is a uint8_t enum class, PaddingValues four int16.
+CONV_RUNTIME_PARAMS = struct(
+    "ConvParams",
+    ("padding_type", "uint8"),
+    Field("padding_values", "int16", 4),
+    ("stride_width", "int16"),
+    ("stride_height", "int16"),
+    ("dilation_width_factor", "int16"),
+    ("dilation_height_factor", "int16"),
+    ("input_offset", "int32"),
+    ("weights_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+)
+OP_DATA_TRANSPOSE_CONV = struct(
+    "OpData",
+    ("params", CONV_RUNTIME_PARAMS),
+    ("scratch_buffer_index", "int"),
+    Field("filter_scratch_index", "int", only_with=COMPRESSION),
+    Field("bias_scratch_index", "int", only_with=COMPRESSION),
+    ("bias_converted_buffer_index", "int"),
+    ("per_channel_output_multiplier", "pointer"),
+    ("per_channel_output_shift", "pointer"),
+)
+
+HYBRID = "Hybrid models are not supported on TFLite Micro."
+# (input, filter) types ConvPrepare accepts.
+_CONV_TYPES = (("FLOAT32", "FLOAT32"), ("INT16", "INT8"), ("INT8", "INT4"), ("INT8", "INT8"))
 
 
 def _int4_filter(context: KernelContext) -> list[Event]:
@@ -30,56 +133,172 @@ def _int4_filter(context: KernelContext) -> list[Event]:
     return [Scratch(weights.element_count, "unpacked int4 filter")]
 
 
-def _convolution(context: KernelContext) -> Events:
-    # ConvPrepare: output, input, filter; per-channel arrays sized by the filter's dim 0 (conv)
-    # or dim 3 (depthwise), whatever the types; then CalculateOpData fetches all four again.
-    axis = 3 if context.opcode == "DEPTHWISE_CONV_2D" else 0
-    found = hybrid_refusal(context, 0, 1)
-    found += temps(context, ("out", 0), ("in", 0), ("in", 1))
-    found += per_channel_arrays(channels(context.input(1), axis))
+def _scale_checks(context: KernelContext, file: str, axis: int) -> list[Event]:
+    """The filter's affine quantization: one scale or one per output channel."""
+    weights = context.input(1)
+    quantization = None if weights is None else weights.quantization
+    if quantization is None:
+        return [
+            # kTfLiteNoQuantization (0) where kTfLiteAffineQuantization (1) is required.
+            not_equal(file, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1)
+        ]
+    count = quantization.channel_count
+    if count not in (1, channels(weights, axis)):
+        return [
+            not_true(
+                file,
+                "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
+                f"filter->dims->data[k{'DepthwiseConv' if axis == 3 else 'Conv'}"
+                "QuantizedDimension]",
+            )
+        ]
+    return []
+
+
+def _populate_checks(context: KernelContext, axis: int) -> list[Event]:
+    """PopulateConvolutionQuantizationParams: per-channel needs int8/int16 activations and int8
+    or int4 weights, one scale per channel along the quantized dimension; uint8 checks the
+    per-tensor bias scale."""
+    file = "tensorflow/lite/kernels/kernel_util.cc"
+    weights = context.input(1)
+    count = per_channel_count(weights)
+    if count > 1:
+        if context.input_type(0) not in ("INT8", "INT16"):
+            return [Refusal(f"{file} input->type == kTfLiteInt8 || ... was not true.")]
+        if context.input_type(1) not in ("INT8", "INT4"):
+            return [Refusal(f"{file} filter->type == kTfLiteInt8 || ... was not true.")]
+        quantization = weights.quantization if weights is not None else None
+        dimension = channels(weights, quantization.axis if quantization else axis)
+        if count != channels(weights, axis) or count != dimension:
+            return [Refusal(f"{file} affine_quantization->scale->size != num_channels")]
+    if context.input_type(0) == "UINT8":
+        return quantized_multiplier_refusal(context, 0, 1, 2)
+    return []
+
+
+def _conv(context: KernelContext) -> Events:
+    # ConvPrepare: output, input, filter; type checks; the per-channel arrays (filter dim 0,
+    # every type); CalculateOpDataConv fetches input, filter, bias, output again and fills them.
+    file = "conv_common.cc"
+    found = temps(context, ("out", 0), ("in", 0), ("in", 1))
+    kind, weights, out = context.input_type(0), context.input_type(1), context.output_type(0)
+    if kind != out:
+        return [*found, not_equal(file, "input->type", "output->type", kind, out)]
+    if (kind, weights) not in _CONV_TYPES:
+        return [*found, Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
+    found += per_channel_arrays(channels(context.input(1), 0))
+    if kind in ("INT8", "INT16"):
+        refused = _scale_checks(context, file, 0)
+        if refused:
+            return found + refused
+    inputs = len(context.operator.inputs)
+    if inputs not in (2, 3):
+        return [*found, not_true(file, "has_bias || node->inputs->size == 2")]
     found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    if kind != "FLOAT32":
+        refused = _populate_checks(context, 0)
+        if refused:
+            return found + refused
     found += _int4_filter(context)
+    bias = context.input_type(2)
+    if kind == "INT16" and bias not in ("", "INT32", "INT64"):
+        found.append(unsupported_at_invoke(f"Bias type {numbered(bias)} not supported."))
     return found
 
 
+def _depthwise(context: KernelContext) -> Events:
+    # DepthwiseConvPrepare: output, input, filter; the arrays (filter dim 3 = in_channels x
+    # multiplier); int8 scale checks; the hybrid check; the int4 scratch; then
+    # CalculateOpDataDepthwiseConv fetches input, filter, bias, output again.
+    file = "depthwise_conv_common.cc"
+    found = temps(context, ("out", 0), ("in", 0), ("in", 1))
+    found += per_channel_arrays(channels(context.input(1), 3))
+    kind, weights = context.input_type(0), context.input_type(1)
+    if kind == "INT8":
+        refused = _scale_checks(context, file, 3)
+        if refused:
+            return found + refused
+    if not (
+        kind == weights
+        or (kind == "INT8" and weights in ("INT4", "INT8"))
+        or (kind == "INT16" and weights == "INT8")
+    ):
+        return [*found, Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
+    found += _int4_filter(context)
+    inputs = len(context.operator.inputs)
+    if inputs not in (2, 3):
+        return [*found, not_true(file, "has_bias || node->inputs->size == 2")]
+    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    if kind != "FLOAT32":
+        refused = _populate_checks(context, 3)
+        if refused:
+            return found + refused
+    if inputs == 3 and context.input(2) is None:
+        # has_bias is inputs->size == 3, so an omitted (-1) bias is released as a null tensor.
+        return [*found, crash("DEPTHWISE_CONV_2D with an omitted (-1) bias releases a null temp")]
+    found += _depthwise_invoke_refusals(kind, weights)
+    return found
+
+
+def _depthwise_invoke_refusals(kind: str, weights: str) -> list[Event]:
+    """DepthwiseConvEval's switch: float, int8 (int8/int4 weights), int16 (int8 weights)."""
+    if kind == "FLOAT32":
+        return []
+    if kind == "INT8" and weights in ("INT8", "INT4"):
+        return []
+    if kind == "INT16" and weights == "INT8":
+        return []
+    if kind in ("INT8", "INT16"):
+        return [
+            unsupported_at_invoke(
+                f"Filter type {numbered(weights)} for input type {kind} not supported."
+            )
+        ]
+    return [unsupported_at_invoke(f"Input type {numbered(kind)} not supported.")]
+
+
 def _transpose_conv(context: KernelContext) -> Events:
-    # TransposeConvPrepare: output, input (#2), filter (#1); per-channel arrays (filter dim 0);
-    # CalculateOpData fetches input, filter, bias, output again for non-float types.
-    found = hybrid_refusal(context, 2, 1)
-    found += temps(context, ("out", 0), ("in", 2), ("in", 1))
+    # TransposeConvPrepare: output, input (#2), filter (#1); the hybrid check; the arrays
+    # (filter dim 0); the accumulator scratch; CalculateOpData fetches input, filter, bias,
+    # output again for quantized types only.
+    file = "transpose_conv.cc"
+    found = temps(context, ("out", 0), ("in", 2), ("in", 1))
+    kind, weights = context.input_type(2), context.input_type(1)
+    if not (kind == weights or (kind == "INT16" and weights == "INT8")):
+        return [*found, Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
     found += per_channel_arrays(channels(context.input(1), 0))
-    if context.input_type(2) != "FLOAT32":
-        found += temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
-    input_type = context.input_type(2)
     output_elements = elements(context.output(0))
-    if input_type == "INT8":
+    if kind == "INT8":
         found.append(Scratch(output_elements * 4, "transpose_conv accumulators"))
-    elif input_type == "INT16":
+    elif kind == "INT16":
         found.append(Scratch(output_elements * 8, "transpose_conv accumulators"))
+    inputs = len(context.operator.inputs)
+    if inputs not in (3, 4):
+        return [*found, not_true(file, "has_bias || node->inputs->size == 3")]
+    if kind != "FLOAT32":
+        found += temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
         bias = context.input(3)
-        if bias is not None and bias.dtype.name == "INT16":
+        if kind == "INT16" and bias is not None and bias.dtype.name == "INT16":
             found.append(Scratch(bias.element_count * 8, "transpose_conv converted bias"))
+    if kind not in ("FLOAT32", "INT8", "INT16"):
+        found.append(unsupported_at_invoke(f"Type {numbered(kind)} not supported."))
     return found
 
 
 RULES = (
-    KernelRule(
-        "CONV_2D", "conv.cc, conv_common.cc", Fixed(28, 4), op_data(80), _convolution, derived=False
-    ),
+    KernelRule("CONV_2D", "conv.cc, conv_common.cc", CONV_PARAMS, op_data(OP_DATA_CONV), _conv),
     KernelRule(
         "DEPTHWISE_CONV_2D",
         "depthwise_conv.cc, depthwise_conv_common.cc",
-        Fixed(28, 4),
-        op_data(80),
-        _convolution,
-        derived=False,
+        DEPTHWISE_CONV_PARAMS,
+        op_data(OP_DATA_CONV),
+        _depthwise,
     ),
     KernelRule(
         "TRANSPOSE_CONV",
         "transpose_conv.cc",
-        Fixed(20, 4),
-        op_data(88),
+        TRANSPOSE_CONV_PARAMS,
+        op_data(OP_DATA_TRANSPOSE_CONV),
         _transpose_conv,
-        derived=False,
     ),
 )

@@ -1,47 +1,178 @@
-"""Matrix kernels: FULLY_CONNECTED → its setup allocations (fully_connected.cc)."""
+"""FULLY_CONNECTED → its setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): fully_connected.cc (`FullyConnectedInit`,
+`FullyConnectedPrepare`, `FullyConnectedEval`), fully_connected_common.cc
+(`CalculateOpDataFullyConnected`), fully_connected.h (`OpDataFullyConnected`); the parser
+`ParseFullyConnected` (core/api/flatbuffer_conversions.cc) and `TfLiteFullyConnectedParams`
+(core/c/builtin_op_data.h).
+
+Per-channel weights (more than one scale) get two int32 arrays of one entry per scale, allocated
+and filled while the kernel's four temp tensors are live: they may land on those temps, and setup
+then fails only when the filled bytes hit what Prepare reads afterwards (`temp_overlap`).
+"""
 
 from __future__ import annotations
 
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.build import COMPRESSION, WHEEL_SOURCES
 from arenalens.runtimes.tflm.kernels.base import (
+    Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
+    OverTemps,
+    Refusal,
     Scratch,
-    TempBytes,
+    TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import (
-    hybrid_refusal,
-    op_data,
-    per_channel_arrays,
-    per_channel_count,
+from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays, per_channel_count
+from arenalens.runtimes.tflm.kernels.refusals import (
+    not_equal,
+    not_true,
+    numbered,
+    unsupported_at_invoke,
 )
 
+# TfLiteFullyConnectedParams. The wheel's sources are newer: its struct ends with a pointer and an
+# int read from a FullyConnectedOptions field the probes' sources lack (32 bytes, 8-aligned, seen
+# in the wheel's ParseFullyConnected and its tail): a documented exception tied to the host build.
+FULLY_CONNECTED_PARAMS = struct(
+    "TfLiteFullyConnectedParams",
+    ("activation", "enum"),
+    ("weights_format", "enum"),
+    ("keep_num_dims", "bool"),
+    ("asymmetric_quantize_inputs", "bool"),
+    ("quantized_bias_type", "enum"),
+    Field("wheel_pointer", "pointer", only_with=WHEEL_SOURCES),
+    Field("wheel_int", "int", only_with=WHEEL_SOURCES),
+)
+OP_DATA_FULLY_CONNECTED = struct(
+    "OpDataFullyConnected",
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("output_activation_min", "int32"),
+    ("output_activation_max", "int32"),
+    ("input_quantized_index", "int"),
+    ("input_zero_point", "int32"),
+    ("filter_zero_point", "int32"),
+    ("output_zero_point", "int32"),
+    ("filter_buffer_index", "int"),
+    ("per_channel_output_multiplier", "pointer"),
+    ("per_channel_output_shift", "pointer"),
+    ("is_per_channel", "bool"),
+    Field("weights_scratch_index", "int", only_with=COMPRESSION),
+    Field("bias_scratch_index", "int", only_with=COMPRESSION),
+)
 
-def _fully_connected(context: KernelContext) -> Events:
-    found = hybrid_refusal(context, 0, 1)
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    # CalculateOpDataFullyConnected: per-channel arrays only for per-channel quantized weights.
-    count = per_channel_count(context.input(1))
-    if context.input_type(0) != "FLOAT32" and count > 1:
-        # The wheel (newer than the sources read) needs more temp memory here: measured against
-        # the interpreter for 2..64 channels, 8 bytes per channel beyond the first two.
-        found.append(TempBytes(8 * (count - 2), 4))
-        found += per_channel_arrays(count)
-    weights = context.input(1)
-    if weights is not None and weights.dtype.name == "INT4":
-        found.append(Scratch(weights.element_count, "unpacked int4 filter"))
+_FILE = "fully_connected.cc"
+_COMMON_FILE = "fully_connected_common.cc"
+# ParseFullyConnected accepts kTfLiteFullyConnectedWeightsFormatDefault and ...Shuffled4x16Int8.
+_WEIGHTS_FORMATS = (0, 1)
+
+
+def quantized_multiplier_refusal(
+    context: KernelContext, input_position: int, weights_position: int, bias_position: int
+) -> list[Event]:
+    """GetQuantizedConvolutionMultipler (tensorflow/lite/kernels/kernel_util.cc): a quantized
+    bias must have scale input x weights, within 2% of the output scale."""
+    source, weights = context.input(input_position), context.input(weights_position)
+    bias, output = context.input(bias_position), context.output(0)
+    scales = [_scale(t) for t in (source, weights, bias, output)]
+    if bias is None or bias.quantization is None or None in scales:
+        return []
+    in_scale, w_scale, b_scale, out_scale = (s or 0.0 for s in scales)
+    if out_scale and abs(in_scale * w_scale - b_scale) / out_scale > 0.02:
+        return [
+            Refusal(
+                "tensorflow/lite/kernels/kernel_util.cc scale_diff / output_scale <= 0.02 "
+                "was not true."
+            )
+        ]
+    return []
+
+
+def _scale(tensor: Tensor | None) -> float | None:
+    if tensor is None or tensor.quantization is None:
+        return None
+    return tensor.quantization.scale
+
+
+def _prepare(context: KernelContext) -> Events:
+    # FullyConnectedPrepare: input, filter, bias (when present), output; then the type checks.
+    weights_format = context.option("weights_format")
+    if weights_format not in _WEIGHTS_FORMATS:
+        return [Refusal("Unhandled fully-connected weights format.")]
+    found = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    kind, weights, out = context.input_type(0), context.input_type(1), context.output_type(0)
+    if kind != out:
+        return [*found, not_equal(_FILE, "input->type", "output->type", kind, out)]
+    if (
+        (kind == "FLOAT32" and weights != "FLOAT32")
+        or (kind == "INT8" and weights not in ("INT8", "INT4"))
+        or (kind == "INT16" and weights != "INT8")
+    ):
+        return [*found, Refusal(f"Input type: {kind} with filter type: {weights} not supported.")]
+    filter_tensor = context.input(1)
+    if weights == "INT4" and filter_tensor is not None:
+        found.append(Scratch(filter_tensor.element_count, "unpacked int4 filter"))
+    found += _calculate_op_data(context, kind, weights)
+    if kind not in ("FLOAT32", "INT8", "INT16"):
+        found.append(unsupported_at_invoke(f"Input type {numbered(kind)} not supported."))
+    # USE_TFLM_COMPRESSION: decompression scratch only for weights compressed by the older
+    # metadata scheme, which arenalens does not read (the DECODE operator replaced it).
     return found
+
+
+def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[Event]:
+    """CalculateOpDataFullyConnected: nothing for float; per-channel arrays, or the per-tensor
+    multiplier's bias-scale check."""
+    if kind == "FLOAT32":
+        return []
+    count = per_channel_count(context.input(1))
+    if count <= 1:
+        return quantized_multiplier_refusal(context, 0, 1, 2)
+    if weights == "INT4" or kind not in ("INT8", "INT16"):
+        return [
+            not_true(
+                _COMMON_FILE,
+                "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
+                "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
+            )
+        ]
+    filter_tensor = context.input(1)
+    quantization = None if filter_tensor is None else filter_tensor.quantization
+    axis = 0 if quantization is None else quantization.axis
+    dimension = filter_tensor.shape[axis] if filter_tensor is not None else 0
+    if dimension != count:
+        return [
+            not_equal(
+                _COMMON_FILE,
+                "per_channel_quantization_size",
+                "filter->dims->data[affine_quantization->quantized_dimension]",
+                count,
+                dimension,
+            )
+        ]
+    # Both arrays are filled in one loop once allocated; then the zero points of input, filter
+    # and output are read, and CalculateActivationRangeQuantized reads the output's type.
+    output_temp = 3 if context.input(2) is not None else 2
+    keep = (
+        TempField("params", 0),
+        TempField("params", 1),
+        TempField("params", output_temp),
+        TempField("type", output_temp),
+    )
+    return per_channel_arrays(count, written=OverTemps(keep=keep))
 
 
 RULES = (
     KernelRule(
         "FULLY_CONNECTED",
-        "fully_connected.cc",
-        Fixed(32, 8),
-        op_data(72),
-        _fully_connected,
-        derived=False,
+        "fully_connected.cc, fully_connected_common.cc",
+        FULLY_CONNECTED_PARAMS,
+        op_data(OP_DATA_FULLY_CONNECTED),
+        _prepare,
     ),
 )

@@ -1,15 +1,111 @@
-"""Pooling kernels: AVERAGE_POOL_2D, MAX_POOL_2D → their setup allocations (pooling.cc)."""
+"""Pooling kernels: AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D → setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): pooling.cc, pooling_common.cc
+(`PoolingPrepare`), pooling.h (`OpDataPooling`), l2_pool_2d.cc (`L2Prepare`); kernel_util.cc
+(`CreateWritableTensorDimsWithCopy`).
+"""
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.kernels.base import Fixed, KernelRule
+from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    OverTemps,
+    Persistent,
+    Refusal,
+    TempField,
+    temps,
+)
 from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
+from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true, numbered
+
+POOL_PARAMS = struct(
+    "TfLitePoolParams",
+    ("padding", "enum"),
+    ("stride_width", "int"),
+    ("stride_height", "int"),
+    ("filter_width", "int"),
+    ("filter_height", "int"),
+    ("activation", "enum"),
+    ("computed", struct("computed", ("padding", PADDING_VALUES))),
+)
+OP_DATA_POOLING = struct(
+    "OpDataPooling",
+    ("padding", PADDING_VALUES),
+    ("activation_min", "int32"),
+    ("activation_max", "int32"),
+    ("activation_min_f32", "float"),
+    ("activation_max_f32", "float"),
+)
+
+
+def _pooling(context: KernelContext) -> Events:
+    # PoolingPrepare: input, output; int8/int16 need the output's scale and zero point; no
+    # buffer beyond the OpData Init allocated.
+    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    kind = context.input_type(0)
+    if kind in ("INT8", "INT16"):
+        source, output = context.input(0), context.output(0)
+        in_q = None if source is None else source.quantization
+        out_q = None if output is None else output.quantization
+        in_scale = in_q.scale if in_q is not None and in_q.scale is not None else 0.0
+        out_scale = out_q.scale if out_q is not None and out_q.scale is not None else 0.0
+        if abs(in_scale - out_scale) > 1.0e-6:
+            return [*found, not_true("pooling_common.cc", "scale_diff <= 1.0e-6")]
+        in_zero = 0 if in_q is None else in_q.zero_point or 0
+        out_zero = 0 if out_q is None else out_q.zero_point or 0
+        if in_zero != out_zero:
+            return [
+                *found,
+                not_true(
+                    "pooling_common.cc", "input->params.zero_point == output->params.zero_point"
+                ),
+            ]
+    elif kind != "FLOAT32":
+        return [*found, Refusal(f"Type {numbered(kind)} not supported.")]
+    return found
+
+
+def _l2_pool(context: KernelContext) -> Events:
+    # L2Prepare: output, then input; rank-4 float only; a writable copy of the output's dims,
+    # filled (over the live temps) through output->dims, which must survive, and read again
+    # later in setup. The copy holds the computed output shape: for a consistent model the
+    # flatbuffer's.
+    file = "l2_pool_2d.cc"
+    found: list[Event] = temps(context, ("out", 0), ("in", 0))
+    source, output = context.input(0), context.output(0)
+    for name, tensor in (("input", source), ("output", output)):
+        rank = 0 if tensor is None else len(tensor.shape)
+        if rank != 4:
+            return [*found, not_equal(file, f"NumDimensions({name})", "kTensorShapeRank", rank, 4)]
+    kind, out = context.input_type(0), context.output_type(0)
+    if kind != out:
+        return [*found, not_equal(file, "input->type", "output->type", kind, out)]
+    if kind != "FLOAT32":
+        return [*found, not_equal(file, "input->type", "kTfLiteFloat32", kind, "FLOAT32")]
+    dims_copy = OverTemps(keep=(TempField("dims", 0),), read_later=True)
+    found.append(Persistent(4 + 4 * 4, "output dims copy", written=dims_copy))
+    return found
+
 
 RULES = (
     KernelRule(
-        "AVERAGE_POOL_2D", "pooling.cc, pooling_common.cc", Fixed(40, 4), op_data(32), derived=False
+        "AVERAGE_POOL_2D",
+        "pooling.cc, pooling_common.cc",
+        POOL_PARAMS,
+        op_data(OP_DATA_POOLING),
+        _pooling,
     ),
     KernelRule(
-        "MAX_POOL_2D", "pooling.cc, pooling_common.cc", Fixed(40, 4), op_data(32), derived=False
+        "MAX_POOL_2D",
+        "pooling.cc, pooling_common.cc",
+        POOL_PARAMS,
+        op_data(OP_DATA_POOLING),
+        _pooling,
     ),
+    KernelRule("L2_POOL_2D", "l2_pool_2d.cc", POOL_PARAMS, prepare=_l2_pool),
 )

@@ -1,54 +1,388 @@
-"""Recurrent kernels: UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF → their setup allocations.
+"""Recurrent kernels: SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM → setup allocations and refusals.
 
-Sources: unidirectional_sequence_lstm.cc, svdf.cc, svdf_common.cc.
+Sources (tflite-micro tensorflow/lite/micro/kernels/): svdf.cc, svdf_common.cc (`PrepareSvdf`),
+svdf.h (`OpDataSvdf`); unidirectional_sequence_lstm.cc, lstm_eval.cc (`LstmTensors`,
+`ValidateTensorStatus`), lstm_eval_common.cc (`CreateLstmSizeInfo`, `ValidateTensorSize`,
+`CreateGateParams`, `PrepareGateParametersInteger`), lstm_shared.h and
+kernels/internal/types.h (`OpDataLSTM` and its members).
 """
 
 from __future__ import annotations
 
+from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
+    Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
+    OverTemps,
+    Refusal,
     Scratch,
-    inputs_then_outputs,
+    TempField,
+    temps,
 )
-from arenalens.runtimes.tflm.kernels.common import dim, hybrid_refusal, op_data
+from arenalens.runtimes.tflm.kernels.common import dim, op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.refusals import (
+    TFLITE_TYPES,
+    crash,
+    not_equal,
+    not_true,
+    numbered,
+    unsupported_at_invoke,
+)
 
+SVDF_PARAMS = struct(
+    "TfLiteSVDFParams",
+    ("rank", "int"),
+    ("activation", "enum"),
+    ("asymmetric_quantize_inputs", "bool"),
+)
+OP_DATA_SVDF = struct(
+    "OpDataSvdf",
+    ("effective_scale_1_a", "int32"),
+    ("effective_scale_2_a", "int32"),
+    ("effective_scale_1_b", "int"),
+    ("effective_scale_2_b", "int"),
+    ("scratch_tensor_index", "int"),
+    ("scratch_output_tensor_index", "int"),
+    ("input_zero_point", "int"),
+    ("output_zero_point", "int"),
+    ("activation_state_zero_point", "int"),
+)
+LSTM_PARAMS = struct(
+    "TfLiteUnidirectionalSequenceLSTMParams",
+    ("activation", "enum"),
+    ("cell_clip", "float"),
+    ("proj_clip", "float"),
+    ("time_major", "bool"),
+    ("asymmetric_quantize_inputs", "bool"),
+    ("diagonal_recurrent_tensors", "bool"),
+)
+# kernels/internal/types.h: FullyConnectedParams and ArithmeticParams (no pointers), and
+# lstm_shared.h: the LSTM's sizes, cell-state info and gate parameters.
+_FULLY_CONNECTED_PARAMS = struct(
+    "FullyConnectedParams",
+    ("input_offset", "int32"),
+    ("weights_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+    ("lhs_cacheable", "bool"),
+    ("rhs_cacheable", "bool"),
+    ("weights_format", "uint8"),  # enum class FullyConnectedWeightsFormat : uint8_t
+)
+_ARITHMETIC_PARAMS = struct(
+    "ArithmeticParams",
+    ("broadcast_category", "uint8"),  # enum class BroadcastableOpCategory : uint8_t
+    ("input1_offset", "int32"),
+    ("input2_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("left_shift", "int"),
+    ("input1_multiplier", "int32"),
+    ("input1_shift", "int"),
+    ("input2_multiplier", "int32"),
+    ("input2_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+    ("int64_activation_min", "int64"),
+    ("int64_activation_max", "int64"),
+    ("int16_activation_min", "int16"),
+    ("int16_activation_max", "int16"),
+    Field("broadcast_shape", "int", 5),
+)
+OP_DATA_LSTM = struct(
+    "OpDataLSTM",
+    (
+        "size_info",
+        struct(
+            "LstmSizeInfo",
+            ("time_major", "bool"),
+            ("batch_size", "int"),
+            ("time_steps", "int"),
+            ("input_dimension", "int"),
+            ("state_dimension", "int"),
+        ),
+    ),
+    (
+        "cell_state_info",
+        struct(
+            "CellStateInfo",
+            ("cell_clip", "float"),
+            ("quantized_cell_clip", "int16"),
+            ("cell_state_scale_power", "int32"),
+        ),
+    ),
+    ("cell_gate_nonlinear_type", "enum"),
+    Field(
+        "gate_parameters",
+        struct(
+            "GateParameters",
+            ("input_fc_params", _FULLY_CONNECTED_PARAMS),
+            ("recurrent_fc_params", _FULLY_CONNECTED_PARAMS),
+        ),
+        4,
+    ),
+    Field("inter_gate_parameters", _ARITHMETIC_PARAMS, 3),
+    Field("buffer_indices", "int", 4),
+)
 
-def _lstm(context: KernelContext) -> Events:
-    # CreateLstmSizeInfo: batch from the input (dim 1 when time-major), state size from the
-    # output-state input #18; element size from the cell-state input #19.
-    found = hybrid_refusal(context, 0, 2)
-    found += inputs_then_outputs(context)
-    source = context.input(0)
-    batch = dim(source, 1) if context.option("time_major") else dim(source, 0)
-    state_dimension = dim(context.input(18), 1)
-    size = batch * state_dimension * context.input_element_bytes(19, 2)
-    found += [Scratch(size, f"lstm buffer {i}") for i in range(4)]
-    return found
+_SVDF_FILE = "svdf_common.cc"
+_LSTM_FILE = "lstm_eval.cc"
+# Inputs of UNIDIRECTIONAL_SEQUENCE_LSTM (lstm_shared.h): 0 input, 1-4 input-to-gate weights
+# (input, forget, cell, output), 5-8 recurrent weights, 9-11 peephole, 12-15 gate biases, 16-17
+# projection, 18 output state, 19 cell state, 20-23 layer norm.
+_OUTPUT_STATE, _CELL_STATE = 18, 19
+_MUST_BE_OMITTED = (*range(9, 12), 16, 17, *range(20, 24))
+# PrepareGateParametersInteger: forget, input, cell, output; input weight then recurrent.
+_GATE_WEIGHTS = ((2, 6), (1, 5), (3, 7), (4, 8))
 
 
 def _svdf(context: KernelContext) -> Events:
-    found = hybrid_refusal(context, 0, 1)
-    found += inputs_then_outputs(context)
-    batch = dim(context.input(0), 0)
-    num_filters = dim(context.input(1), 0)
-    rank = max(1, context.option("rank", 1))
-    found.append(Scratch(batch * num_filters * 4, "svdf scratch"))
-    if context.input_type(0) == "INT8":
-        found.append(Scratch(batch * (num_filters // rank) * 4, "svdf output scratch"))
+    # PrepareSvdf: input, weights_feature, weights_time, bias (when present), activation state,
+    # checks, then the output; scratch per type.
+    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("in", 4))
+    if context.input(4) is None:
+        return [*found, not_true(_SVDF_FILE, "activation_state != nullptr")]
+    source, features, state = context.input(0), context.input(1), context.input(4)
+    rank = context.option("rank")
+    filters = dim(features, 0)
+    if rank <= 0 or filters % rank:
+        return [*found, not_equal(_SVDF_FILE, "num_filters % rank", "0", filters % rank, 0)]
+    units = filters // rank
+    batch = dim(source, 0)
+    kind = context.input_type(0)
+    if kind not in ("FLOAT32", "INT8"):
+        return [
+            *found,
+            not_true(_SVDF_FILE, "input->type == kTfLiteFloat32 || input->type == kTfLiteInt8"),
+        ]
+    if len(source.shape if source is not None else ()) != 2:
+        rank = 0 if source is None else len(source.shape)
+        return [*found, not_equal(_SVDF_FILE, "NumDimensions(input)", "2", rank, 2)]
+    found += temps(context, ("out", 0))
+    refused = _svdf_shapes(context, batch, units, filters)
+    if refused:
+        return found + refused
+    if state is not None and not state.is_variable:
+        return [
+            *found,
+            not_equal(_SVDF_FILE, "activation_state->is_variable", "true", "false", "true"),
+        ]
+    if len(context.operator.inputs) != 5:
+        count = len(context.operator.inputs)
+        return [*found, not_equal(_SVDF_FILE, "node->inputs->size", "5", count, 5)]
+    if context.input(3) is None:
+        # int8 reads bias->params.scale, and both types release the null bias temp.
+        return [*found, crash("SVDF without a bias (input 3 omitted) dereferences a null tensor")]
+    refused = _svdf_types(context, kind)
+    if refused:
+        return found + refused
+    found.append(Scratch(batch * filters * 4, "svdf scratch"))
+    if kind == "INT8":
+        found.append(Scratch(batch * units * 4, "svdf output scratch"))
     return found
+
+
+def _svdf_shapes(context: KernelContext, batch: int, units: int, filters: int) -> list[Event]:
+    """PrepareSvdf's shape checks: output [batch, units], weights_feature [filters, input size],
+    weights_time [filters, memory], bias [units], state [batch, memory x filters]."""
+    source, features, time = context.input(0), context.input(1), context.input(2)
+    bias, state, output = context.input(3), context.input(4), context.output(0)
+    memory = dim(time, 1)
+    expected = [
+        ("output", output, (batch, units)),
+        ("weights_feature", features, (filters, dim(source, 1))),
+        ("weights_time", time, (filters, memory)),
+        ("activation_state", state, (batch, memory * filters)),
+    ]
+    for name, tensor, shape in expected:
+        found = () if tensor is None else tensor.shape
+        if len(found) != 2:
+            return [not_equal(_SVDF_FILE, f"NumDimensions({name})", "2", len(found), 2)]
+        if found != shape:
+            return [not_equal(_SVDF_FILE, f"{name}->dims", "expected dims", found, shape)]
+    if bias is not None and dim(bias, 0) != units:
+        return [not_equal(_SVDF_FILE, "bias->dims->data[0]", "num_units", dim(bias, 0), units)]
+    return []
+
+
+def _svdf_types(context: KernelContext, kind: str) -> list[Event]:
+    weights, time, bias = context.input_type(1), context.input_type(2), context.input_type(3)
+    state, out = context.input_type(4), context.output_type(0)
+    if kind == "INT8":
+        if weights != "INT8":
+            return [not_equal(_SVDF_FILE, "weights_feature->type", "kTfLiteInt8", weights, "INT8")]
+        if time not in ("INT16", "INT8"):
+            return [not_true(_SVDF_FILE, "(weights_time->type == kTfLiteInt16) || ...")]
+        if state not in ("INT16", "INT8"):
+            return [not_true(_SVDF_FILE, "(activation_state->type == kTfLiteInt16) || ...")]
+        if bias != "INT32":
+            return [not_equal(_SVDF_FILE, "bias->type", "kTfLiteInt32", bias, "INT32")]
+        if out != "INT8":
+            return [not_equal(_SVDF_FILE, "output->type", "kTfLiteInt8", out, "INT8")]
+        return []
+    for name, found in (
+        ("weights_feature", weights),
+        ("weights_time", time),
+        ("activation_state", state),
+        ("bias", bias),
+        ("output", out),
+    ):
+        if found != "FLOAT32":
+            return [not_equal(_SVDF_FILE, f"{name}->type", "kTfLiteFloat32", found, "FLOAT32")]
+    return []
+
+
+def _lstm(context: KernelContext) -> Events:
+    # UnidirectionalSequenceLstmPrepare: 1 output, 24 inputs; LstmTensors fetches every present
+    # input in index order, then the output, all live until Prepare returns.
+    if len(context.operator.outputs) != 1:
+        count = len(context.operator.outputs)
+        return [not_equal("unidirectional_sequence_lstm.cc", "node->outputs->size", "1", count, 1)]
+    if len(context.operator.inputs) != 24:
+        count = len(context.operator.inputs)
+        return [not_equal("unidirectional_sequence_lstm.cc", "node->inputs->size", "24", count, 24)]
+    found: list[Event] = temps(context, *(("in", i) for i in range(24)), ("out", 0))
+    refused = _lstm_status(context)
+    if refused:
+        return found + refused
+    source = context.input(0)
+    time_major = bool(context.option("time_major"))
+    batch = dim(source, 1) if time_major else dim(source, 0)
+    state_dimension = dim(context.input(_OUTPUT_STATE), 1)
+    cell = context.input_type(_CELL_STATE)
+    if cell == "INT16":
+        arrays = _gate_arrays(context)
+        if isinstance(arrays, Refusal):
+            return [*found, arrays]
+        found += arrays
+    elif cell != "FLOAT32":
+        return [
+            *found,
+            Refusal(
+                f"Cell state type {numbered(cell)} not supported. The quantized Unidirectional "
+                "Sequence LSTM Op only support int16 cell state"
+            ),
+        ]
+    size = batch * state_dimension * context.input_element_bytes(_CELL_STATE, 2)
+    found += [Scratch(size, f"lstm buffer {i}") for i in range(4)]
+    found += _lstm_invoke_refusals(context)
+    return found
+
+
+def _lstm_status(context: KernelContext) -> list[Event]:
+    """LstmTensors::ValidateTensorStatus: the states must be variables of the input's type, the
+    gate weights and biases present and of one type each, no peephole, projection or layer
+    normalisation."""
+
+    def present(position: int) -> bool:
+        return context.input(position) is not None
+
+    kind = context.input_type(0)
+    state = context.input(_OUTPUT_STATE)
+    checks = [
+        (present(0), "internal_tensors_[kLstmInputTensor] != nullptr"),
+        (state is not None, "internal_tensors_[kLstmOutputStateTensor] != nullptr"),
+        (state is not None and state.is_variable, "internal_tensors_[kLstmOutputStateTensor]"
+         "->is_variable"),
+    ]  # fmt: skip
+    for ok, condition in checks:
+        if not ok:
+            return [not_true(_LSTM_FILE, condition)]
+    if context.input_type(_OUTPUT_STATE) != kind:
+        return [
+            not_equal(
+                _LSTM_FILE,
+                "internal_tensors_[kLstmOutputStateTensor]->type",
+                "internal_tensors_[kLstmInputTensor]->type",
+                TFLITE_TYPES.get(context.input_type(_OUTPUT_STATE), 0),
+                TFLITE_TYPES.get(kind, 0),
+            )
+        ]
+    cell = context.input(_CELL_STATE)
+    if cell is None or not cell.is_variable:
+        return [not_true(_LSTM_FILE, "internal_tensors_[kLstmCellStateTensor]->is_variable")]
+    if context.output_type(0) != kind:
+        return [not_true(_LSTM_FILE, "output_tensor_->type == input type")]
+    weight_type = context.input_type(2)
+    for position in range(1, 9):
+        if not present(position) or context.input_type(position) != weight_type:
+            return [not_true(_LSTM_FILE, "internal_tensors_[i] != nullptr (gate weights)")]
+    bias_type = context.input_type(12)
+    for position in range(12, 16):
+        if not present(position) or context.input_type(position) != bias_type:
+            return [not_true(_LSTM_FILE, "internal_tensors_[i] != nullptr (gate biases)")]
+    for position in _MUST_BE_OMITTED:
+        if present(position):
+            return [not_true(_LSTM_FILE, "internal_tensors_[i] == nullptr")]
+    return []
+
+
+def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
+    """PrepareGateParametersInteger: for each gate, CalculateOpDataFullyConnected on the input
+    weight, then on the recurrent one; per-channel weights get two int32 arrays each (C
+    entries), written over the live temps; afterwards Prepare keeps reading the activations'
+    and the remaining weights' quantization (`TempField`s by fetch position)."""
+    positions = [i for i in range(24) if context.input(i) is not None]
+    role = {position: number for number, position in enumerate(positions)}
+    keep = [
+        TempField("params", role[0]),
+        TempField("type", role[0]),
+        TempField("params", role[_OUTPUT_STATE]),
+        TempField("type", role[_OUTPUT_STATE]),
+        TempField("params", role[_CELL_STATE]),
+    ]
+    for weight in range(1, 9):
+        keep += [
+            TempField(name, role[weight])
+            for name in ("params", "type", "dims", "affine.scale", "affine.quantized_dimension")
+        ]
+    over = OverTemps(keep=tuple(keep))
+    kind = context.input_type(0)
+    found: list[Event] = []
+    for pair in _GATE_WEIGHTS:
+        for weight in pair:
+            tensor = context.input(weight)
+            quantization = None if tensor is None else tensor.quantization
+            count = 0 if quantization is None else quantization.channel_count
+            if count <= 1 or kind == "FLOAT32":
+                continue
+            if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
+                return not_true("fully_connected_common.cc", "(input->type == kTfLiteInt8 && ...")
+            found += per_channel_arrays(count, written=over)
+    return found
+
+
+def _lstm_invoke_refusals(context: KernelContext) -> list[Event]:
+    """UnidirectionalSequenceLstmEval: float activations (any weights), int8 or int16 with int8
+    weights (the type of input-to-input weights #1)."""
+    kind, weights = context.input_type(0), context.input_type(1)
+    if kind == "FLOAT32":
+        return []
+    if kind in ("INT8", "INT16"):
+        if weights == "INT8":
+            return []
+        # The int8 branch prints the activation type's number after the weights' name.
+        number = TFLITE_TYPES.get(kind if kind == "INT8" else weights, 0)
+        return [unsupported_at_invoke(f"Filter type {weights} ({number}) not supported.")]
+    return [unsupported_at_invoke(f"Input type {numbered(kind)} not supported.")]
 
 
 RULES = (
     KernelRule(
         "UNIDIRECTIONAL_SEQUENCE_LSTM",
-        "unidirectional_sequence_lstm.cc",
-        Fixed(16, 4),
-        op_data(688),
+        "unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
+        LSTM_PARAMS,
+        op_data(OP_DATA_LSTM),
         _lstm,
-        derived=False,
     ),
-    KernelRule("SVDF", "svdf.cc, svdf_common.cc", Fixed(12, 4), op_data(36), _svdf, derived=False),
+    KernelRule("SVDF", "svdf.cc, svdf_common.cc", SVDF_PARAMS, op_data(OP_DATA_SVDF), _svdf),
 )

@@ -1,23 +1,153 @@
-"""Softmax kernels: SOFTMAX → its setup allocations (softmax.cc, softmax_common.cc)."""
+"""Softmax kernels: SOFTMAX, LOG_SOFTMAX → setup allocations and refusals.
+
+Sources (tflite-micro tensorflow/lite/micro/kernels/): softmax.cc (`SoftmaxInit`),
+softmax_common.cc (`SoftmaxPrepare`, `CalculateSoftmaxParams`, `InitializeLutForInt16`),
+`SoftmaxParams` in kernels/internal/types.h; log_softmax.cc (`LogSoftmaxOpData`,
+`CalculateOpData`).
+"""
 
 from __future__ import annotations
 
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import (
+    Event,
     Events,
-    Fixed,
     KernelContext,
     KernelRule,
+    OverTemps,
     Persistent,
+    Refusal,
+    TempField,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.refusals import (
+    not_equal,
+    not_true,
+    unsupported_at_invoke,
+)
+
+SOFTMAX_PARAMS = struct("TfLiteSoftmaxParams", ("beta", "float"))
+SOFTMAX_OP_DATA = struct(
+    "SoftmaxParams",
+    ("beta", "double"),
+    ("input_multiplier", "int32"),
+    ("input_left_shift", "int32"),
+    ("reverse_scaling_divisor", "int32"),
+    ("reverse_scaling_right_shift", "int32"),
+    ("diff_min", "int"),
+    ("zero_point", "int32"),
+    ("scale", "float"),
+    ("table", "pointer"),
+    ("exp_lut", "pointer"),
+    ("one_over_one_plus_x_lut", "pointer"),
+    ("uint8_table1", "pointer"),
+    ("uint8_table2", "pointer"),
+)
+LOG_SOFTMAX_OP_DATA = struct(
+    "LogSoftmaxOpData",
+    ("input_multiplier", "int32"),
+    ("input_left_shift", "int32"),
+    ("reverse_scaling_divisor", "int32"),
+    ("reverse_scaling_right_shift", "int32"),
+    ("diff_min", "int"),
+    ("outer_size", "size_t"),
+    ("depth", "size_t"),
+)
+# kInt16LUTArraySize = LUTSize<int16_t>() (kernels/internal/common.h): 513 entries.
+INT16_LUT_ENTRIES = 513
+_FILE = "softmax_common.cc"
+
+
+def _quantization(tensor: Tensor | None) -> tuple[float, int]:
+    quantization = None if tensor is None else tensor.quantization
+    if quantization is None:
+        return 0.0, 0
+    return quantization.scale or 0.0, quantization.zero_point or 0
 
 
 def _softmax(context: KernelContext) -> Events:
-    found = temps(context, ("in", 0), ("out", 0))
-    if context.input_type(0) == "INT16":
-        # Two int16 lookup tables of kInt16LUTArraySize (513) entries.
-        found += [Persistent(2 * 513, "exp LUT"), Persistent(2 * 513, "1/(1+x) LUT")]
+    # SoftmaxPrepare: input (rank >= 1), output; InitializeLutForInt16 allocates both int16
+    # tables before any type check and fills them over the live temps, then the type, zero-point
+    # and scale checks read both temps' types and quantization params.
+    found: list[Event] = temps(context, ("in", 0))
+    source = context.input(0)
+    if source is None or not source.shape:
+        return [*found, not_true(_FILE, "NumDimensions(input) >= 1")]
+    found += temps(context, ("out", 0))
+    kind, out = context.input_type(0), context.output_type(0)
+    if kind == "INT16":
+        keep = tuple(TempField(name, temp) for temp in (0, 1) for name in ("params", "type"))
+        tables = OverTemps(keep=keep)
+        for what in ("exp LUT", "1/(1+x) LUT"):
+            found.append(Persistent(2 * INT16_LUT_ENTRIES, what, written=tables))
+    refused = _softmax_checks(context, kind, out)
+    return found + refused
+
+
+def _softmax_checks(context: KernelContext, kind: str, out: str) -> list[Event]:
+    if out == "INT16" and kind not in ("INT8", "INT16"):
+        return [not_true(_FILE, "input->type == kTfLiteInt8 || input->type == kTfLiteInt16")]
+    if out not in ("INT16", kind):
+        return [not_equal(_FILE, "input->type", "output->type", kind, out)]
+    in_zero = _quantization(context.input(0))[1]
+    out_scale, out_zero = _quantization(context.output(0))
+    if kind == "INT16":
+        if out_zero != 0:
+            return [not_equal(_FILE, "output->params.zero_point", "0", out_zero, 0)]
+        if in_zero != 0:
+            return [not_equal(_FILE, "input->params.zero_point", "0", in_zero, 0)]
+        if abs(out_scale - 1 / 32768) > 0.001 / 32768:
+            return [Refusal(f"{_FILE} output->params.scale not near 1/32768")]
+    elif kind == "INT8" and out == "INT16":
+        if out_zero != -32768:
+            return [not_equal(_FILE, "output->params.zero_point", "-32768", out_zero, -32768)]
+        if abs(out_scale - 1 / 65536) > 0.001 / 65536:
+            return [Refusal(f"{_FILE} output->params.scale not near 1/65536")]
+    elif kind == "INT8":
+        if out_zero != -128:
+            return [not_equal(_FILE, "output->params.zero_point", "-128", out_zero, -128)]
+        if out_scale != float.fromhex("0x1p-8"):
+            return [not_true(_FILE, "output->params.scale == 1.f / 256")]
+    elif kind != "FLOAT32":
+        return [not_equal(_FILE, "input->type", "kTfLiteFloat32", kind, "FLOAT32")]
+    return []
+
+
+def _log_softmax(context: KernelContext) -> Events:
+    # CalculateOpData: input, output, same type and shape; int8 allocates its OpData here (after
+    # the temps), checks the output quantization, fills it, then reads the input's dims.
+    file = "log_softmax.cc"
+    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    kind, out = context.input_type(0), context.output_type(0)
+    if kind != out:
+        return [*found, not_equal(file, "input->type", "output->type", kind, out)]
+    source, output = context.input(0), context.output(0)
+    if source is None or output is None or source.shape != output.shape:
+        return [*found, not_true(file, "HaveSameShapes(input, output)")]
+    if kind == "INT8":
+        abi, features = context.build.abi, context.build.features
+        spans = [
+            LOG_SOFTMAX_OP_DATA.member(name, abi, features)
+            for name in ("input_multiplier", "diff_min", "outer_size", "depth")
+        ]
+        # The int32 fields, then the two size_t ones (LP64 leaves padding in between unwritten).
+        written = ((0, spans[1][0] + spans[1][1]), (spans[2][0], spans[3][0] + spans[3][1]))
+        found.append(
+            Persistent(
+                context.sizeof(LOG_SOFTMAX_OP_DATA),
+                "OpData",
+                written=OverTemps(ranges=written, keep=(TempField("dims", 0),)),
+            )
+        )
+        scale, zero = _quantization(output)
+        if scale != 16 / 256:
+            return [*found, not_true(file, "output->params.scale == kOutputScale")]
+        if zero != 127:
+            return [*found, not_true(file, "output->params.zero_point == kOutputZeroPoint")]
+    elif kind != "FLOAT32":
+        found.append(unsupported_at_invoke(f"LOG_SOFTMAX only supports float32, int8, got {kind}."))
     return found
 
 
@@ -25,9 +155,9 @@ RULES = (
     KernelRule(
         "SOFTMAX",
         "softmax.cc, softmax_common.cc",
-        Fixed(4, 4),
-        op_data(80),
+        SOFTMAX_PARAMS,
+        op_data(SOFTMAX_OP_DATA),
         _softmax,
-        derived=False,
     ),
+    KernelRule("LOG_SOFTMAX", "log_softmax.cc", None, prepare=_log_softmax),
 )

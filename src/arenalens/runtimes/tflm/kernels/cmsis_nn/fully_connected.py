@@ -20,6 +20,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    OverTemps,
     Persistent,
     Refusal,
     Scratch,
@@ -175,7 +176,7 @@ def _calculate_op_data(
                     size,
                 )
             ]
-        return [*per_channel_arrays(count, written=True), *_symmetric_filter(weights)]
+        return [*per_channel_arrays(count, written=OverTemps()), *_symmetric_filter(weights)]
     product = scale_of(source) * scale_of(weights)
     if bias is not None:
         out_scale = scale_of(output)
@@ -220,7 +221,7 @@ def _int8_buffers(
         return found
     nbytes = buffers.fully_connected_s8(context.build.isa, Dims(accum_depth, 1, 1, output_depth))
     if nbytes > 0 and is_constant(weights) and (bias is None or is_constant(bias)):
-        return [Persistent(nbytes, "CMSIS-NN kernel sums", written=True)]
+        return [Persistent(nbytes, "CMSIS-NN kernel sums", written=OverTemps())]
     if nbytes > 0:
         found.append(Scratch(nbytes, "CMSIS-NN kernel sums"))
     return found
@@ -272,7 +273,7 @@ def _batch_matmul(context: KernelContext) -> Events:
     if dtype == "FLOAT32" or any(isinstance(event, Refusal) for event in found):
         return found
     quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
-    found.append(Persistent(context.sizeof(quantization), "quantization", written=True))
+    found.append(Persistent(context.sizeof(quantization), "quantization", written=OverTemps()))
     if dtype == "INT16":
         return found + int16_zero_points(
             _BMM_FILE, ("lhs_input", lhs), ("rhs_input", rhs), ("output", output)

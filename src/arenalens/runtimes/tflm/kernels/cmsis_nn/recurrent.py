@@ -23,6 +23,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    OverTemps,
     Persistent,
     Refusal,
     Scratch,
@@ -215,7 +216,7 @@ def _svdf(context: KernelContext) -> Events:
     if nbytes > 0:
         if not is_constant(features):
             return [*found, ensure(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
-        found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=True))
+        found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=OverTemps()))
     return found
 
 
@@ -310,7 +311,9 @@ def _lstm(context: KernelContext) -> Events:
         for part in ("input", "hidden"):
             for gate in ("input", "forget", "cell", "output"):
                 found.append(
-                    Persistent(hidden * sum_bytes, f"{gate} gate {part} kernel sums", written=True)
+                    Persistent(
+                        hidden * sum_bytes, f"{gate} gate {part} kernel sums", written=OverTemps()
+                    )
                 )
         buffers_count = 3
     found += [
@@ -388,7 +391,7 @@ def _gate_parameters(context: KernelContext) -> list[Event]:
                         "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
                     ),
                 ]
-            found += per_channel_arrays(count, written=True)
+            found += per_channel_arrays(count, written=OverTemps())
     return found
 
 

@@ -13,6 +13,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    OverTemps,
     Persistent,
     Refusal,
     temps,
@@ -82,8 +83,8 @@ def _softmax(context: KernelContext) -> Events:
         return [*found, Refusal(UNSUPPORTED_INPUT)]
     if kinds[0] == "INT16":
         found += [
-            Persistent(2 * LUT_ENTRIES, "softmax exp lookup table", written=True),
-            Persistent(2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table", written=True),
+            Persistent(2 * LUT_ENTRIES, "softmax exp lookup table", written=OverTemps()),
+            Persistent(2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table", written=OverTemps()),
         ]
     return found + _parameter_checks(context)
 

@@ -17,7 +17,7 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.ir import Model
-from arenalens.report.inspect import inspect_document, render_inspect
+from arenalens.report.inspect_output import inspect_document, render_inspect
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 

@@ -1,4 +1,4 @@
-"""Optimize: model → a rewritten model that makes the real TFLM runtime use a smaller head.
+"""Optimization: model → a rewritten model that makes the real TFLM runtime use a smaller head.
 
 The output carries TFLM's `OfflineMemoryAllocation` metadata (docs/runtime-rules.md §T9)
 with an offset for every planned tensor, optionally a new operator order (`--reorder`) and
@@ -37,25 +37,21 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
-from arenalens.analysis.problem import ArenaProblem, BufferKind
-from arenalens.analysis.schedule import (
-    FILE_ORDER,
-    Schedule,
-    apply_schedule,
-    schedule_problem,
-)
 from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
-from arenalens.ir import Model, OfflinePlan, Tensor
+from arenalens.ir import Model, OfflinePlan
 from arenalens.pipeline import analyze
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.reorder.registry import ReorderResult, run_reorderer
+from arenalens.reorder.registry import ReorderResult
+from arenalens.reorder.runtime_order import reorder_for_runtime
+from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,
@@ -66,16 +62,10 @@ from arenalens.runtimes.tflm.overlap import (
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
 
-# Offsets are planned 16-aligned: TFLM rounds sizes to 16 and kernels expect aligned data; the
-# runtime itself never aligns offsets, so unaligned offline offsets would misalign the arena.
-OFFSET_ALIGNMENT = 16
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
 # The metadata stores offsets as int32.
 INT32_MAX = 2**31 - 1
-# Buffers that hold model tensors; the others (TFLM scratch, LiteRT temporaries) live only while
-# their operator runs.
-_MODEL_TENSORS = (BufferKind.TENSOR, BufferKind.VARIABLE)
 # Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
 PROOF_SEEDS = (0, 1, 2)
 
@@ -348,14 +338,13 @@ def _candidates(
             return []
         arena = with_overlaps(arena, pairs)
         label = f"{label}, overlaps ({len(pairs)} allowed, {overlap_kernels} kernels)"
-    problem = replace(arena.problem, alignment=OFFSET_ALIGNMENT, order=())
-    knobs = _planner_knobs(planner, time_limit_s=time_limit_s, seed=seed)
+    problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=())
     variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
     if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
         variants.append(("free", problem))
     found: list[Candidate] = []
     for variant, variant_problem in variants:
-        plan = run_planner(planner, variant_problem, **knobs)
+        plan = run_planner(planner, variant_problem, time_limit_s=time_limit_s, seed=seed)
         offline = offline_plan_for(model, arena, plan.offsets)
         rewritten = replace(model, offline_plan=offline)
         final_arena = tflm.arenas(rewritten, build=build)[0]
@@ -383,16 +372,6 @@ def required_bytes(model: Model, build: Build = HOST) -> int:
     """Model → the minimal kTensorArenaSize TFLM needs for it on a build (its offline plan
     honoured)."""
     return analyze(model, runtime="tflm", build=build).budget.required_bytes
-
-
-def _planner_knobs(planner: str, *, time_limit_s: float, seed: int) -> dict[str, Any]:
-    import inspect  # noqa: PLC0415 - only to filter knobs
-
-    from arenalens.planning.registry import get_planner  # noqa: PLC0415
-
-    parameters = inspect.signature(get_planner(planner).function).parameters
-    knobs = {"time_limit_s": time_limit_s, "seed": seed}
-    return {key: value for key, value in knobs.items() if key in parameters}
 
 
 def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:
@@ -428,55 +407,6 @@ def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, in
             "32-bit offsets (below 2 GiB), so TFLM cannot be given this plan",
         )
     return OfflinePlan(OFFLINE_PLAN_VERSION, len(model.subgraphs), tuple(values))
-
-
-# ---------------------------------------------------------------------------------------------
-# Reordering under one runtime's rules
-
-
-def reorder_for_runtime(
-    model: Model,
-    runtime: str,
-    *,
-    reorderer: str = "auto",
-    time_limit_s: float = 5.0,
-    build: Build | str | None = None,
-) -> tuple[Schedule, ReorderResult]:
-    """Model → (schedule of subgraph 0, reorder result) minimising that runtime's busiest step.
-
-    Sizes come from the runtime's own primary arena (TFLM: rounded to 16, kernel scratch as bytes
-    live during its operator; LiteRT: inputs and outputs never freed, temporaries likewise). An
-    operator that runs subgraphs counts their planned bytes while it runs. `build` is the TFLM
-    build whose scratch counts (None: the x86-64 wheel).
-    """
-    rules = get_runtime(runtime)
-    arena = rules.arenas(model, **rules.with_build(as_build(build)))[0]
-    sizes: dict[int, int] = {}
-    extra: dict[int, int] = {}
-    nested: dict[int, int] = {}
-    for planned in arena.buffers.values():
-        size = arena.problem.by_id[planned.id].size
-        if planned.subgraph != 0:
-            nested[planned.subgraph] = nested.get(planned.subgraph, 0) + size
-        elif planned.kind in _MODEL_TENSORS and planned.tensor is not None:
-            for tensor in (planned.tensor, *planned.aliases):
-                sizes[tensor] = size
-        elif planned.operator is not None:
-            extra[planned.operator] = extra.get(planned.operator, 0) + size
-    for op in model.subgraphs[0].operators:
-        for called in op.called_subgraphs:
-            extra[op.index] = extra.get(op.index, 0) + nested.get(called, 0)
-
-    def tensor_bytes(tensor: Tensor) -> int:
-        return sizes.get(tensor.index, 0)
-
-    problem = schedule_problem(
-        model, 0, tensor_bytes=tensor_bytes, op_extra=extra, keep_inputs=runtime == "litert"
-    )
-    result = run_reorderer(reorderer, problem, time_limit_s=time_limit_s)
-    if result.peak >= result.file_order_peak:
-        return FILE_ORDER, result
-    return Schedule(MappingProxyType({0: result.order})), result
 
 
 # ---------------------------------------------------------------------------------------------
@@ -549,6 +479,5 @@ __all__: Sequence[str] = [
     "optimize_model",
     "pin_scratch",
     "prove_outputs",
-    "reorder_for_runtime",
     "required_bytes",
 ]

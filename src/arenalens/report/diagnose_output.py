@@ -10,7 +10,7 @@ from rich.text import Text
 
 from arenalens.declared import declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
-from arenalens.report.check import declare_line
+from arenalens.report.check_output import declare_line
 from arenalens.report.console import render_text
 
 DIAGNOSE_SCHEMA_VERSION = 1

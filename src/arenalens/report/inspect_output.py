@@ -11,8 +11,9 @@ from rich.text import Text
 from arenalens.analysis.lifetimes import NEVER_FREED, Timeline
 from arenalens.analysis.summary import ModelSummary, summarize
 from arenalens.ir import Model, Tensor
-from arenalens.report.console import format_bytes, render_text
+from arenalens.report.console import render_text
 from arenalens.report.labels import format_shape
+from arenalens.units import format_bytes_short
 
 INSPECT_SCHEMA_VERSION = 1
 
@@ -196,7 +197,7 @@ def _summary_table(model: Model, summary: ModelSummary) -> Table:
     table = Table(title=f"{escape(model.name)}", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
-    table.add_row("file", f"{escape(model.source)} ({format_bytes(model.file_bytes)})")
+    table.add_row("file", f"{escape(model.source)} ({format_bytes_short(model.file_bytes)})")
     table.add_row(
         "subgraphs",
         ", ".join(
@@ -214,12 +215,12 @@ def _summary_table(model: Model, summary: ModelSummary) -> Table:
         f"{model.tensor_count}: "
         + ", ".join(f"{kind} {count}" for kind, count in summary.tensors_by_kind.items() if count),
     )
-    table.add_row("constants", format_bytes(summary.constant_bytes) + " (weights, in flash)")
+    table.add_row("constants", format_bytes_short(summary.constant_bytes) + " (weights, in flash)")
     table.add_row(
         "arena candidates",
-        format_bytes(summary.arena_candidate_bytes) + " summed, before any reuse",
+        format_bytes_short(summary.arena_candidate_bytes) + " summed, before any reuse",
     )
-    table.add_row("variables", format_bytes(summary.variable_bytes) + " (persistent state)")
+    table.add_row("variables", format_bytes_short(summary.variable_bytes) + " (persistent state)")
     if summary.dynamic_tensors:
         table.add_row(
             "dynamic shapes", f"{summary.dynamic_tensors} tensors have -1 in shape_signature"

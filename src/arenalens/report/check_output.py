@@ -11,11 +11,12 @@ from rich.text import Text
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
-from arenalens.report.console import format_bytes, render_text
+from arenalens.report.console import render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
+from arenalens.units import format_bytes_short
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
 _VERDICT_STYLES = {
@@ -43,14 +44,14 @@ def declare_line(declared: DeclaredArena) -> Text:
     line = Text.assemble(
         (f"{declared.symbol} = ", "bold"),
         (f"{declared.required_bytes:,} B", "bold cyan"),
-        f" ({format_bytes(declared.required_bytes)})",
+        f" ({format_bytes_short(declared.required_bytes)})",
     )
     qualifier = declared_qualifier(declared.status)
     if qualifier:
         style = "bold red" if declared.status is Status.PLACEHOLDER_SHAPE else "yellow"
         line.append(f" ({qualifier})", style=style)
     if declared.parts:
-        line.append(": " + parts_text(declared, format_bytes))
+        line.append(": " + parts_text(declared, format_bytes_short))
     return line
 
 
@@ -120,7 +121,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         table.add_row(
             "needs",
             f"{check.required_bytes:,} B",
-            format_bytes(check.required_bytes),
+            format_bytes_short(check.required_bytes),
             f"{runtime}, planner {check.planner}"
             + ("" if check.shape_known else ", at the placeholder input shape"),
         )
@@ -129,7 +130,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
     table.add_row(
         "available",
         f"{check.available_bytes:,} B",
-        format_bytes(check.available_bytes),
+        format_bytes_short(check.available_bytes),
         _budget_source(check),
     )
     if check.fits:
@@ -137,7 +138,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         table.add_row(
             "headroom",
             f"{check.headroom_bytes:,} B",
-            format_bytes(check.headroom_bytes),
+            format_bytes_short(check.headroom_bytes),
             f"{share:.1f}% of available",
         )
     elif check.runs and check.shape_known:
@@ -145,7 +146,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         table.add_row(
             "shortfall",
             f"{short:,} B",
-            format_bytes(short),
+            format_bytes_short(short),
             f"{100.0 * short / check.available_bytes:.1f}% more RAM needed",
         )
     lines.append(table)
@@ -268,7 +269,7 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
             Text.assemble(
                 f"  {_build_label(check):<{label_width}}  ",
                 (f"{check.required_bytes:>9,} B", "bold cyan"),
-                f" ({format_bytes(check.required_bytes)})",
+                f" ({format_bytes_short(check.required_bytes)})",
                 (" estimate", "yellow") if check.declared.is_estimate else "",
             )
             for check in builds
@@ -360,8 +361,8 @@ def render_targets(
             table.add_row(
                 target.name,
                 f"{target.title}\n{target.core}",
-                format_bytes(target.sram_bytes),
-                format_bytes(target.arena_limit_bytes),
+                format_bytes_short(target.sram_bytes),
+                format_bytes_short(target.arena_limit_bytes),
                 target.kernels or "host figure",
                 f"{target.note}\n{target.source}" if target.note else target.source,
             )

@@ -14,12 +14,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
-from arenalens.analysis.problem import BufferKind
 from arenalens.declared import DeclaredArena, declared_arena
-from arenalens.report.check import declare_line, declare_notes
-from arenalens.report.console import format_bytes, render_text
+from arenalens.report.check_output import declare_line, declare_notes
+from arenalens.report.console import render_text
 from arenalens.runtimes import VerifyResult
+from arenalens.units import format_bytes_short
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
     from arenalens.pipeline import Analysis, ArenaResult
@@ -172,7 +173,7 @@ def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int 
 def _bytes_text(value: int | None) -> str:
     if value is None:
         return "—"
-    return f"{value:,} B" + (f" ({format_bytes(value)})" if value >= 1024 else "")
+    return f"{value:,} B" + (f" ({format_bytes_short(value)})" if value >= 1024 else "")
 
 
 def _summary_table(document: Mapping[str, Any]) -> Table:

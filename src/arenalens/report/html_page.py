@@ -24,10 +24,10 @@ from functools import cache
 from importlib import resources
 
 from arenalens.declared import Status
-from arenalens.report.console import format_bytes
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.labels import declared_qualifier
 from arenalens.report.viewer import viewer_script
+from arenalens.units import format_bytes_short
 
 # Characters that must not appear raw inside an inline <script> block: '<' and '>' could form
 # '</script>' or '<!--', '&' keeps the text unambiguous for XHTML readers, and U+2028/U+2029 are
@@ -122,10 +122,10 @@ def _static_header(report: MemoryReport, names: str) -> str:
     if report.verdict is not None:
         facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
     if plan is not None:
-        facts.append(f"arena {format_bytes(plan.arena_size)} with {plan.planner}")
-    facts.append(f"lower bound {format_bytes(arena.lower_bound)}")
+        facts.append(f"arena {format_bytes_short(plan.arena_size)} with {plan.planner}")
+    facts.append(f"lower bound {format_bytes_short(arena.lower_bound)}")
     if arena.overlap_lower_bound is not None:
-        facts.append(f"{format_bytes(arena.overlap_lower_bound)} with overlaps")
+        facts.append(f"{format_bytes_short(arena.overlap_lower_bound)} with overlaps")
     facts.append(f"{len(arena.buffers)} buffers, {report.operator_count} operators")
     facts.append(f"runtime {report.runtime}")
     if report.build.get("cpu") is not None:

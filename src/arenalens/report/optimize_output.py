@@ -14,7 +14,7 @@ from arenalens.report.console import render_text
 from arenalens.runtimes.tflm.build import build_summary
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
-    from arenalens.optimize import Optimization, OutputProof
+    from arenalens.optimization import Optimization, OutputProof
 
 OPTIMIZE_SCHEMA_VERSION = 1
 

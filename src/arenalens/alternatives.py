@@ -1,0 +1,102 @@
+"""Alternative plans: Analysis + planner names → every arena planned by each, and the number to
+declare with each plan of the primary arena.
+
+A report lets the user switch between planners; this is where those plans are made, so `report/`
+only lays out frozen results. By default the alternatives are every registered planner cheap
+enough for the `best` portfolio that does not replicate another runtime (the runtime's own plan,
+the chosen plan and `naive`, the no-reuse baseline, are in the analysis already). With each plan
+of the primary arena, the runtime's setup is replayed (TFLM: the plan as an offline plan) to give
+the number to declare with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from arenalens.errors import ArenalensError
+from arenalens.pipeline import Analysis
+from arenalens.planning.problem import Plan
+from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
+from arenalens.runtimes import get_runtime
+
+# Above this many operators the number to declare is replayed only for the runtime's and the
+# chosen plan (each replay of TFLM's setup costs about 0.5 ms per operator); the other views fall
+# back to their arena plus what the runtime needs outside it.
+PLAN_BUDGET_MAX_OPERATORS = 2000
+
+
+@dataclass(frozen=True)
+class Alternatives:
+    """More plans of an analysis's arenas, and the number to declare with each primary one."""
+
+    plans: tuple[tuple[Plan, ...], ...] = ()  # per arena, in arena order
+    # Planner → the number to declare with its plan of the primary arena; None when the runtime's
+    # setup cannot take that plan. Planners not listed: not computed.
+    required_bytes: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def default_planners(runtime: str) -> tuple[str, ...]:
+    """Planners a report shows by default: cheap ones (the `best` portfolio) that do not
+    replicate another runtime, sorted by name; the runtime's own plan and naive come anyway."""
+    chosen = []
+    for name in planner_names():
+        info = PLANNERS[name]
+        if not info.in_portfolio:
+            continue
+        if info.replicates_runtime not in (None, runtime):
+            continue
+        chosen.append(name)
+    return tuple(chosen)
+
+
+def plan_alternatives(
+    analysis: Analysis, planners: Sequence[str], *, plan_budgets: bool = True
+) -> Alternatives:
+    """Each arena of analysis planned by every planner not already in it (arena order); with
+    `plan_budgets`, the number to declare with each new plan of the primary arena."""
+    for name in planners:
+        get_planner(name)  # unknown names fail before any work, listing the known ones
+    plans = []
+    for arena in analysis.arenas:
+        done = {arena.plan.planner, arena.runtime_plan.planner, arena.naive_plan.planner}
+        extra = []
+        for name in dict.fromkeys(planners):  # keep order, drop repeats
+            if name in done:
+                continue
+            settings = arena.arena.runtime_options if name == arena.arena.runtime_planner else {}
+            extra.append(run_planner(name, arena.arena.problem, **settings))
+        plans.append(tuple(extra))
+    required = _required_bytes(analysis, plans[0]) if plan_budgets and plans else {}
+    return Alternatives(tuple(plans), MappingProxyType(required))
+
+
+def _required_bytes(analysis: Analysis, plans: Sequence[Plan]) -> dict[str, int | None]:
+    """Planner → the number to declare with its plan of the primary arena (the other arenas keep
+    their chosen plans); plans with the same offsets share one replay."""
+    if not analysis.runtime_budget.device:
+        return {}  # not made by a runtime's rules (a hand-made analysis): nothing to replay
+    if analysis.model.operator_count > PLAN_BUDGET_MAX_OPERATORS:
+        return {}
+    rules = get_runtime(analysis.runtime)
+    first = analysis.arenas[0]
+    known = {first.runtime_plan.planner, first.plan.planner}
+    problems = [result.arena for result in analysis.arenas]
+    rest = [result.plan for result in analysis.arenas[1:]]
+    by_offsets: dict[tuple[tuple[int, int], ...], int | None] = {}
+    required: dict[str, int | None] = {}
+    for plan in plans:
+        if plan.planner in known or plan.planner in required:
+            continue
+        key = tuple(sorted(plan.offsets.items()))
+        if key not in by_offsets:
+            try:
+                budget = rules.budget(
+                    analysis.model, problems, [plan, *rest], **rules.with_build(analysis.build)
+                )
+                by_offsets[key] = budget.required_bytes
+            except ArenalensError:
+                by_offsets[key] = None  # a plan the runtime's setup cannot take
+        required[plan.planner] = by_offsets[key]
+    return required

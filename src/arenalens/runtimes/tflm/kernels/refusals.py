@@ -1,0 +1,53 @@
+"""TFLM's failed checks → `Refusal` events carrying the runtime's own message.
+
+TF_LITE_ENSURE and its variants print "<file>:<line> <condition> was not true." or
+"<file>:<line> <left> != <right> (<a> != <b>)"; the messages here keep the file and drop the line,
+which differs between the wheel's and the Cortex-M builds' sources.
+"""
+
+from __future__ import annotations
+
+from arenalens.runtimes.tflm.kernels.base import INVOKE, SETUP, Refusal
+
+KERNELS = "tensorflow/lite/micro/kernels/"
+
+
+def not_true(file: str, condition: str, phase: str = SETUP) -> Refusal:
+    """TF_LITE_ENSURE(condition) failing in `file` (relative to the kernels directory)."""
+    return Refusal(f"{KERNELS}{file} {condition} was not true.", phase)
+
+
+def not_equal(file: str, left: str, right: str, left_value: object, right_value: object) -> Refusal:
+    """TF_LITE_ENSURE_EQ / TF_LITE_ENSURE_TYPES_EQ failing: both expressions and their values."""
+    return Refusal(f"{KERNELS}{file} {left} != {right} ({left_value} != {right_value})")
+
+
+def crash(what: str) -> Refusal:
+    """A Prepare that dereferences a null pointer: the wheel dies with SIGSEGV, a Cortex-M build
+    stops on a DCHECK or faults; either way setup never completes."""
+    return Refusal(f"setup crashes: {what}")
+
+
+def unsupported_at_invoke(message: str) -> Refusal:
+    """Setup succeeds; Invoke fails with this message."""
+    return Refusal(message, INVOKE)
+
+
+# TfLiteType (tensorflow/lite/core/c/c_api_types.h): the number kernels print after a type name,
+# and the value a TfLiteTensor's `type` member holds.
+TFLITE_TYPES = {
+    "FLOAT32": 1, "INT32": 2, "UINT8": 3, "INT64": 4, "STRING": 5, "BOOL": 6, "INT16": 7,
+    "COMPLEX64": 8, "INT8": 9, "FLOAT16": 10, "FLOAT64": 11, "COMPLEX128": 12, "UINT64": 13,
+    "RESOURCE": 14, "VARIANT": 15, "UINT32": 16, "UINT16": 17, "INT4": 18, "BFLOAT16": 19,
+}  # fmt: skip
+# TfLiteTypeGetSize (tensorflow/lite/kernels/kernel_util.cc): bytes per element of a TfLiteType
+# number; 0 for the others (sub-byte types, strings, resources, unknown numbers).
+TFLITE_TYPE_BYTES = {
+    1: 4, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 8: 8, 9: 1, 10: 2, 11: 8, 12: 16, 13: 8, 16: 4, 17: 2,
+    19: 2, 22: 1, 23: 1,
+}  # fmt: skip
+
+
+def numbered(dtype: str) -> str:
+    """'UINT8' → 'UINT8 (3)', as TFLM prints a type with its number."""
+    return f"{dtype} ({TFLITE_TYPES.get(dtype, 0)})"
