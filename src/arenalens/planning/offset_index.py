@@ -20,12 +20,20 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 from sortedcontainers import SortedList
 
 from arenalens.planning.problem import Buffer, Problem
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Int64Array = npt.NDArray[np.int64]
+
+# numpy is imported by the array index alone: most problems never need it, and importing it
+# costs more than planning a 10,000-operator chain.
 
 # Below this many buffers a plain scan of the placed buffers is fastest.
 MIN_BUFFERS = 512
@@ -37,8 +45,6 @@ AREA_PER_BUFFER = 32
 # Offsets and ends must stay well inside int64; larger totals (hostile shapes) use the exact
 # Python paths.
 MAX_BYTES = 1 << 61
-
-Int64Array = npt.NDArray[np.int64]
 
 
 class IndexKind(enum.Enum):
@@ -86,6 +92,8 @@ class OffsetIndex:
     """Placed buffers sorted by (offset, placement order); `live` answers one placement query."""
 
     def __init__(self, capacity: int) -> None:
+        import numpy as np  # noqa: PLC0415 - the array path only (see the imports)
+
         self.count = 0
         self.offsets = np.zeros(capacity, dtype=np.int64)
         self.sizes = np.zeros(capacity, dtype=np.int64)
@@ -94,6 +102,8 @@ class OffsetIndex:
 
     def add(self, buffer: Buffer, offset: int) -> None:
         """Record a placed buffer after every buffer at the same offset (placement order)."""
+        import numpy as np  # noqa: PLC0415 - the array path only (see the imports)
+
         count = self.count
         position = int(np.searchsorted(self.offsets[:count], offset, side="right"))
         for array, value in (
