@@ -300,6 +300,22 @@ def test_tflm_greedy_array_scan_matches_the_index() -> None:
 
 
 @pytest.mark.parametrize("planner", ["litert_arena", "tflm_greedy"])
+def test_interval_index_forms_agree(planner: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # IntervalIndex keeps per-step lists for short lifetimes and a segment tree otherwise; both
+    # must give the replica planners the same offsets.
+    from arenalens.planning import litert_arena, offset_index, tflm_greedy
+
+    function = tflm_greedy.tflm_greedy if planner == "tflm_greedy" else litert_arena.litert_arena
+    rng = random.Random(4)
+    for _ in range(150):
+        problem = random_problem(rng, rng.randrange(1, 150), fixed=planner == "tflm_greedy")
+        monkeypatch.setattr(offset_index, "AREA_PER_BUFFER", 1 << 30)  # per-step lists
+        by_step = dict(function(problem))
+        monkeypatch.setattr(offset_index, "AREA_PER_BUFFER", -1)  # segment tree
+        assert dict(function(problem)) == by_step
+
+
+@pytest.mark.parametrize("planner", ["litert_arena", "tflm_greedy"])
 def test_replica_planners_with_twenty_thousand_live_buffers_are_fast(planner: str) -> None:
     # Found by `wide_operators` / `many_live_buffers`: thousands of buffers live together made
     # SimpleMemoryArena's replica sort every live buffer for every placement (minutes).

@@ -39,8 +39,13 @@ def _fits_one_line(items: list[Any]) -> bool:
     return all(_is_scalar(item) for item in items) and len(_compact(items)) <= _LONG_LINE
 
 
+# One encoder for every row: json.dumps with options builds a new encoder per call, which costs
+# more than encoding a short row.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
+
+
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return _COMPACT.encode(value)
 
 
 def to_json(document: Any) -> str:
@@ -56,7 +61,7 @@ def _write(value: Any, depth: int, parts: list[str]) -> None:
         inner = _INDENT * (depth + 1)
         parts.append("{\n")
         for number, (key, item) in enumerate(value.items()):
-            parts.append(f"{inner}{json.dumps(str(key), ensure_ascii=False)}: ")
+            parts.append(f"{inner}{_COMPACT.encode(str(key))}: ")
             _write(item, depth + 1, parts)
             parts.append(",\n" if number < len(value) - 1 else "\n")
         parts.append(_INDENT * depth + "}")

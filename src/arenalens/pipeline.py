@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
@@ -23,11 +23,14 @@ from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
-from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps, shared_pairs
 from arenalens.tflite.reader import load_model
+
+if TYPE_CHECKING:
+    # The overlap rules (and numpy under them) load only when overlaps are asked for.
+    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+    from arenalens.runtimes.tflm.overlap import OverlapPair
 
 OVERLAP_PLANNER = "best"
 
@@ -157,6 +160,11 @@ def _plan_overlaps(
 ) -> OverlapResult:
     """The primary arena with its allowed overlaps → the best plan and what TFLM then needs."""
     arena = arenas[0]
+    from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415 - see the imports
+        arena_overlaps,
+        shared_pairs,
+    )
+
     pairs = arena_overlaps(model, arena, library=kernels)
     problem = Problem(
         arena.problem.buffers,

@@ -11,23 +11,23 @@ returns the worst exit code. A single file keeps the command's full, unchanged o
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from arenalens.cli.common import print_json, print_text, terminal_width, use_color
 from arenalens.errors import ArenalensError, UsageError
-from arenalens.report.console import render_text
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from rich.text import Text
+
+# The process pool, progress bar and summary table are imported where a batch needs them: a
+# single model never does, and they cost more to import than planning a small model.
 
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
@@ -102,6 +102,9 @@ def run_models(args: argparse.Namespace, paths: Sequence[str], worker: Worker) -
     jobs = _job_count(getattr(args, "jobs", 0), len(paths))
     if jobs <= 1:
         return [_guarded(worker, args, path) for path in _with_progress(paths, args)]
+    import multiprocessing  # noqa: PLC0415 - batches only (see the imports)
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - batches only
+
     context = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     results: list[ModelResult | None] = [None] * len(paths)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
@@ -139,6 +142,14 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 
 def _progress() -> Any:
+    from rich.console import Console  # noqa: PLC0415 - batches only (see the imports)
+    from rich.progress import (  # noqa: PLC0415 - batches only
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+    )
+
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -162,6 +173,8 @@ def _with_progress(paths: Sequence[str], args: argparse.Namespace) -> Any:
 def _completed_with_progress(
     futures: Mapping[Future[ModelResult], int], args: argparse.Namespace
 ) -> Any:
+    from concurrent.futures import as_completed  # noqa: PLC0415 - batches only (see the imports)
+
     if not _show_progress(args):
         yield from as_completed(futures)
         return
@@ -207,6 +220,11 @@ def render_summary(
     color: bool,
 ) -> str:
     """Results → a table: model, each column, exit code; errors span the row."""
+    from rich.table import Table  # noqa: PLC0415 - batches only (see the imports)
+    from rich.text import Text  # noqa: PLC0415 - batches only
+
+    from arenalens.report.console import render_text  # noqa: PLC0415 - batches only
+
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("model", overflow="fold")
     for _, heading in columns:

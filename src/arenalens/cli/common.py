@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import (
     CPUS,
     KERNEL_LIBRARIES,
@@ -22,6 +21,9 @@ from arenalens.runtimes.tflm.build import (
 from arenalens.target_build import target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
+
+if TYPE_CHECKING:
+    from arenalens.runtimes.tflm.access_rules import KernelLibrary
 
 EXAMPLE_PREFIX = "example:"
 
@@ -108,6 +110,11 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 def overlap_library(args: argparse.Namespace) -> KernelLibrary:
     """The kernel library whose access order --overlap respects: --kernels (default reference)."""
+    # The overlap rules (and numpy under them) load only for --overlap.
+    from arenalens.runtimes.tflm.access_rules import (  # noqa: PLC0415 - --overlap only
+        KernelLibrary,
+    )
+
     kernels = getattr(args, "kernels", None)
     if kernels is None:
         return KernelLibrary.REFERENCE

@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
@@ -25,11 +25,12 @@ from arenalens.cli.common import (
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
-from arenalens.reorder.registry import ReorderResult
-from arenalens.reorder.runtime_order import reorder_for_runtime
-from arenalens.reorder.schedule import apply_schedule
-from arenalens.report.ascii import render_tflm_memory_plan
 from arenalens.report.plan_output import plan_document, render_plan
+
+if TYPE_CHECKING:
+    from arenalens.reorder.registry import ReorderResult
+
+# --reorder and --ascii import their modules when asked: most runs need neither.
 
 
 def register(subparsers: Any) -> None:
@@ -138,6 +139,11 @@ def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult 
     model = load_with_input_shapes(path, args)
     reordered = None
     if args.reorder:
+        from arenalens.reorder.runtime_order import (  # noqa: PLC0415 - --reorder only
+            reorder_for_runtime,
+        )
+        from arenalens.reorder.schedule import apply_schedule  # noqa: PLC0415 - --reorder only
+
         schedule, reordered = reorder_for_runtime(model, args.runtime, build=build)
         model = apply_schedule(model, schedule)
     analysis = analyze(
@@ -168,6 +174,8 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if args.ascii:
         if args.runtime != "tflm":
             raise UsageError("--ascii prints TFLM's PrintMemoryPlan; use it with --runtime tflm")
+        from arenalens.report.ascii import render_tflm_memory_plan  # noqa: PLC0415 - --ascii only
+
         primary = analysis.primary
         print_text(render_tflm_memory_plan(primary.arena, primary.plan))
         return 0

@@ -61,6 +61,7 @@ def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
 
 
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
+    offsets = dict(offsets)  # a plain dict: read several times per buffer
     placed = sorted((b for b in problem.buffers if b.size), key=lambda b: (b.start, b.id))
     by_id = problem.by_id
     in_pairs = problem.overlaps_by_buffer
@@ -73,6 +74,8 @@ def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
     flexible = _LiveRanges(
         [b for b in placed if b.fixed_offset is None and b.id in in_pairs], offsets
     )
+    # Without fixed or flexible buffers (the usual case) only the online neighbours can collide.
+    searched_by_online = tuple(ranges for ranges in (fixed, flexible) if ranges.ids)
     for buffer in placed:
         while ending and ending[0][0] < buffer.start:
             _, gone = heapq.heappop(ending)
@@ -89,7 +92,7 @@ def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
         is_fixed = buffer.fixed_offset is not None
         if not is_fixed and buffer.id not in in_pairs:
             # No allowed overlap: any shared byte with a fixed or flexible buffer is an error.
-            for ranges in (fixed, flexible):
+            for ranges in searched_by_online:
                 other_id = ranges.any_overlapping(low, high)
                 if other_id is not None:
                     raise _overlap_error(by_id[other_id], offsets[other_id], buffer, offset)

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-import numpy as np
-
 from arenalens.errors import PlanError
 from arenalens.planning.offset_index import (
     IntervalIndex,
@@ -116,6 +114,8 @@ def _best_fit_in_arrays(buffer: Buffer, index: OffsetIndex, alignment: int) -> i
     offsets, sizes = index.live(buffer.start, buffer.end)
     if not len(offsets):
         return 0
+    import numpy as np  # noqa: PLC0415 - the array path only (see offset_index)
+
     reach = np.maximum.accumulate(offsets + sizes)
     before = np.empty_like(reach)  # the runtime's `cur` when it reaches each entry
     before[0] = 0

@@ -18,25 +18,33 @@ buffer), the intervals otherwise, and neither for small problems, where a plain 
 
 from __future__ import annotations
 
-import bisect
 import enum
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 from sortedcontainers import SortedList
 
 from arenalens.planning.problem import Buffer, Problem
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Int64Array = npt.NDArray[np.int64]
+
+# numpy is imported by the array index alone: most problems never need it, and importing it
+# costs more than planning a 10,000-operator chain.
 
 # Below this many buffers a plain scan of the placed buffers is fastest.
 MIN_BUFFERS = 512
 # The arrays win when more than one buffer in this many is live at the busiest step.
 ARRAY_DENSITY = 100
+# IntervalIndex keeps per-step lists while the buffers' lifetimes add up to at most this many
+# steps per buffer (a chain: 2), else a segment tree.
+AREA_PER_BUFFER = 32
 # Offsets and ends must stay well inside int64; larger totals (hostile shapes) use the exact
 # Python paths.
 MAX_BYTES = 1 << 61
-
-Int64Array = npt.NDArray[np.int64]
 
 
 class IndexKind(enum.Enum):
@@ -84,6 +92,8 @@ class OffsetIndex:
     """Placed buffers sorted by (offset, placement order); `live` answers one placement query."""
 
     def __init__(self, capacity: int) -> None:
+        import numpy as np  # noqa: PLC0415 - the array path only (see the imports)
+
         self.count = 0
         self.offsets = np.zeros(capacity, dtype=np.int64)
         self.sizes = np.zeros(capacity, dtype=np.int64)
@@ -92,6 +102,8 @@ class OffsetIndex:
 
     def add(self, buffer: Buffer, offset: int) -> None:
         """Record a placed buffer after every buffer at the same offset (placement order)."""
+        import numpy as np  # noqa: PLC0415 - the array path only (see the imports)
+
         count = self.count
         position = int(np.searchsorted(self.offsets[:count], offset, side="right"))
         for array, value in (
@@ -112,26 +124,43 @@ class OffsetIndex:
 
 
 class IntervalIndex:
-    """Placed buffers in a segment tree over the problem's steps, for sparse live sets.
+    """Placed buffers indexed by step, for sparse live sets.
 
-    A placed buffer is live together with [start, end] iff it contains step `start` (a stabbing
-    query down the tree) or begins in (start, end] (a range of a start-sorted list); the two
-    sets are disjoint. `live` returns (offset, size) pairs in (offset, placement order) order.
+    A placed buffer is live together with [start, end] iff it contains step `start` or begins in
+    (start, end]; the two sets are disjoint. Steps are ranked (the distinct starts and ends).
+    The index takes one of two forms, fixed from the buffers' total lifetime in ranks (their
+    *area*):
+
+    * small area: per rank, the placed buffers live there and those that begin there; a
+      placement costs its lifetime, a query the ranks it spans (a 10,000-operator U-Net places
+      in a few milliseconds);
+    * otherwise: a segment tree over the ranks (stabbing query) and a start-sorted list (range
+      query), O(log n) per placement and query whatever the lifetimes.
+
+    `live` returns (offset, size) pairs in (offset, placement order) order.
     """
 
     def __init__(self, buffers: Sequence[Buffer]) -> None:
         self.steps = sorted({b.start for b in buffers} | {b.end for b in buffers})
+        self.rank_of = {step: rank for rank, step in enumerate(self.steps)}
+        ranks = max(1, len(self.steps))
+        area = sum(max(0, self.rank_of[b.end] - self.rank_of[b.start] + 1) for b in buffers)
+        # Per-rank lists while the area stays within this many ranks per buffer.
+        self.by_rank = area <= AREA_PER_BUFFER * max(1, len(buffers))
         self.width = 1
-        while self.width < max(1, len(self.steps)):
+        while self.width < ranks:
             self.width *= 2
         self.tree: dict[int, list[tuple[int, int, int]]] = {}
+        self.live_at: list[list[tuple[int, int, int]]] = (
+            [[] for _ in range(ranks)] if self.by_rank else []
+        )
+        self.starting_at: list[list[tuple[int, int, int]]] = (
+            [[] for _ in range(ranks)] if self.by_rank else []
+        )
         # (start rank, entry number), sorted; a SortedList, since inserting into a plain list
         # moves O(n) pointers each time (quadratic at 100,000 buffers).
         self.starts = SortedList()
         self.entries: list[tuple[int, int, int]] = []  # (offset, entry number, size)
-
-    def rank(self, step: int) -> int:
-        return bisect.bisect_left(self.steps, step)
 
     def add(self, buffer: Buffer, offset: int) -> None:
         """Record a placed buffer (live at no step when its end is before its start: then only
@@ -139,7 +168,12 @@ class IntervalIndex:
         number = len(self.entries)
         entry = (offset, number, buffer.size)
         self.entries.append(entry)
-        low, high = self.rank(buffer.start), self.rank(buffer.end)
+        low, high = self.rank_of[buffer.start], self.rank_of[buffer.end]
+        if self.by_rank:
+            self.starting_at[low].append(entry)
+            for lists in self.live_at[low : high + 1]:
+                lists.append(entry)
+            return
         left, right = low + self.width, high + self.width + 1
         while left < right:
             if left & 1:
@@ -154,15 +188,20 @@ class IntervalIndex:
 
     def live(self, start: int, end: int) -> list[tuple[int, int]]:
         """(offset, size) of placed buffers live at some step of [start, end], in order."""
-        low, high = self.rank(start), self.rank(end)
-        found: list[tuple[int, int, int]] = []
-        node = low + self.width
-        while node:
-            found.extend(self.tree.get(node, ()))
-            node //= 2
-        first = self.starts.bisect_right((low, len(self.entries)))
-        last = self.starts.bisect_right((high, len(self.entries)))
-        found.extend(self.entries[number] for _, number in self.starts.islice(first, last))
+        low, high = self.rank_of[start], self.rank_of[end]
+        if self.by_rank:
+            found = list(self.live_at[low])
+            for beginning in self.starting_at[low + 1 : high + 1]:
+                found.extend(beginning)
+        else:
+            found = []
+            node = low + self.width
+            while node:
+                found.extend(self.tree.get(node, ()))
+                node //= 2
+            first = self.starts.bisect_right((low, len(self.entries)))
+            last = self.starts.bisect_right((high, len(self.entries)))
+            found.extend(self.entries[number] for _, number in self.starts.islice(first, last))
         found.sort()
         return [(offset, size) for offset, _, size in found]
 

@@ -25,8 +25,6 @@ import bisect
 import enum
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
 from arenalens.planning.offset_index import (
     IndexKind,
     IntervalIndex,
@@ -206,6 +204,8 @@ class _PlacedArrays:
         offsets, sizes = self.index.live(buffer.start, buffer.end)
         if not len(offsets):
             return 0
+        import numpy as np  # noqa: PLC0415 - the array path only (see offset_index)
+
         reach = np.maximum.accumulate(offsets + sizes)
         before = np.empty_like(reach)
         before[0] = 0

@@ -124,6 +124,11 @@ class Problem:
 
     def live_bytes(self) -> list[tuple[int, int]]:
         """(step, bytes live from that step on) at every step where the total changes."""
+        return list(self._live_curve)
+
+    @cached_property
+    def _live_curve(self) -> tuple[tuple[int, int], ...]:
+        # Asked several times per problem (the bound of each plan, the report): computed once.
         events: dict[int, int] = {}
         for buffer in self.buffers:
             if buffer.size == 0:
@@ -135,7 +140,7 @@ class Problem:
         for step in sorted(events):
             running += events[step]
             curve.append((step, running))
-        return curve
+        return tuple(curve)
 
     def lower_bound(self) -> int:
         """Bytes live at the busiest step, less what allowed overlaps can save there: no planner

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
 from arenalens.planning.offset_index import (
     IntervalIndex,
     OffsetIndex,
@@ -87,6 +85,8 @@ def _first_fit_in_arrays(buffer: Buffer, index: OffsetIndex, alignment: int) -> 
     offsets, sizes = index.live(buffer.start, buffer.end)
     if not len(offsets):
         return 0
+    import numpy as np  # noqa: PLC0415 - the array path only (see offset_index)
+
     reach = np.maximum.accumulate(align_up_array(offsets + sizes, alignment))
     before = np.empty_like(reach)  # the cursor when the walk reaches each entry
     before[0] = 0

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from flatbuffers import flexbuffers
-
 from arenalens.ir import Model
 from arenalens.tflite.reader import read_custom_options
 
@@ -23,6 +21,9 @@ def custom_options(model: Model, subgraph: int, operator: int) -> Any:
     raw = read_custom_options(model, subgraph, operator)
     if not raw:
         return None
+    # flatbuffers imports numpy when loaded: only models with custom options pay for it.
+    from flatbuffers import flexbuffers  # noqa: PLC0415
+
     try:
         return flexbuffers.Loads(raw)
     except (ValueError, IndexError, KeyError, TypeError, OverflowError):

@@ -11,7 +11,7 @@ other table is still read through the `tflite` package.
 from __future__ import annotations
 
 import struct
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 _U8 = struct.Struct("<B")
@@ -28,6 +28,18 @@ _VTABLE_HEADER_BYTES = 4
 MAX_FIELDS = 64
 
 
+# Field offsets are padded with zeros ("absent") to this many, so reading any slot up to 34 (the
+# reader reads up to 28) needs no length check.
+_ABSENT = (0,) * 16
+
+
+@lru_cache(maxsize=1024)
+def _int32s(count: int) -> struct.Struct:
+    """Vector length → the Struct that unpacks that many int32 (shapes and index lists repeat a
+    few lengths; bounded, since a hostile file may use many)."""
+    return struct.Struct(f"<{count}i")
+
+
 @cache
 def _field_struct(vtable_bytes: int) -> struct.Struct:
     """vtable size in bytes → the Struct that unpacks its field offsets."""
@@ -39,7 +51,11 @@ class MalformedTableError(ValueError):
 
 
 class TableView:
-    """One table: `pos` is its start; field(slot) → absolute position of the field or 0."""
+    """One table: `pos` is its start; field(slot) → absolute position of the field or 0.
+
+    Each accessor does its whole read in one frame (no accessor calls another): a 10,000-operator
+    model reads about 200,000 fields, and a Python call costs as much as the read itself.
+    """
 
     __slots__ = ("buf", "fields", "pos", "size")
 
@@ -58,30 +74,28 @@ class TableView:
         # All field offsets at once: one unpack per table instead of one per field read; fields
         # past MAX_FIELDS are never read, so they are not unpacked either.
         vtable_bytes = min(vtable_bytes, _VTABLE_HEADER_BYTES + 2 * MAX_FIELDS)
-        self.fields: tuple[int, ...] = _field_struct(vtable_bytes).unpack_from(buf, vtable + 4)
+        present = _field_struct(vtable_bytes).unpack_from(buf, vtable + 4)
+        self.fields: tuple[int, ...] = present + _ABSENT[len(present) :]
 
     def field(self, slot: int) -> int:
         """Absolute position of a field, or 0 when absent (default value)."""
-        index = (slot - 4) >> 1
-        if index >= len(self.fields):
-            return 0
-        relative = self.fields[index]
+        relative = self.fields[(slot - 4) >> 1]
         return self.pos + relative if relative else 0
 
     def i32(self, slot: int, default: int = 0) -> int:
         """A 32-bit signed scalar field."""
-        position = self.field(slot)
-        return _I32.unpack_from(self.buf, position)[0] if position else default
+        relative = self.fields[(slot - 4) >> 1]
+        return _I32.unpack_from(self.buf, self.pos + relative)[0] if relative else default
 
     def u32(self, slot: int, default: int = 0) -> int:
         """A 32-bit unsigned scalar field."""
-        position = self.field(slot)
-        return _U32.unpack_from(self.buf, position)[0] if position else default
+        relative = self.fields[(slot - 4) >> 1]
+        return _U32.unpack_from(self.buf, self.pos + relative)[0] if relative else default
 
     def u64(self, slot: int, default: int = 0) -> int:
         """A 64-bit unsigned scalar field."""
-        position = self.field(slot)
-        return _U64.unpack_from(self.buf, position)[0] if position else default
+        relative = self.fields[(slot - 4) >> 1]
+        return _U64.unpack_from(self.buf, self.pos + relative)[0] if relative else default
 
     def first_float(self, slot: int) -> tuple[float | None, int]:
         """(first element, length) of a [float] field; (None, 0) when absent or empty."""
@@ -95,19 +109,20 @@ class TableView:
 
     def i8(self, slot: int, default: int = 0) -> int:
         """An 8-bit signed scalar field (enums such as TensorType)."""
-        position = self.field(slot)
-        return _I8.unpack_from(self.buf, position)[0] if position else default
+        relative = self.fields[(slot - 4) >> 1]
+        return _I8.unpack_from(self.buf, self.pos + relative)[0] if relative else default
 
     def u8(self, slot: int, default: int = 0) -> int:
         """An 8-bit unsigned scalar field (bools, union types)."""
-        position = self.field(slot)
-        return _U8.unpack_from(self.buf, position)[0] if position else default
+        relative = self.fields[(slot - 4) >> 1]
+        return _U8.unpack_from(self.buf, self.pos + relative)[0] if relative else default
 
     def target(self, slot: int) -> int:
         """Position a uoffset field points to (a table, vector or string), or 0 when absent."""
-        position = self.field(slot)
-        if not position:
+        relative = self.fields[(slot - 4) >> 1]
+        if not relative:
             return 0
+        position = self.pos + relative
         pointed: int = position + _U32.unpack_from(self.buf, position)[0]
         if pointed > self.size - 4:
             raise MalformedTableError(f"offset at {position} points outside the file")
@@ -115,24 +130,37 @@ class TableView:
 
     def vector(self, slot: int, element_bytes: int) -> tuple[int, int]:
         """(data start, length) of a vector field; (0, 0) when absent. Checks it fits the file."""
-        start = self.target(slot)
-        if not start:
+        relative = self.fields[(slot - 4) >> 1]
+        if not relative:
             return 0, 0
-        length: int = _U32.unpack_from(self.buf, start)[0]
-        data = start + 4
-        if data + length * element_bytes > self.size:
+        buf, size = self.buf, self.size
+        position = self.pos + relative
+        start: int = position + _U32.unpack_from(buf, position)[0]
+        if start > size - 4:
+            raise MalformedTableError(f"offset at {position} points outside the file")
+        length: int = _U32.unpack_from(buf, start)[0]
+        if start + 4 + length * element_bytes > size:
             raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only "
-                f"{self.size:,} bytes"
+                f"vector at {start} claims {length:,} entries but the file has only {size:,} bytes"
             )
-        return data, length
+        return start + 4, length
 
     def int32_vector(self, slot: int) -> tuple[int, ...] | None:
         """A [int] field as a tuple; None when absent."""
-        data, length = self.vector(slot, 4)
-        if not data:
+        relative = self.fields[(slot - 4) >> 1]
+        if not relative:
             return None
-        return struct.unpack_from(f"<{length}i", self.buf, data)
+        buf, size = self.buf, self.size
+        position = self.pos + relative
+        start: int = position + _U32.unpack_from(buf, position)[0]
+        if start > size - 4:
+            raise MalformedTableError(f"offset at {position} points outside the file")
+        length: int = _U32.unpack_from(buf, start)[0]
+        if start + 4 + length * 4 > size:
+            raise MalformedTableError(
+                f"vector at {start} claims {length:,} entries but the file has only {size:,} bytes"
+            )
+        return _int32s(length).unpack_from(buf, start + 4)
 
     def string(self, slot: int) -> str:
         """A string field decoded as UTF-8 (invalid bytes replaced); '' when absent."""
@@ -150,7 +178,7 @@ class TableView:
         """A [Table] vector field as views (empty when absent)."""
         data, length = self.vector(slot, 4)
         offsets = struct.unpack_from(f"<{length}I", self.buf, data) if length else ()
+        buf, size = self.buf, self.size
         return [
-            TableView(self.buf, data + 4 * index + offset, self.size)
-            for index, offset in enumerate(offsets)
+            TableView(buf, data + 4 * index + offset, size) for index, offset in enumerate(offsets)
         ]

@@ -107,13 +107,17 @@ def predict_setup(
     """
     layout = layout_for(build) if layout is None else layout
     operators = tuple(setups_with_resources(model, build) if setups is None else setups)
-    facts = plan_facts(model, arena, plan, build, operators)
+    # Resource-variable buffers are not scratch: the scratch requests are those of the plain
+    # setups, which the head arena already asked for.
+    facts = plan_facts(model, arena, plan, build, setups)
     sequence = setup_sequence(model, facts, layout, operators)
     minimum = minimal_arena_size(sequence, layout)
     roomy = align_up(minimum, ARENA_ALIGNMENT) + ARENA_ALIGNMENT
     while not (aligned := replay(sequence, roomy, layout)).fits:
         roomy += ARENA_ALIGNMENT
-    found = support(model, build, operators)
+    # The resource-variable buffers only add Persistent events: the same support as the plain
+    # setups', which the head arena's notes already computed.
+    found = support(model, build) if setups is None else support(model, build, tuple(operators))
     return SetupPrediction(layout, minimum, replay(sequence, minimum, layout), aligned, found)
 
 

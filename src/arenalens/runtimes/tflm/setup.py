@@ -281,7 +281,10 @@ class _Arena:
         """Perform one step; False when TFLM would fail here."""
         if step.action is Action.PERSISTENT:
             result = _align_down(self.tail - step.nbytes, step.alignment)
-            if result < self.head or any(low <= result <= high for low, high in step.fails_at):
+            if result < self.head or (
+                # Most buffers have no failing starts: skip building the generator (hot loop).
+                step.fails_at and any(low <= result <= high for low, high in step.fails_at)
+            ):
                 return False
             self.record(step, self.tail - result)
             self.tail = result

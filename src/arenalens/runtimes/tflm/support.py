@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.ir import Model
+from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate
@@ -57,12 +58,22 @@ def support(
     model: Model, build: Build = HOST, setups: tuple[OperatorSetup, ...] | None = None
 ) -> Support:
     """Model + build → every reason TFLM cannot set up or invoke it, in model order."""
+    if setups is None:
+        return _support(model, build)  # the head arena's notes and the budget both ask
+    return _support_of(model, build, setups)
+
+
+@recent_by_identity()
+def _support(model: Model, build: Build) -> Support:
+    return _support_of(model, build, operator_setups(model, build))
+
+
+def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]) -> Support:
     found: list[Obstacle] = []
     unmodelled: set[str] = set()
     wheel_measured: set[str] = set()
     stand_ins: set[str] = set()
     estimates: dict[str, Estimate] = {}
-    operators = operator_setups(model, build) if setups is None else setups
     by_operator = {(s.context.subgraph.index, s.context.operator.index): s for s in operators}
     for subgraph in model.subgraphs:
         found.extend(_unsized_tensors(model, subgraph.index))

@@ -141,7 +141,17 @@ def scratch_requests(
     model: Model, build: Build = HOST, setups: tuple[OperatorSetup, ...] | None = None
 ) -> tuple[ScratchRequest, ...]:
     """Model → every kernel scratch request, in the order TFLM's Prepare makes them."""
-    found = operator_setups(model, build) if setups is None else setups
+    if setups is None:
+        return _scratch_requests(model, build)  # the arena and the setup replay both ask
+    return _requests_of(setups)
+
+
+@recent_by_identity()
+def _scratch_requests(model: Model, build: Build) -> tuple[ScratchRequest, ...]:
+    return _requests_of(operator_setups(model, build))
+
+
+def _requests_of(found: tuple[OperatorSetup, ...]) -> tuple[ScratchRequest, ...]:
     return tuple(
         ScratchRequest(
             setup.context.subgraph.index, setup.context.operator.index, s.nbytes, s.label
