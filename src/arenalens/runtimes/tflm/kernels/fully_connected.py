@@ -101,9 +101,9 @@ def _scale(tensor: Tensor | None) -> float | None:
 
 def _prepare(context: KernelContext) -> Events:
     # FullyConnectedPrepare: input, filter, bias (when present), output; then the type checks.
-    weights_format = context.option("weights_format")
-    if weights_format not in _WEIGHTS_FORMATS:
-        return [Refusal("Unhandled fully-connected weights format.")]
+    refused = weights_format_refusal(context)
+    if refused:
+        return refused
     found = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     kind, weights, out = context.input_type(0), context.input_type(1), context.output_type(0)
     if kind != out:
@@ -155,16 +155,31 @@ def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[
                 dimension,
             )
         ]
-    # Both arrays are filled in one loop once allocated; then the zero points of input, filter
-    # and output are read, and CalculateActivationRangeQuantized reads the output's type.
+    return per_channel_arrays(count, written=OverTemps(keep=per_channel_reads(context)))
+
+
+def per_channel_reads(context: KernelContext) -> tuple[TempField, ...]:
+    """What CalculateOpDataFullyConnected reads of its temps (input, filter, bias, output in
+    fetch order) after allocating the per-channel arrays: the loop filling both reads the input
+    and output scales; then the zero points of input, filter and output, and
+    CalculateActivationRangeQuantized the output's type. (The loop also follows the filter's
+    affine scale pointer, but an overwritten one only yields other multipliers: measured, setup
+    still succeeds, e.g. case CUSTOM:TFLM_DECODE.INT8.prune_per_channel_output.)"""
     output_temp = 3 if context.input(2) is not None else 2
-    keep = (
+    return (
         TempField("params", 0),
         TempField("params", 1),
         TempField("params", output_temp),
         TempField("type", output_temp),
     )
-    return per_channel_arrays(count, written=OverTemps(keep=keep))
+
+
+def weights_format_refusal(context: KernelContext) -> list[Event]:
+    """ParseFullyConnected (flatbuffer_conversions.cc) rejects a weights format it does not know:
+    the builtin data parser fails before any kernel runs, reference or CMSIS-NN."""
+    if context.option("weights_format") in _WEIGHTS_FORMATS:
+        return []
+    return [Refusal("Unhandled fully-connected weights format.")]
 
 
 RULES = (

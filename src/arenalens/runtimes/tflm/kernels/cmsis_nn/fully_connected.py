@@ -14,6 +14,7 @@ from __future__ import annotations
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
+from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
@@ -24,6 +25,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     Refusal,
     Scratch,
+    TempField,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
@@ -113,6 +115,9 @@ def _fully_connected(context: KernelContext) -> Events:
         context.input(2),
         context.output(0),
     )
+    refused = reference_fully_connected.weights_format_refusal(context)
+    if refused:
+        return refused
     found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     refused = types_and_hybrid(_FC_FILE, source, weights, output)
     if refused:
@@ -120,7 +125,7 @@ def _fully_connected(context: KernelContext) -> Events:
     dtype, weight_type = type_of(source), type_of(weights)
     per_channel = dtype != "FLOAT32" and is_quantized(weights) and scale_count(weights) > 1
     if dtype != "FLOAT32":
-        found += _calculate_op_data(source, weights, bias, output, per_channel=per_channel)
+        found += _calculate_op_data(context, per_channel=per_channel)
         if any(isinstance(event, Refusal) for event in found):
             return found
     if per_channel and not (dtype == "INT8" and weight_type != "INT4"):
@@ -140,16 +145,11 @@ def _fully_connected(context: KernelContext) -> Events:
     return found
 
 
-def _calculate_op_data(
-    source: Tensor | None,
-    weights: Tensor | None,
-    bias: Tensor | None,
-    output: Tensor | None,
-    *,
-    per_channel: bool,
-) -> list[Event]:
+def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Event]:
     """CalculateOpDataFullyConnected for quantized types: per-channel arrays (one scale per
     output), or the per-tensor multiplier with its bias-scale check."""
+    source, weights = context.input(0), context.input(1)
+    bias, output = context.input(2), context.output(0)
     if per_channel:
         if not (type_of(source) in ("INT8", "INT16") and type_of(weights) != "INT4"):
             return [
@@ -176,7 +176,15 @@ def _calculate_op_data(
                     size,
                 )
             ]
-        return [*per_channel_arrays(count, written=OverTemps()), *_symmetric_filter(weights)]
+        # Read after the arrays: what the common code reads, then Prepare's own type checks of
+        # input and filter (the per-channel ensure and the int8 / int16 branch).
+        keep = (
+            *reference_fully_connected.per_channel_reads(context),
+            TempField("type", 0),
+            TempField("type", 1),
+        )
+        written = OverTemps(keep=keep)
+        return [*per_channel_arrays(count, written=written), *_symmetric_filter(weights)]
     product = scale_of(source) * scale_of(weights)
     if bias is not None:
         out_scale = scale_of(output)
