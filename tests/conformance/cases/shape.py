@@ -1492,8 +1492,9 @@ def _variables_model(
     names: tuple[str, ...] = ("v",),
     read_first: bool = True,
     value_q: Q = "data",
+    shape: tuple[int, ...] = (2, 24),
 ) -> Callable[[], bytes]:
-    """Variables of shape (2, 24) read into main's output and assigned from main's input, in main
+    """Variables of `shape` read into main's output and assigned from main's input, in main
     and/or a CALL_ONCE init subgraph (which assigns zeros)."""
 
     def build() -> bytes:
@@ -1502,12 +1503,12 @@ def _variables_model(
         init = builder.add_subgraph("init") if "init" in assign_in else None
         if init is not None:
             main.add_operator("CALL_ONCE", [], [], options={"init_subgraph_index": 1})
-        source = _tensor(main, "x", (2, 24), dtype, "data")
+        source = _tensor(main, "x", shape, dtype, "data")
         outputs = []
         for name in names:
             handle = main.add_tensor(f"{name}/handle", [1], "RESOURCE")
             main.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": name})
-            value = _tensor(main, f"{name}/value", (2, 24), dtype, "data")
+            value = _tensor(main, f"{name}/value", shape, dtype, "data")
             steps = [
                 ("READ_VARIABLE", [handle], [value]),
                 ("ASSIGN_VARIABLE", [handle, source], []),
@@ -1523,7 +1524,7 @@ def _variables_model(
             for name in names:
                 handle = init.add_tensor(f"{name}/handle", [1], "RESOURCE")
                 init.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": name})
-                zeros = np.zeros((2, 24), {"FLOAT32": np.float32, "INT8": np.int8}[dtype])
+                zeros = np.zeros(shape, {"FLOAT32": np.float32, "INT8": np.int8}[dtype])
                 quantized = _q(dtype) if value_q == "data" else value_q
                 constant = init.add_constant(f"{name}/zeros", zeros, dtype, quantization=quantized)  # type: ignore[arg-type]
                 init.add_operator("ASSIGN_VARIABLE", [handle, constant], [])
@@ -1553,6 +1554,20 @@ def _variable_cases() -> list[Case]:
         _case("VAR_HANDLE", "FLOAT32", "same_name_twice", _variables_model(names=("v", "v"))),
         _case("VAR_HANDLE", "FLOAT32", "assign_before_read", _variables_model(read_first=False)),
         _case("VAR_HANDLE", "FLOAT32", "never_assigned", _variables_model(assign_in=())),
+        # The same kernels listed under their own opcodes, with resource buffers whose sizes are
+        # not multiples of the 16-byte alignment (60 and 13 bytes).
+        _case(
+            "READ_VARIABLE",
+            "FLOAT32",
+            "read_after_assign",
+            _variables_model(read_first=False, shape=(3, 5)),
+        ),
+        _case(
+            "ASSIGN_VARIABLE",
+            "INT8",
+            "assign_then_read",
+            _variables_model(dtype="INT8", read_first=False, shape=(1, 13)),
+        ),
     ]
 
 
