@@ -516,10 +516,16 @@ def _transpose_conv_op_data(
     bias = context.input(3)
     if dtype == "INT16":
         if bias is None:
-            # `bias->type` through a null pointer: on Cortex-M a read of low memory (the vector
-            # table), which is no int16 type, so no bias copy.
-            estimate = "int16 transpose_conv without a bias: its Prepare reads a null bias's type"
-            return [*found, Estimate(estimate, margin_bytes=0)]
+            # `bias->type` through a null pointer (the reference kernel tests `bias != nullptr`
+            # first; CMSIS-NN's does not): undefined behaviour, and on all three CMSIS-NN probes
+            # AllocateTensors never returns (measured: TRANSPOSE_CONV.INT16.no_bias halts).
+            return [
+                *found,
+                Refusal(
+                    "int16 TRANSPOSE_CONV without a bias: CMSIS-NN's Prepare reads the missing "
+                    "bias's type through a null pointer (setup crashes)"
+                ),
+            ]
         if type_of(bias) == "INT16":
             found.append(Scratch(elements(bias) * 8, "transpose_conv int64 bias copy"))
     return found
