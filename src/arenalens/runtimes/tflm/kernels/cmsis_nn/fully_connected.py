@@ -115,9 +115,9 @@ def _fully_connected(context: KernelContext) -> Events:
         context.input(2),
         context.output(0),
     )
-    refused = reference_fully_connected.weights_format_refusal(context)
-    if refused:
-        return refused
+    unparsed = reference_fully_connected.weights_format_refusal(context)
+    if unparsed:
+        return unparsed
     found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     refused = types_and_hybrid(_FC_FILE, source, weights, output)
     if refused:
