@@ -607,27 +607,41 @@ def setup_sequence(
         )
     operators = setups_with_resources(model) if setups is None else setups
     temp_structs: dict[int, list[Allocation]] = {}
+    labels = [_label(setup.context) for setup in operators]  # each used up to three times
     # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
-    for setup in operators:
+    for setup, label in zip(operators, labels, strict=True):
         if setup.builtin_data is not None:
             size, alignment = setup.builtin_data
-            steps.append(
-                Allocation(
-                    Action.PERSISTENT, size, alignment, f"options of {_label(setup.context)}"
-                )
-            )
+            steps.append(Allocation(Action.PERSISTENT, size, alignment, f"options of {label}"))
     # InitSubgraphs: kernel Init.
-    for setup in operators:
-        steps.extend(_kernel_steps(setup.init, setup.context, layout, "Init", temp_structs))
+    for setup, label in zip(operators, labels, strict=True):
+        if setup.init:
+            _kernel_steps(
+                steps,
+                setup.init,
+                setup.context,
+                label,
+                layout=layout,
+                phase="Init",
+                temp_structs=temp_structs,
+            )
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
     for request in facts.scratch:
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    for setup in operators:
+    for setup, label in zip(operators, labels, strict=True):
         view = setup.context
-        steps.extend(_kernel_steps(setup.prepare, view, layout, "Prepare", temp_structs))
+        _kernel_steps(
+            steps,
+            setup.prepare,
+            view,
+            label,
+            layout=layout,
+            phase="Prepare",
+            temp_structs=temp_structs,
+        )
         steps.append(_RESET_TEMP)
         requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
         steps.append(
@@ -635,7 +649,7 @@ def setup_sequence(
                 Action.HEAD,
                 layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR),
                 pointer,
-                f"scratch requests after {_label(view)}",
+                f"scratch requests after {label}",
             )
         )
     steps.extend(_planning_steps(model, facts, layout))
@@ -743,13 +757,16 @@ def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
 
 
 def _kernel_steps(
+    steps: list[Allocation],
     allocations: Sequence[Event],
     view: KernelContext,
+    operator_label: str,
+    *,
     layout: RuntimeLayout,
     phase: str,
     temp_structs: dict[int, list[Allocation]],
-) -> list[Allocation]:
-    steps: list[Allocation] = []
+) -> None:
+    """Append one kernel phase's allocations to `steps` (one call per operator and phase)."""
     label = ""  # written when a step needs it: most Prepare events are temp tensors
     for allocation in allocations:
         if isinstance(allocation, TempTensor):
@@ -763,7 +780,7 @@ def _kernel_steps(
             steps.extend(cached)
             continue
         if not label:
-            label = f"{phase} of {_label(view)}"
+            label = f"{phase} of {operator_label}"
         if isinstance(allocation, Persistent):
             over = allocation.written
             steps.append(
@@ -773,7 +790,9 @@ def _kernel_steps(
                     ARENA_ALIGNMENT,
                     f"{label}: {allocation.what}",
                     PERSISTENT_BUFFERS,
-                    hazard=None
+                    1,
+                    "",
+                    None
                     if over is None
                     else temp_overlap.resolve(over, allocation.nbytes, view.build.abi),
                 )
@@ -782,7 +801,6 @@ def _kernel_steps(
             steps.append(
                 Allocation(Action.TEMP, allocation.nbytes, allocation.alignment, f"{label}: temp")
             )
-    return steps
 
 
 def _label(view: KernelContext) -> str:
