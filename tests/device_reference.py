@@ -7,9 +7,10 @@ with the same probes) and the built-in examples (cached in tests/data/device_exa
     python -m tests.device_reference                     # rewrite the pinned outcomes
     python -m tests.device_reference --measure-examples  # re-measure the examples first (~5 min)
 
-The outcomes are pinned in tests/data/device_reference.json and tests/test_device_reference.py
-fails when one changes, so the set of exact models can only grow on purpose: a kernel rule that
-makes a model exact updates the file in the same commit, and a change that loses one is caught.
+The outcomes are pinned in tests/data/device_reference.json and
+tests/runtimes/tflm/test_device_reference.py fails when one changes, so the set of exact models can
+only grow on purpose: a kernel rule that makes a model exact updates the file in the same commit,
+and a change that loses one is caught.
 """
 
 from __future__ import annotations

@@ -101,28 +101,28 @@ def synthetic_model(
     """A residual int8 network of `blocks` blocks (4 operators, 4 activations each), built in IR.
 
     Each block: conv → depthwise conv → conv → add(skip); channel counts vary with the block
-    index so sizes differ. Constants are not modelled (no weights): only activations matter here.
+    index so sizes differ. Filters and biases are constants (outside the arena) without data.
     Activations carry a per-tensor quantization, as in a real int8 network (TFLM's ADD refuses
     int8 tensors without one). `renames` replaces tensor names by index (tests use it for
     hostile names).
     """
     from arenalens.ir import DTYPES_BY_NAME, Operator, Quantization, Subgraph, Tensor, TensorKind
 
-    int8 = DTYPES_BY_NAME["INT8"]
     tensors: list[Tensor] = []
     operators: list[Operator] = []
 
-    def tensor(label: str, shape: tuple[int, ...], kind: TensorKind) -> int:
+    def tensor(label: str, shape: tuple[int, ...], kind: TensorKind, dtype: str = "INT8") -> int:
         label = (renames or {}).get(len(tensors), label)
+        constant = kind is TensorKind.CONSTANT
         tensors.append(
             Tensor(
                 index=len(tensors),
                 name=label,
                 shape=shape,
                 shape_signature=shape,
-                dtype=int8,
+                dtype=DTYPES_BY_NAME[dtype],
                 buffer=0,
-                has_data=False,
+                has_data=constant,
                 is_variable=False,
                 kind=kind,
                 is_input=kind is TensorKind.INPUT,
@@ -149,20 +149,33 @@ def synthetic_model(
 
     side = 24
     x = tensor("input", (1, side, side, 8), TensorKind.INPUT)
+    # (opcode, inputs, output, filter shape, layer name); filters and biases get indices after
+    # every activation, so activation indices (and `renames`) do not depend on them.
+    layers: list[tuple[str, tuple[int, ...], int, tuple[int, ...], str]] = []
     for block in range(blocks):
         channels = 8 + 8 * (block % 5)
         wide = channels * 2
         kind = TensorKind.INTERMEDIATE
         a = tensor(f"block_{block}/expand/Relu", (1, side, side, wide), kind)
-        operator("CONV_2D", (x,), a)
+        layers.append(("CONV_2D", (x,), a, (wide, 1, 1, 8), f"block_{block}/expand"))
         b = tensor(f"block_{block}/depthwise/Relu", (1, side, side, wide), kind)
-        operator("DEPTHWISE_CONV_2D", (a,), b)
+        layers.append(("DEPTHWISE_CONV_2D", (a,), b, (1, 3, 3, wide), f"block_{block}/depthwise"))
         c = tensor(f"block_{block}/project/BiasAdd", (1, side, side, 8), kind)
-        operator("CONV_2D", (b,), c)
+        layers.append(("CONV_2D", (b,), c, (8, 1, 1, wide), f"block_{block}/project"))
         last = block == blocks - 1
         y = tensor(f"block_{block}/add", (1, side, side, 8), TensorKind.OUTPUT if last else kind)
-        operator("ADD", (x, c), y)
+        layers.append(("ADD", (x, c), y, (), ""))  # the skip
         x = y
+    for opcode, inputs, output, filter_shape, layer in layers:
+        if not filter_shape:
+            operator(opcode, inputs, output)
+            continue
+        # Quantized constant filter and int32 bias, as TFLM's convolutions require; constants
+        # live outside the arena, so only their quantization reaches the tail.
+        out_channels = filter_shape[-1] if opcode == "DEPTHWISE_CONV_2D" else filter_shape[0]
+        weights = tensor(f"{layer}/weights", filter_shape, TensorKind.CONSTANT)
+        bias = tensor(f"{layer}/bias", (out_channels,), TensorKind.CONSTANT, "INT32")
+        operator(opcode, (*inputs, weights, bias), output)
     subgraph = Subgraph(
         index=0,
         name="main",

@@ -1,4 +1,4 @@
-// Prints libstdc++ reference behaviour as JSON for tests/test_litert_libstdcxx.py:
+// Prints libstdc++ reference behaviour as JSON for tests/runtimes/litert/test_litert_libstdcxx.py:
 // unordered_set<int> iteration orders, std::sort and std::partial_sort permutations of
 // (key, id) pairs compared by key only (so ties expose the exact algorithm).
 // Build: g++ -O2 -std=c++17 libstdcxx_golden.cc -o golden && ./golden > libstdcxx_golden.json

@@ -65,7 +65,7 @@ def overwritten_output_model() -> Model:
 
 
 def test_cannot_run_triggers() -> None:
-    from tests.test_support import custom_op_model, hybrid_model
+    from tests.runtimes.tflm.test_support import custom_op_model, hybrid_model
 
     for data, operator in ((custom_op_model(), 1), (hybrid_model(), 0)):
         findings = [f for f in diagnose(parse_model(data, "m")).findings if f.rule == "cannot-run"]

@@ -5,7 +5,7 @@ Read from TFLM's *kernels/cmsis_nn/* and ARM-software/CMSIS-NN *Source/*. One bu
 Cortex-M0/M3 (plain C), M4/M7/M33 (DSP) and M55/M85 (MVE), and CMSIS-NN picks its loops by the
 instruction set, so a rule must hold on all three. An operator's distance under this library is
 the larger of this rule's and the reference rule's (`overlap.overlap_distance`): the plan is safe
-on either build. Checked on real TFLM under QEMU: tests/test_overlap_cortex_m.py.
+on either build. Checked on real TFLM under QEMU: tests/runtimes/tflm/test_overlap_cortex_m.py.
 """
 
 from __future__ import annotations

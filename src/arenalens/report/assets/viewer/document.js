@@ -1,7 +1,7 @@
 // @ts-check
 /* The report document: the JSON that report/html_page.py embeds in the page, as report/data.py's
  * report_document writes it (schema 2). Types only: no viewer module imports this file at run
- * time, so the page does not carry it; tests/test_report_viewer.py checks that every field the
+ * time, so the page does not carry it; tests/report/test_report_viewer.py checks that every field the
  * document has is described here, and tsc checks every read against these descriptions.
  *
  * Labels (a step's operator, a buffer's short label and shape, a plan's parts and optimize

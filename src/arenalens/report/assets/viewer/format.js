@@ -1,7 +1,7 @@
 // @ts-check
 /* Numbers the viewer computes itself (a typed budget, a difference, an axis) → text, and the
  * budget box's sizes → bytes. formatBytes and percent give what units.py's format_bytes_short
- * and the terminal's percentages give (tests/test_report_browser.py compares them); labels of the
+ * and the terminal's percentages give (tests/report/test_report_browser.py compares them); labels of the
  * document's own values come made. */
 
 const BYTE_UNITS = ["B", "KiB", "MiB", "GiB"];

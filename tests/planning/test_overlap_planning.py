@@ -12,7 +12,7 @@ from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, check_plan, planner_names, run_planner
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Overlap, arena_size
-from tests.test_planners import knobs, plan_or_refusal
+from tests.planning.test_planners import knobs, plan_or_refusal
 
 # A 1x1 convolution that doubles 100 bytes into 200: the output may start 20 bytes below the
 # input (its last read of an input byte comes 20 bytes before the output byte it is writing).

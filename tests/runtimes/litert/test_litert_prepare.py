@@ -1,7 +1,7 @@
 """LiteRT's post-Prepare state and ArenaPlanner order, pinned on small built models.
 
 Every expectation here was checked against the real interpreter by
-tests/test_litert_runtime.py (`verify` agrees on every tensor offset of every case).
+tests/runtimes/litert/test_litert_runtime.py (`verify` agrees on every tensor offset of every case).
 """
 
 from __future__ import annotations

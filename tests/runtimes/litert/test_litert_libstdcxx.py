@@ -23,7 +23,7 @@ from arenalens.runtimes.litert.libstdcxx import (
     libstdcxx_sort,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[2] / "data"
 
 
 @functools.cache
