@@ -3,7 +3,7 @@
 `src/arenalens/tflite/option_tables.json` is derived from the generated classes of the `tflite`
 schema package (the same classes the builder writes options with), so that reading a model's
 options needs neither those classes nor flatbuffers and numpy under them. Rewrite it after a
-schema package upgrade with `python -m tests.tflite.option_tables`; `test_option_tables` fails
+schema package upgrade with `python -m tests.tflite_io.option_tables`; `test_option_tables` fails
 while the stored file and the installed package disagree.
 
 Also here: the decoder arenalens used before, through the generated classes (`reference_decode`),
@@ -125,7 +125,7 @@ def derive() -> dict[str, Any]:
             if fields is not None:
                 tables[name] = fields
     return {
-        "source": "derived from the tflite package by tests/tflite/option_tables.py",
+        "source": "derived from the tflite package by tests/tflite_io/option_tables.py",
         "unions": {
             key: {str(code): name for code, name in sorted(members.items()) if name in tables}
             for key, members in unions.items()

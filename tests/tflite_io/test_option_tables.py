@@ -17,7 +17,7 @@ import pytest
 from arenalens.errors import ModelError
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.opcodes import OPTION_TABLES_PATH, LazyOptions, decode_options, snake_case
-from tests.tflite.option_tables import derive, reference_decode, render, union_members
+from tests.tflite_io.option_tables import derive, reference_decode, render, union_members
 
 _NUMPY_TYPES = {
     "?": np.bool_,
@@ -36,7 +36,7 @@ _NUMPY_TYPES = {
 
 def test_stored_tables_match_the_installed_package() -> None:
     assert OPTION_TABLES_PATH.read_text() == render(derive()), (
-        "option_tables.json is stale: python -m tests.tflite.option_tables"
+        "option_tables.json is stale: python -m tests.tflite_io.option_tables"
     )
 
 
