@@ -1,9 +1,9 @@
 """Builtin operator codes ↔ names, from the `tflite` schema package; option-table decoding.
 
-Option tables are decoded from a stored list of their fields (`option_tables.json`, derived from
-the `tflite` package's generated classes by tests/tflite_io/option_tables.py, which checks it against
-the installed package): the generated classes import flatbuffers, and flatbuffers imports numpy,
-about 0.1-0.3 s of a command's start for a few option tables.
+Option tables are decoded from a stored list of their fields (`option_tables.json`, derived
+from the `tflite` package's generated classes by tests/tflite_io/option_tables.py, which checks
+it against the installed package): the generated classes import flatbuffers, and flatbuffers
+imports numpy, about 0.1-0.3 s of a command's start for a few option tables.
 """
 
 from __future__ import annotations
