@@ -318,11 +318,8 @@ def replay(
             head = temp = 0
         elif action is planner or action is linear_planner:
             available = _align_down(tail, ARENA_ALIGNMENT) - _align_up(temp, ARENA_ALIGNMENT)
-            limit = (
-                available // planner_bytes_per_buffer
-                if action is planner
-                else LINEAR_PLANNER_CAPACITY
-            )
+            linear = action is linear_planner
+            limit = LINEAR_PLANNER_CAPACITY if linear else available // planner_bytes_per_buffer
             if available < 0 or step.nbytes > limit:
                 failed_at = step
                 break
@@ -606,7 +603,7 @@ def setup_sequence(
             )
         )
     operators = setups_with_resources(model) if setups is None else setups
-    temp_structs: dict[int, list[Allocation]] = {}
+    writing = _Writing(layout, steps)
     labels = [_label(setup.context) for setup in operators]  # each used up to three times
     # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
     for setup, label in zip(operators, labels, strict=True):
@@ -616,15 +613,7 @@ def setup_sequence(
     # InitSubgraphs: kernel Init.
     for setup, label in zip(operators, labels, strict=True):
         if setup.init:
-            _kernel_steps(
-                steps,
-                setup.init,
-                setup.context,
-                label,
-                layout=layout,
-                phase="Init",
-                temp_structs=temp_structs,
-            )
+            _kernel_steps(writing, setup.init, setup.context, label, "Init")
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
@@ -633,15 +622,7 @@ def setup_sequence(
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
     for setup, label in zip(operators, labels, strict=True):
         view = setup.context
-        _kernel_steps(
-            steps,
-            setup.prepare,
-            view,
-            label,
-            layout=layout,
-            phase="Prepare",
-            temp_structs=temp_structs,
-        )
+        _kernel_steps(writing, setup.prepare, view, label, "Prepare")
         steps.append(_RESET_TEMP)
         requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
         steps.append(
@@ -756,17 +737,25 @@ def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
     return steps
 
 
+@dataclass
+class _Writing:
+    """A sequence being written: the build's sizes, the steps so far, and the temp structs of
+    each tensor by id (the same tensor always costs the same temp bytes)."""
+
+    layout: RuntimeLayout
+    steps: list[Allocation]
+    temp_structs: dict[int, list[Allocation]] = field(default_factory=dict)
+
+
 def _kernel_steps(
-    steps: list[Allocation],
+    writing: _Writing,
     allocations: Sequence[Event],
     view: KernelContext,
     operator_label: str,
-    *,
-    layout: RuntimeLayout,
     phase: str,
-    temp_structs: dict[int, list[Allocation]],
 ) -> None:
-    """Append one kernel phase's allocations to `steps` (one call per operator and phase)."""
+    """Append one kernel phase's allocations to the steps (one call per operator and phase)."""
+    steps, layout, temp_structs = writing.steps, writing.layout, writing.temp_structs
     label = ""  # written when a step needs it: most Prepare events are temp tensors
     for allocation in allocations:
         if isinstance(allocation, TempTensor):
