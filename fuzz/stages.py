@@ -32,7 +32,8 @@ from arenalens.report.diagnose_output import diagnosis_document, render_diagnosi
 from arenalens.report.html_page import render_html
 from arenalens.report.images import render_images
 from arenalens.report.inspect_output import inspect_document, render_inspect
-from arenalens.report.plan_output import plan_document, render_plan
+from arenalens.report.plan_output import plan_document
+from arenalens.report.plan_text import render_plan
 from arenalens.report.terminal import render_report_text
 from arenalens.runtimes import RUNTIME_MODULES
 from arenalens.runtimes.litert.lifetimes import litert_timeline

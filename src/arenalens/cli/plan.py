@@ -25,12 +25,13 @@ from arenalens.cli.common import (
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
-from arenalens.report.plan_output import plan_document, render_plan
+from arenalens.report.plan_output import plan_document
 
 if TYPE_CHECKING:
     from arenalens.reorder.registry import ReorderResult
 
-# --reorder and --ascii import their modules when asked: most runs need neither.
+# --reorder and --ascii import their modules when asked: most runs need neither; the terminal
+# renderer (rich) loads only when text is printed, not for --json.
 
 
 def register(subparsers: Any) -> None:
@@ -188,6 +189,8 @@ def _single(args: argparse.Namespace, path: str) -> int:
             f"reordered operators: busiest step {reordered.file_order_peak:,} → "
             f"{min(reordered.peak, reordered.file_order_peak):,} B"
         )
+    from arenalens.report.plan_text import render_plan  # noqa: PLC0415 - text output only
+
     print_text(render_plan(document, color=use_color(args), width=terminal_width()))
     return 0
 

@@ -21,7 +21,8 @@ from arenalens.cli.common import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
-from arenalens.report.plan_output import render_verify, verify_document
+from arenalens.report.plan_output import verify_document
+from arenalens.report.plan_text import render_verify
 from arenalens.runtimes import get_runtime
 
 EXIT_AGREES = 0

@@ -1,26 +1,35 @@
-"""Builtin operator codes ↔ names, and option-table decoding, from the `tflite` schema package."""
+"""Builtin operator codes ↔ names, from the `tflite` schema package; option-table decoding.
+
+Option tables are decoded from a stored list of their fields (`option_tables.json`, derived
+from the `tflite` package's generated classes by tests/tflite_io/option_tables.py, which checks
+it against the installed package): the generated classes import flatbuffers, and flatbuffers
+imports numpy, about 0.1-0.3 s of a command's start for a few option tables.
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.machinery
 import importlib.util
+import json
 import re
 import struct
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from arenalens.errors import ModelError
+from arenalens.tflite.tables import TableView
 
 
 def _schema_class(name: str) -> type:
-    """The `tflite` package's generated class `name` (an enum of ints or an option table).
+    """The `tflite` package's generated class `name` (an enum of ints).
 
     Read from its own module file: importing `tflite.<name>` runs the package's __init__, which
     imports all ~190 generated modules (about 0.1 s, as long as reading a 10,000-operator
-    model), where a model needs the enums and the option tables of its own operators.
+    model), where reading a model needs one enum.
     """
     loaded = sys.modules.get(f"tflite.{name}")
     if loaded is None:
@@ -38,8 +47,6 @@ def _schema_class(name: str) -> type:
 
 
 BuiltinOperator = _schema_class("BuiltinOperator")
-BuiltinOptions = _schema_class("BuiltinOptions")
-BuiltinOptions2 = _schema_class("BuiltinOptions2")
 
 
 def _enum_names(enum_class: type) -> dict[int, str]:
@@ -52,8 +59,6 @@ def _enum_names(enum_class: type) -> dict[int, str]:
 
 BUILTIN_NAMES: dict[int, str] = _enum_names(BuiltinOperator)
 BUILTIN_CODES: dict[str, int] = {name: code for code, name in BUILTIN_NAMES.items()}
-_OPTIONS_NAMES: dict[int, str] = _enum_names(BuiltinOptions)
-_OPTIONS2_NAMES: dict[int, str] = _enum_names(BuiltinOptions2)
 
 
 def builtin_name(code: int) -> str:
@@ -66,60 +71,76 @@ def snake_case(camel: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).lower()
 
 
-# Vector helpers only. Fields named "...Type" are real options (SHAPE's out_type, LSTM's
-# kernel_type, the convolutions' quantized_bias_type): option tables hold no unions.
-_SKIPPED_SUFFIXES = ("AsNumpy", "Length", "IsNone")
-_SKIPPED_NAMES = {"Init", "GetRootAs"}
+OPTION_TABLES_PATH = Path(__file__).with_name("option_tables.json")
+
+# One field of an options table: (key, index in the vtable, how to read it, default), where
+# "how" is a struct.Struct for a scalar, "string", or ("vector", element format, element bytes).
+_Field = tuple[str, int, Any, Any]
 
 
 @cache
-def _accessors(options_class: type) -> tuple[tuple[str, str, bool], ...]:
-    """Option class → (method, snake_case key, is_vector) for every scalar or numeric vector."""
-    found = []
-    for method_name, method in vars(options_class).items():
-        if method_name.startswith("_") or method_name in _SKIPPED_NAMES:
-            continue
-        if not callable(method) or method_name.startswith("GetRootAs"):
-            continue
-        if method_name.endswith(_SKIPPED_SUFFIXES) or "BufferHasIdentifier" in method_name:
-            continue
-        code = getattr(method, "__code__", None)
-        if code is None:
-            continue
-        is_vector = code.co_argcount == 2 and hasattr(options_class, method_name + "AsNumpy")
-        if code.co_argcount == 1 or is_vector:
-            found.append((method_name, snake_case(method_name), is_vector))
-    return tuple(found)
+def _option_tables() -> tuple[dict[int, tuple[_Field, ...]], dict[int, tuple[_Field, ...]]]:
+    """BuiltinOptions and BuiltinOptions2 type codes → the fields of their tables."""
+    document = json.loads(OPTION_TABLES_PATH.read_text(encoding="utf-8"))
+    tables: dict[str, tuple[_Field, ...]] = {}
+    for name, fields in document["tables"].items():
+        tables[name] = tuple(
+            (key, (slot - 4) >> 1, _reader(kind), default) for key, slot, kind, default in fields
+        )
+    unions = document["unions"]
+    return (
+        {int(code): tables[name] for code, name in unions["options"].items()},
+        {int(code): tables[name] for code, name in unions["options2"].items()},
+    )
 
 
-@cache
-def _options_class(union_names: tuple[tuple[int, str], ...], type_code: int) -> type | None:
-    name = dict(union_names).get(type_code)
-    if name is None or name == "NONE":
-        return None
-    try:
-        return _schema_class(name)
-    except ImportError:
-        return None
-
-
-_OPTIONS_KEY = tuple(sorted(_OPTIONS_NAMES.items()))
-_OPTIONS2_KEY = tuple(sorted(_OPTIONS2_NAMES.items()))
+def _reader(kind: str) -> Any:
+    if kind == "string":
+        return kind
+    if kind.startswith("vector:"):
+        element = kind.removeprefix("vector:")
+        return ("vector", element, struct.calcsize(f"<{element}"))
+    return struct.Struct(f"<{kind}")
 
 
 def decode_options(
     data: Any, options: tuple[int, int], options2: tuple[int, int]
 ) -> dict[str, Any]:
-    """(union type, table position) of both option unions → their fields as a snake_case dict."""
+    """(union type, table position) of both option unions → their fields as a snake_case dict:
+    scalars, strings (None when absent) and numeric vectors as tuples (() when absent)."""
     decoded: dict[str, Any] = {}
-    for (type_code, position), key in ((options, _OPTIONS_KEY), (options2, _OPTIONS2_KEY)):
-        options_class = _options_class(key, type_code)
-        if options_class is None or not position:
+    for (type_code, position), tables in zip((options, options2), _option_tables(), strict=True):
+        fields = tables.get(type_code)
+        if fields is None or not position:
             continue
-        instance = options_class()
-        instance.Init(data, position)
-        decoded.update(_read_fields(instance, options_class))
+        decoded.update(_decode_table(TableView(data, position, len(data)), fields))
     return decoded
+
+
+def _decode_table(view: TableView, fields: tuple[_Field, ...]) -> dict[str, Any]:
+    decoded: dict[str, Any] = {}
+    present = view.fields
+    for key, index, how, default in fields:
+        relative = present[index] if index < len(present) else 0
+        if isinstance(how, struct.Struct):
+            decoded[key] = (
+                how.unpack_from(view.buf, view.pos + relative)[0] if relative else default
+            )
+        elif how == "string":
+            decoded[key] = _string(view, index) if relative else None
+        else:
+            decoded[key] = _vector(view, index, how[1], how[2]) if relative else ()
+    return decoded
+
+
+def _string(view: TableView, index: int) -> str:
+    data, length = view.vector(4 + 2 * index, 1)
+    return bytes(view.buf[data : data + length]).decode("utf-8", errors="replace")
+
+
+def _vector(view: TableView, index: int, element: str, element_bytes: int) -> tuple[Any, ...]:
+    data, length = view.vector(4 + 2 * index, element_bytes)
+    return struct.unpack_from(f"<{length}{element}", view.buf, data) if length else ()
 
 
 OptionsKey = tuple[tuple[int, int], tuple[int, int]]
@@ -180,19 +201,3 @@ class LazyOptions(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"LazyOptions({self._fields()!r})"
-
-
-def _read_fields(instance: Any, options_class: type) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for method_name, key, is_vector in _accessors(options_class):
-        method: Callable[..., Any] = getattr(instance, method_name)
-        if is_vector:
-            array = getattr(instance, method_name + "AsNumpy")()
-            fields[key] = tuple(array.tolist()) if hasattr(array, "tolist") else ()
-            continue
-        value = method()
-        if isinstance(value, bytes):
-            value = value.decode("utf-8", errors="replace")
-        if isinstance(value, bool | int | float | str) or value is None:
-            fields[key] = value
-    return fields

@@ -318,8 +318,9 @@ class _Parser:
         operator_tables = fb.tables(_SubgraphSlots.OPERATORS)
         tables = 1 + len(tensor_tables) + len(operator_tables)
         self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
+        tensor = self.tensor
         tensors = tuple(
-            self.tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=where)
+            tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=where)
             for i, t in enumerate(tensor_tables)
         )
         operators = tuple(
@@ -344,7 +345,8 @@ class _Parser:
         outputs: set[int],
         where: str,
     ) -> Tensor:
-        what = f"{where} tensor {index}"
+        # One call per tensor: the Tensor is built from positional arguments (a third faster
+        # than keywords), and the "subgraph S tensor T" label only for an error.
         shape = fb.int32_vector(_TensorSlots.SHAPE) or ()
         # Without a shape_signature the shape is fully known: report it as the signature, as the
         # TFLite interpreter's tensor details do.
@@ -355,27 +357,30 @@ class _Parser:
         # With no buffers at all, only the default index 0 ("no data") is meaningful.
         if buffer_index >= max(len(buffers), 1):
             raise self.fail(
-                f"{what}: buffer index {buffer_index} out of range "
+                f"{where} tensor {index}: buffer index {buffer_index} out of range "
                 f"(model has {len(buffers)} buffers)"
             )
         has_data = buffer_index < len(buffers) and buffers[buffer_index].nbytes > 0
         is_variable = bool(fb.u8(_TensorSlots.IS_VARIABLE))
-        _check_shape_size(self.label, what, shape, dtype.element_bytes or 1)
+        if shape:
+            _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
         is_input, is_output = index in inputs, index in outputs
+        name = self.text(fb, _TensorSlots.NAME)
+        quantization = fb.table(_TensorSlots.QUANTIZATION)
         return Tensor(
-            index=index,
-            name=self.text(fb, _TensorSlots.NAME),
-            shape=shape,
-            shape_signature=shape if signature is None else signature,
-            dtype=dtype,
-            buffer=buffer_index,
-            has_data=has_data,
-            is_variable=is_variable,
-            kind=_kind(has_data, is_variable, is_input, is_output),
-            is_input=is_input,
-            is_output=is_output,
-            quantization=self.quantization(fb.table(_TensorSlots.QUANTIZATION)),
-            has_sparsity=bool(fb.field(_TensorSlots.SPARSITY)),
+            index,
+            name,
+            shape,
+            shape if signature is None else signature,
+            dtype,
+            buffer_index,
+            has_data,
+            is_variable,
+            _kind(has_data, is_variable, is_input, is_output),
+            is_input,
+            is_output,
+            None if quantization is None else self.quantization(quantization),
+            bool(fb.field(_TensorSlots.SPARSITY)),
         )
 
     def quantization(self, fb: TableView | None) -> Quantization | None:
@@ -420,18 +425,19 @@ class _Parser:
         outputs = fb.int32_vector(_OperatorSlots.OUTPUTS) or ()
         intermediates = fb.int32_vector(_OperatorSlots.INTERMEDIATES) or ()
         self.charge(len(inputs) + len(outputs) + len(intermediates) + len(called))
+        # Positional, as in `tensor` (one call per operator).
         return Operator(
-            index=index,
-            opcode=name,
-            builtin_code=builtin,
-            raw_builtin_code=raw,
-            custom_code=custom,
-            version=version,
-            inputs=inputs,
-            outputs=outputs,
-            intermediates=intermediates,
-            options=options,
-            called_subgraphs=called,
+            index,
+            name,  # opcode
+            builtin,  # builtin_code
+            raw,  # raw_builtin_code
+            custom,  # custom_code
+            version,
+            inputs,
+            outputs,
+            intermediates,
+            options,
+            called,  # called_subgraphs
         )
 
     def signature(self, fb: TableView) -> SignatureDef:
@@ -552,7 +558,9 @@ def _kind(has_data: bool, is_variable: bool, is_input: bool, is_output: bool) ->
     return TensorKind.INTERMEDIATE
 
 
-def _check_shape_size(label: str, what: str, shape: tuple[int, ...], element_bytes: int) -> None:
+def _check_shape_size(
+    label: str, where: str, index: int, shape: tuple[int, ...], element_bytes: int
+) -> None:
     total = element_bytes
     for dim in shape:
         if dim <= 0:
@@ -561,7 +569,7 @@ def _check_shape_size(label: str, what: str, shape: tuple[int, ...], element_byt
         if total > MAX_TENSOR_BYTES:
             raise ModelError(
                 label,
-                f"{what}: shape {list(shape)} is too large "
+                f"{where} tensor {index}: shape {list(shape)} is too large "
                 f"(more than 2^62 bytes; the size would overflow)",
             )
 

@@ -83,6 +83,17 @@ class Struct:
 
     def layout(self, abi: Abi, features: frozenset[str] = frozenset()) -> tuple[int, int]:
         """(sizeof, alignof) on this ABI with these build features."""
+        key = (id(self), id(abi), features)
+        found = _LAYOUTS.get(key)
+        if found is not None and found[0] is self and found[1] is abi:
+            return found[2]
+        computed = self._layout(abi, features)
+        if len(_LAYOUTS) >= _LAYOUT_CACHE_ENTRIES:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = (self, abi, computed)
+        return computed
+
+    def _layout(self, abi: Abi, features: frozenset[str]) -> tuple[int, int]:
         offset = 0
         size = 0
         alignment = 1
@@ -129,6 +140,14 @@ class Struct:
                 return start + inner, size
             offset = start + member_size * field.count
         raise KeyError(f"{self.name} has no member '{name}'")
+
+
+# (id of a struct, id of an ABI, features) → (that struct, that ABI, its layout). Kernel rules ask
+# for the same few structs once per operator (10,000 times for a 10,000-operator model), and a
+# layout walks every member of every nested struct. The entry keeps both objects, so their ids
+# cannot be reused while it lives; the structs are module constants, so the table stays small.
+_LAYOUTS: dict[tuple[int, int, frozenset[str]], tuple[Struct, Abi, tuple[int, int]]] = {}
+_LAYOUT_CACHE_ENTRIES = 4096
 
 
 def struct(name: str, *fields: tuple[str, str | Struct] | Field) -> Struct:
