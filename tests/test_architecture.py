@@ -1,9 +1,10 @@
 """Architecture rules: no import cycle, no module over 800 lines, nothing shipped unused, no
-module named like a standard library module."""
+module named like a standard library module, one home for ideas that were once copied."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,3 +156,17 @@ def test_no_module_is_named_like_a_standard_library_module() -> None:
     (`inspect_command`, `html_page`)."""
     shadowing = {name for name in _modules() if name.rpartition(".")[2] in sys.stdlib_module_names}
     assert shadowing == set(STDLIB_NAMES_PENDING)
+
+
+def _modules_whose_text_matches(pattern: str) -> set[str]:
+    return {name for name, path in _modules().items() if re.search(pattern, path.read_text())}
+
+
+def test_one_home_for_settings_byte_text_and_refusal_helpers() -> None:
+    """Planner and reorderer settings are read from signatures by the registry only; exact byte
+    counts are written by units.format_bytes_exact only; TFLM's failed checks are worded by
+    kernels/refusals.py (copies of each drifted apart before)."""
+    assert _modules_whose_text_matches(r"inspect\.signature") == {"arenalens.registry"}
+    assert _modules_whose_text_matches(r":,\} B\b") == {"arenalens.units"}
+    refusals = "arenalens.runtimes.tflm.kernels.refusals"
+    assert _modules_whose_text_matches(r"\ndef (not_true|not_equal)\(") == {refusals}

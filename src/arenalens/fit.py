@@ -19,6 +19,7 @@ from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
 from arenalens.targets import Target, target_document
+from arenalens.units import format_bytes_exact
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,10 @@ def check_fit(
     if reserve_bytes < 0:
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:
-        raise UsageError(f"--reserve {reserve_bytes:,} B leaves nothing of the {budget:,} B budget")
+        raise UsageError(
+            f"--reserve {format_bytes_exact(reserve_bytes)} leaves nothing of the "
+            f"{format_bytes_exact(budget)} budget"
+        )
     declared = _for_core(declared_arena(analysis), target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     return FitCheck(

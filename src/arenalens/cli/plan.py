@@ -26,6 +26,7 @@ from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
 from arenalens.report.plan_output import plan_document
+from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:
     from arenalens.reorder.registry import ReorderResult
@@ -187,7 +188,7 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if reordered is not None:
         print_text(
             f"reordered operators: busiest step {reordered.file_order_peak:,} → "
-            f"{min(reordered.peak, reordered.file_order_peak):,} B"
+            f"{format_bytes_exact(min(reordered.peak, reordered.file_order_peak))}"
         )
     from arenalens.report.plan_text import render_plan  # noqa: PLC0415 - text output only
 

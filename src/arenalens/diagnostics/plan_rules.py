@@ -180,7 +180,7 @@ def _misaligned_finding(
         delta = aligned_size - plan.arena_size
         cost = (
             f" A plan aligned to {alignment} needs {format_bytes_exact(aligned_size)} "
-            f"({'+' if delta >= 0 else ''}{delta:,} B)."
+            f"({'+' if delta >= 0 else ''}{format_bytes_exact(delta)})."
         )
         saving = -delta if delta < 0 else None
     if fixed:

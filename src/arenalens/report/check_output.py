@@ -16,7 +16,7 @@ from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
-from arenalens.units import format_bytes_short
+from arenalens.units import format_bytes_exact, format_bytes_short
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
 _VERDICT_STYLES = {
@@ -43,7 +43,7 @@ def declare_line(declared: DeclaredArena) -> Text:
         )
     line = Text.assemble(
         (f"{declared.symbol} = ", "bold"),
-        (f"{declared.required_bytes:,} B", "bold cyan"),
+        (format_bytes_exact(declared.required_bytes), "bold cyan"),
         f" ({format_bytes_short(declared.required_bytes)})",
     )
     qualifier = declared_qualifier(declared.status)
@@ -102,9 +102,9 @@ def verdict_text(check: FitCheck) -> Text:
     text.append(where)
     if check.runs and check.shape_known:
         if check.fits:
-            text.append(f": {check.headroom_bytes:,} B to spare")
+            text.append(f": {format_bytes_exact(check.headroom_bytes)} to spare")
         else:
-            text.append(f": {-check.headroom_bytes:,} B short")
+            text.append(f": {format_bytes_exact(-check.headroom_bytes)} short")
     return text
 
 
@@ -120,7 +120,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
     if check.runs:
         table.add_row(
             "needs",
-            f"{check.required_bytes:,} B",
+            format_bytes_exact(check.required_bytes),
             format_bytes_short(check.required_bytes),
             f"{runtime}, planner {check.planner}"
             + ("" if check.shape_known else ", at the placeholder input shape"),
@@ -129,7 +129,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         table.add_row("needs", "—", "", f"{runtime} cannot run this model: no size works")
     table.add_row(
         "available",
-        f"{check.available_bytes:,} B",
+        format_bytes_exact(check.available_bytes),
         format_bytes_short(check.available_bytes),
         _budget_source(check),
     )
@@ -137,7 +137,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         share = 100.0 * check.headroom_bytes / check.available_bytes
         table.add_row(
             "headroom",
-            f"{check.headroom_bytes:,} B",
+            format_bytes_exact(check.headroom_bytes),
             format_bytes_short(check.headroom_bytes),
             f"{share:.1f}% of available",
         )
@@ -145,7 +145,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
         short = -check.headroom_bytes
         table.add_row(
             "shortfall",
-            f"{short:,} B",
+            format_bytes_exact(short),
             format_bytes_short(short),
             f"{100.0 * short / check.available_bytes:.1f}% more RAM needed",
         )
@@ -179,21 +179,23 @@ def next_step(check: FitCheck) -> str:
         return ""
     if check.fits_after_optimize:
         after = check.optimized_bytes
-        figure = f"{after:,} B" if after is not None else "less"
+        figure = format_bytes_exact(after) if after is not None else "less"
         return (
             f"It fits after `arenalens optimize {check.source}{build_flags(check.build)} -o "
             "optimized.tflite`: that model "
-            f"declares {figure} ({check.available_bytes - (after or 0):,} B to spare)."
+            f"declares {figure} "
+            f"({format_bytes_exact(check.available_bytes - (after or 0))} to spare)."
         )
     if check.best_case_bytes <= check.available_bytes:
         return (
-            f"A plan at the lower bound would need {check.best_case_bytes:,} B, but "
-            f"`arenalens optimize` reaches {check.optimized_bytes or 0:,} B: shrink the model "
-            "(`arenalens diagnose` shows what each change saves) or pick a larger board "
-            "(`arenalens check MODEL --target all`)."
+            f"A plan at the lower bound would need {format_bytes_exact(check.best_case_bytes)}, "
+            f"but `arenalens optimize` reaches {format_bytes_exact(check.optimized_bytes or 0)}: "
+            "shrink the model (`arenalens diagnose` shows what each change saves) or pick a "
+            "larger board (`arenalens check MODEL --target all`)."
         )
     return (
-        f"Even a plan at the lower bound needs {check.best_case_bytes:,} B: shrink the model "
+        f"Even a plan at the lower bound needs {format_bytes_exact(check.best_case_bytes)}: "
+        "shrink the model "
         "(`arenalens diagnose` shows the peak and what each change saves; `--max-input` the "
         "largest input that fits) or pick a larger board (`--target all`)."
     )
@@ -205,13 +207,14 @@ def _strip(text: str) -> str:
 
 
 def _budget_source(check: FitCheck) -> str:
-    reserve = f" − reserve {check.reserve_bytes:,} B" if check.reserve_bytes else ""
+    reserve = f" − reserve {format_bytes_exact(check.reserve_bytes)}" if check.reserve_bytes else ""
     if check.target is not None:
-        return f"{check.target.name}: largest static block {check.budget_bytes:,} B{reserve}"
+        block = format_bytes_exact(check.budget_bytes)
+        return f"{check.target.name}: largest static block {block}{reserve}"
     typed = (
         f"{check.budget_text} = " if check.budget_text and not check.budget_text.isdigit() else ""
     )
-    return f"budget {typed}{check.budget_bytes:,} B{reserve}"
+    return f"budget {typed}{format_bytes_exact(check.budget_bytes)}{reserve}"
 
 
 def _yes_no(value: bool | None) -> Text:
@@ -230,7 +233,11 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
         f" fits {fitting} of {len(checks)} boards as it is",
         f", {after} more after `arenalens optimize`" if after else "",
     )
-    reserve = f", minus a reserve of {first.reserve_bytes:,} B" if first.reserve_bytes else ""
+    reserve = (
+        f", minus a reserve of {format_bytes_exact(first.reserve_bytes)}"
+        if first.reserve_bytes
+        else ""
+    )
     table = Table(
         title=f"boards (available = the largest static block{reserve})",
         title_justify="left",
@@ -316,14 +323,16 @@ def render_input_search(search: InputSearch, *, color: bool, width: int = 120) -
     if largest is None:
         headline = Text.assemble(
             ("largest input: none", "bold red"),
-            f" — not even a 1-pixel-high '{search.input_name}' fits {search.available_bytes:,} B",
+            f" — not even a 1-pixel-high '{search.input_name}' fits "
+            f"{format_bytes_exact(search.available_bytes)}",
         )
     else:
         shape = "x".join(str(d) for d in largest.shape)
         headline = Text.assemble(
             ("largest input that fits: ", "bold"),
             (f"{search.input_name}={shape}", "bold cyan"),
-            f" (needs {largest.required_bytes or 0:,} B of {search.available_bytes:,} B; "
+            f" (needs {format_bytes_exact(largest.required_bytes or 0)} of "
+            f"{format_bytes_exact(search.available_bytes)}; "
             f"the model's own is {original})",
         )
     table = Table(title="arena by input size", title_justify="left", header_style="bold")

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from arenalens.report.console import render_text
 from arenalens.runtimes.tflm.build import build_summary
+from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners
     from arenalens.comparison import Comparison
@@ -110,7 +111,9 @@ def _overlap_cells(entry: Mapping[str, Any] | None) -> list[str]:
     if entry is None or entry["arena_bytes"] is None:
         return ["—", "—", "—"]
     percent = entry["saving_percent"]
-    saving = f"{entry['saving_bytes']:,} B" + (f" ({percent:.1f}%)" if percent is not None else "")
+    saving = format_bytes_exact(entry["saving_bytes"]) + (
+        f" ({percent:.1f}%)" if percent is not None else ""
+    )
     return [f"{entry['arena_bytes']:,}", saving, "proven" if entry["proven_optimal"] else "no"]
 
 
@@ -118,8 +121,10 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
     """The `compare` document → a header line and one table, a row per planner."""
     header = (
         f"{escape(document['model'])} — {document['runtime']} arena '{document['arena']}': "
-        f"{document['buffers']} buffers, lower bound {document['lower_bound']:,} B, "
-        f"runtime planner {document['runtime_planner']} {document['runtime_arena_bytes']:,} B"
+        f"{document['buffers']} buffers, "
+        f"lower bound {format_bytes_exact(document['lower_bound'])}, "
+        f"runtime planner {document['runtime_planner']} "
+        f"{format_bytes_exact(document['runtime_arena_bytes'])}"
         + (" (file order)" if document["reorder"] is not None else "")
     )
     build = document.get("build")
@@ -131,7 +136,7 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
         parts.append(
             Text(
                 f"with overlaps ({overlap['allowed']} outputs may start below an input they "
-                f"consume): lower bound {overlap['lower_bound']:,} B"
+                f"consume): lower bound {format_bytes_exact(overlap['lower_bound'])}"
             )
         )
     reorder = document["reorder"]
@@ -140,8 +145,12 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
         parts.append(
             Text(
                 f"reordered ({reorder['reorderer']}): busiest step {reorder['file_order_peak']:,}"
-                f" → {reorder['peak']:,} B"
-                + (f"; file-order lower bound {before:,} B" if before is not None else "")
+                f" → {format_bytes_exact(reorder['peak'])}"
+                + (
+                    f"; file-order lower bound {format_bytes_exact(before)}"
+                    if before is not None
+                    else ""
+                )
                 + ("; order proven optimal" if reorder["proven_optimal"] else "")
             )
         )
@@ -166,14 +175,14 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
             continue
         over = row["over_lower_bound_percent"]
         saving = row["saving_bytes"]
-        saving_text = f"{saving:,} B" + (
+        saving_text = format_bytes_exact(saving) + (
             f" ({row['saving_percent']:.1f}%)" if row["saving_percent"] is not None else ""
         )
         if row["proven_optimal"]:
             optimal = "proven"
         elif row["searched"]:
             # A search planner that ran out of time: what is left between its plan and its bound.
-            optimal = f"gap {row['arena_bytes'] - row['proven_bound']:,} B"
+            optimal = f"gap {format_bytes_exact(row['arena_bytes'] - row['proven_bound'])}"
         else:
             optimal = "no"
         table.add_row(

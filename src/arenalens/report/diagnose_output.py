@@ -12,6 +12,7 @@ from arenalens.declared import declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
 from arenalens.report.check_output import declare_line
 from arenalens.report.console import render_text
+from arenalens.units import format_bytes_exact
 
 DIAGNOSE_SCHEMA_VERSION = 1
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -83,7 +84,7 @@ def _finding_block(diagnosis: Diagnosis, finding: Any) -> RenderableType:
     lines: list[RenderableType] = [title, _indented(finding.message)]
     lines.append(_indented(f"fix: {finding.fix}", style="green"))
     if finding.saving_bytes:
-        lines.append(_indented(f"saves {finding.saving_bytes:,} B", style="green"))
+        lines.append(_indented(f"saves {format_bytes_exact(finding.saving_bytes)}", style="green"))
     return Group(*lines)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport, Verdict
 from arenalens.report.labels import OVERLAP_PLAN_SUFFIX
 from arenalens.runtimes.tflm.build import build_flags
+from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the CLI runs these; guidance only reads their results
     from arenalens.diagnostics import Diagnosis
@@ -61,11 +62,11 @@ def _verdict(check: FitCheck) -> Verdict:
     if target is not None:
         where = f"{target.title} ({target.core})"
     elif check.budget_text and not check.budget_text.isdigit():
-        where = f"{check.budget_text} = {check.budget_bytes:,} B"
+        where = f"{check.budget_text} = {format_bytes_exact(check.budget_bytes)}"
     else:
-        where = f"{check.budget_bytes:,} B"
+        where = format_bytes_exact(check.budget_bytes)
     if check.reserve_bytes:
-        where += f", minus a {check.reserve_bytes:,} B reserve"
+        where += f", minus a {format_bytes_exact(check.reserve_bytes)} reserve"
     return Verdict(
         verdict=check.verdict,
         where=where,
@@ -107,29 +108,31 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
     optimize = f"arenalens optimize {model}{build_flags(report.build)} -o optimized.tflite"
     if verdict is None:
         steps.append(
-            f"Declare kTensorArenaSize = {declared:,} B. To see where it fits: "
+            f"Declare kTensorArenaSize = {format_bytes_exact(declared)}. To see where it fits: "
             f"`arenalens report {model} --target NAME` for one board, "
             f"`arenalens check {model} --target all` for every board."
         )
     elif verdict.fits:
         spare = verdict.available_bytes - declared
         steps.append(
-            f"Declare kTensorArenaSize = {declared:,} B: it fits {verdict.where} with "
-            f"{spare:,} B to spare."
+            f"Declare kTensorArenaSize = {format_bytes_exact(declared)}: it fits {verdict.where} "
+            f"with {format_bytes_exact(spare)} to spare."
         )
     elif verdict.fits_after_optimize:
         after = verdict.optimized_bytes
-        figure = f"{after:,} B" if after is not None else "less"
+        figure = format_bytes_exact(after) if after is not None else "less"
         steps.append(
-            f"It does not fit {verdict.where} as it is ({declared - verdict.available_bytes:,} B "
-            f"short), but after `{optimize}` it declares {figure}, which fits."
+            f"It does not fit {verdict.where} as it is "
+            f"({format_bytes_exact(declared - verdict.available_bytes)} short), "
+            f"but after `{optimize}` it declares {figure}, which fits."
         )
     elif verdict.verdict == "CANNOT RUN":
         steps.append("The runtime cannot run this model: change the operators it names.")
     else:
         steps.append(
-            f"It does not fit {verdict.where}: {declared - verdict.available_bytes:,} B short, "
-            f"and even a plan at the lower bound needs {verdict.best_case_bytes:,} B. Shrink the "
+            f"It does not fit {verdict.where}: "
+            f"{format_bytes_exact(declared - verdict.available_bytes)} short, and even a plan at "
+            f"the lower bound needs {format_bytes_exact(verdict.best_case_bytes)}. Shrink the "
             f"model (the design hints below say what each change saves), find the largest "
             f"input that fits (`arenalens check {model} --target NAME --max-input`), or pick a "
             f"larger board (`arenalens check {model} --target all`)."
@@ -139,8 +142,9 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
         if planner.endswith(OVERLAP_PLAN_SUFFIX):  # the --overlap plan: optimize --overlap
             optimize += " --overlap"
         steps.append(
-            f"`{optimize}` lowers kTensorArenaSize to {required:,} B "
-            f"({declared - required:,} B less, the '{planner}' plan written into the model)."
+            f"`{optimize}` lowers kTensorArenaSize to {format_bytes_exact(required)} "
+            f"({format_bytes_exact(declared - required)} less, "
+            f"the '{planner}' plan written into the model)."
         )
     if report.max_input is not None:
         shape = "x".join(str(d) for d in report.max_input)

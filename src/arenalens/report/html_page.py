@@ -27,7 +27,7 @@ from arenalens.declared import Status
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.labels import declared_qualifier
 from arenalens.report.viewer import viewer_script
-from arenalens.units import format_bytes_short
+from arenalens.units import format_bytes_exact, format_bytes_short
 
 # Characters that must not appear raw inside an inline <script> block: '<' and '>' could form
 # '</script>' or '<!--', '&' keeps the text unambiguous for XHTML readers, and U+2028/U+2029 are
@@ -116,7 +116,7 @@ def _static_header(report: MemoryReport, names: str) -> str:
     elif declared is not None:
         qualifier = declared_qualifier(declared.status)
         facts.append(
-            f"{declared.symbol} = {declared.required_bytes:,} B"
+            f"{declared.symbol} = {format_bytes_exact(declared.required_bytes)}"
             + (f" ({qualifier})" if qualifier else "")
         )
     if report.verdict is not None:

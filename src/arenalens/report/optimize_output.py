@@ -12,6 +12,7 @@ from rich.text import Text
 
 from arenalens.report.console import render_text
 from arenalens.runtimes.tflm.build import build_summary
+from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
     from arenalens.optimization import Optimization, OutputProof
@@ -133,13 +134,14 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
     if saved > 0:
         headline = Text.assemble(
             ("kTensorArenaSize ", "bold"),
-            (f"{before:,} → {after:,} B", "bold cyan"),
-            f"  saves {saved:,} B" + (f" ({percent:.1f}%)" if percent is not None else ""),
+            (f"{before:,} → {format_bytes_exact(after)}", "bold cyan"),
+            f"  saves {format_bytes_exact(saved)}"
+            + (f" ({percent:.1f}%)" if percent is not None else ""),
         )
     else:
         headline = Text.assemble(
             ("kTensorArenaSize ", "bold"),
-            (f"{before:,} B", "bold cyan"),
+            (format_bytes_exact(before), "bold cyan"),
             "  no plan declares fewer bytes than the runtime's own",
         )
     name = PurePath(document["model"]).name

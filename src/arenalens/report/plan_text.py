@@ -13,7 +13,7 @@ from arenalens.declared import DeclaredArena
 from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
 from arenalens.report.plan_output import percent_over, ratio
-from arenalens.units import format_bytes_short
+from arenalens.units import format_bytes_exact, format_bytes_short
 
 
 def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
@@ -35,7 +35,7 @@ def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int 
 def _bytes_text(value: int | None) -> str:
     if value is None:
         return "—"
-    return f"{value:,} B" + (f" ({format_bytes_short(value)})" if value >= 1024 else "")
+    return format_bytes_exact(value) + (f" ({format_bytes_short(value)})" if value >= 1024 else "")
 
 
 def _summary_table(document: Mapping[str, Any]) -> Table:
@@ -66,14 +66,14 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
 
 def _arena_line(arena: Mapping[str, Any]) -> str:
     size, bound, naive = arena["arena_bytes"], arena["lower_bound_bytes"], arena["naive_bytes"]
-    line = f"{size:,} B; lower bound {bound:,} B"
+    line = f"{format_bytes_exact(size)}; lower bound {format_bytes_exact(bound)}"
     overhead = percent_over(size, bound)
     if overhead is not None:
         line += f" (+{overhead:g}%)"
     reuse = ratio(naive, size)
-    line += f"; no reuse {naive:,} B" + (f" ({reuse:g}× reuse)" if reuse else "")
+    line += f"; no reuse {format_bytes_exact(naive)}" + (f" ({reuse:g}× reuse)" if reuse else "")
     if arena["runtime_arena_bytes"] != size:
-        line += f"; runtime planner {arena['runtime_arena_bytes']:,} B"
+        line += f"; runtime planner {format_bytes_exact(arena['runtime_arena_bytes'])}"
     return line
 
 

@@ -21,7 +21,7 @@ from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
 from arenalens.runtimes.tflm.build import build_flags
-from arenalens.units import format_bytes_short
+from arenalens.units import format_bytes_exact, format_bytes_short
 
 
 def render_report_text(
@@ -71,7 +71,7 @@ def headline(report: MemoryReport) -> list[RenderableType]:
         lines.append(declare_line(report.declared))
         lines.extend(declare_notes(report.declared))
     else:
-        lines.append(Text(f"to declare: {report.required_bytes:,} B", style="bold"))
+        lines.append(Text(f"to declare: {format_bytes_exact(report.required_bytes)}", style="bold"))
     verdict = report.verdict
     if verdict is not None:
         style = "bold green" if verdict.fits else "bold red"
@@ -81,8 +81,10 @@ def headline(report: MemoryReport) -> list[RenderableType]:
         lines.append(
             Text.assemble(
                 (verdict.verdict, style),
-                f"  on {verdict.where}: {verdict.available_bytes:,} B available, ",
-                f"{margin:,} B to spare" if margin >= 0 else f"{-margin:,} B short",
+                f"  on {verdict.where}: {format_bytes_exact(verdict.available_bytes)} available, ",
+                f"{format_bytes_exact(margin)} to spare"
+                if margin >= 0
+                else f"{format_bytes_exact(-margin)} short",
             )
         )
     return lines
@@ -99,7 +101,9 @@ def next_steps_block(report: MemoryReport) -> list[RenderableType]:
         table.add_row(f"{number}.", Text(step))
     shown = report.findings[:SHOWN_FINDINGS]
     for finding in shown:
-        saves = f" (saves {finding.saving_bytes:,} B)" if finding.saving_bytes else ""
+        saves = (
+            f" (saves {format_bytes_exact(finding.saving_bytes)})" if finding.saving_bytes else ""
+        )
         table.add_row(
             Text(finding.severity.upper(), style=_SEVERITY_STYLES.get(finding.severity, "")),
             Text.assemble(
@@ -136,7 +140,7 @@ def summary_panel(report: MemoryReport) -> Panel:
         f"arena ({arena.name})",
         Text.assemble(
             (format_bytes_short(chosen.arena_size), "bold cyan"),
-            f"  {chosen.arena_size:,} B with ",
+            f"  {format_bytes_exact(chosen.arena_size)} with ",
             (chosen.planner, "bold"),
             " (the runtime's planner)" if chosen.is_runtime else "",
         ),

@@ -36,6 +36,7 @@ from arenalens.runtimes.tflm.setup import (
 )
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
+from arenalens.units import format_bytes_exact
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,11 @@ def estimate_notes(found: Support) -> tuple[str, ...]:
             "as they are (they only shrink on 32-bit: the figure may be high)"
         )
     for estimate in found.estimates:
-        margin = f" (by up to {estimate.margin_bytes:,} B)" if estimate.margin_bytes else ""
+        margin = (
+            f" (by up to {format_bytes_exact(estimate.margin_bytes)})"
+            if estimate.margin_bytes
+            else ""
+        )
         notes.append(f"{estimate.reason}{margin}")
     return tuple(notes)
 

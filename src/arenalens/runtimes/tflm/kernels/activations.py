@@ -22,13 +22,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import (
-    arity_refusals,
-    op_data,
-    scale_of,
-    types_differ,
-    zero_point_of,
-)
+from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true
 
 _RELU_OP_DATA = struct(
     "ReluOpData",  # { ReluParams params }: ActivationParams + offsets and multiplier
@@ -74,7 +69,7 @@ def _same_types(context: KernelContext, file: str) -> list[Event]:
     input_type, output_type = context.input_type(0), context.output_type(0)
     if input_type == output_type:
         return []
-    return [types_differ(file, "input->type", "output->type", input_type, output_type)]
+    return [not_equal(file, "input->type", "output->type", input_type, output_type)]
 
 
 def _int16_zero_points(context: KernelContext, file: str, *, output: bool = True) -> list[Event]:
@@ -82,9 +77,7 @@ def _int16_zero_points(context: KernelContext, file: str, *, output: bool = True
     checked = [("input", context.input(0))] + ([("output", context.output(0))] if output else [])
     for name, tensor in checked:
         if zero_point_of(tensor) != 0:
-            return [
-                Refusal(f"{file}: {name}->params.zero_point != 0 ({zero_point_of(tensor)} != 0)")
-            ]
+            return [not_equal(file, f"{name}->params.zero_point", "0", zero_point_of(tensor), 0)]
     return []
 
 
@@ -98,16 +91,9 @@ def _output_scale_is_two_to_minus_15(context: KernelContext, file: str) -> list[
             if rounded == -15:
                 return []
             return [
-                Refusal(
-                    f"{file}: output_scale_log2_rounded != -kOutputFractionalBits "
-                    f"({rounded} != -15)"
-                )
+                not_equal(file, "output_scale_log2_rounded", "-kOutputFractionalBits", rounded, -15)
             ]
-    return [
-        Refusal(
-            f"{file}: CheckedLog2(output->params.scale, &output_scale_log2_rounded) was not true."
-        )
-    ]
+    return [not_true(file, "CheckedLog2(output->params.scale, &output_scale_log2_rounded)")]
 
 
 def _relu_eval(context: KernelContext) -> list[Event]:
@@ -142,9 +128,12 @@ def _logistic(context: KernelContext) -> Events:
         pass
     elif dtype == "INT8" and zero_point_of(context.output(0)) != -128:
         refusals = [
-            Refusal(
-                f"{file}: output->params.zero_point != std::numeric_limits<int8_t>::min() "
-                f"({zero_point_of(context.output(0))} != -128)"
+            not_equal(
+                file,
+                "output->params.zero_point",
+                "std::numeric_limits<int8_t>::min()",
+                zero_point_of(context.output(0)),
+                -128,
             )
         ]
     elif dtype == "INT16":
@@ -183,7 +172,7 @@ def _hard_swish(context: KernelContext) -> Events:
         output_scale = scale_of(context.output(0))
         multiplier = scale_of(context.input(0)) / 128 / output_scale if output_scale else 0.0
         if multiplier >= 1.0:
-            found.append(Refusal(f"{file}: params->output_multiplier_exponent <= 0 was not true."))
+            found.append(not_true(file, "params->output_multiplier_exponent <= 0"))
     if dtype not in ("FLOAT32", "INT8"):
         found.append(Refusal(f"Unsupported type {dtype}", INVOKE))
     return found

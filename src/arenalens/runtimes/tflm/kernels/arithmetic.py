@@ -30,16 +30,20 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
-    TFLITE_TYPE_NUMBERS,
-    arity_refusals,
     is_quantized,
-    numbered,
     op_data,
     scale_of,
     setup_refused,
     shape,
-    types_differ,
     zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.refusals import (
+    TFLITE_TYPES,
+    arity_refusals,
+    not_equal,
+    not_true,
+    numbered,
+    source_path,
 )
 
 # builtin_op_data.h: TfLiteFusedActivation is a plain enum (one byte with short enums).
@@ -166,7 +170,7 @@ def _add(context: KernelContext) -> Events:
             # The wheel's later source checks this cleanly; the probes' commit has
             # TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization): an abort.
             found.append(
-                Refusal(f"{file}: output->quantization.type != kTfLiteNoQuantization was not true.")
+                not_true(file, "output->quantization.type != kTfLiteNoQuantization")
                 if context.build.is_host
                 else _abort(f"{output_type} output without quantization", file)
             )
@@ -184,7 +188,7 @@ def _int32_unquantized(context: KernelContext, file: str, names: tuple[str, ...]
     tensors = {"input1": context.input(0), "input2": context.input(1), "output": context.output(0)}
     for name in names:
         if is_quantized(tensors[name]):
-            return [Refusal(f"{file}: {name}->quantization.type != kTfLiteNoQuantization (1 != 0)")]
+            return [not_equal(file, f"{name}->quantization.type", "kTfLiteNoQuantization", 1, 0)]
     return []
 
 
@@ -208,7 +212,7 @@ def _mul(context: KernelContext) -> Events:
     found = _binary_temps(context) + arity_refusals(context, file, 2, 1)
     first, second = context.input_type(0), context.input_type(1)
     if first != second:
-        found.append(types_differ(file, "input1->type", "input2->type", first, second))
+        found.append(not_equal(file, "input1->type", "input2->type", first, second))
     elif context.output_type(0) in ("INT8", "INT16") and first == "INT16":
         operands = (
             ("input1", context.input(0)),
@@ -218,7 +222,7 @@ def _mul(context: KernelContext) -> Events:
         for name, tensor in operands:
             if zero_point_of(tensor) != 0:
                 found.append(
-                    Refusal(f"{file}: data->{name}_zero_point != 0 ({zero_point_of(tensor)} != 0)")
+                    not_equal(file, f"data->{name}_zero_point", "0", zero_point_of(tensor), 0)
                 )
                 break
     if first not in ("INT8", "INT16", "INT32", "FLOAT32"):
@@ -236,9 +240,9 @@ def _div(context: KernelContext) -> Events:
         context.output_type(0),
     )
     if first != second:
-        found.append(types_differ(file, "input1->type", "input2->type", first, second))
+        found.append(not_equal(file, "input1->type", "input2->type", first, second))
     elif first != output_type:
-        found.append(types_differ(file, "input1->type", "output->type", first, output_type))
+        found.append(not_equal(file, "input1->type", "output->type", first, output_type))
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8"):
@@ -263,9 +267,9 @@ def _floor_div_mod(file: str, name: str) -> RuleFunction:
             context.output_type(0),
         )
         if first != second:
-            found.append(types_differ(file, "input1->type", "input2->type", first, second))
+            found.append(not_equal(file, "input1->type", "input2->type", first, second))
         elif first != output_type:
-            found.append(types_differ(file, "input1->type", "output->type", first, output_type))
+            found.append(not_equal(file, "input1->type", "output->type", first, output_type))
         elif first != "FLOAT32":
             found.append(Refusal(f"Type '{first}' is not supported by {name}.", INVOKE))
         return found
@@ -279,7 +283,7 @@ def _squared_difference(context: KernelContext) -> Events:
     found = arity_refusals(context, file, 2, 1) + _binary_temps(context)
     first, second = context.input_type(0), context.input_type(1)
     if first != second:
-        found.append(types_differ(file, "input1->type", "input2->type", first, second))
+        found.append(not_equal(file, "input1->type", "input2->type", first, second))
     elif first == "INT8":
         for name, tensor in (
             ("input1", context.input(0)),
@@ -288,10 +292,7 @@ def _squared_difference(context: KernelContext) -> Events:
         ):
             if not -128 <= zero_point_of(tensor) <= 127:
                 found.append(
-                    Refusal(
-                        f"{file}: {name}_quantization_params.zero_point >= integer_type_min "
-                        "was not true."
-                    )
+                    not_true(file, f"{name}_quantization_params.zero_point >= integer_type_min")
                 )
                 break
     elif first == "INT16":
@@ -301,9 +302,7 @@ def _squared_difference(context: KernelContext) -> Events:
             ("output", context.output(0)),
         ):
             if zero_point_of(tensor) != 0:
-                found.append(
-                    Refusal(f"{file}: {name}_quantization_params.zero_point == 0 was not true.")
-                )
+                found.append(not_true(file, f"{name}_quantization_params.zero_point == 0"))
                 break
     unscaled = min(scale_of(context.input(0)), scale_of(context.input(1))) <= 0.0
     if first in ("INT8", "INT16") and unscaled and not setup_refused(found):
@@ -313,7 +312,7 @@ def _squared_difference(context: KernelContext) -> Events:
         found.append(
             Refusal(
                 "SquaredDifference only supports FLOAT32, INT32 , INT16 and INT8 now, got "
-                f"{TFLITE_TYPE_NUMBERS.get(output_type, '?')}.",
+                f"{TFLITE_TYPES.get(output_type, '?')}.",
                 INVOKE,
             )
         )
@@ -328,14 +327,14 @@ def _add_n(context: KernelContext) -> Events:
     count = len(context.operator.inputs)
     found: list[Event] = []
     if count < 2:
-        found.append(Refusal(f"{file}: num_inputs >= 2 was not true."))
+        found.append(not_true(file, "num_inputs >= 2"))
     found += temps(context, ("in", 0), ("out", 0))
     found += temps(context, *(("in", position) for position in range(1, count)))
     first = context.input(0)
     output_type = context.output_type(0)
     if output_type != context.input_type(0):
         found.append(
-            types_differ(
+            not_equal(
                 file,
                 "output->type",
                 "input_tensor_first->type",
@@ -347,7 +346,7 @@ def _add_n(context: KernelContext) -> Events:
         other = context.input(position)
         problem = _add_n_mismatch(first, other)
         if problem:
-            found.append(Refusal(f"{file}: {problem}"))
+            found.append(Refusal(f"{source_path(file)} {problem}"))
             break
     pointers = context.build.pointer_bytes * count
     if output_type == "FLOAT32":

@@ -27,8 +27,6 @@ from arenalens.tflite.custom_options import custom_options
 
 # TFLM fails a Prepare that requests more than this (kMaxScratchBuffersPerOp, micro_allocator.cc).
 MAX_SCRATCH_PER_OPERATOR = 12
-# MicroArenaBufferAlignment(): AllocatePersistentBuffer aligns every kernel buffer to it.
-PERSISTENT_ALIGNMENT = 16
 
 SETUP = "setup"  # AllocateTensors fails: the model cannot be set up
 INVOKE = "invoke"  # setup succeeds, Invoke fails

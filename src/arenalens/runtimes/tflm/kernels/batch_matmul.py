@@ -24,11 +24,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     OverTemps,
     Persistent,
-    Refusal,
     TempField,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
+from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
 # builtin_op_data.h
 BATCH_MATMUL_PARAMS = struct(
@@ -60,8 +60,8 @@ QUANTIZATION_OP_DATA_BATCH_MATMUL = struct(
 # common.h TfLiteEvalTensor: data, dims, type (a one-byte enum on Arm).
 EVAL_TENSOR = struct("TfLiteEvalTensor", ("data", "pointer"), ("dims", "pointer"), ("type", "enum"))
 
-_FILE = "tensorflow/lite/micro/kernels/batch_matmul.cc"
-_COMMON_FILE = "tensorflow/lite/micro/kernels/batch_matmul_common.cc"
+_FILE = "batch_matmul.cc"
+_COMMON_FILE = "batch_matmul_common.cc"
 _TYPES = ("FLOAT32", "INT8", "INT16")
 # Temps by fetch order: lhs 0, rhs 1, output 2. After the tail buffers are written Prepare still
 # reads every temp's quantization params and dims (multiplier, zero points, shapes) and the
@@ -71,11 +71,6 @@ _READ_AFTERWARDS = (
     TempField("allocation_type", 0),
     TempField("allocation_type", 1),
 )
-
-
-def refusal(file: str, condition: str) -> Refusal:
-    """TF_LITE_ENSURE(condition) failing in Prepare (`file` as TFLM prints it)."""
-    return Refusal(f"{file} {condition} was not true.")
 
 
 def extended(lhs: Tensor | None, rhs: Tensor | None) -> tuple[list[int], list[int]]:
@@ -93,11 +88,11 @@ def shape_refusals(
     left, right = extended(lhs, rhs)
     for a, b in zip(left[:-2], right[:-2], strict=True):
         if a not in (b, 1) and b != 1:
-            return [Refusal(f"{file} rhs_dim != 1 ({b} != 1)")]
+            return [not_equal(file, "rhs_dim", "1", b, 1)]
     accum_left = left[-2] if adj_x else left[-1]
     accum_right = right[-1] if adj_y else right[-2]
     if accum_left != accum_right:
-        return [Refusal(f"{file} accum_dim_lhs != accum_dim_rhs ({accum_left} != {accum_right})")]
+        return [not_equal(file, "accum_dim_lhs", "accum_dim_rhs", accum_left, accum_right)]
     return []
 
 
@@ -131,7 +126,7 @@ def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | No
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
     left, right = extended(lhs, rhs)
     if output is None or len(left) > len(output.shape):
-        return [refusal(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
+        return [not_true(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
     copy = OverTemps(keep=(TempField("dims", 2),), read_later=True)
     found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=copy)]
     count = 1
@@ -140,9 +135,7 @@ def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | No
     count *= (left[-1] if adj_x else left[-2]) * (right[-2] if adj_y else right[-1])
     if count != elements(output):
         found.append(
-            Refusal(
-                f"{_COMMON_FILE} orig_size != NumElements(output) ({elements(output)} != {count})"
-            )
+            not_equal(_COMMON_FILE, "orig_size", "NumElements(output)", elements(output), count)
         )
     return found
 
@@ -153,7 +146,7 @@ def zero_point_refusals(file: str, *tensors: tuple[str, Tensor | None]) -> list[
         quantization = None if tensor is None else tensor.quantization
         zero_point = 0 if quantization is None else quantization.zero_point or 0
         if zero_point:
-            return [Refusal(f"{file} {name}->params.zero_point != 0 ({zero_point} != 0)")]
+            return [not_equal(file, f"{name}->params.zero_point", "0", zero_point, 0)]
     return []
 
 
@@ -163,9 +156,9 @@ def _prepare(context: KernelContext) -> Events:
     # and accumulation checks; ReshapeOutputTensor.
     inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)
     if inputs != 2:
-        return [Refusal(f"{_FILE} NumInputs(node) != 2 ({inputs} != 2)")]
+        return [not_equal(_FILE, "NumInputs(node)", "2", inputs, 2)]
     if outputs != 1:
-        return [Refusal(f"{_FILE} NumOutputs(node) != 1 ({outputs} != 1)")]
+        return [not_equal(_FILE, "NumOutputs(node)", "1", outputs, 1)]
     lhs, rhs, output = context.input(0), context.input(1), context.output(0)
     found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
     kinds = [context.input_type(0), context.input_type(1), context.output_type(0)]
@@ -174,15 +167,15 @@ def _prepare(context: KernelContext) -> Events:
             condition = " || ".join(
                 f"{name}->type == kTfLite{t}" for t in ("Float32", "Int8", "Int16")
             )
-            return [*found, refusal(_FILE, condition)]
+            return [*found, not_true(_FILE, condition)]
     if kinds[0] != kinds[1]:
-        return [*found, refusal(_FILE, "lhs_data->type == rhs_data->type")]
+        return [*found, not_true(_FILE, "lhs_data->type == rhs_data->type")]
     if kinds[0] != kinds[2]:
-        return [*found, refusal(_FILE, "lhs_data->type == output->type")]
+        return [*found, not_true(_FILE, "lhs_data->type == output->type")]
     for name, tensor in (("lhs", lhs), ("rhs", rhs)):
         rank = 0 if tensor is None else len(tensor.shape)
         if not 2 <= rank <= 5:
-            return [*found, refusal(_FILE, f"{name}_rank {'>= 2' if rank < 2 else '<= 5'}")]
+            return [*found, not_true(_FILE, f"{name}_rank {'>= 2' if rank < 2 else '<= 5'}")]
     if kinds[0] in ("INT8", "INT16"):
         # Allocated first, filled after the transposed copies (multiplier, range, zero points).
         found.append(

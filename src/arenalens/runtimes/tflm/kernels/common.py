@@ -1,4 +1,4 @@
-"""Helpers kernel rules share: shapes, per-channel arrays, OpData."""
+"""Helpers kernel rules share: shapes, per-channel arrays, OpData (refusals: `refusals`)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,6 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     RuleFunction,
 )
-from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES
-from arenalens.runtimes.tflm.kernels.refusals import numbered as numbered  # noqa: PLC0414 - rules import it from here too
-
-# The shape-family rules name it so (refusals.TFLITE_TYPES is the one table).
-TFLITE_TYPE_NUMBERS = TFLITE_TYPES
 
 
 def dim(tensor: Tensor | None, axis: int, default: int = 1) -> int:
@@ -112,23 +107,6 @@ def constant_ints(context: KernelContext, tensor: Tensor | None) -> tuple[int, .
     )
 
 
-def arity_refusals(context: KernelContext, file: str, inputs: int, outputs: int) -> list[Event]:
-    """`TF_LITE_ENSURE_EQ(NumInputs(node), n)` and the same for outputs (omitted inputs count)."""
-    found: list[Event] = []
-    for what, have, want in (
-        ("NumInputs", len(context.operator.inputs), inputs),
-        ("NumOutputs", len(context.operator.outputs), outputs),
-    ):
-        if have != want:
-            found.append(Refusal(f"{file}: {what}(node) != {want} ({have} != {want})"))
-    return found
-
-
-def types_differ(file: str, left: str, right: str, left_type: str, right_type: str) -> Refusal:
-    """`TF_LITE_ENSURE_TYPES_EQ(left, right)` failing in Prepare, as TFLM words it."""
-    return Refusal(f"{file}: {left} != {right} ({left_type} != {right_type})")
-
-
 def setup_refused(events: Events) -> bool:
     """True when the events already make the kernel refuse the operator at setup."""
     return any(isinstance(e, Refusal) and e.phase == SETUP for e in events)
@@ -137,16 +115,6 @@ def setup_refused(events: Events) -> bool:
 def rank(tensor: Tensor | None) -> int:
     """NumDimensions: the flatbuffer rank (0 when absent)."""
     return 0 if tensor is None else len(tensor.shape)
-
-
-def not_true(file: str, condition: str, phase: str = SETUP) -> Refusal:
-    """`TF_LITE_ENSURE(condition)` failing, as TFLM words it."""
-    return Refusal(f"{file}: {condition} was not true.", phase)
-
-
-def not_equal(file: str, left: str, right: str, left_value: object, right_value: object) -> Refusal:
-    """`TF_LITE_ENSURE_EQ(left, right)` failing in Prepare, as TFLM words it."""
-    return Refusal(f"{file}: {left} != {right} ({left_value} != {right_value})")
 
 
 def rewritten_dims(context: KernelContext, position: int, dims: tuple[int, ...]) -> list[Event]:

@@ -31,7 +31,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.refusals import not_true
+from arenalens.runtimes.tflm.kernels.refusals import not_true, source_path
 from arenalens.tflite.reader import read_quantization_zero_points
 
 # DecodeState: a vtable, then `context_` and `micro_profiler_`.
@@ -81,7 +81,7 @@ def _prepare(context: KernelContext) -> Events:
     if outputs <= 0:
         return [not_true(_FILE, "num_outputs > 0")]
     if inputs != 2 * outputs:
-        return [Refusal(f"tensorflow/lite/micro/kernels/{_FILE} num_inputs != num_outputs * 2")]
+        return [Refusal(f"{source_path(_FILE)} num_inputs != num_outputs * 2")]
     found: list[Event] = [
         Persistent(outputs * context.build.pointer_bytes, "decode state pointers")
     ]

@@ -20,13 +20,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import (
-    TFLITE_TYPE_NUMBERS,
-    elements,
-    not_equal,
-    not_true,
-    op_data,
-)
+from arenalens.runtimes.tflm.kernels.common import elements, op_data
+from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true
 
 _IF_PARAMS = struct(
     "TfLiteIfParams", ("then_subgraph_index", "int"), ("else_subgraph_index", "int")
@@ -61,7 +56,7 @@ def _if_checks(context: KernelContext, file: str) -> list[Event]:
     if condition is None:
         return [not_true(file, "cond != nullptr")]
     if condition.dtype.name != "BOOL":
-        number = TFLITE_TYPE_NUMBERS.get(condition.dtype.name)
+        number = TFLITE_TYPES.get(condition.dtype.name)
         return [not_equal(file, "cond->type", "kTfLiteBool", number, 6)]
     if elements(condition) != 1:
         return [not_equal(file, "NumElements(cond)", "1", elements(condition), 1)]

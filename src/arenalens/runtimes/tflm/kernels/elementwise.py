@@ -22,18 +22,21 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
-    TFLITE_TYPE_NUMBERS,
-    arity_refusals,
     constant_ints,
     elements,
     is_quantized,
-    numbered,
     op_data,
     scale_of,
     setup_refused,
     shape,
-    types_differ,
     zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.refusals import (
+    TFLITE_TYPES,
+    arity_refusals,
+    not_equal,
+    numbered,
+    source_path,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -61,7 +64,7 @@ def _unary_types(context: KernelContext, file: str) -> list[Event]:
     found = arity_refusals(context, file, 1, 1)
     input_type, output_type = context.input_type(0), context.output_type(0)
     if input_type != output_type:
-        found.append(types_differ(file, "input->type", "output->type", input_type, output_type))
+        found.append(not_equal(file, "input->type", "output->type", input_type, output_type))
     return found
 
 
@@ -75,9 +78,12 @@ def _abs_rsqrt(context: KernelContext) -> Events:
         for name, tensor in (("input", source), ("output", result)):
             if not is_quantized(tensor):
                 found.append(
-                    Refusal(
-                        f"{_ELEMENTWISE}: {name}->quantization.type != "
-                        "kTfLiteAffineQuantization (0 != 1)"
+                    not_equal(
+                        _ELEMENTWISE,
+                        f"{name}->quantization.type",
+                        "kTfLiteAffineQuantization",
+                        0,
+                        1,
                     )
                 )
                 return found
@@ -85,9 +91,7 @@ def _abs_rsqrt(context: KernelContext) -> Events:
             for name, tensor in (("input", source), ("output", result)):
                 if zero_point_of(tensor) != 0:
                     offset = zero_point_of(tensor)
-                    found.append(
-                        Refusal(f"{_ELEMENTWISE}: op_data->{name}_offset != 0 ({offset} != 0)")
-                    )
+                    found.append(not_equal(_ELEMENTWISE, f"op_data->{name}_offset", "0", offset, 0))
                     break
     if dtype not in ("FLOAT32", "INT8", "INT16"):
         found.append(Refusal(f"Current data type {dtype} is not supported.", INVOKE))
@@ -102,8 +106,8 @@ def _generic_unary(expected: str) -> RuleFunction:
         dtype = context.input_type(0)
         if dtype != expected and not setup_refused(found):
             found.append(
-                Refusal(
-                    f"{_ELEMENTWISE}: input->type != expected_type ({dtype} != {expected})", INVOKE
+                not_equal(
+                    _ELEMENTWISE, "input->type", "expected_type", dtype, expected, phase=INVOKE
                 )
             )
         return found
@@ -123,17 +127,16 @@ def _float_only(file: str) -> RuleFunction:
         source, result = context.input(0), context.output(0)
         input_type, output_type = context.input_type(0), context.output_type(0)
         if input_type != "FLOAT32":
-            found.append(types_differ(file, "input->type", "kTfLiteFloat32", input_type, "FLOAT32"))
+            found.append(not_equal(file, "input->type", "kTfLiteFloat32", input_type, "FLOAT32"))
         elif output_type != input_type:
-            found.append(types_differ(file, "output->type", "input->type", output_type, input_type))
+            found.append(not_equal(file, "output->type", "input->type", output_type, input_type))
         elif elements(result) != elements(source):
             have, want = 4 * elements(result), 4 * elements(source)
-            found.append(Refusal(f"{file}: output->bytes != input->bytes ({have} != {want})"))
+            found.append(not_equal(file, "output->bytes", "input->bytes", have, want))
         elif shape(source) != shape(result):
             found.append(
-                Refusal(
-                    f"{file}: output->dims != input->dims ({list(shape(result))} != "
-                    f"{list(shape(source))})"
+                not_equal(
+                    file, "output->dims", "input->dims", list(shape(result)), list(shape(source))
                 )
             )
         return found
@@ -222,13 +225,13 @@ def _select_v2(context: KernelContext) -> Events:
     found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     condition, x_type, y_type = (context.input_type(i) for i in range(3))
     if condition != "BOOL":
-        found.append(types_differ(file, "input_condition->type", "kTfLiteBool", condition, "BOOL"))
+        found.append(not_equal(file, "input_condition->type", "kTfLiteBool", condition, "BOOL"))
     elif x_type != y_type:
-        found.append(types_differ(file, "input_x->type", "input_y->type", x_type, y_type))
+        found.append(not_equal(file, "input_x->type", "input_y->type", x_type, y_type))
     else:
         problem = _select_broadcast_problem(context)
         if problem:
-            found.append(Refusal(f"{file}: {problem}"))
+            found.append(Refusal(f"{source_path(file)} {problem}"))
     if not setup_refused(found) and x_type not in (
         "FLOAT32",
         "INT8",
@@ -276,7 +279,7 @@ def _zeros_like(context: KernelContext) -> Events:
     found += temps(context, ("in", 0), ("out", 0))
     dtype = context.input_type(0)
     if dtype not in ("INT64", "INT32", "INT8", "FLOAT32"):
-        number = TFLITE_TYPE_NUMBERS.get(dtype, "?")
+        number = TFLITE_TYPES.get(dtype, "?")
         found.append(
             Refusal(
                 f"ZerosLike only currently supports int64, int32, and float32, got {number}.",
@@ -307,7 +310,7 @@ def _fill(context: KernelContext) -> Events:
     else:
         values = constant_ints(context, dims)
         if values is None:
-            number = TFLITE_TYPE_NUMBERS.get(context.input_type(0), "?")
+            number = TFLITE_TYPES.get(context.input_type(0), "?")
             problem = f"cannot compare int array to tensor of type {number}."
         else:
             for have, want in zip(shape(result), values, strict=False):
@@ -315,7 +318,7 @@ def _fill(context: KernelContext) -> Events:
                     problem = f"array->data[i] != GetTensorData<T>(tensor)[i] ({have} != {want})"
                     break
     if problem:
-        found.append(Refusal(f"{file}: {problem}"))
+        found.append(Refusal(f"{source_path(file)} {problem}"))
     elif context.input_type(1) not in ("FLOAT32", "INT32", "INT8"):
         found.append(Refusal("Fill only currently supports float32 for input 1", INVOKE))
     return found

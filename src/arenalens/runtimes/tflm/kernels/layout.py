@@ -25,21 +25,22 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
-    TFLITE_TYPE_NUMBERS,
-    arity_refusals,
     elements,
     int32_values,
-    not_equal,
-    not_true,
     op_data,
     rank,
     rewritten_dims,
     scale_of,
     shape,
-    types_differ,
     zero_point_of,
 )
-from arenalens.runtimes.tflm.kernels.refusals import numbered
+from arenalens.runtimes.tflm.kernels.refusals import (
+    TFLITE_TYPES,
+    arity_refusals,
+    not_equal,
+    not_true,
+    numbered,
+)
 
 # pad.cc — OpData { PadParams params; int32_t output_zero_point }.
 _PAD_OP_DATA = struct(
@@ -101,8 +102,8 @@ def _pad(context: KernelContext) -> Events:
                 file,
                 "input->type",
                 "output->type",
-                TFLITE_TYPE_NUMBERS.get(dtype),
-                TFLITE_TYPE_NUMBERS.get(context.output_type(0)),
+                TFLITE_TYPES.get(dtype),
+                TFLITE_TYPES.get(context.output_type(0)),
             ),
         ]
     if rank(source) > _PAD_MAX_DIMS:
@@ -116,8 +117,8 @@ def _pad(context: KernelContext) -> Events:
                     file,
                     "input->type",
                     "constant_values->type",
-                    TFLITE_TYPE_NUMBERS.get(dtype),
-                    TFLITE_TYPE_NUMBERS.get(constant.dtype.name),
+                    TFLITE_TYPES.get(dtype),
+                    TFLITE_TYPES.get(constant.dtype.name),
                 ),
             ]
         if elements(constant) != 1:
@@ -235,7 +236,7 @@ def _batch_space(file: str) -> RuleFunction:
         if dtype != context.output_type(0):
             return [
                 *found,
-                types_differ(file, "input->type", "output->type", dtype, context.output_type(0)),
+                not_equal(file, "input->type", "output->type", dtype, context.output_type(0)),
             ]
         if dtype not in ("FLOAT32", "INT8"):
             found.append(Refusal(f"Type {numbered(dtype)} not supported.", INVOKE))
@@ -306,7 +307,7 @@ def _space_depth_checks(context: KernelContext, file: str) -> Refusal | None:
     if dtype not in ("FLOAT32", "INT8"):
         return not_true(file, "data_type == kTfLiteFloat32 || data_type == kTfLiteInt8")
     if context.input_type(0) != dtype:
-        return types_differ(file, "input->type", "output->type", context.input_type(0), dtype)
+        return not_equal(file, "input->type", "output->type", context.input_type(0), dtype)
     return None
 
 
@@ -333,7 +334,7 @@ def _resize(file: str, *, bilinear: bool) -> RuleFunction:
         if rank(size) != 1:
             return [*found, not_equal(file, "NumDimensions(size)", "1", rank(size), 1)]
         if context.input_type(1) != "INT32":
-            number = TFLITE_TYPE_NUMBERS.get(context.input_type(1))
+            number = TFLITE_TYPES.get(context.input_type(1))
             return [*found, not_equal(file, "size->type", "kTfLiteInt32", number, 2)]
         if not bilinear and shape(size)[0] != 2:
             return [*found, not_equal(file, "size->dims->data[0]", "2", shape(size)[0], 2)]
@@ -347,7 +348,7 @@ def _resize(file: str, *, bilinear: bool) -> RuleFunction:
                     Refusal("If half_pixel_centers is True, align_corners must be False."),
                 ]
             if dtype not in ("FLOAT32", "INT8"):
-                number = TFLITE_TYPE_NUMBERS.get(dtype)
+                number = TFLITE_TYPES.get(dtype)
                 found.append(Refusal(f"Output type is {number}, requires float or int8.", INVOKE))
         elif dtype not in ("FLOAT32", "INT8", "INT16"):
             found.append(Refusal(f"Output tensor type {numbered(dtype)} not supported.", INVOKE))

@@ -18,13 +18,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import (
-    arity_refusals,
-    is_quantized,
-    numbered,
-    op_data,
-    per_channel_count,
-)
+from arenalens.runtimes.tflm.kernels.common import is_quantized, op_data, per_channel_count
+from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_true, numbered, source_path
 
 _CAST_PARAMS = struct("TfLiteCastParams", ("in_data_type", "enum"), ("out_data_type", "enum"))
 # types.h QuantizationParams {int32 zero_point; double scale}: 8-aligned on both ABIs.
@@ -80,7 +75,7 @@ def _quantize(context: KernelContext) -> Events:
             "kTfLiteInt32 || output->type == kTfLiteUInt8 was not true."
         )
     if problem:
-        found.append(Refusal(f"{file}: {problem}"))
+        found.append(Refusal(f"{source_path(file)} {problem}"))
     elif output_type not in _QUANTIZE_PAIRS[input_type]:
         found.append(Refusal(f"Input {input_type}, output {output_type} not supported.", INVOKE))
     return found
@@ -94,12 +89,12 @@ def _dequantize(context: KernelContext) -> Events:
     if context.input_type(0) not in ("INT8", "INT16", "UINT8"):
         found.append(
             Refusal(
-                f"{file}: input->type == kTfLiteInt8 || input->type == kTfLiteInt16 || "
+                f"{source_path(file)} input->type == kTfLiteInt8 || input->type == kTfLiteInt16 || "
                 f"input->type == kTfLiteUInt8 was not true. (input is {context.input_type(0)})"
             )
         )
     elif context.output_type(0) != "FLOAT32":
-        found.append(Refusal(f"{file}: output->type == kTfLiteFloat32 was not true."))
+        found.append(not_true(file, "output->type == kTfLiteFloat32"))
     return found
 
 

@@ -21,14 +21,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import (
-    elements,
-    op_data,
-    scale_of,
-    shape,
-    types_differ,
-    zero_point_of,
-)
+from arenalens.runtimes.tflm.kernels.common import elements, op_data, scale_of, shape, zero_point_of
+from arenalens.runtimes.tflm.kernels.refusals import not_equal, source_path
 
 _REDUCER_PARAMS = struct("TfLiteReducerParams", ("keep_dims", "bool"))
 _ARG_MAX_PARAMS = struct("TfLiteArgMaxParams", ("output_type", "enum"))  # TfLiteType
@@ -58,11 +52,11 @@ def _prepare_simple(context: KernelContext) -> list[Event]:
         ("outputs", len(context.operator.outputs), 1),
     ):
         if have != want:
-            found.append(Refusal(f"{_FILE}: node->{what}->size != {want} ({have} != {want})"))
+            found.append(not_equal(_FILE, f"node->{what}->size", str(want), have, want))
     found += temps(context, ("in", 1))
     axis_type = context.input_type(1)
     if axis_type != "INT32":
-        found.append(types_differ(_FILE, "axis->type", "kTfLiteInt32", axis_type, "INT32"))
+        found.append(not_equal(_FILE, "axis->type", "kTfLiteInt32", axis_type, "INT32"))
     if context.input_type(0) == "INT8":
         found += temps(context, ("out", 0))
     return found
@@ -102,7 +96,7 @@ def _same_type_at_eval(context: KernelContext) -> list[Event]:
     input_type, output_type = context.input_type(0), context.output_type(0)
     if input_type == output_type:
         return []
-    refusal = types_differ(_FILE, "input->type", "output->type", input_type, output_type)
+    refusal = not_equal(_FILE, "input->type", "output->type", input_type, output_type)
     return [Refusal(refusal.reason, INVOKE)]
 
 
@@ -119,13 +113,15 @@ def _min_max(context: KernelContext) -> Events:
         if scale_of(source) != scale_of(result):
             found.append(
                 Refusal(
-                    f"{_FILE}: static_cast<double>(op_data->input_scale) != "
+                    f"{source_path(_FILE)} static_cast<double>(op_data->input_scale) != "
                     "static_cast<double>(op_data->output_scale)",
                     INVOKE,
                 )
             )
         elif zero_point_of(source) != zero_point_of(result):
-            found.append(Refusal(f"{_FILE}: op_data->input_zp != op_data->output_zp", INVOKE))
+            found.append(
+                Refusal(f"{source_path(_FILE)} op_data->input_zp != op_data->output_zp", INVOKE)
+            )
     return found
 
 
@@ -134,7 +130,7 @@ def _all(context: KernelContext) -> Events:
     found = temps(context, ("in", 0), ("out", 0), ("in", 1))
     dtype = context.input_type(0)
     if dtype != "BOOL":
-        found.append(types_differ(_FILE, "input->type", "kTfLiteBool", dtype, "BOOL"))
+        found.append(not_equal(_FILE, "input->type", "kTfLiteBool", dtype, "BOOL"))
     found += _prepare_simple(context) + _index_scratch(context) + _same_type_at_eval(context)
     return found
 

@@ -2,24 +2,49 @@
 
 TF_LITE_ENSURE and its variants print "<file>:<line> <condition> was not true." or
 "<file>:<line> <left> != <right> (<a> != <b>)"; the messages here keep the file and drop the line,
-which differs between the wheel's and the Cortex-M builds' sources.
+which differs between the wheel's and the Cortex-M builds' sources. Every kernel rule words its
+refusals through these helpers, so all of them read alike.
 """
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.kernels.base import INVOKE, SETUP, Refusal
+from arenalens.runtimes.tflm.kernels.base import INVOKE, SETUP, Event, KernelContext, Refusal
 
 KERNELS = "tensorflow/lite/micro/kernels/"
+# Top-level directories of the tflite-micro sources: a file named from one of them is printed as
+# is ('signal/micro/kernels/rfft.cc', 'tensorflow/lite/kernels/kernel_util.cc').
+_SOURCE_ROOTS = ("tensorflow/", "signal/")
+
+
+def source_path(file: str) -> str:
+    """'add.cc' → 'tensorflow/lite/micro/kernels/add.cc', the path TFLM prints (__FILE__); a
+    path from the sources' root stays as it is."""
+    return file if file.startswith(_SOURCE_ROOTS) else KERNELS + file
 
 
 def not_true(file: str, condition: str, phase: str = SETUP) -> Refusal:
-    """TF_LITE_ENSURE(condition) failing in `file` (relative to the kernels directory)."""
-    return Refusal(f"{KERNELS}{file} {condition} was not true.", phase)
+    """TF_LITE_ENSURE(condition) failing in `file` (relative to the kernels directory, or to the
+    sources' root)."""
+    return Refusal(f"{source_path(file)} {condition} was not true.", phase)
 
 
-def not_equal(file: str, left: str, right: str, left_value: object, right_value: object) -> Refusal:
+def not_equal(
+    file: str, left: str, right: str, left_value: object, right_value: object, *, phase: str = SETUP
+) -> Refusal:
     """TF_LITE_ENSURE_EQ / TF_LITE_ENSURE_TYPES_EQ failing: both expressions and their values."""
-    return Refusal(f"{KERNELS}{file} {left} != {right} ({left_value} != {right_value})")
+    return Refusal(f"{source_path(file)} {left} != {right} ({left_value} != {right_value})", phase)
+
+
+def arity_refusals(context: KernelContext, file: str, inputs: int, outputs: int) -> list[Event]:
+    """`TF_LITE_ENSURE_EQ(NumInputs(node), n)` and the same for outputs (omitted inputs count)."""
+    found: list[Event] = []
+    for what, have, want in (
+        ("NumInputs", len(context.operator.inputs), inputs),
+        ("NumOutputs", len(context.operator.outputs), outputs),
+    ):
+        if have != want:
+            found.append(not_equal(file, f"{what}(node)", str(want), have, want))
+    return found
 
 
 def crash(what: str) -> Refusal:

@@ -25,19 +25,20 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
-    TFLITE_TYPE_NUMBERS,
-    arity_refusals,
     constant_ints,
     elements,
     int32_values,
-    not_equal,
-    not_true,
     rank,
     rewritten_dims,
     shape,
-    types_differ,
 )
-from arenalens.runtimes.tflm.kernels.refusals import numbered
+from arenalens.runtimes.tflm.kernels.refusals import (
+    TFLITE_TYPES,
+    arity_refusals,
+    not_equal,
+    not_true,
+    numbered,
+)
 
 _RESHAPE_PARAMS = struct(
     "TfLiteReshapeParams", Field("shape", "int32", 8), ("num_dimensions", "int")
@@ -98,7 +99,7 @@ def _reshape(context: KernelContext) -> Events:
         known *= wanted // known
     if context.input_type(0) != context.output_type(0):
         found.append(
-            types_differ(
+            not_equal(
                 file, "input->type", "output->type", context.input_type(0), context.output_type(0)
             )
         )
@@ -141,8 +142,8 @@ def _squeeze(context: KernelContext) -> Events:
     out_bytes = _bytes(context, "out")
     if in_bytes != out_bytes:
         found.append(
-            Refusal(
-                f"{file}: input_byte_size != output_byte_size ({in_bytes} != {out_bytes})", INVOKE
+            not_equal(
+                file, "input_byte_size", "output_byte_size", in_bytes, out_bytes, phase=INVOKE
             )
         )
     return found
@@ -181,7 +182,7 @@ def _expand_dims(context: KernelContext) -> Events:
         return [*found, not_true(file, "output_shape matches input_shape with axis inserted")]
     dtype = context.input_type(0)
     if dtype not in ("FLOAT32", "INT16", "INT8"):
-        number = TFLITE_TYPE_NUMBERS.get(dtype, "?")
+        number = TFLITE_TYPES.get(dtype, "?")
         found.append(
             Refusal(
                 f"Expand_Dims only currently supports int8, int16 and float32, got {number}.",
@@ -214,7 +215,7 @@ def _transpose(context: KernelContext) -> Events:
     if context.input_type(0) != context.output_type(0):
         return [
             *found,
-            types_differ(
+            not_equal(
                 file,
                 "op_context.input->type",
                 "op_context.output->type",
@@ -278,7 +279,7 @@ def _reverse(context: KernelContext) -> Events:
     if dtype != context.output_type(0):
         return [
             *found,
-            types_differ(file, "input->type", "output->type", dtype, context.output_type(0)),
+            not_equal(file, "input->type", "output->type", dtype, context.output_type(0)),
         ]
     axes = constant_ints(context, axis)
     if axes is not None:

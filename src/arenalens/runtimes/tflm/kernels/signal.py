@@ -30,12 +30,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     Scratch,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import (
-    not_equal,
-    not_true,
-    rank,
-    types_differ,
-)
+from arenalens.runtimes.tflm.kernels.common import rank
+from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
 SIGNAL_SOURCES = "signal/micro/kernels/"
 
@@ -156,9 +152,7 @@ def signal_temps(
             return found, [not_equal(file, condition, str(slot.rank), rank(tensor), slot.rank)]
         if slot.dtype is not None and tensor.dtype.name != slot.dtype:
             expected = _TYPE_ENUMS.get(slot.dtype, slot.dtype)
-            refusal = types_differ(
-                file, f"{slot.name}->type", expected, tensor.dtype.name, slot.dtype
-            )
+            refusal = not_equal(file, f"{slot.name}->type", expected, tensor.dtype.name, slot.dtype)
             return found, [refusal]
     return found, []
 
@@ -259,7 +253,7 @@ def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
             ]
         for name, have in (("input", context.input_type(0)), ("output", context.output_type(0))):
             if have != dtype:
-                return [*found, types_differ(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
+                return [*found, not_equal(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
         if scratch:
             found.append(
                 Scratch(context.custom_int("fft_length") * element_bytes, "rfft work area")
@@ -336,7 +330,7 @@ def _window(context: KernelContext) -> Events:
         ("output", context.output_type(0)),
     ):
         checks.append(
-            (have != "INT16", types_differ(file, f"{name}->type", "kTfLiteInt16", have, "INT16"))
+            (have != "INT16", not_equal(file, f"{name}->type", "kTfLiteInt16", have, "INT16"))
         )
     for failed, refusal in checks:
         if failed:

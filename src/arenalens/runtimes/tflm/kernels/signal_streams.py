@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import Events, KernelContext, Persistent, Refusal
-from arenalens.runtimes.tflm.kernels.common import (
-    elements,
-    not_equal,
-    not_true,
-    rank,
-    shape,
-    types_differ,
-)
+from arenalens.runtimes.tflm.kernels.common import elements, rank, shape
+from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 from arenalens.runtimes.tflm.kernels.signal import (
     SIGNAL_SOURCES,
     Slot,
@@ -144,15 +138,15 @@ def _framer(context: KernelContext) -> Events:
         ),
         (
             context.input_type(0) != "INT16",
-            types_differ(file, "input->type", "kTfLiteInt16", context.input_type(0), "INT16"),
+            not_equal(file, "input->type", "kTfLiteInt16", context.input_type(0), "INT16"),
         ),
         (
             context.output_type(0) != "INT16",
-            types_differ(file, "output->type", "kTfLiteInt16", context.output_type(0), "INT16"),
+            not_equal(file, "output->type", "kTfLiteInt16", context.output_type(0), "INT16"),
         ),
         (
             context.output_type(1) != "BOOL",
-            types_differ(file, "output_valid->type", "kTfLiteBool", context.output_type(1), "BOOL"),
+            not_equal(file, "output_valid->type", "kTfLiteBool", context.output_type(1), "BOOL"),
         ),
     ]
     for failed, refusal in checks:
@@ -220,7 +214,7 @@ def _overlap_add(context: KernelContext) -> Events:
         ]
     for name, have in (("input", context.input_type(0)), ("output", context.output_type(0))):
         if have != dtype:
-            return [*found, types_differ(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
+            return [*found, not_equal(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
     if len(source) < 2:
         return [*found, not_true(file, "input_shape.DimensionsCount() >= 2")]
     frame, frames = source[-1], source[-2]

@@ -26,20 +26,16 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
-    arity_refusals,
     constant_ints,
     int32_values,
-    not_equal,
-    not_true,
     op_data,
     rank,
     rewritten_dims,
     scale_of,
     shape,
-    types_differ,
     zero_point_of,
 )
-from arenalens.runtimes.tflm.kernels.refusals import numbered
+from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true, numbered
 
 _PACK_PARAMS = struct("TfLitePackParams", ("values_count", "int"), ("axis", "int"))
 _UNPACK_PARAMS = struct("TfLiteUnpackParams", ("num", "int"), ("axis", "int"))
@@ -174,7 +170,7 @@ def _concatenation(context: KernelContext) -> Events:
             ),
         ]
     if output_type != input_type:
-        return [*found, types_differ(file, "output_type", "input_type", output_type, input_type)]
+        return [*found, not_equal(file, "output_type", "input_type", output_type, input_type)]
     count = len(context.operator.inputs)
     if count > _CONCATENATION_MAX_INPUTS:
         return [*found, not_true(file, "num_inputs <= kMaxInputNum")]
@@ -187,7 +183,7 @@ def _concatenation(context: KernelContext) -> Events:
         if tensor.dtype.name != input_type:
             return [
                 *found,
-                types_differ(file, "input->type", "input_type", tensor.dtype.name, input_type),
+                not_equal(file, "input->type", "input_type", tensor.dtype.name, input_type),
             ]
         if rank(tensor) > 6:
             return [
@@ -422,7 +418,7 @@ def _dynamic_update_slice(context: KernelContext) -> Events:
     if context.input_type(0) != context.input_type(1):
         return [
             *found,
-            types_differ(
+            not_equal(
                 file, "operand->type", "update->type", context.input_type(0), context.input_type(1)
             ),
         ]

@@ -18,7 +18,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import arity_refusals, op_data
+from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.refusals import arity_refusals
 
 # TfLiteVarHandleParams: pointers into the flatbuffer's strings.
 _VAR_HANDLE_PARAMS = struct(
