@@ -15,7 +15,7 @@ as aborts.
 from __future__ import annotations
 
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
@@ -30,6 +30,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    ARITHMETIC_PARAMS,
     is_quantized,
     op_data,
     scale_of,
@@ -109,32 +110,8 @@ _ADD_N_OP_DATA = struct(
     ("left_shift", "int"),
     ("scratch_index", "int"),
 )
-# types.h ArithmeticParams: int64 bounds (8-aligned on Arm EABI too) and int broadcast_shape[5].
-_ARITHMETIC_PARAMS = struct(
-    "ArithmeticParams",
-    ("broadcast_category", "uint8"),  # enum class BroadcastableOpCategory : uint8_t
-    ("input1_offset", "int32"),
-    ("input2_offset", "int32"),
-    ("output_offset", "int32"),
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("left_shift", "int"),
-    ("input1_multiplier", "int32"),
-    ("input1_shift", "int"),
-    ("input2_multiplier", "int32"),
-    ("input2_shift", "int"),
-    ("quantized_activation_min", "int32"),
-    ("quantized_activation_max", "int32"),
-    ("float_activation_min", "float"),
-    ("float_activation_max", "float"),
-    ("int64_activation_min", "int64"),
-    ("int64_activation_max", "int64"),
-    ("int16_activation_min", "int16"),
-    ("int16_activation_max", "int16"),
-    Field("broadcast_shape", "int", 5),
-)
 _SQUARED_DIFFERENCE_OP_DATA = struct(
-    "OpData", ("requires_broadcast", "bool"), ("arithmetic_params", _ARITHMETIC_PARAMS)
+    "OpData", ("requires_broadcast", "bool"), ("arithmetic_params", ARITHMETIC_PARAMS)
 )
 
 

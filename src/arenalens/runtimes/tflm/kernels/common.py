@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import Struct
+from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.kernels.base import (
     SETUP,
     Event,
@@ -136,3 +136,29 @@ def int32_values(context: KernelContext, tensor: Tensor | None) -> tuple[int, ..
     return tuple(
         int.from_bytes(data[4 * i : 4 * i + 4], "little", signed=True) for i in range(count)
     )
+
+
+# types.h ArithmeticParams: int64 bounds (8-aligned on Arm EABI too) and int broadcast_shape[5].
+ARITHMETIC_PARAMS = struct(
+    "ArithmeticParams",
+    ("broadcast_category", "uint8"),  # enum class BroadcastableOpCategory : uint8_t
+    ("input1_offset", "int32"),
+    ("input2_offset", "int32"),
+    ("output_offset", "int32"),
+    ("output_multiplier", "int32"),
+    ("output_shift", "int"),
+    ("left_shift", "int"),
+    ("input1_multiplier", "int32"),
+    ("input1_shift", "int"),
+    ("input2_multiplier", "int32"),
+    ("input2_shift", "int"),
+    ("quantized_activation_min", "int32"),
+    ("quantized_activation_max", "int32"),
+    ("float_activation_min", "float"),
+    ("float_activation_max", "float"),
+    ("int64_activation_min", "int64"),
+    ("int64_activation_max", "int64"),
+    ("int16_activation_min", "int16"),
+    ("int16_activation_max", "int16"),
+    Field("broadcast_shape", "int", 5),
+)

@@ -21,7 +21,12 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import dim, op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.common import (
+    ARITHMETIC_PARAMS,
+    dim,
+    op_data,
+    per_channel_arrays,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
     crash,
@@ -60,7 +65,7 @@ LSTM_PARAMS = struct(
 )
 # kernels/internal/types.h: FullyConnectedParams and ArithmeticParams (no pointers), and
 # lstm_shared.h: the LSTM's sizes, cell-state info and gate parameters.
-_FULLY_CONNECTED_PARAMS = struct(
+FULLY_CONNECTED_PARAMS = struct(
     "FullyConnectedParams",
     ("input_offset", "int32"),
     ("weights_offset", "int32"),
@@ -74,29 +79,6 @@ _FULLY_CONNECTED_PARAMS = struct(
     ("lhs_cacheable", "bool"),
     ("rhs_cacheable", "bool"),
     ("weights_format", "uint8"),  # enum class FullyConnectedWeightsFormat : uint8_t
-)
-_ARITHMETIC_PARAMS = struct(
-    "ArithmeticParams",
-    ("broadcast_category", "uint8"),  # enum class BroadcastableOpCategory : uint8_t
-    ("input1_offset", "int32"),
-    ("input2_offset", "int32"),
-    ("output_offset", "int32"),
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("left_shift", "int"),
-    ("input1_multiplier", "int32"),
-    ("input1_shift", "int"),
-    ("input2_multiplier", "int32"),
-    ("input2_shift", "int"),
-    ("quantized_activation_min", "int32"),
-    ("quantized_activation_max", "int32"),
-    ("float_activation_min", "float"),
-    ("float_activation_max", "float"),
-    ("int64_activation_min", "int64"),
-    ("int64_activation_max", "int64"),
-    ("int16_activation_min", "int16"),
-    ("int16_activation_max", "int16"),
-    Field("broadcast_shape", "int", 5),
 )
 OP_DATA_LSTM = struct(
     "OpDataLSTM",
@@ -125,12 +107,12 @@ OP_DATA_LSTM = struct(
         "gate_parameters",
         struct(
             "GateParameters",
-            ("input_fc_params", _FULLY_CONNECTED_PARAMS),
-            ("recurrent_fc_params", _FULLY_CONNECTED_PARAMS),
+            ("input_fc_params", FULLY_CONNECTED_PARAMS),
+            ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
         ),
         4,
     ),
-    Field("inter_gate_parameters", _ARITHMETIC_PARAMS, 3),
+    Field("inter_gate_parameters", ARITHMETIC_PARAMS, 3),
     Field("buffer_indices", "int", 4),
 )
 

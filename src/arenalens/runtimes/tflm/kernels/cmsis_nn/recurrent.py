@@ -42,24 +42,13 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     type_number,
     type_of,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.common import ARITHMETIC_PARAMS, op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.recurrent import (
+    FULLY_CONNECTED_PARAMS,
+    LSTM_PARAMS,
+    SVDF_PARAMS,
+)
 
-# builtin_op_data.h (TfLiteFusedActivation: a one-byte enum on Arm).
-SVDF_PARAMS = struct(
-    "TfLiteSVDFParams",
-    ("rank", "int"),
-    ("activation", "enum"),
-    ("asymmetric_quantize_inputs", "bool"),
-)
-LSTM_PARAMS = struct(
-    "TfLiteUnidirectionalSequenceLSTMParams",
-    ("activation", "enum"),
-    ("cell_clip", "float"),
-    ("proj_clip", "float"),
-    ("time_major", "bool"),
-    ("asymmetric_quantize_inputs", "bool"),
-    ("diagonal_recurrent_tensors", "bool"),
-)
 # cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SIZE builds add `int scratch_weight_tensor_index`
 # after scratch_tensor_index).
 CMSIS_OP_DATA_SVDF = struct(
@@ -90,54 +79,16 @@ _CELL_STATE_INFO = struct(
     ("quantized_cell_clip", "int16"),
     ("cell_state_scale_power", "int32"),
 )
-_FULLY_CONNECTED_PARAMS = struct(
-    "FullyConnectedParams",
-    ("input_offset", "int32"),
-    ("weights_offset", "int32"),
-    ("output_offset", "int32"),
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("quantized_activation_min", "int32"),
-    ("quantized_activation_max", "int32"),
-    ("float_activation_min", "float"),
-    ("float_activation_max", "float"),
-    ("lhs_cacheable", "bool"),
-    ("rhs_cacheable", "bool"),
-    ("weights_format", "uint8"),  # enum class FullyConnectedWeightsFormat : uint8_t
-)
 _GATE_PARAMETERS = struct(
     "GateParameters",
-    ("input_fc_params", _FULLY_CONNECTED_PARAMS),
-    ("recurrent_fc_params", _FULLY_CONNECTED_PARAMS),
-)
-_ARITHMETIC_PARAMS = struct(
-    "ArithmeticParams",
-    ("broadcast_category", "uint8"),  # enum class BroadcastableOpCategory : uint8_t
-    ("input1_offset", "int32"),
-    ("input2_offset", "int32"),
-    ("output_offset", "int32"),
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("left_shift", "int"),
-    ("input1_multiplier", "int32"),
-    ("input1_shift", "int"),
-    ("input2_multiplier", "int32"),
-    ("input2_shift", "int"),
-    ("quantized_activation_min", "int32"),
-    ("quantized_activation_max", "int32"),
-    ("float_activation_min", "float"),
-    ("float_activation_max", "float"),
-    ("int64_activation_min", "int64"),
-    ("int64_activation_max", "int64"),
-    ("int16_activation_min", "int16"),
-    ("int16_activation_max", "int16"),
-    Field("broadcast_shape", "int", 5),
+    ("input_fc_params", FULLY_CONNECTED_PARAMS),
+    ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
 )
 _INTER_GATE_PARAMETERS = struct(
     "InterGateParameters",
-    ("forget_cell_mul_params", _ARITHMETIC_PARAMS),
-    ("input_mul_params", _ARITHMETIC_PARAMS),
-    ("output_mul_params", _ARITHMETIC_PARAMS),
+    ("forget_cell_mul_params", ARITHMETIC_PARAMS),
+    ("input_mul_params", ARITHMETIC_PARAMS),
+    ("output_mul_params", ARITHMETIC_PARAMS),
 )
 OP_DATA_LSTM = struct(
     "OpDataLSTM",
