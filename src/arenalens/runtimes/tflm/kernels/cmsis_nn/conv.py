@@ -43,48 +43,17 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     types_and_hybrid,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.conv import (
+    CONV_PARAMS,
+    DEPTHWISE_CONV_PARAMS,
+    PADDING_VALUES,
+    TRANSPOSE_CONV_PARAMS,
+)
 
-# builtin_op_data.h; TfLitePadding, TfLiteFusedActivation and TfLiteType are plain enums (one
-# byte with the short enums of arm-none-eabi).
-CONV_PARAMS = struct(
-    "TfLiteConvParams",
-    ("padding", "enum"),
-    ("stride_width", "int"),
-    ("stride_height", "int"),
-    ("activation", "enum"),
-    ("dilation_width_factor", "int"),
-    ("dilation_height_factor", "int"),
-    ("quantized_bias_type", "enum"),
-)
-DEPTHWISE_PARAMS = struct(
-    "TfLiteDepthwiseConvParams",
-    ("padding", "enum"),
-    ("stride_width", "int"),
-    ("stride_height", "int"),
-    ("depth_multiplier", "int"),
-    ("activation", "enum"),
-    ("dilation_width_factor", "int"),
-    ("dilation_height_factor", "int"),
-)
-TRANSPOSE_CONV_PARAMS = struct(
-    "TfLiteTransposeConvParams",
-    ("padding", "enum"),
-    ("stride_width", "int"),
-    ("stride_height", "int"),
-    ("activation", "enum"),
-    ("quantized_bias_type", "enum"),
-)
-_PADDING_VALUES = struct(
-    "TfLitePaddingValues",
-    ("width", "int"),
-    ("height", "int"),
-    ("width_offset", "int"),
-    ("height_offset", "int"),
-)
 # conv.h: the reference kernels' OpData, which the CMSIS-NN OpData embeds.
 OP_DATA_CONV = struct(
     "OpDataConv",
-    ("padding", _PADDING_VALUES),
+    ("padding", PADDING_VALUES),
     ("input_zero_point", "int32"),
     ("filter_zero_point", "int32"),
     ("output_zero_point", "int32"),
@@ -542,7 +511,7 @@ RULES = (
     KernelRule(
         "DEPTHWISE_CONV_2D",
         "cmsis_nn/depthwise_conv.cc, depthwise_conv_common.cc",
-        DEPTHWISE_PARAMS,
+        DEPTHWISE_CONV_PARAMS,
         op_data(CMSIS_OP_DATA_CONV),
         _depthwise,
     ),

@@ -28,14 +28,8 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
 
-_PADDING_VALUES = struct(
-    "TfLitePaddingValues",
-    ("width", "int"),
-    ("height", "int"),
-    ("width_offset", "int"),
-    ("height_offset", "int"),
-)
 # builtin_op_data.h: padding and activation are one-byte enums on Arm.
 POOL_PARAMS = struct(
     "TfLitePoolParams",
@@ -45,12 +39,12 @@ POOL_PARAMS = struct(
     ("filter_width", "int"),
     ("filter_height", "int"),
     ("activation", "enum"),
-    ("computed", struct("computed", ("padding", _PADDING_VALUES))),
+    ("computed", struct("computed", ("padding", PADDING_VALUES))),
 )
 # pooling.h
 OP_DATA_POOLING = struct(
     "OpDataPooling",
-    ("padding", _PADDING_VALUES),
+    ("padding", PADDING_VALUES),
     ("activation_min", "int32"),
     ("activation_max", "int32"),
     ("activation_min_f32", "float"),

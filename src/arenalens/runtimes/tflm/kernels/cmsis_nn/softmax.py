@@ -27,25 +27,8 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.softmax import SOFTMAX_OP_DATA, SOFTMAX_PARAMS
 
-SOFTMAX_PARAMS = struct("TfLiteSoftmaxParams", ("beta", "float"))
-# types.h SoftmaxParams
-SOFTMAX_OP_DATA = struct(
-    "SoftmaxParams",
-    ("beta", "double"),
-    ("input_multiplier", "int32"),
-    ("input_left_shift", "int32"),
-    ("reverse_scaling_divisor", "int32"),
-    ("reverse_scaling_right_shift", "int32"),
-    ("diff_min", "int"),
-    ("zero_point", "int32"),
-    ("scale", "float"),
-    ("table", "pointer"),
-    ("exp_lut", "pointer"),
-    ("one_over_one_plus_x_lut", "pointer"),
-    ("uint8_table1", "pointer"),
-    ("uint8_table2", "pointer"),
-)
 CMSIS_SOFTMAX_OP_DATA = struct(
     "CMSISNNSoftmaxParams",
     ("softmax_params", SOFTMAX_OP_DATA),
