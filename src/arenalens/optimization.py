@@ -37,6 +37,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
@@ -62,12 +63,17 @@ from arenalens.runtimes.tflm.overlap import (
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
 
+if TYPE_CHECKING:  # the split package loads only with --split
+    from arenalens.split.outcome import Splitting
+
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
 # The metadata stores offsets as int32.
 INT32_MAX = 2**31 - 1
 # Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
 PROOF_SEEDS = (0, 1, 2)
+# Planning time for each split model the split search measures.
+SPLIT_MEASURE_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,7 @@ class Optimization:
     notes: tuple[str, ...] = ()
     overlap: bool = False  # overlaps were allowed
     kernels: KernelLibrary = KernelLibrary.REFERENCE
+    split: Splitting | None = None  # with --split: what was cut (the plan is the split model's)
 
     @property
     def disjoint_head(self) -> int:
@@ -152,6 +159,7 @@ def optimize_model(
     reorderer: str = "auto",
     prove_inplace: bool = True,
     build: Build | str | None = None,
+    split: bool = False,
 ) -> Optimization:
     """Model → Optimization with the rewritten file's bytes (the input is never modified).
 
@@ -161,6 +169,9 @@ def optimize_model(
     the real TFLM runtime computes bit-identical outputs with it (`prove_inplace`); without the
     runtime that raises RuntimeUnavailableError. `kernels` names the kernel library whose access
     order the overlaps must respect (CMSIS-NN: safe on both it and the reference kernels).
+    With `split`, large activations may first be computed in parts by stock operators
+    (`arenalens.split`), kept only for what they save on the build and, like an overlap, only
+    if the real runtime computes bit-identical outputs.
     """
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
@@ -168,10 +179,25 @@ def optimize_model(
     tflm = get_runtime("tflm")
     original_arena = tflm.arenas(model, build=chosen_build)[0]
     original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
-    base = replace(model, offline_plan=None)
+    notes: list[str] = []
+    splitting: Splitting | None = None
+    working = model  # the model planned: the original, or its split
+    if split:
+        splitting = _split(
+            model,
+            planner=planner,
+            overlap=overlap,
+            inplace=inplace,
+            kernels=kernels,
+            seed=seed,
+            build=chosen_build,
+        )
+        if splitting.model is None:
+            notes.append(splitting.note)
+        working = splitting.model if splitting.model is not None else model
+    base = replace(working, offline_plan=None)
     schedules: list[tuple[str, Schedule]] = [("file order", FILE_ORDER)]
     reordered: ReorderResult | None = None
-    notes: list[str] = []
     if reorder:
         schedule, reordered = reorder_for_runtime(
             base,
@@ -225,17 +251,40 @@ def optimize_model(
         key=lambda c: (c.required_bytes, c.predicted_head, c.needs_proof, candidates.index(c)),
     )
     chosen: Candidate | None = None
+    split_used = working is not model
     for candidate in eligible:
-        if candidate.needs_proof and prove_inplace:
-            proof = _prove_candidate(original_bytes, candidate, model, chosen_build)
+        if (candidate.needs_proof or split_used) and prove_inplace:
+            proof = _prove_candidate(
+                original_bytes, candidate, model, chosen_build, base=bytes(working.data)
+            )
             if proof is not None:
                 notes.append(f"{candidate.label}: not kept on real TFLM ({proof}); dropped")
                 continue
-            relied = _relied_on(candidate)
-            notes.append(f"{candidate.label}: proven bit-exact on real TFLM ({relied})")
+            relied = _relied_on(candidate, split=split_used)
+            notes.append(
+                f"{candidate.label}: proven bit-exact on real TFLM (the x86-64 tflite_micro "
+                f"wheel, reference kernels; {relied})"
+            )
         chosen = candidate
         break
-    data = original_bytes if chosen is None else _rewrite(original_bytes, chosen)
+    if split_used and chosen is None:
+        # No plan of the split model was kept: optimize the model as given instead.
+        fallback = optimize_model(
+            model,
+            planner=planner,
+            reorder=reorder,
+            inplace=inplace,
+            overlap=overlap,
+            kernels=kernels,
+            time_limit_s=time_limit_s,
+            seed=seed,
+            reorderer=reorderer,
+            prove_inplace=prove_inplace,
+            build=chosen_build,
+        )
+        dropped = "split: not kept (no plan of the split model was kept); the model as given"
+        return replace(fallback, notes=(*notes, dropped, *fallback.notes))
+    data = original_bytes if chosen is None else _rewrite(bytes(working.data), chosen)
     if chosen is not None:
         _check_written(data, chosen, model.source, chosen_build)
     if chosen is None:
@@ -255,15 +304,51 @@ def optimize_model(
         notes=tuple(notes),
         overlap=overlap,
         kernels=kernels,
+        split=splitting,
     )
 
 
+def _split(
+    model: Model,
+    *,
+    planner: str,
+    overlap: bool,
+    inplace: bool,
+    kernels: KernelLibrary,
+    seed: int,
+    build: Build,
+) -> Splitting:
+    """The split of `model` that lowers the number `optimize` declares for it on the build."""
+    from arenalens.split.outcome import split_for_build  # noqa: PLC0415 - only with --split
+
+    def measure(candidate: Model) -> int:
+        return optimize_model(
+            candidate,
+            planner=planner,
+            inplace=inplace,
+            overlap=overlap,
+            kernels=kernels,
+            time_limit_s=SPLIT_MEASURE_SECONDS,
+            seed=seed,
+            prove_inplace=False,
+            build=build,
+        ).new_required_bytes
+
+    return split_for_build(model, measure, overlaps=(build, kernels) if overlap else None)
+
+
 def _prove_candidate(
-    original: bytes, candidate: Candidate, model: Model, build: Build = HOST
+    original: bytes,
+    candidate: Candidate,
+    model: Model,
+    build: Build = HOST,
+    *,
+    base: bytes | None = None,
 ) -> str | None:
-    """Run the candidate on real TFLM (the x86-64 wheel) over several seeds → None when
-    bit-exact (and, when the build is the wheel, with the predicted head), else why not."""
-    rewritten = _rewrite(original, candidate)
+    """Run the candidate (written over `base`, the model planned: the original or its split) on
+    real TFLM (the x86-64 wheel) against the original over several seeds → None when bit-exact
+    (and, when the build is the wheel, with the predicted head), else why not."""
+    rewritten = _rewrite(original if base is None else base, candidate)
     for proof_seed in PROOF_SEEDS:
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
@@ -278,8 +363,8 @@ def _prove_candidate(
     return None
 
 
-def _relied_on(candidate: Candidate) -> str:
-    parts = []
+def _relied_on(candidate: Candidate, *, split: bool = False) -> str:
+    parts = ["operators split"] if split else []
     if candidate.aliases:
         parts.append(f"{len(candidate.aliases)} in-place aliases")
     if candidate.shared:

@@ -30,11 +30,12 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "optimize",
         help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
-        "in-place, overlap)",
+        "in-place, overlap, split)",
         description="Plan tensors and kernel scratch together and write a copy of the model with "
         "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
-        "better operator order, in-place aliases and overlaps. Weights stay byte-identical and "
-        "aligned; the input file is never touched. When the real TFLM interpreter is installed, "
+        "better operator order, in-place aliases, overlaps and split operators. Weights stay "
+        "byte-identical and aligned (--split adds sliced ones); the input file is never "
+        "touched. When the real TFLM interpreter is installed, "
         "the result is run on it first: the head must be the predicted one and outputs "
         "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
         "tail + setup); a model that would save nothing is not written (exit 1).",
@@ -60,6 +61,14 @@ def register(subparsers: Any) -> None:
         "and the reference kernels alike; kept only if real TFLM gives bit-identical outputs)",
     )
     parser.add_argument(
+        "--split",
+        action="store_true",
+        help="also compute large activations in parts with stock operators (bands of rows with "
+        "their halo, groups of output channels; slices, pads and concatenations), kept only for "
+        "the bytes they save on the selected build and only if real TFLM gives bit-identical "
+        "outputs",
+    )
+    parser.add_argument(
         "--no-verify",
         action="store_true",
         help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
@@ -80,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
     if args.overlap and args.no_verify:
         raise UsageError("--overlap needs the real-runtime proof; drop --no-verify")
+    if args.split and args.no_verify:
+        raise UsageError("--split needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
     build = selected_build(args)
     model_text = args.model
@@ -98,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         seed=args.seed,
         build=build,
+        split=args.split,
     )
     proof: OutputProof | None = None
     proof_note = ""

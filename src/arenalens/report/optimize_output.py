@@ -100,6 +100,7 @@ def optimize_document(
             }
             for c in optimization.candidates
         ],
+        "split": _split_document(optimization),
         "real_tflm": None
         if proof is None
         else {
@@ -111,6 +112,60 @@ def optimize_document(
         },
         "notes": [*optimization.notes, *([proof_note] if proof_note else [])],
     }
+
+
+def _split_document(optimization: Optimization) -> dict[str, Any] | None:
+    """What --split cut and what it costs per inference (None without --split)."""
+    splitting = optimization.split
+    if splitting is None:
+        return None
+    return {
+        "measured_before": splitting.original_measured,
+        "measured_after": splitting.measured,
+        "operators_added": splitting.operators_added,
+        "tensors_added": splitting.tensors_added,
+        "extra_macs": splitting.extra_macs,
+        "region_macs": sum(s.original_macs for s in splitting.splits),
+        "copied_bytes": splitting.copied_bytes,
+        "weight_bytes": splitting.weight_bytes,
+        "splits": [
+            {
+                "kind": str(s.kind),
+                "operators": list(s.region.operators),
+                "parts": s.parts,
+                "source_tensor": s.region.source,
+                "result_tensor": s.region.result,
+                "operators_added": len(s.operators) - len(s.region.operators),
+                "region_macs": s.original_macs,
+                "extra_macs": s.extra_macs,
+                "copied_bytes": s.copied_bytes,
+                "weight_bytes": s.weight_bytes,
+            }
+            for s in splitting.splits
+        ],
+        "levels": list(splitting.levels),
+    }
+
+
+def _split_lines(split: Mapping[str, Any]) -> list[str]:
+    """The split section of the text: what was cut, the work it adds."""
+    if not split["splits"]:
+        return []
+    cuts = "; ".join(
+        f"operators {s['operators'][0]}-{s['operators'][-1]} into {s['parts']} "
+        + ("bands of rows" if s["kind"] == "bands" else "channel groups")
+        for s in split["splits"]
+    )
+    region = split["region_macs"]
+    extra = split["extra_macs"]
+    share = f" (+{100.0 * extra / region:.1f}% of those operators' {region:,})" if region else ""
+    return [
+        f"split: {cuts} (+{split['operators_added']} operators, +{split['tensors_added']} tensors)",
+        f"extra work per inference: {extra:,} MACs recomputed in halos{share}; "
+        f"{format_bytes_exact(split['copied_bytes'])} copied by slices, pads and "
+        f"concatenations; {format_bytes_exact(split['weight_bytes'])} of new constants in "
+        "the file",
+    ]
 
 
 def _percent(part: int, whole: int) -> float | None:
@@ -182,6 +237,8 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         if chosen["aliases"]:
             names = ", ".join(f"{a['opcode']} (op {a['operator']})" for a in chosen["aliases"])
             lines.append(f"in-place: {names}")
+    if document.get("split"):
+        lines.extend(_split_lines(document["split"]))
     if overlap is not None and overlap["shared"]:
         shared = overlap["shared"]
         lines.append(

@@ -78,9 +78,13 @@ class LiveProfile:
         return self.origins[self.steps.index(self.peak)] if self.steps else 0
 
 
-def live_profile(model: Model, plan: SplitPlan) -> LiveProfile:
+def live_profile(
+    model: Model, plan: SplitPlan, credits: Mapping[int, int] | None = None
+) -> LiveProfile:
     """A plan → its live bytes per step (subgraph inputs live from the first step, outputs to
-    the last, every activation from the step that writes it to the last that reads it)."""
+    the last, every activation from the step that writes it to the last that reads it), less
+    `credits`: bytes an original operator kept whole may share between its output and a dying
+    input (allowed overlaps; the parts of a split get none, which errs high)."""
     subgraph = model.subgraphs[plan.subgraph]
     entries = plan.entries(model)
     first: dict[TensorRef, int] = {}
@@ -113,9 +117,11 @@ def live_profile(model: Model, plan: SplitPlan) -> LiveProfile:
         changes[last[tensor] + 1] -= size
     steps: list[int] = []
     running = 0
-    for change in changes[:-1]:
+    for step, change in enumerate(changes[:-1]):
         running += change
-        steps.append(running)
+        entry = entries[step]
+        credit = credits.get(entry, 0) if credits and isinstance(entry, int) else 0
+        steps.append(running - credit)
     return LiveProfile(tuple(steps), tuple(origins), sizes, first, last)
 
 

@@ -14,7 +14,7 @@ on the estimate alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from arenalens.errors import ArenalensError
@@ -24,16 +24,17 @@ from arenalens.split.channels import split_channels
 from arenalens.split.lowering import write_split
 from arenalens.split.parts import Part, Region, RegionSplit, Role, SplitKind
 from arenalens.split.regions import Rules, regions
-from arenalens.split.schedule import SplitPlan, live_profile, region_peak
+from arenalens.split.schedule import LiveProfile, SplitPlan, live_profile, region_peak
 
 # Ways to cut a region: bands of rows / channel groups (TFLM's CONCATENATION joins at most 10).
 BAND_COUNTS = (2, 3, 4, 5, 6, 8, 10)
 GROUP_COUNTS = (2, 3, 4, 6, 8)
 # Regions tried around the busiest operator: at most this many operators long.
 SEARCH_REGION_OPERATORS = 16
-# Each level's target is this fraction of the busiest step the last level reached; levels at
-# most; levels in a row that measure no better before the search stops.
-LEVEL_STEP = 0.85
+# Each level's target is a fraction of the busiest step the last level reached: the first of
+# these that can be covered; levels at most; levels in a row that measure no better before the
+# search stops.
+LEVEL_STEPS = (0.85, 0.92, 0.97)
 MAX_LEVELS = 16
 PATIENCE = 2
 # Tail estimate per new operator and tensor (node, registration, kernel data; eval tensor) and
@@ -72,24 +73,31 @@ def search_splits(
     kinds: tuple[SplitKind, ...] = (SplitKind.BANDS, SplitKind.CHANNELS),
     subgraph: int = 0,
     max_levels: int = MAX_LEVELS,
+    credits: Mapping[int, int] | None = None,
 ) -> SearchResult:
-    """Split the busiest steps level by level while the measured number to declare falls."""
+    """Split the busiest steps level by level while the measured number to declare falls.
+
+    `credits`: bytes each original operator's allowed overlaps save at its step (the profile
+    the levels lower is then the one the planner can reach with overlaps)."""
     rules = Rules.of(model, subgraph)
-    cuts = _Cuts(rules, kinds)
+    cuts = _Cuts(rules, kinds, credits or {})
     original_bytes = measure(model)
     best: Measured | None = None
     plan = SplitPlan(subgraph)
-    target = live_profile(model, plan).peak
+    peak = cuts.profile(model, plan).peak
     notes: list[str] = []
     worse = 0
     for _ in range(max_levels):
-        target = int(target * LEVEL_STEP)
-        covered = _cover(model, rules, plan, target, cuts)
+        covered: SplitPlan | str = "no level tried"
+        for step in LEVEL_STEPS:
+            covered = _cover(model, rules, plan, int(peak * step), cuts)
+            if not isinstance(covered, str):
+                break
         if isinstance(covered, str):
             notes.append(covered)
             break
         plan = covered
-        target = live_profile(model, plan).peak
+        target = peak = cuts.profile(model, plan).peak
         measured = _measure(model, plan, measure)
         bar = original_bytes if best is None else best.required_bytes
         if measured is None:
@@ -117,7 +125,7 @@ def _cover(
 ) -> SplitPlan | str:
     """Split until no step lives more than `target` bytes (or say which step cannot)."""
     for _ in range(len(rules.subgraph.operators) + 1):
-        profile = live_profile(model, plan)
+        profile = cuts.profile(model, plan)
         over = [step for step, live in enumerate(profile.steps) if live > target]
         if not over:
             return plan
@@ -144,11 +152,18 @@ def _cover(
 class _Cuts:
     """Regions and their cuts, each computed once per search."""
 
-    def __init__(self, rules: Rules, kinds: tuple[SplitKind, ...]) -> None:
+    def __init__(
+        self, rules: Rules, kinds: tuple[SplitKind, ...], credits: Mapping[int, int]
+    ) -> None:
         self.rules = rules
         self.kinds = kinds
+        self.credits = credits
         self.cache: dict[tuple[Region, SplitKind, int], RegionSplit | str] = {}
         self.found: dict[tuple[int, SplitKind], tuple[Region, ...]] = {}
+
+    def profile(self, model: Model, plan: SplitPlan) -> LiveProfile:
+        """The plan's live bytes per step, overlap credits taken."""
+        return live_profile(model, plan, self.credits)
 
     def regions_around(self, plan: SplitPlan, origin: int) -> Iterator[tuple[Region, SplitKind]]:
         """Every region around `origin` that contains each split it overlaps."""
