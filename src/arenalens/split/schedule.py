@@ -132,12 +132,17 @@ def region_peak(model: Model, profile: LiveProfile, split: RegionSplit) -> int:
     covered = set(split.region.operators)
     steps = [step for step, origin in enumerate(profile.origins) if origin in covered]
     start, end = min(steps), max(steps)
-    # Activations live across the whole region: they stay live at every step of the split.
-    through = sum(
-        size
-        for tensor, size in profile.sizes.items()
-        if profile.first[tensor] < start and profile.last[tensor] > end
-    )
+    source = split.region.source
+    inputs = set(subgraph.inputs)
+    # Activations live at every step of the region that it neither writes nor reads last: they
+    # stay live at every step of the split (the source too, when read after the region).
+    through = 0
+    for tensor, size in profile.sizes.items():
+        written_inside = start <= profile.first[tensor] <= end and tensor not in inputs
+        if written_inside or profile.first[tensor] > start or profile.last[tensor] < end:
+            continue
+        if tensor != source or profile.last[tensor] > end:
+            through += size
     first: dict[TensorRef, int] = {}
     last: dict[TensorRef, int] = {}
     for step, operator in enumerate(split.operators):
@@ -145,11 +150,12 @@ def region_peak(model: Model, profile: LiveProfile, split: RegionSplit) -> int:
             first.setdefault(tensor, step)
             last[tensor] = step
         for tensor in operator.inputs:
-            if isinstance(tensor, Part) or tensor in (split.region.source,):
+            if isinstance(tensor, Part) or tensor == source:
                 last[tensor] = step
-    source = split.region.source
-    if source in profile.sizes and profile.last[source] <= end:
+    if profile.last.get(source, end) <= end:
         first[source] = 0
+    else:
+        last.pop(source, None)
     changes = [0] * (len(split.operators) + 1)
     for tensor, begin in first.items():
         size = _aligned_bytes(subgraph, tensor)
