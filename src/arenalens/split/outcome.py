@@ -121,9 +121,9 @@ def overlap_credits(model: Model, build: Build, library: KernelLibrary) -> dict[
 
 def _why_not(model: Model) -> str:
     """Why the operator at the busiest step cannot be cut (or that cutting costs more)."""
-    origin = live_profile(model, SplitPlan(0)).peak_origin
     if not model.subgraphs or not model.subgraphs[0].operators:
         return "the model has no operators"
+    origin = live_profile(model, SplitPlan(0)).peak_origin
     subgraph = model.subgraphs[0]
     operator = subgraph.operators[origin]
     rows = row_rule(model, subgraph, operator)

@@ -87,6 +87,8 @@ def live_profile(
     input (allowed overlaps; the parts of a split get none, which errs high)."""
     subgraph = model.subgraphs[plan.subgraph]
     entries = plan.entries(model)
+    if not entries:
+        return LiveProfile((), (), {}, {}, {})
     first: dict[TensorRef, int] = {}
     last: dict[TensorRef, int] = {}
     for index in subgraph.inputs:

@@ -35,6 +35,8 @@ SEARCH_REGION_OPERATORS = 16
 # these that can be covered; levels at most; levels in a row that measure no better before the
 # search stops.
 LEVEL_STEPS = (0.85, 0.92, 0.97)
+# Regions one level may split (a model with more busy steps than this stays as it is).
+MAX_SPLITS_PER_LEVEL = 64
 MAX_LEVELS = 16
 PATIENCE = 2
 # Tail estimate per new operator and tensor (node, registration, kernel data; eval tensor) and
@@ -82,6 +84,8 @@ def search_splits(
     rules = Rules.of(model, subgraph)
     cuts = _Cuts(rules, kinds, credits or {})
     original_bytes = measure(model)
+    if not rules.subgraph.operators:
+        return SearchResult(original_bytes, None, ("the subgraph has no operators",))
     best: Measured | None = None
     plan = SplitPlan(subgraph)
     peak = cuts.profile(model, plan).peak
@@ -124,7 +128,7 @@ def _cover(
     cuts: _Cuts,
 ) -> SplitPlan | str:
     """Split until no step lives more than `target` bytes (or say which step cannot)."""
-    for _ in range(len(rules.subgraph.operators) + 1):
+    for _ in range(min(len(rules.subgraph.operators) + 1, MAX_SPLITS_PER_LEVEL)):
         profile = cuts.profile(model, plan)
         over = [step for step, live in enumerate(profile.steps) if live > target]
         if not over:
@@ -146,7 +150,7 @@ def _cover(
                 f"under {target:,} B"
             )
         plan = plan.with_split(cheapest[1])
-    return "the search did not converge"
+    return f"more than {MAX_SPLITS_PER_LEVEL} regions would need splitting at one level"
 
 
 class _Cuts:
