@@ -25,6 +25,7 @@ from arenalens.split.lowering import write_split
 from arenalens.split.parts import Part, Region, RegionSplit, Role, SplitKind
 from arenalens.split.regions import Rules, regions
 from arenalens.split.schedule import LiveProfile, SplitPlan, live_profile, region_peak
+from arenalens.units import format_bytes_exact
 
 # Ways to cut a region: bands of rows / channel groups (TFLM's CONCATENATION joins at most 10).
 BAND_COUNTS = (2, 3, 4, 5, 6, 8, 10)
@@ -105,10 +106,13 @@ def search_splits(
         measured = _measure(model, plan, measure)
         bar = original_bytes if best is None else best.required_bytes
         if measured is None:
-            notes.append(f"busiest step {target:,} B: the build cannot set the split model up")
+            notes.append(
+                f"busiest step {format_bytes_exact(target)}: the build cannot set the split "
+                "model up"
+            )
             break
         notes.append(
-            f"busiest step {target:,} B ({len(plan.splits)} splits): "
+            f"busiest step {format_bytes_exact(target)} ({len(plan.splits)} splits): "
             f"{measured.required_bytes:,} bytes to declare"
         )
         if measured.required_bytes < bar:
@@ -146,8 +150,8 @@ def _cover(
                 break
         if cheapest is None:
             return (
-                f"operator {origin}: no split brings its step ({profile.steps[over[0]]:,} B) "
-                f"under {target:,} B"
+                f"operator {origin}: no split brings its step "
+                f"({format_bytes_exact(profile.steps[over[0]])}) under {format_bytes_exact(target)}"
             )
         plan = plan.with_split(cheapest[1])
     return f"more than {MAX_SPLITS_PER_LEVEL} regions would need splitting at one level"
