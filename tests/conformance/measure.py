@@ -334,7 +334,7 @@ def _guesses(case: Case, target: Target, figures: dict[str, Any], suffix: str) -
     if suffix and "min_arena" in figures:
         shift = figures["min_arena"] - (int(figures["tail"]) - tail)
         found += [shift - 8, shift + 8]
-    found += [head + tail + overhead for overhead in (0, -8, -12, -4)]
+    found += [head + tail + overhead for overhead in (-8, -4, 0, 8)]
     return list(dict.fromkeys(found))
 
 
