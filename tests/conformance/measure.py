@@ -4,6 +4,7 @@
     python -m tests.conformance.measure --target cortex-m7-cmsis-nn   # every case, one probe
     python -m tests.conformance.measure --target all --family nn      # one family, every target
     python -m tests.conformance.measure --target host --stale         # only new or changed models
+    python -m tests.conformance.measure --target esp-ansi --variant-cases --stale  # an ESP build
 
 The minimal arena is the smallest arena_size from which every larger size works. Whether a size
 fits is monotone (every tail allocation rounds down from the array's end, so a larger array never
@@ -270,8 +271,9 @@ def _run_py(target: Target) -> Path:
 
 
 def measure_device(case: Case, target: Target) -> dict[str, Any]:
-    """A probe under QEMU (Cortex-M or ESP): recording allocator (head, tail, categories, minimal
-    arena), then the plain allocator (tail, minimal arena)."""
+    """A probe under QEMU (Cortex-M or ESP): recording allocator (head, tail, categories, and
+    unless `target.recording_minimum` is off its minimal arena), then the plain allocator (tail,
+    minimal arena)."""
     _run_py(target)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
@@ -290,7 +292,8 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
         }
         plain = _run_probe(path, target, "--allocator", "plain")
         figures["tail_plain"] = plain.get("tail")
-        for allocator, suffix, run in (("recording", "", recording), ("plain", "_plain", plain)):
+        searches = [("recording", "", recording)] if target.recording_minimum else []
+        for allocator, suffix, run in [*searches, ("plain", "_plain", plain)]:
 
             def fits(size: int, allocator: str = allocator, run: dict[str, Any] = run) -> bool:
                 found = _run_probe(path, target, "--arena", str(size), "--allocator", allocator)
@@ -328,13 +331,14 @@ def _guesses(case: Case, target: Target, figures: dict[str, Any], suffix: str) -
         if name == target.name or sibling.probes != target.probes:
             continue
         other = load_case(name, case)
-        if other is not None and other.get("loads"):
+        if other is not None and other.get("loads") and f"min_arena{suffix}" in other:
             overhead = other[f"min_arena{suffix}"] - other["head"] - other["tail" + suffix]
             found.append(head + tail + overhead)
     if suffix and "min_arena" in figures:
         shift = figures["min_arena"] - (int(figures["tail"]) - tail)
         found += [shift - 8, shift + 8]
-    found += [head + tail + overhead for overhead in (-8, -4, 0, 8)]
+    # The setup overheads most cases measure (the ESP probes: -8 recording, 0 plain).
+    found += [head + tail + overhead for overhead in ((0, 4, -8, -4) if suffix else (-8, -4, 0, 8))]
     return list(dict.fromkeys(found))
 
 
