@@ -261,6 +261,17 @@ def _run_probe(path: Path, target: Target, *arguments: str) -> dict[str, Any]:
     return result
 
 
+def _roomy_run(path: Path, target: Target, allocator: str) -> dict[str, Any]:
+    """One run at a roomy arena: the target's `roomy_arena` (then that is the bisection's upper
+    end), or the probe's default when the target has none or setup fails there."""
+    if target.roomy_arena is not None:
+        arena = str(target.roomy_arena)
+        found = _run_probe(path, target, "--arena", arena, "--allocator", allocator)
+        if found.get("status") == "ok":
+            return {**found, "load_arena": target.roomy_arena}
+    return _run_probe(path, target, "--allocator", allocator)
+
+
 def _run_py(target: Target) -> Path:
     """The target's probe runner; SystemExit when the probes are missing (otherwise every case
     would be cached as "does not load")."""
@@ -278,7 +289,7 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
         path.write_bytes(case.model())
-        recording = _run_probe(path, target, "--allocator", "recording")
+        recording = _roomy_run(path, target, "recording")
         if recording.get("status") != "ok":
             return {"loads": False, "error": str(recording.get("detail", recording))[-300:]}
         figures: dict[str, Any] = {
@@ -290,7 +301,7 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
                 for name, value in sorted(recording.get("categories", {}).items())
             },
         }
-        plain = _run_probe(path, target, "--allocator", "plain")
+        plain = _roomy_run(path, target, "plain")
         figures["tail_plain"] = plain.get("tail")
         searches = [("recording", "", recording)] if target.recording_minimum else []
         for allocator, suffix, run in [*searches, ("plain", "_plain", plain)]:

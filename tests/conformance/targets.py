@@ -27,6 +27,7 @@ ESP_PROBES = Path(
     os.environ.get("ARENALENS_ESP_PROBES", REPO_ROOT.parent / "shared" / "tools" / "esp")
 )
 ESP_PROBES_REASON = f"ESP probes not found at {ESP_PROBES} (set ARENALENS_ESP_PROBES)"
+ESP_ROOMY_ARENA = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,10 @@ class Target:
     # Not on the ESP probes: QEMU time is the cost there, and firmware runs the plain allocator;
     # the recording run still gives head, tail and every category.
     recording_minimum: bool = True
+    # The arena of the roomy runs (None: the probe's default, its whole RAM less the model). The
+    # ESP probes take about four times as long at 192 MiB as at a few MiB (QEMU touches the
+    # memory), and a conformance case needs well under 4 MiB; a multiple of 16, as the default.
+    roomy_arena: int | None = None
 
     @property
     def predicted(self) -> Build:
@@ -69,7 +74,9 @@ def _device(name: str) -> Target:
 
 
 def _esp(name: str) -> Target:
-    return Target(name, None, True, ESP_PROBES, recording_minimum=False)
+    return Target(
+        name, None, True, ESP_PROBES, recording_minimum=False, roomy_arena=ESP_ROOMY_ARENA
+    )
 
 
 # The ESP probes (../shared/tools/esp/README.md): esp-tflite-micro v1.3.8 with esp-nn 1.2.3 on
