@@ -26,6 +26,7 @@ from arenalens.runtimes.tflm.kernels.registry import (
 )
 from arenalens.runtimes.tflm.overlap import overlap_distance
 from tests import overlap_cases as cases
+from tests.conformance.cases import case_by_id
 
 
 def _libraries() -> list[str]:
@@ -121,6 +122,10 @@ def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
     # Float kernels are the reference ones in a CMSIS-NN build.
     float_conv = cases.float_conv(kernel=3, stride=1)
     assert _distance(float_conv, library=KernelLibrary.CMSIS_NN) == _distance(float_conv)
+    # PADV2 runs arm_pad_s8 for int8 as PAD does: not traced, so no overlap under CMSIS-NN.
+    padv2 = case_by_id("PADV2.INT8.constant").model()
+    assert _distance(padv2).distance == 176
+    assert _distance(padv2, library=KernelLibrary.CMSIS_NN).distance is None
 
 
 # (id, model, input slot, one element less must break the outputs)

@@ -108,7 +108,13 @@ RULES = (
         source="cmsis_nn/pad.cc, pad_common.cc",
         access=NOT_ANALYSED,
     ),
-    variant(_REFERENCE["PADV2"], library=CMSIS_NN, source="cmsis_nn/pad.cc, pad_common.cc"),
+    # Register_PADV2 runs PadEval, which sends int8 to arm_pad_s8 as PAD does.
+    variant(
+        _REFERENCE["PADV2"],
+        library=CMSIS_NN,
+        source="cmsis_nn/pad.cc, pad_common.cc",
+        access=NOT_ANALYSED,
+    ),
     variant(
         _REFERENCE["MAXIMUM"],
         library=CMSIS_NN,
