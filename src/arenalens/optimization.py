@@ -51,9 +51,9 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,
     arena_overlaps,

@@ -23,7 +23,7 @@ from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
 if TYPE_CHECKING:
-    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+    from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 
 EXAMPLE_PREFIX = "example:"
 
@@ -110,8 +110,8 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 def overlap_library(args: argparse.Namespace) -> KernelLibrary:
     """The kernel library whose access order --overlap respects: --kernels (default reference)."""
-    # The overlap rules (and numpy under them) load only for --overlap.
-    from arenalens.runtimes.tflm.access_rules import (  # noqa: PLC0415 - --overlap only
+    # The kernel rules (and numpy under their access orders) load only when a command needs them.
+    from arenalens.runtimes.tflm.kernels.registry import (  # noqa: PLC0415 - --overlap only
         KernelLibrary,
     )
 

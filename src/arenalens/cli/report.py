@@ -42,8 +42,8 @@ from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
 from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
 

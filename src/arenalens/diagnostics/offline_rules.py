@@ -22,8 +22,8 @@ from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
 from arenalens.names import short_name
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
 from arenalens.units import format_bytes_exact
