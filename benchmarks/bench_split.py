@@ -30,7 +30,7 @@ from rich.table import Table
 from arenalens import load_model
 from arenalens.ir import Model
 from arenalens.optimization import optimize_model, prove_outputs
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.split.parts import macs_of
 from benchkit import SHARED
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from arenalens import load_model
 from arenalens.optimization import optimize_model, required_bytes
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import as_build
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.split.parts import SplitKind
 from tests.conftest import SHARED_MODELS
 from tests.split import models

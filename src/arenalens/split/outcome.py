@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from arenalens.ir import Model
 from arenalens.planning.problem import OverlapSavings
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.split.operators import channel_rule, row_rule
 from arenalens.split.parts import Part, RegionSplit
