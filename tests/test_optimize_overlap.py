@@ -13,7 +13,7 @@ from arenalens.cli import main
 from arenalens.examples import example_bytes
 from arenalens.optimization import optimize_model, prove_outputs
 from arenalens.runtimes.tflm import overlap as tflm_overlap
-from arenalens.runtimes.tflm.access_rules import KernelLibrary, OverlapRule
+from arenalens.runtimes.tflm.access_rules import OverlapRule
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 
 # The goal for MLPerf Tiny VWW int8 and TFLM's person_detect: at most 40 KiB of head.
@@ -30,7 +30,7 @@ def test_vww_and_person_detect_fit_in_40_kib_on_real_tflm(
 ) -> None:
     pytest.importorskip("tflite_micro")
     original = (shared_path / name).read_bytes()
-    optimization = optimize_model(original, overlap=True)
+    optimization = optimize_model(original, overlap=True, kernels="reference")
     assert optimization.chosen is not None and optimization.chosen.shared
     model = load_model(original)
     for seed in (11, 12):  # seeds optimize did not use
@@ -49,7 +49,7 @@ def test_cli_overlap_with_reorder_and_inplace(
     pytest.importorskip("tflite_micro")
     out = tmp_path / "out.tflite"
     args = ["optimize", "example:vww_mobilenet_v1", "-o", str(out), "--json"]
-    assert main([*args, "--overlap", "--reorder", "--inplace"]) == 0
+    assert main([*args, "--overlap", "--reorder", "--inplace", "--kernels", "reference"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["written"] and out.exists()
     assert document["real_tflm"]["outputs_identical"]
@@ -57,7 +57,9 @@ def test_cli_overlap_with_reorder_and_inplace(
     overlap = document["overlap"]
     assert overlap["disjoint_head"] == 55_296 and overlap["disjoint_lower_bound"] == 55_296
     assert overlap["shared"] and {p["opcode"] for p in overlap["shared"]} >= {"CONV_2D"}
-    assert any("proven bit-exact" in note for note in document["notes"])
+    assert any("proven bit-exact on the x86-64" in note for note in document["notes"])
+    assert document["valid_for"] == ["reference"]
+    assert document["proven"] and "tflite_micro wheel (reference kernels)" in document["proven"][0]
 
 
 @pytest.mark.runtime
@@ -77,7 +79,7 @@ def test_a_wrong_rule_is_caught_by_the_real_runtime_and_dropped(
     )
     monkeypatch.setattr(tflm_overlap, "RULES", MappingProxyType(rules))
     original = example_bytes("kws_ds_cnn")
-    optimization = optimize_model(original, overlap=True)
+    optimization = optimize_model(original, overlap=True, kernels="reference")
     assert any("outputs differ" in note and "dropped" in note for note in optimization.notes)
     assert optimization.chosen is None or not any(
         pair.opcode == "CONV_2D" and pair.overlap.min_offset_distance == 0
@@ -96,8 +98,8 @@ def test_overlap_needs_the_runtime_proof(tmp_path: Path) -> None:
 
 def test_cmsis_nn_overlaps_are_a_subset_of_the_reference_ones() -> None:
     model = load_model(example_bytes("vww_mobilenet_v1"))
-    reference = optimize_model(model, overlap=True, prove_inplace=False)
-    cmsis = optimize_model(model, overlap=True, kernels=KernelLibrary.CMSIS_NN, prove_inplace=False)
+    reference = optimize_model(model, overlap=True, kernels="reference", prove_inplace=False)
+    cmsis = optimize_model(model, overlap=True, kernels="cmsis-nn", prove_inplace=False)
     assert reference.new_head <= cmsis.new_head <= reference.disjoint_head
     allowed = {(p.operator, p.input_tensor) for c in reference.candidates for p in c.overlaps}
     assert {(p.operator, p.input_tensor) for c in cmsis.candidates for p in c.overlaps} <= allowed
@@ -105,7 +107,7 @@ def test_cmsis_nn_overlaps_are_a_subset_of_the_reference_ones() -> None:
 
 def test_compare_overlap_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["compare", "example:vww_mobilenet_v1", "--overlap", "--json", "--time-limit", "2"]
-    assert main(args) == 0
+    assert main([*args, "--kernels", "reference"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["overlap"]["lower_bound"] < document["lower_bound"] == 55_296
     best = next(row for row in document["rows"] if row["planner"] == "best")
@@ -123,13 +125,14 @@ def test_compare_overlap_refuses_litert(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_report_overlap_shows_both_bounds(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["report", "example:vww_mobilenet_v1", "--overlap", "--json"]) == 0
+    reference = ["--kernels", "reference"]
+    assert main(["report", "example:vww_mobilenet_v1", "--overlap", "--json", *reference]) == 0
     document = json.loads(capsys.readouterr().out)
     arena = document["reports"][0]["arenas"][0]
     assert arena["plans"][0]["planner"] == "best+overlaps"
     assert arena["plans"][0]["arena_size"] == arena["overlap_lower_bound"] == 36_880
     assert arena["lower_bound"] == 55_296
     assert len(arena["overlaps"]["output"]) == len(arena["overlaps"]["opcode"]) > 0
-    assert main(["report", "example:vww_mobilenet_v1", "--overlap"]) == 0
+    assert main(["report", "example:vww_mobilenet_v1", "--overlap", *reference]) == 0
     text = capsys.readouterr().out
     assert "with overlaps" in text and "best+overlaps" in text

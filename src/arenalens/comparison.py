@@ -25,8 +25,8 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import apply_schedule
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.build import Build
+from arenalens.runtimes.tflm.kernel_paths import OverlapRules, as_overlap_rules
 from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.tflite.reader import load_model
 
@@ -69,11 +69,13 @@ def compare_planners(
     seed: int = 0,
     reorder: bool = False,
     overlap: bool = False,
-    kernels: KernelLibrary = KernelLibrary.REFERENCE,
+    kernels: OverlapRules | str | None = None,
     build: Build | str | None = None,
 ) -> Comparison:
     """Model → a Comparison of the planners (all registered ones by default) on its main arena;
-    `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel)."""
+    `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel). With
+    `overlap`, `kernels` names the kernel library whose access order overlaps respect (None: every
+    library the build's chip may run; `runtimes.tflm.kernel_paths`)."""
     model = source if isinstance(source, Model) else load_model(source)
     if overlap and runtime != "tflm":
         raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
@@ -97,7 +99,8 @@ def compare_planners(
     rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
     overlap_rows: tuple[PlannerRow, ...] = ()
     overlap_bound: int | None = None
-    pairs = arena_overlaps(model, arena, library=kernels) if overlap else ()
+    paths = as_overlap_rules(kernels, chosen).paths if overlap else ()
+    pairs = arena_overlaps(model, arena, paths=paths) if overlap else ()
     if overlap:
         overlapping = with_overlaps(arena, pairs)
         overlap_bound = sound_lower_bound(overlapping.problem)

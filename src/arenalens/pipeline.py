@@ -11,7 +11,7 @@ wheel unless a Cortex-M core and kernel library are chosen, e.g. `build="cortex-
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -24,12 +24,13 @@ from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
+from arenalens.runtimes.tflm.arena import offline_plan_for
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
 from arenalens.tflite.reader import load_model
 
 if TYPE_CHECKING:
     # The overlap rules (and numpy under them) load only when overlaps are asked for.
-    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+    from arenalens.runtimes.tflm.kernel_paths import OverlapRules
     from arenalens.runtimes.tflm.overlap import OverlapPair
 
 OVERLAP_PLANNER = "best"
@@ -54,7 +55,7 @@ class ArenaResult:
 class OverlapResult:
     """The primary arena planned with its allowed overlaps."""
 
-    kernels: KernelLibrary
+    rules: OverlapRules  # the kernel code paths the overlaps hold on
     pairs: tuple[OverlapPair, ...]  # every overlap the kernels allow
     shared: tuple[OverlapPair, ...]  # those whose buffers share bytes in the plan
     problem: Problem  # the arena's problem with the overlaps, 16-aligned offsets
@@ -96,17 +97,21 @@ def analyze(
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
-    overlap: KernelLibrary | None = None,
+    overlap: OverlapRules | str | bool | None = None,
     overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
-    with `overlap` (TFLM only), the head also planned with that kernel library's overlaps.
+    with `overlap` (TFLM only), the head also planned with the overlaps its kernels allow: True
+    for every kernel library the build's chip may run, a library's name ('reference',
+    'cmsis-nn') for that one, or `OverlapRules` (`runtimes.tflm.kernel_paths`).
 
     `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
     for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
     """
     if not isinstance(model, Model):
         model = load_model(model)
+    if overlap is False:
+        overlap = None
     if overlap is not None and runtime != "tflm":
         raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     rules = get_runtime(runtime)
@@ -154,18 +159,20 @@ def runtime_build(runtime: str, build: Build | str | None) -> Build:
 def _plan_overlaps(
     model: Model,
     arenas: tuple[ArenaProblem, ...],
-    kernels: KernelLibrary,
+    overlap: OverlapRules | str | bool,
     time_limit_s: float,
     build: Build,
 ) -> OverlapResult:
     """The primary arena with its allowed overlaps → the best plan and what TFLM then needs."""
     arena = arenas[0]
-    from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415 - see the imports
+    from arenalens.runtimes.tflm.kernel_paths import as_overlap_rules  # noqa: PLC0415 - see above
+    from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415
         arena_overlaps,
         shared_pairs,
     )
 
-    pairs = arena_overlaps(model, arena, library=kernels)
+    rules = as_overlap_rules(None if isinstance(overlap, bool) else overlap, build)
+    pairs = arena_overlaps(model, arena, paths=rules.paths)
     problem = Problem(
         arena.problem.buffers,
         alignment=ARENA_ALIGNMENT,  # as `optimize --overlap` writes them,
@@ -173,15 +180,33 @@ def _plan_overlaps(
     )
     plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
     named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
-    budget = get_runtime("tflm").budget(model, arenas, [named], build=build)
+    budget = _overlap_budget(model, arena, named, rules.size_builds, build)
     return OverlapResult(
-        kernels=kernels,
+        rules=rules,
         pairs=pairs,
         shared=shared_pairs(arena, pairs, plan.offsets),
         problem=problem,
         plan=named,
         budget=budget,
     )
+
+
+def _overlap_budget(
+    model: Model, arena: ArenaProblem, plan: Plan, size_builds: Sequence[Build], build: Build
+) -> MemoryBudget:
+    """What TFLM needs with the plan written into the model (its tensors' offsets offline, each
+    build's scratch placed online around them, as `optimize --overlap` writes it): the largest
+    over the builds the number must hold on."""
+    written = replace(model, offline_plan=offline_plan_for(model, arena, plan.offsets))
+    budgets = []
+    for each in (build, *(b for b in size_builds if b.name != build.name)):
+        rules = get_runtime("tflm")
+        arenas = rules.arenas(written, build=each)
+        plans = [run_planner(a.runtime_planner, a.problem) for a in arenas]
+        budgets.append(rules.budget(written, arenas, plans, build=each))
+    worst = max(budgets, key=lambda found: found.required_bytes)
+    # The analysed build's figures, unless another build needs more.
+    return budgets[0] if worst.required_bytes == budgets[0].required_bytes else worst
 
 
 def _plan_arena(arena: ArenaProblem, planner: str | None, knobs: dict[str, Any]) -> ArenaResult:

@@ -15,7 +15,6 @@ from arenalens.runtimes.tflm.build import (
     CPUS,
     KERNEL_LIBRARIES,
     Build,
-    kernel_library_named,
     select_build,
 )
 from arenalens.target_build import target_build
@@ -23,7 +22,7 @@ from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
 if TYPE_CHECKING:
-    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+    from arenalens.runtimes.tflm.kernel_paths import OverlapRules
 
 EXAMPLE_PREFIX = "example:"
 
@@ -77,7 +76,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         help="the kernel library the firmware links: "
         + " or ".join(KERNEL_LIBRARIES)
         + " (default: reference; cmsis-nn picks its DSP or MVE code paths from --cpu); with "
-        "--overlap also the access order overlaps respect",
+        "--overlap also the only library whose access order overlaps respect (without it they "
+        "hold on every library the core may run)",
     )
 
 
@@ -108,17 +108,18 @@ def _single_target(args: argparse.Namespace) -> Target | None:
     return get_target(name)
 
 
-def overlap_library(args: argparse.Namespace) -> KernelLibrary:
-    """The kernel library whose access order --overlap respects: --kernels (default reference)."""
+def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
+    """The kernel code paths --overlap must hold on: --kernels' library when given, else every
+    library the chip may run (a board preset's core without a 32-bit model: its vendor's too),
+    and the builds the number to declare must hold on (`kernel_paths.overlap_rules`)."""
     # The overlap rules (and numpy under them) load only for --overlap.
-    from arenalens.runtimes.tflm.access_rules import (  # noqa: PLC0415 - --overlap only
-        KernelLibrary,
-    )
+    from arenalens.runtimes.tflm.kernel_paths import overlap_rules  # noqa: PLC0415
 
     kernels = getattr(args, "kernels", None)
-    if kernels is None:
-        return KernelLibrary.REFERENCE
-    return KernelLibrary(kernel_library_named(kernels))
+    target = _single_target(args)
+    if kernels is None and target is not None and target.kernels is None:
+        return overlap_rules(build, chip=target.chip or target.name)
+    return overlap_rules(build, kernels)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

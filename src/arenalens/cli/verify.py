@@ -36,7 +36,8 @@ def register(subparsers: Any) -> None:
         help="run the real runtime and compare its memory numbers with the prediction",
         description="Build the real interpreter (extra 'runtime') on the model and compare what "
         "it reports with arenalens' prediction, side by side. Exit 0 when all agree, 1 on a "
-        "mismatch, 2 on errors.",
+        "mismatch or when the model's offline plan makes the interpreter compute wrong outputs "
+        "(CANNOT RUN CORRECTLY: a plan made for other kernels), 2 on errors.",
     )
     add_model_argument(parser)
     add_runtime_option(parser)
@@ -61,12 +62,13 @@ def run(args: argparse.Namespace) -> int:
     options = {"min_arena": True} if args.min_arena else {}
     with _model_file(model, args.model) as path:
         result = rules.verify(path, analysis, **options)
-    document = verify_document(result)
+    wrong = analysis.runtime_budget.wrong_outputs
+    document = verify_document(result, wrong)
     if args.json:
         print_json(document)
     else:
         print_text(render_verify(document, color=use_color(args), width=terminal_width()))
-    return EXIT_AGREES if result.agrees else EXIT_MISMATCH
+    return EXIT_AGREES if result.agrees and not wrong else EXIT_MISMATCH
 
 
 class _model_file:  # noqa: N801 - used as a context manager, named like one

@@ -25,7 +25,8 @@ from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import build_flags
+from arenalens.runtimes.tflm.build import HOST, Build, build_flags
+from arenalens.runtimes.tflm.kernel_paths import overlap_rules
 from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 from arenalens.units import format_bytes_exact
 
@@ -531,12 +532,16 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     """TFLM: the head bytes `optimize --overlap` saves beyond the best plan sharing no bytes."""
     if context.runtime != "tflm" or context.analysis is None:
         return
-    model = replace(context.model, offline_plan=None)
+    model = replace(context.model, offline_plan=None, plan_record=None)
+    build = context.analysis.build or HOST
+    # What `optimize --overlap` does without --kernels on this core: overlaps right on every
+    # kernel library the core may run, so the saving is one every build of it gets.
+    rules = overlap_rules(build)
     try:
-        arena = get_runtime("tflm").arenas(model)[0]
+        arena = get_runtime("tflm").arenas(model, build=build)[0]
     except ArenalensError:
         return
-    pairs = arena_overlaps(model, arena)
+    pairs = arena_overlaps(model, arena, paths=rules.paths)
     if not pairs:
         return
     disjoint_problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=(), overlaps=())
@@ -561,11 +566,12 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
         f"{format_bytes_exact(overlapped.arena_size)}: {format_bytes_exact(saving)} less than the "
         f"best plan sharing no bytes ({format_bytes_exact(disjoint.arena_size)}; TFLM's own: "
         f"{format_bytes_exact(runtime_size)}); lower bound {format_bytes_exact(bounds[0])} "
-        f"without overlaps, {format_bytes_exact(bounds[1])} with them "
-        "(predicted with TFLM's reference kernels)",
-        fix="`arenalens optimize MODEL -o smaller.tflite --overlap` writes that plan and keeps it "
-        "only when the real TFLM interpreter computes bit-identical outputs (add `--kernels "
-        "cmsis-nn` for Cortex-M builds with CMSIS-NN)",
+        f"without overlaps, {format_bytes_exact(bounds[1])} with them (every overlap right on "
+        f"{rules.title}: every kernel library the core may run)",
+        fix=f"`arenalens optimize MODEL{_cpu_flag(build)} -o smaller.tflite --overlap` writes "
+        "that plan, records the builds it is right on, and keeps it only when the real TFLM "
+        "interpreter computes bit-identical outputs (with --kernels, overlaps for that library "
+        "alone may save more, on that build only)",
         saving_bytes=saving,
         details={
             "disjoint_bytes": disjoint.arena_size,
@@ -575,6 +581,10 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
             "overlaps_allowed": len(pairs),
         },
     )
+
+
+def _cpu_flag(build: Build) -> str:
+    return f" --cpu {build.cpu}" if build.cpu else ""
 
 
 def _deterministic_best(problem: Problem) -> Plan:

@@ -125,6 +125,16 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         else "MISMATCH: some predictions differ from the real runtime"
     )
     parts: list[Any] = [table, Text(verdict, style="bold")]
+    wrong = document.get("cannot_run_correctly") or []
+    if wrong:
+        parts.insert(
+            0,
+            Text(
+                "CANNOT RUN CORRECTLY on the x86-64 tflite_micro wheel (reference kernels): "
+                + "; ".join(wrong),
+                style="bold red",
+            ),
+        )
     if document["notes"]:
         parts.append(Text("\n".join(document["notes"]), style="dim"))
     return render_text(parts, color=color, width=width)

@@ -67,11 +67,19 @@ class MemoryBudget:
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
     obstacles: tuple[Obstacle, ...] = ()
+    # Why it runs but computes wrong outputs on this build (empty: right, as far as known): an
+    # offline plan sharing bytes this build's kernels read after writing over them.
+    wrong_outputs: tuple[str, ...] = ()
 
     @property
     def runs(self) -> bool:
         """True when nothing stops the runtime from setting the model up and invoking it."""
         return not self.obstacles
+
+    @property
+    def runs_correctly(self) -> bool:
+        """True when it runs and nothing known makes its outputs wrong on this build."""
+        return self.runs and not self.wrong_outputs
 
 
 @dataclass(frozen=True, slots=True)

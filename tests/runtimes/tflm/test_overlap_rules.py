@@ -16,8 +16,9 @@ import pytest
 from arenalens.examples.layers import Int8Network
 from arenalens.optimization import prove_outputs
 from arenalens.runtimes.tflm.access_order import Trace, distance_of
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES, KernelLibrary
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES
 from arenalens.runtimes.tflm.build import HOST
+from arenalens.runtimes.tflm.kernel_paths import KNOWN_PATHS, REFERENCE_PATH, KernelPath
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 from arenalens.runtimes.tflm.overlap import overlap_distance
 from tests import overlap_cases as cases
@@ -50,12 +51,12 @@ def test_every_wheel_kernel_has_a_rule_or_an_explicit_none() -> None:
     assert not set(RULES) & set(NO_OVERLAP)
 
 
-def _distance(data: bytes, *, slot: int = 0, library: KernelLibrary = KernelLibrary.REFERENCE):
+def _distance(data: bytes, *, slot: int = 0, paths: tuple[KernelPath, ...] = (REFERENCE_PATH,)):
     model = cases.load(data)
     subgraph = model.subgraphs[0]
     op = subgraph.operators[0]
     view = KernelContext(model, subgraph, op, HOST)
-    return overlap_distance(view, op.inputs[slot], op.outputs[0], library)
+    return overlap_distance(view, op.inputs[slot], op.outputs[0], paths)
 
 
 def test_hand_checked_distances() -> None:
@@ -110,17 +111,17 @@ def test_trace_semantics() -> None:
 
 def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
     one_by_one = cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID")
-    assert _distance(one_by_one, library=KernelLibrary.CMSIS_NN).distance is None
+    assert _distance(one_by_one, paths=KNOWN_PATHS).distance is None
     three = cases.int8_conv(kernel=3, stride=1, channels=8)
-    assert _distance(three, library=KernelLibrary.CMSIS_NN).distance == _distance(three).distance
+    assert _distance(three, paths=KNOWN_PATHS).distance == _distance(three).distance
     max_pool = cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME")
     # arm_max_pool_s8 writes a pixel before reading its window: chunks, a larger distance.
     reference = _distance(max_pool).distance
-    cmsis = _distance(max_pool, library=KernelLibrary.CMSIS_NN).distance
+    cmsis = _distance(max_pool, paths=KNOWN_PATHS).distance
     assert reference is not None and cmsis is not None and cmsis > reference
     # Float kernels are the reference ones in a CMSIS-NN build.
     float_conv = cases.float_conv(kernel=3, stride=1)
-    assert _distance(float_conv, library=KernelLibrary.CMSIS_NN) == _distance(float_conv)
+    assert _distance(float_conv, paths=KNOWN_PATHS) == _distance(float_conv)
 
 
 # (id, model, input slot, one element less must break the outputs)

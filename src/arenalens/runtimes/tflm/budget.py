@@ -22,7 +22,9 @@ from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.build import HOST, Build, allocator_name, build_summary
+from arenalens.runtimes.tflm.kernel_paths import path_of
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
+from arenalens.runtimes.tflm.plan_validity import wrong_outputs
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.setup import (
     PlanFacts,
@@ -185,7 +187,16 @@ def budget(
         build=MappingProxyType(build_summary(build)),
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
+        wrong_outputs=_wrong_outputs(model, plan, build),
     )
+
+
+def _wrong_outputs(model: Model, plan: Plan, build: Build) -> tuple[str, ...]:
+    """Why the model's own offline plan gives wrong outputs on this build: only when the plan
+    judged is the one the runtime runs (the file's), not a plan `optimize` would write instead."""
+    if model.offline_plan is None or not plan.planner.startswith("tflm_"):
+        return ()
+    return wrong_outputs(model, path_of(build))
 
 
 def estimate_notes(found: Support) -> tuple[str, ...]:

@@ -1,10 +1,12 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator: the reference kernel's rule (`access_rules`), and
-under the CMSIS-NN library also CMSIS-NN's (`access_rules_cmsis`), the larger distance winning.
-Two limits hold for every rule: only data inputs may be overlapped, and input and output types
-must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
-reorder loads after stores and the trace would not hold.
+`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`): on
+each path the rule of the kernel that path runs (the reference kernel's, `access_rules`; on a
+CMSIS-NN path also CMSIS-NN's, `access_rules_cmsis`), and the largest distance over the paths
+wins, so a plan holds on every one of them; a path that refuses, or whose access order is not
+known, refuses the pair. Two limits hold for every rule: only data inputs may be overlapped,
+and input and output types must be allowed to alias in C++ (the same type, or one a byte type):
+otherwise the compiler may reorder loads after stores and the trace would not hold.
 
 An operator's output buffer may share bytes with one of its input buffers when the input dies at
 that operator (its buffer's last step is the operator's step), the output is born there (its
@@ -23,9 +25,15 @@ from dataclasses import dataclass, replace
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, KernelLibrary
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, OverlapRule
 from arenalens.runtimes.tflm.access_rules_cmsis import cmsis_nn_rule
-from arenalens.runtimes.tflm.build import HOST
+from arenalens.runtimes.tflm.build import CMSIS_NN, HOST
+from arenalens.runtimes.tflm.kernel_paths import (
+    REFERENCE_PATH,
+    KernelPath,
+    build_for,
+    sorted_paths,
+)
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 
 _PAIRABLE = (BufferKind.TENSOR,)
@@ -52,9 +60,10 @@ def overlap_distance(
     view: KernelContext,
     input_tensor: int,
     output_tensor: int,
-    library: KernelLibrary = KernelLibrary.REFERENCE,
+    paths: Sequence[KernelPath] = (REFERENCE_PATH,),
 ) -> OverlapDistance:
-    """Operator + one input and one output tensor index → minimal offset distance, or None."""
+    """Operator + one input and one output tensor index + the code paths it must hold on →
+    minimal offset distance, or None (with the path that refuses and why)."""
     opcode = view.operator.opcode
     slots = frozenset(
         position for position, index in enumerate(view.operator.inputs) if index == input_tensor
@@ -79,17 +88,33 @@ def overlap_distance(
             f"{source.dtype.name} input and {target.dtype.name} output may not alias in C++: "
             "the compiler may reorder their loads and stores",
         )
-    distances = [(reference, reference.distance(view, slots, outputs[0]))]
-    if library is KernelLibrary.CMSIS_NN:
-        cmsis = cmsis_nn_rule(view)
-        if cmsis is not None:
-            distances.append((cmsis, cmsis.distance(view, slots, outputs[0])))
-    for rule, distance in distances:
-        if distance is None:
-            return OverlapDistance(None, opcode, rule.pattern, f"{rule.pattern}: {rule.source}")
-    worst = max(d for _, d in distances if d is not None)
-    pattern = " / ".join(rule.pattern for rule, _ in distances)
-    return OverlapDistance(worst, opcode, pattern, "")
+    distances: dict[OverlapRule, int] = {}
+    for path in sorted_paths(paths):
+        if not path.has_rules:
+            return OverlapDistance(
+                None, opcode, reference.pattern, f"the access order of {path.title} is not known"
+            )
+        for rule in _path_rules(view, reference, path):
+            if rule in distances:
+                continue
+            distance = rule.distance(view, slots, outputs[0])
+            if distance is None:
+                return OverlapDistance(None, opcode, rule.pattern, f"{rule.pattern}: {rule.source}")
+            distances[rule] = distance
+    if not distances:
+        return OverlapDistance(None, opcode, reference.pattern, "no kernel path given")
+    pattern = " / ".join(dict.fromkeys(rule.pattern for rule in distances))
+    return OverlapDistance(max(distances.values()), opcode, pattern, "")
+
+
+def _path_rules(view: KernelContext, reference: OverlapRule, path: KernelPath) -> list[OverlapRule]:
+    """The rules one code path runs for this operator: the reference kernel's, and on a CMSIS-NN
+    path also CMSIS-NN's (where it has its own kernel for the operator's types)."""
+    if path.kernels != CMSIS_NN:
+        return [reference]
+    path_view = KernelContext(view.model, view.subgraph, view.operator, build_for(path))
+    cmsis = cmsis_nn_rule(path_view)
+    return [reference] if cmsis is None else [reference, cmsis]
 
 
 def _may_alias(source: Tensor, target: Tensor) -> bool:
@@ -112,9 +137,10 @@ class OverlapPair:
 
 
 def arena_overlaps(
-    model: Model, arena: ArenaProblem, *, library: KernelLibrary = KernelLibrary.REFERENCE
+    model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath] = (REFERENCE_PATH,)
 ) -> tuple[OverlapPair, ...]:
-    """Model + its TFLM head arena → every allowed overlap, by operator then tensor."""
+    """Model + its TFLM head arena + the code paths they must hold on → every allowed overlap,
+    by operator then tensor."""
     by_tensor = _buffers_by_tensor(arena)
     problem_buffers = arena.problem.by_id
     step_of: dict[int, int] = {}
@@ -150,7 +176,7 @@ def arena_overlaps(
                     continue
                 if problem_buffers[source.id].end != step:
                     continue
-                answer = overlap_distance(view, input_tensor, output_tensor, library)
+                answer = overlap_distance(view, input_tensor, output_tensor, paths)
                 if answer.distance is None:
                     continue
                 key = (target.id, source.id)
