@@ -18,7 +18,7 @@ from arenalens.examples.layers import Int8Network
 from arenalens.ir import Model, OfflinePlan
 from arenalens.planning.problem import align_up
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.runtimes.tflm.kernel_paths import REFERENCE_PATH, KernelPath
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
 from arenalens.tflite.reader import load_model
@@ -41,7 +41,7 @@ def place_overlap(
     output_slot: int = 0,
     operator: int = 0,
     short_by: int = 0,
-    library: KernelLibrary = KernelLibrary.REFERENCE,
+    paths: tuple[KernelPath, ...] = (REFERENCE_PATH,),
 ) -> Placed:
     """Model bytes → the same model with an offline plan that overlaps the chosen pair."""
     model = load_model(data)
@@ -51,7 +51,7 @@ def place_overlap(
     arena = get_runtime("tflm").arenas(model)[0]
     pairs = [
         p
-        for p in arena_overlaps(model, arena, library=library)
+        for p in arena_overlaps(model, arena, paths=paths)
         if (p.operator, p.input_tensor, p.output_tensor) == (operator, input_tensor, output_tensor)
     ]
     assert pairs, f"{op.opcode}: no overlap allowed for input {input_tensor}"
@@ -346,6 +346,31 @@ def float_strided_slice() -> bytes:
     strides = graph.add_constant("strides", np.array([1, 2, 1], np.int32))
     y = graph.add_tensor("y", (4, 3, 5))
     graph.add_operator("STRIDED_SLICE", [x, begin, end, strides], [y])
+    return _finish(builder, graph, [x], [y])
+
+
+def int8_pad(paddings: tuple[tuple[int, int], ...] = ((0, 0), (1, 2), (2, 1), (0, 0))) -> bytes:
+    """int8 PAD of a 1x5x6x4 input (CMSIS-NN: arm_pad_s8)."""
+    builder, graph, _ = _float_graph(22)
+    spec = quantization(0.05, 3)
+    x = graph.add_tensor("x", (1, 5, 6, 4), "INT8", quantization=spec)
+    table = graph.add_constant("paddings", np.array(paddings, np.int32))
+    shape = tuple(
+        size + low + high for size, (low, high) in zip((1, 5, 6, 4), paddings, strict=True)
+    )
+    y = graph.add_tensor("y", shape, "INT8", quantization=spec)
+    graph.add_operator("PAD", [x, table], [y])
+    return _finish(builder, graph, [x], [y])
+
+
+def int8_transpose(shape: tuple[int, ...], perm: tuple[int, ...]) -> bytes:
+    """int8 TRANSPOSE (CMSIS-NN: arm_transpose_s8)."""
+    builder, graph, _ = _float_graph(23)
+    spec = quantization(0.05, 3)
+    x = graph.add_tensor("x", shape, "INT8", quantization=spec)
+    order = graph.add_constant("perm", np.array(perm, np.int32))
+    y = graph.add_tensor("y", tuple(shape[p] for p in perm), "INT8", quantization=spec)
+    graph.add_operator("TRANSPOSE", [x, order], [y])
     return _finish(builder, graph, [x], [y])
 
 
