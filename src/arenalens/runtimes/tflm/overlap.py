@@ -1,12 +1,13 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`): on
-each path the rule of the kernel that path runs (the reference kernel's, `access_rules`; on a
-CMSIS-NN path also CMSIS-NN's, `access_rules_cmsis`), and the largest distance over the paths
-wins, so a plan holds on every one of them; a path that refuses, or whose access order is not
-known, refuses the pair. Two limits hold for every rule: only data inputs may be overlapped,
-and input and output types must be allowed to alias in C++ (the same type, or one a byte type):
-otherwise the compiler may reorder loads after stores and the trace would not hold.
+`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`) from
+its kernel rules' access orders (`KernelRule.access`): on each path the order of the kernel that
+path runs (the reference kernel's; on a CMSIS-NN path its variant's where it differs, chosen for
+that path's instruction set), and the largest distance over the paths wins, so a plan holds on
+every one of them; a path that refuses, or whose access order is not known, refuses the pair. Two
+limits hold for every rule: only data inputs may be overlapped, and input and output types must
+be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
+reorder loads after stores and the trace would not hold.
 
 An operator's output buffer may share bytes with one of its input buffers when the input dies at
 that operator (its buffer's last step is the operator's step), the output is born there (its
@@ -25,17 +26,24 @@ from dataclasses import dataclass, replace
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, OverlapRule
-from arenalens.runtimes.tflm.access_rules_cmsis import cmsis_nn_rule
-from arenalens.runtimes.tflm.build import CMSIS_NN, HOST
+from arenalens.runtimes.tflm.build import HOST, REFERENCE
 from arenalens.runtimes.tflm.kernel_paths import (
     REFERENCE_PATH,
     KernelPath,
     build_for,
     sorted_paths,
 )
-from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.kernels import registry
+from arenalens.runtimes.tflm.kernels.base import (
+    AccessByPath,
+    AccessOrder,
+    KernelContext,
+    KernelRule,
+    NoOverlap,
+)
 
+# An operator no kernel rule covers (not registered by any build).
+NOT_ANALYSED = "no access-order rule for this kernel"
 _PAIRABLE = (BufferKind.TENSOR,)
 # Output elements traced per model, over all operators: about ten times the largest real model.
 MAX_MODEL_TRACE_ELEMENTS = 50_000_000
@@ -69,9 +77,13 @@ def overlap_distance(
         position for position, index in enumerate(view.operator.inputs) if index == input_tensor
     )
     outputs = [p for p, index in enumerate(view.operator.outputs) if index == output_tensor]
-    reference = RULES.get(opcode)
-    if reference is None:
-        return OverlapDistance(None, opcode, "", NO_OVERLAP.get(opcode, NOT_ANALYSED))
+    reference_rule = registry.REFERENCE_KERNELS.get(opcode)
+    if reference_rule is None:
+        return OverlapDistance(None, opcode, "", NOT_ANALYSED)
+    reference = access_of(reference_rule, view)
+    if not isinstance(reference, AccessOrder):
+        reason = reference.reason if isinstance(reference, NoOverlap) else NOT_ANALYSED
+        return OverlapDistance(None, opcode, "", reason)
     if not slots or len(outputs) != 1:
         return OverlapDistance(None, opcode, reference.pattern, "not an input and output of it")
     if reference.data_inputs is not None and not slots <= set(reference.data_inputs):
@@ -88,33 +100,57 @@ def overlap_distance(
             f"{source.dtype.name} input and {target.dtype.name} output may not alias in C++: "
             "the compiler may reorder their loads and stores",
         )
-    distances: dict[OverlapRule, int] = {}
+    distances: dict[int, tuple[AccessOrder, int]] = {}
     for path in sorted_paths(paths):
         if not path.has_rules:
             return OverlapDistance(
                 None, opcode, reference.pattern, f"the access order of {path.title} is not known"
             )
-        for rule in _path_rules(view, reference, path):
-            if rule in distances:
+        orders = _path_orders(view, reference_rule, reference, path)
+        if isinstance(orders, NoOverlap):
+            return OverlapDistance(None, opcode, "", orders.reason)
+        for order, path_view in orders:
+            if id(order) in distances:
                 continue
-            distance = rule.distance(view, slots, outputs[0])
+            distance = order.distance(path_view, slots, outputs[0])
             if distance is None:
-                return OverlapDistance(None, opcode, rule.pattern, f"{rule.pattern}: {rule.source}")
-            distances[rule] = distance
+                return OverlapDistance(
+                    None, opcode, order.pattern, f"{order.pattern}: {order.source}"
+                )
+            distances[id(order)] = (order, distance)
     if not distances:
-        return OverlapDistance(None, opcode, reference.pattern, "no kernel path given")
-    pattern = " / ".join(dict.fromkeys(rule.pattern for rule in distances))
-    return OverlapDistance(max(distances.values()), opcode, pattern, "")
+        return OverlapDistance(None, opcode, reference.pattern, "no kernel code path given")
+    worst = max(d for _, d in distances.values())
+    pattern = " / ".join(dict.fromkeys(order.pattern for order, _ in distances.values()))
+    return OverlapDistance(worst, opcode, pattern, "")
 
 
-def _path_rules(view: KernelContext, reference: OverlapRule, path: KernelPath) -> list[OverlapRule]:
-    """The rules one code path runs for this operator: the reference kernel's, and on a CMSIS-NN
-    path also CMSIS-NN's (where it has its own kernel for the operator's types)."""
-    if path.kernels != CMSIS_NN:
-        return [reference]
+def _path_orders(
+    view: KernelContext, reference_rule: KernelRule, reference: AccessOrder, path: KernelPath
+) -> list[tuple[AccessOrder, KernelContext]] | NoOverlap:
+    """The access orders one code path runs for this operator, each with the view it is asked
+    with (the path's build: a CMSIS-NN order picks its loops by the instruction set): the
+    reference kernel's, and where the path's library has its own kernel also that one's."""
+    found = [(reference, view)]
+    if path.kernels == REFERENCE:
+        return found
+    library_rule = registry.library_rule(view.operator.opcode, path.kernels)
+    if library_rule is None or library_rule.access is reference_rule.access:
+        return found
     path_view = KernelContext(view.model, view.subgraph, view.operator, build_for(path))
-    cmsis = cmsis_nn_rule(path_view)
-    return [reference] if cmsis is None else [reference, cmsis]
+    own = access_of(library_rule, path_view)
+    if isinstance(own, NoOverlap):
+        return own
+    if own is not None:
+        found.append((own, path_view))
+    return found
+
+
+def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:
+    """The access order of the code path this operator takes in the rule's kernel (None: the
+    library runs the reference kernel's code for it)."""
+    access = rule.access
+    return access.choose(view) if isinstance(access, AccessByPath) else access
 
 
 def _may_alias(source: Tensor, target: Tensor) -> bool:
@@ -139,8 +175,7 @@ class OverlapPair:
 def arena_overlaps(
     model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath] = (REFERENCE_PATH,)
 ) -> tuple[OverlapPair, ...]:
-    """Model + its TFLM head arena + the code paths they must hold on → every allowed overlap,
-    by operator then tensor."""
+    """Model + its TFLM head arena → every allowed overlap, by operator then tensor."""
     by_tensor = _buffers_by_tensor(arena)
     problem_buffers = arena.problem.by_id
     step_of: dict[int, int] = {}

@@ -25,7 +25,6 @@ from arenalens.ir import Model, PlanRecord, Tensor
 from arenalens.memo import recent_by_identity
 from arenalens.names import short_name
 from arenalens.runtimes.tflm.kernel_paths import (
-    CMSIS_NN_PATHS,
     ESP_NN_PATH,
     KNOWN_PATHS,
     VENDOR_PATH,
@@ -305,18 +304,21 @@ def _aliased_in_place(
     model: Model, operator: int, output: int, source: int, path: KernelPath
 ) -> bool:
     """An in-place alias `analysis.inplace` allows, whose kernel this path runs as the reference
-    one (RESHAPE, EXPAND_DIMS: no library replaces them) or whose access order allows it."""
+    one (RESHAPE, EXPAND_DIMS: no library replaces them); where the kernel has an access order,
+    that order decides (distance 0 is an overlap like any other)."""
     from arenalens.analysis.inplace import find_aliases  # noqa: PLC0415
-    from arenalens.runtimes.tflm.access_rules import RULES  # noqa: PLC0415
-    from arenalens.runtimes.tflm.access_rules_cmsis import CMSIS_NN_KERNELS  # noqa: PLC0415
+    from arenalens.runtimes.tflm.kernels import registry  # noqa: PLC0415
+    from arenalens.runtimes.tflm.kernels.base import AccessOrder  # noqa: PLC0415
 
     aliases = {(a.operator, a.input, a.output) for a in find_aliases(model) if a.subgraph == 0}
-    if (operator, source, output) not in aliases:
+    if (operator, source, output) not in aliases or not path.has_rules:
         return False
     opcode = model.subgraphs[0].operators[operator].opcode
-    if opcode in RULES:
-        return False  # the access order decides (distance 0 is an overlap like any other)
-    return path.has_rules and (path not in CMSIS_NN_PATHS or opcode not in CMSIS_NN_KERNELS)
+    reference = registry.REFERENCE_KERNELS.get(opcode)
+    if reference is None or isinstance(reference.access, AccessOrder):
+        return False
+    own = registry.library_rule(opcode, path.kernels)
+    return own is not None and own.access is reference.access
 
 
 def _live_together(model: Model, pair: SharedBytes) -> str:
