@@ -119,6 +119,17 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
+class ScratchNumberAtLeast:
+    """Eval checks the model-wide number of the operator's first scratch request
+    (`TFLITE_DCHECK_GE(buffer_idx, minimum)`): the setups (`setups`), which count the requests of
+    every operator before this one, turn it into `refusal(count)` when there are fewer than
+    `minimum`, and drop it otherwise."""
+
+    minimum: int
+    refusal: Callable[[int], Refusal]
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """The rule is not exact for this case: the bytes may be off by up to `margin_bytes`."""
 
@@ -126,7 +137,16 @@ class Estimate:
     margin_bytes: int
 
 
-Event = Persistent | TempTensor | TempBytes | Scratch | OutputShape | Refusal | Estimate
+Event = (
+    Persistent
+    | TempTensor
+    | TempBytes
+    | Scratch
+    | OutputShape
+    | Refusal
+    | Estimate
+    | ScratchNumberAtLeast
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     Refusal,
     Scratch,
+    ScratchNumberAtLeast,
     TempField,
     rule_table,
     temps,
@@ -228,7 +229,7 @@ def _int8_buffers(
         # 1x1 fast convolution's own buffer is 0 bytes under GCC (armclang, DSP: 4·accum_depth).
         if not per_channel:
             found.append(Scratch(output_depth * 8, "CMSIS-NN conv-1x1 multipliers and shifts"))
-            found += _conv_1x1_index(context)
+            found.append(ScratchNumberAtLeast(_CONV_1X1_MINIMUM_INDEX, _conv_1x1_index))
         return found
     nbytes = buffers.fully_connected_s8(context.build.isa, Dims(accum_depth, 1, 1, output_depth))
     if nbytes > 0 and is_constant(weights) and (bias is None or is_constant(bias)):
@@ -238,28 +239,14 @@ def _int8_buffers(
     return found
 
 
-def _conv_1x1_index(context: KernelContext) -> list[Event]:
+def _conv_1x1_index(count: int) -> Refusal:
     """Eval's `TFLITE_DCHECK_GE(buffer_conv_1x1_idx, 4)` compares the model-wide scratch request
     number with 4: with fewer requests before this operator's, Invoke aborts."""
-    from arenalens.runtimes.tflm.kernels.setups import operator_setup  # noqa: PLC0415 (cycle)
-
-    earlier = 0
-    for subgraph in context.model.subgraphs:
-        for operator in subgraph.operators:
-            if subgraph.index == context.subgraph.index and operator is context.operator:
-                if earlier >= _CONV_1X1_MINIMUM_INDEX:
-                    return []
-                return [
-                    Refusal(
-                        f"its scratch request is number {earlier} of the model, and CMSIS-NN's "
-                        "conv-1x1 FULLY_CONNECTED needs at least 4 before it: a TFLITE_DCHECK "
-                        "aborts Invoke",
-                        INVOKE,
-                    )
-                ]
-            other = KernelContext(context.model, subgraph, operator, context.build)
-            earlier += len(operator_setup(other).scratch)
-    return []
+    return Refusal(
+        f"its scratch request is number {count} of the model, and CMSIS-NN's conv-1x1 "
+        "FULLY_CONNECTED needs at least 4 before it: a TFLITE_DCHECK aborts Invoke",
+        INVOKE,
+    )
 
 
 def _batch_matmul(context: KernelContext) -> Events:
