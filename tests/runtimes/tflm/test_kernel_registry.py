@@ -4,10 +4,15 @@ variant that embeds the reference rule and says where the library's kernel diffe
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections import Counter
 from dataclasses import replace
 
 import pytest
 
+from arenalens.runtimes import tflm
+from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.build import HOST, REFERENCE
 from arenalens.runtimes.tflm.kernels.base import KernelRule
 from arenalens.runtimes.tflm.kernels.registry import (
@@ -59,3 +64,29 @@ def test_stands_in_names_replaced_kernels_without_a_variant() -> None:
         for opcode in sorted(REGISTERED):
             missing = opcode in kernels.replaces and opcode not in kernels.rules
             assert stands_in(opcode, build) == missing, opcode
+
+
+def _structs() -> dict[int, Struct]:
+    """Every struct the TFLM modules define, nested ones included, by identity."""
+    found: dict[int, Struct] = {}
+
+    def visit(layout: Struct) -> None:
+        if id(layout) not in found:
+            found[id(layout)] = layout
+            for field in layout.fields:
+                if isinstance(field.ctype, Struct):
+                    visit(field.ctype)
+
+    for module in pkgutil.walk_packages(tflm.__path__, tflm.__name__ + "."):
+        for value in vars(importlib.import_module(module.name)).values():
+            if isinstance(value, Struct):
+                visit(value)
+    return found
+
+
+def test_every_struct_is_defined_once() -> None:
+    # A variant embeds the reference kernel's structs instead of copying them (a copy drifts: two
+    # copies once spelled a feature "compression" where the reference used the constant).
+    # "OpData" is every kernel's own struct in its anonymous namespace, one per kernel file.
+    names = Counter(layout.name for layout in _structs().values())
+    assert {name: count for name, count in names.items() if count > 1 and name != "OpData"} == {}

@@ -41,6 +41,18 @@ def shape(tensor: Tensor | None) -> tuple[int, ...]:
     return () if tensor is None else tensor.shape
 
 
+def padding(in_size: int, kernel: int, stride: int, dilation: int, *, same: bool) -> int:
+    """ComputePaddingHeightWidth (padding.h) for one axis: half the total SAME padding, rounded
+    down; 0 for VALID and whenever TFLM's checked arithmetic rejects the arguments."""
+    if stride <= 0 or dilation <= 0 or kernel <= 0 or in_size < 0:
+        return 0
+    effective = (kernel - 1) * dilation + 1
+    out = (in_size + stride - 1) // stride if same else (in_size + stride - effective) // stride
+    if out < 0:
+        return 0
+    return max(0, (out - 1) * stride + effective - in_size) // 2
+
+
 def per_channel_count(tensor: Tensor | None) -> int:
     """Number of quantization scales (0 when unquantized)."""
     if tensor is None or tensor.quantization is None:
@@ -68,6 +80,16 @@ def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
     return init
 
 
+def type_of(tensor: Tensor | None) -> str:
+    """The tensor's type name ('' when absent)."""
+    return "" if tensor is None else tensor.dtype.name
+
+
+def is_constant(tensor: Tensor | None) -> bool:
+    """IsConstantTensor: the tensor's data lives in the model (kTfLiteMmapRo)."""
+    return tensor is not None and tensor.has_data
+
+
 def is_quantized(tensor: Tensor | None) -> bool:
     """TFLM's kTfLiteAffineQuantization: the tensor has a scale *and* a zero point (otherwise
     its TfLiteTensor says kTfLiteNoQuantization, with scale 0 and zero point 0)."""
@@ -83,6 +105,13 @@ def scale_of(tensor: Tensor | None) -> float:
     if tensor is None or tensor.quantization is None or not is_quantized(tensor):
         return 0.0
     return tensor.quantization.scale or 0.0
+
+
+def scale_count(tensor: Tensor | None) -> int:
+    """affine_quantization->scale->size: 0 when the tensor is not quantized (`is_quantized`)."""
+    if tensor is None or not is_quantized(tensor) or tensor.quantization is None:
+        return 0
+    return tensor.quantization.channel_count
 
 
 def zero_point_of(tensor: Tensor | None) -> int:

@@ -42,6 +42,7 @@ from arenalens.runtimes.tflm.kernels.common import (
 )
 from arenalens.runtimes.tflm.kernels.fully_connected import quantized_multiplier_refusal
 from arenalens.runtimes.tflm.kernels.refusals import (
+    HYBRID,
     crash,
     not_equal,
     not_true,
@@ -130,7 +131,6 @@ OP_DATA_TRANSPOSE_CONV = struct(
     ("per_channel_output_shift", "pointer"),
 )
 
-HYBRID = "Hybrid models are not supported on TFLite Micro."
 # (input, filter) types ConvPrepare accepts.
 _CONV_TYPES = (("FLOAT32", "FLOAT32"), ("INT16", "INT8"), ("INT8", "INT4"), ("INT8", "INT8"))
 

@@ -65,7 +65,7 @@ LSTM_PARAMS = struct(
     ("diagonal_recurrent_tensors", "bool"),
 )
 # kernels/internal/types.h: FullyConnectedParams and ArithmeticParams (no pointers), and
-# lstm_shared.h: the LSTM's sizes, cell-state info and gate parameters.
+# lstm_shared.h: OpDataLSTM, with the LSTM's sizes, cell-state info and gate parameters.
 FULLY_CONNECTED_PARAMS = struct(
     "FullyConnectedParams",
     ("input_offset", "int32"),
@@ -81,39 +81,41 @@ FULLY_CONNECTED_PARAMS = struct(
     ("rhs_cacheable", "bool"),
     ("weights_format", "uint8"),  # enum class FullyConnectedWeightsFormat : uint8_t
 )
+_LSTM_SIZE_INFO = struct(
+    "LstmSizeInfo",
+    ("time_major", "bool"),
+    ("batch_size", "int"),
+    ("time_steps", "int"),
+    ("input_dimension", "int"),
+    ("state_dimension", "int"),
+)
+_CELL_STATE_INFO = struct(
+    "CellStateInfo",
+    ("cell_clip", "float"),
+    ("quantized_cell_clip", "int16"),
+    ("cell_state_scale_power", "int32"),
+)
+_GATE_PARAMETERS = struct(
+    "GateParameters",
+    ("input_fc_params", FULLY_CONNECTED_PARAMS),
+    ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
+)
+_INTER_GATE_PARAMETERS = struct(
+    "InterGateParameters",
+    ("forget_cell_mul_params", ARITHMETIC_PARAMS),
+    ("input_mul_params", ARITHMETIC_PARAMS),
+    ("output_mul_params", ARITHMETIC_PARAMS),
+)
 OP_DATA_LSTM = struct(
     "OpDataLSTM",
-    (
-        "size_info",
-        struct(
-            "LstmSizeInfo",
-            ("time_major", "bool"),
-            ("batch_size", "int"),
-            ("time_steps", "int"),
-            ("input_dimension", "int"),
-            ("state_dimension", "int"),
-        ),
-    ),
-    (
-        "cell_state_info",
-        struct(
-            "CellStateInfo",
-            ("cell_clip", "float"),
-            ("quantized_cell_clip", "int16"),
-            ("cell_state_scale_power", "int32"),
-        ),
-    ),
+    ("size_info", _LSTM_SIZE_INFO),
+    ("cell_state_info", _CELL_STATE_INFO),
     ("cell_gate_nonlinear_type", "enum"),
-    Field(
-        "gate_parameters",
-        struct(
-            "GateParameters",
-            ("input_fc_params", FULLY_CONNECTED_PARAMS),
-            ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
-        ),
-        4,
-    ),
-    Field("inter_gate_parameters", ARITHMETIC_PARAMS, 3),
+    ("forget_gate_parameters", _GATE_PARAMETERS),
+    ("input_gate_parameters", _GATE_PARAMETERS),
+    ("cell_gate_parameters", _GATE_PARAMETERS),
+    ("output_gate_parameters", _GATE_PARAMETERS),
+    ("inter_gate_parameters", _INTER_GATE_PARAMETERS),
     Field("buffer_indices", "int", 4),
 )
 
