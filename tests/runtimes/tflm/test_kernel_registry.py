@@ -5,16 +5,19 @@ variant that embeds the reference rule and says where the library's kernel diffe
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from arenalens.diagnostics.operands import LITERT_ONLY, operands_of
 from arenalens.runtimes import tflm
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.build import HOST, REFERENCE
-from arenalens.runtimes.tflm.kernels.base import KernelRule
+from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelRule
 from arenalens.runtimes.tflm.kernels.registry import (
     LIBRARIES,
     REFERENCE_KERNELS,
@@ -22,6 +25,10 @@ from arenalens.runtimes.tflm.kernels.registry import (
     library_rule,
     stands_in,
 )
+from arenalens.tflite.reader import parse_model
+from tests.conformance.cases import all_cases
+
+CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
 
 
 def test_every_registered_kernel_has_a_reference_rule() -> None:
@@ -90,3 +97,57 @@ def test_every_struct_is_defined_once() -> None:
     # "OpData" is every kernel's own struct in its anonymous namespace, one per kernel file.
     names = Counter(layout.name for layout in _structs().values())
     assert {name: count for name, count in names.items() if count > 1 and name != "OpData"} == {}
+
+
+@pytest.mark.parametrize("library", [REFERENCE, *sorted(LIBRARIES)])
+def test_every_kernel_states_its_operands_and_overlaps_only_data(library: str) -> None:
+    for opcode in sorted(REGISTERED):
+        rule = library_rule(opcode, library)
+        assert rule is not None
+        taken = rule.operands
+        assert all(taken.inputs), opcode
+        assert taken.max_inputs is None or taken.min_inputs <= taken.max_inputs <= len(taken.inputs)
+        assert taken.max_outputs is None or taken.min_outputs <= taken.max_outputs, opcode
+        assert all(slot < len(taken.inputs) for slot in taken.optional), opcode
+        orders = [rule.access] if isinstance(rule.access, AccessOrder) else []
+        for order in orders:
+            slots = order.data_inputs or ()
+            assert all(taken.role(slot) for slot in slots), (opcode, slots)
+
+
+def _measured_on_the_wheel() -> dict[str, dict[str, object]]:
+    found: dict[str, dict[str, object]] = {}
+    for path in sorted((CONFORMANCE / "data" / "host").glob("*.json")):
+        found.update(json.loads(path.read_text())["cases"])
+    return found
+
+
+def test_every_case_the_real_runtime_sets_up_fits_its_kernels_operands() -> None:
+    # The measured conformance cases are the runtime's word on what a kernel accepts: a case
+    # the wheel set up never breaks the operands its rule states (counts, omitted slots).
+    measured = _measured_on_the_wheel()
+    broken = []
+    for case in all_cases():
+        if not measured.get(case.id, {}).get("loads"):
+            continue
+        model = parse_model(case.model(), case.id)
+        for subgraph in model.subgraphs:
+            for op in subgraph.operators:
+                taken = REFERENCE_KERNELS[op.opcode].operands
+                inputs, outputs = len(op.inputs), len(op.outputs)
+                omitted = [slot for slot, index in enumerate(op.inputs) if index < 0]
+                if (
+                    inputs < taken.min_inputs
+                    or (taken.max_inputs is not None and inputs > taken.max_inputs)
+                    or outputs < taken.min_outputs
+                    or (taken.max_outputs is not None and outputs > taken.max_outputs)
+                    or any(slot not in taken.optional for slot in omitted)
+                ):
+                    broken.append((case.id, op.opcode, inputs, outputs, omitted))
+    assert broken == []
+
+
+def test_the_litert_only_operands_never_shadow_a_tflm_kernel() -> None:
+    assert sorted(set(LITERT_ONLY) & set(REFERENCE_KERNELS)) == []
+    assert operands_of("CONV_2D") is REFERENCE_KERNELS["CONV_2D"].operands
+    assert operands_of("CONV_3D") is LITERT_ONLY["CONV_3D"]

@@ -150,6 +150,41 @@ Event = (
 
 
 @dataclass(frozen=True, slots=True)
+class Operands:
+    """The tensors a kernel takes, from its Prepare and Eval (the inputs and outputs they fetch,
+    `NumInputs` / `NumOutputs` checks, `GetOptionalInputTensor`): a role per input slot, how many
+    inputs and outputs it accepts, and which input slots may hold -1 (omitted). Where LiteRT's
+    kernel for the builtin accepts more, the looser count is kept: `diagnose` reads these for
+    both runtimes and flags only what both reject."""
+
+    inputs: tuple[str, ...]  # the role of each input slot; a variadic kernel's last role repeats
+    min_inputs: int
+    max_inputs: int | None  # None: any number
+    optional: frozenset[int]
+    min_outputs: int
+    max_outputs: int | None  # None: any number
+
+    def role(self, slot: int) -> str:
+        """The role of an input slot ('' past the last one)."""
+        if slot < len(self.inputs):
+            return self.inputs[slot]
+        return self.inputs[-1] if self.inputs and self.max_inputs is None else ""
+
+
+def operands(*roles: str, outputs: tuple[int, int | None] = (1, 1)) -> Operands:
+    """Input roles in slot order → Operands. 'bias?' may be -1 (or left off when no required
+    role follows); a last 'input+' repeats, at least once, a last 'input*' any number of times
+    (none included)."""
+    names = [role.rstrip("?+*") for role in roles]
+    optional = frozenset(i for i, role in enumerate(roles) if role.endswith("?"))
+    variadic = bool(roles) and roles[-1][-1] in "+*"
+    required = [i for i, role in enumerate(roles) if not role.endswith(("?", "*"))]
+    minimum = required[-1] + 1 if required else 0
+    maximum = None if variadic else len(roles)
+    return Operands(tuple(names), minimum, maximum, optional, outputs[0], outputs[1])
+
+
+@dataclass(frozen=True, slots=True)
 class Fixed:
     """A struct size known only as measured on the 64-bit wheel (bytes, alignment): used as is on
     every build, an upper bound where pointers shrink. Rules should move to a `Struct`."""
@@ -309,9 +344,9 @@ def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
 
 @dataclass(frozen=True)
 class KernelRule:
-    """One registered kernel: its source, parsed options, its Init and Prepare events, and the
-    order it reads and writes its tensors (`access`: whether its output may slide over an
-    input)."""
+    """One registered kernel: its source, parsed options, its Init and Prepare events, the
+    tensors it takes (`operands`) and the order it reads and writes them (`access`: whether its
+    output may slide over an input)."""
 
     opcode: str
     source: str  # kernel file(s) under tflite-micro tensorflow/lite/micro/kernels/
@@ -320,7 +355,9 @@ class KernelRule:
     prepare: RuleFunction = inputs_then_outputs
     # False while the rule still holds numbers fitted on one build (see `Fixed`).
     derived: bool = True
-    # Every kernel says it: an order traced from its loops, or why its output never overlaps.
+    # Every kernel says them: the tensors it takes, and the order its loops read and write them
+    # (traced, or why its output never overlaps an input).
+    operands: Operands = field(kw_only=True)
     access: Access = field(kw_only=True)
     library: str = field(default=REFERENCE, kw_only=True)  # whose kernel: Build.kernels names
     # A library's kernel embeds the reference one (`variant`): the rule it was made from.

@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     OverTemps,
     Persistent,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
@@ -211,5 +212,6 @@ RULES = (
         op_data(OP_DATA_BATCH_MATMUL),
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
+        operands=operands("lhs", "rhs"),
     ),
 )

@@ -14,7 +14,12 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     Refusal,
     RuleFunction,
+    operands,
 )
+
+# The operands of most kernels: one data input, or two (broadcast against each other).
+UNARY = operands("input")
+BINARY = operands("input1", "input2")
 
 
 def dim(tensor: Tensor | None, axis: int, default: int = 1) -> int:

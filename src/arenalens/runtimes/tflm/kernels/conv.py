@@ -31,6 +31,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Refusal,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -337,6 +338,8 @@ DEPTHWISE_CONV_2D_ACCESS = AccessOrder(
     (0,),
     _depthwise_distance,
 )
+# ConvPrepare, DepthwiseConvPrepare: input, filter, an optional bias (node->inputs->size 2 or 3).
+_WEIGHTED = operands("input", "filter", "bias?")
 
 RULES = (
     KernelRule(
@@ -346,6 +349,7 @@ RULES = (
         op_data(OP_DATA_CONV),
         _conv,
         access=CONV_2D_ACCESS,
+        operands=_WEIGHTED,
     ),
     KernelRule(
         "DEPTHWISE_CONV_2D",
@@ -354,6 +358,7 @@ RULES = (
         op_data(OP_DATA_CONV),
         _depthwise,
         access=DEPTHWISE_CONV_2D_ACCESS,
+        operands=_WEIGHTED,
     ),
     KernelRule(
         "TRANSPOSE_CONV",
@@ -362,5 +367,6 @@ RULES = (
         op_data(OP_DATA_TRANSPOSE_CONV),
         _transpose_conv,
         access=NoOverlap("scatters each input element over a window of outputs"),
+        operands=operands("output_shape", "filter", "input", "bias?"),
     ),
 )

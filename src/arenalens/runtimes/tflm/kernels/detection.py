@@ -17,6 +17,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     NoOverlap,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
@@ -90,5 +91,6 @@ RULES = (
         op_data(OP_DATA_DETECTION),
         _prepare,
         access=NoOverlap("not analysed"),
+        operands=operands("box_encodings", "class_predictions", "anchors", outputs=(4, 4)),
     ),
 )

@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     Scratch,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays, per_channel_count
@@ -192,5 +193,6 @@ RULES = (
         op_data(OP_DATA_FULLY_CONNECTED),
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
+        operands=operands("input", "filter", "bias?", outputs=(1, 2)),
     ),
 )

@@ -20,6 +20,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     Scratch,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -125,6 +126,18 @@ _LSTM_FILE = "lstm_eval.cc"
 # (input, forget, cell, output), 5-8 recurrent weights, 9-11 peephole, 12-15 gate biases, 16-17
 # projection, 18 output state, 19 cell state, 20-23 layer norm.
 _OUTPUT_STATE, _CELL_STATE = 18, 19
+LSTM_OPERANDS = operands(
+    "input",
+    *("input_to_input_weights?", "input_to_forget_weights"),
+    *("input_to_cell_weights", "input_to_output_weights"),
+    *("recurrent_to_input_weights?", "recurrent_to_forget_weights"),
+    *("recurrent_to_cell_weights", "recurrent_to_output_weights"),
+    *("cell_to_input_weights?", "cell_to_forget_weights?", "cell_to_output_weights?"),
+    *("input_gate_bias?", "forget_gate_bias", "cell_gate_bias", "output_gate_bias"),
+    *("projection_weights?", "projection_bias?", "output_state", "cell_state"),
+    *("input_layer_norm_coefficients?", "forget_layer_norm_coefficients?"),
+    *("cell_layer_norm_coefficients?", "output_layer_norm_coefficients?"),
+)
 _MUST_BE_OMITTED = (*range(9, 12), 16, 17, *range(20, 24))
 # PrepareGateParametersInteger: forget, input, cell, output; input weight then recurrent.
 _GATE_WEIGHTS = ((2, 6), (1, 5), (3, 7), (4, 8))
@@ -369,6 +382,7 @@ RULES = (
         op_data(OP_DATA_LSTM),
         _lstm,
         access=NoOverlap("re-reads inputs every time step (lstm_eval.cc)"),
+        operands=LSTM_OPERANDS,
     ),
     KernelRule(
         "SVDF",
@@ -377,5 +391,6 @@ RULES = (
         op_data(OP_DATA_SVDF),
         _svdf,
         access=NoOverlap("keeps state and re-reads its input (svdf.cc)"),
+        operands=operands("input", "weights_feature", "weights_time", "bias?", "activation_state"),
     ),
 )

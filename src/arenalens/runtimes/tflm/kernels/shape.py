@@ -25,9 +25,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Refusal,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    UNARY,
     constant_ints,
     elements,
     int32_values,
@@ -398,6 +400,7 @@ RULES = (
         no_events,
         _reshape,
         access=NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
+        operands=operands("input", "shape?"),
     ),
     KernelRule(
         "SQUEEZE",
@@ -406,6 +409,7 @@ RULES = (
         no_events,
         _squeeze,
         access=NoOverlap("one memcpy of the whole tensor"),
+        operands=UNARY,
     ),
     KernelRule(
         "EXPAND_DIMS",
@@ -414,8 +418,17 @@ RULES = (
         no_events,
         _expand_dims,
         access=NoOverlap("copies the whole tensor (use --inplace to alias it)"),
+        operands=operands("input", "axis"),
     ),
-    KernelRule("SHAPE", "shape.cc", _SHAPE_PARAMS, no_events, _shape, access=_SHAPE_COMPUTATION),
+    KernelRule(
+        "SHAPE",
+        "shape.cc",
+        _SHAPE_PARAMS,
+        no_events,
+        _shape,
+        access=_SHAPE_COMPUTATION,
+        operands=UNARY,
+    ),
     KernelRule(
         "TRANSPOSE",
         "transpose.cc, transpose_common.cc",
@@ -423,6 +436,7 @@ RULES = (
         no_events,
         _transpose,
         access=TRANSPOSE_ACCESS,
+        operands=operands("input", "perm"),
     ),
     KernelRule(
         "REVERSE_V2",
@@ -431,6 +445,7 @@ RULES = (
         no_events,
         _reverse,
         access=NoOverlap("reads the input backwards"),
+        operands=operands("input", "axis"),
     ),
     KernelRule(
         "BROADCAST_ARGS",
@@ -439,6 +454,7 @@ RULES = (
         no_events,
         _broadcast_args,
         access=_SHAPE_COMPUTATION,
+        operands=operands("shape1", "shape2"),
     ),
     KernelRule(
         "BROADCAST_TO",
@@ -447,5 +463,6 @@ RULES = (
         no_events,
         _broadcast_to,
         access=NoOverlap("not analysed"),
+        operands=operands("input", "shape"),
     ),
 )

@@ -23,7 +23,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.refusals import (
     not_equal,
     not_true,
@@ -167,6 +167,7 @@ RULES = (
         op_data(SOFTMAX_OP_DATA),
         _softmax,
         access=SOFTMAX_ACCESS,
+        operands=UNARY,
     ),
     KernelRule(
         "LOG_SOFTMAX",
@@ -176,5 +177,6 @@ RULES = (
         access=AccessOrder(
             SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
         ),
+        operands=UNARY,
     ),
 )

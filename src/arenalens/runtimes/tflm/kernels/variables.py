@@ -17,6 +17,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Persistent,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
@@ -58,8 +59,16 @@ RULES = (
         _assign_variable_init,
         _assign_variable,
         access=_RESOURCE,
+        operands=operands("resource", "value", outputs=(0, 0)),
     ),
-    KernelRule("READ_VARIABLE", "read_variable.cc", None, prepare=_read_variable, access=_RESOURCE),
+    KernelRule(
+        "READ_VARIABLE",
+        "read_variable.cc",
+        None,
+        prepare=_read_variable,
+        access=_RESOURCE,
+        operands=operands("resource"),
+    ),
     # Prepare binds the output to the id in its OpData (never planned: arena.py).
     KernelRule(
         "VAR_HANDLE",
@@ -68,5 +77,6 @@ RULES = (
         op_data(_VAR_HANDLE_OP_DATA),
         no_events,
         access=_RESOURCE,
+        operands=operands(),
     ),
 )
