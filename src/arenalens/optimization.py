@@ -52,7 +52,7 @@ from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.build import HOST, Build, as_build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
+from arenalens.runtimes.tflm.kernels.registry import KernelLibrary, inplace_of
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,
     arena_overlaps,
@@ -189,7 +189,7 @@ def optimize_model(
         scheduled = apply_schedule(base, schedule)
         choices.append((schedule_label, schedule, scheduled, ()))
         if inplace:
-            found = find_aliases(scheduled)
+            found = find_aliases(scheduled, inplace_of)
             if found:
                 choices.append((schedule_label, schedule, scheduled, found))
             else:

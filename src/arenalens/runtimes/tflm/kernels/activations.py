@@ -23,7 +23,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import UNARY, op_data, scale_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.common import (
+    IN_PLACE_UNARY,
+    UNARY,
+    op_data,
+    scale_of,
+    zero_point_of,
+)
 from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true
 
 _RELU_OP_DATA = struct(
@@ -212,6 +218,7 @@ RULES = (
         _hard_swish,
         access=same_index("hard_swish.cc, reference/hard_swish.h"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "ELU",
@@ -230,6 +237,7 @@ RULES = (
         _leaky_relu,
         access=same_index("leaky_relu.cc, reference/leaky_relu.h"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "LOGISTIC",
@@ -239,6 +247,7 @@ RULES = (
         _logistic,
         access=same_index("logistic.cc, reference/logistic.h, integer_ops/logistic.h"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "RELU",
@@ -248,6 +257,7 @@ RULES = (
         _relu,
         access=same_index("activations_common.cc"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "RELU6",
@@ -257,6 +267,7 @@ RULES = (
         _relu6,
         access=same_index("activations_common.cc"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "TANH",
@@ -266,5 +277,6 @@ RULES = (
         _tanh,
         access=same_index("tanh.cc, reference/tanh.h, integer_ops/tanh.h"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
 )

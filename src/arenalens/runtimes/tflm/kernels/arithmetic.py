@@ -35,6 +35,7 @@ from arenalens.runtimes.tflm.kernels.base import (
 from arenalens.runtimes.tflm.kernels.common import (
     ARITHMETIC_PARAMS,
     BINARY,
+    IN_PLACE_BINARY,
     is_quantized,
     op_data,
     scale_of,
@@ -370,6 +371,7 @@ RULES = (
         _add,
         access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
         operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
         "SUB",
@@ -379,6 +381,7 @@ RULES = (
         _sub,
         access=broadcast("sub.cc, reference/sub.h"),
         operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
         "MUL",
@@ -388,6 +391,7 @@ RULES = (
         _mul,
         access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
         operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
         "DIV",

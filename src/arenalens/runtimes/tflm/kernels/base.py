@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.tflm.abi import Struct
@@ -359,6 +360,8 @@ class KernelRule:
     # (traced, or why its output never overlaps an input).
     operands: Operands = field(kw_only=True)
     access: Access = field(kw_only=True)
+    # Whether `optimize --inplace` may put its output over an input only it reads (None: never).
+    inplace: InPlace | NotInPlace | None = field(default=None, kw_only=True)
     library: str = field(default=REFERENCE, kw_only=True)  # whose kernel: Build.kernels names
     # A library's kernel embeds the reference one (`variant`): the rule it was made from.
     reference: KernelRule | None = field(default=None, kw_only=True, repr=False, compare=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import InPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.kernels.base import (
@@ -17,6 +18,15 @@ from arenalens.runtimes.tflm.kernels.base import (
     operands,
 )
 
+# The kernels that may write their output over their input (`optimize --inplace`): one loop over
+# the elements, each read before the same element is written; binary ones only without broadcast.
+IN_PLACE_UNARY = InPlace("one loop output[i] = f(input[i]): each element read before it is written")
+IN_PLACE_BINARY = InPlace(
+    "ElementWise loop without broadcast: output[i] = f(input1[i], input2[i]), each element read "
+    "before the same element is written",
+    inputs=(0, 1),
+    same_shape=True,
+)
 # The operands of most kernels: one data input, or two (broadcast against each other).
 UNARY = operands("input")
 BINARY = operands("input1", "input2")

@@ -13,6 +13,7 @@ the arrays above every live temp (measured: no window where they overlap).
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
     checked,
@@ -339,6 +340,7 @@ DEPTHWISE_CONV_2D_ACCESS = AccessOrder(
     _depthwise_distance,
 )
 # ConvPrepare, DepthwiseConvPrepare: input, filter, an optional bias (node->inputs->size 2 or 3).
+_WINDOW_READS = NotInPlace("every output element reads a window of input elements")
 _WEIGHTED = operands("input", "filter", "bias?")
 
 RULES = (
@@ -350,6 +352,7 @@ RULES = (
         _conv,
         access=CONV_2D_ACCESS,
         operands=_WEIGHTED,
+        inplace=_WINDOW_READS,
     ),
     KernelRule(
         "DEPTHWISE_CONV_2D",
@@ -359,6 +362,7 @@ RULES = (
         _depthwise,
         access=DEPTHWISE_CONV_2D_ACCESS,
         operands=_WEIGHTED,
+        inplace=_WINDOW_READS,
     ),
     KernelRule(
         "TRANSPOSE_CONV",

@@ -26,6 +26,7 @@ from arenalens.runtimes.tflm.kernels.base import (
 )
 from arenalens.runtimes.tflm.kernels.common import (
     BINARY,
+    IN_PLACE_UNARY,
     UNARY,
     constant_ints,
     elements,
@@ -341,6 +342,7 @@ RULES = (
         _abs_rsqrt,
         access=same_index(_ELEMENTWISE),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "RSQRT",
@@ -416,6 +418,7 @@ RULES = (
         _eval_float_only("Type {numbered} not supported."),
         access=same_index("neg.cc, reference/neg.h"),
         operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
     KernelRule(

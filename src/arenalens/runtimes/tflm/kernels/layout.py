@@ -10,6 +10,7 @@ output with the dims they computed).
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, pad_trace, too_large
@@ -392,6 +393,7 @@ RULES = (
         _pad,
         access=PAD_ACCESS,
         operands=_PAD_OPERANDS,
+        inplace=NotInPlace("output elements move relative to the input"),
     ),
     KernelRule(
         "PADV2",

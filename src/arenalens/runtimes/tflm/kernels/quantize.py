@@ -7,6 +7,7 @@ flatbuffer_conversions.cc (ParseCast, allocated even without a CastOptions table
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels.base import (
@@ -20,6 +21,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    IN_PLACE_UNARY,
     UNARY,
     is_quantized,
     op_data,
@@ -140,6 +142,7 @@ RULES = (
         _dequantize,
         access=same_index("dequantize.cc, reference/dequantize.h"),
         operands=UNARY,
+        inplace=NotInPlace("output elements are wider than input elements"),
     ),
     KernelRule(
         "QUANTIZE",
@@ -149,5 +152,6 @@ RULES = (
         _quantize,
         access=same_index("quantize_common.cc, reference/quantize.h, requantize.h"),
         operands=UNARY,
+        inplace=InPlace(IN_PLACE_UNARY.reason + " (requantize with equal byte sizes only)"),
     ),
 )

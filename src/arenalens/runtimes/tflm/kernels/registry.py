@@ -18,6 +18,7 @@ import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.runtimes.tflm.build import CMSIS_NN, REFERENCE, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
@@ -139,6 +140,13 @@ def library_rule(opcode: str, library: str) -> KernelRule | None:
         if rule is not None:
             return rule
     return REFERENCE_KERNELS.get(opcode)
+
+
+def inplace_of(opcode: str) -> InPlace | NotInPlace | None:
+    """Whether the reference kernel (the wheel's, where `optimize --inplace` proves its plans)
+    may write its output over an input only it reads."""
+    rule = REFERENCE_KERNELS.get(opcode)
+    return None if rule is None else rule.inplace
 
 
 def rule_for(opcode: str, build: Build) -> KernelRule | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from math import prod
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, too_large, transpose_trace
 from arenalens.runtimes.tflm.kernels.base import (
@@ -401,6 +402,7 @@ RULES = (
         _reshape,
         access=NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
         operands=operands("input", "shape?"),
+        inplace=InPlace("skips its memcpy when input and output share an address"),
     ),
     KernelRule(
         "SQUEEZE",
@@ -410,6 +412,9 @@ RULES = (
         _squeeze,
         access=NoOverlap("one memcpy of the whole tensor"),
         operands=UNARY,
+        inplace=NotInPlace(
+            "memcpy(output, input) with equal addresses is undefined behaviour in C"
+        ),
     ),
     KernelRule(
         "EXPAND_DIMS",
@@ -419,6 +424,7 @@ RULES = (
         _expand_dims,
         access=NoOverlap("copies the whole tensor (use --inplace to alias it)"),
         operands=operands("input", "axis"),
+        inplace=InPlace("copies element by element from index 0 up: output[i] = input[i]"),
     ),
     KernelRule(
         "SHAPE",

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from math import ceil
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
@@ -676,6 +677,7 @@ RULES = (
             _concatenation_distance,
         ),
         operands=operands("input+"),
+        inplace=NotInPlace("inputs and output differ in size"),
     ),
     KernelRule(
         "SLICE",

@@ -8,6 +8,7 @@ softmax_common.cc (`SoftmaxPrepare`, `CalculateSoftmaxParams`, `InitializeLutFor
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import SOFTMAX_LOOPS, SOFTMAX_ROWS, same_index_distance
@@ -168,6 +169,7 @@ RULES = (
         _softmax,
         access=SOFTMAX_ACCESS,
         operands=UNARY,
+        inplace=NotInPlace("reads the whole row (max, sum) while the loop writes it"),
     ),
     KernelRule(
         "LOG_SOFTMAX",
