@@ -29,6 +29,7 @@ LITERT_ONLY: Mapping[str, Operands] = MappingProxyType(
         **dict.fromkeys(_UNARY_NAMES, _UNARY),
         **dict.fromkeys(("POW", "REDUCE_ANY", "REDUCE_PROD", "TILE"), _BINARY),
         "CONV_3D": operands("input", "filter", "bias?"),
+        "CONV_3D_TRANSPOSE": operands("output_shape", "filter", "input", "bias?"),
         # lstm.cc: the full LSTM takes the 24 inputs of UNIDIRECTIONAL_SEQUENCE_LSTM and has up
         # to 4 outputs (output, and the basic kernel's scratch, state and activation outputs).
         "LSTM": replace(REFERENCE_KERNELS["UNIDIRECTIONAL_SEQUENCE_LSTM"].operands, max_outputs=4),
