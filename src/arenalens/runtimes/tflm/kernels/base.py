@@ -362,9 +362,12 @@ class KernelRule:
     access: Access = field(kw_only=True)
     # Whether `optimize --inplace` may put its output over an input only it reads (None: never).
     inplace: InPlace | NotInPlace | None = field(default=None, kw_only=True)
-    # The wheel's PythonOpsResolver (python_ops_resolver.cc) and the probes' firmware register it;
-    # False for a kernel only other builds register (its rule says what they would allocate).
-    registered: bool = field(default=True, kw_only=True)
+    # Prepare points every output at memory the kernel owns (TFLM plans only tensors whose data
+    # pointer is still null after Prepare: micro_allocation_info.cc, `needs_allocating`).
+    binds_outputs: bool = field(default=False, kw_only=True)
+    # None: the wheel's PythonOpsResolver (python_ops_resolver.cc) and the probes' firmware
+    # register it; else why they do not (only other builds do; the rule says what they allocate).
+    unregistered: str | None = field(default=None, kw_only=True)
     library: str = field(default=REFERENCE, kw_only=True)  # whose kernel: Build.kernels names
     # A library's kernel embeds the reference one (`variant`): the rule it was made from.
     reference: KernelRule | None = field(default=None, kw_only=True, repr=False, compare=False)

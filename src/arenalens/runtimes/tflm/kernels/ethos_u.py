@@ -43,7 +43,7 @@ RULES = (
         op_data(_OP_DATA),
         _prepare,
         access=NoOverlap("runs on the NPU"),
-        registered=False,
+        unregistered="only Ethos-U NPU firmware registers it",
         operands=operands("command_stream", "tensor*", outputs=(0, None)),
     ),
 )

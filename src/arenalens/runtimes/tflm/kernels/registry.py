@@ -2,7 +2,7 @@
 
 `REGISTERED` is what the `tflite_micro` wheel's PythonOpsResolver (python/tflite_micro/
 python_ops_resolver.cc) registers, every reference rule not marked otherwise
-(`KernelRule.registered`); the Cortex-M probes register the same set. An operator outside it has
+(`KernelRule.unregistered`); the Cortex-M probes register the same set. An operator outside it has
 no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get registration
 from op code"). `ethos-u` is listed by the resolver but its registration function returns null
 outside Ethos-U builds, so its rule is not registered.
@@ -83,7 +83,7 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
     )
 )
 REGISTERED: frozenset[str] = frozenset(
-    opcode for opcode, rule in REFERENCE_KERNELS.items() if rule.registered
+    opcode for opcode, rule in REFERENCE_KERNELS.items() if rule.unregistered is None
 )
 
 # Kernel libraries by the name `Build.kernels` gives them: one line per library package.

@@ -69,13 +69,13 @@ RULES = (
         access=_RESOURCE,
         operands=operands("resource"),
     ),
-    # Prepare binds the output to the id in its OpData (never planned: arena.py).
     KernelRule(
         "VAR_HANDLE",
         "var_handle.cc",
         _VAR_HANDLE_PARAMS,
         op_data(_VAR_HANDLE_OP_DATA),
         no_events,
+        binds_outputs=True,  # at the resource id in its OpData (var_handle.cc Prepare)
         access=_RESOURCE,
         operands=operands(),
     ),
