@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels.registry import (
 )
 from arenalens.tflite.reader import parse_model
 from tests.conformance.cases import all_cases
+from tests.conformance.targets import TARGETS
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
 
@@ -151,3 +152,24 @@ def test_the_litert_only_operands_never_shadow_a_tflm_kernel() -> None:
     assert sorted(set(LITERT_ONLY) & set(REFERENCE_KERNELS)) == []
     assert operands_of("CONV_2D") is REFERENCE_KERNELS["CONV_2D"].operands
     assert operands_of("CONV_3D") is LITERT_ONLY["CONV_3D"]
+
+
+def _measured_opcodes(library: str) -> set[str]:
+    """The operators of every conformance case measured on a target of this kernel library."""
+    opcodes = {case.id: case.opcode for case in all_cases()}
+    found: set[str] = set()
+    for name, target in TARGETS.items():
+        if target.build.kernels != library:
+            continue
+        for path in sorted((CONFORMANCE / "data" / name).glob("*.json")):
+            cases = json.loads(path.read_text())["cases"]
+            found.update(opcodes[case] for case in cases if case in opcodes)
+    return found
+
+
+@pytest.mark.parametrize("library", [REFERENCE, *sorted(LIBRARIES)])
+def test_every_kernel_rule_is_measured_on_its_library(library: str) -> None:
+    # A rule is only as good as its conformance cases on real TFLM: every kernel the wheel
+    # registers, and every variant of a library, on a target that runs that library.
+    rules = set(REGISTERED) if library == REFERENCE else set(LIBRARIES[library].rules)
+    assert sorted(rules - _measured_opcodes(library)) == []
