@@ -386,7 +386,8 @@ def variant(reference: KernelRule, *, library: str, source: str, **changes: Any)
     """A kernel library's kernel for the reference kernel's operator: the reference rule with
     only what differs replaced (its Init, Prepare, access order, ...), as TFLM's
     `cmsis_nn/conv.cc` embeds `OpDataConv` and calls the reference Prepare helpers. What is not
-    replaced (builtin data, access order, ...) is the reference kernel's."""
+    replaced (builtin data, operands, ...) is the reference kernel's; a kernel the library
+    replaces runs its own loops, so its variant states its own `access`."""
     if reference.library != REFERENCE:
         raise ValueError(f"{reference.opcode}: a variant embeds a reference rule")
     return replace(reference, source=source, library=library, reference=reference, **changes)
