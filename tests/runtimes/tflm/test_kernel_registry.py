@@ -4,6 +4,7 @@ variant that embeds the reference rule and says where the library's kernel diffe
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import pkgutil
@@ -173,3 +174,36 @@ def test_every_kernel_rule_is_measured_on_its_library(library: str) -> None:
     # registers, and every variant of a library, on a target that runs that library.
     rules = set(REGISTERED) if library == REFERENCE else set(LIBRARIES[library].rules)
     assert sorted(rules - _measured_opcodes(library)) == []
+
+
+# Modules outside the kernel rules that name a TFLM kernel, and why that is not a kernel fact.
+# The LiteRT side, the examples, the FlatBuffer reader and the report name operators freely.
+_NAMED_ELSEWHERE = {
+    ("ir.py", "IF"): "the schema: which options name subgraphs (control flow, every runtime)",
+    ("ir.py", "WHILE"): "the schema: which options name subgraphs",
+    ("ir.py", "CALL_ONCE"): "the schema: which options name subgraphs",
+    ("reorder/schedule.py", "READ_VARIABLE"): "the order resource variables impose on a model",
+    ("reorder/schedule.py", "ASSIGN_VARIABLE"): "the order resource variables impose",
+    ("reorder/schedule.py", "VAR_HANDLE"): "the order resource variables impose",
+    ("runtimes/tflm/resources.py", "VAR_HANDLE"): "TFLM's resource-variable store, not a kernel",
+    ("runtimes/tflm/resources.py", "ASSIGN_VARIABLE"): "TFLM's resource-variable store",
+    ("diagnostics/graph_rules.py", "CUSTOM:ethos-u"): "recognises a Vela-compiled graph",
+    ("diagnostics/operands.py", "UNIDIRECTIONAL_SEQUENCE_LSTM"): "LiteRT's LSTM takes its operands",
+}
+_FREE = ("runtimes/tflm/kernels/", "runtimes/litert/", "examples/", "tflite/", "report/")
+
+
+def test_a_tflm_kernels_facts_are_only_on_its_rule() -> None:
+    # Diagnostics, in-place, overlap and the arena read a kernel's facts from its rule; a module
+    # testing `op.opcode == "CONV_2D"` would be a second home that drifts.
+    package = Path(tflm.__file__).resolve().parents[2]
+    found = set()
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative.startswith(_FREE):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in REFERENCE_KERNELS:
+                found.add((relative, node.value))
+    assert sorted(found - set(_NAMED_ELSEWHERE)) == []
+    assert sorted(set(_NAMED_ELSEWHERE) - found) == []  # no stale exception
