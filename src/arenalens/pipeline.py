@@ -4,7 +4,7 @@ With `overlap` (TFLM), the head is planned once more with the overlaps its kerne
 operator's output may start below an input it consumes; `runtimes.tflm.overlap`), 16-aligned as
 `optimize --overlap` writes it, next to the plans that share no bytes.
 
-Under TFLM every stage follows one build (`runtimes.tflm.build`): the x86-64 `tflite_micro`
+Under TFLM every stage follows one build (`arenalens.builds.build`): the x86-64 `tflite_micro`
 wheel unless a Cortex-M core and kernel library are chosen, e.g. `build="cortex-m7/cmsis-nn"`.
 """
 
@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
+from arenalens.builds.build import HOST, Build, as_build
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build, as_build
 from arenalens.tflite.reader import load_model
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from arenalens.builds.build import HOST, Build, device_build
 from arenalens.errors import UsageError
-from arenalens.runtimes.tflm.build import HOST, Build, device_build
 from arenalens.targets import Target
 
 # Why a preset implies the kernels it does (printed by --list-targets).

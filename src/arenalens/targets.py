@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from arenalens.builds.build import CMSIS_NN, CPUS
 from arenalens.errors import UsageError
-from arenalens.runtimes.tflm.build import CMSIS_NN, CPUS
 
 KIB = 1024
 MIB = 1024 * 1024

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from arenalens import analyze, device_build
+from arenalens.builds.build import CPUS, HOST, build_named, cpu_named, select_build
 from arenalens.cli import main
 from arenalens.errors import UsageError
 from arenalens.optimization import optimize_model, required_bytes
-from arenalens.runtimes.tflm.build import CPUS, HOST, build_named, cpu_named, select_build
 from arenalens.tflite.reader import load_model
 from tests import tflm_synthetic
 

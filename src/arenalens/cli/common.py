@@ -8,16 +8,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
-from arenalens.errors import UsageError
-from arenalens.ir import Model
-from arenalens.jsontext import to_json
-from arenalens.runtimes.tflm.build import (
+from arenalens.builds.build import (
     CPUS,
     KERNEL_LIBRARIES,
     Build,
     kernel_library_named,
     select_build,
 )
+from arenalens.errors import UsageError
+from arenalens.ir import Model
+from arenalens.jsontext import to_json
 from arenalens.target_build import target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
+from arenalens.builds.build import build_flags
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,
@@ -25,7 +26,6 @@ from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 from arenalens.units import format_bytes_exact
 

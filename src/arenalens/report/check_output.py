@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
 from arenalens.report.console import render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short

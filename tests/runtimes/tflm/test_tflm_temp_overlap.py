@@ -4,8 +4,8 @@ fit patterns measured on the tflite_micro wheel (setup is not monotone in the ar
 
 from __future__ import annotations
 
+from arenalens.builds.abi import ILP32, LP64
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.tflm.abi import ILP32, LP64
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import plan_facts
 from arenalens.runtimes.tflm.kernels.base import OverTemps, TempField

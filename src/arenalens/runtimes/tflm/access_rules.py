@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from arenalens.builds.build import CMSIS_NN, REFERENCE
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.access_order import (
     MAX_TRACE_EVENTS,
@@ -54,7 +55,6 @@ from arenalens.runtimes.tflm.access_order import (
     window_all_channels_trace,
     window_per_channel_trace,
 )
-from arenalens.runtimes.tflm.build import CMSIS_NN, REFERENCE
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem
+from arenalens.builds.build import HOST, Build, allocator_name, build_summary
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
-from arenalens.runtimes.tflm.build import HOST, Build, allocator_name, build_summary
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.setup import (

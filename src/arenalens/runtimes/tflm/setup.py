@@ -51,11 +51,11 @@ from functools import cache
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import ScratchRequest
+from arenalens.builds.build import COMPRESSION, HOST, Build, allocator_name
 from arenalens.ir import Model, Tensor
 from arenalens.runtimes.tflm import structs, temp_overlap
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import COMPRESSION, HOST, Build, allocator_name
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
     Event,

@@ -42,7 +42,7 @@
  */
 
 /**
- * A TFLM build: the CPU, kernels and allocator the figures are for (tflm/build.py's
+ * A TFLM build: the CPU, kernels and allocator the figures are for (builds/build.py's
  * build_summary).
  * @typedef {object} Build
  * @property {string} name  "host", or "cortex-m7/cmsis-nn"

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.tflm.abi import Struct
-from arenalens.runtimes.tflm.build import Build
 from arenalens.tflite.custom_options import custom_options
 
 # TFLM fails a Prepare that requests more than this (kMaxScratchBuffersPerOp, micro_allocator.cc).

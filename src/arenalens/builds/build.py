@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.builds.abi import ILP32, LP64, Abi
 from arenalens.errors import UsageError
-from arenalens.runtimes.tflm.abi import ILP32, LP64, Abi
 
 REFERENCE = "reference"
 CMSIS_NN = "cmsis-nn"
