@@ -36,7 +36,7 @@ from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.optimization import Optimization, optimize_model, prove_outputs
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
+from arenalens.builds.build import KernelLibrary
 from benchkit import SHARED, test_fixtures
 
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arenalens.builds.build import KernelLibrary
 from arenalens.examples.layers import Int8Network
 from arenalens.ir import Model, OfflinePlan
 from arenalens.planning.problem import align_up
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
 from arenalens.tflite.reader import load_model

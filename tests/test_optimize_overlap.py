@@ -9,11 +9,12 @@ from types import MappingProxyType
 import pytest
 
 from arenalens import load_model
+from arenalens.builds.build import KernelLibrary
 from arenalens.cli import main
 from arenalens.examples import example_bytes
 from arenalens.optimization import optimize_model, prove_outputs
 from arenalens.runtimes.tflm import overlap as tflm_overlap
-from arenalens.runtimes.tflm.access_rules import KernelLibrary, OverlapRule
+from arenalens.runtimes.tflm.access_rules import OverlapRule
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 
 # The goal for MLPerf Tiny VWW int8 and TFLM's person_detect: at most 40 KiB of head.

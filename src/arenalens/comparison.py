@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem
-from arenalens.builds.build import Build
+from arenalens.builds.build import Build, KernelLibrary
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import runtime_build
@@ -26,7 +26,6 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import apply_schedule
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.tflite.reader import load_model
 

@@ -40,7 +40,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
-from arenalens.builds.build import HOST, Build, as_build
+from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
 from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.pipeline import analyze
@@ -51,7 +51,6 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.overlap import (
     OverlapPair,

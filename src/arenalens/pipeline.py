@@ -29,7 +29,7 @@ from arenalens.tflite.reader import load_model
 
 if TYPE_CHECKING:
     # The overlap rules (and numpy under them) load only when overlaps are asked for.
-    from arenalens.runtimes.tflm.access_rules import KernelLibrary
+    from arenalens.builds.build import KernelLibrary
     from arenalens.runtimes.tflm.overlap import OverlapPair
 
 OVERLAP_PLANNER = "best"

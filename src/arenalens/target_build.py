@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arenalens.builds.build import HOST, Build, device_build
+from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, device_build
 from arenalens.errors import UsageError
 from arenalens.targets import Target
 
@@ -19,10 +19,12 @@ KERNELS_WHY = (
 
 def target_build(target: Target, *, cpu: str | None = None, kernels: str | None = None) -> Build:
     """A preset and any --cpu / --kernels given with it → the TFLM build to predict: the
-    options win, then the preset's core and default kernels; the host wheel for a core
-    without a 32-bit model."""
+    options win, then the preset's core and default kernels (named by the board); the host wheel
+    for a core without a 32-bit model."""
     if cpu is not None:
-        return device_build(cpu, kernels or target.kernels or "reference")
+        if kernels is not None:
+            return device_build(cpu, kernels)
+        return device_build(cpu, target.kernels, named_by=NAMED_BY_BOARD)
     if target.kernels is None:
         if kernels is not None:
             raise UsageError(
@@ -30,4 +32,6 @@ def target_build(target: Target, *, cpu: str | None = None, kernels: str | None 
                 f"32-bit model of; give --cpu to choose a Cortex-M core"
             )
         return HOST
-    return device_build(target.cpu, kernels or target.kernels)
+    if kernels is not None:
+        return device_build(target.cpu, kernels)
+    return device_build(target.cpu, target.kernels, named_by=NAMED_BY_BOARD)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.builds.build import (
     CPUS,
     KERNEL_LIBRARIES,
     Build,
+    KernelLibrary,
     kernel_library_named,
     select_build,
 )
@@ -21,9 +22,6 @@ from arenalens.jsontext import to_json
 from arenalens.target_build import target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
-
-if TYPE_CHECKING:
-    from arenalens.runtimes.tflm.access_rules import KernelLibrary
 
 EXAMPLE_PREFIX = "example:"
 
@@ -110,15 +108,10 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 def overlap_library(args: argparse.Namespace) -> KernelLibrary:
     """The kernel library whose access order --overlap respects: --kernels (default reference)."""
-    # The overlap rules (and numpy under them) load only for --overlap.
-    from arenalens.runtimes.tflm.access_rules import (  # noqa: PLC0415 - --overlap only
-        KernelLibrary,
-    )
-
     kernels = getattr(args, "kernels", None)
     if kernels is None:
         return KernelLibrary.REFERENCE
-    return KernelLibrary(kernel_library_named(kernels))
+    return kernel_library_named(kernels)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

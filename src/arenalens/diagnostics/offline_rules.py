@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from arenalens.builds.build import KernelLibrary
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
@@ -22,7 +23,6 @@ from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
 from arenalens.names import short_name
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
 from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps

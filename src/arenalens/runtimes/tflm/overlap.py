@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.builds.build import HOST
+from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, KernelLibrary
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES
 from arenalens.runtimes.tflm.access_rules_cmsis import cmsis_nn_rule
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 
