@@ -106,11 +106,15 @@ def _single_target(args: argparse.Namespace) -> Target | None:
     return get_target(name)
 
 
-def overlap_library(args: argparse.Namespace) -> KernelLibrary:
-    """The kernel library whose access order --overlap respects: --kernels (default reference)."""
+def overlap_library(args: argparse.Namespace) -> KernelLibrary | None:
+    """Another kernel library whose access order --overlap must respect, or None for the selected
+    build's own (`selected_build`): --kernels names one only when no core names the build
+    (--kernels cmsis-nn alone: the wheel's figures, overlaps that hold on CMSIS-NN too)."""
     kernels = getattr(args, "kernels", None)
-    if kernels is None:
-        return KernelLibrary.REFERENCE
+    if kernels is None or getattr(args, "cpu", None) is not None:
+        return None
+    if _single_target(args) is not None and getattr(args, "runtime", "tflm") == "tflm":
+        return None  # the board's build carries --kernels
     return kernel_library_named(kernels)
 
 

@@ -183,7 +183,7 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
-    overlap: KernelLibrary | None = None,
+    overlap: bool | KernelLibrary | None = None,
     build: Build | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
@@ -315,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
-    overlap = overlap_library(args) if args.overlap else None
+    overlap = (overlap_library(args) or True) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,

@@ -37,7 +37,7 @@ def reorder_for_runtime(
     is the TFLM build whose scratch counts (None: the x86-64 wheel).
     """
     rules = get_runtime(runtime)
-    arena = rules.arenas(model, **rules.with_build(as_build(build)))[0]
+    arena = rules.arenas(model, as_build(build))[0]
     sizes: dict[int, int] = {}
     extra: dict[int, int] = {}
     nested: dict[int, int] = {}
