@@ -25,7 +25,7 @@ def target_build(target: Target, *, cpu: str | None = None, kernels: str | None 
         if kernels is not None:
             return device_build(cpu, kernels)
         return device_build(cpu, target.kernels, named_by=NAMED_BY_BOARD)
-    if target.kernels is None:
+    if target.build_cpu is None or target.kernels is None:
         if kernels is not None:
             raise UsageError(
                 f"--kernels: {target.name} has a {target.cpu} core, which arenalens has no "
@@ -33,5 +33,5 @@ def target_build(target: Target, *, cpu: str | None = None, kernels: str | None 
             )
         return HOST
     if kernels is not None:
-        return device_build(target.cpu, kernels)
-    return device_build(target.cpu, target.kernels, named_by=NAMED_BY_BOARD)
+        return device_build(target.build_cpu, kernels)
+    return device_build(target.build_cpu, target.kernels, named_by=NAMED_BY_BOARD)

@@ -360,7 +360,7 @@ def render_targets(
     tables = []
     for title, targets in (("boards (--target NAME)", boards), ("chips (--target NAME)", chips)):
         table = Table(title=title, title_justify="left", header_style="bold")
-        table.add_column("name")
+        table.add_column("name", no_wrap=True)  # the spelling to type: never cut
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")
