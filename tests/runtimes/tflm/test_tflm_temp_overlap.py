@@ -9,13 +9,9 @@ from arenalens.planning.registry import run_planner
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import plan_facts
 from arenalens.runtimes.tflm.kernels.base import OverTemps, TempField
-from arenalens.runtimes.tflm.setup import (
-    HOST_64,
-    minimal_arena_size,
-    replay,
-    setup_sequence,
-    setups_with_resources,
-)
+from arenalens.runtimes.tflm.setup import setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup_layout import HOST_64
+from arenalens.runtimes.tflm.setup_replay import minimal_arena_size, replay
 from arenalens.runtimes.tflm.temp_overlap import (
     AFFINE,
     TENSOR,

@@ -24,16 +24,9 @@ from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import (
-    PlanFacts,
-    RuntimeLayout,
-    SetupOutcome,
-    layout_for,
-    minimal_arena_size,
-    replay,
-    setup_sequence,
-    setups_with_resources,
-)
+from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
+from arenalens.runtimes.tflm.setup_replay import SetupOutcome, minimal_arena_size, replay
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 from arenalens.units import format_bytes_exact
