@@ -14,6 +14,18 @@ from arenalens.cli import COMMANDS
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "arenalens"
 MAX_LINES = 800
 # Modules still named like a standard library module, each with the reason it is not renamed yet.
+# Import cycles that exist today, each with the stream removing it; the guard fails on any other.
+KNOWN_CYCLES: list[list[str]] = [
+    # The kernel registry imports the CMSIS-NN rules, whose fully connected rule evaluates the
+    # reference rule through kernels.setups (an in-function import), which imports the registry.
+    # Issue 22's kernel-object stream removes it, and empties this list.
+    [
+        "arenalens.runtimes.tflm.kernels.cmsis_nn",
+        "arenalens.runtimes.tflm.kernels.cmsis_nn.fully_connected",
+        "arenalens.runtimes.tflm.kernels.registry",
+        "arenalens.runtimes.tflm.kernels.setups",
+    ],
+]
 STDLIB_NAMES_PENDING = {
     # TFLM's signal library's kernels; kernels/ is being rewritten by other engineers right now.
     "arenalens.runtimes.tflm.kernels.signal": "rename to signal_library.py when kernels/ is free",
@@ -39,34 +51,63 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
-def _imports(path: Path, module: str, *, top_level_only: bool) -> Iterator[str]:
+def _is_type_checking(node: ast.If) -> bool:
+    """`if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports for the type checker only."""
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(nodes: list[ast.stmt], *, top_level_only: bool) -> Iterator[ast.stmt]:
+    """The import statements that run: at the top level only, or also inside functions, classes
+    and any other block; never those under `if TYPE_CHECKING:`."""
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and _is_type_checking(node):
+            yield from _import_nodes(node.orelse, top_level_only=top_level_only)
+        elif not top_level_only:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    yield from _import_nodes([child], top_level_only=False)
+
+
+def _imports(
+    path: Path, module: str, modules: dict[str, Path], *, top_level_only: bool
+) -> set[str]:
+    """The package's modules one module imports: `from package import submodule` reaches the
+    submodule, `from module import name` the module that defines (or re-exports) the name."""
     tree = ast.parse(path.read_text())
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    for node in nodes:
+    found: set[str | None] = set()
+    for node in _import_nodes(tree.body, top_level_only=top_level_only):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            found.update(_resolve(alias.name, modules) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{anchor}.{base}" if base else anchor
-            yield base
-            yield from (f"{base}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.add(submodule if submodule in modules else _resolve(base, modules))
+    return {name for name in found if name is not None and name.startswith("arenalens")}
 
 
 def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
+    """Module → the modules it imports. Importing a submodule runs its parent packages first,
+    but that is Python's order, not a dependency: edges to a module's own ancestors are left out
+    (a package's __init__ importing its submodules is kept: that is a real edge)."""
     modules = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        targets = set()
-        for imported in _imports(path, name, top_level_only=top_level_only):
-            if imported.startswith("arenalens"):
-                resolved = _resolve(imported, modules)
-                if resolved is not None and resolved != name:
-                    targets.add(resolved)
-        graph[name] = targets
-    return graph
+    return {
+        name: {
+            target
+            for target in _imports(path, name, modules, top_level_only=top_level_only)
+            if target != name and not name.startswith(target + ".")
+        }
+        for name, path in modules.items()
+    }
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -106,16 +147,32 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _is_parent_package(first: str, second: str) -> bool:
-    return second.startswith(first + ".") or first.startswith(second + ".")
-
-
 def test_no_import_cycle_between_modules() -> None:
-    graph = _graph(top_level_only=True)
-    # A package's __init__ importing its own submodules is not a cycle between peers.
-    for name, targets in graph.items():
-        graph[name] = {t for t in targets if not _is_parent_package(name, t)}
-    assert _cycles(graph) == []
+    """No cycle through any import that runs: top-level ones, and those inside functions (a
+    function-level import hides a cycle from Python's loader, not from the design)."""
+    assert _cycles(_graph(top_level_only=False)) == KNOWN_CYCLES
+
+
+def test_the_cycle_guard_sees_imports_inside_functions(tmp_path: Path) -> None:
+    module = tmp_path / "example.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from arenalens.ir import Model\n"
+        "def load():\n"
+        "    from arenalens.planning import checker\n"
+        "    if True:\n"
+        "        import arenalens.units\n"
+    )
+    modules = _modules()
+    found = _imports(module, "arenalens.example", modules, top_level_only=False)
+    assert found == {"arenalens.planning.checker", "arenalens.units"}  # not the type-only one
+    assert _imports(module, "arenalens.example", modules, top_level_only=True) == set()
+
+
+def test_no_import_cycle_at_import_time() -> None:
+    """Top-level imports alone have no cycle at all, the known one included."""
+    assert _cycles(_graph(top_level_only=True)) == []
 
 
 def test_no_module_is_longer_than_the_limit() -> None:
