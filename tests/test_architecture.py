@@ -1,5 +1,7 @@
-"""Architecture rules: no import cycle, no module over 800 lines, nothing shipped unused, no
-module named like a standard library module, one home for ideas that were once copied."""
+"""Architecture rules: no import cycle (imports inside functions included), no module over 800
+lines, nothing shipped unused, no module named like a standard library module, one home for ideas
+that were once copied (settings, byte text, refusal wording), each guard checked against the
+spellings it must catch."""
 
 from __future__ import annotations
 
@@ -219,11 +221,130 @@ def _modules_whose_text_matches(pattern: str) -> set[str]:
     return {name for name, path in _modules().items() if re.search(pattern, path.read_text())}
 
 
-def test_one_home_for_settings_byte_text_and_refusal_helpers() -> None:
-    """Planner and reorderer settings are read from signatures by the registry only; exact byte
-    counts are written by units.format_bytes_exact only; TFLM's failed checks are worded by
-    kernels/refusals.py (copies of each drifted apart before)."""
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the docstring nodes of a module and of its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            found.add(id(first.value))
+    return found
+
+
+def _string_texts(tree: ast.Module) -> Iterator[tuple[int, str, ast.AST]]:
+    """Every string the code builds, docstrings left out: constants as they are, f-strings with
+    each formatted value as '{}' (line, text, node)."""
+    skip = _docstrings(tree)
+    inside_fstrings = {
+        id(value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr)
+        for value in node.values
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(
+                value.value if isinstance(value, ast.Constant) else "{}" for value in node.values
+            )
+            yield node.lineno, text, node
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in skip | inside_fstrings
+        ):
+            yield node.lineno, node.value, node
+
+
+# A number followed by a byte unit: ' B', ' bytes', ' KiB' ... (units.py writes these).
+_BYTE_UNIT = re.compile(r"^\s*(B|bytes?|KiB|MiB|GiB|KB|MB)\b")
+# The same in a str.format template: '{:,} B', '{n} KiB'.
+_BYTE_TEMPLATE = re.compile(r"\{[^{}]*\}\s*(B|bytes?|KiB|MiB|GiB)\b")
+# Formatted values that are text, not a number, before the word 'bytes' (a verify row's name:
+# "tensor 3 offset bytes").
+TEXT_BEFORE_BYTE_UNIT = {"label"}
+
+
+def _byte_texts(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Where a module writes a byte count with its unit itself: an f-string value (any format
+    spec: '{n:,}', '{n:>9,}', '{n}') followed by a unit, or a str.format template doing the same."""
+    for line, text, node in _string_texts(tree):
+        if isinstance(node, ast.JoinedStr):
+            values = node.values
+            for value, after in zip(values, [*values[1:], None], strict=True):
+                if not isinstance(value, ast.FormattedValue) or not isinstance(after, ast.Constant):
+                    continue
+                if ast.unparse(value.value) in TEXT_BEFORE_BYTE_UNIT:
+                    continue
+                if _BYTE_UNIT.match(str(after.value)):
+                    yield line, ast.unparse(node)
+        elif _BYTE_TEMPLATE.search(text):
+            yield line, text
+
+
+def test_byte_counts_are_written_by_units_only() -> None:
+    """Every byte count a user reads is written by units.format_bytes_exact ('73,728 B') or
+    format_bytes_short ('72 KiB'), whatever the format spec or the word for the unit: copies
+    drifted apart before ('73728 bytes', '73,728 bytes', right-aligned '   73,728 B')."""
+    found = {
+        f"{name}:{line}: {text}"
+        for name, path in _modules().items()
+        if name != "arenalens.units"
+        for line, text in _byte_texts(ast.parse(path.read_text()))
+    }
+    assert found == set()
+
+
+def test_the_byte_guard_sees_every_spelling() -> None:
+    source = (
+        'a = f"{n:,} B"\nb = f"{n:>9,} B"\nc = f"({n} bytes)"\nd = f"{n / 1024:.1f} KiB"\n'
+        'e = "{:,} B".format(n)\nf = f"{label} bytes"\ng = f"{n:,} entries"\n'
+    )
+    assert [line for line, _ in _byte_texts(ast.parse(source))] == [1, 2, 3, 4, 5]
+
+
+# Kernel modules that still word a failed TFLM check themselves; issue 22's kernel-object stream
+# moves them to kernels/refusals.py (and empties this set).
+REFUSAL_WORDING_PENDING = {
+    "arenalens.runtimes.tflm.kernels.arithmetic",
+    "arenalens.runtimes.tflm.kernels.cmsis_nn.checks",
+    "arenalens.runtimes.tflm.kernels.cmsis_nn.fully_connected",
+    "arenalens.runtimes.tflm.kernels.compression",
+    "arenalens.runtimes.tflm.kernels.conv",
+    "arenalens.runtimes.tflm.kernels.elementwise",
+    "arenalens.runtimes.tflm.kernels.fully_connected",
+    "arenalens.runtimes.tflm.kernels.quantize",
+}
+# TF_LITE_ENSURE's and TF_LITE_ENSURE_EQ's messages: "<cond> was not true.", "a != b (x != y)".
+_REFUSAL_TEXT = re.compile(r"was not true|\S+ != \S+ \(\S+ != \S+\)")
+
+
+def _refusal_texts(tree: ast.Module) -> Iterator[int]:
+    """Lines that word a failed TFLM check (in any string the code builds, f-strings included)."""
+    for line, text, _ in _string_texts(tree):
+        if _REFUSAL_TEXT.search(text):
+            yield line
+
+
+def test_one_home_for_settings_and_refusal_helpers() -> None:
+    """Planner and reorderer settings are read from signatures by the registry only; TFLM's
+    failed checks are worded by kernels/refusals.py, wherever the words are built (copies of
+    each drifted apart before)."""
     assert _modules_whose_text_matches(r"inspect\.signature") == {"arenalens.registry"}
-    assert _modules_whose_text_matches(r":,\} B\b") == {"arenalens.units"}
     refusals = "arenalens.runtimes.tflm.kernels.refusals"
     assert _modules_whose_text_matches(r"\ndef (not_true|not_equal)\(") == {refusals}
+    wording = {
+        name
+        for name, path in _modules().items()
+        if any(_refusal_texts(ast.parse(path.read_text())))
+    }
+    assert wording - {refusals} == REFUSAL_WORDING_PENDING
+
+
+def test_the_refusal_guard_sees_every_spelling() -> None:
+    source = (
+        '"""A docstring may say: x was not true."""\n'
+        'a = "x > 0 was not true."\nb = f"{file} {cond} was not true."\n'
+        'c = f"{file} {left} != {right} ({x} != {y})"\nd = f"{a} != {b}"\n'
+    )
+    assert list(_refusal_texts(ast.parse(source))) == [2, 3, 4]

@@ -56,6 +56,7 @@ from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
+from arenalens.units import format_bytes_exact
 
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
@@ -295,8 +296,8 @@ def _check_written(data: bytes, candidate: Candidate, source: str, build: Build)
     head = run_planner(arena.runtime_planner, arena.problem).arena_size
     if head != candidate.predicted_head:
         raise PlanError(
-            f"{source}: the rewritten file predicts a head of {head} bytes, "
-            f"not the planned {candidate.predicted_head}"
+            f"{source}: the rewritten file predicts a head of {format_bytes_exact(head)}, "
+            f"not the planned {format_bytes_exact(candidate.predicted_head)}"
         )
 
 

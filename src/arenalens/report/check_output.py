@@ -275,7 +275,7 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
         lines.extend(
             Text.assemble(
                 f"  {_build_label(check):<{label_width}}  ",
-                (f"{check.required_bytes:>9,} B", "bold cyan"),
+                (format_bytes_exact(check.required_bytes).rjust(11), "bold cyan"),
                 f" ({format_bytes_short(check.required_bytes)})",
                 (" estimate", "yellow") if check.declared.is_estimate else "",
             )
