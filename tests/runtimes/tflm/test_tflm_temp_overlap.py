@@ -20,7 +20,7 @@ from arenalens.runtimes.tflm.temp_overlap import (
     resolve,
 )
 from arenalens.tflite.reader import parse_model
-from tests.conformance.cases.nn import batch_matmul, lstm
+from tests.conformance.cases.nn.recurrent import batch_matmul, lstm
 
 
 def test_tflite_tensor_members_by_hand() -> None:
