@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from arenalens.builds.build import COMPRESSION, HOST, Build, allocator_name
+from arenalens.builds.build import COMPRESSION, HOST, Build, build_title
 from arenalens.runtimes.tflm import structs
 from arenalens.runtimes.tflm.abi import Struct
 
@@ -53,7 +53,7 @@ LINEAR_PLANNER_CAPACITY = structs.LINEAR_PLANNER_CAPACITY
 class RuntimeLayout:
     """Struct sizes of one TFLM build: what the runtime's own bookkeeping costs, in bytes."""
 
-    name: str
+    name: str  # the build, as build_title names it
     pointer_bytes: int
     struct_alignment: int  # alignof of every runtime struct below (none holds a 64-bit scalar)
     # The arena allocator, the memory planner and the MicroAllocator, as Create places them:
@@ -103,7 +103,7 @@ def layout_for(build: Build) -> RuntimeLayout:
         allocator = structs.SINGLE_ARENA_BUFFER_ALLOCATOR
         micro_allocator = structs.MICRO_ALLOCATOR
     return RuntimeLayout(
-        name=_layout_name(build),
+        name=build_title(build),
         pointer_bytes=abi.pointer_bytes,
         struct_alignment=max(item.layout(abi, features)[1] for item in structs.RUNTIME_STRUCTS),
         allocator_objects=size(allocator)
@@ -126,12 +126,6 @@ def layout_for(build: Build) -> RuntimeLayout:
         + size(structs.MICRO_ALLOCATOR),
         assumptions=_layout_assumptions(build),
     )
-
-
-def _layout_name(build: Build) -> str:
-    if build == HOST:
-        return "x86-64 host (tflite_micro pip package)"
-    return f"{build.title} ({build.abi.name}, {allocator_name(build)})"
 
 
 def _layout_assumptions(build: Build) -> tuple[str, ...]:
