@@ -15,11 +15,11 @@ computes struct sizes from field lists (`abi.Struct`), so one rule serves the 64
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arenalens.builds.build import Build
+from arenalens.builds.build import REFERENCE, Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.tflm.abi import Struct
@@ -220,6 +220,43 @@ class KernelContext:
 
 Events = Sequence[Event]
 RuleFunction = Callable[[KernelContext], Events]
+# (operator, the input slots holding the input, the output position) → the minimal
+# offset(input) - offset(output) that keeps every later read intact, or None where the trace
+# does not apply to these shapes (the operator then gets no overlap).
+DistanceFunction = Callable[[KernelContext, frozenset[int], int], "int | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class AccessOrder:
+    """The order a kernel writes its output and reads its data inputs, as far as letting the
+    output start below a dying input goes (`access_order` builds the traces, `overlap` pairs the
+    tensors): the access pattern reports name, the loops' sources, the input slots that may be
+    overlapped (None: every one; shape, axis and parameter inputs never), the distance."""
+
+    pattern: str
+    source: str  # the kernel and reference/*.h files whose loops the trace follows
+    data_inputs: tuple[int, ...] | None
+    distance: DistanceFunction
+
+
+@dataclass(frozen=True, slots=True)
+class NoOverlap:
+    """The kernel's output may never share bytes with an input, and why (it re-reads its input,
+    keeps state, writes before it reads, or nobody has traced its loops)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AccessByPath:
+    """A library kernel whose loops depend on the operator (its types, shapes, the core's code
+    path): `choose` gives the order of the path this operator takes, or None where the library
+    runs the reference kernel's code for it (CMSIS-NN's float paths)."""
+
+    choose: Callable[[KernelContext], AccessOrder | NoOverlap | None]
+
+
+Access = AccessOrder | NoOverlap | AccessByPath
 
 
 def no_events(context: KernelContext) -> Events:
@@ -253,7 +290,9 @@ def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
 
 @dataclass(frozen=True)
 class KernelRule:
-    """One registered kernel: its source, parsed options, and its Init and Prepare events."""
+    """One registered kernel: its source, parsed options, its Init and Prepare events, and the
+    order it reads and writes its tensors (`access`: whether its output may slide over an
+    input)."""
 
     opcode: str
     source: str  # kernel file(s) under tflite-micro tensorflow/lite/micro/kernels/
@@ -262,6 +301,11 @@ class KernelRule:
     prepare: RuleFunction = inputs_then_outputs
     # False while the rule still holds numbers fitted on one build (see `Fixed`).
     derived: bool = True
+    # Every kernel says it: an order traced from its loops, or why its output never overlaps.
+    access: Access = field(kw_only=True)
+    library: str = field(default=REFERENCE, kw_only=True)  # whose kernel: Build.kernels names
+    # A library's kernel embeds the reference one (`variant`): the rule it was made from.
+    reference: KernelRule | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     def builtin_bytes(self, context: KernelContext) -> tuple[int, int] | None:
         """(size, alignment) of the parsed options on this build; None for custom operators."""
@@ -271,6 +315,29 @@ class KernelRule:
         if isinstance(data, Fixed):
             return data.nbytes, data.alignment
         return data.layout(context.build.abi, context.build.features)
+
+
+def variant(reference: KernelRule, *, library: str, source: str, **changes: Any) -> KernelRule:
+    """A kernel library's kernel for the reference kernel's operator: the reference rule with
+    only what differs replaced (its Init, Prepare, access order, ...), as TFLM's
+    `cmsis_nn/conv.cc` embeds `OpDataConv` and calls the reference Prepare helpers. What is not
+    replaced (builtin data, access order, ...) is the reference kernel's."""
+    if reference.library != REFERENCE:
+        raise ValueError(f"{reference.opcode}: a variant embeds a reference rule")
+    return replace(reference, source=source, library=library, reference=reference, **changes)
+
+
+@dataclass(frozen=True)
+class OptimizedKernels:
+    """A kernel library TFLM builds with `OPTIMIZED_KERNEL_DIR=<dir>`: the operators whose
+    kernel it takes from that directory (`replaces`) and arenalens's rule for each (`rules`,
+    every one a `variant` of the reference rule). An operator it replaces without a rule here
+    keeps the reference rule, as an estimate (`registry.stands_in`)."""
+
+    name: str  # as `Build.kernels` spells it
+    title: str
+    replaces: frozenset[str]
+    rules: Mapping[str, KernelRule]
 
 
 def rule_table(*rules: KernelRule) -> dict[str, KernelRule]:

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import REREADS_INPUT
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Persistent,
     TempField,
@@ -209,5 +211,6 @@ RULES = (
         BATCH_MATMUL_PARAMS,
         op_data(OP_DATA_BATCH_MATMUL),
         _prepare,
+        access=NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
     ),
 )

@@ -9,7 +9,14 @@ skips, by design.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import Event, Events, KernelContext, KernelRule, temps
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    NoOverlap,
+    temps,
+)
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal
 
@@ -47,5 +54,6 @@ RULES = (
         None,
         op_data(OP_DATA_CIRCULAR_BUFFER, "OpDataCircularBuffer"),
         _prepare,
+        access=NoOverlap("keeps state"),
     ),
 )

@@ -25,6 +25,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Persistent,
     Refusal,
@@ -182,5 +183,6 @@ RULES = (
         "decode_state_huffman.cc",
         None,
         prepare=_prepare,
+        access=NoOverlap("not analysed"),
     ),
 )

@@ -13,6 +13,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Persistent,
     TempField,
@@ -71,4 +72,8 @@ def _prepare(context: KernelContext) -> Events:
     return found
 
 
-RULES = (KernelRule("CUMSUM", "cumsum.cc", CUMSUM_PARAMS, prepare=_prepare),)
+RULES = (
+    KernelRule(
+        "CUMSUM", "cumsum.cc", CUMSUM_PARAMS, prepare=_prepare, access=NoOverlap("not analysed")
+    ),
+)

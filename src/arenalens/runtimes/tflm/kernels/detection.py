@@ -15,6 +15,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Scratch,
     temps,
 )
@@ -90,5 +91,6 @@ RULES = (
         None,
         op_data(OP_DATA_DETECTION),
         _prepare,
+        access=NoOverlap("not analysed"),
     ),
 )

@@ -12,6 +12,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Scratch,
     temps,
 )
@@ -33,4 +34,13 @@ def _prepare(context: KernelContext) -> Events:
     ]
 
 
-RULES = (KernelRule("CUSTOM:ethos-u", "ethos_u/ethosu.cc", None, op_data(_OP_DATA), _prepare),)
+RULES = (
+    KernelRule(
+        "CUSTOM:ethos-u",
+        "ethos_u/ethosu.cc",
+        None,
+        op_data(_OP_DATA),
+        _prepare,
+        access=NoOverlap("runs on the NPU"),
+    ),
+)

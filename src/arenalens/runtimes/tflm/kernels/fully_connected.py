@@ -16,11 +16,13 @@ from __future__ import annotations
 from arenalens.builds.build import COMPRESSION, WHEEL_SOURCES
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.access_order import REREADS_INPUT
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Refusal,
     Scratch,
@@ -189,5 +191,6 @@ RULES = (
         FULLY_CONNECTED_PARAMS,
         op_data(OP_DATA_FULLY_CONNECTED),
         _prepare,
+        access=NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
     ),
 )

@@ -8,6 +8,7 @@ flatbuffer_conversions.cc (ParseCast, allocated even without a CastOptions table
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
@@ -117,13 +118,16 @@ def _cast(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule("CAST", "cast.cc", _CAST_PARAMS, no_events, _cast),
+    KernelRule(
+        "CAST", "cast.cc", _CAST_PARAMS, no_events, _cast, access=same_index("cast.cc copyCast")
+    ),
     KernelRule(
         "DEQUANTIZE",
         "dequantize.cc, dequantize_common.cc",
         None,
         op_data(_DEQUANTIZE_OP_DATA),
         _dequantize,
+        access=same_index("dequantize.cc, reference/dequantize.h"),
     ),
     KernelRule(
         "QUANTIZE",
@@ -131,5 +135,6 @@ RULES = (
         None,
         op_data(_QUANTIZE_OP_DATA),
         _quantize,
+        access=same_index("quantize_common.cc, reference/quantize.h, requantize.h"),
     ),
 )

@@ -15,6 +15,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Refusal,
     Scratch,
@@ -365,6 +366,14 @@ RULES = (
         LSTM_PARAMS,
         op_data(OP_DATA_LSTM),
         _lstm,
+        access=NoOverlap("re-reads inputs every time step (lstm_eval.cc)"),
     ),
-    KernelRule("SVDF", "svdf.cc, svdf_common.cc", SVDF_PARAMS, op_data(OP_DATA_SVDF), _svdf),
+    KernelRule(
+        "SVDF",
+        "svdf.cc, svdf_common.cc",
+        SVDF_PARAMS,
+        op_data(OP_DATA_SVDF),
+        _svdf,
+        access=NoOverlap("keeps state and re-reads its input (svdf.cc)"),
+    ),
 )

@@ -5,6 +5,11 @@ python_ops_resolver.cc) registers; the Cortex-M probes register the same set. An
 it has no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get
 registration from op code"). `ethos-u` is listed by the resolver but its registration function
 returns null outside Ethos-U builds, so it is not registered.
+
+`REFERENCE_KERNELS` holds the reference kernels' rules, one per family module; `LIBRARIES` the
+kernel libraries a build may select (`Build.kernels`), each a package of variant rules
+(`kernels/cmsis_nn/`). A build's rule for an operator is its library's variant, else the
+reference rule.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from arenalens.runtimes.tflm.kernels import (
     arithmetic,
     batch_matmul,
     circular_buffer,
+    cmsis_nn,
     compression,
     control_flow,
     conv,
@@ -41,8 +47,7 @@ from arenalens.runtimes.tflm.kernels import (
     softmax,
     variables,
 )
-from arenalens.runtimes.tflm.kernels import cmsis_nn as cmsis_nn_rules
-from arenalens.runtimes.tflm.kernels.base import KernelRule, rule_table
+from arenalens.runtimes.tflm.kernels.base import KernelRule, OptimizedKernels, rule_table
 
 _BUILTINS = (
     "ABS", "ADD", "ADD_N", "ARG_MAX", "ARG_MIN", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D",
@@ -100,18 +105,8 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
         *variables.RULES,
     )
 )
-CMSIS_NN_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
-    rule_table(*cmsis_nn_rules.RULES, *cmsis_nn_rules.rules_from_reference(REFERENCE_KERNELS))
-)
-# Operators whose kernel a CMSIS-NN build takes from TFLM's kernels/cmsis_nn/ (add.cc, conv.cc,
-# ... : every generic Register_* there); the others keep the reference kernel.
-CMSIS_NN_OPCODES: frozenset[str] = frozenset(
-    {
-        "ADD", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CONV_2D", "DEPTHWISE_CONV_2D",
-        "FULLY_CONNECTED", "MAXIMUM", "MAX_POOL_2D", "MINIMUM", "MUL", "PAD", "PADV2", "SOFTMAX",
-        "SVDF", "TRANSPOSE", "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    }
-)  # fmt: skip
+# Kernel libraries by the name `Build.kernels` gives them: one line per library package.
+LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType({CMSIS_NN: cmsis_nn.KERNELS})
 
 
 def is_registered(opcode: str) -> bool:
@@ -120,17 +115,23 @@ def is_registered(opcode: str) -> bool:
 
 
 def stands_in(opcode: str, build: Build) -> bool:
-    """True when this build runs a CMSIS-NN kernel for the operator but arenalens has only the
+    """True when this build runs a library kernel for the operator but arenalens has only the
     reference kernel's rule for it (its bytes are then an estimate)."""
-    return (
-        build.kernels == CMSIS_NN and opcode in CMSIS_NN_OPCODES and opcode not in CMSIS_NN_KERNELS
-    )
+    library = LIBRARIES.get(build.kernels)
+    return library is not None and opcode in library.replaces and opcode not in library.rules
+
+
+def library_rule(opcode: str, library: str) -> KernelRule | None:
+    """The rule for the kernel a build with this kernel library runs for an operator (its
+    variant, else the reference kernel's); None when arenalens has none."""
+    kernels = LIBRARIES.get(library)
+    if kernels is not None:
+        rule = kernels.rules.get(opcode)
+        if rule is not None:
+            return rule
+    return REFERENCE_KERNELS.get(opcode)
 
 
 def rule_for(opcode: str, build: Build) -> KernelRule | None:
     """The rule for the kernel this build runs for an operator; None when arenalens has none."""
-    if build.kernels == CMSIS_NN:
-        rule = CMSIS_NN_KERNELS.get(opcode)
-        if rule is not None:
-            return rule
-    return REFERENCE_KERNELS.get(opcode)
+    return library_rule(opcode, build.kernels)

@@ -24,6 +24,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Persistent,
     Refusal,
     RuleFunction,
@@ -339,7 +340,15 @@ def _window(context: KernelContext) -> Events:
 
 
 def signal_rule(name: str, source: str, init: RuleFunction, prepare: RuleFunction) -> KernelRule:
-    return KernelRule(f"CUSTOM:{name}", SIGNAL_SOURCES + source, None, init, prepare)
+    """A signal-library kernel's rule: none of them lets its output overlap an input."""
+    return KernelRule(
+        f"CUSTOM:{name}",
+        SIGNAL_SOURCES + source,
+        None,
+        init,
+        prepare,
+        access=NoOverlap("signal-library kernel: custom layouts, some keep state"),
+    )
 
 
 def _no_init(context: KernelContext) -> Events:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import SOFTMAX_LOOPS, SOFTMAX_ROWS, same_index_distance
 from arenalens.runtimes.tflm.kernels.base import (
+    AccessOrder,
     Event,
     Events,
     KernelContext,
@@ -151,6 +153,12 @@ def _log_softmax(context: KernelContext) -> Events:
     return found
 
 
+# A row is read whole (its maximum, its sum) before any of its outputs is written, then each
+# output reads its own element: the trace of "same index".
+SOFTMAX_ACCESS = AccessOrder(
+    SOFTMAX_ROWS, "softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
+)
+
 RULES = (
     KernelRule(
         "SOFTMAX",
@@ -158,6 +166,15 @@ RULES = (
         SOFTMAX_PARAMS,
         op_data(SOFTMAX_OP_DATA),
         _softmax,
+        access=SOFTMAX_ACCESS,
     ),
-    KernelRule("LOG_SOFTMAX", "log_softmax.cc", None, prepare=_log_softmax),
+    KernelRule(
+        "LOG_SOFTMAX",
+        "log_softmax.cc",
+        None,
+        prepare=_log_softmax,
+        access=AccessOrder(
+            SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
+        ),
+    ),
 )

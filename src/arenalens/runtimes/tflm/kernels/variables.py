@@ -14,6 +14,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Persistent,
     no_events,
     temps,
@@ -47,6 +48,8 @@ def _assign_variable(context: KernelContext) -> Events:
     return refused or temps(context, ("in", 1))
 
 
+_RESOURCE = NoOverlap("resource variables")
+
 RULES = (
     KernelRule(
         "ASSIGN_VARIABLE",
@@ -54,10 +57,16 @@ RULES = (
         None,
         _assign_variable_init,
         _assign_variable,
+        access=_RESOURCE,
     ),
-    KernelRule("READ_VARIABLE", "read_variable.cc", None, prepare=_read_variable),
+    KernelRule("READ_VARIABLE", "read_variable.cc", None, prepare=_read_variable, access=_RESOURCE),
     # Prepare binds the output to the id in its OpData (never planned: arena.py).
     KernelRule(
-        "VAR_HANDLE", "var_handle.cc", _VAR_HANDLE_PARAMS, op_data(_VAR_HANDLE_OP_DATA), no_events
+        "VAR_HANDLE",
+        "var_handle.cc",
+        _VAR_HANDLE_PARAMS,
+        op_data(_VAR_HANDLE_OP_DATA),
+        no_events,
+        access=_RESOURCE,
     ),
 )

@@ -11,6 +11,7 @@ request them as scratch instead).
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
@@ -20,15 +21,17 @@ from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
-    KernelRule,
     OverTemps,
     Persistent,
     Refusal,
     Scratch,
     TempField,
+    rule_table,
     temps,
+    variant,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
 from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     UNSUPPORTED_INPUT,
@@ -322,18 +325,20 @@ def _batch_matmul_checks(
 
 
 RULES = (
-    KernelRule(
-        "FULLY_CONNECTED",
-        "cmsis_nn/fully_connected.cc, fully_connected_common.cc",
-        FULLY_CONNECTED_PARAMS,
-        op_data(CMSIS_OP_DATA_FULLY_CONNECTED),
-        _fully_connected,
+    variant(
+        rule_table(*reference_fully_connected.RULES)["FULLY_CONNECTED"],
+        library=CMSIS_NN,
+        source="cmsis_nn/fully_connected.cc, fully_connected_common.cc",
+        init=op_data(CMSIS_OP_DATA_FULLY_CONNECTED),
+        prepare=_fully_connected,
+        access=NOT_ANALYSED,
     ),
-    KernelRule(
-        "BATCH_MATMUL",
-        "cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
-        reference_matmul.BATCH_MATMUL_PARAMS,
-        op_data(CMSIS_OP_DATA_BATCH_MATMUL),
-        _batch_matmul,
+    variant(
+        rule_table(*reference_matmul.RULES)["BATCH_MATMUL"],
+        library=CMSIS_NN,
+        source="cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
+        init=op_data(CMSIS_OP_DATA_BATCH_MATMUL),
+        prepare=_batch_matmul,
+        access=NOT_ANALYSED,
     ),
 )

@@ -15,21 +15,25 @@ for three scratch buffers instead of four, and needs constant weights and biases
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
     Events,
     KernelContext,
-    KernelRule,
     OverTemps,
     Persistent,
     Refusal,
     Scratch,
+    rule_table,
     temps,
+    variant,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
 from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     TYPE_NUMBERS,
@@ -43,11 +47,7 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.common import ARITHMETIC_PARAMS, op_data, per_channel_arrays
-from arenalens.runtimes.tflm.kernels.recurrent import (
-    FULLY_CONNECTED_PARAMS,
-    LSTM_PARAMS,
-    SVDF_PARAMS,
-)
+from arenalens.runtimes.tflm.kernels.recurrent import FULLY_CONNECTED_PARAMS
 
 # cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SIZE builds add `int scratch_weight_tensor_index`
 # after scratch_tensor_index).
@@ -346,13 +346,23 @@ def _gate_parameters(context: KernelContext) -> list[Event]:
     return found
 
 
+_REFERENCE = rule_table(*reference_recurrent.RULES)
+
 RULES = (
-    KernelRule("SVDF", "cmsis_nn/svdf.cc", SVDF_PARAMS, op_data(CMSIS_OP_DATA_SVDF), _svdf),
-    KernelRule(
-        "UNIDIRECTIONAL_SEQUENCE_LSTM",
-        "cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
-        LSTM_PARAMS,
-        op_data(CMSIS_OP_DATA_LSTM),
-        _lstm,
+    variant(
+        _REFERENCE["SVDF"],
+        library=CMSIS_NN,
+        source="cmsis_nn/svdf.cc",
+        init=op_data(CMSIS_OP_DATA_SVDF),
+        prepare=_svdf,
+        access=NOT_ANALYSED,
+    ),
+    variant(
+        _REFERENCE["UNIDIRECTIONAL_SEQUENCE_LSTM"],
+        library=CMSIS_NN,
+        source="cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
+        init=op_data(CMSIS_OP_DATA_LSTM),
+        prepare=_lstm,
+        access=NOT_ANALYSED,
     ),
 )

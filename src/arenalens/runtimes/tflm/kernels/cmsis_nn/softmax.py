@@ -7,17 +7,21 @@ Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/softmax.cc with 
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
-    KernelRule,
     OverTemps,
     Persistent,
     Refusal,
+    rule_table,
     temps,
+    variant,
 )
+from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths, reads_no_later
 from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     UNSUPPORTED_INPUT,
     ensure,
@@ -27,7 +31,7 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
-from arenalens.runtimes.tflm.kernels.softmax import SOFTMAX_OP_DATA, SOFTMAX_PARAMS
+from arenalens.runtimes.tflm.kernels.softmax import SOFTMAX_OP_DATA
 
 CMSIS_SOFTMAX_OP_DATA = struct(
     "CMSISNNSoftmaxParams",
@@ -102,12 +106,19 @@ def _parameter_checks(context: KernelContext) -> list[Event]:
     return []
 
 
+# arm_softmax_s8 (arm_nn_softmax_common_s8) reads a row whole before it writes it: the
+# reference distance holds.
+_SOFTMAX_INT8 = reads_no_later(
+    reference_softmax.SOFTMAX_ACCESS, "arm_softmax_s8.c, arm_nn_softmax_common_s8.c"
+)
+
 RULES = (
-    KernelRule(
-        "SOFTMAX",
-        "cmsis_nn/softmax.cc, softmax_common.cc",
-        SOFTMAX_PARAMS,
-        op_data(CMSIS_SOFTMAX_OP_DATA),
-        _softmax,
+    variant(
+        rule_table(*reference_softmax.RULES)["SOFTMAX"],
+        library=CMSIS_NN,
+        source="cmsis_nn/softmax.cc, softmax_common.cc",
+        init=op_data(CMSIS_SOFTMAX_OP_DATA),
+        prepare=_softmax,
+        access=int8_paths(lambda view: _SOFTMAX_INT8),
     ),
 )
