@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from arenalens.builds.build import HOST, REFERENCE
 from arenalens.diagnostics.operands import LITERT_ONLY, operands_of
 from arenalens.runtimes import tflm
 from arenalens.runtimes.tflm.abi import Struct
-from arenalens.runtimes.tflm.build import HOST, REFERENCE
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelRule
 from arenalens.runtimes.tflm.kernels.registry import (
     LIBRARIES,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenalens.runtimes.tflm.abi import Abi
+from arenalens.builds.abi import Abi
 from arenalens.runtimes.tflm.kernels.base import OverTemps
 from arenalens.runtimes.tflm.structs import TF_LITE_AFFINE_QUANTIZATION, TF_LITE_TENSOR
 

@@ -14,6 +14,7 @@ the arrays above every live temp (measured: no window where they overlap).
 from __future__ import annotations
 
 from arenalens.analysis.inplace import NotInPlace
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
     checked,
@@ -22,7 +23,6 @@ from arenalens.runtimes.tflm.access_order import (
     window_of,
     window_per_channel_trace,
 )
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     AccessOrder,
     Event,

@@ -15,12 +15,11 @@ reference rule.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
-from arenalens.runtimes.tflm.build import CMSIS_NN, REFERENCE, Build
+from arenalens.builds.build import CMSIS_NN, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
     arithmetic,
@@ -88,14 +87,6 @@ REGISTERED: frozenset[str] = frozenset(
 
 # Kernel libraries by the name `Build.kernels` gives them: one line per library package.
 LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType({CMSIS_NN: cmsis_nn.KERNELS})
-
-
-class KernelLibrary(enum.StrEnum):
-    """The kernel libraries whose access orders an overlap may have to respect (the names
-    `Build.kernels` uses): the reference kernels and every library of `LIBRARIES`."""
-
-    REFERENCE = REFERENCE  # the tflite_micro pip package, TFLM's default kernels
-    CMSIS_NN = CMSIS_NN  # TFLM with OPTIMIZED_KERNEL_DIR=cmsis_nn (Cortex-M)
 
 
 def is_registered(opcode: str) -> bool:

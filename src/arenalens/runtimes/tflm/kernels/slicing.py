@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from math import ceil
 
 from arenalens.analysis.inplace import NotInPlace
+from arenalens.builds.build import COMPRESSION
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
@@ -28,7 +29,6 @@ from arenalens.runtimes.tflm.access_order import (
     options_of,
     too_large,
 )
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     AccessOrder,

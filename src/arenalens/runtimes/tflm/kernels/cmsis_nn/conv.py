@@ -15,10 +15,10 @@ shapes and int16 zero points the reference kernel accepts.
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import window_of
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,

@@ -13,7 +13,7 @@ not at all (mixed input types, int16 zero points).
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.build import CMSIS_NN
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
 from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
 from arenalens.runtimes.tflm.kernels import layout as reference_layout

@@ -11,9 +11,9 @@ request them as scratch instead).
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
 from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
 from arenalens.runtimes.tflm.kernels.base import (

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import Trace, checked, too_large, window_lowest_reads
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import pooling as reference_pooling
 from arenalens.runtimes.tflm.kernels.base import (
     AccessOrder,

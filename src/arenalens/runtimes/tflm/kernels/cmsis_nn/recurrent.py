@@ -15,9 +15,9 @@ for three scratch buffers instead of four, and needs constant weights and biases
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,

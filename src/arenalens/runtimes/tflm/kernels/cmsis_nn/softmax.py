@@ -7,8 +7,8 @@ Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/softmax.cc with 
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
