@@ -33,8 +33,8 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens import load_model
+from arenalens.builds.build import device_build
 from arenalens.optimization import optimize_model
-from arenalens.runtimes.tflm.build import device_build
 from benchkit import SHARED
 
 # (column title, --cpu, --kernels): the builds of issue 23's table.

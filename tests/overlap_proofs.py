@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arenalens.builds.build import Build, device_build
+from arenalens.builds.kernel_paths import KNOWN_PATHS, KernelPath, path_of
 from arenalens.ir import Model, OfflinePlan
 from arenalens.optimization import optimize_model, required_bytes
-from arenalens.runtimes.tflm.build import Build, device_build
-from arenalens.runtimes.tflm.kernel_paths import KNOWN_PATHS, KernelPath, path_of
 from arenalens.tflite.plan_record import decode_plan_record, encode_plan_record
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model

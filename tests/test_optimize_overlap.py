@@ -10,9 +10,13 @@ from types import MappingProxyType
 import pytest
 
 from arenalens import load_model
+from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, KernelLibrary
+from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS, REFERENCE_PATH, KernelPath
 from arenalens.cli import main
+from arenalens.errors import UsageError
 from arenalens.examples import example_bytes
 from arenalens.optimization import optimize_model, prove_outputs
+from arenalens.pipeline import analyze
 from arenalens.runtimes.tflm.kernels import registry
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
 
@@ -135,3 +139,72 @@ def test_report_overlap_shows_both_bounds(capsys: pytest.CaptureFixture[str]) ->
     assert main(["report", "example:vww_mobilenet_v1", "--overlap", *reference]) == 0
     text = capsys.readouterr().out
     assert "with overlaps" in text and "best+overlaps" in text
+
+
+def test_overlap_rules_come_from_the_build_and_who_named_its_kernels() -> None:
+    model = load_model(example_bytes("kws_ds_cnn"))
+    # A build name with its library names the library: that code path alone.
+    device = analyze(model, build="cortex-m7/cmsis-nn", overlap=True)
+    assert device.overlap is not None
+    assert device.overlap.rules.paths == (KernelPath(CMSIS_NN, ISA_DSP),)
+    assert device.overlap.rules.explicit
+    named = analyze(model, build="cortex-m7/cmsis-nn", overlap="cmsis-nn")
+    assert named.overlap is not None and named.overlap.pairs == device.overlap.pairs
+    # Not named: every library the chip may run, the number held on both of the core's builds.
+    core = analyze(model, build="cortex-m7", overlap=True)
+    assert core.overlap is not None and core.overlap.rules.paths == KNOWN_PATHS
+    assert {b.name for b in core.overlap.rules.size_builds} == {
+        "cortex-m7/reference",
+        "cortex-m7/cmsis-nn",
+    }
+    host = analyze(model, overlap=True)
+    assert host.overlap is not None and host.overlap.rules.paths == KNOWN_PATHS
+    assert not host.overlap.rules.explicit
+    # The reference kernels named: their order alone, a superset of the pairs safe everywhere.
+    reference = analyze(model, overlap=KernelLibrary.REFERENCE)
+    assert reference.overlap is not None
+    assert reference.overlap.rules.paths == (REFERENCE_PATH,)
+    everywhere = {(p.overlap.output, p.overlap.input) for p in host.overlap.pairs}
+    assert everywhere <= {(p.overlap.output, p.overlap.input) for p in reference.overlap.pairs}
+
+
+def test_overlap_rules_that_contradict_the_build_are_refused() -> None:
+    # The reference kernels' order on a CMSIS-NN build: plans its firmware would compute wrong.
+    with pytest.raises(UsageError, match=r"cortex-m7/cmsis-nn runs cmsis-nn kernels"):
+        analyze(example_bytes("kws_ds_cnn"), build="cortex-m7/cmsis-nn", overlap="reference")
+    with pytest.raises(UsageError, match=r"cortex-m4/cmsis-nn runs cmsis-nn kernels"):
+        optimize_model(
+            example_bytes("kws_ds_cnn"),
+            overlap=True,
+            kernels=KernelLibrary.REFERENCE,
+            build="cortex-m4/cmsis-nn",
+            prove_inplace=False,
+        )
+
+
+@pytest.mark.parametrize(
+    ("argv", "paths"),
+    [
+        (["--overlap"], KNOWN_PATHS),
+        (["--overlap", "--kernels", "cmsis-nn"], CMSIS_NN_PATHS),
+        (["--overlap", "--cpu", "m7", "--kernels", "reference"], (REFERENCE_PATH,)),
+        (["--overlap", "--cpu", "m55", "--kernels", "cmsis-nn"], (KernelPath(CMSIS_NN, ISA_MVE),)),
+        # A board implies CMSIS-NN for its figures, not for overlaps: its firmware may link the
+        # reference kernels. Named with it, its core's path alone.
+        (["--overlap", "--target", "nucleo-h743zi"], KNOWN_PATHS),
+        (
+            ["--overlap", "--target", "nucleo-h743zi", "--kernels", "cmsis-nn"],
+            (KernelPath(CMSIS_NN, ISA_DSP),),
+        ),
+    ],
+)
+def test_the_cli_overlaps_hold_on_the_named_library_or_on_every_one(
+    argv: list[str], paths: tuple[KernelPath, ...]
+) -> None:
+    from arenalens.cli import build_parser
+    from arenalens.cli.common import overlap_rules_for, selected_build
+
+    args = build_parser(["report"]).parse_args(["report", "example:kws_ds_cnn", *argv])
+    build = selected_build(args)
+    assert overlap_rules_for(args, build).paths == paths
+    assert (build.is_host) == ("--cpu" not in argv and "--target" not in argv)

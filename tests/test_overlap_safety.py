@@ -13,14 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arenalens.cli import main
-from arenalens.errors import ModelError, UsageError
-from arenalens.examples import example_bytes
-from arenalens.ir import PlanRecord
-from arenalens.optimization import optimize_model, required_bytes
-from arenalens.pipeline import analyze
-from arenalens.runtimes.tflm.build import HOST, device_build
-from arenalens.runtimes.tflm.kernel_paths import (
+from arenalens.builds.build import HOST, device_build
+from arenalens.builds.kernel_paths import (
     CMSIS_NN_PATHS,
     ESP_NN_PATH,
     KNOWN_PATHS,
@@ -28,6 +22,12 @@ from arenalens.runtimes.tflm.kernel_paths import (
     overlap_rules,
     path_named,
 )
+from arenalens.cli import main
+from arenalens.errors import ModelError, UsageError
+from arenalens.examples import example_bytes
+from arenalens.ir import PlanRecord
+from arenalens.optimization import optimize_model, required_bytes
+from arenalens.pipeline import analyze
 from arenalens.runtimes.tflm.plan_validity import plan_validity, valid_paths, wrong_outputs
 from arenalens.tflite.plan_record import (
     PLAN_RECORD_METADATA,

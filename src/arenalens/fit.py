@@ -205,8 +205,8 @@ def _for_vendor_kernels(
         or declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS)
     ):
         return declared
-    from arenalens.runtimes.tflm.build import HOST  # noqa: PLC0415 - TFLM only
-    from arenalens.runtimes.tflm.kernel_paths import overlap_rules  # noqa: PLC0415
+    from arenalens.builds.build import HOST  # noqa: PLC0415 - TFLM only
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
     from arenalens.runtimes.tflm.plan_validity import wrong_outputs  # noqa: PLC0415
 
     chip = target.chip or target.name

@@ -46,6 +46,16 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
+from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs, with_overlaps
+from arenalens.builds.build import HOST, Build, as_build
+from arenalens.builds.kernel_paths import (
+    REFERENCE_PATH,
+    KernelPath,
+    OverlapRules,
+    as_overlap_rules,
+    paths_text,
+    sorted_paths,
+)
 from arenalens.errors import PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
@@ -58,24 +68,12 @@ from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import offline_plan_for
-from arenalens.runtimes.tflm.build import HOST, Build, as_build
-from arenalens.runtimes.tflm.kernel_paths import (
-    REFERENCE_PATH,
-    KernelPath,
-    OverlapRules,
-    as_overlap_rules,
-    paths_text,
-    sorted_paths,
-)
-from arenalens.runtimes.tflm.overlap import (
-    OverlapPair,
-    arena_overlaps,
-    shared_pairs,
-    with_overlaps,
-)
+from arenalens.runtimes.tflm.kernels.registry import inplace_of
+from arenalens.runtimes.tflm.overlap import arena_overlaps
 from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
 from arenalens.tflite.reader import encode_offline_plan, load_model
 from arenalens.tflite.rewriter import rewrite_model
+from arenalens.units import format_bytes_exact
 
 # Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
 PROOF_SEEDS = (0, 1, 2)
@@ -181,8 +179,9 @@ def optimize_model(
     x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
     `kernels` names the kernel library the firmware links ('reference', 'cmsis-nn'; or
     `OverlapRules`): overlaps then respect that library's access order on the build's code path.
-    None: every library the chip may run, and the number to declare holds on each of the core's
-    builds (`runtimes.tflm.kernel_paths.overlap_rules`). With `inplace` or `overlap`, a plan
+    None: the build's library when the user named it (`Build.kernels_named_by`: "cortex-m7/
+    cmsis-nn"), else every library the chip may run, and the number to declare holds on each of
+    the core's builds (`builds.kernel_paths.overlap_rules`). With `inplace` or `overlap`, a plan
     that relies on a kernel's access order is kept only if the real TFLM runtime computes
     bit-identical outputs with it (`prove_inplace`), when it is valid for the reference kernels
     the runtime runs; without the runtime that raises RuntimeUnavailableError.
@@ -216,7 +215,7 @@ def optimize_model(
         scheduled = apply_schedule(base, schedule)
         choices.append((schedule_label, schedule, scheduled, ()))
         if inplace:
-            found = find_aliases(scheduled)
+            found = find_aliases(scheduled, inplace_of)
             if found:
                 choices.append((schedule_label, schedule, scheduled, found))
             else:
@@ -405,8 +404,8 @@ def _check_written(
     head = run_planner(arena.runtime_planner, arena.problem).arena_size
     if head != candidate.predicted_head:
         raise PlanError(
-            f"{source}: the rewritten file predicts a head of {head} bytes, "
-            f"not the planned {candidate.predicted_head}"
+            f"{source}: the rewritten file predicts a head of {format_bytes_exact(head)}, "
+            f"not the planned {format_bytes_exact(candidate.predicted_head)}"
         )
 
 

@@ -7,13 +7,13 @@ from types import MappingProxyType
 import numpy as np
 import pytest
 
+from arenalens.builds.build import device_build
 from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose, plan_rules, support_rules
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.examples import example_bytes
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.reorder.schedule import Schedule, check_schedule
-from arenalens.runtimes.tflm.build import device_build
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import parse_model
 from tests.diagnostics import exhaustive

@@ -8,21 +8,21 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
-from arenalens.errors import UsageError
-from arenalens.ir import Model
-from arenalens.jsontext import to_json
-from arenalens.runtimes.tflm.build import (
+from arenalens.builds.build import (
     CPUS,
     KERNEL_LIBRARIES,
     Build,
     select_build,
 )
+from arenalens.errors import UsageError
+from arenalens.ir import Model
+from arenalens.jsontext import to_json
 from arenalens.target_build import target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
 if TYPE_CHECKING:
-    from arenalens.runtimes.tflm.kernel_paths import OverlapRules
+    from arenalens.builds.kernel_paths import OverlapRules
 
 EXAMPLE_PREFIX = "example:"
 
@@ -109,11 +109,12 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 
 def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
-    """The kernel code paths --overlap must hold on: --kernels' library when given, else every
-    library the chip may run (a board preset's core without a 32-bit model: its vendor's too),
-    and the builds the number to declare must hold on (`kernel_paths.overlap_rules`)."""
-    # The overlap rules (and numpy under them) load only for --overlap.
-    from arenalens.runtimes.tflm.kernel_paths import overlap_rules  # noqa: PLC0415
+    """The kernel code paths --overlap must hold on and the builds the number to declare must
+    hold on (`kernel_paths.overlap_rules`): the library the user named (--kernels, carried by the
+    selected build when a core or board names it), else every library the chip may run (a board
+    preset's core without a 32-bit model: its vendor's kernels too)."""
+    # The overlap rules load only for --overlap.
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
 
     kernels = getattr(args, "kernels", None)
     target = _single_target(args)

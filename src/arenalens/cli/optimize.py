@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
     add_build_options,
@@ -23,7 +24,6 @@ from arenalens.cli.common import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
-from arenalens.runtimes.tflm.kernel_paths import REFERENCE_PATH
 
 
 def register(subparsers: Any) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 from arenalens import __version__
 from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import make_folder
+from arenalens.builds.build import Build
+from arenalens.builds.kernel_paths import OverlapRules
 from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -42,8 +44,6 @@ from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
 from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
-from arenalens.runtimes.tflm.build import Build
-from arenalens.runtimes.tflm.kernel_paths import OverlapRules
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
-from arenalens.runtimes.tflm.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
 from arenalens.runtimes.tflm.plan_validity import (
     PlacedTensor,

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from arenalens.alternatives import Alternatives
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import Step
+from arenalens.builds.build import build_flags
 from arenalens.declared import declared_arena
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
@@ -31,7 +32,6 @@ from arenalens.report.data import (
     StepRow,
 )
 from arenalens.report.labels import short_labels
-from arenalens.runtimes.tflm.build import build_flags
 
 NO_ALTERNATIVES = Alternatives()
 

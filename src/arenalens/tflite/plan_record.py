@@ -23,6 +23,7 @@ from typing import Any
 
 from arenalens.errors import ModelError
 from arenalens.ir import OfflinePlan, PlanRecord
+from arenalens.units import format_bytes_exact
 
 PLAN_RECORD_METADATA = "arenalens_plan_validity"
 PLAN_RECORD_SCHEMA = "arenalens.plan_validity"
@@ -54,7 +55,8 @@ def encode_plan_record(record: PlanRecord) -> bytes:
 def decode_plan_record(raw: bytes, label: str) -> PlanRecord:
     """Metadata bytes → PlanRecord; ModelError naming the problem when they are not a record."""
     if len(raw) > MAX_RECORD_BYTES:
-        raise _malformed(label, f"{len(raw):,} bytes (a record is under {MAX_RECORD_BYTES:,})")
+        size, limit = format_bytes_exact(len(raw)), format_bytes_exact(MAX_RECORD_BYTES)
+        raise _malformed(label, f"{size} (a record is under {limit})")
     try:
         document = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as error:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenalens.runtimes.tflm.kernel_paths import KNOWN_PATHS, REFERENCE_PATH
+from arenalens.builds.kernel_paths import KNOWN_PATHS, REFERENCE_PATH
 from tests.conftest import SHARED_MODELS
 from tests.fixtures.overlap_checks import (
     SELF_CHECKS,

@@ -13,7 +13,8 @@ An operator's output buffer may share bytes with one of its input buffers when t
 that operator (its buffer's last step is the operator's step), the output is born there (its
 buffer's first step), and `overlap_distance` gives a distance. Only
 operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
-steps. The result is a `planning.Overlap` per pair, with what made it, for reports. Traces cost
+steps. The result is an `OverlapPair` per pair (`analysis/overlap_pairs.py`): the planner's
+`Overlap` with what made it, for reports. Traces cost
 time in proportion to the elements they walk, so one model gets at most MAX_MODEL_TRACE_ELEMENTS
 of them (a hostile model of huge tensors); operators past it get no overlap.
 """
@@ -21,18 +22,19 @@ of them (a hostile model of huge tensors); operators past it get no overlap.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.ir import Model, Tensor
-from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.build import HOST, REFERENCE
-from arenalens.runtimes.tflm.kernel_paths import (
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import HOST, REFERENCE
+from arenalens.builds.kernel_paths import (
     REFERENCE_PATH,
     KernelPath,
     build_for,
     sorted_paths,
 )
+from arenalens.ir import Model, Tensor
+from arenalens.planning.problem import Overlap
 from arenalens.runtimes.tflm.kernels import registry
 from arenalens.runtimes.tflm.kernels.base import (
     AccessByPath,
@@ -159,19 +161,6 @@ def _may_alias(source: Tensor, target: Tensor) -> bool:
     return names[0] == names[1] or bool(_BYTE_TYPES & set(names))
 
 
-@dataclass(frozen=True, slots=True)
-class OverlapPair:
-    """One allowed overlap and where it comes from."""
-
-    overlap: Overlap  # buffer ids of the head arena
-    subgraph: int
-    operator: int
-    opcode: str
-    input_tensor: int
-    output_tensor: int
-    pattern: str  # the kernel's access pattern
-
-
 def arena_overlaps(
     model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath] = (REFERENCE_PATH,)
 ) -> tuple[OverlapPair, ...]:
@@ -241,35 +230,8 @@ def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
     return found
 
 
-def with_overlaps(arena: ArenaProblem, pairs: Sequence[OverlapPair]) -> ArenaProblem:
-    """The arena whose Problem allows these overlaps (pairs naming missing buffers dropped)."""
-    known = arena.problem.by_id
-    overlaps = tuple(
-        p.overlap for p in pairs if p.overlap.output in known and p.overlap.input in known
-    )
-    return replace(arena, problem=replace(arena.problem, overlaps=overlaps))
-
-
-def shared_pairs(
-    arena: ArenaProblem, pairs: Sequence[OverlapPair], offsets: Mapping[int, int]
-) -> tuple[OverlapPair, ...]:
-    """The pairs whose buffers share at least one byte at these offsets."""
-    by_id = arena.problem.by_id
-    found = []
-    for pair in pairs:
-        output, source = by_id[pair.overlap.output], by_id[pair.overlap.input]
-        low = max(offsets[output.id], offsets[source.id])
-        high = min(offsets[output.id] + output.size, offsets[source.id] + source.size)
-        if low < high:
-            found.append(pair)
-    return tuple(found)
-
-
 __all__ = [
     "OverlapDistance",
-    "OverlapPair",
     "arena_overlaps",
     "overlap_distance",
-    "shared_pairs",
-    "with_overlaps",
 ]

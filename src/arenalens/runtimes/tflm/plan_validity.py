@@ -21,10 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arenalens.ir import Model, PlanRecord, Tensor
-from arenalens.memo import recent_by_identity
-from arenalens.names import short_name
-from arenalens.runtimes.tflm.kernel_paths import (
+from arenalens.builds.kernel_paths import (
     ESP_NN_PATH,
     KNOWN_PATHS,
     VENDOR_PATH,
@@ -32,6 +29,9 @@ from arenalens.runtimes.tflm.kernel_paths import (
     build_for,
     sorted_paths,
 )
+from arenalens.ir import Model, PlanRecord, Tensor
+from arenalens.memo import recent_by_identity
+from arenalens.names import short_name
 from arenalens.runtimes.tflm.lifetimes import execution_timeline, tflm_planned
 from arenalens.tflite.plan_record import EVERY_BUILD, record_matches
 from arenalens.tflite.reader import encode_offline_plan
@@ -310,7 +310,8 @@ def _aliased_in_place(
     from arenalens.runtimes.tflm.kernels import registry  # noqa: PLC0415
     from arenalens.runtimes.tflm.kernels.base import AccessOrder  # noqa: PLC0415
 
-    aliases = {(a.operator, a.input, a.output) for a in find_aliases(model) if a.subgraph == 0}
+    found = find_aliases(model, registry.inplace_of)
+    aliases = {(a.operator, a.input, a.output) for a in found if a.subgraph == 0}
     if (operator, source, output) not in aliases or not path.has_rules:
         return False
     opcode = model.subgraphs[0].operators[operator].opcode

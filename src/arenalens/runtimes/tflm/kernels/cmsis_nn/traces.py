@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arenalens.builds.build import ISA_DSP, ISA_MVE, ISA_NONE
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.access_order import (
     MAX_TRACE_EVENTS,
@@ -59,13 +60,12 @@ from arenalens.runtimes.tflm.access_order import (
     element_bytes,
     int_constants,
     options_of,
-    padding,
     too_large,
     window_lowest_reads,
     window_of,
 )
-from arenalens.runtimes.tflm.build import ISA_DSP, ISA_MVE, ISA_NONE
 from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.kernels.common import padding
 
 CH_IN_BLOCK_MVE = 124  # Include/arm_nnsupportfunctions.h
 # arm_depthwise_conv_wrapper_s8 on MVE: one input channel with more output channels than this
@@ -95,8 +95,8 @@ class Geometry:
         _, in_h, in_w, _ = self.input_shape
         w = self.window
         return (
-            padding(in_h, w.filter_height, w.stride_height, w.dilation_height, w.same_padding),
-            padding(in_w, w.filter_width, w.stride_width, w.dilation_width, w.same_padding),
+            padding(in_h, w.filter_height, w.stride_height, w.dilation_height, same=w.same_padding),
+            padding(in_w, w.filter_width, w.stride_width, w.dilation_width, same=w.same_padding),
         )
 
 

@@ -24,18 +24,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from arenalens.errors import UsageError
-from arenalens.runtimes.tflm.build import (
+from arenalens.builds.build import (
     CMSIS_NN,
     HOST,
     ISA_DSP,
     ISA_MVE,
     ISA_NONE,
+    NAMED_BY_USER,
     REFERENCE,
     Build,
     device_build,
     kernel_library_named,
 )
+from arenalens.errors import UsageError
 
 # Kernels whose access order arenalens has not read: the vendor libraries of cores without a
 # 32-bit model (ESP-NN on ESP32 chips; NMSIS-NN, KPU drivers, ... elsewhere).
@@ -155,13 +156,19 @@ class OverlapRules:
 def overlap_rules(
     build: Build, kernels: str | None = None, *, chip: str | None = None
 ) -> OverlapRules:
-    """The build the figures are for + the kernel library the user named (None: not named) +
-    the chip of a board preset whose core has no 32-bit model → the paths and size builds.
+    """The build the figures are for + a kernel library the user named apart from it (None: the
+    build's own, when the user named it) + the chip of a board preset whose core has no 32-bit
+    model → the paths and size builds. The one place that decides which kernels' access order an
+    overlap respects (optimize, compare, analyze, report --overlap ask here).
 
-    Named: that library's path on the build's core (every CMSIS-NN path when no core is named),
-    sizes on the build. Not named: every library the chip may run, sizes on each of its builds
-    (the reference and the CMSIS-NN build of the core; the build alone when no core is named).
+    Named by the user (`kernels`, or the build's library when `Build.kernels_named_by` is the
+    user): that library's path on the build's core (every CMSIS-NN path when no core is named),
+    sizes on the build. Otherwise, and for a library only a board preset implies (the firmware
+    may link another): every library the chip may run, sizes on each of its builds (the
+    reference and the CMSIS-NN build of the core; the build alone when no core is named).
     """
+    if kernels is None and build.kernels_named_by == NAMED_BY_USER:
+        kernels = str(build.kernels)
     if kernels is not None:
         library = kernel_library_named(kernels)
         if not build.is_host and build.kernels != library:
@@ -193,7 +200,7 @@ def overlap_rules(
         )
     assert build.cpu is not None
     size_builds = tuple(
-        device_build(build.cpu, library, recording=build.recording)
+        device_build(build.cpu, library, recording=build.recording, named_by=None)
         for library in (REFERENCE, CMSIS_NN)
     )
     return OverlapRules(
