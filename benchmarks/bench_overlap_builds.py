@@ -85,7 +85,7 @@ def measure(path: Path, time_limit: float) -> Row:
     opcodes = {op.opcode for sg in load_model(data).subgraphs for op in sg.operators}
     cells = {}
     for title, cpu, kernels in BUILDS:
-        build = device_build(cpu, kernels or "reference")
+        build = device_build(cpu, kernels)
         optimization = optimize_model(
             data, overlap=True, kernels=kernels, build=build, time_limit_s=time_limit
         )

@@ -97,15 +97,22 @@ def _finish(
     return builder.build()
 
 
-def int8_conv(*, kernel: int, stride: int, channels: int, padding: str = "SAME") -> bytes:
-    """int8 CONV_2D on a 9x9x4 input."""
+def int8_conv(
+    *,
+    kernel: int | tuple[int, int],
+    stride: int,
+    channels: int,
+    padding: str = "SAME",
+    shape: tuple[int, int, int, int] = (1, 9, 9, 4),
+) -> bytes:
+    """int8 CONV_2D (a 9x9x4 input unless `shape` says otherwise)."""
     net = Int8Network(seed=3, description="conv")
-    x = net.input("x", (1, 9, 9, 4), (-4.0, 4.0))
+    x = net.input("x", shape, (-4.0, 4.0))
     y = net.conv2d(
         x,
         "conv",
         channels=channels,
-        kernel=(kernel, kernel),
+        kernel=kernel if isinstance(kernel, tuple) else (kernel, kernel),
         stride=stride,
         padding=padding,
         activation="NONE",
@@ -113,18 +120,38 @@ def int8_conv(*, kernel: int, stride: int, channels: int, padding: str = "SAME")
     return net.build([x], [y])
 
 
-def int8_depthwise(*, stride: int, kernel: int = 3) -> bytes:
-    """int8 DEPTHWISE_CONV_2D (multiplier 1) on a 9x9x8 input."""
+def int8_depthwise(
+    *,
+    stride: int,
+    kernel: int = 3,
+    shape: tuple[int, int, int, int] = (1, 9, 9, 8),
+    multiplier: int = 1,
+) -> bytes:
+    """int8 DEPTHWISE_CONV_2D (a 9x9x8 input, multiplier 1, unless told otherwise)."""
     net = Int8Network(seed=4, description="depthwise")
-    x = net.input("x", (1, 9, 9, 8), (-4.0, 4.0))
-    y = net.depthwise_conv2d(x, "dw", kernel=(kernel, kernel), stride=stride, activation="NONE")
+    x = net.input("x", shape, (-4.0, 4.0))
+    y = net.depthwise_conv2d(
+        x,
+        "dw",
+        kernel=(kernel, kernel),
+        stride=stride,
+        activation="NONE",
+        multiplier=multiplier,
+    )
     return net.build([x], [y])
 
 
-def int8_pool(opcode: str, *, pool: int, stride: int, padding: str) -> bytes:
-    """int8 AVERAGE_POOL_2D / MAX_POOL_2D on a 9x9x6 input."""
+def int8_pool(
+    opcode: str,
+    *,
+    pool: int,
+    stride: int,
+    padding: str,
+    shape: tuple[int, int, int, int] = (1, 9, 9, 6),
+) -> bytes:
+    """int8 AVERAGE_POOL_2D / MAX_POOL_2D (a 9x9x6 input unless `shape` says otherwise)."""
     net = Int8Network(seed=5, description="pool")
-    x = net.input("x", (1, 9, 9, 6), (-4.0, 4.0))
+    x = net.input("x", shape, (-4.0, 4.0))
     if opcode == "AVERAGE_POOL_2D":
         y = net.average_pool(x, "pool", pool=(pool, pool), stride=stride, padding=padding)
     else:

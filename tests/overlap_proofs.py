@@ -217,7 +217,7 @@ def measure_model(
     """optimize --overlap --cpu cortex-m7 [--kernels] on one shared model → the written plan
     and, on every probe build, its runs at the declared size and above (None: nothing written)."""
     original = (SHARED_MODELS / name).read_bytes()
-    build = device_build(CPU, kernels or "reference")
+    build = device_build(CPU, kernels)
     optimization = optimize_model(
         original, overlap=True, kernels=kernels, build=build, time_limit_s=OPTIMIZE_SECONDS
     )
@@ -269,11 +269,30 @@ RULE_CASES: Mapping[str, Callable[[], bytes]] = {
     "conv 1x1 stride 2 int8": lambda: cases.int8_conv(
         kernel=1, stride=2, channels=8, padding="VALID"
     ),
+    "conv 1x1 7 channels int8": lambda: cases.int8_conv(
+        kernel=1, stride=1, channels=7, padding="VALID"
+    ),
+    "conv 1x3 one row int8": lambda: cases.int8_conv(
+        kernel=(1, 3), stride=1, channels=8, shape=(1, 1, 16, 4)
+    ),
+    "conv 1x3 one row stride 2 int8": lambda: cases.int8_conv(
+        kernel=(1, 3), stride=2, channels=5, shape=(1, 1, 17, 8), padding="VALID"
+    ),
     "depthwise 3x3 int8": lambda: cases.int8_depthwise(stride=1),
+    "depthwise 3x3 130 channels int8": lambda: cases.int8_depthwise(stride=1, shape=(1, 5, 5, 130)),
+    "depthwise multiplier 4 int8": lambda: cases.int8_depthwise(
+        stride=1, shape=(1, 7, 7, 3), multiplier=4
+    ),
+    "depthwise one input channel int8": lambda: cases.int8_depthwise(
+        stride=1, shape=(1, 7, 7, 1), multiplier=8
+    ),
     "depthwise 3x3 stride 2 int8": lambda: cases.int8_depthwise(stride=2),
     "depthwise 5x5 int8": lambda: cases.int8_depthwise(stride=1, kernel=5),
     "average pool int8": lambda: cases.int8_pool(
         "AVERAGE_POOL_2D", pool=2, stride=2, padding="VALID"
+    ),
+    "average pool 3x3 20 channels int8": lambda: cases.int8_pool(
+        "AVERAGE_POOL_2D", pool=3, stride=1, padding="SAME", shape=(1, 7, 7, 20)
     ),
     "max pool int8": lambda: cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME"),
     "add int8": cases.int8_add,

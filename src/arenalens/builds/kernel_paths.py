@@ -65,7 +65,7 @@ class KernelPath:
     @property
     def name(self) -> str:
         """'reference', 'cmsis-nn/dsp', ...: how records and documents spell it."""
-        return f"{self.kernels}/{self.isa}" if self.kernels == CMSIS_NN else self.kernels
+        return f"{self.kernels}/{self.isa}" if self.kernels == CMSIS_NN else str(self.kernels)
 
     @property
     def title(self) -> str:

@@ -106,23 +106,38 @@ def test_trace_semantics() -> None:
     assert distance_of(Trace(np.array([3], np.int64), np.array([0], np.int64)), 4) == -4
 
 
+def _by_path(data: bytes) -> dict[str, int | None]:
+    return {path.name: _distance(data, paths=(path,)).distance for path in KNOWN_PATHS}
+
+
 def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
-    one_by_one = cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID")
-    assert _distance(one_by_one, paths=KNOWN_PATHS).distance is None
-    three = cases.int8_conv(kernel=3, stride=1, channels=8)
-    assert _distance(three, paths=KNOWN_PATHS).distance == _distance(three).distance
-    max_pool = cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME")
-    # arm_max_pool_s8 writes a pixel before reading its window: chunks, a larger distance.
-    reference = _distance(max_pool).distance
-    cmsis = _distance(max_pool, paths=KNOWN_PATHS).distance
-    assert reference is not None and cmsis is not None and cmsis > reference
+    # arm_nn_mat_mult_nt_t_s8 walks output-channel pairs outermost on C and DSP (the whole input
+    # re-read per pair), 4 input rows at a time on MVE: larger distances than the reference loop.
+    one_by_one = _by_path(cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID"))
+    assert one_by_one == {
+        "reference": 327,
+        "cmsis-nn/none": 646,
+        "cmsis-nn/dsp": 646,
+        "cmsis-nn/mve": 335,
+    }
+    # arm_convolve_s8 copies the windows of 2 (4 on MVE) pixels before writing them: it reads
+    # earlier than the reference loop, so its output may start closer.
+    three = _by_path(cases.int8_conv(kernel=3, stride=1, channels=8))
+    assert three["reference"] == 367 and three["cmsis-nn/dsp"] == 360
+    # A plan for every path takes the largest.
+    every = _distance(cases.int8_conv(kernel=3, stride=1, channels=8), paths=KNOWN_PATHS)
+    assert every.distance == 367
+    # arm_max_pool_s8 memcpys the window's first pixel into the output pixel (source and
+    # destination may not overlap), then compares the rest into it.
+    max_pool = _by_path(cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME"))
+    assert max_pool["reference"] == 60 and max_pool["cmsis-nn/none"] == 66
     # Float kernels are the reference ones in a CMSIS-NN build.
     float_conv = cases.float_conv(kernel=3, stride=1)
     assert _distance(float_conv, paths=KNOWN_PATHS) == _distance(float_conv)
-    # PADV2 runs arm_pad_s8 for int8 as PAD does: not traced, so no overlap under CMSIS-NN.
+    # PADV2 runs arm_pad_s8 for int8 as PAD does: whole rows by memcpy.
     padv2 = case_by_id("PADV2.INT8.constant").model()
     assert _distance(padv2).distance == 176
-    assert _distance(padv2, paths=KNOWN_PATHS).distance is None
+    assert set(_by_path(padv2).values()) == {176, 208}  # rows by memcpy: source kept clear
 
 
 # (id, model, input slot, one element less must break the outputs)

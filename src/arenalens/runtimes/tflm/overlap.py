@@ -1,13 +1,13 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`) from
-its kernel rules' access orders (`KernelRule.access`): on each path the order of the kernel that
-path runs (the reference kernel's; on a CMSIS-NN path its variant's where it differs, chosen for
-that path's instruction set), and the largest distance over the paths wins, so a plan holds on
-every one of them; a path that refuses, or whose access order is not known, refuses the pair. Two
-limits hold for every rule: only data inputs may be overlapped, and input and output types must
-be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
-reorder loads after stores and the trace would not hold.
+`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`) from its
+kernel rules' access orders (`KernelRule.access`): on each path the order of the kernel that path
+runs (on a CMSIS-NN path its variant's where CMSIS-NN runs its own loops, chosen for that path's
+instruction set; else the reference kernel's), and the largest distance over the paths wins, so a
+plan holds on every one of them; a path that refuses, or whose access order is not known, refuses
+the pair. Two limits hold for every rule: only data inputs may be overlapped, and input and output
+types must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler
+may reorder loads after stores and the trace would not hold.
 
 An operator's output buffer may share bytes with one of its input buffers when the input dies at
 that operator (its buffer's last step is the operator's step), the output is born there (its
@@ -130,9 +130,9 @@ def overlap_distance(
 def _path_orders(
     view: KernelContext, reference_rule: KernelRule, reference: AccessOrder, path: KernelPath
 ) -> list[tuple[AccessOrder, KernelContext]] | NoOverlap:
-    """The access orders one code path runs for this operator, each with the view it is asked
-    with (the path's build: a CMSIS-NN order picks its loops by the instruction set): the
-    reference kernel's, and where the path's library has its own kernel also that one's."""
+    """The access order one code path runs for this operator, with the view it is asked with
+    (the path's build: a CMSIS-NN order picks its loops by the instruction set): the library's
+    own where it runs its own loops for this operator, else the reference kernel's."""
     found = [(reference, view)]
     if path.kernels == REFERENCE:
         return found
@@ -143,9 +143,9 @@ def _path_orders(
     own = access_of(library_rule, path_view)
     if isinstance(own, NoOverlap):
         return own
-    if own is not None:
-        found.append((own, path_view))
-    return found
+    if own is None:
+        return found  # the library calls the reference kernel for this type
+    return [(own, path_view)]
 
 
 def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:

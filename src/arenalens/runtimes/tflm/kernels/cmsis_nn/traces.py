@@ -24,7 +24,7 @@ function below takes the code path. The traces are the loops' order of reads and
   channel at a time; else the reference order).
 * **pools**: `arm_avgpool_s8` reads a pixel's window for 16 channels (MVE), all channels (DSP) or
   one (C) before writing them; `arm_max_pool_s8` copies the window's first pixel into the output
-  pixel, then compares the rest into it (a chunk: written, then read).
+  pixel (a memcpy), then compares the rest of the window into it.
 * **softmax** (`arm_softmax_s8`): a row read whole, then each output from its own input element;
   **add, mul** without broadcast (`arm_elementwise_*_s8`): 1, 4 or 4 elements read before they are
   written; with broadcast TFLM runs the reference loops.
@@ -431,6 +431,34 @@ def avgpool_trace(shape: Geometry, isa: str) -> Trace | None:
     )
 
 
+def maxpool_trace(shape: Geometry) -> Trace | None:
+    """arm_max_pool_s8, per output pixel: the window's first pixel copied into the output pixel
+    (a memcpy: its reads and writes in any order), then every other window pixel compared into
+    it (its bytes already written: only its reads count)."""
+    if _too_many(shape.pixels, 2):
+        return None
+    first = window_lowest_reads(shape.input_shape, shape.output_shape, shape.window, 1)
+    batches, in_h, in_w, channels = shape.input_shape
+    _, out_h, out_w, out_c = shape.output_shape
+    pad_h, pad_w = shape.paddings()
+    window = shape.window
+
+    def valid_taps(count: int, stride: int, pad: int, taps: int, size: int) -> Int64Array:
+        base = np.arange(count, dtype=np.int64) * stride - pad
+        return np.minimum(taps, size - base) - np.maximum(0, -base)
+
+    columns = valid_taps(out_w, window.stride_width, pad_w, window.filter_width, in_w)
+    rows = valid_taps(out_h, window.stride_height, pad_h, window.filter_height, in_h)
+    step = np.where(columns[None, None, :] >= 2, channels, in_w * channels)
+    more = (columns[None, None, :] >= 2) | (rows[None, :, None] >= 2)
+    second = np.where(more & (first.reshape(batches, out_h, out_w) < NO_READ), step, NO_READ)
+    second_read = np.minimum(first.reshape(batches, out_h, out_w) + second, NO_READ).reshape(-1)
+    copy_writes = (np.arange(len(first), dtype=np.int64) + 1) * out_c - 1
+    writes = np.stack([copy_writes, np.full(len(first), -1, np.int64)], axis=1).reshape(-1)
+    reads = np.stack([first, second_read], axis=1).reshape(-1)
+    return Trace(writes, reads, reads_may_follow_write=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # Copies
 
@@ -576,6 +604,21 @@ def avgpool_distance(view: KernelContext, slots: frozenset[int], output: int) ->
     if shape is None:
         return None
     return distance(avgpool_trace(shape, view.build.isa), source.nbytes)
+
+
+def maxpool_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    """arm_max_pool_s8 (the same loops on every code path)."""
+    source, target = view.input(0), view.output(output)
+    if source is None or target is None or too_large(source, target):
+        return None
+    options = options_of(view)
+    window = window_of(
+        view, int(options.get("filter_height", 1) or 1), int(options.get("filter_width", 1) or 1)
+    )
+    shape = geometry(source, target, window)
+    if shape is None:
+        return None
+    return distance(maxpool_trace(shape), source.nbytes)
 
 
 def pad_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
