@@ -28,9 +28,9 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens import load_model
+from arenalens.builds.build import KernelLibrary
 from arenalens.ir import Model
 from arenalens.optimization import optimize_model, prove_outputs
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.split.parts import macs_of
 from benchkit import SHARED
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from arenalens import load_model
+from arenalens.builds.build import KernelLibrary, as_build
 from arenalens.cli import main
 from arenalens.optimization import optimize_model, prove_outputs, required_bytes
-from arenalens.runtimes.tflm.build import as_build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from tests.split import models
 
 M7_CMSIS = "cortex-m7/cmsis-nn"

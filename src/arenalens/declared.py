@@ -33,6 +33,9 @@ class Status(enum.StrEnum):
     EXACT = "exact"  # the runtime's own figure, replayed byte for byte
     ESTIMATE = "estimate"  # some part is guessed (the reasons say which, and by how much)
     CANNOT_RUN = "cannot-run"  # the runtime cannot set the model up or invoke it: no size will do
+    # It runs, but computes wrong outputs on this build: an offline plan shares bytes its kernels
+    # read after writing over them (a plan made for another kernel library).
+    WRONG_OUTPUTS = "cannot-run-correctly"
     # An input's real size is unknown (-1 in shape_signature): the number is for a placeholder.
     PLACEHOLDER_SHAPE = "placeholder-shape"
 
@@ -138,16 +141,24 @@ def declared_arena(analysis: Analysis) -> DeclaredArena:
         planner=analysis.planner,
         runtime_plan=runtime_plan,
         device=budget.device,
-        status=_status(budget.runs, placeholders, budget.estimate_reasons),
+        status=_status(budget.runs, budget.wrong_outputs, placeholders, budget.estimate_reasons),
         reasons=tuple(o.text() for o in budget.obstacles)
+        or tuple(budget.wrong_outputs)
         or tuple(placeholder_text(tensor) for tensor in placeholders)
         or tuple(budget.estimate_reasons),
     )
 
 
-def _status(runs: bool, placeholders: tuple[Any, ...], estimate_reasons: tuple[str, ...]) -> Status:
+def _status(
+    runs: bool,
+    wrong_outputs: tuple[str, ...],
+    placeholders: tuple[Any, ...],
+    estimate_reasons: tuple[str, ...],
+) -> Status:
     if not runs:
         return Status.CANNOT_RUN
+    if wrong_outputs:
+        return Status.WRONG_OUTPUTS
     if placeholders:
         return Status.PLACEHOLDER_SHAPE
     return Status.ESTIMATE if estimate_reasons else Status.EXACT

@@ -79,20 +79,26 @@ class FitCheck:
         return self.declared.status is not Status.CANNOT_RUN
 
     @property
+    def runs_correctly(self) -> bool:
+        """False when it cannot run, or runs with wrong outputs on this build (an offline plan
+        made for another kernel library)."""
+        return self.runs and self.declared.status is not Status.WRONG_OUTPUTS
+
+    @property
     def shape_known(self) -> bool:
         """False when an input's real size is unknown: the number is for a placeholder shape."""
         return self.declared.status is not Status.PLACEHOLDER_SHAPE
 
     @property
     def fits(self) -> bool:
-        """True when the model runs, its input shapes are known and its arena fits."""
-        return self.runs and self.shape_known and self.headroom_bytes >= 0
+        """True when the model runs correctly, its input shapes are known and its arena fits."""
+        return self.runs_correctly and self.shape_known and self.headroom_bytes >= 0
 
     @property
     def fits_after_optimize(self) -> bool | None:
         """Whether `arenalens optimize` makes it fit: True when it fits already, None when it
         would take the optimized number and that was not computed."""
-        if not self.runs or not self.shape_known:
+        if not self.runs_correctly or not self.shape_known:
             return False
         if self.fits:
             return True
@@ -108,7 +114,7 @@ class FitCheck:
         """True when only the optimized number can tell whether optimize makes it fit."""
         return (
             self.runtime == "tflm"
-            and self.runs
+            and self.runs_correctly
             and self.shape_known
             and not self.fits
             and self.best_case_bytes <= self.available_bytes
@@ -116,10 +122,12 @@ class FitCheck:
 
     @property
     def verdict(self) -> str:
-        """'FITS', 'FITS (estimate)', 'FITS AFTER OPTIMIZE', 'DOES NOT FIT', 'CANNOT RUN' or
-        'INPUT SHAPE UNKNOWN'."""
+        """'FITS', 'FITS (estimate)', 'FITS AFTER OPTIMIZE', 'DOES NOT FIT', 'CANNOT RUN',
+        'CANNOT RUN CORRECTLY' or 'INPUT SHAPE UNKNOWN'."""
         if not self.runs:
             return "CANNOT RUN"
+        if not self.runs_correctly:
+            return "CANNOT RUN CORRECTLY"
         if not self.shape_known:
             return "INPUT SHAPE UNKNOWN"
         if self.fits:
@@ -152,7 +160,7 @@ def check_fit(
             f"--reserve {format_bytes_exact(reserve_bytes)} leaves nothing of the "
             f"{format_bytes_exact(budget)} budget"
         )
-    declared = _for_core(declared_arena(analysis), target)
+    declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     return FitCheck(
         model=analysis.model.name,
@@ -184,6 +192,34 @@ def _for_core(declared: DeclaredArena, target: Target | None) -> DeclaredArena:
     return replace(declared, status=Status.ESTIMATE, reasons=(*declared.reasons, reason))
 
 
+def _for_vendor_kernels(
+    declared: DeclaredArena, analysis: Analysis, target: Target | None
+) -> DeclaredArena:
+    """On a core without a 32-bit model the firmware may run the vendor's kernels (ESP-NN on
+    ESP32 chips): an offline plan must be right on them too (`kernel_paths.overlap_rules`)."""
+    if (
+        target is None
+        or target.kernels is not None
+        or declared.runtime != "tflm"
+        or analysis.model.offline_plan is None
+        or declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS)
+    ):
+        return declared
+    from arenalens.builds.build import HOST  # noqa: PLC0415 - TFLM only
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
+    from arenalens.runtimes.tflm.plan_validity import wrong_outputs  # noqa: PLC0415
+
+    chip = target.chip or target.name
+    reasons = [
+        reason
+        for path in overlap_rules(analysis.build or HOST, chip=chip).paths
+        for reason in wrong_outputs(analysis.model, path)
+    ]
+    if not reasons:
+        return declared
+    return replace(declared, status=Status.WRONG_OUTPUTS, reasons=tuple(dict.fromkeys(reasons)))
+
+
 def board_fits(
     check_for: Callable[[Target], FitCheck], boards: Iterable[Target]
 ) -> tuple[FitCheck, ...]:
@@ -198,7 +234,7 @@ def board_fits(
             return (0, check.available_bytes, check.target.name)
         if check.fits_after_optimize:
             return (1, -check.headroom_bytes, check.target.name)
-        return (2 if check.runs else 3, -check.headroom_bytes, check.target.name)
+        return (2 if check.runs_correctly else 3, -check.headroom_bytes, check.target.name)
 
     return tuple(sorted(checks, key=order))
 

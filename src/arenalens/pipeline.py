@@ -1,36 +1,34 @@
 """The pipeline, top to bottom: load → check → lifetimes → arena problems → plans → budget.
 
-With `overlap` (TFLM), the head is planned once more with the overlaps its kernels allow (an
-operator's output may start below an input it consumes; `runtimes.tflm.overlap`), 16-aligned as
-`optimize --overlap` writes it, next to the plans that share no bytes.
+Every stage asks the runtime (`runtimes.Runtime`) and follows one build (`builds.build.Build`):
+under TFLM the x86-64 `tflite_micro` wheel unless a core and kernel library are chosen, e.g.
+`build="cortex-m7/cmsis-nn"`; other runtimes have the host's only.
 
-Under TFLM every stage follows one build (`runtimes.tflm.build`): the x86-64 `tflite_micro`
-wheel unless a Cortex-M core and kernel library are chosen, e.g. `build="cortex-m7/cmsis-nn"`.
+With `overlap=True` (TFLM), the head is planned once more with the overlaps the kernels allow (an
+operator's output may start below an input it consumes) on every kernel code path the build's chip
+may run, or the library the user named (`builds.kernel_paths.overlap_rules`), aligned to the
+runtime's data alignment as `optimize --overlap` writes it, next to the plans that share no bytes.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
+from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs
+from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
+from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes import MemoryBudget, get_runtime
-from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build, as_build
+from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
 from arenalens.tflite.reader import load_model
-
-if TYPE_CHECKING:
-    # The overlap rules (and numpy under them) load only when overlaps are asked for.
-    from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
-    from arenalens.runtimes.tflm.overlap import OverlapPair
 
 OVERLAP_PLANNER = "best"
 
@@ -54,7 +52,7 @@ class ArenaResult:
 class OverlapResult:
     """The primary arena planned with its allowed overlaps."""
 
-    kernels: KernelLibrary
+    rules: OverlapRules  # the kernel code paths the overlaps hold on
     pairs: tuple[OverlapPair, ...]  # every overlap the kernels allow
     shared: tuple[OverlapPair, ...]  # those whose buffers share bytes in the plan
     problem: Problem  # the arena's problem with the overlaps, 16-aligned offsets
@@ -83,6 +81,12 @@ class Analysis:
     build: Build | None = None  # the TFLM build planned for (None: a runtime without builds)
 
     @property
+    def runtime_build(self) -> Build:
+        """The build the runtime's rules took: the chosen TFLM build, the host for a runtime
+        without builds."""
+        return self.build or HOST
+
+    @property
     def primary(self) -> ArenaResult:
         """The arena users care about first (TFLM head; LiteRT subgraph 0 arena)."""
         return self.arenas[0]
@@ -96,32 +100,38 @@ def analyze(
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
-    overlap: KernelLibrary | None = None,
+    overlap: OverlapRules | KernelLibrary | str | bool | None = None,
     overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
-    with `overlap` (TFLM only), the head also planned with that kernel library's overlaps.
+    with `overlap` (TFLM only), the head also planned with the overlaps its kernels allow: True
+    for every kernel library the build's chip may run (the build's own only when the user named
+    it: `Build.kernels_named_by`), a library's name ('reference', 'cmsis-nn') for that one, or
+    `OverlapRules` (`builds.kernel_paths`).
 
     `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
     for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
+    A library named by `overlap` must be the build's own on a device build (UsageError
+    otherwise); on the wheel, 'cmsis-nn' plans overlaps for every CMSIS-NN code path.
     """
     if not isinstance(model, Model):
         model = load_model(model)
-    if overlap is not None and runtime != "tflm":
-        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
+    if overlap is False:
+        overlap = None
     rules = get_runtime(runtime)
+    if overlap and not rules.plans_overlaps:
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     chosen = runtime_build(runtime, build)
-    by_build = rules.with_build(chosen)
-    timeline = rules.timeline(model, **by_build)
-    arenas = rules.arenas(model, alignment=alignment, **by_build)
+    timeline = rules.timeline(model, chosen)
+    arenas = rules.arenas(model, chosen, alignment=alignment)
     results = tuple(_plan_arena(arena, planner, dict(planner_options or {})) for arena in arenas)
-    budget = rules.budget(model, arenas, [r.plan for r in results], **by_build)
+    budget = rules.budget(model, arenas, [r.plan for r in results], chosen)
     # With the runtime's own planner both budgets are the same; skip the second replay.
     same_plans = all(r.plan is r.runtime_plan for r in results)
     runtime_budget = (
         budget
         if same_plans
-        else rules.budget(model, arenas, [r.runtime_plan for r in results], **by_build)
+        else rules.budget(model, arenas, [r.runtime_plan for r in results], chosen)
     )
     return Analysis(
         model=model,
@@ -133,8 +143,10 @@ def analyze(
         runtime_budget=runtime_budget,
         options=MappingProxyType({"alignment": alignment}),
         overlap=None
-        if overlap is None or not arenas
-        else _plan_overlaps(model, arenas, overlap, overlap_time_limit_s, chosen),
+        if not overlap or not arenas
+        else _plan_overlaps(
+            rules, model, arenas, overlap, time_limit_s=overlap_time_limit_s, build=chosen
+        ),
         build=chosen if rules.has_builds else None,
     )
 
@@ -143,7 +155,7 @@ def runtime_build(runtime: str, build: Build | str | None) -> Build:
     """The build a runtime plans for: TFLM's chosen one (the wheel by default); other runtimes
     have only the host's, and refuse a device build."""
     chosen = as_build(build)
-    if not get_runtime(runtime).has_builds and chosen != HOST:
+    if not get_runtime(runtime).has_builds and not chosen.is_host:
         raise UsageError(
             f"a Cortex-M build ({chosen.name}) is a TFLite Micro build; the {runtime} rules "
             "describe the host interpreter only (use --runtime tflm with --cpu / --kernels)"
@@ -152,36 +164,63 @@ def runtime_build(runtime: str, build: Build | str | None) -> Build:
 
 
 def _plan_overlaps(
+    rules: Runtime,
     model: Model,
     arenas: tuple[ArenaProblem, ...],
-    kernels: KernelLibrary,
+    overlap: OverlapRules | KernelLibrary | str | bool,
+    *,
     time_limit_s: float,
     build: Build,
 ) -> OverlapResult:
-    """The primary arena with its allowed overlaps → the best plan and what TFLM then needs."""
+    """The primary arena with its allowed overlaps → the best plan and what the runtime then
+    needs."""
     arena = arenas[0]
-    from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415 - see the imports
-        arena_overlaps,
-        shared_pairs,
-    )
-
-    pairs = arena_overlaps(model, arena, library=kernels)
+    chosen = as_overlap_rules(None if isinstance(overlap, bool) else overlap, build)
+    pairs = rules.overlaps(model, arena, build, paths=chosen.paths)
     problem = Problem(
         arena.problem.buffers,
-        alignment=ARENA_ALIGNMENT,  # as `optimize --overlap` writes them,
+        alignment=rules.data_alignment,  # as `optimize --overlap` writes them,
         overlaps=tuple(p.overlap for p in pairs),
     )
     plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
     named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
-    budget = get_runtime("tflm").budget(model, arenas, [named], build=build)
+    budget = _overlap_budget(
+        rules, model, arena=arena, plan=named, size_builds=chosen.size_builds, build=build
+    )
     return OverlapResult(
-        kernels=kernels,
+        rules=chosen,
         pairs=pairs,
         shared=shared_pairs(arena, pairs, plan.offsets),
         problem=problem,
         plan=named,
         budget=budget,
     )
+
+
+def _overlap_budget(
+    rules: Runtime,
+    model: Model,
+    *,
+    arena: ArenaProblem,
+    plan: Plan,
+    size_builds: Sequence[Build],
+    build: Build,
+) -> MemoryBudget:
+    """What TFLM needs with the plan written into the model (its tensors' offsets offline, each
+    build's scratch placed online around them, as `optimize --overlap` writes it): the largest
+    over the builds the number must hold on."""
+    # Only TFLM plans overlaps (`Runtime.plans_overlaps`): its offline-plan format is the one.
+    from arenalens.runtimes.tflm.arena import offline_plan_for  # noqa: PLC0415
+
+    written = replace(model, offline_plan=offline_plan_for(model, arena, plan.offsets))
+    budgets = []
+    for each in (build, *(b for b in size_builds if b.name != build.name)):
+        arenas = rules.arenas(written, each)
+        plans = [run_planner(a.runtime_planner, a.problem) for a in arenas]
+        budgets.append(rules.budget(written, arenas, plans, each))
+    worst = max(budgets, key=lambda found: found.required_bytes)
+    # The analysed build's figures, unless another build needs more.
+    return budgets[0] if worst.required_bytes == budgets[0].required_bytes else worst
 
 
 def _plan_arena(arena: ArenaProblem, planner: str | None, knobs: dict[str, Any]) -> ArenaResult:

@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from arenalens import load_model
+from arenalens.builds.build import KernelLibrary, as_build
 from arenalens.optimization import optimize_model, required_bytes
-from arenalens.runtimes.tflm.build import as_build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.split.parts import SplitKind
 from tests.conftest import SHARED_MODELS
 from tests.split import models

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from arenalens import load_model
+from arenalens.builds.build import as_build
 from arenalens.ir import Model
 from arenalens.optimization import required_bytes
-from arenalens.runtimes.tflm.build import as_build
 from arenalens.split.parts import SplitKind
 from arenalens.split.regions import Rules, regions
 from arenalens.split.schedule import SplitPlan, live_profile, region_peak

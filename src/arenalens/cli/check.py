@@ -7,6 +7,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
     add_build_options,
@@ -31,7 +32,6 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
-from arenalens.runtimes.tflm.build import Build
 from arenalens.target_build import target_build
 from arenalens.targets import (
     ALL_TARGETS,
@@ -149,8 +149,14 @@ def optimized_bytes(
         return None
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
 
+    chosen = build or selected_build(args)
+    # The command check suggests names the build's kernels (`build_flags`): the number is that
+    # build's alone.
     return optimize_model(
-        model, time_limit_s=OPTIMIZE_SECONDS, build=build or selected_build(args)
+        model,
+        time_limit_s=OPTIMIZE_SECONDS,
+        build=chosen,
+        kernels=None if chosen.is_host else chosen.kernels,
     ).new_required_bytes
 
 

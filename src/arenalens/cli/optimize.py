@@ -6,13 +6,14 @@ import argparse
 import os
 from typing import Any
 
+from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
     add_build_options,
     add_model_argument,
     add_output_options,
     load_model_argument,
-    overlap_library,
+    overlap_rules_for,
     print_json,
     print_text,
     selected_build,
@@ -56,9 +57,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--overlap",
         action="store_true",
-        help="also let an operator's output start below an input it is consuming, as far as "
-        "the access order of the --kernels library allows (cmsis-nn is safe on CMSIS-NN builds "
-        "and the reference kernels alike; kept only if real TFLM gives bit-identical outputs)",
+        help="also let an operator's output start below an input it is consuming, as far as the "
+        "kernels' access order allows: without --kernels on every kernel library the core may "
+        "run (on Cortex-M: reference and CMSIS-NN on every code path), with --kernels on that "
+        "library only (the model records which builds it is right on); kept only if real TFLM "
+        "gives bit-identical outputs where it can run it",
     )
     parser.add_argument(
         "--split",
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         reorder=args.reorder,
         inplace=args.inplace,
         overlap=args.overlap,
-        kernels=overlap_library(args),
+        kernels=overlap_rules_for(args, build),
         time_limit_s=args.time_limit,
         seed=args.seed,
         build=build,
@@ -113,7 +116,14 @@ def run(args: argparse.Namespace) -> int:
     )
     proof: OutputProof | None = None
     proof_note = ""
-    if not args.no_verify and optimization.chosen is not None:
+    runs_on_wheel = not optimization.valid_for or REFERENCE_PATH in optimization.valid_for
+    if not args.no_verify and optimization.chosen is not None and not runs_on_wheel:
+        proof_note = (
+            "not run on real TFLM here: the plan is right on "
+            + ", ".join(path.name for path in optimization.valid_for)
+            + " only, and the x86-64 tflite_micro wheel runs the reference kernels"
+        )
+    elif not args.no_verify and optimization.chosen is not None:
         try:
             proof = prove_outputs(bytes(model.data), optimization.data, model)
         except RuntimeUnavailableError as error:
@@ -156,8 +166,9 @@ def _accept(
         return False, f"refused: {proof.detail or 'outputs differ'} on real TFLM"
     if not same_build:
         return True, (
-            "outputs checked on the x86-64 tflite_micro wheel; the head is the prediction for "
-            "the selected build (the wheel's kernels request other scratch buffers)"
+            "outputs checked on the x86-64 tflite_micro wheel (reference kernels); the head is "
+            "the prediction for the selected build (the wheel's kernels request other scratch "
+            "buffers)"
         )
     if proof.new_head is None or proof.new_head > proof.original_head:
         return False, "refused: the real head would grow"

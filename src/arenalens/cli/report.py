@@ -14,6 +14,8 @@ from typing import Any
 from arenalens import __version__
 from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import make_folder
+from arenalens.builds.build import Build
+from arenalens.builds.kernel_paths import OverlapRules
 from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -23,7 +25,7 @@ from arenalens.cli.common import (
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
-    overlap_library,
+    overlap_rules_for,
     print_json,
     print_text,
     selected_build,
@@ -42,8 +44,6 @@ from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
 from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
-from arenalens.runtimes.tflm.build import Build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
 
@@ -157,8 +157,9 @@ def add_overlap_options(parser: argparse.ArgumentParser) -> None:
         "--overlap",
         action="store_true",
         help="TFLM: also plan the head letting an operator's output start below an input it "
-        "consumes, as far as its kernel's access order (--kernels) allows (shown first, shared "
-        "bytes hatched; `optimize --overlap` writes and proves it)",
+        "consumes, as far as its kernel's access order allows on every kernel library the core "
+        "may run (or the --kernels one only; shown first, shared bytes hatched; `optimize "
+        "--overlap` writes and proves it)",
     )
 
 
@@ -184,7 +185,7 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
-    overlap: KernelLibrary | None = None,
+    overlap: OverlapRules | None = None,
     build: Build | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
@@ -316,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
-    overlap = overlap_library(args) if args.overlap else None
+    overlap = overlap_rules_for(args, build) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,

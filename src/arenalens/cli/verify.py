@@ -18,7 +18,7 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
-from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
@@ -36,7 +36,8 @@ def register(subparsers: Any) -> None:
         help="run the real runtime and compare its memory numbers with the prediction",
         description="Build the real interpreter (extra 'runtime') on the model and compare what "
         "it reports with arenalens' prediction, side by side. Exit 0 when all agree, 1 on a "
-        "mismatch, 2 on errors.",
+        "mismatch or when the model's offline plan makes the interpreter compute wrong outputs "
+        "(CANNOT RUN CORRECTLY: a plan made for other kernels), 2 on errors.",
     )
     add_model_argument(parser)
     add_runtime_option(parser)
@@ -53,20 +54,20 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, run the real runtime on the same file, print both; exit 1 on a mismatch."""
     model = load_model_argument(args.model)
     rules = get_runtime(args.runtime)
-    if rules.verify is None:
-        raise RuntimeUnavailableError(f"runtime '{args.runtime}' has no verifier yet")
     if args.min_arena and args.runtime != "tflm":
         raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
     analysis = analyze(model, runtime=args.runtime)
-    options = {"min_arena": True} if args.min_arena else {}
+    arenas = [result.arena for result in analysis.arenas]
+    plans = [result.runtime_plan for result in analysis.arenas]
     with _model_file(model, args.model) as path:
-        result = rules.verify(path, analysis, **options)
-    document = verify_document(result)
+        result = rules.verify(path, analysis.model, arenas, plans, min_arena=args.min_arena)
+    wrong = analysis.runtime_budget.wrong_outputs
+    document = verify_document(result, wrong)
     if args.json:
         print_json(document)
     else:
         print_text(render_verify(document, color=use_color(args), width=terminal_width()))
-    return EXIT_AGREES if result.agrees else EXIT_MISMATCH
+    return EXIT_AGREES if result.agrees and not wrong else EXIT_MISMATCH
 
 
 class _model_file:  # noqa: N801 - used as a context manager, named like one

@@ -11,6 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
+from arenalens.analysis.overlap_pairs import shared_pairs
+from arenalens.builds.build import HOST, Build, build_flags
+from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,
@@ -24,9 +27,6 @@ from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import build_flags
-from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 from arenalens.units import format_bytes_exact
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
@@ -295,7 +295,7 @@ def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) 
     plans = [best if r is result else r.runtime_plan for r in analysis.arenas]
     try:
         with_best = rules.budget(
-            context.model, arenas, plans, **rules.with_build(analysis.build)
+            context.model, arenas, plans, analysis.runtime_build
         ).required_bytes
     except ArenalensError:
         return None
@@ -531,15 +531,21 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     """TFLM: the head bytes `optimize --overlap` saves beyond the best plan sharing no bytes."""
     if context.runtime != "tflm" or context.analysis is None:
         return
-    model = replace(context.model, offline_plan=None)
+    model = replace(context.model, offline_plan=None, plan_record=None)
+    build = context.analysis.build or HOST
+    # What `optimize --overlap` does without --kernels on this core: overlaps right on every
+    # kernel library the core may run (the build's own only when the user named it), so the
+    # saving is one every build it may meet gets.
+    rules = overlap_rules(build)
+    tflm = get_runtime("tflm")
     try:
-        arena = get_runtime("tflm").arenas(model)[0]
+        arena = tflm.arenas(model, build)[0]
     except ArenalensError:
         return
-    pairs = arena_overlaps(model, arena)
+    pairs = tflm.overlaps(model, arena, build, paths=rules.paths)
     if not pairs:
         return
-    disjoint_problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=(), overlaps=())
+    disjoint_problem = replace(arena.problem, alignment=tflm.data_alignment, order=(), overlaps=())
     overlap_problem = replace(disjoint_problem, overlaps=tuple(p.overlap for p in pairs))
     if overlap_problem.lower_bound() >= disjoint_problem.lower_bound():
         return  # nothing shared at the busiest step: no saving below the bound to report
@@ -552,6 +558,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     shared = shared_pairs(arena, pairs, overlapped.offsets)
     opcodes = ", ".join(sorted({p.opcode for p in shared}))
     runtime_size = context.analysis.primary.runtime_plan.arena_size
+    flags = _build_flags(context) if rules.explicit else _cpu_flag(build)
     yield Finding(
         rule="overlap-savings",
         severity=Severity.INFO,
@@ -561,11 +568,17 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
         f"{format_bytes_exact(overlapped.arena_size)}: {format_bytes_exact(saving)} less than the "
         f"best plan sharing no bytes ({format_bytes_exact(disjoint.arena_size)}; TFLM's own: "
         f"{format_bytes_exact(runtime_size)}); lower bound {format_bytes_exact(bounds[0])} "
-        f"without overlaps, {format_bytes_exact(bounds[1])} with them "
-        "(predicted with TFLM's reference kernels)",
-        fix="`arenalens optimize MODEL -o smaller.tflite --overlap` writes that plan and keeps it "
-        "only when the real TFLM interpreter computes bit-identical outputs (add `--kernels "
-        "cmsis-nn` for Cortex-M builds with CMSIS-NN)",
+        f"without overlaps, {format_bytes_exact(bounds[1])} with them (every overlap right on "
+        f"{rules.title}: {rules.why})",
+        fix=f"`arenalens optimize MODEL{flags} -o smaller.tflite --overlap` writes that plan, "
+        "records the builds it is right on, and keeps it only when the real TFLM interpreter "
+        "computes bit-identical outputs"
+        + (
+            ""
+            if rules.explicit
+            else " (with --kernels, overlaps for that library alone may save more, on that "
+            "build only)"
+        ),
         saving_bytes=saving,
         details={
             "disjoint_bytes": disjoint.arena_size,
@@ -575,6 +588,10 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
             "overlaps_allowed": len(pairs),
         },
     )
+
+
+def _cpu_flag(build: Build) -> str:
+    return f" --cpu {build.cpu}" if build.cpu else ""
 
 
 def _deterministic_best(problem: Problem) -> Plan:

@@ -39,6 +39,27 @@ def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:
         )
 
 
+def cannot_run_correctly(context: DiagnoseContext) -> Iterator[Finding]:
+    """One error when the model runs with wrong outputs on the build analysed: its offline plan
+    shares bytes this build's kernels read after writing over them."""
+    if context.analysis is None or context.runtime != "tflm":
+        return
+    reasons = context.analysis.runtime_budget.wrong_outputs
+    if not reasons:
+        return
+    device = context.analysis.budget.device
+    yield Finding(
+        rule="cannot-run-correctly",
+        severity=Severity.ERROR,
+        location=Location(),
+        message=f"CANNOT RUN CORRECTLY on {device}: " + "; ".join(reasons),
+        fix="flash it only with a build its plan is right on (see offline-plan-overlap), or run "
+        "`arenalens optimize` on the original model for this build (without --kernels its plan "
+        "holds on every kernel library)",
+        details={"reasons": list(reasons), "build": dict(context.analysis.budget.build)},
+    )
+
+
 def _fix(obstacle: Obstacle) -> str:
     if obstacle.opcode is None:
         return "convert the model with types and operators the runtime supports"

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from arenalens.alternatives import Alternatives
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import Step
+from arenalens.builds.build import build_flags
 from arenalens.declared import declared_arena
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
@@ -76,7 +77,17 @@ def build_report(
         operator_count=analysis.model.operator_count,
         declared=declared_arena(shown),
         build=analysis.budget.build,
+        overlap_options=_overlap_options(analysis),
     )
+
+
+def _overlap_options(analysis: Analysis) -> str:
+    """--cpu (and --kernels when the overlap rules were named) for `optimize --overlap`."""
+    flags = build_flags(analysis.budget.build)
+    if analysis.overlap is None or analysis.overlap.rules.explicit:
+        return flags
+    cpu = analysis.budget.build.get("cpu")
+    return f" --cpu {cpu}" if cpu else ""
 
 
 def _with_required_bytes(

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
 from arenalens.report.console import render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
@@ -25,10 +25,12 @@ _VERDICT_STYLES = {
     "FITS AFTER OPTIMIZE": "bold yellow",
     "DOES NOT FIT": "bold red",
     "CANNOT RUN": "bold red",
+    "CANNOT RUN CORRECTLY": "bold red",
     "INPUT SHAPE UNKNOWN": "bold red",
 }
 
 
+_RED_STATUSES = (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
 # Reasons listed under the number; --json has every one.
 _REASONS_SHOWN = 5
 
@@ -48,7 +50,11 @@ def declare_line(declared: DeclaredArena) -> Text:
     )
     qualifier = declared_qualifier(declared.status)
     if qualifier:
-        style = "bold red" if declared.status is Status.PLACEHOLDER_SHAPE else "yellow"
+        style = (
+            "bold red"
+            if declared.status in (Status.PLACEHOLDER_SHAPE, Status.WRONG_OUTPUTS)
+            else "yellow"
+        )
         line.append(f" ({qualifier})", style=style)
     if declared.parts:
         line.append(": " + parts_text(declared, format_bytes_short))
@@ -71,7 +77,7 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
     prefix = reason_prefix(declared.status) + ": "
-    style = "red" if declared.status in (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE) else "yellow"
+    style = "red" if declared.status in _RED_STATUSES else "yellow"
     for reason in declared.reasons[:_REASONS_SHOWN]:
         notes.append(Text(prefix + reason, style))
     if len(declared.reasons) > _REASONS_SHOWN:
@@ -100,7 +106,7 @@ def verdict_text(check: FitCheck) -> Text:
         (verdict, _VERDICT_STYLES.get(verdict, "bold")), "  ", (check.model, "bold")
     )
     text.append(where)
-    if check.runs and check.shape_known:
+    if check.runs_correctly and check.shape_known:
         if check.fits:
             text.append(f": {format_bytes_exact(check.headroom_bytes)} to spare")
         else:
@@ -141,7 +147,7 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
             format_bytes_short(check.headroom_bytes),
             f"{share:.1f}% of available",
         )
-    elif check.runs and check.shape_known:
+    elif check.runs_correctly and check.shape_known:
         short = -check.headroom_bytes
         table.add_row(
             "shortfall",
@@ -166,10 +172,24 @@ def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
     return _strip(render_text(lines, color=color, width=width))
 
 
+def _board_fits(check: FitCheck) -> Text:
+    if not check.runs:
+        return Text("cannot run", style="red")
+    if not check.runs_correctly:
+        return Text("wrong outputs", style="red")
+    return _yes_no(check.fits)
+
+
 def next_step(check: FitCheck) -> str:
     """What to do, in one sentence: nothing, optimize, or change the model."""
     if not check.runs:
         return "Change the model so the runtime can run it (see the reasons above)."
+    if not check.runs_correctly:
+        return (
+            "Do not flash it with this build: its offline plan is right on other kernels only. "
+            f"Run `arenalens optimize ORIGINAL.tflite{build_flags(check.build)} -o "
+            "optimized.tflite` on the model before optimization for this build."
+        )
     if not check.shape_known:
         return (
             f"Give the input size your application feeds: `arenalens check {check.source} "
@@ -262,7 +282,7 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
             f"{check.required_bytes:,}" + (" ~" if check.declared.is_estimate else ""),
             f"{check.available_bytes:,}",
             Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
-            Text("cannot run", style="red") if not check.runs else _yes_no(check.fits),
+            _board_fits(check),
             _yes_no(check.fits_after_optimize),
         )
     builds = _distinct_builds(checks)
@@ -275,7 +295,7 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
         lines.extend(
             Text.assemble(
                 f"  {_build_label(check):<{label_width}}  ",
-                (f"{check.required_bytes:>9,} B", "bold cyan"),
+                (format_bytes_exact(check.required_bytes).rjust(11), "bold cyan"),
                 f" ({format_bytes_short(check.required_bytes)})",
                 (" estimate", "yellow") if check.declared.is_estimate else "",
             )
@@ -360,7 +380,7 @@ def render_targets(
     tables = []
     for title, targets in (("boards (--target NAME)", boards), ("chips (--target NAME)", chips)):
         table = Table(title=title, title_justify="left", header_style="bold")
-        table.add_column("name")
+        table.add_column("name", no_wrap=True)  # the spelling to type: never cut
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")

@@ -15,15 +15,16 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.report.labels import (
+    OVERLAP_PLAN_SUFFIX,
     declared_qualifier,
     operator_label,
     optimize_command,
     reason_prefix,
     shape_label,
 )
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_short
 
 REPORT_SCHEMA_VERSION = 2
@@ -220,6 +221,9 @@ class MemoryReport:
     max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
     # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
     build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The options that make `optimize --overlap` plan with the overlap plan's rules: --kernels
+    # only when the user named the library (else every library the core may run).
+    overlap_options: str = ""
 
     @property
     def primary(self) -> ArenaReport:
@@ -412,9 +416,16 @@ def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict
         "optimize_command": (
             None
             if view.is_runtime
-            else optimize_command(report.model_argument, view.planner, build_flags(report.build))
+            else optimize_command(report.model_argument, view.planner, plan_options(report, view))
         ),
     }
+
+
+def plan_options(report: MemoryReport, view: PlanView) -> str:
+    """The build options of the command that writes this plan (the overlap plan's own rules)."""
+    if view.planner.endswith(OVERLAP_PLAN_SUFFIX):
+        return report.overlap_options
+    return build_flags(report.build)
 
 
 def _plan_parts_text(

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from arenalens.builds.build import build_flags
+from arenalens.declared import Status
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport, Verdict
 from arenalens.report.labels import OVERLAP_PLAN_SUFFIX
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the CLI runs these; guidance only reads their results
@@ -106,7 +107,14 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
     verdict = report.verdict
     best = _best_plan(report)
     optimize = f"arenalens optimize {model}{build_flags(report.build)} -o optimized.tflite"
-    if verdict is None:
+    wrong = report.declared is not None and report.declared.status is Status.WRONG_OUTPUTS
+    if wrong:
+        steps.append(
+            "Do not flash this model on this build: its offline plan shares bytes that these "
+            "kernels read after writing over them (wrong outputs). Run `arenalens optimize` on the "
+            f"original model{build_flags(report.build)} for the build you flash."
+        )
+    elif verdict is None:
         steps.append(
             f"Declare kTensorArenaSize = {format_bytes_exact(declared)}. To see where it fits: "
             f"`arenalens report {model} --target NAME` for one board, "
@@ -140,7 +148,9 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
     if best is not None and (verdict is None or verdict.fits):
         planner, required = best
         if planner.endswith(OVERLAP_PLAN_SUFFIX):  # the --overlap plan: optimize --overlap
-            optimize += " --overlap"
+            optimize = (
+                f"arenalens optimize {model}{report.overlap_options} -o optimized.tflite --overlap"
+            )
         steps.append(
             f"`{optimize}` lowers kTensorArenaSize to {format_bytes_exact(required)} "
             f"({format_bytes_exact(declared - required)} less, "

@@ -113,6 +113,12 @@ def _static_header(report: MemoryReport, names: str) -> str:
     if declared is not None and declared.status is Status.CANNOT_RUN:
         facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
         facts.extend(declared.reasons[:3])
+    elif declared is not None and declared.status is Status.WRONG_OUTPUTS:
+        facts.append(
+            f"{declared.symbol} = {format_bytes_exact(declared.required_bytes)}, but CANNOT RUN "
+            "CORRECTLY on this build"
+        )
+        facts.extend(declared.reasons[:3])
     elif declared is not None:
         qualifier = declared_qualifier(declared.status)
         facts.append(

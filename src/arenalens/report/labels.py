@@ -91,9 +91,14 @@ _QUALIFIERS = {
     Status.EXACT: "",
     Status.ESTIMATE: "estimate",
     Status.CANNOT_RUN: "cannot run",
+    Status.WRONG_OUTPUTS: "cannot run correctly",
     Status.PLACEHOLDER_SHAPE: "for a placeholder input shape",
 }
-_REASON_PREFIXES = {Status.CANNOT_RUN: "cannot run", Status.PLACEHOLDER_SHAPE: "unknown input size"}
+_REASON_PREFIXES = {
+    Status.CANNOT_RUN: "cannot run",
+    Status.WRONG_OUTPUTS: "wrong outputs",
+    Status.PLACEHOLDER_SHAPE: "unknown input size",
+}
 
 
 def declared_qualifier(status: Status) -> str:

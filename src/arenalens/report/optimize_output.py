@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import build_summary
 from arenalens.report.console import render_text
-from arenalens.runtimes.tflm.build import build_summary
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
@@ -46,10 +46,19 @@ def optimize_document(
         "new_head": optimization.new_head,
         "lower_bound": chosen.lower_bound if chosen else optimization.original_lower_bound,
         "original_lower_bound": optimization.original_lower_bound,
+        # The minimal kTensorArenaSize on each build the number must hold on (without --kernels,
+        # every kernel library of the core).
+        "required_by_build": dict(optimization.original_required_by_build),
+        "new_required_by_build": dict(chosen.required_by_build) if chosen else None,
+        # The code paths the written plan computes the right outputs on ([] when it shares no
+        # bytes: every build), and the real-runtime checks that back it, each naming its build.
+        "valid_for": [path.name for path in optimization.valid_for],
+        "proven": list(optimization.proven),
         "overlap": None
         if not optimization.overlap
         else {
-            "kernels": str(optimization.kernels),
+            "kernels": optimization.rules.title if optimization.rules else "",
+            "explicit": bool(optimization.rules and optimization.rules.explicit),
             "disjoint_head": optimization.disjoint_head,
             "disjoint_lower_bound": _disjoint_bound(optimization),
             "allowed": len(chosen.overlaps) if chosen else 0,
@@ -242,15 +251,26 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
     if overlap is not None and overlap["shared"]:
         shared = overlap["shared"]
         lines.append(
-            f"overlaps ({overlap['kernels']} kernels): {len(shared)} outputs start below an "
+            f"overlaps (safe on {overlap['kernels']}): {len(shared)} outputs start below an "
             f"input they consume: "
             + ", ".join(f"{p['opcode']} (op {p['operator']})" for p in shared[:8])
             + (f", ... ({len(shared) - 8} more)" if len(shared) > 8 else "")
         )
+    if changed and document.get("valid_for"):
+        lines.append(
+            "the plan shares bytes: right on " + ", ".join(document["valid_for"]) + " only "
+            "(recorded in the model; `arenalens check` says CANNOT RUN CORRECTLY on other builds)"
+        )
+    by_build = document.get("new_required_by_build") or {}
+    if changed and len(by_build) > 1:
+        lines.append(
+            f"kTensorArenaSize {after:,} holds on every build listed: "
+            + ", ".join(f"{name} {value:,}" for name, value in by_build.items())
+        )
     if real:
         verdict = "bit-identical" if real["outputs_identical"] else "DIFFERENT"
         lines.append(
-            ("real TFLM (x86-64 wheel)" if on_device else "real TFLM")
+            "real TFLM (x86-64 tflite_micro wheel, reference kernels)"
             + f": outputs {verdict} over {real['invocations']} invocations"
             + (f" ({real['detail']})" if real["detail"] else "")
         )

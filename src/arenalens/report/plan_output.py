@@ -8,6 +8,7 @@ imports the terminal renderer (rich): `plan --json` does not need it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import BufferKind
@@ -56,6 +57,8 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         # are then what it would plan, not a size that works).
         "runs": analysis.budget.runs,
         "cannot_run": [obstacle.as_dict() for obstacle in analysis.budget.obstacles],
+        # Why it runs with wrong outputs on this build (an offline plan made for other kernels).
+        "cannot_run_correctly": list(analysis.budget.wrong_outputs),
         "alignment": _alignment(primary),
         "alignment_applies_to": "sizes" if primary.arena.size_rounding > 1 else "offsets",
         "arena_base": arena_base,
@@ -145,11 +148,15 @@ def _buffer_rows(
     return rows
 
 
-def verify_document(result: VerifyResult) -> dict[str, Any]:
-    """VerifyResult → the `verify --json` document."""
+def verify_document(result: VerifyResult, wrong_outputs: Sequence[str] = ()) -> dict[str, Any]:
+    """VerifyResult (+ why the verified interpreter computes wrong outputs with the model's
+    offline plan) → the `verify --json` document."""
     return {
         "runtime": result.runtime,
         "agrees": result.agrees,
+        # The interpreter runs the model with wrong outputs: its offline plan shares bytes the
+        # wheel's reference kernels read after writing over them (a plan made for other kernels).
+        "cannot_run_correctly": list(wrong_outputs),
         "rows": [
             {
                 "label": row.label,

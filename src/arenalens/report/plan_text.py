@@ -47,7 +47,10 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
     table.add_column("what", style="bold")
     table.add_column("value")
     table.add_row("planner", f"{document['planner']} (runtime: {document['runtime_planner']})")
-    table.add_row("alignment", f"{document['alignment']} B ({document['alignment_applies_to']})")
+    table.add_row(
+        "alignment",
+        f"{format_bytes_exact(document['alignment'])} ({document['alignment_applies_to']})",
+    )
     for arena in document["arenas"]:
         table.add_row(f"arena '{escape(arena['name'])}'", _arena_line(arena))
     if document["runtime"] == "tflm":
@@ -125,6 +128,16 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         else "MISMATCH: some predictions differ from the real runtime"
     )
     parts: list[Any] = [table, Text(verdict, style="bold")]
+    wrong = document.get("cannot_run_correctly") or []
+    if wrong:
+        parts.insert(
+            0,
+            Text(
+                "CANNOT RUN CORRECTLY on the x86-64 tflite_micro wheel (reference kernels): "
+                + "; ".join(wrong),
+                style="bold red",
+            ),
+        )
     if document["notes"]:
         parts.append(Text("\n".join(document["notes"]), style="dim"))
     return render_text(parts, color=color, width=width)

@@ -9,15 +9,15 @@ and kernel scratch included. The split model is then planned, proven and written
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from arenalens.analysis.overlap_pairs import with_overlaps
+from arenalens.builds.build import Build
+from arenalens.builds.kernel_paths import KernelPath
 from arenalens.ir import Model
 from arenalens.planning.problem import OverlapSavings
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.build import Build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
-from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.split.operators import channel_rule, row_rule
 from arenalens.split.parts import Part, RegionSplit
 from arenalens.split.schedule import SplitPlan, live_profile
@@ -76,12 +76,12 @@ def split_for_build(
     model: Model,
     measure: Callable[[Model], int],
     *,
-    overlaps: tuple[Build, KernelLibrary] | None = None,
+    overlaps: tuple[Build, Sequence[KernelPath]] | None = None,
 ) -> Splitting:
     """Search the splits that lower the measured number to declare; say why when none does.
 
-    `overlaps`: the build and kernel library whose allowed overlaps `measure` plans with (the
-    search then aims at the steps that stay busiest with them)."""
+    `overlaps`: the build and the kernel code paths whose allowed overlaps `measure` plans with
+    (the search then aims at the steps that stay busiest with them)."""
     credits = overlap_credits(model, *overlaps) if overlaps is not None else None
     result: SearchResult = search_splits(model, measure, credits=credits)
     chosen = result.chosen
@@ -105,11 +105,12 @@ def split_for_build(
     )
 
 
-def overlap_credits(model: Model, build: Build, library: KernelLibrary) -> dict[int, int]:
-    """Operator of subgraph 0 → the most bytes allowed overlaps may save at its step."""
+def overlap_credits(model: Model, build: Build, paths: Sequence[KernelPath]) -> dict[int, int]:
+    """Operator of subgraph 0 → the most bytes the overlaps these code paths allow may save at
+    its step."""
     tflm = get_runtime("tflm")
-    arena = tflm.arenas(model, build=build)[0]
-    pairs = arena_overlaps(model, arena, library=library)
+    arena = tflm.arenas(model, build)[0]
+    pairs = tflm.overlaps(model, arena, build, paths=paths)
     if not pairs:
         return {}
     savings = OverlapSavings(with_overlaps(arena, pairs).problem)

@@ -10,10 +10,12 @@ a signed offset. So new objects are written in a *prefix* and the original file 
 The new Model table copies every field of the old one, pointing into the original for what does
 not change (operator codes, description, signature defs, ...). A reordered subgraph gets a new
 SubGraph table whose `operators` vector lists the *original* Operator tables in the new order; the
-`OfflineMemoryAllocation` metadata entries are replaced by one new entry whose data lives in the
-prefix. Every old relative offset stays valid because the original bytes move as one block; since
-the prefix length is a multiple of `alignment` (≥ 16, the schema's `force_align` for buffer
-data), every weight keeps its alignment and its bytes.
+`OfflineMemoryAllocation` metadata entries (and any `arenalens_plan_validity` record, which
+describes the plan it was written with) are replaced by one new entry whose data lives in the
+prefix, followed by the new plan's record when one is given. Every old relative offset stays
+valid because the original bytes move as one block; since the prefix length is a multiple of
+`alignment` (≥ 16, the schema's `force_align` for buffer data), every weight keeps its
+alignment and its bytes.
 
 The original root offset and file identifier remain inside the appended block at offset P; nothing
 points to them, so readers (which start at byte 0) and the FlatBuffers verifier never see them.
@@ -28,13 +30,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arenalens.errors import ModelError
-from arenalens.ir import OfflinePlan
+from arenalens.ir import OfflinePlan, PlanRecord
+from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, encode_plan_record
 from arenalens.tflite.reader import (
     BUFFER_DATA_ALIGNMENT,
     FILE_IDENTIFIER,
     OFFLINE_PLAN_METADATA,
     encode_offline_plan,
 )
+from arenalens.units import format_bytes_exact
+
+# Metadata that describes the offline plan: replaced together with it.
+_PLAN_METADATA = frozenset({OFFLINE_PLAN_METADATA, PLAN_RECORD_METADATA})
 
 DEFAULT_ALIGNMENT = 64  # prefix multiple: keeps 16-byte force_align and LiteRT's 64-byte mmap
 
@@ -56,6 +63,7 @@ def rewrite_model(
     *,
     operator_orders: Mapping[int, Sequence[int]] | None = None,
     offline_plan: OfflinePlan | None = None,
+    plan_record: PlanRecord | None = None,
     alignment: int = DEFAULT_ALIGNMENT,
     label: str = "<bytes>",
 ) -> bytes:
@@ -63,8 +71,11 @@ def rewrite_model(
 
     `operator_orders` maps a subgraph index to a permutation of its operator indices (new
     position → old index). `offline_plan`, when given, replaces every `OfflineMemoryAllocation`
-    metadata entry. The original bytes follow a prefix that is a multiple of `alignment`.
+    and `arenalens_plan_validity` metadata entry; `plan_record` (only with a plan) is written
+    after it. The original bytes follow a prefix that is a multiple of `alignment`.
     """
+    if plan_record is not None and offline_plan is None:
+        raise ValueError("a plan record describes an offline plan: give the plan too")
     if alignment < BUFFER_DATA_ALIGNMENT or alignment & (alignment - 1):
         raise ValueError(f"alignment must be a power of two >= 16, got {alignment}")
     original = bytes(data)
@@ -88,7 +99,9 @@ def rewrite_model(
             raise ValueError(
                 f"subgraph {index}: operator order must be a permutation of 0..{count - 1}"
             )
-    return _Plan(view, subgraphs, buffers, metadata, orders, offline_plan).write(alignment)
+    return _Plan(view, subgraphs, buffers, metadata, orders, offline_plan, plan_record).write(
+        alignment
+    )
 
 
 def _refuse_large_custom_options(view: _View, subgraphs: Sequence[int]) -> None:
@@ -115,7 +128,9 @@ class _View:
 
     def check(self, position: int, length: int) -> None:
         if position < 0 or position + length > len(self.data):
-            raise self.fail(f"malformed FlatBuffer: read of {length} bytes at {position}")
+            raise self.fail(
+                f"malformed FlatBuffer: read of {format_bytes_exact(length)} at {position}"
+            )
 
     def u32(self, position: int) -> int:
         self.check(position, 4)
@@ -283,6 +298,7 @@ class _Plan:
     metadata: list[int]
     orders: dict[int, Sequence[int]]
     offline_plan: OfflinePlan | None
+    plan_record: PlanRecord | None = None
 
     def write(self, alignment: int) -> bytes:
         view, prefix = self.view, _Prefix()
@@ -290,7 +306,8 @@ class _Plan:
         prefix.put(_OFFSET + FILE_IDENTIFIER)
         prefix.fixups.append((0, "prefix", root))
         buffers = self.new_buffers()
-        metadata = self.new_metadata(len(buffers) - 1)
+        plan_buffer = len(buffers) - (2 if self.plan_record is not None else 1)
+        metadata = self.new_metadata(plan_buffer)
         refs = {
             _MODEL_SUBGRAPHS: _Ref() if self.orders else None,
             _MODEL_BUFFERS: _Ref() if buffers != [("original", b) for b in self.buffers] else None,
@@ -373,18 +390,25 @@ class _Plan:
                 # buffer must not become buffer 0, or every tensor would turn into a constant.
                 targets.append(("prefix", _PendingBuffer()))
             targets.append(("prefix", _PendingBuffer(data=encode_offline_plan(self.offline_plan))))
+            if self.plan_record is not None:
+                targets.append(
+                    ("prefix", _PendingBuffer(data=encode_plan_record(self.plan_record)))
+                )
         return targets
 
     def new_metadata(self, plan_buffer: int) -> list[_Target]:
-        """Metadata vector: original entries minus old offline plans, plus the new one."""
+        """Metadata vector: original entries minus old offline plans and their records, plus
+        the new plan (and its record, in the buffer after the plan's)."""
         if self.offline_plan is None:
             return [("original", entry) for entry in self.metadata]
         view = self.view
         targets: list[_Target] = []
         for entry in self.metadata:
-            if view.string(view.target(entry, _METADATA_NAME)) != OFFLINE_PLAN_METADATA:
+            if view.string(view.target(entry, _METADATA_NAME)) not in _PLAN_METADATA:
                 targets.append(("original", entry))
         targets.append(("prefix", _PendingMetadata(OFFLINE_PLAN_METADATA, plan_buffer)))
+        if self.plan_record is not None:
+            targets.append(("prefix", _PendingMetadata(PLAN_RECORD_METADATA, plan_buffer + 1)))
         return targets
 
     def write_pending(self, prefix: _Prefix, pending: _Ref) -> None:

@@ -1,17 +1,20 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator from its kernel rules' access orders
-(`KernelRule.access`): the reference kernel's, and under a kernel library (CMSIS-NN) also its
-variant's where it differs, the larger distance winning, so that the plan holds on either build.
-Two limits hold for every rule: only data inputs may be overlapped, and input and output types
-must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
-reorder loads after stores and the trace would not hold.
+`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`) from its
+kernel rules' access orders (`KernelRule.access`): on each path the order of the kernel that path
+runs (on a CMSIS-NN path its variant's where CMSIS-NN runs its own loops, chosen for that path's
+instruction set; else the reference kernel's), and the largest distance over the paths wins, so a
+plan holds on every one of them; a path that refuses, or whose access order is not known, refuses
+the pair. Two limits hold for every rule: only data inputs may be overlapped, and input and output
+types must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler
+may reorder loads after stores and the trace would not hold.
 
 An operator's output buffer may share bytes with one of its input buffers when the input dies at
 that operator (its buffer's last step is the operator's step), the output is born there (its
 buffer's first step), and `overlap_distance` gives a distance. Only
 operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
-steps. The result is a `planning.Overlap` per pair, with what made it, for reports. Traces cost
+steps. The result is an `OverlapPair` per pair (`analysis/overlap_pairs.py`): the planner's
+`Overlap` with what made it, for reports. Traces cost
 time in proportion to the elements they walk, so one model gets at most MAX_MODEL_TRACE_ELEMENTS
 of them (a hostile model of huge tensors); operators past it get no overlap.
 """
@@ -19,12 +22,19 @@ of them (a hostile model of huge tensors); operators past it get no overlap.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import HOST, REFERENCE
+from arenalens.builds.kernel_paths import (
+    REFERENCE_PATH,
+    KernelPath,
+    build_for,
+    sorted_paths,
+)
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.build import HOST
 from arenalens.runtimes.tflm.kernels import registry
 from arenalens.runtimes.tflm.kernels.base import (
     AccessByPath,
@@ -33,7 +43,6 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     NoOverlap,
 )
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 
 # An operator no kernel rule covers (not registered by any build).
 NOT_ANALYSED = "no access-order rule for this kernel"
@@ -61,9 +70,10 @@ def overlap_distance(
     view: KernelContext,
     input_tensor: int,
     output_tensor: int,
-    library: KernelLibrary = KernelLibrary.REFERENCE,
+    paths: Sequence[KernelPath] = (REFERENCE_PATH,),
 ) -> OverlapDistance:
-    """Operator + one input and one output tensor index → minimal offset distance, or None."""
+    """Operator + one input and one output tensor index + the code paths it must hold on →
+    minimal offset distance, or None (with the path that refuses and why)."""
     opcode = view.operator.opcode
     slots = frozenset(
         position for position, index in enumerate(view.operator.inputs) if index == input_tensor
@@ -92,24 +102,50 @@ def overlap_distance(
             f"{source.dtype.name} input and {target.dtype.name} output may not alias in C++: "
             "the compiler may reorder their loads and stores",
         )
-    distances = [(reference, reference.distance(view, slots, outputs[0]))]
-    if distances[0][1] is None:
-        return OverlapDistance(
-            None, opcode, reference.pattern, f"{reference.pattern}: {reference.source}"
-        )
-    library_rule = registry.library_rule(opcode, library)
-    if library_rule is not None and library_rule.access is not reference_rule.access:
-        own = access_of(library_rule, view)
-        if isinstance(own, NoOverlap):
-            return OverlapDistance(None, opcode, "", own.reason)
-        if own is not None:
-            distance = own.distance(view, slots, outputs[0])
+    distances: dict[int, tuple[AccessOrder, int]] = {}
+    for path in sorted_paths(paths):
+        if not path.has_rules:
+            return OverlapDistance(
+                None, opcode, reference.pattern, f"the access order of {path.title} is not known"
+            )
+        orders = _path_orders(view, reference_rule, reference, path)
+        if isinstance(orders, NoOverlap):
+            return OverlapDistance(None, opcode, "", orders.reason)
+        for order, path_view in orders:
+            if id(order) in distances:
+                continue
+            distance = order.distance(path_view, slots, outputs[0])
             if distance is None:
-                return OverlapDistance(None, opcode, own.pattern, f"{own.pattern}: {own.source}")
-            distances.append((own, distance))
-    worst = max(d for _, d in distances if d is not None)
-    pattern = " / ".join(order.pattern for order, _ in distances)
+                return OverlapDistance(
+                    None, opcode, order.pattern, f"{order.pattern}: {order.source}"
+                )
+            distances[id(order)] = (order, distance)
+    if not distances:
+        return OverlapDistance(None, opcode, reference.pattern, "no kernel code path given")
+    worst = max(d for _, d in distances.values())
+    pattern = " / ".join(dict.fromkeys(order.pattern for order, _ in distances.values()))
     return OverlapDistance(worst, opcode, pattern, "")
+
+
+def _path_orders(
+    view: KernelContext, reference_rule: KernelRule, reference: AccessOrder, path: KernelPath
+) -> list[tuple[AccessOrder, KernelContext]] | NoOverlap:
+    """The access order one code path runs for this operator, with the view it is asked with
+    (the path's build: a CMSIS-NN order picks its loops by the instruction set): the library's
+    own where it runs its own loops for this operator, else the reference kernel's."""
+    found = [(reference, view)]
+    if path.kernels == REFERENCE:
+        return found
+    library_rule = registry.library_rule(view.operator.opcode, path.kernels)
+    if library_rule is None or library_rule.access is reference_rule.access:
+        return found
+    path_view = KernelContext(view.model, view.subgraph, view.operator, build_for(path))
+    own = access_of(library_rule, path_view)
+    if isinstance(own, NoOverlap):
+        return own
+    if own is None:
+        return found  # the library calls the reference kernel for this type
+    return [(own, path_view)]
 
 
 def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:
@@ -125,21 +161,8 @@ def _may_alias(source: Tensor, target: Tensor) -> bool:
     return names[0] == names[1] or bool(_BYTE_TYPES & set(names))
 
 
-@dataclass(frozen=True, slots=True)
-class OverlapPair:
-    """One allowed overlap and where it comes from."""
-
-    overlap: Overlap  # buffer ids of the head arena
-    subgraph: int
-    operator: int
-    opcode: str
-    input_tensor: int
-    output_tensor: int
-    pattern: str  # the kernel's access pattern
-
-
 def arena_overlaps(
-    model: Model, arena: ArenaProblem, *, library: KernelLibrary = KernelLibrary.REFERENCE
+    model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath] = (REFERENCE_PATH,)
 ) -> tuple[OverlapPair, ...]:
     """Model + its TFLM head arena → every allowed overlap, by operator then tensor."""
     by_tensor = _buffers_by_tensor(arena)
@@ -177,7 +200,7 @@ def arena_overlaps(
                     continue
                 if problem_buffers[source.id].end != step:
                     continue
-                answer = overlap_distance(view, input_tensor, output_tensor, library)
+                answer = overlap_distance(view, input_tensor, output_tensor, paths)
                 if answer.distance is None:
                     continue
                 key = (target.id, source.id)
@@ -207,35 +230,8 @@ def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
     return found
 
 
-def with_overlaps(arena: ArenaProblem, pairs: Sequence[OverlapPair]) -> ArenaProblem:
-    """The arena whose Problem allows these overlaps (pairs naming missing buffers dropped)."""
-    known = arena.problem.by_id
-    overlaps = tuple(
-        p.overlap for p in pairs if p.overlap.output in known and p.overlap.input in known
-    )
-    return replace(arena, problem=replace(arena.problem, overlaps=overlaps))
-
-
-def shared_pairs(
-    arena: ArenaProblem, pairs: Sequence[OverlapPair], offsets: Mapping[int, int]
-) -> tuple[OverlapPair, ...]:
-    """The pairs whose buffers share at least one byte at these offsets."""
-    by_id = arena.problem.by_id
-    found = []
-    for pair in pairs:
-        output, source = by_id[pair.overlap.output], by_id[pair.overlap.input]
-        low = max(offsets[output.id], offsets[source.id])
-        high = min(offsets[output.id] + output.size, offsets[source.id] + source.size)
-        if low < high:
-            found.append(pair)
-    return tuple(found)
-
-
 __all__ = [
     "OverlapDistance",
-    "OverlapPair",
     "arena_overlaps",
     "overlap_distance",
-    "shared_pairs",
-    "with_overlaps",
 ]
