@@ -113,7 +113,7 @@ def search_splits(
             break
         notes.append(
             f"busiest step {format_bytes_exact(target)} ({len(plan.splits)} splits): "
-            f"{measured.required_bytes:,} bytes to declare"
+            f"{format_bytes_exact(measured.required_bytes)} to declare"
         )
         if measured.required_bytes < bar:
             best, worse = measured, 0
