@@ -23,6 +23,7 @@ rules call right on a build must have run bit-identical there), and re-runs a fe
     python -m tests.overlap_proofs                 # measure everything, rewrite the cache
     python -m tests.overlap_proofs --only kws      # only cases whose name contains 'kws'
     python -m tests.overlap_proofs --rules         # only the rule cases
+    python -m tests.overlap_proofs --models --choices default   # only optimize without --kernels
 """
 
 from __future__ import annotations
@@ -374,6 +375,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--targets", default=",".join(TARGETS), help="probe builds, comma-separated"
     )
+    parser.add_argument(
+        "--choices",
+        default=",".join(KERNEL_CHOICES),
+        help="the --kernels choices of the model cases, comma-separated",
+    )
     args = parser.parse_args(argv)
     missing = probes_missing()
     if missing:
@@ -415,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.rules:
         for name in model_names():
             for label, kernels in KERNEL_CHOICES.items():
-                if args.only and args.only not in name:
+                if (args.only and args.only not in name) or label not in args.choices.split(","):
                     continue
                 print(f"{name} [{label}]", file=sys.stderr)
                 case = measure_model(name, kernels, originals, targets)

@@ -264,13 +264,16 @@ def test_report_and_diagnose_say_it(
     reference_plan: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _write(tmp_path, "ref.tflite", reference_plan)
-    assert main(["report", path, *M7_CMSIS, "--json"]) == 0
+    assert main(["report", path, *M7_CMSIS, "--json"]) == 1
     document = json.loads(capsys.readouterr().out)
     report = document["reports"][0]
     assert report["declare"]["status"] == "cannot-run-correctly"
-    assert main(["report", path, *M7_CMSIS]) == 0
+    assert main(["report", path, *M7_CMSIS]) == 1
     text = capsys.readouterr().out
     assert "cannot run correctly" in text and "Do not flash this model on this build" in text
+    # The build the plan was made for: nothing to say, exit 0.
+    assert main(["report", path, "--cpu", "cortex-m7", "--kernels", "reference"]) == 0
+    assert "cannot run correctly" not in capsys.readouterr().out
     assert main(["diagnose", path, *M7_CMSIS, "--no-color"]) == 1
     text = capsys.readouterr().out
     assert "ERROR   cannot-run-correctly" in text and "CANNOT RUN CORRECTLY on Cortex-M7" in text

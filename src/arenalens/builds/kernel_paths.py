@@ -10,8 +10,10 @@ So a plan is valid for a set of paths, and the builds it may meet are judged by 
 * `KernelPath`: one library and, for CMSIS-NN, one code path. `path_of(build)` is the path a
   build runs; `build_for(path)` a build that runs it (what the access rules are asked with).
 * `OverlapRules`: the paths a plan must be safe on and the builds whose `kTensorArenaSize` it
-  must hold on. `overlap_rules(build, kernels)` gives them: when the user names the kernel library,
-  that library's path on the build's core; otherwise every library the chip may run. On a
+  must hold on. `overlap_rules(build, kernels)` gives them: when the user names the kernel library
+  (`--kernels`, or a build whose `kernels_named_by` is the user), that library's path on the
+  build's core; otherwise (a board preset's implied library included) every library the chip may
+  run. On a
   Cortex-M core (or with no core named) that is the reference kernels and CMSIS-NN on every code
   path: a core's default path is the compiler's choice and flags move it (a Cortex-M55 built with
   `-mfloat-abi=soft` runs the DSP path). On a core arenalens has no 32-bit model of (ESP32's

@@ -60,7 +60,8 @@ def register(subparsers: Any) -> None:
         "bound, overhead, reuse, the peak step and its operator, the largest tensors, the "
         "memory plan), and on request a self-contained interactive HTML page (-o) and images "
         "(--images). Each --planner becomes a view you can switch to; --compare adds a second "
-        "model to compare against.",
+        "model to compare against. Exit 1 when the model's offline plan makes the selected "
+        "build compute wrong outputs (CANNOT RUN CORRECTLY), after writing what was asked.",
     )
     add_model_argument(parser)
     parser.add_argument(
@@ -311,8 +312,12 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     return with_guidance(report, check=check, diagnosis=diagnosis, search=search)
 
 
+EXIT_WRONG_OUTPUTS = 1
+
+
 def run(args: argparse.Namespace) -> int:
-    """Analyze, print the terminal report, write images and HTML on request."""
+    """Analyze, print the terminal report, write images and HTML on request; exit 1 when the
+    build computes wrong outputs with the model's offline plan."""
     check_output_directory(args.output, args.images)
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
@@ -368,4 +373,5 @@ def run(args: argparse.Namespace) -> int:
         # With --json, stdout holds only the document; the file list goes to stderr.
         stream = sys.stderr if args.json else sys.stdout
         print(written_text(written), file=stream)
-    return 0
+    # A plan the build computes wrong outputs with is a finding, as in check, verify, diagnose.
+    return EXIT_WRONG_OUTPUTS if analysis.runtime_budget.wrong_outputs else 0

@@ -187,7 +187,9 @@ _NAMED_ELSEWHERE = {
     ("reorder/schedule.py", "VAR_HANDLE"): "the order resource variables impose",
     ("runtimes/tflm/resources.py", "VAR_HANDLE"): "TFLM's resource-variable store, not a kernel",
     ("runtimes/tflm/resources.py", "ASSIGN_VARIABLE"): "TFLM's resource-variable store",
-    ("diagnostics/graph_rules.py", "CUSTOM:ethos-u"): "recognises a Vela-compiled graph",
+    ("runtimes/tflm/plan_validity.py", "CUSTOM:ethos-u"): (
+        "recognises a Vela-compiled graph (diagnose's rule; the NPU operator's own shared bytes)"
+    ),
     ("diagnostics/operands.py", "UNIDIRECTIONAL_SEQUENCE_LSTM"): "LiteRT's LSTM takes its operands",
 }
 _FREE = ("runtimes/tflm/kernels/", "runtimes/litert/", "examples/", "tflite/", "report/")

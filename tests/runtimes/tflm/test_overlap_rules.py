@@ -124,7 +124,11 @@ def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
     # earlier than the reference loop, so its output may start closer.
     three = _by_path(cases.int8_conv(kernel=3, stride=1, channels=8))
     assert three["reference"] == 367 and three["cmsis-nn/dsp"] == 360
-    # A plan for every path takes the largest.
+    # A plan for every path takes the largest, each path asked with its own build (Helium walks
+    # the image once per 124-channel block: its distance alone is larger).
+    wide = cases.int8_depthwise(stride=1, shape=(1, 5, 5, 130))
+    assert _distance(wide, paths=KNOWN_PATHS).distance == max(_by_path(wide).values()) == 3120
+    assert _by_path(wide)["cmsis-nn/dsp"] == 780
     every = _distance(cases.int8_conv(kernel=3, stride=1, channels=8), paths=KNOWN_PATHS)
     assert every.distance == 367
     # arm_max_pool_s8 memcpys the window's first pixel into the output pixel (source and

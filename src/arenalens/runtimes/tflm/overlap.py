@@ -102,7 +102,8 @@ def overlap_distance(
             f"{source.dtype.name} input and {target.dtype.name} output may not alias in C++: "
             "the compiler may reorder their loads and stores",
         )
-    distances: dict[int, tuple[AccessOrder, int]] = {}
+    # One answer per (order, build asked with): a CMSIS-NN order answers per code path.
+    distances: dict[tuple[int, str], tuple[AccessOrder, int]] = {}
     for path in sorted_paths(paths):
         if not path.has_rules:
             return OverlapDistance(
@@ -112,14 +113,15 @@ def overlap_distance(
         if isinstance(orders, NoOverlap):
             return OverlapDistance(None, opcode, "", orders.reason)
         for order, path_view in orders:
-            if id(order) in distances:
+            key = (id(order), path_view.build.name)
+            if key in distances:
                 continue
             distance = order.distance(path_view, slots, outputs[0])
             if distance is None:
                 return OverlapDistance(
                     None, opcode, order.pattern, f"{order.pattern}: {order.source}"
                 )
-            distances[id(order)] = (order, distance)
+            distances[key] = (order, distance)
     if not distances:
         return OverlapDistance(None, opcode, reference.pattern, "no kernel code path given")
     worst = max(d for _, d in distances.values())
