@@ -4,6 +4,14 @@
     python -m tests.conformance.measure --target cortex-m7-cmsis-nn   # every case, one probe
     python -m tests.conformance.measure --target all --family nn      # one family, every target
     python -m tests.conformance.measure --target host --stale         # only new or changed models
+    python -m tests.conformance.measure --target host@0.dev20250107191040    # an older wheel
+    python -m tests.conformance.measure --target host@0.dev20250107191040 --models  # its models
+
+`host@<version>` runs that `tflite-micro` wheel in an environment of its own, made on first use
+(tests/conformance/wheels.py: pip, several minutes the first time). `--models` measures the shared
+corpus (../shared/models, each model TFLM loads) and the built-in examples instead of the cases,
+into data/<target>/models.json (on the installed wheel, the corpus is ../shared/models/
+reference.json's).
 
 The minimal arena is the smallest arena_size from which every larger size works. Whether a size
 fits is monotone (every tail allocation rounds down from the array's end, so a larger array never
@@ -39,7 +47,18 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.cases import FAMILIES, Case, all_cases
-from tests.conformance.targets import PROBES, PROBES_REASON, TARGETS, Target
+from tests.conformance.targets import (
+    PROBES,
+    PROBES_REASON,
+    RELEASE_PREFIX,
+    TARGETS,
+    Target,
+    target_named,
+)
+
+# (model file, arena size) → a probe of the real interpreter (arenalens.runtimes.tflm.probe.probe,
+# or tests.conformance.wheels.WheelProbe for an older wheel).
+Prober = Callable[[str, int], Any]
 
 DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
 ROOMY = 4 << 20
@@ -61,9 +80,20 @@ def data_path(target: str, family: str) -> Path:
 def load(target: str) -> dict[str, Any]:
     """A target's cached measurements over every family: {"cases": {id: figures}}."""
     cases: dict[str, Any] = {}
-    for path in sorted((DATA / target).glob("*.json")):
-        cases.update(json.loads(path.read_text())["cases"])
+    for family in FAMILIES:
+        path = data_path(target, family)
+        if path.exists():
+            cases.update(json.loads(path.read_text())["cases"])
     return {"cases": cases}
+
+
+def measured_releases() -> list[str]:
+    """The older wheel versions with cached measurements (data/host@<version>/), oldest first."""
+    return sorted(
+        path.name.removeprefix(RELEASE_PREFIX)
+        for path in DATA.glob(RELEASE_PREFIX + "*")
+        if path.is_dir()
+    )
 
 
 def save(target: str, family: str, cases: dict[str, Any]) -> None:
@@ -150,13 +180,27 @@ def _bisect(fits: Callable[[int], bool], low: int, high: int) -> int:
     return high
 
 
-def measure_host(case: Case) -> dict[str, Any]:
-    """The wheel: head, tail, categories at a roomy size, then the minimal arena."""
-    from arenalens.runtimes.tflm.probe import probe
+def measure_host(case: Case, probe: Prober | None = None) -> dict[str, Any]:
+    """The wheel: head, tail, categories at a roomy size, then the minimal arena. `probe` runs
+    another wheel (default: the installed one)."""
+    return measure_wheel(case.model(), probe, scan_bytes=case.scan_bytes)
+
+
+def measure_wheel(
+    data: bytes,
+    probe: Prober | None = None,
+    *,
+    scan_bytes: int = 0,
+    guess: Callable[[dict[str, Any]], int | None] | None = None,
+) -> dict[str, Any]:
+    """Model bytes on a wheel: head, tail, categories at a roomy size, then the minimal arena.
+    `guess(figures at the roomy size)` may name a size to try first (minimum_size's guess)."""
+    if probe is None:
+        from arenalens.runtimes.tflm.probe import probe
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
-        path.write_bytes(case.model())
+        path.write_bytes(data)
         roomy = probe(str(path), ROOMY)
         if not roomy.fits:
             return {"loads": False, "error": _last_line(roomy.log)}
@@ -185,7 +229,8 @@ def measure_host(case: Case) -> dict[str, Any]:
             fits,
             total,
             ROOMY,
-            scan_bytes=case.scan_bytes,
+            None if guess is None else guess(figures),
+            scan_bytes=scan_bytes,
             tail_at=tail_at,
         )
     return figures
@@ -285,19 +330,122 @@ def _last_line(log: str) -> str:
     return lines[-1] if lines else "no message"
 
 
-def measure(case: Case, target: Target) -> dict[str, Any]:
-    """One case on one target → its figures, with the model's hash."""
-    figures = measure_device(case, target) if target.device else measure_host(case)
+def measure(case: Case, target: Target, probe: Prober | None = None) -> dict[str, Any]:
+    """One case on one target → its figures, with the model's hash (`probe`: the wheel of a
+    `host@<version>` target)."""
+    if target.device:
+        figures = measure_device(case, target)
+    else:
+        figures = measure_wheel(
+            case.model(),
+            probe,
+            scan_bytes=case.scan_bytes,
+            guess=_current_wheel_guess(case.model()) if target.wheel else None,
+        )
     return {"sha256": case.sha256(), **figures}
+
+
+def _current_wheel_guess(data: bytes) -> Callable[[dict[str, Any]], int | None]:
+    """A first size to try on an older wheel: arenalens' minimal arena on the installed wheel
+    moved by the measured difference in head + tail (a starting point only: minimum_size
+    confirms it, so a wrong guess costs a bisection, not a wrong figure)."""
+
+    def guess(figures: dict[str, Any]) -> int | None:
+        from tests.conformance.predict import predict
+
+        try:
+            current = predict(data, TARGETS["host"])
+        except Exception:  # a guess is optional
+            return None
+        if not current.get("loads"):
+            return None
+        moved = figures["head"] + figures["tail"] - current["head"] - current["tail"]
+        return int(current["min_arena"]) + moved
+
+    return guess
+
+
+def models() -> dict[str, bytes]:
+    """The shared corpus ('shared:<file>', when ../shared/models exists) and the built-in
+    examples ('example:<name>'), as measured by `--models`."""
+    from arenalens.examples import EXAMPLES, example_bytes
+    from tests.conftest import SHARED_MODELS
+
+    found = {f"shared:{path.name}": path.read_bytes() for path in SHARED_MODELS.glob("*.tflite")}
+    found.update({f"example:{name}": example_bytes(name) for name in sorted(EXAMPLES)})
+    return found
+
+
+def models_path(target: str) -> Path:
+    """Where `--models` caches one target's corpus and example measurements."""
+    return DATA / target / "models.json"
+
+
+def load_models(target: str) -> dict[str, Any]:
+    """A target's cached corpus and example measurements: {key: figures} ({} when none)."""
+    path = models_path(target)
+    if not path.exists():
+        return {}
+    cached: dict[str, Any] = json.loads(path.read_text())["models"]
+    return cached
+
+
+def _measure_models(target: Target, probe: Prober | None, stale: bool) -> None:
+    """Every corpus model and example on one wheel → data/<target>/models.json."""
+    import hashlib
+
+    found = load_models(target.name)
+    chosen = models()
+    for number, (key, data) in enumerate(sorted(chosen.items()), 1):
+        digest = hashlib.sha256(data).hexdigest()
+        if stale and found.get(key, {}).get("sha256") == digest:
+            continue
+        guess = _current_wheel_guess(data) if target.wheel else None
+        found[key] = {"sha256": digest, **measure_wheel(data, probe, guess=guess)}
+        print(f"{target.name} {number}/{len(chosen)} {key}: {found[key]}")
+        document = {
+            "about": "Shared corpus models and built-in examples on this wheel (head, tail and "
+            "categories at 4 MiB, minimal arena). Remade by `python -m "
+            f"tests.conformance.measure --target {target.name} --models`.",
+            "models": dict(sorted(found.items())),
+        }
+        path = models_path(target.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+def _wheel_probe(target: Target) -> Any:
+    """The probe of a `host@<version>` target's wheel (a context manager), recorded in
+    data/<target>/wheel.json with the commit it was built from."""
+    from contextlib import nullcontext
+
+    if target.wheel is None:
+        return nullcontext(None)
+    from tests.conformance.wheels import WheelProbe
+
+    probe = WheelProbe(target.wheel)
+    record = DATA / target.name / "wheel.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(
+        json.dumps({"version": target.wheel, "commit": probe.commit}, indent=1) + "\n"
+    )
+    return probe
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure the selected cases on the selected targets and update the cache."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--target", default="host", help=f"all or one of {', '.join(TARGETS)}")
+    parser.add_argument(
+        "--target",
+        default="host",
+        help=f"all, one of {', '.join(TARGETS)}, or {RELEASE_PREFIX}<tflite-micro version>",
+    )
     parser.add_argument("--family", action="append", choices=FAMILIES)
     parser.add_argument("--case", action="append", help="case id (repeatable)")
     parser.add_argument("--stale", action="store_true", help="only cases new or changed")
+    parser.add_argument(
+        "--models", action="store_true", help="the shared corpus and the examples, not the cases"
+    )
     args = parser.parse_args(argv)
     targets = list(TARGETS) if args.target == "all" else [args.target]
     cases = [
@@ -307,16 +455,20 @@ def main(argv: list[str] | None = None) -> int:
         and (not args.family or case.family in args.family)
     ]
     for name in targets:
-        target = TARGETS[name]
-        for number, case in enumerate(cases, 1):
-            path = data_path(name, case.family)
-            family = json.loads(path.read_text())["cases"] if path.exists() else {}
-            cached = family.get(case.id)
-            if args.stale and cached is not None and cached.get("sha256") == case.sha256():
+        target = target_named(name)
+        with _wheel_probe(target) as probe:
+            if args.models:
+                _measure_models(target, probe, args.stale)
                 continue
-            family[case.id] = measure(case, target)
-            print(f"{name} {number}/{len(cases)} {case.id}: {family[case.id]}")
-            save(name, case.family, family)
+            for number, case in enumerate(cases, 1):
+                path = data_path(name, case.family)
+                family = json.loads(path.read_text())["cases"] if path.exists() else {}
+                cached = family.get(case.id)
+                if args.stale and cached is not None and cached.get("sha256") == case.sha256():
+                    continue
+                family[case.id] = measure(case, target, probe)
+                print(f"{name} {number}/{len(cases)} {case.id}: {family[case.id]}")
+                save(name, case.family, family)
     return 0
 
 

@@ -1,6 +1,9 @@
 """Measured targets: name → the arenalens build predicted for it and how it is measured.
 
-* `host`: the x86-64 `tflite_micro` wheel (`arenalens.runtimes.tflm.probe`).
+* `host`: the x86-64 `tflite_micro` wheel installed here (`arenalens.runtimes.tflm.probe`).
+* `host@<version>`: an older `tflite-micro` wheel, run in an environment of its own
+  (`tests/conformance/wheels.py`); `release_target(version)` makes one (measure.py's
+  `measured_releases()` lists those with cached measurements).
 * `cortex-*`: real TFLM for Cortex-M under QEMU (the probes in ../shared/tools/cortex-m,
   run through their `run.py`), measured with the recording allocator (head, tail, categories,
   minimal arena) and the plain allocator firmware uses (tail, minimal arena).
@@ -28,11 +31,27 @@ class Target:
     name: str
     build: Build  # the recording-allocator build (what the measurement prints categories for)
     device: bool
+    wheel: str | None = None  # the tflite-micro version of a `host@<version>` target
 
     @property
     def plain(self) -> Build:
         """The same build with firmware's plain MicroAllocator."""
         return self.build.with_recording(False)
+
+
+RELEASE_PREFIX = "host@"
+
+
+def release_target(version: str) -> Target:
+    """An older wheel as a measured target, `host@<version>`."""
+    return Target(RELEASE_PREFIX + version, HOST, False, wheel=version)
+
+
+def target_named(name: str) -> Target:
+    """A target by name: one of TARGETS, or `host@<wheel version>`."""
+    if name.startswith(RELEASE_PREFIX):
+        return release_target(name.removeprefix(RELEASE_PREFIX))
+    return TARGETS[name]
 
 
 def _device(name: str) -> Target:
