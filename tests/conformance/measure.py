@@ -116,15 +116,49 @@ def minimum_size(
     """Smallest size from which every larger one fits, by bisection: setup needs at least head +
     tail less a little alignment slack, and at most what the roomy probe had. A `guess`
     (arenalens' prediction) is tried first: when it fits and one byte less does not, the
-    bisection would end there too (two runs instead of a dozen). Then, when `scan_bytes`,
+    bisection would end there too (two runs instead of a dozen); when it is near but not it,
+    the bisection is bracketed outward from it (`_search_near`). Then, when `scan_bytes`,
     upwards until that many bytes of consecutive sizes fit (`_stable_above`)."""
-    if guess is not None and guess > 0 and fits(guess) and not fits(guess - 1):
-        found = guess
+    if guess is not None and guess > 0:
+        fits = _remembered(fits)
+        found = guess if fits(guess) and not fits(guess - 1) else _search_near(fits, guess, roomy)
     else:
         found = _bisect_minimum(fits, total, roomy)
     if not scan_bytes or tail_at is None:
         return found
     return _stable_above(fits, found, scan_bytes, _residue_groups(tail_at, total))
+
+
+def _remembered(fits: Callable[[int], bool]) -> Callable[[int], bool]:
+    """fits, asked once per size."""
+    answers: dict[int, bool] = {}
+
+    def remembered(size: int) -> bool:
+        if size not in answers:
+            answers[size] = fits(size)
+        return answers[size]
+
+    return remembered
+
+
+def _search_near(fits: Callable[[int], bool], guess: int, roomy: int) -> int:
+    """A size that fits with one byte less not fitting, bracketed from a guess outward (8, 16,
+    32, ... bytes below a guess that fits, above one that does not), then bisected: a guess a
+    few bytes off (an older wheel's minimum moved by its head and tail) costs a few runs."""
+    step = 8
+    if fits(guess):
+        high = guess
+        while True:
+            low = max(0, guess - step)
+            if low == 0 or not fits(low):
+                return _bisect(fits, low, high)
+            high, step = low, 2 * step
+    low = guess
+    while True:
+        high = min(roomy, guess + step)
+        if high == roomy or fits(high):
+            return _bisect(fits, low, high)
+        low, step = high, 2 * step
 
 
 def _bisect_minimum(fits: Callable[[int], bool], total: int, roomy: int) -> int:
