@@ -1,0 +1,224 @@
+"""TFLM releases: a wheel version, a date or a commit → a point in TFLM's history, and which of the
+changes that move arena bytes it has.
+
+TFLM has no numbered releases: firmware pins a commit, and every dated `tflite-micro` wheel is one
+commit of the main branch, its version the commit's time in UTC (0.dev20250808035851 is 2b3f8d0 of
+2025-08-08 03:58:51). So a release is a time on one ordered history. `HISTORY` lists, oldest first,
+every change between the oldest covered release and the newest wheel that moves a head, a tail, a
+minimal arena or whether a model sets up: the commit it landed in and what it changes
+(docs/tflm-releases.md gives the sources and the measurements of each). A layout or kernel rule
+asks `release.has(CHANGE)`; nothing compares dates ad hoc.
+
+Where a change is dated by its wheels only (its commit is past the TFLM sources read here), it
+carries the last time known without it: a date between the two names no single state of TFLM and
+is refused, asking for a wheel version or a commit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from arenalens.errors import UsageError
+from arenalens.runtimes.tflm.tflm_commits import COMMITS
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change of TFLM that moves arena bytes (or whether a model sets up)."""
+
+    key: str
+    landed: datetime  # the commit's time (UTC); for a change dated by wheels, the first with it
+    commit: str  # short hash; "" when only its wheels are known
+    summary: str
+    # The last time known without it, when it is dated by its wheels only (else None).
+    not_before: datetime | None = None
+    host_only: bool = False  # a change of how the wheel is built, not of TFLM's sources
+
+
+def _utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+FULLY_CONNECTED_INT16_PER_CHANNEL = "fully-connected-int16-per-channel"
+RELU_INT16 = "relu-int16"
+POOLING_KEEPS_QUANTIZATION = "pooling-keeps-quantization"
+SUB_INT32 = "sub-int32"
+REVERSE_V2 = "reverse-v2"
+WHEEL_COMPRESSION = "wheel-compression"
+REDUCE_MIN = "reduce-min"
+CONST_TENSOR_CHECKS = "const-tensor-checks"
+DECODE = "decode"
+DYNAMIC_UPDATE_SLICE = "dynamic-update-slice"
+REDUCE_ALL = "reduce-all"
+REDUCE_SCRATCH = "reduce-scratch"
+FULLY_CONNECTED_PARAMS_GROW = "fully-connected-params-grow"
+
+HISTORY: tuple[Change, ...] = (
+    Change(
+        FULLY_CONNECTED_INT16_PER_CHANNEL,
+        _utc("2025-03-17T16:44:48"),
+        "39209b4",
+        "FULLY_CONNECTED accepts int16 input with per-channel weights",
+    ),
+    Change(
+        RELU_INT16,
+        _utc("2025-03-21T21:20:40"),
+        "b78bb7e",
+        "RELU/RELU6 int16 kernels; Prepare refuses int16 zero points other than 0",
+    ),
+    Change(
+        POOLING_KEEPS_QUANTIZATION,
+        _utc("2025-04-04T17:16:17"),
+        "12cd995",
+        "int8/int16 pooling refuses an output scale or zero point unlike the input's",
+    ),
+    Change(
+        SUB_INT32,
+        _utc("2025-06-04T16:34:13"),
+        "686df2d",
+        "SUB int32 kernel; Prepare refuses quantized int32 tensors",
+    ),
+    Change(REVERSE_V2, _utc("2025-07-10T19:47:37"), "41a9c8a", "REVERSE_V2 registered"),
+    Change(
+        WHEEL_COMPRESSION,
+        _utc("2025-08-04T18:26:52"),
+        "9f409bb",
+        "the tflite-micro wheel is built with USE_TFLM_COMPRESSION",
+        host_only=True,
+    ),
+    Change(REDUCE_MIN, _utc("2025-08-05T22:11:17"), "3d4cdc1", "REDUCE_MIN registered"),
+    Change(
+        CONST_TENSOR_CHECKS,
+        _utc("2025-08-08T03:58:51"),
+        "2b3f8d0",
+        "TRANSPOSE, STRIDED_SLICE, FILL, BROADCAST_TO, EXPAND_DIMS refuse non-constant operands",
+    ),
+    Change(DECODE, _utc("2025-10-17T16:36:56"), "d96fe66", "DECODE registered"),
+    Change(
+        DYNAMIC_UPDATE_SLICE,
+        _utc("2025-11-10T17:22:59"),
+        "62cbc8e",
+        "DYNAMIC_UPDATE_SLICE registered",
+    ),
+    Change(REDUCE_ALL, _utc("2026-01-08T18:34:29"), "ef382bd", "REDUCE_ALL registered"),
+    Change(
+        REDUCE_SCRATCH,
+        _utc("2026-01-16T17:21:16"),
+        "0efdd51",
+        "reduce kernels keep their index arrays in scratch buffers (OpDataReduce +4 B)",
+    ),
+    Change(
+        FULLY_CONNECTED_PARAMS_GROW,
+        _utc("2026-10-12T20:34:12"),
+        "",
+        "TfLiteFullyConnectedParams ends with a pointer and an int (LP64: 16 → 32 B)",
+        not_before=_utc("2026-10-09T20:58:24"),
+    ),
+)
+CHANGES = {change.key: change for change in HISTORY}
+
+# The oldest release the history starts from (every change after it is listed), and the newest
+# one it reaches (the newest wheel measured).
+OLDEST = _utc("2025-01-07T19:10:40")
+NEWEST = _utc("2026-10-23T18:27:59")
+_WHEEL = re.compile(r"^0\.dev(\d{14})$")
+_DAY = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A point of TFLM's history: its time, and the commit and wheel naming it when known."""
+
+    time: datetime
+    commit: str = ""
+    wheel: str = ""
+    asked: str = ""  # what the user typed, when it was a date
+
+    def has(self, key: str) -> bool:
+        """Is the change in this release?"""
+        return CHANGES[key].landed <= self.time
+
+    @property
+    def title(self) -> str:
+        """How figures name it: 'TFLM 2b3f8d0 (2025-08-08 03:58 UTC, tflite-micro ...)'."""
+        when = self.time.strftime("%Y-%m-%d %H:%M UTC")
+        if self.asked:
+            return f"TFLM as of {self.asked} ({when})"
+        parts = [when] + ([f"tflite-micro {self.wheel}"] if self.wheel else [])
+        return f"TFLM {self.commit or self.wheel} ({', '.join(parts)})"
+
+
+def wheel_release(version: str) -> Release:
+    """A `tflite-micro` wheel version → its release (the commit is looked up when known)."""
+    found = _WHEEL.match(version.strip())
+    if found is None:
+        raise UsageError(f"not a tflite-micro version: '{version}' (e.g. 0.dev20250808035851)")
+    time = datetime.strptime(found.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    commit = next((c[:7] for c, t in COMMITS if t == int(time.timestamp())), "")
+    return _covered(Release(time, commit, f"0.dev{found.group(1)}"), version)
+
+
+def release_named(text: str) -> Release:
+    """`--tflm` → a release: a `tflite-micro` wheel version, a date (YYYY-MM or YYYY-MM-DD: TFLM
+    as of the end of that month or day) or a commit hash; UsageError naming what is covered."""
+    key = text.strip().lower()
+    if key.startswith("0.dev"):
+        return wheel_release(key)
+    day = _DAY.match(key)
+    if day is not None:
+        return _covered(_as_of(day, text.strip()), text)
+    if _COMMIT.match(key):
+        matches = [(c, t) for c, t in COMMITS if c.startswith(key)]
+        if len(matches) == 1:
+            commit, seconds = matches[0]
+            return _covered(Release(datetime.fromtimestamp(seconds, UTC), commit[:7]), text)
+        if len(matches) > 1:
+            raise UsageError(f"TFLM commit '{text}' is ambiguous: give more of its hash")
+        raise UsageError(f"unknown TFLM commit '{text}' ({coverage()})")
+    raise UsageError(
+        f"--tflm '{text}': give a tflite-micro version (0.dev20250808035851), a date "
+        f"(2025-08 or 2025-08-08) or a TFLM commit ({coverage()})"
+    )
+
+
+def _as_of(day: re.Match[str], asked: str) -> Release:
+    year, month, date = int(day.group(1)), int(day.group(2)), day.group(3)
+    try:
+        start = datetime(year, month, int(date) if date else 1, tzinfo=UTC)
+    except ValueError:
+        raise UsageError(f"--tflm '{asked}': not a date") from None
+    if date:
+        end = start + timedelta(days=1)
+    else:
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    if start > NEWEST:
+        return Release(start, asked=asked)  # refused by _covered: newer than the history
+    return Release(min(end - timedelta(seconds=1), NEWEST), asked=asked)
+
+
+def _covered(release: Release, asked: str) -> Release:
+    """The release, or UsageError when the history does not cover it or cannot place it."""
+    if release.time < OLDEST:
+        raise UsageError(f"TFLM {asked.strip()} is older than arenalens models ({coverage()})")
+    if release.time > NEWEST:
+        raise UsageError(f"TFLM {asked.strip()} is newer than arenalens models ({coverage()})")
+    for change in HISTORY:
+        if change.not_before is not None and change.not_before < release.time < change.landed:
+            raise UsageError(
+                f"TFLM {asked.strip()} falls between "
+                f"{change.not_before:%Y-%m-%d %H:%M} and {change.landed:%Y-%m-%d %H:%M} UTC, "
+                f"where '{change.summary}' landed at a commit arenalens cannot place: give a "
+                "tflite-micro version or a commit"
+            )
+    return release
+
+
+def coverage() -> str:
+    """What --tflm accepts, in one phrase."""
+    return (
+        f"covered: TFLM from {OLDEST:%Y-%m-%d} (tflite-micro 0.dev{OLDEST:%Y%m%d%H%M%S}) "
+        f"to {NEWEST:%Y-%m-%d} (0.dev{NEWEST:%Y%m%d%H%M%S})"
+    )
