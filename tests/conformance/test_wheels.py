@@ -52,3 +52,21 @@ def test_every_measured_release_names_its_wheel_and_commit(version: str) -> None
     record = json.loads((DATA / f"host@{version}" / "wheel.json").read_text())
     assert record["version"] == version and len(record["commit"]) >= 7
     assert load(f"host@{version}")["cases"], f"host@{version}: no case measured"
+
+
+@pytest.mark.parametrize("version", measured_releases())
+def test_every_cached_model_measurement_is_of_the_current_bytes(version: str) -> None:
+    import hashlib
+
+    from tests.conformance.measure import load_models, models
+
+    current = {key: hashlib.sha256(data).hexdigest() for key, data in models().items()}
+    stale = [
+        key
+        for key, figures in load_models(f"host@{version}").items()
+        if key in current and figures["sha256"] != current[key]
+    ]
+    assert not stale, (
+        f"re-measure: python -m tests.conformance.measure --target host@{version} --models "
+        f"--stale ({stale})"
+    )
