@@ -49,6 +49,7 @@ REVERSE_V2 = "reverse-v2"
 WHEEL_COMPRESSION = "wheel-compression"
 REDUCE_MIN = "reduce-min"
 CONST_TENSOR_CHECKS = "const-tensor-checks"
+PRELU_INT16 = "prelu-int16"
 DECODE = "decode"
 DYNAMIC_UPDATE_SLICE = "dynamic-update-slice"
 REDUCE_ALL = "reduce-all"
@@ -94,6 +95,12 @@ HISTORY: tuple[Change, ...] = (
         _utc("2025-08-08T03:58:51"),
         "2b3f8d0",
         "TRANSPOSE, STRIDED_SLICE, FILL, BROADCAST_TO, EXPAND_DIMS refuse non-constant operands",
+    ),
+    Change(
+        PRELU_INT16,
+        _utc("2025-09-09T14:55:34"),
+        "aa6e625",
+        "PRELU int16 kernel; Prepare refuses an int16 output with alpha other than int8",
     ),
     Change(DECODE, _utc("2025-10-17T16:36:56"), "d96fe66", "DECODE registered"),
     Change(
