@@ -7,6 +7,7 @@ import numpy as np
 from arenalens import load_model
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.inplace import INPLACE_SAFE, INPLACE_UNSAFE, find_aliases, merge_aliases
+from arenalens.builds.build import HOST
 from arenalens.runtimes import get_runtime
 from arenalens.tflite.builder import ModelBuilder
 from tests.fixtures.optimize_models import residual_add_model
@@ -56,7 +57,7 @@ def test_find_aliases_applies_every_rule() -> None:
 
 def test_merge_aliases_unions_lifetimes_and_keeps_tensor_names() -> None:
     model = load_model(residual_add_model())
-    arena = get_runtime("tflm").arenas(model)[0]
+    arena = get_runtime("tflm").arenas(model, HOST)[0]
     aliases = find_aliases(model)
     assert [alias.opcode for alias in aliases] == ["ADD"]
     merged = merge_aliases(arena, aliases)

@@ -13,11 +13,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.examples.layers import Int8Network
 from arenalens.optimization import prove_outputs
 from arenalens.runtimes.tflm.access_order import Trace, distance_of
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES, KernelLibrary
-from arenalens.runtimes.tflm.build import HOST
+from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 from arenalens.runtimes.tflm.overlap import overlap_distance
 from tests import overlap_cases as cases

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from arenalens.runtimes.tflm.abi import ILP32
-from arenalens.runtimes.tflm.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
+from arenalens.builds.abi import ILP32
+from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Estimate,

@@ -30,7 +30,6 @@ or padding tensors) may be overlapped (`OverlapRule.data_inputs`).
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,16 +53,7 @@ from arenalens.runtimes.tflm.access_order import (
     window_all_channels_trace,
     window_per_channel_trace,
 )
-from arenalens.runtimes.tflm.build import CMSIS_NN, REFERENCE
 from arenalens.runtimes.tflm.kernels.base import KernelContext
-
-
-class KernelLibrary(enum.StrEnum):
-    """Which kernel implementations the rules describe (the names `build` uses)."""
-
-    REFERENCE = REFERENCE  # the tflite_micro pip package, TFLM's default kernels
-    CMSIS_NN = CMSIS_NN  # TFLM with OPTIMIZED_KERNEL_DIR=cmsis_nn (Cortex-M)
-
 
 DistanceFunction = Callable[[KernelContext, frozenset[int], int], "int | None"]
 

@@ -15,12 +15,12 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
+from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.runtimes.tflm.support import setup_failures

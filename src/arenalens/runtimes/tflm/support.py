@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
-from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate
 from arenalens.runtimes.tflm.kernels.registry import stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenalens.runtimes.tflm.abi import Abi, struct, union
+from arenalens.builds.abi import Abi
+from arenalens.runtimes.tflm.abi import struct, union
 from arenalens.runtimes.tflm.kernels.base import OverTemps
 
 # TfLiteTensor as TFLM compiles it (TF_LITE_STATIC_MEMORY, tensorflow/lite/core/c/common.h) and

@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.tflm.abi import Struct
-from arenalens.runtimes.tflm.build import Build
 from arenalens.tflite.custom_options import custom_options
+from arenalens.units import format_bytes_exact
 
 # TFLM fails a Prepare that requests more than this (kMaxScratchBuffersPerOp, micro_allocator.cc).
 MAX_SCRATCH_PER_OPERATOR = 12
@@ -208,7 +209,7 @@ class KernelContext:
             raise ModelError(
                 self.model.source,
                 f"{self.label()}: its tensor shapes give the kernel's {what} a negative size "
-                f"({nbytes:,} bytes)",
+                f"({format_bytes_exact(nbytes)})",
             )
         return nbytes
 

@@ -13,8 +13,8 @@ the arrays above every live temp (measured: no window where they overlap).
 
 from __future__ import annotations
 
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,

@@ -13,9 +13,9 @@ then fails only when the filled bytes hit what Prepare reads afterwards (`temp_o
 
 from __future__ import annotations
 
+from arenalens.builds.build import COMPRESSION, WHEEL_SOURCES
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION, WHEEL_SOURCES
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from arenalens.runtimes.tflm.build import CMSIS_NN, Build
+from arenalens.builds.build import CMSIS_NN, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
     arithmetic,

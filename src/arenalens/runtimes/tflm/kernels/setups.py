@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.analysis.lifetimes import ScratchRequest
+from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import (
     Estimate,
     Event,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from math import ceil
 
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,

@@ -8,8 +8,8 @@ of each variable, and the ids and their failures depend on every VAR_HANDLE befo
 
 from __future__ import annotations
 
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
