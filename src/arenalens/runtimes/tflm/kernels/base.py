@@ -16,7 +16,7 @@ computes struct sizes from field lists (`abi.Struct`), so one rule serves the 64
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from arenalens.builds.build import Build
@@ -262,6 +262,9 @@ class KernelRule:
     prepare: RuleFunction = inputs_then_outputs
     # False while the rule still holds numbers fitted on one build (see `Fixed`).
     derived: bool = True
+    # The change of TFLM's history (builds/tflm.py) from which the Python op resolver (the
+    # wheel's, the probes') registers the kernel; None: every covered release registers it.
+    registered_from: str | None = field(default=None, kw_only=True)
 
     def builtin_bytes(self, context: KernelContext) -> tuple[int, int] | None:
         """(size, alignment) of the parsed options on this build; None for custom operators."""

@@ -19,6 +19,7 @@ firmware), so the rule models TFLM without it.
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import DECODE
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
@@ -182,5 +183,6 @@ RULES = (
         "decode_state_huffman.cc",
         None,
         prepare=_prepare,
+        registered_from=DECODE,
     ),
 )

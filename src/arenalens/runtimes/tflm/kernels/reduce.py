@@ -9,7 +9,8 @@ keep_dims change nothing but the scratch sizes below.
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.abi import struct
+from arenalens.builds.tflm import REDUCE_ALL, REDUCE_MIN, REDUCE_SCRATCH
+from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
@@ -33,7 +34,9 @@ _REDUCE_OP_DATA = struct(
     ("shift", "int"),
     ("scratch_accumulator_idx", "int"),
     ("scratch_resolved_axis_idx", "int"),
-    ("scratch_input_iter_idx", "int"),
+    # reduce-scratch (0efdd51, 2026-01-16): the third index; before, temp_buffer_idx and
+    # resolved_axis_idx.
+    Field("scratch_input_iter_idx", "int", only_with=REDUCE_SCRATCH),
     ("input_zp", "int"),
     ("input_scale", "float"),
     ("output_zp", "int"),
@@ -78,7 +81,10 @@ def _mean_or_sum(context: KernelContext) -> Events:
     dtype = context.input_type(0)
     if dtype in ("INT8", "INT16"):
         found.append(Scratch(4 * elements(context.output(0)), "reduce accumulators"))
-    found += _index_scratch(context) + _prepare_simple(context)
+    if context.build.has(REDUCE_SCRATCH):
+        # Before reduce-scratch, MEAN and SUM kept the index arrays on Eval's stack.
+        found += _index_scratch(context)
+    found += _prepare_simple(context)
     if context.opcode == "MEAN" and dtype not in ("FLOAT32", "INT8", "INT16"):
         found.append(
             Refusal(
@@ -165,7 +171,7 @@ RULES = (
     KernelRule("ARG_MIN", "arg_min_max.cc", _ARG_MIN_PARAMS, no_events, _arg_min_max),
     KernelRule("MEAN", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum),
     KernelRule("SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum),
-    KernelRule("REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all),
+    KernelRule("REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all, registered_from=REDUCE_ALL),
     KernelRule("REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max),
-    KernelRule("REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max),
+    KernelRule("REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, registered_from=REDUCE_MIN),
 )

@@ -80,7 +80,7 @@ class OperatorSetup:
 def operator_setup(context: KernelContext) -> OperatorSetup:
     """One operator → its kernel's events on the context's build (sizes checked non-negative)."""
     opcode = context.opcode
-    registered = is_registered(opcode)
+    registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
     if rule is None:
         return (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from math import prod
 
+from arenalens.builds.tflm import REVERSE_V2
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -376,7 +377,7 @@ RULES = (
     KernelRule("EXPAND_DIMS", "expand_dims.cc", None, no_events, _expand_dims),
     KernelRule("SHAPE", "shape.cc", _SHAPE_PARAMS, no_events, _shape),
     KernelRule("TRANSPOSE", "transpose.cc, transpose_common.cc", None, no_events, _transpose),
-    KernelRule("REVERSE_V2", "reverse.cc", None, no_events, _reverse),
+    KernelRule("REVERSE_V2", "reverse.cc", None, no_events, _reverse, registered_from=REVERSE_V2),
     KernelRule("BROADCAST_ARGS", "broadcast_args.cc", None, no_events, _broadcast_args),
     KernelRule("BROADCAST_TO", "broadcast_to.cc", None, no_events, _broadcast_to),
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from math import ceil
 
 from arenalens.builds.build import COMPRESSION
+from arenalens.builds.tflm import DYNAMIC_UPDATE_SLICE
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -481,6 +482,11 @@ RULES = (
     KernelRule("GATHER", "gather.cc", _GATHER_PARAMS, no_events, _gather),
     KernelRule("GATHER_ND", "gather_nd.cc", None, no_events, _gather_nd),
     KernelRule(
-        "DYNAMIC_UPDATE_SLICE", "dynamic_update_slice.cc", None, no_events, _dynamic_update_slice
+        "DYNAMIC_UPDATE_SLICE",
+        "dynamic_update_slice.cc",
+        None,
+        no_events,
+        _dynamic_update_slice,
+        registered_from=DYNAMIC_UPDATE_SLICE,
     ),
 )

@@ -1,11 +1,15 @@
 """TFLM's commits from 2025-01-01 on (hash, commit time in UTC seconds), oldest first: what
-`--tflm <commit>` looks up (runtimes/tflm/releases.py).
+`--tflm <commit>` looks up (builds/tflm.py).
 
 The main branch up to 2026-08-20 (tensorflow/tflite-micro 90b983c2b, the newest sources read
 here), made in a clone of it by
 `git log --reverse --format='    ("%H", %ct),' --since=2025-01-01 90b983c2b`; then the commits of
 the later wheels measured, by the short hash their METADATA names and their version's time.
 """
+
+# The newest commit time up to which every commit of the main branch is listed (90b983c2b):
+# past it only the wheels' commits are known.
+COMPLETE_UNTIL = 1787244441
 
 COMMITS: tuple[tuple[str, int], ...] = (
     ("10ebaab9fcb796319df88dbf0db1a05d13a812c5", 1736277040),

@@ -6,8 +6,9 @@ commit of the main branch, its version the commit's time in UTC (0.dev2025080803
 2025-08-08 03:58:51). So a release is a time on one ordered history. `HISTORY` lists, oldest first,
 every change between the oldest covered release and the newest wheel that moves a head, a tail, a
 minimal arena or whether a model sets up: the commit it landed in and what it changes
-(docs/tflm-releases.md gives the sources and the measurements of each). A layout or kernel rule
-asks `release.has(CHANGE)`; nothing compares dates ad hoc.
+(docs/tflm-releases.md gives the sources and the measurements of each). A struct layout or a
+kernel rule asks whether a build has a change (`TflmRelease.has`, or the change's key in
+`Build.features`, as `abi.Field(..., only_with=KEY)` does); nothing compares dates ad hoc.
 
 Where a change is dated by its wheels only (its commit is past the TFLM sources read here), it
 carries the last time known without it: a date between the two names no single state of TFLM and
@@ -17,11 +18,13 @@ is refused, asking for a wheel version or a commit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 
+from arenalens.builds.tflm_commits import COMMITS, COMPLETE_UNTIL
 from arenalens.errors import UsageError
-from arenalens.runtimes.tflm.tflm_commits import COMMITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +37,9 @@ class Change:
     summary: str
     # The last time known without it, when it is dated by its wheels only (else None).
     not_before: datetime | None = None
-    host_only: bool = False  # a change of how the wheel is built, not of TFLM's sources
+    # A change of how the tflite-micro wheel is built, not of TFLM's sources: device builds of
+    # any release do not have it (`TflmRelease.features` leaves it out; `Build` asks `has`).
+    wheel_only: bool = False
 
 
 def _utc(text: str) -> datetime:
@@ -54,7 +59,12 @@ DECODE = "decode"
 DYNAMIC_UPDATE_SLICE = "dynamic-update-slice"
 REDUCE_ALL = "reduce-all"
 REDUCE_SCRATCH = "reduce-scratch"
+CAST_TO_BOOL = "cast-to-bool"
 FULLY_CONNECTED_PARAMS_GROW = "fully-connected-params-grow"
+ADD_SUB_QUANTIZATION_CHECK = "add-sub-quantization-check"
+
+# 90b983c2b (2026-08-20 19:27:21), the newest TFLM sources read here and the Cortex-M probes'.
+_PROBES_TIME = datetime.fromtimestamp(COMPLETE_UNTIL, UTC)
 
 HISTORY: tuple[Change, ...] = (
     Change(
@@ -87,7 +97,7 @@ HISTORY: tuple[Change, ...] = (
         _utc("2025-08-04T18:26:52"),
         "9f409bb",
         "the tflite-micro wheel is built with USE_TFLM_COMPRESSION",
-        host_only=True,
+        wheel_only=True,
     ),
     Change(REDUCE_MIN, _utc("2025-08-05T22:11:17"), "3d4cdc1", "REDUCE_MIN registered"),
     Change(
@@ -117,14 +127,28 @@ HISTORY: tuple[Change, ...] = (
         "reduce kernels keep their index arrays in scratch buffers (OpDataReduce +4 B)",
     ),
     Change(
+        CAST_TO_BOOL,
+        _utc("2026-10-06T21:49:27"),
+        "",
+        "CAST writes bool outputs (before, its Invoke fails on them)",
+        not_before=_PROBES_TIME,
+    ),
+    Change(
         FULLY_CONNECTED_PARAMS_GROW,
         _utc("2026-10-12T20:34:12"),
         "",
         "TfLiteFullyConnectedParams ends with a pointer and an int (LP64: 16 → 32 B)",
         not_before=_utc("2026-10-09T20:58:24"),
     ),
+    Change(
+        ADD_SUB_QUANTIZATION_CHECK,
+        _utc("2026-10-14T21:16:02"),
+        "",
+        "ADD refuses an int8/int16 output without quantization in Prepare (before: an abort)",
+        not_before=_utc("2026-10-12T20:34:12"),
+    ),
 )
-CHANGES = {change.key: change for change in HISTORY}
+CHANGES: Mapping[str, Change] = MappingProxyType({change.key: change for change in HISTORY})
 
 # The oldest release the history starts from (every change after it is listed), and the newest
 # one it reaches (the newest wheel measured).
@@ -136,39 +160,69 @@ _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 @dataclass(frozen=True, slots=True)
-class Release:
-    """A point of TFLM's history: its time, and the commit and wheel naming it when known."""
+class TflmRelease:
+    """One point of TFLM's history: the tflite-micro sources a build compiles, and so which of
+    the changes of `HISTORY` it has."""
 
-    time: datetime
-    commit: str = ""
-    wheel: str = ""
-    asked: str = ""  # what the user typed, when it was a date
+    time: datetime  # the commit's time (UTC), or the end of the date asked for
+    commit: str = ""  # the commit, as much of its hash as is known ("" for an unknown one)
+    wheel: str = ""  # the tflite-micro version built from it, when it names the release
+    asked: str = ""  # the date the user gave (2025-08), when the release was named by one
+    # The source changes it has (their keys, as `abi.Field(only_with=...)` names them); the
+    # wheel-only ones are asked with `has`.
+    features: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        found = frozenset(c.key for c in HISTORY if c.landed <= self.time and not c.wheel_only)
+        object.__setattr__(self, "features", found)
 
     def has(self, key: str) -> bool:
-        """Is the change in this release?"""
+        """Is the change in this release? (KeyError for a key the history does not list.)"""
         return CHANGES[key].landed <= self.time
 
     @property
+    def name(self) -> str:
+        """How build names spell it: the short commit, else the wheel or the date asked for."""
+        return self.commit[:7] or self.wheel or self.asked or self.date
+
+    @property
+    def date(self) -> str:
+        """The ISO date of its sources."""
+        return f"{self.time:%Y-%m-%d}"
+
+    @property
     def title(self) -> str:
-        """How figures name it: 'TFLM 2b3f8d0 (2025-08-08 03:58 UTC, tflite-micro ...)'."""
-        when = self.time.strftime("%Y-%m-%d %H:%M UTC")
+        """'TFLM 2b3f8d0 (2025-08-08, tflite-micro 0.dev20250808035851)' and the like."""
+        if not self.commit:
+            return f"TFLM as of {self.asked or self.date}"
+        details = [self.date]
+        if self.wheel:
+            details.append(f"tflite-micro {self.wheel}")
         if self.asked:
-            return f"TFLM as of {self.asked} ({when})"
-        parts = [when] + ([f"tflite-micro {self.wheel}"] if self.wheel else [])
-        return f"TFLM {self.commit or self.wheel} ({', '.join(parts)})"
+            details.append(f"the newest commit of {self.asked}")
+        return f"TFLM {self.commit[:7]} ({', '.join(details)})"
 
 
-def wheel_release(version: str) -> Release:
+def _commit_named(key: str) -> tuple[str, int] | None:
+    """The one listed commit a hash (or its prefix) names; None when none does."""
+    matches = [(commit, seconds) for commit, seconds in COMMITS if commit.startswith(key)]
+    if len(matches) > 1:
+        raise UsageError(f"TFLM commit '{key}' is ambiguous: give more of its hash")
+    return matches[0] if matches else None
+
+
+def wheel_release(version: str) -> TflmRelease:
     """A `tflite-micro` wheel version → its release (the commit is looked up when known)."""
     found = _WHEEL.match(version.strip())
     if found is None:
         raise UsageError(f"not a tflite-micro version: '{version}' (e.g. 0.dev20250808035851)")
     time = datetime.strptime(found.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-    commit = next((c[:7] for c, t in COMMITS if t == int(time.timestamp())), "")
-    return _covered(Release(time, commit, f"0.dev{found.group(1)}"), version)
+    seconds = int(time.timestamp())
+    commit = next((c for c, t in COMMITS if t == seconds), "")
+    return _covered(TflmRelease(time, commit, f"0.dev{found.group(1)}"), version)
 
 
-def release_named(text: str) -> Release:
+def tflm_release(text: str) -> TflmRelease:
     """`--tflm` → a release: a `tflite-micro` wheel version, a date (YYYY-MM or YYYY-MM-DD: TFLM
     as of the end of that month or day) or a commit hash; UsageError naming what is covered."""
     key = text.strip().lower()
@@ -176,22 +230,22 @@ def release_named(text: str) -> Release:
         return wheel_release(key)
     day = _DAY.match(key)
     if day is not None:
-        return _covered(_as_of(day, text.strip()), text)
+        return _as_of(day, text.strip())
     if _COMMIT.match(key):
-        matches = [(c, t) for c, t in COMMITS if c.startswith(key)]
-        if len(matches) == 1:
-            commit, seconds = matches[0]
-            return _covered(Release(datetime.fromtimestamp(seconds, UTC), commit[:7]), text)
-        if len(matches) > 1:
-            raise UsageError(f"TFLM commit '{text}' is ambiguous: give more of its hash")
-        raise UsageError(f"unknown TFLM commit '{text}' ({coverage()})")
+        named = _commit_named(key)
+        if named is None:
+            raise UsageError(f"unknown TFLM commit '{text.strip()}' ({coverage()})")
+        commit, seconds = named
+        return _covered(TflmRelease(datetime.fromtimestamp(seconds, UTC), commit), text)
     raise UsageError(
-        f"--tflm '{text}': give a tflite-micro version (0.dev20250808035851), a date "
+        f"--tflm '{text.strip()}': give a tflite-micro version (0.dev20250808035851), a date "
         f"(2025-08 or 2025-08-08) or a TFLM commit ({coverage()})"
     )
 
 
-def _as_of(day: re.Match[str], asked: str) -> Release:
+def _as_of(day: re.Match[str], asked: str) -> TflmRelease:
+    """TFLM at the end of a month or day: its newest commit where every commit is listed,
+    else the time itself (past the sources read here, only the wheels' commits are known)."""
     year, month, date = int(day.group(1)), int(day.group(2)), day.group(3)
     try:
         start = datetime(year, month, int(date) if date else 1, tzinfo=UTC)
@@ -202,11 +256,17 @@ def _as_of(day: re.Match[str], asked: str) -> Release:
     else:
         end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
     if start > NEWEST:
-        return Release(start, asked=asked)  # refused by _covered: newer than the history
-    return Release(min(end - timedelta(seconds=1), NEWEST), asked=asked)
+        return _covered(TflmRelease(start, asked=asked), asked)  # refused: newer than the history
+    last = min(end - timedelta(seconds=1), NEWEST)
+    _covered(TflmRelease(last, asked=asked), asked)
+    seconds = int(last.timestamp())
+    newest = max((c for c in COMMITS if c[1] <= seconds), key=lambda c: c[1], default=None)
+    if newest is None or (seconds > COMPLETE_UNTIL and newest[1] != seconds):
+        return TflmRelease(last, asked=asked)
+    return TflmRelease(datetime.fromtimestamp(newest[1], UTC), newest[0], asked=asked)
 
 
-def _covered(release: Release, asked: str) -> Release:
+def _covered(release: TflmRelease, asked: str) -> TflmRelease:
     """The release, or UsageError when the history does not cover it or cannot place it."""
     if release.time < OLDEST:
         raise UsageError(f"TFLM {asked.strip()} is older than arenalens models ({coverage()})")
@@ -229,3 +289,10 @@ def coverage() -> str:
         f"covered: TFLM from {OLDEST:%Y-%m-%d} (tflite-micro 0.dev{OLDEST:%Y%m%d%H%M%S}) "
         f"to {NEWEST:%Y-%m-%d} (0.dev{NEWEST:%Y%m%d%H%M%S})"
     )
+
+
+# The `tflite-micro` PyPI wheel arenalens is measured against (the newest it models), and the
+# commit the Cortex-M probes build (../shared/tools/cortex-m/README.md): the defaults of the host
+# build and of device builds.
+TFLM_WHEEL = wheel_release("0.dev20261023182759")
+TFLM_CORTEX_M_PROBES = tflm_release("90b983c2b3f1480642e040bbd2ddb37b998f3424")
