@@ -12,13 +12,20 @@ from __future__ import annotations
 import os
 
 from arenalens.analysis.arena_problem import ArenaProblem
-from arenalens.builds.build import HOST
+from arenalens.builds.build import Build, build_title
+from arenalens.builds.tflm import coverage
 from arenalens.errors import ModelError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import VerifyResult, VerifyRow
 from arenalens.runtimes.tflm.budget import SetupPrediction, predict_setup
-from arenalens.runtimes.tflm.probe import Probe, minimal_arena, probe, require_tflite_micro
+from arenalens.runtimes.tflm.probe import (
+    Probe,
+    installed_build,
+    installed_version,
+    minimal_arena,
+    probe,
+)
 
 # The smallest "roomy" size tried, like the reference's first rung (1 MiB).
 ROOMY_MINIMUM = 1 << 20
@@ -29,14 +36,16 @@ def verify(
     model: Model,
     arena: ArenaProblem,
     plan: Plan,
+    build: Build,
     *,
     min_arena: bool = False,
 ) -> VerifyResult:
     """Run the real interpreter on the file and compare it with the prediction for the head
-    arena and TFLM's own plan of it, on the wheel."""
-    require_tflite_micro()
+    arena and TFLM's own plan of it, on a host build (the installed wheel's release unless
+    another is asked for: then the notes say the two releases differ)."""
+    version = installed_version()
     path = os.fspath(path)
-    prediction = predict_setup(model, arena, plan, HOST)
+    prediction = predict_setup(model, arena, plan, build)
     roomy = align_up(
         max(ROOMY_MINIMUM, 2 * prediction.minimal_arena, 4 * os.path.getsize(path)), 16
     )
@@ -44,10 +53,37 @@ def verify(
     if not real.fits:
         raise ModelError(path, f"TFLM could not set up this model: {_last_line(real.log)}")
     rows = list(_allocation_rows(prediction, real))
-    notes = [f"real interpreter: tflite_micro, arena_size={roomy}", *prediction.layout.assumptions]
+    notes = [
+        f"real interpreter: tflite-micro {version}, arena_size={roomy}",
+        *_release_notes(version, build),
+        *prediction.layout.assumptions,
+    ]
     if min_arena:
         rows.append(_minimal_arena_row(path, prediction, roomy))
-    return VerifyResult(runtime="tflm", rows=tuple(rows), notes=tuple(notes))
+    return VerifyResult(
+        runtime="tflm",
+        rows=tuple(rows),
+        notes=tuple(notes),
+        interpreter=f"tflite-micro {version}",
+        predicted_for=build_title(build),
+    )
+
+
+def _release_notes(version: str, build: Build) -> list[str]:
+    """Why a difference may be the release's: the prediction is for another TFLM release than
+    the interpreter's, or the interpreter's is one arenalens does not model."""
+    installed = installed_build()
+    if installed is None:
+        return [
+            f"tflite-micro {version} is a TFLM release arenalens does not model ({coverage()}): "
+            f"predicted for {build.tflm.title}, so differences may be the releases'"
+        ]
+    if installed.tflm != build.tflm:
+        return [
+            f"predicted for {build.tflm.title}, not the interpreter's {installed.tflm.title}: "
+            f"differences may be the releases' (verify --tflm {version} predicts for it)"
+        ]
+    return []
 
 
 def _allocation_rows(prediction: SetupPrediction, real: Probe) -> list[VerifyRow]:
