@@ -54,6 +54,7 @@ from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
+from arenalens.runtimes.tflm.probe import is_installed_wheel
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
 from arenalens.units import format_bytes_exact
@@ -266,7 +267,7 @@ def _prove_candidate(
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
             return f"seed {proof_seed}: {proof.detail}"
-        same_build = build.is_host
+        same_build = is_installed_wheel(build)
         if (
             same_build
             and proof.original_head is not None

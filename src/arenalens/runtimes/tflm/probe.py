@@ -88,6 +88,15 @@ def installed_build() -> Build | None:
         return None
 
 
+def is_installed_wheel(build: Build) -> bool:
+    """True when the installed wheel is this build (the same TFLM release on the host), so its
+    measurements are this build's figures; False otherwise and without a wheel."""
+    try:
+        return build == installed_build()
+    except RuntimeUnavailableError:
+        return False
+
+
 def require_tflite_micro() -> None:
     """Raise RuntimeUnavailableError with an install hint when `tflite_micro` is missing."""
     if importlib.util.find_spec("tflite_micro") is None:
