@@ -15,7 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenalens.builds.build import HOST, Build, device_build
+from arenalens.builds.build import HOST, Build, device_build, host_build
+from arenalens.builds.tflm import wheel_release
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBES = Path(
@@ -43,8 +44,11 @@ RELEASE_PREFIX = "host@"
 
 
 def release_target(version: str) -> Target:
-    """An older wheel as a measured target, `host@<version>`."""
-    return Target(RELEASE_PREFIX + version, HOST, False, wheel=version)
+    """An older wheel as a measured target, `host@<version>`: predicted for the host build of
+    that wheel's TFLM release."""
+    return Target(
+        RELEASE_PREFIX + version, host_build(wheel_release(version)), False, wheel=version
+    )
 
 
 def target_named(name: str) -> Target:
