@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -15,9 +16,8 @@ from arenalens.errors import UsageError
 from arenalens.examples import example_bytes
 from arenalens.optimization import optimize_model, prove_outputs
 from arenalens.pipeline import analyze
-from arenalens.runtimes.tflm import overlap as tflm_overlap
-from arenalens.runtimes.tflm.access_rules import OverlapRule
-from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.kernels import registry
+from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
 
 # The goal for MLPerf Tiny VWW int8 and TFLM's person_detect: at most 40 KiB of head.
 HEAD_GOAL = 40_960
@@ -69,16 +69,15 @@ def test_a_wrong_rule_is_caught_by_the_real_runtime_and_dropped(
 ) -> None:
     pytest.importorskip("tflite_micro")
     # Pretend every convolution may write its output in place: the proof must refuse it.
-    rules = dict(tflm_overlap.RULES)
+    rules = dict(registry.REFERENCE_KERNELS)
     conv = rules["CONV_2D"]
+    assert isinstance(conv.access, AccessOrder)
 
     def in_place(view: KernelContext, slots: frozenset[int], output: int) -> int:
         return 0
 
-    rules["CONV_2D"] = OverlapRule(
-        conv.opcode, conv.pattern, conv.source, conv.data_inputs, in_place
-    )
-    monkeypatch.setattr(tflm_overlap, "RULES", MappingProxyType(rules))
+    rules["CONV_2D"] = replace(conv, access=replace(conv.access, distance=in_place))
+    monkeypatch.setattr(registry, "REFERENCE_KERNELS", MappingProxyType(rules))
     original = example_bytes("kws_ds_cnn")
     optimization = optimize_model(original, overlap=True)
     assert any("outputs differ" in note and "dropped" in note for note in optimization.notes)

@@ -53,6 +53,7 @@ from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
+from arenalens.runtimes.tflm.kernels.registry import inplace_of
 from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
 from arenalens.runtimes.tflm.probe import is_installed_wheel
 from arenalens.tflite.reader import load_model
@@ -188,7 +189,7 @@ def optimize_model(
         scheduled = apply_schedule(base, schedule)
         choices.append((schedule_label, schedule, scheduled, ()))
         if inplace:
-            found = find_aliases(scheduled)
+            found = find_aliases(scheduled, inplace_of)
             if found:
                 choices.append((schedule_label, schedule, scheduled, found))
             else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from arenalens.errors import UsageError
 from arenalens.builds.tflm import (
     ADD_SUB_QUANTIZATION_CHECK,
     CHANGES,
@@ -17,6 +16,7 @@ from arenalens.builds.tflm import (
     wheel_release,
 )
 from arenalens.builds.tflm_commits import COMMITS
+from arenalens.errors import UsageError
 
 
 def test_a_wheel_version_is_its_commits_time_and_names_the_commit() -> None:

@@ -16,10 +16,10 @@ from tests.conformance.targets import Target
 def predict(data: bytes, target: Target) -> dict[str, Any]:
     """Model bytes + target → {loads, head, tail, categories, min_arena[, *_plain]}."""
     model = parse_model(data, "case")
-    found = support(model, target.build)
+    found = support(model, target.predicted)
     if not found.sets_up:
         return {"loads": False, "reasons": [o.text() for o in found.obstacles]}
-    result: dict[str, Any] = {"loads": True, **_figures(data, target.build)}
+    result: dict[str, Any] = {"loads": True, **_figures(data, target.predicted)}
     if target.device:
         plain = _figures(data, target.plain)
         result["tail_plain"] = plain["tail"]

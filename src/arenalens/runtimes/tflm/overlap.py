@@ -1,7 +1,8 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator: the reference kernel's rule (`access_rules`), and
-under the CMSIS-NN library also CMSIS-NN's (`access_rules_cmsis`), the larger distance winning.
+`overlap_distance` answers for one operator from its kernel rules' access orders
+(`KernelRule.access`): the reference kernel's, and under a kernel library (CMSIS-NN) also its
+variant's where it differs, the larger distance winning, so that the plan holds on either build.
 Two limits hold for every rule: only data inputs may be overlapped, and input and output types
 must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
 reorder loads after stores and the trace would not hold.
@@ -27,10 +28,17 @@ from arenalens.builds.build import HOST, Build, KernelLibrary, overlap_kernels
 from arenalens.errors import UsageError
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES
-from arenalens.runtimes.tflm.access_rules_cmsis import cmsis_nn_rule
-from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.kernels import registry
+from arenalens.runtimes.tflm.kernels.base import (
+    AccessByPath,
+    AccessOrder,
+    KernelContext,
+    KernelRule,
+    NoOverlap,
+)
 
+# An operator no kernel rule covers (not registered by any build).
+NOT_ANALYSED = "no access-order rule for this kernel"
 _PAIRABLE = (BufferKind.TENSOR,)
 # Output elements traced per model, over all operators: about ten times the largest real model.
 MAX_MODEL_TRACE_ELEMENTS = 50_000_000
@@ -63,9 +71,13 @@ def overlap_distance(
         position for position, index in enumerate(view.operator.inputs) if index == input_tensor
     )
     outputs = [p for p, index in enumerate(view.operator.outputs) if index == output_tensor]
-    reference = RULES.get(opcode)
-    if reference is None:
-        return OverlapDistance(None, opcode, "", NO_OVERLAP.get(opcode, NOT_ANALYSED))
+    reference_rule = registry.REFERENCE_KERNELS.get(opcode)
+    if reference_rule is None:
+        return OverlapDistance(None, opcode, "", NOT_ANALYSED)
+    reference = access_of(reference_rule, view)
+    if not isinstance(reference, AccessOrder):
+        reason = reference.reason if isinstance(reference, NoOverlap) else NOT_ANALYSED
+        return OverlapDistance(None, opcode, "", reason)
     if not slots or len(outputs) != 1:
         return OverlapDistance(None, opcode, reference.pattern, "not an input and output of it")
     if reference.data_inputs is not None and not slots <= set(reference.data_inputs):
@@ -83,15 +95,22 @@ def overlap_distance(
             "the compiler may reorder their loads and stores",
         )
     distances = [(reference, reference.distance(view, slots, outputs[0]))]
-    if library is KernelLibrary.CMSIS_NN:
-        cmsis = cmsis_nn_rule(view)
-        if cmsis is not None:
-            distances.append((cmsis, cmsis.distance(view, slots, outputs[0])))
-    for rule, distance in distances:
-        if distance is None:
-            return OverlapDistance(None, opcode, rule.pattern, f"{rule.pattern}: {rule.source}")
+    if distances[0][1] is None:
+        return OverlapDistance(
+            None, opcode, reference.pattern, f"{reference.pattern}: {reference.source}"
+        )
+    library_rule = registry.library_rule(opcode, library)
+    if library_rule is not None and library_rule.access is not reference_rule.access:
+        own = access_of(library_rule, view)
+        if isinstance(own, NoOverlap):
+            return OverlapDistance(None, opcode, "", own.reason)
+        if own is not None:
+            distance = own.distance(view, slots, outputs[0])
+            if distance is None:
+                return OverlapDistance(None, opcode, own.pattern, f"{own.pattern}: {own.source}")
+            distances.append((own, distance))
     worst = max(d for _, d in distances if d is not None)
-    pattern = " / ".join(rule.pattern for rule, _ in distances)
+    pattern = " / ".join(order.pattern for order, _ in distances)
     return OverlapDistance(worst, opcode, pattern, "")
 
 
@@ -118,6 +137,13 @@ def overlap_library(build: Build, asked: KernelLibrary | None = None) -> KernelL
             "overlap=True in Python)"
         )
     return asked
+
+
+def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:
+    """The access order of the code path this operator takes in the rule's kernel (None: the
+    library runs the reference kernel's code for it)."""
+    access = rule.access
+    return access.choose(view) if isinstance(access, AccessByPath) else access
 
 
 def _may_alias(source: Tensor, target: Tensor) -> bool:

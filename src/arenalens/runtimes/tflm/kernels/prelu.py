@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from arenalens.builds.tflm import PRELU_INT16
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import Event, Events, KernelContext, KernelRule, temps
+from arenalens.runtimes.tflm.access_order import broadcast
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    operands,
+    temps,
+)
 from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_true, unsupported_at_invoke
 
@@ -54,5 +62,7 @@ RULES = (
         None,
         op_data(PRELU_PARAMS, "PreluParams"),
         _prepare,
+        access=broadcast("prelu.cc, reference/prelu.h"),
+        operands=operands("input", "alpha"),
     ),
 )
