@@ -358,14 +358,29 @@ def build_flags(summary: Mapping[str, Any]) -> str:
     a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', '' for today's host wheel, with
     ' --tflm RELEASE' for another TFLM release than the build's default."""
     cpu = summary.get("cpu")
-    tflm = summary.get("tflm") or {}
-    default = (TFLM_CORTEX_M_PROBES if cpu else TFLM_WHEEL).name
-    release = "" if tflm.get("release", default) == default else f" --tflm {_tflm_flag(tflm)}"
+    release = release_flag(summary)
     if not cpu:
         return release
     return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}{release}"
 
 
+def release_flag(summary: Mapping[str, Any]) -> str:
+    """' --tflm RELEASE' when a build summary's TFLM release is not its build's default (so a
+    suggested command, with --target too, stays at the release the user asked for), else ''."""
+    tflm = summary.get("tflm") or {}
+    default = (TFLM_CORTEX_M_PROBES if summary.get("cpu") else TFLM_WHEEL).name
+    return "" if tflm.get("release", default) == default else f" --tflm {_tflm_flag(tflm)}"
+
+
 def _tflm_flag(tflm: Mapping[str, Any]) -> str:
-    """The --tflm value that names a summarised release again: its wheel, else its commit."""
-    return str(tflm.get("wheel") or tflm.get("commit") or tflm.get("release"))
+    """The --tflm value that names a summarised release again: its wheel, else its short commit
+    (the whole hash when the short one is ambiguous), else its date."""
+    if tflm.get("wheel"):
+        return str(tflm["wheel"])
+    commit = str(tflm.get("commit") or "")
+    if commit:
+        try:
+            return commit[:7] if tflm_release(commit[:7]).commit == commit else commit
+        except UsageError:
+            return commit
+    return str(tflm.get("release"))

@@ -203,6 +203,18 @@ class TflmRelease:
         return f"TFLM {self.commit[:7]} ({', '.join(details)})"
 
 
+def changes_between(first: TflmRelease, second: TflmRelease) -> tuple[Change, ...]:
+    """The changes one of two releases has and the other has not, oldest first."""
+    low, high = sorted((first.time, second.time))
+    return tuple(change for change in HISTORY if low < change.landed <= high)
+
+
+def release_with(change: Change) -> TflmRelease:
+    """The first release with a change: its commit (or, for a change dated by wheels, the
+    first wheel's time with it)."""
+    return TflmRelease(change.landed, change.commit)
+
+
 def _commit_named(key: str) -> tuple[str, int] | None:
     """The one listed commit a hash (or its prefix) names; None when none does."""
     matches = [(commit, seconds) for commit, seconds in COMMITS if commit.startswith(key)]

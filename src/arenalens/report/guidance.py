@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from arenalens.builds.build import build_flags
+from arenalens.builds.build import build_flags, release_flag
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport, Verdict
 from arenalens.report.labels import OVERLAP_PLAN_SUFFIX
 from arenalens.units import format_bytes_exact
@@ -106,11 +106,12 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
     verdict = report.verdict
     best = _best_plan(report)
     optimize = f"arenalens optimize {model}{build_flags(report.build)} -o optimized.tflite"
+    release = release_flag(report.build)
     if verdict is None:
         steps.append(
             f"Declare kTensorArenaSize = {format_bytes_exact(declared)}. To see where it fits: "
-            f"`arenalens report {model} --target NAME` for one board, "
-            f"`arenalens check {model} --target all` for every board."
+            f"`arenalens report {model} --target NAME{release}` for one board, "
+            f"`arenalens check {model} --target all{release}` for every board."
         )
     elif verdict.fits:
         spare = verdict.available_bytes - declared
@@ -134,8 +135,8 @@ def next_steps(report: MemoryReport) -> tuple[str, ...]:
             f"{format_bytes_exact(declared - verdict.available_bytes)} short, and even a plan at "
             f"the lower bound needs {format_bytes_exact(verdict.best_case_bytes)}. Shrink the "
             f"model (the design hints below say what each change saves), find the largest "
-            f"input that fits (`arenalens check {model} --target NAME --max-input`), or pick a "
-            f"larger board (`arenalens check {model} --target all`)."
+            f"input that fits (`arenalens check {model} --target NAME{release} --max-input`), or "
+            f"pick a larger board (`arenalens check {model} --target all{release}`)."
         )
     if best is not None and (verdict is None or verdict.fits):
         planner, required = best

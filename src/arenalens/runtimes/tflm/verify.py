@@ -13,11 +13,13 @@ import os
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import Build, build_title
-from arenalens.builds.tflm import coverage
+from arenalens.builds.tflm import changes_between, coverage, release_with
 from arenalens.errors import ModelError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
+from arenalens.planning.registry import run_planner
 from arenalens.runtimes import VerifyResult, VerifyRow
+from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import SetupPrediction, predict_setup
 from arenalens.runtimes.tflm.probe import (
     Probe,
@@ -26,6 +28,7 @@ from arenalens.runtimes.tflm.probe import (
     minimal_arena,
     probe,
 )
+from arenalens.units import format_bytes_delta
 
 # The smallest "roomy" size tried, like the reference's first rung (1 MiB).
 ROOMY_MINIMUM = 1 << 20
@@ -55,7 +58,7 @@ def verify(
     rows = list(_allocation_rows(prediction, real))
     notes = [
         f"real interpreter: tflite-micro {version}, arena_size={roomy}",
-        *_release_notes(version, build),
+        *_release_notes(version, model, build),
         *prediction.layout.assumptions,
     ]
     if min_arena:
@@ -69,21 +72,69 @@ def verify(
     )
 
 
-def _release_notes(version: str, build: Build) -> list[str]:
+def _release_notes(version: str, model: Model, build: Build) -> list[str]:
     """Why a difference may be the release's: the prediction is for another TFLM release than
-    the interpreter's, or the interpreter's is one arenalens does not model."""
+    the interpreter's (then which of TFLM's changes between the two move this model's
+    figures), or the interpreter's is one arenalens does not model."""
     installed = installed_build()
     if installed is None:
         return [
             f"tflite-micro {version} is a TFLM release arenalens does not model ({coverage()}): "
             f"predicted for {build.tflm.title}, so differences may be the releases'"
         ]
-    if installed.tflm != build.tflm:
-        return [
-            f"predicted for {build.tflm.title}, not the interpreter's {installed.tflm.title}: "
-            f"differences may be the releases' (verify --tflm {version} predicts for it)"
-        ]
-    return []
+    if installed.tflm == build.tflm:
+        return []
+    older, newer = sorted((build, installed), key=lambda each: each.tflm.time)
+    moves = _changes_that_move(model, older, newer)
+    between = f"from TFLM {older.tflm.name} to {newer.tflm.name}"
+    return [
+        f"predicted for {build.tflm.title}, not the interpreter's {installed.tflm.title}; "
+        "`verify` without --tflm predicts for the interpreter's release",
+        f"what TFLM changed {between} that moves this model's figures: {'; '.join(moves)}"
+        if moves
+        else f"nothing TFLM changed {between} moves this model's figures",
+    ]
+
+
+def _changes_that_move(model: Model, older: Build, newer: Build) -> list[str]:
+    """Each change of TFLM's history between two releases after which this model's predicted
+    head, tail or minimal arena differ: "<what changed> (<commit>, <date>): tail +16 B"."""
+    found = []
+    before = _figures(model, older)
+    for change in changes_between(older.tflm, newer.tflm):
+        after = _figures(model, older.at_release(release_with(change)))
+        if after != before:
+            where = (
+                f"{change.commit}, {change.landed:%Y-%m-%d}"
+                if change.commit
+                else (f"first in the wheel of {change.landed:%Y-%m-%d}")
+            )
+            found.append(f"{change.summary} ({where}): {_moved(before, after)}")
+        before = after
+    return found
+
+
+def _figures(model: Model, build: Build) -> tuple[int, int, int] | None:
+    """(head, tail, minimal arena) predicted on a build; None when TFLM cannot set it up."""
+    try:
+        arena = arenas(model, build=build)[0]
+        plan = run_planner(arena.runtime_planner, arena.problem, **arena.runtime_options)
+        prediction = predict_setup(model, arena, plan, build)
+    except ModelError:
+        return None
+    return prediction.head, prediction.tail, prediction.minimal_arena
+
+
+def _moved(before: tuple[int, int, int] | None, after: tuple[int, int, int] | None) -> str:
+    """How the figures moved: "tail +16 B, minimal arena +16 B", or whether it sets up."""
+    if before is None or after is None:
+        return "the model sets up" if before is None else "the model no longer sets up"
+    names = ("head", "tail", "minimal arena")
+    return ", ".join(
+        f"{name} {format_bytes_delta(new - old)}"
+        for name, old, new in zip(names, before, after, strict=True)
+        if new != old
+    )
 
 
 def _allocation_rows(prediction: SetupPrediction, real: Probe) -> list[VerifyRow]:
