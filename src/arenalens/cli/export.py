@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arenalens.atomic import make_folder
+from arenalens.atomic import check_output_path, make_folder
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_alignment_option,
@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         if folder.exists() and not folder.is_dir():
             raise UsageError(f"{folder}: is a file; several models need a folder (one file each)")
         make_folder(folder, what="-o")
+    elif args.output is not None:
+        check_output_path(args.output, what="-o")
     return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
 
 

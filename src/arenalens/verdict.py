@@ -1,0 +1,683 @@
+"""The verdict: one model under one runtime and build, and optionally one budget → every answer a
+user asks first, computed once, so that no two views can disagree.
+
+Does the runtime run it (CANNOT RUN, each distinct reason once, with the operators it hits and
+what to change in the conversion)? Would its offline plan corrupt tensors at these shapes or on
+this build (CANNOT RUN CORRECTLY)? Is the input size known (INPUT SHAPE UNKNOWN)? Only then is
+there a number, and only then does it fit, fit after `arenalens optimize`, or not, by how much and
+on which build. The next steps follow from the same answer: commands that run as printed, with
+the user's model path, input shapes and build options, and a step that promises bytes only when
+running it yields them. The terminal lines, the HTML cards (through the report document), the
+JSON documents, the Python API (`arenalens.check`) and the exit code all read this object.
+"""
+
+from __future__ import annotations
+
+import enum
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from arenalens.cannot_run import Refusal
+from arenalens.declared import DeclaredArena, Status
+from arenalens.fit import FitCheck
+from arenalens.plan_validity import PlanConflict
+from arenalens.runtimes.tflm.build import build_flags
+from arenalens.target_build import target_build
+from arenalens.targets import Target, target_document
+from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:  # the CLI runs the pipeline and the search; the verdict only reads them
+    from arenalens.max_input import InputSearch
+    from arenalens.pipeline import Analysis
+
+EXIT_OK = 0
+EXIT_NOT_OK = 1
+CHECK_SCHEMA_VERSION = 3
+# The file the suggested `optimize` writes, and the later steps read.
+OPTIMIZED_FILE = "optimized.tflite"
+
+
+class Answer(enum.StrEnum):
+    """The one-word answer, most blocking first."""
+
+    CANNOT_RUN = "CANNOT RUN"
+    CANNOT_RUN_CORRECTLY = "CANNOT RUN CORRECTLY"
+    INPUT_SHAPE_UNKNOWN = "INPUT SHAPE UNKNOWN"
+    FITS = "FITS"
+    FITS_ESTIMATE = "FITS (estimate)"
+    FITS_AFTER_OPTIMIZE = "FITS AFTER OPTIMIZE"
+    DOES_NOT_FIT = "DOES NOT FIT"
+
+
+# Answers that leave no number to declare: every step that presumes one is left out.
+NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.INPUT_SHAPE_UNKNOWN})
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing to do next: a sentence, the command it names (runnable as printed), and the
+    bytes running it gives back when it promises any."""
+
+    text: str
+    command: str = ""
+    saves_bytes: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"text": self.text, "command": self.command or None, "saves_bytes": self.saves_bytes}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Everything the first screen of any command says about one model, and the exit code."""
+
+    model: str  # display name
+    source: str  # the file it was read from ('<bytes>' ...)
+    argument: str  # the model as the user gave it (commands name it); '' when unknown
+    runtime: str
+    build: Mapping[str, Any]  # TFLM `build_summary`; {} for a runtime without builds
+    declared: DeclaredArena
+    fit: FitCheck | None = None  # with a budget or a board
+    steps: tuple[Step, ...] = ()
+    input_shapes: tuple[str, ...] = ()  # the --input-shape values the figures are for
+    placeholders: tuple[str, ...] = ()  # inputs whose real size is unknown
+    search: InputSearch | None = None  # --max-input
+    optimized_bytes: int | None = None  # the number after `arenalens optimize`, when computed
+    assumptions: tuple[str, ...] = ()
+
+    # -- the answers -------------------------------------------------------------------------
+    @property
+    def runs(self) -> bool:
+        """False when the runtime cannot set the model up or invoke it, whatever the arena."""
+        return self.declared.status is not Status.CANNOT_RUN
+
+    @property
+    def plan_holds(self) -> bool:
+        """False when the model's offline plan would corrupt tensors (shapes or build)."""
+        return self.declared.status is not Status.INVALID_PLAN
+
+    @property
+    def shape_known(self) -> bool:
+        """False when an input's real size is unknown: any figure is for a placeholder."""
+        return self.declared.status is not Status.PLACEHOLDER_SHAPE
+
+    @property
+    def refusals(self) -> tuple[Refusal, ...]:
+        """Why it cannot run: one per distinct reason, with its operators and fix."""
+        return self.declared.refusals
+
+    @property
+    def conflicts(self) -> tuple[PlanConflict, ...]:
+        """Why its offline plan does not hold."""
+        return self.declared.conflicts
+
+    @property
+    def answer(self) -> Answer | None:
+        """The one-word answer; None when no budget was asked and nothing blocks a number."""
+        if not self.runs:
+            return Answer.CANNOT_RUN
+        if not self.plan_holds:
+            return Answer.CANNOT_RUN_CORRECTLY
+        if not self.shape_known:
+            return Answer.INPUT_SHAPE_UNKNOWN
+        fit = self.fit
+        if fit is None:
+            return None
+        if fit.fits:
+            return Answer.FITS_ESTIMATE if self.declared.is_estimate else Answer.FITS
+        if fit.fits_after_optimize:
+            return Answer.FITS_AFTER_OPTIMIZE
+        return Answer.DOES_NOT_FIT
+
+    @property
+    def has_number(self) -> bool:
+        """True when the number to declare means what it says."""
+        return self.answer not in NO_NUMBER
+
+    @property
+    def required_bytes(self) -> int | None:
+        """The number to declare (TFLM: kTensorArenaSize); None when there is none."""
+        return self.declared.required_bytes if self.has_number else None
+
+    @property
+    def parts(self) -> Mapping[str, int]:
+        """The number's parts by name (TFLM: head, tail, setup); empty when there is none."""
+        if not self.has_number:
+            return MappingProxyType({})
+        return MappingProxyType({part.name: part.nbytes for part in self.declared.parts})
+
+    @property
+    def fits(self) -> bool:
+        """True when a budget was asked and the number fits it."""
+        return self.answer in (Answer.FITS, Answer.FITS_ESTIMATE)
+
+    @property
+    def fits_after_optimize(self) -> bool | None:
+        """Whether it fits after `arenalens optimize` (True when it fits already; None when
+        unknown; False without a budget or a number)."""
+        if self.fit is None or not self.has_number:
+            return False
+        return self.fit.fits_after_optimize
+
+    @property
+    def headroom_bytes(self) -> int | None:
+        """Available minus required (negative: short); None without a budget or a number."""
+        if self.fit is None or not self.has_number:
+            return None
+        return self.fit.headroom_bytes
+
+    @property
+    def next_steps(self) -> tuple[str, ...]:
+        """The steps as sentences."""
+        return tuple(step.text for step in self.steps)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the answer is good (fits, or a number without a budget), 1 otherwise."""
+        answer = self.answer
+        return EXIT_OK if answer is None or self.fits else EXIT_NOT_OK
+
+    @property
+    def where(self) -> str:
+        """'ST NUCLEO-F746ZG (Cortex-M7 216 MHz)' or '320KB = 327,680 B', with the reserve."""
+        fit = self.fit
+        if fit is None:
+            return ""
+        if fit.target is not None:
+            text = f"{fit.target.title} ({fit.target.core})"
+        elif fit.budget_text and not fit.budget_text.isdigit():
+            text = f"{fit.budget_text} = {format_bytes_exact(fit.budget_bytes)}"
+        else:
+            text = format_bytes_exact(fit.budget_bytes)
+        if fit.reserve_bytes:
+            text += f", minus a {format_bytes_exact(fit.reserve_bytes)} reserve"
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        """The `check --json` document (and `arenalens.check(...).as_dict()`)."""
+        fit = self.fit
+        document: dict[str, Any] = {
+            "schema": "arenalens.check",
+            "schema_version": CHECK_SCHEMA_VERSION,
+            "model": self.model,
+            "file": self.source,
+            "runtime": self.runtime,
+            "build": dict(self.build) or None,
+            "planner": self.declared.planner,
+            "verdict": None if self.answer is None else self.answer.value,
+            "runs": self.runs,
+            "plan_holds": self.plan_holds,
+            "shape_known": self.shape_known,
+            "fits": self.fits,
+            "fits_after_optimize": self.fits_after_optimize,
+            "required_bytes": self.required_bytes,
+            "parts": dict(self.parts),
+            "declare": self.declared.as_dict(),
+            "cannot_run": [refusal.as_dict() for refusal in self.refusals],
+            "plan_conflicts": [conflict.as_dict() for conflict in self.conflicts],
+            "input_shapes": list(self.input_shapes),
+            "budget_bytes": None if fit is None else fit.budget_bytes,
+            "budget_text": None if fit is None else fit.budget_text or None,
+            "reserve_bytes": None if fit is None else fit.reserve_bytes,
+            "available_bytes": None if fit is None else fit.available_bytes,
+            "headroom_bytes": self.headroom_bytes,
+            "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
+            "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
+            "target": None if fit is None or fit.target is None else target_document(fit.target),
+            "next_steps": [step.as_dict() for step in self.steps],
+            "assumptions": list(self.assumptions),
+        }
+        if self.search is not None:
+            document.update(input_search_document(self.search, counts=self.has_number))
+        return document
+
+
+def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[str, Any]:
+    """The --max-input keys of the check document (no largest size when the number at the
+    model's own size means nothing: it cannot run, correctly, or at a known size)."""
+    largest = search.largest if counts else None
+
+    def shape(size: Any) -> list[int] | None:
+        return None if size is None else list(size.shape)
+
+    return {
+        "max_input_name": search.input_name,
+        "max_input_shape": shape(largest),
+        "max_input_required_bytes": None if largest is None else largest.required_bytes,
+        "input_shape": list(search.original_shape),
+        "accepted_input_shapes": {
+            "smallest": shape(search.smallest_accepted),
+            "largest": shape(search.largest_accepted),
+            "searched_up_to": shape(search.largest_accepted) if search.accepts_beyond else None,
+        },
+        "input_sizes": [
+            {
+                "shape": list(size.shape),
+                "required_bytes": size.required_bytes,
+                "fits": size.fits,
+                "error": size.error or None,
+            }
+            for size in search.sizes
+        ],
+    }
+
+
+def board_row(verdict: Verdict) -> dict[str, Any]:
+    """One board of `check --target all --json`: needs, available, fits, fits after optimize."""
+    fit = verdict.fit
+    assert fit is not None and fit.target is not None
+    return {
+        "board": fit.target.name,
+        "title": fit.target.title,
+        "core": fit.target.core,
+        "cpu": fit.target.cpu,
+        "build": fit.build.get("name"),
+        "needs_bytes": verdict.required_bytes,
+        "needs_for": fit.declared.device,
+        "status": fit.declared.status.value,
+        "available_bytes": fit.available_bytes,
+        "headroom_bytes": verdict.headroom_bytes,
+        "fits": verdict.fits,
+        "fits_after_optimize": verdict.fits_after_optimize,
+        "verdict": None if verdict.answer is None else verdict.answer.value,
+        "source": fit.target.source,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Making one
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the user asked, for the commands the steps suggest: the model as typed, its input
+    shapes, and the options that select the runtime and build."""
+
+    argument: str = ""  # '' when the model came from bytes: steps then name no command
+    input_shapes: tuple[str, ...] = ()
+    runtime: str = "tflm"
+    cpu: str | None = None  # --cpu / --kernels as given (with a --target they override it)
+    kernels: str | None = None
+    findings: int = 0  # error and warning findings of diagnose, when they were looked for
+    overlap_required_bytes: int | None = None  # with --overlap: the number with that plan
+    image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
+    extra: tuple[str, ...] = field(default=())  # more options the commands must repeat
+
+
+def make_verdict(
+    declared: DeclaredArena,
+    *,
+    model: str,
+    source: str,
+    build: Mapping[str, Any],
+    asked: Asked = Asked(),
+    fit: FitCheck | None = None,
+    optimized_bytes: int | None = None,
+    search: InputSearch | None = None,
+    placeholders: Sequence[str] = (),
+    assumptions: Sequence[str] = (),
+) -> Verdict:
+    """The answers → a Verdict with its next steps."""
+    if fit is not None:
+        declared = fit.declared
+        if optimized_bytes is None:
+            optimized_bytes = fit.optimized_bytes
+    verdict = Verdict(
+        model=model,
+        source=source,
+        argument=asked.argument,
+        runtime=declared.runtime,
+        build=MappingProxyType(dict(build)),
+        declared=declared,
+        fit=fit,
+        input_shapes=asked.input_shapes,
+        placeholders=tuple(placeholders),
+        search=search,
+        optimized_bytes=optimized_bytes,
+        assumptions=tuple(assumptions),
+    )
+    steps = _Steps(verdict, asked).all()
+    return Verdict(**{**_fields(verdict), "steps": steps})
+
+
+def verdict_for(
+    analysis: Analysis,
+    *,
+    asked: Asked = Asked(),
+    fit: FitCheck | None = None,
+    optimized_bytes: int | None = None,
+    search: InputSearch | None = None,
+    name: str | None = None,
+) -> Verdict:
+    """An Analysis (and the fit check, optimize's number, the input search) → its Verdict."""
+    from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
+    from arenalens.declared import declared_arena  # noqa: PLC0415
+    from arenalens.max_input import image_inputs  # noqa: PLC0415
+
+    model = analysis.model
+    asked = replace(asked, image_inputs=len(image_inputs(model)) if model.subgraphs else 0)
+    return make_verdict(
+        declared_arena(analysis) if fit is None else fit.declared,
+        model=name or model.name,
+        source=model.source,
+        build=analysis.budget.build,
+        asked=asked,
+        fit=fit,
+        optimized_bytes=optimized_bytes,
+        search=search,
+        placeholders=[tensor.name for tensor in placeholder_inputs(model)],
+        assumptions=analysis.budget.assumptions,
+    )
+
+
+def _fields(verdict: Verdict) -> dict[str, Any]:
+    return {name: getattr(verdict, name) for name in Verdict.__dataclass_fields__}
+
+
+class _Steps:
+    """The next steps of one verdict, as commands that run as printed."""
+
+    def __init__(self, verdict: Verdict, asked: Asked) -> None:
+        self.verdict = verdict
+        self.asked = asked
+        self.model = shlex.quote(asked.argument) if asked.argument else ""
+
+    # -- options the commands repeat ----------------------------------------------------------
+    def _target(self) -> Target | None:
+        fit = self.verdict.fit
+        return None if fit is None else fit.target
+
+    def build_options(self) -> str:
+        """The options that select the same build again (a board, or --cpu / --kernels)."""
+        if self.asked.runtime != "tflm":
+            return f" --runtime {self.asked.runtime}"
+        target = self._target()
+        flags = build_flags(self.verdict.build)
+        if target is None:
+            return flags
+        named = f" --target {shlex.quote(target.name)}"
+        if target_build(target).name == self.verdict.build.get("name", "host"):
+            return named
+        return named + (flags or " --cpu host")
+
+    def shape_options(self) -> str:
+        return "".join(f" --input-shape {shlex.quote(shape)}" for shape in self.asked.input_shapes)
+
+    def budget_options(self) -> str:
+        """--target or --budget, and --reserve, as asked (for check commands)."""
+        fit = self.verdict.fit
+        if fit is None:
+            return ""
+        if fit.target is not None:
+            text = ""  # build_options names the board
+        else:
+            text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
+        if fit.reserve_bytes:
+            text += f" --reserve {fit.reserve_bytes}"
+        return text
+
+    def command(self, verb: str, *options: str, model: str | None = None) -> str:
+        argument = self.model if model is None else model
+        return (
+            f"arenalens {verb} {argument}"
+            + "".join(options)
+            + "".join(f" {option}" for option in self.asked.extra)
+        )
+
+    def optimize_command(self, *more: str) -> str:
+        return self.command(
+            "optimize", self.shape_options(), self.build_options(), f" -o {OPTIMIZED_FILE}", *more
+        )
+
+    # -- the steps --------------------------------------------------------------------------
+    def all(self) -> tuple[Step, ...]:
+        answer = self.verdict.answer
+        if answer is Answer.CANNOT_RUN:
+            return self.cannot_run()
+        if answer is Answer.CANNOT_RUN_CORRECTLY:
+            return self.cannot_run_correctly()
+        if answer is Answer.INPUT_SHAPE_UNKNOWN:
+            return self.shape_unknown()
+        steps = list(self.with_number(answer))
+        steps.extend(self.input_search())
+        steps.extend(self.findings())
+        return tuple(step for step in steps if self.model or not step.command)
+
+    def cannot_run(self) -> tuple[Step, ...]:
+        """One step per distinct fix, naming the operators it is for; no number."""
+        by_fix: dict[str, list[Refusal]] = {}
+        for refusal in self.verdict.refusals:
+            by_fix.setdefault(refusal.fix, []).append(refusal)
+        if not by_fix:
+            runtime = "TFLM" if self.verdict.runtime == "tflm" else "LiteRT"
+            return (Step(f"{runtime} cannot run this model, whatever the arena."),)
+        return tuple(
+            Step(_sentence(f"{'; '.join(r.where() for r in refusals)}: {fix}"))
+            for fix, refusals in by_fix.items()
+        )
+
+    def cannot_run_correctly(self) -> tuple[Step, ...]:
+        steps = []
+        for conflict in self.verdict.conflicts:
+            if conflict.kind == "build":
+                command = self.optimize_command(" --overlap --kernels cmsis-nn")
+                steps.append(
+                    Step(
+                        "The offline plan does not hold on this build: plan it again for both "
+                        f"kernel sets, from the original model: `{command}`",
+                        command if self.model else "",
+                    )
+                )
+            else:
+                command = self.optimize_command()
+                what = "the input size given" if self.asked.input_shapes else "its tensor sizes"
+                steps.append(
+                    Step(
+                        f"The model's offline plan does not hold for {what}, so no size is "
+                        f"safe to declare: plan it again for this size with `{command}` (it "
+                        "replaces the offline plan), then check that file",
+                        command if self.model else "",
+                    )
+                )
+        return tuple(steps)
+
+    def shape_unknown(self) -> tuple[Step, ...]:
+        names = ", ".join(f"'{name}'" for name in self.verdict.placeholders) or "an input"
+        return (
+            Step(
+                f"The size of {names} is unknown to the model (-1 in its shape_signature), so "
+                "every figure is for a stored placeholder: give the size your application feeds "
+                "with --input-shape NAME=SHAPE on check, report or optimize, e.g. the number of "
+                "samples or the image height and width it really reads."
+            ),
+        )
+
+    def with_number(self, answer: Answer | None) -> list[Step]:
+        verdict = self.verdict
+        fit = verdict.fit
+        declared = verdict.declared
+        number = format_bytes_exact(declared.required_bytes)
+        device = declared.device or "this build"
+        estimate = " (an estimate: measure it on the device)" if declared.is_estimate else ""
+        steps: list[Step] = []
+        optimized = verdict.optimized_bytes
+        saves = None if optimized is None else declared.required_bytes - optimized
+        if fit is None:
+            steps.append(Step(f"Declare {declared.symbol} = {number} for {device}{estimate}."))
+            steps.extend(self.optimize_step(saves))
+            command = self.command("check", self.shape_options(), " --target all")
+            steps.append(
+                Step(
+                    f"See which boards it fits: `{command}` (each board with its own core's "
+                    "number).",
+                    command,
+                )
+            )
+            return steps
+        if answer in (Answer.FITS, Answer.FITS_ESTIMATE):
+            spare = format_bytes_exact(fit.headroom_bytes)
+            steps.append(
+                Step(
+                    f"Declare {declared.symbol} = {number}{estimate}: it fits {verdict.where} "
+                    f"with {spare} to spare."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
+        short = format_bytes_exact(-fit.headroom_bytes)
+        if answer is Answer.FITS_AFTER_OPTIMIZE and optimized is not None:
+            command = self.optimize_command()
+            steps.append(
+                Step(
+                    f"It does not fit {verdict.where} as it is ({short} short), but `{command}` "
+                    f"writes a model that declares {format_bytes_exact(optimized)}, which fits "
+                    f"({format_bytes_exact(fit.available_bytes - optimized)} to spare).",
+                    command,
+                    saves,
+                )
+            )
+            check = self.command(
+                "check", self.build_options(), self.budget_options(), model=OPTIMIZED_FILE
+            )
+            steps.append(Step(f"Then check the written model: `{check}`.", check))
+            return steps
+        reach = ""
+        if optimized is not None and optimized < declared.required_bytes:
+            reach = f"; `arenalens optimize` reaches {format_bytes_exact(optimized)}"
+        steps.append(
+            Step(
+                f"It does not fit {verdict.where}: {short} short, and even a plan at the lower "
+                f"bound needs {format_bytes_exact(fit.best_case_bytes)}{reach}."
+            )
+        )
+        if self.verdict.search is None and self._has_one_image_input():
+            command = self.command(
+                "check",
+                self.shape_options(),
+                self.build_options(),
+                self.budget_options(),
+                " --max-input",
+            )
+            steps.append(Step(f"Find the largest input size that fits: `{command}`.", command))
+        if fit.target is not None or fit.budget_text:
+            command = self.command("check", self.shape_options(), " --target all")
+            steps.append(Step(f"Or pick a board it fits: `{command}`.", command))
+        command = self.command("diagnose", self.shape_options(), self.build_options())
+        steps.append(
+            Step(f"Or shrink the model: `{command}` says what each change saves.", command)
+        )
+        return steps
+
+    def optimize_step(self, saves: int | None) -> list[Step]:
+        """`optimize` lowers the number: shown only when running it does (computed as it
+        does), and the `--overlap` plan when one was asked for."""
+        verdict = self.verdict
+        steps = []
+        if verdict.runtime == "tflm" and saves is not None and saves > 0:
+            command = self.optimize_command()
+            after = format_bytes_exact(verdict.declared.required_bytes - saves)
+            steps.append(
+                Step(
+                    f"`{command}` writes a model that declares {after} "
+                    f"({format_bytes_exact(saves)} less).",
+                    command,
+                    saves,
+                )
+            )
+        overlap = self.asked.overlap_required_bytes
+        best = verdict.declared.required_bytes - (saves or 0)
+        if verdict.runtime == "tflm" and overlap is not None and overlap < best:
+            kernels = (
+                ""
+                if verdict.build.get("cpu")
+                else (f" --kernels {self.asked.kernels}" if self.asked.kernels else "")
+            )
+            command = self.optimize_command(" --overlap" + kernels)
+            steps.append(
+                Step(
+                    f"`{command}` writes a plan whose outputs slide over the inputs they "
+                    f"consume: it declares {format_bytes_exact(overlap)}, and is written only "
+                    "if the real TFLM interpreter computes bit-identical outputs with it.",
+                    command,
+                    verdict.declared.required_bytes - overlap,
+                )
+            )
+        return steps
+
+    def input_search(self) -> list[Step]:
+        search = self.verdict.search
+        if search is None:
+            return []
+        accepted = _accepted_text(search)
+        largest = search.largest
+        if largest is None:
+            smallest = search.smallest_accepted
+            if smallest is None:
+                return [Step(f"No input size was accepted: {accepted}.")]
+            return [
+                Step(
+                    f"{_sentence(accepted)}, and none of them fits: the smallest needs "
+                    f"{format_bytes_exact(smallest.required_bytes or 0)}, so a smaller input "
+                    "cannot help without a smaller network."
+                )
+            ]
+        name = search.input_name or str(search.input_position)
+        shape = "x".join(str(d) for d in largest.shape)
+        value = f"{name}={shape}"
+        command = self.command(
+            "check",
+            f" --input-shape {shlex.quote(value)}",
+            self.build_options(),
+            self.budget_options(),
+        )
+        limit = (
+            "the network's own limit, not memory's"
+            if not search.memory_limits
+            else "memory's limit"
+        )
+        return [
+            Step(
+                f"{_sentence(accepted)}; within that, the largest that fits is {value} "
+                f"({limit}): `{command}` plans it at that size.",
+                command,
+            )
+        ]
+
+    def findings(self) -> list[Step]:
+        count = self.asked.findings
+        if not count:
+            return []
+        command = self.command("diagnose", self.shape_options(), self.build_options())
+        return [
+            Step(
+                f"Fix the {count} error / warning finding(s) below (`{command}` explains each).",
+                command,
+            )
+        ]
+
+    def _has_one_image_input(self) -> bool:
+        return self.asked.image_inputs == 1
+
+
+def _accepted_text(search: InputSearch) -> str:
+    """'the network accepts 1x65x65x3 to 1x191x191x3' (or up to at least the search's limit)."""
+    low, high = search.smallest_accepted, search.largest_accepted
+    if low is None or high is None:
+        return "the network or the runtime refuses every input size tried"
+    first = "x".join(str(d) for d in low.shape)
+    last = "x".join(str(d) for d in high.shape)
+    if search.accepts_beyond:
+        return f"the network accepts {first} up to at least {last} (the search stops there)"
+    return f"the network accepts {first} to {last}"
+
+
+def _sentence(text: str) -> str:
+    """A fix → a sentence: capitalised, ending with a full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", ")")) else text + "."
