@@ -33,13 +33,11 @@ def write_atomic(
     make_folder(directory, what=str(target))
     payload = data.encode("utf-8") if isinstance(data, str) else data
     mode = _new_file_mode(target)
+    temporary = ""
     try:
         handle, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=directory
         )
-    except OSError as error:
-        raise OutputError(f"{target}: cannot write: {_why(error)}") from None
-    try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
             stream.flush()
@@ -50,10 +48,12 @@ def write_atomic(
         os.chmod(temporary, mode)
         os.replace(temporary, target)
     except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary:
+            Path(temporary).unlink(missing_ok=True)
         raise OutputError(f"{target}: cannot write: {_why(error)}") from None
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary:
+            Path(temporary).unlink(missing_ok=True)
         raise
     return target
 

@@ -14,6 +14,7 @@ JSON documents, the Python API (`arenalens.check`) and the exit code all read th
 from __future__ import annotations
 
 import enum
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, Status
-from arenalens.fit import FitCheck
+from arenalens.fit import FitCheck, check_fit
+from arenalens.ir import Model
 from arenalens.plan_validity import PlanConflict
-from arenalens.runtimes.tflm.build import build_flags
+from arenalens.runtimes.tflm.build import Build, build_flags
 from arenalens.target_build import target_build
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
@@ -58,16 +60,21 @@ NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.IN
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One thing to do next: a sentence, the command it names (runnable as printed), and the
-    bytes running it gives back when it promises any."""
+    """One thing to do next: a sentence, then the command it names (runnable as printed), and
+    the bytes running it gives back when it promises any."""
 
-    text: str
+    text: str  # ends with ':' when a command follows
     command: str = ""
     saves_bytes: int | None = None
 
+    @property
+    def line(self) -> str:
+        """The sentence with its command, as one line: 'Then check it: `arenalens check ...`'."""
+        return f"{self.text} `{self.command}`" if self.command else self.text
+
     def as_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"text": self.text, "command": self.command or None, "saves_bytes": self.saves_bytes}
+        """JSON form: the whole line, and the command alone."""
+        return {"text": self.line, "command": self.command or None, "saves_bytes": self.saves_bytes}
 
 
 @dataclass(frozen=True)
@@ -171,8 +178,8 @@ class Verdict:
 
     @property
     def next_steps(self) -> tuple[str, ...]:
-        """The steps as sentences."""
-        return tuple(step.text for step in self.steps)
+        """The steps as sentences, each with the command it names."""
+        return tuple(step.line for step in self.steps)
 
     @property
     def exit_code(self) -> int:
@@ -390,13 +397,14 @@ class _Steps:
         fit = self.verdict.fit
         return None if fit is None else fit.target
 
-    def build_options(self) -> str:
-        """The options that select the same build again (a board, or --cpu / --kernels)."""
+    def build_options(self, *, board: bool = True) -> str:
+        """The options that select the same build again: the board (for the commands that take
+        --target, unless `board` is False) or --cpu / --kernels."""
         if self.asked.runtime != "tflm":
             return f" --runtime {self.asked.runtime}"
         target = self._target()
         flags = build_flags(self.verdict.build)
-        if target is None:
+        if target is None or not board:
             return flags
         named = f" --target {shlex.quote(target.name)}"
         if target_build(target).name == self.verdict.build.get("name", "host"):
@@ -427,6 +435,17 @@ class _Steps:
             + "".join(f" {option}" for option in self.asked.extra)
         )
 
+    def all_boards_command(self) -> str:
+        """`check --target all`: each board with its own core's build, unless --cpu named one."""
+        options = " --target all"
+        if self.asked.runtime != "tflm":
+            options += f" --runtime {self.asked.runtime}"
+        elif self.asked.cpu:
+            options += f" --cpu {self.asked.cpu}"
+            if self.asked.kernels:
+                options += f" --kernels {self.asked.kernels}"
+        return self.command("check", self.shape_options(), options)
+
     def optimize_command(self, *more: str) -> str:
         return self.command(
             "optimize", self.shape_options(), self.build_options(), f" -o {OPTIMIZED_FILE}", *more
@@ -442,7 +461,7 @@ class _Steps:
         if answer is Answer.INPUT_SHAPE_UNKNOWN:
             return self.shape_unknown()
         steps = list(self.with_number(answer))
-        steps.extend(self.input_search())
+        steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
         steps.extend(self.findings())
         return tuple(step for step in steps if self.model or not step.command)
 
@@ -466,32 +485,32 @@ class _Steps:
                 command = self.optimize_command(" --overlap --kernels cmsis-nn")
                 steps.append(
                     Step(
-                        "The offline plan does not hold on this build: plan it again for both "
-                        f"kernel sets, from the original model: `{command}`",
-                        command if self.model else "",
+                        "The offline plan does not hold on this build: write one that holds on "
+                        "both kernel sets, from the original model:",
+                        command,
                     )
                 )
             else:
-                command = self.optimize_command()
                 what = "the input size given" if self.asked.input_shapes else "its tensor sizes"
                 steps.append(
                     Step(
-                        f"The model's offline plan does not hold for {what}, so no size is "
-                        f"safe to declare: plan it again for this size with `{command}` (it "
-                        "replaces the offline plan), then check that file",
-                        command if self.model else "",
+                        f"The model's offline plan does not hold for {what}, so no size is safe "
+                        "to declare: plan it again for this size (the written model replaces "
+                        "the plan; check that file then):",
+                        self.optimize_command(),
                     )
                 )
         return tuple(steps)
 
     def shape_unknown(self) -> tuple[Step, ...]:
         names = ", ".join(f"'{name}'" for name in self.verdict.placeholders) or "an input"
+        example = self.verdict.placeholders[0] if self.verdict.placeholders else "NAME"
         return (
             Step(
                 f"The size of {names} is unknown to the model (-1 in its shape_signature), so "
                 "every figure is for a stored placeholder: give the size your application feeds "
-                "with --input-shape NAME=SHAPE on check, report or optimize, e.g. the number of "
-                "samples or the image height and width it really reads."
+                f"with --input-shape '{example}=SHAPE' on check, report or optimize (the number "
+                "of samples, or the image height and width, it really reads)."
             ),
         )
 
@@ -508,12 +527,10 @@ class _Steps:
         if fit is None:
             steps.append(Step(f"Declare {declared.symbol} = {number} for {device}{estimate}."))
             steps.extend(self.optimize_step(saves))
-            command = self.command("check", self.shape_options(), " --target all")
             steps.append(
                 Step(
-                    f"See which boards it fits: `{command}` (each board with its own core's "
-                    "number).",
-                    command,
+                    "See which boards it fits, each with its own core's number:",
+                    self.all_boards_command(),
                 )
             )
             return steps
@@ -529,20 +546,23 @@ class _Steps:
             return steps
         short = format_bytes_exact(-fit.headroom_bytes)
         if answer is Answer.FITS_AFTER_OPTIMIZE and optimized is not None:
-            command = self.optimize_command()
             steps.append(
                 Step(
-                    f"It does not fit {verdict.where} as it is ({short} short), but `{command}` "
-                    f"writes a model that declares {format_bytes_exact(optimized)}, which fits "
-                    f"({format_bytes_exact(fit.available_bytes - optimized)} to spare).",
-                    command,
+                    f"It does not fit {verdict.where} as it is ({short} short), but optimized "
+                    f"it declares {format_bytes_exact(optimized)}, which fits "
+                    f"({format_bytes_exact(fit.available_bytes - optimized)} to spare):",
+                    self.optimize_command(),
                     saves,
                 )
             )
-            check = self.command(
-                "check", self.build_options(), self.budget_options(), model=OPTIMIZED_FILE
+            steps.append(
+                Step(
+                    "Then check the written model:",
+                    self.command(
+                        "check", self.build_options(), self.budget_options(), model=OPTIMIZED_FILE
+                    ),
+                )
             )
-            steps.append(Step(f"Then check the written model: `{check}`.", check))
             return steps
         reach = ""
         if optimized is not None and optimized < declared.required_bytes:
@@ -553,21 +573,30 @@ class _Steps:
                 f"bound needs {format_bytes_exact(fit.best_case_bytes)}{reach}."
             )
         )
-        if self.verdict.search is None and self._has_one_image_input():
-            command = self.command(
-                "check",
-                self.shape_options(),
-                self.build_options(),
-                self.budget_options(),
-                " --max-input",
+        if self.verdict.search is None and self.asked.image_inputs == 1:
+            steps.append(
+                Step(
+                    "Find the largest input size that fits:",
+                    self.command(
+                        "check",
+                        self.shape_options(),
+                        self.build_options(),
+                        self.budget_options(),
+                        " --max-input",
+                    ),
+                )
             )
-            steps.append(Step(f"Find the largest input size that fits: `{command}`.", command))
-        if fit.target is not None or fit.budget_text:
-            command = self.command("check", self.shape_options(), " --target all")
-            steps.append(Step(f"Or pick a board it fits: `{command}`.", command))
-        command = self.command("diagnose", self.shape_options(), self.build_options())
         steps.append(
-            Step(f"Or shrink the model: `{command}` says what each change saves.", command)
+            Step(
+                "Or pick a board it fits:",
+                self.all_boards_command(),
+            )
+        )
+        steps.append(
+            Step(
+                "Or shrink the model (diagnose says what each change saves):",
+                self.command("diagnose", self.shape_options(), self.build_options(board=False)),
+            )
         )
         return steps
 
@@ -577,31 +606,26 @@ class _Steps:
         verdict = self.verdict
         steps = []
         if verdict.runtime == "tflm" and saves is not None and saves > 0:
-            command = self.optimize_command()
             after = format_bytes_exact(verdict.declared.required_bytes - saves)
             steps.append(
                 Step(
-                    f"`{command}` writes a model that declares {after} "
-                    f"({format_bytes_exact(saves)} less).",
-                    command,
+                    f"Optimized, it declares {after} ({format_bytes_exact(saves)} less):",
+                    self.optimize_command(),
                     saves,
                 )
             )
         overlap = self.asked.overlap_required_bytes
         best = verdict.declared.required_bytes - (saves or 0)
         if verdict.runtime == "tflm" and overlap is not None and overlap < best:
-            kernels = (
-                ""
-                if verdict.build.get("cpu")
-                else (f" --kernels {self.asked.kernels}" if self.asked.kernels else "")
-            )
-            command = self.optimize_command(" --overlap" + kernels)
+            kernels = ""
+            if not verdict.build.get("cpu") and self.asked.kernels:
+                kernels = f" --kernels {self.asked.kernels}"
             steps.append(
                 Step(
-                    f"`{command}` writes a plan whose outputs slide over the inputs they "
-                    f"consume: it declares {format_bytes_exact(overlap)}, and is written only "
-                    "if the real TFLM interpreter computes bit-identical outputs with it.",
-                    command,
+                    f"With outputs sliding over the inputs they consume it declares "
+                    f"{format_bytes_exact(overlap)}, written only if the real TFLM interpreter "
+                    "computes bit-identical outputs with that plan:",
+                    self.optimize_command(" --overlap" + kernels),
                     verdict.declared.required_bytes - overlap,
                 )
             )
@@ -616,33 +640,31 @@ class _Steps:
         if largest is None:
             smallest = search.smallest_accepted
             if smallest is None:
-                return [Step(f"No input size was accepted: {accepted}.")]
+                return [Step(f"{_capital(accepted)}.")]
             return [
                 Step(
-                    f"{_sentence(accepted)}, and none of them fits: the smallest needs "
-                    f"{format_bytes_exact(smallest.required_bytes or 0)}, so a smaller input "
-                    "cannot help without a smaller network."
+                    f"{_capital(accepted)}, and none of them fits: the smallest needs "
+                    f"{format_bytes_exact(smallest.required_bytes or 0)}, so only a smaller "
+                    "network (or a larger board) helps."
                 )
             ]
         name = search.input_name or str(search.input_position)
-        shape = "x".join(str(d) for d in largest.shape)
-        value = f"{name}={shape}"
-        command = self.command(
-            "check",
-            f" --input-shape {shlex.quote(value)}",
-            self.build_options(),
-            self.budget_options(),
-        )
+        value = f"{name}=" + "x".join(str(d) for d in largest.shape)
         limit = (
-            "the network's own limit, not memory's"
+            "the network's own limit: every size it accepts fits"
             if not search.memory_limits
-            else "memory's limit"
+            else "memory is the limit"
         )
         return [
             Step(
-                f"{_sentence(accepted)}; within that, the largest that fits is {value} "
-                f"({limit}): `{command}` plans it at that size.",
-                command,
+                f"{_capital(accepted)}; within that, the largest that fits is {value} ({limit}), "
+                f"needing {format_bytes_exact(largest.required_bytes or 0)}:",
+                self.command(
+                    "check",
+                    f" --input-shape {shlex.quote(value)}",
+                    self.build_options(),
+                    self.budget_options(),
+                ),
             )
         ]
 
@@ -650,16 +672,12 @@ class _Steps:
         count = self.asked.findings
         if not count:
             return []
-        command = self.command("diagnose", self.shape_options(), self.build_options())
         return [
             Step(
-                f"Fix the {count} error / warning finding(s) below (`{command}` explains each).",
-                command,
+                f"Fix the {count} error / warning finding(s) (diagnose explains each):",
+                self.command("diagnose", self.shape_options(), self.build_options(board=False)),
             )
         ]
-
-    def _has_one_image_input(self) -> bool:
-        return self.asked.image_inputs == 1
 
 
 def _accepted_text(search: InputSearch) -> str:
@@ -674,6 +692,11 @@ def _accepted_text(search: InputSearch) -> str:
     return f"the network accepts {first} to {last}"
 
 
+def _capital(text: str) -> str:
+    """The text with its first letter in upper case, to start a sentence."""
+    return text[:1].upper() + text[1:]
+
+
 def _sentence(text: str) -> str:
     """A fix → a sentence: capitalised, ending with a full stop."""
     text = text.strip()
@@ -681,3 +704,92 @@ def _sentence(text: str) -> str:
         return text
     text = text[0].upper() + text[1:]
     return text if text.endswith((".", ")")) else text + "."
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API
+
+
+def check(
+    model: Model | str | os.PathLike[str] | bytes,
+    *,
+    target: str | Target | None = None,
+    budget: int | str | None = None,
+    reserve: int | str = 0,
+    build: Build | str | None = None,
+    runtime: str = "tflm",
+    input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
+    planner: str | None = None,
+) -> Verdict:
+    """What `arenalens check` answers, as a Verdict: does the model run, correctly, at a known
+    input size, what to declare (`required_bytes`, `parts`), does it fit the budget or board
+    (`fits`, `fits_after_optimize`) and what to do next (`next_steps`).
+
+    `target` is a board or chip preset (its core and CMSIS-NN kernels choose the build unless
+    `build` says otherwise); `budget` bytes or a size text ('320KB'); `input_shapes`
+    {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
+    verdict has a number and no fit answer (`answer` is None)."""
+    from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
+    from arenalens.pipeline import analyze  # noqa: PLC0415
+    from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
+        parse_input_shape,
+        resize_model_inputs,
+    )
+    from arenalens.runtimes.tflm.build import as_build  # noqa: PLC0415
+    from arenalens.targets import get_target  # noqa: PLC0415
+    from arenalens.tflite.reader import load_model  # noqa: PLC0415
+    from arenalens.units import parse_size  # noqa: PLC0415
+
+    loaded = model if isinstance(model, Model) else load_model(model)
+    argument = _argument_of(model, loaded)
+    shapes: dict[str | int, tuple[int, ...]] = {}
+    shape_texts: list[str] = []
+    if isinstance(input_shapes, Mapping):
+        for key, shape in input_shapes.items():
+            shapes[key] = tuple(shape)
+            shape_texts.append(f"{key}=" + "x".join(str(d) for d in shape))
+    else:
+        for text in input_shapes or ():
+            name, shape = parse_input_shape(text)
+            shapes[name] = shape
+            shape_texts.append(text)
+    if shapes:
+        loaded = resize_model_inputs(loaded, shapes)
+    preset = get_target(target) if isinstance(target, str) else target
+    if build is not None:
+        chosen = as_build(build)
+    elif preset is not None and runtime == "tflm":
+        chosen = target_build(preset)
+    else:
+        chosen = as_build(None)
+    analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
+    asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
+    if preset is None and budget is None:
+        return verdict_for(analysis, asked=asked)
+    fit = check_fit(
+        analysis,
+        budget_bytes=None if budget is None else _bytes(budget, parse_size),
+        target=preset if budget is None else None,
+        reserve_bytes=_bytes(reserve, parse_size),
+        budget_text=budget if isinstance(budget, str) else "",
+    )
+    if fit.optimize_decides and planner is None:
+        optimized = optimize_model(loaded, time_limit_s=OPTIMIZE_SECONDS, build=chosen)
+        fit = replace(fit, optimized_bytes=optimized.new_required_bytes)
+    return verdict_for(analysis, asked=asked, fit=fit)
+
+
+# Time `optimize` gets when a check asks what it would reach (only when that decides a verdict).
+OPTIMIZE_SECONDS = 4.0
+
+
+def _argument_of(given: object, model: Model) -> str:
+    """The model as a command names it: the path given, or the file a Model was read from."""
+    if isinstance(given, str | os.PathLike):
+        return os.fspath(given)
+    source = model.source
+    return "" if not source or source.startswith("<") else source
+
+
+def _bytes(value: int | str, parse: Any) -> int:
+    return value if isinstance(value, int) else int(parse(value))

@@ -43,12 +43,10 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
-from arenalens.verdict import Asked, Verdict, board_row, verdict_for
+from arenalens.verdict import OPTIMIZE_SECONDS, Asked, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
-# Time `optimize` gets when check asks what it would reach (only when that decides a verdict).
-OPTIMIZE_SECONDS = 4.0
 _COLUMNS = (
     ("required", "needs (B)"),
     ("available", "available (B)"),

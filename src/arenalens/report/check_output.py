@@ -15,7 +15,7 @@ from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
-from arenalens.verdict import Answer, Verdict
+from arenalens.verdict import Answer, Step, Verdict
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
 _VERDICT_STYLES = {
@@ -116,16 +116,18 @@ def verdict_text(verdict: Verdict) -> Text:
     return text
 
 
-def steps_lines(verdict: Verdict) -> list[Text]:
-    """'what to do next:' and the numbered steps."""
-    if not verdict.steps:
+def steps_lines(steps: Sequence[Step], *, style: str = "") -> list[Text]:
+    """'what to do next:' and the numbered steps, each command on a line of its own that is
+    never wrapped, so it pastes as printed."""
+    if not steps:
         return []
     lines = [Text("what to do next:", style="bold")]
-    style = "" if verdict.fits or verdict.answer is None else "yellow"
-    lines.extend(
-        Text(f"{number}. {step.text}", style=style)
-        for number, step in enumerate(verdict.steps, start=1)
-    )
+    for number, step in enumerate(steps, start=1):
+        lines.append(Text(f"{number}. {step.text}", style=style))
+        if step.command:
+            lines.append(
+                Text(" " * len(f"{number}. ") + step.command, no_wrap=True, overflow="ignore")
+            )
     return lines
 
 
@@ -145,7 +147,8 @@ def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
                 style="yellow",
             )
         )
-    lines.extend(steps_lines(verdict))
+    style = "" if verdict.fits or verdict.answer is None else "yellow"
+    lines.extend(steps_lines(verdict.steps, style=style))
     return _strip(render_text(lines, color=color, width=width))
 
 
@@ -396,12 +399,16 @@ def _accepted_line(search: InputSearch) -> Text:
         )
     first = "x".join(str(d) for d in low.shape)
     last = "x".join(str(d) for d in high.shape)
-    upper = f"up to at least {last} (the search stops at 4x)" if search.accepts_beyond else last
+    if search.accepts_beyond:
+        return Text.assemble(
+            "the network accepts ",
+            (f"{search.input_name}={first}", "bold"),
+            " up to at least ",
+            (last, "bold"),
+            " (the search stops at 4x the model's own height)",
+        )
     return Text.assemble(
-        "the network accepts ",
-        (f"{search.input_name}={first}", "bold"),
-        " to ",
-        (upper, "bold"),
+        "the network accepts ", (f"{search.input_name}={first}", "bold"), " to ", (last, "bold")
     )
 
 

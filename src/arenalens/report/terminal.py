@@ -15,13 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.names import short_name
-from arenalens.report.check_output import declare_line, declare_notes, verdict_text
+from arenalens.report.check_output import declare_line, declare_notes, steps_lines, verdict_text
 from arenalens.report.console import render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
 from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_exact, format_bytes_short
+from arenalens.verdict import Step
 
 
 def render_report_text(
@@ -94,7 +95,7 @@ def one_screen(
     def rendered(parts: list[RenderableType]) -> str:
         return render_text(parts, color=color, width=width) if parts else ""
 
-    text = rendered([*headline(report), *steps_lines(report)])
+    text = rendered([*headline(report), *report_steps(report)])
     blocks: list[list[RenderableType]] = [findings_lines(report)]
     if diff is not None:
         blocks.append([diff_totals(diff)])
@@ -122,16 +123,12 @@ def _count_lines(text: str) -> int:
     return len(text.splitlines())
 
 
-def steps_lines(report: MemoryReport) -> list[RenderableType]:
-    """'what to do next:' and the numbered steps, as plain lines."""
-    if not report.next_steps:
-        return []
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="bold")
-    grid.add_column()
-    for number, step in enumerate(report.next_steps, start=1):
-        grid.add_row(f"{number}.", Text(step))
-    return [Text("what to do next:", style="bold"), grid]
+def report_steps(report: MemoryReport) -> list[RenderableType]:
+    """'what to do next:' and the numbered steps (the verdict's, each command on its own line)."""
+    verdict = report.verdict
+    if verdict is not None:
+        return list(steps_lines(verdict.steps))
+    return list(steps_lines([Step(text) for text in report.next_steps]))
 
 
 def findings_lines(report: MemoryReport) -> list[RenderableType]:
@@ -176,13 +173,12 @@ def headline(report: MemoryReport) -> list[RenderableType]:
 
 def next_steps_block(report: MemoryReport) -> list[RenderableType]:
     """'what to do next': the steps, then the findings (id, severity, where, fix, bytes saved)."""
-    if not report.next_steps and not report.findings:
-        return []
+    steps = report_steps(report)
+    if not report.findings:
+        return steps
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold")
     table.add_column()
-    for number, step in enumerate(report.next_steps, start=1):
-        table.add_row(f"{number}.", Text(step))
     shown = report.findings[:SHOWN_FINDINGS]
     for finding in shown:
         saves = (
@@ -204,7 +200,7 @@ def next_steps_block(report: MemoryReport) -> list[RenderableType]:
         table.add_row(
             "", Text(f"{hidden} more: arenalens diagnose {report.model_argument}", style="dim")
         )
-    return [Panel(table, title="what to do next", title_align="left", border_style="yellow")]
+    return [*steps, Panel(table, title="findings", title_align="left", border_style="yellow")]
 
 
 def _percent(part: int, whole: int) -> str:
