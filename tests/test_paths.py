@@ -122,7 +122,7 @@ def test_optimize_refuses_an_input_of_unknown_size(
 ) -> None:
     model = _write(tmp_path, "placeholder.tflite", path_models.placeholder_image_model())
     output = tmp_path / "optimized.tflite"
-    code, out, err = run(capsys, "optimize", model, "-o", str(output))
+    code, _out, err = run(capsys, "optimize", model, "-o", str(output))
     assert code == 2 and not output.exists()
     assert len(err.strip().splitlines()) == 1
     assert "'image'" in err and "--input-shape" in err
@@ -314,7 +314,7 @@ def test_max_input_on_a_pytorch_export_with_a_dotted_input_name(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     pytest.importorskip("ai_edge_litert")
-    code, document = run_json(
+    _code, document = run_json(
         capsys, "check", str(MOBILENET_V2), "--budget", "320KB", "--max-input"
     )
     assert document["max_input_name"] == "input.5"
@@ -331,6 +331,7 @@ def test_max_input_tells_the_networks_limits_from_memorys(
     pytest.importorskip("ai_edge_litert")
     model = _write(tmp_path, "pooled.tflite", path_models.pooled_image_model())
     code, document = run_json(capsys, "check", model, "--budget", "64KB", "--max-input")
+    assert code == 0
     accepted = document["accepted_input_shapes"]
     assert accepted["smallest"] == [1, 65, 65, 3] and accepted["largest"] == [1, 160, 160, 3]
     fitting = document["max_input_shape"]
@@ -339,15 +340,15 @@ def test_max_input_tells_the_networks_limits_from_memorys(
     assert "The network accepts 1x65x65x3 to 1x160x160x3" in step["text"]
     assert "memory is the limit" in step["text"]
     # Within the network's limits everything fits: that is the network's limit, said so.
-    code, document = run_json(capsys, "check", model, "--budget", "1MB", "--max-input")
+    _, document = run_json(capsys, "check", model, "--budget", "1MB", "--max-input")
     assert document["max_input_shape"] == [1, 160, 160, 3]
     assert "the network's own limit" in document["next_steps"][1]["text"]
     # Nothing fits: never "not even a 1-pixel-high input", and the smallest it accepts is named.
-    code, out, _ = run(capsys, "check", model, "--budget", "8KB", "--max-input")
+    _, out, _ = run(capsys, "check", model, "--budget", "8KB", "--max-input")
     assert "1-pixel" not in out and "the network accepts input=1x65x65x3 to 1x160x160x3" in out
     assert "none of them fits" in out
     nchw = _write(tmp_path, "nchw.tflite", path_models.nchw_image_model())
-    code, document = run_json(capsys, "check", nchw, "--budget", "64KB", "--max-input")
+    _code, document = run_json(capsys, "check", nchw, "--budget", "64KB", "--max-input")
     assert document["max_input_name"] == "input.1"
     shape = document["max_input_shape"]
     assert shape[:2] == [1, 3] and document["max_input_required_bytes"] <= 64 * 1024
@@ -368,7 +369,7 @@ def test_max_input_tells_the_networks_limits_from_memorys(
 def test_an_output_path_that_cannot_be_written_is_bad_input(
     argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, *argv)
+    code, _out, err = run(capsys, *argv)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and "/proc/nope" in err
     assert "internal error" not in err

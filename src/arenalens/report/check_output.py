@@ -10,7 +10,7 @@ from rich.text import Text
 
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.max_input import InputSearch
-from arenalens.report.console import render_text
+from arenalens.report.console import Verbatim, render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
@@ -116,24 +116,22 @@ def verdict_text(verdict: Verdict) -> Text:
     return text
 
 
-def steps_lines(steps: Sequence[Step], *, style: str = "") -> list[Text]:
+def steps_lines(steps: Sequence[Step], *, style: str = "") -> list[Text | Verbatim]:
     """'what to do next:' and the numbered steps, each command on a line of its own that is
     never wrapped, so it pastes as printed."""
     if not steps:
         return []
-    lines = [Text("what to do next:", style="bold")]
+    lines: list[Text | Verbatim] = [Text("what to do next:", style="bold")]
     for number, step in enumerate(steps, start=1):
         lines.append(Text(f"{number}. {step.text}", style=style))
         if step.command:
-            lines.append(
-                Text(" " * len(f"{number}. ") + step.command, no_wrap=True, overflow="ignore")
-            )
+            lines.append(Verbatim(" " * len(f"{number}. ") + step.command))
     return lines
 
 
 def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
     """Verdict → the number to declare, the verdict, a small table of the numbers, what next."""
-    lines: list[Text | Table] = [declare_line(verdict.declared), verdict_text(verdict)]
+    lines: list[Text | Table | Verbatim] = [declare_line(verdict.declared), verdict_text(verdict)]
     fit = verdict.fit
     if fit is not None:
         lines.append(_numbers_table(verdict))

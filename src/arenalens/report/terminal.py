@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from arenalens.names import short_name
 from arenalens.report.check_output import declare_line, declare_notes, steps_lines, verdict_text
-from arenalens.report.console import render_text
+from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
@@ -42,7 +42,7 @@ def render_report_text(
     verdict, the steps, the findings one line each, then the summary while room is left."""
     if screen_lines is not None:
         return one_screen(report, color=color, width=width, diff=diff, lines=screen_lines)
-    parts: list[RenderableType] = [
+    parts: list[Line] = [
         *headline(report),
         *next_steps_block(report),
         summary_panel(report),
@@ -92,11 +92,11 @@ def one_screen(
         style="dim",
     )
 
-    def rendered(parts: list[RenderableType]) -> str:
+    def rendered(parts: list[Line]) -> str:
         return render_text(parts, color=color, width=width) if parts else ""
 
     text = rendered([*headline(report), *report_steps(report)])
-    blocks: list[list[RenderableType]] = [findings_lines(report)]
+    blocks: list[list[Line]] = [findings_lines(report)]
     if diff is not None:
         blocks.append([diff_totals(diff)])
     verdict = report.verdict
@@ -123,7 +123,7 @@ def _count_lines(text: str) -> int:
     return len(text.splitlines())
 
 
-def report_steps(report: MemoryReport) -> list[RenderableType]:
+def report_steps(report: MemoryReport) -> list[Line]:
     """'what to do next:' and the numbered steps (the verdict's, each command on its own line)."""
     verdict = report.verdict
     if verdict is not None:
@@ -131,7 +131,7 @@ def report_steps(report: MemoryReport) -> list[RenderableType]:
     return list(steps_lines([Step(text) for text in report.next_steps]))
 
 
-def findings_lines(report: MemoryReport) -> list[RenderableType]:
+def findings_lines(report: MemoryReport) -> list[Line]:
     """diagnose's findings, one line each (severity, rule, where, the fix), the rest counted."""
     if not report.findings:
         return []
@@ -155,10 +155,10 @@ def findings_lines(report: MemoryReport) -> list[RenderableType]:
     return [grid]
 
 
-def headline(report: MemoryReport) -> list[RenderableType]:
+def headline(report: MemoryReport) -> list[Line]:
     """The first lines: the number to declare with its parts, what build it is for, the verdict
     (the command's verdict when there is one: the number the device needs as the model is)."""
-    lines: list[RenderableType] = []
+    lines: list[Line] = []
     verdict = report.verdict
     declared = verdict.declared if verdict is not None else report.declared
     if declared is not None:
@@ -171,7 +171,7 @@ def headline(report: MemoryReport) -> list[RenderableType]:
     return lines
 
 
-def next_steps_block(report: MemoryReport) -> list[RenderableType]:
+def next_steps_block(report: MemoryReport) -> list[Line]:
     """'what to do next': the steps, then the findings (id, severity, where, fix, bytes saved)."""
     steps = report_steps(report)
     if not report.findings:
