@@ -25,7 +25,7 @@ as memory's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
@@ -67,6 +67,9 @@ class InputSearch:
     largest_accepted: InputSize | None = None
     # True when the largest accepted size is the search's own limit (the network may take more).
     accepts_beyond: bool = False
+    # The largest size that fits once `arenalens optimize` has written its plan for that size,
+    # when that is larger than `largest` (its required_bytes: the optimized model's number).
+    largest_after_optimize: InputSize | None = None
 
     @property
     def memory_limits(self) -> bool:
@@ -137,9 +140,12 @@ def search_max_input(
     *,
     available_bytes: int,
     required_at: Callable[[Model], int],
+    optimized_at: Callable[[Model], int | None] | None = None,
 ) -> InputSearch:
     """Model + bytes available + (resized model → bytes to declare, raising ArenalensError when
-    the runtime refuses it) → the heights the network accepts and the largest that fits."""
+    the runtime refuses it) → the heights the network accepts and the largest that fits; with
+    `optimized_at` (resized model → the number `optimize` reaches there), also the largest that
+    fits after `arenalens optimize`."""
     from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415 - extra
 
     image = image_input(model)
@@ -170,7 +176,71 @@ def search_max_input(
     low = _edge(size_at, inside=min(accepted), outside=0)
     high = _edge(size_at, inside=max(accepted), outside=cap + 1)
     best = _largest_fitting(size_at, low, high)
-    return _result(image, available_bytes, tried, best=best, low=low, high=high, cap=cap)
+    found = _result(image, available_bytes, tried, best=best, low=low, high=high, cap=cap)
+    if optimized_at is None or best == high:
+        return found
+    after = _largest_after_optimize(
+        lambda height: optimized_size(height, size_at, image, model, optimized_at),
+        above=low - 1 if best is None else best,
+        high=high,
+        available_bytes=available_bytes,
+    )
+    return replace(found, largest_after_optimize=after)
+
+
+def optimized_size(
+    height: int,
+    size_at: Callable[[int], InputSize],
+    image: ImageInput,
+    model: Model,
+    optimized_at: Callable[[Model], int | None],
+) -> InputSize | None:
+    """The size at this height with the number `optimize` reaches there (None: refused, or
+    optimize has no answer)."""
+    from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415 - extra
+
+    if not size_at(height).accepted:
+        return None
+    shape = image.at_height(height)
+    try:
+        optimized = optimized_at(resize_model_inputs(model, {image.position: shape}))
+    except RuntimeUnavailableError:
+        raise
+    except ArenalensError:
+        return None
+    if optimized is None:
+        return None
+    return InputSize(shape, optimized, fits=True)
+
+
+def _largest_after_optimize(
+    optimized: Callable[[int], InputSize | None],
+    *,
+    above: int,
+    high: int,
+    available_bytes: int,
+) -> InputSize | None:
+    """The largest height in (above, high] whose optimized number fits (it grows with the input):
+    steps of 1, 2, 4, ... up from `above` until one does not fit, then bisection; None when not
+    even the next height does. Small steps first: sizes near the as-is answer are cheap to
+    optimize, and the answer is usually among them."""
+    found: InputSize | None = None
+    fitting, too_big, step = above, high + 1, 1
+    while fitting + step < too_big:
+        size = optimized(fitting + step)
+        if size is None or (size.required_bytes or 0) > available_bytes:
+            too_big = fitting + step
+            break
+        fitting, found = fitting + step, size
+        step *= 2
+    while too_big - fitting > 1:
+        middle = (fitting + too_big) // 2
+        size = optimized(middle)
+        if size is not None and (size.required_bytes or 0) <= available_bytes:
+            fitting, found = middle, size
+        else:
+            too_big = middle
+    return found
 
 
 def _edge(size_at: Callable[[int], InputSize], *, inside: int, outside: int) -> int:

@@ -246,6 +246,7 @@ def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[s
     """The --max-input keys of the check document (no largest size when the number at the
     model's own size means nothing: it cannot run, correctly, or at a known size)."""
     largest = search.largest if counts else None
+    after = search.largest_after_optimize if counts else None
 
     def shape(size: Any) -> list[int] | None:
         return None if size is None else list(size.shape)
@@ -254,6 +255,9 @@ def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[s
         "max_input_name": search.input_name,
         "max_input_shape": shape(largest),
         "max_input_required_bytes": None if largest is None else largest.required_bytes,
+        # The largest that fits once `optimize` wrote its plan for that size (when larger).
+        "max_input_after_optimize_shape": shape(after),
+        "max_input_after_optimize_required_bytes": None if after is None else after.required_bytes,
         "input_shape": list(search.original_shape),
         "accepted_input_shapes": {
             "smallest": shape(search.smallest_accepted),
@@ -655,7 +659,7 @@ class _Steps:
             if not search.memory_limits
             else "memory is the limit"
         )
-        return [
+        steps = [
             Step(
                 f"{_capital(accepted)}; within that, the largest that fits is {value} ({limit}), "
                 f"needing {format_bytes_exact(largest.required_bytes or 0)}:",
@@ -665,6 +669,29 @@ class _Steps:
                     self.build_options(),
                     self.budget_options(),
                 ),
+            )
+        ]
+        return steps + self.after_optimize(search)
+
+    def after_optimize(self, search: InputSearch) -> list[Step]:
+        """The larger input that fits once `optimize` writes its plan for that size."""
+        after = search.largest_after_optimize
+        if after is None:
+            return []
+        name = search.input_name or str(search.input_position)
+        value = f"{name}=" + "x".join(str(d) for d in after.shape)
+        command = self.command(
+            "optimize",
+            f" --input-shape {shlex.quote(value)}",
+            self.build_options(),
+            f" -o {OPTIMIZED_FILE}",
+        )
+        return [
+            Step(
+                f"Optimized for its size, a larger input fits: {value} declares "
+                f"{format_bytes_exact(after.required_bytes or 0)} after (then check "
+                f"{OPTIMIZED_FILE}, a model of that size):",
+                command,
             )
         ]
 

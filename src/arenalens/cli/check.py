@@ -239,13 +239,25 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
 
 
 def input_search(args: argparse.Namespace, model: Model, available_bytes: int) -> InputSearch:
-    """The sizes one model's network accepts and the largest that fits the available bytes."""
+    """The sizes one model's network accepts, the largest that fits the available bytes, and
+    (TFLM, the runtime's plan) the largest that fits after `arenalens optimize`."""
+    planner = args.planner[0] if isinstance(args.planner, list) else args.planner
+    optimizes = args.runtime == "tflm" and planner is None
+
+    def optimized_at(resized: Model) -> int | None:
+        analysis = _analysis(args, resized)
+        best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
+        if best_case > available_bytes:
+            return best_case  # no plan fits there: optimize need not run
+        return optimized_bytes(args, resized)
+
     return search_max_input(
         model,
         available_bytes=available_bytes,
         required_at=lambda resized: required_at_size(
             resized, lambda m: _analysis(args, m), model.source
         ),
+        optimized_at=optimized_at if optimizes else None,
     )
 
 

@@ -374,6 +374,17 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
             f"{format_bytes_exact(search.available_bytes)}; {limit}; the model's own is "
             f"{original})",
         )
+    lines: list[Text | Table] = [Text(""), accepted, headline]
+    after = search.largest_after_optimize if verdict.has_number else None
+    if after is not None:
+        shape = "x".join(str(d) for d in after.shape)
+        lines.append(
+            Text.assemble(
+                ("largest after `arenalens optimize`: ", "bold"),
+                (f"{search.input_name}={shape}", "bold cyan"),
+                f" (the optimized model declares {format_bytes_exact(after.required_bytes or 0)})",
+            )
+        )
     table = Table(title="arena by input size", title_justify="left", header_style="bold")
     for column, justify in (("input", "left"), ("needs", "right"), ("fits", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
