@@ -390,3 +390,47 @@ def test_an_output_that_is_a_folder_or_a_full_disk_is_bad_input(
     assert code == 2 and "No space left on device" in err and str(target) in err
     assert out == ""  # nothing printed as if it had worked
     assert [p.name for p in target.parent.iterdir()] == []  # no partial file, no temporary
+
+
+# ---------------------------------------------------------------------------------------------
+# A plan valid on one kernel library only: CANNOT RUN CORRECTLY on the other's build.
+
+
+def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_cmsis_nn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arenalens.examples import example_bytes
+    from arenalens.optimization import optimize_model
+
+    # The reference kernels' access order lets the 1x1 convolution's output slide over its
+    # input; CMSIS-NN's re-reads the whole input (README: "Go below the lower bound").
+    written = optimize_model(example_bytes("vww_mobilenet_v1"), overlap=True, prove_inplace=False)
+    assert written.chosen is not None and written.chosen.shared
+    model = _write(tmp_path, "overlapped.tflite", written.data)
+    code, document = run_json(capsys, "check", model, "--budget", "1MB")
+    assert (code, document["verdict"]) == (0, "FITS")  # the host wheel runs reference kernels
+    cmsis = ("--cpu", "cortex-m7", "--kernels", "cmsis-nn")
+    code, document = run_json(capsys, "check", model, "--budget", "1MB", *cmsis)
+    assert (code, document["verdict"]) == (1, "CANNOT RUN CORRECTLY")
+    (conflict,) = document["plan_conflicts"]
+    assert conflict["kind"] == "build" and "cortex-m7/cmsis-nn" in conflict["reason"]
+    (step,) = document["next_steps"]
+    assert step["command"] == (
+        f"arenalens optimize {model} --cpu cortex-m7 --kernels cmsis-nn -o optimized.tflite "
+        "--overlap"
+    )
+    code, document = run_json(capsys, "check", model, "--target", "stm32f746")
+    assert document["verdict"] == "CANNOT RUN CORRECTLY"
+    assert document["next_steps"][0]["command"].endswith("--overlap --kernels cmsis-nn")
+
+
+def test_no_header_for_firmware_from_a_model_without_a_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _write(tmp_path, "f16.tflite", path_models.float16_weights_model())
+    header = tmp_path / "arena.h"
+    code, out, err = run(capsys, "export", model, "--format", "c-header", "-o", str(header))
+    assert code == 1 and not header.exists() and out == ""
+    assert "not written" in err and "cannot run" in err
+    code, out, err = run(capsys, "export", model, "--format", "json")
+    assert code == 1 and json.loads(out)["runs"] is False

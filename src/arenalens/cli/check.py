@@ -25,6 +25,7 @@ from arenalens.errors import ModelError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit
 from arenalens.ir import Model
 from arenalens.max_input import InputSearch, search_max_input
+from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.check_output import (
     render_boards,
@@ -43,7 +44,7 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
-from arenalens.verdict import OPTIMIZE_SECONDS, Asked, Verdict, board_row, verdict_for
+from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1

@@ -10,12 +10,13 @@ from rich.text import Text
 
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.max_input import InputSearch
+from arenalens.next_steps import Step
 from arenalens.report.console import Verbatim, render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
-from arenalens.verdict import Answer, Step, Verdict
+from arenalens.verdict import Answer, Verdict
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
 _VERDICT_STYLES = {
