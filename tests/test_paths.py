@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from arenalens.builds.build import HOST
 from arenalens.cli import main
 from arenalens.optimization import offline_plan_for
 from arenalens.runtimes import get_runtime
@@ -109,7 +110,7 @@ def _placeholder_with_a_plan_for_its_stored_size(folder: Path) -> str:
     optimize that did not know better wrote it."""
     data = path_models.placeholder_image_model()
     model = parse_model(data, "placeholder")
-    arena = get_runtime("tflm").arenas(model)[0]
+    arena = get_runtime("tflm").arenas(model, HOST)[0]
     from arenalens.planning.registry import run_planner
 
     plan = run_planner(arena.runtime_planner, arena.problem)

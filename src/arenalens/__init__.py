@@ -2,10 +2,10 @@
 
 from typing import TYPE_CHECKING, Any
 
+from arenalens.builds.build import Build, device_build
 from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
 from arenalens.pipeline import analyze
 from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
-from arenalens.runtimes.tflm.build import Build, device_build
 from arenalens.tflite.reader import load_model
 
 if TYPE_CHECKING:

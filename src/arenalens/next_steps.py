@@ -15,8 +15,8 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from arenalens.builds.build import build_flags
 from arenalens.cannot_run import Refusal
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact

@@ -40,7 +40,9 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
+from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs, with_overlaps
 from arenalens.analysis.placeholders import placeholder_inputs
+from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
 from arenalens.cannot_run import group_refusals
 from arenalens.errors import ArenalensError, ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan
@@ -53,18 +55,13 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import Obstacle, get_runtime
-from arenalens.runtimes.tflm.access_rules import KernelLibrary
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build, as_build
-from arenalens.runtimes.tflm.overlap import (
-    OverlapPair,
-    arena_overlaps,
-    shared_pairs,
-    with_overlaps,
-)
+from arenalens.runtimes.tflm.kernels.registry import inplace_of
+from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import model_bytes, rewrite_model, shape_changes
+from arenalens.units import format_bytes_exact
 
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
@@ -154,7 +151,7 @@ def optimize_model(
     reorder: bool = False,
     inplace: bool = False,
     overlap: bool = False,
-    kernels: KernelLibrary = KernelLibrary.REFERENCE,
+    kernels: KernelLibrary | None = None,
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorderer: str = "auto",
@@ -167,11 +164,13 @@ def optimize_model(
     x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
     With `inplace` or `overlap`, a plan that relies on a kernel's access order is kept only if
     the real TFLM runtime computes bit-identical outputs with it (`prove_inplace`); without the
-    runtime that raises RuntimeUnavailableError. `kernels` names the kernel library whose access
-    order the overlaps must respect (CMSIS-NN: safe on both it and the reference kernels).
+    runtime that raises RuntimeUnavailableError. The overlaps respect the access order of the
+    build's kernels (`builds.build.overlap_kernels`), or of `kernels`, which must hold on the
+    build's kernels too (CMSIS-NN's rules hold on both it and the reference kernels).
     """
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
+    library = overlap_library(chosen_build, kernels)
     refuse_placeholder_inputs(model)
     # The model as it will run: its file, with the shapes `--input-shape` gave it and without an
     # offline plan that would corrupt tensors at them (the outputs are compared against this).
@@ -206,7 +205,7 @@ def optimize_model(
         scheduled = apply_schedule(base, schedule)
         choices.append((schedule_label, schedule, scheduled, ()))
         if inplace:
-            found = find_aliases(scheduled)
+            found = find_aliases(scheduled, inplace_of)
             if found:
                 choices.append((schedule_label, schedule, scheduled, found))
             else:
@@ -226,7 +225,7 @@ def optimize_model(
                     planner=planner,
                     time_limit_s=per_plan_s,
                     seed=seed,
-                    overlap_kernels=kernels if with_overlap else None,
+                    overlap_kernels=library if with_overlap else None,
                     build=chosen_build,
                 )
             )
@@ -276,7 +275,7 @@ def optimize_model(
         reorder=reordered,
         notes=tuple(notes),
         overlap=overlap,
-        kernels=kernels,
+        kernels=library,
         original_data=original_bytes,
     )
 
@@ -359,8 +358,8 @@ def _check_written(data: bytes, candidate: Candidate, source: str, build: Build)
     head = run_planner(arena.runtime_planner, arena.problem).arena_size
     if head != candidate.predicted_head:
         raise PlanError(
-            f"{source}: the rewritten file predicts a head of {head} bytes, "
-            f"not the planned {candidate.predicted_head}"
+            f"{source}: the rewritten file predicts a head of {format_bytes_exact(head)}, "
+            f"not the planned {format_bytes_exact(candidate.predicted_head)}"
         )
 
 

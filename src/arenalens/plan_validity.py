@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from arenalens.builds.build import CMSIS_NN, HOST, Build
 from arenalens.ir import Model
-from arenalens.runtimes.tflm.build import CMSIS_NN, HOST, Build
 
 if TYPE_CHECKING:  # the offline-plan rules load only for models that carry a plan
     from arenalens.diagnostics.offline_rules import SharedBytes

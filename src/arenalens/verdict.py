@@ -20,13 +20,13 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from arenalens.builds.build import Build
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, Status
 from arenalens.fit import FitCheck, check_fit
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.plan_validity import PlanConflict
-from arenalens.runtimes.tflm.build import Build
 from arenalens.target_build import target_build
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
@@ -376,13 +376,13 @@ def check(
     `build` says otherwise); `budget` bytes or a size text ('320KB'); `input_shapes`
     {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
     verdict has a number and no fit answer (`answer` is None)."""
+    from arenalens.builds.build import as_build  # noqa: PLC0415
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
         parse_input_shape,
         resize_model_inputs,
     )
-    from arenalens.runtimes.tflm.build import as_build  # noqa: PLC0415
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
     from arenalens.units import parse_size  # noqa: PLC0415

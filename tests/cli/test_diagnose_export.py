@@ -143,8 +143,10 @@ def test_export_batch_needs_a_folder(
     out = tmp_path / "out"
     out.mkdir()
     arguments = ["export", str(clean_file), str(broken_plan_file), "-f", "c-header"]
-    assert main([*arguments, "-o", str(out), "-j", "1"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["clean.h", "overlap.h"]
+    # The model whose offline plan overlaps live tensors has no number to write into firmware:
+    # no header for it, and the batch says so with its exit code.
+    assert main([*arguments, "-o", str(out), "-j", "1"]) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["clean.h"]
 
 
 def test_input_shape_option_on_check(capsys: pytest.CaptureFixture[str]) -> None:

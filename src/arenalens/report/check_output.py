@@ -295,7 +295,7 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
         lines.extend(
             Text.assemble(
                 f"  {_build_label(verdict):<{label_width}}  ",
-                (f"{verdict.declared.required_bytes:>9,} B", "bold cyan"),
+                (format_bytes_exact(verdict.declared.required_bytes).rjust(11), "bold cyan"),
                 f" ({format_bytes_short(verdict.declared.required_bytes)})",
                 (" estimate", "yellow") if verdict.declared.is_estimate else "",
             )
@@ -436,7 +436,7 @@ def render_targets(
     tables = []
     for title, targets in (("boards (--target NAME)", boards), ("chips (--target NAME)", chips)):
         table = Table(title=title, title_justify="left", header_style="bold")
-        table.add_column("name")
+        table.add_column("name", no_wrap=True)  # the spelling to type: never cut
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")

@@ -39,6 +39,7 @@ from arenalens.tflite.reader import (
     encode_offline_plan,
     parse_model,
 )
+from arenalens.units import format_bytes_exact
 
 DEFAULT_ALIGNMENT = 64  # prefix multiple: keeps 16-byte force_align and LiteRT's 64-byte mmap
 
@@ -149,7 +150,9 @@ class _View:
 
     def check(self, position: int, length: int) -> None:
         if position < 0 or position + length > len(self.data):
-            raise self.fail(f"malformed FlatBuffer: read of {length} bytes at {position}")
+            raise self.fail(
+                f"malformed FlatBuffer: read of {format_bytes_exact(length)} at {position}"
+            )
 
     def u32(self, position: int) -> int:
         self.check(position, 4)
