@@ -12,7 +12,7 @@ tensors the `optimize` that replaces it, an unknown input size the option that n
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.build import build_flags
@@ -137,7 +137,7 @@ class Steps:
             return self.shape_unknown()
         steps = self.with_number()
         steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
-        steps.extend(self.findings())
+        steps = self.with_findings(steps)
         return tuple(step for step in steps if self.model or not step.command)
 
     def cannot_run(self) -> tuple[Step, ...]:
@@ -370,16 +370,23 @@ class Steps:
             )
         ]
 
-    def findings(self) -> list[Step]:
+    def with_findings(self, steps: list[Step]) -> list[Step]:
+        """The steps and diagnose's error / warning findings to fix: one step per command, so
+        when a step already runs diagnose it names the findings too."""
         count = self.asked.findings
         if not count:
-            return []
-        return [
-            Step(
-                f"Fix the {count} error / warning finding(s) (diagnose explains each):",
-                self.command("diagnose", self.shape_options(), self.build_options(board=False)),
-            )
-        ]
+            return steps
+        findings = "finding" if count == 1 else "findings"
+        command = self.command("diagnose", self.shape_options(), self.build_options(board=False))
+        for index, step in enumerate(steps):
+            if step.command == command:
+                # 'Or shrink the model (why):' → 'Or shrink the model, and fix ... (why):'
+                text, paren, why = step.text.removesuffix(":").partition(" (")
+                also = f", and fix its {count} error / warning {findings}"
+                steps[index] = replace(step, text=f"{text}{also}{paren}{why}:")
+                return steps
+        fix = f"Fix the {count} error / warning {findings} (diagnose explains each):"
+        return [*steps, Step(fix, command)]
 
 
 def _accepted_text(search: InputSearch) -> str:

@@ -137,7 +137,7 @@ def findings_lines(report: MemoryReport) -> list[Line]:
         return []
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True, min_width=len("WARNING"))
-    grid.add_column(no_wrap=True, overflow="ellipsis")
+    grid.add_column()  # wrapped, never cut: a fix may be a command to run as printed
     shown = report.findings[:SCREEN_FINDINGS]
     for finding in shown:
         saves = (
