@@ -435,3 +435,60 @@ def test_no_header_for_firmware_from_a_model_without_a_number(
     assert "not written" in err and "cannot run" in err
     code, out, err = run(capsys, "export", model, "--format", "json")
     assert code == 1 and json.loads(out)["runs"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# Every step: the command runs as printed, and what a step promises is what running it gives.
+
+
+def _steps(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """A check or report document's steps."""
+    if "next_steps" in document and "reports" not in document:
+        steps: list[dict[str, Any]] = document["next_steps"]
+        return steps
+    verdict = document["reports"][0]["verdict"] or {}
+    return list(verdict.get("steps", []))
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re"),
+        ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input"),
+        ("check", "example:mobilenet_v1_224", "--budget", "320KB", "--cpu", "cortex-m7"),
+        ("check", "example:kws_ds_cnn", "--budget", "20KB", "--reserve", "1KB"),
+        ("check", "example:kws_ds_cnn", "--budget", "8KB", "--runtime", "litert"),
+    ],
+)
+def test_every_step_runs_as_printed_and_gives_what_it_promises(
+    argv: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _needs_runtime()
+    monkeypatch.chdir(tmp_path)
+    _code, document = run_json(capsys, *argv)
+    steps = _steps(document)
+    assert steps and any(step["command"] for step in steps)
+    for step in steps:
+        command = step["command"]
+        if not command:
+            continue
+        words = shlex.split(command)
+        assert "MODEL" not in words and "NAME" not in words and "SHAPE" not in command
+        if words[1] == "optimize":
+            code, written = run_json(capsys, *words[1:])
+            assert code == 0, command
+            if step["saves_bytes"] is not None:
+                # The bytes promised are the bytes the written model saves, at least.
+                assert written["written"] and written["saved_bytes"] >= step["saves_bytes"]
+            continue
+        code, out, err = run(capsys, *words[1:])
+        assert code in (0, 1) and not err, (command, err)
+        if words[1] == "check" and "--input-shape" in words and "--max-input" in argv:
+            # 'the largest that fits is X, needing N B': checking X says FITS at N.
+            _code, at_size = run_json(capsys, *words[1:])
+            assert at_size["verdict"] == "FITS"
+            assert at_size["required_bytes"] == document["max_input_required_bytes"]
