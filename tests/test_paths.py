@@ -8,6 +8,7 @@ installed, that a FITS at N means the model sets up at N.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shlex
 from collections.abc import Iterator
@@ -252,6 +253,32 @@ def test_refusals_are_grouped_with_the_conversion_fix(
     assert page.read_text().count("dequantize_common.cc") < 10
 
 
+def test_each_reason_once_with_its_own_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _write(tmp_path, "mixed.tflite", path_models.unregistered_operators_model())
+    code, document = run_json(capsys, "check", model, "--budget", "64KB")
+    assert (code, document["verdict"]) == (1, "CANNOT RUN")
+    refusals = {r["opcode"]: r for r in document["cannot_run"]}
+    assert {name: r["count"] for name, r in refusals.items()} == {
+        "CUSTOM:MyNorm": 3,
+        "GELU": 2,
+        "TILE": 1,
+    }
+    assert 'resolver.AddCustom("MyNorm"' in refusals["CUSTOM:MyNorm"]["fix"]
+    assert "convert it away" in refusals["CUSTOM:MyNorm"]["fix"]
+    assert "nearest it runs" in refusals["GELU"]["fix"]
+    assert "BROADCAST_TO" in refusals["TILE"]["fix"]
+    # One step per reason, naming its operators; nothing that presumes a number.
+    texts = [step["text"] for step in document["next_steps"]]
+    assert len(texts) == 3 and texts[0].startswith("3 CUSTOM:MyNorm operators (0, 1, 2)")
+    assert not [step for step in document["next_steps"] if step["command"]]
+    _code, out, _ = run(capsys, "check", model, "--budget", "64KB")
+    assert out.count("cannot run:") == 3
+    if importlib.util.find_spec("tflite_micro") is not None:
+        assert not sets_up(model, 1 << 20)  # the real interpreter refuses it at any size
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 6: optimize said the original does not run (its arena was sized by the file) and wrote.
 
@@ -485,7 +512,7 @@ def test_every_step_runs_as_printed_and_gives_what_it_promises(
                 # The bytes promised are the bytes the written model saves, at least.
                 assert written["written"] and written["saved_bytes"] >= step["saves_bytes"]
             continue
-        code, out, err = run(capsys, *words[1:])
+        code, _out, err = run(capsys, *words[1:])
         assert code in (0, 1) and not err, (command, err)
         if words[1] == "check" and "--input-shape" in words and "--max-input" in argv:
             # 'the largest that fits is X, needing N B': checking X says FITS at N.
