@@ -37,7 +37,7 @@ class Status(enum.StrEnum):
     CANNOT_RUN = "cannot-run"  # the runtime cannot set the model up or invoke it: no size will do
     # The model's offline plan would corrupt tensors at these shapes or on this build: it runs,
     # but computes garbage, and its figure means nothing (`plan_validity.py`).
-    INVALID_PLAN = "invalid-plan"
+    WRONG_OUTPUTS = "cannot-run-correctly"
     # An input's real size is unknown (-1 in shape_signature): the number is for a placeholder.
     PLACEHOLDER_SHAPE = "placeholder-shape"
 
@@ -185,14 +185,14 @@ def declared_arena(analysis: Analysis) -> DeclaredArena:
 
 def _status(
     runs: bool,
-    invalid_plan: bool,
+    wrong_outputs: bool,
     placeholders: tuple[Any, ...],
     estimate_reasons: tuple[str, ...],
 ) -> Status:
     if not runs:
         return Status.CANNOT_RUN
-    if invalid_plan:
-        return Status.INVALID_PLAN
+    if wrong_outputs:
+        return Status.WRONG_OUTPUTS
     if placeholders:
         return Status.PLACEHOLDER_SHAPE
     return Status.ESTIMATE if estimate_reasons else Status.EXACT

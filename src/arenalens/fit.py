@@ -86,7 +86,7 @@ class FitCheck:
     @property
     def plan_holds(self) -> bool:
         """False when the model's offline plan would corrupt tensors (`plan_validity.py`)."""
-        return self.declared.status is not Status.INVALID_PLAN
+        return self.declared.status is not Status.WRONG_OUTPUTS
 
     @property
     def meaningful(self) -> bool:

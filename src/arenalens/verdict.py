@@ -85,7 +85,7 @@ class Verdict:
     @property
     def plan_holds(self) -> bool:
         """False when the model's offline plan would corrupt tensors (shapes or build)."""
-        return self.declared.status is not Status.INVALID_PLAN
+        return self.declared.status is not Status.WRONG_OUTPUTS
 
     @property
     def shape_known(self) -> bool:

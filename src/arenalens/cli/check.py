@@ -267,7 +267,7 @@ def required_at_size(resized: Model, analyze_at: Any, source: str) -> int:
     refuses it there (a kernel's Prepare check) or its offline plan would corrupt tensors."""
     analysis = analyze_at(resized)
     declared = declared_arena(analysis)
-    if declared.status in (Status.CANNOT_RUN, Status.INVALID_PLAN):
+    if declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS):
         raise ModelError(
             source,
             f"the runtime cannot run the model at this size: {declared.reasons[0]}",

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 # A number firmware compiles in: not written for a model that has none to trust.
 NUMBER_FORMATS = frozenset({"c-header"})
-NO_NUMBER = (Status.CANNOT_RUN, Status.INVALID_PLAN, Status.PLACEHOLDER_SHAPE)
+NO_NUMBER = (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
 
 
 def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena]:

@@ -31,7 +31,7 @@ _VERDICT_STYLES = {
 # Why there is no number, after 'kTensorArenaSize: none — '.
 _NO_NUMBER = {
     Status.CANNOT_RUN: "{runtime} cannot run this model",
-    Status.INVALID_PLAN: "the model's offline plan would corrupt tensors (CANNOT RUN CORRECTLY)",
+    Status.WRONG_OUTPUTS: "the model's offline plan would corrupt tensors (CANNOT RUN CORRECTLY)",
 }
 
 
@@ -80,7 +80,7 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
     prefix = reason_prefix(declared.status) + ": "
-    blocking = (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE, Status.INVALID_PLAN)
+    blocking = (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE, Status.WRONG_OUTPUTS)
     style = "red" if declared.status in blocking else "yellow"
     for reason in declared.reasons[:_REASONS_SHOWN]:
         notes.append(Text(prefix + reason, style))

@@ -113,7 +113,7 @@ def _static_header(report: MemoryReport, names: str) -> str:
     if declared is not None and declared.status is Status.CANNOT_RUN:
         facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
         facts.extend(declared.reasons[:3])
-    elif declared is not None and declared.status is Status.INVALID_PLAN:
+    elif declared is not None and declared.status is Status.WRONG_OUTPUTS:
         facts.append(f"{declared.symbol}: none, the model's offline plan would corrupt tensors")
         facts.extend(declared.reasons[:1])
     elif declared is not None:

@@ -92,12 +92,12 @@ _QUALIFIERS = {
     Status.ESTIMATE: "estimate",
     Status.CANNOT_RUN: "cannot run",
     Status.PLACEHOLDER_SHAPE: "for a placeholder input shape",
-    Status.INVALID_PLAN: "the offline plan would corrupt tensors",
+    Status.WRONG_OUTPUTS: "the offline plan would corrupt tensors",
 }
 _REASON_PREFIXES = {
     Status.CANNOT_RUN: "cannot run",
     Status.PLACEHOLDER_SHAPE: "unknown input size",
-    Status.INVALID_PLAN: "cannot run correctly",
+    Status.WRONG_OUTPUTS: "cannot run correctly",
 }
 
 

@@ -87,7 +87,7 @@
  * @property {string} parts_text  "head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena"
  */
 
-/** @typedef {"exact" | "estimate" | "cannot-run" | "invalid-plan" | "placeholder-shape"} DeclareStatus */
+/** @typedef {"exact" | "estimate" | "cannot-run" | "cannot-run-correctly" | "placeholder-shape"} DeclareStatus */
 
 /**
  * @typedef {object} DeclarePart
