@@ -41,6 +41,12 @@ class Status(enum.StrEnum):
     # An input's real size is unknown (-1 in shape_signature): the number is for a placeholder.
     PLACEHOLDER_SHAPE = "placeholder-shape"
 
+    @property
+    def gives_a_number(self) -> bool:
+        """False when no size is safe to declare (it cannot run, correctly, or at a known input
+        size): every view then leaves out what presumes a number, and exits 1."""
+        return self not in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
+
 
 @dataclass(frozen=True, slots=True)
 class DeclaredPart:

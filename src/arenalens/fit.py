@@ -92,7 +92,7 @@ class FitCheck:
     def meaningful(self) -> bool:
         """True when the number to declare means what it says: the model runs, correctly, at
         a known input size. Nothing that presumes a number is said otherwise."""
-        return self.runs and self.plan_holds and self.shape_known
+        return self.declared.status.gives_a_number
 
     @property
     def fits(self) -> bool:

@@ -18,7 +18,7 @@ from arenalens.cli.common import (
     selected_build,
     write_atomic,
 )
-from arenalens.declared import DeclaredArena, Status, declared_arena
+from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export
 from arenalens.pipeline import analyze
@@ -86,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
 
 # A number firmware compiles in: not written for a model that has none to trust.
 NUMBER_FORMATS = frozenset({"c-header"})
-NO_NUMBER = (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
 
 
 def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena]:
@@ -103,7 +102,7 @@ def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena
 
 def _no_number(path: str, declared: DeclaredArena) -> str:
     """Why there is no number (one line), or '' when there is one."""
-    if declared.status not in NO_NUMBER:
+    if declared.status.gives_a_number:
         return ""
     why = declared.reasons[0] if declared.reasons else declared.status.value
     return f"{path}: no {declared.symbol} to trust ({reason_prefix(declared.status)}): {why}"

@@ -80,8 +80,7 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
     prefix = reason_prefix(declared.status) + ": "
-    blocking = (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE, Status.WRONG_OUTPUTS)
-    style = "red" if declared.status in blocking else "yellow"
+    style = "yellow" if declared.status.gives_a_number else "red"
     for reason in declared.reasons[:_REASONS_SHOWN]:
         notes.append(Text(prefix + reason, style))
     if len(declared.reasons) > _REASONS_SHOWN:
