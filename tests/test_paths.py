@@ -162,6 +162,53 @@ def test_a_plan_for_other_shapes_cannot_run_correctly_and_never_fits(
 
 
 @pytest.mark.runtime
+def test_a_plan_for_a_placeholder_size_is_refused_where_the_real_runtime_computes_garbage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repro's own path: audio stored as 1x1 (signature 1x-1), an offline plan made at 1x1,
+    then checked at 1x1280. The real interpreter, given that plan at 1x1280, computes other
+    outputs than without it: CANNOT RUN CORRECTLY is the answer, never FITS."""
+    _needs_runtime()
+    from arenalens.optimization import prove_outputs
+    from arenalens.planning.registry import run_planner
+    from arenalens.runtimes.litert.shapes import resize_model_inputs
+    from arenalens.tflite.rewriter import model_bytes, shape_changes
+
+    monkeypatch.chdir(tmp_path)
+    data = path_models.placeholder_audio_model()
+    stored = parse_model(data, "audio")
+    arena = get_runtime("tflm").arenas(stored, HOST)[0]
+    plan = run_planner(arena.runtime_planner, arena.problem)
+    offline = offline_plan_for(stored, arena, plan.offsets)
+    planned = _write(tmp_path, "planned_at_1.tflite", rewrite_model(data, offline_plan=offline))
+    asked = ("--budget", "1MB", "--input-shape", "audio=1x1280")
+    code, document = run_json(capsys, "check", planned, *asked)
+    assert (code, document["verdict"], document["required_bytes"]) == (
+        1,
+        "CANNOT RUN CORRECTLY",
+        None,
+    )
+    # The real runtime: the 1x1 plan at 1x1280 gives other outputs than TFLM's own plan.
+    resized = resize_model_inputs(load_model(planned), {"audio": (1, 1280)})
+    with_plan = rewrite_model(resized.data, tensor_shapes=shape_changes(resized))
+    without_plan = model_bytes(resized, drop_offline_plan=True)
+    assert not prove_outputs(without_plan, with_plan, resized).identical
+    # The step it suggests plans again for 1x1280 and writes that file, even though TFLM's own
+    # plan is the best there (nothing beats it, but the file's plan must go): FITS there, and the
+    # real runtime sets it up at that number.
+    (step,) = document["next_steps"]
+    assert step["command"] == (
+        f"arenalens optimize {planned} --input-shape audio=1x1280 -o optimized.tflite"
+    )
+    code, written = run_json(capsys, *shlex.split(step["command"])[1:])
+    assert code == 0 and written["written"] and written["replaces_plan"]
+    code, document = run_json(capsys, "check", "optimized.tflite", "--budget", "1MB")
+    assert (code, document["verdict"]) == (0, "FITS")
+    assert sets_up("optimized.tflite", document["required_bytes"])
+    assert not sets_up("optimized.tflite", document["required_bytes"] - 16)
+
+
+@pytest.mark.runtime
 def test_optimize_at_a_named_size_writes_that_size_and_the_real_runtime_agrees(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -119,6 +119,15 @@ class Optimization:
     # The model as it runs before optimizing (its shapes, no offline plan that would corrupt
     # them): what the real runtime compares the written file with.
     original_data: bytes = b""
+    # The model's own offline plan would corrupt tensors at these shapes (or on this build):
+    # the written file replaces it, with TFLM's own plan when nothing beats that.
+    replaces_plan: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """True when there is a file worth writing: a smaller plan, or a plan that holds where
+        the model's own would corrupt tensors."""
+        return self.runs and (self.chosen is not None or self.replaces_plan)
 
     @property
     def disjoint_head(self) -> int:
@@ -259,7 +268,12 @@ def optimize_model(
     data = original_bytes if chosen is None else _rewrite(chosen)
     if chosen is not None:
         _check_written(data, chosen, model.source, chosen_build)
-    if chosen is None:
+    if chosen is None and conflicts:
+        notes.append(
+            "no candidate declares fewer bytes than the runtime's own plan: written without an "
+            "offline plan (TFLM plans it at setup, correctly at these shapes)"
+        )
+    elif chosen is None:
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
         )
@@ -277,6 +291,7 @@ def optimize_model(
         overlap=overlap,
         kernels=library,
         original_data=original_bytes,
+        replaces_plan=bool(conflicts),
     )
 
 

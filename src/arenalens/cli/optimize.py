@@ -41,7 +41,9 @@ def register(subparsers: Any) -> None:
         "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
         "tail + setup); a model that would save nothing is not written (exit 1). An offline "
         "plan holds for the tensor sizes it was made for: --input-shape plans (and writes) the "
-        "model at the size the application feeds, and an input of unknown size needs it.",
+        "model at the size the application feeds, and an input of unknown size needs it; a "
+        "model whose own plan would corrupt tensors at those sizes is always written (without "
+        "an offline plan when TFLM's own plan is the best).",
     )
     add_model_argument(parser)
     add_build_options(parser)
@@ -120,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
             proof_note = f"not checked on real TFLM: {error}"
     if not optimization.runs:
         accepted, reason = False, "not written: TFLM cannot run this model"
+    elif optimization.chosen is None and optimization.writes:
+        # Nothing beats TFLM's own plan, but the model's would corrupt tensors: the file without it
+        # is the fix (the runtime plans it at setup, as arenalens predicts).
+        accepted, reason = True, ""
     elif optimization.chosen is None:
         accepted, reason = False, "not written: nothing to save"
     else:
