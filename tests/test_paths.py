@@ -471,14 +471,17 @@ def test_an_output_that_is_a_folder_or_a_full_disk_is_bad_input(
 # A plan valid on one kernel library only: CANNOT RUN CORRECTLY on the other's build.
 
 
+@pytest.mark.runtime
 def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_cmsis_nn(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from arenalens.examples import example_bytes
     from arenalens.optimization import optimize_model
 
     # The reference kernels' access order lets the 1x1 convolution's output slide over its
     # input; CMSIS-NN's re-reads the whole input (README: "Go below the lower bound").
+    monkeypatch.chdir(tmp_path)
+    pytest.importorskip("tflite_micro")
     written = optimize_model(example_bytes("vww_mobilenet_v1"), overlap=True, prove_inplace=False)
     assert written.chosen is not None and written.chosen.shared
     model = _write(tmp_path, "overlapped.tflite", written.data)
@@ -496,7 +499,14 @@ def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_cmsis_nn(
     )
     code, document = run_json(capsys, "check", model, "--target", "stm32f746")
     assert document["verdict"] == "CANNOT RUN CORRECTLY"
-    assert document["next_steps"][0]["command"].endswith("--overlap --kernels cmsis-nn")
+    command = document["next_steps"][0]["command"]
+    assert command.endswith("--target stm32f746 -o optimized.tflite --overlap")
+    # Run as printed: the board's CMSIS-NN access order, a plan that holds there.
+    code, written = run_json(capsys, *shlex.split(command)[1:])
+    assert code == 0 and written["written"], written["notes"]
+    code, document = run_json(capsys, "check", "optimized.tflite", "--target", "stm32f746")
+    assert document["verdict"] in ("FITS", "DOES NOT FIT", "FITS AFTER OPTIMIZE")
+    assert document["plan_holds"]
 
 
 def test_no_header_for_firmware_from_a_model_without_a_number(

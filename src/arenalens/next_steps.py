@@ -162,11 +162,8 @@ class Steps:
                         "The offline plan does not hold on this build: plan it again with only "
                         "the overlaps this build's kernels keep (the written model replaces the "
                         "plan):",
-                        # --kernels names the access order --overlap keeps (a board alone does not).
-                        self.optimize_command(
-                            " --overlap"
-                            + ("" if "--kernels" in self.build_options() else " --kernels cmsis-nn")
-                        ),
+                        # --overlap follows the access order of the build's own kernels.
+                        self.optimize_command(" --overlap"),
                     )
                 )
             else:
