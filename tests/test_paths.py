@@ -539,6 +539,8 @@ def _steps(document: dict[str, Any]) -> list[dict[str, Any]]:
     "argv",
     [
         ("report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re"),
+        ("report", "example:vww_mobilenet_v1", "--overlap"),
+        ("report", "example:resnet8_cifar", "--overlap", "--cpu", "cortex-m7"),
         ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input"),
         ("check", "example:mobilenet_v1_224", "--budget", "320KB", "--cpu", "cortex-m7"),
         ("check", "example:kws_ds_cnn", "--budget", "20KB", "--reserve", "1KB"),
