@@ -102,6 +102,28 @@ def test_check_at_another_size_then_optimize_then_check_agree_with_real_tflm(
     assert not sets_up(written, after["required_bytes"] - 16)
 
 
+@pytest.mark.runtime
+@pytest.mark.parametrize("side", [193, 194, 196])
+def test_optimize_at_the_sizes_that_crashed_writes_what_it_predicts(
+    side: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 224x224 MobileNet at 193, 194 and 196 px: the rewrite predicted another head and
+    crashed; now the file written at that size declares what optimize said, on the board."""
+    _needs_runtime()
+    monkeypatch.chdir(tmp_path)
+    shape = ("--input-shape", f"input=1x{side}x{side}x3")
+    board = ("--target", "stm32f746")
+    code, written = run_json(
+        capsys, "optimize", "example:mobilenet_v1_224", *shape, *board, "-o", "o.tflite"
+    )
+    assert code == 0 and written["written"], written["notes"]
+    assert written["real_tflm"]["outputs_identical"]
+    code, document = run_json(capsys, "check", "o.tflite", *board)
+    assert document["plan_holds"] and document["shape_known"]
+    assert document["required_bytes"] == written["new_required_bytes"]
+    assert load_model("o.tflite").subgraphs[0].tensors[0].shape == (1, side, side, 3)
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 2: an offline plan made at a placeholder size gave FITS (and garbage) at the real size.
 
