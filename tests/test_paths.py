@@ -600,3 +600,54 @@ def test_every_step_runs_as_printed_and_gives_what_it_promises(
             _code, at_size = run_json(capsys, *words[1:])
             assert at_size["verdict"] == "FITS"
             assert at_size["required_bytes"] == document["max_input_required_bytes"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command a finding names: the model as typed, every option one its command takes.
+
+
+def _quoted_commands(text: str) -> list[str]:
+    """The `arenalens ...` commands between backticks in a finding's text."""
+    return [part for part in text.split("`")[1::2] if part.startswith("arenalens ")]
+
+
+def _finding_models(folder: Path) -> list[tuple[str, ...]]:
+    """Models (and diagnose options) whose findings name commands: a broken offline plan, one
+    with misaligned and with missing offsets, alignment asked above TFLM's, the examples."""
+    from tests.diagnostics.models import chain, tensor_count, with_offline_plan
+
+    builder, _ = chain()
+    count = tensor_count(builder)
+    overlapping = [-1] * count
+    overlapping[3], overlapping[6] = 0, 256
+    misaligned = [-1] * count
+    misaligned[0] = 8
+    cases = [
+        (_write(folder, "overlap.tflite", with_offline_plan(builder, overlapping).build()),),
+        (_write(folder, "misaligned.tflite", with_offline_plan(builder, misaligned).build()),),
+        (_write(folder, "clean.tflite", chain()[0].build()), "--alignment", "32"),
+        ("example:vww_mobilenet_v1", "--cpu", "cortex-m4", "--kernels", "cmsis-nn"),
+        ("example:kws_ds_cnn", "--alignment", "32"),
+        ("example:branchy_inception",),
+    ]
+    return cases
+
+
+def test_every_command_a_finding_names_is_one_the_cli_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arenalens.cli import build_parser
+
+    seen = 0
+    for case in _finding_models(tmp_path):
+        _code, document = run_json(capsys, "diagnose", *case)
+        for finding in document["findings"]:
+            for command in _quoted_commands(f"{finding['message']} {finding['fix']}"):
+                words = shlex.split(command)[1:]
+                assert len(words) > 1 and "MODEL" not in words, command
+                assert words[1] == case[0], command  # the model as the user typed it
+                if words[0] == "optimize":
+                    assert "-o" in words, command
+                build_parser(words).parse_args(words)  # argparse exits 2 on an unknown option
+                seen += 1
+    assert seen >= 4
