@@ -49,6 +49,7 @@ from typing import Any
 
 from tests.conformance.cases import FAMILIES, Case, all_cases
 from tests.conformance.targets import (
+    DEVICE_RELEASE_SEPARATOR,
     ESP_PROBES,
     ESP_PROBES_REASON,
     PROBES,
@@ -88,6 +89,16 @@ def load(target: str) -> dict[str, Any]:
         if path.exists():
             cases.update(json.loads(path.read_text())["cases"])
     return {"cases": cases}
+
+
+def measured_device_releases() -> list[str]:
+    """The Cortex-M probe builds at older TFLM commits with cached measurements
+    (data/<probe build>@<commit>/): their target names."""
+    return sorted(
+        path.name
+        for path in DATA.glob("*" + DEVICE_RELEASE_SEPARATOR + "*")
+        if path.is_dir() and not path.name.startswith(RELEASE_PREFIX) and path.name not in TARGETS
+    )
 
 
 def measured_releases() -> list[str]:
