@@ -348,6 +348,20 @@ def test_each_reason_once_with_its_own_fix(
         assert not sets_up(model, 1 << 20)  # the real interpreter refuses it at any size
 
 
+VELA_MODEL = SHARED_MODELS / "tflite_micro__person_detect_vela.tflite"
+
+
+@pytest.mark.skipif(not VELA_MODEL.is_file(), reason=SHARED_REASON)
+def test_a_model_compiled_for_an_npu_is_refused_with_the_npu_fix(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, document = run_json(capsys, "check", str(VELA_MODEL), "--target", "nucleo-f401re")
+    assert (code, document["verdict"]) == (1, "CANNOT RUN")
+    (refusal,) = document["cannot_run"]
+    assert refusal["opcode"] == "CUSTOM:ethos-u" and "Ethos-U build" in refusal["fix"]
+    assert "before Vela" in document["next_steps"][0]["text"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 6: optimize said the original does not run (its arena was sized by the file) and wrote.
 
