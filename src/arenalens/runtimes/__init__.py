@@ -35,6 +35,7 @@ class Obstacle:
     operator: int | None = None
     opcode: str | None = None
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
+    no_kernel: bool = False  # the build registers no kernel for the operator at all
 
     def text(self) -> str:
         """One line: where, then why."""
@@ -54,6 +55,7 @@ class Obstacle:
             "operator": self.operator,
             "opcode": self.opcode,
             "dtype": self.dtype,
+            "no_kernel": self.no_kernel,
             "reason": self.reason,
         }
 
