@@ -1,0 +1,153 @@
+"""The whole arena by section (`budget.arena_sections`) and the tail by part (`tail_parts`):
+sections cover kTensorArenaSize exactly, head from the array's start and tail from its end; the
+tail's parts add up to the tail; and the parts of each print_allocations() category add up to
+what the real interpreter prints for it (the wheel: reference.json; real TFLM for Cortex-M
+under QEMU: reference-cortex-m.json and the examples' cached measurements)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from arenalens.examples import EXAMPLES, example_bytes
+from arenalens.pipeline import analyze
+from arenalens.planning import run_planner
+from arenalens.runtimes.sections import ArenaSection
+from arenalens.runtimes.tflm.arena import arenas
+from arenalens.runtimes.tflm.budget import predict_setup
+from arenalens.runtimes.tflm.build import Build
+from arenalens.runtimes.tflm.setup import Action
+from arenalens.runtimes.tflm.tail_parts import (
+    IO_POINTERS,
+    KERNEL_BUFFERS,
+    RESOURCE_VARIABLES,
+    RUNTIME_OBJECTS,
+    part_of,
+    tail_breakdown,
+)
+from arenalens.tflite.reader import parse_model
+from tests import tflm_synthetic
+from tests.conformance.targets import TARGETS
+from tests.conftest import SHARED_MODELS, shared_reference
+from tests.device_reference import corpus, examples
+
+
+def check_sections(sections: tuple[ArenaSection, ...], required: int) -> None:
+    """The invariants every TFLM arena_sections list keeps."""
+    assert [s.name for s in sections if s.name != "setup"] == ["head", "tail"]
+    assert sections[0].offset == 0
+    for before, after in zip(sections, sections[1:], strict=False):
+        assert after.offset == before.end
+    assert sections[-1].end == required
+    for section in sections:
+        assert sum(part.nbytes for part in section.parts) == section.nbytes, section.name
+        assert all(part.nbytes > 0 for part in section.parts)
+
+
+def _prediction(data: bytes, build: Build) -> Any:
+    model = parse_model(data, "case")
+    arena = arenas(model, build=build)[0]
+    plan = run_planner("tflm_greedy", arena.problem)
+    return predict_setup(model, arena, plan, build)
+
+
+def _category_bytes(breakdown: Any) -> dict[str, tuple[int, int]]:
+    """Category → (used, count) summed over the parts that belong to it."""
+    found: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for part in breakdown.parts:
+        if part.category:
+            found[part.category][0] += part.nbytes
+            found[part.category][1] += part.count
+    return {name: (used, count) for name, (used, count) in found.items()}
+
+
+def _measured(categories: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    return {name: (value["used"], value["count"]) for name, value in categories.items()}
+
+
+def test_parts_of_the_examples_add_up_to_the_measured_categories_on_cortex_m() -> None:
+    """Every built-in example on every probe build: per category, the parts' bytes and counts
+    are what real TFLM for Cortex-M printed (recording allocator, roomy arena)."""
+    for target, models in examples().items():
+        for model, figures in models.items():
+            name = model.removeprefix("example:")
+            prediction = _prediction(example_bytes(name), TARGETS[target].build)
+            breakdown = tail_breakdown(prediction.sequence, prediction.aligned.arena_size)
+            assert breakdown.nbytes == figures["tail"], (target, model)
+            assert _category_bytes(breakdown) == _measured(figures["categories"]), (target, model)
+
+
+def _corpus_params() -> list[Any]:
+    pairs = [
+        (target, model)
+        for target, models in corpus().items()
+        for model, figures in models.items()
+        if figures.get("loads")
+    ]
+    reference = shared_reference()
+    pairs += [
+        ("host", name) for name, entry in sorted(reference.items()) if entry["tflm"].get("loads")
+    ]
+    if not pairs:
+        return [pytest.param(None, None, marks=pytest.mark.skip(reason="no corpus"))]
+    return [pytest.param(t, m, id=f"{t}-{m.removesuffix('.tflite')}") for t, m in sorted(pairs)]
+
+
+@pytest.mark.parametrize(("target", "model"), _corpus_params())
+def test_parts_of_the_corpus_add_up_to_the_measured_categories(target: str, model: str) -> None:
+    """The shared corpus on the wheel and on every Cortex-M probe build."""
+    if target == "host":
+        figures = shared_reference()[model]["tflm"]
+    else:
+        figures = corpus()[target][model]
+    prediction = _prediction((SHARED_MODELS / model).read_bytes(), TARGETS[target].build)
+    breakdown = tail_breakdown(prediction.sequence, prediction.aligned.arena_size)
+    assert breakdown.nbytes == figures["tail"]
+    assert _category_bytes(breakdown) == _measured(figures["categories"])
+
+
+def test_parts_keep_the_replay_categories_at_every_size() -> None:
+    """At the minimal arena (where the tail's padding differs) the parts of each category still
+    add up to what the replay counts there, and the whole breakdown to the tail printed there."""
+    for name in sorted(EXAMPLES):
+        for build in (TARGETS["host"].build, TARGETS["cortex-m55-cmsis-nn"].build):
+            prediction = _prediction(example_bytes(name), build)
+            minimum = prediction.at_minimum
+            breakdown = tail_breakdown(prediction.sequence, minimum.arena_size)
+            assert breakdown.nbytes == minimum.tail
+            expected = {c: (used, count) for c, (used, _, count) in minimum.categories.items()}
+            assert _category_bytes(breakdown) == expected
+
+
+def test_every_persistent_allocation_has_a_named_part() -> None:
+    """The classifier puts only the runtime's own objects into 'runtime objects', and tells
+    resource variables and the interpreter's pointer arrays from kernel buffers."""
+    data = tflm_synthetic.resource_variables_mixed()
+    prediction = _prediction(data, TARGETS["host"].build)
+    seen: dict[str, set[str]] = defaultdict(set)
+    for step in prediction.sequence:
+        if step.action is Action.PERSISTENT:
+            seen[part_of(step).name].add(step.what)
+    assert seen[RUNTIME_OBJECTS.name] == {
+        "allocator and planner",
+        "builtin allocator",
+        "subgraph allocations",
+    }
+    assert any("table" in what for what in seen[RESOURCE_VARIABLES.name])
+    assert any("resource variable '" in what for what in seen[RESOURCE_VARIABLES.name])
+    assert seen[IO_POINTERS.name] == {"input tensor pointers", "output tensor pointers"}
+    assert not any("resource variable" in what for what in seen[KERNEL_BUFFERS.name])
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_sections_cover_the_minimal_arena(name: str) -> None:
+    for target in ("host", "cortex-m7-reference", "cortex-m55-cmsis-nn"):
+        build = TARGETS[target].plain if TARGETS[target].device else TARGETS[target].build
+        model = parse_model(example_bytes(name), name)
+        budget = analyze(model, build=build).budget
+        check_sections(budget.sections, budget.required_bytes)
+        head, *_, tail = budget.sections
+        assert head.nbytes == budget.parts["head"]
+        assert tail.nbytes == budget.parts["tail_at_minimum"]
