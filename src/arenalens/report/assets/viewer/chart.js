@@ -215,3 +215,21 @@ export function stepBand(context, chart, range, step, top, bottom, color, alpha)
   context.fillRect(left, top, Math.max(1, right - left), bottom - top);
   context.restore();
 }
+
+/**
+ * A line too far above the data to draw to scale: named above the plot's top left corner (where
+ * no line label goes), with an arrow.
+ * @param {CanvasRenderingContext2D} context
+ * @param {number} top  the plot's top
+ * @param {string} text
+ * @param {string} color
+ * @param {number} [line]  which line of notes (0 first)
+ */
+export function offScaleNote(context, top, text, color, line) {
+  context.save();
+  context.font = "600 11px system-ui, sans-serif";
+  context.textAlign = "left";
+  context.textBaseline = "bottom";
+  haloText(context, "\u2191 " + text + " (above the scale)", MARGIN.left + 4, top - 4 - 13 * (line || 0), color);
+  context.restore();
+}
