@@ -152,7 +152,7 @@ export function cards() {
 export function cannotRunPanel() {
   const declared = reportDocument.reports[state.reportIndex].declare;
   if (!declared || declared.status !== "cannot-run") return null;
-  const section = panel("Why it cannot run", declared.device);
+  const section = panel("Why it cannot run", "");
   section.root.id = "cannot-run";
   section.body.append(element("ul", { class: "reasons" }, declared.reasons.map((reason) => element("li", { text: reason }))));
   return section.root;
@@ -161,16 +161,15 @@ export function cannotRunPanel() {
 /** @returns {HTMLElement | null}  the report's steps (commands to paste), then diagnose's findings */
 export function nextStepsPanel() {
   const report = reportDocument.reports[state.reportIndex];
-  if (!report.next_steps.length && !report.findings.length) return null;
-  const section = panel("What to do next",
-    report.findings.length ? report.findings.length + " findings from arenalens diagnose" : "");
+  // On a page that cannot run, the cannot-run findings are the reasons listed above it.
+  const listed = report.declare && report.declare.status === "cannot-run"
+    ? report.findings.filter((finding) => finding.rule !== "cannot-run") : report.findings;
+  if (!report.next_steps.length && !listed.length) return null;
+  const section = panel("What to do next", listed.length ? listed.length + " findings from arenalens diagnose" : "");
   section.root.id = "next-steps";
   const steps = element("ol", { class: "steps" });
   for (const step of report.next_steps) steps.append(element("li", { text: step }));
   section.body.append(steps);
-  // On a page that cannot run, the cannot-run findings are the reasons listed above it.
-  const listed = report.declare && report.declare.status === "cannot-run"
-    ? report.findings.filter((finding) => finding.rule !== "cannot-run") : report.findings;
   const shown = listed.slice(0, 8);
   const list = element("div", { class: "findings" });
   for (const finding of shown) {

@@ -140,7 +140,7 @@ export class LiveChart extends CanvasChart {
         arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(arena.lower_bound), "left-above");
       const room = budgetRoom(prepared);
       if (room !== null && room > info.maxBytes) {
-        offScaleNote(context, top, budgetLabel(prepared) + " = " + formatBytes(room), cssColor("--budget"));
+        offScaleNote(context, this, top, budgetLabel(prepared) + " = " + formatBytes(room), cssColor("--budget"));
       } else if (room !== null) {
         horizontalLine(context, this, yOf(room), cssColor("--budget"), [6, 4], budgetLabel(prepared), "right-below");
       }

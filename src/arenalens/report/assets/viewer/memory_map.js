@@ -234,14 +234,14 @@ export class MemoryMap extends CanvasChart {
         whole.symbol + " " + formatBytes(whole.total), "right-above");
       for (const mark of whole.marks) {
         if (mark.bytes > geometry.maxBytes) {
-          offScaleNote(context, geometry.top, mark.label, mark.color, notes++);
+          offScaleNote(context, this, geometry.top, mark.label, mark.color, notes++);
           continue;
         }
         horizontalLine(context, this, geometry.yOf(mark.bytes), mark.color, mark.dash, mark.label,
           mark.bytes >= whole.total ? "right-above" : "right-below");
       }
     } else if (room !== null && room > geometry.maxBytes) {
-      offScaleNote(context, geometry.top, budgetLabel(prepared) + " = " + formatBytes(room), cssColor("--budget"));
+      offScaleNote(context, this, geometry.top, budgetLabel(prepared) + " = " + formatBytes(room), cssColor("--budget"));
     } else if (room !== null) {
       horizontalLine(context, this, geometry.yOf(room), cssColor("--budget"), [6, 4], budgetLabel(prepared), "right-below");
     }

@@ -30,12 +30,12 @@ import { buildOperatorTable, buildTensorTable } from "./tables.js";
 
 /**
  * The views that scroll to a selection; null outside report mode (main.js's hooks read the map).
- * @type {{ map: MemoryMap | null, lifetimes: LifetimeChart | null, tensors: VirtualTable | null, operators: VirtualTable | null }}
+ * @type {{ map: MemoryMap | null, strip: ArenaStrip | null, lifetimes: LifetimeChart | null, tensors: VirtualTable | null, operators: VirtualTable | null }}
  */
-export const reportViews = { map: null, lifetimes: null, tensors: null, operators: null };
+export const reportViews = { map: null, strip: null, lifetimes: null, tensors: null, operators: null };
 
 export function clearReportViews() {
-  Object.assign(reportViews, { map: null, lifetimes: null, tensors: null, operators: null });
+  Object.assign(reportViews, { map: null, strip: null, lifetimes: null, tensors: null, operators: null });
 }
 
 /**
@@ -206,8 +206,9 @@ export function buildReport(app) {
     mapPanel.head.append(scaleSwitch());
     const stripBox = element("div", { class: "chart strip" });
     mapPanel.body.append(stripBox);
-    views.push(new ArenaStrip(stripBox, (piece) =>
-      update({ mapScale: piece.section.name === currentArena().arena.name ? "arena" : "whole" })));
+    reportViews.strip = new ArenaStrip(stripBox, (piece) =>
+      update({ mapScale: piece.section.name === currentArena().arena.name ? "arena" : "whole" }));
+    views.push(reportViews.strip);
   }
   const mapBox = element("div", { class: "chart", id: "memory-map" });
   mapPanel.body.append(mapBox, legend());
