@@ -246,8 +246,9 @@ def _dense_finding(layers: Sequence[_Layer]) -> Finding:
         rule="tail-per-channel",
         severity=Severity.INFO,
         location=_location(ordered[0]),
-        message=f"{len(layers)} FULLY_CONNECTED layers with per-channel weight quantization "
-        f"keep {format_bytes_exact(nbytes)} of per-channel multipliers and shifts ("
+        message=f"{_count(len(layers), 'FULLY_CONNECTED layer', 'FULLY_CONNECTED layers')} with "
+        f"per-channel weight quantization {'keeps' if len(layers) == 1 else 'keep'} "
+        f"{format_bytes_exact(nbytes)} of per-channel multipliers and shifts ("
         + ", ".join(layer.describe() for layer in ordered[:TOP_LAYERS])
         + "); with per-tensor weights their kernel keeps none",
         fix="convert the dense layers with per-tensor weight quantization (TFLiteConverter: "
@@ -266,7 +267,8 @@ def _convolution_finding(layers: Sequence[_Layer]) -> Finding:
         rule="tail-per-channel",
         severity=Severity.INFO,
         location=_location(ordered[0]),
-        message=f"{len(layers)} layers keep {format_bytes_exact(nbytes)} of per-channel "
+        message=f"{_count(len(layers), 'layer keeps', 'layers keep')} "
+        f"{format_bytes_exact(nbytes)} of per-channel "
         "multipliers and shifts, 8 B per output channel whatever the weights' quantization ("
         + ", ".join(layer.describe() for layer in ordered[:TOP_LAYERS])
         + (f", and {len(layers) - TOP_LAYERS} more" if len(layers) > TOP_LAYERS else "")
@@ -350,9 +352,9 @@ def tail_variables(context: DiagnoseContext) -> Iterator[Finding]:
         rule="tail-variables",
         severity=Severity.INFO,
         location=location,
-        message=f"{len(candidates)} variables keep {format_bytes_exact(now)} in the tail across "
-        f"every Invoke ({names}{more}); stored as int8 they would take "
-        f"{format_bytes_exact(smaller)}",
+        message=f"{_count(len(candidates), 'variable keeps', 'variables keep')} "
+        f"{format_bytes_exact(now)} in the tail across every Invoke ({names}{more}); stored as "
+        f"int8 {'it' if len(candidates) == 1 else 'they'} would take {format_bytes_exact(smaller)}",
         fix="quantize the state to int8 (quantization-aware training of the stateful layers, "
         "or an int8 conversion with a representative dataset); this changes the model's "
         "results: check its accuracy",
@@ -520,7 +522,8 @@ def tail_fusion(context: DiagnoseContext) -> Iterator[Finding]:
         rule="tail-fusion",
         severity=Severity.WARNING if exact and saving else Severity.INFO,
         location=Location(first.subgraph, first.removed),
-        message=f"{len(folds)} operators can be folded into the one before them ({listed}"
+        message=f"{_count(len(folds), 'operator can', 'operators can')} be folded into the one "
+        f"before {'it' if len(folds) == 1 else 'them'} ({listed}"
         f"{more}): each costs a node, options, kernel data and an eval tensor for the tensor "
         f"between them; {outcome}",
         fix="convert again letting the converter fuse them (TFLiteConverter fuses a RELU, RELU6 "
@@ -564,3 +567,8 @@ def _replanned_saving(
         before.required_bytes - after.required_bytes,
         before.parts.get("tail_at_minimum", 0) - after.parts.get("tail_at_minimum", 0),
     )
+
+
+def _count(count: int, one: str, many: str) -> str:
+    """'1 layer keeps', '3 layers keep'."""
+    return f"{count} {one if count == 1 else many}"
