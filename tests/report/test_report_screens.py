@@ -54,10 +54,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dic
         document = folder / f"{name}.json"
         assert main(["report", *arguments, "-o", str(page), "--json"]) == 0
         made[name] = (page, document)
-    return {
-        name: (page, _read_document(page))
-        for name, (page, _) in made.items()
-    }
+    return {name: (page, _read_document(page)) for name, (page, _) in made.items()}
 
 
 def _read_document(page: Path) -> dict[str, Any]:

@@ -6,14 +6,19 @@ under QEMU: reference-cortex-m.json and the examples' cached measurements)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from arenalens.cli.common import load_model_argument
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.pipeline import analyze
 from arenalens.planning import run_planner
+from arenalens.report.build import build_report
+from arenalens.report.data import report_document
 from arenalens.runtimes.sections import ArenaSection
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import predict_setup
@@ -30,7 +35,7 @@ from arenalens.runtimes.tflm.tail_parts import (
 from arenalens.tflite.reader import parse_model
 from tests import tflm_synthetic
 from tests.conformance.targets import TARGETS
-from tests.conftest import SHARED_MODELS, shared_reference
+from tests.conftest import SHARED_MODELS, shared_model_names, shared_reference
 from tests.device_reference import corpus, examples
 
 
@@ -38,7 +43,7 @@ def check_sections(sections: tuple[ArenaSection, ...], required: int) -> None:
     """The invariants every TFLM arena_sections list keeps."""
     assert [s.name for s in sections if s.name != "setup"] == ["head", "tail"]
     assert sections[0].offset == 0
-    for before, after in zip(sections, sections[1:], strict=False):
+    for before, after in itertools.pairwise(sections):
         assert after.offset == before.end
     assert sections[-1].end == required
     for section in sections:
@@ -98,10 +103,7 @@ def _corpus_params() -> list[Any]:
 @pytest.mark.parametrize(("target", "model"), _corpus_params())
 def test_parts_of_the_corpus_add_up_to_the_measured_categories(target: str, model: str) -> None:
     """The shared corpus on the wheel and on every Cortex-M probe build."""
-    if target == "host":
-        figures = shared_reference()[model]["tflm"]
-    else:
-        figures = corpus()[target][model]
+    figures = shared_reference()[model]["tflm"] if target == "host" else corpus()[target][model]
     prediction = _prediction((SHARED_MODELS / model).read_bytes(), TARGETS[target].build)
     breakdown = tail_breakdown(prediction.sequence, prediction.aligned.arena_size)
     assert breakdown.nbytes == figures["tail"]
@@ -151,3 +153,35 @@ def test_sections_cover_the_minimal_arena(name: str) -> None:
         head, *_, tail = budget.sections
         assert head.nbytes == budget.parts["head"]
         assert tail.nbytes == budget.parts["tail_at_minimum"]
+
+
+REPORT_BUILDS = ("host", "cortex-m7/reference", "cortex-m55/cmsis-nn")
+
+
+def _report_models() -> list[Any]:
+    names = [f"example:{name}" for name in sorted(EXAMPLES)]
+    names += [str(SHARED_MODELS / name) for name in shared_model_names()]
+    return [pytest.param(name, id=Path(name).stem.removeprefix("example:")) for name in names]
+
+
+@pytest.mark.parametrize("argument", _report_models())
+def test_report_documents_cover_the_number_to_declare(argument: str) -> None:
+    """`report --json`'s arena_sections on every example and shared model, on the wheel, a
+    Cortex-M reference build and a CMSIS-NN build: they cover required_bytes exactly, and every
+    plan's sections cover the number to declare with it."""
+    model = load_model_argument(argument)
+    for build in REPORT_BUILDS:
+        analysis = analyze(model, build=build)
+        document = report_document([build_report(analysis)])["reports"][0]
+        sections = document["arena_sections"]
+        assert sections[0]["offset"] == 0
+        for before, after in itertools.pairwise(sections):
+            assert after["offset"] == before["offset"] + before["bytes"]
+        assert sum(section["bytes"] for section in sections) == document["required_bytes"]
+        for section in sections:
+            assert sum(part["bytes"] for part in section["parts"]) == section["bytes"]
+        assert [s["name"] for s in sections if s["name"] != "setup"] == ["head", "tail"]
+        tail = sections[-1]
+        assert tail["bytes"] == document["required_parts"]["tail_at_minimum"]
+        for plan in document["arenas"][0]["plans"]:
+            assert sum(section["bytes"] for section in plan["sections"]) == plan["declare_bytes"]
