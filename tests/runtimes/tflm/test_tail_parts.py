@@ -185,3 +185,32 @@ def test_report_documents_cover_the_number_to_declare(argument: str) -> None:
         assert tail["bytes"] == document["required_parts"]["tail_at_minimum"]
         for plan in document["arenas"][0]["plans"]:
             assert sum(section["bytes"] for section in plan["sections"]) == plan["declare_bytes"]
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize(
+    "name", ["resource_variables_mixed", "svdf_with_variable_state", "fully_connected_per_channel"]
+)
+def test_tail_parts_are_what_the_interpreter_prints_at_the_minimal_arena(
+    name: str, tmp_path: Path
+) -> None:
+    """Live, on the tflite-micro wheel: at kTensorArenaSize itself (where arena_sections are
+    taken, the tail's padding differs from a roomy arena's) the tail section and the parts of
+    every print_allocations() category are what the interpreter prints."""
+    pytest.importorskip("tflite_micro")
+    from arenalens.runtimes.tflm.probe import probe
+
+    data = tflm_synthetic.SYNTHETIC_MODELS[name]()
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(data)
+    budget = analyze(parse_model(data, name)).budget
+    real = probe(str(path), budget.required_bytes)
+    assert real.fits
+    head, *_, tail = budget.sections
+    assert (head.nbytes, tail.nbytes) == (real.head, real.tail)
+    breakdown = tail_breakdown(_prediction(data, TARGETS["host"].build).sequence, real.arena_size)
+    measured = {name: (c.used, c.count) for name, c in real.categories.items()}
+    assert _category_bytes(breakdown) == measured
+    assert {part.name: part.nbytes for part in breakdown.parts} == {
+        part.name: part.nbytes for part in tail.parts
+    }

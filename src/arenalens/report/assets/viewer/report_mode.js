@@ -18,7 +18,7 @@ import { MemoryMap, mapMaximum, reportHighlight } from "./memory_map.js";
 import { modeTabs } from "./modes.js";
 import { hasOverlaps } from "./overlap.js";
 import {
-  arenaSection, declareSymbol, hasSections, mapShowsWhole, sectionsEnd, shownSections, wholeArenaMarks,
+  arenaSection, declareSymbol, hasSections, hasSetup, mapShowsWhole, sectionsEnd, shownSections, wholeArenaMarks,
   wholeArenaPieces, wholeArenaTop,
 } from "./sections.js";
 import { currentArena, relatedToStep, requestRebuild, state, stepRange, update, views } from "./state.js";
@@ -99,7 +99,7 @@ function switchView(patch) {
 function legend() {
   return element("div", { class: "legend" }, [
     hasSections() ? legendKey("", cssColor("--ink"), "the number to declare") : null,
-    hasSections() ? legendKey("hatch", "#9aa1ab", "needed only while setup runs") : null,
+    hasSetup() ? legendKey("hatch", "#9aa1ab", "needed only while setup runs") : null,
     legendKey("", cssColor("--accent"), "arena size"),
     legendKey("dotted", cssColor("--bound"), "lower bound (bytes live at the busiest step)"),
     legendKey("dashed", cssColor("--budget"), hasSections()

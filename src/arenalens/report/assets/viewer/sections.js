@@ -204,6 +204,11 @@ export function pieceTooltip(prepared, piece) {
   return { title, rows };
 }
 
+/** @returns {boolean}  the report shown needs bytes only while setup runs (a "setup" section) */
+export function hasSetup() {
+  return reportDocument.reports[state.reportIndex].arena_sections.some((section) => section.name === "setup");
+}
+
 /** @returns {boolean}  the document has sections for the report shown */
 export function hasSections() {
   return reportDocument.reports[state.reportIndex].arena_sections.length > 0;
