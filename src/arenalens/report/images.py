@@ -1,6 +1,7 @@
 """Images: MemoryReport → PNG / SVG bytes of the memory map, lifetimes, live bytes, peak tensors.
 
-The only module that imports matplotlib, lazily (extra `images`). It never touches pyplot's global
+With `arena_image` (the whole arena drawn on the memory map), the only module that imports
+matplotlib, lazily (extra `images`). It never touches pyplot's global
 state: each chart is a `matplotlib.figure.Figure` drawn by the Agg or SVG backend, so charts can be
 rendered from threads and tests. Output is deterministic: PNGs carry no software or date metadata,
 SVGs no date, and SVG ids come from a fixed hash salt.
