@@ -41,6 +41,8 @@ TOP_OPERATORS = 3  # operators named by the `tail` finding
 TOP_LAYERS = 3  # layers named by a `tail-per-channel` finding
 # Above this many operators the rewritten model is not planned again (one more full analysis).
 REPLAN_MAX_OPERATORS = 2000
+# Variables checked one by one for an int8 state when not all of them take it.
+INT8_CHECKS = 16
 
 # TFLite's ActivationFunctionType values a producer can take as fused_activation_function.
 _FUSED_CODES = {"RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
@@ -288,22 +290,42 @@ def _convolution_finding(layers: Sequence[_Layer]) -> Finding:
 # Variables
 
 
-def _kernels_take_int8(
-    model: Model, build: Build, subgraph_index: int, tensor: Tensor, refused: int
-) -> bool:
-    """Whether every kernel that reads or writes the variable still accepts the model with it
-    stored as int8 (no more reasons to refuse it than the model has now)."""
-    narrow = replace(tensor, dtype=DTYPES_BY_NAME["INT8"])
+def _with_int8(model: Model, chosen: Sequence[tuple[int, Tensor]]) -> Model:
+    """The model with these (subgraph, tensor) stored as int8."""
+    narrow = DTYPES_BY_NAME["INT8"]
+    by_subgraph: dict[int, set[int]] = {}
+    for subgraph_index, tensor in chosen:
+        by_subgraph.setdefault(subgraph_index, set()).add(tensor.index)
     subgraphs = tuple(
         replace(
             subgraph,
-            tensors=tuple(narrow if t.index == tensor.index else t for t in subgraph.tensors),
+            tensors=tuple(
+                replace(t, dtype=narrow) if t.index in by_subgraph[subgraph.index] else t
+                for t in subgraph.tensors
+            ),
         )
-        if subgraph.index == subgraph_index
+        if subgraph.index in by_subgraph
         else subgraph
         for subgraph in model.subgraphs
     )
-    return len(support(replace(model, subgraphs=subgraphs), build).obstacles) <= refused
+    return replace(model, subgraphs=subgraphs)
+
+
+def _int8_states(
+    model: Model, build: Build, wide: Sequence[tuple[int, Tensor]]
+) -> list[tuple[int, Tensor]]:
+    """The variables whose kernels still accept the model with them stored as int8 (no more
+    reasons to refuse it than it has now): all at once when they do, else one by one, the
+    largest first, up to a bound (each check walks every kernel rule)."""
+    refused = len(support(model, build).obstacles)
+    if len(support(_with_int8(model, wide), build).obstacles) <= refused:
+        return list(wide)
+    largest = sorted(wide, key=lambda pair: (-tflm_tensor_bytes(pair[1]), pair[0], pair[1].index))
+    return [
+        pair
+        for pair in largest[:INT8_CHECKS]
+        if len(support(_with_int8(model, [pair]), build).obstacles) <= refused
+    ]
 
 
 def tail_variables(context: DiagnoseContext) -> Iterator[Finding]:
@@ -311,20 +333,18 @@ def tail_variables(context: DiagnoseContext) -> Iterator[Finding]:
     if (found := _tflm(context)) is None:
         return
     model, build = found
-    offline = model.offline_plan is not None
-    candidates: list[tuple[int, Tensor, str]] = []
-    refused = len(support(model, build).obstacles)
-    for subgraph in model.subgraphs:
-        for tensor in subgraph.tensors:
-            # An offline-planned variable lives in the head, not the tail; a state whose
-            # kernel refuses int8 (an int8 LSTM's int16 cell state) must stay as it is.
-            if (
-                tensor.is_variable
-                and not offline
-                and tensor.dtype.name in _SMALLER_TYPES
-                and _kernels_take_int8(model, build, subgraph.index, tensor, refused)
-            ):
-                candidates.append((subgraph.index, tensor, "variable tensor"))
+    # An offline-planned variable lives in the head, not the tail.
+    wide = [
+        (subgraph.index, tensor)
+        for subgraph in model.subgraphs
+        for tensor in subgraph.tensors
+        if tensor.is_variable and model.offline_plan is None and tensor.dtype.name in _SMALLER_TYPES
+    ]
+    # A state whose kernel refuses int8 (an int8 LSTM's int16 cell state) must stay as it is.
+    candidates: list[tuple[int, Tensor, str]] = [
+        (subgraph, tensor, "variable tensor")
+        for subgraph, tensor in (_int8_states(model, build, wide) if wide else [])
+    ]
     # A float resource variable: an int8 conversion of the whole model stores it as int8.
     for buffer in resource_variables(model).buffers.values():
         if buffer.tensor.dtype.name == "FLOAT32":
@@ -402,7 +422,12 @@ def foldable(model: Model) -> tuple[Fold, ...]:
 
 
 def _fold(subgraph: Subgraph, operator: Operator) -> Fold | None:
-    if len(operator.inputs) < 1 or len(operator.outputs) != 1 or operator.inputs[0] < 0:
+    if (
+        len(operator.inputs) < 1
+        or len(operator.outputs) != 1
+        or operator.inputs[0] < 0
+        or operator.outputs[0] < 0
+    ):
         return None
     middle = operator.inputs[0]
     producer_index = subgraph.producers.get(middle)
@@ -558,7 +583,7 @@ def _replanned_saving(
         rewritten = folded(model, folds)
         check_model(rewritten)
         after = analyze(rewritten, runtime="tflm", build=build, planner=analysis.planner).budget
-    except ArenalensError:
+    except (ArenalensError, ValueError):  # ValueError: a planner limit no arena size meets
         return None, None
     if not after.runs:
         return None, None
