@@ -7,7 +7,11 @@ allocator objects (recording vs plain), eval tensors and node structs (operator 
 TfLiteTensor copies of inputs and outputs and their quantization (count, int8, per-channel),
 scratch-request records and handles (ADD_N), a variable buffer, several subgraphs.
 
-    python -m tests.device_core      # re-measure every model on the probes (about 3 minutes)
+    python -m tests.device_core        # re-measure every model on the probes (about 3 minutes)
+    python -m tests.device_core --esp  # the same on the ESP probe (data/device_core_esp.json)
+
+On the ESP probes (esp-tflite-micro, RV32 ILP32 with int-sized enums, ../shared/tools/esp) one
+build is enough: these kernels are not ESP-NN's, so every ESP build compiles the same source.
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ from typing import Any
 from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, quantization
 from tests import tflm_synthetic
 from tests.conformance.targets import PROBES
+from tests.conformance.targets import TARGETS as PROBE_BUILDS
 
 CACHE = Path(__file__).resolve().parent / "data" / "device_core.json"
 # A reference build, a CMSIS-NN build without DSP, and one with MVE: the core must not depend on
 # the kernel library or the instruction set.
 TARGETS = ("cortex-m7-reference", "cortex-m3-cmsis-nn", "cortex-m55-cmsis-nn")
+ESP_CACHE = Path(__file__).resolve().parent / "data" / "device_core_esp.json"
+ESP_TARGETS = ("esp32s3-esp-nn",)
 FIELDS = ("head", "tail", "min_arena", "tail_plain", "min_arena_plain")
 INT8 = quantization(0.05, -3)
 
@@ -122,7 +129,8 @@ def measure(path: Path, target: str) -> dict[str, Any]:
     one. One `run.py --min-arena` bisection per allocator."""
     runs: dict[str, dict[str, Any]] = {}
     for allocator in ("recording", "plain"):
-        command = [sys.executable, str(PROBES / "run.py"), str(path), "--target", target]
+        runner = (PROBE_BUILDS[target].probes or PROBES) / "run.py"
+        command = [sys.executable, str(runner), str(path), "--target", target]
         completed = subprocess.run(
             [*command, "--min-arena", "--allocator", allocator, "--json"],
             capture_output=True,
@@ -133,7 +141,7 @@ def measure(path: Path, target: str) -> dict[str, Any]:
         try:
             found: dict[str, Any] = json.loads(completed.stdout)
         except json.JSONDecodeError:
-            raise RuntimeError(f"{PROBES / 'run.py'}: {completed.stderr.strip()[-300:]}") from None
+            raise RuntimeError(f"{runner}: {completed.stderr.strip()[-300:]}") from None
         if found.get("status") != "ok":
             raise RuntimeError(f"{path.name} on {target}: {found.get('detail', found)}")
         runs[allocator] = found
@@ -158,25 +166,36 @@ def cached() -> dict[str, dict[str, Any]]:
     return targets
 
 
-def main() -> int:
-    """Measure every model on every target and rewrite the cache."""
+def main(argv: list[str] | None = None) -> int:
+    """Measure every model on every target (or, with --esp, the ESP target) and rewrite the
+    cache."""
+    import argparse
     import tempfile
 
-    found: dict[str, dict[str, Any]] = {target: {} for target in TARGETS}
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--esp", action="store_true", help="measure on the ESP probe instead")
+    args = parser.parse_args(argv)
+    targets, cache = (ESP_TARGETS, ESP_CACHE) if args.esp else (TARGETS, CACHE)
+    tools = (
+        "ESP probe (../shared/tools/esp)"
+        if args.esp
+        else "Cortex-M probes (../shared/tools/cortex-m)"
+    )
+    remake = "python -m tests.device_core" + (" --esp" if args.esp else "")
+    found: dict[str, dict[str, Any]] = {target: {} for target in targets}
     with tempfile.TemporaryDirectory() as folder:
         for name, build in MODELS.items():
             path = Path(folder) / f"{name}.tflite"
             path.write_bytes(build())
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            for target in TARGETS:
+            for target in targets:
                 found[target][name] = {"sha256": digest, **measure(path, target)}
                 print(f"{target} {name}: {found[target][name]['min_arena_plain']}")
     document = {
-        "about": "Figures of tests/device_core.py's models on the Cortex-M probes "
-        "(../shared/tools/cortex-m). Remade by `python -m tests.device_core`.",
+        "about": f"Figures of tests/device_core.py's models on the {tools}. Remade by `{remake}`.",
         "targets": found,
     }
-    CACHE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    cache.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return 0
 
 

@@ -6,6 +6,11 @@ with the same probes) and the built-in examples (cached in tests/data/device_exa
 
     python -m tests.device_reference                     # rewrite the pinned outcomes
     python -m tests.device_reference --measure-examples  # re-measure the examples first (~5 min)
+    python -m tests.device_reference --measure-esp-examples  # the examples on the ESP probes
+
+The ESP probes (../shared/tools/esp: esp-tflite-micro with ESP-NN on every chip path and esp-nn
+release, and TFLM's reference kernels, on RV32) keep their examples in
+tests/data/device_examples_esp.json; the corpus on them is ../shared/models/reference-esp.json.
 
 The outcomes are pinned in tests/data/device_reference.json and
 tests/runtimes/tflm/test_device_reference.py fails when one changes, so the set of exact models can
@@ -26,11 +31,12 @@ from typing import Any
 
 from arenalens.examples import EXAMPLES, example_bytes
 from tests.conformance.predict import predict
-from tests.conformance.targets import TARGETS
+from tests.conformance.targets import ESP_TARGET_NAMES, TARGETS
 from tests.conftest import SHARED_MODELS
 
 REFERENCE = SHARED_MODELS / "reference-cortex-m.json"
 EXAMPLES_CACHE = Path(__file__).resolve().parent / "data" / "device_examples.json"
+ESP_EXAMPLES_CACHE = Path(__file__).resolve().parent / "data" / "device_examples_esp.json"
 EXPECTED = Path(__file__).resolve().parent / "data" / "device_reference.json"
 EXAMPLE_PREFIX = "example:"
 # The probe builds (tests/conformance/targets.py) the examples are measured on.
@@ -127,37 +133,61 @@ def expected() -> dict[str, dict[str, list[str]]]:
     return pinned
 
 
-def measure_examples() -> None:
-    """Measure every built-in example on every probe build; rewrite the examples cache."""
+@cache
+def esp_examples() -> dict[str, dict[str, Any]]:
+    """The built-in examples measured on the ESP probes: {target: {'example:NAME': figures}}."""
+    targets: dict[str, dict[str, Any]] = json.loads(ESP_EXAMPLES_CACHE.read_text())["targets"]
+    return targets
+
+
+def measure_examples(esp: bool = False) -> None:
+    """Measure every built-in example on every (Cortex-M or ESP) probe build; rewrite that
+    examples cache."""
     from tests.device_core import measure
 
-    found: dict[str, dict[str, Any]] = {target: {} for target in PROBE_TARGETS}
+    targets = ESP_TARGET_NAMES if esp else PROBE_TARGETS
+    found: dict[str, dict[str, Any]] = {target: {} for target in targets}
     with tempfile.TemporaryDirectory() as folder:
         for name in sorted(EXAMPLES):
             path = Path(folder) / f"{name}.tflite"
             path.write_bytes(example_bytes(name))
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            for target in PROBE_TARGETS:
+            for target in targets:
                 figures = measure(path, target)
                 found[target][EXAMPLE_PREFIX + name] = {"sha256": digest, **figures}
-                print(f"{target} {name}: {figures['min_arena_plain']}")
-    document = {
-        "about": "The built-in examples on the Cortex-M probes (../shared/tools/cortex-m), as "
-        "reference-cortex-m.json records the corpus. Remade by "
-        "`python -m tests.device_reference --measure-examples`.",
-        "targets": found,
-    }
-    EXAMPLES_CACHE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+                print(f"{target} {name}: {figures['min_arena_plain']}", flush=True)
+    if esp:
+        about = (
+            "The built-in examples on the ESP probes (../shared/tools/esp: esp-tflite-micro "
+            "v1.3.8 with ESP-NN per chip path and esp-nn release, TFLM reference kernels on "
+            "rv32-reference), head, tail, minimal arena with the recording allocator and the "
+            "plain one. Remade by `python -m tests.device_reference --measure-esp-examples`."
+        )
+    else:
+        about = (
+            "The built-in examples on the Cortex-M probes (../shared/tools/cortex-m), as "
+            "reference-cortex-m.json records the corpus. Remade by "
+            "`python -m tests.device_reference --measure-examples`."
+        )
+    cache_file = ESP_EXAMPLES_CACHE if esp else EXAMPLES_CACHE
+    cache_file.write_text(
+        json.dumps({"about": about, "targets": found}, indent=1, sort_keys=True) + "\n"
+    )
     examples.cache_clear()
+    esp_examples.cache_clear()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Rewrite the pinned outcomes (after re-measuring the examples when asked)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--measure-examples", action="store_true")
+    parser.add_argument("--measure-esp-examples", action="store_true")
     args = parser.parse_args(argv)
     if args.measure_examples:
         measure_examples()
+    if args.measure_esp_examples:
+        measure_examples(esp=True)
+        return 0
     if not corpus():
         print(f"no {REFERENCE}: the corpus outcomes cannot be pinned", file=sys.stderr)
         return 2

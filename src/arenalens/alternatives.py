@@ -102,7 +102,7 @@ def _required_bytes(
         if key not in by_offsets:
             try:
                 by_offsets[key] = rules.budget(
-                    analysis.model, problems, [plan, *rest], **rules.with_build(analysis.build)
+                    analysis.model, problems, [plan, *rest], analysis.runtime_build
                 )
             except ArenalensError:
                 by_offsets[key] = None  # a plan the runtime's setup cannot take

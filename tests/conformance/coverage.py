@@ -17,7 +17,7 @@ from tests.conformance.cases import all_cases
 from tests.conformance.compare import differences
 from tests.conformance.measure import load
 from tests.conformance.predict import predict
-from tests.conformance.targets import TARGETS
+from tests.conformance.targets import predicted_targets
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
@@ -39,7 +39,7 @@ Targets: `host` is the x86-64 `tflite_micro` wheel; `cortex-*` are TFLM built fo
 def results() -> dict[tuple[str, str], dict[str, list[str] | None]]:
     """(case id, target) → differences ([] exact), for every measured pair."""
     found: dict[tuple[str, str], dict[str, list[str] | None]] = {}
-    for name, target in TARGETS.items():
+    for name, target in predicted_targets().items():
         cached = load(name)["cases"]
         for case in all_cases():
             measured = cached.get(case.id)
@@ -54,7 +54,7 @@ def results() -> dict[tuple[str, str], dict[str, list[str] | None]]:
 def render() -> str:
     """The whole Markdown document."""
     outcome = results()
-    targets = [name for name in TARGETS if any(key[1] == name for key in outcome)]
+    targets = [name for name in predicted_targets() if any(key[1] == name for key in outcome)]
     cells: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
     for case in all_cases():
         for name in targets:

@@ -4,6 +4,7 @@
     python -m tests.conformance.measure --target cortex-m7-cmsis-nn   # every case, one probe
     python -m tests.conformance.measure --target all --family nn      # one family, every target
     python -m tests.conformance.measure --target host --stale         # only new or changed models
+    python -m tests.conformance.measure --target esp-ansi --variant-cases --stale  # an ESP build
 
 The minimal arena is the smallest arena_size from which every larger size works. Whether a size
 fits is monotone (every tail allocation rounds down from the array's end, so a larger array never
@@ -34,12 +35,19 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tests.conformance.cases import FAMILIES, Case, all_cases
-from tests.conformance.targets import PROBES, PROBES_REASON, TARGETS, Target
+from tests.conformance.targets import (
+    ESP_PROBES,
+    ESP_PROBES_REASON,
+    PROBES,
+    PROBES_REASON,
+    TARGETS,
+    Target,
+)
 
 DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
 ROOMY = 4 << 20
@@ -78,31 +86,65 @@ def minimum_size(
     fits: Callable[[int], bool],
     total: int,
     roomy: int,
-    guess: int | None = None,
+    guesses: Sequence[int] = (),
     *,
     scan_bytes: int = 0,
     tail_at: Callable[[int], int] | None = None,
 ) -> int:
     """Smallest size from which every larger one fits, by bisection: setup needs at least head +
-    tail less a little alignment slack, and at most what the roomy probe had. A `guess`
-    (arenalens' prediction) is tried first: when it fits and one byte less does not, the
-    bisection would end there too (two runs instead of a dozen). Then, when `scan_bytes`,
-    upwards until that many bytes of consecutive sizes fit (`_stable_above`)."""
-    if guess is not None and guess > 0 and fits(guess) and not fits(guess - 1):
-        found = guess
-    else:
-        found = _bisect_minimum(fits, total, roomy)
+    tail less a little alignment slack, and at most what the roomy probe had. `guesses` (arenalens'
+    prediction, or what a sibling build measured) are tried first: one that fits with one byte
+    less not fitting is where the bisection would end too (two runs instead of a dozen), and the
+    sizes they tried bracket the bisection otherwise. Then, when `scan_bytes`, upwards until that
+    many bytes of consecutive sizes fit (`_stable_above`)."""
+    found = _bisect_minimum(_Remembered(fits), total, roomy, guesses)
     if not scan_bytes or tail_at is None:
         return found
     return _stable_above(fits, found, scan_bytes, _residue_groups(tail_at, total))
 
 
-def _bisect_minimum(fits: Callable[[int], bool], total: int, roomy: int) -> int:
+class _Remembered:
+    """A fits() that runs each size once and knows the bracket its answers give (the largest
+    size that failed below the smallest that fitted), when they are consistent."""
+
+    def __init__(self, fits: Callable[[int], bool]) -> None:
+        self._fits = fits
+        self.seen: dict[int, bool] = {}
+
+    def __call__(self, size: int) -> bool:
+        if size not in self.seen:
+            self.seen[size] = self._fits(size)
+        return self.seen[size]
+
+    def bracket(self) -> tuple[int | None, int | None]:
+        """(largest failing size, smallest fitting size) seen, or None where none was."""
+        fitting = [size for size, ok in self.seen.items() if ok]
+        failing = [size for size, ok in self.seen.items() if not ok]
+        return (max(failing) if failing else None, min(fitting) if fitting else None)
+
+    def worth_trying(self, size: int) -> bool:
+        """False for a size the answers so far decide (monotone fitting)."""
+        failing, fitting = self.bracket()
+        return (failing is None or size > failing) and (fitting is None or size < fitting)
+
+
+def _bisect_minimum(fits: _Remembered, total: int, roomy: int, guesses: Sequence[int] = ()) -> int:
     """A size that fits with one byte less not fitting, bracketed around head + tail."""
+    for guess in guesses:
+        if guess > 0 and fits.worth_trying(guess) and fits(guess) and not fits(guess - 1):
+            return guess
+    failing, fitting = fits.bracket()
+    if failing is not None and fitting is not None and failing < fitting:
+        return _bisect(fits, failing, fitting)
     low = max(0, total - 64)
+    if fitting is not None and failing is None:
+        low = min(low, fitting - 1)
+        return _bisect(fits, 0, low) if fits(low) else _bisect(fits, low, fitting)
+    if failing is not None and fitting is None:
+        low = max(low, failing)
     if fits(low):
         return _bisect(fits, 0, low)
-    high = total + 256
+    high = max(total + 256, low + 1)
     while not fits(high):
         low, high = high, min(roomy, 2 * high)
     return _bisect(fits, low, high)
@@ -204,9 +246,9 @@ def _lost_allocation(found: dict[str, Any], roomy: dict[str, Any]) -> bool:
     return int(found.get("tail", 0)) <= int(roomy["tail"]) - 16
 
 
-def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
+def _run_probe(path: Path, target: Target, *arguments: str) -> dict[str, Any]:
     command = [
-        *(sys.executable, str(PROBES / "run.py"), str(path), "--target", target, "--json"),
+        *(sys.executable, str(_run_py(target)), str(path), "--target", target.name, "--json"),
         *("--timeout", str(PROBE_TIMEOUT_SECONDS)),
     ]
     completed = subprocess.run(
@@ -219,17 +261,35 @@ def _run_probe(path: Path, target: str, *arguments: str) -> dict[str, Any]:
     return result
 
 
+def _roomy_run(path: Path, target: Target, allocator: str) -> dict[str, Any]:
+    """One run at a roomy arena: the target's `roomy_arena` (then that is the bisection's upper
+    end), or the probe's default when the target has none or setup fails there."""
+    if target.roomy_arena is not None:
+        arena = str(target.roomy_arena)
+        found = _run_probe(path, target, "--arena", arena, "--allocator", allocator)
+        if found.get("status") == "ok":
+            return {**found, "load_arena": target.roomy_arena}
+    return _run_probe(path, target, "--allocator", allocator)
+
+
+def _run_py(target: Target) -> Path:
+    """The target's probe runner; SystemExit when the probes are missing (otherwise every case
+    would be cached as "does not load")."""
+    folder = target.probes or PROBES
+    if not (folder / "run.py").exists():
+        raise SystemExit(ESP_PROBES_REASON if folder == ESP_PROBES else PROBES_REASON)
+    return folder / "run.py"
+
+
 def measure_device(case: Case, target: Target) -> dict[str, Any]:
-    """A Cortex-M probe: recording allocator (head, tail, categories, minimal arena), then the
-    plain allocator (tail, minimal arena)."""
-    if not (PROBES / "run.py").exists():
-        # Otherwise every case would be cached as "does not load".
-        raise SystemExit(PROBES_REASON)
-    guesses = _predicted_minima(case, target)
+    """A probe under QEMU (Cortex-M or ESP): recording allocator (head, tail, categories, and
+    unless `target.recording_minimum` is off its minimal arena), then the plain allocator (tail,
+    minimal arena)."""
+    _run_py(target)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
         path.write_bytes(case.model())
-        recording = _run_probe(path, target.name, "--allocator", "recording")
+        recording = _roomy_run(path, target, "recording")
         if recording.get("status") != "ok":
             return {"loads": False, "error": str(recording.get("detail", recording))[-300:]}
         figures: dict[str, Any] = {
@@ -241,20 +301,17 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
                 for name, value in sorted(recording.get("categories", {}).items())
             },
         }
-        plain = _run_probe(path, target.name, "--allocator", "plain")
+        plain = _roomy_run(path, target, "plain")
         figures["tail_plain"] = plain.get("tail")
-        for allocator, suffix, run in (("recording", "", recording), ("plain", "_plain", plain)):
+        searches = [("recording", "", recording)] if target.recording_minimum else []
+        for allocator, suffix, run in [*searches, ("plain", "_plain", plain)]:
 
             def fits(size: int, allocator: str = allocator, run: dict[str, Any] = run) -> bool:
-                found = _run_probe(
-                    path, target.name, "--arena", str(size), "--allocator", allocator
-                )
+                found = _run_probe(path, target, "--arena", str(size), "--allocator", allocator)
                 return found.get("status") == "ok" and not _lost_allocation(found, run)
 
             def tail_at(size: int, allocator: str = allocator) -> int:
-                found = _run_probe(
-                    path, target.name, "--arena", str(size), "--allocator", allocator
-                )
+                found = _run_probe(path, target, "--arena", str(size), "--allocator", allocator)
                 return int(found.get("tail") or 0)
 
             total = int(run["head"]) + int(run["tail"])
@@ -262,17 +319,55 @@ def measure_device(case: Case, target: Target) -> dict[str, Any]:
                 fits,
                 total,
                 int(run["load_arena"]),
-                guesses.get(f"min_arena{suffix}"),
+                _guesses(case, target, figures, suffix),
                 scan_bytes=case.scan_bytes,
                 tail_at=tail_at,
             )
     return figures
 
 
+def _guesses(case: Case, target: Target, figures: dict[str, Any], suffix: str) -> list[int]:
+    """Likely minimal arenas for one allocator (starting points for the measurement only; a
+    wrong one costs a run or two): arenalens' prediction where it predicts the target; the setup
+    overhead a sibling probe build measured for the same case, on this build's head and tail;
+    for the plain allocator, the recording minimum less the tail difference, give or take the
+    8 bytes its alignment moves; else head + tail and the overheads most cases measure."""
+    head = int(figures["head"])
+    tail = int(figures["tail" + suffix])
+    found: list[int] = []
+    predicted = _predicted_minima(case, target).get(f"min_arena{suffix}")
+    if predicted is not None:
+        found.append(predicted)
+    for name, sibling in TARGETS.items():
+        if name == target.name or sibling.probes != target.probes:
+            continue
+        other = load_case(name, case)
+        if other is not None and other.get("loads") and f"min_arena{suffix}" in other:
+            overhead = other[f"min_arena{suffix}"] - other["head"] - other["tail" + suffix]
+            found.append(head + tail + overhead)
+    if suffix and "min_arena" in figures:
+        shift = figures["min_arena"] - (int(figures["tail"]) - tail)
+        found += [shift - 8, shift + 8]
+    # The setup overheads most cases measure (the ESP probes: -8 recording, 0 plain).
+    found += [head + tail + overhead for overhead in ((0, 4, -8, -4) if suffix else (-8, -4, 0, 8))]
+    return list(dict.fromkeys(found))
+
+
+def load_case(target: str, case: Case) -> dict[str, Any] | None:
+    """One case's cached figures on a target, when they are of the current model."""
+    path = data_path(target, case.family)
+    if not path.exists():
+        return None
+    entry: dict[str, Any] | None = json.loads(path.read_text())["cases"].get(case.id)
+    return entry if entry is not None and entry.get("sha256") == case.sha256() else None
+
+
 def _predicted_minima(case: Case, target: Target) -> dict[str, int]:
     """arenalens' minimal arenas for the case (a starting point for the measurement only)."""
     from tests.conformance.predict import predict
 
+    if target.build is None:
+        return {}
     try:
         predicted = predict(case.model(), target)
     except Exception:  # a guess is optional: measure without it (the tests show the error)
@@ -298,16 +393,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", action="append", choices=FAMILIES)
     parser.add_argument("--case", action="append", help="case id (repeatable)")
     parser.add_argument("--stale", action="store_true", help="only cases new or changed")
+    parser.add_argument(
+        "--variant-cases",
+        action="store_true",
+        help="on an ESP build, only the cases tests/conformance/esp_variants.py selects for it",
+    )
     args = parser.parse_args(argv)
     targets = list(TARGETS) if args.target == "all" else [args.target]
-    cases = [
-        case
-        for case in all_cases()
-        if (not args.case or case.id in args.case)
-        and (not args.family or case.family in args.family)
-    ]
     for name in targets:
         target = TARGETS[name]
+        selected = _selected_ids(name) if args.variant_cases else None
+        cases = [
+            case
+            for case in all_cases()
+            if (not args.case or case.id in args.case)
+            and (not args.family or case.family in args.family)
+            and (selected is None or case.id in selected)
+        ]
         for number, case in enumerate(cases, 1):
             path = data_path(name, case.family)
             family = json.loads(path.read_text())["cases"] if path.exists() else {}
@@ -318,6 +420,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} {number}/{len(cases)} {case.id}: {family[case.id]}")
             save(name, case.family, family)
     return 0
+
+
+def _selected_ids(target: str) -> set[str] | None:
+    """The case ids an ESP build measures (None: every case, for the other targets)."""
+    from tests.conformance.esp_variants import variant_cases
+    from tests.conformance.targets import ESP_TARGET_NAMES
+
+    if target not in ESP_TARGET_NAMES:
+        return None
+    return {case.id for case in variant_cases(target)}
 
 
 if __name__ == "__main__":

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import predict_setup
-from arenalens.runtimes.tflm.build import Build
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import parse_model
 from tests.conformance.targets import Target
@@ -16,10 +16,10 @@ from tests.conformance.targets import Target
 def predict(data: bytes, target: Target) -> dict[str, Any]:
     """Model bytes + target → {loads, head, tail, categories, min_arena[, *_plain]}."""
     model = parse_model(data, "case")
-    found = support(model, target.build)
+    found = support(model, target.predicted)
     if not found.sets_up:
         return {"loads": False, "reasons": [o.text() for o in found.obstacles]}
-    result: dict[str, Any] = {"loads": True, **_figures(data, target.build)}
+    result: dict[str, Any] = {"loads": True, **_figures(data, target.predicted)}
     if target.device:
         plain = _figures(data, target.plain)
         result["tail_plain"] = plain["tail"]

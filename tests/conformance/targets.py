@@ -4,6 +4,10 @@
 * `cortex-*`: real TFLM for Cortex-M under QEMU (the probes in ../shared/tools/cortex-m,
   run through their `run.py`), measured with the recording allocator (head, tail, categories,
   minimal arena) and the plain allocator firmware uses (tail, minimal arena).
+* `esp*`, `rv32-reference`: esp-tflite-micro v1.3.8 (TFLM with Espressif's ESP-NN kernels) built
+  for RV32 ILP32, the struct layout of the ESP32 family, under `qemu-system-riscv32` (the probes
+  in ../shared/tools/esp, same `run.py` interface), measured as the Cortex-M probes are. Which
+  cases each ESP variant measures: `tests/conformance/esp_variants.py`.
 """
 
 from __future__ import annotations
@@ -12,13 +16,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenalens.runtimes.tflm.build import HOST, Build, device_build
+from arenalens.builds.build import HOST, Build, device_build
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBES = Path(
     os.environ.get("ARENALENS_CORTEX_M_PROBES", REPO_ROOT.parent / "shared" / "tools" / "cortex-m")
 )
 PROBES_REASON = f"Cortex-M probes not found at {PROBES} (set ARENALENS_CORTEX_M_PROBES)"
+ESP_PROBES = Path(
+    os.environ.get("ARENALENS_ESP_PROBES", REPO_ROOT.parent / "shared" / "tools" / "esp")
+)
+ESP_PROBES_REASON = f"ESP probes not found at {ESP_PROBES} (set ARENALENS_ESP_PROBES)"
+ESP_ROOMY_ARENA = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -26,19 +35,62 @@ class Target:
     """One measured build."""
 
     name: str
-    build: Build  # the recording-allocator build (what the measurement prints categories for)
+    # The recording-allocator build (what the measurement prints categories for); None for a
+    # target that is measured but not yet predicted (its cached figures wait for its rules).
+    build: Build | None
     device: bool
+    # The folder of the probe's run.py (None: the host wheel, measured in-process).
+    probes: Path | None = None
+    # Whether the recording allocator's minimal arena is measured too (the plain one always is).
+    # Not on the ESP probes: QEMU time is the cost there, and firmware runs the plain allocator;
+    # the recording run still gives head, tail and every category.
+    recording_minimum: bool = True
+    # The arena of the roomy runs (None: the probe's default, its whole RAM less the model). The
+    # ESP probes take about four times as long at 192 MiB as at a few MiB (QEMU touches the
+    # memory), and a conformance case needs well under 4 MiB; a multiple of 16, as the default.
+    roomy_arena: int | None = None
+
+    @property
+    def predicted(self) -> Build:
+        """The build arenalens predicts this target with (ValueError when it has none yet)."""
+        if self.build is None:
+            raise ValueError(f"arenalens does not predict {self.name} yet")
+        return self.build
 
     @property
     def plain(self) -> Build:
         """The same build with firmware's plain MicroAllocator."""
-        return self.build.with_recording(False)
+        return self.predicted.with_recording(False)
+
+    @property
+    def qemu(self) -> str:
+        """The QEMU binary the target's probes run under."""
+        return "qemu-system-riscv32" if self.probes == ESP_PROBES else "qemu-system-arm"
 
 
 def _device(name: str) -> Target:
     cpu, kernels = name.split("-", 2)[:2], name.split("-", 2)[2]
-    return Target(name, device_build("-".join(cpu), kernels, recording=True), True)
+    return Target(name, device_build("-".join(cpu), kernels, recording=True), True, PROBES)
 
+
+def _esp(name: str) -> Target:
+    return Target(
+        name, None, True, ESP_PROBES, recording_minimum=False, roomy_arena=ESP_ROOMY_ARENA
+    )
+
+
+# The ESP probes (../shared/tools/esp/README.md): esp-tflite-micro v1.3.8 with esp-nn 1.2.3 on
+# the ESP32-S3 path, the generic optimised path (ESP32, S2, C3, C6), ANSI C and the ESP32-P4
+# path; the S3 with esp-nn v1.2.0 and v1.1.2; and TFLM's reference kernels on the same core.
+ESP_TARGET_NAMES = (
+    "esp32s3-esp-nn",
+    "esp-generic-opt",
+    "esp-ansi",
+    "esp32p4-esp-nn",
+    "esp32s3-esp-nn@v1.2.0",
+    "esp32s3-esp-nn@v1.1.2",
+    "rv32-reference",
+)
 
 TARGETS: dict[str, Target] = {
     "host": Target("host", HOST, False),
@@ -52,4 +104,10 @@ TARGETS: dict[str, Target] = {
             "cortex-m55-cmsis-nn",
         )
     },
+    **{name: _esp(name) for name in ESP_TARGET_NAMES},
 }
+
+
+def predicted_targets() -> dict[str, Target]:
+    """The targets arenalens predicts (the ones the coverage table and tests compare)."""
+    return {name: target for name, target in TARGETS.items() if target.build is not None}

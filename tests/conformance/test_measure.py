@@ -3,6 +3,7 @@ whose unchecked Init allocation lets setup succeed in a band below it (ELU int16
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tests.conformance.measure import _lost_allocation, minimum_size
@@ -43,3 +44,35 @@ def test_the_minimal_arena_is_above_the_band_where_setup_lost_its_op_data() -> N
     assert minimum_size(_fits, 772, 1 << 20) == 780
     # Without the check, a bisection can stop inside the band.
     assert minimum_size(lambda n: _probe_elu_int16(n)["status"] == "ok", 600, 1 << 20) == 512
+
+
+def _counting(minimum: int) -> tuple[list[int], Callable[[int], bool]]:
+    runs: list[int] = []
+
+    def fits(size: int) -> bool:
+        runs.append(size)
+        return size >= minimum
+
+    return runs, fits
+
+
+def test_a_right_guess_costs_two_runs() -> None:
+    runs, fits = _counting(1196)
+    assert minimum_size(fits, 1192, 1 << 20, [1196]) == 1196
+    assert runs == [1196, 1195]
+
+
+def test_wrong_guesses_still_give_the_minimum_and_bracket_the_bisection() -> None:
+    for minimum in (1100, 1180, 1190, 1196, 1300, 5000):
+        runs, fits = _counting(minimum)
+        found = minimum_size(fits, 1192, 1 << 20, [1192, 1184, 1180, 1188])
+        assert found == minimum, (minimum, runs)
+        assert len(runs) == len(set(runs)), "a size is run once"
+    # A guess the earlier answers decide is not run: 1184 after 1192 failed.
+    runs, fits = _counting(1196)
+    minimum_size(fits, 1192, 1 << 20, [1192, 1184])
+    assert 1184 not in runs
+
+
+def test_guesses_do_not_hide_the_band_where_setup_lost_its_op_data() -> None:
+    assert minimum_size(_fits, 600, 1 << 20, [512, 584, 600]) == 780

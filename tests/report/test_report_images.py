@@ -149,3 +149,21 @@ def test_a_small_head_is_drawn_zoomed_under_the_whole_arena_strip() -> None:
     text = _svg_text(render_image(report, "memory_map", image_format="svg"))
     assert [section.name for section in report.sections] == ["head", "setup", "tail"]
     assert "tail " in text and "tail: " not in text
+
+
+def test_labels_escape_what_the_font_cannot_draw() -> None:
+    from arenalens.report.image_style import plain
+
+    assert plain("conv\t1\x1b[31m\u202e$") == "conv\\x091\\x1b[31m\\u202e\\$"
+    assert plain("line one\nline two") == "line one\nline two"  # a label's own lines stay
+
+
+def test_hostile_names_draw_without_a_missing_glyph(recwarn: pytest.WarningsRecorder) -> None:
+    from fuzz.hostile import HOSTILE_NAMES
+
+    from arenalens.pipeline import analyze
+    from tests.test_robustness import hostile_named_model
+
+    for name in HOSTILE_NAMES[4:7]:  # control characters, a bidi override, mathtext
+        render_images(build_report(analyze(hostile_named_model(name))))
+    assert [str(w.message) for w in recwarn] == []

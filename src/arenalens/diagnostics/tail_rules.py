@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from arenalens.builds.build import Build
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
@@ -29,10 +30,10 @@ from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, chec
 from arenalens.planning.problem import align_up
 from arenalens.runtimes.sections import ArenaSection
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import Build
 from arenalens.runtimes.tflm.kernels.base import Persistent
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import layout_for, setups_with_resources
+from arenalens.runtimes.tflm.setup import setups_with_resources
+from arenalens.runtimes.tflm.setup_layout import layout_for
 from arenalens.runtimes.tflm.support import support
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 from arenalens.units import format_bytes_exact

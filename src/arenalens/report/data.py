@@ -15,6 +15,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.report.labels import (
     declared_qualifier,
@@ -24,7 +25,6 @@ from arenalens.report.labels import (
     shape_label,
 )
 from arenalens.runtimes.sections import ArenaSection, sections_json, with_section_resized
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_short
 
 REPORT_SCHEMA_VERSION = 2

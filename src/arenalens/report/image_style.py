@@ -1,12 +1,17 @@
 """Image style: the colours, byte units and text escaping every chart image shares.
 
-Plain data and string helpers, no matplotlib: `images` (the charts) and `arena_image` (the whole
-arena's sections drawn on them) read them.
+Plain data and string helpers: `images` (the charts) and `arena_image` (the whole arena's sections
+drawn on them) read them. Only `plain` asks matplotlib (which glyphs the charts' font has), lazily,
+when a chart is being drawn.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
+from functools import cache
+
+CHART_FONT = "DejaVu Sans"  # ships with matplotlib: the same glyphs on every machine
 
 # A muted qualitative palette (Tableau 10, lightened a touch) so labels stay readable on fills.
 PALETTE = (
@@ -70,9 +75,39 @@ def byte_unit(largest: float) -> ByteUnit:
 
 
 def plain(text: str) -> str:
-    """Model text → text matplotlib draws literally (no mathtext between '$' signs)."""
+    """Model text → text matplotlib draws literally: no mathtext between '$' signs, and every
+    character the chart's font cannot draw (control and format characters, emoji) written as
+    its escape ('\\x09', '\\u202e', '\\U0001f600'), so a label shows what the name holds."""
+    drawable = _drawable_codepoints()
+    written = "".join(
+        character
+        if character == "\n"  # the lines a label is made of; names never reach here raw
+        or (ord(character) in drawable and not unicodedata.category(character).startswith("C"))
+        else _escape(character)
+        for character in text
+    )
     # Backslashes are literal outside mathtext; an escaped '$' keeps mathtext off.
-    return text.replace("$", r"\$")
+    return written.replace("$", r"\$")
+
+
+def _escape(character: str) -> str:
+    """One character as Python writes its escape."""
+    code = ord(character)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+@cache
+def _drawable_codepoints() -> frozenset[int]:
+    """Every code point the charts' font (DejaVu Sans, shipped with matplotlib) has a glyph for.
+    Only called while drawing, so matplotlib (the `images` extra) is there."""
+    from matplotlib import font_manager, ft2font  # noqa: PLC0415 - optional extra
+
+    path = font_manager.findfont(
+        font_manager.FontProperties(family=CHART_FONT), fallback_to_default=False
+    )
+    return frozenset(ft2font.FT2Font(path).get_charmap())
 
 
 def fit_label(label: str, limit: int) -> str:

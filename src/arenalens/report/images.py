@@ -34,6 +34,7 @@ from arenalens.report.image_style import (
     ARENA_COLOR,
     BOUND_COLOR,
     BUDGET_COLOR,
+    CHART_FONT,
     INK,
     MUTED,
     PALETTE,
@@ -125,7 +126,7 @@ def _matplotlib_settings() -> Iterator[None]:
     settings = {
         "svg.hashsalt": SVG_HASH_SALT,
         "svg.fonttype": "none",  # text stays text: searchable, small, selectable
-        "font.family": "DejaVu Sans",
+        "font.family": CHART_FONT,
         "font.size": 9,
         "axes.titlesize": 11,
         "axes.titleweight": "bold",

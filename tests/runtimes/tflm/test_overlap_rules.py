@@ -13,41 +13,37 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from arenalens.builds.build import HOST, REFERENCE, KernelLibrary
 from arenalens.examples.layers import Int8Network
 from arenalens.optimization import prove_outputs
 from arenalens.runtimes.tflm.access_order import Trace, distance_of
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, RULES, KernelLibrary
-from arenalens.runtimes.tflm.build import HOST
-from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.kernels.base import AccessByPath, AccessOrder, KernelContext, NoOverlap
+from arenalens.runtimes.tflm.kernels.registry import LIBRARIES, REGISTERED, library_rule
 from arenalens.runtimes.tflm.overlap import overlap_distance
 from tests import overlap_cases as cases
-
-# Every kernel the tflite_micro wheel registers (python_ops_resolver.cc), by opcode.
-# A word list reads better than 120 quoted names, one per line after formatting.
-WHEEL_KERNELS = """
-ABS ADD ADD_N ARG_MAX ARG_MIN ASSIGN_VARIABLE AVERAGE_POOL_2D BATCH_MATMUL BATCH_TO_SPACE_ND
-BROADCAST_ARGS BROADCAST_TO CALL_ONCE CAST CEIL CONCATENATION CONV_2D COS CUMSUM
-DEPTH_TO_SPACE DEPTHWISE_CONV_2D DEQUANTIZE DIV DYNAMIC_UPDATE_SLICE ELU EMBEDDING_LOOKUP
-EQUAL EXP EXPAND_DIMS FILL FLOOR FLOOR_DIV FLOOR_MOD FULLY_CONNECTED GATHER GATHER_ND GREATER
-GREATER_EQUAL HARD_SWISH IF L2_NORMALIZATION L2_POOL_2D LEAKY_RELU LESS LESS_EQUAL LOG
-LOG_SOFTMAX LOGICAL_AND LOGICAL_NOT LOGICAL_OR LOGISTIC MAX_POOL_2D MAXIMUM MEAN MINIMUM
-MIRROR_PAD MUL NEG NOT_EQUAL PACK PAD PADV2 PRELU QUANTIZE READ_VARIABLE REDUCE_ALL
-REDUCE_MAX REDUCE_MIN RELU RELU6 RESHAPE RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR REVERSE_V2
-ROUND RSQRT SELECT_V2 SHAPE SIN SLICE SOFTMAX SPACE_TO_BATCH_ND SPACE_TO_DEPTH SPLIT SPLIT_V
-SQRT SQUARE SQUARED_DIFFERENCE SQUEEZE STRIDED_SLICE SUB SUM SVDF TANH TRANSPOSE
-TRANSPOSE_CONV UNIDIRECTIONAL_SEQUENCE_LSTM UNPACK VAR_HANDLE WHILE ZEROS_LIKE CUSTOM:ethos-u
-CUSTOM:TFLite_Detection_PostProcess CUSTOM:SignalWindow CUSTOM:SignalRfft CUSTOM:SignalIrfft
-CUSTOM:SignalEnergy CUSTOM:SignalFilterBank CUSTOM:SignalFilterBankLog
-CUSTOM:SignalFilterBankSquareRoot CUSTOM:SignalFilterBankSpectralSubtraction
-CUSTOM:SignalPCAN CUSTOM:SignalFftAutoScale CUSTOM:SignalFramer CUSTOM:SignalOverlapAdd
-CUSTOM:SignalStacker CUSTOM:SignalDelay
-""".split()  # noqa: SIM905
+from tests.conformance.cases import case_by_id
 
 
-def test_every_wheel_kernel_has_a_rule_or_an_explicit_none() -> None:
-    missing = [k for k in WHEEL_KERNELS if k not in RULES and k not in NO_OVERLAP]
-    assert not missing
-    assert not set(RULES) & set(NO_OVERLAP)
+def _libraries() -> list[str]:
+    return [REFERENCE, *LIBRARIES]
+
+
+@pytest.mark.parametrize("library", _libraries())
+def test_every_registered_kernel_says_how_its_output_may_overlap(library: str) -> None:
+    # Generated from the registry: every kernel a build registers, with the rule that build uses.
+    for opcode in sorted(REGISTERED):
+        rule = library_rule(opcode, library)
+        assert rule is not None, opcode
+        access = rule.access
+        assert isinstance(access, AccessOrder | NoOverlap | AccessByPath), opcode
+        if isinstance(access, NoOverlap):
+            assert access.reason.strip(), opcode
+        if isinstance(access, AccessOrder):
+            assert access.pattern and access.source, opcode
+
+
+def test_the_overlap_libraries_are_the_registry_libraries() -> None:
+    assert sorted(KernelLibrary) == sorted(_libraries())
 
 
 def _distance(data: bytes, *, slot: int = 0, library: KernelLibrary = KernelLibrary.REFERENCE):
@@ -121,6 +117,10 @@ def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
     # Float kernels are the reference ones in a CMSIS-NN build.
     float_conv = cases.float_conv(kernel=3, stride=1)
     assert _distance(float_conv, library=KernelLibrary.CMSIS_NN) == _distance(float_conv)
+    # PADV2 runs arm_pad_s8 for int8 as PAD does: not traced, so no overlap under CMSIS-NN.
+    padv2 = case_by_id("PADV2.INT8.constant").model()
+    assert _distance(padv2).distance == 176
+    assert _distance(padv2, library=KernelLibrary.CMSIS_NN).distance is None
 
 
 # (id, model, input slot, one element less must break the outputs)

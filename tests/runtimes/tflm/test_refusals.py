@@ -56,6 +56,6 @@ def test_refusal_matches_what_the_device_printed(case_id: str) -> None:
     assert re.search(r"\.cc:\d+ ", printed), printed
     without_line = re.sub(r"(\.cc):\d+ ", r"\1 ", printed)
     case = next(case for case in all_cases() if case.id == case_id)
-    found = support(parse_model(case.model(), "case"), TARGETS[TARGET].build)
+    found = support(parse_model(case.model(), "case"), TARGETS[TARGET].predicted)
     reason = found.obstacles[0].reason
     assert reason.endswith(without_line), (reason, printed)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from arenalens.builds.build import Build
 from arenalens.cli.common import load_model_argument
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.pipeline import analyze
@@ -22,8 +23,7 @@ from arenalens.report.data import report_document
 from arenalens.runtimes.sections import ArenaSection
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import predict_setup
-from arenalens.runtimes.tflm.build import Build
-from arenalens.runtimes.tflm.setup import Action
+from arenalens.runtimes.tflm.setup_replay import Action
 from arenalens.runtimes.tflm.tail_parts import (
     IO_POINTERS,
     KERNEL_BUFFERS,

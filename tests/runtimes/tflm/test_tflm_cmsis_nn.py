@@ -8,8 +8,11 @@ from collections.abc import Callable
 
 import pytest
 
-from arenalens.runtimes.tflm.abi import ILP32
-from arenalens.runtimes.tflm.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
+from arenalens.builds.abi import ILP32
+from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
+from arenalens.runtimes.tflm.kernels import conv as reference_conv
+from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
+from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Estimate,
@@ -134,16 +137,16 @@ def test_path_only_buffers() -> None:
 def test_struct_sizes_match_the_probes_compiler() -> None:
     # arm-none-eabi-g++ 12.2 -mcpu=cortex-m7 (short enums), sizeof of each struct.
     expected = {
-        conv.CONV_PARAMS: 28,
-        conv.TRANSPOSE_CONV_PARAMS: 16,
+        reference_conv.CONV_PARAMS: 28,
+        reference_conv.TRANSPOSE_CONV_PARAMS: 16,
         conv.CMSIS_OP_DATA_CONV: 60,
         conv.CMSIS_OP_DATA_TRANSPOSE_CONV: 76,
-        fully_connected.FULLY_CONNECTED_PARAMS: 5,
+        reference_fully_connected.FULLY_CONNECTED_PARAMS: 5,
         fully_connected.CMSIS_OP_DATA_FULLY_CONNECTED: 72,
         fully_connected.CMSIS_OP_DATA_BATCH_MATMUL: 36,
-        recurrent.SVDF_PARAMS: 8,
+        reference_recurrent.SVDF_PARAMS: 8,
         recurrent.CMSIS_OP_DATA_SVDF: 40,
-        recurrent.OP_DATA_LSTM: 688,
+        reference_recurrent.OP_DATA_LSTM: 688,
         recurrent.CMSIS_OP_DATA_LSTM: 912,
         cmsis_softmax.CMSIS_SOFTMAX_OP_DATA: 64,
     }
@@ -167,6 +170,7 @@ def test_cmsis_builds_use_cmsis_rules_and_reference_ones_for_the_rest() -> None:
     mul = rule_for("MUL", build)
     assert mul is not None and mul.source.startswith("cmsis_nn/mul.cc")
     assert mul.prepare is REFERENCE_KERNELS["MUL"].prepare
+    assert mul.reference is REFERENCE_KERNELS["MUL"] and cmsis_conv.reference is not None
     assert rule_for("CONV_2D", device_build("cortex-m7")) is REFERENCE_KERNELS["CONV_2D"]
 
 

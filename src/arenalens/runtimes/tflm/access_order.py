@@ -13,20 +13,25 @@ computed here from a *trace*: the kernel's work as events in time order, each wr
 bytes and reading some input bytes before the write (one output element per event), or in any
 order during the event (a `memcpy` chunk, whose own source and destination must then not meet).
 The shapes of trace the kernels need (sliding windows, broadcast elementwise, padding, transposes
-and copies) are built here; which kernel walks which way is `access_rules` (reference kernels)
-and `access_rules_cmsis` (CMSIS-NN).
+and copies) are built here, with the distances of the patterns many kernels share (`same_index`,
+`broadcast`); which kernel walks which way is its rule's `access` (`kernels.base.AccessOrder`),
+in its family module (`kernels/conv.py`, ...), and a library's own order on its variant rule
+(`kernels/cmsis_nn/`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
+from arenalens.runtimes.tflm.kernels.common import padding
 
 Int64Array = npt.NDArray[np.int64]
 # A sentinel above every byte offset: "reads nothing of this input".
@@ -91,17 +96,6 @@ class Window:
     same_padding: bool
 
 
-def padding(in_size: int, filter_size: int, stride: int, dilation: int, same: bool) -> int:
-    """TFLM's ComputePaddingHeightWidth for one axis: the leading padding."""
-    effective = (filter_size - 1) * dilation + 1
-    if same:
-        out_size = (in_size + stride - 1) // stride
-    else:
-        out_size = (in_size + stride - effective) // stride
-    total = (out_size - 1) * stride + effective - in_size
-    return max(total, 0) // 2
-
-
 def _first_valid(origins: Int64Array, size: int, taps: int, dilation: int) -> Int64Array:
     """Per window origin, the first input index the window reads inside [0, size), or -1."""
     first_tap = np.where(origins >= 0, 0, (-origins + dilation - 1) // dilation)
@@ -121,10 +115,14 @@ def window_lowest_reads(
         window.filter_height,
         window.stride_height,
         window.dilation_height,
-        window.same_padding,
+        same=window.same_padding,
     )
     pad_w = padding(
-        in_w, window.filter_width, window.stride_width, window.dilation_width, window.same_padding
+        in_w,
+        window.filter_width,
+        window.stride_width,
+        window.dilation_width,
+        same=window.same_padding,
     )
     rows = _first_valid(
         np.arange(out_h, dtype=np.int64) * window.stride_height - pad_h,
@@ -316,3 +314,102 @@ def copies_trace(
 
 def element_bytes(tensor: Tensor) -> int:
     return tensor.dtype.element_bytes or 1
+
+
+# ---------------------------------------------------------------------------------------------
+# From an operator to its trace: what every kernel's distance function starts with
+
+
+def options_of(view: KernelContext) -> Mapping[str, Any]:
+    """The operator's builtin options."""
+    return view.operator.options
+
+
+def window_of(view: KernelContext, filter_height: int, filter_width: int) -> Window:
+    """The operator's window: strides, dilations and padding from its options."""
+    options = options_of(view)
+    return Window(
+        filter_height=filter_height,
+        filter_width=filter_width,
+        stride_height=int(options.get("stride_h", 1) or 1),
+        stride_width=int(options.get("stride_w", 1) or 1),
+        dilation_height=int(options.get("dilation_hfactor", 1) or 1),
+        dilation_width=int(options.get("dilation_wfactor", 1) or 1),
+        same_padding=int(options.get("padding", 0)) == 0,  # Padding.SAME = 0, VALID = 1
+    )
+
+
+def checked(trace: Trace | None, input_nbytes: int) -> int | None:
+    """A trace (None: the shapes do not fit it) → its distance."""
+    return None if trace is None else distance_of(trace, input_nbytes)
+
+
+def too_large(*tensors: Tensor | None) -> bool:
+    """True when a tensor is absent or too large to trace."""
+    return any(t is None or t.element_count > MAX_TRACE_EVENTS for t in tensors)
+
+
+def int_constants(view: KernelContext, slot: int) -> tuple[int, ...] | None:
+    """Values of a constant INT32 / INT64 input (shape, axis, paddings), or None."""
+    tensor = view.input(slot)
+    if tensor is None or not tensor.has_data or tensor.dtype.name not in ("INT32", "INT64"):
+        return None
+    raw = view.model.buffer_bytes(tensor.buffer)
+    dtype = "<i4" if tensor.dtype.name == "INT32" else "<i8"
+    if len(raw) != tensor.nbytes:
+        return None
+    return tuple(int(v) for v in np.frombuffer(raw, dtype=dtype))
+
+
+def broadcast_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    """Output elements in order, each reading its inputs at its broadcast index."""
+    target = view.output(output)
+    sources = [view.input(slot) for slot in sorted(slots)]
+    if target is None or any(s is None for s in sources) or too_large(target, *sources):
+        return None
+    first = sources[0]
+    assert first is not None
+    shapes = [s.shape for s in sources if s is not None]
+    trace = broadcast_trace(shapes, element_bytes(first), target.shape, element_bytes(target))
+    return checked(trace, first.nbytes)
+
+
+def same_index_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    """out[i] = f(in[i]) over as many elements in as out."""
+    source, target = view.input(min(slots)), view.output(output)
+    if source is None or target is None or too_large(source, target):
+        return None
+    if source.element_count != target.element_count:
+        return None
+    trace = broadcast_trace(
+        [(source.element_count,)],
+        element_bytes(source),
+        (target.element_count,),
+        element_bytes(target),
+    )
+    return checked(trace, source.nbytes)
+
+
+SAME_INDEX = "same index: out[i] = f(in[i])"
+BROADCAST = "same index, with broadcast"
+_BROADCAST_LOOPS = "reference/broadcast_loop.h BroadcastBinaryOpSimple; flat ElementWise loops"
+SOFTMAX_ROWS = "softmax rows: a row read whole, then out[i] = f(in[i])"
+SOFTMAX_LOOPS = "reference/softmax.h, log_softmax.h"
+
+
+def same_index(source: str) -> AccessOrder:
+    """A unary kernel's order (activations, quantize, cast, math functions): one flat loop over
+    input and output together, reading each element before writing it."""
+    return AccessOrder(SAME_INDEX, source, (0,), same_index_distance)
+
+
+def broadcast(source: str) -> AccessOrder:
+    """A binary kernel's order (arithmetic, comparisons, logical, MAXIMUM / MINIMUM, PRELU):
+    output elements in order, each reading both inputs at its broadcast index
+    (BroadcastBinaryOpSimple; a broadcast scalar is read once before the loop, earlier than the
+    trace says)."""
+    return AccessOrder(BROADCAST, f"{source}; {_BROADCAST_LOOPS}", (0, 1), broadcast_distance)
+
+
+# Why kernels that go back to their input (matrix products, reductions, norms) never overlap it.
+REREADS_INPUT = "re-reads the whole input for every output element or row"

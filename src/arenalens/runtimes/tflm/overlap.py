@@ -1,7 +1,8 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator: the reference kernel's rule (`access_rules`), and
-under the CMSIS-NN library also CMSIS-NN's (`access_rules_cmsis`), the larger distance winning.
+`overlap_distance` answers for one operator from its kernel rules' access orders
+(`KernelRule.access`): the reference kernel's, and under a kernel library (CMSIS-NN) also its
+variant's where it differs, the larger distance winning, so that the plan holds on either build.
 Two limits hold for every rule: only data inputs may be overlapped, and input and output types
 must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
 reorder loads after stores and the trace would not hold.
@@ -10,24 +11,34 @@ An operator's output buffer may share bytes with one of its input buffers when t
 that operator (its buffer's last step is the operator's step), the output is born there (its
 buffer's first step), and `overlap_distance` gives a distance. Only
 operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
-steps. The result is a `planning.Overlap` per pair, with what made it, for reports. Traces cost
+steps. The result is an `OverlapPair` per pair (`analysis/overlap_pairs.py`): the planner's
+`Overlap` with what made it, for reports. Traces cost
 time in proportion to the elements they walk, so one model gets at most MAX_MODEL_TRACE_ELEMENTS
 of them (a hostile model of huge tensors); operators past it get no overlap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import HOST, Build, KernelLibrary, overlap_kernels
+from arenalens.errors import UsageError
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.access_rules import NO_OVERLAP, NOT_ANALYSED, RULES, KernelLibrary
-from arenalens.runtimes.tflm.access_rules_cmsis import cmsis_nn_rule
-from arenalens.runtimes.tflm.build import HOST
-from arenalens.runtimes.tflm.kernels.base import KernelContext
+from arenalens.runtimes.tflm.kernels import registry
+from arenalens.runtimes.tflm.kernels.base import (
+    AccessByPath,
+    AccessOrder,
+    KernelContext,
+    KernelRule,
+    NoOverlap,
+)
 
+# An operator no kernel rule covers (not registered by any build).
+NOT_ANALYSED = "no access-order rule for this kernel"
 _PAIRABLE = (BufferKind.TENSOR,)
 # Output elements traced per model, over all operators: about ten times the largest real model.
 MAX_MODEL_TRACE_ELEMENTS = 50_000_000
@@ -60,9 +71,13 @@ def overlap_distance(
         position for position, index in enumerate(view.operator.inputs) if index == input_tensor
     )
     outputs = [p for p, index in enumerate(view.operator.outputs) if index == output_tensor]
-    reference = RULES.get(opcode)
-    if reference is None:
-        return OverlapDistance(None, opcode, "", NO_OVERLAP.get(opcode, NOT_ANALYSED))
+    reference_rule = registry.REFERENCE_KERNELS.get(opcode)
+    if reference_rule is None:
+        return OverlapDistance(None, opcode, "", NOT_ANALYSED)
+    reference = access_of(reference_rule, view)
+    if not isinstance(reference, AccessOrder):
+        reason = reference.reason if isinstance(reference, NoOverlap) else NOT_ANALYSED
+        return OverlapDistance(None, opcode, "", reason)
     if not slots or len(outputs) != 1:
         return OverlapDistance(None, opcode, reference.pattern, "not an input and output of it")
     if reference.data_inputs is not None and not slots <= set(reference.data_inputs):
@@ -80,35 +95,61 @@ def overlap_distance(
             "the compiler may reorder their loads and stores",
         )
     distances = [(reference, reference.distance(view, slots, outputs[0]))]
-    if library is KernelLibrary.CMSIS_NN:
-        cmsis = cmsis_nn_rule(view)
-        if cmsis is not None:
-            distances.append((cmsis, cmsis.distance(view, slots, outputs[0])))
-    for rule, distance in distances:
-        if distance is None:
-            return OverlapDistance(None, opcode, rule.pattern, f"{rule.pattern}: {rule.source}")
+    if distances[0][1] is None:
+        return OverlapDistance(
+            None, opcode, reference.pattern, f"{reference.pattern}: {reference.source}"
+        )
+    library_rule = registry.library_rule(opcode, library)
+    if library_rule is not None and library_rule.access is not reference_rule.access:
+        own = access_of(library_rule, view)
+        if isinstance(own, NoOverlap):
+            return OverlapDistance(None, opcode, "", own.reason)
+        if own is not None:
+            distance = own.distance(view, slots, outputs[0])
+            if distance is None:
+                return OverlapDistance(None, opcode, own.pattern, f"{own.pattern}: {own.source}")
+            distances.append((own, distance))
     worst = max(d for _, d in distances if d is not None)
-    pattern = " / ".join(rule.pattern for rule, _ in distances)
+    pattern = " / ".join(order.pattern for order, _ in distances)
     return OverlapDistance(worst, opcode, pattern, "")
+
+
+def libraries_respected(library: KernelLibrary) -> frozenset[KernelLibrary]:
+    """The kernel libraries whose access order the overlaps planned with `library`'s rules
+    respect: CMSIS-NN's take the larger of its and the reference kernel's distance
+    (`overlap_distance`), so they hold on both."""
+    if library is KernelLibrary.CMSIS_NN:
+        return frozenset({KernelLibrary.REFERENCE, KernelLibrary.CMSIS_NN})
+    return frozenset({library})
+
+
+def overlap_library(build: Build, asked: KernelLibrary | None = None) -> KernelLibrary:
+    """The library whose rules overlaps planned for this build follow: the build's own
+    (`builds.build.overlap_kernels`), or `asked` when its rules respect the kernels the build
+    runs as well; UsageError when they do not (a plan that build would compute wrong)."""
+    if asked is None:
+        return overlap_kernels(build)
+    if build.kernels not in libraries_respected(asked):
+        raise UsageError(
+            f"the {asked} kernels' access order does not hold on {build.name}, which runs "
+            f"{build.kernels} kernels: overlaps planned by it would compute wrong outputs there "
+            "(plan overlaps with the build's own kernels: --overlap without another --kernels, "
+            "overlap=True in Python)"
+        )
+    return asked
+
+
+def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:
+    """The access order of the code path this operator takes in the rule's kernel (None: the
+    library runs the reference kernel's code for it)."""
+    access = rule.access
+    return access.choose(view) if isinstance(access, AccessByPath) else access
 
 
 def _may_alias(source: Tensor, target: Tensor) -> bool:
     """C++ strict aliasing: same element type, or one side a byte type (char aliases all)."""
     names = (source.dtype.name, target.dtype.name)
     return names[0] == names[1] or bool(_BYTE_TYPES & set(names))
-
-
-@dataclass(frozen=True, slots=True)
-class OverlapPair:
-    """One allowed overlap and where it comes from."""
-
-    overlap: Overlap  # buffer ids of the head arena
-    subgraph: int
-    operator: int
-    opcode: str
-    input_tensor: int
-    output_tensor: int
-    pattern: str  # the kernel's access pattern
 
 
 def arena_overlaps(
@@ -180,35 +221,10 @@ def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
     return found
 
 
-def with_overlaps(arena: ArenaProblem, pairs: Sequence[OverlapPair]) -> ArenaProblem:
-    """The arena whose Problem allows these overlaps (pairs naming missing buffers dropped)."""
-    known = arena.problem.by_id
-    overlaps = tuple(
-        p.overlap for p in pairs if p.overlap.output in known and p.overlap.input in known
-    )
-    return replace(arena, problem=replace(arena.problem, overlaps=overlaps))
-
-
-def shared_pairs(
-    arena: ArenaProblem, pairs: Sequence[OverlapPair], offsets: Mapping[int, int]
-) -> tuple[OverlapPair, ...]:
-    """The pairs whose buffers share at least one byte at these offsets."""
-    by_id = arena.problem.by_id
-    found = []
-    for pair in pairs:
-        output, source = by_id[pair.overlap.output], by_id[pair.overlap.input]
-        low = max(offsets[output.id], offsets[source.id])
-        high = min(offsets[output.id] + output.size, offsets[source.id] + source.size)
-        if low < high:
-            found.append(pair)
-    return tuple(found)
-
-
 __all__ = [
     "OverlapDistance",
-    "OverlapPair",
     "arena_overlaps",
+    "libraries_respected",
     "overlap_distance",
-    "shared_pairs",
-    "with_overlaps",
+    "overlap_library",
 ]

@@ -15,18 +15,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.runtimes.sections import SectionItem, SectionPart
-from arenalens.runtimes.tflm.setup import (
+from arenalens.runtimes.tflm.setup_layout import (
     EVAL_TENSORS,
     NODES,
     PERSISTENT_BUFFERS,
     PERSISTENT_TENSORS,
     QUANTIZATION,
     VARIABLES,
-    Action,
-    Allocation,
     RuntimeLayout,
-    replay,
 )
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation, replay
 
 LARGEST_ITEMS = 3  # allocations named per part
 

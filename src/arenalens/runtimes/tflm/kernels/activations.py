@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
@@ -22,7 +23,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.common import (
+    IN_PLACE_UNARY,
+    UNARY,
+    op_data,
+    scale_of,
+    zero_point_of,
+)
 from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true
 
 _RELU_OP_DATA = struct(
@@ -209,14 +216,28 @@ RULES = (
         None,
         op_data(_HARD_SWISH_PARAMS),
         _hard_swish,
+        access=same_index("hard_swish.cc, reference/hard_swish.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
-    KernelRule("ELU", "elu.cc", None, op_data(_ELU_OP_DATA, "OpData (int8 lookup table)"), _elu),
+    KernelRule(
+        "ELU",
+        "elu.cc",
+        None,
+        op_data(_ELU_OP_DATA, "OpData (int8 lookup table)"),
+        _elu,
+        access=same_index("elu.cc"),
+        operands=UNARY,
+    ),
     KernelRule(
         "LEAKY_RELU",
         "leaky_relu.cc, leaky_relu_common.cc",
         _LEAKY_RELU_PARAMS,
         op_data(_LEAKY_RELU_OP_DATA),
         _leaky_relu,
+        access=same_index("leaky_relu.cc, reference/leaky_relu.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "LOGISTIC",
@@ -224,12 +245,38 @@ RULES = (
         None,
         op_data(_LOGISTIC_OP_DATA),
         _logistic,
+        access=same_index("logistic.cc, reference/logistic.h, integer_ops/logistic.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
-        "RELU", "activations.cc, activations_common.cc", None, op_data(_RELU_OP_DATA), _relu
+        "RELU",
+        "activations.cc, activations_common.cc",
+        None,
+        op_data(_RELU_OP_DATA),
+        _relu,
+        access=same_index("activations_common.cc"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
-        "RELU6", "activations.cc, activations_common.cc", None, op_data(_RELU6_OP_DATA), _relu6
+        "RELU6",
+        "activations.cc, activations_common.cc",
+        None,
+        op_data(_RELU6_OP_DATA),
+        _relu6,
+        access=same_index("activations_common.cc"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
-    KernelRule("TANH", "tanh.cc", None, op_data(_LOGISTIC_OP_DATA), _tanh),
+    KernelRule(
+        "TANH",
+        "tanh.cc",
+        None,
+        op_data(_LOGISTIC_OP_DATA),
+        _tanh,
+        access=same_index("tanh.cc, reference/tanh.h, integer_ops/tanh.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
+    ),
 )

@@ -16,21 +16,26 @@ from __future__ import annotations
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import broadcast
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Persistent,
     Refusal,
     RuleFunction,
     Scratch,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
     ARITHMETIC_PARAMS,
+    BINARY,
+    IN_PLACE_BINARY,
     is_quantized,
     op_data,
     scale_of,
@@ -358,16 +363,71 @@ def _add_n_mismatch(first: Tensor | None, other: Tensor | None) -> str:
 
 
 RULES = (
-    KernelRule("ADD", "add.cc, add_common.cc", _ADD_PARAMS, op_data(_ADD_OP_DATA), _add),
-    KernelRule("SUB", "sub.cc, sub_common.cc", _SUB_PARAMS, op_data(_SUB_OP_DATA), _sub),
-    KernelRule("MUL", "mul.cc, mul_common.cc", _MUL_PARAMS, op_data(_MUL_OP_DATA), _mul),
-    KernelRule("DIV", "div.cc", _DIV_PARAMS, op_data(_DIV_OP_DATA), _div),
-    KernelRule("ADD_N", "add_n.cc", None, no_events, _add_n),
     KernelRule(
-        "FLOOR_DIV", "floor_div.cc", None, no_events, _floor_div_mod("floor_div.cc", "FLOOR_DIV")
+        "ADD",
+        "add.cc, add_common.cc",
+        _ADD_PARAMS,
+        op_data(_ADD_OP_DATA),
+        _add,
+        access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
+        operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
-        "FLOOR_MOD", "floor_mod.cc", None, no_events, _floor_div_mod("floor_mod.cc", "FLOOR_MOD")
+        "SUB",
+        "sub.cc, sub_common.cc",
+        _SUB_PARAMS,
+        op_data(_SUB_OP_DATA),
+        _sub,
+        access=broadcast("sub.cc, reference/sub.h"),
+        operands=BINARY,
+        inplace=IN_PLACE_BINARY,
+    ),
+    KernelRule(
+        "MUL",
+        "mul.cc, mul_common.cc",
+        _MUL_PARAMS,
+        op_data(_MUL_OP_DATA),
+        _mul,
+        access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
+        operands=BINARY,
+        inplace=IN_PLACE_BINARY,
+    ),
+    KernelRule(
+        "DIV",
+        "div.cc",
+        _DIV_PARAMS,
+        op_data(_DIV_OP_DATA),
+        _div,
+        access=broadcast("div.cc, reference/div.h"),
+        operands=BINARY,
+    ),
+    KernelRule(
+        "ADD_N",
+        "add_n.cc",
+        None,
+        no_events,
+        _add_n,
+        access=NoOverlap("not analysed"),
+        operands=operands("input+"),
+    ),
+    KernelRule(
+        "FLOOR_DIV",
+        "floor_div.cc",
+        None,
+        no_events,
+        _floor_div_mod("floor_div.cc", "FLOOR_DIV"),
+        access=broadcast("floor_div.cc, reference/binary_function.h"),
+        operands=BINARY,
+    ),
+    KernelRule(
+        "FLOOR_MOD",
+        "floor_mod.cc",
+        None,
+        no_events,
+        _floor_div_mod("floor_mod.cc", "FLOOR_MOD"),
+        access=broadcast("floor_mod.cc, reference/binary_function.h"),
+        operands=BINARY,
     ),
     KernelRule(
         "SQUARED_DIFFERENCE",
@@ -375,5 +435,7 @@ RULES = (
         None,
         op_data(_SQUARED_DIFFERENCE_OP_DATA),
         _squared_difference,
+        access=broadcast("squared_difference.cc"),
+        operands=BINARY,
     ),
 )

@@ -9,7 +9,15 @@ skips, by design.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import Event, Events, KernelContext, KernelRule, temps
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    NoOverlap,
+    operands,
+    temps,
+)
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal
 
@@ -47,5 +55,7 @@ RULES = (
         None,
         op_data(OP_DATA_CIRCULAR_BUFFER, "OpDataCircularBuffer"),
         _prepare,
+        access=NoOverlap("keeps state"),
+        operands=operands("input"),
     ),
 )

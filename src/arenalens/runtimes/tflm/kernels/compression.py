@@ -25,10 +25,12 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Persistent,
     Refusal,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.refusals import not_true, source_path
@@ -182,5 +184,7 @@ RULES = (
         "decode_state_huffman.cc",
         None,
         prepare=_prepare,
+        access=NoOverlap("not analysed"),
+        operands=operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
     ),
 )

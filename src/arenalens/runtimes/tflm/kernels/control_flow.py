@@ -17,7 +17,9 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
@@ -144,9 +146,31 @@ def _call_once(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule("IF", "if.cc", _IF_PARAMS, op_data(_IF_OP_DATA), _if),
-    KernelRule("WHILE", "while.cc", _WHILE_PARAMS, op_data(_WHILE_OP_DATA), _while),
     KernelRule(
-        "CALL_ONCE", "call_once.cc", _CALL_ONCE_PARAMS, op_data(_CALL_ONCE_OP_DATA), _call_once
+        "IF",
+        "if.cc",
+        _IF_PARAMS,
+        op_data(_IF_OP_DATA),
+        _if,
+        access=NoOverlap("control flow: the subgraphs read the inputs"),
+        operands=operands("condition", "input*", outputs=(0, None)),
+    ),
+    KernelRule(
+        "WHILE",
+        "while.cc",
+        _WHILE_PARAMS,
+        op_data(_WHILE_OP_DATA),
+        _while,
+        access=NoOverlap("control flow: the subgraphs read the inputs"),
+        operands=operands("input*", outputs=(0, None)),
+    ),
+    KernelRule(
+        "CALL_ONCE",
+        "call_once.cc",
+        _CALL_ONCE_PARAMS,
+        op_data(_CALL_ONCE_OP_DATA),
+        _call_once,
+        access=NoOverlap("control flow"),
+        operands=operands(outputs=(0, 0)),
     ),
 )

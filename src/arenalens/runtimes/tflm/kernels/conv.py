@@ -13,15 +13,26 @@ the arrays above every live temp (measured: no window where they overlap).
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION
+from arenalens.runtimes.tflm.access_order import (
+    checked,
+    too_large,
+    window_all_channels_trace,
+    window_of,
+    window_per_channel_trace,
+)
 from arenalens.runtimes.tflm.kernels.base import (
+    AccessOrder,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -33,6 +44,7 @@ from arenalens.runtimes.tflm.kernels.common import (
 )
 from arenalens.runtimes.tflm.kernels.fully_connected import quantized_multiplier_refusal
 from arenalens.runtimes.tflm.kernels.refusals import (
+    HYBRID,
     crash,
     not_equal,
     not_true,
@@ -121,7 +133,6 @@ OP_DATA_TRANSPOSE_CONV = struct(
     ("per_channel_output_shift", "pointer"),
 )
 
-HYBRID = "Hybrid models are not supported on TFLite Micro."
 # (input, filter) types ConvPrepare accepts.
 _CONV_TYPES = (("FLOAT32", "FLOAT32"), ("INT16", "INT8"), ("INT8", "INT4"), ("INT8", "INT8"))
 
@@ -285,14 +296,73 @@ def _transpose_conv(context: KernelContext) -> Events:
     return found
 
 
+def _conv_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    source, weights, target = view.input(0), view.input(1), view.output(output)
+    if source is None or weights is None or target is None or too_large(source, target):
+        return None
+    if len(weights.shape) != 4:
+        return None
+    _, filter_h, filter_w, filter_depth = weights.shape
+    trace = window_all_channels_trace(
+        source, target, window_of(view, filter_h, filter_w), filter_input_depth=filter_depth
+    )
+    return checked(trace, source.nbytes)
+
+
+def _depthwise_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    source, weights, target = view.input(0), view.input(1), view.output(output)
+    if source is None or weights is None or target is None or too_large(source, target):
+        return None
+    if len(weights.shape) != 4 or len(source.shape) != 4 or not source.shape[3]:
+        return None
+    _, filter_h, filter_w, _ = weights.shape
+    multiplier = target.shape[3] // source.shape[3] if len(target.shape) == 4 else 0
+    trace = window_per_channel_trace(
+        source, target, window_of(view, filter_h, filter_w), depth_multiplier=multiplier
+    )
+    return checked(trace, source.nbytes)
+
+
+# Batch, out_y, out_x, out_channel; each output element reads the window's rows, columns and (its
+# group's) input channels: the lowest byte it reads is the window's first valid row and column.
+CONV_2D_ACCESS = AccessOrder(
+    "window, all channels",
+    "conv.cc, reference/conv.h, integer_ops/conv.h (ConvPerChannel)",
+    (0,),
+    _conv_distance,
+)
+# Batch, out_y, out_x, in_channel, multiplier; each output element reads only its own input
+# channel of the window.
+DEPTHWISE_CONV_2D_ACCESS = AccessOrder(
+    "window, per channel",
+    "depthwise_conv.cc, reference/depthwiseconv_float.h, integer_ops/depthwise_conv.h",
+    (0,),
+    _depthwise_distance,
+)
+# ConvPrepare, DepthwiseConvPrepare: input, filter, an optional bias (node->inputs->size 2 or 3).
+_WINDOW_READS = NotInPlace("every output element reads a window of input elements")
+_WEIGHTED = operands("input", "filter", "bias?")
+
 RULES = (
-    KernelRule("CONV_2D", "conv.cc, conv_common.cc", CONV_PARAMS, op_data(OP_DATA_CONV), _conv),
+    KernelRule(
+        "CONV_2D",
+        "conv.cc, conv_common.cc",
+        CONV_PARAMS,
+        op_data(OP_DATA_CONV),
+        _conv,
+        access=CONV_2D_ACCESS,
+        operands=_WEIGHTED,
+        inplace=_WINDOW_READS,
+    ),
     KernelRule(
         "DEPTHWISE_CONV_2D",
         "depthwise_conv.cc, depthwise_conv_common.cc",
         DEPTHWISE_CONV_PARAMS,
         op_data(OP_DATA_CONV),
         _depthwise,
+        access=DEPTHWISE_CONV_2D_ACCESS,
+        operands=_WEIGHTED,
+        inplace=_WINDOW_READS,
     ),
     KernelRule(
         "TRANSPOSE_CONV",
@@ -300,5 +370,7 @@ RULES = (
         TRANSPOSE_CONV_PARAMS,
         op_data(OP_DATA_TRANSPOSE_CONV),
         _transpose_conv,
+        access=NoOverlap("scatters each input element over a window of outputs"),
+        operands=operands("output_shape", "filter", "input", "bias?"),
     ),
 )

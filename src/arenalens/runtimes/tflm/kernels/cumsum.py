@@ -13,9 +13,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Persistent,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true
@@ -71,4 +73,13 @@ def _prepare(context: KernelContext) -> Events:
     return found
 
 
-RULES = (KernelRule("CUMSUM", "cumsum.cc", CUMSUM_PARAMS, prepare=_prepare),)
+RULES = (
+    KernelRule(
+        "CUMSUM",
+        "cumsum.cc",
+        CUMSUM_PARAMS,
+        prepare=_prepare,
+        access=NoOverlap("not analysed"),
+        operands=operands("input", "axis"),
+    ),
+)

@@ -10,18 +10,24 @@ flag in OpData, or is decided at Eval).
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import broadcast, same_index
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
     RuleFunction,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    BINARY,
+    IN_PLACE_UNARY,
+    UNARY,
     constant_ints,
     elements,
     is_quantized,
@@ -328,37 +334,167 @@ _UNARY_FLOAT = ("SIN", "COS", "LOG", "SQRT", "SQUARE")
 _COMPARISONS = tuple(_COMPARISON_TYPES)
 
 RULES = (
-    KernelRule("ABS", _ELEMENTWISE, None, op_data(_ABS_RSQRT_OP_DATA), _abs_rsqrt),
-    KernelRule("RSQRT", _ELEMENTWISE, None, op_data(_ABS_RSQRT_OP_DATA), _abs_rsqrt),
+    KernelRule(
+        "ABS",
+        _ELEMENTWISE,
+        None,
+        op_data(_ABS_RSQRT_OP_DATA),
+        _abs_rsqrt,
+        access=same_index(_ELEMENTWISE),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
+    ),
+    KernelRule(
+        "RSQRT",
+        _ELEMENTWISE,
+        None,
+        op_data(_ABS_RSQRT_OP_DATA),
+        _abs_rsqrt,
+        access=same_index(_ELEMENTWISE),
+        operands=UNARY,
+    ),
     *(
-        KernelRule(opcode, _ELEMENTWISE, None, no_events, _generic_unary("FLOAT32"))
+        KernelRule(
+            opcode,
+            _ELEMENTWISE,
+            None,
+            no_events,
+            _generic_unary("FLOAT32"),
+            operands=UNARY,
+            access=same_index(_ELEMENTWISE),
+        )
         for opcode in _UNARY_FLOAT
     ),
-    KernelRule("LOGICAL_NOT", _ELEMENTWISE, None, no_events, _generic_unary("BOOL")),
-    KernelRule("CEIL", "ceil.cc", None, no_events, _float_only("ceil.cc")),
-    KernelRule("ROUND", "round.cc", None, no_events, _float_only("round.cc")),
-    KernelRule("EXP", "exp.cc", None, no_events, _float_only("exp.cc")),
+    KernelRule(
+        "LOGICAL_NOT",
+        _ELEMENTWISE,
+        None,
+        no_events,
+        _generic_unary("BOOL"),
+        access=same_index("logical.cc, elementwise.cc"),
+        operands=UNARY,
+    ),
+    KernelRule(
+        "CEIL",
+        "ceil.cc",
+        None,
+        no_events,
+        _float_only("ceil.cc"),
+        access=same_index("ceil.cc, reference/ceil.h"),
+        operands=UNARY,
+    ),
+    KernelRule(
+        "ROUND",
+        "round.cc",
+        None,
+        no_events,
+        _float_only("round.cc"),
+        access=same_index("round.cc, reference/round.h"),
+        operands=UNARY,
+    ),
+    KernelRule(
+        "EXP",
+        "exp.cc",
+        None,
+        no_events,
+        _float_only("exp.cc"),
+        access=same_index("exp.cc, reference/exp.h"),
+        operands=UNARY,
+    ),
     KernelRule(
         "FLOOR",
         "floor.cc",
         None,
         no_events,
         _eval_float_only("floor.cc: input->type != kTfLiteFloat32 ({dtype} != FLOAT32)"),
+        access=same_index("floor.cc, reference/floor.h"),
+        operands=UNARY,
     ),
     KernelRule(
-        "NEG", "neg.cc", None, no_events, _eval_float_only("Type {numbered} not supported.")
+        "NEG",
+        "neg.cc",
+        None,
+        no_events,
+        _eval_float_only("Type {numbered} not supported."),
+        access=same_index("neg.cc, reference/neg.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
-    KernelRule("LOGICAL_AND", "logical.cc, logical_common.cc", None, no_events, no_events),
-    KernelRule("LOGICAL_OR", "logical.cc, logical_common.cc", None, no_events, no_events),
-    KernelRule("MAXIMUM", "maximum_minimum.cc", None, no_events, _maximum_minimum),
-    KernelRule("MINIMUM", "maximum_minimum.cc", None, no_events, _maximum_minimum),
+    KernelRule(
+        "LOGICAL_AND",
+        "logical.cc, logical_common.cc",
+        None,
+        no_events,
+        no_events,
+        access=broadcast("logical.cc, reference/binary_function.h"),
+        operands=BINARY,
+    ),
+    KernelRule(
+        "LOGICAL_OR",
+        "logical.cc, logical_common.cc",
+        None,
+        no_events,
+        no_events,
+        access=broadcast("logical.cc, reference/binary_function.h"),
+        operands=BINARY,
+    ),
+    KernelRule(
+        "MAXIMUM",
+        "maximum_minimum.cc",
+        None,
+        no_events,
+        _maximum_minimum,
+        access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
+        operands=BINARY,
+    ),
+    KernelRule(
+        "MINIMUM",
+        "maximum_minimum.cc",
+        None,
+        no_events,
+        _maximum_minimum,
+        access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
+        operands=BINARY,
+    ),
     *(
-        KernelRule(opcode, "comparisons.cc", None, op_data(_COMPARISON_OP_DATA), _comparison)
+        KernelRule(
+            opcode,
+            "comparisons.cc",
+            None,
+            op_data(_COMPARISON_OP_DATA),
+            _comparison,
+            operands=BINARY,
+            access=broadcast("comparisons.cc, reference/comparisons.h"),
+        )
         for opcode in _COMPARISONS
     ),
     # SelectInit writes the flag at once (a failed allocation crashes there).
-    KernelRule("SELECT_V2", "select.cc", None, op_data(_SELECT_OP_DATA), _select_v2),
-    KernelRule("ZEROS_LIKE", "zeros_like.cc", None, no_events, _zeros_like),
-    KernelRule("FILL", "fill.cc", None, no_events, _fill),
+    KernelRule(
+        "SELECT_V2",
+        "select.cc",
+        None,
+        op_data(_SELECT_OP_DATA),
+        _select_v2,
+        access=NoOverlap("not analysed"),
+        operands=operands("condition", "x", "y"),
+    ),
+    KernelRule(
+        "ZEROS_LIKE",
+        "zeros_like.cc",
+        None,
+        no_events,
+        _zeros_like,
+        access=NoOverlap("reads no data input"),
+        operands=UNARY,
+    ),
+    KernelRule(
+        "FILL",
+        "fill.cc",
+        None,
+        no_events,
+        _fill,
+        access=NoOverlap("reads no data input"),
+        operands=operands("dims", "value"),
+    ),
 )

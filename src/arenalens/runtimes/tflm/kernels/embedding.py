@@ -18,9 +18,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     OverTemps,
     Persistent,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
@@ -117,4 +119,13 @@ def _op_data(context: KernelContext, *, hybrid: bool) -> Persistent:
     return Persistent(context.sizeof(OP_DATA_EMBEDDING_LOOKUP), "OpData", written=over)
 
 
-RULES = (KernelRule("EMBEDDING_LOOKUP", "embedding_lookup.cc", None, prepare=_prepare),)
+RULES = (
+    KernelRule(
+        "EMBEDDING_LOOKUP",
+        "embedding_lookup.cc",
+        None,
+        prepare=_prepare,
+        access=NoOverlap("reads rows in index order, which is data"),
+        operands=operands("ids", "params"),
+    ),
+)

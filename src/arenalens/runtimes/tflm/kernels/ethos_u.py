@@ -12,7 +12,9 @@ from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
@@ -33,4 +35,15 @@ def _prepare(context: KernelContext) -> Events:
     ]
 
 
-RULES = (KernelRule("CUSTOM:ethos-u", "ethos_u/ethosu.cc", None, op_data(_OP_DATA), _prepare),)
+RULES = (
+    KernelRule(
+        "CUSTOM:ethos-u",
+        "ethos_u/ethosu.cc",
+        None,
+        op_data(_OP_DATA),
+        _prepare,
+        access=NoOverlap("runs on the NPU"),
+        unregistered="only Ethos-U NPU firmware registers it",
+        operands=operands("command_stream", "tensor*", outputs=(0, None)),
+    ),
+)

@@ -10,21 +10,27 @@ output with the dims they computed).
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.access_order import checked, int_constants, pad_trace, too_large
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
+    AccessOrder,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
     RuleFunction,
     Scratch,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    UNARY,
     elements,
     int32_values,
     op_data,
@@ -357,15 +363,55 @@ def _resize(file: str, *, bilinear: bool) -> RuleFunction:
     return prepare
 
 
+def _pad_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    source, target = view.input(0), view.output(output)
+    paddings = int_constants(view, 1)
+    if source is None or target is None or paddings is None or too_large(source, target):
+        return None
+    rank = len(source.shape)
+    if len(paddings) != 2 * rank:
+        return None
+    return checked(pad_trace(source, target, paddings[0::2]), source.nbytes)
+
+
+# Output elements in order (PadImpl, one element at a time): interior ones copy the next input
+# element, the others write the pad value and read nothing.
+PAD_ACCESS = AccessOrder(
+    "copy in output order", "pad.cc, reference/pad.h PadImpl", (0,), _pad_distance
+)
+_NOT_ANALYSED = NoOverlap("not analysed")
+# PadPrepare (PAD and PADV2 alike): NumInputs 2 or 3, the constant value optional.
+_PAD_OPERANDS = operands("input", "paddings", "constant_values?")
+_RESIZE_OPERANDS = operands("input", "size")
+
 RULES = (
-    KernelRule("PAD", "pad.cc, pad_common.cc", None, op_data(_PAD_OP_DATA), _pad),
-    KernelRule("PADV2", "pad.cc, pad_common.cc", None, op_data(_PAD_OP_DATA), _pad),
+    KernelRule(
+        "PAD",
+        "pad.cc, pad_common.cc",
+        None,
+        op_data(_PAD_OP_DATA),
+        _pad,
+        access=PAD_ACCESS,
+        operands=_PAD_OPERANDS,
+        inplace=NotInPlace("output elements move relative to the input"),
+    ),
+    KernelRule(
+        "PADV2",
+        "pad.cc, pad_common.cc",
+        None,
+        op_data(_PAD_OP_DATA),
+        _pad,
+        access=PAD_ACCESS,
+        operands=_PAD_OPERANDS,
+    ),
     KernelRule(
         "MIRROR_PAD",
         "mirror_pad.cc",
         _MIRROR_PAD_PARAMS,
         op_data(_MIRROR_PAD_OP_DATA),
         _mirror_pad,
+        access=NoOverlap("reads mirrored positions (not analysed)"),
+        operands=operands("input", "paddings"),
     ),
     KernelRule(
         "BATCH_TO_SPACE_ND",
@@ -373,6 +419,8 @@ RULES = (
         None,
         no_events,
         _batch_space("batch_to_space_nd.cc"),
+        access=_NOT_ANALYSED,
+        operands=operands("input", "block_shape", "crops"),
     ),
     KernelRule(
         "SPACE_TO_BATCH_ND",
@@ -380,15 +428,35 @@ RULES = (
         None,
         op_data(_SPACE_TO_BATCH_OP_DATA, "SpaceToBatchParams"),
         _batch_space("space_to_batch_nd.cc"),
+        access=_NOT_ANALYSED,
+        operands=operands("input", "block_shape", "paddings"),
     ),
-    KernelRule("DEPTH_TO_SPACE", "depth_to_space.cc", _BLOCK_PARAMS, no_events, _depth_to_space),
-    KernelRule("SPACE_TO_DEPTH", "space_to_depth.cc", _BLOCK_PARAMS, no_events, _space_to_depth),
+    KernelRule(
+        "DEPTH_TO_SPACE",
+        "depth_to_space.cc",
+        _BLOCK_PARAMS,
+        no_events,
+        _depth_to_space,
+        access=_NOT_ANALYSED,
+        operands=UNARY,
+    ),
+    KernelRule(
+        "SPACE_TO_DEPTH",
+        "space_to_depth.cc",
+        _BLOCK_PARAMS,
+        no_events,
+        _space_to_depth,
+        access=_NOT_ANALYSED,
+        operands=UNARY,
+    ),
     KernelRule(
         "RESIZE_BILINEAR",
         "resize_bilinear.cc",
         _RESIZE_PARAMS,
         no_events,
         _resize("resize_bilinear.cc", bilinear=True),
+        access=_NOT_ANALYSED,
+        operands=_RESIZE_OPERANDS,
     ),
     KernelRule(
         "RESIZE_NEAREST_NEIGHBOR",
@@ -396,5 +464,7 @@ RULES = (
         _RESIZE_PARAMS,
         no_events,
         _resize("resize_nearest_neighbor.cc", bilinear=False),
+        access=_NOT_ANALYSED,
+        operands=_RESIZE_OPERANDS,
     ),
 )

@@ -7,8 +7,16 @@ Source (tflite-micro tensorflow/lite/micro/kernels/): l2norm.cc (`L2NormInit`, `
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import Event, Events, KernelContext, KernelRule, temps
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.access_order import REREADS_INPUT
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    NoOverlap,
+    temps,
+)
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
 L2_NORM_PARAMS = struct("TfLiteL2NormParams", ("activation", "enum"))
@@ -44,5 +52,7 @@ RULES = (
         L2_NORM_PARAMS,
         op_data(L2_NORMALIZATION_PARAMS, "L2NormalizationParams"),
         _prepare,
+        access=NoOverlap(REREADS_INPUT + " (norm first)"),
+        operands=UNARY,
     ),
 )

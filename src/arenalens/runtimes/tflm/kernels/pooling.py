@@ -8,7 +8,16 @@ Sources (tflite-micro tensorflow/lite/micro/kernels/): pooling.cc, pooling_commo
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import (
+    Window,
+    checked,
+    options_of,
+    too_large,
+    window_of,
+    window_per_channel_trace,
+)
 from arenalens.runtimes.tflm.kernels.base import (
+    AccessOrder,
     Event,
     Events,
     KernelContext,
@@ -19,7 +28,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true, numbered
 
@@ -92,6 +101,26 @@ def _l2_pool(context: KernelContext) -> Events:
     return found
 
 
+def pool_window(view: KernelContext) -> Window:
+    """The pool's window: filter size, strides and padding from its options."""
+    options = options_of(view)
+    return window_of(
+        view, int(options.get("filter_height", 1) or 1), int(options.get("filter_width", 1) or 1)
+    )
+
+
+def _pool_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    source, target = view.input(0), view.output(output)
+    if source is None or target is None or too_large(source, target):
+        return None
+    trace = window_per_channel_trace(source, target, pool_window(view), depth_multiplier=1)
+    return checked(trace, source.nbytes)
+
+
+# Batch, out_y, out_x, channel; each output element reads its own channel of the window.
+_POOL_LOOPS = "pooling_common.cc, reference/pooling.h, integer_ops/pooling.h"
+POOL_ACCESS = AccessOrder("window, per channel", _POOL_LOOPS, (0,), _pool_distance)
+
 RULES = (
     KernelRule(
         "AVERAGE_POOL_2D",
@@ -99,6 +128,8 @@ RULES = (
         POOL_PARAMS,
         op_data(OP_DATA_POOLING),
         _pooling,
+        access=POOL_ACCESS,
+        operands=UNARY,
     ),
     KernelRule(
         "MAX_POOL_2D",
@@ -106,6 +137,17 @@ RULES = (
         POOL_PARAMS,
         op_data(OP_DATA_POOLING),
         _pooling,
+        access=POOL_ACCESS,
+        operands=UNARY,
     ),
-    KernelRule("L2_POOL_2D", "l2_pool_2d.cc", POOL_PARAMS, prepare=_l2_pool),
+    KernelRule(
+        "L2_POOL_2D",
+        "l2_pool_2d.cc",
+        POOL_PARAMS,
+        prepare=_l2_pool,
+        access=AccessOrder(
+            "window, per channel", "l2_pool_2d.cc, reference/pooling.h", (0,), _pool_distance
+        ),
+        operands=UNARY,
+    ),
 )

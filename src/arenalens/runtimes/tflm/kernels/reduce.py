@@ -10,15 +10,18 @@ keep_dims change nothing but the scratch sizes below.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import REREADS_INPUT
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
     Scratch,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data, scale_of, shape, zero_point_of
@@ -160,12 +163,49 @@ def _arg_min_max(context: KernelContext) -> Events:
 _REDUCE = "reduce.cc, reduce_common.cc"
 _INIT = op_data(_REDUCE_OP_DATA)
 
+_REDUCTION = NoOverlap("reductions write the output before reading the input (reduce_common.cc)")
+_AXIS = operands("input", "axis")
+
 RULES = (
-    KernelRule("ARG_MAX", "arg_min_max.cc", _ARG_MAX_PARAMS, no_events, _arg_min_max),
-    KernelRule("ARG_MIN", "arg_min_max.cc", _ARG_MIN_PARAMS, no_events, _arg_min_max),
-    KernelRule("MEAN", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum),
-    KernelRule("SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum),
-    KernelRule("REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all),
-    KernelRule("REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max),
-    KernelRule("REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max),
+    KernelRule(
+        "ARG_MAX",
+        "arg_min_max.cc",
+        _ARG_MAX_PARAMS,
+        no_events,
+        _arg_min_max,
+        access=NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
+        operands=_AXIS,
+    ),
+    KernelRule(
+        "ARG_MIN",
+        "arg_min_max.cc",
+        _ARG_MIN_PARAMS,
+        no_events,
+        _arg_min_max,
+        access=NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
+        operands=_AXIS,
+    ),
+    KernelRule(
+        "MEAN",
+        _REDUCE,
+        _REDUCER_PARAMS,
+        _INIT,
+        _mean_or_sum,
+        access=NoOverlap(
+            "sums over the reduced axes into a temporary, reading the whole input first"
+        ),
+        operands=_AXIS,
+    ),
+    KernelRule(
+        "SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum, access=_REDUCTION, operands=_AXIS
+    ),
+    KernelRule(
+        "REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all, access=_REDUCTION, operands=_AXIS
+    ),
+    KernelRule(
+        "REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
+    ),
+    KernelRule(
+        "REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
+    ),
 )

@@ -1,10 +1,16 @@
 """The kernel registry: opcode + build → the rule for the kernel that build registers.
 
 `REGISTERED` is what the `tflite_micro` wheel's PythonOpsResolver (python/tflite_micro/
-python_ops_resolver.cc) registers; the Cortex-M probes register the same set. An operator outside
-it has no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get
-registration from op code"). `ethos-u` is listed by the resolver but its registration function
-returns null outside Ethos-U builds, so it is not registered.
+python_ops_resolver.cc) registers, every reference rule not marked otherwise
+(`KernelRule.unregistered`); the Cortex-M probes register the same set. An operator outside it has
+no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get registration
+from op code"). `ethos-u` is listed by the resolver but its registration function returns null
+outside Ethos-U builds, so its rule is not registered.
+
+`REFERENCE_KERNELS` holds the reference kernels' rules, one per family module; `LIBRARIES` the
+kernel libraries a build may select (`Build.kernels`), each a package of variant rules
+(`kernels/cmsis_nn/`). A build's rule for an operator is its library's variant, else the
+reference rule.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from arenalens.runtimes.tflm.build import CMSIS_NN, Build
+from arenalens.analysis.inplace import InPlace, NotInPlace
+from arenalens.builds.build import CMSIS_NN, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
     arithmetic,
     batch_matmul,
     circular_buffer,
+    cmsis_nn,
     compression,
     control_flow,
     conv,
@@ -41,34 +49,7 @@ from arenalens.runtimes.tflm.kernels import (
     softmax,
     variables,
 )
-from arenalens.runtimes.tflm.kernels import cmsis_nn as cmsis_nn_rules
-from arenalens.runtimes.tflm.kernels.base import KernelRule, rule_table
-
-_BUILTINS = (
-    "ABS", "ADD", "ADD_N", "ARG_MAX", "ARG_MIN", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D",
-    "BATCH_MATMUL", "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_TO", "CALL_ONCE", "CAST",
-    "CEIL", "CONCATENATION", "CONV_2D", "COS", "CUMSUM", "DEPTH_TO_SPACE", "DEPTHWISE_CONV_2D",
-    "DEQUANTIZE", "DIV", "DYNAMIC_UPDATE_SLICE", "ELU", "EMBEDDING_LOOKUP", "EQUAL", "EXP",
-    "EXPAND_DIMS", "FILL", "FLOOR", "FLOOR_DIV", "FLOOR_MOD", "FULLY_CONNECTED", "GATHER",
-    "GATHER_ND", "GREATER", "GREATER_EQUAL", "HARD_SWISH", "IF", "L2_NORMALIZATION", "L2_POOL_2D",
-    "LEAKY_RELU", "LESS", "LESS_EQUAL", "LOG", "LOG_SOFTMAX", "LOGICAL_AND", "LOGICAL_NOT",
-    "LOGICAL_OR", "LOGISTIC", "MAX_POOL_2D", "MAXIMUM", "MEAN", "MINIMUM", "MIRROR_PAD", "MUL",
-    "NEG", "NOT_EQUAL", "PACK", "PAD", "PADV2", "PRELU", "QUANTIZE", "READ_VARIABLE",
-    "REDUCE_ALL", "REDUCE_MAX", "REDUCE_MIN", "RELU", "RELU6", "RESHAPE", "RESIZE_BILINEAR",
-    "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "ROUND", "RSQRT", "SELECT_V2", "SHAPE", "SIN",
-    "SLICE", "SOFTMAX", "SPACE_TO_BATCH_ND", "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "SQRT",
-    "SQUARE", "SQUARED_DIFFERENCE", "SQUEEZE", "STRIDED_SLICE", "SUB", "SUM", "SVDF", "TANH",
-    "TRANSPOSE", "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM", "UNPACK", "VAR_HANDLE",
-    "WHILE", "ZEROS_LIKE",
-)  # fmt: skip
-_CUSTOMS = (
-    "CIRCULAR_BUFFER", "TFLM_DECODE", "TFLite_Detection_PostProcess", "SignalDelay",
-    "SignalEnergy", "SignalFftAutoScale", "SignalFilterBank", "SignalFilterBankLog",
-    "SignalFilterBankSpectralSubtraction", "SignalFilterBankSquareRoot", "SignalFramer",
-    "SignalIrfft", "SignalOverlapAdd", "SignalPCAN", "SignalRfft", "SignalStacker",
-    "SignalWindow",
-)  # fmt: skip
-REGISTERED: frozenset[str] = frozenset(_BUILTINS) | frozenset(f"CUSTOM:{name}" for name in _CUSTOMS)
+from arenalens.runtimes.tflm.kernels.base import KernelRule, OptimizedKernels, rule_table
 
 REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
     rule_table(
@@ -100,18 +81,12 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
         *variables.RULES,
     )
 )
-CMSIS_NN_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
-    rule_table(*cmsis_nn_rules.RULES, *cmsis_nn_rules.rules_from_reference(REFERENCE_KERNELS))
+REGISTERED: frozenset[str] = frozenset(
+    opcode for opcode, rule in REFERENCE_KERNELS.items() if rule.unregistered is None
 )
-# Operators whose kernel a CMSIS-NN build takes from TFLM's kernels/cmsis_nn/ (add.cc, conv.cc,
-# ... : every generic Register_* there); the others keep the reference kernel.
-CMSIS_NN_OPCODES: frozenset[str] = frozenset(
-    {
-        "ADD", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CONV_2D", "DEPTHWISE_CONV_2D",
-        "FULLY_CONNECTED", "MAXIMUM", "MAX_POOL_2D", "MINIMUM", "MUL", "PAD", "PADV2", "SOFTMAX",
-        "SVDF", "TRANSPOSE", "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    }
-)  # fmt: skip
+
+# Kernel libraries by the name `Build.kernels` gives them: one line per library package.
+LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType({CMSIS_NN: cmsis_nn.KERNELS})
 
 
 def is_registered(opcode: str) -> bool:
@@ -120,17 +95,30 @@ def is_registered(opcode: str) -> bool:
 
 
 def stands_in(opcode: str, build: Build) -> bool:
-    """True when this build runs a CMSIS-NN kernel for the operator but arenalens has only the
+    """True when this build runs a library kernel for the operator but arenalens has only the
     reference kernel's rule for it (its bytes are then an estimate)."""
-    return (
-        build.kernels == CMSIS_NN and opcode in CMSIS_NN_OPCODES and opcode not in CMSIS_NN_KERNELS
-    )
+    library = LIBRARIES.get(build.kernels)
+    return library is not None and opcode in library.replaces and opcode not in library.rules
+
+
+def library_rule(opcode: str, library: str) -> KernelRule | None:
+    """The rule for the kernel a build with this kernel library runs for an operator (its
+    variant, else the reference kernel's); None when arenalens has none."""
+    kernels = LIBRARIES.get(library)
+    if kernels is not None:
+        rule = kernels.rules.get(opcode)
+        if rule is not None:
+            return rule
+    return REFERENCE_KERNELS.get(opcode)
+
+
+def inplace_of(opcode: str) -> InPlace | NotInPlace | None:
+    """Whether the reference kernel (the wheel's, where `optimize --inplace` proves its plans)
+    may write its output over an input only it reads."""
+    rule = REFERENCE_KERNELS.get(opcode)
+    return None if rule is None else rule.inplace
 
 
 def rule_for(opcode: str, build: Build) -> KernelRule | None:
     """The rule for the kernel this build runs for an operator; None when arenalens has none."""
-    if build.kernels == CMSIS_NN:
-        rule = CMSIS_NN_KERNELS.get(opcode)
-        if rule is not None:
-            return rule
-    return REFERENCE_KERNELS.get(opcode)
+    return library_rule(opcode, build.kernels)

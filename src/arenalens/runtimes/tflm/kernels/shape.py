@@ -13,18 +13,24 @@ from __future__ import annotations
 
 from math import prod
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.access_order import checked, int_constants, too_large, transpose_trace
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
+    AccessOrder,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    UNARY,
     constant_ints,
     elements,
     int32_values,
@@ -370,13 +376,99 @@ def _broadcast_to(context: KernelContext) -> Events:
     return found
 
 
+def _transpose_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    source, target = view.input(0), view.output(output)
+    perm = int_constants(view, 1)
+    if source is None or target is None or perm is None or too_large(source, target):
+        return None
+    return checked(transpose_trace(source, target, perm), source.nbytes)
+
+
+# TransposeImpl: output elements in order, each copying the input element it comes from.
+TRANSPOSE_ACCESS = AccessOrder(
+    "copy in output order",
+    "transpose.cc, reference/transpose.h TransposeImpl",
+    (0,),
+    _transpose_distance,
+)
+_SHAPE_COMPUTATION = NoOverlap("shape computation")
+
 RULES = (
-    KernelRule("RESHAPE", "reshape.cc, reshape_common.cc", _RESHAPE_PARAMS, no_events, _reshape),
-    KernelRule("SQUEEZE", "squeeze.cc", _SQUEEZE_PARAMS, no_events, _squeeze),
-    KernelRule("EXPAND_DIMS", "expand_dims.cc", None, no_events, _expand_dims),
-    KernelRule("SHAPE", "shape.cc", _SHAPE_PARAMS, no_events, _shape),
-    KernelRule("TRANSPOSE", "transpose.cc, transpose_common.cc", None, no_events, _transpose),
-    KernelRule("REVERSE_V2", "reverse.cc", None, no_events, _reverse),
-    KernelRule("BROADCAST_ARGS", "broadcast_args.cc", None, no_events, _broadcast_args),
-    KernelRule("BROADCAST_TO", "broadcast_to.cc", None, no_events, _broadcast_to),
+    KernelRule(
+        "RESHAPE",
+        "reshape.cc, reshape_common.cc",
+        _RESHAPE_PARAMS,
+        no_events,
+        _reshape,
+        access=NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
+        operands=operands("input", "shape?"),
+        inplace=InPlace("skips its memcpy when input and output share an address"),
+    ),
+    KernelRule(
+        "SQUEEZE",
+        "squeeze.cc",
+        _SQUEEZE_PARAMS,
+        no_events,
+        _squeeze,
+        access=NoOverlap("one memcpy of the whole tensor"),
+        operands=UNARY,
+        inplace=NotInPlace(
+            "memcpy(output, input) with equal addresses is undefined behaviour in C"
+        ),
+    ),
+    KernelRule(
+        "EXPAND_DIMS",
+        "expand_dims.cc",
+        None,
+        no_events,
+        _expand_dims,
+        access=NoOverlap("copies the whole tensor (use --inplace to alias it)"),
+        operands=operands("input", "axis"),
+        inplace=InPlace("copies element by element from index 0 up: output[i] = input[i]"),
+    ),
+    KernelRule(
+        "SHAPE",
+        "shape.cc",
+        _SHAPE_PARAMS,
+        no_events,
+        _shape,
+        access=_SHAPE_COMPUTATION,
+        operands=UNARY,
+    ),
+    KernelRule(
+        "TRANSPOSE",
+        "transpose.cc, transpose_common.cc",
+        None,
+        no_events,
+        _transpose,
+        access=TRANSPOSE_ACCESS,
+        operands=operands("input", "perm"),
+    ),
+    KernelRule(
+        "REVERSE_V2",
+        "reverse.cc",
+        None,
+        no_events,
+        _reverse,
+        access=NoOverlap("reads the input backwards"),
+        operands=operands("input", "axis"),
+    ),
+    KernelRule(
+        "BROADCAST_ARGS",
+        "broadcast_args.cc",
+        None,
+        no_events,
+        _broadcast_args,
+        access=_SHAPE_COMPUTATION,
+        operands=operands("shape1", "shape2"),
+    ),
+    KernelRule(
+        "BROADCAST_TO",
+        "broadcast_to.cc",
+        None,
+        no_events,
+        _broadcast_to,
+        access=NoOverlap("not analysed"),
+        operands=operands("input", "shape"),
+    ),
 )

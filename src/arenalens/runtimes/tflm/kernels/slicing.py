@@ -11,18 +11,35 @@ persistent dims copy, and TFLM plans the output with the dims they computed.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from math import ceil
 
+from arenalens.analysis.inplace import NotInPlace
+from arenalens.builds.build import COMPRESSION
+from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION
+from arenalens.runtimes.tflm.access_order import (
+    MAX_TRACE_EVENTS,
+    Copy,
+    checked,
+    copies_trace,
+    element_bytes,
+    int_constants,
+    options_of,
+    too_large,
+)
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
+    AccessOrder,
     Event,
     Events,
     KernelContext,
     KernelRule,
+    NoOverlap,
     Refusal,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -458,29 +475,258 @@ def _dynamic_update_slice(context: KernelContext) -> Events:
     return found + _type_refusal(context, dtype, accepted, message)
 
 
+def _concatenation_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    target = view.output(output)
+    parts = [view.input(slot) for slot in range(len(view.operator.inputs))]
+    if target is None or any(p is None for p in parts) or too_large(target):
+        return None
+    rank = len(target.shape)
+    axis = int(options_of(view).get("axis", 0))
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank or any(p is not None and len(p.shape) != rank for p in parts):
+        return None
+    outer = math.prod(target.shape[:axis])
+    inner = math.prod(target.shape[axis + 1 :])
+    copies: list[Copy] = []
+    cursor = 0
+    for k in range(outer):
+        for slot, part in enumerate(parts):
+            assert part is not None
+            size = part.shape[axis] * inner
+            copies.append(Copy(0, cursor, slot, k * size, size))
+            cursor += size
+    if len(copies) > MAX_TRACE_EVENTS:
+        return None
+    first = parts[min(slots)]
+    assert first is not None
+    trace = copies_trace(
+        copies, output=0, input_slots=slots, element_bytes=element_bytes(target), chunked=True
+    )
+    return checked(trace, first.nbytes)
+
+
+def _split_copies(
+    source: Tensor, sizes: Sequence[int], axis: int, data_slot: int
+) -> list[Copy] | None:
+    """SPLIT / SPLIT_V: for each outer index, each output copies its slice in turn."""
+    rank = len(source.shape)
+    if not 0 <= axis < rank or sum(sizes) != source.shape[axis]:
+        return None
+    outer = math.prod(source.shape[:axis])
+    inner = math.prod(source.shape[axis + 1 :])
+    copies: list[Copy] = []
+    cursor = 0
+    for k in range(outer):
+        for position, size in enumerate(sizes):
+            count = size * inner
+            copies.append(Copy(position, k * count, data_slot, cursor, count))
+            cursor += count
+    return copies
+
+
+def _split_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    opcode = view.operator.opcode
+    data_slot = 1 if opcode == "SPLIT" else 0
+    source = view.input(data_slot)
+    target = view.output(output)
+    if source is None or target is None or too_large(source) or slots != {data_slot}:
+        return None
+    rank = len(source.shape)
+    if opcode == "UNPACK":
+        axis = int(options_of(view).get("axis", 0))
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis < rank:
+            return None
+        copies: list[Copy] | None = _unpack_copies(source, axis, data_slot)
+    else:
+        axis_values = int_constants(view, 0 if opcode == "SPLIT" else 2)
+        if not axis_values:
+            return None
+        axis = axis_values[0] + rank if axis_values[0] < 0 else axis_values[0]
+        sizes = [
+            view.output(p).shape[axis] if view.output(p) is not None else -1  # type: ignore[union-attr]
+            for p in range(len(view.operator.outputs))
+        ]
+        if any(size < 0 for size in sizes) or not 0 <= axis < rank:
+            return None
+        copies = _split_copies(source, sizes, axis, data_slot)
+    if copies is None:
+        return None
+    trace = copies_trace(
+        copies,
+        output=output,
+        input_slots=slots,
+        element_bytes=element_bytes(source),
+        chunked=False,
+    )
+    return checked(trace, source.nbytes)
+
+
+def _unpack_copies(source: Tensor, axis: int, data_slot: int) -> list[Copy]:
+    """UNPACK (*unpack.cc*): for each output i, for each outer index, copy its slice."""
+    outer = math.prod(source.shape[:axis])
+    inner = math.prod(source.shape[axis + 1 :])
+    count = source.shape[axis]
+    return [
+        Copy(i, k * inner, data_slot, (k * count + i) * inner, inner)
+        for i in range(count)
+        for k in range(outer)
+    ]
+
+
+def _pack_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    """PACK (*pack.cc*): for each input i, for each outer index, copy its slice into place."""
+    target = view.output(output)
+    parts = [view.input(slot) for slot in range(len(view.operator.inputs))]
+    if target is None or not parts or any(p is None for p in parts) or too_large(target):
+        return None
+    first = parts[0]
+    assert first is not None
+    rank = len(target.shape)
+    axis = int(options_of(view).get("axis", 0))
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        return None
+    outer = math.prod(target.shape[:axis])
+    inner = math.prod(target.shape[axis + 1 :])
+    count = len(parts)
+    copies = [
+        Copy(0, (k * count + i) * inner, i, k * inner, inner)
+        for i in range(count)
+        for k in range(outer)
+    ]
+    trace = copies_trace(
+        copies, output=0, input_slots=slots, element_bytes=element_bytes(target), chunked=False
+    )
+    return checked(trace, first.nbytes)
+
+
+def _strided_slice_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+    """A bound: with every stride positive, output element k comes from input element >= k; a
+    memcpy (unit inner stride) covers at most one input row, so D <= row bytes (else D <= 0)."""
+    source, target = view.input(0), view.output(output)
+    strides = int_constants(view, 3)
+    options = options_of(view)
+    if source is None or target is None or strides is None or not source.shape:
+        return None
+    if any(s <= 0 for s in strides) or options.get("ellipsis_mask") or options.get("new_axis_mask"):
+        return None
+    if source.dtype.name != target.dtype.name or len(strides) > len(source.shape):
+        return None
+    element = element_bytes(source)
+    if strides[-1] == 1 and len(strides) == len(source.shape):
+        return min(source.shape[-1] * element, target.nbytes)
+    if strides[-1] == 1:
+        return None  # the last axis is not sliced by the strides given: stay out
+    return 0
+
+
+# Element copy loops in output order (pack.cc, unpack.cc, split.cc, split_v.cc): one event per
+# element; CONCATENATION copies each input slice with memcpy (one event per call, its own reads
+# may follow its writes); STRIDED_SLICE is a bound.
+_COPY_LOOPS = "element copy loops"
+_DATA_IN_INDEX_ORDER = "reads in index order, which is data"
+
 RULES = (
-    KernelRule("PACK", "pack.cc", _PACK_PARAMS, no_events, _pack),
-    KernelRule("UNPACK", "unpack.cc", _UNPACK_PARAMS, no_events, _unpack),
-    KernelRule("SPLIT", "split.cc", _SPLIT_PARAMS, no_events, _split),
-    KernelRule("SPLIT_V", "split_v.cc", _SPLIT_V_PARAMS, no_events, _split_v),
+    KernelRule(
+        "PACK",
+        "pack.cc",
+        _PACK_PARAMS,
+        no_events,
+        _pack,
+        access=AccessOrder(_COPY_LOOPS, "pack.cc", None, _pack_distance),
+        operands=operands("input+"),
+    ),
+    KernelRule(
+        "UNPACK",
+        "unpack.cc",
+        _UNPACK_PARAMS,
+        no_events,
+        _unpack,
+        access=AccessOrder(_COPY_LOOPS, "unpack.cc", (0,), _split_distance),
+        operands=operands("input", outputs=(1, None)),
+    ),
+    KernelRule(
+        "SPLIT",
+        "split.cc",
+        _SPLIT_PARAMS,
+        no_events,
+        _split,
+        access=AccessOrder(_COPY_LOOPS, "split.cc", (1,), _split_distance),
+        operands=operands("axis", "input", outputs=(1, None)),
+    ),
+    KernelRule(
+        "SPLIT_V",
+        "split_v.cc",
+        _SPLIT_V_PARAMS,
+        no_events,
+        _split_v,
+        access=AccessOrder(_COPY_LOOPS, "split_v.cc", (0,), _split_distance),
+        operands=operands("input", "size_splits", "axis", outputs=(1, None)),
+    ),
     KernelRule(
         "CONCATENATION",
         "concatenation.cc",
         _CONCATENATION_PARAMS,
         op_data(_CONCATENATION_OP_DATA),
         _concatenation,
+        access=AccessOrder(
+            "memcpy per input slice",
+            "concatenation.cc, reference/concatenation.h",
+            None,
+            _concatenation_distance,
+        ),
+        operands=operands("input+"),
+        inplace=NotInPlace("inputs and output differ in size"),
     ),
-    KernelRule("SLICE", "slice.cc", None, no_events, _slice),
+    KernelRule(
+        "SLICE",
+        "slice.cc",
+        None,
+        no_events,
+        _slice,
+        access=NoOverlap("not analysed"),
+        operands=operands("input", "begin", "size"),
+    ),
     KernelRule(
         "STRIDED_SLICE",
         "strided_slice.cc, strided_slice_common.cc",
         _STRIDED_SLICE_PARAMS,
         op_data(_STRIDED_SLICE_OP_DATA, "StridedSliceParams"),
         _strided_slice,
+        access=AccessOrder(
+            "forward copy (bound)",
+            "strided_slice.cc, reference/strided_slice.h, portable_tensor.h SequentialTensorWriter",
+            (0,),
+            _strided_slice_distance,
+        ),
+        operands=operands("input", "begin", "end", "strides"),
     ),
-    KernelRule("GATHER", "gather.cc", _GATHER_PARAMS, no_events, _gather),
-    KernelRule("GATHER_ND", "gather_nd.cc", None, no_events, _gather_nd),
     KernelRule(
-        "DYNAMIC_UPDATE_SLICE", "dynamic_update_slice.cc", None, no_events, _dynamic_update_slice
+        "GATHER",
+        "gather.cc",
+        _GATHER_PARAMS,
+        no_events,
+        _gather,
+        access=NoOverlap("reads rows in index order, which is data"),
+        operands=operands("params", "indices"),
+    ),
+    KernelRule(
+        "GATHER_ND",
+        "gather_nd.cc",
+        None,
+        no_events,
+        _gather_nd,
+        access=NoOverlap(_DATA_IN_INDEX_ORDER),
+        operands=operands("params", "indices"),
+    ),
+    KernelRule(
+        "DYNAMIC_UPDATE_SLICE",
+        "dynamic_update_slice.cc",
+        None,
+        no_events,
+        _dynamic_update_slice,
+        access=NoOverlap("copies the input into the output first"),
+        operands=operands("operand", "update", "start_indices"),
     ),
 )

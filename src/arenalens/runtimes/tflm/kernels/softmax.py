@@ -8,9 +8,12 @@ softmax_common.cc (`SoftmaxPrepare`, `CalculateSoftmaxParams`, `InitializeLutFor
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.access_order import SOFTMAX_LOOPS, SOFTMAX_ROWS, same_index_distance
 from arenalens.runtimes.tflm.kernels.base import (
+    AccessOrder,
     Event,
     Events,
     KernelContext,
@@ -21,7 +24,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.refusals import (
     not_equal,
     not_true,
@@ -151,6 +154,12 @@ def _log_softmax(context: KernelContext) -> Events:
     return found
 
 
+# A row is read whole (its maximum, its sum) before any of its outputs is written, then each
+# output reads its own element: the trace of "same index".
+SOFTMAX_ACCESS = AccessOrder(
+    SOFTMAX_ROWS, "softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
+)
+
 RULES = (
     KernelRule(
         "SOFTMAX",
@@ -158,6 +167,18 @@ RULES = (
         SOFTMAX_PARAMS,
         op_data(SOFTMAX_OP_DATA),
         _softmax,
+        access=SOFTMAX_ACCESS,
+        operands=UNARY,
+        inplace=NotInPlace("reads the whole row (max, sum) while the loop writes it"),
     ),
-    KernelRule("LOG_SOFTMAX", "log_softmax.cc", None, prepare=_log_softmax),
+    KernelRule(
+        "LOG_SOFTMAX",
+        "log_softmax.cc",
+        None,
+        prepare=_log_softmax,
+        access=AccessOrder(
+            SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
+        ),
+        operands=UNARY,
+    ),
 )

@@ -1,26 +1,45 @@
 """CMSIS-NN kernel rules (TFLM `kernels/cmsis_nn/`), on each of CMSIS-NN's code paths
-(`buffers`): `RULES` for the kernels whose memory CMSIS-NN decides, `rules_from_reference` for
-those that reuse the reference kernels' Init and Prepare (ADD adds its own checks). Builds with
-`kernels == "cmsis-nn"` look here first (`registry`)."""
+(`buffers`): every rule a variant of the reference kernel's (`base.variant`) that replaces what
+CMSIS-NN's kernel does differently (OpData, Prepare, scratch, refusals, access order, `access`).
+Builds with `kernels == "cmsis-nn"` take their rules from `KERNELS` (`registry.LIBRARIES`)."""
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.kernels.base import KernelRule
+from types import MappingProxyType
+
+from arenalens.builds.build import CMSIS_NN
+from arenalens.runtimes.tflm.kernels.base import OptimizedKernels, rule_table
 from arenalens.runtimes.tflm.kernels.cmsis_nn import (
     conv,
+    elementwise,
     fully_connected,
     pooling,
     recurrent,
     softmax,
 )
-from arenalens.runtimes.tflm.kernels.cmsis_nn.elementwise import rules_from_reference
 
-RULES: tuple[KernelRule, ...] = (
-    *conv.RULES,
-    *fully_connected.RULES,
-    *pooling.RULES,
-    *recurrent.RULES,
-    *softmax.RULES,
+# Every generic Register_* of TFLM's kernels/cmsis_nn/ (add.cc, conv.cc, ...); a CMSIS-NN build
+# keeps the reference kernel for every other operator.
+_REPLACES = (
+    "ADD", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED",
+    "MAXIMUM", "MAX_POOL_2D", "MINIMUM", "MUL", "PAD", "PADV2", "SOFTMAX", "SVDF", "TRANSPOSE",
+    "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+)  # fmt: skip
+
+KERNELS = OptimizedKernels(
+    name=CMSIS_NN,
+    title="CMSIS-NN",
+    replaces=frozenset(_REPLACES),
+    rules=MappingProxyType(
+        rule_table(
+            *conv.RULES,
+            *elementwise.RULES,
+            *fully_connected.RULES,
+            *pooling.RULES,
+            *recurrent.RULES,
+            *softmax.RULES,
+        )
+    ),
 )
 
-__all__ = ["RULES", "rules_from_reference"]
+__all__ = ["KERNELS"]

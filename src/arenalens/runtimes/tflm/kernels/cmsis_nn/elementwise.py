@@ -1,47 +1,42 @@
-"""CMSIS-NN elementwise kernels: ADD, MUL, PAD, PADV2, MAXIMUM, MINIMUM, TRANSPOSE → the reference
-kernels' rules, with CMSIS-NN's own Prepare checks for ADD.
+"""CMSIS-NN elementwise kernels: ADD, MUL, PAD, PADV2, MAXIMUM, MINIMUM, TRANSPOSE → variants of the
+reference kernels' rules: the same setup (ADD with CMSIS-NN's own Prepare checks), CMSIS-NN's
+access order.
 
 Sources (tflite-micro tensorflow/lite/micro/kernels/cmsis_nn/): add.cc (its own Init and Prepare:
 the reference `OpDataAdd` layout, the same three temp tensors), mul.cc, pad.cc,
 maximum_minimum.cc, transpose.cc. CMSIS-NN's MUL, PAD, PADV2 and TRANSPOSE register the reference
 kernels' Init and Prepare (`MulInit`/`MulPrepare`, `PadInit`/`PadPrepare`, `TransposePrepare`) and
 MAXIMUM / MINIMUM have none: on every code path they allocate and refuse exactly as the reference
-kernels do, so their rules are the reference ones. ADD refuses in Prepare what the reference
-kernel refuses only at Invoke (int64) or not at all (mixed input types, int16 zero points).
+kernels do. ADD refuses in Prepare what the reference kernel refuses only at Invoke (int64) or
+not at all (mixed input types, int16 zero points).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
-
+from arenalens.builds.build import CMSIS_NN
+from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
+from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
+from arenalens.runtimes.tflm.kernels import layout as reference_layout
+from arenalens.runtimes.tflm.kernels import shape as reference_shape
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
     KernelContext,
-    KernelRule,
     Refusal,
     RuleFunction,
+    rule_table,
     temps,
+    variant,
 )
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED, int8_paths, reads_no_later
+from arenalens.runtimes.tflm.kernels.common import type_of
+from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
-    ensure_eq,
     int16_zero_points,
+    not_equal,
     type_number,
-    type_of,
 )
-
-# Operator → the CMSIS-NN source whose kernel uses the reference kernel's Init and Prepare.
-SAME_AS_REFERENCE: Mapping[str, str] = {
-    "MUL": "cmsis_nn/mul.cc, mul_common.cc",
-    "PAD": "cmsis_nn/pad.cc, pad_common.cc",
-    "PADV2": "cmsis_nn/pad.cc, pad_common.cc",
-    "MAXIMUM": "cmsis_nn/maximum_minimum.cc",
-    "MINIMUM": "cmsis_nn/maximum_minimum.cc",
-    "TRANSPOSE": "cmsis_nn/transpose.cc, transpose_common.cc",
-}
 
 _FILE = "tensorflow/lite/micro/kernels/cmsis_nn/add.cc"
 
@@ -51,7 +46,7 @@ def _add_refusals(context: KernelContext) -> list[Event]:
     first, second, output = context.input(0), context.input(1), context.output(0)
     if type_of(first) != type_of(output):
         return [
-            ensure_eq(
+            not_equal(
                 _FILE, "input1->type", "output->type", type_number(first), type_number(output)
             )
         ]
@@ -78,16 +73,64 @@ def _add(reference: RuleFunction) -> RuleFunction:
     return prepare
 
 
-def rules_from_reference(reference: Mapping[str, KernelRule]) -> tuple[KernelRule, ...]:
-    """The CMSIS-NN rules built on the reference kernels' rules (those arenalens has)."""
-    found = [
-        replace(reference[opcode], source=source)
-        for opcode, source in SAME_AS_REFERENCE.items()
-        if opcode in reference
-    ]
-    if "ADD" in reference:
-        add = reference["ADD"]
-        found.append(
-            replace(add, source="cmsis_nn/add.cc, add_common.cc", prepare=_add(add.prepare))
-        )
-    return tuple(found)
+_REFERENCE = rule_table(
+    *reference_arithmetic.RULES,
+    *reference_elementwise.RULES,
+    *reference_layout.RULES,
+    *reference_shape.RULES,
+)
+# arm_elementwise_add_s8 and arm_elementwise_mul_s8 read 4 (or 16) elements before they write
+# them: the reference distance holds. With broadcast TFLM calls the reference kernels.
+_ADD_MUL_SOURCES = "arm_elementwise_add_s8.c, arm_elementwise_mul_s8.c (broadcast: reference)"
+_ADD_INT8 = reads_no_later(_REFERENCE["ADD"].access, _ADD_MUL_SOURCES)
+_MUL_INT8 = reads_no_later(_REFERENCE["MUL"].access, _ADD_MUL_SOURCES)
+
+# CMSIS-NN's MUL, PAD, PADV2 and TRANSPOSE register the reference kernels' Init and Prepare
+# (`MulInit`/`MulPrepare`, `PadInit`/`PadPrepare`, `TransposePrepare`), MAXIMUM / MINIMUM have
+# none: their setup is the reference kernels'; their Eval is CMSIS-NN's.
+RULES = (
+    variant(
+        _REFERENCE["ADD"],
+        library=CMSIS_NN,
+        source="cmsis_nn/add.cc, add_common.cc",
+        prepare=_add(_REFERENCE["ADD"].prepare),
+        access=int8_paths(lambda view: _ADD_INT8),
+    ),
+    variant(
+        _REFERENCE["MUL"],
+        library=CMSIS_NN,
+        source="cmsis_nn/mul.cc, mul_common.cc",
+        access=int8_paths(lambda view: _MUL_INT8),
+    ),
+    variant(
+        _REFERENCE["PAD"],
+        library=CMSIS_NN,
+        source="cmsis_nn/pad.cc, pad_common.cc",
+        access=NOT_ANALYSED,
+    ),
+    # Register_PADV2 runs PadEval, which sends int8 to arm_pad_s8 as PAD does.
+    variant(
+        _REFERENCE["PADV2"],
+        library=CMSIS_NN,
+        source="cmsis_nn/pad.cc, pad_common.cc",
+        access=NOT_ANALYSED,
+    ),
+    variant(
+        _REFERENCE["MAXIMUM"],
+        library=CMSIS_NN,
+        source="cmsis_nn/maximum_minimum.cc",
+        access=NOT_ANALYSED,
+    ),
+    variant(
+        _REFERENCE["MINIMUM"],
+        library=CMSIS_NN,
+        source="cmsis_nn/maximum_minimum.cc",
+        access=NOT_ANALYSED,
+    ),
+    variant(
+        _REFERENCE["TRANSPOSE"],
+        library=CMSIS_NN,
+        source="cmsis_nn/transpose.cc, transpose_common.cc",
+        access=NOT_ANALYSED,
+    ),
+)
