@@ -187,30 +187,52 @@ def test_report_documents_cover_the_number_to_declare(argument: str) -> None:
             assert sum(section["bytes"] for section in plan["sections"]) == plan["declare_bytes"]
 
 
+def _live_models() -> list[Any]:
+    synthetic = [
+        "resource_variables_mixed",
+        "svdf_with_variable_state",
+        "fully_connected_per_channel",
+    ]
+    return [pytest.param(f"synthetic:{name}", id=name) for name in synthetic] + [
+        pytest.param(f"example:{name}", id=name) for name in ("kws_ds_cnn", "fc_autoencoder")
+    ]
+
+
+def _live_model_bytes(argument: str) -> bytes:
+    kind, name = argument.split(":", 1)
+    return tflm_synthetic.SYNTHETIC_MODELS[name]() if kind == "synthetic" else example_bytes(name)
+
+
 @pytest.mark.runtime
-@pytest.mark.parametrize(
-    "name", ["resource_variables_mixed", "svdf_with_variable_state", "fully_connected_per_channel"]
-)
-def test_tail_parts_are_what_the_interpreter_prints_at_the_minimal_arena(
-    name: str, tmp_path: Path
+@pytest.mark.parametrize("argument", _live_models())
+def test_arena_sections_are_what_the_interpreter_prints_at_the_minimal_arena(
+    argument: str, tmp_path: Path
 ) -> None:
-    """Live, on the tflite-micro wheel: at kTensorArenaSize itself (where arena_sections are
-    taken, the tail's padding differs from a roomy arena's) the tail section and the parts of
-    every print_allocations() category are what the interpreter prints."""
+    """Live, on the tflite-micro wheel, through `report --json`'s document: arena_sections cover
+    kTensorArenaSize exactly (the wheel sets the model up in it and not in one byte less), the
+    head and tail sections are the head and tail the interpreter prints at that size (where the
+    tail's padding differs from a roomy arena's), the setup section is the rest, and the tail's
+    parts are the bytes of every print_allocations() category, part by part."""
     pytest.importorskip("tflite_micro")
     from arenalens.runtimes.tflm.probe import probe
 
-    data = tflm_synthetic.SYNTHETIC_MODELS[name]()
-    path = tmp_path / f"{name}.tflite"
+    data = _live_model_bytes(argument)
+    path = tmp_path / "model.tflite"
     path.write_bytes(data)
-    budget = analyze(parse_model(data, name)).budget
-    real = probe(str(path), budget.required_bytes)
+    document = report_document([build_report(analyze(parse_model(data, argument)))])["reports"][0]
+    required = document["required_bytes"]
+    sections = {section["name"]: section for section in document["arena_sections"]}
+    assert sum(section["bytes"] for section in sections.values()) == required
+    real = probe(str(path), required)
     assert real.fits
-    head, *_, tail = budget.sections
-    assert (head.nbytes, tail.nbytes) == (real.head, real.tail)
+    assert not probe(str(path), required - 1).fits
+    assert (sections["head"]["bytes"], sections["tail"]["bytes"]) == (real.head, real.tail)
+    assert sections["tail"]["offset"] + real.tail == required  # the tail ends the array
+    setup = sections.get("setup", {"bytes": 0})["bytes"]
+    assert setup == required - real.head - real.tail
     breakdown = tail_breakdown(_prediction(data, TARGETS["host"].build).sequence, real.arena_size)
     measured = {name: (c.used, c.count) for name, c in real.categories.items()}
     assert _category_bytes(breakdown) == measured
-    assert {part.name: part.nbytes for part in breakdown.parts} == {
-        part.name: part.nbytes for part in tail.parts
+    assert {part["name"]: part["bytes"] for part in sections["tail"]["parts"]} == {
+        part.name: part.nbytes for part in breakdown.parts
     }
