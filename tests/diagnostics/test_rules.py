@@ -761,6 +761,24 @@ def test_tail_per_channel_quiet_without_per_channel_kernels() -> None:
     assert run(load(builder), "tail-per-channel") == []
 
 
+def test_tail_per_channel_quiet_when_half_the_width_saves_nothing() -> None:
+    """Four channels: each array is 16 B, and still one 16-byte tail step at two channels."""
+    builder, _ = chain(channels=(4,))
+    assert run(load(builder), "tail-per-channel") == []
+
+
+def test_tail_rules_quiet_on_a_model_the_build_cannot_run() -> None:
+    """No share of a kTensorArenaSize that does not exist: the cannot-run finding leads."""
+    builder, graph = chain(channels=(8,))
+    last = graph.outputs[0]
+    out = graph.add_tensor("gelu", graph.shape(last), "INT8", quantization=ACTIVATION)
+    graph.add_operator("GELU", [last], [out])
+    graph.set_outputs([out])
+    model = load(builder)
+    for rule in ("tail", "tail-per-channel", "tail-fusion"):
+        assert run(model, rule, build="cortex-m7/reference") == []
+
+
 def test_tail_variables_triggers() -> None:
     """An int16 SVDF state: stored as int8 it takes half (the kernel accepts int8 state)."""
     from tests.tflm_synthetic import svdf_with_variable_state

@@ -28,6 +28,7 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, check_model
 from arenalens.planning.problem import align_up
+from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import ArenaSection
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.base import Persistent
@@ -66,10 +67,14 @@ _PER_CHANNEL = ("per-channel multipliers", "per-channel shifts")
 _SMALLER_TYPES = {"FLOAT32": ("INT8", 1), "INT32": ("INT8", 1), "INT16": ("INT8", 1)}
 
 
-def _tflm(context: DiagnoseContext) -> tuple[Model, Build] | None:
-    """The model and TFLM build the analysis planned, or None when these rules do not apply."""
+def _tflm(context: DiagnoseContext, *, runs: bool = True) -> tuple[Model, Build] | None:
+    """The model and TFLM build the analysis planned, or None when these rules do not apply:
+    another runtime, or (runs) a model the build cannot run, whose bytes are moot (the
+    cannot-run finding leads)."""
     analysis = context.analysis
     if context.runtime != "tflm" or analysis is None or analysis.build is None:
+        return None
+    if runs and not analysis.budget.runs:
         return None
     return context.model, analysis.build
 
@@ -197,8 +202,8 @@ def tail_per_channel(context: DiagnoseContext) -> Iterator[Finding]:
             (dense if layer.operator.opcode == "FULLY_CONNECTED" else convolutions).append(layer)
     if dense:
         yield _dense_finding(dense)
-    if convolutions:
-        yield _convolution_finding(convolutions)
+    if convolutions and (finding := _convolution_finding(convolutions)) is not None:
+        yield finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,10 +267,12 @@ def _dense_finding(layers: Sequence[_Layer]) -> Finding:
     )
 
 
-def _convolution_finding(layers: Sequence[_Layer]) -> Finding:
+def _convolution_finding(layers: Sequence[_Layer]) -> Finding | None:
     ordered = _largest_first(layers)
     nbytes = sum(layer.bytes_at(layer.channels) for layer in layers)
     halved = sum(layer.bytes_at((layer.channels + 1) // 2) for layer in layers)
+    if halved >= nbytes:
+        return None  # arrays this small take one 16-byte tail step at half the width too
     return Finding(
         rule="tail-per-channel",
         severity=Severity.INFO,
@@ -517,8 +524,10 @@ def _folded_subgraph(subgraph: Subgraph, folds: Sequence[Fold]) -> Subgraph:
 
 
 def tail_fusion(context: DiagnoseContext) -> Iterator[Finding]:
-    """Operators the converter can fold away, with what the rewritten model declares."""
-    if (found := _tflm(context)) is None:
+    """Operators the converter can fold away, with what the rewritten model declares. On a
+    model the build cannot run, only when folding makes it run (a standalone activation TFLM
+    has no kernel for, which the layer before applies as a fused one)."""
+    if (found := _tflm(context, runs=False)) is None:
         return
     model, build = found
     folds = foldable(model)
@@ -526,16 +535,31 @@ def tail_fusion(context: DiagnoseContext) -> Iterator[Finding]:
         return
     analysis = context.analysis
     assert analysis is not None
-    saving, tail_saving = _replanned_saving(context, folds, build)
+    before = analysis.budget
+    after = _replanned(context, folds, build)
+    saving: int | None = None
+    tail_saving: int | None = None
+    if not before.runs:
+        if after is None:
+            return  # folding does not make it run either: the cannot-run finding says why
+        outcome = (
+            f"TFLM cannot run the model as it is, but folded it runs on this build and "
+            f"declares kTensorArenaSize = {format_bytes_exact(after.required_bytes)}"
+        )
+    elif after is None:
+        outcome = "what it saves is not computed (the rewritten model could not be planned)"
+    else:
+        saving = before.required_bytes - after.required_bytes
+        if saving <= 0:
+            return
+        tail_saving = before.parts.get("tail_at_minimum", 0) - after.parts.get("tail_at_minimum", 0)
+        outcome = (
+            f"kTensorArenaSize would drop by {format_bytes_exact(saving)}"
+            f" (the tail by {format_bytes_exact(tail_saving)})"
+        )
     exact = all(fold.exact for fold in folds)
     listed = "; ".join(fold.describe(model) for fold in folds[:4])
     more = f"; and {len(folds) - 4} more" if len(folds) > 4 else ""
-    outcome = (
-        "not computed (the rewritten model could not be planned)"
-        if saving is None
-        else f"kTensorArenaSize would drop by {format_bytes_exact(saving)}"
-        f" (the tail by {format_bytes_exact(tail_saving or 0)})"
-    )
     results = (
         "the outputs stay bit-identical (float, or the activation keeps its input's "
         "quantization; a reshape only renames the bytes)"
@@ -546,7 +570,7 @@ def tail_fusion(context: DiagnoseContext) -> Iterator[Finding]:
     first = folds[0]
     yield Finding(
         rule="tail-fusion",
-        severity=Severity.WARNING if exact and saving else Severity.INFO,
+        severity=Severity.WARNING if exact and after is not None else Severity.INFO,
         location=Location(first.subgraph, first.removed),
         message=f"{_count(len(folds), 'operator can', 'operators can')} be folded into the one "
         f"before {'it' if len(folds) == 1 else 'them'} ({listed}"
@@ -562,37 +586,34 @@ def tail_fusion(context: DiagnoseContext) -> Iterator[Finding]:
                     {"subgraph": f.subgraph, "kept": f.kept, "removed": f.removed, "exact": f.exact}
                     for f in folds
                 ],
+                "runs_folded": after is not None,
+                "required_bytes_folded": None if after is None else after.required_bytes,
                 "tail_saving_bytes": tail_saving,
             }
         ),
     )
 
 
-def _replanned_saving(
+def _replanned(
     context: DiagnoseContext, folds: Sequence[Fold], build: Build
-) -> tuple[int | None, int | None]:
-    """(number to declare, tail) saved by the rewritten model, planned in full on the build."""
+) -> MemoryBudget | None:
+    """The rewritten model's budget, planned in full on the build; None when it cannot be
+    planned or the build cannot run it."""
     from arenalens.pipeline import analyze  # noqa: PLC0415 - the rules run inside a pipeline
 
     model = context.model
     analysis = context.analysis
     if analysis is None or model.offline_plan is not None:
-        return None, None  # an offline plan's offsets are per tensor: no longer valid
+        return None  # an offline plan's offsets are per tensor: no longer valid
     if model.operator_count > REPLAN_MAX_OPERATORS:
-        return None, None
+        return None
     try:
         rewritten = folded(model, folds)
         check_model(rewritten)
         after = analyze(rewritten, runtime="tflm", build=build, planner=analysis.planner).budget
     except (ArenalensError, ValueError):  # ValueError: a planner limit no arena size meets
-        return None, None
-    if not after.runs:
-        return None, None
-    before = analysis.budget
-    return (
-        before.required_bytes - after.required_bytes,
-        before.parts.get("tail_at_minimum", 0) - after.parts.get("tail_at_minimum", 0),
-    )
+        return None
+    return after if after.runs else None
 
 
 def _count(count: int, one: str, many: str) -> str:
