@@ -27,7 +27,7 @@ HIDDEN = quantization(0.08, 5)
 
 
 def _layer_then_activation(layer: str, activation: str, *, fused: bool, dtype: str) -> bytes:
-    """input → layer (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED or ADD) → activation →
+    """input → layer (a convolution, FULLY_CONNECTED, ADD/SUB/MUL or a pool) → activation →
     output, or (fused) the layer with the activation fused, writing the output itself. Weights
     are seeded random values, per-channel int8 for the convolutions."""
     generator = np.random.default_rng(7)
@@ -38,9 +38,14 @@ def _layer_then_activation(layer: str, activation: str, *, fused: bool, dtype: s
     source = graph.add_tensor("input", shape, dtype, quantization=INPUT if quantized else None)
     graph.set_inputs([source])
     channels = 4 if layer == "DEPTHWISE_CONV_2D" else 5
-    out_shape = (*shape[:-1], channels) if layer != "ADD" else shape
+    keeps_shape = layer in BINARY or layer in POOLS
+    out_shape = shape if keeps_shape else (*shape[:-1], channels)
     options: dict[str, object] = {}
-    if layer == "ADD":
+    if layer in POOLS:
+        inputs = [source]
+        options = {"padding": "SAME", "stride_h": 1, "stride_w": 1}
+        options |= {"filter_height": 2, "filter_width": 2}
+    elif layer in BINARY:
         other = graph.add_tensor("other", shape, dtype, quantization=INPUT if quantized else None)
         graph.set_inputs([source, other])
         inputs = [source, other]
@@ -76,7 +81,8 @@ def _layer_then_activation(layer: str, activation: str, *, fused: bool, dtype: s
             options = {"padding": "SAME", "stride_h": 1, "stride_w": 1}
             if layer == "DEPTHWISE_CONV_2D":
                 options["depth_multiplier"] = 1
-    hidden_quantization = HIDDEN if quantized else None
+    # A pool keeps its input's quantization (pooling_common.cc checks it).
+    hidden_quantization = (INPUT if layer in POOLS else HIDDEN) if quantized else None
     name = "fused" if fused else "layer"
     hidden = graph.add_tensor(name, out_shape, dtype, quantization=hidden_quantization)
     graph.add_operator(
@@ -94,12 +100,18 @@ def _layer_then_activation(layer: str, activation: str, *, fused: bool, dtype: s
     return builder.build()
 
 
+BINARY = ("ADD", "SUB", "MUL")
+POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
 CASES = [
     ("CONV_2D", "RELU", "INT8"),
     ("CONV_2D", "RELU6", "INT8"),
     ("DEPTHWISE_CONV_2D", "RELU", "INT8"),
     ("FULLY_CONNECTED", "RELU", "INT8"),
     ("ADD", "RELU6", "INT8"),
+    ("SUB", "RELU", "INT8"),
+    ("MUL", "RELU6", "INT8"),
+    ("AVERAGE_POOL_2D", "RELU", "INT8"),
+    ("MAX_POOL_2D", "RELU6", "FLOAT32"),
     ("CONV_2D", "RELU6", "FLOAT32"),
 ]
 

@@ -32,6 +32,7 @@ from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import ArenaSection
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.base import Persistent
+from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.setup import setups_with_resources
 from arenalens.runtimes.tflm.setup_layout import layout_for
@@ -46,22 +47,10 @@ REPLAN_MAX_OPERATORS = 2000
 # Variables checked one by one for an int8 state when not all of them take it.
 INT8_CHECKS = 16
 
-# TFLite's ActivationFunctionType values a producer can take as fused_activation_function.
-_FUSED_CODES = {"RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-_NO_ACTIVATION = 0
-# Operators whose TFLM kernels apply a fused activation (they clamp their output with it).
-_TAKES_ACTIVATION = frozenset(
-    {
-        "CONV_2D",
-        "DEPTHWISE_CONV_2D",
-        "FULLY_CONNECTED",
-        "ADD",
-        "SUB",
-        "MUL",
-        "AVERAGE_POOL_2D",
-        "MAX_POOL_2D",
-    }
-)
+# A TFLite builtin TFLM registers no kernel for (so no rule says it), which every layer that
+# applies a fused activation applies in its place: its ActivationFunctionType value.
+_FUSED_ONLY = {"RELU_N1_TO_1": 2}
+_NO_ACTIVATION = 0  # ActivationFunctionType.NONE
 _PER_CHANNEL = ("per-channel multipliers", "per-channel shifts")
 # Element types a variable could be stored in instead, smallest first.
 _SMALLER_TYPES = {"FLOAT32": ("INT8", 1), "INT32": ("INT8", 1), "INT16": ("INT8", 1)}
@@ -184,13 +173,31 @@ def tail(context: DiagnoseContext) -> Iterator[Finding]:
 
 
 def tail_per_channel(context: DiagnoseContext) -> Iterator[Finding]:
-    """Per-channel multiplier and shift arrays: per-channel FULLY_CONNECTED weights (per-tensor
-    ones need none), and the convolutions' (one entry per output channel, for every type)."""
+    """Per-channel multiplier and shift arrays: those a kernel keeps only for per-channel
+    weights (FULLY_CONNECTED's: per-tensor ones need none), and those it keeps whatever the
+    weights' quantization (the convolutions': one entry per output channel)."""
     if (found := _tflm(context)) is None:
         return
     model, build = found
-    dense: list[_Layer] = []
-    convolutions: list[_Layer] = []
+    layers = _per_channel_layers(model, build)
+    if not layers:
+        return
+    # What the kernels keep with every weight tensor per-tensor: the arrays that go are the
+    # weights' (their rules say so), the rest the layer's width.
+    remaining = {
+        layer.key for layer in _per_channel_layers(_per_tensor_weights(model, layers), build)
+    }
+    weights = [layer for layer in layers if layer.key not in remaining]
+    widths = [layer for layer in layers if layer.key in remaining]
+    if weights:
+        yield _per_tensor_finding(weights)
+    if widths and (finding := _convolution_finding(widths)) is not None:
+        yield finding
+
+
+def _per_channel_layers(model: Model, build: Build) -> list[_Layer]:
+    """Every operator whose kernel keeps per-channel arrays, with those allocations."""
+    found = []
     for setup in setups_with_resources(model, build):
         arrays = tuple(
             event
@@ -198,12 +205,31 @@ def tail_per_channel(context: DiagnoseContext) -> Iterator[Finding]:
             if isinstance(event, Persistent) and event.what in _PER_CHANNEL
         )
         if arrays:
-            layer = _Layer(setup.context.subgraph, setup.context.operator, arrays)
-            (dense if layer.operator.opcode == "FULLY_CONNECTED" else convolutions).append(layer)
-    if dense:
-        yield _dense_finding(dense)
-    if convolutions and (finding := _convolution_finding(convolutions)) is not None:
-        yield finding
+            found.append(_Layer(setup.context.subgraph, setup.context.operator, arrays))
+    return found
+
+
+def _per_tensor_weights(model: Model, layers: Sequence[_Layer]) -> Model:
+    """The model with these layers' per-channel weight tensors quantized per tensor."""
+    chosen: dict[int, set[int]] = {}
+    for layer in layers:
+        rule = REFERENCE_KERNELS.get(layer.operator.opcode)
+        if rule is None:
+            continue
+        for slot, tensor in enumerate(layer.operator.inputs):
+            if tensor >= 0 and rule.operands.role(slot) == "filter":
+                chosen.setdefault(layer.subgraph.index, set()).add(tensor)
+    subgraphs = []
+    for subgraph in model.subgraphs:
+        indices = chosen.get(subgraph.index, set())
+        tensors = tuple(
+            replace(t, quantization=replace(t.quantization, channel_count=1))
+            if t.index in indices and t.quantization is not None
+            else t
+            for t in subgraph.tensors
+        )
+        subgraphs.append(replace(subgraph, tensors=tensors) if indices else subgraph)
+    return replace(model, subgraphs=tuple(subgraphs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +239,11 @@ class _Layer:
     subgraph: Subgraph
     operator: Operator
     arrays: tuple[Persistent, ...]
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """(subgraph, operator)."""
+        return self.subgraph.index, self.operator.index
 
     @property
     def channels(self) -> int:
@@ -247,21 +278,22 @@ def _location(layer: _Layer) -> Location:
     return Location(layer.subgraph.index, layer.operator.index, outputs)
 
 
-def _dense_finding(layers: Sequence[_Layer]) -> Finding:
+def _per_tensor_finding(layers: Sequence[_Layer]) -> Finding:
     ordered = _largest_first(layers)
     nbytes = sum(layer.bytes_at(layer.channels) for layer in layers)
     return Finding(
         rule="tail-per-channel",
         severity=Severity.INFO,
         location=_location(ordered[0]),
-        message=f"{_count(len(layers), 'FULLY_CONNECTED layer', 'FULLY_CONNECTED layers')} with "
-        f"per-channel weight quantization {'keeps' if len(layers) == 1 else 'keep'} "
-        f"{format_bytes_exact(nbytes)} of per-channel multipliers and shifts ("
+        message=f"{_count(len(layers), 'layer', 'layers')} with per-channel weight quantization "
+        f"{'keeps' if len(layers) == 1 else 'keep'} {format_bytes_exact(nbytes)} of per-channel "
+        "multipliers and shifts ("
         + ", ".join(layer.describe() for layer in ordered[:TOP_LAYERS])
+        + (f", and {len(layers) - TOP_LAYERS} more" if len(layers) > TOP_LAYERS else "")
         + "); with per-tensor weights their kernel keeps none",
-        fix="convert the dense layers with per-tensor weight quantization (TFLiteConverter: "
-        "`converter._experimental_disable_per_channel_quantization_for_dense_layers = True`); "
-        "this changes the model's results: check its accuracy",
+        fix="convert these layers with per-tensor weight quantization (TFLiteConverter, for "
+        "dense layers: `converter._experimental_disable_per_channel_quantization_for_dense_layers"
+        " = True`); this changes the model's results: check its accuracy",
         saving_bytes=nbytes,
         details=MappingProxyType({"layers": len(layers), "bytes": nbytes}),
     )
@@ -448,16 +480,28 @@ def _fold(subgraph: Subgraph, operator: Operator) -> Fold | None:
         or len(producer.outputs) != 1
     ):
         return None
-    code = _FUSED_CODES.get(operator.opcode)
-    if code is not None and producer.opcode in _TAKES_ACTIVATION:
+    code = _fused_code(operator.opcode)
+    kept_rule = REFERENCE_KERNELS.get(producer.opcode)
+    if code is not None and kept_rule is not None and kept_rule.applies_fused_activation:
         if producer.options.get("fused_activation_function", _NO_ACTIVATION) != _NO_ACTIVATION:
             return None
         source, result = subgraph.tensors[middle], subgraph.tensors[operator.outputs[0]]
         exact = source.dtype.name == "FLOAT32" or source.quantization == result.quantization
         return Fold(subgraph.index, producer.index, operator.index, code, exact)
-    if operator.opcode == "RESHAPE" and producer.opcode == "RESHAPE":
+    removed_rule = REFERENCE_KERNELS.get(operator.opcode)
+    if (
+        operator.opcode == producer.opcode
+        and removed_rule is not None
+        and removed_rule.absolute_shape
+    ):
         return Fold(subgraph.index, producer.index, operator.index, None, True)
     return None
+
+
+def _fused_code(opcode: str) -> int | None:
+    """The fused_activation_function value a layer applies in this operator's place, if any."""
+    rule = REFERENCE_KERNELS.get(opcode)
+    return rule.as_fused_activation if rule is not None else _FUSED_ONLY.get(opcode)
 
 
 def folded(model: Model, folds: Sequence[Fold]) -> Model:

@@ -372,6 +372,7 @@ RULES = (
         access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "SUB",
@@ -382,6 +383,7 @@ RULES = (
         access=broadcast("sub.cc, reference/sub.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "MUL",
@@ -392,6 +394,7 @@ RULES = (
         access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "DIV",

@@ -130,6 +130,7 @@ RULES = (
         _pooling,
         access=POOL_ACCESS,
         operands=UNARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "MAX_POOL_2D",
@@ -139,6 +140,7 @@ RULES = (
         _pooling,
         access=POOL_ACCESS,
         operands=UNARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "L2_POOL_2D",
