@@ -21,6 +21,7 @@ from arenalens.report.image_style import (
     BUDGET_COLOR,
     GAPS_COLOR,
     INK,
+    MUTED,
     PART_PALETTE,
     SETUP_COLOR,
     ByteUnit,
@@ -172,7 +173,13 @@ def draw_strip(axes: Axes, report: MemoryReport, view: PlanView, arena: ArenaRep
         width = len(text) * 0.0095 * top  # a bold 7.5 pt character: under 0.95% of the strip
         if start + width > top * 1.02:
             continue
-        axes.text(start, 1.12, plain(text), fontsize=7.5, fontweight="bold", va="bottom", color=INK)
+        axes.text(start, 1.3, plain(text), fontsize=7.5, fontweight="bold", va="bottom", color=INK)
+        if start > section.offset or width > section.nbytes:
+            # Not over its section (moved right, or wider than it): a line points at it.
+            center = section.offset + section.nbytes / 2
+            axes.plot(
+                [start + 0.002 * top, center], [1.28, 1.03], color=MUTED, lw=0.7, clip_on=False
+            )
         free_from = start + width + 0.015 * top
     below = [
         (

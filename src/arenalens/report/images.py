@@ -354,7 +354,7 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
         + (" with overlaps" if arena.lower_bound_for(view) != arena.lower_bound else "")
         + f", {len(arena.buffers)} buffers in '{arena.name}' ({report.runtime})"
         + (f"; {declared_symbol(report)} by section above" if sections else ""),
-        lift=14 if sections else 0,
+        lift=20 if sections else 0,
     )
     return figure
 

@@ -16,7 +16,7 @@ import { hideTooltip, showTooltip } from "./tooltip.js";
 /** @typedef {import("./sections.js").Piece} Piece */
 
 const SIDE = 10;  // left and right margins, CSS pixels
-const BAR_TOP = 20;
+const BAR_TOP = 28;  // room above for the section labels and their leader lines
 const BAR_HEIGHT = 24;
 
 export class ArenaStrip extends CanvasChart {
@@ -25,7 +25,7 @@ export class ArenaStrip extends CanvasChart {
    * @param {(piece: Piece) => void} click
    */
   constructor(parent, click) {
-    super(parent, 82);
+    super(parent, 90);
     this.click = click;
     this.canvas.id = "arena-strip";
     this.canvas.setAttribute("role", "img");
@@ -138,7 +138,8 @@ export class ArenaStrip extends CanvasChart {
   }
 
   /**
-   * Each section's name and size above the bar, where its width leaves room.
+   * Each section's name and size above the bar, where the strip leaves room; a label not over
+   * its section (moved right, or wider than the section) gets a line pointing at it.
    * @param {CanvasRenderingContext2D} context
    */
   drawSectionLabels(context) {
@@ -154,7 +155,17 @@ export class ArenaStrip extends CanvasChart {
       if (x + width > this.width - 2 || (right - left < 3 && x > right + 40)) continue;
       context.textAlign = "left";
       context.fillStyle = cssColor("--ink");
-      context.fillText(text, x, BAR_TOP - 3);
+      context.fillText(text, x, BAR_TOP - 9);
+      if (x > left + 0.5 || width > right - left) {
+        context.save();
+        context.strokeStyle = cssColor("--muted");
+        context.lineWidth = 1;
+        context.beginPath();
+        context.moveTo(x + 2, BAR_TOP - 8);
+        context.lineTo((left + right) / 2, BAR_TOP - 1);
+        context.stroke();
+        context.restore();
+      }
       freeFrom = x + width + 10;
     }
   }
