@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arenalens.atomic import make_folder
 from arenalens.cli.common import print_text, selected_build, terminal_width, use_color, write_atomic
 from arenalens.cli.report import (
     TOOL,
@@ -22,7 +23,7 @@ from arenalens.cli.report import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.report.console import render_text
 from arenalens.report.html_page import render_html
-from arenalens.report.terminal import headline, plans_table, summary_panel
+from arenalens.report.terminal import headline, plans_table, report_steps, summary_panel
 from arenalens.targets import BOARDS, get_target
 
 DEMO_EXAMPLE = "vww_mobilenet_v1"
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     )
     report = guide(options, report, analysis)
     folder = Path(args.output)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, what="-o")
     model_bytes = example_bytes(args.example)
     written = [
         WrittenFile(write_atomic(folder / f"{args.example}.tflite", model_bytes), len(model_bytes))
@@ -108,10 +109,11 @@ def run(args: argparse.Namespace) -> int:
         written.extend(write_images(report, str(folder / "images"), "both"))
     except RuntimeUnavailableError as error:
         skipped = str(error)
-    # The demo keeps the terminal short: the number, the verdict, the plans; `report` shows more.
+    # The demo keeps the terminal short: the number, the verdict and what to do next, the plans;
+    # `report` shows more.
     print_text(
         render_text(
-            [*headline(report), summary_panel(report), plans_table(report)],
+            [*headline(report), *report_steps(report), summary_panel(report), plans_table(report)],
             color=use_color(args),
             width=terminal_width(),
         )

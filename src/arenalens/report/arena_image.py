@@ -77,12 +77,12 @@ def arena_marks(report: MemoryReport) -> tuple[Mark, ...]:
     makes them differ."""
     if report.budget is None:
         return ()
-    verdict = report.verdict
-    if verdict is not None and verdict.target:
-        block = f"{verdict.target} largest block {format_bytes_short(verdict.budget_bytes)}"
-        if verdict.reserve_bytes:
+    fit = None if report.verdict is None else report.verdict.fit
+    if fit is not None and fit.target is not None:
+        block = f"{fit.target.name} largest block {format_bytes_short(fit.budget_bytes)}"
+        if fit.reserve_bytes:
             after = f"after the reserve {format_bytes_short(report.budget)}"
-            return (Mark(verdict.budget_bytes, block, ":"), Mark(report.budget, after, "--"))
+            return (Mark(fit.budget_bytes, block, ":"), Mark(report.budget, after, "--"))
         return (Mark(report.budget, block, "--"),)
     return (Mark(report.budget, f"budget {format_bytes_short(report.budget)}", "--"),)
 

@@ -76,8 +76,9 @@ export function wholeArenaMarks(prepared) {
   const verdict = prepared.report.verdict;
   const asked = verdict !== null && state.budget === prepared.report.budget;
   const color = cssColor("--budget");
-  if (asked && verdict && verdict.target && verdict.reserve_bytes > 0) {
-    marks.push({ bytes: verdict.budget_bytes, label: verdict.target + " largest block " + formatBytes(verdict.budget_bytes),
+  const block = verdict ? verdict.budget_bytes : null;
+  if (asked && verdict && verdict.target && block !== null && (verdict.reserve_bytes || 0) > 0) {
+    marks.push({ bytes: block, label: verdict.target + " largest block " + formatBytes(block),
       color, dash: [2, 3], key: "board" });
     marks.push({ bytes: state.budget, label: "after the reserve " + formatBytes(state.budget), color, dash: [6, 4], key: "budget" });
   } else if (asked && verdict && verdict.target) {
