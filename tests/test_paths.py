@@ -102,6 +102,28 @@ def test_check_at_another_size_then_optimize_then_check_agree_with_real_tflm(
     assert not sets_up(written, after["required_bytes"] - 16)
 
 
+@pytest.mark.runtime
+@pytest.mark.parametrize("side", [193, 194, 196])
+def test_optimize_at_the_sizes_that_crashed_writes_what_it_predicts(
+    side: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 224x224 MobileNet at 193, 194 and 196 px: the rewrite predicted another head and
+    crashed; now the file written at that size declares what optimize said, on the board."""
+    _needs_runtime()
+    monkeypatch.chdir(tmp_path)
+    shape = ("--input-shape", f"input=1x{side}x{side}x3")
+    board = ("--target", "stm32f746")
+    code, written = run_json(
+        capsys, "optimize", "example:mobilenet_v1_224", *shape, *board, "-o", "o.tflite"
+    )
+    assert code == 0 and written["written"], written["notes"]
+    assert written["real_tflm"]["outputs_identical"]
+    code, document = run_json(capsys, "check", "o.tflite", *board)
+    assert document["plan_holds"] and document["shape_known"]
+    assert document["required_bytes"] == written["new_required_bytes"]
+    assert load_model("o.tflite").subgraphs[0].tensors[0].shape == (1, side, side, 3)
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 2: an offline plan made at a placeholder size gave FITS (and garbage) at the real size.
 
@@ -539,6 +561,8 @@ def _steps(document: dict[str, Any]) -> list[dict[str, Any]]:
     "argv",
     [
         ("report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re"),
+        ("report", "example:vww_mobilenet_v1", "--overlap"),
+        ("report", "example:resnet8_cifar", "--overlap", "--cpu", "cortex-m7"),
         ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input"),
         ("check", "example:mobilenet_v1_224", "--budget", "320KB", "--cpu", "cortex-m7"),
         ("check", "example:kws_ds_cnn", "--budget", "20KB", "--reserve", "1KB"),
@@ -576,3 +600,54 @@ def test_every_step_runs_as_printed_and_gives_what_it_promises(
             _code, at_size = run_json(capsys, *words[1:])
             assert at_size["verdict"] == "FITS"
             assert at_size["required_bytes"] == document["max_input_required_bytes"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command a finding names: the model as typed, every option one its command takes.
+
+
+def _quoted_commands(text: str) -> list[str]:
+    """The `arenalens ...` commands between backticks in a finding's text."""
+    return [part for part in text.split("`")[1::2] if part.startswith("arenalens ")]
+
+
+def _finding_models(folder: Path) -> list[tuple[str, ...]]:
+    """Models (and diagnose options) whose findings name commands: a broken offline plan, one
+    with misaligned and with missing offsets, alignment asked above TFLM's, the examples."""
+    from tests.diagnostics.models import chain, tensor_count, with_offline_plan
+
+    builder, _ = chain()
+    count = tensor_count(builder)
+    overlapping = [-1] * count
+    overlapping[3], overlapping[6] = 0, 256
+    misaligned = [-1] * count
+    misaligned[0] = 8
+    cases = [
+        (_write(folder, "overlap.tflite", with_offline_plan(builder, overlapping).build()),),
+        (_write(folder, "misaligned.tflite", with_offline_plan(builder, misaligned).build()),),
+        (_write(folder, "clean.tflite", chain()[0].build()), "--alignment", "32"),
+        ("example:vww_mobilenet_v1", "--cpu", "cortex-m4", "--kernels", "cmsis-nn"),
+        ("example:kws_ds_cnn", "--alignment", "32"),
+        ("example:branchy_inception",),
+    ]
+    return cases
+
+
+def test_every_command_a_finding_names_is_one_the_cli_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arenalens.cli import build_parser
+
+    seen = 0
+    for case in _finding_models(tmp_path):
+        _code, document = run_json(capsys, "diagnose", *case)
+        for finding in document["findings"]:
+            for command in _quoted_commands(f"{finding['message']} {finding['fix']}"):
+                words = shlex.split(command)[1:]
+                assert len(words) > 1 and "MODEL" not in words, command
+                assert words[1] == case[0], command  # the model as the user typed it
+                if words[0] == "optimize":
+                    assert "-o" in words, command
+                build_parser(words).parse_args(words)  # argparse exits 2 on an unknown option
+                seen += 1
+    assert seen >= 4

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from arenalens.analysis.overlap_pairs import OverlapPair
 from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.diagnostics.context import DiagnoseContext, Interval
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import Finding, Location, Severity, model_argument
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
@@ -144,7 +144,7 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
     for operator, pairs in sorted(found.by_vela_operator.items()):
         yield _vela_overlap_finding(context, operator, pairs)
     if found.safe:
-        yield _safe_overlap_finding(list(found.safe))
+        yield _safe_overlap_finding(context.model, list(found.safe))
 
 
 def _allowed_overlaps(
@@ -187,7 +187,7 @@ def _judge(
     return reference, fits(by_library.get(KernelLibrary.CMSIS_NN))
 
 
-def _safe_overlap_finding(safe: list[tuple[OverlapPair, bool]]) -> Finding:
+def _safe_overlap_finding(model: Model, safe: list[tuple[OverlapPair, bool]]) -> Finding:
     pairs = sorted(safe, key=lambda item: (item[0].operator, item[0].input_tensor))
     portable = all(cmsis for _, cmsis in pairs)
     listing = ", ".join(f"{p.opcode} (op {p.operator})" for p, _ in pairs[:8]) + (
@@ -201,7 +201,7 @@ def _safe_overlap_finding(safe: list[tuple[OverlapPair, bool]]) -> Finding:
     )
     if portable:
         message += "; safe on the reference and the CMSIS-NN kernels"
-        fix = "nothing to do (`arenalens optimize --overlap` writes plans like this one)"
+        fix = "nothing to do: both kernel libraries' access orders allow these overlaps"
     else:
         message += (
             "; safe on TFLM's reference kernels only: a CMSIS-NN build walks "
@@ -209,8 +209,9 @@ def _safe_overlap_finding(safe: list[tuple[OverlapPair, bool]]) -> Finding:
             + " differently and would compute garbage"
         )
         fix = (
-            "for a CMSIS-NN (Cortex-M) build, re-run `arenalens optimize --overlap --kernels "
-            "cmsis-nn` on the original model"
+            "for a CMSIS-NN (Cortex-M) build, plan it again with overlaps CMSIS-NN allows: "
+            f"`arenalens optimize {model_argument(model)} --kernels cmsis-nn -o "
+            "optimized.tflite --overlap`"
         )
     return Finding(
         rule="offline-plan-overlap",
@@ -248,8 +249,9 @@ def _overlap_finding(
         message=f"the offline plan puts {shared_bytes_text(context.model, first, second)}; TFLM "
         "applies offline offsets unchecked, so one tensor overwrites the other (garbage "
         "outputs)",
-        fix="regenerate the offline plan for this model (`arenalens optimize` writes a checked "
-        "one), or set these offsets to -1 so TFLM plans them online",
+        fix="regenerate the offline plan for this model (`arenalens optimize "
+        f"{model_argument(context.model)} -o optimized.tflite` writes a checked one), or set "
+        "these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},
     )
 
@@ -326,8 +328,9 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
             f"({format_bytes_exact(nbytes)}) at -1: TFLM's greedy planner places them around the "
             "fixed ones, so the layout is no longer the one the plan's author checked (and "
             "misaligned fixed offsets misalign them too)",
-            fix="give every planned tensor an offset (re-run Vela or `arenalens optimize` on "
-            "the final model), or drop the metadata to plan everything online",
+            fix="give every planned tensor an offset (re-run Vela, or `arenalens optimize "
+            f"{model_argument(model)} -o optimized.tflite` on the final model), or drop the "
+            "metadata to plan everything online",
             details={"nbytes": nbytes, "count": len(online)},
         )
 

@@ -104,6 +104,8 @@ class VerifyResult:
     runtime: str
     rows: tuple[VerifyRow, ...]
     notes: tuple[str, ...] = ()
+    interpreter: str = ""  # the real interpreter run: its package and version
+    predicted_for: str = ""  # the build the predictions are for (`build_title`)
 
     @property
     def agrees(self) -> bool:
@@ -174,11 +176,13 @@ class Runtime(Protocol):
         model: Model,
         arenas: Sequence[ArenaProblem],
         plans: Sequence[Plan],
+        build: Build,
         *,
         min_arena: bool = False,
     ) -> VerifyResult:
-        """The model file and its predicted arenas and runtime plans → predicted vs real, running
-        the real interpreter (`runtime` extra; `min_arena`: also bisect the smallest arena)."""
+        """The model file and its predicted arenas and runtime plans on a build → predicted vs
+        real, running the real interpreter (`runtime` extra; `min_arena`: also bisect the
+        smallest arena)."""
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(

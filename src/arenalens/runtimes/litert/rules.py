@@ -528,10 +528,12 @@ class LiteRtRuntime:
         model: Model,
         arenas: Sequence[ArenaProblem],
         plans: Sequence[Plan],
+        build: Build,
         *,
         min_arena: bool = False,
     ) -> VerifyResult:
-        """The real interpreter's arenas and tensor offsets vs the prediction."""
+        """The real interpreter's arenas and tensor offsets vs the prediction (the host build:
+        LiteRT has no other)."""
         if min_arena:
             raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
         return verify(path, model, arenas, plans)
