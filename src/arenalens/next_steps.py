@@ -314,6 +314,8 @@ class Steps:
         search = self.verdict.search
         if search is None:
             return []
+        if search.unavailable:
+            return [Step(f"No other input size can be sized: {search.unavailable}.")]
         accepted = _accepted_text(search)
         largest = search.largest
         if largest is None:

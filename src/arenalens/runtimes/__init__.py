@@ -36,6 +36,7 @@ class Obstacle:
     operator: int | None = None
     opcode: str | None = None
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
+    no_kernel: bool = False  # the build registers no kernel for the operator at all
 
     def text(self) -> str:
         """One line: where, then why."""
@@ -55,6 +56,7 @@ class Obstacle:
             "operator": self.operator,
             "opcode": self.opcode,
             "dtype": self.dtype,
+            "no_kernel": self.no_kernel,
             "reason": self.reason,
         }
 

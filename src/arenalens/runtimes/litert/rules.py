@@ -245,6 +245,7 @@ def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
             subgraph=subgraph.index,
             operator=operator.index,
             opcode=operator.opcode,
+            no_kernel=True,
         )
         for subgraph in model.subgraphs
         for operator in subgraph.operators
