@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.errors import UsageError
+from arenalens.runtimes.sections import ArenaSection
 
 if TYPE_CHECKING:
     from arenalens.analysis.arena_problem import ArenaProblem
@@ -77,6 +78,9 @@ class MemoryBudget:
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
     obstacles: tuple[Obstacle, ...] = ()
+    # Where every byte of required_bytes goes, in address order (`sections`): they cover it
+    # exactly. Empty for a budget not made by a runtime's rules.
+    sections: tuple[ArenaSection, ...] = ()
 
     @property
     def runs(self) -> bool:

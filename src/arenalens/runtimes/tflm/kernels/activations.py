@@ -261,6 +261,7 @@ RULES = (
         access=same_index("activations_common.cc"),
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
+        as_fused_activation=1,  # ActivationFunctionType.RELU
     ),
     KernelRule(
         "RELU6",
@@ -271,6 +272,7 @@ RULES = (
         access=same_index("activations_common.cc"),
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
+        as_fused_activation=3,  # ActivationFunctionType.RELU6
     ),
     KernelRule(
         "TANH",

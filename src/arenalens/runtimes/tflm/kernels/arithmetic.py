@@ -375,6 +375,7 @@ RULES = (
         access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "SUB",
@@ -385,6 +386,7 @@ RULES = (
         access=broadcast("sub.cc, reference/sub.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "MUL",
@@ -395,6 +397,7 @@ RULES = (
         access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "DIV",

@@ -199,5 +199,6 @@ RULES = (
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
         operands=operands("input", "filter", "bias?", outputs=(1, 2)),
+        applies_fused_activation=True,
     ),
 )

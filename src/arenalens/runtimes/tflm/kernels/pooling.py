@@ -131,6 +131,7 @@ RULES = (
         _pooling,
         access=POOL_ACCESS,
         operands=UNARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "MAX_POOL_2D",
@@ -140,6 +141,7 @@ RULES = (
         _pooling,
         access=POOL_ACCESS,
         operands=UNARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "L2_POOL_2D",
