@@ -96,14 +96,13 @@ def _build_conflict(wrong: dict[KernelPath, list[str]], build: Build) -> PlanCon
     where = ", ".join(path.title for path in wrong)
     named = "; ".join(reasons[:PAIRS_NAMED])
     more = len(reasons) - PAIRS_NAMED
-    flags = f" --cpu {build.cpu}" if build.cpu else ""
     return PlanConflict(
         kind=BUILD,
         reason=f"the offline plan does not hold on {where} ({build.name} build): {named}"
         + (f"; and {more} more" if more > 0 else ""),
-        fix="flash it only with a build it is right on, or plan it again on the original model: "
-        f"`arenalens optimize ORIGINAL.tflite{flags} -o optimized.tflite --overlap` (without "
-        "--kernels its overlaps hold on every kernel library the core may run)"
+        fix="flash it only with a build it is right on, or run `arenalens optimize --overlap` on "
+        f"the original model for the {build.name} build (without --kernels its overlaps hold on "
+        "every kernel library the core may run)"
         if first_path.has_rules
         else "no overlap is known to be right on these kernels: run the original model, or one "
         "optimized without --overlap",
