@@ -27,7 +27,7 @@ from arenalens.errors import ModelError, UsageError
 from arenalens.examples import example_bytes
 from arenalens.ir import PlanRecord
 from arenalens.optimization import optimize_model, required_bytes
-from arenalens.pipeline import analyze
+from arenalens.plan_validity import plan_conflicts
 from arenalens.runtimes.tflm.plan_validity import plan_validity, valid_paths, wrong_outputs
 from arenalens.tflite.plan_record import (
     PLAN_RECORD_METADATA,
@@ -109,7 +109,7 @@ def test_the_default_plan_is_right_on_every_known_path_and_says_so(default_plan:
     for cpu in ("cortex-m3", "cortex-m7", "cortex-m55"):
         for kernels in ("reference", "cmsis-nn"):
             assert not wrong_outputs(written, overlap_rules(device_build(cpu, kernels)).paths[0])
-            assert analyze(written, build=device_build(cpu, kernels)).budget.runs_correctly
+            assert not plan_conflicts(written, device_build(cpu, kernels))
 
 
 def test_the_default_number_holds_on_both_builds_of_the_core() -> None:
@@ -242,7 +242,7 @@ def test_check_says_cannot_run_correctly(
     assert any("CONV_2D" in reason for reason in document["declare"]["reasons"])
     assert main(["check", path, "--budget", "1MiB", *M7_CMSIS]) == 1
     text = capsys.readouterr().out
-    assert "CANNOT RUN CORRECTLY" in text and "wrong outputs:" in text
+    assert "CANNOT RUN CORRECTLY" in text and "cannot run correctly: the offline plan" in text
     # The same file on the build it was made for fits.
     assert main(["check", path, "--budget", "1MiB", "--cpu", "cortex-m7"]) == 0
     capsys.readouterr()
@@ -270,7 +270,7 @@ def test_report_and_diagnose_say_it(
     assert report["declare"]["status"] == "cannot-run-correctly"
     assert main(["report", path, *M7_CMSIS]) == 1
     text = capsys.readouterr().out
-    assert "cannot run correctly" in text and "Do not flash this model on this build" in text
+    assert "CANNOT RUN CORRECTLY" in text and "The offline plan does not hold on this build" in text
     # The build the plan was made for: nothing to say, exit 0.
     assert main(["report", path, "--cpu", "cortex-m7", "--kernels", "reference"]) == 0
     assert "cannot run correctly" not in capsys.readouterr().out
@@ -279,8 +279,9 @@ def test_report_and_diagnose_say_it(
     assert "ERROR   cannot-run-correctly" in text and "CANNOT RUN CORRECTLY on Cortex-M7" in text
     assert main(["diagnose", path, "--cpu", "cortex-m7", "--no-color"]) == 0
     assert "cannot-run-correctly" not in capsys.readouterr().out
-    assert main(["plan", path, *M7_CMSIS, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["cannot_run_correctly"]
+    assert main(["plan", path, *M7_CMSIS, "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert not document["plan_holds"] and document["plan_conflicts"][0]["kind"] == "build"
 
 
 @pytest.mark.runtime

@@ -41,3 +41,85 @@ def test_python_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.Mon
         # Snippets may register example planners; keep the registry as other tests expect it.
         for name in ("by_first_use",):
             PLANNERS.pop(name, None)
+
+
+SCENARIO_HEADING = "**How large an input can I afford?**"
+
+
+def scenario_commands() -> list[str]:
+    """The `$ arenalens ...` commands of the README's input-size scenario, in order."""
+    text = README.read_text()
+    section = text.split(SCENARIO_HEADING, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+    found = []
+    for block in re.findall(r"```console\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            if line.startswith("$ arenalens "):
+                command = line[2:].split("  #", 1)[0].strip()
+                found.append(command)
+    return found
+
+
+@pytest.mark.runtime
+def test_the_input_size_scenario_runs_as_printed_with_every_command_it_suggests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 224x224 model on a 320 KB STM32F746: each command the README prints runs, and so does
+    every command those print as a next step (in order: an optimize, then a check of its file)."""
+    pytest.importorskip("ai_edge_litert")
+    pytest.importorskip("tflite_micro")
+    import json
+    import shlex
+
+    from arenalens.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    commands = scenario_commands()
+    assert len(commands) >= 3
+    assert commands[0].startswith("arenalens check example:mobilenet_v1_224 --target stm32f746")
+    seen: set[str] = set()
+    for command in commands:
+        words = shlex.split(command)[1:]
+        code = main(words)
+        captured = capsys.readouterr()
+        assert code in (0, 1) and not captured.err, (command, captured.err)
+        if words[0] not in ("check", "report") or "--json" in words:
+            continue
+        main([*words, "--json"])
+        document = json.loads(capsys.readouterr().out)
+        steps = document.get("next_steps") or (document["reports"][0]["verdict"] or {}).get(
+            "steps", []
+        )
+        for step in steps:
+            suggested = step["command"]
+            if not suggested or suggested in seen:
+                continue
+            seen.add(suggested)
+            code = main(shlex.split(suggested)[1:])
+            captured = capsys.readouterr()
+            assert code in (0, 1) and not captured.err, (suggested, captured.err)
+
+
+def test_the_input_size_scenario_is_what_real_tflm_needs_on_the_board() -> None:
+    """Its three figures are the Cortex-M7 CMSIS-NN probe's minimal arenas (measured under QEMU,
+    cached with each model's sha256), arenalens predicts each of them, and the README says them."""
+    pytest.importorskip("ai_edge_litert")
+    import hashlib
+
+    import arenalens
+    from arenalens.examples import example_bytes
+    from tests.device_reference import examples
+    from tests.device_scenario import BOARD, TARGET, cached, scenario_models
+
+    measured = {"example:mobilenet_v1_224": examples()[TARGET]["example:mobilenet_v1_224"]}
+    models = {"example:mobilenet_v1_224": example_bytes("mobilenet_v1_224")}
+    for step, data in scenario_models().items():
+        figures = cached()[step]
+        assert hashlib.sha256(data).hexdigest() == figures["sha256"], (
+            f"{step} writes other bytes than were measured: python -m tests.device_scenario"
+        )
+        measured[step], models[step] = figures, data
+    text = README.read_text()
+    for step, figures in measured.items():
+        needed = figures["min_arena_plain"]
+        assert arenalens.check(models[step], target=BOARD).required_bytes == needed, step
+        assert f"{needed:,} B" in text, step

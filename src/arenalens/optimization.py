@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
 from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs, with_overlaps
+from arenalens.analysis.placeholders import placeholder_inputs
 from arenalens.builds.build import HOST, Build, as_build
 from arenalens.builds.kernel_paths import (
     REFERENCE_PATH,
@@ -57,23 +58,27 @@ from arenalens.builds.kernel_paths import (
     paths_text,
     sorted_paths,
 )
-from arenalens.errors import PlanError, RuntimeUnavailableError
+from arenalens.cannot_run import group_refusals
+from arenalens.errors import ArenalensError, ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
+from arenalens.plan_validity import plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
-from arenalens.runtimes import get_runtime
+from arenalens.runtimes import Obstacle, get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import offline_plan_for
 from arenalens.runtimes.tflm.kernels.registry import inplace_of
 from arenalens.runtimes.tflm.overlap import arena_overlaps
+from arenalens.runtimes.tflm.probe import is_installed_wheel
+from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
 from arenalens.tflite.reader import encode_offline_plan, load_model
-from arenalens.tflite.rewriter import rewrite_model
+from arenalens.tflite.rewriter import model_bytes, rewrite_model, shape_changes
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the split package loads only with --split
@@ -141,6 +146,19 @@ class Optimization:
         default_factory=lambda: MappingProxyType({})
     )
     split: Splitting | None = None  # with --split: what was cut (the plan is the split model's)
+    runs: bool = True  # False: the build cannot run the model; nothing was planned
+    # The model as it runs before optimizing (its shapes, no offline plan that would corrupt
+    # them): what the real runtime compares the written file with.
+    original_data: bytes = b""
+    # The model's own offline plan would corrupt tensors at these shapes (or on this build):
+    # the written file replaces it, with TFLM's own plan when nothing beats that.
+    replaces_plan: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """True when there is a file worth writing: a smaller plan, or a plan that holds where
+        the model's own would corrupt tensors."""
+        return self.runs and (self.chosen is not None or self.replaces_plan)
 
     @property
     def disjoint_head(self) -> int:
@@ -202,7 +220,16 @@ def optimize_model(
     chosen_build = as_build(build)
     rules = as_overlap_rules(kernels, chosen_build)
     size_builds = _size_builds(rules, chosen_build)
-    original_bytes = bytes(model.data)
+    refuse_placeholder_inputs(model)
+    # The model as it will run: its file, with the shapes `--input-shape` gave it and without an
+    # offline plan that would corrupt tensors at them (the outputs are compared against this).
+    conflicts = plan_conflicts(model, chosen_build)
+    if conflicts:
+        model = replace(model, offline_plan=None, plan_record=None)
+    original_bytes = model_bytes(model, drop_offline_plan=bool(conflicts))
+    cannot_run = support(model, chosen_build).obstacles
+    if cannot_run:
+        return _nothing_to_do(model, chosen_build, cannot_run)
     tflm = get_runtime("tflm")
     original_arena = tflm.arenas(model, build=chosen_build)[0]
     original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
@@ -270,6 +297,11 @@ def optimize_model(
             )
     if overlap:
         notes.extend(_overlap_notes(rules, candidates))
+    if conflicts:
+        notes.append(
+            "the model's offline plan would corrupt tensors at these shapes or on this build: "
+            "compared with TFLM's own plan, and replaced"
+        )
     original_by_build = _required_by_build(model, size_builds)
     original_required = max(original_by_build.values())
     eligible = sorted(
@@ -330,10 +362,15 @@ def optimize_model(
         dropped = "split: not kept (no plan of the split model was kept); the model as given"
         return replace(fallback, notes=(*notes, dropped, *fallback.notes))
     record = None if chosen is None else _record(chosen, valid, proven)
-    data = original_bytes if chosen is None else _rewrite(bytes(working.data), chosen, record)
+    data = original_bytes if chosen is None else _rewrite(chosen, record)
     if chosen is not None:
         _check_written(data, chosen, model.source, chosen_build, record)
-    if chosen is None:
+    if chosen is None and conflicts:
+        notes.append(
+            "no candidate declares fewer bytes than the runtime's own plan: written without an "
+            "offline plan (TFLM plans it at setup, correctly at these shapes)"
+        )
+    elif chosen is None:
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
         )
@@ -354,6 +391,8 @@ def optimize_model(
         proven=tuple(proven),
         original_required_by_build=MappingProxyType(original_by_build),
         split=splitting,
+        original_data=original_bytes,
+        replaces_plan=bool(conflicts),
     )
 
 
@@ -446,6 +485,44 @@ def _split(
     return split_for_build(model, measure, overlaps=(build, rules.paths) if overlap else None)
 
 
+def refuse_placeholder_inputs(model: Model) -> None:
+    """ModelError when an input's size is unknown (-1 in its shape_signature): an offline plan
+    holds for the tensor sizes it was made for only, so the size must be named."""
+    placeholders = placeholder_inputs(model)
+    if not placeholders:
+        return
+    tensor = placeholders[0]
+    signature = "x".join(str(d) for d in tensor.shape_signature)
+    stored = "x".join(str(d) for d in tensor.shape)
+    raise ModelError(
+        model.source,
+        f"input '{tensor.name}' has unknown dimensions (shape_signature {signature}; {stored} is "
+        "a stored placeholder), and an offline plan holds only for the sizes it was made for: "
+        f"give the size to plan for with --input-shape '{tensor.name}=SHAPE'",
+    )
+
+
+def _nothing_to_do(model: Model, build: Build, obstacles: Sequence[Obstacle]) -> Optimization:
+    """The outcome for a model the build cannot run: nothing planned, nothing written."""
+    refusals = group_refusals(model, obstacles)
+    return Optimization(
+        source=model.source,
+        build=build,
+        original_head=0,
+        original_required_bytes=0,
+        original_lower_bound=0,
+        chosen=None,
+        candidates=(),
+        data=bytes(model.data),
+        original_data=bytes(model.data),
+        notes=tuple(
+            f"TFLM cannot run this model on the {build.name} build: {refusal.text()}; {refusal.fix}"
+            for refusal in refusals
+        ),
+        runs=False,
+    )
+
+
 def _prove_candidate(
     original: bytes,
     candidate: Candidate,
@@ -455,18 +532,18 @@ def _prove_candidate(
     base: bytes | None = None,
     with_plan: bool = True,
 ) -> str | None:
-    """Run the candidate (written over `base`, the model planned: the original or its split) on
-    real TFLM (the x86-64 wheel) against the original over several seeds → None when bit-exact
-    (and, when the build is the wheel, with the predicted head), else why not. Without
-    `with_plan`, `base` runs with TFLM's own plan (a split proven apart from a plan the wheel's
-    kernels would compute wrong)."""
-    written = original if base is None else base
-    rewritten = _rewrite(written, candidate, None) if with_plan else written
+    """Run the candidate (written over its model: the original or its split) on real TFLM (the
+    x86-64 wheel) against the original over several seeds → None when bit-exact (and, when the
+    build is the wheel, with the predicted head), else why not. Without `with_plan`, `base` (the
+    split model) runs with TFLM's own plan: a split proven apart from a plan the wheel's kernels
+    would compute wrong."""
+    unplanned = original if base is None else base
+    rewritten = _rewrite(candidate, None) if with_plan else unplanned
     for proof_seed in PROOF_SEEDS:
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
             return f"seed {proof_seed}: {proof.detail}"
-        same_build = build.is_host and with_plan
+        same_build = is_installed_wheel(build) and with_plan
         if (
             same_build
             and proof.original_head is not None
@@ -507,14 +584,21 @@ def _check_written(
         )
 
 
-def _rewrite(original: bytes, candidate: Candidate, record: PlanRecord | None) -> bytes:
+def _rewrite(candidate: Candidate, record: PlanRecord | None) -> bytes:
+    """The model's file with the candidate's order, plan and `record`, and the tensor shapes the
+    plan is for (an offline plan belongs to its shapes: `--input-shape`'s are written into the
+    file)."""
     orders = {
         subgraph: tuple(order)
         for subgraph, order in candidate.schedule.orders.items()
         if tuple(order) != tuple(range(len(order)))
     }
     return rewrite_model(
-        original, operator_orders=orders, offline_plan=candidate.offline, plan_record=record
+        candidate.model.data,
+        operator_orders=orders,
+        offline_plan=candidate.offline,
+        plan_record=record,
+        tensor_shapes=shape_changes(candidate.model),
     )
 
 
@@ -640,7 +724,7 @@ def prove_outputs(
         ) from error
     inputs = tflm_run.random_inputs(model, invocations=invocations, seed=seed)
     output_count = len(model.subgraphs[0].outputs)
-    arena_size = tflm_run.default_arena_size(max(len(original), len(rewritten)))
+    arena_size = proof_arena_size(original, rewritten)
     before = tflm_run.run_model(original, inputs, output_count=output_count, arena_size=arena_size)
     after = tflm_run.run_model(rewritten, inputs, output_count=output_count, arena_size=arena_size)
     identical = tflm_run.same_outputs(before, after)
@@ -659,6 +743,21 @@ def prove_outputs(
         detail=detail,
         logs=MappingProxyType({"original": before.log, "rewritten": after.log}),
     )
+
+
+def proof_arena_size(original: bytes, rewritten: bytes) -> int:
+    """An arena both files set up in: twice the larger predicted need (host wheel), at least the
+    interpreter's usual generous size; a model's activations may be far larger than its file."""
+    predicted = 0
+    for data in (original, rewritten):
+        try:
+            predicted = max(predicted, required_bytes(load_model(data), HOST))
+        except ArenalensError:
+            continue  # the real runtime then says what is wrong
+    from arenalens.runtimes.tflm.run import default_arena_size  # noqa: PLC0415 - runtime extra
+
+    roomy = max(default_arena_size(max(len(original), len(rewritten))), 2 * predicted)
+    return -(-roomy // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
 
 
 def check_options(planner: str, reorderer: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS
 from arenalens.diagnostics.context import DiagnoseContext
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import Finding, Location, Severity, model_argument
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
@@ -142,8 +142,9 @@ def _overlap_finding(
         f"[{second.offset}, {second.offset + second.nbytes}) in common bytes [{low}, {high}) "
         f"while both are live (steps {steps_from} to {steps_to}); TFLM applies offline offsets "
         "unchecked, so one tensor overwrites the other (garbage outputs)",
-        fix="regenerate the offline plan for this model (`arenalens optimize` writes a checked "
-        "one), or set these offsets to -1 so TFLM plans them online",
+        fix="regenerate the offline plan for this model (`arenalens optimize "
+        f"{model_argument(context.model)} -o optimized.tflite` writes a checked one), or set "
+        "these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},
     )
 
@@ -214,8 +215,9 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
             f"({format_bytes_exact(nbytes)}) at -1: TFLM's greedy planner places them around the "
             "fixed ones, so the layout is no longer the one the plan's author checked (and "
             "misaligned fixed offsets misalign them too)",
-            fix="give every planned tensor an offset (re-run Vela or `arenalens optimize` on "
-            "the final model), or drop the metadata to plan everything online",
+            fix="give every planned tensor an offset (re-run Vela, or `arenalens optimize "
+            f"{model_argument(model)} -o optimized.tflite` on the final model), or drop the "
+            "metadata to plan everything online",
             details={"nbytes": nbytes, "count": len(online)},
         )
 

@@ -1,10 +1,12 @@
 """Support rules: can the runtime run the model at all — kernels it lacks, types and options its
-kernels refuse, in Prepare (setup fails) or at Invoke."""
+kernels refuse, in Prepare (setup fails) or at Invoke. One finding per distinct reason, with every
+operator it hits and what to change in the conversion (`cannot_run.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from arenalens.cannot_run import group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.runtimes import Obstacle
@@ -24,54 +26,54 @@ def _obstacles(context: DiagnoseContext) -> tuple[Obstacle, ...]:
 
 
 def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:
-    """One error per reason the runtime cannot set the model up or invoke it."""
-    for obstacle in _obstacles(context):
-        if any(text in obstacle.reason for text in _OWN_RULES):
-            continue
-        when = "setup (AllocateTensors) fails" if obstacle.phase == "setup" else "Invoke fails"
+    """One error per distinct reason the runtime cannot set the model up or invoke it."""
+    obstacles = [
+        obstacle
+        for obstacle in _obstacles(context)
+        if not any(text in obstacle.reason for text in _OWN_RULES)
+    ]
+    for refusal in group_refusals(context.model, obstacles):
+        when = "setup (AllocateTensors) fails" if refusal.phase == "setup" else "Invoke fails"
+        first = refusal.operators[0] if refusal.operators else (None, None)
         yield Finding(
             rule="cannot-run",
             severity=Severity.ERROR,
-            location=Location(obstacle.subgraph, obstacle.operator),
-            message=f"{when}: {obstacle.text()}; no arena size makes this model run",
-            fix=_fix(obstacle),
-            details=obstacle.as_dict(),
+            location=Location(*first),
+            message=f"{when}: {refusal.text()}; no arena size makes this model run",
+            fix=refusal.fix,
+            details={
+                "subgraph": first[0],
+                "operator": first[1],
+                "phase": refusal.phase,
+                "opcode": refusal.opcode,
+                "reason": refusal.reason,
+                "operators": [list(pair) for pair in refusal.operators],
+                "count": refusal.count,
+            },
         )
 
 
 def cannot_run_correctly(context: DiagnoseContext) -> Iterator[Finding]:
-    """One error when the model runs with wrong outputs on the build analysed: its offline plan
-    shares bytes this build's kernels read after writing over them."""
+    """One error when the model's offline plan makes the build analysed compute wrong outputs
+    (the verdict's plan conflicts: `plan_validity.plan_conflicts`)."""
     if context.analysis is None or context.runtime != "tflm":
         return
-    reasons = context.analysis.runtime_budget.wrong_outputs
-    if not reasons:
+    # The verdict's own computation, so diagnose and check give the same answer.
+    from arenalens.declared import declared_arena  # noqa: PLC0415 - diagnose runs it for TFLM
+
+    conflicts = declared_arena(context.analysis).conflicts
+    if not conflicts:
         return
     device = context.analysis.budget.device
     yield Finding(
         rule="cannot-run-correctly",
         severity=Severity.ERROR,
         location=Location(),
-        message=f"CANNOT RUN CORRECTLY on {device}: " + "; ".join(reasons),
-        fix="flash it only with a build its plan is right on (see offline-plan-overlap), or run "
-        "`arenalens optimize` on the original model for this build (without --kernels its plan "
-        "holds on every kernel library)",
-        details={"reasons": list(reasons), "build": dict(context.analysis.budget.build)},
+        message=f"CANNOT RUN CORRECTLY on {device}: "
+        + "; ".join(conflict.reason for conflict in conflicts),
+        fix=conflicts[0].fix,
+        details={
+            "conflicts": [conflict.as_dict() for conflict in conflicts],
+            "build": dict(context.analysis.budget.build),
+        },
     )
-
-
-def _fix(obstacle: Obstacle) -> str:
-    if obstacle.opcode is None:
-        return "convert the model with types and operators the runtime supports"
-    if "no kernel" in obstacle.reason or "registered" in obstacle.reason:
-        return (
-            f"replace {obstacle.opcode} with operators the runtime has kernels for (for example "
-            "with a converter option, or by computing that step outside the model), or register "
-            "a kernel for it in the firmware's op resolver"
-        )
-    if obstacle.dtype:
-        return (
-            f"convert so that {obstacle.opcode} sees a type its kernel accepts "
-            f"(it refuses {obstacle.dtype}): e.g. full-integer quantization"
-        )
-    return f"change {obstacle.opcode}'s operands or options to what its kernel accepts"

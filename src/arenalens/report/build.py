@@ -18,7 +18,6 @@ from types import MappingProxyType
 from arenalens.alternatives import Alternatives
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import Step
-from arenalens.builds.build import build_flags
 from arenalens.declared import declared_arena
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
@@ -56,7 +55,7 @@ def build_report(
     )
     if arenas:
         arenas = (
-            _with_required_bytes(analysis, arenas[0], alternatives.required_bytes),
+            _with_required_bytes(analysis, arenas[0], alternatives),
             *arenas[1:],
         )
     shown = analysis
@@ -77,38 +76,38 @@ def build_report(
         operator_count=analysis.model.operator_count,
         declared=declared_arena(shown),
         build=analysis.budget.build,
-        overlap_options=_overlap_options(analysis),
+        sections=budget_parts.sections,
     )
 
 
-def _overlap_options(analysis: Analysis) -> str:
-    """--cpu (and --kernels when the overlap rules were named) for `optimize --overlap`."""
-    flags = build_flags(analysis.budget.build)
-    if analysis.overlap is None or analysis.overlap.rules.explicit:
-        return flags
-    cpu = analysis.budget.build.get("cpu")
-    return f" --cpu {cpu}" if cpu else ""
-
-
 def _with_required_bytes(
-    analysis: Analysis, arena: ArenaReport, computed: Mapping[str, int | None]
+    analysis: Analysis, arena: ArenaReport, alternatives: Alternatives
 ) -> ArenaReport:
-    """The primary arena's plan views, each with the number to declare under that plan: the
-    analysis's own for the runtime's and the chosen plan, the computed one for an alternative
-    (`Alternatives.required_bytes`); none for the no-reuse baseline."""
+    """The primary arena's plan views, each with the number to declare under that plan and its
+    sections: the analysis's own for the runtime's and the chosen plan, the computed one for an
+    alternative (`Alternatives.required_bytes`); none for the no-reuse baseline."""
     if not analysis.runtime_budget.device:
         return arena  # not made by a runtime's rules (a hand-made analysis): no numbers
     first = analysis.arenas[0]
     known = {
-        first.runtime_plan.planner: analysis.runtime_budget.required_bytes,
-        first.plan.planner: analysis.budget.required_bytes,
+        first.runtime_plan.planner: analysis.runtime_budget,
+        first.plan.planner: analysis.budget,
     }
     views = []
     for view in arena.plans:
-        required = known.get(view.planner)
-        if required is None:
-            required = computed.get(view.planner)
-        views.append(replace(view, required_bytes=required))
+        budget = known.get(view.planner)
+        if budget is not None:
+            views.append(
+                replace(view, required_bytes=budget.required_bytes, sections=budget.sections)
+            )
+            continue
+        views.append(
+            replace(
+                view,
+                required_bytes=alternatives.required_bytes.get(view.planner),
+                sections=alternatives.sections.get(view.planner, ()),
+            )
+        )
     return replace(arena, plans=tuple(views))
 
 
@@ -136,6 +135,7 @@ def _with_overlap(arena: ArenaReport, analysis: Analysis) -> ArenaReport:
         is_runtime=False,
         proven_optimal=plan.proven_optimal or plan.arena_size == overlap.lower_bound,
         required_bytes=overlap.budget.required_bytes,
+        sections=overlap.budget.sections,
     )
     return replace(
         arena,

@@ -15,7 +15,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.build import build_flags
+from arenalens.builds.build import build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.report.labels import (
     OVERLAP_PLAN_SUFFIX,
@@ -25,7 +25,9 @@ from arenalens.report.labels import (
     reason_prefix,
     shape_label,
 )
+from arenalens.runtimes.sections import ArenaSection, sections_json, with_section_resized
 from arenalens.units import format_bytes_short
+from arenalens.verdict import Verdict
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -76,6 +78,8 @@ class PlanView:
     # The number to declare with this plan of the primary arena (TFLM: head, tail and setup
     # replayed with it as an offline plan); None when not computed.
     required_bytes: int | None = None
+    # Where every byte of that number goes, when computed (`MemoryBudget.sections`).
+    sections: tuple[ArenaSection, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,23 +92,6 @@ class FindingRow:
     message: str
     fix: str
     saving_bytes: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Does the number to declare fit the board or budget the report was asked about?"""
-
-    verdict: str  # FITS, FITS (estimate), FITS AFTER OPTIMIZE, DOES NOT FIT, CANNOT RUN
-    where: str  # "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
-    budget_bytes: int
-    reserve_bytes: int
-    available_bytes: int
-    fits: bool
-    fits_after_optimize: bool | None
-    optimized_bytes: int | None  # the number after `arenalens optimize`, when computed
-    best_case_bytes: int  # every arena at its lower bound
-    target: str | None = None  # the preset's name
-    source: str = ""  # where the board's figure comes from
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +199,8 @@ class MemoryReport:
     tensor_count: int = 0
     operator_count: int = 0
     declared: DeclaredArena | None = None  # the number to declare, its parts, how sure
-    verdict: Verdict | None = None  # with --target / --budget
+    # The answers and next steps (`verdict.py`), computed once by the command.
+    verdict: Verdict | None = None
     findings: tuple[FindingRow, ...] = ()  # diagnose, most severe first
     next_steps: tuple[str, ...] = ()  # what to do, in order
     model_argument: str = "MODEL"  # the model as typed, for the commands shown
@@ -221,9 +209,9 @@ class MemoryReport:
     max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
     # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
     build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    # The options that make `optimize --overlap` plan with the overlap plan's rules: --kernels
-    # only when the user named the library (else every library the core may run).
-    overlap_options: str = ""
+    # Where every byte of required_bytes goes, in address order (TFLM: head, setup, tail by
+    # part; LiteRT: one section per arena); () when not made by a runtime's rules.
+    sections: tuple[ArenaSection, ...] = ()
 
     @property
     def primary(self) -> ArenaReport:
@@ -248,6 +236,20 @@ class MemoryReport:
         """Bytes to declare when the primary arena uses planner's layout: computed for that plan
         when the report has it, else that arena plus everything else the runtime needs."""
         return self.required_with_view(self.primary, self.primary.plan(planner))
+
+    def sections_with_view(self, arena: ArenaReport, view: PlanView) -> tuple[ArenaSection, ...]:
+        """Where every byte of `required_with_view` goes: the sections computed for that plan,
+        else the report's own with that arena at the plan's size (what `required_with_view`
+        assumes); () when the report has none."""
+        if arena is self.primary and view.sections:
+            return view.sections
+        if not self.sections or not arena.plans:
+            return ()
+        if view is arena.plans[0] and arena is self.primary:
+            return self.sections
+        return with_section_resized(
+            self.sections, arena.name, view.arena_size, arena.lower_bound_for(view)
+        )
 
     def required_with_view(self, arena: ArenaReport, view: PlanView) -> int:
         """Bytes to declare when one arena uses one of its plans (the others keep their first):
@@ -288,6 +290,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "build": dict(report.build) or None,
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
+        "arena_sections": sections_json(report.sections),
         "other_bytes": report.other_bytes,
         "budget": report.budget,
         "declare": None if report.declared is None else _declared_json(report.declared),
@@ -330,18 +333,30 @@ def _declared_json(declared: DeclaredArena) -> dict[str, Any]:
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as the viewer reads it: the answer, the budget asked about, the numbers,
+    the grouped reasons and the steps (each with the command it names)."""
+    fit = verdict.fit
+    target = None if fit is None else fit.target
     return {
-        "verdict": verdict.verdict,
+        "verdict": None if verdict.answer is None else verdict.answer.value,
         "where": verdict.where,
-        "budget_bytes": verdict.budget_bytes,
-        "reserve_bytes": verdict.reserve_bytes,
-        "available_bytes": verdict.available_bytes,
+        "budget_bytes": None if fit is None else fit.budget_bytes,
+        "reserve_bytes": None if fit is None else fit.reserve_bytes,
+        "available_bytes": None if fit is None else fit.available_bytes,
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
-        "optimized_bytes": verdict.optimized_bytes,
-        "best_case_bytes": verdict.best_case_bytes,
-        "target": verdict.target,
-        "source": verdict.source,
+        "optimized_bytes": verdict.optimized_bytes if verdict.has_number else None,
+        "best_case_bytes": None if fit is None or not verdict.has_number else fit.best_case_bytes,
+        "target": None if target is None else target.name,
+        "source": "" if target is None else target.source,
+        "runs": verdict.runs,
+        "plan_holds": verdict.plan_holds,
+        "shape_known": verdict.shape_known,
+        "required_bytes": verdict.required_bytes,
+        "headroom_bytes": verdict.headroom_bytes,
+        "cannot_run": [refusal.as_dict() for refusal in verdict.refusals],
+        "plan_conflicts": [conflict.as_dict() for conflict in verdict.conflicts],
+        "steps": [step.as_dict() for step in verdict.steps],
     }
 
 
@@ -412,6 +427,7 @@ def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict
         "lower_bound": arena.lower_bound_for(view),
         "shared_regions": [list(region) for region in arena.shared_regions(view)],
         "declare_bytes": declare_bytes,
+        "sections": sections_json(report.sections_with_view(arena, view)),
         "parts_text": _plan_parts_text(report, arena, view, declare_bytes),
         "optimize_command": (
             None
@@ -424,7 +440,7 @@ def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict
 def plan_options(report: MemoryReport, view: PlanView) -> str:
     """The build options of the command that writes this plan (the overlap plan's own rules)."""
     if view.planner.endswith(OVERLAP_PLAN_SUFFIX):
-        return report.overlap_options
+        return overlap_flags(report.build)
     return build_flags(report.build)
 
 

@@ -93,11 +93,12 @@ _QUALIFIERS = {
     Status.CANNOT_RUN: "cannot run",
     Status.WRONG_OUTPUTS: "cannot run correctly",
     Status.PLACEHOLDER_SHAPE: "for a placeholder input shape",
+    Status.WRONG_OUTPUTS: "the offline plan would corrupt tensors",
 }
 _REASON_PREFIXES = {
     Status.CANNOT_RUN: "cannot run",
-    Status.WRONG_OUTPUTS: "wrong outputs",
     Status.PLACEHOLDER_SHAPE: "unknown input size",
+    Status.WRONG_OUTPUTS: "cannot run correctly",
 }
 
 

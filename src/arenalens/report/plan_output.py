@@ -15,6 +15,7 @@ from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.declared import declared_arena
 from arenalens.runtimes import VerifyResult
+from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
     from arenalens.pipeline import Analysis, ArenaResult
@@ -47,6 +48,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         rows = _buffer_rows(analysis, result, arena_base)
         tensors.extend(row for row in rows if row["kind"] in _TENSOR_KINDS)
         scratch.extend(row for row in rows if row["kind"] not in _TENSOR_KINDS)
+    declared = declared_arena(analysis)
     document: dict[str, Any] = {
         "schema_version": PLAN_SCHEMA_VERSION,
         "model": analysis.model.source,
@@ -57,8 +59,10 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         # are then what it would plan, not a size that works).
         "runs": analysis.budget.runs,
         "cannot_run": [obstacle.as_dict() for obstacle in analysis.budget.obstacles],
-        # Why it runs with wrong outputs on this build (an offline plan made for other kernels).
-        "cannot_run_correctly": list(analysis.budget.wrong_outputs),
+        # Whether the model's offline plan holds at its tensor sizes and on this build; when not,
+        # why (it would corrupt tensors: CANNOT RUN CORRECTLY, and the sizes below mean nothing).
+        "plan_holds": not declared.conflicts,
+        "plan_conflicts": [conflict.as_dict() for conflict in declared.conflicts],
         "alignment": _alignment(primary),
         "alignment_applies_to": "sizes" if primary.arena.size_rounding > 1 else "offsets",
         "arena_base": arena_base,
@@ -73,7 +77,9 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "build": dict(analysis.budget.build) or None,
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
-        "declare": declared_arena(analysis).as_dict(),
+        "declare": declared.as_dict(),
+        # Where every byte of required_bytes goes (TFLM: head, setup, tail by part).
+        "arena_sections": sections_json(analysis.budget.sections),
         "budget": {
             "parts": dict(analysis.budget.parts),
             "assumptions": list(analysis.budget.assumptions),
@@ -168,4 +174,6 @@ def verify_document(result: VerifyResult, wrong_outputs: Sequence[str] = ()) -> 
             for row in result.rows
         ],
         "notes": list(result.notes),
+        "interpreter": result.interpreter or None,
+        "predicted_for": result.predicted_for or None,
     }

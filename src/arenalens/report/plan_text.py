@@ -138,6 +138,10 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
                 style="bold red",
             ),
         )
+    if document.get("interpreter"):
+        parts.append(
+            Text(f"real: {document['interpreter']}; predicted for: {document['predicted_for']}")
+        )
     if document["notes"]:
         parts.append(Text("\n".join(document["notes"]), style="dim"))
     return render_text(parts, color=color, width=width)

@@ -191,6 +191,9 @@ _NAMED_ELSEWHERE = {
         "recognises a Vela-compiled graph (diagnose's rule; the NPU operator's own shared bytes)"
     ),
     ("diagnostics/operands.py", "UNIDIRECTIONAL_SEQUENCE_LSTM"): "LiteRT's LSTM takes its operands",
+    ("cannot_run.py", "CUSTOM:ethos-u"): "a refusal's fix: run a Vela-compiled graph on the NPU",
+    ("cannot_run.py", "SELECT_V2"): "a refusal's fix: the operator to convert SELECT into",
+    ("cannot_run.py", "L2_NORMALIZATION"): "a refusal's fix: the operator to convert LRN into",
 }
 _FREE = ("runtimes/tflm/kernels/", "runtimes/litert/", "examples/", "tflite/", "report/")
 

@@ -101,9 +101,11 @@ def plan_validity(model: Model) -> PlanValidity:
     return PlanValidity(_shared_bytes(model), record, note)
 
 
-def wrong_outputs(model: Model, path: KernelPath) -> tuple[str, ...]:
+def wrong_outputs(
+    model: Model, path: KernelPath, *, limit: int | None = MAX_REASONS
+) -> tuple[str, ...]:
     """Why a build running this code path computes wrong outputs with the model's offline plan,
-    one line per problem (empty: the plan is right there)."""
+    one line per problem, the rest counted past `limit` (empty: the plan is right there)."""
     validity = plan_validity(model)
     if not validity.shares_bytes:
         return ()
@@ -114,10 +116,25 @@ def wrong_outputs(model: Model, path: KernelPath) -> tuple[str, ...]:
             f"the plan's record (written by {record.writer or 'arenalens'}) vouches for "
             f"{', '.join(record.valid_for) or 'no build'} only, not {path.name}"
         )
-    if len(reasons) > MAX_REASONS:
-        more = len(reasons) - MAX_REASONS + 1
-        reasons = [*reasons[: MAX_REASONS - 1], f"... and {more} more"]
+    if limit is not None and len(reasons) > limit:
+        more = len(reasons) - limit + 1
+        reasons = [*reasons[: limit - 1], f"... and {more} more"]
     return tuple(reasons)
+
+
+def wrong_everywhere(model: Model) -> tuple[str, ...]:
+    """The problems of the model's offline plan that no known kernel code path tolerates
+    (tensors live together, or an output over an input every path's kernel reads later): wrong
+    on every build."""
+    validity = plan_validity(model)
+    found = []
+    for pair in validity.shared:
+        if pair.vela:
+            continue
+        problems = [pair_problem(model, pair, path) for path in KNOWN_PATHS]
+        if all(problems):
+            found.append(problems[0])
+    return tuple(found)
 
 
 def valid_paths(model: Model, paths: Iterable[KernelPath] = ALL_PATHS) -> tuple[KernelPath, ...]:
@@ -354,5 +371,6 @@ __all__ = [
     "plan_validity",
     "valid_paths",
     "validity_summary",
+    "wrong_everywhere",
     "wrong_outputs",
 ]

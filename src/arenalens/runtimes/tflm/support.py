@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.builds.build import HOST, Build
+from arenalens.cannot_run import group_refusals
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
@@ -126,7 +127,10 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
         return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode)
 
     if not setup.registered:
-        return [obstacle(_no_kernel_reason(operator.opcode, setup.context.build))]
+        reason = _no_kernel_reason(operator.opcode, setup.context.build)
+        return [
+            Obstacle(reason, SETUP, subgraph.index, operator.index, operator.opcode, no_kernel=True)
+        ]
     found = [obstacle(r.reason, r.phase) for r in setup.refusals]
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
     rewritten = setup.output_shapes
@@ -163,5 +167,7 @@ def _no_kernel_reason(opcode: str, build: Build) -> str:
 
 
 def setup_failures(model: Model, build: Build = HOST) -> list[str]:
-    """Reasons TFLM's setup would fail on this model whatever the arena size, as text."""
-    return [o.text() for o in support(model, build).obstacles if o.phase == SETUP]
+    """Reasons TFLM's setup would fail on this model whatever the arena size, as text: one line
+    per distinct reason, with the operators it hits."""
+    setup = [o for o in support(model, build).obstacles if o.phase == SETUP]
+    return [refusal.text() for refusal in group_refusals(model, setup)]

@@ -28,6 +28,8 @@
  * @property {Build | null} build  the build the figures are for (null: a runtime without builds)
  * @property {number} required_bytes  the number to declare with every arena's first plan
  * @property {Record<string, number>} required_parts
+ * @property {Section[]} arena_sections  where every byte of required_bytes goes, in address
+ *   order (TFLM: head, setup, tail; LiteRT: one per arena); [] when not computed
  * @property {number} other_bytes  bytes the runtime needs besides the primary arena
  * @property {number | null} budget  --budget / --target, in bytes
  * @property {Declare | null} declare
@@ -59,11 +61,12 @@
  */
 
 /**
- * One tflite-micro release (builds/build.py's TflmRelease).
+ * One TFLM release (builds/tflm.py's TflmRelease, as build_summary gives it).
  * @typedef {object} TflmRelease
- * @property {string} release  its name: the abbreviated commit
- * @property {string} commit
+ * @property {string} release  its name: the abbreviated commit (a date when none is known)
+ * @property {string | null} commit
  * @property {string} date  ISO date of the sources
+ * @property {string | null} wheel  the tflite-micro version built from it, when one names it
  * @property {string} title
  */
 
@@ -77,13 +80,17 @@
  * @property {boolean} runtime_plan
  * @property {string} device  the build the figure is for
  * @property {DeclareStatus} status
- * @property {string[]} reasons  why an estimate, or why it cannot run
+ * @property {string[]} reasons  why an estimate, or why it cannot run (one per distinct reason)
+ * @property {object[]} refusals  why it cannot run: one per distinct reason (reason, phase,
+ *   opcode, operators as [subgraph, operator] pairs, count, fix)
+ * @property {object[]} conflicts  why the model's offline plan would corrupt tensors at these
+ *   shapes or on this build (kind, reason, fix)
  * @property {string} qualifier  shown after the number in parentheses ("" when exact)
  * @property {string} reason_prefix  each reason's prefix ("estimate", "cannot run" ...)
  * @property {string} parts_text  "head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena"
  */
 
-/** @typedef {"exact" | "estimate" | "cannot-run" | "placeholder-shape"} DeclareStatus */
+/** @typedef {"exact" | "estimate" | "cannot-run" | "cannot-run-correctly" | "placeholder-shape"} DeclareStatus */
 
 /**
  * @typedef {object} DeclarePart
@@ -93,19 +100,29 @@
  */
 
 /**
- * Does the number fit the board or budget the report was asked about?
+ * The command's verdict (verdict.py): does it run, correctly, at a known input size, does the
+ * number fit the board or budget asked about, and what to do next.
  * @typedef {object} Verdict
- * @property {string} verdict
+ * @property {string | null} verdict  "FITS", "CANNOT RUN" ...; null without a budget
  * @property {string} where  "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
- * @property {number} budget_bytes
- * @property {number} reserve_bytes
- * @property {number} available_bytes
+ * @property {number | null} budget_bytes
+ * @property {number | null} reserve_bytes
+ * @property {number | null} available_bytes
  * @property {boolean} fits
  * @property {boolean | null} fits_after_optimize
  * @property {number | null} optimized_bytes
- * @property {number} best_case_bytes
+ * @property {number | null} best_case_bytes
  * @property {string | null} target
  * @property {string} source
+ * @property {boolean} runs
+ * @property {boolean} plan_holds
+ * @property {boolean} shape_known
+ * @property {number | null} required_bytes  null when there is no number (cannot run ...)
+ * @property {number | null} headroom_bytes
+ * @property {object[]} cannot_run  the declare's refusals again
+ * @property {object[]} plan_conflicts  the declare's conflicts again
+ * @property {object[]} steps  what to do next (text, command, saves_bytes): each command runs
+ *   as printed
  */
 
 /**
@@ -201,8 +218,37 @@
  * @property {number} lower_bound  the bound this plan is judged against
  * @property {SharedRegion[]} shared_regions  allowed overlaps that share bytes in this plan
  * @property {number} declare_bytes  the number to declare with this plan
+ * @property {Section[]} sections  where every byte of declare_bytes goes ([] when unknown)
  * @property {string} parts_text  what that number is made of ("" when it is the arena alone)
  * @property {string | null} optimize_command  what applies this plan (null: the runtime's own)
+ */
+
+/**
+ * A byte range [offset, offset + bytes) of the memory to declare, and what fills it.
+ * @typedef {object} Section
+ * @property {string} name  "head", "setup", "tail", or a LiteRT arena's name
+ * @property {number} offset
+ * @property {number} bytes
+ * @property {string} meaning
+ * @property {SectionPart[]} parts  they add up to bytes
+ */
+
+/**
+ * One kind of data in a section.
+ * @typedef {object} SectionPart
+ * @property {string} name
+ * @property {number} bytes
+ * @property {string} meaning
+ * @property {string | null} category  the runtime's own name for it (TFLM: the
+ *   print_allocations() category), null when the runtime does not record it
+ * @property {number} count  allocations (0: a region, not counted)
+ * @property {SectionItem[]} largest  its largest allocations
+ */
+
+/**
+ * @typedef {object} SectionItem
+ * @property {string} what
+ * @property {number} bytes
  */
 
 /**
