@@ -35,6 +35,7 @@ class Obstacle:
     operator: int | None = None
     opcode: str | None = None
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
+    fix: str = ""  # what to change in the conversion, when the kernel's rule says it
 
     def text(self) -> str:
         """One line: where, then why."""

@@ -52,6 +52,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.conv import CONV_RUNTIME_PARAMS, OP_DATA_CONV
+from arenalens.runtimes.tflm.kernels.quantization import convolution_parameters
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
@@ -115,44 +116,17 @@ def _conv_params(
 def _quantization_params(
     context: KernelContext, weights: Tensor | None, channels: int
 ) -> list[Event]:
-    """PopulateConvolutionQuantizationParams' checks (non-float only): input and filter affine,
-    and a per-channel filter's scale count equal to the output channels."""
-    source = context.input(0) if context.opcode != "TRANSPOSE_CONV" else context.input(2)
-    for name, tensor in (("input", source), ("filter", weights)):
-        if not is_quantized(tensor):
-            return [
-                not_equal(
-                    _KERNEL_UTIL_FILE,
-                    f"{name}->quantization.type",
-                    "kTfLiteAffineQuantization",
-                    0,
-                    1,
-                )
-            ]
-    count = scale_count(weights)
-    if count > 1:
-        axis = weights.quantization.axis if weights and weights.quantization else 0
-        if count != channels:
-            return [
-                not_equal(
-                    _KERNEL_UTIL_FILE,
-                    "affine_quantization->scale->size",
-                    "num_channels",
-                    count,
-                    channels,
-                )
-            ]
-        if count != _dim(weights, axis):
-            return [
-                not_equal(
-                    _KERNEL_UTIL_FILE,
-                    "num_channels",
-                    "filter->dims->data[affine_quantization->quantized_dimension]",
-                    count,
-                    _dim(weights, axis),
-                )
-            ]
-    return []
+    """PopulateConvolutionQuantizationParams (non-float only), as the reference kernels call it
+    from CalculateOpDataConv, CalculateOpDataDepthwiseConv and CMSIS-NN's transpose_conv.cc."""
+    transpose = context.opcode == "TRANSPOSE_CONV"
+    source = context.input(2) if transpose else context.input(0)
+    bias = context.input(3) if transpose else context.input(2)
+    refused = convolution_parameters(
+        context.option("fused_activation_function"),
+        (source, weights, bias, context.output(0)),
+        channels,
+    )
+    return [refused] if refused else []
 
 
 def _conv(context: KernelContext) -> Events:

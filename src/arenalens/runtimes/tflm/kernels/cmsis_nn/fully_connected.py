@@ -40,9 +40,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_arrays,
     scale_count,
-    scale_of,
     type_of,
-    zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
     UNSUPPORTED_INPUT,
@@ -76,7 +74,6 @@ CMSIS_OP_DATA_BATCH_MATMUL = struct(
 _FC_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/fully_connected.cc"
 _FC_COMMON_FILE = "tensorflow/lite/micro/kernels/fully_connected_common.cc"
 _BMM_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/batch_matmul.cc"
-_KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
 # fully_connected.cc Eval: the conv-1x1 path's scratch index must be at least this (a DCHECK).
 _CONV_1X1_MINIMUM_INDEX = 4
 
@@ -129,7 +126,6 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
     """CalculateOpDataFullyConnected for quantized types: per-channel arrays (one scale per
     output), or the per-tensor multiplier with its bias-scale check."""
     source, weights = context.input(0), context.input(1)
-    bias, output = context.input(2), context.output(0)
     if per_channel:
         if not (type_of(source) in ("INT8", "INT16") and type_of(weights) != "INT4"):
             return [
@@ -164,29 +160,9 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
             TempField("type", 1),
         )
         written = OverTemps(keep=keep)
-        return [*per_channel_arrays(count, written=written), *_symmetric_filter(weights)]
-    product = scale_of(source) * scale_of(weights)
-    if bias is not None:
-        out_scale = scale_of(output)
-        difference = abs(product - scale_of(bias))
-        if out_scale <= 0 or difference / out_scale > 0.02:
-            return [not_true(_KERNEL_UTIL_FILE, "scale_diff / output_scale <= 0.02")]
-    if product < 0:
-        return [not_true(_KERNEL_UTIL_FILE, "input_product_scale >= 0")]
-    return _symmetric_filter(weights)
-
-
-def _symmetric_filter(weights: Tensor | None) -> list[Event]:
-    """`TFLITE_DCHECK(filter->params.zero_point == 0)`: live in the makefile's default build
-    (no NDEBUG), where a failing DCHECK aborts."""
-    if zero_point_of(weights) == 0:
-        return []
-    return [
-        Refusal(
-            "filter zero point not 0: a TFLITE_DCHECK in fully_connected_common.cc aborts TFLM "
-            "(setup crashes)"
-        )
-    ]
+        arrays = per_channel_arrays(count, written=written)
+        return arrays + reference_fully_connected.quantized_parameters(context, per_channel=True)
+    return reference_fully_connected.quantized_parameters(context, per_channel=False)
 
 
 def _int8_buffers(
