@@ -156,7 +156,9 @@ def _binary_rescaling(
 
 
 def _activation(context: KernelContext) -> list[Event]:
-    refused = activation_range(context.option("fused_activation_function"), context.output(0))
+    refused = activation_range(
+        context.build, context.option("fused_activation_function"), context.output(0)
+    )
     return [refused] if refused else []
 
 

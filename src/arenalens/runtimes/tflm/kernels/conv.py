@@ -172,6 +172,7 @@ def _populate_checks(context: KernelContext, axis: int) -> list[Event]:
     channels) and DEPTHWISE_CONV_2D (dimension 3)."""
     operands = (context.input(0), context.input(1), context.input(2), context.output(0))
     refused = convolution_parameters(
+        context.build,
         context.option("fused_activation_function"),
         operands,
         channels(context.input(1), axis),
@@ -286,6 +287,7 @@ def _transpose_conv(context: KernelContext) -> Events:
         found += temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
         operands = (context.input(2), context.input(1), context.input(3), context.output(0))
         problem = convolution_parameters(
+            context.build,
             context.option("fused_activation_function"),
             operands,
             channels(context.input(1), 0),

@@ -91,11 +91,11 @@ def quantized_parameters(context: KernelContext, *, per_channel: bool) -> list[E
     source, weights = context.input(0), context.input(1)
     bias, output = context.input(2), context.output(0)
     if not per_channel:
-        refused = bias_scale(source, weights, bias, output)
+        refused = bias_scale(context.build, (source, weights, bias, output))
         if refused:
             return [refused]
     refused = symmetric_weights(_COMMON_FILE, weights, context.build) or activation_range(
-        context.option("fused_activation_function"), output
+        context.build, context.option("fused_activation_function"), output
     )
     return [refused] if refused else []
 

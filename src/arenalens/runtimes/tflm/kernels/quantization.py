@@ -30,7 +30,7 @@ import math
 import struct
 from dataclasses import dataclass
 
-from arenalens.builds.build import Build
+from arenalens.builds.build import WHEEL_SOURCES, Build
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
@@ -45,6 +45,7 @@ from arenalens.runtimes.tflm.kernels.refusals import aborts, dcheck_aborts, not_
 
 QUANTIZATION_UTIL = "tensorflow/lite/kernels/internal/quantization_util.cc"
 KERNEL_UTIL = "tensorflow/lite/kernels/kernel_util.cc"
+MICRO_KERNEL_UTIL = "tensorflow/lite/micro/kernels/kernel_util.cc"
 
 # TfLiteFusedActivation (builtin_op_data.h), as ParseOpData copies the schema's enum.
 ACTIVATION_NONE = 0
@@ -74,6 +75,14 @@ QUANTIZE_EVERY_TENSOR = (
     "convert with full-integer quantization (a representative dataset), so that every int8 and "
     "int16 tensor gets a scale and a zero point"
 )
+
+
+def kernel_util(build: Build) -> str:
+    """The file that holds PopulateConvolutionQuantizationParams, GetQuantizedConvolutionMultipler
+    and CalculateActivationRangeQuantized in the build's TFLM sources, as its messages name it:
+    tensorflow/lite/kernels/ at the probes' commit; the wheel's later sources moved them into
+    micro's own kernel_util.cc (measured: its messages say so)."""
+    return MICRO_KERNEL_UTIL if WHEEL_SOURCES in build.features else KERNEL_UTIL
 
 
 def f32(value: float) -> float:
@@ -210,13 +219,13 @@ def softmax_scaling(beta: float, input_scale: float, integer_bits: int) -> float
     return min(scaled, float((1 << 31) - 1)) if not math.isnan(scaled) else scaled
 
 
-def activation_range(activation: int, output: Tensor | None) -> Refusal | None:
+def activation_range(build: Build, activation: int, output: Tensor | None) -> Refusal | None:
     """CalculateActivationRangeQuantized: the output type must be uint8, int8 or int16, and each
     bound of the fused activation, quantized with the output's scale (float32: round(bound /
     scale)), must fit in int32 (`no_integer_overflow_from_quantization`; a zero scale gives NaN
     for the bound 0, which fails too)."""
     if type_of(output) not in ("UINT8", "INT8", "INT16"):
-        return not_true(KERNEL_UTIL, "false")
+        return not_true(kernel_util(build), "false")
     scale = f32(scale_of(output))
     for bound in _ACTIVATION_BOUNDS.get(activation, ()):
         rounded = tflite_round(f32(divide(bound, scale)))
@@ -226,11 +235,12 @@ def activation_range(activation: int, output: Tensor | None) -> Refusal | None:
                 f"the output scale {g(scale)} cannot represent the fused {name}'s bound "
                 f"{bound:g} in int32: " + (QUANTIZE_EVERY_TENSOR if scale == 0.0 else CALIBRATE)
             )
-            return not_true(KERNEL_UTIL, "no_integer_overflow_from_quantization", fix=fix)
+            return not_true(kernel_util(build), "no_integer_overflow_from_quantization", fix=fix)
     return None
 
 
 def convolution_parameters(
+    build: Build,
     activation: int,
     operands: tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None],
     channels: int,
@@ -246,7 +256,7 @@ def convolution_parameters(
     for name, tensor in (("input", source), ("filter", weights)):
         if not is_quantized(tensor):
             return not_equal(
-                KERNEL_UTIL,
+                kernel_util(build),
                 f"{name}->quantization.type",
                 "kTfLiteAffineQuantization",
                 0,
@@ -255,36 +265,34 @@ def convolution_parameters(
             )
     count = scale_count(weights)
     if count > 1:
-        refused = _per_channel(source, weights, count, channels)
+        refused = _per_channel(kernel_util(build), source, weights, count, channels)
         if refused:
             return refused
     # Each channel's QuantizeMultiplier(input scale · filter scale / output scale) cannot fail.
     if type_of(source) == "UINT8":
-        refused = bias_scale(source, weights, bias, output)
+        refused = bias_scale(build, (source, weights, bias, output))
         if refused:
             return refused
     if type_of(source) in ("INT8", "UINT8", "INT16"):
-        return activation_range(activation, output)
+        return activation_range(build, activation, output)
     return None
 
 
 def _per_channel(
-    source: Tensor | None, weights: Tensor | None, count: int, channels: int
+    file: str, source: Tensor | None, weights: Tensor | None, count: int, channels: int
 ) -> Refusal | None:
     if type_of(source) not in ("INT8", "INT16"):
-        return not_true(KERNEL_UTIL, "input->type == kTfLiteInt8 || input->type == kTfLiteInt16")
+        return not_true(file, "input->type == kTfLiteInt8 || input->type == kTfLiteInt16")
     if type_of(weights) not in ("INT8", "INT4"):
-        return not_true(KERNEL_UTIL, "filter->type == kTfLiteInt8 || filter->type == kTfLiteInt4")
+        return not_true(file, "filter->type == kTfLiteInt8 || filter->type == kTfLiteInt4")
     if count != channels:
-        return not_equal(
-            KERNEL_UTIL, "affine_quantization->scale->size", "num_channels", count, channels
-        )
+        return not_equal(file, "affine_quantization->scale->size", "num_channels", count, channels)
     quantization = weights.quantization if weights is not None else None
     axis = quantization.axis if quantization is not None else 0
     dimension = dim(weights, axis, 0)
     if channels != dimension:
         return not_equal(
-            KERNEL_UTIL,
+            file,
             "num_channels",
             "filter->dims->data[affine_quantization->quantized_dimension]",
             channels,
@@ -294,17 +302,19 @@ def _per_channel(
 
 
 def bias_scale(
-    source: Tensor | None, weights: Tensor | None, bias: Tensor | None, output: Tensor | None
+    build: Build,
+    operands: tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None],
 ) -> Refusal | None:
     """GetQuantizedConvolutionMultipler with a bias: |input scale · filter scale - bias scale| /
     output scale <= 0.02 (doubles; an unquantized bias has scale 0), then the float32 product
-    input scale · filter scale >= 0."""
+    input scale · filter scale >= 0. `operands`: input, filter, bias, output."""
+    source, weights, bias, output = operands
     product = scale_of(source) * scale_of(weights)
     if bias is not None:
         difference = abs(product - scale_of(bias))
         if not divide(difference, scale_of(output)) <= 0.02:
             return not_true(
-                KERNEL_UTIL,
+                kernel_util(build),
                 "scale_diff / output_scale <= 0.02",
                 fix=(
                     f"the bias scale must be input scale × filter scale ({g(product)}), within "
@@ -312,16 +322,18 @@ def bias_scale(
                     "converter that derives the bias scale (or " + QUANTIZE_EVERY_TENSOR + ")"
                 ),
             )
-    return input_product_scale(source, weights)
+    return input_product_scale(build, source, weights)
 
 
-def input_product_scale(source: Tensor | None, weights: Tensor | None) -> Refusal | None:
+def input_product_scale(
+    build: Build, source: Tensor | None, weights: Tensor | None
+) -> Refusal | None:
     """GetQuantizedConvolutionMultipler: TF_LITE_ENSURE(input_product_scale >= 0), the product
     taken in float32."""
     if f32(scale_of(source) * scale_of(weights)) >= 0.0:
         return None
     return not_true(
-        KERNEL_UTIL,
+        kernel_util(build),
         "input_product_scale >= 0",
         fix="quantization scales must be positive: re-convert the model",
     )

@@ -81,7 +81,6 @@ _DEPTHWISE_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/depthwise_conv.cc"
 _TRANSPOSE_CONV_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/transpose_conv.cc"
 _CONV_COMMON_FILE = "tensorflow/lite/micro/kernels/conv_common.cc"
 _DEPTHWISE_COMMON_FILE = "tensorflow/lite/micro/kernels/depthwise_conv_common.cc"
-_KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
 _SAME = 0  # schema Padding: SAME 0, VALID 1
 
 
@@ -122,6 +121,7 @@ def _quantization_params(
     source = context.input(2) if transpose else context.input(0)
     bias = context.input(3) if transpose else context.input(2)
     refused = convolution_parameters(
+        context.build,
         context.option("fused_activation_function"),
         (source, weights, bias, context.output(0)),
         channels,
