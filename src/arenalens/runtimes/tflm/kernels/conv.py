@@ -42,7 +42,10 @@ from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_arrays,
 )
-from arenalens.runtimes.tflm.kernels.quantization import convolution_parameters
+from arenalens.runtimes.tflm.kernels.quantization import (
+    QUANTIZE_EVERY_TENSOR,
+    convolution_parameters,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     crash,
@@ -153,7 +156,14 @@ def _scale_checks(
     if not is_quantized(weights) or weights is None or weights.quantization is None:
         return [
             # kTfLiteNoQuantization (0) where kTfLiteAffineQuantization (1) is required.
-            not_equal(file, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1)
+            not_equal(
+                file,
+                "filter->quantization.type",
+                "kTfLiteAffineQuantization",
+                0,
+                1,
+                fix=QUANTIZE_EVERY_TENSOR,
+            )
         ]
     count = weights.quantization.channel_count
     if count not in (1, channels(weights, axis)):
@@ -162,6 +172,7 @@ def _scale_checks(
                 file,
                 "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
                 f"filter->dims->data[k{kernel}QuantizedDimension]",
+                fix="the filter needs one scale, or one per output channel: re-convert it",
             )
         ]
     return []

@@ -127,12 +127,12 @@ def _softmax_checks(context: KernelContext, kind: str, out: str) -> list[Event]:
     elif kind != "FLOAT32":
         return [not_equal(_FILE, "input->type", "kTfLiteFloat32", kind, "FLOAT32")]
     if kind == "INT8":
-        refused = _input_multiplier(context, SOFTMAX_DIFF_INTEGER_BITS)
+        refused = int8_input_multiplier(context, SOFTMAX_DIFF_INTEGER_BITS)
         return [refused] if refused else []
     return []
 
 
-def _input_multiplier(
+def int8_input_multiplier(
     context: KernelContext, integer_bits: int, beta: float | None = None
 ) -> Refusal | None:
     """int8: PreprocessSoftmaxScaling(beta, input scale, integer bits) turns beta · input scale
@@ -197,7 +197,7 @@ def _log_softmax_multipliers(context: KernelContext) -> Refusal | None:
     """PreprocessLogSoftmaxScalingExp(kBeta 1, input scale, 5): the SOFTMAX input multiplier
     (QuantizeMultiplierGreaterThanOne), then its inverse 2^(31 - shift) / significand through
     QuantizeMultiplierSmallerThanOneExp."""
-    refused = _input_multiplier(context, SOFTMAX_DIFF_INTEGER_BITS, beta=1.0)
+    refused = int8_input_multiplier(context, SOFTMAX_DIFF_INTEGER_BITS, beta=1.0)
     if refused:
         return refused
     real = softmax_scaling(1.0, scale_of(context.input(0)), SOFTMAX_DIFF_INTEGER_BITS)

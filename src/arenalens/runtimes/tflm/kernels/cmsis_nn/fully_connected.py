@@ -42,6 +42,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     scale_count,
     type_of,
 )
+from arenalens.runtimes.tflm.kernels.quantization import input_product_scale
 from arenalens.runtimes.tflm.kernels.refusals import (
     UNSUPPORTED_INPUT,
     int16_zero_points,
@@ -224,6 +225,10 @@ def _batch_matmul(context: KernelContext) -> Events:
         return found
     quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
     found.append(Persistent(context.sizeof(quantization), "quantization", written=OverTemps()))
+    # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier (cannot fail).
+    product = input_product_scale(context.build, lhs, rhs)
+    if product:
+        return [*found, product]
     if dtype == "INT16":
         return found + int16_zero_points(
             _BMM_FILE, ("lhs_input", lhs), ("rhs_input", rhs), ("output", output)
