@@ -56,6 +56,7 @@ class Obstacle:
             "opcode": self.opcode,
             "dtype": self.dtype,
             "reason": self.reason,
+            "fix": self.fix,
         }
 
 

@@ -5,6 +5,7 @@ and the Cortex-M probes measured (cached), and random scales against the live wh
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,51 @@ def test_the_verdict_is_the_runtimes(target: str, case: Case, measured: dict[str
     )
     # Every setup refusal of this family says what to change in the conversion.
     assert all(o.fix for o in found.obstacles if o.phase == "setup"), found.obstacles
+
+
+@pytest.mark.parametrize(
+    ("target", "case", "measured"),
+    [
+        param
+        for param in _measured()
+        if TARGETS[param.values[0]].device and not param.values[2]["loads"]
+    ],
+)
+def test_each_refusal_reads_as_the_device_printed_it(
+    target: str, case: Case, measured: dict[str, Any]
+) -> None:
+    """A device prints "HALTED" for an abort, else the failed check (the probe keeps the log's
+    tail: "...<check> was not true. | Node ... failed to prepare")."""
+    (obstacle,) = support(parse_model(case.model(), "case"), TARGETS[target].predicted).obstacles
+    printed = measured["error"]
+    if printed == "HALTED":
+        assert "TFLM aborts" in obstacle.reason
+    else:
+        assert obstacle.reason.endswith(printed.split(" | Node")[0]), (obstacle.reason, printed)
+
+
+@pytest.mark.runtime
+def test_each_refusal_reads_as_the_wheel_prints_it() -> None:
+    """The wheel prints a failed TF_LITE_ENSURE as "<file>:<line> <check> was not true."; our
+    reason is that line without its number (the file included: the wheel's sources keep the
+    kernel helpers in micro's kernel_util.cc)."""
+    pytest.importorskip("tflite_micro")
+    from arenalens.runtimes.tflm.probe import probe
+
+    checked = 0
+    cached = load("host")["cases"]
+    for case in FAMILY:
+        if cached[case.id]["loads"] or "exited" in cached[case.id]["error"]:
+            continue  # sets up, or aborts (no message)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "case.tflite"
+            path.write_bytes(case.model())
+            log = probe(str(path), 1 << 20).log
+        (printed,) = [line for line in log.splitlines() if ".cc:" in line]
+        (obstacle,) = support(parse_model(case.model(), "case"), HOST).obstacles
+        assert obstacle.reason == re.sub(r"(\.cc):\d+ ", r"\1 ", printed.strip()), case.id
+        checked += 1
+    assert checked >= 10
 
 
 def test_the_issues_repros_are_refused_with_a_fix() -> None:

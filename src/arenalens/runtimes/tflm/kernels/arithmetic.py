@@ -61,7 +61,6 @@ from arenalens.runtimes.tflm.kernels.refusals import (
     not_equal,
     not_true,
     numbered,
-    source_path,
 )
 
 # builtin_op_data.h: TfLiteFusedActivation is a plain enum (one byte with short enums).
@@ -369,9 +368,9 @@ def _add_n(context: KernelContext) -> Events:
         )
     for position in range(1, count):
         other = context.input(position)
-        problem = _add_n_mismatch(first, other)
+        problem = _add_n_mismatch(file, first, other)
         if problem:
-            found.append(Refusal(f"{source_path(file)} {problem}"))
+            found.append(problem)
             break
     pointers = context.build.pointer_bytes * count
     if output_type == "FLOAT32":
@@ -389,19 +388,23 @@ def _add_n(context: KernelContext) -> Events:
     return found
 
 
-def _add_n_mismatch(first: Tensor | None, other: Tensor | None) -> str:
+def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> Refusal | None:
     if first is None or other is None:
-        return ""
+        return None
     if shape(first) != shape(other):
-        return "HaveSameShapes(input_tensor_first, input) was not true."
+        return not_true(file, "HaveSameShapes(input_tensor_first, input)")
     if first.dtype.name != other.dtype.name:
-        return f"input_tensor_first->type != input->type ({first.dtype.name} != {other.dtype.name})"
+        return not_equal(
+            file, "input_tensor_first->type", "input->type", first.dtype.name, other.dtype.name
+        )
     if first.dtype.name == "INT8":
         if zero_point_of(first) != zero_point_of(other):
-            return "input_tensor_first->params.zero_point == input->params.zero_point was not true."
+            return not_true(
+                file, "input_tensor_first->params.zero_point == input->params.zero_point"
+            )
         if scale_of(first) != scale_of(other):
-            return "input_tensor_first->params.scale == input->params.scale was not true."
-    return ""
+            return not_true(file, "input_tensor_first->params.scale == input->params.scale")
+    return None
 
 
 RULES = (

@@ -52,7 +52,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.conv import CONV_RUNTIME_PARAMS, OP_DATA_CONV
-from arenalens.runtimes.tflm.kernels.quantization import convolution_parameters
+from arenalens.runtimes.tflm.kernels.quantization import ACTIVATION_NONE, convolution_parameters
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
@@ -116,13 +116,17 @@ def _quantization_params(
     context: KernelContext, weights: Tensor | None, channels: int
 ) -> list[Event]:
     """PopulateConvolutionQuantizationParams (non-float only), as the reference kernels call it
-    from CalculateOpDataConv, CalculateOpDataDepthwiseConv and CMSIS-NN's transpose_conv.cc."""
+    from CalculateOpDataConv and CalculateOpDataDepthwiseConv; CMSIS-NN's transpose_conv.cc calls
+    it with kTfLiteActNone whatever the fused activation (so, unlike the reference kernel, no
+    activation bound can overflow there: measured, case
+    TRANSPOSE_CONV.INT8.relu6_output_scale_below_limit sets up on CMSIS-NN)."""
     transpose = context.opcode == "TRANSPOSE_CONV"
     source = context.input(2) if transpose else context.input(0)
     bias = context.input(3) if transpose else context.input(2)
+    activation = ACTIVATION_NONE if transpose else context.option("fused_activation_function")
     refused = convolution_parameters(
         context.build,
-        context.option("fused_activation_function"),
+        activation,
         (source, weights, bias, context.output(0)),
         channels,
     )
