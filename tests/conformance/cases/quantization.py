@@ -14,7 +14,8 @@ next to the boundary where the check's own arithmetic puts it.
   and 3% of the output scale, and an unquantized bias.
 * TFLITE_DCHECKs (aborts on builds with DCHECKs, the device probes; the wheel has NDEBUG):
   FULLY_CONNECTED with a filter zero point, int16 LOGISTIC / TANH input scales above 32767 /
-  12288, HARD_SWISH with an unquantized output (a negative multiplier on Arm).
+  12288, HARD_SWISH with an unquantized output (a negative multiplier on Arm), and CMSIS-NN's
+  FULLY_CONNECTED on a rank-5 output.
 * Plain QuantizeMultiplier never refuses, not even on an infinite or NaN multiplier (MUL with
   unquantized tensors).
 
@@ -412,6 +413,18 @@ def _hard_swish(out: QuantizationSpec | None) -> Op:
     return Op("HARD_SWISH", [In(S, "INT8", q(1.0))], [Out(S, "INT8", out)])
 
 
+def _fully_connected_rank5() -> bytes:
+    weights = Const(np.ones((3, 4), np.float32), "FLOAT32")
+    return single_op(
+        Op(
+            "FULLY_CONNECTED",
+            [In((1, 1, 1, 2, 4), "FLOAT32"), weights],
+            [Out((1, 1, 1, 2, 3), "FLOAT32")],
+            options={"keep_num_dims": True},
+        )
+    )
+
+
 DCHECKS = (
     _case(
         "FULLY_CONNECTED.INT8.filter_zero_point_1",
@@ -439,6 +452,11 @@ DCHECKS = (
         "HARD_SWISH.INT8.output_scale_above_limit",
         _hard_swish(q(above(1 / 128))),
         "output multiplier just below 1",
+    ),
+    _case(
+        "FULLY_CONNECTED.FLOAT32.output_rank5",
+        _fully_connected_rank5,
+        "CMSIS-NN: TFLITE_DCHECK_LE(output_dim_count, 4) aborts; the reference kernel runs it",
     ),
     _one(
         "HARD_SWISH.INT8.output_unquantized",

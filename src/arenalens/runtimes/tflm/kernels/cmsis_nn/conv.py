@@ -52,7 +52,11 @@ from arenalens.runtimes.tflm.kernels.common import (
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.conv import CONV_RUNTIME_PARAMS, OP_DATA_CONV
-from arenalens.runtimes.tflm.kernels.quantization import ACTIVATION_NONE, convolution_parameters
+from arenalens.runtimes.tflm.kernels.quantization import (
+    ACTIVATION_NONE,
+    QUANTIZE_EVERY_TENSOR,
+    convolution_parameters,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
@@ -264,7 +268,12 @@ def _depthwise_filter_checks(
     if not is_quantized(weights):
         return [
             not_equal(
-                _DEPTHWISE_FILE, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1
+                _DEPTHWISE_FILE,
+                "filter->quantization.type",
+                "kTfLiteAffineQuantization",
+                0,
+                1,
+                fix=QUANTIZE_EVERY_TENSOR,
             )
         ]
     if type_of(source) == "INT16":
@@ -392,6 +401,7 @@ def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list
                 "kTfLiteAffineQuantization",
                 0,
                 1,
+                fix=QUANTIZE_EVERY_TENSOR,
             )
         ]
     if scale_count(weights) not in (1, channels):

@@ -45,6 +45,7 @@ from arenalens.runtimes.tflm.kernels.common import (
 from arenalens.runtimes.tflm.kernels.quantization import input_product_scale
 from arenalens.runtimes.tflm.kernels.refusals import (
     UNSUPPORTED_INPUT,
+    dcheck_aborts,
     int16_zero_points,
     not_equal,
     not_true,
@@ -97,7 +98,7 @@ def _fully_connected(context: KernelContext) -> Events:
     if unparsed:
         return unparsed
     found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    refused = types_and_hybrid(_FC_FILE, source, weights, output)
+    refused = types_and_hybrid(_FC_FILE, source, weights, output) or _output_rank(context)
     if refused:
         return found + refused
     dtype, weight_type = type_of(source), type_of(weights)
@@ -121,6 +122,29 @@ def _fully_connected(context: KernelContext) -> Events:
     if dtype == "INT8" and weight_type != "INT4":
         found += _int8_buffers(context, weights, bias, output, per_channel=per_channel)
     return found
+
+
+def _output_rank(context: KernelContext) -> list[Event]:
+    """`TFLITE_DCHECK_GE(output_dim_count, 2)` and `_LE(..., 4)`: CMSIS-NN's FULLY_CONNECTED
+    takes rank-2 to rank-4 outputs only (keep_num_dims on a rank-5 input gives rank 5)."""
+    output = context.output(0)
+    rank = 0 if output is None else len(output.shape)
+    if 2 <= rank <= 4 or not context.build.dchecks:
+        return []
+    check = (
+        "TFLITE_DCHECK_GE(output_dim_count, 2)"
+        if rank < 2
+        else "TFLITE_DCHECK_LE(output_dim_count, 4)"
+    )
+    return [
+        dcheck_aborts(
+            _FC_FILE,
+            check,
+            f"the output has rank {rank}",
+            fix="reshape around the FULLY_CONNECTED so that its output has rank 2 to 4 "
+            "(convert without keep_num_dims, or flatten the batch dimensions)",
+        )
+    ]
 
 
 def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Event]:
