@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.overlap_pairs import shared_pairs
-from arenalens.builds.build import HOST, build_flags
+from arenalens.builds.build import Build, build_flags
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,
@@ -21,6 +21,7 @@ from arenalens.diagnostics.findings import (
     model_argument,
 )
 from arenalens.errors import ArenalensError
+from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
@@ -135,8 +136,8 @@ def _overwrite_finding(
         f"the output and before the application reads it: the output comes back as garbage "
         f"({cause})",
         fix="give the output its own bytes: regenerate the offline plan with the output live to "
-        "the end (`arenalens optimize`), or set both offsets to -1 to let TFLM plan them; copy "
-        "the output out inside the graph if the plan must stay",
+        f"the end (`{_optimize_command(context)}`), or set both offsets to -1 to let TFLM plan "
+        "them; copy the output out inside the graph if the plan must stay",
         details={"arena": arena.name, "output_buffer": output.id, "other_buffer": other.id},
     )
 
@@ -182,11 +183,21 @@ def _misaligned_finding(
             f"({'+' if delta >= 0 else ''}{format_bytes_exact(delta)})."
         )
         saving = -delta if delta < 0 else None
+    runtime_alignment = get_runtime(context.runtime).data_alignment
+    # `optimize` writes offsets that are multiples of the runtime's own alignment, no more.
+    rewrite = f"`{_optimize_command(context)}` writes one whose offsets are multiples of "
+    rewrite += f"{runtime_alignment}"
+    aligned_plan = (
+        f"an offline plan whose offsets are multiples of {alignment} (`arenalens plan "
+        f"{model_argument(context.model)}{_build_flags(context)} --alignment {alignment}` shows "
+        "one and the arena it needs)"
+    )
     if fixed:
         why = f"{len(fixed)} of them have fixed offline offsets that break it"
         fix = (
-            f"regenerate the offline plan with --alignment {alignment} (`arenalens optimize "
-            f"--alignment {alignment}`), or set those offsets to -1."
+            f"regenerate the offline plan ({rewrite}), or set those offsets to -1."
+            if alignment <= runtime_alignment
+            else f"write {aligned_plan}, or set those offsets to -1."
         )
     else:
         why = (
@@ -195,10 +206,7 @@ def _misaligned_finding(
             if context.runtime == "tflm"
             else "the runtime aligns offsets to a smaller boundary"
         )
-        fix = (
-            f"write an offline plan with --alignment {alignment} (`arenalens optimize "
-            f"--alignment {alignment}`)."
-        )
+        fix = f"write {aligned_plan}."
     fix += f" Declare the arena array itself aligned too: alignas({alignment})."
     subgraphs = sorted({p.subgraph for p in misaligned})
     return Finding(
@@ -527,17 +535,20 @@ OVERLAP_HILLCLIMB_SECONDS = 10.0
 
 
 def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
-    """TFLM: the head bytes `optimize --overlap` saves beyond the best plan sharing no bytes."""
+    """TFLM: what `optimize --overlap` gives back, counted as the command counts it: the number
+    to declare (kTensorArenaSize) of the model with that plan written, against the model as it
+    is; only when that beats the best plan sharing no bytes (else plain `optimize` does as well)
+    and saves anything at all (setup may decide kTensorArenaSize, not the head)."""
     if context.runtime != "tflm" or context.analysis is None:
         return
+    build = context.analysis.runtime_build
     model = replace(context.model, offline_plan=None)
     tflm = get_runtime("tflm")
     try:
-        # The wheel's reference kernels, as the finding says (not yet the analysed build's).
-        arena = tflm.arenas(model, HOST)[0]
+        arena = tflm.arenas(model, build)[0]
     except ArenalensError:
         return
-    pairs = tflm.overlaps(model, arena, HOST)
+    pairs = tflm.overlaps(model, arena, build)
     if not pairs:
         return
     disjoint_problem = replace(arena.problem, alignment=tflm.data_alignment, order=(), overlaps=())
@@ -548,34 +559,69 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     overlapped = _deterministic_best(overlap_problem)
     if overlapped.arena_size >= disjoint.arena_size:
         return
-    saving = disjoint.arena_size - overlapped.arena_size
+    declared = context.analysis.runtime_budget.required_bytes
+    with_disjoint = _declared_with(model, arena, disjoint, build)
+    with_overlaps = _declared_with(model, arena, overlapped, build)
+    if with_overlaps is None or with_disjoint is None:
+        return
+    beyond = min(declared, with_disjoint) - with_overlaps
+    if beyond <= 0:
+        return  # setup or the tail decides kTensorArenaSize: the smaller head gives nothing
     bounds = (disjoint_problem.lower_bound(), overlap_problem.lower_bound())
     shared = shared_pairs(arena, pairs, overlapped.offsets)
     opcodes = ", ".join(sorted({p.opcode for p in shared}))
     runtime_size = context.analysis.primary.runtime_plan.arena_size
+    kernels = "" if build.is_host else f" ({build.kernels} kernels' access order)"
+    command = (
+        f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
+        "-o optimized.tflite --overlap"
+    )
     yield Finding(
         rule="overlap-savings",
         severity=Severity.INFO,
         location=Location(0, None, tuple(sorted({p.output_tensor for p in shared}))),
         message=f"letting {len(shared)} operator outputs ({opcodes}) start below an input they "
-        f"consume, as far as their kernels' access order allows, the best plan found needs "
-        f"{format_bytes_exact(overlapped.arena_size)}: {format_bytes_exact(saving)} less than the "
-        f"best plan sharing no bytes ({format_bytes_exact(disjoint.arena_size)}; TFLM's own: "
-        f"{format_bytes_exact(runtime_size)}); lower bound {format_bytes_exact(bounds[0])} "
-        f"without overlaps, {format_bytes_exact(bounds[1])} with them "
-        "(predicted with TFLM's reference kernels)",
-        fix="`arenalens optimize MODEL -o smaller.tflite --overlap` writes that plan and keeps it "
-        "only when the real TFLM interpreter computes bit-identical outputs (add `--kernels "
-        "cmsis-nn` for Cortex-M builds with CMSIS-NN)",
-        saving_bytes=saving,
+        f"consume, as far as their kernels' access order allows{kernels}, the head needs "
+        f"{format_bytes_exact(overlapped.arena_size)} instead of "
+        f"{format_bytes_exact(disjoint.arena_size)} (the best plan sharing no bytes; TFLM's "
+        f"own: {format_bytes_exact(runtime_size)}; lower bound {format_bytes_exact(bounds[0])} "
+        f"without overlaps, {format_bytes_exact(bounds[1])} with them): kTensorArenaSize "
+        f"{format_bytes_exact(declared)} → {format_bytes_exact(with_overlaps)}, "
+        f"{format_bytes_exact(beyond)} of it beyond `optimize` without --overlap",
+        fix=f"`{command}` writes that plan (or a smaller one) and keeps it only when the real "
+        "TFLM interpreter computes bit-identical outputs with it",
+        # What --overlap adds to `optimize` (planner-waste counts the rest): the two add up.
+        saving_bytes=beyond,
         details={
             "disjoint_bytes": disjoint.arena_size,
             "overlap_bytes": overlapped.arena_size,
             "runtime_bytes": runtime_size,
             "overlaps_used": len(shared),
             "overlaps_allowed": len(pairs),
+            "required_bytes": declared,
+            "required_with_overlaps": with_overlaps,
+            "saving_beyond_optimize": beyond,
         },
     )
+
+
+def _declared_with(model: Model, arena: ArenaProblem, plan: Plan, build: Build) -> int | None:
+    """The number to declare with a head plan written into the model as `optimize` writes it
+    (an OfflineMemoryAllocation for the tensors; TFLM places its scratch buffers around them)."""
+    from arenalens.optimization import offline_plan_for  # noqa: PLC0415 - a rewrite's figure
+
+    try:
+        offline = offline_plan_for(model, arena, plan.offsets)
+        planned = replace(model, offline_plan=offline)
+        rules = get_runtime("tflm")
+        arenas = rules.arenas(planned, build=build)
+        plans = [
+            run_planner(item.runtime_planner, item.problem, **item.runtime_options)
+            for item in arenas
+        ]
+        return rules.budget(planned, arenas, plans, build=build).required_bytes
+    except ArenalensError:
+        return None
 
 
 def _deterministic_best(problem: Problem) -> Plan:
@@ -587,6 +633,14 @@ def _deterministic_best(problem: Problem) -> Plan:
         for name in OVERLAP_PLANNERS
     ]
     return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))
+
+
+def _optimize_command(context: DiagnoseContext) -> str:
+    """`arenalens optimize` of this model for the analysed build, runnable as printed."""
+    return (
+        f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
+        "-o optimized.tflite"
+    )
 
 
 def _build_flags(context: DiagnoseContext) -> str:
