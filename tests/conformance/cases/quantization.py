@@ -14,8 +14,8 @@ next to the boundary where the check's own arithmetic puts it.
   and 3% of the output scale, and an unquantized bias.
 * TFLITE_DCHECKs (aborts on builds with DCHECKs, the device probes; the wheel has NDEBUG):
   FULLY_CONNECTED with a filter zero point, int16 LOGISTIC / TANH input scales above 32767 /
-  12288, HARD_SWISH with an unquantized output (a negative multiplier on Arm), and CMSIS-NN's
-  FULLY_CONNECTED on a rank-5 output.
+  12288, HARD_SWISH with an unquantized output (a negative multiplier on Arm), LSTM gate weights
+  with a zero point, and CMSIS-NN's FULLY_CONNECTED on a rank-5 output.
 * Plain QuantizeMultiplier never refuses, not even on an infinite or NaN multiplier (MUL with
   unquantized tensors).
 
@@ -36,6 +36,7 @@ import numpy as np
 
 from arenalens.tflite.builder import QuantizationSpec, quantization
 from tests.conformance.cases import Case
+from tests.conformance.cases.nn.recurrent import lstm
 from tests.conformance.models import Const, In, Op, Out, single_op
 
 S = (1, 4, 4, 3)
@@ -457,6 +458,11 @@ DCHECKS = (
         "FULLY_CONNECTED.FLOAT32.output_rank5",
         _fully_connected_rank5,
         "CMSIS-NN: TFLITE_DCHECK_LE(output_dim_count, 4) aborts; the reference kernel runs it",
+    ),
+    _case(
+        "UNIDIRECTIONAL_SEQUENCE_LSTM.INT8.weights_zero_point_1",
+        lstm("INT8", weights_zero_point=1),
+        "each gate's CalculateOpDataFullyConnected DCHECKs symmetric weights: devices abort",
     ),
     _one(
         "HARD_SWISH.INT8.output_unquantized",

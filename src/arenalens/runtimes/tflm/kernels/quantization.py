@@ -232,8 +232,10 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
         if not -_INT32_LIMIT <= rounded <= _INT32_LIMIT:
             name = _ACTIVATION_NAMES[activation]
             fix = (
-                f"the output scale {g(scale)} cannot represent the fused {name}'s bound "
-                f"{bound:g} in int32: " + (QUANTIZE_EVERY_TENSOR if scale == 0.0 else CALIBRATE)
+                f"the output scale {g(scale)} is too small for the fused {name}: its bound "
+                f"{bound:g} / scale overflows int32 (the scale must be at least "
+                f"{g(abs(bound) / _INT32_LIMIT)}): "
+                + (QUANTIZE_EVERY_TENSOR if scale == 0.0 else CALIBRATE)
             )
             return not_true(kernel_util(build), "no_integer_overflow_from_quantization", fix=fix)
     return None
