@@ -30,7 +30,8 @@ import math
 import struct
 from dataclasses import dataclass
 
-from arenalens.builds.build import WHEEL_SOURCES, Build
+from arenalens.builds.build import Build
+from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
@@ -80,9 +81,10 @@ QUANTIZE_EVERY_TENSOR = (
 def kernel_util(build: Build) -> str:
     """The file that holds PopulateConvolutionQuantizationParams, GetQuantizedConvolutionMultipler
     and CalculateActivationRangeQuantized in the build's TFLM sources, as its messages name it:
-    tensorflow/lite/kernels/ at the probes' commit; the wheel's later sources moved them into
-    micro's own kernel_util.cc (measured: its messages say so)."""
-    return MICRO_KERNEL_UTIL if WHEEL_SOURCES in build.features else KERNEL_UTIL
+    tensorflow/lite/kernels/ up to the probes' commit; the wheel's later sources moved them into
+    micro's own kernel_util.cc (measured: its messages say so; the commit that moved them, past
+    the probes', is not in builds/tflm.py's history)."""
+    return MICRO_KERNEL_UTIL if build.tflm.time > TFLM_CORTEX_M_PROBES.time else KERNEL_UTIL
 
 
 def f32(value: float) -> float:
