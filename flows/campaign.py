@@ -1,31 +1,30 @@
 """A flow campaign: flows (seed, 0..n-1), each walked in a fresh folder, judged, counted.
 
-Flows run one after another in this process (`workers=1`, the default on a shared machine) or in
-forked worker processes, each flow under a wall-clock limit (a flow that passes it is counted as a
-harness failure, not as a claim). The summary counts claims by kind and outcome, lists every
-failure with the flow that replays it (`python -m flows --replay N --seed S`), and says how many
-Cortex-M claims the QEMU sample checked.
+Each flow runs in a forked child of this process, one at a time (`workers=1`, the default on a
+shared machine) or several at once, under a wall-clock limit: a flow whose process dies or hangs
+is a `no-crash` failure to replay, never the end of the campaign. The summary counts claims by
+kind and outcome, lists every failure with the flow that replays it (`python -m flows --replay N
+--seed S`), and says how many claims the wheel and the Cortex-M QEMU sample judged.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import os
-import signal
 import tempfile
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from flows.claims import FAILURES, KINDS, OUTCOMES, UNSAFE, Claim
+from arenalens.runtimes.child import run_in_child
+from flows.claims import FAILURES, KINDS, OUTCOMES, UNSAFE, WRONG, Claim
+from flows.commands import inside
 from flows.flow import Flow, random_flow
 from flows.oracle import CortexM, Wheel
-from flows.walk import FlowResult, Walk, inside
+from flows.walk import FlowResult, Walk
 
 # One flow in twenty on a Cortex-M build asks the QEMU probes (they take seconds each).
 DEVICE_SAMPLE_EVERY = 20
@@ -115,38 +114,18 @@ def walk_flow(
     base: Path,
     device_sample_every: int = DEVICE_SAMPLE_EVERY,
 ) -> FlowResult:
-    """One flow in its own folder under `base`; a harness failure is recorded, not raised."""
+    """One flow in its own folder under `base`, in this process; a failure of the harness itself
+    is recorded in the result, not raised."""
     folder = base / f"flow-{flow.index}"
     folder.mkdir(parents=True, exist_ok=True)
     sample = device_sample_every > 0 and flow.index % device_sample_every == 0
     walk = Walk(flow, folder, wheel=wheel, cortex_m=cortex_m, device_sample=sample)
     with inside(folder):
         try:
-            with _deadline(FLOW_TIME_LIMIT_SECONDS):
-                return walk.walk()
-        except Exception as error:  # the harness's own bug or a timeout: said, not hidden
+            return walk.walk()
+        except Exception as error:  # the harness's own bug: said, not hidden
             walk.result.error = f"{type(error).__name__}: {error}\n{traceback.format_exc()[-1500:]}"
             return walk.result
-
-
-class FlowTimeoutError(Exception):
-    """A flow took longer than FLOW_TIME_LIMIT_SECONDS."""
-
-
-@contextlib.contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    """Raise FlowTimeoutError in this process after `seconds` (SIGALRM)."""
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise FlowTimeoutError(f"the flow took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def run_campaign(
@@ -159,33 +138,27 @@ def run_campaign(
     device_sample_every: int = DEVICE_SAMPLE_EVERY,
     progress: Callable[[FlowResult], None] | None = None,
 ) -> Summary:
-    """Walk flows start..start+flows-1 of the campaign `seed` → the Summary."""
+    """Walk flows start..start+flows-1 of the campaign `seed` → the Summary. Each flow runs in a
+    forked child: a crash inside arenalens (an abort in a native library) is that flow's finding,
+    not the end of the campaign, and no flow's state leaks into the next."""
     summary = Summary(seed)
-    indexes = range(start, start + flows)
     split = _optimize_has_split()
     os.environ.setdefault("ARENALENS_DEBUG", "1")  # an internal error's traceback, to report
+    _judges()  # the real runtimes imported once, before any fork
     with tempfile.TemporaryDirectory(prefix="arenalens-flows-") as folder:
-        base = Path(folder)
-        job = _Job(seed, families, split, device_sample_every, base)
-        if workers <= 1:
-            results: Iterator[tuple[FlowResult, int, int]] = map(job, indexes)
-            for result, wheel_runs, qemu_runs in results:
+        job = _Job(seed, families, split, device_sample_every, Path(folder))
+        indexes = range(start, start + flows)
+        with ThreadPoolExecutor(max(1, workers)) as pool:
+            for result, wheel_runs, qemu_runs in pool.map(job, indexes):
                 summary.add(result, wheel_runs, qemu_runs)
                 if progress is not None:
                     progress(result)
-        else:
-            context = multiprocessing.get_context("fork")
-            with context.Pool(workers, maxtasksperchild=50) as pool:
-                for result, wheel_runs, qemu_runs in pool.imap(job, indexes):
-                    summary.add(result, wheel_runs, qemu_runs)
-                    if progress is not None:
-                        progress(result)
     return summary
 
 
 @dataclass(frozen=True)
 class _Job:
-    """Walk flow n (picklable, for worker processes); the judges are made once per process."""
+    """Walk flow n in a forked child; a child that dies or hangs is that flow's crash."""
 
     seed: int
     families: tuple[str, ...]
@@ -194,9 +167,28 @@ class _Job:
     base: Path
 
     def __call__(self, index: int) -> tuple[FlowResult, int, int]:
-        wheel, cortex_m = _judges()
         flow = random_flow(self.seed, index, families=self.families, split=self.split)
-        wheel_before, qemu_before = wheel.runs, cortex_m.runs
+        payload, exit_code = run_in_child(
+            self.child, (flow,), timeout_seconds=FLOW_TIME_LIMIT_SECONDS
+        )
+        _clean(self.base / f"flow-{index}")
+        if payload is None:
+            result = FlowResult(flow)
+            how = "hung" if exit_code is None else f"died (exit code {exit_code})"
+            result.claims.append(
+                Claim(
+                    "no-crash",
+                    WRONG,
+                    flow.describe(),
+                    f"the flow's process {how}; replay: python -m flows --replay {index} "
+                    f"--seed {self.seed}",
+                )
+            )
+            return result, 0, 0
+        return payload["result"], payload["wheel_runs"], payload["qemu_runs"]
+
+    def child(self, sender: Any, flow: Flow) -> None:
+        wheel, cortex_m = _judges()
         result = walk_flow(
             flow,
             wheel=wheel,
@@ -204,8 +196,8 @@ class _Job:
             base=self.base,
             device_sample_every=self.device_sample_every,
         )
-        _clean(self.base / f"flow-{index}")
-        return result, wheel.runs - wheel_before, cortex_m.runs - qemu_before
+        sender.send({"result": result, "wheel_runs": wheel.runs, "qemu_runs": cortex_m.runs})
+        sender.close()
 
 
 _JUDGES: list[tuple[Wheel, CortexM]] = []
