@@ -26,8 +26,8 @@ from flows.flow import Flow, random_flow
 from flows.oracle import CortexM, Wheel
 from flows.walk import FlowResult, Walk
 
-# One flow in twenty on a Cortex-M build asks the QEMU probes (they take seconds each).
-DEVICE_SAMPLE_EVERY = 20
+# One flow in ten asks the QEMU probes about its Cortex-M claims (they take seconds each).
+DEVICE_SAMPLE_EVERY = 10
 FLOW_TIME_LIMIT_SECONDS = 900
 
 
@@ -143,7 +143,6 @@ def run_campaign(
     not the end of the campaign, and no flow's state leaks into the next."""
     summary = Summary(seed)
     split = _optimize_has_split()
-    os.environ.setdefault("ARENALENS_DEBUG", "1")  # an internal error's traceback, to report
     _judges()  # the real runtimes imported once, before any fork
     with tempfile.TemporaryDirectory(prefix="arenalens-flows-") as folder:
         job = _Job(seed, families, split, device_sample_every, Path(folder))
@@ -188,6 +187,7 @@ class _Job:
         return payload["result"], payload["wheel_runs"], payload["qemu_runs"]
 
     def child(self, sender: Any, flow: Flow) -> None:
+        os.environ["ARENALENS_DEBUG"] = "1"  # an internal error's traceback, to report
         wheel, cortex_m = _judges()
         result = walk_flow(
             flow,
