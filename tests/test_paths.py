@@ -270,6 +270,10 @@ def test_an_unknown_input_size_suppresses_every_step_that_presumes_a_number(
         assert "--input-shape 'image=SHAPE'" in out
     code, document = run_json(capsys, "check", model, "--target", "nucleo-f401re")
     assert document["required_bytes"] is None and document["headroom_bytes"] is None
+    # Every board: no board count as if it did not fit, and the one step that helps.
+    code, out, _ = run(capsys, "check", model, "--target", "all")
+    assert code == 1 and "INPUT SHAPE UNKNOWN on every board" in out and " fits 0 of" not in out
+    assert "--input-shape 'image=SHAPE'" in out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,6 +352,20 @@ def test_each_reason_once_with_its_own_fix(
         assert not sets_up(model, 1 << 20)  # the real interpreter refuses it at any size
 
 
+VELA_MODEL = SHARED_MODELS / "tflite_micro__person_detect_vela.tflite"
+
+
+@pytest.mark.skipif(not VELA_MODEL.is_file(), reason=SHARED_REASON)
+def test_a_model_compiled_for_an_npu_is_refused_with_the_npu_fix(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, document = run_json(capsys, "check", str(VELA_MODEL), "--target", "nucleo-f401re")
+    assert (code, document["verdict"]) == (1, "CANNOT RUN")
+    (refusal,) = document["cannot_run"]
+    assert refusal["opcode"] == "CUSTOM:ethos-u" and "Ethos-U build" in refusal["fix"]
+    assert "before Vela" in document["next_steps"][0]["text"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 6: optimize said the original does not run (its arena was sized by the file) and wrote.
 
@@ -421,6 +439,27 @@ def test_max_input_on_a_pytorch_export_with_a_dotted_input_name(
     assert document["max_input_required_bytes"] <= 320 * 1024
 
 
+PERSON_DETECT = SHARED_MODELS / "tflite_micro__person_detect.tflite"
+
+
+@pytest.mark.skipif(not PERSON_DETECT.is_file(), reason=SHARED_REASON)
+def test_max_input_says_when_no_other_size_can_be_sized(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """LiteRT (which propagates shapes) refuses person_detect's per-axis quantization, TFLM runs
+    it: the check answers at its own size, and the search says it could try nothing, without a
+    word about the network refusing sizes."""
+    pytest.importorskip("ai_edge_litert")
+    argv = ("check", str(PERSON_DETECT), "--target", "nucleo-f401re", "--max-input")
+    code, document = run_json(capsys, *argv)
+    assert (code, document["verdict"]) == (0, "FITS")
+    assert "LiteRT cannot load the model" in document["max_input_unavailable"]
+    assert document["max_input_shape"] is None and document["input_sizes"] == []
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "largest input that fits: unknown" in out
+    assert "refuses every" not in out and "network accepts" not in out
+
+
 @pytest.mark.runtime
 def test_max_input_tells_the_networks_limits_from_memorys(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -443,6 +482,12 @@ def test_max_input_tells_the_networks_limits_from_memorys(
     # Nothing fits: never "not even a 1-pixel-high input", and the smallest it accepts is named.
     _, out, _ = run(capsys, "check", model, "--budget", "8KB", "--max-input")
     assert "1-pixel" not in out and "the network accepts input=1x65x65x3 to 1x160x160x3" in out
+    # What optimize adds is said in the search's own lines too, not only in the steps.
+    scenario = ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input")
+    _, scenario_out, _ = run(capsys, *scenario)
+    _, scenario_document = run_json(capsys, *scenario)
+    after = "x".join(str(d) for d in scenario_document["max_input_after_optimize_shape"])
+    assert f"largest after `arenalens optimize`: input={after}" in scenario_out
     assert "none of them fits" in out
     nchw = _write(tmp_path, "nchw.tflite", path_models.nchw_image_model())
     _code, document = run_json(capsys, "check", nchw, "--budget", "64KB", "--max-input")

@@ -10,14 +10,12 @@ from arenalens.builds.build import (
     CMSIS_NN_RELEASE,
     COMPRESSION,
     HOST,
-    HOST_DEVICE,
     NAMED_BY_BOARD,
     NAMED_BY_USER,
     REFERENCE,
     TFLM_CORTEX_M_PROBES,
     TFLM_RELEASES,
     TFLM_WHEEL,
-    WHEEL_SOURCES,
     KernelLibrary,
     as_build,
     build_flags,
@@ -28,6 +26,7 @@ from arenalens.builds.build import (
     overlap_kernels,
     select_build,
 )
+from arenalens.builds.tflm import HISTORY, WHEEL_COMPRESSION
 from arenalens.errors import UsageError
 from arenalens.target_build import target_build
 from arenalens.targets import get_target
@@ -39,7 +38,7 @@ FIRST_SUMMARY_FIELDS = {"name", "title", "cpu", "kernels", "isa", "abi", "alloca
 def test_the_host_is_the_wheel() -> None:
     assert HOST.is_host and HOST.abi is LP64 and HOST.kernels is REFERENCE
     assert HOST.tflm is TFLM_WHEEL and HOST.compression and HOST.recording
-    assert HOST.features == {COMPRESSION, WHEEL_SOURCES}
+    assert HOST.features == {COMPRESSION} | {c.key for c in HISTORY if not c.wheel_only}
     assert not HOST.kernels_named and HOST.kernels_release == ""
 
 
@@ -48,7 +47,11 @@ def test_a_device_build_names_its_core_abi_library_and_releases() -> None:
     assert (build.cpu, build.abi, build.kernels, build.isa) == ("cortex-m7", ILP32, CMSIS_NN, "dsp")
     assert build.kernels_release == CMSIS_NN_RELEASE
     assert build.tflm is TFLM_CORTEX_M_PROBES and not build.compression
-    assert build.features == frozenset()  # the probes' sources, no compression
+    # The probes' sources (every change up to 2026-08-20), no compression.
+    assert build.features == {
+        c.key for c in HISTORY if c.landed <= TFLM_CORTEX_M_PROBES.time and not c.wheel_only
+    }
+    assert not build.has(WHEEL_COMPRESSION) and HOST.has(WHEEL_COMPRESSION)
     reference = device_build("cortex-m7", "reference")
     assert reference.kernels_release == "" and reference.isa == "none"
 
@@ -86,9 +89,15 @@ def test_the_summary_adds_to_the_first_fields() -> None:
 
 
 def test_one_title_names_what_a_figure_is_for() -> None:
-    assert build_title(HOST) == HOST_DEVICE
+    assert build_title(HOST) == (
+        "64-bit host build, TFLM 8f6596d (2026-10-23, tflite-micro 0.dev20261023182759)"
+    )
     assert build_title(device_build("cortex-m4", "cmsis-nn")) == (
-        "Cortex-M4 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator"
+        "Cortex-M4 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator; "
+        "CMSIS-NN 4ab83cc3cc98; TFLM 90b983c (2026-08-20)"
+    )
+    assert build_title(build_named("host@2025-08")) == (
+        "64-bit host build, TFLM 3b20912 (2025-08-25, the newest commit of 2025-08)"
     )
 
 

@@ -13,10 +13,11 @@ of `Build`:
   one library only may be written only for a library the user named);
 * the library's **code path** (`isa`), which depends on the core's instruction set: none
   (Armv6-M, Armv7-M without DSP), the DSP extension, or MVE (Helium);
-* the **TFLM release** (`tflm`): the tflite-micro sources built; struct members come and go
-  between releases (`TflmRelease.features`);
-* **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it,
-  TFLM's default firmware build is not;
+* the **TFLM release** (`tflm`, builds/tflm.py): the tflite-micro sources built, a point in
+  TFLM's history; struct members, kernel checks and registrations come and go between releases
+  (the changes it has: `TflmRelease.features`);
+* **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it
+  since 2025-08-04, TFLM's default firmware build is not;
 * the **allocator** (`recording`): firmware's `MicroAllocator`, or the `RecordingMicroAllocator`
   the wheel uses (it keeps records in the tail, and prints the categories).
 
@@ -43,6 +44,14 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.abi import ILP32, LP64, Abi
+from arenalens.builds.tflm import (
+    CHANGES,
+    TFLM_CORTEX_M_PROBES,
+    TFLM_WHEEL,
+    WHEEL_COMPRESSION,
+    TflmRelease,
+    tflm_release,
+)
 from arenalens.errors import UsageError
 
 
@@ -63,6 +72,11 @@ KERNEL_LIBRARY_TITLES: Mapping[KernelLibrary, str] = MappingProxyType(
 # The CMSIS-NN sources arenalens's CMSIS-NN rules are checked against: the commit the Cortex-M
 # probes build (../shared/tools/cortex-m/build/build.sh).
 CMSIS_NN_RELEASE = "4ab83cc3cc98"
+# The TFLM releases whose CMSIS-NN builds those rules describe: TFLM pins CMSIS-NN 4ab83cc from
+# acc13e42e (2026-06-24) on, and its kernels/cmsis_nn/ glue last changed before the probes'
+# commit in bc0e8c658 (2026-07-08); past the probes' commit (90b983c2b, the newest TFLM sources
+# read here) neither is known.
+CMSIS_NN_TFLM_FROM = "bc0e8c658b7925c0cad3313027135b4485ccb329"
 
 # The instruction-set path CMSIS-NN compiles for (arm_nn_math_types.h: ARM_MATH_DSP from
 # __ARM_FEATURE_DSP, ARM_MATH_MVEI from __ARM_FEATURE_MVE).
@@ -73,42 +87,9 @@ ISA_MVE = "mve"
 NAMED_BY_USER = "user"
 NAMED_BY_BOARD = "board"
 
-# Build features, as struct members name them in `only_with` (runtimes/tflm/abi.py).
+# Build features, as struct members name them in `only_with` (runtimes/tflm/abi.py): this one,
+# and the keys of the TFLM changes a release has (builds/tflm.py).
 COMPRESSION = "compression"  # USE_TFLM_COMPRESSION
-# The wheel is built from later tflite-micro sources than the Cortex-M builds (g8f6596d vs
-# 90b983c2b3f1); struct members added in between are `only_with` this feature, which only the
-# wheel's `TflmRelease` has.
-WHEEL_SOURCES = "wheel-sources"
-
-
-@dataclass(frozen=True, slots=True)
-class TflmRelease:
-    """One tflite-micro source tree a build compiles: which struct members and kernels exist."""
-
-    name: str  # the spelling documents use: the commit, abbreviated as git describes it
-    commit: str  # the tflite-micro commit, as far as it is known
-    date: str  # ISO date of the sources (releases order by it)
-    title: str
-    # The `only_with` struct variants these sources have (`WHEEL_SOURCES`).
-    features: frozenset[str] = frozenset()
-
-
-# The `tflite-micro` PyPI wheel arenalens measures against: version 0.dev20261023182759, built
-# from commit 8f6596d (its METADATA links the sources there); the date is the wheel's build date.
-TFLM_WHEEL = TflmRelease(
-    name="8f6596d",
-    commit="8f6596d",
-    date="2026-10-23",
-    title="tflite-micro 0.dev20261023182759 (the PyPI wheel, g8f6596d)",
-    features=frozenset({WHEEL_SOURCES}),
-)
-# The tflite-micro commit the Cortex-M probes build (../shared/tools/cortex-m/README.md).
-TFLM_CORTEX_M_PROBES = TflmRelease(
-    name="90b983c2b3f1",
-    commit="90b983c2b3f1480642e040bbd2ddb37b998f3424",
-    date="2026-08-20",
-    title="tflite-micro 90b983c2b3f1 (2026-08-20, the Cortex-M probes' sources)",
-)
 TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
     {release.name: release for release in (TFLM_CORTEX_M_PROBES, TFLM_WHEEL)}
 )
@@ -164,6 +145,14 @@ class Build:
         own = frozenset({COMPRESSION}) if self.compression else frozenset()
         object.__setattr__(self, "features", own | self.tflm.features)
 
+    def has(self, change: str) -> bool:
+        """Does this build have a change of TFLM's history (builds/tflm.py `HISTORY`)? A
+        source change when its release does; a change of how the wheel is built on the host
+        only."""
+        if CHANGES[change].wheel_only:
+            return self.is_host and self.tflm.has(change)
+        return change in self.tflm.features
+
     @property
     def kernels_named(self) -> bool:
         """True when the user or a board named the kernel library (a plan that holds on that
@@ -184,19 +173,40 @@ class Build:
         """The same build with the recording (or plain) allocator."""
         return replace(self, recording=recording)
 
+    def at_release(self, tflm: TflmRelease) -> Build:
+        """The same build compiled from another TFLM release (the wheel of that release, for
+        the host: with compression from when the wheel was built so)."""
+        if self.is_host:
+            return host_build(tflm)
+        if self.kernels == CMSIS_NN:
+            _check_cmsis_nn_release(tflm)
+        base = self.name.partition(RELEASE_SEPARATOR)[0]
+        name = base if tflm == TFLM_CORTEX_M_PROBES else f"{base}{RELEASE_SEPARATOR}{tflm.name}"
+        return replace(self, name=name, tflm=tflm)
 
-HOST = Build(
-    name="host",
-    title="x86-64 host (tflite_micro wheel: reference kernels, compression, recording allocator)",
-    abi=LP64,
-    kernels=REFERENCE,
-    isa=ISA_NONE,
-    compression=True,
-    recording=True,
-    tflm=TFLM_WHEEL,
-)
-# What documents say the TFLM figures are for when no device is chosen.
-HOST_DEVICE = "64-bit host build (tflite-micro wheel)"
+
+# A build name with a release: "host@2b3f8d0", "cortex-m7/cmsis-nn@2025-08".
+RELEASE_SEPARATOR = "@"
+
+
+def host_build(tflm: TflmRelease = TFLM_WHEEL) -> Build:
+    """The x86-64 `tflite-micro` wheel of a TFLM release (reference kernels, the recording
+    allocator; compression from 2025-08-04 on, when the wheel started to be built with it)."""
+    compression = tflm.has(WHEEL_COMPRESSION)
+    return Build(
+        name="host" if tflm == TFLM_WHEEL else f"host{RELEASE_SEPARATOR}{tflm.name}",
+        title="x86-64 host (tflite_micro wheel: reference kernels, "
+        f"{'compression' if compression else 'no compression'}, recording allocator)",
+        abi=LP64,
+        kernels=REFERENCE,
+        isa=ISA_NONE,
+        compression=compression,
+        recording=True,
+        tflm=tflm,
+    )
+
+
+HOST = host_build()
 
 
 def cpu_named(text: str) -> Cpu:
@@ -226,14 +236,16 @@ def device_build(
     *,
     recording: bool = False,
     named_by: str | None = NAMED_BY_USER,
+    tflm: TflmRelease | str | None = None,
 ) -> Build:
     """(core, kernel library) → the firmware build: the core's ABI, TFLM's default make flags (no
-    compression) at the Cortex-M probes' TFLM release, the plain MicroAllocator unless
-    `recording`. `kernels` given is named by `named_by` (the user unless a board preset says
-    it); without it, the reference kernels, not named."""
+    compression) at a TFLM release (`tflm`: a release, what --tflm takes, or None for the
+    Cortex-M probes' commit), the plain MicroAllocator unless `recording`. `kernels` given is
+    named by `named_by` (the user unless a board preset says it); without it, the reference
+    kernels, not named."""
     core = cpu_named(cpu)
     library = REFERENCE if kernels is None else kernel_library_named(kernels)
-    return Build(
+    build = Build(
         name=f"{core.name}/{library}",
         title=f"{core.title}, {KERNEL_LIBRARY_TITLES[library]} kernels",
         abi=core.abi,
@@ -246,24 +258,44 @@ def device_build(
         kernels_release=CMSIS_NN_RELEASE if library == CMSIS_NN else "",
         kernels_named_by=None if kernels is None else named_by,
     )
+    return build if tflm is None else build.at_release(as_release(tflm))
 
 
-def select_build(cpu: str | None, kernels: str | None) -> Build:
-    """The --cpu / --kernels options → a build; neither → the host wheel."""
+def _check_cmsis_nn_release(tflm: TflmRelease) -> None:
+    """UsageError unless arenalens's CMSIS-NN rules describe a CMSIS-NN build of this release."""
+    first = tflm_release(CMSIS_NN_TFLM_FROM)
+    if not first.time <= tflm.time <= TFLM_CORTEX_M_PROBES.time:
+        raise UsageError(
+            f"CMSIS-NN builds are modelled for TFLM {first.name} ({first.date}) to "
+            f"{TFLM_CORTEX_M_PROBES.name} ({TFLM_CORTEX_M_PROBES.date}), which pin CMSIS-NN "
+            f"{CMSIS_NN_RELEASE}; {tflm.title} is not: use --kernels reference, or another --tflm"
+        )
+
+
+def as_release(tflm: TflmRelease | str) -> TflmRelease:
+    """A release, or what --tflm takes (a wheel version, a date, a commit) → the release."""
+    return tflm if isinstance(tflm, TflmRelease) else tflm_release(tflm)
+
+
+def select_build(cpu: str | None, kernels: str | None, tflm: str | None = None) -> Build:
+    """The --cpu / --kernels / --tflm options → a build; no core → the host wheel (of the
+    --tflm release)."""
     if cpu is None:
         if kernels is not None and kernel_library_named(kernels) != REFERENCE:
             raise UsageError("--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core)")
-        return HOST
-    return device_build(cpu, kernels)
+        return HOST if tflm is None else host_build(tflm_release(tflm))
+    return device_build(cpu, kernels, tflm=tflm)
 
 
 def build_named(name: str) -> Build:
-    """'host', 'cortex-m7' or 'cortex-m7/cmsis-nn' (as `Build.name` spells it) → the build; a
-    library in the name counts as named."""
-    if name.strip().lower() == HOST.name:
-        return HOST
-    cpu, _, kernels = name.partition("/")
-    return device_build(cpu, kernels or None)
+    """'host', 'cortex-m7' or 'cortex-m7/cmsis-nn' (as `Build.name` spells it), each optionally
+    with '@' and a TFLM release as --tflm takes it ('host@2025-08') → the build; a library in
+    the name counts as named."""
+    base, _, tflm = name.strip().partition(RELEASE_SEPARATOR)
+    if base.lower() == HOST.name:
+        return HOST if not tflm else host_build(tflm_release(tflm))
+    cpu, _, kernels = base.partition("/")
+    return device_build(cpu, kernels or None, tflm=tflm or None)
 
 
 def as_build(build: Build | str | None) -> Build:
@@ -290,10 +322,12 @@ def allocator_name(build: Build) -> str:
 
 
 def build_title(build: Build) -> str:
-    """The build in words, as every document names what a figure is for."""
-    if build == HOST:
-        return HOST_DEVICE
-    return f"{build.title}; {build.abi.name}, {allocator_name(build)}"
+    """The build in words, as every document names what a figure is for: the device, its kernel
+    library and that library's release, and the TFLM release."""
+    if build.is_host:
+        return f"64-bit host build, {build.tflm.title}"
+    kernels = f"; CMSIS-NN {build.kernels_release}" if build.kernels_release else ""
+    return f"{build.title}; {build.abi.name}, {allocator_name(build)}{kernels}; {build.tflm.title}"
 
 
 def build_summary(build: Build) -> dict[str, Any]:
@@ -311,8 +345,9 @@ def build_summary(build: Build) -> dict[str, Any]:
         "kernels_named_by": build.kernels_named_by,
         "tflm": {
             "release": build.tflm.name,
-            "commit": build.tflm.commit,
+            "commit": build.tflm.commit or None,
             "date": build.tflm.date,
+            "wheel": build.tflm.wheel or None,
             "title": build.tflm.title,
         },
     }
@@ -320,8 +355,32 @@ def build_summary(build: Build) -> dict[str, Any]:
 
 def build_flags(summary: Mapping[str, Any]) -> str:
     """A build summary (`build_summary`) → the options that select it again, for the commands
-    a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', or '' for the host wheel."""
+    a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', '' for today's host wheel, with
+    ' --tflm RELEASE' for another TFLM release than the build's default."""
     cpu = summary.get("cpu")
+    release = release_flag(summary)
     if not cpu:
-        return ""
-    return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}"
+        return release
+    return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}{release}"
+
+
+def release_flag(summary: Mapping[str, Any]) -> str:
+    """' --tflm RELEASE' when a build summary's TFLM release is not its build's default (so a
+    suggested command, with --target too, stays at the release the user asked for), else ''."""
+    tflm = summary.get("tflm") or {}
+    default = (TFLM_CORTEX_M_PROBES if summary.get("cpu") else TFLM_WHEEL).name
+    return "" if tflm.get("release", default) == default else f" --tflm {_tflm_flag(tflm)}"
+
+
+def _tflm_flag(tflm: Mapping[str, Any]) -> str:
+    """The --tflm value that names a summarised release again: its wheel, else its short commit
+    (the whole hash when the short one is ambiguous), else its date."""
+    if tflm.get("wheel"):
+        return str(tflm["wheel"])
+    commit = str(tflm.get("commit") or "")
+    if commit:
+        try:
+            return commit[:7] if tflm_release(commit[:7]).commit == commit else commit
+        except UsageError:
+            return commit
+    return str(tflm.get("release"))

@@ -136,11 +136,19 @@ def _build_lines(analysis: Analysis) -> list[str]:
     build = analysis.budget.build
     if not build:
         return []
+    tflm = build.get("tflm") or {}
+    release = [f" * Release: {_comment(str(tflm['title']))}."] if tflm.get("title") else []
+    if build.get("kernels_release"):
+        release = [
+            f" * Release: {_comment(str(tflm['title']))}, "
+            f"CMSIS-NN {_comment(str(build['kernels_release']))}."
+        ]
     if build.get("cpu") is None:
-        return [f" * Build: {_comment(str(build['title']))}."]
+        return [f" * Build: {_comment(str(build['title']))}.", *release]
     return [
         f" * Build: {_comment(str(build['title']))}, {_comment(str(build['abi']))}, "
-        f"{_comment(str(build['allocator']))}."
+        f"{_comment(str(build['allocator']))}.",
+        *release,
     ]
 
 

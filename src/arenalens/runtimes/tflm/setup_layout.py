@@ -79,11 +79,7 @@ class RuntimeLayout:
     assumptions: tuple[str, ...] = ()
 
 
-_HOST_ASSUMPTIONS = (
-    "64-bit host build of the tflite_micro pip package (reference kernels, "
-    "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
-    "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
-)
+_HOST_ARRAY = "the arena array starts 16-byte aligned (malloc); its end may be unaligned"
 
 
 @cache
@@ -129,19 +125,18 @@ def layout_for(build: Build) -> RuntimeLayout:
 
 
 def _layout_assumptions(build: Build) -> tuple[str, ...]:
-    if build == HOST:
-        return _HOST_ASSUMPTIONS
+    compression = "USE_TFLM_COMPRESSION" if COMPRESSION in build.features else "no compression"
+    if build.is_host:
+        return (
+            "64-bit host build of the tflite_micro pip package (reference kernels, "
+            f"{compression}, RecordingMicroAllocator, GreedyMemoryPlanner)",
+            _HOST_ARRAY,
+        )
     allocator = (
         "RecordingMicroAllocator (RecordingMicroAllocator::Create, as the Cortex-M probes use)"
         if build.recording
         else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
     )
-    compression = "USE_TFLM_COMPRESSION" if COMPRESSION in build.features else "no compression"
-    if build.is_host:
-        return (
-            f"64-bit host build (LP64), {compression}, {allocator}, GreedyMemoryPlanner",
-            _HOST_ASSUMPTIONS[1],
-        )
     return (
         f"{build.title}: TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, "
         f"arm-none-eabi-gcc: {build.abi.name}, short enums), {compression}",

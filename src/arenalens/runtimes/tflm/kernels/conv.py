@@ -353,6 +353,7 @@ RULES = (
         access=CONV_2D_ACCESS,
         operands=_WEIGHTED,
         inplace=_WINDOW_READS,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "DEPTHWISE_CONV_2D",
@@ -363,6 +364,7 @@ RULES = (
         access=DEPTHWISE_CONV_2D_ACCESS,
         operands=_WEIGHTED,
         inplace=_WINDOW_READS,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "TRANSPOSE_CONV",

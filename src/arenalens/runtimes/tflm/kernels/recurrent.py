@@ -9,6 +9,7 @@ kernels/internal/types.h (`OpDataLSTM` and its members).
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import FULLY_CONNECTED_INT16_PER_CHANNEL
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
@@ -186,7 +187,23 @@ def _svdf(context: KernelContext) -> Events:
     found.append(Scratch(batch * filters * 4, "svdf scratch"))
     if kind == "INT8":
         found.append(Scratch(batch * units * 4, "svdf output scratch"))
+        found += svdf_state_mismatch(context)
     return found
+
+
+def svdf_state_mismatch(context: KernelContext) -> list[Event]:
+    """svdf.cc Eval (and CMSIS-NN's) picks the int8 or int16 path by weights_time's type and
+    reads the activation state as that type: Prepare takes either type for each, but a state of
+    the other type is misread at Invoke (out of bounds when it is the narrower one)."""
+    time, state = context.input_type(2), context.input_type(4)
+    if time == state:
+        return []
+    return [
+        unsupported_at_invoke(
+            f"SVDF reads its activation state as its time weights' type ({time}), but the state "
+            f"is {state}: Invoke misreads it"
+        )
+    ]
 
 
 def _svdf_shapes(context: KernelContext, batch: int, units: int, filters: int) -> list[Event]:
@@ -355,6 +372,8 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
                 continue
             if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
                 return not_true("fully_connected_common.cc", "(input->type == kTfLiteInt8 && ...")
+            if kind == "INT16" and not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL):
+                return not_true("fully_connected_common.cc", "input->type == kTfLiteInt8 && ...")
             found += per_channel_arrays(count, written=over)
     return found
 

@@ -128,7 +128,8 @@ def _svdf(context: KernelContext) -> Events:
         if not is_constant(features):
             return [*found, not_true(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
         found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=OverTemps()))
-    return found
+    # EvalIntegerSVDF: arm_svdf_s8 or arm_svdf_state_s16_s8 by weights_time's type.
+    return found + reference_recurrent.svdf_state_mismatch(context)
 
 
 def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]:
