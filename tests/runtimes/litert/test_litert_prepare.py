@@ -420,9 +420,11 @@ def test_budget_sums_every_arena() -> None:
     assert sizes == [392, 416]
 
 
-def test_twenty_thousand_operator_model_analyzes_fast() -> None:
-    import time
-
+def test_twenty_thousand_operator_model_plans_to_two_buffers() -> None:
+    """A 20,000-operator chain: LiteRT's rules and planner reuse two buffers. How fast that is
+    (linear in the operators) is a benchmark claim, measured with a baseline in the same run:
+    benchmarks/bench_scaling.py ('LiteRT rules (arenas)', 'planner litert_arena'), never a
+    time limit here, which a loaded machine breaks."""
     from arenalens.tflite.builder import ModelBuilder
 
     builder = ModelBuilder()
@@ -435,11 +437,8 @@ def test_twenty_thousand_operator_model_analyzes_fast() -> None:
     graph.set_inputs([first])
     graph.set_outputs([previous])
     model = parse_model(builder.build(), "chain")
-    started = time.process_time()
     problems = arenas(model)
     plan = run_planner("litert_arena", problems[0].problem)
-    assert time.process_time() - started < 5.0
-    assert plan.seconds < 2.0
     # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
     assert plan.arena_size == 3 * 256
 
