@@ -37,6 +37,7 @@ class Obstacle:
     opcode: str | None = None
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
     no_kernel: bool = False  # the build registers no kernel for the operator at all
+    fix: str = ""  # what to change in the conversion, when the kernel's rule says it
 
     def text(self) -> str:
         """One line: where, then why."""
@@ -58,6 +59,7 @@ class Obstacle:
             "dtype": self.dtype,
             "no_kernel": self.no_kernel,
             "reason": self.reason,
+            "fix": self.fix,
         }
 
 

@@ -23,6 +23,7 @@ from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES
 from arenalens.runtimes.litert.prepare.state import Allocation
 from arenalens.runtimes.litert.rules import LITERT_ALIGNMENT, arenas, litert_plans
 from arenalens.tflite.reader import parse_model
+from tests.hang_guard import no_hang
 from tests.litert_cases import CASES
 from tests.litert_kernel_cases import KERNEL_CASES
 
@@ -420,11 +421,8 @@ def test_budget_sums_every_arena() -> None:
     assert sizes == [392, 416]
 
 
-def test_twenty_thousand_operator_model_plans_to_two_buffers() -> None:
-    """A 20,000-operator chain: LiteRT's rules and planner reuse two buffers. How fast that is
-    (linear in the operators) is a benchmark claim, measured with a baseline in the same run:
-    benchmarks/bench_scaling.py ('LiteRT rules (arenas)', 'planner litert_arena'), never a
-    time limit here, which a loaded machine breaks."""
+def test_twenty_thousand_operator_model_analyzes_fast() -> None:
+
     from arenalens.tflite.builder import ModelBuilder
 
     builder = ModelBuilder()
@@ -437,8 +435,9 @@ def test_twenty_thousand_operator_model_plans_to_two_buffers() -> None:
     graph.set_inputs([first])
     graph.set_outputs([previous])
     model = parse_model(builder.build(), "chain")
-    problems = arenas(model)
-    plan = run_planner("litert_arena", problems[0].problem)
+    with no_hang(5, "20,000-operator LiteRT model"):
+        problems = arenas(model)
+        plan = run_planner("litert_arena", problems[0].problem)
     # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
     assert plan.arena_size == 3 * 256
 

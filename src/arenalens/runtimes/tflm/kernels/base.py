@@ -118,6 +118,9 @@ class Refusal:
 
     reason: str
     phase: str = SETUP
+    # What to change when converting the model so that the check holds ("": the reason says it,
+    # or the cause is no conversion setting).
+    fix: str = ""
 
 
 @dataclass(frozen=True, slots=True)

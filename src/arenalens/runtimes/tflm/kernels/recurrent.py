@@ -30,6 +30,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_arrays,
 )
+from arenalens.runtimes.tflm.kernels.quantization import input_product_scale, symmetric_weights
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
     crash,
@@ -345,7 +346,9 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
     """PrepareGateParametersInteger: for each gate, CalculateOpDataFullyConnected on the input
     weight, then on the recurrent one; per-channel weights get two int32 arrays each (C
     entries), written over the live temps; afterwards Prepare keeps reading the activations'
-    and the remaining weights' quantization (`TempField`s by fetch position)."""
+    and the remaining weights' quantization (`TempField`s by fetch position). Each call ends
+    in `TFLITE_DCHECK(filter->params.zero_point == 0)`: asymmetric gate weights abort builds
+    with DCHECKs."""
     positions = [i for i in range(24) if context.input(i) is not None]
     role = {position: number for number, position in enumerate(positions)}
     keep = [
@@ -364,17 +367,32 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
     kind = context.input_type(0)
     found: list[Event] = []
     for pair in _GATE_WEIGHTS:
-        for weight in pair:
+        for weight, source in zip(pair, (0, _OUTPUT_STATE), strict=True):
             tensor = context.input(weight)
             quantization = None if tensor is None else tensor.quantization
             count = 0 if quantization is None else quantization.channel_count
-            if count <= 1 or kind == "FLOAT32":
+            if kind == "FLOAT32":
                 continue
-            if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
-                return not_true("fully_connected_common.cc", "(input->type == kTfLiteInt8 && ...")
-            if kind == "INT16" and not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL):
-                return not_true("fully_connected_common.cc", "input->type == kTfLiteInt8 && ...")
-            found += per_channel_arrays(count, written=over)
+            if count > 1:
+                if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
+                    return not_true(
+                        "fully_connected_common.cc", "(input->type == kTfLiteInt8 && ..."
+                    )
+                if kind == "INT16" and not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL):
+                    return not_true(
+                        "fully_connected_common.cc", "input->type == kTfLiteInt8 && ..."
+                    )
+                found += per_channel_arrays(count, written=over)
+            else:
+                # GetQuantizedConvolutionMultipler without a bias (the gates pass none).
+                refused = input_product_scale(context.build, context.input(source), tensor)
+                if refused:
+                    return refused
+            # Then its DCHECK on the weights' zero point; the activation is kTfLiteActNone on
+            # an int16 gate output, whose range always fits.
+            refused = symmetric_weights("fully_connected_common.cc", tensor, context.build)
+            if refused:
+                return refused
     return found
 
 
