@@ -1,6 +1,8 @@
 """`python -m flows`: run a flow campaign and print its tables (or replay one flow).
 
 python -m flows --flows 2000 --seed 0 --json benchmarks/results/flows.json
+    (each flow is appended to benchmarks/results/flows.json.journal as it is judged; the same
+    command after an interruption resumes from it; the journal is removed once the JSON is written)
 python -m flows --from-json benchmarks/results/flows.json      # print a saved run's tables
 python -m flows --replay 137 --seed 0                          # one flow, every command
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,6 +53,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay is not None:
         return replay(console, args.seed, args.replay, tuple(args.family))
     started = time.perf_counter()
+    journal_path = Path(args.json + ".journal") if args.json else None
+    done: list[dict[str, Any]] = []
+    header = {
+        "schema": "arenalens.flows.journal",
+        "seed": args.seed,
+        "families": sorted(args.family),
+        "device_every": args.device_every,
+    }
+    if journal_path is not None:
+        try:
+            done = read_journal(journal_path, header)
+        except ValueError as error:
+            print(f"python -m flows: {journal_path}: {error}", file=sys.stderr)
+            return 2
+        if done:
+            console.print(f"resuming: {len(done):,} flows already walked in {journal_path}")
+        # Rewritten whole: a line cut short by an interruption must not swallow the next one.
+        journal_path.write_text("".join(json.dumps(line) + "\n" for line in (header, *done)))
+
+    def journal(record: dict[str, Any]) -> None:
+        assert journal_path is not None
+        with journal_path.open("a") as stream:
+            stream.write(json.dumps(record) + "\n")
+            stream.flush()
+            os.fsync(stream.fileno())
 
     def progress(result: FlowResult) -> None:
         flow = result.flow
@@ -76,14 +104,45 @@ def main(argv: list[str] | None = None) -> int:
         families=tuple(args.family),
         device_sample_every=args.device_every,
         progress=progress,
+        done=done,
+        journal=journal if journal_path is not None else None,
     )
     document = summary.as_dict()
     document["wall_seconds"] = round(time.perf_counter() - started, 1)
+    document["resumed_flows"] = len(done)
     document["command"] = "python -m flows " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.json:
         Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
+        if journal_path is not None:
+            journal_path.unlink(missing_ok=True)
     print_tables(console, document)
     return 1 if summary.unsafe else 0
+
+
+def read_journal(path: Path, header: dict[str, Any]) -> list[dict[str, Any]]:
+    """The flows a journal holds (none when it does not exist); ValueError when it belongs to
+    another campaign. A last line cut short by an interruption is dropped (that flow walks
+    again)."""
+    if not path.is_file():
+        return []
+    lines = path.read_text().splitlines()
+    if not lines:
+        return []
+    try:
+        first = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise ValueError("not a flow campaign's journal") from None
+    if first != header:
+        raise ValueError(
+            f"a journal of another campaign ({first}); remove it or run that campaign's options"
+        )
+    records = []
+    for line in lines[1:]:
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return records
 
 
 def replay(console: Console, seed: int, index: int, families: tuple[str, ...]) -> int:
@@ -131,6 +190,20 @@ def print_tables(console: Console, document: dict[str, Any]) -> None:
             f"{command[1]:,}" if command[1] != "" else "",
         )
     console.print(mix)
+    paths = Table(title="flows by path, build and optimize flag")
+    for heading in ("path", "flows", "build", "flows", "optimize flag", "flows"):
+        paths.add_column(heading, justify="right" if heading == "flows" else "left")
+    columns = [
+        sorted(document.get(key, {}).items(), key=lambda item: (-item[1], item[0]))
+        for key in ("paths", "builds", "optimize_flags")
+    ]
+    for position in range(max(map(len, columns))):
+        cells: list[str] = []
+        for column in columns:
+            name, count = column[position] if position < len(column) else ("", "")
+            cells += [name, f"{count:,}" if count != "" else ""]
+        paths.add_row(*cells)
+    console.print(paths)
     console.print(
         f"real runtime: {document['wheel_runs']:,} runs on the tflite_micro wheel, "
         f"{document['qemu_runs']:,} on the Cortex-M QEMU probes; "

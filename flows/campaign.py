@@ -13,7 +13,7 @@ import os
 import tempfile
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,22 +46,33 @@ class Summary:
     wheel_runs: int = 0
     qemu_runs: int = 0
 
+    builds: Counter[str] = field(default_factory=Counter)
+    paths: Counter[str] = field(default_factory=Counter)
+    optimize_flags: Counter[str] = field(default_factory=Counter)
+
     def add(self, result: FlowResult, wheel_runs: int = 0, qemu_runs: int = 0) -> None:
-        flow = result.flow
+        self.add_record(flow_record(result, wheel_runs, qemu_runs))
+
+    def add_record(self, record: dict[str, Any]) -> None:
+        """One flow's journal record (`flow_record`), counted."""
         self.flows += 1
-        self.seconds += result.seconds
-        self.wheel_runs += wheel_runs
-        self.qemu_runs += qemu_runs
-        self.families[flow.subject.family] += 1
-        for ran in result.commands:
-            self.commands[ran.argv[0] if ran.argv else "?"] += 1
-        for claim in result.claims:
-            self.claims[(claim.kind, claim.outcome)] += 1
-        for claim in result.failures:
-            self.failures.append(_failure(flow, claim))
-        if result.error:
+        self.seconds += record["seconds"]
+        self.wheel_runs += record["wheel_runs"]
+        self.qemu_runs += record["qemu_runs"]
+        self.families[record["family"]] += 1
+        self.builds[record["build"]] += 1
+        self.paths[record["path"]] += 1
+        if record["optimize"] is not None:
+            for flag in record["optimize"] or ["(plain)"]:
+                self.optimize_flags[flag] += 1
+        for command in record["commands"]:
+            self.commands[command] += 1
+        for kind, outcome, count in record["claims"]:
+            self.claims[(kind, outcome)] += count
+        self.failures.extend(record["failures"])
+        if record["error"]:
             self.harness_errors.append(
-                {"flow": flow.index, "describe": flow.describe(), "error": result.error}
+                {"flow": record["flow"], "describe": record["describe"], "error": record["error"]}
             )
 
     @property
@@ -92,10 +103,48 @@ class Summary:
                 if any(self.claims[(kind, outcome)] for outcome in OUTCOMES)
             },
             "families": dict(sorted(self.families.items())),
+            "builds": dict(sorted(self.builds.items())),
+            "paths": dict(sorted(self.paths.items())),
+            "optimize_flags": dict(sorted(self.optimize_flags.items())),
             "commands": dict(sorted(self.commands.items())),
             "failures": self.failures,
             "harness_errors": self.harness_errors,
         }
+
+
+def flow_record(result: FlowResult, wheel_runs: int, qemu_runs: int) -> dict[str, Any]:
+    """One walked flow as a JSON line of the campaign's journal: what the summary counts, and
+    each failure whole (so a run stopped half-way resumes without walking its flows again)."""
+    flow = result.flow
+    claims = Counter((claim.kind, claim.outcome) for claim in result.claims)
+    return {
+        "flow": flow.index,
+        "describe": flow.describe(),
+        "family": flow.subject.family,
+        "build": build_label(flow.build),
+        "path": " > ".join(
+            ("optimize", flow.command) if flow.optimize is not None else (flow.command,)
+        ),
+        "optimize": list(flow.optimize) if flow.optimize is not None else None,
+        "seconds": round(result.seconds, 2),
+        "wheel_runs": wheel_runs,
+        "qemu_runs": qemu_runs,
+        "commands": [ran.argv[0] if ran.argv else "?" for ran in result.commands],
+        "claims": [[kind, outcome, count] for (kind, outcome), count in sorted(claims.items())],
+        "failures": [_failure(flow, claim) for claim in result.failures],
+        "error": result.error,
+    }
+
+
+def build_label(build: tuple[str, ...]) -> str:
+    """`host`, `cortex-m7 cmsis-nn` (a core's reference kernels: `cortex-m7 reference`; CMSIS-NN
+    on the host's core: `host cmsis-nn`), or `board stm32f746`."""
+    if not build:
+        return "host"
+    options = dict(zip(build[::2], build[1::2], strict=True))
+    if "--target" in options:
+        return f"board {options['--target']}"
+    return f"{options.get('--cpu', 'host')} {options.get('--kernels', 'reference')}"
 
 
 def _failure(flow: Flow, claim: Claim) -> dict[str, Any]:
@@ -137,19 +186,32 @@ def run_campaign(
     families: tuple[str, ...] = (),
     device_sample_every: int = DEVICE_SAMPLE_EVERY,
     progress: Callable[[FlowResult], None] | None = None,
+    done: Sequence[dict[str, Any]] = (),
+    journal: Callable[[dict[str, Any]], None] | None = None,
 ) -> Summary:
     """Walk flows start..start+flows-1 of the campaign `seed` → the Summary. Each flow runs in a
     forked child: a crash inside arenalens (an abort in a native library) is that flow's finding,
-    not the end of the campaign, and no flow's state leaks into the next."""
+    not the end of the campaign, and no flow's state leaks into the next.
+
+    `done`: journal records of flows already walked (a resumed run), counted and not walked
+    again; `journal` receives each newly walked flow's record as soon as it is judged."""
     summary = Summary(seed)
+    walked = set()
+    for record in done:
+        if start <= record["flow"] < start + flows and record["flow"] not in walked:
+            summary.add_record(record)
+            walked.add(record["flow"])
     split = _optimize_has_split()
     _judges()  # the real runtimes imported once, before any fork
     with tempfile.TemporaryDirectory(prefix="arenalens-flows-") as folder:
         job = _Job(seed, families, split, device_sample_every, Path(folder))
-        indexes = range(start, start + flows)
+        indexes = [index for index in range(start, start + flows) if index not in walked]
         with ThreadPoolExecutor(max(1, workers)) as pool:
             for result, wheel_runs, qemu_runs in pool.map(job, indexes):
-                summary.add(result, wheel_runs, qemu_runs)
+                record = flow_record(result, wheel_runs, qemu_runs)
+                summary.add_record(record)
+                if journal is not None:
+                    journal(record)
                 if progress is not None:
                     progress(result)
     return summary

@@ -7,11 +7,13 @@ The 2,000-flow run is a benchmark (`benchmarks/README.md`, `benchmarks/results/f
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from flows.__main__ import read_journal
 from flows.campaign import run_campaign
 from flows.claims import CONFIRMED, NOTED, UNSAFE, WRONG
 from flows.flow import random_flow
@@ -65,6 +67,18 @@ def test_flows_replay_alone() -> None:
     first, again = random_flow(7, 42), random_flow(7, 42)
     assert first == again
     assert random_flow(7, 43) != first
+
+
+def test_a_journal_resumes_its_own_campaign_only(tmp_path: Path) -> None:
+    """An interrupted run's journal: its whole records resume, a line cut short by the
+    interruption walks again, another campaign's journal is refused."""
+    header = {"schema": "arenalens.flows.journal", "seed": 0, "families": [], "device_every": 10}
+    journal = tmp_path / "flows.json.journal"
+    assert read_journal(journal, header) == []
+    journal.write_text(json.dumps(header) + '\n{"flow": 0}\n{"flow": 1}\n{"flow": 2, "fa')
+    assert read_journal(journal, header) == [{"flow": 0}, {"flow": 1}]
+    with pytest.raises(ValueError, match="another campaign"):
+        read_journal(journal, {**header, "seed": 1})
 
 
 def test_every_family_makes_models_the_reader_accepts() -> None:
