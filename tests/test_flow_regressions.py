@@ -7,6 +7,9 @@ command run as printed) answered.
   --input-shape input=1x56x13x1` said `--overlap` saves 10,240 B; its command saved 6,208 B.
 * planner-waste and overlap-savings on a model of unknown input size named an `optimize` that
   refuses such a model (exit 2).
+* overlap-savings on a model TFLM cannot run (float16 weights: DEQUANTIZE refuses them; a SOFTMAX
+  input scale below 2^-26 on a CMSIS-NN build) promised `optimize --overlap` saves 7,680 B; run as
+  printed it wrote nothing (TFLM cannot run this model). Found by flows 86, 119 and 156 of seed 0.
 * Every finding and step on `optimized.tflite` suggested `optimize optimized.tflite -o
   optimized.tflite`, which refuses to overwrite its input (exit 2).
 * `check --input-shape` of a model whose ADD has a near-zero output scale died with SIGABRT
@@ -77,6 +80,28 @@ def test_no_saving_is_promised_for_a_placeholder_input_size(
     assert "dynamic-shape" in rules
     assert not rules & {"planner-waste", "overlap-savings"}
     # Every command a finding names runs: none is an optimize the model refuses.
+    for _finding, command in _finding_commands(document):
+        assert shlex.split(command)[1] != "optimize", command
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        (),
+        ("--cpu", "cortex-m3", "--kernels", "cmsis-nn"),
+        ("--cpu", "cortex-m4", "--kernels", "cmsis-nn"),
+    ],
+)
+def test_no_saving_is_promised_for_a_model_the_runtime_cannot_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], build: tuple[str, ...]
+) -> None:
+    model = tmp_path / "float16.tflite"
+    model.write_bytes(path_models.float16_image_model())
+    shape = ("--input-shape", "input=1x32x32x3")
+    document = _json(capsys, "diagnose", str(model), *shape, *build)
+    rules = [finding["rule"] for finding in document["findings"]]
+    assert rules[0] == "cannot-run"
+    assert not set(rules) & {"planner-waste", "overlap-savings"}
     for _finding, command in _finding_commands(document):
         assert shlex.split(command)[1] != "optimize", command
 

@@ -264,7 +264,7 @@ def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
     the arenas with the most bytes above their lower bound; once it is spent, the remaining
     arenas get the quick heuristics only (a model with 500 subgraphs must not take 500 limits).
     """
-    if _sized_for_a_placeholder(context):
+    if _no_figure_to_lower(context):
         return
     candidates = [
         result
@@ -545,7 +545,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     and saves anything at all (setup may decide kTensorArenaSize, not the head)."""
     if context.runtime != "tflm" or context.analysis is None:
         return
-    if _sized_for_a_placeholder(context):
+    if _no_figure_to_lower(context):
         return
     build = context.analysis.runtime_build
     model = replace(context.model, offline_plan=None)
@@ -639,6 +639,16 @@ def _deterministic_best(problem: Problem) -> Plan:
         for name in OVERLAP_PLANNERS
     ]
     return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))
+
+
+def _no_figure_to_lower(context: DiagnoseContext) -> bool:
+    """True when no saving of this model's figure means anything: its input size is unknown
+    (`_sized_for_a_placeholder`), or the runtime cannot run it at any arena size (the cannot-run
+    finding leads, and `optimize` writes nothing for it: the flow campaign found overlap-savings
+    promising 7,680 B on a float16-weight model TFLM refuses)."""
+    if _sized_for_a_placeholder(context):
+        return True
+    return context.analysis is not None and not context.analysis.runs
 
 
 def _sized_for_a_placeholder(context: DiagnoseContext) -> bool:
