@@ -17,7 +17,13 @@ from collections.abc import Iterator
 
 from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS
 from arenalens.diagnostics.context import DiagnoseContext
-from arenalens.diagnostics.findings import Finding, Location, Severity, model_argument
+from arenalens.diagnostics.findings import (
+    Finding,
+    Location,
+    Severity,
+    model_argument,
+    optimize_output,
+)
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
@@ -100,12 +106,15 @@ def _kernel_overlap_finding(
         message += "; wrong outputs on: " + ", ".join(path.title for path in known_invalid)
     if note:
         message += f" ({note})"
+    # A plan right everywhere needs no command; one right on some builds names the command
+    # that replaces it, runnable as printed (the model as typed, never written over).
     fix = (
-        "nothing to do (`arenalens optimize --overlap` writes plans like this one)"
+        "nothing to do: every kernel library arenalens knows tolerates these overlaps"
         if not known_invalid
-        else "flash it only with a build it is right on (`arenalens check` says CANNOT RUN "
-        "CORRECTLY on the others), or re-run `arenalens optimize --overlap` on the original "
-        "model without --kernels: then the plan holds on every kernel library"
+        else "flash it only with a build it is right on (check says CANNOT RUN CORRECTLY on "
+        "the others), or plan it again without --kernels, so that it holds on every kernel "
+        f"library: `arenalens optimize {model_argument(model)} -o {optimize_output(model)} "
+        "--overlap`"
     )
     severity = Severity.INFO
     if known_invalid:
@@ -143,7 +152,8 @@ def _overlap_finding(
         f"while both are live (steps {steps_from} to {steps_to}); TFLM applies offline offsets "
         "unchecked, so one tensor overwrites the other (garbage outputs)",
         fix="regenerate the offline plan for this model (`arenalens optimize "
-        f"{model_argument(context.model)} -o optimized.tflite` writes a checked one), or set "
+        f"{model_argument(context.model)} -o {optimize_output(context.model)}` writes a checked "
+        "one), or set "
         "these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},
     )
@@ -216,7 +226,8 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
             "fixed ones, so the layout is no longer the one the plan's author checked (and "
             "misaligned fixed offsets misalign them too)",
             fix="give every planned tensor an offset (re-run Vela, or `arenalens optimize "
-            f"{model_argument(model)} -o optimized.tflite` on the final model), or drop the "
+            f"{model_argument(model)} -o {optimize_output(model)}` on the final model), or drop "
+            "the "
             "metadata to plan everything online",
             details={"nbytes": nbytes, "count": len(online)},
         )

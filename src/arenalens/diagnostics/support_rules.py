@@ -9,7 +9,13 @@ from collections.abc import Iterator
 from arenalens.builds.build import build_flags, overlap_flags
 from arenalens.cannot_run import group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
-from arenalens.diagnostics.findings import Finding, Location, Severity, model_argument
+from arenalens.diagnostics.findings import (
+    Finding,
+    Location,
+    Severity,
+    model_argument,
+    optimize_output,
+)
 from arenalens.plan_validity import SHAPES, PlanConflict
 from arenalens.runtimes import Obstacle
 
@@ -87,14 +93,15 @@ def _replan_fix(context: DiagnoseContext, conflict: PlanConflict) -> str:
     assert context.analysis is not None  # cannot_run_correctly only runs with an analysis
     summary = context.analysis.budget.build
     model = model_argument(context.model)
+    output = optimize_output(context.model)
     if conflict.kind == SHAPES:
-        command = f"arenalens optimize {model}{build_flags(summary)} -o optimized.tflite"
+        command = f"arenalens optimize {model}{build_flags(summary)} -o {output}"
         return (
             f"plan again for the tensor sizes it runs with: `{command}` writes a checked plan "
             "in place of this one (add --input-shape for the size the application feeds), or "
             "run the model without the offline plan"
         )
-    command = f"arenalens optimize {model}{overlap_flags(summary)} -o optimized.tflite --overlap"
+    command = f"arenalens optimize {model}{overlap_flags(summary)} -o {output} --overlap"
     return (
         f"flash it only with a build it is right on, or plan it again: `{command}` writes a "
         "plan whose overlaps hold on this build (without --kernels on every kernel library the "
