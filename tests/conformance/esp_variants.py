@@ -26,10 +26,10 @@ the same on all of them; `SAMPLE_EVERY` samples that claim on every build, and
 from __future__ import annotations
 
 from tests.conformance.cases import Case, all_cases
-from tests.conformance.targets import ESP_TARGET_NAMES
+from tests.conformance.targets import ESP_FULL, ESP_TARGET_NAMES
 
-# The build that measures every case.
-FULL = "esp32s3-esp-nn"
+# The build that measures every case (the others measure the plain allocator only).
+FULL = ESP_FULL
 # The build with TFLM's reference kernels in place of the seven ESP-NN ones.
 REFERENCE = "rv32-reference"
 # The operators whose kernels esp-tflite-micro replaces (pooling.cc registers both pools).

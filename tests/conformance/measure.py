@@ -283,27 +283,29 @@ def _run_py(target: Target) -> Path:
 
 def measure_device(case: Case, target: Target) -> dict[str, Any]:
     """A probe under QEMU (Cortex-M or ESP): recording allocator (head, tail, categories, and
-    unless `target.recording_minimum` is off its minimal arena), then the plain allocator (tail,
-    minimal arena)."""
+    unless `target.recording_minimum` is off its minimal arena; none of it without
+    `target.recording_run`), then the plain allocator (head, tail, minimal arena)."""
     _run_py(target)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
         path.write_bytes(case.model())
-        recording = _roomy_run(path, target, "recording")
-        if recording.get("status") != "ok":
-            return {"loads": False, "error": str(recording.get("detail", recording))[-300:]}
-        figures: dict[str, Any] = {
-            "loads": True,
-            "head": recording["head"],
-            "tail": recording["tail"],
-            "categories": {
+        first = _roomy_run(path, target, "recording" if target.recording_run else "plain")
+        if first.get("status") != "ok":
+            return {"loads": False, "error": str(first.get("detail", first))[-300:]}
+        figures: dict[str, Any] = {"loads": True, "head": first["head"]}
+        searches = []
+        if target.recording_run:
+            figures["tail"] = first["tail"]
+            figures["categories"] = {
                 name: {key: value[key] for key in ("used", "requested", "count")}
-                for name, value in sorted(recording.get("categories", {}).items())
-            },
-        }
-        plain = _roomy_run(path, target, "plain")
+                for name, value in sorted(first.get("categories", {}).items())
+            }
+            plain = _roomy_run(path, target, "plain")
+            if target.recording_minimum:
+                searches.append(("recording", "", first))
+        else:
+            plain = first
         figures["tail_plain"] = plain.get("tail")
-        searches = [("recording", "", recording)] if target.recording_minimum else []
         for allocator, suffix, run in [*searches, ("plain", "_plain", plain)]:
 
             def fits(size: int, allocator: str = allocator, run: dict[str, Any] = run) -> bool:

@@ -28,6 +28,8 @@ ESP_PROBES = Path(
 )
 ESP_PROBES_REASON = f"ESP probes not found at {ESP_PROBES} (set ARENALENS_ESP_PROBES)"
 ESP_ROOMY_ARENA = 4 << 20
+# The ESP build that measures every case with both allocators (tests/conformance/esp_variants.py).
+ESP_FULL = "esp32s3-esp-nn"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class Target:
     # Not on the ESP probes: QEMU time is the cost there, and firmware runs the plain allocator;
     # the recording run still gives head, tail and every category.
     recording_minimum: bool = True
+    # Whether the recording allocator runs at all (its tail and categories): the ESP builds but
+    # the full one measure the plain allocator only (head, tail, minimal arena), for QEMU time.
+    recording_run: bool = True
     # The arena of the roomy runs (None: the probe's default, its whole RAM less the model). The
     # ESP probes take about four times as long at 192 MiB as at a few MiB (QEMU touches the
     # memory), and a conformance case needs well under 4 MiB; a multiple of 16, as the default.
@@ -75,7 +80,13 @@ def _device(name: str) -> Target:
 
 def _esp(name: str) -> Target:
     return Target(
-        name, None, True, ESP_PROBES, recording_minimum=False, roomy_arena=ESP_ROOMY_ARENA
+        name,
+        None,
+        True,
+        ESP_PROBES,
+        recording_minimum=False,
+        recording_run=name == ESP_FULL,
+        roomy_arena=ESP_ROOMY_ARENA,
     )
 
 
