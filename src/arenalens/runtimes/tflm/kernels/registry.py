@@ -32,6 +32,7 @@ from arenalens.runtimes.tflm.kernels import (
     detection,
     elementwise,
     embedding,
+    esp_nn,
     ethos_u,
     fully_connected,
     layout,
@@ -107,7 +108,9 @@ REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
     )
 )
 # Kernel libraries by the name `Build.kernels` gives them: one line per library package.
-LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType({CMSIS_NN: cmsis_nn.KERNELS})
+LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
+    {CMSIS_NN: cmsis_nn.KERNELS, esp_nn.KERNELS.name: esp_nn.KERNELS}
+)
 
 
 class KernelLibrary(enum.StrEnum):
