@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens import load_model
+from arenalens.builds.build import HOST
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.ir import Model
 from arenalens.optimization import optimize_model, prove_outputs
@@ -107,7 +108,7 @@ def main() -> int:
     cases = corpus()
     for label, data in cases:
         model = load_model(data)
-        arena = get_runtime("tflm").arenas(model)[0]
+        arena = get_runtime("tflm").arenas(model, HOST)[0]
         bound = sound_lower_bound(arena.problem)
         cells: list[str] = []
         baseline_time = None

@@ -33,10 +33,10 @@ from rich.table import Table
 
 from arenalens import load_model
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
+from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.optimization import Optimization, optimize_model, prove_outputs
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from benchkit import SHARED, test_fixtures
 
 
@@ -91,7 +91,7 @@ def optimistic_bound(arena: ArenaProblem) -> int:
 def measure(group: str, name: str, data: bytes, time_limit: float) -> Row | None:
     """One model → its row, or None when the real TFLM interpreter does not set it up."""
     model = load_model(data)
-    arena = get_runtime("tflm").arenas(model)[0]
+    arena = get_runtime("tflm").arenas(model, HOST)[0]
     given = prove_outputs(data, data, model, invocations=1)
     if given.original_head is None:
         return None

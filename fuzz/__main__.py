@@ -17,7 +17,6 @@ import statistics
 import sys
 import time
 import traceback
-import warnings
 from pathlib import Path
 
 from rich.console import Console
@@ -222,7 +221,6 @@ def save_failures(result: CampaignResult, directory: str) -> None:
 def main() -> int:
     """Run the campaign (or one replay) and print the tables."""
     arguments = parse_arguments()
-    warnings.simplefilter("ignore")
     if arguments.replay is not None:
         return replay(arguments)
     config = CampaignConfig(

@@ -18,7 +18,6 @@ import resource
 import signal
 import time
 import traceback
-import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -299,9 +298,6 @@ def _limit_memory(limit_bytes: int) -> None:
 def _worker(connection: Connection, config: CampaignConfig, stages: Sequence[Stage]) -> None:
     """Worker process: receive batches of input numbers, send one Execution per input."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    # Hostile names make matplotlib warn about missing glyphs thousands of times; outcomes are
-    # what counts here.
-    warnings.simplefilter("ignore")
     corpus = seed_corpus(config.corpus_directory)
     _limit_memory(config.memory_limit_bytes)
     while True:

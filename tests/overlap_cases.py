@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.examples.layers import Int8Network
 from arenalens.ir import Model, OfflinePlan
 from arenalens.planning.problem import align_up
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
-from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
+from arenalens.runtimes.tflm.overlap import arena_overlaps
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
@@ -48,7 +49,7 @@ def place_overlap(
     subgraph = model.subgraphs[0]
     op = subgraph.operators[operator]
     input_tensor, output_tensor = op.inputs[input_slot], op.outputs[output_slot]
-    arena = get_runtime("tflm").arenas(model)[0]
+    arena = get_runtime("tflm").arenas(model, HOST)[0]
     pairs = [
         p
         for p in arena_overlaps(model, arena, library=library)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from arenalens import load_model
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.builds.build import HOST
 from arenalens.cli import main
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.optimization import Optimization, optimize_model, pin_scratch, prove_outputs
@@ -59,7 +60,7 @@ def _bytes(source: str | None) -> bytes:
 def test_exact_planners_reach_the_bound_or_prove_a_gap(source: str | None, planner: str) -> None:
     pytest.importorskip("ortools")
     model = load_model(_bytes(source))
-    for arena in get_runtime("tflm").arenas(model):
+    for arena in get_runtime("tflm").arenas(model, HOST):
         started = time.perf_counter()
         plan = run_planner(planner, arena.problem, time_limit_s=EXACT_SECONDS)
         assert time.perf_counter() - started < EXACT_SECONDS + 2

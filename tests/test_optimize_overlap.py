@@ -10,12 +10,14 @@ from types import MappingProxyType
 import pytest
 
 from arenalens import load_model
+from arenalens.builds.build import KernelLibrary
 from arenalens.cli import main
+from arenalens.errors import UsageError
 from arenalens.examples import example_bytes
 from arenalens.optimization import optimize_model, prove_outputs
+from arenalens.pipeline import analyze
 from arenalens.runtimes.tflm.kernels import registry
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 
 # The issue's goal for MLPerf Tiny VWW int8 and TFLM's person_detect: at most 40 KiB of head.
 HEAD_GOAL = 40_960
@@ -133,3 +135,52 @@ def test_report_overlap_shows_both_bounds(capsys: pytest.CaptureFixture[str]) ->
     assert main(["report", "example:vww_mobilenet_v1", "--overlap"]) == 0
     text = capsys.readouterr().out
     assert "with overlaps" in text and "best+overlaps" in text
+
+
+def test_overlap_rules_come_from_the_build() -> None:
+    model = load_model(example_bytes("kws_ds_cnn"))
+    device = analyze(model, build="cortex-m7/cmsis-nn", overlap=True)
+    assert device.overlap is not None and device.overlap.kernels is KernelLibrary.CMSIS_NN
+    named = analyze(model, build="cortex-m7/cmsis-nn", overlap="cmsis-nn")
+    assert named.overlap is not None and named.overlap.pairs == device.overlap.pairs
+    host = analyze(model, overlap=True)
+    assert host.overlap is not None and host.overlap.kernels is KernelLibrary.REFERENCE
+    # CMSIS-NN's rules hold on the reference kernels too: a stricter plan for the wheel.
+    stricter = analyze(model, overlap=KernelLibrary.CMSIS_NN)
+    assert stricter.overlap is not None
+    assert {p.overlap for p in stricter.overlap.pairs} <= {p.overlap for p in host.overlap.pairs}
+
+
+def test_overlap_rules_that_contradict_the_build_are_refused() -> None:
+    # The reference kernels' order on a CMSIS-NN build: plans its firmware would compute wrong.
+    with pytest.raises(UsageError, match=r"does not hold on cortex-m7/cmsis-nn"):
+        analyze(example_bytes("kws_ds_cnn"), build="cortex-m7/cmsis-nn", overlap="reference")
+    with pytest.raises(UsageError, match=r"does not hold on cortex-m4/cmsis-nn"):
+        optimize_model(
+            example_bytes("kws_ds_cnn"),
+            overlap=True,
+            kernels=KernelLibrary.REFERENCE,
+            build="cortex-m4/cmsis-nn",
+            prove_inplace=False,
+        )
+
+
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [
+        (["--overlap"], None),
+        (["--overlap", "--kernels", "cmsis-nn"], KernelLibrary.CMSIS_NN),
+        (["--overlap", "--cpu", "m7", "--kernels", "reference"], None),
+        (["--overlap", "--target", "nucleo-h743zi"], None),
+    ],
+)
+def test_the_cli_asks_for_another_library_only_without_a_core(
+    argv: list[str], asked: KernelLibrary | None
+) -> None:
+    from arenalens.cli import build_parser
+    from arenalens.cli.common import overlap_library, selected_build
+
+    args = build_parser(["report"]).parse_args(["report", "example:kws_ds_cnn", *argv])
+    assert overlap_library(args) == asked
+    build = selected_build(args)
+    assert (build.is_host) == ("--cpu" not in argv and "--target" not in argv)

@@ -93,7 +93,7 @@ def _required_bytes(analysis: Analysis, plans: Sequence[Plan]) -> dict[str, int 
         if key not in by_offsets:
             try:
                 budget = rules.budget(
-                    analysis.model, problems, [plan, *rest], **rules.with_build(analysis.build)
+                    analysis.model, problems, [plan, *rest], analysis.runtime_build
                 )
                 by_offsets[key] = budget.required_bytes
             except ArenalensError:

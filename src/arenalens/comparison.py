@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem
+from arenalens.analysis.overlap_pairs import with_overlaps
+from arenalens.builds.build import Build, KernelLibrary
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import runtime_build
@@ -25,9 +27,6 @@ from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import apply_schedule
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.build import Build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
-from arenalens.runtimes.tflm.overlap import arena_overlaps, with_overlaps
 from arenalens.tflite.reader import load_model
 
 
@@ -69,20 +68,21 @@ def compare_planners(
     seed: int = 0,
     reorder: bool = False,
     overlap: bool = False,
-    kernels: KernelLibrary = KernelLibrary.REFERENCE,
+    kernels: KernelLibrary | None = None,
     build: Build | str | None = None,
 ) -> Comparison:
     """Model → a Comparison of the planners (all registered ones by default) on its main arena;
-    `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel)."""
+    `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel). With
+    `overlap`, the planners run again with the overlaps the build's kernels allow (`kernels`:
+    another library's access order, which must hold on the build's kernels too)."""
     model = source if isinstance(source, Model) else load_model(source)
-    if overlap and runtime != "tflm":
-        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     rules = get_runtime(runtime)
+    if overlap and not rules.plans_overlaps:
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     chosen = runtime_build(runtime, build)
-    by_build = rules.with_build(chosen)
     reordered: ReorderResult | None = None
     file_bound: int | None = None
-    given = rules.arenas(model, **by_build)[0]
+    given = rules.arenas(model, chosen)[0]
     runtime_plan = run_planner(given.runtime_planner, given.problem, **given.runtime_options)
     if reorder:
         file_bound = sound_lower_bound(given.problem)
@@ -90,14 +90,14 @@ def compare_planners(
             model, runtime, time_limit_s=min(5.0, time_limit_s), build=chosen
         )
         model = apply_schedule(model, schedule)
-    arena = rules.arenas(model, **by_build)[0]
+    arena = rules.arenas(model, chosen)[0]
     names = planners if planners is not None else _planners_for(runtime)
     for name in names:
         get_planner(name)  # unknown names fail before any work
     rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
     overlap_rows: tuple[PlannerRow, ...] = ()
     overlap_bound: int | None = None
-    pairs = arena_overlaps(model, arena, library=kernels) if overlap else ()
+    pairs = rules.overlaps(model, arena, chosen, kernels=kernels) if overlap else ()
     if overlap:
         overlapping = with_overlaps(arena, pairs)
         overlap_bound = sound_lower_bound(overlapping.problem)

@@ -40,6 +40,8 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
+from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs, with_overlaps
+from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
 from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.pipeline import analyze
@@ -51,16 +53,11 @@ from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build, as_build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
-from arenalens.runtimes.tflm.overlap import (
-    OverlapPair,
-    arena_overlaps,
-    shared_pairs,
-    with_overlaps,
-)
+from arenalens.runtimes.tflm.kernels.registry import inplace_of
+from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
+from arenalens.units import format_bytes_exact
 
 OFFLINE_PLAN_VERSION = 0
 ONLINE = -1
@@ -146,7 +143,7 @@ def optimize_model(
     reorder: bool = False,
     inplace: bool = False,
     overlap: bool = False,
-    kernels: KernelLibrary = KernelLibrary.REFERENCE,
+    kernels: KernelLibrary | None = None,
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorderer: str = "auto",
@@ -159,11 +156,13 @@ def optimize_model(
     x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
     With `inplace` or `overlap`, a plan that relies on a kernel's access order is kept only if
     the real TFLM runtime computes bit-identical outputs with it (`prove_inplace`); without the
-    runtime that raises RuntimeUnavailableError. `kernels` names the kernel library whose access
-    order the overlaps must respect (CMSIS-NN: safe on both it and the reference kernels).
+    runtime that raises RuntimeUnavailableError. The overlaps respect the access order of the
+    build's kernels (`builds.build.overlap_kernels`), or of `kernels`, which must hold on the
+    build's kernels too (CMSIS-NN's rules hold on both it and the reference kernels).
     """
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
+    library = overlap_library(chosen_build, kernels)
     original_bytes = bytes(model.data)
     tflm = get_runtime("tflm")
     original_arena = tflm.arenas(model, build=chosen_build)[0]
@@ -189,7 +188,7 @@ def optimize_model(
         scheduled = apply_schedule(base, schedule)
         choices.append((schedule_label, schedule, scheduled, ()))
         if inplace:
-            found = find_aliases(scheduled)
+            found = find_aliases(scheduled, inplace_of)
             if found:
                 choices.append((schedule_label, schedule, scheduled, found))
             else:
@@ -209,7 +208,7 @@ def optimize_model(
                     planner=planner,
                     time_limit_s=per_plan_s,
                     seed=seed,
-                    overlap_kernels=kernels if with_overlap else None,
+                    overlap_kernels=library if with_overlap else None,
                     build=chosen_build,
                 )
             )
@@ -254,7 +253,7 @@ def optimize_model(
         reorder=reordered,
         notes=tuple(notes),
         overlap=overlap,
-        kernels=kernels,
+        kernels=library,
     )
 
 
@@ -298,8 +297,8 @@ def _check_written(data: bytes, candidate: Candidate, source: str, build: Build)
     head = run_planner(arena.runtime_planner, arena.problem).arena_size
     if head != candidate.predicted_head:
         raise PlanError(
-            f"{source}: the rewritten file predicts a head of {head} bytes, "
-            f"not the planned {candidate.predicted_head}"
+            f"{source}: the rewritten file predicts a head of {format_bytes_exact(head)}, "
+            f"not the planned {format_bytes_exact(candidate.predicted_head)}"
         )
 
 

@@ -1,11 +1,12 @@
 """The pipeline, top to bottom: load → check → lifetimes → arena problems → plans → budget.
 
-With `overlap` (TFLM), the head is planned once more with the overlaps its kernels allow (an
-operator's output may start below an input it consumes; `runtimes.tflm.overlap`), 16-aligned as
-`optimize --overlap` writes it, next to the plans that share no bytes.
+Every stage asks the runtime (`runtimes.Runtime`) and follows one build (`builds.build.Build`):
+under TFLM the x86-64 `tflite_micro` wheel unless a core and kernel library are chosen, e.g.
+`build="cortex-m7/cmsis-nn"`; other runtimes have the host's only.
 
-Under TFLM every stage follows one build (`runtimes.tflm.build`): the x86-64 `tflite_micro`
-wheel unless a Cortex-M core and kernel library are chosen, e.g. `build="cortex-m7/cmsis-nn"`.
+With `overlap=True` (TFLM), the head is planned once more with the overlaps the build's kernels
+allow (an operator's output may start below an input it consumes), aligned to the runtime's data
+alignment as `optimize --overlap` writes it, next to the plans that share no bytes.
 """
 
 from __future__ import annotations
@@ -14,23 +15,25 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
+from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs
+from arenalens.builds.build import (
+    HOST,
+    Build,
+    KernelLibrary,
+    as_build,
+    kernel_library_named,
+    overlap_kernels,
+)
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes import MemoryBudget, get_runtime
-from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build, as_build
+from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
 from arenalens.tflite.reader import load_model
-
-if TYPE_CHECKING:
-    # The overlap rules (and numpy under them) load only when overlaps are asked for.
-    from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
-    from arenalens.runtimes.tflm.overlap import OverlapPair
 
 OVERLAP_PLANNER = "best"
 
@@ -83,6 +86,12 @@ class Analysis:
     build: Build | None = None  # the TFLM build planned for (None: a runtime without builds)
 
     @property
+    def runtime_build(self) -> Build:
+        """The build the runtime's rules took: the chosen TFLM build, the host for a runtime
+        without builds."""
+        return self.build or HOST
+
+    @property
     def primary(self) -> ArenaResult:
         """The arena users care about first (TFLM head; LiteRT subgraph 0 arena)."""
         return self.arenas[0]
@@ -96,32 +105,35 @@ def analyze(
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
-    overlap: KernelLibrary | None = None,
+    overlap: bool | KernelLibrary | str | None = None,
     overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
-    with `overlap` (TFLM only), the head also planned with that kernel library's overlaps.
+    with `overlap=True` (TFLM only), the head also planned with the overlaps the build's kernels
+    allow.
 
     `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
     for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
+    `overlap` may also name a kernel library whose access order the overlaps follow instead; it
+    must hold on the build's own kernels too (CMSIS-NN's rules hold on the reference kernels;
+    the reference rules on a CMSIS-NN build are a UsageError).
     """
     if not isinstance(model, Model):
         model = load_model(model)
-    if overlap is not None and runtime != "tflm":
-        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     rules = get_runtime(runtime)
+    if overlap and not rules.plans_overlaps:
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
     chosen = runtime_build(runtime, build)
-    by_build = rules.with_build(chosen)
-    timeline = rules.timeline(model, **by_build)
-    arenas = rules.arenas(model, alignment=alignment, **by_build)
+    timeline = rules.timeline(model, chosen)
+    arenas = rules.arenas(model, chosen, alignment=alignment)
     results = tuple(_plan_arena(arena, planner, dict(planner_options or {})) for arena in arenas)
-    budget = rules.budget(model, arenas, [r.plan for r in results], **by_build)
+    budget = rules.budget(model, arenas, [r.plan for r in results], chosen)
     # With the runtime's own planner both budgets are the same; skip the second replay.
     same_plans = all(r.plan is r.runtime_plan for r in results)
     runtime_budget = (
         budget
         if same_plans
-        else rules.budget(model, arenas, [r.runtime_plan for r in results], **by_build)
+        else rules.budget(model, arenas, [r.runtime_plan for r in results], chosen)
     )
     return Analysis(
         model=model,
@@ -133,8 +145,10 @@ def analyze(
         runtime_budget=runtime_budget,
         options=MappingProxyType({"alignment": alignment}),
         overlap=None
-        if overlap is None or not arenas
-        else _plan_overlaps(model, arenas, overlap, overlap_time_limit_s, chosen),
+        if not overlap or not arenas
+        else _plan_overlaps(
+            rules, model, arenas, overlap, time_limit_s=overlap_time_limit_s, build=chosen
+        ),
         build=chosen if rules.has_builds else None,
     )
 
@@ -143,7 +157,7 @@ def runtime_build(runtime: str, build: Build | str | None) -> Build:
     """The build a runtime plans for: TFLM's chosen one (the wheel by default); other runtimes
     have only the host's, and refuse a device build."""
     chosen = as_build(build)
-    if not get_runtime(runtime).has_builds and chosen != HOST:
+    if not get_runtime(runtime).has_builds and not chosen.is_host:
         raise UsageError(
             f"a Cortex-M build ({chosen.name}) is a TFLite Micro build; the {runtime} rules "
             "describe the host interpreter only (use --runtime tflm with --cpu / --kernels)"
@@ -152,30 +166,29 @@ def runtime_build(runtime: str, build: Build | str | None) -> Build:
 
 
 def _plan_overlaps(
+    rules: Runtime,
     model: Model,
     arenas: tuple[ArenaProblem, ...],
-    kernels: KernelLibrary,
+    overlap: bool | KernelLibrary | str,
+    *,
     time_limit_s: float,
     build: Build,
 ) -> OverlapResult:
-    """The primary arena with its allowed overlaps → the best plan and what TFLM then needs."""
+    """The primary arena with its allowed overlaps → the best plan and what the runtime then
+    needs."""
     arena = arenas[0]
-    from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415 - see the imports
-        arena_overlaps,
-        shared_pairs,
-    )
-
-    pairs = arena_overlaps(model, arena, library=kernels)
+    asked = kernel_library_named(overlap) if isinstance(overlap, str) else None
+    pairs = rules.overlaps(model, arena, build, kernels=asked)
     problem = Problem(
         arena.problem.buffers,
-        alignment=ARENA_ALIGNMENT,  # as `optimize --overlap` writes them,
+        alignment=rules.data_alignment,  # as `optimize --overlap` writes them,
         overlaps=tuple(p.overlap for p in pairs),
     )
     plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
     named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
-    budget = get_runtime("tflm").budget(model, arenas, [named], build=build)
+    budget = rules.budget(model, arenas, [named], build)
     return OverlapResult(
-        kernels=kernels,
+        kernels=asked or overlap_kernels(build),
         pairs=pairs,
         shared=shared_pairs(arena, pairs, plan.offsets),
         problem=problem,

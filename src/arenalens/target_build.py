@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, device_build
 from arenalens.errors import UsageError
-from arenalens.runtimes.tflm.build import HOST, Build, device_build
 from arenalens.targets import Target
 
 # Why a preset implies the kernels it does (printed by --list-targets).
@@ -19,15 +19,19 @@ KERNELS_WHY = (
 
 def target_build(target: Target, *, cpu: str | None = None, kernels: str | None = None) -> Build:
     """A preset and any --cpu / --kernels given with it → the TFLM build to predict: the
-    options win, then the preset's core and default kernels; the host wheel for a core
-    without a 32-bit model."""
+    options win, then the preset's core and default kernels (named by the board); the host wheel
+    for a core without a 32-bit model."""
     if cpu is not None:
-        return device_build(cpu, kernels or target.kernels or "reference")
-    if target.kernels is None:
+        if kernels is not None:
+            return device_build(cpu, kernels)
+        return device_build(cpu, target.kernels, named_by=NAMED_BY_BOARD)
+    if target.build_cpu is None or target.kernels is None:
         if kernels is not None:
             raise UsageError(
                 f"--kernels: {target.name} has a {target.cpu} core, which arenalens has no "
                 f"32-bit model of; give --cpu to choose a Cortex-M core"
             )
         return HOST
-    return device_build(target.cpu, kernels or target.kernels)
+    if kernels is not None:
+        return device_build(target.build_cpu, kernels)
+    return device_build(target.build_cpu, target.kernels, named_by=NAMED_BY_BOARD)

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from arenalens import analyze, device_build
+from arenalens.builds.build import CPUS, HOST, build_named, cpu_named, select_build
 from arenalens.cli import main
 from arenalens.errors import UsageError
 from arenalens.optimization import optimize_model, required_bytes
-from arenalens.runtimes.tflm.build import CPUS, HOST, build_named, cpu_named, select_build
 from arenalens.tflite.reader import load_model
 from tests import tflm_synthetic
 
@@ -48,6 +48,14 @@ def test_plan_json_names_the_build_and_its_number(
         "abi": "ILP32 (Arm EABI)",
         "allocator": "MicroAllocator",
         "compression": False,
+        "kernels_release": "4ab83cc3cc98",
+        "kernels_named_by": "user",
+        "tflm": {
+            "release": "90b983c2b3f1",
+            "commit": "90b983c2b3f1480642e040bbd2ddb37b998f3424",
+            "date": "2026-08-20",
+            "title": "tflite-micro 90b983c2b3f1 (2026-08-20, the Cortex-M probes' sources)",
+        },
     }
     assert document["min_arena_bytes"] == document["required_bytes"] == device_required
     assert document["min_arena_is_estimate"] == bool(document["budget"]["estimates"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import predict_setup
-from arenalens.runtimes.tflm.build import Build
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import parse_model
 from tests.conformance.targets import Target

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenalens.runtimes.tflm.build import HOST, Build, device_build
+from arenalens.builds.build import HOST, Build, device_build
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBES = Path(

@@ -24,7 +24,7 @@ def test_checker_accepts_exactly_the_allowed_distance() -> None:
     check_plan(DOUBLING, {0: 20, 1: 0}, 200)
     check_plan(DOUBLING, {0: 200, 1: 0})  # disjoint above: always fine
     check_plan(DOUBLING, {0: 0, 1: 100})  # disjoint, output above the input
-    with pytest.raises(PlanError, match=r"at least 20 bytes below buffer 0; it is 19"):
+    with pytest.raises(PlanError, match=r"at least 20 B below buffer 0; it is 19 B"):
         check_plan(DOUBLING, {0: 19, 1: 0})
     with pytest.raises(PlanError, match="share bytes"):
         check_plan(DOUBLING, {0: 0, 1: 50})  # the output above the input start: not allowed

@@ -117,3 +117,21 @@ def test_label_lines() -> None:
     assert label_lines("block_1/depthwise", 8, 1) == ["block_1"]
     assert label_lines("activation_12", 8, 2) == ["…tion_12"]
     assert label_lines("x", 8, 0) == []
+
+
+def test_labels_escape_what_the_font_cannot_draw() -> None:
+    from arenalens.report.images import plain
+
+    assert plain("conv\t1\x1b[31m\u202e$") == "conv\\x091\\x1b[31m\\u202e\\$"
+    assert plain("line one\nline two") == "line one\nline two"  # a label's own lines stay
+
+
+def test_hostile_names_draw_without_a_missing_glyph(recwarn: pytest.WarningsRecorder) -> None:
+    from fuzz.hostile import HOSTILE_NAMES
+
+    from arenalens.pipeline import analyze
+    from tests.test_robustness import hostile_named_model
+
+    for name in HOSTILE_NAMES[4:7]:  # control characters, a bidi override, mathtext
+        render_images(build_report(analyze(hostile_named_model(name))))
+    assert [str(w.message) for w in recwarn] == []

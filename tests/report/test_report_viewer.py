@@ -169,6 +169,7 @@ def test_the_typedefs_describe_every_field_of_the_document() -> None:
         "ReportDocument": document,
         "Report": first,
         "Build": first["build"],
+        "TflmRelease": first["build"]["tflm"],
         "Declare": first["declare"],
         "DeclarePart": first["declare"]["parts"][0],
         "Verdict": first["verdict"],

@@ -3,29 +3,27 @@
 TFLM never shares bytes between tensors on its own, but an offline plan may give two tensors the
 same offset (docs/runtime-rules.md §T9). That is safe only when the kernel reads every input
 element before it writes the output element stored at the same address, and never reads an input
-element after writing over it. `INPLACE_SAFE` lists the operators whose TFLM *reference* kernels
-(the pip package's; optimized kernel sets may differ) have that shape, each with its reason; every
-other operator is never aliased. On top of that, an alias needs:
+element after writing over it. Which kernels have that shape is a fact of each kernel, on its
+rule (`InPlace`, or `NotInPlace` with the reason it was left out): for TFLM,
+`KernelRule.inplace` in runtimes/tflm/kernels/ (the reference kernels, the pip package's), passed
+in by the caller; every operator without an `InPlace` is never aliased. On top of that, an alias
+needs:
 
 * the input is read by this operator only (by index, once or more), and is not a subgraph input
   (the caller may read it after invoke), a subgraph output, a variable or a constant;
-* input and output have the same type and byte size, and for binary operators the same shape as
-  the output (no broadcasting: the elementwise loop then reads index i of each input for output i).
+* input and output have the same type and byte size, and where the kernel's loop reads several
+  inputs at the output's index (`InPlace.same_shape`) the same shape as the output (no
+  broadcasting: the elementwise loop then reads index i of each input for output i).
 
 The result is a merge of lifetimes: the input's and the output's buffers become one buffer whose
 lifetime is their union (`merge_aliases`); chains (ADD → RELU → RESHAPE) collapse into one buffer.
 A plan is proven safe per model by running the real TFLM runtime and comparing outputs bit-exactly
 with the unaliased plan (`arenalens optimize --inplace` does it).
-
-Sources: tflite-micro *kernels/add.cc, sub.cc, mul.cc* (ElementWise loops without broadcast),
-*activations.cc, logistic.cc, tanh.cc, hard_swish.cc, leaky_relu.cc, elementwise.cc, neg.cc,
-quantize_common.cc* (one loop out[i] = f(in[i])), *reshape.cc* (skips its copy when input and
-output share an address), *expand_dims.cc* (copies element by element from index 0 upwards).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -33,46 +31,26 @@ from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Problem
 
-_ELEMENTWISE_BINARY = (
-    "ElementWise loop without broadcast: output[i] = f(input1[i], input2[i]), each element read "
-    "before the same element is written"
-)
-_ELEMENTWISE_UNARY = "one loop output[i] = f(input[i]): each element read before it is written"
 
-INPLACE_SAFE: Mapping[str, str] = MappingProxyType(
-    {
-        "ADD": _ELEMENTWISE_BINARY,
-        "SUB": _ELEMENTWISE_BINARY,
-        "MUL": _ELEMENTWISE_BINARY,
-        "RELU": _ELEMENTWISE_UNARY,
-        "RELU6": _ELEMENTWISE_UNARY,
-        "RELU_N1_TO_1": _ELEMENTWISE_UNARY,
-        "LEAKY_RELU": _ELEMENTWISE_UNARY,
-        "HARD_SWISH": _ELEMENTWISE_UNARY,
-        "LOGISTIC": _ELEMENTWISE_UNARY,
-        "TANH": _ELEMENTWISE_UNARY,
-        "ABS": _ELEMENTWISE_UNARY,
-        "NEG": _ELEMENTWISE_UNARY,
-        "QUANTIZE": _ELEMENTWISE_UNARY + " (requantize with equal byte sizes only)",
-        "RESHAPE": "skips its memcpy when input and output share an address",
-        "EXPAND_DIMS": "copies element by element from index 0 up: output[i] = input[i]",
-    }
-)
+@dataclass(frozen=True, slots=True)
+class InPlace:
+    """A kernel that may write its output over one of `inputs` (slots) that only it reads, and
+    why; with `same_shape`, only when each of them has the output's shape."""
 
-# Considered and left out, so a reader does not wonder.
-INPLACE_UNSAFE: Mapping[str, str] = MappingProxyType(
-    {
-        "SQUEEZE": "memcpy(output, input) with equal addresses is undefined behaviour in C",
-        "SOFTMAX": "reads the whole row (max, sum) while the loop writes it",
-        "CONV_2D": "every output element reads a window of input elements",
-        "DEPTHWISE_CONV_2D": "every output element reads a window of input elements",
-        "CONCATENATION": "inputs and output differ in size",
-        "PAD": "output elements move relative to the input",
-        "DEQUANTIZE": "output elements are wider than input elements",
-    }
-)
+    reason: str
+    inputs: tuple[int, ...] = (0,)
+    same_shape: bool = False
 
-_BINARY = frozenset({"ADD", "SUB", "MUL"})
+
+@dataclass(frozen=True, slots=True)
+class NotInPlace:
+    """A kernel considered for aliasing and left out, and why (so a reader does not wonder)."""
+
+    reason: str
+
+
+# Operator name → its kernel's in-place fact (None: never aliased).
+InPlaceRules = Callable[[str], InPlace | NotInPlace | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,30 +65,31 @@ class Alias:
     reason: str
 
 
-def find_aliases(model: Model) -> tuple[Alias, ...]:
-    """Model → every (input, output) pair that may share bytes, by the rules above."""
+def find_aliases(model: Model, rules: InPlaceRules) -> tuple[Alias, ...]:
+    """Model + the kernels' in-place facts → every (input, output) pair that may share bytes."""
     found: list[Alias] = []
     for subgraph in model.subgraphs:
         for op in subgraph.operators:
-            alias = _alias_for(subgraph, op)
-            if alias is not None:
-                found.append(alias)
+            rule = rules(op.opcode)
+            if isinstance(rule, InPlace):
+                alias = _alias_for(subgraph, op, rule)
+                if alias is not None:
+                    found.append(alias)
     return tuple(found)
 
 
-def _alias_for(subgraph: Subgraph, op: Operator) -> Alias | None:
-    reason = INPLACE_SAFE.get(op.opcode)
+def _alias_for(subgraph: Subgraph, op: Operator, rule: InPlace) -> Alias | None:
     real_outputs = [t for t in op.outputs if t >= 0]
-    if reason is None or len(real_outputs) != 1:
+    if len(real_outputs) != 1:
         return None
     output_index = real_outputs[0]
     output = subgraph.tensors[output_index]
     if output.has_data or output.is_variable or output.nbytes == 0:
         return None
-    data_inputs = op.inputs[:2] if op.opcode in _BINARY else op.inputs[:1]
-    if op.opcode in _BINARY:
+    data_inputs = [op.inputs[slot] for slot in rule.inputs if slot < len(op.inputs)]
+    if rule.same_shape:
         shapes = [subgraph.tensors[t].shape for t in data_inputs if t >= 0]
-        if len(shapes) != 2 or any(shape != output.shape for shape in shapes):
+        if len(shapes) != len(rule.inputs) or any(shape != output.shape for shape in shapes):
             return None
     for input_index in data_inputs:
         if input_index < 0 or input_index == output_index:
@@ -122,7 +101,7 @@ def _alias_for(subgraph: Subgraph, op: Operator) -> Alias | None:
             continue
         if subgraph.consumers.get(input_index, ()) != (op.index,):
             continue
-        return Alias(subgraph.index, op.index, op.opcode, input_index, output_index, reason)
+        return Alias(subgraph.index, op.index, op.opcode, input_index, output_index, rule.reason)
     return None
 
 

@@ -7,6 +7,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
     add_build_options,
@@ -31,7 +32,6 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
-from arenalens.runtimes.tflm.build import Build
 from arenalens.target_build import target_build
 from arenalens.targets import (
     ALL_TARGETS,

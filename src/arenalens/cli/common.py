@@ -5,25 +5,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
-from arenalens.errors import UsageError
-from arenalens.ir import Model
-from arenalens.jsontext import to_json
-from arenalens.runtimes.tflm.build import (
+from arenalens.builds.build import (
     CPUS,
     KERNEL_LIBRARIES,
     Build,
+    KernelLibrary,
     kernel_library_named,
     select_build,
 )
+from arenalens.errors import UsageError
+from arenalens.ir import Model
+from arenalens.jsontext import to_json
 from arenalens.target_build import target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
-
-if TYPE_CHECKING:
-    from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 
 EXAMPLE_PREFIX = "example:"
 
@@ -108,17 +106,16 @@ def _single_target(args: argparse.Namespace) -> Target | None:
     return get_target(name)
 
 
-def overlap_library(args: argparse.Namespace) -> KernelLibrary:
-    """The kernel library whose access order --overlap respects: --kernels (default reference)."""
-    # The kernel rules (and numpy under their access orders) load only when a command needs them.
-    from arenalens.runtimes.tflm.kernels.registry import (  # noqa: PLC0415 - --overlap only
-        KernelLibrary,
-    )
-
+def overlap_library(args: argparse.Namespace) -> KernelLibrary | None:
+    """Another kernel library whose access order --overlap must respect, or None for the selected
+    build's own (`selected_build`): --kernels names one only when no core names the build
+    (--kernels cmsis-nn alone: the wheel's figures, overlaps that hold on CMSIS-NN too)."""
     kernels = getattr(args, "kernels", None)
-    if kernels is None:
-        return KernelLibrary.REFERENCE
-    return KernelLibrary(kernel_library_named(kernels))
+    if kernels is None or getattr(args, "cpu", None) is not None:
+        return None
+    if _single_target(args) is not None and getattr(args, "runtime", "tflm") == "tflm":
+        return None  # the board's build carries --kernels
+    return kernel_library_named(kernels)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from arenalens import __version__
 from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import make_folder
+from arenalens.builds.build import Build, KernelLibrary
 from arenalens.cli.check import optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -42,8 +43,6 @@ from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import with_guidance
 from arenalens.report.html_page import render_html
 from arenalens.report.terminal import render_report_text
-from arenalens.runtimes.tflm.build import Build
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
 
@@ -184,7 +183,7 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
-    overlap: KernelLibrary | None = None,
+    overlap: bool | KernelLibrary | None = None,
     build: Build | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
@@ -316,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
-    overlap = overlap_library(args) if args.overlap else None
+    overlap = (overlap_library(args) or True) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,

@@ -18,7 +18,7 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
-from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
@@ -53,14 +53,13 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, run the real runtime on the same file, print both; exit 1 on a mismatch."""
     model = load_model_argument(args.model)
     rules = get_runtime(args.runtime)
-    if rules.verify is None:
-        raise RuntimeUnavailableError(f"runtime '{args.runtime}' has no verifier yet")
     if args.min_arena and args.runtime != "tflm":
         raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
     analysis = analyze(model, runtime=args.runtime)
-    options = {"min_arena": True} if args.min_arena else {}
+    arenas = [result.arena for result in analysis.arenas]
+    plans = [result.runtime_plan for result in analysis.arenas]
     with _model_file(model, args.model) as path:
-        result = rules.verify(path, analysis, **options)
+        result = rules.verify(path, analysis.model, arenas, plans, min_arena=args.min_arena)
     document = verify_document(result)
     if args.json:
         print_json(document)

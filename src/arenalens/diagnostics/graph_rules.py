@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from arenalens.diagnostics.context import DiagnoseContext, tensor_name
 from arenalens.diagnostics.findings import Finding, Location, Severity
-from arenalens.diagnostics.operands import OPERAND_SPECS
+from arenalens.diagnostics.operands import operands_of
 from arenalens.ir import Operator, Subgraph, Tensor
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
@@ -189,7 +189,7 @@ def operand_count(context: DiagnoseContext) -> Iterator[Finding]:
     """Operators with fewer (or more) inputs or outputs than their kernel requires."""
     for subgraph in context.model.subgraphs:
         for op in subgraph.operators:
-            spec = OPERAND_SPECS.get(op.opcode)
+            spec = operands_of(op.opcode)
             if spec is None:
                 continue
             problems = _count_problems(op, spec.min_inputs, spec.max_inputs, "input", op.inputs)
@@ -234,7 +234,7 @@ def optional_input_misplaced(context: DiagnoseContext) -> Iterator[Finding]:
     """Omitted (-1) inputs in slots the kernel requires, and -1 outputs."""
     for subgraph in context.model.subgraphs:
         for op in subgraph.operators:
-            spec = OPERAND_SPECS.get(op.opcode)
+            spec = operands_of(op.opcode)
             bad_inputs = (
                 ()
                 if spec is None

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
@@ -23,9 +25,8 @@ from arenalens.ir import Model, Tensor
 from arenalens.names import short_name
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
-from arenalens.runtimes.tflm.overlap import OverlapPair, arena_overlaps
+from arenalens.runtimes.tflm.overlap import arena_overlaps
 from arenalens.units import format_bytes_exact
 
 
@@ -131,7 +132,7 @@ def _allowed_overlaps(
 ) -> dict[frozenset[int], dict[KernelLibrary, OverlapPair]]:
     """Subgraph-0 tensor pairs → the overlap each kernel library allows them (if any)."""
     try:
-        arena = get_runtime("tflm").arenas(context.model)[0]
+        arena = get_runtime("tflm").arenas(context.model, HOST)[0]
     except ArenalensError:
         return {}
     found: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] = {}

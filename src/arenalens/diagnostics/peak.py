@@ -26,6 +26,7 @@ from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.operands import operands_of
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Operator, Tensor
 from arenalens.names import short_name
@@ -43,20 +44,26 @@ ORDER_HINT_REORDERER = "greedy"
 # It weighs every ready operator at each step: O(n²); beyond this many operators the hint is
 # skipped to keep `diagnose` fast.
 MAX_REORDER_OPERATORS = 3000
-_CONVOLUTIONS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
-# Operators whose output channels (last dimension) are a design choice: the filter or unit count.
-# Others pass their input's channels through (RESHAPE, READ_VARIABLE, ADD ...), and a rank-1
-# tensor (an audio buffer) has samples, not channels.
-_CHANNEL_OPERATORS = frozenset(
-    {
-        "CONV_2D",
-        "DEPTHWISE_CONV_2D",
-        "TRANSPOSE_CONV",
-        "CONV_3D",
-        "CONV_3D_TRANSPOSE",
-        "FULLY_CONNECTED",
-    }
-)
+# Which hints fit an operator comes from its kernel's operand roles (`diagnostics.operands`):
+# an operator with a filter writes as many channels as it has filters (or units), a design
+# choice; others pass their input's channels through (RESHAPE, READ_VARIABLE, ADD ...), and a
+# rank-1 tensor (an audio buffer) has samples, not channels. One whose filter slides over its
+# first input (a convolution, not a transposed one) writes a quarter at stride 2.
+_FILTER = "filter"
+
+
+def _filtered(operator: Operator) -> bool:
+    """Does the operator's kernel take a filter (its output channels are a design choice)?"""
+    taken = operands_of(operator.opcode)
+    return taken is not None and _FILTER in taken.inputs
+
+
+def _slides_a_filter(operator: Operator) -> bool:
+    """Does the operator slide a filter over its first input (stride shrinks its output)?"""
+    taken = operands_of(operator.opcode)
+    return taken is not None and taken.inputs[:2] == ("input", _FILTER)
+
+
 _TOP_TENSORS = 5
 
 
@@ -276,7 +283,7 @@ def _tensor_hints(
     location = Location(planned.subgraph, producer.index, (planned.tensor,))
     channels = tensor.shape[-1] if tensor.shape else 1
     after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 2))
-    designed = producer.opcode in _CHANNEL_OPERATORS and len(tensor.shape) >= 2
+    designed = _filtered(producer) and len(tensor.shape) >= 2
     if designed and channels >= 2 and after < before:  # a hint that saves nothing is noise
         yield Finding(
             rule="design-hints",
@@ -297,7 +304,7 @@ def _tensor_hints(
     stride = _stride(producer)
     after = _bound_with_size(problem, planned.id, _scaled(problem, planned.id, 1, 4))
     if (
-        producer.opcode in _CONVOLUTIONS
+        _slides_a_filter(producer)
         and stride == (1, 1)
         and _spatial(tensor.shape)
         and after < before

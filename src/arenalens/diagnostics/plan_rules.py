@@ -11,6 +11,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
+from arenalens.analysis.overlap_pairs import shared_pairs
+from arenalens.builds.build import HOST, build_flags
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,
@@ -24,9 +26,6 @@ from arenalens.pipeline import ArenaResult
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import planner_names, run_planner
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import build_flags
-from arenalens.runtimes.tflm.overlap import arena_overlaps, shared_pairs
 from arenalens.units import format_bytes_exact
 
 # Planners tried, best first, for the optimum `planner-waste` compares against; missing ones
@@ -295,7 +294,7 @@ def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) 
     plans = [best if r is result else r.runtime_plan for r in analysis.arenas]
     try:
         with_best = rules.budget(
-            context.model, arenas, plans, **rules.with_build(analysis.build)
+            context.model, arenas, plans, analysis.runtime_build
         ).required_bytes
     except ArenalensError:
         return None
@@ -532,14 +531,16 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     if context.runtime != "tflm" or context.analysis is None:
         return
     model = replace(context.model, offline_plan=None)
+    tflm = get_runtime("tflm")
     try:
-        arena = get_runtime("tflm").arenas(model)[0]
+        # The wheel's reference kernels, as the finding says (not yet the analysed build's).
+        arena = tflm.arenas(model, HOST)[0]
     except ArenalensError:
         return
-    pairs = arena_overlaps(model, arena)
+    pairs = tflm.overlaps(model, arena, HOST)
     if not pairs:
         return
-    disjoint_problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=(), overlaps=())
+    disjoint_problem = replace(arena.problem, alignment=tflm.data_alignment, order=(), overlaps=())
     overlap_problem = replace(disjoint_problem, overlaps=tuple(p.overlap for p in pairs))
     if overlap_problem.lower_bound() >= disjoint_problem.lower_bound():
         return  # nothing shared at the busiest step: no saving below the bound to report

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from arenalens.builds.build import Build
 from arenalens.diagnostics import (
     graph_rules,
     offline_rules,
@@ -24,7 +25,6 @@ from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, analyze
 from arenalens.runtimes import RUNTIME_MODULES, get_runtime
-from arenalens.runtimes.tflm.build import Build
 
 
 @dataclass(frozen=True)

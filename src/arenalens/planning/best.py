@@ -15,6 +15,7 @@ from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.portfolio import run_portfolio, smallest
 from arenalens.planning.problem import Problem
 from arenalens.planning.registry import PlannerOutput, register_planner, run_planner
+from arenalens.units import format_bytes_exact
 
 
 @register_planner(
@@ -31,7 +32,7 @@ def best(problem: Problem, *, time_limit_s: float = 10.0, seed: int = 0) -> Plan
         problem, seed=seed, time_limit_s=min(2.0, time_limit_s / 4), stop_at=bound
     )
     winner = smallest(plans)
-    notes = [f"best heuristic: {winner.planner} ({winner.arena_size} bytes)"]
+    notes = [f"best heuristic: {winner.planner} ({format_bytes_exact(winner.arena_size)})"]
     proven = winner.arena_size <= bound
     final_bound = bound
     if not proven:

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 
 from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, arena_size
+from arenalens.units import format_bytes_exact
 
 
 def check_plan(
@@ -35,7 +36,8 @@ def check_plan(
         needed = arena_size(problem, offsets)
         if declared_size != needed:
             raise PlanError(
-                f"plan declares an arena of {declared_size} bytes but its buffers end at {needed}"
+                f"plan declares an arena of {format_bytes_exact(declared_size)} but its "
+                f"buffers end at {needed:,}"
             )
 
 
@@ -144,7 +146,8 @@ def _overlap_error(
         distance = placed[overlap.input] - placed[overlap.output]
         rule = (
             f" (allowed only with buffer {overlap.output} at least "
-            f"{overlap.min_offset_distance} bytes below buffer {overlap.input}; it is {distance})"
+            f"{format_bytes_exact(overlap.min_offset_distance)} below buffer {overlap.input}; "
+            f"it is {format_bytes_exact(distance)})"
         )
     return PlanError(
         f"buffers {other.id} and {buffer.id}{rule} share bytes [{low}, {high}) at steps "

@@ -32,6 +32,7 @@ from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.portfolio import run_portfolio, smallest
 from arenalens.planning.problem import Buffer, Problem, arena_size
 from arenalens.planning.registry import PlannerOutput, register_planner
+from arenalens.units import format_bytes_exact
 
 INSTALL_HINT = "the 'optimal' planner needs OR-Tools: pip install 'arenalens[exact]'"
 
@@ -90,13 +91,13 @@ def optimal(
     note = (
         f"CP-SAT {status}: optimum proven"
         if proven_optimal
-        else f"CP-SAT {status}: {gap} bytes above the proven bound {final_bound}"
+        else f"CP-SAT {status}: {format_bytes_exact(gap)} above the proven bound {final_bound:,}"
     )
     return PlannerOutput(
         offsets=offsets,
         proven_optimal=proven_optimal,
         bound=final_bound,
-        notes=(f"warm start from {warm_from} ({hint_size} bytes)", note),
+        notes=(f"warm start from {warm_from} ({format_bytes_exact(hint_size)})", note),
         stats={"gap_bytes": gap},
     )
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import BufferKind
+from arenalens.builds.build import Build, as_build
 from arenalens.ir import Model, Tensor
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, schedule_problem
 from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.build import Build, as_build
 
 # Buffers that hold model tensors; the others (TFLM scratch, LiteRT temporaries) live only while
 # their operator runs.
@@ -37,7 +37,7 @@ def reorder_for_runtime(
     is the TFLM build whose scratch counts (None: the x86-64 wheel).
     """
     rules = get_runtime(runtime)
-    arena = rules.arenas(model, **rules.with_build(as_build(build)))[0]
+    arena = rules.arenas(model, as_build(build))[0]
     sizes: dict[int, int] = {}
     extra: dict[int, int] = {}
     nested: dict[int, int] = {}

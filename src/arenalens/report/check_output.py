@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
 from arenalens.report.console import render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
@@ -275,7 +275,7 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
         lines.extend(
             Text.assemble(
                 f"  {_build_label(check):<{label_width}}  ",
-                (f"{check.required_bytes:>9,} B", "bold cyan"),
+                (format_bytes_exact(check.required_bytes).rjust(11), "bold cyan"),
                 f" ({format_bytes_short(check.required_bytes)})",
                 (" estimate", "yellow") if check.declared.is_estimate else "",
             )
@@ -360,7 +360,7 @@ def render_targets(
     tables = []
     for title, targets in (("boards (--target NAME)", boards), ("chips (--target NAME)", chips)):
         table = Table(title=title, title_justify="left", header_style="bold")
-        table.add_column("name")
+        table.add_column("name", no_wrap=True)  # the spelling to type: never cut
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")

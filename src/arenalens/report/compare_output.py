@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import build_summary
 from arenalens.report.console import render_text
-from arenalens.runtimes.tflm.build import build_summary
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners

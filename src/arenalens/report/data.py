@@ -15,6 +15,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.report.labels import (
     declared_qualifier,
@@ -23,7 +24,6 @@ from arenalens.report.labels import (
     reason_prefix,
     shape_label,
 )
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_short
 
 REPORT_SCHEMA_VERSION = 2

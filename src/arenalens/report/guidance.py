@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from arenalens.builds.build import build_flags
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport, Verdict
 from arenalens.report.labels import OVERLAP_PLAN_SUFFIX
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the CLI runs these; guidance only reads their results

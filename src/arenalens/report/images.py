@@ -12,9 +12,11 @@ Model-derived text is escaped for mathtext: a tensor named `$x$` is drawn as wri
 from __future__ import annotations
 
 import io
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from arenalens.errors import RuntimeUnavailableError
@@ -29,6 +31,7 @@ IMAGE_KINDS = ("memory_map", "lifetimes", "live_bytes", "peak_tensors")
 IMAGE_FORMATS = ("png", "svg")
 DPI = 150
 SVG_HASH_SALT = "arenalens"
+CHART_FONT = "DejaVu Sans"  # ships with matplotlib: the same glyphs on every machine
 
 # A muted qualitative palette (Tableau 10, lightened a touch) so labels stay readable on fills.
 PALETTE = (
@@ -77,9 +80,39 @@ def byte_unit(largest: float) -> ByteUnit:
 
 
 def plain(text: str) -> str:
-    """Model text → text matplotlib draws literally (no mathtext between '$' signs)."""
+    """Model text → text matplotlib draws literally: no mathtext between '$' signs, and every
+    character the chart's font cannot draw (control and format characters, emoji) written as
+    its escape ('\\x09', '\\u202e', '\\U0001f600'), so a label shows what the name holds."""
+    drawable = _drawable_codepoints()
+    written = "".join(
+        character
+        if character == "\n"  # the lines a label is made of; names never reach here raw
+        or (ord(character) in drawable and not unicodedata.category(character).startswith("C"))
+        else _escape(character)
+        for character in text
+    )
     # Backslashes are literal outside mathtext; an escaped '$' keeps mathtext off.
-    return text.replace("$", r"\$")
+    return written.replace("$", r"\$")
+
+
+def _escape(character: str) -> str:
+    """One character as Python writes its escape."""
+    code = ord(character)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+@cache
+def _drawable_codepoints() -> frozenset[int]:
+    """Every code point the charts' font (DejaVu Sans, shipped with matplotlib) has a glyph for."""
+    _require_matplotlib()
+    from matplotlib import font_manager, ft2font  # noqa: PLC0415 - optional extra
+
+    path = font_manager.findfont(
+        font_manager.FontProperties(family=CHART_FONT), fallback_to_default=False
+    )
+    return frozenset(ft2font.FT2Font(path).get_charmap())
 
 
 def tensor_label(name: str, limit: int = 28) -> str:
@@ -152,7 +185,7 @@ def _matplotlib_settings() -> Iterator[None]:
     settings = {
         "svg.hashsalt": SVG_HASH_SALT,
         "svg.fonttype": "none",  # text stays text: searchable, small, selectable
-        "font.family": "DejaVu Sans",
+        "font.family": CHART_FONT,
         "font.size": 9,
         "axes.titlesize": 11,
         "axes.titleweight": "bold",

@@ -47,7 +47,10 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
     table.add_column("what", style="bold")
     table.add_column("value")
     table.add_row("planner", f"{document['planner']} (runtime: {document['runtime_planner']})")
-    table.add_row("alignment", f"{document['alignment']} B ({document['alignment_applies_to']})")
+    table.add_row(
+        "alignment",
+        f"{format_bytes_exact(document['alignment'])} ({document['alignment_applies_to']})",
+    )
     for arena in document["arenas"]:
         table.add_row(f"arena '{escape(arena['name'])}'", _arena_line(arena))
     if document["runtime"] == "tflm":

@@ -14,13 +14,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import build_flags
 from arenalens.names import short_name
 from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
-from arenalens.runtimes.tflm.build import build_flags
 from arenalens.units import format_bytes_exact, format_bytes_short
 
 

@@ -1,20 +1,28 @@
 """Runtime rules: how TFLM and LiteRT turn a model into arena problems and the arena to declare.
 
-Each runtime module exposes a `RUNTIME: RuntimeRules` object. Only `runtimes/` imports the real
-interpreters, lazily, for `arenalens verify`.
+Each runtime module exposes a `RUNTIME` object that satisfies `Runtime`, the one interface the
+pipeline and every other stage use: a model and a build (`builds.Build`) in, lifetimes, arenas,
+the memory to declare, the overlaps its kernels allow, and the real interpreter's word out. Only
+`runtimes/` imports the real interpreters, lazily, for `arenalens verify`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from arenalens.analysis.arena_problem import ArenaProblem
-from arenalens.analysis.lifetimes import Timeline
 from arenalens.errors import UsageError
+
+if TYPE_CHECKING:
+    from arenalens.analysis.arena_problem import ArenaProblem
+    from arenalens.analysis.lifetimes import Timeline
+    from arenalens.analysis.overlap_pairs import OverlapPair
+    from arenalens.builds.build import Build, KernelLibrary
+    from arenalens.ir import Model
+    from arenalens.planning.problem import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,34 +107,74 @@ class VerifyResult:
         return all(row.agrees for row in self.rows)
 
 
-@dataclass(frozen=True)
-class RuntimeRules:
-    """One runtime's planning rules, as functions of the model."""
+class Runtime(Protocol):
+    """One runtime's rules, as functions of the model and the build the figures are for.
 
-    name: str  # "tflm" | "litert"
-    title: str  # "TensorFlow Lite Micro"
-    # Model (+ build, see `has_builds`) → lifetimes.
-    timeline: Callable[..., Timeline]
-    # Model (+ options such as alignment, build) → the arenas this runtime plans, primary first.
-    arenas: Callable[..., tuple[ArenaProblem, ...]]
-    # Model + arenas + their plans (+ build) → memory to declare.
-    budget: Callable[..., MemoryBudget]
-    # (model path, Analysis) → predicted vs real, running the real interpreter (`runtime` extra).
-    verify: Callable[..., VerifyResult] | None = None
-    # Default offset alignment of this runtime's arenas (TFLM rounds sizes instead: 1).
-    default_alignment: int = 1
-    # True when timeline, arenas and budget take a `build=` (TFLM: the wheel or a Cortex-M
-    # build); a runtime without builds has one set of figures, the host's.
-    has_builds: bool = False
+    A runtime without builds (LiteRT: the host interpreter only) takes the host build and
+    refuses any other (`runtime_build` says so before any work)."""
 
-    def with_build(self, build: Any) -> dict[str, Any]:
-        """The keyword arguments that give this runtime's rules a build ({} without builds, or
-        for None: the rules' default, the host)."""
-        return {"build": build} if self.has_builds and build is not None else {}
+    @property
+    def name(self) -> str:
+        """'tflm' | 'litert'."""
 
-    # What a kernel's data can rely on when nobody asks for more: every offset the runtime's own
-    # planner gives is a multiple of it (TFLM: sizes rounded to it from an aligned head start).
-    data_alignment: int = 1
+    @property
+    def title(self) -> str:
+        """'TensorFlow Lite Micro'."""
+
+    @property
+    def has_builds(self) -> bool:
+        """True when the figures depend on the build (TFLM: the wheel or a firmware build)."""
+
+    @property
+    def default_alignment(self) -> int:
+        """Offset alignment of this runtime's arenas (TFLM rounds sizes instead: 1)."""
+
+    @property
+    def data_alignment(self) -> int:
+        """What a kernel's data can rely on when nobody asks for more: every offset the runtime's
+        own planner gives is a multiple of it (TFLM: sizes rounded to it from an aligned head)."""
+
+    @property
+    def plans_overlaps(self) -> bool:
+        """True when `overlaps` can let an output start below an input it consumes."""
+
+    def timeline(self, model: Model, build: Build) -> Timeline:
+        """Model → every tensor's lifetime on this build."""
+
+    def arenas(
+        self, model: Model, build: Build, *, alignment: int | None = None
+    ) -> tuple[ArenaProblem, ...]:
+        """Model → the arenas this runtime plans, primary first (`alignment` replaces the
+        runtime's own)."""
+
+    def budget(
+        self, model: Model, arenas: Sequence[ArenaProblem], plans: Sequence[Plan], build: Build
+    ) -> MemoryBudget:
+        """Model + arenas + their plans → the memory to declare on this build."""
+
+    def overlaps(
+        self,
+        model: Model,
+        arena: ArenaProblem,
+        build: Build,
+        *,
+        kernels: KernelLibrary | None = None,
+    ) -> tuple[OverlapPair, ...]:
+        """The primary arena → every overlap the build's kernels allow (an output starting below
+        an input it consumes); `kernels` asks for another library's access order, which must
+        respect the build's own kernels too (UsageError otherwise)."""
+
+    def verify(
+        self,
+        path: str,
+        model: Model,
+        arenas: Sequence[ArenaProblem],
+        plans: Sequence[Plan],
+        *,
+        min_arena: bool = False,
+    ) -> VerifyResult:
+        """The model file and its predicted arenas and runtime plans → predicted vs real, running
+        the real interpreter (`runtime` extra; `min_arena`: also bisect the smallest arena)."""
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
@@ -134,10 +182,10 @@ RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
 )
 
 
-def get_runtime(name: str) -> RuntimeRules:
+def get_runtime(name: str) -> Runtime:
     """Runtime name → its rules; UsageError for unknown names."""
     module_name = RUNTIME_MODULES.get(name)
     if module_name is None:
         raise UsageError(f"unknown runtime '{name}' (known: {', '.join(RUNTIME_MODULES)})")
-    rules: RuntimeRules = import_module(module_name).RUNTIME
+    rules: Runtime = import_module(module_name).RUNTIME
     return rules

@@ -33,6 +33,7 @@ from arenalens.ir import (
 )
 from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name
 from arenalens.tflite.tables import MalformedTableError, TableView
+from arenalens.units import format_bytes_exact
 
 _U32 = struct.Struct("<I")
 
@@ -145,7 +146,7 @@ def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
     """FlatBuffer bytes (or a read-only map) → checked Model."""
     size = len(data)
     if size < 8:
-        raise ModelError(label, f"file too small for a FlatBuffer ({size} bytes)")
+        raise ModelError(label, f"file too small for a FlatBuffer ({format_bytes_exact(size)})")
     if bytes(data[4:8]) != FILE_IDENTIFIER:
         found = bytes(data[4:8])
         known = _other_format(bytes(data[:16]), label)
@@ -237,7 +238,7 @@ class _Parser:
         if self.items > self.item_budget:
             raise self.fail(
                 f"decodes to more than {self.item_budget:,} tensors, operators and indices "
-                f"from {self.size:,} bytes (tables and vectors shared many times over)"
+                f"from {format_bytes_exact(self.size)} (tables and vectors shared many times over)"
             )
 
     def root(self) -> TableView:
@@ -287,7 +288,7 @@ class _Parser:
                 raise self.fail(
                     f"buffer {index}: external data [{external_offset}, "
                     f"{external_offset + external_size}) lies beyond the end of the file "
-                    f"({self.size} bytes)"
+                    f"({format_bytes_exact(self.size)})"
                 )
             return BufferRef(index, external_offset, external_size, external=True)
         start, length = fb.vector(_BufferSlots.DATA, 1)
@@ -526,7 +527,7 @@ def decode_offline_plan(raw: bytes, label: str) -> OfflinePlan:
     if len(raw) < header_bytes:
         raise ModelError(
             label,
-            f"'{OFFLINE_PLAN_METADATA}' metadata is {len(raw)} bytes, "
+            f"'{OFFLINE_PLAN_METADATA}' metadata is {format_bytes_exact(len(raw))}, "
             f"shorter than its 12-byte header",
         )
     version, subgraph_count, count = struct.unpack_from("<iii", raw, 0)

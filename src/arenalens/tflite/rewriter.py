@@ -35,6 +35,7 @@ from arenalens.tflite.reader import (
     OFFLINE_PLAN_METADATA,
     encode_offline_plan,
 )
+from arenalens.units import format_bytes_exact
 
 DEFAULT_ALIGNMENT = 64  # prefix multiple: keeps 16-byte force_align and LiteRT's 64-byte mmap
 
@@ -115,7 +116,9 @@ class _View:
 
     def check(self, position: int, length: int) -> None:
         if position < 0 or position + length > len(self.data):
-            raise self.fail(f"malformed FlatBuffer: read of {length} bytes at {position}")
+            raise self.fail(
+                f"malformed FlatBuffer: read of {format_bytes_exact(length)} at {position}"
+            )
 
     def u32(self, position: int) -> int:
         self.check(position, 4)

@@ -14,6 +14,8 @@ import struct
 from functools import cache, lru_cache
 from typing import Any
 
+from arenalens.units import format_bytes_exact
+
 _U8 = struct.Struct("<B")
 _I8 = struct.Struct("<b")
 _U16 = struct.Struct("<H")
@@ -141,7 +143,8 @@ class TableView:
         length: int = _U32.unpack_from(buf, start)[0]
         if start + 4 + length * element_bytes > size:
             raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only {size:,} bytes"
+                f"vector at {start} claims {length:,} entries but the file has only "
+                f"{format_bytes_exact(size)}"
             )
         return start + 4, length
 
@@ -158,7 +161,8 @@ class TableView:
         length: int = _U32.unpack_from(buf, start)[0]
         if start + 4 + length * 4 > size:
             raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only {size:,} bytes"
+                f"vector at {start} claims {length:,} entries but the file has only "
+                f"{format_bytes_exact(size)}"
             )
         return _int32s(length).unpack_from(buf, start + 4)
 

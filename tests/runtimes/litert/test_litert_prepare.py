@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.builds.build import HOST
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.planning import Buffer, Problem, run_planner
@@ -401,7 +402,7 @@ def test_split20_ties_need_the_exact_hash_order_and_sort() -> None:
 
 def test_timeline_has_runtime_lifetimes_and_aliases() -> None:
     model = case_model("conv_float_im2col")
-    timeline = get_runtime("litert").timeline(model)
+    timeline = get_runtime("litert").timeline(model, HOST)
     im2col = timeline.of(0, 4)
     assert (im2col.first, im2col.last) == (0, 0)  # a temporary lives at its node only
     output = timeline.of(0, model.subgraphs[0].outputs[0])

@@ -47,7 +47,9 @@ def verify_file(path: Path) -> VerifyResult:
     pytest.importorskip("ai_edge_litert")
     from arenalens.runtimes.litert.rules import verify
 
-    return verify(path, analyze(path, runtime="litert"))
+    analysis = analyze(path, runtime="litert")
+    arenas = [result.arena for result in analysis.arenas]
+    return verify(path, analysis.model, arenas, [result.runtime_plan for result in analysis.arenas])
 
 
 def assert_agrees(result: VerifyResult) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from arenalens.builds.abi import ILP32, LP64
+from arenalens.builds.build import HOST, device_build
 from arenalens.runtimes.tflm import structs
-from arenalens.runtimes.tflm.abi import ILP32, LP64
-from arenalens.runtimes.tflm.build import HOST, device_build
-from arenalens.runtimes.tflm.setup import HOST_64, layout_for
+from arenalens.runtimes.tflm.setup_layout import HOST_64, layout_for
 from tests.conformance.predict import predict
 from tests.conformance.targets import TARGETS
 from tests.device_core import FIELDS, MODELS, cached

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
+from arenalens.builds.build import KernelLibrary
 from tests.conftest import SHARED_MODELS
 from tests.fixtures.overlap_checks import (
     SELF_CHECKS,

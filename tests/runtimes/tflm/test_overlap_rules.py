@@ -13,17 +13,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from arenalens.builds.build import HOST, REFERENCE, KernelLibrary
 from arenalens.examples.layers import Int8Network
 from arenalens.optimization import prove_outputs
 from arenalens.runtimes.tflm.access_order import Trace, distance_of
-from arenalens.runtimes.tflm.build import HOST, REFERENCE
 from arenalens.runtimes.tflm.kernels.base import AccessByPath, AccessOrder, KernelContext, NoOverlap
-from arenalens.runtimes.tflm.kernels.registry import (
-    LIBRARIES,
-    REGISTERED,
-    KernelLibrary,
-    library_rule,
-)
+from arenalens.runtimes.tflm.kernels.registry import LIBRARIES, REGISTERED, library_rule
 from arenalens.runtimes.tflm.overlap import overlap_distance
 from tests import overlap_cases as cases
 from tests.conformance.cases import case_by_id

@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from arenalens.runtimes.tflm.abi import ILP32
-from arenalens.runtimes.tflm.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
+from arenalens.builds.abi import ILP32
+from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, ISA_NONE, device_build
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
+from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
 from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -140,12 +141,12 @@ def test_struct_sizes_match_the_probes_compiler() -> None:
         reference_conv.TRANSPOSE_CONV_PARAMS: 16,
         conv.CMSIS_OP_DATA_CONV: 60,
         conv.CMSIS_OP_DATA_TRANSPOSE_CONV: 76,
-        fully_connected.FULLY_CONNECTED_PARAMS: 5,
+        reference_fully_connected.FULLY_CONNECTED_PARAMS: 5,
         fully_connected.CMSIS_OP_DATA_FULLY_CONNECTED: 72,
         fully_connected.CMSIS_OP_DATA_BATCH_MATMUL: 36,
         reference_recurrent.SVDF_PARAMS: 8,
         recurrent.CMSIS_OP_DATA_SVDF: 40,
-        recurrent.OP_DATA_LSTM: 688,
+        reference_recurrent.OP_DATA_LSTM: 688,
         recurrent.CMSIS_OP_DATA_LSTM: 912,
         cmsis_softmax.CMSIS_SOFTMAX_OP_DATA: 64,
     }

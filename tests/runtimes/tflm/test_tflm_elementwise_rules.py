@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from arenalens.runtimes.tflm.abi import ILP32, LP64, Struct
-from arenalens.runtimes.tflm.build import HOST, device_build
+from arenalens.builds.abi import ILP32, LP64
+from arenalens.builds.build import HOST, device_build
+from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.kernels import activations, arithmetic, elementwise, quantize, reduce
 from arenalens.runtimes.tflm.kernels.base import INVOKE, Scratch
 from arenalens.runtimes.tflm.kernels.setups import operator_setups

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from arenalens.builds.build import device_build
 from arenalens.pipeline import analyze
 from arenalens.planning import run_planner
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
-from arenalens.runtimes.tflm.build import device_build
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import HOST_64, PERSISTENT_BUFFERS, layout_for, setup_sequence
+from arenalens.runtimes.tflm.setup import setup_sequence
+from arenalens.runtimes.tflm.setup_layout import HOST_64, PERSISTENT_BUFFERS, layout_for
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import parse_model

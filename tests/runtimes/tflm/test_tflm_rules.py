@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.ir import OfflinePlan
 from arenalens.runtimes.tflm.arena import arenas
-from arenalens.runtimes.tflm.setup import Action, Allocation, minimal_arena_size, replay
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation, minimal_arena_size, replay
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import encode_offline_plan, parse_model

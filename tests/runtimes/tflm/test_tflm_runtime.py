@@ -10,6 +10,7 @@ import pytest
 
 from arenalens.cli import main
 from arenalens.pipeline import analyze
+from arenalens.tflite.reader import load_model
 from tests.tflm_synthetic import SYNTHETIC_MODELS
 
 pytestmark = pytest.mark.runtime
@@ -34,7 +35,8 @@ def test_verify_agrees_on_synthetic_models(name: str, tmp_path: Path) -> None:
 
     path = tmp_path / f"{name}.tflite"
     path.write_bytes(SYNTHETIC_MODELS[name]())
-    result = verify(path, analyze(path, runtime="tflm"), min_arena=True)
+    primary = analyze(path, runtime="tflm").primary
+    result = verify(path, load_model(path), primary.arena, primary.runtime_plan, min_arena=True)
     mismatches = [(r.label, r.predicted, r.real) for r in result.rows if not r.agrees]
     assert not mismatches
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from arenalens.runtimes.tflm.abi import ILP32, LP64
+from arenalens.builds.abi import ILP32, LP64
+from arenalens.builds.build import HOST, Build, device_build
 from arenalens.runtimes.tflm.arena import arenas
-from arenalens.runtimes.tflm.build import HOST, Build, device_build
 from arenalens.runtimes.tflm.kernels import layout, signal, signal_streams, slicing, variables
 from arenalens.runtimes.tflm.kernels.base import OutputShape, Persistent, TempTensor
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups, prepared_shapes

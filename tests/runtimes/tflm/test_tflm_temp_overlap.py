@@ -4,18 +4,14 @@ fit patterns measured on the tflite_micro wheel (setup is not monotone in the ar
 
 from __future__ import annotations
 
+from arenalens.builds.abi import ILP32, LP64
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.tflm.abi import ILP32, LP64
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import plan_facts
 from arenalens.runtimes.tflm.kernels.base import OverTemps, TempField
-from arenalens.runtimes.tflm.setup import (
-    HOST_64,
-    minimal_arena_size,
-    replay,
-    setup_sequence,
-    setups_with_resources,
-)
+from arenalens.runtimes.tflm.setup import setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup_layout import HOST_64
+from arenalens.runtimes.tflm.setup_replay import minimal_arena_size, replay
 from arenalens.runtimes.tflm.temp_overlap import (
     AFFINE,
     TENSOR,
@@ -24,7 +20,7 @@ from arenalens.runtimes.tflm.temp_overlap import (
     resolve,
 )
 from arenalens.tflite.reader import parse_model
-from tests.conformance.cases.nn import batch_matmul, lstm
+from tests.conformance.cases.nn.recurrent import batch_matmul, lstm
 
 
 def test_tflite_tensor_members_by_hand() -> None:

@@ -29,16 +29,17 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Timeline
-from arenalens.errors import ModelError, RuntimeUnavailableError
+from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
-from arenalens.runtimes import MemoryBudget, Obstacle, RuntimeRules, VerifyResult, VerifyRow
+from arenalens.runtimes import MemoryBudget, Obstacle, Runtime, VerifyResult, VerifyRow
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
 
 if TYPE_CHECKING:
-    from arenalens.pipeline import Analysis
+    from arenalens.analysis.overlap_pairs import OverlapPair
+    from arenalens.builds.build import Build, KernelLibrary
 
 # kDefaultTensorAlignment / kDefaultArenaAlignment: every offset is a multiple of 64.
 LITERT_ALIGNMENT = 64
@@ -301,15 +302,15 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
     )
 
 
-def verify(path: str | os.PathLike[str], analysis: Analysis) -> VerifyResult:
-    """Model path + Analysis → predicted vs real arena sizes and tensor offsets."""
-    real = probe_model(path)
-    return compare_with_real(
-        analysis.model,
-        [r.arena for r in analysis.arenas],
-        [r.runtime_plan for r in analysis.arenas],
-        real,
-    )
+def verify(
+    path: str | os.PathLike[str],
+    model: Model,
+    arena_problems: Sequence[ArenaProblem],
+    plans: Sequence[Plan],
+) -> VerifyResult:
+    """Model path + predicted arenas + LiteRT's own plans of them → predicted vs real arena
+    sizes and tensor offsets."""
+    return compare_with_real(model, arena_problems, plans, probe_model(path))
 
 
 def compare_with_real(
@@ -458,16 +459,60 @@ def _is_unplanned(prepared: PreparedSubgraph, tensor_index: int) -> bool:
     return allocation in (Allocation.ARENA_RW, Allocation.ARENA_RW_PERSISTENT, Allocation.MEM_NONE)
 
 
-RUNTIME = RuntimeRules(
-    name="litert",
-    title="LiteRT (TensorFlow Lite CPU runtime)",
-    timeline=litert_runtime_timeline,
-    arenas=arenas,
-    budget=budget,
-    verify=verify,
-    default_alignment=LITERT_ALIGNMENT,
-    data_alignment=LITERT_ALIGNMENT,
-)
+@dataclass(frozen=True, slots=True)
+class LiteRtRuntime:
+    """LiteRT as a `runtimes.Runtime`: the host interpreter only, one set of figures."""
+
+    name: str = "litert"
+    title: str = "LiteRT (TensorFlow Lite CPU runtime)"
+    has_builds: bool = False
+    default_alignment: int = LITERT_ALIGNMENT
+    data_alignment: int = LITERT_ALIGNMENT
+    plans_overlaps: bool = False
+
+    def timeline(self, model: Model, build: Build) -> Timeline:
+        """Model → LiteRT's lifetimes (the host's: LiteRT has no other build)."""
+        return litert_runtime_timeline(model)
+
+    def arenas(
+        self, model: Model, build: Build, *, alignment: int | None = None
+    ) -> tuple[ArenaProblem, ...]:
+        """Model → every subgraph's arena and persistent arena."""
+        return arenas(model, alignment)
+
+    def budget(
+        self, model: Model, arenas: Sequence[ArenaProblem], plans: Sequence[Plan], build: Build
+    ) -> MemoryBudget:
+        """Arenas + plans → the bytes LiteRT allocates."""
+        return budget(model, arenas, plans)
+
+    def overlaps(
+        self,
+        model: Model,
+        arena: ArenaProblem,
+        build: Build,
+        *,
+        kernels: KernelLibrary | None = None,
+    ) -> tuple[OverlapPair, ...]:
+        """LiteRT plans its own arenas: no offline plan, so no overlap to plan."""
+        raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
+
+    def verify(
+        self,
+        path: str,
+        model: Model,
+        arenas: Sequence[ArenaProblem],
+        plans: Sequence[Plan],
+        *,
+        min_arena: bool = False,
+    ) -> VerifyResult:
+        """The real interpreter's arenas and tensor offsets vs the prediction."""
+        if min_arena:
+            raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
+        return verify(path, model, arenas, plans)
+
+
+RUNTIME: Runtime = LiteRtRuntime()  # mypy checks the class against the protocol here
 
 __all__ = [
     "LITERT_ALIGNMENT",

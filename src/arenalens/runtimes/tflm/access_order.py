@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
+from arenalens.runtimes.tflm.kernels.common import padding
 
 Int64Array = npt.NDArray[np.int64]
 # A sentinel above every byte offset: "reads nothing of this input".
@@ -95,17 +96,6 @@ class Window:
     same_padding: bool
 
 
-def padding(in_size: int, filter_size: int, stride: int, dilation: int, same: bool) -> int:
-    """TFLM's ComputePaddingHeightWidth for one axis: the leading padding."""
-    effective = (filter_size - 1) * dilation + 1
-    if same:
-        out_size = (in_size + stride - 1) // stride
-    else:
-        out_size = (in_size + stride - effective) // stride
-    total = (out_size - 1) * stride + effective - in_size
-    return max(total, 0) // 2
-
-
 def _first_valid(origins: Int64Array, size: int, taps: int, dilation: int) -> Int64Array:
     """Per window origin, the first input index the window reads inside [0, size), or -1."""
     first_tap = np.where(origins >= 0, 0, (-origins + dilation - 1) // dilation)
@@ -125,10 +115,14 @@ def window_lowest_reads(
         window.filter_height,
         window.stride_height,
         window.dilation_height,
-        window.same_padding,
+        same=window.same_padding,
     )
     pad_w = padding(
-        in_w, window.filter_width, window.stride_width, window.dilation_width, window.same_padding
+        in_w,
+        window.filter_width,
+        window.stride_width,
+        window.dilation_width,
+        same=window.same_padding,
     )
     rows = _first_valid(
         np.arange(out_h, dtype=np.int64) * window.stride_height - pad_h,

@@ -15,12 +15,13 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
+from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.build import HOST, Build
+from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.runtimes.tflm.support import setup_failures
@@ -70,23 +71,22 @@ def offline_offsets(model: Model) -> tuple[int, ...] | None:
     return plan.offsets
 
 
-# Kernels whose Prepare points their output at kernel-owned memory: TFLM plans only tensors
-# whose data pointer is still null after Prepare (micro_allocation_info.cc —
-# InitializeAllocationInfo, `needs_allocating`). VAR_HANDLE points its output at the resource id
-# in its OpData (kernels/var_handle.cc — Prepare).
-PREPARE_BOUND_OUTPUTS = frozenset({"VAR_HANDLE"})
-
-
 def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:
-    """Model → (subgraph, tensor) of outputs a kernel binds in Prepare (never planned)."""
+    """Model → (subgraph, tensor) of outputs a kernel binds in Prepare (never planned: TFLM plans
+    only tensors whose data pointer is still null after Prepare; `KernelRule.binds_outputs`)."""
     return frozenset(
         (subgraph.index, tensor)
         for subgraph in model.subgraphs
         for op in subgraph.operators
-        if op.opcode in PREPARE_BOUND_OUTPUTS
+        if _binds_outputs(op.opcode)
         for tensor in op.outputs
         if tensor >= 0
     )
+
+
+def _binds_outputs(opcode: str) -> bool:
+    rule = REFERENCE_KERNELS.get(opcode)
+    return rule is not None and rule.binds_outputs
 
 
 def _planned_entries(

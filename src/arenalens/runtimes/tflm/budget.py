@@ -16,24 +16,17 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem
+from arenalens.builds.build import HOST, Build, build_summary, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
-from arenalens.runtimes.tflm.build import HOST, Build, allocator_name, build_summary
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import (
-    PlanFacts,
-    RuntimeLayout,
-    SetupOutcome,
-    layout_for,
-    minimal_arena_size,
-    replay,
-    setup_sequence,
-    setups_with_resources,
-)
+from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
+from arenalens.runtimes.tflm.setup_replay import SetupOutcome, minimal_arena_size, replay
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 from arenalens.units import format_bytes_exact
@@ -132,18 +125,6 @@ def setup_outcome(
     return replay(setup_sequence(model, facts, layout, operators), arena_size, layout)
 
 
-# What the TFLM figures are measured against when no device is chosen: the tflite-micro Python
-# wheel on a 64-bit host.
-HOST_DEVICE = "64-bit host build (tflite-micro wheel)"
-
-
-def device_label(build: Build) -> str:
-    """The build in words, as documents name what the number is for."""
-    if build == HOST:
-        return HOST_DEVICE
-    return f"{build.title}; {build.abi.name}, {allocator_name(build)}"
-
-
 def budget(
     model: Model,
     arena_problems: Sequence[ArenaProblem],
@@ -181,7 +162,7 @@ def budget(
         required_bytes=prediction.minimal_arena,
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
-        device=device_label(build),
+        device=build_title(build),
         build=MappingProxyType(build_summary(build)),
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),

@@ -11,20 +11,23 @@ An operator's output buffer may share bytes with one of its input buffers when t
 that operator (its buffer's last step is the operator's step), the output is born there (its
 buffer's first step), and `overlap_distance` gives a distance. Only
 operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
-steps. The result is a `planning.Overlap` per pair, with what made it, for reports. Traces cost
+steps. The result is an `OverlapPair` per pair (`analysis/overlap_pairs.py`): the planner's
+`Overlap` with what made it, for reports. Traces cost
 time in proportion to the elements they walk, so one model gets at most MAX_MODEL_TRACE_ELEMENTS
 of them (a hostile model of huge tensors); operators past it get no overlap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import HOST, Build, KernelLibrary, overlap_kernels
+from arenalens.errors import UsageError
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
-from arenalens.runtimes.tflm.build import HOST
 from arenalens.runtimes.tflm.kernels import registry
 from arenalens.runtimes.tflm.kernels.base import (
     AccessByPath,
@@ -33,7 +36,6 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     NoOverlap,
 )
-from arenalens.runtimes.tflm.kernels.registry import KernelLibrary
 
 # An operator no kernel rule covers (not registered by any build).
 NOT_ANALYSED = "no access-order rule for this kernel"
@@ -112,6 +114,31 @@ def overlap_distance(
     return OverlapDistance(worst, opcode, pattern, "")
 
 
+def libraries_respected(library: KernelLibrary) -> frozenset[KernelLibrary]:
+    """The kernel libraries whose access order the overlaps planned with `library`'s rules
+    respect: CMSIS-NN's take the larger of its and the reference kernel's distance
+    (`overlap_distance`), so they hold on both."""
+    if library is KernelLibrary.CMSIS_NN:
+        return frozenset({KernelLibrary.REFERENCE, KernelLibrary.CMSIS_NN})
+    return frozenset({library})
+
+
+def overlap_library(build: Build, asked: KernelLibrary | None = None) -> KernelLibrary:
+    """The library whose rules overlaps planned for this build follow: the build's own
+    (`builds.build.overlap_kernels`), or `asked` when its rules respect the kernels the build
+    runs as well; UsageError when they do not (a plan that build would compute wrong)."""
+    if asked is None:
+        return overlap_kernels(build)
+    if build.kernels not in libraries_respected(asked):
+        raise UsageError(
+            f"the {asked} kernels' access order does not hold on {build.name}, which runs "
+            f"{build.kernels} kernels: overlaps planned by it would compute wrong outputs there "
+            "(plan overlaps with the build's own kernels: --overlap without another --kernels, "
+            "overlap=True in Python)"
+        )
+    return asked
+
+
 def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:
     """The access order of the code path this operator takes in the rule's kernel (None: the
     library runs the reference kernel's code for it)."""
@@ -123,19 +150,6 @@ def _may_alias(source: Tensor, target: Tensor) -> bool:
     """C++ strict aliasing: same element type, or one side a byte type (char aliases all)."""
     names = (source.dtype.name, target.dtype.name)
     return names[0] == names[1] or bool(_BYTE_TYPES & set(names))
-
-
-@dataclass(frozen=True, slots=True)
-class OverlapPair:
-    """One allowed overlap and where it comes from."""
-
-    overlap: Overlap  # buffer ids of the head arena
-    subgraph: int
-    operator: int
-    opcode: str
-    input_tensor: int
-    output_tensor: int
-    pattern: str  # the kernel's access pattern
 
 
 def arena_overlaps(
@@ -207,35 +221,10 @@ def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
     return found
 
 
-def with_overlaps(arena: ArenaProblem, pairs: Sequence[OverlapPair]) -> ArenaProblem:
-    """The arena whose Problem allows these overlaps (pairs naming missing buffers dropped)."""
-    known = arena.problem.by_id
-    overlaps = tuple(
-        p.overlap for p in pairs if p.overlap.output in known and p.overlap.input in known
-    )
-    return replace(arena, problem=replace(arena.problem, overlaps=overlaps))
-
-
-def shared_pairs(
-    arena: ArenaProblem, pairs: Sequence[OverlapPair], offsets: Mapping[int, int]
-) -> tuple[OverlapPair, ...]:
-    """The pairs whose buffers share at least one byte at these offsets."""
-    by_id = arena.problem.by_id
-    found = []
-    for pair in pairs:
-        output, source = by_id[pair.overlap.output], by_id[pair.overlap.input]
-        low = max(offsets[output.id], offsets[source.id])
-        high = min(offsets[output.id] + output.size, offsets[source.id] + source.size)
-        if low < high:
-            found.append(pair)
-    return tuple(found)
-
-
 __all__ = [
     "OverlapDistance",
-    "OverlapPair",
     "arena_overlaps",
+    "libraries_respected",
     "overlap_distance",
-    "shared_pairs",
-    "with_overlaps",
+    "overlap_library",
 ]

@@ -1,31 +1,84 @@
-"""TFLite Micro's rules: the head arena it plans, the `kTensorArenaSize` it needs, and verify.
+"""TFLite Micro's rules: the head arena it plans, the `kTensorArenaSize` it needs, the overlaps
+its kernels allow, and verify.
 
-Every rule takes the build (`build.Build`: the x86-64 wheel or a Cortex-M firmware build).
-Verify runs the real interpreter, the wheel, in a child process (`probe`, `verify`).
+Every rule takes the build (`builds.Build`: the x86-64 wheel or a firmware build). Verify runs
+the real interpreter, the wheel, in a child process (`probe`, `verify`).
 """
 
-from typing import Any
+from __future__ import annotations
 
-from arenalens.runtimes import RuntimeRules, VerifyResult
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arenalens.analysis.arena_problem import ArenaProblem
+from arenalens.analysis.lifetimes import Timeline
+from arenalens.analysis.overlap_pairs import OverlapPair
+from arenalens.builds.build import Build, KernelLibrary
+from arenalens.ir import Model
+from arenalens.planning.problem import Plan
+from arenalens.runtimes import MemoryBudget, Runtime, VerifyResult
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas, tflm_timeline_with_scratch
 from arenalens.runtimes.tflm.budget import budget
 
 
-def _verify(path: str, analysis: Any, **options: Any) -> VerifyResult:
-    from arenalens.runtimes.tflm.verify import verify  # noqa: PLC0415 - needs the runtime extra
+@dataclass(frozen=True, slots=True)
+class TflmRuntime:
+    """TFLM as a `runtimes.Runtime`."""
 
-    return verify(path, analysis, **options)
+    name: str = "tflm"
+    title: str = "TensorFlow Lite Micro"
+    has_builds: bool = True
+    default_alignment: int = 1
+    data_alignment: int = ARENA_ALIGNMENT
+    plans_overlaps: bool = True
+
+    def timeline(self, model: Model, build: Build) -> Timeline:
+        """Model → TFLM's lifetimes, scratch requests included."""
+        return tflm_timeline_with_scratch(model, build)
+
+    def arenas(
+        self, model: Model, build: Build, *, alignment: int | None = None
+    ) -> tuple[ArenaProblem, ...]:
+        """Model → the head arena on this build."""
+        return arenas(model, alignment, build=build)
+
+    def budget(
+        self, model: Model, arenas: Sequence[ArenaProblem], plans: Sequence[Plan], build: Build
+    ) -> MemoryBudget:
+        """Head arena + plan → the minimal kTensorArenaSize on this build."""
+        return budget(model, arenas, plans, build=build)
+
+    def overlaps(
+        self,
+        model: Model,
+        arena: ArenaProblem,
+        build: Build,
+        *,
+        kernels: KernelLibrary | None = None,
+    ) -> tuple[OverlapPair, ...]:
+        """The head arena → every overlap the kernels' access order allows on this build."""
+        # The access-order rules (and numpy under them) load only when overlaps are asked for.
+        from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415 - see above
+            arena_overlaps,
+            overlap_library,
+        )
+
+        return arena_overlaps(model, arena, library=overlap_library(build, kernels))
+
+    def verify(
+        self,
+        path: str,
+        model: Model,
+        arenas: Sequence[ArenaProblem],
+        plans: Sequence[Plan],
+        *,
+        min_arena: bool = False,
+    ) -> VerifyResult:
+        """The wheel's real allocations vs the prediction for its own plan."""
+        from arenalens.runtimes.tflm.verify import verify  # noqa: PLC0415 - the runtime extra
+
+        return verify(path, model, arenas[0], plans[0], min_arena=min_arena)
 
 
-RUNTIME = RuntimeRules(
-    name="tflm",
-    title="TensorFlow Lite Micro",
-    timeline=tflm_timeline_with_scratch,
-    arenas=arenas,
-    budget=budget,
-    verify=_verify,
-    default_alignment=1,
-    has_builds=True,
-    data_alignment=ARENA_ALIGNMENT,
-)
+RUNTIME: Runtime = TflmRuntime()  # mypy checks the class against the protocol here

@@ -20,8 +20,8 @@ with arm-none-eabi-g++ 12.2 and the host g++, and by tracing the Cortex-M probes
 
 from __future__ import annotations
 
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, Struct, struct, union
-from arenalens.runtimes.tflm.build import COMPRESSION
 
 # An integer array pointer or a raw pointer: the same on every ABI.
 _POINTER = "pointer"

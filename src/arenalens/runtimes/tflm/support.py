@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
-from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate
-from arenalens.runtimes.tflm.kernels.registry import stands_in
+from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
@@ -150,8 +150,10 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
 
 
 def _no_kernel_reason(opcode: str, build: Build) -> str:
-    if opcode == "CUSTOM:ethos-u":
-        return "no ethos-u kernel in this build (only Ethos-U NPU firmware registers it)"
+    rule = REFERENCE_KERNELS.get(opcode)
+    if rule is not None and rule.unregistered is not None:
+        name = opcode.removeprefix("CUSTOM:")
+        return f"no {name} kernel in this build ({rule.unregistered})"
     what = (
         f"custom operator '{opcode.removeprefix('CUSTOM:')}'"
         if opcode.startswith("CUSTOM:")

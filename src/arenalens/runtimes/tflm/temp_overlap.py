@@ -24,28 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenalens.runtimes.tflm.abi import Abi, struct, union
+from arenalens.builds.abi import Abi
 from arenalens.runtimes.tflm.kernels.base import OverTemps
-
-# TfLiteTensor as TFLM compiles it (TF_LITE_STATIC_MEMORY, tensorflow/lite/core/c/common.h) and
-# its affine quantization: only member offsets are needed here.
-TF_LITE_TENSOR = struct(
-    "TfLiteTensor",
-    ("quantization", struct("TfLiteQuantization", ("type", "enum"), ("params", "pointer"))),
-    ("params", struct("TfLiteQuantizationParams", ("scale", "float"), ("zero_point", "int32"))),
-    ("data", union("TfLitePtrUnion", ("data", "pointer"))),
-    ("dims", "pointer"),
-    ("bytes", "size_t"),
-    ("type", "enum"),
-    ("allocation_type", "enum"),
-    ("is_variable", "bool"),
-)
-TF_LITE_AFFINE_QUANTIZATION = struct(
-    "TfLiteAffineQuantization",
-    ("scale", "pointer"),
-    ("zero_point", "pointer"),
-    ("quantized_dimension", "int32"),
-)
+from arenalens.runtimes.tflm.structs import TF_LITE_AFFINE_QUANTIZATION, TF_LITE_TENSOR
 
 TENSOR = "TfLiteTensor"
 AFFINE = "TfLiteAffineQuantization"

@@ -1,4 +1,4 @@
-"""Predicted vs real TFLM: (model file, Analysis) → VerifyResult from the real interpreter.
+"""Predicted vs real TFLM: (model file, head arena, plan) → VerifyResult from the real interpreter.
 
 The real numbers come from `tflite_micro` (`tflm_probe`, one child process per construction):
 head, tail, total and every `print_allocations()` category at a roomy arena size, and on request
@@ -10,10 +10,12 @@ whatever planner the analysis chose, because that is what the interpreter runs.
 from __future__ import annotations
 
 import os
-from typing import Any
 
+from arenalens.analysis.arena_problem import ArenaProblem
+from arenalens.builds.build import HOST
 from arenalens.errors import ModelError
-from arenalens.planning.problem import align_up
+from arenalens.ir import Model
+from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import VerifyResult, VerifyRow
 from arenalens.runtimes.tflm.budget import SetupPrediction, predict_setup
 from arenalens.runtimes.tflm.probe import Probe, minimal_arena, probe, require_tflite_micro
@@ -22,12 +24,19 @@ from arenalens.runtimes.tflm.probe import Probe, minimal_arena, probe, require_t
 ROOMY_MINIMUM = 1 << 20
 
 
-def verify(path: str | os.PathLike[str], analysis: Any, *, min_arena: bool = False) -> VerifyResult:
-    """Run the real interpreter on the file and compare it with the analysis's prediction."""
+def verify(
+    path: str | os.PathLike[str],
+    model: Model,
+    arena: ArenaProblem,
+    plan: Plan,
+    *,
+    min_arena: bool = False,
+) -> VerifyResult:
+    """Run the real interpreter on the file and compare it with the prediction for the head
+    arena and TFLM's own plan of it, on the wheel."""
     require_tflite_micro()
     path = os.fspath(path)
-    result = analysis.arenas[0]
-    prediction = predict_setup(analysis.model, result.arena, result.runtime_plan)
+    prediction = predict_setup(model, arena, plan, HOST)
     roomy = align_up(
         max(ROOMY_MINIMUM, 2 * prediction.minimal_arena, 4 * os.path.getsize(path)), 16
     )

@@ -42,7 +42,7 @@
  */
 
 /**
- * A TFLM build: the CPU, kernels and allocator the figures are for (tflm/build.py's
+ * A TFLM build: the CPU, kernels and allocator the figures are for (builds/build.py's
  * build_summary).
  * @typedef {object} Build
  * @property {string} name  "host", or "cortex-m7/cmsis-nn"
@@ -53,6 +53,18 @@
  * @property {string} abi  "LP64 (x86-64)" or "ILP32 (Arm EABI)"
  * @property {string} allocator  "RecordingMicroAllocator" or "MicroAllocator"
  * @property {boolean} compression  built with compressed-tensor support
+ * @property {string | null} kernels_release  the kernel library's own release (CMSIS-NN commit)
+ * @property {"user" | "board" | null} kernels_named_by  who named the kernels (null: default)
+ * @property {TflmRelease} tflm  the tflite-micro sources built
+ */
+
+/**
+ * One tflite-micro release (builds/build.py's TflmRelease).
+ * @typedef {object} TflmRelease
+ * @property {string} release  its name: the abbreviated commit
+ * @property {string} commit
+ * @property {string} date  ISO date of the sources
+ * @property {string} title
  */
 
 /**

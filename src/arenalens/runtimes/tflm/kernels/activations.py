@@ -23,7 +23,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.common import (
+    IN_PLACE_UNARY,
+    UNARY,
+    op_data,
+    scale_of,
+    zero_point_of,
+)
 from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true
 
 _RELU_OP_DATA = struct(
@@ -211,6 +217,8 @@ RULES = (
         op_data(_HARD_SWISH_PARAMS),
         _hard_swish,
         access=same_index("hard_swish.cc, reference/hard_swish.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "ELU",
@@ -219,6 +227,7 @@ RULES = (
         op_data(_ELU_OP_DATA, "OpData (int8 lookup table)"),
         _elu,
         access=same_index("elu.cc"),
+        operands=UNARY,
     ),
     KernelRule(
         "LEAKY_RELU",
@@ -227,6 +236,8 @@ RULES = (
         op_data(_LEAKY_RELU_OP_DATA),
         _leaky_relu,
         access=same_index("leaky_relu.cc, reference/leaky_relu.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "LOGISTIC",
@@ -235,6 +246,8 @@ RULES = (
         op_data(_LOGISTIC_OP_DATA),
         _logistic,
         access=same_index("logistic.cc, reference/logistic.h, integer_ops/logistic.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "RELU",
@@ -243,6 +256,8 @@ RULES = (
         op_data(_RELU_OP_DATA),
         _relu,
         access=same_index("activations_common.cc"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "RELU6",
@@ -251,6 +266,8 @@ RULES = (
         op_data(_RELU6_OP_DATA),
         _relu6,
         access=same_index("activations_common.cc"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "TANH",
@@ -259,5 +276,7 @@ RULES = (
         op_data(_LOGISTIC_OP_DATA),
         _tanh,
         access=same_index("tanh.cc, reference/tanh.h, integer_ops/tanh.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
 )

@@ -29,10 +29,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     RuleFunction,
     Scratch,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
     ARITHMETIC_PARAMS,
+    BINARY,
+    IN_PLACE_BINARY,
     is_quantized,
     op_data,
     scale_of,
@@ -367,6 +370,8 @@ RULES = (
         op_data(_ADD_OP_DATA),
         _add,
         access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
+        operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
         "SUB",
@@ -375,6 +380,8 @@ RULES = (
         op_data(_SUB_OP_DATA),
         _sub,
         access=broadcast("sub.cc, reference/sub.h"),
+        operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
         "MUL",
@@ -383,6 +390,8 @@ RULES = (
         op_data(_MUL_OP_DATA),
         _mul,
         access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
+        operands=BINARY,
+        inplace=IN_PLACE_BINARY,
     ),
     KernelRule(
         "DIV",
@@ -391,8 +400,17 @@ RULES = (
         op_data(_DIV_OP_DATA),
         _div,
         access=broadcast("div.cc, reference/div.h"),
+        operands=BINARY,
     ),
-    KernelRule("ADD_N", "add_n.cc", None, no_events, _add_n, access=NoOverlap("not analysed")),
+    KernelRule(
+        "ADD_N",
+        "add_n.cc",
+        None,
+        no_events,
+        _add_n,
+        access=NoOverlap("not analysed"),
+        operands=operands("input+"),
+    ),
     KernelRule(
         "FLOOR_DIV",
         "floor_div.cc",
@@ -400,6 +418,7 @@ RULES = (
         no_events,
         _floor_div_mod("floor_div.cc", "FLOOR_DIV"),
         access=broadcast("floor_div.cc, reference/binary_function.h"),
+        operands=BINARY,
     ),
     KernelRule(
         "FLOOR_MOD",
@@ -408,6 +427,7 @@ RULES = (
         no_events,
         _floor_div_mod("floor_mod.cc", "FLOOR_MOD"),
         access=broadcast("floor_mod.cc, reference/binary_function.h"),
+        operands=BINARY,
     ),
     KernelRule(
         "SQUARED_DIFFERENCE",
@@ -416,5 +436,6 @@ RULES = (
         op_data(_SQUARED_DIFFERENCE_OP_DATA),
         _squared_difference,
         access=broadcast("squared_difference.cc"),
+        operands=BINARY,
     ),
 )

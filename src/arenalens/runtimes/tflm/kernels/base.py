@@ -19,11 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
+from arenalens.builds.build import REFERENCE, Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.tflm.abi import Struct
-from arenalens.runtimes.tflm.build import REFERENCE, Build
 from arenalens.tflite.custom_options import custom_options
+from arenalens.units import format_bytes_exact
 
 # TFLM fails a Prepare that requests more than this (kMaxScratchBuffersPerOp, micro_allocator.cc).
 MAX_SCRATCH_PER_OPERATOR = 12
@@ -119,6 +121,17 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
+class ScratchNumberAtLeast:
+    """Eval checks the model-wide number of the operator's first scratch request
+    (`TFLITE_DCHECK_GE(buffer_idx, minimum)`): the setups (`setups`), which count the requests of
+    every operator before this one, turn it into `refusal(count)` when there are fewer than
+    `minimum`, and drop it otherwise."""
+
+    minimum: int
+    refusal: Callable[[int], Refusal]
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """The rule is not exact for this case: the bytes may be off by up to `margin_bytes`."""
 
@@ -126,7 +139,51 @@ class Estimate:
     margin_bytes: int
 
 
-Event = Persistent | TempTensor | TempBytes | Scratch | OutputShape | Refusal | Estimate
+Event = (
+    Persistent
+    | TempTensor
+    | TempBytes
+    | Scratch
+    | OutputShape
+    | Refusal
+    | Estimate
+    | ScratchNumberAtLeast
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Operands:
+    """The tensors a kernel takes, from its Prepare and Eval (the inputs and outputs they fetch,
+    `NumInputs` / `NumOutputs` checks, `GetOptionalInputTensor`): a role per input slot, how many
+    inputs and outputs it accepts, and which input slots may hold -1 (omitted). Where LiteRT's
+    kernel for the builtin accepts more, the looser count is kept: `diagnose` reads these for
+    both runtimes and flags only what both reject."""
+
+    inputs: tuple[str, ...]  # the role of each input slot; a variadic kernel's last role repeats
+    min_inputs: int
+    max_inputs: int | None  # None: any number
+    optional: frozenset[int]
+    min_outputs: int
+    max_outputs: int | None  # None: any number
+
+    def role(self, slot: int) -> str:
+        """The role of an input slot ('' past the last one)."""
+        if slot < len(self.inputs):
+            return self.inputs[slot]
+        return self.inputs[-1] if self.inputs and self.max_inputs is None else ""
+
+
+def operands(*roles: str, outputs: tuple[int, int | None] = (1, 1)) -> Operands:
+    """Input roles in slot order → Operands. 'bias?' may be -1 (or left off when no required
+    role follows); a last 'input+' repeats, at least once, a last 'input*' any number of times
+    (none included)."""
+    names = [role.rstrip("?+*") for role in roles]
+    optional = frozenset(i for i, role in enumerate(roles) if role.endswith("?"))
+    variadic = bool(roles) and roles[-1][-1] in "+*"
+    required = [i for i, role in enumerate(roles) if not role.endswith(("?", "*"))]
+    minimum = required[-1] + 1 if required else 0
+    maximum = None if variadic else len(roles)
+    return Operands(tuple(names), minimum, maximum, optional, outputs[0], outputs[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +265,7 @@ class KernelContext:
             raise ModelError(
                 self.model.source,
                 f"{self.label()}: its tensor shapes give the kernel's {what} a negative size "
-                f"({nbytes:,} bytes)",
+                f"({format_bytes_exact(nbytes)})",
             )
         return nbytes
 
@@ -289,9 +346,9 @@ def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
 
 @dataclass(frozen=True)
 class KernelRule:
-    """One registered kernel: its source, parsed options, its Init and Prepare events, and the
-    order it reads and writes its tensors (`access`: whether its output may slide over an
-    input)."""
+    """One registered kernel: its source, parsed options, its Init and Prepare events, the
+    tensors it takes (`operands`) and the order it reads and writes them (`access`: whether its
+    output may slide over an input)."""
 
     opcode: str
     source: str  # kernel file(s) under tflite-micro tensorflow/lite/micro/kernels/
@@ -300,8 +357,18 @@ class KernelRule:
     prepare: RuleFunction = inputs_then_outputs
     # False while the rule still holds numbers fitted on one build (see `Fixed`).
     derived: bool = True
-    # Every kernel says it: an order traced from its loops, or why its output never overlaps.
+    # Every kernel says them: the tensors it takes, and the order its loops read and write them
+    # (traced, or why its output never overlaps an input).
+    operands: Operands = field(kw_only=True)
     access: Access = field(kw_only=True)
+    # Whether `optimize --inplace` may put its output over an input only it reads (None: never).
+    inplace: InPlace | NotInPlace | None = field(default=None, kw_only=True)
+    # Prepare points every output at memory the kernel owns (TFLM plans only tensors whose data
+    # pointer is still null after Prepare: micro_allocation_info.cc, `needs_allocating`).
+    binds_outputs: bool = field(default=False, kw_only=True)
+    # None: the wheel's PythonOpsResolver (python_ops_resolver.cc) and the probes' firmware
+    # register it; else why they do not (only other builds do; the rule says what they allocate).
+    unregistered: str | None = field(default=None, kw_only=True)
     library: str = field(default=REFERENCE, kw_only=True)  # whose kernel: Build.kernels names
     # A library's kernel embeds the reference one (`variant`): the rule it was made from.
     reference: KernelRule | None = field(default=None, kw_only=True, repr=False, compare=False)
@@ -320,7 +387,8 @@ def variant(reference: KernelRule, *, library: str, source: str, **changes: Any)
     """A kernel library's kernel for the reference kernel's operator: the reference rule with
     only what differs replaced (its Init, Prepare, access order, ...), as TFLM's
     `cmsis_nn/conv.cc` embeds `OpDataConv` and calls the reference Prepare helpers. What is not
-    replaced (builtin data, access order, ...) is the reference kernel's."""
+    replaced (builtin data, operands, ...) is the reference kernel's; a kernel the library
+    replaces runs its own loops, so its variant states its own `access`."""
     if reference.library != REFERENCE:
         raise ValueError(f"{reference.opcode}: a variant embeds a reference rule")
     return replace(reference, source=source, library=library, reference=reference, **changes)

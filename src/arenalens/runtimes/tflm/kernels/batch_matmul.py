@@ -27,10 +27,12 @@ from arenalens.runtimes.tflm.kernels.base import (
     OverTemps,
     Persistent,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
+from arenalens.runtimes.tflm.structs import TF_LITE_EVAL_TENSOR
 
 # builtin_op_data.h
 BATCH_MATMUL_PARAMS = struct(
@@ -59,8 +61,6 @@ QUANTIZATION_OP_DATA_BATCH_MATMUL = struct(
     ("rhs_zero_point", "int32"),
     ("output_zero_point", "int32"),
 )
-# common.h TfLiteEvalTensor: data, dims, type (a one-byte enum on Arm).
-EVAL_TENSOR = struct("TfLiteEvalTensor", ("data", "pointer"), ("dims", "pointer"), ("type", "enum"))
 
 _FILE = "batch_matmul.cc"
 _COMMON_FILE = "batch_matmul_common.cc"
@@ -104,11 +104,11 @@ def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) ->
     rank = 0 if tensor is None else len(tensor.shape)
     element_bytes = 1 if tensor is None else tensor.dtype.element_bytes or 1
     # data, dims and type lead the struct: everything up to the end of `type` is written.
-    offset, size = EVAL_TENSOR.member("type", context.build.abi, context.build.features)
+    offset, size = TF_LITE_EVAL_TENSOR.member("type", context.build.abi, context.build.features)
     struct_written = ((0, offset + size),)
     return [
         Persistent(
-            context.sizeof(EVAL_TENSOR),
+            context.sizeof(TF_LITE_EVAL_TENSOR),
             f"transposed {name} tensor",
             written=OverTemps(ranges=struct_written, keep=_READ_AFTERWARDS),
         ),
@@ -212,5 +212,6 @@ RULES = (
         op_data(OP_DATA_BATCH_MATMUL),
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
+        operands=operands("lhs", "rhs"),
     ),
 )

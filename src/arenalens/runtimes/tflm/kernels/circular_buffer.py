@@ -15,6 +15,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelContext,
     KernelRule,
     NoOverlap,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
@@ -55,5 +56,6 @@ RULES = (
         op_data(OP_DATA_CIRCULAR_BUFFER, "OpDataCircularBuffer"),
         _prepare,
         access=NoOverlap("keeps state"),
+        operands=operands("input"),
     ),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import InPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.kernels.base import (
@@ -14,7 +15,21 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     Refusal,
     RuleFunction,
+    operands,
 )
+
+# The kernels that may write their output over their input (`optimize --inplace`): one loop over
+# the elements, each read before the same element is written; binary ones only without broadcast.
+IN_PLACE_UNARY = InPlace("one loop output[i] = f(input[i]): each element read before it is written")
+IN_PLACE_BINARY = InPlace(
+    "ElementWise loop without broadcast: output[i] = f(input1[i], input2[i]), each element read "
+    "before the same element is written",
+    inputs=(0, 1),
+    same_shape=True,
+)
+# The operands of most kernels: one data input, or two (broadcast against each other).
+UNARY = operands("input")
+BINARY = operands("input1", "input2")
 
 
 def dim(tensor: Tensor | None, axis: int, default: int = 1) -> int:
@@ -39,6 +54,18 @@ def elements(tensor: Tensor | None) -> int:
 def shape(tensor: Tensor | None) -> tuple[int, ...]:
     """The shape, () when absent."""
     return () if tensor is None else tensor.shape
+
+
+def padding(in_size: int, kernel: int, stride: int, dilation: int, *, same: bool) -> int:
+    """ComputePaddingHeightWidth (padding.h) for one axis: half the total SAME padding, rounded
+    down; 0 for VALID and whenever TFLM's checked arithmetic rejects the arguments."""
+    if stride <= 0 or dilation <= 0 or kernel <= 0 or in_size < 0:
+        return 0
+    effective = (kernel - 1) * dilation + 1
+    out = (in_size + stride - 1) // stride if same else (in_size + stride - effective) // stride
+    if out < 0:
+        return 0
+    return max(0, (out - 1) * stride + effective - in_size) // 2
 
 
 def per_channel_count(tensor: Tensor | None) -> int:
@@ -68,6 +95,16 @@ def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
     return init
 
 
+def type_of(tensor: Tensor | None) -> str:
+    """The tensor's type name ('' when absent)."""
+    return "" if tensor is None else tensor.dtype.name
+
+
+def is_constant(tensor: Tensor | None) -> bool:
+    """IsConstantTensor: the tensor's data lives in the model (kTfLiteMmapRo)."""
+    return tensor is not None and tensor.has_data
+
+
 def is_quantized(tensor: Tensor | None) -> bool:
     """TFLM's kTfLiteAffineQuantization: the tensor has a scale *and* a zero point (otherwise
     its TfLiteTensor says kTfLiteNoQuantization, with scale 0 and zero point 0)."""
@@ -83,6 +120,13 @@ def scale_of(tensor: Tensor | None) -> float:
     if tensor is None or tensor.quantization is None or not is_quantized(tensor):
         return 0.0
     return tensor.quantization.scale or 0.0
+
+
+def scale_count(tensor: Tensor | None) -> int:
+    """affine_quantization->scale->size: 0 when the tensor is not quantized (`is_quantized`)."""
+    if tensor is None or not is_quantized(tensor) or tensor.quantization is None:
+        return 0
+    return tensor.quantization.channel_count
 
 
 def zero_point_of(tensor: Tensor | None) -> int:

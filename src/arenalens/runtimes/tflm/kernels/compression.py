@@ -30,6 +30,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     Refusal,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.refusals import not_true, source_path
@@ -184,5 +185,6 @@ RULES = (
         None,
         prepare=_prepare,
         access=NoOverlap("not analysed"),
+        operands=operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
     ),
 )

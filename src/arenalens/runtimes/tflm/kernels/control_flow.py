@@ -19,6 +19,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     NoOverlap,
     Refusal,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
@@ -152,6 +153,7 @@ RULES = (
         op_data(_IF_OP_DATA),
         _if,
         access=NoOverlap("control flow: the subgraphs read the inputs"),
+        operands=operands("condition", "input*", outputs=(0, None)),
     ),
     KernelRule(
         "WHILE",
@@ -160,6 +162,7 @@ RULES = (
         op_data(_WHILE_OP_DATA),
         _while,
         access=NoOverlap("control flow: the subgraphs read the inputs"),
+        operands=operands("input*", outputs=(0, None)),
     ),
     KernelRule(
         "CALL_ONCE",
@@ -168,5 +171,6 @@ RULES = (
         op_data(_CALL_ONCE_OP_DATA),
         _call_once,
         access=NoOverlap("control flow"),
+        operands=operands(outputs=(0, 0)),
     ),
 )

@@ -13,6 +13,8 @@ the arrays above every live temp (measured: no window where they overlap).
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
     checked,
@@ -21,7 +23,6 @@ from arenalens.runtimes.tflm.access_order import (
     window_of,
     window_per_channel_trace,
 )
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     AccessOrder,
     Event,
@@ -31,6 +32,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Refusal,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -42,6 +44,7 @@ from arenalens.runtimes.tflm.kernels.common import (
 )
 from arenalens.runtimes.tflm.kernels.fully_connected import quantized_multiplier_refusal
 from arenalens.runtimes.tflm.kernels.refusals import (
+    HYBRID,
     crash,
     not_equal,
     not_true,
@@ -130,7 +133,6 @@ OP_DATA_TRANSPOSE_CONV = struct(
     ("per_channel_output_shift", "pointer"),
 )
 
-HYBRID = "Hybrid models are not supported on TFLite Micro."
 # (input, filter) types ConvPrepare accepts.
 _CONV_TYPES = (("FLOAT32", "FLOAT32"), ("INT16", "INT8"), ("INT8", "INT4"), ("INT8", "INT8"))
 
@@ -337,6 +339,9 @@ DEPTHWISE_CONV_2D_ACCESS = AccessOrder(
     (0,),
     _depthwise_distance,
 )
+# ConvPrepare, DepthwiseConvPrepare: input, filter, an optional bias (node->inputs->size 2 or 3).
+_WINDOW_READS = NotInPlace("every output element reads a window of input elements")
+_WEIGHTED = operands("input", "filter", "bias?")
 
 RULES = (
     KernelRule(
@@ -346,6 +351,8 @@ RULES = (
         op_data(OP_DATA_CONV),
         _conv,
         access=CONV_2D_ACCESS,
+        operands=_WEIGHTED,
+        inplace=_WINDOW_READS,
     ),
     KernelRule(
         "DEPTHWISE_CONV_2D",
@@ -354,6 +361,8 @@ RULES = (
         op_data(OP_DATA_CONV),
         _depthwise,
         access=DEPTHWISE_CONV_2D_ACCESS,
+        operands=_WEIGHTED,
+        inplace=_WINDOW_READS,
     ),
     KernelRule(
         "TRANSPOSE_CONV",
@@ -362,5 +371,6 @@ RULES = (
         op_data(OP_DATA_TRANSPOSE_CONV),
         _transpose_conv,
         access=NoOverlap("scatters each input element over a window of outputs"),
+        operands=operands("output_shape", "filter", "input", "bias?"),
     ),
 )

@@ -17,6 +17,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     OverTemps,
     Persistent,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true
@@ -74,6 +75,11 @@ def _prepare(context: KernelContext) -> Events:
 
 RULES = (
     KernelRule(
-        "CUMSUM", "cumsum.cc", CUMSUM_PARAMS, prepare=_prepare, access=NoOverlap("not analysed")
+        "CUMSUM",
+        "cumsum.cc",
+        CUMSUM_PARAMS,
+        prepare=_prepare,
+        access=NoOverlap("not analysed"),
+        operands=operands("input", "axis"),
     ),
 )

@@ -17,14 +17,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     NoOverlap,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, unsupported_at_invoke
+from arenalens.runtimes.tflm.structs import TF_LITE_QUANTIZATION_PARAMS
 
-_QUANTIZATION_PARAMS = struct(
-    "TfLiteQuantizationParams", ("scale", "float"), ("zero_point", "int32")
-)
 OP_DATA_DETECTION = struct(
     "OpData",
     ("max_detections", "int"),
@@ -36,7 +35,7 @@ OP_DATA_DETECTION = struct(
     ("use_regular_non_max_suppression", "bool"),
     ("scale_values", struct("CenterSizeEncoding", Field("yxhw", "float", 4))),
     Field("scratch_indices", "int", 11),
-    Field("input_quantization", _QUANTIZATION_PARAMS, 3),
+    Field("input_quantization", TF_LITE_QUANTIZATION_PARAMS, 3),
 )
 _FILE = "detection_postprocess.cc"
 
@@ -92,5 +91,6 @@ RULES = (
         op_data(OP_DATA_DETECTION),
         _prepare,
         access=NoOverlap("not analysed"),
+        operands=operands("box_encodings", "class_predictions", "anchors", outputs=(4, 4)),
     ),
 )

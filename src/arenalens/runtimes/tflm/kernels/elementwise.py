@@ -21,9 +21,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     RuleFunction,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    BINARY,
+    IN_PLACE_UNARY,
+    UNARY,
     constant_ints,
     elements,
     is_quantized,
@@ -337,6 +341,8 @@ RULES = (
         op_data(_ABS_RSQRT_OP_DATA),
         _abs_rsqrt,
         access=same_index(_ELEMENTWISE),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     KernelRule(
         "RSQRT",
@@ -345,6 +351,7 @@ RULES = (
         op_data(_ABS_RSQRT_OP_DATA),
         _abs_rsqrt,
         access=same_index(_ELEMENTWISE),
+        operands=UNARY,
     ),
     *(
         KernelRule(
@@ -353,6 +360,7 @@ RULES = (
             None,
             no_events,
             _generic_unary("FLOAT32"),
+            operands=UNARY,
             access=same_index(_ELEMENTWISE),
         )
         for opcode in _UNARY_FLOAT
@@ -364,6 +372,7 @@ RULES = (
         no_events,
         _generic_unary("BOOL"),
         access=same_index("logical.cc, elementwise.cc"),
+        operands=UNARY,
     ),
     KernelRule(
         "CEIL",
@@ -372,6 +381,7 @@ RULES = (
         no_events,
         _float_only("ceil.cc"),
         access=same_index("ceil.cc, reference/ceil.h"),
+        operands=UNARY,
     ),
     KernelRule(
         "ROUND",
@@ -380,6 +390,7 @@ RULES = (
         no_events,
         _float_only("round.cc"),
         access=same_index("round.cc, reference/round.h"),
+        operands=UNARY,
     ),
     KernelRule(
         "EXP",
@@ -388,6 +399,7 @@ RULES = (
         no_events,
         _float_only("exp.cc"),
         access=same_index("exp.cc, reference/exp.h"),
+        operands=UNARY,
     ),
     KernelRule(
         "FLOOR",
@@ -396,6 +408,7 @@ RULES = (
         no_events,
         _eval_float_only("floor.cc: input->type != kTfLiteFloat32 ({dtype} != FLOAT32)"),
         access=same_index("floor.cc, reference/floor.h"),
+        operands=UNARY,
     ),
     KernelRule(
         "NEG",
@@ -404,6 +417,8 @@ RULES = (
         no_events,
         _eval_float_only("Type {numbered} not supported."),
         access=same_index("neg.cc, reference/neg.h"),
+        operands=UNARY,
+        inplace=IN_PLACE_UNARY,
     ),
     # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
     KernelRule(
@@ -413,6 +428,7 @@ RULES = (
         no_events,
         no_events,
         access=broadcast("logical.cc, reference/binary_function.h"),
+        operands=BINARY,
     ),
     KernelRule(
         "LOGICAL_OR",
@@ -421,6 +437,7 @@ RULES = (
         no_events,
         no_events,
         access=broadcast("logical.cc, reference/binary_function.h"),
+        operands=BINARY,
     ),
     KernelRule(
         "MAXIMUM",
@@ -429,6 +446,7 @@ RULES = (
         no_events,
         _maximum_minimum,
         access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
+        operands=BINARY,
     ),
     KernelRule(
         "MINIMUM",
@@ -437,6 +455,7 @@ RULES = (
         no_events,
         _maximum_minimum,
         access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
+        operands=BINARY,
     ),
     *(
         KernelRule(
@@ -445,6 +464,7 @@ RULES = (
             None,
             op_data(_COMPARISON_OP_DATA),
             _comparison,
+            operands=BINARY,
             access=broadcast("comparisons.cc, reference/comparisons.h"),
         )
         for opcode in _COMPARISONS
@@ -457,6 +477,7 @@ RULES = (
         op_data(_SELECT_OP_DATA),
         _select_v2,
         access=NoOverlap("not analysed"),
+        operands=operands("condition", "x", "y"),
     ),
     KernelRule(
         "ZEROS_LIKE",
@@ -465,6 +486,15 @@ RULES = (
         no_events,
         _zeros_like,
         access=NoOverlap("reads no data input"),
+        operands=UNARY,
     ),
-    KernelRule("FILL", "fill.cc", None, no_events, _fill, access=NoOverlap("reads no data input")),
+    KernelRule(
+        "FILL",
+        "fill.cc",
+        None,
+        no_events,
+        _fill,
+        access=NoOverlap("reads no data input"),
+        operands=operands("dims", "value"),
+    ),
 )

@@ -22,6 +22,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     OverTemps,
     Persistent,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
@@ -125,5 +126,6 @@ RULES = (
         None,
         prepare=_prepare,
         access=NoOverlap("reads rows in index order, which is data"),
+        operands=operands("ids", "params"),
     ),
 )

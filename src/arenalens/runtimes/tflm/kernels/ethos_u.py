@@ -14,6 +14,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelRule,
     NoOverlap,
     Scratch,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
@@ -42,5 +43,7 @@ RULES = (
         op_data(_OP_DATA),
         _prepare,
         access=NoOverlap("runs on the NPU"),
+        unregistered="only Ethos-U NPU firmware registers it",
+        operands=operands("command_stream", "tensor*", outputs=(0, None)),
     ),
 )

@@ -13,10 +13,10 @@ then fails only when the filled bytes hit what Prepare reads afterwards (`temp_o
 
 from __future__ import annotations
 
+from arenalens.builds.build import COMPRESSION, WHEEL_SOURCES
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
-from arenalens.runtimes.tflm.build import COMPRESSION, WHEEL_SOURCES
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
     Events,
@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     Scratch,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays, per_channel_count
@@ -192,5 +193,6 @@ RULES = (
         op_data(OP_DATA_FULLY_CONNECTED),
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
+        operands=operands("input", "filter", "bias?", outputs=(1, 2)),
     ),
 )

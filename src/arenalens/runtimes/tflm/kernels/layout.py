@@ -10,6 +10,7 @@ output with the dims they computed).
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, pad_trace, too_large
@@ -25,9 +26,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     RuleFunction,
     Scratch,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    UNARY,
     elements,
     int32_values,
     op_data,
@@ -377,13 +380,29 @@ PAD_ACCESS = AccessOrder(
     "copy in output order", "pad.cc, reference/pad.h PadImpl", (0,), _pad_distance
 )
 _NOT_ANALYSED = NoOverlap("not analysed")
+# PadPrepare (PAD and PADV2 alike): NumInputs 2 or 3, the constant value optional.
+_PAD_OPERANDS = operands("input", "paddings", "constant_values?")
+_RESIZE_OPERANDS = operands("input", "size")
 
 RULES = (
     KernelRule(
-        "PAD", "pad.cc, pad_common.cc", None, op_data(_PAD_OP_DATA), _pad, access=PAD_ACCESS
+        "PAD",
+        "pad.cc, pad_common.cc",
+        None,
+        op_data(_PAD_OP_DATA),
+        _pad,
+        access=PAD_ACCESS,
+        operands=_PAD_OPERANDS,
+        inplace=NotInPlace("output elements move relative to the input"),
     ),
     KernelRule(
-        "PADV2", "pad.cc, pad_common.cc", None, op_data(_PAD_OP_DATA), _pad, access=PAD_ACCESS
+        "PADV2",
+        "pad.cc, pad_common.cc",
+        None,
+        op_data(_PAD_OP_DATA),
+        _pad,
+        access=PAD_ACCESS,
+        operands=_PAD_OPERANDS,
     ),
     KernelRule(
         "MIRROR_PAD",
@@ -392,6 +411,7 @@ RULES = (
         op_data(_MIRROR_PAD_OP_DATA),
         _mirror_pad,
         access=NoOverlap("reads mirrored positions (not analysed)"),
+        operands=operands("input", "paddings"),
     ),
     KernelRule(
         "BATCH_TO_SPACE_ND",
@@ -400,6 +420,7 @@ RULES = (
         no_events,
         _batch_space("batch_to_space_nd.cc"),
         access=_NOT_ANALYSED,
+        operands=operands("input", "block_shape", "crops"),
     ),
     KernelRule(
         "SPACE_TO_BATCH_ND",
@@ -408,6 +429,7 @@ RULES = (
         op_data(_SPACE_TO_BATCH_OP_DATA, "SpaceToBatchParams"),
         _batch_space("space_to_batch_nd.cc"),
         access=_NOT_ANALYSED,
+        operands=operands("input", "block_shape", "paddings"),
     ),
     KernelRule(
         "DEPTH_TO_SPACE",
@@ -416,6 +438,7 @@ RULES = (
         no_events,
         _depth_to_space,
         access=_NOT_ANALYSED,
+        operands=UNARY,
     ),
     KernelRule(
         "SPACE_TO_DEPTH",
@@ -424,6 +447,7 @@ RULES = (
         no_events,
         _space_to_depth,
         access=_NOT_ANALYSED,
+        operands=UNARY,
     ),
     KernelRule(
         "RESIZE_BILINEAR",
@@ -432,6 +456,7 @@ RULES = (
         no_events,
         _resize("resize_bilinear.cc", bilinear=True),
         access=_NOT_ANALYSED,
+        operands=_RESIZE_OPERANDS,
     ),
     KernelRule(
         "RESIZE_NEAREST_NEIGHBOR",
@@ -440,5 +465,6 @@ RULES = (
         no_events,
         _resize("resize_nearest_neighbor.cc", bilinear=False),
         access=_NOT_ANALYSED,
+        operands=_RESIZE_OPERANDS,
     ),
 )

@@ -16,7 +16,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
 L2_NORM_PARAMS = struct("TfLiteL2NormParams", ("activation", "enum"))
@@ -53,5 +53,6 @@ RULES = (
         op_data(L2_NORMALIZATION_PARAMS, "L2NormalizationParams"),
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (norm first)"),
+        operands=UNARY,
     ),
 )

@@ -28,7 +28,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true, numbered
 
@@ -129,6 +129,7 @@ RULES = (
         op_data(OP_DATA_POOLING),
         _pooling,
         access=POOL_ACCESS,
+        operands=UNARY,
     ),
     KernelRule(
         "MAX_POOL_2D",
@@ -137,6 +138,7 @@ RULES = (
         op_data(OP_DATA_POOLING),
         _pooling,
         access=POOL_ACCESS,
+        operands=UNARY,
     ),
     KernelRule(
         "L2_POOL_2D",
@@ -146,5 +148,6 @@ RULES = (
         access=AccessOrder(
             "window, per channel", "l2_pool_2d.cc, reference/pooling.h", (0,), _pool_distance
         ),
+        operands=UNARY,
     ),
 )

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast
-from arenalens.runtimes.tflm.kernels.base import Event, Events, KernelContext, KernelRule, temps
+from arenalens.runtimes.tflm.kernels.base import (
+    Event,
+    Events,
+    KernelContext,
+    KernelRule,
+    operands,
+    temps,
+)
 from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_true, unsupported_at_invoke
 
@@ -45,5 +52,6 @@ RULES = (
         op_data(PRELU_PARAMS, "PreluParams"),
         _prepare,
         access=broadcast("prelu.cc, reference/prelu.h"),
+        operands=operands("input", "alpha"),
     ),
 )

@@ -7,6 +7,7 @@ flatbuffer_conversions.cc (ParseCast, allocated even without a CastOptions table
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels.base import (
@@ -19,7 +20,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     no_events,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import is_quantized, op_data, per_channel_count
+from arenalens.runtimes.tflm.kernels.common import (
+    IN_PLACE_UNARY,
+    UNARY,
+    is_quantized,
+    op_data,
+    per_channel_count,
+)
 from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_true, numbered, source_path
 
 _CAST_PARAMS = struct("TfLiteCastParams", ("in_data_type", "enum"), ("out_data_type", "enum"))
@@ -119,7 +126,13 @@ def _cast(context: KernelContext) -> Events:
 
 RULES = (
     KernelRule(
-        "CAST", "cast.cc", _CAST_PARAMS, no_events, _cast, access=same_index("cast.cc copyCast")
+        "CAST",
+        "cast.cc",
+        _CAST_PARAMS,
+        no_events,
+        _cast,
+        access=same_index("cast.cc copyCast"),
+        operands=UNARY,
     ),
     KernelRule(
         "DEQUANTIZE",
@@ -128,6 +141,8 @@ RULES = (
         op_data(_DEQUANTIZE_OP_DATA),
         _dequantize,
         access=same_index("dequantize.cc, reference/dequantize.h"),
+        operands=UNARY,
+        inplace=NotInPlace("output elements are wider than input elements"),
     ),
     KernelRule(
         "QUANTIZE",
@@ -136,5 +151,7 @@ RULES = (
         op_data(_QUANTIZE_OP_DATA),
         _quantize,
         access=same_index("quantize_common.cc, reference/quantize.h, requantize.h"),
+        operands=UNARY,
+        inplace=InPlace(IN_PLACE_UNARY.reason + " (requantize with equal byte sizes only)"),
     ),
 )

@@ -20,6 +20,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     Scratch,
     TempField,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -65,7 +66,7 @@ LSTM_PARAMS = struct(
     ("diagonal_recurrent_tensors", "bool"),
 )
 # kernels/internal/types.h: FullyConnectedParams and ArithmeticParams (no pointers), and
-# lstm_shared.h: the LSTM's sizes, cell-state info and gate parameters.
+# lstm_shared.h: OpDataLSTM, with the LSTM's sizes, cell-state info and gate parameters.
 FULLY_CONNECTED_PARAMS = struct(
     "FullyConnectedParams",
     ("input_offset", "int32"),
@@ -81,39 +82,41 @@ FULLY_CONNECTED_PARAMS = struct(
     ("rhs_cacheable", "bool"),
     ("weights_format", "uint8"),  # enum class FullyConnectedWeightsFormat : uint8_t
 )
+_LSTM_SIZE_INFO = struct(
+    "LstmSizeInfo",
+    ("time_major", "bool"),
+    ("batch_size", "int"),
+    ("time_steps", "int"),
+    ("input_dimension", "int"),
+    ("state_dimension", "int"),
+)
+_CELL_STATE_INFO = struct(
+    "CellStateInfo",
+    ("cell_clip", "float"),
+    ("quantized_cell_clip", "int16"),
+    ("cell_state_scale_power", "int32"),
+)
+_GATE_PARAMETERS = struct(
+    "GateParameters",
+    ("input_fc_params", FULLY_CONNECTED_PARAMS),
+    ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
+)
+_INTER_GATE_PARAMETERS = struct(
+    "InterGateParameters",
+    ("forget_cell_mul_params", ARITHMETIC_PARAMS),
+    ("input_mul_params", ARITHMETIC_PARAMS),
+    ("output_mul_params", ARITHMETIC_PARAMS),
+)
 OP_DATA_LSTM = struct(
     "OpDataLSTM",
-    (
-        "size_info",
-        struct(
-            "LstmSizeInfo",
-            ("time_major", "bool"),
-            ("batch_size", "int"),
-            ("time_steps", "int"),
-            ("input_dimension", "int"),
-            ("state_dimension", "int"),
-        ),
-    ),
-    (
-        "cell_state_info",
-        struct(
-            "CellStateInfo",
-            ("cell_clip", "float"),
-            ("quantized_cell_clip", "int16"),
-            ("cell_state_scale_power", "int32"),
-        ),
-    ),
+    ("size_info", _LSTM_SIZE_INFO),
+    ("cell_state_info", _CELL_STATE_INFO),
     ("cell_gate_nonlinear_type", "enum"),
-    Field(
-        "gate_parameters",
-        struct(
-            "GateParameters",
-            ("input_fc_params", FULLY_CONNECTED_PARAMS),
-            ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
-        ),
-        4,
-    ),
-    Field("inter_gate_parameters", ARITHMETIC_PARAMS, 3),
+    ("forget_gate_parameters", _GATE_PARAMETERS),
+    ("input_gate_parameters", _GATE_PARAMETERS),
+    ("cell_gate_parameters", _GATE_PARAMETERS),
+    ("output_gate_parameters", _GATE_PARAMETERS),
+    ("inter_gate_parameters", _INTER_GATE_PARAMETERS),
     Field("buffer_indices", "int", 4),
 )
 
@@ -123,6 +126,18 @@ _LSTM_FILE = "lstm_eval.cc"
 # (input, forget, cell, output), 5-8 recurrent weights, 9-11 peephole, 12-15 gate biases, 16-17
 # projection, 18 output state, 19 cell state, 20-23 layer norm.
 _OUTPUT_STATE, _CELL_STATE = 18, 19
+LSTM_OPERANDS = operands(
+    "input",
+    *("input_to_input_weights?", "input_to_forget_weights"),
+    *("input_to_cell_weights", "input_to_output_weights"),
+    *("recurrent_to_input_weights?", "recurrent_to_forget_weights"),
+    *("recurrent_to_cell_weights", "recurrent_to_output_weights"),
+    *("cell_to_input_weights?", "cell_to_forget_weights?", "cell_to_output_weights?"),
+    *("input_gate_bias?", "forget_gate_bias", "cell_gate_bias", "output_gate_bias"),
+    *("projection_weights?", "projection_bias?", "output_state", "cell_state"),
+    *("input_layer_norm_coefficients?", "forget_layer_norm_coefficients?"),
+    *("cell_layer_norm_coefficients?", "output_layer_norm_coefficients?"),
+)
 _MUST_BE_OMITTED = (*range(9, 12), 16, 17, *range(20, 24))
 # PrepareGateParametersInteger: forget, input, cell, output; input weight then recurrent.
 _GATE_WEIGHTS = ((2, 6), (1, 5), (3, 7), (4, 8))
@@ -367,6 +382,7 @@ RULES = (
         op_data(OP_DATA_LSTM),
         _lstm,
         access=NoOverlap("re-reads inputs every time step (lstm_eval.cc)"),
+        operands=LSTM_OPERANDS,
     ),
     KernelRule(
         "SVDF",
@@ -375,5 +391,6 @@ RULES = (
         op_data(OP_DATA_SVDF),
         _svdf,
         access=NoOverlap("keeps state and re-reads its input (svdf.cc)"),
+        operands=operands("input", "weights_feature", "weights_time", "bias?", "activation_state"),
     ),
 )

@@ -21,6 +21,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Refusal,
     Scratch,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data, scale_of, shape, zero_point_of
@@ -163,6 +164,7 @@ _REDUCE = "reduce.cc, reduce_common.cc"
 _INIT = op_data(_REDUCE_OP_DATA)
 
 _REDUCTION = NoOverlap("reductions write the output before reading the input (reduce_common.cc)")
+_AXIS = operands("input", "axis")
 
 RULES = (
     KernelRule(
@@ -172,6 +174,7 @@ RULES = (
         no_events,
         _arg_min_max,
         access=NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
+        operands=_AXIS,
     ),
     KernelRule(
         "ARG_MIN",
@@ -180,6 +183,7 @@ RULES = (
         no_events,
         _arg_min_max,
         access=NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
+        operands=_AXIS,
     ),
     KernelRule(
         "MEAN",
@@ -190,9 +194,18 @@ RULES = (
         access=NoOverlap(
             "sums over the reduced axes into a temporary, reading the whole input first"
         ),
+        operands=_AXIS,
     ),
-    KernelRule("SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum, access=_REDUCTION),
-    KernelRule("REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all, access=_REDUCTION),
-    KernelRule("REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION),
-    KernelRule("REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION),
+    KernelRule(
+        "SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum, access=_REDUCTION, operands=_AXIS
+    ),
+    KernelRule(
+        "REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all, access=_REDUCTION, operands=_AXIS
+    ),
+    KernelRule(
+        "REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
+    ),
+    KernelRule(
+        "REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
+    ),
 )

@@ -8,9 +8,16 @@ refusals through these helpers, so all of them read alike.
 
 from __future__ import annotations
 
+from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import INVOKE, SETUP, Event, KernelContext, Refusal
+from arenalens.runtimes.tflm.kernels.common import type_of, zero_point_of
 
 KERNELS = "tensorflow/lite/micro/kernels/"
+# What the weights kernels (conv, depthwise, fully connected) print when they refuse a type.
+HYBRID = "Hybrid models are not supported on TFLite Micro."
+UNSUPPORTED_INPUT = "Input data type not supported"
+# The (input, filter) type pairs CMSIS-NN's CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED accept.
+WEIGHT_TYPES = {"FLOAT32": ("FLOAT32",), "INT16": ("INT8",), "INT8": ("INT8", "INT4")}
 # Top-level directories of the tflite-micro sources: a file named from one of them is printed as
 # is ('signal/micro/kernels/rfft.cc', 'tensorflow/lite/kernels/kernel_util.cc').
 _SOURCE_ROOTS = ("tensorflow/", "signal/")
@@ -76,3 +83,33 @@ TFLITE_TYPE_BYTES = {
 def numbered(dtype: str) -> str:
     """'UINT8' → 'UINT8 (3)', as TFLM prints a type with its number."""
     return f"{dtype} ({TFLITE_TYPES.get(dtype, 0)})"
+
+
+def type_number(tensor: Tensor | None) -> int:
+    """TfLiteType value of a tensor (kTfLiteNoType 0 when absent)."""
+    return TFLITE_TYPES.get(type_of(tensor), 0)
+
+
+def types_and_hybrid(
+    file: str, source: Tensor | None, weights: Tensor | None, output: Tensor | None
+) -> list[Refusal]:
+    """The checks CMSIS-NN's CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED start with: input
+    type == output type, a supported input type, and weights of the matching type."""
+    if type_of(source) != type_of(output):
+        return [
+            not_equal(file, "input->type", "output->type", type_number(source), type_number(output))
+        ]
+    if type_of(source) not in WEIGHT_TYPES:
+        return [Refusal(UNSUPPORTED_INPUT)]
+    if type_of(weights) not in WEIGHT_TYPES[type_of(source)]:
+        return [Refusal(HYBRID)]
+    return []
+
+
+def int16_zero_points(file: str, *tensors: tuple[str, Tensor | None]) -> list[Refusal]:
+    """`TF_LITE_ENSURE_EQ(x->params.zero_point, 0)` for int16 kernels, first failing one."""
+    for name, tensor in tensors:
+        zero_point = zero_point_of(tensor)
+        if zero_point != 0:
+            return [not_equal(file, f"{name}->params.zero_point", "0", zero_point, 0)]
+    return []

@@ -12,18 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.analysis.lifetimes import ScratchRequest
+from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.runtimes.tflm.build import HOST, Build
 from arenalens.runtimes.tflm.kernels.base import (
     Estimate,
     Event,
+    Events,
     KernelContext,
     KernelRule,
     OutputShape,
     Persistent,
     Refusal,
     Scratch,
+    ScratchNumberAtLeast,
     TempBytes,
     inputs_then_outputs,
 )
@@ -77,8 +79,9 @@ class OperatorSetup:
         return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, Estimate))
 
 
-def operator_setup(context: KernelContext) -> OperatorSetup:
-    """One operator → its kernel's events on the context's build (sizes checked non-negative)."""
+def operator_setup(context: KernelContext, earlier_scratch: int) -> OperatorSetup:
+    """One operator → its kernel's events on the context's build (sizes checked non-negative),
+    after `earlier_scratch` scratch requests of the operators set up before it."""
     opcode = context.opcode
     registered = is_registered(opcode)
     rule = rule_for(opcode, context.build)
@@ -88,8 +91,8 @@ def operator_setup(context: KernelContext) -> OperatorSetup:
             if registered
             else OperatorSetup(context, False, None, None, (), ())
         )
-    init = tuple(rule.init(context))
-    prepare = tuple(rule.prepare(context))
+    init = _numbered(rule.init(context), earlier_scratch)
+    prepare = _numbered(rule.prepare(context), earlier_scratch)
     for event in (*init, *prepare):
         if isinstance(event, Persistent | Scratch):
             context.checked_size(
@@ -99,6 +102,16 @@ def operator_setup(context: KernelContext) -> OperatorSetup:
             context.checked_size(event.nbytes, "temporary buffer")
     # A kernel other builds register (ethos-u) still says what it would allocate there.
     return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
+
+
+def _numbered(events: Events, earlier_scratch: int) -> tuple[Event, ...]:
+    """Events with each scratch-number check decided: its refusal when fewer scratch requests
+    come before the operator's than the kernel requires, else nothing."""
+    return tuple(
+        event.refusal(earlier_scratch) if isinstance(event, ScratchNumberAtLeast) else event
+        for event in events
+        if not isinstance(event, ScratchNumberAtLeast) or earlier_scratch < event.minimum
+    )
 
 
 def _unmodelled(context: KernelContext) -> OperatorSetup:
@@ -120,11 +133,14 @@ def operator_setups(model: Model, build: Build = HOST) -> tuple[OperatorSetup, .
 @recent_by_identity()
 def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
     # The head arena, the setup replay and the support check all ask for the same model.
-    return tuple(
-        operator_setup(KernelContext(model, subgraph, operator, build))
-        for subgraph in model.subgraphs
-        for operator in subgraph.operators
-    )
+    found: list[OperatorSetup] = []
+    earlier_scratch = 0
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            setup = operator_setup(KernelContext(model, subgraph, operator, build), earlier_scratch)
+            earlier_scratch += len(setup.scratch)
+            found.append(setup)
+    return tuple(found)
 
 
 def prepared_shapes(model: Model, build: Build = HOST) -> dict[tuple[int, int], tuple[int, ...]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from math import prod
 
+from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, too_large, transpose_trace
 from arenalens.runtimes.tflm.kernels.base import (
@@ -25,9 +26,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Refusal,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
+    UNARY,
     constant_ints,
     elements,
     int32_values,
@@ -398,6 +401,8 @@ RULES = (
         no_events,
         _reshape,
         access=NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
+        operands=operands("input", "shape?"),
+        inplace=InPlace("skips its memcpy when input and output share an address"),
     ),
     KernelRule(
         "SQUEEZE",
@@ -406,6 +411,10 @@ RULES = (
         no_events,
         _squeeze,
         access=NoOverlap("one memcpy of the whole tensor"),
+        operands=UNARY,
+        inplace=NotInPlace(
+            "memcpy(output, input) with equal addresses is undefined behaviour in C"
+        ),
     ),
     KernelRule(
         "EXPAND_DIMS",
@@ -414,8 +423,18 @@ RULES = (
         no_events,
         _expand_dims,
         access=NoOverlap("copies the whole tensor (use --inplace to alias it)"),
+        operands=operands("input", "axis"),
+        inplace=InPlace("copies element by element from index 0 up: output[i] = input[i]"),
     ),
-    KernelRule("SHAPE", "shape.cc", _SHAPE_PARAMS, no_events, _shape, access=_SHAPE_COMPUTATION),
+    KernelRule(
+        "SHAPE",
+        "shape.cc",
+        _SHAPE_PARAMS,
+        no_events,
+        _shape,
+        access=_SHAPE_COMPUTATION,
+        operands=UNARY,
+    ),
     KernelRule(
         "TRANSPOSE",
         "transpose.cc, transpose_common.cc",
@@ -423,6 +442,7 @@ RULES = (
         no_events,
         _transpose,
         access=TRANSPOSE_ACCESS,
+        operands=operands("input", "perm"),
     ),
     KernelRule(
         "REVERSE_V2",
@@ -431,6 +451,7 @@ RULES = (
         no_events,
         _reverse,
         access=NoOverlap("reads the input backwards"),
+        operands=operands("input", "axis"),
     ),
     KernelRule(
         "BROADCAST_ARGS",
@@ -439,6 +460,7 @@ RULES = (
         no_events,
         _broadcast_args,
         access=_SHAPE_COMPUTATION,
+        operands=operands("shape1", "shape2"),
     ),
     KernelRule(
         "BROADCAST_TO",
@@ -447,5 +469,6 @@ RULES = (
         no_events,
         _broadcast_to,
         access=NoOverlap("not analysed"),
+        operands=operands("input", "shape"),
     ),
 )

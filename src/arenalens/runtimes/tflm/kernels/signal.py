@@ -25,13 +25,15 @@ from arenalens.runtimes.tflm.kernels.base import (
     KernelContext,
     KernelRule,
     NoOverlap,
+    Operands,
     Persistent,
     Refusal,
     RuleFunction,
     Scratch,
+    operands,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import rank
+from arenalens.runtimes.tflm.kernels.common import UNARY, rank
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
 SIGNAL_SOURCES = "signal/micro/kernels/"
@@ -339,14 +341,22 @@ def _window(context: KernelContext) -> Events:
     return found
 
 
-def signal_rule(name: str, source: str, init: RuleFunction, prepare: RuleFunction) -> KernelRule:
-    """A signal-library kernel's rule: none of them lets its output overlap an input."""
+def signal_rule(
+    name: str,
+    source: str,
+    init: RuleFunction,
+    prepare: RuleFunction,
+    takes: Operands = UNARY,
+) -> KernelRule:
+    """A signal-library kernel's rule (`takes`: its operands, one input and output unless
+    given): none of them lets its output overlap an input."""
     return KernelRule(
         f"CUSTOM:{name}",
         SIGNAL_SOURCES + source,
         None,
         init,
         prepare,
+        operands=takes,
         access=NoOverlap("signal-library kernel: custom layouts, some keep state"),
     )
 
@@ -375,6 +385,7 @@ RULES = (
             Slot("out", 0, "INT16", 1, "output"),
             Slot("out", 1, "INT32", 0, "scale_bit"),
         ),
+        operands("input", outputs=(2, 2)),
     ),
     signal_rule(
         "SignalFilterBank",
@@ -386,6 +397,14 @@ RULES = (
             Slot("in", 0, "UINT32", 1),
             *(Slot("in", position, "INT16", 1) for position in range(1, 6)),
             Slot("out", 0, "UINT64", 1, "output"),
+        ),
+        operands(
+            "input",
+            "weights",
+            "unweights",
+            "channel_frequency_starts",
+            "channel_weight_starts",
+            "channel_widths",
         ),
     ),
     signal_rule(
@@ -410,6 +429,7 @@ RULES = (
             Slot("out", 0, "UINT32", 1, "output"),
             Slot("out", 1, "UINT32", 1, "noise_estimate"),
         ),
+        operands("input", outputs=(2, 2)),
     ),
     signal_rule(
         "SignalFilterBankSquareRoot",
@@ -422,6 +442,7 @@ RULES = (
             Slot("in", 1, "INT32", 0, "scale_bits"),
             Slot("out", 0, "UINT32", 1, "output"),
         ),
+        operands("input", "scale_bits"),
     ),
     signal_rule(
         "SignalIrfft",
@@ -441,9 +462,16 @@ RULES = (
             Slot("in", 2, "INT16", 1, "gain_lut"),
             Slot("out", 0, "UINT32", 1, "output"),
         ),
+        operands("input", "noise_estimate", "gain_lut"),
     ),
     signal_rule(
         "SignalRfft", "rfft.cc", _rfft_init, _fft_prepare(SIGNAL_SOURCES + "rfft.cc", scratch=True)
     ),
-    signal_rule("SignalWindow", "window.cc", params_init(_WINDOW_PARAMS), _window),
+    signal_rule(
+        "SignalWindow",
+        "window.cc",
+        params_init(_WINDOW_PARAMS),
+        _window,
+        operands("input", "weights"),
+    ),
 )

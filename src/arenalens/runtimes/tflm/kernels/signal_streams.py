@@ -11,7 +11,13 @@ still succeeds without it). Shared helpers: `signal`.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import Events, KernelContext, Persistent, Refusal
+from arenalens.runtimes.tflm.kernels.base import (
+    Events,
+    KernelContext,
+    Persistent,
+    Refusal,
+    operands,
+)
 from arenalens.runtimes.tflm.kernels.common import elements, rank, shape
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 from arenalens.runtimes.tflm.kernels.signal import (
@@ -255,7 +261,15 @@ def _stacker(context: KernelContext) -> Events:
 
 RULES = (
     signal_rule("SignalDelay", "delay.cc", params_init(_DELAY_PARAMS), _delay),
-    signal_rule("SignalFramer", "framer.cc", params_init(_FRAMER_PARAMS), _framer),
+    signal_rule(
+        "SignalFramer",
+        "framer.cc",
+        params_init(_FRAMER_PARAMS),
+        _framer,
+        operands("input", outputs=(2, 2)),
+    ),
     signal_rule("SignalOverlapAdd", "overlap_add.cc", _overlap_add_init, _overlap_add),
-    signal_rule("SignalStacker", "stacker.cc", _stacker_init, _stacker),
+    signal_rule(
+        "SignalStacker", "stacker.cc", _stacker_init, _stacker, operands("input", outputs=(2, 2))
+    ),
 )

@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from math import ceil
 
+from arenalens.analysis.inplace import NotInPlace
+from arenalens.builds.build import COMPRESSION
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
@@ -27,7 +29,6 @@ from arenalens.runtimes.tflm.access_order import (
     options_of,
     too_large,
 )
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
     AccessOrder,
@@ -38,6 +39,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Refusal,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import (
@@ -633,6 +635,7 @@ RULES = (
         no_events,
         _pack,
         access=AccessOrder(_COPY_LOOPS, "pack.cc", None, _pack_distance),
+        operands=operands("input+"),
     ),
     KernelRule(
         "UNPACK",
@@ -641,6 +644,7 @@ RULES = (
         no_events,
         _unpack,
         access=AccessOrder(_COPY_LOOPS, "unpack.cc", (0,), _split_distance),
+        operands=operands("input", outputs=(1, None)),
     ),
     KernelRule(
         "SPLIT",
@@ -649,6 +653,7 @@ RULES = (
         no_events,
         _split,
         access=AccessOrder(_COPY_LOOPS, "split.cc", (1,), _split_distance),
+        operands=operands("axis", "input", outputs=(1, None)),
     ),
     KernelRule(
         "SPLIT_V",
@@ -657,6 +662,7 @@ RULES = (
         no_events,
         _split_v,
         access=AccessOrder(_COPY_LOOPS, "split_v.cc", (0,), _split_distance),
+        operands=operands("input", "size_splits", "axis", outputs=(1, None)),
     ),
     KernelRule(
         "CONCATENATION",
@@ -670,8 +676,18 @@ RULES = (
             None,
             _concatenation_distance,
         ),
+        operands=operands("input+"),
+        inplace=NotInPlace("inputs and output differ in size"),
     ),
-    KernelRule("SLICE", "slice.cc", None, no_events, _slice, access=NoOverlap("not analysed")),
+    KernelRule(
+        "SLICE",
+        "slice.cc",
+        None,
+        no_events,
+        _slice,
+        access=NoOverlap("not analysed"),
+        operands=operands("input", "begin", "size"),
+    ),
     KernelRule(
         "STRIDED_SLICE",
         "strided_slice.cc, strided_slice_common.cc",
@@ -684,6 +700,7 @@ RULES = (
             (0,),
             _strided_slice_distance,
         ),
+        operands=operands("input", "begin", "end", "strides"),
     ),
     KernelRule(
         "GATHER",
@@ -692,6 +709,7 @@ RULES = (
         no_events,
         _gather,
         access=NoOverlap("reads rows in index order, which is data"),
+        operands=operands("params", "indices"),
     ),
     KernelRule(
         "GATHER_ND",
@@ -700,6 +718,7 @@ RULES = (
         no_events,
         _gather_nd,
         access=NoOverlap(_DATA_IN_INDEX_ORDER),
+        operands=operands("params", "indices"),
     ),
     KernelRule(
         "DYNAMIC_UPDATE_SLICE",
@@ -708,5 +727,6 @@ RULES = (
         no_events,
         _dynamic_update_slice,
         access=NoOverlap("copies the input into the output first"),
+        operands=operands("operand", "update", "start_indices"),
     ),
 )

@@ -8,6 +8,7 @@ softmax_common.cc (`SoftmaxPrepare`, `CalculateSoftmaxParams`, `InitializeLutFor
 
 from __future__ import annotations
 
+from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import SOFTMAX_LOOPS, SOFTMAX_ROWS, same_index_distance
@@ -23,7 +24,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.refusals import (
     not_equal,
     not_true,
@@ -167,6 +168,8 @@ RULES = (
         op_data(SOFTMAX_OP_DATA),
         _softmax,
         access=SOFTMAX_ACCESS,
+        operands=UNARY,
+        inplace=NotInPlace("reads the whole row (max, sum) while the loop writes it"),
     ),
     KernelRule(
         "LOG_SOFTMAX",
@@ -176,5 +179,6 @@ RULES = (
         access=AccessOrder(
             SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
         ),
+        operands=UNARY,
     ),
 )

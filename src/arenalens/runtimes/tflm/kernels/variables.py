@@ -8,8 +8,8 @@ of each variable, and the ids and their failures depend on every VAR_HANDLE befo
 
 from __future__ import annotations
 
+from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import COMPRESSION
 from arenalens.runtimes.tflm.kernels.base import (
     Events,
     KernelContext,
@@ -17,6 +17,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     NoOverlap,
     Persistent,
     no_events,
+    operands,
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import op_data
@@ -58,15 +59,24 @@ RULES = (
         _assign_variable_init,
         _assign_variable,
         access=_RESOURCE,
+        operands=operands("resource", "value", outputs=(0, 0)),
     ),
-    KernelRule("READ_VARIABLE", "read_variable.cc", None, prepare=_read_variable, access=_RESOURCE),
-    # Prepare binds the output to the id in its OpData (never planned: arena.py).
+    KernelRule(
+        "READ_VARIABLE",
+        "read_variable.cc",
+        None,
+        prepare=_read_variable,
+        access=_RESOURCE,
+        operands=operands("resource"),
+    ),
     KernelRule(
         "VAR_HANDLE",
         "var_handle.cc",
         _VAR_HANDLE_PARAMS,
         op_data(_VAR_HANDLE_OP_DATA),
         no_events,
+        binds_outputs=True,  # at the resource id in its OpData (var_handle.cc Prepare)
         access=_RESOURCE,
+        operands=operands(),
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from arenalens.runtimes.tflm.build import CMSIS_NN
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels.base import OptimizedKernels, rule_table
 from arenalens.runtimes.tflm.kernels.cmsis_nn import (
     conv,

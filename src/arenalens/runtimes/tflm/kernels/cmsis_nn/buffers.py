@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenalens.runtimes.tflm.build import ISA_DSP, ISA_MVE
+from arenalens.builds.build import ISA_DSP, ISA_MVE
 
 # arm_nn_compiler.h: CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD, GCC value
 # (armclang: 8).

@@ -15,11 +15,10 @@ shapes and int16 zero points the reference kernel accepts.
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.access_order import padding as window_padding
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import window_of
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -43,70 +42,32 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     reads_no_later,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+from arenalens.runtimes.tflm.kernels.common import (
+    elements,
+    is_quantized,
+    op_data,
+    padding,
+    per_channel_arrays,
+    scale_count,
+    type_of,
+)
+from arenalens.runtimes.tflm.kernels.conv import CONV_RUNTIME_PARAMS, OP_DATA_CONV
+from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
-    ensure,
-    ensure_eq,
     int16_zero_points,
-    is_quantized,
-    scale_count,
+    not_equal,
+    not_true,
     type_number,
-    type_of,
     types_and_hybrid,
 )
-from arenalens.runtimes.tflm.kernels.common import elements, op_data, per_channel_arrays
-from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
 
-# conv.h: the reference kernels' OpData, which the CMSIS-NN OpData embeds.
-OP_DATA_CONV = struct(
-    "OpDataConv",
-    ("padding", PADDING_VALUES),
-    ("input_zero_point", "int32"),
-    ("filter_zero_point", "int32"),
-    ("output_zero_point", "int32"),
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("per_channel_output_multiplier", "pointer"),
-    ("per_channel_output_shift", "pointer"),
-    ("output_activation_min", "int32"),
-    ("output_activation_max", "int32"),
-    ("filter_buffer_index", "int"),
-    Field("weights_scratch_index", "int", only_with="compression"),
-    Field("bias_scratch_index", "int", only_with="compression"),
-)
-# cmsis_nn/conv.cc and depthwise_conv.cc: OpData.
+# cmsis_nn/conv.cc and depthwise_conv.cc: OpData, around the reference kernels' (conv.h).
 CMSIS_OP_DATA_CONV = struct("OpData", ("reference_op_data", OP_DATA_CONV), ("buffer_idx", "int"))
-# types.h ConvParams: PaddingType is `enum class : uint8_t`, PaddingValues four int16.
-_PADDING_VALUES_16 = struct(
-    "PaddingValues",
-    ("width", "int16"),
-    ("height", "int16"),
-    ("width_offset", "int16"),
-    ("height_offset", "int16"),
-)
-_CONV_PARAMS_INTERNAL = struct(
-    "ConvParams",
-    ("padding_type", "uint8"),
-    ("padding_values", _PADDING_VALUES_16),
-    ("stride_width", "int16"),
-    ("stride_height", "int16"),
-    ("dilation_width_factor", "int16"),
-    ("dilation_height_factor", "int16"),
-    ("input_offset", "int32"),
-    ("weights_offset", "int32"),
-    ("output_offset", "int32"),
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("quantized_activation_min", "int32"),
-    ("quantized_activation_max", "int32"),
-    ("float_activation_min", "float"),
-    ("float_activation_max", "float"),
-)
 # cmsis_nn/transpose_conv.cc: OpData.
 CMSIS_OP_DATA_TRANSPOSE_CONV = struct(
     "OpData",
-    ("params", _CONV_PARAMS_INTERNAL),
+    ("params", CONV_RUNTIME_PARAMS),
     ("scratch_buffer_index", "int"),
     ("scratch_buffer_output_index", "int"),
     ("bias_converted_buffer_index", "int"),
@@ -127,18 +88,6 @@ def _dim(tensor: Tensor | None, axis: int) -> int:
     if tensor is None or not -len(tensor.shape) <= axis < len(tensor.shape):
         return 0
     return tensor.shape[axis]
-
-
-def padding(in_size: int, kernel: int, stride: int, dilation: int, *, same: bool) -> int:
-    """ComputePaddingHeightWidth (padding.h) for one axis: half the total SAME padding, rounded
-    down; 0 for VALID and whenever TFLM's checked arithmetic rejects the arguments."""
-    if stride <= 0 or dilation <= 0 or kernel <= 0 or in_size < 0:
-        return 0
-    effective = (kernel - 1) * dilation + 1
-    out = (in_size + stride - 1) // stride if same else (in_size + stride - effective) // stride
-    if out < 0:
-        return 0
-    return max(0, (out - 1) * stride + effective - in_size) // 2
 
 
 def _dims(tensor: Tensor | None) -> Dims:
@@ -172,7 +121,7 @@ def _quantization_params(
     for name, tensor in (("input", source), ("filter", weights)):
         if not is_quantized(tensor):
             return [
-                ensure_eq(
+                not_equal(
                     _KERNEL_UTIL_FILE,
                     f"{name}->quantization.type",
                     "kTfLiteAffineQuantization",
@@ -185,7 +134,7 @@ def _quantization_params(
         axis = weights.quantization.axis if weights and weights.quantization else 0
         if count != channels:
             return [
-                ensure_eq(
+                not_equal(
                     _KERNEL_UTIL_FILE,
                     "affine_quantization->scale->size",
                     "num_channels",
@@ -195,7 +144,7 @@ def _quantization_params(
             ]
         if count != _dim(weights, axis):
             return [
-                ensure_eq(
+                not_equal(
                     _KERNEL_UTIL_FILE,
                     "num_channels",
                     "filter->dims->data[affine_quantization->quantized_dimension]",
@@ -223,7 +172,7 @@ def _conv(context: KernelContext) -> Events:
         found += per_channel_arrays(channels)
     inputs = len(context.operator.inputs)
     if inputs not in (2, 3):
-        return [*found, ensure(_CONV_COMMON_FILE, "has_bias || node->inputs->size == 2")]
+        return [*found, not_true(_CONV_COMMON_FILE, "has_bias || node->inputs->size == 2")]
     found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     if dtype != "FLOAT32":
         refused = _quantization_params(context, weights, channels)
@@ -258,10 +207,10 @@ def _conv_shapes(
     for name, tensor in (("input", source), ("filter", weights), ("output", output)):
         rank = 0 if tensor is None else len(tensor.shape)
         if rank != 4:
-            return [ensure_eq(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
+            return [not_equal(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
     if _dim(source, 0) != _dim(output, 0):
         return [
-            ensure_eq(
+            not_equal(
                 _CONV_FILE,
                 "input->dims->data[0]",
                 "output->dims->data[0]",
@@ -271,10 +220,10 @@ def _conv_shapes(
         ]
     filter_channels = _dim(weights, 3)
     if filter_channels <= 0:
-        return [ensure(_CONV_FILE, "filter->dims->data[3] > 0")]
+        return [not_true(_CONV_FILE, "filter->dims->data[3] > 0")]
     if _dim(source, 3) % filter_channels:
         return [
-            ensure_eq(
+            not_equal(
                 _CONV_FILE,
                 "input->dims->data[3] % filter->dims->data[3]",
                 "0",
@@ -311,7 +260,7 @@ def _depthwise(context: KernelContext) -> Events:
         found += per_channel_arrays(channels)
     inputs = context.operator.inputs
     if len(inputs) not in (2, 3):
-        return [*found, ensure(_DEPTHWISE_COMMON_FILE, "has_bias || node->inputs->size == 2")]
+        return [*found, not_true(_DEPTHWISE_COMMON_FILE, "has_bias || node->inputs->size == 2")]
     found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     if dtype != "FLOAT32":
         refused = _quantization_params(context, weights, channels)
@@ -336,7 +285,7 @@ def _depthwise_filter_checks(
 ) -> list[Event]:
     if not is_quantized(weights):
         return [
-            ensure_eq(
+            not_equal(
                 _DEPTHWISE_FILE, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1
             )
         ]
@@ -347,7 +296,7 @@ def _depthwise_filter_checks(
     count = scale_count(weights)
     if count not in (1, channels):
         return [
-            ensure(
+            not_true(
                 _DEPTHWISE_FILE,
                 "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
                 "filter->dims->data[kDepthwiseConvQuantizedDimension]",
@@ -413,7 +362,7 @@ def _transpose_conv(context: KernelContext) -> Events:
     if dtype != type_of(output):
         return [
             *found,
-            ensure_eq(
+            not_equal(
                 _TRANSPOSE_CONV_FILE,
                 "input->type",
                 "output->type",
@@ -459,7 +408,7 @@ def _transpose_conv(context: KernelContext) -> Events:
 def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list[Event]:
     if not is_quantized(weights):
         return [
-            ensure_eq(
+            not_equal(
                 _TRANSPOSE_CONV_FILE,
                 "filter->quantization.type",
                 "kTfLiteAffineQuantization",
@@ -469,7 +418,7 @@ def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list
         ]
     if scale_count(weights) not in (1, channels):
         return [
-            ensure(
+            not_true(
                 _TRANSPOSE_CONV_FILE,
                 "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
                 "filter->dims->data[kConvQuantizedDimension]",
@@ -483,7 +432,7 @@ def _transpose_conv_op_data(
 ) -> list[Event]:
     """CalculateOpData: inputs 3 or 4; non-float fetches input, filter, bias and output again."""
     if len(context.operator.inputs) not in (3, 4):
-        return [ensure(_TRANSPOSE_CONV_FILE, "has_bias || node->inputs->size == 3")]
+        return [not_true(_TRANSPOSE_CONV_FILE, "has_bias || node->inputs->size == 3")]
     if dtype == "FLOAT32":
         return []
     found: list[Event] = temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
@@ -524,11 +473,11 @@ def _conv_int8(view: KernelContext) -> AccessOrder | NoOverlap:
     _, filter_h, filter_w, filter_depth = weights.shape
     window = window_of(view, filter_h, filter_w)
     in_h, in_w, channels = source.shape[1], source.shape[2], source.shape[3]
-    pad_h = window_padding(
-        in_h, filter_h, window.stride_height, window.dilation_height, window.same_padding
+    pad_h = padding(
+        in_h, filter_h, window.stride_height, window.dilation_height, same=window.same_padding
     )
-    pad_w = window_padding(
-        in_w, filter_w, window.stride_width, window.dilation_width, window.same_padding
+    pad_w = padding(
+        in_w, filter_w, window.stride_width, window.dilation_width, same=window.same_padding
     )
     dilated = (window.dilation_height, window.dilation_width) != (1, 1)
     if channels != filter_depth:

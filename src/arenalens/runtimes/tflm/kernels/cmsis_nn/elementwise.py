@@ -13,7 +13,7 @@ not at all (mixed input types, int16 zero points).
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.build import CMSIS_NN
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
 from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
 from arenalens.runtimes.tflm.kernels import layout as reference_layout
@@ -29,13 +29,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     variant,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED, int8_paths, reads_no_later
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
+from arenalens.runtimes.tflm.kernels.common import type_of
+from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
-    ensure_eq,
     int16_zero_points,
+    not_equal,
     type_number,
-    type_of,
 )
 
 _FILE = "tensorflow/lite/micro/kernels/cmsis_nn/add.cc"
@@ -46,7 +46,7 @@ def _add_refusals(context: KernelContext) -> list[Event]:
     first, second, output = context.input(0), context.input(1), context.output(0)
     if type_of(first) != type_of(output):
         return [
-            ensure_eq(
+            not_equal(
                 _FILE, "input1->type", "output->type", type_number(first), type_number(output)
             )
         ]

@@ -11,9 +11,9 @@ request them as scratch instead).
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import CMSIS_NN
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
 from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
 from arenalens.runtimes.tflm.kernels.base import (
@@ -25,6 +25,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Persistent,
     Refusal,
     Scratch,
+    ScratchNumberAtLeast,
     TempField,
     rule_table,
     temps,
@@ -33,53 +34,29 @@ from arenalens.runtimes.tflm.kernels.base import (
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
-    UNSUPPORTED_INPUT,
-    ensure,
-    ensure_eq,
-    int16_zero_points,
+from arenalens.runtimes.tflm.kernels.common import (
     is_constant,
     is_quantized,
+    op_data,
+    per_channel_arrays,
     scale_count,
     scale_of,
-    type_number,
     type_of,
-    types_and_hybrid,
     zero_point_of,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays
+from arenalens.runtimes.tflm.kernels.refusals import (
+    UNSUPPORTED_INPUT,
+    int16_zero_points,
+    not_equal,
+    not_true,
+    type_number,
+    types_and_hybrid,
+)
 
-# builtin_op_data.h (TfLiteFusedActivation, TfLiteFullyConnectedWeightsFormat and TfLiteType are
-# one-byte enums on Arm).
-FULLY_CONNECTED_PARAMS = struct(
-    "TfLiteFullyConnectedParams",
-    ("activation", "enum"),
-    ("weights_format", "enum"),
-    ("keep_num_dims", "bool"),
-    ("asymmetric_quantize_inputs", "bool"),
-    ("quantized_bias_type", "enum"),
-)
-# fully_connected.h: the reference kernels' OpData, embedded in CMSIS-NN's.
-OP_DATA_FULLY_CONNECTED = struct(
-    "OpDataFullyConnected",
-    ("output_multiplier", "int32"),
-    ("output_shift", "int"),
-    ("output_activation_min", "int32"),
-    ("output_activation_max", "int32"),
-    ("input_quantized_index", "int"),
-    ("input_zero_point", "int32"),
-    ("filter_zero_point", "int32"),
-    ("output_zero_point", "int32"),
-    ("filter_buffer_index", "int"),
-    ("per_channel_output_multiplier", "pointer"),
-    ("per_channel_output_shift", "pointer"),
-    ("is_per_channel", "bool"),
-    Field("weights_scratch_index", "int", only_with="compression"),
-    Field("bias_scratch_index", "int", only_with="compression"),
-)
+# cmsis_nn/fully_connected.cc: OpData, around the reference kernels' (fully_connected.h).
 CMSIS_OP_DATA_FULLY_CONNECTED = struct(
     "OpData",
-    ("reference_op_data", OP_DATA_FULLY_CONNECTED),
+    ("reference_op_data", reference_fully_connected.OP_DATA_FULLY_CONNECTED),
     ("buffer_conv_1x1_idx", "int"),
     ("buffer_idx", "int"),
     ("kernel_sums", "pointer"),
@@ -134,7 +111,7 @@ def _fully_connected(context: KernelContext) -> Events:
     if per_channel and not (dtype == "INT8" and weight_type != "INT4"):
         return [
             *found,
-            ensure(
+            not_true(
                 _FC_FILE,
                 "!data->reference_op_data.is_per_channel || "
                 "(data->reference_op_data.is_per_channel && input->type == kTfLiteInt8 && "
@@ -156,7 +133,7 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
     if per_channel:
         if not (type_of(source) in ("INT8", "INT16") and type_of(weights) != "INT4"):
             return [
-                ensure(
+                not_true(
                     _FC_COMMON_FILE,
                     "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
                     "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
@@ -171,7 +148,7 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
         )
         if count != size:
             return [
-                ensure_eq(
+                not_equal(
                     _FC_COMMON_FILE,
                     "per_channel_quantization_size",
                     "filter->dims->data[affine_quantization->quantized_dimension]",
@@ -193,9 +170,9 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
         out_scale = scale_of(output)
         difference = abs(product - scale_of(bias))
         if out_scale <= 0 or difference / out_scale > 0.02:
-            return [ensure(_KERNEL_UTIL_FILE, "scale_diff / output_scale <= 0.02")]
+            return [not_true(_KERNEL_UTIL_FILE, "scale_diff / output_scale <= 0.02")]
     if product < 0:
-        return [ensure(_KERNEL_UTIL_FILE, "input_product_scale >= 0")]
+        return [not_true(_KERNEL_UTIL_FILE, "input_product_scale >= 0")]
     return _symmetric_filter(weights)
 
 
@@ -228,7 +205,7 @@ def _int8_buffers(
         # 1x1 fast convolution's own buffer is 0 bytes under GCC (armclang, DSP: 4·accum_depth).
         if not per_channel:
             found.append(Scratch(output_depth * 8, "CMSIS-NN conv-1x1 multipliers and shifts"))
-            found += _conv_1x1_index(context)
+            found.append(ScratchNumberAtLeast(_CONV_1X1_MINIMUM_INDEX, _conv_1x1_index))
         return found
     nbytes = buffers.fully_connected_s8(context.build.isa, Dims(accum_depth, 1, 1, output_depth))
     if nbytes > 0 and is_constant(weights) and (bias is None or is_constant(bias)):
@@ -238,28 +215,14 @@ def _int8_buffers(
     return found
 
 
-def _conv_1x1_index(context: KernelContext) -> list[Event]:
+def _conv_1x1_index(count: int) -> Refusal:
     """Eval's `TFLITE_DCHECK_GE(buffer_conv_1x1_idx, 4)` compares the model-wide scratch request
     number with 4: with fewer requests before this operator's, Invoke aborts."""
-    from arenalens.runtimes.tflm.kernels.setups import operator_setup  # noqa: PLC0415 (cycle)
-
-    earlier = 0
-    for subgraph in context.model.subgraphs:
-        for operator in subgraph.operators:
-            if subgraph.index == context.subgraph.index and operator is context.operator:
-                if earlier >= _CONV_1X1_MINIMUM_INDEX:
-                    return []
-                return [
-                    Refusal(
-                        f"its scratch request is number {earlier} of the model, and CMSIS-NN's "
-                        "conv-1x1 FULLY_CONNECTED needs at least 4 before it: a TFLITE_DCHECK "
-                        "aborts Invoke",
-                        INVOKE,
-                    )
-                ]
-            other = KernelContext(context.model, subgraph, operator, context.build)
-            earlier += len(operator_setup(other).scratch)
-    return []
+    return Refusal(
+        f"its scratch request is number {count} of the model, and CMSIS-NN's conv-1x1 "
+        "FULLY_CONNECTED needs at least 4 before it: a TFLITE_DCHECK aborts Invoke",
+        INVOKE,
+    )
 
 
 def _batch_matmul(context: KernelContext) -> Events:
@@ -309,7 +272,7 @@ def _batch_matmul_checks(
         ]
     if type_of(lhs) != type_of(output):
         return [
-            ensure_eq(
+            not_equal(
                 _BMM_FILE, "lhs_input->type", "output->type", type_number(lhs), type_number(output)
             )
         ]
@@ -318,9 +281,9 @@ def _batch_matmul_checks(
     for name, tensor in (("lhs", lhs), ("rhs", rhs)):
         rank = 0 if tensor is None else len(tensor.shape)
         if rank < 2:
-            return [ensure(_BMM_FILE, f"{name}_rank >= 2")]
+            return [not_true(_BMM_FILE, f"{name}_rank >= 2")]
         if rank > 4:
-            return [ensure(_BMM_FILE, f"{name}_rank <= 4")]
+            return [not_true(_BMM_FILE, f"{name}_rank <= 4")]
     return []
 
 

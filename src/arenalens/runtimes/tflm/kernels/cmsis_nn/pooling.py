@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import Trace, checked, too_large, window_lowest_reads
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import pooling as reference_pooling
 from arenalens.runtimes.tflm.kernels.base import (
     AccessOrder,
@@ -28,39 +28,13 @@ from arenalens.runtimes.tflm.kernels.base import (
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths, reads_no_later
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
-    ensure,
-    scale_of,
-    type_number,
-    type_of,
-    zero_point_of,
-)
-from arenalens.runtimes.tflm.kernels.common import op_data
-from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
+from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
 from arenalens.runtimes.tflm.kernels.pooling import pool_window
+from arenalens.runtimes.tflm.kernels.refusals import not_true, type_number
 
-# builtin_op_data.h: padding and activation are one-byte enums on Arm.
-POOL_PARAMS = struct(
-    "TfLitePoolParams",
-    ("padding", "enum"),
-    ("stride_width", "int"),
-    ("stride_height", "int"),
-    ("filter_width", "int"),
-    ("filter_height", "int"),
-    ("activation", "enum"),
-    ("computed", struct("computed", ("padding", PADDING_VALUES))),
-)
-# pooling.h
-OP_DATA_POOLING = struct(
-    "OpDataPooling",
-    ("padding", PADDING_VALUES),
-    ("activation_min", "int32"),
-    ("activation_max", "int32"),
-    ("activation_min_f32", "float"),
-    ("activation_max_f32", "float"),
-)
+# cmsis_nn/pooling.cc: OpData, around the reference kernels' (pooling.h).
 CMSIS_OP_DATA_POOLING = struct(
-    "OpData", ("reference_op_data", OP_DATA_POOLING), ("buffer_idx", "int")
+    "OpData", ("reference_op_data", reference_pooling.OP_DATA_POOLING), ("buffer_idx", "int")
 )
 
 _COMMON_FILE = "tensorflow/lite/micro/kernels/pooling_common.cc"
@@ -73,11 +47,11 @@ def _pooling_prepare(context: KernelContext) -> list[Event]:
     dtype = type_of(source)
     if dtype in ("INT8", "INT16"):
         if abs(scale_of(source) - scale_of(output)) > 1.0e-6:
-            return [*found, ensure(_COMMON_FILE, "scale_diff <= 1.0e-6")]
+            return [*found, not_true(_COMMON_FILE, "scale_diff <= 1.0e-6")]
         if zero_point_of(source) != zero_point_of(output):
             return [
                 *found,
-                ensure(_COMMON_FILE, "input->params.zero_point == output->params.zero_point"),
+                not_true(_COMMON_FILE, "input->params.zero_point == output->params.zero_point"),
             ]
     elif dtype != "FLOAT32":
         return [*found, Refusal(f"Type {dtype} ({type_number(source)}) not supported.")]

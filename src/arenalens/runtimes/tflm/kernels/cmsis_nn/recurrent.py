@@ -15,9 +15,9 @@ for three scratch buffers instead of four, and needs constant weights and biases
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.build import CMSIS_NN
+from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -35,19 +35,17 @@ from arenalens.runtimes.tflm.kernels.base import (
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
-    TYPE_NUMBERS,
-    ensure,
-    ensure_eq,
+from arenalens.runtimes.tflm.kernels.common import (
     is_constant,
     is_quantized,
+    op_data,
+    per_channel_arrays,
     scale_count,
     scale_of,
-    type_number,
     type_of,
 )
-from arenalens.runtimes.tflm.kernels.common import ARITHMETIC_PARAMS, op_data, per_channel_arrays
-from arenalens.runtimes.tflm.kernels.recurrent import FULLY_CONNECTED_PARAMS
+from arenalens.runtimes.tflm.kernels.recurrent import OP_DATA_LSTM
+from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true, type_number
 
 # cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SIZE builds add `int scratch_weight_tensor_index`
 # after scratch_tensor_index).
@@ -63,44 +61,6 @@ CMSIS_OP_DATA_SVDF = struct(
     ("output_zero_point", "int"),
     ("activation_state_zero_point", "int"),
     ("kernel_sums", "pointer"),
-)
-# lstm_shared.h / types.h: OpDataLSTM and the structs it holds.
-_LSTM_SIZE_INFO = struct(
-    "LstmSizeInfo",
-    ("time_major", "bool"),
-    ("batch_size", "int"),
-    ("time_steps", "int"),
-    ("input_dimension", "int"),
-    ("state_dimension", "int"),
-)
-_CELL_STATE_INFO = struct(
-    "CellStateInfo",
-    ("cell_clip", "float"),
-    ("quantized_cell_clip", "int16"),
-    ("cell_state_scale_power", "int32"),
-)
-_GATE_PARAMETERS = struct(
-    "GateParameters",
-    ("input_fc_params", FULLY_CONNECTED_PARAMS),
-    ("recurrent_fc_params", FULLY_CONNECTED_PARAMS),
-)
-_INTER_GATE_PARAMETERS = struct(
-    "InterGateParameters",
-    ("forget_cell_mul_params", ARITHMETIC_PARAMS),
-    ("input_mul_params", ARITHMETIC_PARAMS),
-    ("output_mul_params", ARITHMETIC_PARAMS),
-)
-OP_DATA_LSTM = struct(
-    "OpDataLSTM",
-    ("size_info", _LSTM_SIZE_INFO),
-    ("cell_state_info", _CELL_STATE_INFO),
-    ("cell_gate_nonlinear_type", "enum"),
-    ("forget_gate_parameters", _GATE_PARAMETERS),
-    ("input_gate_parameters", _GATE_PARAMETERS),
-    ("cell_gate_parameters", _GATE_PARAMETERS),
-    ("output_gate_parameters", _GATE_PARAMETERS),
-    ("inter_gate_parameters", _INTER_GATE_PARAMETERS),
-    Field("buffer_indices", "int", 4),
 )
 # CMSIS-NN Include/arm_nn_types.h: arm_nn_activation_type is a plain (short) enum.
 _CMSIS_LSTM_GATE = struct(
@@ -166,7 +126,7 @@ def _svdf(context: KernelContext) -> Events:
     nbytes = buffers.svdf_s8(context.build.isa, Dims(filters, _dim(source, 1), 0, 0))
     if nbytes > 0:
         if not is_constant(features):
-            return [*found, ensure(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
+            return [*found, not_true(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
         found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=OverTemps()))
     return found
 
@@ -175,16 +135,16 @@ def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]
     source, features, time = context.input(0), context.input(1), context.input(2)
     bias, state, output = context.input(3), context.input(4), context.output(0)
     if rank <= 0 or filters % rank:
-        return [ensure_eq(_SVDF_FILE, "num_filters % rank", "0", filters % max(rank, 1), 0)]
+        return [not_equal(_SVDF_FILE, "num_filters % rank", "0", filters % max(rank, 1), 0)]
     if type_of(source) not in ("FLOAT32", "INT8"):
-        return [ensure(_SVDF_FILE, "input->type == kTfLiteFloat32 || input->type == kTfLiteInt8")]
+        return [not_true(_SVDF_FILE, "input->type == kTfLiteFloat32 || input->type == kTfLiteInt8")]
     if state is None:
-        return [ensure(_SVDF_FILE, "activation_state != nullptr")]
+        return [not_true(_SVDF_FILE, "activation_state != nullptr")]
     if not state.is_variable:
-        return [ensure_eq(_SVDF_FILE, "activation_state->is_variable", "true", 0, 1)]
+        return [not_equal(_SVDF_FILE, "activation_state->is_variable", "true", 0, 1)]
     if len(context.operator.inputs) != 5:
         inputs = len(context.operator.inputs)
-        return [ensure_eq(_SVDF_FILE, "node->inputs->size", "5", inputs, 5)]
+        return [not_equal(_SVDF_FILE, "node->inputs->size", "5", inputs, 5)]
     wanted: tuple[tuple[Tensor | None, tuple[str, ...]], ...]
     if type_of(source) == "INT8":
         wanted = (
@@ -208,7 +168,7 @@ def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]
         expected = scale_of(state) * scale_of(time)
         if abs(scale_of(bias) - expected) >= 1e-5:
             return [
-                ensure(
+                not_true(
                     _SVDF_FILE,
                     "std::abs(static_cast<double>(bias->params.scale) - static_cast<double>("
                     "activation_state->params.scale * weights_time->params.scale)) < 1e-5",
@@ -224,9 +184,9 @@ def _lstm(context: KernelContext) -> Events:
     # with an int16 cell: eight kernel-sum arrays and three scratch buffers, else four.
     operator = context.operator
     if len(operator.outputs) != 1:
-        return [ensure_eq(_LSTM_FILE, "node->outputs->size", "1", len(operator.outputs), 1)]
+        return [not_equal(_LSTM_FILE, "node->outputs->size", "1", len(operator.outputs), 1)]
     if len(operator.inputs) != 24:
-        return [ensure_eq(_LSTM_FILE, "node->inputs->size", "24", len(operator.inputs), 24)]
+        return [not_equal(_LSTM_FILE, "node->inputs->size", "24", len(operator.inputs), 24)]
     found: list[Event] = temps(context, *(("in", i) for i in range(24)), ("out", 0))
     refused = _lstm_status(context)
     if refused:
@@ -235,7 +195,7 @@ def _lstm(context: KernelContext) -> Events:
         if not is_constant(context.input(index)):
             return [
                 *found,
-                ensure(_LSTM_FILE, "IsConstantTensor(lstm_tensors.GetInternalTensor(i))"),
+                not_true(_LSTM_FILE, "IsConstantTensor(lstm_tensors.GetInternalTensor(i))"),
             ]
     source, cell = context.input(0), context.input(19)
     batch = _dim(source, 1) if context.option("time_major") else _dim(source, 0)
@@ -249,7 +209,7 @@ def _lstm(context: KernelContext) -> Events:
         return [
             *found,
             Refusal(
-                f"Cell state type {cell_type} ({TYPE_NUMBERS.get(cell_type, 0)}) not supported. "
+                f"Cell state type {cell_type} ({TFLITE_TYPES.get(cell_type, 0)}) not supported. "
                 "The quantized Unidirectional Sequence LSTM Op only support int16 cell state"
             ),
         ]
@@ -276,10 +236,10 @@ def _lstm(context: KernelContext) -> Events:
 def _lstm_eval_refusals(activation: str, weight_type: str) -> list[Event]:
     """UnidirectionalSequenceLstmEval: integer activations need int8 weights."""
     if activation in ("INT8", "INT16") and weight_type != "INT8":
-        number = TYPE_NUMBERS.get(activation, 0)
+        number = TFLITE_TYPES.get(activation, 0)
         return [Refusal(f"Filter type {weight_type} ({number}) not supported.", INVOKE)]
     if activation not in ("FLOAT32", "INT8", "INT16"):
-        number = TYPE_NUMBERS.get(activation, 0)
+        number = TFLITE_TYPES.get(activation, 0)
         return [Refusal(f"Input type {activation} ({number}) not supported.", INVOKE)]
     return []
 
@@ -290,16 +250,16 @@ def _lstm_status(context: KernelContext) -> list[Event]:
     present = [context.input(i) is not None for i in range(24)]
     source, state, cell = context.input(0), context.input(18), context.input(19)
     if source is None:
-        return [ensure(_LSTM_EVAL_FILE, "internal_tensors_[kLstmInputTensor] != nullptr")]
+        return [not_true(_LSTM_EVAL_FILE, "internal_tensors_[kLstmInputTensor] != nullptr")]
     for name, tensor in (("kLstmOutputStateTensor", state), ("kLstmCellStateTensor", cell)):
         if tensor is None:
-            return [ensure(_LSTM_EVAL_FILE, f"internal_tensors_[{name}] != nullptr")]
+            return [not_true(_LSTM_EVAL_FILE, f"internal_tensors_[{name}] != nullptr")]
         if not tensor.is_variable:
-            return [ensure(_LSTM_EVAL_FILE, f"internal_tensors_[{name}]->is_variable")]
+            return [not_true(_LSTM_EVAL_FILE, f"internal_tensors_[{name}]->is_variable")]
     for name, tensor in (("kLstmOutputStateTensor", state), ("output", context.output(0))):
         if type_of(tensor) != type_of(source):
             return [
-                ensure_eq(
+                not_equal(
                     _LSTM_EVAL_FILE,
                     f"{name}->type",
                     "internal_tensors_[kLstmInputTensor]->type",
@@ -316,7 +276,7 @@ def _lstm_status(context: KernelContext) -> list[Event]:
                 ]
     for index in (*range(9, 12), 16, 17, *range(20, 24)):
         if present[index]:
-            return [ensure(_LSTM_EVAL_FILE, "internal_tensors_[i] == nullptr")]
+            return [not_true(_LSTM_EVAL_FILE, "internal_tensors_[i] == nullptr")]
     return []
 
 
@@ -336,7 +296,7 @@ def _gate_parameters(context: KernelContext) -> list[Event]:
             if type_of(activation) not in ("INT8", "INT16") or type_of(weights) == "INT4":
                 return [
                     *found,
-                    ensure(
+                    not_true(
                         _FC_COMMON_FILE,
                         "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
                         "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",

@@ -7,8 +7,8 @@ Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/softmax.cc with 
 
 from __future__ import annotations
 
+from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
@@ -22,15 +22,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     variant,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths, reads_no_later
-from arenalens.runtimes.tflm.kernels.cmsis_nn.checks import (
-    UNSUPPORTED_INPUT,
-    ensure,
-    ensure_eq,
-    scale_of,
-    type_of,
-    zero_point_of,
-)
-from arenalens.runtimes.tflm.kernels.common import op_data
+from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.refusals import UNSUPPORTED_INPUT, not_equal, not_true
 from arenalens.runtimes.tflm.kernels.softmax import SOFTMAX_OP_DATA
 
 CMSIS_SOFTMAX_OP_DATA = struct(
@@ -55,13 +48,13 @@ def _softmax(context: KernelContext) -> Events:
     # CalculateSoftmaxParams (its failure is returned at the end of Prepare).
     inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)
     if inputs != 1:
-        return [ensure_eq(_FILE, "NumInputs(node)", "1", inputs, 1)]
+        return [not_equal(_FILE, "NumInputs(node)", "1", inputs, 1)]
     if outputs != 1:
-        return [ensure_eq(_FILE, "NumOutputs(node)", "1", outputs, 1)]
+        return [not_equal(_FILE, "NumOutputs(node)", "1", outputs, 1)]
     source, output = context.input(0), context.output(0)
     found: list[Event] = temps(context, ("in", 0))
     if source is None or not source.shape:
-        return [*found, ensure(_FILE, "NumDimensions(input) >= 1")]
+        return [*found, not_true(_FILE, "NumDimensions(input) >= 1")]
     found += temps(context, ("out", 0))
     kinds = (type_of(source), type_of(output))
     if kinds[0] != kinds[1] and kinds != ("INT8", "INT16"):
@@ -85,7 +78,7 @@ def _parameter_checks(context: KernelContext) -> list[Event]:
         for name, tensor in (("input", source), ("output", output)):
             if zero_point_of(tensor) != 0:
                 return [
-                    ensure_eq(
+                    not_equal(
                         _COMMON_FILE, f"{name}->params.zero_point", "0", zero_point_of(tensor), 0
                     )
                 ]
@@ -94,15 +87,15 @@ def _parameter_checks(context: KernelContext) -> list[Event]:
     elif kinds == ("INT8", "INT16"):
         if out_zero != -32768:
             return [
-                ensure_eq(_COMMON_FILE, "output->params.zero_point", "-32768", out_zero, -32768)
+                not_equal(_COMMON_FILE, "output->params.zero_point", "-32768", out_zero, -32768)
             ]
         if not _near(out_scale, 1 / 65536, 0.001 / 65536):
             return [Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 65536")]
     elif kinds == ("INT8", "INT8"):
         if out_zero != -128:
-            return [ensure_eq(_COMMON_FILE, "output->params.zero_point", "-128", out_zero, -128)]
+            return [not_equal(_COMMON_FILE, "output->params.zero_point", "-128", out_zero, -128)]
         if out_scale != 1 / 256:
-            return [ensure(_COMMON_FILE, "output->params.scale == 1.f / 256")]
+            return [not_true(_COMMON_FILE, "output->params.scale == 1.f / 256")]
     return []
 
 

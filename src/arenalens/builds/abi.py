@@ -1,0 +1,56 @@
+"""C ABIs: the sizes and alignments a compiler target gives C scalars.
+
+* **LP64** (x86-64 System V, the `tflite_micro` wheel): pointers and `size_t` are 8 bytes.
+* **ILP32 Arm EABI** (Cortex-M, `arm-none-eabi-gcc`): pointers and `size_t` are 4 bytes; 64-bit
+  integers and doubles stay 8-aligned (AAPCS), unlike i386; and enums are *short*
+  (`-fshort-enums` is the bare-metal default): an enum takes the smallest integer that holds its
+  values, one byte for TfLiteType, TfLitePadding, TfLiteFusedActivation and the like.
+
+Scalar type names: the fixed-size scalars by name (`int8` ... `double`, `bool`, `int`), `pointer`,
+`size_t`, and `enum` (an enum whose values fit a byte), `enum16` (values fit 16 bits), `enum32`
+(int-sized on every ABI). `runtimes/tflm/abi.py` lays C structs out from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class Abi:
+    """The sizes and alignments a compiler target gives C scalars."""
+
+    name: str
+    pointer_bytes: int
+    int64_alignment: int
+    short_enums: bool
+
+    def scalar(self, ctype: str) -> tuple[int, int]:
+        """A scalar C type name → (size, alignment) on this ABI."""
+        if ctype in _POINTER_SIZED:
+            return self.pointer_bytes, self.pointer_bytes
+        if ctype in _SHORT_ENUM_BYTES:
+            enum_bytes = _SHORT_ENUM_BYTES[ctype] if self.short_enums else 4
+            return enum_bytes, enum_bytes
+        size = _FIXED_SIZES.get(ctype)
+        if size is None:
+            raise KeyError(f"unknown C scalar type '{ctype}'")
+        return size, (self.int64_alignment if size == 8 else size)
+
+
+LP64 = Abi("LP64 (x86-64)", pointer_bytes=8, int64_alignment=8, short_enums=False)
+ILP32 = Abi("ILP32 (Arm EABI)", pointer_bytes=4, int64_alignment=8, short_enums=True)
+
+_FIXED_SIZES: Mapping[str, int] = MappingProxyType(
+    {
+        "bool": 1, "char": 1, "int8": 1, "uint8": 1,
+        "int16": 2, "uint16": 2,
+        "int": 4, "int32": 4, "uint32": 4, "float": 4, "enum32": 4,
+        "int64": 8, "uint64": 8, "double": 8,
+    }
+)  # fmt: skip
+# Enum sizes under -fshort-enums (int-sized without it).
+_SHORT_ENUM_BYTES: Mapping[str, int] = MappingProxyType({"enum": 1, "enum16": 2})
+_POINTER_SIZED = frozenset({"pointer", "size_t", "intptr"})

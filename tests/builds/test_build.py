@@ -1,0 +1,103 @@
+"""The build value: every fact a figure depends on, each one typed field, named once."""
+
+from __future__ import annotations
+
+import pytest
+
+from arenalens.builds.abi import ILP32, LP64
+from arenalens.builds.build import (
+    CMSIS_NN,
+    CMSIS_NN_RELEASE,
+    COMPRESSION,
+    HOST,
+    HOST_DEVICE,
+    NAMED_BY_BOARD,
+    NAMED_BY_USER,
+    REFERENCE,
+    TFLM_CORTEX_M_PROBES,
+    TFLM_RELEASES,
+    TFLM_WHEEL,
+    WHEEL_SOURCES,
+    KernelLibrary,
+    as_build,
+    build_flags,
+    build_named,
+    build_summary,
+    build_title,
+    device_build,
+    overlap_kernels,
+    select_build,
+)
+from arenalens.errors import UsageError
+from arenalens.target_build import target_build
+from arenalens.targets import get_target
+
+# The fields documents carried before the build was typed: kept, so scripts reading them work.
+FIRST_SUMMARY_FIELDS = {"name", "title", "cpu", "kernels", "isa", "abi", "allocator", "compression"}
+
+
+def test_the_host_is_the_wheel() -> None:
+    assert HOST.is_host and HOST.abi is LP64 and HOST.kernels is REFERENCE
+    assert HOST.tflm is TFLM_WHEEL and HOST.compression and HOST.recording
+    assert HOST.features == {COMPRESSION, WHEEL_SOURCES}
+    assert not HOST.kernels_named and HOST.kernels_release == ""
+
+
+def test_a_device_build_names_its_core_abi_library_and_releases() -> None:
+    build = device_build("m7", "cmsis-nn")
+    assert (build.cpu, build.abi, build.kernels, build.isa) == ("cortex-m7", ILP32, CMSIS_NN, "dsp")
+    assert build.kernels_release == CMSIS_NN_RELEASE
+    assert build.tflm is TFLM_CORTEX_M_PROBES and not build.compression
+    assert build.features == frozenset()  # the probes' sources, no compression
+    reference = device_build("cortex-m7", "reference")
+    assert reference.kernels_release == "" and reference.isa == "none"
+
+
+def test_who_named_the_kernel_library() -> None:
+    assert device_build("cortex-m7").kernels_named_by is None
+    assert device_build("cortex-m7", "reference").kernels_named_by == NAMED_BY_USER
+    assert build_named("cortex-m7").kernels_named_by is None
+    assert build_named("cortex-m7/cmsis-nn").kernels_named_by == NAMED_BY_USER
+    assert select_build("m4", None).kernels_named_by is None
+    assert select_build("m4", "cmsis-nn").kernels_named_by == NAMED_BY_USER
+    board = get_target("nucleo-h743zi")
+    assert target_build(board).kernels_named_by == NAMED_BY_BOARD
+    assert target_build(board, cpu="cortex-m4").kernels_named_by == NAMED_BY_BOARD
+    assert target_build(board, kernels="reference").kernels_named_by == NAMED_BY_USER
+    # Named or not, the bytes are the same: only what may be written for it differs.
+    assert target_build(board).features == select_build("m7", "cmsis-nn").features
+    assert target_build(get_target("esp32-s3")) is HOST
+
+
+def test_the_overlap_rules_are_the_build_s_kernels() -> None:
+    assert overlap_kernels(HOST) is KernelLibrary.REFERENCE
+    assert overlap_kernels(build_named("cortex-m7")) is KernelLibrary.REFERENCE
+    assert overlap_kernels(build_named("cortex-m3/cmsis-nn")) is KernelLibrary.CMSIS_NN
+
+
+def test_the_summary_adds_to_the_first_fields() -> None:
+    host, device = build_summary(HOST), build_summary(build_named("cortex-m55/cmsis-nn"))
+    assert FIRST_SUMMARY_FIELDS < set(host) == set(device)
+    assert host["tflm"]["release"] == TFLM_WHEEL.name and host["kernels_release"] is None
+    assert device["tflm"]["commit"] == TFLM_CORTEX_M_PROBES.commit
+    assert device["kernels_release"] == CMSIS_NN_RELEASE and device["isa"] == "mve"
+    assert build_flags(device) == " --cpu cortex-m55 --kernels cmsis-nn"
+    assert build_flags(host) == ""
+
+
+def test_one_title_names_what_a_figure_is_for() -> None:
+    assert build_title(HOST) == HOST_DEVICE
+    assert build_title(device_build("cortex-m4", "cmsis-nn")) == (
+        "Cortex-M4 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator"
+    )
+
+
+def test_releases_are_distinct_and_ordered_by_date() -> None:
+    assert set(TFLM_RELEASES.values()) == {TFLM_WHEEL, TFLM_CORTEX_M_PROBES}
+    assert TFLM_CORTEX_M_PROBES.date < TFLM_WHEEL.date
+
+
+@pytest.mark.parametrize("text", ["cortex-a53", "cortex-m7/esp-nn"])
+def test_unknown_builds_are_usage_errors(text: str) -> None:
+    with pytest.raises(UsageError):
+        as_build(text)

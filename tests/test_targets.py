@@ -1,0 +1,97 @@
+"""The board and chip catalogue (`targets.json`) is checked data: schema, names, references,
+limits, sources, builds, and the counts the README states."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from arenalens.builds.build import CPUS, KERNEL_LIBRARIES
+from arenalens.cli import main
+from arenalens.targets import (
+    BOARDS,
+    CHIPS,
+    TARGETS,
+    catalogue_document,
+    get_target,
+    target_document,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "src" / "arenalens" / "schemas" / "targets.schema.json"
+DOCUMENT = catalogue_document()
+
+
+def test_the_catalogue_matches_its_schema() -> None:
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(DOCUMENT, schema)
+
+
+def test_every_name_is_unique_and_no_alias_shadows_a_name() -> None:
+    names = [row["name"] for row in (*DOCUMENT["chips"], *DOCUMENT["boards"])]
+    assert [name for name, count in Counter(names).items() if count > 1] == []
+    aliases = DOCUMENT["aliases"]
+    assert set(aliases) & set(names) == set()
+    assert set(aliases.values()) <= set(names)
+
+
+def test_every_board_names_a_chip_and_a_layout_that_exist() -> None:
+    chips = {row["name"] for row in DOCUMENT["chips"]}
+    layouts = DOCUMENT["board_layouts"]
+    for row in DOCUMENT["boards"]:
+        assert row["chip"] in chips, row["name"]
+        assert row.get("layout", next(iter(layouts))) in layouts, row["name"]
+    used = {row["layout"] for row in DOCUMENT["boards"] if "layout" in row}
+    assert used == set(layouts)  # no layout nobody uses
+
+
+@pytest.mark.parametrize("target", TARGETS.values(), ids=lambda target: target.name)
+def test_every_target_has_a_limit_within_its_sram_and_a_source(target: object) -> None:
+    assert hasattr(target, "arena_limit_bytes")
+    row = target_document(target)  # type: ignore[arg-type]
+    assert 0 < row["arena_limit_bytes"] <= row["sram_bytes"]  # type: ignore[operator]
+    assert row["source"] and row["core"] and row["title"]
+
+
+def test_every_build_named_exists() -> None:
+    for chip in CHIPS:
+        # A build core and its library come together: both, or neither (the host's estimate).
+        assert (chip.build_cpu is None) == (chip.kernels is None), chip.name
+        if chip.build_cpu is not None:
+            assert chip.build_cpu in CPUS and chip.kernels in KERNEL_LIBRARIES, chip.name
+        # Until a 32-bit model of a core exists, its boards get the host figure (an estimate).
+        assert (chip.build_cpu is not None) == chip.cpu.startswith("cortex-m"), chip.name
+
+
+def test_boards_take_their_chip_s_core_and_build() -> None:
+    for board in BOARDS:
+        chip = TARGETS[board.chip]
+        assert (board.core, board.cpu, board.sram_bytes) == (chip.core, chip.cpu, chip.sram_bytes)
+        assert (board.build_cpu, board.kernels) == (chip.build_cpu, chip.kernels)
+    teensy = get_target("teensy41")
+    assert teensy.arena_limit_bytes == 512 * 1024 < TARGETS[teensy.chip].arena_limit_bytes
+    assert "DMAMEM" in teensy.note
+
+
+def test_the_readme_counts_come_from_the_data() -> None:
+    readme = (ROOT / "README.md").read_text()
+    boards = {int(n) for n in re.findall(r"\b(\d+) boards\b", readme)}
+    chips = {int(n) for n in re.findall(r"\b(\d+) chips\b", readme)}
+    assert boards == {len(BOARDS)} and chips == {len(CHIPS)}
+    assert re.findall(r"fits \d+ of (\d+) boards", readme) == [str(len(BOARDS))]
+
+
+def test_list_targets_documents_every_row(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--list-targets", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [row["name"] for row in listed] == [t.name for t in (*BOARDS, *CHIPS)]
+    assert listed == [target_document(t) for t in (*BOARDS, *CHIPS)]
+    assert main(["check", "--list-targets", "--no-color"]) == 0
+    text = capsys.readouterr().out
+    assert all(target.name in text for target in TARGETS.values())
