@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from arenalens import analyze, device_build
-from arenalens.builds.build import CPUS, HOST, build_named, cpu_named, select_build
+from arenalens.builds.build import (
+    CMSIS_NN,
+    CPUS,
+    ESP_NN,
+    HOST,
+    build_named,
+    cpu_named,
+    select_build,
+)
 from arenalens.cli import main
 from arenalens.errors import UsageError
 from arenalens.optimization import optimize_model, required_bytes
@@ -163,7 +171,8 @@ def test_core_names() -> None:
 
 
 def test_cmsis_nn_code_path_follows_the_core() -> None:
-    paths = {name: device_build(name, "cmsis-nn").isa for name in CPUS}
+    cortex_m = [name for name, core in CPUS.items() if CMSIS_NN in core.libraries]
+    paths = {name: device_build(name, "cmsis-nn").isa for name in cortex_m}
     assert paths == {
         "cortex-m0plus": "none",
         "cortex-m3": "none",
@@ -173,7 +182,23 @@ def test_cmsis_nn_code_path_follows_the_core() -> None:
         "cortex-m55": "mve",
         "cortex-m85": "mve",
     }
-    assert {device_build(name).isa for name in CPUS} == {"none"}  # reference kernels: plain C
+    assert {device_build(name).isa for name in cortex_m} == {"none"}  # reference: plain C
+
+
+def test_esp_nn_code_path_follows_the_chip() -> None:
+    esp = [name for name, core in CPUS.items() if ESP_NN in core.libraries]
+    paths = {name: device_build(name).isa for name in esp}
+    assert paths == {
+        "esp32": "esp-generic",
+        "esp32s2": "esp-generic",
+        "esp32s3": "esp32s3",
+        "esp32c3": "esp-generic",
+        "esp32c6": "esp-generic",
+        "esp32p4": "esp32p4",
+    }
+    assert {device_build(name, "esp-nn-ansi").isa for name in esp} == {"esp-ansi"}
+    assert {device_build(name, "reference").isa for name in esp} == {"none"}
+    assert cpu_named("ESP32-S3").name == "esp32s3" and cpu_named("esp32_c6").name == "esp32c6"
 
 
 def test_litert_analysis_has_no_build() -> None:

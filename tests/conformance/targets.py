@@ -6,8 +6,9 @@
   minimal arena) and the plain allocator firmware uses (tail, minimal arena).
 * `esp*`, `rv32-reference`: esp-tflite-micro v1.3.8 (TFLM with Espressif's ESP-NN kernels) built
   for RV32 ILP32, the struct layout of the ESP32 family, under `qemu-system-riscv32` (the probes
-  in ../shared/tools/esp, same `run.py` interface), measured as the Cortex-M probes are. Which
-  cases each ESP variant measures: `tests/conformance/esp_variants.py`.
+  in ../shared/tools/esp, same `run.py` interface), measured as the Cortex-M probes are, and
+  predicted with the ESP build each stands for (`ESP_BUILDS`). Which cases each ESP variant
+  measures: `tests/conformance/esp_variants.py`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenalens.builds.build import HOST, Build, device_build
+from arenalens.builds.build import HOST, Build, build_named, device_build
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBES = Path(
@@ -78,10 +79,10 @@ def _device(name: str) -> Target:
     return Target(name, device_build("-".join(cpu), kernels, recording=True), True, PROBES)
 
 
-def _esp(name: str) -> Target:
+def _esp(name: str, build: str) -> Target:
     return Target(
         name,
-        None,
+        build_named(build).with_recording(True),
         True,
         ESP_PROBES,
         recording_minimum=False,
@@ -90,18 +91,20 @@ def _esp(name: str) -> Target:
     )
 
 
-# The ESP probes (../shared/tools/esp/README.md): esp-tflite-micro v1.3.8 with esp-nn 1.2.3 on
-# the ESP32-S3 path, the generic optimised path (ESP32, S2, C3, C6), ANSI C and the ESP32-P4
-# path; the S3 with esp-nn v1.2.0 and v1.1.2; and TFLM's reference kernels on the same core.
-ESP_TARGET_NAMES = (
-    "esp32s3-esp-nn",
-    "esp-generic-opt",
-    "esp-ansi",
-    "esp32p4-esp-nn",
-    "esp32s3-esp-nn@v1.2.0",
-    "esp32s3-esp-nn@v1.1.2",
-    "rv32-reference",
-)
+# The ESP probes (../shared/tools/esp/README.md) and the build each stands for: esp-tflite-micro
+# v1.3.8 with esp-nn 1.2.3 on the ESP32-S3 path, the generic optimised path (ESP32, S2, C3, C6),
+# ANSI C and the ESP32-P4 path; the S3 with esp-nn v1.2.0 and v1.1.2; and TFLM's reference
+# kernels on the same core (every ESP chip has the same ABI: the RISC-V probes stand for Xtensa).
+ESP_BUILDS = {
+    "esp32s3-esp-nn": "esp32s3/esp-nn",
+    "esp-generic-opt": "esp32c3/esp-nn",
+    "esp-ansi": "esp32/esp-nn-ansi",
+    "esp32p4-esp-nn": "esp32p4/esp-nn",
+    "esp32s3-esp-nn@v1.2.0": "esp32s3/esp-nn@1.2.0",
+    "esp32s3-esp-nn@v1.1.2": "esp32s3/esp-nn@1.1.2",
+    "rv32-reference": "esp32c3/reference",
+}
+ESP_TARGET_NAMES = tuple(ESP_BUILDS)
 
 TARGETS: dict[str, Target] = {
     "host": Target("host", HOST, False),
@@ -115,7 +118,7 @@ TARGETS: dict[str, Target] = {
             "cortex-m55-cmsis-nn",
         )
     },
-    **{name: _esp(name) for name in ESP_TARGET_NAMES},
+    **{name: _esp(name, build) for name, build in ESP_BUILDS.items()},
 }
 
 

@@ -5,6 +5,11 @@
   integers and doubles stay 8-aligned (AAPCS), unlike i386; and enums are *short*
   (`-fshort-enums` is the bare-metal default): an enum takes the smallest integer that holds its
   values, one byte for TfLiteType, TfLitePadding, TfLiteFusedActivation and the like.
+* **ILP32 with int-sized enums** (the ESP32 family: `xtensa-esp*-elf-gcc` on the Xtensa chips,
+  `riscv32-esp-elf-gcc` on the RISC-V ones): 4-byte pointers and `size_t`, 8-aligned 64-bit
+  integers and doubles, and enums as large as an `int` (neither toolchain defaults to
+  `-fshort-enums`, and ESP-IDF does not pass it): a `TfLiteTensor` is 40 bytes there, 32 under
+  the Arm EABI.
 
 Scalar type names: the fixed-size scalars by name (`int8` ... `double`, `bool`, `int`), `pointer`,
 `size_t`, and `enum` (an enum whose values fit a byte), `enum16` (values fit 16 bits), `enum32`
@@ -42,6 +47,9 @@ class Abi:
 
 LP64 = Abi("LP64 (x86-64)", pointer_bytes=8, int64_alignment=8, short_enums=False)
 ILP32 = Abi("ILP32 (Arm EABI)", pointer_bytes=4, int64_alignment=8, short_enums=True)
+ILP32_INT_ENUMS = Abi(
+    "ILP32 (Xtensa/RISC-V, int-sized enums)", pointer_bytes=4, int64_alignment=8, short_enums=False
+)
 
 _FIXED_SIZES: Mapping[str, int] = MappingProxyType(
     {

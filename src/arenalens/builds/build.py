@@ -6,13 +6,16 @@ of `Build`:
 
 * the **core** (`cpu`) and its **ABI** (`abi`): pointer-sized fields halve on 32-bit cores, and
   enums are short under the Arm EABI;
-* the **kernel library** (`kernels`): TFLM's reference kernels, or CMSIS-NN's
-  (`kernels/cmsis_nn/` in TFLM), whose OpData and scratch buffers differ; its **release**
-  (`kernels_release`: the CMSIS-NN commit; the reference kernels are TFLM's own), and whether the
+* the **kernel library** (`kernels`): TFLM's reference kernels, CMSIS-NN's (`kernels/cmsis_nn/`
+  in TFLM, Cortex-M) or ESP-NN's (`kernels/esp_nn/` in Espressif's esp-tflite-micro, the ESP32
+  family), whose OpData and scratch buffers differ; its **release** (`kernels_release`: the
+  CMSIS-NN commit, the esp-nn version; the reference kernels are TFLM's own), and whether the
   user or the board **named** it or it was only defaulted (`kernels_named`: a plan that holds on
   one library only may be written only for a library the user named);
-* the library's **code path** (`isa`), which depends on the core's instruction set: none
-  (Armv6-M, Armv7-M without DSP), the DSP extension, or MVE (Helium);
+* the library's **code path** (`isa`), which depends on the core: for CMSIS-NN its instruction
+  set, none (Armv6-M, Armv7-M without DSP), the DSP extension or MVE (Helium); for ESP-NN the
+  chip's own functions (ESP32-S3, ESP32-P4), the generic optimised C (every other chip), or ANSI C
+  (`CONFIG_NN_ANSI_C`, any chip);
 * the **TFLM release** (`tflm`): the tflite-micro sources built; struct members come and go
   between releases (`TflmRelease.features`);
 * **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it,
@@ -32,6 +35,13 @@ run pure C. Pick the core whose path your build gets (e.g. `cortex-m7` for an M5
 soft-float). Sizes assume GCC; armclang builds differ in two places (a DSP 1x1 convolution buffer
 of 4·channels bytes, and MVE depthwise convolutions with one input channel converted only above 8
 output channels): see `runtimes/tflm/kernels/cmsis_nn/buffers.py`.
+
+**ESP32 chips build Espressif's esp-tflite-micro** (the ESP-IDF component), which always compiles
+its ESP-NN kernels (`CMakeLists.txt` removes TFLM's seven and globs `kernels/esp_nn/`): an ESP
+chip's build takes ESP-NN unless told `--kernels reference`, at esp-tflite-micro v1.3.8's TFLM
+(096563546) and the newest esp-nn its `idf_component.yml` (`>= 1.1.1`) resolves to, 1.2.3;
+`--kernels esp-nn@1.2.0` names a pinned one (`dependencies.lock`), `esp-nn-ansi` the ANSI C
+setting. docs/esp-nn.md has the sources.
 """
 
 from __future__ import annotations
@@ -42,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.abi import ILP32, LP64, Abi
+from arenalens.builds.abi import ILP32, ILP32_INT_ENUMS, LP64, Abi
 from arenalens.errors import UsageError
 
 
@@ -51,24 +61,54 @@ class KernelLibrary(enum.StrEnum):
 
     REFERENCE = "reference"  # TFLM's own kernels (tensorflow/lite/micro/kernels/)
     CMSIS_NN = "cmsis-nn"  # OPTIMIZED_KERNEL_DIR=cmsis_nn: Arm's CMSIS-NN (Cortex-M)
+    ESP_NN = "esp-nn"  # esp-tflite-micro's kernels/esp_nn/ over Espressif's esp-nn (ESP32 family)
 
 
 REFERENCE = KernelLibrary.REFERENCE
 CMSIS_NN = KernelLibrary.CMSIS_NN
+ESP_NN = KernelLibrary.ESP_NN
 KERNEL_LIBRARIES = tuple(str(library) for library in KernelLibrary)
 KERNEL_LIBRARY_TITLES: Mapping[KernelLibrary, str] = MappingProxyType(
-    {REFERENCE: "reference", CMSIS_NN: "CMSIS-NN"}
+    {REFERENCE: "reference", CMSIS_NN: "CMSIS-NN", ESP_NN: "ESP-NN"}
 )
+# What --kernels takes besides the library names: ESP-NN built with CONFIG_NN_ANSI_C (its ANSI C
+# functions on any chip), and a release after '@' (esp-nn only: `esp-nn@1.2.0`).
+ESP_NN_ANSI = "esp-nn-ansi"
+KERNELS_RELEASE_SEPARATOR = "@"
 
 # The CMSIS-NN sources arenalens's CMSIS-NN rules are checked against: the commit the Cortex-M
 # probes build (../shared/tools/cortex-m/build/build.sh).
 CMSIS_NN_RELEASE = "4ab83cc3cc98"
+
+# The esp-nn releases whose scratch-size functions the ESP-NN rules model
+# (runtimes/tflm/kernels/esp_nn/buffers.py), oldest first, and the default: the newest, which
+# esp-tflite-micro v1.3.8's `espressif/esp-nn >= 1.1.1` resolves to without a lock file.
+ESP_NN_RELEASES = ("1.1.1", "1.1.2", "1.2.0", "1.2.1", "1.2.2", "1.2.3")
+ESP_NN_RELEASE = ESP_NN_RELEASES[-1]
 
 # The instruction-set path CMSIS-NN compiles for (arm_nn_math_types.h: ARM_MATH_DSP from
 # __ARM_FEATURE_DSP, ARM_MATH_MVEI from __ARM_FEATURE_MVE).
 ISA_NONE = "none"
 ISA_DSP = "dsp"
 ISA_MVE = "mve"
+# The functions esp-nn compiles (include/esp_nn.h): with CONFIG_NN_OPTIMIZED (the default) the
+# ESP32-S3's and ESP32-P4's own, the generic optimised C on every other chip; with
+# CONFIG_NN_ANSI_C the ANSI C ones on any chip.
+ISA_ESP32S3 = "esp32s3"
+ISA_ESP32P4 = "esp32p4"
+ISA_ESP_GENERIC = "esp-generic"
+ISA_ESP_ANSI = "esp-ansi"
+ISA_TITLES: Mapping[str, str] = MappingProxyType(
+    {
+        ISA_NONE: "plain C",
+        ISA_DSP: "DSP",
+        ISA_MVE: "MVE",
+        ISA_ESP32S3: "ESP32-S3 path",
+        ISA_ESP32P4: "ESP32-P4 path",
+        ISA_ESP_GENERIC: "generic optimised C",
+        ISA_ESP_ANSI: "ANSI C",
+    }
+)
 
 NAMED_BY_USER = "user"
 NAMED_BY_BOARD = "board"
@@ -109,19 +149,59 @@ TFLM_CORTEX_M_PROBES = TflmRelease(
     date="2026-08-20",
     title="tflite-micro 90b983c2b3f1 (2026-08-20, the Cortex-M probes' sources)",
 )
+# The tflite-micro sources Espressif's esp-tflite-micro v1.3.8 ships (docs/esp-nn.md: every file
+# outside kernels/esp_nn/ is byte-identical to this commit); what an ESP chip's build compiles.
+TFLM_ESP_TFLITE_MICRO = TflmRelease(
+    name="096563546",
+    commit="096563546742ba81adb6f012ab718d196a48e02d",
+    date="2026-07-13",
+    title="tflite-micro 096563546 (2026-07-13, as esp-tflite-micro v1.3.8 ships it)",
+)
 TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
-    {release.name: release for release in (TFLM_CORTEX_M_PROBES, TFLM_WHEEL)}
+    {release.name: release for release in (TFLM_ESP_TFLITE_MICRO, TFLM_CORTEX_M_PROBES, TFLM_WHEEL)}
+)
+
+# How each core family's firmware is built, as the layout's assumptions name it.
+CORTEX_M_TOOLCHAIN = (
+    "TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, arm-none-eabi-gcc: ILP32 Arm "
+    "EABI, short enums)"
+)
+ESP_TOOLCHAIN = (
+    "esp-tflite-micro v1.3.8 as an ESP-IDF component (xtensa-esp-elf-gcc / riscv32-esp-elf-gcc: "
+    "ILP32, int-sized enums; ESP_NN, TF_LITE_STATIC_MEMORY)"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Cpu:
-    """A core as far as arena bytes care: its ABI and the kernel code path it takes."""
+    """A core (or chip) as far as arena bytes care: its ABI, the kernel libraries its firmware
+    can link and the code path its vendor library takes there, and the TFLM its SDK builds."""
 
     name: str
     title: str
-    isa: str  # the CMSIS-NN code path arm-none-eabi-gcc gives it by default
+    # The code path of its vendor library: CMSIS-NN's with arm-none-eabi-gcc's default flags, or
+    # the esp-nn functions the chip compiles.
+    isa: str
     abi: Abi = ILP32
+    libraries: frozenset[KernelLibrary] = frozenset({REFERENCE, CMSIS_NN})
+    default_kernels: KernelLibrary = REFERENCE  # without --kernels
+    tflm: TflmRelease = TFLM_CORTEX_M_PROBES
+    toolchain: str = CORTEX_M_TOOLCHAIN
+
+
+def _esp(name: str, title: str, isa: str) -> Cpu:
+    """An ESP32-family chip: esp-tflite-micro, which links ESP-NN unless its kernels are
+    swapped for TFLM's reference ones."""
+    return Cpu(
+        name,
+        title,
+        isa,
+        ILP32_INT_ENUMS,
+        libraries=frozenset({REFERENCE, ESP_NN}),
+        default_kernels=ESP_NN,
+        tflm=TFLM_ESP_TFLITE_MICRO,
+        toolchain=ESP_TOOLCHAIN,
+    )
 
 
 CPUS: Mapping[str, Cpu] = MappingProxyType(
@@ -135,6 +215,12 @@ CPUS: Mapping[str, Cpu] = MappingProxyType(
             Cpu("cortex-m33", "Cortex-M33 (Armv8-M Mainline, DSP)", ISA_DSP),
             Cpu("cortex-m55", "Cortex-M55 (Armv8.1-M, MVE/Helium)", ISA_MVE),
             Cpu("cortex-m85", "Cortex-M85 (Armv8.1-M, MVE/Helium)", ISA_MVE),
+            _esp("esp32", "ESP32 (Xtensa LX6)", ISA_ESP_GENERIC),
+            _esp("esp32s2", "ESP32-S2 (Xtensa LX7)", ISA_ESP_GENERIC),
+            _esp("esp32s3", "ESP32-S3 (Xtensa LX7)", ISA_ESP32S3),
+            _esp("esp32c3", "ESP32-C3 (RISC-V)", ISA_ESP_GENERIC),
+            _esp("esp32c6", "ESP32-C6 (RISC-V)", ISA_ESP_GENERIC),
+            _esp("esp32p4", "ESP32-P4 (RISC-V)", ISA_ESP32P4),
         )
     }
 )
@@ -148,12 +234,14 @@ class Build:
     title: str
     abi: Abi
     kernels: KernelLibrary
-    isa: str  # ISA_NONE | ISA_DSP | ISA_MVE: the kernel library's code path
+    isa: str  # ISA_*: the kernel library's code path (ISA_NONE for the reference kernels)
     compression: bool  # USE_TFLM_COMPRESSION (the wheel)
     recording: bool  # RecordingMicroAllocator (wheel, probes) vs MicroAllocator (firmware)
     tflm: TflmRelease
     cpu: str | None = None  # None: the x86-64 wheel
-    kernels_release: str = ""  # the library's own release ("": the reference kernels, TFLM's)
+    # The library's own release ("": the reference kernels, TFLM's): the CMSIS-NN commit, the
+    # esp-nn version.
+    kernels_release: str = ""
     # Who named the kernel library: NAMED_BY_USER (--kernels, "cortex-m7/cmsis-nn"),
     # NAMED_BY_BOARD (a --target preset's), or None when it is only the default.
     kernels_named_by: str | None = None
@@ -200,10 +288,12 @@ HOST_DEVICE = "64-bit host build (tflite-micro wheel)"
 
 
 def cpu_named(text: str) -> Cpu:
-    """A core as users type it ('cortex-m7', 'Cortex-M7', 'm7', 'cortex-m0+') → Cpu; UsageError
-    listing the known cores."""
+    """A core or chip as users type it ('cortex-m7', 'Cortex-M7', 'm7', 'cortex-m0+', 'esp32s3',
+    'ESP32-S3') → Cpu; UsageError listing the known ones."""
     key = text.strip().lower().replace("_", "-").replace(" ", "-").replace("+", "plus")
-    if not key.startswith("cortex-"):
+    if key.startswith("esp"):
+        key = key.replace("-", "")
+    elif not key.startswith("cortex-"):
         key = "cortex-" + key
     core = CPUS.get(key)
     if core is None:
@@ -211,13 +301,57 @@ def cpu_named(text: str) -> Cpu:
     return core
 
 
+@dataclass(frozen=True, slots=True)
+class KernelsOption:
+    """--kernels as typed: the library, and for ESP-NN the release and whether it is built with
+    CONFIG_NN_ANSI_C."""
+
+    library: KernelLibrary
+    release: str | None = None  # None: the library's default
+    ansi: bool = False
+
+    @property
+    def spelling(self) -> str:
+        """How build names and --kernels spell it: 'esp-nn-ansi@1.2.0', 'cmsis-nn'."""
+        name = ESP_NN_ANSI if self.ansi else str(self.library)
+        return name if self.release is None else f"{name}{KERNELS_RELEASE_SEPARATOR}{self.release}"
+
+
+def kernels_option(text: str) -> KernelsOption:
+    """--kernels as users type it ('cmsis-nn', 'CMSIS_NN', 'reference', 'esp-nn', 'esp-nn@1.2.0',
+    'esp-nn-ansi') → KernelsOption; UsageError listing what is known. A release is only taken for
+    ESP-NN, and only one whose scratch sizes arenalens models."""
+    key = text.strip().lower().replace("_", "-")
+    name, separator, release = key.partition(KERNELS_RELEASE_SEPARATOR)
+    name = name.replace("cmsisnn", "cmsis-nn").replace("espnn", "esp-nn")
+    ansi = name == ESP_NN_ANSI
+    if ansi:
+        name = str(ESP_NN)
+    if name not in KERNEL_LIBRARIES:
+        known = ", ".join((*KERNEL_LIBRARIES, ESP_NN_ANSI))
+        raise UsageError(f"unknown kernel library '{text}' (known: {known}; esp-nn@RELEASE)")
+    library = KernelLibrary(name)
+    if not separator:
+        return KernelsOption(library, None, ansi)
+    if library != ESP_NN:
+        raise UsageError(
+            f"--kernels '{text}': a release is taken for esp-nn only; "
+            f"{KERNEL_LIBRARY_TITLES[library]} is modelled at "
+            + (CMSIS_NN_RELEASE if library == CMSIS_NN else "the build's TFLM release")
+        )
+    version = release.removeprefix("v")
+    if version not in ESP_NN_RELEASES:
+        raise UsageError(
+            f"--kernels '{text}': esp-nn {release or '(none)'} is not modelled "
+            f"(modelled: {', '.join(ESP_NN_RELEASES)})"
+        )
+    return KernelsOption(library, None if version == ESP_NN_RELEASE else version, ansi)
+
+
 def kernel_library_named(text: str) -> KernelLibrary:
-    """A kernel library as users type it ('cmsis-nn', 'CMSIS_NN', 'cmsisnn', 'reference') → the
-    library; UsageError listing the known ones."""
-    key = text.strip().lower().replace("_", "-").replace("cmsisnn", "cmsis-nn")
-    if key not in KERNEL_LIBRARIES:
-        raise UsageError(f"unknown kernel library '{text}' (known: {', '.join(KERNEL_LIBRARIES)})")
-    return KernelLibrary(key)
+    """A kernel library as users type it ('cmsis-nn', 'CMSIS_NN', 'cmsisnn', 'reference',
+    'esp-nn@1.2.0') → the library; UsageError listing the known ones."""
+    return kernels_option(text).library
 
 
 def device_build(
@@ -227,39 +361,79 @@ def device_build(
     recording: bool = False,
     named_by: str | None = NAMED_BY_USER,
 ) -> Build:
-    """(core, kernel library) → the firmware build: the core's ABI, TFLM's default make flags (no
-    compression) at the Cortex-M probes' TFLM release, the plain MicroAllocator unless
-    `recording`. `kernels` given is named by `named_by` (the user unless a board preset says
-    it); without it, the reference kernels, not named."""
+    """(core, kernel library) → the firmware build: the core's ABI, its SDK's default flags (no
+    compression) at the TFLM release its SDK builds (the Cortex-M probes' commit; esp-tflite-micro
+    v1.3.8's on an ESP chip), the plain MicroAllocator unless `recording`. `kernels` given
+    (--kernels: 'cmsis-nn', 'esp-nn@1.2.0', ...) is named by `named_by` (the user unless a board
+    preset says it); without it, the core's default (reference on Cortex-M, ESP-NN on an ESP
+    chip, as esp-tflite-micro always links it), not named."""
     core = cpu_named(cpu)
-    library = REFERENCE if kernels is None else kernel_library_named(kernels)
+    option = KernelsOption(core.default_kernels) if kernels is None else kernels_option(kernels)
+    library = option.library
+    if library not in core.libraries:
+        runs = " or ".join(sorted(str(known) for known in core.libraries))
+        raise UsageError(
+            f"--kernels {kernels}: {KERNEL_LIBRARY_TITLES[library]} kernels do not run on "
+            f"{core.title} (its builds link {runs} kernels)"
+        )
     return Build(
-        name=f"{core.name}/{library}",
-        title=f"{core.title}, {KERNEL_LIBRARY_TITLES[library]} kernels",
+        name=f"{core.name}/{option.spelling}",
+        title=f"{core.title}, {_kernels_title(core, option)}",
         abi=core.abi,
         kernels=library,
-        isa=core.isa if library == CMSIS_NN else ISA_NONE,
+        isa=_code_path(core, option),
         compression=False,
         recording=recording,
-        tflm=TFLM_CORTEX_M_PROBES,
+        tflm=core.tflm,
         cpu=core.name,
-        kernels_release=CMSIS_NN_RELEASE if library == CMSIS_NN else "",
+        kernels_release=_kernels_release(option),
         kernels_named_by=None if kernels is None else named_by,
     )
+
+
+def _code_path(core: Cpu, option: KernelsOption) -> str:
+    if option.library == CMSIS_NN:
+        return core.isa
+    if option.library == ESP_NN:
+        return ISA_ESP_ANSI if option.ansi else core.isa
+    return ISA_NONE
+
+
+def _kernels_release(option: KernelsOption) -> str:
+    if option.library == CMSIS_NN:
+        return CMSIS_NN_RELEASE
+    if option.library == ESP_NN:
+        return option.release or ESP_NN_RELEASE
+    return ""
+
+
+def _kernels_title(core: Cpu, option: KernelsOption) -> str:
+    """'CMSIS-NN kernels', 'ESP-NN kernels (esp-nn 1.2.3, ESP32-S3 path), esp-tflite-micro
+    v1.3.8'."""
+    title = f"{KERNEL_LIBRARY_TITLES[option.library]} kernels"
+    if option.library == ESP_NN:
+        path = ISA_TITLES[_code_path(core, option)]
+        title += f" (esp-nn {_kernels_release(option)}, {path})"
+    if core.tflm is TFLM_ESP_TFLITE_MICRO:
+        title += ", esp-tflite-micro v1.3.8"
+    return title
 
 
 def select_build(cpu: str | None, kernels: str | None) -> Build:
     """The --cpu / --kernels options → a build; neither → the host wheel."""
     if cpu is None:
         if kernels is not None and kernel_library_named(kernels) != REFERENCE:
-            raise UsageError("--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core)")
+            raise UsageError(
+                "--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core, ESP-NN on an "
+                "ESP32 chip)"
+            )
         return HOST
     return device_build(cpu, kernels)
 
 
 def build_named(name: str) -> Build:
-    """'host', 'cortex-m7' or 'cortex-m7/cmsis-nn' (as `Build.name` spells it) → the build; a
-    library in the name counts as named."""
+    """'host', 'cortex-m7', 'cortex-m7/cmsis-nn' or 'esp32s3/esp-nn@1.2.0' (as `Build.name` spells
+    it) → the build; a library in the name counts as named."""
     if name.strip().lower() == HOST.name:
         return HOST
     cpu, _, kernels = name.partition("/")
@@ -324,4 +498,18 @@ def build_flags(summary: Mapping[str, Any]) -> str:
     cpu = summary.get("cpu")
     if not cpu:
         return ""
-    return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}"
+    return f" --cpu {cpu} --kernels {kernels_flag(summary)}"
+
+
+def kernels_flag(summary: Mapping[str, Any]) -> str:
+    """The --kernels value that selects a summarised build's kernels again: 'cmsis-nn',
+    'esp-nn', 'esp-nn@1.2.0', 'esp-nn-ansi'."""
+    library = str(summary.get("kernels") or REFERENCE)
+    if library != ESP_NN:
+        return library
+    release = summary.get("kernels_release") or ESP_NN_RELEASE
+    return KernelsOption(
+        ESP_NN,
+        None if release == ESP_NN_RELEASE else str(release),
+        summary.get("isa") == ISA_ESP_ANSI,
+    ).spelling

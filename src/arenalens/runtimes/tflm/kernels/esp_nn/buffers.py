@@ -19,28 +19,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-S3 = "esp32s3"
-P4 = "esp32p4"
-GENERIC = "generic"
-ANSI = "ansi"
+from arenalens.builds.build import (
+    ESP_NN_RELEASE,
+    ESP_NN_RELEASES,
+    ISA_ESP32P4,
+    ISA_ESP32S3,
+    ISA_ESP_ANSI,
+    ISA_ESP_GENERIC,
+    Build,
+)
+
+# The chip paths (`Build.isa` of an ESP-NN build).
+S3 = ISA_ESP32S3
+P4 = ISA_ESP32P4
+GENERIC = ISA_ESP_GENERIC
+ANSI = ISA_ESP_ANSI
 PATHS = (S3, P4, GENERIC, ANSI)
 
-# esp-nn releases whose scratch functions are modelled (1.1.1 and 1.1.2 have the same ones).
-RELEASES = ((1, 1, 1), (1, 1, 2), (1, 2, 0), (1, 2, 1), (1, 2, 2), (1, 2, 3))
-NEWEST = RELEASES[-1]
+Release = tuple[int, int, int]
 
 
-def release_named(text: str) -> tuple[int, int, int]:
-    """'1.2.0' (or 'v1.2.0') → (1, 2, 0); ValueError for a release not modelled here."""
-    parts = text.strip().lower().removeprefix("v").split(".")
-    try:
-        release = tuple(int(part) for part in parts)
-    except ValueError:
-        release = ()
-    if release not in RELEASES:
-        known = ", ".join(".".join(map(str, r)) for r in RELEASES)
-        raise ValueError(f"esp-nn {text!r} is not modelled (modelled: {known})")
-    return (release[0], release[1], release[2])
+def release_of(text: str) -> Release:
+    """'1.2.0' → (1, 2, 0), for comparing releases; ValueError for one not modelled."""
+    if text not in ESP_NN_RELEASES:
+        raise ValueError(
+            f"esp-nn {text!r} is not modelled (modelled: {', '.join(ESP_NN_RELEASES)})"
+        )
+    major, minor, patch = (int(part) for part in text.split("."))
+    return (major, minor, patch)
 
 
 # esp_nn_depthwise_conv_s8_esp32s3.c (1.2.1 on): padded inputs above this are tiled in strips,
@@ -56,7 +62,15 @@ class EspNn:
     """The esp-nn a firmware links: its chip path and release."""
 
     path: str  # S3 | P4 | GENERIC | ANSI
-    release: tuple[int, int, int] = NEWEST
+    release: Release
+
+
+def esp_nn_of(build: Build) -> EspNn:
+    """The esp-nn an ESP-NN build links: its chip path (`Build.isa`) and release; ValueError for
+    a build that names neither."""
+    if build.isa not in PATHS:
+        raise ValueError(f"{build.name}: no esp-nn code path ({build.isa})")
+    return EspNn(build.isa, release_of(build.kernels_release or ESP_NN_RELEASE))
 
 
 @dataclass(frozen=True, slots=True)
