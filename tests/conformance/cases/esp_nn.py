@@ -18,7 +18,9 @@ and the esp-nn release; each case below names the branch it is for:
   copies), other channel counts above 3; multipliers a multiple of 4; the 32-byte fallback.
 * P4 convolution (1.2.3): 1x1 under 16 channels, 1x1 with a transpose buffer, direct unpadded,
   im2col, tiny unpadded windows, padded tiny windows under or over the 32 KiB L1 budget.
-* SOFTMAX: the width esp-tflite-micro passes is `dims->data[1]` whatever the rank.
+* SOFTMAX: the width esp-tflite-micro passes is `dims->data[1]` whatever the rank; for a 1-D input
+  that is the word after the shape vector in the file (0 in one case, 917,504 in the other: a
+  3.5 MiB row).
 
 Every case is also measured on the host (the wheel has reference kernels: no ESP-NN scratch),
 as every conformance case is. Ids carry an `esp_` variant prefix.
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from arenalens.tflite.builder import ModelBuilder, quantization
 from tests.conformance.cases import Case
 from tests.conformance.cases.cmsis_nn import conv, depthwise, softmax
 
@@ -133,7 +136,27 @@ _SOFTMAX = (
     ("rank4", softmax((1, 7, 3, 10)), "rank 4: width dims[1] = 7"),
     ("rows3_w33", softmax((3, 33)), "three rows of 33"),
     ("to_int16_w100", softmax((1, 100), output="INT16"), "int8 → int16: no scratch"),
+    ("rank1", softmax((100,)), "1-D: dims->data[1] is the file's next word, 0 here"),
+    (
+        "rank1_reads_past",
+        lambda: _softmax_after_another_tensor(100),
+        "1-D, an unused tensor written first: the file's next word is 917,504",
+    ),
 )
+
+
+def _softmax_after_another_tensor(width: int) -> bytes:
+    """A 1-D int8 SOFTMAX whose input tensor comes after an unused one in the file, so the word
+    after its shape vector is a table field, not zero."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    graph.add_tensor("unused", [2, 3], "INT8", quantization=quantization(0.1, 0))
+    source = graph.add_tensor("input", [width], "INT8", quantization=quantization(0.1, 0))
+    result = graph.add_tensor("output", [width], "INT8", quantization=quantization(1 / 256, -128))
+    graph.add_operator("SOFTMAX", [source], [result], options={"beta": 1.0})
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    return builder.build()
 
 
 def _cases() -> tuple[Case, ...]:

@@ -7,14 +7,18 @@ is `NodeData { SoftmaxParams op_data; int buffer_idx; }`, and after `CalculateSo
 of `input->dims->data[1]` elements: the input's second axis, whatever its rank
 (`esp_nn_get_softmax_scratch_size(width = dims[1], height = dims[2])`).
 
-For a 1-D input `dims->data[1]` lies past the shape: the kernel reads whatever the model file
-holds after the shape vector. arenalens does not read those bytes, so its figure there is an
-estimate (the rule says so); every model a converter writes has a rank of 2 or more here.
+For a 1-D input `dims->data[1]` lies past the shape: TFLM points dims at the shape vector in the
+model file, so the kernel reads the four bytes the file holds after it, and so does this rule
+(`reader.read_dims_entry`). That holds while the dims are the file's: a graph input's, or an
+output whose kernel did not rewrite them in Prepare (RESHAPE and the like copy them into the tail,
+where the next bytes are whatever memory held); for a produced tensor the figure is therefore
+marked an estimate. Converters write softmax inputs of rank 2 or more.
 """
 
 from __future__ import annotations
 
 from arenalens.builds.build import ESP_NN
+from arenalens.ir import TensorKind
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
 from arenalens.runtimes.tflm.kernels.base import (
@@ -28,6 +32,7 @@ from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.esp_nn import buffers
 from arenalens.runtimes.tflm.kernels.esp_nn.access import INT8_NOT_TRACED
 from arenalens.runtimes.tflm.kernels.esp_nn.scratch import with_scratch
+from arenalens.tflite.reader import read_dims_entry
 
 NODE_DATA_SOFTMAX = struct(
     "NodeData", ("op_data", reference_softmax.SOFTMAX_OP_DATA), ("buffer_idx", "int")
@@ -43,20 +48,29 @@ def _softmax(context: KernelContext) -> Events:
         return steps
     library = buffers.esp_nn_of(context.build)
     source = context.input(0)
-    shape = () if source is None else source.shape
-    if len(shape) < 2:
-        return [
-            *steps,
-            Estimate(
-                "ESP-NN SOFTMAX on a 1-D input sizes its scratch from the 4 bytes after the "
-                "shape in the model file (input->dims->data[1]): not read, counted as none",
-                0,
-            ),
-        ]
-    width = shape[1]
-    return with_scratch(
-        steps, lambda: buffers.softmax_scratch_bytes(library, width), "esp-nn softmax row"
+    if source is None or len(source.shape) >= 2:
+        width = 0 if source is None else source.shape[1]
+        return with_scratch(
+            steps, lambda: buffers.softmax_scratch_bytes(library, width), "esp-nn softmax row"
+        )
+    # A 1-D input (a 0-D one failed NumDimensions >= 1): dims->data[1] is the file's next word.
+    past = read_dims_entry(context.model, context.subgraph.index, source.index, 1)
+    found = with_scratch(
+        steps,
+        lambda: buffers.softmax_scratch_bytes(library, past or 0),
+        "esp-nn softmax row (width read past the shape)",
     )
+    if past is not None and source.kind in (TensorKind.INPUT, TensorKind.CONSTANT):
+        return found
+    return [
+        *found,
+        Estimate(
+            "ESP-NN SOFTMAX on a 1-D input sizes its scratch from dims->data[1], past the "
+            "shape: read from the model file, but an earlier kernel that rewrote the tensor's "
+            "dims in Prepare would have left other bytes there",
+            0,
+        ),
+    ]
 
 
 RULES = (
