@@ -116,11 +116,9 @@ def overlap_distance(
 
 def libraries_respected(library: KernelLibrary) -> frozenset[KernelLibrary]:
     """The kernel libraries whose access order the overlaps planned with `library`'s rules
-    respect: CMSIS-NN's take the larger of its and the reference kernel's distance
-    (`overlap_distance`), so they hold on both."""
-    if library is KernelLibrary.CMSIS_NN:
-        return frozenset({KernelLibrary.REFERENCE, KernelLibrary.CMSIS_NN})
-    return frozenset({library})
+    respect: a library's (CMSIS-NN's, ESP-NN's) take the larger of its and the reference
+    kernel's distance (`overlap_distance`), so they hold on both."""
+    return frozenset({KernelLibrary.REFERENCE, library})
 
 
 def overlap_library(build: Build, asked: KernelLibrary | None = None) -> KernelLibrary:
