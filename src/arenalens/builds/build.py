@@ -163,8 +163,8 @@ TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
 
 # How each core family's firmware is built, as the layout's assumptions name it.
 CORTEX_M_TOOLCHAIN = (
-    "TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, arm-none-eabi-gcc: ILP32 Arm "
-    "EABI, short enums)"
+    "TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, arm-none-eabi-gcc: "
+    f"{ILP32.name}, short enums)"
 )
 ESP_TOOLCHAIN = (
     "esp-tflite-micro v1.3.8 as an ESP-IDF component (xtensa-esp-elf-gcc / riscv32-esp-elf-gcc: "
