@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from arenalens.errors import UsageError
-from arenalens.fit import check_fit, fit_document
+from arenalens.fit import check_fit
 from arenalens.pipeline import analyze
 from arenalens.targets import get_target
+from arenalens.verdict import verdict_for
 from tests.diagnostics.models import chain, load
 
 
@@ -20,15 +21,16 @@ def test_headroom_and_shortfall() -> None:
     short = check_fit(analysis, budget_bytes=need + 50, reserve_bytes=60)
     assert not short.fits and short.headroom_bytes == -10
     assert short.best_case_bytes <= need
-    document = fit_document(short)
+    document = verdict_for(analysis, fit=short).as_dict()
     assert document["fits"] is False and document["headroom_bytes"] == -10
 
 
 def test_target_budget_is_its_arena_limit() -> None:
     builder, _ = chain()
-    check = check_fit(analyze(load(builder)), target=get_target("esp32"))
+    analysis = analyze(load(builder))
+    check = check_fit(analysis, target=get_target("esp32"))
     assert check.budget_bytes == 160 * 1024
-    assert fit_document(check)["target"]["sram_bytes"] == 520 * 1024
+    assert verdict_for(analysis, fit=check).as_dict()["target"]["sram_bytes"] == 520 * 1024
 
 
 def test_budget_options_are_checked() -> None:

@@ -79,12 +79,14 @@ def test_optimize_never_grows_the_predicted_head(source: str | None) -> None:
         assert optimization.chosen.reproduced, optimization.chosen.label
 
 
-def test_vela_offline_plan_is_kept_when_nothing_beats_it(shared_path: Path) -> None:
+def test_a_model_the_build_cannot_run_is_not_optimized(shared_path: Path) -> None:
+    # A Vela model: TFLM without the Ethos-U NPU has no ethos-u kernel. That is the answer; its
+    # offline plan stays as it is, and nothing is written.
     original = (shared_path / "tflite_micro__person_detect_vela.tflite").read_bytes()
     optimization = optimize_model(original)
-    assert optimization.chosen is None
+    assert optimization.chosen is None and not optimization.runs
     assert optimization.data == original
-    assert optimization.new_head == optimization.original_head == 74_560
+    assert any("ethos-u" in note for note in optimization.notes)
 
 
 @pytest.mark.runtime

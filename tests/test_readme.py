@@ -41,3 +41,59 @@ def test_python_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.Mon
         # Snippets may register example planners; keep the registry as other tests expect it.
         for name in ("by_first_use",):
             PLANNERS.pop(name, None)
+
+
+SCENARIO_HEADING = "**How large an input can I afford?**"
+
+
+def scenario_commands() -> list[str]:
+    """The `$ arenalens ...` commands of the README's input-size scenario, in order."""
+    text = README.read_text()
+    section = text.split(SCENARIO_HEADING, 1)[1].split("\n## ", 1)[0].split("\n**", 1)[0]
+    found = []
+    for block in re.findall(r"```console\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            if line.startswith("$ arenalens "):
+                command = line[2:].split("  #", 1)[0].strip()
+                found.append(command)
+    return found
+
+
+@pytest.mark.runtime
+def test_the_input_size_scenario_runs_as_printed_with_every_command_it_suggests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 224x224 model on a 320 KB STM32F746: each command the README prints runs, and so does
+    every command those print as a next step (in order: an optimize, then a check of its file)."""
+    pytest.importorskip("ai_edge_litert")
+    pytest.importorskip("tflite_micro")
+    import json
+    import shlex
+
+    from arenalens.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    commands = scenario_commands()
+    assert len(commands) >= 3
+    assert commands[0].startswith("arenalens check example:mobilenet_v1_224 --target stm32f746")
+    seen: set[str] = set()
+    for command in commands:
+        words = shlex.split(command)[1:]
+        code = main(words)
+        captured = capsys.readouterr()
+        assert code in (0, 1) and not captured.err, (command, captured.err)
+        if words[0] not in ("check", "report") or "--json" in words:
+            continue
+        main([*words, "--json"])
+        document = json.loads(capsys.readouterr().out)
+        steps = document.get("next_steps") or (document["reports"][0]["verdict"] or {}).get(
+            "steps", []
+        )
+        for step in steps:
+            suggested = step["command"]
+            if not suggested or suggested in seen:
+                continue
+            seen.add(suggested)
+            code = main(shlex.split(suggested)[1:])
+            captured = capsys.readouterr()
+            assert code in (0, 1) and not captured.err, (suggested, captured.err)

@@ -16,7 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from arenalens.errors import UsageError
+from arenalens.errors import OutputError, UsageError
 
 
 def write_atomic(
@@ -33,8 +33,11 @@ def write_atomic(
     make_folder(directory, what=str(target))
     payload = data.encode("utf-8") if isinstance(data, str) else data
     mode = _new_file_mode(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    temporary = ""
     try:
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=directory
+        )
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
             stream.flush()
@@ -44,10 +47,36 @@ def write_atomic(
         # plain open() would have given a new one (0666 minus the umask).
         os.chmod(temporary, mode)
         os.replace(temporary, target)
+    except OSError as error:
+        if temporary:
+            Path(temporary).unlink(missing_ok=True)
+        raise OutputError(f"{target}: cannot write: {_why(error)}") from None
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        if temporary:
+            Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def check_output_path(path: str | os.PathLike[str], *, what: str) -> None:
+    """Fail before any work when a file cannot be written at path: it names a folder, a part of
+    the path is a file, or the nearest existing folder cannot be written into. (A path that
+    fails only when written, a full disk or a special file system, fails then, the same way.)"""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{what} {target}: is a folder; give the file to write")
+    ancestor = target.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{what} {target}: {ancestor} is a file, not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {target}: cannot write into {ancestor} (permission denied)")
+
+
+def _why(error: OSError) -> str:
+    """An OSError → its reason in words ('No space left on device')."""
+    return error.strerror or type(error).__name__
 
 
 def make_folder(folder: Path, *, what: str) -> None:
@@ -63,6 +92,8 @@ def make_folder(folder: Path, *, what: str) -> None:
         raise UsageError(f"{what}: a part of {folder} is a file, not a folder") from None
     except PermissionError:
         raise UsageError(f"{what}: cannot create folder {folder} (permission denied)") from None
+    except OSError as error:
+        raise OutputError(f"{what}: cannot create folder {folder}: {_why(error)}") from None
 
 
 def _same_file(target: Path, protected: Path) -> bool:
@@ -85,4 +116,4 @@ def _new_file_mode(target: Path) -> int:
         return 0o666 & ~umask
 
 
-__all__ = ["make_folder", "write_atomic"]
+__all__ = ["check_output_path", "make_folder", "write_atomic"]

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.placeholders import placeholder_inputs, placeholder_text
+from arenalens.cannot_run import Refusal, group_refusals
+from arenalens.plan_validity import PlanConflict, plan_conflicts
 
 if TYPE_CHECKING:  # the pipeline makes Analyses; this module only reads them
     from arenalens.pipeline import Analysis
@@ -33,8 +35,17 @@ class Status(enum.StrEnum):
     EXACT = "exact"  # the runtime's own figure, replayed byte for byte
     ESTIMATE = "estimate"  # some part is guessed (the reasons say which, and by how much)
     CANNOT_RUN = "cannot-run"  # the runtime cannot set the model up or invoke it: no size will do
+    # The model's offline plan would corrupt tensors at these shapes or on this build: it runs,
+    # but computes garbage, and its figure means nothing (`plan_validity.py`).
+    WRONG_OUTPUTS = "cannot-run-correctly"
     # An input's real size is unknown (-1 in shape_signature): the number is for a placeholder.
     PLACEHOLDER_SHAPE = "placeholder-shape"
+
+    @property
+    def gives_a_number(self) -> bool:
+        """False when no size is safe to declare (it cannot run, correctly, or at a known input
+        size): every view then leaves out what presumes a number, and exits 1."""
+        return self not in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,10 @@ class DeclaredArena:
     device: str  # the build the figure is for
     status: Status = Status.EXACT
     reasons: tuple[str, ...] = ()  # why an estimate, or why it cannot run
+    # Why it cannot run, one per distinct reason with the operators it hits and the fix.
+    refusals: tuple[Refusal, ...] = ()
+    # Why its offline plan would corrupt tensors (at these shapes, or on this build).
+    conflicts: tuple[PlanConflict, ...] = ()
 
     @property
     def is_estimate(self) -> bool:
@@ -81,6 +96,20 @@ class DeclaredArena:
             device=str(document["device"]),
             status=Status(document["status"]),
             reasons=tuple(str(r) for r in document["reasons"]),
+            refusals=tuple(
+                Refusal(
+                    reason=str(r["reason"]),
+                    phase=str(r["phase"]),
+                    opcode=None if r["opcode"] is None else str(r["opcode"]),
+                    operators=tuple((int(s), int(o)) for s, o in r["operators"]),
+                    fix=str(r["fix"]),
+                )
+                for r in document.get("refusals", ())
+            ),
+            conflicts=tuple(
+                PlanConflict(str(c["kind"]), str(c["reason"]), str(c["fix"]))
+                for c in document.get("conflicts", ())
+            ),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -97,6 +126,8 @@ class DeclaredArena:
             "device": self.device,
             "status": self.status.value,
             "reasons": list(self.reasons),
+            "refusals": [refusal.as_dict() for refusal in self.refusals],
+            "conflicts": [conflict.as_dict() for conflict in self.conflicts],
         }
 
 
@@ -121,7 +152,11 @@ TFLM_PARTS = (
 
 
 def declared_arena(analysis: Analysis) -> DeclaredArena:
-    """Analysis → the number to declare with the analysis's chosen plan, and its parts."""
+    """Analysis → the number to declare with the analysis's chosen plan, and its parts.
+
+    Its reasons are the first answer that comes before any size: why the runtime cannot run
+    the model (one line per distinct reason), why its offline plan would corrupt tensors, which
+    input's size is a placeholder; else why the figure is an estimate."""
     budget = analysis.budget
     placeholders = placeholder_inputs(analysis.model)
     runtime_plan = all(result.plan is result.runtime_plan for result in analysis.arenas)
@@ -130,6 +165,12 @@ def declared_arena(analysis: Analysis) -> DeclaredArena:
         if analysis.runtime == "tflm"
         else _arena_parts(budget.parts)
     )
+    conflicts = (
+        plan_conflicts(analysis.model, analysis.build)
+        if analysis.runtime == "tflm" and analysis.build is not None
+        else ()
+    )
+    refusals = group_refusals(analysis.model, budget.obstacles)
     return DeclaredArena(
         runtime=analysis.runtime,
         symbol="kTensorArenaSize" if analysis.runtime == "tflm" else "LiteRT arenas",
@@ -138,16 +179,26 @@ def declared_arena(analysis: Analysis) -> DeclaredArena:
         planner=analysis.planner,
         runtime_plan=runtime_plan,
         device=budget.device,
-        status=_status(budget.runs, placeholders, budget.estimate_reasons),
-        reasons=tuple(o.text() for o in budget.obstacles)
+        status=_status(budget.runs, bool(conflicts), placeholders, budget.estimate_reasons),
+        reasons=tuple(refusal.text() for refusal in refusals)
+        or tuple(conflict.reason for conflict in conflicts)
         or tuple(placeholder_text(tensor) for tensor in placeholders)
         or tuple(budget.estimate_reasons),
+        refusals=refusals,
+        conflicts=conflicts,
     )
 
 
-def _status(runs: bool, placeholders: tuple[Any, ...], estimate_reasons: tuple[str, ...]) -> Status:
+def _status(
+    runs: bool,
+    wrong_outputs: bool,
+    placeholders: tuple[Any, ...],
+    estimate_reasons: tuple[str, ...],
+) -> Status:
     if not runs:
         return Status.CANNOT_RUN
+    if wrong_outputs:
+        return Status.WRONG_OUTPUTS
     if placeholders:
         return Status.PLACEHOLDER_SHAPE
     return Status.ESTIMATE if estimate_reasons else Status.EXACT

@@ -26,3 +26,8 @@ class UsageError(ArenalensError, ValueError):
 
 class RuntimeUnavailableError(ArenalensError, RuntimeError):
     """A feature needs an optional extra (real runtimes, OR-Tools, matplotlib) that is missing."""
+
+
+class OutputError(ArenalensError, OSError):
+    """A file arenalens was asked to write cannot be written there (a missing or read-only
+    folder, a full disk): bad input, like a file it cannot read."""

@@ -18,7 +18,7 @@ from typing import Any
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
-from arenalens.targets import Target, target_document
+from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 
 
@@ -84,15 +84,26 @@ class FitCheck:
         return self.declared.status is not Status.PLACEHOLDER_SHAPE
 
     @property
+    def plan_holds(self) -> bool:
+        """False when the model's offline plan would corrupt tensors (`plan_validity.py`)."""
+        return self.declared.status is not Status.WRONG_OUTPUTS
+
+    @property
+    def meaningful(self) -> bool:
+        """True when the number to declare means what it says: the model runs, correctly, at
+        a known input size. Nothing that presumes a number is said otherwise."""
+        return self.declared.status.gives_a_number
+
+    @property
     def fits(self) -> bool:
-        """True when the model runs, its input shapes are known and its arena fits."""
-        return self.runs and self.shape_known and self.headroom_bytes >= 0
+        """True when the number means something and fits."""
+        return self.meaningful and self.headroom_bytes >= 0
 
     @property
     def fits_after_optimize(self) -> bool | None:
         """Whether `arenalens optimize` makes it fit: True when it fits already, None when it
         would take the optimized number and that was not computed."""
-        if not self.runs or not self.shape_known:
+        if not self.meaningful:
             return False
         if self.fits:
             return True
@@ -108,25 +119,10 @@ class FitCheck:
         """True when only the optimized number can tell whether optimize makes it fit."""
         return (
             self.runtime == "tflm"
-            and self.runs
-            and self.shape_known
+            and self.meaningful
             and not self.fits
             and self.best_case_bytes <= self.available_bytes
         )
-
-    @property
-    def verdict(self) -> str:
-        """'FITS', 'FITS (estimate)', 'FITS AFTER OPTIMIZE', 'DOES NOT FIT', 'CANNOT RUN' or
-        'INPUT SHAPE UNKNOWN'."""
-        if not self.runs:
-            return "CANNOT RUN"
-        if not self.shape_known:
-            return "INPUT SHAPE UNKNOWN"
-        if self.fits:
-            return "FITS (estimate)" if self.declared.is_estimate else "FITS"
-        if self.fits_after_optimize:
-            return "FITS AFTER OPTIMIZE"
-        return "DOES NOT FIT"
 
 
 def check_fit(
@@ -201,52 +197,3 @@ def board_fits(
         return (2 if check.runs else 3, -check.headroom_bytes, check.target.name)
 
     return tuple(sorted(checks, key=order))
-
-
-def fit_document(check: FitCheck) -> dict[str, Any]:
-    """FitCheck → the `check --json` document."""
-    return {
-        "schema": "arenalens.check",
-        "schema_version": 2,
-        "model": check.model,
-        "file": check.source,
-        "runtime": check.runtime,
-        "build": dict(check.build) or None,
-        "planner": check.planner,
-        "verdict": check.verdict,
-        "fits": check.fits,
-        "fits_after_optimize": check.fits_after_optimize,
-        "required_bytes": check.required_bytes,
-        "parts": dict(check.parts),
-        "declare": check.declared.as_dict(),
-        "budget_bytes": check.budget_bytes,
-        "budget_text": check.budget_text or None,
-        "reserve_bytes": check.reserve_bytes,
-        "available_bytes": check.available_bytes,
-        "headroom_bytes": check.headroom_bytes,
-        "best_case_bytes": check.best_case_bytes,
-        "optimized_required_bytes": check.optimized_bytes,
-        "target": None if check.target is None else target_document(check.target),
-        "assumptions": list(check.assumptions),
-    }
-
-
-def board_row(check: FitCheck) -> dict[str, Any]:
-    """One board of `check --target all --json`: needs, available, fits, fits after optimize."""
-    assert check.target is not None
-    return {
-        "board": check.target.name,
-        "title": check.target.title,
-        "core": check.target.core,
-        "cpu": check.target.cpu,
-        "build": check.build.get("name"),
-        "needs_bytes": check.required_bytes,
-        "needs_for": check.declared.device,
-        "status": check.declared.status.value,
-        "available_bytes": check.available_bytes,
-        "headroom_bytes": check.headroom_bytes,
-        "fits": check.fits,
-        "fits_after_optimize": check.fits_after_optimize,
-        "verdict": check.verdict,
-        "source": check.target.source,
-    }

@@ -1,4 +1,5 @@
-"""Input resolution search: model + available bytes → the largest input height x width that fits.
+"""Input resolution search: model + available bytes → which input sizes the network accepts, and
+the largest of them that fits.
 
 The model's one image input (NHWC, or NCHW as PyTorch exports write it) keeps its batch, channels
 and aspect ratio; only its height (and the width that keeps the ratio) change. At each height the
@@ -6,18 +7,25 @@ shapes of every tensor are propagated by the real LiteRT interpreter (`litert_sh
 `--input-shape` does) and the model is planned again under the chosen runtime's rules; the number
 compared is the one to declare (`declared.py`).
 
-A few heights around the model's own (1/4 to 2x) are planned first, for the table and the HTML
-chart; then a binary search between the largest that fits and the smallest that does not (up to
-4x the model's own, at most 4,096): the arena grows with the input, so the heights that fit lie
-below a threshold. Some heights the graph cannot take (a fixed pooling window or RESHAPE): below
-every fitting height such a refusal means "too small", above one it counts as "too big", so the
-answer is never a shape the model refuses, though it may then be below the true largest.
+Two limits are told apart, because they have different fixes:
+
+* the *network's*: heights the graph or the runtime refuses (a fixed pooling window or RESHAPE
+  takes a range of sizes; a kernel may refuse a shape). The accepted heights are found as one
+  interval around the model's own height (the usual causes refuse everything below and above
+  it), each end found by bisection; the search looks up to 4x the model's own height (at most
+  4,096 pixels), and says when the network accepts more than that.
+* *memory's*: within the accepted interval the arena grows with the input, so the heights that fit
+  lie below a threshold, found by bisection too.
+
+A few heights around the model's own (1/4 to 2x) are always planned, for the table and the HTML
+chart. The answer is never a size the network refuses, and never the network's limit presented
+as memory's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
@@ -30,32 +38,52 @@ CURVE_FRACTIONS = ((1, 4), (1, 2), (3, 4), (1, 1), (3, 2), (2, 1))
 
 @dataclass(frozen=True, slots=True)
 class InputSize:
-    """One input shape tried: the bytes to declare at it, or why the graph refused it."""
+    """One input shape tried: the bytes to declare at it, or why it was refused."""
 
     shape: tuple[int, ...]
-    required_bytes: int | None  # None: the graph cannot take this shape
+    required_bytes: int | None  # None: the graph or the runtime refuses this shape
     fits: bool
     error: str = ""
+
+    @property
+    def accepted(self) -> bool:
+        """True when the network takes this shape (it has a number to declare)."""
+        return self.required_bytes is not None
 
 
 @dataclass(frozen=True)
 class InputSearch:
-    """The largest input that fits, and every size planned on the way (by height)."""
+    """The sizes the network accepts, the largest that fits, and every size planned (by height)."""
 
     input_name: str
-    input_index: int
+    input_index: int  # the input's tensor index in subgraph 0
+    input_position: int  # its position among the model's inputs (what --input-shape N names)
     original_shape: tuple[int, ...]
     height_axis: int
     available_bytes: int
-    largest: InputSize | None  # None: not even a 1-pixel-high input fits
+    largest: InputSize | None  # None: no accepted size fits
     sizes: tuple[InputSize, ...]  # every height planned, sorted by height
+    smallest_accepted: InputSize | None = None  # None: the network refuses every size tried
+    largest_accepted: InputSize | None = None
+    # True when the largest accepted size is the search's own limit (the network may take more).
+    accepts_beyond: bool = False
+    # The largest size that fits once `arenalens optimize` has written its plan for that size,
+    # when that is larger than `largest` (its required_bytes: the optimized model's number).
+    largest_after_optimize: InputSize | None = None
+
+    @property
+    def memory_limits(self) -> bool:
+        """True when memory, not the network, stops the input from growing: some accepted size
+        does not fit."""
+        return any(size.accepted and not size.fits for size in self.sizes)
 
 
 @dataclass(frozen=True, slots=True)
 class ImageInput:
-    """The image input being resized: its index, name, shape and which axes are H and W."""
+    """The image input being resized: its tensor, position, name, shape and H and W axes."""
 
     index: int
+    position: int
     name: str
     shape: tuple[int, ...]
     height_axis: int
@@ -70,17 +98,24 @@ class ImageInput:
         return tuple(dims)
 
 
-def image_input(model: Model) -> ImageInput:
-    """The model's one image input; UsageError when there is none, or several."""
+def image_inputs(model: Model) -> tuple[ImageInput, ...]:
+    """The model's image inputs (rank 4, NHWC or NCHW with 1, 3 or 4 channels)."""
     main = model.subgraphs[0]
     found = []
-    for tensor in main.inputs:
-        if tensor < 0 or main.tensors[tensor].has_data:
+    positions = [tensor for tensor in main.inputs if tensor >= 0]
+    for position, tensor in enumerate(positions):
+        if main.tensors[tensor].has_data:
             continue
         shape = main.tensors[tensor].shape
         axes = _image_axes(shape)
         if axes is not None:
-            found.append(ImageInput(tensor, main.tensors[tensor].name, shape, *axes))
+            found.append(ImageInput(tensor, position, main.tensors[tensor].name, shape, *axes))
+    return tuple(found)
+
+
+def image_input(model: Model) -> ImageInput:
+    """The model's one image input; UsageError when there is none, or several."""
+    found = image_inputs(model)
     if len(found) != 1:
         what = "no image input" if not found else f"{len(found)} image inputs"
         raise UsageError(
@@ -88,22 +123,6 @@ def image_input(model: Model) -> ImageInput:
             f"with 1, 3 or 4 channels); this model has {what}"
         )
     return found[0]
-
-
-def _bracket(tried: dict[int, InputSize], *, cap: int) -> tuple[int | None, int, int]:
-    """From the heights planned so far → (largest fitting height or None, low, high): the
-    largest fitting height lies in [low, high). low is the largest fitting height, else the
-    largest refused height below the smallest too-big one (0 if none); high is the smallest
-    too-big height above low, else cap + 1."""
-    fitting = [h for h, size in tried.items() if size.fits]
-    too_big = [h for h, size in tried.items() if size.required_bytes is not None and not size.fits]
-    if fitting:
-        low = max(fitting)
-        above = [h for h in too_big if h > low]
-        return low, low, min(above) if above else cap + 1
-    high = min(too_big) if too_big else cap + 1
-    refused_below = [h for h, size in tried.items() if size.required_bytes is None and h < high]
-    return None, max(refused_below, default=0), high
 
 
 def _image_axes(shape: tuple[int, ...]) -> tuple[int, int] | None:
@@ -121,20 +140,25 @@ def search_max_input(
     *,
     available_bytes: int,
     required_at: Callable[[Model], int],
+    optimized_at: Callable[[Model], int | None] | None = None,
 ) -> InputSearch:
-    """Model + bytes available + (resized model → bytes to declare) → the largest input height
-    whose number fits, with the sizes planned on the way."""
+    """Model + bytes available + (resized model → bytes to declare, raising ArenalensError when
+    the runtime refuses it) → the heights the network accepts and the largest that fits; with
+    `optimized_at` (resized model → the number `optimize` reaches there), also the largest that
+    fits after `arenalens optimize`."""
     from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415 - extra
 
     image = image_input(model)
     original_height = image.shape[image.height_axis]
+    cap = min(MAX_SIDE, MAX_SCALE * original_height)
     tried: dict[int, InputSize] = {}
 
     def size_at(height: int) -> InputSize:
         if height not in tried:
             shape = image.at_height(height)
             try:
-                resized = resize_model_inputs(model, {image.index: shape})
+                # By position: a tensor index or a name may be taken for something else.
+                resized = resize_model_inputs(model, {image.position: shape})
                 required = required_at(resized)
             except RuntimeUnavailableError:
                 raise  # no interpreter: no size can be tried, say so instead
@@ -145,23 +169,140 @@ def search_max_input(
         return tried[height]
 
     for numerator, denominator in CURVE_FRACTIONS:
-        size_at(max(1, original_height * numerator // denominator))
-    best, low, high = _bracket(tried, cap=min(MAX_SIDE, MAX_SCALE * original_height))
-    while high - low > 1:
-        middle = (low + high) // 2
+        size_at(max(1, min(cap, original_height * numerator // denominator)))
+    accepted = [height for height, size in tried.items() if size.accepted]
+    if not accepted:
+        return _result(image, available_bytes, tried, best=None, low=None, high=None, cap=cap)
+    low = _edge(size_at, inside=min(accepted), outside=0)
+    high = _edge(size_at, inside=max(accepted), outside=cap + 1)
+    best = _largest_fitting(size_at, low, high)
+    found = _result(image, available_bytes, tried, best=best, low=low, high=high, cap=cap)
+    if optimized_at is None or best == high:
+        return found
+    after = _largest_after_optimize(
+        lambda height: optimized_size(height, size_at, image, model, optimized_at),
+        above=low - 1 if best is None else best,
+        high=high,
+        available_bytes=available_bytes,
+    )
+    return replace(found, largest_after_optimize=after)
+
+
+def optimized_size(
+    height: int,
+    size_at: Callable[[int], InputSize],
+    image: ImageInput,
+    model: Model,
+    optimized_at: Callable[[Model], int | None],
+) -> InputSize | None:
+    """The size at this height with the number `optimize` reaches there (None: refused, or
+    optimize has no answer)."""
+    from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415 - extra
+
+    if not size_at(height).accepted:
+        return None
+    shape = image.at_height(height)
+    try:
+        optimized = optimized_at(resize_model_inputs(model, {image.position: shape}))
+    except RuntimeUnavailableError:
+        raise
+    except ArenalensError:
+        return None
+    if optimized is None:
+        return None
+    return InputSize(shape, optimized, fits=True)
+
+
+def _largest_after_optimize(
+    optimized: Callable[[int], InputSize | None],
+    *,
+    above: int,
+    high: int,
+    available_bytes: int,
+) -> InputSize | None:
+    """The largest height in (above, high] whose optimized number fits (it grows with the input):
+    steps of 1, 2, 4, ... up from `above` until one does not fit, then bisection; None when not
+    even the next height does. Small steps first: sizes near the as-is answer are cheap to
+    optimize, and the answer is usually among them."""
+    found: InputSize | None = None
+    fitting, too_big, step = above, high + 1, 1
+    while fitting + step < too_big:
+        size = optimized(fitting + step)
+        if size is None or (size.required_bytes or 0) > available_bytes:
+            too_big = fitting + step
+            break
+        fitting, found = fitting + step, size
+        step *= 2
+    while too_big - fitting > 1:
+        middle = (fitting + too_big) // 2
+        size = optimized(middle)
+        if size is not None and (size.required_bytes or 0) <= available_bytes:
+            fitting, found = middle, size
+        else:
+            too_big = middle
+    return found
+
+
+def _edge(size_at: Callable[[int], InputSize], *, inside: int, outside: int) -> int:
+    """The accepted height nearest `outside` (0 below every height, cap + 1 above): bisection
+    between an accepted height and a refused one (or the end of the range)."""
+    step = 1 if outside > inside else -1
+    end = outside - step  # the last height in range on that side
+    if (end - inside) * step <= 0:
+        return inside
+    if size_at(end).accepted:
+        return end
+    refused = end
+    while abs(refused - inside) > 1:
+        middle = (inside + refused) // 2
+        if size_at(middle).accepted:
+            inside = middle
+        else:
+            refused = middle
+    return inside
+
+
+def _largest_fitting(size_at: Callable[[int], InputSize], low: int, high: int) -> int | None:
+    """The largest height in [low, high] that fits (the arena grows with the input)."""
+    if not size_at(low).fits:
+        return None
+    if size_at(high).fits:
+        return high
+    fitting, too_big = low, high
+    while too_big - fitting > 1:
+        middle = (fitting + too_big) // 2
         size = size_at(middle)
         if size.fits:
-            best = low = middle
-        elif size.required_bytes is not None or best is not None:
-            high = middle  # too big; a refusal above a fitting size counts as too big too
+            fitting = middle
+        elif size.accepted:
+            too_big = middle
         else:
-            low = middle  # refused below every fitting size: too small for the graph
+            # A refused height inside the accepted interval: count it as too big, so the answer
+            # is always a size the network takes.
+            too_big = middle
+    return fitting
+
+
+def _result(
+    image: ImageInput,
+    available_bytes: int,
+    tried: dict[int, InputSize],
+    *,
+    best: int | None,
+    low: int | None,
+    high: int | None,
+    cap: int,
+) -> InputSearch:
     return InputSearch(
         input_name=image.name,
         input_index=image.index,
+        input_position=image.position,
         original_shape=image.shape,
         height_axis=image.height_axis,
         available_bytes=available_bytes,
         largest=None if best is None else tried[best],
         sizes=tuple(tried[height] for height in sorted(tried)),
+        smallest_accepted=None if low is None else tried[low],
+        largest_accepted=None if high is None else tried[high],
+        accepts_beyond=high == cap,
     )

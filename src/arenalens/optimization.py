@@ -41,22 +41,26 @@ from types import MappingProxyType
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
 from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs, with_overlaps
+from arenalens.analysis.placeholders import placeholder_inputs
 from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
-from arenalens.errors import ModelError, PlanError, RuntimeUnavailableError
+from arenalens.cannot_run import group_refusals
+from arenalens.errors import ArenalensError, ModelError, PlanError, RuntimeUnavailableError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.pipeline import analyze
+from arenalens.plan_validity import plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
-from arenalens.runtimes import get_runtime
+from arenalens.runtimes import Obstacle, get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import inplace_of
 from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
+from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import load_model
-from arenalens.tflite.rewriter import rewrite_model
+from arenalens.tflite.rewriter import model_bytes, rewrite_model, shape_changes
 from arenalens.units import format_bytes_exact
 
 OFFLINE_PLAN_VERSION = 0
@@ -111,6 +115,19 @@ class Optimization:
     notes: tuple[str, ...] = ()
     overlap: bool = False  # overlaps were allowed
     kernels: KernelLibrary = KernelLibrary.REFERENCE
+    runs: bool = True  # False: the build cannot run the model; nothing was planned
+    # The model as it runs before optimizing (its shapes, no offline plan that would corrupt
+    # them): what the real runtime compares the written file with.
+    original_data: bytes = b""
+    # The model's own offline plan would corrupt tensors at these shapes (or on this build):
+    # the written file replaces it, with TFLM's own plan when nothing beats that.
+    replaces_plan: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """True when there is a file worth writing: a smaller plan, or a plan that holds where
+        the model's own would corrupt tensors."""
+        return self.runs and (self.chosen is not None or self.replaces_plan)
 
     @property
     def disjoint_head(self) -> int:
@@ -163,7 +180,16 @@ def optimize_model(
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
     library = overlap_library(chosen_build, kernels)
-    original_bytes = bytes(model.data)
+    refuse_placeholder_inputs(model)
+    # The model as it will run: its file, with the shapes `--input-shape` gave it and without an
+    # offline plan that would corrupt tensors at them (the outputs are compared against this).
+    conflicts = plan_conflicts(model, chosen_build)
+    if conflicts:
+        model = replace(model, offline_plan=None)
+    original_bytes = model_bytes(model, drop_offline_plan=bool(conflicts))
+    cannot_run = support(model, chosen_build).obstacles
+    if cannot_run:
+        return _nothing_to_do(model, chosen_build, cannot_run)
     tflm = get_runtime("tflm")
     original_arena = tflm.arenas(model, build=chosen_build)[0]
     original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
@@ -214,6 +240,11 @@ def optimize_model(
             )
     if overlap and not any(c.overlaps for c in candidates):
         notes.append("no operator may write its output over a dying input (no overlap rule fits)")
+    if conflicts:
+        notes.append(
+            "the model's offline plan would corrupt tensors at these shapes: compared with TFLM's "
+            "own plan, and replaced"
+        )
     original_required = required_bytes(model, chosen_build)
     eligible = sorted(
         (
@@ -234,10 +265,15 @@ def optimize_model(
             notes.append(f"{candidate.label}: proven bit-exact on real TFLM ({relied})")
         chosen = candidate
         break
-    data = original_bytes if chosen is None else _rewrite(original_bytes, chosen)
+    data = original_bytes if chosen is None else _rewrite(chosen)
     if chosen is not None:
         _check_written(data, chosen, model.source, chosen_build)
-    if chosen is None:
+    if chosen is None and conflicts:
+        notes.append(
+            "no candidate declares fewer bytes than the runtime's own plan: written without an "
+            "offline plan (TFLM plans it at setup, correctly at these shapes)"
+        )
+    elif chosen is None:
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
         )
@@ -254,6 +290,46 @@ def optimize_model(
         notes=tuple(notes),
         overlap=overlap,
         kernels=library,
+        original_data=original_bytes,
+        replaces_plan=bool(conflicts),
+    )
+
+
+def refuse_placeholder_inputs(model: Model) -> None:
+    """ModelError when an input's size is unknown (-1 in its shape_signature): an offline plan
+    holds for the tensor sizes it was made for only, so the size must be named."""
+    placeholders = placeholder_inputs(model)
+    if not placeholders:
+        return
+    tensor = placeholders[0]
+    signature = "x".join(str(d) for d in tensor.shape_signature)
+    stored = "x".join(str(d) for d in tensor.shape)
+    raise ModelError(
+        model.source,
+        f"input '{tensor.name}' has unknown dimensions (shape_signature {signature}; {stored} is "
+        "a stored placeholder), and an offline plan holds only for the sizes it was made for: "
+        f"give the size to plan for with --input-shape '{tensor.name}=SHAPE'",
+    )
+
+
+def _nothing_to_do(model: Model, build: Build, obstacles: Sequence[Obstacle]) -> Optimization:
+    """The outcome for a model the build cannot run: nothing planned, nothing written."""
+    refusals = group_refusals(model, obstacles)
+    return Optimization(
+        source=model.source,
+        build=build,
+        original_head=0,
+        original_required_bytes=0,
+        original_lower_bound=0,
+        chosen=None,
+        candidates=(),
+        data=bytes(model.data),
+        original_data=bytes(model.data),
+        notes=tuple(
+            f"TFLM cannot run this model on the {build.name} build: {refusal.text()}; {refusal.fix}"
+            for refusal in refusals
+        ),
+        runs=False,
     )
 
 
@@ -262,7 +338,7 @@ def _prove_candidate(
 ) -> str | None:
     """Run the candidate on real TFLM (the x86-64 wheel) over several seeds → None when
     bit-exact (and, when the build is the wheel, with the predicted head), else why not."""
-    rewritten = _rewrite(original, candidate)
+    rewritten = _rewrite(candidate)
     for proof_seed in PROOF_SEEDS:
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
@@ -302,13 +378,20 @@ def _check_written(data: bytes, candidate: Candidate, source: str, build: Build)
         )
 
 
-def _rewrite(original: bytes, candidate: Candidate) -> bytes:
+def _rewrite(candidate: Candidate) -> bytes:
+    """The model's file with the candidate's order and plan, and the tensor shapes the plan is
+    for (an offline plan belongs to its shapes: `--input-shape`'s are written into the file)."""
     orders = {
         subgraph: tuple(order)
         for subgraph, order in candidate.schedule.orders.items()
         if tuple(order) != tuple(range(len(order)))
     }
-    return rewrite_model(original, operator_orders=orders, offline_plan=candidate.offline)
+    return rewrite_model(
+        candidate.model.data,
+        operator_orders=orders,
+        offline_plan=candidate.offline,
+        tensor_shapes=shape_changes(candidate.model),
+    )
 
 
 def _candidates(
@@ -439,7 +522,7 @@ def prove_outputs(
         ) from error
     inputs = tflm_run.random_inputs(model, invocations=invocations, seed=seed)
     output_count = len(model.subgraphs[0].outputs)
-    arena_size = tflm_run.default_arena_size(max(len(original), len(rewritten)))
+    arena_size = proof_arena_size(original, rewritten)
     before = tflm_run.run_model(original, inputs, output_count=output_count, arena_size=arena_size)
     after = tflm_run.run_model(rewritten, inputs, output_count=output_count, arena_size=arena_size)
     identical = tflm_run.same_outputs(before, after)
@@ -458,6 +541,21 @@ def prove_outputs(
         detail=detail,
         logs=MappingProxyType({"original": before.log, "rewritten": after.log}),
     )
+
+
+def proof_arena_size(original: bytes, rewritten: bytes) -> int:
+    """An arena both files set up in: twice the larger predicted need (host wheel), at least the
+    interpreter's usual generous size; a model's activations may be far larger than its file."""
+    predicted = 0
+    for data in (original, rewritten):
+        try:
+            predicted = max(predicted, required_bytes(load_model(data), HOST))
+        except ArenalensError:
+            continue  # the real runtime then says what is wrong
+    from arenalens.runtimes.tflm.run import default_arena_size  # noqa: PLC0415 - runtime extra
+
+    roomy = max(default_arena_size(max(len(original), len(rewritten))), 2 * predicted)
+    return -(-roomy // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
 
 
 def check_options(planner: str, reorderer: str) -> None:

@@ -96,6 +96,13 @@ class Analysis:
         """The arena users care about first (TFLM head; LiteRT subgraph 0 arena)."""
         return self.arenas[0]
 
+    @property
+    def runs(self) -> bool:
+        """False when the runtime cannot set the model up or invoke it, whatever the arena: the
+        figures are then what it would plan, not a size that works (`budget.obstacles` say
+        why; `arenalens.check` gives the whole verdict)."""
+        return self.budget.runs
+
 
 def analyze(
     model: Model | str | os.PathLike[str] | bytes,

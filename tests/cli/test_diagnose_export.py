@@ -143,8 +143,10 @@ def test_export_batch_needs_a_folder(
     out = tmp_path / "out"
     out.mkdir()
     arguments = ["export", str(clean_file), str(broken_plan_file), "-f", "c-header"]
-    assert main([*arguments, "-o", str(out), "-j", "1"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["clean.h", "overlap.h"]
+    # The model whose offline plan overlaps live tensors has no number to write into firmware:
+    # no header for it, and the batch says so with its exit code.
+    assert main([*arguments, "-o", str(out), "-j", "1"]) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["clean.h"]
 
 
 def test_input_shape_option_on_check(capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +174,8 @@ def test_load_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_plan_takes_folders_and_input_shapes(
     tmp_path: Path, clean_file: Path, broken_plan_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["plan", str(tmp_path), "-j", "1", "--json"]) == 0
+    # overlap.tflite's offline plan corrupts tensors: CANNOT RUN CORRECTLY, the worst exit code.
+    assert main(["plan", str(tmp_path), "-j", "1", "--json"]) == 1
     entries = json.loads(capsys.readouterr().out)
     assert [Path(e["path"]).name for e in entries] == ["clean.tflite", "overlap.tflite"]
     assert all(e["arena_bytes"] >= e["lower_bound_bytes"] for e in entries)

@@ -51,6 +51,18 @@ EXPECTED_STRUCTURE = {
         },
     ),
     "fc_autoencoder": (10, 31, {"FULLY_CONNECTED": 10}),
+    "mobilenet_v1_224": (
+        31,
+        90,
+        {
+            "CONV_2D": 14,
+            "DEPTHWISE_CONV_2D": 13,
+            "MEAN": 1,
+            "RESHAPE": 1,
+            "FULLY_CONNECTED": 1,
+            "SOFTMAX": 1,
+        },
+    ),
     "branchy_inception": (
         25,
         59,
@@ -72,6 +84,7 @@ EXPECTED_IO = {
     "resnet8_cifar": ((1, 32, 32, 3), (1, 10)),
     "fc_autoencoder": ((1, 640), (1, 640)),
     "branchy_inception": ((1, 32, 32, 3), (1, 10)),
+    "mobilenet_v1_224": ((1, 224, 224, 3), (1, 10)),
 }
 MAX_FILE_BYTES = 300_000
 ARENA_BYTES = 2 * 1024 * 1024

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from arenalens.fit import check_fit
 from arenalens.report.build import build_report
-from arenalens.report.data import FindingRow, InputSizeRow, Verdict, report_document
+from arenalens.report.data import FindingRow, InputSizeRow, report_document
 from arenalens.report.viewer import (
     ViewerBuildError,
     join_modules,
@@ -26,6 +27,7 @@ from arenalens.report.viewer import (
     read_modules,
     viewer_script,
 )
+from arenalens.verdict import verdict_for
 from tests.conftest import REPO_ROOT
 from tests.report_helpers import analysis_for, synthetic_model
 
@@ -155,10 +157,11 @@ def _typedefs() -> dict[str, set[str]]:
 
 
 def test_the_typedefs_describe_every_field_of_the_document() -> None:
-    report = build_report(analysis_for(synthetic_model(4)), budget=64 * 1024)
+    analysis = analysis_for(synthetic_model(4))
+    report = build_report(analysis, budget=64 * 1024)
     report = replace(
         report,
-        verdict=Verdict("FITS", "64 KiB", 65536, 0, 65536, True, None, None, 1000),
+        verdict=verdict_for(analysis, fit=check_fit(analysis, budget_bytes=64 * 1024)),
         findings=(FindingRow("rule", "info", "model", "message", "fix", 16),),
         input_sizes=(InputSizeRow((1, 8, 8, 3), 8, 4096, True),),
     )

@@ -21,10 +21,12 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
-from arenalens.errors import UsageError
-from arenalens.fit import FitCheck, board_fits, board_row, check_fit, fit_document
+from arenalens.declared import Status, declared_arena
+from arenalens.errors import ModelError, UsageError
+from arenalens.fit import FitCheck, board_fits, check_fit
 from arenalens.ir import Model
 from arenalens.max_input import InputSearch, search_max_input
+from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.check_output import (
     render_boards,
@@ -42,11 +44,10 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
+from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
-# Time `optimize` gets when check asks what it would reach (only when that decides a verdict).
-OPTIMIZE_SECONDS = 4.0
 _COLUMNS = (
     ("required", "needs (B)"),
     ("available", "available (B)"),
@@ -143,7 +144,9 @@ def _analysis(args: argparse.Namespace, model: Model, build: Build | None = None
 def optimized_bytes(
     args: argparse.Namespace, model: Model, build: Build | None = None
 ) -> int | None:
-    """The number to declare after `arenalens optimize` (TFLM, runtime plan only), else None."""
+    """The number to declare after `arenalens optimize` (TFLM, runtime plan only), else None;
+    computed as the suggested command computes it (`optimize_model`), with less search time, so
+    running the command declares at most this."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if args.runtime != "tflm" or planner is not None:
         return None
@@ -154,12 +157,23 @@ def optimized_bytes(
     ).new_required_bytes
 
 
-def fit_check(args: argparse.Namespace, path: str) -> FitCheck:
-    """One model → its FitCheck under the options (optimize consulted when it decides)."""
+def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:
+    """What the user asked, for the commands the next steps print."""
+    return Asked(
+        argument=argument,
+        input_shapes=tuple(getattr(args, "input_shape", None) or ()),
+        runtime=args.runtime,
+        cpu=getattr(args, "cpu", None),
+        kernels=getattr(args, "kernels", None),
+        findings=findings,
+    )
+
+
+def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> FitCheck:
+    """One model's FitCheck under the options (optimize consulted when it decides)."""
     budget, target, reserve = _budget_options(args)
-    model = load_with_input_shapes(path, args)
     check = check_fit(
-        _analysis(args, model),
+        analysis,
         budget_bytes=budget,
         target=target,
         reserve_bytes=reserve,
@@ -175,6 +189,18 @@ def with_optimized(check: FitCheck, optimized: int | None) -> FitCheck:
     return replace(check, optimized_bytes=optimized)
 
 
+def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
+    """One model → its Verdict under the options (with --max-input, the input search too)."""
+    model = load_with_input_shapes(path, args)
+    analysis = _analysis(args, model)
+    check = fit_check(args, model, analysis)
+    verdict = verdict_for(analysis, asked=asked(args, path), fit=check)
+    if not args.max_input or not verdict.has_number:
+        return verdict
+    search = input_search(args, model, check.available_bytes)
+    return verdict_for(analysis, asked=asked(args, path), fit=check, search=search)
+
+
 def board_build(args: argparse.Namespace, board: Target) -> Build:
     """The build one board's row is for: --cpu / --kernels when given, else the board's core
     and default kernels (TFLM only; LiteRT has one figure)."""
@@ -183,7 +209,7 @@ def board_build(args: argparse.Namespace, board: Target) -> Build:
     return target_build(board, cpu=args.cpu, kernels=args.kernels)
 
 
-def board_checks(args: argparse.Namespace, path: str) -> tuple[FitCheck, ...]:
+def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     """One model against every board, most useful first; each board with its own core's number
     (one analysis per distinct build)."""
     _, _, reserve = _budget_options(args)
@@ -202,112 +228,130 @@ def board_checks(args: argparse.Namespace, path: str) -> tuple[FitCheck, ...]:
             check = with_optimized(check, optimized[build.name])
         return check
 
-    return board_fits(check_for, BOARDS)
-
-
-def input_search(args: argparse.Namespace, path: str, check: FitCheck) -> InputSearch:
-    """The largest input of one model that fits the check's available bytes."""
-    model = load_with_input_shapes(path, args)
-    return search_max_input(
-        model,
-        available_bytes=check.available_bytes,
-        required_at=lambda resized: _analysis(args, resized).budget.required_bytes,
+    checks = board_fits(check_for, BOARDS)
+    return tuple(
+        verdict_for(
+            analyses[board_build(args, check.target).name],  # type: ignore[arg-type]
+            asked=asked(args, path),
+            fit=check,
+        )
+        for check in checks
     )
 
 
-def _exit_code(check: FitCheck) -> int:
-    return EXIT_FITS if check.fits else EXIT_DOES_NOT_FIT
+def input_search(args: argparse.Namespace, model: Model, available_bytes: int) -> InputSearch:
+    """The sizes one model's network accepts, the largest that fits the available bytes, and
+    (TFLM, the runtime's plan) the largest that fits after `arenalens optimize`."""
+    planner = args.planner[0] if isinstance(args.planner, list) else args.planner
+    optimizes = args.runtime == "tflm" and planner is None
+
+    def optimized_at(resized: Model) -> int | None:
+        analysis = _analysis(args, resized)
+        best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
+        if best_case > available_bytes:
+            return best_case  # no plan fits there: optimize need not run
+        return optimized_bytes(args, resized)
+
+    return search_max_input(
+        model,
+        available_bytes=available_bytes,
+        required_at=lambda resized: required_at_size(
+            resized, lambda m: _analysis(args, m), model.source
+        ),
+        optimized_at=optimized_at if optimizes else None,
+    )
+
+
+def required_at_size(resized: Model, analyze_at: Any, source: str) -> int:
+    """The number to declare for the model at another input size; ModelError when the runtime
+    refuses it there (a kernel's Prepare check) or its offline plan would corrupt tensors."""
+    analysis = analyze_at(resized)
+    declared = declared_arena(analysis)
+    if declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS):
+        raise ModelError(
+            source,
+            f"the runtime cannot run the model at this size: {declared.reasons[0]}",
+        )
+    return int(analysis.budget.required_bytes)
 
 
 def _single(args: argparse.Namespace, path: str) -> int:
     if _all_boards(args):
         return _single_boards(args, path)
-    check = fit_check(args, path)
-    search = input_search(args, path, check) if args.max_input else None
+    verdict = check_verdict(args, path)
     if args.json:
-        document = fit_document(check)
-        if search is not None:
-            document.update(input_search_document(search))
-        print_json(document)
+        print_json(verdict.as_dict())
     else:
-        text = render_check(check, color=use_color(args), width=terminal_width())
-        if search is not None:
-            text += render_input_search(search, color=use_color(args), width=terminal_width())
+        text = render_check(verdict, color=use_color(args), width=terminal_width())
+        if verdict.search is not None or (args.max_input and not verdict.has_number):
+            text += _search_text(args, verdict)
         print_text(text)
-    return _exit_code(check)
+    return verdict.exit_code
 
 
-def input_search_document(search: InputSearch) -> dict[str, Any]:
-    """The --max-input keys of the check document."""
-    largest = search.largest
-    return {
-        "max_input_name": search.input_name,
-        "max_input_shape": None if largest is None else list(largest.shape),
-        "max_input_required_bytes": None if largest is None else largest.required_bytes,
-        "input_shape": list(search.original_shape),
-        "input_sizes": [
-            {
-                "shape": list(size.shape),
-                "required_bytes": size.required_bytes,
-                "fits": size.fits,
-                "error": size.error or None,
-            }
-            for size in search.sizes
-        ],
-    }
+def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:
+    if verdict.search is None:
+        return (
+            "\nlargest input that fits: none — no size is compared: "
+            f"{verdict.answer.value if verdict.answer else ''} at the model's own size\n"
+        )
+    return render_input_search(verdict, color=use_color(args), width=terminal_width())
 
 
 def _single_boards(args: argparse.Namespace, path: str) -> int:
-    checks = board_checks(args, path)
-    fitting = sum(1 for check in checks if check.fits)
+    verdicts = board_verdicts(args, path)
+    fitting = sum(1 for verdict in verdicts if verdict.fits)
     if args.json:
-        first = checks[0]
+        first = verdicts[0]
+        assert first.fit is not None
         print_json(
             {
                 "schema": "arenalens.boards",
-                "schema_version": 1,
+                "schema_version": 2,
                 "model": first.model,
                 "file": first.source,
                 "runtime": first.runtime,
-                "planner": first.planner,
+                "planner": first.declared.planner,
                 "declare": first.declared.as_dict(),
-                "reserve_bytes": first.reserve_bytes,
+                "reserve_bytes": first.fit.reserve_bytes,
                 "boards_fitting": fitting,
-                "boards": [board_row(check) for check in checks],
+                "boards": [board_row(verdict) for verdict in verdicts],
             }
         )
     else:
-        print_text(render_boards(checks, color=use_color(args), width=terminal_width()))
+        print_text(render_boards(verdicts, color=use_color(args), width=terminal_width()))
     return EXIT_FITS if fitting else EXIT_DOES_NOT_FIT
 
 
 def check_worker(args: argparse.Namespace, path: str) -> ModelResult:
     """One model of a batch → its summary row and JSON document."""
     if _all_boards(args):
-        checks = board_checks(args, path)
-        fitting = [check for check in checks if check.fits]
+        verdicts = board_verdicts(args, path)
+        fitting = [verdict for verdict in verdicts if verdict.fits]
         return ModelResult(
             model=path,
             exit_code=EXIT_FITS if fitting else EXIT_DOES_NOT_FIT,
             row={
-                "required": checks[0].required_bytes,
+                "required": verdicts[0].required_bytes,
                 "available": None,
                 "headroom": None,
-                "verdict": f"{len(fitting)} of {len(checks)} boards",
+                "verdict": f"{len(fitting)} of {len(verdicts)} boards",
             },
-            document={"boards": [board_row(check) for check in checks]},
+            document={"boards": [board_row(verdict) for verdict in verdicts]},
         )
-    check = fit_check(args, path)
+    verdict = check_verdict(args, path)
+    fit = verdict.fit
+    assert fit is not None
     return ModelResult(
         model=path,
-        exit_code=_exit_code(check),
+        exit_code=verdict.exit_code,
         row={
-            "required": check.required_bytes,
-            "available": check.available_bytes,
-            "headroom": check.headroom_bytes,
-            "verdict": check.verdict,
+            "required": verdict.required_bytes,
+            "available": fit.available_bytes,
+            "headroom": verdict.headroom_bytes,
+            "verdict": verdict.answer.value if verdict.answer else "",
         },
-        document=fit_document(check),
+        document=verdict.as_dict(),
     )
 
 

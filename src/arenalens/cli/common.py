@@ -36,7 +36,7 @@ def add_model_argument(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a .tflite model file, or example:NAME for a built-in example "
         "(example:vww_mobilenet_v1, example:kws_ds_cnn, example:resnet8_cifar, "
-        "example:fc_autoencoder, example:branchy_inception)",
+        "example:fc_autoencoder, example:branchy_inception, example:mobilenet_v1_224)",
     )
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arenalens.atomic import make_folder
 from arenalens.cli.common import print_text, terminal_width, use_color, write_atomic
 from arenalens.cli.report import (
     TOOL,
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         argument, runtime="tflm", planners=args.planner, budget=budget_bytes(args)
     )
     folder = Path(args.output)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, what="-o")
     model_bytes = example_bytes(args.example)
     written = [
         WrittenFile(write_atomic(folder / f"{args.example}.tflite", model_bytes), len(model_bytes))

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arenalens.atomic import make_folder
+from arenalens.atomic import check_output_path, make_folder
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_alignment_option,
@@ -18,9 +18,11 @@ from arenalens.cli.common import (
     selected_build,
     write_atomic,
 )
+from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export
 from arenalens.pipeline import analyze
+from arenalens.report.labels import reason_prefix
 
 _COLUMNS = (("file", "written"), ("bytes", "bytes"), ("required", "arena (B)"))
 
@@ -77,39 +79,68 @@ def run(args: argparse.Namespace) -> int:
         if folder.exists() and not folder.is_dir():
             raise UsageError(f"{folder}: is a file; several models need a folder (one file each)")
         make_folder(folder, what="-o")
+    elif args.output is not None:
+        check_output_path(args.output, what="-o")
     return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
 
 
-def render(args: argparse.Namespace, path: str) -> tuple[str, int]:
-    """One model → (exported text, required bytes)."""
+# A number firmware compiles in: not written for a model that has none to trust.
+NUMBER_FORMATS = frozenset({"c-header"})
+
+
+def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena]:
+    """One model → (exported text, required bytes, the number to declare and how sure it is)."""
     build = selected_build(args)
     model = load_with_input_shapes(path, args)
     analysis = analyze(
         model, runtime=args.runtime, build=build, planner=args.planner, alignment=args.alignment
     )
     options = ExportOptions(prefix=args.prefix, arena=args.arena, with_offsets=args.with_offsets)
-    return export(analysis, args.format, options), analysis.budget.required_bytes
+    text = export(analysis, args.format, options)
+    return text, analysis.budget.required_bytes, declared_arena(analysis)
+
+
+def _no_number(path: str, declared: DeclaredArena) -> str:
+    """Why there is no number (one line), or '' when there is one."""
+    if declared.status.gives_a_number:
+        return ""
+    why = declared.reasons[0] if declared.reasons else declared.status.value
+    return f"{path}: no {declared.symbol} to trust ({reason_prefix(declared.status)}): {why}"
 
 
 def _single(args: argparse.Namespace, path: str) -> int:
-    text, _ = render(args, path)
+    text, _, declared = render(args, path)
+    problem = _no_number(path, declared)
+    if problem and args.format in NUMBER_FORMATS:
+        print(f"arenalens: not written: {problem}", file=sys.stderr)
+        return 1
     if args.output is None:
         sys.stdout.write(text)
-        return 0
-    write_atomic(args.output, text, protect=(path,))
-    return 0
+    else:
+        write_atomic(args.output, text, protect=(path,))
+    if problem:
+        print(f"arenalens: {problem}", file=sys.stderr)
+    return 1 if problem else 0
 
 
 def export_worker(args: argparse.Namespace, path: str) -> ModelResult:
-    """One model of a batch → its file in the -o folder."""
-    text, required = render(args, path)
+    """One model of a batch → its file in the -o folder (none for a header without a number)."""
+    text, required, declared = render(args, path)
+    problem = _no_number(path, declared)
+    if problem and args.format in NUMBER_FORMATS:
+        return ModelResult(
+            model=path,
+            exit_code=1,
+            row={"file": "-", "bytes": 0, "required": None},
+            document={"file": None, "not_written": problem},
+        )
     name = Path(path.removeprefix("example:")).name
     stem = name[: -len(".tflite")] if name.endswith(".tflite") else name
     target = Path(args.output) / f"{stem}{FORMATS[args.format].extension}"
     write_atomic(target, text, protect=(path,))
     return ModelResult(
         model=path,
-        exit_code=0,
+        exit_code=1 if problem else 0,
         row={"file": str(target), "bytes": len(text.encode("utf-8")), "required": required},
         document={"file": str(target)},
     )

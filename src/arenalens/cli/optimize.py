@@ -6,12 +6,14 @@ import argparse
 import os
 from typing import Any
 
+from arenalens.atomic import check_output_path
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
     add_build_options,
+    add_input_shape_option,
     add_model_argument,
     add_output_options,
-    load_model_argument,
+    load_with_input_shapes,
     overlap_library,
     print_json,
     print_text,
@@ -37,10 +39,21 @@ def register(subparsers: Any) -> None:
         "aligned; the input file is never touched. When the real TFLM interpreter is installed, "
         "the result is run on it first: the head must be the predicted one and outputs "
         "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
-        "tail + setup); a model that would save nothing is not written (exit 1).",
+        "tail + setup); a model that would save nothing is not written (exit 1). An offline "
+        "plan holds for the tensor sizes it was made for: --input-shape plans (and writes) the "
+        "model at the size the application feeds, and an input of unknown size needs it; a "
+        "model whose own plan would corrupt tensors at those sizes is always written (without "
+        "an offline plan when TFLM's own plan is the best).",
     )
     add_model_argument(parser)
     add_build_options(parser)
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        help="a board or chip preset: plan for its core and kernels (as check --target), "
+        "unless --cpu / --kernels say otherwise",
+    )
+    add_input_shape_option(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT.tflite", help="output file")
     parser.add_argument("--planner", default="best", metavar="NAME", help="planner (default best)")
     parser.add_argument(
@@ -84,10 +97,11 @@ def run(args: argparse.Namespace) -> int:
     build = selected_build(args)
     model_text = args.model
     protect = () if model_text.startswith("example:") else (model_text,)
+    check_output_path(args.output, what="-o")
     if protect and os.path.exists(args.output):
         # Refuse early, before any work, when the output would replace the input.
         write_atomic_check(args.output, protect)
-    model = load_model_argument(model_text)
+    model = load_with_input_shapes(model_text, args)
     optimization = optimize_model(
         model,
         planner=args.planner,
@@ -103,10 +117,16 @@ def run(args: argparse.Namespace) -> int:
     proof_note = ""
     if not args.no_verify and optimization.chosen is not None:
         try:
-            proof = prove_outputs(bytes(model.data), optimization.data, model)
+            proof = prove_outputs(optimization.original_data, optimization.data, model)
         except RuntimeUnavailableError as error:
             proof_note = f"not checked on real TFLM: {error}"
-    if optimization.chosen is None:
+    if not optimization.runs:
+        accepted, reason = False, "not written: TFLM cannot run this model"
+    elif optimization.chosen is None and optimization.writes:
+        # Nothing beats TFLM's own plan, but the model's would corrupt tensors: the file without it
+        # is the fix (the runtime plans it at setup, as arenalens predicts).
+        accepted, reason = True, ""
+    elif optimization.chosen is None:
         accepted, reason = False, "not written: nothing to save"
     else:
         accepted, reason = _accept(
@@ -138,8 +158,9 @@ def _accept(
     if proof is None:
         return True, ""
     if proof.original_head is None:
-        # TFLM cannot run the original (unsupported kernels): nothing to compare against.
-        return True, f"real TFLM cannot run this model ({proof.detail}); prediction only"
+        # arenalens predicts it runs, the real interpreter disagrees: nothing checks the result,
+        # and a command that says it failed writes nothing.
+        return False, f"not written: real TFLM cannot set up the model as given ({proof.detail})"
     if not proof.identical:
         return False, f"refused: {proof.detail or 'outputs differ'} on real TFLM"
     if not same_build:

@@ -22,6 +22,7 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
+from arenalens.declared import Status
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
 from arenalens.planning.registry import planner_names
@@ -171,6 +172,12 @@ def _document(
     return document
 
 
+def _exit_code(document: dict[str, Any]) -> int:
+    """1 when there is no number to trust: the runtime cannot run the model, its offline plan
+    would corrupt tensors, or an input's size is a placeholder (the plan is printed anyway)."""
+    return 0 if Status(document["declare"]["status"]).gives_a_number else 1
+
+
 def _single(args: argparse.Namespace, path: str) -> int:
     analysis, reordered = _plan(args, path)
     if args.ascii:
@@ -184,7 +191,7 @@ def _single(args: argparse.Namespace, path: str) -> int:
     document = _document(args, analysis, reordered)
     if args.json:
         print_json(document)
-        return 0
+        return _exit_code(document)
     if reordered is not None:
         print_text(
             f"reordered operators: busiest step {reordered.file_order_peak:,} → "
@@ -193,7 +200,7 @@ def _single(args: argparse.Namespace, path: str) -> int:
     from arenalens.report.plan_text import render_plan  # noqa: PLC0415 - text output only
 
     print_text(render_plan(document, color=use_color(args), width=terminal_width()))
-    return 0
+    return _exit_code(document)
 
 
 def plan_worker(args: argparse.Namespace, path: str) -> ModelResult:
@@ -204,7 +211,7 @@ def plan_worker(args: argparse.Namespace, path: str) -> ModelResult:
     overhead = document["overhead_over_lower_bound_percent"]
     return ModelResult(
         model=path,
-        exit_code=0,
+        exit_code=_exit_code(document),
         row={
             "arena": document["arena_bytes"],
             "lower_bound": document["lower_bound_bytes"],

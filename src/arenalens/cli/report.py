@@ -13,9 +13,9 @@ from typing import Any
 
 from arenalens import __version__
 from arenalens.alternatives import default_planners, plan_alternatives
-from arenalens.atomic import make_folder
+from arenalens.atomic import check_output_path, make_folder
 from arenalens.builds.build import Build, KernelLibrary
-from arenalens.cli.check import optimized_bytes, with_optimized
+from arenalens.cli.check import asked, input_search, optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
     add_build_options,
@@ -25,29 +25,29 @@ from arenalens.cli.common import (
     add_runtime_option,
     load_with_input_shapes,
     overlap_library,
-    print_json,
     print_text,
     selected_build,
     terminal_width,
     use_color,
     write_atomic,
 )
+from arenalens.declared import Status, declared_arena
 from arenalens.diagnostics import diagnose
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.fit import check_fit
-from arenalens.max_input import search_max_input
+from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
-from arenalens.report.guidance import with_guidance
+from arenalens.report.guidance import serious_findings, with_guidance
 from arenalens.report.html_page import render_html
-from arenalens.report.terminal import render_report_text
+from arenalens.report.terminal import SCREEN_LINES, render_report_text
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
+from arenalens.verdict import verdict_for
 
 TOOL = f"arenalens {__version__}"
-MEMORY_PLAN_BUFFERS = 80  # above this the PrintMemoryPlan text runs to pages: only with --all
 
 
 def register(subparsers: Any) -> None:
@@ -116,7 +116,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--all",
         action="store_true",
-        help="list every buffer, not the largest 20, and the full TFLM memory plan",
+        help="print everything: every plan, every buffer and TFLM's memory plan (by default the "
+        "terminal report fits one screen: the number, the verdict, what to do next)",
     )
     add_output_options(parser)
     parser.set_defaults(handler=run)
@@ -210,17 +211,13 @@ def make_report(
     return report, analysis
 
 
-def memory_plan_text(analysis: Any, *, show_all: bool) -> str | None:
-    """TFLM's PrintMemoryPlan text for the chosen plan of the head (None for LiteRT); for big
-    arenas only with show_all, else a line saying how to get it."""
+def memory_plan_text(analysis: Any) -> str | None:
+    """TFLM's PrintMemoryPlan text for the chosen plan of the head (None for LiteRT)."""
     if analysis.runtime != "tflm" or not analysis.arenas:
         return None
     from arenalens.report.ascii import render_tflm_memory_plan  # noqa: PLC0415 - TFLM only
 
     primary = analysis.primary
-    count = len(primary.arena.buffers)
-    if count > MEMORY_PLAN_BUFFERS and not show_all:
-        return f"{count} buffers: --all prints TFLM's PrintMemoryPlan text for all of them"
     text: str = render_tflm_memory_plan(primary.arena, primary.plan)
     return text
 
@@ -252,11 +249,14 @@ def written_text(files: Sequence[WrittenFile]) -> str:
 
 def check_output_directory(output: str | None, images: str | None) -> None:
     """Fail before any work when an output cannot be written: --images naming a file, -o naming
-    a folder. Missing folders are created when the files are written."""
+    a folder or a place that cannot be written. Missing folders are created when the files are
+    written."""
     if images is not None and Path(images).exists() and not Path(images).is_dir():
         raise UsageError(f"--images {images}: is a file; --images takes a folder for the charts")
-    if output is not None and Path(output).is_dir():
-        raise UsageError(f"-o {output}: is a folder; -o takes the HTML file to write")
+    if images is not None:
+        check_output_path(Path(images) / "chart.png", what="--images")
+    if output is not None:
+        check_output_path(output, what="-o")
 
 
 def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
@@ -284,6 +284,12 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         )
         if check.optimize_decides:
             check = with_optimized(check, optimized_bytes(args, analysis.model))
+    optimized = None if check is None else check.optimized_bytes
+    declared = declared_arena(analysis) if check is None else check.declared
+    usable = declared.status in (Status.EXACT, Status.ESTIMATE)
+    if optimized is None and usable and (check is None or check.fits) and _planner_wastes(analysis):
+        # What `optimize` writes, computed as it computes it: a step that promises bytes.
+        optimized = optimized_bytes(args, analysis.model)
     diagnosis = None
     if not args.no_findings:
         # No search time: the findings must be the same on every run (deterministic output).
@@ -295,18 +301,33 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             what_if=False,
         )
     search = None
-    if args.max_input and check is not None:
-        search = search_max_input(
-            analysis.model,
-            available_bytes=check.available_bytes,
-            required_at=lambda resized: (
-                analyze(
-                    resized, runtime=args.runtime, build=analysis.build, planner=analysis.planner
-                ).budget.required_bytes
+    if args.max_input and check is not None and usable:
+        search = input_search(args, analysis.model, check.available_bytes)
+    overlap = analysis.overlap
+    verdict = verdict_for(
+        analysis,
+        asked=replace(
+            asked(
+                args, args.model, findings=0 if diagnosis is None else serious_findings(diagnosis)
             ),
-        )
+            overlap_required_bytes=None if overlap is None else overlap.budget.required_bytes,
+        ),
+        fit=check,
+        optimized_bytes=optimized,
+        search=search,
+        name=report.model,
+    )
     report = replace(report, model_argument=shlex.quote(args.model))
-    return with_guidance(report, check=check, diagnosis=diagnosis, search=search)
+    return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
+
+
+def _planner_wastes(analysis: Analysis) -> bool:
+    """True when the runtime's plan of the head is above its lower bound (TFLM): only then can
+    `optimize` lower the number."""
+    if analysis.runtime != "tflm" or not analysis.arenas:
+        return False
+    primary = analysis.primary
+    return primary.runtime_plan.arena_size > primary.lower_bound
 
 
 def run(args: argparse.Namespace) -> int:
@@ -341,18 +362,19 @@ def run(args: argparse.Namespace) -> int:
         )
         reports.append(other)
     if args.json:
-        print_json(report_document(reports, tool=TOOL))
+        text = to_json(report_document(reports, tool=TOOL))
     else:
-        print_text(
-            render_report_text(
-                report,
-                color=use_color(args),
-                width=terminal_width(),
-                tensor_rows=None if args.all else 20,
-                memory_plan=memory_plan_text(analysis, show_all=args.all),
-                diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
-            )
+        text = render_report_text(
+            report,
+            color=use_color(args),
+            width=terminal_width(),
+            tensor_rows=None if args.all else 20,
+            memory_plan=memory_plan_text(analysis) if args.all else None,
+            diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
+            screen_lines=None if args.all else SCREEN_LINES,
         )
+    # Files first: a path that cannot be written is bad input (exit 2), and then nothing of the
+    # report is printed as if it had worked.
     written: list[WrittenFile] = []
     if args.images:  # first: it creates the directory, which may also hold the HTML
         try:
@@ -362,8 +384,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         page = render_html(reports, tool=TOOL)
         written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))
+    print_text(text)
     if written:
         # With --json, stdout holds only the document; the file list goes to stderr.
         stream = sys.stderr if args.json else sys.stdout
         print(written_text(written), file=stream)
-    return 0
+    verdict = report.verdict
+    return 0 if verdict is None else verdict.exit_code

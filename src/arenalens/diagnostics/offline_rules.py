@@ -95,11 +95,21 @@ def _offline_planned(tensor: Tensor) -> bool:
     )
 
 
-def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
-    """Offline offsets that give two tensors live at the same step common bytes."""
-    if context.runtime != "tflm":
-        return
+@dataclass(frozen=True)
+class SharedBytes:
+    """Pairs of offline tensors live at a common step whose offsets give them common bytes,
+    sorted by why: corrupting, Vela's on purpose (by its ethos-u operator), or allowed by the
+    kernels' access order (with whether CMSIS-NN's allows it too)."""
+
+    corrupting: tuple[tuple[OfflineTensor, OfflineTensor], ...]
+    by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]]
+    safe: tuple[tuple[OverlapPair, bool], ...]
+
+
+def shared_bytes(context: DiagnoseContext) -> SharedBytes:
+    """The offline plan's tensors live together that share bytes, each pair judged."""
     placed = offline_tensors(context)
+    corrupting: list[tuple[OfflineTensor, OfflineTensor]] = []
     by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]] = {}
     safe: list[tuple[OverlapPair, bool]] = []
     allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] | None = None
@@ -118,13 +128,23 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
                 continue
             operator = _shared_vela_operator(context.model, first, second)
             if operator is None:
-                yield _overlap_finding(context, first, second)
+                corrupting.append((first, second))
             else:
                 by_vela_operator.setdefault(operator, []).append((first, second))
-    for operator, pairs in sorted(by_vela_operator.items()):
+    return SharedBytes(tuple(corrupting), by_vela_operator, tuple(safe))
+
+
+def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
+    """Offline offsets that give two tensors live at the same step common bytes."""
+    if context.runtime != "tflm":
+        return
+    found = shared_bytes(context)
+    for first, second in found.corrupting:
+        yield _overlap_finding(context, first, second)
+    for operator, pairs in sorted(found.by_vela_operator.items()):
         yield _vela_overlap_finding(context, operator, pairs)
-    if safe:
-        yield _safe_overlap_finding(safe)
+    if found.safe:
+        yield _safe_overlap_finding(list(found.safe))
 
 
 def _allowed_overlaps(
@@ -202,23 +222,32 @@ def _safe_overlap_finding(safe: list[tuple[OverlapPair, bool]]) -> Finding:
     )
 
 
+def shared_bytes_text(model: Model, first: OfflineTensor, second: OfflineTensor) -> str:
+    """'tensor 0 'image' [0, 27648) and tensor 3 'conv_0/output' [6912, 25344) in common bytes
+    [6912, 25344) while both are live (steps 1 to 1)'."""
+    low = max(first.offset, second.offset)
+    high = min(first.offset + first.nbytes, second.offset + second.nbytes)
+    steps_from = max(first.interval.first, second.interval.first)
+    steps_to = min(first.interval.last, second.interval.last)
+    return (
+        f"{_label(model, first)} [{first.offset}, {first.offset + first.nbytes}) and "
+        f"{_label(model, second)} [{second.offset}, {second.offset + second.nbytes}) in common "
+        f"bytes [{low}, {high}) while both are live (steps {steps_from} to {steps_to})"
+    )
+
+
 def _overlap_finding(
     context: DiagnoseContext, first: OfflineTensor, second: OfflineTensor
 ) -> Finding:
     low = max(first.offset, second.offset)
     high = min(first.offset + first.nbytes, second.offset + second.nbytes)
-    steps_from = max(first.interval.first, second.interval.first)
-    steps_to = min(first.interval.last, second.interval.last)
-    model = context.model
     return Finding(
         rule="offline-plan-overlap",
         severity=Severity.ERROR,
         location=Location(first.subgraph, None, (first.tensor, second.tensor)),
-        message=f"the offline plan puts {_label(model, first)} "
-        f"[{first.offset}, {first.offset + first.nbytes}) and {_label(model, second)} "
-        f"[{second.offset}, {second.offset + second.nbytes}) in common bytes [{low}, {high}) "
-        f"while both are live (steps {steps_from} to {steps_to}); TFLM applies offline offsets "
-        "unchecked, so one tensor overwrites the other (garbage outputs)",
+        message=f"the offline plan puts {shared_bytes_text(context.model, first, second)}; TFLM "
+        "applies offline offsets unchecked, so one tensor overwrites the other (garbage "
+        "outputs)",
         fix="regenerate the offline plan for this model (`arenalens optimize` writes a checked "
         "one), or set these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},

@@ -1,10 +1,12 @@
 """Support rules: can the runtime run the model at all — kernels it lacks, types and options its
-kernels refuse, in Prepare (setup fails) or at Invoke."""
+kernels refuse, in Prepare (setup fails) or at Invoke. One finding per distinct reason, with every
+operator it hits and what to change in the conversion (`cannot_run.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from arenalens.cannot_run import group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.runtimes import Obstacle
@@ -24,33 +26,28 @@ def _obstacles(context: DiagnoseContext) -> tuple[Obstacle, ...]:
 
 
 def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:
-    """One error per reason the runtime cannot set the model up or invoke it."""
-    for obstacle in _obstacles(context):
-        if any(text in obstacle.reason for text in _OWN_RULES):
-            continue
-        when = "setup (AllocateTensors) fails" if obstacle.phase == "setup" else "Invoke fails"
+    """One error per distinct reason the runtime cannot set the model up or invoke it."""
+    obstacles = [
+        obstacle
+        for obstacle in _obstacles(context)
+        if not any(text in obstacle.reason for text in _OWN_RULES)
+    ]
+    for refusal in group_refusals(context.model, obstacles):
+        when = "setup (AllocateTensors) fails" if refusal.phase == "setup" else "Invoke fails"
+        first = refusal.operators[0] if refusal.operators else (None, None)
         yield Finding(
             rule="cannot-run",
             severity=Severity.ERROR,
-            location=Location(obstacle.subgraph, obstacle.operator),
-            message=f"{when}: {obstacle.text()}; no arena size makes this model run",
-            fix=_fix(obstacle),
-            details=obstacle.as_dict(),
+            location=Location(*first),
+            message=f"{when}: {refusal.text()}; no arena size makes this model run",
+            fix=refusal.fix,
+            details={
+                "subgraph": first[0],
+                "operator": first[1],
+                "phase": refusal.phase,
+                "opcode": refusal.opcode,
+                "reason": refusal.reason,
+                "operators": [list(pair) for pair in refusal.operators],
+                "count": refusal.count,
+            },
         )
-
-
-def _fix(obstacle: Obstacle) -> str:
-    if obstacle.opcode is None:
-        return "convert the model with types and operators the runtime supports"
-    if "no kernel" in obstacle.reason or "registered" in obstacle.reason:
-        return (
-            f"replace {obstacle.opcode} with operators the runtime has kernels for (for example "
-            "with a converter option, or by computing that step outside the model), or register "
-            "a kernel for it in the firmware's op resolver"
-        )
-    if obstacle.dtype:
-        return (
-            f"convert so that {obstacle.opcode} sees a type its kernel accepts "
-            f"(it refuses {obstacle.dtype}): e.g. full-integer quantization"
-        )
-    return f"change {obstacle.opcode}'s operands or options to what its kernel accepts"

@@ -18,6 +18,7 @@ from arenalens.examples import (
     branchy_inception,
     fc_autoencoder,
     kws_ds_cnn,
+    mobilenet_v1_224,
     resnet8_cifar,
     vww_mobilenet_v1,
 )
@@ -36,7 +37,14 @@ EXAMPLES: dict[str, ExampleSpec] = {
     module.__name__.rsplit(".", 1)[-1]: ExampleSpec(
         module.__name__.rsplit(".", 1)[-1], module.DESCRIPTION, module.build
     )
-    for module in (vww_mobilenet_v1, kws_ds_cnn, resnet8_cifar, fc_autoencoder, branchy_inception)
+    for module in (
+        vww_mobilenet_v1,
+        kws_ds_cnn,
+        resnet8_cifar,
+        fc_autoencoder,
+        branchy_inception,
+        mobilenet_v1_224,
+    )
 }
 
 

@@ -44,6 +44,7 @@ INT8_VERSIONS = {
     "CONCATENATION": 2,
     "SOFTMAX": 2,
     "RESHAPE": 1,
+    "MEAN": 2,
 }
 _BIAS_STD = 0.1  # float bias spread: small next to He-initialized sums
 
@@ -103,17 +104,33 @@ class Int8Network:
 
     # -- tensors -------------------------------------------------------------------------------
     def input(
-        self, name: str, shape: Sequence[int], value_range: tuple[float, float]
+        self,
+        name: str,
+        shape: Sequence[int],
+        value_range: tuple[float, float],
+        *,
+        shape_signature: Sequence[int] | None = None,
     ) -> Activation:
-        """Name, shape and float range → a new int8 input activation."""
-        return self._activation(name, tuple(shape), range_quantization(*value_range))
+        """Name, shape and float range → a new int8 input activation; `shape_signature` with
+        -1 marks dimensions left unknown, as a converter does for a variable input size."""
+        return self._activation(
+            name, tuple(shape), range_quantization(*value_range), shape_signature
+        )
 
     def _activation(
-        self, name: str, shape: tuple[int, ...], scale_and_zero: tuple[float, int]
+        self,
+        name: str,
+        shape: tuple[int, ...],
+        scale_and_zero: tuple[float, int],
+        shape_signature: Sequence[int] | None = None,
     ) -> Activation:
         scale, zero_point = scale_and_zero
         tensor = self.graph.add_tensor(
-            name, shape, "INT8", quantization=quantization(scale, zero_point)
+            name,
+            shape,
+            "INT8",
+            quantization=quantization(scale, zero_point),
+            shape_signature=shape_signature,
         )
         return Activation(tensor, shape, scale, zero_point)
 
@@ -293,6 +310,14 @@ class Int8Network:
             filter_width=pool_w,
             filter_height=pool_h,
         )
+        return out
+
+    def global_average(self, x: Activation, name: str) -> Activation:
+        """MEAN over height and width, keeping them as 1 (what a converter writes for Keras'
+        GlobalAveragePooling2D): any input size gives a 1x1xC output."""
+        axes = self.graph.add_constant(f"{name}/axes", np.asarray((1, 2), np.int32))
+        out = self._activation(f"{name}/output", (1, 1, 1, x.shape[3]), (x.scale, x.zero_point))
+        self._operator("MEAN", [x.tensor, axes], out, keep_dims=True)
         return out
 
     def add(

@@ -1,4 +1,4 @@
-"""FitCheck → terminal text: the number to declare first, then the verdict, the numbers behind it
+"""Verdict → terminal text: the number to declare first, then the verdict, the numbers behind it
 and what to do; the board table (`--target all`), the input search and the preset list."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ from collections.abc import Iterable, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from arenalens.builds.build import build_flags
 from arenalens.declared import DeclaredArena, Status, parts_text
-from arenalens.fit import FitCheck
 from arenalens.max_input import InputSearch
-from arenalens.report.console import render_text
+from arenalens.next_steps import Step
+from arenalens.report.console import Verbatim, render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
+from arenalens.verdict import Answer, Verdict
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
 _VERDICT_STYLES = {
@@ -25,7 +25,13 @@ _VERDICT_STYLES = {
     "FITS AFTER OPTIMIZE": "bold yellow",
     "DOES NOT FIT": "bold red",
     "CANNOT RUN": "bold red",
+    "CANNOT RUN CORRECTLY": "bold red",
     "INPUT SHAPE UNKNOWN": "bold red",
+}
+# Why there is no number, after 'kTensorArenaSize: none — '.
+_NO_NUMBER = {
+    Status.CANNOT_RUN: "{runtime} cannot run this model",
+    Status.WRONG_OUTPUTS: "the model's offline plan would corrupt tensors (CANNOT RUN CORRECTLY)",
 }
 
 
@@ -36,10 +42,11 @@ _REASONS_SHOWN = 5
 def declare_line(declared: DeclaredArena) -> Text:
     """'kTensorArenaSize = 7,584 B (7.41 KiB): head 5.83 KiB + tail 1.58 KiB, both inside the
     tensor arena' — the first line of every report that shows a size."""
-    if declared.status is Status.CANNOT_RUN:
+    why = _NO_NUMBER.get(declared.status)
+    if why is not None:
+        runtime = _RUNTIME_TITLES.get(declared.runtime, declared.runtime)
         return Text.assemble(
-            (f"{declared.symbol}: none", "bold red"),
-            f" — {_RUNTIME_TITLES.get(declared.runtime, declared.runtime)} cannot run this model",
+            (f"{declared.symbol}: none", "bold red"), " — " + why.format(runtime=runtime)
         )
     line = Text.assemble(
         (f"{declared.symbol} = ", "bold"),
@@ -55,28 +62,30 @@ def declare_line(declared: DeclaredArena) -> Text:
     return line
 
 
-def _host_figure_for_cortex_m(check: FitCheck) -> bool:
+def _host_figure_for_cortex_m(verdict: Verdict) -> bool:
     """True when a Cortex-M board is checked against the host wheel's figure."""
+    target = None if verdict.fit is None else verdict.fit.target
     return (
-        check.runtime == "tflm"
-        and check.build.get("cpu") is None
-        and check.target is not None
-        and check.target.cpu.startswith("cortex-m")
+        verdict.runtime == "tflm"
+        and verdict.build.get("cpu") is None
+        and target is not None
+        and target.cpu.startswith("cortex-m")
     )
 
 
 def declare_notes(declared: DeclaredArena) -> list[Text]:
-    """The lines under the number: what build it is for, why it is an estimate, and whose plan."""
+    """The lines under the number: what build it is for, why it is an estimate (or why there is
+    none: one line per distinct reason), and whose plan."""
     notes = []
     if declared.device:
         notes.append(Text(f"figure for: {declared.device}", style="dim"))
     prefix = reason_prefix(declared.status) + ": "
-    style = "red" if declared.status in (Status.CANNOT_RUN, Status.PLACEHOLDER_SHAPE) else "yellow"
+    style = "yellow" if declared.status.gives_a_number else "red"
     for reason in declared.reasons[:_REASONS_SHOWN]:
         notes.append(Text(prefix + reason, style))
     if len(declared.reasons) > _REASONS_SHOWN:
         more = len(declared.reasons) - _REASONS_SHOWN
-        notes.append(Text(f"... and {more} more (--json lists them all)", style=style))
+        notes.append(Text(f"... and {more} more reasons (--json lists them all)", style=style))
     if not declared.runtime_plan:
         notes.append(
             Text(
@@ -88,117 +97,106 @@ def declare_notes(declared: DeclaredArena) -> list[Text]:
     return notes
 
 
-def verdict_text(check: FitCheck) -> Text:
-    """'FITS  on ST NUCLEO-F746ZG (Cortex-M7 216 MHz): 320,096 B to spare'."""
-    where = ""
-    if check.target is not None:
-        where = f" on {check.target.title} ({check.target.core})"
-    elif check.budget_text:
-        where = f" in {check.budget_text}"
-    verdict = check.verdict
-    text = Text.assemble(
-        (verdict, _VERDICT_STYLES.get(verdict, "bold")), "  ", (check.model, "bold")
-    )
-    text.append(where)
-    if check.runs and check.shape_known:
-        if check.fits:
-            text.append(f": {format_bytes_exact(check.headroom_bytes)} to spare")
-        else:
-            text.append(f": {format_bytes_exact(-check.headroom_bytes)} short")
+def verdict_text(verdict: Verdict) -> Text:
+    """'FITS  kws on ST NUCLEO-F746ZG (Cortex-M7 216 MHz): 320,096 B to spare'; just the word
+    when there is no number to compare."""
+    answer = verdict.answer
+    word = "" if answer is None else answer.value
+    text = Text.assemble((word, _VERDICT_STYLES.get(word, "bold")), "  ", (verdict.model, "bold"))
+    fit = verdict.fit
+    if fit is not None:
+        text.append(f" on {verdict.where}" if fit.target is not None else f" in {verdict.where}")
+    headroom = verdict.headroom_bytes
+    if headroom is not None:
+        text.append(
+            f": {format_bytes_exact(headroom)} to spare"
+            if headroom >= 0
+            else f": {format_bytes_exact(-headroom)} short"
+        )
     return text
 
 
-def render_check(check: FitCheck, *, color: bool, width: int = 120) -> str:
-    """FitCheck → the number to declare, the verdict, a small table of the numbers, advice."""
-    lines: list[Text | Table] = [declare_line(check.declared), verdict_text(check)]
+def steps_lines(steps: Sequence[Step], *, style: str = "") -> list[Text | Verbatim]:
+    """'what to do next:' and the numbered steps, each command on a line of its own that is
+    never wrapped, so it pastes as printed."""
+    if not steps:
+        return []
+    lines: list[Text | Verbatim] = [Text("what to do next:", style="bold")]
+    for number, step in enumerate(steps, start=1):
+        lines.append(Text(f"{number}. {step.text}", style=style))
+        if step.command:
+            lines.append(Verbatim(" " * len(f"{number}. ") + step.command))
+    return lines
+
+
+def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
+    """Verdict → the number to declare, the verdict, a small table of the numbers, what next."""
+    lines: list[Text | Table | Verbatim] = [declare_line(verdict.declared), verdict_text(verdict)]
+    fit = verdict.fit
+    if fit is not None:
+        lines.append(_numbers_table(verdict))
+    lines.extend(declare_notes(verdict.declared))
+    if _host_figure_for_cortex_m(verdict):
+        assert fit is not None and fit.target is not None
+        lines.append(
+            Text(
+                f"the x86-64 wheel's figure: --cpu {fit.target.cpu} [--kernels cmsis-nn] "
+                "gives the device's",
+                style="yellow",
+            )
+        )
+    style = "" if verdict.fits or verdict.answer is None else "yellow"
+    lines.extend(steps_lines(verdict.steps, style=style))
+    return _strip(render_text(lines, color=color, width=width))
+
+
+def _numbers_table(verdict: Verdict) -> Table:
+    fit = verdict.fit
+    assert fit is not None
     table = Table(show_header=False, box=None, padding=(0, 2, 0, 2))
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_column(justify="right", style="dim")
     table.add_column()
-    runtime = _RUNTIME_TITLES.get(check.runtime, check.runtime)
-    if check.runs:
+    runtime = _RUNTIME_TITLES.get(verdict.runtime, verdict.runtime)
+    required = verdict.required_bytes
+    if required is not None:
         table.add_row(
             "needs",
-            format_bytes_exact(check.required_bytes),
-            format_bytes_short(check.required_bytes),
-            f"{runtime}, planner {check.planner}"
-            + ("" if check.shape_known else ", at the placeholder input shape"),
+            format_bytes_exact(required),
+            format_bytes_short(required),
+            f"{runtime}, planner {verdict.declared.planner}",
         )
     else:
-        table.add_row("needs", "—", "", f"{runtime} cannot run this model: no size works")
+        why = {
+            Answer.CANNOT_RUN: f"{runtime} cannot run this model: no size works",
+            Answer.CANNOT_RUN_CORRECTLY: "its offline plan would corrupt tensors: no size is safe",
+            Answer.INPUT_SHAPE_UNKNOWN: "the input size is unknown: no size is known",
+        }.get(verdict.answer or Answer.CANNOT_RUN, "")
+        table.add_row("needs", "—", "", why)
     table.add_row(
         "available",
-        format_bytes_exact(check.available_bytes),
-        format_bytes_short(check.available_bytes),
-        _budget_source(check),
+        format_bytes_exact(fit.available_bytes),
+        format_bytes_short(fit.available_bytes),
+        _budget_source(verdict),
     )
-    if check.fits:
-        share = 100.0 * check.headroom_bytes / check.available_bytes
+    headroom = verdict.headroom_bytes
+    if headroom is not None and headroom >= 0:
+        share = 100.0 * headroom / fit.available_bytes
         table.add_row(
             "headroom",
-            format_bytes_exact(check.headroom_bytes),
-            format_bytes_short(check.headroom_bytes),
+            format_bytes_exact(headroom),
+            format_bytes_short(headroom),
             f"{share:.1f}% of available",
         )
-    elif check.runs and check.shape_known:
-        short = -check.headroom_bytes
+    elif headroom is not None:
         table.add_row(
             "shortfall",
-            format_bytes_exact(short),
-            format_bytes_short(short),
-            f"{100.0 * short / check.available_bytes:.1f}% more RAM needed",
+            format_bytes_exact(-headroom),
+            format_bytes_short(-headroom),
+            f"{100.0 * -headroom / fit.available_bytes:.1f}% more RAM needed",
         )
-    lines.append(table)
-    lines.extend(declare_notes(check.declared))
-    if _host_figure_for_cortex_m(check):
-        assert check.target is not None
-        lines.append(
-            Text(
-                f"the x86-64 wheel's figure: --cpu {check.target.cpu} [--kernels cmsis-nn] "
-                "gives the device's",
-                style="yellow",
-            )
-        )
-    advice = next_step(check)
-    if advice:
-        lines.append(Text(advice, style="yellow" if not check.fits else ""))
-    return _strip(render_text(lines, color=color, width=width))
-
-
-def next_step(check: FitCheck) -> str:
-    """What to do, in one sentence: nothing, optimize, or change the model."""
-    if not check.runs:
-        return "Change the model so the runtime can run it (see the reasons above)."
-    if not check.shape_known:
-        return (
-            f"Give the input size your application feeds: `arenalens check {check.source} "
-            "--input-shape NAME=SHAPE ...` (the number above is for a placeholder)."
-        )
-    if check.fits:
-        return ""
-    if check.fits_after_optimize:
-        after = check.optimized_bytes
-        figure = format_bytes_exact(after) if after is not None else "less"
-        return (
-            f"It fits after `arenalens optimize {check.source}{build_flags(check.build)} -o "
-            "optimized.tflite`: that model "
-            f"declares {figure} "
-            f"({format_bytes_exact(check.available_bytes - (after or 0))} to spare)."
-        )
-    if check.best_case_bytes <= check.available_bytes:
-        return (
-            f"A plan at the lower bound would need {format_bytes_exact(check.best_case_bytes)}, "
-            f"but `arenalens optimize` reaches {format_bytes_exact(check.optimized_bytes or 0)}: "
-            "shrink the model (`arenalens diagnose` shows what each change saves) or pick a "
-            "larger board (`arenalens check MODEL --target all`)."
-        )
-    return (
-        f"Even a plan at the lower bound needs {format_bytes_exact(check.best_case_bytes)}: "
-        "shrink the model "
-        "(`arenalens diagnose` shows the peak and what each change saves; `--max-input` the "
-        "largest input that fits) or pick a larger board (`--target all`)."
-    )
+    return table
 
 
 def _strip(text: str) -> str:
@@ -206,7 +204,9 @@ def _strip(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 
-def _budget_source(check: FitCheck) -> str:
+def _budget_source(verdict: Verdict) -> str:
+    check = verdict.fit
+    assert check is not None
     reserve = f" − reserve {format_bytes_exact(check.reserve_bytes)}" if check.reserve_bytes else ""
     if check.target is not None:
         block = format_bytes_exact(check.budget_bytes)
@@ -223,19 +223,32 @@ def _yes_no(value: bool | None) -> Text:
     return Text("yes", style="green") if value else Text("no", style="red")
 
 
-def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) -> str:
+def _fits_cell(verdict: Verdict) -> Text:
+    answer = verdict.answer
+    if answer is Answer.CANNOT_RUN:
+        return Text("cannot run", style="red")
+    if answer is Answer.CANNOT_RUN_CORRECTLY:
+        return Text("plan corrupts", style="red")
+    if answer is Answer.INPUT_SHAPE_UNKNOWN:
+        return Text("shape?", style="red")
+    return _yes_no(verdict.fits)
+
+
+def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120) -> str:
     """`check --target all`: the number to declare, then one row per board, most useful first."""
-    first = checks[0]
-    fitting = sum(1 for check in checks if check.fits)
-    after = sum(1 for check in checks if check.fits_after_optimize and not check.fits)
+    first = verdicts[0]
+    first_fit = first.fit
+    assert first_fit is not None
+    fitting = sum(1 for verdict in verdicts if verdict.fits)
+    after = sum(1 for verdict in verdicts if verdict.fits_after_optimize and not verdict.fits)
     heading = Text.assemble(
         (first.model, "bold"),
-        f" fits {fitting} of {len(checks)} boards as it is",
+        f" fits {fitting} of {len(verdicts)} boards as it is",
         f", {after} more after `arenalens optimize`" if after else "",
     )
     reserve = (
-        f", minus a reserve of {format_bytes_exact(first.reserve_bytes)}"
-        if first.reserve_bytes
+        f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
+        if first_fit.reserve_bytes
         else ""
     )
     table = Table(
@@ -253,38 +266,44 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
         ("after optimize", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for check in checks:
-        assert check.target is not None
-        headroom = check.headroom_bytes
+    for verdict in verdicts:
+        fit = verdict.fit
+        assert fit is not None and fit.target is not None
+        headroom = verdict.headroom_bytes
+        required = verdict.required_bytes
         table.add_row(
-            check.target.name,
-            _build_label(check),
-            f"{check.required_bytes:,}" + (" ~" if check.declared.is_estimate else ""),
-            f"{check.available_bytes:,}",
-            Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
-            Text("cannot run", style="red") if not check.runs else _yes_no(check.fits),
-            _yes_no(check.fits_after_optimize),
+            fit.target.name,
+            _build_label(verdict),
+            "—"
+            if required is None
+            else f"{required:,}" + (" ~" if verdict.declared.is_estimate else ""),
+            f"{fit.available_bytes:,}",
+            Text("—")
+            if headroom is None
+            else Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
+            _fits_cell(verdict),
+            _yes_no(verdict.fits_after_optimize) if verdict.has_number else Text("—"),
         )
-    builds = _distinct_builds(checks)
+    builds = _distinct_builds(verdicts)
     lines: list[Text | Table] = []
-    if len(builds) == 1:
+    if len(builds) == 1 or not first.has_number:
         lines.append(declare_line(first.declared))
     else:
         lines.append(Text(f"{first.declared.symbol} depends on the board's core and kernels:"))
-        label_width = max(len(_build_label(check)) for check in builds)
+        label_width = max(len(_build_label(verdict)) for verdict in builds)
         lines.extend(
             Text.assemble(
-                f"  {_build_label(check):<{label_width}}  ",
-                (format_bytes_exact(check.required_bytes).rjust(11), "bold cyan"),
-                f" ({format_bytes_short(check.required_bytes)})",
-                (" estimate", "yellow") if check.declared.is_estimate else "",
+                f"  {_build_label(verdict):<{label_width}}  ",
+                (format_bytes_exact(verdict.declared.required_bytes).rjust(11), "bold cyan"),
+                f" ({format_bytes_short(verdict.declared.required_bytes)})",
+                (" estimate", "yellow") if verdict.declared.is_estimate else "",
             )
-            for check in builds
+            for verdict in builds
         )
     lines.extend([heading, table])
     seen: set[str] = set()
-    for check in builds:
-        for note in declare_notes(check.declared):
+    for verdict in builds:
+        for note in declare_notes(verdict.declared):
             if len(builds) > 1 and note.plain.startswith("figure for:"):
                 continue  # the headline names each build
             if note.plain not in seen:
@@ -302,38 +321,69 @@ def render_boards(checks: Sequence[FitCheck], *, color: bool, width: int = 120) 
     return _strip(render_text(lines, color=color, width=width))
 
 
-def _build_label(check: FitCheck) -> str:
+def _build_label(verdict: Verdict) -> str:
     """The build a board's figure is for, short: 'cortex-m4/cmsis-nn', or 'host wheel'."""
-    name = check.build.get("name")
+    name = verdict.build.get("name")
     return "host wheel" if name in (None, "host") else str(name)
 
 
-def _distinct_builds(checks: Sequence[FitCheck]) -> list[FitCheck]:
-    """One check per distinct build, ordered by build name (the headline's lines)."""
-    by_build: dict[str, FitCheck] = {}
-    for check in checks:
-        by_build.setdefault(_build_label(check), check)
+def _distinct_builds(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """One verdict per distinct build, ordered by build name (the headline's lines)."""
+    by_build: dict[str, Verdict] = {}
+    for verdict in verdicts:
+        by_build.setdefault(_build_label(verdict), verdict)
     return [by_build[label] for label in sorted(by_build)]
 
 
-def render_input_search(search: InputSearch, *, color: bool, width: int = 120) -> str:
-    """`--max-input`: the largest input that fits, then the arena at the sizes planned."""
-    largest = search.largest
+def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> str:
+    """`--max-input`: what the network accepts and the largest input that fits, then the arena
+    at the sizes planned. Nothing of it when the model has no number to compare."""
+    search = verdict.search
+    assert search is not None
     original = "x".join(str(d) for d in search.original_shape)
-    if largest is None:
+    accepted = _accepted_line(search)
+    largest = search.largest if verdict.has_number else None
+    if not verdict.has_number:
         headline = Text.assemble(
-            ("largest input: none", "bold red"),
-            f" — not even a 1-pixel-high '{search.input_name}' fits "
-            f"{format_bytes_exact(search.available_bytes)}",
+            ("largest input that fits: none", "bold red"),
+            f" — {verdict.answer.value if verdict.answer else ''} at the model's own size "
+            f"({original}), so no size is compared",
+        )
+    elif largest is None:
+        smallest = search.smallest_accepted
+        needs = ""
+        if smallest is not None:
+            smallest_bytes = format_bytes_exact(smallest.required_bytes or 0)
+            needs = f": the smallest it accepts needs {smallest_bytes}"
+        headline = Text.assemble(
+            ("largest input that fits: none", "bold red"),
+            f" — no size the network accepts fits {format_bytes_exact(search.available_bytes)}"
+            + needs,
         )
     else:
         shape = "x".join(str(d) for d in largest.shape)
+        limit = (
+            "memory is the limit"
+            if search.memory_limits
+            else "the network's own limit: every size it accepts fits"
+        )
         headline = Text.assemble(
             ("largest input that fits: ", "bold"),
             (f"{search.input_name}={shape}", "bold cyan"),
             f" (needs {format_bytes_exact(largest.required_bytes or 0)} of "
-            f"{format_bytes_exact(search.available_bytes)}; "
-            f"the model's own is {original})",
+            f"{format_bytes_exact(search.available_bytes)}; {limit}; the model's own is "
+            f"{original})",
+        )
+    lines: list[Text | Table] = [Text(""), accepted, headline]
+    after = search.largest_after_optimize if verdict.has_number else None
+    if after is not None:
+        shape = "x".join(str(d) for d in after.shape)
+        lines.append(
+            Text.assemble(
+                ("largest after `arenalens optimize`: ", "bold"),
+                (f"{search.input_name}={shape}", "bold cyan"),
+                f" (the optimized model declares {format_bytes_exact(after.required_bytes or 0)})",
+            )
         )
     table = Table(title="arena by input size", title_justify="left", header_style="bold")
     for column, justify in (("input", "left"), ("needs", "right"), ("fits", "left")):
@@ -341,16 +391,41 @@ def render_input_search(search: InputSearch, *, color: bool, width: int = 120) -
     for size in search.sizes:
         shape = "x".join(str(d) for d in size.shape)
         if size.required_bytes is None:
-            table.add_row(shape, "-", Text("graph refuses this shape", style="dim"))
+            table.add_row(shape, "-", Text(_refusal_cell(size.error), style="dim"))
             continue
         mark = " (model's own)" if size.shape == search.original_shape else ""
         table.add_row(shape + mark, f"{size.required_bytes:,}", _yes_no(size.fits))
-    hint = Text(
-        f"try it: --input-shape '{search.input_name}=<shape>' on plan, report or check; "
-        "retrain or convert at that size",
-        style="dim",
+    return _strip(render_text([Text(""), accepted, headline, table], color=color, width=width))
+
+
+def _accepted_line(search: InputSearch) -> Text:
+    """'the network accepts input=1x65x65x3 to 1x191x191x3 (other sizes: ...)'."""
+    low, high = search.smallest_accepted, search.largest_accepted
+    if low is None or high is None:
+        return Text(
+            f"the network (or the runtime) refuses every size of '{search.input_name}' tried",
+            style="bold red",
+        )
+    first = "x".join(str(d) for d in low.shape)
+    last = "x".join(str(d) for d in high.shape)
+    if search.accepts_beyond:
+        return Text.assemble(
+            "the network accepts ",
+            (f"{search.input_name}={first}", "bold"),
+            " up to at least ",
+            (last, "bold"),
+            " (the search stops at 4x the model's own height)",
+        )
+    return Text.assemble(
+        "the network accepts ", (f"{search.input_name}={first}", "bold"), " to ", (last, "bold")
     )
-    return _strip(render_text([Text(""), headline, table, hint], color=color, width=width))
+
+
+def _refusal_cell(error: str) -> str:
+    """Why a size was refused, short: the graph (LiteRT) or the runtime (TFLM)."""
+    if "cannot run the model at this size" in error:
+        return "the runtime refuses this shape"
+    return "graph refuses this shape"
 
 
 def render_targets(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
@@ -16,7 +17,18 @@ from rich.text import Text
 FAST_TABLE_ROWS = 400
 
 
-def render_text(renderables: Iterable[RenderableType], *, color: bool, width: int = 120) -> str:
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """A line written as it is, never wrapped at the width: a command the user pastes."""
+
+    line: str
+
+
+# What a renderer lists: rich renderables, and lines written verbatim.
+Line = RenderableType | Verbatim
+
+
+def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -> str:
     """Renderables → one string; ANSI colours only when color is True."""
     buffer = io.StringIO()
     console = Console(
@@ -30,6 +42,9 @@ def render_text(renderables: Iterable[RenderableType], *, color: bool, width: in
         soft_wrap=False,
     )
     for renderable in renderables:
+        if isinstance(renderable, Verbatim):
+            buffer.write(renderable.line + "\n")
+            continue
         fast = None
         if isinstance(renderable, Table) and renderable.row_count > FAST_TABLE_ROWS:
             fast = format_table(renderable, color=color)

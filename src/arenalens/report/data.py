@@ -25,6 +25,7 @@ from arenalens.report.labels import (
     shape_label,
 )
 from arenalens.units import format_bytes_short
+from arenalens.verdict import Verdict
 
 REPORT_SCHEMA_VERSION = 2
 
@@ -87,23 +88,6 @@ class FindingRow:
     message: str
     fix: str
     saving_bytes: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Does the number to declare fit the board or budget the report was asked about?"""
-
-    verdict: str  # FITS, FITS (estimate), FITS AFTER OPTIMIZE, DOES NOT FIT, CANNOT RUN
-    where: str  # "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
-    budget_bytes: int
-    reserve_bytes: int
-    available_bytes: int
-    fits: bool
-    fits_after_optimize: bool | None
-    optimized_bytes: int | None  # the number after `arenalens optimize`, when computed
-    best_case_bytes: int  # every arena at its lower bound
-    target: str | None = None  # the preset's name
-    source: str = ""  # where the board's figure comes from
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +195,8 @@ class MemoryReport:
     tensor_count: int = 0
     operator_count: int = 0
     declared: DeclaredArena | None = None  # the number to declare, its parts, how sure
-    verdict: Verdict | None = None  # with --target / --budget
+    # The answers and next steps (`verdict.py`), computed once by the command.
+    verdict: Verdict | None = None
     findings: tuple[FindingRow, ...] = ()  # diagnose, most severe first
     next_steps: tuple[str, ...] = ()  # what to do, in order
     model_argument: str = "MODEL"  # the model as typed, for the commands shown
@@ -326,18 +311,30 @@ def _declared_json(declared: DeclaredArena) -> dict[str, Any]:
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as the viewer reads it: the answer, the budget asked about, the numbers,
+    the grouped reasons and the steps (each with the command it names)."""
+    fit = verdict.fit
+    target = None if fit is None else fit.target
     return {
-        "verdict": verdict.verdict,
+        "verdict": None if verdict.answer is None else verdict.answer.value,
         "where": verdict.where,
-        "budget_bytes": verdict.budget_bytes,
-        "reserve_bytes": verdict.reserve_bytes,
-        "available_bytes": verdict.available_bytes,
+        "budget_bytes": None if fit is None else fit.budget_bytes,
+        "reserve_bytes": None if fit is None else fit.reserve_bytes,
+        "available_bytes": None if fit is None else fit.available_bytes,
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
-        "optimized_bytes": verdict.optimized_bytes,
-        "best_case_bytes": verdict.best_case_bytes,
-        "target": verdict.target,
-        "source": verdict.source,
+        "optimized_bytes": verdict.optimized_bytes if verdict.has_number else None,
+        "best_case_bytes": None if fit is None or not verdict.has_number else fit.best_case_bytes,
+        "target": None if target is None else target.name,
+        "source": "" if target is None else target.source,
+        "runs": verdict.runs,
+        "plan_holds": verdict.plan_holds,
+        "shape_known": verdict.shape_known,
+        "required_bytes": verdict.required_bytes,
+        "headroom_bytes": verdict.headroom_bytes,
+        "cannot_run": [refusal.as_dict() for refusal in verdict.refusals],
+        "plan_conflicts": [conflict.as_dict() for conflict in verdict.conflicts],
+        "steps": [step.as_dict() for step in verdict.steps],
     }
 
 

@@ -113,14 +113,19 @@ def _static_header(report: MemoryReport, names: str) -> str:
     if declared is not None and declared.status is Status.CANNOT_RUN:
         facts.append(f"{declared.symbol}: none, the runtime cannot run this model")
         facts.extend(declared.reasons[:3])
+    elif declared is not None and declared.status is Status.WRONG_OUTPUTS:
+        facts.append(f"{declared.symbol}: none, the model's offline plan would corrupt tensors")
+        facts.extend(declared.reasons[:1])
     elif declared is not None:
         qualifier = declared_qualifier(declared.status)
         facts.append(
             f"{declared.symbol} = {format_bytes_exact(declared.required_bytes)}"
             + (f" ({qualifier})" if qualifier else "")
         )
-    if report.verdict is not None:
-        facts.append(f"{report.verdict.verdict} on {report.verdict.where}")
+    verdict = report.verdict
+    if verdict is not None and verdict.answer is not None:
+        where = f" on {verdict.where}" if verdict.where else ""
+        facts.append(f"{verdict.answer.value}{where}")
     if plan is not None:
         facts.append(f"arena {format_bytes_short(plan.arena_size)} with {plan.planner}")
     facts.append(f"lower bound {format_bytes_short(arena.lower_bound)}")

@@ -92,8 +92,13 @@ _QUALIFIERS = {
     Status.ESTIMATE: "estimate",
     Status.CANNOT_RUN: "cannot run",
     Status.PLACEHOLDER_SHAPE: "for a placeholder input shape",
+    Status.WRONG_OUTPUTS: "the offline plan would corrupt tensors",
 }
-_REASON_PREFIXES = {Status.CANNOT_RUN: "cannot run", Status.PLACEHOLDER_SHAPE: "unknown input size"}
+_REASON_PREFIXES = {
+    Status.CANNOT_RUN: "cannot run",
+    Status.PLACEHOLDER_SHAPE: "unknown input size",
+    Status.WRONG_OUTPUTS: "cannot run correctly",
+}
 
 
 def declared_qualifier(status: Status) -> str:

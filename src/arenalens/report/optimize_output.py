@@ -36,6 +36,8 @@ def optimize_document(
         "model": optimization.source,
         "output": output,
         "written": written,
+        # The model's own offline plan would corrupt tensors at these shapes: the file replaces it.
+        "replaces_plan": optimization.replaces_plan,
         "build": build_summary(optimization.build),
         # The number to declare (minimal kTensorArenaSize) before and after: what savings count.
         "required_bytes": optimization.original_required_bytes,
@@ -137,6 +139,12 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             (f"{before:,} → {format_bytes_exact(after)}", "bold cyan"),
             f"  saves {format_bytes_exact(saved)}"
             + (f" ({percent:.1f}%)" if percent is not None else ""),
+        )
+    elif document.get("replaces_plan"):
+        headline = Text.assemble(
+            ("kTensorArenaSize ", "bold"),
+            (format_bytes_exact(before), "bold cyan"),
+            "  the model's offline plan, which would corrupt tensors at these shapes, replaced",
         )
     else:
         headline = Text.assemble(

@@ -46,6 +46,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         rows = _buffer_rows(analysis, result, arena_base)
         tensors.extend(row for row in rows if row["kind"] in _TENSOR_KINDS)
         scratch.extend(row for row in rows if row["kind"] not in _TENSOR_KINDS)
+    declared = declared_arena(analysis)
     document: dict[str, Any] = {
         "schema_version": PLAN_SCHEMA_VERSION,
         "model": analysis.model.source,
@@ -56,6 +57,10 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         # are then what it would plan, not a size that works).
         "runs": analysis.budget.runs,
         "cannot_run": [obstacle.as_dict() for obstacle in analysis.budget.obstacles],
+        # Whether the model's offline plan holds at its tensor sizes and on this build; when not,
+        # why (it would corrupt tensors: CANNOT RUN CORRECTLY, and the sizes below mean nothing).
+        "plan_holds": not declared.conflicts,
+        "plan_conflicts": [conflict.as_dict() for conflict in declared.conflicts],
         "alignment": _alignment(primary),
         "alignment_applies_to": "sizes" if primary.arena.size_rounding > 1 else "offsets",
         "arena_base": arena_base,
@@ -70,7 +75,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "build": dict(analysis.budget.build) or None,
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
-        "declare": declared_arena(analysis).as_dict(),
+        "declare": declared.as_dict(),
         "budget": {
             "parts": dict(analysis.budget.parts),
             "assumptions": list(analysis.budget.assumptions),

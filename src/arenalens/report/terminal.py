@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from arenalens.builds.build import build_flags
 from arenalens.names import short_name
-from arenalens.report.check_output import declare_line, declare_notes
-from arenalens.report.console import render_text
+from arenalens.next_steps import Step
+from arenalens.report.check_output import declare_line, declare_notes, steps_lines, verdict_text
+from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
@@ -32,10 +33,16 @@ def render_report_text(
     tensor_rows: int | None = 20,
     memory_plan: str | None = None,
     diff: ReportDiff | None = None,
+    screen_lines: int | None = None,
 ) -> str:
     """Report → terminal text: the number to declare, the verdict and what to do next first;
-    then the summary, plans, the largest tensors (None = all), the ASCII plan."""
-    parts: list[RenderableType] = [
+    then the summary, plans, the largest tensors (None = all), the ASCII plan.
+
+    With `screen_lines` (the CLI's default), only what fits that many lines: the number, the
+    verdict, the steps, the findings one line each, then the summary while room is left."""
+    if screen_lines is not None:
+        return one_screen(report, color=color, width=width, diff=diff, lines=screen_lines)
+    parts: list[Line] = [
         *headline(report),
         *next_steps_block(report),
         summary_panel(report),
@@ -57,48 +64,121 @@ def render_report_text(
     return render_text(parts, color=color, width=width)
 
 
+# The terminal report's default length: one screen.
+SCREEN_LINES = 60
 _SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # Findings listed in full under "what to do next"; the rest are counted (diagnose shows all).
 SHOWN_FINDINGS = 8
+# Findings listed on the one-screen report, one line each.
+SCREEN_FINDINGS = 5
 # Characters of a tensor name in a table cell.
 NAME_CELL_CHARS = 48
 
 
-def headline(report: MemoryReport) -> list[RenderableType]:
-    """The first lines: the number to declare with its parts, what build it is for, the verdict."""
-    lines: list[RenderableType] = []
-    if report.declared is not None:
-        lines.append(declare_line(report.declared))
-        lines.extend(declare_notes(report.declared))
-    else:
-        lines.append(Text(f"to declare: {format_bytes_exact(report.required_bytes)}", style="bold"))
+def one_screen(
+    report: MemoryReport,
+    *,
+    color: bool,
+    width: int,
+    diff: ReportDiff | None = None,
+    lines: int = SCREEN_LINES,
+) -> str:
+    """At most `lines` lines: the number, the verdict and the steps always; then the findings,
+    the comparison's totals, the summary and the largest buffers while they fit; a last line
+    says what `--all` adds."""
+    hint = Text(
+        "--all prints every plan, every buffer and TFLM's memory plan; -o report.html writes "
+        "the interactive page",
+        style="dim",
+    )
+
+    def rendered(parts: list[Line]) -> str:
+        return render_text(parts, color=color, width=width) if parts else ""
+
+    text = rendered([*headline(report), *report_steps(report)])
+    blocks: list[list[Line]] = [findings_lines(report)]
+    if diff is not None:
+        blocks.append([diff_totals(diff)])
+    verdict = report.verdict
+    if verdict is None or verdict.has_number:  # a plan with no number to it is --all's
+        blocks.append([summary_panel(report)])
+        if report.primary.buffers:
+            blocks.append([tensor_table(report.primary, tensor_rows=5)])
+    room = lines - _count_lines(rendered([hint]))
+    if _count_lines(text) > room:  # the first lines alone: cut them, never the hint
+        text = "\n".join(text.splitlines()[:room]) + "\n"
+    for block in blocks:
+        more = rendered(block)
+        if more and _count_lines(text) + _count_lines(more) <= room:
+            text += more
+    return strip_lines(text + rendered([hint]))
+
+
+def strip_lines(text: str) -> str:
+    """Drop the spaces rich pads lines with."""
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def _count_lines(text: str) -> int:
+    return len(text.splitlines())
+
+
+def report_steps(report: MemoryReport) -> list[Line]:
+    """'what to do next:' and the numbered steps (the verdict's, each command on its own line)."""
     verdict = report.verdict
     if verdict is not None:
-        style = "bold green" if verdict.fits else "bold red"
-        if verdict.verdict in ("FITS (estimate)", "FITS AFTER OPTIMIZE"):
-            style = "bold yellow"
-        margin = verdict.available_bytes - report.required_bytes
-        lines.append(
-            Text.assemble(
-                (verdict.verdict, style),
-                f"  on {verdict.where}: {format_bytes_exact(verdict.available_bytes)} available, ",
-                f"{format_bytes_exact(margin)} to spare"
-                if margin >= 0
-                else f"{format_bytes_exact(-margin)} short",
-            )
+        return list(steps_lines(verdict.steps))
+    return list(steps_lines([Step(text) for text in report.next_steps]))
+
+
+def findings_lines(report: MemoryReport) -> list[Line]:
+    """diagnose's findings, one line each (severity, rule, where, the fix), the rest counted."""
+    if not report.findings:
+        return []
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True, min_width=len("WARNING"))
+    grid.add_column()  # wrapped, never cut: a fix may be a command to run as printed
+    shown = report.findings[:SCREEN_FINDINGS]
+    for finding in shown:
+        saves = (
+            f" (saves {format_bytes_exact(finding.saving_bytes)})" if finding.saving_bytes else ""
         )
+        grid.add_row(
+            Text(finding.severity.upper(), style=_SEVERITY_STYLES.get(finding.severity, "")),
+            Text.assemble((finding.rule, "bold"), f"  {finding.where}: {finding.fix}{saves}"),
+        )
+    hidden = len(report.findings) - len(shown)
+    if hidden:
+        grid.add_row(
+            "", Text(f"{hidden} more: arenalens diagnose {report.model_argument}", style="dim")
+        )
+    return [grid]
+
+
+def headline(report: MemoryReport) -> list[Line]:
+    """The first lines: the number to declare with its parts, what build it is for, the verdict
+    (the command's verdict when there is one: the number the device needs as the model is)."""
+    lines: list[Line] = []
+    verdict = report.verdict
+    declared = verdict.declared if verdict is not None else report.declared
+    if declared is not None:
+        lines.append(declare_line(declared))
+        lines.extend(declare_notes(declared))
+    else:
+        lines.append(Text(f"to declare: {format_bytes_exact(report.required_bytes)}", style="bold"))
+    if verdict is not None and verdict.answer is not None:
+        lines.append(verdict_text(verdict))
     return lines
 
 
-def next_steps_block(report: MemoryReport) -> list[RenderableType]:
+def next_steps_block(report: MemoryReport) -> list[Line]:
     """'what to do next': the steps, then the findings (id, severity, where, fix, bytes saved)."""
-    if not report.next_steps and not report.findings:
-        return []
+    steps = report_steps(report)
+    if not report.findings:
+        return steps
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold")
     table.add_column()
-    for number, step in enumerate(report.next_steps, start=1):
-        table.add_row(f"{number}.", Text(step))
     shown = report.findings[:SHOWN_FINDINGS]
     for finding in shown:
         saves = (
@@ -120,7 +200,7 @@ def next_steps_block(report: MemoryReport) -> list[RenderableType]:
         table.add_row(
             "", Text(f"{hidden} more: arenalens diagnose {report.model_argument}", style="dim")
         )
-    return [Panel(table, title="what to do next", title_align="left", border_style="yellow")]
+    return [*steps, Panel(table, title="findings", title_align="left", border_style="yellow")]
 
 
 def _percent(part: int, whole: int) -> str:
@@ -338,6 +418,11 @@ def _writer(arena: ArenaReport, step: int | None) -> str:
         if row.step == step:
             return arena.step_label(row)
     return f"step {step}"
+
+
+def diff_totals(diff: ReportDiff) -> Group:
+    """The comparison's totals only (the one-screen report; --all adds the per-tensor table)."""
+    return Group(*diff_table(diff).renderables[:2])
 
 
 def diff_table(diff: ReportDiff) -> Group:

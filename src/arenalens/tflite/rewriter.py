@@ -1,4 +1,5 @@
-"""Model rewriter: .tflite bytes + new operator orders + an offline plan → new .tflite bytes.
+"""Model rewriter: .tflite bytes + new operator orders, tensor shapes and an offline plan → new
+.tflite bytes.
 
 Nothing of the original is re-serialized. FlatBuffer references are relative: a table field or
 vector element holds an unsigned offset *forward* to its target, and a table reaches its vtable by
@@ -9,11 +10,13 @@ a signed offset. So new objects are written in a *prefix* and the original file 
 
 The new Model table copies every field of the old one, pointing into the original for what does
 not change (operator codes, description, signature defs, ...). A reordered subgraph gets a new
-SubGraph table whose `operators` vector lists the *original* Operator tables in the new order; the
-`OfflineMemoryAllocation` metadata entries are replaced by one new entry whose data lives in the
-prefix. Every old relative offset stays valid because the original bytes move as one block; since
-the prefix length is a multiple of `alignment` (≥ 16, the schema's `force_align` for buffer
-data), every weight keeps its alignment and its bytes.
+SubGraph table whose `operators` vector lists the *original* Operator tables in the new order; a
+tensor with a new shape (an input resized, and every shape that follows from it) gets a new Tensor
+table with the other fields pointing into the original, listed in the subgraph's new `tensors`
+vector; the `OfflineMemoryAllocation` metadata entries are replaced by one new entry whose data
+lives in the prefix. Every old relative offset stays valid because the original bytes move as one
+block; since the prefix length is a multiple of `alignment` (≥ 16, the schema's `force_align` for
+buffer data), every weight keeps its alignment and its bytes.
 
 The original root offset and file identifier remain inside the appended block at offset P; nothing
 points to them, so readers (which start at byte 0) and the FlatBuffers verifier never see them.
@@ -28,12 +31,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arenalens.errors import ModelError
-from arenalens.ir import OfflinePlan
+from arenalens.ir import Model, OfflinePlan
 from arenalens.tflite.reader import (
     BUFFER_DATA_ALIGNMENT,
     FILE_IDENTIFIER,
     OFFLINE_PLAN_METADATA,
     encode_offline_plan,
+    parse_model,
 )
 from arenalens.units import format_bytes_exact
 
@@ -46,7 +50,12 @@ _MODEL_SCALARS = {0: 4}  # slot → byte width
 _MODEL_SUBGRAPHS, _MODEL_BUFFERS, _MODEL_METADATA = 2, 4, 6
 _SUBGRAPH_FIELDS = 6  # tensors, inputs, outputs, operators, name, debug_metadata_index
 _SUBGRAPH_SCALARS = {5: 4}
-_SUBGRAPH_OPERATORS = 3
+_SUBGRAPH_TENSORS, _SUBGRAPH_OPERATORS = 0, 3
+# shape, type, buffer, name, quantization, is_variable, sparsity, shape_signature, has_rank,
+# variant_tensors
+_TENSOR_FIELDS = 10
+_TENSOR_SCALARS = {1: 1, 2: 4, 5: 1, 8: 1}
+_TENSOR_SHAPE, _TENSOR_SHAPE_SIGNATURE = 0, 7
 _BUFFER_DATA, _BUFFER_OFFSET, _BUFFER_SIZE = 0, 1, 2
 _METADATA_NAME, _METADATA_BUFFER = 0, 1
 _OPERATOR_LARGE_CUSTOM_OPTIONS_OFFSET = 9
@@ -57,14 +66,19 @@ def rewrite_model(
     *,
     operator_orders: Mapping[int, Sequence[int]] | None = None,
     offline_plan: OfflinePlan | None = None,
+    tensor_shapes: Mapping[tuple[int, int], TensorShape] | None = None,
+    drop_offline_plan: bool = False,
     alignment: int = DEFAULT_ALIGNMENT,
     label: str = "<bytes>",
 ) -> bytes:
-    """Original .tflite bytes → new bytes with operators reordered and/or a new offline plan.
+    """Original .tflite bytes → new bytes with operators reordered, tensors reshaped and/or a
+    new offline plan.
 
     `operator_orders` maps a subgraph index to a permutation of its operator indices (new
-    position → old index). `offline_plan`, when given, replaces every `OfflineMemoryAllocation`
-    metadata entry. The original bytes follow a prefix that is a multiple of `alignment`.
+    position → old index). `tensor_shapes` maps (subgraph, tensor) to its new shape and
+    shape_signature. `offline_plan`, when given, replaces every `OfflineMemoryAllocation`
+    metadata entry; `drop_offline_plan` removes them (the runtime then plans every tensor). The
+    original bytes follow a prefix that is a multiple of `alignment`.
     """
     if alignment < BUFFER_DATA_ALIGNMENT or alignment & (alignment - 1):
         raise ValueError(f"alignment must be a power of two >= 16, got {alignment}")
@@ -89,7 +103,27 @@ def rewrite_model(
             raise ValueError(
                 f"subgraph {index}: operator order must be a permutation of 0..{count - 1}"
             )
-    return _Plan(view, subgraphs, buffers, metadata, orders, offline_plan).write(alignment)
+    shapes = dict(tensor_shapes or {})
+    for subgraph_index, tensor in shapes:
+        if not 0 <= subgraph_index < len(subgraphs):
+            raise ValueError(f"tensor shape given for subgraph {subgraph_index}")
+        count = len(view.vector_of_tables(subgraphs[subgraph_index], _SUBGRAPH_TENSORS))
+        if not 0 <= tensor < count:
+            raise ValueError(f"subgraph {subgraph_index} has no tensor {tensor}")
+    if drop_offline_plan and offline_plan is not None:
+        raise ValueError("give a new offline plan or drop it, not both")
+    plan = _Plan(
+        view, subgraphs, buffers, metadata, orders, offline_plan, shapes, drop_offline_plan
+    )
+    return plan.write(alignment)
+
+
+@dataclass(frozen=True)
+class TensorShape:
+    """A tensor's new `shape`, and its `shape_signature` (None: keep the file's)."""
+
+    shape: tuple[int, ...]
+    signature: tuple[int, ...] | None = None
 
 
 def _refuse_large_custom_options(view: _View, subgraphs: Sequence[int]) -> None:
@@ -286,6 +320,12 @@ class _Plan:
     metadata: list[int]
     orders: dict[int, Sequence[int]]
     offline_plan: OfflinePlan | None
+    shapes: dict[tuple[int, int], TensorShape]
+    drop_offline_plan: bool = False
+
+    def rewritten_subgraphs(self) -> list[int]:
+        """Subgraphs that get a new SubGraph table: reordered, or with a reshaped tensor."""
+        return sorted(set(self.orders) | {subgraph for subgraph, _ in self.shapes})
 
     def write(self, alignment: int) -> bytes:
         view, prefix = self.view, _Prefix()
@@ -295,9 +335,11 @@ class _Plan:
         buffers = self.new_buffers()
         metadata = self.new_metadata(len(buffers) - 1)
         refs = {
-            _MODEL_SUBGRAPHS: _Ref() if self.orders else None,
+            _MODEL_SUBGRAPHS: _Ref() if self.rewritten_subgraphs() else None,
             _MODEL_BUFFERS: _Ref() if buffers != [("original", b) for b in self.buffers] else None,
-            _MODEL_METADATA: _Ref() if self.offline_plan is not None else None,
+            _MODEL_METADATA: _Ref()
+            if self.offline_plan is not None or self.drop_offline_plan
+            else None,
         }
         model = view.table(view.u32(0))
         fields: list[_Field] = []
@@ -315,7 +357,7 @@ class _Plan:
                 fields.append((slot, _OFFSET, ("original", view.target(model, slot))))
         prefix.table(fields, root)
 
-        subgraph_refs: dict[int, _Ref] = {index: _Ref() for index in self.orders}
+        subgraph_refs: dict[int, _Ref] = {index: _Ref() for index in self.rewritten_subgraphs()}
         if (ref := refs[_MODEL_SUBGRAPHS]) is not None:
             targets: list[_Target] = [
                 ("prefix", subgraph_refs[i]) if i in subgraph_refs else ("original", table)
@@ -339,16 +381,21 @@ class _Plan:
     # -- pieces ------------------------------------------------------------------------
 
     def write_subgraph(self, prefix: _Prefix, index: int, ref: _Ref) -> None:
-        """A copy of SubGraph `index` whose operators vector lists the originals in new order."""
+        """A copy of SubGraph `index`: its operators vector lists the originals in the new order,
+        its tensors vector the original tables or, for a reshaped tensor, a new one."""
         view = self.view
         subgraph = self.subgraphs[index]
         view.refuse_unknown_fields(subgraph, _SUBGRAPH_FIELDS, f"SubGraph {index}")
-        operators_ref = _Ref()
+        reshaped = {t: shape for (s, t), shape in self.shapes.items() if s == index}
+        operators_ref = _Ref() if index in self.orders else None
+        tensors_ref = _Ref() if reshaped else None
         fields: list[_Field] = []
         for slot in range(_SUBGRAPH_FIELDS):
             position = view.field(subgraph, slot)
-            if slot == _SUBGRAPH_OPERATORS:
+            if slot == _SUBGRAPH_OPERATORS and operators_ref is not None:
                 fields.append((slot, _OFFSET, ("prefix", operators_ref)))
+            elif slot == _SUBGRAPH_TENSORS and tensors_ref is not None:
+                fields.append((slot, _OFFSET, ("prefix", tensors_ref)))
             elif slot in _SUBGRAPH_SCALARS:
                 if position:
                     width = _SUBGRAPH_SCALARS[slot]
@@ -356,8 +403,49 @@ class _Plan:
             elif position:
                 fields.append((slot, _OFFSET, ("original", view.target(subgraph, slot))))
         prefix.table(fields, ref)
-        operators = view.vector_of_tables(subgraph, _SUBGRAPH_OPERATORS)
-        prefix.vector([("original", operators[old]) for old in self.orders[index]], operators_ref)
+        if operators_ref is not None:
+            operators = view.vector_of_tables(subgraph, _SUBGRAPH_OPERATORS)
+            prefix.vector(
+                [("original", operators[old]) for old in self.orders[index]], operators_ref
+            )
+        if tensors_ref is not None:
+            tensors = view.vector_of_tables(subgraph, _SUBGRAPH_TENSORS)
+            new_tables = {tensor: _Ref() for tensor in reshaped}
+            prefix.vector(
+                [
+                    ("prefix", new_tables[i]) if i in new_tables else ("original", table)
+                    for i, table in enumerate(tensors)
+                ],
+                tensors_ref,
+            )
+            for tensor, table_ref in new_tables.items():
+                self.write_tensor(prefix, tensors[tensor], reshaped[tensor], table_ref)
+
+    def write_tensor(self, prefix: _Prefix, tensor: int, shape: TensorShape, ref: _Ref) -> None:
+        """A copy of one Tensor table with a new shape (and signature); every other field
+        points into the original."""
+        view = self.view
+        view.refuse_unknown_fields(tensor, _TENSOR_FIELDS, "Tensor")
+        vectors: list[tuple[_Ref, tuple[int, ...]]] = []
+        fields: list[_Field] = []
+        for slot in range(_TENSOR_FIELDS):
+            position = view.field(tensor, slot)
+            new_dims = shape.shape if slot == _TENSOR_SHAPE else None
+            if slot == _TENSOR_SHAPE_SIGNATURE and shape.signature is not None:
+                new_dims = shape.signature
+            if new_dims is not None:
+                dims_ref = _Ref()
+                vectors.append((dims_ref, new_dims))
+                fields.append((slot, _OFFSET, ("prefix", dims_ref)))
+            elif slot in _TENSOR_SCALARS:
+                if position:
+                    width = _TENSOR_SCALARS[slot]
+                    fields.append((slot, view.data[position : position + width], None))
+            elif position:
+                fields.append((slot, _OFFSET, ("original", view.target(tensor, slot))))
+        prefix.table(fields, ref)
+        for dims_ref, dims in vectors:
+            prefix.put(struct.pack(f"<I{len(dims)}i", len(dims), *dims), 4, dims_ref)
 
     def new_buffers(self) -> list[_Target]:
         """Buffers vector: original tables; external ones shifted; the offline plan's data last."""
@@ -380,14 +468,15 @@ class _Plan:
 
     def new_metadata(self, plan_buffer: int) -> list[_Target]:
         """Metadata vector: original entries minus old offline plans, plus the new one."""
-        if self.offline_plan is None:
+        if self.offline_plan is None and not self.drop_offline_plan:
             return [("original", entry) for entry in self.metadata]
         view = self.view
         targets: list[_Target] = []
         for entry in self.metadata:
             if view.string(view.target(entry, _METADATA_NAME)) != OFFLINE_PLAN_METADATA:
                 targets.append(("original", entry))
-        targets.append(("prefix", _PendingMetadata(OFFLINE_PLAN_METADATA, plan_buffer)))
+        if self.offline_plan is not None:
+            targets.append(("prefix", _PendingMetadata(OFFLINE_PLAN_METADATA, plan_buffer)))
         return targets
 
     def write_pending(self, prefix: _Prefix, pending: _Ref) -> None:
@@ -435,3 +524,29 @@ class _PendingMetadata(_Ref):
     def __init__(self, name: str, buffer: int) -> None:
         self.name = name
         self.buffer = buffer
+
+
+def shape_changes(model: Model) -> dict[tuple[int, int], TensorShape]:
+    """A model whose shapes were changed in memory (`--input-shape`) → the tensors whose shape or
+    signature differ from its file's, for `rewrite_model(tensor_shapes=...)`."""
+    stored = parse_model(model.data, model.source)
+    changes: dict[tuple[int, int], TensorShape] = {}
+    for subgraph, stored_subgraph in zip(model.subgraphs, stored.subgraphs, strict=True):
+        for tensor, stored_tensor in zip(subgraph.tensors, stored_subgraph.tensors, strict=True):
+            signature_changed = tensor.shape_signature != stored_tensor.shape_signature
+            if tensor.shape != stored_tensor.shape or signature_changed:
+                changes[(subgraph.index, tensor.index)] = TensorShape(
+                    tensor.shape, tensor.shape_signature if signature_changed else None
+                )
+    return changes
+
+
+def model_bytes(model: Model, *, drop_offline_plan: bool = False) -> bytes:
+    """A model as it is in memory (its tensor shapes, `--input-shape`'s included) → .tflite
+    bytes that carry those shapes; the file's own bytes when nothing changed."""
+    changes = shape_changes(model)
+    if not changes and not drop_offline_plan:
+        return bytes(model.data)
+    return rewrite_model(
+        model.data, tensor_shapes=changes, drop_offline_plan=drop_offline_plan, label=model.source
+    )

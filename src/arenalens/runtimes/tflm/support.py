@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.builds.build import HOST, Build
+from arenalens.cannot_run import group_refusals
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
@@ -163,5 +164,7 @@ def _no_kernel_reason(opcode: str, build: Build) -> str:
 
 
 def setup_failures(model: Model, build: Build = HOST) -> list[str]:
-    """Reasons TFLM's setup would fail on this model whatever the arena size, as text."""
-    return [o.text() for o in support(model, build).obstacles if o.phase == SETUP]
+    """Reasons TFLM's setup would fail on this model whatever the arena size, as text: one line
+    per distinct reason, with the operators it hits."""
+    setup = [o for o in support(model, build).obstacles if o.phase == SETUP]
+    return [refusal.text() for refusal in group_refusals(model, setup)]

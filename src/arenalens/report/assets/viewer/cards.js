@@ -13,7 +13,18 @@ import { currentArena, planOf, state, views } from "./state.js";
 
 // Statuses under which no arena size answers "does it fit", and what the fit card says then.
 /** @type {Partial<Record<DeclareStatus, string>>} */
-const NO_FIT_WORDS = { "cannot-run": "cannot run", "placeholder-shape": "placeholder input shape" };
+const NO_FIT_WORDS = {
+  "cannot-run": "cannot run",
+  "cannot-run-correctly": "cannot run correctly",
+  "placeholder-shape": "placeholder input shape",
+};
+// What the fit card's note says under each of them.
+/** @type {Partial<Record<DeclareStatus, string>>} */
+const NO_FIT_NOTES = {
+  "cannot-run": "no arena size works: see why on the left",
+  "cannot-run-correctly": "its offline plan would corrupt tensors: see why on the left",
+  "placeholder-shape": "give the real input size: --input-shape NAME=SHAPE",
+};
 
 /**
  * @param {string} id
@@ -60,7 +71,7 @@ export function cards() {
     const status = report.declare ? report.declare.status : "exact";
     const noFit = NO_FIT_WORDS[status];
     const qualifier = report.declare ? report.declare.qualifier : "";
-    declare.value.textContent = status === "cannot-run" ? "cannot run" :
+    declare.value.textContent = status === "cannot-run" || status === "cannot-run-correctly" ? noFit || "" :
       formatBytes(required) + (qualifier ? " (" + qualifier + ")" : "");
     const where = numberText(required) + " B" + (view.parts_text ? " \u00b7 " + view.parts_text : "");
     if (noFit !== undefined) declare.note.textContent = report.declare ? report.declare.reasons.join(" \u00b7 ") : "";
@@ -73,8 +84,7 @@ export function cards() {
     const verdict = report.verdict;
     if (noFit !== undefined) {
       fit.value.textContent = noFit;
-      fit.note.textContent = status === "cannot-run" ? "no arena size works: see why on the left" :
-        "give the real input size: --input-shape NAME=SHAPE";
+      fit.note.textContent = NO_FIT_NOTES[status] || "";
       fit.root.className = "card bad";
     } else if (state.budget === null) {
       fit.value.textContent = "no budget";

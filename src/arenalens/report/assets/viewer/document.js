@@ -77,13 +77,17 @@
  * @property {boolean} runtime_plan
  * @property {string} device  the build the figure is for
  * @property {DeclareStatus} status
- * @property {string[]} reasons  why an estimate, or why it cannot run
+ * @property {string[]} reasons  why an estimate, or why it cannot run (one per distinct reason)
+ * @property {object[]} refusals  why it cannot run: one per distinct reason (reason, phase,
+ *   opcode, operators as [subgraph, operator] pairs, count, fix)
+ * @property {object[]} conflicts  why the model's offline plan would corrupt tensors at these
+ *   shapes or on this build (kind, reason, fix)
  * @property {string} qualifier  shown after the number in parentheses ("" when exact)
  * @property {string} reason_prefix  each reason's prefix ("estimate", "cannot run" ...)
  * @property {string} parts_text  "head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena"
  */
 
-/** @typedef {"exact" | "estimate" | "cannot-run" | "placeholder-shape"} DeclareStatus */
+/** @typedef {"exact" | "estimate" | "cannot-run" | "cannot-run-correctly" | "placeholder-shape"} DeclareStatus */
 
 /**
  * @typedef {object} DeclarePart
@@ -93,19 +97,29 @@
  */
 
 /**
- * Does the number fit the board or budget the report was asked about?
+ * The command's verdict (verdict.py): does it run, correctly, at a known input size, does the
+ * number fit the board or budget asked about, and what to do next.
  * @typedef {object} Verdict
- * @property {string} verdict
+ * @property {string | null} verdict  "FITS", "CANNOT RUN" ...; null without a budget
  * @property {string} where  "ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" or "320KB = 327,680 B"
- * @property {number} budget_bytes
- * @property {number} reserve_bytes
- * @property {number} available_bytes
+ * @property {number | null} budget_bytes
+ * @property {number | null} reserve_bytes
+ * @property {number | null} available_bytes
  * @property {boolean} fits
  * @property {boolean | null} fits_after_optimize
  * @property {number | null} optimized_bytes
- * @property {number} best_case_bytes
+ * @property {number | null} best_case_bytes
  * @property {string | null} target
  * @property {string} source
+ * @property {boolean} runs
+ * @property {boolean} plan_holds
+ * @property {boolean} shape_known
+ * @property {number | null} required_bytes  null when there is no number (cannot run ...)
+ * @property {number | null} headroom_bytes
+ * @property {object[]} cannot_run  the declare's refusals again
+ * @property {object[]} plan_conflicts  the declare's conflicts again
+ * @property {object[]} steps  what to do next (text, command, saves_bytes): each command runs
+ *   as printed
  */
 
 /**

@@ -1,0 +1,412 @@
+"""What to do next: a verdict → steps, each a sentence and the command it names, runnable as
+printed.
+
+The commands carry what the user asked: the model as typed, its `--input-shape`, the board or
+`--cpu` / `--kernels` (`--target` only where the command takes it), the budget and reserve. A
+step that promises bytes (what `optimize` writes declares) shows the figure computed as the
+command computes it, and only when it saves something. No step presumes a number when there is
+none: a model that cannot run gets the fix for each distinct reason, a plan that would corrupt
+tensors the `optimize` that replaces it, an unknown input size the option that names it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from arenalens.builds.build import build_flags
+from arenalens.cannot_run import Refusal
+from arenalens.target_build import target_build
+from arenalens.targets import Target
+from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:  # the verdict makes its steps; they read it
+    from arenalens.max_input import InputSearch
+    from arenalens.verdict import Verdict
+
+# The file the suggested `optimize` writes, and the later steps read.
+OPTIMIZED_FILE = "optimized.tflite"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing to do next: a sentence, then the command it names (runnable as printed), and
+    the bytes running it gives back when it promises any."""
+
+    text: str  # ends with ':' when a command follows
+    command: str = ""
+    saves_bytes: int | None = None
+
+    @property
+    def line(self) -> str:
+        """The sentence with its command, as one line: 'Then check it: `arenalens check ...`'."""
+        return f"{self.text} `{self.command}`" if self.command else self.text
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form: the whole line, and the command alone."""
+        return {"text": self.line, "command": self.command or None, "saves_bytes": self.saves_bytes}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the user asked, for the commands the steps suggest: the model as typed, its input
+    shapes, and the options that select the runtime and build."""
+
+    argument: str = ""  # '' when the model came from bytes: steps then name no command
+    input_shapes: tuple[str, ...] = ()
+    runtime: str = "tflm"
+    cpu: str | None = None  # --cpu / --kernels as given (with a --target they override it)
+    kernels: str | None = None
+    findings: int = 0  # error and warning findings of diagnose, when they were looked for
+    overlap_required_bytes: int | None = None  # with --overlap: the number with that plan
+    image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
+
+
+class Steps:
+    """The next steps of one verdict, as commands that run as printed."""
+
+    def __init__(self, verdict: Verdict, asked: Asked) -> None:
+        self.verdict = verdict
+        self.asked = asked
+        self.model = shlex.quote(asked.argument) if asked.argument else ""
+
+    # -- options the commands repeat ----------------------------------------------------------
+    def _target(self) -> Target | None:
+        fit = self.verdict.fit
+        return None if fit is None else fit.target
+
+    def build_options(self, *, board: bool = True) -> str:
+        """The options that select the same build again: the board (for the commands that take
+        --target, unless `board` is False) or --cpu / --kernels."""
+        if self.asked.runtime != "tflm":
+            return f" --runtime {self.asked.runtime}"
+        target = self._target()
+        flags = build_flags(self.verdict.build)
+        if target is None or not board:
+            return flags
+        named = f" --target {shlex.quote(target.name)}"
+        if target_build(target).name == self.verdict.build.get("name", "host"):
+            return named
+        return named + (flags or " --cpu host")
+
+    def shape_options(self) -> str:
+        return "".join(f" --input-shape {shlex.quote(shape)}" for shape in self.asked.input_shapes)
+
+    def budget_options(self) -> str:
+        """--target or --budget, and --reserve, as asked (for check commands)."""
+        fit = self.verdict.fit
+        if fit is None:
+            return ""
+        if fit.target is not None:
+            text = ""  # build_options names the board
+        else:
+            text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
+        if fit.reserve_bytes:
+            text += f" --reserve {fit.reserve_bytes}"
+        return text
+
+    def command(self, verb: str, *options: str, model: str | None = None) -> str:
+        argument = self.model if model is None else model
+        return f"arenalens {verb} {argument}" + "".join(options)
+
+    def all_boards_command(self) -> str:
+        """`check --target all`: each board with its own core's build, unless --cpu named one."""
+        options = " --target all"
+        if self.asked.runtime != "tflm":
+            options += f" --runtime {self.asked.runtime}"
+        elif self.asked.cpu:
+            options += f" --cpu {self.asked.cpu}"
+            if self.asked.kernels:
+                options += f" --kernels {self.asked.kernels}"
+        return self.command("check", self.shape_options(), options)
+
+    def optimize_command(self, *more: str) -> str:
+        return self.command(
+            "optimize", self.shape_options(), self.build_options(), f" -o {OPTIMIZED_FILE}", *more
+        )
+
+    # -- the steps --------------------------------------------------------------------------
+    def all(self) -> tuple[Step, ...]:
+        verdict = self.verdict
+        if not verdict.runs:
+            return self.cannot_run()
+        if not verdict.plan_holds:
+            return self.cannot_run_correctly()
+        if not verdict.shape_known:
+            return self.shape_unknown()
+        steps = self.with_number()
+        steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
+        steps = self.with_findings(steps)
+        return tuple(step for step in steps if self.model or not step.command)
+
+    def cannot_run(self) -> tuple[Step, ...]:
+        """One step per distinct fix, naming the operators it is for; no number."""
+        by_fix: dict[str, list[Refusal]] = {}
+        for refusal in self.verdict.refusals:
+            by_fix.setdefault(refusal.fix, []).append(refusal)
+        if not by_fix:
+            runtime = "TFLM" if self.verdict.runtime == "tflm" else "LiteRT"
+            return (Step(f"{runtime} cannot run this model, whatever the arena."),)
+        return tuple(
+            Step(_sentence(f"{'; '.join(r.where() for r in refusals)}: {fix}"))
+            for fix, refusals in by_fix.items()
+        )
+
+    def cannot_run_correctly(self) -> tuple[Step, ...]:
+        steps = []
+        for conflict in self.verdict.conflicts:
+            if conflict.kind == "build":
+                steps.append(
+                    Step(
+                        "The offline plan does not hold on this build: plan it again with only "
+                        "the overlaps this build's kernels keep (the written model replaces the "
+                        "plan):",
+                        # --overlap follows the access order of the build's own kernels.
+                        self.optimize_command(" --overlap"),
+                    )
+                )
+            else:
+                what = "the input size given" if self.asked.input_shapes else "its tensor sizes"
+                steps.append(
+                    Step(
+                        f"The model's offline plan does not hold for {what}, so no size is safe "
+                        "to declare: plan it again for this size (the written model replaces "
+                        "the plan; check that file then):",
+                        self.optimize_command(),
+                    )
+                )
+        return tuple(steps)
+
+    def shape_unknown(self) -> tuple[Step, ...]:
+        names = ", ".join(f"'{name}'" for name in self.verdict.placeholders) or "an input"
+        example = self.verdict.placeholders[0] if self.verdict.placeholders else "NAME"
+        return (
+            Step(
+                f"The size of {names} is unknown to the model (-1 in its shape_signature), so "
+                "every figure is for a stored placeholder: give the size your application feeds "
+                f"with --input-shape '{example}=SHAPE' on check, report or optimize (the number "
+                "of samples, or the image height and width, it really reads)."
+            ),
+        )
+
+    def with_number(self) -> list[Step]:
+        verdict = self.verdict
+        fit = verdict.fit
+        declared = verdict.declared
+        number = format_bytes_exact(declared.required_bytes)
+        device = declared.device or "this build"
+        estimate = " (an estimate: measure it on the device)" if declared.is_estimate else ""
+        steps: list[Step] = []
+        optimized = verdict.optimized_bytes
+        saves = None if optimized is None else declared.required_bytes - optimized
+        if fit is None:
+            steps.append(Step(f"Declare {declared.symbol} = {number} for {device}{estimate}."))
+            steps.extend(self.optimize_step(saves))
+            steps.append(
+                Step(
+                    "See which boards it fits, each with its own core's number:",
+                    self.all_boards_command(),
+                )
+            )
+            return steps
+        if verdict.fits:
+            spare = format_bytes_exact(fit.headroom_bytes)
+            steps.append(
+                Step(
+                    f"Declare {declared.symbol} = {number}{estimate}: it fits {verdict.where} "
+                    f"with {spare} to spare."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
+        short = format_bytes_exact(-fit.headroom_bytes)
+        if fit.fits_after_optimize and optimized is not None:
+            steps.append(
+                Step(
+                    f"It does not fit {verdict.where} as it is ({short} short), but optimized "
+                    f"it declares {format_bytes_exact(optimized)}, which fits "
+                    f"({format_bytes_exact(fit.available_bytes - optimized)} to spare):",
+                    self.optimize_command(),
+                    saves,
+                )
+            )
+            steps.append(
+                Step(
+                    "Then check the written model:",
+                    self.command(
+                        "check", self.build_options(), self.budget_options(), model=OPTIMIZED_FILE
+                    ),
+                )
+            )
+            return steps
+        reach = ""
+        if optimized is not None and optimized < declared.required_bytes:
+            reach = f"; `arenalens optimize` reaches {format_bytes_exact(optimized)}"
+        steps.append(
+            Step(
+                f"It does not fit {verdict.where}: {short} short, and even a plan at the lower "
+                f"bound needs {format_bytes_exact(fit.best_case_bytes)}{reach}."
+            )
+        )
+        if self.verdict.search is None and self.asked.image_inputs == 1:
+            steps.append(
+                Step(
+                    "Find the largest input size that fits:",
+                    self.command(
+                        "check",
+                        self.shape_options(),
+                        self.build_options(),
+                        self.budget_options(),
+                        " --max-input",
+                    ),
+                )
+            )
+        steps.append(
+            Step(
+                "Or pick a board it fits:",
+                self.all_boards_command(),
+            )
+        )
+        steps.append(
+            Step(
+                "Or shrink the model (diagnose says what each change saves):",
+                self.command("diagnose", self.shape_options(), self.build_options(board=False)),
+            )
+        )
+        return steps
+
+    def optimize_step(self, saves: int | None) -> list[Step]:
+        """`optimize` lowers the number: shown only when running it does (computed as it
+        does), and the `--overlap` plan when one was asked for."""
+        verdict = self.verdict
+        steps = []
+        if verdict.runtime == "tflm" and saves is not None and saves > 0:
+            after = format_bytes_exact(verdict.declared.required_bytes - saves)
+            steps.append(
+                Step(
+                    f"Optimized, it declares {after} ({format_bytes_exact(saves)} less):",
+                    self.optimize_command(),
+                    saves,
+                )
+            )
+        overlap = self.asked.overlap_required_bytes
+        best = verdict.declared.required_bytes - (saves or 0)
+        if verdict.runtime == "tflm" and overlap is not None and overlap < best:
+            kernels = ""
+            if not verdict.build.get("cpu") and self.asked.kernels:
+                kernels = f" --kernels {self.asked.kernels}"
+            steps.append(
+                Step(
+                    f"With outputs sliding over the inputs they consume it declares "
+                    f"{format_bytes_exact(overlap)}, written only if the real TFLM interpreter "
+                    "computes bit-identical outputs with that plan:",
+                    self.optimize_command(" --overlap" + kernels),
+                    verdict.declared.required_bytes - overlap,
+                )
+            )
+        return steps
+
+    def input_search(self) -> list[Step]:
+        search = self.verdict.search
+        if search is None:
+            return []
+        accepted = _accepted_text(search)
+        largest = search.largest
+        if largest is None:
+            smallest = search.smallest_accepted
+            if smallest is None:
+                return [Step(f"{_capital(accepted)}.")]
+            return [
+                Step(
+                    f"{_capital(accepted)}, and none of them fits: the smallest needs "
+                    f"{format_bytes_exact(smallest.required_bytes or 0)}, so only a smaller "
+                    "network (or a larger board) helps."
+                )
+            ]
+        name = search.input_name or str(search.input_position)
+        value = f"{name}=" + "x".join(str(d) for d in largest.shape)
+        limit = (
+            "the network's own limit: every size it accepts fits"
+            if not search.memory_limits
+            else "memory is the limit"
+        )
+        steps = [
+            Step(
+                f"{_capital(accepted)}; within that, the largest that fits is {value} ({limit}), "
+                f"needing {format_bytes_exact(largest.required_bytes or 0)}:",
+                self.command(
+                    "check",
+                    f" --input-shape {shlex.quote(value)}",
+                    self.build_options(),
+                    self.budget_options(),
+                ),
+            )
+        ]
+        return steps + self.after_optimize(search)
+
+    def after_optimize(self, search: InputSearch) -> list[Step]:
+        """The larger input that fits once `optimize` writes its plan for that size."""
+        after = search.largest_after_optimize
+        if after is None:
+            return []
+        name = search.input_name or str(search.input_position)
+        value = f"{name}=" + "x".join(str(d) for d in after.shape)
+        command = self.command(
+            "optimize",
+            f" --input-shape {shlex.quote(value)}",
+            self.build_options(),
+            f" -o {OPTIMIZED_FILE}",
+        )
+        return [
+            Step(
+                f"Optimized for its size, a larger input fits: {value} declares "
+                f"{format_bytes_exact(after.required_bytes or 0)} after (then check "
+                f"{OPTIMIZED_FILE}, a model of that size):",
+                command,
+            )
+        ]
+
+    def with_findings(self, steps: list[Step]) -> list[Step]:
+        """The steps and diagnose's error / warning findings to fix: one step per command, so
+        when a step already runs diagnose it names the findings too."""
+        count = self.asked.findings
+        if not count:
+            return steps
+        findings = "finding" if count == 1 else "findings"
+        command = self.command("diagnose", self.shape_options(), self.build_options(board=False))
+        for index, step in enumerate(steps):
+            if step.command == command:
+                # 'Or shrink the model (why):' → 'Or shrink the model, and fix ... (why):'
+                text, paren, why = step.text.removesuffix(":").partition(" (")
+                also = f", and fix its {count} error / warning {findings}"
+                steps[index] = replace(step, text=f"{text}{also}{paren}{why}:")
+                return steps
+        fix = f"Fix the {count} error / warning {findings} (diagnose explains each):"
+        return [*steps, Step(fix, command)]
+
+
+def _accepted_text(search: InputSearch) -> str:
+    """'the network accepts 1x65x65x3 to 1x191x191x3' (or up to at least the search's limit)."""
+    low, high = search.smallest_accepted, search.largest_accepted
+    if low is None or high is None:
+        return "the network or the runtime refuses every input size tried"
+    first = "x".join(str(d) for d in low.shape)
+    last = "x".join(str(d) for d in high.shape)
+    if search.accepts_beyond:
+        return f"the network accepts {first} up to at least {last} (the search stops there)"
+    return f"the network accepts {first} to {last}"
+
+
+def _capital(text: str) -> str:
+    """The text with its first letter in upper case, to start a sentence."""
+    return text[:1].upper() + text[1:]
+
+
+def _sentence(text: str) -> str:
+    """A fix → a sentence: capitalised, ending with a full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", ")")) else text + "."

@@ -1,0 +1,442 @@
+"""The verdict: one model under one runtime and build, and optionally one budget → every answer a
+user asks first, computed once, so that no two views can disagree.
+
+Does the runtime run it (CANNOT RUN, each distinct reason once, with the operators it hits and
+what to change in the conversion)? Would its offline plan corrupt tensors at these shapes or on
+this build (CANNOT RUN CORRECTLY)? Is the input size known (INPUT SHAPE UNKNOWN)? Only then is
+there a number, and only then does it fit, fit after `arenalens optimize`, or not, by how much and
+on which build. The next steps follow from the same answer: commands that run as printed, with
+the user's model path, input shapes and build options, and a step that promises bytes only when
+running it yields them. The terminal lines, the HTML cards (through the report document), the
+JSON documents, the Python API (`arenalens.check`) and the exit code all read this object.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from arenalens.builds.build import Build
+from arenalens.cannot_run import Refusal
+from arenalens.declared import DeclaredArena, Status
+from arenalens.fit import FitCheck, check_fit
+from arenalens.ir import Model
+from arenalens.next_steps import Asked, Step, Steps
+from arenalens.plan_validity import PlanConflict
+from arenalens.target_build import target_build
+from arenalens.targets import Target, target_document
+from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:  # the CLI runs the pipeline and the search; the verdict only reads them
+    from arenalens.max_input import InputSearch
+    from arenalens.pipeline import Analysis
+
+EXIT_OK = 0
+EXIT_NOT_OK = 1
+CHECK_SCHEMA_VERSION = 3
+# The steps' commands name no model (it came from bytes) and repeat no option.
+NOTHING_ASKED = Asked()
+
+
+class Answer(enum.StrEnum):
+    """The one-word answer, most blocking first."""
+
+    CANNOT_RUN = "CANNOT RUN"
+    CANNOT_RUN_CORRECTLY = "CANNOT RUN CORRECTLY"
+    INPUT_SHAPE_UNKNOWN = "INPUT SHAPE UNKNOWN"
+    FITS = "FITS"
+    FITS_ESTIMATE = "FITS (estimate)"
+    FITS_AFTER_OPTIMIZE = "FITS AFTER OPTIMIZE"
+    DOES_NOT_FIT = "DOES NOT FIT"
+
+
+# Answers that leave no number to declare: every step that presumes one is left out.
+NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.INPUT_SHAPE_UNKNOWN})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Everything the first screen of any command says about one model, and the exit code."""
+
+    model: str  # display name
+    source: str  # the file it was read from ('<bytes>' ...)
+    argument: str  # the model as the user gave it (commands name it); '' when unknown
+    runtime: str
+    build: Mapping[str, Any]  # TFLM `build_summary`; {} for a runtime without builds
+    declared: DeclaredArena
+    fit: FitCheck | None = None  # with a budget or a board
+    steps: tuple[Step, ...] = ()
+    input_shapes: tuple[str, ...] = ()  # the --input-shape values the figures are for
+    placeholders: tuple[str, ...] = ()  # inputs whose real size is unknown
+    search: InputSearch | None = None  # --max-input
+    optimized_bytes: int | None = None  # the number after `arenalens optimize`, when computed
+    assumptions: tuple[str, ...] = ()
+
+    # -- the answers -------------------------------------------------------------------------
+    @property
+    def runs(self) -> bool:
+        """False when the runtime cannot set the model up or invoke it, whatever the arena."""
+        return self.declared.status is not Status.CANNOT_RUN
+
+    @property
+    def plan_holds(self) -> bool:
+        """False when the model's offline plan would corrupt tensors (shapes or build)."""
+        return self.declared.status is not Status.WRONG_OUTPUTS
+
+    @property
+    def shape_known(self) -> bool:
+        """False when an input's real size is unknown: any figure is for a placeholder."""
+        return self.declared.status is not Status.PLACEHOLDER_SHAPE
+
+    @property
+    def refusals(self) -> tuple[Refusal, ...]:
+        """Why it cannot run: one per distinct reason, with its operators and fix."""
+        return self.declared.refusals
+
+    @property
+    def conflicts(self) -> tuple[PlanConflict, ...]:
+        """Why its offline plan does not hold."""
+        return self.declared.conflicts
+
+    @property
+    def answer(self) -> Answer | None:
+        """The one-word answer; None when no budget was asked and nothing blocks a number."""
+        if not self.runs:
+            return Answer.CANNOT_RUN
+        if not self.plan_holds:
+            return Answer.CANNOT_RUN_CORRECTLY
+        if not self.shape_known:
+            return Answer.INPUT_SHAPE_UNKNOWN
+        fit = self.fit
+        if fit is None:
+            return None
+        if fit.fits:
+            return Answer.FITS_ESTIMATE if self.declared.is_estimate else Answer.FITS
+        if fit.fits_after_optimize:
+            return Answer.FITS_AFTER_OPTIMIZE
+        return Answer.DOES_NOT_FIT
+
+    @property
+    def has_number(self) -> bool:
+        """True when the number to declare means what it says."""
+        return self.answer not in NO_NUMBER
+
+    @property
+    def required_bytes(self) -> int | None:
+        """The number to declare (TFLM: kTensorArenaSize); None when there is none."""
+        return self.declared.required_bytes if self.has_number else None
+
+    @property
+    def parts(self) -> Mapping[str, int]:
+        """The number's parts by name (TFLM: head, tail, setup); empty when there is none."""
+        if not self.has_number:
+            return MappingProxyType({})
+        return MappingProxyType({part.name: part.nbytes for part in self.declared.parts})
+
+    @property
+    def fits(self) -> bool:
+        """True when a budget was asked and the number fits it."""
+        return self.answer in (Answer.FITS, Answer.FITS_ESTIMATE)
+
+    @property
+    def fits_after_optimize(self) -> bool | None:
+        """Whether it fits after `arenalens optimize` (True when it fits already; None when
+        unknown; False without a budget or a number)."""
+        if self.fit is None or not self.has_number:
+            return False
+        return self.fit.fits_after_optimize
+
+    @property
+    def headroom_bytes(self) -> int | None:
+        """Available minus required (negative: short); None without a budget or a number."""
+        if self.fit is None or not self.has_number:
+            return None
+        return self.fit.headroom_bytes
+
+    @property
+    def next_steps(self) -> tuple[str, ...]:
+        """The steps as sentences, each with the command it names."""
+        return tuple(step.line for step in self.steps)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the answer is good (fits, or a number without a budget), 1 otherwise."""
+        answer = self.answer
+        return EXIT_OK if answer is None or self.fits else EXIT_NOT_OK
+
+    @property
+    def where(self) -> str:
+        """'ST NUCLEO-F746ZG (Cortex-M7 216 MHz)' or '320KB = 327,680 B', with the reserve."""
+        fit = self.fit
+        if fit is None:
+            return ""
+        if fit.target is not None:
+            text = f"{fit.target.title} ({fit.target.core})"
+        elif fit.budget_text and not fit.budget_text.isdigit():
+            text = f"{fit.budget_text} = {format_bytes_exact(fit.budget_bytes)}"
+        else:
+            text = format_bytes_exact(fit.budget_bytes)
+        if fit.reserve_bytes:
+            text += f", minus a {format_bytes_exact(fit.reserve_bytes)} reserve"
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        """The `check --json` document (and `arenalens.check(...).as_dict()`)."""
+        fit = self.fit
+        document: dict[str, Any] = {
+            "schema": "arenalens.check",
+            "schema_version": CHECK_SCHEMA_VERSION,
+            "model": self.model,
+            "file": self.source,
+            "runtime": self.runtime,
+            "build": dict(self.build) or None,
+            "planner": self.declared.planner,
+            "verdict": None if self.answer is None else self.answer.value,
+            "runs": self.runs,
+            "plan_holds": self.plan_holds,
+            "shape_known": self.shape_known,
+            "fits": self.fits,
+            "fits_after_optimize": self.fits_after_optimize,
+            "required_bytes": self.required_bytes,
+            "parts": dict(self.parts),
+            "declare": self.declared.as_dict(),
+            "cannot_run": [refusal.as_dict() for refusal in self.refusals],
+            "plan_conflicts": [conflict.as_dict() for conflict in self.conflicts],
+            "input_shapes": list(self.input_shapes),
+            "budget_bytes": None if fit is None else fit.budget_bytes,
+            "budget_text": None if fit is None else fit.budget_text or None,
+            "reserve_bytes": None if fit is None else fit.reserve_bytes,
+            "available_bytes": None if fit is None else fit.available_bytes,
+            "headroom_bytes": self.headroom_bytes,
+            "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
+            "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
+            "target": None if fit is None or fit.target is None else target_document(fit.target),
+            "next_steps": [step.as_dict() for step in self.steps],
+            "assumptions": list(self.assumptions),
+        }
+        if self.search is not None:
+            document.update(input_search_document(self.search, counts=self.has_number))
+        return document
+
+
+def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[str, Any]:
+    """The --max-input keys of the check document (no largest size when the number at the
+    model's own size means nothing: it cannot run, correctly, or at a known size)."""
+    largest = search.largest if counts else None
+    after = search.largest_after_optimize if counts else None
+
+    def shape(size: Any) -> list[int] | None:
+        return None if size is None else list(size.shape)
+
+    return {
+        "max_input_name": search.input_name,
+        "max_input_shape": shape(largest),
+        "max_input_required_bytes": None if largest is None else largest.required_bytes,
+        # The largest that fits once `optimize` wrote its plan for that size (when larger).
+        "max_input_after_optimize_shape": shape(after),
+        "max_input_after_optimize_required_bytes": None if after is None else after.required_bytes,
+        "input_shape": list(search.original_shape),
+        "accepted_input_shapes": {
+            "smallest": shape(search.smallest_accepted),
+            "largest": shape(search.largest_accepted),
+            "searched_up_to": shape(search.largest_accepted) if search.accepts_beyond else None,
+        },
+        "input_sizes": [
+            {
+                "shape": list(size.shape),
+                "required_bytes": size.required_bytes,
+                "fits": size.fits,
+                "error": size.error or None,
+            }
+            for size in search.sizes
+        ],
+    }
+
+
+def board_row(verdict: Verdict) -> dict[str, Any]:
+    """One board of `check --target all --json`: needs, available, fits, fits after optimize."""
+    fit = verdict.fit
+    assert fit is not None and fit.target is not None
+    return {
+        "board": fit.target.name,
+        "title": fit.target.title,
+        "core": fit.target.core,
+        "cpu": fit.target.cpu,
+        "build": fit.build.get("name"),
+        "needs_bytes": verdict.required_bytes,
+        "needs_for": fit.declared.device,
+        "status": fit.declared.status.value,
+        "available_bytes": fit.available_bytes,
+        "headroom_bytes": verdict.headroom_bytes,
+        "fits": verdict.fits,
+        "fits_after_optimize": verdict.fits_after_optimize,
+        "verdict": None if verdict.answer is None else verdict.answer.value,
+        "source": fit.target.source,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Making one
+
+
+def make_verdict(
+    declared: DeclaredArena,
+    *,
+    model: str,
+    source: str,
+    build: Mapping[str, Any],
+    asked: Asked = NOTHING_ASKED,
+    fit: FitCheck | None = None,
+    optimized_bytes: int | None = None,
+    search: InputSearch | None = None,
+    placeholders: Sequence[str] = (),
+    assumptions: Sequence[str] = (),
+) -> Verdict:
+    """The answers → a Verdict with its next steps."""
+    if fit is not None:
+        declared = fit.declared
+        if optimized_bytes is None:
+            optimized_bytes = fit.optimized_bytes
+    verdict = Verdict(
+        model=model,
+        source=source,
+        argument=asked.argument,
+        runtime=declared.runtime,
+        build=MappingProxyType(dict(build)),
+        declared=declared,
+        fit=fit,
+        input_shapes=asked.input_shapes,
+        placeholders=tuple(placeholders),
+        search=search,
+        optimized_bytes=optimized_bytes,
+        assumptions=tuple(assumptions),
+    )
+    steps = Steps(verdict, asked).all()
+    return Verdict(**{**_fields(verdict), "steps": steps})
+
+
+def verdict_for(
+    analysis: Analysis,
+    *,
+    asked: Asked = NOTHING_ASKED,
+    fit: FitCheck | None = None,
+    optimized_bytes: int | None = None,
+    search: InputSearch | None = None,
+    name: str | None = None,
+) -> Verdict:
+    """An Analysis (and the fit check, optimize's number, the input search) → its Verdict."""
+    from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
+    from arenalens.declared import declared_arena  # noqa: PLC0415
+    from arenalens.max_input import image_inputs  # noqa: PLC0415
+
+    model = analysis.model
+    asked = replace(asked, image_inputs=len(image_inputs(model)) if model.subgraphs else 0)
+    return make_verdict(
+        declared_arena(analysis) if fit is None else fit.declared,
+        model=name or model.name,
+        source=model.source,
+        build=analysis.budget.build,
+        asked=asked,
+        fit=fit,
+        optimized_bytes=optimized_bytes,
+        search=search,
+        placeholders=[tensor.name for tensor in placeholder_inputs(model)],
+        assumptions=analysis.budget.assumptions,
+    )
+
+
+def _fields(verdict: Verdict) -> dict[str, Any]:
+    return {name: getattr(verdict, name) for name in Verdict.__dataclass_fields__}
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API
+
+
+def check(
+    model: Model | str | os.PathLike[str] | bytes,
+    *,
+    target: str | Target | None = None,
+    budget: int | str | None = None,
+    reserve: int | str = 0,
+    build: Build | str | None = None,
+    runtime: str = "tflm",
+    input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
+    planner: str | None = None,
+) -> Verdict:
+    """What `arenalens check` answers, as a Verdict: does the model run, correctly, at a known
+    input size, what to declare (`required_bytes`, `parts`), does it fit the budget or board
+    (`fits`, `fits_after_optimize`) and what to do next (`next_steps`).
+
+    `target` is a board or chip preset (its core and CMSIS-NN kernels choose the build unless
+    `build` says otherwise); `budget` bytes or a size text ('320KB'); `input_shapes`
+    {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
+    verdict has a number and no fit answer (`answer` is None)."""
+    from arenalens.builds.build import as_build  # noqa: PLC0415
+    from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
+    from arenalens.pipeline import analyze  # noqa: PLC0415
+    from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
+        parse_input_shape,
+        resize_model_inputs,
+    )
+    from arenalens.targets import get_target  # noqa: PLC0415
+    from arenalens.tflite.reader import load_model  # noqa: PLC0415
+    from arenalens.units import parse_size  # noqa: PLC0415
+
+    loaded = model if isinstance(model, Model) else load_model(model)
+    argument = _argument_of(model, loaded)
+    shapes: dict[str | int, tuple[int, ...]] = {}
+    shape_texts: list[str] = []
+    if isinstance(input_shapes, Mapping):
+        for key, shape in input_shapes.items():
+            shapes[key] = tuple(shape)
+            shape_texts.append(f"{key}=" + "x".join(str(d) for d in shape))
+    else:
+        for text in input_shapes or ():
+            name, shape = parse_input_shape(text)
+            shapes[name] = shape
+            shape_texts.append(text)
+    if shapes:
+        loaded = resize_model_inputs(loaded, shapes)
+    preset = get_target(target) if isinstance(target, str) else target
+    if build is not None:
+        chosen = as_build(build)
+    elif preset is not None and runtime == "tflm":
+        chosen = target_build(preset)
+    else:
+        chosen = as_build(None)
+    analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
+    asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
+    if preset is None and budget is None:
+        return verdict_for(analysis, asked=asked)
+    fit = check_fit(
+        analysis,
+        budget_bytes=None if budget is None else _bytes(budget, parse_size),
+        target=preset if budget is None else None,
+        reserve_bytes=_bytes(reserve, parse_size),
+        budget_text=budget if isinstance(budget, str) else "",
+    )
+    if fit.optimize_decides and planner is None:
+        optimized = optimize_model(loaded, time_limit_s=OPTIMIZE_SECONDS, build=chosen)
+        fit = replace(fit, optimized_bytes=optimized.new_required_bytes)
+    return verdict_for(analysis, asked=asked, fit=fit)
+
+
+# Time `optimize` gets when a check asks what it would reach (only when that decides a verdict).
+OPTIMIZE_SECONDS = 4.0
+
+
+def _argument_of(given: object, model: Model) -> str:
+    """The model as a command names it: the path given, or the file a Model was read from."""
+    if isinstance(given, str | os.PathLike):
+        return os.fspath(given)
+    source = model.source
+    return "" if not source or source.startswith("<") else source
+
+
+def _bytes(value: int | str, parse: Any) -> int:
+    return value if isinstance(value, int) else int(parse(value))
