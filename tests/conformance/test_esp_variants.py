@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conformance.cases import Case, all_cases
-from tests.conformance.compare import differences
+from tests.conformance.compare import differences, under_predicted
 from tests.conformance.esp_variants import FULL, sample_cases, variant_cases
 from tests.conformance.measure import load
 from tests.conformance.predict import predict
@@ -24,6 +24,13 @@ from tests.conformance.targets import ESP_TARGET_NAMES, TARGETS
 
 # What every ESP build measures (the plain allocator: the one firmware runs).
 PLAIN_FIELDS = ("loads", "head", "tail_plain", "min_arena_plain")
+# Cases predicted high on purpose, on every target (docs/conformance.md), and why: never low.
+KNOWN_HIGH = {
+    "CUSTOM:TFLM_DECODE.INT8.prune_per_channel_output": (
+        "DecodeStatePrune's state may land on the output's zero points, which makes Setup copy "
+        "them at some sizes only: counted as a failure (kernels/compression.py)"
+    ),
+}
 
 
 def _cached_params() -> list[Any]:
@@ -42,7 +49,12 @@ def test_the_prediction_is_the_esp_probe_s(name: str, case: Case, measured: dict
         f"{case.id} changed since it was measured on {name}: "
         f"python -m tests.conformance.measure --target {name} --case {case.id}"
     )
-    assert differences(predict(case.model(), TARGETS[name]), measured) == []
+    predicted = predict(case.model(), TARGETS[name])
+    if case.id in KNOWN_HIGH:
+        assert not under_predicted(predicted, measured), differences(predicted, measured)
+        assert differences(predicted, measured), f"{case.id} is exact now: drop it from KNOWN_HIGH"
+        return
+    assert differences(predicted, measured) == []
 
 
 @pytest.mark.parametrize("name", ESP_TARGET_NAMES)
