@@ -73,7 +73,9 @@ def test_who_named_the_kernel_library() -> None:
     assert target_build(board, kernels="reference").kernels_named_by == NAMED_BY_USER
     # Named or not, the bytes are the same: only what may be written for it differs.
     assert target_build(board).features == select_build("m7", "cmsis-nn").features
-    assert target_build(get_target("esp32-s3")) is HOST
+    esp = target_build(get_target("esp32-s3"))
+    assert (esp.name, esp.kernels_named_by) == ("esp32s3/esp-nn", NAMED_BY_BOARD)
+    assert target_build(get_target("k210")) is HOST  # no 32-bit model of its core
 
 
 def test_the_overlap_rules_are_the_build_s_kernels() -> None:
