@@ -102,6 +102,28 @@ def test_check_at_another_size_then_optimize_then_check_agree_with_real_tflm(
     assert not sets_up(written, after["required_bytes"] - 16)
 
 
+@pytest.mark.runtime
+@pytest.mark.parametrize("side", [193, 194, 196])
+def test_optimize_at_the_sizes_that_crashed_writes_what_it_predicts(
+    side: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 224x224 MobileNet at 193, 194 and 196 px: the rewrite predicted another head and
+    crashed; now the file written at that size declares what optimize said, on the board."""
+    _needs_runtime()
+    monkeypatch.chdir(tmp_path)
+    shape = ("--input-shape", f"input=1x{side}x{side}x3")
+    board = ("--target", "stm32f746")
+    code, written = run_json(
+        capsys, "optimize", "example:mobilenet_v1_224", *shape, *board, "-o", "o.tflite"
+    )
+    assert code == 0 and written["written"], written["notes"]
+    assert written["real_tflm"]["outputs_identical"]
+    code, document = run_json(capsys, "check", "o.tflite", *board)
+    assert document["plan_holds"] and document["shape_known"]
+    assert document["required_bytes"] == written["new_required_bytes"]
+    assert load_model("o.tflite").subgraphs[0].tensors[0].shape == (1, side, side, 3)
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 2: an offline plan made at a placeholder size gave FITS (and garbage) at the real size.
 
@@ -326,6 +348,20 @@ def test_each_reason_once_with_its_own_fix(
         assert not sets_up(model, 1 << 20)  # the real interpreter refuses it at any size
 
 
+VELA_MODEL = SHARED_MODELS / "tflite_micro__person_detect_vela.tflite"
+
+
+@pytest.mark.skipif(not VELA_MODEL.is_file(), reason=SHARED_REASON)
+def test_a_model_compiled_for_an_npu_is_refused_with_the_npu_fix(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, document = run_json(capsys, "check", str(VELA_MODEL), "--target", "nucleo-f401re")
+    assert (code, document["verdict"]) == (1, "CANNOT RUN")
+    (refusal,) = document["cannot_run"]
+    assert refusal["opcode"] == "CUSTOM:ethos-u" and "Ethos-U build" in refusal["fix"]
+    assert "before Vela" in document["next_steps"][0]["text"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Repro 6: optimize said the original does not run (its arena was sized by the file) and wrote.
 
@@ -399,6 +435,27 @@ def test_max_input_on_a_pytorch_export_with_a_dotted_input_name(
     assert document["max_input_required_bytes"] <= 320 * 1024
 
 
+PERSON_DETECT = SHARED_MODELS / "tflite_micro__person_detect.tflite"
+
+
+@pytest.mark.skipif(not PERSON_DETECT.is_file(), reason=SHARED_REASON)
+def test_max_input_says_when_no_other_size_can_be_sized(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """LiteRT (which propagates shapes) refuses person_detect's per-axis quantization, TFLM runs
+    it: the check answers at its own size, and the search says it could try nothing, without a
+    word about the network refusing sizes."""
+    pytest.importorskip("ai_edge_litert")
+    argv = ("check", str(PERSON_DETECT), "--target", "nucleo-f401re", "--max-input")
+    code, document = run_json(capsys, *argv)
+    assert (code, document["verdict"]) == (0, "FITS")
+    assert "LiteRT cannot load the model" in document["max_input_unavailable"]
+    assert document["max_input_shape"] is None and document["input_sizes"] == []
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "largest input that fits: unknown" in out
+    assert "refuses every" not in out and "network accepts" not in out
+
+
 @pytest.mark.runtime
 def test_max_input_tells_the_networks_limits_from_memorys(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -421,6 +478,12 @@ def test_max_input_tells_the_networks_limits_from_memorys(
     # Nothing fits: never "not even a 1-pixel-high input", and the smallest it accepts is named.
     _, out, _ = run(capsys, "check", model, "--budget", "8KB", "--max-input")
     assert "1-pixel" not in out and "the network accepts input=1x65x65x3 to 1x160x160x3" in out
+    # What optimize adds is said in the search's own lines too, not only in the steps.
+    scenario = ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input")
+    _, scenario_out, _ = run(capsys, *scenario)
+    _, scenario_document = run_json(capsys, *scenario)
+    after = "x".join(str(d) for d in scenario_document["max_input_after_optimize_shape"])
+    assert f"largest after `arenalens optimize`: input={after}" in scenario_out
     assert "none of them fits" in out
     nchw = _write(tmp_path, "nchw.tflite", path_models.nchw_image_model())
     _code, document = run_json(capsys, "check", nchw, "--budget", "64KB", "--max-input")
@@ -539,6 +602,8 @@ def _steps(document: dict[str, Any]) -> list[dict[str, Any]]:
     "argv",
     [
         ("report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re"),
+        ("report", "example:vww_mobilenet_v1", "--overlap"),
+        ("report", "example:resnet8_cifar", "--overlap", "--cpu", "cortex-m7"),
         ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input"),
         ("check", "example:mobilenet_v1_224", "--budget", "320KB", "--cpu", "cortex-m7"),
         ("check", "example:kws_ds_cnn", "--budget", "20KB", "--reserve", "1KB"),
@@ -576,3 +641,54 @@ def test_every_step_runs_as_printed_and_gives_what_it_promises(
             _code, at_size = run_json(capsys, *words[1:])
             assert at_size["verdict"] == "FITS"
             assert at_size["required_bytes"] == document["max_input_required_bytes"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command a finding names: the model as typed, every option one its command takes.
+
+
+def _quoted_commands(text: str) -> list[str]:
+    """The `arenalens ...` commands between backticks in a finding's text."""
+    return [part for part in text.split("`")[1::2] if part.startswith("arenalens ")]
+
+
+def _finding_models(folder: Path) -> list[tuple[str, ...]]:
+    """Models (and diagnose options) whose findings name commands: a broken offline plan, one
+    with misaligned and with missing offsets, alignment asked above TFLM's, the examples."""
+    from tests.diagnostics.models import chain, tensor_count, with_offline_plan
+
+    builder, _ = chain()
+    count = tensor_count(builder)
+    overlapping = [-1] * count
+    overlapping[3], overlapping[6] = 0, 256
+    misaligned = [-1] * count
+    misaligned[0] = 8
+    cases = [
+        (_write(folder, "overlap.tflite", with_offline_plan(builder, overlapping).build()),),
+        (_write(folder, "misaligned.tflite", with_offline_plan(builder, misaligned).build()),),
+        (_write(folder, "clean.tflite", chain()[0].build()), "--alignment", "32"),
+        ("example:vww_mobilenet_v1", "--cpu", "cortex-m4", "--kernels", "cmsis-nn"),
+        ("example:kws_ds_cnn", "--alignment", "32"),
+        ("example:branchy_inception",),
+    ]
+    return cases
+
+
+def test_every_command_a_finding_names_is_one_the_cli_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arenalens.cli import build_parser
+
+    seen = 0
+    for case in _finding_models(tmp_path):
+        _code, document = run_json(capsys, "diagnose", *case)
+        for finding in document["findings"]:
+            for command in _quoted_commands(f"{finding['message']} {finding['fix']}"):
+                words = shlex.split(command)[1:]
+                assert len(words) > 1 and "MODEL" not in words, command
+                assert words[1] == case[0], command  # the model as the user typed it
+                if words[0] == "optimize":
+                    assert "-o" in words, command
+                build_parser(words).parse_args(words)  # argparse exits 2 on an unknown option
+                seen += 1
+    assert seen >= 4

@@ -97,3 +97,29 @@ def test_the_input_size_scenario_runs_as_printed_with_every_command_it_suggests(
             code = main(shlex.split(suggested)[1:])
             captured = capsys.readouterr()
             assert code in (0, 1) and not captured.err, (suggested, captured.err)
+
+
+def test_the_input_size_scenario_is_what_real_tflm_needs_on_the_board() -> None:
+    """Its three figures are the Cortex-M7 CMSIS-NN probe's minimal arenas (measured under QEMU,
+    cached with each model's sha256), arenalens predicts each of them, and the README says them."""
+    pytest.importorskip("ai_edge_litert")
+    import hashlib
+
+    import arenalens
+    from arenalens.examples import example_bytes
+    from tests.device_reference import examples
+    from tests.device_scenario import BOARD, TARGET, cached, scenario_models
+
+    measured = {"example:mobilenet_v1_224": examples()[TARGET]["example:mobilenet_v1_224"]}
+    models = {"example:mobilenet_v1_224": example_bytes("mobilenet_v1_224")}
+    for step, data in scenario_models().items():
+        figures = cached()[step]
+        assert hashlib.sha256(data).hexdigest() == figures["sha256"], (
+            f"{step} writes other bytes than were measured: python -m tests.device_scenario"
+        )
+        measured[step], models[step] = figures, data
+    text = README.read_text()
+    for step, figures in measured.items():
+        needed = figures["min_arena_plain"]
+        assert arenalens.check(models[step], target=BOARD).required_bytes == needed, step
+        assert f"{needed:,} B" in text, step

@@ -123,7 +123,7 @@ def conversion_fix(model: Model, obstacle: Obstacle) -> str:
                 "types its kernels use): cast to a supported type before exporting"
             )
         return "convert the model with types and operators the runtime supports"
-    if "no kernel" in obstacle.reason or "registered" in obstacle.reason:
+    if obstacle.no_kernel:
         return _missing_kernel_fix(opcode)
     types = _input_types(model, obstacle, operator)
     if "FLOAT16" in types:
@@ -158,7 +158,7 @@ def _missing_kernel_fix(opcode: str) -> str:
     if opcode.startswith("CUSTOM:"):
         name = opcode.removeprefix("CUSTOM:")
         return (
-            f"register a kernel for the custom operator '{name}' in the firmware's op resolver "
+            f"register a kernel for the custom operator '{name}' in the application's op resolver "
             f'(resolver.AddCustom("{name}", ...)), or convert it away: build that step from '
             "builtin operators, or compute it outside the model"
         )

@@ -70,6 +70,9 @@ class InputSearch:
     # The largest size that fits once `arenalens optimize` has written its plan for that size,
     # when that is larger than `largest` (its required_bytes: the optimized model's number).
     largest_after_optimize: InputSize | None = None
+    # Why no other size could be sized at all (LiteRT, which propagates shapes, cannot load the
+    # model): then nothing is said about the network's limits or memory's.
+    unavailable: str = ""
 
     @property
     def memory_limits(self) -> bool:
@@ -146,12 +149,21 @@ def search_max_input(
     the runtime refuses it) → the heights the network accepts and the largest that fits; with
     `optimized_at` (resized model → the number `optimize` reaches there), also the largest that
     fits after `arenalens optimize`."""
-    from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415 - extra
+    from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415 - extra
+        ShapesUnavailableError,
+        require_shape_propagation,
+        resize_model_inputs,
+    )
 
     image = image_input(model)
     original_height = image.shape[image.height_axis]
     cap = min(MAX_SIDE, MAX_SCALE * original_height)
     tried: dict[int, InputSize] = {}
+    try:
+        require_shape_propagation(model)
+    except ShapesUnavailableError as error:
+        unsized = _result(image, available_bytes, tried, best=None, low=None, high=None, cap=cap)
+        return replace(unsized, unavailable=str(error))
 
     def size_at(height: int) -> InputSize:
         if height not in tried:

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from arenalens.builds.build import build_flags
+from arenalens.builds.build import build_flags, release_flag
 from arenalens.cannot_run import Refusal
 from arenalens.target_build import target_build
 from arenalens.targets import Target
@@ -111,7 +111,8 @@ class Steps:
         return f"arenalens {verb} {argument}" + "".join(options)
 
     def all_boards_command(self) -> str:
-        """`check --target all`: each board with its own core's build, unless --cpu named one."""
+        """`check --target all`: each board with its own core's build, unless --cpu named one,
+        at the TFLM release asked for."""
         options = " --target all"
         if self.asked.runtime != "tflm":
             options += f" --runtime {self.asked.runtime}"
@@ -119,6 +120,8 @@ class Steps:
             options += f" --cpu {self.asked.cpu}"
             if self.asked.kernels:
                 options += f" --kernels {self.asked.kernels}"
+        if self.asked.runtime == "tflm":
+            options += release_flag(self.verdict.build)
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
@@ -311,6 +314,8 @@ class Steps:
         search = self.verdict.search
         if search is None:
             return []
+        if search.unavailable:
+            return [Step(f"No other input size can be sized: {search.unavailable}.")]
         accepted = _accepted_text(search)
         largest = search.largest
         if largest is None:

@@ -58,6 +58,7 @@ from arenalens.runtimes import Obstacle, get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import inplace_of
 from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
+from arenalens.runtimes.tflm.probe import is_installed_wheel
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import model_bytes, rewrite_model, shape_changes
@@ -343,7 +344,7 @@ def _prove_candidate(
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
             return f"seed {proof_seed}: {proof.detail}"
-        same_build = build.is_host
+        same_build = is_installed_wheel(build)
         if (
             same_build
             and proof.original_head is not None

@@ -13,8 +13,9 @@ Two kinds of reason, each a `PlanConflict`:
   together share bytes, other than the overlaps their kernels' access order allows and Vela's
   ethos-u operators' own (`diagnostics.offline_rules.shared_bytes` judges each pair).
 * `build`: the plan holds only on some builds: an overlap that TFLM's reference kernels' access
-  order allows and CMSIS-NN's does not, checked on a CMSIS-NN build (`_build_conflicts`, where
-  a record of the builds a written plan was proven on also belongs).
+  order allows and the build's kernel library's (CMSIS-NN's, ESP-NN's) does not, checked on a
+  build with that library (`_build_conflicts`, where a record of the builds a written plan was
+  proven on also belongs).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arenalens.builds.build import CMSIS_NN, HOST, Build
+from arenalens.builds.build import HOST, KERNEL_LIBRARY_TITLES, REFERENCE, Build
 from arenalens.ir import Model
 
 if TYPE_CHECKING:  # the offline-plan rules load only for models that carry a plan
@@ -89,23 +90,29 @@ def _shape_conflicts(model: Model, found: SharedBytes) -> tuple[PlanConflict, ..
 def _build_conflicts(found: SharedBytes, build: Build) -> tuple[PlanConflict, ...]:
     """Overlaps the plan relies on that the build's kernel library does not allow.
 
-    Each shared pair is judged by the reference kernels' access order and CMSIS-NN's; a plan
-    that needs the reference kernels' order computes garbage on a CMSIS-NN build."""
-    if build.kernels != CMSIS_NN:
+    Each shared pair is judged by the reference kernels' access order and every library's; a
+    plan that needs the reference kernels' order computes garbage on a build whose library
+    (CMSIS-NN, ESP-NN) walks those operators otherwise."""
+    if build.kernels == REFERENCE:
         return ()
     unsafe = sorted(
-        {f"{pair.opcode} (op {pair.operator})" for pair, cmsis_safe in found.safe if not cmsis_safe}
+        {
+            f"{pair.opcode} (op {pair.operator})"
+            for pair, on in found.safe
+            if build.kernels not in on
+        }
     )
     if not unsafe:
         return ()
     listed = ", ".join(unsafe[:6]) + (f", ... {len(unsafe) - 6} more" if len(unsafe) > 6 else "")
+    title = KERNEL_LIBRARY_TITLES[build.kernels]
     return (
         PlanConflict(
             kind=BUILD,
             reason=f"the offline plan lets outputs start below inputs they consume as TFLM's "
-            f"reference kernels allow, but the CMSIS-NN kernels of {listed} read input bytes "
+            f"reference kernels allow, but the {title} kernels of {listed} may read input bytes "
             f"back after writing there: on the {build.name} build they compute garbage",
             fix="write the plan for this build: `arenalens optimize` on the original model "
-            "with --overlap --kernels cmsis-nn (only overlaps safe with both kernel sets)",
+            f"with --overlap --kernels {build.kernels} (only overlaps safe with both kernel sets)",
         ),
     )

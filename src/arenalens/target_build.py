@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, cpu_named, device_build
+from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.targets import Target
 
@@ -20,11 +21,21 @@ KERNELS_WHY = (
 )
 
 
-def target_build(target: Target, *, cpu: str | None = None, kernels: str | None = None) -> Build:
-    """A preset and any --cpu / --kernels given with it → the TFLM build to predict: the
-    options win, then the preset's core and default kernels (named by the board); the host wheel
-    for a core without a 32-bit model. With --cpu alone the board's kernels are kept where that
-    core runs them (else the core's default)."""
+def target_build(
+    target: Target,
+    *,
+    cpu: str | None = None,
+    kernels: str | None = None,
+    tflm: str | None = None,
+) -> Build:
+    """A preset and any --cpu / --kernels / --tflm given with it → the TFLM build to predict:
+    the options win, then the preset's core and default kernels (named by the board); the host
+    wheel for a core without a 32-bit model; at the --tflm release."""
+    build = _preset_build(target, cpu=cpu, kernels=kernels)
+    return build if tflm is None else build.at_release(tflm_release(tflm))
+
+
+def _preset_build(target: Target, *, cpu: str | None, kernels: str | None) -> Build:
     if cpu is not None:
         if kernels is not None:
             return device_build(cpu, kernels)

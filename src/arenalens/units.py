@@ -67,6 +67,11 @@ def format_bytes_exact(nbytes: int) -> str:
     return f"{nbytes:,} B"
 
 
+def format_bytes_delta(nbytes: int) -> str:
+    """A change in bytes, signed: 16 → '+16 B', -1024 → '-1,024 B'."""
+    return f"{nbytes:+,} B"
+
+
 def format_bytes_short(nbytes: int | float) -> str:
     """Bytes → short text in binary units: 512 B, 1.5 KiB, 2.25 MiB (two decimals at most)."""
     value = float(nbytes)

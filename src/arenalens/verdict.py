@@ -240,6 +240,8 @@ def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[s
         "max_input_after_optimize_shape": shape(after),
         "max_input_after_optimize_required_bytes": None if after is None else after.required_bytes,
         "input_shape": list(search.original_shape),
+        # Why no other size could be sized (LiteRT cannot load the model); None when searched.
+        "max_input_unavailable": search.unavailable or None,
         "accepted_input_shapes": {
             "smallest": shape(search.smallest_accepted),
             "largest": shape(search.largest_accepted),

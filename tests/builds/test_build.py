@@ -12,7 +12,6 @@ from arenalens.builds.build import (
     ESP_NN,
     ESP_NN_RELEASE,
     HOST,
-    HOST_DEVICE,
     ISA_ESP32P4,
     ISA_ESP32S3,
     ISA_ESP_ANSI,
@@ -24,7 +23,6 @@ from arenalens.builds.build import (
     TFLM_ESP_TFLITE_MICRO,
     TFLM_RELEASES,
     TFLM_WHEEL,
-    WHEEL_SOURCES,
     KernelLibrary,
     as_build,
     build_flags,
@@ -35,6 +33,7 @@ from arenalens.builds.build import (
     overlap_kernels,
     select_build,
 )
+from arenalens.builds.tflm import HISTORY, WHEEL_COMPRESSION
 from arenalens.errors import UsageError
 from arenalens.target_build import target_build
 from arenalens.targets import get_target
@@ -46,7 +45,7 @@ FIRST_SUMMARY_FIELDS = {"name", "title", "cpu", "kernels", "isa", "abi", "alloca
 def test_the_host_is_the_wheel() -> None:
     assert HOST.is_host and HOST.abi is LP64 and HOST.kernels is REFERENCE
     assert HOST.tflm is TFLM_WHEEL and HOST.compression and HOST.recording
-    assert HOST.features == {COMPRESSION, WHEEL_SOURCES}
+    assert HOST.features == {COMPRESSION} | {c.key for c in HISTORY if not c.wheel_only}
     assert not HOST.kernels_named and HOST.kernels_release == ""
 
 
@@ -55,7 +54,11 @@ def test_a_device_build_names_its_core_abi_library_and_releases() -> None:
     assert (build.cpu, build.abi, build.kernels, build.isa) == ("cortex-m7", ILP32, CMSIS_NN, "dsp")
     assert build.kernels_release == CMSIS_NN_RELEASE
     assert build.tflm is TFLM_CORTEX_M_PROBES and not build.compression
-    assert build.features == frozenset()  # the probes' sources, no compression
+    # The probes' sources (every change up to 2026-08-20), no compression.
+    assert build.features == {
+        c.key for c in HISTORY if c.landed <= TFLM_CORTEX_M_PROBES.time and not c.wheel_only
+    }
+    assert not build.has(WHEEL_COMPRESSION) and HOST.has(WHEEL_COMPRESSION)
     reference = device_build("cortex-m7", "reference")
     assert reference.kernels_release == "" and reference.isa == "none"
 
@@ -95,9 +98,15 @@ def test_the_summary_adds_to_the_first_fields() -> None:
 
 
 def test_one_title_names_what_a_figure_is_for() -> None:
-    assert build_title(HOST) == HOST_DEVICE
+    assert build_title(HOST) == (
+        "64-bit host build, TFLM 8f6596d (2026-10-23, tflite-micro 0.dev20261023182759)"
+    )
     assert build_title(device_build("cortex-m4", "cmsis-nn")) == (
-        "Cortex-M4 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator"
+        "Cortex-M4 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator; "
+        "CMSIS-NN 4ab83cc3cc98; TFLM 90b983c (2026-08-20)"
+    )
+    assert build_title(build_named("host@2025-08")) == (
+        "64-bit host build, TFLM 3b20912 (2025-08-25, the newest commit of 2025-08)"
     )
 
 
@@ -115,8 +124,25 @@ def test_an_esp_chip_builds_esp_tflite_micro_with_esp_nn() -> None:
         ISA_ESP32S3,
     )
     assert build.kernels_release == ESP_NN_RELEASE and build.tflm is TFLM_ESP_TFLITE_MICRO
-    assert not build.kernels_named and not build.compression and build.features == frozenset()
-    assert "esp-nn 1.2.3" in build_title(build) and "int-sized enums" in build_title(build)
+    assert not build.kernels_named and not build.compression
+    # esp-tflite-micro v1.3.8's TFLM has every change up to 2026-07-13: none since, up to the
+    # Cortex-M probes' commit, that moves a byte.
+    assert build.features == device_build("cortex-m7").features
+    assert build_title(build) == (
+        "ESP32-S3 (Xtensa LX7), ESP-NN kernels (ESP32-S3 path), esp-tflite-micro v1.3.8; "
+        "ILP32 (Xtensa/RISC-V, int-sized enums), MicroAllocator; esp-nn 1.2.3; "
+        "TFLM 0965635 (2026-07-13)"
+    )
+
+
+def test_esp_nn_builds_are_esp_tflite_micro_s_tflm_only() -> None:
+    with pytest.raises(UsageError, match="as esp-tflite-micro"):
+        device_build("esp32s3", tflm="2025-08")
+    older = device_build("esp32s3", "reference", tflm="2025-08")
+    assert older.name == "esp32s3/reference@3b20912" and older.abi is ILP32_INT_ENUMS
+    assert build_named("esp32s3/reference@2025-08") == older
+    assert build_flags(build_summary(older)) == " --cpu esp32s3 --kernels reference --tflm 3b20912"
+    assert build_named("esp32s3/esp-nn@1.2.0@0965635") == build_named("esp32s3/esp-nn@1.2.0")
 
 
 @pytest.mark.parametrize(
@@ -155,7 +181,6 @@ def test_a_default_release_is_the_default_build() -> None:
         "cortex-m7/esp-nn",
         "esp32s3/cmsis-nn",
         "esp32s3/esp-nn@1.0.0",
-        "esp32s3/esp-nn@",
         "cortex-m7/cmsis-nn@1.2.0",
         "esp32s3/reference@1.2.0",
         "esp32s3/tflm",

@@ -59,10 +59,11 @@ def test_plan_json_names_the_build_and_its_number(
         "kernels_release": "4ab83cc3cc98",
         "kernels_named_by": "user",
         "tflm": {
-            "release": "90b983c2b3f1",
+            "release": "90b983c",
             "commit": "90b983c2b3f1480642e040bbd2ddb37b998f3424",
             "date": "2026-08-20",
-            "title": "tflite-micro 90b983c2b3f1 (2026-08-20, the Cortex-M probes' sources)",
+            "wheel": None,
+            "title": "TFLM 90b983c (2026-08-20)",
         },
     }
     assert document["min_arena_bytes"] == document["required_bytes"] == device_required

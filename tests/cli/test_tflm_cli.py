@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from arenalens.builds.tflm import TFLM_WHEEL
 from arenalens.cli import main
 from arenalens.errors import RuntimeUnavailableError
+from arenalens.runtimes.tflm import probe as probe_module
 from arenalens.runtimes.tflm import verify as tflm_verify
 from arenalens.runtimes.tflm.probe import Category, Probe
 
@@ -133,10 +135,16 @@ def fake_probe(head: int) -> Any:
     return probe
 
 
+def as_if_installed(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
+    """verify sees `version` as the installed tflite-micro wheel (whether one is or not)."""
+    for module in (probe_module, tflm_verify):
+        monkeypatch.setattr(module, "installed_version", lambda: version)
+
+
 def test_verify_exit_codes_follow_the_comparison(
     shared_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tflm_verify, "require_tflite_micro", lambda: None)
+    as_if_installed(monkeypatch, TFLM_WHEEL.wheel)
     monkeypatch.setattr(tflm_verify, "probe", fake_probe(128))
     assert main(["verify", str(shared_path / HELLO), "--runtime", "tflm"]) == 0
     assert "all predictions agree" in capsys.readouterr().out
@@ -155,6 +163,6 @@ def test_verify_without_the_runtime_extra_exits_2(
             "tflite_micro is not installed: pip install 'arenalens[runtime]'"
         )
 
-    monkeypatch.setattr(tflm_verify, "require_tflite_micro", missing)
+    monkeypatch.setattr(probe_module, "require_tflite_micro", missing)
     assert main(["verify", str(shared_path / HELLO)]) == 2
     assert "arenalens[runtime]" in capsys.readouterr().err

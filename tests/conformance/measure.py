@@ -5,6 +5,14 @@
     python -m tests.conformance.measure --target all --family nn      # one family, every target
     python -m tests.conformance.measure --target host --stale         # only new or changed models
     python -m tests.conformance.measure --target esp-ansi --variant-cases --stale  # an ESP build
+    python -m tests.conformance.measure --target host@0.dev20250107191040    # an older wheel
+    python -m tests.conformance.measure --target host@0.dev20250107191040 --models  # its models
+
+`host@<version>` runs that `tflite-micro` wheel in an environment of its own, made on first use
+(tests/conformance/wheels.py: pip, several minutes the first time). `--models` measures the shared
+corpus (../shared/models, each model TFLM loads) and the built-in examples instead of the cases,
+into data/<target>/models.json (on the installed wheel, the corpus is ../shared/models/
+reference.json's).
 
 The minimal arena is the smallest arena_size from which every larger size works. Whether a size
 fits is monotone (every tail allocation rounds down from the array's end, so a larger array never
@@ -45,9 +53,15 @@ from tests.conformance.targets import (
     ESP_PROBES_REASON,
     PROBES,
     PROBES_REASON,
+    RELEASE_PREFIX,
     TARGETS,
     Target,
+    target_named,
 )
+
+# (model file, arena size) → a probe of the real interpreter (arenalens.runtimes.tflm.probe.probe,
+# or tests.conformance.wheels.WheelProbe for an older wheel).
+Prober = Callable[[str, int], Any]
 
 DATA = Path(os.environ.get("ARENALENS_CONFORMANCE_DATA", Path(__file__).resolve().parent / "data"))
 ROOMY = 4 << 20
@@ -73,9 +87,20 @@ def data_path(target: str, family: str) -> Path:
 def load(target: str) -> dict[str, Any]:
     """A target's cached measurements over every family: {"cases": {id: figures}}."""
     cases: dict[str, Any] = {}
-    for path in sorted((DATA / target).glob("*.json")):
-        cases.update(json.loads(path.read_text())["cases"])
+    for family in FAMILIES:
+        path = data_path(target, family)
+        if path.exists():
+            cases.update(json.loads(path.read_text())["cases"])
     return {"cases": cases}
+
+
+def measured_releases() -> list[str]:
+    """The older wheel versions with cached measurements (data/host@<version>/), oldest first."""
+    return sorted(
+        path.name.removeprefix(RELEASE_PREFIX)
+        for path in DATA.glob(RELEASE_PREFIX + "*")
+        if path.is_dir()
+    )
 
 
 def save(target: str, family: str, cases: dict[str, Any]) -> None:
@@ -133,25 +158,47 @@ class _Remembered:
 
 
 def _bisect_minimum(fits: _Remembered, total: int, roomy: int, guesses: Sequence[int] = ()) -> int:
-    """A size that fits with one byte less not fitting, bracketed around head + tail."""
+    """A size that fits with one byte less not fitting: a guess that is it, else bisected in the
+    bracket the guesses' answers give, bracketed outward from the nearest answer when they give
+    only one side (a guess a few bytes off costs a few runs), else around head + tail."""
     for guess in guesses:
         if guess > 0 and fits.worth_trying(guess) and fits(guess) and not fits(guess - 1):
             return guess
     failing, fitting = fits.bracket()
     if failing is not None and fitting is not None and failing < fitting:
         return _bisect(fits, failing, fitting)
+    if fitting is not None:
+        return _search_down(fits, fitting)
+    if failing is not None:
+        return _search_up(fits, failing, roomy)
     low = max(0, total - 64)
-    if fitting is not None and failing is None:
-        low = min(low, fitting - 1)
-        return _bisect(fits, 0, low) if fits(low) else _bisect(fits, low, fitting)
-    if failing is not None and fitting is None:
-        low = max(low, failing)
     if fits(low):
         return _bisect(fits, 0, low)
     high = max(total + 256, low + 1)
     while not fits(high):
         low, high = high, min(roomy, 2 * high)
     return _bisect(fits, low, high)
+
+
+def _search_down(fits: Callable[[int], bool], fitting: int) -> int:
+    """From a size that fits, 8, 16, 32, ... bytes down until one fails, then bisected."""
+    high, step = fitting, 8
+    while True:
+        low = max(0, fitting - step)
+        if low == 0 or not fits(low):
+            return _bisect(fits, low, high)
+        high, step = low, 2 * step
+
+
+def _search_up(fits: Callable[[int], bool], failing: int, roomy: int) -> int:
+    """From a size that fails, 8, 16, 32, ... bytes up until one fits (at most `roomy`, which
+    fits), then bisected."""
+    low, step = failing, 8
+    while True:
+        high = min(roomy, failing + step)
+        if high == roomy or fits(high):
+            return _bisect(fits, low, high)
+        low, step = high, 2 * step
 
 
 def _residue_groups(tail_at: Callable[[int], int], total: int) -> list[tuple[int, ...]]:
@@ -196,13 +243,27 @@ def _bisect(fits: Callable[[int], bool], low: int, high: int) -> int:
     return high
 
 
-def measure_host(case: Case) -> dict[str, Any]:
-    """The wheel: head, tail, categories at a roomy size, then the minimal arena."""
-    from arenalens.runtimes.tflm.probe import probe
+def measure_host(case: Case, probe: Prober | None = None) -> dict[str, Any]:
+    """The wheel: head, tail, categories at a roomy size, then the minimal arena. `probe` runs
+    another wheel (default: the installed one)."""
+    return measure_wheel(case.model(), probe, scan_bytes=case.scan_bytes)
+
+
+def measure_wheel(
+    data: bytes,
+    probe: Prober | None = None,
+    *,
+    scan_bytes: int = 0,
+    guesses: Callable[[dict[str, Any]], list[int]] | None = None,
+) -> dict[str, Any]:
+    """Model bytes on a wheel: head, tail, categories at a roomy size, then the minimal arena.
+    `guesses(figures at the roomy size)` may name sizes to try first (minimum_size's guesses)."""
+    if probe is None:
+        from arenalens.runtimes.tflm.probe import probe
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
-        path.write_bytes(case.model())
+        path.write_bytes(data)
         roomy = probe(str(path), ROOMY)
         if not roomy.fits:
             return {"loads": False, "error": _last_line(roomy.log)}
@@ -231,7 +292,8 @@ def measure_host(case: Case) -> dict[str, Any]:
             fits,
             total,
             ROOMY,
-            scan_bytes=case.scan_bytes,
+            [] if guesses is None else guesses(figures),
+            scan_bytes=scan_bytes,
             tail_at=tail_at,
         )
     return figures
@@ -398,16 +460,119 @@ def _last_line(log: str) -> str:
     return lines[-1] if lines else "no message"
 
 
-def measure(case: Case, target: Target) -> dict[str, Any]:
-    """One case on one target → its figures, with the model's hash."""
-    figures = measure_device(case, target) if target.device else measure_host(case)
+def measure(case: Case, target: Target, probe: Prober | None = None) -> dict[str, Any]:
+    """One case on one target → its figures, with the model's hash (`probe`: the wheel of a
+    `host@<version>` target)."""
+    if target.device:
+        figures = measure_device(case, target)
+    else:
+        figures = measure_wheel(
+            case.model(),
+            probe,
+            scan_bytes=case.scan_bytes,
+            guesses=_wheel_guesses(case.model(), target) if target.wheel else None,
+        )
     return {"sha256": case.sha256(), **figures}
+
+
+def _wheel_guesses(data: bytes, target: Target) -> Callable[[dict[str, Any]], list[int]]:
+    """First sizes to try on an older wheel (starting points only: minimum_size confirms them, so
+    a wrong one costs a few runs, not a wrong figure): arenalens' minimal arena for the wheel's
+    release, and its minimal arena on the installed wheel moved by the measured difference in
+    head + tail."""
+
+    def guesses(figures: dict[str, Any]) -> list[int]:
+        from tests.conformance.predict import predict
+
+        found = []
+        for build_of, moved in ((target, False), (TARGETS["host"], True)):
+            try:
+                predicted = predict(data, build_of)
+            except Exception:  # a guess is optional: measure without it
+                continue
+            if predicted.get("loads"):
+                shift = figures["head"] + figures["tail"] - predicted["head"] - predicted["tail"]
+                found.append(int(predicted["min_arena"]) + (shift if moved else 0))
+        return list(dict.fromkeys(found))
+
+    return guesses
+
+
+def models() -> dict[str, bytes]:
+    """The shared corpus ('shared:<file>', when ../shared/models exists) and the built-in
+    examples ('example:<name>'), as measured by `--models`."""
+    from arenalens.examples import EXAMPLES, example_bytes
+    from tests.conftest import SHARED_MODELS
+
+    found = {f"shared:{path.name}": path.read_bytes() for path in SHARED_MODELS.glob("*.tflite")}
+    found.update({f"example:{name}": example_bytes(name) for name in sorted(EXAMPLES)})
+    return found
+
+
+def models_path(target: str) -> Path:
+    """Where `--models` caches one target's corpus and example measurements."""
+    return DATA / target / "models.json"
+
+
+def load_models(target: str) -> dict[str, Any]:
+    """A target's cached corpus and example measurements: {key: figures} ({} when none)."""
+    path = models_path(target)
+    if not path.exists():
+        return {}
+    cached: dict[str, Any] = json.loads(path.read_text())["models"]
+    return cached
+
+
+def _measure_models(target: Target, probe: Prober | None, stale: bool) -> None:
+    """Every corpus model and example on one wheel → data/<target>/models.json."""
+    import hashlib
+
+    found = load_models(target.name)
+    chosen = models()
+    for number, (key, data) in enumerate(sorted(chosen.items()), 1):
+        digest = hashlib.sha256(data).hexdigest()
+        if stale and found.get(key, {}).get("sha256") == digest:
+            continue
+        guesses = _wheel_guesses(data, target) if target.wheel else None
+        found[key] = {"sha256": digest, **measure_wheel(data, probe, guesses=guesses)}
+        print(f"{target.name} {number}/{len(chosen)} {key}: {found[key]}")
+        document = {
+            "about": "Shared corpus models and built-in examples on this wheel (head, tail and "
+            "categories at 4 MiB, minimal arena). Remade by `python -m "
+            f"tests.conformance.measure --target {target.name} --models`.",
+            "models": dict(sorted(found.items())),
+        }
+        path = models_path(target.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+def _wheel_probe(target: Target) -> Any:
+    """The probe of a `host@<version>` target's wheel (a context manager), recorded in
+    data/<target>/wheel.json with the commit it was built from."""
+    from contextlib import nullcontext
+
+    if target.wheel is None:
+        return nullcontext(None)
+    from tests.conformance.wheels import WheelProbe
+
+    probe = WheelProbe(target.wheel)
+    record = DATA / target.name / "wheel.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(
+        json.dumps({"version": target.wheel, "commit": probe.commit}, indent=1) + "\n"
+    )
+    return probe
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure the selected cases on the selected targets and update the cache."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--target", default="host", help=f"all or one of {', '.join(TARGETS)}")
+    parser.add_argument(
+        "--target",
+        default="host",
+        help=f"all, one of {', '.join(TARGETS)}, or {RELEASE_PREFIX}<tflite-micro version>",
+    )
     parser.add_argument("--family", action="append", choices=FAMILIES)
     parser.add_argument("--case", action="append", help="case id (repeatable)")
     parser.add_argument("--stale", action="store_true", help="only cases new or changed")
@@ -416,10 +581,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="on an ESP build, only the cases tests/conformance/esp_variants.py selects for it",
     )
+    parser.add_argument(
+        "--models", action="store_true", help="the shared corpus and the examples, not the cases"
+    )
     args = parser.parse_args(argv)
     targets = list(TARGETS) if args.target == "all" else [args.target]
     for name in targets:
-        target = TARGETS[name]
+        target = target_named(name)
         selected = _selected_ids(name) if args.variant_cases else None
         cases = [
             case
@@ -428,15 +596,19 @@ def main(argv: list[str] | None = None) -> int:
             and (not args.family or case.family in args.family)
             and (selected is None or case.id in selected)
         ]
-        for number, case in enumerate(cases, 1):
-            path = data_path(name, case.family)
-            family = json.loads(path.read_text())["cases"] if path.exists() else {}
-            cached = family.get(case.id)
-            if args.stale and cached is not None and cached.get("sha256") == case.sha256():
+        with _wheel_probe(target) as probe:
+            if args.models:
+                _measure_models(target, probe, args.stale)
                 continue
-            family[case.id] = measure(case, target)
-            print(f"{name} {number}/{len(cases)} {case.id}: {family[case.id]}")
-            save(name, case.family, family)
+            for number, case in enumerate(cases, 1):
+                path = data_path(name, case.family)
+                family = json.loads(path.read_text())["cases"] if path.exists() else {}
+                cached = family.get(case.id)
+                if args.stale and cached is not None and cached.get("sha256") == case.sha256():
+                    continue
+                family[case.id] = measure(case, target, probe)
+                print(f"{name} {number}/{len(cases)} {case.id}: {family[case.id]}")
+                save(name, case.family, family)
     return 0
 
 

@@ -1,6 +1,9 @@
 """Measured targets: name → the arenalens build predicted for it and how it is measured.
 
-* `host`: the x86-64 `tflite_micro` wheel (`arenalens.runtimes.tflm.probe`).
+* `host`: the x86-64 `tflite_micro` wheel installed here (`arenalens.runtimes.tflm.probe`).
+* `host@<version>`: an older `tflite-micro` wheel, run in an environment of its own
+  (`tests/conformance/wheels.py`); `release_target(version)` makes one (measure.py's
+  `measured_releases()` lists those with cached measurements).
 * `cortex-*`: real TFLM for Cortex-M under QEMU (the probes in ../shared/tools/cortex-m,
   run through their `run.py`), measured with the recording allocator (head, tail, categories,
   minimal arena) and the plain allocator firmware uses (tail, minimal arena).
@@ -17,7 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenalens.builds.build import HOST, Build, build_named, device_build
+from arenalens.builds.build import HOST, Build, build_named, device_build, host_build
+from arenalens.builds.tflm import wheel_release
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROBES = Path(
@@ -55,6 +59,7 @@ class Target:
     # ESP probes take about four times as long at 192 MiB as at a few MiB (QEMU touches the
     # memory), and a conformance case needs well under 4 MiB; a multiple of 16, as the default.
     roomy_arena: int | None = None
+    wheel: str | None = None  # the tflite-micro version of a `host@<version>` target
 
     @property
     def predicted(self) -> Build:
@@ -72,6 +77,24 @@ class Target:
     def qemu(self) -> str:
         """The QEMU binary the target's probes run under."""
         return "qemu-system-riscv32" if self.probes == ESP_PROBES else "qemu-system-arm"
+
+
+RELEASE_PREFIX = "host@"
+
+
+def release_target(version: str) -> Target:
+    """An older wheel as a measured target, `host@<version>`: predicted for the host build of
+    that wheel's TFLM release."""
+    return Target(
+        RELEASE_PREFIX + version, host_build(wheel_release(version)), False, wheel=version
+    )
+
+
+def target_named(name: str) -> Target:
+    """A target by name: one of TARGETS, or `host@<wheel version>`."""
+    if name.startswith(RELEASE_PREFIX):
+        return release_target(name.removeprefix(RELEASE_PREFIX))
+    return TARGETS[name]
 
 
 def _device(name: str) -> Target:

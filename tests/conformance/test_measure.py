@@ -76,3 +76,19 @@ def test_wrong_guesses_still_give_the_minimum_and_bracket_the_bisection() -> Non
 
 def test_guesses_do_not_hide_the_band_where_setup_lost_its_op_data() -> None:
     assert minimum_size(_fits, 600, 1 << 20, [512, 584, 600]) == 780
+
+
+def test_a_guess_a_few_bytes_off_is_bracketed_from_where_it_lies() -> None:
+    asked: list[int] = []
+
+    def fits(size: int) -> bool:
+        asked.append(size)
+        return size >= 1000
+
+    for guess, most in ((992, 5), (1008, 7), (1100, 13), (700, 16)):
+        asked.clear()
+        assert minimum_size(fits, 900, 1 << 20, [guess]) == 1000
+        assert len(asked) == len(set(asked)) <= most  # each size once; a bisection asks 20
+    asked.clear()
+    minimum_size(fits, 900, 1 << 20, [1000])
+    assert asked == [1000, 999]

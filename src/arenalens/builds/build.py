@@ -16,10 +16,11 @@ of `Build`:
   set, none (Armv6-M, Armv7-M without DSP), the DSP extension or MVE (Helium); for ESP-NN the
   chip's own functions (ESP32-S3, ESP32-P4), the generic optimised C (every other chip), or ANSI C
   (`CONFIG_NN_ANSI_C`, any chip);
-* the **TFLM release** (`tflm`): the tflite-micro sources built; struct members come and go
-  between releases (`TflmRelease.features`);
-* **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it,
-  TFLM's default firmware build is not;
+* the **TFLM release** (`tflm`, builds/tflm.py): the tflite-micro sources built, a point in
+  TFLM's history; struct members, kernel checks and registrations come and go between releases
+  (the changes it has: `TflmRelease.features`);
+* **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it
+  since 2025-08-04, TFLM's default firmware build is not;
 * the **allocator** (`recording`): firmware's `MicroAllocator`, or the `RecordingMicroAllocator`
   the wheel uses (it keeps records in the tail, and prints the categories).
 
@@ -41,18 +42,28 @@ its ESP-NN kernels (`CMakeLists.txt` removes TFLM's seven and globs `kernels/esp
 chip's build takes ESP-NN unless told `--kernels reference`, at esp-tflite-micro v1.3.8's TFLM
 (096563546) and the newest esp-nn its `idf_component.yml` (`>= 1.1.1`) resolves to, 1.2.3;
 `--kernels esp-nn@1.2.0` names a pinned one (`dependencies.lock`), `esp-nn-ansi` the ANSI C
-setting. docs/esp-nn.md has the sources.
+setting. ESP-NN builds exist at that TFLM release only (its kernel files are v1.3.8's); the
+reference kernels on an ESP chip at any covered release. docs/esp-nn.md has the sources.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.abi import ILP32, ILP32_INT_ENUMS, LP64, Abi
+from arenalens.builds.tflm import (
+    CHANGES,
+    TFLM_CORTEX_M_PROBES,
+    TFLM_WHEEL,
+    WHEEL_COMPRESSION,
+    TflmRelease,
+    tflm_release,
+)
 from arenalens.errors import UsageError
 
 
@@ -71,6 +82,10 @@ KERNEL_LIBRARIES = tuple(str(library) for library in KernelLibrary)
 KERNEL_LIBRARY_TITLES: Mapping[KernelLibrary, str] = MappingProxyType(
     {REFERENCE: "reference", CMSIS_NN: "CMSIS-NN", ESP_NN: "ESP-NN"}
 )
+# How a library's own release is named under a figure: 'CMSIS-NN 4ab83cc3cc98', 'esp-nn 1.2.3'.
+KERNEL_RELEASE_TITLES: Mapping[KernelLibrary, str] = MappingProxyType(
+    {CMSIS_NN: "CMSIS-NN", ESP_NN: "esp-nn"}
+)
 # What --kernels takes besides the library names: ESP-NN built with CONFIG_NN_ANSI_C (its ANSI C
 # functions on any chip), and a release after '@' (esp-nn only: `esp-nn@1.2.0`).
 ESP_NN_ANSI = "esp-nn-ansi"
@@ -79,12 +94,18 @@ KERNELS_RELEASE_SEPARATOR = "@"
 # The CMSIS-NN sources arenalens's CMSIS-NN rules are checked against: the commit the Cortex-M
 # probes build (../shared/tools/cortex-m/build/build.sh).
 CMSIS_NN_RELEASE = "4ab83cc3cc98"
+# The TFLM releases whose CMSIS-NN builds those rules describe: TFLM pins CMSIS-NN 4ab83cc from
+# acc13e42e (2026-06-24) on, and its kernels/cmsis_nn/ glue last changed before the probes'
+# commit in bc0e8c658 (2026-07-08); past the probes' commit (90b983c2b, the newest TFLM sources
+# read here) neither is known.
+CMSIS_NN_TFLM_FROM = "bc0e8c658b7925c0cad3313027135b4485ccb329"
 
 # The esp-nn releases whose scratch-size functions the ESP-NN rules model
 # (runtimes/tflm/kernels/esp_nn/buffers.py), oldest first, and the default: the newest, which
 # esp-tflite-micro v1.3.8's `espressif/esp-nn >= 1.1.1` resolves to without a lock file.
 ESP_NN_RELEASES = ("1.1.1", "1.1.2", "1.2.0", "1.2.1", "1.2.2", "1.2.3")
 ESP_NN_RELEASE = ESP_NN_RELEASES[-1]
+_ESP_NN_RELEASE_SPELLING = re.compile(r"^v?\d+\.\d+\.\d+$")
 
 # The instruction-set path CMSIS-NN compiles for (arm_nn_math_types.h: ARM_MATH_DSP from
 # __ARM_FEATURE_DSP, ARM_MATH_MVEI from __ARM_FEATURE_MVE).
@@ -113,50 +134,12 @@ ISA_TITLES: Mapping[str, str] = MappingProxyType(
 NAMED_BY_USER = "user"
 NAMED_BY_BOARD = "board"
 
-# Build features, as struct members name them in `only_with` (runtimes/tflm/abi.py).
+# Build features, as struct members name them in `only_with` (runtimes/tflm/abi.py): this one,
+# and the keys of the TFLM changes a release has (builds/tflm.py).
 COMPRESSION = "compression"  # USE_TFLM_COMPRESSION
-# The wheel is built from later tflite-micro sources than the Cortex-M builds (g8f6596d vs
-# 90b983c2b3f1); struct members added in between are `only_with` this feature, which only the
-# wheel's `TflmRelease` has.
-WHEEL_SOURCES = "wheel-sources"
-
-
-@dataclass(frozen=True, slots=True)
-class TflmRelease:
-    """One tflite-micro source tree a build compiles: which struct members and kernels exist."""
-
-    name: str  # the spelling documents use: the commit, abbreviated as git describes it
-    commit: str  # the tflite-micro commit, as far as it is known
-    date: str  # ISO date of the sources (releases order by it)
-    title: str
-    # The `only_with` struct variants these sources have (`WHEEL_SOURCES`).
-    features: frozenset[str] = frozenset()
-
-
-# The `tflite-micro` PyPI wheel arenalens measures against: version 0.dev20261023182759, built
-# from commit 8f6596d (its METADATA links the sources there); the date is the wheel's build date.
-TFLM_WHEEL = TflmRelease(
-    name="8f6596d",
-    commit="8f6596d",
-    date="2026-10-23",
-    title="tflite-micro 0.dev20261023182759 (the PyPI wheel, g8f6596d)",
-    features=frozenset({WHEEL_SOURCES}),
-)
-# The tflite-micro commit the Cortex-M probes build (../shared/tools/cortex-m/README.md).
-TFLM_CORTEX_M_PROBES = TflmRelease(
-    name="90b983c2b3f1",
-    commit="90b983c2b3f1480642e040bbd2ddb37b998f3424",
-    date="2026-08-20",
-    title="tflite-micro 90b983c2b3f1 (2026-08-20, the Cortex-M probes' sources)",
-)
 # The tflite-micro sources Espressif's esp-tflite-micro v1.3.8 ships (docs/esp-nn.md: every file
 # outside kernels/esp_nn/ is byte-identical to this commit); what an ESP chip's build compiles.
-TFLM_ESP_TFLITE_MICRO = TflmRelease(
-    name="096563546",
-    commit="096563546742ba81adb6f012ab718d196a48e02d",
-    date="2026-07-13",
-    title="tflite-micro 096563546 (2026-07-13, as esp-tflite-micro v1.3.8 ships it)",
-)
+TFLM_ESP_TFLITE_MICRO = tflm_release("096563546742ba81adb6f012ab718d196a48e02d")
 TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
     {release.name: release for release in (TFLM_ESP_TFLITE_MICRO, TFLM_CORTEX_M_PROBES, TFLM_WHEEL)}
 )
@@ -185,7 +168,7 @@ class Cpu:
     abi: Abi = ILP32
     libraries: frozenset[KernelLibrary] = frozenset({REFERENCE, CMSIS_NN})
     default_kernels: KernelLibrary = REFERENCE  # without --kernels
-    tflm: TflmRelease = TFLM_CORTEX_M_PROBES
+    tflm: TflmRelease = TFLM_CORTEX_M_PROBES  # without --tflm
     toolchain: str = CORTEX_M_TOOLCHAIN
 
 
@@ -252,6 +235,14 @@ class Build:
         own = frozenset({COMPRESSION}) if self.compression else frozenset()
         object.__setattr__(self, "features", own | self.tflm.features)
 
+    def has(self, change: str) -> bool:
+        """Does this build have a change of TFLM's history (builds/tflm.py `HISTORY`)? A
+        source change when its release does; a change of how the wheel is built on the host
+        only."""
+        if CHANGES[change].wheel_only:
+            return self.is_host and self.tflm.has(change)
+        return change in self.tflm.features
+
     @property
     def kernels_named(self) -> bool:
         """True when the user or a board named the kernel library (a plan that holds on that
@@ -272,19 +263,64 @@ class Build:
         """The same build with the recording (or plain) allocator."""
         return replace(self, recording=recording)
 
+    def at_release(self, tflm: TflmRelease) -> Build:
+        """The same build compiled from another TFLM release (the wheel of that release, for
+        the host: with compression from when the wheel was built so)."""
+        if self.is_host:
+            return host_build(tflm)
+        if self.kernels == CMSIS_NN:
+            _check_cmsis_nn_release(tflm)
+        if self.kernels == ESP_NN:
+            _check_esp_nn_release(tflm)
+        base = split_release(self.name)[0]
+        name = (
+            base if tflm == default_release(self.cpu) else f"{base}{RELEASE_SEPARATOR}{tflm.name}"
+        )
+        return replace(self, name=name, tflm=tflm)
 
-HOST = Build(
-    name="host",
-    title="x86-64 host (tflite_micro wheel: reference kernels, compression, recording allocator)",
-    abi=LP64,
-    kernels=REFERENCE,
-    isa=ISA_NONE,
-    compression=True,
-    recording=True,
-    tflm=TFLM_WHEEL,
-)
-# What documents say the TFLM figures are for when no device is chosen.
-HOST_DEVICE = "64-bit host build (tflite-micro wheel)"
+
+def default_release(cpu: str | None) -> TflmRelease:
+    """The TFLM release a build of this core compiles unless --tflm says otherwise: its SDK's
+    (the Cortex-M probes' commit, esp-tflite-micro v1.3.8's); the newest wheel's for the host."""
+    if cpu is None:
+        return TFLM_WHEEL
+    core = CPUS.get(cpu)
+    return TFLM_CORTEX_M_PROBES if core is None else core.tflm
+
+
+# A build name with a release: "host@2b3f8d0", "cortex-m7/cmsis-nn@2025-08",
+# "esp32s3/esp-nn@1.2.0@2025-08" (an esp-nn release first, then TFLM's).
+RELEASE_SEPARATOR = "@"
+
+
+def split_release(name: str) -> tuple[str, str]:
+    """A build name → (the build without its TFLM release, that release or ''): the last '@'
+    part is the TFLM release unless it spells an esp-nn release ('1.2.0'), which belongs to the
+    kernels ('esp32s3/esp-nn@1.2.0')."""
+    base, separator, last = name.strip().rpartition(RELEASE_SEPARATOR)
+    if not separator or _ESP_NN_RELEASE_SPELLING.match(last.strip().lower()):
+        return name.strip(), ""
+    return base, last
+
+
+def host_build(tflm: TflmRelease = TFLM_WHEEL) -> Build:
+    """The x86-64 `tflite-micro` wheel of a TFLM release (reference kernels, the recording
+    allocator; compression from 2025-08-04 on, when the wheel started to be built with it)."""
+    compression = tflm.has(WHEEL_COMPRESSION)
+    return Build(
+        name="host" if tflm == TFLM_WHEEL else f"host{RELEASE_SEPARATOR}{tflm.name}",
+        title="x86-64 host (tflite_micro wheel: reference kernels, "
+        f"{'compression' if compression else 'no compression'}, recording allocator)",
+        abi=LP64,
+        kernels=REFERENCE,
+        isa=ISA_NONE,
+        compression=compression,
+        recording=True,
+        tflm=tflm,
+    )
+
+
+HOST = host_build()
 
 
 def cpu_named(text: str) -> Cpu:
@@ -360,13 +396,15 @@ def device_build(
     *,
     recording: bool = False,
     named_by: str | None = NAMED_BY_USER,
+    tflm: TflmRelease | str | None = None,
 ) -> Build:
     """(core, kernel library) → the firmware build: the core's ABI, its SDK's default flags (no
-    compression) at the TFLM release its SDK builds (the Cortex-M probes' commit; esp-tflite-micro
-    v1.3.8's on an ESP chip), the plain MicroAllocator unless `recording`. `kernels` given
-    (--kernels: 'cmsis-nn', 'esp-nn@1.2.0', ...) is named by `named_by` (the user unless a board
-    preset says it); without it, the core's default (reference on Cortex-M, ESP-NN on an ESP
-    chip, as esp-tflite-micro always links it), not named."""
+    compression) at a TFLM release (`tflm`: a release, what --tflm takes, or None for the one its
+    SDK builds: the Cortex-M probes' commit, esp-tflite-micro v1.3.8's on an ESP chip), the plain
+    MicroAllocator unless `recording`. `kernels` given (--kernels: 'cmsis-nn', 'esp-nn@1.2.0',
+    ...) is named by `named_by` (the user unless a board preset says it); without it, the core's
+    default (reference on Cortex-M, ESP-NN on an ESP chip, as esp-tflite-micro always links it),
+    not named."""
     core = cpu_named(cpu)
     option = KernelsOption(core.default_kernels) if kernels is None else kernels_option(kernels)
     library = option.library
@@ -376,7 +414,7 @@ def device_build(
             f"--kernels {kernels}: {KERNEL_LIBRARY_TITLES[library]} kernels do not run on "
             f"{core.title} (its builds link {runs} kernels)"
         )
-    return Build(
+    build = Build(
         name=f"{core.name}/{option.spelling}",
         title=f"{core.title}, {_kernels_title(core, option)}",
         abi=core.abi,
@@ -389,6 +427,7 @@ def device_build(
         kernels_release=_kernels_release(option),
         kernels_named_by=None if kernels is None else named_by,
     )
+    return build if tflm is None else build.at_release(as_release(tflm))
 
 
 def _code_path(core: Cpu, option: KernelsOption) -> str:
@@ -408,36 +447,63 @@ def _kernels_release(option: KernelsOption) -> str:
 
 
 def _kernels_title(core: Cpu, option: KernelsOption) -> str:
-    """'CMSIS-NN kernels', 'ESP-NN kernels (esp-nn 1.2.3, ESP32-S3 path), esp-tflite-micro
-    v1.3.8'."""
+    """'CMSIS-NN kernels', 'ESP-NN kernels (ESP32-S3 path), esp-tflite-micro v1.3.8' (the
+    library's release and TFLM's are named by `build_title`)."""
     title = f"{KERNEL_LIBRARY_TITLES[option.library]} kernels"
     if option.library == ESP_NN:
-        path = ISA_TITLES[_code_path(core, option)]
-        title += f" (esp-nn {_kernels_release(option)}, {path})"
-    if core.tflm is TFLM_ESP_TFLITE_MICRO:
-        title += ", esp-tflite-micro v1.3.8"
+        title += f" ({ISA_TITLES[_code_path(core, option)]}), esp-tflite-micro v1.3.8"
     return title
 
 
-def select_build(cpu: str | None, kernels: str | None) -> Build:
-    """The --cpu / --kernels options → a build; neither → the host wheel."""
+def _check_cmsis_nn_release(tflm: TflmRelease) -> None:
+    """UsageError unless arenalens's CMSIS-NN rules describe a CMSIS-NN build of this release."""
+    first = tflm_release(CMSIS_NN_TFLM_FROM)
+    if not first.time <= tflm.time <= TFLM_CORTEX_M_PROBES.time:
+        raise UsageError(
+            f"CMSIS-NN builds are modelled for TFLM {first.name} ({first.date}) to "
+            f"{TFLM_CORTEX_M_PROBES.name} ({TFLM_CORTEX_M_PROBES.date}), which pin CMSIS-NN "
+            f"{CMSIS_NN_RELEASE}; {tflm.title} is not: use --kernels reference, or another --tflm"
+        )
+
+
+def _check_esp_nn_release(tflm: TflmRelease) -> None:
+    """UsageError unless the release is esp-tflite-micro v1.3.8's TFLM, whose ESP-NN kernel
+    files arenalens's rules describe."""
+    if tflm != TFLM_ESP_TFLITE_MICRO:
+        raise UsageError(
+            "ESP-NN builds are modelled as esp-tflite-micro v1.3.8 ships them, at "
+            f"{TFLM_ESP_TFLITE_MICRO.title}; {tflm.title} is not: use --kernels reference for "
+            "TFLM's own kernels at that release, or leave out --tflm"
+        )
+
+
+def as_release(tflm: TflmRelease | str) -> TflmRelease:
+    """A release, or what --tflm takes (a wheel version, a date, a commit) → the release."""
+    return tflm if isinstance(tflm, TflmRelease) else tflm_release(tflm)
+
+
+def select_build(cpu: str | None, kernels: str | None, tflm: str | None = None) -> Build:
+    """The --cpu / --kernels / --tflm options → a build; no core → the host wheel (of the
+    --tflm release)."""
     if cpu is None:
         if kernels is not None and kernel_library_named(kernels) != REFERENCE:
             raise UsageError(
                 "--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core, ESP-NN on an "
                 "ESP32 chip)"
             )
-        return HOST
-    return device_build(cpu, kernels)
+        return HOST if tflm is None else host_build(tflm_release(tflm))
+    return device_build(cpu, kernels, tflm=tflm)
 
 
 def build_named(name: str) -> Build:
     """'host', 'cortex-m7', 'cortex-m7/cmsis-nn' or 'esp32s3/esp-nn@1.2.0' (as `Build.name` spells
-    it) → the build; a library in the name counts as named."""
-    if name.strip().lower() == HOST.name:
-        return HOST
-    cpu, _, kernels = name.partition("/")
-    return device_build(cpu, kernels or None)
+    it), each optionally with '@' and a TFLM release as --tflm takes it ('host@2025-08') → the
+    build; a library in the name counts as named."""
+    base, tflm = split_release(name)
+    if base.lower() == HOST.name:
+        return HOST if not tflm else host_build(tflm_release(tflm))
+    cpu, _, kernels = base.partition("/")
+    return device_build(cpu, kernels or None, tflm=tflm or None)
 
 
 def as_build(build: Build | str | None) -> Build:
@@ -464,10 +530,13 @@ def allocator_name(build: Build) -> str:
 
 
 def build_title(build: Build) -> str:
-    """The build in words, as every document names what a figure is for."""
-    if build == HOST:
-        return HOST_DEVICE
-    return f"{build.title}; {build.abi.name}, {allocator_name(build)}"
+    """The build in words, as every document names what a figure is for: the device, its kernel
+    library and that library's release, and the TFLM release."""
+    if build.is_host:
+        return f"64-bit host build, {build.tflm.title}"
+    library = KERNEL_RELEASE_TITLES.get(build.kernels, "")
+    kernels = f"; {library} {build.kernels_release}" if build.kernels_release else ""
+    return f"{build.title}; {build.abi.name}, {allocator_name(build)}{kernels}; {build.tflm.title}"
 
 
 def build_summary(build: Build) -> dict[str, Any]:
@@ -485,20 +554,31 @@ def build_summary(build: Build) -> dict[str, Any]:
         "kernels_named_by": build.kernels_named_by,
         "tflm": {
             "release": build.tflm.name,
-            "commit": build.tflm.commit,
+            "commit": build.tflm.commit or None,
             "date": build.tflm.date,
+            "wheel": build.tflm.wheel or None,
             "title": build.tflm.title,
         },
     }
 
 
+def kernels_release_title(summary: Mapping[str, Any]) -> str:
+    """A build summary → its kernel library's own release as figures name it ('CMSIS-NN
+    4ab83cc3cc98', 'esp-nn 1.2.3'); '' for the reference kernels (TFLM's release)."""
+    release = summary.get("kernels_release")
+    library = KERNEL_RELEASE_TITLES.get(KernelLibrary(summary.get("kernels") or REFERENCE), "")
+    return f"{library} {release}" if release and library else ""
+
+
 def build_flags(summary: Mapping[str, Any]) -> str:
     """A build summary (`build_summary`) → the options that select it again, for the commands
-    a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', or '' for the host wheel."""
+    a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', '' for today's host wheel, with
+    ' --tflm RELEASE' for another TFLM release than the build's default."""
     cpu = summary.get("cpu")
+    release = release_flag(summary)
     if not cpu:
-        return ""
-    return f" --cpu {cpu} --kernels {kernels_flag(summary)}"
+        return release
+    return f" --cpu {cpu} --kernels {kernels_flag(summary)}{release}"
 
 
 def kernels_flag(summary: Mapping[str, Any]) -> str:
@@ -513,3 +593,25 @@ def kernels_flag(summary: Mapping[str, Any]) -> str:
         None if release == ESP_NN_RELEASE else str(release),
         summary.get("isa") == ISA_ESP_ANSI,
     ).spelling
+
+
+def release_flag(summary: Mapping[str, Any]) -> str:
+    """' --tflm RELEASE' when a build summary's TFLM release is not its build's default (so a
+    suggested command, with --target too, stays at the release the user asked for), else ''."""
+    tflm = summary.get("tflm") or {}
+    default = default_release(summary.get("cpu")).name
+    return "" if tflm.get("release", default) == default else f" --tflm {_tflm_flag(tflm)}"
+
+
+def _tflm_flag(tflm: Mapping[str, Any]) -> str:
+    """The --tflm value that names a summarised release again: its wheel, else its short commit
+    (the whole hash when the short one is ambiguous), else its date."""
+    if tflm.get("wheel"):
+        return str(tflm["wheel"])
+    commit = str(tflm.get("commit") or "")
+    if commit:
+        try:
+            return commit[:7] if tflm_release(commit[:7]).commit == commit else commit
+        except UsageError:
+            return commit
+    return str(tflm.get("release"))

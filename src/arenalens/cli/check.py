@@ -203,10 +203,10 @@ def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
 
 def board_build(args: argparse.Namespace, board: Target) -> Build:
     """The build one board's row is for: --cpu / --kernels when given, else the board's core
-    and default kernels (TFLM only; LiteRT has one figure)."""
+    and default kernels, at the --tflm release (TFLM only; LiteRT has one figure)."""
     if args.runtime != "tflm":
         return selected_build(args)
-    return target_build(board, cpu=args.cpu, kernels=args.kernels)
+    return target_build(board, cpu=args.cpu, kernels=args.kernels, tflm=args.tflm)
 
 
 def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:

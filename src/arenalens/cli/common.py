@@ -19,6 +19,7 @@ from arenalens.builds.build import (
     kernel_library_named,
     select_build,
 )
+from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
@@ -60,8 +61,8 @@ def add_runtime_option(parser: argparse.ArgumentParser, default: str = "tflm") -
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
-    """--cpu CORE and --kernels LIBRARY: plan for TFLM built for a Cortex-M core or an ESP32 chip
-    (see `selected_build`)."""
+    """--cpu CORE, --kernels LIBRARY and --tflm RELEASE: plan for TFLM built for a Cortex-M core
+    or an ESP32 chip, or at another TFLM release (see `selected_build`)."""
     group = parser.add_argument_group(
         "device (TFLite Micro)",
         "figures for TFLM built for a Cortex-M core or an ESP32 chip (32-bit, the plain "
@@ -87,20 +88,32 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         "(esp-tflite-micro always links it); cmsis-nn and esp-nn take their code path from "
         "--cpu. With --overlap also the access order overlaps respect",
     )
+    group.add_argument(
+        "--tflm",
+        metavar="RELEASE",
+        help="the TFLite Micro release built: a tflite-micro version (0.dev20250808035851), a "
+        "date (2025-08: TFLM as of that month's end) or a TFLM commit; default: the wheel "
+        f"{TFLM_WHEEL.wheel} on the host, the Cortex-M probes' commit "
+        f"{TFLM_CORTEX_M_PROBES.name} with --cpu ({coverage()})",
+    )
 
 
 def selected_build(args: argparse.Namespace) -> Build:
     """The TFLM build the options select: --cpu / --kernels → a Cortex-M or ESP32 build, neither
-    → the x86-64 wheel. Every command asks here, so a board preset can imply a core and kernels."""
+    → the x86-64 wheel, each at the --tflm release. Every command asks here, so a board preset
+    can imply a core and kernels."""
     cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
+    tflm = getattr(args, "tflm", None)
     if cpu is None and getattr(args, "overlap", False):
         # --overlap --kernels cmsis-nn alone asks only for CMSIS-NN's access order.
         kernels = None
     runtime = getattr(args, "runtime", "tflm")
     target = _single_target(args)
+    if runtime != "tflm" and tflm is not None:
+        raise UsageError(f"--tflm selects a TFLite Micro release; --runtime {runtime} has none")
     if target is not None and runtime == "tflm":
-        return target_build(target, cpu=cpu, kernels=kernels)
-    build = select_build(cpu, kernels)
+        return target_build(target, cpu=cpu, kernels=kernels, tflm=tflm)
+    build = select_build(cpu, kernels, tflm)
     if runtime != "tflm" and not build.is_host:
         raise UsageError(
             f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"

@@ -25,6 +25,7 @@ from arenalens.cli.common import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
+from arenalens.runtimes.tflm.probe import is_installed_wheel
 
 
 def register(subparsers: Any) -> None:
@@ -130,7 +131,10 @@ def run(args: argparse.Namespace) -> int:
         accepted, reason = False, "not written: nothing to save"
     else:
         accepted, reason = _accept(
-            optimization.new_head, optimization.original_head, proof, same_build=build.is_host
+            optimization.new_head,
+            optimization.original_head,
+            proof,
+            same_build=is_installed_wheel(build),
         )
     if reason:
         proof_note = "; ".join(n for n in (proof_note, reason) if n)

@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from arenalens.builds.build import HOST, Build, host_build
+from arenalens.builds.tflm import tflm_release
 from arenalens.cli.common import (
     add_model_argument,
     add_output_options,
@@ -18,12 +20,13 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
-from arenalens.errors import UsageError
+from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
 from arenalens.runtimes import get_runtime
+from arenalens.runtimes.tflm.probe import installed_build
 
 EXIT_AGREES = 0
 EXIT_MISMATCH = 1
@@ -41,6 +44,12 @@ def register(subparsers: Any) -> None:
     add_model_argument(parser)
     add_runtime_option(parser)
     parser.add_argument(
+        "--tflm",
+        metavar="RELEASE",
+        help="predict for this TFLite Micro release (a tflite-micro version, a date like 2025-08 "
+        "or a commit) instead of the installed wheel's",
+    )
+    parser.add_argument(
         "--min-arena",
         action="store_true",
         help="also find the smallest working arena size by bisection (TFLM; a few seconds)",
@@ -55,17 +64,38 @@ def run(args: argparse.Namespace) -> int:
     rules = get_runtime(args.runtime)
     if args.min_arena and args.runtime != "tflm":
         raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
-    analysis = analyze(model, runtime=args.runtime)
+    build = _predicted_build(args)
+    analysis = analyze(model, runtime=args.runtime, build=build)
     arenas = [result.arena for result in analysis.arenas]
     plans = [result.runtime_plan for result in analysis.arenas]
     with _model_file(model, args.model) as path:
-        result = rules.verify(path, analysis.model, arenas, plans, min_arena=args.min_arena)
+        result = rules.verify(
+            path, analysis.model, arenas, plans, analysis.runtime_build, min_arena=args.min_arena
+        )
     document = verify_document(result)
     if args.json:
         print_json(document)
     else:
         print_text(render_verify(document, color=use_color(args), width=terminal_width()))
     return EXIT_AGREES if result.agrees else EXIT_MISMATCH
+
+
+def _predicted_build(args: argparse.Namespace) -> Build:
+    """What verify predicts for: the --tflm release, else the installed wheel's (the newest
+    release arenalens models when it does not model the wheel's, or no wheel is installed:
+    the verification itself then says why)."""
+    if args.runtime != "tflm":
+        if args.tflm is not None:
+            raise UsageError(
+                f"--tflm selects a TFLite Micro release; --runtime {args.runtime} has none"
+            )
+        return HOST
+    if args.tflm is not None:
+        return host_build(tflm_release(args.tflm))
+    try:
+        return installed_build() or HOST
+    except RuntimeUnavailableError:
+        return HOST
 
 
 class _model_file:  # noqa: N801 - used as a context manager, named like one

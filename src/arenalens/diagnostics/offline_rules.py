@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from arenalens.analysis.overlap_pairs import OverlapPair
-from arenalens.builds.build import HOST, KernelLibrary
+from arenalens.builds.build import HOST, KERNEL_LIBRARY_TITLES, KernelLibrary
 from arenalens.diagnostics.context import DiagnoseContext, Interval
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import Finding, Location, Severity, model_argument
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
@@ -99,11 +99,12 @@ def _offline_planned(tensor: Tensor) -> bool:
 class SharedBytes:
     """Pairs of offline tensors live at a common step whose offsets give them common bytes,
     sorted by why: corrupting, Vela's on purpose (by its ethos-u operator), or allowed by the
-    kernels' access order (with whether CMSIS-NN's allows it too)."""
+    reference kernels' access order (with the other kernel libraries whose order allows it too:
+    CMSIS-NN's, ESP-NN's)."""
 
     corrupting: tuple[tuple[OfflineTensor, OfflineTensor], ...]
     by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]]
-    safe: tuple[tuple[OverlapPair, bool], ...]
+    safe: tuple[tuple[OverlapPair, frozenset[KernelLibrary]], ...]
 
 
 def shared_bytes(context: DiagnoseContext) -> SharedBytes:
@@ -111,7 +112,7 @@ def shared_bytes(context: DiagnoseContext) -> SharedBytes:
     placed = offline_tensors(context)
     corrupting: list[tuple[OfflineTensor, OfflineTensor]] = []
     by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]] = {}
-    safe: list[tuple[OverlapPair, bool]] = []
+    safe: list[tuple[OverlapPair, frozenset[KernelLibrary]]] = []
     allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] | None = None
     for index, first in enumerate(placed):
         end = first.offset + first.nbytes
@@ -144,7 +145,7 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
     for operator, pairs in sorted(found.by_vela_operator.items()):
         yield _vela_overlap_finding(context, operator, pairs)
     if found.safe:
-        yield _safe_overlap_finding(list(found.safe))
+        yield _safe_overlap_finding(context.model, list(found.safe))
 
 
 def _allowed_overlaps(
@@ -167,8 +168,9 @@ def _judge(
     allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]],
     first: OfflineTensor,
     second: OfflineTensor,
-) -> tuple[OverlapPair, bool] | None:
-    """(the pair, also safe under CMSIS-NN) when the reference kernels make this overlap safe."""
+) -> tuple[OverlapPair, frozenset[KernelLibrary]] | None:
+    """(the pair, the other kernel libraries whose access order allows it too) when the
+    reference kernels make this overlap safe."""
     if first.subgraph or second.subgraph:
         return None
     by_library = allowed.get(frozenset((first.tensor, second.tensor)), {})
@@ -184,41 +186,66 @@ def _judge(
 
     if not fits(reference):
         return None
-    return reference, fits(by_library.get(KernelLibrary.CMSIS_NN))
+    others = (library for library in KernelLibrary if library is not KernelLibrary.REFERENCE)
+    return reference, frozenset(library for library in others if fits(by_library.get(library)))
 
 
-def _safe_overlap_finding(safe: list[tuple[OverlapPair, bool]]) -> Finding:
+# The kernel libraries other than the reference kernels, and the builds that run them.
+_LIBRARY_BUILDS = {KernelLibrary.CMSIS_NN: "Cortex-M", KernelLibrary.ESP_NN: "ESP32"}
+
+
+def _safe_overlap_finding(
+    model: Model, safe: list[tuple[OverlapPair, frozenset[KernelLibrary]]]
+) -> Finding:
     pairs = sorted(safe, key=lambda item: (item[0].operator, item[0].input_tensor))
-    portable = all(cmsis for _, cmsis in pairs)
     listing = ", ".join(f"{p.opcode} (op {p.operator})" for p, _ in pairs[:8]) + (
         f", ... ({len(pairs) - 8} more)" if len(pairs) > 8 else ""
     )
-    not_cmsis = [p for p, cmsis in pairs if not cmsis]
+    unsafe = {
+        library: sorted({f"{p.opcode} (op {p.operator})" for p, on in pairs if library not in on})
+        for library in _LIBRARY_BUILDS
+    }
     message = (
         f"the offline plan lets {len(pairs)} operator output(s) start below an input they "
         f"consume ({listing}), each at least the distance its kernel's access order allows: "
         "the kernel never reads back an input byte it has overwritten"
     )
-    if portable:
-        message += "; safe on the reference and the CMSIS-NN kernels"
-        fix = "nothing to do (`arenalens optimize --overlap` writes plans like this one)"
+    breaking = [library for library in _LIBRARY_BUILDS if unsafe[library]]
+    if not breaking:
+        message += "; safe on the reference, the CMSIS-NN and the ESP-NN kernels"
+        fix = "nothing to do: every kernel library's access order allows these overlaps"
     else:
+        holding = [KERNEL_LIBRARY_TITLES[lib] for lib in _LIBRARY_BUILDS if lib not in breaking]
         message += (
-            "; safe on TFLM's reference kernels only: a CMSIS-NN build walks "
-            + ", ".join(sorted({f"{p.opcode} (op {p.operator})" for p in not_cmsis})[:6])
-            + " differently and would compute garbage"
+            "; safe on TFLM's reference kernels"
+            + "".join(f" and {title}'s" for title in holding)
+            + " only: "
+            + "; ".join(
+                f"a {KERNEL_LIBRARY_TITLES[library]} build walks "
+                + ", ".join(unsafe[library][:6])
+                + " differently"
+                for library in breaking
+            )
+            + ", and would compute garbage"
         )
-        fix = (
-            "for a CMSIS-NN (Cortex-M) build, re-run `arenalens optimize --overlap --kernels "
-            "cmsis-nn` on the original model"
+        fix = "; ".join(
+            f"for a {KERNEL_LIBRARY_TITLES[library]} ({_LIBRARY_BUILDS[library]}) build, plan it "
+            f"again with overlaps {KERNEL_LIBRARY_TITLES[library]} allows: `arenalens optimize "
+            f"{model_argument(model)} --kernels {library} -o optimized.tflite --overlap`"
+            for library in breaking
         )
     return Finding(
         rule="offline-plan-overlap",
-        severity=Severity.INFO if portable else Severity.WARNING,
+        severity=Severity.INFO if not breaking else Severity.WARNING,
         location=Location(0, None, tuple(sorted({p.output_tensor for p, _ in pairs}))),
         message=message,
         fix=fix,
-        details={"safe_overlaps": len(pairs), "cmsis_nn_safe": portable, "vela": False},
+        details={
+            "safe_overlaps": len(pairs),
+            "cmsis_nn_safe": not unsafe[KernelLibrary.CMSIS_NN],
+            "esp_nn_safe": not unsafe[KernelLibrary.ESP_NN],
+            "vela": False,
+        },
     )
 
 
@@ -248,8 +275,9 @@ def _overlap_finding(
         message=f"the offline plan puts {shared_bytes_text(context.model, first, second)}; TFLM "
         "applies offline offsets unchecked, so one tensor overwrites the other (garbage "
         "outputs)",
-        fix="regenerate the offline plan for this model (`arenalens optimize` writes a checked "
-        "one), or set these offsets to -1 so TFLM plans them online",
+        fix="regenerate the offline plan for this model (`arenalens optimize "
+        f"{model_argument(context.model)} -o optimized.tflite` writes a checked one), or set "
+        "these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},
     )
 
@@ -326,8 +354,9 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
             f"({format_bytes_exact(nbytes)}) at -1: TFLM's greedy planner places them around the "
             "fixed ones, so the layout is no longer the one the plan's author checked (and "
             "misaligned fixed offsets misalign them too)",
-            fix="give every planned tensor an offset (re-run Vela or `arenalens optimize` on "
-            "the final model), or drop the metadata to plan everything online",
+            fix="give every planned tensor an offset (re-run Vela, or `arenalens optimize "
+            f"{model_argument(model)} -o optimized.tflite` on the final model), or drop the "
+            "metadata to plan everything online",
             details={"nbytes": nbytes, "count": len(online)},
         )
 

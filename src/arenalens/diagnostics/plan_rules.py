@@ -136,8 +136,8 @@ def _overwrite_finding(
         f"the output and before the application reads it: the output comes back as garbage "
         f"({cause})",
         fix="give the output its own bytes: regenerate the offline plan with the output live to "
-        "the end (`arenalens optimize`), or set both offsets to -1 to let TFLM plan them; copy "
-        "the output out inside the graph if the plan must stay",
+        f"the end (`{_optimize_command(context)}`), or set both offsets to -1 to let TFLM plan "
+        "them; copy the output out inside the graph if the plan must stay",
         details={"arena": arena.name, "output_buffer": output.id, "other_buffer": other.id},
     )
 
@@ -183,11 +183,21 @@ def _misaligned_finding(
             f"({'+' if delta >= 0 else ''}{format_bytes_exact(delta)})."
         )
         saving = -delta if delta < 0 else None
+    runtime_alignment = get_runtime(context.runtime).data_alignment
+    # `optimize` writes offsets that are multiples of the runtime's own alignment, no more.
+    rewrite = f"`{_optimize_command(context)}` writes one whose offsets are multiples of "
+    rewrite += f"{runtime_alignment}"
+    aligned_plan = (
+        f"an offline plan whose offsets are multiples of {alignment} (`arenalens plan "
+        f"{model_argument(context.model)}{_build_flags(context)} --alignment {alignment}` shows "
+        "one and the arena it needs)"
+    )
     if fixed:
         why = f"{len(fixed)} of them have fixed offline offsets that break it"
         fix = (
-            f"regenerate the offline plan with --alignment {alignment} (`arenalens optimize "
-            f"--alignment {alignment}`), or set those offsets to -1."
+            f"regenerate the offline plan ({rewrite}), or set those offsets to -1."
+            if alignment <= runtime_alignment
+            else f"write {aligned_plan}, or set those offsets to -1."
         )
     else:
         why = (
@@ -196,10 +206,7 @@ def _misaligned_finding(
             if context.runtime == "tflm"
             else "the runtime aligns offsets to a smaller boundary"
         )
-        fix = (
-            f"write an offline plan with --alignment {alignment} (`arenalens optimize "
-            f"--alignment {alignment}`)."
-        )
+        fix = f"write {aligned_plan}."
     fix += f" Declare the arena array itself aligned too: alignas({alignment})."
     subgraphs = sorted({p.subgraph for p in misaligned})
     return Finding(
@@ -626,6 +633,14 @@ def _deterministic_best(problem: Problem) -> Plan:
         for name in OVERLAP_PLANNERS
     ]
     return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))
+
+
+def _optimize_command(context: DiagnoseContext) -> str:
+    """`arenalens optimize` of this model for the analysed build, runnable as printed."""
+    return (
+        f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
+        "-o optimized.tflite"
+    )
 
 
 def _build_flags(context: DiagnoseContext) -> str:

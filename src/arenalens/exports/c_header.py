@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from arenalens import __version__
+from arenalens.builds.build import kernels_release_title
 from arenalens.pipeline import Analysis
 from arenalens.runtimes import get_runtime
 
@@ -136,11 +137,17 @@ def _build_lines(analysis: Analysis) -> list[str]:
     build = analysis.budget.build
     if not build:
         return []
+    tflm = build.get("tflm") or {}
+    release = [f" * Release: {_comment(str(tflm['title']))}."] if tflm.get("title") else []
+    library = kernels_release_title(build)
+    if library:
+        release = [f" * Release: {_comment(str(tflm['title']))}, {_comment(library)}."]
     if build.get("cpu") is None:
-        return [f" * Build: {_comment(str(build['title']))}."]
+        return [f" * Build: {_comment(str(build['title']))}.", *release]
     return [
         f" * Build: {_comment(str(build['title']))}, {_comment(str(build['abi']))}, "
-        f"{_comment(str(build['allocator']))}."
+        f"{_comment(str(build['allocator']))}.",
+        *release,
     ]
 
 

@@ -340,6 +340,10 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
     at the sizes planned. Nothing of it when the model has no number to compare."""
     search = verdict.search
     assert search is not None
+    if search.unavailable:
+        line = Text.assemble(("largest input that fits: unknown", "bold yellow"), " — ")
+        line.append(search.unavailable)
+        return _strip(render_text([Text(""), line], color=color, width=width))
     original = "x".join(str(d) for d in search.original_shape)
     accepted = _accepted_line(search)
     largest = search.largest if verdict.has_number else None
@@ -395,7 +399,7 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
             continue
         mark = " (model's own)" if size.shape == search.original_shape else ""
         table.add_row(shape + mark, f"{size.required_bytes:,}", _yes_no(size.fits))
-    return _strip(render_text([Text(""), accepted, headline, table], color=color, width=width))
+    return _strip(render_text([*lines, table], color=color, width=width))
 
 
 def _accepted_line(search: InputSearch) -> Text:

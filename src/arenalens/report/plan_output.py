@@ -166,4 +166,6 @@ def verify_document(result: VerifyResult) -> dict[str, Any]:
             for row in result.rows
         ],
         "notes": list(result.notes),
+        "interpreter": result.interpreter or None,
+        "predicted_for": result.predicted_for or None,
     }

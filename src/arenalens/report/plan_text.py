@@ -128,6 +128,10 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         else "MISMATCH: some predictions differ from the real runtime"
     )
     parts: list[Any] = [table, Text(verdict, style="bold")]
+    if document.get("interpreter"):
+        parts.append(
+            Text(f"real: {document['interpreter']}; predicted for: {document['predicted_for']}")
+        )
     if document["notes"]:
         parts.append(Text("\n".join(document["notes"]), style="dim"))
     return render_text(parts, color=color, width=width)

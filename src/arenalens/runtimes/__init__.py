@@ -35,6 +35,7 @@ class Obstacle:
     operator: int | None = None
     opcode: str | None = None
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
+    no_kernel: bool = False  # the build registers no kernel for the operator at all
 
     def text(self) -> str:
         """One line: where, then why."""
@@ -54,6 +55,7 @@ class Obstacle:
             "operator": self.operator,
             "opcode": self.opcode,
             "dtype": self.dtype,
+            "no_kernel": self.no_kernel,
             "reason": self.reason,
         }
 
@@ -100,6 +102,8 @@ class VerifyResult:
     runtime: str
     rows: tuple[VerifyRow, ...]
     notes: tuple[str, ...] = ()
+    interpreter: str = ""  # the real interpreter run: its package and version
+    predicted_for: str = ""  # the build the predictions are for (`build_title`)
 
     @property
     def agrees(self) -> bool:
@@ -170,11 +174,13 @@ class Runtime(Protocol):
         model: Model,
         arenas: Sequence[ArenaProblem],
         plans: Sequence[Plan],
+        build: Build,
         *,
         min_arena: bool = False,
     ) -> VerifyResult:
-        """The model file and its predicted arenas and runtime plans → predicted vs real, running
-        the real interpreter (`runtime` extra; `min_arena`: also bisect the smallest arena)."""
+        """The model file and its predicted arenas and runtime plans on a build → predicted vs
+        real, running the real interpreter (`runtime` extra; `min_arena`: also bisect the
+        smallest arena)."""
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(

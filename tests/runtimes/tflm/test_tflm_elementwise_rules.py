@@ -8,6 +8,7 @@ import pytest
 
 from arenalens.builds.abi import ILP32, LP64
 from arenalens.builds.build import HOST, device_build
+from arenalens.builds.tflm import tflm_release
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.kernels import activations, arithmetic, elementwise, quantize, reduce
 from arenalens.runtimes.tflm.kernels.base import INVOKE, Scratch
@@ -46,7 +47,20 @@ SIZES = [
 
 @pytest.mark.parametrize(("layout", "lp64", "ilp32"), SIZES, ids=[s[0].name for s in SIZES])
 def test_struct_sizes_on_both_abis(layout: Struct, lp64: int, ilp32: int) -> None:
-    assert (layout.size(LP64), layout.size(ILP32)) == (lp64, ilp32)
+    features = HOST.features  # today's TFLM: every change of its history
+    assert (layout.size(LP64, features), layout.size(ILP32, features)) == (lp64, ilp32)
+
+
+def test_op_data_reduce_before_its_scratch_buffers() -> None:
+    """Before 0efdd51 (2026-01-16) OpDataReduce had two scratch indices, not three."""
+    older = HOST.at_release(tflm_release("2025-12")).features
+    assert (
+        reduce._REDUCE_OP_DATA.size(LP64, older),
+        reduce._REDUCE_OP_DATA.size(ILP32, older),
+    ) == (
+        40,
+        40,
+    )
 
 
 def _single(opcode: str, inputs: list[tuple[str, object]], output: tuple[str, object]) -> bytes:

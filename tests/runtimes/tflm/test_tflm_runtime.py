@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from arenalens.builds.build import HOST
 from arenalens.cli import main
 from arenalens.pipeline import analyze
 from arenalens.tflite.reader import load_model
@@ -36,7 +37,9 @@ def test_verify_agrees_on_synthetic_models(name: str, tmp_path: Path) -> None:
     path = tmp_path / f"{name}.tflite"
     path.write_bytes(SYNTHETIC_MODELS[name]())
     primary = analyze(path, runtime="tflm").primary
-    result = verify(path, load_model(path), primary.arena, primary.runtime_plan, min_arena=True)
+    result = verify(
+        path, load_model(path), primary.arena, primary.runtime_plan, HOST, min_arena=True
+    )
     mismatches = [(r.label, r.predicted, r.real) for r in result.rows if not r.agrees]
     assert not mismatches
 

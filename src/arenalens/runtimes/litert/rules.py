@@ -220,6 +220,7 @@ def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
             subgraph=subgraph.index,
             operator=operator.index,
             opcode=operator.opcode,
+            no_kernel=True,
         )
         for subgraph in model.subgraphs
         for operator in subgraph.operators
@@ -503,10 +504,12 @@ class LiteRtRuntime:
         model: Model,
         arenas: Sequence[ArenaProblem],
         plans: Sequence[Plan],
+        build: Build,
         *,
         min_arena: bool = False,
     ) -> VerifyResult:
-        """The real interpreter's arenas and tensor offsets vs the prediction."""
+        """The real interpreter's arenas and tensor offsets vs the prediction (the host build:
+        LiteRT has no other)."""
         if min_arena:
             raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
         return verify(path, model, arenas, plans)

@@ -111,6 +111,17 @@ def resize_model_inputs(model: Model, shapes: Mapping[str | int, Sequence[int]])
     return replace(model, subgraphs=tuple(subgraphs))
 
 
+class ShapesUnavailableError(UsageError):
+    """LiteRT, which propagates the shapes of a resized model, cannot load this model at all
+    (TFLM may still run it at its own size): no other input size can be sized."""
+
+
+def require_shape_propagation(model: Model) -> None:
+    """ShapesUnavailableError when LiteRT cannot load the model, so no resize can be sized
+    (RuntimeUnavailableError without LiteRT)."""
+    _interpreter(model)
+
+
 def _interpreter(model: Model) -> Any:
     try:
         from ai_edge_litert.interpreter import (  # noqa: PLC0415 - optional extra
@@ -129,7 +140,16 @@ def _interpreter(model: Model) -> Any:
         )
     except (RuntimeError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else "failed"
-        raise UsageError(f"{model.source}: LiteRT cannot load the model: {first_line}") from None
+        raise ShapesUnavailableError(
+            f"{model.source}: another input shape needs LiteRT to propagate the tensor shapes, "
+            f"and LiteRT cannot load the model: {_first_message(first_line)}"
+        ) from None
+
+
+def _first_message(text: str) -> str:
+    """LiteRT's loader repeats its message once per tensor, without a separator: the first."""
+    again = text.find(text[:24], 1) if len(text) > 48 else -1
+    return (text[:again] if again > 0 else text).rstrip(".")
 
 
 def _read_shapes(model: Model, subgraph: Subgraph, wrapper: Any) -> Subgraph:

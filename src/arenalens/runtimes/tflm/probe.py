@@ -11,6 +11,7 @@ without the `runtime` extra.
 from __future__ import annotations
 
 import faulthandler
+import importlib.metadata
 import importlib.util
 import os
 import re
@@ -20,7 +21,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.builds.build import Build, host_build
+from arenalens.builds.tflm import wheel_release
+from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
@@ -68,6 +71,30 @@ class Probe:
     def fits(self) -> bool:
         """True when setup succeeded at this size."""
         return self.status == "ok"
+
+
+def installed_version() -> str:
+    """The installed `tflite-micro` wheel's version (RuntimeUnavailableError when none)."""
+    require_tflite_micro()
+    return importlib.metadata.version("tflite-micro")
+
+
+def installed_build() -> Build | None:
+    """The host build of the installed wheel's TFLM release (what it measures); None when
+    arenalens does not model that release (RuntimeUnavailableError when no wheel)."""
+    try:
+        return host_build(wheel_release(installed_version()))
+    except UsageError:
+        return None
+
+
+def is_installed_wheel(build: Build) -> bool:
+    """True when the installed wheel is this build (the same TFLM release on the host), so its
+    measurements are this build's figures; False otherwise and without a wheel."""
+    try:
+        return build == installed_build()
+    except RuntimeUnavailableError:
+        return False
 
 
 def require_tflite_micro() -> None:

@@ -72,13 +72,15 @@ class TflmRuntime:
         model: Model,
         arenas: Sequence[ArenaProblem],
         plans: Sequence[Plan],
+        build: Build,
         *,
         min_arena: bool = False,
     ) -> VerifyResult:
-        """The wheel's real allocations vs the prediction for its own plan."""
+        """The wheel's real allocations vs the prediction for its own plan on a build (the
+        installed wheel's, unless another release is asked for)."""
         from arenalens.runtimes.tflm.verify import verify  # noqa: PLC0415 - the runtime extra
 
-        return verify(path, model, arenas[0], plans[0], min_arena=min_arena)
+        return verify(path, model, arenas[0], plans[0], build, min_arena=min_arena)
 
 
 RUNTIME: Runtime = TflmRuntime()  # mypy checks the class against the protocol here

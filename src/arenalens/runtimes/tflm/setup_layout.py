@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from arenalens.builds.build import COMPRESSION, CPUS, HOST, Build, build_title
+from arenalens.builds.build import COMPRESSION, CORTEX_M_TOOLCHAIN, CPUS, HOST, Build, build_title
 from arenalens.runtimes.tflm import structs
 from arenalens.runtimes.tflm.abi import Struct
 
@@ -80,11 +80,7 @@ class RuntimeLayout:
     assumptions: tuple[str, ...] = ()
 
 
-_HOST_ASSUMPTIONS = (
-    "64-bit host build of the tflite_micro pip package (reference kernels, "
-    "USE_TFLM_COMPRESSION, RecordingMicroAllocator, GreedyMemoryPlanner)",
-    "the arena array starts 16-byte aligned (malloc); its end may be unaligned",
-)
+_HOST_ARRAY = "the arena array starts 16-byte aligned (malloc); its end may be unaligned"
 
 
 @cache
@@ -130,21 +126,22 @@ def layout_for(build: Build) -> RuntimeLayout:
 
 
 def _layout_assumptions(build: Build) -> tuple[str, ...]:
-    if build == HOST:
-        return _HOST_ASSUMPTIONS
+    compression = "USE_TFLM_COMPRESSION" if COMPRESSION in build.features else "no compression"
+    if build.is_host:
+        return (
+            "64-bit host build of the tflite_micro pip package (reference kernels, "
+            f"{compression}, RecordingMicroAllocator, GreedyMemoryPlanner)",
+            _HOST_ARRAY,
+        )
     allocator = (
         "RecordingMicroAllocator (RecordingMicroAllocator::Create, as the device probes use)"
         if build.recording
         else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
     )
-    compression = "USE_TFLM_COMPRESSION" if COMPRESSION in build.features else "no compression"
-    if build.cpu is None:
-        return (
-            f"64-bit host build (LP64), {compression}, {allocator}, GreedyMemoryPlanner",
-            _HOST_ASSUMPTIONS[1],
-        )
+    core = CPUS.get(build.cpu or "")
+    toolchain = CORTEX_M_TOOLCHAIN if core is None else core.toolchain
     return (
-        f"{build.title}: {CPUS[build.cpu].toolchain}, {compression}",
+        f"{build.title}: {toolchain}, {compression}",
         f"{allocator}, GreedyMemoryPlanner",
         "the arena array starts 16-byte aligned (alignas(16)); its end may be unaligned",
     )

@@ -127,7 +127,10 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
         return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode)
 
     if not setup.registered:
-        return [obstacle(_no_kernel_reason(operator.opcode, setup.context.build))]
+        reason = _no_kernel_reason(operator.opcode, setup.context.build)
+        return [
+            Obstacle(reason, SETUP, subgraph.index, operator.index, operator.opcode, no_kernel=True)
+        ]
     found = [obstacle(r.reason, r.phase) for r in setup.refusals]
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
     rewritten = setup.output_shapes

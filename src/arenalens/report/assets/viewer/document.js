@@ -59,11 +59,12 @@
  */
 
 /**
- * One tflite-micro release (builds/build.py's TflmRelease).
+ * One TFLM release (builds/tflm.py's TflmRelease, as build_summary gives it).
  * @typedef {object} TflmRelease
- * @property {string} release  its name: the abbreviated commit
- * @property {string} commit
+ * @property {string} release  its name: the abbreviated commit (a date when none is known)
+ * @property {string | null} commit
  * @property {string} date  ISO date of the sources
+ * @property {string | null} wheel  the tflite-micro version built from it, when one names it
  * @property {string} title
  */
 

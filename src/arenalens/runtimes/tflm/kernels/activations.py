@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from arenalens.builds.tflm import RELU_INT16
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels.base import (
@@ -104,17 +105,19 @@ def _output_scale_is_two_to_minus_15(context: KernelContext, file: str) -> list[
 
 
 def _relu_eval(context: KernelContext) -> list[Event]:
-    """RELU and RELU6 Eval accept float32, int8 and int16 inputs."""
+    """RELU and RELU6 Eval accept float32, int8 and (from relu-int16 on) int16 inputs."""
     dtype = context.input_type(0)
-    if dtype in ("FLOAT32", "INT8", "INT16"):
+    if dtype in ("FLOAT32", "INT8") or (dtype == "INT16" and context.build.has(RELU_INT16)):
         return []
+    if not context.build.has(RELU_INT16):
+        return [Refusal(f"Only float32 is supported currently, got {dtype}", INVOKE)]
     return [Refusal(f"Only float32/int8/int16 is supported currently, got {dtype}", INVOKE)]
 
 
 def _relu(context: KernelContext) -> Events:
     # ReluPrepare: input, output; int16 needs zero points 0. No type check before Eval.
     found = temps(context, ("in", 0), ("out", 0))
-    if context.input_type(0) == "INT16":
+    if context.input_type(0) == "INT16" and context.build.has(RELU_INT16):
         found += _int16_zero_points(context, "activations_common.cc")
     return found + _relu_eval(context)
 

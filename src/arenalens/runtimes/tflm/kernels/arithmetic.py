@@ -14,6 +14,7 @@ as aborts.
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import ADD_SUB_QUANTIZATION_CHECK, SUB_INT32
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast
@@ -149,11 +150,11 @@ def _add(context: KernelContext) -> Events:
     output_type = context.output_type(0)
     if output_type in ("INT8", "INT16"):
         if not is_quantized(context.output(0)):
-            # The wheel's later source checks this cleanly; the probes' commit has
+            # TFLM checks this cleanly from add-sub-quantization-check (2026-10) on; before,
             # TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization): an abort.
             found.append(
                 not_true(file, "output->quantization.type != kTfLiteNoQuantization")
-                if context.build.is_host
+                if context.build.has(ADD_SUB_QUANTIZATION_CHECK)
                 else _abort(f"{output_type} output without quantization", file)
             )
         else:
@@ -181,6 +182,8 @@ def _sub(context: KernelContext) -> Events:
     output_type = context.output_type(0)
     if output_type in ("INT8", "INT16"):
         found += _rescaling_aborts(context, file, 15 if output_type == "INT16" else 20)
+    elif output_type == "INT32" and not context.build.has(SUB_INT32):
+        found.append(Refusal(f"Type {numbered(output_type)} not supported.", INVOKE))
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2", "output"))
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):

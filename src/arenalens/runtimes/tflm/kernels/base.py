@@ -372,6 +372,9 @@ class KernelRule:
     library: str = field(default=REFERENCE, kw_only=True)  # whose kernel: Build.kernels names
     # A library's kernel embeds the reference one (`variant`): the rule it was made from.
     reference: KernelRule | None = field(default=None, kw_only=True, repr=False, compare=False)
+    # The change of TFLM's history (builds/tflm.py) from which the Python op resolver (the
+    # wheel's, the probes') registers the kernel; None: every covered release registers it.
+    registered_from: str | None = field(default=None, kw_only=True)
 
     def builtin_bytes(self, context: KernelContext) -> tuple[int, int] | None:
         """(size, alignment) of the parsed options on this build; None for custom operators."""

@@ -19,6 +19,7 @@ firmware), so the rule models TFLM without it.
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import DECODE
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
@@ -186,5 +187,6 @@ RULES = (
         prepare=_prepare,
         access=NoOverlap("not analysed"),
         operands=operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
+        registered_from=DECODE,
     ),
 )

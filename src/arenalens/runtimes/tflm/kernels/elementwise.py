@@ -9,6 +9,7 @@ flag in OpData, or is decided at Eval).
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import CONST_TENSOR_CHECKS
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast, same_index
 from arenalens.runtimes.tflm.kernels.base import (
@@ -307,8 +308,10 @@ def _fill(context: KernelContext) -> Events:
         problem = (
             f"value->type != output->type ({context.input_type(1)} != {context.output_type(0)})"
         )
-    elif dims is None or not dims.is_constant:
+    elif dims is None or (not dims.is_constant and context.build.has(CONST_TENSOR_CHECKS)):
         problem = "Non-constant >dims< tensor is not supported"
+    elif not dims.is_constant:
+        return found  # before const-tensor-checks: FILL left runtime dims to Eval
     elif len(shape(dims)) != 1:
         problem = f"NumDimensions(tensor) != 1 ({len(shape(dims))} != 1)"
     elif shape(dims)[0] != len(shape(result)):

@@ -13,7 +13,8 @@ then fails only when the filled bytes hit what Prepare reads afterwards (`temp_o
 
 from __future__ import annotations
 
-from arenalens.builds.build import COMPRESSION, WHEEL_SOURCES
+from arenalens.builds.build import COMPRESSION
+from arenalens.builds.tflm import FULLY_CONNECTED_INT16_PER_CHANNEL, FULLY_CONNECTED_PARAMS_GROW
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
@@ -48,8 +49,8 @@ FULLY_CONNECTED_PARAMS = struct(
     ("keep_num_dims", "bool"),
     ("asymmetric_quantize_inputs", "bool"),
     ("quantized_bias_type", "enum"),
-    Field("wheel_pointer", "pointer", only_with=WHEEL_SOURCES),
-    Field("wheel_int", "int", only_with=WHEEL_SOURCES),
+    Field("wheel_pointer", "pointer", only_with=FULLY_CONNECTED_PARAMS_GROW),
+    Field("wheel_int", "int", only_with=FULLY_CONNECTED_PARAMS_GROW),
 )
 OP_DATA_FULLY_CONNECTED = struct(
     "OpDataFullyConnected",
@@ -136,6 +137,10 @@ def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[
     count = per_channel_count(context.input(1))
     if count <= 1:
         return quantized_multiplier_refusal(context, 0, 1, 2)
+    if not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL) and (
+        weights == "INT4" or kind != "INT8"
+    ):
+        return [not_true(_COMMON_FILE, "input->type == kTfLiteInt8 && filter->type != kTfLiteInt4")]
     if weights == "INT4" or kind not in ("INT8", "INT16"):
         return [
             not_true(

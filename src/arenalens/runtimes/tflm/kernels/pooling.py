@@ -7,6 +7,7 @@ Sources (tflite-micro tensorflow/lite/micro/kernels/): pooling.cc, pooling_commo
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import POOLING_KEEPS_QUANTIZATION
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import (
     Window,
@@ -57,7 +58,7 @@ def _pooling(context: KernelContext) -> Events:
     # buffer beyond the OpData Init allocated.
     found: list[Event] = temps(context, ("in", 0), ("out", 0))
     kind = context.input_type(0)
-    if kind in ("INT8", "INT16"):
+    if kind in ("INT8", "INT16") and context.build.has(POOLING_KEEPS_QUANTIZATION):
         source, output = context.input(0), context.output(0)
         in_q = None if source is None else source.quantization
         out_q = None if output is None else output.quantization
@@ -74,7 +75,7 @@ def _pooling(context: KernelContext) -> Events:
                     "pooling_common.cc", "input->params.zero_point == output->params.zero_point"
                 ),
             ]
-    elif kind != "FLOAT32":
+    elif kind not in ("FLOAT32", "INT8", "INT16"):
         return [*found, Refusal(f"Type {numbered(kind)} not supported.")]
     return found
 

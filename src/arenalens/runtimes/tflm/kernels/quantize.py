@@ -8,6 +8,7 @@ flatbuffer_conversions.cc (ParseCast, allocated even without a CastOptions table
 from __future__ import annotations
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
+from arenalens.builds.tflm import CAST_TO_BOOL
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels.base import (
@@ -115,8 +116,8 @@ def _cast(context: KernelContext) -> Events:
     found: list[Event] = arity_refusals(context, "cast.cc", 1, 1)
     found += temps(context, ("in", 0), ("out", 0))
     input_type, output_type = context.input_type(0), context.output_type(0)
-    # The wheel (a later commit than the probes) also writes bool outputs; measured.
-    targets = (*_CAST_TO, "BOOL") if context.build.is_host else _CAST_TO
+    # From cast-to-bool (2026-10) on, CAST also writes bool outputs (measured on the wheels).
+    targets = (*_CAST_TO, "BOOL") if context.build.has(CAST_TO_BOOL) else _CAST_TO
     if input_type not in _CAST_FROM:
         found.append(Refusal(f"Input type {numbered(input_type)} not supported.", INVOKE))
     elif output_type not in targets:

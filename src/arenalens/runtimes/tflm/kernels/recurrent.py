@@ -9,6 +9,7 @@ kernels/internal/types.h (`OpDataLSTM` and its members).
 
 from __future__ import annotations
 
+from arenalens.builds.tflm import FULLY_CONNECTED_INT16_PER_CHANNEL
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.kernels.base import (
     Event,
@@ -355,6 +356,8 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
                 continue
             if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
                 return not_true("fully_connected_common.cc", "(input->type == kTfLiteInt8 && ...")
+            if kind == "INT16" and not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL):
+                return not_true("fully_connected_common.cc", "input->type == kTfLiteInt8 && ...")
             found += per_channel_arrays(count, written=over)
     return found
 

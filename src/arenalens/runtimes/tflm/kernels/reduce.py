@@ -9,7 +9,8 @@ keep_dims change nothing but the scratch sizes below.
 
 from __future__ import annotations
 
-from arenalens.runtimes.tflm.abi import struct
+from arenalens.builds.tflm import REDUCE_ALL, REDUCE_MIN, REDUCE_SCRATCH
+from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -36,7 +37,9 @@ _REDUCE_OP_DATA = struct(
     ("shift", "int"),
     ("scratch_accumulator_idx", "int"),
     ("scratch_resolved_axis_idx", "int"),
-    ("scratch_input_iter_idx", "int"),
+    # reduce-scratch (0efdd51, 2026-01-16): the third index; before, temp_buffer_idx and
+    # resolved_axis_idx.
+    Field("scratch_input_iter_idx", "int", only_with=REDUCE_SCRATCH),
     ("input_zp", "int"),
     ("input_scale", "float"),
     ("output_zp", "int"),
@@ -81,7 +84,10 @@ def _mean_or_sum(context: KernelContext) -> Events:
     dtype = context.input_type(0)
     if dtype in ("INT8", "INT16"):
         found.append(Scratch(4 * elements(context.output(0)), "reduce accumulators"))
-    found += _index_scratch(context) + _prepare_simple(context)
+    if context.build.has(REDUCE_SCRATCH):
+        # Before reduce-scratch, MEAN and SUM kept the index arrays on Eval's stack.
+        found += _index_scratch(context)
+    found += _prepare_simple(context)
     if context.opcode == "MEAN" and dtype not in ("FLOAT32", "INT8", "INT16"):
         found.append(
             Refusal(
@@ -200,12 +206,26 @@ RULES = (
         "SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum, access=_REDUCTION, operands=_AXIS
     ),
     KernelRule(
-        "REDUCE_ALL", _REDUCE, _REDUCER_PARAMS, _INIT, _all, access=_REDUCTION, operands=_AXIS
+        "REDUCE_ALL",
+        _REDUCE,
+        _REDUCER_PARAMS,
+        _INIT,
+        _all,
+        access=_REDUCTION,
+        operands=_AXIS,
+        registered_from=REDUCE_ALL,
     ),
     KernelRule(
         "REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
     ),
     KernelRule(
-        "REDUCE_MIN", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
+        "REDUCE_MIN",
+        _REDUCE,
+        _REDUCER_PARAMS,
+        _INIT,
+        _min_max,
+        access=_REDUCTION,
+        operands=_AXIS,
+        registered_from=REDUCE_MIN,
     ),
 )

@@ -92,9 +92,14 @@ LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
 )
 
 
-def is_registered(opcode: str) -> bool:
-    """Does the wheel (and the probes' firmware) register a kernel for this operator?"""
-    return opcode in REGISTERED
+def is_registered(opcode: str, build: Build) -> bool:
+    """Does this build's op resolver (the wheel's, the probes' firmware's: the same list at one
+    release) register a kernel for this operator? A kernel added to it later than the build's
+    TFLM release is not (`KernelRule.registered_from`)."""
+    if opcode not in REGISTERED:
+        return False
+    rule = REFERENCE_KERNELS.get(opcode)
+    return rule is None or rule.registered_from is None or build.has(rule.registered_from)
 
 
 def stands_in(opcode: str, build: Build) -> bool:

@@ -83,7 +83,7 @@ def operator_setup(context: KernelContext, earlier_scratch: int) -> OperatorSetu
     """One operator → its kernel's events on the context's build (sizes checked non-negative),
     after `earlier_scratch` scratch requests of the operators set up before it."""
     opcode = context.opcode
-    registered = is_registered(opcode)
+    registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
     if rule is None:
         return (

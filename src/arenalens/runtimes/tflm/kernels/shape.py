@@ -14,6 +14,7 @@ from __future__ import annotations
 from math import prod
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
+from arenalens.builds.tflm import REVERSE_V2
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, too_large, transpose_trace
 from arenalens.runtimes.tflm.kernels.base import (
@@ -452,6 +453,7 @@ RULES = (
         _reverse,
         access=NoOverlap("reads the input backwards"),
         operands=operands("input", "axis"),
+        registered_from=REVERSE_V2,
     ),
     KernelRule(
         "BROADCAST_ARGS",

@@ -17,6 +17,7 @@ from math import ceil
 
 from arenalens.analysis.inplace import NotInPlace
 from arenalens.builds.build import COMPRESSION
+from arenalens.builds.tflm import DYNAMIC_UPDATE_SLICE
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
@@ -728,5 +729,6 @@ RULES = (
         _dynamic_update_slice,
         access=NoOverlap("copies the input into the output first"),
         operands=operands("operand", "update", "start_indices"),
+        registered_from=DYNAMIC_UPDATE_SLICE,
     ),
 )

@@ -1,0 +1,82 @@
+"""Older TFLM releases against their real wheels: every conformance case, every shared model and
+every built-in example, predicted for the host build of a wheel's TFLM release (`--tflm
+<version>`) and compared with that wheel's cached measurements (data/host@<version>/, remade by
+`python -m tests.conformance.measure --target host@<version>` and `... --models`).
+
+A release is exact when head, tail, every recorded category and the minimal arena agree, or both
+say the model cannot be set up; README's exactness table quotes these counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conformance.cases import FAMILIES, all_cases
+from tests.conformance.compare import differences
+from tests.conformance.measure import load, load_models, measured_releases, models
+from tests.conformance.predict import predict
+from tests.conformance.targets import RELEASE_PREFIX, target_named
+
+RELEASES = measured_releases()
+
+# Releases whose conformance cases are still being measured (their cached cases are compared all
+# the same): version → the command that completes them. A release leaves this table when done.
+BEING_MEASURED: dict[str, str] = {}
+
+
+def test_at_least_three_older_releases_are_measured() -> None:
+    assert len(RELEASES) >= 3, RELEASES
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_case_and_model_is_measured(version: str) -> None:
+    name = RELEASE_PREFIX + version
+    measured = load(name)["cases"]
+    missing = [case.id for case in all_cases() if case.id not in measured]
+    if version in BEING_MEASURED:
+        assert missing, f"{version} is complete: take it out of BEING_MEASURED"
+    else:
+        assert not missing, (
+            f"not measured on {version} ({len(missing)}): python -m tests.conformance.measure "
+            f"--target {name} --stale"
+        )
+    unmeasured = sorted(set(models()) - set(load_models(name)))
+    assert not unmeasured, f"python -m tests.conformance.measure --target {name} --models --stale"
+
+
+def _gaps(version: str, family: str) -> list[str]:
+    target = target_named(RELEASE_PREFIX + version)
+    measured = load(target.name)["cases"]
+    found = []
+    for case in all_cases():
+        entry = measured.get(case.id)
+        if case.family != family or entry is None:
+            continue
+        assert entry["sha256"] == case.sha256(), (
+            f"{case.id} changed since it was measured: python -m tests.conformance.measure "
+            f"--target {target.name} --case {case.id}"
+        )
+        diff = differences(predict(case.model(), target), entry)
+        if diff:
+            found.append(f"{case.id}: {'; '.join(diff)}")
+    return found
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_case_is_exact_on_the_release(version: str, family: str) -> None:
+    assert _gaps(version, family) == []
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_shared_model_and_example_is_exact_on_the_release(version: str) -> None:
+    target = target_named(RELEASE_PREFIX + version)
+    chosen = models()
+    gaps: list[Any] = []
+    for key, entry in sorted(load_models(target.name).items()):
+        if key in chosen:
+            diff = differences(predict(chosen[key], target), entry)
+            gaps += [f"{key}: {'; '.join(diff)}"] if diff else []
+    assert gaps == []
