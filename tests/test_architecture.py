@@ -299,12 +299,9 @@ def test_the_byte_guard_sees_every_spelling() -> None:
 # Kernel modules that still word a failed TFLM check themselves; issue 22's kernel-object stream
 # moves them to kernels/refusals.py (and empties this set).
 REFUSAL_WORDING_PENDING = {
-    "arenalens.runtimes.tflm.kernels.arithmetic",
     "arenalens.runtimes.tflm.kernels.cmsis_nn.fully_connected",
     "arenalens.runtimes.tflm.kernels.compression",
-    "arenalens.runtimes.tflm.kernels.conv",
     "arenalens.runtimes.tflm.kernels.elementwise",
-    "arenalens.runtimes.tflm.kernels.fully_connected",
     "arenalens.runtimes.tflm.kernels.quantize",
 }
 # TF_LITE_ENSURE's and TF_LITE_ENSURE_EQ's messages: "<cond> was not true.", "a != b (x != y)".

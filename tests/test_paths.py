@@ -270,6 +270,10 @@ def test_an_unknown_input_size_suppresses_every_step_that_presumes_a_number(
         assert "--input-shape 'image=SHAPE'" in out
     code, document = run_json(capsys, "check", model, "--target", "nucleo-f401re")
     assert document["required_bytes"] is None and document["headroom_bytes"] is None
+    # Every board: no board count as if it did not fit, and the one step that helps.
+    code, out, _ = run(capsys, "check", model, "--target", "all")
+    assert code == 1 and "INPUT SHAPE UNKNOWN on every board" in out and " fits 0 of" not in out
+    assert "--input-shape 'image=SHAPE'" in out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -22,15 +21,14 @@ from arenalens.planning.offset_index import use_offset_index
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.tflite.builder import ModelBuilder
+from tests.hang_guard import HEADROOM, no_hang
 
 
 @contextmanager
 def within(seconds: float) -> Iterator[None]:
     """Fail (instead of hanging the suite) when the block runs longer than `seconds`."""
-    started = time.process_time()
-    with deadline(seconds * 4):
+    with deadline(seconds * HEADROOM * 4), no_hang(seconds):
         yield
-    assert time.process_time() - started < seconds
 
 
 def in_place_self_write(opcode: str) -> bytes:
@@ -479,9 +477,8 @@ def test_every_planner_is_fast_on_a_twenty_thousand_operator_chain() -> None:
     problem = tflm.arenas(load_model(synthetic_model("chain", 20_000)))[0].problem
     for name in planner_names():
         knobs = {"time_limit_s": 2.0} if name in ("optimal", "best") else {}
-        started = time.process_time()
-        run_planner(name, problem, **knobs)
-        assert time.process_time() - started < 6, name
+        with no_hang(6, name):
+            run_planner(name, problem, **knobs)
 
 
 @pytest.mark.parametrize("name", ["beam", "exact", "auto"])

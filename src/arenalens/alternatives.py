@@ -19,7 +19,8 @@ from arenalens.errors import ArenalensError
 from arenalens.pipeline import Analysis
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import PLANNERS, get_planner, planner_names, run_planner
-from arenalens.runtimes import get_runtime
+from arenalens.runtimes import MemoryBudget, get_runtime
+from arenalens.runtimes.sections import ArenaSection
 
 # Above this many operators the number to declare is replayed only for the runtime's and the
 # chosen plan (each replay of TFLM's setup costs about 0.5 ms per operator); the other views fall
@@ -35,6 +36,11 @@ class Alternatives:
     # Planner → the number to declare with its plan of the primary arena; None when the runtime's
     # setup cannot take that plan. Planners not listed: not computed.
     required_bytes: Mapping[str, int | None] = field(default_factory=lambda: MappingProxyType({}))
+    # Planner → where every byte of that number goes (the runtime's `MemoryBudget.sections`),
+    # for the planners whose number was computed.
+    sections: Mapping[str, tuple[ArenaSection, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 def default_planners(runtime: str) -> tuple[str, ...]:
@@ -68,35 +74,40 @@ def plan_alternatives(
             settings = arena.arena.runtime_options if name == arena.arena.runtime_planner else {}
             extra.append(run_planner(name, arena.arena.problem, **settings))
         plans.append(tuple(extra))
-    required = _required_bytes(analysis, plans[0]) if plan_budgets and plans else {}
-    return Alternatives(tuple(plans), MappingProxyType(required))
+    required, sections = _required_bytes(analysis, plans[0]) if plan_budgets and plans else ({}, {})
+    return Alternatives(tuple(plans), MappingProxyType(required), MappingProxyType(sections))
 
 
-def _required_bytes(analysis: Analysis, plans: Sequence[Plan]) -> dict[str, int | None]:
+def _required_bytes(
+    analysis: Analysis, plans: Sequence[Plan]
+) -> tuple[dict[str, int | None], dict[str, tuple[ArenaSection, ...]]]:
     """Planner → the number to declare with its plan of the primary arena (the other arenas keep
-    their chosen plans); plans with the same offsets share one replay."""
+    their chosen plans), and its sections; plans with the same offsets share one replay."""
     if not analysis.runtime_budget.device:
-        return {}  # not made by a runtime's rules (a hand-made analysis): nothing to replay
+        return {}, {}  # not made by a runtime's rules (a hand-made analysis): nothing to replay
     if analysis.model.operator_count > PLAN_BUDGET_MAX_OPERATORS:
-        return {}
+        return {}, {}
     rules = get_runtime(analysis.runtime)
     first = analysis.arenas[0]
     known = {first.runtime_plan.planner, first.plan.planner}
     problems = [result.arena for result in analysis.arenas]
     rest = [result.plan for result in analysis.arenas[1:]]
-    by_offsets: dict[tuple[tuple[int, int], ...], int | None] = {}
+    by_offsets: dict[tuple[tuple[int, int], ...], MemoryBudget | None] = {}
     required: dict[str, int | None] = {}
+    sections: dict[str, tuple[ArenaSection, ...]] = {}
     for plan in plans:
         if plan.planner in known or plan.planner in required:
             continue
         key = tuple(sorted(plan.offsets.items()))
         if key not in by_offsets:
             try:
-                budget = rules.budget(
+                by_offsets[key] = rules.budget(
                     analysis.model, problems, [plan, *rest], analysis.runtime_build
                 )
-                by_offsets[key] = budget.required_bytes
             except ArenalensError:
                 by_offsets[key] = None  # a plan the runtime's setup cannot take
-        required[plan.planner] = by_offsets[key]
-    return required
+        budget = by_offsets[key]
+        required[plan.planner] = None if budget is None else budget.required_bytes
+        if budget is not None:
+            sections[plan.planner] = budget.sections
+    return required, sections

@@ -113,7 +113,11 @@ def group_refusals(model: Model, obstacles: Sequence[Obstacle]) -> tuple[Refusal
 
 
 def conversion_fix(model: Model, obstacle: Obstacle) -> str:
-    """What to change so the runtime accepts what this obstacle refuses."""
+    """What to change so the runtime accepts what this obstacle refuses: the kernel rule's own
+    fix where it has one (a quantization check names the scale and the conversion setting behind
+    it), else one read from the reason and the operator's types."""
+    if obstacle.fix:
+        return obstacle.fix
     operator = _operator(model, obstacle)
     opcode = obstacle.opcode
     if opcode is None:

@@ -366,6 +366,7 @@ def check(
     budget: int | str | None = None,
     reserve: int | str = 0,
     build: Build | str | None = None,
+    tflm: str | None = None,
     runtime: str = "tflm",
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
@@ -375,10 +376,14 @@ def check(
     (`fits`, `fits_after_optimize`) and what to do next (`next_steps`).
 
     `target` is a board or chip preset (its core and CMSIS-NN kernels choose the build unless
-    `build` says otherwise); `budget` bytes or a size text ('320KB'); `input_shapes`
+    `build` says otherwise); `tflm` the TFLM release that build compiles, as `--tflm` takes it
+    (a tflite-micro version, a date like '2025-08', a commit); `budget` bytes or a size text
+    ('320KB'); `input_shapes`
     {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
     verdict has a number and no fit answer (`answer` is None)."""
     from arenalens.builds.build import as_build  # noqa: PLC0415
+    from arenalens.builds.tflm import tflm_release  # noqa: PLC0415
+    from arenalens.errors import UsageError  # noqa: PLC0415
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
@@ -405,12 +410,16 @@ def check(
     if shapes:
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
+    if tflm is not None and runtime != "tflm":
+        raise UsageError(f"tflm= selects a TFLite Micro release; runtime {runtime} has none")
     if build is not None:
         chosen = as_build(build)
     elif preset is not None and runtime == "tflm":
         chosen = target_build(preset)
     else:
         chosen = as_build(None)
+    if tflm is not None:
+        chosen = chosen.at_release(tflm_release(tflm))
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
     asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
     if preset is None and budget is None:

@@ -172,11 +172,48 @@ def test_demo_writes_model_report_and_images(
     assert f"wrote {folder / 'report.html'}" in out
     assert "lower bound" in out
     assert "open file://" in out
+    # The number for a microcontroller first: the board's core and kernels, and its verdict.
+    assert out.startswith("kTensorArenaSize = 100,712 B")
+    assert "figure for: Cortex-M7 (Armv7E-M, DSP), CMSIS-NN kernels" in out
+    assert "FITS  vww_mobilenet_v1 on ST NUCLEO-F746ZG (Cortex-M7 216 MHz)" in out
+    assert "arenalens demo --target nucleo-f401re" in out
+    assert "arenalens check example:vww_mobilenet_v1 --target all" in out
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert '"name":"cortex-m7/cmsis-nn"' in page and '"verdict":"FITS"' in page
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         return
     assert len(list((folder / "images").glob("*.png"))) == 4
+
+
+def test_demo_for_another_board_runs_as_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first command the demo suggests, pasted as it is: the board it names, its verdict."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--no-color", "-o", "first"]) == 0
+    suggested = next(
+        line for line in capsys.readouterr().out.splitlines() if "arenalens demo --target" in line
+    )
+    command = shlex.split(suggested.partition("#")[0])
+    assert command[:2] == ["arenalens", "demo"]
+    assert main([*command[1:], "--no-color"]) == 0
+    out = capsys.readouterr().out
+    assert "FITS AFTER OPTIMIZE  vww_mobilenet_v1 on ST NUCLEO-F401RE" in out
+    # What to do there, runnable as printed.
+    assert "arenalens optimize example:vww_mobilenet_v1 --target nucleo-f401re" in out
+    assert "figure for: Cortex-M4 (Armv7E-M, DSP), CMSIS-NN kernels" in out
+    assert (tmp_path / "arenalens-demo" / "report.html").is_file()
+    assert "arenalens demo --target nucleo-f746zg" in out  # and back
+
+
+def test_demo_refuses_an_unknown_board_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--target", "nucleo-zz"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "check --list-targets" in err
 
 
 def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:

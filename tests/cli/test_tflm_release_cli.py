@@ -201,3 +201,26 @@ def test_the_host_build_of_a_release_is_what_the_cli_predicts_for() -> None:
     assert host_build(tflm_release("0.dev20250808035851")) == host_build(
         wheel_release("0.dev20250808035851")
     )
+
+
+def test_the_python_check_takes_the_release_as_the_cli_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import arenalens
+    from arenalens.examples import example_bytes
+
+    document = run_json(capsys, "plan", EXAMPLE, "--tflm", "2025-01")
+    verdict = arenalens.check(example_bytes("fc_autoencoder"), tflm="2025-01")
+    assert verdict.required_bytes == document["min_arena_bytes"]
+    assert verdict.build["tflm"] == document["build"]["tflm"]
+    on_board = arenalens.check(
+        example_bytes("fc_autoencoder"),
+        target="nucleo-f746zg",
+        build="cortex-m7/reference",
+        tflm="2025-01",
+    )
+    assert on_board.build["name"] == "cortex-m7/reference@9b79b9f"
+    with pytest.raises(arenalens.UsageError, match="older than arenalens models"):
+        arenalens.check(example_bytes("fc_autoencoder"), tflm="2024-06")
+    with pytest.raises(arenalens.UsageError, match="runtime litert has none"):
+        arenalens.check(example_bytes("fc_autoencoder"), tflm="2025-01", runtime="litert")

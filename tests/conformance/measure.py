@@ -49,6 +49,7 @@ from typing import Any
 
 from tests.conformance.cases import FAMILIES, Case, all_cases
 from tests.conformance.targets import (
+    DEVICE_RELEASE_SEPARATOR,
     ESP_PROBES,
     ESP_PROBES_REASON,
     PROBES,
@@ -92,6 +93,16 @@ def load(target: str) -> dict[str, Any]:
         if path.exists():
             cases.update(json.loads(path.read_text())["cases"])
     return {"cases": cases}
+
+
+def measured_device_releases() -> list[str]:
+    """The Cortex-M probe builds at older TFLM commits with cached measurements
+    (data/<probe build>@<commit>/): their target names."""
+    return sorted(
+        path.name
+        for path in DATA.glob("*" + DEVICE_RELEASE_SEPARATOR + "*")
+        if path.is_dir() and not path.name.startswith(RELEASE_PREFIX) and path.name not in TARGETS
+    )
 
 
 def measured_releases() -> list[str]:
@@ -326,7 +337,8 @@ def _run_probe_once(
     path: Path, target: Target, timeout: float, arguments: tuple[str, ...]
 ) -> dict[str, Any]:
     command = [
-        *(sys.executable, str(_run_py(target)), str(path), "--target", target.name, "--json"),
+        *(sys.executable, str(_run_py(target)), str(path), "--target", _probe_name(target)),
+        "--json",
         *("--timeout", str(timeout)),
     ]
     completed = subprocess.run(
@@ -350,12 +362,22 @@ def _roomy_run(path: Path, target: Target, allocator: str) -> dict[str, Any]:
     return _run_probe(path, target, "--allocator", allocator)
 
 
+def _probe_name(target: Target) -> str:
+    """The build's name as the probe's run.py knows it."""
+    return target.probe_target or target.name
+
+
 def _run_py(target: Target) -> Path:
     """The target's probe runner; SystemExit when the probes are missing (otherwise every case
     would be cached as "does not load")."""
     folder = target.probes or PROBES
     if not (folder / "run.py").exists():
-        raise SystemExit(ESP_PROBES_REASON if folder == ESP_PROBES else PROBES_REASON)
+        if folder in (ESP_PROBES, PROBES):
+            raise SystemExit(ESP_PROBES_REASON if folder == ESP_PROBES else PROBES_REASON)
+        raise SystemExit(
+            f"no probe for {target.name} in {folder}: build it with ../shared/tools/cortex-m/"
+            f"build/build.sh (TFLM_COMMIT) and put run.py and its ELF there"
+        )
     return folder / "run.py"
 
 
@@ -419,7 +441,8 @@ def _guesses(case: Case, target: Target, figures: dict[str, Any], suffix: str) -
     if predicted is not None:
         found.append(predicted)
     for name, sibling in TARGETS.items():
-        if name == target.name or sibling.probes != target.probes:
+        same_probes = sibling.probes == target.probes or name == target.probe_target
+        if name == target.name or not same_probes:
             continue
         other = load_case(name, case)
         if other is not None and other.get("loads") and f"min_arena{suffix}" in other:
@@ -498,6 +521,10 @@ def _wheel_guesses(data: bytes, target: Target) -> Callable[[dict[str, Any]], li
     return guesses
 
 
+# The family name a corpus model or example takes when measured as a case (no case file has it).
+MODELS_FAMILY = "models"
+
+
 def models() -> dict[str, bytes]:
     """The shared corpus ('shared:<file>', when ../shared/models exists) and the built-in
     examples ('example:<name>'), as measured by `--models`."""
@@ -524,7 +551,7 @@ def load_models(target: str) -> dict[str, Any]:
 
 
 def _measure_models(target: Target, probe: Prober | None, stale: bool) -> None:
-    """Every corpus model and example on one wheel → data/<target>/models.json."""
+    """Every corpus model and example on one wheel or probe build → data/<target>/models.json."""
     import hashlib
 
     found = load_models(target.name)
@@ -533,12 +560,17 @@ def _measure_models(target: Target, probe: Prober | None, stale: bool) -> None:
         digest = hashlib.sha256(data).hexdigest()
         if stale and found.get(key, {}).get("sha256") == digest:
             continue
-        guesses = _wheel_guesses(data, target) if target.wheel else None
-        found[key] = {"sha256": digest, **measure_wheel(data, probe, guesses=guesses)}
+        if target.device:
+            case = Case(key, "", "", lambda data=data: data, family=MODELS_FAMILY)
+            found[key] = {"sha256": digest, **measure_device(case, target)}
+        else:
+            guesses = _wheel_guesses(data, target) if target.wheel else None
+            found[key] = {"sha256": digest, **measure_wheel(data, probe, guesses=guesses)}
         print(f"{target.name} {number}/{len(chosen)} {key}: {found[key]}")
         document = {
-            "about": "Shared corpus models and built-in examples on this wheel (head, tail and "
-            "categories at 4 MiB, minimal arena). Remade by `python -m "
+            "about": "Shared corpus models and built-in examples on this build (head, tail and "
+            "categories at a roomy arena, minimal arena; on a probe also with the plain "
+            "allocator). Remade by `python -m "
             f"tests.conformance.measure --target {target.name} --models`.",
             "models": dict(sorted(found.items())),
         }

@@ -7,6 +7,8 @@
 * `cortex-*`: real TFLM for Cortex-M under QEMU (the probes in ../shared/tools/cortex-m,
   run through their `run.py`), measured with the recording allocator (head, tail, categories,
   minimal arena) and the plain allocator firmware uses (tail, minimal arena).
+* `cortex-*@<commit>`: the same Cortex-M probe builds at an older TFLM commit, built with the
+  probes' kit (`device_release_target`; their run.py and ELF in `RELEASE_PROBES/<commit>/`).
 * `esp*`, `rv32-reference`: esp-tflite-micro v1.3.8 (TFLM with Espressif's ESP-NN kernels) built
   for RV32 ILP32, the struct layout of the ESP32 family, under `qemu-system-riscv32` (the probes
   in ../shared/tools/esp, same `run.py` interface), measured as the Cortex-M probes are, and
@@ -60,6 +62,9 @@ class Target:
     # memory), and a conformance case needs well under 4 MiB; a multiple of 16, as the default.
     roomy_arena: int | None = None
     wheel: str | None = None  # the tflite-micro version of a `host@<version>` target
+    # The probe's own name for the build (run.py --target), when the target's name adds the
+    # release: `cortex-m7-reference@2b3f8d0` runs run.py --target cortex-m7-reference.
+    probe_target: str | None = None
 
     @property
     def predicted(self) -> Build:
@@ -90,10 +95,37 @@ def release_target(version: str) -> Target:
     )
 
 
+# Cortex-M probes built at another TFLM commit than ../shared/tools/cortex-m's (its build kit,
+# build/build.sh, with TFLM_COMMIT=<commit>): one folder per commit holding a copy of run.py and
+# the ELF it names (tflm-cortex-m7-reference.elf). Their measurements are cached like every
+# target's, so only remaking them needs the folder.
+RELEASE_PROBES = Path(
+    os.environ.get(
+        "ARENALENS_CORTEX_M_RELEASE_PROBES",
+        Path.home() / ".cache" / "arenalens" / "cortex-m-releases",
+    )
+)
+DEVICE_RELEASE_SEPARATOR = "@"
+
+
+def device_release_target(name: str) -> Target:
+    """A Cortex-M probe build at an older TFLM commit, `<probe build>@<commit>`
+    (`cortex-m7-reference@2b3f8d0`): predicted for that device build at that release."""
+    base, _, commit = name.partition(DEVICE_RELEASE_SEPARATOR)
+    if base not in TARGETS or TARGETS[base].probes != PROBES:
+        raise KeyError(name)
+    cpu, kernels = "-".join(base.split("-", 2)[:2]), base.split("-", 2)[2]
+    build = device_build(cpu, kernels, recording=True, tflm=commit)
+    return Target(name, build, True, RELEASE_PROBES / commit, probe_target=base)
+
+
 def target_named(name: str) -> Target:
-    """A target by name: one of TARGETS, or `host@<wheel version>`."""
+    """A target by name: one of TARGETS, `host@<wheel version>`, or `<Cortex-M probe
+    build>@<TFLM commit>`."""
     if name.startswith(RELEASE_PREFIX):
         return release_target(name.removeprefix(RELEASE_PREFIX))
+    if name not in TARGETS and DEVICE_RELEASE_SEPARATOR in name:
+        return device_release_target(name)
     return TARGETS[name]
 
 

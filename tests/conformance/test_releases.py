@@ -1,10 +1,15 @@
-"""Older TFLM releases against their real wheels: every conformance case, every shared model and
-every built-in example, predicted for the host build of a wheel's TFLM release (`--tflm
-<version>`) and compared with that wheel's cached measurements (data/host@<version>/, remade by
-`python -m tests.conformance.measure --target host@<version>` and `... --models`).
+"""Older TFLM releases against real TFLM built from them: every conformance case, every shared
+model and every built-in example, predicted for the build at that release and compared with the
+cached measurements of
+* the `tflite-micro` wheel of the release (`--tflm <version>` on the host: data/host@<version>/,
+  remade by `python -m tests.conformance.measure --target host@<version>` and `... --models`);
+* a Cortex-M probe built at an older commit with the probes' kit (`--tflm <commit> --cpu ...`:
+  data/<probe build>@<commit>/, remade by `... --target cortex-m7-reference@<commit>`, with the
+  probe in tests/conformance/targets.py's RELEASE_PROBES).
 
-A release is exact when head, tail, every recorded category and the minimal arena agree, or both
-say the model cannot be set up; README's exactness table quotes these counts.
+A release is exact when head, tail, every recorded category and the minimal arena (on a probe:
+with both allocators) agree, or both say the model cannot be set up; README's exactness table
+quotes these counts.
 """
 
 from __future__ import annotations
@@ -15,39 +20,46 @@ import pytest
 
 from tests.conformance.cases import FAMILIES, all_cases
 from tests.conformance.compare import differences
-from tests.conformance.measure import load, load_models, measured_releases, models
+from tests.conformance.measure import (
+    load,
+    load_models,
+    measured_device_releases,
+    measured_releases,
+    models,
+)
 from tests.conformance.predict import predict
 from tests.conformance.targets import RELEASE_PREFIX, target_named
 
 RELEASES = measured_releases()
+TARGETS = [RELEASE_PREFIX + version for version in RELEASES] + measured_device_releases()
 
-# Releases whose conformance cases are still being measured (their cached cases are compared all
-# the same): version → the command that completes them. A release leaves this table when done.
+# Release targets whose conformance cases are still being measured (their cached cases are
+# compared all the same): target → the command that completes them. A target leaves this table
+# when done.
 BEING_MEASURED: dict[str, str] = {}
 
 
-def test_at_least_three_older_releases_are_measured() -> None:
+def test_at_least_three_older_wheels_are_measured() -> None:
     assert len(RELEASES) >= 3, RELEASES
 
 
-@pytest.mark.parametrize("version", RELEASES)
-def test_every_case_and_model_is_measured(version: str) -> None:
-    name = RELEASE_PREFIX + version
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_case_and_model_is_measured(name: str) -> None:
     measured = load(name)["cases"]
     missing = [case.id for case in all_cases() if case.id not in measured]
-    if version in BEING_MEASURED:
-        assert missing, f"{version} is complete: take it out of BEING_MEASURED"
+    if name in BEING_MEASURED:
+        assert missing, f"{name} is complete: take it out of BEING_MEASURED"
     else:
         assert not missing, (
-            f"not measured on {version} ({len(missing)}): python -m tests.conformance.measure "
+            f"not measured on {name} ({len(missing)}): python -m tests.conformance.measure "
             f"--target {name} --stale"
         )
     unmeasured = sorted(set(models()) - set(load_models(name)))
     assert not unmeasured, f"python -m tests.conformance.measure --target {name} --models --stale"
 
 
-def _gaps(version: str, family: str) -> list[str]:
-    target = target_named(RELEASE_PREFIX + version)
+def _gaps(name: str, family: str) -> list[str]:
+    target = target_named(name)
     measured = load(target.name)["cases"]
     found = []
     for case in all_cases():
@@ -65,14 +77,14 @@ def _gaps(version: str, family: str) -> list[str]:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("version", RELEASES)
-def test_every_case_is_exact_on_the_release(version: str, family: str) -> None:
-    assert _gaps(version, family) == []
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_case_is_exact_on_the_release(name: str, family: str) -> None:
+    assert _gaps(name, family) == []
 
 
-@pytest.mark.parametrize("version", RELEASES)
-def test_every_shared_model_and_example_is_exact_on_the_release(version: str) -> None:
-    target = target_named(RELEASE_PREFIX + version)
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_shared_model_and_example_is_exact_on_the_release(name: str) -> None:
+    target = target_named(name)
     chosen = models()
     gaps: list[Any] = []
     for key, entry in sorted(load_models(target.name).items()):

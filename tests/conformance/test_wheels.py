@@ -71,3 +71,13 @@ def test_every_cached_model_measurement_is_of_the_current_bytes(version: str) ->
         f"re-measure: python -m tests.conformance.measure --target host@{version} --models "
         f"--stale ({stale})"
     )
+
+
+def test_a_probe_build_at_an_older_commit_is_that_device_build_at_that_release() -> None:
+    target = target_named("cortex-m7-reference@2b3f8d0")
+    assert target.device and target.probe_target == "cortex-m7-reference"
+    assert target.predicted.name == "cortex-m7/reference@2b3f8d0"
+    assert target.predicted.tflm.commit.startswith("2b3f8d0")
+    assert target.probes is not None and target.probes.name == "2b3f8d0"
+    with pytest.raises(KeyError):
+        target_named("host-reference@2b3f8d0")  # only the Cortex-M probe builds

@@ -22,6 +22,7 @@ def conv(
     *,
     stride: int = 1,
     bias: bool = True,
+    activation: str = "NONE",
 ) -> int:
     """A 1x1 (or strided) int8 CONV_2D from source → a new tensor with `channels` channels,
     quantized as TFLM's kernel requires (affine weights; bias scale = input x weight scale)."""
@@ -44,9 +45,8 @@ def conv(
     output = graph.add_tensor(
         name, (batch, out_height, out_width, channels), "INT8", quantization=ACTIVATION
     )
-    graph.add_operator(
-        "CONV_2D", inputs, [output], options={"stride_h": stride, "stride_w": stride}
-    )
+    options = {"stride_h": stride, "stride_w": stride, "fused_activation_function": activation}
+    graph.add_operator("CONV_2D", inputs, [output], options=options)
     return output
 
 

@@ -10,10 +10,17 @@ import pytest
 from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose, plan_rules
 from arenalens.ir import Model
 from arenalens.reorder.schedule import Schedule, check_schedule
-from arenalens.tflite.builder import ModelBuilder
-from arenalens.tflite.reader import parse_model
+from arenalens.tflite.builder import ModelBuilder, quantization
+from arenalens.tflite.reader import load_model, parse_model
 from tests.diagnostics import exhaustive
-from tests.diagnostics.models import chain, conv, load, tensor_count, with_offline_plan
+from tests.diagnostics.models import (
+    ACTIVATION,
+    chain,
+    conv,
+    load,
+    tensor_count,
+    with_offline_plan,
+)
 
 
 def rules_of(diagnosis: Diagnosis, rule: str) -> list:
@@ -42,7 +49,13 @@ def test_clean_model_has_no_problems() -> None:
     diagnosis = diagnose(clean_model())
     problems = [f for f in diagnosis.findings if f.severity != Severity.INFO]
     assert problems == []
-    assert {f.rule for f in diagnosis.findings} <= {"peak", "design-hints", "overlap-savings"}
+    assert {f.rule for f in diagnosis.findings} <= {
+        "peak",
+        "design-hints",
+        "overlap-savings",
+        "tail",
+        "tail-per-channel",
+    }
 
 
 # -- output-overwritten ------------------------------------------------------------------------
@@ -568,7 +581,6 @@ def test_image_layouts() -> None:
 def test_resolution_hint_is_computed_with_litert() -> None:
     pytest.importorskip("ai_edge_litert")
     from arenalens.examples import example_bytes
-    from arenalens.tflite.reader import load_model
 
     model = load_model(example_bytes("vww_mobilenet_v1"))
     findings = run(model, "design-hints", what_if=True)
@@ -630,3 +642,89 @@ def test_operator_numbers_name_their_subgraph() -> None:
     conv(graph, 3, 4, "dead_branch")
     (finding,) = run(load(builder), "tensor-never-read")
     assert "operator 3 (CONV_2D) of subgraph 0" in finding.message
+
+
+# -- the tail --------------------------------------------------------------------------------
+
+
+def test_tail_triggers() -> None:
+    """The tail's share, its parts and the operators that keep most, in the budget's bytes."""
+    from arenalens.pipeline import analyze
+
+    model = clean_model()
+    (finding,) = run(model, "tail", build="cortex-m7/cmsis-nn")
+    budget = analyze(model, build="cortex-m7/cmsis-nn").budget
+    tail = next(section for section in budget.sections if section.name == "tail")
+    assert finding.severity == Severity.INFO
+    assert finding.details["tail_bytes"] == tail.nbytes == budget.parts["tail_at_minimum"]
+    assert finding.details["parts"] == {part.name: part.nbytes for part in tail.parts}
+    assert f"{tail.nbytes:,} B" in finding.message
+    assert finding.details["operators"][0]["opcode"] == "CONV_2D"
+
+
+def activation_after_conv(*, same_quantization: bool = True, relu_fused: bool = False) -> Model:
+    """input → CONV_2D (no fused activation) → RELU → output; or, with relu_fused, the model
+    the converter would write: one CONV_2D with RELU fused."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 8, 8, 3), "INT8", quantization=ACTIVATION)
+    graph.set_inputs([source])
+    middle = conv(graph, source, 8, "conv", activation="RELU" if relu_fused else "NONE")
+    if relu_fused:
+        graph.set_outputs([middle])
+        return load(builder)
+    quantization_out = ACTIVATION if same_quantization else quantization(0.05, -128)
+    out = graph.add_tensor("relu", (1, 8, 8, 8), "INT8", quantization=quantization_out)
+    graph.add_operator("RELU", [middle], [out])
+    graph.set_outputs([out])
+    return load(builder)
+
+
+def test_tail_fusion_triggers() -> None:
+    """The folded model is the one the converter writes: the saving is what that declares less."""
+    from arenalens.diagnostics.tail_rules import foldable, folded
+    from arenalens.pipeline import analyze
+
+    model = activation_after_conv()
+    (finding,) = run(model, "tail-fusion", build="cortex-m7/cmsis-nn")
+    fused = activation_after_conv(relu_fused=True)
+    before = analyze(model, build="cortex-m7/cmsis-nn").budget
+    after = analyze(fused, build="cortex-m7/cmsis-nn").budget
+    assert finding.saving_bytes == before.required_bytes - after.required_bytes > 0
+    assert finding.severity == Severity.WARNING  # same quantization: bit-identical outputs
+    assert "bit-identical" in finding.fix
+    assert finding.location.operator == 1
+    rewritten = folded(model, foldable(model))
+    assert analyze(rewritten, build="cortex-m7/cmsis-nn").budget.required_bytes == (
+        after.required_bytes
+    )
+    assert [op.opcode for op in rewritten.subgraphs[0].operators] == ["CONV_2D"]
+    # A RELU that requantizes changes the outputs' last step: said, and only an info.
+    (requantized,) = run(activation_after_conv(same_quantization=False), "tail-fusion")
+    assert requantized.severity == Severity.INFO and "accuracy" in requantized.fix
+
+
+def test_tail_per_channel_triggers() -> None:
+    from tests.tflm_synthetic import fully_connected_per_channel
+
+    (convolutions,) = run(clean_model(), "tail-per-channel", build="cortex-m7/reference")
+    # conv0..conv2: 8, 16 and 8 channels, two int32 arrays each, 16-byte tail steps.
+    assert convolutions.details["bytes"] == 2 * (32 + 64 + 32)
+    assert convolutions.saving_bytes == 2 * (32 + 64 + 32) - 2 * (16 + 32 + 16)
+    assert convolutions.location.operator == 1  # the widest layer first
+    dense = parse_model(fully_connected_per_channel(24), "fc")
+    (finding,) = run(dense, "tail-per-channel")
+    assert finding.saving_bytes == 2 * 96
+    assert "per-tensor" in finding.fix and "accuracy" in finding.fix
+
+
+def test_tail_variables_triggers() -> None:
+    """A float resource variable: an int8 conversion stores it in a quarter of the bytes."""
+    from tests.tflm_synthetic import resource_variables_mixed
+
+    model = parse_model(resource_variables_mixed(), "variables")
+    (finding,) = run(model, "tail-variables")
+    assert finding.details == {"variables": 1, "bytes": 80, "bytes_as_int8": 32}
+    assert finding.saving_bytes == 48
+    assert "'features/value' FLOAT32" in finding.message
+    assert "accuracy" in finding.fix

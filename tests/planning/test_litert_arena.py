@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +9,7 @@ from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.planning.litert_arena import NEVER_FREED, default_litert_order
 from arenalens.planning.problem import align_up
 from arenalens.planning.registry import get_planner
+from tests.hang_guard import no_hang
 
 
 def plan(problem: Problem) -> dict[int, int]:
@@ -136,9 +135,8 @@ def test_twenty_thousand_operator_chain_plans_fast() -> None:
     buffers += [Buffer(i, i - 1, i, 256 + 64 * (i % 5)) for i in range(1, count)]
     buffers.append(Buffer(count, count - 1, NEVER_FREED, 256))
     problem = Problem(tuple(buffers), alignment=64)
-    started = time.process_time()
-    result = run_planner("litert_arena", problem)
-    assert time.process_time() - started < 2.0
+    with no_hang(2, "litert_arena"):
+        result = run_planner("litert_arena", problem)
     assert result.arena_size <= 3 * 512
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, check_plan, run_planner
+from tests.hang_guard import no_hang
 
 
 def brute_force_conflict(problem: Problem, offsets: dict[int, int]) -> bool:
@@ -66,9 +65,8 @@ def test_checker_is_fast_with_thousands_of_live_buffers(fixed_every: int) -> Non
     )
     problem = Problem(buffers)
     plan = run_planner("naive", problem)
-    started = time.process_time()
-    check_plan(problem, plan.offsets)
-    assert time.process_time() - started < 2
+    with no_hang(2, "check_plan"):
+        check_plan(problem, plan.offsets)
 
 
 def test_checker_names_the_fixed_buffer_an_online_one_overlaps() -> None:

@@ -4,13 +4,13 @@ GreedyMemoryPlanner's linked-list walk as a differential oracle, and the speed b
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, run_planner
 from arenalens.planning.tflm_greedy import greedy_processing_order
+from tests.hang_guard import no_hang
 
 
 def problem_of(rows: list[tuple[int, int, int]], **fixed: int) -> Problem:
@@ -127,11 +127,9 @@ def test_greedy_plans_a_20000_operator_chain_quickly() -> None:
     rng = random.Random(0)
     buffers = tuple(Buffer(i, i + 1, i + 2, 16 * rng.randint(1, 64)) for i in range(count))
     problem = Problem(buffers)
-    started = time.process_time()
-    plan = run_planner("tflm_greedy", problem)
-    elapsed = time.process_time() - started
+    with no_hang(2, "tflm_greedy on 20,000 buffers"):
+        plan = run_planner("tflm_greedy", problem)
     assert problem.lower_bound() <= plan.arena_size <= 4 * 16 * 64
-    assert elapsed < 2.0, f"20,000 buffers took {elapsed:.2f} s"
 
 
 def test_linear_lays_buffers_end_to_end_in_id_order() -> None:

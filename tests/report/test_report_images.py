@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -119,8 +120,39 @@ def test_label_lines() -> None:
     assert label_lines("x", 8, 0) == []
 
 
+def test_the_memory_map_image_shows_the_whole_arena() -> None:
+    """kws on a Cortex-M7 with CMSIS-NN: the strip names the head and the tail, the map draws
+    the tail's parts as bands above the head, and the budget far above is named, not drawn."""
+    from arenalens.examples import example_bytes
+    from arenalens.pipeline import analyze
+    from arenalens.units import format_bytes_short
+
+    report = build_report(analyze(example_bytes("kws_ds_cnn"), build="cortex-m7/cmsis-nn"))
+    report = replace(report, budget=64 * 1024)
+    text = _svg_text(render_image(report, "memory_map", image_format="svg"))
+    head, *_, tail = report.sections
+    assert f"head {format_bytes_short(head.nbytes)}" in text
+    assert f"tail {format_bytes_short(tail.nbytes)}" in text
+    largest = max(tail.parts, key=lambda part: part.nbytes)
+    assert f"tail: {largest.name}" in text
+    assert f"kTensorArenaSize {format_bytes_short(report.required_bytes)}" in text
+    assert "budget 64 KiB (above the scale)" in text
+
+
+def test_a_small_head_is_drawn_zoomed_under_the_whole_arena_strip() -> None:
+    """fc_autoencoder on the wheel: a 768 B head in a 4.5 KiB arena; the map zooms into the
+    head (no tail bands over it) while the strip still shows every section to scale."""
+    from arenalens.examples import example_bytes
+    from arenalens.pipeline import analyze
+
+    report = build_report(analyze(example_bytes("fc_autoencoder")))
+    text = _svg_text(render_image(report, "memory_map", image_format="svg"))
+    assert [section.name for section in report.sections] == ["head", "setup", "tail"]
+    assert "tail " in text and "tail: " not in text
+
+
 def test_labels_escape_what_the_font_cannot_draw() -> None:
-    from arenalens.report.images import plain
+    from arenalens.report.image_style import plain
 
     assert plain("conv\t1\x1b[31m\u202e$") == "conv\\x091\\x1b[31m\\u202e\\$"
     assert plain("line one\nline two") == "line one\nline two"  # a label's own lines stay

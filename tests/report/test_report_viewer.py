@@ -183,6 +183,9 @@ def test_the_typedefs_describe_every_field_of_the_document() -> None:
         "BufferColumns": arena["buffers"],
         "StepColumns": arena["steps"],
         "Plan": arena["plans"][0],
+        "Section": first["arena_sections"][-1],
+        "SectionPart": first["arena_sections"][-1]["parts"][0],
+        "SectionItem": first["arena_sections"][-1]["parts"][0]["largest"][0],
     }
     typedefs = _typedefs()
     assert set(typedefs) == set(samples)

@@ -228,6 +228,10 @@ class Build:
     # Who named the kernel library: NAMED_BY_USER (--kernels, "cortex-m7/cmsis-nn"),
     # NAMED_BY_BOARD (a --target preset's), or None when it is only the default.
     kernels_named_by: str | None = None
+    # TFLITE_DCHECKs are compiled in (no NDEBUG): TFLM's Makefile default build type, which
+    # firmware and the Cortex-M probes use; the wheel is built with NDEBUG (a failing DCHECK is
+    # skipped there, measured: FULLY_CONNECTED with a filter zero point of 1 sets up).
+    dchecks: bool = True
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -317,6 +321,7 @@ def host_build(tflm: TflmRelease = TFLM_WHEEL) -> Build:
         compression=compression,
         recording=True,
         tflm=tflm,
+        dchecks=False,
     )
 
 
@@ -426,6 +431,7 @@ def device_build(
         cpu=core.name,
         kernels_release=_kernels_release(option),
         kernels_named_by=None if kernels is None else named_by,
+        dchecks=True,
     )
     return build if tflm is None else build.at_release(as_release(tflm))
 

@@ -1,29 +1,36 @@
-"""`arenalens demo`: build a built-in example model, write its report and images, say where."""
+"""`arenalens demo`: a built-in example planned for a named board (its core and kernels): the
+number to declare there, the board's verdict, the report and images, and how to pick another."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from arenalens.atomic import make_folder
-from arenalens.cli.common import print_text, terminal_width, use_color, write_atomic
+from arenalens.cli.common import print_text, selected_build, terminal_width, use_color, write_atomic
 from arenalens.cli.report import (
     TOOL,
     WrittenFile,
     add_planner_options,
-    budget_bytes,
+    guide,
     make_report,
     write_images,
     written_text,
 )
-from arenalens.errors import RuntimeUnavailableError
+from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.report.console import render_text
 from arenalens.report.html_page import render_html
-from arenalens.report.terminal import headline, plans_table, summary_panel
+from arenalens.report.terminal import headline, plans_table, report_steps, summary_panel
+from arenalens.targets import BOARDS, get_target
 
 DEMO_EXAMPLE = "vww_mobilenet_v1"
+# An STM32 board with a Cortex-M7: TFLM built for it with CMSIS-NN kernels, a figure the Cortex-M
+# probes measure exactly (README: the number for your device).
+DEMO_TARGET = "nucleo-f746zg"
+OTHER_TARGET = "nucleo-f401re"  # the one suggested next: a Cortex-M4 with 96 KiB
 DEFAULT_DIRECTORY = "arenalens-demo"
 
 
@@ -31,9 +38,10 @@ def register(subparsers: Any) -> None:
     """Add the `demo` parser."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "demo",
-        help="build a built-in example model and write its report and images",
+        help="plan a built-in example for a board and write its report and images",
         description="Build a built-in int8 example model (no download), plan it with TFLite "
-        "Micro's rules, and write the model, an interactive HTML report and PNG/SVG charts.",
+        "Micro's rules for a board (its core and kernels), say what to declare there and whether "
+        "it fits, and write the model, an interactive HTML report and PNG/SVG charts.",
     )
     parser.add_argument(
         "-o",
@@ -48,19 +56,46 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         help=f"which built-in example to use (default: {DEMO_EXAMPLE})",
     )
+    parser.add_argument(
+        "--target",
+        default=DEMO_TARGET,
+        metavar="NAME",
+        help=f"the board or chip to plan for (default: {DEMO_TARGET}, an STM32F746 with a "
+        "Cortex-M7 and CMSIS-NN kernels); `arenalens check --list-targets` lists them",
+    )
     add_planner_options(parser)
     parser.add_argument("--no-color", action="store_true", help="plain text")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build, analyze, write model + HTML + images, print a summary and the paths."""
-    from arenalens.examples import example_bytes  # noqa: PLC0415 - builds on demand
+    """Build, analyze for the board, write model + HTML + images, print the number, the verdict,
+    the files and how to go on."""
+    from arenalens.examples import EXAMPLES, example_bytes  # noqa: PLC0415 - builds on demand
 
+    if args.example not in EXAMPLES:
+        raise UsageError(f"unknown example '{args.example}' (known: {', '.join(sorted(EXAMPLES))})")
+    if args.budget is not None:
+        raise UsageError("demo plans for a board: give --target NAME (a budget is `report`'s)")
+    target = get_target(args.target)
     argument = f"example:{args.example}"
-    report, _ = make_report(
-        argument, runtime="tflm", planners=args.planner, budget=budget_bytes(args)
+    options = argparse.Namespace(
+        model=argument,
+        target=target.name,
+        budget=None,
+        reserve="0",
+        max_input=False,
+        no_findings=False,
+        runtime="tflm",
+        cpu=None,
+        kernels=None,
+        planner=args.planner,
     )
+    build = selected_build(options)
+    report, analysis = make_report(
+        argument, runtime="tflm", planners=args.planner, budget=None, build=build
+    )
+    report = guide(options, report, analysis)
     folder = Path(args.output)
     make_folder(folder, what="-o")
     model_bytes = example_bytes(args.example)
@@ -74,10 +109,11 @@ def run(args: argparse.Namespace) -> int:
         written.extend(write_images(report, str(folder / "images"), "both"))
     except RuntimeUnavailableError as error:
         skipped = str(error)
-    # The demo keeps the terminal short: the summary and the plans; `report` shows the rest.
+    # The demo keeps the terminal short: the number, the verdict and what to do next, the plans;
+    # `report` shows more.
     print_text(
         render_text(
-            [*headline(report), summary_panel(report), plans_table(report)],
+            [*headline(report), *report_steps(report), summary_panel(report), plans_table(report)],
             color=use_color(args),
             width=terminal_width(),
         )
@@ -86,7 +122,14 @@ def run(args: argparse.Namespace) -> int:
     if skipped:
         print(f"images skipped: {skipped}", file=sys.stderr)
     html_path = (folder / "report.html").resolve()
-    print(f"\nopen {html_path.as_uri()} in a browser, or try:")
-    print(f"  arenalens report {folder / (args.example + '.tflite')} --all")
-    print(f"  arenalens report example:{args.example} -o report.html --budget 64KiB")
+    model_path = shlex.quote(str(folder / f"{args.example}.tflite"))
+    other = OTHER_TARGET if target.name != OTHER_TARGET else DEMO_TARGET
+    print(f"\nopen {html_path.as_uri()} in a browser.")
+    print(f"The figures are for {target.title} ({target.core}). Another board, or all of them:")
+    for command, why in (
+        (f"arenalens demo --target {other}", f"any of {len(BOARDS)} boards: check --list-targets"),
+        (f"arenalens check {argument} --target all", "every board at once"),
+        (f"arenalens report {model_path} --target {target.name} --all", "everything, in text"),
+    ):
+        print(f"  {command:<56} # {why}")
     return 0

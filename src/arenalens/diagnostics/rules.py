@@ -18,6 +18,7 @@ from arenalens.diagnostics import (
     plan_rules,
     shape_rules,
     support_rules,
+    tail_rules,
 )
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
@@ -138,6 +139,30 @@ RULES: tuple[Rule, ...] = (
         "design-hints",
         "input resolution, channels, stride and operator order changes, with their savings",
         peak.design_hints,
+        needs_plan=True,
+    ),
+    Rule(
+        "tail",
+        "TFLM: what the tail (persistent data) is made of, and the operators that keep the most",
+        tail_rules.tail,
+        needs_plan=True,
+    ),
+    Rule(
+        "tail-fusion",
+        "TFLM: activations and reshapes the converter can fold away, and the bytes that saves",
+        tail_rules.tail_fusion,
+        needs_plan=True,
+    ),
+    Rule(
+        "tail-per-channel",
+        "TFLM: layers whose kernels keep the most per-channel multipliers and shifts",
+        tail_rules.tail_per_channel,
+        needs_plan=True,
+    ),
+    Rule(
+        "tail-variables",
+        "TFLM: variables kept in the tail wider than int8, and what int8 would save",
+        tail_rules.tail_variables,
         needs_plan=True,
     ),
 )

@@ -55,7 +55,7 @@ def build_report(
     )
     if arenas:
         arenas = (
-            _with_required_bytes(analysis, arenas[0], alternatives.required_bytes),
+            _with_required_bytes(analysis, arenas[0], alternatives),
             *arenas[1:],
         )
     shown = analysis
@@ -76,28 +76,38 @@ def build_report(
         operator_count=analysis.model.operator_count,
         declared=declared_arena(shown),
         build=analysis.budget.build,
+        sections=budget_parts.sections,
     )
 
 
 def _with_required_bytes(
-    analysis: Analysis, arena: ArenaReport, computed: Mapping[str, int | None]
+    analysis: Analysis, arena: ArenaReport, alternatives: Alternatives
 ) -> ArenaReport:
-    """The primary arena's plan views, each with the number to declare under that plan: the
-    analysis's own for the runtime's and the chosen plan, the computed one for an alternative
-    (`Alternatives.required_bytes`); none for the no-reuse baseline."""
+    """The primary arena's plan views, each with the number to declare under that plan and its
+    sections: the analysis's own for the runtime's and the chosen plan, the computed one for an
+    alternative (`Alternatives.required_bytes`); none for the no-reuse baseline."""
     if not analysis.runtime_budget.device:
         return arena  # not made by a runtime's rules (a hand-made analysis): no numbers
     first = analysis.arenas[0]
     known = {
-        first.runtime_plan.planner: analysis.runtime_budget.required_bytes,
-        first.plan.planner: analysis.budget.required_bytes,
+        first.runtime_plan.planner: analysis.runtime_budget,
+        first.plan.planner: analysis.budget,
     }
     views = []
     for view in arena.plans:
-        required = known.get(view.planner)
-        if required is None:
-            required = computed.get(view.planner)
-        views.append(replace(view, required_bytes=required))
+        budget = known.get(view.planner)
+        if budget is not None:
+            views.append(
+                replace(view, required_bytes=budget.required_bytes, sections=budget.sections)
+            )
+            continue
+        views.append(
+            replace(
+                view,
+                required_bytes=alternatives.required_bytes.get(view.planner),
+                sections=alternatives.sections.get(view.planner, ()),
+            )
+        )
     return replace(arena, plans=tuple(views))
 
 
@@ -125,6 +135,7 @@ def _with_overlap(arena: ArenaReport, analysis: Analysis) -> ArenaReport:
         is_runtime=False,
         proven_optimal=plan.proven_optimal or plan.arena_size == overlap.lower_bound,
         required_bytes=overlap.budget.required_bytes,
+        sections=overlap.budget.sections,
     )
     return replace(
         arena,

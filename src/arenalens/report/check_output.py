@@ -241,11 +241,23 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
     assert first_fit is not None
     fitting = sum(1 for verdict in verdicts if verdict.fits)
     after = sum(1 for verdict in verdicts if verdict.fits_after_optimize and not verdict.fits)
-    heading = Text.assemble(
-        (first.model, "bold"),
-        f" fits {fitting} of {len(verdicts)} boards as it is",
-        f", {after} more after `arenalens optimize`" if after else "",
-    )
+    # Boards where no size is safe (it cannot run there, correctly, or the input size is
+    # unknown): counted by answer, never as boards it does not fit.
+    blocked: dict[str, int] = {}
+    for verdict in verdicts:
+        if not verdict.has_number and verdict.answer is not None:
+            blocked[verdict.answer.value] = blocked.get(verdict.answer.value, 0) + 1
+    if sum(blocked.values()) == len(verdicts) and len(blocked) == 1:
+        heading = Text.assemble(
+            (first.model, "bold"), ": ", (next(iter(blocked)), "bold red"), " on every board"
+        )
+    else:
+        heading = Text.assemble(
+            (first.model, "bold"),
+            f" fits {fitting} of {len(verdicts)} boards as it is",
+            f", {after} more after `arenalens optimize`" if after else "",
+            "".join(f"; {answer} on {count}" for answer, count in blocked.items()),
+        )
     reserve = (
         f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
         if first_fit.reserve_bytes
@@ -285,7 +297,7 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
             _yes_no(verdict.fits_after_optimize) if verdict.has_number else Text("—"),
         )
     builds = _distinct_builds(verdicts)
-    lines: list[Text | Table] = []
+    lines: list[Text | Table | Verbatim] = []
     if len(builds) == 1 or not first.has_number:
         lines.append(declare_line(first.declared))
     else:
@@ -309,6 +321,8 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
             if note.plain not in seen:
                 seen.add(note.plain)
                 lines.append(note)
+    if not any(verdict.has_number for verdict in verdicts):
+        lines.extend(steps_lines(first.steps))  # what to do first, whichever board
     lines.append(
         Text(
             "needs: the number to declare on the board's build (its core with the kernels it "

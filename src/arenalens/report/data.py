@@ -24,6 +24,7 @@ from arenalens.report.labels import (
     reason_prefix,
     shape_label,
 )
+from arenalens.runtimes.sections import ArenaSection, sections_json, with_section_resized
 from arenalens.units import format_bytes_short
 from arenalens.verdict import Verdict
 
@@ -76,6 +77,8 @@ class PlanView:
     # The number to declare with this plan of the primary arena (TFLM: head, tail and setup
     # replayed with it as an offline plan); None when not computed.
     required_bytes: int | None = None
+    # Where every byte of that number goes, when computed (`MemoryBudget.sections`).
+    sections: tuple[ArenaSection, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +208,9 @@ class MemoryReport:
     max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
     # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
     build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Where every byte of required_bytes goes, in address order (TFLM: head, setup, tail by
+    # part; LiteRT: one section per arena); () when not made by a runtime's rules.
+    sections: tuple[ArenaSection, ...] = ()
 
     @property
     def primary(self) -> ArenaReport:
@@ -229,6 +235,20 @@ class MemoryReport:
         """Bytes to declare when the primary arena uses planner's layout: computed for that plan
         when the report has it, else that arena plus everything else the runtime needs."""
         return self.required_with_view(self.primary, self.primary.plan(planner))
+
+    def sections_with_view(self, arena: ArenaReport, view: PlanView) -> tuple[ArenaSection, ...]:
+        """Where every byte of `required_with_view` goes: the sections computed for that plan,
+        else the report's own with that arena at the plan's size (what `required_with_view`
+        assumes); () when the report has none."""
+        if arena is self.primary and view.sections:
+            return view.sections
+        if not self.sections or not arena.plans:
+            return ()
+        if view is arena.plans[0] and arena is self.primary:
+            return self.sections
+        return with_section_resized(
+            self.sections, arena.name, view.arena_size, arena.lower_bound_for(view)
+        )
 
     def required_with_view(self, arena: ArenaReport, view: PlanView) -> int:
         """Bytes to declare when one arena uses one of its plans (the others keep their first):
@@ -269,6 +289,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "build": dict(report.build) or None,
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
+        "arena_sections": sections_json(report.sections),
         "other_bytes": report.other_bytes,
         "budget": report.budget,
         "declare": None if report.declared is None else _declared_json(report.declared),
@@ -405,6 +426,7 @@ def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict
         "lower_bound": arena.lower_bound_for(view),
         "shared_regions": [list(region) for region in arena.shared_regions(view)],
         "declare_bytes": declare_bytes,
+        "sections": sections_json(report.sections_with_view(arena, view)),
         "parts_text": _plan_parts_text(report, arena, view, declare_bytes),
         "optimize_command": (
             None

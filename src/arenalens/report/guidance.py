@@ -19,8 +19,9 @@ if TYPE_CHECKING:  # the CLI runs these; guidance only reads their results
     from arenalens.verdict import Verdict
 
 # Rules whose findings are facts about the plan rather than things to act on; the report shows
-# them in its own panels (peak) and leaves them out of "what to do next".
-CONTEXT_RULES = frozenset({"peak", "subgraph-arenas"})
+# them in its own panels (peak; the tail in the whole-arena picture) and leaves them out of
+# "what to do next".
+CONTEXT_RULES = frozenset({"peak", "subgraph-arenas", "tail"})
 
 
 def with_guidance(

@@ -1,6 +1,7 @@
 """Images: MemoryReport → PNG / SVG bytes of the memory map, lifetimes, live bytes, peak tensors.
 
-The only module that imports matplotlib, lazily (extra `images`). It never touches pyplot's global
+With `arena_image` (the whole arena drawn on the memory map), the only module that imports
+matplotlib, lazily (extra `images`). It never touches pyplot's global
 state: each chart is a `matplotlib.figure.Figure` drawn by the Agg or SVG backend, so charts can be
 rendered from threads and tests. Output is deterministic: PNGs carry no software or date metadata,
 SVGs no date, and SVG ids come from a fixed hash salt.
@@ -12,15 +13,38 @@ Model-derived text is escaped for mathtext: a tensor named `$x$` is drawn as wri
 from __future__ import annotations
 
 import io
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from arenalens.errors import RuntimeUnavailableError
+from arenalens.report.arena_image import (
+    Mark,
+    arena_marks,
+    declared_symbol,
+    draw_bands,
+    draw_strip,
+    on_scale,
+    sections_end,
+    shows_whole,
+    whole_top,
+)
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
+from arenalens.report.image_style import (
+    ARENA_COLOR,
+    BOUND_COLOR,
+    BUDGET_COLOR,
+    CHART_FONT,
+    INK,
+    MUTED,
+    PALETTE,
+    PEAK_COLOR,
+    SHARED_COLOR,
+    ByteUnit,
+    byte_unit,
+    fit_label,
+    plain,
+)
 from arenalens.units import format_bytes_short
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -31,88 +55,10 @@ IMAGE_KINDS = ("memory_map", "lifetimes", "live_bytes", "peak_tensors")
 IMAGE_FORMATS = ("png", "svg")
 DPI = 150
 SVG_HASH_SALT = "arenalens"
-CHART_FONT = "DejaVu Sans"  # ships with matplotlib: the same glyphs on every machine
 
-# A muted qualitative palette (Tableau 10, lightened a touch) so labels stay readable on fills.
-PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#59a14f",
-    "#e15759",
-    "#76b7b2",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-)
-INK = "#1f2933"
-MUTED = "#6b7785"
-BOUND_COLOR = "#2f6f3e"
-ARENA_COLOR = "#1f4e79"
-BUDGET_COLOR = "#c0392b"
-PEAK_COLOR = "#b03a8c"
-SHARED_COLOR = "#111827"  # outline and hatch of bytes an output writes over its consumed input
 PEAK_BAR_LIMIT = 15
 DENSE_BUFFERS = 300  # above this many rectangles: thin edges, rasterized in SVG
 DENSE_STEPS = 300
-
-
-@dataclass(frozen=True)
-class ByteUnit:
-    """A unit to draw byte values in: its name and size in bytes."""
-
-    name: str
-    nbytes: int
-
-    def scale(self, value: float) -> float:
-        """Bytes → this unit."""
-        return value / self.nbytes
-
-
-def byte_unit(largest: float) -> ByteUnit:
-    """The unit that keeps a chart's largest value between 1 and about 2048: B, KiB or MiB."""
-    if largest < 2 * 1024:
-        return ByteUnit("B", 1)
-    if largest < 2 * 1024 * 1024:
-        return ByteUnit("KiB", 1024)
-    return ByteUnit("MiB", 1024 * 1024)
-
-
-def plain(text: str) -> str:
-    """Model text → text matplotlib draws literally: no mathtext between '$' signs, and every
-    character the chart's font cannot draw (control and format characters, emoji) written as
-    its escape ('\\x09', '\\u202e', '\\U0001f600'), so a label shows what the name holds."""
-    drawable = _drawable_codepoints()
-    written = "".join(
-        character
-        if character == "\n"  # the lines a label is made of; names never reach here raw
-        or (ord(character) in drawable and not unicodedata.category(character).startswith("C"))
-        else _escape(character)
-        for character in text
-    )
-    # Backslashes are literal outside mathtext; an escaped '$' keeps mathtext off.
-    return written.replace("$", r"\$")
-
-
-def _escape(character: str) -> str:
-    """One character as Python writes its escape."""
-    code = ord(character)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-@cache
-def _drawable_codepoints() -> frozenset[int]:
-    """Every code point the charts' font (DejaVu Sans, shipped with matplotlib) has a glyph for."""
-    _require_matplotlib()
-    from matplotlib import font_manager, ft2font  # noqa: PLC0415 - optional extra
-
-    path = font_manager.findfont(
-        font_manager.FontProperties(family=CHART_FONT), fallback_to_default=False
-    )
-    return frozenset(ft2font.FT2Font(path).get_charmap())
 
 
 def tensor_label(name: str, limit: int = 28) -> str:
@@ -129,11 +75,6 @@ def tensor_label(name: str, limit: int = 28) -> str:
         if len(candidate) <= limit:
             return candidate
     return "…" + layer[-max(limit - 1, 1) :]  # the tail tells layers apart: …tion_12
-
-
-def fit_label(label: str, limit: int) -> str:
-    """A short label cut to limit characters, keeping its tail (`…tion_12`)."""
-    return label if len(label) <= limit else "…" + label[-max(limit - 1, 1) :]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,13 +183,15 @@ def _chosen(arena: ArenaReport, planner: str | None) -> PlanView:
     return arena.plan(planner) if planner else arena.plans[0]
 
 
-def _title(axes: Axes, report: MemoryReport, what: str, subtitle: str) -> None:
-    axes.set_title(plain(f"{what} — {report.model}"), pad=22)
-    axes.text(
-        0,
-        1.02,
+def _title(axes: Axes, report: MemoryReport, what: str, subtitle: str, *, lift: float = 0) -> None:
+    """Title and subtitle above the axes, `lift` points higher (over labels drawn above them)."""
+    axes.set_title(plain(f"{what} — {report.model}"), pad=22 + lift)
+    axes.annotate(
         plain(subtitle),
-        transform=axes.transAxes,
+        xy=(0, 1),
+        xycoords="axes fraction",
+        xytext=(0, 4 + lift),
+        textcoords="offset points",
         fontsize=8.5,
         color=MUTED,
         va="bottom",
@@ -310,25 +253,42 @@ def _step_ticks(axes: Axes, arena: ArenaReport) -> None:
 
 
 def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figure:
-    """Report → the memory map: one rectangle per buffer over its steps and its bytes."""
+    """Report → the memory map: one rectangle per buffer over its steps and its bytes, under a
+    to-scale strip of the whole arena; the map shows the whole arena too (the tail's parts and
+    setup as bands) unless the plotted arena would be a smear at that scale, then it zooms in."""
     from matplotlib.collections import PolyCollection  # noqa: PLC0415
 
     arena = report.primary
     view = _chosen(arena, planner)
-    room = _budget_room(report)
-    top = max(view.arena_size, arena.lower_bound, room or 0, 1)
+    sections = report.sections_with_view(arena, view)
+    whole = shows_whole(report, arena, view)
+    base = next(s.offset for s in whole if s.name == arena.name) if whole else 0
+    marks = arena_marks(report)
+    room = None if whole else _budget_room(report)
+    data_top = max(view.arena_size, arena.lower_bound, 1)
+    if whole:
+        top = whole_top(whole, marks, near=True)
+    else:
+        top = max(data_top, room if room is not None and on_scale(data_top, room) else 0)
     unit = byte_unit(top)
-    figure = _new_figure(11, 6.2)
-    figure.subplots_adjust(left=0.08, right=0.80, top=0.88, bottom=0.2)
-    axes = figure.add_subplot()
+    figure = _new_figure(11, 7.2 if sections else 6.2)
+    if sections:
+        grid = figure.add_gridspec(
+            2, 1, height_ratios=(1, 9), left=0.08, right=0.80, top=0.86, bottom=0.17, hspace=0.42
+        )
+        strip, axes = figure.add_subplot(grid[0]), figure.add_subplot(grid[1])
+        draw_strip(strip, report, view, arena)
+    else:
+        figure.subplots_adjust(left=0.08, right=0.80, top=0.88, bottom=0.2)
+        strip = axes = figure.add_subplot()
     first_step, last_step = _step_limits(arena)
     dense = len(arena.buffers) > DENSE_BUFFERS
     polygons, colors, edges = [], [], []
     for i, row in enumerate(arena.buffers):
         if not row.size:
             continue
-        low = unit.scale(view.offsets[i])
-        high = unit.scale(view.offsets[i] + row.size)
+        low = unit.scale(base + view.offsets[i])
+        high = unit.scale(base + view.offsets[i] + row.size)
         x0, x1 = row.first - 0.5, row.last + 0.5
         polygons.append(((x0, low), (x1, low), (x1, high), (x0, high)))
         colors.append(PALETTE[i % len(PALETTE)])
@@ -345,31 +305,39 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
             rasterized=dense,  # keeps SVGs of big models small; text and axes stay vector
         )
     )
-    _draw_shared(axes, arena, view, unit)
+    _draw_shared(axes, arena, view, unit, base)
+    axes.set_xlim(first_step - 0.5, last_step + 0.5)
+    axes.set_ylim(0, unit.scale(top) * 1.06)
+    if whole:
+        draw_bands(axes, whole, arena, unit)
     if room is not None and room < top * 1.06:
         axes.axhspan(unit.scale(room), unit.scale(top) * 1.06, color=BUDGET_COLOR, alpha=0.06, lw=0)
-    axes.axhline(unit.scale(view.arena_size), color=ARENA_COLOR, lw=1.4, label="arena size")
+    arena_label = f"{arena.name} (planned buffers)" if whole else "arena size"
+    axes.axhline(unit.scale(base + view.arena_size), color=ARENA_COLOR, lw=1.4, label=arena_label)
     axes.axhline(
-        unit.scale(arena.lower_bound), color=BOUND_COLOR, lw=1.2, ls=":", label="lower bound"
+        unit.scale(base + arena.lower_bound), color=BOUND_COLOR, lw=1.2, ls=":", label="lower bound"
     )
     if arena.overlap_lower_bound is not None:
         axes.axhline(
-            unit.scale(arena.overlap_lower_bound),
+            unit.scale(base + arena.overlap_lower_bound),
             color=BOUND_COLOR,
             lw=1.0,
             ls="-.",
             label="lower bound, with overlaps",
         )
-    if room is not None:
-        axes.axhline(
-            unit.scale(room), color=BUDGET_COLOR, lw=1.4, ls="--", label=_budget_label(report)
-        )
+    _budget_lines(
+        axes,
+        report,
+        unit,
+        top=top,
+        room=room,
+        marks=marks if whole else (),
+        total=sections_end(whole) if whole else 0,
+    )
     peak = arena.peak
     if peak is not None:
         _mark_peak(axes, peak.step, f"peak: {_peak_label(arena)}")
-    axes.set_xlim(first_step - 0.5, last_step + 0.5)
-    axes.set_ylim(0, unit.scale(top) * 1.06)
-    _label_rectangles(figure, axes, arena, view, unit)
+    _label_rectangles(figure, axes, arena, view, unit, base=base)
     axes.set_xlabel("step (operator that runs)")
     axes.set_ylabel(f"arena offset ({unit.name})")
     _step_ticks(axes, arena)
@@ -378,18 +346,68 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
     _side_facts(axes, report, view)
     _title(
-        axes,
+        strip,
         report,
         "Memory map",
         f"{view.planner}: arena {format_bytes_short(view.arena_size)}, lower bound "
         f"{format_bytes_short(arena.lower_bound_for(view))}"
         + (" with overlaps" if arena.lower_bound_for(view) != arena.lower_bound else "")
-        + f", {len(arena.buffers)} buffers in '{arena.name}' ({report.runtime})",
+        + f", {len(arena.buffers)} buffers in '{arena.name}' ({report.runtime})"
+        + (f"; {declared_symbol(report)} by section above" if sections else ""),
+        lift=20 if sections else 0,
     )
     return figure
 
 
-def _draw_shared(axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit) -> None:
+def _budget_lines(
+    axes: Axes,
+    report: MemoryReport,
+    unit: ByteUnit,
+    *,
+    top: int,
+    room: int | None,
+    marks: Sequence[Mark],
+    total: int,
+) -> None:
+    """The number to declare and the budget and board marks over the whole arena, or the room
+    the budget leaves this arena; a line above the scale is named in a note instead."""
+    notes = []
+    if marks or total:
+        axes.axhline(
+            unit.scale(total),
+            color=INK,
+            lw=1.2,
+            label=f"{declared_symbol(report)} {format_bytes_short(total)}",
+        )
+    for mark in marks:
+        if mark.nbytes > top * 1.06:
+            notes.append(mark.label)
+            continue
+        axes.axhline(
+            unit.scale(mark.nbytes), color=BUDGET_COLOR, lw=1.4, ls=mark.style, label=mark.label
+        )
+    if room is not None and room > top * 1.06:
+        notes.append(_budget_label(report).replace("\n", " ") + f" = {format_bytes_short(room)}")
+    elif room is not None:
+        axes.axhline(
+            unit.scale(room), color=BUDGET_COLOR, lw=1.4, ls="--", label=_budget_label(report)
+        )
+    for line, note in enumerate(notes):
+        axes.text(
+            0.01,
+            0.98 - 0.05 * line,
+            plain(f"↑ {note} (above the scale)"),
+            transform=axes.transAxes,
+            fontsize=7.5,
+            color=BUDGET_COLOR,
+            va="top",
+            fontweight="bold",
+        )
+
+
+def _draw_shared(
+    axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit, base: int = 0
+) -> None:
     """Hatch the bytes an operator's output shares with the input it consumes (overlap plans):
     the step where both live, over the byte range they have in common."""
     from matplotlib.patches import Rectangle  # noqa: PLC0415
@@ -398,7 +416,7 @@ def _draw_shared(axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit)
     for position, (_, first, last, low, high) in enumerate(regions):
         axes.add_patch(
             Rectangle(
-                (first - 0.5, unit.scale(low)),
+                (first - 0.5, unit.scale(base + low)),
                 last - first + 1,
                 unit.scale(high - low),
                 facecolor="none",
@@ -439,7 +457,7 @@ def _side_facts(axes: Axes, report: MemoryReport, view: PlanView) -> None:
 
 
 def _label_rectangles(
-    figure: Figure, axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit
+    figure: Figure, axes: Axes, arena: ArenaReport, view: PlanView, unit: ByteUnit, *, base: int = 0
 ) -> None:
     """Write a name (and size) inside each rectangle big enough to hold it (after the axes
     limits are set: they convert steps and bytes to points)."""
@@ -462,7 +480,7 @@ def _label_rectangles(
             lines.append(format_bytes_short(row.size))
         axes.text(
             (row.first + row.last) / 2,
-            unit.scale(view.offsets[i] + row.size / 2),
+            unit.scale(base + view.offsets[i] + row.size / 2),
             plain("\n".join(lines)),
             ha="center",
             va="center",

@@ -14,6 +14,7 @@ from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.declared import declared_arena
 from arenalens.runtimes import VerifyResult
+from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
     from arenalens.pipeline import Analysis, ArenaResult
@@ -76,6 +77,8 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
         "declare": declared.as_dict(),
+        # Where every byte of required_bytes goes (TFLM: head, setup, tail by part).
+        "arena_sections": sections_json(analysis.budget.sections),
         "budget": {
             "parts": dict(analysis.budget.parts),
             "assumptions": list(analysis.budget.assumptions),

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.errors import UsageError
+from arenalens.runtimes.sections import ArenaSection
 
 if TYPE_CHECKING:
     from arenalens.analysis.arena_problem import ArenaProblem
@@ -36,6 +37,7 @@ class Obstacle:
     opcode: str | None = None
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
     no_kernel: bool = False  # the build registers no kernel for the operator at all
+    fix: str = ""  # what to change in the conversion, when the kernel's rule says it
 
     def text(self) -> str:
         """One line: where, then why."""
@@ -57,6 +59,7 @@ class Obstacle:
             "dtype": self.dtype,
             "no_kernel": self.no_kernel,
             "reason": self.reason,
+            "fix": self.fix,
         }
 
 
@@ -77,6 +80,9 @@ class MemoryBudget:
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
     obstacles: tuple[Obstacle, ...] = ()
+    # Where every byte of required_bytes goes, in address order (`sections`): they cover it
+    # exactly. Empty for a budget not made by a runtime's rules.
+    sections: tuple[ArenaSection, ...] = ()
 
     @property
     def runs(self) -> bool:

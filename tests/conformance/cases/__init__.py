@@ -13,7 +13,16 @@ from functools import cache
 from importlib import import_module
 
 # Family modules, in the order the coverage table lists them.
-FAMILIES = ("corpus_paths", "cmsis_nn", "elementwise", "esp_nn", "nn", "shape", "signal")
+FAMILIES = (
+    "corpus_paths",
+    "cmsis_nn",
+    "elementwise",
+    "esp_nn",
+    "nn",
+    "quantization",
+    "shape",
+    "signal",
+)
 
 
 @dataclass(frozen=True)

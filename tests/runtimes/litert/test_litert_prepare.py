@@ -23,6 +23,7 @@ from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES
 from arenalens.runtimes.litert.prepare.state import Allocation
 from arenalens.runtimes.litert.rules import LITERT_ALIGNMENT, arenas, litert_plans
 from arenalens.tflite.reader import parse_model
+from tests.hang_guard import no_hang
 from tests.litert_cases import CASES
 from tests.litert_kernel_cases import KERNEL_CASES
 
@@ -421,7 +422,6 @@ def test_budget_sums_every_arena() -> None:
 
 
 def test_twenty_thousand_operator_model_analyzes_fast() -> None:
-    import time
 
     from arenalens.tflite.builder import ModelBuilder
 
@@ -435,11 +435,9 @@ def test_twenty_thousand_operator_model_analyzes_fast() -> None:
     graph.set_inputs([first])
     graph.set_outputs([previous])
     model = parse_model(builder.build(), "chain")
-    started = time.process_time()
-    problems = arenas(model)
-    plan = run_planner("litert_arena", problems[0].problem)
-    assert time.process_time() - started < 5.0
-    assert plan.seconds < 2.0
+    with no_hang(5, "20,000-operator LiteRT model"):
+        problems = arenas(model)
+        plan = run_planner("litert_arena", problems[0].problem)
     # The input stays at 0; the chain alternates between 256 and 512 (measured: 768 B).
     assert plan.arena_size == 3 * 256
 

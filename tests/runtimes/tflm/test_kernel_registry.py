@@ -191,6 +191,9 @@ _NAMED_ELSEWHERE = {
     ("runtimes/tflm/resources.py", "ASSIGN_VARIABLE"): "TFLM's resource-variable store",
     ("diagnostics/graph_rules.py", "CUSTOM:ethos-u"): "recognises a Vela-compiled graph",
     ("diagnostics/operands.py", "UNIDIRECTIONAL_SEQUENCE_LSTM"): "LiteRT's LSTM takes its operands",
+    ("cannot_run.py", "CUSTOM:ethos-u"): "a refusal's fix: run a Vela-compiled graph on the NPU",
+    ("cannot_run.py", "SELECT_V2"): "a refusal's fix: the operator to convert SELECT into",
+    ("cannot_run.py", "L2_NORMALIZATION"): "a refusal's fix: the operator to convert LRN into",
 }
 _FREE = ("runtimes/tflm/kernels/", "runtimes/litert/", "examples/", "tflite/", "report/")
 

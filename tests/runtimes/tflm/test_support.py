@@ -184,3 +184,40 @@ def test_litert_cannot_run_exactly_the_models_with_unresolved_custom_ops(name: s
     unresolved = "unresolved custom op" in str(real.get("error", ""))
     obstacles = unresolved_custom_operators(load_model(SHARED_MODELS / name))
     assert bool(obstacles) == unresolved
+
+
+SVDF_TYPES = [("INT16", "INT16"), ("INT8", "INT8"), ("INT16", "INT8"), ("INT8", "INT16")]
+
+
+@pytest.mark.parametrize("build", ["host", "cortex-m7/reference", "cortex-m55/cmsis-nn"])
+def test_an_svdf_state_of_another_type_than_its_time_weights_cannot_run(build: str) -> None:
+    """Prepare takes int8 or int16 for each, but Eval (reference and CMSIS-NN) reads the state
+    as the time weights' type: a mismatch sets up and cannot be invoked."""
+    from arenalens.pipeline import runtime_build
+    from tests.conformance.cases.nn.recurrent import svdf
+
+    chosen = runtime_build("tflm", None if build == "host" else build)
+    for time, state in SVDF_TYPES:
+        model = parse_model(svdf("INT8", time_weights=time, state=state)(), "svdf")
+        found = support(model, chosen)
+        assert found.sets_up
+        assert found.runs == (time == state), (time, state, found.obstacles)
+        if time != state:
+            assert (
+                "reads its activation state as its time weights' type" in found.obstacles[0].text()
+            )
+
+
+@pytest.mark.runtime
+def test_the_wheel_cannot_invoke_an_int8_svdf_state_with_int16_time_weights() -> None:
+    """Live: the matched types run; an int8 state under int16 time weights is read out of
+    bounds (the child dies or Invoke fails), as support says."""
+    pytest.importorskip("tflite_micro")
+    from arenalens.runtimes.tflm.run import random_inputs, run_model
+    from tests.conformance.cases.nn.recurrent import svdf
+
+    for time, state in (("INT16", "INT16"), ("INT8", "INT8"), ("INT16", "INT8")):
+        data = svdf("INT8", time_weights=time, state=state)()
+        model = parse_model(data, "svdf")
+        result = run_model(data, random_inputs(model), output_count=1)
+        assert result.ok == support(model).runs == (time == state), (time, state, result.error)

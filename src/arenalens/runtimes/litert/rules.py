@@ -36,6 +36,7 @@ from arenalens.runtimes import MemoryBudget, Obstacle, Runtime, VerifyResult, Ve
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
+from arenalens.runtimes.sections import laid_end_to_end, planned_parts
 
 if TYPE_CHECKING:
     from arenalens.analysis.overlap_pairs import OverlapPair
@@ -194,6 +195,30 @@ def budget(
         ),
         device="LiteRT CPU runtime, Linux x86-64",
         obstacles=unresolved_custom_operators(model),
+        sections=laid_end_to_end(
+            [
+                (
+                    arena.name,
+                    plan.arena_size,
+                    planned_parts(plan.arena_size, arena.problem.lower_bound()),
+                    _arena_meaning(arena.name),
+                )
+                for arena, plan in zip(arena_problems, plans, strict=True)
+            ]
+        ),
+    )
+
+
+def _arena_meaning(name: str) -> str:
+    """What one LiteRT arena holds (each is its own heap block)."""
+    if name.endswith("persistent"):
+        return (
+            "the subgraph's persistent arena, its own heap block: variables and persistent "
+            "kernel temporaries, kept for the interpreter's lifetime"
+        )
+    return (
+        "the subgraph's arena, its own heap block: activations and kernel temporaries, "
+        "reused as they die (offsets aligned to 64 B)"
     )
 
 

@@ -20,14 +20,26 @@ from arenalens.builds.build import HOST, Build, build_summary, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
+from arenalens.runtimes.sections import (
+    ArenaSection,
+    SectionPart,
+    laid_end_to_end,
+    planned_parts,
+)
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with_resources
 from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
-from arenalens.runtimes.tflm.setup_replay import SetupOutcome, minimal_arena_size, replay
+from arenalens.runtimes.tflm.setup_replay import (
+    Allocation,
+    SetupOutcome,
+    minimal_arena_size,
+    replay,
+)
 from arenalens.runtimes.tflm.support import Support, support
+from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 from arenalens.units import format_bytes_exact
 
@@ -41,6 +53,7 @@ class SetupPrediction:
     at_minimum: SetupOutcome  # head, tail and categories printed at that size
     aligned: SetupOutcome  # the same at a roomy arena size that is a multiple of 16
     support: Support  # which kernels' bytes are estimates on this build
+    sequence: tuple[Allocation, ...] = ()  # every allocation setup makes, in order
 
     @property
     def unknown_kernels(self) -> tuple[str, ...]:
@@ -112,7 +125,8 @@ def predict_setup(
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
-    return SetupPrediction(layout, minimum, replay(sequence, minimum, layout), aligned, found)
+    at_minimum = replay(sequence, minimum, layout)
+    return SetupPrediction(layout, minimum, at_minimum, aligned, found, sequence)
 
 
 def setup_outcome(
@@ -166,6 +180,43 @@ def budget(
         build=MappingProxyType(build_summary(build)),
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
+        sections=arena_sections(prediction, arena.problem.lower_bound()),
+    )
+
+
+HEAD_MEANING = (
+    "non-persistent section, from the arena's start: activations and kernel scratch buffers, "
+    "laid out by the memory planner"
+)
+SETUP_MEANING = (
+    "between head and tail: free once AllocateTensors() returns, but needed while it runs "
+    "(temporary memory above the head, the planner's working memory) or left by aligning the "
+    "tail down from the arena's end"
+)
+TAIL_MEANING = (
+    "persistent section, allocated downwards from the arena's end: runtime structs, kernel "
+    "data and variables"
+)
+
+
+def arena_sections(prediction: SetupPrediction, lower_bound: int) -> tuple[ArenaSection, ...]:
+    """Where every byte of the minimal kTensorArenaSize goes after setup: the head from the
+    array's start, the tail from its end (by part, at that very size), and between them the
+    bytes only setup needs."""
+    minimum = prediction.minimal_arena
+    final = prediction.at_minimum
+    tail = tail_breakdown(prediction.sequence, minimum)
+    setup_bytes = minimum - final.head - final.tail
+    setup_parts: tuple[SectionPart, ...] = ()
+    if setup_bytes:
+        need = setup_need(prediction.sequence, minimum, prediction.layout)
+        setup_parts = (SectionPart(need.name, setup_bytes, need.what),)
+    return laid_end_to_end(
+        (
+            ("head", final.head, planned_parts(final.head, lower_bound), HEAD_MEANING),
+            ("setup", setup_bytes, setup_parts, SETUP_MEANING),
+            ("tail", tail.nbytes, tail.parts, TAIL_MEANING),
+        )
     )
 
 

@@ -123,15 +123,15 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
     context = setup.context
     subgraph, operator = context.subgraph, context.operator
 
-    def obstacle(reason: str, phase: str = SETUP) -> Obstacle:
-        return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode)
+    def obstacle(reason: str, phase: str = SETUP, fix: str = "") -> Obstacle:
+        return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode, fix=fix)
 
     if not setup.registered:
         reason = _no_kernel_reason(operator.opcode, setup.context.build)
         return [
             Obstacle(reason, SETUP, subgraph.index, operator.index, operator.opcode, no_kernel=True)
         ]
-    found = [obstacle(r.reason, r.phase) for r in setup.refusals]
+    found = [obstacle(r.reason, r.phase, r.fix) for r in setup.refusals]
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
     rewritten = setup.output_shapes
     for index in operator.outputs:

@@ -174,6 +174,7 @@ def lstm(
     layer_norm: bool = False,
     state_variable: bool = True,
     drop_last_input: bool = False,
+    weights_zero_point: int = 0,
 ) -> Callable[[], bytes]:
     is_float = dtype == "FLOAT32"
     weight_type = weights or ("FLOAT32" if is_float else "INT8")
@@ -185,7 +186,11 @@ def lstm(
     def matrix(rows: int, columns: int) -> Const:
         if weight_type == "FLOAT32":
             return Const(np.full((rows, columns), 0.1, np.float32), "FLOAT32")
-        q = quantization(scale_list(rows), 0) if per_channel else quantization(0.01, 0)
+        q = (
+            quantization(scale_list(rows), weights_zero_point)
+            if per_channel
+            else quantization(0.01, weights_zero_point)
+        )
         return Const(np.ones((rows, columns), np.int8), "INT8", q)
 
     def vector(kind: str) -> Const:

@@ -8,6 +8,19 @@ import { planOf, state, update } from "./state.js";
 
 /** @typedef {import("./arena_data.js").PreparedArena} PreparedArena */
 
+// A line far above the data would squash it flat: one beyond this multiple of the data's top
+// stays off the scale, and a note at the top says where it is.
+const SCALE_REACH = 1.5;
+
+/**
+ * @param {number} dataTop  the highest byte the chart must show
+ * @param {number} value  a line's bytes
+ * @returns {boolean}  whether the line is drawn to scale (and the axis reaches it)
+ */
+export function onScale(dataTop, value) {
+  return value <= SCALE_REACH * Math.max(1, dataTop);
+}
+
 /**
  * Room for this arena under the budget (TFLM: the budget minus tail and setup), null without one.
  * @param {PreparedArena} prepared

@@ -21,8 +21,8 @@ const NO_FIT_WORDS = {
 // What the fit card's note says under each of them.
 /** @type {Partial<Record<DeclareStatus, string>>} */
 const NO_FIT_NOTES = {
-  "cannot-run": "no arena size works: see why on the left",
-  "cannot-run-correctly": "its offline plan would corrupt tensors: see why on the left",
+  "cannot-run": "no arena size works: see why below",
+  "cannot-run-correctly": "its offline plan would corrupt tensors: see why below",
   "placeholder-shape": "give the real input size: --input-shape NAME=SHAPE",
 };
 
@@ -74,7 +74,11 @@ export function cards() {
     declare.value.textContent = status === "cannot-run" || status === "cannot-run-correctly" ? noFit || "" :
       formatBytes(required) + (qualifier ? " (" + qualifier + ")" : "");
     const where = numberText(required) + " B" + (view.parts_text ? " \u00b7 " + view.parts_text : "");
-    if (noFit !== undefined) declare.note.textContent = report.declare ? report.declare.reasons.join(" \u00b7 ") : "";
+    if (status === "cannot-run" && report.declare) {
+      const count = report.declare.reasons.length;
+      declare.note.textContent = "no size works on " + report.declare.device + ": " +
+        (count === 1 ? "the reason is" : "the " + count + " reasons are") + " below";
+    } else if (noFit !== undefined) declare.note.textContent = report.declare ? report.declare.reasons.join(" \u00b7 ") : "";
     else if (runtimePlan) declare.note.textContent = where;
     else {
       declare.note.textContent = where + " \u00b7 with '" + view.planner + "', which applies after `" +
@@ -137,29 +141,46 @@ export function cards() {
     } else {
       peak.value.textContent = "-";
     }
+    // A model the runtime cannot run has no arena to judge: the plan's cards would only distract.
+    for (const planCard of [arenaCard, bound, overhead, reuse, peak]) planCard.root.hidden = status === "cannot-run";
     const lines = [];
     if (report.declare && report.declare.device) lines.push("Figure for: " + report.declare.device);
-    if (report.declare) {
+    if (report.declare && status !== "cannot-run") {
       const prefix = sentence(report.declare.reason_prefix) + ": ";
       for (const reason of report.declare.reasons) lines.push(prefix + reason);
     }
-    for (const note of arena.notes) lines.push("Note: " + note);
+    if (status !== "cannot-run") for (const note of arena.notes) lines.push("Note: " + note);
     notes.replaceChildren(...lines.map((text) => element("div", { text })));
   } });
   return element("div", null, [box, notes]);
 }
 
+/**
+ * Why the runtime cannot run the model, one line per reason, first on the page; null when it can.
+ * @returns {HTMLElement | null}
+ */
+export function cannotRunPanel() {
+  const declared = reportDocument.reports[state.reportIndex].declare;
+  if (!declared || declared.status !== "cannot-run") return null;
+  const section = panel("Why it cannot run", "");
+  section.root.id = "cannot-run";
+  section.body.append(element("ul", { class: "reasons" }, declared.reasons.map((reason) => element("li", { text: reason }))));
+  return section.root;
+}
+
 /** @returns {HTMLElement | null}  the report's steps (commands to paste), then diagnose's findings */
 export function nextStepsPanel() {
   const report = reportDocument.reports[state.reportIndex];
-  if (!report.next_steps.length && !report.findings.length) return null;
-  const section = panel("What to do next",
-    report.findings.length ? report.findings.length + " findings from arenalens diagnose" : "");
+  // On a page that cannot run, the cannot-run findings are the reasons listed above it.
+  const listed = report.declare && report.declare.status === "cannot-run"
+    ? report.findings.filter((finding) => finding.rule !== "cannot-run") : report.findings;
+  if (!report.next_steps.length && !listed.length) return null;
+  const section = panel("What to do next", listed.length ? listed.length + " findings from arenalens diagnose" : "");
   section.root.id = "next-steps";
   const steps = element("ol", { class: "steps" });
   for (const step of report.next_steps) steps.append(element("li", { text: step }));
   section.body.append(steps);
-  const shown = report.findings.slice(0, 8);
+  const shown = listed.slice(0, 8);
   const list = element("div", { class: "findings" });
   for (const finding of shown) {
     const saves = finding.saving_bytes ? " \u00b7 saves " + numberText(finding.saving_bytes) + " B" : "";
@@ -173,8 +194,8 @@ export function nextStepsPanel() {
       element("div", { class: "fix", text: "fix: " + finding.fix + saves }),
     ]));
   }
-  if (report.findings.length > shown.length) {
-    list.append(element("div", { class: "count", text: (report.findings.length - shown.length) +
+  if (listed.length > shown.length) {
+    list.append(element("div", { class: "count", text: (listed.length - shown.length) +
       " more: arenalens diagnose " + report.model_argument }));
   }
   section.body.append(list);

@@ -215,3 +215,26 @@ export function stepBand(context, chart, range, step, top, bottom, color, alpha)
   context.fillRect(left, top, Math.max(1, right - left), bottom - top);
   context.restore();
 }
+
+/**
+ * A line too far above the data to draw to scale: named above the plot's top left corner (where
+ * no line label goes), with an arrow; shortened to fit a narrow chart.
+ * @param {CanvasRenderingContext2D} context
+ * @param {CanvasChart} chart
+ * @param {number} top  the plot's top
+ * @param {string} text
+ * @param {string} color
+ * @param {number} [line]  which line of notes (0 first)
+ */
+export function offScaleNote(context, chart, top, text, color, line) {
+  context.save();
+  context.font = "600 11px system-ui, sans-serif";
+  context.textAlign = "left";
+  context.textBaseline = "bottom";
+  const room = chart.width - MARGIN.left - MARGIN.right - 8;
+  let shown = "\u2191 " + text + " (above the scale)";
+  if (context.measureText(shown).width > room) shown = "\u2191 " + text;
+  while (shown.length > 4 && context.measureText(shown).width > room) shown = shown.slice(0, -2) + "\u2026";
+  haloText(context, shown, MARGIN.left + 4, top - 4 - 13 * (line || 0), color);
+  context.restore();
+}

@@ -28,6 +28,8 @@
  * @property {Build | null} build  the build the figures are for (null: a runtime without builds)
  * @property {number} required_bytes  the number to declare with every arena's first plan
  * @property {Record<string, number>} required_parts
+ * @property {Section[]} arena_sections  where every byte of required_bytes goes, in address
+ *   order (TFLM: head, setup, tail; LiteRT: one per arena); [] when not computed
  * @property {number} other_bytes  bytes the runtime needs besides the primary arena
  * @property {number | null} budget  --budget / --target, in bytes
  * @property {Declare | null} declare
@@ -216,8 +218,37 @@
  * @property {number} lower_bound  the bound this plan is judged against
  * @property {SharedRegion[]} shared_regions  allowed overlaps that share bytes in this plan
  * @property {number} declare_bytes  the number to declare with this plan
+ * @property {Section[]} sections  where every byte of declare_bytes goes ([] when unknown)
  * @property {string} parts_text  what that number is made of ("" when it is the arena alone)
  * @property {string | null} optimize_command  what applies this plan (null: the runtime's own)
+ */
+
+/**
+ * A byte range [offset, offset + bytes) of the memory to declare, and what fills it.
+ * @typedef {object} Section
+ * @property {string} name  "head", "setup", "tail", or a LiteRT arena's name
+ * @property {number} offset
+ * @property {number} bytes
+ * @property {string} meaning
+ * @property {SectionPart[]} parts  they add up to bytes
+ */
+
+/**
+ * One kind of data in a section.
+ * @typedef {object} SectionPart
+ * @property {string} name
+ * @property {number} bytes
+ * @property {string} meaning
+ * @property {string | null} category  the runtime's own name for it (TFLM: the
+ *   print_allocations() category), null when the runtime does not record it
+ * @property {number} count  allocations (0: a region, not counted)
+ * @property {SectionItem[]} largest  its largest allocations
+ */
+
+/**
+ * @typedef {object} SectionItem
+ * @property {string} what
+ * @property {number} bytes
  */
 
 /**

@@ -5,7 +5,8 @@
 import { peakStep, stepLabel } from "./arena_data.js";
 import { budgetLabel, budgetRoom } from "./budget.js";
 import {
-  CanvasChart, MARGIN, bufferColor, drawByteAxis, drawStepAxis, haloText, horizontalLine, stepBand, stepX, xStep,
+  CanvasChart, MARGIN, bufferColor, drawByteAxis, drawStepAxis, haloText, horizontalLine, offScaleNote, stepBand,
+  stepX, xStep,
 } from "./chart.js";
 import { cssColor } from "./dom.js";
 import { byteUnit, formatBytes, numberText } from "./format.js";
@@ -138,7 +139,11 @@ export class LiveChart extends CanvasChart {
       horizontalLine(context, this, yOf(arena.lower_bound), cssColor("--bound"), [2, 3],
         arena.lower_bound === view.arena_size ? "" : "lower bound " + formatBytes(arena.lower_bound), "left-above");
       const room = budgetRoom(prepared);
-      if (room !== null) horizontalLine(context, this, yOf(room), cssColor("--budget"), [6, 4], budgetLabel(prepared), "right-below");
+      if (room !== null && room > info.maxBytes) {
+        offScaleNote(context, this, top, budgetLabel(prepared) + " = " + formatBytes(room), cssColor("--budget"));
+      } else if (room !== null) {
+        horizontalLine(context, this, yOf(room), cssColor("--budget"), [6, 4], budgetLabel(prepared), "right-below");
+      }
       if (peak !== null && peak >= range[0] && peak <= range[1]) this.markPeak(context, prepared, peak, range, yOf);
     }
     if (this.drag && this.drag.to !== null) {

@@ -8,6 +8,7 @@ import { buildCompare } from "./compare.js";
 import { element } from "./dom.js";
 import { formatBytes, percent } from "./format.js";
 import { buildReport, clearReportViews, reportViews, selectBuffer } from "./report_mode.js";
+import { wholeArenaPieces } from "./sections.js";
 import { currentArena, redrawAll, setRebuild, state, update, views } from "./state.js";
 import { hideTooltip } from "./tooltip.js";
 
@@ -35,6 +36,8 @@ function rebuild() {
  * @property {() => import("./state.js").ViewerState} state  a copy of the state
  * @property {(name: string) => number} find  a buffer's position by name, -1 when absent
  * @property {(position: number) => ({ x: number, y: number } | null)} rectCenter  its rectangle's centre
+ * @property {(section: string, part: string) => ({ x: number, y: number } | null)} pieceCenter  a
+ *   section's part in the whole-arena strip, null when not drawn
  * @property {(position: number) => void} select
  * @property {() => number} redraw  redraws every view now; the milliseconds it took
  * @property {{ bytes: (value: number) => string, percent: (part: number, whole: number) => string }} format
@@ -46,6 +49,11 @@ page.arenalens = {
   state: () => JSON.parse(JSON.stringify(state)),
   find: (name) => currentArena().buffers.name.indexOf(name),
   rectCenter: (position) => (reportViews.map ? reportViews.map.center(position) : null),
+  pieceCenter: (section, part) => {
+    const piece = wholeArenaPieces(currentArena()).find((candidate) =>
+      candidate.section.name === section && (candidate.part ? candidate.part.name : "") === part);
+    return piece && reportViews.strip ? reportViews.strip.center(piece) : null;
+  },
   select: (position) => selectBuffer(position),
   redraw: () => {
     const started = performance.now();

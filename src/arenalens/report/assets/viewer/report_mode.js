@@ -5,7 +5,7 @@
 
 import { reportDocument } from "./arena_data.js";
 import { budgetInput } from "./budget.js";
-import { cards, nextStepsPanel } from "./cards.js";
+import { cannotRunPanel, cards, nextStepsPanel } from "./cards.js";
 import { PALETTE } from "./chart.js";
 import { renderDetails, renderPlans } from "./details.js";
 import { cssColor, element, legendKey, panel } from "./dom.js";
@@ -13,23 +13,29 @@ import { formatBytes } from "./format.js";
 import { inputPanel } from "./input_sizes.js";
 import { LifetimeChart } from "./lifetimes.js";
 import { LiveChart } from "./live_chart.js";
+import { ArenaStrip } from "./arena_strip.js";
 import { MemoryMap, mapMaximum, reportHighlight } from "./memory_map.js";
 import { modeTabs } from "./modes.js";
 import { hasOverlaps } from "./overlap.js";
+import {
+  arenaSection, declareSymbol, hasSections, hasSetup, mapShowsWhole, sectionsEnd, shownSections, wholeArenaMarks,
+  wholeArenaPieces, wholeArenaTop,
+} from "./sections.js";
 import { currentArena, relatedToStep, requestRebuild, state, stepRange, update, views } from "./state.js";
 import { buildOperatorTable, buildTensorTable } from "./tables.js";
 
 /** @typedef {import("./arena_data.js").PreparedArena} PreparedArena */
 /** @typedef {import("./virtual_table.js").VirtualTable} VirtualTable */
+/** @typedef {import("./memory_map.js").WholeArena} WholeArena */
 
 /**
  * The views that scroll to a selection; null outside report mode (main.js's hooks read the map).
- * @type {{ map: MemoryMap | null, lifetimes: LifetimeChart | null, tensors: VirtualTable | null, operators: VirtualTable | null }}
+ * @type {{ map: MemoryMap | null, strip: ArenaStrip | null, lifetimes: LifetimeChart | null, tensors: VirtualTable | null, operators: VirtualTable | null }}
  */
-export const reportViews = { map: null, lifetimes: null, tensors: null, operators: null };
+export const reportViews = { map: null, strip: null, lifetimes: null, tensors: null, operators: null };
 
 export function clearReportViews() {
-  Object.assign(reportViews, { map: null, lifetimes: null, tensors: null, operators: null });
+  Object.assign(reportViews, { map: null, strip: null, lifetimes: null, tensors: null, operators: null });
 }
 
 /**
@@ -85,21 +91,56 @@ function onChange(key, render) {
  * @param {Partial<import("./state.js").ViewerState>} patch
  */
 function switchView(patch) {
-  Object.assign(state, { planIndex: 0, selected: -1, hover: -1, step: null, cursor: null, zoom: null }, patch);
+  Object.assign(state, { planIndex: 0, selected: -1, hover: -1, step: null, cursor: null, zoom: null, mapScale: "auto" }, patch);
   requestRebuild();
 }
 
 /** @returns {HTMLElement} */
 function legend() {
   return element("div", { class: "legend" }, [
+    hasSections() ? legendKey("", cssColor("--ink"), "the number to declare") : null,
+    hasSetup() ? legendKey("hatch", "#9aa1ab", "needed only while setup runs") : null,
     legendKey("", cssColor("--accent"), "arena size"),
     legendKey("dotted", cssColor("--bound"), "lower bound (bytes live at the busiest step)"),
-    legendKey("dashed", cssColor("--budget"), "budget, minus what the runtime needs outside this arena"),
+    legendKey("dashed", cssColor("--budget"), hasSections()
+      ? "budget (zoomed into one arena: minus what the runtime needs outside it)"
+      : "budget, minus what the runtime needs outside this arena"),
     legendKey("band", cssColor("--peak"), "peak step"),
     hasOverlaps(reportDocument)
       ? legendKey("hatch", cssColor("--select"), "output written over the input its operator consumes")
       : null,
   ]);
+}
+
+/**
+ * The whole arena around the arena shown, when the map shows it.
+ * @param {PreparedArena} prepared
+ * @returns {WholeArena | null}
+ */
+function wholeArena(prepared) {
+  const section = arenaSection(prepared);
+  if (!section || !mapShowsWhole(prepared)) return null;
+  return {
+    offset: section.offset,
+    pieces: wholeArenaPieces(prepared).filter((piece) => piece.section !== section),
+    marks: wholeArenaMarks(prepared),
+    total: sectionsEnd(shownSections(prepared)),
+    symbol: declareSymbol(prepared),
+  };
+}
+
+/** @returns {HTMLElement}  the map's byte axis: the whole arena, or the arena shown only */
+function scaleSwitch() {
+  const whole = element("button", { id: "scale-whole", onclick: () => update({ mapScale: "whole" }),
+    text: "whole " + declareSymbol(currentArena()) });
+  const only = element("button", { id: "scale-arena", onclick: () => update({ mapScale: "arena" }),
+    text: currentArena().arena.name + " only" });
+  views.push({ update: () => {
+    const shows = mapShowsWhole(currentArena());
+    whole.setAttribute("aria-pressed", String(shows));
+    only.setAttribute("aria-pressed", String(!shows));
+  } });
+  return element("div", { class: "segmented", id: "map-scale", role: "group", "aria-label": "memory map scale" }, [whole, only]);
 }
 
 /**
@@ -142,21 +183,42 @@ function toolbar(prepared) {
 /** @param {HTMLElement} app  filled with report mode's views */
 export function buildReport(app) {
   app.append(toolbar(currentArena()), cards());
+  const refused = cannotRunPanel();
+  if (refused) app.append(refused);
   const guidance = nextStepsPanel();
   if (guidance) app.append(guidance);
   const left = element("div", { class: "stack" });
   const right = element("div", { class: "stack" });
-  app.append(element("div", { class: "grid" }, [left, right]));
+  const grid = element("div", { class: "grid" }, [left, right]);
+  if (refused) {
+    // Its bytes are moot: the plan stays one click away, out of the way of the reasons.
+    app.append(element("details", { class: "moot", id: "plan-details" }, [
+      element("summary", { text: "The plan as it would be if the runtime could set the model up (its bytes are moot)" }),
+      grid,
+    ]));
+  } else {
+    app.append(grid);
+  }
 
-  const mapPanel = panel("Memory map", "arena offset \u00d7 step; hover for details, click to select");
+  const mapPanel = panel("Memory map", "offset \u00d7 step; hover for details, click to select");
   left.append(mapPanel.root);
+  if (hasSections()) {
+    mapPanel.head.append(scaleSwitch());
+    const stripBox = element("div", { class: "chart strip" });
+    mapPanel.body.append(stripBox);
+    reportViews.strip = new ArenaStrip(stripBox, (piece) =>
+      update({ mapScale: piece.section.name === currentArena().arena.name ? "arena" : "whole" }));
+    views.push(reportViews.strip);
+  }
   const mapBox = element("div", { class: "chart", id: "memory-map" });
   mapPanel.body.append(mapBox, legend());
   reportViews.map = new MemoryMap(mapBox, 380, () => {
     const prepared = currentArena();
+    const whole = wholeArena(prepared);
     return {
-      prepared, planIndex: state.planIndex, range: stepRange(prepared), maxBytes: mapMaximum(prepared, [state.planIndex]),
-      highlight: reportHighlight(relatedToStep(prepared)), hovered: state.hover,
+      prepared, planIndex: state.planIndex, range: stepRange(prepared),
+      maxBytes: whole ? wholeArenaTop(prepared, true) * 1.04 : mapMaximum(prepared, [state.planIndex]),
+      highlight: reportHighlight(relatedToStep(prepared)), hovered: state.hover, whole,
     };
   }, {
     hover: (position, step) => update({ hover: position, cursor: step }),

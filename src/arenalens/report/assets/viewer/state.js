@@ -21,6 +21,8 @@ import { arenaOf, reportDocument } from "./arena_data.js";
  * @property {number | null} cursor  the step under the pointer
  * @property {[number, number] | null} zoom  the steps shown, null for all
  * @property {number | null} budget  bytes, as typed in the budget box
+ * @property {"auto" | "whole" | "arena"} mapScale  the memory map's byte axis: the whole arena
+ *   (every section), the arena shown only, or whichever keeps that arena readable
  * @property {string} filter  the tensor table's filter text
  * @property {"all" | "peak" | "step"} scope  which buffers the tensor table lists
  * @property {[number, number]} left  compare mode: [report, plan] on the left
@@ -54,6 +56,7 @@ export const state = {
   cursor: null,
   zoom: null,
   budget: reportDocument.reports[0].budget,
+  mapScale: "auto",
   filter: "",
   scope: "all",
   left: [0, 0],

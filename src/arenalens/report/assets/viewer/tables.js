@@ -50,12 +50,13 @@ function bufferColumns() {
   };
   return [
     { key: "id", label: "id", width: "44px", numeric: true, value: (position) => buffers().id[position] },
-    { key: "name", label: "name", width: "minmax(160px, 3fr)", value: (position) => buffers().name[position], render: nameCell },
+    { key: "name", label: "name", width: "minmax(120px, 3fr)", value: (position) => buffers().name[position], render: nameCell },
+    // Bytes right after the name: on a narrow screen the columns after it scroll into view.
+    { key: "size", label: "bytes", width: "84px", numeric: true, value: (position) => buffers().size[position],
+      render: (position) => numberText(buffers().size[position]) },
     { key: "shape", label: "shape", width: "minmax(70px, 1fr)", value: (position) => buffers().shape_label[position],
       sortValue: (position) => buffers().nbytes[position] },
     { key: "dtype", label: "dtype", width: "64px", value: (position) => buffers().dtype[position] },
-    { key: "size", label: "bytes", width: "84px", numeric: true, value: (position) => buffers().size[position],
-      render: (position) => numberText(buffers().size[position]) },
     { key: "first", label: "steps", width: "72px", numeric: true, value: (position) => buffers().first[position],
       render: (position) => buffers().first[position] + "\u2013" + buffers().last[position] },
     { key: "offset", label: "offset", width: "84px", numeric: true, value: (position) => planOf(currentArena()).offsets[position],

@@ -32,6 +32,23 @@ const ROW_HEIGHT = 24;
  * @property {Column[]} columns
  */
 
+// Matches report.css: .vhead and .vrow column gap and side padding, in CSS pixels.
+const COLUMN_GAP = 10;
+const SIDE_PADDING = 10;
+
+/**
+ * @param {Column[]} columns
+ * @returns {number}  the narrowest width that shows every column at its minimum
+ */
+function minimumWidth(columns) {
+  let total = 2 * SIDE_PADDING + COLUMN_GAP * (columns.length - 1);
+  for (const column of columns) {
+    const found = /(\d+(?:\.\d+)?)px/.exec(column.width);
+    total += found ? Number(found[1]) : 0;
+  }
+  return Math.ceil(total);
+}
+
 export class VirtualTable {
   /**
    * @param {HTMLElement} parent
@@ -65,6 +82,10 @@ export class VirtualTable {
     });
     this.body = element("div", { class: "vbody", role: "rowgroup" });
     this.body.style.height = options.height + "px";
+    // Narrower than its columns' minimum, the table scrolls sideways inside its own box.
+    const minimum = minimumWidth(this.columns);
+    this.head.style.minWidth = minimum + "px";
+    this.body.style.minWidth = minimum + "px";
     this.spacer = element("div");
     this.body.append(this.spacer);
     // Scroll position is cached from scroll events: reading scrollTop while other views are

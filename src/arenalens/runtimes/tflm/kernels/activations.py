@@ -31,7 +31,21 @@ from arenalens.runtimes.tflm.kernels.common import (
     scale_of,
     zero_point_of,
 )
-from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true
+from arenalens.runtimes.tflm.kernels.quantization import (
+    CALIBRATE,
+    QUANTIZE_EVERY_TENSOR,
+    checked_log2,
+    divide,
+    f32,
+    g,
+    quantize_multiplier,
+)
+from arenalens.runtimes.tflm.kernels.refusals import (
+    arity_refusals,
+    dcheck_aborts,
+    not_equal,
+    not_true,
+)
 
 _RELU_OP_DATA = struct(
     "ReluOpData",  # { ReluParams params }: ActivationParams + offsets and multiplier
@@ -71,6 +85,11 @@ _LEAKY_RELU_OP_DATA = struct(
     ("output_zero_point", "int32"),
 )
 _LEAKY_RELU_PARAMS = struct("TfLiteLeakyReluParams", ("alpha", "float"))
+# int16 LOGISTIC and TANH compute in fixed point with power-of-two scales.
+_INT16_FIX = (
+    "convert with the int16x8 quantization, which gives this operator's output the fixed "
+    "scale 1/32768 and zero point 0"
+)
 
 
 def _same_types(context: KernelContext, file: str) -> list[Event]:
@@ -91,17 +110,49 @@ def _int16_zero_points(context: KernelContext, file: str, *, output: bool = True
 
 def _output_scale_is_two_to_minus_15(context: KernelContext, file: str) -> list[Event]:
     """int16 LOGISTIC / TANH: CheckedLog2(output scale) must hold and round to -15."""
-    scale = scale_of(context.output(0))
-    if scale > 0.0:
-        exponent = math.log2(scale)
-        rounded = round(exponent)
-        if abs(exponent - rounded) < 1e-3:
-            if rounded == -15:
-                return []
-            return [
-                not_equal(file, "output_scale_log2_rounded", "-kOutputFractionalBits", rounded, -15)
-            ]
-    return [not_true(file, "CheckedLog2(output->params.scale, &output_scale_log2_rounded)")]
+    power_of_two, rounded = checked_log2(scale_of(context.output(0)))
+    fix = f"the int16 {context.opcode} output's scale must be 2^-15 (1/32768): {_INT16_FIX}"
+    if not power_of_two:
+        return [
+            not_true(file, "CheckedLog2(output->params.scale, &output_scale_log2_rounded)", fix=fix)
+        ]
+    if rounded != -15:
+        return [
+            not_equal(
+                file, "output_scale_log2_rounded", "-kOutputFractionalBits", rounded, -15, fix=fix
+            )
+        ]
+    return []
+
+
+def _int16_input_multiplier(
+    context: KernelContext, file: str, shifts: tuple[int, ...]
+) -> list[Event]:
+    """int16 LOGISTIC / TANH: a power-of-two input scale with (15 - 3) + log2(scale) in `shifts`
+    needs no multiplier; otherwise scale · 3 · 4096 is doubled until it exceeds 32767 / 2 (at
+    most 31 times), and `TFLITE_DCHECK_LE(data->input_multiplier, 32767)` fails when it started
+    above 32767 (an input scale above 32767 / 12288 = 2.67): an abort on builds with DCHECKs."""
+    scale = scale_of(context.input(0))
+    power_of_two, rounded = checked_log2(scale)
+    if power_of_two and 12 + rounded in shifts:
+        return []
+    multiplier, shift = scale * 4096.0 * 3.0, 0
+    while multiplier <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        multiplier *= 2.0
+    if multiplier < 32768.0 or not context.build.dchecks:
+        return []
+    return [
+        dcheck_aborts(
+            file,
+            "TFLITE_DCHECK_LE(data->input_multiplier, 32767)",
+            f"the input multiplier, input scale {g(scale)} × 3 × 4096, is {g(multiplier)}",
+            fix=(
+                f"the int16 {context.opcode} input's scale must be at most 32767 / 12288 = 2.67 "
+                f"(it is {g(scale)}): {CALIBRATE}"
+            ),
+        )
+    ]
 
 
 def _relu_eval(context: KernelContext) -> list[Event]:
@@ -147,8 +198,10 @@ def _logistic(context: KernelContext) -> Events:
             )
         ]
     elif dtype == "INT16":
-        refusals = _int16_zero_points(context, file) or _output_scale_is_two_to_minus_15(
-            context, file
+        refusals = (
+            _int16_zero_points(context, file)
+            or _int16_input_multiplier(context, file, (0,))
+            or _output_scale_is_two_to_minus_15(context, file)
         )
     elif dtype not in ("FLOAT32", "INT8"):
         refusals = [Refusal(f"Input {dtype}, output {dtype} not supported.", INVOKE)]
@@ -165,8 +218,10 @@ def _tanh(context: KernelContext) -> Events:
     refusals = _same_types(context, file)
     dtype = context.input_type(0)
     if not refusals and dtype == "INT16":
-        refusals = _int16_zero_points(context, file) or _output_scale_is_two_to_minus_15(
-            context, file
+        refusals = (
+            _int16_zero_points(context, file)
+            or _int16_input_multiplier(context, file, (0, 1))
+            or _output_scale_is_two_to_minus_15(context, file)
         )
     if not refusals and dtype not in ("FLOAT32", "INT8", "INT16"):
         refusals = [Refusal(f"Input {dtype}, output {dtype} not supported.", INVOKE)]
@@ -179,13 +234,44 @@ def _hard_swish(context: KernelContext) -> Events:
     found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
     dtype = context.input_type(0)
     if dtype == "INT8":
-        output_scale = scale_of(context.output(0))
-        multiplier = scale_of(context.input(0)) / 128 / output_scale if output_scale else 0.0
-        if multiplier >= 1.0:
-            found.append(not_true(file, "params->output_multiplier_exponent <= 0"))
+        found += _hard_swish_multipliers(context, file)
     if dtype not in ("FLOAT32", "INT8"):
         found.append(Refusal(f"Unsupported type {dtype}", INVOKE))
     return found
+
+
+def _hard_swish_multipliers(context: KernelContext, file: str) -> list[Event]:
+    """HardSwishPrepare, int8: the output multiplier (input scale / 128) / output scale in
+    float32, through QuantizeMultiplier and DownScaleInt32ToInt16Multiplier
+    (`TFLITE_DCHECK_GE(multiplier, 0)`), then `TF_LITE_ENSURE(exponent <= 0)`: the output scale
+    must be at least input scale / 128. A zero output scale makes the multiplier infinite, which
+    the wheel turns into 0 and a Cortex-M build into a negative significand (measured: the probes
+    halt, case HARD_SWISH.INT8.output_unquantized)."""
+    input_scale, output_scale = scale_of(context.input(0)), scale_of(context.output(0))
+    hires = f32(f32(1.0 / 128.0) * input_scale)
+    real = f32(divide(hires, output_scale))
+    if not math.isfinite(real) and not context.build.is_host and context.build.dchecks:
+        return [
+            dcheck_aborts(
+                "tensorflow/lite/kernels/internal/common.h",
+                "TFLITE_DCHECK_GE(multiplier_int32_t, 0)",
+                f"the output multiplier (input scale / 128) / output scale is {g(real)}, which "
+                "Arm's double-to-int64 conversion makes negative",
+                fix=QUANTIZE_EVERY_TENSOR,
+            )
+        ]
+    if quantize_multiplier(real).shift <= 0:
+        return []
+    return [
+        not_true(
+            file,
+            "params->output_multiplier_exponent <= 0",
+            fix=(
+                f"the HARD_SWISH output's scale must be at least its input's / 128 = "
+                f"{g(hires)} (it is {g(output_scale)}): {CALIBRATE}"
+            ),
+        )
+    ]
 
 
 def _elu(context: KernelContext) -> Events:
@@ -261,6 +347,7 @@ RULES = (
         access=same_index("activations_common.cc"),
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
+        as_fused_activation=1,  # ActivationFunctionType.RELU
     ),
     KernelRule(
         "RELU6",
@@ -271,6 +358,7 @@ RULES = (
         access=same_index("activations_common.cc"),
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
+        as_fused_activation=3,  # ActivationFunctionType.RELU6
     ),
     KernelRule(
         "TANH",

@@ -6,10 +6,13 @@ sub_common.cc, mul.cc, mul_common.cc, div.cc, add_n.cc, floor_div.cc, floor_mod.
 squared_difference.cc; options parsed by flatbuffer_conversions.cc (ParseAdd, ParseSub, ParseMul,
 ParseDiv). Broadcasting only sets a flag in OpData: the same allocations either way.
 
-Several quantized paths turn scales into fixed-point multipliers with
-QuantizeMultiplierSmallerThanOneExp, whose TFLITE_CHECKs *abort* the process (no error message, no
-clean failure) when a tensor lacks quantization (scale 0). Those are setup refusals here, worded
-as aborts.
+The int8 and int16 paths of ADD, SUB, ADD_N and SQUARED_DIFFERENCE rescale their inputs to a
+common scale and back with QuantizeMultiplierSmallerThanOneExp, whose TFLITE_CHECKs *abort* the
+process (no message, no clean failure) unless every multiplier lies in (0, 1): a tensor without
+quantization (scale 0), or an output scale too small for the inputs' (below 2·max(input scale) /
+2^left_shift), aborts setup. ADD, SUB, MUL and DIV then quantize their fused activation's bounds
+with the output scale (`quantization.activation_range`). The arithmetic follows each source: ADD
+computes its multipliers in double, SUB in float.
 """
 
 from __future__ import annotations
@@ -44,13 +47,21 @@ from arenalens.runtimes.tflm.kernels.common import (
     shape,
     zero_point_of,
 )
+from arenalens.runtimes.tflm.kernels.quantization import (
+    QUANTIZE_EVERY_TENSOR,
+    activation_range,
+    divide,
+    g,
+    rescaled_sum,
+    smaller_than_one,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
+    aborts,
     arity_refusals,
     not_equal,
     not_true,
     numbered,
-    source_path,
 )
 
 # builtin_op_data.h: TfLiteFusedActivation is a plain enum (one byte with short enums).
@@ -126,21 +137,29 @@ def _binary_temps(context: KernelContext) -> list[Event]:
 
 
 def _abort(what: str, file: str) -> Refusal:
-    return Refusal(f"{what}: a TFLITE_CHECK in {file} aborts TFLM (setup crashes)")
+    """The probes' TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)."""
+    return aborts(file, "TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)", what)
 
 
-def _rescaling_aborts(context: KernelContext, file: str, left_shift: int) -> list[Event]:
-    """ADD / SUB int8 and int16: input multipliers s_i / (2·max s) and the output multiplier
-    2·max s / (2^left_shift · s_out) must lie in (0, 1), else QuantizeMultiplierSmallerThanOneExp
-    aborts: every operand needs a quantization scale."""
-    operands = (context.input(0), context.input(1), context.output(0))
-    for name, tensor in zip(("input 1", "input 2", "output"), operands, strict=True):
-        if scale_of(tensor) <= 0.0:
-            return [_abort(f"{context.output_type(0)} {name} without quantization", file)]
-    largest = 2 * max(scale_of(operands[0]), scale_of(operands[1]))
-    if largest / ((1 << left_shift) * scale_of(operands[2])) >= 1.0:
-        return [_abort("output scale too small for the input scales", file)]
-    return []
+def _binary_rescaling(
+    context: KernelContext, left_shift: int, *, in_float: bool = False
+) -> list[Event]:
+    """ADD / SUB: both inputs' and the output's scales through `_rescaling`, then the fused
+    activation's bounds through CalculateActivationRangeQuantized."""
+    scales = tuple(
+        scale_of(tensor) for tensor in (context.input(0), context.input(1), context.output(0))
+    )
+    refused = rescaled_sum(left_shift, scales, in_float=in_float)
+    if refused:
+        return [refused]
+    return _activation(context)
+
+
+def _activation(context: KernelContext) -> list[Event]:
+    refused = activation_range(
+        context.build, context.option("fused_activation_function"), context.output(0)
+    )
+    return [refused] if refused else []
 
 
 def _add(context: KernelContext) -> Events:
@@ -158,7 +177,7 @@ def _add(context: KernelContext) -> Events:
                 else _abort(f"{output_type} output without quantization", file)
             )
         else:
-            found += _rescaling_aborts(context, file, 15 if output_type == "INT16" else 20)
+            found += _binary_rescaling(context, 15 if output_type == "INT16" else 20)
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):
@@ -181,7 +200,8 @@ def _sub(context: KernelContext) -> Events:
     found = _binary_temps(context)
     output_type = context.output_type(0)
     if output_type in ("INT8", "INT16"):
-        found += _rescaling_aborts(context, file, 15 if output_type == "INT16" else 20)
+        left_shift = 15 if output_type == "INT16" else 20
+        found += _binary_rescaling(context, left_shift, in_float=True)
     elif output_type == "INT32" and not context.build.has(SUB_INT32):
         found.append(Refusal(f"Type {numbered(output_type)} not supported.", INVOKE))
     elif output_type == "INT32":
@@ -198,6 +218,9 @@ def _mul(context: KernelContext) -> Events:
     first, second = context.input_type(0), context.input_type(1)
     if first != second:
         found.append(not_equal(file, "input1->type", "input2->type", first, second))
+    elif context.output_type(0) in ("INT8", "INT16") and (refused := _activation(context)):
+        # CalculateOpDataMul: the activation range, then QuantizeMultiplier (which cannot fail).
+        found += refused
     elif context.output_type(0) in ("INT8", "INT16") and first == "INT16":
         operands = (
             ("input1", context.input(0)),
@@ -228,6 +251,9 @@ def _div(context: KernelContext) -> Events:
         found.append(not_equal(file, "input1->type", "input2->type", first, second))
     elif first != output_type:
         found.append(not_equal(file, "input1->type", "output->type", first, output_type))
+    elif output_type == "INT8":
+        # The activation range, then QuantizeMultiplier (which cannot fail).
+        found += _activation(context)
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8"):
@@ -289,9 +315,8 @@ def _squared_difference(context: KernelContext) -> Events:
             if zero_point_of(tensor) != 0:
                 found.append(not_true(file, f"{name}_quantization_params.zero_point == 0"))
                 break
-    unscaled = min(scale_of(context.input(0)), scale_of(context.input(1))) <= 0.0
-    if first in ("INT8", "INT16") and unscaled and not setup_refused(found):
-        found.append(_abort(f"{first} input without quantization", file))
+    if first in ("INT8", "INT16") and not setup_refused(found):
+        found += _squared_difference_multipliers(context)
     output_type = context.output_type(0)
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):
         found.append(
@@ -302,6 +327,23 @@ def _squared_difference(context: KernelContext) -> Events:
             )
         )
     return found
+
+
+def _squared_difference_multipliers(context: KernelContext) -> list[Event]:
+    """PrepareQuantized: each input multiplier s_i / (2·max s) through
+    QuantizeMultiplierSmallerThanOneExp (the output's through QuantizeMultiplier, which cannot
+    fail)."""
+    first, second = scale_of(context.input(0)), scale_of(context.input(1))
+    twice = 2.0 * max(first, second)
+    for name, scale in (("input 1", first), ("input 2", second)):
+        refused = smaller_than_one(
+            divide(scale, twice),
+            f"the {name} multiplier, its scale {g(scale)} / (2 × {g(max(first, second))}),",
+            QUANTIZE_EVERY_TENSOR,
+        )
+        if refused:
+            return [refused]
+    return []
 
 
 def _add_n(context: KernelContext) -> Events:
@@ -329,9 +371,9 @@ def _add_n(context: KernelContext) -> Events:
         )
     for position in range(1, count):
         other = context.input(position)
-        problem = _add_n_mismatch(first, other)
+        problem = _add_n_mismatch(file, first, other)
         if problem:
-            found.append(Refusal(f"{source_path(file)} {problem}"))
+            found.append(problem)
             break
     pointers = context.build.pointer_bytes * count
     if output_type == "FLOAT32":
@@ -339,30 +381,33 @@ def _add_n(context: KernelContext) -> Events:
     elif output_type == "INT8":
         found.append(Persistent(context.sizeof(_ADD_N_OP_DATA), "OpData"))
         found.append(Scratch(pointers, "add_n input pointers"))
-        # The input multiplier is 1/2; the output one 2·s_in / (2^20 · s_out) must be below 1.
-        input_scale, output_scale = scale_of(first), scale_of(context.output(0))
-        if input_scale <= 0.0 or output_scale <= 0.0:
-            found.append(_abort("int8 input or output without quantization", file))
-        elif 2 * input_scale / ((1 << 20) * output_scale) >= 1.0:
-            found.append(_abort("output scale too small for the input scale", file))
+        # The input multiplier is 1/2 (NaN without quantization), the output one
+        # 2·s_in / (2^20 · s_out); the activation is kTfLiteActNone.
+        scales = (scale_of(first), scale_of(context.output(0)))
+        refused = rescaled_sum(20, scales)
+        found += [refused] if refused else []
     else:
         found.append(Refusal(f"ADD_N only supports FLOAT32 and INT8, got {output_type}."))
     return found
 
 
-def _add_n_mismatch(first: Tensor | None, other: Tensor | None) -> str:
+def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> Refusal | None:
     if first is None or other is None:
-        return ""
+        return None
     if shape(first) != shape(other):
-        return "HaveSameShapes(input_tensor_first, input) was not true."
+        return not_true(file, "HaveSameShapes(input_tensor_first, input)")
     if first.dtype.name != other.dtype.name:
-        return f"input_tensor_first->type != input->type ({first.dtype.name} != {other.dtype.name})"
+        return not_equal(
+            file, "input_tensor_first->type", "input->type", first.dtype.name, other.dtype.name
+        )
     if first.dtype.name == "INT8":
         if zero_point_of(first) != zero_point_of(other):
-            return "input_tensor_first->params.zero_point == input->params.zero_point was not true."
+            return not_true(
+                file, "input_tensor_first->params.zero_point == input->params.zero_point"
+            )
         if scale_of(first) != scale_of(other):
-            return "input_tensor_first->params.scale == input->params.scale was not true."
-    return ""
+            return not_true(file, "input_tensor_first->params.scale == input->params.scale")
+    return None
 
 
 RULES = (
@@ -375,6 +420,7 @@ RULES = (
         access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "SUB",
@@ -385,6 +431,7 @@ RULES = (
         access=broadcast("sub.cc, reference/sub.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "MUL",
@@ -395,6 +442,7 @@ RULES = (
         access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
         operands=BINARY,
         inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "DIV",

@@ -118,6 +118,9 @@ class Refusal:
 
     reason: str
     phase: str = SETUP
+    # What to change when converting the model so that the check holds ("": the reason says it,
+    # or the cause is no conversion setting).
+    fix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +369,15 @@ class KernelRule:
     # Prepare points every output at memory the kernel owns (TFLM plans only tensors whose data
     # pointer is still null after Prepare: micro_allocation_info.cc, `needs_allocating`).
     binds_outputs: bool = field(default=False, kw_only=True)
+    # What the converter may fold (diagnose's tail-fusion). `applies_fused_activation`: Prepare
+    # computes an output range from the fused_activation_function option and Eval clamps to it.
+    # `as_fused_activation`: the schema's ActivationFunctionType value a layer applies in this
+    # kernel's place, with the same range (CalculateActivationRangeQuantized). `absolute_shape`:
+    # the output's shape comes from the operator's own operands whatever its input's, so two in
+    # a row are one.
+    applies_fused_activation: bool = field(default=False, kw_only=True)
+    as_fused_activation: int | None = field(default=None, kw_only=True)
+    absolute_shape: bool = field(default=False, kw_only=True)
     # None: the wheel's PythonOpsResolver (python_ops_resolver.cc) and the probes' firmware
     # register it; else why they do not (only other builds do; the rule says what they allocate).
     unregistered: str | None = field(default=None, kw_only=True)

@@ -38,11 +38,14 @@ from arenalens.runtimes.tflm.kernels.base import (
 from arenalens.runtimes.tflm.kernels.common import (
     channels,
     elements,
+    is_quantized,
     op_data,
     per_channel_arrays,
-    per_channel_count,
 )
-from arenalens.runtimes.tflm.kernels.fully_connected import quantized_multiplier_refusal
+from arenalens.runtimes.tflm.kernels.quantization import (
+    QUANTIZE_EVERY_TENSOR,
+    convolution_parameters,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     crash,
@@ -144,47 +147,48 @@ def _int4_filter(context: KernelContext) -> list[Event]:
     return [Scratch(weights.element_count, "unpacked int4 filter")]
 
 
-def _scale_checks(context: KernelContext, file: str, axis: int) -> list[Event]:
-    """The filter's affine quantization: one scale or one per output channel."""
+def _scale_checks(
+    context: KernelContext, file: str, axis: int, kernel: str = "Conv"
+) -> list[Event]:
+    """The filter's affine quantization: one scale or one per output channel (`kernel` names
+    the constant k<kernel>QuantizedDimension the source compares with)."""
     weights = context.input(1)
-    quantization = None if weights is None else weights.quantization
-    if quantization is None:
+    if not is_quantized(weights) or weights is None or weights.quantization is None:
         return [
             # kTfLiteNoQuantization (0) where kTfLiteAffineQuantization (1) is required.
-            not_equal(file, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1)
+            not_equal(
+                file,
+                "filter->quantization.type",
+                "kTfLiteAffineQuantization",
+                0,
+                1,
+                fix=QUANTIZE_EVERY_TENSOR,
+            )
         ]
-    count = quantization.channel_count
+    count = weights.quantization.channel_count
     if count not in (1, channels(weights, axis)):
         return [
             not_true(
                 file,
                 "affine_quantization->scale->size == 1 || affine_quantization->scale->size == "
-                f"filter->dims->data[k{'DepthwiseConv' if axis == 3 else 'Conv'}"
-                "QuantizedDimension]",
+                f"filter->dims->data[k{kernel}QuantizedDimension]",
+                fix="the filter needs one scale, or one per output channel: re-convert it",
             )
         ]
     return []
 
 
 def _populate_checks(context: KernelContext, axis: int) -> list[Event]:
-    """PopulateConvolutionQuantizationParams: per-channel needs int8/int16 activations and int8
-    or int4 weights, one scale per channel along the quantized dimension; uint8 checks the
-    per-tensor bias scale."""
-    file = "tensorflow/lite/kernels/kernel_util.cc"
-    weights = context.input(1)
-    count = per_channel_count(weights)
-    if count > 1:
-        if context.input_type(0) not in ("INT8", "INT16"):
-            return [Refusal(f"{file} input->type == kTfLiteInt8 || ... was not true.")]
-        if context.input_type(1) not in ("INT8", "INT4"):
-            return [Refusal(f"{file} filter->type == kTfLiteInt8 || ... was not true.")]
-        quantization = weights.quantization if weights is not None else None
-        dimension = channels(weights, quantization.axis if quantization else axis)
-        if count != channels(weights, axis) or count != dimension:
-            return [Refusal(f"{file} affine_quantization->scale->size != num_channels")]
-    if context.input_type(0) == "UINT8":
-        return quantized_multiplier_refusal(context, 0, 1, 2)
-    return []
+    """PopulateConvolutionQuantizationParams for CONV_2D (filter dimension 0 is the output
+    channels) and DEPTHWISE_CONV_2D (dimension 3)."""
+    operands = (context.input(0), context.input(1), context.input(2), context.output(0))
+    refused = convolution_parameters(
+        context.build,
+        context.option("fused_activation_function"),
+        operands,
+        channels(context.input(1), axis),
+    )
+    return [refused] if refused else []
 
 
 def _conv(context: KernelContext) -> Events:
@@ -226,7 +230,7 @@ def _depthwise(context: KernelContext) -> Events:
     found += per_channel_arrays(channels(context.input(1), 3))
     kind, weights = context.input_type(0), context.input_type(1)
     if kind == "INT8":
-        refused = _scale_checks(context, file, 3)
+        refused = _scale_checks(context, file, 3, "DepthwiseConv")
         if refused:
             return found + refused
     if not (
@@ -283,11 +287,24 @@ def _transpose_conv(context: KernelContext) -> Events:
         found.append(Scratch(output_elements * 4, "transpose_conv accumulators"))
     elif kind == "INT16":
         found.append(Scratch(output_elements * 8, "transpose_conv accumulators"))
+    if kind in ("INT8", "INT16"):
+        refused = _scale_checks(context, file, 0, "TransposeConv")
+        if refused:
+            return found + refused
     inputs = len(context.operator.inputs)
     if inputs not in (3, 4):
         return [*found, not_true(file, "has_bias || node->inputs->size == 3")]
     if kind != "FLOAT32":
         found += temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
+        operands = (context.input(2), context.input(1), context.input(3), context.output(0))
+        problem = convolution_parameters(
+            context.build,
+            context.option("fused_activation_function"),
+            operands,
+            channels(context.input(1), 0),
+        )
+        if problem:
+            return [*found, problem]
         bias = context.input(3)
         if kind == "INT16" and bias is not None and bias.dtype.name == "INT16":
             found.append(Scratch(bias.element_count * 8, "transpose_conv converted bias"))
@@ -353,6 +370,7 @@ RULES = (
         access=CONV_2D_ACCESS,
         operands=_WEIGHTED,
         inplace=_WINDOW_READS,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "DEPTHWISE_CONV_2D",
@@ -363,6 +381,7 @@ RULES = (
         access=DEPTHWISE_CONV_2D_ACCESS,
         operands=_WEIGHTED,
         inplace=_WINDOW_READS,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "TRANSPOSE_CONV",

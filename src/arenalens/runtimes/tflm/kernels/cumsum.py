@@ -20,6 +20,8 @@ from arenalens.runtimes.tflm.kernels.base import (
     operands,
     temps,
 )
+from arenalens.runtimes.tflm.kernels.common import scale_of
+from arenalens.runtimes.tflm.kernels.quantization import rescaled_sum
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true
 
 CUMSUM_PARAMS = struct("TfLiteCumsumParams", ("exclusive", "bool"), ("reverse", "bool"))
@@ -36,6 +38,7 @@ OP_DATA_CUMSUM = struct(
     ("left_shift", "int"),
 )
 _FILE = "cumsum.cc"
+_INTEGER_SHIFT = 20  # kCumSumIntegerShift
 
 
 def _prepare(context: KernelContext) -> Events:
@@ -70,6 +73,11 @@ def _prepare(context: KernelContext) -> Events:
         found.append(
             Persistent(context.sizeof(OP_DATA_CUMSUM), "OpData", written=OverTemps(keep=keep))
         )
+        # The ADD_N rescaling: kCumSumIntegerShift 20, the activation kTfLiteActNone.
+        scales = (scale_of(source), scale_of(output))
+        refused = rescaled_sum(_INTEGER_SHIFT, scales)
+        if refused:
+            found.append(refused)
     return found
 
 

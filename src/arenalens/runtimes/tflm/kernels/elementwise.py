@@ -38,6 +38,11 @@ from arenalens.runtimes.tflm.kernels.common import (
     shape,
     zero_point_of,
 )
+from arenalens.runtimes.tflm.kernels.quantization import (
+    QUANTIZE_EVERY_TENSOR,
+    g,
+    smaller_than_one,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
     arity_refusals,
@@ -178,6 +183,11 @@ _COMPARISON_OP_DATA = struct(
     ("input2_shift", "int"),
     ("is_broadcast", "bool"),
 )
+_COMPARISON_SCALE_FIX = (
+    "TFLM's int8 comparisons need each input's scale below 1 (a range narrower than 256): "
+    "compare in float32 or int32 (keep this comparison out of the quantized part), or rescale "
+    "the operand so its quantized range fits"
+)
 _ORDERED = frozenset({"FLOAT32", "INT32", "INT64", "INT8"})
 _COMPARISON_TYPES = {
     "EQUAL": _ORDERED | {"BOOL"},
@@ -195,14 +205,14 @@ def _comparison(context: KernelContext) -> Events:
     if dtype == "INT8":
         for position in (0, 1):
             scale = scale_of(context.input(position))
-            if not 0.0 < scale < 1.0:
-                found.append(
-                    Refusal(
-                        f"int8 input {position + 1} has quantization scale {scale:g}: "
-                        "QuantizeMultiplierSmallerThanOneExp needs 0 < scale < 1, TFLM aborts "
-                        "(TFLITE_CHECK) in comparisons.cc"
-                    )
-                )
+            refused = smaller_than_one(
+                scale,
+                f"comparisons.cc passes int8 input {position + 1}'s scale {g(scale)} as the "
+                "multiplier",
+                _COMPARISON_SCALE_FIX if scale > 0.0 else QUANTIZE_EVERY_TENSOR,
+            )
+            if refused:
+                found.append(refused)
                 break
     if dtype not in _COMPARISON_TYPES[context.opcode]:
         found.append(Refusal(f"Type {numbered(dtype)} not supported.", INVOKE))

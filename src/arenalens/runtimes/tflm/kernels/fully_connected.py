@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from arenalens.builds.build import COMPRESSION
 from arenalens.builds.tflm import FULLY_CONNECTED_INT16_PER_CHANNEL, FULLY_CONNECTED_PARAMS_GROW
-from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
 from arenalens.runtimes.tflm.kernels.base import (
@@ -31,7 +30,16 @@ from arenalens.runtimes.tflm.kernels.base import (
     operands,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import op_data, per_channel_arrays, per_channel_count
+from arenalens.runtimes.tflm.kernels.common import (
+    op_data,
+    per_channel_arrays,
+    per_channel_count,
+)
+from arenalens.runtimes.tflm.kernels.quantization import (
+    activation_range,
+    bias_scale,
+    symmetric_weights,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     not_equal,
     not_true,
@@ -76,31 +84,21 @@ _COMMON_FILE = "fully_connected_common.cc"
 _WEIGHTS_FORMATS = (0, 1)
 
 
-def quantized_multiplier_refusal(
-    context: KernelContext, input_position: int, weights_position: int, bias_position: int
-) -> list[Event]:
-    """GetQuantizedConvolutionMultipler (tensorflow/lite/kernels/kernel_util.cc): a quantized
-    bias must have scale input x weights, within 2% of the output scale."""
-    source, weights = context.input(input_position), context.input(weights_position)
-    bias, output = context.input(bias_position), context.output(0)
-    scales = [_scale(t) for t in (source, weights, bias, output)]
-    if bias is None or bias.quantization is None or None in scales:
-        return []
-    in_scale, w_scale, b_scale, out_scale = (s or 0.0 for s in scales)
-    if out_scale and abs(in_scale * w_scale - b_scale) / out_scale > 0.02:
-        return [
-            Refusal(
-                "tensorflow/lite/kernels/kernel_util.cc scale_diff / output_scale <= 0.02 "
-                "was not true."
-            )
-        ]
-    return []
-
-
-def _scale(tensor: Tensor | None) -> float | None:
-    if tensor is None or tensor.quantization is None:
-        return None
-    return tensor.quantization.scale
+def quantized_parameters(context: KernelContext, *, per_channel: bool) -> list[Event]:
+    """CalculateOpDataFullyConnected after any per-channel arrays: the output multipliers (per
+    channel, or per tensor through GetQuantizedConvolutionMultipler and its bias-scale check;
+    QuantizeMultiplier itself cannot fail), `TFLITE_DCHECK(filter->params.zero_point == 0)`,
+    then the fused activation's range. The reference and CMSIS-NN kernels both run it."""
+    source, weights = context.input(0), context.input(1)
+    bias, output = context.input(2), context.output(0)
+    if not per_channel:
+        refused = bias_scale(context.build, (source, weights, bias, output))
+        if refused:
+            return [refused]
+    refused = symmetric_weights(_COMMON_FILE, weights, context.build) or activation_range(
+        context.build, context.option("fused_activation_function"), output
+    )
+    return [refused] if refused else []
 
 
 def _prepare(context: KernelContext) -> Events:
@@ -136,7 +134,7 @@ def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[
         return []
     count = per_channel_count(context.input(1))
     if count <= 1:
-        return quantized_multiplier_refusal(context, 0, 1, 2)
+        return quantized_parameters(context, per_channel=False)
     if not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL) and (
         weights == "INT4" or kind != "INT8"
     ):
@@ -163,7 +161,8 @@ def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[
                 dimension,
             )
         ]
-    return per_channel_arrays(count, written=OverTemps(keep=per_channel_reads(context)))
+    arrays = per_channel_arrays(count, written=OverTemps(keep=per_channel_reads(context)))
+    return arrays + quantized_parameters(context, per_channel=True)
 
 
 def per_channel_reads(context: KernelContext) -> tuple[TempField, ...]:
@@ -199,5 +198,6 @@ RULES = (
         _prepare,
         access=NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
         operands=operands("input", "filter", "bias?", outputs=(1, 2)),
+        applies_fused_activation=True,
     ),
 )

@@ -29,8 +29,9 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data, scale_of, zero_point_of
 from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
+from arenalens.runtimes.tflm.kernels.quantization import f32
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true, numbered
 
 POOL_PARAMS = struct(
@@ -59,16 +60,20 @@ def _pooling(context: KernelContext) -> Events:
     found: list[Event] = temps(context, ("in", 0), ("out", 0))
     kind = context.input_type(0)
     if kind in ("INT8", "INT16") and context.build.has(POOLING_KEEPS_QUANTIZATION):
+        # The float32 difference of TfLiteTensor.params.scale, compared in double. The fused
+        # activation's range comes after, its status ignored: it never refuses here.
         source, output = context.input(0), context.output(0)
-        in_q = None if source is None else source.quantization
-        out_q = None if output is None else output.quantization
-        in_scale = in_q.scale if in_q is not None and in_q.scale is not None else 0.0
-        out_scale = out_q.scale if out_q is not None and out_q.scale is not None else 0.0
-        if abs(in_scale - out_scale) > 1.0e-6:
-            return [*found, not_true("pooling_common.cc", "scale_diff <= 1.0e-6")]
-        in_zero = 0 if in_q is None else in_q.zero_point or 0
-        out_zero = 0 if out_q is None else out_q.zero_point or 0
-        if in_zero != out_zero:
+        if not abs(f32(scale_of(source) - scale_of(output))) <= 1.0e-6:
+            return [
+                *found,
+                not_true(
+                    "pooling_common.cc",
+                    "scale_diff <= 1.0e-6",
+                    fix=f"a {context.opcode} keeps its input's quantization: convert so that its "
+                    "output has the input's scale and zero point",
+                ),
+            ]
+        if zero_point_of(source) != zero_point_of(output):
             return [
                 *found,
                 not_true(
@@ -131,6 +136,7 @@ RULES = (
         _pooling,
         access=POOL_ACCESS,
         operands=UNARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "MAX_POOL_2D",
@@ -140,6 +146,7 @@ RULES = (
         _pooling,
         access=POOL_ACCESS,
         operands=UNARY,
+        applies_fused_activation=True,
     ),
     KernelRule(
         "L2_POOL_2D",

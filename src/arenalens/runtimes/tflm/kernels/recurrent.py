@@ -30,6 +30,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_arrays,
 )
+from arenalens.runtimes.tflm.kernels.quantization import input_product_scale, symmetric_weights
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
     crash,
@@ -187,7 +188,23 @@ def _svdf(context: KernelContext) -> Events:
     found.append(Scratch(batch * filters * 4, "svdf scratch"))
     if kind == "INT8":
         found.append(Scratch(batch * units * 4, "svdf output scratch"))
+        found += svdf_state_mismatch(context)
     return found
+
+
+def svdf_state_mismatch(context: KernelContext) -> list[Event]:
+    """svdf.cc Eval (and CMSIS-NN's) picks the int8 or int16 path by weights_time's type and
+    reads the activation state as that type: Prepare takes either type for each, but a state of
+    the other type is misread at Invoke (out of bounds when it is the narrower one)."""
+    time, state = context.input_type(2), context.input_type(4)
+    if time == state:
+        return []
+    return [
+        unsupported_at_invoke(
+            f"SVDF reads its activation state as its time weights' type ({time}), but the state "
+            f"is {state}: Invoke misreads it"
+        )
+    ]
 
 
 def _svdf_shapes(context: KernelContext, batch: int, units: int, filters: int) -> list[Event]:
@@ -329,7 +346,9 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
     """PrepareGateParametersInteger: for each gate, CalculateOpDataFullyConnected on the input
     weight, then on the recurrent one; per-channel weights get two int32 arrays each (C
     entries), written over the live temps; afterwards Prepare keeps reading the activations'
-    and the remaining weights' quantization (`TempField`s by fetch position)."""
+    and the remaining weights' quantization (`TempField`s by fetch position). Each call ends
+    in `TFLITE_DCHECK(filter->params.zero_point == 0)`: asymmetric gate weights abort builds
+    with DCHECKs."""
     positions = [i for i in range(24) if context.input(i) is not None]
     role = {position: number for number, position in enumerate(positions)}
     keep = [
@@ -348,17 +367,32 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
     kind = context.input_type(0)
     found: list[Event] = []
     for pair in _GATE_WEIGHTS:
-        for weight in pair:
+        for weight, source in zip(pair, (0, _OUTPUT_STATE), strict=True):
             tensor = context.input(weight)
             quantization = None if tensor is None else tensor.quantization
             count = 0 if quantization is None else quantization.channel_count
-            if count <= 1 or kind == "FLOAT32":
+            if kind == "FLOAT32":
                 continue
-            if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
-                return not_true("fully_connected_common.cc", "(input->type == kTfLiteInt8 && ...")
-            if kind == "INT16" and not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL):
-                return not_true("fully_connected_common.cc", "input->type == kTfLiteInt8 && ...")
-            found += per_channel_arrays(count, written=over)
+            if count > 1:
+                if kind not in ("INT8", "INT16") or context.input_type(weight) == "INT4":
+                    return not_true(
+                        "fully_connected_common.cc", "(input->type == kTfLiteInt8 && ..."
+                    )
+                if kind == "INT16" and not context.build.has(FULLY_CONNECTED_INT16_PER_CHANNEL):
+                    return not_true(
+                        "fully_connected_common.cc", "input->type == kTfLiteInt8 && ..."
+                    )
+                found += per_channel_arrays(count, written=over)
+            else:
+                # GetQuantizedConvolutionMultipler without a bias (the gates pass none).
+                refused = input_product_scale(context.build, context.input(source), tensor)
+                if refused:
+                    return refused
+            # Then its DCHECK on the weights' zero point; the activation is kTfLiteActNone on
+            # an int16 gate output, whose range always fits.
+            refused = symmetric_weights("fully_connected_common.cc", tensor, context.build)
+            if refused:
+                return refused
     return found
 
 

@@ -29,17 +29,45 @@ def source_path(file: str) -> str:
     return file if file.startswith(_SOURCE_ROOTS) else KERNELS + file
 
 
-def not_true(file: str, condition: str, phase: str = SETUP) -> Refusal:
+def not_true(file: str, condition: str, phase: str = SETUP, *, fix: str = "") -> Refusal:
     """TF_LITE_ENSURE(condition) failing in `file` (relative to the kernels directory, or to the
     sources' root)."""
-    return Refusal(f"{source_path(file)} {condition} was not true.", phase)
+    return Refusal(f"{source_path(file)} {condition} was not true.", phase, fix)
+
+
+def aborts(file: str, check: str, detail: str, fix: str = "") -> Refusal:
+    """A TFLITE_CHECK failing in `file`: abort() (the wheel's process dies with SIGABRT, a
+    Cortex-M build prints "HALTED" and spins), so setup never completes. TFLM prints no message
+    of its own (a device prints "HALTED"): the reason names the check and why it fails."""
+    return Refusal(f"{source_path(file)} {check} fails ({detail}): TFLM aborts", SETUP, fix)
+
+
+def dcheck_aborts(file: str, check: str, detail: str, fix: str = "") -> Refusal:
+    """A TFLITE_DCHECK failing in `file`, on a build with DCHECKs (`Build.dchecks`): an abort
+    there; a release build (NDEBUG) skips the check and computes with what it let through."""
+    return Refusal(
+        f"{source_path(file)} {check} fails ({detail}): TFLM aborts on builds with DCHECKs (the "
+        "default build type; a release build with NDEBUG skips the check and computes wrong "
+        "results)",
+        SETUP,
+        fix,
+    )
 
 
 def not_equal(
-    file: str, left: str, right: str, left_value: object, right_value: object, *, phase: str = SETUP
+    file: str,
+    left: str,
+    right: str,
+    left_value: object,
+    right_value: object,
+    *,
+    phase: str = SETUP,
+    fix: str = "",
 ) -> Refusal:
     """TF_LITE_ENSURE_EQ / TF_LITE_ENSURE_TYPES_EQ failing: both expressions and their values."""
-    return Refusal(f"{source_path(file)} {left} != {right} ({left_value} != {right_value})", phase)
+    return Refusal(
+        f"{source_path(file)} {left} != {right} ({left_value} != {right_value})", phase, fix
+    )
 
 
 def arity_refusals(context: KernelContext, file: str, inputs: int, outputs: int) -> list[Event]:

@@ -404,6 +404,7 @@ RULES = (
         access=NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
         operands=operands("input", "shape?"),
         inplace=InPlace("skips its memcpy when input and output share an address"),
+        absolute_shape=True,
     ),
     KernelRule(
         "SQUEEZE",

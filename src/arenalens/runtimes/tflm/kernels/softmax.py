@@ -24,7 +24,15 @@ from arenalens.runtimes.tflm.kernels.base import (
     TempField,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
+from arenalens.runtimes.tflm.kernels.common import UNARY, op_data, scale_of
+from arenalens.runtimes.tflm.kernels.quantization import (
+    CALIBRATE,
+    g,
+    greater_than_one,
+    quantize_multiplier,
+    smaller_than_one,
+    softmax_scaling,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     not_equal,
     not_true,
@@ -60,6 +68,9 @@ LOG_SOFTMAX_OP_DATA = struct(
 )
 # kInt16LUTArraySize = LUTSize<int16_t>() (kernels/internal/common.h): 513 entries.
 INT16_LUT_ENTRIES = 513
+# kScaledDiffIntegerBits: the integer bits of the scaled input differences (softmax_common.cc,
+# log_softmax.cc).
+SOFTMAX_DIFF_INTEGER_BITS = 5
 _FILE = "softmax_common.cc"
 
 
@@ -115,7 +126,32 @@ def _softmax_checks(context: KernelContext, kind: str, out: str) -> list[Event]:
             return [not_true(_FILE, "output->params.scale == 1.f / 256")]
     elif kind != "FLOAT32":
         return [not_equal(_FILE, "input->type", "kTfLiteFloat32", kind, "FLOAT32")]
+    if kind == "INT8":
+        refused = int8_input_multiplier(context, SOFTMAX_DIFF_INTEGER_BITS)
+        return [refused] if refused else []
     return []
+
+
+def int8_input_multiplier(
+    context: KernelContext, integer_bits: int, beta: float | None = None
+) -> Refusal | None:
+    """int8: PreprocessSoftmaxScaling(beta, input scale, integer bits) turns beta · input scale
+    · 2^(31 - integer bits) into a multiplier with QuantizeMultiplierGreaterThanOne, which aborts
+    unless it exceeds 1: an input scale below 2^-26 / beta (1.49e-8 for beta 1) aborts."""
+    if beta is None:
+        beta = float(context.operator.options.get("beta", 0.0))
+    input_scale = scale_of(context.input(0))
+    real = softmax_scaling(beta, input_scale, integer_bits)
+    floor = 2.0 ** (integer_bits - 31)
+    limit = f"2^{integer_bits - 31} / beta = {g(floor / beta)}" if beta > 0 else "beta > 0"
+    return greater_than_one(
+        real,
+        f"{context.opcode}'s input multiplier, beta {g(beta)} × input scale "
+        f"{g(input_scale)} × 2^{31 - integer_bits},",
+        f"the {context.opcode} input's scale {g(input_scale)} must exceed {limit}: {CALIBRATE}"
+        if beta > 0
+        else f"{context.opcode}'s beta is {g(beta)}: convert with a positive beta",
+    )
 
 
 def _log_softmax(context: KernelContext) -> Events:
@@ -149,9 +185,30 @@ def _log_softmax(context: KernelContext) -> Events:
             return [*found, not_true(file, "output->params.scale == kOutputScale")]
         if zero != 127:
             return [*found, not_true(file, "output->params.zero_point == kOutputZeroPoint")]
+        refused = _log_softmax_multipliers(context)
+        if refused:
+            return [*found, refused]
     elif kind != "FLOAT32":
         found.append(unsupported_at_invoke(f"LOG_SOFTMAX only supports float32, int8, got {kind}."))
     return found
+
+
+def _log_softmax_multipliers(context: KernelContext) -> Refusal | None:
+    """PreprocessLogSoftmaxScalingExp(kBeta 1, input scale, 5): the SOFTMAX input multiplier
+    (QuantizeMultiplierGreaterThanOne), then its inverse 2^(31 - shift) / significand through
+    QuantizeMultiplierSmallerThanOneExp."""
+    refused = int8_input_multiplier(context, SOFTMAX_DIFF_INTEGER_BITS, beta=1.0)
+    if refused:
+        return refused
+    real = softmax_scaling(1.0, scale_of(context.input(0)), SOFTMAX_DIFF_INTEGER_BITS)
+    multiplier = quantize_multiplier(real)
+    reverse = float(1 << (31 - multiplier.shift)) / multiplier.significand
+    return smaller_than_one(
+        reverse,
+        f"LOG_SOFTMAX's reverse scaling divisor 2^{31 - multiplier.shift} / "
+        f"{multiplier.significand}",
+        CALIBRATE,
+    )
 
 
 # A row is read whole (its maximum, its sum) before any of its outputs is written, then each

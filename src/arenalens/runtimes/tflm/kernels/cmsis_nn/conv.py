@@ -52,6 +52,11 @@ from arenalens.runtimes.tflm.kernels.common import (
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.conv import CONV_RUNTIME_PARAMS, OP_DATA_CONV
+from arenalens.runtimes.tflm.kernels.quantization import (
+    ACTIVATION_NONE,
+    QUANTIZE_EVERY_TENSOR,
+    convolution_parameters,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
     UNSUPPORTED_INPUT,
@@ -80,7 +85,6 @@ _DEPTHWISE_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/depthwise_conv.cc"
 _TRANSPOSE_CONV_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/transpose_conv.cc"
 _CONV_COMMON_FILE = "tensorflow/lite/micro/kernels/conv_common.cc"
 _DEPTHWISE_COMMON_FILE = "tensorflow/lite/micro/kernels/depthwise_conv_common.cc"
-_KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
 _SAME = 0  # schema Padding: SAME 0, VALID 1
 
 
@@ -115,44 +119,22 @@ def _conv_params(
 def _quantization_params(
     context: KernelContext, weights: Tensor | None, channels: int
 ) -> list[Event]:
-    """PopulateConvolutionQuantizationParams' checks (non-float only): input and filter affine,
-    and a per-channel filter's scale count equal to the output channels."""
-    source = context.input(0) if context.opcode != "TRANSPOSE_CONV" else context.input(2)
-    for name, tensor in (("input", source), ("filter", weights)):
-        if not is_quantized(tensor):
-            return [
-                not_equal(
-                    _KERNEL_UTIL_FILE,
-                    f"{name}->quantization.type",
-                    "kTfLiteAffineQuantization",
-                    0,
-                    1,
-                )
-            ]
-    count = scale_count(weights)
-    if count > 1:
-        axis = weights.quantization.axis if weights and weights.quantization else 0
-        if count != channels:
-            return [
-                not_equal(
-                    _KERNEL_UTIL_FILE,
-                    "affine_quantization->scale->size",
-                    "num_channels",
-                    count,
-                    channels,
-                )
-            ]
-        if count != _dim(weights, axis):
-            return [
-                not_equal(
-                    _KERNEL_UTIL_FILE,
-                    "num_channels",
-                    "filter->dims->data[affine_quantization->quantized_dimension]",
-                    count,
-                    _dim(weights, axis),
-                )
-            ]
-    return []
+    """PopulateConvolutionQuantizationParams (non-float only), as the reference kernels call it
+    from CalculateOpDataConv and CalculateOpDataDepthwiseConv; CMSIS-NN's transpose_conv.cc calls
+    it with kTfLiteActNone whatever the fused activation (so, unlike the reference kernel, no
+    activation bound can overflow there: measured, case
+    TRANSPOSE_CONV.INT8.relu6_output_scale_below_limit sets up on CMSIS-NN)."""
+    transpose = context.opcode == "TRANSPOSE_CONV"
+    source = context.input(2) if transpose else context.input(0)
+    bias = context.input(3) if transpose else context.input(2)
+    activation = ACTIVATION_NONE if transpose else context.option("fused_activation_function")
+    refused = convolution_parameters(
+        context.build,
+        activation,
+        (source, weights, bias, context.output(0)),
+        channels,
+    )
+    return [refused] if refused else []
 
 
 def _conv(context: KernelContext) -> Events:
@@ -286,7 +268,12 @@ def _depthwise_filter_checks(
     if not is_quantized(weights):
         return [
             not_equal(
-                _DEPTHWISE_FILE, "filter->quantization.type", "kTfLiteAffineQuantization", 0, 1
+                _DEPTHWISE_FILE,
+                "filter->quantization.type",
+                "kTfLiteAffineQuantization",
+                0,
+                1,
+                fix=QUANTIZE_EVERY_TENSOR,
             )
         ]
     if type_of(source) == "INT16":
@@ -414,6 +401,7 @@ def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list
                 "kTfLiteAffineQuantization",
                 0,
                 1,
+                fix=QUANTIZE_EVERY_TENSOR,
             )
         ]
     if scale_count(weights) not in (1, channels):

@@ -40,12 +40,12 @@ from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_arrays,
     scale_count,
-    scale_of,
     type_of,
-    zero_point_of,
 )
+from arenalens.runtimes.tflm.kernels.quantization import input_product_scale
 from arenalens.runtimes.tflm.kernels.refusals import (
     UNSUPPORTED_INPUT,
+    dcheck_aborts,
     int16_zero_points,
     not_equal,
     not_true,
@@ -76,7 +76,6 @@ CMSIS_OP_DATA_BATCH_MATMUL = struct(
 _FC_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/fully_connected.cc"
 _FC_COMMON_FILE = "tensorflow/lite/micro/kernels/fully_connected_common.cc"
 _BMM_FILE = "tensorflow/lite/micro/kernels/cmsis_nn/batch_matmul.cc"
-_KERNEL_UTIL_FILE = "tensorflow/lite/kernels/kernel_util.cc"
 # fully_connected.cc Eval: the conv-1x1 path's scratch index must be at least this (a DCHECK).
 _CONV_1X1_MINIMUM_INDEX = 4
 
@@ -99,7 +98,7 @@ def _fully_connected(context: KernelContext) -> Events:
     if unparsed:
         return unparsed
     found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    refused = types_and_hybrid(_FC_FILE, source, weights, output)
+    refused = types_and_hybrid(_FC_FILE, source, weights, output) or _output_rank(context)
     if refused:
         return found + refused
     dtype, weight_type = type_of(source), type_of(weights)
@@ -125,11 +124,33 @@ def _fully_connected(context: KernelContext) -> Events:
     return found
 
 
+def _output_rank(context: KernelContext) -> list[Event]:
+    """`TFLITE_DCHECK_GE(output_dim_count, 2)` and `_LE(..., 4)`: CMSIS-NN's FULLY_CONNECTED
+    takes rank-2 to rank-4 outputs only (keep_num_dims on a rank-5 input gives rank 5)."""
+    output = context.output(0)
+    rank = 0 if output is None else len(output.shape)
+    if 2 <= rank <= 4 or not context.build.dchecks:
+        return []
+    check = (
+        "TFLITE_DCHECK_GE(output_dim_count, 2)"
+        if rank < 2
+        else "TFLITE_DCHECK_LE(output_dim_count, 4)"
+    )
+    return [
+        dcheck_aborts(
+            _FC_FILE,
+            check,
+            f"the output has rank {rank}",
+            fix="reshape around the FULLY_CONNECTED so that its output has rank 2 to 4 "
+            "(convert without keep_num_dims, or flatten the batch dimensions)",
+        )
+    ]
+
+
 def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Event]:
     """CalculateOpDataFullyConnected for quantized types: per-channel arrays (one scale per
     output), or the per-tensor multiplier with its bias-scale check."""
     source, weights = context.input(0), context.input(1)
-    bias, output = context.input(2), context.output(0)
     if per_channel:
         if not (type_of(source) in ("INT8", "INT16") and type_of(weights) != "INT4"):
             return [
@@ -164,29 +185,9 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
             TempField("type", 1),
         )
         written = OverTemps(keep=keep)
-        return [*per_channel_arrays(count, written=written), *_symmetric_filter(weights)]
-    product = scale_of(source) * scale_of(weights)
-    if bias is not None:
-        out_scale = scale_of(output)
-        difference = abs(product - scale_of(bias))
-        if out_scale <= 0 or difference / out_scale > 0.02:
-            return [not_true(_KERNEL_UTIL_FILE, "scale_diff / output_scale <= 0.02")]
-    if product < 0:
-        return [not_true(_KERNEL_UTIL_FILE, "input_product_scale >= 0")]
-    return _symmetric_filter(weights)
-
-
-def _symmetric_filter(weights: Tensor | None) -> list[Event]:
-    """`TFLITE_DCHECK(filter->params.zero_point == 0)`: live in the makefile's default build
-    (no NDEBUG), where a failing DCHECK aborts."""
-    if zero_point_of(weights) == 0:
-        return []
-    return [
-        Refusal(
-            "filter zero point not 0: a TFLITE_DCHECK in fully_connected_common.cc aborts TFLM "
-            "(setup crashes)"
-        )
-    ]
+        arrays = per_channel_arrays(count, written=written)
+        return arrays + reference_fully_connected.quantized_parameters(context, per_channel=True)
+    return reference_fully_connected.quantized_parameters(context, per_channel=False)
 
 
 def _int8_buffers(
@@ -248,6 +249,10 @@ def _batch_matmul(context: KernelContext) -> Events:
         return found
     quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
     found.append(Persistent(context.sizeof(quantization), "quantization", written=OverTemps()))
+    # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier (cannot fail).
+    product = input_product_scale(context.build, lhs, rhs)
+    if product:
+        return [*found, product]
     if dtype == "INT16":
         return found + int16_zero_points(
             _BMM_FILE, ("lhs_input", lhs), ("rhs_input", rhs), ("output", output)

@@ -37,13 +37,13 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
 from arenalens.runtimes.tflm.kernels.common import (
     is_constant,
-    is_quantized,
     op_data,
     per_channel_arrays,
     scale_count,
     scale_of,
     type_of,
 )
+from arenalens.runtimes.tflm.kernels.quantization import input_product_scale, symmetric_weights
 from arenalens.runtimes.tflm.kernels.recurrent import OP_DATA_LSTM
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true, type_number
 
@@ -128,7 +128,8 @@ def _svdf(context: KernelContext) -> Events:
         if not is_constant(features):
             return [*found, not_true(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
         found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=OverTemps()))
-    return found
+    # EvalIntegerSVDF: arm_svdf_s8 or arm_svdf_state_s16_s8 by weights_time's type.
+    return found + reference_recurrent.svdf_state_mismatch(context)
 
 
 def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]:
@@ -282,27 +283,34 @@ def _lstm_status(context: KernelContext) -> list[Event]:
 
 def _gate_parameters(context: KernelContext) -> list[Event]:
     """PrepareGateParametersInteger: CalculateOpDataFullyConnected on each gate's input and
-    recurrent weights (forget, input, cell, output); a per-channel weight gets two arrays."""
+    recurrent weights (forget, input, cell, output); a per-channel weight gets two arrays; each
+    call ends in the DCHECK on the weights' zero point."""
     found: list[Event] = []
     source, state = context.input(0), context.input(18)
     for input_weight, recurrent_weight in ((2, 6), (1, 5), (3, 7), (4, 8)):
         for activation, position in ((source, input_weight), (state, recurrent_weight)):
             weights = context.input(position)
-            if type_of(activation) == "FLOAT32" or not is_quantized(weights):
+            if type_of(activation) == "FLOAT32":
                 continue
             count = scale_count(weights)
-            if count <= 1:
-                continue
-            if type_of(activation) not in ("INT8", "INT16") or type_of(weights) == "INT4":
-                return [
-                    *found,
-                    not_true(
-                        _FC_COMMON_FILE,
-                        "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
-                        "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
-                    ),
-                ]
-            found += per_channel_arrays(count, written=OverTemps())
+            if count > 1:
+                if type_of(activation) not in ("INT8", "INT16") or type_of(weights) == "INT4":
+                    return [
+                        *found,
+                        not_true(
+                            _FC_COMMON_FILE,
+                            "(input->type == kTfLiteInt8 && filter->type != kTfLiteInt4) || "
+                            "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
+                        ),
+                    ]
+                found += per_channel_arrays(count, written=OverTemps())
+            else:
+                refused = input_product_scale(context.build, activation, weights)
+                if refused:
+                    return [*found, refused]
+            refused = symmetric_weights(_FC_COMMON_FILE, weights, context.build)
+            if refused:
+                return [*found, refused]
     return found
 
 

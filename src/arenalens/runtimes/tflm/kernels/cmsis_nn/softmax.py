@@ -70,7 +70,8 @@ def _softmax(context: KernelContext) -> Events:
 
 
 def _parameter_checks(context: KernelContext) -> list[Event]:
-    """CalculateSoftmaxParams: the output quantization each int type pair demands."""
+    """CalculateSoftmaxParams: the output quantization each int type pair demands, then the int8
+    input multiplier (PreprocessSoftmaxScaling, as the reference kernel)."""
     source, output = context.input(0), context.output(0)
     kinds = (type_of(source), type_of(output))
     out_zero, out_scale = zero_point_of(output), scale_of(output)
@@ -96,6 +97,11 @@ def _parameter_checks(context: KernelContext) -> list[Event]:
             return [not_equal(_COMMON_FILE, "output->params.zero_point", "-128", out_zero, -128)]
         if out_scale != 1 / 256:
             return [not_true(_COMMON_FILE, "output->params.scale == 1.f / 256")]
+    if kinds[0] == "INT8":
+        refused = reference_softmax.int8_input_multiplier(
+            context, reference_softmax.SOFTMAX_DIFF_INTEGER_BITS
+        )
+        return [refused] if refused else []
     return []
 
 

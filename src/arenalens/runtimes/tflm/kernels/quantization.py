@@ -1,0 +1,370 @@
+"""TFLM's quantization helpers as a kernel's Prepare runs them: tensor scales → fixed-point
+multipliers and activation ranges, with every check they make → the `Refusal` a failed one is.
+
+Sources (tflite-micro): tensorflow/lite/kernels/internal/quantization_util.cc
+(`QuantizeMultiplier`, `QuantizeMultiplierSmallerThanOneExp`, `QuantizeMultiplierGreaterThanOne`,
+`PreprocessSoftmaxScaling`, `CheckedLog2`), tensorflow/lite/kernels/kernel_util.cc
+(`PopulateConvolutionQuantizationParams`, `GetQuantizedConvolutionMultipler`,
+`CalculateActivationRangeQuantized`), compatibility.h and op_macros.h (`TFLITE_CHECK`,
+`TFLITE_DCHECK`).
+
+The arithmetic is the C++'s, step by step: `float` operations are rounded to float32 (a float32
+product or quotient computed in double and rounded once is the correctly rounded float32 result),
+`double` ones stay doubles, `TfLiteRound` rounds half away from zero. A failed `TF_LITE_ENSURE`
+makes setup fail with its message; a failed `TFLITE_CHECK` calls abort() (the wheel's process
+dies with SIGABRT; a Cortex-M build prints "HALTED" and spins), so setup never completes either.
+A failed `TFLITE_DCHECK` aborts only where DCHECKs are compiled in (`Build.dchecks`: TFLM's
+Makefile default build type, which device builds use); the wheel is built with NDEBUG and goes on.
+
+A multiplier from a division by a zero scale (an integer tensor without quantization) is infinite
+or NaN: plain `QuantizeMultiplier` lets it through on every build measured (the kernel then
+computes garbage, but sets up); `QuantizeMultiplierSmallerThanOneExp` and
+`QuantizeMultiplierGreaterThanOne` abort on it, as on any multiplier out of their range.
+
+Every refusal carries a `fix`: what to change when converting the model so that the check holds.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from arenalens.builds.build import Build
+from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES
+from arenalens.ir import Tensor
+from arenalens.runtimes.tflm.kernels.base import Refusal
+from arenalens.runtimes.tflm.kernels.common import (
+    dim,
+    is_quantized,
+    scale_count,
+    scale_of,
+    type_of,
+    zero_point_of,
+)
+from arenalens.runtimes.tflm.kernels.refusals import aborts, dcheck_aborts, not_equal, not_true
+
+QUANTIZATION_UTIL = "tensorflow/lite/kernels/internal/quantization_util.cc"
+KERNEL_UTIL = "tensorflow/lite/kernels/kernel_util.cc"
+MICRO_KERNEL_UTIL = "tensorflow/lite/micro/kernels/kernel_util.cc"
+
+# TfLiteFusedActivation (builtin_op_data.h), as ParseOpData copies the schema's enum.
+ACTIVATION_NONE = 0
+ACTIVATION_RELU = 1
+ACTIVATION_RELU_N1_TO_1 = 2
+ACTIVATION_RELU6 = 3
+# The float bounds CalculateActivationRangeQuantizedImpl quantizes for each fused activation.
+_ACTIVATION_BOUNDS = {
+    ACTIVATION_RELU: (0.0,),
+    ACTIVATION_RELU6: (0.0, 6.0),
+    ACTIVATION_RELU_N1_TO_1: (-1.0, 1.0),
+}
+_ACTIVATION_NAMES = {
+    ACTIVATION_RELU: "RELU",
+    ACTIVATION_RELU6: "RELU6",
+    ACTIVATION_RELU_N1_TO_1: "RELU_N1_TO_1",
+}
+_INT32_LIMIT = 2.0**31  # static_cast<float>(INT32_MAX) and -static_cast<float>(INT32_MIN)
+
+# What to change in the conversion, by cause.
+CALIBRATE = (
+    "re-convert with a representative dataset of real inputs that exercises this layer: a "
+    "tensor calibrated to an almost empty range (an uncalibrated or folded BatchNorm, a "
+    "dataset of zeros) gets a scale this extreme"
+)
+QUANTIZE_EVERY_TENSOR = (
+    "convert with full-integer quantization (a representative dataset), so that every int8 and "
+    "int16 tensor gets a scale and a zero point"
+)
+
+
+def kernel_util(build: Build) -> str:
+    """The file that holds PopulateConvolutionQuantizationParams, GetQuantizedConvolutionMultipler
+    and CalculateActivationRangeQuantized in the build's TFLM sources, as its messages name it:
+    tensorflow/lite/kernels/ up to the probes' commit; the wheel's later sources moved them into
+    micro's own kernel_util.cc (measured: its messages say so; the commit that moved them, past
+    the probes', is not in builds/tflm.py's history)."""
+    return MICRO_KERNEL_UTIL if build.tflm.time > TFLM_CORTEX_M_PROBES.time else KERNEL_UTIL
+
+
+def f32(value: float) -> float:
+    """A double rounded to float32, as a C++ `float` holds it (±inf beyond its range)."""
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def tflite_round(value: float) -> float:
+    """TfLiteRound (std::round): half away from zero; inf and NaN stay as they are."""
+    if not math.isfinite(value):
+        return value
+    return math.copysign(math.floor(abs(value) + 0.5), value)
+
+
+def divide(numerator: float, denominator: float) -> float:
+    """numerator / denominator with IEEE semantics: ±inf for a nonzero over zero, NaN for 0/0."""
+    if denominator != 0.0:
+        return numerator / denominator
+    if numerator == 0.0 or math.isnan(numerator):
+        return math.nan
+    return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
+
+
+def g(value: float) -> str:
+    """A scale or multiplier in messages: six significant digits."""
+    return f"{value:.6g}"
+
+
+@dataclass(frozen=True, slots=True)
+class Multiplier:
+    """QuantizeMultiplier's result: the int32 significand and the shift (a power of two)."""
+
+    significand: int
+    shift: int
+
+
+def quantize_multiplier(real: float) -> Multiplier:
+    """QuantizeMultiplier(double): frexp, round to 31 bits, renormalise a rounded-up 2^31, flush
+    shifts below -31 to zero. Its TFLITE_CHECKs never fail: not for a finite multiplier, and
+    not for an infinite or NaN one (a division by a zero scale) either, whose int64 conversion
+    passes them on x86-64 and on Arm (measured: a MUL with an unquantized int8 output sets up
+    on the wheel and on the Cortex-M3, M7 and M55 probes; cases MUL.INT8.*_unquantized). Such a
+    multiplier comes out as 0 here; the kernel computes garbage with it, but setup succeeds."""
+    if real == 0.0 or not math.isfinite(real):
+        return Multiplier(0, 0)
+    fraction, shift = math.frexp(real)
+    fixed = int(tflite_round(fraction * 2.0**31))
+    if fixed == 1 << 31:
+        fixed //= 2
+        shift += 1
+    if shift < -31:
+        return Multiplier(0, 0)
+    return Multiplier(fixed, shift)
+
+
+def smaller_than_one(real: float, what: str, fix: str) -> Refusal | None:
+    """QuantizeMultiplierSmallerThanOneExp: TFLITE_CHECK_LT(m, 1.), TFLITE_CHECK_GT(m, 0.), and
+    the shift QuantizeMultiplier gives <= 0 (a multiplier within 2^-32 of 1 rounds up to 1)."""
+    if not real < 1.0:
+        return aborts(
+            QUANTIZATION_UTIL, "TFLITE_CHECK_LT(double_multiplier, 1.)", f"{what} is {g(real)}", fix
+        )
+    if not real > 0.0:
+        return aborts(
+            QUANTIZATION_UTIL, "TFLITE_CHECK_GT(double_multiplier, 0.)", f"{what} is {g(real)}", fix
+        )
+    if quantize_multiplier(real).shift > 0:
+        return aborts(
+            QUANTIZATION_UTIL,
+            "TFLITE_CHECK_LE(shift, 0)",
+            f"{what} is {real!r}, which rounds to 1 in 31 bits",
+            fix,
+        )
+    return None
+
+
+def greater_than_one(real: float, what: str, fix: str) -> Refusal | None:
+    """QuantizeMultiplierGreaterThanOne: TFLITE_CHECK_GT(m, 1.) (its TFLITE_CHECK_GE(shift, 0)
+    then holds)."""
+    if not real > 1.0:
+        return aborts(
+            QUANTIZATION_UTIL, "TFLITE_CHECK_GT(double_multiplier, 1.)", f"{what} is {g(real)}", fix
+        )
+    return None
+
+
+def rescaled_sum(
+    left_shift: int,
+    scales: tuple[float, ...],
+    *,
+    in_float: bool = False,
+) -> Refusal | None:
+    """The rescaling of ADD, SUB, ADD_N and CUMSUM: with twice = 2·max(input scales), each input
+    multiplier s_i / twice and the output multiplier twice / (2^left_shift · s_out) go through
+    QuantizeMultiplierSmallerThanOneExp in that order (`scales`: the inputs', then the output's;
+    `in_float`: SUB computes them in float32, the others in double)."""
+    rounded = f32 if in_float else float
+    *inputs, output_scale = scales
+    twice = rounded(2.0 * max(inputs))
+    names = [f"input {n + 1}" for n in range(len(inputs))] if len(inputs) > 1 else ["input"]
+    for name, scale in zip(names, inputs, strict=True):
+        real = rounded(divide(scale, twice))
+        refused = smaller_than_one(
+            real,
+            f"the {name} multiplier, its scale {g(scale)} / (2 × {g(max(inputs))}),",
+            QUANTIZE_EVERY_TENSOR,
+        )
+        if refused:
+            return refused
+    real = rounded(divide(twice, rounded((1 << left_shift) * output_scale)))
+    limit = twice / (1 << left_shift)
+    refused = smaller_than_one(
+        real,
+        f"the output multiplier, 2 × {g(max(inputs))} / (2^{left_shift} × output scale "
+        f"{g(output_scale)}),",
+        QUANTIZE_EVERY_TENSOR
+        if output_scale == 0.0
+        else (
+            f"the output scale {g(output_scale)} must exceed 2 × the largest input scale / "
+            f"2^{left_shift} = {g(limit)} (the output's range is calibrated over "
+            f"2^{left_shift - 1} times narrower than its inputs'): {CALIBRATE}"
+        ),
+    )
+    return refused
+
+
+def softmax_scaling(beta: float, input_scale: float, integer_bits: int) -> float:
+    """PreprocessSoftmaxScaling's real multiplier: beta · input scale · 2^(31 - integer bits),
+    capped at 2^31 - 1 (doubles; TFLITE_SINGLE_ROUNDING and TFLITE_EMULATE_FLOAT unset)."""
+    scaled = beta * input_scale * float(1 << (31 - integer_bits))
+    return min(scaled, float((1 << 31) - 1)) if not math.isnan(scaled) else scaled
+
+
+def activation_range(build: Build, activation: int, output: Tensor | None) -> Refusal | None:
+    """CalculateActivationRangeQuantized: the output type must be uint8, int8 or int16, and each
+    bound of the fused activation, quantized with the output's scale (float32: round(bound /
+    scale)), must fit in int32 (`no_integer_overflow_from_quantization`; a zero scale gives NaN
+    for the bound 0, which fails too)."""
+    if type_of(output) not in ("UINT8", "INT8", "INT16"):
+        return not_true(kernel_util(build), "false")
+    scale = f32(scale_of(output))
+    for bound in _ACTIVATION_BOUNDS.get(activation, ()):
+        rounded = tflite_round(f32(divide(bound, scale)))
+        if not -_INT32_LIMIT <= rounded <= _INT32_LIMIT:
+            name = _ACTIVATION_NAMES[activation]
+            fix = (
+                f"the output scale {g(scale)} is too small for the fused {name}: its bound "
+                f"{bound:g} / scale overflows int32 (the scale must be at least "
+                f"{g(abs(bound) / _INT32_LIMIT)}): "
+                + (QUANTIZE_EVERY_TENSOR if scale == 0.0 else CALIBRATE)
+            )
+            return not_true(kernel_util(build), "no_integer_overflow_from_quantization", fix=fix)
+    return None
+
+
+def convolution_parameters(
+    build: Build,
+    activation: int,
+    operands: tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None],
+    channels: int,
+) -> Refusal | None:
+    """PopulateConvolutionQuantizationParams (kernel_util.cc) for CONV_2D, DEPTHWISE_CONV_2D,
+    TRANSPOSE_CONV and their CMSIS-NN kernels, non-float paths: input and filter affine; a
+    per-channel filter with int8/int16 input, int8/int4 weights and one scale per output
+    channel (`channels`, the filter dimension the kernel passes) along its quantized dimension;
+    each channel's multiplier input scale · filter scale / output scale; uint8 inputs check the
+    bias scale; int8, uint8 and int16 inputs quantize the fused activation's bounds. `operands`:
+    input, filter, bias, output."""
+    source, weights, bias, output = operands
+    for name, tensor in (("input", source), ("filter", weights)):
+        if not is_quantized(tensor):
+            return not_equal(
+                kernel_util(build),
+                f"{name}->quantization.type",
+                "kTfLiteAffineQuantization",
+                0,
+                1,
+                fix=QUANTIZE_EVERY_TENSOR,
+            )
+    count = scale_count(weights)
+    if count > 1:
+        refused = _per_channel(kernel_util(build), source, weights, count, channels)
+        if refused:
+            return refused
+    # Each channel's QuantizeMultiplier(input scale · filter scale / output scale) cannot fail.
+    if type_of(source) == "UINT8":
+        refused = bias_scale(build, (source, weights, bias, output))
+        if refused:
+            return refused
+    if type_of(source) in ("INT8", "UINT8", "INT16"):
+        return activation_range(build, activation, output)
+    return None
+
+
+def _per_channel(
+    file: str, source: Tensor | None, weights: Tensor | None, count: int, channels: int
+) -> Refusal | None:
+    if type_of(source) not in ("INT8", "INT16"):
+        return not_true(file, "input->type == kTfLiteInt8 || input->type == kTfLiteInt16")
+    if type_of(weights) not in ("INT8", "INT4"):
+        return not_true(file, "filter->type == kTfLiteInt8 || filter->type == kTfLiteInt4")
+    if count != channels:
+        return not_equal(file, "affine_quantization->scale->size", "num_channels", count, channels)
+    quantization = weights.quantization if weights is not None else None
+    axis = quantization.axis if quantization is not None else 0
+    dimension = dim(weights, axis, 0)
+    if channels != dimension:
+        return not_equal(
+            file,
+            "num_channels",
+            "filter->dims->data[affine_quantization->quantized_dimension]",
+            channels,
+            dimension,
+        )
+    return None
+
+
+def bias_scale(
+    build: Build,
+    operands: tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None],
+) -> Refusal | None:
+    """GetQuantizedConvolutionMultipler with a bias: |input scale · filter scale - bias scale| /
+    output scale <= 0.02 (doubles; an unquantized bias has scale 0), then the float32 product
+    input scale · filter scale >= 0. `operands`: input, filter, bias, output."""
+    source, weights, bias, output = operands
+    product = scale_of(source) * scale_of(weights)
+    if bias is not None:
+        difference = abs(product - scale_of(bias))
+        if not divide(difference, scale_of(output)) <= 0.02:
+            return not_true(
+                kernel_util(build),
+                "scale_diff / output_scale <= 0.02",
+                fix=(
+                    f"the bias scale must be input scale × filter scale ({g(product)}), within "
+                    f"2% of the output scale; it is {g(scale_of(bias))}: re-convert with a "
+                    "converter that derives the bias scale (or " + QUANTIZE_EVERY_TENSOR + ")"
+                ),
+            )
+    return input_product_scale(build, source, weights)
+
+
+def input_product_scale(
+    build: Build, source: Tensor | None, weights: Tensor | None
+) -> Refusal | None:
+    """GetQuantizedConvolutionMultipler: TF_LITE_ENSURE(input_product_scale >= 0), the product
+    taken in float32."""
+    if f32(scale_of(source) * scale_of(weights)) >= 0.0:
+        return None
+    return not_true(
+        kernel_util(build),
+        "input_product_scale >= 0",
+        fix="quantization scales must be positive: re-convert the model",
+    )
+
+
+def checked_log2(value: float) -> tuple[bool, int]:
+    """CheckedLog2(float): (|log2(x) - round(log2(x))| < 1e-3, the rounded log2), computed as
+    the C++ does, log(x) · (1 / log(2)) in float32 (NaN for x <= 0: not a power of two)."""
+    if not value > 0.0:
+        return False, 0
+    log2 = f32(f32(math.log(f32(value))) * f32(1.0 / f32(math.log(2.0))))
+    rounded = tflite_round(log2)
+    return abs(f32(log2 - rounded)) < f32(1e-3), int(rounded)
+
+
+def symmetric_weights(file: str, weights: Tensor | None, build: Build) -> Refusal | None:
+    """`TFLITE_DCHECK(filter->params.zero_point == 0)` (fully_connected_common.cc): an abort on
+    builds with DCHECKs; the wheel goes on."""
+    zero_point = zero_point_of(weights)
+    if zero_point == 0 or not build.dchecks:
+        return None
+    return dcheck_aborts(
+        file,
+        "TFLITE_DCHECK(filter->params.zero_point == 0)",
+        f"the filter's zero point is {zero_point}",
+        fix=(
+            "TFLM expects symmetric int8 weights (zero point 0): convert with the converter's "
+            "default symmetric weight quantization"
+        ),
+    )
