@@ -241,7 +241,8 @@ def test_every_command_sizes_the_same_esp_build(
     assert main(["export", MODEL, "--format", "c-header", *ESP]) == 0
     header = capsys.readouterr().out
     assert f"#define EXAMPLE_KWS_DS_CNN_ARENA_SIZE {required}u" in header
-    assert "ESP-NN kernels (esp-nn 1.2.0, ESP32-S3 path)" in header
+    assert "ESP-NN kernels (ESP32-S3 path), esp-tflite-micro v1.3.8" in header
+    assert " * Release: TFLM 0965635 (2026-07-13), esp-nn 1.2.0." in header
     output = tmp_path / "out.tflite"
     argv = ["optimize", "example:vww_mobilenet_v1", "-o", str(output), *ESP, "--no-verify"]
     code, optimized = run_json(capsys, *argv)
