@@ -18,6 +18,10 @@ and the esp-nn release; each case below names the branch it is for:
   copies), other channel counts above 3; multipliers a multiple of 4; the 32-byte fallback.
 * P4 convolution (1.2.3): 1x1 under 16 channels, 1x1 with a transpose buffer, direct unpadded,
   im2col, tiny unpadded windows, padded tiny windows under or over the 32 KiB L1 budget.
+* An int8 output without quantization (scale 0): QuantizeMultiplier gets +inf or NaN, whose int64
+  conversion saturates on the ESP toolchains (its check aborts) and passes on x86-64 and Arm;
+  DIV, CONV_2D, FULLY_CONNECTED and BATCH_MATMUL reach it by different paths (MUL: the
+  quantization family's case).
 * SOFTMAX: the width esp-tflite-micro passes is `dims->data[1]` whatever the rank; for a 1-D input
   that is the word after the shape vector in the file (0 in one case, 917,504 in the other: a
   3.5 MiB row).
@@ -30,9 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from arenalens.tflite.builder import ModelBuilder, quantization
 from tests.conformance.cases import Case
 from tests.conformance.cases.cmsis_nn import conv, depthwise, softmax
+from tests.conformance.models import Const, In, Op, Out, single_op
 
 
 def _case(opcode: str, dtype: str, variant: str, build: Callable[[], bytes], note: str) -> Case:
@@ -159,10 +166,61 @@ def _softmax_after_another_tensor(width: int) -> bytes:
     return builder.build()
 
 
+_Q = quantization(0.1, 0)
+_WEIGHTS = Const(np.ones((2, 1, 1, 2), np.int8), "INT8", _Q)
+# An int8 output with no quantization: its scale is 0, the output multiplier +inf (MUL's case is
+# the quantization family's MUL.INT8.output_unquantized).
+_UNQUANTIZED = (
+    (
+        "DIV",
+        Op("DIV", [In((1, 8), "INT8", _Q), In((1, 8), "INT8", _Q)], [Out((1, 8), "INT8", None)]),
+    ),
+    (
+        "CONV_2D",
+        Op(
+            "CONV_2D",
+            [In((1, 4, 4, 2), "INT8", _Q), _WEIGHTS],
+            [Out((1, 4, 4, 2), "INT8", None)],
+            options={"padding": "VALID"},
+        ),
+    ),
+    (
+        "FULLY_CONNECTED",
+        Op(
+            "FULLY_CONNECTED",
+            [In((1, 4), "INT8", _Q), Const(np.ones((3, 4), np.int8), "INT8", _Q)],
+            [Out((1, 3), "INT8", None)],
+        ),
+    ),
+    (
+        "BATCH_MATMUL",
+        Op(
+            "BATCH_MATMUL",
+            [In((1, 2, 4), "INT8", _Q), In((1, 4, 3), "INT8", _Q)],
+            [Out((1, 2, 3), "INT8", None)],
+        ),
+    ),
+)
+
+
+def _unquantized_output(op: Op) -> Callable[[], bytes]:
+    return lambda: single_op(op)
+
+
 def _cases() -> tuple[Case, ...]:
     found = [_case("CONV_2D", _dtype(v), v, build, note) for v, build, note in _CONV]
     found += [_case("DEPTHWISE_CONV_2D", _dtype(v), v, build, n) for v, build, n in _DEPTHWISE]
     found += [_case("SOFTMAX", "INT8", v, build, note) for v, build, note in _SOFTMAX]
+    found += [
+        _case(
+            opcode,
+            "INT8",
+            "output_unquantized",
+            _unquantized_output(op),
+            "output scale 0: an infinite multiplier, an abort on ESP, set up on x86-64 and Arm",
+        )
+        for opcode, op in _UNQUANTIZED
+    ]
     return tuple(found)
 
 
