@@ -61,6 +61,7 @@ from arenalens.builds.tflm import (
     TFLM_CORTEX_M_PROBES,
     TFLM_WHEEL,
     WHEEL_COMPRESSION,
+    WHEEL_OPT_MODE,
     TflmRelease,
     tflm_release,
 )
@@ -229,8 +230,9 @@ class Build:
     # NAMED_BY_BOARD (a --target preset's), or None when it is only the default.
     kernels_named_by: str | None = None
     # TFLITE_DCHECKs are compiled in (no NDEBUG): TFLM's Makefile default build type, which
-    # firmware and the Cortex-M probes use; the wheel is built with NDEBUG (a failing DCHECK is
-    # skipped there, measured: FULLY_CONNECTED with a filter zero point of 1 sets up).
+    # firmware and the Cortex-M probes use; the wheel is built with NDEBUG from f8c117b on (a
+    # failing DCHECK is skipped there, measured: FULLY_CONNECTED with a filter zero point of 1
+    # sets up on 0.dev20261006214927 and aborts on 0.dev20260203175027).
     dchecks: bool = True
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
@@ -321,7 +323,8 @@ def host_build(tflm: TflmRelease = TFLM_WHEEL) -> Build:
         compression=compression,
         recording=True,
         tflm=tflm,
-        dchecks=False,
+        # Wheels before f8c117b were built in bazel's fastbuild mode, without NDEBUG.
+        dchecks=not tflm.has(WHEEL_OPT_MODE),
     )
 
 

@@ -62,6 +62,8 @@ REDUCE_SCRATCH = "reduce-scratch"
 CAST_TO_BOOL = "cast-to-bool"
 FULLY_CONNECTED_PARAMS_GROW = "fully-connected-params-grow"
 ADD_SUB_QUANTIZATION_CHECK = "add-sub-quantization-check"
+TRANSPOSE_CONV_ACTIVATION = "transpose-conv-activation"
+WHEEL_OPT_MODE = "wheel-opt-mode"
 
 # 90b983c2b (2026-08-20 19:27:21), the newest TFLM sources read here and the Cortex-M probes'.
 _PROBES_TIME = datetime.fromtimestamp(COMPLETE_UNTIL, UTC)
@@ -125,6 +127,20 @@ HISTORY: tuple[Change, ...] = (
         _utc("2026-01-16T17:21:16"),
         "0efdd51",
         "reduce kernels keep their index arrays in scratch buffers (OpDataReduce +4 B)",
+    ),
+    Change(
+        TRANSPOSE_CONV_ACTIVATION,
+        _utc("2026-02-10T15:23:45"),
+        "5b93e5b",
+        "TRANSPOSE_CONV applies its fused activation (before: ignored, its range never checked)",
+    ),
+    Change(
+        WHEEL_OPT_MODE,
+        _utc("2026-08-13T22:23:16"),
+        "f8c117b",
+        "the tflite-micro wheel is built in opt mode (NDEBUG: a failing TFLITE_DCHECK no longer "
+        "aborts)",
+        wheel_only=True,
     ),
     Change(
         CAST_TO_BOOL,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from arenalens.analysis.inplace import NotInPlace
 from arenalens.builds.build import COMPRESSION
+from arenalens.builds.tflm import TRANSPOSE_CONV_ACTIVATION
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
     checked,
@@ -297,9 +298,16 @@ def _transpose_conv(context: KernelContext) -> Events:
     if kind != "FLOAT32":
         found += temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
         operands = (context.input(2), context.input(1), context.input(3), context.output(0))
+        # Before 5b93e5b the reference kernel passed kTfLiteActNone: no activation range, so
+        # none of its checks.
+        activation = (
+            context.option("fused_activation_function")
+            if context.build.has(TRANSPOSE_CONV_ACTIVATION)
+            else 0
+        )
         problem = convolution_parameters(
             context.build,
-            context.option("fused_activation_function"),
+            activation,
             operands,
             channels(context.input(1), 0),
         )
