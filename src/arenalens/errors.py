@@ -24,6 +24,25 @@ class UsageError(ArenalensError, ValueError):
     """A bad option value or combination, found before any work is done."""
 
 
+class UnplacedValueError(UsageError):
+    """An option value that names no single state arenalens models, with the nearest values that
+    do: the message names them as options (`--tflm 0.dev20261012203412 (with it)`), and the CLI
+    prints the user's own command again with each, runnable as printed."""
+
+    def __init__(
+        self, reason: str, option: str, asked: str, instead: tuple[tuple[str, str], ...]
+    ) -> None:
+        self.reason = reason
+        self.option = option
+        self.asked = asked
+        # (value, what choosing it means), the newer state first.
+        self.instead = instead
+        super().__init__(
+            f"{reason}; name the one you build: "
+            + " or ".join(f"{option} {value} ({meaning})" for value, meaning in instead)
+        )
+
+
 class RuntimeUnavailableError(ArenalensError, RuntimeError):
     """A feature needs an optional extra (real runtimes, OR-Tools, matplotlib) that is missing."""
 

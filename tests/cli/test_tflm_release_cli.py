@@ -6,6 +6,7 @@ which of TFLM's changes between two releases move a model's figures."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,25 @@ def test_a_release_outside_the_history_is_one_line_and_exit_2(
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and says in captured.err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("release", ["2026-09", "2026-10-10", "2026-10-13"])
+def test_a_date_the_history_cannot_place_suggests_commands_that_run(
+    capsys: pytest.CaptureFixture[str], release: str
+) -> None:
+    """A date between the two wheels that bracket a change dated by its wheels names no single
+    state of TFLM: refused in one line, with the user's own command at each of the two wheels,
+    and each of those runs."""
+    assert main(["plan", EXAMPLE, "--tflm", release, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    commands = [part.split("`")[1] for part in captured.err.split("` (")[:-1]]
+    assert [command.split("--tflm ")[1].split()[0][:5] for command in commands] == ["0.dev"] * 2
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:3] == ["arenalens", "plan", EXAMPLE] and words[-1] == "--json"
+        assert main(words[1:]) == 0
+        assert json.loads(capsys.readouterr().out)["build"]["tflm"]["wheel"] == words[4]
 
 
 def _as_installed(monkeypatch: pytest.MonkeyPatch, version: str) -> None:

@@ -14,6 +14,7 @@ quotes these counts.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,11 +22,13 @@ import pytest
 from tests.conformance.cases import FAMILIES, all_cases
 from tests.conformance.compare import differences
 from tests.conformance.measure import (
+    DATA,
     load,
     load_models,
     measured_device_releases,
     measured_releases,
     models,
+    remake_command,
 )
 from tests.conformance.predict import predict
 from tests.conformance.targets import RELEASE_PREFIX, target_named
@@ -36,7 +39,10 @@ TARGETS = [RELEASE_PREFIX + version for version in RELEASES] + measured_device_r
 # Release targets whose conformance cases are still being measured (their cached cases are
 # compared all the same): target → the command that completes them. A target leaves this table
 # when done.
-BEING_MEASURED: dict[str, str] = {}
+BEING_MEASURED: dict[str, str] = {
+    "cortex-m7-reference@2b3f8d0": "ARENALENS_CORTEX_M_RELEASE_PROBES=<folder> python -m "
+    "tests.conformance.measure --target cortex-m7-reference@2b3f8d0 --stale",
+}
 
 
 def test_at_least_three_older_wheels_are_measured() -> None:
@@ -56,6 +62,29 @@ def test_every_case_and_model_is_measured(name: str) -> None:
         )
     unmeasured = sorted(set(models()) - set(load_models(name)))
     assert not unmeasured, f"python -m tests.conformance.measure --target {name} --models --stale"
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_cached_file_says_the_command_that_remakes_it(name: str) -> None:
+    for path in sorted((DATA / name).glob("*.json")):
+        if path.stem in ("wheel", "probe"):
+            continue
+        about = json.loads(path.read_text())["about"]
+        options = "--models" if path.stem == "models" else f"--family {path.stem}"
+        assert f"`{remake_command(name, options)}`" in about, path
+
+
+@pytest.mark.parametrize("name", measured_device_releases())
+def test_a_probe_built_at_another_commit_is_recorded(name: str) -> None:
+    """probe.json names the probe the figures come from: the TFLM commit its sources are at
+    (the target's), its ELF's hash and the compiler (build_release_probe.sh's build_info.txt)."""
+    record = json.loads((DATA / name / "probe.json").read_text())
+    base, _, commit = name.partition("@")
+    assert record["target"] == name and record["tflm_commit"] == commit
+    assert record["elf"] == f"tflm-{base}.elf" and len(record["elf_sha256"]) == 64
+    sources = [line for line in record["built_from"] if " tensorflow+tflite-micro " in line]
+    assert len(sources) == 1 and sources[0].split()[-1].startswith(commit), sources
+    assert any(line.startswith("arm-none-eabi-gcc") for line in record["built_from"])
 
 
 def _gaps(name: str, family: str) -> list[str]:

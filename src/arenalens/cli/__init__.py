@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shlex
 import signal
 import sys
 import traceback
@@ -19,7 +20,7 @@ from importlib import import_module
 from types import MappingProxyType
 
 from arenalens import __version__
-from arenalens.errors import ArenalensError
+from arenalens.errors import ArenalensError, UnplacedValueError
 
 # Command → its module here, in the order `arenalens --help` lists them.
 COMMANDS: Mapping[str, str] = MappingProxyType(
@@ -83,6 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: parse, run one command, print its text; return the exit code."""
     try:
         return _parse_and_run(argv)
+    except UnplacedValueError as error:
+        print(f"arenalens: error: {_with_commands(error, argv)}", file=sys.stderr)
+        return EXIT_ERROR
     except ArenalensError as error:
         print(f"arenalens: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -102,6 +106,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _with_commands(error: UnplacedValueError, argv: Sequence[str] | None) -> str:
+    """The error with the user's command again for each value it suggests, runnable as printed
+    (its plain message when the command line does not hold the value as given)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    spellings = [(error.option, error.asked), (f"{error.option}={error.asked}",)]
+    for index in range(len(words)):
+        for spelling in spellings:
+            if tuple(words[index : index + len(spelling)]) != spelling:
+                continue
+            before, after = words[:index], words[index + len(spelling) :]
+            commands = [
+                f"`{shlex.join(['arenalens', *before, error.option, value, *after])}` ({meaning})"
+                for value, meaning in error.instead
+            ]
+            return f"{error.reason}; name the one you build: {' or '.join(commands)}"
+    return str(error)
 
 
 def _parse_and_run(argv: Sequence[str] | None) -> int:
