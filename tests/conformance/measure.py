@@ -50,8 +50,10 @@ from typing import Any
 from tests.conformance.cases import FAMILIES, Case, all_cases
 from tests.conformance.targets import (
     DEVICE_RELEASE_SEPARATOR,
+    ESP_FULL,
     ESP_PROBES,
     ESP_PROBES_REASON,
+    ESP_TARGET_NAMES,
     PROBES,
     PROBES_REASON,
     RELEASE_PREFIX,
@@ -118,7 +120,11 @@ def remake_command(target: str, *options: str) -> str:
     """The command that remakes a target's cached measurements (a probe built at another TFLM
     commit is found through ARENALENS_CORTEX_M_RELEASE_PROBES: docs/tflm-releases.md)."""
     command = f"python -m tests.conformance.measure --target {target}"
-    if DEVICE_RELEASE_SEPARATOR in target and not target.startswith(RELEASE_PREFIX):
+    if target in ESP_TARGET_NAMES and target != ESP_FULL:
+        # The ESP builds but the full one measure their variant cases only (esp_variants.py);
+        # their names carry an esp-nn release after the separator, not a TFLM commit.
+        options = (*options, "--variant-cases")
+    elif DEVICE_RELEASE_SEPARATOR in target and not target.startswith(RELEASE_PREFIX):
         command = f"ARENALENS_CORTEX_M_RELEASE_PROBES=<folder> {command}"
     return " ".join([command, *options])
 
