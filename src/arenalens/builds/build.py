@@ -484,10 +484,14 @@ def _check_esp_nn_release(tflm: TflmRelease) -> None:
     """UsageError unless the release is esp-tflite-micro v1.3.8's TFLM, whose ESP-NN kernel
     files arenalens's rules describe."""
     if tflm != TFLM_ESP_TFLITE_MICRO:
-        raise UsageError(
+        raise UnplacedValueError(
             "ESP-NN builds are modelled as esp-tflite-micro v1.3.8 ships them, at "
-            f"{TFLM_ESP_TFLITE_MICRO.title}; {tflm.title} is not: use --kernels reference for "
-            "TFLM's own kernels at that release, or leave out --tflm"
+            f"{TFLM_ESP_TFLITE_MICRO.title}; {tflm.title} is not",
+            (
+                ("--kernels", "reference", f"TFLM's reference kernels at {tflm.name}"),
+                ("--tflm", TFLM_ESP_TFLITE_MICRO.name, "esp-tflite-micro v1.3.8's, with ESP-NN"),
+            ),
+            ask="run",
         )
 
 
