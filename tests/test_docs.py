@@ -32,7 +32,7 @@ def citing_files() -> list[Path]:
     """Source, test, fuzz and benchmark files that cite docs/runtime-rules.md."""
     return sorted(
         path
-        for folder in ("src", "tests", "fuzz", "benchmarks")
+        for folder in ("src", "tests", "fuzz", "flows", "benchmarks")
         for path in (ROOT / folder).rglob("*.py")
         if "runtime-rules.md" in path.read_text(encoding="utf-8")
     )

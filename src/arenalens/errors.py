@@ -24,6 +24,25 @@ class UsageError(ArenalensError, ValueError):
     """A bad option value or combination, found before any work is done."""
 
 
+class UnplacedValueError(UsageError):
+    """Option values that name no state arenalens models, with the nearest options that do: the
+    message names them (`--tflm 0.dev20261012203412 (with it)`), and the CLI prints the user's
+    own command again with each (the option's value replaced, or the option added), runnable as
+    printed."""
+
+    def __init__(
+        self, reason: str, instead: tuple[tuple[str, str, str], ...], ask: str = "name one"
+    ) -> None:
+        self.reason = reason
+        # (option, value, what choosing it means), the one to try first first.
+        self.instead = instead
+        self.ask = ask
+        super().__init__(
+            f"{reason}; {ask}: "
+            + " or ".join(f"{option} {value} ({meaning})" for option, value, meaning in instead)
+        )
+
+
 class RuntimeUnavailableError(ArenalensError, RuntimeError):
     """A feature needs an optional extra (real runtimes, OR-Tools, matplotlib) that is missing."""
 

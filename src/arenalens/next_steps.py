@@ -11,6 +11,7 @@ tensors the `optimize` that replaces it, an unknown input size the option that n
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,18 @@ if TYPE_CHECKING:  # the verdict makes its steps; they read it
     from arenalens.max_input import InputSearch
     from arenalens.verdict import Verdict
 
-# The file the suggested `optimize` writes, and the later steps read.
+# The file the suggested `optimize` writes, and the later steps read; the second name when the
+# model is that file already (optimize never overwrites its input).
 OPTIMIZED_FILE = "optimized.tflite"
+OPTIMIZED_AGAIN_FILE = "optimized-again.tflite"
+
+
+def optimized_file(model_path: str) -> str:
+    """The file a suggested `arenalens optimize` of this model writes (the model as typed, in
+    the folder the command runs in)."""
+    if model_path and os.path.abspath(model_path) == os.path.abspath(OPTIMIZED_FILE):
+        return OPTIMIZED_AGAIN_FILE
+    return OPTIMIZED_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +81,7 @@ class Steps:
         self.verdict = verdict
         self.asked = asked
         self.model = shlex.quote(asked.argument) if asked.argument else ""
+        self.output = optimized_file(asked.argument)
 
     # -- options the commands repeat ----------------------------------------------------------
     def _target(self) -> Target | None:
@@ -126,7 +138,7 @@ class Steps:
 
     def optimize_command(self, *more: str) -> str:
         return self.command(
-            "optimize", self.shape_options(), self.build_options(), f" -o {OPTIMIZED_FILE}", *more
+            "optimize", self.shape_options(), self.build_options(), f" -o {self.output}", *more
         )
 
     # -- the steps --------------------------------------------------------------------------
@@ -238,7 +250,7 @@ class Steps:
                 Step(
                     "Then check the written model:",
                     self.command(
-                        "check", self.build_options(), self.budget_options(), model=OPTIMIZED_FILE
+                        "check", self.build_options(), self.budget_options(), model=self.output
                     ),
                 )
             )
@@ -361,13 +373,13 @@ class Steps:
             "optimize",
             f" --input-shape {shlex.quote(value)}",
             self.build_options(),
-            f" -o {OPTIMIZED_FILE}",
+            f" -o {self.output}",
         )
         return [
             Step(
                 f"Optimized for its size, a larger input fits: {value} declares "
                 f"{format_bytes_exact(after.required_bytes or 0)} after (then check "
-                f"{OPTIMIZED_FILE}, a model of that size):",
+                f"{self.output}, a model of that size):",
                 command,
             )
         ]

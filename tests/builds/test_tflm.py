@@ -16,7 +16,7 @@ from arenalens.builds.tflm import (
     wheel_release,
 )
 from arenalens.builds.tflm_commits import COMMITS
-from arenalens.errors import UsageError
+from arenalens.errors import UnplacedValueError, UsageError
 
 
 def test_a_wheel_version_is_its_commits_time_and_names_the_commit() -> None:
@@ -55,9 +55,9 @@ def test_a_month_is_tflm_as_of_its_end() -> None:
         ("deadbeef", "unknown TFLM commit"),
         ("2025-13", "not a date"),
         ("v2.16", "give a tflite-micro version"),
-        ("2026-10-10", "falls between 2026-10-09 20:58 and 2026-10-12 20:34 UTC"),
-        ("2026-10-13", "falls between 2026-10-12 20:34 and 2026-10-14 21:16 UTC"),
-        ("2026-09", "falls between 2026-08-20 16:47 and 2026-10-06 21:49 UTC"),
+        ("2026-10-10", r"\(2026-10-09 20:58 and 2026-10-12 20:34 UTC\)"),
+        ("2026-10-13", r"\(2026-10-12 20:34 and 2026-10-14 21:16 UTC\)"),
+        ("2026-09", r"\(2026-08-20 16:47 and 2026-10-06 21:49 UTC\)"),
     ],
 )
 def test_what_the_history_cannot_place_is_a_one_line_error_naming_what_is_covered(
@@ -68,6 +68,21 @@ def test_what_the_history_cannot_place_is_a_one_line_error_naming_what_is_covere
     assert "\n" not in str(raised.value)
     if "newer" in message or "older" in message or "unknown" in message:
         assert "covered: TFLM from 2025-01-07" in str(raised.value)
+
+
+def test_a_date_between_two_wheels_of_a_change_names_both_wheels() -> None:
+    with pytest.raises(UnplacedValueError) as raised:
+        tflm_release("2026-10-10")
+    assert raised.value.instead == (
+        ("--tflm", "0.dev20261012203412", "with it"),
+        ("--tflm", "0.dev20261009205824", "without it"),
+    )
+    assert str(raised.value).endswith(
+        "name the one you build: --tflm 0.dev20261012203412 (with it) or "
+        "--tflm 0.dev20261009205824 (without it)"
+    )
+    for _, value, _ in raised.value.instead:
+        assert wheel_release(value).wheel == value
 
 
 def test_a_change_dated_by_its_wheels_is_placed_by_them() -> None:

@@ -6,6 +6,7 @@ which of TFLM's changes between two releases move a model's figures."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,74 @@ def test_a_release_outside_the_history_is_one_line_and_exit_2(
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and says in captured.err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("release", ["2026-09", "2026-10-10", "2026-10-13"])
+def test_a_date_the_history_cannot_place_suggests_commands_that_run(
+    capsys: pytest.CaptureFixture[str], release: str
+) -> None:
+    """A date between the two wheels that bracket a change dated by its wheels names no single
+    state of TFLM: refused in one line, with the user's own command at each of the two wheels,
+    and each of those runs."""
+    assert main(["plan", EXAMPLE, "--tflm", release, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    commands = [part.split("`")[1] for part in captured.err.split("` (")[:-1]]
+    assert [command.split("--tflm ")[1].split()[0][:5] for command in commands] == ["0.dev"] * 2
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:3] == ["arenalens", "plan", EXAMPLE] and words[-1] == "--json"
+        assert main(words[1:]) == 0
+        assert json.loads(capsys.readouterr().out)["build"]["tflm"]["wheel"] == words[4]
+
+
+def test_the_boards_a_report_at_a_release_suggests_checking_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`check --target all` at a release the CMSIS-NN rules do not cover: the boards whose
+    kernels are CMSIS-NN are left out (no other build's figure stands in for theirs), said so
+    with commands that give their figures, and those run."""
+    document = run_json(capsys, "report", EXAMPLE, "--tflm", "2025-08")
+    suggested = next(
+        step.split("`")[1]
+        for step in document["reports"][0]["next_steps"]
+        if "--target all" in step
+    )
+    words = shlex.split(suggested)[1:]
+    assert main([*words, "--no-color"]) in (0, 1)
+    text = capsys.readouterr().out
+    left_out = [line for line in text.splitlines() if line.startswith("left out ")]
+    assert len(left_out) == 1 and "CMSIS-NN builds are modelled for TFLM bc0e8c6" in left_out[0]
+    assert main([*words, "--json"]) in (0, 1)
+    boards = json.loads(capsys.readouterr().out)
+    (group,) = boards["boards_left_out"]
+    assert not set(group["boards"]) & {row["board"] for row in boards["boards"]}
+    assert {row["status"] for row in boards["boards"]} == {"estimate"}  # ESP, RISC-V boards
+    assert group["commands"] == [
+        f"arenalens check {EXAMPLE} --target all --tflm 90b983c --json",
+        f"arenalens check {EXAMPLE} --target {group['boards'][0]} --tflm 3b20912 --json "
+        "--kernels reference",
+    ]
+    for command in group["commands"]:
+        assert main(shlex.split(command)[1:]) in (0, 1)
+        capsys.readouterr()
+
+
+def test_cmsis_nn_at_a_release_it_is_not_modelled_for_suggests_commands_that_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check", EXAMPLE, "--target", "nucleo-f746zg", "--tflm", "2025-08"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "; run: `arenalens check" in error
+    commands = [part.split("`")[1] for part in error.split("` (")[:-1]]
+    assert commands == [
+        f"arenalens check {EXAMPLE} --target nucleo-f746zg --tflm 2025-08 --kernels reference",
+        f"arenalens check {EXAMPLE} --target nucleo-f746zg --tflm 90b983c",
+    ]
+    for command in commands:
+        assert main(shlex.split(command)[1:]) in (0, 1)
+        capsys.readouterr()
 
 
 def _as_installed(monkeypatch: pytest.MonkeyPatch, version: str) -> None:

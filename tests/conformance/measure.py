@@ -110,11 +110,25 @@ def measured_releases() -> list[str]:
     )
 
 
+def remake_command(target: str, *options: str) -> str:
+    """The command that remakes a target's cached measurements (a probe built at another TFLM
+    commit is found through ARENALENS_CORTEX_M_RELEASE_PROBES: docs/tflm-releases.md)."""
+    command = f"python -m tests.conformance.measure --target {target}"
+    if DEVICE_RELEASE_SEPARATOR in target and not target.startswith(RELEASE_PREFIX):
+        command = f"ARENALENS_CORTEX_M_RELEASE_PROBES=<folder> {command}"
+    return " ".join([command, *options])
+
+
 def save(target: str, family: str, cases: dict[str, Any]) -> None:
-    """Write one family's measurements on one target, sorted, so reruns give the same bytes."""
+    """Write one family's measurements on one target, sorted, so reruns give the same bytes,
+    with the command that remakes them."""
     path = data_path(target, family)
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"cases": dict(sorted(cases.items()))}
+    document = {
+        "about": f"The {family} conformance cases measured on {target}. Remade by "
+        f"`{remake_command(target, '--family', family)}`.",
+        "cases": dict(sorted(cases.items())),
+    }
     path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
 
 
@@ -552,8 +566,7 @@ def _measure_models(target: Target, probe: Prober | None, stale: bool) -> None:
         document = {
             "about": "Shared corpus models and built-in examples on this build (head, tail and "
             "categories at a roomy arena, minimal arena; on a probe also with the plain "
-            "allocator). Remade by `python -m "
-            f"tests.conformance.measure --target {target.name} --models`.",
+            f"allocator). Remade by `{remake_command(target.name, '--models')}`.",
             "models": dict(sorted(found.items())),
         }
         path = models_path(target.name)
@@ -579,6 +592,36 @@ def _wheel_probe(target: Target) -> Any:
     return probe
 
 
+def record_device_probe(target: Target) -> dict[str, Any] | None:
+    """For a probe built at another TFLM commit (`<probe build>@<commit>`), which probe measured
+    it, in data/<target>/probe.json (as wheel.json names an older wheel): the sha256 of its ELF
+    and run.py, and the sources it was built from (the kit's build_info.txt, when copied beside
+    the ELF). None for the other targets."""
+    if target.probe_target is None or target.probes is None:
+        return None
+    import hashlib
+
+    run_py = _run_py(target)
+    elf = target.probes / f"tflm-{target.probe_target}.elf"
+    info = target.probes / "build_info.txt"
+    record = {
+        "target": target.name,
+        "tflm_commit": target.name.partition(DEVICE_RELEASE_SEPARATOR)[2],
+        "elf": elf.name,
+        "elf_sha256": hashlib.sha256(elf.read_bytes()).hexdigest(),
+        "run_py_sha256": hashlib.sha256(run_py.read_bytes()).hexdigest(),
+        "built_from": info.read_text().splitlines() if info.exists() else [],
+        "about": "The probe these measurements come from: built with ../shared/tools/cortex-m/"
+        "build/build.sh at the TFLM commit (docs/tflm-releases.md says how), its run.py and ELF "
+        f"in <folder>/{target.probes.name}/. Remade by `{remake_command(target.name, '--stale')}`"
+        f" and `{remake_command(target.name, '--models', '--stale')}`.",
+    }
+    path = DATA / target.name / "probe.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure the selected cases on the selected targets and update the cache."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -602,6 +645,7 @@ def main(argv: list[str] | None = None) -> int:
     targets = list(TARGETS) if args.target == "all" else [args.target]
     for name in targets:
         target = target_named(name)
+        record_device_probe(target)
         selected = _selected_ids(name) if args.variant_cases else None
         cases = [
             case

@@ -53,7 +53,7 @@ from arenalens.builds.tflm import (
     TflmRelease,
     tflm_release,
 )
-from arenalens.errors import UsageError
+from arenalens.errors import UnplacedValueError, UsageError
 
 
 class KernelLibrary(enum.StrEnum):
@@ -274,10 +274,15 @@ def _check_cmsis_nn_release(tflm: TflmRelease) -> None:
     """UsageError unless arenalens's CMSIS-NN rules describe a CMSIS-NN build of this release."""
     first = tflm_release(CMSIS_NN_TFLM_FROM)
     if not first.time <= tflm.time <= TFLM_CORTEX_M_PROBES.time:
-        raise UsageError(
+        raise UnplacedValueError(
             f"CMSIS-NN builds are modelled for TFLM {first.name} ({first.date}) to "
             f"{TFLM_CORTEX_M_PROBES.name} ({TFLM_CORTEX_M_PROBES.date}), which pin CMSIS-NN "
-            f"{CMSIS_NN_RELEASE}; {tflm.title} is not: use --kernels reference, or another --tflm"
+            f"{CMSIS_NN_RELEASE}; {tflm.title} is not",
+            (
+                ("--kernels", "reference", f"TFLM's reference kernels at {tflm.name}"),
+                ("--tflm", TFLM_CORTEX_M_PROBES.name, f"CMSIS-NN {CMSIS_NN_RELEASE}"),
+            ),
+            ask="run",
         )
 
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
 from arenalens.builds.tflm_commits import COMMITS, COMPLETE_UNTIL
-from arenalens.errors import UsageError
+from arenalens.errors import UnplacedValueError, UsageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +262,11 @@ def tflm_release(text: str) -> TflmRelease:
     if _COMMIT.match(key):
         named = _commit_named(key)
         if named is None:
-            raise UsageError(f"unknown TFLM commit '{text.strip()}' ({coverage()})")
+            raise UsageError(
+                f"unknown TFLM commit '{text.strip()}': arenalens knows every commit to "
+                f"{datetime.fromtimestamp(COMPLETE_UNTIL, UTC):%Y-%m-%d} and the wheels' after it; "
+                f"give the tflite-micro version built from it or its date ({coverage()})"
+            )
         commit, seconds = named
         return _covered(TflmRelease(datetime.fromtimestamp(seconds, UTC), commit), text)
     raise UsageError(
@@ -302,13 +306,21 @@ def _covered(release: TflmRelease, asked: str) -> TflmRelease:
         raise UsageError(f"TFLM {asked.strip()} is newer than arenalens models ({coverage()})")
     for change in HISTORY:
         if change.not_before is not None and change.not_before < release.time < change.landed:
-            raise UsageError(
-                f"TFLM {asked.strip()} falls between "
-                f"{change.not_before:%Y-%m-%d %H:%M} and {change.landed:%Y-%m-%d %H:%M} UTC, "
-                f"where '{change.summary}' landed at a commit arenalens cannot place: give a "
-                "tflite-micro version or a commit"
+            without, with_it = _wheel_version(change.not_before), _wheel_version(change.landed)
+            raise UnplacedValueError(
+                f"TFLM {asked.strip()} falls between tflite-micro {without} and {with_it} "
+                f"({change.not_before:%Y-%m-%d %H:%M} and {change.landed:%Y-%m-%d %H:%M} UTC), "
+                f"where '{change.summary}' landed at a commit arenalens cannot place",
+                (("--tflm", with_it, "with it"), ("--tflm", without, "without it")),
+                ask="name the one you build",
             )
     return release
+
+
+def _wheel_version(time: datetime) -> str:
+    """The tflite-micro version of the wheel built at that time (a change dated by its wheels
+    is bracketed by two wheels' times)."""
+    return f"0.dev{time:%Y%m%d%H%M%S}"
 
 
 def coverage() -> str:

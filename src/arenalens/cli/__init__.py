@@ -19,7 +19,8 @@ from importlib import import_module
 from types import MappingProxyType
 
 from arenalens import __version__
-from arenalens.errors import ArenalensError
+from arenalens.cli.command_line import rerun
+from arenalens.errors import ArenalensError, UnplacedValueError
 
 # Command → its module here, in the order `arenalens --help` lists them.
 COMMANDS: Mapping[str, str] = MappingProxyType(
@@ -83,6 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: parse, run one command, print its text; return the exit code."""
     try:
         return _parse_and_run(argv)
+    except UnplacedValueError as error:
+        print(f"arenalens: error: {_with_commands(error, argv)}", file=sys.stderr)
+        return EXIT_ERROR
     except ArenalensError as error:
         print(f"arenalens: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -104,10 +108,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def _with_commands(error: UnplacedValueError, argv: Sequence[str] | None) -> str:
+    """The error with the user's command again for each option it suggests, runnable as
+    printed: the option's value replaced where the command gives it, else the option added."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    commands = [
+        f"`{rerun(words, (option, value))}` ({meaning})" for option, value, meaning in error.instead
+    ]
+    return f"{error.reason}; {error.ask}: {' or '.join(commands)}"
+
+
 def _parse_and_run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.argv = list(argv)  # the user's words, for commands that suggest them again
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         cpu=None,
         kernels=None,
         planner=args.planner,
+        input_shape=[],  # the example at its own size
     )
     build = selected_build(options)
     report, analysis = make_report(

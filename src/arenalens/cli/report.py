@@ -317,7 +317,9 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         search=search,
         name=report.model,
     )
-    report = replace(report, model_argument=shlex.quote(args.model))
+    # The commands the report shows name the model as typed, at the size it was reported at.
+    shapes = "".join(f" --input-shape {shlex.quote(value)}" for value in args.input_shape)
+    report = replace(report, model_argument=shlex.quote(args.model) + shapes)
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
 
 

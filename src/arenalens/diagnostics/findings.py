@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.ir import Model
+from arenalens.memo import recent_by_identity
 from arenalens.names import short_name
 
 
@@ -67,10 +68,46 @@ def _tensor_label(subgraph: Any, tensor: int) -> str:
 
 
 def model_argument(model: Model) -> str:
-    """The model as a command-line argument in a fix ('MODEL' when it came from bytes)."""
+    """The model as a command-line argument in a fix ('MODEL' when it came from bytes), with the
+    `--input-shape` it was diagnosed at, so that the fix's command works at that size."""
     if not model.source or model.source.startswith("<"):
         return "MODEL"
-    return shlex.quote(model.source)
+    return shlex.quote(model.source) + input_shape_options(model)
+
+
+def optimize_output(model: Model) -> str:
+    """The `-o` file of a suggested `arenalens optimize` of this model (never the model)."""
+    from arenalens.next_steps import optimized_file  # noqa: PLC0415
+
+    return optimized_file(model.source)
+
+
+@recent_by_identity()
+def input_shape_options(model: Model) -> str:
+    """' --input-shape NAME=SHAPE' for each input of subgraph 0 whose shape is not the one in the
+    file (a model resized by `--input-shape`); '' for a model at its own size."""
+    from arenalens.errors import ArenalensError  # noqa: PLC0415
+    from arenalens.tflite.reader import parse_model  # noqa: PLC0415 - resized models only
+
+    if not model.subgraphs or not model.data:
+        return ""
+    try:
+        stored = parse_model(model.data, model.source).subgraphs[0]
+    except ArenalensError:
+        return ""
+    main = model.subgraphs[0]
+    names = [main.tensors[index].name for index in main.inputs if index >= 0]
+    options = ""
+    for position, index in enumerate(i for i in main.inputs if i >= 0):
+        shape = main.tensors[index].shape
+        if index >= len(stored.tensors) or shape == stored.tensors[index].shape:
+            continue
+        name = names[position]
+        # The name as the user would type it; the position when the name is ambiguous.
+        key = name if names.count(name) == 1 and not name.isdigit() and name else str(position)
+        value = f"{key}={'x'.join(str(d) for d in shape)}"
+        options += f" --input-shape {shlex.quote(value)}"
+    return options
 
 
 @dataclass(frozen=True)

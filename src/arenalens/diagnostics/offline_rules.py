@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from arenalens.analysis.overlap_pairs import OverlapPair
 from arenalens.builds.build import HOST, KernelLibrary
 from arenalens.diagnostics.context import DiagnoseContext, Interval
-from arenalens.diagnostics.findings import Finding, Location, Severity, model_argument
+from arenalens.diagnostics.findings import (
+    Finding,
+    Location,
+    Severity,
+    model_argument,
+    optimize_output,
+)
 from arenalens.diagnostics.graph_rules import VELA_OPCODE
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Tensor
@@ -211,7 +217,7 @@ def _safe_overlap_finding(model: Model, safe: list[tuple[OverlapPair, bool]]) ->
         fix = (
             "for a CMSIS-NN (Cortex-M) build, plan it again with overlaps CMSIS-NN allows: "
             f"`arenalens optimize {model_argument(model)} --kernels cmsis-nn -o "
-            "optimized.tflite --overlap`"
+            f"{optimize_output(model)} --overlap`"
         )
     return Finding(
         rule="offline-plan-overlap",
@@ -250,7 +256,8 @@ def _overlap_finding(
         "applies offline offsets unchecked, so one tensor overwrites the other (garbage "
         "outputs)",
         fix="regenerate the offline plan for this model (`arenalens optimize "
-        f"{model_argument(context.model)} -o optimized.tflite` writes a checked one), or set "
+        f"{model_argument(context.model)} -o {optimize_output(context.model)}` writes a checked "
+        "one), or set "
         "these offsets to -1 so TFLM plans them online",
         details={"bytes": high - low, "vela": False},
     )
@@ -329,7 +336,8 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
             "fixed ones, so the layout is no longer the one the plan's author checked (and "
             "misaligned fixed offsets misalign them too)",
             fix="give every planned tensor an offset (re-run Vela, or `arenalens optimize "
-            f"{model_argument(model)} -o optimized.tflite` on the final model), or drop the "
+            f"{model_argument(model)} -o {optimize_output(model)}` on the final model), or drop "
+            "the "
             "metadata to plan everything online",
             details={"nbytes": nbytes, "count": len(online)},
         )

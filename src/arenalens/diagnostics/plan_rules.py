@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.overlap_pairs import shared_pairs
+from arenalens.analysis.placeholders import placeholder_inputs
 from arenalens.builds.build import Build, build_flags
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
@@ -19,6 +20,7 @@ from arenalens.diagnostics.findings import (
     Location,
     Severity,
     model_argument,
+    optimize_output,
 )
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model
@@ -262,6 +264,8 @@ def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
     the arenas with the most bytes above their lower bound; once it is spent, the remaining
     arenas get the quick heuristics only (a model with 500 subgraphs must not take 500 limits).
     """
+    if _no_figure_to_lower(context):
+        return
     candidates = [
         result
         for result in _arenas(context)
@@ -364,7 +368,7 @@ def _waste_finding(
             severity = Severity.WARNING
         how = (
             f"`arenalens optimize {model_argument(context.model)}{_build_flags(context)} -o "
-            "optimized.tflite` writes such "
+            f"{optimize_output(context.model)}` writes such "
             "a plan "
             "into the model as an OfflineMemoryAllocation that TFLM honours (it writes nothing "
             "if the number to declare would not drop)"
@@ -541,6 +545,8 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     and saves anything at all (setup may decide kTensorArenaSize, not the head)."""
     if context.runtime != "tflm" or context.analysis is None:
         return
+    if _no_figure_to_lower(context):
+        return
     build = context.analysis.runtime_build
     model = replace(context.model, offline_plan=None)
     tflm = get_runtime("tflm")
@@ -574,7 +580,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     kernels = "" if build.is_host else f" ({build.kernels} kernels' access order)"
     command = (
         f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
-        "-o optimized.tflite --overlap"
+        f"-o {optimize_output(context.model)} --overlap"
     )
     yield Finding(
         rule="overlap-savings",
@@ -635,11 +641,28 @@ def _deterministic_best(problem: Problem) -> Plan:
     return min(plans, key=lambda plan: (plan.arena_size, OVERLAP_PLANNERS.index(plan.planner)))
 
 
+def _no_figure_to_lower(context: DiagnoseContext) -> bool:
+    """True when no saving of this model's figure means anything: its input size is unknown
+    (`_sized_for_a_placeholder`), or the runtime cannot run it at any arena size (the cannot-run
+    finding leads, and `optimize` writes nothing for it: the flow campaign found overlap-savings
+    promising 7,680 B on a float16-weight model TFLM refuses)."""
+    if _sized_for_a_placeholder(context):
+        return True
+    return context.analysis is not None and not context.analysis.runs
+
+
+def _sized_for_a_placeholder(context: DiagnoseContext) -> bool:
+    """True for a TFLM model whose input size is unknown (a stored placeholder, no
+    --input-shape): bytes saved at the placeholder size mean nothing, and `optimize` refuses
+    such a model (dynamic-shape says to give the size)."""
+    return context.runtime == "tflm" and bool(placeholder_inputs(context.model))
+
+
 def _optimize_command(context: DiagnoseContext) -> str:
     """`arenalens optimize` of this model for the analysed build, runnable as printed."""
     return (
         f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
-        "-o optimized.tflite"
+        f"-o {optimize_output(context.model)}"
     )
 
 

@@ -13,10 +13,12 @@ files with the same name. `activation_2`, `Conv2d_1_depthwise`, `module_a/branch
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from arenalens.declared import Status
+from arenalens.next_steps import OPTIMIZED_FILE, optimized_file
 
 # A last path part that ends at least this share of the names is generic and dropped.
 GENERIC_SHARE = 0.3
@@ -78,7 +80,8 @@ def optimize_command(model_argument: str, planner: str, build_options: str = "")
     """The command that writes a plan into the model: `--overlap` for the plan with overlaps
     (named '<planner>+overlaps'), else `--planner NAME`; `build_options` (`build_flags`) keep
     the device build the plan was made for."""
-    base = f"arenalens optimize {model_argument}{build_options} -o optimized.tflite"
+    output = optimized_file(shlex.split(model_argument)[0]) if model_argument else OPTIMIZED_FILE
+    base = f"arenalens optimize {model_argument}{build_options} -o {output}"
     if planner.endswith(OVERLAP_PLAN_SUFFIX):
         return base + " --overlap"
     return f"{base} --planner {planner}"

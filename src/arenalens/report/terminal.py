@@ -6,6 +6,7 @@ Model-derived names go into `Text` objects, never into markup strings, so a tens
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from rich.text import Text
 
 from arenalens.builds.build import build_flags
 from arenalens.names import short_name
-from arenalens.next_steps import Step
+from arenalens.next_steps import Step, optimized_file
 from arenalens.report.check_output import declare_line, declare_notes, steps_lines, verdict_text
 from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
@@ -319,8 +320,8 @@ def plans_table(report: MemoryReport) -> Table:
     if report.runtime == "tflm" and len(arena.plans) > 1:
         caption = (
             "a plan other than the runtime's applies after `arenalens optimize "
-            f"{report.model_argument}{build_flags(report.build)} -o optimized.tflite "
-            "--planner NAME`"
+            f"{report.model_argument}{build_flags(report.build)} -o "
+            f"{optimized_file(shlex.split(report.model_argument)[0])} --planner NAME`"
         )
     table = Table(title="plans", title_justify="left", caption=caption, caption_justify="left")
     table.add_column("planner")

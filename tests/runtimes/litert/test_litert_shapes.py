@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -137,6 +138,38 @@ def test_impossible_shape_is_a_usage_error() -> None:
         resize_model_inputs(example(), {"input": (1, 192, 192, 3)})
     with pytest.raises(UsageError, match="rank 4"):
         resize_model_inputs(example(), {"input": (1, 128, 128)})
+
+
+@needs_litert
+def test_a_litert_that_aborts_is_a_one_line_error() -> None:
+    """LiteRT's ADD Prepare aborts the process on a near-zero output scale (flow campaign,
+    `python -m flows --replay 75 --seed 1`): the shapes are propagated in a child, so arenalens
+    says so in one line (exit 2) instead of dying with SIGABRT."""
+    from arenalens.tflite.reader import parse_model
+    from tests.fixtures.flow_models import tiny_add_scale_model
+
+    model = parse_model(tiny_add_scale_model(), "tiny_add.tflite")
+    with pytest.raises(UsageError, match=r"aborted \(SIGABRT\).*cannot be sized at that shape"):
+        resize_model_inputs(model, {"image": (1, 16, 16, 4)})
+    # The model as it is needs no LiteRT, and other shapes still propagate in the same process.
+    assert resize_model_inputs(example(), {"input": NEW_SHAPE}).subgraphs[0].tensors[0].shape == (
+        NEW_SHAPE
+    )
+
+
+@needs_litert
+def test_check_at_a_shape_litert_aborts_on_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arenalens.cli import main
+    from tests.fixtures.flow_models import tiny_add_scale_model
+
+    path = tmp_path / "tiny_add.tflite"
+    path.write_bytes(tiny_add_scale_model())
+    code = main(["check", str(path), "--input-shape", "image=1x16x16x4", "--budget", "1MB"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert str(path) in err and "aborted" in err
 
 
 def test_missing_litert_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:

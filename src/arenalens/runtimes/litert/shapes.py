@@ -5,20 +5,31 @@ The real LiteRT interpreter does the propagation: `resize_tensor_input` on each 
 shape is read back. That is the same machinery that resizes tensors on a device running LiteRT, and
 for TFLM it tells what a model converted at that input shape would look like. `ai_edge_litert` is
 imported lazily; without it this module raises RuntimeUnavailableError with the install hint.
+
+The interpreter runs in a forked child (`runtimes/child.py`): some of LiteRT's Prepare checks abort
+the process instead of failing (a quantization multiplier out of range, as an extreme activation
+scale gives), and that must be a one-line error naming the model, not the end of arenalens.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import re
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.ir import MAX_TENSOR_BYTES, Model, Subgraph
+from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
 _SHAPE_PATTERN = re.compile(r"^\s*\d+(\s*[x,]\s*\d+)*\s*$")
+# A propagation that takes longer than this is treated as hung.
+PROPAGATION_TIMEOUT_SECONDS = 120.0
+# Tensor shapes by (subgraph, tensor), as the interpreter read them back.
+Sizes = dict[tuple[int, int], tuple[int, ...]]
 
 
 def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -78,29 +89,17 @@ def resize_model_inputs(model: Model, shapes: Mapping[str | int, Sequence[int]])
     if not shapes:
         return model
     resized = {input_tensor_index(model, key): tuple(shape) for key, shape in shapes.items()}
-    interpreter = _interpreter(model)
     main = model.subgraphs[0]
-    try:
-        for tensor, shape in sorted(resized.items()):
-            current = main.tensors[tensor].shape
-            if len(shape) != len(current):
-                raise UsageError(
-                    f"{model.source}: input '{main.tensors[tensor].name}' has rank "
-                    f"{len(current)} {list(current)}, the new shape {list(shape)} has rank "
-                    f"{len(shape)}"
-                )
-            interpreter.resize_tensor_input(tensor, list(shape), strict=False)
-        interpreter.allocate_tensors()
-    except (RuntimeError, ValueError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else "failed"
-        wanted = ", ".join(
-            f"'{main.tensors[t].name}'={'x'.join(map(str, s))}" for t, s in sorted(resized.items())
-        )
-        raise UsageError(
-            f"{model.source}: LiteRT cannot run the model with input shape {wanted}: {first_line}"
-        ) from None
-    wrapper = interpreter._interpreter
-    subgraphs = [_read_shapes(model, subgraph, wrapper) for subgraph in model.subgraphs]
+    for tensor, shape in sorted(resized.items()):
+        current = main.tensors[tensor].shape
+        if len(shape) != len(current):
+            raise UsageError(
+                f"{model.source}: input '{main.tensors[tensor].name}' has rank "
+                f"{len(current)} {list(current)}, the new shape {list(shape)} has rank "
+                f"{len(shape)}"
+            )
+    sizes = _propagated_sizes(model, resized)
+    subgraphs = [_read_shapes(model, subgraph, sizes) for subgraph in model.subgraphs]
     # The user fixed these inputs' shapes: their unknown dimensions are known now.
     main = subgraphs[0]
     fixed = tuple(
@@ -120,6 +119,85 @@ def require_shape_propagation(model: Model) -> None:
     """ShapesUnavailableError when LiteRT cannot load the model, so no resize can be sized
     (RuntimeUnavailableError without LiteRT)."""
     _interpreter(model)
+
+
+def _propagated_sizes(model: Model, resized: Mapping[int, tuple[int, ...]]) -> Sizes:
+    """Every tensor's shape after LiteRT resized the inputs and ran every Prepare, from a child
+    process; a LiteRT that refuses the shapes, or aborts, is a one-line UsageError."""
+    wanted = ", ".join(
+        f"'{model.subgraphs[0].tensors[t].name}'={'x'.join(map(str, s))}"
+        for t, s in sorted(resized.items())
+    )
+    _interpreter_class()  # imported once here, so that each forked child starts with it
+    payload, exit_code = run_in_child(
+        _propagate, (model, dict(resized)), timeout_seconds=PROPAGATION_TIMEOUT_SECONDS
+    )
+    if payload is None:
+        raise UsageError(
+            f"{model.source}: LiteRT, which propagates the tensor shapes for input shape "
+            f"{wanted}, {_ended(exit_code)}: a check in one of its kernels' Prepare failed, so "
+            "the model cannot be sized at that shape"
+        )
+    error = payload.get("error")
+    if isinstance(error, ArenalensError):
+        raise error
+    if "litert" in payload:
+        raise UsageError(
+            f"{model.source}: LiteRT cannot run the model with input shape {wanted}: "
+            f"{payload['litert']}"
+        )
+    sizes: Sizes = payload["sizes"]
+    return sizes
+
+
+def _ended(exit_code: int | None) -> str:
+    if exit_code is not None and exit_code < 0:
+        try:
+            return f"aborted ({signal.Signals(-exit_code).name})"
+        except ValueError:
+            return f"died on signal {-exit_code}"
+    if exit_code is None:
+        return f"did not finish in {PROPAGATION_TIMEOUT_SECONDS:.0f} s"
+    return f"exited with code {exit_code}"
+
+
+def _propagate(sender: Any, model: Model, resized: Mapping[int, tuple[int, ...]]) -> None:
+    """In the child: resize, allocate (every Prepare), read every tensor's shape back."""
+    # An abort is an expected outcome here; keep a parent's faulthandler from reporting it.
+    faulthandler.disable()
+    result: dict[str, Any]
+    try:
+        interpreter = _interpreter(model)
+        for index, shape in sorted(resized.items()):
+            interpreter.resize_tensor_input(index, list(shape), strict=False)
+        interpreter.allocate_tensors()
+        wrapper = interpreter._interpreter
+        sizes: Sizes = {}
+        for subgraph in model.subgraphs:
+            for tensor in subgraph.tensors:
+                try:
+                    size = wrapper.TensorSize(tensor.index, subgraph.index)
+                except (RuntimeError, ValueError):  # "Tensor with no shape found"
+                    continue
+                sizes[(subgraph.index, tensor.index)] = tuple(int(d) for d in size)
+        result = {"sizes": sizes}
+    except ArenalensError as error:
+        result = {"error": error}
+    except (RuntimeError, ValueError) as error:
+        result = {"litert": str(error).strip().splitlines()[0] if str(error).strip() else "failed"}
+    sender.send(result)
+    sender.close()
+
+
+def _interpreter_class() -> Any:
+    try:
+        from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415 - optional extra
+    except ImportError:
+        raise RuntimeUnavailableError(
+            f"--input-shape propagates shapes with the real LiteRT interpreter, which is not "
+            f"installed: {INSTALL_HINT}"
+        ) from None
+    return Interpreter
 
 
 def _interpreter(model: Model) -> Any:
@@ -152,14 +230,11 @@ def _first_message(text: str) -> str:
     return (text[:again] if again > 0 else text).rstrip(".")
 
 
-def _read_shapes(model: Model, subgraph: Subgraph, wrapper: Any) -> Subgraph:
+def _read_shapes(model: Model, subgraph: Subgraph, sizes: Sizes) -> Subgraph:
     """One subgraph with each tensor's shape replaced by the interpreter's (when it has one)."""
     tensors = []
     for tensor in subgraph.tensors:
-        try:
-            shape = tuple(int(d) for d in wrapper.TensorSize(tensor.index, subgraph.index))
-        except (RuntimeError, ValueError):  # "Tensor with no shape found": keep the file's
-            shape = tensor.shape
+        shape = sizes.get((subgraph.index, tensor.index), tensor.shape)  # none: keep the file's
         if shape == tensor.shape:
             tensors.append(tensor)
             continue

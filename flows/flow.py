@@ -1,0 +1,151 @@
+"""A flow: one path a user walks through the CLI, drawn at random from (campaign seed, index).
+
+Model (built-in example or generated) × `--input-shape` × build (the host wheel, a Cortex-M core
+and kernel library, or a board) × maybe `optimize` with its flags first × a command on the result
+(`check`, `report`, `export`, `diagnose`), at another input size sometimes, with a budget drawn
+around the model's own number; then the steps the command suggests, run as printed. Flow n depends
+only on (seed, n), so any flow replays alone.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from dataclasses import dataclass
+
+from flows.models import Subject, random_subject
+
+# Builds a flow asks for: the host wheel (every claim checked), and Cortex-M builds (checked on
+# the QEMU probes for a sample; their optimized models always on the wheel too).
+HOST_BUILD: tuple[str, ...] = ()
+DEVICE_BUILDS: tuple[tuple[str, ...], ...] = (
+    ("--cpu", "cortex-m7", "--kernels", "cmsis-nn"),
+    ("--cpu", "cortex-m7"),
+    ("--cpu", "cortex-m3", "--kernels", "cmsis-nn"),
+    ("--cpu", "cortex-m55", "--kernels", "cmsis-nn"),
+    ("--cpu", "cortex-m55"),
+    ("--cpu", "cortex-m4", "--kernels", "cmsis-nn"),
+    ("--cpu", "cortex-m33"),
+    ("--kernels", "cmsis-nn"),
+)
+# Boards: their core's build (CMSIS-NN), or the host figure marked an estimate (ESP32 family).
+BOARDS = (
+    "nucleo-f401re",
+    "stm32f746",
+    "nucleo-h743zi",
+    "nrf52840-dk",
+    "arduino-nano-33-ble",
+    "raspberry-pi-pico",
+    "bluepill-f103c8",
+    "esp32-s3-devkitc-1",
+    "esp32-devkitc",
+    "esp32-c3-devkitm-1",
+)
+COMMANDS = ("check", "report", "export", "diagnose")
+# optimize's flags, each drawn on its own (`--split` joins them where the CLI has it).
+OPTIMIZE_FLAGS = ("--reorder", "--inplace", "--overlap")
+# A budget as a multiple of the model's own number: short, just short, exactly, just over, roomy.
+BUDGET_RATIOS = (0.5, 0.9, 0.999, 1.0, 1.02, 1.3, 3.0)
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One path: what to run, in order; `walk.walk_flow` runs it and judges every claim."""
+
+    seed: int
+    index: int
+    subject: Subject
+    build: tuple[str, ...]  # --cpu/--kernels, --target BOARD, or () for the host wheel
+    shape: tuple[str, ...]  # --input-shape values of the first command
+    optimize: tuple[str, ...] | None  # optimize's flags, or None when the flow does not optimize
+    command: str  # check | report | export | diagnose
+    later_shape: tuple[str, ...]  # --input-shape of the command after optimize
+    budget_ratio: float | None  # None: no budget (or the board's)
+    options: tuple[str, ...]  # the command's own options: --max-input, --overlap, --format ...
+    follow_steps: bool
+
+    @property
+    def label(self) -> str:
+        return f"flow {self.seed}:{self.index}"
+
+    def describe(self) -> str:
+        """One line: the model recipe and the options, for tables and repros."""
+        parts = [self.subject.recipe]
+        if self.shape:
+            parts.append("shape " + ",".join(self.shape))
+        parts.append(" ".join(self.build) or "host")
+        if self.optimize is not None:
+            parts.append("optimize " + (" ".join(self.optimize) or "(plain)"))
+        parts.append(self.command + ("" if not self.options else " " + shlex.join(self.options)))
+        if self.later_shape != self.shape:
+            parts.append("then shape " + (",".join(self.later_shape) or "as written"))
+        if self.budget_ratio is not None:
+            parts.append(f"budget x{self.budget_ratio}")
+        return "; ".join(parts)
+
+
+def random_flow(
+    seed: int, index: int, *, families: tuple[str, ...] = (), split: bool = False
+) -> Flow:
+    """Flow `index` of the campaign `seed` (`split`: optimize has --split to draw)."""
+    rng = random.Random(f"flows:{seed}:{index}")
+    subject = random_subject(rng, families)
+    build = _build(rng)
+    shape = _shape(rng, subject, required=False)
+    optimize: tuple[str, ...] | None = None
+    later_shape = shape
+    if rng.random() < 0.45:
+        flags = OPTIMIZE_FLAGS + (("--split",) if split else ())
+        optimize = tuple(flag for flag in flags if rng.random() < 0.35)
+        if subject.placeholder and not shape and rng.random() < 0.8:
+            shape = _shape(rng, subject, required=True)
+        # The written model is at `shape`; sometimes asked about at another size (its plan
+        # belongs to its own), sometimes at no size named.
+        roll = rng.random()
+        later_shape = (
+            () if roll < 0.6 else (_shape(rng, subject, required=True) if roll < 0.8 else shape)
+        )
+    command = rng.choice(COMMANDS)
+    budget_ratio: float | None = None
+    options: tuple[str, ...] = ()
+    on_board = bool(build) and build[0] == "--target"
+    if command in ("check", "report"):
+        if not on_board and (command == "check" or rng.random() < 0.6):
+            budget_ratio = rng.choice(BUDGET_RATIOS)
+        wants_budget = on_board or budget_ratio is not None
+        if wants_budget and subject.input_name and rng.random() < 0.12:
+            options += ("--max-input",)
+        if command == "report" and rng.random() < 0.3:
+            options += ("--overlap",)
+    elif command == "export":
+        options = rng.choice((("--format", "c-header", "-o", "arena.h"), ("--format", "json")))
+    return Flow(
+        seed=seed,
+        index=index,
+        subject=subject,
+        build=build,
+        shape=shape,
+        optimize=optimize,
+        command=command,
+        later_shape=later_shape,
+        budget_ratio=budget_ratio,
+        options=options,
+        follow_steps=rng.random() < 0.7,
+    )
+
+
+def _build(rng: random.Random) -> tuple[str, ...]:
+    roll = rng.random()
+    if roll < 0.55:
+        return HOST_BUILD
+    if roll < 0.8:
+        return rng.choice(DEVICE_BUILDS)
+    return ("--target", rng.choice(BOARDS))
+
+
+def _shape(rng: random.Random, subject: Subject, *, required: bool) -> tuple[str, ...]:
+    """An --input-shape value the subject takes (or, rarely, one it may refuse); none at all
+    half the time unless `required`."""
+    if not subject.sizes or (not required and rng.random() < 0.5):
+        return ()
+    return (rng.choice(subject.sizes),)

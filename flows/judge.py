@@ -1,0 +1,212 @@
+"""The real runtime's side of a flow: a number, a CANNOT RUN, an optimized model → the claims the
+wheel (host build) or the Cortex-M QEMU probes (device builds, for a sample) confirm or refute.
+
+* A number N on the host build: the wheel sets the model (at the shapes asked) up in exactly N
+  bytes and computes there, bit for bit, what the flow's original model computes at a roomy arena
+  with the same seeded inputs (an optimized, reordered or overlapped model included); 16 bytes
+  below it should fail (minimality: noted, never unsafe).
+* CANNOT RUN on the host: the wheel refuses the model at a roomy arena (setup or invoke).
+* On a device build of the sample: the probe sets up at N with firmware's plain allocator, an
+  optimized model's output hashes at N equal the original's, a CANNOT RUN is refused there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from arenalens.errors import ArenalensError
+from arenalens.ir import Model
+from arenalens.runtimes.litert.shapes import resize_model_inputs
+from arenalens.tflite.reader import parse_model
+from arenalens.tflite.rewriter import model_bytes
+from flows.claims import CONFIRMED, NOTED, UNCHECKED, UNSAFE, WRONG, Claim
+from flows.commands import Shapes, Verdict, at_shapes, input_shapes
+from flows.oracle import CORTEX_M_OUTPUT_TARGETS, CortexM, Outputs, Wheel
+
+# Cortex-M probes' RAM is 16 MiB (Cortex-M3/M7); an original run there as the outputs' reference.
+DEVICE_REFERENCE_ARENA = 4 << 20
+
+
+class Judge:
+    """Judges one flow's claims on the real runtimes; `claims` collects the rulings."""
+
+    def __init__(
+        self,
+        original: bytes,
+        *,
+        wheel: Wheel,
+        cortex_m: CortexM | None = None,
+        device_sample: bool = False,
+    ) -> None:
+        self.original = original  # the model the flow started from: every output's reference
+        self.wheel = wheel
+        self.cortex_m = cortex_m if cortex_m is not None and cortex_m.available else None
+        self.device_sample = device_sample
+        self.claims: list[Claim] = []
+        self._references: dict[Shapes, tuple[Outputs, list[Any]] | None] = {}
+        self._judged: set[tuple[str, int, str]] = set()
+
+    def claim(self, kind: str, outcome: str, command: str, detail: str = "") -> None:
+        self.claims.append(Claim(kind, outcome, command, detail))
+
+    def number(
+        self,
+        kind: str,
+        command: str,
+        data: bytes,
+        shape: Sequence[str],
+        *,
+        number: int,
+        build: dict[str, Any],
+    ) -> None:
+        """`number` bytes, declared for `build`: on the host, the wheel sets the model (at the
+        shapes asked) up there and computes the original's outputs."""
+        if build.get("name", "host") != "host":
+            self.device_number(command, data, shape, number, build)
+            return
+        at_shape = at_shapes(data, shape)
+        if at_shape is None:
+            return  # the size was refused before any claim was made
+        subject_bytes, model = at_shape
+        key = (hashlib.sha256(subject_bytes).hexdigest(), number, kind)
+        if key in self._judged:
+            return
+        self._judged.add(key)
+        reference = self.reference(input_shapes(model))
+        inputs = reference[1] if reference is not None else self.wheel.inputs(model)
+        at_number = self.wheel.run(subject_bytes, number, inputs)
+        setup_kind = "sets-up-at-n"
+        if not at_number.ok:
+            roomy = self.wheel.roomy(subject_bytes, inputs)
+            why = (
+                f"the wheel fails at {number:,} B ({at_number.error})"
+                if roomy.ok
+                else f"the wheel refuses the model at any size ({roomy.error}) yet a number "
+                f"({number:,} B) was given"
+            )
+            self.claim(setup_kind, UNSAFE, command, why)
+            return
+        self.claim(setup_kind, CONFIRMED, command, f"{number:,} B")
+        output_kind = "outputs-at-n" if kind == "sets-up-at-n" else kind
+        if reference is None or not reference[0].ok:
+            error = "its size was refused" if reference is None else reference[0].error
+            self.claim(output_kind, NOTED, command, f"the original does not run: {error}")
+        elif at_number.same_as(reference[0]):
+            self.claim(output_kind, CONFIRMED, command, f"{number:,} B")
+        else:
+            self.claim(
+                output_kind, UNSAFE, command, f"other outputs than the original at {number:,} B"
+            )
+        if number > 16:
+            below = self.wheel.run(subject_bytes, number - 16, inputs)
+            self.claim(
+                "minimal",
+                CONFIRMED if not below.ok else NOTED,
+                command,
+                "" if not below.ok else f"also sets up at {number - 16:,} B",
+            )
+
+    def reference(self, shapes: Shapes) -> tuple[Outputs, list[Any]] | None:
+        """The original model with these input shapes, without any offline plan, at a roomy
+        arena: what every model of the flow at those shapes must compute (and its inputs)."""
+        if shapes not in self._references:
+            original = self.original_at(shapes)
+            if original is None:
+                self._references[shapes] = None
+            else:
+                data, model = original
+                inputs = self.wheel.inputs(model)
+                self._references[shapes] = (self.wheel.roomy(data, inputs), inputs)
+        return self._references[shapes]
+
+    def original_at(self, shapes: Shapes) -> tuple[bytes, Model] | None:
+        """The flow's original model resized to these input shapes (by position), no plan."""
+        model = parse_model(self.original, "original")
+        if shapes != input_shapes(model):
+            try:
+                model = resize_model_inputs(model, dict(enumerate(shapes)))
+            except ArenalensError:
+                return None
+        data = model_bytes(model, drop_offline_plan=True)
+        return data, parse_model(data, "original")
+
+    def cannot_run(
+        self, command: str, data: bytes, shape: Sequence[str], build: dict[str, Any]
+    ) -> None:
+        """CANNOT RUN: on the host, the wheel refuses it at a roomy arena; on a device build in
+        the sample, the output probe refuses it (set up or invoke)."""
+        at_shape = at_shapes(data, shape)
+        if at_shape is None:
+            return
+        subject_bytes, model = at_shape
+        if build.get("name", "host") != "host":
+            self.device_cannot_run(command, subject_bytes, build)
+            return
+        roomy = self.wheel.roomy(subject_bytes, self.wheel.inputs(model))
+        if roomy.ok:
+            self.claim("cannot-run", WRONG, command, "the wheel sets it up and invokes it")
+        else:
+            self.claim("cannot-run", CONFIRMED, command, roomy.error[:200])
+
+    # -- Cortex-M, on the QEMU sample ----------------------------------------------------------
+    def device_target(self, build: dict[str, Any]) -> str | None:
+        if self.cortex_m is None or not self.device_sample:
+            return None
+        return self.cortex_m.target_for(build)
+
+    def device_number(
+        self, command: str, data: bytes, shape: Sequence[str], number: int, build: dict[str, Any]
+    ) -> None:
+        target = self.device_target(build)
+        if target is None or self.cortex_m is None:
+            self.claim("device-sets-up-at-n", UNCHECKED, command, str(build.get("name")))
+            return
+        at_shape = at_shapes(data, shape)
+        if at_shape is None:
+            return
+        run = self.cortex_m.sets_up(at_shape[0], target, number)
+        outcome = CONFIRMED if run.ok else UNSAFE
+        self.claim(
+            "device-sets-up-at-n", outcome, command, f"{target} at {number:,} B: {run.status}"
+        )
+
+    def device_outputs(self, command: str, data: bytes, verdict: Verdict) -> None:
+        """An optimized model on its own device build: output hashes at its number equal the
+        original's (at a roomy arena), on the output probe."""
+        target = self.device_target(verdict.build)
+        if target is None or self.cortex_m is None or verdict.required is None:
+            return
+        if target not in CORTEX_M_OUTPUT_TARGETS or verdict.required >= DEVICE_REFERENCE_ARENA:
+            return
+        written = at_shapes(data, ())
+        original = None if written is None else self.original_at(input_shapes(written[1]))
+        if original is None:
+            return
+        before = self.cortex_m.outputs(original[0], target, DEVICE_REFERENCE_ARENA)
+        after = self.cortex_m.outputs(data, target, verdict.required)
+        if not before.ok:
+            self.claim("device-outputs-at-n", NOTED, command, f"original: {before.status}")
+        elif after.ok and after.hashes == before.hashes:
+            self.claim("device-outputs-at-n", CONFIRMED, command, target)
+        else:
+            self.claim(
+                "device-outputs-at-n",
+                UNSAFE,
+                command,
+                f"{target} at {verdict.required:,} B: {after.status}, outputs differ",
+            )
+
+    def device_cannot_run(self, command: str, data: bytes, build: dict[str, Any]) -> None:
+        target = self.device_target(build)
+        if target is None or self.cortex_m is None:
+            self.claim("cannot-run", UNCHECKED, command, "a device build outside the sample")
+            return
+        if target not in CORTEX_M_OUTPUT_TARGETS:
+            self.claim("cannot-run", UNCHECKED, command, f"{target} has no output probe")
+            return
+        run = self.cortex_m.outputs(data, target, DEVICE_REFERENCE_ARENA, seeds="1")
+        runs = run.ok and all("invoke failed" not in hashes for hashes in run.hashes.values())
+        outcome = WRONG if runs else CONFIRMED
+        self.claim("cannot-run", outcome, command, f"{target}: {run.status}")

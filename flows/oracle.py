@@ -1,0 +1,211 @@
+"""The judges: real runtimes that confirm or refute a claim.
+
+* `Wheel`: the x86-64 `tflite_micro` wheel (TFLM's reference kernels, the recording allocator),
+  which every claim about the host build is checked on: does the model set up and run at N bytes,
+  does it compute the same outputs as the original (seeded random inputs, several invocations),
+  does it refuse the model at any size. Each run is a forked child (`arenalens.runtimes.tflm.run`):
+  a crash is an answer, not the end of the campaign. Importing `tflite_micro` once in the parent
+  makes each fork cheap (a tenth of a second instead of half a second).
+* `CortexM`: real TFLM built for Cortex-M under QEMU (../shared/tools/cortex-m: `run.py` sets up
+  at exactly N bytes with firmware's plain allocator, `run_outputs.py` hashes every output), for
+  the builds it was made for; slow, so a flow asks it only for a sample.
+
+Both take model bytes and an arena size and say what happened; neither knows arenalens' figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arenalens.ir import Model
+from arenalens.tflite.reader import parse_model
+
+# Arena for "does the runtime run it at all": generous, and far above any figure of a flow model.
+ROOMY_MINIMUM = 16 << 20
+ROOMY_MAXIMUM = 512 << 20
+INVOCATIONS = 3
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CORTEX_M_PROBES = Path(
+    os.environ.get("ARENALENS_CORTEX_M_PROBES", REPO_ROOT.parent / "shared" / "tools" / "cortex-m")
+)
+# Build name → the probe built for it (../shared/tools/cortex-m/README.md).
+CORTEX_M_TARGETS = {
+    "cortex-m7/reference": "cortex-m7-reference",
+    "cortex-m7/cmsis-nn": "cortex-m7-cmsis-nn",
+    "cortex-m3/cmsis-nn": "cortex-m3-cmsis-nn",
+    "cortex-m55/reference": "cortex-m55-reference",
+    "cortex-m55/cmsis-nn": "cortex-m55-cmsis-nn",
+}
+# Builds whose output probe exists (run_outputs.py).
+CORTEX_M_OUTPUT_TARGETS = frozenset(
+    {"cortex-m7-reference", "cortex-m7-cmsis-nn", "cortex-m3-cmsis-nn", "cortex-m55-cmsis-nn"}
+)
+QEMU_TIMEOUT_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """One run on the wheel: did it set up and invoke, and its outputs per invocation."""
+
+    ok: bool
+    outputs: tuple[tuple[np.ndarray[Any, Any], ...], ...]
+    error: str = ""
+
+    def same_as(self, other: Outputs) -> bool:
+        """Both ran and every output of every invocation is bit-identical."""
+        if not (self.ok and other.ok) or len(self.outputs) != len(other.outputs):
+            return False
+        for mine, theirs in zip(self.outputs, other.outputs, strict=True):
+            if len(mine) != len(theirs):
+                return False
+            for a, b in zip(mine, theirs, strict=True):
+                if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+                    return False
+        return True
+
+
+class Wheel:
+    """The tflite_micro wheel, with seeded inputs per model shape."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        from arenalens.runtimes.tflm.probe import require_tflite_micro
+
+        require_tflite_micro()
+        # Imported here once, so every forked run starts with it loaded.
+        from tflite_micro import runtime  # noqa: F401
+
+        self.seed = seed
+        self.runs = 0
+
+    def inputs(self, model: Model) -> list[list[np.ndarray[Any, Any]]]:
+        from arenalens.runtimes.tflm.run import random_inputs
+
+        return random_inputs(model, invocations=INVOCATIONS, seed=self.seed)
+
+    def run(
+        self, data: bytes, arena_size: int, inputs: Sequence[Sequence[np.ndarray[Any, Any]]]
+    ) -> Outputs:
+        """Set the model up in exactly `arena_size` bytes and invoke it on the inputs."""
+        from arenalens.runtimes.tflm.run import run_model
+
+        self.runs += 1
+        model = parse_model(data, "flow")
+        result = run_model(
+            data, inputs, output_count=len(model.subgraphs[0].outputs), arena_size=arena_size
+        )
+        error = result.error or ("" if result.ok else _last_line(result.log))
+        return Outputs(result.ok, result.outputs if result.ok else (), error)
+
+    def roomy(self, data: bytes, inputs: Sequence[Sequence[np.ndarray[Any, Any]]]) -> Outputs:
+        """A run at a generous arena: does the runtime run this model at all, and what it
+        computes."""
+        return self.run(data, roomy_arena(data), inputs)
+
+
+def roomy_arena(data: bytes) -> int:
+    """Far above what any flow model needs: 64 times the file, at least 16 MiB."""
+    return min(ROOMY_MAXIMUM, max(ROOMY_MINIMUM, 64 * len(data)))
+
+
+def _last_line(log: str) -> str:
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    return lines[-1] if lines else "setup failed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Real TFLM for Cortex-M, under QEMU
+
+
+@dataclass(frozen=True)
+class DeviceRun:
+    """One probe run: status ('ok', 'fail', 'fault', 'timeout', 'error'), and per seed the
+    output hashes (output probe only)."""
+
+    status: str
+    hashes: Mapping[str, tuple[str, ...]]
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class CortexM:
+    """The Cortex-M probes for the builds they were made for."""
+
+    def __init__(self, probes: Path = CORTEX_M_PROBES) -> None:
+        self.probes = probes
+        self.runs = 0
+
+    @property
+    def available(self) -> bool:
+        import shutil
+
+        return (self.probes / "run.py").is_file() and shutil.which("qemu-system-arm") is not None
+
+    def target_for(self, build: Mapping[str, Any]) -> str | None:
+        """The probe of a build (its `build_summary`), when there is one and it is firmware's
+        plain allocator that the figure is for."""
+        if build.get("allocator") != "MicroAllocator":
+            return None
+        return CORTEX_M_TARGETS.get(str(build.get("name", "")))
+
+    def sets_up(self, data: bytes, target: str, arena_size: int) -> DeviceRun:
+        """AllocateTensors() with exactly `arena_size` bytes and the plain allocator."""
+        document = self._probe(
+            "run.py", data, target, "--arena", str(arena_size), "--allocator", "plain", "--json"
+        )
+        return DeviceRun(str(document.get("status", "error")), {}, str(document.get("detail", "")))
+
+    def outputs(self, data: bytes, target: str, arena_size: int, seeds: str = "1-3") -> DeviceRun:
+        """Invoke once per seed at exactly `arena_size` bytes; the output hashes per seed."""
+        document = self._probe(
+            "run_outputs.py",
+            data,
+            target,
+            "--arena",
+            str(arena_size),
+            "--seeds",
+            seeds,
+            "--brief",
+        )
+        hashes: dict[str, tuple[str, ...]] = {}
+        for seed, run in (document.get("seeds") or {}).items():
+            if run.get("invoke") != "ok":
+                hashes[seed] = ("invoke failed",)
+                continue
+            hashes[seed] = tuple(str(output.get("fnv")) for output in run.get("outputs", ()))
+        status = str(document.get("status", "error"))
+        return DeviceRun(status, hashes, str(document.get("detail", "")))
+
+    def _probe(self, script: str, data: bytes, target: str, *options: str) -> dict[str, Any]:
+        self.runs += 1
+        with tempfile.TemporaryDirectory(prefix="flows-qemu-") as folder:
+            path = Path(folder) / "model.tflite"
+            path.write_bytes(data)
+            command = [sys.executable, str(self.probes / script), str(path), "--target", target]
+            try:
+                done = subprocess.run(
+                    [*command, *options],
+                    capture_output=True,
+                    text=True,
+                    timeout=QEMU_TIMEOUT_SECONDS,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                return {"status": "timeout"}
+        try:
+            document: dict[str, Any] = json.loads(done.stdout)
+        except json.JSONDecodeError:
+            return {"status": "error", "detail": (done.stderr or done.stdout)[-300:]}
+        return document

@@ -1,0 +1,146 @@
+"""The other views of one verdict: report, export and diagnose say what check says.
+
+* report's verdict (answer, runs, plan holds, shape known, the number) is check's with the same
+  model, input shapes, build and budget;
+* export's C header declares check's number (more would waste, less is unsafe) and none at all for
+  a model without a number; its JSON says the same "runs" and number;
+* diagnose has a cannot-run finding exactly when check says CANNOT RUN, and every command its
+  findings name runs as printed and saves what the finding says (planner-waste, overlap-savings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from flows.claims import CONFIRMED, UNSAFE, WRONG
+from flows.commands import Ran, Verdict, build_flags_of, header_size, quoted_commands
+from flows.steps import follow
+
+if TYPE_CHECKING:  # the walk shows each view; the views use its runner and judge
+    from flows.walk import Walk
+
+
+def agree(
+    walk: Walk,
+    ran: Ran,
+    verdict: Verdict,
+    subject: str,
+    shape: Sequence[str],
+    *,
+    budget: tuple[str, ...],
+) -> None:
+    """report's verdict is check's with the same options."""
+    flow = walk.flow
+    on_board = bool(flow.build) and flow.build[0] == "--target"
+    if not budget and not on_board:
+        return  # report without a budget has no fit answer; check needs one
+    options = [o for o in flow.options if o == "--max-input"]
+    check = walk.verdict_of(
+        walk.run(
+            "check",
+            subject,
+            *walk.shape_options(shape),
+            *flow.build,
+            *budget,
+            *options,
+            "--json",
+        )
+    )
+    if check is None:
+        return
+    agrees = check.same_answer(verdict)
+    walk.claim(
+        "views-agree",
+        CONFIRMED if agrees else WRONG,
+        ran.line,
+        ""
+        if agrees
+        else f"report: {verdict.answer} {verdict.required}; check: {check.answer} {check.required}",
+    )
+
+
+def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None) -> None:
+    flow = walk.flow
+    build = tuple(word for word in flow.build) if flow.build[:1] != ("--target",) else ()
+    if flow.build[:1] == ("--target",) and base is not None:
+        build = build_flags_of(base.build)
+    ran = walk.run("export", subject, *walk.shape_options(shape), *build, *flow.options)
+    if base is None or ran.code not in (0, 1):
+        return
+    if "c-header" in flow.options:
+        header = walk.folder / "arena.h"
+        if base.required is None:
+            right = ran.code == 1 and not header.exists()
+            detail = "a header for a model without a number" if not right else ""
+            walk.claim("views-agree", CONFIRMED if right else WRONG, ran.line, detail)
+            return
+        declared = header_size(header.read_text()) if header.exists() else None
+        if declared is None:
+            walk.claim("views-agree", WRONG, ran.line, "no arena size in the header")
+        elif declared < base.required:
+            walk.claim(
+                "views-agree", UNSAFE, ran.line, f"header {declared} < check {base.required}"
+            )
+        elif declared != base.required:
+            walk.claim(
+                "views-agree", WRONG, ran.line, f"header {declared} != check {base.required}"
+            )
+        else:
+            walk.claim("views-agree", CONFIRMED, ran.line)
+            data = walk.model_data(subject)
+            walk.judge.number(
+                "sets-up-at-n", ran.line, data, shape, number=declared, build=base.build
+            )
+        return
+    document = ran.document()
+    if not isinstance(document, dict):
+        walk.claim("views-agree", WRONG, ran.line, "export --format json printed no document")
+        return
+    # The same answer to "does it run", and the same number when there is one.
+    same: tuple[Any, ...] = (document.get("runs"),)
+    expected: tuple[Any, ...] = (base.runs,)
+    if base.required is not None:
+        same += (document.get("required_bytes"),)
+        expected += (base.required,)
+    walk.claim(
+        "views-agree",
+        CONFIRMED if same == expected else WRONG,
+        ran.line,
+        "" if same == expected else f"export {same}, check {expected}",
+    )
+
+
+def diagnose(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None) -> None:
+    flow = walk.flow
+    build = flow.build if flow.build[:1] != ("--target",) else ()
+    if flow.build[:1] == ("--target",) and base is not None:
+        build = build_flags_of(base.build)
+    ran = walk.run("diagnose", subject, *walk.shape_options(shape), *build, "--json")
+    document = ran.document()
+    if base is None or ran.code not in (0, 1) or not isinstance(document, dict):
+        return
+    findings = document.get("findings", [])
+    refused = any(finding["rule"] == "cannot-run" for finding in findings)
+    right = refused == (not base.runs)
+    walk.claim(
+        "views-agree",
+        CONFIRMED if right else WRONG,
+        ran.line,
+        "" if right else f"cannot-run finding {refused}, check runs={base.runs}",
+    )
+    if not flow.follow_steps:
+        return
+    for finding in findings:
+        text = f"{finding.get('message', '')} {finding.get('fix', '')}"
+        # planner-waste and overlap-savings promise what their optimize saves.
+        saves = finding["rule"] in ("planner-waste", "overlap-savings")
+        steps = [
+            {
+                "command": command,
+                "saves_bytes": finding.get("saving_bytes") if saves else None,
+                "text": text,
+            }
+            for command in quoted_commands(text)
+        ]
+        follow(walk, steps)

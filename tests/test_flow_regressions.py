@@ -1,0 +1,132 @@
+"""Bugs the flow campaign (`python -m flows`, issue 20 item 8) found, each minimised to the path
+that broke and kept: the command a user runs, what it claimed, and what the real runtime (or the
+command run as printed) answered.
+
+* A finding's command planned at the file's input size when diagnose was asked at another
+  (`--input-shape`), and promised that other size's saving: `diagnose example:kws_ds_cnn
+  --input-shape input=1x56x13x1` said `--overlap` saves 10,240 B; its command saved 6,208 B.
+* planner-waste and overlap-savings on a model of unknown input size named an `optimize` that
+  refuses such a model (exit 2).
+* overlap-savings on a model TFLM cannot run (float16 weights: DEQUANTIZE refuses them; a SOFTMAX
+  input scale below 2^-26 on a CMSIS-NN build) promised `optimize --overlap` saves 7,680 B; run as
+  printed it wrote nothing (TFLM cannot run this model). Found by flows 86, 119 and 156 of seed 0.
+* Every finding and step on `optimized.tflite` suggested `optimize optimized.tflite -o
+  optimized.tflite`, which refuses to overwrite its input (exit 2).
+* `check --input-shape` of a model whose ADD has a near-zero output scale died with SIGABRT
+  (LiteRT's Prepare aborts): tests/runtimes/litert/test_litert_shapes.py keeps that one.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arenalens.cli import main
+from arenalens.next_steps import OPTIMIZED_AGAIN_FILE, OPTIMIZED_FILE, optimized_file
+from tests.fixtures import path_models
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    _code, out, _err = _run(capsys, *argv, "--json")
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def _finding_commands(document: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """(finding, command) for every `arenalens ...` command a finding quotes."""
+    found = []
+    for finding in document["findings"]:
+        text = f"{finding['message']} {finding['fix']}"
+        for part in text.split("`")[1::2]:
+            if part.startswith("arenalens "):
+                found.append((finding, part))
+    return found
+
+
+@pytest.mark.runtime
+def test_a_finding_at_another_input_size_plans_and_saves_at_that_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ai_edge_litert")
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    shape = "input=1x56x13x1"
+    document = _json(capsys, "diagnose", "example:kws_ds_cnn", "--input-shape", shape)
+    saving = [(f, c) for f, c in _finding_commands(document) if f["rule"] == "overlap-savings"]
+    ((finding, command),) = saving
+    assert f"--input-shape {shape}" in command
+    code, out, _ = _run(capsys, *shlex.split(command)[1:], "--json")
+    written = json.loads(out)
+    assert code == 0 and written["written"] and written["saved_bytes"] >= finding["saving_bytes"]
+
+
+def test_no_saving_is_promised_for_a_placeholder_input_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "placeholder.tflite"
+    model.write_bytes(path_models.placeholder_image_model())
+    document = _json(capsys, "diagnose", str(model))
+    rules = {finding["rule"] for finding in document["findings"]}
+    assert "dynamic-shape" in rules
+    assert not rules & {"planner-waste", "overlap-savings"}
+    # Every command a finding names runs: none is an optimize the model refuses.
+    for _finding, command in _finding_commands(document):
+        assert shlex.split(command)[1] != "optimize", command
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        (),
+        ("--cpu", "cortex-m3", "--kernels", "cmsis-nn"),
+        ("--cpu", "cortex-m4", "--kernels", "cmsis-nn"),
+    ],
+)
+def test_no_saving_is_promised_for_a_model_the_runtime_cannot_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], build: tuple[str, ...]
+) -> None:
+    model = tmp_path / "float16.tflite"
+    model.write_bytes(path_models.float16_image_model())
+    shape = ("--input-shape", "input=1x32x32x3")
+    document = _json(capsys, "diagnose", str(model), *shape, *build)
+    rules = [finding["rule"] for finding in document["findings"]]
+    assert rules[0] == "cannot-run"
+    assert not set(rules) & {"planner-waste", "overlap-savings"}
+    for _finding, command in _finding_commands(document):
+        assert shlex.split(command)[1] != "optimize", command
+
+
+@pytest.mark.runtime
+def test_optimize_of_the_optimized_file_writes_another_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "optimize", "example:vww_mobilenet_v1", "-o", OPTIMIZED_FILE)
+    assert code == 0, err
+    document = _json(capsys, "diagnose", OPTIMIZED_FILE)
+    commands = [c for _f, c in _finding_commands(document) if shlex.split(c)[1] == "optimize"]
+    assert commands
+    for command in commands:
+        words = shlex.split(command)
+        assert words[words.index("-o") + 1] == OPTIMIZED_AGAIN_FILE, command
+        code, _, err = _run(capsys, *words[1:])
+        assert code in (0, 1) and "overwrite" not in err, (command, err)
+
+
+def test_the_suggested_output_is_never_the_model() -> None:
+    assert optimized_file("model.tflite") == OPTIMIZED_FILE
+    assert optimized_file("example:kws_ds_cnn") == OPTIMIZED_FILE
+    assert optimized_file(OPTIMIZED_FILE) == OPTIMIZED_AGAIN_FILE
+    assert optimized_file(f"./{OPTIMIZED_FILE}") == OPTIMIZED_AGAIN_FILE
+    assert optimized_file(f"models/{OPTIMIZED_FILE}") == OPTIMIZED_FILE
