@@ -25,21 +25,21 @@ class UsageError(ArenalensError, ValueError):
 
 
 class UnplacedValueError(UsageError):
-    """An option value that names no single state arenalens models, with the nearest values that
-    do: the message names them as options (`--tflm 0.dev20261012203412 (with it)`), and the CLI
-    prints the user's own command again with each, runnable as printed."""
+    """Option values that name no state arenalens models, with the nearest options that do: the
+    message names them (`--tflm 0.dev20261012203412 (with it)`), and the CLI prints the user's
+    own command again with each (the option's value replaced, or the option added), runnable as
+    printed."""
 
     def __init__(
-        self, reason: str, option: str, asked: str, instead: tuple[tuple[str, str], ...]
+        self, reason: str, instead: tuple[tuple[str, str, str], ...], ask: str = "name one"
     ) -> None:
         self.reason = reason
-        self.option = option
-        self.asked = asked
-        # (value, what choosing it means), the newer state first.
+        # (option, value, what choosing it means), the one to try first first.
         self.instead = instead
+        self.ask = ask
         super().__init__(
-            f"{reason}; name the one you build: "
-            + " or ".join(f"{option} {value} ({meaning})" for value, meaning in instead)
+            f"{reason}; {ask}: "
+            + " or ".join(f"{option} {value} ({meaning})" for option, value, meaning in instead)
         )
 
 

@@ -74,14 +74,14 @@ def test_a_date_between_two_wheels_of_a_change_names_both_wheels() -> None:
     with pytest.raises(UnplacedValueError) as raised:
         tflm_release("2026-10-10")
     assert raised.value.instead == (
-        ("0.dev20261012203412", "with it"),
-        ("0.dev20261009205824", "without it"),
+        ("--tflm", "0.dev20261012203412", "with it"),
+        ("--tflm", "0.dev20261009205824", "without it"),
     )
     assert str(raised.value).endswith(
         "name the one you build: --tflm 0.dev20261012203412 (with it) or "
         "--tflm 0.dev20261009205824 (without it)"
     )
-    for value, _ in raised.value.instead:
+    for _, value, _ in raised.value.instead:
         assert wheel_release(value).wheel == value
 
 

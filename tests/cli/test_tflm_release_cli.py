@@ -126,6 +126,55 @@ def test_a_date_the_history_cannot_place_suggests_commands_that_run(
         assert json.loads(capsys.readouterr().out)["build"]["tflm"]["wheel"] == words[4]
 
 
+def test_the_boards_a_report_at_a_release_suggests_checking_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`check --target all` at a release the CMSIS-NN rules do not cover: the boards whose
+    kernels are CMSIS-NN are left out (no other build's figure stands in for theirs), said so
+    with commands that give their figures, and those run."""
+    document = run_json(capsys, "report", EXAMPLE, "--tflm", "2025-08")
+    suggested = next(
+        step.split("`")[1]
+        for step in document["reports"][0]["next_steps"]
+        if "--target all" in step
+    )
+    words = shlex.split(suggested)[1:]
+    assert main([*words, "--no-color"]) in (0, 1)
+    text = capsys.readouterr().out
+    left_out = [line for line in text.splitlines() if line.startswith("left out ")]
+    assert len(left_out) == 1 and "CMSIS-NN builds are modelled for TFLM bc0e8c6" in left_out[0]
+    assert main([*words, "--json"]) in (0, 1)
+    boards = json.loads(capsys.readouterr().out)
+    (group,) = boards["boards_left_out"]
+    assert not set(group["boards"]) & {row["board"] for row in boards["boards"]}
+    assert {row["status"] for row in boards["boards"]} == {"estimate"}  # ESP, RISC-V boards
+    assert group["commands"] == [
+        f"arenalens check {EXAMPLE} --target all --tflm 90b983c --json",
+        f"arenalens check {EXAMPLE} --target {group['boards'][0]} --tflm 3b20912 --json "
+        "--kernels reference",
+    ]
+    for command in group["commands"]:
+        assert main(shlex.split(command)[1:]) in (0, 1)
+        capsys.readouterr()
+
+
+def test_cmsis_nn_at_a_release_it_is_not_modelled_for_suggests_commands_that_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["check", EXAMPLE, "--target", "nucleo-f746zg", "--tflm", "2025-08"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "; run: `arenalens check" in error
+    commands = [part.split("`")[1] for part in error.split("` (")[:-1]]
+    assert commands == [
+        f"arenalens check {EXAMPLE} --target nucleo-f746zg --tflm 2025-08 --kernels reference",
+        f"arenalens check {EXAMPLE} --target nucleo-f746zg --tflm 90b983c",
+    ]
+    for command in commands:
+        assert main(shlex.split(command)[1:]) in (0, 1)
+        capsys.readouterr()
+
+
 def _as_installed(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
     for module in (probe_module, tflm_verify):
         monkeypatch.setattr(module, "installed_version", lambda: version)

@@ -31,7 +31,10 @@ from tests.conformance.measure import (
     remake_command,
 )
 from tests.conformance.predict import predict
-from tests.conformance.targets import RELEASE_PREFIX, target_named
+from tests.conformance.targets import RELEASE_PREFIX, REPO_ROOT, target_named
+from tests.conftest import SHARED_MODELS
+
+README = REPO_ROOT / "README.md"
 
 RELEASES = measured_releases()
 TARGETS = [RELEASE_PREFIX + version for version in RELEASES] + measured_device_releases()
@@ -85,6 +88,34 @@ def test_a_probe_built_at_another_commit_is_recorded(name: str) -> None:
     sources = [line for line in record["built_from"] if " tensorflow+tflite-micro " in line]
     assert len(sources) == 1 and sources[0].split()[-1].startswith(commit), sources
     assert any(line.startswith("arm-none-eabi-gcc") for line in record["built_from"])
+
+
+def _readme_row(name: str) -> str:
+    """README's exactness-table row of a release target: `| wheel <version> |` for an older wheel,
+    `... built at <commit> |` for a probe built at another commit (while in BEING_MEASURED, its
+    cases exact so far: `N of N measured so far`)."""
+    label = (
+        f"| wheel {name.removeprefix(RELEASE_PREFIX)} |"
+        if name.startswith(RELEASE_PREFIX)
+        else f"built at {name.partition('@')[2]} |"
+    )
+    rows = [line for line in README.read_text().splitlines() if label in line]
+    assert len(rows) == 1, f"README's release table has no single row for {name}"
+    return rows[0]
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_the_readme_quotes_the_measured_counts(name: str) -> None:
+    row = _readme_row(name)
+    cases = len(all_cases())
+    measured = len(load(name)["cases"])
+    quoted = f"{cases} of {cases}"
+    if name in BEING_MEASURED:
+        quoted = f"{measured} of {measured} measured so far"
+    assert f"| {quoted} |" in row, row
+    if SHARED_MODELS.is_dir():
+        chosen = len(models())
+        assert row.endswith(f"| {chosen} of {chosen} |"), row
 
 
 def _gaps(name: str, family: str) -> list[str]:

@@ -53,7 +53,7 @@ from arenalens.builds.tflm import (
     TflmRelease,
     tflm_release,
 )
-from arenalens.errors import UsageError
+from arenalens.errors import UnplacedValueError, UsageError
 
 
 class KernelLibrary(enum.StrEnum):
@@ -274,10 +274,15 @@ def _check_cmsis_nn_release(tflm: TflmRelease) -> None:
     """UsageError unless arenalens's CMSIS-NN rules describe a CMSIS-NN build of this release."""
     first = tflm_release(CMSIS_NN_TFLM_FROM)
     if not first.time <= tflm.time <= TFLM_CORTEX_M_PROBES.time:
-        raise UsageError(
+        raise UnplacedValueError(
             f"CMSIS-NN builds are modelled for TFLM {first.name} ({first.date}) to "
             f"{TFLM_CORTEX_M_PROBES.name} ({TFLM_CORTEX_M_PROBES.date}), which pin CMSIS-NN "
-            f"{CMSIS_NN_RELEASE}; {tflm.title} is not: use --kernels reference, or another --tflm"
+            f"{CMSIS_NN_RELEASE}; {tflm.title} is not",
+            (
+                ("--kernels", "reference", f"TFLM's reference kernels at {tflm.name}"),
+                ("--tflm", TFLM_CORTEX_M_PROBES.name, f"CMSIS-NN {CMSIS_NN_RELEASE}"),
+            ),
+            ask="run",
         )
 
 
@@ -314,15 +319,6 @@ def as_build(build: Build | str | None) -> Build:
     if isinstance(build, Build):
         return build
     return build_named(build)
-
-
-def overlap_kernels(build: Build) -> KernelLibrary:
-    """The kernel library whose access order an overlap planned for this build must respect:
-    the library the build runs.
-
-    The one place that decides it: every caller (`analyze(overlap=True)`, `compare`, `optimize`,
-    `report --overlap`) asks here."""
-    return build.kernels
 
 
 def allocator_name(build: Build) -> str:
@@ -371,6 +367,16 @@ def build_flags(summary: Mapping[str, Any]) -> str:
     if not cpu:
         return release
     return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}{release}"
+
+
+def overlap_flags(summary: Mapping[str, Any]) -> str:
+    """The options of an `optimize --overlap` command for this build: `build_flags`, but
+    --kernels only when the user named the library (`Build.kernels_named_by`); otherwise the
+    overlaps must hold on every library the core may run, so the command names none."""
+    if summary.get("kernels_named_by") == NAMED_BY_USER:
+        return build_flags(summary)
+    cpu = summary.get("cpu")
+    return (f" --cpu {cpu}" if cpu else "") + release_flag(summary)
 
 
 def release_flag(summary: Mapping[str, Any]) -> str:

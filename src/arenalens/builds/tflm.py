@@ -311,9 +311,8 @@ def _covered(release: TflmRelease, asked: str) -> TflmRelease:
                 f"TFLM {asked.strip()} falls between tflite-micro {without} and {with_it} "
                 f"({change.not_before:%Y-%m-%d %H:%M} and {change.landed:%Y-%m-%d %H:%M} UTC), "
                 f"where '{change.summary}' landed at a commit arenalens cannot place",
-                "--tflm",
-                asked.strip(),
-                ((with_it, "with it"), (without, "without it")),
+                (("--tflm", with_it, "with it"), ("--tflm", without, "without it")),
+                ask="name the one you build",
             )
     return release
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import shlex
 import signal
 import sys
 import traceback
@@ -20,6 +19,7 @@ from importlib import import_module
 from types import MappingProxyType
 
 from arenalens import __version__
+from arenalens.cli.command_line import rerun
 from arenalens.errors import ArenalensError, UnplacedValueError
 
 # Command → its module here, in the order `arenalens --help` lists them.
@@ -109,27 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _with_commands(error: UnplacedValueError, argv: Sequence[str] | None) -> str:
-    """The error with the user's command again for each value it suggests, runnable as printed
-    (its plain message when the command line does not hold the value as given)."""
+    """The error with the user's command again for each option it suggests, runnable as
+    printed: the option's value replaced where the command gives it, else the option added."""
     words = list(sys.argv[1:] if argv is None else argv)
-    spellings = [(error.option, error.asked), (f"{error.option}={error.asked}",)]
-    for index in range(len(words)):
-        for spelling in spellings:
-            if tuple(words[index : index + len(spelling)]) != spelling:
-                continue
-            before, after = words[:index], words[index + len(spelling) :]
-            commands = [
-                f"`{shlex.join(['arenalens', *before, error.option, value, *after])}` ({meaning})"
-                for value, meaning in error.instead
-            ]
-            return f"{error.reason}; name the one you build: {' or '.join(commands)}"
-    return str(error)
+    commands = [
+        f"`{rerun(words, (option, value))}` ({meaning})" for option, value, meaning in error.instead
+    ]
+    return f"{error.reason}; {error.ask}: {' or '.join(commands)}"
 
 
 def _parse_and_run(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.argv = list(argv)  # the user's words, for commands that suggest them again
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

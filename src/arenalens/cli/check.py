@@ -9,6 +9,7 @@ from typing import Any
 
 from arenalens.builds.build import Build
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
+from arenalens.cli.command_line import rerun, with_option
 from arenalens.cli.common import (
     add_build_options,
     add_input_shape_option,
@@ -22,7 +23,7 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.declared import Status, declared_arena
-from arenalens.errors import ModelError, UsageError
+from arenalens.errors import ModelError, UnplacedValueError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit
 from arenalens.ir import Model
 from arenalens.max_input import InputSearch, search_max_input
@@ -152,8 +153,14 @@ def optimized_bytes(
         return None
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
 
+    chosen = build or selected_build(args)
+    # The command check suggests names the build's kernels (`build_flags`): the number is that
+    # build's alone.
     return optimize_model(
-        model, time_limit_s=OPTIMIZE_SECONDS, build=build or selected_build(args)
+        model,
+        time_limit_s=OPTIMIZE_SECONDS,
+        build=chosen,
+        kernels=None if chosen.is_host else chosen.kernels,
     ).new_required_bytes
 
 
@@ -209,9 +216,58 @@ def board_build(args: argparse.Namespace, board: Target) -> Build:
     return target_build(board, cpu=args.cpu, kernels=args.kernels, tflm=args.tflm)
 
 
+def modelled_boards(
+    args: argparse.Namespace,
+) -> tuple[tuple[Target, ...], tuple[dict[str, Any], ...]]:
+    """The boards whose build arenalens models under the options, and the others grouped by
+    why: at a --tflm release its CMSIS-NN rules do not cover, the boards whose default kernels
+    are CMSIS-NN have no figure (no other build's number stands in for theirs, which could be
+    lower), each group with commands that give one. UsageError when no board is left."""
+    kept: list[Target] = []
+    groups: dict[str, tuple[UnplacedValueError, list[str]]] = {}
+    for board in BOARDS:
+        try:
+            board_build(args, board)
+        except UnplacedValueError as error:
+            groups.setdefault(error.reason, (error, []))[1].append(board.name)
+            continue
+        kept.append(board)
+    if not kept and groups:
+        raise next(iter(groups.values()))[0]
+    words = list(getattr(args, "argv", []))
+    left_out = []
+    for reason, (refusal, names) in groups.items():
+        # The whole list again at a release that models them, or one of them with the other
+        # kernels (--kernels on --target all would also ask it of boards without a 32-bit model).
+        commands = [
+            rerun(words, (option, value))
+            for option, value, _ in refusal.instead
+            if option != "--kernels"
+        ]
+        commands += [
+            rerun(with_option(words, "--target", names[0]), (option, value))
+            for option, value, _ in refusal.instead
+            if option == "--kernels"
+        ]
+        left_out.append({"boards": names, "reason": reason, "commands": commands})
+    return tuple(kept), tuple(left_out)
+
+
+def left_out_text(left_out: tuple[dict[str, Any], ...]) -> str:
+    """One line per group of boards `modelled_boards` left out."""
+    lines = []
+    for group in left_out:
+        names = group["boards"]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        commands = " or ".join(f"`{command}`" for command in group["commands"])
+        lines.append(f"left out {len(names)} boards ({shown}): {group['reason']}; run {commands}\n")
+    return "".join(lines)
+
+
 def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
-    """One model against every board, most useful first; each board with its own core's number
-    (one analysis per distinct build)."""
+    """One model against every board arenalens models under the options (`modelled_boards`),
+    most useful first; each board with its own core's number (one analysis per distinct
+    build)."""
     _, _, reserve = _budget_options(args)
     model = load_with_input_shapes(path, args)
     analyses: dict[str, Analysis] = {}
@@ -228,7 +284,7 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
             check = with_optimized(check, optimized[build.name])
         return check
 
-    checks = board_fits(check_for, BOARDS)
+    checks = board_fits(check_for, modelled_boards(args)[0])
     return tuple(
         verdict_for(
             analyses[board_build(args, check.target).name],  # type: ignore[arg-type]
@@ -300,6 +356,7 @@ def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:
 
 def _single_boards(args: argparse.Namespace, path: str) -> int:
     verdicts = board_verdicts(args, path)
+    left_out = modelled_boards(args)[1]
     fitting = sum(1 for verdict in verdicts if verdict.fits)
     if args.json:
         first = verdicts[0]
@@ -316,10 +373,12 @@ def _single_boards(args: argparse.Namespace, path: str) -> int:
                 "reserve_bytes": first.fit.reserve_bytes,
                 "boards_fitting": fitting,
                 "boards": [board_row(verdict) for verdict in verdicts],
+                "boards_left_out": list(left_out),
             }
         )
     else:
-        print_text(render_boards(verdicts, color=use_color(args), width=terminal_width()))
+        text = render_boards(verdicts, color=use_color(args), width=terminal_width())
+        print_text(text + left_out_text(left_out))
     return EXIT_FITS if fitting else EXIT_DOES_NOT_FIT
 
 
@@ -337,7 +396,10 @@ def check_worker(args: argparse.Namespace, path: str) -> ModelResult:
                 "headroom": None,
                 "verdict": f"{len(fitting)} of {len(verdicts)} boards",
             },
-            document={"boards": [board_row(verdict) for verdict in verdicts]},
+            document={
+                "boards": [board_row(verdict) for verdict in verdicts],
+                "boards_left_out": list(modelled_boards(args)[1]),
+            },
         )
     verdict = check_verdict(args, path)
     fit = verdict.fit
