@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from arenalens.analysis.overlap_pairs import OverlapPair
-from arenalens.builds.build import HOST, KernelLibrary
+from arenalens.builds.build import HOST
+from arenalens.builds.kernel_paths import REFERENCE_PATH, KernelPath
 from arenalens.examples.layers import Int8Network
 from arenalens.ir import Model, OfflinePlan
 from arenalens.planning.problem import align_up
@@ -42,7 +43,7 @@ def place_overlap(
     output_slot: int = 0,
     operator: int = 0,
     short_by: int = 0,
-    library: KernelLibrary = KernelLibrary.REFERENCE,
+    paths: tuple[KernelPath, ...] = (REFERENCE_PATH,),
 ) -> Placed:
     """Model bytes → the same model with an offline plan that overlaps the chosen pair."""
     model = load_model(data)
@@ -52,7 +53,7 @@ def place_overlap(
     arena = get_runtime("tflm").arenas(model, HOST)[0]
     pairs = [
         p
-        for p in arena_overlaps(model, arena, library=library)
+        for p in arena_overlaps(model, arena, paths=paths)
         if (p.operator, p.input_tensor, p.output_tensor) == (operator, input_tensor, output_tensor)
     ]
     assert pairs, f"{op.opcode}: no overlap allowed for input {input_tensor}"
@@ -96,15 +97,22 @@ def _finish(
     return builder.build()
 
 
-def int8_conv(*, kernel: int, stride: int, channels: int, padding: str = "SAME") -> bytes:
-    """int8 CONV_2D on a 9x9x4 input."""
+def int8_conv(
+    *,
+    kernel: int | tuple[int, int],
+    stride: int,
+    channels: int,
+    padding: str = "SAME",
+    shape: tuple[int, int, int, int] = (1, 9, 9, 4),
+) -> bytes:
+    """int8 CONV_2D (a 9x9x4 input unless `shape` says otherwise)."""
     net = Int8Network(seed=3, description="conv")
-    x = net.input("x", (1, 9, 9, 4), (-4.0, 4.0))
+    x = net.input("x", shape, (-4.0, 4.0))
     y = net.conv2d(
         x,
         "conv",
         channels=channels,
-        kernel=(kernel, kernel),
+        kernel=kernel if isinstance(kernel, tuple) else (kernel, kernel),
         stride=stride,
         padding=padding,
         activation="NONE",
@@ -112,18 +120,38 @@ def int8_conv(*, kernel: int, stride: int, channels: int, padding: str = "SAME")
     return net.build([x], [y])
 
 
-def int8_depthwise(*, stride: int, kernel: int = 3) -> bytes:
-    """int8 DEPTHWISE_CONV_2D (multiplier 1) on a 9x9x8 input."""
+def int8_depthwise(
+    *,
+    stride: int,
+    kernel: int = 3,
+    shape: tuple[int, int, int, int] = (1, 9, 9, 8),
+    multiplier: int = 1,
+) -> bytes:
+    """int8 DEPTHWISE_CONV_2D (a 9x9x8 input, multiplier 1, unless told otherwise)."""
     net = Int8Network(seed=4, description="depthwise")
-    x = net.input("x", (1, 9, 9, 8), (-4.0, 4.0))
-    y = net.depthwise_conv2d(x, "dw", kernel=(kernel, kernel), stride=stride, activation="NONE")
+    x = net.input("x", shape, (-4.0, 4.0))
+    y = net.depthwise_conv2d(
+        x,
+        "dw",
+        kernel=(kernel, kernel),
+        stride=stride,
+        activation="NONE",
+        multiplier=multiplier,
+    )
     return net.build([x], [y])
 
 
-def int8_pool(opcode: str, *, pool: int, stride: int, padding: str) -> bytes:
-    """int8 AVERAGE_POOL_2D / MAX_POOL_2D on a 9x9x6 input."""
+def int8_pool(
+    opcode: str,
+    *,
+    pool: int,
+    stride: int,
+    padding: str,
+    shape: tuple[int, int, int, int] = (1, 9, 9, 6),
+) -> bytes:
+    """int8 AVERAGE_POOL_2D / MAX_POOL_2D (a 9x9x6 input unless `shape` says otherwise)."""
     net = Int8Network(seed=5, description="pool")
-    x = net.input("x", (1, 9, 9, 6), (-4.0, 4.0))
+    x = net.input("x", shape, (-4.0, 4.0))
     if opcode == "AVERAGE_POOL_2D":
         y = net.average_pool(x, "pool", pool=(pool, pool), stride=stride, padding=padding)
     else:
@@ -347,6 +375,31 @@ def float_strided_slice() -> bytes:
     strides = graph.add_constant("strides", np.array([1, 2, 1], np.int32))
     y = graph.add_tensor("y", (4, 3, 5))
     graph.add_operator("STRIDED_SLICE", [x, begin, end, strides], [y])
+    return _finish(builder, graph, [x], [y])
+
+
+def int8_pad(paddings: tuple[tuple[int, int], ...] = ((0, 0), (1, 2), (2, 1), (0, 0))) -> bytes:
+    """int8 PAD of a 1x5x6x4 input (CMSIS-NN: arm_pad_s8)."""
+    builder, graph, _ = _float_graph(22)
+    spec = quantization(0.05, 3)
+    x = graph.add_tensor("x", (1, 5, 6, 4), "INT8", quantization=spec)
+    table = graph.add_constant("paddings", np.array(paddings, np.int32))
+    shape = tuple(
+        size + low + high for size, (low, high) in zip((1, 5, 6, 4), paddings, strict=True)
+    )
+    y = graph.add_tensor("y", shape, "INT8", quantization=spec)
+    graph.add_operator("PAD", [x, table], [y])
+    return _finish(builder, graph, [x], [y])
+
+
+def int8_transpose(shape: tuple[int, ...], perm: tuple[int, ...]) -> bytes:
+    """int8 TRANSPOSE (CMSIS-NN: arm_transpose_s8)."""
+    builder, graph, _ = _float_graph(23)
+    spec = quantization(0.05, 3)
+    x = graph.add_tensor("x", shape, "INT8", quantization=spec)
+    order = graph.add_constant("perm", np.array(perm, np.int32))
+    y = graph.add_tensor("y", tuple(shape[p] for p in perm), "INT8", quantization=spec)
+    graph.add_operator("TRANSPOSE", [x, order], [y])
     return _finish(builder, graph, [x], [y])
 
 

@@ -15,12 +15,6 @@ from arenalens.cli import COMMANDS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "arenalens"
 MAX_LINES = 800
-# Modules still named like a standard library module, each with the reason it is not renamed yet.
-# Import cycles that exist today, each with the stream removing it; the guard fails on any other.
-STDLIB_NAMES_PENDING = {
-    # TFLM's signal library's kernels; kernels/ is being rewritten by other engineers right now.
-    "arenalens.runtimes.tflm.kernels.signal": "rename to signal_library.py when kernels/ is free",
-}
 
 
 def _modules() -> dict[str, Path]:
@@ -207,7 +201,7 @@ def test_no_module_is_named_like_a_standard_library_module() -> None:
     whenever its folder is on sys.path (`python path/to/module.py`, some tools): name the noun
     (`inspect_command`, `html_page`)."""
     shadowing = {name for name in _modules() if name.rpartition(".")[2] in sys.stdlib_module_names}
-    assert shadowing == set(STDLIB_NAMES_PENDING)
+    assert shadowing == set()
 
 
 def _modules_whose_text_matches(pattern: str) -> set[str]:
@@ -296,14 +290,6 @@ def test_the_byte_guard_sees_every_spelling() -> None:
     assert [line for line, _ in _byte_texts(ast.parse(source))] == [1, 2, 3, 4, 5]
 
 
-# Kernel modules that still word a failed TFLM check themselves; issue 22's kernel-object stream
-# moves them to kernels/refusals.py (and empties this set).
-REFUSAL_WORDING_PENDING = {
-    "arenalens.runtimes.tflm.kernels.cmsis_nn.fully_connected",
-    "arenalens.runtimes.tflm.kernels.compression",
-    "arenalens.runtimes.tflm.kernels.elementwise",
-    "arenalens.runtimes.tflm.kernels.quantize",
-}
 # TF_LITE_ENSURE's and TF_LITE_ENSURE_EQ's messages: "<cond> was not true.", "a != b (x != y)".
 _REFUSAL_TEXT = re.compile(r"was not true|\S+ != \S+ \(\S+ != \S+\)")
 
@@ -327,7 +313,7 @@ def test_one_home_for_settings_and_refusal_helpers() -> None:
         for name, path in _modules().items()
         if any(_refusal_texts(ast.parse(path.read_text())))
     }
-    assert wording - {refusals} == REFUSAL_WORDING_PENDING
+    assert wording == {refusals}
 
 
 def test_the_refusal_guard_sees_every_spelling() -> None:

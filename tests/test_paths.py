@@ -237,8 +237,19 @@ def test_optimize_at_a_named_size_writes_that_size_and_the_real_runtime_agrees(
     _needs_runtime()
     monkeypatch.chdir(tmp_path)
     model = _write(tmp_path, "placeholder.tflite", path_models.placeholder_image_model())
+    # --kernels reference: the wheel's own kernels (without it, overlaps must hold on CMSIS-NN
+    # too, and none of those saves a byte on this model: nothing to save, nothing written).
     code, _, err = run(
-        capsys, "optimize", model, "--input-shape", "image=1x96x96x3", "-o", "o.tflite", "--overlap"
+        capsys,
+        "optimize",
+        model,
+        "--input-shape",
+        "image=1x96x96x3",
+        "-o",
+        "o.tflite",
+        "--overlap",
+        "--kernels",
+        "reference",
     )
     assert code == 0, err
     written = load_model("o.tflite")
@@ -377,7 +388,10 @@ def test_optimize_proves_models_whose_arena_dwarfs_the_file(
     pytest.importorskip("tflite_micro")
     model = _write(tmp_path, "wide.tflite", path_models.wide_activation_model())
     output = tmp_path / "o.tflite"
-    code, document = run_json(capsys, "optimize", model, "-o", str(output), "--overlap")
+    # --kernels reference: the wheel's kernels (the safe default saves nothing on this model).
+    code, document = run_json(
+        capsys, "optimize", model, "-o", str(output), "--overlap", "--kernels", "reference"
+    )
     assert code == 0 and document["written"]
     assert "does not run" not in " ".join(document["notes"])
     assert document["real_tflm"]["outputs_identical"]
@@ -549,7 +563,9 @@ def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_cmsis_nn(
     # input; CMSIS-NN's re-reads the whole input (README: "Go below the lower bound").
     monkeypatch.chdir(tmp_path)
     pytest.importorskip("tflite_micro")
-    written = optimize_model(example_bytes("vww_mobilenet_v1"), overlap=True, prove_inplace=False)
+    written = optimize_model(
+        example_bytes("vww_mobilenet_v1"), overlap=True, kernels="reference", prove_inplace=False
+    )
     assert written.chosen is not None and written.chosen.shared
     model = _write(tmp_path, "overlapped.tflite", written.data)
     code, document = run_json(capsys, "check", model, "--budget", "1MB")

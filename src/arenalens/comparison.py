@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.overlap_pairs import with_overlaps
-from arenalens.builds.build import Build, KernelLibrary
+from arenalens.builds.build import Build
+from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import runtime_build
@@ -68,13 +69,14 @@ def compare_planners(
     seed: int = 0,
     reorder: bool = False,
     overlap: bool = False,
-    kernels: KernelLibrary | None = None,
+    kernels: OverlapRules | str | None = None,
     build: Build | str | None = None,
 ) -> Comparison:
     """Model → a Comparison of the planners (all registered ones by default) on its main arena;
     `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel). With
-    `overlap`, the planners run again with the overlaps the build's kernels allow (`kernels`:
-    another library's access order, which must hold on the build's kernels too)."""
+    `overlap`, `kernels` names the kernel library whose access order overlaps respect (None: every
+    library the build's chip may run, or the build's own when the user named it;
+    `builds.kernel_paths.overlap_rules`)."""
     model = source if isinstance(source, Model) else load_model(source)
     rules = get_runtime(runtime)
     if overlap and not rules.plans_overlaps:
@@ -97,7 +99,8 @@ def compare_planners(
     rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
     overlap_rows: tuple[PlannerRow, ...] = ()
     overlap_bound: int | None = None
-    pairs = rules.overlaps(model, arena, chosen, kernels=kernels) if overlap else ()
+    paths = as_overlap_rules(kernels, chosen).paths if overlap else ()
+    pairs = rules.overlaps(model, arena, chosen, paths=paths) if overlap else ()
     if overlap:
         overlapping = with_overlaps(arena, pairs)
         overlap_bound = sound_lower_bound(overlapping.problem)

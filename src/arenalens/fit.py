@@ -18,6 +18,7 @@ from typing import Any
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
+from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 
@@ -148,7 +149,7 @@ def check_fit(
             f"--reserve {format_bytes_exact(reserve_bytes)} leaves nothing of the "
             f"{format_bytes_exact(budget)} budget"
         )
-    declared = _for_core(declared_arena(analysis), target)
+    declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     return FitCheck(
         model=analysis.model.name,
@@ -180,6 +181,35 @@ def _for_core(declared: DeclaredArena, target: Target | None) -> DeclaredArena:
     return replace(declared, status=Status.ESTIMATE, reasons=(*declared.reasons, reason))
 
 
+def _for_vendor_kernels(
+    declared: DeclaredArena, analysis: Analysis, target: Target | None
+) -> DeclaredArena:
+    """On a core without a 32-bit model the firmware may run the vendor's kernels (ESP-NN on
+    ESP32 chips): an offline plan must be right on them too (`kernel_paths.overlap_rules`)."""
+    if (
+        target is None
+        or target.kernels is not None
+        or declared.runtime != "tflm"
+        or analysis.model.offline_plan is None
+        or declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS)
+    ):
+        return declared
+    from arenalens.builds.build import HOST  # noqa: PLC0415 - TFLM only
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
+
+    build = analysis.build or HOST
+    paths = overlap_rules(build, chip=target.chip or target.name).paths
+    conflicts = plan_conflicts(analysis.model, build, paths=paths)
+    if not conflicts:
+        return declared
+    return replace(
+        declared,
+        status=Status.WRONG_OUTPUTS,
+        reasons=tuple(conflict.reason for conflict in conflicts),
+        conflicts=conflicts,
+    )
+
+
 def board_fits(
     check_for: Callable[[Target], FitCheck], boards: Iterable[Target]
 ) -> tuple[FitCheck, ...]:
@@ -194,6 +224,7 @@ def board_fits(
             return (0, check.available_bytes, check.target.name)
         if check.fits_after_optimize:
             return (1, -check.headroom_bytes, check.target.name)
-        return (2 if check.runs else 3, -check.headroom_bytes, check.target.name)
+        usable = check.runs and check.plan_holds
+        return (2 if usable else 3, -check.headroom_bytes, check.target.name)
 
     return tuple(sorted(checks, key=order))

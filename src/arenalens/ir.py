@@ -251,6 +251,22 @@ class OfflinePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanRecord:
+    """arenalens' record next to an offline plan (`arenalens_plan_validity` metadata): the kernel
+    code paths the plan computes the right outputs on, and what was run to check it.
+
+    `plan_sha256` is the digest of the `OfflineMemoryAllocation` bytes it was written for: a record
+    whose plan has since been replaced says nothing about the new one.
+    """
+
+    version: int
+    plan_sha256: str
+    valid_for: tuple[str, ...]  # code paths as `KernelPath.name` spells them ('*': every build)
+    proven: tuple[str, ...] = ()  # one line per check on a real runtime: which build, what held
+    writer: str = ""  # "arenalens 0.9.0"
+
+
+@dataclass(frozen=True, slots=True)
 class SignatureDef:
     """A named entry point: its subgraph and input/output names mapped to tensor indices."""
 
@@ -274,6 +290,7 @@ class Model:
     offline_plan: OfflinePlan | None
     file_bytes: int
     data: Any = field(repr=False, compare=False, default=b"")
+    plan_record: PlanRecord | None = None  # arenalens' record of where the offline plan holds
 
     @property
     def operator_count(self) -> int:

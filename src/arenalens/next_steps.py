@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from arenalens.builds.build import build_flags, release_flag
+from arenalens.builds.build import build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
 from arenalens.target_build import target_build
 from arenalens.targets import Target
@@ -88,13 +88,14 @@ class Steps:
         fit = self.verdict.fit
         return None if fit is None else fit.target
 
-    def build_options(self, *, board: bool = True) -> str:
+    def build_options(self, *, board: bool = True, overlap: bool = False) -> str:
         """The options that select the same build again: the board (for the commands that take
-        --target, unless `board` is False) or --cpu / --kernels."""
+        --target, unless `board` is False) or --cpu / --kernels (for `optimize --overlap`,
+        --kernels only when the user named the library: `overlap_flags`)."""
         if self.asked.runtime != "tflm":
             return f" --runtime {self.asked.runtime}"
         target = self._target()
-        flags = build_flags(self.verdict.build)
+        flags = (overlap_flags if overlap else build_flags)(self.verdict.build)
         if target is None or not board:
             return flags
         named = f" --target {shlex.quote(target.name)}"
@@ -137,8 +138,13 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
+        overlap = any(option.startswith(" --overlap") for option in more)
         return self.command(
-            "optimize", self.shape_options(), self.build_options(), f" -o {self.output}", *more
+            "optimize",
+            self.shape_options(),
+            self.build_options(overlap=overlap),
+            f" -o {self.output}",
+            *more,
         )
 
     # -- the steps --------------------------------------------------------------------------
@@ -174,10 +180,9 @@ class Steps:
             if conflict.kind == "build":
                 steps.append(
                     Step(
-                        "The offline plan does not hold on this build: plan it again with only "
-                        "the overlaps this build's kernels keep (the written model replaces the "
-                        "plan):",
-                        # --overlap follows the access order of the build's own kernels.
+                        "The offline plan does not hold on this build: plan it again with "
+                        "overlaps right on it (the written model replaces the plan; without "
+                        "--kernels they hold on every kernel library the core may run):",
                         self.optimize_command(" --overlap"),
                     )
                 )

@@ -25,10 +25,16 @@ does, there is nothing to write: `optimize` never makes the number to declare la
 
 With `overlap`, each choice is planned a second time with the allowed overlaps of its head arena
 (`runtimes.tflm.overlap`: an operator's output may start a kernel-specific distance below an input
-that dies there). TFLM never checks offline offsets, so it runs such a plan as written. A
-candidate with in-place aliases or overlaps is kept only if the real TFLM interpreter shows the
-predicted head and computes bit-identical outputs with it on random inputs (several seeds);
-otherwise the next candidate is tried, down to the disjoint plans.
+that dies there). TFLM never checks offline offsets, so it runs such a plan as written, and what
+is safe depends on the kernels the firmware links (`runtimes.tflm.kernel_paths`): unless the user
+names the kernel library, overlaps must hold on every library the chip may run (on Cortex-M the
+reference kernels and CMSIS-NN on all three code paths), and the number to declare must hold on
+each of the core's builds (each places its own scratch buffers around the plan's tensors). The
+written model records which code paths its plan is right on (`PlanRecord`, read back by every
+command). A candidate with in-place aliases or overlaps is kept only if the real TFLM interpreter
+(the x86-64 wheel, reference kernels) computes bit-identical outputs with it on random inputs
+(several seeds), when the plan is valid for the reference kernels; otherwise the next candidate is
+tried, down to the disjoint plans.
 """
 
 from __future__ import annotations
@@ -37,15 +43,24 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.analysis.inplace import Alias, find_aliases, merge_aliases
 from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs, with_overlaps
 from arenalens.analysis.placeholders import placeholder_inputs
-from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
+from arenalens.builds.build import HOST, Build, as_build
+from arenalens.builds.kernel_paths import (
+    REFERENCE_PATH,
+    KernelPath,
+    OverlapRules,
+    as_overlap_rules,
+    paths_text,
+    sorted_paths,
+)
 from arenalens.cannot_run import group_refusals
 from arenalens.errors import ArenalensError, ModelError, PlanError, RuntimeUnavailableError
-from arenalens.ir import Model, OfflinePlan
+from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
 from arenalens.plan_validity import plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
@@ -56,20 +71,25 @@ from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
 from arenalens.runtimes import Obstacle, get_runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
+from arenalens.runtimes.tflm.arena import offline_plan_for
 from arenalens.runtimes.tflm.kernels.registry import inplace_of
-from arenalens.runtimes.tflm.overlap import arena_overlaps, overlap_library
+from arenalens.runtimes.tflm.overlap import arena_overlaps
 from arenalens.runtimes.tflm.probe import is_installed_wheel
 from arenalens.runtimes.tflm.support import support
-from arenalens.tflite.reader import load_model
+from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
+from arenalens.tflite.reader import encode_offline_plan, load_model
 from arenalens.tflite.rewriter import model_bytes, rewrite_model, shape_changes
 from arenalens.units import format_bytes_exact
 
-OFFLINE_PLAN_VERSION = 0
-ONLINE = -1
-# The metadata stores offsets as int32.
-INT32_MAX = 2**31 - 1
+if TYPE_CHECKING:  # the split package loads only with --split
+    from arenalens.split.outcome import Splitting
+
 # Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
 PROOF_SEEDS = (0, 1, 2)
+# The real interpreter a proof runs on, named in every claim it backs.
+WHEEL = "x86-64 tflite_micro wheel (reference kernels)"
+# Planning time for each split model the split search measures.
+SPLIT_MEASURE_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -81,13 +101,15 @@ class Candidate:
     aliases: tuple[Alias, ...]
     plan: Plan  # tensors + scratch together (the arena arenalens planned)
     lower_bound: int  # no plan of this order can be smaller (shared bytes counted when allowed)
-    predicted_head: int  # the replica's head on the rewritten model
-    required_bytes: int  # the minimal kTensorArenaSize of the rewritten model
+    predicted_head: int  # the replica's head on the rewritten model (the build planned for)
+    required_bytes: int  # the minimal kTensorArenaSize of the rewritten model, on every size build
     offline: OfflinePlan
     model: Model  # the rewritten model's IR (new order, offline plan)
     disjoint_lower_bound: int = 0  # the busiest step of this order when nothing is shared
     overlaps: tuple[OverlapPair, ...] = ()  # overlaps the plan was allowed
     shared: tuple[OverlapPair, ...] = ()  # those whose buffers really share bytes in the plan
+    # The minimal kTensorArenaSize on each build it must hold on (`OverlapRules.size_builds`).
+    required_by_build: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def reproduced(self) -> bool:
@@ -115,7 +137,15 @@ class Optimization:
     reorder: ReorderResult | None = None
     notes: tuple[str, ...] = ()
     overlap: bool = False  # overlaps were allowed
-    kernels: KernelLibrary = KernelLibrary.REFERENCE
+    rules: OverlapRules | None = None  # the code paths overlaps hold on, the builds sizes hold on
+    # The code paths the written plan computes the right outputs on (empty when it shares no
+    # bytes: right on every build), and each check on a real runtime that backs it.
+    valid_for: tuple[KernelPath, ...] = ()
+    proven: tuple[str, ...] = ()
+    original_required_by_build: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    split: Splitting | None = None  # with --split: what was cut (the plan is the split model's)
     runs: bool = True  # False: the build cannot run the model; nothing was planned
     # The model as it runs before optimizing (its shapes, no offline plan that would corrupt
     # them): what the real runtime compares the written file with.
@@ -161,32 +191,41 @@ def optimize_model(
     reorder: bool = False,
     inplace: bool = False,
     overlap: bool = False,
-    kernels: KernelLibrary | None = None,
+    kernels: OverlapRules | str | None = None,
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorderer: str = "auto",
     prove_inplace: bool = True,
     build: Build | str | None = None,
+    split: bool = False,
 ) -> Optimization:
     """Model → Optimization with the rewritten file's bytes (the input is never modified).
 
     `build` is the TFLM build whose kernel scratch buffers the plan makes room for (None: the
     x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
-    With `inplace` or `overlap`, a plan that relies on a kernel's access order is kept only if
-    the real TFLM runtime computes bit-identical outputs with it (`prove_inplace`); without the
-    runtime that raises RuntimeUnavailableError. The overlaps respect the access order of the
-    build's kernels (`builds.build.overlap_kernels`), or of `kernels`, which must hold on the
-    build's kernels too (CMSIS-NN's rules hold on both it and the reference kernels).
+    `kernels` names the kernel library the firmware links ('reference', 'cmsis-nn'; or
+    `OverlapRules`): overlaps then respect that library's access order on the build's code path.
+    None: the build's library when the user named it (`Build.kernels_named_by`: "cortex-m7/
+    cmsis-nn"), else every library the chip may run, and the number to declare holds on each of
+    the core's builds (`builds.kernel_paths.overlap_rules`). With `inplace` or `overlap`, a plan
+    that relies on a kernel's access order is kept only if the real TFLM runtime computes
+    bit-identical outputs with it (`prove_inplace`), when it is valid for the reference kernels
+    the runtime runs; without the runtime that raises RuntimeUnavailableError.
+    With `split`, large activations may first be computed in parts by stock operators
+    (`arenalens.split`), kept only for what they save on the build and, like an overlap, only
+    if the real runtime computes bit-identical outputs (the split model alone, with TFLM's own
+    plan, when the written plan is not right on the reference kernels the runtime runs).
     """
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
-    library = overlap_library(chosen_build, kernels)
+    rules = as_overlap_rules(kernels, chosen_build)
+    size_builds = _size_builds(rules, chosen_build)
     refuse_placeholder_inputs(model)
     # The model as it will run: its file, with the shapes `--input-shape` gave it and without an
     # offline plan that would corrupt tensors at them (the outputs are compared against this).
     conflicts = plan_conflicts(model, chosen_build)
     if conflicts:
-        model = replace(model, offline_plan=None)
+        model = replace(model, offline_plan=None, plan_record=None)
     original_bytes = model_bytes(model, drop_offline_plan=bool(conflicts))
     cannot_run = support(model, chosen_build).obstacles
     if cannot_run:
@@ -194,10 +233,25 @@ def optimize_model(
     tflm = get_runtime("tflm")
     original_arena = tflm.arenas(model, build=chosen_build)[0]
     original_head = run_planner(original_arena.runtime_planner, original_arena.problem).arena_size
-    base = replace(model, offline_plan=None)
+    notes: list[str] = []
+    splitting: Splitting | None = None
+    working = model  # the model planned: the original, or its split
+    if split:
+        splitting = _split(
+            model,
+            planner=planner,
+            overlap=overlap,
+            inplace=inplace,
+            rules=rules,
+            seed=seed,
+            build=chosen_build,
+        )
+        if splitting.model is None:
+            notes.append(splitting.note)
+        working = splitting.model if splitting.model is not None else model
+    base = replace(working, offline_plan=None, plan_record=None)
     schedules: list[tuple[str, Schedule]] = [("file order", FILE_ORDER)]
     reordered: ReorderResult | None = None
-    notes: list[str] = []
     if reorder:
         schedule, reordered = reorder_for_runtime(
             base,
@@ -220,8 +274,9 @@ def optimize_model(
                 choices.append((schedule_label, schedule, scheduled, found))
             else:
                 notes.append(f"{schedule_label}: no operator qualifies for in-place aliasing")
-    variants = 2 * len(choices) * (2 if overlap else 1)
-    # The time limit covers the whole run: each choice plans up to two variants (x2 overlaps).
+    variants = 2 * len(choices) * (2 if overlap else 1) * len(size_builds)
+    # The time limit covers the whole run: each choice plans up to two variants per size build
+    # (x2 with overlaps).
     per_plan_s = max(1.0, time_limit_s / variants)
     candidates: list[Candidate] = []
     for schedule_label, schedule, scheduled, aliases in choices:
@@ -235,18 +290,20 @@ def optimize_model(
                     planner=planner,
                     time_limit_s=per_plan_s,
                     seed=seed,
-                    overlap_kernels=library if with_overlap else None,
+                    overlap_rules=rules if with_overlap else None,
                     build=chosen_build,
+                    size_builds=size_builds,
                 )
             )
-    if overlap and not any(c.overlaps for c in candidates):
-        notes.append("no operator may write its output over a dying input (no overlap rule fits)")
+    if overlap:
+        notes.extend(_overlap_notes(rules, candidates))
     if conflicts:
         notes.append(
-            "the model's offline plan would corrupt tensors at these shapes: compared with TFLM's "
-            "own plan, and replaced"
+            "the model's offline plan would corrupt tensors at these shapes or on this build: "
+            "compared with TFLM's own plan, and replaced"
         )
-    original_required = required_bytes(model, chosen_build)
+    original_by_build = _required_by_build(model, size_builds)
+    original_required = max(original_by_build.values())
     eligible = sorted(
         (
             c
@@ -256,19 +313,58 @@ def optimize_model(
         key=lambda c: (c.required_bytes, c.predicted_head, c.needs_proof, candidates.index(c)),
     )
     chosen: Candidate | None = None
+    split_used = working is not model
+    valid: tuple[KernelPath, ...] = ()
+    proven: list[str] = []
     for candidate in eligible:
-        if candidate.needs_proof and prove_inplace:
-            proof = _prove_candidate(original_bytes, candidate, model, chosen_build)
-            if proof is not None:
-                notes.append(f"{candidate.label}: not kept on real TFLM ({proof}); dropped")
-                continue
-            relied = _relied_on(candidate)
-            notes.append(f"{candidate.label}: proven bit-exact on real TFLM ({relied})")
+        valid = _checked_validity(candidate, rules, model.source)
+        if (candidate.needs_proof or split_used) and prove_inplace:
+            # The wheel runs the reference kernels: a plan not right on them is not run there
+            # (a split model then runs with TFLM's own plan, which proves the split alone).
+            with_plan = not candidate.needs_proof or REFERENCE_PATH in valid
+            if not with_plan:
+                notes.append(
+                    f"{candidate.label}: valid for {paths_text(valid)} by their kernels' "
+                    f"access order; not run here (the {WHEEL} computes other outputs with it)"
+                )
+            if with_plan or split_used:
+                proof = _prove_candidate(
+                    original_bytes,
+                    candidate,
+                    model,
+                    chosen_build,
+                    base=bytes(working.data),
+                    with_plan=with_plan,
+                )
+                if proof is not None:
+                    notes.append(f"{candidate.label}: not kept on real TFLM ({proof}); dropped")
+                    continue
+                relied = _relied_on(candidate, split=split_used, with_plan=with_plan)
+                proven.append(f"{WHEEL}: bit-identical outputs ({relied})")
+                notes.append(f"{candidate.label}: proven bit-exact on the {WHEEL} ({relied})")
         chosen = candidate
         break
-    data = original_bytes if chosen is None else _rewrite(chosen)
+    if split_used and chosen is None:
+        # No plan of the split model was kept: optimize the model as given instead.
+        fallback = optimize_model(
+            model,
+            planner=planner,
+            reorder=reorder,
+            inplace=inplace,
+            overlap=overlap,
+            kernels=rules,
+            time_limit_s=time_limit_s,
+            seed=seed,
+            reorderer=reorderer,
+            prove_inplace=prove_inplace,
+            build=chosen_build,
+        )
+        dropped = "split: not kept (no plan of the split model was kept); the model as given"
+        return replace(fallback, notes=(*notes, dropped, *fallback.notes))
+    record = None if chosen is None else _record(chosen, valid, proven)
+    data = original_bytes if chosen is None else _rewrite(chosen, record)
     if chosen is not None:
-        _check_written(data, chosen, model.source, chosen_build)
+        _check_written(data, chosen, model.source, chosen_build, record)
     if chosen is None and conflicts:
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: written without an "
@@ -290,10 +386,103 @@ def optimize_model(
         reorder=reordered,
         notes=tuple(notes),
         overlap=overlap,
-        kernels=library,
+        rules=rules,
+        valid_for=valid if chosen is not None else (),
+        proven=tuple(proven),
+        original_required_by_build=MappingProxyType(original_by_build),
+        split=splitting,
         original_data=original_bytes,
         replaces_plan=bool(conflicts),
     )
+
+
+def _size_builds(rules: OverlapRules, build: Build) -> tuple[Build, ...]:
+    """The builds the number to declare must hold on, the build planned for first."""
+    others = tuple(b for b in rules.size_builds if b.name != build.name)
+    return (build, *others)
+
+
+def _required_by_build(model: Model, builds: Sequence[Build]) -> dict[str, int]:
+    return {b.name: required_bytes(model, b) for b in builds}
+
+
+def _overlap_notes(rules: OverlapRules, candidates: Sequence[Candidate]) -> list[str]:
+    """What the overlaps were judged by, and why none fitted when none did."""
+    notes = [f"overlaps hold on: {rules.title} ({rules.why})"]
+    if rules.unknown:
+        unknown = ", ".join(path.title for path in rules.unknown)
+        notes.append(
+            f"no overlap is safe on {unknown}: arenalens does not know its access order "
+            "(give --kernels reference if the firmware links TFLM's reference kernels)"
+        )
+    elif not any(c.overlaps for c in candidates):
+        notes.append("no operator may write its output over a dying input (no overlap rule fits)")
+    return notes
+
+
+def _checked_validity(
+    candidate: Candidate, rules: OverlapRules, source: str
+) -> tuple[KernelPath, ...]:
+    """The code paths the candidate's plan is right on, by the independent validity check of
+    every shared byte; PlanError when that misses a path the plan was made for."""
+    from arenalens.runtimes.tflm.plan_validity import (  # noqa: PLC0415 - with overlaps only
+        ALL_PATHS,
+        valid_paths,
+    )
+
+    if not (candidate.shared or candidate.aliases):
+        return ()
+    valid = valid_paths(candidate.model, ALL_PATHS)
+    missing = [path for path in rules.paths if path not in valid and path.has_rules]
+    if missing and candidate.shared:
+        raise PlanError(
+            f"{source}: the plan '{candidate.label}' was made for {rules.title} but its shared "
+            f"bytes fail the check on {paths_text(missing)}"
+        )
+    return valid
+
+
+def _record(candidate: Candidate, valid: Sequence[KernelPath], proven: Sequence[str]) -> PlanRecord:
+    """The record written next to the candidate's plan."""
+    from arenalens import __version__  # noqa: PLC0415 - the package imports this module
+
+    shares = bool(candidate.shared or candidate.aliases)
+    return PlanRecord(
+        version=PLAN_RECORD_VERSION,
+        plan_sha256=plan_digest(encode_offline_plan(candidate.offline)),
+        valid_for=tuple(path.name for path in sorted_paths(valid)) if shares else (EVERY_BUILD,),
+        proven=tuple(proven),
+        writer=f"arenalens {__version__}",
+    )
+
+
+def _split(
+    model: Model,
+    *,
+    planner: str,
+    overlap: bool,
+    inplace: bool,
+    rules: OverlapRules,
+    seed: int,
+    build: Build,
+) -> Splitting:
+    """The split of `model` that lowers the number `optimize` declares for it on the build."""
+    from arenalens.split.outcome import split_for_build  # noqa: PLC0415 - only with --split
+
+    def measure(candidate: Model) -> int:
+        return optimize_model(
+            candidate,
+            planner=planner,
+            inplace=inplace,
+            overlap=overlap,
+            kernels=rules,
+            time_limit_s=SPLIT_MEASURE_SECONDS,
+            seed=seed,
+            prove_inplace=False,
+            build=build,
+        ).new_required_bytes
+
+    return split_for_build(model, measure, overlaps=(build, rules.paths) if overlap else None)
 
 
 def refuse_placeholder_inputs(model: Model) -> None:
@@ -335,16 +524,26 @@ def _nothing_to_do(model: Model, build: Build, obstacles: Sequence[Obstacle]) ->
 
 
 def _prove_candidate(
-    original: bytes, candidate: Candidate, model: Model, build: Build = HOST
+    original: bytes,
+    candidate: Candidate,
+    model: Model,
+    build: Build = HOST,
+    *,
+    base: bytes | None = None,
+    with_plan: bool = True,
 ) -> str | None:
-    """Run the candidate on real TFLM (the x86-64 wheel) over several seeds → None when
-    bit-exact (and, when the build is the wheel, with the predicted head), else why not."""
-    rewritten = _rewrite(candidate)
+    """Run the candidate (written over its model: the original or its split) on real TFLM (the
+    x86-64 wheel) against the original over several seeds → None when bit-exact (and, when the
+    build is the wheel, with the predicted head), else why not. Without `with_plan`, `base` (the
+    split model) runs with TFLM's own plan: a split proven apart from a plan the wheel's kernels
+    would compute wrong."""
+    unplanned = original if base is None else base
+    rewritten = _rewrite(candidate, None) if with_plan else unplanned
     for proof_seed in PROOF_SEEDS:
         proof = prove_outputs(original, rewritten, model, seed=proof_seed)
         if not proof.identical:
             return f"seed {proof_seed}: {proof.detail}"
-        same_build = is_installed_wheel(build)
+        same_build = is_installed_wheel(build) and with_plan
         if (
             same_build
             and proof.original_head is not None
@@ -354,20 +553,26 @@ def _prove_candidate(
     return None
 
 
-def _relied_on(candidate: Candidate) -> str:
-    parts = []
-    if candidate.aliases:
-        parts.append(f"{len(candidate.aliases)} in-place aliases")
-    if candidate.shared:
-        opcodes = sorted({p.opcode for p in candidate.shared})
-        parts.append(f"{len(candidate.shared)} overlaps: {', '.join(opcodes)}")
+def _relied_on(candidate: Candidate, *, split: bool = False, with_plan: bool = True) -> str:
+    parts = ["operators split"] if split else []
+    if not with_plan:
+        parts.append("with TFLM's own plan: the written one is not right on these kernels")
+    else:
+        if candidate.aliases:
+            parts.append(f"{len(candidate.aliases)} in-place aliases")
+        if candidate.shared:
+            opcodes = sorted({p.opcode for p in candidate.shared})
+            parts.append(f"{len(candidate.shared)} overlaps: {', '.join(opcodes)}")
     return "; ".join(parts) + f"; {len(PROOF_SEEDS)} seeds"
 
 
-def _check_written(data: bytes, candidate: Candidate, source: str, build: Build) -> None:
-    """Read the written bytes back: same plan, same predicted head (guards the rewriter)."""
+def _check_written(
+    data: bytes, candidate: Candidate, source: str, build: Build, record: PlanRecord | None
+) -> None:
+    """Read the written bytes back: same plan and record, same predicted head (guards the
+    rewriter)."""
     written = load_model(data)
-    if written.offline_plan != candidate.offline:
+    if written.offline_plan != candidate.offline or written.plan_record != record:
         raise PlanError(f"{source}: the rewritten file does not carry the planned offsets")
     tflm = get_runtime("tflm")
     arena = tflm.arenas(written, build=build)[0]
@@ -379,9 +584,10 @@ def _check_written(data: bytes, candidate: Candidate, source: str, build: Build)
         )
 
 
-def _rewrite(candidate: Candidate) -> bytes:
-    """The model's file with the candidate's order and plan, and the tensor shapes the plan is
-    for (an offline plan belongs to its shapes: `--input-shape`'s are written into the file)."""
+def _rewrite(candidate: Candidate, record: PlanRecord | None) -> bytes:
+    """The model's file with the candidate's order, plan and `record`, and the tensor shapes the
+    plan is for (an offline plan belongs to its shapes: `--input-shape`'s are written into the
+    file)."""
     orders = {
         subgraph: tuple(order)
         for subgraph, order in candidate.schedule.orders.items()
@@ -391,6 +597,7 @@ def _rewrite(candidate: Candidate) -> bytes:
         candidate.model.data,
         operator_orders=orders,
         offline_plan=candidate.offline,
+        plan_record=record,
         tensor_shapes=shape_changes(candidate.model),
     )
 
@@ -404,50 +611,62 @@ def _candidates(
     planner: str,
     time_limit_s: float,
     seed: int,
-    overlap_kernels: KernelLibrary | None = None,
+    overlap_rules: OverlapRules | None = None,
     build: Build = HOST,
+    size_builds: Sequence[Build] = (),
 ) -> list[Candidate]:
-    """The pinned-scratch and free plans of one (order, aliases[, overlaps]) choice, each judged
-    by the replica on the build (its scratch requests placed online around the offline tensors)."""
+    """The pinned-scratch and free plans of one (order, aliases[, overlaps]) choice around each
+    size build's scratch, each judged by the replica on every size build (its scratch requests
+    placed online around the offline tensors); the head is the build planned for's."""
     tflm = get_runtime("tflm")
-    arena = tflm.arenas(model, build=build)[0]
-    if aliases:
-        arena = merge_aliases(arena, aliases)
-        label = f"{label}, in-place ({len(aliases)} aliases)"
-    pairs: tuple[OverlapPair, ...] = ()
-    if overlap_kernels is not None:
-        pairs = arena_overlaps(model, arena, library=overlap_kernels)
-        if not pairs:
-            return []
-        arena = with_overlaps(arena, pairs)
-        label = f"{label}, overlaps ({len(pairs)} allowed, {overlap_kernels} kernels)"
-    problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=())
-    variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
-    if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
-        variants.append(("free", problem))
     found: list[Candidate] = []
-    for variant, variant_problem in variants:
-        plan = run_planner(planner, variant_problem, time_limit_s=time_limit_s, seed=seed)
-        offline = offline_plan_for(model, arena, plan.offsets)
-        rewritten = replace(model, offline_plan=offline)
-        final_arena = tflm.arenas(rewritten, build=build)[0]
-        predicted = run_planner(final_arena.runtime_planner, final_arena.problem).arena_size
-        found.append(
-            Candidate(
-                label=f"{label}, {planner}, {variant}",
-                schedule=schedule,
-                aliases=aliases,
-                plan=plan,
-                lower_bound=problem.lower_bound(),
-                predicted_head=predicted,
-                required_bytes=required_bytes(rewritten, build),
-                offline=offline,
-                model=rewritten,
-                disjoint_lower_bound=problem.disjoint_lower_bound(),
-                overlaps=pairs,
-                shared=shared_pairs(arena, pairs, plan.offsets),
+    seen: set[OfflinePlan] = set()
+    for planned_for in size_builds or (build,):
+        arena = tflm.arenas(model, build=planned_for)[0]
+        choice = label
+        if aliases:
+            arena = merge_aliases(arena, aliases)
+            choice = f"{choice}, in-place ({len(aliases)} aliases)"
+        pairs: tuple[OverlapPair, ...] = ()
+        if overlap_rules is not None:
+            pairs = arena_overlaps(model, arena, paths=overlap_rules.paths)
+            if not pairs:
+                return []
+            arena = with_overlaps(arena, pairs)
+            choice = f"{choice}, overlaps ({len(pairs)} allowed, {overlap_rules.title})"
+        if len(size_builds) > 1:
+            choice = f"{choice}, around {planned_for.name} scratch"
+        problem = replace(arena.problem, alignment=ARENA_ALIGNMENT, order=())
+        variants: list[tuple[str, Problem]] = [("pinned scratch", pin_scratch(arena, problem))]
+        if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
+            variants.append(("free", problem))
+        for variant, variant_problem in variants:
+            plan = run_planner(planner, variant_problem, time_limit_s=time_limit_s, seed=seed)
+            offline = offline_plan_for(model, arena, plan.offsets)
+            if offline in seen:
+                continue
+            seen.add(offline)
+            rewritten = replace(model, offline_plan=offline)
+            final_arena = tflm.arenas(rewritten, build=build)[0]
+            predicted = run_planner(final_arena.runtime_planner, final_arena.problem).arena_size
+            by_build = _required_by_build(rewritten, size_builds or (build,))
+            found.append(
+                Candidate(
+                    label=f"{choice}, {planner}, {variant}",
+                    schedule=schedule,
+                    aliases=aliases,
+                    plan=plan,
+                    lower_bound=problem.lower_bound(),
+                    predicted_head=predicted,
+                    required_bytes=max(by_build.values()),
+                    offline=offline,
+                    model=rewritten,
+                    disjoint_lower_bound=problem.disjoint_lower_bound(),
+                    overlaps=pairs,
+                    shared=shared_pairs(arena, pairs, plan.offsets),
+                    required_by_build=MappingProxyType(by_build),
+                )
             )
-        )
     return found
 
 
@@ -472,24 +691,6 @@ def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:
         replace(b, fixed_offset=placed[b.id]) if b.id in scratch_ids else b for b in problem.buffers
     ]
     return replace(problem, buffers=tuple(buffers))
-
-
-def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, int]) -> OfflinePlan:
-    """Planned offsets → OfflineMemoryAllocation: one offset per tensor, -1 for the rest."""
-    values = [ONLINE] * model.tensor_count
-    for planned in arena.buffers.values():
-        if planned.kind is not BufferKind.TENSOR or planned.tensor is None:
-            continue
-        for tensor in (planned.tensor, *planned.aliases):
-            values[model.tensor_offset_index(planned.subgraph, tensor)] = offsets[planned.id]
-    highest = max(values, default=0)
-    if highest > INT32_MAX:
-        raise ModelError(
-            model.source,
-            f"the plan places a tensor at offset {highest:,}: OfflineMemoryAllocation holds "
-            "32-bit offsets (below 2 GiB), so TFLM cannot be given this plan",
-        )
-    return OfflinePlan(OFFLINE_PLAN_VERSION, len(model.subgraphs), tuple(values))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,15 +4,16 @@ Every stage asks the runtime (`runtimes.Runtime`) and follows one build (`builds
 under TFLM the x86-64 `tflite_micro` wheel unless a core and kernel library are chosen, e.g.
 `build="cortex-m7/cmsis-nn"`; other runtimes have the host's only.
 
-With `overlap=True` (TFLM), the head is planned once more with the overlaps the build's kernels
-allow (an operator's output may start below an input it consumes), aligned to the runtime's data
-alignment as `optimize --overlap` writes it, next to the plans that share no bytes.
+With `overlap=True` (TFLM), the head is planned once more with the overlaps the kernels allow (an
+operator's output may start below an input it consumes) on every kernel code path the build's chip
+may run, or the library the user named (`builds.kernel_paths.overlap_rules`), aligned to the
+runtime's data alignment as `optimize --overlap` writes it, next to the plans that share no bytes.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -20,14 +21,8 @@ from typing import Any
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs
-from arenalens.builds.build import (
-    HOST,
-    Build,
-    KernelLibrary,
-    as_build,
-    kernel_library_named,
-    overlap_kernels,
-)
+from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
+from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
@@ -57,7 +52,7 @@ class ArenaResult:
 class OverlapResult:
     """The primary arena planned with its allowed overlaps."""
 
-    kernels: KernelLibrary
+    rules: OverlapRules  # the kernel code paths the overlaps hold on
     pairs: tuple[OverlapPair, ...]  # every overlap the kernels allow
     shared: tuple[OverlapPair, ...]  # those whose buffers share bytes in the plan
     problem: Problem  # the arena's problem with the overlaps, 16-aligned offsets
@@ -112,21 +107,24 @@ def analyze(
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
-    overlap: bool | KernelLibrary | str | None = None,
+    overlap: OverlapRules | KernelLibrary | str | bool | None = None,
     overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
-    with `overlap=True` (TFLM only), the head also planned with the overlaps the build's kernels
-    allow.
+    with `overlap` (TFLM only), the head also planned with the overlaps its kernels allow: True
+    for every kernel library the build's chip may run (the build's own only when the user named
+    it: `Build.kernels_named_by`), a library's name ('reference', 'cmsis-nn') for that one, or
+    `OverlapRules` (`builds.kernel_paths`).
 
     `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
     for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
-    `overlap` may also name a kernel library whose access order the overlaps follow instead; it
-    must hold on the build's own kernels too (CMSIS-NN's rules hold on the reference kernels;
-    the reference rules on a CMSIS-NN build are a UsageError).
+    A library named by `overlap` must be the build's own on a device build (UsageError
+    otherwise); on the wheel, 'cmsis-nn' plans overlaps for every CMSIS-NN code path.
     """
     if not isinstance(model, Model):
         model = load_model(model)
+    if overlap is False:
+        overlap = None
     rules = get_runtime(runtime)
     if overlap and not rules.plans_overlaps:
         raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
@@ -176,7 +174,7 @@ def _plan_overlaps(
     rules: Runtime,
     model: Model,
     arenas: tuple[ArenaProblem, ...],
-    overlap: bool | KernelLibrary | str,
+    overlap: OverlapRules | KernelLibrary | str | bool,
     *,
     time_limit_s: float,
     build: Build,
@@ -184,8 +182,8 @@ def _plan_overlaps(
     """The primary arena with its allowed overlaps → the best plan and what the runtime then
     needs."""
     arena = arenas[0]
-    asked = kernel_library_named(overlap) if isinstance(overlap, str) else None
-    pairs = rules.overlaps(model, arena, build, kernels=asked)
+    chosen = as_overlap_rules(None if isinstance(overlap, bool) else overlap, build)
+    pairs = rules.overlaps(model, arena, build, paths=chosen.paths)
     problem = Problem(
         arena.problem.buffers,
         alignment=rules.data_alignment,  # as `optimize --overlap` writes them,
@@ -193,15 +191,43 @@ def _plan_overlaps(
     )
     plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
     named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
-    budget = rules.budget(model, arenas, [named], build)
+    budget = _overlap_budget(
+        rules, model, arena=arena, plan=named, size_builds=chosen.size_builds, build=build
+    )
     return OverlapResult(
-        kernels=asked or overlap_kernels(build),
+        rules=chosen,
         pairs=pairs,
         shared=shared_pairs(arena, pairs, plan.offsets),
         problem=problem,
         plan=named,
         budget=budget,
     )
+
+
+def _overlap_budget(
+    rules: Runtime,
+    model: Model,
+    *,
+    arena: ArenaProblem,
+    plan: Plan,
+    size_builds: Sequence[Build],
+    build: Build,
+) -> MemoryBudget:
+    """What TFLM needs with the plan written into the model (its tensors' offsets offline, each
+    build's scratch placed online around them, as `optimize --overlap` writes it): the largest
+    over the builds the number must hold on."""
+    # Only TFLM plans overlaps (`Runtime.plans_overlaps`): its offline-plan format is the one.
+    from arenalens.runtimes.tflm.arena import offline_plan_for  # noqa: PLC0415
+
+    written = replace(model, offline_plan=offline_plan_for(model, arena, plan.offsets))
+    budgets = []
+    for each in (build, *(b for b in size_builds if b.name != build.name)):
+        arenas = rules.arenas(written, each)
+        plans = [run_planner(a.runtime_planner, a.problem) for a in arenas]
+        budgets.append(rules.budget(written, arenas, plans, each))
+    worst = max(budgets, key=lambda found: found.required_bytes)
+    # The analysed build's figures, unless another build needs more.
+    return budgets[0] if worst.required_bytes == budgets[0].required_bytes else worst
 
 
 def _plan_arena(arena: ArenaProblem, planner: str | None, knobs: dict[str, Any]) -> ArenaResult:

@@ -1,42 +1,42 @@
 """Does a model's offline plan hold? Model + build → every reason its OfflineMemoryAllocation would
-make the runtime corrupt tensors.
+make the runtime compute wrong outputs.
 
-An offline plan fixes each planned tensor's offset for the tensor sizes it was made for, and TFLM
-applies the offsets unchecked (docs/runtime-rules.md §T9). Planned for one input size and run at
-a larger one, the tensors grow in place: tensors live at the same step share bytes, kernels
-overwrite each other's data (garbage outputs), and the highest offset plus size says nothing about
-what the device needs. So such a model gets no size and no FITS: CANNOT RUN CORRECTLY, first.
+An offline plan fixes each planned tensor's offset, and TFLM applies the offsets unchecked
+(docs/runtime-rules.md §T9). Two tensors the plan gives common bytes while both are live are
+right only where a kernel reads every input byte it needs before its output overwrites it, and
+that depends on the kernel code path the build runs (`builds.kernel_paths`). The bytes shared,
+each judged per code path by the kernels' access orders and narrowed by arenalens' record of the
+builds a written plan was made for, are `runtimes.tflm.plan_validity`'s; this module turns them
+into the verdict's answer. Such a model gets no size and no FITS: CANNOT RUN CORRECTLY, first.
 
 Two kinds of reason, each a `PlanConflict`:
 
-* `shapes`: at the model's tensor sizes (its own, or `--input-shape`'s) two tensors live
-  together share bytes, other than the overlaps their kernels' access order allows and Vela's
-  ethos-u operators' own (`diagnostics.offline_rules.shared_bytes` judges each pair).
-* `build`: the plan holds only on some builds: an overlap that TFLM's reference kernels' access
-  order allows and CMSIS-NN's does not, checked on a CMSIS-NN build (`_build_conflicts`, where
-  a record of the builds a written plan was proven on also belongs).
+* `shapes`: tensors share bytes that no kernel code path tolerates: tensors live together, or an
+  output over an input its kernel reads later on every build; a plan made for other tensor sizes
+  (planned at one input size, run with `--input-shape` at another) is the usual cause.
+* `build`: the plan holds only on some builds, not on the one asked about: an overlap the
+  reference kernels' access order allows and CMSIS-NN's does not (or the reverse), or a record
+  that vouches for other builds only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from arenalens.builds.build import CMSIS_NN, HOST, Build
+from arenalens.builds.build import HOST, Build
+from arenalens.builds.kernel_paths import KernelPath, path_of
 from arenalens.ir import Model
-
-if TYPE_CHECKING:  # the offline-plan rules load only for models that carry a plan
-    from arenalens.diagnostics.offline_rules import SharedBytes
 
 SHAPES = "shapes"
 BUILD = "build"
-# Pairs of tensors one conflict names before it counts the rest.
+# Problems one conflict names before it counts the rest.
 PAIRS_NAMED = 2
 
 
 @dataclass(frozen=True, slots=True)
 class PlanConflict:
-    """One reason the model's offline plan would corrupt tensors as the runtime runs it."""
+    """One reason the model's offline plan makes the runtime compute wrong outputs."""
 
     kind: str  # SHAPES or BUILD
     reason: str  # one sentence: what shares bytes, or which builds the plan holds on
@@ -47,65 +47,66 @@ class PlanConflict:
         return {"kind": self.kind, "reason": self.reason, "fix": self.fix}
 
 
-def plan_conflicts(model: Model, build: Build = HOST) -> tuple[PlanConflict, ...]:
+def plan_conflicts(
+    model: Model, build: Build = HOST, *, paths: Sequence[KernelPath] | None = None
+) -> tuple[PlanConflict, ...]:
     """Model (at the tensor sizes it will run with) + build → why its offline plan does not hold;
-    empty when it has no plan or the plan holds."""
+    empty when it has no plan or the plan holds. `paths`: the kernel code paths the firmware may
+    run (default: the build's own; a chip that may run vendor kernels has more)."""
     if model.offline_plan is None:
         return ()
-    # The offline-plan rules read the execution timeline; they load only for planned models.
-    from arenalens.diagnostics.context import DiagnoseContext  # noqa: PLC0415
-    from arenalens.diagnostics.offline_rules import shared_bytes  # noqa: PLC0415
+    # The access rules (and numpy under them) load only for models that carry a plan.
+    from arenalens.runtimes.tflm import plan_validity  # noqa: PLC0415
 
-    context = DiagnoseContext(model=model, runtime="tflm", analysis=None, required_alignment=1)
-    found = shared_bytes(context)
-    return (*_shape_conflicts(model, found), *_build_conflicts(found, build))
+    everywhere = plan_validity.wrong_everywhere(model)
+    found = []
+    if everywhere:
+        found.append(_shape_conflict(everywhere))
+    asked = (path_of(build),) if paths is None else tuple(paths)
+    on_paths = {
+        path: [
+            r for r in plan_validity.wrong_outputs(model, path, limit=None) if r not in everywhere
+        ]
+        for path in asked
+    }
+    wrong = {path: reasons for path, reasons in on_paths.items() if reasons}
+    if wrong:
+        found.append(_build_conflict(wrong, build))
+    return tuple(found)
 
 
-def _shape_conflicts(model: Model, found: SharedBytes) -> tuple[PlanConflict, ...]:
-    """The plan's tensors live together that share bytes at the model's tensor sizes."""
-    from arenalens.diagnostics.offline_rules import shared_bytes_text  # noqa: PLC0415
-
-    corrupting = found.corrupting
-    if not corrupting:
-        return ()
-    named = "; ".join(shared_bytes_text(model, *pair) for pair in corrupting[:PAIRS_NAMED])
-    more = len(corrupting) - PAIRS_NAMED
-    count = f"{len(corrupting)} pairs of tensors live" if len(corrupting) > 1 else "two tensors"
-    return (
-        PlanConflict(
-            kind=SHAPES,
-            reason=f"the offline plan (OfflineMemoryAllocation) puts {count} at the same step in "
-            f"common bytes at these tensor sizes: {named}"
-            + (f"; and {more} more" if more > 0 else "")
-            + ". TFLM applies offline offsets unchecked, so kernels overwrite live tensors "
-            "(garbage outputs); a plan made for one input size holds for that size only",
-            fix="plan again for the input size the application feeds: `arenalens optimize` "
-            "with --input-shape writes a plan for that size (or run the model without the "
-            "offline plan)",
-        ),
+def _shape_conflict(problems: Sequence[str]) -> PlanConflict:
+    named = "; ".join(problems[:PAIRS_NAMED])
+    more = len(problems) - PAIRS_NAMED
+    return PlanConflict(
+        kind=SHAPES,
+        reason="the offline plan (OfflineMemoryAllocation) gives tensors common bytes that no "
+        f"kernel tolerates: {named}"
+        + (f"; and {more} more" if more > 0 else "")
+        + ". TFLM applies offline offsets unchecked, so kernels overwrite live tensors "
+        "(garbage outputs); a plan made for one input size holds for that size only",
+        fix="plan again for the input size the application feeds: `arenalens optimize` "
+        "with --input-shape writes a plan for that size (or run the model without the "
+        "offline plan)",
     )
 
 
-def _build_conflicts(found: SharedBytes, build: Build) -> tuple[PlanConflict, ...]:
-    """Overlaps the plan relies on that the build's kernel library does not allow.
+def _build_conflict(wrong: dict[KernelPath, list[str]], build: Build) -> PlanConflict:
+    first_path, reasons = next(iter(wrong.items()))
+    where = ", ".join(path.title for path in wrong)
+    named = "; ".join(reasons[:PAIRS_NAMED])
+    more = len(reasons) - PAIRS_NAMED
+    return PlanConflict(
+        kind=BUILD,
+        reason=f"the offline plan does not hold on {where} ({build.name} build): {named}"
+        + (f"; and {more} more" if more > 0 else ""),
+        fix="flash it only with a build it is right on, or run `arenalens optimize --overlap` on "
+        f"the original model for the {build.name} build (without --kernels its overlaps hold on "
+        "every kernel library the core may run)"
+        if first_path.has_rules
+        else "no overlap is known to be right on these kernels: run the original model, or one "
+        "optimized without --overlap",
+    )
 
-    Each shared pair is judged by the reference kernels' access order and CMSIS-NN's; a plan
-    that needs the reference kernels' order computes garbage on a CMSIS-NN build."""
-    if build.kernels != CMSIS_NN:
-        return ()
-    unsafe = sorted(
-        {f"{pair.opcode} (op {pair.operator})" for pair, cmsis_safe in found.safe if not cmsis_safe}
-    )
-    if not unsafe:
-        return ()
-    listed = ", ".join(unsafe[:6]) + (f", ... {len(unsafe) - 6} more" if len(unsafe) > 6 else "")
-    return (
-        PlanConflict(
-            kind=BUILD,
-            reason=f"the offline plan lets outputs start below inputs they consume as TFLM's "
-            f"reference kernels allow, but the CMSIS-NN kernels of {listed} read input bytes "
-            f"back after writing there: on the {build.name} build they compute garbage",
-            fix="write the plan for this build: `arenalens optimize` on the original model "
-            "with --overlap --kernels cmsis-nn (only overlaps safe with both kernel sets)",
-        ),
-    )
+
+__all__ = ["BUILD", "SHAPES", "PlanConflict", "plan_conflicts"]

@@ -23,8 +23,14 @@ from arenalens.builds.build import (
     build_summary,
     build_title,
     device_build,
-    overlap_kernels,
     select_build,
+)
+from arenalens.builds.kernel_paths import (
+    KNOWN_PATHS,
+    REFERENCE_PATH,
+    KernelPath,
+    overlap_rules,
+    path_of,
 )
 from arenalens.builds.tflm import HISTORY, WHEEL_COMPRESSION
 from arenalens.errors import UsageError
@@ -72,10 +78,16 @@ def test_who_named_the_kernel_library() -> None:
     assert target_build(get_target("esp32-s3")) is HOST
 
 
-def test_the_overlap_rules_are_the_build_s_kernels() -> None:
-    assert overlap_kernels(HOST) is KernelLibrary.REFERENCE
-    assert overlap_kernels(build_named("cortex-m7")) is KernelLibrary.REFERENCE
-    assert overlap_kernels(build_named("cortex-m3/cmsis-nn")) is KernelLibrary.CMSIS_NN
+def test_the_overlap_rules_hold_on_every_library_unless_the_user_names_one() -> None:
+    assert overlap_rules(HOST).paths == KNOWN_PATHS
+    assert overlap_rules(build_named("cortex-m7")).paths == KNOWN_PATHS
+    assert overlap_rules(build_named("cortex-m3/cmsis-nn")).paths == (
+        KernelPath(KernelLibrary.CMSIS_NN, "none"),
+    )
+    assert overlap_rules(build_named("cortex-m3/reference")).paths == (REFERENCE_PATH,)
+    board = device_build("cortex-m7", "cmsis-nn", named_by=NAMED_BY_BOARD)
+    assert overlap_rules(board).paths == KNOWN_PATHS and not overlap_rules(board).explicit
+    assert path_of(board) == KernelPath(KernelLibrary.CMSIS_NN, "dsp")
 
 
 def test_the_summary_adds_to_the_first_fields() -> None:

@@ -106,7 +106,7 @@ def test_diagnose_batch_summary(
     assert main(["diagnose", str(tmp_path), "-j", "1", "--no-color"]) == 1
     out = capsys.readouterr().out
     assert "clean.tflite" in out and "overlap.tflite" in out
-    assert "error: offline-plan-overlap" in out
+    assert "error: cannot-run-correctly" in out
 
 
 def test_diagnose_example_model(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,8 +7,12 @@ from types import MappingProxyType
 import numpy as np
 import pytest
 
-from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose, plan_rules
+from arenalens.builds.build import device_build
+from arenalens.diagnostics import RULE_IDS, Diagnosis, Severity, diagnose, plan_rules, support_rules
+from arenalens.diagnostics.context import DiagnoseContext
+from arenalens.examples import example_bytes
 from arenalens.ir import Model
+from arenalens.pipeline import analyze
 from arenalens.reorder.schedule import Schedule, check_schedule
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import load_model, parse_model
@@ -146,10 +150,32 @@ def test_offline_plan_overlap_accepts_an_output_sliding_over_its_consumed_input(
     assert finding.details["safe_overlaps"] == 1
     # Safe on the reference kernels; CMSIS-NN's 1x1 path re-reads its input, so: a warning.
     assert finding.severity == Severity.WARNING
-    assert "reference kernels only" in finding.message and "cmsis-nn" in finding.fix
+    assert finding.details["valid_for"] == ["reference"]
+    assert "right on: TFLM reference kernels" in finding.message
+    assert "wrong outputs on: CMSIS-NN, pure C" in finding.message
+    assert "without --kernels" in finding.fix
     offsets[3] = 512  # 7 bytes too close: an error as before
     (closer,) = run(load(with_offline_plan(builder, offsets)), "offline-plan-overlap")
     assert closer.severity == Severity.ERROR
+
+
+def test_cannot_run_correctly_triggers() -> None:
+    builder, _ = chain()
+    offsets = [-1] * tensor_count(builder)
+    # conv1 (1x1) 528 B below the conv0 it consumes: right on the reference kernels only.
+    offsets[0], offsets[3], offsets[6], offsets[9] = 2048, 528, 0, 4096
+    model = load(with_offline_plan(builder, offsets))
+    assert run(model, "cannot-run-correctly") == []  # the host wheel runs the reference kernels
+    context = DiagnoseContext(
+        model=model,
+        runtime="tflm",
+        analysis=analyze(model, build=device_build("cortex-m7", "cmsis-nn")),
+        required_alignment=16,
+    )
+    (finding,) = support_rules.cannot_run_correctly(context)
+    assert finding.severity == Severity.ERROR
+    assert finding.message.startswith("CANNOT RUN CORRECTLY on Cortex-M7")
+    assert "CONV_2D (op 1)" in finding.message and "CMSIS-NN, DSP extension" in finding.message
 
 
 def test_offline_plan_overlap_is_info_inside_one_vela_operator() -> None:
@@ -435,7 +461,8 @@ def test_planner_waste_quiet_when_greedy_is_optimal(monkeypatch: pytest.MonkeyPa
 
 
 def test_overlap_savings_triggers() -> None:
-    (finding,) = run(clean_model(), "overlap-savings")
+    # resnet8_cifar peaks at a 3x3 convolution, whose output may slide on every kernel library.
+    (finding,) = run(parse_model(example_bytes("resnet8_cifar"), "resnet8"), "overlap-savings")
     assert finding.severity == Severity.INFO
     details = finding.details
     assert details["overlap_bytes"] < details["disjoint_bytes"] <= details["runtime_bytes"]
@@ -454,6 +481,9 @@ def test_overlap_savings_quiet_without_a_rule_or_under_litert() -> None:
     graph.set_outputs([out])
     assert run(load(builder), "overlap-savings") == []
     assert run(clean_model(), "overlap-savings", runtime="litert") == []
+    # A chain of 1x1 convolutions: CMSIS-NN's pure-C and DSP paths re-read the input per
+    # output-channel pair, so `optimize --overlap` (right on every library) saves nothing.
+    assert run(clean_model(), "overlap-savings") == []
 
 
 def test_peak_triggers() -> None:

@@ -340,11 +340,10 @@ def test_the_viewer_formats_bytes_and_percentages_as_the_terminal_does(watch: Pa
 
 
 def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path: Path) -> None:
-    from arenalens.builds.build import KernelLibrary
     from arenalens.examples import example_bytes
     from arenalens.pipeline import analyze
 
-    analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap=KernelLibrary.REFERENCE)
+    analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap="reference")
     report = build_report(analysis)
     arena = report.primary
     assert arena.overlap_lower_bound is not None

@@ -321,15 +321,6 @@ def as_build(build: Build | str | None) -> Build:
     return build_named(build)
 
 
-def overlap_kernels(build: Build) -> KernelLibrary:
-    """The kernel library whose access order an overlap planned for this build must respect:
-    the library the build runs.
-
-    The one place that decides it: every caller (`analyze(overlap=True)`, `compare`, `optimize`,
-    `report --overlap`) asks here."""
-    return build.kernels
-
-
 def allocator_name(build: Build) -> str:
     """The C++ class that allocates the arena on this build."""
     return "RecordingMicroAllocator" if build.recording else "MicroAllocator"
@@ -376,6 +367,16 @@ def build_flags(summary: Mapping[str, Any]) -> str:
     if not cpu:
         return release
     return f" --cpu {cpu} --kernels {summary.get('kernels') or REFERENCE}{release}"
+
+
+def overlap_flags(summary: Mapping[str, Any]) -> str:
+    """The options of an `optimize --overlap` command for this build: `build_flags`, but
+    --kernels only when the user named the library (`Build.kernels_named_by`); otherwise the
+    overlaps must hold on every library the core may run, so the command names none."""
+    if summary.get("kernels_named_by") == NAMED_BY_USER:
+        return build_flags(summary)
+    cpu = summary.get("cpu")
+    return (f" --cpu {cpu}" if cpu else "") + release_flag(summary)
 
 
 def release_flag(summary: Mapping[str, Any]) -> str:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.builds.build import (
     CPUS,
     KERNEL_LIBRARIES,
     Build,
-    KernelLibrary,
-    kernel_library_named,
     select_build,
 )
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
@@ -23,6 +21,9 @@ from arenalens.jsontext import to_json
 from arenalens.target_build import target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
+
+if TYPE_CHECKING:
+    from arenalens.builds.kernel_paths import OverlapRules
 
 EXAMPLE_PREFIX = "example:"
 
@@ -76,7 +77,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         help="the kernel library the firmware links: "
         + " or ".join(KERNEL_LIBRARIES)
         + " (default: reference; cmsis-nn picks its DSP or MVE code paths from --cpu); with "
-        "--overlap also the access order overlaps respect",
+        "--overlap also the only library whose access order overlaps respect (without it they "
+        "hold on every library the core may run)",
     )
     group.add_argument(
         "--tflm",
@@ -119,16 +121,19 @@ def _single_target(args: argparse.Namespace) -> Target | None:
     return get_target(name)
 
 
-def overlap_library(args: argparse.Namespace) -> KernelLibrary | None:
-    """Another kernel library whose access order --overlap must respect, or None for the selected
-    build's own (`selected_build`): --kernels names one only when no core names the build
-    (--kernels cmsis-nn alone: the wheel's figures, overlaps that hold on CMSIS-NN too)."""
+def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
+    """The kernel code paths --overlap must hold on and the builds the number to declare must
+    hold on (`kernel_paths.overlap_rules`): the library the user named (--kernels, carried by the
+    selected build when a core or board names it), else every library the chip may run (a board
+    preset's core without a 32-bit model: its vendor's kernels too)."""
+    # The overlap rules load only for --overlap.
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
+
     kernels = getattr(args, "kernels", None)
-    if kernels is None or getattr(args, "cpu", None) is not None:
-        return None
-    if _single_target(args) is not None and getattr(args, "runtime", "tflm") == "tflm":
-        return None  # the board's build carries --kernels
-    return kernel_library_named(kernels)
+    target = _single_target(args)
+    if kernels is None and target is not None and target.kernels is None:
+        return overlap_rules(build, chip=target.chip or target.name)
+    return overlap_rules(build, kernels)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

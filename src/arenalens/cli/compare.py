@@ -12,7 +12,7 @@ from arenalens.cli.common import (
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
-    overlap_library,
+    overlap_rules_for,
     print_json,
     print_text,
     selected_build,
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         reorder=args.reorder,
         overlap=args.overlap,
-        kernels=overlap_library(args),
+        kernels=overlap_rules_for(args, build),
     )
     document = compare_document(comparison)
     if args.json:

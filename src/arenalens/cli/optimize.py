@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from arenalens.atomic import check_output_path
+from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
     add_build_options,
@@ -14,7 +15,7 @@ from arenalens.cli.common import (
     add_model_argument,
     add_output_options,
     load_with_input_shapes,
-    overlap_library,
+    overlap_rules_for,
     print_json,
     print_text,
     selected_build,
@@ -33,11 +34,12 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "optimize",
         help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
-        "in-place, overlap)",
+        "in-place, overlap, split)",
         description="Plan tensors and kernel scratch together and write a copy of the model with "
         "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
-        "better operator order, in-place aliases and overlaps. Weights stay byte-identical and "
-        "aligned; the input file is never touched. When the real TFLM interpreter is installed, "
+        "better operator order, in-place aliases, overlaps and split operators. Weights stay "
+        "byte-identical and aligned (--split adds sliced ones); the input file is never "
+        "touched. When the real TFLM interpreter is installed, "
         "the result is run on it first: the head must be the predicted one and outputs "
         "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
         "tail + setup); a model that would save nothing is not written (exit 1). An offline "
@@ -69,9 +71,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--overlap",
         action="store_true",
-        help="also let an operator's output start below an input it is consuming, as far as "
-        "the access order of the --kernels library allows (cmsis-nn is safe on CMSIS-NN builds "
-        "and the reference kernels alike; kept only if real TFLM gives bit-identical outputs)",
+        help="also let an operator's output start below an input it is consuming, as far as the "
+        "kernels' access order allows: without --kernels on every kernel library the core may "
+        "run (on Cortex-M: reference and CMSIS-NN on every code path), with --kernels on that "
+        "library only (the model records which builds it is right on); kept only if real TFLM "
+        "gives bit-identical outputs where it can run it",
+    )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="also compute large activations in parts with stock operators (bands of rows with "
+        "their halo, groups of output channels; slices, pads and concatenations), kept only for "
+        "the bytes they save on the selected build and only if real TFLM gives bit-identical "
+        "outputs",
     )
     parser.add_argument(
         "--no-verify",
@@ -94,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
     if args.overlap and args.no_verify:
         raise UsageError("--overlap needs the real-runtime proof; drop --no-verify")
+    if args.split and args.no_verify:
+        raise UsageError("--split needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
     build = selected_build(args)
     model_text = args.model
@@ -109,14 +123,22 @@ def run(args: argparse.Namespace) -> int:
         reorder=args.reorder,
         inplace=args.inplace,
         overlap=args.overlap,
-        kernels=overlap_library(args),
+        kernels=overlap_rules_for(args, build),
         time_limit_s=args.time_limit,
         seed=args.seed,
         build=build,
+        split=args.split,
     )
     proof: OutputProof | None = None
     proof_note = ""
-    if not args.no_verify and optimization.chosen is not None:
+    runs_on_wheel = not optimization.valid_for or REFERENCE_PATH in optimization.valid_for
+    if not args.no_verify and optimization.chosen is not None and not runs_on_wheel:
+        proof_note = (
+            "not run on real TFLM here: the plan is right on "
+            + ", ".join(path.name for path in optimization.valid_for)
+            + " only, and the x86-64 tflite_micro wheel runs the reference kernels"
+        )
+    elif not args.no_verify and optimization.chosen is not None:
         try:
             proof = prove_outputs(optimization.original_data, optimization.data, model)
         except RuntimeUnavailableError as error:
@@ -169,8 +191,9 @@ def _accept(
         return False, f"refused: {proof.detail or 'outputs differ'} on real TFLM"
     if not same_build:
         return True, (
-            "outputs checked on the x86-64 tflite_micro wheel; the head is the prediction for "
-            "the selected build (the wheel's kernels request other scratch buffers)"
+            "outputs checked on the x86-64 tflite_micro wheel (reference kernels); the head is "
+            "the prediction for the selected build (the wheel's kernels request other scratch "
+            "buffers)"
         )
     if proof.new_head is None or proof.new_head > proof.original_head:
         return False, "refused: the real head would grow"

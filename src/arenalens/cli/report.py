@@ -14,7 +14,8 @@ from typing import Any
 from arenalens import __version__
 from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import check_output_path, make_folder
-from arenalens.builds.build import Build, KernelLibrary
+from arenalens.builds.build import Build
+from arenalens.builds.kernel_paths import OverlapRules
 from arenalens.cli.check import asked, input_search, optimized_bytes, with_optimized
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -24,7 +25,7 @@ from arenalens.cli.common import (
     add_output_options,
     add_runtime_option,
     load_with_input_shapes,
-    overlap_library,
+    overlap_rules_for,
     print_text,
     selected_build,
     terminal_width,
@@ -59,7 +60,8 @@ def register(subparsers: Any) -> None:
         "bound, overhead, reuse, the peak step and its operator, the largest tensors, the "
         "memory plan), and on request a self-contained interactive HTML page (-o) and images "
         "(--images). Each --planner becomes a view you can switch to; --compare adds a second "
-        "model to compare against.",
+        "model to compare against. Exit 1 when the model's offline plan makes the selected "
+        "build compute wrong outputs (CANNOT RUN CORRECTLY), after writing what was asked.",
     )
     add_model_argument(parser)
     parser.add_argument(
@@ -157,8 +159,9 @@ def add_overlap_options(parser: argparse.ArgumentParser) -> None:
         "--overlap",
         action="store_true",
         help="TFLM: also plan the head letting an operator's output start below an input it "
-        "consumes, as far as its kernel's access order (--kernels) allows (shown first, shared "
-        "bytes hatched; `optimize --overlap` writes and proves it)",
+        "consumes, as far as its kernel's access order allows on every kernel library the core "
+        "may run (or the --kernels one only; shown first, shared bytes hatched; `optimize "
+        "--overlap` writes and proves it)",
     )
 
 
@@ -184,7 +187,7 @@ def make_report(
     planners: Sequence[str] | None,
     budget: int | None,
     input_shapes: Sequence[str] = (),
-    overlap: bool | KernelLibrary | None = None,
+    overlap: OverlapRules | None = None,
     build: Build | None = None,
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
@@ -332,13 +335,17 @@ def _planner_wastes(analysis: Analysis) -> bool:
     return primary.runtime_plan.arena_size > primary.lower_bound
 
 
+EXIT_WRONG_OUTPUTS = 1
+
+
 def run(args: argparse.Namespace) -> int:
-    """Analyze, print the terminal report, write images and HTML on request."""
+    """Analyze, print the terminal report, write images and HTML on request; exit 1 when the
+    build computes wrong outputs with the model's offline plan."""
     check_output_directory(args.output, args.images)
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
-    overlap = (overlap_library(args) or True) if args.overlap else None
+    overlap = overlap_rules_for(args, build) if args.overlap else None
     report, analysis = make_report(
         args.model,
         runtime=args.runtime,
@@ -392,4 +399,10 @@ def run(args: argparse.Namespace) -> int:
         stream = sys.stderr if args.json else sys.stdout
         print(written_text(written), file=stream)
     verdict = report.verdict
-    return 0 if verdict is None else verdict.exit_code
+    code = 0 if verdict is None else verdict.exit_code
+    # A plan the build computes wrong outputs with is a finding even without a budget, as in
+    # check, verify and diagnose.
+    declared = report.declared
+    if declared is not None and declared.status is Status.WRONG_OUTPUTS:
+        return max(code, EXIT_WRONG_OUTPUTS)
+    return code

@@ -11,7 +11,7 @@ a plan valid for the planner can still overwrite live data on the device.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
@@ -21,7 +21,7 @@ from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import Analysis
 from arenalens.runtimes.litert.lifetimes import litert_timeline
-from arenalens.runtimes.tflm.lifetimes import tflm_timeline
+from arenalens.runtimes.tflm.lifetimes import execution_timeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class DiagnoseContext:
         """Lifetimes as execution really runs (see the module docstring)."""
         if self.runtime == "litert":
             return litert_timeline(self.model)
-        return tflm_timeline(execution_model(self.model))
+        return execution_timeline(self.model)
 
     @cached_property
     def operator_steps(self) -> Mapping[tuple[int, int], int]:
@@ -76,22 +76,6 @@ class DiagnoseContext:
             buffer = arena.problem.by_id[planned.id]
             return Interval(buffer.start, buffer.end)
         return Interval(lifetime.first, lifetime.last)
-
-
-def execution_model(model: Model) -> Model:
-    """Model with every control-flow operator's raw code set to the code its kernel runs as."""
-    if all(op.raw_builtin_code == op.builtin_code for sg in model.subgraphs for op in sg.operators):
-        return model
-    subgraphs = tuple(
-        replace(
-            subgraph,
-            operators=tuple(
-                replace(op, raw_builtin_code=op.builtin_code) for op in subgraph.operators
-            ),
-        )
-        for subgraph in model.subgraphs
-    )
-    return replace(model, subgraphs=subgraphs)
 
 
 def tensor_name(model: Model, subgraph: int, tensor: int) -> str:

@@ -14,10 +14,10 @@ from arenalens.diagnostics.operands import operands_of
 from arenalens.ir import Operator, Subgraph, Tensor
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
+from arenalens.runtimes.tflm.plan_validity import VELA_OPCODE
 from arenalens.units import format_bytes_exact
 
 # Vela compiles a whole graph into one custom op whose scratch tensors only the NPU writes.
-VELA_OPCODE = "CUSTOM:ethos-u"
 
 
 def _planned(context: DiagnoseContext, tensor: Tensor) -> bool:

@@ -6,18 +6,17 @@ ignores the metadata.
 
 Two tensors may share bytes safely when one is an operator's output placed at least its kernel's
 access-order distance below an input that dies at that operator (`optimize --overlap` writes such
-plans; `runtimes.tflm.overlap`): those are reported as info, with the kernel libraries they are
-safe on, not as errors.
+plans; `runtimes.tflm.plan_validity` judges them): those are reported with the kernel code paths
+they are right on, as info, or a warning when a known one computes wrong outputs with them (the
+`cannot-run-correctly` rule says so as an error for the build analysed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from arenalens.analysis.overlap_pairs import OverlapPair
-from arenalens.builds.build import HOST, KernelLibrary
-from arenalens.diagnostics.context import DiagnoseContext, Interval
+from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS
+from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import (
     Finding,
     Location,
@@ -25,26 +24,18 @@ from arenalens.diagnostics.findings import (
     model_argument,
     optimize_output,
 )
-from arenalens.diagnostics.graph_rules import VELA_OPCODE
-from arenalens.errors import ArenalensError
-from arenalens.ir import Model, Tensor
+from arenalens.ir import Model
 from arenalens.names import short_name
-from arenalens.runtimes import get_runtime
 from arenalens.runtimes.tflm.arena import prepare_bound_tensors
 from arenalens.runtimes.tflm.lifetimes import tflm_planned
-from arenalens.runtimes.tflm.overlap import arena_overlaps
+from arenalens.runtimes.tflm.plan_validity import (
+    PlacedTensor,
+    SharedBytes,
+    pair_problem,
+    plan_validity,
+    valid_paths,
+)
 from arenalens.units import format_bytes_exact
-
-
-@dataclass(frozen=True, slots=True)
-class OfflineTensor:
-    """One tensor the offline plan places: where, how many bytes, and when it is in use."""
-
-    subgraph: int
-    tensor: int
-    offset: int
-    nbytes: int
-    interval: Interval
 
 
 def offline_plan_count(context: DiagnoseContext) -> Iterator[Finding]:
@@ -68,193 +59,98 @@ def offline_plan_count(context: DiagnoseContext) -> Iterator[Finding]:
     )
 
 
-def offline_tensors(context: DiagnoseContext) -> list[OfflineTensor]:
-    """Planned tensors with an offline offset != -1, in offset order (empty if no usable plan)."""
-    model = context.model
-    plan = model.offline_plan
-    if plan is None or len(plan.offsets) != model.tensor_count:
-        return []
-    placed: list[OfflineTensor] = []
-    for subgraph in model.subgraphs:
-        for tensor in subgraph.tensors:
-            offset = plan.offsets[model.tensor_offset_index(subgraph.index, tensor.index)]
-            if offset == -1 or not _offline_planned(tensor):
-                continue
-            lifetime = context.execution_timeline.of(subgraph.index, tensor.index)
-            placed.append(
-                OfflineTensor(
-                    subgraph.index,
-                    tensor.index,
-                    offset,
-                    tensor.nbytes,
-                    Interval(lifetime.first, lifetime.last),
-                )
-            )
-    return sorted(placed, key=lambda t: (t.offset, t.subgraph, t.tensor))
-
-
-def _offline_planned(tensor: Tensor) -> bool:
-    """TFLM honours an offline offset for planned tensors and for variables
-    (docs/runtime-rules.md §T2)."""
-    return tflm_planned(tensor) or (
-        tensor.is_variable and not tensor.has_data and tensor.nbytes > 0
-    )
-
-
-@dataclass(frozen=True)
-class SharedBytes:
-    """Pairs of offline tensors live at a common step whose offsets give them common bytes,
-    sorted by why: corrupting, Vela's on purpose (by its ethos-u operator), or allowed by the
-    kernels' access order (with whether CMSIS-NN's allows it too)."""
-
-    corrupting: tuple[tuple[OfflineTensor, OfflineTensor], ...]
-    by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]]
-    safe: tuple[tuple[OverlapPair, bool], ...]
-
-
-def shared_bytes(context: DiagnoseContext) -> SharedBytes:
-    """The offline plan's tensors live together that share bytes, each pair judged."""
-    placed = offline_tensors(context)
-    corrupting: list[tuple[OfflineTensor, OfflineTensor]] = []
-    by_vela_operator: dict[int, list[tuple[OfflineTensor, OfflineTensor]]] = {}
-    safe: list[tuple[OverlapPair, bool]] = []
-    allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] | None = None
-    for index, first in enumerate(placed):
-        end = first.offset + first.nbytes
-        for second in placed[index + 1 :]:
-            if second.offset >= end:
-                break
-            if not first.interval.overlaps(second.interval):
-                continue
-            if allowed is None:
-                allowed = _allowed_overlaps(context)
-            verdict = _judge(allowed, first, second)
-            if verdict is not None:
-                safe.append(verdict)
-                continue
-            operator = _shared_vela_operator(context.model, first, second)
-            if operator is None:
-                corrupting.append((first, second))
-            else:
-                by_vela_operator.setdefault(operator, []).append((first, second))
-    return SharedBytes(tuple(corrupting), by_vela_operator, tuple(safe))
-
-
 def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
-    """Offline offsets that give two tensors live at the same step common bytes."""
-    if context.runtime != "tflm":
+    """Offline offsets that give two tensors live at the same step common bytes: an error when no
+    kernel tolerates it, Vela's own NPU overlaps as info, and outputs placed below the inputs
+    they consume with the kernel code paths they are right on (`plan_validity`)."""
+    if context.runtime != "tflm" or context.model.offline_plan is None:
         return
-    found = shared_bytes(context)
-    for first, second in found.corrupting:
-        yield _overlap_finding(context, first, second)
-    for operator, pairs in sorted(found.by_vela_operator.items()):
+    validity = plan_validity(context.model)
+    by_vela_operator: dict[int, list[SharedBytes]] = {}
+    at_operators: list[SharedBytes] = []
+    for pair in validity.shared:
+        if pair.vela:
+            operator = _shared_operator(context.model, pair)
+            by_vela_operator.setdefault(operator, []).append(pair)
+        elif pair.operator is None or not _right_anywhere(context.model, pair):
+            yield _overlap_finding(context, pair.first, pair.second)
+        else:
+            at_operators.append(pair)
+    for operator, pairs in sorted(by_vela_operator.items()):
         yield _vela_overlap_finding(context, operator, pairs)
-    if found.safe:
-        yield _safe_overlap_finding(context.model, list(found.safe))
+    if at_operators:
+        yield _kernel_overlap_finding(context, at_operators, validity.note)
 
 
-def _allowed_overlaps(
-    context: DiagnoseContext,
-) -> dict[frozenset[int], dict[KernelLibrary, OverlapPair]]:
-    """Subgraph-0 tensor pairs → the overlap each kernel library allows them (if any)."""
-    try:
-        arena = get_runtime("tflm").arenas(context.model, HOST)[0]
-    except ArenalensError:
-        return {}
-    found: dict[frozenset[int], dict[KernelLibrary, OverlapPair]] = {}
-    for library in KernelLibrary:
-        for pair in arena_overlaps(context.model, arena, library=library):
-            key = frozenset((pair.input_tensor, pair.output_tensor))
-            found.setdefault(key, {})[library] = pair
-    return found
+def _right_anywhere(model: Model, pair: SharedBytes) -> bool:
+    """True when some known kernel code path tolerates this output over its input."""
+    return any(not pair_problem(model, pair, path) for path in KNOWN_PATHS)
 
 
-def _judge(
-    allowed: dict[frozenset[int], dict[KernelLibrary, OverlapPair]],
-    first: OfflineTensor,
-    second: OfflineTensor,
-) -> tuple[OverlapPair, bool] | None:
-    """(the pair, also safe under CMSIS-NN) when the reference kernels make this overlap safe."""
-    if first.subgraph or second.subgraph:
-        return None
-    by_library = allowed.get(frozenset((first.tensor, second.tensor)), {})
-    reference = by_library.get(KernelLibrary.REFERENCE)
-    if reference is None:
-        return None
-    offsets = {first.tensor: first.offset, second.tensor: second.offset}
-
-    def fits(pair: OverlapPair | None) -> bool:
-        return pair is not None and pair.overlap.allows(
-            offsets[pair.output_tensor], offsets[pair.input_tensor]
-        )
-
-    if not fits(reference):
-        return None
-    return reference, fits(by_library.get(KernelLibrary.CMSIS_NN))
-
-
-def _safe_overlap_finding(model: Model, safe: list[tuple[OverlapPair, bool]]) -> Finding:
-    pairs = sorted(safe, key=lambda item: (item[0].operator, item[0].input_tensor))
-    portable = all(cmsis for _, cmsis in pairs)
-    listing = ", ".join(f"{p.opcode} (op {p.operator})" for p, _ in pairs[:8]) + (
-        f", ... ({len(pairs) - 8} more)" if len(pairs) > 8 else ""
-    )
-    not_cmsis = [p for p, cmsis in pairs if not cmsis]
+def _kernel_overlap_finding(
+    context: DiagnoseContext, pairs: list[SharedBytes], note: str
+) -> Finding:
+    model = context.model
+    listing = ", ".join(
+        f"{model.subgraphs[0].operators[p.operator or 0].opcode} (op {p.operator})"
+        for p in pairs[:8]
+    ) + (f", ... ({len(pairs) - 8} more)" if len(pairs) > 8 else "")
+    valid = valid_paths(model)
+    known_invalid = [path for path in KNOWN_PATHS if path not in valid]
     message = (
         f"the offline plan lets {len(pairs)} operator output(s) start below an input they "
-        f"consume ({listing}), each at least the distance its kernel's access order allows: "
-        "the kernel never reads back an input byte it has overwritten"
+        f"consume ({listing}); right on: "
+        + (", ".join(path.title for path in valid) if valid else "no kernel library")
     )
-    if portable:
-        message += "; safe on the reference and the CMSIS-NN kernels"
-        fix = "nothing to do: both kernel libraries' access orders allow these overlaps"
-    else:
-        message += (
-            "; safe on TFLM's reference kernels only: a CMSIS-NN build walks "
-            + ", ".join(sorted({f"{p.opcode} (op {p.operator})" for p in not_cmsis})[:6])
-            + " differently and would compute garbage"
-        )
-        fix = (
-            "for a CMSIS-NN (Cortex-M) build, plan it again with overlaps CMSIS-NN allows: "
-            f"`arenalens optimize {model_argument(model)} --kernels cmsis-nn -o "
-            f"{optimize_output(model)} --overlap`"
-        )
+    if known_invalid:
+        message += "; wrong outputs on: " + ", ".join(path.title for path in known_invalid)
+    if note:
+        message += f" ({note})"
+    # A plan right everywhere needs no command; one right on some builds names the command
+    # that replaces it, runnable as printed (the model as typed, never written over).
+    fix = (
+        "nothing to do: every kernel library arenalens knows tolerates these overlaps"
+        if not known_invalid
+        else "flash it only with a build it is right on (check says CANNOT RUN CORRECTLY on "
+        "the others), or plan it again without --kernels, so that it holds on every kernel "
+        f"library: `arenalens optimize {model_argument(model)} -o {optimize_output(model)} "
+        "--overlap`"
+    )
+    severity = Severity.INFO
+    if known_invalid:
+        severity = Severity.WARNING if valid else Severity.ERROR
     return Finding(
         rule="offline-plan-overlap",
-        severity=Severity.INFO if portable else Severity.WARNING,
-        location=Location(0, None, tuple(sorted({p.output_tensor for p, _ in pairs}))),
+        severity=severity,
+        location=Location(0, None, tuple(sorted({p.output.tensor for p in pairs if p.output}))),
         message=message,
         fix=fix,
-        details={"safe_overlaps": len(pairs), "cmsis_nn_safe": portable, "vela": False},
-    )
-
-
-def shared_bytes_text(model: Model, first: OfflineTensor, second: OfflineTensor) -> str:
-    """'tensor 0 'image' [0, 27648) and tensor 3 'conv_0/output' [6912, 25344) in common bytes
-    [6912, 25344) while both are live (steps 1 to 1)'."""
-    low = max(first.offset, second.offset)
-    high = min(first.offset + first.nbytes, second.offset + second.nbytes)
-    steps_from = max(first.interval.first, second.interval.first)
-    steps_to = min(first.interval.last, second.interval.last)
-    return (
-        f"{_label(model, first)} [{first.offset}, {first.offset + first.nbytes}) and "
-        f"{_label(model, second)} [{second.offset}, {second.offset + second.nbytes}) in common "
-        f"bytes [{low}, {high}) while both are live (steps {steps_from} to {steps_to})"
+        details={
+            "safe_overlaps": len(pairs),
+            "valid_for": [path.name for path in valid],
+            "cmsis_nn_safe": all(path in valid for path in CMSIS_NN_PATHS),
+            "vela": False,
+        },
     )
 
 
 def _overlap_finding(
-    context: DiagnoseContext, first: OfflineTensor, second: OfflineTensor
+    context: DiagnoseContext, first: PlacedTensor, second: PlacedTensor
 ) -> Finding:
     low = max(first.offset, second.offset)
     high = min(first.offset + first.nbytes, second.offset + second.nbytes)
+    steps_from = max(first.first, second.first)
+    steps_to = min(first.last, second.last)
+    model = context.model
     return Finding(
         rule="offline-plan-overlap",
         severity=Severity.ERROR,
         location=Location(first.subgraph, None, (first.tensor, second.tensor)),
-        message=f"the offline plan puts {shared_bytes_text(context.model, first, second)}; TFLM "
-        "applies offline offsets unchecked, so one tensor overwrites the other (garbage "
-        "outputs)",
+        message=f"the offline plan puts {_label(model, first)} "
+        f"[{first.offset}, {first.offset + first.nbytes}) and {_label(model, second)} "
+        f"[{second.offset}, {second.offset + second.nbytes}) in common bytes [{low}, {high}) "
+        f"while both are live (steps {steps_from} to {steps_to}); TFLM applies offline offsets "
+        "unchecked, so one tensor overwrites the other (garbage outputs)",
         fix="regenerate the offline plan for this model (`arenalens optimize "
         f"{model_argument(context.model)} -o {optimize_output(context.model)}` writes a checked "
         "one), or set "
@@ -264,9 +160,11 @@ def _overlap_finding(
 
 
 def _vela_overlap_finding(
-    context: DiagnoseContext, operator: int, pairs: list[tuple[OfflineTensor, OfflineTensor]]
+    context: DiagnoseContext, operator: int, pairs: list[SharedBytes]
 ) -> Finding:
-    involved = sorted({t for pair in pairs for t in pair}, key=lambda t: t.tensor)
+    involved = sorted(
+        {t for pair in pairs for t in (pair.first, pair.second)}, key=lambda t: t.tensor
+    )
     listing = ", ".join(
         f"{_label(context.model, t)} [{t.offset}, {t.offset + t.nbytes})" for t in involved
     )
@@ -284,27 +182,19 @@ def _vela_overlap_finding(
     )
 
 
-def _label(model: Model, placed: OfflineTensor) -> str:
+def _label(model: Model, placed: PlacedTensor) -> str:
     tensor = model.subgraphs[placed.subgraph].tensors[placed.tensor]
     return f"tensor {placed.tensor} '{short_name(tensor.name)}'"
 
 
-def _shared_vela_operator(model: Model, first: OfflineTensor, second: OfflineTensor) -> int | None:
-    """The ethos-u operator both tensors belong to, if each is touched by it alone."""
-    if first.subgraph != second.subgraph:
-        return None
-    subgraph = model.subgraphs[first.subgraph]
-    users: set[int] = set()
-    for tensor in (first.tensor, second.tensor):
-        touching = set(subgraph.consumers.get(tensor, ()))
-        producer = subgraph.producers.get(tensor)
-        if producer is not None:
-            touching.add(producer)
-        users |= touching
-    if len(users) != 1:
-        return None
-    (operator,) = users
-    return operator if subgraph.operators[operator].opcode == VELA_OPCODE else None
+def _shared_operator(model: Model, pair: SharedBytes) -> int:
+    """The one operator that touches both tensors of a Vela pair."""
+    subgraph = model.subgraphs[pair.first.subgraph]
+    tensor = pair.first.tensor
+    producer = subgraph.producers.get(tensor)
+    if producer is not None:
+        return producer
+    return subgraph.consumers.get(tensor, (0,))[0]
 
 
 def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:

@@ -14,6 +14,7 @@ from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.overlap_pairs import shared_pairs
 from arenalens.analysis.placeholders import placeholder_inputs
 from arenalens.builds.build import Build, build_flags
+from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
     Finding,
@@ -548,13 +549,17 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     if _no_figure_to_lower(context):
         return
     build = context.analysis.runtime_build
-    model = replace(context.model, offline_plan=None)
+    model = replace(context.model, offline_plan=None, plan_record=None)
+    # What `optimize --overlap` does for this build: overlaps right on every kernel library the
+    # core may run (the build's own only when the user named it), and the number held on each
+    # of the core's builds, so the saving is one every build it may meet gets.
+    rules = overlap_rules(build)
     tflm = get_runtime("tflm")
     try:
         arena = tflm.arenas(model, build)[0]
     except ArenalensError:
         return
-    pairs = tflm.overlaps(model, arena, build)
+    pairs = tflm.overlaps(model, arena, build, paths=rules.paths)
     if not pairs:
         return
     disjoint_problem = replace(arena.problem, alignment=tflm.data_alignment, order=(), overlaps=())
@@ -566,8 +571,8 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     if overlapped.arena_size >= disjoint.arena_size:
         return
     declared = context.analysis.runtime_budget.required_bytes
-    with_disjoint = _declared_with(model, arena, disjoint, build)
-    with_overlaps = _declared_with(model, arena, overlapped, build)
+    with_disjoint = _declared_with(model, arena, disjoint, rules.size_builds)
+    with_overlaps = _declared_with(model, arena, overlapped, rules.size_builds)
     if with_overlaps is None or with_disjoint is None:
         return
     beyond = min(declared, with_disjoint) - with_overlaps
@@ -577,9 +582,9 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     shared = shared_pairs(arena, pairs, overlapped.offsets)
     opcodes = ", ".join(sorted({p.opcode for p in shared}))
     runtime_size = context.analysis.primary.runtime_plan.arena_size
-    kernels = "" if build.is_host else f" ({build.kernels} kernels' access order)"
+    flags = _build_flags(context) if rules.explicit else _cpu_flag(build)
     command = (
-        f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
+        f"arenalens optimize {model_argument(context.model)}{flags} "
         f"-o {optimize_output(context.model)} --overlap"
     )
     yield Finding(
@@ -587,15 +592,23 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
         severity=Severity.INFO,
         location=Location(0, None, tuple(sorted({p.output_tensor for p in shared}))),
         message=f"letting {len(shared)} operator outputs ({opcodes}) start below an input they "
-        f"consume, as far as their kernels' access order allows{kernels}, the head needs "
+        f"consume, as far as their kernels' access order allows (every overlap right on "
+        f"{rules.title}: {rules.why}), the head needs "
         f"{format_bytes_exact(overlapped.arena_size)} instead of "
         f"{format_bytes_exact(disjoint.arena_size)} (the best plan sharing no bytes; TFLM's "
         f"own: {format_bytes_exact(runtime_size)}; lower bound {format_bytes_exact(bounds[0])} "
         f"without overlaps, {format_bytes_exact(bounds[1])} with them): kTensorArenaSize "
         f"{format_bytes_exact(declared)} → {format_bytes_exact(with_overlaps)}, "
         f"{format_bytes_exact(beyond)} of it beyond `optimize` without --overlap",
-        fix=f"`{command}` writes that plan (or a smaller one) and keeps it only when the real "
-        "TFLM interpreter computes bit-identical outputs with it",
+        fix=f"`{command}` writes that plan (or a smaller one), records the builds it is right "
+        "on, and keeps it only when the real TFLM interpreter computes bit-identical outputs "
+        "with it"
+        + (
+            ""
+            if rules.explicit
+            else " (with --kernels, overlaps for that library alone may save more, on that "
+            "build only)"
+        ),
         # What --overlap adds to `optimize` (planner-waste counts the rest): the two add up.
         saving_bytes=beyond,
         details={
@@ -611,21 +624,31 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     )
 
 
-def _declared_with(model: Model, arena: ArenaProblem, plan: Plan, build: Build) -> int | None:
+def _cpu_flag(build: Build) -> str:
+    return f" --cpu {build.cpu}" if build.cpu else ""
+
+
+def _declared_with(
+    model: Model, arena: ArenaProblem, plan: Plan, builds: Sequence[Build]
+) -> int | None:
     """The number to declare with a head plan written into the model as `optimize` writes it
-    (an OfflineMemoryAllocation for the tensors; TFLM places its scratch buffers around them)."""
+    (an OfflineMemoryAllocation for the tensors; each build places its scratch buffers around
+    them): the largest over the builds it must hold on."""
     from arenalens.optimization import offline_plan_for  # noqa: PLC0415 - a rewrite's figure
 
     try:
         offline = offline_plan_for(model, arena, plan.offsets)
         planned = replace(model, offline_plan=offline)
         rules = get_runtime("tflm")
-        arenas = rules.arenas(planned, build=build)
-        plans = [
-            run_planner(item.runtime_planner, item.problem, **item.runtime_options)
-            for item in arenas
-        ]
-        return rules.budget(planned, arenas, plans, build=build).required_bytes
+        found = []
+        for build in builds:
+            arenas = rules.arenas(planned, build=build)
+            plans = [
+                run_planner(item.runtime_planner, item.problem, **item.runtime_options)
+                for item in arenas
+            ]
+            found.append(rules.budget(planned, arenas, plans, build=build).required_bytes)
+        return max(found)
     except ArenalensError:
         return None
 

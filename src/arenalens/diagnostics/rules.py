@@ -45,6 +45,11 @@ RULES: tuple[Rule, ...] = (
         support_rules.cannot_run,
     ),
     Rule(
+        "cannot-run-correctly",
+        "an offline plan whose shared bytes the build's kernels read after writing over them",
+        support_rules.cannot_run_correctly,
+    ),
+    Rule(
         "output-overwritten",
         "a model output whose bytes another tensor is written into before it is read",
         plan_rules.output_overwritten,

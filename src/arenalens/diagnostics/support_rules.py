@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from arenalens.builds.build import build_flags, overlap_flags
 from arenalens.cannot_run import group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
-from arenalens.diagnostics.findings import Finding, Location, Severity
+from arenalens.diagnostics.findings import (
+    Finding,
+    Location,
+    Severity,
+    model_argument,
+    optimize_output,
+)
+from arenalens.plan_validity import SHAPES, PlanConflict
 from arenalens.runtimes import Obstacle
 
 # Covered by their own rules (dynamic-tensor-unsupported, operand checks): reported there once.
@@ -51,3 +59,51 @@ def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:
                 "count": refusal.count,
             },
         )
+
+
+def cannot_run_correctly(context: DiagnoseContext) -> Iterator[Finding]:
+    """One error when the model's offline plan makes the build analysed compute wrong outputs
+    (the verdict's plan conflicts: `plan_validity.plan_conflicts`)."""
+    if context.analysis is None or context.runtime != "tflm":
+        return
+    # The verdict's own computation, so diagnose and check give the same answer.
+    from arenalens.declared import declared_arena  # noqa: PLC0415 - diagnose runs it for TFLM
+
+    conflicts = declared_arena(context.analysis).conflicts
+    if not conflicts:
+        return
+    device = context.analysis.budget.device
+    yield Finding(
+        rule="cannot-run-correctly",
+        severity=Severity.ERROR,
+        location=Location(),
+        message=f"CANNOT RUN CORRECTLY on {device}: "
+        + "; ".join(conflict.reason for conflict in conflicts),
+        fix=_replan_fix(context, conflicts[0]),
+        details={
+            "conflicts": [conflict.as_dict() for conflict in conflicts],
+            "build": dict(context.analysis.budget.build),
+        },
+    )
+
+
+def _replan_fix(context: DiagnoseContext, conflict: PlanConflict) -> str:
+    """The conflict's fix as a command runnable as printed: the model as typed, the analysed
+    build's options, and an output file (the verdict's own fix names the command generically)."""
+    assert context.analysis is not None  # cannot_run_correctly only runs with an analysis
+    summary = context.analysis.budget.build
+    model = model_argument(context.model)
+    output = optimize_output(context.model)
+    if conflict.kind == SHAPES:
+        command = f"arenalens optimize {model}{build_flags(summary)} -o {output}"
+        return (
+            f"plan again for the tensor sizes it runs with: `{command}` writes a checked plan "
+            "in place of this one (add --input-shape for the size the application feeds), or "
+            "run the model without the offline plan"
+        )
+    command = f"arenalens optimize {model}{overlap_flags(summary)} -o {output} --overlap"
+    return (
+        f"flash it only with a build it is right on, or plan it again: `{command}` writes a "
+        "plan whose overlaps hold on this build (without --kernels on every kernel library the "
+        "core may run)"
+    )

@@ -218,9 +218,10 @@ class Int8Network:
         padding: str = "SAME",
         activation: str = "RELU6",
         output_range: tuple[float, float] | None = None,
+        multiplier: int = 1,
     ) -> Activation:
-        """DEPTHWISE_CONV_2D (multiplier 1) with weights [1, kh, kw, C] scaled per channel."""
-        channels = x.shape[3]
+        """DEPTHWISE_CONV_2D with weights [1, kh, kw, C·multiplier] scaled per channel."""
+        channels = x.shape[3] * multiplier
         kernel_h, kernel_w = kernel
         weights, scales = self._weights(
             f"{name}/weights", (1, kernel_h, kernel_w, channels), kernel_h * kernel_w, axis=3
@@ -235,7 +236,7 @@ class Int8Network:
             padding=padding,
             stride_w=stride,
             stride_h=stride,
-            depth_multiplier=1,
+            depth_multiplier=multiplier,
             fused_activation_function=activation,
         )
         return out

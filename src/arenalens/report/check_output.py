@@ -35,6 +35,7 @@ _NO_NUMBER = {
 }
 
 
+_RED_STATUSES = (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
 # Reasons listed under the number; --json has every one.
 _REASONS_SHOWN = 5
 
@@ -55,7 +56,11 @@ def declare_line(declared: DeclaredArena) -> Text:
     )
     qualifier = declared_qualifier(declared.status)
     if qualifier:
-        style = "bold red" if declared.status is Status.PLACEHOLDER_SHAPE else "yellow"
+        style = (
+            "bold red"
+            if declared.status in (Status.PLACEHOLDER_SHAPE, Status.WRONG_OUTPUTS)
+            else "yellow"
+        )
         line.append(f" ({qualifier})", style=style)
     if declared.parts:
         line.append(": " + parts_text(declared, format_bytes_short))

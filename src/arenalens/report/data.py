@@ -15,9 +15,10 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.build import build_flags
+from arenalens.builds.build import build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.report.labels import (
+    OVERLAP_PLAN_SUFFIX,
     declared_qualifier,
     operator_label,
     optimize_command,
@@ -431,9 +432,16 @@ def _plan_json(report: MemoryReport, arena: ArenaReport, view: PlanView) -> dict
         "optimize_command": (
             None
             if view.is_runtime
-            else optimize_command(report.model_argument, view.planner, build_flags(report.build))
+            else optimize_command(report.model_argument, view.planner, plan_options(report, view))
         ),
     }
+
+
+def plan_options(report: MemoryReport, view: PlanView) -> str:
+    """The build options of the command that writes this plan (the overlap plan's own rules)."""
+    if view.planner.endswith(OVERLAP_PLAN_SUFFIX):
+        return overlap_flags(report.build)
+    return build_flags(report.build)
 
 
 def _plan_parts_text(

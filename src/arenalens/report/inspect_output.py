@@ -84,6 +84,16 @@ def inspect_document(model: Model, timeline: Timeline | None = None) -> dict[str
             "subgraph_count": model.offline_plan.subgraph_count,
             "offsets": list(model.offline_plan.offsets),
         },
+        # arenalens' record of the builds the offline plan is right on (as written; `check`
+        # re-checks it against the plan and the kernels' access rules).
+        "plan_record": None
+        if model.plan_record is None
+        else {
+            "version": model.plan_record.version,
+            "valid_for": list(model.plan_record.valid_for),
+            "proven": list(model.plan_record.proven),
+            "writer": model.plan_record.writer,
+        },
         "signature_defs": [
             {
                 "key": s.key,
@@ -233,6 +243,12 @@ def _summary_table(model: Model, summary: ModelSummary) -> Table:
             "offline plan",
             f"{planned} of {len(model.offline_plan.offsets)} tensors "
             "have fixed offsets (OfflineMemoryAllocation)",
+        )
+    if model.plan_record is not None:
+        valid = ", ".join(model.plan_record.valid_for).replace("*", "every build") or "no build"
+        table.add_row(
+            "plan record",
+            escape(f"right on: {valid} (written by {model.plan_record.writer or 'arenalens'})"),
         )
     if model.signature_defs:
         table.add_row(

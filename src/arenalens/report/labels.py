@@ -94,6 +94,7 @@ _QUALIFIERS = {
     Status.EXACT: "",
     Status.ESTIMATE: "estimate",
     Status.CANNOT_RUN: "cannot run",
+    Status.WRONG_OUTPUTS: "cannot run correctly",
     Status.PLACEHOLDER_SHAPE: "for a placeholder input shape",
     Status.WRONG_OUTPUTS: "the offline plan would corrupt tensors",
 }

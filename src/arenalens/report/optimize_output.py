@@ -48,10 +48,19 @@ def optimize_document(
         "new_head": optimization.new_head,
         "lower_bound": chosen.lower_bound if chosen else optimization.original_lower_bound,
         "original_lower_bound": optimization.original_lower_bound,
+        # The minimal kTensorArenaSize on each build the number must hold on (without --kernels,
+        # every kernel library of the core).
+        "required_by_build": dict(optimization.original_required_by_build),
+        "new_required_by_build": dict(chosen.required_by_build) if chosen else None,
+        # The code paths the written plan computes the right outputs on ([] when it shares no
+        # bytes: every build), and the real-runtime checks that back it, each naming its build.
+        "valid_for": [path.name for path in optimization.valid_for],
+        "proven": list(optimization.proven),
         "overlap": None
         if not optimization.overlap
         else {
-            "kernels": str(optimization.kernels),
+            "kernels": optimization.rules.title if optimization.rules else "",
+            "explicit": bool(optimization.rules and optimization.rules.explicit),
             "disjoint_head": optimization.disjoint_head,
             "disjoint_lower_bound": _disjoint_bound(optimization),
             "allowed": len(chosen.overlaps) if chosen else 0,
@@ -102,6 +111,7 @@ def optimize_document(
             }
             for c in optimization.candidates
         ],
+        "split": _split_document(optimization),
         "real_tflm": None
         if proof is None
         else {
@@ -113,6 +123,60 @@ def optimize_document(
         },
         "notes": [*optimization.notes, *([proof_note] if proof_note else [])],
     }
+
+
+def _split_document(optimization: Optimization) -> dict[str, Any] | None:
+    """What --split cut and what it costs per inference (None without --split)."""
+    splitting = optimization.split
+    if splitting is None:
+        return None
+    return {
+        "measured_before": splitting.original_measured,
+        "measured_after": splitting.measured,
+        "operators_added": splitting.operators_added,
+        "tensors_added": splitting.tensors_added,
+        "extra_macs": splitting.extra_macs,
+        "region_macs": sum(s.original_macs for s in splitting.splits),
+        "copied_bytes": splitting.copied_bytes,
+        "weight_bytes": splitting.weight_bytes,
+        "splits": [
+            {
+                "kind": str(s.kind),
+                "operators": list(s.region.operators),
+                "parts": s.parts,
+                "source_tensor": s.region.source,
+                "result_tensor": s.region.result,
+                "operators_added": len(s.operators) - len(s.region.operators),
+                "region_macs": s.original_macs,
+                "extra_macs": s.extra_macs,
+                "copied_bytes": s.copied_bytes,
+                "weight_bytes": s.weight_bytes,
+            }
+            for s in splitting.splits
+        ],
+        "levels": list(splitting.levels),
+    }
+
+
+def _split_lines(split: Mapping[str, Any]) -> list[str]:
+    """The split section of the text: what was cut, the work it adds."""
+    if not split["splits"]:
+        return []
+    cuts = "; ".join(
+        f"operators {s['operators'][0]}-{s['operators'][-1]} into {s['parts']} "
+        + ("bands of rows" if s["kind"] == "bands" else "channel groups")
+        for s in split["splits"]
+    )
+    region = split["region_macs"]
+    extra = split["extra_macs"]
+    share = f" (+{100.0 * extra / region:.1f}% of those operators' {region:,})" if region else ""
+    return [
+        f"split: {cuts} (+{split['operators_added']} operators, +{split['tensors_added']} tensors)",
+        f"extra work per inference: {extra:,} MACs recomputed in halos{share}; "
+        f"{format_bytes_exact(split['copied_bytes'])} copied by slices, pads and "
+        f"concatenations; {format_bytes_exact(split['weight_bytes'])} of new constants in "
+        "the file",
+    ]
 
 
 def _percent(part: int, whole: int) -> float | None:
@@ -190,18 +254,31 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         if chosen["aliases"]:
             names = ", ".join(f"{a['opcode']} (op {a['operator']})" for a in chosen["aliases"])
             lines.append(f"in-place: {names}")
+    if document.get("split"):
+        lines.extend(_split_lines(document["split"]))
     if overlap is not None and overlap["shared"]:
         shared = overlap["shared"]
         lines.append(
-            f"overlaps ({overlap['kernels']} kernels): {len(shared)} outputs start below an "
+            f"overlaps (safe on {overlap['kernels']}): {len(shared)} outputs start below an "
             f"input they consume: "
             + ", ".join(f"{p['opcode']} (op {p['operator']})" for p in shared[:8])
             + (f", ... ({len(shared) - 8} more)" if len(shared) > 8 else "")
         )
+    if changed and document.get("valid_for"):
+        lines.append(
+            "the plan shares bytes: right on " + ", ".join(document["valid_for"]) + " only "
+            "(recorded in the model; `arenalens check` says CANNOT RUN CORRECTLY on other builds)"
+        )
+    by_build = document.get("new_required_by_build") or {}
+    if changed and len(by_build) > 1:
+        lines.append(
+            f"kTensorArenaSize {after:,} holds on every build listed: "
+            + ", ".join(f"{name} {value:,}" for name, value in by_build.items())
+        )
     if real:
         verdict = "bit-identical" if real["outputs_identical"] else "DIFFERENT"
         lines.append(
-            ("real TFLM (x86-64 wheel)" if on_device else "real TFLM")
+            "real TFLM (x86-64 tflite_micro wheel, reference kernels)"
             + f": outputs {verdict} over {real['invocations']} invocations"
             + (f" ({real['detail']})" if real["detail"] else "")
         )

@@ -8,6 +8,7 @@ imports the terminal renderer (rich): `plan --json` does not need it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import BufferKind
@@ -153,11 +154,15 @@ def _buffer_rows(
     return rows
 
 
-def verify_document(result: VerifyResult) -> dict[str, Any]:
-    """VerifyResult → the `verify --json` document."""
+def verify_document(result: VerifyResult, wrong_outputs: Sequence[str] = ()) -> dict[str, Any]:
+    """VerifyResult (+ why the verified interpreter computes wrong outputs with the model's
+    offline plan) → the `verify --json` document."""
     return {
         "runtime": result.runtime,
         "agrees": result.agrees,
+        # The interpreter runs the model with wrong outputs: its offline plan shares bytes the
+        # wheel's reference kernels read after writing over them (a plan made for other kernels).
+        "cannot_run_correctly": list(wrong_outputs),
         "rows": [
             {
                 "label": row.label,

@@ -128,6 +128,16 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         else "MISMATCH: some predictions differ from the real runtime"
     )
     parts: list[Any] = [table, Text(verdict, style="bold")]
+    wrong = document.get("cannot_run_correctly") or []
+    if wrong:
+        parts.insert(
+            0,
+            Text(
+                "CANNOT RUN CORRECTLY on the x86-64 tflite_micro wheel (reference kernels): "
+                + "; ".join(wrong),
+                style="bold red",
+            ),
+        )
     if document.get("interpreter"):
         parts.append(
             Text(f"real: {document['interpreter']}; predicted for: {document['predicted_for']}")

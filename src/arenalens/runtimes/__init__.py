@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from arenalens.analysis.arena_problem import ArenaProblem
     from arenalens.analysis.lifetimes import Timeline
     from arenalens.analysis.overlap_pairs import OverlapPair
-    from arenalens.builds.build import Build, KernelLibrary
+    from arenalens.builds.build import Build
+    from arenalens.builds.kernel_paths import KernelPath
     from arenalens.ir import Model
     from arenalens.planning.problem import Plan
 
@@ -168,11 +169,12 @@ class Runtime(Protocol):
         arena: ArenaProblem,
         build: Build,
         *,
-        kernels: KernelLibrary | None = None,
+        paths: Sequence[KernelPath],
     ) -> tuple[OverlapPair, ...]:
-        """The primary arena → every overlap the build's kernels allow (an output starting below
-        an input it consumes); `kernels` asks for another library's access order, which must
-        respect the build's own kernels too (UsageError otherwise)."""
+        """The primary arena → every overlap (an output starting below an input it consumes)
+        that the access orders of all these kernel code paths allow
+        (`builds.kernel_paths.overlap_rules` says which paths a plan for the build must hold
+        on)."""
 
     def verify(
         self,

@@ -23,6 +23,7 @@ from arenalens.ir import (
     Model,
     OfflinePlan,
     Operator,
+    PlanRecord,
     Quantization,
     SignatureDef,
     Subgraph,
@@ -32,6 +33,7 @@ from arenalens.ir import (
     dtype_for_code,
 )
 from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name
+from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import MalformedTableError, TableView
 from arenalens.units import format_bytes_exact
 
@@ -275,9 +277,10 @@ class _Parser:
             data=self.data,
         )
         offline = self.offline_plan(model)
-        if offline is None:
+        record = self.plan_record(model)
+        if offline is None and record is None:
             return model
-        return replace(model, offline_plan=offline)
+        return replace(model, offline_plan=offline, plan_record=record)
 
     def buffer_ref(self, index: int, fb: TableView) -> BufferRef:
         external_offset = fb.u64(_BufferSlots.OFFSET)
@@ -455,18 +458,27 @@ class _Parser:
         )
 
     def offline_plan(self, model: Model) -> OfflinePlan | None:
+        raw = self.last_metadata(model, OFFLINE_PLAN_METADATA)
+        return None if raw is None else decode_offline_plan(raw, self.label)
+
+    def plan_record(self, model: Model) -> PlanRecord | None:
+        raw = self.last_metadata(model, PLAN_RECORD_METADATA)
+        return None if raw is None else decode_plan_record(raw, self.label)
+
+    def last_metadata(self, model: Model, name: str) -> bytes | None:
+        """The bytes of the last metadata entry with this name (None: there is none)."""
         # TFLM checks every entry with this exact name; the last one wins. Only that one is
-        # decoded: thousands of entries naming one large buffer must not copy it thousands of times.
-        named = [e for e in model.metadata if e.name == OFFLINE_PLAN_METADATA]
+        # read: thousands of entries naming one large buffer must not copy it thousands of times.
+        named = [e for e in model.metadata if e.name == name]
         for entry in named:
             if not 0 <= entry.buffer < len(model.buffers):
                 raise self.fail(
-                    f"metadata '{OFFLINE_PLAN_METADATA}' names buffer {entry.buffer}, "
+                    f"metadata '{name}' names buffer {entry.buffer}, "
                     f"out of range (model has {len(model.buffers)} buffers)"
                 )
         if not named:
             return None
-        return decode_offline_plan(model.buffer_bytes(named[-1].buffer), self.label)
+        return model.buffer_bytes(named[-1].buffer)
 
 
 def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[float, ...]:

@@ -13,10 +13,12 @@ not change (operator codes, description, signature defs, ...). A reordered subgr
 SubGraph table whose `operators` vector lists the *original* Operator tables in the new order; a
 tensor with a new shape (an input resized, and every shape that follows from it) gets a new Tensor
 table with the other fields pointing into the original, listed in the subgraph's new `tensors`
-vector; the `OfflineMemoryAllocation` metadata entries are replaced by one new entry whose data
-lives in the prefix. Every old relative offset stays valid because the original bytes move as one
-block; since the prefix length is a multiple of `alignment` (≥ 16, the schema's `force_align` for
-buffer data), every weight keeps its alignment and its bytes.
+vector; the `OfflineMemoryAllocation` metadata entries (and any `arenalens_plan_validity` record,
+which describes the plan it was written with) are replaced by one new entry whose data lives in
+the prefix, followed by the new plan's record when one is given. Every old relative offset stays
+valid because the original bytes move as one block; since the prefix length is a multiple of
+`alignment` (≥ 16, the schema's `force_align` for buffer data), every weight keeps its alignment
+and its bytes.
 
 The original root offset and file identifier remain inside the appended block at offset P; nothing
 points to them, so readers (which start at byte 0) and the FlatBuffers verifier never see them.
@@ -31,7 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arenalens.errors import ModelError
-from arenalens.ir import Model, OfflinePlan
+from arenalens.ir import Model, OfflinePlan, PlanRecord
+from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, encode_plan_record
 from arenalens.tflite.reader import (
     BUFFER_DATA_ALIGNMENT,
     FILE_IDENTIFIER,
@@ -40,6 +43,9 @@ from arenalens.tflite.reader import (
     parse_model,
 )
 from arenalens.units import format_bytes_exact
+
+# Metadata that describes the offline plan: replaced together with it.
+_PLAN_METADATA = frozenset({OFFLINE_PLAN_METADATA, PLAN_RECORD_METADATA})
 
 DEFAULT_ALIGNMENT = 64  # prefix multiple: keeps 16-byte force_align and LiteRT's 64-byte mmap
 
@@ -66,6 +72,7 @@ def rewrite_model(
     *,
     operator_orders: Mapping[int, Sequence[int]] | None = None,
     offline_plan: OfflinePlan | None = None,
+    plan_record: PlanRecord | None = None,
     tensor_shapes: Mapping[tuple[int, int], TensorShape] | None = None,
     drop_offline_plan: bool = False,
     alignment: int = DEFAULT_ALIGNMENT,
@@ -76,10 +83,13 @@ def rewrite_model(
 
     `operator_orders` maps a subgraph index to a permutation of its operator indices (new
     position → old index). `tensor_shapes` maps (subgraph, tensor) to its new shape and
-    shape_signature. `offline_plan`, when given, replaces every `OfflineMemoryAllocation`
-    metadata entry; `drop_offline_plan` removes them (the runtime then plans every tensor). The
-    original bytes follow a prefix that is a multiple of `alignment`.
+    shape_signature. `offline_plan`, when given, replaces every `OfflineMemoryAllocation` and
+    `arenalens_plan_validity` metadata entry; `plan_record` (only with a plan) is written after
+    it; `drop_offline_plan` removes them all (the runtime then plans every tensor). The original
+    bytes follow a prefix that is a multiple of `alignment`.
     """
+    if plan_record is not None and offline_plan is None:
+        raise ValueError("a plan record describes an offline plan: give the plan too")
     if alignment < BUFFER_DATA_ALIGNMENT or alignment & (alignment - 1):
         raise ValueError(f"alignment must be a power of two >= 16, got {alignment}")
     original = bytes(data)
@@ -113,7 +123,15 @@ def rewrite_model(
     if drop_offline_plan and offline_plan is not None:
         raise ValueError("give a new offline plan or drop it, not both")
     plan = _Plan(
-        view, subgraphs, buffers, metadata, orders, offline_plan, shapes, drop_offline_plan
+        view,
+        subgraphs,
+        buffers,
+        metadata,
+        orders,
+        offline_plan,
+        shapes,
+        drop_offline_plan,
+        plan_record,
     )
     return plan.write(alignment)
 
@@ -322,6 +340,7 @@ class _Plan:
     offline_plan: OfflinePlan | None
     shapes: dict[tuple[int, int], TensorShape]
     drop_offline_plan: bool = False
+    plan_record: PlanRecord | None = None
 
     def rewritten_subgraphs(self) -> list[int]:
         """Subgraphs that get a new SubGraph table: reordered, or with a reshaped tensor."""
@@ -333,7 +352,8 @@ class _Plan:
         prefix.put(_OFFSET + FILE_IDENTIFIER)
         prefix.fixups.append((0, "prefix", root))
         buffers = self.new_buffers()
-        metadata = self.new_metadata(len(buffers) - 1)
+        plan_buffer = len(buffers) - (2 if self.plan_record is not None else 1)
+        metadata = self.new_metadata(plan_buffer)
         refs = {
             _MODEL_SUBGRAPHS: _Ref() if self.rewritten_subgraphs() else None,
             _MODEL_BUFFERS: _Ref() if buffers != [("original", b) for b in self.buffers] else None,
@@ -464,19 +484,26 @@ class _Plan:
                 # buffer must not become buffer 0, or every tensor would turn into a constant.
                 targets.append(("prefix", _PendingBuffer()))
             targets.append(("prefix", _PendingBuffer(data=encode_offline_plan(self.offline_plan))))
+            if self.plan_record is not None:
+                targets.append(
+                    ("prefix", _PendingBuffer(data=encode_plan_record(self.plan_record)))
+                )
         return targets
 
     def new_metadata(self, plan_buffer: int) -> list[_Target]:
-        """Metadata vector: original entries minus old offline plans, plus the new one."""
+        """Metadata vector: original entries minus old offline plans and their records, plus
+        the new plan (and its record, in the buffer after the plan's)."""
         if self.offline_plan is None and not self.drop_offline_plan:
             return [("original", entry) for entry in self.metadata]
         view = self.view
         targets: list[_Target] = []
         for entry in self.metadata:
-            if view.string(view.target(entry, _METADATA_NAME)) != OFFLINE_PLAN_METADATA:
+            if view.string(view.target(entry, _METADATA_NAME)) not in _PLAN_METADATA:
                 targets.append(("original", entry))
         if self.offline_plan is not None:
             targets.append(("prefix", _PendingMetadata(OFFLINE_PLAN_METADATA, plan_buffer)))
+            if self.plan_record is not None:
+                targets.append(("prefix", _PendingMetadata(PLAN_RECORD_METADATA, plan_buffer + 1)))
         return targets
 
     def write_pending(self, prefix: _Prefix, pending: _Ref) -> None:

@@ -1,4 +1,4 @@
-"""Cases for the signal family: the Signal* custom kernels (kernels/signal.py).
+"""Cases for the signal family: the Signal* custom kernels (kernels/signal_library.py).
 
 Each kernel at the frame, channel and FFT sizes that change its buffers (circular buffers per
 outer row, FFT states for each `T`, work areas per channel), and with a refused type. RFFT,

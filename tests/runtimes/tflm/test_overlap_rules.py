@@ -13,7 +13,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from arenalens.builds.build import HOST, REFERENCE, KernelLibrary
+from arenalens.builds.build import HOST, REFERENCE
+from arenalens.builds.kernel_paths import KNOWN_PATHS, REFERENCE_PATH, KernelPath
 from arenalens.examples.layers import Int8Network
 from arenalens.optimization import prove_outputs
 from arenalens.runtimes.tflm.access_order import Trace, distance_of
@@ -42,16 +43,17 @@ def test_every_registered_kernel_says_how_its_output_may_overlap(library: str) -
             assert access.pattern and access.source, opcode
 
 
-def test_the_overlap_libraries_are_the_registry_libraries() -> None:
-    assert sorted(KernelLibrary) == sorted(_libraries())
+def test_the_overlap_code_paths_cover_the_registry_libraries() -> None:
+    # Every library a build may select has code paths an overlap plan is judged on.
+    assert sorted({path.kernels for path in KNOWN_PATHS}) == sorted(_libraries())
 
 
-def _distance(data: bytes, *, slot: int = 0, library: KernelLibrary = KernelLibrary.REFERENCE):
+def _distance(data: bytes, *, slot: int = 0, paths: tuple[KernelPath, ...] = (REFERENCE_PATH,)):
     model = cases.load(data)
     subgraph = model.subgraphs[0]
     op = subgraph.operators[0]
     view = KernelContext(model, subgraph, op, HOST)
-    return overlap_distance(view, op.inputs[slot], op.outputs[0], library)
+    return overlap_distance(view, op.inputs[slot], op.outputs[0], paths)
 
 
 def test_hand_checked_distances() -> None:
@@ -104,23 +106,42 @@ def test_trace_semantics() -> None:
     assert distance_of(Trace(np.array([3], np.int64), np.array([0], np.int64)), 4) == -4
 
 
+def _by_path(data: bytes) -> dict[str, int | None]:
+    return {path.name: _distance(data, paths=(path,)).distance for path in KNOWN_PATHS}
+
+
 def test_cmsis_nn_rules_differ_where_the_kernels_do() -> None:
-    one_by_one = cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID")
-    assert _distance(one_by_one, library=KernelLibrary.CMSIS_NN).distance is None
-    three = cases.int8_conv(kernel=3, stride=1, channels=8)
-    assert _distance(three, library=KernelLibrary.CMSIS_NN).distance == _distance(three).distance
-    max_pool = cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME")
-    # arm_max_pool_s8 writes a pixel before reading its window: chunks, a larger distance.
-    reference = _distance(max_pool).distance
-    cmsis = _distance(max_pool, library=KernelLibrary.CMSIS_NN).distance
-    assert reference is not None and cmsis is not None and cmsis > reference
+    # arm_nn_mat_mult_nt_t_s8 walks output-channel pairs outermost on C and DSP (the whole input
+    # re-read per pair), 4 input rows at a time on MVE: larger distances than the reference loop.
+    one_by_one = _by_path(cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID"))
+    assert one_by_one == {
+        "reference": 327,
+        "cmsis-nn/none": 646,
+        "cmsis-nn/dsp": 646,
+        "cmsis-nn/mve": 335,
+    }
+    # arm_convolve_s8 copies the windows of 2 (4 on MVE) pixels before writing them: it reads
+    # earlier than the reference loop, so its output may start closer.
+    three = _by_path(cases.int8_conv(kernel=3, stride=1, channels=8))
+    assert three["reference"] == 367 and three["cmsis-nn/dsp"] == 360
+    # A plan for every path takes the largest, each path asked with its own build (Helium walks
+    # the image once per 124-channel block: its distance alone is larger).
+    wide = cases.int8_depthwise(stride=1, shape=(1, 5, 5, 130))
+    assert _distance(wide, paths=KNOWN_PATHS).distance == max(_by_path(wide).values()) == 3120
+    assert _by_path(wide)["cmsis-nn/dsp"] == 780
+    every = _distance(cases.int8_conv(kernel=3, stride=1, channels=8), paths=KNOWN_PATHS)
+    assert every.distance == 367
+    # arm_max_pool_s8 memcpys the window's first pixel into the output pixel (source and
+    # destination may not overlap), then compares the rest into it.
+    max_pool = _by_path(cases.int8_pool("MAX_POOL_2D", pool=3, stride=1, padding="SAME"))
+    assert max_pool["reference"] == 60 and max_pool["cmsis-nn/none"] == 66
     # Float kernels are the reference ones in a CMSIS-NN build.
     float_conv = cases.float_conv(kernel=3, stride=1)
-    assert _distance(float_conv, library=KernelLibrary.CMSIS_NN) == _distance(float_conv)
-    # PADV2 runs arm_pad_s8 for int8 as PAD does: not traced, so no overlap under CMSIS-NN.
+    assert _distance(float_conv, paths=KNOWN_PATHS) == _distance(float_conv)
+    # PADV2 runs arm_pad_s8 for int8 as PAD does: whole rows by memcpy.
     padv2 = case_by_id("PADV2.INT8.constant").model()
     assert _distance(padv2).distance == 176
-    assert _distance(padv2, library=KernelLibrary.CMSIS_NN).distance is None
+    assert set(_by_path(padv2).values()) == {176, 208}  # rows by memcpy: source kept clear
 
 
 # (id, model, input slot, one element less must break the outputs)

@@ -9,7 +9,13 @@ import numpy as np
 from arenalens.builds.abi import ILP32, LP64
 from arenalens.builds.build import HOST, Build, device_build
 from arenalens.runtimes.tflm.arena import arenas
-from arenalens.runtimes.tflm.kernels import layout, signal, signal_streams, slicing, variables
+from arenalens.runtimes.tflm.kernels import (
+    layout,
+    signal_library,
+    signal_streams,
+    slicing,
+    variables,
+)
 from arenalens.runtimes.tflm.kernels.base import OutputShape, Persistent, TempTensor
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups, prepared_shapes
 from arenalens.runtimes.tflm.support import support
@@ -37,11 +43,11 @@ def test_struct_sizes_follow_each_abi() -> None:
     assert variables._VAR_HANDLE_PARAMS.layout(ILP32) == (8, 4)
     expected = {  # (LP64, ILP32), signal/micro/kernels/*.cc
         signal_streams._DELAY_PARAMS: (32, 20),
-        signal._FILTER_BANK_PARAMS: (64, 36),
-        signal._SPECTRAL_SUBTRACTION_PARAMS: (56, 44),
+        signal_library._FILTER_BANK_PARAMS: (64, 36),
+        signal_library._SPECTRAL_SUBTRACTION_PARAMS: (56, 44),
         signal_streams._FRAMER_PARAMS: (40, 28),
-        signal._IRFFT_PARAMS: (32, 24),
-        signal._RFFT_PARAMS: (48, 32),
+        signal_library._IRFFT_PARAMS: (32, 24),
+        signal_library._RFFT_PARAMS: (48, 32),
         signal_streams._OVERLAP_ADD_PARAMS: (32, 24),
         signal_streams._STACKER_PARAMS: (56, 36),
         signal_streams._CIRCULAR_BUFFER: (40, 24),
@@ -52,9 +58,9 @@ def test_struct_sizes_follow_each_abi() -> None:
 
 def test_kiss_fftr_state_bytes() -> None:
     # int16, n = 512: three pointers, nfft/inverse/factors[64], 256 twiddles, 384 super twiddles.
-    assert signal.kiss_fftr_state_bytes(512, 4, 8) == 24 + 264 + 4 * 256 + 4 * 384
-    assert signal.kiss_fftr_state_bytes(64, 8, 4) == 12 + 264 + 8 * 32 + 8 * 48
-    assert signal.kiss_fftr_state_bytes(63, 8, 8) == 0  # odd: kiss_fftr_alloc sets no size
+    assert signal_library.kiss_fftr_state_bytes(512, 4, 8) == 24 + 264 + 4 * 256 + 4 * 384
+    assert signal_library.kiss_fftr_state_bytes(64, 8, 4) == 12 + 264 + 8 * 32 + 8 * 48
+    assert signal_library.kiss_fftr_state_bytes(63, 8, 8) == 0  # odd: kiss_fftr_alloc sets no size
 
 
 def _setup(data: bytes, build: Build = HOST) -> OperatorSetup:

@@ -40,7 +40,8 @@ from arenalens.runtimes.sections import laid_end_to_end, planned_parts
 
 if TYPE_CHECKING:
     from arenalens.analysis.overlap_pairs import OverlapPair
-    from arenalens.builds.build import Build, KernelLibrary
+    from arenalens.builds.build import Build
+    from arenalens.builds.kernel_paths import KernelPath
 
 # kDefaultTensorAlignment / kDefaultArenaAlignment: every offset is a multiple of 64.
 LITERT_ALIGNMENT = 64
@@ -518,7 +519,7 @@ class LiteRtRuntime:
         arena: ArenaProblem,
         build: Build,
         *,
-        kernels: KernelLibrary | None = None,
+        paths: Sequence[KernelPath],
     ) -> tuple[OverlapPair, ...]:
         """LiteRT plans its own arenas: no offline plan, so no overlap to plan."""
         raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")

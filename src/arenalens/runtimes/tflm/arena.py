@@ -17,7 +17,7 @@ from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBu
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
-from arenalens.ir import Model
+from arenalens.ir import Model, OfflinePlan
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
@@ -28,6 +28,9 @@ from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
 ONLINE = -1  # kOnlinePlannedBuffer
+OFFLINE_PLAN_VERSION = 0
+# The metadata stores offsets as int32.
+INT32_MAX = 2**31 - 1
 HEAD = "head"
 
 
@@ -69,6 +72,24 @@ def offline_offsets(model: Model) -> tuple[int, ...] | None:
             f"tensors ({model.tensor_count}): TFLM refuses this offline plan",
         )
     return plan.offsets
+
+
+def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, int]) -> OfflinePlan:
+    """Planned offsets → OfflineMemoryAllocation: one offset per tensor, -1 for the rest."""
+    values = [ONLINE] * model.tensor_count
+    for planned in arena.buffers.values():
+        if planned.kind is not BufferKind.TENSOR or planned.tensor is None:
+            continue
+        for tensor in (planned.tensor, *planned.aliases):
+            values[model.tensor_offset_index(planned.subgraph, tensor)] = offsets[planned.id]
+    highest = max(values, default=0)
+    if highest > INT32_MAX:
+        raise ModelError(
+            model.source,
+            f"the plan places a tensor at offset {highest:,}: OfflineMemoryAllocation holds "
+            "32-bit offsets (below 2 GiB), so TFLM cannot be given this plan",
+        )
+    return OfflinePlan(OFFLINE_PLAN_VERSION, len(model.subgraphs), tuple(values))
 
 
 def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:

@@ -9,6 +9,7 @@ is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -54,6 +55,32 @@ def tflm_timeline(model: Model, scratch: Sequence[ScratchRequest] = ()) -> Timel
     marker = _TflmMarker(model, scratch)
     marker.mark(0)
     return marker.timeline()
+
+
+def execution_model(model: Model) -> Model:
+    """Model with every control-flow operator's raw code set to the code its kernel runs as.
+
+    TFLM's marker tests the raw `builtin_code` field and skips IF / WHILE whose file sets only the
+    deprecated one, while the kernel still runs the branch (docs/runtime-rules.md §T4): the
+    timeline of this model is when bytes are really written and read (`execution_timeline`).
+    """
+    if all(op.raw_builtin_code == op.builtin_code for sg in model.subgraphs for op in sg.operators):
+        return model
+    subgraphs = tuple(
+        replace(
+            subgraph,
+            operators=tuple(
+                replace(op, raw_builtin_code=op.builtin_code) for op in subgraph.operators
+            ),
+        )
+        for subgraph in model.subgraphs
+    )
+    return replace(model, subgraphs=subgraphs)
+
+
+def execution_timeline(model: Model) -> Timeline:
+    """Lifetimes as execution really runs: TFLM's marking with every called subgraph visited."""
+    return tflm_timeline(execution_model(model))
 
 
 def tflm_step_limit(model: Model) -> int:

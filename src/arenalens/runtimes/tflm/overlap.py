@@ -1,11 +1,13 @@
 """TFLM allowed overlaps: model + head arena → the (output, dying input) pairs its kernels allow.
 
-`overlap_distance` answers for one operator from its kernel rules' access orders
-(`KernelRule.access`): the reference kernel's, and under a kernel library (CMSIS-NN) also its
-variant's where it differs, the larger distance winning, so that the plan holds on either build.
-Two limits hold for every rule: only data inputs may be overlapped, and input and output types
-must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler may
-reorder loads after stores and the trace would not hold.
+`overlap_distance` answers for one operator on a set of kernel code paths (`kernel_paths`) from its
+kernel rules' access orders (`KernelRule.access`): on each path the order of the kernel that path
+runs (on a CMSIS-NN path its variant's where CMSIS-NN runs its own loops, chosen for that path's
+instruction set; else the reference kernel's), and the largest distance over the paths wins, so a
+plan holds on every one of them; a path that refuses, or whose access order is not known, refuses
+the pair. Two limits hold for every rule: only data inputs may be overlapped, and input and output
+types must be allowed to alias in C++ (the same type, or one a byte type): otherwise the compiler
+may reorder loads after stores and the trace would not hold.
 
 An operator's output buffer may share bytes with one of its input buffers when the input dies at
 that operator (its buffer's last step is the operator's step), the output is born there (its
@@ -19,13 +21,18 @@ of them (a hostile model of huge tensors); operators past it get no overlap.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.overlap_pairs import OverlapPair
-from arenalens.builds.build import HOST, Build, KernelLibrary, overlap_kernels
-from arenalens.errors import UsageError
+from arenalens.builds.build import HOST, REFERENCE
+from arenalens.builds.kernel_paths import (
+    REFERENCE_PATH,
+    KernelPath,
+    build_for,
+    sorted_paths,
+)
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import Overlap
 from arenalens.runtimes.tflm.kernels import registry
@@ -63,9 +70,10 @@ def overlap_distance(
     view: KernelContext,
     input_tensor: int,
     output_tensor: int,
-    library: KernelLibrary = KernelLibrary.REFERENCE,
+    paths: Sequence[KernelPath] = (REFERENCE_PATH,),
 ) -> OverlapDistance:
-    """Operator + one input and one output tensor index → minimal offset distance, or None."""
+    """Operator + one input and one output tensor index + the code paths it must hold on →
+    minimal offset distance, or None (with the path that refuses and why)."""
     opcode = view.operator.opcode
     slots = frozenset(
         position for position, index in enumerate(view.operator.inputs) if index == input_tensor
@@ -94,49 +102,52 @@ def overlap_distance(
             f"{source.dtype.name} input and {target.dtype.name} output may not alias in C++: "
             "the compiler may reorder their loads and stores",
         )
-    distances = [(reference, reference.distance(view, slots, outputs[0]))]
-    if distances[0][1] is None:
-        return OverlapDistance(
-            None, opcode, reference.pattern, f"{reference.pattern}: {reference.source}"
-        )
-    library_rule = registry.library_rule(opcode, library)
-    if library_rule is not None and library_rule.access is not reference_rule.access:
-        own = access_of(library_rule, view)
-        if isinstance(own, NoOverlap):
-            return OverlapDistance(None, opcode, "", own.reason)
-        if own is not None:
-            distance = own.distance(view, slots, outputs[0])
+    # One answer per (order, build asked with): a CMSIS-NN order answers per code path.
+    distances: dict[tuple[int, str], tuple[AccessOrder, int]] = {}
+    for path in sorted_paths(paths):
+        if not path.has_rules:
+            return OverlapDistance(
+                None, opcode, reference.pattern, f"the access order of {path.title} is not known"
+            )
+        orders = _path_orders(view, reference_rule, reference, path)
+        if isinstance(orders, NoOverlap):
+            return OverlapDistance(None, opcode, "", orders.reason)
+        for order, path_view in orders:
+            key = (id(order), path_view.build.name)
+            if key in distances:
+                continue
+            distance = order.distance(path_view, slots, outputs[0])
             if distance is None:
-                return OverlapDistance(None, opcode, own.pattern, f"{own.pattern}: {own.source}")
-            distances.append((own, distance))
-    worst = max(d for _, d in distances if d is not None)
-    pattern = " / ".join(order.pattern for order, _ in distances)
+                return OverlapDistance(
+                    None, opcode, order.pattern, f"{order.pattern}: {order.source}"
+                )
+            distances[key] = (order, distance)
+    if not distances:
+        return OverlapDistance(None, opcode, reference.pattern, "no kernel code path given")
+    worst = max(d for _, d in distances.values())
+    pattern = " / ".join(dict.fromkeys(order.pattern for order, _ in distances.values()))
     return OverlapDistance(worst, opcode, pattern, "")
 
 
-def libraries_respected(library: KernelLibrary) -> frozenset[KernelLibrary]:
-    """The kernel libraries whose access order the overlaps planned with `library`'s rules
-    respect: CMSIS-NN's take the larger of its and the reference kernel's distance
-    (`overlap_distance`), so they hold on both."""
-    if library is KernelLibrary.CMSIS_NN:
-        return frozenset({KernelLibrary.REFERENCE, KernelLibrary.CMSIS_NN})
-    return frozenset({library})
-
-
-def overlap_library(build: Build, asked: KernelLibrary | None = None) -> KernelLibrary:
-    """The library whose rules overlaps planned for this build follow: the build's own
-    (`builds.build.overlap_kernels`), or `asked` when its rules respect the kernels the build
-    runs as well; UsageError when they do not (a plan that build would compute wrong)."""
-    if asked is None:
-        return overlap_kernels(build)
-    if build.kernels not in libraries_respected(asked):
-        raise UsageError(
-            f"the {asked} kernels' access order does not hold on {build.name}, which runs "
-            f"{build.kernels} kernels: overlaps planned by it would compute wrong outputs there "
-            "(plan overlaps with the build's own kernels: --overlap without another --kernels, "
-            "overlap=True in Python)"
-        )
-    return asked
+def _path_orders(
+    view: KernelContext, reference_rule: KernelRule, reference: AccessOrder, path: KernelPath
+) -> list[tuple[AccessOrder, KernelContext]] | NoOverlap:
+    """The access order one code path runs for this operator, with the view it is asked with
+    (the path's build: a CMSIS-NN order picks its loops by the instruction set): the library's
+    own where it runs its own loops for this operator, else the reference kernel's."""
+    found = [(reference, view)]
+    if path.kernels == REFERENCE:
+        return found
+    library_rule = registry.library_rule(view.operator.opcode, path.kernels)
+    if library_rule is None or library_rule.access is reference_rule.access:
+        return found
+    path_view = KernelContext(view.model, view.subgraph, view.operator, build_for(path))
+    own = access_of(library_rule, path_view)
+    if isinstance(own, NoOverlap):
+        return own
+    if own is None:
+        return found  # the library calls the reference kernel for this type
+    return [(own, path_view)]
 
 
 def access_of(rule: KernelRule, view: KernelContext) -> AccessOrder | NoOverlap | None:
@@ -153,7 +164,7 @@ def _may_alias(source: Tensor, target: Tensor) -> bool:
 
 
 def arena_overlaps(
-    model: Model, arena: ArenaProblem, *, library: KernelLibrary = KernelLibrary.REFERENCE
+    model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath] = (REFERENCE_PATH,)
 ) -> tuple[OverlapPair, ...]:
     """Model + its TFLM head arena → every allowed overlap, by operator then tensor."""
     by_tensor = _buffers_by_tensor(arena)
@@ -191,7 +202,7 @@ def arena_overlaps(
                     continue
                 if problem_buffers[source.id].end != step:
                     continue
-                answer = overlap_distance(view, input_tensor, output_tensor, library)
+                answer = overlap_distance(view, input_tensor, output_tensor, paths)
                 if answer.distance is None:
                     continue
                 key = (target.id, source.id)
@@ -224,7 +235,5 @@ def _buffers_by_tensor(arena: ArenaProblem) -> Mapping[int, PlannedBuffer]:
 __all__ = [
     "OverlapDistance",
     "arena_overlaps",
-    "libraries_respected",
     "overlap_distance",
-    "overlap_library",
 ]

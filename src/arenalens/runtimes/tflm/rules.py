@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.overlap_pairs import OverlapPair
-from arenalens.builds.build import Build, KernelLibrary
+from arenalens.builds.build import Build
+from arenalens.builds.kernel_paths import KernelPath
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan
 from arenalens.runtimes import MemoryBudget, Runtime, VerifyResult
@@ -55,16 +56,13 @@ class TflmRuntime:
         arena: ArenaProblem,
         build: Build,
         *,
-        kernels: KernelLibrary | None = None,
+        paths: Sequence[KernelPath],
     ) -> tuple[OverlapPair, ...]:
-        """The head arena → every overlap the kernels' access order allows on this build."""
+        """The head arena → every overlap the access orders of these code paths allow."""
         # The access-order rules (and numpy under them) load only when overlaps are asked for.
-        from arenalens.runtimes.tflm.overlap import (  # noqa: PLC0415 - see above
-            arena_overlaps,
-            overlap_library,
-        )
+        from arenalens.runtimes.tflm.overlap import arena_overlaps  # noqa: PLC0415 - see above
 
-        return arena_overlaps(model, arena, library=overlap_library(build, kernels))
+        return arena_overlaps(model, arena, paths=paths)
 
     def verify(
         self,

@@ -34,7 +34,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     operands,
     temps,
 )
-from arenalens.runtimes.tflm.kernels.refusals import not_true, source_path
+from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 from arenalens.tflite.reader import read_quantization_zero_points
 
 # DecodeState: a vtable, then `context_` and `micro_profiler_`.
@@ -84,7 +84,7 @@ def _prepare(context: KernelContext) -> Events:
     if outputs <= 0:
         return [not_true(_FILE, "num_outputs > 0")]
     if inputs != 2 * outputs:
-        return [Refusal(f"{source_path(_FILE)} num_inputs != num_outputs * 2")]
+        return [not_equal(_FILE, "num_inputs", "num_outputs * 2", inputs, 2 * outputs)]
     found: list[Event] = [
         Persistent(outputs * context.build.pointer_bytes, "decode state pointers")
     ]
@@ -105,7 +105,7 @@ def _decode_output(context: KernelContext, output: int) -> list[Event]:
     header = context.model.buffer_bytes(ancillary.buffer)[:16]
     version = header[1] if len(header) > 1 else 0
     if version != 1:
-        return [*found, Refusal(f"version {version} != 1")]
+        return [*found, Refusal(f"unsupported version {version}")]
     kind = header[0] if header else 0
     state = _STATES.get(kind)
     if state is None:
@@ -155,7 +155,15 @@ def _setup(context: KernelContext, output: int, header: bytes, first: int) -> li
         # Byte 5 bit 0: 32-bit tables; 16-bit tables decode int8 only.
         wide = len(header) > 5 and header[5] & 1
         if not wide and tensor.dtype.name != "INT8":
-            return [Refusal(f"output.type != kTfLiteInt8 ({tensor.dtype.name} != INT8)")]
+            return [
+                not_equal(
+                    "decode_state_huffman.cc",
+                    "output.type",
+                    "kTfLiteInt8",
+                    tensor.dtype.name,
+                    "INT8",
+                )
+            ]
         return []
     quantization = tensor.quantization
     if quantization is None:

@@ -9,7 +9,10 @@ flag in OpData, or is decided at Eval).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from arenalens.builds.tflm import CONST_TENSOR_CHECKS
+from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast, same_index
 from arenalens.runtimes.tflm.kernels.base import (
@@ -156,16 +159,25 @@ def _float_only(file: str) -> RuleFunction:
     return prepare
 
 
-def _eval_float_only(message: str) -> RuleFunction:
-    """FLOOR and NEG: no Init, no Prepare; Eval refuses anything but float32."""
+def _eval_float_only(refusal: Callable[[str], Refusal]) -> RuleFunction:
+    """FLOOR and NEG: no Init, no Prepare; Eval refuses anything but float32 (`refusal`: the
+    kernel's words for the input type it refuses)."""
 
     def prepare(context: KernelContext) -> Events:
         dtype = context.input_type(0)
         if dtype == "FLOAT32":
             return []
-        return [Refusal(message.format(dtype=dtype, numbered=numbered(dtype)), INVOKE)]
+        return [refusal(dtype)]
 
     return prepare
+
+
+def _floor_refusal(dtype: str) -> Refusal:
+    return not_equal("floor.cc", "input->type", "kTfLiteFloat32", dtype, "FLOAT32", phase=INVOKE)
+
+
+def _neg_refusal(dtype: str) -> Refusal:
+    return Refusal(f"Type {numbered(dtype)} not supported.", INVOKE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,9 +258,9 @@ def _select_v2(context: KernelContext) -> Events:
     elif x_type != y_type:
         found.append(not_equal(file, "input_x->type", "input_y->type", x_type, y_type))
     else:
-        problem = _select_broadcast_problem(context)
+        problem = _select_broadcast_problem(context, file)
         if problem:
-            found.append(Refusal(f"{source_path(file)} {problem}"))
+            found.append(problem)
     if not setup_refused(found) and x_type not in (
         "FLOAT32",
         "INT8",
@@ -262,29 +274,32 @@ def _select_v2(context: KernelContext) -> Events:
     return found
 
 
-def _select_broadcast_problem(context: KernelContext) -> str:
+def _select_broadcast_problem(context: KernelContext, file: str) -> Refusal | None:
     """CheckBroadcastShape, run when the three inputs' shapes differ (unless all four operands
-    hold one element): '' when the shapes broadcast to the output's."""
+    hold one element): None when the shapes broadcast to the output's."""
     shapes = [shape(context.input(i)) for i in range(3)]
     output = shape(context.output(0))
     if shapes[0] == shapes[1] == shapes[2]:
-        return ""
+        return None
     if all(elements(context.input(i)) == 1 for i in range(3)) and elements(context.output(0)) == 1:
-        return ""
+        return None
     rank = max(len(s) for s in shapes)
     if rank != len(output):
-        return f"out_dims != output_shape->size ({rank} != {len(output)})"
+        return not_equal(file, "out_dims", "output_shape->size", rank, len(output))
     for back in range(rank):
         dims = [s[len(s) - back - 1] if back < len(s) else 1 for s in shapes]
         largest = 0 if min(dims) == 0 else max(dims)
         if any(d not in (1, largest) for d in dims):
-            return "Given shapes are not broadcastable."
+            return Refusal(f"{source_path(file)} Given shapes are not broadcastable.")
         if output[rank - back - 1] != largest:
-            return (
-                f"output_shape->data[{rank - back - 1}] != max_value "
-                f"({output[rank - back - 1]} != {largest})"
+            return not_equal(
+                file,
+                f"output_shape->data[{rank - back - 1}]",
+                "max_value",
+                output[rank - back - 1],
+                largest,
             )
-    return ""
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,36 +326,42 @@ def _fill(context: KernelContext) -> Events:
     file = "fill.cc"
     found = temps(context, ("in", 0), ("in", 1), ("out", 0))
     dims, value, result = context.input(0), context.input(1), context.output(0)
-    problem = ""
+    problem: Refusal | None = None
     if len(shape(value)) != 0:
-        problem = f"NumDimensions(value) != 0 ({len(shape(value))} != 0)"
+        problem = not_equal(file, "NumDimensions(value)", "0", len(shape(value)), 0)
     elif context.input_type(1) != context.output_type(0):
-        problem = (
-            f"value->type != output->type ({context.input_type(1)} != {context.output_type(0)})"
+        problem = not_equal(
+            file, "value->type", "output->type", context.input_type(1), context.output_type(0)
         )
     elif dims is None or (not dims.is_constant and context.build.has(CONST_TENSOR_CHECKS)):
-        problem = "Non-constant >dims< tensor is not supported"
+        problem = Refusal(f"{source_path(file)} Non-constant >dims< tensor is not supported")
     elif not dims.is_constant:
         return found  # before const-tensor-checks: FILL left runtime dims to Eval
     elif len(shape(dims)) != 1:
-        problem = f"NumDimensions(tensor) != 1 ({len(shape(dims))} != 1)"
+        problem = not_equal(file, "NumDimensions(tensor)", "1", len(shape(dims)), 1)
     elif shape(dims)[0] != len(shape(result)):
-        problem = f"array->size != tensor_len ({len(shape(result))} != {shape(dims)[0]})"
+        problem = not_equal(file, "array->size", "tensor_len", len(shape(result)), shape(dims)[0])
     else:
-        values = constant_ints(context, dims)
-        if values is None:
-            number = TFLITE_TYPES.get(context.input_type(0), "?")
-            problem = f"cannot compare int array to tensor of type {number}."
-        else:
-            for have, want in zip(shape(result), values, strict=False):
-                if have != want:
-                    problem = f"array->data[i] != GetTensorData<T>(tensor)[i] ({have} != {want})"
-                    break
+        problem = _fill_dims_problem(context, file, dims, result)
     if problem:
-        found.append(Refusal(f"{source_path(file)} {problem}"))
+        found.append(problem)
     elif context.input_type(1) not in ("FLOAT32", "INT32", "INT8"):
         found.append(Refusal("Fill only currently supports float32 for input 1", INVOKE))
     return found
+
+
+def _fill_dims_problem(
+    context: KernelContext, file: str, dims: Tensor, result: Tensor | None
+) -> Refusal | None:
+    """fill.cc's EnsureEq: the constant dims, element by element, against the output's shape."""
+    values = constant_ints(context, dims)
+    if values is None:
+        number = TFLITE_TYPES.get(context.input_type(0), "?")
+        return Refusal(f"{source_path(file)} cannot compare int array to tensor of type {number}.")
+    for have, want in zip(shape(result), values, strict=False):
+        if have != want:
+            return not_equal(file, "array->data[i]", "GetTensorData<T>(tensor)[i]", have, want)
+    return None
 
 
 _UNARY_FLOAT = ("SIN", "COS", "LOG", "SQRT", "SQUARE")
@@ -419,7 +440,7 @@ RULES = (
         "floor.cc",
         None,
         no_events,
-        _eval_float_only("floor.cc: input->type != kTfLiteFloat32 ({dtype} != FLOAT32)"),
+        _eval_float_only(_floor_refusal),
         access=same_index("floor.cc, reference/floor.h"),
         operands=UNARY,
     ),
@@ -428,7 +449,7 @@ RULES = (
         "neg.cc",
         None,
         no_events,
-        _eval_float_only("Type {numbered} not supported."),
+        _eval_float_only(_neg_refusal),
         access=same_index("neg.cc, reference/neg.h"),
         operands=UNARY,
         inplace=IN_PLACE_UNARY,

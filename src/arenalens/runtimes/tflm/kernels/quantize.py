@@ -28,7 +28,12 @@ from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_count,
 )
-from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_true, numbered, source_path
+from arenalens.runtimes.tflm.kernels.refusals import (
+    arity_refusals,
+    not_equal,
+    not_true,
+    numbered,
+)
 
 _CAST_PARAMS = struct("TfLiteCastParams", ("in_data_type", "enum"), ("out_data_type", "enum"))
 # types.h QuantizationParams {int32 zero_point; double scale}: 8-aligned on both ABIs.
@@ -67,24 +72,25 @@ def _quantize(context: KernelContext) -> Events:
     found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
     input_type, output_type = context.input_type(0), context.output_type(0)
     result = context.output(0)
-    problem = ""
+    problem: Refusal | None = None
     if not is_quantized(result):
-        problem = "output->quantization.type != kTfLiteAffineQuantization (0 != 1)"
+        problem = not_equal(file, "output->quantization.type", "kTfLiteAffineQuantization", 0, 1)
     elif per_channel_count(result) != 1:
-        problem = "affine_quantization->scale->size == 1 was not true."
+        problem = not_true(file, "affine_quantization->scale->size == 1")
     elif input_type not in _QUANTIZE_PAIRS:
-        problem = (
+        problem = not_true(
+            file,
             "input->type == kTfLiteFloat32 || input->type == kTfLiteInt32 || input->type == "
-            "kTfLiteInt16 || input->type == kTfLiteInt8 || input->type == kTfLiteUInt8 was not "
-            "true."
+            "kTfLiteInt16 || input->type == kTfLiteInt8 || input->type == kTfLiteUInt8",
         )
     elif output_type not in ("INT8", "INT16", "INT32", "UINT8"):
-        problem = (
+        problem = not_true(
+            file,
             "output->type == kTfLiteInt8 || output->type == kTfLiteInt16 || output->type == "
-            "kTfLiteInt32 || output->type == kTfLiteUInt8 was not true."
+            "kTfLiteInt32 || output->type == kTfLiteUInt8",
         )
     if problem:
-        found.append(Refusal(f"{source_path(file)} {problem}"))
+        found.append(problem)
     elif output_type not in _QUANTIZE_PAIRS[input_type]:
         found.append(Refusal(f"Input {input_type}, output {output_type} not supported.", INVOKE))
     return found
@@ -97,9 +103,10 @@ def _dequantize(context: KernelContext) -> Events:
     found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
     if context.input_type(0) not in ("INT8", "INT16", "UINT8"):
         found.append(
-            Refusal(
-                f"{source_path(file)} input->type == kTfLiteInt8 || input->type == kTfLiteInt16 || "
-                f"input->type == kTfLiteUInt8 was not true. (input is {context.input_type(0)})"
+            not_true(
+                file,
+                "input->type == kTfLiteInt8 || input->type == kTfLiteInt16 || "
+                "input->type == kTfLiteUInt8",
             )
         )
     elif context.output_type(0) != "FLOAT32":

@@ -20,7 +20,7 @@ from arenalens.runtimes.tflm.kernels.base import (
 )
 from arenalens.runtimes.tflm.kernels.common import elements, rank, shape
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
-from arenalens.runtimes.tflm.kernels.signal import (
+from arenalens.runtimes.tflm.kernels.signal_library import (
     SIGNAL_SOURCES,
     Slot,
     fft_type,

@@ -1,13 +1,14 @@
 """CMSIS-NN kernels' access order: what its variant rules say where CMSIS-NN's loops differ from
 the reference kernels' (TFLM built with `OPTIMIZED_KERNEL_DIR=cmsis_nn`).
 
-Read from TFLM's *kernels/cmsis_nn/* and ARM-software/CMSIS-NN *Source/*. One build of TFLM serves
-Cortex-M0/M3 (plain C), M4/M7/M33 (DSP) and M55/M85 (MVE), and CMSIS-NN picks its loops by the
-instruction set, so an order must hold on all three. TFLM's cmsis_nn kernels call the reference
-float kernels; their other paths are CMSIS-NN's own, and only the int8 ones were traced: every
-other type gets no overlap. An operator's distance under this library is the larger of its
-CMSIS-NN order's and the reference order's (`overlap.overlap_distance`): the plan is safe on
-either build. Checked on real TFLM under QEMU: tests/runtimes/tflm/test_overlap_cortex_m.py.
+Read from TFLM's *kernels/cmsis_nn/* and ARM-software/CMSIS-NN *Source/* (`traces` has the loops).
+CMSIS-NN picks its loops by the instruction set (pure C on Cortex-M0/M3, DSP on M4/M7/M33, MVE on
+M55/M85), so an order is asked with a build of one code path (`kernel_paths.build_for`) and reads
+`view.build.isa`. TFLM's cmsis_nn kernels call the reference kernels for float (and, for PAD,
+TRANSPOSE, MAXIMUM and MINIMUM, for every type but int8): there the reference order holds (None).
+An operator's distance on a CMSIS-NN path is its CMSIS-NN order's where CMSIS-NN runs its own
+loops, else the reference order's (`overlap.overlap_distance`); a plan for every path takes the
+largest. Checked on real TFLM under QEMU: tests/overlap_proofs.py (output probes, every path).
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ def int8_paths(int8: Callable[[KernelContext], AccessOrder | NoOverlap]) -> Acce
             return None  # TFLM's cmsis_nn kernels call the reference float kernels
         if data_type != "INT8" or source is None or target is None:
             return not_analysed(f"{data_type or 'this'} path not analysed")
+        return int8(view)
+
+    return AccessByPath(choose)
+
+
+def int8_only(int8: Callable[[KernelContext], AccessOrder | NoOverlap]) -> AccessByPath:
+    """A CMSIS-NN kernel that runs its own loops for int8 only (PAD, TRANSPOSE, MAXIMUM, MINIMUM:
+    every other type goes to the reference kernel)."""
+
+    def choose(view: KernelContext) -> AccessOrder | NoOverlap | None:
+        source = view.input(0)
+        if source is None or source.dtype.name != "INT8":
+            return None
         return int8(view)
 
     return AccessByPath(choose)

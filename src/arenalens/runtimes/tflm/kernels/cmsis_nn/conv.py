@@ -18,7 +18,6 @@ from __future__ import annotations
 from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.access_order import window_of
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
 from arenalens.runtimes.tflm.kernels.base import (
     INVOKE,
@@ -34,12 +33,11 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
     variant,
 )
-from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
+from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, traces
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     NOT_ANALYSED,
     int8_paths,
     not_analysed,
-    reads_no_later,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
 from arenalens.runtimes.tflm.kernels.common import (
@@ -445,72 +443,40 @@ def _transpose_conv_op_data(
     return found
 
 
-# The int8 orders (arm_convolve_wrapper_s8): the general case (arm_convolve_s8) copies the
-# windows of 2 (C, DSP) or 4 (MVE) output pixels, all channels, into im2col before any of their
-# outputs is written: every read comes at least as early as in the reference loops, so the
-# reference distance holds. Three paths re-read the input after writing: 1x1 without padding
-# (arm_nn_mat_mult_nt_t_s8 loops over output-channel pairs outermost on C and DSP: the whole
-# input again per pair), 1xN on MVE (4 pixels per channel), grouped convolutions (one pass over
-# the image per group).
+# The int8 orders, per code path (`traces`): arm_convolve_wrapper_s8 picks 1x1 (the matrix product
+# walks output-channel pairs outermost on C and DSP, 4 pixels at a time on MVE), 1xN on MVE, or
+# the im2col of 2 (C, DSP) / 4 (MVE) pixels (a grouped convolution walks the image per group);
+# arm_depthwise_conv_wrapper_s8 the 3x3 kernel (4 channels at a time), the DSP window im2col, the
+# MVE walk per 124-channel block, the multiplier-4 or the generic kernel, or on MVE a convolution
+# for one input channel.
+_CONV_INT8 = AccessOrder(
+    "CMSIS-NN: per code path (1x1 matrix product, 1xN, im2col of 2 or 4 pixels)",
+    "arm_convolve_wrapper_s8.c, arm_convolve_1x1_s8(_fast).c, arm_convolve_1_x_n_s8.c, "
+    "arm_convolve_s8.c, arm_nn_mat_mult_nt_t_s8.c",
+    (0,),
+    traces.conv_distance,
+)
+_DEPTHWISE_INT8 = AccessOrder(
+    "CMSIS-NN: per code path (3x3 by 4 channels, window im2col, 124-channel blocks, generic)",
+    "arm_depthwise_conv_wrapper_s8.c, arm_depthwise_conv_3x3_s8.c, arm_depthwise_conv_s8_opt.c, "
+    "arm_depthwise_conv_s8.c",
+    (0,),
+    traces.depthwise_distance,
+)
+
+
 def _conv_int8(view: KernelContext) -> AccessOrder | NoOverlap:
-    source, weights = view.input(0), view.input(1)
+    weights = view.input(1)
     if weights is None or weights.dtype.name != "INT8":
         return not_analysed("int4 weights not analysed")
-    if source is None or len(weights.shape) != 4 or len(source.shape) != 4:
-        return not_analysed("not a 4-D convolution")
-    _, filter_h, filter_w, filter_depth = weights.shape
-    window = window_of(view, filter_h, filter_w)
-    in_h, in_w, channels = source.shape[1], source.shape[2], source.shape[3]
-    pad_h = padding(
-        in_h, filter_h, window.stride_height, window.dilation_height, same=window.same_padding
-    )
-    pad_w = padding(
-        in_w, filter_w, window.stride_width, window.dilation_width, same=window.same_padding
-    )
-    dilated = (window.dilation_height, window.dilation_width) != (1, 1)
-    if channels != filter_depth:
-        return not_analysed("grouped convolution: one pass over the image per group")
-    if (filter_h, filter_w) == (1, 1) and (pad_h, pad_w) == (0, 0) and not dilated:
-        return not_analysed("1x1: output channels outermost, the input re-read per pair")
-    one_by_n = (
-        in_h == 1
-        and window.dilation_width == 1
-        and filter_h == 1
-        and (window.stride_width * channels) % 4 == 0
-    )
-    if one_by_n:
-        return not_analysed("1xN on MVE: 4 pixels per output channel, re-read")
-    return reads_no_later(
-        reference_conv.CONV_2D_ACCESS, "arm_convolve_s8.c (im2col before writing)"
-    )
+    return _CONV_INT8
 
 
-# CMSIS-NN Include/arm_nnsupportfunctions.h: the channels arm_depthwise_conv_s8_opt takes at once.
-CH_IN_BLOCK_MVE = 124
-
-
-# The int8 orders (arm_depthwise_conv_wrapper_s8): the 3x3 kernel (4 channels at a time), the
-# generic and multiplier-4 kernels (reference order) and the DSP im2col kernel read no later than
-# the reference loops. On MVE, arm_depthwise_conv_s8_opt walks the image once per block of
-# CH_IN_BLOCK_MVE channels, and one input channel with several outputs becomes a convolution:
-# both re-read the input.
 def _depthwise_int8(view: KernelContext) -> AccessOrder | NoOverlap:
-    source, weights, target = view.input(0), view.input(1), view.output(0)
+    weights = view.input(1)
     if weights is None or weights.dtype.name != "INT8":
         return not_analysed("int4 weights not analysed")
-    in_channels = source.shape[-1] if source is not None and source.shape else 0
-    out_channels = target.shape[-1] if target is not None and target.shape else 0
-    multiplier = out_channels // in_channels if in_channels else 0
-    options = view.operator.options
-    dilations = (options.get("dilation_hfactor", 1), options.get("dilation_wfactor", 1))
-    batches = source.shape[0] if source is not None and source.shape else 1
-    if in_channels == 1 and out_channels > 1:
-        return not_analysed("one input channel runs as a convolution on MVE")
-    if multiplier == 1 and batches == 1 and dilations == (1, 1) and in_channels > CH_IN_BLOCK_MVE:
-        return not_analysed("MVE walks the image once per 124-channel block")
-    return reads_no_later(
-        reference_conv.DEPTHWISE_CONV_2D_ACCESS, "arm_depthwise_conv_wrapper_s8 and its kernels"
-    )
+    return _DEPTHWISE_INT8
 
 
 _REFERENCE = rule_table(*reference_conv.RULES)

@@ -19,6 +19,7 @@ from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
 from arenalens.runtimes.tflm.kernels import layout as reference_layout
 from arenalens.runtimes.tflm.kernels import shape as reference_shape
 from arenalens.runtimes.tflm.kernels.base import (
+    AccessOrder,
     Event,
     Events,
     KernelContext,
@@ -28,7 +29,13 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
     variant,
 )
-from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED, int8_paths, reads_no_later
+from arenalens.runtimes.tflm.kernels.cmsis_nn import traces
+from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
+    NOT_ANALYSED,
+    int8_only,
+    int8_paths,
+    reads_no_later,
+)
 from arenalens.runtimes.tflm.kernels.common import type_of
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
@@ -85,6 +92,21 @@ _ADD_MUL_SOURCES = "arm_elementwise_add_s8.c, arm_elementwise_mul_s8.c (broadcas
 _ADD_INT8 = reads_no_later(_REFERENCE["ADD"].access, _ADD_MUL_SOURCES)
 _MUL_INT8 = reads_no_later(_REFERENCE["MUL"].access, _ADD_MUL_SOURCES)
 
+# arm_pad_s8 (int8; TFLM passes shape and paddings as 4-D): in output order, pad values by memset,
+# input rows (a pixel's channels when the channels are padded) by memcpy. Other types run the
+# reference Pad.
+_PAD_INT8 = AccessOrder(
+    "CMSIS-NN: output order, rows copied whole", "arm_pad_s8.c", (0,), traces.pad_distance
+)
+# arm_transpose_s8 (int8, at most 4 axes): in input order, each element to its place (MVE
+# gathers 8 of a column, then stores them). Other types run the reference Transpose.
+_TRANSPOSE_INT8 = AccessOrder(
+    "CMSIS-NN: input order, each element to its place",
+    "arm_transpose_s8.c",
+    (0,),
+    traces.transpose_distance,
+)
+
 # CMSIS-NN's MUL, PAD, PADV2 and TRANSPOSE register the reference kernels' Init and Prepare
 # (`MulInit`/`MulPrepare`, `PadInit`/`PadPrepare`, `TransposePrepare`), MAXIMUM / MINIMUM have
 # none: their setup is the reference kernels'; their Eval is CMSIS-NN's.
@@ -106,14 +128,14 @@ RULES = (
         _REFERENCE["PAD"],
         library=CMSIS_NN,
         source="cmsis_nn/pad.cc, pad_common.cc",
-        access=NOT_ANALYSED,
+        access=int8_only(lambda view: _PAD_INT8),
     ),
     # Register_PADV2 runs PadEval, which sends int8 to arm_pad_s8 as PAD does.
     variant(
         _REFERENCE["PADV2"],
         library=CMSIS_NN,
         source="cmsis_nn/pad.cc, pad_common.cc",
-        access=NOT_ANALYSED,
+        access=int8_only(lambda view: _PAD_INT8),
     ),
     variant(
         _REFERENCE["MAXIMUM"],
@@ -131,6 +153,6 @@ RULES = (
         _REFERENCE["TRANSPOSE"],
         library=CMSIS_NN,
         source="cmsis_nn/transpose.cc, transpose_common.cc",
-        access=NOT_ANALYSED,
+        access=int8_only(lambda view: _TRANSPOSE_INT8),
     ),
 )

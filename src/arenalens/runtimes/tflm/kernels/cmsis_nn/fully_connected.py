@@ -271,9 +271,7 @@ def _batch_matmul_checks(
 ) -> list[Event]:
     if type_of(lhs) != type_of(rhs):
         return [
-            Refusal(
-                f"{_BMM_FILE} lhs_input->type != rhs_input->type ({type_of(lhs)} != {type_of(rhs)})"
-            )
+            not_equal(_BMM_FILE, "lhs_input->type", "rhs_input->type", type_of(lhs), type_of(rhs))
         ]
     if type_of(lhs) != type_of(output):
         return [

@@ -9,11 +9,8 @@ requests an int32 accumulator per channel.
 
 from __future__ import annotations
 
-import numpy as np
-
 from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.access_order import Trace, checked, too_large, window_lowest_reads
 from arenalens.runtimes.tflm.kernels import pooling as reference_pooling
 from arenalens.runtimes.tflm.kernels.base import (
     AccessOrder,
@@ -26,10 +23,9 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
     variant,
 )
-from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
-from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths, reads_no_later
+from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, traces
+from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths
 from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
-from arenalens.runtimes.tflm.kernels.pooling import pool_window
 from arenalens.runtimes.tflm.kernels.refusals import not_true, type_number
 
 # cmsis_nn/pooling.cc: OpData, around the reference kernels' (pooling.h).
@@ -78,29 +74,22 @@ def _average_pool(context: KernelContext) -> Events:
     return found
 
 
-def _max_pool_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
-    """arm_max_pool_s8: per output pixel a chunk (written, then its window compared into it)."""
-    source, target = view.input(0), view.output(output)
-    if source is None or target is None or too_large(source, target):
-        return None
-    if len(source.shape) != 4 or len(target.shape) != 4:
-        return None
-    pixels = window_lowest_reads(source.shape, target.shape, pool_window(view), 1)
-    channels = target.shape[3]
-    writes = (np.arange(len(pixels), dtype=np.int64) + 1) * channels - 1
-    return checked(Trace(writes, pixels, reads_may_follow_write=True), source.nbytes)
-
-
-# arm_max_pool_s8 copies the window's first pixel into the output, then compares the rest: the
-# output pixel is written before its window is read (a chunk).
+# arm_max_pool_s8 copies the window's first pixel into the output pixel, then compares the rest
+# of the window into it: the output pixel is written before most of its window is read.
 _MAX_POOL_INT8 = AccessOrder(
-    "CMSIS-NN: pixel written, then its window compared in",
+    "CMSIS-NN: first window pixel copied, the rest compared in",
     "arm_max_pool_s8.c",
     (0,),
-    _max_pool_distance,
+    traces.maxpool_distance,
 )
-# arm_avgpool_s8 reads a pixel's window before it writes the pixel: the reference distance holds.
-_AVERAGE_POOL_INT8 = reads_no_later(reference_pooling.POOL_ACCESS, "arm_avgpool_s8.c")
+# arm_avgpool_s8 reads a pixel's window for 16 channels (MVE), all of them (DSP: an int32
+# accumulator per channel) or one (pure C) before it writes them.
+_AVERAGE_POOL_INT8 = AccessOrder(
+    "CMSIS-NN: per code path (window for 16, all or 1 channel, then written)",
+    "arm_avgpool_s8.c",
+    (0,),
+    traces.avgpool_distance,
+)
 _REFERENCE = rule_table(*reference_pooling.RULES)
 
 RULES = (
