@@ -160,9 +160,11 @@ def measure(path: Path, target: str) -> dict[str, Any]:
     }
 
 
-def cached() -> dict[str, dict[str, Any]]:
-    """{target: {model: figures}} as measured."""
-    targets: dict[str, dict[str, Any]] = json.loads(CACHE.read_text())["targets"]
+def cached(esp: bool = False) -> dict[str, dict[str, Any]]:
+    """{target: {model: figures}} as measured on the Cortex-M probes (or the ESP one)."""
+    targets: dict[str, dict[str, Any]] = json.loads((ESP_CACHE if esp else CACHE).read_text())[
+        "targets"
+    ]
     return targets
 
 

@@ -65,8 +65,14 @@ def test_every_build_named_exists() -> None:
         assert (chip.build_cpu is None) == (chip.kernels is None), chip.name
         if chip.build_cpu is not None:
             assert chip.build_cpu in CPUS and chip.kernels in KERNEL_LIBRARIES, chip.name
-        # Until a 32-bit model of a core exists, its boards get the host figure (an estimate).
-        assert (chip.build_cpu is not None) == chip.cpu.startswith("cortex-m"), chip.name
+            # The library the chip implies runs on its build core.
+            assert chip.kernels in CPUS[chip.build_cpu].libraries, chip.name
+        # Until a 32-bit model of a core exists, its boards get the host figure (an estimate):
+        # Cortex-M (CMSIS-NN) and the ESP32 family (ESP-NN, each chip its own build) have one.
+        modelled = chip.cpu.startswith("cortex-m") or chip.name.startswith("esp32")
+        assert (chip.build_cpu is not None) == modelled, chip.name
+        if chip.name.startswith("esp32"):
+            assert (chip.build_cpu, chip.kernels) == (chip.name.replace("-", ""), "esp-nn")
 
 
 def test_boards_take_their_chip_s_core_and_build() -> None:

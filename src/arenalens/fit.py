@@ -168,13 +168,13 @@ def check_fit(
 
 def _for_core(declared: DeclaredArena, target: Target | None) -> DeclaredArena:
     """The declared arena, marked an estimate when it is the host's figure for a target core
-    arenalens has no 32-bit model of (Xtensa, RISC-V)."""
+    arenalens has no 32-bit model of (RISC-V outside the ESP32 family)."""
     if target is None or target.kernels is not None or declared.runtime != "tflm":
         return declared
     if declared.status not in (Status.EXACT, Status.ESTIMATE):
         return declared
     reason = (
-        "no 32-bit model of this core (Xtensa, RISC-V): the figure is the x86-64 wheel's, at or "
+        "no 32-bit model of this core: the figure is the x86-64 wheel's, at or "
         "above what a 32-bit build with TFLM's reference kernels needs, but without vendor "
         "kernels' scratch (e.g. ESP-NN's): measure it on the device"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, device_build
+from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, cpu_named, device_build
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.targets import Target
@@ -12,9 +12,12 @@ KERNELS_WHY = (
     "A Cortex-M preset implies its core and CMSIS-NN kernels: TFLM's Cortex-M builds take them "
     "with OPTIMIZED_KERNEL_DIR=cmsis_nn, as the Arduino library and most vendor SDKs do; give "
     "--kernels reference for a build with TFLM's reference kernels, or --cpu to name another "
-    "core. Other cores (ESP32's Xtensa, RISC-V) have no 32-bit model yet: their figure is the "
-    "x86-64 wheel's, which is at or above what a 32-bit build of TFLM's reference kernels needs "
-    "but does not count vendor kernels' scratch (ESP-NN), so it is an estimate."
+    "core. An ESP32-family preset implies its chip and ESP-NN kernels: Espressif's "
+    "esp-tflite-micro always links them, with the newest esp-nn (1.2.3) unless the project pins "
+    "one (--kernels esp-nn@1.2.0) or sets ESP-NN to ANSI C (--kernels esp-nn-ansi). Other cores "
+    "(GD32V's and K210's RISC-V) have no 32-bit model yet: their figure is the x86-64 wheel's, "
+    "which is at or above what a 32-bit build of TFLM's reference kernels needs but does not "
+    "count vendor kernels' scratch, so it is an estimate."
 )
 
 
@@ -36,12 +39,14 @@ def _preset_build(target: Target, *, cpu: str | None, kernels: str | None) -> Bu
     if cpu is not None:
         if kernels is not None:
             return device_build(cpu, kernels)
+        if target.kernels is None or target.kernels not in cpu_named(cpu).libraries:
+            return device_build(cpu)
         return device_build(cpu, target.kernels, named_by=NAMED_BY_BOARD)
     if target.build_cpu is None or target.kernels is None:
         if kernels is not None:
             raise UsageError(
                 f"--kernels: {target.name} has a {target.cpu} core, which arenalens has no "
-                f"32-bit model of; give --cpu to choose a Cortex-M core"
+                f"32-bit model of; give --cpu to choose a Cortex-M core or an ESP32 chip"
             )
         return HOST
     if kernels is not None:

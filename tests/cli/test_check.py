@@ -118,16 +118,36 @@ def test_target_preset(kws_file: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert json.loads(capsys.readouterr().out)["build"]["name"] == "cortex-m4/cmsis-nn"
 
 
+def test_an_esp_board_implies_its_chip_and_esp_nn(
+    kws_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # esp-tflite-micro always links ESP-NN: the figure is the chip's, exact, not an estimate.
+    assert main(["check", str(kws_file), "--target", "esp32-s3-devkitc-1", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["build"]["name"] == "esp32s3/esp-nn"
+    assert document["build"]["kernels_named_by"] == "board"
+    assert document["build"]["kernels_release"] == "1.2.3"
+    assert document["required_bytes"] == required(kws_file, build="esp32s3/esp-nn")
+    assert document["required_bytes"] > required(kws_file, build="esp32s3/reference")
+    assert document["verdict"] == "FITS"
+    main(["check", str(kws_file), "--target", "esp32-s3", "--kernels", "esp-nn@1.2.0", "--json"])
+    assert json.loads(capsys.readouterr().out)["build"]["name"] == "esp32s3/esp-nn@1.2.0"
+    main(["check", str(kws_file), "--target", "esp32", "--json"])
+    assert json.loads(capsys.readouterr().out)["build"]["name"] == "esp32/esp-nn"
+    assert main(["check", str(kws_file), "--target", "esp32", "--kernels", "cmsis-nn"]) == 2
+    assert "do not run on ESP32" in capsys.readouterr().err
+
+
 def test_a_core_without_a_32_bit_model_gets_the_host_figure_as_an_estimate(
     kws_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", str(kws_file), "--target", "esp32", "--json"]) == 0
+    assert main(["check", str(kws_file), "--target", "k210", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["build"]["name"] == "host"
     assert document["required_bytes"] == required(kws_file)
     assert document["verdict"] == "FITS (estimate)"
     assert any("no 32-bit model" in reason for reason in document["declare"]["reasons"])
-    assert main(["check", str(kws_file), "--target", "esp32", "--kernels", "cmsis-nn"]) == 2
+    assert main(["check", str(kws_file), "--target", "k210", "--kernels", "cmsis-nn"]) == 2
 
 
 def test_required_targets_are_documented() -> None:
@@ -241,9 +261,16 @@ def test_target_all_gives_one_row_per_board_sorted_usefully(
     rows = document["boards"]
     assert len(rows) == len(BOARDS)
     assert {row["board"] for row in rows} == {board.name for board in BOARDS}
-    # Each board is checked with its own core's build: Cortex-M with CMSIS-NN, others the host.
+    # Each board is checked with its own core's build: Cortex-M with CMSIS-NN, ESP32 chips with
+    # ESP-NN, others the host.
     for row in rows:
-        expected_build = f"{row['cpu']}/cmsis-nn" if row["cpu"].startswith("cortex-m") else "host"
+        chip = get_target(row["board"]).chip
+        if row["cpu"].startswith("cortex-m"):
+            expected_build = f"{row['cpu']}/cmsis-nn"
+        elif chip.startswith("esp32"):
+            expected_build = f"{chip.replace('-', '')}/esp-nn"
+        else:
+            expected_build = "host"
         assert row["build"] == expected_build, row["board"]
         assert row["needs_bytes"] == required(kws_file, build=row["build"]), row["board"]
         assert row["fits"] == (row["available_bytes"] >= row["needs_bytes"])

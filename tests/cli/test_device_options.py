@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from arenalens import analyze, device_build
-from arenalens.builds.build import CPUS, HOST, build_named, cpu_named, select_build
+from arenalens.builds.build import (
+    CMSIS_NN,
+    CPUS,
+    ESP_NN,
+    HOST,
+    build_named,
+    cpu_named,
+    select_build,
+)
 from arenalens.cli import main
 from arenalens.errors import UsageError
 from arenalens.optimization import optimize_model, required_bytes
@@ -164,7 +172,8 @@ def test_core_names() -> None:
 
 
 def test_cmsis_nn_code_path_follows_the_core() -> None:
-    paths = {name: device_build(name, "cmsis-nn").isa for name in CPUS}
+    cortex_m = [name for name, core in CPUS.items() if CMSIS_NN in core.libraries]
+    paths = {name: device_build(name, "cmsis-nn").isa for name in cortex_m}
     assert paths == {
         "cortex-m0plus": "none",
         "cortex-m3": "none",
@@ -174,7 +183,23 @@ def test_cmsis_nn_code_path_follows_the_core() -> None:
         "cortex-m55": "mve",
         "cortex-m85": "mve",
     }
-    assert {device_build(name).isa for name in CPUS} == {"none"}  # reference kernels: plain C
+    assert {device_build(name).isa for name in cortex_m} == {"none"}  # reference: plain C
+
+
+def test_esp_nn_code_path_follows_the_chip() -> None:
+    esp = [name for name, core in CPUS.items() if ESP_NN in core.libraries]
+    paths = {name: device_build(name).isa for name in esp}
+    assert paths == {
+        "esp32": "esp-generic",
+        "esp32s2": "esp-generic",
+        "esp32s3": "esp32s3",
+        "esp32c3": "esp-generic",
+        "esp32c6": "esp-generic",
+        "esp32p4": "esp32p4",
+    }
+    assert {device_build(name, "esp-nn-ansi").isa for name in esp} == {"esp-ansi"}
+    assert {device_build(name, "reference").isa for name in esp} == {"none"}
+    assert cpu_named("ESP32-S3").name == "esp32s3" and cpu_named("esp32_c6").name == "esp32c6"
 
 
 def test_litert_analysis_has_no_build() -> None:
@@ -184,3 +209,64 @@ def test_litert_analysis_has_no_build() -> None:
     assert analysis.build is None and not analysis.budget.build
     with pytest.raises(UsageError, match=re.escape("cortex-m4/reference")):
         analyze(load_model_argument(MODEL), runtime="litert", build="cortex-m4")
+
+
+ESP = ["--cpu", "esp32s3", "--kernels", "esp-nn@1.2.0"]
+ESP_BUILD = "esp32s3/esp-nn@1.2.0"
+
+
+def test_every_command_sizes_the_same_esp_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One ESP build (chip, ESP-NN and its release) through every path: the same build named,
+    the same kTensorArenaSize, in every command, the C header and the Python API."""
+    from arenalens.cli.common import load_model_argument
+
+    required = analyze(load_model_argument(MODEL), build=ESP_BUILD).budget.required_bytes
+    assert required != analyze(load_model_argument(MODEL), build="esp32s3").budget.required_bytes
+    _, plan = run_json(capsys, "plan", MODEL, *ESP)
+    assert plan["build"]["name"] == ESP_BUILD and plan["build"]["kernels_release"] == "1.2.0"
+    assert plan["build"]["abi"] == "ILP32 (Xtensa/RISC-V, int-sized enums)"
+    assert plan["required_bytes"] == required
+    code, check = run_json(capsys, "check", MODEL, *ESP, "--budget", str(required))
+    assert code == 0 and check["required_bytes"] == required
+    assert check["build"]["name"] == ESP_BUILD
+    _, report = run_json(capsys, "report", MODEL, *ESP)
+    assert report["reports"][0]["build"]["name"] == ESP_BUILD
+    assert report["reports"][0]["required_bytes"] == required
+    _, diagnosis = run_json(capsys, "diagnose", MODEL, *ESP)
+    assert diagnosis["build"]["name"] == ESP_BUILD
+    _, comparison = run_json(capsys, "compare", MODEL, *ESP, "--planners", "naive,tflm_greedy")
+    assert comparison["build"]["name"] == ESP_BUILD
+    assert main(["export", MODEL, "--format", "c-header", *ESP]) == 0
+    header = capsys.readouterr().out
+    assert f"#define EXAMPLE_KWS_DS_CNN_ARENA_SIZE {required}u" in header
+    assert "ESP-NN kernels (ESP32-S3 path), esp-tflite-micro v1.3.8" in header
+    assert " * Release: TFLM 0965635 (2026-07-13), esp-nn 1.2.0." in header
+    output = tmp_path / "out.tflite"
+    argv = ["optimize", "example:vww_mobilenet_v1", "-o", str(output), *ESP, "--no-verify"]
+    code, optimized = run_json(capsys, *argv)
+    assert code == 0 and optimized["build"]["name"] == ESP_BUILD
+    build = build_named(ESP_BUILD)
+    assert required_bytes(load_model(output), build) == optimized["new_required_bytes"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cpu", "esp32s3", "--kernels", "cmsis-nn"], "do not run on ESP32-S3"),
+        (["--cpu", "cortex-m4", "--kernels", "esp-nn"], "do not run on Cortex-M4"),
+        (["--cpu", "esp32s3", "--kernels", "esp-nn@1.0.2"], "esp-nn 1.0.2 is not modelled"),
+        (["--cpu", "cortex-m4", "--kernels", "cmsis-nn@5.0"], "a release is taken for esp-nn"),
+        (["--kernels", "esp-nn"], "ESP-NN on an ESP32 chip"),
+        (["--cpu", "esp32-h4"], "unknown CPU 'esp32-h4'"),
+    ],
+)
+def test_bad_esp_selections_are_usage_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in (["plan", MODEL], ["check", MODEL, "--budget", "1MiB"]):
+        assert main([*command, *argv]) == 2
+        error = capsys.readouterr().err
+        assert message in error and "Traceback" not in error
+        assert len(error.strip().splitlines()) == 1

@@ -130,8 +130,9 @@ def test_the_boards_a_report_at_a_release_suggests_checking_run(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`check --target all` at a release the CMSIS-NN rules do not cover: the boards whose
-    kernels are CMSIS-NN are left out (no other build's figure stands in for theirs), said so
-    with commands that give their figures, and those run."""
+    kernels are CMSIS-NN are left out (no other build's figure stands in for theirs), and so are
+    the ESP boards (ESP-NN is modelled at esp-tflite-micro v1.3.8's TFLM only), each group said
+    so with commands that give their figures, and those run."""
     document = run_json(capsys, "report", EXAMPLE, "--tflm", "2025-08")
     suggested = next(
         step.split("`")[1]
@@ -142,18 +143,25 @@ def test_the_boards_a_report_at_a_release_suggests_checking_run(
     assert main([*words, "--no-color"]) in (0, 1)
     text = capsys.readouterr().out
     left_out = [line for line in text.splitlines() if line.startswith("left out ")]
-    assert len(left_out) == 1 and "CMSIS-NN builds are modelled for TFLM bc0e8c6" in left_out[0]
+    assert len(left_out) == 2 and "CMSIS-NN builds are modelled for TFLM bc0e8c6" in left_out[0]
+    assert "ESP-NN builds are modelled as esp-tflite-micro v1.3.8" in left_out[1]
     assert main([*words, "--json"]) in (0, 1)
     boards = json.loads(capsys.readouterr().out)
-    (group,) = boards["boards_left_out"]
-    assert not set(group["boards"]) & {row["board"] for row in boards["boards"]}
-    assert {row["status"] for row in boards["boards"]} == {"estimate"}  # ESP, RISC-V boards
-    assert group["commands"] == [
+    cmsis, esp = boards["boards_left_out"]
+    shown = {row["board"] for row in boards["boards"]}
+    assert not (set(cmsis["boards"]) | set(esp["boards"])) & shown
+    assert {row["status"] for row in boards["boards"]} == {"estimate"}  # RISC-V boards
+    assert cmsis["commands"] == [
         f"arenalens check {EXAMPLE} --target all --tflm 90b983c --json",
-        f"arenalens check {EXAMPLE} --target {group['boards'][0]} --tflm 3b20912 --json "
+        f"arenalens check {EXAMPLE} --target {cmsis['boards'][0]} --tflm 3b20912 --json "
         "--kernels reference",
     ]
-    for command in group["commands"]:
+    assert esp["commands"] == [
+        f"arenalens check {EXAMPLE} --target all --tflm 0965635 --json",
+        f"arenalens check {EXAMPLE} --target {esp['boards'][0]} --tflm 3b20912 --json "
+        "--kernels reference",
+    ]
+    for command in [*cmsis["commands"], *esp["commands"]]:
         assert main(shlex.split(command)[1:]) in (0, 1)
         capsys.readouterr()
 

@@ -17,7 +17,9 @@ So on every build but the full one, a case is measured when its setup can differ
 build's by construction: CONV_2D, DEPTHWISE_CONV_2D and SOFTMAX with an int8 input on every
 build, and with any input on rv32-reference (reference kernels there). Every other case sets up
 the same on all of them; `SAMPLE_EVERY` samples that claim on every build, and
-`test_esp_variants.py` checks the sample measured the same everywhere.
+`test_esp_variants.py` checks the sample measured the same everywhere. The sample is chosen by a
+hash of each case's id, so a case added to any family leaves every other case's membership (and
+the caches) as they are.
 
     python -m tests.conformance.measure --target esp32s3-esp-nn --stale                 # all
     python -m tests.conformance.measure --target esp-generic-opt --variant-cases --stale  # share
@@ -25,11 +27,13 @@ the same on all of them; `SAMPLE_EVERY` samples that claim on every build, and
 
 from __future__ import annotations
 
-from tests.conformance.cases import Case, all_cases
-from tests.conformance.targets import ESP_TARGET_NAMES
+import hashlib
 
-# The build that measures every case.
-FULL = "esp32s3-esp-nn"
+from tests.conformance.cases import Case, all_cases
+from tests.conformance.targets import ESP_FULL, ESP_TARGET_NAMES
+
+# The build that measures every case (the others measure the plain allocator only).
+FULL = ESP_FULL
 # The build with TFLM's reference kernels in place of the seven ESP-NN ones.
 REFERENCE = "rv32-reference"
 # The operators whose kernels esp-tflite-micro replaces (pooling.cc registers both pools).
@@ -47,7 +51,7 @@ ESP_NN_OPERATORS = frozenset(
 )
 # Those of them with their own Init/Prepare, and an esp-nn scratch buffer for int8 inputs.
 OWN_SETUP = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "SOFTMAX"})
-# One case in this many of the rest (in case order) is sampled on every build.
+# About one case in this many of the rest is sampled on every build.
 SAMPLE_EVERY = 24
 
 
@@ -58,12 +62,20 @@ def differs_by_construction(case: Case, target: str) -> bool:
     return target == REFERENCE or case.dtype == "INT8"
 
 
+def sampled(case: Case) -> bool:
+    """Whether the case is in the sample: a property of its id alone (not of its position among
+    the cases, which every new case would shift), about one in SAMPLE_EVERY."""
+    digest = hashlib.sha256(case.id.encode()).digest()
+    return int.from_bytes(digest[:4], "big") % SAMPLE_EVERY == 0
+
+
 def sample_cases(target: str) -> list[Case]:
-    """Every SAMPLE_EVERY-th case (in case order) of those this build does not otherwise
-    measure: each family, operator outside ESP-NN, ESP-NN operator without its own setup and
-    non-int8 ESP-NN convolution gets some."""
-    rest = [case for case in all_cases() if not differs_by_construction(case, target)]
-    return rest[::SAMPLE_EVERY]
+    """The sampled cases among those this build does not otherwise measure: each family,
+    operator outside ESP-NN, ESP-NN operator without its own setup and non-int8 ESP-NN
+    convolution gets some."""
+    return [
+        case for case in all_cases() if not differs_by_construction(case, target) and sampled(case)
+    ]
 
 
 def variant_cases(target: str) -> list[Case]:

@@ -11,8 +11,9 @@
   probes' kit (`device_release_target`; their run.py and ELF in `RELEASE_PROBES/<commit>/`).
 * `esp*`, `rv32-reference`: esp-tflite-micro v1.3.8 (TFLM with Espressif's ESP-NN kernels) built
   for RV32 ILP32, the struct layout of the ESP32 family, under `qemu-system-riscv32` (the probes
-  in ../shared/tools/esp, same `run.py` interface), measured as the Cortex-M probes are. Which
-  cases each ESP variant measures: `tests/conformance/esp_variants.py`.
+  in ../shared/tools/esp, same `run.py` interface), measured as the Cortex-M probes are, and
+  predicted with the ESP build each stands for (`ESP_BUILDS`). Which cases each ESP variant
+  measures: `tests/conformance/esp_variants.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenalens.builds.build import HOST, Build, device_build, host_build
+from arenalens.builds.build import HOST, Build, build_named, device_build, host_build
 from arenalens.builds.tflm import wheel_release
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +35,8 @@ ESP_PROBES = Path(
 )
 ESP_PROBES_REASON = f"ESP probes not found at {ESP_PROBES} (set ARENALENS_ESP_PROBES)"
 ESP_ROOMY_ARENA = 4 << 20
+# The ESP build that measures every case with both allocators (tests/conformance/esp_variants.py).
+ESP_FULL = "esp32s3-esp-nn"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,9 @@ class Target:
     # Not on the ESP probes: QEMU time is the cost there, and firmware runs the plain allocator;
     # the recording run still gives head, tail and every category.
     recording_minimum: bool = True
+    # Whether the recording allocator runs at all (its tail and categories): the ESP builds but
+    # the full one measure the plain allocator only (head, tail, minimal arena), for QEMU time.
+    recording_run: bool = True
     # The arena of the roomy runs (None: the probe's default, its whole RAM less the model). The
     # ESP probes take about four times as long at 192 MiB as at a few MiB (QEMU touches the
     # memory), and a conformance case needs well under 4 MiB; a multiple of 16, as the default.
@@ -128,24 +134,32 @@ def _device(name: str) -> Target:
     return Target(name, device_build("-".join(cpu), kernels, recording=True), True, PROBES)
 
 
-def _esp(name: str) -> Target:
+def _esp(name: str, build: str) -> Target:
     return Target(
-        name, None, True, ESP_PROBES, recording_minimum=False, roomy_arena=ESP_ROOMY_ARENA
+        name,
+        build_named(build).with_recording(True),
+        True,
+        ESP_PROBES,
+        recording_minimum=False,
+        recording_run=name == ESP_FULL,
+        roomy_arena=ESP_ROOMY_ARENA,
     )
 
 
-# The ESP probes (../shared/tools/esp/README.md): esp-tflite-micro v1.3.8 with esp-nn 1.2.3 on
-# the ESP32-S3 path, the generic optimised path (ESP32, S2, C3, C6), ANSI C and the ESP32-P4
-# path; the S3 with esp-nn v1.2.0 and v1.1.2; and TFLM's reference kernels on the same core.
-ESP_TARGET_NAMES = (
-    "esp32s3-esp-nn",
-    "esp-generic-opt",
-    "esp-ansi",
-    "esp32p4-esp-nn",
-    "esp32s3-esp-nn@v1.2.0",
-    "esp32s3-esp-nn@v1.1.2",
-    "rv32-reference",
-)
+# The ESP probes (../shared/tools/esp/README.md) and the build each stands for: esp-tflite-micro
+# v1.3.8 with esp-nn 1.2.3 on the ESP32-S3 path, the generic optimised path (ESP32, S2, C3, C6),
+# ANSI C and the ESP32-P4 path; the S3 with esp-nn v1.2.0 and v1.1.2; and TFLM's reference
+# kernels on the same core (every ESP chip has the same ABI: the RISC-V probes stand for Xtensa).
+ESP_BUILDS = {
+    "esp32s3-esp-nn": "esp32s3/esp-nn",
+    "esp-generic-opt": "esp32c3/esp-nn",
+    "esp-ansi": "esp32/esp-nn-ansi",
+    "esp32p4-esp-nn": "esp32p4/esp-nn",
+    "esp32s3-esp-nn@v1.2.0": "esp32s3/esp-nn@1.2.0",
+    "esp32s3-esp-nn@v1.1.2": "esp32s3/esp-nn@1.1.2",
+    "rv32-reference": "esp32c3/reference",
+}
+ESP_TARGET_NAMES = tuple(ESP_BUILDS)
 
 TARGETS: dict[str, Target] = {
     "host": Target("host", HOST, False),
@@ -159,7 +173,7 @@ TARGETS: dict[str, Target] = {
             "cortex-m55-cmsis-nn",
         )
     },
-    **{name: _esp(name) for name in ESP_TARGET_NAMES},
+    **{name: _esp(name, build) for name, build in ESP_BUILDS.items()},
 }
 
 

@@ -5,6 +5,11 @@
   integers and doubles stay 8-aligned (AAPCS), unlike i386; and enums are *short*
   (`-fshort-enums` is the bare-metal default): an enum takes the smallest integer that holds its
   values, one byte for TfLiteType, TfLitePadding, TfLiteFusedActivation and the like.
+* **ILP32 with int-sized enums** (the ESP32 family: `xtensa-esp*-elf-gcc` on the Xtensa chips,
+  `riscv32-esp-elf-gcc` on the RISC-V ones): 4-byte pointers and `size_t`, 8-aligned 64-bit
+  integers and doubles, and enums as large as an `int` (neither toolchain defaults to
+  `-fshort-enums`, and ESP-IDF does not pass it): a `TfLiteTensor` is 40 bytes there, 32 under
+  the Arm EABI.
 
 Scalar type names: the fixed-size scalars by name (`int8` ... `double`, `bool`, `int`), `pointer`,
 `size_t`, and `enum` (an enum whose values fit a byte), `enum16` (values fit 16 bits), `enum32`
@@ -20,12 +25,19 @@ from types import MappingProxyType
 
 @dataclass(frozen=True, slots=True)
 class Abi:
-    """The sizes and alignments a compiler target gives C scalars."""
+    """The sizes and alignments a compiler target gives C scalars (and how it converts a
+    non-finite double to an integer, which C++ leaves undefined)."""
 
     name: str
     pointer_bytes: int
     int64_alignment: int
     short_enums: bool
+    # A +inf or NaN double converted to int64 saturates to INT64_MAX: the ESP toolchains'
+    # soft-float doubles (libgcc's soft-fp on RISC-V, its ieee754-df.S on Xtensa). x86-64's
+    # cvttsd2si gives INT64_MIN, and arm-none-eabi's conversion passes TFLM's range checks too
+    # (measured: a MUL with an unquantized int8 output sets up on the wheel and the Cortex-M
+    # probes, and aborts on the ESP ones).
+    saturating_conversions: bool = False
 
     def scalar(self, ctype: str) -> tuple[int, int]:
         """A scalar C type name → (size, alignment) on this ABI."""
@@ -42,6 +54,13 @@ class Abi:
 
 LP64 = Abi("LP64 (x86-64)", pointer_bytes=8, int64_alignment=8, short_enums=False)
 ILP32 = Abi("ILP32 (Arm EABI)", pointer_bytes=4, int64_alignment=8, short_enums=True)
+ILP32_INT_ENUMS = Abi(
+    "ILP32 (Xtensa/RISC-V, int-sized enums)",
+    pointer_bytes=4,
+    int64_alignment=8,
+    short_enums=False,
+    saturating_conversions=True,
+)
 
 _FIXED_SIZES: Mapping[str, int] = MappingProxyType(
     {

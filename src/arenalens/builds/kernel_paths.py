@@ -16,9 +16,10 @@ So a plan is valid for a set of paths, and the builds it may meet are judged by 
   run. On a
   Cortex-M core (or with no core named) that is the reference kernels and CMSIS-NN on every code
   path: a core's default path is the compiler's choice and flags move it (a Cortex-M55 built with
-  `-mfloat-abi=soft` runs the DSP path). On a core arenalens has no 32-bit model of (ESP32's
-  Xtensa and RISC-V, other RISC-V MCUs) the vendor's kernels (ESP-NN, ...) are among them, and
-  their access order is not known here: no overlap is then safe.
+  `-mfloat-abi=soft` runs the DSP path). On an ESP32 chip it is the reference kernels and ESP-NN,
+  on a core arenalens has no 32-bit model of (other RISC-V MCUs) the vendor's kernels; the access
+  order of those is not known here (esp-nn's int8 loops are its own C and assembly): no overlap
+  is then safe.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 
 from arenalens.builds.build import (
     CMSIS_NN,
+    ESP_NN,
     HOST,
     ISA_DSP,
     ISA_MVE,
@@ -35,14 +37,15 @@ from arenalens.builds.build import (
     NAMED_BY_USER,
     REFERENCE,
     Build,
+    cpu_named,
     device_build,
     kernel_library_named,
 )
 from arenalens.errors import UsageError
 
-# Kernels whose access order arenalens has not read: the vendor libraries of cores without a
-# 32-bit model (ESP-NN on ESP32 chips; NMSIS-NN, KPU drivers, ... elsewhere).
-ESP_NN = "esp-nn"
+# Kernels whose access order arenalens has not traced: ESP-NN's int8 loops (esp-nn's own C and
+# assembly) on ESP32 chips, and the vendor libraries of cores without a 32-bit model (NMSIS-NN,
+# KPU drivers, ...).
 VENDOR = "vendor"
 _ESP_CHIP_PREFIX = "esp32"
 
@@ -201,15 +204,20 @@ def overlap_rules(
             why="no --kernels: every kernel library arenalens knows (reference, CMSIS-NN)",
         )
     assert build.cpu is not None
+    if ESP_NN in cpu_named(build.cpu).libraries:
+        # esp-tflite-micro links ESP-NN unless its kernels are swapped for TFLM's reference ones.
+        libraries, paths, spelled = (REFERENCE, ESP_NN), (REFERENCE_PATH, ESP_NN_PATH), "ESP-NN"
+    else:
+        libraries, paths, spelled = (REFERENCE, CMSIS_NN), KNOWN_PATHS, "CMSIS-NN"
     size_builds = tuple(
         device_build(build.cpu, library, recording=build.recording, named_by=None)
-        for library in (REFERENCE, CMSIS_NN)
+        for library in libraries
     )
     return OverlapRules(
-        KNOWN_PATHS,
+        paths,
         size_builds,
         explicit=False,
-        why=f"no --kernels: {build.cpu} firmware may link the reference or the CMSIS-NN kernels",
+        why=f"no --kernels: {build.cpu} firmware may link the reference or the {spelled} kernels",
     )
 
 

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 from arenalens.atomic import write_atomic as write_atomic  # noqa: PLC0414 - re-exported for the commands
 from arenalens.builds.build import (
     CPUS,
+    ESP_NN_ANSI,
+    ESP_NN_RELEASE,
+    ESP_NN_RELEASES,
     KERNEL_LIBRARIES,
     Build,
     select_build,
@@ -59,26 +62,33 @@ def add_runtime_option(parser: argparse.ArgumentParser, default: str = "tflm") -
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
-    """--cpu CORE, --kernels LIBRARY and --tflm RELEASE: plan for TFLM built for a Cortex-M core,
-    or at another TFLM release (see `selected_build`)."""
+    """--cpu CORE, --kernels LIBRARY and --tflm RELEASE: plan for TFLM built for a Cortex-M core
+    or an ESP32 chip, or at another TFLM release (see `selected_build`)."""
     group = parser.add_argument_group(
         "device (TFLite Micro)",
-        "figures for TFLM built for a Cortex-M core (ILP32, the plain MicroAllocator firmware "
-        "uses) instead of the x86-64 tflite_micro wheel",
+        "figures for TFLM built for a Cortex-M core or an ESP32 chip (32-bit, the plain "
+        "MicroAllocator firmware uses) instead of the x86-64 tflite_micro wheel",
     )
     group.add_argument(
         "--cpu",
         metavar="CORE",
-        help="the Cortex-M core: " + ", ".join(CPUS) + " (also m0plus, m7, ...)",
+        help="the Cortex-M core or ESP32 chip: "
+        + ", ".join(CPUS)
+        + " (also m0plus, m7, esp32-s3, ...)",
     )
     group.add_argument(
         "--kernels",
         metavar="LIBRARY",
         help="the kernel library the firmware links: "
-        + " or ".join(KERNEL_LIBRARIES)
-        + " (default: reference; cmsis-nn picks its DSP or MVE code paths from --cpu); with "
-        "--overlap also the only library whose access order overlaps respect (without it they "
-        "hold on every library the core may run)",
+        + ", ".join((*KERNEL_LIBRARIES, ESP_NN_ANSI))
+        + " or esp-nn@RELEASE ("
+        + ", ".join(ESP_NN_RELEASES)
+        + "; default "
+        + ESP_NN_RELEASE
+        + "). Default: reference on a Cortex-M core, esp-nn on an ESP32 chip "
+        "(esp-tflite-micro always links it); cmsis-nn and esp-nn take their code path from "
+        "--cpu. With --overlap also the only library whose access order overlaps respect "
+        "(without it they hold on every library the core may run)",
     )
     group.add_argument(
         "--tflm",
@@ -91,9 +101,9 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
 
 
 def selected_build(args: argparse.Namespace) -> Build:
-    """The TFLM build the options select: --cpu / --kernels → a Cortex-M build, neither → the
-    x86-64 wheel, each at the --tflm release. Every command asks here, so a board preset can
-    imply a core and kernels."""
+    """The TFLM build the options select: --cpu / --kernels → a Cortex-M or ESP32 build, neither
+    → the x86-64 wheel, each at the --tflm release. Every command asks here, so a board preset
+    can imply a core and kernels."""
     cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
     tflm = getattr(args, "tflm", None)
     if cpu is None and getattr(args, "overlap", False):

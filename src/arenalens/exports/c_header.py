@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from arenalens import __version__
+from arenalens.builds.build import kernels_release_title
 from arenalens.pipeline import Analysis
 from arenalens.runtimes import get_runtime
 
@@ -138,11 +139,9 @@ def _build_lines(analysis: Analysis) -> list[str]:
         return []
     tflm = build.get("tflm") or {}
     release = [f" * Release: {_comment(str(tflm['title']))}."] if tflm.get("title") else []
-    if build.get("kernels_release"):
-        release = [
-            f" * Release: {_comment(str(tflm['title']))}, "
-            f"CMSIS-NN {_comment(str(build['kernels_release']))}."
-        ]
+    library = kernels_release_title(build)
+    if library:
+        release = [f" * Release: {_comment(str(tflm['title']))}, {_comment(library)}."]
     if build.get("cpu") is None:
         return [f" * Build: {_comment(str(build['title']))}.", *release]
     return [

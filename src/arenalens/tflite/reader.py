@@ -508,6 +508,24 @@ def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> t
     return tuple(struct.unpack_from(f"<{length}q", model.data, data)) if length else ()
 
 
+def read_dims_entry(model: Model, subgraph: int, tensor: int, index: int) -> int | None:
+    """Model + (subgraph, tensor) → the int32 a kernel reads as `dims->data[index]` while the
+    tensor's dims are the file's: TFLM points them at the shape vector in the model file
+    (FlatBufferVectorToTfLiteTypeArray, little-endian), so an index past the rank reads the bytes
+    that follow it. None when the tensor has no shape vector or those bytes lie outside the
+    file."""
+    parser = _Parser(model.data, model.source)
+    fb_tensor = (
+        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
+    )
+    start, _ = fb_tensor.vector(_TensorSlots.SHAPE, 4)
+    position = start + 4 * index
+    if not start or index < 0 or position + 4 > len(model.data):
+        return None
+    value: int = struct.unpack_from("<i", model.data, position)[0]
+    return value
+
+
 def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
     """Model + (subgraph, operator) → the operator's raw `custom_options` bytes (b"" when it has
     none), in the FlatBuffer or, for models over 2 GB, stored after it; ModelError when they

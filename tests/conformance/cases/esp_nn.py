@@ -18,7 +18,13 @@ and the esp-nn release; each case below names the branch it is for:
   copies), other channel counts above 3; multipliers a multiple of 4; the 32-byte fallback.
 * P4 convolution (1.2.3): 1x1 under 16 channels, 1x1 with a transpose buffer, direct unpadded,
   im2col, tiny unpadded windows, padded tiny windows under or over the 32 KiB L1 budget.
-* SOFTMAX: the width esp-tflite-micro passes is `dims->data[1]` whatever the rank.
+* An int8 output without quantization (scale 0): QuantizeMultiplier gets +inf or NaN, whose int64
+  conversion saturates on the ESP toolchains (its check aborts) and passes on x86-64 and Arm;
+  DIV, CONV_2D, FULLY_CONNECTED and BATCH_MATMUL reach it by different paths (MUL: the
+  quantization family's case).
+* SOFTMAX: the width esp-tflite-micro passes is `dims->data[1]` whatever the rank; for a 1-D input
+  that is the word after the shape vector in the file (0 in one case, 917,504 in the other: a
+  3.5 MiB row).
 
 Every case is also measured on the host (the wheel has reference kernels: no ESP-NN scratch),
 as every conformance case is. Ids carry an `esp_` variant prefix.
@@ -28,8 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+from arenalens.tflite.builder import ModelBuilder, quantization
 from tests.conformance.cases import Case
 from tests.conformance.cases.cmsis_nn import conv, depthwise, softmax
+from tests.conformance.models import Const, In, Op, Out, single_op
 
 
 def _case(opcode: str, dtype: str, variant: str, build: Callable[[], bytes], note: str) -> Case:
@@ -133,13 +143,84 @@ _SOFTMAX = (
     ("rank4", softmax((1, 7, 3, 10)), "rank 4: width dims[1] = 7"),
     ("rows3_w33", softmax((3, 33)), "three rows of 33"),
     ("to_int16_w100", softmax((1, 100), output="INT16"), "int8 → int16: no scratch"),
+    ("rank1", softmax((100,)), "1-D: dims->data[1] is the file's next word, 0 here"),
+    (
+        "rank1_reads_past",
+        lambda: _softmax_after_another_tensor(100),
+        "1-D, an unused tensor written first: the file's next word is 917,504",
+    ),
 )
+
+
+def _softmax_after_another_tensor(width: int) -> bytes:
+    """A 1-D int8 SOFTMAX whose input tensor comes after an unused one in the file, so the word
+    after its shape vector is a table field, not zero."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    graph.add_tensor("unused", [2, 3], "INT8", quantization=quantization(0.1, 0))
+    source = graph.add_tensor("input", [width], "INT8", quantization=quantization(0.1, 0))
+    result = graph.add_tensor("output", [width], "INT8", quantization=quantization(1 / 256, -128))
+    graph.add_operator("SOFTMAX", [source], [result], options={"beta": 1.0})
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    return builder.build()
+
+
+_Q = quantization(0.1, 0)
+_WEIGHTS = Const(np.ones((2, 1, 1, 2), np.int8), "INT8", _Q)
+# An int8 output with no quantization: its scale is 0, the output multiplier +inf (MUL's case is
+# the quantization family's MUL.INT8.output_unquantized).
+_UNQUANTIZED = (
+    (
+        "DIV",
+        Op("DIV", [In((1, 8), "INT8", _Q), In((1, 8), "INT8", _Q)], [Out((1, 8), "INT8", None)]),
+    ),
+    (
+        "CONV_2D",
+        Op(
+            "CONV_2D",
+            [In((1, 4, 4, 2), "INT8", _Q), _WEIGHTS],
+            [Out((1, 4, 4, 2), "INT8", None)],
+            options={"padding": "VALID"},
+        ),
+    ),
+    (
+        "FULLY_CONNECTED",
+        Op(
+            "FULLY_CONNECTED",
+            [In((1, 4), "INT8", _Q), Const(np.ones((3, 4), np.int8), "INT8", _Q)],
+            [Out((1, 3), "INT8", None)],
+        ),
+    ),
+    (
+        "BATCH_MATMUL",
+        Op(
+            "BATCH_MATMUL",
+            [In((1, 2, 4), "INT8", _Q), In((1, 4, 3), "INT8", _Q)],
+            [Out((1, 2, 3), "INT8", None)],
+        ),
+    ),
+)
+
+
+def _unquantized_output(op: Op) -> Callable[[], bytes]:
+    return lambda: single_op(op)
 
 
 def _cases() -> tuple[Case, ...]:
     found = [_case("CONV_2D", _dtype(v), v, build, note) for v, build, note in _CONV]
     found += [_case("DEPTHWISE_CONV_2D", _dtype(v), v, build, n) for v, build, n in _DEPTHWISE]
     found += [_case("SOFTMAX", "INT8", v, build, note) for v, build, note in _SOFTMAX]
+    found += [
+        _case(
+            opcode,
+            "INT8",
+            "output_unquantized",
+            _unquantized_output(op),
+            "output scale 0: an infinite multiplier, an abort on ESP, set up on x86-64 and Arm",
+        )
+        for opcode, op in _UNQUANTIZED
+    ]
     return tuple(found)
 
 

@@ -3,8 +3,9 @@
 
 Struct sizes depend on the build (`layout_for`, from the C field lists in `structs`): the x86-64
 `tflite_micro` pip package (LP64, `USE_TFLM_COMPRESSION`, RecordingMicroAllocator), measured
-against the wheel, and Cortex-M firmware (ILP32 Arm EABI, no compression, the plain
-MicroAllocator or the recording one), measured against TFLM built for Cortex-M under QEMU. The
+against the wheel, and device firmware (ILP32 with the Arm EABI's short enums on Cortex-M, with
+int-sized enums on the ESP32 family; no compression; the plain MicroAllocator or the recording
+one), measured against TFLM built for Cortex-M and esp-tflite-micro built for RV32 under QEMU. The
 setup sequence (`setup`) is the same on every build; only these sizes and the first three objects
 differ (the plain allocator's need 104 bytes less on Cortex-M, 232 on the wheel).
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from arenalens.builds.build import COMPRESSION, HOST, Build, build_title
+from arenalens.builds.build import COMPRESSION, CORTEX_M_TOOLCHAIN, CPUS, HOST, Build, build_title
 from arenalens.runtimes.tflm import structs
 from arenalens.runtimes.tflm.abi import Struct
 
@@ -133,13 +134,14 @@ def _layout_assumptions(build: Build) -> tuple[str, ...]:
             _HOST_ARRAY,
         )
     allocator = (
-        "RecordingMicroAllocator (RecordingMicroAllocator::Create, as the Cortex-M probes use)"
+        "RecordingMicroAllocator (RecordingMicroAllocator::Create, as the device probes use)"
         if build.recording
         else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
     )
+    core = CPUS.get(build.cpu or "")
+    toolchain = CORTEX_M_TOOLCHAIN if core is None else core.toolchain
     return (
-        f"{build.title}: TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, "
-        f"arm-none-eabi-gcc: {build.abi.name}, short enums), {compression}",
+        f"{build.title}: {toolchain}, {compression}",
         f"{allocator}, GreedyMemoryPlanner",
         "the arena array starts 16-byte aligned (alignas(16)); its end may be unaligned",
     )

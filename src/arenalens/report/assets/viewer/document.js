@@ -47,15 +47,18 @@
  * A TFLM build: the CPU, kernels and allocator the figures are for (builds/build.py's
  * build_summary).
  * @typedef {object} Build
- * @property {string} name  "host", or "cortex-m7/cmsis-nn"
+ * @property {string} name  "host", "cortex-m7/cmsis-nn" or "esp32s3/esp-nn@1.2.0"
  * @property {string} title  what the build is, in words
  * @property {string | null} cpu  null: the host
- * @property {string} kernels  "reference" or "cmsis-nn"
- * @property {string} isa  the code path CMSIS-NN takes: "none", "dsp" or "mve"
- * @property {string} abi  "LP64 (x86-64)" or "ILP32 (Arm EABI)"
+ * @property {string} kernels  "reference", "cmsis-nn" or "esp-nn"
+ * @property {string} isa  the kernel library's code path: "none", "dsp", "mve" (CMSIS-NN),
+ *   "esp32s3", "esp32p4", "esp-generic", "esp-ansi" (ESP-NN)
+ * @property {string} abi  "LP64 (x86-64)", "ILP32 (Arm EABI)" or
+ *   "ILP32 (Xtensa/RISC-V, int-sized enums)"
  * @property {string} allocator  "RecordingMicroAllocator" or "MicroAllocator"
  * @property {boolean} compression  built with compressed-tensor support
- * @property {string | null} kernels_release  the kernel library's own release (CMSIS-NN commit)
+ * @property {string | null} kernels_release  the kernel library's own release (CMSIS-NN commit,
+ *   esp-nn version)
  * @property {"user" | "board" | null} kernels_named_by  who named the kernels (null: default)
  * @property {TflmRelease} tflm  the tflite-micro sources built
  */

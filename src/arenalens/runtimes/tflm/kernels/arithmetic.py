@@ -51,7 +51,9 @@ from arenalens.runtimes.tflm.kernels.quantization import (
     QUANTIZE_EVERY_TENSOR,
     activation_range,
     divide,
+    f32,
     g,
+    multiplier_check,
     rescaled_sum,
     smaller_than_one,
 )
@@ -162,6 +164,24 @@ def _activation(context: KernelContext) -> list[Event]:
     return [refused] if refused else []
 
 
+def _mul_multiplier(context: KernelContext) -> list[Event]:
+    """CalculateOpDataMul's QuantizeMultiplier(input1 scale · input2 scale / output scale), in
+    double (`multiplier_check`)."""
+    first, second, output = context.input(0), context.input(1), context.output(0)
+    real = divide(scale_of(first) * scale_of(second), scale_of(output))
+    refused = multiplier_check(context.build, real, "input1 scale × input2 scale / output scale")
+    return [refused] if refused else []
+
+
+def _div_multiplier(context: KernelContext) -> list[Event]:
+    """div.cc CalculateOpData's QuantizeMultiplier(input1 scale / (input2 scale · output scale)),
+    in float32 (`multiplier_check`)."""
+    first, second, output = context.input(0), context.input(1), context.output(0)
+    real = divide(scale_of(first), f32(scale_of(second) * scale_of(output)))
+    refused = multiplier_check(context.build, f32(real), "input1 scale / (input2 × output scale)")
+    return [refused] if refused else []
+
+
 def _add(context: KernelContext) -> Events:
     # AddPrepare: input1, input2, output; CalculateOpDataAdd fills OpData only.
     file = "add_common.cc"
@@ -218,8 +238,10 @@ def _mul(context: KernelContext) -> Events:
     first, second = context.input_type(0), context.input_type(1)
     if first != second:
         found.append(not_equal(file, "input1->type", "input2->type", first, second))
-    elif context.output_type(0) in ("INT8", "INT16") and (refused := _activation(context)):
-        # CalculateOpDataMul: the activation range, then QuantizeMultiplier (which cannot fail).
+    elif context.output_type(0) in ("INT8", "INT16") and (
+        refused := _activation(context) or _mul_multiplier(context)
+    ):
+        # CalculateOpDataMul: the activation range, then QuantizeMultiplier.
         found += refused
     elif context.output_type(0) in ("INT8", "INT16") and first == "INT16":
         operands = (
@@ -252,8 +274,8 @@ def _div(context: KernelContext) -> Events:
     elif first != output_type:
         found.append(not_equal(file, "input1->type", "output->type", first, output_type))
     elif output_type == "INT8":
-        # The activation range, then QuantizeMultiplier (which cannot fail).
-        found += _activation(context)
+        # The activation range, then QuantizeMultiplier.
+        found += _activation(context) or _div_multiplier(context)
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8"):

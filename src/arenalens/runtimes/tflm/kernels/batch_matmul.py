@@ -31,7 +31,10 @@ from arenalens.runtimes.tflm.kernels.base import (
     temps,
 )
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
-from arenalens.runtimes.tflm.kernels.quantization import input_product_scale
+from arenalens.runtimes.tflm.kernels.quantization import (
+    convolution_multiplier,
+    input_product_scale,
+)
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 from arenalens.runtimes.tflm.structs import TF_LITE_EVAL_TENSOR
 
@@ -194,10 +197,12 @@ def _prepare(context: KernelContext) -> Events:
     if not adj_y:
         found += transposed_copy(context, rhs, "rhs")
     if kinds[0] in ("INT8", "INT16"):
-        # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier (cannot fail).
-        product = input_product_scale(context.build, lhs, rhs)
-        if product:
-            return [*found, product]
+        # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier.
+        scale_refused = input_product_scale(context.build, lhs, rhs) or convolution_multiplier(
+            context.build, lhs, rhs, output
+        )
+        if scale_refused:
+            return [*found, scale_refused]
     if kinds[0] == "INT16":
         refused = zero_point_refusals(
             _FILE, ("lhs_data", lhs), ("rhs_data", rhs), ("output", output)

@@ -38,6 +38,7 @@ from arenalens.runtimes.tflm.kernels.common import (
 from arenalens.runtimes.tflm.kernels.quantization import (
     activation_range,
     bias_scale,
+    convolution_multiplier,
     symmetric_weights,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
@@ -87,7 +88,8 @@ _WEIGHTS_FORMATS = (0, 1)
 def quantized_parameters(context: KernelContext, *, per_channel: bool) -> list[Event]:
     """CalculateOpDataFullyConnected after any per-channel arrays: the output multipliers (per
     channel, or per tensor through GetQuantizedConvolutionMultipler and its bias-scale check;
-    QuantizeMultiplier itself cannot fail), `TFLITE_DCHECK(filter->params.zero_point == 0)`,
+    QuantizeMultiplier fails only on a non-finite one, on some targets: `multiplier_check`),
+    `TFLITE_DCHECK(filter->params.zero_point == 0)`,
     then the fused activation's range. The reference and CMSIS-NN kernels both run it."""
     source, weights = context.input(0), context.input(1)
     bias, output = context.input(2), context.output(0)
@@ -95,8 +97,10 @@ def quantized_parameters(context: KernelContext, *, per_channel: bool) -> list[E
         refused = bias_scale(context.build, (source, weights, bias, output))
         if refused:
             return [refused]
-    refused = symmetric_weights(_COMMON_FILE, weights, context.build) or activation_range(
-        context.build, context.option("fused_activation_function"), output
+    refused = (
+        convolution_multiplier(context.build, source, weights, output)
+        or symmetric_weights(_COMMON_FILE, weights, context.build)
+        or activation_range(context.build, context.option("fused_activation_function"), output)
     )
     return [refused] if refused else []
 

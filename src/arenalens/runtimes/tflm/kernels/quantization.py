@@ -17,9 +17,11 @@ A failed `TFLITE_DCHECK` aborts only where DCHECKs are compiled in (`Build.dchec
 Makefile default build type, which device builds use); the wheel is built with NDEBUG and goes on.
 
 A multiplier from a division by a zero scale (an integer tensor without quantization) is infinite
-or NaN: plain `QuantizeMultiplier` lets it through on every build measured (the kernel then
-computes garbage, but sets up); `QuantizeMultiplierSmallerThanOneExp` and
-`QuantizeMultiplierGreaterThanOne` abort on it, as on any multiplier out of their range.
+or NaN: plain `QuantizeMultiplier` lets it through where the int64 conversion of a non-finite
+double gives INT64_MIN (the wheel on x86-64, Arm; the kernel then computes garbage, but sets up)
+and aborts where it saturates (the ESP toolchains, `Abi.saturating_conversions`:
+`multiplier_check`); `QuantizeMultiplierSmallerThanOneExp` and `QuantizeMultiplierGreaterThanOne`
+abort on it everywhere, as on any multiplier out of their range.
 
 Every refusal carries a `fix`: what to change when converting the model so that the check holds.
 """
@@ -126,11 +128,11 @@ class Multiplier:
 
 def quantize_multiplier(real: float) -> Multiplier:
     """QuantizeMultiplier(double): frexp, round to 31 bits, renormalise a rounded-up 2^31, flush
-    shifts below -31 to zero. Its TFLITE_CHECKs never fail: not for a finite multiplier, and
-    not for an infinite or NaN one (a division by a zero scale) either, whose int64 conversion
-    passes them on x86-64 and on Arm (measured: a MUL with an unquantized int8 output sets up
-    on the wheel and on the Cortex-M3, M7 and M55 probes; cases MUL.INT8.*_unquantized). Such a
-    multiplier comes out as 0 here; the kernel computes garbage with it, but setup succeeds."""
+    shifts below -31 to zero. Its TFLITE_CHECKs never fail for a finite multiplier; for an
+    infinite or NaN one (a division by a zero scale) they pass on x86-64 and on Arm (measured: a
+    MUL with an unquantized int8 output sets up on the wheel and on the Cortex-M3, M7 and M55
+    probes; cases MUL.INT8.*_unquantized) and fail on the ESP toolchains (`multiplier_check`).
+    Such a multiplier comes out as 0 here; the kernel computes garbage with it."""
     if real == 0.0 or not math.isfinite(real):
         return Multiplier(0, 0)
     fraction, shift = math.frexp(real)
@@ -141,6 +143,31 @@ def quantize_multiplier(real: float) -> Multiplier:
     if shift < -31:
         return Multiplier(0, 0)
     return Multiplier(fixed, shift)
+
+
+def multiplier_check(build: Build, real: float, what: str) -> Refusal | None:
+    """QuantizeMultiplier's `TFLITE_CHECK(q_fixed <= (1LL << 31))` on a non-finite multiplier:
+    frexp keeps ±inf and NaN, and their conversion to int64 is the target's. Where it saturates
+    (`Abi.saturating_conversions`: +inf and NaN → INT64_MAX) the check aborts; -inf (INT64_MIN)
+    and every other target pass it."""
+    if math.isfinite(real) or real < 0.0 or not build.abi.saturating_conversions:
+        return None
+    return aborts(
+        QUANTIZATION_UTIL,
+        "TFLITE_CHECK(q_fixed <= (1LL << 31))",
+        f"{what} is {g(real)}, which {build.abi.name} converts to INT64_MAX",
+        QUANTIZE_EVERY_TENSOR,
+    )
+
+
+def convolution_multiplier(
+    build: Build, source: Tensor | None, weights: Tensor | None, output: Tensor | None
+) -> Refusal | None:
+    """GetQuantizedConvolutionMultipler's multiplier (input scale · filter scale in float32,
+    over the output scale in double; the first channel's filter scale, for a per-channel one)
+    through QuantizeMultiplier (`multiplier_check`)."""
+    real = divide(f32(scale_of(source) * scale_of(weights)), scale_of(output))
+    return multiplier_check(build, real, "input scale × filter scale / output scale")
 
 
 def smaller_than_one(real: float, what: str, fix: str) -> Refusal | None:
@@ -272,9 +299,15 @@ def convolution_parameters(
         refused = _per_channel(kernel_util(build), source, weights, count, channels)
         if refused:
             return refused
-    # Each channel's QuantizeMultiplier(input scale · filter scale / output scale) cannot fail.
+    # Each channel's QuantizeMultiplier(input scale · filter scale / output scale), in double.
+    real = divide(scale_of(source) * scale_of(weights), scale_of(output))
+    refused = multiplier_check(build, real, "input scale × filter scale / output scale")
+    if refused:
+        return refused
     if type_of(source) == "UINT8":
-        refused = bias_scale(build, (source, weights, bias, output))
+        refused = bias_scale(build, (source, weights, bias, output)) or convolution_multiplier(
+            build, source, weights, output
+        )
         if refused:
             return refused
     if type_of(source) in ("INT8", "UINT8", "INT16"):

@@ -9,8 +9,8 @@ outside Ethos-U builds, so its rule is not registered.
 
 `REFERENCE_KERNELS` holds the reference kernels' rules, one per family module; `LIBRARIES` the
 kernel libraries a build may select (`Build.kernels`), each a package of variant rules
-(`kernels/cmsis_nn/`). A build's rule for an operator is its library's variant, else the
-reference rule.
+(`kernels/cmsis_nn/`, `kernels/esp_nn/`). A build's rule for an operator is its library's
+variant, else the reference rule.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
-from arenalens.builds.build import CMSIS_NN, Build
+from arenalens.builds.build import CMSIS_NN, ESP_NN, Build
 from arenalens.runtimes.tflm.kernels import (
     activations,
     arithmetic,
@@ -33,6 +33,7 @@ from arenalens.runtimes.tflm.kernels import (
     detection,
     elementwise,
     embedding,
+    esp_nn,
     ethos_u,
     fully_connected,
     layout,
@@ -86,7 +87,9 @@ REGISTERED: frozenset[str] = frozenset(
 )
 
 # Kernel libraries by the name `Build.kernels` gives them: one line per library package.
-LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType({CMSIS_NN: cmsis_nn.KERNELS})
+LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
+    {CMSIS_NN: cmsis_nn.KERNELS, ESP_NN: esp_nn.KERNELS}
+)
 
 
 def is_registered(opcode: str, build: Build) -> bool:

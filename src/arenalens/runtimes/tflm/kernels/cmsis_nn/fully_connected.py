@@ -42,7 +42,10 @@ from arenalens.runtimes.tflm.kernels.common import (
     scale_count,
     type_of,
 )
-from arenalens.runtimes.tflm.kernels.quantization import input_product_scale
+from arenalens.runtimes.tflm.kernels.quantization import (
+    convolution_multiplier,
+    input_product_scale,
+)
 from arenalens.runtimes.tflm.kernels.refusals import (
     UNSUPPORTED_INPUT,
     dcheck_aborts,
@@ -249,10 +252,12 @@ def _batch_matmul(context: KernelContext) -> Events:
         return found
     quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
     found.append(Persistent(context.sizeof(quantization), "quantization", written=OverTemps()))
-    # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier (cannot fail).
-    product = input_product_scale(context.build, lhs, rhs)
-    if product:
-        return [*found, product]
+    # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier.
+    scale_refused = input_product_scale(context.build, lhs, rhs) or convolution_multiplier(
+        context.build, lhs, rhs, output
+    )
+    if scale_refused:
+        return [*found, scale_refused]
     if dtype == "INT16":
         return found + int16_zero_points(
             _BMM_FILE, ("lhs_input", lhs), ("rhs_input", rhs), ("output", output)

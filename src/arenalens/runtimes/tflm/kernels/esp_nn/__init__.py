@@ -1,0 +1,30 @@
+"""ESP-NN kernel rules (Espressif's esp-tflite-micro `kernels/esp_nn/`), on each of esp-nn's chip
+paths and releases (`buffers`): every rule a variant of the reference kernel's (`base.variant`)
+that replaces what the ESP-NN kernel does differently (OpData, Prepare's checks, esp-nn's scratch,
+access order). Builds with `kernels == "esp-nn"` take their rules from `KERNELS`
+(`registry.LIBRARIES`). docs/esp-nn.md has the sources.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from arenalens.builds.build import ESP_NN
+from arenalens.runtimes.tflm.kernels.base import OptimizedKernels, rule_table
+from arenalens.runtimes.tflm.kernels.esp_nn import conv, eval_only, softmax
+
+# esp-tflite-micro's CMakeLists.txt removes these kernels' files from TFLM's and compiles
+# kernels/esp_nn/ (pooling.cc registers both pools); every other operator keeps TFLM's kernel.
+_REPLACES = (
+    "ADD", "AVERAGE_POOL_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MAX_POOL_2D",
+    "MUL", "SOFTMAX",
+)  # fmt: skip
+
+KERNELS = OptimizedKernels(
+    name=ESP_NN,
+    title="ESP-NN",
+    replaces=frozenset(_REPLACES),
+    rules=MappingProxyType(rule_table(*conv.RULES, *eval_only.RULES, *softmax.RULES)),
+)
+
+__all__ = ["KERNELS"]
