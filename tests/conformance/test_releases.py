@@ -42,10 +42,7 @@ TARGETS = [RELEASE_PREFIX + version for version in RELEASES] + measured_device_r
 # Release targets whose conformance cases are still being measured (their cached cases are
 # compared all the same): target → the command that completes them. A target leaves this table
 # when done.
-BEING_MEASURED: dict[str, str] = {
-    "cortex-m7-reference@2b3f8d0": "ARENALENS_CORTEX_M_RELEASE_PROBES=<folder> python -m "
-    "tests.conformance.measure --target cortex-m7-reference@2b3f8d0 --stale",
-}
+BEING_MEASURED: dict[str, str] = {}
 
 
 def test_at_least_three_older_wheels_are_measured() -> None:
