@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.split.probes import CACHE, GENERATED, SHARED, TARGETS
+from tests.split.probes import CACHE, DEFAULT, GENERATED, SHARED, TARGETS
 
 
 def _cache() -> dict[str, Any]:
@@ -23,12 +23,12 @@ def _cache() -> dict[str, Any]:
 
 def test_every_case_was_measured_on_every_output_probe() -> None:
     cases = _cache()["cases"]
-    assert set(cases) == {case.name for case in GENERATED} | set(SHARED)
+    assert set(cases) == {case.name for case in GENERATED} | set(SHARED) | set(DEFAULT)
     for name, targets in cases.items():
         assert set(targets) == set(TARGETS), name
 
 
-@pytest.mark.parametrize("name", [case.name for case in GENERATED] + list(SHARED))
+@pytest.mark.parametrize("name", [case.name for case in GENERATED] + list(SHARED + DEFAULT))
 def test_outputs_and_every_common_tensor_are_identical(name: str) -> None:
     for target, result in _cache()["cases"][name].items():
         where = f"{name} on {target}"
@@ -52,7 +52,7 @@ def test_the_cached_models_are_the_ones_the_code_writes(case: Any) -> None:
 
 
 def test_the_split_models_need_fewer_bytes_on_the_device() -> None:
-    for name in SHARED:
+    for name in SHARED + DEFAULT:
         for target, result in _cache()["cases"][name].items():
             assert result["arena_after"] < result["arena_before"], f"{name} on {target}"
             used = int(result["setup_after"]["used"])
