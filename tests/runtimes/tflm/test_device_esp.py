@@ -8,7 +8,9 @@ at esp-nn 1.2.0 and 1.1.2, TFLM's reference kernels).
 * the built-in examples (tests/data/device_examples_esp.json:
   `python -m tests.device_reference --measure-esp-examples`);
 * the shared corpus (../shared/models/reference-esp.json: the plain allocator's head, tail and
-  minimal arena; skipped where the corpus is absent).
+  minimal arena; skipped where the corpus is absent);
+* held-out models the flow campaign generates (tests/data/esp_heldout.json:
+  `python -m tests.esp_heldout`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from tests.conformance.targets import ESP_TARGET_NAMES, TARGETS
 from tests.conftest import SHARED_MODELS, SHARED_REASON
 from tests.device_core import ESP_TARGETS, FIELDS, MODELS, cached
 from tests.device_reference import EXAMPLE_PREFIX, esp_examples, model_bytes
+from tests.esp_heldout import CACHE as HELDOUT_CACHE
+from tests.esp_heldout import model_bytes as heldout_model
+from tests.esp_heldout import recipes as heldout_recipes
 
 CORPUS = SHARED_MODELS / "reference-esp.json"
 
@@ -129,3 +134,36 @@ def test_the_corpus_covers_every_esp_build() -> None:
     if not _corpus():
         pytest.skip(SHARED_REASON)
     assert set(_corpus()) == set(ESP_TARGET_NAMES)
+
+
+def _heldout_params() -> list[Any]:
+    cache = json.loads(HELDOUT_CACHE.read_text())["models"]
+    return [
+        pytest.param(model, name, entry["sha256"], figures, id=f"{name}:{model}")
+        for model, entry in sorted(cache.items())
+        for name, figures in sorted(entry["targets"].items())
+    ]
+
+
+@pytest.mark.parametrize(("model", "target", "sha256", "measured"), _heldout_params())
+def test_heldout_model_prediction_equals_the_esp_probe(
+    model: str, target: str, sha256: str, measured: dict[str, Any]
+) -> None:
+    """Models no rule was fitted to (the flow campaign's generators): head, tail and minimal
+    arena exact on every ESP build (tests/data/esp_heldout.json: `python -m tests.esp_heldout`)."""
+    family, _, seed = model.partition(" seed=")
+    data = heldout_model(family, int(seed))
+    changed = f"{model} changed since it was measured: python -m tests.esp_heldout"
+    assert hashlib.sha256(data).hexdigest() == sha256, changed
+    predicted = predict(data, TARGETS[target])
+    if not measured["loads"]:
+        assert not predicted["loads"], f"{model} fails on {target}, predicted to load"
+        return
+    mine = (predicted["head"], predicted["tail_plain"], predicted["min_arena_plain"])
+    assert mine == (measured["head"], measured["tail_plain"], measured["min_arena_plain"])
+
+
+def test_every_heldout_model_is_measured_on_every_esp_build() -> None:
+    cache = json.loads(HELDOUT_CACHE.read_text())["models"]
+    assert sorted(cache) == sorted(f"{family} seed={seed}" for family, seed in heldout_recipes())
+    assert all(set(entry["targets"]) == set(ESP_TARGET_NAMES) for entry in cache.values())
