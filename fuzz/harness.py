@@ -348,9 +348,10 @@ def run_campaign(
 
     def start_worker() -> _WorkerSlot:
         parent_end, child_end = context.Pipe()
-        process = context.Process(
-            target=_worker, args=(child_end, config, tuple(stages)), daemon=True
-        )
+        # Not daemonic: the stages run the real interpreters in children of their own
+        # (runtimes/child.py), which a daemonic process may not have; _stop_worker and replace
+        # end every worker.
+        process = context.Process(target=_worker, args=(child_end, config, tuple(stages)))
         process.start()
         child_end.close()
         return _WorkerSlot(process, parent_end, last_heard=time.monotonic())
