@@ -15,6 +15,7 @@ from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.declared import declared_arena
 from arenalens.runtimes import VerifyResult
+from arenalens.runtimes.litert.heap import heap_documents
 from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
@@ -89,12 +90,19 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "tensors": tensors,
         "scratch": scratch,
     }
+    if analysis.runtime == "litert":
+        document["interpreter_heap"] = _interpreter_heap(analysis)
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
         document["min_arena_bytes"] = analysis.budget.required_bytes
         document["min_arena_is_estimate"] = bool(analysis.budget.estimate_reasons)
     return document
+
+
+def _interpreter_heap(analysis: Analysis) -> list[dict[str, Any]]:
+    """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
+    return heap_documents(analysis.model, [r.runtime_plan.arena_size for r in analysis.arenas])
 
 
 def _alignment(result: ArenaResult) -> int:
