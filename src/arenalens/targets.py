@@ -62,6 +62,8 @@ class Target:
     build_cpu: str | None = None
     # The kernel library that build links unless told otherwise (None with no build_cpu).
     kernels: KernelLibrary | None = None
+    # The Ethos-U NPU its firmware drives (`builds/npus.json` name), None without one.
+    npu: str | None = None
 
     @property
     def is_board(self) -> bool:
@@ -82,6 +84,7 @@ def _chip(row: Mapping[str, Any]) -> Target:
         note=row.get("note", ""),
         build_cpu=row["build_cpu"],
         kernels=None if kernels is None else KernelLibrary(kernels),
+        npu=row.get("npu"),
     )
 
 
@@ -109,6 +112,7 @@ def _board(
         chip=chip.name,
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
+        npu=chip.npu,
     )
 
 
