@@ -22,9 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from arenalens.builds.kernel_paths import (
-    ESP_NN_PATH,
+    ALL_PATHS,
     KNOWN_PATHS,
-    VENDOR_PATH,
     KernelPath,
     build_for,
     sorted_paths,
@@ -37,8 +36,6 @@ from arenalens.tflite.plan_record import EVERY_BUILD, record_matches
 from arenalens.tflite.reader import encode_offline_plan
 from arenalens.units import format_bytes_exact
 
-# Every path a plan may be asked about, known rules or not.
-ALL_PATHS = (*KNOWN_PATHS, ESP_NN_PATH, VENDOR_PATH)
 VELA_OPCODE = "CUSTOM:ethos-u"
 # Reasons listed per path; the rest are counted.
 MAX_REASONS = 6
