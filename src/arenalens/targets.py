@@ -99,6 +99,8 @@ class Target:
     build_cpu: str | None = None
     # The kernel library that build links unless told otherwise (None with no build_cpu).
     kernels: str | None = None
+    # The Ethos-U NPU its firmware drives (a co-processor of `build_records.json`), None without.
+    npu: str | None = None
     # Its RAM banks (a board's: its chip's, then those the board adds); empty where not listed.
     banks: tuple[MemoryBank, ...] = ()
 
@@ -120,6 +122,7 @@ def _chip(row: Mapping[str, Any]) -> Target:
         note=row.get("note", ""),
         build_cpu=row["build_cpu"],
         kernels=row["kernels"],
+        npu=row.get("npu"),
         banks=tuple(_bank(bank) for bank in row.get("banks", ())),
     )
 
@@ -148,6 +151,7 @@ def _board(
         chip=chip.name,
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
+        npu=chip.npu,
         banks=(*chip.banks, *(_bank(bank) for bank in row.get("banks", ()))),
     )
 

@@ -19,19 +19,19 @@ from arenalens.builds.build import (
     Build,
     build_named,
     build_summary,
-    coprocessor_named,
     cpu_named,
     device_build,
 )
 from arenalens.builds.data import records_document
 from arenalens.builds.kernel_paths import ALL_PATHS, KNOWN_PATHS, path_named
+from arenalens.builds.npu import npu_named
 from arenalens.builds.records import (
+    COPROCESSOR_FAMILIES,
     COPROCESSORS,
     CORE_SPELLINGS,
     CORES,
     HOST_RECORD,
     TOOLCHAINS,
-    Coprocessor,
 )
 from arenalens.builds.records import (
     KERNEL_LIBRARIES as LIBRARIES,
@@ -39,6 +39,7 @@ from arenalens.builds.records import (
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.runtimes.tflm.kernels import registry
+from arenalens.runtimes.tflm.kernels.ethos_u import NPU_KERNELS
 from arenalens.targets import CHIPS, TARGETS, catalogue_document, get_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,15 @@ def test_the_records_match_their_schema() -> None:
 
 
 def test_every_name_is_unique_within_its_kind() -> None:
-    for kind in ("abis", "toolchains", "kernel_libraries", "cores", "coprocessors"):
+    kinds = (
+        "abis",
+        "toolchains",
+        "kernel_libraries",
+        "cores",
+        "coprocessor_families",
+        "coprocessors",
+    )
+    for kind in kinds:
         names = [row["name"] for row in DOCUMENT[kind]]
         assert [name for name, count in Counter(names).items() if count > 1] == [], kind
     for library in DOCUMENT["kernel_libraries"]:
@@ -174,31 +183,22 @@ def test_a_build_is_made_of_records_and_survives_a_process_boundary() -> None:
     assert again == build and hash(again) == hash(build) and isinstance(again, Build)
 
 
-def test_a_coprocessor_row_makes_a_build_that_registers_its_operators(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """What issue 28's Ethos-U rows do: a row names the cores that host it and the custom
-    operators only its builds register; the build name carries it after '+'."""
-    npu = Coprocessor(
-        name="test-npu",
-        title="a test NPU",
-        family="test",
-        cores=frozenset({"cortex-m55"}),
-        registers=frozenset({"CUSTOM:ethos-u"}),
-        source="this test",
-    )
-    import arenalens.builds.build as build_module
-
-    monkeypatch.setattr(build_module, "COPROCESSORS", {**COPROCESSORS, npu.name: npu})
-    assert coprocessor_named("TEST_NPU") is npu
-    build = build_named("cortex-m55/cmsis-nn+test-npu")
-    assert build.coprocessor is npu and build.name == "cortex-m55/cmsis-nn+test-npu"
-    assert build_summary(build)["coprocessor"] == "test-npu"
-    assert "coprocessor" not in build_summary(HOST)
+def test_a_coprocessor_row_makes_a_build_that_registers_its_operators() -> None:
+    """An Ethos-U configuration is a row: its family names the cores that drive it (by their
+    toolchain) and the custom operators only its builds register; the build name carries it
+    after '+'."""
+    for npu in COPROCESSORS.values():
+        family = COPROCESSOR_FAMILIES[npu.family]
+        assert family.host_toolchain in TOOLCHAINS and npu.product in family.products
+        assert npu_named(npu.name) is npu
+    assert COPROCESSOR_FAMILIES["ethos-u"].registers == NPU_KERNELS  # the rules' NPU kernels
+    build = build_named("cortex-m55/cmsis-nn+ethos-u55-128")
+    assert build.npu is COPROCESSORS["ethos-u55-128"] and build.name.endswith("+ethos-u55-128")
+    assert build_summary(build)["npu"] == "ethos-u55-128" and "npu" not in build_summary(HOST)
     assert registry.is_registered("CUSTOM:ethos-u", build)
     assert not registry.is_registered("CUSTOM:ethos-u", device_build("cortex-m55", "cmsis-nn"))
-    with pytest.raises(UsageError, match="not Cortex-M7"):
-        build_named("cortex-m7/cmsis-nn+test-npu")
+    with pytest.raises(UsageError, match="driven by a Cortex-M core, not by ESP32-S3"):
+        build_named("esp32s3/esp-nn+ethos-u55-128")
 
 
 def test_memory_banks_are_rows_of_chips_and_boards() -> None:

@@ -1,7 +1,7 @@
 """Builds: (core, kernel library, TFLM release) → the value that says which device a figure is for.
 
 A `Build` is made of records (`records.py`, loaded from the checked `build_records.json`): its
-`core`, `abi`, kernel `library` with its `code_path` and `library_release`, `coprocessor`, and the
+`core`, `abi`, kernel `library` with its `code_path` and `library_release`, `npu`, and the
 TFLM release (`tflm`). The lookups below read those records; adding a core, a library (with its
 rules package), a release of one or a co-processor is a row there.
 
@@ -27,7 +27,10 @@ of `Build`:
 * **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it
   since 2025-08-04, TFLM's default firmware build is not;
 * the **allocator** (`recording`): firmware's `MicroAllocator`, or the `RecordingMicroAllocator`
-  the wheel uses (it keeps records in the tail, and prints the categories).
+  the wheel uses (it keeps records in the tail, and prints the categories);
+* the **NPU** (`npu`, a co-processor row of the records; builds/npu.py): an Arm Ethos-U
+  configuration the firmware drives (`CO_PROCESSOR=ethos_u`), which registers the `ethos-u`
+  operator Vela writes; None without one.
 
 **CMSIS-NN's code path is the compiler's, not the core name's.** CMSIS-NN picks its kernels (and
 their scratch sizes) from the compiler's predefined macros (`Include/arm_nn_math_types.h`):
@@ -60,17 +63,18 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.abi import Abi
+from arenalens.builds.npu import npu_named
 from arenalens.builds.records import (
-    COPROCESSORS,
+    COPROCESSOR_FAMILIES,
     CORE_SPELLINGS,
     CORES,
     HOST_RECORD,
     TOOLCHAINS,
     CodePath,
-    Coprocessor,
     Core,
     KernelLibrary,
     LibraryRelease,
+    Npu,
     linked_libraries,
 )
 from arenalens.builds.records import (
@@ -182,7 +186,8 @@ class Build:
     # failing DCHECK is skipped there, measured: FULLY_CONNECTED with a filter zero point of 1
     # sets up on 0.dev20261006214927 and aborts on 0.dev20260203175027).
     dchecks: bool = True
-    coprocessor: Coprocessor | None = None  # an NPU the firmware drives
+    # The NPU the firmware drives (TFLM built with CO_PROCESSOR=ethos_u); None: no NPU.
+    npu: Npu | None = None
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -253,6 +258,23 @@ class Build:
         return replace(self, name=name, tflm=tflm)
 
 
+def with_npu(build: Build, npu: Npu | str) -> Build:
+    """The same firmware build driving an NPU (--npu on a board preset's build)."""
+    if build.cpu is None:
+        raise UsageError(
+            f"--npu {npu if isinstance(npu, str) else npu.name} needs --cpu: the Cortex-M core "
+            "whose firmware drives the NPU (e.g. --cpu cortex-m55)"
+        )
+    base, release = split_release(build.name)
+    base = base.partition(NPU_SEPARATOR)[0]
+    kernels = base.partition("/")[2]
+    found = device_build(
+        build.cpu, kernels, recording=build.recording, named_by=build.kernels_named_by, npu=npu
+    )
+    found = replace(found, kernels_named_by=build.kernels_named_by)
+    return found if not release else found.at_release(build.tflm)
+
+
 def default_release(cpu: str | None) -> TflmRelease:
     """The TFLM release a build of this core compiles unless --tflm says otherwise: its
     toolchain's (the Cortex-M probes' commit, esp-tflite-micro v1.3.8's); the newest wheel's for
@@ -266,6 +288,8 @@ def default_release(cpu: str | None) -> TflmRelease:
 # A build name with a release: "host@2b3f8d0", "cortex-m7/cmsis-nn@2025-08",
 # "esp32s3/esp-nn@1.2.0@2025-08" (a kernel library's release first, then TFLM's).
 RELEASE_SEPARATOR = "@"
+# A build name with an NPU: "cortex-m55/reference+ethos-u55-128" (before any release).
+NPU_SEPARATOR = "+"
 
 
 def split_release(name: str) -> tuple[str, str]:
@@ -314,15 +338,6 @@ def cpu_named(text: str) -> Core:
     if name is None:
         raise UsageError(f"unknown CPU '{text}' (known: {', '.join(CORES)})")
     return CORES[name]
-
-
-def coprocessor_named(text: str) -> Coprocessor:
-    """A co-processor as users type it → its record; UsageError listing the known ones."""
-    found = COPROCESSORS.get(spelled(text))
-    if found is None:
-        known = ", ".join(COPROCESSORS) or "none yet"
-        raise UsageError(f"unknown co-processor '{text}' (known: {known})")
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,7 +423,7 @@ def device_build(
     recording: bool = False,
     named_by: str | None = NAMED_BY_USER,
     tflm: TflmRelease | str | None = None,
-    coprocessor: str | None = None,
+    npu: Npu | str | None = None,
 ) -> Build:
     """(core, kernel library) → the firmware build: the core's ABI, its toolchain's default flags
     (no compression) at a TFLM release (`tflm`: a release, what --tflm takes, or None for the one
@@ -416,7 +431,8 @@ def device_build(
     plain MicroAllocator unless `recording`. `kernels` given (--kernels: 'cmsis-nn',
     'esp-nn@1.2.0', ...) is named by `named_by` (the user unless a board preset says it); without
     it, the core's default (reference on Cortex-M, ESP-NN on an ESP chip, as esp-tflite-micro
-    always links it), not named. `coprocessor` names an NPU configuration the core may host."""
+    always links it), not named. `npu` (--npu: 'ethos-u55-128') makes it a build of that core
+    driving that NPU (a core its family's `host_toolchain` builds)."""
     core = cpu_named(cpu)
     option = (
         KernelsOption(LIBRARY_RECORDS[core.default_kernels])
@@ -431,11 +447,13 @@ def device_build(
             f"{core.title} (its builds link {runs} kernels)"
         )
     path = option.code_path or library.code_path(core.code_path_of(library.name))
-    chosen = _hosted(core, coprocessor)
+    chosen = _driven(core, npu)
     release = option.release
     if release is None and library.default_release is not None:
         release = library.release(library.default_release)
-    name = f"{core.name}/{option.spelling}" + ("" if chosen is None else f"+{chosen.name}")
+    name = f"{core.name}/{option.spelling}" + (
+        "" if chosen is None else f"{NPU_SEPARATOR}{chosen.name}"
+    )
     title = f"{core.title}, {_kernels_title(library, path)}"
     build = Build(
         name=name,
@@ -450,19 +468,23 @@ def device_build(
         library_release=release,
         kernels_named_by=None if kernels is None else named_by,
         dchecks=True,
-        coprocessor=chosen,
+        npu=chosen,
     )
     return build if tflm is None else build.at_release(as_release(tflm))
 
 
-def _hosted(core: Core, coprocessor: str | None) -> Coprocessor | None:
-    """The co-processor named, when this core may host it; UsageError otherwise."""
-    if coprocessor is None:
+def _driven(core: Core, npu: Npu | str | None) -> Npu | None:
+    """The NPU named, when this core may drive it (its family's host toolchain builds the core);
+    UsageError otherwise."""
+    if npu is None:
         return None
-    chosen = coprocessor_named(coprocessor)
-    if core.name not in chosen.cores:
-        hosts = ", ".join(sorted(chosen.cores))
-        raise UsageError(f"{chosen.title} is driven by {hosts}, not {core.title}")
+    chosen = npu_named(npu) if isinstance(npu, str) else npu
+    family = COPROCESSOR_FAMILIES[chosen.family]
+    if core.toolchain.name != family.host_toolchain:
+        raise UsageError(
+            f"--npu {chosen.name}: {family.title} are driven by {family.driven_by}, "
+            f"not by {core.title}"
+        )
     return chosen
 
 
@@ -511,34 +533,36 @@ def select_build(
     cpu: str | None,
     kernels: str | None,
     tflm: str | None = None,
-    *,
-    coprocessor: str | None = None,
+    npu: str | None = None,
 ) -> Build:
-    """The --cpu / --kernels / --tflm options → a build; no core → the host wheel (of the
-    --tflm release)."""
+    """The --cpu / --kernels / --tflm / --npu options → a build; no core → the host wheel (of
+    the --tflm release)."""
+    if cpu is None and npu is not None:
+        raise UsageError(
+            f"--npu {npu} needs --cpu: the Cortex-M core whose firmware drives the NPU "
+            "(e.g. --cpu cortex-m55)"
+        )
     if cpu is None:
         if kernels is not None and kernel_library_named(kernels) != HOST.library:
             raise UsageError(
                 "--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core, ESP-NN on an "
                 "ESP32 chip)"
             )
-        if coprocessor is not None:
-            raise UsageError(f"co-processor '{coprocessor}' needs --cpu: the core that drives it")
         return HOST if tflm is None else host_build(tflm_release(tflm))
-    return device_build(cpu, kernels, tflm=tflm, coprocessor=coprocessor)
+    return device_build(cpu, kernels, tflm=tflm, npu=npu)
 
 
 def build_named(name: str) -> Build:
     """'host', 'cortex-m7', 'cortex-m7/cmsis-nn' or 'esp32s3/esp-nn@1.2.0' (as `Build.name` spells
-    it; '+NPU' after the kernels names a co-processor), each optionally with '@' and a TFLM
-    release as --tflm takes it ('host@2025-08') → the build; a library in the name counts as
+    it), each optionally with an NPU ('cortex-m55/reference+ethos-u55-128') and with '@' and a
+    TFLM release as --tflm takes it ('host@2025-08') → the build; a library in the name counts as
     named."""
     base, tflm = split_release(name)
     if base.lower() == HOST.name:
         return HOST if not tflm else host_build(tflm_release(tflm))
-    cpu, _, rest = base.partition("/")
-    kernels, _, coprocessor = rest.partition("+")
-    return device_build(cpu, kernels or None, tflm=tflm or None, coprocessor=coprocessor or None)
+    base, _, npu = base.partition(NPU_SEPARATOR)
+    cpu, _, kernels = base.partition("/")
+    return device_build(cpu, kernels or None, tflm=tflm or None, npu=npu or None)
 
 
 def as_build(build: Build | str | None) -> Build:
@@ -586,8 +610,9 @@ def build_summary(build: Build) -> dict[str, Any]:
             "title": build.tflm.title,
         },
     }
-    if build.coprocessor is not None:
-        summary["coprocessor"] = build.coprocessor.name
+    if build.npu is not None:
+        # Only on builds with one: documents of builds without stay as they were.
+        summary["npu"] = build.npu.name
     return summary
 
 
@@ -607,7 +632,13 @@ def build_flags(summary: Mapping[str, Any]) -> str:
     release = release_flag(summary)
     if not cpu:
         return release
-    return f" --cpu {cpu} --kernels {kernels_flag(summary)}{release}"
+    return f" --cpu {cpu} --kernels {kernels_flag(summary)}{npu_flag(summary)}{release}"
+
+
+def npu_flag(summary: Mapping[str, Any]) -> str:
+    """' --npu ethos-u55-128' for a summarised build with an NPU, else ''."""
+    npu = summary.get("npu")
+    return f" --npu {npu}" if npu else ""
 
 
 def kernels_flag(summary: Mapping[str, Any]) -> str:
@@ -630,7 +661,7 @@ def overlap_flags(summary: Mapping[str, Any]) -> str:
     if summary.get("kernels_named_by") == NAMED_BY_USER:
         return build_flags(summary)
     cpu = summary.get("cpu")
-    return (f" --cpu {cpu}" if cpu else "") + release_flag(summary)
+    return (f" --cpu {cpu}" if cpu else "") + npu_flag(summary) + release_flag(summary)
 
 
 def release_flag(summary: Mapping[str, Any]) -> str:

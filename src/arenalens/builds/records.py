@@ -13,8 +13,9 @@ checked data (`build_records.json`, schema `schemas/build_records.schema.json`, 
   TFLM's are in `tflm.py`): a rule asks `build.library_release.has(KEY)`, never compares
   versions. Whether a library's access orders are known is whether it has a rules package
   (`has_rules`), not a flag of its own.
-* A **co-processor** (`Coprocessor`, e.g. an Ethos-U configuration) names the cores that may host
-  it and the custom operators whose kernels a build with it registers.
+* A **co-processor** (`Npu`: an Ethos-U configuration) belongs to a family
+  (`CoprocessorFamily`) that names the cores that may drive it (by their toolchain), the custom
+  operators only its builds register, and its driver.
 
 Adding one is a row (and, for a library, its rules package); nothing else lists them.
 """
@@ -194,19 +195,51 @@ class Core:
         raise KeyError(f"{self.name} does not link {library}")
 
 
+@dataclass(frozen=True, slots=True)
+class CoprocessorFamily:
+    """What every configuration of one co-processor family shares: the cores that may drive it
+    (those built with `host_toolchain`), the custom operators only its builds register, and the
+    driver its builds link."""
+
+    name: str  # 'ethos-u'
+    title: str  # "Arm's Ethos-U NPUs"
+    driven_by: str  # 'a Cortex-M core'
+    host_toolchain: str  # a `Toolchain` name: the cores built with it may drive one
+    registers: frozenset[str]  # opcodes as kernel rules name them ('CUSTOM:ethos-u')
+    products: Mapping[int, str]  # the CONFIG register's product field → the product's name
+    core_driver: str  # the core driver commit TFLM pins
+    source: str
+
+
 @_identified_by("name")
 @dataclass(frozen=True, slots=True, eq=False)
-class Coprocessor:
-    """A co-processor a build may drive (an NPU configuration): the cores that may host it and
-    the custom operators whose kernels its builds register (no other build does)."""
+class Npu:
+    """One co-processor configuration a build may drive (an Arm Ethos-U: what the driver checks a
+    command stream against, and the Vela settings arenalens compiles with when nothing else is
+    said). A row of `build_records.json`'s "coprocessors"."""
 
-    name: str  # as build names spell it after '+'
-    title: str
-    family: str  # 'ethos-u'
-    cores: frozenset[str]
-    registers: frozenset[str]  # opcodes as kernel rules name them ('CUSTOM:ethos-u')
-    source: str
-    note: str = ""
+    name: str  # Vela's --accelerator-config: 'ethos-u55-128'
+    product: int  # the CONFIG register's product field: 0 U55, 1 U65, 2 U85
+    log2_macs: int  # its macs_per_cc field: log2 of the MACs per cycle
+    system_config: str  # Vela's default system configuration for it (vela.ini)
+    memory_mode: str  # ... and memory mode
+    core_driver: str  # the Ethos-U core driver commit TFLM pins
+    family: str = "ethos-u"
+
+    @property
+    def macs_per_cycle(self) -> int:
+        return 1 << self.log2_macs
+
+    @property
+    def title(self) -> str:
+        """'Arm Ethos-U55 NPU (128 MACs/cycle)'."""
+        product = COPROCESSOR_FAMILIES[self.family].products[self.product]
+        return f"Arm {product} NPU ({self.macs_per_cycle} MACs/cycle)"
+
+    @property
+    def registers(self) -> frozenset[str]:
+        """The custom operators only builds driving it register."""
+        return COPROCESSOR_FAMILIES[self.family].registers
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,15 +315,28 @@ def _core(row: Mapping[str, Any], toolchains: Mapping[str, Toolchain]) -> Core:
     )
 
 
-def _coprocessor(row: Mapping[str, Any]) -> Coprocessor:
-    return Coprocessor(
+def _family(row: Mapping[str, Any]) -> CoprocessorFamily:
+    return CoprocessorFamily(
         name=row["name"],
         title=row["title"],
-        family=row["family"],
-        cores=frozenset(row["cores"]),
+        driven_by=row["driven_by"],
+        host_toolchain=row["host_toolchain"],
         registers=frozenset(row["registers"]),
+        products=MappingProxyType({int(key): name for key, name in row["products"].items()}),
+        core_driver=row["core_driver"],
         source=row["source"],
-        note=row.get("note", ""),
+    )
+
+
+def _npu(row: Mapping[str, Any], families: Mapping[str, CoprocessorFamily]) -> Npu:
+    return Npu(
+        name=row["name"],
+        product=int(row["product"]),
+        log2_macs=int(row["log2_macs"]),
+        system_config=row["system_config"],
+        memory_mode=row["memory_mode"],
+        core_driver=families[row["family"]].core_driver,
+        family=row["family"],
     )
 
 
@@ -307,8 +353,11 @@ KERNEL_LIBRARIES: Mapping[str, KernelLibrary] = MappingProxyType(
 CORES: Mapping[str, Core] = MappingProxyType(
     {row["name"]: _core(row, TOOLCHAINS) for row in _DOCUMENT["cores"]}
 )
-COPROCESSORS: Mapping[str, Coprocessor] = MappingProxyType(
-    {row["name"]: _coprocessor(row) for row in _DOCUMENT["coprocessors"]}
+COPROCESSOR_FAMILIES: Mapping[str, CoprocessorFamily] = MappingProxyType(
+    {row["name"]: _family(row) for row in _DOCUMENT["coprocessor_families"]}
+)
+COPROCESSORS: Mapping[str, Npu] = MappingProxyType(
+    {row["name"]: _npu(row, COPROCESSOR_FAMILIES) for row in _DOCUMENT["coprocessors"]}
 )
 HOST_RECORD = Host(
     title=_DOCUMENT["host"]["title"],
@@ -329,18 +378,20 @@ def linked_libraries() -> tuple[str, ...]:
 
 __all__ = [
     "COPROCESSORS",
+    "COPROCESSOR_FAMILIES",
     "CORES",
     "CORE_SPELLINGS",
     "HOST_RECORD",
     "KERNEL_LIBRARIES",
     "TOOLCHAINS",
     "CodePath",
-    "Coprocessor",
+    "CoprocessorFamily",
     "Core",
     "Host",
     "KernelLibrary",
     "LibraryChange",
     "LibraryRelease",
+    "Npu",
     "Toolchain",
     "linked_libraries",
 ]

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from arenalens.builds.build import Build
-from arenalens.cli.batch import ModelResult, add_models_argument, run_command
+from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
 from arenalens.cli.command_line import rerun, with_option
 from arenalens.cli.common import (
     add_build_options,
@@ -156,12 +156,13 @@ def optimized_bytes(
     chosen = build or selected_build(args)
     # The command check suggests names the build's kernels (`build_flags`): the number is that
     # build's alone.
-    return optimize_model(
-        model,
-        time_limit_s=OPTIMIZE_SECONDS,
-        build=chosen,
-        kernels=None if chosen.is_host else chosen.kernels,
-    ).new_required_bytes
+    with working(args, f"optimizing to see what fits (up to {OPTIMIZE_SECONDS:g} s)"):
+        return optimize_model(
+            model,
+            time_limit_s=OPTIMIZE_SECONDS,
+            build=chosen,
+            kernels=None if chosen.is_host else chosen.kernels,
+        ).new_required_bytes
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:

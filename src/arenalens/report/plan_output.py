@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.declared import declared_arena
+from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes import VerifyResult
 from arenalens.runtimes.sections import sections_json
 
@@ -94,6 +95,10 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         document["tail_bytes"] = analysis.budget.parts.get("tail")
         document["min_arena_bytes"] = analysis.budget.required_bytes
         document["min_arena_is_estimate"] = bool(analysis.budget.estimate_reasons)
+        npu = npu_memory_json(analysis.model, analysis.budget.required_bytes)
+        if npu is not None:
+            # A Vela-compiled model: the memories the board gives the NPU besides the arena.
+            document["npu_memory"] = npu
     return document
 
 

@@ -5,7 +5,8 @@ python_ops_resolver.cc) registers, every reference rule not marked otherwise
 (`KernelRule.unregistered`); the Cortex-M probes register the same set. An operator outside it has
 no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get registration
 from op code"). `ethos-u` is listed by the resolver but its registration function returns null
-outside Ethos-U builds, so its rule is not registered.
+outside Ethos-U builds, so its rule is registered only on builds with an NPU (`Build.npu`; the
+kernels its family registers are the family's `registers` in `build_records.json`).
 
 `REFERENCE_KERNELS` holds the reference kernels' rules, one per family module; `LIBRARIES` the
 kernel libraries a build may select (`Build.kernels`), each a package of variant rules
@@ -23,7 +24,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.builds.build import REFERENCE, Build
-from arenalens.builds.records import KERNEL_LIBRARIES
+from arenalens.builds.records import COPROCESSOR_FAMILIES, KERNEL_LIBRARIES
 from arenalens.runtimes.tflm.kernels import (
     activations,
     arithmetic,
@@ -108,13 +109,20 @@ LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
 )
 
 
+# The kernels only builds driving a co-processor register (every family's `registers`).
+_COPROCESSOR_KERNELS = frozenset(
+    opcode for family in COPROCESSOR_FAMILIES.values() for opcode in family.registers
+)
+
+
 def is_registered(opcode: str, build: Build) -> bool:
     """Does this build's op resolver (the wheel's, the probes' firmware's: the same list at one
     release) register a kernel for this operator? A kernel added to it later than the build's
-    TFLM release is not (`KernelRule.registered_from`). A co-processor's build also registers
-    the custom operators its record lists (the Ethos-U kernel on Ethos-U firmware)."""
-    if build.coprocessor is not None and opcode in build.coprocessor.registers:
-        return opcode in REFERENCE_KERNELS
+    TFLM release is not (`KernelRule.registered_from`). A kernel only a co-processor's builds
+    register (the Ethos-U kernel: its family's `registers` in build_records.json) is registered
+    on builds driving one of that family only."""
+    if opcode in _COPROCESSOR_KERNELS:
+        return build.npu is not None and opcode in build.npu.registers
     if opcode not in REGISTERED:
         return False
     rule = REFERENCE_KERNELS.get(opcode)
