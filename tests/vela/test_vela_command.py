@@ -79,3 +79,27 @@ def test_vela_sweep_marks_the_fastest_setting_that_fits(
         capsys, "plan", str(written), "--cpu", "cortex-m55", "--npu", "ethos-u55-128", "--json"
     )
     assert planned["min_arena_bytes"] == chosen["arena_bytes"]
+
+
+def test_check_adds_the_fast_memory_to_the_arena_against_the_budget(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("check", str(DEDICATED), "--cpu", "cortex-m55", "--npu", "ethos-u65-256", "--json")
+    # The arena (22,552 B) fits 30 KiB; with the fast memory (22,080 B) beside it, it does not.
+    code, document = _json(capsys, *argv, "--budget", "30KiB")
+    assert (code, document["verdict"]) == (1, "FITS")
+    assert document["npu_memory"]["fit"] == {
+        "sram_bytes": 44632,
+        "available_bytes": 30720,
+        "fits": False,
+    }
+    code, document = _json(capsys, *argv, "--budget", "44632")
+    assert code == 0 and document["npu_memory"]["fit"]["fits"]
+
+
+def test_an_npu_board_implies_its_npu(capsys: pytest.CaptureFixture[str]) -> None:
+    person = MODELS / "example-kws_ds_cnn@u55-128.tflite"
+    code, document = _json(capsys, "check", str(person), "--target", "grove-vision-ai-v2", "--json")
+    # Compiled for a U55-128; the Grove's WiseEye2 has a U55-64: the driver refuses it.
+    assert code == 1 and document["verdict"] == "CANNOT RUN"
+    assert "NPU config mismatch" in document["cannot_run"][0]["reason"]

@@ -35,6 +35,12 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
+from arenalens.report.npu_memory import (
+    npu_fit_json,
+    npu_fit_lines,
+    npu_memory_json,
+    npu_memory_lines,
+)
 from arenalens.target_build import target_build
 from arenalens.targets import (
     ALL_TARGETS,
@@ -336,14 +342,35 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if _all_boards(args):
         return _single_boards(args, path)
     verdict = check_verdict(args, path)
+    npu = _npu_memory(args, path, verdict)
     if args.json:
-        print_json(verdict.as_dict())
+        document = verdict.as_dict()
+        if npu is not None:
+            document["npu_memory"] = npu
+        print_json(document)
     else:
         text = render_check(verdict, color=use_color(args), width=terminal_width())
+        if npu is not None:
+            lines = npu_memory_lines(npu)
+            if "fit" in npu:
+                lines += npu_fit_lines(npu["fit"], npu)
+            text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
         print_text(text)
+    if npu is not None and "fit" in npu and not npu["fit"]["fits"] and verdict.fits:
+        return EXIT_DOES_NOT_FIT  # the arena fits, not with the NPU's fast memory beside it
     return verdict.exit_code
+
+
+def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[str, Any] | None:
+    """A Vela-compiled model's NPU memories (TFLM), against the budget when there is one."""
+    if args.runtime != "tflm":
+        return None
+    document = npu_memory_json(load_with_input_shapes(path, args), verdict.required_bytes)
+    if document is not None and verdict.fit is not None:
+        document["fit"] = npu_fit_json(document, verdict.fit.available_bytes)
+    return document
 
 
 def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:

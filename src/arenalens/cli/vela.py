@@ -53,12 +53,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--budget",
         metavar="SIZE",
-        help=f"the largest RAM block for the arena (and the fast memory): {SIZE_HELP}",
-    )
-    parser.add_argument(
-        "--sram",
-        metavar="SIZE",
-        help="all the SRAM for the arena, fast memory and Sram_Only weights (default: --budget)",
+        help="the RAM block for all the model puts in SRAM (the arena, and the fast memory or "
+        f"the Sram_Only weights): {SIZE_HELP}; default: --target's largest block",
     )
     parser.add_argument(
         "--memory-mode",
@@ -142,11 +138,7 @@ def _memories(args: argparse.Namespace) -> Any:
     from arenalens.vela.settings import Memories  # noqa: PLC0415
 
     if args.budget is not None:
-        block = parse_size(args.budget)
-        sram = parse_size(args.sram) if args.sram is not None else block
-        return Memories(block, sram)
+        return Memories(parse_size(args.budget))
     if args.target is not None:
-        target = get_target(args.target)
-        sram = parse_size(args.sram) if args.sram is not None else target.sram_bytes
-        return Memories(target.arena_limit_bytes, sram)
+        return Memories(get_target(args.target).arena_limit_bytes)
     return None

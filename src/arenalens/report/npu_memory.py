@@ -55,3 +55,28 @@ def npu_memory_lines(document: Mapping[str, Any]) -> list[str]:
         "leaves them out)"
     )
     return lines
+
+
+def npu_fit_json(document: Mapping[str, Any], available_bytes: int) -> dict[str, Any]:
+    """The NPU memories against the board's largest block: the arena and the Dedicated_Sram
+    fast memory together (both in SRAM; the weights are counted only when the memory mode says
+    Sram_Only, which a compiled model does not record)."""
+    over = document.get("arena_over_vela_sram_bytes")
+    arena = None if over is None else over + document["vela_sram_bytes"]
+    needed = None if arena is None else arena + document["fast_memory_bytes"]
+    return {
+        "sram_bytes": needed,
+        "available_bytes": available_bytes,
+        "fits": needed is not None and needed <= available_bytes,
+    }
+
+
+def npu_fit_lines(fit: Mapping[str, Any], document: Mapping[str, Any]) -> list[str]:
+    """The board comparison when the model needs a fast memory besides the arena."""
+    if not document["fast_memory_bytes"] or fit["sram_bytes"] is None:
+        return []
+    verdict = "fits" if fit["fits"] else "DOES NOT FIT"
+    return [
+        f"arena + fast memory: {format_bytes_exact(fit['sram_bytes'])} of SRAM against "
+        f"{format_bytes_exact(fit['available_bytes'])}: {verdict}"
+    ]

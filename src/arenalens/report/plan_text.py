@@ -63,6 +63,15 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         table.add_row("minimal arena_size", _bytes_text(document["min_arena_bytes"]))
     else:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
+    for heap in document.get("interpreter_heap") or ():
+        label = "with XNNPACK" if heap["delegate"] == "xnnpack" else "builtin kernels only"
+        estimate = "" if heap["exact"] else ", estimate"
+        table.add_row(
+            f"interpreter heap ({label})",
+            f"{format_bytes_exact(heap['after_setup_bytes'])} after setup, "
+            f"{format_bytes_exact(heap['after_first_invoke_bytes'])} after the first invoke, "
+            f"{format_bytes_exact(heap['peak_bytes'])} peak{estimate}",
+        )
     if document["required_bytes"] != document["runtime_required_bytes"]:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
     for arena in document["arenas"]:

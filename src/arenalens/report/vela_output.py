@@ -53,9 +53,7 @@ def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
         "npu": sweep.npu.name,
         "build": build_summary(sweep.build),
         "vela_version": sweep.vela_version,
-        "memories": None
-        if sweep.memories is None
-        else {"block_bytes": sweep.memories.block_bytes, "sram_bytes": sweep.memories.sram_bytes},
+        "memories": None if sweep.memories is None else {"block_bytes": sweep.memories.block_bytes},
         "candidates": rows,
         "chosen": chosen,
     }
@@ -74,12 +72,11 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
     table = Table(
         title=f"{document['model']}: Vela settings on {document['npu']}", title_justify="left"
     )
-    for header in ("memory mode", "optimise", "cache"):
-        table.add_column(header)
-    for header in ("arena", "fast memory", "weights in SRAM", "SRAM in all", "Vela's SRAM"):
+    table.add_column("setting", no_wrap=True)
+    for header in ("arena", "fast memory", "SRAM weights", "SRAM in all", "Vela's SRAM"):
         table.add_column(header, justify="right")
     table.add_column("Vela's time", justify="right")
-    table.add_column("fits")
+    table.add_column("fits", no_wrap=True)
     for row in document["candidates"]:
         if row["vela_error"]:
             fits = "Vela refused: " + row["vela_error"]
@@ -88,12 +85,13 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
         else:
             fits = "yes" if row["fits"] else "no"
         if row["chosen"]:
-            fits += " ◀ fastest that fits"
+            fits += " ◀"
         cache = row["arena_cache_size"]
+        setting = f"{row['memory_mode']} {row['optimise']}" + (
+            "" if cache is None else f" cache {format_bytes_short(cache)}"
+        )
         table.add_row(
-            row["memory_mode"],
-            row["optimise"],
-            "-" if cache is None else format_bytes_short(cache),
+            setting,
             _bytes(row["arena_bytes"]),
             _bytes(row["fast_memory_bytes"] or None),
             _bytes(row["sram_weights_bytes"] or None),
@@ -108,8 +106,8 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
     if memories is not None:
         parts.append(
             Text(
-                f"board: largest block {format_bytes_exact(memories['block_bytes'])}, SRAM "
-                f"{format_bytes_exact(memories['sram_bytes'])}",
+                f"fits: all it puts in SRAM within {format_bytes_exact(memories['block_bytes'])} "
+                "(the board's largest block)",
                 "dim",
             )
         )

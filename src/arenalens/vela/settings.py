@@ -7,12 +7,11 @@ smaller scratch, the memory mode decides what sits in SRAM (Shared_Sram: the are
 the arena and the weights; Dedicated_Sram, on U65 and U85 only: a fast memory of at most the arena
 cache size beside an arena that may sit in slower memory), and the arena cache size bounds that
 fast memory. Arm's integration guides ask users to try them by hand; here each is compiled and
-measured by arenalens' exact TFLM rules, and a setting fits when:
-
-* Shared_Sram: the arena fits the board's largest block;
-* Sram_Only: so does the arena, and the arena plus the model's read-only data fit its SRAM;
-* Dedicated_Sram: the arena and the fast memory each fit a block and together its SRAM (the
-  conservative reading for boards without a separate memory for the arena).
+measured by arenalens' exact TFLM rules, and a setting fits when everything it puts in SRAM fits
+the board's largest block together: the arena; for Sram_Only also the model's read-only data (the
+weights, biases and command stream the NPU reads in place); for Dedicated_Sram (U65 and U85 only)
+also the fast memory given to `ethosu_init`. Pieces placed in separate RAM banks could fit where
+this says no; it never says yes where one block cannot hold them.
 """
 
 from __future__ import annotations
@@ -42,10 +41,9 @@ CACHE_SIZES = (64 << 10, 256 << 10)
 
 @dataclass(frozen=True, slots=True)
 class Memories:
-    """The RAM a board gives the model: its largest contiguous block and all its SRAM."""
+    """The RAM a board gives the model: its largest contiguous block."""
 
     block_bytes: int
-    sram_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +80,11 @@ class Candidate:
         return self.arena_bytes + self.fast_memory_bytes + self.sram_weights_bytes
 
     def fits(self, memories: Memories | None) -> bool:
-        """Does it run, and fit the board's memories (any size when none are given)?"""
-        if self.arena_bytes is None or self.sram_bytes is None:
+        """Does it run, and does all it puts in SRAM fit the board's largest block (any size when
+        no board is given)?"""
+        if self.sram_bytes is None:
             return False
-        if memories is None:
-            return True
-        return (
-            self.arena_bytes <= memories.block_bytes
-            and self.fast_memory_bytes <= memories.block_bytes
-            and self.sram_bytes <= memories.sram_bytes
-        )
+        return memories is None or self.sram_bytes <= memories.block_bytes
 
 
 @dataclass(frozen=True, slots=True)
