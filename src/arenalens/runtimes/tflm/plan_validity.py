@@ -66,7 +66,9 @@ class SharedBytes:
     operator: int | None = None
     output: PlacedTensor | None = None
     input: PlacedTensor | None = None
-    vela: bool = False  # both belong to one ethos-u operator alone
+    # Vela's own: both belong to one ethos-u operator alone, or its output starts over an input
+    # at that operator (the command stream's schedule orders them)
+    vela: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,11 @@ def _classify(
                 continue
             op = model.subgraphs[0].operators[operator]
             if output.tensor in op.outputs and source.tensor in op.inputs:
-                return SharedBytes(first, second, operator, output, source)
+                # Vela places an NPU operator's output over an input its command stream has
+                # finished reading: its live ranges run through the NPU schedule's own passes
+                # (live_range.py: extract_live_ranges_from_schedule inside the operator's step).
+                vela = op.opcode == VELA_OPCODE
+                return SharedBytes(first, second, operator, output, source, vela=vela)
     return SharedBytes(first, second)
 
 
