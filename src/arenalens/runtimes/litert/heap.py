@@ -172,10 +172,9 @@ def interpreter_heap(
             placement_allowance(len(setup)),
             "setup",
             False,
-            f"glibc hands a free chunk out whole when splitting it would leave under 32 B: a "
-            f"block can hold 16 B more than it asked for, depending on what was freed before "
-            f"it; {GLIBC_SLACK_BYTES} B per {GLIBC_SLACK_EVERY_BLOCKS} blocks keeps the figure "
-            f"from falling under",
+            "glibc hands a free chunk out whole when splitting it would leave under 32 bytes: "
+            "a block can hold 16 bytes more than it asked for, depending on what was freed "
+            "before it; sixteen bytes per sixteen blocks keeps the figure from falling under",
         ),
     ]
     if delegate == "none":
