@@ -5,8 +5,8 @@ Init's OpData, and what its Prepare keeps beyond tensor dims and temporaries.
 The sizes are the wheel's struct sizes (`sizeof(TfLiteConvParams)`, `sizeof(conv::OpData)`,
 ...), read from its allocations (`python -m tests.litert_heap_trace MODEL`: every block with
 the function that asked for it; each node's parser and Init blocks follow its index arrays), on
-every shared and generated model of tests/data/litert_heap.json. An operator not listed here is counted with `UNKNOWN_*` upper bounds and the heap
-figure says it is an estimate.
+every shared and generated model of tests/data/litert_heap.json. An operator not listed here
+is counted with `UNKNOWN_*` upper bounds and the heap figure says it is an estimate.
 """
 
 from __future__ import annotations
