@@ -369,7 +369,13 @@ def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[s
         return None
     document = npu_memory_json(load_with_input_shapes(path, args), verdict.required_bytes)
     if document is not None and verdict.fit is not None:
-        document["fit"] = npu_fit_json(document, verdict.fit.available_bytes)
+        target = verdict.fit.target
+        banks = tuple(
+            (bank.name, bank.size_bytes - bank.firmware_bytes)
+            for bank in (target.banks if target is not None else ())
+            if bank.npu
+        )
+        document["fit"] = npu_fit_json(document, verdict.fit.available_bytes, banks)
     return document
 
 
