@@ -230,6 +230,26 @@ class Steps:
                 )
             )
             return steps
+        placement = None if fit.placement is None else fit.placement.best
+        if verdict.fits and placement is not None and placement.kind != "one arena":
+            steps.append(
+                Step(
+                    f"Give TFLM its memory in {len(placement.uses)} buffers, as the code above "
+                    f"does{estimate}: {placement.summary()}."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
+        if verdict.fits and placement is not None:
+            use = placement.uses[0]
+            steps.append(
+                Step(
+                    f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
+                    f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
         if verdict.fits:
             spare = format_bytes_exact(fit.headroom_bytes)
             steps.append(

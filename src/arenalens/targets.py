@@ -40,8 +40,38 @@ from typing import Any
 from arenalens.builds.build import KernelLibrary
 from arenalens.errors import UsageError
 
+# A bank's speed class, fastest first (`MemoryBank.speed`).
+TIGHTLY_COUPLED = "tightly-coupled"
+ON_CHIP = "on-chip"
+EXTERNAL = "external"
+SPEED_CLASSES = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
+
 ALL_TARGETS = "all"  # `--target all`: every board at once
 CATALOGUE = "targets.json"  # package data next to this module
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBank:
+    """One RAM bank of a part: where it is, how big, how fast, what reaches it and how firmware
+    puts a buffer there. A part lists its banks fastest first."""
+
+    name: str  # as the reference manual names it: "DTCM", "AXI SRAM", "PSRAM"
+    address: int | None  # start address; None where the SDK maps it at run time
+    size_bytes: int
+    speed: str  # TIGHTLY_COUPLED, ON_CHIP or EXTERNAL
+    dma: bool | None  # the general-purpose DMA reaches it (None: not documented here)
+    npu: bool  # the chip's NPU reaches it
+    source: str  # the document (by number) and section
+    figure: str = ""  # what is known of its speed, with its source
+    section: str = ""  # the linker section that lands a static buffer here ("": see allocate)
+    allocate: str = ""  # "heap_caps_malloc", "arduino-sdram": how firmware gets memory there
+    joins_next: bool = False  # the next bank starts where this one ends: one array may span both
+    default: bool = False  # the SDK's .data/.bss, heap and stacks go here (and the reserve)
+
+    @property
+    def speed_rank(self) -> int:
+        """0 for tightly coupled, 1 on-chip, 2 external."""
+        return SPEED_CLASSES.index(self.speed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +92,49 @@ class Target:
     build_cpu: str | None = None
     # The kernel library that build links unless told otherwise (None with no build_cpu).
     kernels: KernelLibrary | None = None
+    # Its RAM banks, fastest first: the chip's (one on-chip bank of arena_limit_bytes when the
+    # catalogue lists none) and the board's own external RAM.
+    banks: tuple[MemoryBank, ...] = ()
 
     @property
     def is_board(self) -> bool:
         """True for boards and modules, False for bare chips."""
         return bool(self.chip)
+
+
+def _bank(row: Mapping[str, Any]) -> MemoryBank:
+    address = row["address"]
+    return MemoryBank(
+        name=row["name"],
+        address=None if address is None else int(address, 16),
+        size_bytes=row["size_bytes"],
+        speed=row["speed"],
+        dma=row["dma"],
+        npu=row["npu"],
+        source=row["source"],
+        figure=row.get("figure", ""),
+        section=row.get("section", ""),
+        allocate=row.get("allocate", ""),
+        joins_next=row.get("joins_next", False),
+        default=row.get("default", False),
+    )
+
+
+def _chip_banks(row: Mapping[str, Any]) -> tuple[MemoryBank, ...]:
+    """The chip's banks as listed, or its one block a static arena can take."""
+    if "banks" in row:
+        return tuple(_bank(bank) for bank in row["banks"])
+    only = MemoryBank(
+        name="SRAM",
+        address=None,
+        size_bytes=row["arena_limit_bytes"],
+        speed=ON_CHIP,
+        dma=None,
+        npu=False,
+        source=row["source"],
+        default=True,
+    )
+    return (only,)
 
 
 def _chip(row: Mapping[str, Any]) -> Target:
@@ -82,6 +150,7 @@ def _chip(row: Mapping[str, Any]) -> Target:
         note=row.get("note", ""),
         build_cpu=row["build_cpu"],
         kernels=None if kernels is None else KernelLibrary(kernels),
+        banks=_chip_banks(row),
     )
 
 
@@ -92,8 +161,12 @@ def _board(
     software lays memory out its own way (`layout`); its own note first."""
     chip = chips[row["chip"]]
     layout = layouts.get(row.get("layout", ""))
+    banks = chip.banks
     if layout is not None:
         limit, source, note = layout["arena_limit_bytes"], layout["source"], layout["note"]
+        banks = (
+            MemoryBank("RAM", None, limit, ON_CHIP, None, False, source, default=True),
+        )
     else:
         limit, source = chip.arena_limit_bytes, chip.source
         note = "; ".join(part for part in (row.get("note", ""), chip.note) if part)
@@ -109,6 +182,7 @@ def _board(
         chip=chip.name,
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
+        banks=banks + tuple(_bank(bank) for bank in row.get("banks", ())),
     )
 
 
