@@ -129,7 +129,9 @@ class TwoRunner:
 
     def text(self, persistent: int, non_persistent: int) -> str:
         self.runs += 1
-        config = f"enable=on,target=native,arg=probe,arg=m.tflite,arg={persistent},arg={non_persistent}"
+        config = (
+            f"enable=on,target=native,arg=probe,arg=m.tflite,arg={persistent},arg={non_persistent}"
+        )
         command = [
             "qemu-system-arm", "-M", self.probe.machine, "-display", "none", "-monitor", "none",
             "-serial", "null", "-semihosting-config", config, "-kernel", str(self.probe.elf),
@@ -137,6 +139,7 @@ class TwoRunner:
         try:
             done = subprocess.run(
                 command,
+                check=False,
                 cwd=self.folder,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -284,6 +287,14 @@ def _has_variables(case_id: str) -> bool:
     return "VAR" in case_id or "resource" in case_id
 
 
+def bank_models() -> Iterator[tuple[str, bytes]]:
+    """The models the placement tests put on an STM32H7 (tests/fixtures/bank_models.py)."""
+    from tests.fixtures.bank_models import BANK_MODELS
+
+    for name, make in BANK_MODELS:
+        yield f"fixture:{name}", make()
+
+
 def cached() -> dict[str, Any]:
     if not CACHE.exists():
         return {}
@@ -304,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         entry = document.setdefault(name, {})
         if name == ESP_VARS:
-            entry.update({"build": ESP_VARS_BUILD, "remake": f"python -m tests.two_buffers --probe {name}"})
+            entry.update(
+                {"build": ESP_VARS_BUILD, "remake": f"python -m tests.two_buffers --probe {name}"}
+            )
             models: Iterator[tuple[str, bytes]] = variable_models()
         else:
             probe = PROBES[name]
@@ -321,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             models = shared_models()
             if not args.no_cases:
-                models = _chain(models, generated_cases(args.every), variable_models())
+                models = _chain(
+                    models, bank_models(), generated_cases(args.every), variable_models()
+                )
         figures = entry.setdefault("models", {})
         for model_name, data in models:
             if args.only and args.only not in model_name:

@@ -8,11 +8,13 @@ each buffer in a *block*: one bank, or banks the catalogue says follow each othe
 disjoint blocks. Of those that fit, the fastest wins, judged in this order:
 
 1. the slowest bank it uses at all (external RAM only when nothing on-chip holds the parts);
-2. the bank of the non-persistent part (every activation and scratch buffer is read and written
-   there on every inference: compute-bound kernels read each activation several times);
-3. the bank of the persistent part (kernel data and tensor structs, read once per operator);
-4. fewer buffers, fewer banks spanned, then the banks' catalogue order (fastest first), then
-   fewer bytes.
+2. the bank of the activations, the one arena or the non-persistent part (every activation and
+   scratch buffer is read and written there on every inference: compute-bound kernels read
+   each activation several times);
+3. the persistent part (kernel data and tensor structs, read once per operator) out of external
+   RAM where it can be;
+4. fewer buffers (one arena where it runs as fast as a split), then the persistent part's bank;
+5. fewer banks spanned, then the banks' catalogue order (fastest first), then fewer bytes.
 
 The firmware's reserve (`--reserve`) comes out of the bank the SDK puts .data/.bss, the heap and
 the stacks in (`MemoryBank.default`).
@@ -213,9 +215,7 @@ def _placements(
     found: list[tuple[tuple[BankUse, ...], bool]] = []
     for parts, apart in layouts:
         for chosen in permutations(candidates, len(parts)):
-            if any(
-                first.shares_a_bank_with(second) for first, second in permutations(chosen, 2)
-            ):
+            if any(first.shares_a_bank_with(second) for first, second in permutations(chosen, 2)):
                 continue
             uses = tuple(
                 BankUse(part, nbytes, block)
@@ -225,6 +225,11 @@ def _placements(
     return found
 
 
+def placement_score(placement: Placement) -> tuple[int, ...]:
+    """Lower is faster: the order this module's docstring gives."""
+    return _score(placement)
+
+
 def _score(placement: Placement) -> tuple[int, ...]:
     uses = placement.uses
     activations = placement.activations
@@ -232,8 +237,9 @@ def _score(placement: Placement) -> tuple[int, ...]:
     return (
         max(use.block.speed_rank for use in uses),
         activations.block.speed_rank,
-        persistent.block.speed_rank,
+        int(persistent.block.speed == EXTERNAL),
         len(uses),
+        persistent.block.speed_rank,
         sum(len(use.block.banks) for use in uses),
         activations.block.first_index,
         persistent.block.first_index,
@@ -259,7 +265,9 @@ def _notes(uses: Sequence[BankUse], apart: bool) -> tuple[str, ...]:
                     "data, tensor structs) is read there once per operator; the activations "
                     "stay on-chip"
                 )
-        if use.part in (ARENA, NON_PERSISTENT) and any(bank.dma is False for bank in use.block.banks):
+        if use.part in (ARENA, NON_PERSISTENT) and any(
+            bank.dma is False for bank in use.block.banks
+        ):
             notes.append(
                 f"{bank_names} is not reachable by the DMA: an input tensor filled by DMA "
                 "(camera, microphone) must be copied in by the CPU"

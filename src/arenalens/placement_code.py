@@ -122,8 +122,8 @@ def _interpreter(placement: Placement) -> list[str]:
         lines += [
             "tflite::MicroAllocator* variable_allocator =",
             "    tflite::MicroAllocator::Create(variable_arena, kVariableArenaSize);",
-            "tflite::MicroResourceVariables* variables =",
-            "    tflite::MicroResourceVariables::Create(variable_allocator, kResourceVariableCount);",
+            "tflite::MicroResourceVariables* variables = tflite::MicroResourceVariables::Create(",
+            "    variable_allocator, kResourceVariableCount);",
         ]
         variables = "variables"
     if placement.use(ARENA) is not None:

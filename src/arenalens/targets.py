@@ -164,9 +164,7 @@ def _board(
     banks = chip.banks
     if layout is not None:
         limit, source, note = layout["arena_limit_bytes"], layout["source"], layout["note"]
-        banks = (
-            MemoryBank("RAM", None, limit, ON_CHIP, None, False, source, default=True),
-        )
+        banks = (MemoryBank("RAM", None, limit, ON_CHIP, None, False, source, default=True),)
     else:
         limit, source = chip.arena_limit_bytes, chip.source
         note = "; ".join(part for part in (row.get("note", ""), chip.note) if part)

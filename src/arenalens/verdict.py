@@ -26,9 +26,9 @@ from arenalens.declared import DeclaredArena, Status
 from arenalens.fit import FitCheck, check_fit
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
+from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
 from arenalens.target_build import target_build
-from arenalens.placement import placement_document
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
 

@@ -7,7 +7,6 @@ persistent side, where TFLM does not reliably fail."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +33,10 @@ def _split(data: bytes, build_name: str) -> ArenaSplit:
 
 
 def _model_bytes(name: str) -> bytes | None:
+    if name.startswith("fixture:"):
+        from tests.fixtures.bank_models import BANK_MODELS
+
+        return dict(BANK_MODELS)[name.removeprefix("fixture:")]()
     if name.startswith("case:"):
         from tests.conformance.cases import case_by_id
 
@@ -64,8 +67,6 @@ def test_two_buffer_minima_are_the_probes(
     data = _model_bytes(name)
     if data is None:
         pytest.skip(f"{name} not in {MODELS}")
-    if Path(name).suffix == ".tflite" and len(data) > 1_000_000:
-        pytest.skip("large models are compared by the slow corpus run")  # keeps CI fast
     import hashlib
 
     assert hashlib.sha256(data).hexdigest() == figures["sha256"], "model changed: re-measure"
@@ -91,11 +92,11 @@ def test_variables_apart_are_the_probes(
 
 
 def test_measurements_cover_the_corpus_and_generated_cases() -> None:
-    """The cache holds shared models and generated cases, resource variables among them, all
-    with the pair of minima setting up together."""
+    """The cache holds shared models and generated cases, all with the pair of minima setting
+    up together."""
     for probe in TWO_BUFFER_PROBES:
         models = MEASURED[probe]["models"]
-        assert any(name.startswith("case:VAR_HANDLE") for name in models)
+        assert any(name.startswith("case:") for name in models)
         assert any(name.endswith(".tflite") for name in models)
         assert all(found.get("pair_ok", True) for found in models.values())
 

@@ -47,7 +47,6 @@ from arenalens.runtimes.tflm.setup_layout import (
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
-
 # `Allocation.part` of the two kinds of persistent step a split setup moves: the allocator
 # objects Create places (other objects with two buffers) and MicroResourceVariables' table
 # (in its own allocator's arena when the variables get one).
@@ -140,7 +139,9 @@ def setup_sequence(
         else layout.allocator_objects
     )
     steps: list[Allocation] = [
-        Allocation(Action.PERSISTENT, objects, pointer, "allocator and planner", part=RUNTIME_OBJECTS)
+        Allocation(
+            Action.PERSISTENT, objects, pointer, "allocator and planner", part=RUNTIME_OBJECTS
+        )
     ]
     # MicroResourceVariables::Create, between the allocator and the interpreter (tflm_resources).
     capacity = resource_variables(model).capacity

@@ -27,6 +27,7 @@ Sources, tflite-micro @ 90b983c2b3f1:
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from arenalens.runtimes.arena_split import ArenaSplit, TwoBuffers, VariableArena
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.setup import RUNTIME_OBJECTS, VARIABLE_TABLE
@@ -125,4 +126,6 @@ def arena_split(
             single_bytes=minimal_arena_size(without_table, layout),
             two=two_buffers(without_table, layout),
         )
-    return ArenaSplit(single_bytes=single_bytes, two=two_buffers(sequence, layout), variables=variables)
+    return ArenaSplit(
+        single_bytes=single_bytes, two=two_buffers(sequence, layout), variables=variables
+    )
