@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -95,6 +95,8 @@ class Target:
     # Its RAM banks, fastest first: the chip's (one on-chip bank of arena_limit_bytes when the
     # catalogue lists none) and the board's own external RAM.
     banks: tuple[MemoryBank, ...] = ()
+    # The Ethos-U NPU its firmware drives (`builds/npus.json` name), None without one.
+    npu: str | None = None
 
     @property
     def is_board(self) -> bool:
@@ -151,6 +153,7 @@ def _chip(row: Mapping[str, Any]) -> Target:
         build_cpu=row["build_cpu"],
         kernels=None if kernels is None else KernelLibrary(kernels),
         banks=_chip_banks(row),
+        npu=row.get("npu"),
     )
 
 
@@ -181,12 +184,15 @@ def _board(
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
         banks=banks + tuple(_bank(bank) for bank in row.get("banks", ())),
+        npu=chip.npu,
     )
 
 
 def catalogue_document() -> dict[str, Any]:
     """The catalogue as shipped (`targets.json`)."""
-    text = resources.files("arenalens").joinpath(CATALOGUE).read_text(encoding="utf-8")
+    # Beside this module, as `tflite/opcodes.py` reads its option tables: importlib.resources
+    # costs more to import (zipfile, threading) than reading the catalogue.
+    text = Path(__file__).with_name(CATALOGUE).read_text(encoding="utf-8")
     document: dict[str, Any] = json.loads(text)
     return document
 

@@ -22,7 +22,9 @@ of `Build`:
 * **compression** (`USE_TFLM_COMPRESSION`): extra OpData fields; the wheel is built with it
   since 2025-08-04, TFLM's default firmware build is not;
 * the **allocator** (`recording`): firmware's `MicroAllocator`, or the `RecordingMicroAllocator`
-  the wheel uses (it keeps records in the tail, and prints the categories).
+  the wheel uses (it keeps records in the tail, and prints the categories);
+* the **NPU** (`npu`, builds/npu.py): an Arm Ethos-U configuration the firmware drives
+  (`CO_PROCESSOR=ethos_u`), which registers the `ethos-u` operator Vela writes; None without one.
 
 **CMSIS-NN's code path is the compiler's, not the core name's.** CMSIS-NN picks its kernels (and
 their scratch sizes) from the compiler's predefined macros (`Include/arm_nn_math_types.h`):
@@ -56,6 +58,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.abi import ILP32, ILP32_INT_ENUMS, LP64, Abi
+from arenalens.builds.npu import Npu, npu_named
 from arenalens.builds.tflm import (
     CHANGES,
     TFLM_CORTEX_M_PROBES,
@@ -188,6 +191,7 @@ def _esp(name: str, title: str, isa: str) -> Cpu:
     )
 
 
+_CORTEX_M_LIBRARIES = frozenset({REFERENCE, CMSIS_NN})
 CPUS: Mapping[str, Cpu] = MappingProxyType(
     {
         cpu.name: cpu
@@ -234,6 +238,8 @@ class Build:
     # failing DCHECK is skipped there, measured: FULLY_CONNECTED with a filter zero point of 1
     # sets up on 0.dev20261006214927 and aborts on 0.dev20260203175027).
     dchecks: bool = True
+    # The NPU the firmware drives (TFLM built with CO_PROCESSOR=ethos_u); None: no NPU.
+    npu: Npu | None = None
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -285,6 +291,23 @@ class Build:
         return replace(self, name=name, tflm=tflm)
 
 
+def with_npu(build: Build, npu: Npu | str) -> Build:
+    """The same firmware build driving an NPU (--npu on a board preset's build)."""
+    if build.cpu is None:
+        raise UsageError(
+            f"--npu {npu if isinstance(npu, str) else npu.name} needs --cpu: the Cortex-M core "
+            "whose firmware drives the NPU (e.g. --cpu cortex-m55)"
+        )
+    base, release = split_release(build.name)
+    base = base.partition(NPU_SEPARATOR)[0]
+    kernels = base.partition("/")[2]
+    found = device_build(
+        build.cpu, kernels, recording=build.recording, named_by=build.kernels_named_by, npu=npu
+    )
+    found = replace(found, kernels_named_by=build.kernels_named_by)
+    return found if not release else found.at_release(build.tflm)
+
+
 def default_release(cpu: str | None) -> TflmRelease:
     """The TFLM release a build of this core compiles unless --tflm says otherwise: its SDK's
     (the Cortex-M probes' commit, esp-tflite-micro v1.3.8's); the newest wheel's for the host."""
@@ -297,6 +320,8 @@ def default_release(cpu: str | None) -> TflmRelease:
 # A build name with a release: "host@2b3f8d0", "cortex-m7/cmsis-nn@2025-08",
 # "esp32s3/esp-nn@1.2.0@2025-08" (an esp-nn release first, then TFLM's).
 RELEASE_SEPARATOR = "@"
+# A build name with an NPU: "cortex-m55/reference+ethos-u55-128" (before any release).
+NPU_SEPARATOR = "+ethos-"
 
 
 def split_release(name: str) -> tuple[str, str]:
@@ -405,6 +430,7 @@ def device_build(
     recording: bool = False,
     named_by: str | None = NAMED_BY_USER,
     tflm: TflmRelease | str | None = None,
+    npu: Npu | str | None = None,
 ) -> Build:
     """(core, kernel library) → the firmware build: the core's ABI, its SDK's default flags (no
     compression) at a TFLM release (`tflm`: a release, what --tflm takes, or None for the one its
@@ -412,8 +438,14 @@ def device_build(
     MicroAllocator unless `recording`. `kernels` given (--kernels: 'cmsis-nn', 'esp-nn@1.2.0',
     ...) is named by `named_by` (the user unless a board preset says it); without it, the core's
     default (reference on Cortex-M, ESP-NN on an ESP chip, as esp-tflite-micro always links it),
-    not named."""
+    not named. `npu` (--npu: 'ethos-u55-128') makes it an Ethos-U build of that core."""
     core = cpu_named(cpu)
+    accelerator = npu_named(npu) if isinstance(npu, str) else npu
+    if accelerator is not None and core.libraries != _CORTEX_M_LIBRARIES:
+        raise UsageError(
+            f"--npu {accelerator.name}: Arm's Ethos-U NPUs are driven by a Cortex-M core, "
+            f"not by {core.title}"
+        )
     option = KernelsOption(core.default_kernels) if kernels is None else kernels_option(kernels)
     library = option.library
     if library not in core.libraries:
@@ -423,8 +455,10 @@ def device_build(
             f"{core.title} (its builds link {runs} kernels)"
         )
     build = Build(
-        name=f"{core.name}/{option.spelling}",
-        title=f"{core.title}, {_kernels_title(core, option)}",
+        name=f"{core.name}/{option.spelling}"
+        + ("" if accelerator is None else f"+{accelerator.name}"),
+        title=f"{core.title}, {_kernels_title(core, option)}"
+        + ("" if accelerator is None else f", {accelerator.title}"),
         abi=core.abi,
         kernels=library,
         isa=_code_path(core, option),
@@ -435,6 +469,7 @@ def device_build(
         kernels_release=_kernels_release(option),
         kernels_named_by=None if kernels is None else named_by,
         dchecks=True,
+        npu=accelerator,
     )
     return build if tflm is None else build.at_release(as_release(tflm))
 
@@ -500,9 +535,16 @@ def as_release(tflm: TflmRelease | str) -> TflmRelease:
     return tflm if isinstance(tflm, TflmRelease) else tflm_release(tflm)
 
 
-def select_build(cpu: str | None, kernels: str | None, tflm: str | None = None) -> Build:
-    """The --cpu / --kernels / --tflm options → a build; no core → the host wheel (of the
-    --tflm release)."""
+def select_build(
+    cpu: str | None, kernels: str | None, tflm: str | None = None, npu: str | None = None
+) -> Build:
+    """The --cpu / --kernels / --tflm / --npu options → a build; no core → the host wheel (of
+    the --tflm release)."""
+    if cpu is None and npu is not None:
+        raise UsageError(
+            f"--npu {npu} needs --cpu: the Cortex-M core whose firmware drives the NPU "
+            "(e.g. --cpu cortex-m55)"
+        )
     if cpu is None:
         if kernels is not None and kernel_library_named(kernels) != REFERENCE:
             raise UsageError(
@@ -510,18 +552,22 @@ def select_build(cpu: str | None, kernels: str | None, tflm: str | None = None) 
                 "ESP32 chip)"
             )
         return HOST if tflm is None else host_build(tflm_release(tflm))
-    return device_build(cpu, kernels, tflm=tflm)
+    return device_build(cpu, kernels, tflm=tflm, npu=npu)
 
 
 def build_named(name: str) -> Build:
     """'host', 'cortex-m7', 'cortex-m7/cmsis-nn' or 'esp32s3/esp-nn@1.2.0' (as `Build.name` spells
-    it), each optionally with '@' and a TFLM release as --tflm takes it ('host@2025-08') → the
-    build; a library in the name counts as named."""
+    it), each optionally with an NPU ('cortex-m55/reference+ethos-u55-128') and with '@' and a
+    TFLM release as --tflm takes it ('host@2025-08') → the build; a library in the name counts as
+    named."""
     base, tflm = split_release(name)
     if base.lower() == HOST.name:
         return HOST if not tflm else host_build(tflm_release(tflm))
+    base, separator, npu = base.partition(NPU_SEPARATOR)
     cpu, _, kernels = base.partition("/")
-    return device_build(cpu, kernels or None, tflm=tflm or None)
+    return device_build(
+        cpu, kernels or None, tflm=tflm or None, npu="ethos-" + npu if separator else None
+    )
 
 
 def as_build(build: Build | str | None) -> Build:
@@ -568,6 +614,8 @@ def build_summary(build: Build) -> dict[str, Any]:
             "wheel": build.tflm.wheel or None,
             "title": build.tflm.title,
         },
+        # The NPU, only on builds with one (documents of builds without stay as they were).
+        **({} if build.npu is None else {"npu": build.npu.name}),
     }
 
 
@@ -587,7 +635,13 @@ def build_flags(summary: Mapping[str, Any]) -> str:
     release = release_flag(summary)
     if not cpu:
         return release
-    return f" --cpu {cpu} --kernels {kernels_flag(summary)}{release}"
+    return f" --cpu {cpu} --kernels {kernels_flag(summary)}{npu_flag(summary)}{release}"
+
+
+def npu_flag(summary: Mapping[str, Any]) -> str:
+    """' --npu ethos-u55-128' for a summarised build with an NPU, else ''."""
+    npu = summary.get("npu")
+    return f" --npu {npu}" if npu else ""
 
 
 def kernels_flag(summary: Mapping[str, Any]) -> str:
@@ -611,7 +665,7 @@ def overlap_flags(summary: Mapping[str, Any]) -> str:
     if summary.get("kernels_named_by") == NAMED_BY_USER:
         return build_flags(summary)
     cpu = summary.get("cpu")
-    return (f" --cpu {cpu}" if cpu else "") + release_flag(summary)
+    return (f" --cpu {cpu}" if cpu else "") + npu_flag(summary) + release_flag(summary)
 
 
 def release_flag(summary: Mapping[str, Any]) -> str:

@@ -192,6 +192,9 @@ _NAMED_ELSEWHERE = {
     ("runtimes/tflm/plan_validity.py", "CUSTOM:ethos-u"): (
         "recognises a Vela-compiled graph (diagnose's rule; the NPU operator's own shared bytes)"
     ),
+    ("vela/compiled.py", "CUSTOM:ethos-u"): (
+        "Vela's output format: the operator it writes, whose command stream says the NPU"
+    ),
     ("diagnostics/operands.py", "UNIDIRECTIONAL_SEQUENCE_LSTM"): "LiteRT's LSTM takes its operands",
     ("cannot_run.py", "CUSTOM:ethos-u"): "a refusal's fix: run a Vela-compiled graph on the NPU",
     ("cannot_run.py", "SELECT_V2"): "a refusal's fix: the operator to convert SELECT into",

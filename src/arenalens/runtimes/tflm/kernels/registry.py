@@ -5,7 +5,8 @@ python_ops_resolver.cc) registers, every reference rule not marked otherwise
 (`KernelRule.unregistered`); the Cortex-M probes register the same set. An operator outside it has
 no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get registration
 from op code"). `ethos-u` is listed by the resolver but its registration function returns null
-outside Ethos-U builds, so its rule is not registered.
+outside Ethos-U builds, so its rule is registered only on builds with an NPU (`Build.npu`,
+`ethos_u.NPU_KERNELS`).
 
 `REFERENCE_KERNELS` holds the reference kernels' rules, one per family module; `LIBRARIES` the
 kernel libraries a build may select (`Build.kernels`), each a package of variant rules
@@ -95,7 +96,10 @@ LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
 def is_registered(opcode: str, build: Build) -> bool:
     """Does this build's op resolver (the wheel's, the probes' firmware's: the same list at one
     release) register a kernel for this operator? A kernel added to it later than the build's
-    TFLM release is not (`KernelRule.registered_from`)."""
+    TFLM release is not (`KernelRule.registered_from`). The NPU's kernel only on builds that
+    drive one."""
+    if opcode in ethos_u.NPU_KERNELS:
+        return build.npu is not None
     if opcode not in REGISTERED:
         return False
     rule = REFERENCE_KERNELS.get(opcode)
