@@ -43,51 +43,51 @@ def _where(placement: object) -> dict[str, str]:
 
 def test_one_arena_goes_to_the_fastest_bank_that_holds_it() -> None:
     h743 = get_target("nucleo-h743zi")
-    assert _where(place(_split(100 * KIB, 30 * KIB, 70 * KIB), h743)) == {ARENA: "DTCM"}
-    assert _where(place(_split(200 * KIB, 10 * KIB, 190 * KIB), h743)) == {ARENA: "AXI SRAM"}
+    assert _where(place(_split(100 * KIB, 30 * KIB, 70 * KIB), h743)) == {ARENA: "dtcm"}
+    assert _where(place(_split(200 * KIB, 10 * KIB, 190 * KIB), h743)) == {ARENA: "axi-sram"}
 
 
 def test_activations_move_to_dtcm_once_the_persistent_part_moves_out() -> None:
     found = place(_split(200 * KIB, 80 * KIB, 120 * KIB), get_target("nucleo-h743zi"))
-    assert _where(found) == {PERSISTENT: "AXI SRAM", NON_PERSISTENT: "DTCM"}
+    assert _where(found) == {PERSISTENT: "axi-sram", NON_PERSISTENT: "dtcm"}
 
 
 def test_more_than_the_largest_bank_fits_in_two() -> None:
     found = place(_split(660 * KIB, 260 * KIB, 400 * KIB), get_target("nucleo-h743zi"))
-    assert _where(found) == {PERSISTENT: "SRAM1-3", NON_PERSISTENT: "AXI SRAM"}
+    assert _where(found) == {PERSISTENT: "sram1-3", NON_PERSISTENT: "axi-sram"}
 
 
 def test_does_not_fit_says_the_most_the_board_holds() -> None:
     found = place(_split(2_000 * KIB, 600 * KIB, 1_400 * KIB), get_target("nucleo-h743zi"))
     assert found.best is None
-    assert (found.largest_one_bytes, found.largest_one_block) == (512 * KIB, "AXI SRAM")
+    assert (found.largest_one_bytes, found.largest_one_block) == (512 * KIB, "axi-sram")
     assert found.largest_two_bytes == (512 + 288) * KIB
 
 
 def test_external_ram_only_for_what_must_go_there_and_the_cost_is_said() -> None:
     s3 = get_target("esp32-s3-devkitc-1-n8r8")
     found = place(_split(1_000 * KIB, 100 * KIB, 900 * KIB), s3)
-    assert _where(found) == {PERSISTENT: "internal DRAM", NON_PERSISTENT: "PSRAM"}
+    assert _where(found) == {PERSISTENT: "internal-dram", NON_PERSISTENT: "psram"}
     assert found.best is not None
     assert any("reads every activation" in note or "read every activation" in note
                for note in found.best.notes)  # fmt: skip
     # Activations that fit internal SRAM stay there; only the persistent part goes out.
     found = place(_split(500 * KIB, 300 * KIB, 200 * KIB), s3)
-    assert _where(found) == {PERSISTENT: "PSRAM", NON_PERSISTENT: "internal DRAM"}
+    assert _where(found) == {PERSISTENT: "psram", NON_PERSISTENT: "internal-dram"}
     # Without PSRAM the same board does not hold it.
     assert place(_split(1_000 * KIB, 100 * KIB, 900 * KIB), get_target("esp32-s3")).best is None
 
 
 def test_disco_sdram_takes_the_activations_the_sram_cannot() -> None:
     found = place(_split(3_000 * KIB, 150 * KIB, 2_850 * KIB), get_target("stm32f746g-disco"))
-    assert _where(found) == {PERSISTENT: "SRAM1", NON_PERSISTENT: "SDRAM"}
+    assert _where(found) == {PERSISTENT: "sram1", NON_PERSISTENT: "sdram"}
 
 
 def test_banks_that_follow_each_other_are_one_block_less_the_reserve() -> None:
     f746 = get_target("stm32f746")
     spans = {block.name: block.available_bytes for block in blocks(f746.banks, 4 * KIB)}
-    assert spans["DTCM+SRAM1+SRAM2"] == 320 * KIB - 4 * KIB  # the reserve: SRAM1 is the default
-    assert spans["DTCM"] == 64 * KIB
+    assert spans["dtcm+sram1+sram2"] == 320 * KIB - 4 * KIB  # the reserve: SRAM1 is the default
+    assert spans["dtcm"] == 64 * KIB
 
 
 def test_resource_variables_apart_when_that_is_what_fits() -> None:
@@ -110,8 +110,8 @@ def _check(model: bytes, target: str, tmp_path: Path) -> Verdict:
 @pytest.mark.parametrize(
     ("fixture", "expected"),
     [
-        (TWO_BANKS, {PERSISTENT: "SRAM1-3", NON_PERSISTENT: "AXI SRAM"}),
-        (DTCM_ACTIVATIONS, {PERSISTENT: "AXI SRAM", NON_PERSISTENT: "DTCM"}),
+        (TWO_BANKS, {PERSISTENT: "sram1-3", NON_PERSISTENT: "axi-sram"}),
+        (DTCM_ACTIVATIONS, {PERSISTENT: "axi-sram", NON_PERSISTENT: "dtcm"}),
     ],
 )
 def test_stm32h7_verdicts(

@@ -17,7 +17,7 @@ disjoint blocks. Of those that fit, the fastest wins, judged in this order:
 5. fewer banks spanned, then the banks' catalogue order (fastest first), then fewer bytes.
 
 The firmware's reserve (`--reserve`) comes out of the bank the SDK puts .data/.bss, the heap and
-the stacks in (`MemoryBank.default`).
+the stacks in (`MemoryBank.static_array`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from itertools import permutations
 
 from arenalens.runtimes.arena_split import ArenaSplit
-from arenalens.targets import EXTERNAL, SPEED_CLASSES, MemoryBank, Target
+from arenalens.targets import BANK_KINDS, EXTERNAL, MemoryBank, Target
 from arenalens.units import format_bytes_exact
 
 ONE_ARENA = "one arena"
@@ -45,7 +45,9 @@ class Block:
 
     banks: tuple[MemoryBank, ...]
     first_index: int  # the first bank's position in the part's list
-    available_bytes: int  # their sizes less the reserve, when the default bank is among them
+    # Their sizes less what a typical firmware takes there, and less the reserve when the bank a
+    # static array lands in by default is among them.
+    available_bytes: int
 
     @property
     def name(self) -> str:
@@ -54,11 +56,11 @@ class Block:
     @property
     def speed_rank(self) -> int:
         """The slowest of its banks: an array that spans them runs at that speed."""
-        return max(bank.speed_rank for bank in self.banks)
+        return max(bank.kind_rank for bank in self.banks)
 
     @property
     def speed(self) -> str:
-        return SPEED_CLASSES[self.speed_rank]
+        return BANK_KINDS[self.speed_rank]
 
     def shares_a_bank_with(self, other: Block) -> bool:
         return any(bank in other.banks for bank in self.banks)
@@ -132,8 +134,8 @@ def blocks(banks: Sequence[MemoryBank], reserve_bytes: int = 0) -> tuple[Block, 
         end = start
         while True:
             run = tuple(banks[start : end + 1])
-            size = sum(bank.size_bytes for bank in run)
-            if any(bank.default for bank in run):
+            size = sum(bank.size_bytes - bank.firmware_bytes for bank in run)
+            if any(bank.static_array for bank in run):
                 size -= reserve_bytes
             found.append(Block(run, start, max(size, 0)))
             if not banks[end].joins_next or end + 1 >= len(banks):

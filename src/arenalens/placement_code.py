@@ -82,7 +82,7 @@ def _static(use: BankUse) -> bool:
 
 def _attribute(use: BankUse) -> str:
     """The section attribute; none when the block holds the SDK's default data region."""
-    if any(bank.default for bank in use.block.banks):
+    if any(bank.static_array for bank in use.block.banks):
         return ""
     section = use.block.banks[0].section
     return f' __attribute__((section("{section}")))' if section else ""

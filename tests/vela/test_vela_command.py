@@ -103,3 +103,28 @@ def test_an_npu_board_implies_its_npu(capsys: pytest.CaptureFixture[str]) -> Non
     # Compiled for a U55-128; the Grove's WiseEye2 has a U55-64: the driver refuses it.
     assert code == 1 and document["verdict"] == "CANNOT RUN"
     assert "NPU config mismatch" in document["cannot_run"][0]["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_VELA, reason="Vela is not installed (extra 'npu')")
+def test_optimize_vela_writes_what_check_then_declares_on_the_board(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The path: optimize --vela for a board, then check of the file it wrote on that board."""
+    from flows import models
+
+    source = tmp_path / "cnn.tflite"
+    source.write_bytes(models.cnn(random.Random(3)).data)  # a CPU-fallback operator before the NPU
+    written = tmp_path / "cnn_vela.tflite"
+    board = ("--target", "grove-vision-ai-v2")
+    argv = ("optimize", str(source), *board, "--vela", "-o", str(written))
+    code, swept = _json(capsys, *argv, "--json")
+    assert code == 0 and swept["written"] == str(written) and swept["chosen"]["cpu_operators"] == 1
+    code, checked = _json(capsys, "check", str(written), *board, "--json")
+    # Vela's offline plan puts the NPU operator's output over the CPU operator's output it reads
+    # (its schedule finished reading it): no conflict. The generated input's size is a
+    # placeholder (its signature is -1), which check says before FITS.
+    assert not checked["plan_conflicts"] and checked["verdict"] == "INPUT SHAPE UNKNOWN"
+    assert checked["declare"]["required_bytes"] == swept["chosen"]["arena_bytes"]
+    assert main(["optimize", str(source), *board, "--vela", "--overlap", "-o", str(written)]) == 2
+    assert "--vela compiles for the NPU" in capsys.readouterr().err

@@ -76,6 +76,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Sweep the settings, print the table (or JSON), write the chosen model."""
+    return sweep_and_write(args, args.output)
+
+
+def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
+    """The sweep for the options (`vela`, `optimize --vela`): table or JSON, and the fastest
+    setting that fits written to `output` when given. Exit 0 when one fits, 1 when none does."""
     from arenalens.builds.build import build_title  # noqa: PLC0415
     from arenalens.report.vela_output import render_vela, vela_document  # noqa: PLC0415
     from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
@@ -96,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     settings = [
         setting
         for setting in candidate_settings(build.npu)
-        if not args.memory_mode or setting.memory_mode in args.memory_mode
+        if not getattr(args, "memory_mode", None) or setting.memory_mode in args.memory_mode
     ]
     sweep = sweep_settings(
         bytes(model.data),
@@ -108,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
     )
     # Vela reads files: an example is named by the file `arenalens demo` writes for it.
     document = vela_document(sweep, _file_name(args.model))
-    if args.output and sweep.chosen is not None:
+    if output and sweep.chosen is not None:
         chosen = sweep.candidates[sweep.chosen].compilation
         if chosen is not None:
-            write_atomic(args.output, chosen.model, protect=(args.model,))
-            document["written"] = args.output
+            write_atomic(output, chosen.model, protect=(args.model,))
+            document["written"] = output
     if args.json:
         print_json(document)
     else:
@@ -120,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             render_vela(document, build_title(build), color=use_color(args), width=terminal_width())
         )
         if document.get("written"):
-            print_text(f"wrote {args.output}")
+            print_text(f"wrote {output}")
     return EXIT_FITS if sweep.chosen is not None else EXIT_NONE_FITS
 
 
@@ -137,7 +143,7 @@ def _stem(text: str) -> str:
 def _memories(args: argparse.Namespace) -> Any:
     from arenalens.vela.settings import Memories  # noqa: PLC0415
 
-    if args.budget is not None:
+    if getattr(args, "budget", None) is not None:
         return Memories(parse_size(args.budget))
     if args.target is not None:
         return Memories(get_target(args.target).arena_limit_bytes)
