@@ -56,9 +56,6 @@ SETTINGS.update(
         "u55-256-sram-only": VelaSettings(
             "ethos-u55-256", "Ethos_U55_High_End_Embedded", SRAM_ONLY
         ),
-        "u55-256-sram-only-size": VelaSettings(
-            "ethos-u55-256", "Ethos_U55_High_End_Embedded", SRAM_ONLY, optimise=SIZE
-        ),
     }
 )
 
@@ -144,10 +141,7 @@ BOARDS = (
     Case(Source("shared", "tflite_micro__person_detect"), "u55-64-sram-only-size"),
     Case(Source("shared", "tflite_micro__person_detect"), "u55-256-sram-only"),
     Case(Source("shared", "tflite_micro__mobilenet_v2_quantized_1x3x224x224"), "u55-64-shared"),
-    Case(
-        Source("shared", "tflite_micro__mobilenet_v2_quantized_1x3x224x224"),
-        "u55-256-sram-only-size",
-    ),
+    Case(Source("shared", "tflite_micro__mobilenet_v2_quantized_1x3x224x224"), "u55-256-sram-only"),
 )
 
 

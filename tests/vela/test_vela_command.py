@@ -91,6 +91,7 @@ def test_check_adds_the_fast_memory_to_the_arena_against_the_budget(
     assert document["npu_memory"]["fit"] == {
         "sram_bytes": 44632,
         "available_bytes": 30720,
+        "banks": None,  # a budget has no banks: both in it together
         "fits": False,
     }
     code, document = _json(capsys, *argv, "--budget", "44632")
@@ -128,3 +129,41 @@ def test_optimize_vela_writes_what_check_then_declares_on_the_board(
     assert checked["declare"]["required_bytes"] == swept["chosen"]["arena_bytes"]
     assert main(["optimize", str(source), *board, "--vela", "--overlap", "-o", str(written)]) == 2
     assert "--vela compiles for the NPU" in capsys.readouterr().err
+
+
+def test_check_on_an_npu_board_suggests_compiling_an_uncompiled_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, document = _json(
+        capsys, "check", "example:kws_ds_cnn", "--target", "grove-vision-ai-v2", "--json"
+    )
+    commands = [step.get("command") for step in document["next_steps"]]
+    assert code == 0 and (
+        "arenalens optimize example:kws_ds_cnn --target grove-vision-ai-v2 -o optimized.tflite "
+        "--vela" in commands
+    )
+    compiled = MODELS / "example-kws_ds_cnn@u55-128.tflite"
+    _, document = _json(
+        capsys,
+        "check",
+        str(compiled),
+        "--cpu",
+        "cortex-m55",
+        "--npu",
+        "ethos-u55-128",
+        "--budget",
+        "1MiB",
+        "--json",
+    )
+    assert not any("--vela" in (step.get("command") or "") for step in document["next_steps"])
+
+
+def test_check_predicts_the_drivers_fast_memory_refusal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("check", str(DEDICATED), "--cpu", "cortex-m55", "--npu", "ethos-u65-256")
+    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22079", "--json")
+    refusal = document["npu_memory"]["fast_memory_refusal"]
+    assert code == 1 and refusal.startswith("Fast memory area too small. fast_memory_size=22079")
+    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22080", "--json")
+    assert code == 0 and document["npu_memory"]["fast_memory_refusal"] == ""

@@ -27,6 +27,7 @@ from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
 from arenalens.runtimes.tflm.probe import is_installed_wheel
+from arenalens.targets import get_target
 
 
 def register(subparsers: Any) -> None:
@@ -136,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         build=build,
         split=args.split,
+        target=None if args.target is None else get_target(args.target),
     )
     proof: OutputProof | None = None
     proof_note = ""

@@ -146,5 +146,10 @@ def _memories(args: argparse.Namespace) -> Any:
     if getattr(args, "budget", None) is not None:
         return Memories(parse_size(args.budget))
     if args.target is not None:
-        return Memories(get_target(args.target).arena_limit_bytes)
+        target = get_target(args.target)
+        # The banks the NPU is documented to reach, less what firmware already takes there.
+        banks = tuple(
+            (bank.name, bank.size_bytes - bank.firmware_bytes) for bank in target.banks if bank.npu
+        )
+        return Memories(target.arena_limit_bytes, banks)
     return None

@@ -44,6 +44,7 @@ def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
                 "npu_operators": None if summary is None else summary.npu_operators,
                 "cpu_operators": None if summary is None else summary.cpu_operators,
                 "fits": candidate.fits(sweep.memories),
+                "placement": _placement(candidate.placement(sweep.memories)),
                 "chosen": index == sweep.chosen,
             }
         )
@@ -53,10 +54,20 @@ def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
         "npu": sweep.npu.name,
         "build": build_summary(sweep.build),
         "vela_version": sweep.vela_version,
-        "memories": None if sweep.memories is None else {"block_bytes": sweep.memories.block_bytes},
+        "memories": None
+        if sweep.memories is None
+        else {
+            "block_bytes": sweep.memories.block_bytes,
+            "banks": [{"name": name, "free_bytes": free} for name, free in sweep.memories.banks],
+        },
         "candidates": rows,
         "chosen": chosen,
     }
+
+
+def _placement(pieces: tuple[tuple[str, str], ...] | None) -> list[dict[str, str]] | None:
+    """Which bank each SRAM piece (arena, fast memory, SRAM weights) goes to."""
+    return None if pieces is None else [{"piece": piece, "bank": bank} for piece, bank in pieces]
 
 
 def _time(seconds: float | None) -> str:
@@ -103,7 +114,18 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
         )
     parts: list[Any] = [Text(f"figures for: {build_text}; Vela {document['vela_version']}", "dim")]
     memories = document["memories"]
-    if memories is not None:
+    if memories is not None and memories["banks"]:
+        banks = ", ".join(
+            f"{bank['name']} {format_bytes_short(bank['free_bytes'])}" for bank in memories["banks"]
+        )
+        parts.append(
+            Text(
+                f"fits: the arena, fast memory and SRAM weights each in one bank the NPU reaches "
+                f"({banks})",
+                "dim",
+            )
+        )
+    elif memories is not None:
         parts.append(
             Text(
                 f"fits: all it puts in SRAM within {format_bytes_exact(memories['block_bytes'])} "
@@ -129,6 +151,15 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
                 "green",
             )
         )
+        if chosen["placement"] and chosen["placement"][0]["bank"] not in ("any", "largest block"):
+            parts.append(
+                Text(
+                    "placed: "
+                    + ", ".join(
+                        f"{item['piece']} in {item['bank']}" for item in chosen["placement"]
+                    )
+                )
+            )
         parts.append(Text(f"reproduce: {chosen['vela_command']}"))
     return render_text(parts, color=color, width=width)
 

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 
 from arenalens.errors import UsageError
+from arenalens.runtimes.arena_split import ArenaSplit
 from arenalens.runtimes.sections import ArenaSection
 
 if TYPE_CHECKING:
@@ -84,6 +85,9 @@ class MemoryBudget:
     # Where every byte of required_bytes goes, in address order (`sections`): they cover it
     # exactly. Empty for a budget not made by a runtime's rules.
     sections: tuple[ArenaSection, ...] = ()
+    # The same memory split into the buffers the runtime lets firmware place apart, each at its
+    # minimum (TFLM: two buffers, resource variables apart); None for a runtime without such.
+    split: ArenaSplit | None = None
 
     @property
     def runs(self) -> bool:

@@ -41,6 +41,7 @@ from arenalens.runtimes.tflm.setup_replay import (
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
+from arenalens.runtimes.tflm.two_buffers import arena_split
 from arenalens.units import format_bytes_exact
 
 
@@ -181,6 +182,12 @@ def budget(
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections=arena_sections(prediction, arena.problem.lower_bound()),
+        split=arena_split(
+            prediction.sequence,
+            prediction.layout,
+            single_bytes=prediction.minimal_arena,
+            variable_count=capacity,
+        ),
     )
 
 
