@@ -310,7 +310,7 @@ def placement_document(found: BoardPlacement) -> dict[str, object]:
                 "part": use.part,
                 "bytes": use.nbytes,
                 "bank": use.block.name,
-                "speed": use.block.speed,
+                "kind": use.block.speed,
                 "available_bytes": use.block.available_bytes,
                 "spare_bytes": use.spare_bytes,
                 "section": use.block.banks[0].section or None,
