@@ -253,6 +253,9 @@ def _notes(uses: Sequence[BankUse], apart: bool) -> tuple[str, ...]:
     notes: list[str] = []
     for use in uses:
         bank_names = use.block.name
+        figures = "; ".join(bank.speed for bank in use.block.banks if bank.speed)
+        if use.block.speed == EXTERNAL and figures:
+            bank_names = f"{bank_names} ({figures})"
         if use.block.speed == EXTERNAL:
             if use.part in (ARENA, NON_PERSISTENT):
                 notes.append(
