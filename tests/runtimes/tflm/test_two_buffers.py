@@ -83,8 +83,11 @@ def test_two_buffer_minima_are_the_probes(
 def test_variables_apart_are_the_probes(
     probe: str, build_name: str, name: str, figures: dict[str, Any]
 ) -> None:
+    import hashlib
+
     data = _model_bytes(name)
     assert data is not None
+    assert hashlib.sha256(data).hexdigest() == figures["sha256"], "model changed: re-measure"
     split = _split(data, build_name)
     assert split.variables is not None
     assert split.variables.single_bytes == figures["main_min"]
