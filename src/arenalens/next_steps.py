@@ -242,6 +242,7 @@ class Steps:
                 )
             )
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         if verdict.fits and placement is not None:
             use = placement.uses[0]
@@ -252,6 +253,7 @@ class Steps:
                 )
             )
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         if verdict.fits:
             spare = format_bytes_exact(fit.headroom_bytes)
