@@ -15,13 +15,14 @@ fits only when those pieces have a place too (`FitCheck.npu`), as it is and afte
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
+from arenalens.placement import BoardPlacement, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -45,11 +46,15 @@ class FitCheck:
     optimized_bytes: int | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
     assumptions: tuple[str, ...] = ()
-    # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
-    # words and says why it may be off.
-    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The build the number is for (None for LiteRT); `declared` says it in words and says why it
+    # may be off.
+    build: Build | None = None
+    # Where each part goes on a board with several RAM banks (`placement.py`); None for a
+    # budget, a board with one bank, or a number that is not the runtime's own split.
+    placement: BoardPlacement | None = None
     # A Vela-compiled model's SRAM pieces (arena, fast memory, SRAM weights) against the board's
-    # banks the NPU reaches, or the budget (None: the model has no NPU operator).
+    # banks the NPU reaches, or the budget (None: the model has no NPU operator). The arena is
+    # one piece there: its scratch, which the NPU addresses, must sit in a bank it reaches.
     npu: NpuFit | None = None
 
     @property
@@ -111,8 +116,17 @@ class FitCheck:
 
     @property
     def fits(self) -> bool:
-        """True when the number means something and fits, with the NPU's pieces beside it."""
-        return self.meaningful and self.headroom_bytes >= 0 and self.npu_fits
+        """True when the number means something and fits: as one arena in the largest block,
+        or split across the board's banks (`placement`), with the NPU's pieces beside it."""
+        if not self.meaningful or not self.npu_fits:
+            return False
+        return self.headroom_bytes >= 0 or (self.placement is not None and self.placement.fits)
+
+    @property
+    def placed_apart(self) -> bool:
+        """True when it fits only with its parts in separate banks (or in a bank the largest
+        static block does not count, such as external RAM)."""
+        return self.fits and self.headroom_bytes < 0
 
     def _npu_fits_at(self, arena_bytes: int) -> bool:
         """Whether the NPU's pieces would fit beside an arena of this size."""
@@ -179,6 +193,16 @@ def check_fit(
         )
     declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
+    placement = None
+    split = analysis.budget.split
+    if (
+        target is not None
+        and len(target.banks) > 1
+        and split is not None
+        and declared.status.gives_a_number
+        and split.single_bytes == declared.required_bytes
+    ):
+        placement = place(split, target, reserve_bytes=reserve_bytes)
     return FitCheck(
         model=analysis.model.name,
         source=analysis.model.source,
@@ -191,6 +215,7 @@ def check_fit(
         budget_text=budget_text,
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
+        placement=placement,
         npu=_npu_fit(
             analysis,
             declared,

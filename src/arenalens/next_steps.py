@@ -101,7 +101,8 @@ class Steps:
         if target is None or not board:
             return flags
         named = f" --target {shlex.quote(target.name)}"
-        if target_build(target).name == self.verdict.build.get("name", "host"):
+        build = self.verdict.build
+        if target_build(target).name == ("host" if build is None else build.name):
             return named
         return named + (flags or " --cpu host")
 
@@ -248,6 +249,28 @@ class Steps:
                 )
             )
             return steps
+        placement = None if fit.placement is None else fit.placement.best
+        if verdict.fits and placement is not None and placement.kind != "one arena":
+            steps.append(
+                Step(
+                    f"Give TFLM its memory in {len(placement.uses)} buffers, as the code above "
+                    f"does{estimate}: {placement.summary()}."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
+            return steps
+        if verdict.fits and placement is not None:
+            use = placement.uses[0]
+            steps.append(
+                Step(
+                    f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
+                    f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
+            return steps
         if verdict.fits:
             spare = format_bytes_exact(fit.headroom_bytes)
             steps.append(
@@ -349,7 +372,7 @@ class Steps:
         best = verdict.declared.required_bytes - (saves or 0)
         if verdict.runtime == "tflm" and overlap is not None and overlap < best:
             kernels = ""
-            if not verdict.build.get("cpu") and self.asked.kernels:
+            if (verdict.build is None or verdict.build.is_host) and self.asked.kernels:
                 kernels = f" --kernels {self.asked.kernels}"
             steps.append(
                 Step(
