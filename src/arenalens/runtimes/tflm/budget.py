@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem
-from arenalens.builds.build import HOST, Build, build_summary, build_title
+from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
@@ -178,7 +178,7 @@ def budget(
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
         device=build_title(build),
-        build=MappingProxyType(build_summary(build)),
+        build=build,
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections=arena_sections(prediction, arena.problem.lower_bound()),
