@@ -3,9 +3,10 @@
 The number compared is the arena the user must declare (`declared.py`; TFLM: the minimal
 kTensorArenaSize, head + tail + setup; LiteRT: arenas + persistent arenas) against
 `budget - reserve`, where the reserve is RAM the rest of the firmware keeps (stacks, heap, DMA).
-Besides "does it fit as it is", a check says whether it fits after `arenalens optimize` (the
-minimal kTensorArenaSize of the model optimize would write, when that decides the answer) and
-whether only a different model would (even a plan at the lower bound does not fit).
+Besides "does it fit as it is", a check that does not fit climbs the remedy ladder
+(`ladder.py`: offline plan, reorder + in-place, overlap, split, each computed as its
+`arenalens optimize` command computes it) to the first rewrite that fits; only past its last rung
+do a smaller input or another board help. A model that fits as given runs no optimizer.
 """
 
 from __future__ import annotations
@@ -13,14 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
+from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:
+    from arenalens.builds.build import Build
+    from arenalens.builds.kernel_paths import OverlapRules
+    from arenalens.ir import Model
+    from arenalens.optimization import Optimization
 
 
 @dataclass(frozen=True)
@@ -33,11 +41,11 @@ class FitCheck:
     budget_bytes: int  # --budget, or the target's arena limit
     reserve_bytes: int
     target: Target | None
-    # What the number would be if every arena were packed to its lower bound: no planner can do
-    # better, so above the budget only a different model helps.
+    # What the number would be if every arena were packed to the lower bound of plans that keep
+    # tensors whole (in the model's operator order): overlaps and splits go below it.
     best_case_bytes: int
-    # The number to declare after `arenalens optimize` (None: not computed, or not TFLM).
-    optimized_bytes: int | None = None
+    # The remedies tried when it does not fit as given (None: not climbed, or not TFLM).
+    ladder: Ladder | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
     assumptions: tuple[str, ...] = ()
     # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
@@ -101,29 +109,36 @@ class FitCheck:
         return self.meaningful and self.headroom_bytes >= 0
 
     @property
+    def optimized_bytes(self) -> int | None:
+        """The number to declare after the remedy the verdict leads with (the first rewrite that
+        fits, else the smallest reached); None when no rewrite was tried."""
+        if self.ladder is None or len(self.ladder.rungs) < 2:
+            return None
+        return self.ladder.answer.required_bytes
+
+    @property
     def fits_after_optimize(self) -> bool | None:
-        """Whether `arenalens optimize` makes it fit: True when it fits already, None when it
-        would take the optimized number and that was not computed."""
+        """Whether some `arenalens optimize` rewrite makes it fit: True when it fits already,
+        None when the ladder was not climbed."""
         if not self.meaningful:
             return False
         if self.fits:
             return True
-        if self.runtime != "tflm" or self.best_case_bytes > self.available_bytes:
-            # LiteRT takes no offline plan, and no plan beats the lower bound.
-            return False
-        if self.optimized_bytes is None:
+        if self.runtime != "tflm":
+            return False  # LiteRT takes no offline plan
+        if self.ladder is None:
             return None
-        return self.optimized_bytes <= self.available_bytes
+        return self.ladder.fits
 
     @property
     def optimize_decides(self) -> bool:
-        """True when only the optimized number can tell whether optimize makes it fit."""
-        return (
-            self.runtime == "tflm"
-            and self.meaningful
-            and not self.fits
-            and self.best_case_bytes <= self.available_bytes
-        )
+        """True when only the remedy ladder can tell whether a rewrite makes it fit."""
+        return self.runtime == "tflm" and self.meaningful and not self.fits and self.ladder is None
+
+    @property
+    def tail_bytes(self) -> int:
+        """What no rewrite lowers (TFLM's tail: persistent structs and kernel data)."""
+        return self.parts.get("tail", 0)
 
 
 def check_fit(
@@ -132,7 +147,6 @@ def check_fit(
     budget_bytes: int | None = None,
     target: Target | None = None,
     reserve_bytes: int = 0,
-    optimized_bytes: int | None = None,
     budget_text: str = "",
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets."""
@@ -159,7 +173,6 @@ def check_fit(
         reserve_bytes=reserve_bytes,
         target=target,
         best_case_bytes=declared.required_bytes - wasted,
-        optimized_bytes=optimized_bytes,
         budget_text=budget_text,
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
@@ -228,3 +241,32 @@ def board_fits(
         return (2 if usable else 3, -check.headroom_bytes, check.target.name)
 
     return tuple(sorted(checks, key=order))
+
+
+def with_ladder(
+    check: FitCheck,
+    model: Model,
+    *,
+    build: Build,
+    rules: OverlapRules,
+    time_limit_s: float,
+    cache: dict[tuple[str, ...], Optimization] | None = None,
+) -> FitCheck:
+    """The check with its remedy ladder climbed, when only that decides the answer (TFLM, the
+    number means something, it does not fit as given); else the check unchanged."""
+    if not check.optimize_decides:
+        return check
+    from arenalens.ladder import climb  # noqa: PLC0415 - the optimizer loads only here
+
+    ladder = climb(
+        model,
+        build=build,
+        rules=rules,
+        required_bytes=check.required_bytes,
+        available_bytes=check.available_bytes,
+        whole_tensor_bound=check.best_case_bytes,
+        floor_bytes=check.tail_bytes,
+        time_limit_s=time_limit_s,
+        cache=cache,
+    )
+    return replace(check, ladder=ladder)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.build import build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
+from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -138,7 +139,7 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
-        overlap = any(option.startswith(" --overlap") for option in more)
+        overlap = any(option.startswith((" --overlap", " --split")) for option in more)
         return self.command(
             "optimize",
             self.shape_options(),
@@ -157,7 +158,11 @@ class Steps:
         if not verdict.shape_known:
             return self.shape_unknown()
         steps = self.with_number()
-        steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
+        fit = verdict.fit
+        if fit is not None and fit.ladder is not None and fit.ladder.fits:
+            steps.extend(self.input_search())  # the model's own size first, then other sizes
+        else:
+            steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
         steps = self.with_findings(steps)
         return tuple(step for step in steps if self.model or not step.command)
 
@@ -241,34 +246,27 @@ class Steps:
             steps.extend(self.optimize_step(saves))
             return steps
         short = format_bytes_exact(-fit.headroom_bytes)
-        if fit.fits_after_optimize and optimized is not None:
+        ladder = fit.ladder
+        if fit.fits_after_optimize and ladder is not None and ladder.first_fit is not None:
+            return [*steps, *self.remedy_steps(ladder.first_fit, short)]
+        if ladder is not None and len(ladder.rungs) > 1:
+            best = ladder.best
+            still = format_bytes_exact(best.required_bytes - fit.available_bytes)
+            tried = rungs_text(ladder)
             steps.append(
                 Step(
-                    f"It does not fit {verdict.where} as it is ({short} short), but optimized "
-                    f"it declares {format_bytes_exact(optimized)}, which fits "
-                    f"({format_bytes_exact(fit.available_bytes - optimized)} to spare):",
-                    self.optimize_command(),
-                    saves,
+                    f"It does not fit {verdict.where}: {short} short as it is, and no rewrite "
+                    f"arenalens makes fits at this size (the best, {rung_title(best)}, declares "
+                    f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: {tried})."
                 )
             )
+        else:
             steps.append(
                 Step(
-                    "Then check the written model:",
-                    self.command(
-                        "check", self.build_options(), self.budget_options(), model=self.output
-                    ),
+                    f"It does not fit {verdict.where}: {short} short, and even a plan of whole "
+                    f"tensors at their lower bound needs {format_bytes_exact(fit.best_case_bytes)}."
                 )
             )
-            return steps
-        reach = ""
-        if optimized is not None and optimized < declared.required_bytes:
-            reach = f"; `arenalens optimize` reaches {format_bytes_exact(optimized)}"
-        steps.append(
-            Step(
-                f"It does not fit {verdict.where}: {short} short, and even a plan at the lower "
-                f"bound needs {format_bytes_exact(fit.best_case_bytes)}{reach}."
-            )
-        )
         if self.verdict.search is None and self.asked.image_inputs == 1:
             steps.append(
                 Step(
@@ -295,6 +293,33 @@ class Steps:
             )
         )
         return steps
+
+    def remedy_steps(self, rung: Rung, short: str) -> list[Step]:
+        """The rewrite that gets the model onto the budget at its size, its cost, then the check
+        of the written model."""
+        fit = self.verdict.fit
+        assert fit is not None
+        spare = format_bytes_exact(fit.available_bytes - rung.required_bytes)
+        declared = self.verdict.declared.required_bytes
+        overlap = "--overlap" in rung.options
+        return [
+            Step(
+                f"It does not fit {self.verdict.where} as it is ({short} short); rewritten with "
+                f"{_remedy_words(rung)} it fits at this size: it declares "
+                f"{format_bytes_exact(rung.required_bytes)} ({spare} to spare; {rung.cost}):",
+                self.optimize_command(*(f" {option}" for option in rung.options)),
+                declared - rung.required_bytes,
+            ),
+            Step(
+                "Then check the written model:",
+                self.command(
+                    "check",
+                    self.build_options(overlap=overlap and not self._target()),
+                    self.budget_options(),
+                    model=self.output,
+                ),
+            ),
+        ]
 
     def optimize_step(self, saves: int | None) -> list[Step]:
         """`optimize` lowers the number: shown only when running it does (computed as it
@@ -372,19 +397,25 @@ class Steps:
         after = search.largest_after_optimize
         if after is None:
             return []
+        if after.shape == search.original_shape:
+            return []  # the remedy step already gets the model's own size onto the board
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in after.shape)
+        options = search.after_optimize_options
+        overlap = bool({"--overlap", "--split"} & set(options))
         command = self.command(
             "optimize",
             f" --input-shape {shlex.quote(value)}",
-            self.build_options(),
+            self.build_options(overlap=overlap),
             f" -o {self.output}",
+            *(f" {option}" for option in options),
         )
+        how = f"optimize {' '.join(options)}" if options else "optimize (offline plan)"
         return [
             Step(
-                f"Optimized for its size, a larger input fits: {value} declares "
-                f"{format_bytes_exact(after.required_bytes or 0)} after (then check "
-                f"{self.output}, a model of that size):",
+                f"Optimized for its size ({how}, the best rewrite that applies), a larger input "
+                f"fits: {value} declares {format_bytes_exact(after.required_bytes or 0)} after "
+                f"(then check {self.output}, a model of that size):",
                 command,
             )
         ]
@@ -406,6 +437,18 @@ class Steps:
                 return steps
         fix = f"Fix the {count} error / warning {findings} (diagnose explains each):"
         return [*steps, Step(fix, command)]
+
+
+_REMEDY_WORDS = {
+    Remedy.OFFLINE_PLAN: "an offline plan",
+    Remedy.REORDER: "another operator order and in-place operators",
+    Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
+    Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
+}
+
+
+def _remedy_words(rung: Rung) -> str:
+    return _REMEDY_WORDS.get(rung.remedy, rung.remedy.value)
 
 
 def _accepted_text(search: InputSearch) -> str:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, cpu_named, device_build
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.targets import Target
+
+if TYPE_CHECKING:
+    from arenalens.builds.kernel_paths import OverlapRules
 
 # Why a preset implies the kernels it does (printed by --list-targets).
 KERNELS_WHY = (
@@ -52,3 +57,18 @@ def _preset_build(target: Target, *, cpu: str | None, kernels: str | None) -> Bu
     if kernels is not None:
         return device_build(target.build_cpu, kernels)
     return device_build(target.build_cpu, target.kernels, named_by=NAMED_BY_BOARD)
+
+
+def rewrite_rules(
+    build: Build, *, kernels: str | None = None, target: Target | None = None
+) -> OverlapRules:
+    """The kernel code paths an `optimize --overlap` plan must hold on and the builds its number
+    must hold on (`kernel_paths.overlap_rules`): the library the user named (`kernels`, or the
+    build's when the user named it), else every library the chip may run (a preset whose core has
+    no 32-bit model: its vendor's kernels too). `optimize`, `check`'s remedy ladder and the
+    Python API ask here, so the number a step promises is the one its command reaches."""
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415 - only for rewrites
+
+    if kernels is None and target is not None and target.kernels is None:
+        return overlap_rules(build, chip=target.chip or target.name)
+    return overlap_rules(build, kernels)

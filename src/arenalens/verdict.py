@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 from arenalens.builds.build import Build
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, Status
-from arenalens.fit import FitCheck, check_fit
+from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.plan_validity import PlanConflict
-from arenalens.target_build import target_build
+from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
 
@@ -214,6 +214,10 @@ class Verdict:
             "headroom_bytes": self.headroom_bytes,
             "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
             "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
+            # The remedy ladder: each rewrite tried, in order, up to the first that fits.
+            "remedies": (
+                fit.ladder.as_list() if fit is not None and fit.ladder and self.has_number else []
+            ),
             "target": None if fit is None or fit.target is None else target_document(fit.target),
             "next_steps": [step.as_dict() for step in self.steps],
             "assumptions": list(self.assumptions),
@@ -384,7 +388,6 @@ def check(
     from arenalens.builds.build import as_build  # noqa: PLC0415
     from arenalens.builds.tflm import tflm_release  # noqa: PLC0415
     from arenalens.errors import UsageError  # noqa: PLC0415
-    from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
         parse_input_shape,
@@ -431,9 +434,11 @@ def check(
         reserve_bytes=_bytes(reserve, parse_size),
         budget_text=budget if isinstance(budget, str) else "",
     )
-    if fit.optimize_decides and planner is None:
-        optimized = optimize_model(loaded, time_limit_s=OPTIMIZE_SECONDS, build=chosen)
-        fit = replace(fit, optimized_bytes=optimized.new_required_bytes)
+    if planner is None and analysis.build is not None:
+        rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
+        fit = with_ladder(
+            fit, loaded, build=analysis.build, rules=rules, time_limit_s=OPTIMIZE_SECONDS
+        )
     return verdict_for(analysis, asked=asked, fit=fit)
 
 

@@ -4,7 +4,6 @@ boards, and how large an input can it take? Exit 0 yes, 1 no, 2 error."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 from arenalens.builds.build import Build
@@ -24,8 +23,9 @@ from arenalens.cli.common import (
 )
 from arenalens.declared import Status, declared_arena
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
-from arenalens.fit import FitCheck, board_fits, check_fit
+from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
+from arenalens.ladder import rewrite_bytes
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
@@ -35,7 +35,7 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
-from arenalens.target_build import target_build
+from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import (
     ALL_TARGETS,
     BOARDS,
@@ -177,7 +177,7 @@ def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Aske
 
 
 def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> FitCheck:
-    """One model's FitCheck under the options (optimize consulted when it decides)."""
+    """One model's FitCheck under the options (the remedy ladder climbed when it does not fit)."""
     budget, target, reserve = _budget_options(args)
     check = check_fit(
         analysis,
@@ -186,14 +186,25 @@ def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> Fit
         reserve_bytes=reserve,
         budget_text=args.budget or "",
     )
-    if check.optimize_decides:
-        check = with_optimized(check, optimized_bytes(args, model))
-    return check
+    return climbed(args, check, model, analysis.build)
 
 
-def with_optimized(check: FitCheck, optimized: int | None) -> FitCheck:
-    """The check with the number `optimize` would reach filled in."""
-    return replace(check, optimized_bytes=optimized)
+def climbed(
+    args: argparse.Namespace,
+    check: FitCheck,
+    model: Model,
+    build: Build | None,
+    cache: dict[tuple[str, ...], Any] | None = None,
+) -> FitCheck:
+    """The check with its remedy ladder, when it does not fit as given (TFLM, the runtime's own
+    plan): each rung computed as the `optimize` command the verdict prints computes it."""
+    planner = args.planner[0] if isinstance(args.planner, list) else args.planner
+    if not check.optimize_decides or planner is not None or build is None:
+        return check
+    rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
+    return with_ladder(
+        check, model, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS, cache=cache
+    )
 
 
 def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
@@ -204,7 +215,7 @@ def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
     verdict = verdict_for(analysis, asked=asked(args, path), fit=check)
     if not args.max_input or not verdict.has_number:
         return verdict
-    search = input_search(args, model, check.available_bytes)
+    search = input_search(args, model, check)
     return verdict_for(analysis, asked=asked(args, path), fit=check, search=search)
 
 
@@ -271,18 +282,16 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     _, _, reserve = _budget_options(args)
     model = load_with_input_shapes(path, args)
     analyses: dict[str, Analysis] = {}
-    optimized: dict[str, int | None] = {}  # computed once per build, when a board needs it
+    # The rewrites made for each build (and overlap rules), shared by its boards' ladders.
+    rewrites: dict[tuple[str, str], dict[tuple[str, ...], Any]] = {}
 
     def check_for(board: Target) -> FitCheck:
         build = board_build(args, board)
         if build.name not in analyses:
             analyses[build.name] = _analysis(args, model, build)
         check = check_fit(analyses[build.name], target=board, reserve_bytes=reserve)
-        if check.optimize_decides:
-            if build.name not in optimized:
-                optimized[build.name] = optimized_bytes(args, model, build)
-            check = with_optimized(check, optimized[build.name])
-        return check
+        cache = rewrites.setdefault((build.name, str(board.kernels)), {})
+        return climbed(args, check, model, build, cache)
 
     checks = board_fits(check_for, modelled_boards(args)[0])
     return tuple(
@@ -295,18 +304,35 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     )
 
 
-def input_search(args: argparse.Namespace, model: Model, available_bytes: int) -> InputSearch:
+def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> InputSearch:
     """The sizes one model's network accepts, the largest that fits the available bytes, and
-    (TFLM, the runtime's plan) the largest that fits after `arenalens optimize`."""
+    (TFLM, the runtime's plan) the largest that fits after `arenalens optimize` with the best
+    rung of the remedy ladder that applies: the one that fits at the model's own size, else the
+    one that gets closest (`ladder.py`); the offline plan alone when it fits as given."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     optimizes = args.runtime == "tflm" and planner is None
+    available_bytes = check.available_bytes
+    ladder = check.ladder
+    options = ladder.answer.options if ladder is not None and len(ladder.rungs) > 1 else ()
+    if "--split" in options and ladder is not None and not ladder.fits:
+        # A split search per size tried would take minutes: below the model's own size the
+        # search rewrites with the rungs before it (the step names the options it used).
+        options = tuple(option for option in options if option != "--split")
+    build = selected_build(args)
+    rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
+    whole_tensors = not {"--overlap", "--split"} & set(options)
 
     def optimized_at(resized: Model) -> int | None:
-        analysis = _analysis(args, resized)
-        best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
-        if best_case > available_bytes:
-            return best_case  # no plan fits there: optimize need not run
-        return optimized_bytes(args, resized)
+        if ladder is not None and resized.subgraphs[0].tensors == model.subgraphs[0].tensors:
+            return ladder.answer.required_bytes  # the model's own size: climbed already
+        if whole_tensors:
+            analysis = _analysis(args, resized)
+            best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
+            if best_case > available_bytes:
+                return best_case  # no plan of whole tensors fits there: optimize need not run
+        return rewrite_bytes(
+            resized, options, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS
+        )
 
     return search_max_input(
         model,
@@ -315,6 +341,8 @@ def input_search(args: argparse.Namespace, model: Model, available_bytes: int) -
             resized, lambda m: _analysis(args, m), model.source
         ),
         optimized_at=optimized_at if optimizes else None,
+        optimize_options=options,
+        optimize_up_to_own="--split" in options,
     )
 
 

@@ -21,7 +21,7 @@ from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.target_build import target_build
+from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
@@ -133,17 +133,8 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     """The kernel code paths --overlap must hold on and the builds the number to declare must
-    hold on (`kernel_paths.overlap_rules`): the library the user named (--kernels, carried by the
-    selected build when a core or board names it), else every library the chip may run (a board
-    preset's core without a 32-bit model: its vendor's kernels too)."""
-    # The overlap rules load only for --overlap.
-    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
-
-    kernels = getattr(args, "kernels", None)
-    target = _single_target(args)
-    if kernels is None and target is not None and target.kernels is None:
-        return overlap_rules(build, chip=target.chip or target.name)
-    return overlap_rules(build, kernels)
+    hold on, for the options given (`target_build.rewrite_rules`)."""
+    return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=_single_target(args))
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import check_output_path, make_folder
 from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import OverlapRules
-from arenalens.cli.check import asked, input_search, optimized_bytes, with_optimized
+from arenalens.cli.check import asked, climbed, input_search, optimized_bytes
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
     add_build_options,
@@ -285,8 +285,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             reserve_bytes=reserve,
             budget_text=args.budget or "",
         )
-        if check.optimize_decides:
-            check = with_optimized(check, optimized_bytes(args, analysis.model))
+        check = climbed(args, check, analysis.model, analysis.build)
     optimized = None if check is None else check.optimized_bytes
     declared = declared_arena(analysis) if check is None else check.declared
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)
@@ -305,7 +304,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         )
     search = None
     if args.max_input and check is not None and usable:
-        search = input_search(args, analysis.model, check.available_bytes)
+        search = input_search(args, analysis.model, check)
     overlap = analysis.overlap
     verdict = verdict_for(
         analysis,

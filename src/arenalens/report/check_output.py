@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.declared import DeclaredArena, Status, parts_text
+from arenalens.ladder import rungs_text
 from arenalens.max_input import InputSearch
 from arenalens.next_steps import Step
 from arenalens.report.console import Verbatim, render_text
@@ -185,6 +186,16 @@ def _numbers_table(verdict: Verdict) -> Table:
         format_bytes_short(fit.available_bytes),
         _budget_source(verdict),
     )
+    ladder = fit.ladder if verdict.has_number else None
+    if ladder is not None and len(ladder.rungs) > 1:
+        rung = ladder.answer
+        tried = "" if rung is ladder.rungs[1] else f" (tried: {rungs_text(ladder)})"
+        table.add_row(
+            "rewritten",
+            format_bytes_exact(rung.required_bytes),
+            format_bytes_short(rung.required_bytes),
+            f"optimize {' '.join(rung.options) or '(offline plan)'}".rstrip() + tried,
+        )
     headroom = verdict.headroom_bytes
     if headroom is not None and headroom >= 0:
         share = 100.0 * headroom / fit.available_bytes
