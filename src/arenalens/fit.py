@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from arenalens.optimization import Optimization
 
 
+# A fit with less headroom than this share of the available bytes is FITS, TIGHT.
+TIGHT_MARGIN_PERCENT = 5
+
+
 @dataclass(frozen=True)
 class FitCheck:
     """Does one model's arena fit a budget? With the numbers behind the answer."""
@@ -47,6 +51,8 @@ class FitCheck:
     # The remedies tried when it does not fit as given (None: not climbed, or not TFLM).
     ladder: Ladder | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
+    # True when the reserve is the target's usual firmware's (no --reserve given).
+    reserve_is_default: bool = False
     assumptions: tuple[str, ...] = ()
     # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
     # words and says why it may be off.
@@ -81,6 +87,22 @@ class FitCheck:
     def headroom_bytes(self) -> int:
         """Available minus required: spare bytes, negative when short."""
         return self.available_bytes - self.required_bytes
+
+    @property
+    def margin_bytes(self) -> int:
+        """The headroom below which a fit is TIGHT (`TIGHT_MARGIN` of the available bytes)."""
+        return -(-self.available_bytes * TIGHT_MARGIN_PERCENT // 100)
+
+    @property
+    def margin_percent(self) -> int:
+        """The margin as a share of the available bytes."""
+        return TIGHT_MARGIN_PERCENT
+
+    @property
+    def tight(self) -> bool:
+        """True when it fits with less headroom than the margin: a firmware update, a larger
+        stack or a library release may take it."""
+        return self.fits and self.headroom_bytes < self.margin_bytes
 
     @property
     def runs(self) -> bool:
@@ -146,16 +168,21 @@ def check_fit(
     *,
     budget_bytes: int | None = None,
     target: Target | None = None,
-    reserve_bytes: int = 0,
+    reserve_bytes: int | None = None,
     budget_text: str = "",
 ) -> FitCheck:
-    """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets."""
+    """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
+    Without a reserve a target keeps what its usual firmware takes (`Target.firmware`), a
+    budget nothing."""
     if budget_bytes is not None and target is None:
         budget = budget_bytes
     elif target is not None and budget_bytes is None:
         budget = target.arena_limit_bytes
     else:
         raise UsageError("give exactly one of --budget SIZE or --target NAME")
+    reserve_is_default = reserve_bytes is None
+    if reserve_bytes is None:
+        reserve_bytes = 0 if target is None else target.reserve_bytes
     if reserve_bytes < 0:
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:
@@ -174,6 +201,7 @@ def check_fit(
         target=target,
         best_case_bytes=declared.required_bytes - wasted,
         budget_text=budget_text,
+        reserve_is_default=reserve_is_default and reserve_bytes > 0,
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
     )

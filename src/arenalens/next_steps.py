@@ -116,7 +116,7 @@ class Steps:
             text = ""  # build_options names the board
         else:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
-        if fit.reserve_bytes:
+        if fit.reserve_bytes and not fit.reserve_is_default:
             text += f" --reserve {fit.reserve_bytes}"
         return text
 
@@ -243,12 +243,14 @@ class Steps:
                     f"with {spare} to spare."
                 )
             )
+            if fit.tight:
+                steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
             return steps
         short = format_bytes_exact(-fit.headroom_bytes)
         ladder = fit.ladder
         if fit.fits_after_optimize and ladder is not None and ladder.first_fit is not None:
-            return [*steps, *self.remedy_steps(ladder.first_fit, short)]
+            return [*steps, *self.remedy_steps(ladder.first_fit, short), *self.reserve_step()]
         if ladder is not None and len(ladder.rungs) > 1:
             best = ladder.best
             still = format_bytes_exact(best.required_bytes - fit.available_bytes)
@@ -267,6 +269,7 @@ class Steps:
                     f"tensors at their lower bound needs {format_bytes_exact(fit.best_case_bytes)}."
                 )
             )
+        steps.extend(self.reserve_step())
         if self.verdict.search is None and self.asked.image_inputs == 1:
             steps.append(
                 Step(
@@ -293,6 +296,49 @@ class Steps:
             )
         )
         return steps
+
+    def tight_step(self) -> Step:
+        """FITS, TIGHT: what the margin is, and the reserve to state when the board's default
+        is not the firmware's."""
+        fit = self.verdict.fit
+        assert fit is not None
+        margin = format_bytes_exact(fit.margin_bytes)
+        text = (
+            f"That is under the {fit.margin_percent}% margin ({margin}): a larger stack, a "
+            "driver or the next library release may take it; measure what your firmware keeps "
+            "(its map file) and check with it:"
+        )
+        return Step(text, self.reserve_command())
+
+    def reserve_command(self) -> str:
+        """The check again with --reserve for the user to fill in."""
+        fit = self.verdict.fit
+        assert fit is not None
+        reserve = fit.reserve_bytes or 0
+        return self.command(
+            "check",
+            self.shape_options(),
+            self.build_options(),
+            self.budget_options() if not fit.reserve_is_default else "",
+            f" --reserve {reserve}",
+        )
+
+    def reserve_step(self) -> list[Step]:
+        """When only the board's default reserve makes it not fit: say so, with --reserve."""
+        fit = self.verdict.fit
+        if fit is None or not fit.reserve_is_default or fit.headroom_bytes + fit.reserve_bytes < 0:
+            return []
+        assert fit.target is not None and fit.target.firmware is not None
+        firmware = fit.target.firmware
+        return [
+            Step(
+                f"It fits only if the firmware keeps less than the "
+                f"{format_bytes_exact(fit.reserve_bytes)} {fit.target.name}'s usual firmware "
+                f"({firmware.title}: {firmware.parts_text()}) is assumed to keep: give what "
+                "yours keeps (its map file) with --reserve:",
+                self.reserve_command(),
+            )
+        ]
 
     def remedy_steps(self, rung: Rung, short: str) -> list[Step]:
         """The rewrite that gets the model onto the budget at its size, its cost, then the check

@@ -49,6 +49,7 @@ class Answer(enum.StrEnum):
     CANNOT_RUN_CORRECTLY = "CANNOT RUN CORRECTLY"
     INPUT_SHAPE_UNKNOWN = "INPUT SHAPE UNKNOWN"
     FITS = "FITS"
+    FITS_TIGHT = "FITS, TIGHT"
     FITS_ESTIMATE = "FITS (estimate)"
     FITS_AFTER_OPTIMIZE = "FITS AFTER OPTIMIZE"
     DOES_NOT_FIT = "DOES NOT FIT"
@@ -115,7 +116,9 @@ class Verdict:
         if fit is None:
             return None
         if fit.fits:
-            return Answer.FITS_ESTIMATE if self.declared.is_estimate else Answer.FITS
+            if self.declared.is_estimate:
+                return Answer.FITS_ESTIMATE
+            return Answer.FITS_TIGHT if fit.tight else Answer.FITS
         if fit.fits_after_optimize:
             return Answer.FITS_AFTER_OPTIMIZE
         return Answer.DOES_NOT_FIT
@@ -140,7 +143,7 @@ class Verdict:
     @property
     def fits(self) -> bool:
         """True when a budget was asked and the number fits it."""
-        return self.answer in (Answer.FITS, Answer.FITS_ESTIMATE)
+        return self.answer in (Answer.FITS, Answer.FITS_TIGHT, Answer.FITS_ESTIMATE)
 
     @property
     def fits_after_optimize(self) -> bool | None:
@@ -174,15 +177,17 @@ class Verdict:
         fit = self.fit
         if fit is None:
             return ""
+        kept = ""
+        if fit.reserve_bytes:
+            whose = "kept for its firmware" if fit.reserve_is_default else "reserved"
+            kept = f"{format_bytes_exact(fit.reserve_bytes)} {whose}"
         if fit.target is not None:
-            text = f"{fit.target.title} ({fit.target.core})"
-        elif fit.budget_text and not fit.budget_text.isdigit():
+            return f"{fit.target.title} ({'; '.join(p for p in (fit.target.core, kept) if p)})"
+        if fit.budget_text and not fit.budget_text.isdigit():
             text = f"{fit.budget_text} = {format_bytes_exact(fit.budget_bytes)}"
         else:
             text = format_bytes_exact(fit.budget_bytes)
-        if fit.reserve_bytes:
-            text += f", minus a {format_bytes_exact(fit.reserve_bytes)} reserve"
-        return text
+        return f"{text} ({kept})" if kept else text
 
     def as_dict(self) -> dict[str, Any]:
         """The `check --json` document (and `arenalens.check(...).as_dict()`)."""
@@ -210,6 +215,9 @@ class Verdict:
             "budget_bytes": None if fit is None else fit.budget_bytes,
             "budget_text": None if fit is None else fit.budget_text or None,
             "reserve_bytes": None if fit is None else fit.reserve_bytes,
+            # 'firmware': the target's usual firmware's share (targets.json); 'given': --reserve.
+            "reserve_from": None if fit is None else _reserve_from(fit),
+            "margin_bytes": None if fit is None else fit.margin_bytes,
             "available_bytes": None if fit is None else fit.available_bytes,
             "headroom_bytes": self.headroom_bytes,
             "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
@@ -225,6 +233,10 @@ class Verdict:
         if self.search is not None:
             document.update(input_search_document(self.search, counts=self.has_number))
         return document
+
+
+def _reserve_from(fit: FitCheck) -> str:
+    return "firmware" if fit.reserve_is_default else "given"
 
 
 def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[str, Any]:
@@ -368,7 +380,7 @@ def check(
     *,
     target: str | Target | None = None,
     budget: int | str | None = None,
-    reserve: int | str = 0,
+    reserve: int | str | None = None,
     build: Build | str | None = None,
     tflm: str | None = None,
     runtime: str = "tflm",
@@ -431,7 +443,7 @@ def check(
         analysis,
         budget_bytes=None if budget is None else _bytes(budget, parse_size),
         target=preset if budget is None else None,
-        reserve_bytes=_bytes(reserve, parse_size),
+        reserve_bytes=None if reserve is None else _bytes(reserve, parse_size),
         budget_text=budget if isinstance(budget, str) else "",
     )
     if planner is None and analysis.build is not None:

@@ -17,6 +17,7 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     print_json,
     print_text,
+    reserve_option,
     selected_build,
     terminal_width,
     use_color,
@@ -81,8 +82,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--reserve",
         metavar="SIZE",
-        default="0",
-        help="RAM the rest of the firmware needs, taken off the budget (default: 0; same units)",
+        default=None,
+        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
+        "default: with --target the board's usual firmware's share, as --list-targets shows it "
+        "with its sources; with --budget 0)",
     )
     add_runtime_option(parser)
     add_build_options(parser)
@@ -126,14 +129,14 @@ def _all_boards(args: argparse.Namespace) -> bool:
     return args.target is not None and args.target.strip().lower() == ALL_TARGETS
 
 
-def _budget_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
+def _budget_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int | None]:
     if args.budget is None and args.target is None:
         raise UsageError("check: give --budget SIZE or --target NAME (see --list-targets)")
     budget = None if args.budget is None else parse_size(args.budget)
     target = None if args.target is None or _all_boards(args) else get_target(args.target)
     if budget is not None and budget <= 0:
         raise UsageError(f"--budget must be positive, got '{args.budget}'")
-    return budget, target, parse_size(args.reserve)
+    return budget, target, reserve_option(args)
 
 
 def _analysis(args: argparse.Namespace, model: Model, build: Build | None = None) -> Analysis:

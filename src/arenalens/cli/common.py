@@ -137,6 +137,14 @@ def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=_single_target(args))
 
 
+def reserve_option(args: argparse.Namespace) -> int | None:
+    """--reserve in bytes; None when not given (a target then keeps its firmware's share)."""
+    from arenalens.units import parse_size  # noqa: PLC0415
+
+    text = getattr(args, "reserve", None)
+    return None if text is None else parse_size(text)
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     """--json and --no-color."""
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")

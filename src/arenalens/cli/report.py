@@ -27,6 +27,7 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     overlap_rules_for,
     print_text,
+    reserve_option,
     selected_build,
     terminal_width,
     use_color,
@@ -98,8 +99,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--reserve",
         metavar="SIZE",
-        default="0",
-        help="RAM the rest of the firmware needs, taken off the budget or board (default: 0)",
+        default=None,
+        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
+        "default: with --target the board's usual firmware's share, as --list-targets shows it "
+        "with its sources; with --budget 0)",
     )
     parser.add_argument(
         "--max-input",
@@ -262,7 +265,7 @@ def check_output_directory(output: str | None, images: str | None) -> None:
         check_output_path(output, what="-o")
 
 
-def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
+def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int | None]:
     """(--budget bytes, --target preset, --reserve bytes), checked before any work."""
     if args.budget is not None and args.target is not None:
         raise UsageError("give --budget SIZE or --target NAME, not both")
@@ -270,7 +273,7 @@ def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, i
     target = None if args.target is None else get_target(args.target)
     if args.max_input and budget is None and target is None:
         raise UsageError("--max-input needs --target NAME or --budget SIZE")
-    return budget, target, parse_size(args.reserve)
+    return budget, target, reserve_option(args)
 
 
 def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) -> MemoryReport:

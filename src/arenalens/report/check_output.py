@@ -473,16 +473,20 @@ def render_targets(
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")
+        table.add_column("firmware keeps", justify="right")
         table.add_column("kernels")
         table.add_column("why, and the source", overflow="fold")
         for target in targets:
+            firmware = target.firmware
+            kept = "" if firmware is None else f"\n{firmware.title}: {firmware.parts_text()}"
             table.add_row(
                 target.name,
                 f"{target.title}\n{target.core}",
                 format_bytes_short(target.sram_bytes),
                 format_bytes_short(target.arena_limit_bytes),
+                format_bytes_short(target.reserve_bytes),
                 target.kernels or "host figure",
-                f"{target.note}\n{target.source}" if target.note else target.source,
+                (f"{target.note}\n{target.source}" if target.note else target.source) + kept,
             )
         tables.append(table)
     return render_text([*tables, Text(KERNELS_WHY, style="dim")], color=color, width=width)
