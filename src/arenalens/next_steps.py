@@ -73,6 +73,8 @@ class Asked:
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
     overlap_required_bytes: int | None = None  # with --overlap: the number with that plan
     image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
+    # Without a build: the largest number over the common MCU builds, and that build's name.
+    device_bytes: tuple[int, str] | None = None
 
 
 class Steps:
@@ -225,6 +227,19 @@ class Steps:
         steps: list[Step] = []
         optimized = verdict.optimized_bytes
         saves = None if optimized is None else declared.required_bytes - optimized
+        if fit is None and self.asked.device_bytes is not None:
+            largest, build = self.asked.device_bytes
+            steps.append(
+                Step(
+                    f"{number} is for the 64-bit host (the x86-64 tflite_micro wheel), not a "
+                    f"microcontroller: firmware built for one needs up to "
+                    f"{format_bytes_exact(largest)} ({build}, the largest over the common MCU "
+                    "builds). Name yours with --target or --cpu, or see every board's number:",
+                    self.all_boards_command(),
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
         if fit is None:
             steps.append(Step(f"Declare {declared.symbol} = {number} for {device}{estimate}."))
             steps.extend(self.optimize_step(saves))

@@ -409,7 +409,14 @@ def check(
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
     from arenalens.units import parse_size  # noqa: PLC0415
 
-    loaded = model if isinstance(model, Model) else load_model(model)
+    if isinstance(model, str) and model.startswith(EXAMPLE_PREFIX):
+        # 'example:NAME' names a built-in example, as on the command line.
+        from arenalens.examples import example_bytes  # noqa: PLC0415
+        from arenalens.tflite.reader import parse_model  # noqa: PLC0415
+
+        loaded = parse_model(example_bytes(model[len(EXAMPLE_PREFIX) :]), model)
+    else:
+        loaded = model if isinstance(model, Model) else load_model(model)
     argument = _argument_of(model, loaded)
     shapes: dict[str | int, tuple[int, ...]] = {}
     shape_texts: list[str] = []
@@ -454,6 +461,7 @@ def check(
     return verdict_for(analysis, asked=asked, fit=fit)
 
 
+EXAMPLE_PREFIX = "example:"
 # Time `optimize` gets when a check asks what it would reach (only when that decides a verdict).
 OPTIMIZE_SECONDS = 4.0
 

@@ -316,6 +316,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
                 args, args.model, findings=0 if diagnosis is None else serious_findings(diagnosis)
             ),
             overlap_required_bytes=None if overlap is None else overlap.budget.required_bytes,
+            device_bytes=_largest_device_figure(args, analysis) if check is None else None,
         ),
         fit=check,
         optimized_bytes=optimized,
@@ -326,6 +327,39 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     shapes = "".join(f" --input-shape {shlex.quote(value)}" for value in args.input_shape)
     report = replace(report, model_argument=shlex.quote(args.model) + shapes)
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
+
+
+# The builds most firmware runs, for the figure a host-build report shows beside its own.
+COMMON_DEVICE_BUILDS = (
+    "cortex-m0plus/cmsis-nn",
+    "cortex-m4/cmsis-nn",
+    "cortex-m7/cmsis-nn",
+    "cortex-m33/cmsis-nn",
+    "cortex-m55/cmsis-nn",
+    "esp32/esp-nn",
+    "esp32s3/esp-nn",
+    "esp32p4/esp-nn",
+)
+
+
+def _largest_device_figure(args: argparse.Namespace, analysis: Analysis) -> tuple[int, str] | None:
+    """Without a build the figure is the 64-bit host's: the largest number to declare over the
+    common MCU builds and the build that needs it (None: a build was named, or not TFLM, or the
+    model has no number there)."""
+    build = analysis.build
+    if args.runtime != "tflm" or build is None or not build.is_host or args.tflm:
+        return None
+    if declared_arena(analysis).status not in (Status.EXACT, Status.ESTIMATE):
+        return None
+    largest: tuple[int, str] | None = None
+    for name in COMMON_DEVICE_BUILDS:
+        device = analyze(analysis.model, runtime="tflm", build=name)
+        declared = declared_arena(device)
+        if declared.status not in (Status.EXACT, Status.ESTIMATE):
+            continue
+        if largest is None or declared.required_bytes > largest[0]:
+            largest = (declared.required_bytes, name)
+    return largest
 
 
 def _planner_wastes(analysis: Analysis) -> bool:

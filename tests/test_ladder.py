@@ -1,0 +1,88 @@
+"""The remedy ladder, the firmware reserve and FITS, TIGHT, and what the firmware must register."""
+
+from __future__ import annotations
+
+import pytest
+
+import arenalens
+from arenalens.firmware import FirmwareNeeds, resolver_method
+from arenalens.ladder import Remedy
+from arenalens.targets import get_target
+from arenalens.verdict import Answer
+
+
+def test_the_ladder_stops_at_the_first_rung_that_fits() -> None:
+    """VWW on a NUCLEO-F401RE after its firmware's reserve: the offline plan fits, so nothing
+    costlier is tried, and the first step is that rewrite's command."""
+    verdict = arenalens.check("example:vww_mobilenet_v1", target="nucleo-f401re")
+    assert verdict.answer is Answer.FITS_AFTER_OPTIMIZE
+    ladder = verdict.fit.ladder if verdict.fit else None
+    assert ladder is not None
+    assert [rung.remedy for rung in ladder.rungs] == [Remedy.AS_GIVEN, Remedy.OFFLINE_PLAN]
+    assert ladder.first_fit is ladder.rungs[-1] and ladder.first_fit.options == ()
+    first = verdict.steps[0]
+    assert first.command.startswith("arenalens optimize example:vww_mobilenet_v1")
+    assert "--overlap" not in first.command and "--split" not in first.command
+    assert verdict.as_dict()["remedies"][1]["remedy"] == "offline plan"
+
+
+def test_a_model_that_fits_as_given_climbs_nothing() -> None:
+    verdict = arenalens.check("example:kws_ds_cnn", target="stm32f746")
+    assert verdict.answer is Answer.FITS
+    assert verdict.fit is not None and verdict.fit.ladder is None
+    assert verdict.as_dict()["remedies"] == []
+
+
+def test_a_board_keeps_its_firmwares_share_unless_told_otherwise() -> None:
+    board = get_target("arduino-nano-33-ble")
+    assert board.firmware is not None and board.firmware.name == "mbed-os-ble"
+    assert board.reserve_bytes == sum(board.firmware.parts.values()) > 0
+    kept = arenalens.check("example:kws_ds_cnn", target=board)
+    assert kept.fit is not None and kept.fit.reserve_bytes == board.reserve_bytes
+    assert kept.as_dict()["reserve_from"] == "firmware"
+    given = arenalens.check("example:kws_ds_cnn", target=board, reserve=0)
+    assert given.fit is not None and given.fit.reserve_bytes == 0
+    assert given.as_dict()["reserve_from"] == "given"
+    # A plain budget keeps nothing unless asked.
+    budget = arenalens.check("example:kws_ds_cnn", budget="320KB")
+    assert budget.fit is not None and budget.fit.reserve_bytes == 0
+
+
+@pytest.mark.parametrize(("spare", "tight"), [(0, True), (1, True), (10_000, False)])
+def test_fits_with_less_than_the_margin_is_tight(spare: int, tight: bool) -> None:
+    needed = arenalens.check("example:kws_ds_cnn").required_bytes
+    assert needed is not None
+    verdict = arenalens.check("example:kws_ds_cnn", budget=needed + spare)
+    assert verdict.fits and verdict.exit_code == 0
+    assert (verdict.answer is Answer.FITS_TIGHT) is tight
+    if tight:
+        assert any("--reserve" in step.command for step in verdict.steps)
+
+
+@pytest.mark.parametrize(
+    ("opcode", "method"),
+    [
+        # micro_mutable_op_resolver.h spells them so.
+        ("CONV_2D", "AddConv2D"),
+        ("DEPTHWISE_CONV_2D", "AddDepthwiseConv2D"),
+        ("STRIDED_SLICE", "AddStridedSlice"),
+        ("L2_POOL_2D", "AddL2Pool2D"),
+        ("BATCH_MATMUL", "AddBatchMatMul"),
+        ("UNIDIRECTIONAL_SEQUENCE_LSTM", "AddUnidirectionalSequenceLSTM"),
+        ("SPACE_TO_BATCH_ND", "AddSpaceToBatchNd"),
+        ("PADV2", "AddPadV2"),
+    ],
+)
+def test_resolver_methods_are_tflms(opcode: str, method: str) -> None:
+    assert resolver_method(opcode) == method
+
+
+def test_resolver_lines_count_the_operators() -> None:
+    needs = FirmwareNeeds(("CONV_2D", "PAD", "CONCATENATION"), resource_variables=0)
+    assert needs.resolver_lines == (
+        "static tflite::MicroMutableOpResolver<3> resolver;",
+        "resolver.AddConv2D();",
+        "resolver.AddPad();",
+        "resolver.AddConcatenation();",
+    )
+    assert needs.resource_line == ""
