@@ -275,6 +275,78 @@ def _rfft2d(input_shape: list[int], fft_length: tuple[int, int], *, constant: bo
     return _single(build)
 
 
+def _rfft2d_folded_length(fold: str) -> bytes:
+    """RFFT2D whose fft_length [8, 32] LiteRT computes in Prepare (constant folding into
+    PersistentRo): `concat` joins two constants, `reshape` reshapes a [1, 2] constant,
+    `shape` slices it out of a SHAPE. Its four temporaries and the output are sized from the
+    folded values."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [1, 8, 32])
+        a = g.add_tensor("a", [1, 8, 32])
+        g.add_operator("RELU", [x], [a])
+        length = g.add_tensor("fft_length", [2], "INT32")
+        if fold == "concat":
+            rows = g.add_constant("rows", np.array([8], dtype=np.int32))
+            columns = g.add_constant("columns", np.array([32], dtype=np.int32))
+            g.add_operator("CONCATENATION", [rows, columns], [length], options={"axis": 0})
+        elif fold == "reshape":
+            pair = g.add_constant("pair", np.array([[8, 32]], dtype=np.int32))
+            target = g.add_constant("target", np.array([2], dtype=np.int32))
+            g.add_operator("RESHAPE", [pair, target], [length])
+        else:
+            dims = g.add_tensor("dims", [3], "INT32")
+            g.add_operator("SHAPE", [a], [dims], options={"out_type": 2})
+            begin = g.add_constant("begin", np.array([1], dtype=np.int32))
+            end = g.add_constant("end", np.array([0], dtype=np.int32))
+            strides = g.add_constant("strides", np.array([1], dtype=np.int32))
+            g.add_operator(
+                "STRIDED_SLICE", [dims, begin, end, strides], [length], options={"end_mask": 1}
+            )
+        spectrum = g.add_tensor("spectrum", [1, 8, 17], "COMPLEX64")
+        g.add_operator("RFFT2D", [a, length], [spectrum])
+        magnitude = g.add_tensor("magnitude", [1, 8, 17])
+        g.add_operator("COMPLEX_ABS", [spectrum], [magnitude])
+        return [x], [magnitude]
+
+    return _single(build)
+
+
+def shape_arithmetic_folded() -> bytes:
+    """A converter's flatten: SHAPE → GATHER / STRIDED_SLICE → REDUCE_PROD → CONCATENATION →
+    RESHAPE. All of it folds in Prepare; REDUCE_PROD's noop path makes its resolved axes,
+    accumulator and normalized dims Dynamic (heap), so none of them is planned."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [1, 4, 6], shape_signature=[-1, 4, 6])
+        a = g.add_tensor("a", [1, 4, 6])
+        g.add_operator("RELU", [x], [a])
+        dims = g.add_tensor("dims", [3], "INT32")
+        g.add_operator("SHAPE", [a], [dims], options={"out_type": 2})
+        batch = g.add_tensor("batch", [1], "INT32")
+        zero = g.add_constant("zero", np.array([0], dtype=np.int32))
+        g.add_operator("GATHER", [dims, zero], [batch], options={"axis": 0})
+        rest = g.add_tensor("rest", [2], "INT32")
+        begin = g.add_constant("begin", np.array([1], dtype=np.int32))
+        end = g.add_constant("end", np.array([0], dtype=np.int32))
+        strides = g.add_constant("strides", np.array([1], dtype=np.int32))
+        g.add_operator(
+            "STRIDED_SLICE", [dims, begin, end, strides], [rest], options={"end_mask": 1}
+        )
+        features = g.add_tensor("features", [1], "INT32")
+        axis = g.add_constant("axis", np.array([0], dtype=np.int32))
+        g.add_operator("REDUCE_PROD", [rest, axis], [features], options={"keep_dims": True})
+        target = g.add_tensor("target", [2], "INT32")
+        g.add_operator("CONCATENATION", [batch, features], [target], options={"axis": 0})
+        flat = g.add_tensor("flat", [1, 24])
+        g.add_operator("RESHAPE", [a, target], [flat])
+        out = g.add_tensor("out", [1, 24])
+        g.add_operator("RELU", [flat], [out])
+        return [x], [out]
+
+    return _single(build)
+
+
 # ---------------------------------------------------------------------------------------------
 # CONV_3D_TRANSPOSE: input [1, 2, 3, 3, 4], filter [kd, kh, kw, Cout, Cin] = [2, 3, 3, 2, 4].
 
@@ -531,6 +603,10 @@ KERNEL_CASES: dict[str, Callable[[], bytes]] = {
     "rfft2d": lambda: _rfft2d([2, 8, 16], (8, 16), constant=True),
     "rfft2d_cropped": lambda: _rfft2d([1, 6, 12], (4, 32), constant=True),
     "rfft2d_length_input": lambda: _rfft2d([1, 8, 16], (8, 16), constant=False),
+    "rfft2d_length_folded_concat": lambda: _rfft2d_folded_length("concat"),
+    "rfft2d_length_folded_reshape": lambda: _rfft2d_folded_length("reshape"),
+    "rfft2d_length_folded_shape": lambda: _rfft2d_folded_length("shape"),
+    "shape_arithmetic_folded": shape_arithmetic_folded,
     "conv_3d_transpose": _conv_3d_transpose,
     "conv_3d_transpose_dilated": lambda: _conv_3d_transpose(dilated=True),
     "conv_3d_transpose_shape_folded": lambda: _conv_3d_transpose(shape="folded"),

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -142,7 +142,9 @@ def _board(
 
 def catalogue_document() -> dict[str, Any]:
     """The catalogue as shipped (`targets.json`)."""
-    text = resources.files("arenalens").joinpath(CATALOGUE).read_text(encoding="utf-8")
+    # Beside this module, as `tflite/opcodes.py` reads its option tables: importlib.resources
+    # costs more to import (zipfile, threading) than reading the catalogue.
+    text = Path(__file__).with_name(CATALOGUE).read_text(encoding="utf-8")
     document: dict[str, Any] = json.loads(text)
     return document
 

@@ -13,7 +13,6 @@ and tables that need the width print the short form in binary units.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 
 from arenalens.errors import UsageError
 
@@ -47,6 +46,9 @@ def parse_size(text: str) -> int:
     if multiplier is None:
         known = "B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all 1024-based)"
         raise UsageError(f"'{text}': unknown unit '{unit}' (known: {known})")
+    # decimal only here: every command imports this module, few parse a size.
+    from decimal import Decimal, InvalidOperation  # noqa: PLC0415
+
     try:
         value = Decimal(number) * multiplier
     except InvalidOperation:  # pragma: no cover - the pattern admits only decimal numbers

@@ -7,12 +7,10 @@ sends one payload back through a pipe.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from typing import Any
 
 # How long a child may take to exit once it has sent its payload.
@@ -27,6 +25,10 @@ def run_in_child(
     The child must send exactly one dict through `sender`. None means it crashed, hung past the
     timeout, or exited without sending.
     """
+    # multiprocessing only when a child runs: the commands that import this module (shape
+    # changes, `check`) mostly never start one.
+    import multiprocessing  # noqa: PLC0415
+
     if multiprocessing.current_process().daemon and hasattr(os, "fork"):
         # multiprocessing refuses children to a daemonic process (a multiprocessing.Pool worker
         # calling arenalens); a plain fork is the same isolation.
@@ -57,6 +59,8 @@ def _run_in_forked_child(
 ) -> tuple[dict[str, Any] | None, int | None]:
     """run_in_child through os.fork and a pipe, for a daemonic caller: the same payload and exit
     code (negative: the signal that ended the child)."""
+    from multiprocessing.connection import Connection  # noqa: PLC0415 - see run_in_child
+
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run the job, never return into the caller's code

@@ -193,6 +193,14 @@ class LazyOptions(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self._fields()[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """The option, or default: one dict lookup (Mapping.get goes through __getitem__ and a
+        KeyError; the kernel rules read hundreds of options per model)."""
+        return self._fields().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._fields()
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._fields())
 

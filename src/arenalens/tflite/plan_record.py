@@ -17,7 +17,6 @@ plan by their own rules. A record that is not such an object is a malformed mode
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -36,6 +35,8 @@ MAX_RECORD_ENTRIES = 64
 
 def plan_digest(encoded_plan: bytes) -> str:
     """The `OfflineMemoryAllocation` bytes → the digest a record names its plan by."""
+    import hashlib  # noqa: PLC0415 - only for plans arenalens wrote; every model read imports this
+
     return hashlib.sha256(encoded_plan).hexdigest()
 
 

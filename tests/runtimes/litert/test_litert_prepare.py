@@ -326,6 +326,38 @@ def test_shape_ops_fold_constants_and_end_the_chunk_at_broadcast() -> None:
     assert prepared.chunks == ((0, 7), (8, 9))
 
 
+@pytest.mark.parametrize("fold", ["concat", "reshape", "shape"])
+def test_rfft2d_reads_an_fft_length_folded_in_prepare(fold: str) -> None:
+    # fft_length [8, 32] computed by constant folding: the temporaries and the output are
+    # sized from the folded values, as for a constant (checked on the wheel by
+    # test_rule_cases_match_real_interpreter).
+    assert temporaries(f"rfft2d_length_folded_{fold}") == [
+        ("integer_working_area", "INT32", (2 + 4,), "arena_rw"),  # 2 + isqrt(max(8, 16))
+        ("double_working_area", "INT64", (16 // 2 + 32 // 4,), "arena_rw"),
+        ("input_output_rows", "INT64", (8,), "arena_rw"),
+        ("input_output", "INT64", (8, 34), "arena_rw"),
+    ]
+    prepared = prepare_model(case_model(f"rfft2d_length_folded_{fold}"))[0]
+    by_name = {t.name: t for t in prepared.tensors}
+    assert by_name["fft_length"].allocation == Allocation.PERSISTENT_RO
+    assert by_name["spectrum"].shape == (1, 8, 17)
+
+
+def test_folded_shape_arithmetic_and_reduce_prod_noop() -> None:
+    prepared = prepare_model(case_model("shape_arithmetic_folded"))[0]
+    allocation = {t.name: t.allocation for t in prepared.tensors}
+    for folded in ("dims", "batch", "rest", "features", "target"):
+        assert allocation[folded] == Allocation.PERSISTENT_RO, folded
+    # REDUCE_PROD folded (data->noop): its temporaries live on the heap, never planned.
+    assert [t[1:] for t in temporaries("shape_arithmetic_folded")] == [
+        ("INT32", (1,), "arena_rw"),  # index, sized for the input rank (1)
+        ("INT32", (1,), "dynamic"),  # resolved axis
+        ("INT64", (1,), "dynamic"),  # accumulator: one per output element
+        ("INT32", (1,), "dynamic"),  # normalized dims
+    ]
+    assert prepared.chunks == ((0, len(prepared.nodes) - 1),)
+
+
 def test_folded_constants_and_dynamic_split() -> None:
     prepared = prepare_model(case_model("folding_and_dynamic_split"))[0]
     allocation = {t.name: t.allocation for t in prepared.tensors}

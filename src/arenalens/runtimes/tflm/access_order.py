@@ -24,18 +24,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
 from arenalens.runtimes.tflm.kernels.common import padding
 
-Int64Array = npt.NDArray[np.int64]
-# A sentinel above every byte offset: "reads nothing of this input".
-NO_READ = np.iinfo(np.int64).max // 4
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Int64Array = npt.NDArray[np.int64]
+
+# numpy is imported by the functions that build traces, not here: every kernel family module
+# imports this one for its access orders, and `check` / `plan` never build a trace.
+# A sentinel above every byte offset: "reads nothing of this input" (int64 max // 4).
+NO_READ = (2**63 - 1) // 4
 # Traces longer than this are not built (a hostile shape); the operator then gets no overlap. The
 # largest real tensor of the corpus has 1.2 million elements (MobileNet v2 at 224x224).
 MAX_TRACE_EVENTS = 4_000_000
@@ -60,6 +64,8 @@ def distance_of(trace: Trace, input_nbytes: int) -> int:
 
     Never below -input_nbytes: from there on every placement is safe anyway.
     """
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     reads = trace.lowest_read_byte
     writes = trace.last_written_byte
     if not len(writes):
@@ -98,6 +104,8 @@ class Window:
 
 def _first_valid(origins: Int64Array, size: int, taps: int, dilation: int) -> Int64Array:
     """Per window origin, the first input index the window reads inside [0, size), or -1."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     first_tap = np.where(origins >= 0, 0, (-origins + dilation - 1) // dilation)
     index = origins + dilation * first_tap
     valid = (first_tap < taps) & (index < size)
@@ -108,6 +116,8 @@ def window_lowest_reads(
     input_shape: tuple[int, ...], output_shape: tuple[int, ...], window: Window, element_bytes: int
 ) -> Int64Array:
     """Per output pixel (batch, out_y, out_x): lowest input byte (channel 0) its window reads."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     batches, in_h, in_w, channels = input_shape
     _, out_h, out_w, _ = output_shape
     pad_h = padding(
@@ -145,6 +155,8 @@ def window_lowest_reads(
 
 def _output_bytes(count: int, element_bytes: int) -> Int64Array:
     """Last byte of each of `count` consecutive output elements."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     return (np.arange(count, dtype=np.int64) + 1) * element_bytes - 1
 
 
@@ -152,6 +164,8 @@ def window_all_channels_trace(
     input_tensor: Tensor, output_tensor: Tensor, window: Window, *, filter_input_depth: int
 ) -> Trace | None:
     """CONV_2D: per pixel, every output channel reads its group's channels of the window."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     if len(input_tensor.shape) != 4 or len(output_tensor.shape) != 4:
         return None
     element_in, element_out = element_bytes(input_tensor), element_bytes(output_tensor)
@@ -174,6 +188,8 @@ def window_per_channel_trace(
     input_tensor: Tensor, output_tensor: Tensor, window: Window, *, depth_multiplier: int
 ) -> Trace | None:
     """DEPTHWISE_CONV_2D and pools: output channel c·M + m reads input channel c of the window."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     if len(input_tensor.shape) != 4 or len(output_tensor.shape) != 4 or depth_multiplier < 1:
         return None
     element_in, element_out = element_bytes(input_tensor), element_bytes(output_tensor)
@@ -195,6 +211,8 @@ def broadcast_trace(
 ) -> Trace | None:
     """Output elements in order, each reading every given input (the same tensor in several
     slots) at its broadcast index."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     count = math.prod(output_shape)
     reads = np.full(count, NO_READ, dtype=np.int64)
     for shape in input_shapes:
@@ -207,6 +225,8 @@ def broadcast_trace(
 
 def _broadcast_index(shape: tuple[int, ...], output_shape: tuple[int, ...]) -> Int64Array | None:
     """Flat input index read for each output element under NumPy / TFLite broadcasting."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     rank = max(len(shape), len(output_shape))
     padded = (1,) * (rank - len(shape)) + tuple(shape)
     out = (1,) * (rank - len(output_shape)) + tuple(output_shape)
@@ -219,6 +239,8 @@ def _broadcast_index(shape: tuple[int, ...], output_shape: tuple[int, ...]) -> I
 def pad_trace(input_tensor: Tensor, output_tensor: Tensor, before: Sequence[int]) -> Trace | None:
     """PAD: output elements in order; interior ones copy the next input element, the others
     write the pad value and read nothing."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     shape_in, shape_out = input_tensor.shape, output_tensor.shape
     if len(shape_in) != len(shape_out) or len(before) != len(shape_in):
         return None
@@ -242,6 +264,8 @@ def transpose_trace(
     input_tensor: Tensor, output_tensor: Tensor, perm: Sequence[int]
 ) -> Trace | None:
     """TRANSPOSE: output elements in order, each copying the input element it comes from."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     shape = input_tensor.shape
     if sorted(perm) != list(range(len(shape))):
         return None
@@ -277,6 +301,8 @@ def copies_trace(
     Element copy loops (`chunked` False) become one event per element; memcpy calls one event
     per call, whose own reads may follow its writes.
     """
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     if chunked:
         writes = np.array(
             [
@@ -351,6 +377,8 @@ def too_large(*tensors: Tensor | None) -> bool:
 
 def int_constants(view: KernelContext, slot: int) -> tuple[int, ...] | None:
     """Values of a constant INT32 / INT64 input (shape, axis, paddings), or None."""
+    import numpy as np  # noqa: PLC0415 - see NO_READ
+
     tensor = view.input(slot)
     if tensor is None or not tensor.has_data or tensor.dtype.name not in ("INT32", "INT64"):
         return None

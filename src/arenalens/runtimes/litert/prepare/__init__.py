@@ -29,8 +29,11 @@ Known limits (each reported in `PreparedSubgraph.notes` when a model hits it, wh
   reports a "bytes" row). Shapes after a dynamic tensor are data-dependent at Invoke; later
   chunks are predicted from the flatbuffer shapes.
 * Not modelled, and noted: the ledgers of sparse hybrid FULLY_CONNECTED and LSTM weights
-  (persistent tensors sized from the sparsity metadata), RFFT2D with an fft_length folded in
-  Prepare (PersistentRo values are not computed here). Custom ops other than
+  (persistent tensors sized from the sparsity metadata). Integer tensors folded in Prepare
+  (PersistentRo) carry their values where `prepare.folding` evaluates the folding kernel
+  (SHAPE, RANK, RESHAPE, CONCATENATION, GATHER, STRIDED_SLICE, MUL, RANGE, TILE,
+  BROADCAST_ARGS, REDUCE_PROD on 1-D integers), so RFFT2D, TRANSPOSE_CONV and DILATE read them;
+  other folded values stay unknown and noted. Custom ops other than
   TFLite_Detection_PostProcess and NumericVerify are assumed to add nothing (the wheel
   registers only those, Mfcc, AudioSpectrogram and aeq.hadamard_rotation, which add none).
 * Control-flow outputs made Dynamic by a child's dynamic or shape-changing outputs, and

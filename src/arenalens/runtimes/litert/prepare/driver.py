@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Subgraph
 from arenalens.runtimes.litert.lifetimes import LITERT_INPLACE_FLAGS
+from arenalens.runtimes.litert.prepare.folding import folded_values
 from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
@@ -133,6 +134,11 @@ def _prepare_node(
         return status
     if rule.always_folds or _folds(ctx, rule.folding_inputs):
         ctx.set_persistent_ro_output()
+    output = ctx.output()
+    if output is not None:
+        # Folded here (by the generic rule or the kernel's own prepare): its integers, for a
+        # later Prepare that reads them.
+        output.values = folded_values(ctx)
     return status
 
 

@@ -87,7 +87,14 @@ def reduce_prod(ctx: NodeContext) -> None:
         for dim in output.shape or ():
             elements *= dim
         if elements <= 8:
+            # data->noop: the product is computed in Prepare; the output is PersistentRo and
+            # the resolved axes, accumulator and normalized dims become Dynamic (heap), never
+            # planned.
             ctx.set_persistent_ro_output()
+            for slot in (1, 2, 3):
+                ctx.graph.tensors[ctx.temporaries[slot]].allocation = Allocation.DYNAMIC
+            # ResizeTempAccum: one accumulator element per output element.
+            ctx.graph.tensors[ctx.temporaries[2]].shape = (elements,)
 
 
 def stablehlo_reduce_window(ctx: NodeContext) -> None:

@@ -101,6 +101,7 @@ class WorkTensor:
     owner: int | None = None
     role: str = ""
     nbytes_override: int | None = None  # RESHAPE with an unknown shape copies the input's bytes
+    values: tuple[int, ...] | None = None  # integers folded in Prepare (PersistentRo), if known
 
     @property
     def nbytes(self) -> int:
@@ -169,9 +170,12 @@ class NodeContext:
         )
 
     def constant_ints(self, slot: int) -> tuple[int, ...] | None:
-        """Values of a constant (MmapRo) INT32 / INT64 input, as Prepare reads them; None when
-        the input is not such a constant or its buffer is shorter than its shape says."""
+        """Values of a constant (MmapRo) INT32 / INT64 input, or of one folded in an earlier
+        Prepare (PersistentRo, `prepare.folding`), as Prepare reads them; None when the input is
+        neither, its folded values are unknown, or its buffer is shorter than its shape says."""
         tensor = self.input(slot)
+        if tensor is not None and tensor.allocation == Allocation.PERSISTENT_RO:
+            return tensor.values
         if tensor is None or tensor.allocation != Allocation.MMAP_RO or tensor.shape is None:
             return None
         element_bytes = {"INT32": 4, "INT64": 8}.get(tensor.dtype)

@@ -45,15 +45,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from arenalens.builds.build import ISA_DSP, ISA_MVE, ISA_NONE
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.access_order import (
     MAX_TRACE_EVENTS,
     NO_READ,
-    Int64Array,
     Trace,
     Window,
     distance_of,
@@ -66,6 +64,9 @@ from arenalens.runtimes.tflm.access_order import (
 )
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 from arenalens.runtimes.tflm.kernels.common import padding
+
+if TYPE_CHECKING:
+    from arenalens.runtimes.tflm.access_order import Int64Array
 
 CH_IN_BLOCK_MVE = 124  # Include/arm_nnsupportfunctions.h
 # arm_depthwise_conv_wrapper_s8 on MVE: one input channel with more output channels than this
@@ -133,6 +134,8 @@ def blocked_window_trace(
     channels in `blocks` [start, end): each (group, block) reads the group's windows for the
     block's channels, then writes them. `read_channel[c]` is the lowest input channel output
     channel c reads. `blocks_outer`: the image is walked once per block."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     pixels = shape.pixels
     groups = -(-pixels // pixel_group)
     if _too_many(groups, len(blocks)) or not blocks:
@@ -177,6 +180,8 @@ def mat_mult_events(
 
     `row_low[r]` is the first input byte of lhs row r, `out_row[r]` the first output byte of its
     output row (1-byte elements)."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     rows = len(row_low)
     if isa == ISA_MVE:
         return _mat_mult_mve(row_low, out_row, channels)
@@ -212,6 +217,8 @@ def mat_mult_events(
 def _mat_mult_mve(
     row_low: Int64Array, out_row: Int64Array, channels: int
 ) -> tuple[Int64Array, Int64Array]:
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     rows = len(row_low)
     blocks = rows // 4
     parts_w: list[Int64Array] = []
@@ -238,6 +245,8 @@ def _mat_mult_mve(
 
 
 def _joined(writes: list[Int64Array], reads: list[Int64Array]) -> tuple[Int64Array, Int64Array]:
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     if not writes:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
@@ -247,6 +256,8 @@ def _joined(writes: list[Int64Array], reads: list[Int64Array]) -> tuple[Int64Arr
 def conv_1x1_trace(shape: Geometry, isa: str) -> Trace | None:
     """arm_convolve_1x1_s8_fast (stride 1: every pixel one lhs row) or arm_convolve_1x1_s8 (one
     matrix product per output row, rows `stride` pixels apart)."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     batches, in_h, in_w, in_c = shape.input_shape
     _, out_h, out_w, out_c = shape.output_shape
     window = shape.window
@@ -275,6 +286,8 @@ def conv_1x1_trace(shape: Geometry, isa: str) -> Trace | None:
 def conv_1xn_mve_trace(shape: Geometry) -> Trace | None:
     """arm_convolve_1_x_n_s8 on MVE: the padded ends through a buffer (read before written), the
     rest by the matrix product over the input in place."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     batches, _, in_w, in_c = shape.input_shape
     _, _, out_w, out_c = shape.output_shape
     window = shape.window
@@ -329,6 +342,8 @@ def conv_1xn_mve_trace(shape: Geometry) -> Trace | None:
 
 def conv_trace(shape: Geometry, filter_depth: int, isa: str) -> Trace | None:
     """arm_convolve_wrapper_s8 on one code path."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     _, in_h, _, in_c = shape.input_shape
     out_c = shape.output_shape[3]
     window = shape.window
@@ -370,6 +385,8 @@ def depthwise_traces(
 ) -> list[Trace | None]:
     """arm_depthwise_conv_wrapper_s8 on one code path: every loop it may take (one per compiler
     where they differ)."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     in_c = shape.input_shape[3]
     out_c = shape.output_shape[3]
     window = shape.window
@@ -422,6 +439,8 @@ def _depthwise_generic(
 
 def avgpool_trace(shape: Geometry, isa: str) -> Trace | None:
     """arm_avgpool_s8: a pixel's window for 16 channels (MVE), all (DSP) or one (C)."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     channels = shape.output_shape[3]
     size = {ISA_MVE: 16, ISA_DSP: max(channels, 1), ISA_NONE: 1}[isa]
     return blocked_window_trace(
@@ -435,6 +454,8 @@ def maxpool_trace(shape: Geometry) -> Trace | None:
     """arm_max_pool_s8, per output pixel: the window's first pixel copied into the output pixel
     (a memcpy: its reads and writes in any order), then every other window pixel compared into
     it (its bytes already written: only its reads count)."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     if _too_many(shape.pixels, 2):
         return None
     first = window_lowest_reads(shape.input_shape, shape.output_shape, shape.window, 1)
@@ -469,6 +490,8 @@ def pad_rows_trace(
     """arm_pad_s8 (4-D, 1-byte elements), in output order: each memset of pad values one event
     that reads nothing, each memcpy of an input row (of a pixel's channels, when the channels are
     padded) one chunk."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     n, h, w, c = input_shape
     out_h = before[1] + h + after[1]
     out_w = before[2] + w + after[2]
@@ -516,6 +539,8 @@ def pad_rows_trace(
 def transpose_trace(shape: Sequence[int], perm: Sequence[int], isa: str) -> Trace | None:
     """arm_transpose_s8 (1-byte elements): 2-D (and 4-D keeping the first two axes, on MVE) by
     columns; the rest element by element in *input* order, each to its place."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     count = math.prod(shape)
     if count > MAX_TRACE_EVENTS or sorted(perm) != list(range(len(shape))):
         return None
@@ -639,6 +664,8 @@ def pad_distance(view: KernelContext, slots: frozenset[int], output: int) -> int
 
 def transpose_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
     """arm_transpose_s8 on the view's code path."""
+    import numpy as np  # noqa: PLC0415 - see access_order.NO_READ
+
     source, target = view.input(0), view.output(output)
     perm = int_constants(view, 1)
     if source is None or target is None or perm is None or too_large(source, target):
