@@ -86,3 +86,33 @@ def test_resolver_lines_count_the_operators() -> None:
         "resolver.AddConcatenation();",
     )
     assert needs.resource_line == ""
+
+
+def test_the_resource_variable_table_the_firmware_creates_is_what_the_wheel_needs() -> None:
+    """`--resource-variables N` against the wheel given a table of N entries (cached by
+    `python -m tests.resource_table`): every figure exact; a table too small cannot run."""
+    import hashlib
+    from dataclasses import replace
+
+    from arenalens.builds.build import HOST
+    from tests.resource_table import cached, models
+
+    measured = cached()["models"]
+    for name, data in models().items():
+        assert hashlib.sha256(data).hexdigest() == measured[name]["sha256"], name
+        for key, needed in measured[name]["tables"].items():
+            build = HOST if key == "wheel" else replace(HOST, resource_variables=int(key))
+            budget = arenalens.analyze(data, build=build).budget
+            assert budget.runs and budget.required_bytes == needed, (name, key)
+    too_small = replace(HOST, resource_variables=2)
+    assert not arenalens.analyze(models()["resource_variables_mixed"], build=too_small).runs
+
+
+def test_resource_variables_is_an_option_of_every_sizing_command() -> None:
+    from arenalens.cli import build_parser
+
+    parser = build_parser()
+    extra = {"optimize": ["-o", "x.tflite"], "export": ["--format", "json"]}
+    for command in ("plan", "check", "report", "optimize", "export", "diagnose", "compare"):
+        argv = [command, "m.tflite", "--resource-variables", "20", *extra.get(command, [])]
+        assert parser.parse_args(argv).resource_variables == 20, command

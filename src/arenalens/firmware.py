@@ -86,15 +86,16 @@ class FirmwareNeeds:
         }
 
 
-def firmware_needs(model: Model) -> FirmwareNeeds:
-    """Model → the operators every subgraph runs and the resource-variable table size."""
+def firmware_needs(model: Model, table: int | None = None) -> FirmwareNeeds:
+    """Model (+ the table size asked for) → the operators every subgraph runs and the
+    resource-variable table size the figure assumes."""
     from arenalens.runtimes.tflm.resources import resource_variables  # noqa: PLC0415
 
     seen: dict[str, None] = {}
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             seen.setdefault(operator.opcode, None)
-    return FirmwareNeeds(tuple(seen), resource_variables(model).capacity)
+    return FirmwareNeeds(tuple(seen), resource_variables(model, table).capacity)
 
 
 def added_operators(original: Model, rewritten: Model) -> tuple[str, ...]:

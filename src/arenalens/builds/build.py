@@ -234,6 +234,10 @@ class Build:
     # failing DCHECK is skipped there, measured: FULLY_CONNECTED with a filter zero point of 1
     # sets up on 0.dev20261006214927 and aborts on 0.dev20260203175027).
     dchecks: bool = True
+    # The entries of the MicroResourceVariables table the firmware creates
+    # (`MicroResourceVariables::Create(allocator, N)`); None: one per distinct VAR_HANDLE
+    # shared_name, as the tflite_micro Python interpreter counts them (`--resource-variables`).
+    resource_variables: int | None = None
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -541,11 +545,19 @@ def allocator_name(build: Build) -> str:
 def build_title(build: Build) -> str:
     """The build in words, as every document names what a figure is for: the device, its kernel
     library and that library's release, and the TFLM release."""
+    table = (
+        ""
+        if build.resource_variables is None
+        else f"; a resource-variable table of {build.resource_variables}"
+    )
     if build.is_host:
-        return f"64-bit host build, {build.tflm.title}"
+        return f"64-bit host build, {build.tflm.title}{table}"
     library = KERNEL_RELEASE_TITLES.get(build.kernels, "")
     kernels = f"; {library} {build.kernels_release}" if build.kernels_release else ""
-    return f"{build.title}; {build.abi.name}, {allocator_name(build)}{kernels}; {build.tflm.title}"
+    return (
+        f"{build.title}; {build.abi.name}, {allocator_name(build)}{kernels}; "
+        f"{build.tflm.title}{table}"
+    )
 
 
 def build_summary(build: Build) -> dict[str, Any]:
@@ -561,6 +573,7 @@ def build_summary(build: Build) -> dict[str, Any]:
         "compression": build.compression,
         "kernels_release": build.kernels_release or None,
         "kernels_named_by": build.kernels_named_by,
+        "resource_variables": build.resource_variables,
         "tflm": {
             "release": build.tflm.name,
             "commit": build.tflm.commit or None,
@@ -619,7 +632,12 @@ def release_flag(summary: Mapping[str, Any]) -> str:
     suggested command, with --target too, stays at the release the user asked for), else ''."""
     tflm = summary.get("tflm") or {}
     default = default_release(summary.get("cpu")).name
-    return "" if tflm.get("release", default) == default else f" --tflm {_tflm_flag(tflm)}"
+    table = summary.get("resource_variables")
+    # The resource-variable table travels with the release: every command that sizes a build.
+    flags = "" if table is None else f" --resource-variables {table}"
+    if tflm.get("release", default) == default:
+        return flags
+    return f" --tflm {_tflm_flag(tflm)}{flags}"
 
 
 def _tflm_flag(tflm: Mapping[str, Any]) -> str:

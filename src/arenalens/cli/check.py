@@ -21,6 +21,7 @@ from arenalens.cli.common import (
     selected_build,
     terminal_width,
     use_color,
+    with_table,
 )
 from arenalens.declared import Status, declared_arena
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
@@ -227,7 +228,8 @@ def board_build(args: argparse.Namespace, board: Target) -> Build:
     and default kernels, at the --tflm release (TFLM only; LiteRT has one figure)."""
     if args.runtime != "tflm":
         return selected_build(args)
-    return target_build(board, cpu=args.cpu, kernels=args.kernels, tflm=args.tflm)
+    build = target_build(board, cpu=args.cpu, kernels=args.kernels, tflm=args.tflm)
+    return with_table(build, getattr(args, "resource_variables", None))
 
 
 def modelled_boards(

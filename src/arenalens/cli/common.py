@@ -98,6 +98,15 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         f"{TFLM_WHEEL.wheel} on the host, the Cortex-M probes' commit "
         f"{TFLM_CORTEX_M_PROBES.name} with --cpu ({coverage()})",
     )
+    group.add_argument(
+        "--resource-variables",
+        type=_table_size,
+        metavar="N",
+        help="the entries of the MicroResourceVariables table the firmware creates "
+        "(MicroResourceVariables::Create(allocator, N)); default: one per distinct VAR_HANDLE "
+        "shared_name, as the tflite_micro Python interpreter counts them. Each entry more takes "
+        "sizeof(MicroResourceVariable) of the tail (20 B on 32-bit builds, 40 B on the host)",
+    )
 
 
 def selected_build(args: argparse.Namespace) -> Build:
@@ -111,16 +120,40 @@ def selected_build(args: argparse.Namespace) -> Build:
         kernels = None
     runtime = getattr(args, "runtime", "tflm")
     target = _single_target(args)
+    table = getattr(args, "resource_variables", None)
     if runtime != "tflm" and tflm is not None:
         raise UsageError(f"--tflm selects a TFLite Micro release; --runtime {runtime} has none")
+    if runtime != "tflm" and table is not None:
+        raise UsageError(
+            f"--resource-variables sizes TFLite Micro's table; --runtime {runtime} has none"
+        )
     if target is not None and runtime == "tflm":
-        return target_build(target, cpu=cpu, kernels=kernels, tflm=tflm)
+        return with_table(target_build(target, cpu=cpu, kernels=kernels, tflm=tflm), table)
     build = select_build(cpu, kernels, tflm)
     if runtime != "tflm" and not build.is_host:
         raise UsageError(
             f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"
         )
-    return build
+    return with_table(build, table)
+
+
+def with_table(build: Build, table: int | None) -> Build:
+    """The build with the resource-variable table the firmware creates (None: unchanged)."""
+    if table is None:
+        return build
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(build, resource_variables=table)
+
+
+def _table_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
 
 
 def _single_target(args: argparse.Namespace) -> Target | None:

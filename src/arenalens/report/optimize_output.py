@@ -200,7 +200,7 @@ def _firmware(optimization: Optimization) -> dict[str, Any]:
 
     written = optimization.chosen.model if optimization.chosen is not None else None
     original = parse_model(optimization.original_data, optimization.source)
-    needs = firmware_needs(written or original)
+    needs = firmware_needs(written or original, optimization.build.resource_variables)
     before = set(firmware_needs(original).operators)
     return {
         **needs.as_dict(),
