@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from arenalens.optimization import Optimization
 
 
+ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
 # A fit with less headroom than this share of the available bytes is FITS, TIGHT.
 TIGHT_MARGIN_PERCENT = 5
 
@@ -180,6 +181,12 @@ def check_fit(
         budget = target.arena_limit_bytes
     else:
         raise UsageError("give exactly one of --budget SIZE or --target NAME")
+    build = analysis.build
+    if build is not None and build.pointer_bytes == 4 and budget > ADDRESS_SPACE_32:
+        raise UsageError(
+            f"a budget of {format_bytes_exact(budget)} is more than a 32-bit build "
+            f"({build.name}) can address (4 GiB)"
+        )
     reserve_is_default = reserve_bytes is None
     if reserve_bytes is None:
         reserve_bytes = 0 if target is None else target.reserve_bytes

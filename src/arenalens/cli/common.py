@@ -109,6 +109,17 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_target_option(parser: argparse.ArgumentParser) -> None:
+    """--target NAME for the commands that size one build (plan, diagnose, export, compare,
+    optimize): a board or chip preset names its core and kernels, as check --target does."""
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        help="a board or chip preset: plan for its core and kernels (as check --target), "
+        "unless --cpu / --kernels say otherwise (see `arenalens check --list-targets`)",
+    )
+
+
 def selected_build(args: argparse.Namespace) -> Build:
     """The TFLM build the options select: --cpu / --kernels → a Cortex-M or ESP32 build, neither
     → the x86-64 wheel, each at the --tflm release. Every command asks here, so a board preset

@@ -193,6 +193,21 @@ def _disjoint_bound(optimization: Optimization) -> int:
     return optimization.original_lower_bound
 
 
+def _fit_lines(fit: Mapping[str, Any] | None) -> list[str]:
+    """`optimize --target`: the written model's verdict on the board, last."""
+    if not fit or fit["required_bytes"] is None:
+        return []
+    headroom = fit["headroom_bytes"]
+    kept = f"{fit['reserve_bytes']:,} B kept for its firmware"
+    if fit["reserve_from"] != "firmware":
+        kept = f"{fit['reserve_bytes']:,} B reserved"
+    where = f"{fit['where'][:-1]}; {kept})" if fit["reserve_bytes"] else fit["where"]
+    if headroom < 0:
+        return [f"DOES NOT FIT  the written model on {where}: {-headroom:,} B short"]
+    word = "FITS, TIGHT" if headroom < fit["margin_bytes"] else "FITS"
+    return [f"{word}  the written model on {where}: {headroom:,} B to spare"]
+
+
 def _firmware(optimization: Optimization) -> dict[str, Any]:
     """The written model's firmware needs, and the operators the original did not run."""
     from arenalens.firmware import firmware_needs  # noqa: PLC0415
@@ -324,4 +339,5 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
     elif document["output"] is not None:
         lines.append(f"NOT written: {document['output']}")
     lines.extend(document["notes"])
+    lines.extend(_fit_lines(document.get("fit")))
     return render_text([headline, table, Text("\n".join(lines))], color=color, width=width)

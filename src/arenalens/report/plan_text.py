@@ -56,7 +56,11 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
     if document["runtime"] == "tflm":
         table.add_row("head (planned buffers)", _bytes_text(document["head_bytes"]))
         table.add_row("tail (persistent data)", _bytes_text(document["tail_bytes"]))
-        table.add_row("minimal arena_size", _bytes_text(document["min_arena_bytes"]))
+        minimal = document["min_arena_bytes"]
+        table.add_row(
+            "minimal arena_size",
+            _bytes_text(minimal) if minimal is not None else "— (TFLM cannot run this model)",
+        )
     else:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
     if document["required_bytes"] != document["runtime_required_bytes"]:
