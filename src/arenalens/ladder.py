@@ -250,7 +250,7 @@ def rung_cost(
     if remedy is Remedy.REORDER:
         parts.append("operators in another order, outputs unchanged")
     if added:
-        work = f"{copied:,} B copied per inference"
+        work = f"{format_bytes_exact(copied)} copied per inference"
         if macs:
             work += f", {macs:,} MACs recomputed"
         parts.append(f"+{added} operators ({work})")

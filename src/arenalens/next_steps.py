@@ -365,9 +365,9 @@ class Steps:
         overlap = "--overlap" in rung.options
         return [
             Step(
-                f"It does not fit {self.verdict.where} as it is ({short} short); rewritten with "
-                f"{_remedy_words(rung)} it fits at this size: it declares "
-                f"{format_bytes_exact(rung.required_bytes)} ({spare} to spare; {rung.cost}):",
+                f"It is {short} short as it is; rewritten with {_remedy_words(rung)} it fits "
+                f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({spare} "
+                f"to spare; {rung.cost}):",
                 self.optimize_command(*(f" {option}" for option in rung.options)),
                 declared - rung.required_bytes,
             ),

@@ -41,6 +41,7 @@ from typing import Any
 
 from arenalens.builds.build import KernelLibrary
 from arenalens.errors import UsageError
+from arenalens.units import format_bytes_short
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
 CATALOGUE = "targets.json"  # package data next to this module
@@ -62,7 +63,9 @@ class Firmware:
 
     def parts_text(self) -> str:
         """'rtos 2 KiB + stack 4 KiB + heap 8 KiB + radio 24 KiB'."""
-        return " + ".join(f"{name} {nbytes // 1024} KiB" for name, nbytes in self.parts.items())
+        return " + ".join(
+            f"{name} {format_bytes_short(nbytes)}" for name, nbytes in self.parts.items()
+        )
 
 
 @dataclass(frozen=True)

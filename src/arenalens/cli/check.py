@@ -104,6 +104,11 @@ def register(subparsers: Any) -> None:
         "propagated by the real LiteRT interpreter, extra 'runtime') whose arena fits",
     )
     parser.add_argument(
+        "--all",
+        action="store_true",
+        help=f"with --target all: list every board (default: the {12} most useful)",
+    )
+    parser.add_argument(
         "--list-targets",
         action="store_true",
         help="list the board and chip presets with their core, RAM and sources",
@@ -410,7 +415,12 @@ def _single_boards(args: argparse.Namespace, path: str) -> int:
             }
         )
     else:
-        text = render_boards(verdicts, color=use_color(args), width=terminal_width())
+        text = render_boards(
+            verdicts,
+            color=use_color(args),
+            width=terminal_width(),
+            every_row=getattr(args, "all", False),
+        )
         print_text(text + left_out_text(left_out))
     return EXIT_FITS if fitting else EXIT_DOES_NOT_FIT
 

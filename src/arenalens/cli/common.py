@@ -211,6 +211,13 @@ def terminal_width() -> int:
     return 120
 
 
+def terminal_lines(default: int) -> int:
+    """Lines the one-screen views may take: the terminal's height, or `default` when piped."""
+    if sys.stdout.isatty():
+        return max(20, os.get_terminal_size().lines - 1)
+    return default
+
+
 def print_json(document: Any) -> None:
     """Print a JSON document (stable key order, as built)."""
     sys.stdout.write(to_json(document))

@@ -29,6 +29,7 @@ from arenalens.cli.common import (
     print_text,
     reserve_option,
     selected_build,
+    terminal_lines,
     terminal_width,
     use_color,
     write_atomic,
@@ -416,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
             tensor_rows=None if args.all else 20,
             memory_plan=memory_plan_text(analysis) if args.all else None,
             diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
-            screen_lines=None if args.all else SCREEN_LINES,
+            screen_lines=None if args.all else terminal_lines(SCREEN_LINES),
         )
     # Files first: a path that cannot be written is bad input (exit 2), and then nothing of the
     # report is printed as if it had worked.

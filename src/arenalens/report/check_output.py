@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.declared import DeclaredArena, Status, parts_text
-from arenalens.ladder import rungs_text
+from arenalens.ladder import rung_title, rungs_text
 from arenalens.max_input import InputSearch
 from arenalens.next_steps import Step
 from arenalens.report.console import Verbatim, render_text
@@ -250,8 +250,40 @@ def _fits_cell(verdict: Verdict) -> Text:
     return _yes_no(verdict.fits)
 
 
-def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120) -> str:
-    """`check --target all`: the number to declare, then one row per board, most useful first."""
+# Board rows `check --target all` shows without --all (the table is sorted most useful first).
+BOARD_ROWS_SHOWN = 12
+
+
+def _useful_rows(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The rows shown by default: the cheapest boards it fits, those a rewrite makes it fit,
+    then the closest it does not (each group in the table's order), BOARD_ROWS_SHOWN in all."""
+    fitting = [v for v in verdicts if v.fits]
+    after = [v for v in verdicts if not v.fits and v.fits_after_optimize]
+    rest = [v for v in verdicts if not v.fits and not v.fits_after_optimize]
+    third = BOARD_ROWS_SHOWN // 3
+    chosen = {id(v) for v in (*fitting[:third], *after[:third], *rest[:third])}
+    for verdict in verdicts:  # fill what a short group left
+        if len(chosen) >= BOARD_ROWS_SHOWN:
+            break
+        chosen.add(id(verdict))
+    return [verdict for verdict in verdicts if id(verdict) in chosen]
+
+
+def _after_optimize_cell(verdict: Verdict) -> Text:
+    """'yes', or the rewrite that gets it there: 'yes: split', 'yes: overlap'."""
+    if not verdict.has_number:
+        return Text("—")
+    ladder = None if verdict.fit is None else verdict.fit.ladder
+    if verdict.fits or ladder is None or ladder.first_fit is None:
+        return _yes_no(verdict.fits_after_optimize)
+    return Text(f"yes: {rung_title(ladder.first_fit)}", style="green")
+
+
+def render_boards(
+    verdicts: Sequence[Verdict], *, color: bool, width: int = 120, every_row: bool = False
+) -> str:
+    """`check --target all`: the number to declare, then one row per board, most useful first
+    (the first BOARD_ROWS_SHOWN unless `every_row`)."""
     first = verdicts[0]
     first_fit = first.fit
     assert first_fit is not None
@@ -274,11 +306,12 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
             f", {after} more after `arenalens optimize`" if after else "",
             "".join(f"; {answer} on {count}" for answer, count in blocked.items()),
         )
-    reserve = (
-        f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
-        if first_fit.reserve_bytes
-        else ""
-    )
+    if first_fit.reserve_is_default:
+        reserve = " minus what the board's usual firmware keeps (--list-targets; --reserve)"
+    elif first_fit.reserve_bytes:
+        reserve = f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
+    else:
+        reserve = ""
     table = Table(
         title=f"boards (available = the largest static block{reserve})",
         title_justify="left",
@@ -294,7 +327,8 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
         ("after optimize", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for verdict in verdicts:
+    shown = verdicts if every_row else _useful_rows(verdicts)
+    for verdict in shown:
         fit = verdict.fit
         assert fit is not None and fit.target is not None
         headroom = verdict.headroom_bytes
@@ -310,7 +344,7 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
             if headroom is None
             else Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
             _fits_cell(verdict),
-            _yes_no(verdict.fits_after_optimize) if verdict.has_number else Text("—"),
+            _after_optimize_cell(verdict),
         )
     builds = _distinct_builds(verdicts)
     lines: list[Text | Table | Verbatim] = []
@@ -319,16 +353,12 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
     else:
         lines.append(Text(f"{first.declared.symbol} depends on the board's core and kernels:"))
         label_width = max(len(_build_label(verdict)) for verdict in builds)
-        lines.extend(
-            Text.assemble(
-                f"  {_build_label(verdict):<{label_width}}  ",
-                (format_bytes_exact(verdict.declared.required_bytes).rjust(11), "bold cyan"),
-                f" ({format_bytes_short(verdict.declared.required_bytes)})",
-                (" estimate", "yellow") if verdict.declared.is_estimate else "",
-            )
-            for verdict in builds
-        )
+        lines.extend(_build_line(verdict, label_width) for verdict in builds)
     lines.extend([heading, table])
+    if len(shown) < len(verdicts):
+        lines.append(
+            Text(f"... {len(verdicts) - len(shown)} more boards: --all lists them", style="dim")
+        )
     seen: set[str] = set()
     for verdict in builds:
         for note in declare_notes(verdict.declared):
@@ -349,6 +379,22 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
         )
     )
     return _strip(render_text(lines, color=color, width=width))
+
+
+def _build_line(verdict: Verdict, label_width: int) -> Text:
+    """One build's number in the --target all headline; none for a build that cannot run the
+    model, or whose offline plan corrupts tensors there (what its rows say)."""
+    label = f"  {_build_label(verdict):<{label_width}}  "
+    if not verdict.has_number:
+        answer = verdict.answer.value if verdict.answer else ""
+        return Text.assemble(label, ("—".rjust(11), "bold red"), f" {answer}")
+    required = verdict.declared.required_bytes
+    return Text.assemble(
+        label,
+        (format_bytes_exact(required).rjust(11), "bold cyan"),
+        f" ({format_bytes_short(required)})",
+        (" estimate", "yellow") if verdict.declared.is_estimate else "",
+    )
 
 
 def _build_label(verdict: Verdict) -> str:

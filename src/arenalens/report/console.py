@@ -28,6 +28,28 @@ class Verbatim:
 Line = RenderableType | Verbatim
 
 
+def wrap_command(line: str, width: int) -> list[str]:
+    """A command longer than the width → lines ending in ' \\' (the shell joins them), each
+    continuation indented 4 more: it fits the terminal and still pastes as one command. Breaks
+    only between words; a line with quoted spaces, or a word wider than the width, stays whole."""
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    words = line.strip().split(" ")
+    if any("'" in word and word.count("'") % 2 for word in words):
+        return [line]  # a quoted argument with spaces: breaking it would change it
+    lines: list[str] = []
+    current = indent + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width:
+            lines.append(current + " \\")
+            current = indent + "    " + word
+        else:
+            current += " " + word
+    lines.append(current)
+    return lines
+
+
 def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -> str:
     """Renderables → one string; ANSI colours only when color is True."""
     buffer = io.StringIO()
@@ -43,7 +65,7 @@ def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -
     )
     for renderable in renderables:
         if isinstance(renderable, Verbatim):
-            buffer.write(renderable.line + "\n")
+            buffer.write("\n".join(wrap_command(renderable.line, width)) + "\n")
             continue
         fast = None
         if isinstance(renderable, Table) and renderable.row_count > FAST_TABLE_ROWS:

@@ -198,14 +198,16 @@ def _fit_lines(fit: Mapping[str, Any] | None) -> list[str]:
     if not fit or fit["required_bytes"] is None:
         return []
     headroom = fit["headroom_bytes"]
-    kept = f"{fit['reserve_bytes']:,} B kept for its firmware"
+    reserve = format_bytes_exact(fit["reserve_bytes"])
+    kept = f"{reserve} kept for its firmware"
     if fit["reserve_from"] != "firmware":
-        kept = f"{fit['reserve_bytes']:,} B reserved"
+        kept = f"{reserve} reserved"
     where = f"{fit['where'][:-1]}; {kept})" if fit["reserve_bytes"] else fit["where"]
     if headroom < 0:
-        return [f"DOES NOT FIT  the written model on {where}: {-headroom:,} B short"]
+        short = format_bytes_exact(-headroom)
+        return [f"DOES NOT FIT  the written model on {where}: {short} short"]
     word = "FITS, TIGHT" if headroom < fit["margin_bytes"] else "FITS"
-    return [f"{word}  the written model on {where}: {headroom:,} B to spare"]
+    return [f"{word}  the written model on {where}: {format_bytes_exact(headroom)} to spare"]
 
 
 def _firmware(optimization: Optimization) -> dict[str, Any]:
