@@ -116,3 +116,20 @@ def test_resource_variables_is_an_option_of_every_sizing_command() -> None:
     for command in ("plan", "check", "report", "optimize", "export", "diagnose", "compare"):
         argv = [command, "m.tflite", "--resource-variables", "20", *extra.get(command, [])]
         assert parser.parse_args(argv).resource_variables == 20, command
+
+
+def test_optimizing_an_optimized_model_leaves_no_orphaned_plan() -> None:
+    """The plan (and record) buffers a re-optimize replaces go: the new ones take their place."""
+    from arenalens.examples import example_bytes
+    from arenalens.optimization import optimize_model
+    from arenalens.tflite.reader import parse_model
+    from arenalens.tflite.rewriter import rewrite_model
+
+    first = optimize_model(example_bytes("vww_mobilenet_v1"), time_limit_s=1.0)
+    assert first.chosen is not None
+    once = parse_model(first.data, "once")
+    again = rewrite_model(first.data, offline_plan=first.chosen.offline)
+    twice = parse_model(again, "twice")
+    assert len(twice.buffers) == len(once.buffers) - 1  # the old record's buffer is gone too
+    assert [entry.name for entry in twice.metadata] == ["OfflineMemoryAllocation"]
+    assert twice.offline_plan == once.offline_plan
