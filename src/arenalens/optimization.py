@@ -310,7 +310,9 @@ def optimize_model(
             for c in candidates
             if c.predicted_head <= original_head and c.required_bytes < original_required
         ),
-        key=lambda c: (c.required_bytes, c.predicted_head, c.needs_proof, candidates.index(c)),
+        # As small a number to declare, a plan that shares no bytes first: it is right on every
+        # kernel library (a smaller head alone buys the firmware nothing).
+        key=lambda c: (c.required_bytes, c.needs_proof, c.predicted_head, candidates.index(c)),
     )
     chosen: Candidate | None = None
     split_used = working is not model
