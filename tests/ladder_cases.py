@@ -55,7 +55,7 @@ def mobilenet_v2(side: int, width: float = 0.35, classes: int = 10) -> bytes:
             if stride == 1 and out.shape == x.shape:
                 out = net.add(x, out, f"{name}/add", activation="NONE", output_range=(-6.0, 6.0))
             x = out
-    x = net.conv2d(x, "conv_last", channels=1280 if width > 1.0 else 1280, kernel=(1, 1))
+    x = net.conv2d(x, "conv_last", channels=1280, kernel=(1, 1))
     pooled = net.global_average(x, "global_average")
     flat = net.reshape(pooled, "flatten", (1, x.shape[3]))
     logits = net.fully_connected(flat, "logits", units=classes)
