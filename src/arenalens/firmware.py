@@ -36,9 +36,13 @@ _METHOD_EXCEPTIONS = {
     "CUMSUM": "CumSum",
     "GATHER_ND": "GatherNd",
     "SVDF": "Svdf",
-    "TFLite_Detection_PostProcess": "DetectionPostprocess",
-    "ETHOSU": "EthosU",
 }
+# Custom operators TFLM's resolver has a method for (micro_mutable_op_resolver.h), by custom code.
+_CUSTOM_METHODS = {
+    "TFLite_Detection_PostProcess": "AddDetectionPostprocess",
+    "ethos-u": "AddEthosU",
+}
+CUSTOM_PREFIX = "CUSTOM:"
 
 
 def _camel(word: str) -> str:
@@ -46,12 +50,24 @@ def _camel(word: str) -> str:
     return word if word[:1].isdigit() else word[:1].upper() + word[1:].lower()
 
 
-def resolver_method(opcode: str) -> str:
-    """'CONV_2D' → 'AddConv2D', 'DEPTHWISE_CONV_2D' → 'AddDepthwiseConv2D'."""
+def resolver_method(opcode: str) -> str | None:
+    """'CONV_2D' → 'AddConv2D', 'DEPTHWISE_CONV_2D' → 'AddDepthwiseConv2D'; a custom operator
+    TFLM has no method for → None (the firmware registers it with AddCustom)."""
+    if opcode.startswith(CUSTOM_PREFIX):
+        return _CUSTOM_METHODS.get(opcode.removeprefix(CUSTOM_PREFIX))
     name = _METHOD_EXCEPTIONS.get(opcode)
     if name is None:
         name = "".join(_camel(word) for word in opcode.split("_"))
     return f"Add{name}"
+
+
+def _registration(opcode: str) -> str:
+    """One resolver line: 'resolver.AddConv2D();', or how to register a custom operator."""
+    method = resolver_method(opcode)
+    if method is not None:
+        return f"resolver.{method}();"
+    code = opcode.removeprefix(CUSTOM_PREFIX)
+    return f'resolver.AddCustom("{code}", /* its TFLMRegistration */);'
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,7 @@ class FirmwareNeeds:
     def resolver_lines(self) -> tuple[str, ...]:
         """The C++ that registers them: the declaration with its count, then one Add per op."""
         declaration = f"static tflite::MicroMutableOpResolver<{len(self.operators)}> resolver;"
-        return (declaration, *(f"resolver.{resolver_method(op)}();" for op in self.operators))
+        return (declaration, *(_registration(op) for op in self.operators))
 
     @property
     def resource_line(self) -> str:

@@ -75,6 +75,8 @@ class Asked:
     image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
     # Without a build: the largest number over the common MCU builds, and that build's name.
     device_bytes: tuple[int, str] | None = None
+    # A model arenalens rewrote: the resolver lines and table its firmware needs.
+    firmware: tuple[tuple[str, ...], str] | None = None
 
 
 class Steps:
@@ -160,6 +162,7 @@ class Steps:
         if not verdict.shape_known:
             return self.shape_unknown()
         steps = self.with_number()
+        steps.extend(self.firmware_step())
         fit = verdict.fit
         if fit is not None and fit.ladder is not None and fit.ladder.fits:
             steps.extend(self.input_search())  # the model's own size first, then other sizes
@@ -311,6 +314,21 @@ class Steps:
             )
         )
         return steps
+
+    def firmware_step(self) -> list[Step]:
+        """A model arenalens rewrote: what its firmware must register (and the table size)."""
+        if self.asked.firmware is None:
+            return []
+        lines, table = self.asked.firmware
+        count = len(lines) - 1
+        names = ", ".join(line.removeprefix("resolver.").removesuffix("();") for line in lines[1:])
+        text = (
+            f"This model was rewritten by arenalens: the firmware's op resolver must register "
+            f"its {count} operators ({lines[0].strip()} with {names})"
+        )
+        if table:
+            text += f", and the figure assumes {table}"
+        return [Step(text + ".")]
 
     def tight_step(self) -> Step:
         """FITS, TIGHT: what the margin is, and the reserve to state when the board's default

@@ -318,6 +318,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             ),
             overlap_required_bytes=None if overlap is None else overlap.budget.required_bytes,
             device_bytes=_largest_device_figure(args, analysis) if check is None else None,
+            firmware=_firmware_of_rewritten(analysis),
         ),
         fit=check,
         optimized_bytes=optimized,
@@ -341,6 +342,18 @@ COMMON_DEVICE_BUILDS = (
     "esp32s3/esp-nn",
     "esp32p4/esp-nn",
 )
+
+
+def _firmware_of_rewritten(analysis: Analysis) -> tuple[tuple[str, ...], str] | None:
+    """A model arenalens rewrote (it carries arenalens' plan record): the resolver lines its
+    firmware needs and the resource-variable table the figure assumes."""
+    if analysis.runtime != "tflm" or analysis.model.plan_record is None:
+        return None
+    from arenalens.firmware import firmware_needs  # noqa: PLC0415
+
+    table = None if analysis.build is None else analysis.build.resource_variables
+    needs = firmware_needs(analysis.model, table)
+    return needs.resolver_lines, needs.resource_line.split("  //")[0]
 
 
 def _largest_device_figure(args: argparse.Namespace, analysis: Analysis) -> tuple[int, str] | None:
