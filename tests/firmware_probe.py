@@ -137,9 +137,9 @@ def minimal_arena(runner: Path, model: bytes) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "model.tflite"
         path.write_bytes(model)
+        command = [sys.executable, str(runner), str(path), "--target", TARGET]
         completed = subprocess.run(
-            [sys.executable, str(runner), str(path), "--target", TARGET, "--min-arena"]
-            + ["--allocator", "plain", "--json"],
+            [*command, "--min-arena", "--allocator", "plain", "--json"],
             capture_output=True,
             text=True,
             timeout=1800,

@@ -138,7 +138,9 @@ export class ArenaStrip extends CanvasChart {
     this.legend.replaceChildren(...pieces.filter((piece) => piece.part !== null).map((piece) => {
       const part = /** @type {import("./document.js").SectionPart} */ (piece.part);
       const item = element("span", { text: piece.section.name + ": " + part.name + " " + formatBytes(part.bytes) });
-      item.prepend(element("span", { class: "key band", style: "border-color:" + piece.color + ";background:" + piece.color }));
+      const key = element("span", { class: "key band" });
+      key.style.background = piece.color;  // CSSOM, which the page's CSP allows (no style attribute)
+      item.prepend(key);
       return item;
     }));
     this.canvas.dataset.sections = sections.map((section) => section.name).join(",");
