@@ -373,7 +373,8 @@ def test_a_model_compiled_for_an_npu_is_refused_with_the_npu_fix(
     code, document = run_json(capsys, "check", str(VELA_MODEL), "--target", "nucleo-f401re")
     assert (code, document["verdict"]) == (1, "CANNOT RUN")
     (refusal,) = document["cannot_run"]
-    assert refusal["opcode"] == "CUSTOM:ethos-u" and "Ethos-U build" in refusal["fix"]
+    assert refusal["opcode"] == "CUSTOM:ethos-u"
+    assert "--npu ethos-u55-256" in refusal["fix"]  # the NPU its command stream is for
     assert "before Vela" in document["next_steps"][0]["text"]
 
 

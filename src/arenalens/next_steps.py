@@ -77,6 +77,8 @@ class Asked:
     device_bytes: tuple[int, str] | None = None
     # A model arenalens rewrote: the resolver lines and table its firmware needs.
     firmware: tuple[tuple[str, ...], str] | None = None
+    # The build drives an Ethos-U NPU and the model is not Vela-compiled: it runs on the CPU alone.
+    npu_uncompiled: str | None = None  # the NPU's name
 
 
 class Steps:
@@ -264,6 +266,7 @@ class Steps:
             if fit.tight:
                 steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         short = format_bytes_exact(-fit.headroom_bytes)
         ladder = fit.ladder
@@ -398,6 +401,20 @@ class Steps:
                     model=self.output,
                 ),
             ),
+        ]
+
+    def npu_step(self) -> list[Step]:
+        """On a build with an Ethos-U NPU, a model Vela has not compiled runs on the CPU alone:
+        `optimize --vela` compiles it and writes the fastest setting that fits."""
+        npu = self.asked.npu_uncompiled
+        if npu is None or self.asked.runtime != "tflm":
+            return []
+        return [
+            Step(
+                f"The {npu} NPU runs only what Vela compiled (this figure is the CPU's alone); "
+                "compile for it and write the fastest Vela setting that fits (extra 'npu'):",
+                self.optimize_command(" --vela"),
+            )
         ]
 
     def optimize_step(self, saves: int | None) -> list[Step]:

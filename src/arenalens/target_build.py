@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from arenalens.builds.build import HOST, NAMED_BY_BOARD, Build, cpu_named, device_build
+from arenalens.builds.build import (
+    HOST,
+    NAMED_BY_BOARD,
+    Build,
+    cpu_named,
+    device_build,
+    with_npu,
+)
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.targets import Target
@@ -32,11 +39,15 @@ def target_build(
     cpu: str | None = None,
     kernels: str | None = None,
     tflm: str | None = None,
+    npu: str | None = None,
 ) -> Build:
-    """A preset and any --cpu / --kernels / --tflm given with it → the TFLM build to predict:
-    the options win, then the preset's core and default kernels (named by the board); the host
-    wheel for a core without a 32-bit model; at the --tflm release."""
+    """A preset and any --cpu / --kernels / --tflm / --npu given with it → the TFLM build to
+    predict: the options win, then the preset's core, default kernels (named by the board) and
+    NPU; the host wheel for a core without a 32-bit model; at the --tflm release."""
     build = _preset_build(target, cpu=cpu, kernels=kernels)
+    npu = npu or target.npu
+    if npu is not None:
+        build = with_npu(build, npu)
     return build if tflm is None else build.at_release(tflm_release(tflm))
 
 

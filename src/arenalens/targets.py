@@ -26,8 +26,12 @@ Each entry names the datasheet or SDK document its figures come from; sizes are 
 
 The rows are data: `targets.json` (package data, checked against `schemas/targets.schema.json`
 and for consistency by `tests/test_targets.py`), loaded once into frozen `Target`s. A chip's
-row also says which TFLM build its figures are for (`build_cpu`, `kernels`): null for a core
-arenalens has no 32-bit model of yet, whose figure is the x86-64 wheel's, marked an estimate.
+row also says which TFLM build its figures are for (`build_cpu`, `kernels`: a core and a kernel
+library of `build_records.json`): null for a core arenalens has no 32-bit model of yet, whose
+figure is the x86-64 wheel's, marked an estimate. A chip's RAM banks (`banks`, `MemoryBank`) are
+rows of its own; a board adds the banks it carries (PSRAM, SDRAM) to its chip's. A chip that is
+a core of the build records (the ESP32 family) is spelled as the core is, and the core's
+aliases reach it too (`esp32-s3`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.build import KernelLibrary
+from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
 from arenalens.units import format_bytes_short
 
@@ -47,7 +51,7 @@ ALL_TARGETS = "all"  # `--target all`: every board at once
 CATALOGUE = "targets.json"  # package data next to this module
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Firmware:
     """What a part's usual firmware keeps of the arena's RAM block: the default reserve."""
 
@@ -68,7 +72,40 @@ class Firmware:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class MemoryBank:
+    """One RAM bank of a chip or board: where it is, how large, how fast, who can reach it."""
+
+    name: str  # as the reference manual or SDK names it: 'dtcm', 'axi-sram', 'psram'
+    kind: str  # 'tightly-coupled' | 'on-chip' | 'external'
+    size_bytes: int
+    source: str  # the document (and section) the figures come from
+    address: int | None = None  # its base address, where the memory map gives one
+    firmware_bytes: int = 0  # what a typical firmware already takes there (stacks, heap, radio)
+    static_array: bool = False  # a `static uint8_t tensor_arena[...]` lands here by default
+    dma: bool | None = None  # DMA can reach it (None: not documented)
+    npu: bool | None = None  # the chip's NPU can reach it (None: no NPU, or not documented)
+    speed: str = ""  # a cited figure or class of its speed
+    note: str = ""
+
+
+def _bank(row: Mapping[str, Any]) -> MemoryBank:
+    return MemoryBank(
+        name=row["name"],
+        kind=row["kind"],
+        size_bytes=row["size_bytes"],
+        source=row["source"],
+        address=row.get("address"),
+        firmware_bytes=row.get("firmware_bytes", 0),
+        static_array=row.get("static_array", False),
+        dma=row.get("dma"),
+        npu=row.get("npu"),
+        speed=row.get("speed", ""),
+        note=row.get("note", ""),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """One board, module or MCU: its core, SRAM, the largest arena it holds, and the sources."""
 
@@ -85,8 +122,13 @@ class Target:
     # None when arenalens has no 32-bit model of it (see `target_build.KERNELS_WHY`).
     build_cpu: str | None = None
     # The kernel library that build links unless told otherwise (None with no build_cpu).
-    kernels: KernelLibrary | None = None
-    # What its usual firmware keeps of that block (the default reserve; --reserve replaces it).
+    kernels: str | None = None
+    # The Ethos-U NPU its firmware drives (a co-processor of `build_records.json`), None without.
+    npu: str | None = None
+    # Its RAM banks (a board's: its chip's, then those the board adds); empty where not listed.
+    banks: tuple[MemoryBank, ...] = ()
+    # What its usual firmware keeps of the arena's block (the default reserve; --reserve
+    # replaces it).
     firmware: Firmware | None = None
 
     @property
@@ -101,7 +143,6 @@ class Target:
 
 
 def _chip(row: Mapping[str, Any]) -> Target:
-    kernels = row["kernels"]
     return Target(
         name=row["name"],
         title=row["title"],
@@ -112,7 +153,9 @@ def _chip(row: Mapping[str, Any]) -> Target:
         source=row["source"],
         note=row.get("note", ""),
         build_cpu=row["build_cpu"],
-        kernels=None if kernels is None else KernelLibrary(kernels),
+        kernels=row["kernels"],
+        npu=row.get("npu"),
+        banks=tuple(_bank(bank) for bank in row.get("banks", ())),
     )
 
 
@@ -140,6 +183,8 @@ def _board(
         chip=chip.name,
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
+        npu=chip.npu,
+        banks=(*chip.banks, *(_bank(bank) for bank in row.get("banks", ()))),
     )
 
 
@@ -182,7 +227,7 @@ def get_target(name: str) -> Target:
     """A target name (any case, '_' or '-') → Target; UsageError listing where to find names."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
     key = _ALIASES.get(key, key)
-    found = TARGETS.get(key)
+    found = TARGETS.get(key) or TARGETS.get(CORE_SPELLINGS.get(key, ""))
     if found is None:
         close = sorted(known for known in TARGETS if key and (key in known or known in key))
         hint = f" (did you mean: {', '.join(close[:6])}?)" if close else ""
@@ -195,7 +240,7 @@ def get_target(name: str) -> Target:
 
 def target_document(target: Target) -> dict[str, object]:
     """Target → its JSON form (check documents and --list-targets --json)."""
-    return {
+    document: dict[str, object] = {
         "name": target.name,
         "title": target.title,
         "kind": "board" if target.is_board else "chip",
@@ -210,6 +255,9 @@ def target_document(target: Target) -> dict[str, object]:
         "note": target.note,
         "firmware": None if target.firmware is None else firmware_document(target.firmware),
     }
+    if target.banks:
+        document["banks"] = [bank_document(bank) for bank in target.banks]
+    return document
 
 
 def firmware_document(firmware: Firmware) -> dict[str, object]:
@@ -220,4 +268,21 @@ def firmware_document(firmware: Firmware) -> dict[str, object]:
         "reserve_bytes": firmware.reserve_bytes,
         "parts": dict(firmware.parts),
         "source": firmware.source,
+    }
+
+
+def bank_document(bank: MemoryBank) -> dict[str, object]:
+    """MemoryBank → its JSON form (as `targets.json` spells it)."""
+    return {
+        "name": bank.name,
+        "kind": bank.kind,
+        "address": bank.address,
+        "size_bytes": bank.size_bytes,
+        "firmware_bytes": bank.firmware_bytes,
+        "static_array": bank.static_array,
+        "dma": bank.dma,
+        "npu": bank.npu,
+        "speed": bank.speed,
+        "source": bank.source,
+        "note": bank.note,
     }

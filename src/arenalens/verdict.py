@@ -352,7 +352,14 @@ def verdict_for(
     from arenalens.max_input import image_inputs  # noqa: PLC0415
 
     model = analysis.model
-    asked = replace(asked, image_inputs=len(image_inputs(model)) if model.subgraphs else 0)
+    from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
+
+    npu = analysis.budget.build.get("npu") if analysis.runtime == "tflm" else None
+    asked = replace(
+        asked,
+        image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
+        npu_uncompiled=npu if npu and not is_vela_compiled(model) else None,
+    )
     return make_verdict(
         declared_arena(analysis) if fit is None else fit.declared,
         model=name or model.name,

@@ -15,6 +15,7 @@ from arenalens.cli.batch import (
     finish_batch,
     is_batch,
     run_models,
+    working,
 )
 from arenalens.errors import UsageError
 from tests.diagnostics.models import chain
@@ -99,3 +100,22 @@ def test_errors_are_listed_under_the_table_not_in_a_data_column(
     assert "not a TFLite model" not in row and "error" in row
     listed = next(line for line in out.splitlines() if line.startswith("bad.tflite: "))
     assert "not a TFLite model" in listed
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("models", "as_json", "shown"),
+    [(["one.tflite"], False, True), (["one.tflite"], True, False), (["a", "b"], False, False)],
+)
+def test_long_step_spinner_only_for_one_model_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, models: list[str], as_json: bool, shown: bool
+) -> None:
+    monkeypatch.setattr("sys.stderr", _Terminal())
+    context = working(argparse.Namespace(models=models, json=as_json), "optimizing")
+    assert (type(context).__name__ == "Progress") is shown

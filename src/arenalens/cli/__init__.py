@@ -33,6 +33,7 @@ COMMANDS: Mapping[str, str] = MappingProxyType(
         "verify": "verify",
         "compare": "compare",
         "optimize": "optimize",
+        "vela": "vela",
         "report": "report",
         "demo": "demo",
     }

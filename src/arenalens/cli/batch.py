@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,32 @@ def _progress() -> Any:
         console=Console(stderr=True),
         transient=True,
     )
+
+
+def working(args: argparse.Namespace, description: str) -> AbstractContextManager[Any]:
+    """A spinner with the elapsed time on stderr while one model's long step runs (check's
+    optimizer search, up to its time limit), on a terminal and for a single model only: a batch
+    has its own bar, and --json prints nothing else."""
+    models = getattr(args, "models", None) or ()
+    if not _show_progress(args) or is_batch(models):
+        return nullcontext()
+    from rich.console import Console  # noqa: PLC0415 - only while a long step runs
+    from rich.progress import (  # noqa: PLC0415
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn(description),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    progress.add_task(description, total=None)
+    return progress
 
 
 def _with_progress(paths: Sequence[str], args: argparse.Namespace) -> Any:

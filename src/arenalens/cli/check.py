@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from arenalens.builds.build import Build
-from arenalens.cli.batch import ModelResult, add_models_argument, run_command
+from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
 from arenalens.cli.command_line import rerun, with_option
 from arenalens.cli.common import (
     add_build_options,
@@ -36,6 +36,12 @@ from arenalens.report.check_output import (
     render_check,
     render_input_search,
     render_targets,
+)
+from arenalens.report.npu_memory import (
+    npu_fit_json,
+    npu_fit_lines,
+    npu_memory_json,
+    npu_memory_lines,
 )
 from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import (
@@ -165,12 +171,13 @@ def optimized_bytes(
     chosen = build or selected_build(args)
     # The command check suggests names the build's kernels (`build_flags`): the number is that
     # build's alone.
-    return optimize_model(
-        model,
-        time_limit_s=OPTIMIZE_SECONDS,
-        build=chosen,
-        kernels=None if chosen.is_host else chosen.kernels,
-    ).new_required_bytes
+    with working(args, f"optimizing to see what fits (up to {OPTIMIZE_SECONDS:g} s)"):
+        return optimize_model(
+            model,
+            time_limit_s=OPTIMIZE_SECONDS,
+            build=chosen,
+            kernels=None if chosen.is_host else chosen.kernels,
+        ).new_required_bytes
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:
@@ -211,9 +218,10 @@ def climbed(
     if not check.optimize_decides or planner is not None or build is None:
         return check
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
-    return with_ladder(
-        check, model, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS, cache=cache
-    )
+    with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
+        return with_ladder(
+            check, model, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS, cache=cache
+        )
 
 
 def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
@@ -373,14 +381,41 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if _all_boards(args):
         return _single_boards(args, path)
     verdict = check_verdict(args, path)
+    npu = _npu_memory(args, path, verdict)
     if args.json:
-        print_json(verdict.as_dict())
+        document = verdict.as_dict()
+        if npu is not None:
+            document["npu_memory"] = npu
+        print_json(document)
     else:
         text = render_check(verdict, color=use_color(args), width=terminal_width())
+        if npu is not None:
+            lines = npu_memory_lines(npu)
+            if "fit" in npu:
+                lines += npu_fit_lines(npu["fit"], npu)
+            text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
         print_text(text)
+    if npu is not None and "fit" in npu and not npu["fit"]["fits"] and verdict.fits:
+        return EXIT_DOES_NOT_FIT  # the arena fits, not with the NPU's fast memory beside it
     return verdict.exit_code
+
+
+def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[str, Any] | None:
+    """A Vela-compiled model's NPU memories (TFLM), against the budget when there is one."""
+    if args.runtime != "tflm":
+        return None
+    document = npu_memory_json(load_with_input_shapes(path, args), verdict.required_bytes)
+    if document is not None and verdict.fit is not None:
+        target = verdict.fit.target
+        banks = tuple(
+            (bank.name, bank.size_bytes - bank.firmware_bytes)
+            for bank in (target.banks if target is not None else ())
+            if bank.npu
+        )
+        document["fit"] = npu_fit_json(document, verdict.fit.available_bytes, banks)
+    return document
 
 
 def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:

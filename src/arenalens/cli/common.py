@@ -17,6 +17,7 @@ from arenalens.builds.build import (
     Build,
     select_build,
 )
+from arenalens.builds.npu import npus
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
@@ -91,6 +92,14 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         "(without it they hold on every library the core may run)",
     )
     group.add_argument(
+        "--npu",
+        metavar="NPU",
+        help="the Arm Ethos-U NPU the firmware drives (TFLM built with CO_PROCESSOR=ethos_u, "
+        "which registers Vela's ethos-u operator), as Vela's --accelerator-config names it: "
+        + ", ".join(npus())
+        + "; needs --cpu (or a --target board with an NPU)",
+    )
+    group.add_argument(
         "--tflm",
         metavar="RELEASE",
         help="the TFLite Micro release built: a tflite-micro version (0.dev20250808035851), a "
@@ -125,7 +134,7 @@ def selected_build(args: argparse.Namespace) -> Build:
     → the x86-64 wheel, each at the --tflm release. Every command asks here, so a board preset
     can imply a core and kernels."""
     cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
-    tflm = getattr(args, "tflm", None)
+    tflm, npu = getattr(args, "tflm", None), getattr(args, "npu", None)
     if cpu is None and getattr(args, "overlap", False):
         # --overlap --kernels cmsis-nn alone asks only for CMSIS-NN's access order.
         kernels = None
@@ -139,8 +148,9 @@ def selected_build(args: argparse.Namespace) -> Build:
             f"--resource-variables sizes TFLite Micro's table; --runtime {runtime} has none"
         )
     if target is not None and runtime == "tflm":
-        return with_table(target_build(target, cpu=cpu, kernels=kernels, tflm=tflm), table)
-    build = select_build(cpu, kernels, tflm)
+        build = target_build(target, cpu=cpu, kernels=kernels, tflm=tflm, npu=npu)
+        return with_table(build, table)
+    build = select_build(cpu, kernels, tflm, npu)
     if runtime != "tflm" and not build.is_host:
         raise UsageError(
             f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"

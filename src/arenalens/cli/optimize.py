@@ -90,6 +90,13 @@ def register(subparsers: Any) -> None:
         "outputs",
     )
     parser.add_argument(
+        "--vela",
+        action="store_true",
+        help="for an Ethos-U NPU (--npu, or a --target board with one): compile the uncompiled "
+        "model with Arm's Vela over its settings and write the fastest that fits the board, as "
+        "`arenalens vela -o` does (extra 'npu')",
+    )
+    parser.add_argument(
         "--no-verify",
         action="store_true",
         help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
@@ -114,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--split needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
     build = selected_build(args)
+    if args.vela:
+        return _vela(args)
     model_text = args.model
     protect = () if model_text.startswith("example:") else (model_text,)
     check_output_path(args.output, what="-o")
@@ -202,6 +211,19 @@ def _fit(args: argparse.Namespace, written_bytes: int | None) -> dict[str, Any]:
         "headroom_bytes": None if written_bytes is None else available - written_bytes,
         "margin_bytes": -(-available * TIGHT_MARGIN_PERCENT // 100),
     }
+
+
+def _vela(args: argparse.Namespace) -> int:
+    """optimize --vela: Vela's settings swept, the fastest that fits written."""
+    others = [flag for flag in ("reorder", "inplace", "overlap", "split") if getattr(args, flag)]
+    if others:
+        raise UsageError(
+            f"--vela compiles for the NPU; --{others[0]} plans for the CPU: give one of them"
+        )
+    from arenalens.cli.vela import sweep_and_write  # noqa: PLC0415 - Vela only when asked
+
+    check_output_path(args.output, what="-o")
+    return sweep_and_write(args, args.output)
 
 
 def _accept(

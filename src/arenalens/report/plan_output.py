@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.declared import declared_arena
+from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes import VerifyResult
+from arenalens.runtimes.litert.heap import heap_documents
 from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
@@ -89,6 +91,8 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "tensors": tensors,
         "scratch": scratch,
     }
+    if analysis.runtime == "litert":
+        document["interpreter_heap"] = _interpreter_heap(analysis)
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
@@ -96,7 +100,16 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         runs = analysis.budget.runs
         document["min_arena_bytes"] = analysis.budget.required_bytes if runs else None
         document["min_arena_is_estimate"] = bool(analysis.budget.estimate_reasons)
+        npu = npu_memory_json(analysis.model, analysis.budget.required_bytes)
+        if npu is not None:
+            # A Vela-compiled model: the memories the board gives the NPU besides the arena.
+            document["npu_memory"] = npu
     return document
+
+
+def _interpreter_heap(analysis: Analysis) -> list[dict[str, Any]]:
+    """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
+    return heap_documents(analysis.model, [r.runtime_plan.arena_size for r in analysis.arenas])
 
 
 def _alignment(result: ArenaResult) -> int:

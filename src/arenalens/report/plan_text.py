@@ -12,6 +12,7 @@ from rich.text import Text
 from arenalens.declared import DeclaredArena
 from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
+from arenalens.report.npu_memory import npu_memory_lines
 from arenalens.report.plan_output import percent_over, ratio
 from arenalens.units import format_bytes_exact, format_bytes_short
 
@@ -20,7 +21,10 @@ def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int 
     """The `plan` document → terminal text: the number to declare, a summary, then one table
     per arena."""
     declared = DeclaredArena.from_dict(document["declare"], runtime=document["runtime"])
-    parts: list[Any] = [declare_line(declared), *declare_notes(declared), _summary_table(document)]
+    parts: list[Any] = [declare_line(declared), *declare_notes(declared)]
+    if document.get("npu_memory"):
+        parts += [Text(line, style="cyan") for line in npu_memory_lines(document["npu_memory"])]
+    parts.append(_summary_table(document))
     for arena in document["arenas"]:
         rows = [
             row
@@ -63,6 +67,15 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         )
     else:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
+    for heap in document.get("interpreter_heap") or ():
+        label = "with XNNPACK" if heap["delegate"] == "xnnpack" else "builtin kernels only"
+        estimate = "" if heap["exact"] else ", estimate"
+        table.add_row(
+            f"interpreter heap ({label})",
+            f"{format_bytes_exact(heap['after_setup_bytes'])} after setup, "
+            f"{format_bytes_exact(heap['after_first_invoke_bytes'])} after the first invoke, "
+            f"{format_bytes_exact(heap['peak_bytes'])} peak{estimate}",
+        )
     if document["required_bytes"] != document["runtime_required_bytes"]:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
     for arena in document["arenas"]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from arenalens.builds.build import COMPRESSION, CORTEX_M_TOOLCHAIN, CPUS, HOST, Build, build_title
+from arenalens.builds.build import COMPRESSION, HOST, Build, build_title
 from arenalens.runtimes.tflm import structs
 from arenalens.runtimes.tflm.abi import Struct
 
@@ -138,10 +138,9 @@ def _layout_assumptions(build: Build) -> tuple[str, ...]:
         if build.recording
         else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
     )
-    core = CPUS.get(build.cpu or "")
-    toolchain = CORTEX_M_TOOLCHAIN if core is None else core.toolchain
+    assert build.core is not None
     return (
-        f"{build.title}: {toolchain}, {compression}",
+        f"{build.title}: {build.core.toolchain.title}, {compression}",
         f"{allocator}, GreedyMemoryPlanner",
         "the arena array starts 16-byte aligned (alignas(16)); its end may be unaligned",
     )

@@ -16,11 +16,13 @@ from arenalens.cannot_run import group_refusals
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
-from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate
+from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate, KernelContext
+from arenalens.runtimes.tflm.kernels.ethos_u import NPU_KERNELS
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
+from arenalens.vela.compiled import read_payload
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,17 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
 
     if not setup.registered:
         reason = _no_kernel_reason(operator.opcode, setup.context.build)
+        fix = _npu_build_fix(setup.context) if operator.opcode in NPU_KERNELS else ""
         return [
-            Obstacle(reason, SETUP, subgraph.index, operator.index, operator.opcode, no_kernel=True)
+            Obstacle(
+                reason,
+                SETUP,
+                subgraph.index,
+                operator.index,
+                operator.opcode,
+                no_kernel=True,
+                fix=fix,
+            )
         ]
     found = [obstacle(r.reason, r.phase, r.fix) for r in setup.refusals]
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
@@ -152,6 +163,26 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
                 )
             )
     return found
+
+
+def _npu_build_fix(context: KernelContext) -> str:
+    """The build that runs a Vela-compiled operator: this core (a Cortex-M55 when it is none)
+    with the NPU its command stream was compiled for."""
+    stream = context.input(0)
+    payload = b""
+    if stream is not None and stream.has_data:
+        payload = context.model.buffer_bytes(stream.buffer)
+    compiled_for = read_payload(payload)[0]
+    npu = compiled_for.npu if compiled_for is not None else None
+    build = context.build
+    cpu = build.cpu if build.cpu is not None and build.cpu.startswith("cortex-") else "cortex-m55"
+    target = f"--cpu {cpu} --npu {npu.name}" if npu is not None else f"--cpu {cpu} --npu NPU"
+    compiled = ", the NPU Vela compiled it for" if npu is not None else ""
+    return (
+        f"run it on firmware built for an Ethos-U NPU: {target} (TFLM with "
+        f"CO_PROCESSOR=ethos_u{compiled}), or give the uncompiled model (before Vela) to a "
+        "build without the NPU"
+    )
 
 
 def _no_kernel_reason(opcode: str, build: Build) -> str:

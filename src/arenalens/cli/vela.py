@@ -1,0 +1,155 @@
+"""`arenalens vela MODEL --target BOARD | --cpu CORE --npu NPU [--budget SIZE]`: compile an
+uncompiled model with Vela over its settings and show which one fits, fastest first."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from arenalens.cli.common import (
+    add_build_options,
+    add_model_argument,
+    add_output_options,
+    load_model_argument,
+    print_json,
+    print_text,
+    selected_build,
+    terminal_width,
+    use_color,
+    write_atomic,
+)
+from arenalens.errors import UsageError
+from arenalens.targets import get_target
+from arenalens.units import SIZE_HELP, parse_size
+
+# Vela's memory modes (vela/compiler.py's, spelled here so the parser imports nothing heavy).
+MEMORY_MODES = ("Shared_Sram", "Sram_Only", "Dedicated_Sram")
+
+EXIT_FITS = 0
+EXIT_NONE_FITS = 1
+
+
+def register(subparsers: Any) -> None:
+    """Add the `vela` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "vela",
+        help="compile a model with Arm's Vela over its settings: the exact arena and NPU "
+        "memories of each, and the fastest that fits (extra 'npu')",
+        description="Compile an uncompiled .tflite with Vela (pip install 'arenalens[npu]') for "
+        "the NPU of --target or --npu, over the memory modes, --optimise strategies and arena "
+        "cache sizes it supports; show each compilation's exact kTensorArenaSize on the build, "
+        "the fast memory ethosu_init() must be given (Dedicated_Sram), the weights it reads from "
+        "SRAM (Sram_Only) and Vela's estimated inference time; mark the fastest that fits the "
+        "board and print the Vela command that makes it. Exit 0 when one fits, 1 when none "
+        "does, 2 on bad input.",
+    )
+    add_model_argument(parser)
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        help="a board with an Ethos-U NPU (see check --list-targets): its core, NPU and RAM",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="SIZE",
+        help="the RAM block for all the model puts in SRAM (the arena, and the fast memory or "
+        f"the Sram_Only weights): {SIZE_HELP}; default: --target's largest block",
+    )
+    parser.add_argument(
+        "--memory-mode",
+        action="append",
+        choices=MEMORY_MODES,
+        help="only this Vela memory mode (repeatable; default: every one the NPU supports: "
+        "Dedicated_Sram on Ethos-U65 and U85 only)",
+    )
+    add_build_options(parser)
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the compiled model of the fastest setting that fits here",
+    )
+    add_output_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Sweep the settings, print the table (or JSON), write the chosen model."""
+    return sweep_and_write(args, args.output)
+
+
+def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
+    """The sweep for the options (`vela`, `optimize --vela`): table or JSON, and the fastest
+    setting that fits written to `output` when given. Exit 0 when one fits, 1 when none does."""
+    from arenalens.builds.build import build_title  # noqa: PLC0415
+    from arenalens.report.vela_output import render_vela, vela_document  # noqa: PLC0415
+    from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
+    from arenalens.vela.compiler import vela_version  # noqa: PLC0415
+    from arenalens.vela.settings import candidate_settings, sweep_settings  # noqa: PLC0415
+
+    build = selected_build(args)
+    if build.npu is None:
+        raise UsageError("vela: give --target with a board that has an Ethos-U NPU, or --npu")
+    vela_version()  # fail before reading anything when Vela is missing
+    model = load_model_argument(args.model)
+    if is_vela_compiled(model):
+        raise UsageError(
+            f"{args.model}: already compiled by Vela (it has ethos-u operators); give the model "
+            "from before Vela"
+        )
+    memories = _memories(args)
+    settings = [
+        setting
+        for setting in candidate_settings(build.npu)
+        if not getattr(args, "memory_mode", None) or setting.memory_mode in args.memory_mode
+    ]
+    sweep = sweep_settings(
+        bytes(model.data),
+        build.npu,
+        build,
+        memories=memories,
+        settings=settings,
+        name=_stem(args.model),
+    )
+    # Vela reads files: an example is named by the file `arenalens demo` writes for it.
+    document = vela_document(sweep, _file_name(args.model))
+    if output and sweep.chosen is not None:
+        chosen = sweep.candidates[sweep.chosen].compilation
+        if chosen is not None:
+            write_atomic(output, chosen.model, protect=(args.model,))
+            document["written"] = output
+    if args.json:
+        print_json(document)
+    else:
+        print_text(
+            render_vela(document, build_title(build), color=use_color(args), width=terminal_width())
+        )
+        if document.get("written"):
+            print_text(f"wrote {output}")
+    return EXIT_FITS if sweep.chosen is not None else EXIT_NONE_FITS
+
+
+def _file_name(text: str) -> str:
+    """The model as a Vela command names it: the path, or an example's file name."""
+    return f"{_stem(text)}.tflite" if text.startswith("example:") else text
+
+
+def _stem(text: str) -> str:
+    """The name Vela's output files take: the file's stem, or the example's name."""
+    return text.split(":", 1)[1] if text.startswith("example:") else Path(text).stem
+
+
+def _memories(args: argparse.Namespace) -> Any:
+    from arenalens.vela.settings import Memories  # noqa: PLC0415
+
+    if getattr(args, "budget", None) is not None:
+        return Memories(parse_size(args.budget))
+    if args.target is not None:
+        target = get_target(args.target)
+        # The banks the NPU is documented to reach, less what firmware already takes there.
+        banks = tuple(
+            (bank.name, bank.size_bytes - bank.firmware_bytes) for bank in target.banks if bank.npu
+        )
+        return Memories(target.arena_limit_bytes, banks)
+    return None

@@ -1,0 +1,168 @@
+"""A Vela settings sweep → the `vela` command's JSON document and its terminal table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from arenalens.builds.build import build_summary, build_title
+from arenalens.report.console import render_text
+from arenalens.units import format_bytes_exact, format_bytes_short
+from arenalens.vela.settings import SettingsSweep
+
+
+def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
+    """The sweep as JSON: every candidate with its figures, and the chosen one."""
+    rows = []
+    for index, candidate in enumerate(sweep.candidates):
+        summary = candidate.compilation.summary if candidate.compilation else None
+        rows.append(
+            {
+                "setting": candidate.settings.label,
+                "accelerator": candidate.settings.accelerator,
+                "system_config": candidate.settings.system_config,
+                "memory_mode": candidate.settings.memory_mode,
+                "optimise": candidate.settings.optimise,
+                "arena_cache_size": candidate.settings.arena_cache_size,
+                "vela_command": candidate.settings.command(model),
+                "vela_error": candidate.error or None,
+                "cannot_run": list(candidate.cannot_run),
+                "arena_bytes": candidate.arena_bytes,
+                "fast_memory_bytes": candidate.fast_memory_bytes,
+                "sram_weights_bytes": candidate.sram_weights_bytes,
+                "sram_bytes": candidate.sram_bytes,
+                "vela_sram_bytes": None
+                if candidate.memory is None
+                else candidate.memory.vela_sram_bytes,
+                "arena_fast_copy_bytes": None
+                if candidate.memory is None
+                else candidate.memory.arena_fast_copy_bytes,
+                "inference_seconds": None if summary is None else summary.inference_seconds,
+                "npu_operators": None if summary is None else summary.npu_operators,
+                "cpu_operators": None if summary is None else summary.cpu_operators,
+                "fits": candidate.fits(sweep.memories),
+                "placement": _placement(candidate.placement(sweep.memories)),
+                "chosen": index == sweep.chosen,
+            }
+        )
+    chosen = None if sweep.chosen is None else rows[sweep.chosen]
+    return {
+        "model": model,
+        "npu": sweep.npu.name,
+        "build": build_summary(sweep.build),
+        "vela_version": sweep.vela_version,
+        "memories": None
+        if sweep.memories is None
+        else {
+            "block_bytes": sweep.memories.block_bytes,
+            "banks": [{"name": name, "free_bytes": free} for name, free in sweep.memories.banks],
+        },
+        "candidates": rows,
+        "chosen": chosen,
+    }
+
+
+def _placement(pieces: tuple[tuple[str, str], ...] | None) -> list[dict[str, str]] | None:
+    """Which bank each SRAM piece (arena, fast memory, SRAM weights) goes to."""
+    return None if pieces is None else [{"piece": piece, "bank": bank} for piece, bank in pieces]
+
+
+def _time(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.3f} ms"
+
+
+def _bytes(value: int | None) -> str:
+    return "-" if value is None else format_bytes_exact(value)
+
+
+def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, width: int) -> str:
+    """The sweep as a table, the chosen row marked, then the Vela command that makes it."""
+    table = Table(
+        title=f"{document['model']}: Vela settings on {document['npu']}", title_justify="left"
+    )
+    table.add_column("setting", no_wrap=True)
+    for header in ("arena", "fast memory", "SRAM weights", "SRAM in all", "Vela's SRAM"):
+        table.add_column(header, justify="right")
+    table.add_column("Vela's time", justify="right")
+    table.add_column("fits", no_wrap=True)
+    for row in document["candidates"]:
+        if row["vela_error"]:
+            fits = "Vela refused: " + row["vela_error"]
+        elif row["arena_bytes"] is None:
+            fits = "CANNOT RUN: " + "; ".join(row["cannot_run"])
+        else:
+            fits = "yes" if row["fits"] else "no"
+        if row["chosen"]:
+            fits += " ◀"
+        cache = row["arena_cache_size"]
+        setting = f"{row['memory_mode']} {row['optimise']}" + (
+            "" if cache is None else f" cache {format_bytes_short(cache)}"
+        )
+        table.add_row(
+            setting,
+            _bytes(row["arena_bytes"]),
+            _bytes(row["fast_memory_bytes"] or None),
+            _bytes(row["sram_weights_bytes"] or None),
+            _bytes(row["sram_bytes"]),
+            _bytes(row["vela_sram_bytes"]),
+            _time(row["inference_seconds"]),
+            fits,
+            style="bold green" if row["chosen"] else None,
+        )
+    parts: list[Any] = [Text(f"figures for: {build_text}; Vela {document['vela_version']}", "dim")]
+    memories = document["memories"]
+    if memories is not None and memories["banks"]:
+        banks = ", ".join(
+            f"{bank['name']} {format_bytes_short(bank['free_bytes'])}" for bank in memories["banks"]
+        )
+        parts.append(
+            Text(
+                f"fits: the arena, fast memory and SRAM weights each in one bank the NPU reaches "
+                f"({banks})",
+                "dim",
+            )
+        )
+    elif memories is not None:
+        parts.append(
+            Text(
+                f"fits: all it puts in SRAM within {format_bytes_exact(memories['block_bytes'])} "
+                "(the board's largest block)",
+                "dim",
+            )
+        )
+    parts.append(table)
+    chosen = document["chosen"]
+    if chosen is None:
+        parts.append(Text("no setting fits: none of these compilations fits the board", "red"))
+    else:
+        parts.append(
+            Text(
+                f"fastest that fits: {chosen['setting']}: kTensorArenaSize = "
+                f"{format_bytes_exact(chosen['arena_bytes'])}"
+                + (
+                    f", fast memory {format_bytes_exact(chosen['fast_memory_bytes'])}"
+                    if chosen["fast_memory_bytes"]
+                    else ""
+                )
+                + f", {_time(chosen['inference_seconds'])} by Vela's estimate",
+                "green",
+            )
+        )
+        if chosen["placement"] and chosen["placement"][0]["bank"] not in ("any", "largest block"):
+            parts.append(
+                Text(
+                    "placed: "
+                    + ", ".join(
+                        f"{item['piece']} in {item['bank']}" for item in chosen["placement"]
+                    )
+                )
+            )
+        parts.append(Text(f"reproduce: {chosen['vela_command']}"))
+    return render_text(parts, color=color, width=width)
+
+
+def sweep_build_title(sweep: SettingsSweep) -> str:
+    return build_title(sweep.build)

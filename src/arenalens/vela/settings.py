@@ -1,0 +1,212 @@
+"""An uncompiled model + an NPU build (+ the board's RAM) → Vela's settings compared: each one
+compiled with real Vela, its exact TFLM arena and NPU memories against Vela's estimated inference
+time, and the fastest that fits.
+
+Vela's settings move the arena more than the NPU does: `--optimise Size` trades speed for a
+smaller scratch, the memory mode decides what sits in SRAM (Shared_Sram: the arena; Sram_Only:
+the arena and the weights; Dedicated_Sram, on U65 and U85 only: a fast memory of at most the arena
+cache size beside an arena that may sit in slower memory), and the arena cache size bounds that
+fast memory. Arm's integration guides ask users to try them by hand; here each is compiled and
+measured by arenalens' exact TFLM rules. What a setting puts in SRAM comes in up to three
+contiguous pieces: the arena; for Dedicated_Sram (U65 and U85 only) the fast memory given to
+`ethosu_init`; for Sram_Only the model's read-only data (the weights, biases and command stream
+the NPU reads in place). It fits a board whose RAM banks the NPU reaches when each piece goes to
+one bank with room for it (pieces may share a bank); without banks, when all of them fit the
+board's largest block together (never a yes one block cannot hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arenalens.builds.build import Build
+from arenalens.builds.npu import Npu
+from arenalens.errors import ArenalensError
+from arenalens.tflite.reader import parse_model
+from arenalens.vela.compiler import (
+    DEDICATED_SRAM,
+    OPTIMISE,
+    SHARED_SRAM,
+    SRAM_ONLY,
+    VelaCompilation,
+    VelaSettings,
+    compile_model,
+)
+from arenalens.vela.memory import NpuMemory, npu_memory
+
+# Arena cache sizes tried for Dedicated_Sram besides the memory mode's own (Arm's vela.ini: 4 MiB,
+# which Vela only uses as far as the model needs): fast memories a small board can give.
+CACHE_SIZES = (64 << 10, 256 << 10)
+
+
+@dataclass(frozen=True, slots=True)
+class Memories:
+    """The RAM a board gives the model: its largest contiguous block, and the free bytes of each
+    bank the NPU reaches (empty: the banks are not known)."""
+
+    block_bytes: int
+    banks: tuple[tuple[str, int], ...] = ()  # (name, bytes free for the model)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One setting compiled (or why Vela refused it) and what it needs."""
+
+    settings: VelaSettings
+    compilation: VelaCompilation | None
+    error: str = ""
+    arena_bytes: int | None = None  # kTensorArenaSize on the build (None: cannot run)
+    cannot_run: tuple[str, ...] = ()
+    memory: NpuMemory | None = None
+
+    @property
+    def inference_seconds(self) -> float | None:
+        return None if self.compilation is None else self.compilation.summary.inference_seconds
+
+    @property
+    def fast_memory_bytes(self) -> int:
+        return 0 if self.memory is None else self.memory.fast_memory_bytes
+
+    @property
+    def sram_weights_bytes(self) -> int:
+        """The model's read-only data the NPU reads from SRAM (Sram_Only), else 0."""
+        if self.memory is None or self.settings.memory_mode != SRAM_ONLY:
+            return 0
+        return self.memory.read_only_bytes + self.memory.command_stream_bytes
+
+    @property
+    def sram_bytes(self) -> int | None:
+        """Everything this setting puts in SRAM (None when it cannot run)."""
+        if self.arena_bytes is None:
+            return None
+        return self.arena_bytes + self.fast_memory_bytes + self.sram_weights_bytes
+
+    @property
+    def sram_pieces(self) -> tuple[tuple[str, int], ...]:
+        """The contiguous pieces this setting puts in SRAM, named, the arena first."""
+        if self.arena_bytes is None:
+            return ()
+        pieces = (
+            ("arena", self.arena_bytes),
+            ("fast memory", self.fast_memory_bytes),
+            ("SRAM weights", self.sram_weights_bytes),
+        )
+        return tuple(piece for piece in pieces if piece[1] > 0)
+
+    def placement(self, memories: Memories | None) -> tuple[tuple[str, str], ...] | None:
+        """(piece, the bank it goes to) for each SRAM piece ('largest block' without banks), or
+        None when it does not run or does not fit."""
+        if self.arena_bytes is None:
+            return None
+        names = tuple(name for name, _ in self.sram_pieces)
+        sizes = tuple(size for _, size in self.sram_pieces)
+        if memories is None:
+            return tuple((name, "any") for name in names)
+        if not memories.banks:
+            fits = sum(sizes) <= memories.block_bytes
+            return tuple((name, "largest block") for name in names) if fits else None
+        banks = place(sizes, memories.banks)
+        return None if banks is None else tuple(zip(names, banks, strict=True))
+
+    def fits(self, memories: Memories | None) -> bool:
+        """Does it run, and do the pieces it puts in SRAM fit the board?"""
+        return self.placement(memories) is not None
+
+
+def place(pieces: tuple[int, ...], banks: tuple[tuple[str, int], ...]) -> tuple[str, ...] | None:
+    """The first assignment of pieces to banks (largest piece first) that fits, or None; at
+    most three pieces, so every assignment is tried."""
+    order = sorted(range(len(pieces)), key=lambda index: -pieces[index])
+    free = [size for _, size in banks]
+    chosen: list[int] = [0] * len(pieces)
+
+    def fill(position: int) -> bool:
+        if position == len(order):
+            return True
+        piece = order[position]
+        for bank, room in enumerate(free):
+            if pieces[piece] <= room:
+                free[bank] -= pieces[piece]
+                chosen[piece] = bank
+                if fill(position + 1):
+                    return True
+                free[bank] += pieces[piece]
+        return False
+
+    return tuple(banks[bank][0] for bank in chosen) if fill(0) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsSweep:
+    """Every candidate, in the order tried, and the fastest that fits (None: none fits)."""
+
+    npu: Npu
+    build: Build
+    memories: Memories | None
+    candidates: tuple[Candidate, ...]
+    chosen: int | None
+    vela_version: str
+
+
+def candidate_settings(
+    npu: Npu, *, cache_sizes: tuple[int, ...] = CACHE_SIZES
+) -> list[VelaSettings]:
+    """The settings tried for an NPU: each memory mode it supports, each --optimise, and for
+    Dedicated_Sram (U65, U85) the default and the given arena cache sizes."""
+    modes = [SHARED_SRAM, SRAM_ONLY] + ([DEDICATED_SRAM] if npu.product != 0 else [])
+    found = []
+    for mode in modes:
+        caches: tuple[int | None, ...] = (None, *cache_sizes) if mode == DEDICATED_SRAM else (None,)
+        for optimise in OPTIMISE:
+            for cache in caches:
+                found.append(
+                    VelaSettings(
+                        npu.name, npu.system_config, mode, optimise, arena_cache_size=cache
+                    )
+                )
+    return found
+
+
+def sweep_settings(
+    source: bytes,
+    npu: Npu,
+    build: Build,
+    *,
+    memories: Memories | None = None,
+    settings: list[VelaSettings] | None = None,
+    name: str = "model",
+    arena_of: Callable[[bytes, Build], tuple[int | None, tuple[str, ...]]] | None = None,
+) -> SettingsSweep:
+    """Compile the model with every setting, size each on the build, choose the fastest that
+    fits (ties: the smaller SRAM, then the order tried)."""
+    measure = arena_of or arena_on_build
+    candidates = []
+    version = ""
+    for setting in settings if settings is not None else candidate_settings(npu):
+        try:
+            compilation = compile_model(source, setting, name=name)
+        except ArenalensError as error:
+            candidates.append(Candidate(setting, None, error=str(error)))
+            continue
+        version = compilation.vela_version
+        arena, reasons = measure(compilation.model, build)
+        model = parse_model(compilation.model, f"{name}_vela.tflite")
+        candidates.append(Candidate(setting, compilation, "", arena, reasons, npu_memory(model)))
+    fitting = [
+        (c.inference_seconds or 0.0, c.sram_bytes or 0, index)
+        for index, c in enumerate(candidates)
+        if c.fits(memories)
+    ]
+    chosen = min(fitting)[2] if fitting else None
+    return SettingsSweep(npu, build, memories, tuple(candidates), chosen, version)
+
+
+def arena_on_build(model: bytes, build: Build) -> tuple[int | None, tuple[str, ...]]:
+    """kTensorArenaSize of a compiled model on the build, or None and why it cannot run."""
+    from arenalens.pipeline import analyze  # noqa: PLC0415 - the whole pipeline, once per model
+
+    analysis = analyze(parse_model(model, "compiled"), build=build)
+    if not analysis.budget.runs:
+        return None, tuple(obstacle.text() for obstacle in analysis.budget.obstacles)
+    return analysis.budget.required_bytes, ()
