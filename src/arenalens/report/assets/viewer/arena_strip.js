@@ -29,7 +29,7 @@ export class ArenaStrip extends CanvasChart {
     this.click = click;
     // The parts by name, in words under the bar: a phone has no hover, and small parts have
     // no room for a label on the bar.
-    this.legend = element("div", { class: "legend strip-parts", id: "arena-strip-parts" });
+    this.legend = element("div", { class: "strip-parts", id: "arena-strip-parts" });
     parent.append(this.legend);
     this.canvas.id = "arena-strip";
     this.canvas.setAttribute("role", "img");
