@@ -462,7 +462,13 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
             Text.assemble(
                 ("largest after `arenalens optimize`: ", "bold"),
                 (f"{search.input_name}={shape}", "bold cyan"),
-                f" (the optimized model declares {format_bytes_exact(after.required_bytes or 0)})",
+                f" (the optimized model declares {format_bytes_exact(after.required_bytes or 0)}"
+                + (
+                    f"; optimize {' '.join(search.after_optimize_options)}"
+                    if search.after_optimize_options
+                    else ""
+                )
+                + ")",
             )
         )
     table = Table(title="arena by input size", title_justify="left", header_style="bold")

@@ -86,7 +86,7 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
 
 def _arena_line(arena: Mapping[str, Any]) -> str:
     size, bound, naive = arena["arena_bytes"], arena["lower_bound_bytes"], arena["naive_bytes"]
-    line = f"{format_bytes_exact(size)}; lower bound {format_bytes_exact(bound)}"
+    line = f"{format_bytes_exact(size)}; lower bound (whole tensors) {format_bytes_exact(bound)}"
     overhead = percent_over(size, bound)
     if overhead is not None:
         line += f" (+{overhead:g}%)"
