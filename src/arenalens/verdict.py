@@ -393,6 +393,7 @@ def check(
     runtime: str = "tflm",
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
+    resource_variables: int | None = None,
 ) -> Verdict:
     """What `arenalens check` answers, as a Verdict: does the model run, correctly, at a known
     input size, what to declare (`required_bytes`, `parts`), does it fit the budget or board
@@ -401,9 +402,11 @@ def check(
     `target` is a board or chip preset (its core and CMSIS-NN kernels choose the build unless
     `build` says otherwise); `tflm` the TFLM release that build compiles, as `--tflm` takes it
     (a tflite-micro version, a date like '2025-08', a commit); `budget` bytes or a size text
-    ('320KB'); `input_shapes`
-    {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
-    verdict has a number and no fit answer (`answer` is None)."""
+    ('320KB'); `reserve` what the firmware keeps (default: a target's usual firmware's share,
+    nothing off a budget); `resource_variables` the MicroResourceVariables table the firmware
+    creates; `input_shapes` {input name or position: shape} or ['NAME=1x128x128x3', ...].
+    Without target or budget the verdict has a number and no fit answer (`answer` is None); when
+    it does not fit, `fit.ladder` holds the rewrites tried, as `check` prints them."""
     from arenalens.builds.build import as_build  # noqa: PLC0415
     from arenalens.builds.tflm import tflm_release  # noqa: PLC0415
     from arenalens.errors import UsageError  # noqa: PLC0415
@@ -449,6 +452,9 @@ def check(
         chosen = as_build(None)
     if tflm is not None:
         chosen = chosen.at_release(tflm_release(tflm))
+    if resource_variables is not None:
+        # The MicroResourceVariables table the firmware creates (`--resource-variables`).
+        chosen = replace(chosen, resource_variables=resource_variables)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
     asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
     if preset is None and budget is None:
