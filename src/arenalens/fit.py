@@ -12,14 +12,16 @@ do a smaller input or another board help. A model that fits as given runs no opt
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
+from arenalens.placement import BoardPlacement, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -55,9 +57,12 @@ class FitCheck:
     # True when the reserve is the target's usual firmware's (no --reserve given).
     reserve_is_default: bool = False
     assumptions: tuple[str, ...] = ()
-    # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
-    # words and says why it may be off.
-    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The build the number is for (None for LiteRT); `declared` says it in words and says why it
+    # may be off.
+    build: Build | None = None
+    # Where each part goes on a board with several RAM banks (`placement.py`); None for a
+    # budget, a board with one bank, or a number that is not the runtime's own split.
+    placement: BoardPlacement | None = None
 
     @property
     def runtime(self) -> str:
@@ -103,7 +108,16 @@ class FitCheck:
     def tight(self) -> bool:
         """True when it fits with less headroom than the margin: a firmware update, a larger
         stack or a library release may take it."""
-        return self.fits and self.headroom_bytes < self.margin_bytes
+        return self.fits and self.spare_bytes < self.margin_bytes
+
+    @property
+    def spare_bytes(self) -> int:
+        """What is left: placed in the board's banks, the least any of its buffers leaves in its
+        bank; else the headroom of the one arena."""
+        placement = self.placement
+        if placement is not None and placement.best is not None:
+            return min(use.spare_bytes for use in placement.best.uses)
+        return self.headroom_bytes
 
     @property
     def runs(self) -> bool:
@@ -128,8 +142,17 @@ class FitCheck:
 
     @property
     def fits(self) -> bool:
-        """True when the number means something and fits."""
-        return self.meaningful and self.headroom_bytes >= 0
+        """True when the number means something and fits: as one arena in the largest block,
+        or split across the board's banks (`placement`)."""
+        if not self.meaningful:
+            return False
+        return self.headroom_bytes >= 0 or (self.placement is not None and self.placement.fits)
+
+    @property
+    def placed_apart(self) -> bool:
+        """True when it fits only with its parts in separate banks (or in a bank the largest
+        static block does not count, such as external RAM)."""
+        return self.fits and self.headroom_bytes < 0
 
     @property
     def optimized_bytes(self) -> int | None:
@@ -199,6 +222,16 @@ def check_fit(
         )
     declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
+    placement = None
+    split = analysis.budget.split
+    if (
+        target is not None
+        and len(target.banks) > 1
+        and split is not None
+        and declared.status.gives_a_number
+        and split.single_bytes == declared.required_bytes
+    ):
+        placement = place(split, target, reserve_bytes=reserve_bytes)
     return FitCheck(
         model=analysis.model.name,
         source=analysis.model.source,
@@ -211,6 +244,7 @@ def check_fit(
         reserve_is_default=reserve_is_default and reserve_bytes > 0,
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
+        placement=placement,
     )
 
 

@@ -106,7 +106,8 @@ class Steps:
         if target is None or not board:
             return flags
         named = f" --target {shlex.quote(target.name)}"
-        if target_build(target).name == self.verdict.build.get("name", "host"):
+        build = self.verdict.build
+        if target_build(target).name == ("host" if build is None else build.name):
             return named
         return named + (flags or " --cpu host")
 
@@ -254,6 +255,32 @@ class Steps:
                     self.all_boards_command(),
                 )
             )
+            return steps
+        placement = None if fit.placement is None else fit.placement.best
+        if verdict.fits and placement is not None and placement.kind != "one arena":
+            steps.append(
+                Step(
+                    f"Give TFLM its memory in {len(placement.uses)} buffers, as the code above "
+                    f"does{estimate}: {placement.summary()}."
+                )
+            )
+            if fit.tight:
+                steps.append(self.tight_step())
+            steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
+            return steps
+        if verdict.fits and placement is not None:
+            use = placement.uses[0]
+            steps.append(
+                Step(
+                    f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
+                    f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
+                )
+            )
+            if fit.tight:
+                steps.append(self.tight_step())
+            steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         if verdict.fits:
             spare = format_bytes_exact(fit.headroom_bytes)
@@ -435,7 +462,7 @@ class Steps:
         best = verdict.declared.required_bytes - (saves or 0)
         if verdict.runtime == "tflm" and overlap is not None and overlap < best:
             kernels = ""
-            if not verdict.build.get("cpu") and self.asked.kernels:
+            if (verdict.build is None or verdict.build.is_host) and self.asked.kernels:
                 kernels = f" --kernels {self.asked.kernels}"
             steps.append(
                 Step(

@@ -48,6 +48,11 @@ from arenalens.errors import UsageError
 from arenalens.units import format_bytes_short
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
+# A bank's kind, fastest first (`MemoryBank.kind`).
+TIGHTLY_COUPLED = "tightly-coupled"
+ON_CHIP = "on-chip"
+EXTERNAL = "external"
+BANK_KINDS = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
 CATALOGUE = "targets.json"  # package data next to this module
 
 
@@ -87,6 +92,14 @@ class MemoryBank:
     npu: bool | None = None  # the chip's NPU can reach it (None: no NPU, or not documented)
     speed: str = ""  # a cited figure or class of its speed
     note: str = ""
+    section: str = ""  # the linker section that lands a static buffer here ("": see allocate)
+    allocate: str = ""  # "heap_caps_malloc", "arduino-sdram": how firmware gets memory there
+    joins_next: bool = False  # the next bank starts where this one ends: one array spans both
+
+    @property
+    def kind_rank(self) -> int:
+        """0 for tightly coupled, 1 on-chip, 2 external: its speed class, fastest first."""
+        return BANK_KINDS.index(self.kind)
 
 
 def _bank(row: Mapping[str, Any]) -> MemoryBank:
@@ -102,6 +115,9 @@ def _bank(row: Mapping[str, Any]) -> MemoryBank:
         npu=row.get("npu"),
         speed=row.get("speed", ""),
         note=row.get("note", ""),
+        section=row.get("section", ""),
+        allocate=row.get("allocate", ""),
+        joins_next=row.get("joins_next", False),
     )
 
 
@@ -166,8 +182,10 @@ def _board(
     software lays memory out its own way (`layout`); its own note first."""
     chip = chips[row["chip"]]
     layout = layouts.get(row.get("layout", ""))
+    banks = chip.banks
     if layout is not None:
         limit, source, note = layout["arena_limit_bytes"], layout["source"], layout["note"]
+        banks = ()  # the board's software lays memory out its own way: not the chip's banks
     else:
         limit, source = chip.arena_limit_bytes, chip.source
         note = "; ".join(part for part in (row.get("note", ""), chip.note) if part)
@@ -184,7 +202,7 @@ def _board(
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
         npu=chip.npu,
-        banks=(*chip.banks, *(_bank(bank) for bank in row.get("banks", ()))),
+        banks=(*banks, *(_bank(bank) for bank in row.get("banks", ()))),
     )
 
 
@@ -285,4 +303,7 @@ def bank_document(bank: MemoryBank) -> dict[str, object]:
         "speed": bank.speed,
         "source": bank.source,
         "note": bank.note,
+        "section": bank.section or None,
+        "allocate": bank.allocate or None,
+        "joins_next": bank.joins_next,
     }

@@ -156,3 +156,14 @@ def test_check_on_an_npu_board_suggests_compiling_an_uncompiled_model(
         "--json",
     )
     assert not any("--vela" in (step.get("command") or "") for step in document["next_steps"])
+
+
+def test_check_predicts_the_drivers_fast_memory_refusal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("check", str(DEDICATED), "--cpu", "cortex-m55", "--npu", "ethos-u65-256")
+    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22079", "--json")
+    refusal = document["npu_memory"]["fast_memory_refusal"]
+    assert code == 1 and refusal.startswith("Fast memory area too small. fast_memory_size=22079")
+    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22080", "--json")
+    assert code == 0 and document["npu_memory"]["fast_memory_refusal"] == ""

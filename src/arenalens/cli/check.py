@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from arenalens.builds.build import Build
+from arenalens.builds.build import Build, with_kernels_named
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
 from arenalens.cli.command_line import rerun, with_option
 from arenalens.cli.common import (
@@ -53,6 +53,7 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
+from arenalens.vela.memory import fast_memory_refusal, npu_memory
 from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
@@ -102,6 +103,13 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         help="check the plan of this planner (e.g. the one `optimize` wrote) instead of the "
         "runtime's own",
+    )
+    parser.add_argument(
+        "--fast-memory",
+        metavar="SIZE",
+        help="the fast_memory_size your firmware gives ethosu_init() (Ethos-U, a model compiled "
+        "for Dedicated_Sram): smaller than the model's fast scratch, the driver refuses every "
+        "inference and check exits 1",
     )
     parser.add_argument(
         "--max-input",
@@ -168,16 +176,11 @@ def optimized_bytes(
         return None
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
 
-    chosen = build or selected_build(args)
     # The command check suggests names the build's kernels (`build_flags`): the number is that
     # build's alone.
+    chosen = with_kernels_named(build or selected_build(args))
     with working(args, f"optimizing to see what fits (up to {OPTIMIZE_SECONDS:g} s)"):
-        return optimize_model(
-            model,
-            time_limit_s=OPTIMIZE_SECONDS,
-            build=chosen,
-            kernels=None if chosen.is_host else chosen.kernels,
-        ).new_required_bytes
+        return optimize_model(model, time_limit_s=OPTIMIZE_SECONDS, build=chosen).new_required_bytes
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:
@@ -393,12 +396,16 @@ def _single(args: argparse.Namespace, path: str) -> int:
             lines = npu_memory_lines(npu)
             if "fit" in npu:
                 lines += npu_fit_lines(npu["fit"], npu)
+            if npu.get("fast_memory_refusal"):
+                lines.append(f"the Ethos-U driver at Invoke: {npu['fast_memory_refusal']}")
             text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
         print_text(text)
     if npu is not None and "fit" in npu and not npu["fit"]["fits"] and verdict.fits:
         return EXIT_DOES_NOT_FIT  # the arena fits, not with the NPU's fast memory beside it
+    if npu is not None and npu.get("fast_memory_refusal"):
+        return EXIT_DOES_NOT_FIT  # the driver refuses every inference
     return verdict.exit_code
 
 
@@ -406,7 +413,8 @@ def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[s
     """A Vela-compiled model's NPU memories (TFLM), against the budget when there is one."""
     if args.runtime != "tflm":
         return None
-    document = npu_memory_json(load_with_input_shapes(path, args), verdict.required_bytes)
+    model = load_with_input_shapes(path, args)
+    document = npu_memory_json(model, verdict.required_bytes)
     if document is not None and verdict.fit is not None:
         target = verdict.fit.target
         banks = tuple(
@@ -415,6 +423,10 @@ def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[s
             if bank.npu
         )
         document["fit"] = npu_fit_json(document, verdict.fit.available_bytes, banks)
+    if document is not None and args.fast_memory is not None:
+        memory = npu_memory(model)
+        assert memory is not None  # npu_memory_json found NPU operators
+        document["fast_memory_refusal"] = fast_memory_refusal(memory, parse_size(args.fast_memory))
     return document
 
 

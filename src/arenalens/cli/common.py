@@ -15,14 +15,13 @@ from arenalens.builds.build import (
     ESP_NN_RELEASES,
     KERNEL_LIBRARIES,
     Build,
-    select_build,
 )
 from arenalens.builds.npu import npus
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.target_build import rewrite_rules, target_build
+from arenalens.target_build import build_from_options, rewrite_rules
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
@@ -135,26 +134,21 @@ def selected_build(args: argparse.Namespace) -> Build:
     can imply a core and kernels."""
     cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
     tflm, npu = getattr(args, "tflm", None), getattr(args, "npu", None)
-    if cpu is None and getattr(args, "overlap", False):
-        # --overlap --kernels cmsis-nn alone asks only for CMSIS-NN's access order.
+    target = _single_target(args)
+    if cpu is None and getattr(args, "overlap", False) and (target is None or not target.build_cpu):
+        # --overlap --kernels cmsis-nn without a core asks only for CMSIS-NN's access order on
+        # the wheel's figures (`overlap_rules_for` reads it); with a board's core, the build
+        # carries the library named.
         kernels = None
     runtime = getattr(args, "runtime", "tflm")
-    target = _single_target(args)
     table = getattr(args, "resource_variables", None)
-    if runtime != "tflm" and tflm is not None:
-        raise UsageError(f"--tflm selects a TFLite Micro release; --runtime {runtime} has none")
     if runtime != "tflm" and table is not None:
         raise UsageError(
             f"--resource-variables sizes TFLite Micro's table; --runtime {runtime} has none"
         )
-    if target is not None and runtime == "tflm":
-        build = target_build(target, cpu=cpu, kernels=kernels, tflm=tflm, npu=npu)
-        return with_table(build, table)
-    build = select_build(cpu, kernels, tflm, npu)
-    if runtime != "tflm" and not build.is_host:
-        raise UsageError(
-            f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"
-        )
+    build = build_from_options(
+        target=target, cpu=cpu, kernels=kernels, npu=npu, tflm=tflm, runtime=runtime
+    )
     return with_table(build, table)
 
 

@@ -29,6 +29,7 @@ from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
 from arenalens.runtimes.tflm.probe import is_installed_wheel
+from arenalens.targets import get_target
 
 
 def register(subparsers: Any) -> None:
@@ -135,12 +136,12 @@ def run(args: argparse.Namespace) -> int:
         planner=args.planner,
         reorder=args.reorder,
         inplace=args.inplace,
-        overlap=args.overlap,
-        kernels=overlap_rules_for(args, build),
+        overlap=overlap_rules_for(args, build) if args.overlap else False,
         time_limit_s=args.time_limit,
         seed=args.seed,
         build=build,
         split=args.split,
+        target=None if args.target is None else get_target(args.target),
     )
     proof: OutputProof | None = None
     proof_note = ""

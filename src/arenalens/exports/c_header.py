@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from arenalens import __version__
-from arenalens.builds.build import kernels_release_title
+from arenalens.builds.build import allocator_name, kernels_release_title
 from arenalens.pipeline import Analysis
 from arenalens.runtimes import get_runtime
 
@@ -94,6 +94,7 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         )
     if analysis.runtime == "tflm":
         lines += _firmware_lines(analysis, upper)
+    lines += _split_lines(analysis, upper)
     lines += [
         "",
         "#ifndef ARENALENS_NO_KTENSORARENASIZE",
@@ -160,6 +161,39 @@ def _firmware_lines(analysis: Analysis, upper: str) -> list[str]:
     ]
 
 
+def _split_lines(analysis: Analysis, upper: str) -> list[str]:
+    """The same memory in the buffers a board with several RAM banks places apart (TFLM): the
+    two-buffer allocator's minima and, with resource variables, their own allocator's arena."""
+    split = analysis.budget.split
+    if split is None:
+        return []
+    lines = [
+        "",
+        "/* Split across RAM banks, each buffer 16-byte aligned:",
+        f" * MicroAllocator::Create(persistent, {upper}_PERSISTENT_ARENA_SIZE,",
+        f" *                        non_persistent, {upper}_NON_PERSISTENT_ARENA_SIZE).",
+        " * Never smaller on the persistent side: TFLM does not reliably fail there. */",
+        f"#define {upper}_PERSISTENT_ARENA_SIZE {split.two.persistent_bytes}u",
+        f"#define {upper}_NON_PERSISTENT_ARENA_SIZE {split.two.non_persistent_bytes}u",
+    ]
+    variables = split.variables
+    if variables is not None:
+        lines += [
+            "/* Resource variables' table on an allocator of its own: MicroResourceVariables::",
+            f" * Create(MicroAllocator::Create(var_arena, {upper}_VARIABLE_ARENA_SIZE), "
+            f"{upper}_RESOURCE_VARIABLE_COUNT);",
+            " * the main memory is then one arena or two buffers of the sizes below. */",
+            f"#define {upper}_RESOURCE_VARIABLE_COUNT {variables.count}",
+            f"#define {upper}_VARIABLE_ARENA_SIZE {variables.arena_bytes}u",
+            f"#define {upper}_ARENA_SIZE_VARIABLES_APART {variables.single_bytes}u",
+            f"#define {upper}_PERSISTENT_ARENA_SIZE_VARIABLES_APART "
+            f"{variables.two.persistent_bytes}u",
+            f"#define {upper}_NON_PERSISTENT_ARENA_SIZE_VARIABLES_APART "
+            f"{variables.two.non_persistent_bytes}u",
+        ]
+    return lines
+
+
 def _wrapped(label: str, notes: Sequence[str]) -> list[str]:
     """Comment lines for notes, each wrapped at 100 columns."""
     lines: list[str] = []
@@ -172,18 +206,17 @@ def _wrapped(label: str, notes: Sequence[str]) -> list[str]:
 def _build_lines(analysis: Analysis) -> list[str]:
     """The comment line naming the build the sizes are for (TFLM only)."""
     build = analysis.budget.build
-    if not build:
+    if build is None:
         return []
-    tflm = build.get("tflm") or {}
-    release = [f" * Release: {_comment(str(tflm['title']))}."] if tflm.get("title") else []
+    release = [f" * Release: {_comment(build.tflm.title)}."]
     library = kernels_release_title(build)
     if library:
-        release = [f" * Release: {_comment(str(tflm['title']))}, {_comment(library)}."]
-    if build.get("cpu") is None:
-        return [f" * Build: {_comment(str(build['title']))}.", *release]
+        release = [f" * Release: {_comment(build.tflm.title)}, {_comment(library)}."]
+    if build.is_host:
+        return [f" * Build: {_comment(build.title)}.", *release]
     return [
-        f" * Build: {_comment(str(build['title']))}, {_comment(str(build['abi']))}, "
-        f"{_comment(str(build['allocator']))}.",
+        f" * Build: {_comment(build.title)}, {_comment(build.abi.title)}, "
+        f"{_comment(allocator_name(build))}.",
         *release,
     ]
 

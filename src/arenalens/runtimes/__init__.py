@@ -9,12 +9,13 @@ the memory to declare, the overlaps its kernels allow, and the real interpreter'
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from arenalens.errors import UsageError
+from arenalens.runtimes.arena_split import ArenaSplit
 from arenalens.runtimes.sections import ArenaSection
 
 if TYPE_CHECKING:
@@ -74,9 +75,9 @@ class MemoryBudget:
     # The build the number is for, in words ("64-bit host build (tflite-micro wheel)",
     # "Cortex-M7 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator").
     device: str = ""
-    # The same as data (TFLM: `build_summary`: name, cpu, kernels, isa, abi, allocator); empty
-    # for a runtime with one build.
-    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The build itself (its JSON is `build_summary`'s, made by the writers); None for a runtime
+    # with one build.
+    build: Build | None = None
     # Why `required_bytes` is an estimate rather than the runtime's exact figure (empty: exact).
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
@@ -84,6 +85,9 @@ class MemoryBudget:
     # Where every byte of required_bytes goes, in address order (`sections`): they cover it
     # exactly. Empty for a budget not made by a runtime's rules.
     sections: tuple[ArenaSection, ...] = ()
+    # The same memory split into the buffers the runtime lets firmware place apart, each at its
+    # minimum (TFLM: two buffers, resource variables apart); None for a runtime without such.
+    split: ArenaSplit | None = None
 
     @property
     def runs(self) -> bool:

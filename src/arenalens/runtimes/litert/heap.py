@@ -35,7 +35,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arenalens.ir import Model, Subgraph, Tensor
+from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_interpreter import (
+    Block,
+    allocation_blocks,
+    creation_blocks,
+    persistent_ro_blocks,
+)
+from arenalens.runtimes.litert.rules import litert_plans
 
 DELEGATES = ("xnnpack", "none")
 DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless told not to
@@ -43,21 +51,6 @@ DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless told not to
 # The wheel these constants were measured on (tests/data/litert_heap.json: environment).
 MEASURED_ON = "ai-edge-litert 2.3.0, Linux x86-64 (glibc 2.36), Python 3.11"
 
-# Fixed part of an interpreter with the builtin op resolver, through the Python wrapper:
-# measured with a one-RELU model (tests/litert_heap_measure.py, calibration models).
-INTERPRETER_FIXED_BYTES = 96_500
-# Per operator: TfLiteNode and its registration in the subgraph's node vector (grown by
-# doubling), inputs / outputs / intermediates / temporaries arrays, builtin options, the
-# kernel's OpData from Init. Measured as the slope of RELU chains of 1..128 operators, plus
-# the largest OpData of the kernels arenalens knows (conv: 1 KiB).
-PER_OPERATOR_BYTES = 1_400
-# Per tensor: TfLiteTensor (112 B in a vector grown by doubling) and its dims array.
-PER_TENSOR_BYTES = 280
-# ArenaPlanner bookkeeping at allocate_tensors(): alloc / dealloc nodes, allocations,
-# in-place ids per tensor; the node-to-tensor hash sets per node; the planner and arenas.
-PLANNER_FIXED_BYTES = 1_200
-PLANNER_PER_TENSOR_BYTES = 64
-PLANNER_PER_OPERATOR_BYTES = 400
 # First invoke of float models: the Python wrapper's input and output views.
 INVOKE_FIXED_BYTES = 1_600
 # XNNPACK: the delegate, its subgraph, runtime and operator objects.
@@ -71,7 +64,15 @@ XNNPACK_ROW_TILE = 16
 RUY_TILE = 16
 # ruy's context: its thread-specific resources, allocator and tuning state.
 RUY_CONTEXT_BYTES = 16_384
+RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
 POINTER_BYTES = 8
+# glibc placement: up to 16 B more per block (a reused free chunk given whole); measured at most
+# one block in 20 on the 48 cached models, so 16 B per 16 blocks never falls under.
+GLIBC_SLACK_BYTES = 16
+GLIBC_SLACK_EVERY_BLOCKS = 16
+# The Python wrapper's own blocks move by up to 96 B with the process's state (the model path's
+# length: tests/litert_heap_measure.py): not the model's, added so the figure never falls under.
+WRAPPER_VARIATION_BYTES = 96
 
 _GEMM_OPERATORS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
 _QUANTIZED = ("INT8", "UINT8", "INT16")
@@ -84,21 +85,6 @@ _RECURRENT_OPERATORS = (
     "UNIDIRECTIONAL_SEQUENCE_RNN",
     "BIDIRECTIONAL_SEQUENCE_RNN",
 )
-
-
-def malloc_usable(nbytes: int) -> int:
-    """glibc (64-bit): a request's usable size, chunk = max(32, round_up(n + 8, 16)), less 8."""
-    if nbytes <= 0:
-        return 0
-    return max(32, (nbytes + 8 + 15) & ~15) - 8
-
-
-def arena_block(high_water_mark: int) -> int:
-    """ResizableAlignedBuffer on Linux: aligned_alloc(64, round_up(hwm + 63, 64)), as glibc
-    hands it out (the alignment slack is split off and freed)."""
-    if high_water_mark <= 0:
-        return 0
-    return malloc_usable(((high_water_mark + 63 + 63) // 64) * 64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,20 +137,21 @@ def interpreter_heap(
     `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none)."""
     if delegate not in DELEGATES:
         raise ValueError(f"delegate must be one of {', '.join(DELEGATES)}, not {delegate!r}")
-    tensors = sum(len(subgraph.tensors) for subgraph in model.subgraphs)
-    operators = sum(len(subgraph.operators) for subgraph in model.subgraphs)
-    arenas = sum(arena_block(size) for size in arena_sizes)
+    setup = setup_blocks(model, arena_sizes)
+    created = [block for block in setup if block.phase == "create"]
+    allocated = [block for block in setup if block.phase == "allocate"]
+    arena_blocks = [block for block in allocated if block.block.part == "arenas"]
+    kernel_blocks = [block for block in allocated if block.block.part != "arenas"]
+    arenas = sum(block.block.usable for block in arena_blocks)
     parts = [
         HeapPart(
             "interpreter structures",
-            INTERPRETER_FIXED_BYTES
-            + PER_OPERATOR_BYTES * operators
-            + PER_TENSOR_BYTES * tensors
-            + sum(_quantization_bytes(t) for s in model.subgraphs for t in s.tensors),
+            sum(block.block.usable for block in created),
             "setup",
-            False,
-            "op resolver, interpreter and Python wrapper; a TfLiteTensor per tensor, a node "
-            "with its registration, arrays and options per operator, quantization parameters",
+            all(block.block.exact for block in created),
+            "Interpreter(...): the op resolver and Python wrapper (the same for every model), "
+            "then per subgraph its tensors and nodes vectors, per tensor its dims and "
+            "quantization arrays, per node its index arrays, builtin options and kernel OpData",
         ),
         HeapPart(
             "arenas",
@@ -176,19 +163,22 @@ def interpreter_heap(
         ),
         HeapPart(
             "planner and kernel setup",
-            PLANNER_FIXED_BYTES
-            + PLANNER_PER_TENSOR_BYTES * tensors
-            + PLANNER_PER_OPERATOR_BYTES * operators
-            + sum(
-                _requantization_bytes(s, op.inputs)
-                for s in model.subgraphs
-                for op in s.operators
-                if op.opcode in _GEMM_OPERATORS
-            ),
+            sum(block.block.usable for block in kernel_blocks),
+            "setup",
+            all(block.block.exact for block in kernel_blocks),
+            "allocate_tensors(): tensors and dims Prepare adds, kernels' per-channel "
+            "requantization and lookup tables, ArenaPlanner's per-tensor and per-node "
+            "bookkeeping and its arenas' allocation lists",
+        ),
+        HeapPart(
+            "heap placement allowance",
+            placement_allowance(len(setup)),
             "setup",
             False,
-            "ArenaPlanner's per-tensor and per-node bookkeeping; per-channel requantization "
-            "multipliers and shifts of quantized convolutions and matmuls",
+            "glibc hands a free chunk out whole when splitting it would leave under 32 bytes: "
+            "a block can hold 16 bytes more than it asked for, depending on what was freed "
+            "before it; sixteen bytes per sixteen blocks keeps the figure from falling under, "
+            "and 96 more cover the Python wrapper's own blocks, which move with the process",
         ),
     ]
     if delegate == "none":
@@ -206,10 +196,11 @@ def interpreter_heap(
         parts.append(
             HeapPart(
                 "first-invoke transient",
-                gemm + _largest_gemm_activation_bytes(model),
+                gemm + _largest_gemm_activation_bytes(model) + _input_arrays_bytes(model),
                 "transient",
                 False,
-                "packing buffers a quantized or float GEMM takes during its call, and frees",
+                "packing buffers a quantized or float GEMM takes during its call, and frees; "
+                "the wrapper's input arrays (numpy zeros the caller sets, freed after the copy)",
             )
         )
         return InterpreterHeap("none", tuple(parts), MEASURED_ON)
@@ -251,7 +242,9 @@ def interpreter_heap(
             ),
             HeapPart(
                 "first-invoke transient",
-                XNNPACK_FIXED_BYTES + _largest_gemm_activation_bytes(model),
+                XNNPACK_FIXED_BYTES
+                + _largest_gemm_activation_bytes(model)
+                + _input_arrays_bytes(model),
                 "transient",
                 False,
                 "threadpool and per-call scratch XNNPACK takes during the first run",
@@ -269,31 +262,61 @@ def interpreter_heap(
     )
 
 
-def _quantization_bytes(tensor: Tensor) -> int:
-    """TfLiteAffineQuantization (24 B) + a float scale array and an int zero-point array of one
-    element per channel (TfLiteFloatArray / TfLiteIntArray: 4 B count + 4 B per element)."""
-    if tensor.quantization is None or tensor.quantization.scale is None:
-        return 0
-    channels = max(tensor.quantization.channel_count, 1)
-    return malloc_usable(24) + 2 * malloc_usable(4 + 4 * channels)
+@dataclass(frozen=True, slots=True)
+class PhasedBlock:
+    """A heap block and the call that makes it: Interpreter(...) or allocate_tensors()."""
+
+    phase: str  # create | allocate
+    block: Block
 
 
-def _requantization_bytes(subgraph: Subgraph, inputs: Sequence[int]) -> int:
-    """Quantized conv / depthwise / FC: per-channel multiplier and shift vectors (int32 each)."""
-    if len(inputs) < 2 or inputs[1] < 0:
-        return 0
-    weights = subgraph.tensors[inputs[1]]
-    if weights.dtype.name not in _QUANTIZED or not weights.shape:
-        return 0
-    channels = max(weights.shape[0], weights.shape[-1])
-    return 2 * malloc_usable(4 * channels)
+def setup_blocks(model: Model, arena_sizes: Sequence[int]) -> list[PhasedBlock]:
+    """Every block Interpreter(...) and allocate_tensors() leave allocated (builtin kernels),
+    from the model, its prepared subgraphs and each arena's high-water mark."""
+    plans = litert_plans(model)
+    requests: list[tuple[str, int]] = []
+    placements: list[tuple[int, int]] = []
+    for index, plan in enumerate(plans):
+        arena, persistent = (
+            arena_sizes[2 * index] if 2 * index < len(arena_sizes) else 0,
+            arena_sizes[2 * index + 1] if 2 * index + 1 < len(arena_sizes) else 0,
+        )
+        if plan.prepared.allocated_by_allocate_tensors:
+            for name, size in (("arena", arena), ("persistent arena", persistent)):
+                if size > 0:
+                    requests.append((f"subgraph {index} {name}", arena_request(size)))
+        placements.append((len(plan.order.arena_order), len(plan.order.persistent_order)))
+    created = creation_blocks(model)
+    allocated = allocation_blocks(
+        model,
+        [plan.prepared for plan in plans],
+        [len(plan.order.aliases) for plan in plans],
+        requests,
+        placements,
+    )
+    for plan in plans:
+        allocated.extend(persistent_ro_blocks(plan.prepared))
+    return [PhasedBlock("create", block) for block in created] + [
+        PhasedBlock("allocate", block) for block in allocated
+    ]
+
+
+def arena_request(high_water_mark: int) -> int:
+    """ResizableAlignedBuffer::Resize: aligned_alloc(64, round_up(hwm + 63, 64))."""
+    return (high_water_mark + 63 + 63) // 64 * 64
+
+
+def placement_allowance(block_count: int) -> int:
+    """Bytes glibc's whole-chunk reuse may add over the blocks' requested sizes (an allowance,
+    see the heap part's meaning)."""
+    return GLIBC_SLACK_BYTES * -(-block_count // GLIBC_SLACK_EVERY_BLOCKS) + WRAPPER_VARIATION_BYTES
 
 
 def _gemm_backend_bytes(model: Model) -> int:
     """Quantized GEMMs go through ruy / gemmlowp, whose context keeps packed blocks sized for
     the largest call: packed weights (rows and depth padded to the kernel's tile) and packed
     activations, with their int32 sums. An upper bound: the largest weights + activations."""
-    largest = 0
+    largest = cached = 0
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             if operator.opcode in _RECURRENT_OPERATORS:
@@ -310,13 +333,46 @@ def _gemm_backend_bytes(model: Model) -> int:
             weights = subgraph.tensors[operator.inputs[1]] if operator.inputs[1] >= 0 else None
             if weights is None or weights.dtype.name not in _QUANTIZED:
                 continue
-            # One byte per 8-bit element; rows padded to ruy's widest kernel tile; an int32
-            # sum per packed row and column.
-            columns = _im2col_elements(subgraph, operator.inputs, operator.outputs)
-            padded = _padded_weights(weights, tile=RUY_TILE)
-            sums = 4 * columns // max(_depth(weights), 1)
-            largest = max(largest, padded + columns + sums + RUY_CONTEXT_BYTES)
-    return largest
+            largest = max(largest, _ruy_packed_bytes(subgraph, operator, weights))
+            cached += _ruy_packed_weights_bytes(weights)
+    # Weights ruy packs for a constant LHS may stay in its prepacked cache
+    # (CachePolicy::kCacheIfLargeSpeedup): counted for every 8-bit GEMM, an upper bound.
+    return largest + cached
+
+
+def _ruy_packed_bytes(subgraph: Subgraph, operator: Operator, weights: Tensor) -> int:
+    """ruy's packed matrices for one 8-bit GEMM (ruy/prepare_packed_matrices.cc): weights
+    (rows padded to the kernel's 16, depth to 4) and activations (columns padded to 16,
+    depth to 4), one byte per element, with an int32 sum per packed row and column, each
+    block rounded to 64 B and given 1 KiB to dodge cache aliasing; plus ruy's context."""
+    rows = _output_channels(weights)
+    depth = _depth(weights)
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
+    columns = 1
+    if output is not None and output.shape:
+        columns = max(_elements(output.shape) // max(output.shape[-1], 1), 1)
+    padded_depth = -(-depth // 4) * 4
+    total = 0
+    for side in (rows, columns):
+        padded = -(-side // RUY_TILE) * RUY_TILE
+        for block in (padded * padded_depth, 4 * padded):
+            total += -(-(block + RUY_ALIASING_BYTES) // 64) * 64
+    return total + RUY_CONTEXT_BYTES
+
+
+def _ruy_packed_weights_bytes(weights: Tensor) -> int:
+    """One 8-bit weight matrix as ruy packs it: rows to 16, depth to 4, an int32 sum per row."""
+    rows = -(-_output_channels(weights) // RUY_TILE) * RUY_TILE
+    return glibc.aligned_usable(64, rows * (-(-_depth(weights) // 4) * 4) + 4 * rows)
+
+
+def _input_arrays_bytes(model: Model) -> int:
+    """The caller's input arrays (measure.py sets numpy zeros of each input's shape): each one
+    a calloc of its bytes, freed once set_tensor has copied it."""
+    subgraph = model.subgraphs[0] if model.subgraphs else None
+    if subgraph is None:
+        return 0
+    return sum(glibc.usable(subgraph.tensors[i].nbytes) for i in subgraph.inputs if i >= 0)
 
 
 def _largest_gemm_activation_bytes(model: Model) -> int:
@@ -377,7 +433,7 @@ def _xnnpack_weights_and_indirection(model: Model) -> tuple[int, int]:
             if operator.inputs[1] < 0 or not _delegable(subgraph, operator.inputs):
                 continue
             weights = subgraph.tensors[operator.inputs[1]]
-            packed += malloc_usable(_padded_weights(weights) + 64)
+            packed += glibc.usable(_padded_weights(weights) + 64)
             if operator.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"):
                 output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
                 if output is None or len(output.shape) != 4 or len(weights.shape) != 4:
@@ -387,7 +443,7 @@ def _xnnpack_weights_and_indirection(model: Model) -> tuple[int, int]:
                     continue  # 1×1 convolutions run as GEMMs, no indirection
                 pixels = output.shape[1] * output.shape[2]
                 rows = -(-pixels // XNNPACK_ROW_TILE) * XNNPACK_ROW_TILE
-                indirection += malloc_usable(rows * taps * POINTER_BYTES)
+                indirection += glibc.usable(rows * taps * POINTER_BYTES)
     return packed, indirection
 
 

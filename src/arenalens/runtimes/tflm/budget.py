@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem
-from arenalens.builds.build import HOST, Build, build_summary, build_title
+from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.runtimes import MemoryBudget
@@ -41,6 +41,7 @@ from arenalens.runtimes.tflm.setup_replay import (
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
+from arenalens.runtimes.tflm.two_buffers import arena_split
 from arenalens.units import format_bytes_exact
 
 
@@ -188,10 +189,16 @@ def budget(
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
         device=build_title(build),
-        build=MappingProxyType(build_summary(build)),
+        build=build,
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections=arena_sections(prediction, arena.problem.lower_bound()),
+        split=arena_split(
+            prediction.sequence,
+            prediction.layout,
+            single_bytes=prediction.minimal_arena,
+            variable_count=capacity,
+        ),
     )
 
 

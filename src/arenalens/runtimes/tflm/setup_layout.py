@@ -77,6 +77,12 @@ class RuntimeLayout:
     # SingleArenaBufferAllocator + LinearMemoryPlanner (1024 offsets) + MicroAllocator: the
     # objects of a preserve_all_tensors interpreter, which records nothing.
     preserve_all_allocator_objects: int
+    # PersistentArenaBufferAllocator + NonPersistentArenaBufferAllocator + GreedyMemoryPlanner +
+    # MicroAllocator: what the two-buffer MicroAllocator::Create places in the persistent buffer.
+    two_buffer_allocator_objects: int = 0
+    # SingleArenaBufferAllocator + GreedyMemoryPlanner + MicroAllocator: a plain
+    # MicroAllocator::Create(arena, size), e.g. the one resource variables may get for themselves.
+    plain_allocator_objects: int = 0
     assumptions: tuple[str, ...] = ()
 
 
@@ -120,6 +126,13 @@ def layout_for(build: Build) -> RuntimeLayout:
         resource_variable=size(structs.MICRO_RESOURCE_VARIABLE),
         preserve_all_allocator_objects=size(structs.SINGLE_ARENA_BUFFER_ALLOCATOR)
         + size(structs.LINEAR_MEMORY_PLANNER)
+        + size(structs.MICRO_ALLOCATOR),
+        two_buffer_allocator_objects=size(structs.PERSISTENT_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.NON_PERSISTENT_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.GREEDY_MEMORY_PLANNER)
+        + size(structs.MICRO_ALLOCATOR),
+        plain_allocator_objects=size(structs.SINGLE_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.GREEDY_MEMORY_PLANNER)
         + size(structs.MICRO_ALLOCATOR),
         assumptions=_layout_assumptions(build),
     )
