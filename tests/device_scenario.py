@@ -46,7 +46,7 @@ def scenario_models() -> dict[str, bytes]:
     board = get_target(BOARD)
     build = target_build(board)
     split = optimize_model(
-        example, build=build, kernels=rewrite_rules(build, target=board), overlap=True, split=True
+        example, build=build, overlap=rewrite_rules(build, target=board), split=True, target=board
     )
     assert split.chosen is not None, "optimize --overlap --split wrote nothing"
     return {

@@ -337,5 +337,6 @@ def with_ladder(
         floor_bytes=check.tail_bytes,
         time_limit_s=time_limit_s,
         cache=cache,
+        target=check.target,
     )
     return replace(check, ladder=ladder)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
     from arenalens.builds.kernel_paths import OverlapRules
     from arenalens.ir import Model
     from arenalens.optimization import Optimization
+    from arenalens.targets import Target
 
 
 class Remedy(enum.StrEnum):
@@ -149,6 +150,7 @@ def climb(
     floor_bytes: int = 0,
     time_limit_s: float,
     cache: dict[tuple[str, ...], Optimization] | None = None,
+    target: Target | None = None,
 ) -> Ladder:
     """Try each rung in order until one fits (see the module docstring). `floor_bytes`: what no
     rewrite lowers (TFLM's tail); `cache`: optimizations already made for this model and build,
@@ -166,7 +168,7 @@ def climb(
         if floor_bytes > available_bytes:
             break  # no rewrite lowers the tail: nothing fits
         optimization = (cache or {}).get(tried) or rewrite(
-            model, tried, build=build, rules=rules, time_limit_s=time_limit_s
+            model, tried, build=build, rules=rules, time_limit_s=time_limit_s, target=target
         )
         if cache is not None:
             cache[tried] = optimization
@@ -187,6 +189,7 @@ def rewrite(
     build: Build,
     rules: OverlapRules,
     time_limit_s: float,
+    target: Target | None = None,
 ) -> Optimization:
     """What `arenalens optimize` with these options computes for the build (without the real
     runtime's proof, which only ever drops a rewrite the access rules allowed)."""
@@ -196,11 +199,11 @@ def rewrite(
         model,
         reorder="--reorder" in options,
         inplace="--inplace" in options,
-        overlap="--overlap" in options,
+        overlap=rules if "--overlap" in options else False,
         split="--split" in options,
-        kernels=rules,
         time_limit_s=time_limit_s,
         build=build,
+        target=target,
         prove_inplace=False,
     )
 
@@ -212,9 +215,12 @@ def rewrite_bytes(
     build: Build,
     rules: OverlapRules,
     time_limit_s: float,
+    target: Target | None = None,
 ) -> int | None:
     """The number to declare after `rewrite` (None: the build cannot run the model)."""
-    optimization = rewrite(model, options, build=build, rules=rules, time_limit_s=time_limit_s)
+    optimization = rewrite(
+        model, options, build=build, rules=rules, time_limit_s=time_limit_s, target=target
+    )
     return optimization.new_required_bytes if optimization.runs else None
 
 

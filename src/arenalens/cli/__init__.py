@@ -142,6 +142,10 @@ def _joined_sizes(argv: Sequence[str]) -> list[str]:
 
 def _parse_and_run(argv: Sequence[str] | None) -> int:
     argv = _joined_sizes(sys.argv[1:] if argv is None else argv)
+    from arenalens.report.wrapping import WRAP_COMMANDS  # noqa: PLC0415
+
+    # A long command wraps with ' \' on a terminal (it still pastes); piped, it stays whole.
+    WRAP_COMMANDS.set(sys.stdout.isatty())
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.argv = list(argv)  # the user's words, for commands that suggest them again

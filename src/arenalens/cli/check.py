@@ -352,7 +352,12 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             if best_case > available_bytes:
                 return best_case  # no plan of whole tensors fits there: optimize need not run
         return rewrite_bytes(
-            resized, options, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS
+            resized,
+            options,
+            build=build,
+            rules=rules,
+            time_limit_s=OPTIMIZE_SECONDS,
+            target=check.target,
         )
 
     return search_max_input(

@@ -11,6 +11,8 @@ from rich.console import Console, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
+from arenalens.report.wrapping import command_lines
+
 # Rich lays a table out at about 2,000 rows a second: a 5,000-tensor model's plan and tensor
 # tables took tens of seconds. Longer tables than this are formatted here instead, with the same
 # box, title, header and justification; a cell stays on one line (long lines are not wrapped).
@@ -28,28 +30,6 @@ class Verbatim:
 Line = RenderableType | Verbatim
 
 
-def wrap_command(line: str, width: int) -> list[str]:
-    """A command longer than the width → lines ending in ' \\' (the shell joins them), each
-    continuation indented 4 more: it fits the terminal and still pastes as one command. Breaks
-    only between words; a line with quoted spaces, or a word wider than the width, stays whole."""
-    if len(line) <= width:
-        return [line]
-    indent = line[: len(line) - len(line.lstrip())]
-    words = line.strip().split(" ")
-    if any("'" in word and word.count("'") % 2 for word in words):
-        return [line]  # a quoted argument with spaces: breaking it would change it
-    lines: list[str] = []
-    current = indent + words[0]
-    for word in words[1:]:
-        if len(current) + 1 + len(word) + 2 > width:
-            lines.append(current + " \\")
-            current = indent + "    " + word
-        else:
-            current += " " + word
-    lines.append(current)
-    return lines
-
-
 def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -> str:
     """Renderables → one string; ANSI colours only when color is True."""
     buffer = io.StringIO()
@@ -65,7 +45,7 @@ def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -
     )
     for renderable in renderables:
         if isinstance(renderable, Verbatim):
-            buffer.write("\n".join(wrap_command(renderable.line, width)) + "\n")
+            buffer.write("\n".join(command_lines(renderable.line, width)) + "\n")
             continue
         fast = None
         if isinstance(renderable, Table) and renderable.row_count > FAST_TABLE_ROWS:
