@@ -7,6 +7,10 @@ Besides "does it fit as it is", a check that does not fit climbs the remedy ladd
 (`ladder.py`: offline plan, reorder + in-place, overlap, split, each computed as its
 `arenalens optimize` command computes it) to the first rewrite that fits; only past its last rung
 do a smaller input or another board help. A model that fits as given runs no optimizer.
+
+A Vela-compiled model needs more than its arena in the SRAM its Ethos-U NPU reaches: the fast
+memory of a Dedicated_Sram compilation, the weights of a Sram_Only one (`vela/placement.py`). It
+fits only when those pieces have a place too (`FitCheck.npu`), as it is and after optimize.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from arenalens.placement import BoardPlacement, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
+from arenalens.vela.placement import Memories, NpuFit, board_memories
 
 if TYPE_CHECKING:
     from arenalens.builds.build import Build
@@ -63,6 +68,10 @@ class FitCheck:
     # Where each part goes on a board with several RAM banks (`placement.py`); None for a
     # budget, a board with one bank, or a number that is not the runtime's own split.
     placement: BoardPlacement | None = None
+    # A Vela-compiled model's SRAM pieces (arena, fast memory, SRAM weights) against the board's
+    # banks the NPU reaches, or the budget (None: the model has no NPU operator). The arena is
+    # one piece there: its scratch, which the NPU addresses, must sit in a bank it reaches.
+    npu: NpuFit | None = None
 
     @property
     def runtime(self) -> str:
@@ -141,10 +150,16 @@ class FitCheck:
         return self.declared.status.gives_a_number
 
     @property
+    def npu_fits(self) -> bool:
+        """False when the arena fits but the NPU's other pieces do not fit beside it (or the
+        driver refuses the fast memory firmware gives)."""
+        return self.npu is None or self.npu.fits
+
+    @property
     def fits(self) -> bool:
         """True when the number means something and fits: as one arena in the largest block,
-        or split across the board's banks (`placement`)."""
-        if not self.meaningful:
+        or split across the board's banks (`placement`), with the NPU's pieces beside it."""
+        if not self.meaningful or not self.npu_fits:
             return False
         return self.headroom_bytes >= 0 or (self.placement is not None and self.placement.fits)
 
@@ -153,6 +168,10 @@ class FitCheck:
         """True when it fits only with its parts in separate banks (or in a bank the largest
         static block does not count, such as external RAM)."""
         return self.fits and self.headroom_bytes < 0
+
+    def _npu_fits_at(self, arena_bytes: int) -> bool:
+        """Whether the NPU's pieces would fit beside an arena of this size."""
+        return self.npu is None or self.npu.at_arena(arena_bytes).fits
 
     @property
     def optimized_bytes(self) -> int | None:
@@ -174,12 +193,19 @@ class FitCheck:
             return False  # LiteRT takes no offline plan
         if self.ladder is None:
             return None
-        return self.ladder.fits
+        rung = self.ladder.first_fit
+        return rung is not None and self._npu_fits_at(rung.required_bytes)
 
     @property
     def optimize_decides(self) -> bool:
         """True when only the remedy ladder can tell whether a rewrite makes it fit."""
-        return self.runtime == "tflm" and self.meaningful and not self.fits and self.ladder is None
+        return (
+            self.runtime == "tflm"
+            and self.meaningful
+            and not self.fits
+            and self.ladder is None
+            and self._npu_fits_at(0)
+        )
 
     @property
     def tail_bytes(self) -> int:
@@ -194,10 +220,15 @@ def check_fit(
     target: Target | None = None,
     reserve_bytes: int | None = None,
     budget_text: str = "",
+    fast_memory_bytes: int | None = None,
+    weights_in_sram: bool = False,
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
     Without a reserve a target keeps what its usual firmware takes (`Target.firmware`), a
-    budget nothing."""
+    budget nothing.
+    For a Vela-compiled model, `fast_memory_bytes` is the fast_memory_size firmware hands
+    `ethosu_init` (None: what the model needs) and `weights_in_sram` says it was compiled with
+    Sram_Only (its weights are a piece in SRAM too)."""
     if budget_bytes is not None and target is None:
         budget = budget_bytes
     elif target is not None and budget_bytes is None:
@@ -245,6 +276,42 @@ def check_fit(
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
         placement=placement,
+        npu=_npu_fit(
+            analysis,
+            declared,
+            # The banks the NPU reaches; without them, the available bytes as one block.
+            Memories(budget - reserve_bytes)
+            if target is None
+            else board_memories(target, budget - reserve_bytes),
+            fast_memory_bytes=fast_memory_bytes,
+            weights_in_sram=weights_in_sram,
+        ),
+    )
+
+
+def _npu_fit(
+    analysis: Analysis,
+    declared: DeclaredArena,
+    memories: Memories,
+    *,
+    fast_memory_bytes: int | None,
+    weights_in_sram: bool,
+) -> NpuFit | None:
+    """The SRAM pieces of a Vela-compiled model (TFLM) against the board or budget; None for a
+    model without an NPU operator."""
+    if analysis.runtime != "tflm":
+        return None
+    from arenalens.vela.memory import npu_memory  # noqa: PLC0415 - reads the ethos-u operators
+
+    memory = npu_memory(analysis.model)
+    if memory is None:
+        return None
+    return NpuFit(
+        memory,
+        memories,
+        declared.required_bytes,
+        weights_in_sram=weights_in_sram,
+        fast_memory_given=fast_memory_bytes,
     )
 
 

@@ -35,6 +35,7 @@ from arenalens.units import format_bytes_exact
 if TYPE_CHECKING:  # the CLI runs the pipeline and the search; the verdict only reads them
     from arenalens.max_input import InputSearch
     from arenalens.pipeline import Analysis
+    from arenalens.vela.memory import NpuMemory
 
 EXIT_OK = 0
 EXIT_NOT_OK = 1
@@ -77,6 +78,8 @@ class Verdict:
     search: InputSearch | None = None  # --max-input
     optimized_bytes: int | None = None  # the number after `arenalens optimize`, when computed
     assumptions: tuple[str, ...] = ()
+    # A Vela-compiled model's NPU memories (TFLM); where they go on the board is `fit.npu`.
+    npu_memory: NpuMemory | None = None
 
     # -- the answers -------------------------------------------------------------------------
     @property
@@ -145,6 +148,13 @@ class Verdict:
     def fits(self) -> bool:
         """True when a budget was asked and the number fits it."""
         return self.answer in (Answer.FITS, Answer.FITS_TIGHT, Answer.FITS_ESTIMATE)
+
+    @property
+    def npu_short(self) -> bool:
+        """True when the arena fits but the NPU's other pieces (fast memory, SRAM weights) do
+        not fit beside it, or the driver refuses the fast memory firmware gives."""
+        fit = self.fit
+        return fit is not None and self.has_number and fit.headroom_bytes >= 0 and not fit.npu_fits
 
     @property
     def fits_after_optimize(self) -> bool | None:
@@ -235,8 +245,23 @@ class Verdict:
             "next_steps": [step.as_dict() for step in self.steps],
             "assumptions": list(self.assumptions),
         }
+        if self.npu_memory is not None:  # a Vela-compiled model (as plan's document has it)
+            document["npu_memory"] = self._npu_document()
         if self.search is not None:
             document.update(input_search_document(self.search, counts=self.has_number))
+        return document
+
+    def _npu_document(self) -> dict[str, Any] | None:
+        """The NPU memories (None without an ethos-u operator) and, against a board or budget,
+        where each SRAM piece goes (`fit`) and the driver's refusal of the fast memory given."""
+        if self.npu_memory is None:
+            return None
+        document: dict[str, Any] = self.npu_memory.document(self.required_bytes)
+        npu = None if self.fit is None else self.fit.npu
+        if npu is not None:
+            document["fit"] = npu.as_dict()
+            if npu.fast_memory_given is not None:
+                document["fast_memory_refusal"] = npu.refusal
         return document
 
 
@@ -298,6 +323,8 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
         "verdict": None if verdict.answer is None else verdict.answer.value,
+        # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
+        "npu_memory_fits": None if fit.npu is None else fit.npu.fits,
         "source": fit.target.source,
     }
 
@@ -318,6 +345,7 @@ def make_verdict(
     search: InputSearch | None = None,
     placeholders: Sequence[str] = (),
     assumptions: Sequence[str] = (),
+    npu_memory: NpuMemory | None = None,
 ) -> Verdict:
     """The answers → a Verdict with its next steps."""
     if fit is not None:
@@ -337,6 +365,7 @@ def make_verdict(
         search=search,
         optimized_bytes=optimized_bytes,
         assumptions=tuple(assumptions),
+        npu_memory=npu_memory,
     )
     steps = Steps(verdict, asked).all()
     return Verdict(**{**_fields(verdict), "steps": steps})
@@ -355,16 +384,16 @@ def verdict_for(
     from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
     from arenalens.declared import declared_arena  # noqa: PLC0415
     from arenalens.max_input import image_inputs  # noqa: PLC0415
+    from arenalens.vela.memory import npu_memory  # noqa: PLC0415
 
     model = analysis.model
-    from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
-
+    memory = npu_memory(model) if analysis.runtime == "tflm" else None
     build = analysis.budget.build
     npu = build.npu.name if build is not None and build.npu is not None else None
     asked = replace(
         asked,
         image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
-        npu_uncompiled=npu if npu and not is_vela_compiled(model) else None,
+        npu_uncompiled=npu if npu and memory is None else None,
     )
     return make_verdict(
         declared_arena(analysis) if fit is None else fit.declared,
@@ -377,6 +406,7 @@ def verdict_for(
         search=search,
         placeholders=[tensor.name for tensor in placeholder_inputs(model)],
         assumptions=analysis.budget.assumptions,
+        npu_memory=memory,
     )
 
 
@@ -400,6 +430,8 @@ def check(
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
     resource_variables: int | None = None,
+    fast_memory: int | str | None = None,
+    weights_in_sram: bool = False,
 ) -> Verdict:
     """What `arenalens check` answers, as a Verdict: does the model run, correctly, at a known
     input size, what to declare (`required_bytes`, `parts`), does it fit the budget or board
@@ -412,7 +444,10 @@ def check(
     nothing off a budget); `resource_variables` the MicroResourceVariables table the firmware
     creates; `input_shapes` {input name or position: shape} or ['NAME=1x128x128x3', ...].
     Without target or budget the verdict has a number and no fit answer (`answer` is None); when
-    it does not fit, `fit.ladder` holds the rewrites tried, as `check` prints them."""
+    it does not fit, `fit.ladder` holds the rewrites tried, as `check` prints them. For a
+    Vela-compiled model the answer counts the NPU's other SRAM pieces too (`npu_memory`, `fit.npu`):
+    `fast_memory` is the fast_memory_size firmware hands `ethosu_init` (default: what the model
+    needs) and `weights_in_sram` says it was compiled with Sram_Only."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
         parse_input_shape,
@@ -459,6 +494,8 @@ def check(
         target=preset if budget is None else None,
         reserve_bytes=None if reserve is None else _bytes(reserve, parse_size),
         budget_text=budget if isinstance(budget, str) else "",
+        fast_memory_bytes=None if fast_memory is None else _bytes(fast_memory, parse_size),
+        weights_in_sram=weights_in_sram,
     )
     if planner is None and analysis.build is not None:
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
