@@ -253,6 +253,16 @@ def check_fit(
         )
     declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
+    npu = _npu_fit(
+        analysis,
+        declared,
+        # The banks the NPU reaches; without them, the available bytes as one block.
+        Memories(budget - reserve_bytes)
+        if target is None
+        else board_memories(target, budget - reserve_bytes),
+        fast_memory_bytes=fast_memory_bytes,
+        weights_in_sram=weights_in_sram,
+    )
     placement = None
     split = analysis.budget.split
     if (
@@ -261,6 +271,9 @@ def check_fit(
         and split is not None
         and declared.status.gives_a_number
         and split.single_bytes == declared.required_bytes
+        # A Vela-compiled model's arena holds the NPU's scratch: it goes whole to a bank the
+        # NPU reaches, beside the NPU's other pieces (`npu`), never split into banks it may not.
+        and npu is None
     ):
         placement = place(split, target, reserve_bytes=reserve_bytes)
     return FitCheck(
@@ -276,16 +289,7 @@ def check_fit(
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
         placement=placement,
-        npu=_npu_fit(
-            analysis,
-            declared,
-            # The banks the NPU reaches; without them, the available bytes as one block.
-            Memories(budget - reserve_bytes)
-            if target is None
-            else board_memories(target, budget - reserve_bytes),
-            fast_memory_bytes=fast_memory_bytes,
-            weights_in_sram=weights_in_sram,
-        ),
+        npu=npu,
     )
 
 

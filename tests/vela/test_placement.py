@@ -4,7 +4,10 @@ as it is and after optimize; with room in another NPU bank it fits, each piece p
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+
+import pytest
 
 import arenalens
 from arenalens.targets import MemoryBank, Target, get_target
@@ -103,3 +106,28 @@ def test_each_npu_preset_runs_what_was_compiled_for_its_npu_and_refuses_the_rest
         refused = arenalens.check(MODELS / f"{COMPILED_FOR[other]}.tflite", target=target)
         assert refused.answer == "CANNOT RUN", target.name
         assert "NPU config mismatch" in refused.refusals[0].reason, target.name
+
+
+def test_a_compiled_arena_goes_whole_to_a_bank_the_npu_reaches() -> None:
+    """Corstone-300's DTCM is its fastest bank, but the NPU does not reach it: the arena, which
+    holds the NPU's scratch, is never placed (or split) there."""
+    verdict = arenalens.check(
+        MODELS / "example-kws_ds_cnn@u55-128.tflite", target="corstone-300-fvp"
+    )
+    assert verdict.fit is not None and verdict.fit.placement is None
+    assert verdict.headroom_bytes == 2048 * 1024 - verdict.declared.required_bytes
+    placement = verdict.as_dict()["npu_memory"]["fit"]["placement"]
+    assert placement == [{"piece": "arena", "bank": "sram"}]
+
+
+def test_the_board_table_marks_a_board_whose_npu_memory_does_not_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from arenalens.cli import main
+
+    argv = ["check", str(DEDICATED), "--target", "all", "--fast-memory", "22079", "--json"]
+    assert main(argv) == 1
+    rows = {row["board"]: row for row in json.loads(capsys.readouterr().out)["boards"]}
+    row = rows["corstone-300-u65-fvp"]
+    assert (row["verdict"], row["fits"], row["npu_memory_fits"]) == ("DOES NOT FIT", False, False)
+    assert row["headroom_bytes"] == 2048 * 1024 - 22552  # the arena alone would fit
