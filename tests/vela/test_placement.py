@@ -30,7 +30,8 @@ def test_the_fast_memory_needs_a_bank_the_npu_reaches() -> None:
     # sram holds the arena (40,000 B) but not both; dtcm would hold the fast memory, but the NPU
     # does not reach it.
     board = _board(("sram", 40_000, True), ("dtcm", 30_000, False))
-    verdict = arenalens.check(DEDICATED, target=board, build=BUILD)
+    # No firmware reserve: the banks' sizes alone (a board keeps its firmware's by default).
+    verdict = arenalens.check(DEDICATED, target=board, build=BUILD, reserve=0)
     assert verdict.fit is not None and verdict.fit.npu is not None
     assert (verdict.answer, verdict.npu_short, verdict.exit_code) == ("DOES NOT FIT", True, 1)
     assert verdict.headroom_bytes == 40_000 - 22_552  # the arena's own
@@ -112,7 +113,7 @@ def test_a_compiled_arena_goes_whole_to_a_bank_the_npu_reaches() -> None:
     """Corstone-300's DTCM is its fastest bank, but the NPU does not reach it: the arena, which
     holds the NPU's scratch, is never placed (or split) there."""
     verdict = arenalens.check(
-        MODELS / "example-kws_ds_cnn@u55-128.tflite", target="corstone-300-fvp"
+        MODELS / "example-kws_ds_cnn@u55-128.tflite", target="corstone-300-fvp", reserve=0
     )
     assert verdict.fit is not None and verdict.fit.placement is None
     assert verdict.headroom_bytes == 2048 * 1024 - verdict.declared.required_bytes
@@ -125,7 +126,8 @@ def test_the_board_table_marks_a_board_whose_npu_memory_does_not_fit(
 ) -> None:
     from arenalens.cli import main
 
-    argv = ["check", str(DEDICATED), "--target", "all", "--fast-memory", "22079", "--json"]
+    argv = ["check", str(DEDICATED), "--target", "all", "--fast-memory", "22079", "--reserve", "0"]
+    argv.append("--json")
     assert main(argv) == 1
     rows = {row["board"]: row for row in json.loads(capsys.readouterr().out)["boards"]}
     row = rows["corstone-300-u65-fvp"]
