@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.ir import Model
+from arenalens.runtimes.door import tflm_runtime
 
 # Builtins whose resolver method is not the opcode in camel case (micro_mutable_op_resolver.h).
 _METHOD_EXCEPTIONS = {
@@ -105,13 +106,12 @@ class FirmwareNeeds:
 def firmware_needs(model: Model, table: int | None = None) -> FirmwareNeeds:
     """Model (+ the table size asked for) → the operators every subgraph runs and the
     resource-variable table size the figure assumes."""
-    from arenalens.runtimes.tflm.resources import resource_variables  # noqa: PLC0415
-
     seen: dict[str, None] = {}
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             seen.setdefault(operator.opcode, None)
-    return FirmwareNeeds(tuple(seen), resource_variables(model, table).capacity)
+    capacity = tflm_runtime().resource_variable_capacity(model, table)
+    return FirmwareNeeds(tuple(seen), capacity)
 
 
 def added_operators(original: Model, rewritten: Model) -> tuple[str, ...]:
