@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
@@ -23,9 +23,13 @@ from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 
-if TYPE_CHECKING:  # the verdict makes its steps; they read it
+if TYPE_CHECKING:  # what the answers the steps read are made of
+    from arenalens.builds.build import Build
+    from arenalens.declared import DeclaredArena
+    from arenalens.fit import FitCheck
     from arenalens.max_input import InputSearch
-    from arenalens.verdict import Verdict
+    from arenalens.plan_validity import PlanConflict
+    from arenalens.vela.memory import NpuMemory
 
 # The file the suggested `optimize` writes, and the later steps read; the second name when the
 # model is that file already (optimize never overwrites its input).
@@ -39,6 +43,44 @@ def optimized_file(model_path: str) -> str:
     if model_path and os.path.abspath(model_path) == os.path.abspath(OPTIMIZED_FILE):
         return OPTIMIZED_AGAIN_FILE
     return OPTIMIZED_FILE
+
+
+class Answers(Protocol):
+    """What the steps read of a verdict (`verdict.Verdict` has it all; the verdict makes its
+    steps, so this module names no verdict type: the dependency runs one way)."""
+
+    @property
+    def runtime(self) -> str: ...
+    @property
+    def build(self) -> Build | None: ...
+    @property
+    def declared(self) -> DeclaredArena: ...
+    @property
+    def fit(self) -> FitCheck | None: ...
+    @property
+    def placeholders(self) -> tuple[str, ...]: ...
+    @property
+    def search(self) -> InputSearch | None: ...
+    @property
+    def optimized_bytes(self) -> int | None: ...
+    @property
+    def npu_memory(self) -> NpuMemory | None: ...
+    @property
+    def runs(self) -> bool: ...
+    @property
+    def plan_holds(self) -> bool: ...
+    @property
+    def shape_known(self) -> bool: ...
+    @property
+    def fits(self) -> bool: ...
+    @property
+    def npu_short(self) -> bool: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def refusals(self) -> tuple[Refusal, ...]: ...
+    @property
+    def conflicts(self) -> tuple[PlanConflict, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +126,7 @@ class Asked:
 class Steps:
     """The next steps of one verdict, as commands that run as printed."""
 
-    def __init__(self, verdict: Verdict, asked: Asked) -> None:
+    def __init__(self, verdict: Answers, asked: Asked) -> None:
         self.verdict = verdict
         self.asked = asked
         self.model = shlex.quote(asked.argument) if asked.argument else ""

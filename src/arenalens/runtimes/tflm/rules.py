@@ -1,7 +1,7 @@
 """TFLite Micro's rules: the head arena it plans, the `kTensorArenaSize` it needs, the overlaps
 its kernels allow, and verify; and what only TFLM has, which the rest of arenalens asks here
-(`runtimes.tflm_runtime()`) instead of reaching into this package's modules: its lifetimes, the
-setup replay (can the build set the model up, what each operator keeps in the tail), its kernel
+(`runtimes.door.tflm_runtime()`) instead of reaching into this package's modules: its lifetimes,
+the setup replay (can the build set the model up, what each operator keeps in the tail), its kernel
 rules, offline plans and the kernel code paths they are right on, and the real interpreter.
 
 Every rule takes the build (`builds.Build`: the x86-64 wheel or a firmware build). Verify runs
