@@ -105,13 +105,13 @@ class FirmwareNeeds:
 def firmware_needs(model: Model, table: int | None = None) -> FirmwareNeeds:
     """Model (+ the table size asked for) → the operators every subgraph runs and the
     resource-variable table size the figure assumes."""
-    from arenalens.runtimes.tflm.resources import resource_variables  # noqa: PLC0415
+    from arenalens.runtimes.door import tflm_runtime  # noqa: PLC0415
 
     seen: dict[str, None] = {}
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             seen.setdefault(operator.opcode, None)
-    return FirmwareNeeds(tuple(seen), resource_variables(model, table).capacity)
+    return FirmwareNeeds(tuple(seen), tflm_runtime().resource_table_size(model, table))
 
 
 def added_operators(original: Model, rewritten: Model) -> tuple[str, ...]:

@@ -145,6 +145,13 @@ class TflmRuntime:
         buffers = resource_variables(model).buffers.values()
         return tuple((buffer.shared_name, buffer.tensor) for buffer in buffers)
 
+    def resource_table_size(self, model: Model, table: int | None = None) -> int:
+        """The MicroResourceVariables table the figures assume: `table` when the firmware names
+        it, else one entry per distinct VAR_HANDLE shared_name (the Python interpreter's)."""
+        from arenalens.runtimes.tflm.resources import resource_variables  # noqa: PLC0415
+
+        return resource_variables(model, table).capacity
+
     def operator_persistent(self, model: Model, build: Build) -> tuple[OperatorPersistent, ...]:
         """What each operator keeps in the tail on this build (node, options, kernel buffers)."""
         from arenalens.runtimes.tflm.operator_tail import operator_persistent  # noqa: PLC0415
