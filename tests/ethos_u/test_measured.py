@@ -2,7 +2,8 @@
 measurements (tests/data/ethos_u/development.json and, never used to write a rule, heldout.json;
 `python -m tests.ethos_u.measure [--heldout]` remakes them): head, tail and every allocation
 category with the recording allocator, tail and minimal arena with the plain one firmware uses;
-and every case cannot-run, naming the Ethos-U build, on the same core without the NPU."""
+every case with an NPU operator cannot-run, naming the Ethos-U build, on the same core without
+the NPU; and every case Vela left wholly to the CPU runs there, with the probe's figures."""
 
 from __future__ import annotations
 
@@ -46,15 +47,42 @@ def test_figures_equal_the_probe(case_id: str) -> None:
     assert {k: predicted.get(k) for k in keys} == {k: measured.get(k) for k in keys}
 
 
-@pytest.mark.parametrize("case_id", sorted(_cases()))
+def _compiled(case_id: str) -> bool:
+    """Whether Vela put any operator on the NPU (its model has an ethos-u operator)."""
+    return is_vela_compiled(parse_model((MODELS / f"{case_id}.tflite").read_bytes(), case_id))
+
+
+# Vela leaves float and signal operators to the CPU: some compilations have no NPU operator.
+NPU_CASES = sorted(case_id for case_id in _cases() if _compiled(case_id))
+CPU_ONLY_CASES = sorted(case_id for case_id in _cases() if not _compiled(case_id))
+
+
+@pytest.mark.parametrize("case_id", NPU_CASES)
 def test_without_the_npu_it_cannot_run_and_says_which_build_can(case_id: str) -> None:
     model = parse_model((MODELS / f"{case_id}.tflite").read_bytes(), case_id)
-    if not is_vela_compiled(model):
-        pytest.skip("Vela left every operator to the CPU")
     found = support(model, device_build("cortex-m55"))
     assert not found.sets_up
     npu = SETTINGS[_cases()[case_id]["setting"]].accelerator
     assert any(f"--npu {npu}" in obstacle.fix for obstacle in found.obstacles)
+
+
+@pytest.mark.parametrize("case_id", CPU_ONLY_CASES)
+def test_a_model_vela_left_to_the_cpu_is_the_cpus_alone(case_id: str) -> None:
+    """Vela's own summary says no NPU operator, and the model needs no NPU: it sets up on the
+    core alone, with the probe's figures (the ETHOSU kernel registered or not changes nothing)."""
+    entry = _cases()[case_id]
+    assert entry["vela"]["npu_operators"] == 0 and entry["vela"]["cpu_operators"] > 0
+    data = (MODELS / f"{case_id}.tflite").read_bytes()
+    assert support(parse_model(data, case_id), device_build("cortex-m55")).sets_up
+    cpu_alone = replace(target(), build=device_build("cortex-m55", recording=True))
+    keys = ("loads", "head", "tail", "categories", "tail_plain", "min_arena_plain")
+    predicted = predict(data, cpu_alone)
+    assert {k: predicted.get(k) for k in keys} == {k: entry["probe"].get(k) for k in keys}
+
+
+def test_the_cases_cover_both_kinds() -> None:
+    """Both parametrized tests above have cases (an empty parameter list would skip, not fail)."""
+    assert len(NPU_CASES) >= 80 and len(CPU_ONLY_CASES) >= 14
 
 
 BOARDS_CACHE = DATA / "boards.json"
