@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import arenalens
@@ -133,3 +135,31 @@ def test_optimizing_an_optimized_model_leaves_no_orphaned_plan() -> None:
     assert len(twice.buffers) == len(once.buffers) - 1  # the old record's buffer is gone too
     assert [entry.name for entry in twice.metadata] == ["OfflineMemoryAllocation"]
     assert twice.offline_plan == once.offline_plan
+
+
+def test_a_firmware_built_from_the_printed_resolver_and_table_sets_up_at_the_printed_figure() -> (
+    None
+):
+    """Real TFLM for a Cortex-M3 with CMSIS-NN under QEMU, its op resolver exactly the lines
+    arenalens printed and its variable table the size it assumed (cached by
+    `python -m tests.firmware_probe`): it sets up at the printed number, not one byte below; the
+    resolver of the model as given fails at setup (the split added an operator)."""
+    import json
+
+    from arenalens.builds.build import as_build
+    from arenalens.firmware import firmware_needs
+    from tests.firmware_probe import BUILD, CACHE, cases
+
+    document = json.loads(CACHE.read_text())
+    measured = document["cases"]
+    for name, record in measured.items():
+        assert record["status"] == "ok" and record["min_arena"] == record["required_bytes"], name
+    split = measured["vww split"]
+    assert split["as_given_status"] == "fail" and "CONCATENATION" in split["as_given_detail"]
+    assert "resolver.AddConcatenation();" in split["resolver"]
+    table = measured["resource variables, table 20"]
+    data = cases()["resource variables, table 20"]["data"]
+    build = replace(as_build(BUILD), resource_variables=20)
+    assert arenalens.analyze(data, build=build).budget.required_bytes == table["min_arena"]
+    model = arenalens.load_model(data)
+    assert list(firmware_needs(model, 20).resolver_lines) == table["resolver"]

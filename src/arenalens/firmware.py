@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.ir import Model
-from arenalens.runtimes.door import tflm_runtime
 
 # Builtins whose resolver method is not the opcode in camel case (micro_mutable_op_resolver.h).
 _METHOD_EXCEPTIONS = {
@@ -106,12 +105,13 @@ class FirmwareNeeds:
 def firmware_needs(model: Model, table: int | None = None) -> FirmwareNeeds:
     """Model (+ the table size asked for) → the operators every subgraph runs and the
     resource-variable table size the figure assumes."""
+    from arenalens.runtimes.door import tflm_runtime  # noqa: PLC0415
+
     seen: dict[str, None] = {}
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             seen.setdefault(operator.opcode, None)
-    capacity = tflm_runtime().resource_variable_capacity(model, table)
-    return FirmwareNeeds(tuple(seen), capacity)
+    return FirmwareNeeds(tuple(seen), tflm_runtime().resource_table_size(model, table))
 
 
 def added_operators(original: Model, rewritten: Model) -> tuple[str, ...]:

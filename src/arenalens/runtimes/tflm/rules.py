@@ -145,9 +145,9 @@ class TflmRuntime:
         buffers = resource_variables(model).buffers.values()
         return tuple((buffer.shared_name, buffer.tensor) for buffer in buffers)
 
-    def resource_variable_capacity(self, model: Model, table: int | None = None) -> int:
-        """The MicroResourceVariables table size a build creates for the model (`table`: the
-        size the application asks for; None: as the Python interpreter counts them)."""
+    def resource_table_size(self, model: Model, table: int | None = None) -> int:
+        """The MicroResourceVariables table the figures assume: `table` when the firmware names
+        it, else one entry per distinct VAR_HANDLE shared_name (the Python interpreter's)."""
         from arenalens.runtimes.tflm.resources import resource_variables  # noqa: PLC0415
 
         return resource_variables(model, table).capacity
