@@ -18,6 +18,7 @@ from arenalens.diagnostics.findings import (
 )
 from arenalens.plan_validity import SHAPES, PlanConflict
 from arenalens.runtimes import Obstacle
+from arenalens.runtimes.door import tflm_runtime
 
 # Covered by their own rules (dynamic-tensor-unsupported, operand checks): reported there once.
 _OWN_RULES = ("Dynamic tensors are not supported",)
@@ -28,9 +29,7 @@ def _obstacles(context: DiagnoseContext) -> tuple[Obstacle, ...]:
         return context.analysis.budget.obstacles
     if context.runtime != "tflm":
         return ()
-    from arenalens.runtimes.tflm.support import support  # noqa: PLC0415 - TFLM only
-
-    return support(context.model).obstacles
+    return tflm_runtime().support(context.model).obstacles
 
 
 def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:

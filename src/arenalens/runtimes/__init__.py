@@ -4,12 +4,17 @@ Each runtime module exposes a `RUNTIME` object that satisfies `Runtime`, the one
 pipeline and every other stage use: a model and a build (`builds.Build`) in, lifetimes, arenas,
 the memory to declare, the overlaps its kernels allow, and the real interpreter's word out. Only
 `runtimes/` imports the real interpreters, lazily, for `arenalens verify`.
+
+What only TFLM has (its setup replay, the tail by operator, its kernel rules, offline plans and
+the kernel code paths they hold on, output proofs on the wheel) is asked of
+`runtimes.door.tflm_runtime()`, the one door into `runtimes/tflm/`: no module outside
+`runtimes/` imports that package's modules (`tests/test_architecture.py` checks it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
@@ -120,6 +125,19 @@ class VerifyResult:
     def agrees(self) -> bool:
         """True when every compared number matches."""
         return all(row.agrees for row in self.rows)
+
+
+@dataclass(frozen=True)
+class OutputProof:
+    """Original vs rewritten model on the real interpreter (`tflm_runtime().prove_outputs`):
+    heads and whether outputs are bit-identical."""
+
+    identical: bool
+    original_head: int | None
+    new_head: int | None
+    invocations: int
+    detail: str = ""
+    logs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class Runtime(Protocol):
