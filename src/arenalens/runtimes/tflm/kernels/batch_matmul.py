@@ -219,6 +219,5 @@ RULES = (
         _prepare,
         access=base.NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
         operands=base.operands("lhs", "rhs"),
-        resolver="AddBatchMatMul",
     ),
 )

@@ -80,6 +80,5 @@ RULES = (
         prepare=_prepare,
         access=base.NoOverlap("not analysed"),
         operands=base.operands("input", "axis"),
-        resolver="AddCumSum",
     ),
 )

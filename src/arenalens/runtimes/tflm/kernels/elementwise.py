@@ -507,7 +507,6 @@ RULES = (
         _select_v2,
         access=base.NoOverlap("not analysed"),
         operands=base.operands("condition", "x", "y"),
-        resolver="AddSelectV2",
     ),
     base.KernelRule(
         "ZEROS_LIKE",
