@@ -8,8 +8,9 @@ the memory to declare, the overlaps its kernels allow, and the real interpreter'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -81,9 +82,17 @@ class MemoryBudget:
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
     obstacles: tuple[Obstacle, ...] = ()
-    # Where every byte of required_bytes goes, in address order (`sections`): they cover it
-    # exactly. Empty for a budget not made by a runtime's rules.
-    sections: tuple[ArenaSection, ...] = ()
+    # Where every byte of required_bytes goes, in address order: what `sections` computes when
+    # first read (`check` never reads them: a search loop does not pay for the tail's parts).
+    sections_of: Callable[[], tuple[ArenaSection, ...]] = field(
+        default=tuple, repr=False, compare=False
+    )
+
+    @cached_property
+    def sections(self) -> tuple[ArenaSection, ...]:
+        """Where every byte of required_bytes goes, in address order: they cover it exactly.
+        Empty for a budget not made by a runtime's rules."""
+        return self.sections_of()
 
     @property
     def runs(self) -> bool:

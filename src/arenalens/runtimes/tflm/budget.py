@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import HOST, Build, build_summary, build_title
 from arenalens.ir import Model
-from arenalens.planning.problem import Plan, align_up
+from arenalens.planning.problem import Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import (
     ArenaSection,
@@ -180,7 +181,7 @@ def budget(
         build=MappingProxyType(build_summary(build)),
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
-        sections=arena_sections(prediction, arena.problem.lower_bound()),
+        sections_of=partial(arena_sections, prediction, arena.problem),
     )
 
 
@@ -199,10 +200,11 @@ TAIL_MEANING = (
 )
 
 
-def arena_sections(prediction: SetupPrediction, lower_bound: int) -> tuple[ArenaSection, ...]:
+def arena_sections(prediction: SetupPrediction, head: Problem) -> tuple[ArenaSection, ...]:
     """Where every byte of the minimal kTensorArenaSize goes after setup: the head from the
     array's start, the tail from its end (by part, at that very size), and between them the
     bytes only setup needs."""
+    lower_bound = head.lower_bound()
     minimum = prediction.minimal_arena
     final = prediction.at_minimum
     tail = tail_breakdown(prediction.sequence, minimum)

@@ -245,7 +245,7 @@ class KernelContext:
     def option(self, name: str, default: int = 0) -> int:
         """An integer builtin option, with a default when the model leaves it out."""
         value = self.operator.options.get(name, default)
-        return int(value) if isinstance(value, int | bool) else default
+        return int(value) if isinstance(value, int) else default  # bool too
 
     def options(self) -> dict[str, Any]:
         """The custom operator's flexbuffer options ({} when none or unreadable)."""
@@ -255,7 +255,7 @@ class KernelContext:
     def custom_int(self, key: str, default: int = 0) -> int:
         """One integer custom option."""
         value = self.options().get(key, default)
-        return int(value) if isinstance(value, int | bool) else default
+        return int(value) if isinstance(value, int) else default  # bool too
 
     def sizeof(self, layout: Struct) -> int:
         """sizeof(struct) on this build."""

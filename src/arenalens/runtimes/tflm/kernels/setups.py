@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels.base import (
     Scratch,
     ScratchNumberAtLeast,
     TempBytes,
+    TempTensor,
     inputs_then_outputs,
 )
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
@@ -91,27 +92,37 @@ def operator_setup(context: KernelContext, earlier_scratch: int) -> OperatorSetu
             if registered
             else OperatorSetup(context, False, None, None, (), ())
         )
-    init = _numbered(rule.init(context), earlier_scratch)
-    prepare = _numbered(rule.prepare(context), earlier_scratch)
-    for event in (*init, *prepare):
-        if isinstance(event, Persistent | Scratch):
-            context.checked_size(
-                event.nbytes, event.what if isinstance(event, Persistent) else event.label
-            )
-        elif isinstance(event, TempBytes):
-            context.checked_size(event.nbytes, "temporary buffer")
+    init_events, prepare_events = rule.init(context), rule.prepare(context)
+    init = _checked(context, init_events, earlier_scratch)
+    prepare = _checked(context, prepare_events, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
     return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
 
 
-def _numbered(events: Events, earlier_scratch: int) -> tuple[Event, ...]:
-    """Events with each scratch-number check decided: its refusal when fewer scratch requests
-    come before the operator's than the kernel requires, else nothing."""
-    return tuple(
-        event.refusal(earlier_scratch) if isinstance(event, ScratchNumberAtLeast) else event
-        for event in events
-        if not isinstance(event, ScratchNumberAtLeast) or earlier_scratch < event.minimum
-    )
+def _checked(context: KernelContext, events: Events, earlier_scratch: int) -> tuple[Event, ...]:
+    """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
+    each scratch-number check decided: its refusal when fewer scratch requests come before the
+    operator's than the kernel requires, else nothing. One pass, by exact type (no event type
+    has subclasses): this runs for every event of every operator."""
+    found: list[Event] = []
+    for event in events:
+        if type(event) is TempTensor:
+            pass  # the most common event: no size of its own
+        elif type(event) is Persistent:
+            if event.nbytes < 0:
+                context.checked_size(event.nbytes, event.what)
+        elif type(event) is Scratch:
+            if event.nbytes < 0:
+                context.checked_size(event.nbytes, event.label)
+        elif type(event) is TempBytes:
+            if event.nbytes < 0:
+                context.checked_size(event.nbytes, "temporary buffer")
+        elif type(event) is ScratchNumberAtLeast:
+            if earlier_scratch < event.minimum:
+                found.append(event.refusal(earlier_scratch))
+            continue
+        found.append(event)
+    return tuple(found)
 
 
 def _unmodelled(context: KernelContext) -> OperatorSetup:
