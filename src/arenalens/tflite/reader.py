@@ -17,6 +17,7 @@ from typing import Any
 from arenalens.errors import ModelError
 from arenalens.ir import (
     CONTROL_FLOW_OPTION_FIELDS,
+    DTYPES,
     MAX_TENSOR_BYTES,
     BufferRef,
     Metadata,
@@ -358,6 +359,9 @@ class _Parser:
         model's most numerous table: a call per field would cost more than the reads)."""
         buf, size = self.data, self.size
         buffer_count = len(buffers)
+        unpack_i8, unpack_u8, unpack_u32 = _I8.unpack_from, _U8.unpack_from, _U32.unpack_from
+        # `charge`, kept in locals over the loop (two charges per tensor).
+        items, item_budget = self.items, self.item_budget
         found = []
         for index, (pos, fields) in enumerate(rows):
             # Field offsets in schema order: shape, type, buffer, name, quantization,
@@ -368,9 +372,12 @@ class _Parser:
             # Without a shape_signature the shape is fully known: report it as the signature,
             # as the TFLite interpreter's tensor details do.
             signature = int32_vector_at(buf, size, pos + signature_at) if signature_at else None
-            self.charge(len(shape) + (len(signature) if signature else 0))
-            dtype = dtype_for_code(_I8.unpack_from(buf, pos + type_at)[0] if type_at else 0)
-            buffer_index = _U32.unpack_from(buf, pos + buffer_at)[0] if buffer_at else 0
+            items += len(shape) + (len(signature) if signature else 0)
+            if items > item_budget:
+                self.charge(items - self.items)
+            code = unpack_i8(buf, pos + type_at)[0] if type_at else 0
+            dtype = DTYPES.get(code) or dtype_for_code(code)
+            buffer_index = unpack_u32(buf, pos + buffer_at)[0] if buffer_at else 0
             # With no buffers at all, only the default index 0 ("no data") is meaningful.
             if buffer_index >= max(buffer_count, 1):
                 raise self.fail(
@@ -378,15 +385,28 @@ class _Parser:
                     f"(model has {buffer_count} buffers)"
                 )
             has_data = buffer_index < buffer_count and buffers[buffer_index].nbytes > 0
-            is_variable = bool(_U8.unpack_from(buf, pos + variable_at)[0]) if variable_at else False
+            is_variable = bool(unpack_u8(buf, pos + variable_at)[0]) if variable_at else False
             if shape:
                 _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
             is_input, is_output = index in inputs, index in outputs
             name = string_at(buf, size, pos + name_at) if name_at else ""
-            self.charge(len(name) >> 3)
+            items += len(name) >> 3
+            if items > item_budget:
+                self.charge(items - self.items)
             quantization = None
             if quantization_at:
                 quantization = self.quantization(target_at(buf, size, pos + quantization_at))
+            # One kind per tensor, most specific first (`TensorKind`).
+            if has_data:
+                kind = TensorKind.CONSTANT
+            elif is_variable:
+                kind = TensorKind.VARIABLE
+            elif is_input:
+                kind = TensorKind.INPUT
+            elif is_output:
+                kind = TensorKind.OUTPUT
+            else:
+                kind = TensorKind.INTERMEDIATE
             # Positional: a third faster than keywords.
             found.append(
                 Tensor(
@@ -398,13 +418,14 @@ class _Parser:
                     buffer_index,
                     has_data,
                     is_variable,
-                    _kind(has_data, is_variable, is_input, is_output),
+                    kind,
                     is_input,
                     is_output,
                     quantization,
                     bool(sparsity_at),
                 )
             )
+        self.items = items
         return tuple(found)
 
     def quantization(self, pos: int) -> Quantization | None:
@@ -423,11 +444,11 @@ class _Parser:
         if zero_point_at:
             data_zero, zero_count = vector_at(buf, size, pos + zero_point_at, 8)
             zero_point = _I64.unpack_from(buf, data_zero)[0] if zero_count else None
-        return Quantization(
-            scale=_F32.unpack_from(buf, data)[0],
-            zero_point=zero_point,
-            channel_count=scale_count,
-            axis=_I32.unpack_from(buf, pos + axis_at)[0] if axis_at else 0,
+        return Quantization(  # scale, zero_point, channel_count, axis
+            _F32.unpack_from(buf, data)[0],
+            zero_point,
+            scale_count,
+            _I32.unpack_from(buf, pos + axis_at)[0] if axis_at else 0,
         )
 
     def operators(
@@ -623,18 +644,6 @@ def encode_offline_plan(plan: OfflinePlan) -> bytes:
     """OfflinePlan → `OfflineMemoryAllocation` metadata bytes."""
     count = len(plan.offsets)
     return struct.pack(f"<iii{count}i", plan.version, plan.subgraph_count, count, *plan.offsets)
-
-
-def _kind(has_data: bool, is_variable: bool, is_input: bool, is_output: bool) -> TensorKind:
-    if has_data:
-        return TensorKind.CONSTANT
-    if is_variable:
-        return TensorKind.VARIABLE
-    if is_input:
-        return TensorKind.INPUT
-    if is_output:
-        return TensorKind.OUTPUT
-    return TensorKind.INTERMEDIATE
 
 
 def _check_shape_size(

@@ -11,14 +11,16 @@ Where a kernel's bytes on that build are not known exactly, the budget says so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from types import MappingProxyType
+from typing import Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import HOST, Build, build_summary, build_title
 from arenalens.ir import Model
+from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import (
@@ -35,9 +37,10 @@ from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with
 from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
 from arenalens.runtimes.tflm.setup_replay import (
     Allocation,
+    Settled,
     SetupOutcome,
-    minimal_arena_size,
     replay,
+    settle,
 )
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
@@ -50,11 +53,28 @@ class SetupPrediction:
     """What the setup replay predicts for one plan on one build."""
 
     layout: RuntimeLayout
-    minimal_arena: int  # the smallest arena_size that works
-    at_minimum: SetupOutcome  # head, tail and categories printed at that size
-    aligned: SetupOutcome  # the same at a roomy arena size that is a multiple of 16
+    settled: Settled  # the minimal arena size, and the head and tails from it on
     support: Support  # which kernels' bytes are estimates on this build
     sequence: tuple[Allocation, ...] = ()  # every allocation setup makes, in order
+
+    @property
+    def minimal_arena(self) -> int:
+        """The smallest arena_size that works (and every larger one does)."""
+        return self.settled.minimal_arena
+
+    @cached_property
+    def at_minimum(self) -> SetupOutcome:
+        """Head, tail and categories printed at the minimal size (replayed when asked: the
+        figures alone come from `settled`)."""
+        return replay(self.sequence, self.minimal_arena, self.layout)
+
+    @cached_property
+    def aligned(self) -> SetupOutcome:
+        """The same at a roomy arena size that is a multiple of 16."""
+        roomy = align_up(self.minimal_arena, ARENA_ALIGNMENT) + ARENA_ALIGNMENT
+        while not (aligned := replay(self.sequence, roomy, self.layout)).fits:
+            roomy += ARENA_ALIGNMENT
+        return aligned
 
     @property
     def unknown_kernels(self) -> tuple[str, ...]:
@@ -63,13 +83,19 @@ class SetupPrediction:
 
     @property
     def head(self) -> int:
-        """The head: the plan's maximum."""
-        return self.aligned.head
+        """The head: the plan's maximum (the same at every size that fits)."""
+        settled = self.settled.head
+        return self.aligned.head if settled is None else settled
 
     @property
     def tail(self) -> int:
         """The tail with a 16-aligned arena end (what a roomy, aligned arena prints)."""
-        return self.aligned.tail
+        return self.settled.tail(0)
+
+    @property
+    def tail_at_minimum(self) -> int:
+        """The tail at the minimal arena size."""
+        return self.settled.tail(self.minimal_arena)
 
 
 def plan_facts(
@@ -119,15 +145,10 @@ def predict_setup(
     # setups, which the head arena already asked for.
     facts = plan_facts(model, arena, plan, build, setups)
     sequence = setup_sequence(model, facts, layout, operators)
-    minimum = minimal_arena_size(sequence, layout)
-    roomy = align_up(minimum, ARENA_ALIGNMENT) + ARENA_ALIGNMENT
-    while not (aligned := replay(sequence, roomy, layout)).fits:
-        roomy += ARENA_ALIGNMENT
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
-    at_minimum = replay(sequence, minimum, layout)
-    return SetupPrediction(layout, minimum, at_minimum, aligned, found, sequence)
+    return SetupPrediction(layout, settle(sequence, layout), found, sequence)
 
 
 def setup_outcome(
@@ -166,23 +187,29 @@ def budget(
             f"MicroResourceVariables::Create(allocator, {capacity}): one entry per distinct "
             "VAR_HANDLE shared_name, as the tflite_micro Python interpreter counts them"
         )
-    final = prediction.at_minimum.head + prediction.at_minimum.tail
+    final = prediction.head + prediction.tail_at_minimum
     parts = {
         "head": prediction.head,
         "tail": prediction.tail,
-        "tail_at_minimum": prediction.at_minimum.tail,
+        "tail_at_minimum": prediction.tail_at_minimum,
         "setup_overhead": prediction.minimal_arena - final,
     }
     return MemoryBudget(
         required_bytes=prediction.minimal_arena,
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
-        device=build_title(build),
-        build=MappingProxyType(build_summary(build)),
+        device=_described(build)[0],
+        build=_described(build)[1],
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections_of=partial(arena_sections, prediction, arena.problem),
     )
+
+
+@recent_by_identity()
+def _described(build: Build) -> tuple[str, Mapping[str, Any]]:
+    """The build's title and summary (the same build for every model of a search loop)."""
+    return build_title(build), MappingProxyType(build_summary(build))
 
 
 HEAD_MEANING = (

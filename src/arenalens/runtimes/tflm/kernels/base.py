@@ -23,6 +23,7 @@ from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.builds.build import REFERENCE, Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.tflite.custom_options import custom_options
 from arenalens.units import format_bytes_exact
@@ -66,6 +67,7 @@ class OverTemps:
     live_from: int = 0  # temps fetched before this one were already released
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Persistent:
     """`AllocatePersistentBuffer(nbytes)`: tail, 16-aligned, kept for the model's life."""
@@ -78,6 +80,7 @@ class Persistent:
     written: OverTemps | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TempTensor:
     """`AllocateTempInputTensor` / `AllocateTempOutputTensor` / `...IntermediateTensor`: a
@@ -86,6 +89,7 @@ class TempTensor:
     tensor: Tensor
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TempBytes:
     """`AllocateTempBuffer(nbytes, alignment)`: temp memory until Prepare ends."""
@@ -94,6 +98,7 @@ class TempBytes:
     alignment: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Scratch:
     """`RequestScratchBufferInArena(nbytes)`: a head buffer, live while the operator runs."""
@@ -102,6 +107,7 @@ class Scratch:
     label: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputShape:
     """Prepare rewrites an output's dims (`CreateWritableTensorDimsWithCopy`, after a
@@ -112,6 +118,7 @@ class OutputShape:
     shape: tuple[int, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """The kernel refuses this operator: setup fails (`SETUP`) or Invoke does (`INVOKE`)."""
@@ -134,6 +141,7 @@ class ScratchNumberAtLeast:
     refusal: Callable[[int], Refusal]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """The rule is not exact for this case: the bytes may be off by up to `margin_bytes`."""
@@ -198,6 +206,7 @@ class Fixed:
     alignment: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KernelContext:
     """One operator of one model, seen by the kernel of one build."""

@@ -55,7 +55,7 @@ class OperatorSetup:
     @property
     def scratch(self) -> tuple[Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
-        return tuple(event for event in self.prepare if isinstance(event, Scratch))
+        return tuple(event for event in self.prepare if type(event) is Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:

@@ -1,0 +1,83 @@
+"""`quick_init`: the same records as the dataclass's own __init__ makes, or a refusal."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import InitVar, dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from arenalens.ir import Operator, Tensor
+from arenalens.records import quick_init
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation
+
+
+@dataclass(frozen=True, slots=True)
+class _Plain:
+    first: int
+    second: str = "x"
+    table: Any = field(default_factory=lambda: MappingProxyType({}))
+    late: int = field(default=3, kw_only=True)
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class _Quick:
+    first: int
+    second: str = "x"
+    table: Any = field(default_factory=lambda: MappingProxyType({}))
+    late: int = field(default=3, kw_only=True)
+
+
+def test_records_are_the_dataclass_ones() -> None:
+    for args, kwargs in (((1,), {}), ((1, "y", {}), {"late": 4}), ((), {"first": 2})):
+        plain, quick = _Plain(*args, **kwargs), _Quick(*args, **kwargs)
+        fields = [f.name for f in dataclasses.fields(_Plain)]
+        assert [getattr(plain, f) for f in fields] == [getattr(quick, f) for f in fields]
+    assert _Quick(1).table == {}  # the factory's
+    assert dataclasses.replace(_Quick(1), second="z") == _Quick(1, "z")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _Quick(1).first = 2  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        _Quick()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _Quick(1, "y", {}, 4)  # type: ignore[misc]
+
+
+def test_the_hot_records_use_it() -> None:
+    for record in (Tensor, Operator, Allocation):
+        assert any(name.startswith("_set_") for name in record.__init__.__code__.co_names)
+    assert Allocation(Action.TEMP, 8).alignment == 1
+
+
+def test_classes_it_cannot_reproduce_are_refused() -> None:
+    @dataclass(frozen=True)
+    class NoSlots:
+        value: int
+
+    @dataclass(slots=True)
+    class NotFrozen:
+        value: int
+
+    @dataclass(frozen=True, slots=True)
+    class AfterInit:
+        value: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    @dataclass(frozen=True, slots=True)
+    class InitOnly:
+        value: int
+        scale: InitVar[int] = 1
+
+    @dataclass(frozen=True, slots=True)
+    class Derived:
+        value: int
+        twice: int = field(default=0, init=False)
+
+    for record in (NoSlots, NotFrozen, AfterInit, InitOnly, Derived):
+        with pytest.raises(TypeError):
+            quick_init(record)
