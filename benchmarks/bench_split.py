@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arenalens import load_model
-from arenalens.builds.build import KernelLibrary
+from arenalens.builds.build import CMSIS_NN, REFERENCE
 from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.ir import Model
 from arenalens.optimization import optimize_model, prove_outputs
@@ -55,8 +55,8 @@ MODELS = (
     "tflite_micro__person_detect",
 )
 BUILDS = {
-    "cortex-m7/cmsis-nn": KernelLibrary.CMSIS_NN,
-    "cortex-m7/reference": KernelLibrary.REFERENCE,
+    "cortex-m7/cmsis-nn": CMSIS_NN,
+    "cortex-m7/reference": REFERENCE,
 }
 CHECK_SEED = 7  # optimize proves with seeds 0-2
 

@@ -10,7 +10,7 @@ from types import MappingProxyType
 import pytest
 
 from arenalens import load_model
-from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, KernelLibrary
+from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, REFERENCE
 from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS, REFERENCE_PATH, KernelPath
 from arenalens.cli import main
 from arenalens.errors import UsageError
@@ -161,7 +161,7 @@ def test_overlap_rules_come_from_the_build_and_who_named_its_kernels() -> None:
     assert host.overlap is not None and host.overlap.rules.paths == KNOWN_PATHS
     assert not host.overlap.rules.explicit
     # The reference kernels named: their order alone, a superset of the pairs safe everywhere.
-    reference = analyze(model, overlap=KernelLibrary.REFERENCE)
+    reference = analyze(model, overlap=REFERENCE)
     assert reference.overlap is not None
     assert reference.overlap.rules.paths == (REFERENCE_PATH,)
     everywhere = {(p.overlap.output, p.overlap.input) for p in host.overlap.pairs}
@@ -176,7 +176,7 @@ def test_overlap_rules_that_contradict_the_build_are_refused() -> None:
         optimize_model(
             example_bytes("kws_ds_cnn"),
             overlap=True,
-            kernels=KernelLibrary.REFERENCE,
+            kernels=REFERENCE,
             build="cortex-m4/cmsis-nn",
             prove_inplace=False,
         )

@@ -19,6 +19,7 @@ from arenalens.builds.kernel_paths import (
     ESP_NN_PATH,
     KNOWN_PATHS,
     REFERENCE_PATH,
+    VENDOR_PATH,
     overlap_rules,
     path_named,
 )
@@ -91,8 +92,11 @@ def test_named_kernels_take_that_code_path_only() -> None:
 
 
 def test_a_core_without_a_32_bit_model_may_run_its_vendors_kernels() -> None:
-    rules = overlap_rules(HOST, chip="esp32-s3")
-    assert rules.paths == (REFERENCE_PATH, ESP_NN_PATH) and rules.unknown == (ESP_NN_PATH,)
+    rules = overlap_rules(HOST, chip="k210")
+    assert rules.paths == (REFERENCE_PATH, VENDOR_PATH) and rules.unknown == (VENDOR_PATH,)
+    # A chip that is a core of the build records runs that core's libraries, whose rules answer.
+    esp = overlap_rules(HOST, chip="esp32-s3")
+    assert esp.paths == (REFERENCE_PATH, ESP_NN_PATH) and esp.unknown == ()
     assert path_named("esp-nn") == ESP_NN_PATH and path_named("cmsis-nn/avx") is None
 
 
@@ -148,8 +152,9 @@ def test_default_optimize_leaves_the_1x1_convolutions_alone() -> None:
     assert any("overlaps hold on: reference, cmsis-nn/none" in n for n in optimization.notes)
 
 
-def test_an_esp32_board_gets_no_overlap(capsys: pytest.CaptureFixture[str]) -> None:
-    """ESP32 firmware may run ESP-NN, whose access order arenalens does not know yet."""
+def test_an_esp32_board_gets_no_int8_overlap(capsys: pytest.CaptureFixture[str]) -> None:
+    """ESP32 firmware may run ESP-NN, whose int8 loops (esp-nn's own C and assembly) arenalens
+    has not traced: every int8 operator ESP-NN replaces refuses to overlap."""
     optimization = optimize_model(
         example_bytes("resnet8_cifar"),
         overlap=True,
@@ -157,7 +162,7 @@ def test_an_esp32_board_gets_no_overlap(capsys: pytest.CaptureFixture[str]) -> N
         prove_inplace=False,
     )
     assert optimization.chosen is None or not optimization.chosen.shared
-    assert any("ESP-NN" in note and "does not know" in note for note in optimization.notes)
+    assert any("overlaps hold on: reference, esp-nn" in note for note in optimization.notes)
     argv = ["report", "example:resnet8_cifar", "--overlap", "--json"]
     assert main([*argv, "--target", "esp32-s3"]) == 0
     arena = json.loads(capsys.readouterr().out)["reports"][0]["arenas"][0]

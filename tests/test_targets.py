@@ -72,7 +72,7 @@ def test_every_build_named_exists() -> None:
         modelled = chip.cpu.startswith("cortex-m") or chip.name.startswith("esp32")
         assert (chip.build_cpu is not None) == modelled, chip.name
         if chip.name.startswith("esp32"):
-            assert (chip.build_cpu, chip.kernels) == (chip.name.replace("-", ""), "esp-nn")
+            assert (chip.build_cpu, chip.kernels) == (chip.name, "esp-nn")
 
 
 def test_boards_take_their_chip_s_core_and_build() -> None:

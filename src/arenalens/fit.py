@@ -18,6 +18,7 @@ from typing import Any
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
+from arenalens.placement import BoardPlacement, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -43,6 +44,9 @@ class FitCheck:
     # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
     # words and says why it may be off.
     build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Where each part goes on a board with several RAM banks (`placement.py`); None for a
+    # budget, a board with one bank, or a number that is not the runtime's own split.
+    placement: BoardPlacement | None = None
 
     @property
     def runtime(self) -> str:
@@ -97,8 +101,17 @@ class FitCheck:
 
     @property
     def fits(self) -> bool:
-        """True when the number means something and fits."""
-        return self.meaningful and self.headroom_bytes >= 0
+        """True when the number means something and fits: as one arena in the largest block,
+        or split across the board's banks (`placement`)."""
+        if not self.meaningful:
+            return False
+        return self.headroom_bytes >= 0 or (self.placement is not None and self.placement.fits)
+
+    @property
+    def placed_apart(self) -> bool:
+        """True when it fits only with its parts in separate banks (or in a bank the largest
+        static block does not count, such as external RAM)."""
+        return self.fits and self.headroom_bytes < 0
 
     @property
     def fits_after_optimize(self) -> bool | None:
@@ -151,6 +164,17 @@ def check_fit(
         )
     declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
+    placement = None
+    # Read only for boards with several banks: the split is computed when first read.
+    split = analysis.budget.split if target is not None and len(target.banks) > 1 else None
+    if (
+        target is not None
+        and len(target.banks) > 1
+        and split is not None
+        and declared.status.gives_a_number
+        and split.single_bytes == declared.required_bytes
+    ):
+        placement = place(split, target, reserve_bytes=reserve_bytes)
     return FitCheck(
         model=analysis.model.name,
         source=analysis.model.source,
@@ -163,6 +187,7 @@ def check_fit(
         budget_text=budget_text,
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
+        placement=placement,
     )
 
 

@@ -72,6 +72,8 @@ class Asked:
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
     overlap_required_bytes: int | None = None  # with --overlap: the number with that plan
     image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
+    # The build drives an Ethos-U NPU and the model is not Vela-compiled: it runs on the CPU alone.
+    npu_uncompiled: str | None = None  # the NPU's name
 
 
 class Steps:
@@ -230,6 +232,26 @@ class Steps:
                 )
             )
             return steps
+        placement = None if fit.placement is None else fit.placement.best
+        if verdict.fits and placement is not None and placement.kind != "one arena":
+            steps.append(
+                Step(
+                    f"Give TFLM its memory in {len(placement.uses)} buffers, as the code above "
+                    f"does{estimate}: {placement.summary()}."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
+        if verdict.fits and placement is not None:
+            use = placement.uses[0]
+            steps.append(
+                Step(
+                    f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
+                    f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
         if verdict.fits:
             spare = format_bytes_exact(fit.headroom_bytes)
             steps.append(
@@ -239,6 +261,7 @@ class Steps:
                 )
             )
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         short = format_bytes_exact(-fit.headroom_bytes)
         if fit.fits_after_optimize and optimized is not None:
@@ -295,6 +318,20 @@ class Steps:
             )
         )
         return steps
+
+    def npu_step(self) -> list[Step]:
+        """On a build with an Ethos-U NPU, a model Vela has not compiled runs on the CPU alone:
+        `optimize --vela` compiles it and writes the fastest setting that fits."""
+        npu = self.asked.npu_uncompiled
+        if npu is None or self.asked.runtime != "tflm":
+            return []
+        return [
+            Step(
+                f"The {npu} NPU runs only what Vela compiled (this figure is the CPU's alone); "
+                "compile for it and write the fastest Vela setting that fits (extra 'npu'):",
+                self.optimize_command(" --vela"),
+            )
+        ]
 
     def optimize_step(self, saves: int | None) -> list[Step]:
         """`optimize` lowers the number: shown only when running it does (computed as it

@@ -83,6 +83,7 @@ from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the split package loads only with --split
     from arenalens.split.outcome import Splitting
+    from arenalens.targets import Target
 
 # Seeds of random inputs a candidate with aliases or overlaps must survive on the real runtime.
 PROOF_SEEDS = (0, 1, 2)
@@ -198,6 +199,7 @@ def optimize_model(
     prove_inplace: bool = True,
     build: Build | str | None = None,
     split: bool = False,
+    target: Target | None = None,
 ) -> Optimization:
     """Model → Optimization with the rewritten file's bytes (the input is never modified).
 
@@ -312,6 +314,14 @@ def optimize_model(
         ),
         key=lambda c: (c.required_bytes, c.predicted_head, c.needs_proof, candidates.index(c)),
     )
+    placed = None
+    if target is not None and len(target.banks) > 1:
+        from arenalens.placement_choice import order_by_placement  # noqa: PLC0415 - banks only
+
+        placed = order_by_placement(eligible, chosen_build, target)
+    if placed is not None:
+        eligible, placement_notes = placed
+        notes.extend(placement_notes)
     chosen: Candidate | None = None
     split_used = working is not model
     valid: tuple[KernelPath, ...] = ()
@@ -358,6 +368,7 @@ def optimize_model(
             reorderer=reorderer,
             prove_inplace=prove_inplace,
             build=chosen_build,
+            target=target,
         )
         dropped = "split: not kept (no plan of the split model was kept); the model as given"
         return replace(fallback, notes=(*notes, dropped, *fallback.notes))

@@ -22,7 +22,7 @@ from typing import Any
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs
-from arenalens.builds.build import HOST, Build, KernelLibrary, as_build
+from arenalens.builds.build import HOST, Build, as_build
 from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
 from arenalens.errors import UsageError
 from arenalens.ir import Model
@@ -116,7 +116,7 @@ def analyze(
     planner: str | None = None,
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
-    overlap: OverlapRules | KernelLibrary | str | bool | None = None,
+    overlap: OverlapRules | str | bool | None = None,
     overlap_time_limit_s: float = 5.0,
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
@@ -183,7 +183,7 @@ def _plan_overlaps(
     rules: Runtime,
     model: Model,
     arenas: tuple[ArenaProblem, ...],
-    overlap: OverlapRules | KernelLibrary | str | bool,
+    overlap: OverlapRules | str | bool,
     *,
     time_limit_s: float,
     build: Build,

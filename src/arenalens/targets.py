@@ -24,8 +24,12 @@ Each entry names the datasheet or SDK document its figures come from; sizes are 
 
 The rows are data: `targets.json` (package data, checked against `schemas/targets.schema.json`
 and for consistency by `tests/test_targets.py`), loaded once into frozen `Target`s. A chip's
-row also says which TFLM build its figures are for (`build_cpu`, `kernels`): null for a core
-arenalens has no 32-bit model of yet, whose figure is the x86-64 wheel's, marked an estimate.
+row also says which TFLM build its figures are for (`build_cpu`, `kernels`: a core and a kernel
+library of `build_records.json`): null for a core arenalens has no 32-bit model of yet, whose
+figure is the x86-64 wheel's, marked an estimate. A chip's RAM banks (`banks`, `MemoryBank`) are
+rows of its own; a board adds the banks it carries (PSRAM, SDRAM) to its chip's. A chip that is
+a core of the build records (the ESP32 family) is spelled as the core is, and the core's
+aliases reach it too (`esp32-s3`).
 """
 
 from __future__ import annotations
@@ -37,11 +41,60 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.build import KernelLibrary
+from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
+# A bank's kind, fastest first (`MemoryBank.kind`).
+TIGHTLY_COUPLED = "tightly-coupled"
+ON_CHIP = "on-chip"
+EXTERNAL = "external"
+BANK_KINDS = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
 CATALOGUE = "targets.json"  # package data next to this module
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBank:
+    """One RAM bank of a chip or board: where it is, how large, how fast, who can reach it."""
+
+    name: str  # as the reference manual or SDK names it: 'dtcm', 'axi-sram', 'psram'
+    kind: str  # 'tightly-coupled' | 'on-chip' | 'external'
+    size_bytes: int
+    source: str  # the document (and section) the figures come from
+    address: int | None = None  # its base address, where the memory map gives one
+    firmware_bytes: int = 0  # what a typical firmware already takes there (stacks, heap, radio)
+    static_array: bool = False  # a `static uint8_t tensor_arena[...]` lands here by default
+    dma: bool | None = None  # DMA can reach it (None: not documented)
+    npu: bool | None = None  # the chip's NPU can reach it (None: no NPU, or not documented)
+    speed: str = ""  # a cited figure or class of its speed
+    note: str = ""
+    section: str = ""  # the linker section that lands a static buffer here ("": see allocate)
+    allocate: str = ""  # "heap_caps_malloc", "arduino-sdram": how firmware gets memory there
+    joins_next: bool = False  # the next bank starts where this one ends: one array spans both
+
+    @property
+    def kind_rank(self) -> int:
+        """0 for tightly coupled, 1 on-chip, 2 external: its speed class, fastest first."""
+        return BANK_KINDS.index(self.kind)
+
+
+def _bank(row: Mapping[str, Any]) -> MemoryBank:
+    return MemoryBank(
+        name=row["name"],
+        kind=row["kind"],
+        size_bytes=row["size_bytes"],
+        source=row["source"],
+        address=row.get("address"),
+        firmware_bytes=row.get("firmware_bytes", 0),
+        static_array=row.get("static_array", False),
+        dma=row.get("dma"),
+        npu=row.get("npu"),
+        speed=row.get("speed", ""),
+        note=row.get("note", ""),
+        section=row.get("section", ""),
+        allocate=row.get("allocate", ""),
+        joins_next=row.get("joins_next", False),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +114,11 @@ class Target:
     # None when arenalens has no 32-bit model of it (see `target_build.KERNELS_WHY`).
     build_cpu: str | None = None
     # The kernel library that build links unless told otherwise (None with no build_cpu).
-    kernels: KernelLibrary | None = None
-    # The Ethos-U NPU its firmware drives (`builds/npus.json` name), None without one.
+    kernels: str | None = None
+    # The Ethos-U NPU its firmware drives (a co-processor of `build_records.json`), None without.
     npu: str | None = None
+    # Its RAM banks (a board's: its chip's, then those the board adds); empty where not listed.
+    banks: tuple[MemoryBank, ...] = ()
 
     @property
     def is_board(self) -> bool:
@@ -72,7 +127,6 @@ class Target:
 
 
 def _chip(row: Mapping[str, Any]) -> Target:
-    kernels = row["kernels"]
     return Target(
         name=row["name"],
         title=row["title"],
@@ -83,8 +137,9 @@ def _chip(row: Mapping[str, Any]) -> Target:
         source=row["source"],
         note=row.get("note", ""),
         build_cpu=row["build_cpu"],
-        kernels=None if kernels is None else KernelLibrary(kernels),
+        kernels=row["kernels"],
         npu=row.get("npu"),
+        banks=tuple(_bank(bank) for bank in row.get("banks", ())),
     )
 
 
@@ -95,8 +150,10 @@ def _board(
     software lays memory out its own way (`layout`); its own note first."""
     chip = chips[row["chip"]]
     layout = layouts.get(row.get("layout", ""))
+    banks = chip.banks
     if layout is not None:
         limit, source, note = layout["arena_limit_bytes"], layout["source"], layout["note"]
+        banks = ()  # the board's software lays memory out its own way: not the chip's banks
     else:
         limit, source = chip.arena_limit_bytes, chip.source
         note = "; ".join(part for part in (row.get("note", ""), chip.note) if part)
@@ -113,6 +170,7 @@ def _board(
         build_cpu=chip.build_cpu,
         kernels=chip.kernels,
         npu=chip.npu,
+        banks=(*banks, *(_bank(bank) for bank in row.get("banks", ()))),
     )
 
 
@@ -143,7 +201,7 @@ def get_target(name: str) -> Target:
     """A target name (any case, '_' or '-') → Target; UsageError listing where to find names."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
     key = _ALIASES.get(key, key)
-    found = TARGETS.get(key)
+    found = TARGETS.get(key) or TARGETS.get(CORE_SPELLINGS.get(key, ""))
     if found is None:
         close = sorted(known for known in TARGETS if key and (key in known or known in key))
         hint = f" (did you mean: {', '.join(close[:6])}?)" if close else ""
@@ -156,7 +214,7 @@ def get_target(name: str) -> Target:
 
 def target_document(target: Target) -> dict[str, object]:
     """Target → its JSON form (check documents and --list-targets --json)."""
-    return {
+    document: dict[str, object] = {
         "name": target.name,
         "title": target.title,
         "kind": "board" if target.is_board else "chip",
@@ -169,4 +227,27 @@ def target_document(target: Target) -> dict[str, object]:
         "arena_limit_bytes": target.arena_limit_bytes,
         "source": target.source,
         "note": target.note,
+    }
+    if target.banks:
+        document["banks"] = [bank_document(bank) for bank in target.banks]
+    return document
+
+
+def bank_document(bank: MemoryBank) -> dict[str, object]:
+    """MemoryBank → its JSON form (as `targets.json` spells it)."""
+    return {
+        "name": bank.name,
+        "kind": bank.kind,
+        "address": bank.address,
+        "size_bytes": bank.size_bytes,
+        "firmware_bytes": bank.firmware_bytes,
+        "static_array": bank.static_array,
+        "dma": bank.dma,
+        "npu": bank.npu,
+        "speed": bank.speed,
+        "source": bank.source,
+        "note": bank.note,
+        "section": bank.section or None,
+        "allocate": bank.allocate or None,
+        "joins_next": bank.joins_next,
     }

@@ -26,6 +26,7 @@ from arenalens.declared import DeclaredArena, Status
 from arenalens.fit import FitCheck, check_fit
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
+from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
 from arenalens.target_build import target_build
 from arenalens.targets import Target, target_document
@@ -155,6 +156,10 @@ class Verdict:
         """Available minus required (negative: short); None without a budget or a number."""
         if self.fit is None or not self.has_number:
             return None
+        placement = self.fit.placement
+        if placement is not None and placement.best is not None:
+            # Placed in the board's banks: the least any of its buffers leaves in its bank.
+            return min(use.spare_bytes for use in placement.best.uses)
         return self.fit.headroom_bytes
 
     @property
@@ -215,6 +220,9 @@ class Verdict:
             "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
             "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
             "target": None if fit is None or fit.target is None else target_document(fit.target),
+            "placement": None
+            if fit is None or fit.placement is None or not self.has_number
+            else placement_document(fit.placement),
             "next_steps": [step.as_dict() for step in self.steps],
             "assumptions": list(self.assumptions),
         }
@@ -336,7 +344,14 @@ def verdict_for(
     from arenalens.max_input import image_inputs  # noqa: PLC0415
 
     model = analysis.model
-    asked = replace(asked, image_inputs=len(image_inputs(model)) if model.subgraphs else 0)
+    from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
+
+    npu = analysis.budget.build.get("npu") if analysis.runtime == "tflm" else None
+    asked = replace(
+        asked,
+        image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
+        npu_uncompiled=npu if npu and not is_vela_compiled(model) else None,
+    )
     return make_verdict(
         declared_arena(analysis) if fit is None else fit.declared,
         model=name or model.name,

@@ -23,7 +23,6 @@ from arenalens.builds.build import (
     TFLM_ESP_TFLITE_MICRO,
     TFLM_RELEASES,
     TFLM_WHEEL,
-    KernelLibrary,
     as_build,
     build_flags,
     build_named,
@@ -49,7 +48,7 @@ FIRST_SUMMARY_FIELDS = {"name", "title", "cpu", "kernels", "isa", "abi", "alloca
 
 
 def test_the_host_is_the_wheel() -> None:
-    assert HOST.is_host and HOST.abi is LP64 and HOST.kernels is REFERENCE
+    assert HOST.is_host and HOST.abi is LP64 and HOST.kernels == REFERENCE
     assert HOST.tflm is TFLM_WHEEL and HOST.compression and HOST.recording
     assert HOST.features == {COMPRESSION} | {c.key for c in HISTORY if not c.wheel_only}
     assert not HOST.kernels_named and HOST.kernels_release == ""
@@ -90,13 +89,11 @@ def test_who_named_the_kernel_library() -> None:
 def test_the_overlap_rules_hold_on_every_library_unless_the_user_names_one() -> None:
     assert overlap_rules(HOST).paths == KNOWN_PATHS
     assert overlap_rules(build_named("cortex-m7")).paths == KNOWN_PATHS
-    assert overlap_rules(build_named("cortex-m3/cmsis-nn")).paths == (
-        KernelPath(KernelLibrary.CMSIS_NN, "none"),
-    )
+    assert overlap_rules(build_named("cortex-m3/cmsis-nn")).paths == (KernelPath(CMSIS_NN, "none"),)
     assert overlap_rules(build_named("cortex-m3/reference")).paths == (REFERENCE_PATH,)
     board = device_build("cortex-m7", "cmsis-nn", named_by=NAMED_BY_BOARD)
     assert overlap_rules(board).paths == KNOWN_PATHS and not overlap_rules(board).explicit
-    assert path_of(board) == KernelPath(KernelLibrary.CMSIS_NN, "dsp")
+    assert path_of(board) == KernelPath(CMSIS_NN, "dsp")
 
 
 def test_the_summary_adds_to_the_first_fields() -> None:

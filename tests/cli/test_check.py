@@ -158,7 +158,8 @@ def test_required_targets_are_documented() -> None:
         target = get_target(name)
         assert target.sram_bytes >= target.arena_limit_bytes > 0
         assert target.source
-    assert get_target("esp32s3") is TARGETS["esp32-s3"]
+    # One spelling per chip (the core's), the vendor's an alias of it.
+    assert get_target("esp32-s3") is get_target("ESP32_S3") is TARGETS["esp32s3"]
 
 
 def test_list_targets(capsys: pytest.CaptureFixture[str]) -> None:
@@ -261,12 +262,13 @@ def test_target_all_gives_one_row_per_board_sorted_usefully(
     rows = document["boards"]
     assert len(rows) == len(BOARDS)
     assert {row["board"] for row in rows} == {board.name for board in BOARDS}
-    # Each board is checked with its own core's build: Cortex-M with CMSIS-NN, ESP32 chips with
-    # ESP-NN, others the host.
+    # Each board is checked with its own core's build: Cortex-M with CMSIS-NN (and the NPU its
+    # firmware drives), ESP32 chips with ESP-NN, others the host.
     for row in rows:
         chip = get_target(row["board"]).chip
+        npu = get_target(row["board"]).npu
         if row["cpu"].startswith("cortex-m"):
-            expected_build = f"{row['cpu']}/cmsis-nn"
+            expected_build = f"{row['cpu']}/cmsis-nn" + (f"+{npu}" if npu else "")
         elif chip.startswith("esp32"):
             expected_build = f"{chip.replace('-', '')}/esp-nn"
         else:

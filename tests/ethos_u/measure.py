@@ -4,6 +4,7 @@ models and the figures. Remake under nice (QEMU, one job at a time):
 
     nice -n 10 python -m tests.ethos_u.measure            # the development set
     nice -n 10 python -m tests.ethos_u.measure --heldout  # the held-out set
+    nice -n 10 python -m tests.ethos_u.measure --boards   # the done-when models and settings
 
 Each entry: the Vela settings and version, Vela's summary (SRAM used, off-chip memory used,
 estimated inference time, NPU and CPU operators), the compiled model's sha256 and the probe's
@@ -26,7 +27,9 @@ TARGET_NAME = "cortex-m55-ethos-u"
 ROOMY_ARENA = 16 << 20  # a multiple of 16 well above every case (the probe's default is 224 MiB)
 
 
-def cache_path(heldout: bool) -> Path:
+def cache_path(heldout: bool, boards: bool = False) -> Path:
+    if boards:
+        return DATA / "boards.json"
     return DATA / ("heldout.json" if heldout else "development.json")
 
 
@@ -83,17 +86,18 @@ def main(argv: list[str] | None = None) -> int:
     """Measure one set and rewrite its cache (entry by entry, so a stopped run keeps its work)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--heldout", action="store_true", help="the held-out set")
+    parser.add_argument("--boards", action="store_true", help="the done-when board cases")
     parser.add_argument("--only", help="cases whose id contains this text")
     parser.add_argument("--quiet", action="store_true", help="print no figures (held-out)")
     options = parser.parse_args(argv)
-    path = cache_path(options.heldout)
+    path = cache_path(options.heldout, options.boards)
     document: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"cases": {}}
     document["about"] = (
         "Vela-compiled models on the Ethos-U probe (cortex-m55-ethos-u: TFLM 90b983c, the ETHOSU "
         "kernel, reference kernels for CPU operators). Remade by `python -m tests.ethos_u.measure"
-        + (" --heldout`." if options.heldout else "`.")
+        + (" --heldout`." if options.heldout else " --boards`." if options.boards else "`.")
     )
-    for case in cases(options.heldout):
+    for case in cases(options.heldout, options.boards):
         if options.only and options.only not in case.id:
             continue
         entry = measure_case(case)

@@ -79,3 +79,91 @@ def test_vela_sweep_marks_the_fastest_setting_that_fits(
         capsys, "plan", str(written), "--cpu", "cortex-m55", "--npu", "ethos-u55-128", "--json"
     )
     assert planned["min_arena_bytes"] == chosen["arena_bytes"]
+
+
+def test_check_adds_the_fast_memory_to_the_arena_against_the_budget(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("check", str(DEDICATED), "--cpu", "cortex-m55", "--npu", "ethos-u65-256", "--json")
+    # The arena (22,552 B) fits 30 KiB; with the fast memory (22,080 B) beside it, it does not.
+    code, document = _json(capsys, *argv, "--budget", "30KiB")
+    assert (code, document["verdict"]) == (1, "FITS")
+    assert document["npu_memory"]["fit"] == {
+        "sram_bytes": 44632,
+        "available_bytes": 30720,
+        "banks": None,  # a budget has no banks: both in it together
+        "fits": False,
+    }
+    code, document = _json(capsys, *argv, "--budget", "44632")
+    assert code == 0 and document["npu_memory"]["fit"]["fits"]
+
+
+def test_an_npu_board_implies_its_npu(capsys: pytest.CaptureFixture[str]) -> None:
+    person = MODELS / "example-kws_ds_cnn@u55-128.tflite"
+    code, document = _json(capsys, "check", str(person), "--target", "grove-vision-ai-v2", "--json")
+    # Compiled for a U55-128; the Grove's WiseEye2 has a U55-64: the driver refuses it.
+    assert code == 1 and document["verdict"] == "CANNOT RUN"
+    assert "NPU config mismatch" in document["cannot_run"][0]["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_VELA, reason="Vela is not installed (extra 'npu')")
+def test_optimize_vela_writes_what_check_then_declares_on_the_board(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The path: optimize --vela for a board, then check of the file it wrote on that board."""
+    from flows import models
+
+    source = tmp_path / "cnn.tflite"
+    source.write_bytes(models.cnn(random.Random(3)).data)  # a CPU-fallback operator before the NPU
+    written = tmp_path / "cnn_vela.tflite"
+    board = ("--target", "grove-vision-ai-v2")
+    argv = ("optimize", str(source), *board, "--vela", "-o", str(written))
+    code, swept = _json(capsys, *argv, "--json")
+    assert code == 0 and swept["written"] == str(written) and swept["chosen"]["cpu_operators"] == 1
+    code, checked = _json(capsys, "check", str(written), *board, "--json")
+    # Vela's offline plan puts the NPU operator's output over the CPU operator's output it reads
+    # (its schedule finished reading it): no conflict. The generated input's size is a
+    # placeholder (its signature is -1), which check says before FITS.
+    assert not checked["plan_conflicts"] and checked["verdict"] == "INPUT SHAPE UNKNOWN"
+    assert checked["declare"]["required_bytes"] == swept["chosen"]["arena_bytes"]
+    assert main(["optimize", str(source), *board, "--vela", "--overlap", "-o", str(written)]) == 2
+    assert "--vela compiles for the NPU" in capsys.readouterr().err
+
+
+def test_check_on_an_npu_board_suggests_compiling_an_uncompiled_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, document = _json(
+        capsys, "check", "example:kws_ds_cnn", "--target", "grove-vision-ai-v2", "--json"
+    )
+    commands = [step.get("command") for step in document["next_steps"]]
+    assert code == 0 and (
+        "arenalens optimize example:kws_ds_cnn --target grove-vision-ai-v2 -o optimized.tflite "
+        "--vela" in commands
+    )
+    compiled = MODELS / "example-kws_ds_cnn@u55-128.tflite"
+    _, document = _json(
+        capsys,
+        "check",
+        str(compiled),
+        "--cpu",
+        "cortex-m55",
+        "--npu",
+        "ethos-u55-128",
+        "--budget",
+        "1MiB",
+        "--json",
+    )
+    assert not any("--vela" in (step.get("command") or "") for step in document["next_steps"])
+
+
+def test_check_predicts_the_drivers_fast_memory_refusal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ("check", str(DEDICATED), "--cpu", "cortex-m55", "--npu", "ethos-u65-256")
+    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22079", "--json")
+    refusal = document["npu_memory"]["fast_memory_refusal"]
+    assert code == 1 and refusal.startswith("Fast memory area too small. fast_memory_size=22079")
+    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22080", "--json")
+    assert code == 0 and document["npu_memory"]["fast_memory_refusal"] == ""

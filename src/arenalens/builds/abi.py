@@ -22,13 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from arenalens.builds.data import records_document
+
 
 @dataclass(frozen=True, slots=True)
 class Abi:
     """The sizes and alignments a compiler target gives C scalars (and how it converts a
-    non-finite double to an integer, which C++ leaves undefined)."""
+    non-finite double to an integer, which C++ leaves undefined). A row of `build_records.json`'s
+    "abis"."""
 
-    name: str
+    name: str  # the record's key: 'lp64', 'ilp32-arm-eabi', 'ilp32-int-enums'
+    title: str  # as documents name it: 'ILP32 (Arm EABI)'
     pointer_bytes: int
     int64_alignment: int
     short_enums: bool
@@ -52,15 +56,22 @@ class Abi:
         return size, (self.int64_alignment if size == 8 else size)
 
 
-LP64 = Abi("LP64 (x86-64)", pointer_bytes=8, int64_alignment=8, short_enums=False)
-ILP32 = Abi("ILP32 (Arm EABI)", pointer_bytes=4, int64_alignment=8, short_enums=True)
-ILP32_INT_ENUMS = Abi(
-    "ILP32 (Xtensa/RISC-V, int-sized enums)",
-    pointer_bytes=4,
-    int64_alignment=8,
-    short_enums=False,
-    saturating_conversions=True,
+ABIS: Mapping[str, Abi] = MappingProxyType(
+    {
+        row["name"]: Abi(
+            row["name"],
+            row["title"],
+            pointer_bytes=row["pointer_bytes"],
+            int64_alignment=row["int64_alignment"],
+            short_enums=row["short_enums"],
+            saturating_conversions=row["saturating_conversions"],
+        )
+        for row in records_document()["abis"]
+    }
 )
+LP64 = ABIS["lp64"]
+ILP32 = ABIS["ilp32-arm-eabi"]
+ILP32_INT_ENUMS = ABIS["ilp32-int-enums"]
 
 _FIXED_SIZES: Mapping[str, int] = MappingProxyType(
     {

@@ -1,5 +1,10 @@
 """Builds: (core, kernel library, TFLM release) → the value that says which device a figure is for.
 
+A `Build` is made of records (`records.py`, loaded from the checked `build_records.json`): its
+`core`, `abi`, kernel `library` with its `code_path` and `library_release`, `npu`, and the
+TFLM release (`tflm`). The lookups below read those records; adding a core, a library (with its
+rules package), a release of one or a co-processor is a row there.
+
 The same model needs different arena bytes on different builds of TFLM: the x86-64 `tflite_micro`
 wheel that `verify` runs, and the firmware a user flashes. What changes the bytes, each one field
 of `Build`:
@@ -23,8 +28,9 @@ of `Build`:
   since 2025-08-04, TFLM's default firmware build is not;
 * the **allocator** (`recording`): firmware's `MicroAllocator`, or the `RecordingMicroAllocator`
   the wheel uses (it keeps records in the tail, and prints the categories);
-* the **NPU** (`npu`, builds/npu.py): an Arm Ethos-U configuration the firmware drives
-  (`CO_PROCESSOR=ethos_u`), which registers the `ethos-u` operator Vela writes; None without one.
+* the **NPU** (`npu`, a co-processor row of the records; builds/npu.py): an Arm Ethos-U
+  configuration the firmware drives (`CO_PROCESSOR=ethos_u`), which registers the `ethos-u`
+  operator Vela writes; None without one.
 
 **CMSIS-NN's code path is the compiler's, not the core name's.** CMSIS-NN picks its kernels (and
 their scratch sizes) from the compiler's predefined macros (`Include/arm_nn_math_types.h`):
@@ -50,7 +56,6 @@ reference kernels on an ESP chip at any covered release. docs/esp-nn.md has the 
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from collections.abc import Mapping
@@ -58,8 +63,24 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.abi import ILP32, ILP32_INT_ENUMS, LP64, Abi
-from arenalens.builds.npu import Npu, npu_named
+from arenalens.builds.abi import Abi
+from arenalens.builds.npu import npu_named
+from arenalens.builds.records import (
+    COPROCESSOR_FAMILIES,
+    CORE_SPELLINGS,
+    CORES,
+    HOST_RECORD,
+    TOOLCHAINS,
+    CodePath,
+    Core,
+    KernelLibrary,
+    LibraryRelease,
+    Npu,
+    linked_libraries,
+)
+from arenalens.builds.records import (
+    KERNEL_LIBRARIES as LIBRARY_RECORDS,
+)
 from arenalens.builds.tflm import (
     CHANGES,
     TFLM_CORTEX_M_PROBES,
@@ -71,70 +92,43 @@ from arenalens.builds.tflm import (
 )
 from arenalens.errors import UnplacedValueError, UsageError
 
-
-class KernelLibrary(enum.StrEnum):
-    """A TFLM kernel library: which kernels' code (OpData, scratch, access order) a build runs."""
-
-    REFERENCE = "reference"  # TFLM's own kernels (tensorflow/lite/micro/kernels/)
-    CMSIS_NN = "cmsis-nn"  # OPTIMIZED_KERNEL_DIR=cmsis_nn: Arm's CMSIS-NN (Cortex-M)
-    ESP_NN = "esp-nn"  # esp-tflite-micro's kernels/esp_nn/ over Espressif's esp-nn (ESP32 family)
-
-
-REFERENCE = KernelLibrary.REFERENCE
-CMSIS_NN = KernelLibrary.CMSIS_NN
-ESP_NN = KernelLibrary.ESP_NN
-KERNEL_LIBRARIES = tuple(str(library) for library in KernelLibrary)
-KERNEL_LIBRARY_TITLES: Mapping[KernelLibrary, str] = MappingProxyType(
-    {REFERENCE: "reference", CMSIS_NN: "CMSIS-NN", ESP_NN: "ESP-NN"}
-)
-# How a library's own release is named under a figure: 'CMSIS-NN 4ab83cc3cc98', 'esp-nn 1.2.3'.
-KERNEL_RELEASE_TITLES: Mapping[KernelLibrary, str] = MappingProxyType(
-    {CMSIS_NN: "CMSIS-NN", ESP_NN: "esp-nn"}
-)
-# What --kernels takes besides the library names: ESP-NN built with CONFIG_NN_ANSI_C (its ANSI C
-# functions on any chip), and a release after '@' (esp-nn only: `esp-nn@1.2.0`).
-ESP_NN_ANSI = "esp-nn-ansi"
+# The kernel libraries by the names their records (and rules packages) give them.
+REFERENCE = "reference"  # TFLM's own kernels (tensorflow/lite/micro/kernels/)
+CMSIS_NN = "cmsis-nn"  # OPTIMIZED_KERNEL_DIR=cmsis_nn: Arm's CMSIS-NN (Cortex-M)
+ESP_NN = "esp-nn"  # esp-tflite-micro's kernels/esp_nn/ over Espressif's esp-nn (ESP32 family)
+# The libraries --kernels takes (every one some core links), in the records' order.
+KERNEL_LIBRARIES = linked_libraries()
 KERNELS_RELEASE_SEPARATOR = "@"
+# The --kernels spellings that select a code path on any core (CONFIG_NN_ANSI_C: 'esp-nn-ansi').
+PATH_OPTIONS: Mapping[str, CodePath] = MappingProxyType(
+    {
+        path.option: path
+        for library in LIBRARY_RECORDS.values()
+        for path in library.code_paths
+        if path.option is not None
+    }
+)
+ESP_NN_ANSI = "esp-nn-ansi"
 
-# The CMSIS-NN sources arenalens's CMSIS-NN rules are checked against: the commit the Cortex-M
-# probes build (../shared/tools/cortex-m/build/build.sh).
-CMSIS_NN_RELEASE = "4ab83cc3cc98"
-# The TFLM releases whose CMSIS-NN builds those rules describe: TFLM pins CMSIS-NN 4ab83cc from
-# acc13e42e (2026-06-24) on, and its kernels/cmsis_nn/ glue last changed before the probes'
-# commit in bc0e8c658 (2026-07-08); past the probes' commit (90b983c2b, the newest TFLM sources
-# read here) neither is known.
-CMSIS_NN_TFLM_FROM = "bc0e8c658b7925c0cad3313027135b4485ccb329"
+# Each library's default release, and every modelled release of ESP-NN (--kernels esp-nn@1.2.0).
+CMSIS_NN_RELEASE = LIBRARY_RECORDS[CMSIS_NN].default_release or ""
+ESP_NN_RELEASES = LIBRARY_RECORDS[ESP_NN].release_names
+ESP_NN_RELEASE = LIBRARY_RECORDS[ESP_NN].default_release or ""
+# A kernel library's release as build names spell it after '@': '1.2.0', 'v1.2.0'.
+_VERSION_SPELLING = re.compile(r"^v?\d+\.\d+\.\d+$")
 
-# The esp-nn releases whose scratch-size functions the ESP-NN rules model
-# (runtimes/tflm/kernels/esp_nn/buffers.py), oldest first, and the default: the newest, which
-# esp-tflite-micro v1.3.8's `espressif/esp-nn >= 1.1.1` resolves to without a lock file.
-ESP_NN_RELEASES = ("1.1.1", "1.1.2", "1.2.0", "1.2.1", "1.2.2", "1.2.3")
-ESP_NN_RELEASE = ESP_NN_RELEASES[-1]
-_ESP_NN_RELEASE_SPELLING = re.compile(r"^v?\d+\.\d+\.\d+$")
-
-# The instruction-set path CMSIS-NN compiles for (arm_nn_math_types.h: ARM_MATH_DSP from
-# __ARM_FEATURE_DSP, ARM_MATH_MVEI from __ARM_FEATURE_MVE).
+# The code paths kernel rules compare `Build.isa` with (names of the libraries' code path rows):
+# CMSIS-NN's instruction-set paths (arm_nn_math_types.h: ARM_MATH_DSP from __ARM_FEATURE_DSP,
+# ARM_MATH_MVEI from __ARM_FEATURE_MVE), and the functions esp-nn compiles (include/esp_nn.h:
+# with CONFIG_NN_OPTIMIZED the ESP32-S3's and ESP32-P4's own, the generic optimised C on every
+# other chip; with CONFIG_NN_ANSI_C the ANSI C ones on any chip).
 ISA_NONE = "none"
 ISA_DSP = "dsp"
 ISA_MVE = "mve"
-# The functions esp-nn compiles (include/esp_nn.h): with CONFIG_NN_OPTIMIZED (the default) the
-# ESP32-S3's and ESP32-P4's own, the generic optimised C on every other chip; with
-# CONFIG_NN_ANSI_C the ANSI C ones on any chip.
 ISA_ESP32S3 = "esp32s3"
 ISA_ESP32P4 = "esp32p4"
 ISA_ESP_GENERIC = "esp-generic"
 ISA_ESP_ANSI = "esp-ansi"
-ISA_TITLES: Mapping[str, str] = MappingProxyType(
-    {
-        ISA_NONE: "plain C",
-        ISA_DSP: "DSP",
-        ISA_MVE: "MVE",
-        ISA_ESP32S3: "ESP32-S3 path",
-        ISA_ESP32P4: "ESP32-P4 path",
-        ISA_ESP_GENERIC: "generic optimised C",
-        ISA_ESP_ANSI: "ANSI C",
-    }
-)
 
 NAMED_BY_USER = "user"
 NAMED_BY_BOARD = "board"
@@ -142,95 +136,49 @@ NAMED_BY_BOARD = "board"
 # Build features, as struct members name them in `only_with` (runtimes/tflm/abi.py): this one,
 # and the keys of the TFLM changes a release has (builds/tflm.py).
 COMPRESSION = "compression"  # USE_TFLM_COMPRESSION
-# The tflite-micro sources Espressif's esp-tflite-micro v1.3.8 ships (docs/esp-nn.md: every file
-# outside kernels/esp_nn/ is byte-identical to this commit); what an ESP chip's build compiles.
-TFLM_ESP_TFLITE_MICRO = tflm_release("096563546742ba81adb6f012ab718d196a48e02d")
+# The TFLM sources each toolchain's builds compile by default (its SDK's).
+# (The releases tflm.py names are these very values: one object per release.)
+TOOLCHAIN_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
+    {
+        name: next(
+            (
+                known
+                for known in (TFLM_CORTEX_M_PROBES, TFLM_WHEEL)
+                if known.commit == toolchain.tflm
+            ),
+            tflm_release(toolchain.tflm),
+        )
+        for name, toolchain in TOOLCHAINS.items()
+    }
+)
+# The tflite-micro sources Espressif's esp-tflite-micro v1.3.8 ships: what an ESP chip's build
+# compiles.
+TFLM_ESP_TFLITE_MICRO = TOOLCHAIN_RELEASES["esp-idf"]
 TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
     {release.name: release for release in (TFLM_ESP_TFLITE_MICRO, TFLM_CORTEX_M_PROBES, TFLM_WHEEL)}
 )
 
-# How each core family's firmware is built, as the layout's assumptions name it.
-CORTEX_M_TOOLCHAIN = (
-    "TFLM's Makefile build for Cortex-M (TARGET=cortex_m_generic, arm-none-eabi-gcc: "
-    f"{ILP32.name}, short enums)"
-)
-ESP_TOOLCHAIN = (
-    "esp-tflite-micro v1.3.8 as an ESP-IDF component (xtensa-esp-elf-gcc / riscv32-esp-elf-gcc: "
-    "ILP32, int-sized enums; ESP_NN, TF_LITE_STATIC_MEMORY)"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Cpu:
-    """A core (or chip) as far as arena bytes care: its ABI, the kernel libraries its firmware
-    can link and the code path its vendor library takes there, and the TFLM its SDK builds."""
-
-    name: str
-    title: str
-    # The code path of its vendor library: CMSIS-NN's with arm-none-eabi-gcc's default flags, or
-    # the esp-nn functions the chip compiles.
-    isa: str
-    abi: Abi = ILP32
-    libraries: frozenset[KernelLibrary] = frozenset({REFERENCE, CMSIS_NN})
-    default_kernels: KernelLibrary = REFERENCE  # without --kernels
-    tflm: TflmRelease = TFLM_CORTEX_M_PROBES  # without --tflm
-    toolchain: str = CORTEX_M_TOOLCHAIN
-
-
-def _esp(name: str, title: str, isa: str) -> Cpu:
-    """An ESP32-family chip: esp-tflite-micro, which links ESP-NN unless its kernels are
-    swapped for TFLM's reference ones."""
-    return Cpu(
-        name,
-        title,
-        isa,
-        ILP32_INT_ENUMS,
-        libraries=frozenset({REFERENCE, ESP_NN}),
-        default_kernels=ESP_NN,
-        tflm=TFLM_ESP_TFLITE_MICRO,
-        toolchain=ESP_TOOLCHAIN,
-    )
-
-
-_CORTEX_M_LIBRARIES = frozenset({REFERENCE, CMSIS_NN})
-CPUS: Mapping[str, Cpu] = MappingProxyType(
-    {
-        cpu.name: cpu
-        for cpu in (
-            Cpu("cortex-m0plus", "Cortex-M0+ (Armv6-M)", ISA_NONE),
-            Cpu("cortex-m3", "Cortex-M3 (Armv7-M, no DSP)", ISA_NONE),
-            Cpu("cortex-m4", "Cortex-M4 (Armv7E-M, DSP)", ISA_DSP),
-            Cpu("cortex-m7", "Cortex-M7 (Armv7E-M, DSP)", ISA_DSP),
-            Cpu("cortex-m33", "Cortex-M33 (Armv8-M Mainline, DSP)", ISA_DSP),
-            Cpu("cortex-m55", "Cortex-M55 (Armv8.1-M, MVE/Helium)", ISA_MVE),
-            Cpu("cortex-m85", "Cortex-M85 (Armv8.1-M, MVE/Helium)", ISA_MVE),
-            _esp("esp32", "ESP32 (Xtensa LX6)", ISA_ESP_GENERIC),
-            _esp("esp32s2", "ESP32-S2 (Xtensa LX7)", ISA_ESP_GENERIC),
-            _esp("esp32s3", "ESP32-S3 (Xtensa LX7)", ISA_ESP32S3),
-            _esp("esp32c3", "ESP32-C3 (RISC-V)", ISA_ESP_GENERIC),
-            _esp("esp32c6", "ESP32-C6 (RISC-V)", ISA_ESP_GENERIC),
-            _esp("esp32p4", "ESP32-P4 (RISC-V)", ISA_ESP32P4),
-        )
-    }
-)
+# The cores and chips builds are made for, by name (`records.CORES`).
+CPUS: Mapping[str, Core] = CORES
 
 
 @dataclass(frozen=True, slots=True)
 class Build:
-    """One TFLM build: what decides every struct size, kernel buffer and scratch request."""
+    """One TFLM build: what decides every struct size, kernel buffer and scratch request. Its
+    facts are records (`records.py`); `cpu`, `kernels`, `isa` and `kernels_release` spell them."""
 
     name: str  # "host" or "<cpu>/<kernels>"
     title: str
     abi: Abi
-    kernels: KernelLibrary
-    isa: str  # ISA_*: the kernel library's code path (ISA_NONE for the reference kernels)
+    library: KernelLibrary  # the kernel library it links
+    code_path: CodePath  # the library's code path on its core
     compression: bool  # USE_TFLM_COMPRESSION (the wheel)
     recording: bool  # RecordingMicroAllocator (wheel, probes) vs MicroAllocator (firmware)
     tflm: TflmRelease
-    cpu: str | None = None  # None: the x86-64 wheel
-    # The library's own release ("": the reference kernels, TFLM's): the CMSIS-NN commit, the
+    core: Core | None = None  # None: the x86-64 wheel
+    # The library's own release (None: the reference kernels, TFLM's): the CMSIS-NN commit, the
     # esp-nn version.
-    kernels_release: str = ""
+    library_release: LibraryRelease | None = None
     # Who named the kernel library: NAMED_BY_USER (--kernels, "cortex-m7/cmsis-nn"),
     # NAMED_BY_BOARD (a --target preset's), or None when it is only the default.
     kernels_named_by: str | None = None
@@ -257,6 +205,27 @@ class Build:
         return change in self.tflm.features
 
     @property
+    def cpu(self) -> str | None:
+        """The core's name ('cortex-m7', 'esp32s3'); None for the x86-64 wheel."""
+        return None if self.core is None else self.core.name
+
+    @property
+    def kernels(self) -> str:
+        """The kernel library's name ('reference', 'cmsis-nn', 'esp-nn')."""
+        return self.library.name
+
+    @property
+    def isa(self) -> str:
+        """The kernel library's code path ('none' for the reference kernels; 'dsp', 'mve', ...
+        for CMSIS-NN; 'esp32s3', 'esp-generic', 'esp-ansi', ... for ESP-NN)."""
+        return self.code_path.name
+
+    @property
+    def kernels_release(self) -> str:
+        """The library's own release as documents spell it ('' for the reference kernels)."""
+        return "" if self.library_release is None else self.library_release.name
+
+    @property
     def kernels_named(self) -> bool:
         """True when the user or a board named the kernel library (a plan that holds on that
         library only may be written for it); False when it is only the default."""
@@ -270,7 +239,7 @@ class Build:
     @property
     def is_host(self) -> bool:
         """True for the x86-64 wheel."""
-        return self.cpu is None
+        return self.core is None
 
     def with_recording(self, recording: bool) -> Build:
         """The same build with the recording (or plain) allocator."""
@@ -281,10 +250,8 @@ class Build:
         the host: with compression from when the wheel was built so)."""
         if self.is_host:
             return host_build(tflm)
-        if self.kernels == CMSIS_NN:
-            _check_cmsis_nn_release(tflm)
-        if self.kernels == ESP_NN:
-            _check_esp_nn_release(tflm)
+        if self.library_release is not None:
+            _check_library_release(self.library, self.library_release, tflm)
         base = split_release(self.name)[0]
         name = (
             base if tflm == default_release(self.cpu) else f"{base}{RELEASE_SEPARATOR}{tflm.name}"
@@ -310,27 +277,28 @@ def with_npu(build: Build, npu: Npu | str) -> Build:
 
 
 def default_release(cpu: str | None) -> TflmRelease:
-    """The TFLM release a build of this core compiles unless --tflm says otherwise: its SDK's
-    (the Cortex-M probes' commit, esp-tflite-micro v1.3.8's); the newest wheel's for the host."""
+    """The TFLM release a build of this core compiles unless --tflm says otherwise: its
+    toolchain's (the Cortex-M probes' commit, esp-tflite-micro v1.3.8's); the newest wheel's for
+    the host."""
     if cpu is None:
         return TFLM_WHEEL
-    core = CPUS.get(cpu)
-    return TFLM_CORTEX_M_PROBES if core is None else core.tflm
+    core = CORES.get(cpu)
+    return TFLM_CORTEX_M_PROBES if core is None else TOOLCHAIN_RELEASES[core.toolchain.name]
 
 
 # A build name with a release: "host@2b3f8d0", "cortex-m7/cmsis-nn@2025-08",
-# "esp32s3/esp-nn@1.2.0@2025-08" (an esp-nn release first, then TFLM's).
+# "esp32s3/esp-nn@1.2.0@2025-08" (a kernel library's release first, then TFLM's).
 RELEASE_SEPARATOR = "@"
 # A build name with an NPU: "cortex-m55/reference+ethos-u55-128" (before any release).
-NPU_SEPARATOR = "+ethos-"
+NPU_SEPARATOR = "+"
 
 
 def split_release(name: str) -> tuple[str, str]:
     """A build name → (the build without its TFLM release, that release or ''): the last '@'
-    part is the TFLM release unless it spells an esp-nn release ('1.2.0'), which belongs to the
-    kernels ('esp32s3/esp-nn@1.2.0')."""
+    part is the TFLM release unless it spells a kernel library's version ('1.2.0'), which
+    belongs to the kernels ('esp32s3/esp-nn@1.2.0')."""
     base, separator, last = name.strip().rpartition(RELEASE_SEPARATOR)
-    if not separator or _ESP_NN_RELEASE_SPELLING.match(last.strip().lower()):
+    if not separator or _VERSION_SPELLING.match(last.strip().lower()):
         return name.strip(), ""
     return base, last
 
@@ -339,13 +307,14 @@ def host_build(tflm: TflmRelease = TFLM_WHEEL) -> Build:
     """The x86-64 `tflite-micro` wheel of a TFLM release (reference kernels, the recording
     allocator; compression from 2025-08-04 on, when the wheel started to be built with it)."""
     compression = tflm.has(WHEEL_COMPRESSION)
+    reference = LIBRARY_RECORDS[REFERENCE]
     return Build(
         name="host" if tflm == TFLM_WHEEL else f"host{RELEASE_SEPARATOR}{tflm.name}",
         title="x86-64 host (tflite_micro wheel: reference kernels, "
         f"{'compression' if compression else 'no compression'}, recording allocator)",
-        abi=LP64,
-        kernels=REFERENCE,
-        isa=ISA_NONE,
+        abi=HOST_RECORD.abi,
+        library=reference,
+        code_path=reference.code_paths[0],
         compression=compression,
         recording=True,
         tflm=tflm,
@@ -357,65 +326,89 @@ def host_build(tflm: TflmRelease = TFLM_WHEEL) -> Build:
 HOST = host_build()
 
 
-def cpu_named(text: str) -> Cpu:
+def spelled(text: str) -> str:
+    """A name as users type it → the records' spelling: lower case, '-' for '_' and spaces,
+    'plus' for '+' ('Cortex-M0+' → 'cortex-m0plus', 'ESP32_S3' → 'esp32-s3')."""
+    return text.strip().lower().replace("_", "-").replace(" ", "-").replace("+", "plus")
+
+
+def cpu_named(text: str) -> Core:
     """A core or chip as users type it ('cortex-m7', 'Cortex-M7', 'm7', 'cortex-m0+', 'esp32s3',
-    'ESP32-S3') → Cpu; UsageError listing the known ones."""
-    key = text.strip().lower().replace("_", "-").replace(" ", "-").replace("+", "plus")
-    if key.startswith("esp"):
-        key = key.replace("-", "")
-    elif not key.startswith("cortex-"):
-        key = "cortex-" + key
-    core = CPUS.get(key)
-    if core is None:
-        raise UsageError(f"unknown CPU '{text}' (known: {', '.join(CPUS)})")
-    return core
+    'ESP32-S3': its name or an alias in the records) → Core; UsageError listing the known ones."""
+    name = CORE_SPELLINGS.get(spelled(text))
+    if name is None:
+        raise UsageError(f"unknown CPU '{text}' (known: {', '.join(CORES)})")
+    return CORES[name]
 
 
 @dataclass(frozen=True, slots=True)
 class KernelsOption:
-    """--kernels as typed: the library, and for ESP-NN the release and whether it is built with
-    CONFIG_NN_ANSI_C."""
+    """--kernels as typed: the library, its release (None: the library's default) and a code
+    path the spelling chose (ESP-NN built with CONFIG_NN_ANSI_C), else None (the core's)."""
 
     library: KernelLibrary
-    release: str | None = None  # None: the library's default
-    ansi: bool = False
+    release: LibraryRelease | None = None
+    code_path: CodePath | None = None
 
     @property
     def spelling(self) -> str:
         """How build names and --kernels spell it: 'esp-nn-ansi@1.2.0', 'cmsis-nn'."""
-        name = ESP_NN_ANSI if self.ansi else str(self.library)
-        return name if self.release is None else f"{name}{KERNELS_RELEASE_SEPARATOR}{self.release}"
+        path = self.code_path
+        name = path.option if path is not None and path.option else self.library.name
+        if self.release is None:
+            return name
+        return f"{name}{KERNELS_RELEASE_SEPARATOR}{self.release.name}"
+
+
+def _library_spellings() -> Mapping[str, tuple[KernelLibrary, CodePath | None]]:
+    """Every --kernels name (before '@'): each linked library's name and aliases, and the code
+    path options ('esp-nn-ansi')."""
+    found: dict[str, tuple[KernelLibrary, CodePath | None]] = {}
+    for name in KERNEL_LIBRARIES:
+        library = LIBRARY_RECORDS[name]
+        for spelling in (name, *library.aliases):
+            found[spelling] = (library, None)
+        for path in library.code_paths:
+            if path.option is not None:
+                found[path.option] = (library, path)
+                for alias in library.aliases:
+                    found[path.option.replace(name, alias, 1)] = (library, path)
+    return MappingProxyType(found)
+
+
+_KERNELS_SPELLINGS = _library_spellings()
+# The libraries --kernels takes a release for: those with more than one modelled.
+_RELEASED = tuple(name for name in KERNEL_LIBRARIES if len(LIBRARY_RECORDS[name].releases) > 1)
 
 
 def kernels_option(text: str) -> KernelsOption:
     """--kernels as users type it ('cmsis-nn', 'CMSIS_NN', 'reference', 'esp-nn', 'esp-nn@1.2.0',
     'esp-nn-ansi') → KernelsOption; UsageError listing what is known. A release is only taken for
-    ESP-NN, and only one whose scratch sizes arenalens models."""
+    a library with several modelled (ESP-NN), and only one whose sizes arenalens models."""
     key = text.strip().lower().replace("_", "-")
     name, separator, release = key.partition(KERNELS_RELEASE_SEPARATOR)
-    name = name.replace("cmsisnn", "cmsis-nn").replace("espnn", "esp-nn")
-    ansi = name == ESP_NN_ANSI
-    if ansi:
-        name = str(ESP_NN)
-    if name not in KERNEL_LIBRARIES:
-        known = ", ".join((*KERNEL_LIBRARIES, ESP_NN_ANSI))
-        raise UsageError(f"unknown kernel library '{text}' (known: {known}; esp-nn@RELEASE)")
-    library = KernelLibrary(name)
+    known_spelling = _KERNELS_SPELLINGS.get(name)
+    if known_spelling is None:
+        known = ", ".join((*KERNEL_LIBRARIES, *PATH_OPTIONS))
+        releases = "; ".join(f"{name}{KERNELS_RELEASE_SEPARATOR}RELEASE" for name in _RELEASED)
+        raise UsageError(f"unknown kernel library '{text}' (known: {known}; {releases})")
+    library, path = known_spelling
     if not separator:
-        return KernelsOption(library, None, ansi)
-    if library != ESP_NN:
+        return KernelsOption(library, None, path)
+    if library.name not in _RELEASED:
         raise UsageError(
-            f"--kernels '{text}': a release is taken for esp-nn only; "
-            f"{KERNEL_LIBRARY_TITLES[library]} is modelled at "
-            + (CMSIS_NN_RELEASE if library == CMSIS_NN else "the build's TFLM release")
+            f"--kernels '{text}': a release is taken for {' and '.join(_RELEASED)} only; "
+            f"{library.title} is modelled at "
+            + (library.default_release or "the build's TFLM release")
         )
     version = release.removeprefix("v")
-    if version not in ESP_NN_RELEASES:
+    if version not in library.release_names:
         raise UsageError(
-            f"--kernels '{text}': esp-nn {release or '(none)'} is not modelled "
-            f"(modelled: {', '.join(ESP_NN_RELEASES)})"
+            f"--kernels '{text}': {library.name} {release or '(none)'} is not modelled "
+            f"(modelled: {', '.join(library.release_names)})"
         )
-    return KernelsOption(library, None if version == ESP_NN_RELEASE else version, ansi)
+    chosen = None if version == library.default_release else library.release(version)
+    return KernelsOption(library, chosen, path)
 
 
 def kernel_library_named(text: str) -> KernelLibrary:
@@ -433,102 +426,103 @@ def device_build(
     tflm: TflmRelease | str | None = None,
     npu: Npu | str | None = None,
 ) -> Build:
-    """(core, kernel library) → the firmware build: the core's ABI, its SDK's default flags (no
-    compression) at a TFLM release (`tflm`: a release, what --tflm takes, or None for the one its
-    SDK builds: the Cortex-M probes' commit, esp-tflite-micro v1.3.8's on an ESP chip), the plain
-    MicroAllocator unless `recording`. `kernels` given (--kernels: 'cmsis-nn', 'esp-nn@1.2.0',
-    ...) is named by `named_by` (the user unless a board preset says it); without it, the core's
-    default (reference on Cortex-M, ESP-NN on an ESP chip, as esp-tflite-micro always links it),
-    not named. `npu` (--npu: 'ethos-u55-128') makes it an Ethos-U build of that core."""
+    """(core, kernel library) → the firmware build: the core's ABI, its toolchain's default flags
+    (no compression) at a TFLM release (`tflm`: a release, what --tflm takes, or None for the one
+    its SDK builds: the Cortex-M probes' commit, esp-tflite-micro v1.3.8's on an ESP chip), the
+    plain MicroAllocator unless `recording`. `kernels` given (--kernels: 'cmsis-nn',
+    'esp-nn@1.2.0', ...) is named by `named_by` (the user unless a board preset says it); without
+    it, the core's default (reference on Cortex-M, ESP-NN on an ESP chip, as esp-tflite-micro
+    always links it), not named. `npu` (--npu: 'ethos-u55-128') makes it a build of that core
+    driving that NPU (a core its family's `host_toolchain` builds)."""
     core = cpu_named(cpu)
-    accelerator = npu_named(npu) if isinstance(npu, str) else npu
-    if accelerator is not None and core.libraries != _CORTEX_M_LIBRARIES:
-        raise UsageError(
-            f"--npu {accelerator.name}: Arm's Ethos-U NPUs are driven by a Cortex-M core, "
-            f"not by {core.title}"
-        )
-    option = KernelsOption(core.default_kernels) if kernels is None else kernels_option(kernels)
+    option = (
+        KernelsOption(LIBRARY_RECORDS[core.default_kernels])
+        if kernels is None
+        else kernels_option(kernels)
+    )
     library = option.library
-    if library not in core.libraries:
-        runs = " or ".join(sorted(str(known) for known in core.libraries))
+    if library.name not in core.libraries:
+        runs = " or ".join(sorted(core.libraries))
         raise UsageError(
-            f"--kernels {kernels}: {KERNEL_LIBRARY_TITLES[library]} kernels do not run on "
+            f"--kernels {kernels}: {library.title} kernels do not run on "
             f"{core.title} (its builds link {runs} kernels)"
         )
+    path = option.code_path or library.code_path(core.code_path_of(library.name))
+    chosen = _driven(core, npu)
+    release = option.release
+    if release is None and library.default_release is not None:
+        release = library.release(library.default_release)
+    name = f"{core.name}/{option.spelling}" + (
+        "" if chosen is None else f"{NPU_SEPARATOR}{chosen.name}"
+    )
+    title = f"{core.title}, {_kernels_title(library, path)}"
     build = Build(
-        name=f"{core.name}/{option.spelling}"
-        + ("" if accelerator is None else f"+{accelerator.name}"),
-        title=f"{core.title}, {_kernels_title(core, option)}"
-        + ("" if accelerator is None else f", {accelerator.title}"),
+        name=name,
+        title=title if chosen is None else f"{title}, {chosen.title}",
         abi=core.abi,
-        kernels=library,
-        isa=_code_path(core, option),
+        library=library,
+        code_path=path,
         compression=False,
         recording=recording,
-        tflm=core.tflm,
-        cpu=core.name,
-        kernels_release=_kernels_release(option),
+        tflm=TOOLCHAIN_RELEASES[core.toolchain.name],
+        core=core,
+        library_release=release,
         kernels_named_by=None if kernels is None else named_by,
         dchecks=True,
-        npu=accelerator,
+        npu=chosen,
     )
     return build if tflm is None else build.at_release(as_release(tflm))
 
 
-def _code_path(core: Cpu, option: KernelsOption) -> str:
-    if option.library == CMSIS_NN:
-        return core.isa
-    if option.library == ESP_NN:
-        return ISA_ESP_ANSI if option.ansi else core.isa
-    return ISA_NONE
+def _driven(core: Core, npu: Npu | str | None) -> Npu | None:
+    """The NPU named, when this core may drive it (its family's host toolchain builds the core);
+    UsageError otherwise."""
+    if npu is None:
+        return None
+    chosen = npu_named(npu) if isinstance(npu, str) else npu
+    family = COPROCESSOR_FAMILIES[chosen.family]
+    if core.toolchain.name != family.host_toolchain:
+        raise UsageError(
+            f"--npu {chosen.name}: {family.title} are driven by {family.driven_by}, "
+            f"not by {core.title}"
+        )
+    return chosen
 
 
-def _kernels_release(option: KernelsOption) -> str:
-    if option.library == CMSIS_NN:
-        return CMSIS_NN_RELEASE
-    if option.library == ESP_NN:
-        return option.release or ESP_NN_RELEASE
-    return ""
-
-
-def _kernels_title(core: Cpu, option: KernelsOption) -> str:
+def _kernels_title(library: KernelLibrary, path: CodePath) -> str:
     """'CMSIS-NN kernels', 'ESP-NN kernels (ESP32-S3 path), esp-tflite-micro v1.3.8' (the
     library's release and TFLM's are named by `build_title`)."""
-    title = f"{KERNEL_LIBRARY_TITLES[option.library]} kernels"
-    if option.library == ESP_NN:
-        title += f" ({ISA_TITLES[_code_path(core, option)]}), esp-tflite-micro v1.3.8"
+    title = f"{library.title} kernels"
+    if library.title_names_code_path:
+        title += f" ({path.title})"
+    if library.shipped_by:
+        title += f", {library.shipped_by}"
     return title
 
 
-def _check_cmsis_nn_release(tflm: TflmRelease) -> None:
-    """UsageError unless arenalens's CMSIS-NN rules describe a CMSIS-NN build of this release."""
-    first = tflm_release(CMSIS_NN_TFLM_FROM)
-    if not first.time <= tflm.time <= TFLM_CORTEX_M_PROBES.time:
+def _check_library_release(
+    library: KernelLibrary, release: LibraryRelease, tflm: TflmRelease
+) -> None:
+    """UnplacedValueError unless arenalens's rules for this library release describe a build of
+    it at this TFLM release (the records' `tflm_from` to `tflm_until`)."""
+    first, last = tflm_release(release.tflm_from), tflm_release(release.tflm_until)
+    if first.time <= tflm.time <= last.time:
+        return
+    reference = ("--kernels", REFERENCE, f"TFLM's reference kernels at {tflm.name}")
+    if first == last:
         raise UnplacedValueError(
-            f"CMSIS-NN builds are modelled for TFLM {first.name} ({first.date}) to "
-            f"{TFLM_CORTEX_M_PROBES.name} ({TFLM_CORTEX_M_PROBES.date}), which pin CMSIS-NN "
-            f"{CMSIS_NN_RELEASE}; {tflm.title} is not",
-            (
-                ("--kernels", "reference", f"TFLM's reference kernels at {tflm.name}"),
-                ("--tflm", TFLM_CORTEX_M_PROBES.name, f"CMSIS-NN {CMSIS_NN_RELEASE}"),
-            ),
+            f"{library.title} builds are modelled as {library.shipped_by} ships them, at "
+            f"{last.title}; {tflm.title} is not",
+            (reference, ("--tflm", last.name, f"{library.shipped_by}'s, with {library.title}")),
             ask="run",
         )
-
-
-def _check_esp_nn_release(tflm: TflmRelease) -> None:
-    """UsageError unless the release is esp-tflite-micro v1.3.8's TFLM, whose ESP-NN kernel
-    files arenalens's rules describe."""
-    if tflm != TFLM_ESP_TFLITE_MICRO:
-        raise UnplacedValueError(
-            "ESP-NN builds are modelled as esp-tflite-micro v1.3.8 ships them, at "
-            f"{TFLM_ESP_TFLITE_MICRO.title}; {tflm.title} is not",
-            (
-                ("--kernels", "reference", f"TFLM's reference kernels at {tflm.name}"),
-                ("--tflm", TFLM_ESP_TFLITE_MICRO.name, "esp-tflite-micro v1.3.8's, with ESP-NN"),
-            ),
-            ask="run",
-        )
+    raise UnplacedValueError(
+        f"{library.title} builds are modelled for TFLM {first.name} ({first.date}) to "
+        f"{last.name} ({last.date}), which pin {library.release_title} {release.name}; "
+        f"{tflm.title} is not",
+        (reference, ("--tflm", last.name, f"{library.release_title} {release.name}")),
+        ask="run",
+    )
 
 
 def as_release(tflm: TflmRelease | str) -> TflmRelease:
@@ -537,7 +531,10 @@ def as_release(tflm: TflmRelease | str) -> TflmRelease:
 
 
 def select_build(
-    cpu: str | None, kernels: str | None, tflm: str | None = None, npu: str | None = None
+    cpu: str | None,
+    kernels: str | None,
+    tflm: str | None = None,
+    npu: str | None = None,
 ) -> Build:
     """The --cpu / --kernels / --tflm / --npu options → a build; no core → the host wheel (of
     the --tflm release)."""
@@ -547,7 +544,7 @@ def select_build(
             "(e.g. --cpu cortex-m55)"
         )
     if cpu is None:
-        if kernels is not None and kernel_library_named(kernels) != REFERENCE:
+        if kernels is not None and kernel_library_named(kernels) != HOST.library:
             raise UsageError(
                 "--kernels needs --cpu (CMSIS-NN kernels run on a Cortex-M core, ESP-NN on an "
                 "ESP32 chip)"
@@ -565,11 +562,9 @@ def build_named(name: str) -> Build:
     base, tflm = split_release(name)
     if base.lower() == HOST.name:
         return HOST if not tflm else host_build(tflm_release(tflm))
-    base, separator, npu = base.partition(NPU_SEPARATOR)
+    base, _, npu = base.partition(NPU_SEPARATOR)
     cpu, _, kernels = base.partition("/")
-    return device_build(
-        cpu, kernels or None, tflm=tflm or None, npu="ethos-" + npu if separator else None
-    )
+    return device_build(cpu, kernels or None, tflm=tflm or None, npu=npu or None)
 
 
 def as_build(build: Build | str | None) -> Build:
@@ -591,20 +586,20 @@ def build_title(build: Build) -> str:
     library and that library's release, and the TFLM release."""
     if build.is_host:
         return f"64-bit host build, {build.tflm.title}"
-    library = KERNEL_RELEASE_TITLES.get(build.kernels, "")
-    kernels = f"; {library} {build.kernels_release}" if build.kernels_release else ""
-    return f"{build.title}; {build.abi.name}, {allocator_name(build)}{kernels}; {build.tflm.title}"
+    release = build.library_release
+    kernels = "" if release is None else f"; {build.library.release_title} {release.name}"
+    return f"{build.title}; {build.abi.title}, {allocator_name(build)}{kernels}; {build.tflm.title}"
 
 
 def build_summary(build: Build) -> dict[str, Any]:
     """A build → what documents say about it (JSON-ready)."""
-    return {
+    summary: dict[str, Any] = {
         "name": build.name,
         "title": build.title,
         "cpu": build.cpu,
-        "kernels": str(build.kernels),
+        "kernels": build.kernels,
         "isa": build.isa,
-        "abi": build.abi.name,
+        "abi": build.abi.title,
         "allocator": allocator_name(build),
         "compression": build.compression,
         "kernels_release": build.kernels_release or None,
@@ -616,17 +611,19 @@ def build_summary(build: Build) -> dict[str, Any]:
             "wheel": build.tflm.wheel or None,
             "title": build.tflm.title,
         },
-        # The NPU, only on builds with one (documents of builds without stay as they were).
-        **({} if build.npu is None else {"npu": build.npu.name}),
     }
+    if build.npu is not None:
+        # Only on builds with one: documents of builds without stay as they were.
+        summary["npu"] = build.npu.name
+    return summary
 
 
 def kernels_release_title(summary: Mapping[str, Any]) -> str:
     """A build summary → its kernel library's own release as figures name it ('CMSIS-NN
     4ab83cc3cc98', 'esp-nn 1.2.3'); '' for the reference kernels (TFLM's release)."""
     release = summary.get("kernels_release")
-    library = KERNEL_RELEASE_TITLES.get(KernelLibrary(summary.get("kernels") or REFERENCE), "")
-    return f"{library} {release}" if release and library else ""
+    library = LIBRARY_RECORDS[str(summary.get("kernels") or REFERENCE)]
+    return f"{library.release_title} {release}" if release and library.release_title else ""
 
 
 def build_flags(summary: Mapping[str, Any]) -> str:
@@ -649,14 +646,13 @@ def npu_flag(summary: Mapping[str, Any]) -> str:
 def kernels_flag(summary: Mapping[str, Any]) -> str:
     """The --kernels value that selects a summarised build's kernels again: 'cmsis-nn',
     'esp-nn', 'esp-nn@1.2.0', 'esp-nn-ansi'."""
-    library = str(summary.get("kernels") or REFERENCE)
-    if library != ESP_NN:
-        return library
-    release = summary.get("kernels_release") or ESP_NN_RELEASE
+    library = LIBRARY_RECORDS[str(summary.get("kernels") or REFERENCE)]
+    release = summary.get("kernels_release") or library.default_release
+    path = next((p for p in library.code_paths if p.name == summary.get("isa")), None)
     return KernelsOption(
-        ESP_NN,
-        None if release == ESP_NN_RELEASE else str(release),
-        summary.get("isa") == ISA_ESP_ANSI,
+        library,
+        None if release is None or release == library.default_release else library.release(release),
+        path if path is not None and path.option else None,
     ).spelling
 
 

@@ -7,8 +7,12 @@ the arena's bytes: TFLM's reference kernels run the same loops on every core, wh
 its loops by the instruction set it is compiled for (pure C, the DSP extension or MVE; `build`).
 So a plan is valid for a set of paths, and the builds it may meet are judged by theirs:
 
-* `KernelPath`: one library and, for CMSIS-NN, one code path. `path_of(build)` is the path a
-  build runs; `build_for(path)` a build that runs it (what the access rules are asked with).
+* `KernelPath`: one library and, for a library whose loops differ by code path (CMSIS-NN, its
+  record's `access_by_code_path`), one code path. `path_of(build)` is the path a build runs;
+  `build_for(path)` a build that runs it (what the access rules are asked with). Whether a path's
+  access orders are known is whether its library has a rules package (`has_rules`): the rules
+  then answer operator by operator (ESP-NN's refuse every int8 overlap, its int8 loops being
+  untraced, and run the reference loops for the other types).
 * `OverlapRules`: the paths a plan must be safe on and the builds whose `kTensorArenaSize` it
   must hold on. `overlap_rules(build, kernels)` gives them: when the user names the kernel library
   (`--kernels`, or a build whose `kernels_named_by` is the user), that library's path on the
@@ -17,9 +21,8 @@ So a plan is valid for a set of paths, and the builds it may meet are judged by 
   Cortex-M core (or with no core named) that is the reference kernels and CMSIS-NN on every code
   path: a core's default path is the compiler's choice and flags move it (a Cortex-M55 built with
   `-mfloat-abi=soft` runs the DSP path). On an ESP32 chip it is the reference kernels and ESP-NN,
-  on a core arenalens has no 32-bit model of (other RISC-V MCUs) the vendor's kernels; the access
-  order of those is not known here (esp-nn's int8 loops are its own C and assembly): no overlap
-  is then safe.
+  on a core arenalens has no 32-bit model of (other RISC-V MCUs) the vendor's kernels, whose
+  access order is not known here: no overlap is then safe.
 """
 
 from __future__ import annotations
@@ -31,81 +34,90 @@ from arenalens.builds.build import (
     CMSIS_NN,
     ESP_NN,
     HOST,
-    ISA_DSP,
-    ISA_MVE,
     ISA_NONE,
     NAMED_BY_USER,
     REFERENCE,
     Build,
-    cpu_named,
     device_build,
     kernel_library_named,
+    spelled,
 )
+from arenalens.builds.records import CORE_SPELLINGS, CORES, HOST_RECORD, KERNEL_LIBRARIES
 from arenalens.errors import UsageError
 
-# Kernels whose access order arenalens has not traced: ESP-NN's int8 loops (esp-nn's own C and
-# assembly) on ESP32 chips, and the vendor libraries of cores without a 32-bit model (NMSIS-NN,
-# KPU drivers, ...).
+# Kernels arenalens has no rules for: the vendor libraries of cores without a 32-bit model
+# (NMSIS-NN, KPU drivers, ...).
 VENDOR = "vendor"
-_ESP_CHIP_PREFIX = "esp32"
-
-_LIBRARY_ORDER = (REFERENCE, CMSIS_NN, ESP_NN, VENDOR)
-_ISA_ORDER = (ISA_NONE, ISA_DSP, ISA_MVE)
-# A core of each CMSIS-NN code path: the access rules read a build's kernels and code path only.
-_PATH_CORES = {ISA_NONE: "cortex-m3", ISA_DSP: "cortex-m7", ISA_MVE: "cortex-m55"}
-_ISA_TITLES = {
-    ISA_NONE: "pure C (no DSP extension: Cortex-M0+, M3)",
-    ISA_DSP: "DSP extension (Cortex-M4, M7, M33)",
-    ISA_MVE: "MVE/Helium (Cortex-M55, M85)",
-}
+_LIBRARY_ORDER = tuple(KERNEL_LIBRARIES)
 
 
 @dataclass(frozen=True, slots=True)
 class KernelPath:
-    """One kernel library and, for CMSIS-NN, the code path it is compiled for."""
+    """One kernel library and, for one whose loops differ per code path (CMSIS-NN), the code
+    path it is compiled for."""
 
-    kernels: str  # REFERENCE | CMSIS_NN | ESP_NN | VENDOR
-    isa: str = ISA_NONE  # CMSIS-NN's code path; ISA_NONE for every other library
+    kernels: str  # a kernel library's name (`records.KERNEL_LIBRARIES`)
+    isa: str = ISA_NONE  # the code path, for a library whose access differs by it; else 'none'
 
     @property
     def name(self) -> str:
         """'reference', 'cmsis-nn/dsp', ...: how records and documents spell it."""
-        return f"{self.kernels}/{self.isa}" if self.kernels == CMSIS_NN else str(self.kernels)
+        if KERNEL_LIBRARIES[self.kernels].access_by_code_path:
+            return f"{self.kernels}/{self.isa}"
+        return str(self.kernels)
 
     @property
     def title(self) -> str:
         """The path in words."""
-        if self.kernels == CMSIS_NN:
-            return f"CMSIS-NN, {_ISA_TITLES[self.isa]}"
-        if self.kernels == REFERENCE:
-            return "TFLM reference kernels (any core)"
-        if self.kernels == ESP_NN:
-            return "ESP-NN (esp-tflite-micro on ESP32 chips)"
-        return "the vendor's optimized kernels"
+        library = KERNEL_LIBRARIES[self.kernels]
+        if library.access_by_code_path:
+            return f"{library.path_title}, {library.code_path(self.isa).description}"
+        return library.path_title
 
     @property
     def rank(self) -> tuple[int, int]:
-        """Sort key: reference, CMSIS-NN (none, DSP, MVE), then libraries without rules."""
-        return (_LIBRARY_ORDER.index(self.kernels), _ISA_ORDER.index(self.isa))
+        """Sort key: the records' order of libraries, then of a library's code paths."""
+        library = KERNEL_LIBRARIES[self.kernels]
+        names = [path.name for path in library.code_paths]
+        return (
+            _LIBRARY_ORDER.index(self.kernels),
+            names.index(self.isa) if self.isa in names else 0,
+        )
 
     @property
     def has_rules(self) -> bool:
-        """True when arenalens knows this path's access orders (from the kernels' sources)."""
-        return self.kernels in (REFERENCE, CMSIS_NN)
+        """True when arenalens knows this path's access orders: its library has a rules
+        package (whose kernels say, operator by operator, which loops are traced)."""
+        return KERNEL_LIBRARIES[self.kernels].has_rules
+
+
+def library_paths(library: str) -> tuple[KernelPath, ...]:
+    """Every code path of a library an overlap must hold on: one per code path for a library
+    whose loops differ by it (CMSIS-NN), else the library's one."""
+    record = KERNEL_LIBRARIES[library]
+    if not record.access_by_code_path:
+        return (KernelPath(library),)
+    return tuple(KernelPath(library, path.name) for path in record.code_paths)
 
 
 REFERENCE_PATH = KernelPath(REFERENCE)
-CMSIS_NN_PATHS = tuple(KernelPath(CMSIS_NN, isa) for isa in (ISA_NONE, ISA_DSP, ISA_MVE))
-# Every path whose access order arenalens knows.
-KNOWN_PATHS = (REFERENCE_PATH, *CMSIS_NN_PATHS)
+CMSIS_NN_PATHS = library_paths(CMSIS_NN)
+# The paths an overlap holds on when no core is named (the host's libraries: the reference
+# kernels and CMSIS-NN on every code path).
+KNOWN_PATHS = tuple(
+    path for library in HOST_RECORD.overlap_libraries for path in library_paths(library)
+)
 ESP_NN_PATH = KernelPath(ESP_NN)
 VENDOR_PATH = KernelPath(VENDOR)
+# Every path a plan may be asked about, rules or not, in the records' order.
+ALL_PATHS = tuple(path for library in KERNEL_LIBRARIES for path in library_paths(library))
 
 
 def path_of(build: Build) -> KernelPath:
-    """The code path a build runs: its library and, for CMSIS-NN, the core's instruction set."""
-    if build.kernels == CMSIS_NN:
-        return KernelPath(CMSIS_NN, build.isa)
+    """The code path a build runs: its library and, where the library's loops differ by it, its
+    code path on the build's core."""
+    if build.library.access_by_code_path:
+        return KernelPath(build.kernels, build.isa)
     return KernelPath(build.kernels)
 
 
@@ -113,17 +125,23 @@ def path_named(text: str) -> KernelPath | None:
     """'reference', 'cmsis-nn/mve', 'esp-nn', ... (as `KernelPath.name` spells it) → the path;
     None for a name this version does not know."""
     kernels, _, isa = text.partition("/")
-    if kernels == CMSIS_NN and isa in _PATH_CORES:
-        return KernelPath(CMSIS_NN, isa)
-    if not isa and kernels in (REFERENCE, ESP_NN, VENDOR):
-        return KernelPath(kernels)
-    return None
+    library = KERNEL_LIBRARIES.get(kernels)
+    if library is None:
+        return None
+    if library.access_by_code_path:
+        known = any(path.name == isa for path in library.code_paths)
+        return KernelPath(kernels, isa) if known else None
+    return None if isa else KernelPath(kernels)
 
 
 def build_for(path: KernelPath) -> Build:
-    """A build that runs this path (the reference kernels: the host wheel)."""
-    if path.kernels == CMSIS_NN:
-        return device_build(_PATH_CORES[path.isa], CMSIS_NN)
+    """A build that runs this path: a core that takes it, for a library whose loops differ by
+    code path; else the host wheel (the reference loops the access orders are asked about)."""
+    library = KERNEL_LIBRARIES[path.kernels]
+    if library.access_by_code_path:
+        core = library.code_path(path.isa).example_core
+        assert core is not None, f"{path.name} names no example core"
+        return device_build(core, path.kernels)
     return HOST
 
 
@@ -173,51 +191,64 @@ def overlap_rules(
     reference and the CMSIS-NN build of the core; the build alone when no core is named).
     """
     if kernels is None and build.kernels_named_by == NAMED_BY_USER:
-        kernels = str(build.kernels)
+        kernels = build.kernels
     if kernels is not None:
         library = kernel_library_named(kernels)
-        if not build.is_host and build.kernels != library:
+        if not build.is_host and build.library != library:
             raise UsageError(
                 f"the build {build.name} runs {build.kernels} kernels; kernels '{kernels}' "
                 "names another library"
             )
-        if library == REFERENCE:
-            paths: tuple[KernelPath, ...] = (REFERENCE_PATH,)
-        elif build.is_host:
-            paths = CMSIS_NN_PATHS
+        if build.is_host or not library.access_by_code_path:
+            paths: tuple[KernelPath, ...] = library_paths(library.name)
         else:
             paths = (path_of(build),)
-        return OverlapRules(paths, (build,), explicit=True, why=f"--kernels {library}")
+        return OverlapRules(paths, (build,), explicit=True, why=f"--kernels {library.name}")
     if chip is not None:
-        vendor = ESP_NN_PATH if chip.startswith(_ESP_CHIP_PREFIX) else VENDOR_PATH
-        return OverlapRules(
-            (REFERENCE_PATH, vendor),
-            (build,),
-            explicit=False,
-            why=f"{chip} firmware may run TFLM's reference kernels or {vendor.title}",
-        )
+        return _chip_rules(build, chip)
     if build.is_host:
         return OverlapRules(
             KNOWN_PATHS,
             (build,),
             explicit=False,
-            why="no --kernels: every kernel library arenalens knows (reference, CMSIS-NN)",
+            why="no --kernels: every kernel library arenalens knows ("
+            + ", ".join(KERNEL_LIBRARIES[name].title for name in HOST_RECORD.overlap_libraries)
+            + ")",
         )
-    assert build.cpu is not None
-    if ESP_NN in cpu_named(build.cpu).libraries:
-        # esp-tflite-micro links ESP-NN unless its kernels are swapped for TFLM's reference ones.
-        libraries, paths, spelled = (REFERENCE, ESP_NN), (REFERENCE_PATH, ESP_NN_PATH), "ESP-NN"
-    else:
-        libraries, paths, spelled = (REFERENCE, CMSIS_NN), KNOWN_PATHS, "CMSIS-NN"
+    assert build.core is not None
+    libraries = _linked(build.core.libraries)
     size_builds = tuple(
-        device_build(build.cpu, library, recording=build.recording, named_by=None)
+        device_build(build.core.name, library, recording=build.recording, named_by=None)
         for library in libraries
     )
     return OverlapRules(
-        paths,
+        tuple(path for library in libraries for path in library_paths(library)),
         size_builds,
         explicit=False,
-        why=f"no --kernels: {build.cpu} firmware may link the reference or the {spelled} kernels",
+        why=f"no --kernels: {build.core.name} firmware may link the "
+        + " or the ".join(KERNEL_LIBRARIES[library].title for library in libraries)
+        + " kernels",
+    )
+
+
+def _linked(libraries: Iterable[str]) -> tuple[str, ...]:
+    """Kernel library names in the records' order."""
+    chosen = set(libraries)
+    return tuple(name for name in KERNEL_LIBRARIES if name in chosen)
+
+
+def _chip_rules(build: Build, chip: str) -> OverlapRules:
+    """A board preset's chip: every library its core's firmware may link when it is a core of
+    the records; else (no 32-bit model of it) TFLM's reference kernels or its vendor's."""
+    core = CORES.get(CORE_SPELLINGS.get(spelled(chip), ""))
+    libraries = (REFERENCE, VENDOR) if core is None else _linked(core.libraries)
+    paths = tuple(path for library in libraries for path in library_paths(library))
+    others = " or ".join(path.title for path in paths if path.kernels != REFERENCE)
+    return OverlapRules(
+        paths,
+        (build,),
+        explicit=False,
+        why=f"{chip} firmware may run TFLM's reference kernels or {others}",
     )
 
 
@@ -230,6 +261,7 @@ def as_overlap_rules(value: OverlapRules | str | None, build: Build) -> OverlapR
 
 
 __all__ = [
+    "ALL_PATHS",
     "CMSIS_NN_PATHS",
     "ESP_NN_PATH",
     "KNOWN_PATHS",
@@ -239,6 +271,7 @@ __all__ = [
     "OverlapRules",
     "as_overlap_rules",
     "build_for",
+    "library_paths",
     "overlap_rules",
     "path_named",
     "path_of",

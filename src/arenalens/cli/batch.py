@@ -138,6 +138,14 @@ def _guarded(worker: Worker, args: argparse.Namespace, path: str) -> ModelResult
         )
 
 
+def _without_path(result: ModelResult) -> str:
+    # Errors name their file first; under the table the row's name already says which file, and
+    # a long temporary path pushed the reason itself onto a wrapped line.
+    message = result.error or ""
+    prefix = f"{result.model}: "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
 def _show_progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty() and not getattr(args, "json", False)
 
@@ -266,7 +274,7 @@ def render_summary(
             table.add_row(
                 Text(name, style="red"), *(["error"] * len(columns)), str(result.exit_code)
             )
-            errors.append(Text.assemble((f"{name}: ", "bold red"), result.error))
+            errors.append(Text.assemble((f"{name}: ", "bold red"), _without_path(result)))
             continue
         table.add_row(
             name, *(_cell(result.row.get(key)) for key, _ in columns), str(result.exit_code)

@@ -35,6 +35,12 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
+from arenalens.report.npu_memory import (
+    npu_fit_json,
+    npu_fit_lines,
+    npu_memory_json,
+    npu_memory_lines,
+)
 from arenalens.target_build import target_build
 from arenalens.targets import (
     ALL_TARGETS,
@@ -45,6 +51,7 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
+from arenalens.vela.memory import fast_memory_refusal, npu_memory
 from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
@@ -92,6 +99,13 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         help="check the plan of this planner (e.g. the one `optimize` wrote) instead of the "
         "runtime's own",
+    )
+    parser.add_argument(
+        "--fast-memory",
+        metavar="SIZE",
+        help="the fast_memory_size your firmware gives ethosu_init() (Ethos-U, a model compiled "
+        "for Dedicated_Sram): smaller than the model's fast scratch, the driver refuses every "
+        "inference and check exits 1",
     )
     parser.add_argument(
         "--max-input",
@@ -336,14 +350,50 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if _all_boards(args):
         return _single_boards(args, path)
     verdict = check_verdict(args, path)
+    npu = _npu_memory(args, path, verdict)
     if args.json:
-        print_json(verdict.as_dict())
+        document = verdict.as_dict()
+        if npu is not None:
+            document["npu_memory"] = npu
+        print_json(document)
     else:
         text = render_check(verdict, color=use_color(args), width=terminal_width())
+        if npu is not None:
+            lines = npu_memory_lines(npu)
+            if "fit" in npu:
+                lines += npu_fit_lines(npu["fit"], npu)
+            if npu.get("fast_memory_refusal"):
+                lines.append(f"the Ethos-U driver at Invoke: {npu['fast_memory_refusal']}")
+            text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
         print_text(text)
+    if npu is not None and "fit" in npu and not npu["fit"]["fits"] and verdict.fits:
+        return EXIT_DOES_NOT_FIT  # the arena fits, not with the NPU's fast memory beside it
+    if npu is not None and npu.get("fast_memory_refusal"):
+        return EXIT_DOES_NOT_FIT  # the driver refuses every inference
     return verdict.exit_code
+
+
+def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[str, Any] | None:
+    """A Vela-compiled model's NPU memories (TFLM), against the budget when there is one."""
+    if args.runtime != "tflm":
+        return None
+    model = load_with_input_shapes(path, args)
+    document = npu_memory_json(model, verdict.required_bytes)
+    if document is not None and verdict.fit is not None:
+        target = verdict.fit.target
+        banks = tuple(
+            (bank.name, bank.size_bytes - bank.firmware_bytes)
+            for bank in (target.banks if target is not None else ())
+            if bank.npu
+        )
+        document["fit"] = npu_fit_json(document, verdict.fit.available_bytes, banks)
+    if document is not None and args.fast_memory is not None:
+        memory = npu_memory(model)
+        assert memory is not None  # npu_memory_json found NPU operators
+        document["fast_memory_refusal"] = fast_memory_refusal(memory, parse_size(args.fast_memory))
+    return document
 
 
 def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:

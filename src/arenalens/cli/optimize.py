@@ -27,6 +27,7 @@ from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
 from arenalens.runtimes.tflm.probe import is_installed_wheel
+from arenalens.targets import get_target
 
 
 def register(subparsers: Any) -> None:
@@ -86,6 +87,13 @@ def register(subparsers: Any) -> None:
         "outputs",
     )
     parser.add_argument(
+        "--vela",
+        action="store_true",
+        help="for an Ethos-U NPU (--npu, or a --target board with one): compile the uncompiled "
+        "model with Arm's Vela over its settings and write the fastest that fits the board, as "
+        "`arenalens vela -o` does (extra 'npu')",
+    )
+    parser.add_argument(
         "--no-verify",
         action="store_true",
         help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
@@ -110,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--split needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
     build = selected_build(args)
+    if args.vela:
+        return _vela(args)
     model_text = args.model
     protect = () if model_text.startswith("example:") else (model_text,)
     check_output_path(args.output, what="-o")
@@ -128,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         build=build,
         split=args.split,
+        target=None if args.target is None else get_target(args.target),
     )
     proof: OutputProof | None = None
     proof_note = ""
@@ -174,6 +185,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_text(render_optimize(document, color=use_color(args), width=terminal_width()))
     return 0 if accepted else EXIT_FINDINGS
+
+
+def _vela(args: argparse.Namespace) -> int:
+    """optimize --vela: Vela's settings swept, the fastest that fits written."""
+    others = [flag for flag in ("reorder", "inplace", "overlap", "split") if getattr(args, flag)]
+    if others:
+        raise UsageError(
+            f"--vela compiles for the NPU; --{others[0]} plans for the CPU: give one of them"
+        )
+    from arenalens.cli.vela import sweep_and_write  # noqa: PLC0415 - Vela only when asked
+
+    check_output_path(args.output, what="-o")
+    return sweep_and_write(args, args.output)
 
 
 def _accept(

@@ -53,12 +53,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--budget",
         metavar="SIZE",
-        help=f"the largest RAM block for the arena (and the fast memory): {SIZE_HELP}",
-    )
-    parser.add_argument(
-        "--sram",
-        metavar="SIZE",
-        help="all the SRAM for the arena, fast memory and Sram_Only weights (default: --budget)",
+        help="the RAM block for all the model puts in SRAM (the arena, and the fast memory or "
+        f"the Sram_Only weights): {SIZE_HELP}; default: --target's largest block",
     )
     parser.add_argument(
         "--memory-mode",
@@ -80,6 +76,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Sweep the settings, print the table (or JSON), write the chosen model."""
+    return sweep_and_write(args, args.output)
+
+
+def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
+    """The sweep for the options (`vela`, `optimize --vela`): table or JSON, and the fastest
+    setting that fits written to `output` when given. Exit 0 when one fits, 1 when none does."""
     from arenalens.builds.build import build_title  # noqa: PLC0415
     from arenalens.report.vela_output import render_vela, vela_document  # noqa: PLC0415
     from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     settings = [
         setting
         for setting in candidate_settings(build.npu)
-        if not args.memory_mode or setting.memory_mode in args.memory_mode
+        if not getattr(args, "memory_mode", None) or setting.memory_mode in args.memory_mode
     ]
     sweep = sweep_settings(
         bytes(model.data),
@@ -112,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
     )
     # Vela reads files: an example is named by the file `arenalens demo` writes for it.
     document = vela_document(sweep, _file_name(args.model))
-    if args.output and sweep.chosen is not None:
+    if output and sweep.chosen is not None:
         chosen = sweep.candidates[sweep.chosen].compilation
         if chosen is not None:
-            write_atomic(args.output, chosen.model, protect=(args.model,))
-            document["written"] = args.output
+            write_atomic(output, chosen.model, protect=(args.model,))
+            document["written"] = output
     if args.json:
         print_json(document)
     else:
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             render_vela(document, build_title(build), color=use_color(args), width=terminal_width())
         )
         if document.get("written"):
-            print_text(f"wrote {args.output}")
+            print_text(f"wrote {output}")
     return EXIT_FITS if sweep.chosen is not None else EXIT_NONE_FITS
 
 
@@ -141,12 +143,13 @@ def _stem(text: str) -> str:
 def _memories(args: argparse.Namespace) -> Any:
     from arenalens.vela.settings import Memories  # noqa: PLC0415
 
-    if args.budget is not None:
-        block = parse_size(args.budget)
-        sram = parse_size(args.sram) if args.sram is not None else block
-        return Memories(block, sram)
+    if getattr(args, "budget", None) is not None:
+        return Memories(parse_size(args.budget))
     if args.target is not None:
         target = get_target(args.target)
-        sram = parse_size(args.sram) if args.sram is not None else target.sram_bytes
-        return Memories(target.arena_limit_bytes, sram)
+        # The banks the NPU is documented to reach, less what firmware already takes there.
+        banks = tuple(
+            (bank.name, bank.size_bytes - bank.firmware_bytes) for bank in target.banks if bank.npu
+        )
+        return Memories(target.arena_limit_bytes, banks)
     return None

@@ -88,6 +88,7 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
             f"#define {upper}_ARENA{index}_BYTES {result.plan.arena_size}u"
             f"  /* {_comment(result.arena.name)} */"
         )
+    lines += _split_lines(analysis, upper)
     lines += [
         "",
         "#ifndef ARENALENS_NO_KTENSORARENASIZE",
@@ -121,6 +122,39 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         lines.append("/* no planned buffers: nothing to list */")
     lines += ["", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+def _split_lines(analysis: Analysis, upper: str) -> list[str]:
+    """The same memory in the buffers a board with several RAM banks places apart (TFLM): the
+    two-buffer allocator's minima and, with resource variables, their own allocator's arena."""
+    split = analysis.budget.split
+    if split is None:
+        return []
+    lines = [
+        "",
+        "/* Split across RAM banks, each buffer 16-byte aligned:",
+        f" * MicroAllocator::Create(persistent, {upper}_PERSISTENT_ARENA_SIZE,",
+        f" *                        non_persistent, {upper}_NON_PERSISTENT_ARENA_SIZE).",
+        " * Never smaller on the persistent side: TFLM does not reliably fail there. */",
+        f"#define {upper}_PERSISTENT_ARENA_SIZE {split.two.persistent_bytes}u",
+        f"#define {upper}_NON_PERSISTENT_ARENA_SIZE {split.two.non_persistent_bytes}u",
+    ]
+    variables = split.variables
+    if variables is not None:
+        lines += [
+            "/* Resource variables' table on an allocator of its own: MicroResourceVariables::",
+            f" * Create(MicroAllocator::Create(var_arena, {upper}_VARIABLE_ARENA_SIZE), "
+            f"{upper}_RESOURCE_VARIABLE_COUNT);",
+            " * the main memory is then one arena or two buffers of the sizes below. */",
+            f"#define {upper}_RESOURCE_VARIABLE_COUNT {variables.count}",
+            f"#define {upper}_VARIABLE_ARENA_SIZE {variables.arena_bytes}u",
+            f"#define {upper}_ARENA_SIZE_VARIABLES_APART {variables.single_bytes}u",
+            f"#define {upper}_PERSISTENT_ARENA_SIZE_VARIABLES_APART "
+            f"{variables.two.persistent_bytes}u",
+            f"#define {upper}_NON_PERSISTENT_ARENA_SIZE_VARIABLES_APART "
+            f"{variables.two.non_persistent_bytes}u",
+        ]
+    return lines
 
 
 def _wrapped(label: str, notes: Sequence[str]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from arenalens import __version__
 from arenalens.pipeline import Analysis, ArenaResult
+from arenalens.runtimes.litert.heap import heap_documents
 
 PLAN_SCHEMA = "arenalens.plan"
 PLAN_SCHEMA_VERSION = 1
@@ -37,7 +38,7 @@ def plan_document(analysis: Analysis) -> dict[str, Any]:
     """Analysis → the plan document (plain dicts and lists, JSON-ready, deterministic)."""
     model = analysis.model
     budget = analysis.budget
-    return {
+    document: dict[str, Any] = {
         "schema": PLAN_SCHEMA,
         "schema_version": PLAN_SCHEMA_VERSION,
         "generator": f"arenalens {__version__}",
@@ -66,6 +67,10 @@ def plan_document(analysis: Analysis) -> dict[str, Any]:
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
         "arenas": [_arena_document(analysis, result) for result in analysis.arenas],
     }
+    if analysis.runtime == "litert":
+        sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+        document["interpreter_heap"] = heap_documents(model, sizes)
+    return document
 
 
 def _arena_document(analysis: Analysis, result: ArenaResult) -> dict[str, Any]:

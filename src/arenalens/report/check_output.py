@@ -140,6 +140,7 @@ def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
     fit = verdict.fit
     if fit is not None:
         lines.append(_numbers_table(verdict))
+        lines.extend(placement_lines(verdict))
     lines.extend(declare_notes(verdict.declared))
     if _host_figure_for_cortex_m(verdict):
         assert fit is not None and fit.target is not None
@@ -153,6 +154,48 @@ def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
     style = "" if verdict.fits or verdict.answer is None else "yellow"
     lines.extend(steps_lines(verdict.steps, style=style))
     return _strip(render_text(lines, color=color, width=width))
+
+
+def placement_lines(verdict: Verdict) -> list[Text | Verbatim]:
+    """On a board with several RAM banks: where each part goes (the fastest placement that
+    fits) and the code that does it, or the most the board could hold."""
+    fit = verdict.fit
+    if fit is None or fit.placement is None or fit.target is None or not verdict.has_number:
+        return []
+    found = fit.placement
+    best = found.best
+    if best is None:
+        two = found.largest_two_blocks
+        split = (
+            ""
+            if two is None
+            else f", or {format_bytes_exact(found.largest_two_bytes)} split into a persistent "
+            f"buffer in {two[1]} and a non-persistent one in {two[0]}"
+        )
+        return [
+            Text(
+                f"banks: the board holds at most {format_bytes_exact(found.largest_one_bytes)} "
+                f"as one arena (in {found.largest_one_block}){split}",
+                style="yellow",
+            )
+        ]
+    lines: list[Text | Verbatim] = [Text(f"placement ({best.kind}, fastest that fits):", "bold")]
+    for use in best.uses:
+        lines.append(
+            Text(
+                f"  {use.part:<15} {format_bytes_exact(use.nbytes):>12}  in {use.block.name} "
+                f"({use.block.speed}; {format_bytes_exact(use.spare_bytes)} spare)"
+            )
+        )
+    lines.extend(Text(f"  note: {note}", style="yellow") for note in best.notes)
+    from arenalens.placement_code import placement_code  # noqa: PLC0415 - only with banks
+
+    code = placement_code(
+        best, fit.target, model=verdict.model, variable_count=found.variable_count
+    )
+    lines.append(Text("code to paste:", style="bold"))
+    lines.extend(Verbatim("  " + line if line else "") for line in code.rstrip("\n").split("\n"))
+    return lines
 
 
 def _numbers_table(verdict: Verdict) -> Table:
@@ -179,6 +222,8 @@ def _numbers_table(verdict: Verdict) -> Table:
             Answer.INPUT_SHAPE_UNKNOWN: "the input size is unknown: no size is known",
         }.get(verdict.answer or Answer.CANNOT_RUN, "")
         table.add_row("needs", "—", "", why)
+    if fit.placement is not None and fit.placement.best is not None and required is not None:
+        return table  # the placement's lines say where it goes and what each bank leaves
     table.add_row(
         "available",
         format_bytes_exact(fit.available_bytes),

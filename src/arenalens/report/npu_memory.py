@@ -55,3 +55,45 @@ def npu_memory_lines(document: Mapping[str, Any]) -> list[str]:
         "leaves them out)"
     )
     return lines
+
+
+def npu_fit_json(
+    document: Mapping[str, Any],
+    available_bytes: int,
+    banks: tuple[tuple[str, int], ...] = (),
+) -> dict[str, Any]:
+    """The NPU memories against the board: the arena and the Dedicated_Sram fast memory each in
+    a bank the NPU reaches (`banks`: name and free bytes), or together in the largest block when
+    the banks are not known. The weights are counted only by `vela`, which knows the memory mode
+    (a compiled model does not record Sram_Only)."""
+    from arenalens.vela.settings import place  # noqa: PLC0415
+
+    over = document.get("arena_over_vela_sram_bytes")
+    arena = None if over is None else over + document["vela_sram_bytes"]
+    pieces = () if arena is None else tuple(p for p in (arena, document["fast_memory_bytes"]) if p)
+    needed = sum(pieces) if pieces else None
+    if banks and pieces:
+        placed = place(pieces, banks)
+        fits = placed is not None
+    else:
+        placed, fits = None, needed is not None and needed <= available_bytes
+    return {
+        "sram_bytes": needed,
+        "available_bytes": available_bytes,
+        "banks": None if placed is None else list(placed),
+        "fits": fits,
+    }
+
+
+def npu_fit_lines(fit: Mapping[str, Any], document: Mapping[str, Any]) -> list[str]:
+    """The board comparison when the model needs a fast memory besides the arena."""
+    if not document["fast_memory_bytes"] or fit["sram_bytes"] is None:
+        return []
+    verdict = "fits" if fit["fits"] else "DOES NOT FIT"
+    if fit["banks"]:
+        arena_bank, fast_bank = (*fit["banks"], fit["banks"][-1])[:2]
+        return [f"arena in {arena_bank}, fast memory in {fast_bank}: {verdict}"]
+    return [
+        f"arena + fast memory: {format_bytes_exact(fit['sram_bytes'])} of SRAM against "
+        f"{format_bytes_exact(fit['available_bytes'])}: {verdict}"
+    ]

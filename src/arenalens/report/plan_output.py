@@ -16,6 +16,7 @@ from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes import VerifyResult
+from arenalens.runtimes.litert.heap import heap_documents
 from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
@@ -90,6 +91,8 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "tensors": tensors,
         "scratch": scratch,
     }
+    if analysis.runtime == "litert":
+        document["interpreter_heap"] = _interpreter_heap(analysis)
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
@@ -100,6 +103,11 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
             # A Vela-compiled model: the memories the board gives the NPU besides the arena.
             document["npu_memory"] = npu
     return document
+
+
+def _interpreter_heap(analysis: Analysis) -> list[dict[str, Any]]:
+    """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
+    return heap_documents(analysis.model, [r.runtime_plan.arena_size for r in analysis.arenas])
 
 
 def _alignment(result: ArenaResult) -> int:

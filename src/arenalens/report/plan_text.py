@@ -63,6 +63,15 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         table.add_row("minimal arena_size", _bytes_text(document["min_arena_bytes"]))
     else:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
+    for heap in document.get("interpreter_heap") or ():
+        label = "with XNNPACK" if heap["delegate"] == "xnnpack" else "builtin kernels only"
+        estimate = "" if heap["exact"] else ", estimate"
+        table.add_row(
+            f"interpreter heap ({label})",
+            f"{format_bytes_exact(heap['after_setup_bytes'])} after setup, "
+            f"{format_bytes_exact(heap['after_first_invoke_bytes'])} after the first invoke, "
+            f"{format_bytes_exact(heap['peak_bytes'])} peak{estimate}",
+        )
     if document["required_bytes"] != document["runtime_required_bytes"]:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
     for arena in document["arenas"]:
@@ -75,7 +84,11 @@ def _arena_line(arena: Mapping[str, Any]) -> str:
     size, bound, naive = arena["arena_bytes"], arena["lower_bound_bytes"], arena["naive_bytes"]
     line = f"{format_bytes_exact(size)}; lower bound {format_bytes_exact(bound)}"
     overhead = percent_over(size, bound)
-    if overhead is not None:
+    if overhead is not None and overhead < 0:
+        # Only a plan that gives live tensors common bytes gets below the bound: an offline
+        # plan's (Vela keeps an NPU operator's inputs and outputs inside its scratch tensor).
+        line += f" ({overhead:g}%: live tensors share bytes in its offline plan)"
+    elif overhead is not None:
         line += f" (+{overhead:g}%)"
     reuse = ratio(naive, size)
     line += f"; no reuse {format_bytes_exact(naive)}" + (f" ({reuse:g}× reuse)" if reuse else "")

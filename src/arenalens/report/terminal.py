@@ -18,7 +18,13 @@ from rich.text import Text
 from arenalens.builds.build import build_flags
 from arenalens.names import short_name
 from arenalens.next_steps import Step, optimized_file
-from arenalens.report.check_output import declare_line, declare_notes, steps_lines, verdict_text
+from arenalens.report.check_output import (
+    declare_line,
+    declare_notes,
+    placement_lines,
+    steps_lines,
+    verdict_text,
+)
 from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
@@ -169,6 +175,7 @@ def headline(report: MemoryReport) -> list[Line]:
         lines.append(Text(f"to declare: {format_bytes_exact(report.required_bytes)}", style="bold"))
     if verdict is not None and verdict.answer is not None:
         lines.append(verdict_text(verdict))
+        lines.extend(placement_lines(verdict))
     return lines
 
 

@@ -44,6 +44,7 @@ def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
                 "npu_operators": None if summary is None else summary.npu_operators,
                 "cpu_operators": None if summary is None else summary.cpu_operators,
                 "fits": candidate.fits(sweep.memories),
+                "placement": _placement(candidate.placement(sweep.memories)),
                 "chosen": index == sweep.chosen,
             }
         )
@@ -55,10 +56,18 @@ def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
         "vela_version": sweep.vela_version,
         "memories": None
         if sweep.memories is None
-        else {"block_bytes": sweep.memories.block_bytes, "sram_bytes": sweep.memories.sram_bytes},
+        else {
+            "block_bytes": sweep.memories.block_bytes,
+            "banks": [{"name": name, "free_bytes": free} for name, free in sweep.memories.banks],
+        },
         "candidates": rows,
         "chosen": chosen,
     }
+
+
+def _placement(pieces: tuple[tuple[str, str], ...] | None) -> list[dict[str, str]] | None:
+    """Which bank each SRAM piece (arena, fast memory, SRAM weights) goes to."""
+    return None if pieces is None else [{"piece": piece, "bank": bank} for piece, bank in pieces]
 
 
 def _time(seconds: float | None) -> str:
@@ -74,12 +83,11 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
     table = Table(
         title=f"{document['model']}: Vela settings on {document['npu']}", title_justify="left"
     )
-    for header in ("memory mode", "optimise", "cache"):
-        table.add_column(header)
-    for header in ("arena", "fast memory", "weights in SRAM", "SRAM in all", "Vela's SRAM"):
+    table.add_column("setting", no_wrap=True)
+    for header in ("arena", "fast memory", "SRAM weights", "SRAM in all", "Vela's SRAM"):
         table.add_column(header, justify="right")
     table.add_column("Vela's time", justify="right")
-    table.add_column("fits")
+    table.add_column("fits", no_wrap=True)
     for row in document["candidates"]:
         if row["vela_error"]:
             fits = "Vela refused: " + row["vela_error"]
@@ -88,12 +96,13 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
         else:
             fits = "yes" if row["fits"] else "no"
         if row["chosen"]:
-            fits += " ◀ fastest that fits"
+            fits += " ◀"
         cache = row["arena_cache_size"]
+        setting = f"{row['memory_mode']} {row['optimise']}" + (
+            "" if cache is None else f" cache {format_bytes_short(cache)}"
+        )
         table.add_row(
-            row["memory_mode"],
-            row["optimise"],
-            "-" if cache is None else format_bytes_short(cache),
+            setting,
             _bytes(row["arena_bytes"]),
             _bytes(row["fast_memory_bytes"] or None),
             _bytes(row["sram_weights_bytes"] or None),
@@ -105,11 +114,22 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
         )
     parts: list[Any] = [Text(f"figures for: {build_text}; Vela {document['vela_version']}", "dim")]
     memories = document["memories"]
-    if memories is not None:
+    if memories is not None and memories["banks"]:
+        banks = ", ".join(
+            f"{bank['name']} {format_bytes_short(bank['free_bytes'])}" for bank in memories["banks"]
+        )
         parts.append(
             Text(
-                f"board: largest block {format_bytes_exact(memories['block_bytes'])}, SRAM "
-                f"{format_bytes_exact(memories['sram_bytes'])}",
+                f"fits: the arena, fast memory and SRAM weights each in one bank the NPU reaches "
+                f"({banks})",
+                "dim",
+            )
+        )
+    elif memories is not None:
+        parts.append(
+            Text(
+                f"fits: all it puts in SRAM within {format_bytes_exact(memories['block_bytes'])} "
+                "(the board's largest block)",
                 "dim",
             )
         )
@@ -131,6 +151,15 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
                 "green",
             )
         )
+        if chosen["placement"] and chosen["placement"][0]["bank"] not in ("any", "largest block"):
+            parts.append(
+                Text(
+                    "placed: "
+                    + ", ".join(
+                        f"{item['piece']} in {item['bank']}" for item in chosen["placement"]
+                    )
+                )
+            )
         parts.append(Text(f"reproduce: {chosen['vela_command']}"))
     return render_text(parts, color=color, width=width)
 

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.errors import UsageError
+from arenalens.runtimes.arena_split import ArenaSplit
 from arenalens.runtimes.sections import ArenaSection
 
 if TYPE_CHECKING:
@@ -65,6 +66,11 @@ class Obstacle:
         }
 
 
+def _nothing() -> None:
+    """A budget's split when its runtime has none."""
+    return None
+
+
 @dataclass(frozen=True)
 class MemoryBudget:
     """The memory a runtime needs for one plan: the number a user must declare, and its parts."""
@@ -87,12 +93,22 @@ class MemoryBudget:
     sections_of: Callable[[], tuple[ArenaSection, ...]] = field(
         default=tuple, repr=False, compare=False
     )
+    # The same memory split into the buffers the runtime lets firmware place apart: what
+    # `split` computes when first read (only boards with several RAM banks ask).
+    split_of: Callable[[], ArenaSplit | None] = field(default=_nothing, repr=False, compare=False)
 
     @cached_property
     def sections(self) -> tuple[ArenaSection, ...]:
         """Where every byte of required_bytes goes, in address order: they cover it exactly.
         Empty for a budget not made by a runtime's rules."""
         return self.sections_of()
+
+    @cached_property
+    def split(self) -> ArenaSplit | None:
+        """The same memory split into the buffers the runtime lets firmware place apart, each at
+        its minimum (TFLM: two buffers, resource variables apart); None for a runtime without
+        such."""
+        return self.split_of()
 
     @property
     def runs(self) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arenalens.builds.build import HOST, REFERENCE
+from arenalens.builds.records import KERNEL_LIBRARIES as LIBRARY_RECORDS
 from arenalens.diagnostics.operands import LITERT_ONLY, operands_of
 from arenalens.runtimes import tflm
 from arenalens.runtimes.tflm.abi import Struct
@@ -69,7 +70,7 @@ def test_a_build_takes_the_variant_where_there_is_one(library: str) -> None:
 
 def test_stands_in_names_replaced_kernels_without_a_variant() -> None:
     for library, kernels in LIBRARIES.items():
-        build = replace(HOST, kernels=library)
+        build = replace(HOST, library=LIBRARY_RECORDS[library])
         for opcode in sorted(REGISTERED):
             missing = opcode in kernels.replaces and opcode not in kernels.rules
             assert stands_in(opcode, build) == missing, opcode

@@ -44,11 +44,27 @@ def test_every_registered_kernel_says_how_its_output_may_overlap(library: str) -
 
 
 def test_the_overlap_code_paths_cover_the_registry_libraries() -> None:
-    # Every library a build may select has code paths an overlap plan is judged on: those whose
-    # access orders are known, and ESP-NN's, whose int8 loops are not traced (no overlap is safe).
+    # Every library a build may select has code paths an overlap plan is judged on: the host's
+    # (reference, CMSIS-NN on every path) and ESP-NN's. Each has rules: whether a loop is traced
+    # is what its library's rules say, operator by operator (build_records.json names the package
+    # and restates nothing).
     paths = {path.kernels for path in KNOWN_PATHS} | {ESP_NN_PATH.kernels}
     assert sorted(paths) == sorted(_libraries())
-    assert not ESP_NN_PATH.has_rules
+    assert ESP_NN_PATH.has_rules and all(path.has_rules for path in KNOWN_PATHS)
+
+
+def test_esp_nn_refuses_its_int8_loops_and_runs_the_reference_ones_for_float() -> None:
+    """esp-tflite-micro's kernels/esp_nn/ call esp-nn (untraced) for int8 only; a float
+    convolution runs TFLM's reference loop, so ESP-NN allows the reference kernel's distance."""
+    int8 = _distance(
+        cases.int8_conv(kernel=1, stride=1, channels=8, padding="VALID"), paths=(ESP_NN_PATH,)
+    )
+    assert int8.distance is None and "esp-nn's int8 loops not analysed" in int8.reason
+    float_conv = cases.float_conv(kernel=3, stride=1)
+    reference = _distance(float_conv).distance
+    assert reference is not None
+    assert _distance(float_conv, paths=(ESP_NN_PATH,)).distance == reference
+    assert _distance(float_conv, paths=(REFERENCE_PATH, ESP_NN_PATH)).distance == reference
 
 
 def _distance(data: bytes, *, slot: int = 0, paths: tuple[KernelPath, ...] = (REFERENCE_PATH,)):

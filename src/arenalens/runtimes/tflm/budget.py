@@ -45,6 +45,7 @@ from arenalens.runtimes.tflm.setup_replay import (
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
+from arenalens.runtimes.tflm.two_buffers import arena_split
 from arenalens.units import format_bytes_exact
 
 
@@ -203,6 +204,13 @@ def budget(
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections_of=partial(arena_sections, prediction, arena.problem),
+        split_of=partial(
+            arena_split,
+            prediction.sequence,
+            prediction.layout,
+            single_bytes=prediction.minimal_arena,
+            variable_count=capacity,
+        ),
     )
 
 

@@ -22,9 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from arenalens.builds.kernel_paths import (
-    ESP_NN_PATH,
+    ALL_PATHS,
     KNOWN_PATHS,
-    VENDOR_PATH,
     KernelPath,
     build_for,
     sorted_paths,
@@ -37,8 +36,6 @@ from arenalens.tflite.plan_record import EVERY_BUILD, record_matches
 from arenalens.tflite.reader import encode_offline_plan
 from arenalens.units import format_bytes_exact
 
-# Every path a plan may be asked about, known rules or not.
-ALL_PATHS = (*KNOWN_PATHS, ESP_NN_PATH, VENDOR_PATH)
 VELA_OPCODE = "CUSTOM:ethos-u"
 # Reasons listed per path; the rest are counted.
 MAX_REASONS = 6
@@ -69,7 +66,9 @@ class SharedBytes:
     operator: int | None = None
     output: PlacedTensor | None = None
     input: PlacedTensor | None = None
-    vela: bool = False  # both belong to one ethos-u operator alone
+    # Vela's own: both belong to one ethos-u operator alone, or its output starts over an input
+    # at that operator (the command stream's schedule orders them)
+    vela: bool = False
 
 
 @dataclass(frozen=True)
@@ -242,7 +241,11 @@ def _classify(
                 continue
             op = model.subgraphs[0].operators[operator]
             if output.tensor in op.outputs and source.tensor in op.inputs:
-                return SharedBytes(first, second, operator, output, source)
+                # Vela places an NPU operator's output over an input its command stream has
+                # finished reading: its live ranges run through the NPU schedule's own passes
+                # (live_range.py: extract_live_ranges_from_schedule inside the operator's step).
+                vela = op.opcode == VELA_OPCODE
+                return SharedBytes(first, second, operator, output, source, vela=vela)
     return SharedBytes(first, second)
 
 

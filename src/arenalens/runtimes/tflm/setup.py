@@ -47,6 +47,12 @@ from arenalens.runtimes.tflm.setup_layout import (
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
+# `Allocation.part` of the two kinds of persistent step a split setup moves: the allocator
+# objects Create places (other objects with two buffers) and MicroResourceVariables' table
+# (in its own allocator's arena when the variables get one).
+RUNTIME_OBJECTS = "runtime objects"
+VARIABLE_TABLE = "resource variable table"
+
 
 def _quantized(tensor: Tensor) -> bool:
     """TFLM copies quantization only when both scale and zero_point are non-empty."""
@@ -133,7 +139,9 @@ def setup_sequence(
         else layout.allocator_objects
     )
     steps: list[Allocation] = [
-        Allocation(Action.PERSISTENT, objects, pointer, "allocator and planner")
+        Allocation(
+            Action.PERSISTENT, objects, pointer, "allocator and planner", part=RUNTIME_OBJECTS
+        )
     ]
     # MicroResourceVariables::Create, between the allocator and the interpreter (tflm_resources).
     capacity = resource_variables(model).capacity
@@ -143,7 +151,14 @@ def setup_sequence(
             (layout.resource_variable * capacity, f"{capacity} resource variable entries"),
         ):
             steps.append(
-                Allocation(Action.PERSISTENT, nbytes, ARENA_ALIGNMENT, what, PERSISTENT_BUFFERS)
+                Allocation(
+                    Action.PERSISTENT,
+                    nbytes,
+                    ARENA_ALIGNMENT,
+                    what,
+                    PERSISTENT_BUFFERS,
+                    part=VARIABLE_TABLE,
+                )
             )
     # StartModelAllocation.
     steps.append(

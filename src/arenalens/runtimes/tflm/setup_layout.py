@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from arenalens.builds.build import COMPRESSION, CORTEX_M_TOOLCHAIN, CPUS, HOST, Build, build_title
+from arenalens.builds.build import COMPRESSION, HOST, Build, build_title
 from arenalens.runtimes.tflm import structs
 from arenalens.runtimes.tflm.abi import Struct
 
@@ -77,6 +77,12 @@ class RuntimeLayout:
     # SingleArenaBufferAllocator + LinearMemoryPlanner (1024 offsets) + MicroAllocator: the
     # objects of a preserve_all_tensors interpreter, which records nothing.
     preserve_all_allocator_objects: int
+    # PersistentArenaBufferAllocator + NonPersistentArenaBufferAllocator + GreedyMemoryPlanner +
+    # MicroAllocator: what the two-buffer MicroAllocator::Create places in the persistent buffer.
+    two_buffer_allocator_objects: int = 0
+    # SingleArenaBufferAllocator + GreedyMemoryPlanner + MicroAllocator: a plain
+    # MicroAllocator::Create(arena, size), e.g. the one resource variables may get for themselves.
+    plain_allocator_objects: int = 0
     assumptions: tuple[str, ...] = ()
 
 
@@ -121,6 +127,13 @@ def layout_for(build: Build) -> RuntimeLayout:
         preserve_all_allocator_objects=size(structs.SINGLE_ARENA_BUFFER_ALLOCATOR)
         + size(structs.LINEAR_MEMORY_PLANNER)
         + size(structs.MICRO_ALLOCATOR),
+        two_buffer_allocator_objects=size(structs.PERSISTENT_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.NON_PERSISTENT_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.GREEDY_MEMORY_PLANNER)
+        + size(structs.MICRO_ALLOCATOR),
+        plain_allocator_objects=size(structs.SINGLE_ARENA_BUFFER_ALLOCATOR)
+        + size(structs.GREEDY_MEMORY_PLANNER)
+        + size(structs.MICRO_ALLOCATOR),
         assumptions=_layout_assumptions(build),
     )
 
@@ -138,10 +151,9 @@ def _layout_assumptions(build: Build) -> tuple[str, ...]:
         if build.recording
         else "MicroAllocator (as MicroInterpreter(model, resolver, arena, arena_size) creates it)"
     )
-    core = CPUS.get(build.cpu or "")
-    toolchain = CORTEX_M_TOOLCHAIN if core is None else core.toolchain
+    assert build.core is not None
     return (
-        f"{build.title}: {toolchain}, {compression}",
+        f"{build.title}: {build.core.toolchain.title}, {compression}",
         f"{allocator}, GreedyMemoryPlanner",
         "the arena array starts 16-byte aligned (alignas(16)); its end may be unaligned",
     )

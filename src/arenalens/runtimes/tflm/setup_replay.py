@@ -71,7 +71,9 @@ class Allocation:
     what: str = ""
     category: str = ""  # the print_allocations() category that records it ("" = none)
     count: int = 1  # how many allocations the category counts for this one (arrays count items)
-    part: str = ""  # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR, ...)
+    # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR, ...); PERSISTENT: the
+    # runtime objects or the resource-variable table (setup.RUNTIME_OBJECTS, VARIABLE_TABLE).
+    part: str = ""
     # PERSISTENT: a kernel buffer written while its temps are live (temp_overlap), and the
     # closed ranges of start addresses at which it breaks setup (set by setup_sequence).
     hazard: temp_overlap.Hazard | None = None

@@ -123,6 +123,27 @@ RECORDING_SINGLE_ARENA_BUFFER_ALLOCATOR = struct(
     ("alloc_count_", "size_t"),
 )
 
+# The two allocators of the two-buffer MicroAllocator::Create(persistent, P, non_persistent, N)
+# (arena_allocator/{persistent,non_persistent}_arena_buffer_allocator.h): one vtable each.
+PERSISTENT_ARENA_BUFFER_ALLOCATOR = struct(
+    "PersistentArenaBufferAllocator",
+    ("vtable", _POINTER),
+    ("buffer_head_", _POINTER),
+    ("buffer_tail_", _POINTER),
+    ("tail_temp_", _POINTER),
+)
+NON_PERSISTENT_ARENA_BUFFER_ALLOCATOR = struct(
+    "NonPersistentArenaBufferAllocator",
+    ("vtable", _POINTER),
+    ("buffer_head_", _POINTER),
+    ("buffer_tail_", _POINTER),
+    ("head_temp_", _POINTER),
+    ("next_temp_", _POINTER),
+    ("temp_buffer_ptr_check_sum_", "intptr"),
+    ("temp_buffer_count_", "int"),
+    ("resizable_buffer_allocated_", "bool"),
+)
+
 # The memory planners.
 GREEDY_MEMORY_PLANNER = struct(
     "GreedyMemoryPlanner",

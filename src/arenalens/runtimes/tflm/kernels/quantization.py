@@ -155,7 +155,7 @@ def multiplier_check(build: Build, real: float, what: str) -> Refusal | None:
     return aborts(
         QUANTIZATION_UTIL,
         "TFLITE_CHECK(q_fixed <= (1LL << 31))",
-        f"{what} is {g(real)}, which {build.abi.name} converts to INT64_MAX",
+        f"{what} is {g(real)}, which {build.abi.title} converts to INT64_MAX",
         QUANTIZE_EVERY_TENSOR,
     )
 

@@ -5,28 +5,31 @@ python_ops_resolver.cc) registers, every reference rule not marked otherwise
 (`KernelRule.unregistered`); the Cortex-M probes register the same set. An operator outside it has
 no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get registration
 from op code"). `ethos-u` is listed by the resolver but its registration function returns null
-outside Ethos-U builds, so its rule is registered only on builds with an NPU (`Build.npu`,
-`ethos_u.NPU_KERNELS`).
+outside Ethos-U builds, so its rule is registered only on builds with an NPU (`Build.npu`; the
+kernels its family registers are the family's `registers` in `build_records.json`).
 
 `REFERENCE_KERNELS` holds the reference kernels' rules, one per family module; `LIBRARIES` the
 kernel libraries a build may select (`Build.kernels`), each a package of variant rules
-(`kernels/cmsis_nn/`, `kernels/esp_nn/`). A build's rule for an operator is its library's
-variant, else the reference rule.
+(`kernels/cmsis_nn/`, `kernels/esp_nn/`) that its record in `build_records.json` names
+(`KernelLibrary.rules`): a new library is its row and its package. A build's rule for an
+operator is its library's variant, else the reference rule. A build with a co-processor also
+registers the custom operators its record lists (`Coprocessor.registers`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
-from arenalens.builds.build import CMSIS_NN, ESP_NN, Build
+from arenalens.builds.build import REFERENCE, Build
+from arenalens.builds.records import COPROCESSOR_FAMILIES, KERNEL_LIBRARIES
 from arenalens.runtimes.tflm.kernels import (
     activations,
     arithmetic,
     batch_matmul,
     circular_buffer,
-    cmsis_nn,
     compression,
     control_flow,
     conv,
@@ -34,7 +37,6 @@ from arenalens.runtimes.tflm.kernels import (
     detection,
     elementwise,
     embedding,
-    esp_nn,
     ethos_u,
     fully_connected,
     layout,
@@ -87,19 +89,40 @@ REGISTERED: frozenset[str] = frozenset(
     opcode for opcode, rule in REFERENCE_KERNELS.items() if rule.unregistered is None
 )
 
-# Kernel libraries by the name `Build.kernels` gives them: one line per library package.
+
+def _library_rules(module: str) -> OptimizedKernels:
+    """A kernel library's rules package (its record's `rules`) → its `KERNELS`."""
+    kernels = importlib.import_module(module).KERNELS
+    if not isinstance(kernels, OptimizedKernels):
+        raise TypeError(f"{module}.KERNELS is not an OptimizedKernels")
+    return kernels
+
+
+# Kernel libraries by the name `Build.kernels` gives them: every library record with a rules
+# package of its own (the reference kernels' are REFERENCE_KERNELS).
 LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
-    {CMSIS_NN: cmsis_nn.KERNELS, ESP_NN: esp_nn.KERNELS}
+    {
+        name: _library_rules(library.rules)
+        for name, library in KERNEL_LIBRARIES.items()
+        if library.rules is not None and name != REFERENCE
+    }
+)
+
+
+# The kernels only builds driving a co-processor register (every family's `registers`).
+_COPROCESSOR_KERNELS = frozenset(
+    opcode for family in COPROCESSOR_FAMILIES.values() for opcode in family.registers
 )
 
 
 def is_registered(opcode: str, build: Build) -> bool:
     """Does this build's op resolver (the wheel's, the probes' firmware's: the same list at one
     release) register a kernel for this operator? A kernel added to it later than the build's
-    TFLM release is not (`KernelRule.registered_from`). The NPU's kernel only on builds that
-    drive one."""
-    if opcode in ethos_u.NPU_KERNELS:
-        return build.npu is not None
+    TFLM release is not (`KernelRule.registered_from`). A kernel only a co-processor's builds
+    register (the Ethos-U kernel: its family's `registers` in build_records.json) is registered
+    on builds driving one of that family only."""
+    if opcode in _COPROCESSOR_KERNELS:
+        return build.npu is not None and opcode in build.npu.registers
     if opcode not in REGISTERED:
         return False
     rule = REFERENCE_KERNELS.get(opcode)

@@ -20,14 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.builds.build import (
-    ESP_NN_RELEASE,
-    ESP_NN_RELEASES,
     ISA_ESP32P4,
     ISA_ESP32S3,
     ISA_ESP_ANSI,
     ISA_ESP_GENERIC,
     Build,
 )
+from arenalens.builds.records import LibraryRelease
 
 # The chip paths (`Build.isa` of an ESP-NN build).
 S3 = ISA_ESP32S3
@@ -36,17 +35,13 @@ GENERIC = ISA_ESP_GENERIC
 ANSI = ISA_ESP_ANSI
 PATHS = (S3, P4, GENERIC, ANSI)
 
-Release = tuple[int, int, int]
-
-
-def release_of(text: str) -> Release:
-    """'1.2.0' → (1, 2, 0), for comparing releases; ValueError for one not modelled."""
-    if text not in ESP_NN_RELEASES:
-        raise ValueError(
-            f"esp-nn {text!r} is not modelled (modelled: {', '.join(ESP_NN_RELEASES)})"
-        )
-    major, minor, patch = (int(part) for part in text.split("."))
-    return (major, minor, patch)
+# The changes between esp-nn releases these sizes follow (`build_records.json`, esp-nn's
+# "changes"): a size asks `library.release.has(KEY)`, never compares versions.
+DEPTHWISE_INT16_GAP_32 = "depthwise-int16-gap-32"  # 1.2.0, esp-nn PR #37 (dd785b0)
+S3_CONV_IM2COL = "s3-conv-im2col"  # 1.2.1
+S3_DEPTHWISE_TILED = "s3-depthwise-tiled"  # 1.2.1
+S3_CONV_MARGIN_64 = "s3-conv-margin-64"  # 1.2.3 (d17c031)
+P4_CONV = "p4-conv"  # 1.2.3
 
 
 # esp_nn_depthwise_conv_s8_esp32s3.c (1.2.1 on): padded inputs above this are tiled in strips,
@@ -62,15 +57,15 @@ class EspNn:
     """The esp-nn a firmware links: its chip path and release."""
 
     path: str  # S3 | P4 | GENERIC | ANSI
-    release: Release
+    release: LibraryRelease
 
 
 def esp_nn_of(build: Build) -> EspNn:
     """The esp-nn an ESP-NN build links: its chip path (`Build.isa`) and release; ValueError for
     a build that names neither."""
-    if build.isa not in PATHS:
+    if build.isa not in PATHS or build.library_release is None:
         raise ValueError(f"{build.name}: no esp-nn code path ({build.isa})")
-    return EspNn(build.isa, release_of(build.kernels_release or ESP_NN_RELEASE))
+    return EspNn(build.isa, build.library_release)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +116,14 @@ def conv_scratch_bytes(
     if path in (GENERIC, ANSI):
         return 0  # esp_nn_get_conv_scratch_size_opt / _ansi
     if path == P4:
-        if release >= (1, 2, 3):
+        if release.has(P4_CONV):
             return _conv_p4(source, kernel, result, window)
         return _conv_first(source, kernel, result, window)
-    if release <= (1, 2, 0):
+    if not release.has(S3_CONV_IM2COL):
         return _conv_first(source, kernel, result, window)
     # 1.2.1 added the im2col path and the edge and filter-alignment terms; 1.2.3 (d17c031) raised
     # the margin for the assembly's accesses from 32 to 64.
-    margin = 64 if release >= (1, 2, 3) else 32
+    margin = 64 if release.has(S3_CONV_MARGIN_64) else 32
     return _conv_s3(source, kernel, result, window, margin)
 
 
@@ -266,11 +261,12 @@ def depthwise_scratch_bytes(
     path, release = library.path, library.release
     if path != S3:
         return 0  # _opt, _ansi, and the P4's (its own from 1.2.3 returns 0 too)
-    if release >= (1, 2, 1):
+    if release.has(S3_DEPTHWISE_TILED):
         return _depthwise_s3(source, kernel, result, window)
     # esp-nn PR #37 (dd785b0, in 1.2.0): the int16 copies need 32 bytes of alignment gap, 1.1.x
     # asked for 16 and wrote past them.
-    return _depthwise_first(source, kernel, result, window, 32 if release >= (1, 2, 0) else 16)
+    gap = 32 if release.has(DEPTHWISE_INT16_GAP_32) else 16
+    return _depthwise_first(source, kernel, result, window, gap)
 
 
 def _edge_pad(

@@ -1,0 +1,501 @@
+"""The heap a LiteRT interpreter holds for a model: arenas + plans → its parts after setup
+(`Interpreter(...)` and `allocate_tensors()`), after the first `invoke()`, and at the peak, with
+the builtin kernels alone or with LiteRT's default XNNPACK delegate.
+
+What it is made of (LiteRT *tflite/core/interpreter_builder.cc, subgraph.cc, arena_planner.cc,
+simple_memory_arena.cc*; XNNPACK *src/subgraph.c, src/runtime.c, src/memory-planner.c,
+src/operators/convolution-nhwc.c, src/packing.c*):
+
+* **interpreter structures**: the wheel's fixed part (the op resolver's registration tables, the
+  interpreter, its error reporter, the Python wrapper), then one `TfLiteTensor` per tensor and
+  one node with its registration, its index arrays and its builtin options per operator, and
+  each quantized tensor's `TfLiteAffineQuantization` with one scale and one zero point per
+  channel (a glibc block each);
+* **arenas**: each subgraph's arena and persistent arena, one `aligned_alloc(64, ...)` block of
+  its high-water mark rounded up as `ResizableAlignedBuffer` does (exact: the planner replica);
+* **kernel setup**: the planner's per-tensor and per-node bookkeeping, and per-channel
+  requantization vectors (conv, depthwise, fully connected: one multiplier and one shift per
+  output channel);
+* **first invoke** (builtin): the GEMM back end's packed blocks (ruy/gemmlowp: packed weights
+  and packed activations of the largest quantized convolution or matmul), kept by its context;
+* **XNNPACK**: the weights it repacks into its own layout (per output channel group of the
+  microkernel the CPU selects: bias and scales added, channels padded to the tile), the
+  indirection buffers of spatial convolutions (one pointer per output pixel per tap), and its
+  workspace, planned by its memory planner over the delegated tensors, which in exchange leave
+  the arena.
+
+Exactness: the arena blocks are exact. The interpreter's structures, the GEMM back end's blocks
+and XNNPACK's parts are estimates, made to err high on the x86-64 wheel they were measured on
+(`tests/data/litert_heap.json`, remade by `python -m tests.litert_heap_measure`); other ISAs
+pack to other tiles and are labelled estimates too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_interpreter import (
+    Block,
+    allocation_blocks,
+    creation_blocks,
+    persistent_ro_blocks,
+)
+from arenalens.runtimes.litert.rules import litert_plans
+
+DELEGATES = ("xnnpack", "none")
+DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless told not to
+
+# The wheel these constants were measured on (tests/data/litert_heap.json: environment).
+MEASURED_ON = "ai-edge-litert 2.3.0, Linux x86-64 (glibc 2.36), Python 3.11"
+
+# First invoke of float models: the Python wrapper's input and output views.
+INVOKE_FIXED_BYTES = 1_600
+# XNNPACK: the delegate, its subgraph, runtime and operator objects.
+XNNPACK_FIXED_BYTES = 40_000
+XNNPACK_PER_OPERATOR_BYTES = 2_048
+# The widest output-channel tile an x86-64 microkernel packs to (AVX-512: 64 for qs8
+# depthwise; GEMMs 16 or 32), and the row tile of its GEMMs (indirection rows padded to it).
+XNNPACK_CHANNEL_TILE = 64
+XNNPACK_ROW_TILE = 16
+# ruy's widest int8 kernel on x86-64 (AVX-512: 16 × 16 blocks).
+RUY_TILE = 16
+# ruy's context: its thread-specific resources, allocator and tuning state.
+RUY_CONTEXT_BYTES = 16_384
+RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
+POINTER_BYTES = 8
+# glibc placement: up to 16 B more per block (a reused free chunk given whole); measured at most
+# one block in 20 on the 48 cached models, so 16 B per 16 blocks never falls under.
+GLIBC_SLACK_BYTES = 16
+GLIBC_SLACK_EVERY_BLOCKS = 16
+# The Python wrapper's own blocks move by up to 96 B with the process's state (the model path's
+# length: tests/litert_heap_measure.py): not the model's, added so the figure never falls under.
+WRAPPER_VARIATION_BYTES = 96
+
+_GEMM_OPERATORS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+_QUANTIZED = ("INT8", "UINT8", "INT16")
+_RECURRENT_OPERATORS = (
+    "LSTM",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    "BIDIRECTIONAL_SEQUENCE_LSTM",
+    "SVDF",
+    "RNN",
+    "UNIDIRECTIONAL_SEQUENCE_RNN",
+    "BIDIRECTIONAL_SEQUENCE_RNN",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HeapPart:
+    """One part of the interpreter's heap, in bytes, and when it is taken."""
+
+    name: str
+    nbytes: int
+    phase: str  # setup | first_invoke | transient (live during the first invoke only)
+    exact: bool
+    meaning: str
+
+
+@dataclass(frozen=True, slots=True)
+class InterpreterHeap:
+    """Heap a LiteRT interpreter holds for a model under one delegate."""
+
+    delegate: str  # xnnpack | none
+    parts: tuple[HeapPart, ...]
+    machine: str
+    notes: tuple[str, ...] = ()
+
+    def _sum(self, *phases: str) -> int:
+        return sum(part.nbytes for part in self.parts if part.phase in phases)
+
+    @property
+    def after_setup(self) -> int:
+        """Live after Interpreter(...) and allocate_tensors()."""
+        return self._sum("setup")
+
+    @property
+    def after_first_invoke(self) -> int:
+        """Live after the first invoke()."""
+        return self._sum("setup", "first_invoke")
+
+    @property
+    def peak(self) -> int:
+        """The most live at any moment up to the end of the first invoke()."""
+        return self._sum("setup", "first_invoke", "transient")
+
+    @property
+    def exact(self) -> bool:
+        return all(part.exact for part in self.parts)
+
+
+def interpreter_heap(
+    model: Model, arena_sizes: Sequence[int], *, delegate: str = DEFAULT_DELEGATE
+) -> InterpreterHeap:
+    """Model + each arena's high-water mark (arena and persistent arena per subgraph, in
+    `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none)."""
+    if delegate not in DELEGATES:
+        raise ValueError(f"delegate must be one of {', '.join(DELEGATES)}, not {delegate!r}")
+    setup = setup_blocks(model, arena_sizes)
+    created = [block for block in setup if block.phase == "create"]
+    allocated = [block for block in setup if block.phase == "allocate"]
+    arena_blocks = [block for block in allocated if block.block.part == "arenas"]
+    kernel_blocks = [block for block in allocated if block.block.part != "arenas"]
+    arenas = sum(block.block.usable for block in arena_blocks)
+    parts = [
+        HeapPart(
+            "interpreter structures",
+            sum(block.block.usable for block in created),
+            "setup",
+            all(block.block.exact for block in created),
+            "Interpreter(...): the op resolver and Python wrapper (the same for every model), "
+            "then per subgraph its tensors and nodes vectors, per tensor its dims and "
+            "quantization arrays, per node its index arrays, builtin options and kernel OpData",
+        ),
+        HeapPart(
+            "arenas",
+            arenas,
+            "setup",
+            True,
+            "each subgraph's arena and persistent arena: one 64-aligned block of its "
+            "high-water mark (the planner replica's figure)",
+        ),
+        HeapPart(
+            "planner and kernel setup",
+            sum(block.block.usable for block in kernel_blocks),
+            "setup",
+            all(block.block.exact for block in kernel_blocks),
+            "allocate_tensors(): tensors and dims Prepare adds, kernels' per-channel "
+            "requantization and lookup tables, ArenaPlanner's per-tensor and per-node "
+            "bookkeeping and its arenas' allocation lists",
+        ),
+        HeapPart(
+            "heap placement allowance",
+            placement_allowance(len(setup)),
+            "setup",
+            False,
+            "glibc hands a free chunk out whole when splitting it would leave under 32 bytes: "
+            "a block can hold 16 bytes more than it asked for, depending on what was freed "
+            "before it; sixteen bytes per sixteen blocks keeps the figure from falling under, "
+            "and 96 more cover the Python wrapper's own blocks, which move with the process",
+        ),
+    ]
+    if delegate == "none":
+        gemm = _gemm_backend_bytes(model)
+        parts.append(
+            HeapPart(
+                "first-invoke kernel buffers",
+                INVOKE_FIXED_BYTES + gemm,
+                "first_invoke",
+                False,
+                "the GEMM back end's packed weight and activation blocks (ruy / gemmlowp "
+                "context, kept), and the wrapper's input and output views",
+            )
+        )
+        parts.append(
+            HeapPart(
+                "first-invoke transient",
+                gemm + _largest_gemm_activation_bytes(model) + _input_arrays_bytes(model),
+                "transient",
+                False,
+                "packing buffers a quantized or float GEMM takes during its call, and frees; "
+                "the wrapper's input arrays (numpy zeros the caller sets, freed after the copy)",
+            )
+        )
+        return InterpreterHeap("none", tuple(parts), MEASURED_ON)
+    packed, indirection = _xnnpack_weights_and_indirection(model)
+    delegated = sum(1 for s in model.subgraphs for op in s.operators if _delegable(s, op.inputs))
+    parts.extend(
+        (
+            HeapPart(
+                "XNNPACK packed weights",
+                packed,
+                "setup",
+                False,
+                "weights and biases repacked per output-channel tile of the selected "
+                "microkernel (the model's own copy stays in the file)",
+            ),
+            HeapPart(
+                "XNNPACK indirection buffers",
+                indirection,
+                "setup",
+                False,
+                "one pointer per output pixel per kernel tap for spatial and depthwise "
+                "convolutions",
+            ),
+            HeapPart(
+                "XNNPACK workspace and runtime",
+                XNNPACK_FIXED_BYTES + XNNPACK_PER_OPERATOR_BYTES * delegated + arenas,
+                "setup",
+                False,
+                "XNNPACK's memory planner packs the delegated tensors into its workspace "
+                "(counted here at the builtin arena's size, which it never exceeds); its "
+                "subgraph, runtime and operator objects",
+            ),
+            HeapPart(
+                "first-invoke buffers",
+                INVOKE_FIXED_BYTES,
+                "first_invoke",
+                False,
+                "the wrapper's input and output views",
+            ),
+            HeapPart(
+                "first-invoke transient",
+                XNNPACK_FIXED_BYTES
+                + _largest_gemm_activation_bytes(model)
+                + _input_arrays_bytes(model),
+                "transient",
+                False,
+                "threadpool and per-call scratch XNNPACK takes during the first run",
+            ),
+        )
+    )
+    return InterpreterHeap(
+        "xnnpack",
+        tuple(parts),
+        MEASURED_ON,
+        notes=(
+            "XNNPACK takes the operators it supports; the arena keeps only the tensors "
+            "crossing between it and the builtin kernels",
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PhasedBlock:
+    """A heap block and the call that makes it: Interpreter(...) or allocate_tensors()."""
+
+    phase: str  # create | allocate
+    block: Block
+
+
+def setup_blocks(model: Model, arena_sizes: Sequence[int]) -> list[PhasedBlock]:
+    """Every block Interpreter(...) and allocate_tensors() leave allocated (builtin kernels),
+    from the model, its prepared subgraphs and each arena's high-water mark."""
+    plans = litert_plans(model)
+    requests: list[tuple[str, int]] = []
+    placements: list[tuple[int, int]] = []
+    for index, plan in enumerate(plans):
+        arena, persistent = (
+            arena_sizes[2 * index] if 2 * index < len(arena_sizes) else 0,
+            arena_sizes[2 * index + 1] if 2 * index + 1 < len(arena_sizes) else 0,
+        )
+        if plan.prepared.allocated_by_allocate_tensors:
+            for name, size in (("arena", arena), ("persistent arena", persistent)):
+                if size > 0:
+                    requests.append((f"subgraph {index} {name}", arena_request(size)))
+        placements.append((len(plan.order.arena_order), len(plan.order.persistent_order)))
+    created = creation_blocks(model)
+    allocated = allocation_blocks(
+        model,
+        [plan.prepared for plan in plans],
+        [len(plan.order.aliases) for plan in plans],
+        requests,
+        placements,
+    )
+    for plan in plans:
+        allocated.extend(persistent_ro_blocks(plan.prepared))
+    return [PhasedBlock("create", block) for block in created] + [
+        PhasedBlock("allocate", block) for block in allocated
+    ]
+
+
+def arena_request(high_water_mark: int) -> int:
+    """ResizableAlignedBuffer::Resize: aligned_alloc(64, round_up(hwm + 63, 64))."""
+    return (high_water_mark + 63 + 63) // 64 * 64
+
+
+def placement_allowance(block_count: int) -> int:
+    """Bytes glibc's whole-chunk reuse may add over the blocks' requested sizes (an allowance,
+    see the heap part's meaning)."""
+    return GLIBC_SLACK_BYTES * -(-block_count // GLIBC_SLACK_EVERY_BLOCKS) + WRAPPER_VARIATION_BYTES
+
+
+def _gemm_backend_bytes(model: Model) -> int:
+    """Quantized GEMMs go through ruy / gemmlowp, whose context keeps packed blocks sized for
+    the largest call: packed weights (rows and depth padded to the kernel's tile) and packed
+    activations, with their int32 sums. An upper bound: the largest weights + activations."""
+    largest = cached = 0
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode in _RECURRENT_OPERATORS:
+                # Every gate's matmul packs its weights through the same context.
+                weights_bytes = sum(
+                    subgraph.tensors[i].nbytes
+                    for i in operator.inputs
+                    if i >= 0 and subgraph.tensors[i].has_data
+                )
+                largest = max(largest, 2 * weights_bytes + RUY_CONTEXT_BYTES)
+                continue
+            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
+                continue
+            weights = subgraph.tensors[operator.inputs[1]] if operator.inputs[1] >= 0 else None
+            if weights is None or weights.dtype.name not in _QUANTIZED:
+                continue
+            largest = max(largest, _ruy_packed_bytes(subgraph, operator, weights))
+            cached += _ruy_packed_weights_bytes(weights)
+    # Weights ruy packs for a constant LHS may stay in its prepacked cache
+    # (CachePolicy::kCacheIfLargeSpeedup): counted for every 8-bit GEMM, an upper bound.
+    return largest + cached
+
+
+def _ruy_packed_bytes(subgraph: Subgraph, operator: Operator, weights: Tensor) -> int:
+    """ruy's packed matrices for one 8-bit GEMM (ruy/prepare_packed_matrices.cc): weights
+    (rows padded to the kernel's 16, depth to 4) and activations (columns padded to 16,
+    depth to 4), one byte per element, with an int32 sum per packed row and column, each
+    block rounded to 64 B and given 1 KiB to dodge cache aliasing; plus ruy's context."""
+    rows = _output_channels(weights)
+    depth = _depth(weights)
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
+    columns = 1
+    if output is not None and output.shape:
+        columns = max(_elements(output.shape) // max(output.shape[-1], 1), 1)
+    padded_depth = -(-depth // 4) * 4
+    total = 0
+    for side in (rows, columns):
+        padded = -(-side // RUY_TILE) * RUY_TILE
+        for block in (padded * padded_depth, 4 * padded):
+            total += -(-(block + RUY_ALIASING_BYTES) // 64) * 64
+    return total + RUY_CONTEXT_BYTES
+
+
+def _ruy_packed_weights_bytes(weights: Tensor) -> int:
+    """One 8-bit weight matrix as ruy packs it: rows to 16, depth to 4, an int32 sum per row."""
+    rows = -(-_output_channels(weights) // RUY_TILE) * RUY_TILE
+    return glibc.aligned_usable(64, rows * (-(-_depth(weights) // 4) * 4) + 4 * rows)
+
+
+def _input_arrays_bytes(model: Model) -> int:
+    """The caller's input arrays (measure.py sets numpy zeros of each input's shape): each one
+    a calloc of its bytes, freed once set_tensor has copied it."""
+    subgraph = model.subgraphs[0] if model.subgraphs else None
+    if subgraph is None:
+        return 0
+    return sum(glibc.usable(subgraph.tensors[i].nbytes) for i in subgraph.inputs if i >= 0)
+
+
+def _largest_gemm_activation_bytes(model: Model) -> int:
+    """The largest im2col-shaped float activation a float GEMM packs (elements × 4 B)."""
+    largest = 0
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
+                continue
+            if operator.inputs[1] >= 0 and subgraph.tensors[operator.inputs[1]].dtype.name in (
+                "FLOAT32"
+            ):
+                largest = max(
+                    largest, 4 * _im2col_elements(subgraph, operator.inputs, operator.outputs)
+                )
+    return largest
+
+
+def _im2col_elements(subgraph: Subgraph, inputs: Sequence[int], outputs: Sequence[int]) -> int:
+    if not outputs or outputs[0] < 0 or inputs[1] < 0:
+        return 0
+    output = subgraph.tensors[outputs[0]]
+    weights = subgraph.tensors[inputs[1]]
+    pixels = _elements(output.shape) // max(output.shape[-1] if output.shape else 1, 1)
+    depth = _elements(weights.shape) // max(weights.shape[0] if weights.shape else 1, 1)
+    return pixels * depth
+
+
+def _output_channels(weights: Tensor) -> int:
+    """Output channels: the last dim of a depthwise filter [1, kh, kw, C], else the first."""
+    if len(weights.shape) == 4 and weights.shape[0] == 1:
+        return weights.shape[-1]
+    return weights.shape[0] if weights.shape else 1
+
+
+def _depth(weights: Tensor) -> int:
+    return _elements(weights.shape) // max(_output_channels(weights), 1)
+
+
+def _padded_weights(weights: Tensor, *, tile: int = XNNPACK_CHANNEL_TILE) -> int:
+    """Weights with output channels padded to a tile, 4 B per float element and 1 B per 8-bit
+    one, plus an int32 bias and a float scale per channel."""
+    if not weights.shape:
+        return 0
+    channels = _output_channels(weights)
+    depth = _depth(weights)
+    tiled = -(-channels // tile) * tile
+    element = 4 if weights.dtype.name == "FLOAT32" else 1
+    return tiled * (depth * element + 8)
+
+
+def _xnnpack_weights_and_indirection(model: Model) -> tuple[int, int]:
+    packed = indirection = 0
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
+                continue
+            if operator.inputs[1] < 0 or not _delegable(subgraph, operator.inputs):
+                continue
+            weights = subgraph.tensors[operator.inputs[1]]
+            packed += glibc.usable(_padded_weights(weights) + 64)
+            if operator.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"):
+                output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
+                if output is None or len(output.shape) != 4 or len(weights.shape) != 4:
+                    continue
+                taps = weights.shape[1] * weights.shape[2]
+                if taps == 1 and operator.opcode == "CONV_2D":
+                    continue  # 1×1 convolutions run as GEMMs, no indirection
+                pixels = output.shape[1] * output.shape[2]
+                rows = -(-pixels // XNNPACK_ROW_TILE) * XNNPACK_ROW_TILE
+                indirection += glibc.usable(rows * taps * POINTER_BYTES)
+    return packed, indirection
+
+
+def _delegable(subgraph: Subgraph, inputs: Sequence[int]) -> bool:
+    """XNNPACK takes float32 and 8-bit operators with constant weights (hybrid ones aside)."""
+    live = [subgraph.tensors[i] for i in inputs if i >= 0]
+    if not live:
+        return False
+    data = live[0].dtype.name
+    return data in ("FLOAT32", "INT8", "UINT8")
+
+
+def _elements(shape: Sequence[int]) -> int:
+    count = 1
+    for dim in shape:
+        count *= max(dim, 0)
+    return count
+
+
+def heap_document(heap: InterpreterHeap) -> dict[str, object]:
+    """One delegate's heap as JSON (`plan --json`: interpreter_heap)."""
+    return {
+        "delegate": heap.delegate,
+        "after_setup_bytes": heap.after_setup,
+        "after_first_invoke_bytes": heap.after_first_invoke,
+        "peak_bytes": heap.peak,
+        "exact": heap.exact,
+        "machine": heap.machine,
+        "estimate": None
+        if heap.exact
+        else (
+            "the interpreter's structures, kernel buffers and XNNPACK's parts are estimates "
+            "that err high (measured never under on the wheel's machine); other ISAs pack to "
+            "other tiles"
+        ),
+        "parts": [
+            {
+                "name": part.name,
+                "bytes": part.nbytes,
+                "phase": part.phase,
+                "exact": part.exact,
+                "meaning": part.meaning,
+            }
+            for part in heap.parts
+        ],
+        "notes": list(heap.notes),
+    }
+
+
+def heap_documents(model: Model, arena_sizes: Sequence[int]) -> list[dict[str, object]]:
+    """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON."""
+    return [
+        heap_document(interpreter_heap(model, arena_sizes, delegate=delegate))
+        for delegate in DELEGATES
+    ]

@@ -1,0 +1,224 @@
+"""What each LiteRT kernel allocates on the heap for one node, on the ai-edge-litert 2.3.0
+x86-64 wheel: its builtin-options struct (the flatbuffer parser's `malloc(sizeof(params))`), its
+Init's OpData, and what its Prepare keeps beyond tensor dims and temporaries.
+
+The sizes are the wheel's struct sizes (`sizeof(TfLiteConvParams)`, `sizeof(conv::OpData)`,
+...), read from its allocations (`python -m tests.litert_heap_trace MODEL`: every block with
+the function that asked for it; each node's parser and Init blocks follow its index arrays), on
+every shared and generated model of tests/data/litert_heap.json. An operator not listed here
+is counted with `UNKNOWN_*` upper bounds and the heap figure says it is an estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from arenalens.ir import Model, Operator, Subgraph
+
+# Requests of Parse<Op> (the builtin options struct), by operator.
+PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
+    {
+        "ADD": 8,
+        "AVERAGE_POOL_2D": 40,
+        "MAX_POOL_2D": 40,
+        "L2_POOL_2D": 40,
+        "BATCH_MATMUL": 3,
+        "CONCATENATION": 8,
+        "CONV_2D": 28,
+        "DEPTHWISE_CONV_2D": 28,
+        "FULLY_CONNECTED": 32,
+        "GATHER": 8,
+        "MEAN": 1,
+        "SUM": 1,
+        "REDUCE_MAX": 1,
+        "REDUCE_MIN": 1,
+        "REDUCE_PROD": 1,
+        "REDUCE_ANY": 1,
+        "MUL": 4,
+        "PACK": 8,
+        "RESHAPE": 36,
+        "SHAPE": 4,
+        "SOFTMAX": 4,
+        "SPLIT": 4,
+        "STRIDED_SLICE": 24,
+        "SUB": 8,
+        "DIV": 4,
+        "CAST": 8,
+        "SVDF": 12,
+        "TRANSPOSE_CONV": 20,
+        "UNIDIRECTIONAL_SEQUENCE_LSTM": 16,
+    }
+)
+# Operators whose parser allocates nothing (no builtin options struct).
+NO_PARSE = frozenset(
+    {
+        "ABS", "COMPLEX_ABS", "EXP", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1",
+        "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
+        "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
+        "QUANTIZE", "PAD",
+    }
+)  # fmt: skip
+# Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
+INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
+    {
+        "ABS": (32,),
+        "RSQRT": (32,),
+        "SQRT": (32,),
+        "BATCH_MATMUL": (24,),
+        "CONV_2D": (160,),
+        "DEPTHWISE_CONV_2D": (104,),
+        "FULLY_CONNECTED": (88,),
+        "LOGISTIC": (1044,),
+        "TANH": (1044,),
+        "MEAN": (16,),
+        "SUM": (16,),
+        "REDUCE_MAX": (16,),
+        "REDUCE_MIN": (16,),
+        "REDUCE_PROD": (16,),
+        "REDUCE_ANY": (16,),
+        "POW": (1,),
+        "RELU": (1052,),
+        "RELU6": (1052,),
+        "RELU_N1_TO_1": (1052,),
+        "RESHAPE": (16,),
+        "RFFT2D": (4,),
+        "SOFTMAX": (104,),
+        "SQUARED_DIFFERENCE": (112,),
+        "SUB": (56,),
+        "ADD": (52,),
+        "AVERAGE_POOL_2D": (16,),
+        "MAX_POOL_2D": (16,),
+        "L2_POOL_2D": (16,),
+        "CAST": (1,),
+        "DIV": (20,),
+        "EXP": (1026,),
+        "GATHER": (1,),
+        "MUL": (20,),
+        "QUANTIZE": (8,),
+        "STRIDED_SLICE": (1,),
+        "SVDF": (28,),
+        "TRANSPOSE_CONV": (136,),
+        "UNIDIRECTIONAL_SEQUENCE_LSTM": (368,),
+    }
+)
+# Operators seen allocating nothing in Init.
+NO_INIT = frozenset(
+    {
+        "CONCATENATION", "MAXIMUM", "MINIMUM", "NEG", "PACK", "SHAPE", "SPLIT", "TRANSPOSE",
+        "COMPLEX_ABS", "PAD",
+    }
+)  # fmt: skip
+# The first CONV_2D's Init takes a reference on the interpreter's Eigen context, created then.
+EIGEN_CONTEXT_REQUESTS = (32, 24)
+# Upper bounds for operators not measured: the largest struct and OpData above.
+UNKNOWN_PARSE_REQUEST = 64
+UNKNOWN_INIT_REQUEST = 1052
+
+# Blocks of an Interpreter(...) whatever the model, in usable bytes: BuiltinOpResolver's
+# registration tables (441 AddBuiltin nodes of 112 B, their hash table, the custom ops), the
+# FlatBufferModel and its verifier, the InterpreterWrapper and its pybind11 instance, the
+# Interpreter's own members, the builder's per-call vectors.
+FIXED_CREATE_BYTES = 57_128 + 952 + 40 + 408 + 40 + 24 + 256 + 24 + 24 + 24 + 600 + 24 + 24
+
+_QUANTIZED = frozenset({"INT8", "UINT8", "INT16"})
+# Kernels whose Prepare keeps buffers not modelled here (row sums of quantized recurrent
+# weights, hybrid scaling factors, state copies): an upper bound of four bytes per byte of
+# constant input plus a page, said to be an estimate.
+UNMODELLED_PREPARE = frozenset(
+    {
+        "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "RNN",
+        "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN",
+    }
+)  # fmt: skip
+UNMODELLED_PREPARE_PAGE_BYTES = 4096
+
+
+def prepare_bound(subgraph: Subgraph, operator: Operator) -> int:
+    """Upper bound of what an unmodelled kernel's Prepare keeps (0 when it is modelled)."""
+    if operator.opcode not in UNMODELLED_PREPARE and (
+        operator.opcode in PARSE_REQUESTS or operator.opcode in NO_PARSE
+    ):
+        return 0
+    if operator.opcode not in UNMODELLED_PREPARE and operator.opcode in INIT_REQUESTS:
+        return 0
+    if operator.opcode not in UNMODELLED_PREPARE and operator.opcode in NO_INIT:
+        return 0
+    constant_bytes = sum(
+        subgraph.tensors[index].nbytes
+        for index in operator.inputs
+        if index >= 0 and subgraph.tensors[index].has_data
+    )
+    return 4 * constant_bytes + UNMODELLED_PREPARE_PAGE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class KernelFacts:
+    """One node's kernel blocks at creation."""
+
+    parse_requests: tuple[int, ...]
+    init_requests: tuple[int, ...]
+    eigen_context: bool
+    known: bool
+
+
+def kernel_facts(model: Model, subgraph: Subgraph, operator: Operator) -> KernelFacts:
+    """Node → its parser and Init requests (upper bounds, `known=False`, when not measured)."""
+    del model, subgraph
+    opcode = operator.opcode
+    known = True
+    if opcode in PARSE_REQUESTS:
+        parse: tuple[int, ...] = (PARSE_REQUESTS[opcode],)
+    elif opcode in NO_PARSE:
+        parse = ()
+    else:
+        parse = (UNKNOWN_PARSE_REQUEST,)
+        known = False
+    if opcode in INIT_REQUESTS:
+        init = INIT_REQUESTS[opcode]
+    elif opcode in NO_INIT:
+        init = ()
+    else:
+        init = (UNKNOWN_INIT_REQUEST,)
+        known = False
+    return KernelFacts(parse, init, opcode == "CONV_2D", known)
+
+
+def prepare_requests(model: Model, subgraph: Subgraph, operator: Operator) -> tuple[int, ...]:
+    """What a kernel's Prepare keeps besides output dims and temporaries: per-channel
+    requantization vectors of quantized convolutions and matmuls (a multiplier and a shift per
+    output channel, `std::vector<int32_t>`), a quantized softmax's lookup table."""
+    del model
+    opcode = operator.opcode
+    data = _dtype(subgraph, operator.inputs, 0)
+    if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D") and data in _QUANTIZED:
+        channels = _output_channels(subgraph, operator)
+        return (4 * channels, 4 * channels)
+    if opcode == "FULLY_CONNECTED" and data in _QUANTIZED:
+        weights = _tensor(subgraph, operator.inputs, 1)
+        if weights is not None and weights.quantization and weights.quantization.channel_count > 1:
+            channels = weights.shape[0] if weights.shape else 1
+            return (4 * channels, 4 * channels)
+    if opcode == "SOFTMAX" and data in ("INT8", "UINT8"):
+        return (1024,)
+    return ()
+
+
+def _tensor(subgraph: Subgraph, inputs: tuple[int, ...], slot: int):  # type: ignore[no-untyped-def]
+    if slot < len(inputs) and inputs[slot] >= 0:
+        return subgraph.tensors[inputs[slot]]
+    return None
+
+
+def _dtype(subgraph: Subgraph, inputs: tuple[int, ...], slot: int) -> str:
+    tensor = _tensor(subgraph, inputs, slot)
+    return tensor.dtype.name if tensor is not None else ""
+
+
+def _output_channels(subgraph: Subgraph, operator: Operator) -> int:
+    if operator.outputs and operator.outputs[0] >= 0:
+        shape = subgraph.tensors[operator.outputs[0]].shape
+        if shape:
+            return shape[-1]
+    return 1

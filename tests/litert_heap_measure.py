@@ -1,0 +1,160 @@
+"""The heap a real LiteRT interpreter holds, measured with ../shared/tools/litert-heap (its
+heap_tracer.so as LD_PRELOAD around its measure.py) and cached in tests/data/litert_heap.json:
+
+    python -m tests.litert_heap_measure            # every shared model and every held-out one
+    python -m tests.litert_heap_measure --only vww # models whose name contains 'vww'
+
+Per model and delegate (builtin = BUILTIN_WITHOUT_DEFAULT_DELEGATES, xnnpack = AUTO, LiteRT's
+default): live heap bytes after creating the interpreter, after allocate_tensors(), after one
+invoke() on zeros, and the peak, each above the baseline measure.py takes once the libraries
+are loaded. Counts are glibc's malloc_usable_size. The file records where the figures hold:
+the wheel's version, the CPU's ISA flags, glibc and Python.
+
+The held-out models are generated here from seeds (tests/litert_random_graphs.py and the flow
+campaign's model families); no rule is fitted to them. tests/runtimes/litert/test_litert_heap.py
+compares arenalens' predictions with this file, and re-measures a sample when the wheel is
+installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TOOL = Path(os.environ.get("ARENALENS_SHARED", REPO_ROOT.parent / "shared")) / "tools/litert-heap"
+DATA = REPO_ROOT / "tests/data/litert_heap.json"
+MODES = ("builtin", "xnnpack")
+TIMEOUT_SECONDS = 300
+# Held-out generated models: (name, family, seed). Families of flows/models.py and the random
+# LiteRT graphs of tests/litert_random_graphs.py.
+HELD_OUT = (
+    *((f"heldout_graph_{seed}", "graph", seed) for seed in (3, 11, 25, 50, 59, 121, 187, 240)),
+    *((f"heldout_cnn_{seed}", "cnn", seed) for seed in (1, 2, 3, 4)),
+    *((f"heldout_float_cnn_{seed}", "float_cnn", seed) for seed in (1, 2, 3, 4)),
+    *((f"heldout_dag_{seed}", "dag", seed) for seed in (1, 2)),
+    *((f"heldout_audio_{seed}", "audio", seed) for seed in (1, 2)),
+)
+
+
+def held_out_model(family: str, seed: int) -> bytes:
+    """A held-out model's bytes, the same for the same family and seed."""
+    if family == "graph":
+        from tests.litert_random_graphs import random_graph
+
+        return random_graph(seed)
+    from flows import models
+
+    maker = {
+        "cnn": models.cnn,
+        "float_cnn": models.float_cnn,
+        "dag": models.dag,
+        "audio": models.audio,
+    }[family]
+    return maker(random.Random(seed)).data
+
+
+def tracer(folder: Path) -> Path:
+    """Compile heap_tracer.c into folder (gcc, as the tool's README says)."""
+    library = folder / "heap_tracer.so"
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-o", str(library), str(TOOL / "heap_tracer.c"), "-ldl"],
+        check=True,
+    )
+    return library
+
+
+def measure(library: Path, model: Path, mode: str) -> dict[str, Any]:
+    """One model under one delegate → measure.py's figures (or the error it printed).
+
+    The model is copied to `<mkdtemp>/model.tflite` first: the path's length reaches the
+    Python wrapper's own allocations (96 B between two temporary folders), which are not the
+    model's, so every measurement uses a path of one length."""
+    environment = dict(os.environ, LD_PRELOAD=str(library))
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "model.tflite"
+        copy.write_bytes(model.read_bytes())
+        return _measure_file(copy, mode, environment)
+
+
+def _measure_file(model: Path, mode: str, environment: dict[str, str]) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, str(TOOL / "measure.py"), str(model), mode],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    if completed.returncode != 0 or not lines:
+        return {"error": (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    figures: dict[str, Any] = json.loads(lines[-1])
+    return {key: figures[key] for key in ("after_create", "after_allocate", "after_invoke", "peak")}
+
+
+def environment() -> dict[str, Any]:
+    """Where the figures hold: the wheel, the CPU's ISA flags, glibc, Python."""
+    from importlib.metadata import version
+
+    flags: list[str] = []
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("flags"):
+                flags = sorted(line.split(":", 1)[1].split())
+                break
+    return {
+        "ai_edge_litert": version("ai-edge-litert"),
+        "numpy": version("numpy"),
+        "python": platform.python_version(),
+        "glibc": "-".join(platform.libc_ver()),
+        "machine": platform.machine(),
+        "cpu_flags": [f for f in flags if f.startswith(("avx", "sse", "fma", "f16c", "amx"))],
+    }
+
+
+def models(folder: Path) -> list[tuple[str, Path, str]]:
+    """(name, path, set) of every model to measure: shared ones, then held-out ones."""
+    shared = REPO_ROOT.parent / "shared" / "models"
+    found = [(p.name, p, "shared") for p in sorted(shared.glob("*.tflite"))]
+    for name, family, seed in HELD_OUT:
+        path = folder / f"{name}.tflite"
+        path.write_bytes(held_out_model(family, seed))
+        found.append((path.name, path, "held_out"))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="measure models whose name contains this")
+    arguments = parser.parse_args(argv)
+    document: dict[str, Any] = {"models": {}}
+    if DATA.is_file():
+        document = json.loads(DATA.read_text())
+    document["environment"] = environment()
+    document["command"] = "python -m tests.litert_heap_measure"
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        library = tracer(folder)
+        for name, path, which in models(folder):
+            if arguments.only not in name:
+                continue
+            entry = {"set": which, **{mode: measure(library, path, mode) for mode in MODES}}
+            document["models"][name] = entry
+            print(name, json.dumps(entry), flush=True)
+    document["models"] = dict(sorted(document["models"].items()))
+    DATA.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

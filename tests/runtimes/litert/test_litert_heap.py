@@ -1,0 +1,140 @@
+"""The LiteRT interpreter's heap (runtimes/litert/heap.py) against the real wheel's, as
+tests/data/litert_heap.json cached it (`python -m tests.litert_heap_measure` remakes it): after
+setup, after the first invoke and at the peak, builtin kernels and XNNPACK, on the shared models
+and on held-out generated ones. The estimate must never be under what the interpreter held."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arenalens.pipeline import analyze
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap import InterpreterHeap, arena_request, interpreter_heap
+from tests.conftest import SHARED_MODELS
+from tests.litert_heap_measure import DATA, HELD_OUT, TOOL, held_out_model, measure, tracer
+
+CACHE: dict[str, Any] = json.loads(DATA.read_text())
+PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
+          ("peak", "peak"))  # fmt: skip
+DELEGATE_OF_MODE = {"builtin": "none", "xnnpack": "xnnpack"}
+HELD_OUT_FAMILIES = {f"{name}.tflite": (family, seed) for name, family, seed in HELD_OUT}
+
+
+def model_path(name: str, folder: Path) -> Path | None:
+    if name in HELD_OUT_FAMILIES:
+        path = folder / name
+        path.write_bytes(held_out_model(*HELD_OUT_FAMILIES[name]))
+        return path
+    path = SHARED_MODELS / name
+    return path if path.is_file() else None
+
+
+@functools.cache
+def predicted(name: str, folder: str) -> dict[str, Any] | None:
+    path = model_path(name, Path(folder))
+    if path is None:
+        return None
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    heaps: dict[str, Any] = {
+        d: interpreter_heap(analysis.model, sizes, delegate=d) for d in ("none", "xnnpack")
+    }
+    heaps["sizes"] = sizes
+    return heaps
+
+
+MEASURED = sorted(
+    name for name, entry in CACHE["models"].items() if "error" not in entry["builtin"]
+)
+
+
+def test_cache_names_where_its_figures_hold() -> None:
+    environment = CACHE["environment"]
+    assert environment["ai_edge_litert"] and environment["glibc"] and environment["cpu_flags"]
+    assert CACHE["command"] == "python -m tests.litert_heap_measure"
+    held_out = [name for name, entry in CACHE["models"].items() if entry["set"] == "held_out"]
+    assert len(held_out) >= 16
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_heap_is_never_under_the_real_interpreter(name: str, tmp_path_factory: Any) -> None:
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    if heaps is None:
+        pytest.skip("the shared models are not here")
+    for mode, delegate in DELEGATE_OF_MODE.items():
+        real = CACHE["models"][name][mode]
+        if "error" in real:
+            continue
+        heap = heaps[delegate]
+        for measured_key, predicted_key in PHASES:
+            assert getattr(heap, predicted_key) >= real[measured_key], (mode, measured_key)
+        assert heap.after_setup <= heap.after_first_invoke <= heap.peak
+
+
+def test_glibc_usable_sizes() -> None:
+    # malloc(n): chunk max(32, round_up(n + 8, 16)), usable = chunk - 8.
+    assert [glibc.usable(n) for n in (1, 24, 25, 40, 41, 100)] == [24, 24, 40, 40, 56, 104]
+    # Past the mmap threshold: a whole mapping, less its 16-byte header (the wheel's traces:
+    # Eigen's 262,208-byte block → 266,224).
+    assert glibc.usable(262_208) == 266_224
+    # Arenas: aligned_alloc(64, round_up(hwm + 63, 64)); on the heap the chunk or 32 B more
+    # (vww_96_int8: hwm 108,288 → 108,352 → 108,392), mmapped the mapping less 64 B
+    # (vww_96_float: hwm 433,152 → 433,216 → 434,112).
+    assert arena_request(108_288) == 108_352 and arena_request(192) == 256
+    assert glibc.aligned_usable(64, 108_352) == 108_392
+    assert glibc.aligned_usable(64, 433_216) == 434_112
+
+
+def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
+    heaps = predicted("heldout_float_cnn_1.tflite", "/tmp")
+    assert heaps is not None
+    assert heaps["xnnpack"].after_setup > heaps["none"].after_setup
+    names = [part.name for part in heaps["xnnpack"].parts]
+    assert "XNNPACK packed weights" in names and "arenas" in names
+    assert [part.exact for part in heaps["none"].parts if part.name == "arenas"] == [True]
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_builtin_setup_is_within_one_percent(name: str, tmp_path_factory: Any) -> None:
+    """After Interpreter(...) and allocate_tensors(), builtin kernels: every block the
+    interpreter makes is predicted (heap_interpreter), so the figure is the real one within
+    the glibc placement allowance: never under, at most 1% over."""
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    if heaps is None:
+        pytest.skip("the shared models are not here")
+    heap: InterpreterHeap = heaps["none"]
+    real = CACHE["models"][name]["builtin"]["after_allocate"]
+    if not all(
+        part.exact
+        for part in heap.parts
+        if part.phase == "setup" and part.name != ("heap placement allowance")
+    ):
+        pytest.skip("an operator whose kernel blocks are not measured: an upper bound")
+    # A block of 128 KiB or more is mmapped or, when a freed chunk is large enough, cut from
+    # the heap: which depends on the process's history, so the figure takes the mapping's
+    # size, up to a page over per such block.
+    large = sum(1 for size in heaps["sizes"] if size + 128 >= 128 * 1024)
+    assert real <= heap.after_setup <= real * 1.01 + 4096 * large, (heap.after_setup, real)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("name", ["heldout_float_cnn_3.tflite", "heldout_cnn_1.tflite"])
+def test_cache_still_matches_the_wheel(name: str, tmp_path: Path) -> None:
+    pytest.importorskip("ai_edge_litert")
+    if shutil.which("gcc") is None or not (TOOL / "heap_tracer.c").is_file():
+        pytest.skip("the heap tracer (../shared/tools/litert-heap) or gcc is not here")
+    path = model_path(name, tmp_path)
+    assert path is not None
+    library = tracer(tmp_path)
+    for mode in DELEGATE_OF_MODE:
+        fresh, cached = measure(library, path, mode), CACHE["models"][name][mode]
+        for key, value in cached.items():
+            # The Python wrapper's own allocations (not the model's) move by a few bytes with
+            # the process's state: within 1%, the interpreter's figures are the cache's.
+            assert abs(fresh[key] - value) <= value // 100, (mode, key, fresh[key], value)

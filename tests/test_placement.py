@@ -1,0 +1,210 @@
+"""Placement on boards with several RAM banks (`placement.py`), the verdict it gives, and the code
+it prints (`placement_code.py`), compiled with arm-none-eabi-g++ when it is installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from arenalens.placement import (
+    ARENA,
+    NON_PERSISTENT,
+    PERSISTENT,
+    VARIABLES,
+    blocks,
+    place,
+)
+from arenalens.placement_code import placement_code
+from arenalens.runtimes.arena_split import ArenaSplit, TwoBuffers, VariableArena
+from arenalens.targets import get_target
+from arenalens.verdict import Answer, Verdict
+from tests.fixtures.bank_models import DTCM_ACTIVATIONS, TWO_BANKS
+
+REPO = Path(__file__).resolve().parents[1]
+STUB = REPO / "tests" / "fixtures" / "tflm_stub"
+TFLM_SOURCE = REPO / ".cortexm" / "src" / "tflite-micro"
+KIB = 1024
+
+
+def _split(single: int, persistent: int, non_persistent: int) -> ArenaSplit:
+    two = TwoBuffers(persistent, non_persistent, persistent, non_persistent, 0, "")
+    return ArenaSplit(single, two)
+
+
+def _where(placement: object) -> dict[str, str]:
+    best = getattr(placement, "best", None)
+    assert best is not None
+    return {use.part: use.block.name for use in best.uses}
+
+
+def test_one_arena_goes_to_the_fastest_bank_that_holds_it() -> None:
+    h743 = get_target("nucleo-h743zi")
+    assert _where(place(_split(100 * KIB, 30 * KIB, 70 * KIB), h743)) == {ARENA: "dtcm"}
+    assert _where(place(_split(200 * KIB, 10 * KIB, 190 * KIB), h743)) == {ARENA: "axi-sram"}
+
+
+def test_activations_move_to_dtcm_once_the_persistent_part_moves_out() -> None:
+    found = place(_split(200 * KIB, 80 * KIB, 120 * KIB), get_target("nucleo-h743zi"))
+    assert _where(found) == {PERSISTENT: "axi-sram", NON_PERSISTENT: "dtcm"}
+
+
+def test_more_than_the_largest_bank_fits_in_two() -> None:
+    found = place(_split(660 * KIB, 260 * KIB, 400 * KIB), get_target("nucleo-h743zi"))
+    assert _where(found) == {PERSISTENT: "sram1-3", NON_PERSISTENT: "axi-sram"}
+
+
+def test_does_not_fit_says_the_most_the_board_holds() -> None:
+    found = place(_split(2_000 * KIB, 600 * KIB, 1_400 * KIB), get_target("nucleo-h743zi"))
+    assert found.best is None
+    assert (found.largest_one_bytes, found.largest_one_block) == (512 * KIB, "axi-sram")
+    assert found.largest_two_bytes == (512 + 288) * KIB
+
+
+def test_external_ram_only_for_what_must_go_there_and_the_cost_is_said() -> None:
+    s3 = get_target("esp32-s3-devkitc-1-n8r8")
+    found = place(_split(1_000 * KIB, 100 * KIB, 900 * KIB), s3)
+    assert _where(found) == {PERSISTENT: "internal-dram", NON_PERSISTENT: "psram"}
+    assert found.best is not None
+    assert any("reads every activation" in note or "read every activation" in note
+               for note in found.best.notes)  # fmt: skip
+    # Activations that fit internal SRAM stay there; only the persistent part goes out.
+    found = place(_split(500 * KIB, 300 * KIB, 200 * KIB), s3)
+    assert _where(found) == {PERSISTENT: "psram", NON_PERSISTENT: "internal-dram"}
+    # Without PSRAM the same board does not hold it.
+    assert place(_split(1_000 * KIB, 100 * KIB, 900 * KIB), get_target("esp32-s3")).best is None
+
+
+def test_disco_sdram_takes_the_activations_the_sram_cannot() -> None:
+    found = place(_split(3_000 * KIB, 150 * KIB, 2_850 * KIB), get_target("stm32f746g-disco"))
+    assert _where(found) == {PERSISTENT: "sram1", NON_PERSISTENT: "sdram"}
+
+
+def test_banks_that_follow_each_other_are_one_block_less_the_reserve() -> None:
+    f746 = get_target("stm32f746")
+    spans = {block.name: block.available_bytes for block in blocks(f746.banks, 4 * KIB)}
+    assert spans["dtcm+sram1+sram2"] == 320 * KIB - 4 * KIB  # the reserve: SRAM1 is the default
+    assert spans["dtcm"] == 64 * KIB
+
+
+def test_resource_variables_apart_when_that_is_what_fits() -> None:
+    two = TwoBuffers(300 * KIB, 530 * KIB, 300 * KIB, 530 * KIB, 0, "")
+    variables = VariableArena(200, 3, 512 * KIB, TwoBuffers(299 * KIB, 530 * KIB, 0, 0, 0, ""))
+    split = ArenaSplit(512 * KIB + 100, two, variables)
+    found = place(split, get_target("nucleo-h743zi"))
+    assert found.best is not None and found.best.variables_apart
+    assert {use.part for use in found.best.uses} == {ARENA, VARIABLES}
+
+
+def _check(model: bytes, target: str, tmp_path: Path) -> Verdict:
+    import arenalens
+
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    return arenalens.check(str(path), target=target)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        (TWO_BANKS, {PERSISTENT: "sram1-3", NON_PERSISTENT: "axi-sram"}),
+        (DTCM_ACTIVATIONS, {PERSISTENT: "axi-sram", NON_PERSISTENT: "dtcm"}),
+    ],
+)
+def test_stm32h7_verdicts(
+    fixture: tuple[str, Callable[[], bytes]], expected: dict[str, str], tmp_path: Path
+) -> None:
+    _, make = fixture
+    verdict = _check(make(), "nucleo-h743zi", tmp_path)
+    assert verdict.answer is Answer.FITS
+    assert verdict.fit is not None
+    assert _where(verdict.fit.placement) == expected
+    document = verdict.as_dict()
+    assert [row["bank"] for row in document["placement"]["banks"]] == list(expected.values())
+
+
+def _compiler() -> str:
+    found = shutil.which("arm-none-eabi-g++")
+    if found is None:
+        pytest.skip("arm-none-eabi-g++ not installed (Debian: gcc-arm-none-eabi)")
+    return found
+
+
+def _compile(code: str, tmp_path: Path, includes: list[Path], *, strict: bool = True) -> None:
+    source = tmp_path / "placement.cc"
+    source.write_text(code)
+    command = [
+        _compiler(), "-std=c++17", "-mcpu=cortex-m7", "-mthumb", "-fno-exceptions", "-fno-rtti",
+        "-c", str(source), "-o", str(tmp_path / "placement.o"),
+        *(f"-I{folder}" for folder in includes),
+    ]  # fmt: skip
+    # TFLM's own headers are not -Wextra clean: warnings are errors only in the generated code.
+    command += ["-Wall", "-Wextra", "-Werror"] if strict else ["-DTF_LITE_STATIC_MEMORY"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+CODE_CASES = {
+    "h743 two banks": ("nucleo-h743zi", _split(660 * KIB, 260 * KIB, 400 * KIB)),
+    "h743 dtcm": ("nucleo-h743zi", _split(100 * KIB, 30 * KIB, 70 * KIB)),
+    "s3 psram": ("esp32-s3-devkitc-1-n8r8", _split(1_000 * KIB, 100 * KIB, 900 * KIB)),
+    "s3 psram one arena": ("esp32-s3-devkitc-1-n8r8", _split(1_000 * KIB, 400 * KIB, 900 * KIB)),
+    "portenta sdram": ("arduino-portenta-h7", _split(3_000 * KIB, 150 * KIB, 2_850 * KIB)),
+    "f746 sdram": ("stm32f746g-disco", _split(3_000 * KIB, 150 * KIB, 2_850 * KIB)),
+    "variables apart": (
+        "nucleo-h743zi",
+        ArenaSplit(
+            512 * KIB + 100,
+            TwoBuffers(40 * KIB, 400 * KIB, 0, 0, 0, ""),
+            VariableArena(200, 3, 512 * KIB, TwoBuffers(39 * KIB, 400 * KIB, 0, 0, 0, "")),
+        ),
+    ),
+}
+
+
+def test_the_code_to_paste_compiles(tmp_path: Path) -> None:
+    """Every case's code in one translation unit (one compiler run): each in a namespace of its
+    own, after every header it includes (the includes inside are then no-ops)."""
+    units = []
+    for number, case in enumerate(sorted(CODE_CASES)):
+        target_name, split = CODE_CASES[case]
+        target = get_target(target_name)
+        found = place(split, target)
+        assert found.best is not None, case
+        code = placement_code(found.best, target, model=case, variable_count=3)
+        units.append(f"namespace case_{number} {{\n{code}\n}}  // namespace case_{number}")
+    prelude = "\n".join(
+        f'#include "{header}"'
+        for header in (
+            "tensorflow/lite/micro/micro_allocator.h",
+            "tensorflow/lite/micro/micro_interpreter.h",
+            "tensorflow/lite/micro/micro_resource_variable.h",
+            "esp_heap_caps.h",
+            "SDRAM.h",
+        )
+    )
+    _compile(prelude + "\n" + "\n".join(units), tmp_path, [STUB])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TFLM_SOURCE.is_dir(), reason=f"no TFLM source tree at {TFLM_SOURCE}")
+def test_the_code_to_paste_compiles_against_tflm_itself(tmp_path: Path) -> None:
+    """With TFLM's own headers (the tree tests/build_two_probe.sh extracts into .cortexm/)."""
+    downloads = TFLM_SOURCE / "tensorflow" / "lite" / "micro" / "tools" / "make" / "downloads"
+    includes = [
+        TFLM_SOURCE,
+        downloads / "flatbuffers" / "include",
+        downloads / "gemmlowp",
+        downloads / "ruy",
+        STUB,  # esp_heap_caps.h and SDRAM.h only: TFLM's own headers come first
+    ]
+    for case in ("h743 two banks", "variables apart"):
+        target_name, split = CODE_CASES[case]
+        target = get_target(target_name)
+        found = place(split, target)
+        assert found.best is not None
+        code = placement_code(found.best, target, model="model", variable_count=3)
+        _compile(code, tmp_path, includes, strict=False)
