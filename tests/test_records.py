@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
 from dataclasses import InitVar, dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -50,6 +52,40 @@ def test_the_hot_records_use_it() -> None:
     for record in (Tensor, Operator, Allocation):
         assert any(name.startswith("_set_") for name in record.__init__.__code__.co_names)
     assert Allocation(Action.TEMP, 8).alignment == 1
+
+
+QUICK_MODULES = (
+    "arenalens.ir",
+    "arenalens.analysis.arena_problem",
+    "arenalens.analysis.lifetimes",
+    "arenalens.planning.problem",
+    "arenalens.runtimes.tflm.arena",
+    "arenalens.runtimes.tflm.kernels.base",
+    "arenalens.runtimes.tflm.kernels.cmsis_nn.buffers",
+    "arenalens.runtimes.tflm.setup_replay",
+)
+
+
+def _parameters(function: Any, *, follow_wrapped: bool) -> list[tuple[str, Any, Any]]:
+    """(name, kind, default) of each parameter; a default factory's sentinel as '<factory>'."""
+    signature = inspect.signature(function, follow_wrapped=follow_wrapped)
+    return [(p.name, p.kind, repr(p.default)) for p in signature.parameters.values()]
+
+
+def test_every_quick_record_takes_the_dataclass_parameters() -> None:
+    """Every class quick_init gives an __init__ (in the modules that use it) takes the same
+    parameters, kinds and defaults as the dataclass's own."""
+    found = 0
+    for name in QUICK_MODULES:
+        for record in vars(importlib.import_module(name)).values():
+            init = getattr(record, "__init__", None)
+            if not isinstance(record, type) or not hasattr(init, "__wrapped__"):
+                continue
+            assert _parameters(init, follow_wrapped=False) == _parameters(
+                init.__wrapped__, follow_wrapped=False
+            ), record.__name__
+            found += 1
+    assert found >= 20
 
 
 def test_classes_it_cannot_reproduce_are_refused() -> None:

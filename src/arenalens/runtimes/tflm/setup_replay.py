@@ -240,11 +240,18 @@ class _ResidueGroup:
         self.shared = -(1 << 62)  # bound collected since, for every residue of the group
 
 
-@dataclass(frozen=True)
 class _WalkResult:
-    needs: dict[int, int | None]  # residue → the largest lower bound on the size (None: none)
-    tails: tuple[int, ...]  # residue → the tail at the end
-    head: int | None  # max(head, temp) at the end (None: it depends on the size)
+    """What `_residue_walk` found (a plain class: cheaper to define at import than a dataclass,
+    and only `settle` reads it)."""
+
+    __slots__ = ("head", "needs", "tails")
+
+    def __init__(
+        self, needs: dict[int, int | None], tails: tuple[int, ...], head: int | None
+    ) -> None:
+        self.needs = needs  # residue → the largest lower bound on the size (None: none fits)
+        self.tails = tails  # residue → the tail at the end
+        self.head = head  # max(head, temp) at the end (None: it depends on the size)
 
 
 def _residue_walk(sequence: Sequence[Allocation], planner_bytes_per_buffer: int) -> _WalkResult:
