@@ -34,6 +34,7 @@ from rich.table import Table
 from arenalens import load_model
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.builds.build import HOST
+from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.examples import EXAMPLES, example_bytes
 from arenalens.optimization import Optimization, optimize_model, prove_outputs
 from arenalens.runtimes import get_runtime
@@ -101,8 +102,7 @@ def measure(group: str, name: str, data: bytes, time_limit: float) -> Row | None
         model,
         reorder=True,
         inplace=True,
-        overlap=True,
-        kernels="reference",
+        overlap=overlap_rules(HOST, "reference"),
         time_limit_s=time_limit,
     )
     optimize_seconds = time.perf_counter() - started
@@ -110,8 +110,7 @@ def measure(group: str, name: str, data: bytes, time_limit: float) -> Row | None
         model,
         reorder=True,
         inplace=True,
-        overlap=True,
-        kernels="cmsis-nn",
+        overlap=overlap_rules(HOST, "cmsis-nn"),
         time_limit_s=time_limit,
     )
     disjoint_real = _real_head(data, disjoint, model)

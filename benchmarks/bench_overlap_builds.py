@@ -86,9 +86,7 @@ def measure(path: Path, time_limit: float) -> Row:
     cells = {}
     for title, cpu, kernels in BUILDS:
         build = device_build(cpu, kernels)
-        optimization = optimize_model(
-            data, overlap=True, kernels=kernels, build=build, time_limit_s=time_limit
-        )
+        optimization = optimize_model(data, overlap=True, build=build, time_limit_s=time_limit)
         chosen = optimization.chosen
         cells[title] = Cell(
             before=optimization.original_required_bytes,

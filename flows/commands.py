@@ -158,10 +158,10 @@ def header_size(text: str) -> int | None:
 
 
 def build_flags_of(build: dict[str, Any]) -> tuple[str, ...]:
-    """A build's --cpu / --kernels (for commands that take no --target)."""
-    from arenalens.builds.build import build_flags
+    """A document's build's --cpu / --kernels (for commands that take no --target)."""
+    from arenalens.builds.build import build_flags, build_named
 
-    return tuple(shlex.split(build_flags(build)))
+    return tuple(shlex.split(build_flags(build_named(str(build["name"])))))
 
 
 def build_words(words: Sequence[str]) -> tuple[str, ...]:

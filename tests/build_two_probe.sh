@@ -24,6 +24,9 @@ SRC=$KIT/two-arena
 cd "$REPO"
 CM=.cortexm
 TFLM=$CM/src/tflite-micro
+# TFLM_LIB=<a libtensorflow-microlite.a the kit built elsewhere at the same commit for this
+# target>: link against it (read only) instead of building one; flags and headers still come
+# from this checkout's .cortexm tree (extract it first with MIRROR=... if missing).
 MK=tensorflow/lite/micro/tools/make
 case "$TARGET" in
   cortex-m3-*) ARCH=cortex-m3; LD=mps2_an385.ld ;;
@@ -35,8 +38,9 @@ case "$TARGET" in
   *-cmsis-nn) KERNELS=cmsis_nn; GEN=cortex_m_generic_${ARCH}_default_cmsis_nn_gcc ;;
   *-reference) KERNELS=; GEN=cortex_m_generic_${ARCH}_default_gcc ;;
 esac
-LIB=$TFLM/gen/$GEN/lib/libtensorflow-microlite.a
+LIB=${TFLM_LIB:-$TFLM/gen/$GEN/lib/libtensorflow-microlite.a}
 if [ ! -f "$LIB" ]; then
+  [ -z "${TFLM_LIB:-}" ] || { echo "no $LIB" >&2; exit 1; }
   WORKDIR=$REPO JOBS=${JOBS:-2} bash "$KIT/build.sh" "$TARGET"
 fi
 tmake() {

@@ -220,7 +220,7 @@ def measure_model(
     original = (SHARED_MODELS / name).read_bytes()
     build = device_build(CPU, kernels)
     optimization = optimize_model(
-        original, overlap=True, kernels=kernels, build=build, time_limit_s=OPTIMIZE_SECONDS
+        original, overlap=True, build=build, time_limit_s=OPTIMIZE_SECONDS
     )
     if optimization.chosen is None:
         return None

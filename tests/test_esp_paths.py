@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from arenalens.builds.build import HOST
+from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.cli import main
 
 
@@ -43,7 +45,9 @@ def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_esp_nn(
     # --kernels reference: overlaps the reference kernels' access order allows (ESP-NN's is not
     # traced, so a plan for the ESP32 holds none).
     written = optimize_model(
-        example_bytes("vww_mobilenet_v1"), overlap=True, kernels="reference", prove_inplace=False
+        example_bytes("vww_mobilenet_v1"),
+        overlap=overlap_rules(HOST, "reference"),
+        prove_inplace=False,
     )
     assert written.chosen is not None and written.chosen.shared
     model = tmp_path / "overlapped.tflite"

@@ -24,7 +24,7 @@ from fuzz.harness import (
 from fuzz.hostile import HOSTILE
 from fuzz.layout import SiteKind, find_layout
 from fuzz.mutate import MUTATORS, mutate, mutate_kind
-from fuzz.seeds import built_seeds
+from fuzz.seeds import Seed, built_seeds
 from fuzz.stages import Stage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -45,11 +45,12 @@ def assert_acceptable(data: bytes, recipe: str, seconds: float = 20, deep: bool 
     assert used < seconds * HEADROOM, f"{recipe}: took {used:.1f} s of CPU (hang guard)"
 
 
-def test_seeds_run_every_stage() -> None:
-    for seed in SEEDS:
-        with deadline(300, cpu_seconds=30):
-            outcome = run_stages(seed.data)
-        assert outcome.kind == OK, f"{seed.name}: {outcome.detail}"
+# One test per seed, so that the suite's workers share them (together they are its longest test).
+@pytest.mark.parametrize("seed", SEEDS, ids=[seed.name for seed in SEEDS])
+def test_seeds_run_every_stage(seed: Seed) -> None:
+    with deadline(300, cpu_seconds=30):
+        outcome = run_stages(seed.data)
+    assert outcome.kind == OK, f"{seed.name}: {outcome.detail}"
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))

@@ -10,8 +10,14 @@ from types import MappingProxyType
 import pytest
 
 from arenalens import load_model
-from arenalens.builds.build import CMSIS_NN, ISA_DSP, ISA_MVE, REFERENCE
-from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS, REFERENCE_PATH, KernelPath
+from arenalens.builds.build import CMSIS_NN, HOST, ISA_DSP, ISA_MVE, REFERENCE, device_build
+from arenalens.builds.kernel_paths import (
+    CMSIS_NN_PATHS,
+    KNOWN_PATHS,
+    REFERENCE_PATH,
+    KernelPath,
+    overlap_rules,
+)
 from arenalens.cli import main
 from arenalens.errors import UsageError
 from arenalens.examples import example_bytes
@@ -34,7 +40,7 @@ def test_vww_and_person_detect_fit_in_40_kib_on_real_tflm(
 ) -> None:
     pytest.importorskip("tflite_micro")
     original = (shared_path / name).read_bytes()
-    optimization = optimize_model(original, overlap=True, kernels="reference")
+    optimization = optimize_model(original, overlap=overlap_rules(HOST, REFERENCE))
     assert optimization.chosen is not None and optimization.chosen.shared
     model = load_model(original)
     for seed in (11, 12):  # seeds optimize did not use
@@ -82,7 +88,7 @@ def test_a_wrong_rule_is_caught_by_the_real_runtime_and_dropped(
     rules["CONV_2D"] = replace(conv, access=replace(conv.access, distance=in_place))
     monkeypatch.setattr(registry, "REFERENCE_KERNELS", MappingProxyType(rules))
     original = example_bytes("kws_ds_cnn")
-    optimization = optimize_model(original, overlap=True, kernels="reference")
+    optimization = optimize_model(original, overlap=overlap_rules(HOST, REFERENCE))
     assert any("outputs differ" in note and "dropped" in note for note in optimization.notes)
     assert optimization.chosen is None or not any(
         pair.opcode == "CONV_2D" and pair.overlap.min_offset_distance == 0
@@ -101,8 +107,8 @@ def test_overlap_needs_the_runtime_proof(tmp_path: Path) -> None:
 
 def test_cmsis_nn_overlaps_are_a_subset_of_the_reference_ones() -> None:
     model = load_model(example_bytes("vww_mobilenet_v1"))
-    reference = optimize_model(model, overlap=True, kernels="reference", prove_inplace=False)
-    cmsis = optimize_model(model, overlap=True, kernels="cmsis-nn", prove_inplace=False)
+    reference = optimize_model(model, overlap=overlap_rules(HOST, REFERENCE), prove_inplace=False)
+    cmsis = optimize_model(model, overlap=overlap_rules(HOST, CMSIS_NN), prove_inplace=False)
     assert reference.new_head <= cmsis.new_head <= reference.disjoint_head
     allowed = {(p.operator, p.input_tensor) for c in reference.candidates for p in c.overlaps}
     assert {(p.operator, p.input_tensor) for c in cmsis.candidates for p in c.overlaps} <= allowed
@@ -148,7 +154,8 @@ def test_overlap_rules_come_from_the_build_and_who_named_its_kernels() -> None:
     assert device.overlap is not None
     assert device.overlap.rules.paths == (KernelPath(CMSIS_NN, ISA_DSP),)
     assert device.overlap.rules.explicit
-    named = analyze(model, build="cortex-m7/cmsis-nn", overlap="cmsis-nn")
+    with pytest.deprecated_call():  # the library named apart from the build: the same rules
+        named = analyze(model, build="cortex-m7/cmsis-nn", overlap="cmsis-nn")
     assert named.overlap is not None and named.overlap.pairs == device.overlap.pairs
     # Not named: every library the chip may run, the number held on both of the core's builds.
     core = analyze(model, build="cortex-m7", overlap=True)
@@ -161,7 +168,7 @@ def test_overlap_rules_come_from_the_build_and_who_named_its_kernels() -> None:
     assert host.overlap is not None and host.overlap.rules.paths == KNOWN_PATHS
     assert not host.overlap.rules.explicit
     # The reference kernels named: their order alone, a superset of the pairs safe everywhere.
-    reference = analyze(model, overlap=REFERENCE)
+    reference = analyze(model, overlap=overlap_rules(HOST, REFERENCE))
     assert reference.overlap is not None
     assert reference.overlap.rules.paths == (REFERENCE_PATH,)
     everywhere = {(p.overlap.output, p.overlap.input) for p in host.overlap.pairs}
@@ -170,9 +177,22 @@ def test_overlap_rules_come_from_the_build_and_who_named_its_kernels() -> None:
 
 def test_overlap_rules_that_contradict_the_build_are_refused() -> None:
     # The reference kernels' order on a CMSIS-NN build: plans its firmware would compute wrong.
-    with pytest.raises(UsageError, match=r"cortex-m7/cmsis-nn runs cmsis-nn kernels"):
+    with (
+        pytest.raises(UsageError, match=r"cortex-m7/cmsis-nn runs cmsis-nn kernels"),
+        pytest.deprecated_call(),
+    ):
         analyze(example_bytes("kws_ds_cnn"), build="cortex-m7/cmsis-nn", overlap="reference")
     with pytest.raises(UsageError, match=r"cortex-m4/cmsis-nn runs cmsis-nn kernels"):
+        optimize_model(
+            example_bytes("kws_ds_cnn"),
+            overlap=overlap_rules(device_build("cortex-m4", "cmsis-nn"), REFERENCE),
+            build="cortex-m4/cmsis-nn",
+            prove_inplace=False,
+        )
+    with (
+        pytest.raises(UsageError, match=r"cortex-m4/cmsis-nn runs cmsis-nn kernels"),
+        pytest.deprecated_call(),
+    ):
         optimize_model(
             example_bytes("kws_ds_cnn"),
             overlap=True,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arenalens import load_model
-from arenalens.builds.build import CMSIS_NN, as_build
+from arenalens.builds.build import as_build
 from arenalens.cli import main
 from arenalens.optimization import optimize_model, prove_outputs, required_bytes
 from tests.split import models
@@ -41,8 +41,8 @@ def test_split_saves_on_the_build_and_computes_the_same_bytes(build: str | None)
 def test_split_with_overlap_on_cmsis_nn() -> None:
     pytest.importorskip("tflite_micro")
     original = models.residual_model()
-    plain = optimize_model(original, overlap=True, kernels=CMSIS_NN, build=M7_CMSIS)
-    split = optimize_model(original, overlap=True, kernels=CMSIS_NN, build=M7_CMSIS, split=True)
+    plain = optimize_model(original, overlap=True, build=M7_CMSIS)
+    split = optimize_model(original, overlap=True, build=M7_CMSIS, split=True)
     assert split.new_required_bytes <= plain.new_required_bytes
     proof = prove_outputs(original, split.data, load_model(original), seed=5)
     assert proof.identical, proof.detail
@@ -94,9 +94,7 @@ def test_cli_split_needs_the_proof(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_person_detect_declares_at_most_70000_bytes_on_cmsis_nn(shared_path: Path) -> None:
     pytest.importorskip("tflite_micro")
     original = (shared_path / "tflite_micro__person_detect.tflite").read_bytes()
-    optimization = optimize_model(
-        original, overlap=True, kernels=CMSIS_NN, build=M7_CMSIS, split=True
-    )
+    optimization = optimize_model(original, overlap=True, build=M7_CMSIS, split=True)
     assert optimization.original_required_bytes == 82_316
     assert optimization.new_required_bytes <= 70_000
     proof = prove_outputs(original, optimization.data, load_model(original), seed=9)

@@ -45,7 +45,7 @@ M7_CMSIS = ["--cpu", "cortex-m7", "--kernels", "cmsis-nn"]
 def reference_plan() -> bytes:
     """kws_ds_cnn with overlaps for the reference kernels only (its 1x1 convolutions slide)."""
     optimization = optimize_model(
-        example_bytes("kws_ds_cnn"), overlap=True, kernels="reference", prove_inplace=False
+        example_bytes("kws_ds_cnn"), overlap=overlap_rules(HOST, "reference"), prove_inplace=False
     )
     assert optimization.chosen is not None and optimization.chosen.shared
     return optimization.data
@@ -157,8 +157,7 @@ def test_an_esp32_board_gets_no_int8_overlap(capsys: pytest.CaptureFixture[str])
     has not traced: every int8 operator ESP-NN replaces refuses to overlap."""
     optimization = optimize_model(
         example_bytes("resnet8_cifar"),
-        overlap=True,
-        kernels=overlap_rules(HOST, chip="esp32-s3"),
+        overlap=overlap_rules(HOST, chip="esp32-s3"),
         prove_inplace=False,
     )
     assert optimization.chosen is None or not optimization.chosen.shared

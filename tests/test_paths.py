@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from arenalens.builds.build import HOST
+from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.cli import main
 from arenalens.optimization import offline_plan_for
 from arenalens.runtimes import get_runtime
@@ -565,7 +566,9 @@ def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_cmsis_nn(
     monkeypatch.chdir(tmp_path)
     pytest.importorskip("tflite_micro")
     written = optimize_model(
-        example_bytes("vww_mobilenet_v1"), overlap=True, kernels="reference", prove_inplace=False
+        example_bytes("vww_mobilenet_v1"),
+        overlap=overlap_rules(HOST, "reference"),
+        prove_inplace=False,
     )
     assert written.chosen is not None and written.chosen.shared
     model = _write(tmp_path, "overlapped.tflite", written.data)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem
@@ -68,15 +69,23 @@ def compare_planners(
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorder: bool = False,
-    overlap: bool = False,
-    kernels: OverlapRules | str | None = None,
+    overlap: bool | OverlapRules = False,
     build: Build | str | None = None,
+    kernels: OverlapRules | str | None = None,
 ) -> Comparison:
     """Model → a Comparison of the planners (all registered ones by default) on its main arena;
     `build` is the TFLM build whose scratch buffers are planned (None: the x86-64 wheel). With
-    `overlap`, `kernels` names the kernel library whose access order overlaps respect (None: every
-    library the build's chip may run, or the build's own when the user named it;
-    `builds.kernel_paths.overlap_rules`)."""
+    `overlap=True`, overlaps respect the access orders the build says (its library when the user
+    named it, else every library its chip may run: `builds.kernel_paths.overlap_rules`);
+    `overlap=OverlapRules` others. `kernels` (a library's name) is deprecated: name it on the
+    build."""
+    if kernels is not None:
+        warnings.warn(
+            "compare_planners(kernels=...) is deprecated: name the kernel library on the build "
+            "(build='cortex-m7/cmsis-nn') or pass overlap=OverlapRules",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     model = source if isinstance(source, Model) else load_model(source)
     rules = get_runtime(runtime)
     if overlap and not rules.plans_overlaps:
@@ -99,7 +108,10 @@ def compare_planners(
     rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
     overlap_rows: tuple[PlannerRow, ...] = ()
     overlap_bound: int | None = None
-    paths = as_overlap_rules(kernels, chosen).paths if overlap else ()
+    if isinstance(overlap, OverlapRules):
+        paths = overlap.paths
+    else:
+        paths = as_overlap_rules(kernels, chosen).paths if overlap else ()
     pairs = rules.overlaps(model, arena, chosen, paths=paths) if overlap else ()
     if overlap:
         overlapping = with_overlaps(arena, pairs)

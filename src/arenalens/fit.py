@@ -11,10 +11,10 @@ whether only a different model would (even a plan at the lower bound does not fi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
 
+from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
@@ -41,9 +41,9 @@ class FitCheck:
     optimized_bytes: int | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
     assumptions: tuple[str, ...] = ()
-    # The build the number is for (TFLM `build_summary`; {} for LiteRT); `declared` says it in
-    # words and says why it may be off.
-    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The build the number is for (None for LiteRT); `declared` says it in words and says why it
+    # may be off.
+    build: Build | None = None
     # Where each part goes on a board with several RAM banks (`placement.py`); None for a
     # budget, a board with one bank, or a number that is not the runtime's own split.
     placement: BoardPlacement | None = None

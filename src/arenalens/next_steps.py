@@ -101,7 +101,8 @@ class Steps:
         if target is None or not board:
             return flags
         named = f" --target {shlex.quote(target.name)}"
-        if target_build(target).name == self.verdict.build.get("name", "host"):
+        build = self.verdict.build
+        if target_build(target).name == ("host" if build is None else build.name):
             return named
         return named + (flags or " --cpu host")
 
@@ -241,6 +242,7 @@ class Steps:
                 )
             )
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         if verdict.fits and placement is not None:
             use = placement.uses[0]
@@ -251,6 +253,7 @@ class Steps:
                 )
             )
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.npu_step())
             return steps
         if verdict.fits:
             spare = format_bytes_exact(fit.headroom_bytes)
@@ -351,7 +354,7 @@ class Steps:
         best = verdict.declared.required_bytes - (saves or 0)
         if verdict.runtime == "tflm" and overlap is not None and overlap < best:
             kernels = ""
-            if not verdict.build.get("cpu") and self.asked.kernels:
+            if (verdict.build is None or verdict.build.is_host) and self.asked.kernels:
                 kernels = f" --kernels {self.asked.kernels}"
             steps.append(
                 Step(

@@ -40,6 +40,7 @@ tried, down to the disjoint plans.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -59,7 +60,7 @@ from arenalens.builds.kernel_paths import (
     sorted_paths,
 )
 from arenalens.cannot_run import group_refusals
-from arenalens.errors import ArenalensError, ModelError, PlanError, RuntimeUnavailableError
+from arenalens.errors import ModelError, PlanError
 from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
 from arenalens.plan_validity import plan_conflicts
@@ -75,6 +76,7 @@ from arenalens.runtimes.tflm.arena import offline_plan_for
 from arenalens.runtimes.tflm.kernels.registry import inplace_of
 from arenalens.runtimes.tflm.overlap import arena_overlaps
 from arenalens.runtimes.tflm.probe import is_installed_wheel
+from arenalens.runtimes.tflm.proof import OutputProof, prove_outputs
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
 from arenalens.tflite.reader import encode_offline_plan, load_model
@@ -191,8 +193,7 @@ def optimize_model(
     planner: str = "best",
     reorder: bool = False,
     inplace: bool = False,
-    overlap: bool = False,
-    kernels: OverlapRules | str | None = None,
+    overlap: bool | OverlapRules = False,
     time_limit_s: float = 10.0,
     seed: int = 0,
     reorderer: str = "auto",
@@ -200,17 +201,19 @@ def optimize_model(
     build: Build | str | None = None,
     split: bool = False,
     target: Target | None = None,
+    kernels: OverlapRules | str | None = None,
 ) -> Optimization:
     """Model → Optimization with the rewritten file's bytes (the input is never modified).
 
     `build` is the TFLM build whose kernel scratch buffers the plan makes room for (None: the
     x86-64 wheel): an offline plan holds only with the scratch requests it was planned around.
-    `kernels` names the kernel library the firmware links ('reference', 'cmsis-nn'; or
-    `OverlapRules`): overlaps then respect that library's access order on the build's code path.
-    None: the build's library when the user named it (`Build.kernels_named_by`: "cortex-m7/
-    cmsis-nn"), else every library the chip may run, and the number to declare holds on each of
-    the core's builds (`builds.kernel_paths.overlap_rules`). With `inplace` or `overlap`, a plan
-    that relies on a kernel's access order is kept only if the real TFLM runtime computes
+    The build also says whose access orders overlaps respect (`builds.kernel_paths.overlap_rules`):
+    its library when the user named it (`Build.kernels_named_by`: "cortex-m7/cmsis-nn"), else
+    every library the chip may run, and the number to declare then holds on each of the core's
+    builds. `overlap=True` plans overlaps by those rules; `overlap=OverlapRules` by others (the
+    wheel with CMSIS-NN's code paths: `overlap_rules(HOST, "cmsis-nn")`). `kernels` (a library's
+    name, or rules) is deprecated: name the library on the build. With `inplace` or `overlap`, a
+    plan that relies on a kernel's access order is kept only if the real TFLM runtime computes
     bit-identical outputs with it (`prove_inplace`), when it is valid for the reference kernels
     the runtime runs; without the runtime that raises RuntimeUnavailableError.
     With `split`, large activations may first be computed in parts by stock operators
@@ -220,7 +223,53 @@ def optimize_model(
     """
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
-    rules = as_overlap_rules(kernels, chosen_build)
+    if kernels is not None:
+        warnings.warn(
+            "optimize_model(kernels=...) is deprecated: name the kernel library on the build "
+            "(build='cortex-m7/cmsis-nn') or pass overlap=OverlapRules",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    if isinstance(overlap, OverlapRules):
+        rules = overlap
+    else:
+        rules = as_overlap_rules(kernels, chosen_build)
+    return _optimize(
+        model,
+        rules=rules,
+        overlap=bool(overlap),
+        planner=planner,
+        reorder=reorder,
+        inplace=inplace,
+        time_limit_s=time_limit_s,
+        seed=seed,
+        reorderer=reorderer,
+        prove_inplace=prove_inplace,
+        build=chosen_build,
+        split=split,
+        target=target,
+    )
+
+
+def _optimize(
+    model: Model,
+    *,
+    rules: OverlapRules,
+    overlap: bool,
+    planner: str,
+    reorder: bool,
+    inplace: bool,
+    time_limit_s: float,
+    seed: int,
+    reorderer: str,
+    prove_inplace: bool,
+    build: Build,
+    split: bool,
+    target: Target | None = None,
+) -> Optimization:
+    """`optimize_model` with the overlap rules settled (they also say which builds the number to
+    declare must hold on)."""
+    chosen_build = build
     size_builds = _size_builds(rules, chosen_build)
     refuse_placeholder_inputs(model)
     # The model as it will run: its file, with the shapes `--input-shape` gave it and without an
@@ -356,18 +405,19 @@ def optimize_model(
         break
     if split_used and chosen is None:
         # No plan of the split model was kept: optimize the model as given instead.
-        fallback = optimize_model(
+        fallback = _optimize(
             model,
+            rules=rules,
+            overlap=overlap,
             planner=planner,
             reorder=reorder,
             inplace=inplace,
-            overlap=overlap,
-            kernels=rules,
             time_limit_s=time_limit_s,
             seed=seed,
             reorderer=reorderer,
             prove_inplace=prove_inplace,
             build=chosen_build,
+            split=False,
             target=target,
         )
         dropped = "split: not kept (no plan of the split model was kept); the model as given"
@@ -481,16 +531,19 @@ def _split(
     from arenalens.split.outcome import split_for_build  # noqa: PLC0415 - only with --split
 
     def measure(candidate: Model) -> int:
-        return optimize_model(
+        return _optimize(
             candidate,
-            planner=planner,
-            inplace=inplace,
+            rules=rules,
             overlap=overlap,
-            kernels=rules,
+            planner=planner,
+            reorder=False,
+            inplace=inplace,
             time_limit_s=SPLIT_MEASURE_SECONDS,
             seed=seed,
+            reorderer="auto",
             prove_inplace=False,
             build=build,
+            split=False,
         ).new_required_bytes
 
     return split_for_build(model, measure, overlaps=(build, rules.paths) if overlap else None)
@@ -702,73 +755,6 @@ def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:
         replace(b, fixed_offset=placed[b.id]) if b.id in scratch_ids else b for b in problem.buffers
     ]
     return replace(problem, buffers=tuple(buffers))
-
-
-# ---------------------------------------------------------------------------------------------
-# Proof on the real runtime
-
-
-@dataclass(frozen=True)
-class OutputProof:
-    """Original vs rewritten model on real TFLM: heads and whether outputs are bit-identical."""
-
-    identical: bool
-    original_head: int | None
-    new_head: int | None
-    invocations: int
-    detail: str = ""
-    logs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-
-def prove_outputs(
-    original: bytes, rewritten: bytes, model: Model, *, invocations: int = 3, seed: int = 0
-) -> OutputProof:
-    """Run both files on real TFLM with the same random inputs → heads and output equality."""
-    try:
-        from arenalens.runtimes.tflm import run as tflm_run  # noqa: PLC0415 - runtime extra
-        from arenalens.runtimes.tflm.probe import require_tflite_micro  # noqa: PLC0415
-
-        require_tflite_micro()
-    except (ImportError, RuntimeUnavailableError) as error:
-        raise RuntimeUnavailableError(
-            f"proving outputs needs the real TFLM interpreter: {error}"
-        ) from error
-    inputs = tflm_run.random_inputs(model, invocations=invocations, seed=seed)
-    output_count = len(model.subgraphs[0].outputs)
-    arena_size = proof_arena_size(original, rewritten)
-    before = tflm_run.run_model(original, inputs, output_count=output_count, arena_size=arena_size)
-    after = tflm_run.run_model(rewritten, inputs, output_count=output_count, arena_size=arena_size)
-    identical = tflm_run.same_outputs(before, after)
-    detail = ""
-    if not before.ok:
-        detail = f"original does not run: {before.error or 'setup failed'}"
-    elif not after.ok:
-        detail = f"rewritten model does not run: {after.error or 'setup failed'}"
-    elif not identical:
-        detail = "outputs differ"
-    return OutputProof(
-        identical=identical,
-        original_head=before.head,
-        new_head=after.head,
-        invocations=invocations,
-        detail=detail,
-        logs=MappingProxyType({"original": before.log, "rewritten": after.log}),
-    )
-
-
-def proof_arena_size(original: bytes, rewritten: bytes) -> int:
-    """An arena both files set up in: twice the larger predicted need (host wheel), at least the
-    interpreter's usual generous size; a model's activations may be far larger than its file."""
-    predicted = 0
-    for data in (original, rewritten):
-        try:
-            predicted = max(predicted, required_bytes(load_model(data), HOST))
-        except ArenalensError:
-            continue  # the real runtime then says what is wrong
-    from arenalens.runtimes.tflm.run import default_arena_size  # noqa: PLC0415 - runtime extra
-
-    roomy = max(default_arena_size(max(len(original), len(rewritten))), 2 * predicted)
-    return -(-roomy // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
 
 
 def check_options(planner: str, reorderer: str) -> None:

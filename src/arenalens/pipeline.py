@@ -13,6 +13,7 @@ runtime's data alignment as `optimize --overlap` writes it, next to the plans th
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -121,17 +122,23 @@ def analyze(
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
     with `overlap` (TFLM only), the head also planned with the overlaps its kernels allow: True
-    for every kernel library the build's chip may run (the build's own only when the user named
-    it: `Build.kernels_named_by`), a library's name ('reference', 'cmsis-nn') for that one, or
-    `OverlapRules` (`builds.kernel_paths`).
+    for the rules the build says (`builds.kernel_paths.overlap_rules`: the build's library when
+    the user named it, "cortex-m7/cmsis-nn"; else every library its chip may run), or
+    `OverlapRules` for others (the wheel with CMSIS-NN's code paths: `overlap_rules(HOST,
+    "cmsis-nn")`). A library's name ('reference', 'cmsis-nn') is deprecated: name it on the build.
 
     `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
     for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
-    A library named by `overlap` must be the build's own on a device build (UsageError
-    otherwise); on the wheel, 'cmsis-nn' plans overlaps for every CMSIS-NN code path.
     """
     if not isinstance(model, Model):
         model = load_model(model)
+    if isinstance(overlap, str):
+        warnings.warn(
+            f"analyze(overlap={overlap!r}) is deprecated: name the kernel library on the build "
+            "(build='cortex-m7/cmsis-nn') and pass overlap=True, or pass overlap=OverlapRules",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     if overlap is False:
         overlap = None
     rules = get_runtime(runtime)

@@ -253,6 +253,9 @@ def _notes(uses: Sequence[BankUse], apart: bool) -> tuple[str, ...]:
     notes: list[str] = []
     for use in uses:
         bank_names = use.block.name
+        figures = "; ".join(bank.speed for bank in use.block.banks if bank.speed)
+        if use.block.speed == EXTERNAL and figures:
+            bank_names = f"{bank_names} ({figures})"
         if use.block.speed == EXTERNAL:
             if use.part in (ARENA, NON_PERSISTENT):
                 notes.append(
@@ -310,7 +313,7 @@ def placement_document(found: BoardPlacement) -> dict[str, object]:
                 "part": use.part,
                 "bytes": use.nbytes,
                 "bank": use.block.name,
-                "speed": use.block.speed,
+                "kind": use.block.speed,
                 "available_bytes": use.block.available_bytes,
                 "spare_bytes": use.spare_bytes,
                 "section": use.block.banks[0].section or None,

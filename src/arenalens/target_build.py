@@ -1,4 +1,6 @@
-"""Board preset (+ --cpu / --kernels) → the TFLM build whose number the board is checked with."""
+"""Options → the build a figure is for: `build_from_options` is the one place a build is made from
+what a command line or a Python call says (a build or its name, a board preset, --cpu /
+--kernels / --npu, --tflm, the runtime); `target_build` is a board preset's."""
 
 from __future__ import annotations
 
@@ -6,8 +8,10 @@ from arenalens.builds.build import (
     HOST,
     NAMED_BY_BOARD,
     Build,
+    as_build,
     cpu_named,
     device_build,
+    select_build,
     with_npu,
 )
 from arenalens.builds.tflm import tflm_release
@@ -26,6 +30,35 @@ KERNELS_WHY = (
     "which is at or above what a 32-bit build of TFLM's reference kernels needs but does not "
     "count vendor kernels' scratch, so it is an estimate."
 )
+
+
+def build_from_options(
+    *,
+    build: Build | str | None = None,
+    target: Target | None = None,
+    cpu: str | None = None,
+    kernels: str | None = None,
+    npu: str | None = None,
+    tflm: str | None = None,
+    runtime: str = "tflm",
+) -> Build:
+    """What was asked → the build the figures are for: a build (or its name) given whole, else a
+    board preset's (with --cpu / --kernels / --npu winning over it), else --cpu / --kernels /
+    --npu alone, else the x86-64 wheel; each at the --tflm release. A runtime other than TFLM has
+    one build, the host's: a TFLM release or a device build is refused for it."""
+    if runtime != "tflm" and tflm is not None:
+        raise UsageError(f"--tflm selects a TFLite Micro release; --runtime {runtime} has none")
+    if build is not None:
+        chosen = as_build(build)
+        return chosen if tflm is None else chosen.at_release(tflm_release(tflm))
+    if target is not None and runtime == "tflm":
+        return target_build(target, cpu=cpu, kernels=kernels, tflm=tflm, npu=npu)
+    chosen = select_build(cpu, kernels, tflm, npu)
+    if runtime != "tflm" and not chosen.is_host:
+        raise UsageError(
+            f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"
+        )
+    return chosen
 
 
 def target_build(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from arenalens.builds.build import Build
+from arenalens.builds.build import Build, build_document
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, Status
 from arenalens.fit import FitCheck, check_fit
@@ -28,7 +28,7 @@ from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
-from arenalens.target_build import target_build
+from arenalens.target_build import build_from_options
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
 
@@ -67,7 +67,7 @@ class Verdict:
     source: str  # the file it was read from ('<bytes>' ...)
     argument: str  # the model as the user gave it (commands name it); '' when unknown
     runtime: str
-    build: Mapping[str, Any]  # TFLM `build_summary`; {} for a runtime without builds
+    build: Build | None  # None for a runtime without builds
     declared: DeclaredArena
     fit: FitCheck | None = None  # with a budget or a board
     steps: tuple[Step, ...] = ()
@@ -198,7 +198,7 @@ class Verdict:
             "model": self.model,
             "file": self.source,
             "runtime": self.runtime,
-            "build": dict(self.build) or None,
+            "build": build_document(self.build),
             "planner": self.declared.planner,
             "verdict": None if self.answer is None else self.answer.value,
             "runs": self.runs,
@@ -276,7 +276,7 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "title": fit.target.title,
         "core": fit.target.core,
         "cpu": fit.target.cpu,
-        "build": fit.build.get("name"),
+        "build": None if fit.build is None else fit.build.name,
         "needs_bytes": verdict.required_bytes,
         "needs_for": fit.declared.device,
         "status": fit.declared.status.value,
@@ -298,7 +298,7 @@ def make_verdict(
     *,
     model: str,
     source: str,
-    build: Mapping[str, Any],
+    build: Build | None,
     asked: Asked = NOTHING_ASKED,
     fit: FitCheck | None = None,
     optimized_bytes: int | None = None,
@@ -316,7 +316,7 @@ def make_verdict(
         source=source,
         argument=asked.argument,
         runtime=declared.runtime,
-        build=MappingProxyType(dict(build)),
+        build=build,
         declared=declared,
         fit=fit,
         input_shapes=asked.input_shapes,
@@ -346,7 +346,8 @@ def verdict_for(
     model = analysis.model
     from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
 
-    npu = analysis.budget.build.get("npu") if analysis.runtime == "tflm" else None
+    build = analysis.budget.build
+    npu = build.npu.name if build is not None and build.npu is not None else None
     asked = replace(
         asked,
         image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
@@ -396,9 +397,6 @@ def check(
     ('320KB'); `input_shapes`
     {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
     verdict has a number and no fit answer (`answer` is None)."""
-    from arenalens.builds.build import as_build  # noqa: PLC0415
-    from arenalens.builds.tflm import tflm_release  # noqa: PLC0415
-    from arenalens.errors import UsageError  # noqa: PLC0415
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
@@ -425,16 +423,7 @@ def check(
     if shapes:
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
-    if tflm is not None and runtime != "tflm":
-        raise UsageError(f"tflm= selects a TFLite Micro release; runtime {runtime} has none")
-    if build is not None:
-        chosen = as_build(build)
-    elif preset is not None and runtime == "tflm":
-        chosen = target_build(preset)
-    else:
-        chosen = as_build(None)
-    if tflm is not None:
-        chosen = chosen.at_release(tflm_release(tflm))
+    chosen = build_from_options(build=build, target=preset, tflm=tflm, runtime=runtime)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
     asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
     if preset is None and budget is None:

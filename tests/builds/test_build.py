@@ -102,8 +102,8 @@ def test_the_summary_adds_to_the_first_fields() -> None:
     assert host["tflm"]["release"] == TFLM_WHEEL.name and host["kernels_release"] is None
     assert device["tflm"]["commit"] == TFLM_CORTEX_M_PROBES.commit
     assert device["kernels_release"] == CMSIS_NN_RELEASE and device["isa"] == "mve"
-    assert build_flags(device) == " --cpu cortex-m55 --kernels cmsis-nn"
-    assert build_flags(host) == ""
+    assert build_flags(build_named("cortex-m55/cmsis-nn")) == " --cpu cortex-m55 --kernels cmsis-nn"
+    assert build_flags(HOST) == "" and build_flags(None) == ""
 
 
 def test_one_title_names_what_a_figure_is_for() -> None:
@@ -150,7 +150,7 @@ def test_esp_nn_builds_are_esp_tflite_micro_s_tflm_only() -> None:
     older = device_build("esp32s3", "reference", tflm="2025-08")
     assert older.name == "esp32s3/reference@3b20912" and older.abi is ILP32_INT_ENUMS
     assert build_named("esp32s3/reference@2025-08") == older
-    assert build_flags(build_summary(older)) == " --cpu esp32s3 --kernels reference --tflm 3b20912"
+    assert build_flags(older) == " --cpu esp32s3 --kernels reference --tflm 3b20912"
     assert build_named("esp32s3/esp-nn@1.2.0@0965635") == build_named("esp32s3/esp-nn@1.2.0")
 
 
@@ -174,7 +174,7 @@ def test_esp_builds_name_their_path_and_release_and_select_themselves_again(
     build = as_build(name)
     assert (build.name, build.isa, build.kernels_release) == (name, isa, release)
     assert build.kernels_named_by == NAMED_BY_USER and build.abi is ILP32_INT_ENUMS
-    flags = build_flags(build_summary(build)).split()
+    flags = build_flags(build).split()
     assert flags[1] == build.cpu and as_build(f"{flags[1]}/{flags[3]}") == build
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from arenalens.cli import main
 from arenalens.examples import EXAMPLES
 from tests import tflm_synthetic
+from tests.fixtures.bank_models import BANK_MODELS
 
 DATA = Path(__file__).resolve().parent / "data"
 # Where synthetic models are written while a case runs; outputs name it as this placeholder.
@@ -39,6 +40,7 @@ SYNTHETIC: dict[str, Callable[[], bytes]] = {
     "detection_postprocess": tflm_synthetic.detection_postprocess,
     "resource_variables_mixed": tflm_synthetic.resource_variables_mixed,
     "resource_variable_in_while_body": tflm_synthetic.resource_variable_in_while_body,
+    **dict(BANK_MODELS),
 }
 
 # Commands whose output is compared, per model; {model} is replaced by the model argument.
@@ -60,10 +62,15 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "export-csv": ("export", "{model}", "--format", "csv"),
     "export-c-header": ("export", "{model}", "--format", "c-header"),
     "export-minimalloc": ("export", "{model}", "--format", "minimalloc", "--with-offsets"),
+    "check-nucleo-h743zi": ("check", "{model}", "--target", "nucleo-h743zi"),
+    "check-nucleo-h743zi-json": ("check", "{model}", "--target", "nucleo-h743zi", "--json"),
+    "check-esp32-s3-n8r8": ("check", "{model}", "--target", "esp32-s3-devkitc-1-n8r8"),
 }
 # The synthetic models are small single-purpose graphs: the TFLM plan, diagnose and the C header
 # cover what they are for.
 SYNTHETIC_COMMANDS = ("plan-tflm", "diagnose", "export-c-header")
+# The models sized for boards with several RAM banks: their placement, text and JSON.
+BANK_COMMANDS = ("check-nucleo-h743zi", "check-nucleo-h743zi-json", "check-esp32-s3-n8r8")
 
 # Keys whose values are wall-clock measurements, never stable between runs.
 _TIMING_KEY = re.compile(r"(^|_)(seconds|time|elapsed)$|_seconds_|^timing")
@@ -89,11 +96,13 @@ def golden_cases() -> list[GoldenCase]:
         GoldenCase(f"{name}.{command}", f"example:{name}", command)
         for name in sorted(EXAMPLES)
         for command in COMMANDS
+        if command not in BANK_COMMANDS
     ]
+    banks = dict(BANK_MODELS)
     cases.extend(
         GoldenCase(f"{name}.{command}", name, command)
         for name in sorted(SYNTHETIC)
-        for command in SYNTHETIC_COMMANDS
+        for command in (BANK_COMMANDS if name in banks else SYNTHETIC_COMMANDS)
     )
     return cases
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from arenalens.builds.build import HOST
+from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.report.build import build_report
 from arenalens.report.data import FindingRow, InputSizeRow, MemoryReport
 from arenalens.report.html_page import render_html
@@ -343,7 +345,7 @@ def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path:
     from arenalens.examples import example_bytes
     from arenalens.pipeline import analyze
 
-    analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap="reference")
+    analysis = analyze(example_bytes("vww_mobilenet_v1"), overlap=overlap_rules(HOST, "reference"))
     report = build_report(analysis)
     arena = report.primary
     assert arena.overlap_lower_bound is not None

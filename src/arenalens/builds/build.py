@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -241,6 +242,27 @@ class Build:
         """True for the x86-64 wheel."""
         return self.core is None
 
+    def __getitem__(self, key: str) -> Any:
+        """Deprecated: the build was a dict (`build_summary`) on `MemoryBudget`, `Verdict` and
+        the report data before it travelled whole; read its fields, or `build_summary(build)`."""
+        warnings.warn(
+            f"build[{key!r}] is deprecated: the build is a Build now; read its fields "
+            "(build.name, build.cpu, ...) or build_summary(build) for the JSON form",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return build_summary(self)[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Deprecated, as `build[key]`."""
+        warnings.warn(
+            f"build.get({key!r}) is deprecated: the build is a Build now; read its fields "
+            "(build.name, build.cpu, ...) or build_summary(build) for the JSON form",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return build_summary(self).get(key, default)
+
     def with_recording(self, recording: bool) -> Build:
         """The same build with the recording (or plain) allocator."""
         return replace(self, recording=recording)
@@ -274,6 +296,12 @@ def with_npu(build: Build, npu: Npu | str) -> Build:
     )
     found = replace(found, kernels_named_by=build.kernels_named_by)
     return found if not release else found.at_release(build.tflm)
+
+
+def with_kernels_named(build: Build) -> Build:
+    """The same build as a command naming its kernel library selects it (`build_flags` always
+    names it): overlaps then hold on that library alone, and the number on this build alone."""
+    return replace(build, kernels_named_by=NAMED_BY_USER)
 
 
 def default_release(cpu: str | None) -> TflmRelease:
@@ -618,71 +646,81 @@ def build_summary(build: Build) -> dict[str, Any]:
     return summary
 
 
-def kernels_release_title(summary: Mapping[str, Any]) -> str:
-    """A build summary → its kernel library's own release as figures name it ('CMSIS-NN
-    4ab83cc3cc98', 'esp-nn 1.2.3'); '' for the reference kernels (TFLM's release)."""
-    release = summary.get("kernels_release")
-    library = LIBRARY_RECORDS[str(summary.get("kernels") or REFERENCE)]
-    return f"{library.release_title} {release}" if release and library.release_title else ""
+def build_document(build: Build | None) -> dict[str, Any] | None:
+    """What a JSON writer says about the build a figure is for: `build_summary`, or None for a
+    runtime without builds (LiteRT). The build travels whole until here."""
+    return None if build is None else build_summary(build)
 
 
-def build_flags(summary: Mapping[str, Any]) -> str:
-    """A build summary (`build_summary`) → the options that select it again, for the commands
-    a report suggests: ' --cpu cortex-m4 --kernels cmsis-nn', '' for today's host wheel, with
-    ' --tflm RELEASE' for another TFLM release than the build's default."""
-    cpu = summary.get("cpu")
-    release = release_flag(summary)
-    if not cpu:
+def kernels_release_title(build: Build | None) -> str:
+    """A build → its kernel library's own release as figures name it ('CMSIS-NN 4ab83cc3cc98',
+    'esp-nn 1.2.3'); '' for the reference kernels (TFLM's release) and for no build."""
+    if build is None or build.library_release is None or not build.library.release_title:
+        return ""
+    return f"{build.library.release_title} {build.library_release.name}"
+
+
+def build_flags(build: Build | None) -> str:
+    """A build → the options that select it again, for the commands a report suggests:
+    ' --cpu cortex-m4 --kernels cmsis-nn', '' for today's host wheel (and for a runtime without
+    builds), with ' --tflm RELEASE' for another TFLM release than the build's default."""
+    if build is None:
+        return ""
+    release = release_flag(build)
+    if build.cpu is None:
         return release
-    return f" --cpu {cpu} --kernels {kernels_flag(summary)}{npu_flag(summary)}{release}"
+    return f" --cpu {build.cpu} --kernels {kernels_flag(build)}{npu_flag(build)}{release}"
 
 
-def npu_flag(summary: Mapping[str, Any]) -> str:
-    """' --npu ethos-u55-128' for a summarised build with an NPU, else ''."""
-    npu = summary.get("npu")
-    return f" --npu {npu}" if npu else ""
+def npu_flag(build: Build | None) -> str:
+    """' --npu ethos-u55-128' for a build with an NPU, else ''."""
+    return "" if build is None or build.npu is None else f" --npu {build.npu.name}"
 
 
-def kernels_flag(summary: Mapping[str, Any]) -> str:
-    """The --kernels value that selects a summarised build's kernels again: 'cmsis-nn',
-    'esp-nn', 'esp-nn@1.2.0', 'esp-nn-ansi'."""
-    library = LIBRARY_RECORDS[str(summary.get("kernels") or REFERENCE)]
-    release = summary.get("kernels_release") or library.default_release
-    path = next((p for p in library.code_paths if p.name == summary.get("isa")), None)
+def kernels_flag(build: Build) -> str:
+    """The --kernels value that selects a build's kernels again: 'cmsis-nn', 'esp-nn',
+    'esp-nn@1.2.0', 'esp-nn-ansi'."""
+    library = build.library
+    release = build.library_release
     return KernelsOption(
         library,
-        None if release is None or release == library.default_release else library.release(release),
-        path if path is not None and path.option else None,
+        None if release is None or release.name == library.default_release else release,
+        build.code_path if build.code_path.option else None,
     ).spelling
 
 
-def overlap_flags(summary: Mapping[str, Any]) -> str:
+def overlap_flags(build: Build | None) -> str:
     """The options of an `optimize --overlap` command for this build: `build_flags`, but
     --kernels only when the user named the library (`Build.kernels_named_by`); otherwise the
     overlaps must hold on every library the core may run, so the command names none."""
-    if summary.get("kernels_named_by") == NAMED_BY_USER:
-        return build_flags(summary)
-    cpu = summary.get("cpu")
-    return (f" --cpu {cpu}" if cpu else "") + npu_flag(summary) + release_flag(summary)
+    if build is None:
+        return ""
+    if build.kernels_named_by == NAMED_BY_USER:
+        return build_flags(build)
+    cpu = f" --cpu {build.cpu}" if build.cpu else ""
+    return cpu + npu_flag(build) + release_flag(build)
 
 
-def release_flag(summary: Mapping[str, Any]) -> str:
-    """' --tflm RELEASE' when a build summary's TFLM release is not its build's default (so a
-    suggested command, with --target too, stays at the release the user asked for), else ''."""
-    tflm = summary.get("tflm") or {}
-    default = default_release(summary.get("cpu")).name
-    return "" if tflm.get("release", default) == default else f" --tflm {_tflm_flag(tflm)}"
+def release_flag(build: Build | None) -> str:
+    """' --tflm RELEASE' when a build's TFLM release is not its build's default (so a suggested
+    command, with --target too, stays at the release the user asked for), else ''."""
+    if build is None or build.tflm.name == default_release(build.cpu).name:
+        return ""
+    return f" --tflm {_tflm_flag(build.tflm)}"
 
 
-def _tflm_flag(tflm: Mapping[str, Any]) -> str:
-    """The --tflm value that names a summarised release again: its wheel, else its short commit
-    (the whole hash when the short one is ambiguous), else its date."""
-    if tflm.get("wheel"):
-        return str(tflm["wheel"])
-    commit = str(tflm.get("commit") or "")
-    if commit:
+def _tflm_flag(tflm: TflmRelease) -> str:
+    """The --tflm value that names a release again: its wheel, else its short commit (the whole
+    hash when the short one is ambiguous), else its date."""
+    if tflm.wheel:
+        return tflm.wheel
+    if tflm.commit:
         try:
-            return commit[:7] if tflm_release(commit[:7]).commit == commit else commit
+            return (
+                tflm.commit[:7]
+                if tflm_release(tflm.commit[:7]).commit == tflm.commit
+                else tflm.commit
+            )
         except UsageError:
-            return commit
-    return str(tflm.get("release"))
+            return tflm.commit
+    return tflm.name

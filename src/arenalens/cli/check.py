@@ -7,7 +7,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from arenalens.builds.build import Build
+from arenalens.builds.build import Build, with_kernels_named
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
 from arenalens.cli.command_line import rerun, with_option
 from arenalens.cli.common import (
@@ -167,16 +167,11 @@ def optimized_bytes(
         return None
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
 
-    chosen = build or selected_build(args)
     # The command check suggests names the build's kernels (`build_flags`): the number is that
     # build's alone.
+    chosen = with_kernels_named(build or selected_build(args))
     with working(args, f"optimizing to see what fits (up to {OPTIMIZE_SECONDS:g} s)"):
-        return optimize_model(
-            model,
-            time_limit_s=OPTIMIZE_SECONDS,
-            build=chosen,
-            kernels=None if chosen.is_host else chosen.kernels,
-        ).new_required_bytes
+        return optimize_model(model, time_limit_s=OPTIMIZE_SECONDS, build=chosen).new_required_bytes
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:

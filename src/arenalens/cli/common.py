@@ -15,14 +15,13 @@ from arenalens.builds.build import (
     ESP_NN_RELEASES,
     KERNEL_LIBRARIES,
     Build,
-    select_build,
 )
 from arenalens.builds.npu import npus
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.target_build import target_build
+from arenalens.target_build import build_from_options
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
@@ -115,21 +114,20 @@ def selected_build(args: argparse.Namespace) -> Build:
     can imply a core and kernels."""
     cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
     tflm, npu = getattr(args, "tflm", None), getattr(args, "npu", None)
-    if cpu is None and getattr(args, "overlap", False):
-        # --overlap --kernels cmsis-nn alone asks only for CMSIS-NN's access order.
-        kernels = None
-    runtime = getattr(args, "runtime", "tflm")
     target = _single_target(args)
-    if runtime != "tflm" and tflm is not None:
-        raise UsageError(f"--tflm selects a TFLite Micro release; --runtime {runtime} has none")
-    if target is not None and runtime == "tflm":
-        return target_build(target, cpu=cpu, kernels=kernels, tflm=tflm, npu=npu)
-    build = select_build(cpu, kernels, tflm, npu)
-    if runtime != "tflm" and not build.is_host:
-        raise UsageError(
-            f"--cpu / --kernels select a TFLite Micro build; --runtime {runtime} has none"
-        )
-    return build
+    if cpu is None and getattr(args, "overlap", False) and (target is None or not target.build_cpu):
+        # --overlap --kernels cmsis-nn without a core asks only for CMSIS-NN's access order on
+        # the wheel's figures (`overlap_rules_for` reads it); with a board's core, the build
+        # carries the library named.
+        kernels = None
+    return build_from_options(
+        target=target,
+        cpu=cpu,
+        kernels=kernels,
+        npu=npu,
+        tflm=tflm,
+        runtime=getattr(args, "runtime", "tflm"),
+    )
 
 
 def _single_target(args: argparse.Namespace) -> Target | None:
@@ -142,14 +140,18 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     """The kernel code paths --overlap must hold on and the builds the number to declare must
-    hold on (`kernel_paths.overlap_rules`): the library the user named (--kernels, carried by the
-    selected build when a core or board names it), else every library the chip may run (a board
-    preset's core without a 32-bit model: its vendor's kernels too)."""
+    hold on (`kernel_paths.overlap_rules`), as the selected build says them: the library the
+    user named (--kernels, carried by the build when a core or board names it), else every
+    library the chip may run. Two things no build carries: --kernels without a core (the wheel's
+    figures, that library's access orders) and a board preset's core without a 32-bit model
+    (its vendor's kernels too)."""
     # The overlap rules load only for --overlap.
     from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
 
-    kernels = getattr(args, "kernels", None)
+    if not build.is_host:
+        return overlap_rules(build)
     target = _single_target(args)
+    kernels = getattr(args, "kernels", None)
     if kernels is None and target is not None and target.kernels is None:
         return overlap_rules(build, chip=target.chip or target.name)
     return overlap_rules(build, kernels)

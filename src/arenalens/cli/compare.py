@@ -82,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         seed=args.seed,
         reorder=args.reorder,
-        overlap=args.overlap,
-        kernels=overlap_rules_for(args, build),
+        overlap=overlap_rules_for(args, build) if args.overlap else False,
     )
     document = compare_document(comparison)
     if args.json:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from arenalens.builds.build import build_flags, overlap_flags
+from arenalens.builds.build import build_document, build_flags, overlap_flags
 from arenalens.cannot_run import group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import (
@@ -82,7 +82,7 @@ def cannot_run_correctly(context: DiagnoseContext) -> Iterator[Finding]:
         fix=_replan_fix(context, conflicts[0]),
         details={
             "conflicts": [conflict.as_dict() for conflict in conflicts],
-            "build": dict(context.analysis.budget.build),
+            "build": build_document(context.analysis.budget.build) or {},
         },
     )
 
@@ -91,17 +91,17 @@ def _replan_fix(context: DiagnoseContext, conflict: PlanConflict) -> str:
     """The conflict's fix as a command runnable as printed: the model as typed, the analysed
     build's options, and an output file (the verdict's own fix names the command generically)."""
     assert context.analysis is not None  # cannot_run_correctly only runs with an analysis
-    summary = context.analysis.budget.build
+    build = context.analysis.budget.build
     model = model_argument(context.model)
     output = optimize_output(context.model)
     if conflict.kind == SHAPES:
-        command = f"arenalens optimize {model}{build_flags(summary)} -o {output}"
+        command = f"arenalens optimize {model}{build_flags(build)} -o {output}"
         return (
             f"plan again for the tensor sizes it runs with: `{command}` writes a checked plan "
             "in place of this one (add --input-shape for the size the application feeds), or "
             "run the model without the offline plan"
         )
-    command = f"arenalens optimize {model}{overlap_flags(summary)} -o {output} --overlap"
+    command = f"arenalens optimize {model}{overlap_flags(build)} -o {output} --overlap"
     return (
         f"flash it only with a build it is right on, or plan it again: `{command}` writes a "
         "plan whose overlaps hold on this build (without --kernels on every kernel library the "

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from arenalens import __version__
-from arenalens.builds.build import kernels_release_title
+from arenalens.builds.build import allocator_name, kernels_release_title
 from arenalens.pipeline import Analysis
 from arenalens.runtimes import get_runtime
 
@@ -169,18 +169,17 @@ def _wrapped(label: str, notes: Sequence[str]) -> list[str]:
 def _build_lines(analysis: Analysis) -> list[str]:
     """The comment line naming the build the sizes are for (TFLM only)."""
     build = analysis.budget.build
-    if not build:
+    if build is None:
         return []
-    tflm = build.get("tflm") or {}
-    release = [f" * Release: {_comment(str(tflm['title']))}."] if tflm.get("title") else []
+    release = [f" * Release: {_comment(build.tflm.title)}."]
     library = kernels_release_title(build)
     if library:
-        release = [f" * Release: {_comment(str(tflm['title']))}, {_comment(library)}."]
-    if build.get("cpu") is None:
-        return [f" * Build: {_comment(str(build['title']))}.", *release]
+        release = [f" * Release: {_comment(build.tflm.title)}, {_comment(library)}."]
+    if build.is_host:
+        return [f" * Build: {_comment(build.title)}.", *release]
     return [
-        f" * Build: {_comment(str(build['title']))}, {_comment(str(build['abi']))}, "
-        f"{_comment(str(build['allocator']))}.",
+        f" * Build: {_comment(build.title)}, {_comment(build.abi.title)}, "
+        f"{_comment(allocator_name(build))}.",
         *release,
     ]
 

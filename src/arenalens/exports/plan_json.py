@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from arenalens import __version__
+from arenalens.builds.build import build_document
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.runtimes.litert.heap import heap_documents
 
@@ -56,7 +57,7 @@ def plan_document(analysis: Analysis) -> dict[str, Any]:
         "cannot_run": [obstacle.as_dict() for obstacle in budget.obstacles],
         "planner": analysis.planner,
         "alignment": analysis.options.get("alignment"),
-        "build": dict(budget.build) or None,
+        "build": build_document(budget.build),
         "required_bytes": budget.required_bytes,
         "budget": {
             "required_bytes": budget.required_bytes,

@@ -72,7 +72,7 @@ def _host_figure_for_cortex_m(verdict: Verdict) -> bool:
     target = None if verdict.fit is None else verdict.fit.target
     return (
         verdict.runtime == "tflm"
-        and verdict.build.get("cpu") is None
+        and (verdict.build is None or verdict.build.is_host)
         and target is not None
         and target.cpu.startswith("cortex-m")
     )
@@ -387,8 +387,8 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
 
 def _build_label(verdict: Verdict) -> str:
     """The build a board's figure is for, short: 'cortex-m4/cmsis-nn', or 'host wheel'."""
-    name = verdict.build.get("name")
-    return "host wheel" if name in (None, "host") else str(name)
+    build = verdict.build
+    return "host wheel" if build is None or build.name == "host" else build.name
 
 
 def _distinct_builds(verdicts: Sequence[Verdict]) -> list[Verdict]:

@@ -15,7 +15,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from arenalens.builds.build import build_flags, overlap_flags
+from arenalens.builds.build import Build, build_document, build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
 from arenalens.report.labels import (
     OVERLAP_PLAN_SUFFIX,
@@ -207,8 +207,8 @@ class MemoryReport:
     input_name: str = ""  # --max-input: the resized input
     input_sizes: tuple[InputSizeRow, ...] = ()  # --max-input: every size planned, by height
     max_input: tuple[int, ...] | None = None  # --max-input: the largest shape that fits
-    # The build the figures are for (TFLM `build_summary`; {} for a runtime without builds).
-    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The build the figures are for (None for a runtime without builds).
+    build: Build | None = None
     # Where every byte of required_bytes goes, in address order (TFLM: head, setup, tail by
     # part; LiteRT: one section per arena); () when not made by a runtime's rules.
     sections: tuple[ArenaSection, ...] = ()
@@ -287,7 +287,7 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
         "runtime": report.runtime,
         "tensor_count": report.tensor_count,
         "operator_count": report.operator_count,
-        "build": dict(report.build) or None,
+        "build": build_document(report.build),
         "required_bytes": report.required_bytes,
         "required_parts": dict(report.required_parts),
         "arena_sections": sections_json(report.sections),

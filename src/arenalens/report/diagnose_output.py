@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
 from arenalens.report.check_output import declare_line
@@ -30,7 +31,7 @@ def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
         "runtime": diagnosis.runtime,
         "build": None
         if diagnosis.analysis is None
-        else dict(diagnosis.analysis.budget.build) or None,
+        else build_document(diagnosis.analysis.budget.build),
         "counts": {severity.value: diagnosis.count(severity) for severity in Severity},
         "findings": [finding.as_dict(model) for finding in diagnosis.findings],
     }

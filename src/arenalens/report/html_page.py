@@ -133,8 +133,8 @@ def _static_header(report: MemoryReport, names: str) -> str:
         facts.append(f"{format_bytes_short(arena.overlap_lower_bound)} with overlaps")
     facts.append(f"{len(arena.buffers)} buffers, {report.operator_count} operators")
     facts.append(f"runtime {report.runtime}")
-    if report.build.get("cpu") is not None:
-        facts.append(f"build {report.build['name']}")
+    if report.build is not None and not report.build.is_host:
+        facts.append(f"build {report.build.name}")
     return (
         '<header class="page-header">'
         '<div class="brand">arenalens</div>'

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes import VerifyResult
@@ -76,7 +77,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
             primary.plan.arena_size, primary.lower_bound
         ),
         "reuse_ratio_vs_naive": ratio(primary.naive_plan.arena_size, primary.plan.arena_size),
-        "build": dict(analysis.budget.build) or None,
+        "build": build_document(analysis.budget.build),
         "required_bytes": analysis.budget.required_bytes,
         "runtime_required_bytes": analysis.runtime_budget.required_bytes,
         "declare": declared.as_dict(),

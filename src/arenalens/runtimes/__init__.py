@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import import_module
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from arenalens.errors import UsageError
 from arenalens.runtimes.arena_split import ArenaSplit
@@ -81,9 +81,9 @@ class MemoryBudget:
     # The build the number is for, in words ("64-bit host build (tflite-micro wheel)",
     # "Cortex-M7 (Armv7E-M, DSP), CMSIS-NN kernels; ILP32 (Arm EABI), MicroAllocator").
     device: str = ""
-    # The same as data (TFLM: `build_summary`: name, cpu, kernels, isa, abi, allocator); empty
-    # for a runtime with one build.
-    build: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # The build itself (its JSON is `build_summary`'s, made by the writers); None for a runtime
+    # with one build.
+    build: Build | None = None
     # Why `required_bytes` is an estimate rather than the runtime's exact figure (empty: exact).
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.

@@ -83,8 +83,11 @@ def test_two_buffer_minima_are_the_probes(
 def test_variables_apart_are_the_probes(
     probe: str, build_name: str, name: str, figures: dict[str, Any]
 ) -> None:
+    import hashlib
+
     data = _model_bytes(name)
     assert data is not None
+    assert hashlib.sha256(data).hexdigest() == figures["sha256"], "model changed: re-measure"
     split = _split(data, build_name)
     assert split.variables is not None
     assert split.variables.single_bytes == figures["main_min"]
@@ -92,13 +95,36 @@ def test_variables_apart_are_the_probes(
 
 
 def test_measurements_cover_the_corpus_and_generated_cases() -> None:
-    """The cache holds shared models and generated cases, all with the pair of minima setting
-    up together."""
+    """The cache holds shared models, generated cases (resource variables among them) and the
+    placement tests' models, all with the pair of minima setting up together."""
     for probe in TWO_BUFFER_PROBES:
         models = MEASURED[probe]["models"]
         assert any(name.startswith("case:") for name in models)
+        assert any(name.startswith("case:VAR_HANDLE") for name in models)
+        assert any(name.startswith("fixture:") for name in models)
         assert any(name.endswith(".tflite") for name in models)
         assert all(found.get("pair_ok", True) for found in models.values())
+
+
+@pytest.mark.parametrize(
+    ("probe", "name"),
+    [
+        pytest.param(probe, name, id=f"{probe}:{name}")
+        for probe in TWO_BUFFER_PROBES
+        for name, found in sorted(MEASURED[probe]["models"].items())
+        if found.get("status") != "ok"
+    ],
+)
+def test_what_the_probe_cannot_set_up_is_predicted_to_fail(probe: str, name: str) -> None:
+    """A model that sets up at no size on the probe (a refusal, an abort that hangs) is one
+    arenalens says the build cannot run."""
+    from arenalens.runtimes.tflm.support import support
+
+    data = _model_bytes(name)
+    if data is None:
+        pytest.skip(f"{name} not in {MODELS}")
+    build = build_named(MEASURED[probe]["build"]).with_recording(False)
+    assert not support(parse_model(data, "model"), build).sets_up
 
 
 def test_a_clean_run_is_only_a_clean_run() -> None:

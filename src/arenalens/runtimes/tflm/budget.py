@@ -11,16 +11,14 @@ Where a kernel's bytes on that build are not known exactly, the budget says so
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from types import MappingProxyType
-from typing import Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
-from arenalens.builds.build import HOST, Build, build_summary, build_title
+from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
-from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import (
@@ -199,8 +197,8 @@ def budget(
         required_bytes=prediction.minimal_arena,
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
-        device=_described(build)[0],
-        build=_described(build)[1],
+        device=build_title(build),
+        build=build,
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections_of=partial(arena_sections, prediction, arena.problem),
@@ -212,12 +210,6 @@ def budget(
             variable_count=capacity,
         ),
     )
-
-
-@recent_by_identity()
-def _described(build: Build) -> tuple[str, Mapping[str, Any]]:
-    """The build's title and summary (the same build for every model of a search loop)."""
-    return build_title(build), MappingProxyType(build_summary(build))
 
 
 HEAD_MEANING = (
