@@ -129,9 +129,8 @@ def target_at(buf: Any, size: int, position: int) -> int:
 class TableView:
     """One table: `pos` is its start; field(slot) → absolute position of the field or 0.
 
-    Each accessor does its whole read in one frame (no accessor calls another): a Python call
-    costs as much as the read itself. The reader's hottest tables (tensors, operators) skip the
-    view altogether: `table_rows` and the `*_at` functions above read them in the caller's frame.
+    The reader's hottest tables (tensors, operators) skip the view altogether: `table_rows` and
+    the `*_at` functions above read them in the caller's frame; the view reads the others.
     """
 
     __slots__ = ("buf", "fields", "pos", "size")
@@ -198,36 +197,14 @@ class TableView:
         relative = self.fields[(slot - 4) >> 1]
         if not relative:
             return 0, 0
-        buf, size = self.buf, self.size
-        position = self.pos + relative
-        start: int = position + _U32.unpack_from(buf, position)[0]
-        if start > size - 4:
-            raise MalformedTableError(f"offset at {position} points outside the file")
-        length: int = _U32.unpack_from(buf, start)[0]
-        if start + 4 + length * element_bytes > size:
-            raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only "
-                f"{format_bytes_exact(size)}"
-            )
-        return start + 4, length
+        return vector_at(self.buf, self.size, self.pos + relative, element_bytes)
 
     def int32_vector(self, slot: int) -> tuple[int, ...] | None:
         """A [int] field as a tuple; None when absent."""
         relative = self.fields[(slot - 4) >> 1]
         if not relative:
             return None
-        buf, size = self.buf, self.size
-        position = self.pos + relative
-        start: int = position + _U32.unpack_from(buf, position)[0]
-        if start > size - 4:
-            raise MalformedTableError(f"offset at {position} points outside the file")
-        length: int = _U32.unpack_from(buf, start)[0]
-        if start + 4 + length * 4 > size:
-            raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only "
-                f"{format_bytes_exact(size)}"
-            )
-        return _int32s(length).unpack_from(buf, start + 4)
+        return int32_vector_at(self.buf, self.size, self.pos + relative)
 
     def string(self, slot: int) -> str:
         """A string field decoded as UTF-8 (invalid bytes replaced); '' when absent."""
