@@ -6,6 +6,10 @@ kTensorArenaSize, head + tail + setup; LiteRT: arenas + persistent arenas) again
 Besides "does it fit as it is", a check says whether it fits after `arenalens optimize` (the
 minimal kTensorArenaSize of the model optimize would write, when that decides the answer) and
 whether only a different model would (even a plan at the lower bound does not fit).
+
+A Vela-compiled model needs more than its arena in the SRAM its Ethos-U NPU reaches: the fast
+memory of a Dedicated_Sram compilation, the weights of a Sram_Only one (`vela/placement.py`). It
+fits only when those pieces have a place too (`FitCheck.npu`), as it is and after optimize.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from arenalens.placement import BoardPlacement, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
+from arenalens.vela.placement import Memories, NpuFit, board_memories
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,10 @@ class FitCheck:
     # Where each part goes on a board with several RAM banks (`placement.py`); None for a
     # budget, a board with one bank, or a number that is not the runtime's own split.
     placement: BoardPlacement | None = None
+    # A Vela-compiled model's SRAM pieces (arena, fast memory, SRAM weights) against the board's
+    # banks the NPU reaches, or the budget (None: the model has no NPU operator). The arena is
+    # one piece there: its scratch, which the NPU addresses, must sit in a bank it reaches.
+    npu: NpuFit | None = None
 
     @property
     def runtime(self) -> str:
@@ -100,10 +109,16 @@ class FitCheck:
         return self.declared.status.gives_a_number
 
     @property
+    def npu_fits(self) -> bool:
+        """False when the arena fits but the NPU's other pieces do not fit beside it (or the
+        driver refuses the fast memory firmware gives)."""
+        return self.npu is None or self.npu.fits
+
+    @property
     def fits(self) -> bool:
         """True when the number means something and fits: as one arena in the largest block,
-        or split across the board's banks (`placement`)."""
-        if not self.meaningful:
+        or split across the board's banks (`placement`), with the NPU's pieces beside it."""
+        if not self.meaningful or not self.npu_fits:
             return False
         return self.headroom_bytes >= 0 or (self.placement is not None and self.placement.fits)
 
@@ -112,6 +127,10 @@ class FitCheck:
         """True when it fits only with its parts in separate banks (or in a bank the largest
         static block does not count, such as external RAM)."""
         return self.fits and self.headroom_bytes < 0
+
+    def _npu_fits_at(self, arena_bytes: int) -> bool:
+        """Whether the NPU's pieces would fit beside an arena of this size."""
+        return self.npu is None or self.npu.at_arena(arena_bytes).fits
 
     @property
     def fits_after_optimize(self) -> bool | None:
@@ -124,9 +143,13 @@ class FitCheck:
         if self.runtime != "tflm" or self.best_case_bytes > self.available_bytes:
             # LiteRT takes no offline plan, and no plan beats the lower bound.
             return False
+        if not self._npu_fits_at(self.best_case_bytes):
+            return False  # not even the smallest arena leaves room for the NPU's pieces
         if self.optimized_bytes is None:
             return None
-        return self.optimized_bytes <= self.available_bytes
+        return self.optimized_bytes <= self.available_bytes and self._npu_fits_at(
+            self.optimized_bytes
+        )
 
     @property
     def optimize_decides(self) -> bool:
@@ -136,6 +159,7 @@ class FitCheck:
             and self.meaningful
             and not self.fits
             and self.best_case_bytes <= self.available_bytes
+            and self._npu_fits_at(self.best_case_bytes)
         )
 
 
@@ -147,8 +171,13 @@ def check_fit(
     reserve_bytes: int = 0,
     optimized_bytes: int | None = None,
     budget_text: str = "",
+    fast_memory_bytes: int | None = None,
+    weights_in_sram: bool = False,
 ) -> FitCheck:
-    """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets."""
+    """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
+    For a Vela-compiled model, `fast_memory_bytes` is the fast_memory_size firmware hands
+    `ethosu_init` (None: what the model needs) and `weights_in_sram` says it was compiled with
+    Sram_Only (its weights are a piece in SRAM too)."""
     if budget_bytes is not None and target is None:
         budget = budget_bytes
     elif target is not None and budget_bytes is None:
@@ -164,6 +193,16 @@ def check_fit(
         )
     declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
+    npu = _npu_fit(
+        analysis,
+        declared,
+        # The banks the NPU reaches; without them, the available bytes as one block.
+        Memories(budget - reserve_bytes)
+        if target is None
+        else board_memories(target, budget - reserve_bytes),
+        fast_memory_bytes=fast_memory_bytes,
+        weights_in_sram=weights_in_sram,
+    )
     placement = None
     # Read only for boards with several banks: the split is computed when first read.
     split = analysis.budget.split if target is not None and len(target.banks) > 1 else None
@@ -173,6 +212,9 @@ def check_fit(
         and split is not None
         and declared.status.gives_a_number
         and split.single_bytes == declared.required_bytes
+        # A Vela-compiled model's arena holds the NPU's scratch: it goes whole to a bank the
+        # NPU reaches, beside the NPU's other pieces (`npu`), never split into banks it may not.
+        and npu is None
     ):
         placement = place(split, target, reserve_bytes=reserve_bytes)
     return FitCheck(
@@ -188,6 +230,33 @@ def check_fit(
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
         placement=placement,
+        npu=npu,
+    )
+
+
+def _npu_fit(
+    analysis: Analysis,
+    declared: DeclaredArena,
+    memories: Memories,
+    *,
+    fast_memory_bytes: int | None,
+    weights_in_sram: bool,
+) -> NpuFit | None:
+    """The SRAM pieces of a Vela-compiled model (TFLM) against the board or budget; None for a
+    model without an NPU operator."""
+    if analysis.runtime != "tflm":
+        return None
+    from arenalens.vela.memory import npu_memory  # noqa: PLC0415 - reads the ethos-u operators
+
+    memory = npu_memory(analysis.model)
+    if memory is None:
+        return None
+    return NpuFit(
+        memory,
+        memories,
+        declared.required_bytes,
+        weights_in_sram=weights_in_sram,
+        fast_memory_given=fast_memory_bytes,
     )
 
 

@@ -109,8 +109,9 @@ class Steps:
     def shape_options(self) -> str:
         return "".join(f" --input-shape {shlex.quote(shape)}" for shape in self.asked.input_shapes)
 
-    def budget_options(self) -> str:
-        """--target or --budget, and --reserve, as asked (for check commands)."""
+    def budget_options(self, *, npu: bool = True) -> str:
+        """--target or --budget, and --reserve, as asked (for check commands), and the NPU's
+        options unless `npu` is False."""
         fit = self.verdict.fit
         if fit is None:
             return ""
@@ -120,7 +121,18 @@ class Steps:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
         if fit.reserve_bytes:
             text += f" --reserve {fit.reserve_bytes}"
-        return text
+        return text + (self.npu_options() if npu else "")
+
+    def npu_options(self, fast_memory: int | None = None) -> str:
+        """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
+        fast memory size."""
+        fit = self.verdict.fit
+        npu = None if fit is None else fit.npu
+        if npu is None:
+            return ""
+        given = npu.fast_memory_given if fast_memory is None else fast_memory
+        text = "" if given is None else f" --fast-memory {given}"
+        return text + (" --weights-in-sram" if npu.weights_in_sram else "")
 
     def command(self, verb: str, *options: str, model: str | None = None) -> str:
         argument = self.model if model is None else model
@@ -132,12 +144,16 @@ class Steps:
         options = " --target all"
         if self.asked.runtime != "tflm":
             options += f" --runtime {self.asked.runtime}"
-        elif self.asked.cpu:
+        elif self.asked.cpu and self.verdict.npu_memory is None:
+            # (A Vela-compiled model runs only with the NPU each board implies: no --cpu.)
             options += f" --cpu {self.asked.cpu}"
             if self.asked.kernels:
                 options += f" --kernels {self.asked.kernels}"
         if self.asked.runtime == "tflm":
             options += release_flag(self.verdict.build)
+        fit = self.verdict.fit
+        if fit is not None and fit.npu is not None and fit.npu.weights_in_sram:
+            options += " --weights-in-sram"
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
@@ -266,6 +282,8 @@ class Steps:
             steps.extend(self.optimize_step(saves))
             steps.extend(self.npu_step())
             return steps
+        if verdict.npu_short:
+            return self.npu_short_steps()
         short = format_bytes_exact(-fit.headroom_bytes)
         if fit.fits_after_optimize and optimized is not None:
             steps.append(
@@ -365,6 +383,47 @@ class Steps:
                     verdict.declared.required_bytes - overlap,
                 )
             )
+        return steps
+
+    def npu_short_steps(self) -> list[Step]:
+        """The arena fits, the NPU's other SRAM pieces do not fit beside it (or the driver
+        refuses the fast memory firmware gives): what changes that."""
+        from arenalens.report.npu_memory import npu_shortfall  # noqa: PLC0415 - its words
+
+        fit = self.verdict.fit
+        assert fit is not None and fit.npu is not None
+        npu = fit.npu
+        spare = format_bytes_exact(fit.headroom_bytes)
+        steps = [
+            Step(
+                f"The arena fits {self.verdict.where} ({spare} to spare), but the model does "
+                f"not: {npu_shortfall(npu)}."
+            )
+        ]
+        if npu.refusal:
+            needed = npu.memory.fast_memory_bytes
+            steps.append(
+                Step(
+                    f"Give ethosu_init() at least {format_bytes_exact(needed)} of fast memory "
+                    "(its fast_memory_size), then check again:",
+                    self.command(
+                        "check",
+                        self.shape_options(),
+                        self.build_options(),
+                        self.budget_options(npu=False),
+                        self.npu_options(fast_memory=needed),
+                    ),
+                )
+            )
+            return steps
+        steps.append(
+            Step(
+                "Compile the model from before Vela again with a setting that needs less SRAM: "
+                "`arenalens vela` with this board or budget lists each setting's arena, fast "
+                "memory and SRAM weights and marks the fastest that fits (extra 'npu')."
+            )
+        )
+        steps.append(Step("Or pick a board it fits:", self.all_boards_command()))
         return steps
 
     def input_search(self) -> list[Step]:

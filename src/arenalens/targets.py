@@ -78,6 +78,18 @@ class MemoryBank:
         return BANK_KINDS.index(self.kind)
 
 
+@dataclass(frozen=True, slots=True)
+class VelaConfig:
+    """The Vela configuration a chip's vendor compiles with instead of Arm's defaults: its own
+    vela.ini, system configuration (clocks, memory bandwidths and latencies, which Vela's time
+    estimate follows) and memory mode."""
+
+    config_file: str  # the vela.ini the vendor ships: 'himax_vela.ini'
+    system_config: str  # its --system-config section
+    memory_mode: str  # its --memory-mode section
+    source: str
+
+
 def _bank(row: Mapping[str, Any]) -> MemoryBank:
     return MemoryBank(
         name=row["name"],
@@ -119,6 +131,8 @@ class Target:
     npu: str | None = None
     # Its RAM banks (a board's: its chip's, then those the board adds); empty where not listed.
     banks: tuple[MemoryBank, ...] = ()
+    # The Vela configuration its vendor's SDK compiles with (None: Arm's defaults for the NPU).
+    vela_config: VelaConfig | None = None
 
     @property
     def is_board(self) -> bool:
@@ -140,6 +154,7 @@ def _chip(row: Mapping[str, Any]) -> Target:
         kernels=row["kernels"],
         npu=row.get("npu"),
         banks=tuple(_bank(bank) for bank in row.get("banks", ())),
+        vela_config=None if "vela_config" not in row else VelaConfig(**row["vela_config"]),
     )
 
 
@@ -171,6 +186,7 @@ def _board(
         kernels=chip.kernels,
         npu=chip.npu,
         banks=(*banks, *(_bank(bank) for bank in row.get("banks", ()))),
+        vela_config=chip.vela_config,
     )
 
 
@@ -230,6 +246,13 @@ def target_document(target: Target) -> dict[str, object]:
     }
     if target.banks:
         document["banks"] = [bank_document(bank) for bank in target.banks]
+    if target.vela_config is not None:
+        document["vela_config"] = {
+            "config_file": target.vela_config.config_file,
+            "system_config": target.vela_config.system_config,
+            "memory_mode": target.vela_config.memory_mode,
+            "source": target.vela_config.source,
+        }
     return document
 
 

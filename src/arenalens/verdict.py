@@ -35,6 +35,7 @@ from arenalens.units import format_bytes_exact
 if TYPE_CHECKING:  # the CLI runs the pipeline and the search; the verdict only reads them
     from arenalens.max_input import InputSearch
     from arenalens.pipeline import Analysis
+    from arenalens.vela.memory import NpuMemory
 
 EXIT_OK = 0
 EXIT_NOT_OK = 1
@@ -76,6 +77,8 @@ class Verdict:
     search: InputSearch | None = None  # --max-input
     optimized_bytes: int | None = None  # the number after `arenalens optimize`, when computed
     assumptions: tuple[str, ...] = ()
+    # A Vela-compiled model's NPU memories (TFLM); where they go on the board is `fit.npu`.
+    npu_memory: NpuMemory | None = None
 
     # -- the answers -------------------------------------------------------------------------
     @property
@@ -142,6 +145,13 @@ class Verdict:
     def fits(self) -> bool:
         """True when a budget was asked and the number fits it."""
         return self.answer in (Answer.FITS, Answer.FITS_ESTIMATE)
+
+    @property
+    def npu_short(self) -> bool:
+        """True when the arena fits but the NPU's other pieces (fast memory, SRAM weights) do
+        not fit beside it, or the driver refuses the fast memory firmware gives."""
+        fit = self.fit
+        return fit is not None and self.has_number and fit.headroom_bytes >= 0 and not fit.npu_fits
 
     @property
     def fits_after_optimize(self) -> bool | None:
@@ -226,8 +236,23 @@ class Verdict:
             "next_steps": [step.as_dict() for step in self.steps],
             "assumptions": list(self.assumptions),
         }
+        if self.npu_memory is not None:  # a Vela-compiled model (as plan's document has it)
+            document["npu_memory"] = self._npu_document()
         if self.search is not None:
             document.update(input_search_document(self.search, counts=self.has_number))
+        return document
+
+    def _npu_document(self) -> dict[str, Any] | None:
+        """The NPU memories (None without an ethos-u operator) and, against a board or budget,
+        where each SRAM piece goes (`fit`) and the driver's refusal of the fast memory given."""
+        if self.npu_memory is None:
+            return None
+        document: dict[str, Any] = self.npu_memory.document(self.required_bytes)
+        npu = None if self.fit is None else self.fit.npu
+        if npu is not None:
+            document["fit"] = npu.as_dict()
+            if npu.fast_memory_given is not None:
+                document["fast_memory_refusal"] = npu.refusal
         return document
 
 
@@ -285,6 +310,8 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
         "verdict": None if verdict.answer is None else verdict.answer.value,
+        # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
+        "npu_memory_fits": None if fit.npu is None else fit.npu.fits,
         "source": fit.target.source,
     }
 
@@ -305,6 +332,7 @@ def make_verdict(
     search: InputSearch | None = None,
     placeholders: Sequence[str] = (),
     assumptions: Sequence[str] = (),
+    npu_memory: NpuMemory | None = None,
 ) -> Verdict:
     """The answers → a Verdict with its next steps."""
     if fit is not None:
@@ -324,6 +352,7 @@ def make_verdict(
         search=search,
         optimized_bytes=optimized_bytes,
         assumptions=tuple(assumptions),
+        npu_memory=npu_memory,
     )
     steps = Steps(verdict, asked).all()
     return Verdict(**{**_fields(verdict), "steps": steps})
@@ -342,16 +371,16 @@ def verdict_for(
     from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
     from arenalens.declared import declared_arena  # noqa: PLC0415
     from arenalens.max_input import image_inputs  # noqa: PLC0415
+    from arenalens.vela.memory import npu_memory  # noqa: PLC0415
 
     model = analysis.model
-    from arenalens.vela.compiled import is_vela_compiled  # noqa: PLC0415
-
+    memory = npu_memory(model) if analysis.runtime == "tflm" else None
     build = analysis.budget.build
     npu = build.npu.name if build is not None and build.npu is not None else None
     asked = replace(
         asked,
         image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
-        npu_uncompiled=npu if npu and not is_vela_compiled(model) else None,
+        npu_uncompiled=npu if npu and memory is None else None,
     )
     return make_verdict(
         declared_arena(analysis) if fit is None else fit.declared,
@@ -364,6 +393,7 @@ def verdict_for(
         search=search,
         placeholders=[tensor.name for tensor in placeholder_inputs(model)],
         assumptions=analysis.budget.assumptions,
+        npu_memory=memory,
     )
 
 
@@ -386,6 +416,8 @@ def check(
     runtime: str = "tflm",
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
+    fast_memory: int | str | None = None,
+    weights_in_sram: bool = False,
 ) -> Verdict:
     """What `arenalens check` answers, as a Verdict: does the model run, correctly, at a known
     input size, what to declare (`required_bytes`, `parts`), does it fit the budget or board
@@ -396,7 +428,10 @@ def check(
     (a tflite-micro version, a date like '2025-08', a commit); `budget` bytes or a size text
     ('320KB'); `input_shapes`
     {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
-    verdict has a number and no fit answer (`answer` is None)."""
+    verdict has a number and no fit answer (`answer` is None). For a Vela-compiled model the
+    answer counts the NPU's other SRAM pieces too (`npu_memory`, `fit.npu`): `fast_memory` is
+    the fast_memory_size firmware hands `ethosu_init` (default: what the model needs) and
+    `weights_in_sram` says it was compiled with Sram_Only."""
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
@@ -434,6 +469,8 @@ def check(
         target=preset if budget is None else None,
         reserve_bytes=_bytes(reserve, parse_size),
         budget_text=budget if isinstance(budget, str) else "",
+        fast_memory_bytes=None if fast_memory is None else _bytes(fast_memory, parse_size),
+        weights_in_sram=weights_in_sram,
     )
     if fit.optimize_decides and planner is None:
         optimized = optimize_model(loaded, time_limit_s=OPTIMIZE_SECONDS, build=chosen)

@@ -112,6 +112,22 @@ HELDOUT = tuple(
     )
 )
 
+# Held out for the CMSIS-NN probe: generated models Vela splits between the NPU and the CPU
+# (u55-128), measured once the CMSIS-NN rules for the fallbacks were checked on the cases above.
+CMSIS_NN_HELDOUT_SOURCES = tuple(
+    Source(family, seed)
+    for family, seed in (
+        ("cnn", "23"),
+        ("cnn", "24"),
+        ("cnn", "38"),
+        ("cnn", "39"),
+        ("quant", "23"),
+        ("quant", "24"),
+        ("quant", "38"),
+        ("quant", "39"),
+    )
+)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -142,6 +158,14 @@ BOARDS = (
     Case(Source("shared", "tflite_micro__person_detect"), "u55-256-sram-only"),
     Case(Source("shared", "tflite_micro__mobilenet_v2_quantized_1x3x224x224"), "u55-64-shared"),
     Case(Source("shared", "tflite_micro__mobilenet_v2_quantized_1x3x224x224"), "u55-256-sram-only"),
+)
+
+
+# Each with the U55-128 setting and a U65 Dedicated_Sram one.
+CMSIS_NN_HELDOUT = tuple(
+    Case(source, setting)
+    for source in CMSIS_NN_HELDOUT_SOURCES
+    for setting in ("u55-128", "u65-256-dedicated")
 )
 
 

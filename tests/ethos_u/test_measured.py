@@ -2,7 +2,8 @@
 measurements (tests/data/ethos_u/development.json and, never used to write a rule, heldout.json;
 `python -m tests.ethos_u.measure [--heldout]` remakes them): head, tail and every allocation
 category with the recording allocator, tail and minimal arena with the plain one firmware uses;
-and every case cannot-run, naming the Ethos-U build, on the same core without the NPU."""
+every case with an NPU operator cannot-run, naming the Ethos-U build, on the same core without
+the NPU; and every case Vela left wholly to the CPU runs there, with the probe's figures."""
 
 from __future__ import annotations
 
@@ -46,15 +47,42 @@ def test_figures_equal_the_probe(case_id: str) -> None:
     assert {k: predicted.get(k) for k in keys} == {k: measured.get(k) for k in keys}
 
 
-@pytest.mark.parametrize("case_id", sorted(_cases()))
+def _compiled(case_id: str) -> bool:
+    """Whether Vela put any operator on the NPU (its model has an ethos-u operator)."""
+    return is_vela_compiled(parse_model((MODELS / f"{case_id}.tflite").read_bytes(), case_id))
+
+
+# Vela leaves float and signal operators to the CPU: some compilations have no NPU operator.
+NPU_CASES = sorted(case_id for case_id in _cases() if _compiled(case_id))
+CPU_ONLY_CASES = sorted(case_id for case_id in _cases() if not _compiled(case_id))
+
+
+@pytest.mark.parametrize("case_id", NPU_CASES)
 def test_without_the_npu_it_cannot_run_and_says_which_build_can(case_id: str) -> None:
     model = parse_model((MODELS / f"{case_id}.tflite").read_bytes(), case_id)
-    if not is_vela_compiled(model):
-        pytest.skip("Vela left every operator to the CPU")
     found = support(model, device_build("cortex-m55"))
     assert not found.sets_up
     npu = SETTINGS[_cases()[case_id]["setting"]].accelerator
     assert any(f"--npu {npu}" in obstacle.fix for obstacle in found.obstacles)
+
+
+@pytest.mark.parametrize("case_id", CPU_ONLY_CASES)
+def test_a_model_vela_left_to_the_cpu_is_the_cpus_alone(case_id: str) -> None:
+    """Vela's own summary says no NPU operator, and the model needs no NPU: it sets up on the
+    core alone, with the probe's figures (the ETHOSU kernel registered or not changes nothing)."""
+    entry = _cases()[case_id]
+    assert entry["vela"]["npu_operators"] == 0 and entry["vela"]["cpu_operators"] > 0
+    data = (MODELS / f"{case_id}.tflite").read_bytes()
+    assert support(parse_model(data, case_id), device_build("cortex-m55")).sets_up
+    cpu_alone = replace(target(), build=device_build("cortex-m55", recording=True))
+    keys = ("loads", "head", "tail", "categories", "tail_plain", "min_arena_plain")
+    predicted = predict(data, cpu_alone)
+    assert {k: predicted.get(k) for k in keys} == {k: entry["probe"].get(k) for k in keys}
+
+
+def test_the_cases_cover_both_kinds() -> None:
+    """Both parametrized tests above have cases (an empty parameter list would skip, not fail)."""
+    assert len(NPU_CASES) >= 80 and len(CPU_ONLY_CASES) >= 14
 
 
 BOARDS_CACHE = DATA / "boards.json"
@@ -106,3 +134,35 @@ def test_velas_own_offline_plan_holds_on_every_code_path(case_id: str) -> None:
     assert {path.name: wrong_outputs(model, path) for path in KNOWN_PATHS} == {
         path.name: () for path in KNOWN_PATHS
     }
+
+
+def _cmsis_nn_cases() -> dict[str, Any]:
+    from tests.ethos_u.measure import CMSIS_NN_CACHE
+
+    if not CMSIS_NN_CACHE.exists():
+        return {}
+    cases: dict[str, Any] = json.loads(CMSIS_NN_CACHE.read_text())["cases"]
+    return cases
+
+
+def test_the_cmsis_nn_probe_measured_every_fallback_case() -> None:
+    """Every cached compilation with a CPU operator was measured on the CMSIS-NN probe (and the
+    held-out ones besides), so the test below cannot pass by having no case."""
+    from tests.ethos_u.measure import fallback_entries
+
+    measured = _cmsis_nn_cases()
+    assert set(fallback_entries()) <= set(measured)
+    assert any(entry["heldout"] for entry in measured.values())
+
+
+@pytest.mark.parametrize("case_id", sorted(_cmsis_nn_cases()))
+def test_cmsis_nn_fallbacks_equal_the_cmsis_nn_probe(case_id: str) -> None:
+    """The operators Vela leaves to the CPU run CMSIS-NN's kernels on these boards' firmware:
+    `cortex-m55/cmsis-nn+ethos-u55-*` against the probe built with TFLM's CMSIS-NN library."""
+    entry = _cmsis_nn_cases()[case_id]
+    data = (MODELS / f"{case_id}.tflite").read_bytes()
+    npu = SETTINGS[entry["setting"]].accelerator
+    build = device_build("cortex-m55", "cmsis-nn", npu=npu, recording=True)
+    predicted = predict(data, replace(target(), build=build))
+    keys = ("loads", "head", "tail", "categories", "tail_plain", "min_arena_plain")
+    assert {k: predicted.get(k) for k in keys} == {k: entry["probe"].get(k) for k in keys}

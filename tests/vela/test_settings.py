@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from arenalens.vela.compiler import DEDICATED_SRAM, SHARED_SRAM, SRAM_ONLY, VelaSettings
 from arenalens.vela.memory import NpuMemory
-from arenalens.vela.settings import Candidate, Memories
+from arenalens.vela.placement import Memories
+from arenalens.vela.settings import Candidate
 
 MIB = 1 << 20
 
@@ -48,3 +49,28 @@ def test_pieces_share_a_bank_when_it_has_room_and_none_fits_past_every_bank() ->
 def test_a_setting_that_cannot_run_never_fits() -> None:
     settings = VelaSettings("ethos-u55-128", "Ethos_U55_High_End_Embedded", SHARED_SRAM)
     assert not Candidate(settings, None, arena_bytes=None).fits(None)
+
+
+def test_the_table_says_whose_system_config_its_times_estimate() -> None:
+    """Vela's times follow the system config compiled with (Arm's default for the NPU); a board
+    whose vendor compiles with its own vela.ini says so beside the table."""
+    from arenalens.builds.build import device_build
+    from arenalens.builds.npu import npu_named
+    from arenalens.report.vela_output import render_vela, vela_document
+    from arenalens.targets import get_target
+    from arenalens.vela.settings import SettingsSweep
+
+    npu = npu_named("ethos-u55-64")
+    candidate = _candidate(SHARED_SRAM, 31_180)
+    sweep = SettingsSweep(
+        npu, device_build("cortex-m55", npu="ethos-u55-64"), None, (candidate,), 0, "5.2.0"
+    )
+    grove = vela_document(sweep, "person_detect.tflite", get_target("grove-vision-ai-v2"))
+    estimate = grove["time_estimate"]
+    assert estimate["system_config"] == "Ethos_U55_High_End_Embedded"
+    assert estimate["vendor_config"]["config_file"] == "himax_vela.ini"
+    text = render_vela(grove, "build", color=False, width=200)
+    assert "Vela's time (est.)" in text and "--system-config My_Sys_Cfg" in text
+    assert "not a measurement" in text
+    alif = vela_document(sweep, "person_detect.tflite", get_target("alif-e7-devkit"))
+    assert alif["time_estimate"]["vendor_config"] is None

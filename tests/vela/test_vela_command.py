@@ -81,21 +81,51 @@ def test_vela_sweep_marks_the_fastest_setting_that_fits(
     assert planned["min_arena_bytes"] == chosen["arena_bytes"]
 
 
-def test_check_adds_the_fast_memory_to_the_arena_against_the_budget(
+def test_the_fast_memory_beside_the_arena_is_part_of_the_one_verdict(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ("check", str(DEDICATED), "--cpu", "cortex-m55", "--npu", "ethos-u65-256", "--json")
-    # The arena (22,552 B) fits 30 KiB; with the fast memory (22,080 B) beside it, it does not.
+    # The arena (22,552 B) fits 30 KiB; with the fast memory (22,080 B) beside it, it does not,
+    # and no optimized arena could change that (the arena's lower bound + 22,080 B > 30 KiB).
     code, document = _json(capsys, *argv, "--budget", "30KiB")
-    assert (code, document["verdict"]) == (1, "FITS")
-    assert document["npu_memory"]["fit"] == {
-        "sram_bytes": 44632,
-        "available_bytes": 30720,
-        "banks": None,  # a budget has no banks: both in it together
-        "fits": False,
-    }
+    assert (code, document["verdict"], document["fits"]) == (1, "DOES NOT FIT", False)
+    assert document["headroom_bytes"] == 30720 - 22552 and not document["fits_after_optimize"]
+    fit = document["npu_memory"]["fit"]
+    assert fit["pieces"] == [
+        {"piece": "arena", "bytes": 22552},
+        {"piece": "fast memory", "bytes": 22080},
+    ]
+    assert (fit["sram_bytes"], fit["available_bytes"], fit["banks"]) == (44632, 30720, None)
+    assert (fit["placement"], fit["fits"]) == (None, False)
+    assert "44,632 B of SRAM together" in document["next_steps"][0]["text"]
     code, document = _json(capsys, *argv, "--budget", "44632")
-    assert code == 0 and document["npu_memory"]["fit"]["fits"]
+    assert (code, document["verdict"]) == (0, "FITS") and document["npu_memory"]["fit"]["fits"]
+    # One byte less: the pieces, not the arena, decide.
+    code, document = _json(capsys, *argv, "--budget", "44631")
+    assert (code, document["verdict"]) == (1, "DOES NOT FIT")
+
+
+def test_every_view_renders_the_npu_shortfall(capsys: pytest.CaptureFixture[str]) -> None:
+    """Text, the board table row, the report's verdict and the Python API agree."""
+    import arenalens
+
+    build = ("--cpu", "cortex-m55", "--npu", "ethos-u65-256")
+    assert main(["check", str(DEDICATED), *build, "--budget", "30KiB"]) == 1
+    text = capsys.readouterr().out
+    assert "DOES NOT FIT" in text and "the arena fits (8,168 B to spare)" in text
+    assert "FITS " not in text.replace("DOES NOT FIT", "")
+    code, report = _json(capsys, "report", str(DEDICATED), *build, "--budget", "30KiB", "--json")
+    assert code == 1
+    verdict = report["reports"][0]["verdict"]
+    assert (verdict["verdict"], verdict["fits"]) == ("DOES NOT FIT", False)
+    assert "44,632 B of SRAM together" in verdict["npu_short"]
+    checked = arenalens.check(DEDICATED, build="cortex-m55+ethos-u65-256", budget="30KiB")
+    assert (checked.answer, checked.exit_code, checked.npu_short) == ("DOES NOT FIT", 1, True)
+    assert arenalens.check(DEDICATED, build="cortex-m55+ethos-u65-256", budget=44632).fits
+    # A fast memory given that the driver accepts, sized on its own: 22,080 B is enough.
+    assert not arenalens.check(
+        DEDICATED, build="cortex-m55+ethos-u65-256", budget="1MiB", fast_memory=22079
+    ).fits
 
 
 def test_an_npu_board_implies_its_npu(capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,5 +195,30 @@ def test_check_predicts_the_drivers_fast_memory_refusal(
     code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22079", "--json")
     refusal = document["npu_memory"]["fast_memory_refusal"]
     assert code == 1 and refusal.startswith("Fast memory area too small. fast_memory_size=22079")
-    code, document = _json(capsys, *argv, "--budget", "1MiB", "--fast-memory", "22080", "--json")
-    assert code == 0 and document["npu_memory"]["fast_memory_refusal"] == ""
+    assert document["verdict"] == "DOES NOT FIT" and not document["fits_after_optimize"]
+    # The step's command runs as printed and gives the answer it promises.
+    command = document["next_steps"][1]["command"]
+    assert command.endswith("--budget 1MiB --fast-memory 22080")
+    code, document = _json(capsys, *command.split()[1:], "--json")
+    assert (code, document["verdict"]) == (0, "FITS")
+    assert document["npu_memory"]["fast_memory_refusal"] == ""
+
+
+def test_sram_only_weights_count_when_the_model_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A compiled model does not record its memory mode: --weights-in-sram says Sram_Only."""
+    sram_only = MODELS / "example-kws_ds_cnn@u55-64-sram-only.tflite"
+    argv = ("check", str(sram_only), "--cpu", "cortex-m55", "--npu", "ethos-u55-64", "--json")
+    code, document = _json(capsys, *argv, "--budget", "48KiB")
+    assert (code, document["verdict"]) == (0, "FITS")
+    weights = (
+        document["npu_memory"]["read_only_bytes"] + document["npu_memory"]["command_stream_bytes"]
+    )
+    code, document = _json(capsys, *argv, "--budget", "48KiB", "--weights-in-sram")
+    assert (code, document["verdict"]) == (1, "DOES NOT FIT")
+    pieces = {piece["piece"]: piece["bytes"] for piece in document["npu_memory"]["fit"]["pieces"]}
+    assert pieces["SRAM weights"] == weights
+    all_boards = document["next_steps"][-1]["command"]
+    # Each board with the NPU it implies (no --cpu: the model runs only with its NPU).
+    assert all_boards.endswith(".tflite --target all --weights-in-sram")

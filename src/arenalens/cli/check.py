@@ -35,12 +35,6 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
-from arenalens.report.npu_memory import (
-    npu_fit_json,
-    npu_fit_lines,
-    npu_memory_json,
-    npu_memory_lines,
-)
 from arenalens.target_build import target_build
 from arenalens.targets import (
     ALL_TARGETS,
@@ -51,7 +45,6 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
-from arenalens.vela.memory import fast_memory_refusal, npu_memory
 from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
@@ -100,13 +93,7 @@ def register(subparsers: Any) -> None:
         help="check the plan of this planner (e.g. the one `optimize` wrote) instead of the "
         "runtime's own",
     )
-    parser.add_argument(
-        "--fast-memory",
-        metavar="SIZE",
-        help="the fast_memory_size your firmware gives ethosu_init() (Ethos-U, a model compiled "
-        "for Dedicated_Sram): smaller than the model's fast scratch, the driver refuses every "
-        "inference and check exits 1",
-    )
+    add_npu_options(parser)
     parser.add_argument(
         "--max-input",
         action="store_true",
@@ -121,6 +108,23 @@ def register(subparsers: Any) -> None:
     add_input_shape_option(parser)
     add_output_options(parser)
     parser.set_defaults(handler=run)
+
+
+def add_npu_options(parser: argparse.ArgumentParser) -> None:
+    """--fast-memory and --weights-in-sram: what firmware gives a Vela-compiled model's NPU."""
+    parser.add_argument(
+        "--fast-memory",
+        metavar="SIZE",
+        help="the fast_memory_size your firmware gives ethosu_init() (Ethos-U, a model compiled "
+        "for Dedicated_Sram): smaller than the model's fast scratch, the driver refuses every "
+        "inference (DOES NOT FIT); default: what the model needs",
+    )
+    parser.add_argument(
+        "--weights-in-sram",
+        action="store_true",
+        help="the model was compiled with Vela's Sram_Only memory mode: its weights and command "
+        "stream sit in SRAM too and need a place in a bank the NPU reaches",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -186,6 +190,16 @@ def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Aske
     )
 
 
+def npu_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--fast-memory and --weights-in-sram as check_fit takes them (commands without them: the
+    defaults)."""
+    fast_memory = getattr(args, "fast_memory", None)
+    return {
+        "fast_memory_bytes": None if fast_memory is None else parse_size(fast_memory),
+        "weights_in_sram": bool(getattr(args, "weights_in_sram", False)),
+    }
+
+
 def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> FitCheck:
     """One model's FitCheck under the options (optimize consulted when it decides)."""
     budget, target, reserve = _budget_options(args)
@@ -195,6 +209,7 @@ def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> Fit
         target=target,
         reserve_bytes=reserve,
         budget_text=args.budget or "",
+        **npu_options(args),
     )
     if check.optimize_decides:
         check = with_optimized(check, optimized_bytes(args, model))
@@ -287,7 +302,9 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
         build = board_build(args, board)
         if build.name not in analyses:
             analyses[build.name] = _analysis(args, model, build)
-        check = check_fit(analyses[build.name], target=board, reserve_bytes=reserve)
+        check = check_fit(
+            analyses[build.name], target=board, reserve_bytes=reserve, **npu_options(args)
+        )
         if check.optimize_decides:
             if build.name not in optimized:
                 optimized[build.name] = optimized_bytes(args, model, build)
@@ -345,50 +362,14 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if _all_boards(args):
         return _single_boards(args, path)
     verdict = check_verdict(args, path)
-    npu = _npu_memory(args, path, verdict)
     if args.json:
-        document = verdict.as_dict()
-        if npu is not None:
-            document["npu_memory"] = npu
-        print_json(document)
+        print_json(verdict.as_dict())
     else:
         text = render_check(verdict, color=use_color(args), width=terminal_width())
-        if npu is not None:
-            lines = npu_memory_lines(npu)
-            if "fit" in npu:
-                lines += npu_fit_lines(npu["fit"], npu)
-            if npu.get("fast_memory_refusal"):
-                lines.append(f"the Ethos-U driver at Invoke: {npu['fast_memory_refusal']}")
-            text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
         print_text(text)
-    if npu is not None and "fit" in npu and not npu["fit"]["fits"] and verdict.fits:
-        return EXIT_DOES_NOT_FIT  # the arena fits, not with the NPU's fast memory beside it
-    if npu is not None and npu.get("fast_memory_refusal"):
-        return EXIT_DOES_NOT_FIT  # the driver refuses every inference
     return verdict.exit_code
-
-
-def _npu_memory(args: argparse.Namespace, path: str, verdict: Verdict) -> dict[str, Any] | None:
-    """A Vela-compiled model's NPU memories (TFLM), against the budget when there is one."""
-    if args.runtime != "tflm":
-        return None
-    model = load_with_input_shapes(path, args)
-    document = npu_memory_json(model, verdict.required_bytes)
-    if document is not None and verdict.fit is not None:
-        target = verdict.fit.target
-        banks = tuple(
-            (bank.name, bank.size_bytes - bank.firmware_bytes)
-            for bank in (target.banks if target is not None else ())
-            if bank.npu
-        )
-        document["fit"] = npu_fit_json(document, verdict.fit.available_bytes, banks)
-    if document is not None and args.fast_memory is not None:
-        memory = npu_memory(model)
-        assert memory is not None  # npu_memory_json found NPU operators
-        document["fast_memory_refusal"] = fast_memory_refusal(memory, parse_size(args.fast_memory))
-    return document
 
 
 def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:

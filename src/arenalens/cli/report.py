@@ -16,7 +16,14 @@ from arenalens.alternatives import default_planners, plan_alternatives
 from arenalens.atomic import check_output_path, make_folder
 from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import OverlapRules
-from arenalens.cli.check import asked, input_search, optimized_bytes, with_optimized
+from arenalens.cli.check import (
+    add_npu_options,
+    asked,
+    input_search,
+    npu_options,
+    optimized_bytes,
+    with_optimized,
+)
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
     add_build_options,
@@ -80,6 +87,7 @@ def register(subparsers: Any) -> None:
         "--compare", metavar="OTHER", help="a second model (or example:NAME) to compare against"
     )
     add_input_shape_option(parser)
+    add_npu_options(parser)
     parser.add_argument(
         "--compare-input-shape",
         action="append",
@@ -284,6 +292,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             target=target,
             reserve_bytes=reserve,
             budget_text=args.budget or "",
+            **npu_options(args),
         )
         if check.optimize_decides:
             check = with_optimized(check, optimized_bytes(args, analysis.model))

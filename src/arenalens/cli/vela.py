@@ -113,7 +113,8 @@ def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
         name=_stem(args.model),
     )
     # Vela reads files: an example is named by the file `arenalens demo` writes for it.
-    document = vela_document(sweep, _file_name(args.model))
+    target = None if args.target is None else get_target(args.target)
+    document = vela_document(sweep, _file_name(args.model), target)
     if output and sweep.chosen is not None:
         chosen = sweep.candidates[sweep.chosen].compilation
         if chosen is not None:
@@ -141,15 +142,11 @@ def _stem(text: str) -> str:
 
 
 def _memories(args: argparse.Namespace) -> Any:
-    from arenalens.vela.settings import Memories  # noqa: PLC0415
+    from arenalens.vela.placement import Memories, board_memories  # noqa: PLC0415
 
     if getattr(args, "budget", None) is not None:
         return Memories(parse_size(args.budget))
     if args.target is not None:
-        target = get_target(args.target)
         # The banks the NPU is documented to reach, less what firmware already takes there.
-        banks = tuple(
-            (bank.name, bank.size_bytes - bank.firmware_bytes) for bank in target.banks if bank.npu
-        )
-        return Memories(target.arena_limit_bytes, banks)
+        return board_memories(get_target(args.target))
     return None

@@ -13,6 +13,7 @@ from arenalens.max_input import InputSearch
 from arenalens.next_steps import Step
 from arenalens.report.console import Verbatim, render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
+from arenalens.report.npu_memory import npu_fit_lines, npu_memory_lines
 from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
@@ -112,13 +113,35 @@ def verdict_text(verdict: Verdict) -> Text:
     if fit is not None:
         text.append(f" on {verdict.where}" if fit.target is not None else f" in {verdict.where}")
     headroom = verdict.headroom_bytes
-    if headroom is not None:
+    if verdict.npu_short and headroom is not None:
+        text.append(
+            f": the arena fits ({format_bytes_exact(headroom)} to spare), not with what the NPU "
+            "needs beside it"
+        )
+    elif headroom is not None:
         text.append(
             f": {format_bytes_exact(headroom)} to spare"
             if headroom >= 0
             else f": {format_bytes_exact(-headroom)} short"
         )
     return text
+
+
+def npu_lines(verdict: Verdict) -> list[Text]:
+    """A Vela-compiled model's NPU memories under the number, and where they go on the board
+    (or why they do not fit)."""
+    memory = verdict.npu_memory
+    if memory is None:
+        return []
+    lines = [
+        Text(line, style="cyan")
+        for line in npu_memory_lines(memory.document(verdict.required_bytes))
+    ]
+    fit = verdict.fit
+    if fit is not None and fit.npu is not None and verdict.has_number:
+        style = "green" if fit.npu.fits else "bold red"
+        lines.extend(Text(line, style=style) for line in npu_fit_lines(fit.npu))
+    return lines
 
 
 def steps_lines(steps: Sequence[Step], *, style: str = "") -> list[Text | Verbatim]:
@@ -142,6 +165,7 @@ def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
         lines.append(_numbers_table(verdict))
         lines.extend(placement_lines(verdict))
     lines.extend(declare_notes(verdict.declared))
+    lines.extend(npu_lines(verdict))
     if _host_figure_for_cortex_m(verdict):
         assert fit is not None and fit.target is not None
         lines.append(
@@ -230,6 +254,15 @@ def _numbers_table(verdict: Verdict) -> Table:
         format_bytes_short(fit.available_bytes),
         _budget_source(verdict),
     )
+    npu = fit.npu
+    if npu is not None and npu.beside_arena and verdict.has_number:
+        names = " + ".join(name for name, _ in npu.pieces)
+        table.add_row(
+            "SRAM in all",
+            format_bytes_exact(npu.sram_bytes),
+            format_bytes_short(npu.sram_bytes),
+            f"{names}, each in a bank the NPU reaches" if npu.memories.banks else names,
+        )
     headroom = verdict.headroom_bytes
     if headroom is not None and headroom >= 0:
         share = 100.0 * headroom / fit.available_bytes
@@ -281,6 +314,8 @@ def _fits_cell(verdict: Verdict) -> Text:
         return Text("plan corrupts", style="red")
     if answer is Answer.INPUT_SHAPE_UNKNOWN:
         return Text("shape?", style="red")
+    if verdict.npu_short:
+        return Text("no: NPU memory", style="red")  # the arena alone would fit
     return _yes_no(verdict.fits)
 
 

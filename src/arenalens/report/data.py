@@ -25,6 +25,7 @@ from arenalens.report.labels import (
     reason_prefix,
     shape_label,
 )
+from arenalens.report.npu_memory import npu_shortfall
 from arenalens.runtimes.sections import ArenaSection, sections_json, with_section_resized
 from arenalens.units import format_bytes_short
 from arenalens.verdict import Verdict
@@ -337,7 +338,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     the grouped reasons and the steps (each with the command it names)."""
     fit = verdict.fit
     target = None if fit is None else fit.target
-    return {
+    document = {
         "verdict": None if verdict.answer is None else verdict.answer.value,
         "where": verdict.where,
         "budget_bytes": None if fit is None else fit.budget_bytes,
@@ -358,6 +359,10 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
         "plan_conflicts": [conflict.as_dict() for conflict in verdict.conflicts],
         "steps": [step.as_dict() for step in verdict.steps],
     }
+    if verdict.npu_short and fit is not None and fit.npu is not None:
+        # The arena fits, the NPU's other SRAM pieces do not: why (only then in the document).
+        document["npu_short"] = npu_shortfall(fit.npu)
+    return document
 
 
 def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""A Vela-compiled model's NPU memories → their JSON (`npu_memory` of plan and check) and the
-lines the terminal shows under the number to declare."""
+"""A Vela-compiled model's NPU memories → their JSON (`npu_memory` of plan) and the lines the
+terminal shows under the number to declare; where its SRAM pieces go on a board, or why they do
+not fit (the verdict's words)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,14 @@ from typing import Any
 from arenalens.ir import Model
 from arenalens.units import format_bytes_exact
 from arenalens.vela.memory import npu_memory
+from arenalens.vela.placement import NpuFit
 
 
 def npu_memory_json(model: Model, required_bytes: int | None) -> dict[str, Any] | None:
     """The model's NPU memories with how the arena compares with Vela's SRAM figure; None for
     a model without an ethos-u operator."""
     memory = npu_memory(model)
-    if memory is None:
-        return None
-    document: dict[str, Any] = memory.as_dict()
-    document["arena_over_vela_sram_bytes"] = (
-        None if required_bytes is None else required_bytes - memory.vela_sram_bytes
-    )
-    return document
+    return None if memory is None else memory.document(required_bytes)
 
 
 def npu_memory_lines(document: Mapping[str, Any]) -> list[str]:
@@ -52,48 +48,44 @@ def npu_memory_lines(document: Mapping[str, Any]) -> list[str]:
         f"the NPU reads {format_bytes_exact(document['read_only_bytes'])} of weights and "
         f"{format_bytes_exact(document['command_stream_bytes'])} of command stream from the "
         "model itself: in SRAM too if it was compiled with Sram_Only (Vela's SRAM figure "
-        "leaves them out)"
+        "leaves them out; check --weights-in-sram counts them)"
     )
     return lines
 
 
-def npu_fit_json(
-    document: Mapping[str, Any],
-    available_bytes: int,
-    banks: tuple[tuple[str, int], ...] = (),
-) -> dict[str, Any]:
-    """The NPU memories against the board: the arena and the Dedicated_Sram fast memory each in
-    a bank the NPU reaches (`banks`: name and free bytes), or together in the largest block when
-    the banks are not known. The weights are counted only by `vela`, which knows the memory mode
-    (a compiled model does not record Sram_Only)."""
-    from arenalens.vela.settings import place  # noqa: PLC0415
-
-    over = document.get("arena_over_vela_sram_bytes")
-    arena = None if over is None else over + document["vela_sram_bytes"]
-    pieces = () if arena is None else tuple(p for p in (arena, document["fast_memory_bytes"]) if p)
-    needed = sum(pieces) if pieces else None
-    if banks and pieces:
-        placed = place(pieces, banks)
-        fits = placed is not None
-    else:
-        placed, fits = None, needed is not None and needed <= available_bytes
-    return {
-        "sram_bytes": needed,
-        "available_bytes": available_bytes,
-        "banks": None if placed is None else list(placed),
-        "fits": fits,
-    }
-
-
-def npu_fit_lines(fit: Mapping[str, Any], document: Mapping[str, Any]) -> list[str]:
-    """The board comparison when the model needs a fast memory besides the arena."""
-    if not document["fast_memory_bytes"] or fit["sram_bytes"] is None:
+def npu_fit_lines(fit: NpuFit) -> list[str]:
+    """Where the pieces go on the board when they fit and the model needs more than its arena
+    in SRAM (when they do not, the verdict and its first step say why)."""
+    if not fit.beside_arena or not fit.fits:
         return []
-    verdict = "fits" if fit["fits"] else "DOES NOT FIT"
-    if fit["banks"]:
-        arena_bank, fast_bank = (*fit["banks"], fit["banks"][-1])[:2]
-        return [f"arena in {arena_bank}, fast memory in {fast_bank}: {verdict}"]
+    placed = fit.placement or ()
+    if fit.memories.banks:
+        where = ", ".join(f"{piece} in {bank}" for piece, bank in placed)
+        return [f"NPU memories placed: {where}"]
     return [
-        f"arena + fast memory: {format_bytes_exact(fit['sram_bytes'])} of SRAM against "
-        f"{format_bytes_exact(fit['available_bytes'])}: {verdict}"
+        f"{_pieces_text(fit)}: {format_bytes_exact(fit.sram_bytes)} of SRAM together, "
+        f"{format_bytes_exact(fit.memories.block_bytes)} available"
     ]
+
+
+def npu_shortfall(fit: NpuFit) -> str:
+    """Why the NPU's pieces do not fit: the driver's refusal of the fast memory given, or the
+    pieces against the banks the NPU reaches (or the one block available)."""
+    if fit.refusal:
+        return f"at every Invoke: {fit.refusal}"
+    if fit.memories.banks:
+        free = ", ".join(f"{name} {format_bytes_exact(room)}" for name, room in fit.memories.banks)
+        return (
+            f"no assignment of the {_pieces_text(fit)} to the banks the NPU reaches fits "
+            f"({free} free)"
+        )
+    return (
+        f"the {_pieces_text(fit)} need {format_bytes_exact(fit.sram_bytes)} of SRAM together, "
+        f"{format_bytes_exact(fit.memories.block_bytes)} available"
+    )
+
+
+def _pieces_text(fit: NpuFit) -> str:
+    """'arena (22,552 B) and fast memory (22,080 B)'."""
+    parts = [f"{name} ({format_bytes_exact(size)})" for name, size in fit.pieces]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

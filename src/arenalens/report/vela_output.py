@@ -10,12 +10,14 @@ from rich.text import Text
 
 from arenalens.builds.build import build_summary, build_title
 from arenalens.report.console import render_text
+from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
 from arenalens.vela.settings import SettingsSweep
 
 
-def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
-    """The sweep as JSON: every candidate with its figures, and the chosen one."""
+def vela_document(sweep: SettingsSweep, model: str, target: Target | None = None) -> dict[str, Any]:
+    """The sweep as JSON: every candidate with its figures, the chosen one, and what Vela's
+    time estimates assume (Arm's system config; the board vendor's own, when it has one)."""
     rows = []
     for index, candidate in enumerate(sweep.candidates):
         summary = candidate.compilation.summary if candidate.compilation else None
@@ -62,6 +64,25 @@ def vela_document(sweep: SettingsSweep, model: str) -> dict[str, Any]:
         },
         "candidates": rows,
         "chosen": chosen,
+        "time_estimate": _time_estimate(sweep, target),
+    }
+
+
+def _time_estimate(sweep: SettingsSweep, target: Target | None) -> dict[str, Any]:
+    """Vela's times are estimates for the system config compiled with (Arm's default for the
+    NPU); a board vendor with its own vela.ini has other clocks and memory bandwidths."""
+    vendor = None if target is None else target.vela_config
+    return {
+        "system_config": sweep.npu.system_config,
+        "vendor_config": None
+        if vendor is None
+        else {
+            "board": target.title if target is not None else "",
+            "config_file": vendor.config_file,
+            "system_config": vendor.system_config,
+            "memory_mode": vendor.memory_mode,
+            "source": vendor.source,
+        },
     }
 
 
@@ -86,7 +107,7 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
     table.add_column("setting", no_wrap=True)
     for header in ("arena", "fast memory", "SRAM weights", "SRAM in all", "Vela's SRAM"):
         table.add_column(header, justify="right")
-    table.add_column("Vela's time", justify="right")
+    table.add_column("Vela's time (est.)", justify="right")
     table.add_column("fits", no_wrap=True)
     for row in document["candidates"]:
         if row["vela_error"]:
@@ -134,6 +155,7 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
             )
         )
     parts.append(table)
+    parts.append(Text(_time_note(document["npu"], document["time_estimate"]), "dim"))
     chosen = document["chosen"]
     if chosen is None:
         parts.append(Text("no setting fits: none of these compilations fits the board", "red"))
@@ -162,6 +184,23 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
             )
         parts.append(Text(f"reproduce: {chosen['vela_command']}"))
     return render_text(parts, color=color, width=width)
+
+
+def _time_note(npu: str, estimate: Mapping[str, Any]) -> str:
+    """What Vela's times are: its estimate with the system config compiled with."""
+    note = (
+        f"Vela's time: its own estimate with Arm's default system config for {npu} "
+        f"({estimate['system_config']}), not a measurement"
+    )
+    vendor = estimate["vendor_config"]
+    if vendor is None:
+        return note
+    return (
+        f"{note}; {vendor['board']}'s SDK compiles with its own ({vendor['config_file']}: "
+        f"--system-config {vendor['system_config']} --memory-mode {vendor['memory_mode']}), whose "
+        "clocks and memory bandwidths give other times: compare settings by these, measure on "
+        "the board"
+    )
 
 
 def sweep_build_title(sweep: SettingsSweep) -> str:

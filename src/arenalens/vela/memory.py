@@ -65,6 +65,15 @@ class NpuMemory:
             "vela_sram_bytes": self.vela_sram_bytes,
         }
 
+    def document(self, required_bytes: int | None) -> dict[str, object]:
+        """JSON-ready, with how far the arena to declare is above Vela's SRAM figure (None:
+        no number to declare)."""
+        found = self.as_dict()
+        found["arena_over_vela_sram_bytes"] = (
+            None if required_bytes is None else required_bytes - self.vela_sram_bytes
+        )
+        return found
+
 
 def npu_memory(model: Model) -> NpuMemory | None:
     """The model's NPU memories; None when it has no ethos-u operator."""

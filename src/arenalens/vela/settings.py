@@ -7,12 +7,9 @@ smaller scratch, the memory mode decides what sits in SRAM (Shared_Sram: the are
 the arena and the weights; Dedicated_Sram, on U65 and U85 only: a fast memory of at most the arena
 cache size beside an arena that may sit in slower memory), and the arena cache size bounds that
 fast memory. Arm's integration guides ask users to try them by hand; here each is compiled and
-measured by arenalens' exact TFLM rules. What a setting puts in SRAM comes in up to three
-contiguous pieces: the arena; for Dedicated_Sram (U65 and U85 only) the fast memory given to
-`ethosu_init`; for Sram_Only the model's read-only data (the weights, biases and command stream
-the NPU reads in place). It fits a board whose RAM banks the NPU reaches when each piece goes to
-one bank with room for it (pieces may share a bank); without banks, when all of them fit the
-board's largest block together (never a yes one block cannot hold).
+measured by arenalens' exact TFLM rules, and fits a board when the pieces it puts in SRAM (the
+arena, the Dedicated_Sram fast memory, the Sram_Only weights) have a place in the RAM the NPU
+reaches (`vela/placement.py`, which `check`'s verdict uses too).
 """
 
 from __future__ import annotations
@@ -34,19 +31,11 @@ from arenalens.vela.compiler import (
     compile_model,
 )
 from arenalens.vela.memory import NpuMemory, npu_memory
+from arenalens.vela.placement import Memories, placement, sram_pieces
 
 # Arena cache sizes tried for Dedicated_Sram besides the memory mode's own (Arm's vela.ini: 4 MiB,
 # which Vela only uses as far as the model needs): fast memories a small board can give.
 CACHE_SIZES = (64 << 10, 256 << 10)
-
-
-@dataclass(frozen=True, slots=True)
-class Memories:
-    """The RAM a board gives the model: its largest contiguous block, and the free bytes of each
-    bank the NPU reaches (empty: the banks are not known)."""
-
-    block_bytes: int
-    banks: tuple[tuple[str, int], ...] = ()  # (name, bytes free for the model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,54 +76,18 @@ class Candidate:
         """The contiguous pieces this setting puts in SRAM, named, the arena first."""
         if self.arena_bytes is None:
             return ()
-        pieces = (
-            ("arena", self.arena_bytes),
-            ("fast memory", self.fast_memory_bytes),
-            ("SRAM weights", self.sram_weights_bytes),
-        )
-        return tuple(piece for piece in pieces if piece[1] > 0)
+        return sram_pieces(self.arena_bytes, self.fast_memory_bytes, self.sram_weights_bytes)
 
     def placement(self, memories: Memories | None) -> tuple[tuple[str, str], ...] | None:
         """(piece, the bank it goes to) for each SRAM piece ('largest block' without banks), or
         None when it does not run or does not fit."""
         if self.arena_bytes is None:
             return None
-        names = tuple(name for name, _ in self.sram_pieces)
-        sizes = tuple(size for _, size in self.sram_pieces)
-        if memories is None:
-            return tuple((name, "any") for name in names)
-        if not memories.banks:
-            fits = sum(sizes) <= memories.block_bytes
-            return tuple((name, "largest block") for name in names) if fits else None
-        banks = place(sizes, memories.banks)
-        return None if banks is None else tuple(zip(names, banks, strict=True))
+        return placement(self.sram_pieces, memories)
 
     def fits(self, memories: Memories | None) -> bool:
         """Does it run, and do the pieces it puts in SRAM fit the board?"""
         return self.placement(memories) is not None
-
-
-def place(pieces: tuple[int, ...], banks: tuple[tuple[str, int], ...]) -> tuple[str, ...] | None:
-    """The first assignment of pieces to banks (largest piece first) that fits, or None; at
-    most three pieces, so every assignment is tried."""
-    order = sorted(range(len(pieces)), key=lambda index: -pieces[index])
-    free = [size for _, size in banks]
-    chosen: list[int] = [0] * len(pieces)
-
-    def fill(position: int) -> bool:
-        if position == len(order):
-            return True
-        piece = order[position]
-        for bank, room in enumerate(free):
-            if pieces[piece] <= room:
-                free[bank] -= pieces[piece]
-                chosen[piece] = bank
-                if fill(position + 1):
-                    return True
-                free[bank] += pieces[piece]
-        return False
-
-    return tuple(banks[bank][0] for bank in chosen) if fill(0) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,15 +98,17 @@ export function cards() {
       const margin = state.budget - required;
       const asked = verdict !== null && state.budget === report.budget;
       const boardText = asked && verdict ? verdict.where : formatBytes(state.budget) + " budget";
-      fit.value.textContent = margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
+      // The arena fits the budget asked about, what the NPU needs beside it does not.
+      const npuShort = asked && verdict && margin >= 0 ? verdict.npu_short || null : null;
+      fit.value.textContent = npuShort ? "does not fit" : margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
       let after = "";
       if (margin < 0 && runtimePlan && asked && verdict && verdict.fits_after_optimize) {
         after = " \u00b7 fits after `arenalens optimize`" +
           (verdict.optimized_bytes ? " (" + formatBytes(verdict.optimized_bytes) + ")" : "");
       }
       fit.note.textContent = boardText + (margin >= 0 ? ": " + formatBytes(margin) + " to spare" : "") +
-        (runtimePlan ? "" : " (after optimize)") + after;
-      fit.root.className = "card " + (margin >= 0 ? "good" : "bad");
+        (runtimePlan ? "" : " (after optimize)") + after + (npuShort ? " \u00b7 the arena fits; " + npuShort : "");
+      fit.root.className = "card " + (margin >= 0 && !npuShort ? "good" : "bad");
     }
     arenaCard.value.textContent = formatBytes(view.arena_size);
     arenaCard.note.textContent = view.planner + (view.is_runtime ? " (the runtime's planner)" : "") +

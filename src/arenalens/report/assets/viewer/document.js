@@ -122,6 +122,8 @@
  * @property {boolean} shape_known
  * @property {number | null} required_bytes  null when there is no number (cannot run ...)
  * @property {number | null} headroom_bytes
+ * @property {string} [npu_short]  present when the arena fits and what the NPU needs beside it
+ *   does not: why
  * @property {object[]} cannot_run  the declare's refusals again
  * @property {object[]} plan_conflicts  the declare's conflicts again
  * @property {object[]} steps  what to do next (text, command, saves_bytes): each command runs
