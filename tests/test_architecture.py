@@ -337,3 +337,51 @@ def test_the_build_value_is_neutral() -> None:
         for target in targets
     }
     assert {t for t in reached if not t.startswith("arenalens.builds")} <= {"arenalens.errors"}
+
+
+# The TFLM package's modules: only `runtimes/` reaches them; the rest asks the door,
+# `runtimes.tflm_runtime()`.
+_TFLM_PACKAGE = "arenalens.runtimes.tflm"
+
+
+def _tflm_internals(tree: ast.Module) -> Iterator[int]:
+    """The lines of every import of the TFLM package or its modules, wherever it sits (inside a
+    function, under `if TYPE_CHECKING:`, relative or absolute)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(alias.name.startswith(_TFLM_PACKAGE) for alias in node.names):
+                yield node.lineno
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            module = node.module or ""
+            inside = module == _TFLM_PACKAGE or module.startswith(_TFLM_PACKAGE + ".")
+            package = module == "arenalens.runtimes" and any(a.name == "tflm" for a in node.names)
+            if inside or package:
+                yield node.lineno
+
+
+def test_only_runtimes_reaches_tflm_internals() -> None:
+    """One door into the runtime: optimization, diagnostics, the CLI and every other stage ask
+    `runtimes.tflm_runtime()` (setup replay, tail parts, kernel rules, plan validity, proofs);
+    no module outside `runtimes/` imports a module of `runtimes/tflm/`."""
+    outside = {
+        f"{name}:{line}"
+        for name, path in _modules().items()
+        if not name.startswith("arenalens.runtimes")
+        for line in _tflm_internals(ast.parse(path.read_text()))
+    }
+    assert sorted(outside) == []
+
+
+def test_the_tflm_guard_sees_every_spelling() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from arenalens.runtimes import tflm\n"
+        "import arenalens.runtimes.tflm.support\n"
+        "if TYPE_CHECKING:\n"
+        "    from arenalens.runtimes.tflm.plan_validity import SharedBytes\n"
+        "def f():\n"
+        "    from arenalens.runtimes.tflm import run\n"
+        "from arenalens.runtimes import tflm_runtime\n"
+        "from arenalens.runtimes.litert.shapes import parse_input_shape\n"
+    )
+    assert list(_tflm_internals(ast.parse(source))) == [2, 3, 5, 7]

@@ -29,7 +29,7 @@ from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
+from arenalens.runtimes import MemoryBudget, Runtime, get_runtime, tflm_runtime
 from arenalens.tflite.reader import load_model
 
 OVERLAP_PLANNER = "best"
@@ -233,9 +233,7 @@ def _overlap_budget(
     build's scratch placed online around them, as `optimize --overlap` writes it): the largest
     over the builds the number must hold on."""
     # Only TFLM plans overlaps (`Runtime.plans_overlaps`): its offline-plan format is the one.
-    from arenalens.runtimes.tflm.arena import offline_plan_for  # noqa: PLC0415
-
-    written = replace(model, offline_plan=offline_plan_for(model, arena, plan.offsets))
+    written = replace(model, offline_plan=tflm_runtime().offline_plan(model, arena, plan.offsets))
     budgets = []
     for each in (build, *(b for b in size_builds if b.name != build.name)):
         arenas = rules.arenas(written, each)

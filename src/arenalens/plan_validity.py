@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import KernelPath, path_of
 from arenalens.ir import Model
+from arenalens.runtimes import tflm_runtime
 
 SHAPES = "shapes"
 BUILD = "build"
@@ -56,16 +57,14 @@ def plan_conflicts(
     if model.offline_plan is None:
         return ()
     # The access rules (and numpy under them) load only for models that carry a plan.
-    from arenalens.runtimes.tflm import plan_validity  # noqa: PLC0415
-
-    everywhere = plan_validity.wrong_everywhere(model)
+    everywhere = tflm_runtime().wrong_everywhere(model)
     found = []
     if everywhere:
         found.append(_shape_conflict(everywhere))
     asked = (path_of(build),) if paths is None else tuple(paths)
     on_paths = {
         path: [
-            r for r in plan_validity.wrong_outputs(model, path, limit=None) if r not in everywhere
+            r for r in tflm_runtime().wrong_outputs(model, path, limit=None) if r not in everywhere
         ]
         for path in asked
     }

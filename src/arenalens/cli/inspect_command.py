@@ -18,8 +18,8 @@ from arenalens.cli.common import (
 )
 from arenalens.ir import Model
 from arenalens.report.inspect_output import inspect_document, render_inspect
+from arenalens.runtimes import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
-from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 
 _COLUMNS = (
     ("subgraphs", "subgraphs"),
@@ -64,7 +64,11 @@ def _load(args: argparse.Namespace, path: str) -> tuple[Model, Timeline | None]:
     model = load_model_argument(path)
     timeline = None
     if args.lifetimes:
-        timeline = tflm_timeline(model) if args.runtime == "tflm" else litert_timeline(model)
+        timeline = (
+            tflm_runtime().tensor_timeline(model)
+            if args.runtime == "tflm"
+            else litert_timeline(model)
+        )
     return model, timeline
 
 

@@ -24,9 +24,9 @@ from arenalens.cli.common import (
     write_atomic,
 )
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.optimization import OutputProof, check_options, optimize_model, prove_outputs
+from arenalens.optimization import check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
-from arenalens.runtimes.tflm.probe import is_installed_wheel
+from arenalens.runtimes import OutputProof, tflm_runtime
 from arenalens.targets import get_target
 
 
@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             optimization.new_head,
             optimization.original_head,
             proof,
-            same_build=is_installed_wheel(build),
+            same_build=tflm_runtime().is_installed_wheel(build),
         )
     if reason:
         proof_note = "; ".join(n for n in (proof_note, reason) if n)

@@ -26,8 +26,7 @@ from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
-from arenalens.runtimes import get_runtime
-from arenalens.runtimes.tflm.probe import installed_build
+from arenalens.runtimes import get_runtime, tflm_runtime
 
 EXIT_AGREES = 0
 EXIT_MISMATCH = 1
@@ -99,7 +98,7 @@ def _predicted_build(args: argparse.Namespace) -> Build:
     if args.tflm is not None:
         return host_build(tflm_release(args.tflm))
     try:
-        return installed_build() or HOST
+        return tflm_runtime().installed_build() or HOST
     except RuntimeUnavailableError:
         return HOST
 

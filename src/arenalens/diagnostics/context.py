@@ -20,8 +20,8 @@ from arenalens.analysis.lifetimes import Timeline
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import Analysis
+from arenalens.runtimes import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
-from arenalens.runtimes.tflm.lifetimes import execution_timeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class DiagnoseContext:
         """Lifetimes as execution really runs (see the module docstring)."""
         if self.runtime == "litert":
             return litert_timeline(self.model)
-        return execution_timeline(self.model)
+        return tflm_runtime().execution_timeline(self.model)
 
     @cached_property
     def operator_steps(self) -> Mapping[tuple[int, int], int]:

@@ -12,10 +12,10 @@ from arenalens.diagnostics.context import DiagnoseContext, tensor_name
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import operands_of
 from arenalens.ir import Operator, Subgraph, Tensor
+from arenalens.runtimes import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw
-from arenalens.runtimes.tflm.lifetimes import tflm_planned
-from arenalens.runtimes.tflm.plan_validity import VELA_OPCODE
 from arenalens.units import format_bytes_exact
+from arenalens.vela.compiled import NPU_OPCODE
 
 # Vela compiles a whole graph into one custom op whose scratch tensors only the NPU writes.
 
@@ -24,7 +24,7 @@ def _planned(context: DiagnoseContext, tensor: Tensor) -> bool:
     """Would the runtime give this tensor arena bytes?"""
     if context.runtime == "litert":
         return litert_arena_rw(tensor) and tensor.packed_nbytes > 0
-    return tflm_planned(tensor)
+    return tflm_runtime().planned(tensor)
 
 
 def _tensor_bytes(context: DiagnoseContext, tensor: Tensor) -> int:
@@ -150,7 +150,7 @@ def _read_before_written_finding(
 ) -> Finding:
     names = ", ".join(tensor_name(context.model, subgraph.index, t) for t in missing)
     location = Location(subgraph.index, op.index, missing)
-    if op.opcode == VELA_OPCODE:
+    if op.opcode == NPU_OPCODE:
         return Finding(
             rule="read-before-written",
             severity=Severity.INFO,

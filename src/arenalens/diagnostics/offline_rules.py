@@ -14,6 +14,7 @@ they are right on, as info, or a warning when a known one computes wrong outputs
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from arenalens.builds.kernel_paths import CMSIS_NN_PATHS, KNOWN_PATHS
 from arenalens.diagnostics.context import DiagnoseContext
@@ -26,16 +27,11 @@ from arenalens.diagnostics.findings import (
 )
 from arenalens.ir import Model
 from arenalens.names import short_name
-from arenalens.runtimes.tflm.arena import prepare_bound_tensors
-from arenalens.runtimes.tflm.lifetimes import tflm_planned
-from arenalens.runtimes.tflm.plan_validity import (
-    PlacedTensor,
-    SharedBytes,
-    pair_problem,
-    plan_validity,
-    valid_paths,
-)
+from arenalens.runtimes import tflm_runtime
 from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:  # what the TFLM door hands out
+    from arenalens.runtimes import PlacedTensor, SharedBytes
 
 
 def offline_plan_count(context: DiagnoseContext) -> Iterator[Finding]:
@@ -65,7 +61,7 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
     they consume with the kernel code paths they are right on (`plan_validity`)."""
     if context.runtime != "tflm" or context.model.offline_plan is None:
         return
-    validity = plan_validity(context.model)
+    validity = tflm_runtime().plan_validity(context.model)
     by_vela_operator: dict[int, list[SharedBytes]] = {}
     at_operators: list[SharedBytes] = []
     for pair in validity.shared:
@@ -84,7 +80,7 @@ def offline_plan_overlap(context: DiagnoseContext) -> Iterator[Finding]:
 
 def _right_anywhere(model: Model, pair: SharedBytes) -> bool:
     """True when some known kernel code path tolerates this output over its input."""
-    return any(not pair_problem(model, pair, path) for path in KNOWN_PATHS)
+    return any(not tflm_runtime().pair_problem(model, pair, path) for path in KNOWN_PATHS)
 
 
 def _kernel_overlap_finding(
@@ -95,7 +91,7 @@ def _kernel_overlap_finding(
         f"{model.subgraphs[0].operators[p.operator or 0].opcode} (op {p.operator})"
         for p in pairs[:8]
     ) + (f", ... ({len(pairs) - 8} more)" if len(pairs) > 8 else "")
-    valid = valid_paths(model)
+    valid = tflm_runtime().valid_paths(model)
     known_invalid = [path for path in KNOWN_PATHS if path not in valid]
     message = (
         f"the offline plan lets {len(pairs)} operator output(s) start below an input they "
@@ -205,12 +201,13 @@ def offline_plan_incomplete(context: DiagnoseContext) -> Iterator[Finding]:
         return
     # Outputs a kernel binds in Prepare (VAR_HANDLE's resource id) are never planned, so an
     # offline plan rightly leaves them at -1 (arenalens optimize does).
-    bound_in_prepare = prepare_bound_tensors(model)
+    micro = tflm_runtime()
+    bound_in_prepare = micro.prepare_bound_tensors(model)
     for subgraph in model.subgraphs:
         online = tuple(
             t.index
             for t in subgraph.tensors
-            if tflm_planned(t)
+            if micro.planned(t)
             and (subgraph.index, t.index) not in bound_in_prepare
             and plan.offsets[model.tensor_offset_index(subgraph.index, t.index)] == -1
         )

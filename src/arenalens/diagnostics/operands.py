@@ -13,8 +13,16 @@ from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from arenalens.runtimes.tflm.kernels.base import Operands, operands
-from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
+from arenalens.analysis.operands import Operands, operands
+from arenalens.runtimes import tflm_runtime
+
+
+def _tflm_operands(opcode: str) -> Operands:
+    """The operands of a TFLM kernel's rule."""
+    rule = tflm_runtime().kernel_rule(opcode)
+    assert rule is not None, opcode
+    return rule.operands
+
 
 _UNARY = operands("input")
 _BINARY = operands("input1", "input2")
@@ -32,7 +40,7 @@ LITERT_ONLY: Mapping[str, Operands] = MappingProxyType(
         "CONV_3D_TRANSPOSE": operands("output_shape", "filter", "input", "bias?"),
         # lstm.cc: the full LSTM takes the 24 inputs of UNIDIRECTIONAL_SEQUENCE_LSTM and has up
         # to 4 outputs (output, and the basic kernel's scratch, state and activation outputs).
-        "LSTM": replace(REFERENCE_KERNELS["UNIDIRECTIONAL_SEQUENCE_LSTM"].operands, max_outputs=4),
+        "LSTM": replace(_tflm_operands("UNIDIRECTIONAL_SEQUENCE_LSTM"), max_outputs=4),
         "RANGE": operands("start", "limit", "delta"),
         "SELECT": operands("condition", "x", "y"),
     }
@@ -41,5 +49,5 @@ LITERT_ONLY: Mapping[str, Operands] = MappingProxyType(
 
 def operands_of(opcode: str) -> Operands | None:
     """The operands the kernel for this operator takes; None where arenalens does not know."""
-    rule = REFERENCE_KERNELS.get(opcode)
+    rule = tflm_runtime().kernel_rule(opcode)
     return rule.operands if rule is not None else LITERT_ONLY.get(opcode)

@@ -33,10 +33,8 @@ from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.reorder.registry import run_reorderer
 from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
-from arenalens.runtimes import get_runtime
+from arenalens.runtimes import get_runtime, tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
-from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.lifetimes import tflm_planned, tflm_timeline
 from arenalens.units import format_bytes_exact
 
 # The order hint's reorderer: deterministic (no clock), so `diagnose` says the same on every run.
@@ -200,10 +198,11 @@ def tensor_problem(model: Model, runtime: str) -> Problem:
             size = align_up(tensor.packed_nbytes, get_runtime("litert").data_alignment)
             buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
         return Problem(tuple(buffers))
-    for lifetime in tflm_timeline(model).lifetimes.values():
+    micro = tflm_runtime()
+    for lifetime in micro.tensor_timeline(model).lifetimes.values():
         tensor = model.subgraphs[lifetime.subgraph].tensors[lifetime.tensor]
-        if tflm_planned(tensor):
-            size = align_up(tensor.nbytes, ARENA_ALIGNMENT)
+        if micro.planned(tensor):
+            size = align_up(tensor.nbytes, micro.data_alignment)
             buffers.append(Buffer(len(buffers), lifetime.first, lifetime.last, size))
     return Problem(tuple(buffers))
 

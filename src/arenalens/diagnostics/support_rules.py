@@ -17,7 +17,7 @@ from arenalens.diagnostics.findings import (
     optimize_output,
 )
 from arenalens.plan_validity import SHAPES, PlanConflict
-from arenalens.runtimes import Obstacle
+from arenalens.runtimes import Obstacle, tflm_runtime
 
 # Covered by their own rules (dynamic-tensor-unsupported, operand checks): reported there once.
 _OWN_RULES = ("Dynamic tensors are not supported",)
@@ -28,9 +28,7 @@ def _obstacles(context: DiagnoseContext) -> tuple[Obstacle, ...]:
         return context.analysis.budget.obstacles
     if context.runtime != "tflm":
         return ()
-    from arenalens.runtimes.tflm.support import support  # noqa: PLC0415 - TFLM only
-
-    return support(context.model).obstacles
+    return tflm_runtime().support(context.model).obstacles
 
 
 def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:

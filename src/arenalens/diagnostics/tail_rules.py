@@ -28,16 +28,8 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, check_model
 from arenalens.planning.problem import align_up
-from arenalens.runtimes import MemoryBudget
+from arenalens.runtimes import MemoryBudget, tflm_runtime
 from arenalens.runtimes.sections import ArenaSection
-from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
-from arenalens.runtimes.tflm.kernels.base import Persistent
-from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
-from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import setups_with_resources
-from arenalens.runtimes.tflm.setup_layout import layout_for
-from arenalens.runtimes.tflm.support import support
-from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 from arenalens.units import format_bytes_exact
 
 TOP_OPERATORS = 3  # operators named by the `tail` finding
@@ -98,24 +90,19 @@ def operator_tails(model: Model, build: Build) -> tuple[OperatorTail, ...]:
     """Every operator's persistent bytes, from the kernel rules and the build's struct sizes:
     its NodeAndRegistration, its parsed options, what its kernel allocates in Init and Prepare
     (resource variables included), largest first."""
-    layout = layout_for(build)
+    micro = tflm_runtime()
     found = []
-    for setup in setups_with_resources(model, build):
-        items: dict[str, int] = {"node (NodeAndRegistration)": layout.node_and_registration}
-        if setup.builtin_data is not None:
-            size, alignment = setup.builtin_data
-            items["options"] = align_up(size, alignment)
-        for event in (*setup.init, *setup.prepare):
-            if isinstance(event, Persistent):
-                items[event.what] = items.get(event.what, 0) + align_up(
-                    event.nbytes, ARENA_ALIGNMENT
-                )
-        view = setup.context
+    for kept in micro.operator_persistent(model, build):
+        items: dict[str, int] = {"node (NodeAndRegistration)": kept.node_bytes}
+        if kept.options_bytes is not None:
+            items["options"] = kept.options_bytes
+        for what, nbytes in kept.persistent:
+            items[what] = items.get(what, 0) + align_up(nbytes, micro.data_alignment)
         found.append(
             OperatorTail(
-                view.subgraph.index,
-                view.operator.index,
-                view.operator.opcode,
+                kept.subgraph.index,
+                kept.operator.index,
+                kept.operator.opcode,
                 tuple(sorted(items.items(), key=lambda item: (-item[1], item[0]))),
             )
         )
@@ -198,14 +185,10 @@ def tail_per_channel(context: DiagnoseContext) -> Iterator[Finding]:
 def _per_channel_layers(model: Model, build: Build) -> list[_Layer]:
     """Every operator whose kernel keeps per-channel arrays, with those allocations."""
     found = []
-    for setup in setups_with_resources(model, build):
-        arrays = tuple(
-            event
-            for event in (*setup.init, *setup.prepare)
-            if isinstance(event, Persistent) and event.what in _PER_CHANNEL
-        )
+    for kept in tflm_runtime().operator_persistent(model, build):
+        arrays = tuple((what, nbytes) for what, nbytes in kept.persistent if what in _PER_CHANNEL)
         if arrays:
-            found.append(_Layer(setup.context.subgraph, setup.context.operator, arrays))
+            found.append(_Layer(kept.subgraph, kept.operator, arrays))
     return found
 
 
@@ -213,7 +196,7 @@ def _per_tensor_weights(model: Model, layers: Sequence[_Layer]) -> Model:
     """The model with these layers' per-channel weight tensors quantized per tensor."""
     chosen: dict[int, set[int]] = {}
     for layer in layers:
-        rule = REFERENCE_KERNELS.get(layer.operator.opcode)
+        rule = tflm_runtime().kernel_rule(layer.operator.opcode)
         if rule is None:
             continue
         for slot, tensor in enumerate(layer.operator.inputs):
@@ -238,7 +221,7 @@ class _Layer:
 
     subgraph: Subgraph
     operator: Operator
-    arrays: tuple[Persistent, ...]
+    arrays: tuple[tuple[str, int], ...]  # (what, bytes) of each per-channel array
 
     @property
     def key(self) -> tuple[int, int]:
@@ -248,11 +231,11 @@ class _Layer:
     @property
     def channels(self) -> int:
         """Entries per array: the output channels (the weights' quantized dimension)."""
-        return self.arrays[0].nbytes // 4
+        return self.arrays[0][1] // 4
 
     def bytes_at(self, channels: int) -> int:
         """What its arrays take in the tail at that many channels (16-byte tail steps)."""
-        return sum(align_up(4 * channels, ARENA_ALIGNMENT) for _ in self.arrays)
+        return sum(align_up(4 * channels, tflm_runtime().data_alignment) for _ in self.arrays)
 
     def describe(self) -> str:
         """'operator 3 (CONV_2D) 64 channels 512 B'."""
@@ -357,14 +340,16 @@ def _int8_states(
     """The variables whose kernels still accept the model with them stored as int8 (no more
     reasons to refuse it than it has now): all at once when they do, else one by one, the
     largest first, up to a bound (each check walks every kernel rule)."""
-    refused = len(support(model, build).obstacles)
-    if len(support(_with_int8(model, wide), build).obstacles) <= refused:
+    refused = len(tflm_runtime().support(model, build).obstacles)
+    if len(tflm_runtime().support(_with_int8(model, wide), build).obstacles) <= refused:
         return list(wide)
-    largest = sorted(wide, key=lambda pair: (-tflm_tensor_bytes(pair[1]), pair[0], pair[1].index))
+    largest = sorted(
+        wide, key=lambda pair: (-tflm_runtime().tensor_bytes(pair[1]), pair[0], pair[1].index)
+    )
     return [
         pair
         for pair in largest[:INT8_CHECKS]
-        if len(support(_with_int8(model, [pair]), build).obstacles) <= refused
+        if len(tflm_runtime().support(_with_int8(model, [pair]), build).obstacles) <= refused
     ]
 
 
@@ -386,16 +371,18 @@ def tail_variables(context: DiagnoseContext) -> Iterator[Finding]:
         for subgraph, tensor in (_int8_states(model, build, wide) if wide else [])
     ]
     # A float resource variable: an int8 conversion of the whole model stores it as int8.
-    for buffer in resource_variables(model).buffers.values():
-        if buffer.tensor.dtype.name == "FLOAT32":
-            candidates.append((-1, buffer.tensor, f"resource variable '{buffer.shared_name}'"))
+    for shared_name, tensor in tflm_runtime().resource_variable_tensors(model):
+        if tensor.dtype.name == "FLOAT32":
+            candidates.append((-1, tensor, f"resource variable '{shared_name}'"))
     if not candidates:
         return
     now = smaller = 0
     for _, tensor, _ in candidates:
         _, element_bytes = _SMALLER_TYPES[tensor.dtype.name]
-        now += align_up(tflm_tensor_bytes(tensor), ARENA_ALIGNMENT)
-        smaller += align_up(max(tensor.element_count * element_bytes, 0), ARENA_ALIGNMENT)
+        now += align_up(tflm_runtime().tensor_bytes(tensor), tflm_runtime().data_alignment)
+        smaller += align_up(
+            max(tensor.element_count * element_bytes, 0), tflm_runtime().data_alignment
+        )
     variables = [(s, t) for s, t, kind in candidates if kind == "variable tensor"]
     names = ", ".join(
         f"'{tensor.name or tensor.index}' {tensor.dtype.name}" for _, tensor, _ in candidates[:4]
@@ -481,14 +468,14 @@ def _fold(subgraph: Subgraph, operator: Operator) -> Fold | None:
     ):
         return None
     code = _fused_code(operator.opcode)
-    kept_rule = REFERENCE_KERNELS.get(producer.opcode)
+    kept_rule = tflm_runtime().kernel_rule(producer.opcode)
     if code is not None and kept_rule is not None and kept_rule.applies_fused_activation:
         if producer.options.get("fused_activation_function", _NO_ACTIVATION) != _NO_ACTIVATION:
             return None
         source, result = subgraph.tensors[middle], subgraph.tensors[operator.outputs[0]]
         exact = source.dtype.name == "FLOAT32" or source.quantization == result.quantization
         return Fold(subgraph.index, producer.index, operator.index, code, exact)
-    removed_rule = REFERENCE_KERNELS.get(operator.opcode)
+    removed_rule = tflm_runtime().kernel_rule(operator.opcode)
     if (
         operator.opcode == producer.opcode
         and removed_rule is not None
@@ -500,7 +487,7 @@ def _fold(subgraph: Subgraph, operator: Operator) -> Fold | None:
 
 def _fused_code(opcode: str) -> int | None:
     """The fused_activation_function value a layer applies in this operator's place, if any."""
-    rule = REFERENCE_KERNELS.get(opcode)
+    rule = tflm_runtime().kernel_rule(opcode)
     return rule.as_fused_activation if rule is not None else _FUSED_ONLY.get(opcode)
 
 

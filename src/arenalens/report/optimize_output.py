@@ -15,7 +15,8 @@ from arenalens.report.console import render_text
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
-    from arenalens.optimization import Optimization, OutputProof
+    from arenalens.optimization import Optimization
+    from arenalens.runtimes import OutputProof
 
 OPTIMIZE_SCHEMA_VERSION = 1
 

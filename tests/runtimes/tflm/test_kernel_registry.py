@@ -190,9 +190,6 @@ _NAMED_ELSEWHERE = {
     ("reorder/schedule.py", "VAR_HANDLE"): "the order resource variables impose",
     ("runtimes/tflm/resources.py", "VAR_HANDLE"): "TFLM's resource-variable store, not a kernel",
     ("runtimes/tflm/resources.py", "ASSIGN_VARIABLE"): "TFLM's resource-variable store",
-    ("runtimes/tflm/plan_validity.py", "CUSTOM:ethos-u"): (
-        "recognises a Vela-compiled graph (diagnose's rule; the NPU operator's own shared bytes)"
-    ),
     ("vela/compiled.py", "CUSTOM:ethos-u"): (
         "Vela's output format: the operator it writes, whose command stream says the NPU"
     ),

@@ -4,30 +4,17 @@ bit-identical (what `optimize` keeps a plan by; the `runtime` extra, in a child 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from arenalens.builds.build import HOST
 from arenalens.errors import ArenalensError, RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.registry import run_planner
+from arenalens.runtimes import OutputProof
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import budget
 from arenalens.tflite.reader import load_model
-
-
-@dataclass(frozen=True)
-class OutputProof:
-    """Original vs rewritten model on real TFLM: heads and whether outputs are bit-identical."""
-
-    identical: bool
-    original_head: int | None
-    new_head: int | None
-    invocations: int
-    detail: str = ""
-    logs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def prove_outputs(
