@@ -1,7 +1,9 @@
 """The README's input-size scenario on real TFLM for the Cortex-M7 with CMSIS-NN (the
-../shared/tools/cortex-m probe under QEMU): the 224x224 example checked at 192x192, and the model
-`optimize` writes for 222x222, each measured (head, tail, minimal arena with the recording and the
-plain allocator). The 224x224 example itself is in tests/data/device_examples.json.
+../shared/tools/cortex-m probe under QEMU): the model `check` leads with, the 224x224 model
+`optimize --overlap --split` writes (the remedy ladder's first rung that fits the STM32F746 after
+its firmware's reserve), and the example checked at 190x190 (the largest input that fits as
+given), each measured (head, tail, minimal arena with the recording and the plain allocator).
+The 224x224 example itself is in tests/data/device_examples.json.
 
     python -m tests.device_scenario   # re-measure (QEMU, about 3 minutes), rewrite the cache
 
@@ -22,16 +24,16 @@ from typing import Any
 CACHE = Path(__file__).resolve().parent / "data" / "device_scenario.json"
 TARGET = "cortex-m7-cmsis-nn"  # the STM32F746's core and kernels (`--target stm32f746`)
 BOARD = "stm32f746"
-CHECKED_SIDE = 192  # `check --input-shape input=1x192x192x3`
-OPTIMIZED_SIDE = 222  # `optimize --input-shape input=1x222x222x3`
+CHECKED_SIDE = 190  # `check --input-shape input=1x190x190x3`, the largest that fits as given
+SPLIT_STEP = "optimize --target stm32f746 --overlap --split"  # at the model's own 224x224
 
 
 def scenario_models() -> dict[str, bytes]:
-    """The scenario's two derived models by the step that makes them → their bytes."""
+    """The scenario's derived models by the step that makes them → their bytes."""
     from arenalens.examples import example_bytes
     from arenalens.optimization import optimize_model
     from arenalens.runtimes.litert.shapes import resize_model_inputs
-    from arenalens.target_build import target_build
+    from arenalens.target_build import rewrite_rules, target_build
     from arenalens.targets import get_target
     from arenalens.tflite.reader import parse_model
     from arenalens.tflite.rewriter import model_bytes
@@ -41,13 +43,17 @@ def scenario_models() -> dict[str, bytes]:
     def at(side: int) -> Any:
         return resize_model_inputs(example, {"input": (1, side, side, 3)})
 
-    optimized = optimize_model(at(OPTIMIZED_SIDE), build=target_build(get_target(BOARD)))
-    assert optimized.chosen is not None, "optimize wrote nothing"
+    board = get_target(BOARD)
+    build = target_build(board)
+    split = optimize_model(
+        example, build=build, overlap=rewrite_rules(build, target=board), split=True, target=board
+    )
+    assert split.chosen is not None, "optimize --overlap --split wrote nothing"
     return {
+        SPLIT_STEP: split.data,
         f"check --input-shape input=1x{CHECKED_SIDE}x{CHECKED_SIDE}x3": model_bytes(
             at(CHECKED_SIDE)
         ),
-        f"optimize --input-shape input=1x{OPTIMIZED_SIDE}x{OPTIMIZED_SIDE}x3": optimized.data,
     }
 
 

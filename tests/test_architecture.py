@@ -44,29 +44,39 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _import_nodes(nodes: list[ast.stmt], *, top_level_only: bool) -> Iterator[ast.stmt]:
+def _import_nodes(
+    nodes: list[ast.stmt], *, top_level_only: bool, types: bool = False
+) -> Iterator[ast.stmt]:
     """The import statements that run: at the top level only, or also inside functions, classes
-    and any other block; never those under `if TYPE_CHECKING:`."""
+    and any other block; those under `if TYPE_CHECKING:` too with `types` (a module that names
+    another's types depends on it as much as one that calls it)."""
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
         elif isinstance(node, ast.If) and _is_type_checking(node):
-            yield from _import_nodes(node.orelse, top_level_only=top_level_only)
+            if types:
+                yield from _import_nodes(node.body, top_level_only=top_level_only, types=True)
+            yield from _import_nodes(node.orelse, top_level_only=top_level_only, types=types)
         elif not top_level_only:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.stmt):
-                    yield from _import_nodes([child], top_level_only=False)
+                    yield from _import_nodes([child], top_level_only=False, types=types)
 
 
 def _imports(
-    path: Path, module: str, modules: dict[str, Path], *, top_level_only: bool
+    path: Path,
+    module: str,
+    modules: dict[str, Path],
+    *,
+    top_level_only: bool,
+    types: bool = False,
 ) -> set[str]:
     """The package's modules one module imports: `from package import submodule` reaches the
     submodule, `from module import name` the module that defines (or re-exports) the name."""
     tree = ast.parse(path.read_text())
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str | None] = set()
-    for node in _import_nodes(tree.body, top_level_only=top_level_only):
+    for node in _import_nodes(tree.body, top_level_only=top_level_only, types=types):
         if isinstance(node, ast.Import):
             found.update(_resolve(alias.name, modules) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -80,7 +90,7 @@ def _imports(
     return {name for name in found if name is not None and name.startswith("arenalens")}
 
 
-def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
+def _graph(*, top_level_only: bool, types: bool = False) -> dict[str, set[str]]:
     """Module → the modules it imports. Importing a submodule runs its parent packages first,
     but that is Python's order, not a dependency: edges to a module's own ancestors are left out
     (a package's __init__ importing its submodules is kept: that is a real edge)."""
@@ -88,7 +98,7 @@ def _graph(*, top_level_only: bool) -> dict[str, set[str]]:
     return {
         name: {
             target
-            for target in _imports(path, name, modules, top_level_only=top_level_only)
+            for target in _imports(path, name, modules, top_level_only=top_level_only, types=types)
             if target != name and not name.startswith(target + ".")
         }
         for name, path in modules.items()
@@ -153,6 +163,27 @@ def test_the_cycle_guard_sees_imports_inside_functions(tmp_path: Path) -> None:
     found = _imports(module, "arenalens.example", modules, top_level_only=False)
     assert found == {"arenalens.planning.checker", "arenalens.units"}  # not the type-only one
     assert _imports(module, "arenalens.example", modules, top_level_only=True) == set()
+
+
+def test_no_cycle_through_type_only_imports() -> None:
+    """No cycle either when the imports under `if TYPE_CHECKING:` count: a module that annotates
+    with another's types depends on it (the verdict makes its steps; the steps read the verdict
+    through `next_steps.Answers`, not its type)."""
+    assert _cycles(_graph(top_level_only=False, types=True)) == []
+
+
+def test_the_type_cycle_guard_sees_type_only_imports(tmp_path: Path) -> None:
+    module = tmp_path / "example.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from arenalens.ir import Model\n"
+        "def load():\n"
+        "    if TYPE_CHECKING:\n"
+        "        import arenalens.units\n"
+    )
+    found = _imports(module, "arenalens.example", _modules(), top_level_only=False, types=True)
+    assert found == {"arenalens.ir", "arenalens.units"}
 
 
 def test_no_import_cycle_at_import_time() -> None:
@@ -340,7 +371,7 @@ def test_the_build_value_is_neutral() -> None:
 
 
 # The TFLM package's modules: only `runtimes/` reaches them; the rest asks the door,
-# `runtimes.tflm_runtime()`.
+# `runtimes.door.tflm_runtime()`.
 _TFLM_PACKAGE = "arenalens.runtimes.tflm"
 
 
@@ -361,7 +392,7 @@ def _tflm_internals(tree: ast.Module) -> Iterator[int]:
 
 def test_only_runtimes_reaches_tflm_internals() -> None:
     """One door into the runtime: optimization, diagnostics, the CLI and every other stage ask
-    `runtimes.tflm_runtime()` (setup replay, tail parts, kernel rules, plan validity, proofs);
+    `runtimes.door.tflm_runtime()` (setup replay, tail parts, kernel rules, plan validity, proofs);
     no module outside `runtimes/` imports a module of `runtimes/tflm/`."""
     outside = {
         f"{name}:{line}"
@@ -381,7 +412,7 @@ def test_the_tflm_guard_sees_every_spelling() -> None:
         "    from arenalens.runtimes.tflm.plan_validity import SharedBytes\n"
         "def f():\n"
         "    from arenalens.runtimes.tflm import run\n"
-        "from arenalens.runtimes import tflm_runtime\n"
+        "from arenalens.runtimes.door import tflm_runtime\n"
         "from arenalens.runtimes.litert.shapes import parse_input_shape\n"
     )
     assert list(_tflm_internals(ast.parse(source))) == [2, 3, 5, 7]

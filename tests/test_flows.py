@@ -135,3 +135,53 @@ def test_cannot_run_is_confirmed_only_where_the_runtime_refuses(wheel: Wheel) ->
         ("refused", CONFIRMED),
         ("runs", WRONG),
     ]
+
+
+@pytest.mark.parametrize(
+    ("build", "ratio", "rewrite"),
+    [
+        # The offline plan is not enough, outputs sliding over their inputs are (reference).
+        (("--cpu", "cortex-m7", "--kernels", "reference"), 0.75, "--overlap"),
+        # A board: its firmware's reserve taken off, the offline plan fits.
+        (("--target", "nucleo-f401re"), None, ""),
+    ],
+)
+def test_the_remedy_ladders_first_step_runs_and_the_real_runtime_confirms_it(
+    wheel: Wheel, tmp_path: Path, build: tuple[str, ...], ratio: float | None, rewrite: str
+) -> None:
+    """check leads with the first rewrite that fits at full size; its `optimize` runs as
+    printed, and the wheel confirms the written model's outputs and the number it declares."""
+    from flows.campaign import walk_flow
+    from flows.flow import Flow
+    from flows.models import Subject
+
+    subject = Subject(
+        "example",
+        "example vww_mobilenet_v1",
+        example_bytes("vww_mobilenet_v1"),
+        "example:vww_mobilenet_v1",
+        "input",
+    )
+    flow = Flow(
+        seed=27,
+        index=0,
+        subject=subject,
+        build=build,
+        shape=(),
+        optimize=None,
+        command="check",
+        later_shape=(),
+        budget_ratio=ratio,
+        options=(),
+        follow_steps=True,
+    )
+    result = walk_flow(flow, wheel=wheel, cortex_m=None, base=tmp_path, device_sample_every=0)
+    assert not result.error, result.error
+    assert result.failures == []
+    commands = [claim.command for claim in result.claims if claim.kind == "step-runs"]
+    optimize = [command for command in commands if " optimize " in f" {command} "]
+    assert optimize and optimize[0].endswith(
+        f"-o optimized.tflite{' ' + rewrite if rewrite else ''}"
+    )
+    kinds = {claim.kind for claim in result.claims if claim.outcome == CONFIRMED}
+    assert {"step-runs", "optimized-outputs"} <= kinds

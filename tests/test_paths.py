@@ -663,7 +663,7 @@ def test_every_step_runs_as_printed_and_gives_what_it_promises(
         if words[1] == "check" and "--input-shape" in words and "--max-input" in argv:
             # 'the largest that fits is X, needing N B': checking X says FITS at N.
             _code, at_size = run_json(capsys, *words[1:])
-            assert at_size["verdict"] == "FITS"
+            assert at_size["verdict"] in ("FITS", "FITS, TIGHT")  # the largest: often tight
             assert at_size["required_bytes"] == document["max_input_required_bytes"]
 
 

@@ -72,6 +72,15 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> None:
         raise UsageError(f"{what} {target}: {ancestor} is a file, not a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise OutputError(f"{what} {target}: cannot write into {ancestor} (permission denied)")
+    try:
+        # Write a file there for real: a special file system (/proc, /sys) or a read-only mount
+        # passes os.access as root and fails only on writing, after other outputs were written.
+        with tempfile.TemporaryFile(dir=ancestor):
+            pass
+    except OSError as error:
+        raise OutputError(
+            f"{what} {target}: cannot write into {ancestor} ({_why(error)})"
+        ) from None
 
 
 def _why(error: OSError) -> str:

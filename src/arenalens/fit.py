@@ -3,9 +3,10 @@
 The number compared is the arena the user must declare (`declared.py`; TFLM: the minimal
 kTensorArenaSize, head + tail + setup; LiteRT: arenas + persistent arenas) against
 `budget - reserve`, where the reserve is RAM the rest of the firmware keeps (stacks, heap, DMA).
-Besides "does it fit as it is", a check says whether it fits after `arenalens optimize` (the
-minimal kTensorArenaSize of the model optimize would write, when that decides the answer) and
-whether only a different model would (even a plan at the lower bound does not fit).
+Besides "does it fit as it is", a check that does not fit climbs the remedy ladder
+(`ladder.py`: offline plan, reorder + in-place, overlap, split, each computed as its
+`arenalens optimize` command computes it) to the first rewrite that fits; only past its last rung
+do a smaller input or another board help. A model that fits as given runs no optimizer.
 
 A Vela-compiled model needs more than its arena in the SRAM its Ethos-U NPU reaches: the fast
 memory of a Dedicated_Sram compilation, the weights of a Sram_Only one (`vela/placement.py`). It
@@ -17,16 +18,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
+from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
 from arenalens.placement import BoardPlacement, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 from arenalens.vela.placement import Memories, NpuFit, board_memories
+
+if TYPE_CHECKING:
+    from arenalens.builds.build import Build
+    from arenalens.builds.kernel_paths import OverlapRules
+    from arenalens.ir import Model
+    from arenalens.optimization import Optimization
+
+
+ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
+# A fit with less headroom than this share of the available bytes is FITS, TIGHT.
+TIGHT_MARGIN_PERCENT = 5
 
 
 @dataclass(frozen=True)
@@ -39,12 +53,14 @@ class FitCheck:
     budget_bytes: int  # --budget, or the target's arena limit
     reserve_bytes: int
     target: Target | None
-    # What the number would be if every arena were packed to its lower bound: no planner can do
-    # better, so above the budget only a different model helps.
+    # What the number would be if every arena were packed to the lower bound of plans that keep
+    # tensors whole (in the model's operator order): overlaps and splits go below it.
     best_case_bytes: int
-    # The number to declare after `arenalens optimize` (None: not computed, or not TFLM).
-    optimized_bytes: int | None = None
+    # The remedies tried when it does not fit as given (None: not climbed, or not TFLM).
+    ladder: Ladder | None = None
     budget_text: str = ""  # the budget as the user typed it ("320KB")
+    # True when the reserve is the target's usual firmware's (no --reserve given).
+    reserve_is_default: bool = False
     assumptions: tuple[str, ...] = ()
     # The build the number is for (None for LiteRT); `declared` says it in words and says why it
     # may be off.
@@ -86,6 +102,31 @@ class FitCheck:
     def headroom_bytes(self) -> int:
         """Available minus required: spare bytes, negative when short."""
         return self.available_bytes - self.required_bytes
+
+    @property
+    def margin_bytes(self) -> int:
+        """The headroom below which a fit is TIGHT (`TIGHT_MARGIN` of the available bytes)."""
+        return -(-self.available_bytes * TIGHT_MARGIN_PERCENT // 100)
+
+    @property
+    def margin_percent(self) -> int:
+        """The margin as a share of the available bytes."""
+        return TIGHT_MARGIN_PERCENT
+
+    @property
+    def tight(self) -> bool:
+        """True when it fits with less headroom than the margin: a firmware update, a larger
+        stack or a library release may take it."""
+        return self.fits and self.spare_bytes < self.margin_bytes
+
+    @property
+    def spare_bytes(self) -> int:
+        """What is left: placed in the board's banks, the least any of its buffers leaves in its
+        bank; else the headroom of the one arena."""
+        placement = self.placement
+        if placement is not None and placement.best is not None:
+            return min(use.spare_bytes for use in placement.best.uses)
+        return self.headroom_bytes
 
     @property
     def runs(self) -> bool:
@@ -133,34 +174,43 @@ class FitCheck:
         return self.npu is None or self.npu.at_arena(arena_bytes).fits
 
     @property
+    def optimized_bytes(self) -> int | None:
+        """The number to declare after the remedy the verdict leads with (the first rewrite that
+        fits, else the smallest reached); None when no rewrite was tried."""
+        if self.ladder is None or len(self.ladder.rungs) < 2:
+            return None
+        return self.ladder.answer.required_bytes
+
+    @property
     def fits_after_optimize(self) -> bool | None:
-        """Whether `arenalens optimize` makes it fit: True when it fits already, None when it
-        would take the optimized number and that was not computed."""
+        """Whether some `arenalens optimize` rewrite makes it fit: True when it fits already,
+        None when the ladder was not climbed."""
         if not self.meaningful:
             return False
         if self.fits:
             return True
-        if self.runtime != "tflm" or self.best_case_bytes > self.available_bytes:
-            # LiteRT takes no offline plan, and no plan beats the lower bound.
-            return False
-        if not self._npu_fits_at(self.best_case_bytes):
-            return False  # not even the smallest arena leaves room for the NPU's pieces
-        if self.optimized_bytes is None:
+        if self.runtime != "tflm":
+            return False  # LiteRT takes no offline plan
+        if self.ladder is None:
             return None
-        return self.optimized_bytes <= self.available_bytes and self._npu_fits_at(
-            self.optimized_bytes
-        )
+        rung = self.ladder.first_fit
+        return rung is not None and self._npu_fits_at(rung.required_bytes)
 
     @property
     def optimize_decides(self) -> bool:
-        """True when only the optimized number can tell whether optimize makes it fit."""
+        """True when only the remedy ladder can tell whether a rewrite makes it fit."""
         return (
             self.runtime == "tflm"
             and self.meaningful
             and not self.fits
-            and self.best_case_bytes <= self.available_bytes
-            and self._npu_fits_at(self.best_case_bytes)
+            and self.ladder is None
+            and self._npu_fits_at(0)
         )
+
+    @property
+    def tail_bytes(self) -> int:
+        """What no rewrite lowers (TFLM's tail: persistent structs and kernel data)."""
+        return self.parts.get("tail", 0)
 
 
 def check_fit(
@@ -168,13 +218,14 @@ def check_fit(
     *,
     budget_bytes: int | None = None,
     target: Target | None = None,
-    reserve_bytes: int = 0,
-    optimized_bytes: int | None = None,
+    reserve_bytes: int | None = None,
     budget_text: str = "",
     fast_memory_bytes: int | None = None,
     weights_in_sram: bool = False,
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
+    Without a reserve a target keeps what its usual firmware takes (`Target.firmware`), a
+    budget nothing.
     For a Vela-compiled model, `fast_memory_bytes` is the fast_memory_size firmware hands
     `ethosu_init` (None: what the model needs) and `weights_in_sram` says it was compiled with
     Sram_Only (its weights are a piece in SRAM too)."""
@@ -184,6 +235,15 @@ def check_fit(
         budget = target.arena_limit_bytes
     else:
         raise UsageError("give exactly one of --budget SIZE or --target NAME")
+    build = analysis.build
+    if build is not None and build.pointer_bytes == 4 and budget > ADDRESS_SPACE_32:
+        raise UsageError(
+            f"a budget of {format_bytes_exact(budget)} is more than a 32-bit build "
+            f"({build.name}) can address (4 GiB)"
+        )
+    reserve_is_default = reserve_bytes is None
+    if reserve_bytes is None:
+        reserve_bytes = 0 if target is None else target.reserve_bytes
     if reserve_bytes < 0:
         raise UsageError(f"--reserve must not be negative, got {reserve_bytes}")
     if reserve_bytes >= budget:
@@ -225,8 +285,8 @@ def check_fit(
         reserve_bytes=reserve_bytes,
         target=target,
         best_case_bytes=declared.required_bytes - wasted,
-        optimized_bytes=optimized_bytes,
         budget_text=budget_text,
+        reserve_is_default=reserve_is_default and reserve_bytes > 0,
         assumptions=tuple(analysis.budget.assumptions),
         build=analysis.budget.build,
         placement=placement,
@@ -322,3 +382,33 @@ def board_fits(
         return (2 if usable else 3, -check.headroom_bytes, check.target.name)
 
     return tuple(sorted(checks, key=order))
+
+
+def with_ladder(
+    check: FitCheck,
+    model: Model,
+    *,
+    build: Build,
+    rules: OverlapRules,
+    time_limit_s: float,
+    cache: dict[tuple[str, ...], Optimization] | None = None,
+) -> FitCheck:
+    """The check with its remedy ladder climbed, when only that decides the answer (TFLM, the
+    number means something, it does not fit as given); else the check unchanged."""
+    if not check.optimize_decides:
+        return check
+    from arenalens.ladder import climb  # noqa: PLC0415 - the optimizer loads only here
+
+    ladder = climb(
+        model,
+        build=build,
+        rules=rules,
+        required_bytes=check.required_bytes,
+        available_bytes=check.available_bytes,
+        whole_tensor_bound=check.best_case_bytes,
+        floor_bytes=check.tail_bytes,
+        time_limit_s=time_limit_s,
+        cache=cache,
+        target=check.target,
+    )
+    return replace(check, ladder=ladder)

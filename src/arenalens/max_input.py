@@ -70,6 +70,9 @@ class InputSearch:
     # The largest size that fits once `arenalens optimize` has written its plan for that size,
     # when that is larger than `largest` (its required_bytes: the optimized model's number).
     largest_after_optimize: InputSize | None = None
+    # The `arenalens optimize` options that rewrite reaches `largest_after_optimize` with (the
+    # remedy ladder's rung: () for the offline plan alone).
+    after_optimize_options: tuple[str, ...] = ()
     # Why no other size could be sized at all (LiteRT, which propagates shapes, cannot load the
     # model): then nothing is said about the network's limits or memory's.
     unavailable: str = ""
@@ -144,11 +147,14 @@ def search_max_input(
     available_bytes: int,
     required_at: Callable[[Model], int],
     optimized_at: Callable[[Model], int | None] | None = None,
+    optimize_options: tuple[str, ...] = (),
+    optimize_up_to_own: bool = False,
 ) -> InputSearch:
     """Model + bytes available + (resized model → bytes to declare, raising ArenalensError when
     the runtime refuses it) → the heights the network accepts and the largest that fits; with
-    `optimized_at` (resized model → the number `optimize` reaches there), also the largest that
-    fits after `arenalens optimize`."""
+    `optimized_at` (resized model → the number `optimize` with `optimize_options` reaches there),
+    also the largest that fits after `arenalens optimize`, searched up to the model's own height
+    when `optimize_up_to_own` (a split is costly to search: the model's own size first)."""
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415 - extra
         ShapesUnavailableError,
         require_shape_propagation,
@@ -191,13 +197,19 @@ def search_max_input(
     found = _result(image, available_bytes, tried, best=best, low=low, high=high, cap=cap)
     if optimized_at is None or best == high:
         return found
+    after_high = min(high, original_height) if optimize_up_to_own else high
+    if best is not None and best >= after_high:
+        return found
     after = _largest_after_optimize(
         lambda height: optimized_size(height, size_at, image, model, optimized_at),
         above=low - 1 if best is None else best,
-        high=high,
+        high=after_high,
         available_bytes=available_bytes,
+        top_first=optimize_up_to_own,
     )
-    return replace(found, largest_after_optimize=after)
+    return replace(
+        found, largest_after_optimize=after, after_optimize_options=tuple(optimize_options)
+    )
 
 
 def optimized_size(
@@ -231,11 +243,16 @@ def _largest_after_optimize(
     above: int,
     high: int,
     available_bytes: int,
+    top_first: bool = False,
 ) -> InputSize | None:
     """The largest height in (above, high] whose optimized number fits (it grows with the input):
     steps of 1, 2, 4, ... up from `above` until one does not fit, then bisection; None when not
     even the next height does. Small steps first: sizes near the as-is answer are cheap to
-    optimize, and the answer is usually among them."""
+    optimize, and the answer is usually among them; `top_first` tries `high` first."""
+    if top_first and high > above:
+        top = optimized(high)
+        if top is not None and (top.required_bytes or 0) <= available_bytes:
+            return top
     found: InputSize | None = None
     fitting, too_big, step = above, high + 1, 1
     while fitting + step < too_big:

@@ -14,17 +14,22 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
+from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 
-if TYPE_CHECKING:  # the verdict makes its steps; they read it
+if TYPE_CHECKING:  # what the answers the steps read are made of
+    from arenalens.builds.build import Build
+    from arenalens.declared import DeclaredArena
+    from arenalens.fit import FitCheck
     from arenalens.max_input import InputSearch
-    from arenalens.verdict import Verdict
+    from arenalens.plan_validity import PlanConflict
+    from arenalens.vela.memory import NpuMemory
 
 # The file the suggested `optimize` writes, and the later steps read; the second name when the
 # model is that file already (optimize never overwrites its input).
@@ -38,6 +43,44 @@ def optimized_file(model_path: str) -> str:
     if model_path and os.path.abspath(model_path) == os.path.abspath(OPTIMIZED_FILE):
         return OPTIMIZED_AGAIN_FILE
     return OPTIMIZED_FILE
+
+
+class Answers(Protocol):
+    """What the steps read of a verdict (`verdict.Verdict` has it all; the verdict makes its
+    steps, so this module names no verdict type: the dependency runs one way)."""
+
+    @property
+    def runtime(self) -> str: ...
+    @property
+    def build(self) -> Build | None: ...
+    @property
+    def declared(self) -> DeclaredArena: ...
+    @property
+    def fit(self) -> FitCheck | None: ...
+    @property
+    def placeholders(self) -> tuple[str, ...]: ...
+    @property
+    def search(self) -> InputSearch | None: ...
+    @property
+    def optimized_bytes(self) -> int | None: ...
+    @property
+    def npu_memory(self) -> NpuMemory | None: ...
+    @property
+    def runs(self) -> bool: ...
+    @property
+    def plan_holds(self) -> bool: ...
+    @property
+    def shape_known(self) -> bool: ...
+    @property
+    def fits(self) -> bool: ...
+    @property
+    def npu_short(self) -> bool: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def refusals(self) -> tuple[Refusal, ...]: ...
+    @property
+    def conflicts(self) -> tuple[PlanConflict, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +115,10 @@ class Asked:
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
     overlap_required_bytes: int | None = None  # with --overlap: the number with that plan
     image_inputs: int = 0  # the model's image inputs (--max-input needs exactly one)
+    # Without a build: the largest number over the common MCU builds, and that build's name.
+    device_bytes: tuple[int, str] | None = None
+    # A model arenalens rewrote: the resolver lines and table its firmware needs.
+    firmware: tuple[tuple[str, ...], str] | None = None
     # The build drives an Ethos-U NPU and the model is not Vela-compiled: it runs on the CPU alone.
     npu_uncompiled: str | None = None  # the NPU's name
 
@@ -79,7 +126,7 @@ class Asked:
 class Steps:
     """The next steps of one verdict, as commands that run as printed."""
 
-    def __init__(self, verdict: Verdict, asked: Asked) -> None:
+    def __init__(self, verdict: Answers, asked: Asked) -> None:
         self.verdict = verdict
         self.asked = asked
         self.model = shlex.quote(asked.argument) if asked.argument else ""
@@ -119,7 +166,7 @@ class Steps:
             text = ""  # build_options names the board
         else:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
-        if fit.reserve_bytes:
+        if fit.reserve_bytes and not fit.reserve_is_default:
             text += f" --reserve {fit.reserve_bytes}"
         return text + (self.npu_options() if npu else "")
 
@@ -157,7 +204,7 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
-        overlap = any(option.startswith(" --overlap") for option in more)
+        overlap = any(option.startswith((" --overlap", " --split")) for option in more)
         return self.command(
             "optimize",
             self.shape_options(),
@@ -176,7 +223,12 @@ class Steps:
         if not verdict.shape_known:
             return self.shape_unknown()
         steps = self.with_number()
-        steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
+        steps.extend(self.firmware_step())
+        fit = verdict.fit
+        if fit is not None and fit.ladder is not None and fit.ladder.fits:
+            steps.extend(self.input_search())  # the model's own size first, then other sizes
+        else:
+            steps[1:1] = self.input_search()  # the answer to --max-input, right after the verdict
         steps = self.with_findings(steps)
         return tuple(step for step in steps if self.model or not step.command)
 
@@ -239,6 +291,19 @@ class Steps:
         steps: list[Step] = []
         optimized = verdict.optimized_bytes
         saves = None if optimized is None else declared.required_bytes - optimized
+        if fit is None and self.asked.device_bytes is not None:
+            largest, build = self.asked.device_bytes
+            steps.append(
+                Step(
+                    f"{number} is for the 64-bit host (the x86-64 tflite_micro wheel), not a "
+                    f"microcontroller: firmware built for one needs up to "
+                    f"{format_bytes_exact(largest)} ({build}, the largest over the common MCU "
+                    "builds). Name yours with --target or --cpu, or see every board's number:",
+                    self.all_boards_command(),
+                )
+            )
+            steps.extend(self.optimize_step(saves))
+            return steps
         if fit is None:
             steps.append(Step(f"Declare {declared.symbol} = {number} for {device}{estimate}."))
             steps.extend(self.optimize_step(saves))
@@ -257,6 +322,8 @@ class Steps:
                     f"does{estimate}: {placement.summary()}."
                 )
             )
+            if fit.tight:
+                steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
             steps.extend(self.npu_step())
             return steps
@@ -268,6 +335,8 @@ class Steps:
                     f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
                 )
             )
+            if fit.tight:
+                steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
             steps.extend(self.npu_step())
             return steps
@@ -279,40 +348,36 @@ class Steps:
                     f"with {spare} to spare."
                 )
             )
+            if fit.tight:
+                steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
             steps.extend(self.npu_step())
             return steps
         if verdict.npu_short:
             return self.npu_short_steps()
         short = format_bytes_exact(-fit.headroom_bytes)
-        if fit.fits_after_optimize and optimized is not None:
+        ladder = fit.ladder
+        if fit.fits_after_optimize and ladder is not None and ladder.first_fit is not None:
+            return [*steps, *self.remedy_steps(ladder.first_fit, short), *self.reserve_step()]
+        if ladder is not None and len(ladder.rungs) > 1:
+            best = ladder.best
+            still = format_bytes_exact(best.required_bytes - fit.available_bytes)
+            tried = rungs_text(ladder)
             steps.append(
                 Step(
-                    f"It does not fit {verdict.where} as it is ({short} short), but optimized "
-                    f"it declares {format_bytes_exact(optimized)}, which fits "
-                    f"({format_bytes_exact(fit.available_bytes - optimized)} to spare):",
-                    self.optimize_command(),
-                    saves,
+                    f"It does not fit {verdict.where}: {short} short as it is, and no rewrite "
+                    f"arenalens makes fits at this size (the best, {rung_title(best)}, declares "
+                    f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: {tried})."
                 )
             )
+        else:
             steps.append(
                 Step(
-                    "Then check the written model:",
-                    self.command(
-                        "check", self.build_options(), self.budget_options(), model=self.output
-                    ),
+                    f"It does not fit {verdict.where}: {short} short, and even a plan of whole "
+                    f"tensors at their lower bound needs {format_bytes_exact(fit.best_case_bytes)}."
                 )
             )
-            return steps
-        reach = ""
-        if optimized is not None and optimized < declared.required_bytes:
-            reach = f"; `arenalens optimize` reaches {format_bytes_exact(optimized)}"
-        steps.append(
-            Step(
-                f"It does not fit {verdict.where}: {short} short, and even a plan at the lower "
-                f"bound needs {format_bytes_exact(fit.best_case_bytes)}{reach}."
-            )
-        )
+        steps.extend(self.reserve_step())
         if self.verdict.search is None and self.asked.image_inputs == 1:
             steps.append(
                 Step(
@@ -339,6 +404,91 @@ class Steps:
             )
         )
         return steps
+
+    def firmware_step(self) -> list[Step]:
+        """A model arenalens rewrote: what its firmware must register (and the table size)."""
+        if self.asked.firmware is None:
+            return []
+        lines, table = self.asked.firmware
+        count = len(lines) - 1
+        names = ", ".join(line.removeprefix("resolver.").removesuffix("();") for line in lines[1:])
+        text = (
+            f"This model was rewritten by arenalens: the firmware's op resolver must register "
+            f"its {count} operators ({lines[0].strip()} with {names})"
+        )
+        if table:
+            text += f", and the figure assumes {table}"
+        return [Step(text + ".")]
+
+    def tight_step(self) -> Step:
+        """FITS, TIGHT: what the margin is, and the reserve to state when the board's default
+        is not the firmware's."""
+        fit = self.verdict.fit
+        assert fit is not None
+        margin = format_bytes_exact(fit.margin_bytes)
+        text = (
+            f"That is under the {fit.margin_percent}% margin ({margin}): a larger stack, a "
+            "driver or the next library release may take it; measure what your firmware keeps "
+            "(its map file) and check with it:"
+        )
+        return Step(text, self.reserve_command())
+
+    def reserve_command(self) -> str:
+        """The check again with --reserve for the user to fill in."""
+        fit = self.verdict.fit
+        assert fit is not None
+        reserve = fit.reserve_bytes or 0
+        return self.command(
+            "check",
+            self.shape_options(),
+            self.build_options(),
+            self.budget_options() if not fit.reserve_is_default else "",
+            f" --reserve {reserve}",
+        )
+
+    def reserve_step(self) -> list[Step]:
+        """When only the board's default reserve makes it not fit: say so, with --reserve."""
+        fit = self.verdict.fit
+        if fit is None or not fit.reserve_is_default or fit.headroom_bytes + fit.reserve_bytes < 0:
+            return []
+        assert fit.target is not None and fit.target.firmware is not None
+        firmware = fit.target.firmware
+        return [
+            Step(
+                f"It fits only if the firmware keeps less than the "
+                f"{format_bytes_exact(fit.reserve_bytes)} {fit.target.name}'s usual firmware "
+                f"({firmware.title}: {firmware.parts_text()}) is assumed to keep: give what "
+                "yours keeps (its map file) with --reserve:",
+                self.reserve_command(),
+            )
+        ]
+
+    def remedy_steps(self, rung: Rung, short: str) -> list[Step]:
+        """The rewrite that gets the model onto the budget at its size, its cost, then the check
+        of the written model."""
+        fit = self.verdict.fit
+        assert fit is not None
+        spare = format_bytes_exact(fit.available_bytes - rung.required_bytes)
+        declared = self.verdict.declared.required_bytes
+        overlap = "--overlap" in rung.options
+        return [
+            Step(
+                f"It is {short} short as it is; rewritten with {_remedy_words(rung)} it fits "
+                f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({spare} "
+                f"to spare; {rung.cost}):",
+                self.optimize_command(*(f" {option}" for option in rung.options)),
+                declared - rung.required_bytes,
+            ),
+            Step(
+                "Then check the written model:",
+                self.command(
+                    "check",
+                    self.build_options(overlap=overlap and not self._target()),
+                    self.budget_options(),
+                    model=self.output,
+                ),
+            ),
+        ]
 
     def npu_step(self) -> list[Step]:
         """On a build with an Ethos-U NPU, a model Vela has not compiled runs on the CPU alone:
@@ -471,19 +621,25 @@ class Steps:
         after = search.largest_after_optimize
         if after is None:
             return []
+        if after.shape == search.original_shape:
+            return []  # the remedy step already gets the model's own size onto the board
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in after.shape)
+        options = search.after_optimize_options
+        overlap = bool({"--overlap", "--split"} & set(options))
         command = self.command(
             "optimize",
             f" --input-shape {shlex.quote(value)}",
-            self.build_options(),
+            self.build_options(overlap=overlap),
             f" -o {self.output}",
+            *(f" {option}" for option in options),
         )
+        how = f"optimize {' '.join(options)}" if options else "optimize (offline plan)"
         return [
             Step(
-                f"Optimized for its size, a larger input fits: {value} declares "
-                f"{format_bytes_exact(after.required_bytes or 0)} after (then check "
-                f"{self.output}, a model of that size):",
+                f"Optimized for its size ({how}, the best rewrite that applies), a larger input "
+                f"fits: {value} declares {format_bytes_exact(after.required_bytes or 0)} after "
+                f"(then check {self.output}, a model of that size):",
                 command,
             )
         ]
@@ -505,6 +661,18 @@ class Steps:
                 return steps
         fix = f"Fix the {count} error / warning {findings} (diagnose explains each):"
         return [*steps, Step(fix, command)]
+
+
+_REMEDY_WORDS = {
+    Remedy.OFFLINE_PLAN: "an offline plan",
+    Remedy.REORDER: "another operator order and in-place operators",
+    Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
+    Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
+}
+
+
+def _remedy_words(rung: Rung) -> str:
+    return _REMEDY_WORDS.get(rung.remedy, rung.remedy.value)
 
 
 def _accepted_text(search: InputSearch) -> str:

@@ -29,7 +29,8 @@ from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes import MemoryBudget, Runtime, get_runtime, tflm_runtime
+from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.reader import load_model
 
 OVERLAP_PLANNER = "best"

@@ -13,7 +13,7 @@ from arenalens.placement import Placement, place, placement_score
 from arenalens.targets import Target
 
 if TYPE_CHECKING:
-    from arenalens.optimization import Candidate
+    from arenalens.optimization.candidates import Candidate
 
 
 def order_by_placement(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import KernelPath, path_of
 from arenalens.ir import Model
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 
 SHAPES = "shapes"
 BUILD = "build"

@@ -4,6 +4,8 @@ what a command line or a Python call says (a build or its name, a board preset, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from arenalens.builds.build import (
     HOST,
     NAMED_BY_BOARD,
@@ -17,6 +19,9 @@ from arenalens.builds.build import (
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.targets import Target
+
+if TYPE_CHECKING:
+    from arenalens.builds.kernel_paths import OverlapRules
 
 # Why a preset implies the kernels it does (printed by --list-targets).
 KERNELS_WHY = (
@@ -96,3 +101,22 @@ def _preset_build(target: Target, *, cpu: str | None, kernels: str | None) -> Bu
     if kernels is not None:
         return device_build(target.build_cpu, kernels)
     return device_build(target.build_cpu, target.kernels, named_by=NAMED_BY_BOARD)
+
+
+def rewrite_rules(
+    build: Build, *, kernels: str | None = None, target: Target | None = None
+) -> OverlapRules:
+    """The kernel code paths an `optimize --overlap` plan must hold on and the builds its number
+    must hold on (`kernel_paths.overlap_rules`), as the selected build says them: the library the
+    user named (carried by the build when a core or board names it), else every library the chip
+    may run. Two things no build carries: `kernels` without a core (the wheel's figures, that
+    library's access orders) and a board preset's core without a 32-bit model (its vendor's
+    kernels too). `optimize`, `check`'s remedy ladder and the Python API ask here, so the number
+    a step promises is the one its command reaches."""
+    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415 - only for rewrites
+
+    if not build.is_host:
+        return overlap_rules(build)
+    if kernels is None and target is not None and target.kernels is None:
+        return overlap_rules(build, chip=target.chip or target.name)
+    return overlap_rules(build, kernels)

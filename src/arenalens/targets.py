@@ -18,7 +18,9 @@ tensor_arena[kTensorArenaSize]`) can occupy on that part. Per family, that is:
   DTCM unless placed in OCRAM with a section attribute, so the largest block is the OCRAM the
   SDK's linker script declares (Teensy: the 512 KB RAM2, `DMAMEM`).
 
-Firmware needs RAM too (stacks, heap, DMA buffers, RTOS, radio): subtract it with `--reserve`.
+Firmware needs RAM too (stacks, heap, RTOS, radio stack): each part names its usual firmware
+(`firmware` and `firmware_defaults` in targets.json, with sources), whose share is the default
+reserve `check` and `report` subtract; `--reserve` replaces it.
 Each entry names the datasheet or SDK document its figures come from; sizes are the vendors' KB
 (1,024 bytes). Boards are listed with the chip they carry; a chip name works as a target too.
 
@@ -36,13 +38,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
+from arenalens.units import format_bytes_short
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
 # A bank's kind, fastest first (`MemoryBank.kind`).
@@ -51,6 +54,27 @@ ON_CHIP = "on-chip"
 EXTERNAL = "external"
 BANK_KINDS = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
 CATALOGUE = "targets.json"  # package data next to this module
+
+
+@dataclass(frozen=True, slots=True)
+class Firmware:
+    """What a part's usual firmware keeps of the arena's RAM block: the default reserve."""
+
+    name: str
+    title: str
+    parts: Mapping[str, int]  # rtos, stack, heap, globals, radio → bytes
+    source: str
+
+    @property
+    def reserve_bytes(self) -> int:
+        """The bytes the arena leaves the firmware."""
+        return sum(self.parts.values())
+
+    def parts_text(self) -> str:
+        """'rtos 2 KiB + stack 4 KiB + heap 8 KiB + radio 24 KiB'."""
+        return " + ".join(
+            f"{name} {format_bytes_short(nbytes)}" for name, nbytes in self.parts.items()
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +157,14 @@ class Target:
     banks: tuple[MemoryBank, ...] = ()
     # The Vela configuration its vendor's SDK compiles with (None: Arm's defaults for the NPU).
     vela_config: VelaConfig | None = None
+    # What its usual firmware keeps of the arena's block (the default reserve; --reserve
+    # replaces it).
+    firmware: Firmware | None = None
+
+    @property
+    def reserve_bytes(self) -> int:
+        """The default reserve: what the usual firmware keeps (0 when unknown)."""
+        return 0 if self.firmware is None else self.firmware.reserve_bytes
 
     @property
     def is_board(self) -> bool:
@@ -204,6 +236,18 @@ def _load() -> tuple[tuple[Target, ...], tuple[Target, ...], Mapping[str, str]]:
     chips = tuple(_chip(row) for row in document["chips"])
     by_name = {chip.name: chip for chip in chips}
     boards = tuple(_board(row, by_name, document["board_layouts"]) for row in document["boards"])
+    profiles = {
+        name: Firmware(name, row["title"], MappingProxyType(dict(row["parts"])), row["source"])
+        for name, row in document["firmware"].items()
+    }
+    defaults = document["firmware_defaults"]
+
+    def firmware_of(target: Target) -> Firmware:
+        name = defaults.get(target.name) or defaults.get(target.chip) or defaults["*"]
+        return profiles[name]
+
+    chips = tuple(replace(chip, firmware=firmware_of(chip)) for chip in chips)
+    boards = tuple(replace(board, firmware=firmware_of(board)) for board in boards)
     return chips, boards, MappingProxyType(dict(document["aliases"]))
 
 
@@ -243,6 +287,7 @@ def target_document(target: Target) -> dict[str, object]:
         "arena_limit_bytes": target.arena_limit_bytes,
         "source": target.source,
         "note": target.note,
+        "firmware": None if target.firmware is None else firmware_document(target.firmware),
     }
     if target.banks:
         document["banks"] = [bank_document(bank) for bank in target.banks]
@@ -254,6 +299,17 @@ def target_document(target: Target) -> dict[str, object]:
             "source": target.vela_config.source,
         }
     return document
+
+
+def firmware_document(firmware: Firmware) -> dict[str, object]:
+    """Firmware → its JSON form: the default reserve, its parts and source."""
+    return {
+        "name": firmware.name,
+        "title": firmware.title,
+        "reserve_bytes": firmware.reserve_bytes,
+        "parts": dict(firmware.parts),
+        "source": firmware.source,
+    }
 
 
 def bank_document(bank: MemoryBank) -> dict[str, object]:

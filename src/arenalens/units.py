@@ -38,10 +38,16 @@ SIZE_HELP = (
 
 def parse_size(text: str) -> int:
     """'320KB' / '0.5MiB' / '307200' → bytes (int); UsageError explaining the accepted forms."""
+    if text.strip().startswith("-"):
+        raise UsageError(f"'{text}' is negative: a size is a number of bytes, 0 or more")
     match = _SIZE_PATTERN.match(text)
     if match is None:
         raise UsageError(f"'{text}' is not a size ({SIZE_HELP})")
     number, unit = match.groups()
+    if not unit and "." in number:
+        raise UsageError(
+            f"'{text}' is not a whole number of bytes: give bytes, or a unit ('{number}KB')"
+        )
     multiplier = _UNIT_BYTES.get(unit.lower())
     if multiplier is None:
         known = "B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all 1024-based)"

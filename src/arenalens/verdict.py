@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from arenalens.builds.build import Build, build_document
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, Status
-from arenalens.fit import FitCheck, check_fit
+from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
-from arenalens.target_build import build_from_options
+from arenalens.target_build import build_from_options, rewrite_rules
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
 
@@ -51,6 +51,7 @@ class Answer(enum.StrEnum):
     CANNOT_RUN_CORRECTLY = "CANNOT RUN CORRECTLY"
     INPUT_SHAPE_UNKNOWN = "INPUT SHAPE UNKNOWN"
     FITS = "FITS"
+    FITS_TIGHT = "FITS, TIGHT"
     FITS_ESTIMATE = "FITS (estimate)"
     FITS_AFTER_OPTIMIZE = "FITS AFTER OPTIMIZE"
     DOES_NOT_FIT = "DOES NOT FIT"
@@ -119,7 +120,9 @@ class Verdict:
         if fit is None:
             return None
         if fit.fits:
-            return Answer.FITS_ESTIMATE if self.declared.is_estimate else Answer.FITS
+            if self.declared.is_estimate:
+                return Answer.FITS_ESTIMATE
+            return Answer.FITS_TIGHT if fit.tight else Answer.FITS
         if fit.fits_after_optimize:
             return Answer.FITS_AFTER_OPTIMIZE
         return Answer.DOES_NOT_FIT
@@ -144,7 +147,7 @@ class Verdict:
     @property
     def fits(self) -> bool:
         """True when a budget was asked and the number fits it."""
-        return self.answer in (Answer.FITS, Answer.FITS_ESTIMATE)
+        return self.answer in (Answer.FITS, Answer.FITS_TIGHT, Answer.FITS_ESTIMATE)
 
     @property
     def npu_short(self) -> bool:
@@ -166,11 +169,8 @@ class Verdict:
         """Available minus required (negative: short); None without a budget or a number."""
         if self.fit is None or not self.has_number:
             return None
-        placement = self.fit.placement
-        if placement is not None and placement.best is not None:
-            # Placed in the board's banks: the least any of its buffers leaves in its bank.
-            return min(use.spare_bytes for use in placement.best.uses)
-        return self.fit.headroom_bytes
+        # Placed in the board's banks: the least any of its buffers leaves in its bank.
+        return self.fit.spare_bytes
 
     @property
     def next_steps(self) -> tuple[str, ...]:
@@ -189,15 +189,17 @@ class Verdict:
         fit = self.fit
         if fit is None:
             return ""
+        kept = ""
+        if fit.reserve_bytes:
+            whose = "kept for its firmware" if fit.reserve_is_default else "reserved"
+            kept = f"{format_bytes_exact(fit.reserve_bytes)} {whose}"
         if fit.target is not None:
-            text = f"{fit.target.title} ({fit.target.core})"
-        elif fit.budget_text and not fit.budget_text.isdigit():
+            return f"{fit.target.title} ({'; '.join(p for p in (fit.target.core, kept) if p)})"
+        if fit.budget_text and not fit.budget_text.isdigit():
             text = f"{fit.budget_text} = {format_bytes_exact(fit.budget_bytes)}"
         else:
             text = format_bytes_exact(fit.budget_bytes)
-        if fit.reserve_bytes:
-            text += f", minus a {format_bytes_exact(fit.reserve_bytes)} reserve"
-        return text
+        return f"{text} ({kept})" if kept else text
 
     def as_dict(self) -> dict[str, Any]:
         """The `check --json` document (and `arenalens.check(...).as_dict()`)."""
@@ -225,10 +227,17 @@ class Verdict:
             "budget_bytes": None if fit is None else fit.budget_bytes,
             "budget_text": None if fit is None else fit.budget_text or None,
             "reserve_bytes": None if fit is None else fit.reserve_bytes,
+            # 'firmware': the target's usual firmware's share (targets.json); 'given': --reserve.
+            "reserve_from": None if fit is None else _reserve_from(fit),
+            "margin_bytes": None if fit is None else fit.margin_bytes,
             "available_bytes": None if fit is None else fit.available_bytes,
             "headroom_bytes": self.headroom_bytes,
             "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
             "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
+            # The remedy ladder: each rewrite tried, in order, up to the first that fits.
+            "remedies": (
+                fit.ladder.as_list() if fit is not None and fit.ladder and self.has_number else []
+            ),
             "target": None if fit is None or fit.target is None else target_document(fit.target),
             "placement": None
             if fit is None or fit.placement is None or not self.has_number
@@ -254,6 +263,10 @@ class Verdict:
             if npu.fast_memory_given is not None:
                 document["fast_memory_refusal"] = npu.refusal
         return document
+
+
+def _reserve_from(fit: FitCheck) -> str:
+    return "firmware" if fit.reserve_is_default else "given"
 
 
 def input_search_document(search: InputSearch, *, counts: bool = True) -> dict[str, Any]:
@@ -410,12 +423,13 @@ def check(
     *,
     target: str | Target | None = None,
     budget: int | str | None = None,
-    reserve: int | str = 0,
+    reserve: int | str | None = None,
     build: Build | str | None = None,
     tflm: str | None = None,
     runtime: str = "tflm",
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
+    resource_variables: int | None = None,
     fast_memory: int | str | None = None,
     weights_in_sram: bool = False,
 ) -> Verdict:
@@ -426,13 +440,14 @@ def check(
     `target` is a board or chip preset (its core and CMSIS-NN kernels choose the build unless
     `build` says otherwise); `tflm` the TFLM release that build compiles, as `--tflm` takes it
     (a tflite-micro version, a date like '2025-08', a commit); `budget` bytes or a size text
-    ('320KB'); `input_shapes`
-    {input name or position: shape} or ['NAME=1x128x128x3', ...]. Without target or budget the
-    verdict has a number and no fit answer (`answer` is None). For a Vela-compiled model the
-    answer counts the NPU's other SRAM pieces too (`npu_memory`, `fit.npu`): `fast_memory` is
-    the fast_memory_size firmware hands `ethosu_init` (default: what the model needs) and
-    `weights_in_sram` says it was compiled with Sram_Only."""
-    from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when it decides
+    ('320KB'); `reserve` what the firmware keeps (default: a target's usual firmware's share,
+    nothing off a budget); `resource_variables` the MicroResourceVariables table the firmware
+    creates; `input_shapes` {input name or position: shape} or ['NAME=1x128x128x3', ...].
+    Without target or budget the verdict has a number and no fit answer (`answer` is None); when
+    it does not fit, `fit.ladder` holds the rewrites tried, as `check` prints them. For a
+    Vela-compiled model the answer counts the NPU's other SRAM pieces too (`npu_memory`, `fit.npu`):
+    `fast_memory` is the fast_memory_size firmware hands `ethosu_init` (default: what the model
+    needs) and `weights_in_sram` says it was compiled with Sram_Only."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
         parse_input_shape,
@@ -442,7 +457,14 @@ def check(
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
     from arenalens.units import parse_size  # noqa: PLC0415
 
-    loaded = model if isinstance(model, Model) else load_model(model)
+    if isinstance(model, str) and model.startswith(EXAMPLE_PREFIX):
+        # 'example:NAME' names a built-in example, as on the command line.
+        from arenalens.examples import example_bytes  # noqa: PLC0415
+        from arenalens.tflite.reader import parse_model  # noqa: PLC0415
+
+        loaded = parse_model(example_bytes(model[len(EXAMPLE_PREFIX) :]), model)
+    else:
+        loaded = model if isinstance(model, Model) else load_model(model)
     argument = _argument_of(model, loaded)
     shapes: dict[str | int, tuple[int, ...]] = {}
     shape_texts: list[str] = []
@@ -459,6 +481,9 @@ def check(
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
     chosen = build_from_options(build=build, target=preset, tflm=tflm, runtime=runtime)
+    if resource_variables is not None:
+        # The MicroResourceVariables table the firmware creates (`--resource-variables`).
+        chosen = replace(chosen, resource_variables=resource_variables)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
     asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
     if preset is None and budget is None:
@@ -467,17 +492,20 @@ def check(
         analysis,
         budget_bytes=None if budget is None else _bytes(budget, parse_size),
         target=preset if budget is None else None,
-        reserve_bytes=_bytes(reserve, parse_size),
+        reserve_bytes=None if reserve is None else _bytes(reserve, parse_size),
         budget_text=budget if isinstance(budget, str) else "",
         fast_memory_bytes=None if fast_memory is None else _bytes(fast_memory, parse_size),
         weights_in_sram=weights_in_sram,
     )
-    if fit.optimize_decides and planner is None:
-        optimized = optimize_model(loaded, time_limit_s=OPTIMIZE_SECONDS, build=chosen)
-        fit = replace(fit, optimized_bytes=optimized.new_required_bytes)
+    if planner is None and analysis.build is not None:
+        rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
+        fit = with_ladder(
+            fit, loaded, build=analysis.build, rules=rules, time_limit_s=OPTIMIZE_SECONDS
+        )
     return verdict_for(analysis, asked=asked, fit=fit)
 
 
+EXAMPLE_PREFIX = "example:"
 # Time `optimize` gets when a check asks what it would reach (only when that decides a verdict).
 OPTIMIZE_SECONDS = 4.0
 

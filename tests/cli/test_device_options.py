@@ -58,6 +58,7 @@ def test_plan_json_names_the_build_and_its_number(
         "compression": False,
         "kernels_release": "4ab83cc3cc98",
         "kernels_named_by": "user",
+        "resource_variables": None,
         "tflm": {
             "release": "90b983c",
             "commit": "90b983c2b3f1480642e040bbd2ddb37b998f3424",

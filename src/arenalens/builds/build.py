@@ -190,6 +190,10 @@ class Build:
     dchecks: bool = True
     # The NPU the firmware drives (TFLM built with CO_PROCESSOR=ethos_u); None: no NPU.
     npu: Npu | None = None
+    # The entries of the MicroResourceVariables table the firmware creates
+    # (`MicroResourceVariables::Create(allocator, N)`); None: one per distinct VAR_HANDLE
+    # shared_name, as the tflite_micro Python interpreter counts them (`--resource-variables`).
+    resource_variables: int | None = None
     # The `only_with` struct variants this build compiles: compression and the release's.
     features: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -612,11 +616,19 @@ def allocator_name(build: Build) -> str:
 def build_title(build: Build) -> str:
     """The build in words, as every document names what a figure is for: the device, its kernel
     library and that library's release, and the TFLM release."""
+    table = (
+        ""
+        if build.resource_variables is None
+        else f"; a resource-variable table of {build.resource_variables}"
+    )
     if build.is_host:
-        return f"64-bit host build, {build.tflm.title}"
+        return f"64-bit host build, {build.tflm.title}{table}"
     release = build.library_release
     kernels = "" if release is None else f"; {build.library.release_title} {release.name}"
-    return f"{build.title}; {build.abi.title}, {allocator_name(build)}{kernels}; {build.tflm.title}"
+    return (
+        f"{build.title}; {build.abi.title}, {allocator_name(build)}{kernels}; "
+        f"{build.tflm.title}{table}"
+    )
 
 
 def build_summary(build: Build) -> dict[str, Any]:
@@ -632,6 +644,7 @@ def build_summary(build: Build) -> dict[str, Any]:
         "compression": build.compression,
         "kernels_release": build.kernels_release or None,
         "kernels_named_by": build.kernels_named_by,
+        "resource_variables": build.resource_variables,
         "tflm": {
             "release": build.tflm.name,
             "commit": build.tflm.commit or None,
@@ -703,10 +716,19 @@ def overlap_flags(build: Build | None) -> str:
 
 def release_flag(build: Build | None) -> str:
     """' --tflm RELEASE' when a build's TFLM release is not its build's default (so a suggested
-    command, with --target too, stays at the release the user asked for), else ''."""
-    if build is None or build.tflm.name == default_release(build.cpu).name:
+    command, with --target too, stays at the release the user asked for), else ''; and
+    ' --resource-variables N' when the build names its table (every command that sizes a build
+    takes it)."""
+    if build is None:
         return ""
-    return f" --tflm {_tflm_flag(build.tflm)}"
+    table = (
+        ""
+        if build.resource_variables is None
+        else f" --resource-variables {build.resource_variables}"
+    )
+    if build.tflm.name == default_release(build.cpu).name:
+        return table
+    return f" --tflm {_tflm_flag(build.tflm)}{table}"
 
 
 def _tflm_flag(tflm: TflmRelease) -> str:

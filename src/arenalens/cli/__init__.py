@@ -119,8 +119,33 @@ def _with_commands(error: UnplacedValueError, argv: Sequence[str] | None) -> str
     return f"{error.reason}; {error.ask}: {' or '.join(commands)}"
 
 
+# Options that take a size: a negative one ('--budget -5KB') is their value, not an option.
+_SIZE_OPTIONS = ("--budget", "--reserve")
+
+
+def _joined_sizes(argv: Sequence[str]) -> list[str]:
+    """'--budget -5KB' → '--budget=-5KB', so the size's own check explains it (argparse would
+    take '-5KB' for an option and say the value is missing)."""
+    words: list[str] = []
+    for word in argv:
+        if (
+            words
+            and words[-1] in _SIZE_OPTIONS
+            and word[:2].startswith("-")
+            and word[1:2].isdigit()
+        ):
+            words[-1] = f"{words[-1]}={word}"
+        else:
+            words.append(word)
+    return words
+
+
 def _parse_and_run(argv: Sequence[str] | None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = _joined_sizes(sys.argv[1:] if argv is None else argv)
+    from arenalens.report.wrapping import WRAP_COMMANDS  # noqa: PLC0415
+
+    # A long command wraps with ' \' on a terminal (it still pastes); piped, it stays whole.
+    WRAP_COMMANDS.set(sys.stdout.isatty())
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.argv = list(argv)  # the user's words, for commands that suggest them again

@@ -4,7 +4,6 @@ boards, and how large an input can it take? Exit 0 yes, 1 no, 2 error."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 from arenalens.builds.build import Build, with_kernels_named
@@ -18,14 +17,17 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     print_json,
     print_text,
+    reserve_option,
     selected_build,
     terminal_width,
     use_color,
+    with_table,
 )
 from arenalens.declared import Status, declared_arena
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
-from arenalens.fit import FitCheck, board_fits, check_fit
+from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
+from arenalens.ladder import rewrite_bytes
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
@@ -35,7 +37,7 @@ from arenalens.report.check_output import (
     render_input_search,
     render_targets,
 )
-from arenalens.target_build import target_build
+from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import (
     ALL_TARGETS,
     BOARDS,
@@ -81,8 +83,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--reserve",
         metavar="SIZE",
-        default="0",
-        help="RAM the rest of the firmware needs, taken off the budget (default: 0; same units)",
+        default=None,
+        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
+        "default: with --target the board's usual firmware's share, as --list-targets shows it "
+        "with its sources; with --budget 0)",
     )
     add_runtime_option(parser)
     add_build_options(parser)
@@ -99,6 +103,11 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="search the largest input height x width (same aspect ratio and channels; shapes "
         "propagated by the real LiteRT interpreter, extra 'runtime') whose arena fits",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help=f"with --target all: list every board (default: the {12} most useful)",
     )
     parser.add_argument(
         "--list-targets",
@@ -144,14 +153,14 @@ def _all_boards(args: argparse.Namespace) -> bool:
     return args.target is not None and args.target.strip().lower() == ALL_TARGETS
 
 
-def _budget_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
+def _budget_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int | None]:
     if args.budget is None and args.target is None:
         raise UsageError("check: give --budget SIZE or --target NAME (see --list-targets)")
     budget = None if args.budget is None else parse_size(args.budget)
     target = None if args.target is None or _all_boards(args) else get_target(args.target)
     if budget is not None and budget <= 0:
         raise UsageError(f"--budget must be positive, got '{args.budget}'")
-    return budget, target, parse_size(args.reserve)
+    return budget, target, reserve_option(args)
 
 
 def _analysis(args: argparse.Namespace, model: Model, build: Build | None = None) -> Analysis:
@@ -201,7 +210,7 @@ def npu_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> FitCheck:
-    """One model's FitCheck under the options (optimize consulted when it decides)."""
+    """One model's FitCheck under the options (the remedy ladder climbed when it does not fit)."""
     budget, target, reserve = _budget_options(args)
     check = check_fit(
         analysis,
@@ -211,14 +220,26 @@ def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> Fit
         budget_text=args.budget or "",
         **npu_options(args),
     )
-    if check.optimize_decides:
-        check = with_optimized(check, optimized_bytes(args, model))
-    return check
+    return climbed(args, check, model, analysis.build)
 
 
-def with_optimized(check: FitCheck, optimized: int | None) -> FitCheck:
-    """The check with the number `optimize` would reach filled in."""
-    return replace(check, optimized_bytes=optimized)
+def climbed(
+    args: argparse.Namespace,
+    check: FitCheck,
+    model: Model,
+    build: Build | None,
+    cache: dict[tuple[str, ...], Any] | None = None,
+) -> FitCheck:
+    """The check with its remedy ladder, when it does not fit as given (TFLM, the runtime's own
+    plan): each rung computed as the `optimize` command the verdict prints computes it."""
+    planner = args.planner[0] if isinstance(args.planner, list) else args.planner
+    if not check.optimize_decides or planner is not None or build is None:
+        return check
+    rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
+    with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
+        return with_ladder(
+            check, model, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS, cache=cache
+        )
 
 
 def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
@@ -229,7 +250,7 @@ def check_verdict(args: argparse.Namespace, path: str) -> Verdict:
     verdict = verdict_for(analysis, asked=asked(args, path), fit=check)
     if not args.max_input or not verdict.has_number:
         return verdict
-    search = input_search(args, model, check.available_bytes)
+    search = input_search(args, model, check)
     return verdict_for(analysis, asked=asked(args, path), fit=check, search=search)
 
 
@@ -238,7 +259,8 @@ def board_build(args: argparse.Namespace, board: Target) -> Build:
     and default kernels, at the --tflm release (TFLM only; LiteRT has one figure)."""
     if args.runtime != "tflm":
         return selected_build(args)
-    return target_build(board, cpu=args.cpu, kernels=args.kernels, tflm=args.tflm)
+    build = target_build(board, cpu=args.cpu, kernels=args.kernels, tflm=args.tflm)
+    return with_table(build, getattr(args, "resource_variables", None))
 
 
 def modelled_boards(
@@ -296,7 +318,8 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     _, _, reserve = _budget_options(args)
     model = load_with_input_shapes(path, args)
     analyses: dict[str, Analysis] = {}
-    optimized: dict[str, int | None] = {}  # computed once per build, when a board needs it
+    # The rewrites made for each build (and overlap rules), shared by its boards' ladders.
+    rewrites: dict[tuple[str, str], dict[tuple[str, ...], Any]] = {}
 
     def check_for(board: Target) -> FitCheck:
         build = board_build(args, board)
@@ -305,11 +328,8 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
         check = check_fit(
             analyses[build.name], target=board, reserve_bytes=reserve, **npu_options(args)
         )
-        if check.optimize_decides:
-            if build.name not in optimized:
-                optimized[build.name] = optimized_bytes(args, model, build)
-            check = with_optimized(check, optimized[build.name])
-        return check
+        cache = rewrites.setdefault((build.name, str(board.kernels)), {})
+        return climbed(args, check, model, build, cache)
 
     checks = board_fits(check_for, modelled_boards(args)[0])
     return tuple(
@@ -322,18 +342,40 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     )
 
 
-def input_search(args: argparse.Namespace, model: Model, available_bytes: int) -> InputSearch:
+def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> InputSearch:
     """The sizes one model's network accepts, the largest that fits the available bytes, and
-    (TFLM, the runtime's plan) the largest that fits after `arenalens optimize`."""
+    (TFLM, the runtime's plan) the largest that fits after `arenalens optimize` with the best
+    rung of the remedy ladder that applies: the one that fits at the model's own size, else the
+    one that gets closest (`ladder.py`); the offline plan alone when it fits as given."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     optimizes = args.runtime == "tflm" and planner is None
+    available_bytes = check.available_bytes
+    ladder = check.ladder
+    options = ladder.answer.options if ladder is not None and len(ladder.rungs) > 1 else ()
+    if "--split" in options and ladder is not None and not ladder.fits:
+        # A split search per size tried would take minutes: below the model's own size the
+        # search rewrites with the rungs before it (the step names the options it used).
+        options = tuple(option for option in options if option != "--split")
+    build = selected_build(args)
+    rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
+    whole_tensors = not {"--overlap", "--split"} & set(options)
 
     def optimized_at(resized: Model) -> int | None:
-        analysis = _analysis(args, resized)
-        best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
-        if best_case > available_bytes:
-            return best_case  # no plan fits there: optimize need not run
-        return optimized_bytes(args, resized)
+        if ladder is not None and resized.subgraphs[0].tensors == model.subgraphs[0].tensors:
+            return ladder.answer.required_bytes  # the model's own size: climbed already
+        if whole_tensors:
+            analysis = _analysis(args, resized)
+            best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
+            if best_case > available_bytes:
+                return best_case  # no plan of whole tensors fits there: optimize need not run
+        return rewrite_bytes(
+            resized,
+            options,
+            build=build,
+            rules=rules,
+            time_limit_s=OPTIMIZE_SECONDS,
+            target=check.target,
+        )
 
     return search_max_input(
         model,
@@ -342,6 +384,8 @@ def input_search(args: argparse.Namespace, model: Model, available_bytes: int) -
             resized, lambda m: _analysis(args, m), model.source
         ),
         optimized_at=optimized_at if optimizes else None,
+        optimize_options=options,
+        optimize_up_to_own="--split" in options,
     )
 
 
@@ -404,7 +448,12 @@ def _single_boards(args: argparse.Namespace, path: str) -> int:
             }
         )
     else:
-        text = render_boards(verdicts, color=use_color(args), width=terminal_width())
+        text = render_boards(
+            verdicts,
+            color=use_color(args),
+            width=terminal_width(),
+            every_row=getattr(args, "all", False),
+        )
         print_text(text + left_out_text(left_out))
     return EXIT_FITS if fitting else EXIT_DOES_NOT_FIT
 

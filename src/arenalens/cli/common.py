@@ -21,7 +21,7 @@ from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.target_build import build_from_options
+from arenalens.target_build import build_from_options, rewrite_rules
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
@@ -106,6 +106,26 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         f"{TFLM_WHEEL.wheel} on the host, the Cortex-M probes' commit "
         f"{TFLM_CORTEX_M_PROBES.name} with --cpu ({coverage()})",
     )
+    group.add_argument(
+        "--resource-variables",
+        type=_table_size,
+        metavar="N",
+        help="the entries of the MicroResourceVariables table the firmware creates "
+        "(MicroResourceVariables::Create(allocator, N)); default: one per distinct VAR_HANDLE "
+        "shared_name, as the tflite_micro Python interpreter counts them. Each entry more takes "
+        "sizeof(MicroResourceVariable) of the tail (20 B on 32-bit builds, 40 B on the host)",
+    )
+
+
+def add_target_option(parser: argparse.ArgumentParser) -> None:
+    """--target NAME for the commands that size one build (plan, diagnose, export, compare,
+    optimize): a board or chip preset names its core and kernels, as check --target does."""
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        help="a board or chip preset: plan for its core and kernels (as check --target), "
+        "unless --cpu / --kernels say otherwise (see `arenalens check --list-targets`)",
+    )
 
 
 def selected_build(args: argparse.Namespace) -> Build:
@@ -120,14 +140,35 @@ def selected_build(args: argparse.Namespace) -> Build:
         # the wheel's figures (`overlap_rules_for` reads it); with a board's core, the build
         # carries the library named.
         kernels = None
-    return build_from_options(
-        target=target,
-        cpu=cpu,
-        kernels=kernels,
-        npu=npu,
-        tflm=tflm,
-        runtime=getattr(args, "runtime", "tflm"),
+    runtime = getattr(args, "runtime", "tflm")
+    table = getattr(args, "resource_variables", None)
+    if runtime != "tflm" and table is not None:
+        raise UsageError(
+            f"--resource-variables sizes TFLite Micro's table; --runtime {runtime} has none"
+        )
+    build = build_from_options(
+        target=target, cpu=cpu, kernels=kernels, npu=npu, tflm=tflm, runtime=runtime
     )
+    return with_table(build, table)
+
+
+def with_table(build: Build, table: int | None) -> Build:
+    """The build with the resource-variable table the firmware creates (None: unchanged)."""
+    if table is None:
+        return build
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(build, resource_variables=table)
+
+
+def _table_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
 
 
 def _single_target(args: argparse.Namespace) -> Target | None:
@@ -140,21 +181,16 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 
 def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     """The kernel code paths --overlap must hold on and the builds the number to declare must
-    hold on (`kernel_paths.overlap_rules`), as the selected build says them: the library the
-    user named (--kernels, carried by the build when a core or board names it), else every
-    library the chip may run. Two things no build carries: --kernels without a core (the wheel's
-    figures, that library's access orders) and a board preset's core without a 32-bit model
-    (its vendor's kernels too)."""
-    # The overlap rules load only for --overlap.
-    from arenalens.builds.kernel_paths import overlap_rules  # noqa: PLC0415
+    hold on, for the options given (`target_build.rewrite_rules`)."""
+    return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=_single_target(args))
 
-    if not build.is_host:
-        return overlap_rules(build)
-    target = _single_target(args)
-    kernels = getattr(args, "kernels", None)
-    if kernels is None and target is not None and target.kernels is None:
-        return overlap_rules(build, chip=target.chip or target.name)
-    return overlap_rules(build, kernels)
+
+def reserve_option(args: argparse.Namespace) -> int | None:
+    """--reserve in bytes; None when not given (a target then keeps its firmware's share)."""
+    from arenalens.units import parse_size  # noqa: PLC0415
+
+    text = getattr(args, "reserve", None)
+    return None if text is None else parse_size(text)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -177,6 +213,13 @@ def terminal_width() -> int:
     if sys.stdout.isatty():
         return max(80, os.get_terminal_size().columns)
     return 120
+
+
+def terminal_lines(default: int) -> int:
+    """Lines the one-screen views may take: the terminal's height, or `default` when piped."""
+    if sys.stdout.isatty():
+        return max(20, os.get_terminal_size().lines - 1)
+    return default
 
 
 def print_json(document: Any) -> None:

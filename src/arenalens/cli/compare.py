@@ -11,6 +11,7 @@ from arenalens.cli.common import (
     add_model_argument,
     add_output_options,
     add_runtime_option,
+    add_target_option,
     load_with_input_shapes,
     overlap_rules_for,
     print_json,
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
     add_model_argument(parser)
     add_runtime_option(parser)
     add_build_options(parser)
+    add_target_option(parser)
     parser.add_argument(
         "--reorder",
         action="store_true",

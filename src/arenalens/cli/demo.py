@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         model=argument,
         target=target.name,
         budget=None,
-        reserve="0",
+        reserve=None,
         max_input=False,
         no_findings=False,
         runtime="tflm",

@@ -12,6 +12,7 @@ from arenalens.cli.common import (
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
+    add_target_option,
     load_with_input_shapes,
     print_json,
     print_text,
@@ -44,6 +45,7 @@ def register(subparsers: Any) -> None:
     add_models_argument(parser, required=False)
     add_runtime_option(parser)
     add_build_options(parser)
+    add_target_option(parser)
     add_alignment_option(
         parser,
         "the offset alignment your kernels need (e.g. 32 for kernels with 32-byte vector "

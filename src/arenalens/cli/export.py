@@ -14,6 +14,7 @@ from arenalens.cli.common import (
     add_build_options,
     add_input_shape_option,
     add_runtime_option,
+    add_target_option,
     load_with_input_shapes,
     selected_build,
     write_atomic,
@@ -46,6 +47,7 @@ def register(subparsers: Any) -> None:
     )
     add_runtime_option(parser)
     add_build_options(parser)
+    add_target_option(parser)
     parser.add_argument(
         "--planner",
         metavar="NAME",

@@ -18,7 +18,7 @@ from arenalens.cli.common import (
 )
 from arenalens.ir import Model
 from arenalens.report.inspect_output import inspect_document, render_inspect
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 
 _COLUMNS = (

@@ -14,10 +14,12 @@ from arenalens.cli.common import (
     add_input_shape_option,
     add_model_argument,
     add_output_options,
+    add_target_option,
     load_with_input_shapes,
     overlap_rules_for,
     print_json,
     print_text,
+    reserve_option,
     selected_build,
     terminal_width,
     use_color,
@@ -26,7 +28,8 @@ from arenalens.cli.common import (
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
-from arenalens.runtimes import OutputProof, tflm_runtime
+from arenalens.runtimes import OutputProof
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.targets import get_target
 
 
@@ -51,11 +54,13 @@ def register(subparsers: Any) -> None:
     )
     add_model_argument(parser)
     add_build_options(parser)
+    add_target_option(parser)
     parser.add_argument(
-        "--target",
-        metavar="NAME",
-        help="a board or chip preset: plan for its core and kernels (as check --target), "
-        "unless --cpu / --kernels say otherwise",
+        "--reserve",
+        metavar="SIZE",
+        default=None,
+        help="with --target: RAM the rest of the firmware keeps (default: the board's usual "
+        "firmware's share); the written model's number is checked against what is left",
     )
     add_input_shape_option(parser)
     parser.add_argument("-o", "--output", required=True, metavar="OUT.tflite", help="output file")
@@ -179,11 +184,35 @@ def run(args: argparse.Namespace) -> int:
         proof=proof,
         proof_note=proof_note,
     )
+    if args.target is not None and optimization.runs:
+        document["fit"] = _fit(args, optimization.new_required_bytes if accepted else None)
     if args.json:
         print_json(document)
     else:
         print_text(render_optimize(document, color=use_color(args), width=terminal_width()))
     return 0 if accepted else EXIT_FINDINGS
+
+
+def _fit(args: argparse.Namespace, written_bytes: int | None) -> dict[str, Any]:
+    """`optimize --target`: does the written model (or, when nothing was written, the model as
+    given) fit the board after its firmware's reserve? As check answers it."""
+    from arenalens.fit import TIGHT_MARGIN_PERCENT  # noqa: PLC0415
+    from arenalens.targets import get_target  # noqa: PLC0415
+
+    target = get_target(args.target)
+    reserve = reserve_option(args)
+    kept = target.reserve_bytes if reserve is None else reserve
+    available = target.arena_limit_bytes - kept
+    return {
+        "target": target.name,
+        "where": f"{target.title} ({target.core})",
+        "reserve_bytes": kept,
+        "reserve_from": "firmware" if reserve is None else "given",
+        "available_bytes": available,
+        "required_bytes": written_bytes,
+        "headroom_bytes": None if written_bytes is None else available - written_bytes,
+        "margin_bytes": -(-available * TIGHT_MARGIN_PERCENT // 100),
+    }
 
 
 def _vela(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from arenalens.cli.common import (
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
+    add_target_option,
     load_with_input_shapes,
     print_json,
     print_text,
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
     add_models_argument(parser)
     add_runtime_option(parser)
     add_build_options(parser)
+    add_target_option(parser)
     parser.add_argument(
         "--planner",
         metavar="NAME",

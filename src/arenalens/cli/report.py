@@ -19,10 +19,10 @@ from arenalens.builds.kernel_paths import OverlapRules
 from arenalens.cli.check import (
     add_npu_options,
     asked,
+    climbed,
     input_search,
     npu_options,
     optimized_bytes,
-    with_optimized,
 )
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -34,7 +34,9 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     overlap_rules_for,
     print_text,
+    reserve_option,
     selected_build,
+    terminal_lines,
     terminal_width,
     use_color,
     write_atomic,
@@ -106,8 +108,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--reserve",
         metavar="SIZE",
-        default="0",
-        help="RAM the rest of the firmware needs, taken off the budget or board (default: 0)",
+        default=None,
+        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
+        "default: with --target the board's usual firmware's share, as --list-targets shows it "
+        "with its sources; with --budget 0)",
     )
     parser.add_argument(
         "--max-input",
@@ -270,7 +274,7 @@ def check_output_directory(output: str | None, images: str | None) -> None:
         check_output_path(output, what="-o")
 
 
-def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int]:
+def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, int | None]:
     """(--budget bytes, --target preset, --reserve bytes), checked before any work."""
     if args.budget is not None and args.target is not None:
         raise UsageError("give --budget SIZE or --target NAME, not both")
@@ -278,7 +282,7 @@ def _fit_options(args: argparse.Namespace) -> tuple[int | None, Target | None, i
     target = None if args.target is None else get_target(args.target)
     if args.max_input and budget is None and target is None:
         raise UsageError("--max-input needs --target NAME or --budget SIZE")
-    return budget, target, parse_size(args.reserve)
+    return budget, target, reserve_option(args)
 
 
 def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) -> MemoryReport:
@@ -294,8 +298,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             budget_text=args.budget or "",
             **npu_options(args),
         )
-        if check.optimize_decides:
-            check = with_optimized(check, optimized_bytes(args, analysis.model))
+        check = climbed(args, check, analysis.model, analysis.build)
     optimized = None if check is None else check.optimized_bytes
     declared = declared_arena(analysis) if check is None else check.declared
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)
@@ -314,7 +317,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         )
     search = None
     if args.max_input and check is not None and usable:
-        search = input_search(args, analysis.model, check.available_bytes)
+        search = input_search(args, analysis.model, check)
     overlap = analysis.overlap
     verdict = verdict_for(
         analysis,
@@ -323,6 +326,8 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
                 args, args.model, findings=0 if diagnosis is None else serious_findings(diagnosis)
             ),
             overlap_required_bytes=None if overlap is None else overlap.budget.required_bytes,
+            device_bytes=_largest_device_figure(args, analysis) if check is None else None,
+            firmware=_firmware_of_rewritten(analysis),
         ),
         fit=check,
         optimized_bytes=optimized,
@@ -333,6 +338,51 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     shapes = "".join(f" --input-shape {shlex.quote(value)}" for value in args.input_shape)
     report = replace(report, model_argument=shlex.quote(args.model) + shapes)
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
+
+
+# The builds most firmware runs, for the figure a host-build report shows beside its own.
+COMMON_DEVICE_BUILDS = (
+    "cortex-m0plus/cmsis-nn",
+    "cortex-m4/cmsis-nn",
+    "cortex-m7/cmsis-nn",
+    "cortex-m33/cmsis-nn",
+    "cortex-m55/cmsis-nn",
+    "esp32/esp-nn",
+    "esp32s3/esp-nn",
+    "esp32p4/esp-nn",
+)
+
+
+def _firmware_of_rewritten(analysis: Analysis) -> tuple[tuple[str, ...], str] | None:
+    """A model arenalens rewrote (it carries arenalens' plan record): the resolver lines its
+    firmware needs and the resource-variable table the figure assumes."""
+    if analysis.runtime != "tflm" or analysis.model.plan_record is None:
+        return None
+    from arenalens.firmware import firmware_needs  # noqa: PLC0415
+
+    table = None if analysis.build is None else analysis.build.resource_variables
+    needs = firmware_needs(analysis.model, table)
+    return needs.resolver_lines, needs.resource_line.split("  //")[0]
+
+
+def _largest_device_figure(args: argparse.Namespace, analysis: Analysis) -> tuple[int, str] | None:
+    """Without a build the figure is the 64-bit host's: the largest number to declare over the
+    common MCU builds and the build that needs it (None: a build was named, or not TFLM, or the
+    model has no number there)."""
+    build = analysis.build
+    if args.runtime != "tflm" or build is None or not build.is_host or args.tflm:
+        return None
+    if declared_arena(analysis).status not in (Status.EXACT, Status.ESTIMATE):
+        return None
+    largest: tuple[int, str] | None = None
+    for name in COMMON_DEVICE_BUILDS:
+        device = analyze(analysis.model, runtime="tflm", build=name)
+        declared = declared_arena(device)
+        if declared.status not in (Status.EXACT, Status.ESTIMATE):
+            continue
+        if largest is None or declared.required_bytes > largest[0]:
+            largest = (declared.required_bytes, name)
+    return largest
 
 
 def _planner_wastes(analysis: Analysis) -> bool:
@@ -389,7 +439,7 @@ def run(args: argparse.Namespace) -> int:
             tensor_rows=None if args.all else 20,
             memory_plan=memory_plan_text(analysis) if args.all else None,
             diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
-            screen_lines=None if args.all else SCREEN_LINES,
+            screen_lines=None if args.all else terminal_lines(SCREEN_LINES),
         )
     # Files first: a path that cannot be written is bad input (exit 2), and then nothing of the
     # report is printed as if it had worked.

@@ -26,7 +26,8 @@ from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
-from arenalens.runtimes import get_runtime, tflm_runtime
+from arenalens.runtimes import get_runtime
+from arenalens.runtimes.door import tflm_runtime
 
 EXIT_AGREES = 0
 EXIT_MISMATCH = 1

@@ -20,7 +20,7 @@ from arenalens.analysis.lifetimes import Timeline
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import Analysis
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 
 

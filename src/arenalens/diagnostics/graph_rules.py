@@ -12,7 +12,7 @@ from arenalens.diagnostics.context import DiagnoseContext, tensor_name
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import operands_of
 from arenalens.ir import Operator, Subgraph, Tensor
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw
 from arenalens.units import format_bytes_exact
 from arenalens.vela.compiled import NPU_OPCODE

@@ -27,11 +27,11 @@ from arenalens.diagnostics.findings import (
 )
 from arenalens.ir import Model
 from arenalens.names import short_name
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # what the TFLM door hands out
-    from arenalens.runtimes import PlacedTensor, SharedBytes
+    from arenalens.runtimes.door import PlacedTensor, SharedBytes
 
 
 def offline_plan_count(context: DiagnoseContext) -> Iterator[Finding]:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from arenalens.analysis.operands import Operands, operands
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 
 
 def _tflm_operands(opcode: str) -> Operands:

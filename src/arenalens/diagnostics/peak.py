@@ -33,7 +33,8 @@ from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.reorder.registry import run_reorderer
 from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
-from arenalens.runtimes import get_runtime, tflm_runtime
+from arenalens.runtimes import get_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw, litert_timeline
 from arenalens.units import format_bytes_exact
 

@@ -17,7 +17,8 @@ from arenalens.diagnostics.findings import (
     optimize_output,
 )
 from arenalens.plan_validity import SHAPES, PlanConflict
-from arenalens.runtimes import Obstacle, tflm_runtime
+from arenalens.runtimes import Obstacle
+from arenalens.runtimes.door import tflm_runtime
 
 # Covered by their own rules (dynamic-tensor-unsupported, operand checks): reported there once.
 _OWN_RULES = ("Dynamic tensors are not supported",)

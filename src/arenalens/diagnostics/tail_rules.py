@@ -28,7 +28,8 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, check_model
 from arenalens.planning.problem import align_up
-from arenalens.runtimes import MemoryBudget, tflm_runtime
+from arenalens.runtimes import MemoryBudget
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.sections import ArenaSection
 from arenalens.units import format_bytes_exact
 

@@ -7,7 +7,11 @@ The header is C99 and C++ clean (it compiles with `gcc -c -std=c99 -Wall -Wextra
   usual TFLM C++ code (define ARENALENS_NO_KTENSORARENASIZE to leave it out);
 * `<PREFIX>_ARENA_ALIGNMENT` — align the array to it (`alignas` / `__attribute__((aligned))`);
 * `<prefix>_tensor_offsets[]` — one entry per planned buffer: arena, subgraph, tensor (-1 for kernel
-  scratch), offset from the arena start and bytes, with the tensor's name in a comment.
+  scratch), offset from the arena start and bytes, with the tensor's name in a comment;
+* (TFLM) what the firmware must set up for the figure to hold: `<PREFIX>_OPERATOR_COUNT` and
+  `<PREFIX>_REGISTER_OPERATORS(resolver)`, the `MicroMutableOpResolver` template count and its
+  Add calls (`firmware.py`), and `<PREFIX>_RESOURCE_VARIABLES`, the MicroResourceVariables table
+  the figure assumes.
 Identifiers avoid double underscores (reserved in C++) and start with a letter.
 """
 
@@ -88,6 +92,8 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
             f"#define {upper}_ARENA{index}_BYTES {result.plan.arena_size}u"
             f"  /* {_comment(result.arena.name)} */"
         )
+    if analysis.runtime == "tflm":
+        lines += _firmware_lines(analysis, upper)
     lines += _split_lines(analysis, upper)
     lines += [
         "",
@@ -122,6 +128,37 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         lines.append("/* no planned buffers: nothing to list */")
     lines += ["", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+def _firmware_lines(analysis: Analysis, upper: str) -> list[str]:
+    """The resolver and the resource-variable table the firmware sets up (C++ only: the macro
+    expands to MicroMutableOpResolver calls)."""
+    from arenalens.firmware import CUSTOM_PREFIX, firmware_needs, resolver_method  # noqa: PLC0415
+
+    table = None if analysis.build is None else analysis.build.resource_variables
+    needs = firmware_needs(analysis.model, table)
+    calls = []
+    for opcode in needs.operators:
+        method = resolver_method(opcode)
+        if method is None:
+            code = _comment(opcode.removeprefix(CUSTOM_PREFIX))
+            calls.append(f"    /* custom operator {code}: (resolver).AddCustom(...) */ \\")
+        else:
+            calls.append(f"    (resolver).{method}(); \\")
+    return [
+        "",
+        "/* What the firmware sets up for these figures (C++): the op resolver, e.g.",
+        f" *   static tflite::MicroMutableOpResolver<{upper}_OPERATOR_COUNT> resolver;",
+        f" *   {upper}_REGISTER_OPERATORS(resolver);",
+        " * and, with resource variables, tflite::MicroResourceVariables::Create(allocator,",
+        f" * {upper}_RESOURCE_VARIABLES): a larger table needs a larger arena. */",
+        f"#define {upper}_OPERATOR_COUNT {len(needs.operators)}u",
+        f"#define {upper}_REGISTER_OPERATORS(resolver) \\",
+        "  do { \\",
+        *calls,
+        "  } while (0)",
+        f"#define {upper}_RESOURCE_VARIABLES {needs.resource_variables}u",
+    ]
 
 
 def _split_lines(analysis: Analysis, upper: str) -> list[str]:

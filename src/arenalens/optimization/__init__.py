@@ -80,7 +80,8 @@ from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
-from arenalens.runtimes import Obstacle, OutputProof, tflm_runtime
+from arenalens.runtimes import Obstacle, OutputProof
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import model_bytes
 
@@ -423,7 +424,9 @@ def _eligible(
             for c in candidates
             if c.predicted_head <= original.head and c.required_bytes < original.required
         ),
-        key=lambda c: (c.required_bytes, c.predicted_head, c.needs_proof, candidates.index(c)),
+        # As small a number to declare, a plan that shares no bytes first: it is right on every
+        # kernel library (a smaller head alone buys the firmware nothing).
+        key=lambda c: (c.required_bytes, c.needs_proof, c.predicted_head, candidates.index(c)),
     )
     target = request.target
     if target is not None and len(target.banks) > 1:

@@ -27,7 +27,7 @@ from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.schedule import Schedule
-from arenalens.runtimes import tflm_runtime
+from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
 from arenalens.tflite.reader import encode_offline_plan, load_model
 from arenalens.tflite.rewriter import rewrite_model, shape_changes

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.declared import DeclaredArena, Status, parts_text
+from arenalens.ladder import rung_title, rungs_text
 from arenalens.max_input import InputSearch
 from arenalens.next_steps import Step
 from arenalens.report.console import Verbatim, render_text
@@ -263,6 +264,16 @@ def _numbers_table(verdict: Verdict) -> Table:
             format_bytes_short(npu.sram_bytes),
             f"{names}, each in a bank the NPU reaches" if npu.memories.banks else names,
         )
+    ladder = fit.ladder if verdict.has_number else None
+    if ladder is not None and len(ladder.rungs) > 1:
+        rung = ladder.answer
+        tried = "" if rung is ladder.rungs[1] else f" (tried: {rungs_text(ladder)})"
+        table.add_row(
+            "rewritten",
+            format_bytes_exact(rung.required_bytes),
+            format_bytes_short(rung.required_bytes),
+            f"optimize {' '.join(rung.options) or '(offline plan)'}".rstrip() + tried,
+        )
     headroom = verdict.headroom_bytes
     if headroom is not None and headroom >= 0:
         share = 100.0 * headroom / fit.available_bytes
@@ -319,8 +330,40 @@ def _fits_cell(verdict: Verdict) -> Text:
     return _yes_no(verdict.fits)
 
 
-def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120) -> str:
-    """`check --target all`: the number to declare, then one row per board, most useful first."""
+# Board rows `check --target all` shows without --all (the table is sorted most useful first).
+BOARD_ROWS_SHOWN = 12
+
+
+def _useful_rows(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The rows shown by default: the cheapest boards it fits, those a rewrite makes it fit,
+    then the closest it does not (each group in the table's order), BOARD_ROWS_SHOWN in all."""
+    fitting = [v for v in verdicts if v.fits]
+    after = [v for v in verdicts if not v.fits and v.fits_after_optimize]
+    rest = [v for v in verdicts if not v.fits and not v.fits_after_optimize]
+    third = BOARD_ROWS_SHOWN // 3
+    chosen = {id(v) for v in (*fitting[:third], *after[:third], *rest[:third])}
+    for verdict in verdicts:  # fill what a short group left
+        if len(chosen) >= BOARD_ROWS_SHOWN:
+            break
+        chosen.add(id(verdict))
+    return [verdict for verdict in verdicts if id(verdict) in chosen]
+
+
+def _after_optimize_cell(verdict: Verdict) -> Text:
+    """'yes', or the rewrite that gets it there: 'yes: split', 'yes: overlap'."""
+    if not verdict.has_number:
+        return Text("—")
+    ladder = None if verdict.fit is None else verdict.fit.ladder
+    if verdict.fits or ladder is None or ladder.first_fit is None:
+        return _yes_no(verdict.fits_after_optimize)
+    return Text(f"yes: {rung_title(ladder.first_fit)}", style="green")
+
+
+def render_boards(
+    verdicts: Sequence[Verdict], *, color: bool, width: int = 120, every_row: bool = False
+) -> str:
+    """`check --target all`: the number to declare, then one row per board, most useful first
+    (the first BOARD_ROWS_SHOWN unless `every_row`)."""
     first = verdicts[0]
     first_fit = first.fit
     assert first_fit is not None
@@ -343,11 +386,12 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
             f", {after} more after `arenalens optimize`" if after else "",
             "".join(f"; {answer} on {count}" for answer, count in blocked.items()),
         )
-    reserve = (
-        f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
-        if first_fit.reserve_bytes
-        else ""
-    )
+    if first_fit.reserve_is_default:
+        reserve = " minus what the board's usual firmware keeps (--list-targets; --reserve)"
+    elif first_fit.reserve_bytes:
+        reserve = f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
+    else:
+        reserve = ""
     table = Table(
         title=f"boards (available = the largest static block{reserve})",
         title_justify="left",
@@ -363,7 +407,8 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
         ("after optimize", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for verdict in verdicts:
+    shown = verdicts if every_row else _useful_rows(verdicts)
+    for verdict in shown:
         fit = verdict.fit
         assert fit is not None and fit.target is not None
         headroom = verdict.headroom_bytes
@@ -379,7 +424,7 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
             if headroom is None
             else Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
             _fits_cell(verdict),
-            _yes_no(verdict.fits_after_optimize) if verdict.has_number else Text("—"),
+            _after_optimize_cell(verdict),
         )
     builds = _distinct_builds(verdicts)
     lines: list[Text | Table | Verbatim] = []
@@ -388,16 +433,12 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
     else:
         lines.append(Text(f"{first.declared.symbol} depends on the board's core and kernels:"))
         label_width = max(len(_build_label(verdict)) for verdict in builds)
-        lines.extend(
-            Text.assemble(
-                f"  {_build_label(verdict):<{label_width}}  ",
-                (format_bytes_exact(verdict.declared.required_bytes).rjust(11), "bold cyan"),
-                f" ({format_bytes_short(verdict.declared.required_bytes)})",
-                (" estimate", "yellow") if verdict.declared.is_estimate else "",
-            )
-            for verdict in builds
-        )
+        lines.extend(_build_line(verdict, label_width) for verdict in builds)
     lines.extend([heading, table])
+    if len(shown) < len(verdicts):
+        lines.append(
+            Text(f"... {len(verdicts) - len(shown)} more boards: --all lists them", style="dim")
+        )
     seen: set[str] = set()
     for verdict in builds:
         for note in declare_notes(verdict.declared):
@@ -418,6 +459,22 @@ def render_boards(verdicts: Sequence[Verdict], *, color: bool, width: int = 120)
         )
     )
     return _strip(render_text(lines, color=color, width=width))
+
+
+def _build_line(verdict: Verdict, label_width: int) -> Text:
+    """One build's number in the --target all headline; none for a build that cannot run the
+    model, or whose offline plan corrupts tensors there (what its rows say)."""
+    label = f"  {_build_label(verdict):<{label_width}}  "
+    if not verdict.has_number:
+        answer = verdict.answer.value if verdict.answer else ""
+        return Text.assemble(label, ("—".rjust(11), "bold red"), f" {answer}")
+    required = verdict.declared.required_bytes
+    return Text.assemble(
+        label,
+        (format_bytes_exact(required).rjust(11), "bold cyan"),
+        f" ({format_bytes_short(required)})",
+        (" estimate", "yellow") if verdict.declared.is_estimate else "",
+    )
 
 
 def _build_label(verdict: Verdict) -> str:
@@ -485,7 +542,13 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
             Text.assemble(
                 ("largest after `arenalens optimize`: ", "bold"),
                 (f"{search.input_name}={shape}", "bold cyan"),
-                f" (the optimized model declares {format_bytes_exact(after.required_bytes or 0)})",
+                f" (the optimized model declares {format_bytes_exact(after.required_bytes or 0)}"
+                + (
+                    f"; optimize {' '.join(search.after_optimize_options)}"
+                    if search.after_optimize_options
+                    else ""
+                )
+                + ")",
             )
         )
     table = Table(title="arena by input size", title_justify="left", header_style="bold")
@@ -542,16 +605,20 @@ def render_targets(
         table.add_column("part / core")
         table.add_column("SRAM", justify="right")
         table.add_column("arena limit", justify="right")
+        table.add_column("firmware keeps", justify="right")
         table.add_column("kernels")
         table.add_column("why, and the source", overflow="fold")
         for target in targets:
+            firmware = target.firmware
+            kept = "" if firmware is None else f"\n{firmware.title}: {firmware.parts_text()}"
             table.add_row(
                 target.name,
                 f"{target.title}\n{target.core}",
                 format_bytes_short(target.sram_bytes),
                 format_bytes_short(target.arena_limit_bytes),
+                format_bytes_short(target.reserve_bytes),
                 target.kernels or "host figure",
-                f"{target.note}\n{target.source}" if target.note else target.source,
+                (f"{target.note}\n{target.source}" if target.note else target.source) + kept,
             )
         tables.append(table)
     return render_text([*tables, Text(KERNELS_WHY, style="dim")], color=color, width=width)

@@ -11,6 +11,8 @@ from rich.console import Console, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
+from arenalens.report.wrapping import command_lines
+
 # Rich lays a table out at about 2,000 rows a second: a 5,000-tensor model's plan and tensor
 # tables took tens of seconds. Longer tables than this are formatted here instead, with the same
 # box, title, header and justification; a cell stays on one line (long lines are not wrapped).
@@ -43,7 +45,7 @@ def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -
     )
     for renderable in renderables:
         if isinstance(renderable, Verbatim):
-            buffer.write(renderable.line + "\n")
+            buffer.write("\n".join(command_lines(renderable.line, width)) + "\n")
             continue
         fast = None
         if isinstance(renderable, Table) and renderable.row_count > FAST_TABLE_ROWS:

@@ -315,7 +315,11 @@ def memory_map_figure(report: MemoryReport, planner: str | None = None) -> Figur
     arena_label = f"{arena.name} (planned buffers)" if whole else "arena size"
     axes.axhline(unit.scale(base + view.arena_size), color=ARENA_COLOR, lw=1.4, label=arena_label)
     axes.axhline(
-        unit.scale(base + arena.lower_bound), color=BOUND_COLOR, lw=1.2, ls=":", label="lower bound"
+        unit.scale(base + arena.lower_bound),
+        color=BOUND_COLOR,
+        lw=1.2,
+        ls=":",
+        label="lower bound (whole tensors)",
     )
     if arena.overlap_lower_bound is not None:
         axes.axhline(
@@ -608,9 +612,9 @@ def _size_colors(figure: Figure, axes: Axes, smallest: int, largest: int) -> Cal
 def _gap_text(arena_size: int, lower_bound: int) -> str:
     gap = arena_size - lower_bound
     if gap < 0:
-        return "below the lower bound: fixed offsets share bytes on purpose"
+        return "below the whole-tensor lower bound: fixed offsets share bytes on purpose"
     if gap == 0:
-        return "equal to the lower bound: no layout can do better"
+        return "equal to the lower bound: no plan of whole tensors can do better"
     return (
         f"{format_bytes_short(gap)} ({100 * gap / max(lower_bound, 1):.1f}%) above the lower bound"
     )

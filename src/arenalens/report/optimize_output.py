@@ -34,6 +34,8 @@ def optimize_document(
     reorder = optimization.reorder
     return {
         "schema_version": OPTIMIZE_SCHEMA_VERSION,
+        # What the firmware must set up for the written model: its resolver and variable table.
+        "firmware": _firmware(optimization) if optimization.runs else None,
         "model": optimization.source,
         "output": output,
         "written": written,
@@ -192,6 +194,57 @@ def _disjoint_bound(optimization: Optimization) -> int:
     return optimization.original_lower_bound
 
 
+def _fit_lines(fit: Mapping[str, Any] | None) -> list[str]:
+    """`optimize --target`: the written model's verdict on the board, last."""
+    if not fit or fit["required_bytes"] is None:
+        return []
+    headroom = fit["headroom_bytes"]
+    reserve = format_bytes_exact(fit["reserve_bytes"])
+    kept = f"{reserve} kept for its firmware"
+    if fit["reserve_from"] != "firmware":
+        kept = f"{reserve} reserved"
+    where = f"{fit['where'][:-1]}; {kept})" if fit["reserve_bytes"] else fit["where"]
+    if headroom < 0:
+        short = format_bytes_exact(-headroom)
+        return [f"DOES NOT FIT  the written model on {where}: {short} short"]
+    word = "FITS, TIGHT" if headroom < fit["margin_bytes"] else "FITS"
+    return [f"{word}  the written model on {where}: {format_bytes_exact(headroom)} to spare"]
+
+
+def _firmware(optimization: Optimization) -> dict[str, Any]:
+    """The written model's firmware needs, and the operators the original did not run."""
+    from arenalens.firmware import firmware_needs  # noqa: PLC0415
+    from arenalens.tflite.reader import parse_model  # noqa: PLC0415
+
+    written = optimization.chosen.model if optimization.chosen is not None else None
+    original = parse_model(optimization.original_data, optimization.source)
+    needs = firmware_needs(written or original, optimization.build.resource_variables)
+    before = set(firmware_needs(original).operators)
+    return {
+        **needs.as_dict(),
+        "operators_added": [op for op in needs.operators if op not in before],
+        "resource_table": needs.resource_line or None,
+    }
+
+
+def _firmware_lines(firmware: Mapping[str, Any] | None) -> list[str]:
+    """'firmware must register ...' and the resolver lines to paste, one per line."""
+    if not firmware:
+        return []
+    count = len(firmware["operators"])
+    added = firmware["operators_added"]
+    more = f", {len(added)} not in the model as given: {', '.join(added)}" if added else ""
+    lines = [f"the firmware's resolver must register {count} operators{more}:"]
+    lines.extend(f"  {line}" for line in firmware["resolver"])
+    if firmware["resource_table"]:
+        lines.append(
+            f"the figure assumes a resource-variable table of {firmware['resource_variables']} "
+            "entries (a larger table takes more of the tail):"
+        )
+        lines.append(f"  {firmware['resource_table']}")
+    return lines
+
+
 def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
     """The `optimize` document → kTensorArenaSize before/after first, then the head, what changed,
     and the real-runtime check."""
@@ -285,7 +338,9 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
         )
     if document["output"] is not None and document["written"]:
         lines.append(f"written: {document['output']} (declare kTensorArenaSize = {after:,})")
+        lines.extend(_firmware_lines(document.get("firmware")))
     elif document["output"] is not None:
         lines.append(f"NOT written: {document['output']}")
     lines.extend(document["notes"])
+    lines.extend(_fit_lines(document.get("fit")))
     return render_text([headline, table, Text("\n".join(lines))], color=color, width=width)

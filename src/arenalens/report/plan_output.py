@@ -97,7 +97,9 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
-        document["min_arena_bytes"] = analysis.budget.required_bytes
+        # No number to declare for a build that cannot run the model (`runs` is false).
+        runs = analysis.budget.runs
+        document["min_arena_bytes"] = analysis.budget.required_bytes if runs else None
         document["min_arena_is_estimate"] = bool(analysis.budget.estimate_reasons)
         npu = npu_memory_json(analysis.model, analysis.budget.required_bytes)
         if npu is not None:

@@ -60,7 +60,11 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
     if document["runtime"] == "tflm":
         table.add_row("head (planned buffers)", _bytes_text(document["head_bytes"]))
         table.add_row("tail (persistent data)", _bytes_text(document["tail_bytes"]))
-        table.add_row("minimal arena_size", _bytes_text(document["min_arena_bytes"]))
+        minimal = document["min_arena_bytes"]
+        table.add_row(
+            "minimal arena_size",
+            _bytes_text(minimal) if minimal is not None else "— (TFLM cannot run this model)",
+        )
     else:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
     for heap in document.get("interpreter_heap") or ():
@@ -82,7 +86,7 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
 
 def _arena_line(arena: Mapping[str, Any]) -> str:
     size, bound, naive = arena["arena_bytes"], arena["lower_bound_bytes"], arena["naive_bytes"]
-    line = f"{format_bytes_exact(size)}; lower bound {format_bytes_exact(bound)}"
+    line = f"{format_bytes_exact(size)}; lower bound (whole tensors) {format_bytes_exact(bound)}"
     overhead = percent_over(size, bound)
     if overhead is not None and overhead < 0:
         # Only a plan that gives live tensors common bytes gets below the bound: an offline

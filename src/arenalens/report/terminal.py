@@ -235,8 +235,8 @@ def summary_panel(report: MemoryReport) -> Panel:
     )
     table.add_row(
         "lower bound",
-        f"{format_bytes_short(arena.lower_bound)}  live at the busiest step; no layout sharing no "
-        "bytes can use less",
+        f"{format_bytes_short(arena.lower_bound)}  live at the busiest step: no plan that keeps "
+        "tensors whole can use less (overlaps and splits can)",
     )
     if arena.overlap_lower_bound is not None:
         table.add_row("with overlaps", _overlap_text(arena, chosen))
@@ -279,9 +279,9 @@ def _overhead_text(overhead: int, lower_bound: int) -> Text:
     if overhead < 0:
         # Only fixed (offline-planned) buffers may share bytes while live; then no bound holds.
         return Text(
-            f"{format_bytes_short(-overhead)} below the bound: "
-            "fixed offsets share bytes on purpose",
-            style="yellow",
+            f"none: {format_bytes_short(-overhead)} below the whole-tensor bound, as its fixed "
+            "offsets share bytes on purpose (overlaps)",
+            style="green",
         )
     if overhead == 0:
         return Text("0 B: the plan meets the lower bound", style="green")

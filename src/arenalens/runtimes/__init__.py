@@ -6,9 +6,9 @@ the memory to declare, the overlaps its kernels allow, and the real interpreter'
 `runtimes/` imports the real interpreters, lazily, for `arenalens verify`.
 
 What only TFLM has (its setup replay, the tail by operator, its kernel rules, offline plans and
-the kernel code paths they hold on, output proofs on the wheel) is asked of `tflm_runtime()`,
-the one door into `runtimes/tflm/`: no module outside `runtimes/` imports that package's
-modules (`tests/test_architecture.py` checks it).
+the kernel code paths they hold on, output proofs on the wheel) is asked of
+`runtimes.door.tflm_runtime()`, the one door into `runtimes/tflm/`: no module outside
+`runtimes/` imports that package's modules (`tests/test_architecture.py` checks it).
 """
 
 from __future__ import annotations
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from arenalens.builds.kernel_paths import KernelPath
     from arenalens.ir import Model
     from arenalens.planning.problem import Plan
-    from arenalens.runtimes.tflm.plan_validity import PlacedTensor as PlacedTensor
-    from arenalens.runtimes.tflm.plan_validity import SharedBytes as SharedBytes
-    from arenalens.runtimes.tflm.rules import TflmRuntime
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,12 +246,3 @@ def get_runtime(name: str) -> Runtime:
         raise UsageError(f"unknown runtime '{name}' (known: {', '.join(RUNTIME_MODULES)})")
     rules: Runtime = import_module(module_name).RUNTIME
     return rules
-
-
-def tflm_runtime() -> TflmRuntime:
-    """TFLite Micro's rules with everything only TFLM has (`runtimes/tflm/rules.py`
-    `TflmRuntime`), loaded on first use."""
-    # By name, as `get_runtime` loads a runtime: TFLM loads when first asked, and this package
-    # (which its rules import) does not import them back.
-    found: TflmRuntime = import_module(RUNTIME_MODULES["tflm"]).TFLM
-    return found

@@ -64,6 +64,7 @@ _TENSOR_SCALARS = {1: 1, 2: 4, 5: 1, 8: 1}
 _TENSOR_SHAPE, _TENSOR_SHAPE_SIGNATURE = 0, 7
 _BUFFER_DATA, _BUFFER_OFFSET, _BUFFER_SIZE = 0, 1, 2
 _METADATA_NAME, _METADATA_BUFFER = 0, 1
+_TENSOR_BUFFER = 2
 _OPERATOR_LARGE_CUSTOM_OPTIONS_OFFSET = 9
 
 
@@ -467,11 +468,40 @@ class _Plan:
         for dims_ref, dims in vectors:
             prefix.put(struct.pack(f"<I{len(dims)}i", len(dims), *dims), 4, dims_ref)
 
+    def stale_buffers(self) -> int:
+        """How many buffers at the end held the plan (and record) this rewrite replaces: the old
+        plan metadata's, when nothing else reads them (no tensor, no other metadata). They go,
+        so that optimizing an optimized model leaves no orphaned plan behind."""
+        if self.offline_plan is None and not self.drop_offline_plan:
+            return 0
+        view = self.view
+        plan_buffers: set[int] = set()
+        kept_buffers: set[int] = set()
+        for entry in self.metadata:
+            buffer = view.scalar(entry, _METADATA_BUFFER, 4)
+            named = view.string(view.target(entry, _METADATA_NAME))
+            (plan_buffers if named in _PLAN_METADATA else kept_buffers).add(buffer)
+        used = max(
+            (
+                view.scalar(tensor, _TENSOR_BUFFER, 4)
+                for subgraph in self.subgraphs
+                for tensor in view.vector_of_tables(subgraph, _SUBGRAPH_TENSORS)
+            ),
+            default=0,
+        )
+        count = 0
+        last = len(self.buffers) - 1
+        while last - count > max(used, 0) and (last - count) in plan_buffers - kept_buffers:
+            count += 1
+        return count
+
     def new_buffers(self) -> list[_Target]:
-        """Buffers vector: original tables; external ones shifted; the offline plan's data last."""
+        """Buffers vector: original tables (less the replaced plan's, `stale_buffers`); external
+        ones shifted; the offline plan's data last."""
         view = self.view
         targets: list[_Target] = []
-        for buffer in self.buffers:
+        stale = self.stale_buffers()
+        for buffer in self.buffers[: len(self.buffers) - stale]:
             offset = view.scalar(buffer, _BUFFER_OFFSET, 8)
             if offset > 1:
                 size = view.scalar(buffer, _BUFFER_SIZE, 8)

@@ -143,7 +143,9 @@ def predict_setup(
     # Resource-variable buffers are not scratch: the scratch requests are those of the plain
     # setups, which the head arena already asked for.
     facts = plan_facts(model, arena, plan, build, setups)
-    sequence = setup_sequence(model, facts, layout, operators)
+    sequence = setup_sequence(
+        model, facts, layout, operators, resource_table=build.resource_variables
+    )
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
@@ -157,7 +159,10 @@ def setup_outcome(
     layout = layout_for(build)
     operators = setups_with_resources(model, build)
     facts = plan_facts(model, arena, plan, build, operators)
-    return replay(setup_sequence(model, facts, layout, operators), arena_size, layout)
+    sequence = setup_sequence(
+        model, facts, layout, operators, resource_table=build.resource_variables
+    )
+    return replay(sequence, arena_size, layout)
 
 
 def budget(
@@ -179,12 +184,18 @@ def budget(
             f"the '{plan.planner}' plan deployed as an offline plan (OfflineMemoryAllocation); "
             "the greedy planner object stays"
         )
-    capacity = resource_variables(model).capacity
-    if capacity:
+    capacity = resource_variables(model, build.resource_variables).capacity
+    if capacity and build.resource_variables is None:
         # A C++ application sizes this table itself; the Python interpreter's count is assumed.
         assumptions.append(
             f"MicroResourceVariables::Create(allocator, {capacity}): one entry per distinct "
-            "VAR_HANDLE shared_name, as the tflite_micro Python interpreter counts them"
+            "VAR_HANDLE shared_name, as the tflite_micro Python interpreter counts them (the "
+            "firmware's own table: --resource-variables N)"
+        )
+    elif build.resource_variables is not None:
+        assumptions.append(
+            f"MicroResourceVariables::Create(allocator, {capacity}): the table size given "
+            "(--resource-variables)"
         )
     final = prediction.head + prediction.tail_at_minimum
     parts = {

@@ -68,12 +68,14 @@ def _find_id(names: list[tuple[str | None, str]], container: str | None, shared:
     return -1
 
 
-def resource_variables(model: Model) -> ResourceVariables:
-    """Model → the variable table's size, the ids Prepare creates and the buffers it allocates."""
+def resource_variables(model: Model, table: int | None = None) -> ResourceVariables:
+    """Model (+ the table size the firmware creates; None: the Python interpreter's count) → the
+    variable table's size, the ids Prepare creates and the buffers it allocates."""
     handles = [
         op for subgraph in model.subgraphs for op in subgraph.operators if op.opcode == VAR_HANDLE
     ]
-    capacity = len({_text(op.options.get("shared_name")) for op in handles})
+    counted = len({_text(op.options.get("shared_name")) for op in handles})
+    capacity = counted if table is None else table
     names: list[tuple[str | None, str]] = []
     buffers: dict[tuple[int, int], ResourceBuffer] = {}
     allocated: set[int] = set()
@@ -126,7 +128,8 @@ def _create_id(
     if len(names) >= capacity:
         failures.append(
             f"{where}: 'Failed to allocate resource variable. Maximum resource variable count "
-            f"({capacity}) reached.' (the Python interpreter counts distinct shared names only)"
+            f"({capacity}) reached.' (the table holds {capacity}: the Python interpreter counts "
+            "distinct shared names only; a firmware passes its own count)"
         )
         return None
     names.append((container, shared))

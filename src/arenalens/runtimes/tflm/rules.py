@@ -1,7 +1,7 @@
 """TFLite Micro's rules: the head arena it plans, the `kTensorArenaSize` it needs, the overlaps
 its kernels allow, and verify; and what only TFLM has, which the rest of arenalens asks here
-(`runtimes.tflm_runtime()`) instead of reaching into this package's modules: its lifetimes, the
-setup replay (can the build set the model up, what each operator keeps in the tail), its kernel
+(`runtimes.door.tflm_runtime()`) instead of reaching into this package's modules: its lifetimes,
+the setup replay (can the build set the model up, what each operator keeps in the tail), its kernel
 rules, offline plans and the kernel code paths they are right on, and the real interpreter.
 
 Every rule takes the build (`builds.Build`: the x86-64 wheel or a firmware build). Verify runs
@@ -144,6 +144,13 @@ class TflmRuntime:
 
         buffers = resource_variables(model).buffers.values()
         return tuple((buffer.shared_name, buffer.tensor) for buffer in buffers)
+
+    def resource_table_size(self, model: Model, table: int | None = None) -> int:
+        """The MicroResourceVariables table the figures assume: `table` when the firmware names
+        it, else one entry per distinct VAR_HANDLE shared_name (the Python interpreter's)."""
+        from arenalens.runtimes.tflm.resources import resource_variables  # noqa: PLC0415
+
+        return resource_variables(model, table).capacity
 
     def operator_persistent(self, model: Model, build: Build) -> tuple[OperatorPersistent, ...]:
         """What each operator keeps in the tail on this build (node, options, kernel buffers)."""

@@ -107,7 +107,7 @@ class PlanFacts:
 def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSetup, ...]:
     """Every operator's setup on a build, with the resource-variable buffers that ASSIGN_VARIABLE
     allocates in its Prepare (they depend on the operators prepared before it: `resources`)."""
-    resources = resource_variables(model).buffers
+    resources = resource_variables(model, build.resource_variables).buffers
     found: list[OperatorSetup] = []
     for setup in operator_setups(model, build):
         context = setup.context
@@ -127,10 +127,14 @@ def setup_sequence(
     facts: PlanFacts,
     layout: RuntimeLayout = HOST_64,
     setups: Sequence[OperatorSetup] | None = None,
+    *,
+    resource_table: int | None = None,
 ) -> tuple[Allocation, ...]:
     """Model + plan facts → every allocation MicroInterpreter::AllocateTensors makes, in order.
 
-    `setups` (from `setups_with_resources`) may be passed in to share them between replays.
+    `setups` (from `setups_with_resources`) may be passed in to share them between replays;
+    `resource_table` is the MicroResourceVariables table the firmware creates (None: the Python
+    interpreter's count, one per distinct VAR_HANDLE shared_name).
     """
     pointer = layout.struct_alignment
     objects = (
@@ -144,7 +148,7 @@ def setup_sequence(
         )
     ]
     # MicroResourceVariables::Create, between the allocator and the interpreter (tflm_resources).
-    capacity = resource_variables(model).capacity
+    capacity = resource_variables(model, resource_table).capacity
     if capacity:
         for nbytes, what in (
             (layout.resource_variables, "resource variable table"),

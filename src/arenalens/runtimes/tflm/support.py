@@ -94,7 +94,8 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
                 wheel_measured.add(operator.opcode)
             for estimate in setup.estimates:
                 estimates.setdefault(estimate.reason, estimate)
-    found.extend(Obstacle(text) for text in resource_variables(model).failures)
+    table = resource_variables(model, build.resource_variables)
+    found.extend(Obstacle(text) for text in table.failures)
     return Support(
         build,
         tuple(found),

@@ -5,7 +5,7 @@
  * to zoom the memory map into it, anything else to see the whole arena there. */
 
 import { CanvasChart, haloText } from "./chart.js";
-import { cssColor } from "./dom.js";
+import { cssColor, element } from "./dom.js";
 import { formatBytes } from "./format.js";
 import {
   declareSymbol, isSetup, pieceTooltip, sectionsEnd, shownSections, wholeArenaMarks, wholeArenaPieces, wholeArenaTop,
@@ -27,6 +27,10 @@ export class ArenaStrip extends CanvasChart {
   constructor(parent, click) {
     super(parent, 90);
     this.click = click;
+    // The parts by name, in words under the bar: a phone has no hover, and small parts have
+    // no room for a label on the bar.
+    this.legend = element("div", { class: "strip-parts", id: "arena-strip-parts" });
+    parent.append(this.legend);
     this.canvas.id = "arena-strip";
     this.canvas.setAttribute("role", "img");
     this.canvas.addEventListener("mousemove", (event) => this.move(event));
@@ -131,6 +135,14 @@ export class ArenaStrip extends CanvasChart {
       below.push([mark.bytes, mark.label, mark.color]);
     }
     this.drawBelow(context, below);
+    this.legend.replaceChildren(...pieces.filter((piece) => piece.part !== null).map((piece) => {
+      const part = /** @type {import("./document.js").SectionPart} */ (piece.part);
+      const item = element("span", { text: piece.section.name + ": " + part.name + " " + formatBytes(part.bytes) });
+      const key = element("span", { class: "key band" });
+      key.style.background = piece.color;  // CSSOM, which the page's CSP allows (no style attribute)
+      item.prepend(key);
+      return item;
+    }));
     this.canvas.dataset.sections = sections.map((section) => section.name).join(",");
     this.canvas.dataset.total = String(end);
     this.canvas.setAttribute("aria-label", "the whole arena: " + sections.map((section) =>

@@ -116,7 +116,7 @@ export function cards() {
     bound.value.textContent = formatBytes(lower);
     const overlapBound = arena.overlap_lower_bound;
     if (overlapBound === null) {
-      bound.note.textContent = "bytes live at the busiest step; no layout can use less";
+      bound.note.textContent = "bytes live at the busiest step: no plan that keeps tensors whole can use less";
     } else {
       bound.note.textContent = formatBytes(arena.lower_bound) + " sharing no bytes; " +
         formatBytes(overlapBound) + " when outputs may slide over consumed inputs (" +
@@ -125,13 +125,13 @@ export function cards() {
     const gap = view.arena_size - lower;
     if (gap < 0) {
       // Only fixed (offline-planned) buffers may share bytes while live: no bound holds.
-      overhead.value.textContent = "\u2212" + formatBytes(-gap);
-      overhead.note.textContent = "below the bound: fixed offsets share bytes on purpose";
+      overhead.value.textContent = "none";
+      overhead.note.textContent = formatBytes(-gap) + " below the whole-tensor bound: its fixed offsets share bytes on purpose (overlaps)";
     } else {
       overhead.value.textContent = gap === 0 ? "0 B" : formatBytes(gap);
       overhead.note.textContent = gap === 0 ? "this plan meets the lower bound" : percent(gap, lower) + " above the lower bound";
     }
-    overhead.root.className = "card " + (gap === 0 ? "good" : "");
+    overhead.root.className = "card " + (gap <= 0 ? "good" : "");
     reuse.value.textContent = formatBytes(arena.no_reuse_bytes);
     reuse.note.textContent = "reuse saves " + formatBytes(arena.no_reuse_bytes - view.arena_size) + " (" +
       percent(arena.no_reuse_bytes - view.arena_size, arena.no_reuse_bytes) + ")";

@@ -60,6 +60,7 @@
  * @property {string | null} kernels_release  the kernel library's own release (CMSIS-NN commit,
  *   esp-nn version)
  * @property {"user" | "board" | null} kernels_named_by  who named the kernels (null: default)
+ * @property {number | null} resource_variables  the MicroResourceVariables table size given (null: the model's count)
  * @property {TflmRelease} tflm  the tflite-micro sources built
  */
 

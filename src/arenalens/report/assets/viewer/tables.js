@@ -49,19 +49,20 @@ function bufferColumns() {
     return element("span", { title: buffers().name[position] }, [swatch, buffers().name[position]]);
   };
   return [
-    { key: "id", label: "id", width: "44px", numeric: true, value: (position) => buffers().id[position] },
+    { key: "id", label: "id", width: "44px", numeric: true, optional: true, value: (position) => buffers().id[position] },
     { key: "name", label: "name", width: "minmax(120px, 3fr)", value: (position) => buffers().name[position], render: nameCell },
-    // Bytes right after the name: on a narrow screen the columns after it scroll into view.
+    // Bytes right after the name; on a phone the optional columns are left out (the details
+    // panel shows them for the buffer clicked), so the table fits the screen.
     { key: "size", label: "bytes", width: "84px", numeric: true, value: (position) => buffers().size[position],
       render: (position) => numberText(buffers().size[position]) },
-    { key: "shape", label: "shape", width: "minmax(70px, 1fr)", value: (position) => buffers().shape_label[position],
+    { key: "shape", label: "shape", width: "minmax(70px, 1fr)", optional: true, value: (position) => buffers().shape_label[position],
       sortValue: (position) => buffers().nbytes[position] },
-    { key: "dtype", label: "dtype", width: "64px", value: (position) => buffers().dtype[position] },
-    { key: "first", label: "steps", width: "72px", numeric: true, value: (position) => buffers().first[position],
+    { key: "dtype", label: "dtype", width: "64px", optional: true, value: (position) => buffers().dtype[position] },
+    { key: "first", label: "steps", width: "72px", numeric: true, optional: true, value: (position) => buffers().first[position],
       render: (position) => buffers().first[position] + "\u2013" + buffers().last[position] },
     { key: "offset", label: "offset", width: "84px", numeric: true, value: (position) => planOf(currentArena()).offsets[position],
       render: (position) => numberText(planOf(currentArena()).offsets[position]) },
-    { key: "producer", label: "written by", width: "minmax(90px, 1.3fr)",
+    { key: "producer", label: "written by", width: "minmax(90px, 1.3fr)", optional: true,
       value: (position) => stepLabel(currentArena(), buffers().producer[position]),
       sortValue: (position) => buffers().producer[position] ?? -1 },
   ];

@@ -18,7 +18,11 @@ const ROW_HEIGHT = 24;
  * @property {(row: number) => string | number} [sortValue]  what it sorts by, when not value
  * @property {(left: number, right: number) => number} [compare]  a full comparison instead
  * @property {(row: number) => Node | string} [render]  the cell, when not value as text
+ * @property {boolean} [optional]  left out on a phone-wide screen, so the table fits it
  */
+
+// Below this width (report.css's phone layout) the optional columns are left out.
+const NARROW = "(max-width: 600px)";
 
 /**
  * @typedef {object} TableOptions
@@ -56,7 +60,8 @@ export class VirtualTable {
    */
   constructor(parent, options) {
     this.options = options;
-    this.columns = options.columns;
+    const narrow = typeof window.matchMedia === "function" && window.matchMedia(NARROW).matches;
+    this.columns = narrow ? options.columns.filter((column) => !column.optional) : options.columns;
     this.template = this.columns.map((column) => column.width).join(" ");
     this.sortKey = options.sortKey;
     this.sortDirection = options.sortDirection;

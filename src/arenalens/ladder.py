@@ -1,0 +1,296 @@
+"""The remedy ladder: a TFLM model that does not fit → the rewrites `arenalens optimize` can make,
+tried in order, each with the number to declare it reaches, what it costs and the command that
+gets there; the first that fits is the answer.
+
+The rungs, cheapest first (each command adds its option to the ones below that helped):
+
+1. as given: TFLM's own plan;
+2. offline plan (`optimize`): tensors and scratch planned together, written as TFLM's
+   OfflineMemoryAllocation; no change to operators or outputs, right on every build;
+3. reorder + in-place (`--reorder --inplace`): another operator order, elementwise operators
+   writing over an input only they read;
+4. overlap (`--overlap`): outputs start below the inputs they consume, as far as the kernels'
+   access order allows; right only on the kernel libraries it was planned for;
+5. split (`--overlap --split`): large activations computed in parts by stock operators (more
+   operators to register, bytes copied per inference); the only rung below the lower bound of
+   plans that keep tensors whole.
+
+Only past the last rung do a smaller input or another board help. A rung is computed as its
+command computes it (`optimize_model` with the same build and overlap rules), without running
+the real interpreter (the command keeps a plan only when the real runtime computes
+bit-identical outputs, which the flow campaign checks), and the climb stops at the first rung
+that fits: a model that fits as given runs no optimizer.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
+    from arenalens.builds.build import Build
+    from arenalens.builds.kernel_paths import OverlapRules
+    from arenalens.ir import Model
+    from arenalens.optimization import Optimization
+    from arenalens.targets import Target
+
+
+class Remedy(enum.StrEnum):
+    """One rung, by what it changes."""
+
+    AS_GIVEN = "as given"
+    OFFLINE_PLAN = "offline plan"
+    REORDER = "reorder + in-place"
+    OVERLAP = "overlap"
+    SPLIT = "split"
+
+
+# The options of `arenalens optimize` each remedy adds.
+REMEDY_OPTIONS: Mapping[Remedy, tuple[str, ...]] = {
+    Remedy.AS_GIVEN: (),
+    Remedy.OFFLINE_PLAN: (),
+    Remedy.REORDER: ("--reorder", "--inplace"),
+    Remedy.OVERLAP: ("--overlap",),
+    Remedy.SPLIT: ("--split",),
+}
+REWRITES = (Remedy.OFFLINE_PLAN, Remedy.REORDER, Remedy.OVERLAP, Remedy.SPLIT)
+
+
+@dataclass(frozen=True, slots=True)
+class Rung:
+    """One remedy tried: the number to declare it reaches, whether that fits, what it costs."""
+
+    remedy: Remedy
+    required_bytes: int
+    fits: bool
+    options: tuple[str, ...] = ()  # optimize's options that reach it ('' for as given)
+    cost: str = ""  # what the firmware pays: extra operators and work, libraries it is right on
+    valid_on: tuple[str, ...] = ()  # kernel code paths its plan is right on; () every build
+    operators_added: int = 0
+    copied_bytes: int = 0  # per inference, by the split's slices, pads and concatenations
+    extra_macs: int = 0  # recomputed in halos per inference
+
+    @property
+    def rewrites(self) -> bool:
+        """True for a rung `arenalens optimize` writes (all but 'as given')."""
+        return self.remedy is not Remedy.AS_GIVEN
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (`remedies` of check, report and the Python API)."""
+        return {
+            "remedy": self.remedy.value,
+            "required_bytes": self.required_bytes,
+            "fits": self.fits,
+            "optimize_options": list(self.options) if self.rewrites else None,
+            "cost": self.cost,
+            "valid_on": list(self.valid_on) or None,
+            "operators_added": self.operators_added,
+            "copied_bytes_per_inference": self.copied_bytes,
+            "extra_macs_per_inference": self.extra_macs,
+        }
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The rungs tried, in order, up to the first that fits (or all of them)."""
+
+    rungs: tuple[Rung, ...]
+    available_bytes: int
+    # The lower bound of plans that keep tensors whole, in the model's own order.
+    whole_tensor_bound: int
+
+    @property
+    def first_fit(self) -> Rung | None:
+        """The cheapest rung that fits; None when none does."""
+        return next((rung for rung in self.rungs if rung.fits), None)
+
+    @property
+    def fits(self) -> bool:
+        """True when some rung fits."""
+        return self.first_fit is not None
+
+    @property
+    def best(self) -> Rung:
+        """The rung with the smallest number (the cheapest of equals)."""
+        return min(self.rungs, key=lambda rung: rung.required_bytes)
+
+    @property
+    def answer(self) -> Rung:
+        """The rung the verdict leads with: the first that fits, else the smallest reached."""
+        return self.first_fit or self.best
+
+    @property
+    def complete(self) -> bool:
+        """True when every rung was tried (none fits before the last)."""
+        return len(self.rungs) == len(REWRITES) + 1
+
+    def as_list(self) -> list[dict[str, Any]]:
+        """JSON form."""
+        return [rung.as_dict() for rung in self.rungs]
+
+
+def as_given(required_bytes: int, available_bytes: int, whole_tensor_bound: int) -> Ladder:
+    """The ladder of a model that fits as given (or of a runtime with no rewrites): one rung."""
+    rung = Rung(Remedy.AS_GIVEN, required_bytes, required_bytes <= available_bytes)
+    return Ladder((rung,), available_bytes, whole_tensor_bound)
+
+
+def climb(
+    model: Model,
+    *,
+    build: Build,
+    rules: OverlapRules,
+    required_bytes: int,
+    available_bytes: int,
+    whole_tensor_bound: int,
+    floor_bytes: int = 0,
+    time_limit_s: float,
+    cache: dict[tuple[str, ...], Optimization] | None = None,
+    target: Target | None = None,
+) -> Ladder:
+    """Try each rung in order until one fits (see the module docstring). `floor_bytes`: what no
+    rewrite lowers (TFLM's tail); `cache`: optimizations already made for this model and build,
+    by their options (`check --target all` climbs once per build for many boards)."""
+    rungs = [Rung(Remedy.AS_GIVEN, required_bytes, required_bytes <= available_bytes)]
+    options: tuple[str, ...] = ()
+    smallest = required_bytes
+    for remedy in REWRITES:
+        if rungs[-1].fits:
+            break
+        added = REMEDY_OPTIONS[remedy]
+        if remedy is Remedy.SPLIT and "--overlap" not in options:
+            added = ("--overlap", *added)  # split aims at the steps overlaps leave busiest
+        tried = (*options, *added)
+        if floor_bytes > available_bytes:
+            break  # no rewrite lowers the tail: nothing fits
+        optimization = (cache or {}).get(tried) or rewrite(
+            model, tried, build=build, rules=rules, time_limit_s=time_limit_s, target=target
+        )
+        if cache is not None:
+            cache[tried] = optimization
+        if not optimization.runs:
+            break
+        reached = optimization.new_required_bytes
+        rungs.append(_rung(remedy, optimization, tried, available_bytes))
+        if reached < smallest:
+            # Later rungs keep an option only when it lowered the number.
+            options, smallest = tried, reached
+    return Ladder(tuple(rungs), available_bytes, whole_tensor_bound)
+
+
+def rewrite(
+    model: Model,
+    options: tuple[str, ...],
+    *,
+    build: Build,
+    rules: OverlapRules,
+    time_limit_s: float,
+    target: Target | None = None,
+) -> Optimization:
+    """What `arenalens optimize` with these options computes for the build (without the real
+    runtime's proof, which only ever drops a rewrite the access rules allowed)."""
+    from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when needed
+
+    return optimize_model(
+        model,
+        reorder="--reorder" in options,
+        inplace="--inplace" in options,
+        overlap=rules if "--overlap" in options else False,
+        split="--split" in options,
+        time_limit_s=time_limit_s,
+        build=build,
+        target=target,
+        prove_inplace=False,
+    )
+
+
+def rewrite_bytes(
+    model: Model,
+    options: tuple[str, ...],
+    *,
+    build: Build,
+    rules: OverlapRules,
+    time_limit_s: float,
+    target: Target | None = None,
+) -> int | None:
+    """The number to declare after `rewrite` (None: the build cannot run the model)."""
+    optimization = rewrite(
+        model, options, build=build, rules=rules, time_limit_s=time_limit_s, target=target
+    )
+    return optimization.new_required_bytes if optimization.runs else None
+
+
+def _rung(
+    remedy: Remedy, optimization: Optimization, options: tuple[str, ...], available_bytes: int
+) -> Rung:
+    reached = optimization.new_required_bytes
+    valid_on = tuple(path.name for path in optimization.valid_for)
+    splitting = optimization.split
+    added = splitting.operators_added if splitting is not None else 0
+    copied = splitting.copied_bytes if splitting is not None else 0
+    macs = splitting.extra_macs if splitting is not None else 0
+    return Rung(
+        remedy,
+        reached,
+        reached <= available_bytes,
+        options=options,
+        cost=rung_cost(remedy, valid_on=valid_on, added=added, copied=copied, macs=macs),
+        valid_on=valid_on,
+        operators_added=added,
+        copied_bytes=copied,
+        extra_macs=macs,
+    )
+
+
+def rung_cost(
+    remedy: Remedy, *, valid_on: tuple[str, ...], added: int, copied: int, macs: int
+) -> str:
+    """What a rung costs the firmware, in one phrase."""
+    parts = []
+    if remedy is Remedy.OFFLINE_PLAN:
+        parts.append("no change to operators or outputs")
+    if remedy is Remedy.REORDER:
+        parts.append("operators in another order, outputs unchanged")
+    if added:
+        work = f"{format_bytes_exact(copied)} copied per inference"
+        if macs:
+            work += f", {macs:,} MACs recomputed"
+        parts.append(f"+{added} operators ({work})")
+    if valid_on:
+        parts.append(f"its plan is right on {libraries_text(valid_on)} only")
+    elif remedy is not Remedy.AS_GIVEN:
+        parts.append("right on every kernel library")
+    return "; ".join(parts)
+
+
+def libraries_text(paths: tuple[str, ...]) -> str:
+    """'reference and CMSIS-NN kernels' for every CMSIS-NN code path; 'CMSIS-NN (dsp)' for one."""
+    cmsis = [path.partition("/")[2] for path in paths if path.startswith("cmsis-nn/")]
+    names = [path for path in paths if not path.startswith("cmsis-nn/")]
+    titles = {"reference": "reference", "esp-nn": "ESP-NN"}
+    words = [titles.get(name, name) for name in names]
+    if cmsis:
+        every = {"none", "dsp", "mve"} <= set(cmsis)
+        words.append("CMSIS-NN" if every else "CMSIS-NN (" + ", ".join(cmsis) + " path)")
+    return " and ".join(words) + " kernels"
+
+
+def rung_title(rung: Rung) -> str:
+    """'split + overlap' for the split rung (it always allows overlaps), else the remedy."""
+    if rung.remedy is Remedy.SPLIT:
+        return "split + overlap"
+    return rung.remedy.value
+
+
+def rungs_text(ladder: Ladder) -> str:
+    """'offline plan 328,032 B, overlap 328,032 B, split + overlap 193,048 B': what each rewrite
+    reached."""
+    return ", ".join(
+        f"{rung_title(rung)} {format_bytes_exact(rung.required_bytes)}"
+        for rung in ladder.rungs
+        if rung.rewrites
+    )
