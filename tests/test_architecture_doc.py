@@ -21,6 +21,7 @@ CODE_FOLDERS = ("src", "tests", "flows", "fuzz", "benchmarks")
 EXTERNAL = frozenset(
     {
         "AllocateTensors",  # tflite::MicroInterpreter
+        "MicroMutableOpResolver",  # the op resolver a firmware declares
         "OPTIMIZED_KERNEL_DIR",  # TFLM's Makefile
         "TFLITE_CHECK",
         "TFLITE_DCHECK",
