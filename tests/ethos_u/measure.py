@@ -13,17 +13,20 @@ leaves to the CPU. `build/ethos-u/build_ethosu_probe.sh` of ../shared/tools/cort
 reference library; the same script with that library's path and make flags swapped for CMSIS-NN's
 builds it (everything under /tmp, out of git):
 
-    KIT=../shared/tools/cortex-m PROBES=~/.cache/arenalens/ethos-u-cmsis-nn
-    cd /tmp/ethos-u-cmsis-nn && MIRROR=<bare mirrors> JOBS=2 \
-        bash $KIT/build/build.sh cortex-m55-cmsis-nn                      # the library
+    KIT=/work/shared/tools/cortex-m PROBES=~/.cache/arenalens/ethos-u-cmsis-nn
+    mkdir -p /tmp/ethos-u-cmsis-nn && cd /tmp/ethos-u-cmsis-nn
+    MIRROR=<bare mirrors> JOBS=2 bash $KIT/build/build.sh cortex-m55-cmsis-nn  # the library
+    cp -r $KIT/build kit   # the script finds probe.cc, startup.c and the linker scripts beside it
     sed -e 's#_default_gcc/lib#_default_cmsis_nn_gcc/lib#' \
         -e 's#=ethos_u ETHOSU#=ethos_u OPTIMIZED_KERNEL_DIR=cmsis_nn ETHOSU#' \
-        $KIT/build/ethos-u/build_ethosu_probe.sh > build_cmsis_nn.sh
-    MIRROR=<bare mirrors> OUTNAME=cortex-m55-ethos-u-cmsis-nn bash build_cmsis_nn.sh
+        $KIT/build/ethos-u/build_ethosu_probe.sh > kit/ethos-u/build_cmsis_nn.sh
+    MIRROR=<bare mirrors> OUTNAME=cortex-m55-ethos-u-cmsis-nn bash kit/ethos-u/build_cmsis_nn.sh
     mkdir -p $PROBES && cp $KIT/run.py $PROBES/ && \
         cp .cortexm/build/cortex-m55-ethos-u-cmsis-nn/probe.elf $PROBES/tflm-cortex-m55-ethos-u.elf
 
-(`ARENALENS_ETHOS_U_CMSIS_NN_PROBES` names another folder). `--cmsis-nn` measures every cached
+(the probe measured here: sha256 630b51daeab799e3944b721a2f5018a6e93e40e3e370bfe7f4e2f84f4841dbc6,
+arm-none-eabi-gcc 12.2.1; the CMSIS-NN library's objects in its link map;
+`ARENALENS_ETHOS_U_CMSIS_NN_PROBES` names another folder). `--cmsis-nn` measures every cached
 compilation with a CPU operator there (development, held-out and `CMSIS_NN_HELDOUT`, compiled
 first), into `tests/data/ethos_u/cmsis_nn.json`.
 

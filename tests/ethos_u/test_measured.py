@@ -134,3 +134,35 @@ def test_velas_own_offline_plan_holds_on_every_code_path(case_id: str) -> None:
     assert {path.name: wrong_outputs(model, path) for path in KNOWN_PATHS} == {
         path.name: () for path in KNOWN_PATHS
     }
+
+
+def _cmsis_nn_cases() -> dict[str, Any]:
+    from tests.ethos_u.measure import CMSIS_NN_CACHE
+
+    if not CMSIS_NN_CACHE.exists():
+        return {}
+    cases: dict[str, Any] = json.loads(CMSIS_NN_CACHE.read_text())["cases"]
+    return cases
+
+
+def test_the_cmsis_nn_probe_measured_every_fallback_case() -> None:
+    """Every cached compilation with a CPU operator was measured on the CMSIS-NN probe (and the
+    held-out ones besides), so the test below cannot pass by having no case."""
+    from tests.ethos_u.measure import fallback_entries
+
+    measured = _cmsis_nn_cases()
+    assert set(fallback_entries()) <= set(measured)
+    assert any(entry["heldout"] for entry in measured.values())
+
+
+@pytest.mark.parametrize("case_id", sorted(_cmsis_nn_cases()))
+def test_cmsis_nn_fallbacks_equal_the_cmsis_nn_probe(case_id: str) -> None:
+    """The operators Vela leaves to the CPU run CMSIS-NN's kernels on these boards' firmware:
+    `cortex-m55/cmsis-nn+ethos-u55-*` against the probe built with TFLM's CMSIS-NN library."""
+    entry = _cmsis_nn_cases()[case_id]
+    data = (MODELS / f"{case_id}.tflite").read_bytes()
+    npu = SETTINGS[entry["setting"]].accelerator
+    build = device_build("cortex-m55", "cmsis-nn", npu=npu, recording=True)
+    predicted = predict(data, replace(target(), build=build))
+    keys = ("loads", "head", "tail", "categories", "tail_plain", "min_arena_plain")
+    assert {k: predicted.get(k) for k in keys} == {k: entry["probe"].get(k) for k in keys}

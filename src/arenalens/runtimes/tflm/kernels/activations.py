@@ -15,15 +15,7 @@ import math
 from arenalens.builds.tflm import RELU_INT16
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import same_index
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    Refusal,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     IN_PLACE_UNARY,
     UNARY,
@@ -92,14 +84,16 @@ _INT16_FIX = (
 )
 
 
-def _same_types(context: KernelContext, file: str) -> list[Event]:
+def _same_types(context: base.KernelContext, file: str) -> list[base.Event]:
     input_type, output_type = context.input_type(0), context.output_type(0)
     if input_type == output_type:
         return []
     return [not_equal(file, "input->type", "output->type", input_type, output_type)]
 
 
-def _int16_zero_points(context: KernelContext, file: str, *, output: bool = True) -> list[Event]:
+def _int16_zero_points(
+    context: base.KernelContext, file: str, *, output: bool = True
+) -> list[base.Event]:
     """`TF_LITE_ENSURE_EQ(input->params.zero_point, 0)` (and the output's)."""
     checked = [("input", context.input(0))] + ([("output", context.output(0))] if output else [])
     for name, tensor in checked:
@@ -108,7 +102,7 @@ def _int16_zero_points(context: KernelContext, file: str, *, output: bool = True
     return []
 
 
-def _output_scale_is_two_to_minus_15(context: KernelContext, file: str) -> list[Event]:
+def _output_scale_is_two_to_minus_15(context: base.KernelContext, file: str) -> list[base.Event]:
     """int16 LOGISTIC / TANH: CheckedLog2(output scale) must hold and round to -15."""
     power_of_two, rounded = checked_log2(scale_of(context.output(0)))
     fix = f"the int16 {context.opcode} output's scale must be 2^-15 (1/32768): {_INT16_FIX}"
@@ -126,8 +120,8 @@ def _output_scale_is_two_to_minus_15(context: KernelContext, file: str) -> list[
 
 
 def _int16_input_multiplier(
-    context: KernelContext, file: str, shifts: tuple[int, ...]
-) -> list[Event]:
+    context: base.KernelContext, file: str, shifts: tuple[int, ...]
+) -> list[base.Event]:
     """int16 LOGISTIC / TANH: a power-of-two input scale with (15 - 3) + log2(scale) in `shifts`
     needs no multiplier; otherwise scale · 3 · 4096 is doubled until it exceeds 32767 / 2 (at
     most 31 times), and `TFLITE_DCHECK_LE(data->input_multiplier, 32767)` fails when it started
@@ -155,34 +149,36 @@ def _int16_input_multiplier(
     ]
 
 
-def _relu_eval(context: KernelContext) -> list[Event]:
+def _relu_eval(context: base.KernelContext) -> list[base.Event]:
     """RELU and RELU6 Eval accept float32, int8 and (from relu-int16 on) int16 inputs."""
     dtype = context.input_type(0)
     if dtype in ("FLOAT32", "INT8") or (dtype == "INT16" and context.build.has(RELU_INT16)):
         return []
     if not context.build.has(RELU_INT16):
-        return [Refusal(f"Only float32 is supported currently, got {dtype}", INVOKE)]
-    return [Refusal(f"Only float32/int8/int16 is supported currently, got {dtype}", INVOKE)]
+        return [base.Refusal(f"Only float32 is supported currently, got {dtype}", base.INVOKE)]
+    return [
+        base.Refusal(f"Only float32/int8/int16 is supported currently, got {dtype}", base.INVOKE)
+    ]
 
 
-def _relu(context: KernelContext) -> Events:
+def _relu(context: base.KernelContext) -> base.Events:
     # ReluPrepare: input, output; int16 needs zero points 0. No type check before Eval.
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     if context.input_type(0) == "INT16" and context.build.has(RELU_INT16):
         found += _int16_zero_points(context, "activations_common.cc")
     return found + _relu_eval(context)
 
 
-def _relu6(context: KernelContext) -> Events:
+def _relu6(context: base.KernelContext) -> base.Events:
     # Relu6Prepare fetches the input only (the output is never fetched). Its range checks on
     # `six` cannot fail: FloatToQuantizedType clamps to the type's range.
-    return temps(context, ("in", 0)) + _relu_eval(context)
+    return base.temps(context, ("in", 0)) + _relu_eval(context)
 
 
-def _logistic(context: KernelContext) -> Events:
+def _logistic(context: base.KernelContext) -> base.Events:
     # CalculateArithmeticOpDataLogistic: input, output.
     file = "logistic_common.cc"
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     refusals = _same_types(context, file)
     dtype = context.input_type(0)
     if refusals:
@@ -204,17 +200,17 @@ def _logistic(context: KernelContext) -> Events:
             or _output_scale_is_two_to_minus_15(context, file)
         )
     elif dtype not in ("FLOAT32", "INT8"):
-        refusals = [Refusal(f"Input {dtype}, output {dtype} not supported.", INVOKE)]
+        refusals = [base.Refusal(f"Input {dtype}, output {dtype} not supported.", base.INVOKE)]
     return found + refusals
 
 
-def _tanh(context: KernelContext) -> Events:
+def _tanh(context: base.KernelContext) -> base.Events:
     # TanhPrepare fetches the input, then CalculateArithmeticOpData fetches input and output
     # again: three temp copies, the input twice.
     file = "tanh.cc"
-    found = temps(context, ("in", 0))
+    found = base.temps(context, ("in", 0))
     found += arity_refusals(context, file, 1, 1)
-    found += temps(context, ("in", 0), ("out", 0))
+    found += base.temps(context, ("in", 0), ("out", 0))
     refusals = _same_types(context, file)
     dtype = context.input_type(0)
     if not refusals and dtype == "INT16":
@@ -224,23 +220,23 @@ def _tanh(context: KernelContext) -> Events:
             or _output_scale_is_two_to_minus_15(context, file)
         )
     if not refusals and dtype not in ("FLOAT32", "INT8", "INT16"):
-        refusals = [Refusal(f"Input {dtype}, output {dtype} not supported.", INVOKE)]
+        refusals = [base.Refusal(f"Input {dtype}, output {dtype} not supported.", base.INVOKE)]
     return found + refusals
 
 
-def _hard_swish(context: KernelContext) -> Events:
+def _hard_swish(context: base.KernelContext) -> base.Events:
     # HardSwishPrepare: input, output; no type check. int8 needs an output multiplier below one.
     file = "hard_swish_common.cc"
-    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    found = arity_refusals(context, file, 1, 1) + base.temps(context, ("in", 0), ("out", 0))
     dtype = context.input_type(0)
     if dtype == "INT8":
         found += _hard_swish_multipliers(context, file)
     if dtype not in ("FLOAT32", "INT8"):
-        found.append(Refusal(f"Unsupported type {dtype}", INVOKE))
+        found.append(base.Refusal(f"Unsupported type {dtype}", base.INVOKE))
     return found
 
 
-def _hard_swish_multipliers(context: KernelContext, file: str) -> list[Event]:
+def _hard_swish_multipliers(context: base.KernelContext, file: str) -> list[base.Event]:
     """HardSwishPrepare, int8: the output multiplier (input scale / 128) / output scale in
     float32, through QuantizeMultiplier and DownScaleInt32ToInt16Multiplier
     (`TFLITE_DCHECK_GE(multiplier, 0)`), then `TF_LITE_ENSURE(exponent <= 0)`: the output scale
@@ -274,32 +270,36 @@ def _hard_swish_multipliers(context: KernelContext, file: str) -> list[Event]:
     ]
 
 
-def _elu(context: KernelContext) -> Events:
+def _elu(context: base.KernelContext) -> base.Events:
     # EluInit allocates the int8 lookup table for every type; int8 fills it in Prepare.
     file = "elu.cc"
-    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    found = arity_refusals(context, file, 1, 1) + base.temps(context, ("in", 0), ("out", 0))
     refusals = _same_types(context, file)
     dtype = context.input_type(0)
     if not refusals and dtype not in ("FLOAT32", "INT8"):
-        refusals = [Refusal(f"ELU only supports float32 and int8 currently, got {dtype}.", INVOKE)]
+        refusals = [
+            base.Refusal(f"ELU only supports float32 and int8 currently, got {dtype}.", base.INVOKE)
+        ]
     return found + refusals
 
 
-def _leaky_relu(context: KernelContext) -> Events:
+def _leaky_relu(context: base.KernelContext) -> base.Events:
     # CalculateOpDataLeakyRelu: input, output.
     file = "leaky_relu_common.cc"
-    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    found = arity_refusals(context, file, 1, 1) + base.temps(context, ("in", 0), ("out", 0))
     refusals = _same_types(context, file)
     dtype = context.input_type(0)
     if not refusals and dtype not in ("FLOAT32", "INT8", "INT16"):
         refusals = [
-            Refusal(f"Only float32, int8 are supported by LEAKY_RELU, got {dtype}.", INVOKE)
+            base.Refusal(
+                f"Only float32, int8 are supported by LEAKY_RELU, got {dtype}.", base.INVOKE
+            )
         ]
     return found + refusals
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "HARD_SWISH",
         "hard_swish.cc, hard_swish_common.cc",
         None,
@@ -309,7 +309,7 @@ RULES = (
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "ELU",
         "elu.cc",
         None,
@@ -318,7 +318,7 @@ RULES = (
         access=same_index("elu.cc"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "LEAKY_RELU",
         "leaky_relu.cc, leaky_relu_common.cc",
         _LEAKY_RELU_PARAMS,
@@ -328,7 +328,7 @@ RULES = (
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "LOGISTIC",
         "logistic.cc, logistic_common.cc",
         None,
@@ -338,7 +338,7 @@ RULES = (
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "RELU",
         "activations.cc, activations_common.cc",
         None,
@@ -349,7 +349,7 @@ RULES = (
         inplace=IN_PLACE_UNARY,
         as_fused_activation=1,  # ActivationFunctionType.RELU
     ),
-    KernelRule(
+    base.KernelRule(
         "RELU6",
         "activations.cc, activations_common.cc",
         None,
@@ -360,7 +360,7 @@ RULES = (
         inplace=IN_PLACE_UNARY,
         as_fused_activation=3,  # ActivationFunctionType.RELU6
     ),
-    KernelRule(
+    base.KernelRule(
         "TANH",
         "tanh.cc",
         None,

@@ -21,21 +21,8 @@ from arenalens.builds.tflm import ADD_SUB_QUANTIZATION_CHECK, SUB_INT32
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Persistent,
-    Refusal,
-    RuleFunction,
-    Scratch,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
+from arenalens.runtimes.tflm.kernels.base import operands
 from arenalens.runtimes.tflm.kernels.common import (
     ARITHMETIC_PARAMS,
     BINARY,
@@ -134,18 +121,18 @@ _SQUARED_DIFFERENCE_OP_DATA = struct(
 )
 
 
-def _binary_temps(context: KernelContext) -> list[Event]:
-    return temps(context, ("in", 0), ("in", 1), ("out", 0))
+def _binary_temps(context: base.KernelContext) -> list[base.Event]:
+    return base.temps(context, ("in", 0), ("in", 1), ("out", 0))
 
 
-def _abort(what: str, file: str) -> Refusal:
+def _abort(what: str, file: str) -> base.Refusal:
     """The probes' TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)."""
     return aborts(file, "TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)", what)
 
 
 def _binary_rescaling(
-    context: KernelContext, left_shift: int, *, in_float: bool = False
-) -> list[Event]:
+    context: base.KernelContext, left_shift: int, *, in_float: bool = False
+) -> list[base.Event]:
     """ADD / SUB: both inputs' and the output's scales through `_rescaling`, then the fused
     activation's bounds through CalculateActivationRangeQuantized."""
     scales = tuple(
@@ -157,14 +144,14 @@ def _binary_rescaling(
     return _activation(context)
 
 
-def _activation(context: KernelContext) -> list[Event]:
+def _activation(context: base.KernelContext) -> list[base.Event]:
     refused = activation_range(
         context.build, context.option("fused_activation_function"), context.output(0)
     )
     return [refused] if refused else []
 
 
-def _mul_multiplier(context: KernelContext) -> list[Event]:
+def _mul_multiplier(context: base.KernelContext) -> list[base.Event]:
     """CalculateOpDataMul's QuantizeMultiplier(input1 scale · input2 scale / output scale), in
     double (`multiplier_check`)."""
     first, second, output = context.input(0), context.input(1), context.output(0)
@@ -173,7 +160,7 @@ def _mul_multiplier(context: KernelContext) -> list[Event]:
     return [refused] if refused else []
 
 
-def _div_multiplier(context: KernelContext) -> list[Event]:
+def _div_multiplier(context: base.KernelContext) -> list[base.Event]:
     """div.cc CalculateOpData's QuantizeMultiplier(input1 scale / (input2 scale · output scale)),
     in float32 (`multiplier_check`)."""
     first, second, output = context.input(0), context.input(1), context.output(0)
@@ -182,7 +169,7 @@ def _div_multiplier(context: KernelContext) -> list[Event]:
     return [refused] if refused else []
 
 
-def _add(context: KernelContext) -> Events:
+def _add(context: base.KernelContext) -> base.Events:
     # AddPrepare: input1, input2, output; CalculateOpDataAdd fills OpData only.
     file = "add_common.cc"
     found = _binary_temps(context)
@@ -201,11 +188,13 @@ def _add(context: KernelContext) -> Events:
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):
-        found.append(Refusal(f"Type {numbered(output_type)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Type {numbered(output_type)} not supported.", base.INVOKE))
     return found
 
 
-def _int32_unquantized(context: KernelContext, file: str, names: tuple[str, ...]) -> list[Event]:
+def _int32_unquantized(
+    context: base.KernelContext, file: str, names: tuple[str, ...]
+) -> list[base.Event]:
     """int32 outputs: `TF_LITE_ENSURE_EQ(x->quantization.type, kTfLiteNoQuantization)`."""
     tensors = {"input1": context.input(0), "input2": context.input(1), "output": context.output(0)}
     for name in names:
@@ -214,7 +203,7 @@ def _int32_unquantized(context: KernelContext, file: str, names: tuple[str, ...]
     return []
 
 
-def _sub(context: KernelContext) -> Events:
+def _sub(context: base.KernelContext) -> base.Events:
     # SubPrepare: input1, input2, output; CalculateOpDataSub fills OpData only.
     file = "sub_common.cc"
     found = _binary_temps(context)
@@ -223,15 +212,15 @@ def _sub(context: KernelContext) -> Events:
         left_shift = 15 if output_type == "INT16" else 20
         found += _binary_rescaling(context, left_shift, in_float=True)
     elif output_type == "INT32" and not context.build.has(SUB_INT32):
-        found.append(Refusal(f"Type {numbered(output_type)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Type {numbered(output_type)} not supported.", base.INVOKE))
     elif output_type == "INT32":
         found += _int32_unquantized(context, file, ("input1", "input2", "output"))
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):
-        found.append(Refusal(f"Type {numbered(output_type)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Type {numbered(output_type)} not supported.", base.INVOKE))
     return found
 
 
-def _mul(context: KernelContext) -> Events:
+def _mul(context: base.KernelContext) -> base.Events:
     # CalculateOpDataMul fetches input1, input2, output before its arity checks.
     file = "mul_common.cc"
     found = _binary_temps(context) + arity_refusals(context, file, 2, 1)
@@ -256,11 +245,11 @@ def _mul(context: KernelContext) -> Events:
                 )
                 break
     if first not in ("INT8", "INT16", "INT32", "FLOAT32"):
-        found.append(Refusal(f"Type {numbered(first)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Type {numbered(first)} not supported.", base.INVOKE))
     return found
 
 
-def _div(context: KernelContext) -> Events:
+def _div(context: base.KernelContext) -> base.Events:
     # DivPrepare: input1, input2, output; OpData is written for int8 outputs only.
     file = "div.cc"
     found = _binary_temps(context)
@@ -280,19 +269,19 @@ def _div(context: KernelContext) -> Events:
         found += _int32_unquantized(context, file, ("input1", "input2"))
     if output_type not in ("FLOAT32", "INT32", "INT8"):
         found.append(
-            Refusal(
+            base.Refusal(
                 "DIV only supports FLOAT32, INT32, quantized INT8 now, got type "
                 f"{numbered(output_type)}.",
-                INVOKE,
+                base.INVOKE,
             )
         )
     return found
 
 
-def _floor_div_mod(file: str, name: str) -> RuleFunction:
+def _floor_div_mod(file: str, name: str) -> base.RuleFunction:
     """FloorDiv / FloorMod: Init returns nullptr; Prepare fetches both inputs and the output."""
 
-    def prepare(context: KernelContext) -> Events:
+    def prepare(context: base.KernelContext) -> base.Events:
         found = arity_refusals(context, file, 2, 1) + _binary_temps(context)
         first, second, output_type = (
             context.input_type(0),
@@ -304,13 +293,13 @@ def _floor_div_mod(file: str, name: str) -> RuleFunction:
         elif first != output_type:
             found.append(not_equal(file, "input1->type", "output->type", first, output_type))
         elif first != "FLOAT32":
-            found.append(Refusal(f"Type '{first}' is not supported by {name}.", INVOKE))
+            found.append(base.Refusal(f"Type '{first}' is not supported by {name}.", base.INVOKE))
         return found
 
     return prepare
 
 
-def _squared_difference(context: KernelContext) -> Events:
+def _squared_difference(context: base.KernelContext) -> base.Events:
     # SquaredDifferencePrepare writes OpData first, then fetches input1, input2, output.
     file = "squared_difference.cc"
     found = arity_refusals(context, file, 2, 1) + _binary_temps(context)
@@ -342,16 +331,16 @@ def _squared_difference(context: KernelContext) -> Events:
     output_type = context.output_type(0)
     if output_type not in ("FLOAT32", "INT32", "INT8", "INT16"):
         found.append(
-            Refusal(
+            base.Refusal(
                 "SquaredDifference only supports FLOAT32, INT32 , INT16 and INT8 now, got "
                 f"{TFLITE_TYPES.get(output_type, '?')}.",
-                INVOKE,
+                base.INVOKE,
             )
         )
     return found
 
 
-def _squared_difference_multipliers(context: KernelContext) -> list[Event]:
+def _squared_difference_multipliers(context: base.KernelContext) -> list[base.Event]:
     """PrepareQuantized: each input multiplier s_i / (2·max s) through
     QuantizeMultiplierSmallerThanOneExp (the output's through QuantizeMultiplier, which cannot
     fail)."""
@@ -368,17 +357,17 @@ def _squared_difference_multipliers(context: KernelContext) -> list[Event]:
     return []
 
 
-def _add_n(context: KernelContext) -> Events:
+def _add_n(context: base.KernelContext) -> base.Events:
     # CalculateOpData: input 0, output, then inputs 1..n-1 (each a new temp copy, all fetched);
     # float32 requests a scratch array of n data pointers and keeps its index in user_data (no
     # Init, no OpData); int8 allocates its OpData here, in Prepare, then the same scratch.
     file = "add_n.cc"
     count = len(context.operator.inputs)
-    found: list[Event] = []
+    found: list[base.Event] = []
     if count < 2:
         found.append(not_true(file, "num_inputs >= 2"))
-    found += temps(context, ("in", 0), ("out", 0))
-    found += temps(context, *(("in", position) for position in range(1, count)))
+    found += base.temps(context, ("in", 0), ("out", 0))
+    found += base.temps(context, *(("in", position) for position in range(1, count)))
     first = context.input(0)
     output_type = context.output_type(0)
     if output_type != context.input_type(0):
@@ -399,21 +388,21 @@ def _add_n(context: KernelContext) -> Events:
             break
     pointers = context.build.pointer_bytes * count
     if output_type == "FLOAT32":
-        found.append(Scratch(pointers, "add_n input pointers"))
+        found.append(base.Scratch(pointers, "add_n input pointers"))
     elif output_type == "INT8":
-        found.append(Persistent(context.sizeof(_ADD_N_OP_DATA), "OpData"))
-        found.append(Scratch(pointers, "add_n input pointers"))
+        found.append(base.Persistent(context.sizeof(_ADD_N_OP_DATA), "OpData"))
+        found.append(base.Scratch(pointers, "add_n input pointers"))
         # The input multiplier is 1/2 (NaN without quantization), the output one
         # 2·s_in / (2^20 · s_out); the activation is kTfLiteActNone.
         scales = (scale_of(first), scale_of(context.output(0)))
         refused = rescaled_sum(20, scales)
         found += [refused] if refused else []
     else:
-        found.append(Refusal(f"ADD_N only supports FLOAT32 and INT8, got {output_type}."))
+        found.append(base.Refusal(f"ADD_N only supports FLOAT32 and INT8, got {output_type}."))
     return found
 
 
-def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> Refusal | None:
+def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> base.Refusal | None:
     if first is None or other is None:
         return None
     if shape(first) != shape(other):
@@ -433,7 +422,7 @@ def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> Re
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "ADD",
         "add.cc, add_common.cc",
         _ADD_PARAMS,
@@ -444,7 +433,7 @@ RULES = (
         inplace=IN_PLACE_BINARY,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "SUB",
         "sub.cc, sub_common.cc",
         _SUB_PARAMS,
@@ -455,7 +444,7 @@ RULES = (
         inplace=IN_PLACE_BINARY,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "MUL",
         "mul.cc, mul_common.cc",
         _MUL_PARAMS,
@@ -466,7 +455,7 @@ RULES = (
         inplace=IN_PLACE_BINARY,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "DIV",
         "div.cc",
         _DIV_PARAMS,
@@ -475,34 +464,34 @@ RULES = (
         access=broadcast("div.cc, reference/div.h"),
         operands=BINARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "ADD_N",
         "add_n.cc",
         None,
-        no_events,
+        base.no_events,
         _add_n,
-        access=NoOverlap("not analysed"),
+        access=base.NoOverlap("not analysed"),
         operands=operands("input+"),
     ),
-    KernelRule(
+    base.KernelRule(
         "FLOOR_DIV",
         "floor_div.cc",
         None,
-        no_events,
+        base.no_events,
         _floor_div_mod("floor_div.cc", "FLOOR_DIV"),
         access=broadcast("floor_div.cc, reference/binary_function.h"),
         operands=BINARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "FLOOR_MOD",
         "floor_mod.cc",
         None,
-        no_events,
+        base.no_events,
         _floor_div_mod("floor_mod.cc", "FLOOR_MOD"),
         access=broadcast("floor_mod.cc, reference/binary_function.h"),
         operands=BINARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "SQUARED_DIFFERENCE",
         "squared_difference.cc",
         None,

@@ -18,18 +18,7 @@ from __future__ import annotations
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    OverTemps,
-    Persistent,
-    TempField,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
 from arenalens.runtimes.tflm.kernels.quantization import (
     convolution_multiplier,
@@ -73,9 +62,9 @@ _TYPES = ("FLOAT32", "INT8", "INT16")
 # reads every temp's quantization params and dims (multiplier, zero points, shapes) and the
 # inputs' allocation type (IsConstantTensor).
 _READ_AFTERWARDS = (
-    *(TempField(name, temp) for temp in (0, 1, 2) for name in ("params", "dims")),
-    TempField("allocation_type", 0),
-    TempField("allocation_type", 1),
+    *(base.TempField(name, temp) for temp in (0, 1, 2) for name in ("params", "dims")),
+    base.TempField("allocation_type", 0),
+    base.TempField("allocation_type", 1),
 )
 
 
@@ -89,7 +78,7 @@ def extended(lhs: Tensor | None, rhs: Tensor | None) -> tuple[list[int], list[in
 
 def shape_refusals(
     file: str, lhs: Tensor | None, rhs: Tensor | None, *, adj_x: bool, adj_y: bool
-) -> list[Event]:
+) -> list[base.Event]:
     """Broadcast batch dimensions and equal accumulation dimensions."""
     left, right = extended(lhs, rhs)
     for a, b in zip(left[:-2], right[:-2], strict=True):
@@ -102,7 +91,9 @@ def shape_refusals(
     return []
 
 
-def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) -> list[Event]:
+def transposed_copy(
+    context: base.KernelContext, tensor: Tensor | None, name: str
+) -> list[base.Event]:
     """AllocInitTransposeTensorFromTfLiteTensor: an eval tensor (its data pointer, dims pointer
     and type written at once), its dims (written), its data (written only at Eval)."""
     rank = 0 if tensor is None else len(tensor.shape)
@@ -111,21 +102,23 @@ def transposed_copy(context: KernelContext, tensor: Tensor | None, name: str) ->
     offset, size = TF_LITE_EVAL_TENSOR.member("type", context.build.abi, context.build.features)
     struct_written = ((0, offset + size),)
     return [
-        Persistent(
+        base.Persistent(
             context.sizeof(TF_LITE_EVAL_TENSOR),
             f"transposed {name} tensor",
-            written=OverTemps(ranges=struct_written, keep=_READ_AFTERWARDS),
+            written=base.OverTemps(ranges=struct_written, keep=_READ_AFTERWARDS),
         ),
-        Persistent(
+        base.Persistent(
             4 + 4 * rank,
             f"transposed {name} dims",
-            written=OverTemps(keep=_READ_AFTERWARDS),
+            written=base.OverTemps(keep=_READ_AFTERWARDS),
         ),
-        Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
+        base.Persistent(elements(tensor) * element_bytes, f"transposed {name} data"),
     ]
 
 
-def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | None) -> list[Event]:
+def reshaped_output(
+    context: base.KernelContext, lhs: Tensor | None, rhs: Tensor | None
+) -> list[base.Event]:
     """ReshapeOutputTensor: a writable copy of the output's dims (written over the live temps,
     read again by NumElements and the planner), then the element-count check."""
     output = context.output(0)
@@ -133,8 +126,10 @@ def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | No
     left, right = extended(lhs, rhs)
     if output is None or len(left) > len(output.shape):
         return [not_true(_COMMON_FILE, "output_rank <= NumDimensions(output)")]
-    copy = OverTemps(keep=(TempField("dims", 2),), read_later=True)
-    found: list[Event] = [Persistent(4 + 4 * len(output.shape), "output dims copy", written=copy)]
+    copy = base.OverTemps(keep=(base.TempField("dims", 2),), read_later=True)
+    found: list[base.Event] = [
+        base.Persistent(4 + 4 * len(output.shape), "output dims copy", written=copy)
+    ]
     count = 1
     for a, b in zip(left[:-2], right[:-2], strict=True):
         count *= b if a == 1 else a
@@ -146,7 +141,7 @@ def reshaped_output(context: KernelContext, lhs: Tensor | None, rhs: Tensor | No
     return found
 
 
-def zero_point_refusals(file: str, *tensors: tuple[str, Tensor | None]) -> list[Event]:
+def zero_point_refusals(file: str, *tensors: tuple[str, Tensor | None]) -> list[base.Event]:
     """int16: `TF_LITE_ENSURE_EQ(x->params.zero_point, 0)`, the first failing one."""
     for name, tensor in tensors:
         quantization = None if tensor is None else tensor.quantization
@@ -156,7 +151,7 @@ def zero_point_refusals(file: str, *tensors: tuple[str, Tensor | None]) -> list[
     return []
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # BatchMatMulPrepare: two inputs, one output; lhs, rhs, output; type and rank checks;
     # InitializeTemporaries (quantization struct, transposed copies); quantization; broadcast
     # and accumulation checks; ReshapeOutputTensor.
@@ -166,7 +161,7 @@ def _prepare(context: KernelContext) -> Events:
     if outputs != 1:
         return [not_equal(_FILE, "NumOutputs(node)", "1", outputs, 1)]
     lhs, rhs, output = context.input(0), context.input(1), context.output(0)
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     kinds = [context.input_type(0), context.input_type(1), context.output_type(0)]
     for name, kind in (("lhs_data", kinds[0]), ("rhs_data", kinds[1])):
         if kind not in _TYPES:
@@ -185,10 +180,10 @@ def _prepare(context: KernelContext) -> Events:
     if kinds[0] in ("INT8", "INT16"):
         # Allocated first, filled after the transposed copies (multiplier, range, zero points).
         found.append(
-            Persistent(
+            base.Persistent(
                 context.sizeof(QUANTIZATION_OP_DATA_BATCH_MATMUL),
                 "quantization",
-                written=OverTemps(keep=_READ_AFTERWARDS),
+                written=base.OverTemps(keep=_READ_AFTERWARDS),
             )
         )
     adj_x, adj_y = bool(context.option("adj_x")), bool(context.option("adj_y"))
@@ -216,13 +211,13 @@ def _prepare(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "BATCH_MATMUL",
         "batch_matmul.cc, batch_matmul_common.cc",
         BATCH_MATMUL_PARAMS,
         op_data(OP_DATA_BATCH_MATMUL),
         _prepare,
-        access=NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
-        operands=operands("lhs", "rhs"),
+        access=base.NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
+        operands=base.operands("lhs", "rhs"),
     ),
 )

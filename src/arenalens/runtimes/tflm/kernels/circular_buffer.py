@@ -9,15 +9,7 @@ skips, by design.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal
 
@@ -27,9 +19,9 @@ OP_DATA_CIRCULAR_BUFFER = struct(
 _FILE = "circular_buffer_common.cc"
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # CircularBufferPrepare: input, output; 4-D shape checks; int8 only.
-    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("out", 0))
     source, output = context.input(0), context.output(0)
     checks = (
         ("input->dims->data[0]", "output->dims->data[0]", dim(source, 0), dim(output, 0)),
@@ -49,13 +41,13 @@ def _prepare(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "CUSTOM:CIRCULAR_BUFFER",
         "circular_buffer.cc, circular_buffer_common.cc",
         None,
         op_data(OP_DATA_CIRCULAR_BUFFER, "OpDataCircularBuffer"),
         _prepare,
-        access=NoOverlap("keeps state"),
-        operands=operands("input"),
+        access=base.NoOverlap("keeps state"),
+        operands=base.operands("input"),
     ),
 )

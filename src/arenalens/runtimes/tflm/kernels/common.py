@@ -5,18 +5,7 @@ from __future__ import annotations
 from arenalens.analysis.inplace import InPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, Struct, struct
-from arenalens.runtimes.tflm.kernels.base import (
-    SETUP,
-    Event,
-    Events,
-    KernelContext,
-    OutputShape,
-    OverTemps,
-    Persistent,
-    Refusal,
-    RuleFunction,
-    operands,
-)
+from arenalens.runtimes.tflm.kernels import base
 
 # The kernels that may write their output over their input (`optimize --inplace`): one loop over
 # the elements, each read before the same element is written; binary ones only without broadcast.
@@ -28,8 +17,8 @@ IN_PLACE_BINARY = InPlace(
     same_shape=True,
 )
 # The operands of most kernels: one data input, or two (broadcast against each other).
-UNARY = operands("input")
-BINARY = operands("input1", "input2")
+UNARY = base.operands("input")
+BINARY = base.operands("input1", "input2")
 
 
 def dim(tensor: Tensor | None, axis: int, default: int = 1) -> int:
@@ -75,22 +64,22 @@ def per_channel_count(tensor: Tensor | None) -> int:
     return tensor.quantization.channel_count
 
 
-def per_channel_arrays(count: int, *, written: OverTemps | None = None) -> list[Event]:
+def per_channel_arrays(count: int, *, written: base.OverTemps | None = None) -> list[base.Event]:
     """The int32 multiplier and shift arrays a quantized kernel keeps per output channel
     (`written`: filled before the kernel's temp tensors are released, and what Prepare reads of
     them afterwards)."""
     return [
-        Persistent(4 * count, "per-channel multipliers", written),
-        Persistent(4 * count, "per-channel shifts", written),
+        base.Persistent(4 * count, "per-channel multipliers", written),
+        base.Persistent(4 * count, "per-channel shifts", written),
     ]
 
 
-def op_data(layout: Struct | int, what: str = "OpData") -> RuleFunction:
+def op_data(layout: Struct | int, what: str = "OpData") -> base.RuleFunction:
     """An Init that allocates one persistent struct (a Struct, or bytes measured on the wheel)."""
 
-    def init(context: KernelContext) -> Events:
+    def init(context: base.KernelContext) -> base.Events:
         nbytes = layout if isinstance(layout, int) else context.sizeof(layout)
-        return [Persistent(nbytes, what)]
+        return [base.Persistent(nbytes, what)]
 
     return init
 
@@ -136,7 +125,7 @@ def zero_point_of(tensor: Tensor | None) -> int:
     return tensor.quantization.zero_point or 0
 
 
-def constant_ints(context: KernelContext, tensor: Tensor | None) -> tuple[int, ...] | None:
+def constant_ints(context: base.KernelContext, tensor: Tensor | None) -> tuple[int, ...] | None:
     """The values of a constant integer tensor (little-endian, as TFLM reads them), or None when
     the tensor is absent, not constant, or not of an integer type."""
     widths = {"INT8": 1, "INT16": 2, "INT32": 4, "INT64": 8}
@@ -151,9 +140,9 @@ def constant_ints(context: KernelContext, tensor: Tensor | None) -> tuple[int, .
     )
 
 
-def setup_refused(events: Events) -> bool:
+def setup_refused(events: base.Events) -> bool:
     """True when the events already make the kernel refuse the operator at setup."""
-    return any(isinstance(e, Refusal) and e.phase == SETUP for e in events)
+    return any(isinstance(e, base.Refusal) and e.phase == base.SETUP for e in events)
 
 
 def rank(tensor: Tensor | None) -> int:
@@ -161,16 +150,18 @@ def rank(tensor: Tensor | None) -> int:
     return 0 if tensor is None else len(tensor.shape)
 
 
-def rewritten_dims(context: KernelContext, position: int, dims: tuple[int, ...]) -> list[Event]:
+def rewritten_dims(
+    context: base.KernelContext, position: int, dims: tuple[int, ...]
+) -> list[base.Event]:
     """`CreateWritableTensorDimsWithCopy` then new dims for an output: a persistent
     TfLiteIntArray of the output's *flatbuffer* rank, and the dims TFLM plans it with."""
     return [
-        Persistent(4 + 4 * rank(context.output(position)), "output dims copy"),
-        OutputShape(position, dims),
+        base.Persistent(4 + 4 * rank(context.output(position)), "output dims copy"),
+        base.OutputShape(position, dims),
     ]
 
 
-def int32_values(context: KernelContext, tensor: Tensor | None) -> tuple[int, ...]:
+def int32_values(context: base.KernelContext, tensor: Tensor | None) -> tuple[int, ...]:
     """A constant tensor's data read as little-endian int32 whatever its type, as kernels that
     call `GetTensorData<int32_t>` on paddings, permutations or strides do (() when absent)."""
     if tensor is None or not tensor.has_data:

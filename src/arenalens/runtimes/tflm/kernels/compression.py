@@ -21,19 +21,7 @@ from __future__ import annotations
 
 from arenalens.builds.tflm import DECODE
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    OverTemps,
-    Persistent,
-    Refusal,
-    TempField,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 from arenalens.tflite.reader import read_quantization_zero_points
 
@@ -78,34 +66,34 @@ _CUSTOM = 127
 _FILE = "decode.cc"
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     outputs = len(context.operator.outputs)
     inputs = len(context.operator.inputs)
     if outputs <= 0:
         return [not_true(_FILE, "num_outputs > 0")]
     if inputs != 2 * outputs:
         return [not_equal(_FILE, "num_inputs", "num_outputs * 2", inputs, 2 * outputs)]
-    found: list[Event] = [
-        Persistent(outputs * context.build.pointer_bytes, "decode state pointers")
+    found: list[base.Event] = [
+        base.Persistent(outputs * context.build.pointer_bytes, "decode state pointers")
     ]
     for output in range(outputs):
         found += _decode_output(context, output)
-        if any(isinstance(event, Refusal) for event in found):
+        if any(isinstance(event, base.Refusal) for event in found):
             break
     return found
 
 
-def _decode_output(context: KernelContext, output: int) -> list[Event]:
+def _decode_output(context: base.KernelContext, output: int) -> list[base.Event]:
     """One output: its three temp views, its state (over them), Setup's checks and buffers."""
     encoded, ancillary = context.input(2 * output), context.input(2 * output + 1)
-    found = temps(context, ("in", 2 * output), ("in", 2 * output + 1), ("out", output))
+    found = base.temps(context, ("in", 2 * output), ("in", 2 * output + 1), ("out", output))
     first = 3 * output
     if encoded is None or ancillary is None or not (encoded.has_data and ancillary.has_data):
         return [*found, not_true(_FILE, "IsConstantTensor(input)")]
     header = context.model.buffer_bytes(ancillary.buffer)[:16]
     version = header[1] if len(header) > 1 else 0
     if version != 1:
-        return [*found, Refusal(f"unsupported version {version}")]
+        return [*found, base.Refusal(f"unsupported version {version}")]
     kind = header[0] if header else 0
     state = _STATES.get(kind)
     if state is None:
@@ -114,25 +102,28 @@ def _decode_output(context: KernelContext, output: int) -> list[Event]:
             if kind == _CUSTOM
             else f"unsupported decode type {kind}"
         )
-        return [*found, Refusal(f"{message}; failed to allocate DecodeState[{output}]")]
+        return [*found, base.Refusal(f"{message}; failed to allocate DecodeState[{output}]")]
     # Placement new and Setup write the whole object but its tail padding; Setup then reads the
     # views' data, the output's dims and type, and its affine scale and quantized dimension.
     last = state.fields[-1].name
     offset, size = state.member(last, context.build.abi, context.build.features)
     keep = [
-        TempField("data", first),
-        TempField("data", first + 1),
-        *(TempField(name, first + 2) for name in ("data", "bytes", "dims", "type", "affine.scale")),
-        TempField("affine.quantized_dimension", first + 2),
+        base.TempField("data", first),
+        base.TempField("data", first + 1),
+        *(
+            base.TempField(name, first + 2)
+            for name in ("data", "bytes", "dims", "type", "affine.scale")
+        ),
+        base.TempField("affine.quantized_dimension", first + 2),
     ]
     if kind == 2 and _zero_points_matter(context, output):
-        keep.append(TempField("zero_points", first + 2))
-    over = OverTemps(ranges=((0, offset + size),), keep=tuple(keep), live_from=first)
-    found.append(Persistent(context.sizeof(state), f"decode state {output}", written=over))
+        keep.append(base.TempField("zero_points", first + 2))
+    over = base.OverTemps(ranges=((0, offset + size),), keep=tuple(keep), live_from=first)
+    found.append(base.Persistent(context.sizeof(state), f"decode state {output}", written=over))
     return found + _setup(context, output, header, first)
 
 
-def _zero_points_matter(context: KernelContext, output: int) -> bool:
+def _zero_points_matter(context: base.KernelContext, output: int) -> bool:
     """DecodeStatePrune::Setup reads the output's zero points after the state was written: any
     non-zero one (a state byte landing on an all-zero array) makes it refuse a non-int8 output,
     or allocate and copy them (one more tail buffer, 16 bytes lower). Counted as a failure: the
@@ -144,7 +135,7 @@ def _zero_points_matter(context: KernelContext, output: int) -> bool:
     return not (any(zero_points) and tensor.dtype.name == "INT8")
 
 
-def _setup(context: KernelContext, output: int, header: bytes, first: int) -> list[Event]:
+def _setup(context: base.KernelContext, output: int, header: bytes, first: int) -> list[base.Event]:
     """DecodeState*::Setup: the quantization axis, Huffman's table width, and (pruning) the
     per-channel zero points."""
     tensor = context.output(output)
@@ -170,31 +161,31 @@ def _setup(context: KernelContext, output: int, header: bytes, first: int) -> li
         return []
     axis, channels = quantization.axis, quantization.channel_count
     if axis != 0 and not (axis == len(tensor.shape) - 1 and channels > 1):
-        return [Refusal(f"unsupported quantization axis {axis}")]
+        return [base.Refusal(f"unsupported quantization axis {axis}")]
     if kind != 2:
         return []
     zero_points = read_quantization_zero_points(context.model, context.subgraph.index, tensor.index)
     non_zero = any(zero_points)
     if non_zero and tensor.dtype.name != "INT8":
-        return [Refusal("All zero-points must be zero")]
+        return [base.Refusal("All zero-points must be zero")]
     if channels > 1 and non_zero:
         # One int8 per channel, copied from the output's (temp) zero-point array; Setup then
         # reads the encoded view's data and the output's dims.
-        keep = (TempField("data", first), TempField("dims", first + 2))
-        over = OverTemps(keep=keep, live_from=first)
-        return [Persistent(channels, f"decode {output} zero points", written=over)]
+        keep = (base.TempField("data", first), base.TempField("dims", first + 2))
+        over = base.OverTemps(keep=keep, live_from=first)
+        return [base.Persistent(channels, f"decode {output} zero points", written=over)]
     return []
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "CUSTOM:TFLM_DECODE",
         "decode.cc, decode_state.cc, decode_state_lut.cc, decode_state_prune.cc, "
         "decode_state_huffman.cc",
         None,
         prepare=_prepare,
-        access=NoOverlap("not analysed"),
-        operands=operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
+        access=base.NoOverlap("not analysed"),
+        operands=base.operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
         registered_from=DECODE,
     ),
 )

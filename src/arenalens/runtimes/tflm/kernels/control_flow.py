@@ -12,16 +12,7 @@ from __future__ import annotations
 
 from arenalens.ir import Model
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import elements, op_data
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true
 
@@ -43,17 +34,17 @@ def _arity(model: Model, index: int, role: str) -> int:
     return len(subgraph.inputs if role == "inputs" else subgraph.outputs)
 
 
-def _if(context: KernelContext) -> Events:
+def _if(context: base.KernelContext) -> base.Events:
     # The condition only (a quantized condition pays its quantization copies too).
     file = "if.cc"
     operator = context.operator
     if not operator.inputs:
         return [not_true(file, "node->inputs->size > 0")]
-    found = temps(context, ("in", 0))
+    found = base.temps(context, ("in", 0))
     return [*found, *_if_checks(context, file)]
 
 
-def _if_checks(context: KernelContext, file: str) -> list[Event]:
+def _if_checks(context: base.KernelContext, file: str) -> list[base.Event]:
     condition = context.input(0)
     if condition is None:
         return [not_true(file, "cond != nullptr")]
@@ -72,7 +63,9 @@ def _if_checks(context: KernelContext, file: str) -> list[Event]:
         return [not_true(file, "op_data->else_subgraph_index < graph_info.NumSubgraphs()")]
     if then_index < 0:
         return [
-            Refusal(f"{file}: negative then_subgraph_index {then_index}: TFLM reads out of bounds")
+            base.Refusal(
+                f"{file}: negative then_subgraph_index {then_index}: TFLM reads out of bounds"
+            )
         ]
     inputs = len(context.operator.inputs) - 1
     outputs = len(context.operator.outputs)
@@ -93,7 +86,7 @@ def _if_checks(context: KernelContext, file: str) -> list[Event]:
     return []
 
 
-def _while(context: KernelContext) -> Events:
+def _while(context: base.KernelContext) -> base.Events:
     # No temp tensors: only the subgraphs' arity is checked.
     file = "while.cc"
     count = len(context.model.subgraphs)
@@ -104,7 +97,7 @@ def _while(context: KernelContext) -> Events:
     if body_index >= count:
         return [not_true(file, "op_data->body_subgraph_index < graph_info.NumSubgraphs()")]
     if min(cond_index, body_index) < 0:
-        return [Refusal(f"{file}: negative subgraph index: TFLM reads out of bounds")]
+        return [base.Refusal(f"{file}: negative subgraph index: TFLM reads out of bounds")]
     inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)
     for name, want in (
         (
@@ -133,7 +126,7 @@ def _while(context: KernelContext) -> Events:
     return []
 
 
-def _call_once(context: KernelContext) -> Events:
+def _call_once(context: base.KernelContext) -> base.Events:
     # No temp tensors; the init subgraph runs at the first Invoke.
     file = "call_once.cc"
     if context.operator.inputs:
@@ -146,31 +139,31 @@ def _call_once(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "IF",
         "if.cc",
         _IF_PARAMS,
         op_data(_IF_OP_DATA),
         _if,
-        access=NoOverlap("control flow: the subgraphs read the inputs"),
-        operands=operands("condition", "input*", outputs=(0, None)),
+        access=base.NoOverlap("control flow: the subgraphs read the inputs"),
+        operands=base.operands("condition", "input*", outputs=(0, None)),
     ),
-    KernelRule(
+    base.KernelRule(
         "WHILE",
         "while.cc",
         _WHILE_PARAMS,
         op_data(_WHILE_OP_DATA),
         _while,
-        access=NoOverlap("control flow: the subgraphs read the inputs"),
-        operands=operands("input*", outputs=(0, None)),
+        access=base.NoOverlap("control flow: the subgraphs read the inputs"),
+        operands=base.operands("input*", outputs=(0, None)),
     ),
-    KernelRule(
+    base.KernelRule(
         "CALL_ONCE",
         "call_once.cc",
         _CALL_ONCE_PARAMS,
         op_data(_CALL_ONCE_OP_DATA),
         _call_once,
-        access=NoOverlap("control flow"),
-        operands=operands(outputs=(0, 0)),
+        access=base.NoOverlap("control flow"),
+        operands=base.operands(outputs=(0, 0)),
     ),
 )

@@ -24,18 +24,8 @@ from arenalens.runtimes.tflm.access_order import (
     window_of,
     window_per_channel_trace,
 )
-from arenalens.runtimes.tflm.kernels.base import (
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    Scratch,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
+from arenalens.runtimes.tflm.kernels.base import operands
 from arenalens.runtimes.tflm.kernels.common import (
     channels,
     elements,
@@ -141,16 +131,16 @@ OP_DATA_TRANSPOSE_CONV = struct(
 _CONV_TYPES = (("FLOAT32", "FLOAT32"), ("INT16", "INT8"), ("INT8", "INT4"), ("INT8", "INT8"))
 
 
-def _int4_filter(context: KernelContext) -> list[Event]:
+def _int4_filter(context: base.KernelContext) -> list[base.Event]:
     weights = context.input(1)
     if weights is None or weights.dtype.name != "INT4":
         return []
-    return [Scratch(weights.element_count, "unpacked int4 filter")]
+    return [base.Scratch(weights.element_count, "unpacked int4 filter")]
 
 
 def _scale_checks(
-    context: KernelContext, file: str, axis: int, kernel: str = "Conv"
-) -> list[Event]:
+    context: base.KernelContext, file: str, axis: int, kernel: str = "Conv"
+) -> list[base.Event]:
     """The filter's affine quantization: one scale or one per output channel (`kernel` names
     the constant k<kernel>QuantizedDimension the source compares with)."""
     weights = context.input(1)
@@ -179,7 +169,7 @@ def _scale_checks(
     return []
 
 
-def _populate_checks(context: KernelContext, axis: int) -> list[Event]:
+def _populate_checks(context: base.KernelContext, axis: int) -> list[base.Event]:
     """PopulateConvolutionQuantizationParams for CONV_2D (filter dimension 0 is the output
     channels) and DEPTHWISE_CONV_2D (dimension 3)."""
     operands = (context.input(0), context.input(1), context.input(2), context.output(0))
@@ -192,16 +182,16 @@ def _populate_checks(context: KernelContext, axis: int) -> list[Event]:
     return [refused] if refused else []
 
 
-def _conv(context: KernelContext) -> Events:
+def _conv(context: base.KernelContext) -> base.Events:
     # ConvPrepare: output, input, filter; type checks; the per-channel arrays (filter dim 0,
     # every type); CalculateOpDataConv fetches input, filter, bias, output again and fills them.
     file = "conv_common.cc"
-    found = temps(context, ("out", 0), ("in", 0), ("in", 1))
+    found = base.temps(context, ("out", 0), ("in", 0), ("in", 1))
     kind, weights, out = context.input_type(0), context.input_type(1), context.output_type(0)
     if kind != out:
         return [*found, not_equal(file, "input->type", "output->type", kind, out)]
     if (kind, weights) not in _CONV_TYPES:
-        return [*found, Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
+        return [*found, base.Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
     found += per_channel_arrays(channels(context.input(1), 0))
     if kind in ("INT8", "INT16"):
         refused = _scale_checks(context, file, 0)
@@ -210,7 +200,7 @@ def _conv(context: KernelContext) -> Events:
     inputs = len(context.operator.inputs)
     if inputs not in (2, 3):
         return [*found, not_true(file, "has_bias || node->inputs->size == 2")]
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     if kind != "FLOAT32":
         refused = _populate_checks(context, 0)
         if refused:
@@ -222,12 +212,12 @@ def _conv(context: KernelContext) -> Events:
     return found
 
 
-def _depthwise(context: KernelContext) -> Events:
+def _depthwise(context: base.KernelContext) -> base.Events:
     # DepthwiseConvPrepare: output, input, filter; the arrays (filter dim 3 = in_channels x
     # multiplier); int8 scale checks; the hybrid check; the int4 scratch; then
     # CalculateOpDataDepthwiseConv fetches input, filter, bias, output again.
     file = "depthwise_conv_common.cc"
-    found = temps(context, ("out", 0), ("in", 0), ("in", 1))
+    found = base.temps(context, ("out", 0), ("in", 0), ("in", 1))
     found += per_channel_arrays(channels(context.input(1), 3))
     kind, weights = context.input_type(0), context.input_type(1)
     if kind == "INT8":
@@ -239,12 +229,12 @@ def _depthwise(context: KernelContext) -> Events:
         or (kind == "INT8" and weights in ("INT4", "INT8"))
         or (kind == "INT16" and weights == "INT8")
     ):
-        return [*found, Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
+        return [*found, base.Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
     found += _int4_filter(context)
     inputs = len(context.operator.inputs)
     if inputs not in (2, 3):
         return [*found, not_true(file, "has_bias || node->inputs->size == 2")]
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     if kind != "FLOAT32":
         refused = _populate_checks(context, 3)
         if refused:
@@ -256,7 +246,7 @@ def _depthwise(context: KernelContext) -> Events:
     return found
 
 
-def _depthwise_invoke_refusals(kind: str, weights: str) -> list[Event]:
+def _depthwise_invoke_refusals(kind: str, weights: str) -> list[base.Event]:
     """DepthwiseConvEval's switch: float, int8 (int8/int4 weights), int16 (int8 weights)."""
     if kind == "FLOAT32":
         return []
@@ -273,21 +263,21 @@ def _depthwise_invoke_refusals(kind: str, weights: str) -> list[Event]:
     return [unsupported_at_invoke(f"Input type {numbered(kind)} not supported.")]
 
 
-def _transpose_conv(context: KernelContext) -> Events:
+def _transpose_conv(context: base.KernelContext) -> base.Events:
     # TransposeConvPrepare: output, input (#2), filter (#1); the hybrid check; the arrays
     # (filter dim 0); the accumulator scratch; CalculateOpData fetches input, filter, bias,
     # output again for quantized types only.
     file = "transpose_conv.cc"
-    found = temps(context, ("out", 0), ("in", 2), ("in", 1))
+    found = base.temps(context, ("out", 0), ("in", 2), ("in", 1))
     kind, weights = context.input_type(2), context.input_type(1)
     if not (kind == weights or (kind == "INT16" and weights == "INT8")):
-        return [*found, Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
+        return [*found, base.Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
     found += per_channel_arrays(channels(context.input(1), 0))
     output_elements = elements(context.output(0))
     if kind == "INT8":
-        found.append(Scratch(output_elements * 4, "transpose_conv accumulators"))
+        found.append(base.Scratch(output_elements * 4, "transpose_conv accumulators"))
     elif kind == "INT16":
-        found.append(Scratch(output_elements * 8, "transpose_conv accumulators"))
+        found.append(base.Scratch(output_elements * 8, "transpose_conv accumulators"))
     if kind in ("INT8", "INT16"):
         refused = _scale_checks(context, file, 0, "TransposeConv")
         if refused:
@@ -296,7 +286,7 @@ def _transpose_conv(context: KernelContext) -> Events:
     if inputs not in (3, 4):
         return [*found, not_true(file, "has_bias || node->inputs->size == 3")]
     if kind != "FLOAT32":
-        found += temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
+        found += base.temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
         operands = (context.input(2), context.input(1), context.input(3), context.output(0))
         # Before 5b93e5b the reference kernel passed kTfLiteActNone: no activation range, so
         # none of its checks.
@@ -315,13 +305,13 @@ def _transpose_conv(context: KernelContext) -> Events:
             return [*found, problem]
         bias = context.input(3)
         if kind == "INT16" and bias is not None and bias.dtype.name == "INT16":
-            found.append(Scratch(bias.element_count * 8, "transpose_conv converted bias"))
+            found.append(base.Scratch(bias.element_count * 8, "transpose_conv converted bias"))
     if kind not in ("FLOAT32", "INT8", "INT16"):
         found.append(unsupported_at_invoke(f"Type {numbered(kind)} not supported."))
     return found
 
 
-def _conv_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _conv_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     source, weights, target = view.input(0), view.input(1), view.output(output)
     if source is None or weights is None or target is None or too_large(source, target):
         return None
@@ -334,7 +324,7 @@ def _conv_distance(view: KernelContext, slots: frozenset[int], output: int) -> i
     return checked(trace, source.nbytes)
 
 
-def _depthwise_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _depthwise_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     source, weights, target = view.input(0), view.input(1), view.output(output)
     if source is None or weights is None or target is None or too_large(source, target):
         return None
@@ -350,7 +340,7 @@ def _depthwise_distance(view: KernelContext, slots: frozenset[int], output: int)
 
 # Batch, out_y, out_x, out_channel; each output element reads the window's rows, columns and (its
 # group's) input channels: the lowest byte it reads is the window's first valid row and column.
-CONV_2D_ACCESS = AccessOrder(
+CONV_2D_ACCESS = base.AccessOrder(
     "window, all channels",
     "conv.cc, reference/conv.h, integer_ops/conv.h (ConvPerChannel)",
     (0,),
@@ -358,7 +348,7 @@ CONV_2D_ACCESS = AccessOrder(
 )
 # Batch, out_y, out_x, in_channel, multiplier; each output element reads only its own input
 # channel of the window.
-DEPTHWISE_CONV_2D_ACCESS = AccessOrder(
+DEPTHWISE_CONV_2D_ACCESS = base.AccessOrder(
     "window, per channel",
     "depthwise_conv.cc, reference/depthwiseconv_float.h, integer_ops/depthwise_conv.h",
     (0,),
@@ -369,7 +359,7 @@ _WINDOW_READS = NotInPlace("every output element reads a window of input element
 _WEIGHTED = operands("input", "filter", "bias?")
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "CONV_2D",
         "conv.cc, conv_common.cc",
         CONV_PARAMS,
@@ -380,7 +370,7 @@ RULES = (
         inplace=_WINDOW_READS,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "DEPTHWISE_CONV_2D",
         "depthwise_conv.cc, depthwise_conv_common.cc",
         DEPTHWISE_CONV_PARAMS,
@@ -391,13 +381,13 @@ RULES = (
         inplace=_WINDOW_READS,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "TRANSPOSE_CONV",
         "transpose_conv.cc",
         TRANSPOSE_CONV_PARAMS,
         op_data(OP_DATA_TRANSPOSE_CONV),
         _transpose_conv,
-        access=NoOverlap("scatters each input element over a window of outputs"),
+        access=base.NoOverlap("scatters each input element over a window of outputs"),
         operands=operands("output_shape", "filter", "input", "bias?"),
     ),
 )

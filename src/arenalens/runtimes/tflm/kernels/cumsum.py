@@ -8,18 +8,7 @@ fills it while still reading the input's and the output's quantization.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    OverTemps,
-    Persistent,
-    TempField,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import scale_of
 from arenalens.runtimes.tflm.kernels.quantization import rescaled_sum
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true
@@ -41,10 +30,10 @@ _FILE = "cumsum.cc"
 _INTEGER_SHIFT = 20  # kCumSumIntegerShift
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # CalculateOpData: input, axis; type, axis and rank checks; output; same type and shape;
     # int8: the OpData (offsets, multipliers from both scales, the output's activation range).
-    found: list[Event] = temps(context, ("in", 0), ("in", 1))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1))
     kind = context.input_type(0)
     if kind not in ("FLOAT32", "INT8"):
         return [
@@ -62,16 +51,18 @@ def _prepare(context: KernelContext) -> Events:
     source, output = context.input(0), context.output(0)
     if source is None or not source.shape:
         return [*found, not_true(_FILE, "NumDimensions(input) >= 1")]
-    found += temps(context, ("out", 0))
+    found += base.temps(context, ("out", 0))
     out = context.output_type(0)
     if kind != out:
         return [*found, not_equal(_FILE, "input->type", "output->type", kind, out)]
     if output is None or output.shape != source.shape:
         return [*found, not_true(_FILE, "HaveSameShapes(input, output)")]
     if kind == "INT8":
-        keep = (TempField("params", 0), TempField("params", 2), TempField("type", 2))
+        keep = (base.TempField("params", 0), base.TempField("params", 2), base.TempField("type", 2))
         found.append(
-            Persistent(context.sizeof(OP_DATA_CUMSUM), "OpData", written=OverTemps(keep=keep))
+            base.Persistent(
+                context.sizeof(OP_DATA_CUMSUM), "OpData", written=base.OverTemps(keep=keep)
+            )
         )
         # The ADD_N rescaling: kCumSumIntegerShift 20, the activation kTfLiteActNone.
         scales = (scale_of(source), scale_of(output))
@@ -82,12 +73,12 @@ def _prepare(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "CUMSUM",
         "cumsum.cc",
         CUMSUM_PARAMS,
         prepare=_prepare,
-        access=NoOverlap("not analysed"),
-        operands=operands("input", "axis"),
+        access=base.NoOverlap("not analysed"),
+        operands=base.operands("input", "axis"),
     ),
 )

@@ -10,16 +10,7 @@ num_classes.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Scratch,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import dim, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, unsupported_at_invoke
 from arenalens.runtimes.tflm.structs import TF_LITE_QUANTIZATION_PARAMS
@@ -40,12 +31,12 @@ OP_DATA_DETECTION = struct(
 _FILE = "detection_postprocess.cc"
 
 
-def _prepare(context: KernelContext) -> Events:
-    found: list[Event] = []
+def _prepare(context: base.KernelContext) -> base.Events:
+    found: list[base.Event] = []
     inputs = len(context.operator.inputs)
     if inputs != 3:
         return [not_equal(_FILE, "NumInputs(node)", "3", inputs, 3)]
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2))
+    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2))
     for position, rank in ((0, 3), (1, 3), (2, 2)):
         tensor = context.input(position)
         found_rank = 0 if tensor is None else len(tensor.shape)
@@ -71,7 +62,7 @@ def _prepare(context: KernelContext) -> Events:
         (max(num_classes, max_detections) * boxes * 4, "nms buffer"),
         (min(boxes, max_detections) * boxes * 4, "selected"),
     ]
-    found += [Scratch(n, label) for n, label in sizes]
+    found += [base.Scratch(n, label) for n, label in sizes]
     if context.input_type(0) != "FLOAT32" or context.input_type(1) != "FLOAT32":
         # DecodeCenterSizeBoxes / the score conversion return kTfLiteError without a message.
         found.append(
@@ -84,13 +75,13 @@ def _prepare(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "CUSTOM:TFLite_Detection_PostProcess",
         "detection_postprocess.cc",
         None,
         op_data(OP_DATA_DETECTION),
         _prepare,
-        access=NoOverlap("not analysed"),
-        operands=operands("box_encodings", "class_predictions", "anchors", outputs=(4, 4)),
+        access=base.NoOverlap("not analysed"),
+        operands=base.operands("box_encodings", "class_predictions", "anchors", outputs=(4, 4)),
     ),
 )

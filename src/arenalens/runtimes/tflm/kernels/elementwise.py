@@ -15,19 +15,7 @@ from arenalens.builds.tflm import CONST_TENSOR_CHECKS
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast, same_index
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    RuleFunction,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     BINARY,
     IN_PLACE_UNARY,
@@ -74,7 +62,7 @@ _ABS_RSQRT_OP_DATA = struct(
 _ELEMENTWISE = "elementwise.cc"
 
 
-def _unary_types(context: KernelContext, file: str) -> list[Event]:
+def _unary_types(context: base.KernelContext, file: str) -> list[base.Event]:
     """Arity and `input->type == output->type`, as every unary Prepare here checks them."""
     found = arity_refusals(context, file, 1, 1)
     input_type, output_type = context.input_type(0), context.output_type(0)
@@ -83,10 +71,10 @@ def _unary_types(context: KernelContext, file: str) -> list[Event]:
     return found
 
 
-def _abs_rsqrt(context: KernelContext) -> Events:
+def _abs_rsqrt(context: base.KernelContext) -> base.Events:
     # PrepareAbsRsqrt: input, output; int8 (and int16 carrying quantization) takes the quantized
     # path, which needs affine quantization on both and, for int16, zero points 0.
-    found = temps(context, ("in", 0), ("out", 0)) + _unary_types(context, _ELEMENTWISE)
+    found = base.temps(context, ("in", 0), ("out", 0)) + _unary_types(context, _ELEMENTWISE)
     source, result = context.input(0), context.output(0)
     dtype = context.input_type(0)
     if dtype == "INT8" or (dtype == "INT16" and is_quantized(source)):
@@ -109,20 +97,20 @@ def _abs_rsqrt(context: KernelContext) -> Events:
                     found.append(not_equal(_ELEMENTWISE, f"op_data->{name}_offset", "0", offset, 0))
                     break
     if dtype not in ("FLOAT32", "INT8", "INT16"):
-        found.append(Refusal(f"Current data type {dtype} is not supported.", INVOKE))
+        found.append(base.Refusal(f"Current data type {dtype} is not supported.", base.INVOKE))
     return found
 
 
-def _generic_unary(expected: str) -> RuleFunction:
+def _generic_unary(expected: str) -> base.RuleFunction:
     """GenericPrepare: input, output, equal types; Eval accepts `expected` only."""
 
-    def prepare(context: KernelContext) -> Events:
-        found = temps(context, ("in", 0), ("out", 0)) + _unary_types(context, _ELEMENTWISE)
+    def prepare(context: base.KernelContext) -> base.Events:
+        found = base.temps(context, ("in", 0), ("out", 0)) + _unary_types(context, _ELEMENTWISE)
         dtype = context.input_type(0)
         if dtype != expected and not setup_refused(found):
             found.append(
                 not_equal(
-                    _ELEMENTWISE, "input->type", "expected_type", dtype, expected, phase=INVOKE
+                    _ELEMENTWISE, "input->type", "expected_type", dtype, expected, phase=base.INVOKE
                 )
             )
         return found
@@ -134,11 +122,11 @@ def _generic_unary(expected: str) -> RuleFunction:
 # ceil.cc, round.cc, exp.cc: float32 only, checked in Prepare with the output's size and shape.
 
 
-def _float_only(file: str) -> RuleFunction:
+def _float_only(file: str) -> base.RuleFunction:
     """CeilPrepare / RoundPrepare / ExpPrepare: input, output, then float32 and equal shapes."""
 
-    def prepare(context: KernelContext) -> Events:
-        found = temps(context, ("in", 0), ("out", 0)) + arity_refusals(context, file, 1, 1)
+    def prepare(context: base.KernelContext) -> base.Events:
+        found = base.temps(context, ("in", 0), ("out", 0)) + arity_refusals(context, file, 1, 1)
         source, result = context.input(0), context.output(0)
         input_type, output_type = context.input_type(0), context.output_type(0)
         if input_type != "FLOAT32":
@@ -159,11 +147,11 @@ def _float_only(file: str) -> RuleFunction:
     return prepare
 
 
-def _eval_float_only(refusal: Callable[[str], Refusal]) -> RuleFunction:
+def _eval_float_only(refusal: Callable[[str], base.Refusal]) -> base.RuleFunction:
     """FLOOR and NEG: no Init, no Prepare; Eval refuses anything but float32 (`refusal`: the
     kernel's words for the input type it refuses)."""
 
-    def prepare(context: KernelContext) -> Events:
+    def prepare(context: base.KernelContext) -> base.Events:
         dtype = context.input_type(0)
         if dtype == "FLOAT32":
             return []
@@ -172,12 +160,14 @@ def _eval_float_only(refusal: Callable[[str], Refusal]) -> RuleFunction:
     return prepare
 
 
-def _floor_refusal(dtype: str) -> Refusal:
-    return not_equal("floor.cc", "input->type", "kTfLiteFloat32", dtype, "FLOAT32", phase=INVOKE)
+def _floor_refusal(dtype: str) -> base.Refusal:
+    return not_equal(
+        "floor.cc", "input->type", "kTfLiteFloat32", dtype, "FLOAT32", phase=base.INVOKE
+    )
 
 
-def _neg_refusal(dtype: str) -> Refusal:
-    return Refusal(f"Type {numbered(dtype)} not supported.", INVOKE)
+def _neg_refusal(dtype: str) -> base.Refusal:
+    return base.Refusal(f"Type {numbered(dtype)} not supported.", base.INVOKE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,8 +201,8 @@ _COMPARISON_TYPES = {
 }
 
 
-def _comparison(context: KernelContext) -> Events:
-    found = temps(context, ("in", 0), ("in", 1))
+def _comparison(context: base.KernelContext) -> base.Events:
+    found = base.temps(context, ("in", 0), ("in", 1))
     dtype = context.input_type(0)
     if dtype == "INT8":
         for position in (0, 1):
@@ -227,7 +217,7 @@ def _comparison(context: KernelContext) -> Events:
                 found.append(refused)
                 break
     if dtype not in _COMPARISON_TYPES[context.opcode]:
-        found.append(Refusal(f"Type {numbered(dtype)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Type {numbered(dtype)} not supported.", base.INVOKE))
     return found
 
 
@@ -235,11 +225,13 @@ def _comparison(context: KernelContext) -> Events:
 # maximum_minimum.cc: Init and Prepare are nullptr: nothing allocated, nothing checked before Eval.
 
 
-def _maximum_minimum(context: KernelContext) -> Events:
+def _maximum_minimum(context: base.KernelContext) -> base.Events:
     dtype = context.output_type(0)
     if dtype in ("FLOAT32", "INT8", "INT16", "INT32", "INT64"):
         return []
-    return [Refusal(f"Type {numbered(dtype)} is not supported by Maximum/Minimum.", INVOKE)]
+    return [
+        base.Refusal(f"Type {numbered(dtype)} is not supported by Maximum/Minimum.", base.INVOKE)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,10 +240,10 @@ def _maximum_minimum(context: KernelContext) -> Events:
 _SELECT_OP_DATA = struct("OpData", ("requires_broadcast", "bool"))
 
 
-def _select_v2(context: KernelContext) -> Events:
+def _select_v2(context: base.KernelContext) -> base.Events:
     file = "select.cc"
     found = arity_refusals(context, file, 3, 1)
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     condition, x_type, y_type = (context.input_type(i) for i in range(3))
     if condition != "BOOL":
         found.append(not_equal(file, "input_condition->type", "kTfLiteBool", condition, "BOOL"))
@@ -267,14 +259,15 @@ def _select_v2(context: KernelContext) -> Events:
         "INT16",
     ):
         found.append(
-            Refusal(
-                f"Does not support type other than int8|int16|float32, but got {x_type}", INVOKE
+            base.Refusal(
+                f"Does not support type other than int8|int16|float32, but got {x_type}",
+                base.INVOKE,
             )
         )
     return found
 
 
-def _select_broadcast_problem(context: KernelContext, file: str) -> Refusal | None:
+def _select_broadcast_problem(context: base.KernelContext, file: str) -> base.Refusal | None:
     """CheckBroadcastShape, run when the three inputs' shapes differ (unless all four operands
     hold one element): None when the shapes broadcast to the output's."""
     shapes = [shape(context.input(i)) for i in range(3)]
@@ -290,7 +283,7 @@ def _select_broadcast_problem(context: KernelContext, file: str) -> Refusal | No
         dims = [s[len(s) - back - 1] if back < len(s) else 1 for s in shapes]
         largest = 0 if min(dims) == 0 else max(dims)
         if any(d not in (1, largest) for d in dims):
-            return Refusal(f"{source_path(file)} Given shapes are not broadcastable.")
+            return base.Refusal(f"{source_path(file)} Given shapes are not broadcastable.")
         if output[rank - back - 1] != largest:
             return not_equal(
                 file,
@@ -306,27 +299,27 @@ def _select_broadcast_problem(context: KernelContext, file: str) -> Refusal | No
 # zeros_like.cc and fill.cc: no Init.
 
 
-def _zeros_like(context: KernelContext) -> Events:
+def _zeros_like(context: base.KernelContext) -> base.Events:
     found = arity_refusals(context, "zeros_like.cc", 1, 1)
-    found += temps(context, ("in", 0), ("out", 0))
+    found += base.temps(context, ("in", 0), ("out", 0))
     dtype = context.input_type(0)
     if dtype not in ("INT64", "INT32", "INT8", "FLOAT32"):
         number = TFLITE_TYPES.get(dtype, "?")
         found.append(
-            Refusal(
+            base.Refusal(
                 f"ZerosLike only currently supports int64, int32, and float32, got {number}.",
-                INVOKE,
+                base.INVOKE,
             )
         )
     return found
 
 
-def _fill(context: KernelContext) -> Events:
+def _fill(context: base.KernelContext) -> base.Events:
     # FillPrepare: dims, value, output; then the checks, in this order.
     file = "fill.cc"
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     dims, value, result = context.input(0), context.input(1), context.output(0)
-    problem: Refusal | None = None
+    problem: base.Refusal | None = None
     if len(shape(value)) != 0:
         problem = not_equal(file, "NumDimensions(value)", "0", len(shape(value)), 0)
     elif context.input_type(1) != context.output_type(0):
@@ -334,7 +327,7 @@ def _fill(context: KernelContext) -> Events:
             file, "value->type", "output->type", context.input_type(1), context.output_type(0)
         )
     elif dims is None or (not dims.is_constant and context.build.has(CONST_TENSOR_CHECKS)):
-        problem = Refusal(f"{source_path(file)} Non-constant >dims< tensor is not supported")
+        problem = base.Refusal(f"{source_path(file)} Non-constant >dims< tensor is not supported")
     elif not dims.is_constant:
         return found  # before const-tensor-checks: FILL left runtime dims to Eval
     elif len(shape(dims)) != 1:
@@ -346,18 +339,20 @@ def _fill(context: KernelContext) -> Events:
     if problem:
         found.append(problem)
     elif context.input_type(1) not in ("FLOAT32", "INT32", "INT8"):
-        found.append(Refusal("Fill only currently supports float32 for input 1", INVOKE))
+        found.append(base.Refusal("Fill only currently supports float32 for input 1", base.INVOKE))
     return found
 
 
 def _fill_dims_problem(
-    context: KernelContext, file: str, dims: Tensor, result: Tensor | None
-) -> Refusal | None:
+    context: base.KernelContext, file: str, dims: Tensor, result: Tensor | None
+) -> base.Refusal | None:
     """fill.cc's EnsureEq: the constant dims, element by element, against the output's shape."""
     values = constant_ints(context, dims)
     if values is None:
         number = TFLITE_TYPES.get(context.input_type(0), "?")
-        return Refusal(f"{source_path(file)} cannot compare int array to tensor of type {number}.")
+        return base.Refusal(
+            f"{source_path(file)} cannot compare int array to tensor of type {number}."
+        )
     for have, want in zip(shape(result), values, strict=False):
         if have != want:
             return not_equal(file, "array->data[i]", "GetTensorData<T>(tensor)[i]", have, want)
@@ -368,7 +363,7 @@ _UNARY_FLOAT = ("SIN", "COS", "LOG", "SQRT", "SQUARE")
 _COMPARISONS = tuple(_COMPARISON_TYPES)
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "ABS",
         _ELEMENTWISE,
         None,
@@ -378,7 +373,7 @@ RULES = (
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "RSQRT",
         _ELEMENTWISE,
         None,
@@ -388,111 +383,111 @@ RULES = (
         operands=UNARY,
     ),
     *(
-        KernelRule(
+        base.KernelRule(
             opcode,
             _ELEMENTWISE,
             None,
-            no_events,
+            base.no_events,
             _generic_unary("FLOAT32"),
             operands=UNARY,
             access=same_index(_ELEMENTWISE),
         )
         for opcode in _UNARY_FLOAT
     ),
-    KernelRule(
+    base.KernelRule(
         "LOGICAL_NOT",
         _ELEMENTWISE,
         None,
-        no_events,
+        base.no_events,
         _generic_unary("BOOL"),
         access=same_index("logical.cc, elementwise.cc"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "CEIL",
         "ceil.cc",
         None,
-        no_events,
+        base.no_events,
         _float_only("ceil.cc"),
         access=same_index("ceil.cc, reference/ceil.h"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "ROUND",
         "round.cc",
         None,
-        no_events,
+        base.no_events,
         _float_only("round.cc"),
         access=same_index("round.cc, reference/round.h"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "EXP",
         "exp.cc",
         None,
-        no_events,
+        base.no_events,
         _float_only("exp.cc"),
         access=same_index("exp.cc, reference/exp.h"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "FLOOR",
         "floor.cc",
         None,
-        no_events,
+        base.no_events,
         _eval_float_only(_floor_refusal),
         access=same_index("floor.cc, reference/floor.h"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "NEG",
         "neg.cc",
         None,
-        no_events,
+        base.no_events,
         _eval_float_only(_neg_refusal),
         access=same_index("neg.cc, reference/neg.h"),
         operands=UNARY,
         inplace=IN_PLACE_UNARY,
     ),
     # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
-    KernelRule(
+    base.KernelRule(
         "LOGICAL_AND",
         "logical.cc, logical_common.cc",
         None,
-        no_events,
-        no_events,
+        base.no_events,
+        base.no_events,
         access=broadcast("logical.cc, reference/binary_function.h"),
         operands=BINARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "LOGICAL_OR",
         "logical.cc, logical_common.cc",
         None,
-        no_events,
-        no_events,
+        base.no_events,
+        base.no_events,
         access=broadcast("logical.cc, reference/binary_function.h"),
         operands=BINARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "MAXIMUM",
         "maximum_minimum.cc",
         None,
-        no_events,
+        base.no_events,
         _maximum_minimum,
         access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
         operands=BINARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "MINIMUM",
         "maximum_minimum.cc",
         None,
-        no_events,
+        base.no_events,
         _maximum_minimum,
         access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
         operands=BINARY,
     ),
     *(
-        KernelRule(
+        base.KernelRule(
             opcode,
             "comparisons.cc",
             None,
@@ -504,31 +499,31 @@ RULES = (
         for opcode in _COMPARISONS
     ),
     # SelectInit writes the flag at once (a failed allocation crashes there).
-    KernelRule(
+    base.KernelRule(
         "SELECT_V2",
         "select.cc",
         None,
         op_data(_SELECT_OP_DATA),
         _select_v2,
-        access=NoOverlap("not analysed"),
-        operands=operands("condition", "x", "y"),
+        access=base.NoOverlap("not analysed"),
+        operands=base.operands("condition", "x", "y"),
     ),
-    KernelRule(
+    base.KernelRule(
         "ZEROS_LIKE",
         "zeros_like.cc",
         None,
-        no_events,
+        base.no_events,
         _zeros_like,
-        access=NoOverlap("reads no data input"),
+        access=base.NoOverlap("reads no data input"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "FILL",
         "fill.cc",
         None,
-        no_events,
+        base.no_events,
         _fill,
-        access=NoOverlap("reads no data input"),
-        operands=operands("dims", "value"),
+        access=base.NoOverlap("reads no data input"),
+        operands=base.operands("dims", "value"),
     ),
 )

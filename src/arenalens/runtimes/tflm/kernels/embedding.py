@@ -13,18 +13,7 @@ as a type, it is wider than the real one (`TempField.breaks_on`).
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    OverTemps,
-    Persistent,
-    TempField,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPE_BYTES,
     TFLITE_TYPES,
@@ -36,10 +25,10 @@ OP_DATA_EMBEDDING_LOOKUP = struct("OpData", ("scale", "float"), ("num_columns", 
 _FILE = "embedding_lookup.cc"
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # EmbeddingLookUpPrepare: lookup (int32, rank 1), value (rank >= 2, float or int8), output;
     # the dims copy; the size check; CalculateOpData (OpData in the tail).
-    found: list[Event] = temps(context, ("in", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0))
     lookup, value, output = context.input(0), context.input(1), context.output(0)
     lookup_rank = 0 if lookup is None else len(lookup.shape)
     if lookup_rank != 1:
@@ -48,7 +37,7 @@ def _prepare(context: KernelContext) -> Events:
     if lookup_type != "INT32":
         number = TFLITE_TYPES.get(lookup_type, 0)
         return [*found, not_equal(_FILE, "lookup->type", "kTfLiteInt32", number, 2)]
-    found += temps(context, ("in", 1))
+    found += base.temps(context, ("in", 1))
     if value is None or len(value.shape) < 2:
         return [*found, not_true(_FILE, "NumDimensions(value) >= 2")]
     kind, out = context.input_type(1), context.output_type(0)
@@ -57,7 +46,7 @@ def _prepare(context: KernelContext) -> Events:
             *found,
             not_true(_FILE, "value->type == kTfLiteFloat32 || value->type == kTfLiteInt8"),
         ]
-    found += temps(context, ("out", 0))
+    found += base.temps(context, ("out", 0))
     if kind == "FLOAT32" and out != "FLOAT32":
         return [*found, not_true(_FILE, "output->type == kTfLiteFloat32")]
     if out not in ("FLOAT32", "INT8"):
@@ -78,11 +67,11 @@ def _prepare(context: KernelContext) -> Events:
 
 
 def _dims_copy(
-    context: KernelContext,
+    context: base.KernelContext,
     lookups: int,
     value_shape: tuple[int, ...],
     output_shape: tuple[int, ...],
-) -> Persistent:
+) -> base.Persistent:
     """The output's dims copy: [rank, lookups, value dims 1..] then the output's own dims beyond
     the value's rank, written while lookup (0), value (1) and output (2) are live."""
     rank = len(output_shape)
@@ -92,40 +81,40 @@ def _dims_copy(
     element = 0 if output is None else output.dtype.element_bytes or 0
     wider = frozenset(code for code, size in TFLITE_TYPE_BYTES.items() if size > element)
     keep = (
-        TempField("dims", 0),
-        TempField("dims", 1),
-        TempField("type", 1),
-        TempField("params", 1),
-        TempField("dims", 2),
-        TempField("bytes", 2),
-        TempField("type", 2, breaks_on=wider),
+        base.TempField("dims", 0),
+        base.TempField("dims", 1),
+        base.TempField("type", 1),
+        base.TempField("params", 1),
+        base.TempField("dims", 2),
+        base.TempField("bytes", 2),
+        base.TempField("type", 2, breaks_on=wider),
     )
-    copy = OverTemps(keep=keep, read_later=True, content=content)
-    return Persistent(4 + 4 * rank, "output dims copy", written=copy)
+    copy = base.OverTemps(keep=keep, read_later=True, content=content)
+    return base.Persistent(4 + 4 * rank, "output dims copy", written=copy)
 
 
-def _op_data(context: KernelContext, *, hybrid: bool) -> Persistent:
+def _op_data(context: base.KernelContext, *, hybrid: bool) -> base.Persistent:
     """CalculateOpData's struct: the value's scale (int8 value, float output), then the
     column count, computed from the value's dims after the scale was written."""
     abi, features = context.build.abi, context.build.features
     columns = OP_DATA_EMBEDDING_LOOKUP.member("num_columns", abi, features)
     written = [(columns[0], columns[0] + columns[1])]
-    keep: tuple[TempField, ...] = ()
+    keep: tuple[base.TempField, ...] = ()
     if hybrid:
         scale = OP_DATA_EMBEDDING_LOOKUP.member("scale", abi, features)
         written.insert(0, (scale[0], scale[0] + scale[1]))
-        keep = (TempField("dims", 1),)
-    over = OverTemps(ranges=tuple(written), keep=keep)
-    return Persistent(context.sizeof(OP_DATA_EMBEDDING_LOOKUP), "OpData", written=over)
+        keep = (base.TempField("dims", 1),)
+    over = base.OverTemps(ranges=tuple(written), keep=keep)
+    return base.Persistent(context.sizeof(OP_DATA_EMBEDDING_LOOKUP), "OpData", written=over)
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "EMBEDDING_LOOKUP",
         "embedding_lookup.cc",
         None,
         prepare=_prepare,
-        access=NoOverlap("reads rows in index order, which is data"),
-        operands=operands("ids", "params"),
+        access=base.NoOverlap("reads rows in index order, which is data"),
+        operands=base.operands("ids", "params"),
     ),
 )

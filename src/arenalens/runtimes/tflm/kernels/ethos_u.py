@@ -17,17 +17,7 @@ a fast memory smaller than the fast scratch ("Fast memory area too small": a boa
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    Scratch,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_true
 from arenalens.tflite.reader import read_custom_options
@@ -39,7 +29,7 @@ _OP_DATA = struct(
 )
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     operator = context.operator
     if not operator.inputs:
         return [not_true(_FILE, "node->inputs->size > 0")]
@@ -49,14 +39,14 @@ def _prepare(context: KernelContext) -> Events:
     # stream's size read through a temp view of input 0.
     count = len(operator.inputs) + len(operator.outputs)
     return [
-        Scratch(8 * count, "base addresses"),
-        Scratch(context.build.pointer_bytes * count, "base address sizes"),
-        *temps(context, ("in", 0)),
+        base.Scratch(8 * count, "base addresses"),
+        base.Scratch(context.build.pointer_bytes * count, "base address sizes"),
+        *base.temps(context, ("in", 0)),
         *_driver_refusals(context),
     ]
 
 
-def _driver_refusals(context: KernelContext) -> list[Refusal]:
+def _driver_refusals(context: base.KernelContext) -> list[base.Refusal]:
     """What the Ethos-U core driver refuses at Invoke (ethosu_driver.c `ethosu_invoke_async` and
     `ethosu_dev_verify_optimizer_config`), from the command stream tensor's bytes."""
     stream = context.input(0)
@@ -65,16 +55,16 @@ def _driver_refusals(context: KernelContext) -> list[Refusal]:
         payload = context.model.buffer_bytes(stream.buffer)
     compiled_for, problem = read_payload(payload)
     if problem:
-        return [Refusal(f"the Ethos-U driver refuses the payload: {problem}", INVOKE)]
+        return [base.Refusal(f"the Ethos-U driver refuses the payload: {problem}", base.INVOKE)]
     npu = context.build.npu
     if npu is None or compiled_for is None:
         return []
     if (compiled_for.product, compiled_for.log2_macs) != (npu.product, npu.log2_macs):
         return [
-            Refusal(
+            base.Refusal(
                 f"NPU config mismatch: the command stream was compiled for {compiled_for.name}, "
                 f"the build's NPU is {npu.name} (the Ethos-U driver refuses it at Invoke)",
-                INVOKE,
+                base.INVOKE,
                 fix=f"compile the model with Vela's --accelerator-config {npu.name}",
             )
         ]
@@ -82,15 +72,15 @@ def _driver_refusals(context: KernelContext) -> list[Refusal]:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         NPU_OPCODE,
         _FILE,
         None,
         op_data(_OP_DATA),
         _prepare,
-        access=NoOverlap("runs on the NPU"),
+        access=base.NoOverlap("runs on the NPU"),
         unregistered="only firmware built for an Ethos-U NPU registers it",
-        operands=operands("command_stream", "tensor*", outputs=(0, None)),
+        operands=base.operands("command_stream", "tensor*", outputs=(0, None)),
     ),
 )
 # The kernels a build registers only when it drives an NPU (`Build.npu`).

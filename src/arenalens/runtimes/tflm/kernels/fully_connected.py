@@ -17,19 +17,7 @@ from arenalens.builds.build import COMPRESSION
 from arenalens.builds.tflm import FULLY_CONNECTED_INT16_PER_CHANNEL, FULLY_CONNECTED_PARAMS_GROW
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    OverTemps,
-    Refusal,
-    Scratch,
-    TempField,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     op_data,
     per_channel_arrays,
@@ -85,7 +73,7 @@ _COMMON_FILE = "fully_connected_common.cc"
 _WEIGHTS_FORMATS = (0, 1)
 
 
-def quantized_parameters(context: KernelContext, *, per_channel: bool) -> list[Event]:
+def quantized_parameters(context: base.KernelContext, *, per_channel: bool) -> list[base.Event]:
     """CalculateOpDataFullyConnected after any per-channel arrays: the output multipliers (per
     channel, or per tensor through GetQuantizedConvolutionMultipler and its bias-scale check;
     QuantizeMultiplier fails only on a non-finite one, on some targets: `multiplier_check`),
@@ -105,12 +93,12 @@ def quantized_parameters(context: KernelContext, *, per_channel: bool) -> list[E
     return [refused] if refused else []
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # FullyConnectedPrepare: input, filter, bias (when present), output; then the type checks.
     refused = weights_format_refusal(context)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     kind, weights, out = context.input_type(0), context.input_type(1), context.output_type(0)
     if kind != out:
         return [*found, not_equal(_FILE, "input->type", "output->type", kind, out)]
@@ -119,10 +107,13 @@ def _prepare(context: KernelContext) -> Events:
         or (kind == "INT8" and weights not in ("INT8", "INT4"))
         or (kind == "INT16" and weights != "INT8")
     ):
-        return [*found, Refusal(f"Input type: {kind} with filter type: {weights} not supported.")]
+        return [
+            *found,
+            base.Refusal(f"Input type: {kind} with filter type: {weights} not supported."),
+        ]
     filter_tensor = context.input(1)
     if weights == "INT4" and filter_tensor is not None:
-        found.append(Scratch(filter_tensor.element_count, "unpacked int4 filter"))
+        found.append(base.Scratch(filter_tensor.element_count, "unpacked int4 filter"))
     found += _calculate_op_data(context, kind, weights)
     if kind not in ("FLOAT32", "INT8", "INT16"):
         found.append(unsupported_at_invoke(f"Input type {numbered(kind)} not supported."))
@@ -131,7 +122,7 @@ def _prepare(context: KernelContext) -> Events:
     return found
 
 
-def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[Event]:
+def _calculate_op_data(context: base.KernelContext, kind: str, weights: str) -> list[base.Event]:
     """CalculateOpDataFullyConnected: nothing for float; per-channel arrays, or the per-tensor
     multiplier's bias-scale check."""
     if kind == "FLOAT32":
@@ -165,11 +156,11 @@ def _calculate_op_data(context: KernelContext, kind: str, weights: str) -> list[
                 dimension,
             )
         ]
-    arrays = per_channel_arrays(count, written=OverTemps(keep=per_channel_reads(context)))
+    arrays = per_channel_arrays(count, written=base.OverTemps(keep=per_channel_reads(context)))
     return arrays + quantized_parameters(context, per_channel=True)
 
 
-def per_channel_reads(context: KernelContext) -> tuple[TempField, ...]:
+def per_channel_reads(context: base.KernelContext) -> tuple[base.TempField, ...]:
     """What CalculateOpDataFullyConnected reads of its temps (input, filter, bias, output in
     fetch order) after allocating the per-channel arrays: the loop filling both reads the input
     and output scales; then the zero points of input, filter and output, and
@@ -178,30 +169,30 @@ def per_channel_reads(context: KernelContext) -> tuple[TempField, ...]:
     still succeeds, e.g. case CUSTOM:TFLM_DECODE.INT8.prune_per_channel_output.)"""
     output_temp = 3 if context.input(2) is not None else 2
     return (
-        TempField("params", 0),
-        TempField("params", 1),
-        TempField("params", output_temp),
-        TempField("type", output_temp),
+        base.TempField("params", 0),
+        base.TempField("params", 1),
+        base.TempField("params", output_temp),
+        base.TempField("type", output_temp),
     )
 
 
-def weights_format_refusal(context: KernelContext) -> list[Event]:
+def weights_format_refusal(context: base.KernelContext) -> list[base.Event]:
     """ParseFullyConnected (flatbuffer_conversions.cc) rejects a weights format it does not know:
     the builtin data parser fails before any kernel runs, reference or CMSIS-NN."""
     if context.option("weights_format") in _WEIGHTS_FORMATS:
         return []
-    return [Refusal("Unhandled fully-connected weights format.")]
+    return [base.Refusal("Unhandled fully-connected weights format.")]
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "FULLY_CONNECTED",
         "fully_connected.cc, fully_connected_common.cc",
         FULLY_CONNECTED_PARAMS,
         op_data(OP_DATA_FULLY_CONNECTED),
         _prepare,
-        access=NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
-        operands=operands("input", "filter", "bias?", outputs=(1, 2)),
+        access=base.NoOverlap(REREADS_INPUT + " (fully_connected.cc)"),
+        operands=base.operands("input", "filter", "bias?", outputs=(1, 2)),
         applies_fused_activation=True,
     ),
 )

@@ -14,21 +14,7 @@ from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, pad_trace, too_large
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    RuleFunction,
-    Scratch,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     UNARY,
     elements,
@@ -82,7 +68,7 @@ _RESIZE_PARAMS = struct(
 _PAD_MAX_DIMS = 5  # reference_ops::PadKernelMaxDimensionCount()
 
 
-def _pad(context: KernelContext) -> Events:
+def _pad(context: base.KernelContext) -> base.Events:
     # Input, paddings, the constant value when the node has three inputs (an omitted one
     # allocates nothing), output. PADV2 with two inputs is PAD.
     file = "pad_common.cc"
@@ -93,7 +79,7 @@ def _pad(context: KernelContext) -> Events:
     if refused:
         return refused
     slots = [("in", 0), ("in", 1)] + ([("in", 2)] if count == 3 else []) + [("out", 0)]
-    found = temps(context, *slots)
+    found = base.temps(context, *slots)
     source, paddings, constant, result = (
         context.input(0),
         context.input(1),
@@ -144,7 +130,7 @@ def _pad(context: KernelContext) -> Events:
             ),
         ]
     if paddings is None or not paddings.has_data:
-        return [*found, Refusal(f"{file}: Non-constant >paddings< tensor is not supported")]
+        return [*found, base.Refusal(f"{file}: Non-constant >paddings< tensor is not supported")]
     amounts = int32_values(context, paddings)  # read as int32 whatever the type
     source_dims = shape(source)
     for axis, dim in enumerate(shape(result)):
@@ -158,11 +144,13 @@ def _pad(context: KernelContext) -> Events:
         if refusal is not None:
             return [*found, refusal]
     if dtype not in ("FLOAT32", "INT8", "INT16", "INT32"):
-        found.append(Refusal(f"Type {dtype} not currently supported by Pad.", INVOKE))
+        found.append(base.Refusal(f"Type {dtype} not currently supported by Pad.", base.INVOKE))
     return found
 
 
-def _int8_pad_refusal(file: str, output: Tensor | None, value: Tensor | None) -> Refusal | None:
+def _int8_pad_refusal(
+    file: str, output: Tensor | None, value: Tensor | None
+) -> base.Refusal | None:
     """int8: zero must be representable, or the constant must share the output's quantization."""
     if value is None:
         if not -128 <= zero_point_of(output) <= 127:
@@ -187,11 +175,11 @@ def _int8_pad_refusal(file: str, output: Tensor | None, value: Tensor | None) ->
     return None
 
 
-def _mirror_pad(context: KernelContext) -> Events:
+def _mirror_pad(context: base.KernelContext) -> base.Events:
     # Input, paddings, output, then two int arrays of the input's rank in the head; the mode
     # (REFLECT or SYMMETRIC) changes nothing in memory. Paddings may be runtime int32/int64.
     file = "mirror_pad.cc"
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     paddings = shape(context.input(1))
     dims = rank(context.input(0))
     if len(paddings) != 2:
@@ -208,28 +196,28 @@ def _mirror_pad(context: KernelContext) -> Events:
             ),
         ]
     found += [
-        Scratch(4 * dims, "mirror_pad output dims"),
-        Scratch(4 * dims, "mirror_pad input dims"),
+        base.Scratch(4 * dims, "mirror_pad output dims"),
+        base.Scratch(4 * dims, "mirror_pad input dims"),
     ]
     if context.output_type(0) not in ("FLOAT32", "INT8"):
         found.append(
-            Refusal(
+            base.Refusal(
                 f"MIRROR_PAD fails at Invoke, without a message, on {context.output_type(0)}",
-                INVOKE,
+                base.INVOKE,
             )
         )
     return found
 
 
-def _batch_space(file: str) -> RuleFunction:
+def _batch_space(file: str) -> base.RuleFunction:
     """BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND Prepare: input and output, ranks 3 to 4, one type
     (block shape, crops and paddings are only read at Eval)."""
 
-    def prepare(context: KernelContext) -> Events:
+    def prepare(context: base.KernelContext) -> base.Events:
         refused = arity_refusals(context, file, 3, 1)
         if refused:
             return refused
-        found = temps(context, ("in", 0), ("out", 0))
+        found = base.temps(context, ("in", 0), ("out", 0))
         for condition, holds in (
             ("NumDimensions(input) >= kInputOutputMinDimensionNum", rank(context.input(0)) >= 3),
             ("NumDimensions(output) >= kInputOutputMinDimensionNum", rank(context.output(0)) >= 3),
@@ -245,20 +233,20 @@ def _batch_space(file: str) -> RuleFunction:
                 not_equal(file, "input->type", "output->type", dtype, context.output_type(0)),
             ]
         if dtype not in ("FLOAT32", "INT8"):
-            found.append(Refusal(f"Type {numbered(dtype)} not supported.", INVOKE))
+            found.append(base.Refusal(f"Type {numbered(dtype)} not supported.", base.INVOKE))
         return found
 
     return prepare
 
 
-def _depth_to_space(context: KernelContext) -> Events:
+def _depth_to_space(context: base.KernelContext) -> base.Events:
     # Input, output, then the output's dims copied to the tail and set to
     # (N, H·block, W·block, C / block²).
     file = "depth_to_space.cc"
     refused = arity_refusals(context, file, 1, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     refusal = _space_depth_checks(context, file)
     if refusal is not None:
         return [*found, refusal]
@@ -281,19 +269,19 @@ def _depth_to_space(context: KernelContext) -> Events:
     return found + rewritten_dims(context, 0, _over_flatbuffer_dims(context, dims))
 
 
-def _space_to_depth(context: KernelContext) -> Events:
+def _space_to_depth(context: base.KernelContext) -> base.Events:
     # As DEPTH_TO_SPACE, dims (N, H / block, W / block, C · block²); block 0 is not checked.
     file = "space_to_depth.cc"
     refused = arity_refusals(context, file, 1, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     refusal = _space_depth_checks(context, file)
     if refusal is not None:
         return [*found, refusal]
     block = context.option("block_size")
     if block == 0:
-        return [*found, Refusal(f"{file}: block_size 0: integer division by zero (crash)")]
+        return [*found, base.Refusal(f"{file}: block_size 0: integer division by zero (crash)")]
     batch, height, width, depth = shape(context.input(0))
     for name, dim in (("input_height", height), ("input_width", width)):
         if dim != dim // block * block:
@@ -305,7 +293,7 @@ def _space_to_depth(context: KernelContext) -> Events:
     return found + rewritten_dims(context, 0, _over_flatbuffer_dims(context, dims))
 
 
-def _space_depth_checks(context: KernelContext, file: str) -> Refusal | None:
+def _space_depth_checks(context: base.KernelContext, file: str) -> base.Refusal | None:
     """Rank 4, float32 or int8 output, one type."""
     if rank(context.input(0)) != 4:
         return not_equal(file, "NumDimensions(input)", "4", rank(context.input(0)), 4)
@@ -317,7 +305,7 @@ def _space_depth_checks(context: KernelContext, file: str) -> Refusal | None:
     return None
 
 
-def _over_flatbuffer_dims(context: KernelContext, dims: tuple[int, ...]) -> tuple[int, ...]:
+def _over_flatbuffer_dims(context: base.KernelContext, dims: tuple[int, ...]) -> tuple[int, ...]:
     """The four dims written over a copy of the output's flatbuffer dims: its rank is kept."""
     current = list(shape(context.output(0)))
     for axis, dim in enumerate(dims[: len(current)]):
@@ -325,15 +313,15 @@ def _over_flatbuffer_dims(context: KernelContext, dims: tuple[int, ...]) -> tupl
     return tuple(current)
 
 
-def _resize(file: str, *, bilinear: bool) -> RuleFunction:
+def _resize(file: str, *, bilinear: bool) -> base.RuleFunction:
     """RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR Prepare: input, size, output; a constant int32
     size; the options change no memory."""
 
-    def prepare(context: KernelContext) -> Events:
+    def prepare(context: base.KernelContext) -> base.Events:
         refused = arity_refusals(context, file, 2, 1)
         if refused:
             return refused
-        found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+        found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
         size = context.input(1)
         if rank(context.input(0)) != 4:
             return [*found, not_equal(file, "NumDimensions(input)", "4", rank(context.input(0)), 4)]
@@ -345,25 +333,29 @@ def _resize(file: str, *, bilinear: bool) -> RuleFunction:
         if not bilinear and shape(size)[0] != 2:
             return [*found, not_equal(file, "size->dims->data[0]", "2", shape(size)[0], 2)]
         if size is None or not size.has_data:
-            return [*found, Refusal(f"{file}: Non-constant >size< tensor is not supported")]
+            return [*found, base.Refusal(f"{file}: Non-constant >size< tensor is not supported")]
         dtype = context.output_type(0)
         if bilinear:
             if context.option("align_corners") and context.option("half_pixel_centers"):
                 return [
                     *found,
-                    Refusal("If half_pixel_centers is True, align_corners must be False."),
+                    base.Refusal("If half_pixel_centers is True, align_corners must be False."),
                 ]
             if dtype not in ("FLOAT32", "INT8"):
                 number = TFLITE_TYPES.get(dtype)
-                found.append(Refusal(f"Output type is {number}, requires float or int8.", INVOKE))
+                found.append(
+                    base.Refusal(f"Output type is {number}, requires float or int8.", base.INVOKE)
+                )
         elif dtype not in ("FLOAT32", "INT8", "INT16"):
-            found.append(Refusal(f"Output tensor type {numbered(dtype)} not supported.", INVOKE))
+            found.append(
+                base.Refusal(f"Output tensor type {numbered(dtype)} not supported.", base.INVOKE)
+            )
         return found
 
     return prepare
 
 
-def _pad_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _pad_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     source, target = view.input(0), view.output(output)
     paddings = int_constants(view, 1)
     if source is None or target is None or paddings is None or too_large(source, target):
@@ -376,16 +368,16 @@ def _pad_distance(view: KernelContext, slots: frozenset[int], output: int) -> in
 
 # Output elements in order (PadImpl, one element at a time): interior ones copy the next input
 # element, the others write the pad value and read nothing.
-PAD_ACCESS = AccessOrder(
+PAD_ACCESS = base.AccessOrder(
     "copy in output order", "pad.cc, reference/pad.h PadImpl", (0,), _pad_distance
 )
-_NOT_ANALYSED = NoOverlap("not analysed")
+_NOT_ANALYSED = base.NoOverlap("not analysed")
 # PadPrepare (PAD and PADV2 alike): NumInputs 2 or 3, the constant value optional.
-_PAD_OPERANDS = operands("input", "paddings", "constant_values?")
-_RESIZE_OPERANDS = operands("input", "size")
+_PAD_OPERANDS = base.operands("input", "paddings", "constant_values?")
+_RESIZE_OPERANDS = base.operands("input", "size")
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "PAD",
         "pad.cc, pad_common.cc",
         None,
@@ -395,7 +387,7 @@ RULES = (
         operands=_PAD_OPERANDS,
         inplace=NotInPlace("output elements move relative to the input"),
     ),
-    KernelRule(
+    base.KernelRule(
         "PADV2",
         "pad.cc, pad_common.cc",
         None,
@@ -404,65 +396,65 @@ RULES = (
         access=PAD_ACCESS,
         operands=_PAD_OPERANDS,
     ),
-    KernelRule(
+    base.KernelRule(
         "MIRROR_PAD",
         "mirror_pad.cc",
         _MIRROR_PAD_PARAMS,
         op_data(_MIRROR_PAD_OP_DATA),
         _mirror_pad,
-        access=NoOverlap("reads mirrored positions (not analysed)"),
-        operands=operands("input", "paddings"),
+        access=base.NoOverlap("reads mirrored positions (not analysed)"),
+        operands=base.operands("input", "paddings"),
     ),
-    KernelRule(
+    base.KernelRule(
         "BATCH_TO_SPACE_ND",
         "batch_to_space_nd.cc",
         None,
-        no_events,
+        base.no_events,
         _batch_space("batch_to_space_nd.cc"),
         access=_NOT_ANALYSED,
-        operands=operands("input", "block_shape", "crops"),
+        operands=base.operands("input", "block_shape", "crops"),
     ),
-    KernelRule(
+    base.KernelRule(
         "SPACE_TO_BATCH_ND",
         "space_to_batch_nd.cc",
         None,
         op_data(_SPACE_TO_BATCH_OP_DATA, "SpaceToBatchParams"),
         _batch_space("space_to_batch_nd.cc"),
         access=_NOT_ANALYSED,
-        operands=operands("input", "block_shape", "paddings"),
+        operands=base.operands("input", "block_shape", "paddings"),
     ),
-    KernelRule(
+    base.KernelRule(
         "DEPTH_TO_SPACE",
         "depth_to_space.cc",
         _BLOCK_PARAMS,
-        no_events,
+        base.no_events,
         _depth_to_space,
         access=_NOT_ANALYSED,
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "SPACE_TO_DEPTH",
         "space_to_depth.cc",
         _BLOCK_PARAMS,
-        no_events,
+        base.no_events,
         _space_to_depth,
         access=_NOT_ANALYSED,
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "RESIZE_BILINEAR",
         "resize_bilinear.cc",
         _RESIZE_PARAMS,
-        no_events,
+        base.no_events,
         _resize("resize_bilinear.cc", bilinear=True),
         access=_NOT_ANALYSED,
         operands=_RESIZE_OPERANDS,
     ),
-    KernelRule(
+    base.KernelRule(
         "RESIZE_NEAREST_NEIGHBOR",
         "resize_nearest_neighbor.cc",
         _RESIZE_PARAMS,
-        no_events,
+        base.no_events,
         _resize("resize_nearest_neighbor.cc", bilinear=False),
         access=_NOT_ANALYSED,
         operands=_RESIZE_OPERANDS,

@@ -8,14 +8,7 @@ from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import UNARY, op_data
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
@@ -24,10 +17,10 @@ L2_NORMALIZATION_PARAMS = struct("L2NormalizationParams", ("input_zero_point", "
 _FILE = "l2norm.cc"
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # L2NormPrepare: input, output (rank <= 4), float or int8, same types, no fused activation;
     # nothing allocated beyond Init's struct.
-    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("out", 0))
     source = context.input(0)
     if source is not None and len(source.shape) > 4:
         return [*found, not_true(_FILE, "NumDimensions(input) <= 4")]
@@ -46,13 +39,13 @@ def _prepare(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "L2_NORMALIZATION",
         "l2norm.cc",
         L2_NORM_PARAMS,
         op_data(L2_NORMALIZATION_PARAMS, "L2NormalizationParams"),
         _prepare,
-        access=NoOverlap(REREADS_INPUT + " (norm first)"),
+        access=base.NoOverlap(REREADS_INPUT + " (norm first)"),
         operands=UNARY,
     ),
 )

@@ -17,18 +17,7 @@ from arenalens.runtimes.tflm.access_order import (
     window_of,
     window_per_channel_trace,
 )
-from arenalens.runtimes.tflm.kernels.base import (
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    OverTemps,
-    Persistent,
-    Refusal,
-    TempField,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import UNARY, op_data, scale_of, zero_point_of
 from arenalens.runtimes.tflm.kernels.conv import PADDING_VALUES
 from arenalens.runtimes.tflm.kernels.quantization import f32
@@ -54,10 +43,10 @@ OP_DATA_POOLING = struct(
 )
 
 
-def _pooling(context: KernelContext) -> Events:
+def _pooling(context: base.KernelContext) -> base.Events:
     # PoolingPrepare: input, output; int8/int16 need the output's scale and zero point; no
     # buffer beyond the OpData Init allocated.
-    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("out", 0))
     kind = context.input_type(0)
     if kind in ("INT8", "INT16") and context.build.has(POOLING_KEEPS_QUANTIZATION):
         # The float32 difference of TfLiteTensor.params.scale, compared in double. The fused
@@ -81,17 +70,17 @@ def _pooling(context: KernelContext) -> Events:
                 ),
             ]
     elif kind not in ("FLOAT32", "INT8", "INT16"):
-        return [*found, Refusal(f"Type {numbered(kind)} not supported.")]
+        return [*found, base.Refusal(f"Type {numbered(kind)} not supported.")]
     return found
 
 
-def _l2_pool(context: KernelContext) -> Events:
+def _l2_pool(context: base.KernelContext) -> base.Events:
     # L2Prepare: output, then input; rank-4 float only; a writable copy of the output's dims,
     # filled (over the live temps) through output->dims, which must survive, and read again
     # later in setup. The copy holds the computed output shape: for a consistent model the
     # flatbuffer's.
     file = "l2_pool_2d.cc"
-    found: list[Event] = temps(context, ("out", 0), ("in", 0))
+    found: list[base.Event] = base.temps(context, ("out", 0), ("in", 0))
     source, output = context.input(0), context.output(0)
     for name, tensor in (("input", source), ("output", output)):
         rank = 0 if tensor is None else len(tensor.shape)
@@ -102,12 +91,12 @@ def _l2_pool(context: KernelContext) -> Events:
         return [*found, not_equal(file, "input->type", "output->type", kind, out)]
     if kind != "FLOAT32":
         return [*found, not_equal(file, "input->type", "kTfLiteFloat32", kind, "FLOAT32")]
-    dims_copy = OverTemps(keep=(TempField("dims", 0),), read_later=True)
-    found.append(Persistent(4 + 4 * 4, "output dims copy", written=dims_copy))
+    dims_copy = base.OverTemps(keep=(base.TempField("dims", 0),), read_later=True)
+    found.append(base.Persistent(4 + 4 * 4, "output dims copy", written=dims_copy))
     return found
 
 
-def pool_window(view: KernelContext) -> Window:
+def pool_window(view: base.KernelContext) -> Window:
     """The pool's window: filter size, strides and padding from its options."""
     options = options_of(view)
     return window_of(
@@ -115,7 +104,7 @@ def pool_window(view: KernelContext) -> Window:
     )
 
 
-def _pool_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _pool_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     source, target = view.input(0), view.output(output)
     if source is None or target is None or too_large(source, target):
         return None
@@ -125,10 +114,10 @@ def _pool_distance(view: KernelContext, slots: frozenset[int], output: int) -> i
 
 # Batch, out_y, out_x, channel; each output element reads its own channel of the window.
 _POOL_LOOPS = "pooling_common.cc, reference/pooling.h, integer_ops/pooling.h"
-POOL_ACCESS = AccessOrder("window, per channel", _POOL_LOOPS, (0,), _pool_distance)
+POOL_ACCESS = base.AccessOrder("window, per channel", _POOL_LOOPS, (0,), _pool_distance)
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "AVERAGE_POOL_2D",
         "pooling.cc, pooling_common.cc",
         POOL_PARAMS,
@@ -138,7 +127,7 @@ RULES = (
         operands=UNARY,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "MAX_POOL_2D",
         "pooling.cc, pooling_common.cc",
         POOL_PARAMS,
@@ -148,12 +137,12 @@ RULES = (
         operands=UNARY,
         applies_fused_activation=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "L2_POOL_2D",
         "l2_pool_2d.cc",
         POOL_PARAMS,
         prepare=_l2_pool,
-        access=AccessOrder(
+        access=base.AccessOrder(
             "window, per channel", "l2_pool_2d.cc, reference/pooling.h", (0,), _pool_distance
         ),
         operands=UNARY,

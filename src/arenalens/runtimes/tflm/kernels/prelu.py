@@ -10,14 +10,7 @@ from __future__ import annotations
 from arenalens.builds.tflm import PRELU_INT16
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import broadcast
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_true, unsupported_at_invoke
 
@@ -33,10 +26,10 @@ PRELU_PARAMS = struct(
 )
 
 
-def _prepare(context: KernelContext) -> Events:
+def _prepare(context: base.KernelContext) -> base.Events:
     # PreluPrepare: input, alpha, output; int16 output needs int8 alpha. The type is checked
     # only at Invoke.
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     kind = context.input_type(0)
     if not context.build.has(PRELU_INT16):
         # Before prelu-int16: no Prepare check; Eval takes float32 and int8 only.
@@ -56,13 +49,13 @@ def _prepare(context: KernelContext) -> Events:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "PRELU",
         "prelu.cc, prelu_common.cc",
         None,
         op_data(PRELU_PARAMS, "PreluParams"),
         _prepare,
         access=broadcast("prelu.cc, reference/prelu.h"),
-        operands=operands("input", "alpha"),
+        operands=base.operands("input", "alpha"),
     ),
 )

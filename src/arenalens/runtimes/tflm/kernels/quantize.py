@@ -11,16 +11,7 @@ from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.builds.tflm import CAST_TO_BOOL
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import same_index
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    Refusal,
-    no_events,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     IN_PLACE_UNARY,
     UNARY,
@@ -66,13 +57,13 @@ _QUANTIZE_PAIRS = {
 }
 
 
-def _quantize(context: KernelContext) -> Events:
+def _quantize(context: base.KernelContext) -> base.Events:
     # PrepareQuantizeReference: input, output; the output must carry one scale.
     file = "quantize_common.cc"
-    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    found = arity_refusals(context, file, 1, 1) + base.temps(context, ("in", 0), ("out", 0))
     input_type, output_type = context.input_type(0), context.output_type(0)
     result = context.output(0)
-    problem: Refusal | None = None
+    problem: base.Refusal | None = None
     if not is_quantized(result):
         problem = not_equal(file, "output->quantization.type", "kTfLiteAffineQuantization", 0, 1)
     elif per_channel_count(result) != 1:
@@ -92,15 +83,17 @@ def _quantize(context: KernelContext) -> Events:
     if problem:
         found.append(problem)
     elif output_type not in _QUANTIZE_PAIRS[input_type]:
-        found.append(Refusal(f"Input {input_type}, output {output_type} not supported.", INVOKE))
+        found.append(
+            base.Refusal(f"Input {input_type}, output {output_type} not supported.", base.INVOKE)
+        )
     return found
 
 
-def _dequantize(context: KernelContext) -> Events:
+def _dequantize(context: base.KernelContext) -> base.Events:
     # DequantizePrepare: input, output; an integer input (not float16: fp16 weights are refused)
     # and a float32 output. Input quantization is not required.
     file = "dequantize_common.cc"
-    found = arity_refusals(context, file, 1, 1) + temps(context, ("in", 0), ("out", 0))
+    found = arity_refusals(context, file, 1, 1) + base.temps(context, ("in", 0), ("out", 0))
     if context.input_type(0) not in ("INT8", "INT16", "UINT8"):
         found.append(
             not_true(
@@ -118,31 +111,33 @@ _CAST_FROM = ("INT8", "INT16", "INT32", "UINT32", "FLOAT32", "BOOL")
 _CAST_TO = ("INT8", "INT16", "INT32", "UINT32", "FLOAT32")
 
 
-def _cast(context: KernelContext) -> Events:
+def _cast(context: base.KernelContext) -> base.Events:
     # CastPrepare: input, output; no type checks before Eval.
-    found: list[Event] = arity_refusals(context, "cast.cc", 1, 1)
-    found += temps(context, ("in", 0), ("out", 0))
+    found: list[base.Event] = arity_refusals(context, "cast.cc", 1, 1)
+    found += base.temps(context, ("in", 0), ("out", 0))
     input_type, output_type = context.input_type(0), context.output_type(0)
     # From cast-to-bool (2026-10) on, CAST also writes bool outputs (measured on the wheels).
     targets = (*_CAST_TO, "BOOL") if context.build.has(CAST_TO_BOOL) else _CAST_TO
     if input_type not in _CAST_FROM:
-        found.append(Refusal(f"Input type {numbered(input_type)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Input type {numbered(input_type)} not supported.", base.INVOKE))
     elif output_type not in targets:
-        found.append(Refusal(f"Output type {numbered(output_type)} not supported.", INVOKE))
+        found.append(
+            base.Refusal(f"Output type {numbered(output_type)} not supported.", base.INVOKE)
+        )
     return found
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "CAST",
         "cast.cc",
         _CAST_PARAMS,
-        no_events,
+        base.no_events,
         _cast,
         access=same_index("cast.cc copyCast"),
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "DEQUANTIZE",
         "dequantize.cc, dequantize_common.cc",
         None,
@@ -152,7 +147,7 @@ RULES = (
         operands=UNARY,
         inplace=NotInPlace("output elements are wider than input elements"),
     ),
-    KernelRule(
+    base.KernelRule(
         "QUANTIZE",
         "quantize.cc, quantize_common.cc",
         None,

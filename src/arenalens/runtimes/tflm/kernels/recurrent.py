@@ -11,19 +11,7 @@ from __future__ import annotations
 
 from arenalens.builds.tflm import FULLY_CONNECTED_INT16_PER_CHANNEL
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    OverTemps,
-    Refusal,
-    Scratch,
-    TempField,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     ARITHMETIC_PARAMS,
     dim,
@@ -128,7 +116,7 @@ _LSTM_FILE = "lstm_eval.cc"
 # (input, forget, cell, output), 5-8 recurrent weights, 9-11 peephole, 12-15 gate biases, 16-17
 # projection, 18 output state, 19 cell state, 20-23 layer norm.
 _OUTPUT_STATE, _CELL_STATE = 18, 19
-LSTM_OPERANDS = operands(
+LSTM_OPERANDS = base.operands(
     "input",
     *("input_to_input_weights?", "input_to_forget_weights"),
     *("input_to_cell_weights", "input_to_output_weights"),
@@ -145,10 +133,12 @@ _MUST_BE_OMITTED = (*range(9, 12), 16, 17, *range(20, 24))
 _GATE_WEIGHTS = ((2, 6), (1, 5), (3, 7), (4, 8))
 
 
-def _svdf(context: KernelContext) -> Events:
+def _svdf(context: base.KernelContext) -> base.Events:
     # PrepareSvdf: input, weights_feature, weights_time, bias (when present), activation state,
     # checks, then the output; scratch per type.
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("in", 4))
+    found: list[base.Event] = base.temps(
+        context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("in", 4)
+    )
     if context.input(4) is None:
         return [*found, not_true(_SVDF_FILE, "activation_state != nullptr")]
     source, features, state = context.input(0), context.input(1), context.input(4)
@@ -167,7 +157,7 @@ def _svdf(context: KernelContext) -> Events:
     if len(source.shape if source is not None else ()) != 2:
         rank = 0 if source is None else len(source.shape)
         return [*found, not_equal(_SVDF_FILE, "NumDimensions(input)", "2", rank, 2)]
-    found += temps(context, ("out", 0))
+    found += base.temps(context, ("out", 0))
     refused = _svdf_shapes(context, batch, units, filters)
     if refused:
         return found + refused
@@ -185,14 +175,14 @@ def _svdf(context: KernelContext) -> Events:
     refused = _svdf_types(context, kind)
     if refused:
         return found + refused
-    found.append(Scratch(batch * filters * 4, "svdf scratch"))
+    found.append(base.Scratch(batch * filters * 4, "svdf scratch"))
     if kind == "INT8":
-        found.append(Scratch(batch * units * 4, "svdf output scratch"))
+        found.append(base.Scratch(batch * units * 4, "svdf output scratch"))
         found += svdf_state_mismatch(context)
     return found
 
 
-def svdf_state_mismatch(context: KernelContext) -> list[Event]:
+def svdf_state_mismatch(context: base.KernelContext) -> list[base.Event]:
     """svdf.cc Eval (and CMSIS-NN's) picks the int8 or int16 path by weights_time's type and
     reads the activation state as that type: Prepare takes either type for each, but a state of
     the other type is misread at Invoke (out of bounds when it is the narrower one)."""
@@ -207,7 +197,9 @@ def svdf_state_mismatch(context: KernelContext) -> list[Event]:
     ]
 
 
-def _svdf_shapes(context: KernelContext, batch: int, units: int, filters: int) -> list[Event]:
+def _svdf_shapes(
+    context: base.KernelContext, batch: int, units: int, filters: int
+) -> list[base.Event]:
     """PrepareSvdf's shape checks: output [batch, units], weights_feature [filters, input size],
     weights_time [filters, memory], bias [units], state [batch, memory x filters]."""
     source, features, time = context.input(0), context.input(1), context.input(2)
@@ -230,7 +222,7 @@ def _svdf_shapes(context: KernelContext, batch: int, units: int, filters: int) -
     return []
 
 
-def _svdf_types(context: KernelContext, kind: str) -> list[Event]:
+def _svdf_types(context: base.KernelContext, kind: str) -> list[base.Event]:
     weights, time, bias = context.input_type(1), context.input_type(2), context.input_type(3)
     state, out = context.input_type(4), context.output_type(0)
     if kind == "INT8":
@@ -257,7 +249,7 @@ def _svdf_types(context: KernelContext, kind: str) -> list[Event]:
     return []
 
 
-def _lstm(context: KernelContext) -> Events:
+def _lstm(context: base.KernelContext) -> base.Events:
     # UnidirectionalSequenceLstmPrepare: 1 output, 24 inputs; LstmTensors fetches every present
     # input in index order, then the output, all live until Prepare returns.
     if len(context.operator.outputs) != 1:
@@ -266,7 +258,7 @@ def _lstm(context: KernelContext) -> Events:
     if len(context.operator.inputs) != 24:
         count = len(context.operator.inputs)
         return [not_equal("unidirectional_sequence_lstm.cc", "node->inputs->size", "24", count, 24)]
-    found: list[Event] = temps(context, *(("in", i) for i in range(24)), ("out", 0))
+    found: list[base.Event] = base.temps(context, *(("in", i) for i in range(24)), ("out", 0))
     refused = _lstm_status(context)
     if refused:
         return found + refused
@@ -277,24 +269,24 @@ def _lstm(context: KernelContext) -> Events:
     cell = context.input_type(_CELL_STATE)
     if cell == "INT16":
         arrays = _gate_arrays(context)
-        if isinstance(arrays, Refusal):
+        if isinstance(arrays, base.Refusal):
             return [*found, arrays]
         found += arrays
     elif cell != "FLOAT32":
         return [
             *found,
-            Refusal(
+            base.Refusal(
                 f"Cell state type {numbered(cell)} not supported. The quantized Unidirectional "
                 "Sequence LSTM Op only support int16 cell state"
             ),
         ]
     size = batch * state_dimension * context.input_element_bytes(_CELL_STATE, 2)
-    found += [Scratch(size, f"lstm buffer {i}") for i in range(4)]
+    found += [base.Scratch(size, f"lstm buffer {i}") for i in range(4)]
     found += _lstm_invoke_refusals(context)
     return found
 
 
-def _lstm_status(context: KernelContext) -> list[Event]:
+def _lstm_status(context: base.KernelContext) -> list[base.Event]:
     """LstmTensors::ValidateTensorStatus: the states must be variables of the input's type, the
     gate weights and biases present and of one type each, no peephole, projection or layer
     normalisation."""
@@ -342,7 +334,7 @@ def _lstm_status(context: KernelContext) -> list[Event]:
     return []
 
 
-def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
+def _gate_arrays(context: base.KernelContext) -> list[base.Event] | base.Refusal:
     """PrepareGateParametersInteger: for each gate, CalculateOpDataFullyConnected on the input
     weight, then on the recurrent one; per-channel weights get two int32 arrays each (C
     entries), written over the live temps; afterwards Prepare keeps reading the activations'
@@ -352,20 +344,20 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
     positions = [i for i in range(24) if context.input(i) is not None]
     role = {position: number for number, position in enumerate(positions)}
     keep = [
-        TempField("params", role[0]),
-        TempField("type", role[0]),
-        TempField("params", role[_OUTPUT_STATE]),
-        TempField("type", role[_OUTPUT_STATE]),
-        TempField("params", role[_CELL_STATE]),
+        base.TempField("params", role[0]),
+        base.TempField("type", role[0]),
+        base.TempField("params", role[_OUTPUT_STATE]),
+        base.TempField("type", role[_OUTPUT_STATE]),
+        base.TempField("params", role[_CELL_STATE]),
     ]
     for weight in range(1, 9):
         keep += [
-            TempField(name, role[weight])
+            base.TempField(name, role[weight])
             for name in ("params", "type", "dims", "affine.scale", "affine.quantized_dimension")
         ]
-    over = OverTemps(keep=tuple(keep))
+    over = base.OverTemps(keep=tuple(keep))
     kind = context.input_type(0)
-    found: list[Event] = []
+    found: list[base.Event] = []
     for pair in _GATE_WEIGHTS:
         for weight, source in zip(pair, (0, _OUTPUT_STATE), strict=True):
             tensor = context.input(weight)
@@ -396,7 +388,7 @@ def _gate_arrays(context: KernelContext) -> list[Event] | Refusal:
     return found
 
 
-def _lstm_invoke_refusals(context: KernelContext) -> list[Event]:
+def _lstm_invoke_refusals(context: base.KernelContext) -> list[base.Event]:
     """UnidirectionalSequenceLstmEval: float activations (any weights), int8 or int16 with int8
     weights (the type of input-to-input weights #1)."""
     kind, weights = context.input_type(0), context.input_type(1)
@@ -412,22 +404,24 @@ def _lstm_invoke_refusals(context: KernelContext) -> list[Event]:
 
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "UNIDIRECTIONAL_SEQUENCE_LSTM",
         "unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
         LSTM_PARAMS,
         op_data(OP_DATA_LSTM),
         _lstm,
-        access=NoOverlap("re-reads inputs every time step (lstm_eval.cc)"),
+        access=base.NoOverlap("re-reads inputs every time step (lstm_eval.cc)"),
         operands=LSTM_OPERANDS,
     ),
-    KernelRule(
+    base.KernelRule(
         "SVDF",
         "svdf.cc, svdf_common.cc",
         SVDF_PARAMS,
         op_data(OP_DATA_SVDF),
         _svdf,
-        access=NoOverlap("keeps state and re-reads its input (svdf.cc)"),
-        operands=operands("input", "weights_feature", "weights_time", "bias?", "activation_state"),
+        access=base.NoOverlap("keeps state and re-reads its input (svdf.cc)"),
+        operands=base.operands(
+            "input", "weights_feature", "weights_time", "bias?", "activation_state"
+        ),
     ),
 )

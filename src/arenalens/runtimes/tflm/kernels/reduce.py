@@ -12,19 +12,7 @@ from __future__ import annotations
 from arenalens.builds.tflm import REDUCE_ALL, REDUCE_MIN, REDUCE_SCRATCH
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    Scratch,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import elements, op_data, scale_of, shape, zero_point_of
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, source_path
 
@@ -50,93 +38,98 @@ _REDUCE_OP_DATA = struct(
 _FILE = "reduce_common.cc"
 
 
-def _prepare_simple(context: KernelContext) -> list[Event]:
+def _prepare_simple(context: base.KernelContext) -> list[base.Event]:
     """PrepareSimple: input, (arity), axis, axis type; the output only for int8 input."""
-    found = temps(context, ("in", 0))
+    found = base.temps(context, ("in", 0))
     for what, have, want in (
         ("inputs", len(context.operator.inputs), 2),
         ("outputs", len(context.operator.outputs), 1),
     ):
         if have != want:
             found.append(not_equal(_FILE, f"node->{what}->size", str(want), have, want))
-    found += temps(context, ("in", 1))
+    found += base.temps(context, ("in", 1))
     axis_type = context.input_type(1)
     if axis_type != "INT32":
         found.append(not_equal(_FILE, "axis->type", "kTfLiteInt32", axis_type, "INT32"))
     if context.input_type(0) == "INT8":
-        found += temps(context, ("out", 0))
+        found += base.temps(context, ("out", 0))
     return found
 
 
-def _index_scratch(context: KernelContext) -> list[Event]:
+def _index_scratch(context: base.KernelContext) -> list[base.Event]:
     """The input iterator (one int per input dimension) and the resolved axes (one int per axis
     element); zero-byte requests are still requests."""
     return [
-        Scratch(4 * len(shape(context.input(0))), "reduce input iterator"),
-        Scratch(4 * elements(context.input(1)), "reduce resolved axes"),
+        base.Scratch(4 * len(shape(context.input(0))), "reduce input iterator"),
+        base.Scratch(4 * elements(context.input(1)), "reduce resolved axes"),
     ]
 
 
-def _mean_or_sum(context: KernelContext) -> Events:
+def _mean_or_sum(context: base.KernelContext) -> base.Events:
     # PrepareMeanOrSumHelper: input, output, axis; int8/int16 request int32 accumulators (one per
     # output element); the two index arrays; then PrepareSimple fetches input and axis again.
-    found = temps(context, ("in", 0), ("out", 0), ("in", 1))
+    found = base.temps(context, ("in", 0), ("out", 0), ("in", 1))
     dtype = context.input_type(0)
     if dtype in ("INT8", "INT16"):
-        found.append(Scratch(4 * elements(context.output(0)), "reduce accumulators"))
+        found.append(base.Scratch(4 * elements(context.output(0)), "reduce accumulators"))
     if context.build.has(REDUCE_SCRATCH):
         # Before reduce-scratch, MEAN and SUM kept the index arrays on Eval's stack.
         found += _index_scratch(context)
     found += _prepare_simple(context)
     if context.opcode == "MEAN" and dtype not in ("FLOAT32", "INT8", "INT16"):
         found.append(
-            Refusal(
-                f"{_FILE} Currently, only float32, int8 or int16 input type is supported.", INVOKE
+            base.Refusal(
+                f"{_FILE} Currently, only float32, int8 or int16 input type is supported.",
+                base.INVOKE,
             )
         )
     elif context.opcode == "SUM":
         found += _same_type_at_eval(context)
         if dtype not in ("FLOAT32", "INT8", "INT16"):
-            found.append(Refusal("Only float32, int8, and int16 types are supported.", INVOKE))
+            found.append(
+                base.Refusal("Only float32, int8, and int16 types are supported.", base.INVOKE)
+            )
     return found
 
 
-def _same_type_at_eval(context: KernelContext) -> list[Event]:
+def _same_type_at_eval(context: base.KernelContext) -> list[base.Event]:
     input_type, output_type = context.input_type(0), context.output_type(0)
     if input_type == output_type:
         return []
     refusal = not_equal(_FILE, "input->type", "output->type", input_type, output_type)
-    return [Refusal(refusal.reason, INVOKE)]
+    return [base.Refusal(refusal.reason, base.INVOKE)]
 
 
-def _min_max(context: KernelContext) -> Events:
+def _min_max(context: base.KernelContext) -> base.Events:
     # PrepareMinMaxHelper: PrepareSimple, then input, output, axis again; the index arrays. No
     # accumulators for any type.
-    found = _prepare_simple(context) + temps(context, ("in", 0), ("out", 0), ("in", 1))
+    found = _prepare_simple(context) + base.temps(context, ("in", 0), ("out", 0), ("in", 1))
     found += _index_scratch(context) + _same_type_at_eval(context)
     dtype = context.input_type(0)
     if dtype not in ("FLOAT32", "INT8"):
-        found.append(Refusal("Only float32 and int8 types are supported.", INVOKE))
+        found.append(base.Refusal("Only float32 and int8 types are supported.", base.INVOKE))
     elif dtype == "INT8":
         source, result = context.input(0), context.output(0)
         if scale_of(source) != scale_of(result):
             found.append(
-                Refusal(
+                base.Refusal(
                     f"{source_path(_FILE)} static_cast<double>(op_data->input_scale) != "
                     "static_cast<double>(op_data->output_scale)",
-                    INVOKE,
+                    base.INVOKE,
                 )
             )
         elif zero_point_of(source) != zero_point_of(result):
             found.append(
-                Refusal(f"{source_path(_FILE)} op_data->input_zp != op_data->output_zp", INVOKE)
+                base.Refusal(
+                    f"{source_path(_FILE)} op_data->input_zp != op_data->output_zp", base.INVOKE
+                )
             )
     return found
 
 
-def _all(context: KernelContext) -> Events:
+def _all(context: base.KernelContext) -> base.Events:
     # PrepareAllHelper: input, output, axis; bool input; PrepareSimple; the index arrays.
-    found = temps(context, ("in", 0), ("out", 0), ("in", 1))
+    found = base.temps(context, ("in", 0), ("out", 0), ("in", 1))
     dtype = context.input_type(0)
     if dtype != "BOOL":
         found.append(not_equal(_FILE, "input->type", "kTfLiteBool", dtype, "BOOL"))
@@ -144,7 +137,7 @@ def _all(context: KernelContext) -> Events:
     return found
 
 
-def _arg_min_max(context: KernelContext) -> Events:
+def _arg_min_max(context: base.KernelContext) -> base.Events:
     # arg_min_max.cc registers no Init and no Prepare: only its options are allocated; Eval
     # checks the axis, output and input types in that order.
     axis_type, output_type, input_type = (
@@ -153,14 +146,18 @@ def _arg_min_max(context: KernelContext) -> Events:
         context.input_type(0),
     )
     if axis_type != "INT32":
-        return [Refusal(f"Only int32_t are supported currently, got {axis_type}.", INVOKE)]
+        return [
+            base.Refusal(f"Only int32_t are supported currently, got {axis_type}.", base.INVOKE)
+        ]
     if output_type != "INT32":
-        return [Refusal(f"Only int32_t are supported currently, got {output_type}.", INVOKE)]
+        return [
+            base.Refusal(f"Only int32_t are supported currently, got {output_type}.", base.INVOKE)
+        ]
     if input_type not in ("FLOAT32", "INT8"):
         return [
-            Refusal(
+            base.Refusal(
                 f"Only float32, uint8_t and int8_t are supported currently, got {input_type}.",
-                INVOKE,
+                base.INVOKE,
             )
         ]
     return []
@@ -169,43 +166,45 @@ def _arg_min_max(context: KernelContext) -> Events:
 _REDUCE = "reduce.cc, reduce_common.cc"
 _INIT = op_data(_REDUCE_OP_DATA)
 
-_REDUCTION = NoOverlap("reductions write the output before reading the input (reduce_common.cc)")
-_AXIS = operands("input", "axis")
+_REDUCTION = base.NoOverlap(
+    "reductions write the output before reading the input (reduce_common.cc)"
+)
+_AXIS = base.operands("input", "axis")
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "ARG_MAX",
         "arg_min_max.cc",
         _ARG_MAX_PARAMS,
-        no_events,
+        base.no_events,
         _arg_min_max,
-        access=NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
+        access=base.NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
         operands=_AXIS,
     ),
-    KernelRule(
+    base.KernelRule(
         "ARG_MIN",
         "arg_min_max.cc",
         _ARG_MIN_PARAMS,
-        no_events,
+        base.no_events,
         _arg_min_max,
-        access=NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
+        access=base.NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
         operands=_AXIS,
     ),
-    KernelRule(
+    base.KernelRule(
         "MEAN",
         _REDUCE,
         _REDUCER_PARAMS,
         _INIT,
         _mean_or_sum,
-        access=NoOverlap(
+        access=base.NoOverlap(
             "sums over the reduced axes into a temporary, reading the whole input first"
         ),
         operands=_AXIS,
     ),
-    KernelRule(
+    base.KernelRule(
         "SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum, access=_REDUCTION, operands=_AXIS
     ),
-    KernelRule(
+    base.KernelRule(
         "REDUCE_ALL",
         _REDUCE,
         _REDUCER_PARAMS,
@@ -215,10 +214,10 @@ RULES = (
         operands=_AXIS,
         registered_from=REDUCE_ALL,
     ),
-    KernelRule(
+    base.KernelRule(
         "REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
     ),
-    KernelRule(
+    base.KernelRule(
         "REDUCE_MIN",
         _REDUCE,
         _REDUCER_PARAMS,

@@ -15,21 +15,7 @@ from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.runtimes.tflm.kernels.base import (
-    Estimate,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    OutputShape,
-    Persistent,
-    Refusal,
-    Scratch,
-    ScratchNumberAtLeast,
-    TempBytes,
-    TempTensor,
-    inputs_then_outputs,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
 
 # What an unmodelled kernel is assumed to take: an options struct, an OpData, temp tensors for its
@@ -45,17 +31,17 @@ class OperatorSetup:
     `registered` False means this build has no kernel for the operator (setup fails); the events
     are then those of the builds that do register it, when arenalens knows them."""
 
-    context: KernelContext
+    context: base.KernelContext
     registered: bool  # False: the build has no kernel for this operator
-    rule: KernelRule | None  # None: registered, but arenalens has no rule (an estimate)
+    rule: base.KernelRule | None  # None: registered, but arenalens has no rule (an estimate)
     builtin_data: tuple[int, int] | None  # (bytes, alignment) of the parsed options
-    init: tuple[Event, ...]
-    prepare: tuple[Event, ...]
+    init: tuple[base.Event, ...]
+    prepare: tuple[base.Event, ...]
 
     @property
-    def scratch(self) -> tuple[Scratch, ...]:
+    def scratch(self) -> tuple[base.Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
-        return tuple(event for event in self.prepare if type(event) is Scratch)
+        return tuple(event for event in self.prepare if type(event) is base.Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:
@@ -64,23 +50,23 @@ class OperatorSetup:
         return {
             outputs[event.position]: event.shape
             for event in self.prepare
-            if isinstance(event, OutputShape)
+            if isinstance(event, base.OutputShape)
             and event.position < len(outputs)
             and outputs[event.position] >= 0
         }
 
     @property
-    def refusals(self) -> tuple[Refusal, ...]:
+    def refusals(self) -> tuple[base.Refusal, ...]:
         """Why the kernel refuses this operator (setup or Invoke)."""
-        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, Refusal))
+        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, base.Refusal))
 
     @property
-    def estimates(self) -> tuple[Estimate, ...]:
+    def estimates(self) -> tuple[base.Estimate, ...]:
         """Where the events are not exact."""
-        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, Estimate))
+        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, base.Estimate))
 
 
-def operator_setup(context: KernelContext, earlier_scratch: int) -> OperatorSetup:
+def operator_setup(context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:
     """One operator → its kernel's events on the context's build (sizes checked non-negative),
     after `earlier_scratch` scratch requests of the operators set up before it."""
     opcode = context.opcode
@@ -99,25 +85,27 @@ def operator_setup(context: KernelContext, earlier_scratch: int) -> OperatorSetu
     return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
 
 
-def _checked(context: KernelContext, events: Events, earlier_scratch: int) -> tuple[Event, ...]:
+def _checked(
+    context: base.KernelContext, events: base.Events, earlier_scratch: int
+) -> tuple[base.Event, ...]:
     """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
     each scratch-number check decided: its refusal when fewer scratch requests come before the
     operator's than the kernel requires, else nothing. One pass, by exact type (no event type
     has subclasses): this runs for every event of every operator."""
-    found: list[Event] = []
+    found: list[base.Event] = []
     for event in events:
-        if type(event) is TempTensor:
+        if type(event) is base.TempTensor:
             pass  # the most common event: no size of its own
-        elif type(event) is Persistent:
+        elif type(event) is base.Persistent:
             if event.nbytes < 0:
                 context.checked_size(event.nbytes, event.what)
-        elif type(event) is Scratch:
+        elif type(event) is base.Scratch:
             if event.nbytes < 0:
                 context.checked_size(event.nbytes, event.label)
-        elif type(event) is TempBytes:
+        elif type(event) is base.TempBytes:
             if event.nbytes < 0:
                 context.checked_size(event.nbytes, "temporary buffer")
-        elif type(event) is ScratchNumberAtLeast:
+        elif type(event) is base.ScratchNumberAtLeast:
             if earlier_scratch < event.minimum:
                 found.append(event.refusal(earlier_scratch))
             continue
@@ -125,15 +113,20 @@ def _checked(context: KernelContext, events: Events, earlier_scratch: int) -> tu
     return tuple(found)
 
 
-def _unmodelled(context: KernelContext) -> OperatorSetup:
+def _unmodelled(context: base.KernelContext) -> OperatorSetup:
     builtin = None if context.operator.is_custom else _UNMODELLED_BUILTIN
-    estimate = Estimate(
+    estimate = base.Estimate(
         f"no rule for the {context.opcode} kernel: its options, OpData and temporaries are "
         "assumed; buffers it allocates beyond them are not counted",
         margin_bytes=0,
     )
-    init: tuple[Event, ...] = (Persistent(_UNMODELLED_OP_DATA, "OpData (assumed)"), estimate)
-    return OperatorSetup(context, True, None, builtin, init, tuple(inputs_then_outputs(context)))
+    init: tuple[base.Event, ...] = (
+        base.Persistent(_UNMODELLED_OP_DATA, "OpData (assumed)"),
+        estimate,
+    )
+    return OperatorSetup(
+        context, True, None, builtin, init, tuple(base.inputs_then_outputs(context))
+    )
 
 
 def operator_setups(model: Model, build: Build = HOST) -> tuple[OperatorSetup, ...]:
@@ -148,7 +141,9 @@ def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
     earlier_scratch = 0
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
-            setup = operator_setup(KernelContext(model, subgraph, operator, build), earlier_scratch)
+            setup = operator_setup(
+                base.KernelContext(model, subgraph, operator, build), earlier_scratch
+            )
             earlier_scratch += len(setup.scratch)
             found.append(setup)
     return tuple(found)

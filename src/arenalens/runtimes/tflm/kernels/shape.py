@@ -17,19 +17,7 @@ from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.builds.tflm import REVERSE_V2
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, too_large, transpose_trace
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     UNARY,
     constant_ints,
@@ -59,17 +47,19 @@ _SHAPE_PARAMS = struct("TfLiteShapeParams", ("out_type", "enum"))  # TfLiteType
 _MAX_PARSED_DIMS = 8
 
 
-def _too_many_dims(context: KernelContext, option: str, operation: str) -> list[Event]:
+def _too_many_dims(context: base.KernelContext, option: str, operation: str) -> list[base.Event]:
     """ParseReshape / ParseSqueeze: a dims vector longer than the params' array fails parsing."""
     values = context.operator.options.get(option) or ()
     if len(values) > _MAX_PARSED_DIMS:
         return [
-            Refusal(f"Found too many dimensions in the input array of operation '{operation}'.")
+            base.Refusal(
+                f"Found too many dimensions in the input array of operation '{operation}'."
+            )
         ]
     return []
 
 
-def _reshape(context: KernelContext) -> Events:
+def _reshape(context: base.KernelContext) -> base.Events:
     # PrepareReshapeReference → ReshapeOutput: input and output only (the shape input, when
     # there is one, is never read: the output's flatbuffer shape is the truth).
     file = "reshape_common.cc"
@@ -80,7 +70,7 @@ def _reshape(context: KernelContext) -> Events:
         refused.append(not_equal(file, "NumOutputs(node)", "1", len(context.operator.outputs), 1))
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     source, result = context.input(0), context.output(0)
     dims = shape(result)
     if len(context.operator.inputs) == 1 and dims == (0,):
@@ -88,7 +78,7 @@ def _reshape(context: KernelContext) -> Events:
         # dims there), which can corrupt other vectors sharing those bytes.
         return [
             *found,
-            Refusal(
+            base.Refusal(
                 "legacy scalar RESHAPE (one input, output shape [0]): TFLM rewrites the "
                 "model's own shape vector in place; arenalens does not support it"
             ),
@@ -100,7 +90,7 @@ def _reshape(context: KernelContext) -> Events:
     known = prod(dim for dim in dims if dim != -1)
     if stretched:
         if known == 0:
-            return [*found, Refusal(f"{file}: integer division by zero (crash)")]
+            return [*found, base.Refusal(f"{file}: integer division by zero (crash)")]
         resolved = tuple(wanted // known if dim == -1 else dim for dim in dims)
         found += rewritten_dims(context, 0, resolved)
         known *= wanted // known
@@ -115,7 +105,7 @@ def _reshape(context: KernelContext) -> Events:
     return found
 
 
-def _squeeze(context: KernelContext) -> Events:
+def _squeeze(context: base.KernelContext) -> base.Events:
     # SqueezeContext fetches input and output; a listed dim must exist and be 1.
     file = "squeeze.cc"
     refused = _too_many_dims(context, "squeeze_dims", "squeeze") + arity_refusals(
@@ -123,7 +113,7 @@ def _squeeze(context: KernelContext) -> Events:
     )
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     source = shape(context.input(0))
     if len(source) > _MAX_PARSED_DIMS:
         return [*found, not_true(file, "input_num_dims <= max_squeeze_dims")]
@@ -143,41 +133,43 @@ def _squeeze(context: KernelContext) -> Events:
         if position < len(result) and result[position] < dim:
             return [
                 *found,
-                Refusal(f"{file}: TFLITE_CHECK_GE(output dim, input dim) fails: TFLM aborts"),
+                base.Refusal(f"{file}: TFLITE_CHECK_GE(output dim, input dim) fails: TFLM aborts"),
             ]
     in_bytes = _bytes(context, "in")
     out_bytes = _bytes(context, "out")
     if in_bytes != out_bytes:
         found.append(
             not_equal(
-                file, "input_byte_size", "output_byte_size", in_bytes, out_bytes, phase=INVOKE
+                file, "input_byte_size", "output_byte_size", in_bytes, out_bytes, phase=base.INVOKE
             )
         )
     return found
 
 
-def _bytes(context: KernelContext, role: str) -> int:
+def _bytes(context: base.KernelContext, role: str) -> int:
     tensor = context.input(0) if role == "in" else context.output(0)
     size = None if tensor is None else tensor.dtype.element_bytes
     return 0 if tensor is None or size is None else tensor.element_count * size
 
 
-def _expand_dims(context: KernelContext) -> Events:
+def _expand_dims(context: base.KernelContext) -> base.Events:
     # Input, axis, output; the axis must be a constant int32 scalar or 1-element vector.
     file = "expand_dims.cc"
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     axis_tensor = context.input(1)
     if axis_tensor is None or not axis_tensor.has_data:
-        return [*found, Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
+        return [*found, base.Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
     if rank(axis_tensor) > 1:
-        return [*found, Refusal("Axis has only one element for Expand_Dims.")]
+        return [*found, base.Refusal("Axis has only one element for Expand_Dims.")]
     if axis_tensor.dtype.name != "INT32":
         return [
             *found,
-            Refusal(f"Axis type {numbered(axis_tensor.dtype.name)} not supported by Expand_Dims."),
+            base.Refusal(
+                f"Axis type {numbered(axis_tensor.dtype.name)} not supported by Expand_Dims."
+            ),
         ]
     values = constant_ints(context, axis_tensor) or (0,)
     source, result = shape(context.input(0)), shape(context.output(0))
@@ -191,34 +183,34 @@ def _expand_dims(context: KernelContext) -> Events:
     if dtype not in ("FLOAT32", "INT16", "INT8"):
         number = TFLITE_TYPES.get(dtype, "?")
         found.append(
-            Refusal(
+            base.Refusal(
                 f"Expand_Dims only currently supports int8, int16 and float32, got {number}.",
-                INVOKE,
+                base.INVOKE,
             )
         )
     return found
 
 
-def _shape(context: KernelContext) -> Events:
+def _shape(context: base.KernelContext) -> base.Events:
     # No tensor is fetched; the out_type option is ignored, only an int32 output runs.
-    found: list[Event] = arity_refusals(context, "shape.cc", 1, 1)
+    found: list[base.Event] = arity_refusals(context, "shape.cc", 1, 1)
     dtype = context.output_type(0)
     if not found and dtype != "INT32":
-        found.append(Refusal(f"Output type {numbered(dtype)} not supported.", INVOKE))
+        found.append(base.Refusal(f"Output type {numbered(dtype)} not supported.", base.INVOKE))
     return found
 
 
-def _transpose(context: KernelContext) -> Events:
+def _transpose(context: base.KernelContext) -> base.Events:
     # TransposeContext: input, perm, output.
     file = "transpose_common.cc"
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     source, permutation = context.input(0), context.input(1)
     dims = rank(source)
     if dims > 5:
-        return [*found, Refusal(f"{file}: Transpose op only supports 1D-5D input arrays.")]
+        return [*found, base.Refusal(f"{file}: Transpose op only supports 1D-5D input arrays.")]
     if context.input_type(0) != context.output_type(0):
         return [
             *found,
@@ -231,7 +223,7 @@ def _transpose(context: KernelContext) -> Events:
             ),
         ]
     if permutation is None or not permutation.has_data:
-        return [*found, Refusal(f"{file}: Non-constant >perm< tensor is not supported")]
+        return [*found, base.Refusal(f"{file}: Non-constant >perm< tensor is not supported")]
     if rank(permutation) != 1:
         return [
             *found,
@@ -245,14 +237,14 @@ def _transpose(context: KernelContext) -> Events:
     # The permutation is read as int32 whatever its type.
     values = int32_values(context, permutation)
     if any(not 0 <= value < dims for value in values):
-        return [*found, Refusal(f"{file}: Transpose op permutations array is out of bounds.")]
+        return [*found, base.Refusal(f"{file}: Transpose op permutations array is out of bounds.")]
     dtype = context.input_type(0)
     if dtype not in ("FLOAT32", "INT8", "INT16"):
         found.append(
-            Refusal(
+            base.Refusal(
                 f"Type {dtype} is currently not supported by Transpose. "
                 "Only float32, int8 and int16 are supported",
-                INVOKE,
+                base.INVOKE,
             )
         )
     return found
@@ -261,13 +253,13 @@ def _transpose(context: KernelContext) -> Events:
 _REVERSE_TYPES = ("INT32", "FLOAT32", "UINT8", "INT8", "INT16", "INT64", "BOOL")
 
 
-def _reverse(context: KernelContext) -> Events:
+def _reverse(context: base.KernelContext) -> base.Events:
     # Input, axis, output; the axis may be a runtime tensor (read at Eval).
     file = "reverse.cc"
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     source, axis = context.input(0), context.input(1)
     if rank(axis) != 1:
         return [*found, not_equal(file, "NumDimensions(axis)", "1", rank(axis), 1)]
@@ -277,11 +269,11 @@ def _reverse(context: KernelContext) -> Events:
         return [*found, not_true(file, "NumDimensions(input) >= NumElements(axis)")]
     dtype = context.input_type(0)
     if dtype not in _REVERSE_TYPES:
-        return [*found, Refusal(f"Type '{dtype}' is not supported by reverse.")]
+        return [*found, base.Refusal(f"Type '{dtype}' is not supported by reverse.")]
     if context.input_type(1) != "INT32":
         return [
             *found,
-            Refusal(f"Axis Type '{context.input_type(1)}' is not supported by reverse."),
+            base.Refusal(f"Axis Type '{context.input_type(1)}' is not supported by reverse."),
         ]
     if dtype != context.output_type(0):
         return [
@@ -291,13 +283,13 @@ def _reverse(context: KernelContext) -> Events:
     axes = constant_ints(context, axis)
     if axes is not None:
         if any(not 0 <= value < rank(source) for value in axes):
-            found.append(not_true(file, "axes_data[i] >= 0 && axes_data[i] < rank", INVOKE))
+            found.append(not_true(file, "axes_data[i] >= 0 && axes_data[i] < rank", base.INVOKE))
         elif sorted(axes) != list(range(min(axes, default=0), min(axes, default=0) + len(axes))):
-            found.append(Refusal("Non-contiguous `axes` not supported", INVOKE))
+            found.append(base.Refusal("Non-contiguous `axes` not supported", base.INVOKE))
     return found
 
 
-def _broadcast_args(context: KernelContext) -> Events:
+def _broadcast_args(context: base.KernelContext) -> base.Events:
     # Both shapes and the output, constant or not: TFLM computes the output at Eval.
     file = "broadcast_args.cc"
     if len(context.operator.inputs) != 2:
@@ -305,7 +297,7 @@ def _broadcast_args(context: KernelContext) -> Events:
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     first, second, result = context.input_type(0), context.input_type(1), context.output_type(0)
     if first not in ("INT32", "INT64"):
         return [
@@ -325,7 +317,7 @@ def _broadcast_args(context: KernelContext) -> Events:
     return found
 
 
-def _broadcast_to(context: KernelContext) -> Events:
+def _broadcast_to(context: base.KernelContext) -> base.Events:
     # Input, shape, output; the shape must be constant and match the output.
     file = "broadcast_to.cc"
     if len(context.operator.inputs) != 2:
@@ -333,10 +325,10 @@ def _broadcast_to(context: KernelContext) -> Events:
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     source, target, result = context.input(0), context.input(1), context.output(0)
     if rank(source) > 5:
-        return [*found, Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
+        return [*found, base.Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
     if context.input_type(1) not in ("INT32", "INT64"):
         return [
             *found,
@@ -354,30 +346,36 @@ def _broadcast_to(context: KernelContext) -> Events:
             ),
         ]
     if target is None or not target.has_data:
-        return [*found, Refusal(f"{file}: Non-constant >shape< tensor is not supported")]
+        return [*found, base.Refusal(f"{file}: Non-constant >shape< tensor is not supported")]
     if rank(target) != 1:
         return [*found, not_equal(file, "NumDimensions(shape)", "1", rank(target), 1)]
     wanted = constant_ints(context, target) or ()
     source_dims, result_dims = shape(source), shape(result)
     if len(result_dims) != target.shape[0]:
-        return [*found, Refusal(f"{file}: Output must match with the expected shape dimension.")]
+        return [
+            *found,
+            base.Refusal(f"{file}: Output must match with the expected shape dimension."),
+        ]
     if len(source_dims) > len(result_dims):
-        return [*found, Refusal(f"{file}: Output shape must be broadcastable from input shape.")]
+        return [
+            *found,
+            base.Refusal(f"{file}: Output shape must be broadcastable from input shape."),
+        ]
     if len(result_dims) > 5:
-        return [*found, Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
+        return [*found, base.Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
     extra = len(result_dims) - len(source_dims)
     for axis, dim in enumerate(source_dims):
         if dim != 1 and extra + axis < len(wanted) and dim != wanted[extra + axis]:
             return [
                 *found,
-                Refusal(f"{file}: Output shape must be broadcastable from input shape."),
+                base.Refusal(f"{file}: Output shape must be broadcastable from input shape."),
             ]
     if tuple(result_dims) != tuple(wanted[: len(result_dims)]):
         return [*found, not_true(file, "output_shape.Dims(idx) == get_shape_data(idx)")]
     return found
 
 
-def _transpose_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _transpose_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     source, target = view.input(0), view.output(output)
     perm = int_constants(view, 1)
     if source is None or target is None or perm is None or too_large(source, target):
@@ -386,92 +384,92 @@ def _transpose_distance(view: KernelContext, slots: frozenset[int], output: int)
 
 
 # TransposeImpl: output elements in order, each copying the input element it comes from.
-TRANSPOSE_ACCESS = AccessOrder(
+TRANSPOSE_ACCESS = base.AccessOrder(
     "copy in output order",
     "transpose.cc, reference/transpose.h TransposeImpl",
     (0,),
     _transpose_distance,
 )
-_SHAPE_COMPUTATION = NoOverlap("shape computation")
+_SHAPE_COMPUTATION = base.NoOverlap("shape computation")
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "RESHAPE",
         "reshape.cc, reshape_common.cc",
         _RESHAPE_PARAMS,
-        no_events,
+        base.no_events,
         _reshape,
-        access=NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
-        operands=operands("input", "shape?"),
+        access=base.NoOverlap("one memcpy of the whole tensor (use --inplace to alias it)"),
+        operands=base.operands("input", "shape?"),
         inplace=InPlace("skips its memcpy when input and output share an address"),
         absolute_shape=True,
     ),
-    KernelRule(
+    base.KernelRule(
         "SQUEEZE",
         "squeeze.cc",
         _SQUEEZE_PARAMS,
-        no_events,
+        base.no_events,
         _squeeze,
-        access=NoOverlap("one memcpy of the whole tensor"),
+        access=base.NoOverlap("one memcpy of the whole tensor"),
         operands=UNARY,
         inplace=NotInPlace(
             "memcpy(output, input) with equal addresses is undefined behaviour in C"
         ),
     ),
-    KernelRule(
+    base.KernelRule(
         "EXPAND_DIMS",
         "expand_dims.cc",
         None,
-        no_events,
+        base.no_events,
         _expand_dims,
-        access=NoOverlap("copies the whole tensor (use --inplace to alias it)"),
-        operands=operands("input", "axis"),
+        access=base.NoOverlap("copies the whole tensor (use --inplace to alias it)"),
+        operands=base.operands("input", "axis"),
         inplace=InPlace("copies element by element from index 0 up: output[i] = input[i]"),
     ),
-    KernelRule(
+    base.KernelRule(
         "SHAPE",
         "shape.cc",
         _SHAPE_PARAMS,
-        no_events,
+        base.no_events,
         _shape,
         access=_SHAPE_COMPUTATION,
         operands=UNARY,
     ),
-    KernelRule(
+    base.KernelRule(
         "TRANSPOSE",
         "transpose.cc, transpose_common.cc",
         None,
-        no_events,
+        base.no_events,
         _transpose,
         access=TRANSPOSE_ACCESS,
-        operands=operands("input", "perm"),
+        operands=base.operands("input", "perm"),
     ),
-    KernelRule(
+    base.KernelRule(
         "REVERSE_V2",
         "reverse.cc",
         None,
-        no_events,
+        base.no_events,
         _reverse,
-        access=NoOverlap("reads the input backwards"),
-        operands=operands("input", "axis"),
+        access=base.NoOverlap("reads the input backwards"),
+        operands=base.operands("input", "axis"),
         registered_from=REVERSE_V2,
     ),
-    KernelRule(
+    base.KernelRule(
         "BROADCAST_ARGS",
         "broadcast_args.cc",
         None,
-        no_events,
+        base.no_events,
         _broadcast_args,
         access=_SHAPE_COMPUTATION,
-        operands=operands("shape1", "shape2"),
+        operands=base.operands("shape1", "shape2"),
     ),
-    KernelRule(
+    base.KernelRule(
         "BROADCAST_TO",
         "broadcast_to.cc",
         None,
-        no_events,
+        base.no_events,
         _broadcast_to,
-        access=NoOverlap("not analysed"),
-        operands=operands("input", "shape"),
+        access=base.NoOverlap("not analysed"),
+        operands=base.operands("input", "shape"),
     ),
 )

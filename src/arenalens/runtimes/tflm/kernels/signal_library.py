@@ -19,20 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.runtimes.tflm.abi import Struct, struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Operands,
-    Persistent,
-    Refusal,
-    RuleFunction,
-    Scratch,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import UNARY, rank
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
@@ -132,8 +119,8 @@ class Slot:
 
 
 def signal_temps(
-    context: KernelContext, file: str, arity: tuple[int, int], *slots: Slot
-) -> tuple[list[Event], list[Event]]:
+    context: base.KernelContext, file: str, arity: tuple[int, int], *slots: Slot
+) -> tuple[list[base.Event], list[base.Event]]:
     """(temp tensors for each slot in order, the first failing count, rank or type check)."""
     for what, have, want in (
         ("NumInputs", len(context.operator.inputs), arity[0]),
@@ -141,9 +128,9 @@ def signal_temps(
     ):
         if have != want:
             return [], [not_equal(file, f"{what}(node)", str(want), have, want)]
-    found: list[Event] = []
+    found: list[base.Event] = []
     for slot in slots:
-        found += temps(context, (slot.role, slot.position))
+        found += base.temps(context, (slot.role, slot.position))
     for slot in slots:
         tensor = (
             context.input(slot.position) if slot.role == "in" else context.output(slot.position)
@@ -169,23 +156,23 @@ _TYPE_ENUMS = {
 }
 
 
-def params_init(layout: Struct) -> RuleFunction:
+def params_init(layout: Struct) -> base.RuleFunction:
     """An Init that allocates its params struct only."""
 
-    def init(context: KernelContext) -> Events:
-        return [Persistent(context.sizeof(layout), "params")]
+    def init(context: base.KernelContext) -> base.Events:
+        return [base.Persistent(context.sizeof(layout), "params")]
 
     return init
 
 
 def fft_type(
-    context: KernelContext, file: str, accepted: tuple[int, ...]
-) -> tuple[str, int, int] | Refusal:
+    context: base.KernelContext, file: str, accepted: tuple[int, ...]
+) -> tuple[str, int, int] | base.Refusal:
     """The variant option `T` picks (read by name; absent reads 0 = FLOAT32), or the crash an
     unknown one causes: Init returns null and Prepare dereferences it."""
     number = context.custom_int("T")
     if number not in accepted:
-        return Refusal(
+        return base.Refusal(
             f"{file}: T = {number} is not one of the kernel's types: Init returns null and "
             "Prepare dereferences it (setup crashes)"
         )
@@ -195,27 +182,27 @@ def fft_type(
 # -- FFTs ------------------------------------------------------------------------------------
 
 
-def _rfft_init(context: KernelContext) -> Events:
+def _rfft_init(context: base.KernelContext) -> base.Events:
     # The params, then the kiss_fftr state (unchecked: a failure leaves setup working).
     file = SIGNAL_SOURCES + "rfft.cc"
     variant = fft_type(context, file, (7, 2, 0))
-    if isinstance(variant, Refusal):
+    if isinstance(variant, base.Refusal):
         return [variant]
     _, _, complex_bytes = variant
     state = kiss_fftr_state_bytes(
         context.custom_int("fft_length"), complex_bytes, context.build.pointer_bytes
     )
     return [
-        Persistent(context.sizeof(_RFFT_PARAMS), "params"),
-        Persistent(state, "kiss_fftr state"),
+        base.Persistent(context.sizeof(_RFFT_PARAMS), "params"),
+        base.Persistent(state, "kiss_fftr state"),
     ]
 
 
-def _irfft_init(context: KernelContext) -> Events:
+def _irfft_init(context: base.KernelContext) -> base.Events:
     # The params, then the state: the kiss_fftr state, behind an IrfftFloatState for float.
     file = SIGNAL_SOURCES + "irfft.cc"
     variant = fft_type(context, file, (7, 2, 0))
-    if isinstance(variant, Refusal):
+    if isinstance(variant, base.Refusal):
         return [variant]
     dtype, _, complex_bytes = variant
     state = kiss_fftr_state_bytes(
@@ -224,18 +211,18 @@ def _irfft_init(context: KernelContext) -> Events:
     if dtype == "FLOAT32":
         state += context.sizeof(_IRFFT_FLOAT_STATE)
     return [
-        Persistent(context.sizeof(_IRFFT_PARAMS), "params"),
-        Persistent(state, "kiss_fftr state"),
+        base.Persistent(context.sizeof(_IRFFT_PARAMS), "params"),
+        base.Persistent(state, "kiss_fftr state"),
     ]
 
 
-def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
+def _fft_prepare(file: str, *, scratch: bool) -> base.RuleFunction:
     """RFFT / IRFFT Prepare: input and output of the same rank and of type T; RFFT then asks
     for a work area of fft_length elements of T."""
 
-    def prepare(context: KernelContext) -> Events:
+    def prepare(context: base.KernelContext) -> base.Events:
         variant = fft_type(context, file, (7, 2, 0))
-        if isinstance(variant, Refusal):
+        if isinstance(variant, base.Refusal):
             return []  # the Init refusal already says why
         dtype, element_bytes, _ = variant
         found, refused = signal_temps(
@@ -259,7 +246,7 @@ def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
                 return [*found, not_equal(file, f"{name}->type", "TfLiteTypeEnum", have, dtype)]
         if scratch:
             found.append(
-                Scratch(context.custom_int("fft_length") * element_bytes, "rfft work area")
+                base.Scratch(context.custom_int("fft_length") * element_bytes, "rfft work area")
             )
         return found
 
@@ -269,35 +256,35 @@ def _fft_prepare(file: str, *, scratch: bool) -> RuleFunction:
 # -- the rest: fixed tensors, small params ---------------------------------------------------
 
 
-def _fixed_slots(file: str, arity: tuple[int, int], *slots: Slot) -> RuleFunction:
+def _fixed_slots(file: str, arity: tuple[int, int], *slots: Slot) -> base.RuleFunction:
     """A Prepare that fetches and checks fixed tensors and allocates nothing else."""
 
-    def prepare(context: KernelContext) -> Events:
+    def prepare(context: base.KernelContext) -> base.Events:
         found, refused = signal_temps(context, SIGNAL_SOURCES + file, arity, *slots)
         return [*found, *refused]
 
     return prepare
 
 
-def _filter_bank_init(context: KernelContext) -> Events:
+def _filter_bank_init(context: base.KernelContext) -> base.Events:
     # The params, then a uint64 work area of num_channels + 1 (unchecked, like RFFT's state).
     channels = context.custom_int("num_channels")
     return [
-        Persistent(context.sizeof(_FILTER_BANK_PARAMS), "params"),
-        Persistent(8 * (channels + 1), "filter bank work area"),
+        base.Persistent(context.sizeof(_FILTER_BANK_PARAMS), "params"),
+        base.Persistent(8 * (channels + 1), "filter bank work area"),
     ]
 
 
-def _spectral_subtraction_init(context: KernelContext) -> Events:
+def _spectral_subtraction_init(context: base.KernelContext) -> base.Events:
     # The params, then a uint32 noise estimate per channel.
     channels = context.custom_int("num_channels")
     return [
-        Persistent(context.sizeof(_SPECTRAL_SUBTRACTION_PARAMS), "params"),
-        Persistent(4 * channels, "noise estimate"),
+        base.Persistent(context.sizeof(_SPECTRAL_SUBTRACTION_PARAMS), "params"),
+        base.Persistent(4 * channels, "noise estimate"),
     ]
 
 
-def _window(context: KernelContext) -> Events:
+def _window(context: base.KernelContext) -> base.Events:
     # Input (rank >= 1), weights (rank 1), output (the input's rank); all int16.
     file = SIGNAL_SOURCES + "window.cc"
     found, refused = signal_temps(
@@ -344,24 +331,24 @@ def _window(context: KernelContext) -> Events:
 def signal_rule(
     name: str,
     source: str,
-    init: RuleFunction,
-    prepare: RuleFunction,
-    takes: Operands = UNARY,
-) -> KernelRule:
+    init: base.RuleFunction,
+    prepare: base.RuleFunction,
+    takes: base.Operands = UNARY,
+) -> base.KernelRule:
     """A signal-library kernel's rule (`takes`: its operands, one input and output unless
     given): none of them lets its output overlap an input."""
-    return KernelRule(
+    return base.KernelRule(
         f"CUSTOM:{name}",
         SIGNAL_SOURCES + source,
         None,
         init,
         prepare,
         operands=takes,
-        access=NoOverlap("signal-library kernel: custom layouts, some keep state"),
+        access=base.NoOverlap("signal-library kernel: custom layouts, some keep state"),
     )
 
 
-def _no_init(context: KernelContext) -> Events:
+def _no_init(context: base.KernelContext) -> base.Events:
     return ()
 
 
@@ -385,7 +372,7 @@ RULES = (
             Slot("out", 0, "INT16", 1, "output"),
             Slot("out", 1, "INT32", 0, "scale_bit"),
         ),
-        operands("input", outputs=(2, 2)),
+        base.operands("input", outputs=(2, 2)),
     ),
     signal_rule(
         "SignalFilterBank",
@@ -398,7 +385,7 @@ RULES = (
             *(Slot("in", position, "INT16", 1) for position in range(1, 6)),
             Slot("out", 0, "UINT64", 1, "output"),
         ),
-        operands(
+        base.operands(
             "input",
             "weights",
             "unweights",
@@ -429,7 +416,7 @@ RULES = (
             Slot("out", 0, "UINT32", 1, "output"),
             Slot("out", 1, "UINT32", 1, "noise_estimate"),
         ),
-        operands("input", outputs=(2, 2)),
+        base.operands("input", outputs=(2, 2)),
     ),
     signal_rule(
         "SignalFilterBankSquareRoot",
@@ -442,7 +429,7 @@ RULES = (
             Slot("in", 1, "INT32", 0, "scale_bits"),
             Slot("out", 0, "UINT32", 1, "output"),
         ),
-        operands("input", "scale_bits"),
+        base.operands("input", "scale_bits"),
     ),
     signal_rule(
         "SignalIrfft",
@@ -462,7 +449,7 @@ RULES = (
             Slot("in", 2, "INT16", 1, "gain_lut"),
             Slot("out", 0, "UINT32", 1, "output"),
         ),
-        operands("input", "noise_estimate", "gain_lut"),
+        base.operands("input", "noise_estimate", "gain_lut"),
     ),
     signal_rule(
         "SignalRfft", "rfft.cc", _rfft_init, _fft_prepare(SIGNAL_SOURCES + "rfft.cc", scratch=True)
@@ -472,6 +459,6 @@ RULES = (
         "window.cc",
         params_init(_WINDOW_PARAMS),
         _window,
-        operands("input", "weights"),
+        base.operands("input", "weights"),
     ),
 )

@@ -11,13 +11,7 @@ still succeeds without it). Shared helpers: `signal`.
 from __future__ import annotations
 
 from arenalens.runtimes.tflm.abi import struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Events,
-    KernelContext,
-    Persistent,
-    Refusal,
-    operands,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import elements, rank, shape
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 from arenalens.runtimes.tflm.kernels.signal_library import (
@@ -79,22 +73,22 @@ _STACKER_PARAMS = struct(
 )
 
 
-def circular_buffer_bytes(context: KernelContext, capacity: int) -> int:
+def circular_buffer_bytes(context: base.KernelContext, capacity: int) -> int:
     """CircularBufferGetNeededMemory: the CircularBuffer struct and 2·capacity int16 slots."""
     return context.sizeof(_CIRCULAR_BUFFER) + 2 * 2 * capacity
 
 
-def _outer_rows(context: KernelContext, file: str, inner: int) -> int | Refusal:
+def _outer_rows(context: base.KernelContext, file: str, inner: int) -> int | base.Refusal:
     """Elements of input 0 / its `inner` innermost elements: the rows a kernel keeps state for."""
     if inner <= 0:
-        return Refusal(f"{file}: integer division by zero (crash)")
+        return base.Refusal(f"{file}: integer division by zero (crash)")
     return elements(context.input(0)) // inner
 
 
 # -- circular-buffer states ------------------------------
 
 
-def _delay(context: KernelContext) -> Events:
+def _delay(context: base.KernelContext) -> base.Events:
     # Input and output (int16); then per outer row a circular buffer of frame + delay samples.
     file = SIGNAL_SOURCES + "delay.cc"
     found, refused = signal_temps(
@@ -104,19 +98,22 @@ def _delay(context: KernelContext) -> Events:
         return [*found, *refused]
     frame = (shape(context.input(0)) or (0,))[-1]
     rows = _outer_rows(context, file, frame)
-    if isinstance(rows, Refusal):
+    if isinstance(rows, base.Refusal):
         return [*found, rows]
     pointer = context.build.pointer_bytes
     capacity = frame + context.custom_int("delay_length")
     return [
         *found,
-        Persistent(rows * pointer, "state buffer pointers"),
-        Persistent(rows * pointer, "circular buffer pointers"),
-        *(Persistent(circular_buffer_bytes(context, capacity), "delay state") for _ in range(rows)),
+        base.Persistent(rows * pointer, "state buffer pointers"),
+        base.Persistent(rows * pointer, "circular buffer pointers"),
+        *(
+            base.Persistent(circular_buffer_bytes(context, capacity), "delay state")
+            for _ in range(rows)
+        ),
     ]
 
 
-def _framer(context: KernelContext) -> Events:
+def _framer(context: base.KernelContext) -> base.Events:
     # Input, frames, valid flag; then per outer row a circular buffer of frame_size rounded up
     # to a multiple of frame_step. prefill has no memory effect.
     file = SIGNAL_SOURCES + "framer.cc"
@@ -131,7 +128,7 @@ def _framer(context: KernelContext) -> Events:
     if refused:
         return [*found, *refused]
     source, frames = context.input(0), context.output(0)
-    checks: list[tuple[bool, Refusal]] = [
+    checks: list[tuple[bool, base.Refusal]] = [
         (
             rank(source) + 1 != rank(frames),
             not_equal(
@@ -161,7 +158,10 @@ def _framer(context: KernelContext) -> Events:
     step = context.custom_int("frame_step")
     innermost = (shape(source) or (0,))[-1]
     if step <= 0:
-        return [*found, Refusal(f"{file}: frame_step {step}: integer division by zero (crash)")]
+        return [
+            *found,
+            base.Refusal(f"{file}: frame_step {step}: integer division by zero (crash)"),
+        ]
     if innermost < step:
         return [*found, not_true(file, "innermost_dim >= params->frame_step")]
     if innermost % step:
@@ -170,35 +170,35 @@ def _framer(context: KernelContext) -> Events:
             not_equal(file, "innermost_dim % params->frame_step", "0", innermost % step, 0),
         ]
     rows = _outer_rows(context, file, innermost)
-    if isinstance(rows, Refusal):
+    if isinstance(rows, base.Refusal):
         return [*found, rows]
     size = context.custom_int("frame_size")
     capacity = (size + step - 1) // step * step
     pointer = context.build.pointer_bytes
     return [
         *found,
-        Persistent(rows * pointer, "state buffer pointers"),
-        Persistent(rows * pointer, "circular buffer pointers"),
+        base.Persistent(rows * pointer, "state buffer pointers"),
+        base.Persistent(rows * pointer, "circular buffer pointers"),
         *(
-            Persistent(circular_buffer_bytes(context, capacity), "framer state")
+            base.Persistent(circular_buffer_bytes(context, capacity), "framer state")
             for _ in range(rows)
         ),
     ]
 
 
-def _overlap_add_init(context: KernelContext) -> Events:
+def _overlap_add_init(context: base.KernelContext) -> base.Events:
     file = SIGNAL_SOURCES + "overlap_add.cc"
     variant = fft_type(context, file, (7, 0))
-    if isinstance(variant, Refusal):
+    if isinstance(variant, base.Refusal):
         return [variant]
-    return [Persistent(context.sizeof(_OVERLAP_ADD_PARAMS), "params")]
+    return [base.Persistent(context.sizeof(_OVERLAP_ADD_PARAMS), "params")]
 
 
-def _overlap_add(context: KernelContext) -> Events:
+def _overlap_add(context: base.KernelContext) -> base.Events:
     # Input frames, output; then one state row of frame_size samples per outer row.
     file = SIGNAL_SOURCES + "overlap_add.cc"
     variant = fft_type(context, file, (7, 0))
-    if isinstance(variant, Refusal):
+    if isinstance(variant, base.Refusal):
         return []  # the Init refusal already says why
     dtype, element_bytes, _ = variant
     found, refused = signal_temps(
@@ -225,28 +225,28 @@ def _overlap_add(context: KernelContext) -> Events:
         return [*found, not_true(file, "input_shape.DimensionsCount() >= 2")]
     frame, frames = source[-1], source[-2]
     rows = _outer_rows(context, file, frame * frames)
-    if isinstance(rows, Refusal):
+    if isinstance(rows, base.Refusal):
         return [*found, rows]
     return [
         *found,
-        Persistent(rows * context.build.pointer_bytes, "state buffer pointers"),
-        *(Persistent(frame * element_bytes, "overlap-add state") for _ in range(rows)),
+        base.Persistent(rows * context.build.pointer_bytes, "state buffer pointers"),
+        *(base.Persistent(frame * element_bytes, "overlap-add state") for _ in range(rows)),
     ]
 
 
-def _stacker_init(context: KernelContext) -> Events:
+def _stacker_init(context: base.KernelContext) -> base.Events:
     # The params, then a circular buffer of num_channels · (left + right + 1) samples.
     context_frames = (
         context.custom_int("stacker_left_context") + context.custom_int("stacker_right_context") + 1
     )
     capacity = context.custom_int("num_channels") * context_frames
     return [
-        Persistent(context.sizeof(_STACKER_PARAMS), "params"),
-        Persistent(circular_buffer_bytes(context, capacity), "stacker state"),
+        base.Persistent(context.sizeof(_STACKER_PARAMS), "params"),
+        base.Persistent(circular_buffer_bytes(context, capacity), "stacker state"),
     ]
 
 
-def _stacker(context: KernelContext) -> Events:
+def _stacker(context: base.KernelContext) -> base.Events:
     file = SIGNAL_SOURCES + "stacker.cc"
     found, refused = signal_temps(
         context,
@@ -266,10 +266,14 @@ RULES = (
         "framer.cc",
         params_init(_FRAMER_PARAMS),
         _framer,
-        operands("input", outputs=(2, 2)),
+        base.operands("input", outputs=(2, 2)),
     ),
     signal_rule("SignalOverlapAdd", "overlap_add.cc", _overlap_add_init, _overlap_add),
     signal_rule(
-        "SignalStacker", "stacker.cc", _stacker_init, _stacker, operands("input", outputs=(2, 2))
+        "SignalStacker",
+        "stacker.cc",
+        _stacker_init,
+        _stacker,
+        base.operands("input", outputs=(2, 2)),
     ),
 )

@@ -30,19 +30,7 @@ from arenalens.runtimes.tflm.access_order import (
     options_of,
     too_large,
 )
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Refusal,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
     constant_ints,
     int32_values,
@@ -108,70 +96,72 @@ _STRIDED_SLICE_OP_DATA = struct(
 
 
 def _type_refusal(
-    context: KernelContext, dtype: str, accepted: tuple[str, ...], message: str
-) -> list[Event]:
+    context: base.KernelContext, dtype: str, accepted: tuple[str, ...], message: str
+) -> list[base.Event]:
     """An Eval that switches on the type and refuses the others (setup succeeds)."""
-    return [] if dtype in accepted else [Refusal(message, INVOKE)]
+    return [] if dtype in accepted else [base.Refusal(message, base.INVOKE)]
 
 
-def _pack(context: KernelContext) -> Events:
+def _pack(context: base.KernelContext) -> base.Events:
     # No Prepare: nothing is fetched or checked before Eval, which switches on the output type.
     dtype = context.output_type(0)
     accepted = ("FLOAT32", "INT8", "INT16", "INT32", "INT64")
     return _type_refusal(context, dtype, accepted, f"Type '{dtype}' is not supported by pack.")
 
 
-def _unpack(context: KernelContext) -> Events:
+def _unpack(context: base.KernelContext) -> base.Events:
     # No Prepare; Eval switches on the input type.
     dtype = context.input_type(0)
     accepted = ("FLOAT32", "INT32", "INT16", "INT8")
     return _type_refusal(context, dtype, accepted, f"Type '{dtype}' is not supported by unpack.")
 
 
-def _split_eval(context: KernelContext, file: str, source: int, axis_slot: int) -> list[Event]:
+def _split_eval(
+    context: base.KernelContext, file: str, source: int, axis_slot: int
+) -> list[base.Event]:
     """SPLIT / SPLIT_V Eval: the constant axis must index the input, whose type is switched."""
     values = constant_ints(context, context.input(axis_slot)) or (0,)
     dims = rank(context.input(source))
     axis = values[0] + dims if values[0] < 0 else values[0]
     if axis < 0:
-        return [not_true(file, "axis_value >= 0", INVOKE)]
+        return [not_true(file, "axis_value >= 0", base.INVOKE)]
     if axis >= dims:
-        return [not_true(file, "axis_value < input->dims->size", INVOKE)]
+        return [not_true(file, "axis_value < input->dims->size", base.INVOKE)]
     dtype = context.input_type(source)
     accepted = ("FLOAT32", "INT8", "INT16", "INT32")
     return _type_refusal(context, dtype, accepted, f"Type {dtype} currently not supported.")
 
 
-def _split(context: KernelContext) -> Events:
+def _split(context: base.KernelContext) -> base.Events:
     # Only the axis (input 0) is fetched; it must be constant.
     file = "split.cc"
-    found = temps(context, ("in", 0))
+    found = base.temps(context, ("in", 0))
     axis = context.input(0)
     if axis is None or not axis.has_data:
-        return [*found, Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
+        return [*found, base.Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
     return found + _split_eval(context, file, 1, 0)
 
 
-def _split_v(context: KernelContext) -> Events:
+def _split_v(context: base.KernelContext) -> base.Events:
     # Three inputs; only the axis (input 2) is fetched (size_splits is read at Eval).
     file = "split_v.cc"
     if len(context.operator.inputs) != 3:
         return [not_equal(file, "NumInputs(node)", "3", len(context.operator.inputs), 3)]
-    found = temps(context, ("in", 2))
+    found = base.temps(context, ("in", 2))
     axis = context.input(2)
     if axis is None or not axis.has_data:
-        return [*found, Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
+        return [*found, base.Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
     return found + _split_eval(context, file, 0, 2)
 
 
 _CONCATENATION_TYPES = ("FLOAT32", "INT8", "INT16", "INT32", "INT64", "BOOL")
 
 
-def _concatenation(context: KernelContext) -> Events:
+def _concatenation(context: base.KernelContext) -> base.Events:
     # Input 0 and the output, then every input again, input 0 included: n + 2 temp tensors
     # (temp memory is only rewound after Prepare, so the second copy of input 0 costs again).
     file = "concatenation.cc"
-    found = temps(context, ("in", 0), ("out", 0))
+    found = base.temps(context, ("in", 0), ("out", 0))
     input_type, output_type = context.input_type(0), context.output_type(0)
     activation = context.operator.options.get("fused_activation_function", "NONE")
     if activation not in ("NONE", 0):
@@ -195,7 +185,7 @@ def _concatenation(context: KernelContext) -> Events:
     result = context.output(0)
     for position in range(count):
         tensor = context.input(position)
-        found += temps(context, ("in", position))
+        found += base.temps(context, ("in", position))
         if tensor is None:
             return [*found, not_true(file, "input != nullptr")]
         if tensor.dtype.name != input_type:
@@ -206,7 +196,7 @@ def _concatenation(context: KernelContext) -> Events:
         if rank(tensor) > 6:
             return [
                 *found,
-                Refusal(
+                base.Refusal(
                     "Op Concatenation does not currently support num dimensions > 6 "
                     f"Tensor has {rank(tensor)} dimensions."
                 ),
@@ -252,37 +242,40 @@ def _activation_number(name: object) -> int:
     return names.index(name) if name in names else -1
 
 
-def _slice(context: KernelContext) -> Events:
+def _slice(context: base.KernelContext) -> base.Events:
     # Input, begin, size, output; every other check is a DCHECK (compiled out).
     file = "slice.cc"
     refused = arity_refusals(context, file, 3, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     begin_type = context.input_type(1)
     if begin_type not in ("INT32", "INT64"):
-        return [*found, Refusal(f"Begin tensor type {numbered(begin_type)} not supported.", INVOKE)]
+        return [
+            *found,
+            base.Refusal(f"Begin tensor type {numbered(begin_type)} not supported.", base.INVOKE),
+        ]
     dtype = context.input_type(0)
     accepted = ("FLOAT32", "INT32", "INT8", "INT16", "BOOL")
     message = f"Input tensor type {numbered(dtype)} not supported."
     return found + _type_refusal(context, dtype, accepted, message)
 
 
-def _strided_slice(context: KernelContext) -> Events:
+def _strided_slice(context: base.KernelContext) -> base.Events:
     # StridedSliceContext fetches input, begin, end, strides and output (its destructor frees
     # them on every path). ellipsis_mask, new_axis_mask and offset are ignored (forced 0).
     file = "strided_slice_common.cc"
     refused = arity_refusals(context, file, 4, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("out", 0))
     source = context.input(0)
     if rank(source) > 4:
-        return [*found, Refusal(f"{file}: input dim should not exceed 4")]
+        return [*found, base.Refusal(f"{file}: input dim should not exceed 4")]
     for slot, name in ((1, "begin"), (2, "end"), (3, "strides")):
         tensor = context.input(slot)
         if tensor is None or not tensor.has_data:
-            return [*found, Refusal(f"{file}: Non-constant >{name}< tensor is not supported")]
+            return [*found, base.Refusal(f"{file}: Non-constant >{name}< tensor is not supported")]
     refusal = _strided_slice_shape(context, file)
     if refusal is not None:
         return [*found, refusal]
@@ -291,7 +284,7 @@ def _strided_slice(context: KernelContext) -> Events:
     return found + _type_refusal(context, dtype, accepted, f"Type {numbered(dtype)} not supported.")
 
 
-def _strided_slice_shape(context: KernelContext, file: str) -> Refusal | None:
+def _strided_slice_shape(context: base.KernelContext, file: str) -> base.Refusal | None:
     """CheckOutputSize: the output's dims must be those StartForAxis / StopForAxis give (begin,
     end and strides read as int32 whatever their type)."""
     dims = shape(context.input(0))
@@ -308,7 +301,7 @@ def _strided_slice_shape(context: KernelContext, file: str) -> Refusal | None:
     for axis, size in enumerate(dims):
         stride = strides[axis]
         if stride == 0:
-            return Refusal(f"{file}: stride value has to be non-zero")
+            return base.Refusal(f"{file}: stride value has to be non-zero")
         shrink = shrink_mask >> axis & 1
         start = _start_for_axis(begin[axis], size, stride, begin_mask >> axis & 1)
         stop = (
@@ -347,7 +340,7 @@ def _stop_for_axis(stop: int, size: int, stride: int, masked: int) -> int:
     return min(max(stop, 0), size) if stride > 0 else min(max(stop, -1), size - 1)
 
 
-def _gather(context: KernelContext) -> Events:
+def _gather(context: base.KernelContext) -> base.Events:
     # Input, positions, output; then the output dims are copied to the tail and rewritten to
     # input[:axis] + positions[batch_dims:] + input[axis + 1:] (more entries than the flatbuffer
     # rank overflow the copy: TFLM does not check).
@@ -355,16 +348,16 @@ def _gather(context: KernelContext) -> Events:
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     positions_type = context.input_type(1)
     if positions_type != "INT32":
         return [
             *found,
-            Refusal(f"Positions of type '{positions_type}' are not supported by gather."),
+            base.Refusal(f"Positions of type '{positions_type}' are not supported by gather."),
         ]
     dtype = context.input_type(0)
     if dtype not in ("FLOAT32", "INT8"):
-        return [*found, Refusal(f"Type '{dtype}' is not supported by gather.")]
+        return [*found, base.Refusal(f"Type '{dtype}' is not supported by gather.")]
     source, positions = shape(context.input(0)), shape(context.input(1))
     axis = context.option("axis")
     axis += len(source) if axis < 0 else 0
@@ -395,43 +388,43 @@ def _gather(context: KernelContext) -> Events:
     return found + rewritten_dims(context, 0, dims)
 
 
-def _gather_nd(context: KernelContext) -> Events:
+def _gather_nd(context: base.KernelContext) -> base.Events:
     # Params, indices, output; output dims := indices[:-1] + params[indices[-1]:], written into
     # a tail copy of the output's dims.
     file = "gather_nd.cc"
     refused = arity_refusals(context, file, 2, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     dtype, indices_type = context.input_type(0), context.input_type(1)
     if dtype not in ("FLOAT32", "INT8"):
-        return [*found, Refusal(f"Params of type '{dtype}' are not supported by gather_nd.")]
+        return [*found, base.Refusal(f"Params of type '{dtype}' are not supported by gather_nd.")]
     if indices_type != "INT32":
         return [
             *found,
-            Refusal(f"Indices of type '{indices_type}' are not supported by gather_nd."),
+            base.Refusal(f"Indices of type '{indices_type}' are not supported by gather_nd."),
         ]
     params, indices = shape(context.input(0)), shape(context.input(1))
     depth = indices[-1] if indices else 0
     if not params:
-        return [*found, Refusal("Params must be at least a vector.")]
+        return [*found, base.Refusal("Params must be at least a vector.")]
     if not indices:
-        return [*found, Refusal("Indices must be at least a vector.")]
+        return [*found, base.Refusal("Indices must be at least a vector.")]
     if depth > len(params):
-        return [*found, Refusal("Index innermost dimension length must be <= params rank.")]
+        return [*found, base.Refusal("Index innermost dimension length must be <= params rank.")]
     if depth > 5:
-        return [*found, Refusal("Index innermost dimension length must not exceed 5.")]
+        return [*found, base.Refusal("Index innermost dimension length must not exceed 5.")]
     dims = (*indices[:-1], *params[depth:])
     return found + rewritten_dims(context, 0, dims)
 
 
-def _dynamic_update_slice(context: KernelContext) -> Events:
+def _dynamic_update_slice(context: base.KernelContext) -> base.Events:
     # Operand, update, start indices, output.
     file = "dynamic_update_slice.cc"
     refused = arity_refusals(context, file, 3, 1)
     if refused:
         return refused
-    found = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     operand, update, start = context.input(0), context.input(1), context.input(2)
     if context.input_type(0) != context.input_type(1):
         return [
@@ -476,7 +469,9 @@ def _dynamic_update_slice(context: KernelContext) -> Events:
     return found + _type_refusal(context, dtype, accepted, message)
 
 
-def _concatenation_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _concatenation_distance(
+    view: base.KernelContext, slots: frozenset[int], output: int
+) -> int | None:
     target = view.output(output)
     parts = [view.input(slot) for slot in range(len(view.operator.inputs))]
     if target is None or any(p is None for p in parts) or too_large(target):
@@ -525,7 +520,7 @@ def _split_copies(
     return copies
 
 
-def _split_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _split_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     opcode = view.operator.opcode
     data_slot = 1 if opcode == "SPLIT" else 0
     source = view.input(data_slot)
@@ -575,7 +570,7 @@ def _unpack_copies(source: Tensor, axis: int, data_slot: int) -> list[Copy]:
     ]
 
 
-def _pack_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _pack_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
     """PACK (*pack.cc*): for each input i, for each outer index, copy its slice into place."""
     target = view.output(output)
     parts = [view.input(slot) for slot in range(len(view.operator.inputs))]
@@ -602,7 +597,9 @@ def _pack_distance(view: KernelContext, slots: frozenset[int], output: int) -> i
     return checked(trace, first.nbytes)
 
 
-def _strided_slice_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
+def _strided_slice_distance(
+    view: base.KernelContext, slots: frozenset[int], output: int
+) -> int | None:
     """A bound: with every stride positive, output element k comes from input element >= k; a
     memcpy (unit inner stride) covers at most one input row, so D <= row bytes (else D <= 0)."""
     source, target = view.input(0), view.output(output)
@@ -629,106 +626,106 @@ _COPY_LOOPS = "element copy loops"
 _DATA_IN_INDEX_ORDER = "reads in index order, which is data"
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "PACK",
         "pack.cc",
         _PACK_PARAMS,
-        no_events,
+        base.no_events,
         _pack,
-        access=AccessOrder(_COPY_LOOPS, "pack.cc", None, _pack_distance),
-        operands=operands("input+"),
+        access=base.AccessOrder(_COPY_LOOPS, "pack.cc", None, _pack_distance),
+        operands=base.operands("input+"),
     ),
-    KernelRule(
+    base.KernelRule(
         "UNPACK",
         "unpack.cc",
         _UNPACK_PARAMS,
-        no_events,
+        base.no_events,
         _unpack,
-        access=AccessOrder(_COPY_LOOPS, "unpack.cc", (0,), _split_distance),
-        operands=operands("input", outputs=(1, None)),
+        access=base.AccessOrder(_COPY_LOOPS, "unpack.cc", (0,), _split_distance),
+        operands=base.operands("input", outputs=(1, None)),
     ),
-    KernelRule(
+    base.KernelRule(
         "SPLIT",
         "split.cc",
         _SPLIT_PARAMS,
-        no_events,
+        base.no_events,
         _split,
-        access=AccessOrder(_COPY_LOOPS, "split.cc", (1,), _split_distance),
-        operands=operands("axis", "input", outputs=(1, None)),
+        access=base.AccessOrder(_COPY_LOOPS, "split.cc", (1,), _split_distance),
+        operands=base.operands("axis", "input", outputs=(1, None)),
     ),
-    KernelRule(
+    base.KernelRule(
         "SPLIT_V",
         "split_v.cc",
         _SPLIT_V_PARAMS,
-        no_events,
+        base.no_events,
         _split_v,
-        access=AccessOrder(_COPY_LOOPS, "split_v.cc", (0,), _split_distance),
-        operands=operands("input", "size_splits", "axis", outputs=(1, None)),
+        access=base.AccessOrder(_COPY_LOOPS, "split_v.cc", (0,), _split_distance),
+        operands=base.operands("input", "size_splits", "axis", outputs=(1, None)),
     ),
-    KernelRule(
+    base.KernelRule(
         "CONCATENATION",
         "concatenation.cc",
         _CONCATENATION_PARAMS,
         op_data(_CONCATENATION_OP_DATA),
         _concatenation,
-        access=AccessOrder(
+        access=base.AccessOrder(
             "memcpy per input slice",
             "concatenation.cc, reference/concatenation.h",
             None,
             _concatenation_distance,
         ),
-        operands=operands("input+"),
+        operands=base.operands("input+"),
         inplace=NotInPlace("inputs and output differ in size"),
     ),
-    KernelRule(
+    base.KernelRule(
         "SLICE",
         "slice.cc",
         None,
-        no_events,
+        base.no_events,
         _slice,
-        access=NoOverlap("not analysed"),
-        operands=operands("input", "begin", "size"),
+        access=base.NoOverlap("not analysed"),
+        operands=base.operands("input", "begin", "size"),
     ),
-    KernelRule(
+    base.KernelRule(
         "STRIDED_SLICE",
         "strided_slice.cc, strided_slice_common.cc",
         _STRIDED_SLICE_PARAMS,
         op_data(_STRIDED_SLICE_OP_DATA, "StridedSliceParams"),
         _strided_slice,
-        access=AccessOrder(
+        access=base.AccessOrder(
             "forward copy (bound)",
             "strided_slice.cc, reference/strided_slice.h, portable_tensor.h SequentialTensorWriter",
             (0,),
             _strided_slice_distance,
         ),
-        operands=operands("input", "begin", "end", "strides"),
+        operands=base.operands("input", "begin", "end", "strides"),
     ),
-    KernelRule(
+    base.KernelRule(
         "GATHER",
         "gather.cc",
         _GATHER_PARAMS,
-        no_events,
+        base.no_events,
         _gather,
-        access=NoOverlap("reads rows in index order, which is data"),
-        operands=operands("params", "indices"),
+        access=base.NoOverlap("reads rows in index order, which is data"),
+        operands=base.operands("params", "indices"),
     ),
-    KernelRule(
+    base.KernelRule(
         "GATHER_ND",
         "gather_nd.cc",
         None,
-        no_events,
+        base.no_events,
         _gather_nd,
-        access=NoOverlap(_DATA_IN_INDEX_ORDER),
-        operands=operands("params", "indices"),
+        access=base.NoOverlap(_DATA_IN_INDEX_ORDER),
+        operands=base.operands("params", "indices"),
     ),
-    KernelRule(
+    base.KernelRule(
         "DYNAMIC_UPDATE_SLICE",
         "dynamic_update_slice.cc",
         None,
-        no_events,
+        base.no_events,
         _dynamic_update_slice,
-        access=NoOverlap("copies the input into the output first"),
-        operands=operands("operand", "update", "start_indices"),
+        access=base.NoOverlap("copies the input into the output first"),
+        operands=base.operands("operand", "update", "start_indices"),
         registered_from=DYNAMIC_UPDATE_SLICE,
     ),
 )

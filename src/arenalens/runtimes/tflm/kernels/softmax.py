@@ -12,18 +12,7 @@ from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.access_order import SOFTMAX_LOOPS, SOFTMAX_ROWS, same_index_distance
-from arenalens.runtimes.tflm.kernels.base import (
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    KernelRule,
-    OverTemps,
-    Persistent,
-    Refusal,
-    TempField,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import UNARY, op_data, scale_of
 from arenalens.runtimes.tflm.kernels.quantization import (
     CALIBRATE,
@@ -81,26 +70,26 @@ def _quantization(tensor: Tensor | None) -> tuple[float, int]:
     return quantization.scale or 0.0, quantization.zero_point or 0
 
 
-def _softmax(context: KernelContext) -> Events:
+def _softmax(context: base.KernelContext) -> base.Events:
     # SoftmaxPrepare: input (rank >= 1), output; InitializeLutForInt16 allocates both int16
     # tables before any type check and fills them over the live temps, then the type, zero-point
     # and scale checks read both temps' types and quantization params.
-    found: list[Event] = temps(context, ("in", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0))
     source = context.input(0)
     if source is None or not source.shape:
         return [*found, not_true(_FILE, "NumDimensions(input) >= 1")]
-    found += temps(context, ("out", 0))
+    found += base.temps(context, ("out", 0))
     kind, out = context.input_type(0), context.output_type(0)
     if kind == "INT16":
-        keep = tuple(TempField(name, temp) for temp in (0, 1) for name in ("params", "type"))
-        tables = OverTemps(keep=keep)
+        keep = tuple(base.TempField(name, temp) for temp in (0, 1) for name in ("params", "type"))
+        tables = base.OverTemps(keep=keep)
         for what in ("exp LUT", "1/(1+x) LUT"):
-            found.append(Persistent(2 * INT16_LUT_ENTRIES, what, written=tables))
+            found.append(base.Persistent(2 * INT16_LUT_ENTRIES, what, written=tables))
     refused = _softmax_checks(context, kind, out)
     return found + refused
 
 
-def _softmax_checks(context: KernelContext, kind: str, out: str) -> list[Event]:
+def _softmax_checks(context: base.KernelContext, kind: str, out: str) -> list[base.Event]:
     if out == "INT16" and kind not in ("INT8", "INT16"):
         return [not_true(_FILE, "input->type == kTfLiteInt8 || input->type == kTfLiteInt16")]
     if out not in ("INT16", kind):
@@ -113,12 +102,12 @@ def _softmax_checks(context: KernelContext, kind: str, out: str) -> list[Event]:
         if in_zero != 0:
             return [not_equal(_FILE, "input->params.zero_point", "0", in_zero, 0)]
         if abs(out_scale - 1 / 32768) > 0.001 / 32768:
-            return [Refusal(f"{_FILE} output->params.scale not near 1/32768")]
+            return [base.Refusal(f"{_FILE} output->params.scale not near 1/32768")]
     elif kind == "INT8" and out == "INT16":
         if out_zero != -32768:
             return [not_equal(_FILE, "output->params.zero_point", "-32768", out_zero, -32768)]
         if abs(out_scale - 1 / 65536) > 0.001 / 65536:
-            return [Refusal(f"{_FILE} output->params.scale not near 1/65536")]
+            return [base.Refusal(f"{_FILE} output->params.scale not near 1/65536")]
     elif kind == "INT8":
         if out_zero != -128:
             return [not_equal(_FILE, "output->params.zero_point", "-128", out_zero, -128)]
@@ -133,8 +122,8 @@ def _softmax_checks(context: KernelContext, kind: str, out: str) -> list[Event]:
 
 
 def int8_input_multiplier(
-    context: KernelContext, integer_bits: int, beta: float | None = None
-) -> Refusal | None:
+    context: base.KernelContext, integer_bits: int, beta: float | None = None
+) -> base.Refusal | None:
     """int8: PreprocessSoftmaxScaling(beta, input scale, integer bits) turns beta · input scale
     · 2^(31 - integer bits) into a multiplier with QuantizeMultiplierGreaterThanOne, which aborts
     unless it exceeds 1: an input scale below 2^-26 / beta (1.49e-8 for beta 1) aborts."""
@@ -154,11 +143,11 @@ def int8_input_multiplier(
     )
 
 
-def _log_softmax(context: KernelContext) -> Events:
+def _log_softmax(context: base.KernelContext) -> base.Events:
     # CalculateOpData: input, output, same type and shape; int8 allocates its OpData here (after
     # the temps), checks the output quantization, fills it, then reads the input's dims.
     file = "log_softmax.cc"
-    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("out", 0))
     kind, out = context.input_type(0), context.output_type(0)
     if kind != out:
         return [*found, not_equal(file, "input->type", "output->type", kind, out)]
@@ -174,10 +163,10 @@ def _log_softmax(context: KernelContext) -> Events:
         # The int32 fields, then the two size_t ones (LP64 leaves padding in between unwritten).
         written = ((0, spans[1][0] + spans[1][1]), (spans[2][0], spans[3][0] + spans[3][1]))
         found.append(
-            Persistent(
+            base.Persistent(
                 context.sizeof(LOG_SOFTMAX_OP_DATA),
                 "OpData",
-                written=OverTemps(ranges=written, keep=(TempField("dims", 0),)),
+                written=base.OverTemps(ranges=written, keep=(base.TempField("dims", 0),)),
             )
         )
         scale, zero = _quantization(output)
@@ -193,7 +182,7 @@ def _log_softmax(context: KernelContext) -> Events:
     return found
 
 
-def _log_softmax_multipliers(context: KernelContext) -> Refusal | None:
+def _log_softmax_multipliers(context: base.KernelContext) -> base.Refusal | None:
     """PreprocessLogSoftmaxScalingExp(kBeta 1, input scale, 5): the SOFTMAX input multiplier
     (QuantizeMultiplierGreaterThanOne), then its inverse 2^(31 - shift) / significand through
     QuantizeMultiplierSmallerThanOneExp."""
@@ -213,12 +202,12 @@ def _log_softmax_multipliers(context: KernelContext) -> Refusal | None:
 
 # A row is read whole (its maximum, its sum) before any of its outputs is written, then each
 # output reads its own element: the trace of "same index".
-SOFTMAX_ACCESS = AccessOrder(
+SOFTMAX_ACCESS = base.AccessOrder(
     SOFTMAX_ROWS, "softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
 )
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "SOFTMAX",
         "softmax.cc, softmax_common.cc",
         SOFTMAX_PARAMS,
@@ -228,12 +217,12 @@ RULES = (
         operands=UNARY,
         inplace=NotInPlace("reads the whole row (max, sum) while the loop writes it"),
     ),
-    KernelRule(
+    base.KernelRule(
         "LOG_SOFTMAX",
         "log_softmax.cc",
         None,
         prepare=_log_softmax,
-        access=AccessOrder(
+        access=base.AccessOrder(
             SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
         ),
         operands=UNARY,

@@ -10,16 +10,7 @@ from __future__ import annotations
 
 from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, struct
-from arenalens.runtimes.tflm.kernels.base import (
-    Events,
-    KernelContext,
-    KernelRule,
-    NoOverlap,
-    Persistent,
-    no_events,
-    operands,
-    temps,
-)
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.refusals import arity_refusals
 
@@ -32,51 +23,51 @@ _VAR_HANDLE_OP_DATA = struct("OpData", ("resource_id", "int32"))
 _ASSIGN_VARIABLE_OP_DATA = struct("OpData", Field("scratch_index", "int", only_with=COMPRESSION))
 
 
-def _read_variable(context: KernelContext) -> Events:
+def _read_variable(context: base.KernelContext) -> base.Events:
     # Prepare fetches the handle only; its other checks are DCHECKs.
-    return temps(context, ("in", 0))
+    return base.temps(context, ("in", 0))
 
 
-def _assign_variable_init(context: KernelContext) -> Events:
+def _assign_variable_init(context: base.KernelContext) -> base.Events:
     if COMPRESSION not in context.build.features:
         return ()
-    return [Persistent(context.sizeof(_ASSIGN_VARIABLE_OP_DATA), "OpData")]
+    return [base.Persistent(context.sizeof(_ASSIGN_VARIABLE_OP_DATA), "OpData")]
 
 
-def _assign_variable(context: KernelContext) -> Events:
+def _assign_variable(context: base.KernelContext) -> base.Events:
     # Prepare reads the handle as an eval tensor (no temp) and fetches only the value.
     refused = arity_refusals(context, "assign_variable.cc", 2, 0)
-    return refused or temps(context, ("in", 1))
+    return refused or base.temps(context, ("in", 1))
 
 
-_RESOURCE = NoOverlap("resource variables")
+_RESOURCE = base.NoOverlap("resource variables")
 
 RULES = (
-    KernelRule(
+    base.KernelRule(
         "ASSIGN_VARIABLE",
         "assign_variable.cc",
         None,
         _assign_variable_init,
         _assign_variable,
         access=_RESOURCE,
-        operands=operands("resource", "value", outputs=(0, 0)),
+        operands=base.operands("resource", "value", outputs=(0, 0)),
     ),
-    KernelRule(
+    base.KernelRule(
         "READ_VARIABLE",
         "read_variable.cc",
         None,
         prepare=_read_variable,
         access=_RESOURCE,
-        operands=operands("resource"),
+        operands=base.operands("resource"),
     ),
-    KernelRule(
+    base.KernelRule(
         "VAR_HANDLE",
         "var_handle.cc",
         _VAR_HANDLE_PARAMS,
         op_data(_VAR_HANDLE_OP_DATA),
-        no_events,
+        base.no_events,
         binds_outputs=True,  # at the resource id in its OpData (var_handle.cc Prepare)
         access=_RESOURCE,
-        operands=operands(),
+        operands=base.operands(),
     ),
 )

@@ -15,36 +15,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arenalens.runtimes.tflm.kernels.base import (
-    Access,
-    AccessByPath,
-    AccessOrder,
-    KernelContext,
-    NoOverlap,
-)
+from arenalens.runtimes.tflm.kernels import base
 
 CMSIS_NN_SOURCES = "ARM-software/CMSIS-NN"
 
 
-def not_analysed(why: str) -> NoOverlap:
+def not_analysed(why: str) -> base.NoOverlap:
     """A CMSIS-NN path whose loops were not traced: no overlap under this library."""
-    return NoOverlap(f"CMSIS-NN: {why}: {CMSIS_NN_SOURCES}")
+    return base.NoOverlap(f"CMSIS-NN: {why}: {CMSIS_NN_SOURCES}")
 
 
-def reads_no_later(reference: Access, source: str) -> AccessOrder:
+def reads_no_later(reference: base.Access, source: str) -> base.AccessOrder:
     """A CMSIS-NN loop that reads every input byte no later than the reference loop does (a
     pixel's window, a row, 4 or 16 elements read before they are written): the reference
     distance holds."""
-    if not isinstance(reference, AccessOrder):
+    if not isinstance(reference, base.AccessOrder):
         raise TypeError(f"{source}: the reference kernel has no traced order to hold")
-    return AccessOrder("CMSIS-NN: reads no later", source, None, reference.distance)
+    return base.AccessOrder("CMSIS-NN: reads no later", source, None, reference.distance)
 
 
-def int8_paths(int8: Callable[[KernelContext], AccessOrder | NoOverlap]) -> AccessByPath:
+def int8_paths(
+    int8: Callable[[base.KernelContext], base.AccessOrder | base.NoOverlap],
+) -> base.AccessByPath:
     """A CMSIS-NN kernel's order by its input type: float runs the reference kernel, int8 the
     traced CMSIS-NN path `int8` gives for the operator, any other type an untraced path."""
 
-    def choose(view: KernelContext) -> AccessOrder | NoOverlap | None:
+    def choose(view: base.KernelContext) -> base.AccessOrder | base.NoOverlap | None:
         source, target = view.input(0), view.output(0)
         data_type = source.dtype.name if source is not None else ""
         if data_type == "FLOAT32":
@@ -53,20 +49,22 @@ def int8_paths(int8: Callable[[KernelContext], AccessOrder | NoOverlap]) -> Acce
             return not_analysed(f"{data_type or 'this'} path not analysed")
         return int8(view)
 
-    return AccessByPath(choose)
+    return base.AccessByPath(choose)
 
 
-def int8_only(int8: Callable[[KernelContext], AccessOrder | NoOverlap]) -> AccessByPath:
+def int8_only(
+    int8: Callable[[base.KernelContext], base.AccessOrder | base.NoOverlap],
+) -> base.AccessByPath:
     """A CMSIS-NN kernel that runs its own loops for int8 only (PAD, TRANSPOSE, MAXIMUM, MINIMUM:
     every other type goes to the reference kernel)."""
 
-    def choose(view: KernelContext) -> AccessOrder | NoOverlap | None:
+    def choose(view: base.KernelContext) -> base.AccessOrder | base.NoOverlap | None:
         source = view.input(0)
         if source is None or source.dtype.name != "INT8":
             return None
         return int8(view)
 
-    return AccessByPath(choose)
+    return base.AccessByPath(choose)
 
 
 # The kernels whose int8 path nobody traced (int16 paths, int4 weights, MAXIMUM / MINIMUM, PAD,

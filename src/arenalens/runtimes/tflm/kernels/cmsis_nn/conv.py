@@ -18,21 +18,8 @@ from __future__ import annotations
 from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    AccessOrder,
-    Estimate,
-    Event,
-    Events,
-    KernelContext,
-    NoOverlap,
-    Refusal,
-    Scratch,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, traces
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     NOT_ANALYSED,
@@ -100,7 +87,12 @@ def _dims(tensor: Tensor | None) -> Dims:
 
 
 def _conv_params(
-    context: KernelContext, source: Tensor | None, filter_h: int, filter_w: int, *, strided: bool
+    context: base.KernelContext,
+    source: Tensor | None,
+    filter_h: int,
+    filter_w: int,
+    *,
+    strided: bool,
 ) -> ConvParams:
     """The padding, dilations (and strides when `strided`) TFLM puts in cmsis_nn_conv_params."""
     stride_w, stride_h = context.option("stride_w", 1), context.option("stride_h", 1)
@@ -118,8 +110,8 @@ def _conv_params(
 
 
 def _quantization_params(
-    context: KernelContext, weights: Tensor | None, channels: int
-) -> list[Event]:
+    context: base.KernelContext, weights: Tensor | None, channels: int
+) -> list[base.Event]:
     """PopulateConvolutionQuantizationParams (non-float only), as the reference kernels call it
     from CalculateOpDataConv and CalculateOpDataDepthwiseConv; CMSIS-NN's transpose_conv.cc calls
     it with kTfLiteActNone whatever the fused activation (so, unlike the reference kernel, no
@@ -138,12 +130,12 @@ def _quantization_params(
     return [refused] if refused else []
 
 
-def _conv(context: KernelContext) -> Events:
+def _conv(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, output (the kernel's own "bias" fetch asks for output #2 and gets
     # nothing); checks; int8/int16 per-channel arrays; CalculateOpDataConv (input, filter, bias,
     # output again); the CMSIS-NN buffer for int8 (int4 filters too) and int16.
     source, weights, output = context.input(0), context.input(1), context.output(0)
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     refused = types_and_hybrid(_CONV_FILE, source, weights, output) or _conv_shapes(
         source, weights, output
     )
@@ -156,7 +148,7 @@ def _conv(context: KernelContext) -> Events:
     inputs = len(context.operator.inputs)
     if inputs not in (2, 3):
         return [*found, not_true(_CONV_COMMON_FILE, "has_bias || node->inputs->size == 2")]
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     if dtype != "FLOAT32":
         refused = _quantization_params(context, weights, channels)
         if refused:
@@ -174,18 +166,20 @@ def _conv(context: KernelContext) -> Events:
     elif dtype == "INT16":
         nbytes = buffers.convolve_wrapper_s16(isa, _dims(source), filter_dims)
     if nbytes > 0:
-        found.append(Scratch(nbytes, "CMSIS-NN convolution buffer"))
+        found.append(base.Scratch(nbytes, "CMSIS-NN convolution buffer"))
     bias = context.input(2)
     if dtype == "INT16" and bias is not None and type_of(bias) not in ("INT32", "INT64"):
         found.append(
-            Refusal(f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", INVOKE)
+            base.Refusal(
+                f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", base.INVOKE
+            )
         )
     return found
 
 
 def _conv_shapes(
     source: Tensor | None, weights: Tensor | None, output: Tensor | None
-) -> list[Event]:
+) -> list[base.Event]:
     """CMSIS-NN-only checks: ranks, batch, and input channels a multiple of the filter's."""
     for name, tensor in (("input", source), ("filter", weights), ("output", output)):
         rank = 0 if tensor is None else len(tensor.shape)
@@ -217,7 +211,7 @@ def _conv_shapes(
     groups = _dim(source, 3) // filter_channels
     if _dim(output, 3) % groups:
         return [
-            Refusal(
+            base.Refusal(
                 "output channels not a multiple of the groups: a TFLITE_DCHECK in "
                 "cmsis_nn/conv.cc aborts TFLM (setup crashes)"
             )
@@ -225,13 +219,13 @@ def _conv_shapes(
     return []
 
 
-def _depthwise(context: KernelContext) -> Events:
+def _depthwise(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, output; checks; int8/int16 filter quantization checks and
     # per-channel arrays (O = filter dim 3); CalculateOpDataDepthwiseConv (input, filter, bias,
     # output again); the CMSIS-NN buffer for int8 input (s8 or s4 filters).
     source, weights, output = context.input(0), context.input(1), context.output(0)
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
-    refused: list[Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    refused: list[base.Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
     if refused:
         return found + refused
     dtype = type_of(source)
@@ -244,7 +238,7 @@ def _depthwise(context: KernelContext) -> Events:
     inputs = context.operator.inputs
     if len(inputs) not in (2, 3):
         return [*found, not_true(_DEPTHWISE_COMMON_FILE, "has_bias || node->inputs->size == 2")]
-    found += temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     if dtype != "FLOAT32":
         refused = _quantization_params(context, weights, channels)
         if refused:
@@ -253,7 +247,7 @@ def _depthwise(context: KernelContext) -> Events:
         # has_bias, but the bias is omitted: DeallocateTempTfLiteTensor(nullptr) hits a DCHECK.
         return [
             *found,
-            Refusal(
+            base.Refusal(
                 "bias omitted (-1) with three inputs: a TFLITE_DCHECK in "
                 "depthwise_conv_common.cc aborts TFLM (setup crashes)"
             ),
@@ -265,7 +259,7 @@ def _depthwise(context: KernelContext) -> Events:
 
 def _depthwise_filter_checks(
     source: Tensor | None, weights: Tensor | None, output: Tensor | None, channels: int
-) -> list[Event]:
+) -> list[base.Event]:
     if not is_quantized(weights):
         return [
             not_equal(
@@ -294,8 +288,11 @@ def _depthwise_filter_checks(
 
 
 def _depthwise_buffer(
-    context: KernelContext, source: Tensor | None, weights: Tensor | None, output: Tensor | None
-) -> list[Event]:
+    context: base.KernelContext,
+    source: Tensor | None,
+    weights: Tensor | None,
+    output: Tensor | None,
+) -> list[base.Event]:
     """arm_depthwise_conv_wrapper_s8 / _s4_get_buffer_size with TFLM's dims: the filter as
     {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
     depth = _dim(output, 3)
@@ -304,20 +301,20 @@ def _depthwise_buffer(
     output_dims = Dims(_dim(source, 0), _dim(output, 1), _dim(output, 2), depth)
     params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=False)
     isa = context.build.isa
-    found: list[Event] = []
+    found: list[base.Event] = []
     if type_of(weights) == "INT4":
         nbytes = buffers.depthwise_wrapper_s4(isa, params, source_dims, filter_dims, output_dims)
     else:
         nbytes = buffers.depthwise_wrapper_s8(isa, params, source_dims, filter_dims, output_dims)
         found += _uninitialised_stride(isa, params, source_dims, filter_dims, output_dims)
     if nbytes > 0:
-        found.insert(0, Scratch(nbytes, "CMSIS-NN depthwise buffer"))
+        found.insert(0, base.Scratch(nbytes, "CMSIS-NN depthwise buffer"))
     return found
 
 
 def _uninitialised_stride(
     isa: str, params: ConvParams, source: Dims, kernel: Dims, output: Dims
-) -> list[Event]:
+) -> list[base.Event]:
     """MVE runs a one-input-channel depthwise as a convolution whose 1xN test and size read the
     stride TFLM never sets. The GCC probes took the generic size (predicted here, the larger
     one); another binary may take the 1xN size instead."""
@@ -330,7 +327,7 @@ def _uninitialised_stride(
         return []
     generic = buffers.convolve_s8_mve(source, as_conv)
     return [
-        Estimate(
+        base.Estimate(
             "CMSIS-NN's MVE depthwise reads an uninitialised stride for this one-channel 1xN "
             "depthwise: the scratch size assumes the generic path (what GCC builds took); "
             "another build may request less",
@@ -339,13 +336,13 @@ def _uninitialised_stride(
     ]
 
 
-def _transpose_conv(context: KernelContext) -> Events:
+def _transpose_conv(context: base.KernelContext) -> base.Events:
     # Prepare: output, input (#2), filter (#1); checks; per-channel arrays (O = filter dim 0,
     # every type); int8: the CMSIS-NN buffer and the reversed-filter buffer (always requested,
     # possibly 0 bytes); int16: int64 accumulators; CalculateOpData (input, filter, bias, output
     # again for non-float; int16 with an int16 bias: an int64 copy of it).
     source, weights, output = context.input(2), context.input(1), context.output(0)
-    found: list[Event] = temps(context, ("out", 0), ("in", 2), ("in", 1))
+    found: list[base.Event] = base.temps(context, ("out", 0), ("in", 2), ("in", 1))
     dtype = type_of(source)
     if dtype != type_of(output):
         return [
@@ -359,9 +356,9 @@ def _transpose_conv(context: KernelContext) -> Events:
             ),
         ]
     if dtype not in ("FLOAT32", "INT16", "INT8"):
-        return [*found, Refusal(UNSUPPORTED_INPUT)]
+        return [*found, base.Refusal(UNSUPPORTED_INPUT)]
     if type_of(weights) != ("FLOAT32" if dtype == "FLOAT32" else "INT8"):
-        return [*found, Refusal(HYBRID)]
+        return [*found, base.Refusal(HYBRID)]
     channels = _dim(weights, 0)
     found += per_channel_arrays(channels)
     isa = context.build.isa
@@ -371,7 +368,7 @@ def _transpose_conv(context: KernelContext) -> Events:
         filter_dims = Dims(channels, _dim(weights, 1), _dim(weights, 2), _dim(source, 3))
         output_dims = Dims(_dim(source, 0), _dim(output, 1), _dim(output, 2), channels)
         found.append(
-            Scratch(
+            base.Scratch(
                 buffers.transpose_conv_s8(
                     isa, (stride_w, stride_h), source_dims, filter_dims, output_dims
                 ),
@@ -379,13 +376,13 @@ def _transpose_conv(context: KernelContext) -> Events:
             )
         )
         found.append(
-            Scratch(
+            base.Scratch(
                 buffers.transpose_conv_s8_reverse(stride_w, stride_h, source_dims, filter_dims),
                 "CMSIS-NN transpose_conv reversed filter",
             )
         )
     elif dtype == "INT16":
-        found.append(Scratch(elements(output) * 8, "transpose_conv int64 accumulators"))
+        found.append(base.Scratch(elements(output) * 8, "transpose_conv int64 accumulators"))
     if dtype in ("INT8", "INT16"):
         refused = _transpose_conv_filter_checks(weights, channels)
         if refused:
@@ -393,7 +390,7 @@ def _transpose_conv(context: KernelContext) -> Events:
     return found + _transpose_conv_op_data(context, dtype, weights, channels)
 
 
-def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list[Event]:
+def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list[base.Event]:
     if not is_quantized(weights):
         return [
             not_equal(
@@ -417,14 +414,14 @@ def _transpose_conv_filter_checks(weights: Tensor | None, channels: int) -> list
 
 
 def _transpose_conv_op_data(
-    context: KernelContext, dtype: str, weights: Tensor | None, channels: int
-) -> list[Event]:
+    context: base.KernelContext, dtype: str, weights: Tensor | None, channels: int
+) -> list[base.Event]:
     """CalculateOpData: inputs 3 or 4; non-float fetches input, filter, bias and output again."""
     if len(context.operator.inputs) not in (3, 4):
         return [not_true(_TRANSPOSE_CONV_FILE, "has_bias || node->inputs->size == 3")]
     if dtype == "FLOAT32":
         return []
-    found: list[Event] = temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
     refused = _quantization_params(context, weights, channels)
     if refused:
         return found + refused
@@ -436,13 +433,13 @@ def _transpose_conv_op_data(
             # AllocateTensors never returns (measured: TRANSPOSE_CONV.INT16.no_bias halts).
             return [
                 *found,
-                Refusal(
+                base.Refusal(
                     "int16 TRANSPOSE_CONV without a bias: CMSIS-NN's Prepare reads the missing "
                     "bias's type through a null pointer (setup crashes)"
                 ),
             ]
         if type_of(bias) == "INT16":
-            found.append(Scratch(elements(bias) * 8, "transpose_conv int64 bias copy"))
+            found.append(base.Scratch(elements(bias) * 8, "transpose_conv int64 bias copy"))
     return found
 
 
@@ -452,14 +449,14 @@ def _transpose_conv_op_data(
 # arm_depthwise_conv_wrapper_s8 the 3x3 kernel (4 channels at a time), the DSP window im2col, the
 # MVE walk per 124-channel block, the multiplier-4 or the generic kernel, or on MVE a convolution
 # for one input channel.
-_CONV_INT8 = AccessOrder(
+_CONV_INT8 = base.AccessOrder(
     "CMSIS-NN: per code path (1x1 matrix product, 1xN, im2col of 2 or 4 pixels)",
     "arm_convolve_wrapper_s8.c, arm_convolve_1x1_s8(_fast).c, arm_convolve_1_x_n_s8.c, "
     "arm_convolve_s8.c, arm_nn_mat_mult_nt_t_s8.c",
     (0,),
     traces.conv_distance,
 )
-_DEPTHWISE_INT8 = AccessOrder(
+_DEPTHWISE_INT8 = base.AccessOrder(
     "CMSIS-NN: per code path (3x3 by 4 channels, window im2col, 124-channel blocks, generic)",
     "arm_depthwise_conv_wrapper_s8.c, arm_depthwise_conv_3x3_s8.c, arm_depthwise_conv_s8_opt.c, "
     "arm_depthwise_conv_s8.c",
@@ -468,24 +465,24 @@ _DEPTHWISE_INT8 = AccessOrder(
 )
 
 
-def _conv_int8(view: KernelContext) -> AccessOrder | NoOverlap:
+def _conv_int8(view: base.KernelContext) -> base.AccessOrder | base.NoOverlap:
     weights = view.input(1)
     if weights is None or weights.dtype.name != "INT8":
         return not_analysed("int4 weights not analysed")
     return _CONV_INT8
 
 
-def _depthwise_int8(view: KernelContext) -> AccessOrder | NoOverlap:
+def _depthwise_int8(view: base.KernelContext) -> base.AccessOrder | base.NoOverlap:
     weights = view.input(1)
     if weights is None or weights.dtype.name != "INT8":
         return not_analysed("int4 weights not analysed")
     return _DEPTHWISE_INT8
 
 
-_REFERENCE = rule_table(*reference_conv.RULES)
+_REFERENCE = base.rule_table(*reference_conv.RULES)
 
 RULES = (
-    variant(
+    base.variant(
         _REFERENCE["CONV_2D"],
         library=CMSIS_NN,
         source="cmsis_nn/conv.cc, conv_common.cc",
@@ -493,7 +490,7 @@ RULES = (
         prepare=_conv,
         access=int8_paths(_conv_int8),
     ),
-    variant(
+    base.variant(
         _REFERENCE["DEPTHWISE_CONV_2D"],
         library=CMSIS_NN,
         source="cmsis_nn/depthwise_conv.cc, depthwise_conv_common.cc",
@@ -501,7 +498,7 @@ RULES = (
         prepare=_depthwise,
         access=int8_paths(_depthwise_int8),
     ),
-    variant(
+    base.variant(
         _REFERENCE["TRANSPOSE_CONV"],
         library=CMSIS_NN,
         source="cmsis_nn/transpose_conv.cc",

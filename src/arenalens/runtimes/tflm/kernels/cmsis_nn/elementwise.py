@@ -15,20 +15,10 @@ from __future__ import annotations
 
 from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
 from arenalens.runtimes.tflm.kernels import layout as reference_layout
 from arenalens.runtimes.tflm.kernels import shape as reference_shape
-from arenalens.runtimes.tflm.kernels.base import (
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    Refusal,
-    RuleFunction,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.cmsis_nn import traces
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     NOT_ANALYSED,
@@ -48,7 +38,7 @@ from arenalens.runtimes.tflm.kernels.refusals import (
 _FILE = "tensorflow/lite/micro/kernels/cmsis_nn/add.cc"
 
 
-def _add_refusals(context: KernelContext) -> list[Event]:
+def _add_refusals(context: base.KernelContext) -> list[base.Event]:
     """PrepareAdd's checks before CalculateOpData: types, then int16 zero points."""
     first, second, output = context.input(0), context.input(1), context.output(0)
     if type_of(first) != type_of(output):
@@ -58,9 +48,9 @@ def _add_refusals(context: KernelContext) -> list[Event]:
             )
         ]
     if type_of(first) not in ("FLOAT32", "INT32", "INT16", "INT8"):
-        return [Refusal(UNSUPPORTED_INPUT)]
+        return [base.Refusal(UNSUPPORTED_INPUT)]
     if type_of(first) != type_of(second):
-        return [Refusal(HYBRID)]
+        return [base.Refusal(HYBRID)]
     if type_of(first) == "INT16":
         return list(
             int16_zero_points(_FILE, ("input1", first), ("input2", second), ("output", output))
@@ -68,19 +58,19 @@ def _add_refusals(context: KernelContext) -> list[Event]:
     return []
 
 
-def _add(reference: RuleFunction) -> RuleFunction:
-    def prepare(context: KernelContext) -> Events:
+def _add(reference: base.RuleFunction) -> base.RuleFunction:
+    def prepare(context: base.KernelContext) -> base.Events:
         # PrepareAdd: input1, input2, output; CMSIS-NN's checks; then what the reference
         # AddPrepare does (CalculateOpData fills OpData only).
         refused = _add_refusals(context)
         if refused:
-            return temps(context, ("in", 0), ("in", 1), ("out", 0)) + refused
+            return base.temps(context, ("in", 0), ("in", 1), ("out", 0)) + refused
         return reference(context)
 
     return prepare
 
 
-_REFERENCE = rule_table(
+_REFERENCE = base.rule_table(
     *reference_arithmetic.RULES,
     *reference_elementwise.RULES,
     *reference_layout.RULES,
@@ -95,12 +85,12 @@ _MUL_INT8 = reads_no_later(_REFERENCE["MUL"].access, _ADD_MUL_SOURCES)
 # arm_pad_s8 (int8; TFLM passes shape and paddings as 4-D): in output order, pad values by memset,
 # input rows (a pixel's channels when the channels are padded) by memcpy. Other types run the
 # reference Pad.
-_PAD_INT8 = AccessOrder(
+_PAD_INT8 = base.AccessOrder(
     "CMSIS-NN: output order, rows copied whole", "arm_pad_s8.c", (0,), traces.pad_distance
 )
 # arm_transpose_s8 (int8, at most 4 axes): in input order, each element to its place (MVE
 # gathers 8 of a column, then stores them). Other types run the reference Transpose.
-_TRANSPOSE_INT8 = AccessOrder(
+_TRANSPOSE_INT8 = base.AccessOrder(
     "CMSIS-NN: input order, each element to its place",
     "arm_transpose_s8.c",
     (0,),
@@ -111,45 +101,45 @@ _TRANSPOSE_INT8 = AccessOrder(
 # (`MulInit`/`MulPrepare`, `PadInit`/`PadPrepare`, `TransposePrepare`), MAXIMUM / MINIMUM have
 # none: their setup is the reference kernels'; their Eval is CMSIS-NN's.
 RULES = (
-    variant(
+    base.variant(
         _REFERENCE["ADD"],
         library=CMSIS_NN,
         source="cmsis_nn/add.cc, add_common.cc",
         prepare=_add(_REFERENCE["ADD"].prepare),
         access=int8_paths(lambda view: _ADD_INT8),
     ),
-    variant(
+    base.variant(
         _REFERENCE["MUL"],
         library=CMSIS_NN,
         source="cmsis_nn/mul.cc, mul_common.cc",
         access=int8_paths(lambda view: _MUL_INT8),
     ),
-    variant(
+    base.variant(
         _REFERENCE["PAD"],
         library=CMSIS_NN,
         source="cmsis_nn/pad.cc, pad_common.cc",
         access=int8_only(lambda view: _PAD_INT8),
     ),
     # Register_PADV2 runs PadEval, which sends int8 to arm_pad_s8 as PAD does.
-    variant(
+    base.variant(
         _REFERENCE["PADV2"],
         library=CMSIS_NN,
         source="cmsis_nn/pad.cc, pad_common.cc",
         access=int8_only(lambda view: _PAD_INT8),
     ),
-    variant(
+    base.variant(
         _REFERENCE["MAXIMUM"],
         library=CMSIS_NN,
         source="cmsis_nn/maximum_minimum.cc",
         access=NOT_ANALYSED,
     ),
-    variant(
+    base.variant(
         _REFERENCE["MINIMUM"],
         library=CMSIS_NN,
         source="cmsis_nn/maximum_minimum.cc",
         access=NOT_ANALYSED,
     ),
-    variant(
+    base.variant(
         _REFERENCE["TRANSPOSE"],
         library=CMSIS_NN,
         source="cmsis_nn/transpose.cc, transpose_common.cc",

@@ -14,23 +14,9 @@ from __future__ import annotations
 from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import batch_matmul as reference_matmul
 from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    OverTemps,
-    Persistent,
-    Refusal,
-    Scratch,
-    ScratchNumberAtLeast,
-    TempField,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
@@ -87,7 +73,7 @@ def _last(tensor: Tensor | None) -> int:
     return tensor.shape[-1] if tensor is not None and tensor.shape else 0
 
 
-def _fully_connected(context: KernelContext) -> Events:
+def _fully_connected(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, bias, output; checks; CalculateOpDataFullyConnected (per-channel
     # arrays); then, int8 with int8 weights: the conv-1x1 path's multiplier copies (scratch
     # 8·N), or MVE's kernel sums (persistent when weights and bias are constant, else scratch).
@@ -100,7 +86,7 @@ def _fully_connected(context: KernelContext) -> Events:
     unparsed = reference_fully_connected.weights_format_refusal(context)
     if unparsed:
         return unparsed
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
     refused = types_and_hybrid(_FC_FILE, source, weights, output) or _output_rank(context)
     if refused:
         return found + refused
@@ -108,7 +94,7 @@ def _fully_connected(context: KernelContext) -> Events:
     per_channel = dtype != "FLOAT32" and is_quantized(weights) and scale_count(weights) > 1
     if dtype != "FLOAT32":
         found += _calculate_op_data(context, per_channel=per_channel)
-        if any(isinstance(event, Refusal) for event in found):
+        if any(isinstance(event, base.Refusal) for event in found):
             return found
     if per_channel and not (dtype == "INT8" and weight_type != "INT4"):
         return [
@@ -127,7 +113,7 @@ def _fully_connected(context: KernelContext) -> Events:
     return found
 
 
-def _output_rank(context: KernelContext) -> list[Event]:
+def _output_rank(context: base.KernelContext) -> list[base.Event]:
     """`TFLITE_DCHECK_GE(output_dim_count, 2)` and `_LE(..., 4)`: CMSIS-NN's FULLY_CONNECTED
     takes rank-2 to rank-4 outputs only (keep_num_dims on a rank-5 input gives rank 5)."""
     output = context.output(0)
@@ -150,7 +136,7 @@ def _output_rank(context: KernelContext) -> list[Event]:
     ]
 
 
-def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Event]:
+def _calculate_op_data(context: base.KernelContext, *, per_channel: bool) -> list[base.Event]:
     """CalculateOpDataFullyConnected for quantized types: per-channel arrays (one scale per
     output), or the per-tensor multiplier with its bias-scale check."""
     source, weights = context.input(0), context.input(1)
@@ -184,57 +170,57 @@ def _calculate_op_data(context: KernelContext, *, per_channel: bool) -> list[Eve
         # input and filter (the per-channel ensure and the int8 / int16 branch).
         keep = (
             *reference_fully_connected.per_channel_reads(context),
-            TempField("type", 0),
-            TempField("type", 1),
+            base.TempField("type", 0),
+            base.TempField("type", 1),
         )
-        written = OverTemps(keep=keep)
+        written = base.OverTemps(keep=keep)
         arrays = per_channel_arrays(count, written=written)
         return arrays + reference_fully_connected.quantized_parameters(context, per_channel=True)
     return reference_fully_connected.quantized_parameters(context, per_channel=False)
 
 
 def _int8_buffers(
-    context: KernelContext,
+    context: base.KernelContext,
     weights: Tensor | None,
     bias: Tensor | None,
     output: Tensor | None,
     *,
     per_channel: bool,
-) -> list[Event]:
+) -> list[base.Event]:
     accum_depth, output_depth = _last(weights), _last(output)
     rank = 0 if output is None else len(output.shape)
-    found: list[Event] = []
+    found: list[base.Event] = []
     if rank > 2 and accum_depth % 4 == 0:
         # Run as a 1x1 convolution; per-tensor weights get per-channel copies in scratch. The
         # 1x1 fast convolution's own buffer is 0 bytes under GCC (armclang, DSP: 4·accum_depth).
         if not per_channel:
-            found.append(Scratch(output_depth * 8, "CMSIS-NN conv-1x1 multipliers and shifts"))
-            found.append(ScratchNumberAtLeast(_CONV_1X1_MINIMUM_INDEX, _conv_1x1_index))
+            found.append(base.Scratch(output_depth * 8, "CMSIS-NN conv-1x1 multipliers and shifts"))
+            found.append(base.ScratchNumberAtLeast(_CONV_1X1_MINIMUM_INDEX, _conv_1x1_index))
         return found
     nbytes = buffers.fully_connected_s8(context.build.isa, Dims(accum_depth, 1, 1, output_depth))
     if nbytes > 0 and is_constant(weights) and (bias is None or is_constant(bias)):
-        return [Persistent(nbytes, "CMSIS-NN kernel sums", written=OverTemps())]
+        return [base.Persistent(nbytes, "CMSIS-NN kernel sums", written=base.OverTemps())]
     if nbytes > 0:
-        found.append(Scratch(nbytes, "CMSIS-NN kernel sums"))
+        found.append(base.Scratch(nbytes, "CMSIS-NN kernel sums"))
     return found
 
 
-def _conv_1x1_index(count: int) -> Refusal:
+def _conv_1x1_index(count: int) -> base.Refusal:
     """Eval's `TFLITE_DCHECK_GE(buffer_conv_1x1_idx, 4)` compares the model-wide scratch request
     number with 4: with fewer requests before this operator's, Invoke aborts."""
-    return Refusal(
+    return base.Refusal(
         f"its scratch request is number {count} of the model, and CMSIS-NN's conv-1x1 "
         "FULLY_CONNECTED needs at least 4 before it: a TFLITE_DCHECK aborts Invoke",
-        INVOKE,
+        base.INVOKE,
     )
 
 
-def _batch_matmul(context: KernelContext) -> Events:
+def _batch_matmul(context: base.KernelContext) -> base.Events:
     # Prepare: lhs, rhs, output; checks (ranks 2 to 4); transposed copies (adj_x: lhs; !adj_y:
     # rhs); ReshapeOutputTensor (the output's writable dims); then, unlike the reference kernel,
     # the quantization struct (int8/int16) and MVE's int8 kernel sums.
     lhs, rhs, output = context.input(0), context.input(1), context.output(0)
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
     refused = _batch_matmul_checks(lhs, rhs, output)
     if refused:
         return found + refused
@@ -248,10 +234,12 @@ def _batch_matmul(context: KernelContext) -> Events:
         found += reference_matmul.transposed_copy(context, rhs, "rhs")
     found += reference_matmul.reshaped_output(context, lhs, rhs)
     dtype = type_of(lhs)
-    if dtype == "FLOAT32" or any(isinstance(event, Refusal) for event in found):
+    if dtype == "FLOAT32" or any(isinstance(event, base.Refusal) for event in found):
         return found
     quantization = reference_matmul.QUANTIZATION_OP_DATA_BATCH_MATMUL
-    found.append(Persistent(context.sizeof(quantization), "quantization", written=OverTemps()))
+    found.append(
+        base.Persistent(context.sizeof(quantization), "quantization", written=base.OverTemps())
+    )
     # GetQuantizedConvolutionMultipler (no bias), then QuantizeMultiplier.
     scale_refused = input_product_scale(context.build, lhs, rhs) or convolution_multiplier(
         context.build, lhs, rhs, output
@@ -267,13 +255,13 @@ def _batch_matmul(context: KernelContext) -> Events:
     columns = right[-2] if adj_y else right[-1]
     nbytes = buffers.fully_connected_s8(context.build.isa, Dims(1, 1, left[-2], columns))
     if nbytes > 0:
-        found.append(Scratch(nbytes, "CMSIS-NN kernel sums"))
+        found.append(base.Scratch(nbytes, "CMSIS-NN kernel sums"))
     return found
 
 
 def _batch_matmul_checks(
     lhs: Tensor | None, rhs: Tensor | None, output: Tensor | None
-) -> list[Event]:
+) -> list[base.Event]:
     if type_of(lhs) != type_of(rhs):
         return [
             not_equal(_BMM_FILE, "lhs_input->type", "rhs_input->type", type_of(lhs), type_of(rhs))
@@ -285,7 +273,7 @@ def _batch_matmul_checks(
             )
         ]
     if type_of(lhs) not in ("FLOAT32", "INT16", "INT8"):
-        return [Refusal(UNSUPPORTED_INPUT)]
+        return [base.Refusal(UNSUPPORTED_INPUT)]
     for name, tensor in (("lhs", lhs), ("rhs", rhs)):
         rank = 0 if tensor is None else len(tensor.shape)
         if rank < 2:
@@ -296,16 +284,16 @@ def _batch_matmul_checks(
 
 
 RULES = (
-    variant(
-        rule_table(*reference_fully_connected.RULES)["FULLY_CONNECTED"],
+    base.variant(
+        base.rule_table(*reference_fully_connected.RULES)["FULLY_CONNECTED"],
         library=CMSIS_NN,
         source="cmsis_nn/fully_connected.cc, fully_connected_common.cc",
         init=op_data(CMSIS_OP_DATA_FULLY_CONNECTED),
         prepare=_fully_connected,
         access=NOT_ANALYSED,
     ),
-    variant(
-        rule_table(*reference_matmul.RULES)["BATCH_MATMUL"],
+    base.variant(
+        base.rule_table(*reference_matmul.RULES)["BATCH_MATMUL"],
         library=CMSIS_NN,
         source="cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
         init=op_data(CMSIS_OP_DATA_BATCH_MATMUL),

@@ -11,18 +11,8 @@ from __future__ import annotations
 
 from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import pooling as reference_pooling
-from arenalens.runtimes.tflm.kernels.base import (
-    AccessOrder,
-    Event,
-    Events,
-    KernelContext,
-    Refusal,
-    Scratch,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, traces
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths
 from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
@@ -36,10 +26,10 @@ CMSIS_OP_DATA_POOLING = struct(
 _COMMON_FILE = "tensorflow/lite/micro/kernels/pooling_common.cc"
 
 
-def _pooling_prepare(context: KernelContext) -> list[Event]:
+def _pooling_prepare(context: base.KernelContext) -> list[base.Event]:
     """PoolingPrepare: input and output; int8/int16 need equal scales and zero points."""
     source, output = context.input(0), context.output(0)
-    found: list[Event] = temps(context, ("in", 0), ("out", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0), ("out", 0))
     dtype = type_of(source)
     if dtype in ("INT8", "INT16"):
         if abs(scale_of(source) - scale_of(output)) > 1.0e-6:
@@ -50,33 +40,33 @@ def _pooling_prepare(context: KernelContext) -> list[Event]:
                 not_true(_COMMON_FILE, "input->params.zero_point == output->params.zero_point"),
             ]
     elif dtype != "FLOAT32":
-        return [*found, Refusal(f"Type {dtype} ({type_number(source)}) not supported.")]
+        return [*found, base.Refusal(f"Type {dtype} ({type_number(source)}) not supported.")]
     return found
 
 
-def _max_pool(context: KernelContext) -> Events:
+def _max_pool(context: base.KernelContext) -> base.Events:
     return _pooling_prepare(context)
 
 
-def _average_pool(context: KernelContext) -> Events:
+def _average_pool(context: base.KernelContext) -> base.Events:
     # AveragePrepare: PoolingPrepare, then input and output again; int8/int16: the CMSIS-NN
     # buffer (DSP: 4·channels).
     found = _pooling_prepare(context)
-    if any(isinstance(event, Refusal) for event in found):
+    if any(isinstance(event, base.Refusal) for event in found):
         return found
-    found += temps(context, ("in", 0), ("out", 0))
+    found += base.temps(context, ("in", 0), ("out", 0))
     source = context.input(0)
     if type_of(source) in ("INT8", "INT16"):
         channels = source.shape[3] if source is not None and len(source.shape) == 4 else 0
         nbytes = buffers.avgpool(context.build.isa, channels)
         if nbytes > 0:
-            found.append(Scratch(nbytes, "CMSIS-NN average pool accumulators"))
+            found.append(base.Scratch(nbytes, "CMSIS-NN average pool accumulators"))
     return found
 
 
 # arm_max_pool_s8 copies the window's first pixel into the output pixel, then compares the rest
 # of the window into it: the output pixel is written before most of its window is read.
-_MAX_POOL_INT8 = AccessOrder(
+_MAX_POOL_INT8 = base.AccessOrder(
     "CMSIS-NN: first window pixel copied, the rest compared in",
     "arm_max_pool_s8.c",
     (0,),
@@ -84,16 +74,16 @@ _MAX_POOL_INT8 = AccessOrder(
 )
 # arm_avgpool_s8 reads a pixel's window for 16 channels (MVE), all of them (DSP: an int32
 # accumulator per channel) or one (pure C) before it writes them.
-_AVERAGE_POOL_INT8 = AccessOrder(
+_AVERAGE_POOL_INT8 = base.AccessOrder(
     "CMSIS-NN: per code path (window for 16, all or 1 channel, then written)",
     "arm_avgpool_s8.c",
     (0,),
     traces.avgpool_distance,
 )
-_REFERENCE = rule_table(*reference_pooling.RULES)
+_REFERENCE = base.rule_table(*reference_pooling.RULES)
 
 RULES = (
-    variant(
+    base.variant(
         _REFERENCE["AVERAGE_POOL_2D"],
         library=CMSIS_NN,
         source="cmsis_nn/pooling.cc, pooling_common.cc",
@@ -101,7 +91,7 @@ RULES = (
         prepare=_average_pool,
         access=int8_paths(lambda view: _AVERAGE_POOL_INT8),
     ),
-    variant(
+    base.variant(
         _REFERENCE["MAX_POOL_2D"],
         library=CMSIS_NN,
         source="cmsis_nn/pooling.cc, pooling_common.cc",

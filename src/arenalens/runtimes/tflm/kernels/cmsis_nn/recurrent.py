@@ -18,20 +18,8 @@ from __future__ import annotations
 from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
-from arenalens.runtimes.tflm.kernels.base import (
-    INVOKE,
-    Event,
-    Events,
-    KernelContext,
-    OverTemps,
-    Persistent,
-    Refusal,
-    Scratch,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
@@ -106,33 +94,35 @@ def _dim(tensor: Tensor | None, axis: int) -> int:
     return tensor.shape[axis]
 
 
-def _svdf(context: KernelContext) -> Events:
+def _svdf(context: base.KernelContext) -> base.Events:
     # CmsisNnPrepareSvdf: input, weights_feature, weights_time, bias, state, output; checks;
     # int8: two scratch buffers, then MVE's kernel sums (persistent; constant weights only);
     # float: one scratch buffer.
     source, features = context.input(0), context.input(1)
-    found: list[Event] = temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("in", 4))
-    found += temps(context, ("out", 0))
+    found: list[base.Event] = base.temps(
+        context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("in", 4)
+    )
+    found += base.temps(context, ("out", 0))
     rank = context.option("rank", 1)
     batch, filters = _dim(source, 0), _dim(features, 0)
     refused = _svdf_checks(context, rank, filters)
     if refused:
         return found + refused
     if type_of(source) == "FLOAT32":
-        found.append(Scratch(batch * filters * 4, "svdf activations"))
+        found.append(base.Scratch(batch * filters * 4, "svdf activations"))
         return found
-    found.append(Scratch(batch * filters * 4, "svdf activations"))
-    found.append(Scratch(batch * (filters // rank) * 4, "svdf output accumulators"))
+    found.append(base.Scratch(batch * filters * 4, "svdf activations"))
+    found.append(base.Scratch(batch * (filters // rank) * 4, "svdf output accumulators"))
     nbytes = buffers.svdf_s8(context.build.isa, Dims(filters, _dim(source, 1), 0, 0))
     if nbytes > 0:
         if not is_constant(features):
             return [*found, not_true(_SVDF_FILE, "IsConstantTensor(weights_feature)")]
-        found.append(Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=OverTemps()))
+        found.append(base.Persistent(nbytes, "CMSIS-NN svdf kernel sums", written=base.OverTemps()))
     # EvalIntegerSVDF: arm_svdf_s8 or arm_svdf_state_s16_s8 by weights_time's type.
     return found + reference_recurrent.svdf_state_mismatch(context)
 
 
-def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]:
+def _svdf_checks(context: base.KernelContext, rank: int, filters: int) -> list[base.Event]:
     source, features, time = context.input(0), context.input(1), context.input(2)
     bias, state, output = context.input(3), context.input(4), context.output(0)
     if rank <= 0 or filters % rank:
@@ -160,11 +150,13 @@ def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]
         wanted = tuple((t, ("FLOAT32",)) for t in (features, time, state, bias, output) if t)
     for tensor, allowed in wanted:
         if type_of(tensor) not in allowed:
-            return [Refusal(f"{_SVDF_FILE}: {tensor and tensor.name} has type {type_of(tensor)}")]
+            return [
+                base.Refusal(f"{_SVDF_FILE}: {tensor and tensor.name} has type {type_of(tensor)}")
+            ]
     if bias is None:
         # int8 reads bias->params.scale, and both types end with
         # DeallocateTempTfLiteTensor(bias): a null bias fails setup (a DCHECK, or garbage scale).
-        return [Refusal("svdf without a bias: its Prepare dereferences the missing bias")]
+        return [base.Refusal("svdf without a bias: its Prepare dereferences the missing bias")]
     if type_of(source) == "INT8":
         expected = scale_of(state) * scale_of(time)
         if abs(scale_of(bias) - expected) >= 1e-5:
@@ -178,7 +170,7 @@ def _svdf_checks(context: KernelContext, rank: int, filters: int) -> list[Event]
     return []
 
 
-def _lstm(context: KernelContext) -> Events:
+def _lstm(context: base.KernelContext) -> base.Events:
     # Prepare: 24 inputs and one output; a temp tensor for every present input (index order) and
     # the output, live for the whole Prepare; checks (CMSIS-NN: constant weights and biases);
     # integer gates (per-channel weights: two arrays per gate weight); int8/int16 activations
@@ -188,7 +180,7 @@ def _lstm(context: KernelContext) -> Events:
         return [not_equal(_LSTM_FILE, "node->outputs->size", "1", len(operator.outputs), 1)]
     if len(operator.inputs) != 24:
         return [not_equal(_LSTM_FILE, "node->inputs->size", "24", len(operator.inputs), 24)]
-    found: list[Event] = temps(context, *(("in", i) for i in range(24)), ("out", 0))
+    found: list[base.Event] = base.temps(context, *(("in", i) for i in range(24)), ("out", 0))
     refused = _lstm_status(context)
     if refused:
         return found + refused
@@ -204,12 +196,12 @@ def _lstm(context: KernelContext) -> Events:
     cell_type, activation = type_of(cell), type_of(source)
     if cell_type == "INT16":
         found += _gate_parameters(context)
-        if any(isinstance(event, Refusal) for event in found):
+        if any(isinstance(event, base.Refusal) for event in found):
             return found
     elif cell_type != "FLOAT32":
         return [
             *found,
-            Refusal(
+            base.Refusal(
                 f"Cell state type {cell_type} ({TFLITE_TYPES.get(cell_type, 0)}) not supported. "
                 "The quantized Unidirectional Sequence LSTM Op only support int16 cell state"
             ),
@@ -223,29 +215,31 @@ def _lstm(context: KernelContext) -> Events:
         for part in ("input", "hidden"):
             for gate in ("input", "forget", "cell", "output"):
                 found.append(
-                    Persistent(
-                        hidden * sum_bytes, f"{gate} gate {part} kernel sums", written=OverTemps()
+                    base.Persistent(
+                        hidden * sum_bytes,
+                        f"{gate} gate {part} kernel sums",
+                        written=base.OverTemps(),
                     )
                 )
         buffers_count = 3
     found += [
-        Scratch(batch * hidden * cell_bytes, f"lstm buffer {i}") for i in range(buffers_count)
+        base.Scratch(batch * hidden * cell_bytes, f"lstm buffer {i}") for i in range(buffers_count)
     ]
     return found + _lstm_eval_refusals(activation, type_of(context.input(1)))
 
 
-def _lstm_eval_refusals(activation: str, weight_type: str) -> list[Event]:
+def _lstm_eval_refusals(activation: str, weight_type: str) -> list[base.Event]:
     """UnidirectionalSequenceLstmEval: integer activations need int8 weights."""
     if activation in ("INT8", "INT16") and weight_type != "INT8":
         number = TFLITE_TYPES.get(activation, 0)
-        return [Refusal(f"Filter type {weight_type} ({number}) not supported.", INVOKE)]
+        return [base.Refusal(f"Filter type {weight_type} ({number}) not supported.", base.INVOKE)]
     if activation not in ("FLOAT32", "INT8", "INT16"):
         number = TFLITE_TYPES.get(activation, 0)
-        return [Refusal(f"Input type {activation} ({number}) not supported.", INVOKE)]
+        return [base.Refusal(f"Input type {activation} ({number}) not supported.", base.INVOKE)]
     return []
 
 
-def _lstm_status(context: KernelContext) -> list[Event]:
+def _lstm_status(context: base.KernelContext) -> list[base.Event]:
     """LstmTensors::ValidateTensorStatus: states variable, types consistent, no peephole,
     projection or layer-norm tensors."""
     present = [context.input(i) is not None for i in range(24)]
@@ -273,7 +267,9 @@ def _lstm_status(context: KernelContext) -> list[Event]:
         for index in range(first, last):
             if not present[index] or type_of(context.input(index)) != reference:
                 return [
-                    Refusal(f"{_LSTM_EVAL_FILE}: {what} tensor {index} missing or of another type")
+                    base.Refusal(
+                        f"{_LSTM_EVAL_FILE}: {what} tensor {index} missing or of another type"
+                    )
                 ]
     for index in (*range(9, 12), 16, 17, *range(20, 24)):
         if present[index]:
@@ -281,11 +277,11 @@ def _lstm_status(context: KernelContext) -> list[Event]:
     return []
 
 
-def _gate_parameters(context: KernelContext) -> list[Event]:
+def _gate_parameters(context: base.KernelContext) -> list[base.Event]:
     """PrepareGateParametersInteger: CalculateOpDataFullyConnected on each gate's input and
     recurrent weights (forget, input, cell, output); a per-channel weight gets two arrays; each
     call ends in the DCHECK on the weights' zero point."""
-    found: list[Event] = []
+    found: list[base.Event] = []
     source, state = context.input(0), context.input(18)
     for input_weight, recurrent_weight in ((2, 6), (1, 5), (3, 7), (4, 8)):
         for activation, position in ((source, input_weight), (state, recurrent_weight)):
@@ -303,7 +299,7 @@ def _gate_parameters(context: KernelContext) -> list[Event]:
                             "(input->type == kTfLiteInt16 && filter->type != kTfLiteInt4)",
                         ),
                     ]
-                found += per_channel_arrays(count, written=OverTemps())
+                found += per_channel_arrays(count, written=base.OverTemps())
             else:
                 refused = input_product_scale(context.build, activation, weights)
                 if refused:
@@ -314,10 +310,10 @@ def _gate_parameters(context: KernelContext) -> list[Event]:
     return found
 
 
-_REFERENCE = rule_table(*reference_recurrent.RULES)
+_REFERENCE = base.rule_table(*reference_recurrent.RULES)
 
 RULES = (
-    variant(
+    base.variant(
         _REFERENCE["SVDF"],
         library=CMSIS_NN,
         source="cmsis_nn/svdf.cc",
@@ -325,7 +321,7 @@ RULES = (
         prepare=_svdf,
         access=NOT_ANALYSED,
     ),
-    variant(
+    base.variant(
         _REFERENCE["UNIDIRECTIONAL_SEQUENCE_LSTM"],
         library=CMSIS_NN,
         source="cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",

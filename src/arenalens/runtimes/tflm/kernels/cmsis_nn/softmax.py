@@ -9,18 +9,8 @@ from __future__ import annotations
 
 from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    OverTemps,
-    Persistent,
-    Refusal,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths, reads_no_later
 from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
 from arenalens.runtimes.tflm.kernels.refusals import UNSUPPORTED_INPUT, not_equal, not_true
@@ -43,7 +33,7 @@ def _near(value: float, target: float, tolerance: float) -> bool:
     return abs(value - target) <= tolerance
 
 
-def _softmax(context: KernelContext) -> Events:
+def _softmax(context: base.KernelContext) -> base.Events:
     # Prepare: one input and output; int16 input: two lookup tables; the parameter checks of
     # CalculateSoftmaxParams (its failure is returned at the end of Prepare).
     inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)
@@ -52,24 +42,26 @@ def _softmax(context: KernelContext) -> Events:
     if outputs != 1:
         return [not_equal(_FILE, "NumOutputs(node)", "1", outputs, 1)]
     source, output = context.input(0), context.output(0)
-    found: list[Event] = temps(context, ("in", 0))
+    found: list[base.Event] = base.temps(context, ("in", 0))
     if source is None or not source.shape:
         return [*found, not_true(_FILE, "NumDimensions(input) >= 1")]
-    found += temps(context, ("out", 0))
+    found += base.temps(context, ("out", 0))
     kinds = (type_of(source), type_of(output))
     if kinds[0] != kinds[1] and kinds != ("INT8", "INT16"):
-        return [*found, Refusal("Input and output data types are not supported together.")]
+        return [*found, base.Refusal("Input and output data types are not supported together.")]
     if kinds[0] not in ("FLOAT32", "INT16", "INT8"):
-        return [*found, Refusal(UNSUPPORTED_INPUT)]
+        return [*found, base.Refusal(UNSUPPORTED_INPUT)]
     if kinds[0] == "INT16":
         found += [
-            Persistent(2 * LUT_ENTRIES, "softmax exp lookup table", written=OverTemps()),
-            Persistent(2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table", written=OverTemps()),
+            base.Persistent(2 * LUT_ENTRIES, "softmax exp lookup table", written=base.OverTemps()),
+            base.Persistent(
+                2 * LUT_ENTRIES, "softmax 1/(1+x) lookup table", written=base.OverTemps()
+            ),
         ]
     return found + _parameter_checks(context)
 
 
-def _parameter_checks(context: KernelContext) -> list[Event]:
+def _parameter_checks(context: base.KernelContext) -> list[base.Event]:
     """CalculateSoftmaxParams: the output quantization each int type pair demands, then the int8
     input multiplier (PreprocessSoftmaxScaling, as the reference kernel)."""
     source, output = context.input(0), context.output(0)
@@ -84,14 +76,14 @@ def _parameter_checks(context: KernelContext) -> list[Event]:
                     )
                 ]
         if not _near(out_scale, 1 / 32768, 0.001 / 32768):
-            return [Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 32768")]
+            return [base.Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 32768")]
     elif kinds == ("INT8", "INT16"):
         if out_zero != -32768:
             return [
                 not_equal(_COMMON_FILE, "output->params.zero_point", "-32768", out_zero, -32768)
             ]
         if not _near(out_scale, 1 / 65536, 0.001 / 65536):
-            return [Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 65536")]
+            return [base.Refusal(f"{_COMMON_FILE} output->params.scale not near 1.f / 65536")]
     elif kinds == ("INT8", "INT8"):
         if out_zero != -128:
             return [not_equal(_COMMON_FILE, "output->params.zero_point", "-128", out_zero, -128)]
@@ -112,8 +104,8 @@ _SOFTMAX_INT8 = reads_no_later(
 )
 
 RULES = (
-    variant(
-        rule_table(*reference_softmax.RULES)["SOFTMAX"],
+    base.variant(
+        base.rule_table(*reference_softmax.RULES)["SOFTMAX"],
         library=CMSIS_NN,
         source="cmsis_nn/softmax.cc, softmax_common.cc",
         init=op_data(CMSIS_SOFTMAX_OP_DATA),

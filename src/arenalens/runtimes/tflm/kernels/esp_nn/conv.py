@@ -19,15 +19,8 @@ from __future__ import annotations
 from arenalens.builds.build import ESP_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
-from arenalens.runtimes.tflm.kernels.base import (
-    Event,
-    Events,
-    KernelContext,
-    rule_table,
-    temps,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.common import op_data, padding
 from arenalens.runtimes.tflm.kernels.esp_nn import buffers
 from arenalens.runtimes.tflm.kernels.esp_nn.access import INT8_NOT_TRACED
@@ -40,7 +33,7 @@ NODE_DATA_CONV = struct("NodeData", ("op_data", reference_conv.OP_DATA_CONV), ("
 _CONV_FILE = "tensorflow/lite/micro/kernels/esp_nn/conv.cc"
 _DEPTHWISE_FILE = "tensorflow/lite/micro/kernels/esp_nn/depthwise_conv.cc"
 _SAME = 0  # schema Padding: SAME 0, VALID 1
-_REFERENCE = rule_table(*reference_conv.RULES)
+_REFERENCE = base.rule_table(*reference_conv.RULES)
 
 
 def _dim(tensor: Tensor | None, axis: int) -> int:
@@ -54,7 +47,7 @@ def _nhwc(tensor: Tensor | None) -> buffers.Dims:
     return buffers.Dims(_dim(tensor, 2), _dim(tensor, 1), _dim(tensor, 3))
 
 
-def _window(context: KernelContext, multiplier: int = 1) -> buffers.Window:
+def _window(context: base.KernelContext, multiplier: int = 1) -> buffers.Window:
     """The conv_params_t fields esp-nn reads: TFLM's computed padding (OpDataConv.padding,
     ComputePaddingHeightWidth), the strides and the depth multiplier."""
     source, weights = context.input(0), context.input(1)
@@ -77,10 +70,10 @@ def _window(context: KernelContext, multiplier: int = 1) -> buffers.Window:
     return buffers.Window(pad_w, pad_h, stride_w, stride_h, multiplier)
 
 
-def _conv(context: KernelContext) -> Events:
+def _conv(context: base.KernelContext) -> base.Events:
     # Prepare: output, input, filter; the filter's input channels (> 0, dividing the input's);
     # then ConvPrepare's steps; for int8 the esp-nn scratch.
-    found = temps(context, ("out", 0), ("in", 0), ("in", 1))
+    found = base.temps(context, ("out", 0), ("in", 0), ("in", 1))
     source, weights = context.input(0), context.input(1)
     filter_channels, input_channels = _dim(weights, 3), _dim(source, 3)
     if filter_channels <= 0:
@@ -102,11 +95,11 @@ def _conv(context: KernelContext) -> Events:
     )
 
 
-def _depthwise(context: KernelContext) -> Events:
+def _depthwise(context: base.KernelContext) -> base.Events:
     # Prepare: output, input, filter; rank-4 operands, dilations, a [1, h, w, c] filter whose
     # channels are a multiple of the input's; then DepthwiseConvPrepare's steps; for int8 the
     # esp-nn scratch.
-    found = temps(context, ("out", 0), ("in", 0), ("in", 1))
+    found = base.temps(context, ("out", 0), ("in", 0), ("in", 1))
     refused = _depthwise_checks(context)
     if refused:
         return found + refused
@@ -128,7 +121,7 @@ def _depthwise(context: KernelContext) -> Events:
     )
 
 
-def _depthwise_checks(context: KernelContext) -> list[Event]:
+def _depthwise_checks(context: base.KernelContext) -> list[base.Event]:
     """depthwise_conv.cc's checks before the reference steps, in its order."""
     source, weights, result = context.input(0), context.input(1), context.output(0)
     for name, tensor in (("input", source), ("filter", weights), ("output", result)):
@@ -151,7 +144,7 @@ def _depthwise_checks(context: KernelContext) -> list[Event]:
 
 
 RULES = (
-    variant(
+    base.variant(
         _REFERENCE["CONV_2D"],
         library=ESP_NN,
         source="esp_nn/conv.cc",
@@ -159,7 +152,7 @@ RULES = (
         prepare=_conv,
         access=INT8_NOT_TRACED,
     ),
-    variant(
+    base.variant(
         _REFERENCE["DEPTHWISE_CONV_2D"],
         library=ESP_NN,
         source="esp_nn/depthwise_conv.cc",

@@ -20,14 +20,8 @@ from __future__ import annotations
 from arenalens.builds.build import ESP_NN
 from arenalens.ir import TensorKind
 from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
-from arenalens.runtimes.tflm.kernels.base import (
-    Estimate,
-    Events,
-    KernelContext,
-    rule_table,
-    variant,
-)
 from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.esp_nn import buffers
 from arenalens.runtimes.tflm.kernels.esp_nn.access import INT8_NOT_TRACED
@@ -37,10 +31,10 @@ from arenalens.tflite.reader import read_dims_entry
 NODE_DATA_SOFTMAX = struct(
     "NodeData", ("op_data", reference_softmax.SOFTMAX_OP_DATA), ("buffer_idx", "int")
 )
-_REFERENCE = rule_table(*reference_softmax.RULES)
+_REFERENCE = base.rule_table(*reference_softmax.RULES)
 
 
-def _softmax(context: KernelContext) -> Events:
+def _softmax(context: base.KernelContext) -> base.Events:
     # SoftmaxPrepare's steps; then, for int8 in and out, esp-nn's scratch for a row of
     # `input->dims->data[1]` elements.
     steps = _REFERENCE["SOFTMAX"].prepare(context)
@@ -64,7 +58,7 @@ def _softmax(context: KernelContext) -> Events:
         return found
     return [
         *found,
-        Estimate(
+        base.Estimate(
             "ESP-NN SOFTMAX on a 1-D input sizes its scratch from dims->data[1], past the "
             "shape: read from the model file, but an earlier kernel that rewrote the tensor's "
             "dims in Prepare would have left other bytes there",
@@ -74,7 +68,7 @@ def _softmax(context: KernelContext) -> Events:
 
 
 RULES = (
-    variant(
+    base.variant(
         _REFERENCE["SOFTMAX"],
         library=ESP_NN,
         source="esp_nn/softmax.cc",
