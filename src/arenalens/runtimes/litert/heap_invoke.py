@@ -275,6 +275,18 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
             for request in CPU_BACKEND_CONTEXT_REQUESTS:
                 heap.take(glibc.usable(request))
             backend = True
+        if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
+            # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
+            # Hybrid convolution: int8 × int8 → int32 accumulators through ruy (the raw
+            # accumulator Gemm always takes ruy), with neither bias nor multipliers; a
+            # filter with one scale (HybridConv) takes ruy only for rows % 4 == 0.
+            hybrid = hybrid_gemm(model, prepared, node) if opcode == "CONV_2D" else None
+            if hybrid is not None:
+                ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
+            elif opcode == "CONV_2D":
+                estimated.append(opcode)
+                heap.take(_unmodelled_bytes(model, prepared, node.operator))
+            continue
         if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
             estimated.append(opcode)
             heap.take(_unmodelled_bytes(model, prepared, node.operator))
@@ -328,6 +340,19 @@ def node_gemm(
         columns = _product(data.shape) // max(depth, 1)
         per_channel = _per_channel(model, prepared, inputs[1])
     return Gemm(rows, depth, columns, per_channel, has_bias, quantized)
+
+
+def hybrid_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Gemm | None:
+    """A hybrid convolution's ruy GEMM (None when it may not take ruy: a filter of one scale
+    with rows not a multiple of 4, or a shape not known)."""
+    weights = _tensor(prepared, node.inputs[1])
+    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    if weights is None or output is None or not weights.shape or not output.shape:
+        return None
+    rows = weights.shape[0]
+    if rows % 4 and not _per_channel(model, prepared, node.inputs[1]):
+        return None
+    return Gemm(rows, _product(weights.shape[1:]), _product(output.shape[:-1]), False, False, True)
 
 
 def _set_inputs(heap: _Heap, prepared: PreparedSubgraph) -> None:
