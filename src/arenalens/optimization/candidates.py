@@ -188,7 +188,8 @@ def plan_candidates(
     *,
     label: str,
     planner: str,
-    time_limit_s: float,
+    effort: float,
+    time_limit_s: float | None,
     seed: int,
     overlap_rules: OverlapRules | None = None,
     build: Build = HOST,
@@ -220,7 +221,8 @@ def plan_candidates(
         if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
             variants.append(("free", problem))
         for variant, variant_problem in variants:
-            plan = run_planner(planner, variant_problem, time_limit_s=time_limit_s, seed=seed)
+            cap = {} if time_limit_s is None else {"time_limit_s": time_limit_s}
+            plan = run_planner(planner, variant_problem, effort=effort, seed=seed, **cap)
             offline = micro.offline_plan(model, arena, plan.offsets)
             if offline in seen:
                 continue
