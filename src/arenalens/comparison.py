@@ -20,6 +20,7 @@ from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.overlap_pairs import with_overlaps
 from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
+from arenalens.effort import cap_setting
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import runtime_build
@@ -112,9 +113,7 @@ def compare_planners(
     names = planners if planners is not None else _planners_for(runtime)
     for name in names:
         get_planner(name)  # unknown names fail before any work
-    search: dict[str, float] = {"effort": effort, "seed": seed}
-    if time_limit_s is not None:
-        search["time_limit_s"] = time_limit_s
+    search = {"effort": effort, "seed": seed, **cap_setting(time_limit_s)}
     rows = tuple(_row(name, arena, search) for name in names)
     overlap_rows: tuple[PlannerRow, ...] = ()
     overlap_bound: int | None = None

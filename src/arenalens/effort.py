@@ -58,5 +58,9 @@ def seconds_left(end: float | None) -> float | None:
 def cap_settings(end: float | None) -> dict[str, float]:
     """The `time_limit_s` setting to offer a planner or reorderer: the seconds left of a user's
     cap, or none at all without one."""
-    left = seconds_left(end)
-    return {} if left is None else {"time_limit_s": left}
+    return cap_setting(seconds_left(end))
+
+
+def cap_setting(time_limit_s: float | None) -> dict[str, float]:
+    """A user's cap as the `time_limit_s` setting to offer, or none at all without one."""
+    return {} if time_limit_s is None else {"time_limit_s": time_limit_s}

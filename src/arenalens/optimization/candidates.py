@@ -21,6 +21,7 @@ from arenalens.builds.kernel_paths import (
     paths_text,
     sorted_paths,
 )
+from arenalens.effort import cap_setting
 from arenalens.errors import PlanError
 from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
@@ -221,8 +222,9 @@ def plan_candidates(
         if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
             variants.append(("free", problem))
         for variant, variant_problem in variants:
-            cap = {} if time_limit_s is None else {"time_limit_s": time_limit_s}
-            plan = run_planner(planner, variant_problem, effort=effort, seed=seed, **cap)
+            plan = run_planner(
+                planner, variant_problem, effort=effort, seed=seed, **cap_setting(time_limit_s)
+            )
             offline = micro.offline_plan(model, arena, plan.offsets)
             if offline in seen:
                 continue

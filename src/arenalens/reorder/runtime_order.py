@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.builds.build import Build, as_build
+from arenalens.effort import cap_setting
 from arenalens.ir import Model, Tensor
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, schedule_problem
@@ -62,8 +63,7 @@ def reorder_for_runtime(
     problem = schedule_problem(
         model, 0, tensor_bytes=tensor_bytes, op_extra=extra, keep_inputs=runtime == "litert"
     )
-    cap = {} if time_limit_s is None else {"time_limit_s": time_limit_s}
-    result = run_reorderer(reorderer, problem, effort=effort, **cap)
+    result = run_reorderer(reorderer, problem, effort=effort, **cap_setting(time_limit_s))
     if result.peak >= result.file_order_peak:
         return FILE_ORDER, result
     return Schedule(MappingProxyType({0: result.order})), result
