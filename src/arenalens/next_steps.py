@@ -315,39 +315,25 @@ class Steps:
             )
             return steps
         placement = None if fit.placement is None else fit.placement.best
-        if verdict.fits and placement is not None and placement.kind != "one arena":
-            steps.append(
-                Step(
+        if verdict.fits:
+            if placement is not None and placement.kind != "one arena":
+                declare = (
                     f"Give TFLM its memory in {len(placement.uses)} buffers, as the code above "
                     f"does{estimate}: {placement.summary()}."
                 )
-            )
-            if fit.tight:
-                steps.append(self.tight_step())
-            steps.extend(self.optimize_step(saves))
-            steps.extend(self.npu_step())
-            return steps
-        if verdict.fits and placement is not None:
-            use = placement.uses[0]
-            steps.append(
-                Step(
+            elif placement is not None:
+                use = placement.uses[0]
+                declare = (
                     f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
                     f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
                 )
-            )
-            if fit.tight:
-                steps.append(self.tight_step())
-            steps.extend(self.optimize_step(saves))
-            steps.extend(self.npu_step())
-            return steps
-        if verdict.fits:
-            spare = format_bytes_exact(fit.headroom_bytes)
-            steps.append(
-                Step(
+            else:
+                spare = format_bytes_exact(fit.headroom_bytes)
+                declare = (
                     f"Declare {declared.symbol} = {number}{estimate}: it fits {verdict.where} "
                     f"with {spare} to spare."
                 )
-            )
+            steps.append(Step(declare))
             if fit.tight:
                 steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))

@@ -43,6 +43,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.builds.data import from_row
 from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
 from arenalens.units import format_bytes_short
@@ -115,22 +116,7 @@ class VelaConfig:
 
 
 def _bank(row: Mapping[str, Any]) -> MemoryBank:
-    return MemoryBank(
-        name=row["name"],
-        kind=row["kind"],
-        size_bytes=row["size_bytes"],
-        source=row["source"],
-        address=row.get("address"),
-        firmware_bytes=row.get("firmware_bytes", 0),
-        static_array=row.get("static_array", False),
-        dma=row.get("dma"),
-        npu=row.get("npu"),
-        speed=row.get("speed", ""),
-        note=row.get("note", ""),
-        section=row.get("section", ""),
-        allocate=row.get("allocate", ""),
-        joins_next=row.get("joins_next", False),
-    )
+    return from_row(MemoryBank, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,18 +159,9 @@ class Target:
 
 
 def _chip(row: Mapping[str, Any]) -> Target:
-    return Target(
-        name=row["name"],
-        title=row["title"],
-        core=row["core"],
-        cpu=row["cpu"],
-        sram_bytes=row["sram_bytes"],
-        arena_limit_bytes=row["arena_limit_bytes"],
-        source=row["source"],
-        note=row.get("note", ""),
-        build_cpu=row["build_cpu"],
-        kernels=row["kernels"],
-        npu=row.get("npu"),
+    return from_row(
+        Target,
+        row,
         banks=tuple(_bank(bank) for bank in row.get("banks", ())),
         vela_config=None if "vela_config" not in row else VelaConfig(**row["vela_config"]),
     )

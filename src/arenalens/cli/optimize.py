@@ -34,25 +34,8 @@ from arenalens.runtimes.door import tflm_runtime
 from arenalens.targets import get_target
 
 
-def register(subparsers: Any) -> None:
-    """Add the `optimize` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "optimize",
-        help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
-        "in-place, overlap, split)",
-        description="Plan tensors and kernel scratch together and write a copy of the model with "
-        "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
-        "better operator order, in-place aliases, overlaps and split operators. Weights stay "
-        "byte-identical and aligned (--split adds sliced ones); the input file is never "
-        "touched. When the real TFLM interpreter is installed, "
-        "the result is run on it first: the head must be the predicted one and outputs "
-        "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
-        "tail + setup); a model that would save nothing is not written (exit 1). An offline "
-        "plan holds for the tensor sizes it was made for: --input-shape plans (and writes) the "
-        "model at the size the application feeds, and an input of unknown size needs it; a "
-        "model whose own plan would corrupt tensors at those sizes is always written (without "
-        "an offline plan when TFLM's own plan is the best).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `optimize` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     add_build_options(parser)
     add_target_option(parser)
@@ -107,7 +90,6 @@ def register(subparsers: Any) -> None:
     add_effort_options(parser, default=10.0, what="the whole optimization")
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
