@@ -54,6 +54,7 @@ SIGNATURE_DEF_BYTES = 136  # sizeof(tflite::internal::SignatureDef)
 ARENA_PLANNER_BYTES = 400  # new ArenaPlanner
 GRAPH_INFO_BYTES = 16  # new InterpreterInfo (the planner's GraphInfo)
 ARENA_ALIGNMENT = 64  # kDefaultTensorAlignment / ResizableAlignedBuffer
+XNN_EXTRA_BYTES = 16  # TfLiteTensorResizeMaybeCopy pads every dynamic block by this
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,10 +384,19 @@ def _nodes_to_tensors(state: PreparedSubgraph) -> Iterator[int]:
 
 
 def persistent_ro_blocks(state: PreparedSubgraph) -> Iterator[Block]:
-    """Tensors Prepare computes into the heap (kTfLitePersistentRo) keep a malloc'd buffer."""
+    """Tensors Prepare computes into the heap (kTfLitePersistentRo) keep a malloc'd buffer;
+    dynamic tensors Prepare sizes (a transposed convolution's col2im and transposed weights,
+    its scratch when the output shape is constant) get theirs from ResizeTensor, which asks
+    TfLiteTensorResizeMaybeCopy for the bytes plus XNNPACK's read-past-the-end margin."""
     for tensor in state.tensors:
         if tensor.allocation is Allocation.PERSISTENT_RO and tensor.nbytes:
             yield Block("tensors", "TfLiteTensorRealloc (persistent)", tensor.nbytes)
+        elif tensor.allocation is Allocation.DYNAMIC and tensor.shape and tensor.nbytes:
+            yield Block(
+                "tensors",
+                "TfLiteTensorResizeMaybeCopy (dynamic, sized in Prepare)",
+                tensor.nbytes + XNN_EXTRA_BYTES,
+            )
 
 
 __all__ = [
