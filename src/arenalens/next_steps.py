@@ -337,6 +337,7 @@ class Steps:
             if fit.tight:
                 steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.external_step())
             steps.extend(self.npu_step())
             return steps
         if verdict.npu_short:
@@ -435,7 +436,11 @@ class Steps:
     def reserve_step(self) -> list[Step]:
         """When only the board's default reserve makes it not fit: say so, with --reserve."""
         fit = self.verdict.fit
-        if fit is None or not fit.reserve_is_default or fit.headroom_bytes + fit.reserve_bytes < 0:
+        if (
+            fit is None
+            or not fit.reserve_is_default
+            or fit.headroom_bytes + fit.reserve_taken_bytes < 0
+        ):
             return []
         assert fit.target is not None and fit.target.firmware is not None
         firmware = fit.target.firmware
@@ -520,6 +525,35 @@ class Steps:
                 )
             )
         return steps
+
+    def external_step(self) -> list[Step]:
+        """Placed with its activations in external RAM (PSRAM, SDRAM) while the board has
+        on-chip RAM: a rewrite that needs less may bring them on-chip, which `optimize` on the
+        board says (it prefers such a rewrite and names the move)."""
+        from arenalens.placement import largest_block  # noqa: PLC0415
+        from arenalens.targets import EXTERNAL  # noqa: PLC0415
+
+        fit = self.verdict.fit
+        if fit is None or fit.target is None or fit.placement is None:
+            return []
+        best = fit.placement.best
+        if best is None or best.activations.block.speed != EXTERNAL:
+            return []
+        on_chip = largest_block(fit.target, fit.reserve_bytes, on_chip=True)
+        if on_chip is None or on_chip.available_bytes <= 0:
+            return []
+        activations = best.activations
+        size = format_bytes_exact(activations.nbytes)
+        return [
+            Step(
+                f"Its activations run from {activations.block.name} (external RAM): rewritten "
+                f"to need less, its {activations.part} part ({size}) may move on-chip "
+                f"({on_chip.name} holds {format_bytes_exact(on_chip.available_bytes)}); "
+                "optimize on this board says "
+                "whether it does:",
+                self.optimize_command(" --overlap --split"),
+            )
+        ]
 
     def npu_short_steps(self) -> list[Step]:
         """The arena fits, the NPU's other SRAM pieces do not fit beside it (or the driver

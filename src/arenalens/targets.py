@@ -87,7 +87,10 @@ class MemoryBank:
     size_bytes: int
     source: str  # the document (and section) the figures come from
     address: int | None = None  # its base address, where the memory map gives one
-    firmware_bytes: int = 0  # what a typical firmware already takes there (stacks, heap, radio)
+    # What a boot stage or vendor image keeps there (a second-stage loader): never the
+    # application's stacks and heap, which are the board's firmware reserve (`Target.firmware`),
+    # taken from the `static_array` bank.
+    firmware_bytes: int = 0
     static_array: bool = False  # a `static uint8_t tensor_arena[...]` lands here by default
     dma: bool | None = None  # DMA can reach it (None: not documented)
     npu: bool | None = None  # the chip's NPU can reach it (None: no NPU, or not documented)
