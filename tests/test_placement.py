@@ -318,3 +318,39 @@ def test_optimize_target_says_when_a_saving_moves_the_activations_out_of_externa
     )
     assert lines[0].startswith("FITS  the written model on")
     assert "moves the activations psram (external) → internal-dram (on-chip)" in lines[-1]
+
+
+def test_the_linker_lines_put_the_buffer_at_its_banks_address(tmp_path: Path) -> None:
+    """The GNU ld lines the code prints for a section bank (DTCM on the NUCLEO-H743ZI, whose
+    CubeIDE script does not declare it) link: the buffer lands at the bank's address."""
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian: gcc-arm-none-eabi)")
+    target = get_target("nucleo-h743zi")
+    found = place(_split(200 * KIB, 80 * KIB, 120 * KIB), target)
+    assert found.best is not None
+    code = placement_code(found.best, target, model="model")
+    linker = [line[len("//   ") :] for line in code.splitlines() if line.startswith("//   ")]
+    assert linker[0] == "MEMORY   { DTCM (rw) : ORIGIN = 0x20000000, LENGTH = 131072 }"
+    script = tmp_path / "link.ld"
+    script.write_text(
+        "MEMORY { FLASH (rx) : ORIGIN = 0x08000000, LENGTH = 2048K }\n"
+        + "\n".join(linker)
+        + "\nSECTIONS { .text : { *(.text*) } > FLASH }\n"
+    )
+    source = tmp_path / "buffer.c"
+    source.write_text(
+        "#include <stdint.h>\n"
+        '_Alignas(16) uint8_t non_persistent_arena[122880] __attribute__((section(".dtcmram")));\n'
+        "void _start(void) { non_persistent_arena[0] = 1; for (;;) {} }\n"
+    )
+    elf = tmp_path / "buffer.elf"
+    command = [gcc, "-mcpu=cortex-m7", "-mthumb", "-nostdlib", "-T", str(script), str(source)]
+    done = subprocess.run(
+        [*command, "-o", str(elf)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    symbols = subprocess.run(
+        [gcc.replace("gcc", "nm"), str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "20000000 B non_persistent_arena" in symbols

@@ -157,7 +157,24 @@ def _section_notes(placement: Placement) -> list[str]:
             )
         else:
             notes.append(f"// Map {section} to {use.block.name} in the linker script (NOLOAD).")
+        notes.extend(_linker_lines(use))
     return notes
+
+
+def _linker_lines(use: BankUse) -> list[str]:
+    """The GNU ld lines that map a buffer's section to its bank, where the catalogue gives the
+    bank's address (a vendor script may declare the region already: then only the section)."""
+    first = use.block.banks[0]
+    if first.address is None:
+        return []
+    section = first.section
+    region = "".join(char if char.isalnum() else "_" for char in use.block.name.upper())
+    length = sum(bank.size_bytes for bank in use.block.banks)
+    return [
+        "// GNU ld, unless the script declares them already:",
+        f"//   MEMORY   {{ {region} (rw) : ORIGIN = 0x{first.address:08X}, LENGTH = {length} }}",
+        f"//   SECTIONS {{ {section} (NOLOAD) : {{ . = ALIGN(16); *({section}) }} > {region} }}",
+    ]
 
 
 def _safe(text: str) -> str:
