@@ -25,6 +25,8 @@ that fits: a model that fits as given runs no optimizer.
 from __future__ import annotations
 
 import enum
+import hashlib
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -192,10 +194,19 @@ def rewrite(
     target: Target | None = None,
 ) -> Optimization:
     """What `arenalens optimize` with these options computes for the build (without the real
-    runtime's proof, which only ever drops a rewrite the access rules allowed)."""
+    runtime's proof, which only ever drops a rewrite the access rules allowed). The same rewrite
+    asked again in this process (check's text then its JSON, a report after a check, the
+    --max-input search at the model's own size, a notebook) is answered from `_REWRITES`: a
+    split search takes seconds, and its planners' time limits could otherwise give another
+    answer to the same question."""
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when needed
 
-    return optimize_model(
+    key = _rewrite_key(model, options, build=build, rules=rules, target=target)
+    found = _REWRITES.get(key)
+    if found is not None and found[0] >= time_limit_s:
+        _REWRITES.move_to_end(key)
+        return found[1]
+    optimization = optimize_model(
         model,
         reorder="--reorder" in options,
         inplace="--inplace" in options,
@@ -206,6 +217,33 @@ def rewrite(
         target=target,
         prove_inplace=False,
     )
+    _REWRITES[key] = (time_limit_s, optimization)
+    while len(_REWRITES) > _REWRITES_KEPT:
+        _REWRITES.popitem(last=False)
+    return optimization
+
+
+# The rewrites made in this process, most recent last (each holds its rewritten model's bytes).
+_REWRITES: OrderedDict[tuple[Any, ...], tuple[float, Optimization]] = OrderedDict()
+_REWRITES_KEPT = 16
+
+
+def _rewrite_key(
+    model: Model,
+    options: tuple[str, ...],
+    *,
+    build: Build,
+    rules: OverlapRules,
+    target: Target | None,
+) -> tuple[Any, ...]:
+    """What a rewrite depends on: the model's bytes and its (possibly resized) graph, the
+    options, the build, the kernels' rules and the board."""
+    digest = hashlib.sha256(model.data).digest()
+    shapes = tuple(
+        tuple(tensor.shape for tensor in subgraph.tensors) for subgraph in model.subgraphs
+    )
+    board = None if target is None else (target.name, target.banks)  # what optimize reads of it
+    return (digest, shapes, options, build, rules, board)
 
 
 def rewrite_bytes(
