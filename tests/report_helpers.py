@@ -79,7 +79,7 @@ def tensor_only_analysis(model: Model | str | bytes, *, tail_bytes: int = 0) -> 
     arena = tensor_only_arena(model)
     naive = run_planner("naive", arena.problem)
     chosen = first_fit_plan(arena.problem)
-    result = ArenaResult(arena=arena, plan=chosen, runtime_plan=naive, naive_plan=naive)
+    result = ArenaResult(arena=arena, plan=chosen, runtime_plan=naive, given_naive_plan=naive)
     budget = MemoryBudget(
         required_bytes=chosen.arena_size + tail_bytes,
         parts=MappingProxyType({"head": chosen.arena_size, "tail": tail_bytes}),

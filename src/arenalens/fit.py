@@ -264,7 +264,8 @@ def check_fit(
         weights_in_sram=weights_in_sram,
     )
     placement = None
-    split = analysis.budget.split
+    # Read only for boards with several banks: the split is computed when first read.
+    split = analysis.budget.split if target is not None and len(target.banks) > 1 else None
     if (
         target is not None
         and len(target.banks) > 1

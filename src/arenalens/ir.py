@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import ModelError
+from arenalens.records import quick_init
 
 # Largest byte count arenalens accepts for one tensor: 2**62, far beyond any device, small enough
 # that sums over a model cannot overflow a signed 64-bit integer in the runtimes we mirror.
@@ -76,6 +77,7 @@ class TensorKind(enum.StrEnum):
     INTERMEDIATE = "intermediate"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Quantization:
     """A summary of a tensor's quantization: the first scale / zero point and their count."""
@@ -86,6 +88,7 @@ class Quantization:
     axis: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Tensor:
     """One tensor of one subgraph; `shape` comes from the FlatBuffer `shape` field."""
@@ -158,6 +161,7 @@ CONTROL_FLOW_OPTION_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Operator:
     """One operator: its opcode name and tensor indices; -1 marks an omitted optional input."""

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from arenalens.builds.records import KERNEL_LIBRARIES
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
@@ -306,14 +307,19 @@ def rung_cost(
 
 
 def libraries_text(paths: tuple[str, ...]) -> str:
-    """'reference and CMSIS-NN kernels' for every CMSIS-NN code path; 'CMSIS-NN (dsp)' for one."""
-    cmsis = [path.partition("/")[2] for path in paths if path.startswith("cmsis-nn/")]
-    names = [path for path in paths if not path.startswith("cmsis-nn/")]
-    titles = {"reference": "reference", "esp-nn": "ESP-NN"}
-    words = [titles.get(name, name) for name in names]
-    if cmsis:
-        every = {"none", "dsp", "mve"} <= set(cmsis)
-        words.append("CMSIS-NN" if every else "CMSIS-NN (" + ", ".join(cmsis) + " path)")
+    """'reference and CMSIS-NN kernels' for every CMSIS-NN code path; 'CMSIS-NN (dsp path)' for
+    one: each library by its record's title, with the code paths named when not all of them."""
+    by_library: dict[str, list[str]] = {}
+    for path in paths:
+        library, _, code_path = path.partition("/")
+        by_library.setdefault(library, []).append(code_path)
+    words = []
+    for library, code_paths in by_library.items():
+        record = KERNEL_LIBRARIES.get(library)
+        title = library if record is None else record.title
+        every = record is None or {path.name for path in record.code_paths} <= set(code_paths)
+        named = [path for path in code_paths if path]
+        words.append(title if every or not named else f"{title} ({', '.join(named)} path)")
     return " and ".join(words) + " kernels"
 
 

@@ -113,7 +113,7 @@ def image_inputs(model: Model) -> tuple[ImageInput, ...]:
         if main.tensors[tensor].has_data:
             continue
         shape = main.tensors[tensor].shape
-        axes = _image_axes(shape)
+        axes = image_axes(shape)
         if axes is not None:
             found.append(ImageInput(tensor, position, main.tensors[tensor].name, shape, *axes))
     return tuple(found)
@@ -131,7 +131,9 @@ def image_input(model: Model) -> ImageInput:
     return found[0]
 
 
-def _image_axes(shape: tuple[int, ...]) -> tuple[int, int] | None:
+def image_axes(shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """(height axis, width axis) of an image-like rank-4 shape: NHWC, or NCHW (PyTorch exports)
+    when the channel count (1, 3 or 4) sits in axis 1; None for anything else."""
     if len(shape) != 4:
         return None
     if shape[3] in (1, 3, 4) and shape[1] >= 2 and shape[2] >= 2:

@@ -16,7 +16,7 @@ import shlex
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arenalens.builds.build import build_flags, overlap_flags, release_flag
+from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
 from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
 from arenalens.target_build import target_build
@@ -149,7 +149,7 @@ class Steps:
             return flags
         named = f" --target {shlex.quote(target.name)}"
         build = self.verdict.build
-        if target_build(target).name == ("host" if build is None else build.name):
+        if target_build(target).name == (HOST if build is None else build).name:
             return named
         return named + (flags or " --cpu host")
 

@@ -4,6 +4,7 @@ records and the board catalogue."""
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import Counter
 from pathlib import Path
@@ -221,3 +222,85 @@ def test_memory_banks_are_rows_of_chips_and_boards() -> None:
     document = {**catalogue_document(), "chips": [chip_row], "boards": [board_row]}
     document["board_layouts"], document["aliases"] = {}, {}
     jsonschema.validate(document, targets_schema)
+
+
+# Comparisons above the runtime that name a record for another reason than choosing by it.
+_NAMED_FOR_ANOTHER_REASON = {
+    ("firmware.py", "ethos-u"),  # the custom operator code TFLM's resolver has AddEthosU for
+}
+_PACKAGE = ROOT / "src" / "arenalens"
+
+
+def _record_names() -> set[str]:
+    """Every name and alias of a core, kernel library (and its code paths) or co-processor:
+    what an if-branch on a chip or library would compare with ('none', a code path of every
+    library, is a common word and left out)."""
+    names = {spelling for core in CORES.values() for spelling in (core.name, *core.aliases)}
+    names |= {core.architecture for core in CORES.values()}
+    for library in LIBRARIES.values():
+        names |= {library.name, *library.aliases, *(path.name for path in library.code_paths)}
+    names |= set(COPROCESSORS) | set(COPROCESSOR_FAMILIES)
+    return names - {"none"}
+
+
+def _named_in_branches(source: str, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) for each string constant a comparison (==, !=, in), a dict's key or a
+    startswith/endswith call takes that is a record's name (or, for the calls, begins one)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        exact: list[ast.expr] = []
+        prefixes: list[ast.expr] = []
+        if isinstance(node, ast.Compare):
+            exact = [node.left, *node.comparators]
+        elif isinstance(node, ast.Dict):
+            exact = [key for key in node.keys if key is not None]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("startswith", "endswith", "removeprefix")
+        ):
+            prefixes = list(node.args)
+        for text in _texts(exact):
+            if text in names:
+                found.append((node.lineno, text))
+        for text in _texts(prefixes):
+            if len(text) >= 3 and any(name.startswith(text) for name in names):
+                found.append((node.lineno, text))
+    return found
+
+
+def _texts(nodes: list[ast.expr]) -> list[str]:
+    """The string constants among the nodes and the tuples, sets and lists they are."""
+    items = [
+        e for n in nodes for e in (n.elts if isinstance(n, ast.Tuple | ast.Set | ast.List) else [n])
+    ]
+    return [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+
+def test_no_if_branch_above_the_runtime_names_a_chip_or_library() -> None:
+    """What differs by core, library or co-processor is read from its record: no module outside
+    `runtimes/` (whose rules are the libraries' twins) and `builds/` (which loads the records)
+    compares a name of one."""
+    names = _record_names()
+    found = []
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        relative = path.relative_to(_PACKAGE).as_posix()
+        if relative.startswith(("runtimes/", "builds/")):
+            continue
+        for line, name in _named_in_branches(path.read_text(encoding="utf-8"), names):
+            if (relative, name) not in _NAMED_FOR_ANOTHER_REASON:
+                found.append(f"{relative}:{line} compares {name!r}")
+    assert not found, "read the record instead:\n" + "\n".join(found)
+
+
+def test_the_name_guard_sees_every_spelling() -> None:
+    names = _record_names()
+    source = (
+        'if build.kernels == "cmsis-nn": pass\n'
+        'if cpu in ("esp32s3", "m7"): pass\n'
+        'titles = {"esp-nn": "ESP-NN"}\n'
+        'if target.cpu.startswith("cortex-m"): pass\n'
+        'if isa != "mve": pass\n'
+        'if args.mode == "none": pass\n'
+    )
+    assert sorted({line for line, _ in _named_in_branches(source, names)}) == [1, 2, 3, 4, 5]

@@ -599,13 +599,13 @@ def test_diagnose_rejects_unknown_rule() -> None:
 
 
 def test_image_layouts() -> None:
-    from arenalens.diagnostics.peak import _image_layout
+    from arenalens.max_input import image_axes
 
-    assert _image_layout((1, 96, 96, 3)) == (1, 2)
-    assert _image_layout((1, 3, 224, 224)) == (2, 3)
-    assert _image_layout((1, 49, 10, 1)) == (1, 2)
-    assert _image_layout((1, 640)) is None
-    assert _image_layout((1, 8, 8, 64)) is None
+    assert image_axes((1, 96, 96, 3)) == (1, 2)
+    assert image_axes((1, 3, 224, 224)) == (2, 3)
+    assert image_axes((1, 49, 10, 1)) == (1, 2)
+    assert image_axes((1, 640)) is None
+    assert image_axes((1, 8, 8, 64)) is None
 
 
 def test_resolution_hint_is_computed_with_litert() -> None:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import Step
 from arenalens.planning.problem import Problem
+from arenalens.records import quick_init
 
 
 class BufferKind(enum.StrEnum):
@@ -25,6 +26,7 @@ class BufferKind(enum.StrEnum):
     VARIABLE = "variable"  # variable tensor planned in an arena (offline plan, LiteRT persistent)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PlannedBuffer:
     """The meaning of one buffer id: which tensor or request it is, and its unrounded bytes."""

@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from arenalens.records import quick_init
+
 UNSET = -1
 # LiteRT's kNodeNotAssigned (INT32_MAX): "allocated until the end", and "not yet allocated".
 NEVER_FREED = 2**31 - 1
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TensorLifetime:
     """One tensor's inclusive [first, last] steps; -1 = never written / never read."""
@@ -25,6 +28,7 @@ class TensorLifetime:
     alias_of: int | None = None  # LiteRT in-place: this tensor lives in that tensor's bytes
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScratchRequest:
     """A kernel's scratch memory request for one operator (TFLM RequestScratchBufferInArena)."""
@@ -35,6 +39,7 @@ class ScratchRequest:
     label: str = ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScratchLifetime:
     """One scratch request with its inclusive step interval."""
@@ -44,6 +49,7 @@ class ScratchLifetime:
     last: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Step:
     """What happens at one step: an operator runs, or a subgraph is entered (operator = None)."""

@@ -56,6 +56,7 @@ reference kernels on an ESP chip at any covered release. docs/esp-nn.md has the 
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections.abc import Mapping
@@ -584,6 +585,7 @@ def select_build(
     return device_build(cpu, kernels, tflm=tflm, npu=npu)
 
 
+@functools.lru_cache(maxsize=64)  # a search loop names the same build every call
 def build_named(name: str) -> Build:
     """'host', 'cortex-m7', 'cortex-m7/cmsis-nn' or 'esp32s3/esp-nn@1.2.0' (as `Build.name` spells
     it), each optionally with an NPU ('cortex-m55/reference+ethos-u55-128') and with '@' and a

@@ -30,9 +30,9 @@ def npu_named(text: str) -> Npu:
     """--npu as users type it ('ethos-u55-128', 'Ethos_U55_128', 'u55-128') → Npu; UsageError
     listing the known ones."""
     key = text.strip().lower().replace("_", "-").replace(" ", "-")
-    if not key.startswith("ethos-"):
-        key = "ethos-" + key
-    found = COPROCESSORS.get(key)
+    # A configuration may be named without its family's prefix ('u55-128' for 'ethos-u55-128').
+    endings = [name for name in COPROCESSORS if name.endswith("-" + key)]
+    found = COPROCESSORS.get(key) or (COPROCESSORS[endings[0]] if len(endings) == 1 else None)
     if found is None:
         raise UsageError(f"unknown NPU '{text}' (known: {', '.join(COPROCESSORS)})")
     return found

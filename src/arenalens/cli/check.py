@@ -212,6 +212,20 @@ def npu_options(args: argparse.Namespace) -> dict[str, Any]:
 def fit_check(args: argparse.Namespace, model: Model, analysis: Analysis) -> FitCheck:
     """One model's FitCheck under the options (the remedy ladder climbed when it does not fit)."""
     budget, target, reserve = _budget_options(args)
+    return fit_under(args, model, analysis, budget=budget, target=target, reserve=reserve)
+
+
+def fit_under(
+    args: argparse.Namespace,
+    model: Model,
+    analysis: Analysis,
+    *,
+    budget: int | None,
+    target: Target | None,
+    reserve: int | None,
+) -> FitCheck:
+    """The FitCheck of a budget or board (as check and report take them), the remedy ladder
+    climbed when it does not fit."""
     check = check_fit(
         analysis,
         budget_bytes=budget,

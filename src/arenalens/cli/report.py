@@ -19,9 +19,8 @@ from arenalens.builds.kernel_paths import OverlapRules
 from arenalens.cli.check import (
     add_npu_options,
     asked,
-    climbed,
+    fit_under,
     input_search,
-    npu_options,
     optimized_bytes,
 )
 from arenalens.cli.common import (
@@ -44,7 +43,6 @@ from arenalens.cli.common import (
 from arenalens.declared import Status, declared_arena
 from arenalens.diagnostics import diagnose
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.fit import check_fit
 from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.build import build_report
@@ -290,15 +288,9 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     budget, target, reserve = _fit_options(args)
     check = None
     if budget is not None or target is not None:
-        check = check_fit(
-            analysis,
-            budget_bytes=budget,
-            target=target,
-            reserve_bytes=reserve,
-            budget_text=args.budget or "",
-            **npu_options(args),
+        check = fit_under(
+            args, analysis.model, analysis, budget=budget, target=target, reserve=reserve
         )
-        check = climbed(args, check, analysis.model, analysis.build)
     optimized = None if check is None else check.optimized_bytes
     declared = declared_arena(analysis) if check is None else check.declared
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)

@@ -29,6 +29,7 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import operands_of
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model, Operator, Tensor
+from arenalens.max_input import image_axes
 from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.reorder.registry import run_reorderer
@@ -326,18 +327,6 @@ def _tensor_hints(
         )
 
 
-def _image_layout(shape: tuple[int, ...]) -> tuple[int, int] | None:
-    """(height axis, width axis) of an image-like rank-4 input: NHWC, or NCHW (PyTorch exports)
-    when the channel count (1, 3 or 4) sits in axis 1; None for anything else."""
-    if len(shape) != 4:
-        return None
-    if shape[3] in (1, 3, 4) and shape[1] >= 2 and shape[2] >= 2:
-        return 1, 2
-    if shape[1] in (1, 3, 4) and shape[2] >= 2 and shape[3] >= 2:
-        return 2, 3
-    return None
-
-
 def _stride(operator: Operator) -> tuple[int, int] | None:
     try:
         return int(operator.options.get("stride_h", 0)), int(operator.options.get("stride_w", 0))
@@ -371,7 +360,7 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         (t, layout)
         for t in main.inputs
         if t >= 0 and not main.tensors[t].has_data
-        for layout in [_image_layout(main.tensors[t].shape)]
+        for layout in [image_axes(main.tensors[t].shape)]
         if layout is not None
     ]
     if len(images) != 1:
@@ -416,7 +405,7 @@ def _resolution_finding(
     bounds: tuple[int, int] | None,
 ) -> Finding:
     tensor = context.model.subgraphs[0].tensors[index]
-    layout = _image_layout(tensor.shape)
+    layout = image_axes(tensor.shape)
     assert layout is not None
     height_axis, width_axis = layout
     factor = (tensor.shape[height_axis] * tensor.shape[width_axis]) / max(

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
+from arenalens.records import quick_init
 
+
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Buffer:
     """One placement request: `size` bytes live over steps [start, end]; maybe a fixed offset."""

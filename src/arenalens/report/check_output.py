@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from rich.table import Table
 from rich.text import Text
 
+from arenalens.builds.build import HOST, REFERENCE
+from arenalens.builds.records import CORE_SPELLINGS, CORES
 from arenalens.declared import DeclaredArena, Status, parts_text
 from arenalens.ladder import rung_title, rungs_text
 from arenalens.max_input import InputSearch
@@ -69,15 +71,20 @@ def declare_line(declared: DeclaredArena) -> Text:
     return line
 
 
-def _host_figure_for_cortex_m(verdict: Verdict) -> bool:
-    """True when a Cortex-M board is checked against the host wheel's figure."""
+def _device_options(verdict: Verdict) -> str | None:
+    """'--cpu cortex-m7 [--kernels cmsis-nn]' when a board whose core has a 32-bit model (a core
+    of the build records) is checked against the host wheel's figure: the options that give the
+    device's, with the libraries its firmware may link besides the core's default; else None."""
     target = None if verdict.fit is None else verdict.fit.target
-    return (
-        verdict.runtime == "tflm"
-        and (verdict.build is None or verdict.build.is_host)
-        and target is not None
-        and target.cpu.startswith("cortex-m")
-    )
+    if verdict.runtime != "tflm" or target is None:
+        return None
+    if verdict.build is not None and not verdict.build.is_host:
+        return None
+    core = CORES.get(CORE_SPELLINGS.get(target.cpu, ""))
+    if core is None:
+        return None
+    others = sorted(core.libraries - {core.default_kernels, REFERENCE})
+    return f"--cpu {target.cpu}" + "".join(f" [--kernels {name}]" for name in others)
 
 
 def declare_notes(declared: DeclaredArena) -> list[Text]:
@@ -167,14 +174,10 @@ def render_check(verdict: Verdict, *, color: bool, width: int = 120) -> str:
         lines.extend(placement_lines(verdict))
     lines.extend(declare_notes(verdict.declared))
     lines.extend(npu_lines(verdict))
-    if _host_figure_for_cortex_m(verdict):
-        assert fit is not None and fit.target is not None
+    device_options = _device_options(verdict)
+    if device_options is not None:
         lines.append(
-            Text(
-                f"the x86-64 wheel's figure: --cpu {fit.target.cpu} [--kernels cmsis-nn] "
-                "gives the device's",
-                style="yellow",
-            )
+            Text(f"the x86-64 wheel's figure: {device_options} gives the device's", style="yellow")
         )
     style = "" if verdict.fits or verdict.answer is None else "yellow"
     lines.extend(steps_lines(verdict.steps, style=style))
@@ -480,7 +483,7 @@ def _build_line(verdict: Verdict, label_width: int) -> Text:
 def _build_label(verdict: Verdict) -> str:
     """The build a board's figure is for, short: 'cortex-m4/cmsis-nn', or 'host wheel'."""
     build = verdict.build
-    return "host wheel" if build is None or build.name == "host" else build.name
+    return "host wheel" if build is None or build.name == HOST.name else build.name
 
 
 def _distinct_builds(verdicts: Sequence[Verdict]) -> list[Verdict]:

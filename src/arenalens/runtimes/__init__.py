@@ -13,8 +13,9 @@ the kernel code paths they hold on, output proofs on the wheel) is asked of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
@@ -70,6 +71,11 @@ class Obstacle:
         }
 
 
+def _nothing() -> None:
+    """A budget's split when its runtime has none."""
+    return None
+
+
 @dataclass(frozen=True)
 class MemoryBudget:
     """The memory a runtime needs for one plan: the number a user must declare, and its parts."""
@@ -87,12 +93,27 @@ class MemoryBudget:
     estimate_reasons: tuple[str, ...] = ()
     # Why the runtime cannot run the model at all (empty: it runs); the bytes are then moot.
     obstacles: tuple[Obstacle, ...] = ()
-    # Where every byte of required_bytes goes, in address order (`sections`): they cover it
-    # exactly. Empty for a budget not made by a runtime's rules.
-    sections: tuple[ArenaSection, ...] = ()
-    # The same memory split into the buffers the runtime lets firmware place apart, each at its
-    # minimum (TFLM: two buffers, resource variables apart); None for a runtime without such.
-    split: ArenaSplit | None = None
+    # Where every byte of required_bytes goes, in address order: what `sections` computes when
+    # first read (`check` never reads them: a search loop does not pay for the tail's parts).
+    sections_of: Callable[[], tuple[ArenaSection, ...]] = field(
+        default=tuple, repr=False, compare=False
+    )
+    # The same memory split into the buffers the runtime lets firmware place apart: what
+    # `split` computes when first read (only boards with several RAM banks ask).
+    split_of: Callable[[], ArenaSplit | None] = field(default=_nothing, repr=False, compare=False)
+
+    @cached_property
+    def sections(self) -> tuple[ArenaSection, ...]:
+        """Where every byte of required_bytes goes, in address order: they cover it exactly.
+        Empty for a budget not made by a runtime's rules."""
+        return self.sections_of()
+
+    @cached_property
+    def split(self) -> ArenaSplit | None:
+        """The same memory split into the buffers the runtime lets firmware place apart, each at
+        its minimum (TFLM: two buffers, resource variables apart); None for a runtime without
+        such."""
+        return self.split_of()
 
     @property
     def runs(self) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arenalens.errors import ModelError
-from arenalens.tflite.tables import TableView
+from arenalens.tflite.tables import string_at, table_fields, vector_at
 
 
 def _schema_class(name: str) -> type:
@@ -73,9 +73,11 @@ def snake_case(camel: str) -> str:
 
 OPTION_TABLES_PATH = Path(__file__).with_name("option_tables.json")
 
-# One field of an options table: (key, index in the vtable, how to read it, default), where
-# "how" is a struct.Struct for a scalar, "string", or ("vector", element format, element bytes).
-_Field = tuple[str, int, Any, Any]
+# One field of an options table: (key, index in the vtable, how to read it, what it is when
+# absent, the reader), where "how" is _SCALAR (the reader: a Struct's unpack_from), _STRING or
+# _VECTOR (the reader: (element format, element bytes)).
+_Field = tuple[str, int, int, Any, Any]
+_SCALAR, _STRING, _VECTOR = 0, 1, 2
 
 
 @cache
@@ -85,7 +87,7 @@ def _option_tables() -> tuple[dict[int, tuple[_Field, ...]], dict[int, tuple[_Fi
     tables: dict[str, tuple[_Field, ...]] = {}
     for name, fields in document["tables"].items():
         tables[name] = tuple(
-            (key, (slot - 4) >> 1, _reader(kind), default) for key, slot, kind, default in fields
+            _field(key, (slot - 4) >> 1, kind, default) for key, slot, kind, default in fields
         )
     unions = document["unions"]
     return (
@@ -94,13 +96,15 @@ def _option_tables() -> tuple[dict[int, tuple[_Field, ...]], dict[int, tuple[_Fi
     )
 
 
-def _reader(kind: str) -> Any:
+def _field(key: str, index: int, kind: str, default: Any) -> _Field:
+    """One field of option_tables.json → how to read it: strings are None and vectors () when
+    absent, scalars their schema default."""
     if kind == "string":
-        return kind
+        return key, index, _STRING, None, None
     if kind.startswith("vector:"):
         element = kind.removeprefix("vector:")
-        return ("vector", element, struct.calcsize(f"<{element}"))
-    return struct.Struct(f"<{kind}")
+        return key, index, _VECTOR, (), (element, struct.calcsize(f"<{element}"))
+    return key, index, _SCALAR, default, struct.Struct(f"<{kind}").unpack_from
 
 
 def decode_options(
@@ -108,39 +112,35 @@ def decode_options(
 ) -> dict[str, Any]:
     """(union type, table position) of both option unions → their fields as a snake_case dict:
     scalars, strings (None when absent) and numeric vectors as tuples (() when absent)."""
+    tables, tables2 = _option_tables()
     decoded: dict[str, Any] = {}
-    for (type_code, position), tables in zip((options, options2), _option_tables(), strict=True):
-        fields = tables.get(type_code)
-        if fields is None or not position:
-            continue
-        decoded.update(_decode_table(TableView(data, position, len(data)), fields))
+    for (type_code, position), by_type in ((options, tables), (options2, tables2)):
+        fields = by_type.get(type_code)
+        if fields is not None and position:
+            _decode_table(decoded, data, position, fields)
     return decoded
 
 
-def _decode_table(view: TableView, fields: tuple[_Field, ...]) -> dict[str, Any]:
-    decoded: dict[str, Any] = {}
-    present = view.fields
-    for key, index, how, default in fields:
-        relative = present[index] if index < len(present) else 0
-        if isinstance(how, struct.Struct):
-            decoded[key] = (
-                how.unpack_from(view.buf, view.pos + relative)[0] if relative else default
-            )
-        elif how == "string":
-            decoded[key] = _string(view, index) if relative else None
+def _decode_table(
+    decoded: dict[str, Any], data: Any, position: int, fields: tuple[_Field, ...]
+) -> None:
+    """One options table's fields → `decoded`, in the schema's order (one frame per table: the
+    kernel rules read an operator's options once per model)."""
+    size = len(data)
+    present = table_fields(data, position, size)
+    count = len(present)
+    for key, index, how, absent, read in fields:
+        relative = present[index] if index < count else 0
+        if not relative:
+            decoded[key] = absent
+        elif how == _SCALAR:
+            decoded[key] = read(data, position + relative)[0]
+        elif how == _STRING:
+            decoded[key] = string_at(data, size, position + relative)
         else:
-            decoded[key] = _vector(view, index, how[1], how[2]) if relative else ()
-    return decoded
-
-
-def _string(view: TableView, index: int) -> str:
-    data, length = view.vector(4 + 2 * index, 1)
-    return bytes(view.buf[data : data + length]).decode("utf-8", errors="replace")
-
-
-def _vector(view: TableView, index: int, element: str, element_bytes: int) -> tuple[Any, ...]:
-    data, length = view.vector(4 + 2 * index, element_bytes)
-    return struct.unpack_from(f"<{length}{element}", view.buf, data) if length else ()
+            element, element_bytes = read
+            start, length = vector_at(data, size, position + relative, element_bytes)
+            decoded[key] = struct.unpack_from(f"<{length}{element}", data, start) if length else ()
 
 
 OptionsKey = tuple[tuple[int, int], tuple[int, int]]
@@ -196,7 +196,8 @@ class LazyOptions(Mapping[str, Any]):
     def get(self, key: str, default: Any = None) -> Any:
         """The option, or default: one dict lookup (Mapping.get goes through __getitem__ and a
         KeyError; the kernel rules read hundreds of options per model)."""
-        return self._fields().get(key, default)
+        decoded = self._decoded
+        return (self._fields() if decoded is None else decoded).get(key, default)
 
     def __contains__(self, key: object) -> bool:
         return key in self._fields()

@@ -17,6 +17,7 @@ from typing import Any
 from arenalens.errors import ModelError
 from arenalens.ir import (
     CONTROL_FLOW_OPTION_FIELDS,
+    DTYPES,
     MAX_TENSOR_BYTES,
     BufferRef,
     Metadata,
@@ -34,10 +35,24 @@ from arenalens.ir import (
 )
 from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
-from arenalens.tflite.tables import MalformedTableError, TableView
+from arenalens.tflite.tables import (
+    MalformedTableError,
+    TableView,
+    int32_vector_at,
+    string_at,
+    table_fields,
+    table_rows,
+    target_at,
+    vector_at,
+)
 from arenalens.units import format_bytes_exact
 
 _U32 = struct.Struct("<I")
+_U8 = struct.Struct("<B")
+_I8 = struct.Struct("<b")
+_I32 = struct.Struct("<i")
+_I64 = struct.Struct("<q")
+_F32 = struct.Struct("<f")
 
 # FlatBuffers let many tables point at one vector or table, so a small file can describe a huge
 # model: 20,000 operators sharing one 20,000-entry inputs vector are 400 million tensor
@@ -316,20 +331,13 @@ class _Parser:
     ) -> Subgraph:
         inputs = fb.int32_vector(_SubgraphSlots.INPUTS) or ()
         outputs = fb.int32_vector(_SubgraphSlots.OUTPUTS) or ()
-        input_set, output_set = set(inputs), set(outputs)
         where = f"subgraph {index}"
-        tensor_tables = fb.tables(_SubgraphSlots.TENSORS)
-        operator_tables = fb.tables(_SubgraphSlots.OPERATORS)
-        tables = 1 + len(tensor_tables) + len(operator_tables)
+        tensor_rows = table_rows(self.data, self.size, *fb.vector(_SubgraphSlots.TENSORS, 4))
+        operator_rows = table_rows(self.data, self.size, *fb.vector(_SubgraphSlots.OPERATORS, 4))
+        tables = 1 + len(tensor_rows) + len(operator_rows)
         self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
-        tensor = self.tensor
-        tensors = tuple(
-            tensor(i, fb=t, buffers=buffers, inputs=input_set, outputs=output_set, where=where)
-            for i, t in enumerate(tensor_tables)
-        )
-        operators = tuple(
-            self.operator(i, op, opcodes, where) for i, op in enumerate(operator_tables)
-        )
+        tensors = self.tensors(tensor_rows, buffers, set(inputs), set(outputs), where)
+        operators = self.operators(operator_rows, opcodes, where)
         return Subgraph(
             index=index,
             name=self.text(fb, _SubgraphSlots.NAME),
@@ -339,110 +347,171 @@ class _Parser:
             outputs=outputs,
         )
 
-    def tensor(
+    def tensors(
         self,
-        index: int,
-        *,
-        fb: TableView,
+        rows: list[tuple[int, tuple[int, ...]]],
         buffers: tuple[BufferRef, ...],
         inputs: set[int],
         outputs: set[int],
         where: str,
-    ) -> Tensor:
-        # One call per tensor: the Tensor is built from positional arguments (a third faster
-        # than keywords), and the "subgraph S tensor T" label only for an error.
-        shape = fb.int32_vector(_TensorSlots.SHAPE) or ()
-        # Without a shape_signature the shape is fully known: report it as the signature, as the
-        # TFLite interpreter's tensor details do.
-        signature = fb.int32_vector(_TensorSlots.SHAPE_SIGNATURE)
-        self.charge(len(shape) + (len(signature) if signature else 0))
-        dtype = dtype_for_code(fb.i8(_TensorSlots.TYPE))
-        buffer_index = fb.u32(_TensorSlots.BUFFER)
-        # With no buffers at all, only the default index 0 ("no data") is meaningful.
-        if buffer_index >= max(len(buffers), 1):
-            raise self.fail(
-                f"{where} tensor {index}: buffer index {buffer_index} out of range "
-                f"(model has {len(buffers)} buffers)"
+    ) -> tuple[Tensor, ...]:
+        """Tensor tables (position, field offsets) → Tensors, each read in this one frame (a
+        model's most numerous table: a call per field would cost more than the reads)."""
+        buf, size = self.data, self.size
+        buffer_count = len(buffers)
+        unpack_i8, unpack_u8, unpack_u32 = _I8.unpack_from, _U8.unpack_from, _U32.unpack_from
+        # `charge`, kept in locals over the loop (two charges per tensor).
+        items, item_budget = self.items, self.item_budget
+        found = []
+        for index, (pos, fields) in enumerate(rows):
+            # Field offsets in schema order: shape, type, buffer, name, quantization,
+            # is_variable, sparsity, shape_signature (`_TensorSlots`).
+            shape_at, type_at, buffer_at, name_at, quantization_at, variable_at = fields[:6]
+            sparsity_at, signature_at = fields[6], fields[7]
+            shape = int32_vector_at(buf, size, pos + shape_at) if shape_at else ()
+            # Without a shape_signature the shape is fully known: report it as the signature,
+            # as the TFLite interpreter's tensor details do.
+            signature = int32_vector_at(buf, size, pos + signature_at) if signature_at else None
+            items += len(shape) + (len(signature) if signature else 0)
+            if items > item_budget:
+                self.charge(items - self.items)
+            code = unpack_i8(buf, pos + type_at)[0] if type_at else 0
+            dtype = DTYPES.get(code) or dtype_for_code(code)
+            buffer_index = unpack_u32(buf, pos + buffer_at)[0] if buffer_at else 0
+            # With no buffers at all, only the default index 0 ("no data") is meaningful.
+            if buffer_index >= max(buffer_count, 1):
+                raise self.fail(
+                    f"{where} tensor {index}: buffer index {buffer_index} out of range "
+                    f"(model has {buffer_count} buffers)"
+                )
+            has_data = buffer_index < buffer_count and buffers[buffer_index].nbytes > 0
+            is_variable = bool(unpack_u8(buf, pos + variable_at)[0]) if variable_at else False
+            if shape:
+                _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
+            is_input, is_output = index in inputs, index in outputs
+            name = string_at(buf, size, pos + name_at) if name_at else ""
+            items += len(name) >> 3
+            if items > item_budget:
+                self.charge(items - self.items)
+            quantization = None
+            if quantization_at:
+                quantization = self.quantization(target_at(buf, size, pos + quantization_at))
+            # One kind per tensor, most specific first (`TensorKind`).
+            if has_data:
+                kind = TensorKind.CONSTANT
+            elif is_variable:
+                kind = TensorKind.VARIABLE
+            elif is_input:
+                kind = TensorKind.INPUT
+            elif is_output:
+                kind = TensorKind.OUTPUT
+            else:
+                kind = TensorKind.INTERMEDIATE
+            # Positional: a third faster than keywords.
+            found.append(
+                Tensor(
+                    index,
+                    name,
+                    shape,
+                    shape if signature is None else signature,
+                    dtype,
+                    buffer_index,
+                    has_data,
+                    is_variable,
+                    kind,
+                    is_input,
+                    is_output,
+                    quantization,
+                    bool(sparsity_at),
+                )
             )
-        has_data = buffer_index < len(buffers) and buffers[buffer_index].nbytes > 0
-        is_variable = bool(fb.u8(_TensorSlots.IS_VARIABLE))
-        if shape:
-            _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
-        is_input, is_output = index in inputs, index in outputs
-        name = self.text(fb, _TensorSlots.NAME)
-        quantization = fb.table(_TensorSlots.QUANTIZATION)
-        return Tensor(
-            index,
-            name,
-            shape,
-            shape if signature is None else signature,
-            dtype,
-            buffer_index,
-            has_data,
-            is_variable,
-            _kind(has_data, is_variable, is_input, is_output),
-            is_input,
-            is_output,
-            None if quantization is None else self.quantization(quantization),
-            bool(fb.field(_TensorSlots.SPARSITY)),
-        )
+        self.items = items
+        return tuple(found)
 
-    def quantization(self, fb: TableView | None) -> Quantization | None:
-        if fb is None:
+    def quantization(self, pos: int) -> Quantization | None:
+        """The QuantizationParameters table at `pos` → the first scale and zero point, their
+        count and the axis (None without scales)."""
+        buf, size = self.data, self.size
+        fields = table_fields(buf, pos, size)
+        # scale, zero_point, quantized_dimension (`_QuantizationSlots`)
+        scale_at, zero_point_at, axis_at = fields[2], fields[3], fields[6]
+        if not scale_at:
             return None
-        scale, scale_count = fb.first_float(_QuantizationSlots.SCALE)
+        data, scale_count = vector_at(buf, size, pos + scale_at, 4)
         if not scale_count:
             return None
-        zero_point, _ = fb.first_int64(_QuantizationSlots.ZERO_POINT)
-        return Quantization(
-            scale=scale,
-            zero_point=zero_point,
-            channel_count=scale_count,
-            axis=fb.i32(_QuantizationSlots.QUANTIZED_DIMENSION),
+        zero_point = None
+        if zero_point_at:
+            data_zero, zero_count = vector_at(buf, size, pos + zero_point_at, 8)
+            zero_point = _I64.unpack_from(buf, data_zero)[0] if zero_count else None
+        return Quantization(  # scale, zero_point, channel_count, axis
+            _F32.unpack_from(buf, data)[0],
+            zero_point,
+            scale_count,
+            _I32.unpack_from(buf, pos + axis_at)[0] if axis_at else 0,
         )
 
-    def operator(
+    def operators(
         self,
-        index: int,
-        fb: TableView,
+        rows: list[tuple[int, tuple[int, ...]]],
         opcodes: tuple[tuple[str, int, int, str | None, int], ...],
         where: str,
-    ) -> Operator:
-        opcode_index = fb.u32(_OperatorSlots.OPCODE_INDEX)
-        if opcode_index >= len(opcodes):
-            raise self.fail(
-                f"{where} operator {index}: opcode index {opcode_index} out of range "
-                f"(model has {len(opcodes)} operator codes)"
+    ) -> tuple[Operator, ...]:
+        """Operator tables (position, field offsets) → Operators, each read in this frame."""
+        buf, size, label, cache = self.data, self.size, self.label, self.options_cache
+        opcode_count = len(opcodes)
+        found = []
+        for index, (pos, fields) in enumerate(rows):
+            # opcode_index, inputs, outputs, builtin_options_type, builtin_options, ...,
+            # intermediates (8), ..., builtin_options_2_type (11), builtin_options_2 (12)
+            opcode_at, inputs_at, outputs_at, options_type_at, options_at = fields[:5]
+            intermediates_at, options2_type_at, options2_at = fields[8], fields[11], fields[12]
+            opcode_index = _U32.unpack_from(buf, pos + opcode_at)[0] if opcode_at else 0
+            if opcode_index >= opcode_count:
+                raise self.fail(
+                    f"{where} operator {index}: opcode index {opcode_index} out of range "
+                    f"(model has {opcode_count} operator codes)"
+                )
+            name, builtin, raw, custom, version = opcodes[opcode_index]
+            options = LazyOptions(
+                buf,
+                (
+                    _U8.unpack_from(buf, pos + options_type_at)[0] if options_type_at else 0,
+                    target_at(buf, size, pos + options_at) if options_at else 0,
+                ),
+                (
+                    _U8.unpack_from(buf, pos + options2_type_at)[0] if options2_type_at else 0,
+                    target_at(buf, size, pos + options2_at) if options2_at else 0,
+                ),
+                cache,
+                label,
             )
-        name, builtin, raw, custom, version = opcodes[opcode_index]
-        options = LazyOptions(
-            self.data,
-            (fb.u8(_OperatorSlots.OPTIONS_TYPE), fb.target(_OperatorSlots.OPTIONS)),
-            (fb.u8(_OperatorSlots.OPTIONS2_TYPE), fb.target(_OperatorSlots.OPTIONS2)),
-            self.options_cache,
-            self.label,
-        )
-        called: tuple[int, ...] = ()
-        if name in CONTROL_FLOW_OPTION_FIELDS:
-            called = _called_subgraphs(name, options)
-        inputs = fb.int32_vector(_OperatorSlots.INPUTS) or ()
-        outputs = fb.int32_vector(_OperatorSlots.OUTPUTS) or ()
-        intermediates = fb.int32_vector(_OperatorSlots.INTERMEDIATES) or ()
-        self.charge(len(inputs) + len(outputs) + len(intermediates) + len(called))
-        # Positional, as in `tensor` (one call per operator).
-        return Operator(
-            index,
-            name,  # opcode
-            builtin,  # builtin_code
-            raw,  # raw_builtin_code
-            custom,  # custom_code
-            version,
-            inputs,
-            outputs,
-            intermediates,
-            options,
-            called,  # called_subgraphs
-        )
+            called: tuple[int, ...] = ()
+            if name in CONTROL_FLOW_OPTION_FIELDS:
+                called = _called_subgraphs(name, options)
+            inputs = int32_vector_at(buf, size, pos + inputs_at) if inputs_at else ()
+            outputs = int32_vector_at(buf, size, pos + outputs_at) if outputs_at else ()
+            intermediates = (
+                int32_vector_at(buf, size, pos + intermediates_at) if intermediates_at else ()
+            )
+            self.charge(len(inputs) + len(outputs) + len(intermediates) + len(called))
+            # Positional, as in `tensors`.
+            found.append(
+                Operator(
+                    index,
+                    name,  # opcode
+                    builtin,  # builtin_code
+                    raw,  # raw_builtin_code
+                    custom,  # custom_code
+                    version,
+                    inputs,
+                    outputs,
+                    intermediates,
+                    options,
+                    called,  # called_subgraphs
+                )
+            )
+        return tuple(found)
 
     def signature(self, fb: TableView) -> SignatureDef:
         def tensor_map(slot: int) -> tuple[tuple[str, int], ...]:
@@ -575,18 +644,6 @@ def encode_offline_plan(plan: OfflinePlan) -> bytes:
     """OfflinePlan → `OfflineMemoryAllocation` metadata bytes."""
     count = len(plan.offsets)
     return struct.pack(f"<iii{count}i", plan.version, plan.subgraph_count, count, *plan.offsets)
-
-
-def _kind(has_data: bool, is_variable: bool, is_input: bool, is_output: bool) -> TensorKind:
-    if has_data:
-        return TensorKind.CONSTANT
-    if is_variable:
-        return TensorKind.VARIABLE
-    if is_input:
-        return TensorKind.INPUT
-    if is_output:
-        return TensorKind.OUTPUT
-    return TensorKind.INTERMEDIATE
 
 
 def _check_shape_size(

@@ -52,32 +52,94 @@ class MalformedTableError(ValueError):
     """A table, vtable or vector lies outside the file."""
 
 
+def table_fields(buf: Any, pos: int, size: int) -> tuple[int, ...]:
+    """The table at `pos` → its field offsets relative to `pos` (0: absent), at least 16 of them,
+    at most MAX_FIELDS; MalformedTableError when the table or its vtable lies outside the file."""
+    if not 0 <= pos <= size - 4:
+        raise MalformedTableError(f"table at {pos} outside the file")
+    vtable = pos - _I32.unpack_from(buf, pos)[0]
+    if not 0 <= vtable <= size - _VTABLE_HEADER_BYTES:
+        raise MalformedTableError(f"vtable of table {pos} at {vtable} outside the file")
+    vtable_bytes = _U16.unpack_from(buf, vtable)[0]
+    if vtable + vtable_bytes > size:
+        raise MalformedTableError(f"vtable of table {pos} runs past the end of the file")
+    # All field offsets at once: one unpack per table instead of one per field read; fields
+    # past MAX_FIELDS are never read, so they are not unpacked either.
+    vtable_bytes = min(vtable_bytes, _VTABLE_HEADER_BYTES + 2 * MAX_FIELDS)
+    present: tuple[int, ...] = _field_struct(vtable_bytes).unpack_from(buf, vtable + 4)
+    return present + _ABSENT[len(present) :]
+
+
+def table_rows(buf: Any, size: int, data: int, length: int) -> list[tuple[int, tuple[int, ...]]]:
+    """A [Table] vector (its data start and length, from `vector_at`) → (position, field
+    offsets) of each table, every one checked before any is read (as `TableView.tables`)."""
+    offsets = struct.unpack_from(f"<{length}I", buf, data) if length else ()
+    rows = []
+    # Writers share one vtable among all tables with the same fields: read each once.
+    by_vtable: dict[int, tuple[int, ...]] = {}
+    unpack_i32 = _I32.unpack_from
+    for index, offset in enumerate(offsets):
+        pos = data + 4 * index + offset
+        if not 0 <= pos <= size - 4:
+            raise MalformedTableError(f"table at {pos} outside the file")
+        fields = by_vtable.get(pos - unpack_i32(buf, pos)[0])
+        if fields is None:
+            fields = table_fields(buf, pos, size)
+            by_vtable[pos - unpack_i32(buf, pos)[0]] = fields
+        rows.append((pos, fields))
+    return rows
+
+
+def vector_at(buf: Any, size: int, position: int, element_bytes: int) -> tuple[int, int]:
+    """The uoffset at `position` (a present vector field) → (data start, length), checked to fit
+    the file."""
+    start: int = position + _U32.unpack_from(buf, position)[0]
+    if start > size - 4:
+        raise MalformedTableError(f"offset at {position} points outside the file")
+    length: int = _U32.unpack_from(buf, start)[0]
+    if start + 4 + length * element_bytes > size:
+        raise MalformedTableError(
+            f"vector at {start} claims {length:,} entries but the file has only "
+            f"{format_bytes_exact(size)}"
+        )
+    return start + 4, length
+
+
+def int32_vector_at(buf: Any, size: int, position: int) -> tuple[int, ...]:
+    """The uoffset at `position` (a present [int] field) → its entries."""
+    start, length = vector_at(buf, size, position, 4)
+    return _int32s(length).unpack_from(buf, start)
+
+
+def string_at(buf: Any, size: int, position: int) -> str:
+    """The uoffset at `position` (a present string field) → the string, invalid UTF-8
+    replaced."""
+    start, length = vector_at(buf, size, position, 1)
+    return bytes(buf[start : start + length]).decode("utf-8", errors="replace")
+
+
+def target_at(buf: Any, size: int, position: int) -> int:
+    """The uoffset at `position` (a present table field) → where the table starts."""
+    pointed: int = position + _U32.unpack_from(buf, position)[0]
+    if pointed > size - 4:
+        raise MalformedTableError(f"offset at {position} points outside the file")
+    return pointed
+
+
 class TableView:
     """One table: `pos` is its start; field(slot) → absolute position of the field or 0.
 
-    Each accessor does its whole read in one frame (no accessor calls another): a 10,000-operator
-    model reads about 200,000 fields, and a Python call costs as much as the read itself.
+    The reader's hottest tables (tensors, operators) skip the view altogether: `table_rows` and
+    the `*_at` functions above read them in the caller's frame; the view reads the others.
     """
 
     __slots__ = ("buf", "fields", "pos", "size")
 
     def __init__(self, buf: Any, pos: int, size: int) -> None:
-        if not 0 <= pos <= size - 4:
-            raise MalformedTableError(f"table at {pos} outside the file")
-        vtable = pos - _I32.unpack_from(buf, pos)[0]
-        if not 0 <= vtable <= size - _VTABLE_HEADER_BYTES:
-            raise MalformedTableError(f"vtable of table {pos} at {vtable} outside the file")
-        vtable_bytes = _U16.unpack_from(buf, vtable)[0]
-        if vtable + vtable_bytes > size:
-            raise MalformedTableError(f"vtable of table {pos} runs past the end of the file")
         self.buf = buf
         self.size = size
         self.pos = pos
-        # All field offsets at once: one unpack per table instead of one per field read; fields
-        # past MAX_FIELDS are never read, so they are not unpacked either.
-        vtable_bytes = min(vtable_bytes, _VTABLE_HEADER_BYTES + 2 * MAX_FIELDS)
-        present = _field_struct(vtable_bytes).unpack_from(buf, vtable + 4)
-        self.fields: tuple[int, ...] = present + _ABSENT[len(present) :]
+        self.fields: tuple[int, ...] = table_fields(buf, pos, size)
 
     def field(self, slot: int) -> int:
         """Absolute position of a field, or 0 when absent (default value)."""
@@ -135,36 +197,14 @@ class TableView:
         relative = self.fields[(slot - 4) >> 1]
         if not relative:
             return 0, 0
-        buf, size = self.buf, self.size
-        position = self.pos + relative
-        start: int = position + _U32.unpack_from(buf, position)[0]
-        if start > size - 4:
-            raise MalformedTableError(f"offset at {position} points outside the file")
-        length: int = _U32.unpack_from(buf, start)[0]
-        if start + 4 + length * element_bytes > size:
-            raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only "
-                f"{format_bytes_exact(size)}"
-            )
-        return start + 4, length
+        return vector_at(self.buf, self.size, self.pos + relative, element_bytes)
 
     def int32_vector(self, slot: int) -> tuple[int, ...] | None:
         """A [int] field as a tuple; None when absent."""
         relative = self.fields[(slot - 4) >> 1]
         if not relative:
             return None
-        buf, size = self.buf, self.size
-        position = self.pos + relative
-        start: int = position + _U32.unpack_from(buf, position)[0]
-        if start > size - 4:
-            raise MalformedTableError(f"offset at {position} points outside the file")
-        length: int = _U32.unpack_from(buf, start)[0]
-        if start + 4 + length * 4 > size:
-            raise MalformedTableError(
-                f"vector at {start} claims {length:,} entries but the file has only "
-                f"{format_bytes_exact(size)}"
-            )
-        return _int32s(length).unpack_from(buf, start + 4)
+        return int32_vector_at(self.buf, self.size, self.pos + relative)
 
     def string(self, slot: int) -> str:
         """A string field decoded as UTF-8 (invalid bytes replaced); '' when absent."""

@@ -23,6 +23,7 @@ import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ from arenalens.runtimes import MemoryBudget, Obstacle, Runtime, VerifyResult, Ve
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
-from arenalens.runtimes.sections import laid_end_to_end, planned_parts
+from arenalens.runtimes.sections import ArenaSection, laid_end_to_end, planned_parts
 
 if TYPE_CHECKING:
     from arenalens.analysis.overlap_pairs import OverlapPair
@@ -196,17 +197,24 @@ def budget(
         ),
         device="LiteRT CPU runtime, Linux x86-64",
         obstacles=unresolved_custom_operators(model),
-        sections=laid_end_to_end(
-            [
-                (
-                    arena.name,
-                    plan.arena_size,
-                    planned_parts(plan.arena_size, arena.problem.lower_bound()),
-                    _arena_meaning(arena.name),
-                )
-                for arena, plan in zip(arena_problems, plans, strict=True)
-            ]
-        ),
+        sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
+    )
+
+
+def _sections(
+    arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]
+) -> tuple[ArenaSection, ...]:
+    """Every arena end to end, each with its planned bytes and what its plan leaves unused."""
+    return laid_end_to_end(
+        [
+            (
+                arena.name,
+                plan.arena_size,
+                planned_parts(plan.arena_size, arena.problem.lower_bound()),
+                _arena_meaning(arena.name),
+            )
+            for arena, plan in zip(arena_problems, plans, strict=True)
+        ]
     )
 
 

@@ -20,6 +20,7 @@ from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
@@ -45,6 +46,7 @@ def _timeline(model: Model, build: Build) -> Timeline:
     return tflm_timeline(model, scratch_requests(model, build))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Entry:
     """One AllocationInfo entry TFLM submits to its planner."""

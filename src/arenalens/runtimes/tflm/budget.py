@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, partial
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
-from arenalens.planning.problem import Plan, align_up
+from arenalens.planning.problem import Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import (
     ArenaSection,
@@ -34,9 +35,10 @@ from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with
 from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
 from arenalens.runtimes.tflm.setup_replay import (
     Allocation,
+    Settled,
     SetupOutcome,
-    minimal_arena_size,
     replay,
+    settle,
 )
 from arenalens.runtimes.tflm.support import Support, support
 from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
@@ -50,11 +52,28 @@ class SetupPrediction:
     """What the setup replay predicts for one plan on one build."""
 
     layout: RuntimeLayout
-    minimal_arena: int  # the smallest arena_size that works
-    at_minimum: SetupOutcome  # head, tail and categories printed at that size
-    aligned: SetupOutcome  # the same at a roomy arena size that is a multiple of 16
+    settled: Settled  # the minimal arena size, and the head and tails from it on
     support: Support  # which kernels' bytes are estimates on this build
     sequence: tuple[Allocation, ...] = ()  # every allocation setup makes, in order
+
+    @property
+    def minimal_arena(self) -> int:
+        """The smallest arena_size that works (and every larger one does)."""
+        return self.settled.minimal_arena
+
+    @cached_property
+    def at_minimum(self) -> SetupOutcome:
+        """Head, tail and categories printed at the minimal size (replayed when asked: the
+        figures alone come from `settled`)."""
+        return replay(self.sequence, self.minimal_arena, self.layout)
+
+    @cached_property
+    def aligned(self) -> SetupOutcome:
+        """The same at a roomy arena size that is a multiple of 16."""
+        roomy = align_up(self.minimal_arena, ARENA_ALIGNMENT) + ARENA_ALIGNMENT
+        while not (aligned := replay(self.sequence, roomy, self.layout)).fits:
+            roomy += ARENA_ALIGNMENT
+        return aligned
 
     @property
     def unknown_kernels(self) -> tuple[str, ...]:
@@ -63,13 +82,19 @@ class SetupPrediction:
 
     @property
     def head(self) -> int:
-        """The head: the plan's maximum."""
-        return self.aligned.head
+        """The head: the plan's maximum (the same at every size that fits)."""
+        settled = self.settled.head
+        return self.aligned.head if settled is None else settled
 
     @property
     def tail(self) -> int:
         """The tail with a 16-aligned arena end (what a roomy, aligned arena prints)."""
-        return self.aligned.tail
+        return self.settled.tail(0)
+
+    @property
+    def tail_at_minimum(self) -> int:
+        """The tail at the minimal arena size."""
+        return self.settled.tail(self.minimal_arena)
 
 
 def plan_facts(
@@ -121,15 +146,10 @@ def predict_setup(
     sequence = setup_sequence(
         model, facts, layout, operators, resource_table=build.resource_variables
     )
-    minimum = minimal_arena_size(sequence, layout)
-    roomy = align_up(minimum, ARENA_ALIGNMENT) + ARENA_ALIGNMENT
-    while not (aligned := replay(sequence, roomy, layout)).fits:
-        roomy += ARENA_ALIGNMENT
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
-    at_minimum = replay(sequence, minimum, layout)
-    return SetupPrediction(layout, minimum, at_minimum, aligned, found, sequence)
+    return SetupPrediction(layout, settle(sequence, layout), found, sequence)
 
 
 def setup_outcome(
@@ -177,11 +197,11 @@ def budget(
             f"MicroResourceVariables::Create(allocator, {capacity}): the table size given "
             "(--resource-variables)"
         )
-    final = prediction.at_minimum.head + prediction.at_minimum.tail
+    final = prediction.head + prediction.tail_at_minimum
     parts = {
         "head": prediction.head,
         "tail": prediction.tail,
-        "tail_at_minimum": prediction.at_minimum.tail,
+        "tail_at_minimum": prediction.tail_at_minimum,
         "setup_overhead": prediction.minimal_arena - final,
     }
     return MemoryBudget(
@@ -192,8 +212,9 @@ def budget(
         build=build,
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
-        sections=arena_sections(prediction, arena.problem.lower_bound()),
-        split=arena_split(
+        sections_of=partial(arena_sections, prediction, arena.problem),
+        split_of=partial(
+            arena_split,
             prediction.sequence,
             prediction.layout,
             single_bytes=prediction.minimal_arena,
@@ -217,10 +238,11 @@ TAIL_MEANING = (
 )
 
 
-def arena_sections(prediction: SetupPrediction, lower_bound: int) -> tuple[ArenaSection, ...]:
+def arena_sections(prediction: SetupPrediction, head: Problem) -> tuple[ArenaSection, ...]:
     """Where every byte of the minimal kTensorArenaSize goes after setup: the head from the
     array's start, the tail from its end (by part, at that very size), and between them the
     bytes only setup needs."""
+    lower_bound = head.lower_bound()
     minimum = prediction.minimal_arena
     final = prediction.at_minimum
     tail = tail_breakdown(prediction.sequence, minimum)

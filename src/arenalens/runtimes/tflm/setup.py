@@ -235,7 +235,7 @@ def setup_sequence(
         )
     steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
-    return _with_failing_starts(steps)
+    return _with_failing_starts(steps) if writing.hazards else tuple(steps)
 
 
 # ResetTempAllocations after every Prepare: one frozen step shared by all of them.
@@ -245,8 +245,6 @@ _RESET_TEMP = Allocation(Action.RESET_TEMP, 0)
 def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
     """Kernel buffers written over live temps get the start addresses at which they break setup
     (`temp_overlap`): temp positions never depend on the arena size, so walk them once."""
-    if not any(step.hazard is not None for step in steps):
-        return tuple(steps)
     placed: list[Allocation] = []
     head = temp = 0
     # (fetch position, [start, end) of each struct of the temp view)
@@ -345,6 +343,7 @@ class _Writing:
     layout: RuntimeLayout
     steps: list[Allocation]
     temp_structs: dict[int, list[Allocation]] = field(default_factory=dict)
+    hazards: bool = False  # a kernel buffer written over live temps (`temp_overlap`)
 
 
 def _kernel_steps(
@@ -358,7 +357,7 @@ def _kernel_steps(
     steps, layout, temp_structs = writing.steps, writing.layout, writing.temp_structs
     label = ""  # written when a step needs it: most Prepare events are temp tensors
     for allocation in allocations:
-        if isinstance(allocation, TempTensor):
+        if type(allocation) is TempTensor:  # events have no subclasses; most are temp tensors
             # The same tensor always costs the same temp bytes: build its steps once.
             tensor = allocation.tensor
             cached = temp_structs.get(id(tensor))
@@ -370,8 +369,9 @@ def _kernel_steps(
             continue
         if not label:
             label = f"{phase} of {operator_label}"
-        if isinstance(allocation, Persistent):
+        if type(allocation) is Persistent:
             over = allocation.written
+            writing.hazards |= over is not None
             steps.append(
                 Allocation(
                     Action.PERSISTENT,
@@ -386,7 +386,7 @@ def _kernel_steps(
                     else temp_overlap.resolve(over, allocation.nbytes, view.build.abi),
                 )
             )
-        elif isinstance(allocation, TempBytes):
+        elif type(allocation) is TempBytes:
             steps.append(
                 Allocation(Action.TEMP, allocation.nbytes, allocation.alignment, f"{label}: temp")
             )

@@ -33,10 +33,11 @@ Two places where C and this replay part on purpose, neither ever lowering the mi
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.setup_layout import (
@@ -59,6 +60,7 @@ class Action(enum.StrEnum):
     RELEASE_HEAD = "release head"  # DeallocateResizableBuffer: head back to the start
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Allocation:
     """One step of TFLM's setup: an allocation (or a head / temp reset) and what it is for."""
@@ -117,9 +119,8 @@ def replay(
     """
     head = temp = 0
     tail = arena_size
-    used: dict[str, int] = {}
-    requested: dict[str, int] = {}
-    counted: dict[str, int] = {}
+    # Category → [used, requested, count].
+    recorded: dict[str, list[int]] = {}
     planner_bytes_per_buffer = layout.planner_bytes_per_buffer
     persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
     reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
@@ -127,7 +128,13 @@ def replay(
     failed_at: Allocation | None = None
     for step in sequence:
         action = step.action
-        if action is persistent:
+        if action is temporary:  # most steps: first
+            start = -(-temp // step.alignment) * step.alignment
+            if tail - start < step.nbytes:
+                failed_at = step
+                break
+            temp = start + step.nbytes
+        elif action is persistent:
             result = tail - step.nbytes
             result -= result % step.alignment
             if result < head or (
@@ -138,16 +145,13 @@ def replay(
                 break
             category = step.category
             if category:
-                used[category] = used.get(category, 0) + tail - result
-                requested[category] = requested.get(category, 0) + step.nbytes
-                counted[category] = counted.get(category, 0) + step.count
+                totals = recorded.get(category)
+                if totals is None:
+                    totals = recorded[category] = [0, 0, 0]
+                totals[0] += tail - result
+                totals[1] += step.nbytes
+                totals[2] += step.count
             tail = result
-        elif action is temporary:
-            start = -(-temp // step.alignment) * step.alignment
-            if tail - start < step.nbytes:
-                failed_at = step
-                break
-            temp = start + step.nbytes
         elif action is resize_head:
             # ResizeBuffer starts at the aligned array start; the array start is aligned.
             if tail < step.nbytes:
@@ -167,9 +171,9 @@ def replay(
                 break
             temp = _align_down(tail, ARENA_ALIGNMENT)
     categories = {
-        name: (used[name], requested[name], counted[name])
+        name: (totals[0], totals[1], totals[2])
         for name in CATEGORY_ORDER
-        if used.get(name, 0) > 0 or requested.get(name, 0) > 0
+        if (totals := recorded.get(name)) is not None and (totals[0] > 0 or totals[1] > 0)
     }
     return SetupOutcome(
         arena_size,
@@ -182,14 +186,35 @@ def replay(
 
 
 def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> int:
-    """Setup sequence → the smallest arena_size from which every larger size sets up.
+    """Setup sequence → the smallest arena_size from which every larger size sets up."""
+    return settle(sequence, layout).minimal_arena
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What every arena size from the minimal one on gives (`settle`): setup fits, with this head
+    (None: the walk cannot tell, and only a replay can) and a tail that depends only on the
+    size's residue modulo 16."""
+
+    minimal_arena: int
+    head: int | None
+    tails: tuple[int, ...]  # residue → tail bytes
+
+    def tail(self, arena_size: int) -> int:
+        """The tail at an arena size from the minimal one on."""
+        return self.tails[arena_size % 16]
+
+
+def settle(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> Settled:
+    """Setup sequence → the smallest arena_size from which every larger size sets up, and the
+    head and tails setup leaves there, in one walk (a replay at a size gives the same).
 
     Head and temp positions count from the (aligned) array start and never depend on the size.
     Write the size as n = 16·k + r and the tail address as n - used: every alignment divides 16,
-    so the tail's offset d = tail - 16·k depends on the residue r only, and every check becomes
-    a lower bound `n >= value - d + r`. One pass therefore finds each residue's minimum; the
-    residues share one offset d as soon as a 16-aligned tail allocation lines them up (in
-    practice the first kernel buffer), after which the pass costs O(1) per step.
+    so the tail's offset d = tail - 16·k depends on the residue r only (the tail is r - d), and
+    every check becomes a lower bound `n >= value - d + r`. One pass therefore finds each
+    residue's minimum; from the first 16-aligned tail allocation on, every residue's offset moves
+    alike (`_Lockstep`), and the pass costs O(1) per step.
 
     A kernel buffer written over live temps (`Allocation.fails_at`) fails at some start
     addresses only; for stability its start must lie above the highest of them, one more lower
@@ -197,11 +222,12 @@ def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = H
     below max(S_r) - 15 (without such buffers fitting is monotone and this is the first size
     that fits).
     """
-    needs = _residue_needs(sequence, layout.planner_bytes_per_buffer)
+    walk = _residue_walk(sequence, layout.planner_bytes_per_buffer)
+    needs = walk.needs
     firsts = [need + (residue - need) % 16 for residue, need in needs.items() if need is not None]
     if len(firsts) < len(needs):
         raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
-    return max(firsts) - 15
+    return Settled(max(firsts) - 15, walk.head, walk.tails)
 
 
 class _ResidueGroup:
@@ -214,20 +240,37 @@ class _ResidueGroup:
         self.shared = -(1 << 62)  # bound collected since, for every residue of the group
 
 
-def _residue_needs(
-    sequence: Sequence[Allocation], planner_bytes_per_buffer: int
-) -> dict[int, int | None]:
-    """Sequence → for each residue r, the largest lower bound on the size (None: none fits)."""
+class _WalkResult:
+    """What `_residue_walk` found (a plain class: cheaper to define at import than a dataclass,
+    and only `settle` reads it)."""
+
+    __slots__ = ("head", "needs", "tails")
+
+    def __init__(
+        self, needs: dict[int, int | None], tails: tuple[int, ...], head: int | None
+    ) -> None:
+        self.needs = needs  # residue → the largest lower bound on the size (None: none fits)
+        self.tails = tails  # residue → the tail at the end
+        self.head = head  # max(head, temp) at the end (None: it depends on the size)
+
+
+def _residue_walk(sequence: Sequence[Allocation], planner_bytes_per_buffer: int) -> _WalkResult:
+    """Sequence → for each residue r, the largest lower bound on the size and the tail at the
+    end; the head at the end."""
     groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
     head = temp = 0
     impossible = False
     # Temp and head checks bound every group by (their end - its offset): between two tail
     # moves only the highest end matters, so it is kept here and given to the groups when the
     # offsets are about to move (or at the end), not at every step.
-    highest_end = nothing = -(1 << 62)
+    highest_end = nothing = _NOTHING
+    # The planner sets the temp end to the aligned tail, a position that depends on the size,
+    # until the next head resize or temp reset.
+    temp_known = True
     persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
     reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
-    for step in sequence:
+    steps = iter(sequence)
+    for step in steps:
         action = step.action
         if action is persistent:
             if highest_end != nothing:
@@ -236,17 +279,36 @@ def _residue_needs(
             groups = _move_tail(groups, step.nbytes, step.alignment, head)
             if step.fails_at:
                 _bound_above_failing_starts(groups, step.fails_at)
+            if len({offset % 16 for offset in groups}) == 1:
+                # From the first 16-aligned tail allocation on, every group moves alike.
+                lockstep = _Lockstep(
+                    groups,
+                    head=head,
+                    temp=temp,
+                    highest_end=highest_end,
+                    impossible=impossible,
+                    temp_known=temp_known,
+                )
+                lockstep.walk(steps, planner_bytes_per_buffer)
+                groups, impossible = lockstep.groups(), lockstep.impossible
+                head, temp, temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
+                highest_end = nothing
+                break
         elif action is temporary:
             temp = -(-temp // step.alignment) * step.alignment + step.nbytes
             highest_end = max(highest_end, temp)
         elif action is resize_head:
             highest_end = max(highest_end, step.nbytes)
             head = temp = step.nbytes
+            temp_known = True
         elif action is reset_temp:
             temp = head
+            temp_known = True
         elif action is release_head:
             head = temp = 0
+            temp_known = True
         elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
+            temp_known = False
             linear = action is Action.LINEAR_PLANNER
             impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
             start = _align_up(temp, ARENA_ALIGNMENT)
@@ -258,10 +320,119 @@ def _residue_needs(
     if highest_end != nothing:
         _bound_all(groups, highest_end)
     needs: dict[int, int | None] = {}
-    for group in groups.values():
+    tails = [0] * 16
+    for offset, group in groups.items():
         for residue, earlier in group.earlier.items():
             needs[residue] = None if impossible else max(earlier, group.shared) + residue
-    return dict(sorted(needs.items()))
+            tails[residue] = residue - offset
+    return _WalkResult(
+        dict(sorted(needs.items())), tuple(tails), max(head, temp) if temp_known else None
+    )
+
+
+_NOTHING = -(1 << 62)
+
+
+class _Lockstep:
+    """The rest of `_residue_walk` once every group's tail offset is congruent modulo 16.
+
+    Every alignment divides 16, so from then on all groups move by the same amount (they keep
+    their distances c_g to a base offset b and never merge), and every bound `_residue_walk`
+    gives a group, shifted by c_g, is one value for them all: a group's bound is
+    max(its bound on entry + c_g, the running maximum M) - c_g. The walk keeps b and M alone,
+    the same few operations per step whatever the number of groups.
+    """
+
+    __slots__ = (
+        "base",
+        "distances",
+        "entry",
+        "head",
+        "highest",
+        "impossible",
+        "members",
+        "temp",
+        "temp_known",
+    )
+
+    def __init__(
+        self,
+        groups: dict[int, _ResidueGroup],
+        *,
+        head: int,
+        temp: int,
+        highest_end: int,
+        impossible: bool,
+        temp_known: bool,
+    ) -> None:
+        self.base = min(groups)
+        self.members = list(groups.values())
+        self.distances = [offset - self.base for offset in groups]
+        self.entry = [g.shared + c for g, c in zip(self.members, self.distances, strict=True)]
+        self.highest = _NOTHING  # M
+        self.head, self.temp, self.impossible = head, temp, impossible
+        self.temp_known = temp_known
+        if highest_end != _NOTHING:
+            self.highest = highest_end - self.base
+
+    def walk(self, steps: Iterator[Allocation], planner_bytes_per_buffer: int) -> None:
+        """The remaining steps (one loop, state in local variables: most of a sequence)."""
+        base, highest, head, temp = self.base, self.highest, self.head, self.temp
+        temp_known = self.temp_known
+        highest_end = nothing = _NOTHING
+        persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
+        reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
+        for step in steps:
+            action = step.action
+            if action is temporary:  # most steps: first
+                temp = -(-temp // step.alignment) * step.alignment + step.nbytes
+                if temp > highest_end:  # noqa: PLR1730 - max() is a call, per step
+                    highest_end = temp
+            elif action is persistent:
+                if highest_end != nothing:  # `_bound_all`
+                    if highest_end - base > highest:  # noqa: PLR1730 - max() is a call, per step
+                        highest = highest_end - base
+                    highest_end = nothing
+                base -= step.nbytes  # `_move_tail`
+                base -= base % step.alignment
+                if head - base > highest:  # noqa: PLR1730 - max() is a call, per step
+                    highest = head - base
+                for low, high in step.fails_at:  # `_bound_above_failing_starts`
+                    above = (high - base) // 16
+                    if 16 * above + base >= low and 16 * (above + 1) > highest:
+                        highest = 16 * (above + 1)
+            elif action is resize_head:
+                if step.nbytes > highest_end:  # noqa: PLR1730 - max() is a call, per step
+                    highest_end = step.nbytes
+                head = temp = step.nbytes
+                temp_known = True
+            elif action is reset_temp:
+                temp = head
+                temp_known = True
+            elif action is release_head:
+                head = temp = 0
+                temp_known = True
+            elif action is Action.PLANNER or action is Action.LINEAR_PLANNER:
+                temp_known = False
+                linear = action is Action.LINEAR_PLANNER
+                self.impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
+                start = _align_up(temp, ARENA_ALIGNMENT)
+                table = 0 if linear else step.nbytes * planner_bytes_per_buffer
+                # align_down(tail, 16) - start >= table: the tail's own misalignment is lost.
+                highest = max(highest, start + table - base + base % 16)
+                temp = start + table
+        if highest_end != nothing:
+            highest = max(highest, highest_end - base)
+        self.base, self.highest, self.head, self.temp = base, highest, head, temp
+        self.temp_known = temp_known
+
+    def groups(self) -> dict[int, _ResidueGroup]:
+        """The groups at the end of the walk: their offsets and bounds, unshifted."""
+        found: dict[int, _ResidueGroup] = {}
+        for group, distance, entry in zip(self.members, self.distances, self.entry, strict=True):
+            group.shared = max(entry, self.highest) - distance
+            found[self.base + distance] = group
+        return found
 
 
 def _bound_all(groups: dict[int, _ResidueGroup], start_relative: int) -> None:

@@ -27,6 +27,7 @@ from arenalens.analysis.operands import operands as operands  # noqa: PLC0414
 from arenalens.builds.build import REFERENCE, Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.tflite.custom_options import custom_options
 from arenalens.units import format_bytes_exact
@@ -70,6 +71,7 @@ class OverTemps:
     live_from: int = 0  # temps fetched before this one were already released
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Persistent:
     """`AllocatePersistentBuffer(nbytes)`: tail, 16-aligned, kept for the model's life."""
@@ -82,6 +84,7 @@ class Persistent:
     written: OverTemps | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TempTensor:
     """`AllocateTempInputTensor` / `AllocateTempOutputTensor` / `...IntermediateTensor`: a
@@ -90,6 +93,7 @@ class TempTensor:
     tensor: Tensor
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TempBytes:
     """`AllocateTempBuffer(nbytes, alignment)`: temp memory until Prepare ends."""
@@ -98,6 +102,7 @@ class TempBytes:
     alignment: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Scratch:
     """`RequestScratchBufferInArena(nbytes)`: a head buffer, live while the operator runs."""
@@ -106,6 +111,7 @@ class Scratch:
     label: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputShape:
     """Prepare rewrites an output's dims (`CreateWritableTensorDimsWithCopy`, after a
@@ -116,6 +122,7 @@ class OutputShape:
     shape: tuple[int, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """The kernel refuses this operator: setup fails (`SETUP`) or Invoke does (`INVOKE`)."""
@@ -138,6 +145,7 @@ class ScratchNumberAtLeast:
     refusal: Callable[[int], Refusal]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """The rule is not exact for this case: the bytes may be off by up to `margin_bytes`."""
@@ -167,6 +175,7 @@ class Fixed:
     alignment: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KernelContext:
     """One operator of one model, seen by the kernel of one build."""
@@ -214,7 +223,7 @@ class KernelContext:
     def option(self, name: str, default: int = 0) -> int:
         """An integer builtin option, with a default when the model leaves it out."""
         value = self.operator.options.get(name, default)
-        return int(value) if isinstance(value, int | bool) else default
+        return int(value) if isinstance(value, int) else default  # bool too
 
     def options(self) -> dict[str, Any]:
         """The custom operator's flexbuffer options ({} when none or unreadable)."""
@@ -224,7 +233,7 @@ class KernelContext:
     def custom_int(self, key: str, default: int = 0) -> int:
         """One integer custom option."""
         value = self.options().get(key, default)
-        return int(value) if isinstance(value, int | bool) else default
+        return int(value) if isinstance(value, int) else default  # bool too
 
     def sizeof(self, layout: Struct) -> int:
         """sizeof(struct) on this build."""

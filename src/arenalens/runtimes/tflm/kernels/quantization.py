@@ -170,6 +170,12 @@ def convolution_multiplier(
     return multiplier_check(build, real, "input scale × filter scale / output scale")
 
 
+def smaller_than_one_holds(real: float) -> bool:
+    """True when QuantizeMultiplierSmallerThanOneExp takes this multiplier (`smaller_than_one`
+    says why not): callers skip composing its messages for the multipliers that pass."""
+    return 0.0 < real < 1.0 and quantize_multiplier(real).shift <= 0
+
+
 def smaller_than_one(real: float, what: str, fix: str) -> Refusal | None:
     """QuantizeMultiplierSmallerThanOneExp: TFLITE_CHECK_LT(m, 1.), TFLITE_CHECK_GT(m, 0.), and
     the shift QuantizeMultiplier gives <= 0 (a multiplier within 2^-32 of 1 rounds up to 1)."""
@@ -217,6 +223,8 @@ def rescaled_sum(
     names = [f"input {n + 1}" for n in range(len(inputs))] if len(inputs) > 1 else ["input"]
     for name, scale in zip(names, inputs, strict=True):
         real = rounded(divide(scale, twice))
+        if smaller_than_one_holds(real):
+            continue
         refused = smaller_than_one(
             real,
             f"the {name} multiplier, its scale {g(scale)} / (2 × {g(max(inputs))}),",
@@ -225,6 +233,8 @@ def rescaled_sum(
         if refused:
             return refused
     real = rounded(divide(twice, rounded((1 << left_shift) * output_scale)))
+    if smaller_than_one_holds(real):
+        return None
     limit = twice / (1 << left_shift)
     refused = smaller_than_one(
         real,

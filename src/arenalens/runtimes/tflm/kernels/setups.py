@@ -41,7 +41,7 @@ class OperatorSetup:
     @property
     def scratch(self) -> tuple[base.Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
-        return tuple(event for event in self.prepare if isinstance(event, base.Scratch))
+        return tuple(event for event in self.prepare if type(event) is base.Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:
@@ -78,27 +78,39 @@ def operator_setup(context: base.KernelContext, earlier_scratch: int) -> Operato
             if registered
             else OperatorSetup(context, False, None, None, (), ())
         )
-    init = _numbered(rule.init(context), earlier_scratch)
-    prepare = _numbered(rule.prepare(context), earlier_scratch)
-    for event in (*init, *prepare):
-        if isinstance(event, base.Persistent | base.Scratch):
-            context.checked_size(
-                event.nbytes, event.what if isinstance(event, base.Persistent) else event.label
-            )
-        elif isinstance(event, base.TempBytes):
-            context.checked_size(event.nbytes, "temporary buffer")
+    init_events, prepare_events = rule.init(context), rule.prepare(context)
+    init = _checked(context, init_events, earlier_scratch)
+    prepare = _checked(context, prepare_events, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
     return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
 
 
-def _numbered(events: base.Events, earlier_scratch: int) -> tuple[base.Event, ...]:
-    """Events with each scratch-number check decided: its refusal when fewer scratch requests
-    come before the operator's than the kernel requires, else nothing."""
-    return tuple(
-        event.refusal(earlier_scratch) if isinstance(event, base.ScratchNumberAtLeast) else event
-        for event in events
-        if not isinstance(event, base.ScratchNumberAtLeast) or earlier_scratch < event.minimum
-    )
+def _checked(
+    context: base.KernelContext, events: base.Events, earlier_scratch: int
+) -> tuple[base.Event, ...]:
+    """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
+    each scratch-number check decided: its refusal when fewer scratch requests come before the
+    operator's than the kernel requires, else nothing. One pass, by exact type (no event type
+    has subclasses): this runs for every event of every operator."""
+    found: list[base.Event] = []
+    for event in events:
+        if type(event) is base.TempTensor:
+            pass  # the most common event: no size of its own
+        elif type(event) is base.Persistent:
+            if event.nbytes < 0:
+                context.checked_size(event.nbytes, event.what)
+        elif type(event) is base.Scratch:
+            if event.nbytes < 0:
+                context.checked_size(event.nbytes, event.label)
+        elif type(event) is base.TempBytes:
+            if event.nbytes < 0:
+                context.checked_size(event.nbytes, "temporary buffer")
+        elif type(event) is base.ScratchNumberAtLeast:
+            if earlier_scratch < event.minimum:
+                found.append(event.refusal(earlier_scratch))
+            continue
+        found.append(event)
+    return tuple(found)
 
 
 def _unmodelled(context: base.KernelContext) -> OperatorSetup:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arenalens.builds.build import ISA_DSP, ISA_MVE
+from arenalens.records import quick_init
 
 # arm_nn_compiler.h: CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD, GCC value
 # (armclang: 8).
@@ -32,6 +33,7 @@ CH_IN_BLOCK_MVE = 124
 REVERSE_TCOL_EFFICIENT_THRESHOLD = 16
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Dims:
     """cmsis_nn_dims: batch, height, width, channels."""
@@ -42,6 +44,7 @@ class Dims:
     c: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ConvParams:
     """The fields of cmsis_nn_conv_params (and _dw_conv_params) the size functions read.

@@ -80,6 +80,9 @@ def _dim(tensor: Tensor | None, axis: int) -> int:
 
 
 def _dims(tensor: Tensor | None) -> Dims:
+    shape = () if tensor is None else tensor.shape
+    if len(shape) >= 4:  # the usual case: no axis to check
+        return Dims(shape[0], shape[1], shape[2], shape[3])
     return Dims(_dim(tensor, 0), _dim(tensor, 1), _dim(tensor, 2), _dim(tensor, 3))
 
 
