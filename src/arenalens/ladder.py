@@ -28,7 +28,7 @@ import enum
 import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.records import KERNEL_LIBRARIES
@@ -222,6 +222,24 @@ def rewrite(
     while len(_REWRITES) > _REWRITES_KEPT:
         _REWRITES.popitem(last=False)
     return optimization
+
+
+def rewrite_class(build: Build, rules: OverlapRules) -> tuple[Any, ...]:
+    """What a rewrite's figures depend on, without the names: builds that differ only in the
+    core they are named for (a Cortex-M4, M7 and M33 with CMSIS-NN's DSP path, one ABI, one
+    TFLM and CMSIS-NN release) reach the same figures, so `check --target all` rewrites once for
+    all their boards. The core's record reaches the figures only through these fields and the
+    kernel paths of the rules (`kernel_paths.overlap_rules`)."""
+    return (
+        _unnamed(build),
+        rules.paths,
+        tuple(_unnamed(size_build) for size_build in rules.size_builds),
+        rules.explicit,
+    )
+
+
+def _unnamed(build: Build) -> Build:
+    return replace(build, name="", title="", core=None, kernels_named_by=None)
 
 
 # The rewrites made in this process, most recent last (each holds its rewritten model's bytes).
