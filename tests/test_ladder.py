@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -139,7 +140,7 @@ def test_optimizing_an_optimized_model_leaves_no_orphaned_plan() -> None:
     from arenalens.tflite.reader import parse_model
     from arenalens.tflite.rewriter import rewrite_model
 
-    first = optimize_model(example_bytes("vww_mobilenet_v1"), time_limit_s=1.0)
+    first = optimize_model(example_bytes("vww_mobilenet_v1"), effort=1.0)
     assert first.chosen is not None
     once = parse_model(first.data, "once")
     again = rewrite_model(first.data, offline_plan=first.chosen.offline)
@@ -201,8 +202,8 @@ def test_a_rewrite_asked_again_in_the_process_is_not_searched_again(
     again = arenalens.load_model(example_bytes("kws_ds_cnn"))
     rules = rewrite_rules(HOST)
 
-    def rewrite(of: object, options: tuple[str, ...], limit: float = 1.0) -> object:
-        return ladder.rewrite(of, options, build=HOST, rules=rules, time_limit_s=limit)  # type: ignore[arg-type]
+    def rewrite(of: Any, options: tuple[str, ...], effort: float = 1.0) -> object:
+        return ladder.rewrite(of, options, build=HOST, rules=rules, effort=effort)
 
     first = rewrite(model, ("--overlap",))
     assert rewrite(again, ("--overlap",)) is first  # the same bytes, loaded again
@@ -211,5 +212,5 @@ def test_a_rewrite_asked_again_in_the_process_is_not_searched_again(
     image = model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]]
     resized = resize_model_inputs(model, {0: (1, image.shape[1] * 2, *image.shape[2:])})
     assert rewrite(resized, ("--overlap",)) is not first  # another input size
-    assert rewrite(model, ("--overlap",), limit=8.0) is not first  # searched longer
+    assert rewrite(model, ("--overlap",), effort=8.0) is not first  # searched further
     assert len(calls) == 4

@@ -390,7 +390,7 @@ def with_ladder(
     *,
     build: Build,
     rules: OverlapRules,
-    time_limit_s: float,
+    effort: float,
     cache: dict[tuple[str, ...], Optimization] | None = None,
 ) -> FitCheck:
     """The check with its remedy ladder climbed, when only that decides the answer (TFLM, the
@@ -407,7 +407,7 @@ def with_ladder(
         available_bytes=check.available_bytes,
         whole_tensor_bound=check.best_case_bytes,
         floor_bytes=check.tail_bytes,
-        time_limit_s=time_limit_s,
+        effort=effort,
         cache=cache,
         target=check.target,
     )

@@ -151,7 +151,7 @@ def climb(
     available_bytes: int,
     whole_tensor_bound: int,
     floor_bytes: int = 0,
-    time_limit_s: float,
+    effort: float,
     cache: dict[tuple[str, ...], Optimization] | None = None,
     target: Target | None = None,
 ) -> Ladder:
@@ -171,7 +171,7 @@ def climb(
         if floor_bytes > available_bytes:
             break  # no rewrite lowers the tail: nothing fits
         optimization = (cache or {}).get(tried) or rewrite(
-            model, tried, build=build, rules=rules, time_limit_s=time_limit_s, target=target
+            model, tried, build=build, rules=rules, effort=effort, target=target
         )
         if cache is not None:
             cache[tried] = optimization
@@ -191,20 +191,19 @@ def rewrite(
     *,
     build: Build,
     rules: OverlapRules,
-    time_limit_s: float,
+    effort: float,
     target: Target | None = None,
 ) -> Optimization:
     """What `arenalens optimize` with these options computes for the build (without the real
     runtime's proof, which only ever drops a rewrite the access rules allowed). The same rewrite
     asked again in this process (check's text then its JSON, a report after a check, the
     --max-input search at the model's own size, a notebook) is answered from `_REWRITES`: a
-    split search takes seconds, and its planners' time limits could otherwise give another
-    answer to the same question."""
+    split search takes seconds (the answer is the same: searches stop on counted work)."""
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when needed
 
     key = _rewrite_key(model, options, build=build, rules=rules, target=target)
     found = _REWRITES.get(key)
-    if found is not None and found[0] >= time_limit_s:
+    if found is not None and found[0] >= effort:
         _REWRITES.move_to_end(key)
         return found[1]
     optimization = optimize_model(
@@ -213,12 +212,12 @@ def rewrite(
         inplace="--inplace" in options,
         overlap=rules if "--overlap" in options else False,
         split="--split" in options,
-        time_limit_s=time_limit_s,
+        effort=effort,
         build=build,
         target=target,
         prove_inplace=False,
     )
-    _REWRITES[key] = (time_limit_s, optimization)
+    _REWRITES[key] = (effort, optimization)
     while len(_REWRITES) > _REWRITES_KEPT:
         _REWRITES.popitem(last=False)
     return optimization
@@ -271,13 +270,11 @@ def rewrite_bytes(
     *,
     build: Build,
     rules: OverlapRules,
-    time_limit_s: float,
+    effort: float,
     target: Target | None = None,
 ) -> int | None:
     """The number to declare after `rewrite` (None: the build cannot run the model)."""
-    optimization = rewrite(
-        model, options, build=build, rules=rules, time_limit_s=time_limit_s, target=target
-    )
+    optimization = rewrite(model, options, build=build, rules=rules, effort=effort, target=target)
     return optimization.new_required_bytes if optimization.runs else None
 
 

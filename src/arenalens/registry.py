@@ -16,10 +16,11 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from arenalens.errors import UsageError
 
-# Settings any planner or reorderer may be offered: one that draws no random numbers or does not
-# search against a clock has no use for them and is run without them. Any other setting an entry
+# Settings any planner or reorderer may be offered (a seed, a search effort, a user's wall-clock
+# cap: `arenalens.effort`): one that draws no random numbers or does not search has no use for
+# them and is run without them. Any other setting an entry
 # does not take is a usage error (a misspelt setting must not be dropped silently).
-COMMON_SETTINGS = frozenset({"seed", "time_limit_s"})
+COMMON_SETTINGS = frozenset({"seed", "effort", "time_limit_s"})
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
-from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
+from arenalens.verdict import OPTIMIZE_EFFORT, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
@@ -183,8 +183,8 @@ def optimized_bytes(
     # The command check suggests names the build's kernels (`build_flags`): the number is that
     # build's alone.
     chosen = with_kernels_named(build or selected_build(args))
-    with working(args, f"optimizing to see what fits (up to {OPTIMIZE_SECONDS:g} s)"):
-        return optimize_model(model, time_limit_s=OPTIMIZE_SECONDS, build=chosen).new_required_bytes
+    with working(args, "optimizing to see what fits"):
+        return optimize_model(model, effort=OPTIMIZE_EFFORT, build=chosen).new_required_bytes
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:
@@ -255,7 +255,7 @@ def climbed(
     shared = None if rewrites is None else rewrites.setdefault(rewrite_class(build, rules), {})
     with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
         return with_ladder(
-            check, model, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS, cache=shared
+            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=shared
         )
 
 
@@ -390,7 +390,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             options,
             build=build,
             rules=rules,
-            time_limit_s=OPTIMIZE_SECONDS,
+            effort=OPTIMIZE_EFFORT,
             target=check.target,
         )
 

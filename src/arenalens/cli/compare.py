@@ -7,6 +7,7 @@ from typing import Any
 
 from arenalens.cli.common import (
     add_build_options,
+    add_effort_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
@@ -21,7 +22,6 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.comparison import compare_planners
-from arenalens.errors import UsageError
 from arenalens.report.compare_output import compare_document, render_compare
 
 
@@ -54,13 +54,7 @@ def register(subparsers: Any) -> None:
         metavar="A,B,...",
         help="only these planners (default: all registered ones)",
     )
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="time limit per search planner (optimal, best, hillclimb; default 10)",
-    )
+    add_effort_options(parser, default=10.0, what="each search planner (optimal, best, hillclimb)")
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_input_shape_option(parser)
     add_output_options(parser)
@@ -69,8 +63,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, compare, print the table or JSON."""
-    if args.time_limit <= 0:
-        raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
     planners = None
     if args.planners:
         planners = [name.strip() for name in args.planners.split(",") if name.strip()]
@@ -81,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         runtime=args.runtime,
         build=build,
         planners=planners,
+        effort=args.effort,
         time_limit_s=args.time_limit,
         seed=args.seed,
         reorder=args.reorder,

@@ -9,6 +9,7 @@ from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
     add_alignment_option,
     add_build_options,
+    add_effort_options,
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
@@ -76,13 +77,7 @@ def register(subparsers: Any) -> None:
         help="also compute hints that re-plan a changed model with the real LiteRT interpreter "
         "(the input-resolution saving)",
     )
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="search time for planner-waste, one budget shared by all arenas (default: 5)",
-    )
+    add_effort_options(parser, default=5.0, what="planner-waste, one budget shared by all arenas")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     add_input_shape_option(parser)
     add_output_options(parser)
@@ -108,6 +103,7 @@ def _diagnose(args: argparse.Namespace, path: str) -> Diagnosis:
         build=build,
         alignment=args.alignment,
         rules=args.rules,
+        planner_effort=args.effort,
         planner_time_limit_s=args.time_limit,
         what_if=args.what_if,
     )

@@ -11,6 +11,7 @@ from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
     add_build_options,
+    add_effort_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
@@ -103,9 +104,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
     )
-    parser.add_argument(
-        "--time-limit", type=float, default=10.0, metavar="SECONDS", help="planning time limit"
-    )
+    add_effort_options(parser, default=10.0, what="the whole optimization")
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_output_options(parser)
     parser.set_defaults(handler=run)
@@ -113,8 +112,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Optimize, check on the real runtime when possible, write atomically, print before/after."""
-    if args.time_limit <= 0:
-        raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
     if args.inplace and args.no_verify:
         raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
     if args.overlap and args.no_verify:
@@ -138,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         reorder=args.reorder,
         inplace=args.inplace,
         overlap=overlap_rules_for(args, build) if args.overlap else False,
+        effort=args.effort,
         time_limit_s=args.time_limit,
         seed=args.seed,
         build=build,

@@ -304,7 +304,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             analysis.model,
             runtime=args.runtime,
             build=analysis.build,
-            planner_time_limit_s=0.0,
+            planner_effort=0.0,
             what_if=False,
         )
     search = None

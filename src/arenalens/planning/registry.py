@@ -10,9 +10,9 @@ and `run_planner("my_planner", problem)` times it, checks the result with `check
 frozen `Plan`. Nothing reaches a user without passing the checker.
 
 Settings are the planner's keyword arguments; the registry reads them once (`PlannerInfo.settings`)
-and passes on what a planner takes: `seed` and `time_limit_s` may be offered to every planner
-(`run_planner("greedy_by_size", problem, seed=1)` runs it without a seed), any other setting a
-planner does not take is a UsageError.
+and passes on what a planner takes: `seed`, `effort` and `time_limit_s` (`arenalens.effort`) may be
+offered to every planner (`run_planner("greedy_by_size", problem, seed=1)` runs it without a seed),
+any other setting a planner does not take is a UsageError.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Same shape as the planner registry: a reorderer returns an operator order (or a `ReorderOutput`
 with more to say); `run_reorderer` times it, checks that the order is a valid topological order
 of the problem's dependencies (`check_order`) and measures its peak. Settings work as for planners:
-`seed` and `time_limit_s` may be offered to every reorderer; any other it does not take is refused.
+`seed`, `effort` and `time_limit_s` may be offered to every reorderer; any other it does not take is
+refused.
 """
 
 from __future__ import annotations

@@ -287,7 +287,7 @@ def allocation_blocks(
 def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -> Iterator[Block]:
     model_tensors = state.model_tensor_count
     before = TENSOR_STRUCT_BYTES * max(RESERVED_CAPACITY, model_tensors)
-    after = TENSOR_STRUCT_BYTES * _tensor_capacity_after_prepare(state)
+    after = TENSOR_STRUCT_BYTES * tensor_capacity_after_prepare(state)
     if after != before:
         # The grown vector replaces the one counted at creation.
         yield Block("tensors", "Subgraph::EnsureTensorsVectorCapacity (tensors_)", after)
@@ -307,7 +307,7 @@ def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -
             yield Block("kernel state", "Prepare (not modelled: upper bound)", bound, exact=False)
 
 
-def _tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
+def tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
     """tensors_'s capacity once every node is prepared: before each node's Prepare,
     EnsureTensorsVectorCapacity reserves max(size + 16, capacity × 1.1f) when fewer than 16
     slots are free; a kernel's AddTensors past the capacity grows it to size + max(size, k)."""
@@ -319,7 +319,7 @@ def _tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
         added[owner] = added.get(owner, 0) + 1
     for node in state.nodes:
         if size + TENSORS_CAPACITY_HEADROOM > capacity:
-            capacity = max(size + TENSORS_CAPACITY_HEADROOM, _times_growth_factor(capacity))
+            capacity = max(size + TENSORS_CAPACITY_HEADROOM, times_growth_factor(capacity))
         count = added.get(node.position, 0)
         if size + count > capacity:
             capacity = size + max(size, count)
@@ -327,7 +327,7 @@ def _tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
     return capacity
 
 
-def _times_growth_factor(capacity: int) -> int:
+def times_growth_factor(capacity: int) -> int:
     """(size_t)(capacity * kTensorCapacityInc), the product in single precision."""
     factor = struct.unpack("f", struct.pack("f", TENSOR_CAPACITY_INCREASE))[0]
     product = struct.unpack("f", struct.pack("f", capacity * factor))[0]
