@@ -7,7 +7,7 @@ overlap), so the path check → optimize as printed → check is proven on every
 
     python -m tests.ladder_cases [CASE ...]   # re-run the cases (all) as a user would, recache
 
-The climb through the remedy ladder takes 10-40 s of CPU a case (the split search), so what the
+The climb through the remedy ladder takes 5-40 s of CPU a case (the split search), so what the
 commands answered is cached in tests/data/ladder_cases.json with each model's sha256 and its
 figures as given (which tests/test_ladder_cases.py recomputes, so a cache older than the code
 fails): `check --target BOARD` (the ladder, the steps), the first step's `optimize` run as

@@ -118,8 +118,8 @@ def test_the_first_step_run_as_printed_fits_at_the_figure_check_promised(case: C
     assert optimized["exit_code"] == 0 and optimized["written"]
     assert optimized["outputs_identical"] is True
     reached = optimized["new_required_bytes"]
-    # The planners stop at wall-clock limits (the ladder gives a rewrite 4 s, optimize 10 s by
-    # default): the command reaches the promise, or less when its search went further.
+    # The searches stop on counted work (effort.py): the ladder gives a rewrite 4 units, the
+    # command 10 by default, so it reaches the promise or less.
     assert reached <= promised
     assert rechecked["command"] == check["commands"][1]
     words = rechecked["command"].split()
@@ -137,8 +137,8 @@ def test_the_first_step_run_as_printed_fits_at_the_figure_check_promised(case: C
 
 def test_mobilenet_v1_224_fits_an_stm32f746_at_224x224_in_the_verified_figure() -> None:
     """The issue's own case: the written model declares 193,048 B after split + overlap, the
-    figure real TFLM (90b983c, CMSIS-NN, Cortex-M7 under QEMU) set it up at (a cache remade on a
-    loaded machine may reach more: remake it on an idle one)."""
+    figure real TFLM (90b983c, CMSIS-NN, Cortex-M7 under QEMU) set it up at
+    (tests/data/device_scenario.json)."""
     record = CACHED["mobilenet_v1_224"]
     assert record["optimize"]["new_required_bytes"] == 193_048
     assert record["written_check"]["required_bytes"] == 193_048
