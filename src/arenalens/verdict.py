@@ -329,6 +329,10 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "verdict": None if verdict.answer is None else verdict.answer.value,
         # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
         "npu_memory_fits": None if fit.npu is None else fit.npu.fits,
+        # On a board with several RAM banks: where each part goes (`check --json`'s placement).
+        "placement": None
+        if fit.placement is None or not verdict.has_number
+        else placement_document(fit.placement),
         "source": fit.target.source,
     }
 
