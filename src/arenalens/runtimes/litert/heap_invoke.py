@@ -297,6 +297,10 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
                 if not known:
                     estimated.append(opcode)
             continue
+        if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
+            # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
+            # integer products: neither allocates; the CPU back end was asked for above.
+            continue
         if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
             estimated.append(opcode)
             heap.take(_unmodelled_bytes(model, prepared, node.operator))
@@ -514,6 +518,16 @@ def _mean_optimized(model: Model, prepared: PreparedSubgraph, node: RuntimeNode)
     if not 0 <= node.operator < len(subgraph.operators):
         return False
     return bool(subgraph.operators[node.operator].options.get("keep_dims"))
+
+
+def _plain_sequence_lstm(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A float or int8 sequence LSTM (not hybrid: weights of its activations' type)."""
+    if len(node.inputs) < 3:
+        return False
+    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[2])
+    if data is None or weights is None:
+        return False
+    return (data.dtype, weights.dtype) in (("FLOAT32", "FLOAT32"), ("INT8", "INT8"))
 
 
 def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
