@@ -125,6 +125,30 @@ def _binary_temps(context: base.KernelContext) -> list[base.Event]:
     return base.temps(context, ("in", 0), ("in", 1), ("out", 0))
 
 
+def _named_operands(context: base.KernelContext) -> tuple[tuple[str, Tensor | None], ...]:
+    """input1, input2, output: as the kernels name them in their checks."""
+    return (
+        ("input1", context.input(0)),
+        ("input2", context.input(1)),
+        ("output", context.output(0)),
+    )
+
+
+def _types_differ(context: base.KernelContext, file: str) -> base.Refusal | None:
+    """`TF_LITE_ENSURE_TYPES_EQ` of input1 and input2, then of input1 and the output: the first
+    that fails."""
+    first, second, output_type = (
+        context.input_type(0),
+        context.input_type(1),
+        context.output_type(0),
+    )
+    if first != second:
+        return not_equal(file, "input1->type", "input2->type", first, second)
+    if first != output_type:
+        return not_equal(file, "input1->type", "output->type", first, output_type)
+    return None
+
+
 def _abort(what: str, file: str) -> base.Refusal:
     """The probes' TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)."""
     return aborts(file, "TFLITE_CHECK_NE(output->quantization.type, kTfLiteNoQuantization)", what)
@@ -233,12 +257,7 @@ def _mul(context: base.KernelContext) -> base.Events:
         # CalculateOpDataMul: the activation range, then QuantizeMultiplier.
         found += refused
     elif context.output_type(0) in ("INT8", "INT16") and first == "INT16":
-        operands = (
-            ("input1", context.input(0)),
-            ("input2", context.input(1)),
-            ("output", context.output(0)),
-        )
-        for name, tensor in operands:
+        for name, tensor in _named_operands(context):
             if zero_point_of(tensor) != 0:
                 found.append(
                     not_equal(file, f"data->{name}_zero_point", "0", zero_point_of(tensor), 0)
@@ -253,15 +272,10 @@ def _div(context: base.KernelContext) -> base.Events:
     # DivPrepare: input1, input2, output; OpData is written for int8 outputs only.
     file = "div.cc"
     found = _binary_temps(context)
-    first, second, output_type = (
-        context.input_type(0),
-        context.input_type(1),
-        context.output_type(0),
-    )
-    if first != second:
-        found.append(not_equal(file, "input1->type", "input2->type", first, second))
-    elif first != output_type:
-        found.append(not_equal(file, "input1->type", "output->type", first, output_type))
+    output_type = context.output_type(0)
+    refused = _types_differ(context, file)
+    if refused is not None:
+        found.append(refused)
     elif output_type == "INT8":
         # The activation range, then QuantizeMultiplier.
         found += _activation(context) or _div_multiplier(context)
@@ -283,15 +297,10 @@ def _floor_div_mod(file: str, name: str) -> base.RuleFunction:
 
     def prepare(context: base.KernelContext) -> base.Events:
         found = arity_refusals(context, file, 2, 1) + _binary_temps(context)
-        first, second, output_type = (
-            context.input_type(0),
-            context.input_type(1),
-            context.output_type(0),
-        )
-        if first != second:
-            found.append(not_equal(file, "input1->type", "input2->type", first, second))
-        elif first != output_type:
-            found.append(not_equal(file, "input1->type", "output->type", first, output_type))
+        first = context.input_type(0)
+        refused = _types_differ(context, file)
+        if refused is not None:
+            found.append(refused)
         elif first != "FLOAT32":
             found.append(base.Refusal(f"Type '{first}' is not supported by {name}.", base.INVOKE))
         return found
@@ -307,22 +316,14 @@ def _squared_difference(context: base.KernelContext) -> base.Events:
     if first != second:
         found.append(not_equal(file, "input1->type", "input2->type", first, second))
     elif first == "INT8":
-        for name, tensor in (
-            ("input1", context.input(0)),
-            ("input2", context.input(1)),
-            ("output", context.output(0)),
-        ):
+        for name, tensor in _named_operands(context):
             if not -128 <= zero_point_of(tensor) <= 127:
                 found.append(
                     not_true(file, f"{name}_quantization_params.zero_point >= integer_type_min")
                 )
                 break
     elif first == "INT16":
-        for name, tensor in (
-            ("input1", context.input(0)),
-            ("input2", context.input(1)),
-            ("output", context.output(0)),
-        ):
+        for name, tensor in _named_operands(context):
             if zero_point_of(tensor) != 0:
                 found.append(not_true(file, f"{name}_quantization_params.zero_point == 0"))
                 break
@@ -464,33 +465,27 @@ RULES = (
         access=broadcast("div.cc, reference/div.h"),
         operands=BINARY,
     ),
-    base.KernelRule(
+    base.stateless(
         "ADD_N",
         "add_n.cc",
-        None,
-        base.no_events,
         _add_n,
-        access=base.NoOverlap("not analysed"),
-        operands=operands("input+"),
+        base.NoOverlap("not analysed"),
+        operands("input+"),
         resolver="AddAddN",
     ),
-    base.KernelRule(
+    base.stateless(
         "FLOOR_DIV",
         "floor_div.cc",
-        None,
-        base.no_events,
         _floor_div_mod("floor_div.cc", "FLOOR_DIV"),
-        access=broadcast("floor_div.cc, reference/binary_function.h"),
-        operands=BINARY,
+        broadcast("floor_div.cc, reference/binary_function.h"),
+        BINARY,
     ),
-    base.KernelRule(
+    base.stateless(
         "FLOOR_MOD",
         "floor_mod.cc",
-        None,
-        base.no_events,
         _floor_div_mod("floor_mod.cc", "FLOOR_MOD"),
-        access=broadcast("floor_mod.cc, reference/binary_function.h"),
-        operands=BINARY,
+        broadcast("floor_mod.cc, reference/binary_function.h"),
+        BINARY,
     ),
     base.KernelRule(
         "SQUARED_DIFFERENCE",

@@ -391,6 +391,23 @@ class KernelRule:
         return data.layout(context.build.abi, context.build.features)
 
 
+def stateless(
+    opcode: str,
+    source: str,
+    prepare: RuleFunction,
+    access: Access,
+    operands: Operands,
+    **facts: Any,
+) -> KernelRule:
+    """A kernel that keeps nothing from setup but its tensors: its operator has no builtin options
+    (flatbuffer_conversions.cc stores no `TfLite*Params`: `builtin_data` stays nullptr) and its
+    Init allocates nothing (most register a null Init: `RegisterOp(nullptr, Prepare, Eval)`), so
+    Prepare's events are all it allocates. `facts`: the rule's other fields, as `KernelRule`."""
+    return KernelRule(
+        opcode, source, None, no_events, prepare, access=access, operands=operands, **facts
+    )
+
+
 def variant(reference: KernelRule, *, library: str, source: str, **changes: Any) -> KernelRule:
     """A kernel library's kernel for the reference kernel's operator: the reference rule with
     only what differs replaced (its Init, Prepare, access order, ...), as TFLM's

@@ -243,13 +243,9 @@ def _depth_to_space(context: base.KernelContext) -> base.Events:
     # Input, output, then the output's dims copied to the tail and set to
     # (N, H·block, W·block, C / block²).
     file = "depth_to_space.cc"
-    refused = arity_refusals(context, file, 1, 1)
+    found, refused = _space_depth_setup(context, file)
     if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("out", 0))
-    refusal = _space_depth_checks(context, file)
-    if refusal is not None:
-        return [*found, refusal]
+        return found
     block = context.option("block_size")
     if block <= 0:
         return [*found, not_true(file, "block_size > 0")]
@@ -272,13 +268,9 @@ def _depth_to_space(context: base.KernelContext) -> base.Events:
 def _space_to_depth(context: base.KernelContext) -> base.Events:
     # As DEPTH_TO_SPACE, dims (N, H / block, W / block, C · block²); block 0 is not checked.
     file = "space_to_depth.cc"
-    refused = arity_refusals(context, file, 1, 1)
+    found, refused = _space_depth_setup(context, file)
     if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("out", 0))
-    refusal = _space_depth_checks(context, file)
-    if refusal is not None:
-        return [*found, refusal]
+        return found
     block = context.option("block_size")
     if block == 0:
         return [*found, base.Refusal(f"{file}: block_size 0: integer division by zero (crash)")]
@@ -291,6 +283,19 @@ def _space_to_depth(context: base.KernelContext) -> base.Events:
             ]
     dims = (batch, height // block, width // block, depth * block * block)
     return found + rewritten_dims(context, 0, _over_flatbuffer_dims(context, dims))
+
+
+def _space_depth_setup(context: base.KernelContext, file: str) -> tuple[list[base.Event], bool]:
+    """What DEPTH_TO_SPACE and SPACE_TO_DEPTH's Prepare share up to the block size: the arity,
+    the input and output, `_space_depth_checks`. (events, whether setup already failed)."""
+    refused = arity_refusals(context, file, 1, 1)
+    if refused:
+        return refused, True
+    found = base.temps(context, ("in", 0), ("out", 0))
+    refusal = _space_depth_checks(context, file)
+    if refusal is not None:
+        return [*found, refusal], True
+    return found, False
 
 
 def _space_depth_checks(context: base.KernelContext, file: str) -> base.Refusal | None:
@@ -406,14 +411,12 @@ RULES = (
         access=base.NoOverlap("reads mirrored positions (not analysed)"),
         operands=base.operands("input", "paddings"),
     ),
-    base.KernelRule(
+    base.stateless(
         "BATCH_TO_SPACE_ND",
         "batch_to_space_nd.cc",
-        None,
-        base.no_events,
         _batch_space("batch_to_space_nd.cc"),
-        access=_NOT_ANALYSED,
-        operands=base.operands("input", "block_shape", "crops"),
+        _NOT_ANALYSED,
+        base.operands("input", "block_shape", "crops"),
         resolver="AddBatchToSpaceNd",
     ),
     base.KernelRule(

@@ -416,14 +416,12 @@ RULES = (
             "memcpy(output, input) with equal addresses is undefined behaviour in C"
         ),
     ),
-    base.KernelRule(
+    base.stateless(
         "EXPAND_DIMS",
         "expand_dims.cc",
-        None,
-        base.no_events,
         _expand_dims,
-        access=base.NoOverlap("copies the whole tensor (use --inplace to alias it)"),
-        operands=base.operands("input", "axis"),
+        base.NoOverlap("copies the whole tensor (use --inplace to alias it)"),
+        base.operands("input", "axis"),
         inplace=InPlace("copies element by element from index 0 up: output[i] = input[i]"),
     ),
     base.KernelRule(
@@ -435,42 +433,34 @@ RULES = (
         access=_SHAPE_COMPUTATION,
         operands=UNARY,
     ),
-    base.KernelRule(
+    base.stateless(
         "TRANSPOSE",
         "transpose.cc, transpose_common.cc",
-        None,
-        base.no_events,
         _transpose,
-        access=TRANSPOSE_ACCESS,
-        operands=base.operands("input", "perm"),
+        TRANSPOSE_ACCESS,
+        base.operands("input", "perm"),
     ),
-    base.KernelRule(
+    base.stateless(
         "REVERSE_V2",
         "reverse.cc",
-        None,
-        base.no_events,
         _reverse,
-        access=base.NoOverlap("reads the input backwards"),
-        operands=base.operands("input", "axis"),
+        base.NoOverlap("reads the input backwards"),
+        base.operands("input", "axis"),
         registered_from=REVERSE_V2,
         resolver="AddReverseV2",
     ),
-    base.KernelRule(
+    base.stateless(
         "BROADCAST_ARGS",
         "broadcast_args.cc",
-        None,
-        base.no_events,
         _broadcast_args,
-        access=_SHAPE_COMPUTATION,
-        operands=base.operands("shape1", "shape2"),
+        _SHAPE_COMPUTATION,
+        base.operands("shape1", "shape2"),
     ),
-    base.KernelRule(
+    base.stateless(
         "BROADCAST_TO",
         "broadcast_to.cc",
-        None,
-        base.no_events,
         _broadcast_to,
-        access=base.NoOverlap("not analysed"),
-        operands=base.operands("input", "shape"),
+        base.NoOverlap("not analysed"),
+        base.operands("input", "shape"),
     ),
 )

@@ -677,14 +677,12 @@ RULES = (
         operands=base.operands("input+"),
         inplace=NotInPlace("inputs and output differ in size"),
     ),
-    base.KernelRule(
+    base.stateless(
         "SLICE",
         "slice.cc",
-        None,
-        base.no_events,
         _slice,
-        access=base.NoOverlap("not analysed"),
-        operands=base.operands("input", "begin", "size"),
+        base.NoOverlap("not analysed"),
+        base.operands("input", "begin", "size"),
     ),
     base.KernelRule(
         "STRIDED_SLICE",
@@ -709,24 +707,20 @@ RULES = (
         access=base.NoOverlap("reads rows in index order, which is data"),
         operands=base.operands("params", "indices"),
     ),
-    base.KernelRule(
+    base.stateless(
         "GATHER_ND",
         "gather_nd.cc",
-        None,
-        base.no_events,
         _gather_nd,
-        access=base.NoOverlap(_DATA_IN_INDEX_ORDER),
-        operands=base.operands("params", "indices"),
+        base.NoOverlap(_DATA_IN_INDEX_ORDER),
+        base.operands("params", "indices"),
         resolver="AddGatherNd",
     ),
-    base.KernelRule(
+    base.stateless(
         "DYNAMIC_UPDATE_SLICE",
         "dynamic_update_slice.cc",
-        None,
-        base.no_events,
         _dynamic_update_slice,
-        access=base.NoOverlap("copies the input into the output first"),
-        operands=base.operands("operand", "update", "start_indices"),
+        base.NoOverlap("copies the input into the output first"),
+        base.operands("operand", "update", "start_indices"),
         registered_from=DYNAMIC_UPDATE_SLICE,
     ),
 )

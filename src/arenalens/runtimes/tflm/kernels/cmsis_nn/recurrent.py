@@ -15,7 +15,6 @@ for three scratch buffers instead of four, and needs constant weights and biases
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
@@ -23,9 +22,9 @@ from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import (
     is_constant,
-    op_data,
     per_channel_arrays,
     scale_count,
     scale_of,
@@ -313,20 +312,14 @@ def _gate_parameters(context: base.KernelContext) -> list[base.Event]:
 _REFERENCE = base.rule_table(*reference_recurrent.RULES)
 
 RULES = (
-    base.variant(
-        _REFERENCE["SVDF"],
-        library=CMSIS_NN,
-        source="cmsis_nn/svdf.cc",
-        init=op_data(CMSIS_OP_DATA_SVDF),
-        prepare=_svdf,
-        access=NOT_ANALYSED,
+    cmsis_nn_kernel(
+        _REFERENCE["SVDF"], "cmsis_nn/svdf.cc", NOT_ANALYSED, CMSIS_OP_DATA_SVDF, _svdf
     ),
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["UNIDIRECTIONAL_SEQUENCE_LSTM"],
-        library=CMSIS_NN,
-        source="cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
-        init=op_data(CMSIS_OP_DATA_LSTM),
-        prepare=_lstm,
-        access=NOT_ANALYSED,
+        "cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
+        NOT_ANALYSED,
+        CMSIS_OP_DATA_LSTM,
+        _lstm,
     ),
 )
