@@ -17,9 +17,11 @@ computes its multipliers in double, SUB in float.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arenalens.builds.tflm import ADD_SUB_QUANTIZATION_CHECK, SUB_INT32
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.abi import Struct, struct
 from arenalens.runtimes.tflm.access_order import broadcast
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.base import operands
@@ -422,48 +424,79 @@ def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> ba
     return None
 
 
+def _binary(
+    opcode: str,
+    source: str,
+    params: Struct | None,
+    init: base.RuleFunction,
+    prepare: base.RuleFunction,
+    *,
+    traced_in: str,
+    **facts: Any,
+) -> base.KernelRule:
+    """A binary arithmetic kernel: two inputs broadcast against each other into one output, its
+    loop in `traced_in`."""
+    return base.KernelRule(
+        opcode, source, params, init, prepare, access=broadcast(traced_in), operands=BINARY, **facts
+    )
+
+
+def _fused_binary(
+    opcode: str,
+    source: str,
+    params: Struct,
+    init: base.RuleFunction,
+    prepare: base.RuleFunction,
+    *,
+    traced_in: str,
+) -> base.KernelRule:
+    """ADD, SUB, MUL: their options carry a fused activation that Prepare turns into an output
+    range (CalculateActivationRange*), and without broadcast Eval writes output[i] right after
+    it reads element i of each input, so the output may lie on an input only it reads."""
+    return _binary(
+        opcode,
+        source,
+        params,
+        init,
+        prepare,
+        traced_in=traced_in,
+        inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
+    )
+
+
 RULES = (
-    base.KernelRule(
+    _fused_binary(
         "ADD",
         "add.cc, add_common.cc",
         _ADD_PARAMS,
         op_data(_ADD_OP_DATA),
         _add,
-        access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
-        operands=BINARY,
-        inplace=IN_PLACE_BINARY,
-        applies_fused_activation=True,
+        traced_in="add.cc, reference/add.h, integer_ops/add.h",
     ),
-    base.KernelRule(
+    _fused_binary(
         "SUB",
         "sub.cc, sub_common.cc",
         _SUB_PARAMS,
         op_data(_SUB_OP_DATA),
         _sub,
-        access=broadcast("sub.cc, reference/sub.h"),
-        operands=BINARY,
-        inplace=IN_PLACE_BINARY,
-        applies_fused_activation=True,
+        traced_in="sub.cc, reference/sub.h",
     ),
-    base.KernelRule(
+    _fused_binary(
         "MUL",
         "mul.cc, mul_common.cc",
         _MUL_PARAMS,
         op_data(_MUL_OP_DATA),
         _mul,
-        access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
-        operands=BINARY,
-        inplace=IN_PLACE_BINARY,
-        applies_fused_activation=True,
+        traced_in="mul_common.cc, reference/mul.h, integer_ops/mul.h",
     ),
-    base.KernelRule(
+    _binary(
         "DIV",
         "div.cc",
         _DIV_PARAMS,
         op_data(_DIV_OP_DATA),
         _div,
-        access=broadcast("div.cc, reference/div.h"),
-        operands=BINARY,
+        traced_in="div.cc, reference/div.h",
     ),
     base.stateless(
         "ADD_N",
@@ -473,27 +506,23 @@ RULES = (
         operands("input+"),
         resolver="AddAddN",
     ),
-    base.stateless(
-        "FLOOR_DIV",
-        "floor_div.cc",
-        _floor_div_mod("floor_div.cc", "FLOOR_DIV"),
-        broadcast("floor_div.cc, reference/binary_function.h"),
-        BINARY,
+    *(
+        _binary(
+            opcode,
+            file,
+            None,
+            base.no_events,
+            _floor_div_mod(file, opcode),
+            traced_in=f"{file}, reference/binary_function.h",
+        )
+        for opcode, file in (("FLOOR_DIV", "floor_div.cc"), ("FLOOR_MOD", "floor_mod.cc"))
     ),
-    base.stateless(
-        "FLOOR_MOD",
-        "floor_mod.cc",
-        _floor_div_mod("floor_mod.cc", "FLOOR_MOD"),
-        broadcast("floor_mod.cc, reference/binary_function.h"),
-        BINARY,
-    ),
-    base.KernelRule(
+    _binary(
         "SQUARED_DIFFERENCE",
         "squared_difference.cc",
         None,
         op_data(_SQUARED_DIFFERENCE_OP_DATA),
         _squared_difference,
-        access=broadcast("squared_difference.cc"),
-        operands=BINARY,
+        traced_in="squared_difference.cc",
     ),
 )

@@ -15,8 +15,9 @@ computes struct sizes from field lists (`abi.Struct`), so one rule serves the 64
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
@@ -430,6 +431,15 @@ class OptimizedKernels:
     title: str
     replaces: frozenset[str]
     rules: Mapping[str, KernelRule]
+
+
+def library_kernels(
+    name: str, title: str, replaces: Iterable[str], *modules_rules: Sequence[KernelRule]
+) -> OptimizedKernels:
+    """A kernel library's `OptimizedKernels`: the operators it replaces, and the `RULES` of each
+    of its modules in one read-only table (`rule_table`)."""
+    rules = rule_table(*(rule for module_rules in modules_rules for rule in module_rules))
+    return OptimizedKernels(name, title, frozenset(replaces), MappingProxyType(rules))
 
 
 def rule_table(*rules: KernelRule) -> dict[str, KernelRule]:

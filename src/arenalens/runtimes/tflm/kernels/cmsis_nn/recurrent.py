@@ -31,24 +31,13 @@ from arenalens.runtimes.tflm.kernels.common import (
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.quantization import input_product_scale, symmetric_weights
-from arenalens.runtimes.tflm.kernels.recurrent import OP_DATA_LSTM
+from arenalens.runtimes.tflm.kernels.recurrent import OP_DATA_LSTM, OP_DATA_SVDF
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true, type_number
 
-# cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SIZE builds add `int scratch_weight_tensor_index`
-# after scratch_tensor_index).
-CMSIS_OP_DATA_SVDF = struct(
-    "CmsisNnOpDataSvdf",
-    ("effective_scale_1_a", "int32"),
-    ("effective_scale_2_a", "int32"),
-    ("effective_scale_1_b", "int"),
-    ("effective_scale_2_b", "int"),
-    ("scratch_tensor_index", "int"),
-    ("scratch_output_tensor_index", "int"),
-    ("input_zero_point", "int"),
-    ("output_zero_point", "int"),
-    ("activation_state_zero_point", "int"),
-    ("kernel_sums", "pointer"),
-)
+# cmsis_nn/svdf.cc: CmsisNnOpDataSvdf repeats the members of the reference OpDataSvdf (svdf.h),
+# in its order, and adds `kernel_sums` (KERNELS_OPTIMIZED_FOR_SIZE builds add
+# `int scratch_weight_tensor_index` after scratch_tensor_index).
+CMSIS_OP_DATA_SVDF = struct("CmsisNnOpDataSvdf", *OP_DATA_SVDF.fields, ("kernel_sums", "pointer"))
 # CMSIS-NN Include/arm_nn_types.h: arm_nn_activation_type is a plain (short) enum.
 _CMSIS_LSTM_GATE = struct(
     "cmsis_nn_lstm_gate",
