@@ -389,7 +389,6 @@ def _binary(
     )
 
 
-_NO_INIT = base.no_events
 _LOGICAL = "logical.cc, logical_common.cc"
 _LOGICAL_LOOP = "logical.cc, reference/binary_function.h"
 _MAXIMUM_MINIMUM_LOOP = "maximum_minimum.cc, reference/maximum_minimum.h"
@@ -399,35 +398,45 @@ RULES = (
     _unary("ABS", _ELEMENTWISE, _ABS_RSQRT_INIT, _abs_rsqrt, _ELEMENTWISE, inplace=IN_PLACE_UNARY),
     _unary("RSQRT", _ELEMENTWISE, _ABS_RSQRT_INIT, _abs_rsqrt, _ELEMENTWISE),
     *(
-        _unary(opcode, _ELEMENTWISE, _NO_INIT, _generic_unary("FLOAT32"), _ELEMENTWISE)
+        _unary(opcode, _ELEMENTWISE, base.no_events, _generic_unary("FLOAT32"), _ELEMENTWISE)
         for opcode in _UNARY_FLOAT
     ),
     _unary(
-        "LOGICAL_NOT", _ELEMENTWISE, _NO_INIT, _generic_unary("BOOL"), "logical.cc, elementwise.cc"
+        "LOGICAL_NOT",
+        _ELEMENTWISE,
+        base.no_events,
+        _generic_unary("BOOL"),
+        "logical.cc, elementwise.cc",
     ),
-    _unary("CEIL", "ceil.cc", _NO_INIT, _float_only("ceil.cc"), "ceil.cc, reference/ceil.h"),
-    _unary("ROUND", "round.cc", _NO_INIT, _float_only("round.cc"), "round.cc, reference/round.h"),
-    _unary("EXP", "exp.cc", _NO_INIT, _float_only("exp.cc"), "exp.cc, reference/exp.h"),
+    _unary("CEIL", "ceil.cc", base.no_events, _float_only("ceil.cc"), "ceil.cc, reference/ceil.h"),
+    _unary(
+        "ROUND", "round.cc", base.no_events, _float_only("round.cc"), "round.cc, reference/round.h"
+    ),
+    _unary("EXP", "exp.cc", base.no_events, _float_only("exp.cc"), "exp.cc, reference/exp.h"),
     _unary(
         "FLOOR",
         "floor.cc",
-        _NO_INIT,
+        base.no_events,
         _eval_float_only(_floor_refusal),
         "floor.cc, reference/floor.h",
     ),
     _unary(
         "NEG",
         "neg.cc",
-        _NO_INIT,
+        base.no_events,
         _eval_float_only(_neg_refusal),
         "neg.cc, reference/neg.h",
         inplace=IN_PLACE_UNARY,
     ),
     # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
-    _binary("LOGICAL_AND", _LOGICAL, _NO_INIT, base.no_events, _LOGICAL_LOOP),
-    _binary("LOGICAL_OR", _LOGICAL, _NO_INIT, base.no_events, _LOGICAL_LOOP),
-    _binary("MAXIMUM", "maximum_minimum.cc", _NO_INIT, _maximum_minimum, _MAXIMUM_MINIMUM_LOOP),
-    _binary("MINIMUM", "maximum_minimum.cc", _NO_INIT, _maximum_minimum, _MAXIMUM_MINIMUM_LOOP),
+    _binary("LOGICAL_AND", _LOGICAL, base.no_events, base.no_events, _LOGICAL_LOOP),
+    _binary("LOGICAL_OR", _LOGICAL, base.no_events, base.no_events, _LOGICAL_LOOP),
+    _binary(
+        "MAXIMUM", "maximum_minimum.cc", base.no_events, _maximum_minimum, _MAXIMUM_MINIMUM_LOOP
+    ),
+    _binary(
+        "MINIMUM", "maximum_minimum.cc", base.no_events, _maximum_minimum, _MAXIMUM_MINIMUM_LOOP
+    ),
     *(
         _binary(
             opcode,
