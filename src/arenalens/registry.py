@@ -9,6 +9,7 @@ the ones the function takes (`Settings.select`).
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
@@ -62,6 +63,9 @@ class _Named(Protocol):
     @property
     def function(self) -> Callable[..., Any]: ...
 
+    @property
+    def settings(self) -> Settings: ...
+
 
 EntryT = TypeVar("EntryT", bound=_Named)
 
@@ -106,3 +110,12 @@ class Registry(Generic[EntryT]):
         except KeyError:
             known = ", ".join(sorted(self.entries))
             raise UsageError(f"unknown {self.kind} '{name}' (known: {known})") from None
+
+    def run(self, name: str, problem: Any, settings: Mapping[str, Any]) -> tuple[Any, float]:
+        """Run the entry named `name` on a problem with the settings it takes → (what it
+        returned, seconds it took); the caller checks the result."""
+        entry = self.get(name)
+        taken = entry.settings.select(settings, owner=f"{self.kind} '{name}'")
+        started = time.perf_counter()
+        result = entry.function(problem, **taken)
+        return result, time.perf_counter() - started

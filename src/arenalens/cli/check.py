@@ -13,6 +13,7 @@ from arenalens.cli.common import (
     add_build_options,
     add_input_shape_option,
     add_output_options,
+    add_reserve_option,
     add_runtime_option,
     load_with_input_shapes,
     print_json,
@@ -27,7 +28,7 @@ from arenalens.declared import Status, declared_arena
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
-from arenalens.ladder import rewrite_bytes
+from arenalens.ladder import rewrite_bytes, rewrite_class
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
@@ -59,18 +60,8 @@ _COLUMNS = (
 )
 
 
-def register(subparsers: Any) -> None:
-    """Add the `check` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "check",
-        help="does the model's arena fit a RAM budget, a board, or which boards? (exit 0 / 1)",
-        description="Compare the arena you must declare (TFLM: kTensorArenaSize = head + tail + "
-        "setup, all inside the tensor arena; LiteRT: arenas + persistent arenas) with a budget "
-        "or a board's largest static block, minus a reserve for the rest of the firmware. "
-        "--target all checks every board preset at once; --max-input finds the largest input "
-        "resolution that fits. Exit 0 when it fits, 1 when it does not, 2 on bad input: made "
-        "for CI.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `check` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser, required=False)
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--budget", metavar="SIZE", help=f"RAM for the arena: {SIZE_HELP}")
@@ -80,14 +71,7 @@ def register(subparsers: Any) -> None:
         help="a board or chip preset: its largest static block is the budget "
         "(see --list-targets); 'all' checks every board and prints one row per board",
     )
-    parser.add_argument(
-        "--reserve",
-        metavar="SIZE",
-        default=None,
-        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
-        "default: with --target the board's usual firmware's share, as --list-targets shows it "
-        "with its sources; with --budget 0)",
-    )
+    add_reserve_option(parser)
     add_runtime_option(parser)
     add_build_options(parser)
     parser.add_argument(
@@ -116,7 +100,6 @@ def register(subparsers: Any) -> None:
     )
     add_input_shape_option(parser)
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def add_npu_options(parser: argparse.ArgumentParser) -> None:
@@ -242,17 +225,20 @@ def climbed(
     check: FitCheck,
     model: Model,
     build: Build | None,
-    cache: dict[tuple[str, ...], Any] | None = None,
+    rewrites: dict[tuple[Any, ...], dict[tuple[str, ...], Any]] | None = None,
 ) -> FitCheck:
     """The check with its remedy ladder, when it does not fit as given (TFLM, the runtime's own
-    plan): each rung computed as the `optimize` command the verdict prints computes it."""
+    plan): each rung computed as the `optimize` command the verdict prints computes it.
+    `rewrites`: the rewrites already made, by `ladder.rewrite_class` then options (`--target
+    all` climbs for many boards)."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if not check.optimize_decides or planner is not None or build is None:
         return check
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
+    shared = None if rewrites is None else rewrites.setdefault(rewrite_class(build, rules), {})
     with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
         return with_ladder(
-            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=cache
+            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=shared
         )
 
 
@@ -332,8 +318,9 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     _, _, reserve = _budget_options(args)
     model = load_with_input_shapes(path, args)
     analyses: dict[str, Analysis] = {}
-    # The rewrites made for each build (and overlap rules), shared by its boards' ladders.
-    rewrites: dict[tuple[str, str], dict[tuple[str, ...], Any]] = {}
+    # The rewrites made for each build and its overlap rules, shared by the ladders of every
+    # board whose build reaches the same figures (`ladder.rewrite_class`).
+    rewrites: dict[tuple[Any, ...], dict[tuple[str, ...], Any]] = {}
 
     def check_for(board: Target) -> FitCheck:
         build = board_build(args, board)
@@ -342,8 +329,7 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
         check = check_fit(
             analyses[build.name], target=board, reserve_bytes=reserve, **npu_options(args)
         )
-        cache = rewrites.setdefault((build.name, str(board.kernels)), {})
-        return climbed(args, check, model, build, cache)
+        return climbed(args, check, model, build, rewrites)
 
     checks = board_fits(check_for, modelled_boards(args)[0])
     return tuple(

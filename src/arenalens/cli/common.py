@@ -185,6 +185,18 @@ def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=_single_target(args))
 
 
+def add_reserve_option(parser: argparse.ArgumentParser) -> None:
+    """--reserve, as check and report take it (read with `reserve_option`)."""
+    parser.add_argument(
+        "--reserve",
+        metavar="SIZE",
+        default=None,
+        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
+        "default: with --target the board's usual firmware's share, as --list-targets shows it "
+        "with its sources; with --budget 0)",
+    )
+
+
 def reserve_option(args: argparse.Namespace) -> int | None:
     """--reserve in bytes; None when not given (a target then keeps its firmware's share)."""
     from arenalens.units import parse_size  # noqa: PLC0415

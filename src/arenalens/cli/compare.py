@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from arenalens.cli.common import (
     add_build_options,
@@ -25,15 +24,8 @@ from arenalens.comparison import compare_planners
 from arenalens.report.compare_output import compare_document, render_compare
 
 
-def register(subparsers: Any) -> None:
-    """Add the `compare` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "compare",
-        help="compare every planner: arena bytes, %% over the lower bound, saving, optimality",
-        description="Run every registered planner on the runtime's arena and show, per planner, "
-        "the arena size, how far it is above the lower bound, the bytes it saves against the "
-        "runtime's own planner, whether it is proven optimal, and the planning time.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `compare` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     add_runtime_option(parser)
     add_build_options(parser)
@@ -58,7 +50,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_input_shape_option(parser)
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,7 +17,6 @@ any other setting a planner does not take is a UsageError.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -105,11 +104,7 @@ def get_planner(name: str) -> PlannerInfo:
 
 def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     """Run one registered planner on problem with the settings it takes → a checked, timed Plan."""
-    info = get_planner(name)
-    taken = info.settings.select(settings, owner=f"planner '{name}'")
-    started = time.perf_counter()
-    result = info.function(problem, **taken)
-    seconds = time.perf_counter() - started
+    result, seconds = _REGISTRY.run(name, problem, settings)
     output = result if isinstance(result, PlannerOutput) else PlannerOutput(offsets=result)
     offsets = MappingProxyType({int(k): int(v) for k, v in output.offsets.items()})
     try:

@@ -9,7 +9,6 @@ refused.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -92,11 +91,7 @@ def get_reorderer(name: str) -> ReordererInfo:
 
 def run_reorderer(name: str, problem: ScheduleProblem, **settings: Any) -> ReorderResult:
     """Run one reorderer with the settings it takes → a checked, timed ReorderResult."""
-    info = get_reorderer(name)
-    taken = info.settings.select(settings, owner=f"reorderer '{name}'")
-    started = time.perf_counter()
-    result = info.function(problem, **taken)
-    seconds = time.perf_counter() - started
+    result, seconds = _REGISTRY.run(name, problem, settings)
     output = result if isinstance(result, ReorderOutput) else ReorderOutput(order=result)
     order = tuple(int(op) for op in output.order)
     try:

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from arenalens.ir import Model, Subgraph, Tensor
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_kernels import (
+    CPU_BACKEND_CONTEXT_REQUESTS,
     EIGEN_CONTEXT_REQUESTS,
     FIXED_CREATE_BYTES,
     INIT_REQUESTS,
     PARSE_REQUESTS,
+    PREPARE_CREATES_CPU_BACKEND,
     KernelFacts,
     kernel_facts,
     prepare_bound,
@@ -54,6 +56,7 @@ SIGNATURE_DEF_BYTES = 136  # sizeof(tflite::internal::SignatureDef)
 ARENA_PLANNER_BYTES = 400  # new ArenaPlanner
 GRAPH_INFO_BYTES = 16  # new InterpreterInfo (the planner's GraphInfo)
 ARENA_ALIGNMENT = 64  # kDefaultTensorAlignment / ResizableAlignedBuffer
+XNN_EXTRA_BYTES = 16  # TfLiteTensorResizeMaybeCopy pads every dynamic block by this
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +274,7 @@ def allocation_blocks(
     `aliases`: in-place aliases per subgraph; `arena_requests`: (name, request) of each arena
     block; `placements`: per subgraph, how many tensors each of its two arenas placed."""
     blocks: list[Block] = []
+    backend = False  # the CPU back-end context, created by the first kernel that asks
     for state, alias_count, (arena_count, persistent_count) in zip(
         prepared, aliases, placements, strict=True
     ):
@@ -278,6 +282,12 @@ def allocation_blocks(
             continue
         subgraph = model.subgraphs[state.index]
         blocks.extend(_prepare_blocks(model, subgraph, state))
+        if not backend and any(node.opcode in PREPARE_CREATES_CPU_BACKEND for node in state.nodes):
+            backend = True
+            blocks.extend(
+                Block("kernel state", "CpuBackendContext::GetFromContext (Prepare)", request)
+                for request in CPU_BACKEND_CONTEXT_REQUESTS
+            )
         blocks.extend(_planner_blocks(state, alias_count, arena_count, persistent_count))
     for name, request in arena_requests:
         blocks.append(Block("arenas", name, request, alignment=ARENA_ALIGNMENT))
@@ -383,10 +393,19 @@ def _nodes_to_tensors(state: PreparedSubgraph) -> Iterator[int]:
 
 
 def persistent_ro_blocks(state: PreparedSubgraph) -> Iterator[Block]:
-    """Tensors Prepare computes into the heap (kTfLitePersistentRo) keep a malloc'd buffer."""
+    """Tensors Prepare computes into the heap (kTfLitePersistentRo) keep a malloc'd buffer;
+    dynamic tensors Prepare sizes (a transposed convolution's col2im and transposed weights,
+    its scratch when the output shape is constant) get theirs from ResizeTensor, which asks
+    TfLiteTensorResizeMaybeCopy for the bytes plus XNNPACK's read-past-the-end margin."""
     for tensor in state.tensors:
         if tensor.allocation is Allocation.PERSISTENT_RO and tensor.nbytes:
             yield Block("tensors", "TfLiteTensorRealloc (persistent)", tensor.nbytes)
+        elif tensor.allocation is Allocation.DYNAMIC and tensor.shape and tensor.nbytes:
+            yield Block(
+                "tensors",
+                "TfLiteTensorResizeMaybeCopy (dynamic, sized in Prepare)",
+                tensor.nbytes + XNN_EXTRA_BYTES,
+            )
 
 
 __all__ = [

@@ -43,9 +43,14 @@ from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import (
     TENSOR_STRUCT_BYTES,
     TENSORS_CAPACITY_HEADROOM,
+    XNN_EXTRA_BYTES,
     int_array_bytes,
     tensor_capacity_after_prepare,
     times_growth_factor,
+)
+from arenalens.runtimes.litert.heap_kernels import (
+    CPU_BACKEND_CONTEXT_REQUESTS,
+    PREPARE_CREATES_CPU_BACKEND,
 )
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
@@ -54,9 +59,6 @@ from arenalens.runtimes.litert.prepare.state import (
     RuntimeTensor,
 )
 
-# CpuBackendContext::GetFromContext: new CpuBackendContext (56 B) with its thread-count
-# member, ruy::Context (208 B) and gemmlowp::GemmContext (224 B).
-CPU_BACKEND_CONTEXT_REQUESTS = (56, 8, 208, 224)
 # Kernels whose Eval asks for the CPU back-end context (the first one creates it).
 _ASKS_CPU_BACKEND = frozenset(
     {
@@ -95,8 +97,7 @@ _EIGHT_BIT = frozenset({"INT8", "UINT8"})
 _REDUCTIONS = frozenset(
     {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL"}
 )
-# TfLiteTensorResizeMaybeCopy adds XNNPACK's read-past-the-end margin to every dynamic block.
-XNN_EXTRA_BYTES = 16
+
 # Operators whose first-invoke heap is not replayed (recurrent and hybrid kernels, control
 # flow, 16-bit GEMMs): an upper bound stands for them and the figure says so.
 _RECURRENT = frozenset(
@@ -111,11 +112,12 @@ _CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE"})
 UNMODELLED_BYTES_PER_CONSTANT_BYTE = 4
 UNMODELLED_PAGE_BYTES = 4096
 # The caller's Python blocks (caller_bytes): numpy's data cache takes blocks under 1 KiB
-# (NBUCKETS); the last input's details and numpy's dimension cache measured 176-352 B with
-# one input and about 100 B more per further input.
+# (NBUCKETS); the inputs' details (shape, signature, scales and zero points arrays, whose
+# small data blocks numpy's cache also keeps) and numpy's dimension cache measured 176-352 B
+# with one input and up to about 1 KiB with two.
 NUMPY_CACHED_BELOW_BYTES = 1024
 CALLER_BASE_BYTES = 400
-CALLER_PER_EXTRA_INPUT_BYTES = 128
+CALLER_PER_EXTRA_INPUT_BYTES = 768
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +141,12 @@ class Gemm:
     per_channel: bool  # per-row multipliers (int8 convolutions, per-channel FC)
     has_bias: bool
     quantized: bool  # 8-bit: ruy; float: Eigen
+    raw: bool = False  # int32 accumulators out: that Gemm always takes ruy, never the GEMV
 
     @property
     def custom_gemv(self) -> bool:
+        if self.raw and self.quantized:
+            return False
         return (
             self.columns == 1
             and self.rows >= GEMV_MINIMUM_ROWS
@@ -264,17 +269,38 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )
-    backend = False
+    # A kernel whose Prepare asks for the CPU back end (ADD_N) created it in allocate_tensors.
+    backend = any(node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes)
     estimated: list[str] = []
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)
     for node in prepared.nodes:
         opcode = node.opcode
         gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
-        if not backend and (opcode in _ASKS_CPU_BACKEND or _softmax_float(prepared, node)):
+        if not backend and (
+            opcode in _ASKS_CPU_BACKEND
+            or _softmax_float(prepared, node)
+            or _mean_optimized(model, prepared, node)
+        ):
             for request in CPU_BACKEND_CONTEXT_REQUESTS:
                 heap.take(glibc.usable(request))
             backend = True
+        if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
+            # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
+            # Hybrid convolution: int8 × int8 → int32 accumulators through ruy (the raw
+            # accumulator Gemm always takes ruy), with neither bias nor multipliers; a
+            # filter with one scale (HybridConv) takes ruy only for rows % 4 == 0.
+            if opcode == "CONV_2D":
+                hybrid, known = hybrid_gemm(model, prepared, node)
+                if hybrid is not None:
+                    ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
+                if not known:
+                    estimated.append(opcode)
+            continue
+        if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
+            # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
+            # integer products: neither allocates; the CPU back end was asked for above.
+            continue
         if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
             estimated.append(opcode)
             heap.take(_unmodelled_bytes(model, prepared, node.operator))
@@ -290,7 +316,20 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
         for transient in _kernel_transients(prepared, node.opcode, node.inputs):
             heap.take(transient)
             heap.give(transient)
-        for kept in _eval_resized_blocks(prepared, node.opcode, node.inputs, node.temporaries):
+        if _axis_from_data(prepared, node):
+            # A reduction over axes read at Eval: its output's shape follows the axis values
+            # (the caller's zeros among them), so its block is bounded by the input's bytes.
+            estimated.append(opcode)
+            for kept in _dynamic_axis_blocks(prepared, node):
+                heap.take(kept)
+            continue
+        for kept in _eval_resized_blocks(
+            prepared,
+            node.opcode,
+            node.inputs,
+            node.temporaries,
+            node_outputs_folded=_folded(prepared, node),
+        ):
             heap.take(kept)
     return FirstInvoke(
         heap.live, heap.peak, not estimated, tuple(estimated), not estimated and not bounded
@@ -305,6 +344,8 @@ def node_gemm(
     outputs: Sequence[int],
 ) -> Gemm | None:
     """The GEMM a convolution or fully-connected node runs (None for any other node)."""
+    if opcode == "TRANSPOSE_CONV":
+        return _transpose_conv_gemm(prepared, inputs)
     if opcode not in ("CONV_2D", "FULLY_CONNECTED") or len(inputs) < 2 or not outputs:
         return None
     data, weights, output = (_tensor(prepared, inputs[0]), _tensor(prepared, inputs[1]),
@@ -328,6 +369,46 @@ def node_gemm(
         columns = _product(data.shape) // max(depth, 1)
         per_channel = _per_channel(model, prepared, inputs[1])
     return Gemm(rows, depth, columns, per_channel, has_bias, quantized)
+
+
+def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> Gemm | None:
+    """TransposeConvV2: the HWOI weights (kh·kw·Cout rows × Cin) times each image's input
+    (Cin × H·W) into col2im, as int32 accumulators for 8-bit inputs (ruy) or floats (Eigen)."""
+    if len(inputs) < 3:
+        return None
+    weights, data = _tensor(prepared, inputs[1]), _tensor(prepared, inputs[2])
+    if weights is None or data is None or not weights.shape or not data.shape:
+        return None
+    if len(weights.shape) != 4 or len(data.shape) != 4:
+        return None
+    quantized = data.dtype in _EIGHT_BIT and weights.dtype in _EIGHT_BIT
+    if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
+        return None
+    rows = _product(weights.shape[:3])
+    return Gemm(rows, weights.shape[3], data.shape[1] * data.shape[2], False, False, quantized,
+                raw=True)  # fmt: skip
+
+
+def hybrid_gemm(
+    model: Model, prepared: PreparedSubgraph, node: RuntimeNode
+) -> tuple[Gemm | None, bool]:
+    """A hybrid convolution's ruy GEMM (None: it takes none) and whether that is known. A
+    filter with per-channel scales that differ runs HybridConvPerChannel (always ruy); one
+    scale runs HybridConv, through ruy only when its rows are a multiple of 4. Which of the two
+    a filter with several equal scales runs is not known here: with rows a multiple of 4 both
+    take the same GEMM; otherwise ruy is counted, erring high."""
+    weights = _tensor(prepared, node.inputs[1])
+    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    if weights is None or output is None or not weights.shape or not output.shape:
+        return None, False
+    rows = weights.shape[0]
+    columns = _product(output.shape[:-1])
+    gemm = Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
+    if rows % 4 == 0:
+        return gemm, True
+    if not _per_channel(model, prepared, node.inputs[1]):
+        return None, True
+    return gemm, False
 
 
 def _set_inputs(heap: _Heap, prepared: PreparedSubgraph) -> None:
@@ -362,13 +443,48 @@ def _grow_tensors_vector(heap: _Heap, prepared: PreparedSubgraph) -> None:
     heap.give(glibc.usable(TENSOR_STRUCT_BYTES * capacity))
 
 
+def _axis_from_data(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A reduction whose resolved-axis temporary is sized at Eval (the axis is not constant)."""
+    if node.opcode not in _REDUCTIONS or len(node.temporaries) < 2 or _folded(prepared, node):
+        return False
+    resolved = _tensor(prepared, node.temporaries[1])
+    return resolved is not None and resolved.allocation is Allocation.DYNAMIC
+
+
+def _folded(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A kernel whose output Prepare computed (kTfLitePersistentRo): its Eval does nothing."""
+    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    return output is not None and output.allocation is Allocation.PERSISTENT_RO
+
+
+def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[int]:
+    """ResizeTempAxis (a one-entry dims array and the axis values) and ResizeOutputTensor
+    (the output's dims and data), the output bounded by the input: a reduction never has
+    more elements than its input."""
+    axis = _tensor(prepared, node.inputs[1]) if len(node.inputs) > 1 else None
+    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
+    axis_count = _product(axis.shape or ()) if axis is not None else 0
+    rank = len(data.shape or ()) if data is not None else 0
+    yield glibc.usable(int_array_bytes(1))
+    yield glibc.usable(4 * axis_count + XNN_EXTRA_BYTES)
+    yield glibc.usable(int_array_bytes(rank))
+    yield glibc.usable((data.nbytes if data is not None else 0) + XNN_EXTRA_BYTES)
+
+
 def _eval_resized_blocks(
-    prepared: PreparedSubgraph, opcode: str, inputs: Sequence[int], temporaries: Sequence[int]
+    prepared: PreparedSubgraph,
+    opcode: str,
+    inputs: Sequence[int],
+    temporaries: Sequence[int],
+    *,
+    node_outputs_folded: bool = False,
 ) -> Iterator[int]:
     """Dynamic tensors a kernel sizes in its Eval, kept (usable bytes): a reduction's
     normalized-dims temporary (ResizeTempDims: a one-entry dims array, then the data block,
     rank int32 values plus XNN_EXTRA_BYTES as TfLiteTensorResizeMaybeCopy asks)."""
     if opcode not in _REDUCTIONS or len(temporaries) < 4 or not inputs:
+        return
+    if node_outputs_folded:
         return
     normalized = _tensor(prepared, temporaries[3])
     data = _tensor(prepared, inputs[0])
@@ -384,6 +500,34 @@ def _softmax_float(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
         return False
     data = _tensor(prepared, node.inputs[0])
     return data is not None and data.dtype == "FLOAT32"
+
+
+def _mean_optimized(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """EvalMean's optimized 8-bit path (keep_dims, a 4-D input, two axes: its spatial mean),
+    which asks for the CPU back end (reduce.cc). The axes' values are taken to be 1 and 2
+    (global average pooling); other pairs run the generic path, which does not ask: counting
+    the context then errs high."""
+    if node.opcode != "MEAN" or len(node.inputs) < 2:
+        return False
+    data, axis = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[1])
+    if data is None or axis is None or data.dtype not in _EIGHT_BIT:
+        return False
+    if len(data.shape or ()) != 4 or _product(axis.shape or ()) != 2:
+        return False
+    subgraph = model.subgraphs[prepared.index]
+    if not 0 <= node.operator < len(subgraph.operators):
+        return False
+    return bool(subgraph.operators[node.operator].options.get("keep_dims"))
+
+
+def _plain_sequence_lstm(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A float or int8 sequence LSTM (not hybrid: weights of its activations' type)."""
+    if len(node.inputs) < 3:
+        return False
+    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[2])
+    if data is None or weights is None:
+        return False
+    return (data.dtype, weights.dtype) in (("FLOAT32", "FLOAT32"), ("INT8", "INT8"))
 
 
 def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
