@@ -126,9 +126,7 @@ SETUP_ESTIMATES = {
 }
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
-    "heldout_case_batch_matmul_hybrid.tflite": "hybrid BATCH_MATMUL",
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",
-    "heldout_case_depthwise_hybrid.tflite": "hybrid DEPTHWISE_CONV_2D",
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
 }
 _EIGEN = "Eigen's float blocks over 128 KiB, bounded"

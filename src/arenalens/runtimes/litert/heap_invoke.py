@@ -285,6 +285,16 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
             for request in CPU_BACKEND_CONTEXT_REQUESTS:
                 heap.take(glibc.usable(request))
             backend = True
+        if _hybrid(prepared, node) and opcode == "DEPTHWISE_CONV_2D":
+            continue  # DepthwiseConvHybridPerChannel: quantizes into arena temporaries only
+        if _hybrid(prepared, node) and opcode == "BATCH_MATMUL":
+            # GetTempRhs gives the transposed constant RHS the weights' quantization: a
+            # TfLiteAffineQuantization (24 B) with copies of its scales and zero points
+            # (its dims copy replaces the block it had).
+            channels = _channels(model, prepared, node.inputs[1])
+            for request in (24, 4 + 4 * channels, 4 + 4 * channels):
+                heap.take(glibc.usable(request))
+            continue
         if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
             # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
             # Hybrid convolution: int8 × int8 → int32 accumulators through ruy (the raw
@@ -555,6 +565,14 @@ def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -
         if index >= 0 and subgraph.tensors[index].has_data
     )
     return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
+
+
+def _channels(model: Model, prepared: PreparedSubgraph, index: int) -> int:
+    """How many scales a model tensor's quantization has (1 when per-tensor or unknown)."""
+    if not 0 <= index < prepared.model_tensor_count:
+        return 1
+    quantization = model.subgraphs[prepared.index].tensors[index].quantization
+    return max(quantization.channel_count, 1) if quantization is not None else 1
 
 
 def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:
