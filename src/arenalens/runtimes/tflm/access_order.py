@@ -101,6 +101,26 @@ class Window:
     dilation_width: int
     same_padding: bool
 
+    def paddings(self, in_h: int, in_w: int) -> tuple[int, int]:
+        """(leading padding of the height, of the width) over an in_h × in_w input, as TFLM
+        computes them (ComputePaddingHeightWidth)."""
+        return (
+            padding(
+                in_h,
+                self.filter_height,
+                self.stride_height,
+                self.dilation_height,
+                same=self.same_padding,
+            ),
+            padding(
+                in_w,
+                self.filter_width,
+                self.stride_width,
+                self.dilation_width,
+                same=self.same_padding,
+            ),
+        )
+
 
 def _first_valid(origins: Int64Array, size: int, taps: int, dilation: int) -> Int64Array:
     """Per window origin, the first input index the window reads inside [0, size), or -1."""
@@ -120,20 +140,7 @@ def window_lowest_reads(
 
     batches, in_h, in_w, channels = input_shape
     _, out_h, out_w, _ = output_shape
-    pad_h = padding(
-        in_h,
-        window.filter_height,
-        window.stride_height,
-        window.dilation_height,
-        same=window.same_padding,
-    )
-    pad_w = padding(
-        in_w,
-        window.filter_width,
-        window.stride_width,
-        window.dilation_width,
-        same=window.same_padding,
-    )
+    pad_h, pad_w = window.paddings(in_h, in_w)
     rows = _first_valid(
         np.arange(out_h, dtype=np.int64) * window.stride_height - pad_h,
         in_h,
