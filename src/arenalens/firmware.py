@@ -19,9 +19,8 @@ figure assumes, or declare more.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from arenalens.ir import Model
+from arenalens.records import record
 
 # Builtins whose resolver method is not the opcode in camel case (micro_mutable_op_resolver.h).
 _METHOD_EXCEPTIONS = {
@@ -70,7 +69,7 @@ def _registration(opcode: str) -> str:
     return f'resolver.AddCustom("{code}", /* its TFLMRegistration */);'
 
 
-@dataclass(frozen=True)
+@record
 class FirmwareNeeds:
     """The operators to register and the resource-variable table the figure assumes."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Generic, Protocol, TypeVar
 
 from arenalens.errors import UsageError
+from arenalens.records import record
 
 # Settings any planner or reorderer may be offered: one that draws no random numbers or does not
 # search against a clock has no use for them and is run without them. Any other setting an entry
@@ -22,7 +22,7 @@ from arenalens.errors import UsageError
 COMMON_SETTINGS = frozenset({"seed", "time_limit_s"})
 
 
-@dataclass(frozen=True)
+@record
 class Settings:
     """The keyword settings a registered function takes (every parameter after the problem)."""
 

@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
+from arenalens.records import record
 from arenalens.units import format_bytes_short
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
@@ -56,7 +57,7 @@ BANK_KINDS = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
 CATALOGUE = "targets.json"  # package data next to this module
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Firmware:
     """What a part's usual firmware keeps of the arena's RAM block: the default reserve."""
 
@@ -77,7 +78,7 @@ class Firmware:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class MemoryBank:
     """One RAM bank of a chip or board: where it is, how large, how fast, who can reach it."""
 
@@ -102,7 +103,7 @@ class MemoryBank:
         return BANK_KINDS.index(self.kind)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VelaConfig:
     """The Vela configuration a chip's vendor compiles with instead of Arm's defaults: its own
     vela.ini, system configuration (clocks, memory bandwidths and latencies, which Vela's time
@@ -133,7 +134,7 @@ def _bank(row: Mapping[str, Any]) -> MemoryBank:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Target:
     """One board, module or MCU: its core, SRAM, the largest arena it holds, and the sources."""
 

@@ -10,13 +10,14 @@ tested on a hand-made report and every view of one report agrees on every number
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.build import Build, build_document, build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
+from arenalens.records import record
 from arenalens.report.labels import (
     OVERLAP_PLAN_SUFFIX,
     declared_qualifier,
@@ -33,7 +34,7 @@ from arenalens.verdict import Verdict
 REPORT_SCHEMA_VERSION = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BufferRow:
     """One planned buffer as a user sees it: what it holds, its shape, bytes and lifetime."""
 
@@ -54,7 +55,7 @@ class BufferRow:
     label: str = ""  # a short name that tells it apart from the arena's other buffers
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StepRow:
     """One step: the operator that runs (or a subgraph entry), bytes live, buffers touched."""
 
@@ -67,7 +68,7 @@ class StepRow:
     writes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class PlanView:
     """One planner's layout of an arena: an offset per buffer row, and the arena it needs."""
 
@@ -83,7 +84,7 @@ class PlanView:
     sections: tuple[ArenaSection, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FindingRow:
     """One diagnose finding as the report lists it under "what to do next"."""
 
@@ -95,7 +96,7 @@ class FindingRow:
     saving_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InputSizeRow:
     """One input size planned by --max-input: the bytes to declare there (None: refused)."""
 
@@ -105,7 +106,7 @@ class InputSizeRow:
     fits: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class OverlapRow:
     """An allowed overlap: buffer row `output` may start `min_offset_distance` bytes (or more)
     below buffer row `input`, which its operator consumes."""
@@ -117,7 +118,7 @@ class OverlapRow:
     opcode: str
 
 
-@dataclass(frozen=True)
+@record
 class ArenaReport:
     """One arena: its buffers, steps and plans (plans[0] is the one shown first)."""
 
@@ -184,7 +185,7 @@ class ArenaReport:
         return tuple(sorted(live, key=lambda i: (-self.buffers[i].size, i)))
 
 
-@dataclass(frozen=True)
+@record
 class MemoryReport:
     """One model under one runtime: every arena, what the runtime needs, an optional budget."""
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph, Tensor
+from arenalens.records import record
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_kernels import (
     EIGEN_CONTEXT_REQUESTS,
@@ -56,7 +56,7 @@ GRAPH_INFO_BYTES = 16  # new InterpreterInfo (the planner's GraphInfo)
 ARENA_ALIGNMENT = 64  # kDefaultTensorAlignment / ResizableAlignedBuffer
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Block:
     """One heap allocation the interpreter holds: what it is and the bytes it asked for."""
 

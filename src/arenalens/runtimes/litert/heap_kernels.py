@@ -12,10 +12,10 @@ is counted with `UNKNOWN_*` upper bounds and the heap figure says it is an estim
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
+from arenalens.records import record
 
 # Requests of Parse<Op> (the builtin options struct), by operator.
 PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
@@ -153,7 +153,7 @@ def prepare_bound(subgraph: Subgraph, operator: Operator) -> int:
     return 4 * constant_bytes + UNMODELLED_PREPARE_PAGE_BYTES
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KernelFacts:
     """One node's kernel blocks at creation."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from arenalens.ir import Model
+from arenalens.records import record
 from arenalens.runtimes.child import run_in_child
 from arenalens.runtimes.tflm.probe import parse_allocations, require_tflite_micro
 
@@ -26,7 +26,7 @@ RUN_TIMEOUT_SECONDS = 300.0
 _FLOAT_TYPES = ("FLOAT32", "FLOAT16", "FLOAT64")
 
 
-@dataclass(frozen=True)
+@record
 class RunResult:
     """What one child run saw: setup ok, head, outputs per invocation, and the log."""
 
