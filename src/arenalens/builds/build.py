@@ -202,6 +202,12 @@ class Build:
         own = frozenset({COMPRESSION}) if self.compression else frozenset()
         object.__setattr__(self, "features", own | self.tflm.features)
 
+    def __hash__(self) -> int:
+        # Builds key the per-model caches (`memo.recent_by_identity`), about fifteen lookups a
+        # check: hashing every nested record each time (~10 µs) cost more than some lookups
+        # save. Equal builds have equal names, titles and flags, so these are hash enough.
+        return hash((self.name, self.title, self.compression, self.recording, self.dchecks))
+
     def has(self, change: str) -> bool:
         """Does this build have a change of TFLM's history (builds/tflm.py `HISTORY`)? A
         source change when its release does; a change of how the wheel is built on the host
