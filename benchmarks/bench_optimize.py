@@ -11,7 +11,7 @@ Tables (TFLM head arena: tensors and kernel scratch, sizes rounded to 16):
 3. **Reordering**: file-order vs reordered busiest step, and the real heads.
 4. **In-place**: heads without and with `--inplace` aliases (proven bit-exact).
 
-Run: python benchmarks/bench_optimize.py [--repeat 3] [--time-limit 10] [--no-runtime]
+Run: python benchmarks/bench_optimize.py [--repeat 3] [--effort 10] [--no-runtime]
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main() -> int:
     """Print the four tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="timing runs per cheap planner")
-    parser.add_argument("--time-limit", type=float, default=10.0, help="search planner limit")
+    parser.add_argument("--effort", type=float, default=10.0, help="search planner effort")
     parser.add_argument("--no-runtime", action="store_true", help="skip the real TFLM runs")
     args = parser.parse_args()
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -93,7 +93,7 @@ def main() -> int:
             use_runtime = False
     names = tflm_planners()
     # Import OR-Tools once before timing: its one-time import is not planning time.
-    run_planner("optimal", Problem((Buffer(0, 0, 1, 16), Buffer(1, 1, 2, 16))), time_limit_s=1)
+    run_planner("optimal", Problem((Buffer(0, 0, 1, 16), Buffer(1, 1, 2, 16))), effort=1)
     console = Console(width=260)
     quality = Table(title="Quality: TFLM head arena / lower bound (1.000 = at the bound)")
     quality.add_column("model")
@@ -115,7 +115,7 @@ def main() -> int:
         for name in names:
             knobs: dict[str, object] = {}
             if name in SEARCH_PLANNERS:
-                knobs["time_limit_s"] = args.time_limit
+                knobs["effort"] = args.effort
             repeat = 1 if name in SEARCH_PLANNERS else args.repeat
             try:
                 spent, plan = fastest_of(
@@ -135,7 +135,7 @@ def main() -> int:
             for name in names:
                 if ratios[name] and len(ratios[name]) == len(seconds[name]):
                     ratios[name][-1] = ratios[name][-1] / baseline_time
-        optimized = optimize_model(model, time_limit_s=args.time_limit)
+        optimized = optimize_model(model, effort=args.effort)
         given, new = real_head(data, optimized.data, model, use_runtime)
         quality.add_row(label, f"{bound:,}", *cells, given, new)
     console.print(quality)
@@ -169,7 +169,7 @@ def main() -> int:
         gain = 1 - result.peak / result.file_order_peak if result.file_order_peak else 0.0
         if result.peak >= result.file_order_peak:
             continue
-        optimized = optimize_model(model, reorder=True, time_limit_s=args.time_limit)
+        optimized = optimize_model(model, reorder=True, effort=args.effort)
         given, new = real_head(data, optimized.data, model, use_runtime)
         reorder.add_row(
             label,
@@ -190,8 +190,8 @@ def main() -> int:
     if use_runtime:
         for label, data in cases:
             model = load_model(data)
-            plain = optimize_model(model, time_limit_s=args.time_limit)
-            aliased = optimize_model(model, inplace=True, time_limit_s=args.time_limit)
+            plain = optimize_model(model, effort=args.effort)
+            aliased = optimize_model(model, inplace=True, effort=args.effort)
             if aliased.chosen is None or not aliased.chosen.aliases:
                 continue
             gain = 1 - aliased.new_head / plain.new_head

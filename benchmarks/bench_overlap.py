@@ -12,7 +12,7 @@ written files on the real interpreter, whose outputs must be bit-identical to th
 (`prove_outputs`, 3 seeds x 3 invocations inside optimize, 3 more invocations here). The baseline
 of every ratio is TFLM's own head of the same model, measured in the same run.
 
-Run: python benchmarks/bench_overlap.py [--time-limit 10] [--json results.json]
+Run: python benchmarks/bench_overlap.py [--effort 10] [--json results.json]
      python benchmarks/bench_overlap.py --from-json benchmarks/results/overlap.json
 """
 
@@ -89,21 +89,21 @@ def optimistic_bound(arena: ArenaProblem) -> int:
     return best
 
 
-def measure(group: str, name: str, data: bytes, time_limit: float) -> Row | None:
+def measure(group: str, name: str, data: bytes, effort: float) -> Row | None:
     """One model → its row, or None when the real TFLM interpreter does not set it up."""
     model = load_model(data)
     arena = get_runtime("tflm").arenas(model, HOST)[0]
     given = prove_outputs(data, data, model, invocations=1)
     if given.original_head is None:
         return None
-    disjoint = optimize_model(model, reorder=True, inplace=True, time_limit_s=time_limit)
+    disjoint = optimize_model(model, reorder=True, inplace=True, effort=effort)
     started = time.perf_counter()
     overlapped = optimize_model(
         model,
         reorder=True,
         inplace=True,
         overlap=overlap_rules(HOST, "reference"),
-        time_limit_s=time_limit,
+        effort=effort,
     )
     optimize_seconds = time.perf_counter() - started
     cmsis = optimize_model(
@@ -111,7 +111,7 @@ def measure(group: str, name: str, data: bytes, time_limit: float) -> Row | None
         reorder=True,
         inplace=True,
         overlap=overlap_rules(HOST, "cmsis-nn"),
-        time_limit_s=time_limit,
+        effort=effort,
     )
     disjoint_real = _real_head(data, disjoint, model)
     cmsis_real = _real_head(data, cmsis, model)
@@ -233,7 +233,7 @@ def _ratio(value: int, baseline: int) -> str:
 def main() -> int:
     """Measure (or load) every row, print the tables, optionally save the raw numbers."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=float, default=10.0, help="planning limit per run")
+    parser.add_argument("--effort", type=float, default=10.0, help="search effort per run")
     parser.add_argument("--json", metavar="FILE", help="also write the raw rows here")
     parser.add_argument("--from-json", metavar="FILE", help="print a saved run instead")
     parser.add_argument("--only", metavar="TEXT", help="only models whose name contains TEXT")
@@ -253,7 +253,7 @@ def main() -> int:
     for group, name, data in corpus():
         if args.only and args.only not in name:
             continue
-        row = measure(group, name, data, args.time_limit)
+        row = measure(group, name, data, args.effort)
         if row is None:
             print(f"(skipped {name}: TFLM does not set it up)", file=sys.stderr)
             continue

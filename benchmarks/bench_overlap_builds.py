@@ -79,14 +79,14 @@ def models() -> list[Path]:
     return [SHARED / name for name in sorted(names)]
 
 
-def measure(path: Path, time_limit: float) -> Row:
+def measure(path: Path, effort: float) -> Row:
     """One model → before/after on every build."""
     data = path.read_bytes()
     opcodes = {op.opcode for sg in load_model(data).subgraphs for op in sg.operators}
     cells = {}
     for title, cpu, kernels in BUILDS:
         build = device_build(cpu, kernels)
-        optimization = optimize_model(data, overlap=True, build=build, time_limit_s=time_limit)
+        optimization = optimize_model(data, overlap=True, build=build, effort=effort)
         chosen = optimization.chosen
         cells[title] = Cell(
             before=optimization.original_required_bytes,
@@ -139,7 +139,7 @@ def render(rows: list[Row], console: Console) -> None:
 def main() -> int:
     """Measure (or load) every row, print the tables, optionally save the raw numbers."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--time-limit", type=float, default=10.0, help="planning limit per run")
+    parser.add_argument("--effort", type=float, default=10.0, help="search effort per run")
     parser.add_argument("--json", metavar="FILE", help="also write the raw rows here")
     parser.add_argument("--from-json", metavar="FILE", help="print a saved run instead")
     parser.add_argument("--only", metavar="TEXT", help="only models whose name contains TEXT")
@@ -158,9 +158,7 @@ def main() -> int:
         print(f"the shared models are not at {SHARED}", file=sys.stderr)
         return 2
     rows = [
-        measure(path, args.time_limit)
-        for path in models()
-        if not args.only or args.only in path.name
+        measure(path, args.effort) for path in models() if not args.only or args.only in path.name
     ]
     render(rows, console)
     if args.json:

@@ -76,7 +76,7 @@ def stage_list(
     from arenalens.runtimes.tflm import arena as tflm
     from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 
-    knobs = {"optimal": {"time_limit_s": planner_limit}, "best": {"time_limit_s": planner_limit}}
+    knobs = {"optimal": {"effort": planner_limit}, "best": {"effort": planner_limit}}
 
     def planner(name: str) -> Callable[[dict[str, Any]], Any]:
         def run(state: dict[str, Any]) -> Any:

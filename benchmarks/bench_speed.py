@@ -77,7 +77,7 @@ data = open(path, "rb").read()
 def once():
     fresh = bytes(bytearray(data))  # a new object every call
     if mode == "optimize":
-        return optimize_model(load_model(fresh), time_limit_s=4.0, build=build).new_required_bytes
+        return optimize_model(load_model(fresh), effort=4.0, build=build).new_required_bytes
     return arenalens.check(fresh, budget=budget, build=build).required_bytes
 for _ in range(3):
     answer = once()

@@ -40,8 +40,8 @@ from flows.oracle import CortexM, Wheel
 from flows.steps import follow
 from flows.views import agree, diagnose, export
 
-# Planning time optimize gets in a flow (its own steps, run as printed, take the CLI's default).
-OPTIMIZE_SECONDS = "2"
+# Search effort optimize gets in a flow (its own steps, run as printed, take the CLI's default).
+OPTIMIZE_EFFORT = "2"
 
 
 @dataclass
@@ -127,8 +127,8 @@ class Walk:
             *flags,
             "-o",
             OPTIMIZED,
-            "--time-limit",
-            OPTIMIZE_SECONDS,
+            "--effort",
+            OPTIMIZE_EFFORT,
             "--json",
         )
         ran = self.run(*argv)

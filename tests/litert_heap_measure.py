@@ -43,14 +43,53 @@ HELD_OUT = (
     *((f"heldout_dag_{seed}", "dag", seed) for seed in (1, 2)),
     *((f"heldout_audio_{seed}", "audio", seed) for seed in (1, 2)),
 )
+# Held-out kernel cases (tests/litert_cases.py): one kernel rule each, the recurrent and hybrid
+# kernels and dynamic temporaries among them, measured for the first invoke's replay.
+KERNEL_CASES = (
+    "conv_float_im2col", "conv_dilated", "conv_1x1_chain", "conv_hybrid_per_tensor",
+    "conv_hybrid_per_channel", "depthwise_hybrid", "fully_connected_hybrid", "reductions",
+    "mean_dynamic_axis", "batch_matmul_float", "batch_matmul_hybrid", "add_n",
+    "transpose_conv_float", "transpose_conv_int8", "svdf_float", "svdf_hybrid",
+    "sequence_lstm_float", "sequence_lstm_float_cifg", "sequence_lstm_integer",
+    "sequence_lstm_integer_cifg", "sequence_lstm_integer_projection",
+)  # fmt: skip
+HELD_OUT = (*HELD_OUT, *((f"heldout_case_{name}", "case", 0) for name in KERNEL_CASES))
 
 
-def held_out_model(family: str, seed: int) -> bytes:
-    """A held-out model's bytes, the same for the same family and seed."""
+def kernel_case(name: str) -> bytes:
+    """A held-out kernel case's bytes (tests/litert_cases.py)."""
+    import numpy as np
+
+    from tests import litert_cases, litert_recurrent_cases
+
+    # The cases draw weights from one module-level generator: reseed it so that a case's
+    # bytes do not depend on which cases were built before it in the process.
+    litert_cases.RANDOM = np.random.default_rng(0)
+
+    variants = {
+        "sequence_lstm_float": lambda: litert_cases.sequence_lstm(hybrid=False, cifg=False),
+        "sequence_lstm_float_cifg": lambda: litert_cases.sequence_lstm(hybrid=False, cifg=True),
+        "sequence_lstm_integer": lambda: litert_recurrent_cases.sequence_lstm_integer(
+            cifg=False, projection=False
+        ),
+        "sequence_lstm_integer_cifg": lambda: litert_recurrent_cases.sequence_lstm_integer(
+            cifg=True, projection=False
+        ),
+        "sequence_lstm_integer_projection": lambda: litert_recurrent_cases.sequence_lstm_integer(
+            cifg=False, projection=True
+        ),
+    }
+    return variants[name]() if name in variants else litert_cases.CASES[name]()
+
+
+def held_out_model(family: str, seed: int, name: str = "") -> bytes:
+    """A held-out model's bytes, the same for the same family and seed (and case name)."""
     if family == "graph":
         from tests.litert_random_graphs import random_graph
 
         return random_graph(seed)
+    if family == "case":
+        return kernel_case(name)
     from flows import models
 
     maker = {
@@ -128,7 +167,7 @@ def models(folder: Path) -> list[tuple[str, Path, str]]:
     found = [(p.name, p, "shared") for p in sorted(shared.glob("*.tflite"))]
     for name, family, seed in HELD_OUT:
         path = folder / f"{name}.tflite"
-        path.write_bytes(held_out_model(family, seed))
+        path.write_bytes(held_out_model(family, seed, name.removeprefix("heldout_case_")))
         found.append((path.name, path, "held_out"))
     return found
 

@@ -301,6 +301,73 @@ def integer_lstm(*, eight_bit_matmul: bool, cifg: bool) -> bytes:
     return _single(build)
 
 
+def sequence_lstm_integer(*, cifg: bool, projection: bool, cell: int = 20) -> bytes:
+    """Integer UNIDIRECTIONAL_SEQUENCE_LSTM (int8 input, int16 cell state, layer norm, five
+    quantized intermediates: the 8x8→16 kernel), whose Prepare precomputes one int32 vector
+    per gate weight (and projection) of zero point × weights + bias."""
+    batch, steps, n_input = 1, 4, 12
+    output_size = 8 if projection else cell
+    activation = quantization(0.05, 0)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", [batch, steps, n_input], "INT8", quantization=activation)
+
+        def weights(rows: int, columns: int) -> int:
+            return g.add_constant(
+                "w", _int8(rows, columns), "INT8", quantization=quantization(0.02, 0)
+            )
+
+        def per_gate(make: Callable[[], int]) -> list[int]:
+            return [-1 if cifg and gate == 0 else make() for gate in range(4)]
+
+        tensors = [x]
+        tensors += per_gate(lambda: weights(cell, n_input))
+        tensors += per_gate(lambda: weights(cell, output_size))
+        tensors += [-1, -1, -1]  # peepholes
+        tensors += per_gate(
+            lambda: g.add_constant(
+                "bias", np.zeros(cell, np.int32), "INT32", quantization=quantization(0.001, 0)
+            )
+        )
+        if projection:
+            tensors += [weights(output_size, cell), -1]
+        else:
+            tensors += [-1, -1]
+        tensors.append(
+            g.add_tensor(
+                "output_state", [batch, output_size], "INT8", quantization=activation,
+                is_variable=True,
+            )
+        )  # fmt: skip
+        tensors.append(
+            g.add_tensor(
+                "cell_state", [batch, cell], "INT16", quantization=quantization(2**-11, 0),
+                is_variable=True,
+            )
+        )  # fmt: skip
+        tensors += per_gate(
+            lambda: g.add_constant(
+                "layer_norm", np.full(cell, 1000, np.int16), "INT16",
+                quantization=quantization(0.001, 0),
+            )
+        )  # fmt: skip
+        intermediates = [
+            g.add_tensor(f"intermediate{i}", [], "INT16", quantization=quantization(0.004, 0))
+            for i in range(5)
+        ]
+        y = g.add_tensor("y", [batch, steps, output_size], "INT8", quantization=activation)
+        g.add_operator(
+            "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            tensors,
+            [y],
+            intermediates=intermediates,
+            options={"fused_activation_function": "TANH", "time_major": False},
+        )
+        return [x], [y]
+
+    return _single(build)
+
+
 RECURRENT_CASES: dict[str, Callable[[], bytes]] = {
     "rnn_float": lambda: _rnn("FLOAT32"),
     "rnn_hybrid": lambda: _rnn("INT8"),

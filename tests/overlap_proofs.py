@@ -73,7 +73,7 @@ CPU = "cortex-m7"
 # cmsis_nn kernels call them), run on the Cortex-M7 and M55 builds.
 SOFT_FLOAT_TARGETS = frozenset({"cortex-m3-cmsis-nn"})
 SOFT_FLOAT_WHY = "float model: the Cortex-M3 has no FPU (software float, hours under QEMU)"
-OPTIMIZE_SECONDS = 10.0
+OPTIMIZE_EFFORT = 10.0
 PROBE_TIMEOUT_S = 3600
 
 
@@ -219,9 +219,7 @@ def measure_model(
     and, on every probe build, its runs at the declared size and above (None: nothing written)."""
     original = (SHARED_MODELS / name).read_bytes()
     build = device_build(CPU, kernels)
-    optimization = optimize_model(
-        original, overlap=True, build=build, time_limit_s=OPTIMIZE_SECONDS
-    )
+    optimization = optimize_model(original, overlap=True, build=build, effort=OPTIMIZE_EFFORT)
     if optimization.chosen is None:
         return None
     written = load_model(optimization.data)

@@ -127,7 +127,7 @@ def test_optimizing_an_optimized_model_leaves_no_orphaned_plan() -> None:
     from arenalens.tflite.reader import parse_model
     from arenalens.tflite.rewriter import rewrite_model
 
-    first = optimize_model(example_bytes("vww_mobilenet_v1"), time_limit_s=1.0)
+    first = optimize_model(example_bytes("vww_mobilenet_v1"), effort=1.0)
     assert first.chosen is not None
     once = parse_model(first.data, "once")
     again = rewrite_model(first.data, offline_plan=first.chosen.offline)

@@ -62,7 +62,7 @@ def test_exact_planners_reach_the_bound_or_prove_a_gap(source: str | None, plann
     model = load_model(_bytes(source))
     for arena in get_runtime("tflm").arenas(model, HOST):
         started = time.perf_counter()
-        plan = run_planner(planner, arena.problem, time_limit_s=EXACT_SECONDS)
+        plan = run_planner(planner, arena.problem, effort=EXACT_SECONDS)
         assert time.perf_counter() - started < EXACT_SECONDS + 2
         bound = sound_lower_bound(arena.problem)
         assert plan.arena_size == bound or (plan.bound is not None and plan.bound >= bound)
@@ -205,7 +205,7 @@ def test_cli_prints_before_and_after(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_compare_json_has_a_row_per_planner(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["compare", "example:vww_mobilenet_v1", "--json", "--time-limit", "2"])
+    code = main(["compare", "example:vww_mobilenet_v1", "--json", "--effort", "2"])
     assert code == 0
     document = json.loads(capsys.readouterr().out)
     rows = {row["planner"]: row for row in document["rows"]}
@@ -308,7 +308,7 @@ def test_diagnose_finds_nothing_to_redo_on_optimizes_own_output() -> None:
 
     optimization = optimize_model(streaming_state_model(), reorder=True)
     assert optimization.chosen is not None
-    diagnosis = diagnose(load_model(optimization.data), planner_time_limit_s=1.0)
+    diagnosis = diagnose(load_model(optimization.data), planner_effort=1.0)
     rules = {f.rule for f in diagnosis.findings if f.severity is not Severity.INFO}
     assert "offline-plan-incomplete" not in rules
     assert "planner-waste" not in rules

@@ -115,7 +115,7 @@ def test_cmsis_nn_overlaps_are_a_subset_of_the_reference_ones() -> None:
 
 
 def test_compare_overlap_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["compare", "example:vww_mobilenet_v1", "--overlap", "--json", "--time-limit", "2"]
+    args = ["compare", "example:vww_mobilenet_v1", "--overlap", "--json", "--effort", "2"]
     assert main([*args, "--kernels", "reference"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["overlap"]["lower_bound"] < document["lower_bound"] == 55_296

@@ -3,10 +3,12 @@ it prints (`placement_code.py`), compiled with arm-none-eabi-g++ when it is inst
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,6 +178,20 @@ def test_the_code_to_paste_compiles(tmp_path: Path) -> None:
         assert found.best is not None, case
         code = placement_code(found.best, target, model=case, variable_count=3)
         units.append(f"namespace case_{number} {{\n{code}\n}}  // namespace case_{number}")
+    # The code `check --target nucleo-h743zi` prints for the issue's two STM32H7 cases.
+    fixtures: list[tuple[str, Callable[[], bytes]]] = [TWO_BANKS, DTCM_ACTIVATIONS]
+    for number, (fixture, make) in enumerate(fixtures, start=len(units)):
+        checked = _check(make(), "nucleo-h743zi", tmp_path).fit
+        assert checked is not None and checked.placement is not None
+        best = checked.placement.best
+        assert best is not None
+        code = placement_code(
+            best,
+            get_target("nucleo-h743zi"),
+            model=fixture,
+            variable_count=checked.placement.variable_count,
+        )
+        units.append(f"namespace case_{number} {{\n{code}\n}}  // namespace case_{number}")
     prelude = "\n".join(
         f'#include "{header}"'
         for header in (
@@ -208,3 +224,97 @@ def test_the_code_to_paste_compiles_against_tflm_itself(tmp_path: Path) -> None:
         assert found.best is not None
         code = placement_code(found.best, target, model="model", variable_count=3)
         _compile(code, tmp_path, includes, strict=False)
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    from arenalens.cli import main
+
+    assert main([*argv, "--json"]) in (0, 1)
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return document
+
+
+BANK_BOARDS = (
+    "nucleo-h743zi",  # two banks on-chip
+    "esp32-s3-devkitc-1-n8r8",  # internal SRAM + PSRAM
+    "stm32f746g-disco",  # SDRAM
+    "stm32h747",  # the firmware's reserve in DTCM, not in the largest block
+    "nucleo-f429zi",  # SRAM + CCM: does not fit
+)
+
+
+def test_every_board_row_is_the_boards_own_check(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`check --target all` computes each row from the same verdict as `check --target BOARD`:
+    the same available bytes (the largest block, less the reserve only where the firmware keeps
+    it), the same answer and headroom, the same placement; its table names the banks a fit
+    needs. (The board list is cut to boards with banks: every board would take a minute.)"""
+    from arenalens.cli import check as check_command
+    from arenalens.cli import main
+
+    boards = tuple(get_target(name) for name in BANK_BOARDS)
+    monkeypatch.setattr(check_command, "BOARDS", boards)
+    path = tmp_path / "two_banks.tflite"
+    path.write_bytes(TWO_BANKS[1]())
+    every = _json(capsys, "check", str(path), "--target", "all")
+    rows = {row["board"]: row for row in every["boards"]}
+    for board in BANK_BOARDS:
+        alone = _json(capsys, "check", str(path), "--target", board)
+        row = rows[board]
+        assert row["verdict"] == alone["verdict"], board
+        assert row["available_bytes"] == alone["available_bytes"], board
+        assert row["headroom_bytes"] == alone["headroom_bytes"], board
+        assert row["placement"] == alone["placement"], board
+    assert rows["nucleo-h743zi"]["fits"] and rows["esp32-s3-devkitc-1-n8r8"]["fits"]
+    assert not rows["nucleo-f429zi"]["fits"]
+    # The H747's firmware keeps its reserve in DTCM (CubeIDE's template): AXI SRAM stays whole.
+    assert rows["stm32h747"]["available_bytes"] == 512 * KIB
+    main(["check", str(path), "--target", "all", "--no-color"])
+    text = capsys.readouterr().out
+    row = next(line for line in text.splitlines() if "nucleo-h743zi" in line)
+    assert "yes: sram1-3 +" in row
+    assert "headroom is then the least any buffer leaves in its bank" in " ".join(text.split())
+
+
+def test_activations_in_external_ram_lead_to_optimize_on_the_board(tmp_path: Path) -> None:
+    verdict = _check(TWO_BANKS[1](), "esp32-s3-devkitc-1-n8r8", tmp_path)
+    assert _where(verdict.fit.placement)[NON_PERSISTENT] == "psram"  # type: ignore[union-attr]
+    step = next(step for step in verdict.steps if "external RAM" in step.text)
+    assert "internal-dram holds 317,184 B" in step.text
+    assert step.command.startswith("arenalens optimize ")
+    assert "--target esp32-s3-devkitc-1-n8r8" in step.command and "--split" in step.command
+
+
+def test_optimize_target_says_when_a_saving_moves_the_activations_out_of_external_ram() -> None:
+    """`optimize --target` judges the written model with check's own verdict and says when its
+    activations leave PSRAM for internal SRAM (here: a model whose non-persistent part needs
+    PSRAM on an ESP32-S3 N8R8, and one whose part fits internal SRAM, as a rewrite would)."""
+    from arenalens.cli.optimize import _moved
+    from arenalens.fit import check_fit
+    from arenalens.pipeline import analyze
+    from arenalens.report.optimize_output import _fit_lines
+
+    board = get_target("esp32-s3-devkitc-1-n8r8")
+    given = check_fit(analyze(TWO_BANKS[1](), build="esp32s3/esp-nn"), target=board)
+    after = check_fit(analyze(DTCM_ACTIVATIONS[1](), build="esp32s3/esp-nn"), target=board)
+    assert _where(given.placement)[NON_PERSISTENT] == "psram"
+    moved = _moved(given, after)
+    assert moved == "psram (external) → internal-dram (on-chip)"
+    assert _moved(after, given) is None  # a move into slower memory is no gain to announce
+    lines = _fit_lines(
+        {
+            "where": f"{board.title} ({board.core})",
+            "reserve_bytes": after.reserve_bytes,
+            "reserve_from": "firmware",
+            "required_bytes": after.required_bytes,
+            "headroom_bytes": after.spare_bytes,
+            "margin_bytes": after.margin_bytes,
+            "fits": after.fits,
+            "tight": after.tight,
+            "placement": None,
+            "moved": moved,
+        }
+    )
+    assert lines[0].startswith("FITS  the written model on")
+    assert "moves the activations psram (external) → internal-dram (on-chip)" in lines[-1]

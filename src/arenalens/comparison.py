@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections.abc import Mapping
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.overlap_pairs import with_overlaps
 from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
+from arenalens.effort import cap_setting
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import runtime_build
@@ -66,7 +68,8 @@ def compare_planners(
     *,
     runtime: str = "tflm",
     planners: list[str] | None = None,
-    time_limit_s: float = 10.0,
+    effort: float = 10.0,
+    time_limit_s: float | None = None,
     seed: int = 0,
     reorder: bool = False,
     overlap: bool | OverlapRules = False,
@@ -78,7 +81,8 @@ def compare_planners(
     `overlap=True`, overlaps respect the access orders the build says (its library when the user
     named it, else every library its chip may run: `builds.kernel_paths.overlap_rules`);
     `overlap=OverlapRules` others. `kernels` (a library's name) is deprecated: name it on the
-    build."""
+    build. `effort` is each search planner's counted work (`arenalens.effort`: the same plans on
+    every machine); `time_limit_s` an optional wall-clock cap (None: none)."""
     if kernels is not None:
         warnings.warn(
             "compare_planners(kernels=...) is deprecated: name the kernel library on the build "
@@ -98,14 +102,19 @@ def compare_planners(
     if reorder:
         file_bound = sound_lower_bound(given.problem)
         schedule, reordered = reorder_for_runtime(
-            model, runtime, time_limit_s=min(5.0, time_limit_s), build=chosen
+            model,
+            runtime,
+            effort=min(5.0, effort),
+            time_limit_s=None if time_limit_s is None else min(5.0, time_limit_s),
+            build=chosen,
         )
         model = apply_schedule(model, schedule)
     arena = rules.arenas(model, chosen)[0]
     names = planners if planners is not None else _planners_for(runtime)
     for name in names:
         get_planner(name)  # unknown names fail before any work
-    rows = tuple(_row(name, arena, time_limit_s=time_limit_s, seed=seed) for name in names)
+    search = {"effort": effort, "seed": seed, **cap_setting(time_limit_s)}
+    rows = tuple(_row(name, arena, search) for name in names)
     overlap_rows: tuple[PlannerRow, ...] = ()
     overlap_bound: int | None = None
     if isinstance(overlap, OverlapRules):
@@ -116,9 +125,7 @@ def compare_planners(
     if overlap:
         overlapping = with_overlaps(arena, pairs)
         overlap_bound = sound_lower_bound(overlapping.problem)
-        overlap_rows = tuple(
-            _row(name, overlapping, time_limit_s=time_limit_s, seed=seed) for name in names
-        )
+        overlap_rows = tuple(_row(name, overlapping, search) for name in names)
     return Comparison(
         model=model,
         runtime=runtime,
@@ -142,12 +149,13 @@ def _planners_for(runtime: str) -> list[str]:
     ]
 
 
-def _row(name: str, arena: ArenaProblem, *, time_limit_s: float, seed: int) -> PlannerRow:
+def _row(name: str, arena: ArenaProblem, search: Mapping[str, float]) -> PlannerRow:
+    """One planner's plan, offered the search settings (effort, seed, a user's cap)."""
     is_runtime = name == arena.runtime_planner
     settings: dict[str, object] = dict(arena.runtime_options) if is_runtime else {}
     started = time.perf_counter()
     try:
-        plan = run_planner(name, arena.problem, **settings, time_limit_s=time_limit_s, seed=seed)
+        plan = run_planner(name, arena.problem, **settings, **search)
     except ArenalensError as error:
         return PlannerRow(
             name, None, f"{error} ({time.perf_counter() - started:.2f} s)", is_runtime

@@ -25,7 +25,7 @@ from arenalens.declared import DeclaredArena, Status, declared_arena
 from arenalens.errors import UsageError
 from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
-from arenalens.placement import BoardPlacement, place
+from arenalens.placement import Block, BoardPlacement, largest_block, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.records import record
 from arenalens.targets import Target
@@ -73,6 +73,10 @@ class FitCheck:
     # banks the NPU reaches, or the budget (None: the model has no NPU operator). The arena is
     # one piece there: its scratch, which the NPU addresses, must sit in a bank it reaches.
     npu: NpuFit | None = None
+    # On a target with RAM banks: the largest block one arena can take, less the reserve only
+    # when the SDK's data bank is in it (`placement.largest_block`): the reserve is taken once,
+    # from the bank that holds it. None: the budget less the reserve.
+    block: Block | None = None
 
     @property
     def runtime(self) -> str:
@@ -96,8 +100,19 @@ class FitCheck:
 
     @property
     def available_bytes(self) -> int:
-        """Budget minus reserve: what the arena may use."""
+        """What one arena may use: the budget minus the reserve, or on a board with RAM banks
+        its largest block (minus the reserve where the firmware keeps it)."""
+        if self.block is not None:
+            return self.block.available_bytes
         return self.budget_bytes - self.reserve_bytes
+
+    @property
+    def reserve_taken_bytes(self) -> int:
+        """The part of the reserve `available_bytes` is short of: all of it for a budget, none
+        when the board's firmware keeps it in another bank than the arena's."""
+        if self.block is not None:
+            return self.block.reserved_bytes
+        return self.reserve_bytes
 
     @property
     def headroom_bytes(self) -> int:
@@ -106,8 +121,13 @@ class FitCheck:
 
     @property
     def margin_bytes(self) -> int:
-        """The headroom below which a fit is TIGHT (`TIGHT_MARGIN` of the available bytes)."""
-        return -(-self.available_bytes * TIGHT_MARGIN_PERCENT // 100)
+        """The headroom below which a fit is TIGHT (`TIGHT_MARGIN` of the available bytes; placed
+        in banks, of the block of the buffer with the least to spare)."""
+        placement = self.placement
+        if placement is not None and placement.best is not None:
+            use = min(placement.best.uses, key=lambda use: use.spare_bytes)
+            return _margin(use.block.available_bytes)
+        return _margin(self.available_bytes)
 
     @property
     def margin_percent(self) -> int:
@@ -116,14 +136,23 @@ class FitCheck:
 
     @property
     def tight(self) -> bool:
-        """True when it fits with less headroom than the margin: a firmware update, a larger
-        stack or a library release may take it."""
-        return self.fits and self.spare_bytes < self.margin_bytes
+        """True when it fits with less headroom than the margin (placed in banks: any buffer
+        with less than the margin of its block): a firmware update, a larger stack or a library
+        release may take it."""
+        if not self.fits:
+            return False
+        placement = self.placement
+        if placement is not None and placement.best is not None:
+            return any(
+                use.spare_bytes < _margin(use.block.available_bytes) for use in placement.best.uses
+            )
+        return self.spare_bytes < self.margin_bytes
 
     @property
     def spare_bytes(self) -> int:
         """What is left: placed in the board's banks, the least any of its buffers leaves in its
-        bank; else the headroom of the one arena."""
+        bank; else the headroom of the one arena in the largest block (negative: short, as the
+        remedy ladder counts it)."""
         placement = self.placement
         if placement is not None and placement.best is not None:
             return min(use.spare_bytes for use in placement.best.uses)
@@ -214,6 +243,10 @@ class FitCheck:
         return self.parts.get("tail", 0)
 
 
+def _margin(available_bytes: int) -> int:
+    return -(-available_bytes * TIGHT_MARGIN_PERCENT // 100)
+
+
 def check_fit(
     analysis: Analysis,
     *,
@@ -278,6 +311,9 @@ def check_fit(
         and npu is None
     ):
         placement = place(split, target, reserve_bytes=reserve_bytes)
+    # A Vela-compiled model's arena goes to a bank its NPU reaches (`npu`): its block stays the
+    # target's arena limit.
+    block = None if target is None or npu is not None else largest_block(target, reserve_bytes)
     return FitCheck(
         model=analysis.model.name,
         source=analysis.model.source,
@@ -292,6 +328,7 @@ def check_fit(
         build=analysis.budget.build,
         placement=placement,
         npu=npu,
+        block=block,
     )
 
 
@@ -391,7 +428,7 @@ def with_ladder(
     *,
     build: Build,
     rules: OverlapRules,
-    time_limit_s: float,
+    effort: float,
     cache: dict[tuple[str, ...], Optimization] | None = None,
 ) -> FitCheck:
     """The check with its remedy ladder climbed, when only that decides the answer (TFLM, the
@@ -408,7 +445,7 @@ def with_ladder(
         available_bytes=check.available_bytes,
         whole_tensor_bound=check.best_case_bytes,
         floor_bytes=check.tail_bytes,
-        time_limit_s=time_limit_s,
+        effort=effort,
         cache=cache,
         target=check.target,
     )

@@ -149,7 +149,7 @@ def climb(
     available_bytes: int,
     whole_tensor_bound: int,
     floor_bytes: int = 0,
-    time_limit_s: float,
+    effort: float,
     cache: dict[tuple[str, ...], Optimization] | None = None,
     target: Target | None = None,
 ) -> Ladder:
@@ -169,7 +169,7 @@ def climb(
         if floor_bytes > available_bytes:
             break  # no rewrite lowers the tail: nothing fits
         optimization = (cache or {}).get(tried) or rewrite(
-            model, tried, build=build, rules=rules, time_limit_s=time_limit_s, target=target
+            model, tried, build=build, rules=rules, effort=effort, target=target
         )
         if cache is not None:
             cache[tried] = optimization
@@ -189,7 +189,7 @@ def rewrite(
     *,
     build: Build,
     rules: OverlapRules,
-    time_limit_s: float,
+    effort: float,
     target: Target | None = None,
 ) -> Optimization:
     """What `arenalens optimize` with these options computes for the build (without the real
@@ -202,7 +202,7 @@ def rewrite(
         inplace="--inplace" in options,
         overlap=rules if "--overlap" in options else False,
         split="--split" in options,
-        time_limit_s=time_limit_s,
+        effort=effort,
         build=build,
         target=target,
         prove_inplace=False,
@@ -215,13 +215,11 @@ def rewrite_bytes(
     *,
     build: Build,
     rules: OverlapRules,
-    time_limit_s: float,
+    effort: float,
     target: Target | None = None,
 ) -> int | None:
     """The number to declare after `rewrite` (None: the build cannot run the model)."""
-    optimization = rewrite(
-        model, options, build=build, rules=rules, time_limit_s=time_limit_s, target=target
-    )
+    optimization = rewrite(model, options, build=build, rules=rules, effort=effort, target=target)
     return optimization.new_required_bytes if optimization.runs else None
 
 

@@ -316,42 +316,29 @@ class Steps:
             )
             return steps
         placement = None if fit.placement is None else fit.placement.best
-        if verdict.fits and placement is not None and placement.kind != "one arena":
-            steps.append(
-                Step(
+        if verdict.fits:
+            if placement is not None and placement.kind != "one arena":
+                declare = (
                     f"Give TFLM its memory in {len(placement.uses)} buffers, as the code above "
                     f"does{estimate}: {placement.summary()}."
                 )
-            )
-            if fit.tight:
-                steps.append(self.tight_step())
-            steps.extend(self.optimize_step(saves))
-            steps.extend(self.npu_step())
-            return steps
-        if verdict.fits and placement is not None:
-            use = placement.uses[0]
-            steps.append(
-                Step(
+            elif placement is not None:
+                use = placement.uses[0]
+                declare = (
                     f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
                     f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
                 )
-            )
-            if fit.tight:
-                steps.append(self.tight_step())
-            steps.extend(self.optimize_step(saves))
-            steps.extend(self.npu_step())
-            return steps
-        if verdict.fits:
-            spare = format_bytes_exact(fit.headroom_bytes)
-            steps.append(
-                Step(
+            else:
+                spare = format_bytes_exact(fit.headroom_bytes)
+                declare = (
                     f"Declare {declared.symbol} = {number}{estimate}: it fits {verdict.where} "
                     f"with {spare} to spare."
                 )
-            )
+            steps.append(Step(declare))
             if fit.tight:
                 steps.append(self.tight_step())
             steps.extend(self.optimize_step(saves))
+            steps.extend(self.external_step())
             steps.extend(self.npu_step())
             return steps
         if verdict.npu_short:
@@ -450,7 +437,11 @@ class Steps:
     def reserve_step(self) -> list[Step]:
         """When only the board's default reserve makes it not fit: say so, with --reserve."""
         fit = self.verdict.fit
-        if fit is None or not fit.reserve_is_default or fit.headroom_bytes + fit.reserve_bytes < 0:
+        if (
+            fit is None
+            or not fit.reserve_is_default
+            or fit.headroom_bytes + fit.reserve_taken_bytes < 0
+        ):
             return []
         assert fit.target is not None and fit.target.firmware is not None
         firmware = fit.target.firmware
@@ -535,6 +526,35 @@ class Steps:
                 )
             )
         return steps
+
+    def external_step(self) -> list[Step]:
+        """Placed with its activations in external RAM (PSRAM, SDRAM) while the board has
+        on-chip RAM: a rewrite that needs less may bring them on-chip, which `optimize` on the
+        board says (it prefers such a rewrite and names the move)."""
+        from arenalens.placement import largest_block  # noqa: PLC0415
+        from arenalens.targets import EXTERNAL  # noqa: PLC0415
+
+        fit = self.verdict.fit
+        if fit is None or fit.target is None or fit.placement is None:
+            return []
+        best = fit.placement.best
+        if best is None or best.activations.block.speed != EXTERNAL:
+            return []
+        on_chip = largest_block(fit.target, fit.reserve_bytes, on_chip=True)
+        if on_chip is None or on_chip.available_bytes <= 0:
+            return []
+        activations = best.activations
+        size = format_bytes_exact(activations.nbytes)
+        return [
+            Step(
+                f"Its activations run from {activations.block.name} (external RAM): rewritten "
+                f"to need less, its {activations.part} part ({size}) may move on-chip "
+                f"({on_chip.name} holds {format_bytes_exact(on_chip.available_bytes)}); "
+                "optimize on this board says "
+                "whether it does:",
+                self.optimize_command(" --overlap --split"),
+            )
+        ]
 
     def npu_short_steps(self) -> list[Step]:
         """The arena fits, the NPU's other SRAM pieces do not fit beside it (or the driver

@@ -120,7 +120,7 @@ def analyze(
     alignment: int | None = None,
     planner_options: Mapping[str, Any] | None = None,
     overlap: OverlapRules | str | bool | None = None,
-    overlap_time_limit_s: float = 5.0,
+    overlap_effort: float = 5.0,
 ) -> Analysis:
     """Model (or path/bytes) → Analysis: lifetimes, every arena planned, the memory to declare;
     with `overlap` (TFLM only), the head also planned with the overlaps its kernels allow: True
@@ -131,6 +131,7 @@ def analyze(
 
     `build` (TFLM only) is a `Build`, a name like "cortex-m7/cmsis-nn" or "cortex-m55", or None
     for the x86-64 wheel: the figures are then that build's (`device_build`, `select_build`).
+    `overlap_effort` is the overlap plan's search effort (`arenalens.effort`: counted work).
     """
     if not isinstance(model, Model):
         model = load_model(model)
@@ -169,9 +170,7 @@ def analyze(
         options=MappingProxyType({"alignment": alignment}),
         overlap=None
         if not overlap or not arenas
-        else _plan_overlaps(
-            rules, model, arenas, overlap, time_limit_s=overlap_time_limit_s, build=chosen
-        ),
+        else _plan_overlaps(rules, model, arenas, overlap, effort=overlap_effort, build=chosen),
         build=chosen if rules.has_builds else None,
     )
 
@@ -194,7 +193,7 @@ def _plan_overlaps(
     arenas: tuple[ArenaProblem, ...],
     overlap: OverlapRules | str | bool,
     *,
-    time_limit_s: float,
+    effort: float,
     build: Build,
 ) -> OverlapResult:
     """The primary arena with its allowed overlaps → the best plan and what the runtime then
@@ -207,7 +206,7 @@ def _plan_overlaps(
         alignment=rules.data_alignment,  # as `optimize --overlap` writes them,
         overlaps=tuple(p.overlap for p in pairs),
     )
-    plan = run_planner(OVERLAP_PLANNER, problem, time_limit_s=time_limit_s)
+    plan = run_planner(OVERLAP_PLANNER, problem, effort=effort)
     named = replace(plan, planner=f"{OVERLAP_PLANNER}+overlaps")
     budget = _overlap_budget(
         rules, model, arena=arena, plan=named, size_builds=chosen.size_builds, build=build

@@ -16,8 +16,11 @@ disjoint blocks. Of those that fit, the fastest wins, judged in this order:
 4. fewer buffers (one arena where it runs as fast as a split), then the persistent part's bank;
 5. fewer banks spanned, then the banks' catalogue order (fastest first), then fewer bytes.
 
-The firmware's reserve (`--reserve`) comes out of the bank the SDK puts .data/.bss, the heap and
-the stacks in (`MemoryBank.static_array`).
+The firmware's reserve (the board's default or `--reserve`) is taken once, from the bank the
+SDK's linker script puts .data/.bss, the heap and the stacks in (`MemoryBank.static_array`);
+where the catalogue does not say which bank that is, from every block (it may be any of them:
+never more than the board has). The same blocks give the single arena's figure (`largest_block`),
+so `check`, `--target all` and the JSON agree on where the reserve went.
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ class Block:
 
     banks: tuple[MemoryBank, ...]
     first_index: int  # the first bank's position in the part's list
-    # Their sizes less what a typical firmware takes there, and less the reserve when the bank a
-    # static array lands in by default is among them.
+    # Their sizes less what a boot stage keeps there (`MemoryBank.firmware_bytes`), and less the
+    # reserve when the bank the SDK's .data/.bss and stacks land in is among them.
     available_bytes: int
+    reserved_bytes: int = 0  # the firmware's reserve taken from this block (0: kept elsewhere)
 
     @property
     def name(self) -> str:
@@ -121,35 +125,62 @@ class BoardPlacement:
     largest_two_bytes: int  # the two largest disjoint blocks together: the largest P + N
     largest_two_blocks: tuple[str, str] | None
     variable_count: int = 0  # the resource-variable table's entries (0: no variables)
+    # The fewest bytes the buffers must lose for some placement to fit (0 when one does): of
+    # every way to place them, the least total excess over the blocks they would take.
+    short_bytes: int = 0
 
     @property
     def fits(self) -> bool:
         return self.best is not None
 
+    @property
+    def most_bytes(self) -> int:
+        """The most the board holds: one arena in its largest block, or a persistent and a
+        non-persistent buffer in its two largest disjoint blocks."""
+        return max(self.largest_one_bytes, self.largest_two_bytes)
+
 
 def blocks(banks: Sequence[MemoryBank], reserve_bytes: int = 0) -> tuple[Block, ...]:
-    """Every bank, and every run of banks that follow each other, as blocks."""
+    """Every bank, and every run of banks that follow each other, as blocks, each less what
+    firmware takes there: the reserve in the block that holds the SDK's data bank (every block
+    when no bank is marked so)."""
     found: list[Block] = []
+    known = any(bank.static_array for bank in banks)
     for start in range(len(banks)):
         end = start
         while True:
             run = tuple(banks[start : end + 1])
             size = sum(bank.size_bytes - bank.firmware_bytes for bank in run)
-            if any(bank.static_array for bank in run):
-                size -= reserve_bytes
-            found.append(Block(run, start, max(size, 0)))
+            taken = reserve_bytes if not known or any(bank.static_array for bank in run) else 0
+            found.append(Block(run, start, max(size - taken, 0), min(taken, size)))
             if not banks[end].joins_next or end + 1 >= len(banks):
                 break
             end += 1
     return tuple(found)
 
 
+def largest_block(target: Target, reserve_bytes: int = 0, *, on_chip: bool = False) -> Block | None:
+    """The block one arena can take most of (the reserve taken where `blocks` takes it), of
+    on-chip banks only when asked; None for a target without (such) banks."""
+    found = [
+        block
+        for block in blocks(target.banks, reserve_bytes)
+        if not on_chip or block.speed != EXTERNAL
+    ]
+    if not found:
+        return None
+    return max(found, key=lambda block: (block.available_bytes, -block.first_index))
+
+
 def place(split: ArenaSplit, target: Target, *, reserve_bytes: int = 0) -> BoardPlacement:
     """Arena split + board → the placement that fits and runs fastest, and the most it holds."""
     candidates = blocks(target.banks, reserve_bytes)
     best: tuple[tuple[int, ...], Placement] | None = None
+    short_bytes: int | None = None
     for uses, apart in _placements(split, candidates):
-        if any(use.nbytes > use.block.available_bytes for use in uses):
+        excess = sum(max(0, use.nbytes - use.block.available_bytes) for use in uses)
+        short_bytes = excess if short_bytes is None else min(short_bytes, excess)
+        if excess:
             continue
         placement = Placement(
             ONE_ARENA if _has(uses, ARENA) else TWO_BUFFERS,
@@ -178,6 +209,7 @@ def place(split: ArenaSplit, target: Target, *, reserve_bytes: int = 0) -> Board
         largest_two_bytes=0 if two is None else two[0].available_bytes + two[1].available_bytes,
         largest_two_blocks=None if two is None else (two[0].name, two[1].name),
         variable_count=0 if split.variables is None else split.variables.count,
+        short_bytes=short_bytes or 0,
     )
 
 
@@ -328,4 +360,6 @@ def placement_document(found: BoardPlacement) -> dict[str, object]:
         "largest_two_banks": None
         if found.largest_two_blocks is None
         else list(found.largest_two_blocks),
+        "most_bytes": found.most_bytes,
+        "short_bytes": found.short_bytes,
     }

@@ -30,7 +30,9 @@ def order_by_placement(
         split = analyze(candidate.model, build=build).budget.split
         if split is None or split.single_bytes != candidate.required_bytes:
             return None  # not the figure the candidate declares: judged by bytes alone
-        return place(split, target).best
+        # The board's usual firmware reserve, as `check --target` takes it (a --reserve given
+        # to optimize changes the verdict it prints, not this order).
+        return place(split, target, reserve_bytes=target.reserve_bytes).best
 
     placements = {id(candidate): placement_of(candidate) for candidate in eligible}
 
@@ -41,8 +43,6 @@ def order_by_placement(
     ordered = sorted(eligible, key=key)  # stable: ties keep the bytes order
     best, smallest = placements[id(ordered[0])], placements[id(eligible[0])]
     notes = []
-    if best is not None:
-        notes.append(f"placement on {target.name}: {best.summary()}")
     if ordered[0] is not eligible[0] and best is not None and smallest is not None:
         notes.append(
             f"{ordered[0].label} chosen over {eligible[0].label} (fewer bytes): on "

@@ -9,6 +9,7 @@ the ones the function takes (`Settings.select`).
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any, Generic, Protocol, TypeVar
@@ -16,10 +17,11 @@ from typing import Any, Generic, Protocol, TypeVar
 from arenalens.errors import UsageError
 from arenalens.records import record
 
-# Settings any planner or reorderer may be offered: one that draws no random numbers or does not
-# search against a clock has no use for them and is run without them. Any other setting an entry
+# Settings any planner or reorderer may be offered (a seed, a search effort, a user's wall-clock
+# cap: `arenalens.effort`): one that draws no random numbers or does not search has no use for
+# them and is run without them. Any other setting an entry
 # does not take is a usage error (a misspelt setting must not be dropped silently).
-COMMON_SETTINGS = frozenset({"seed", "time_limit_s"})
+COMMON_SETTINGS = frozenset({"seed", "effort", "time_limit_s"})
 
 
 @record
@@ -60,6 +62,9 @@ class _Named(Protocol):
 
     @property
     def function(self) -> Callable[..., Any]: ...
+
+    @property
+    def settings(self) -> Settings: ...
 
 
 EntryT = TypeVar("EntryT", bound=_Named)
@@ -105,3 +110,12 @@ class Registry(Generic[EntryT]):
         except KeyError:
             known = ", ".join(sorted(self.entries))
             raise UsageError(f"unknown {self.kind} '{name}' (known: {known})") from None
+
+    def run(self, name: str, problem: Any, settings: Mapping[str, Any]) -> tuple[Any, float]:
+        """Run the entry named `name` on a problem with the settings it takes → (what it
+        returned, seconds it took); the caller checks the result."""
+        entry = self.get(name)
+        taken = entry.settings.select(settings, owner=f"{self.kind} '{name}'")
+        started = time.perf_counter()
+        result = entry.function(problem, **taken)
+        return result, time.perf_counter() - started

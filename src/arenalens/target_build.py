@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from arenalens.builds.build import (
+    ESP_NN_RELEASE,
     HOST,
     NAMED_BY_BOARD,
     Build,
@@ -29,9 +30,10 @@ KERNELS_WHY = (
     "with OPTIMIZED_KERNEL_DIR=cmsis_nn, as the Arduino library and most vendor SDKs do; give "
     "--kernels reference for a build with TFLM's reference kernels, or --cpu to name another "
     "core. An ESP32-family preset implies its chip and ESP-NN kernels: Espressif's "
-    "esp-tflite-micro always links them, with the newest esp-nn (1.2.3) unless the project pins "
-    "one (--kernels esp-nn@1.2.0) or sets ESP-NN to ANSI C (--kernels esp-nn-ansi). Other cores "
-    "(GD32V's and K210's RISC-V) have no 32-bit model yet: their figure is the x86-64 wheel's, "
+    f"esp-tflite-micro always links them, with the newest esp-nn ({ESP_NN_RELEASE}) unless "
+    "the project pins one (--kernels esp-nn@1.2.0) or sets ESP-NN to ANSI C (--kernels "
+    "esp-nn-ansi). Other cores (GD32V's and K210's RISC-V) have no 32-bit model yet: their "
+    "figure is the x86-64 wheel's, "
     "which is at or above what a 32-bit build of TFLM's reference kernels needs but does not "
     "count vendor kernels' scratch, so it is an estimate."
 )

@@ -43,6 +43,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from arenalens.builds.data import from_row
 from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
 from arenalens.records import record
@@ -87,7 +88,10 @@ class MemoryBank:
     size_bytes: int
     source: str  # the document (and section) the figures come from
     address: int | None = None  # its base address, where the memory map gives one
-    firmware_bytes: int = 0  # what a typical firmware already takes there (stacks, heap, radio)
+    # What a boot stage or vendor image keeps there (a second-stage loader): never the
+    # application's stacks and heap, which are the board's firmware reserve (`Target.firmware`),
+    # taken from the `static_array` bank.
+    firmware_bytes: int = 0
     static_array: bool = False  # a `static uint8_t tensor_arena[...]` lands here by default
     dma: bool | None = None  # DMA can reach it (None: not documented)
     npu: bool | None = None  # the chip's NPU can reach it (None: no NPU, or not documented)
@@ -116,22 +120,7 @@ class VelaConfig:
 
 
 def _bank(row: Mapping[str, Any]) -> MemoryBank:
-    return MemoryBank(
-        name=row["name"],
-        kind=row["kind"],
-        size_bytes=row["size_bytes"],
-        source=row["source"],
-        address=row.get("address"),
-        firmware_bytes=row.get("firmware_bytes", 0),
-        static_array=row.get("static_array", False),
-        dma=row.get("dma"),
-        npu=row.get("npu"),
-        speed=row.get("speed", ""),
-        note=row.get("note", ""),
-        section=row.get("section", ""),
-        allocate=row.get("allocate", ""),
-        joins_next=row.get("joins_next", False),
-    )
+    return from_row(MemoryBank, row)
 
 
 @record(slots=True)
@@ -174,18 +163,9 @@ class Target:
 
 
 def _chip(row: Mapping[str, Any]) -> Target:
-    return Target(
-        name=row["name"],
-        title=row["title"],
-        core=row["core"],
-        cpu=row["cpu"],
-        sram_bytes=row["sram_bytes"],
-        arena_limit_bytes=row["arena_limit_bytes"],
-        source=row["source"],
-        note=row.get("note", ""),
-        build_cpu=row["build_cpu"],
-        kernels=row["kernels"],
-        npu=row.get("npu"),
+    return from_row(
+        Target,
+        row,
         banks=tuple(_bank(bank) for bank in row.get("banks", ())),
         vela_config=None if "vela_config" not in row else VelaConfig(**row["vela_config"]),
     )

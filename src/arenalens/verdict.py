@@ -326,6 +326,10 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "verdict": None if verdict.answer is None else verdict.answer.value,
         # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
         "npu_memory_fits": None if fit.npu is None else fit.npu.fits,
+        # On a board with several RAM banks: where each part goes (`check --json`'s placement).
+        "placement": None
+        if fit.placement is None or not verdict.has_number
+        else placement_document(fit.placement),
         "source": fit.target.source,
     }
 
@@ -500,15 +504,14 @@ def check(
     )
     if planner is None and analysis.build is not None:
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
-        fit = with_ladder(
-            fit, loaded, build=analysis.build, rules=rules, time_limit_s=OPTIMIZE_SECONDS
-        )
+        fit = with_ladder(fit, loaded, build=analysis.build, rules=rules, effort=OPTIMIZE_EFFORT)
     return verdict_for(analysis, asked=asked, fit=fit)
 
 
 EXAMPLE_PREFIX = "example:"
-# Time `optimize` gets when a check asks what it would reach (only when that decides a verdict).
-OPTIMIZE_SECONDS = 4.0
+# Search effort (`arenalens.effort`: counted work, about a second a unit) `optimize` gets when a
+# check asks what it would reach (only when that decides a verdict).
+OPTIMIZE_EFFORT = 4.0
 
 
 def _argument_of(given: object, model: Model) -> str:

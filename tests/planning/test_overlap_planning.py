@@ -160,7 +160,7 @@ def test_lower_bound_is_sound_and_cp_sat_optimal(problem: Problem) -> None:
     )
     optimum = _brute_force_optimum(problem, limit + problem.alignment * 3)
     assert sound_lower_bound(problem) <= optimum
-    plan = run_planner("optimal", problem, time_limit_s=5.0)
+    plan = run_planner("optimal", problem, effort=5.0)
     if plan.proven_optimal:
         assert plan.arena_size == optimum
 
@@ -191,7 +191,7 @@ def test_cp_sat_finds_an_overlap_the_hint_misses() -> None:
         overlaps=DOUBLING.overlaps,
     )
     naive = run_planner("naive", problem)
-    plan = run_planner("optimal", problem, hint=naive.offsets, time_limit_s=5.0)
+    plan = run_planner("optimal", problem, hint=naive.offsets, effort=5.0)
     assert plan.proven_optimal
     assert plan.arena_size == 290  # 200 + 50 + 40: the input hides inside the output
     check_plan(problem, plan.offsets, plan.arena_size)

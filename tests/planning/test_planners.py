@@ -21,8 +21,8 @@ from arenalens.planning import (
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.placement import Fit, place_in_order
 
-# CP-SAT-backed planners are exercised with a short limit so the property tests stay fast.
-KNOBS = {"optimal": {"time_limit_s": 1.0}, "best": {"time_limit_s": 1.0}}
+# CP-SAT-backed planners are exercised with a small effort so the property tests stay fast.
+KNOBS = {"optimal": {"effort": 1.0}, "best": {"effort": 1.0}}
 EXACT = {"optimal", "best"}
 
 
@@ -175,7 +175,7 @@ def test_optimal_proves_a_gap_or_optimum_where_greedy_fails() -> None:
             Buffer(6, 2, 2, 10),
         )
     )
-    plan = run_planner("optimal", problem, time_limit_s=5.0)
+    plan = run_planner("optimal", problem, effort=5.0)
     assert plan.proven_optimal
     assert plan.bound == plan.arena_size
     assert plan.arena_size >= problem.lower_bound()
@@ -193,8 +193,8 @@ def test_optimal_proves_an_optimum_above_the_busiest_step_bound() -> None:
     # step holds 7 bytes, yet 12 is the best arena, and CP-SAT proves it.
     problem = Problem((Buffer(0, 0, 0, 1, fixed_offset=5), Buffer(1, 0, 0, 6)))
     assert sound_lower_bound(problem) == 7
-    plan = run_planner("optimal", problem, time_limit_s=5.0)
+    plan = run_planner("optimal", problem, effort=5.0)
     assert plan.arena_size == 12
     assert plan.proven_optimal and plan.bound == 12
-    best = run_planner("best", problem, time_limit_s=5.0)
+    best = run_planner("best", problem, effort=5.0)
     assert best.arena_size == 12 and best.proven_optimal

@@ -56,9 +56,11 @@ def test_the_registry_reads_each_planners_settings() -> None:
         "seed",
         "max_iterations",
         "restart_after",
+        "effort",
         "time_limit_s",
     }
     assert get_planner("greedy_by_size").settings.names == frozenset()
+    assert get_planner("optimal").settings.takes("effort")
     assert get_planner("optimal").settings.takes("time_limit_s")
     assert not get_planner("naive").settings.takes("seed")
 
@@ -69,7 +71,7 @@ def test_common_settings_are_dropped_for_planners_that_do_not_take_them() -> Non
     from arenalens.reorder.schedule import ScheduleProblem
 
     problem = Problem((Buffer(0, 0, 1, 16), Buffer(1, 1, 2, 16)))
-    assert run_planner("greedy_by_size", problem, seed=3, time_limit_s=1.0).arena_size == 32
+    assert run_planner("greedy_by_size", problem, seed=3, effort=1.0).arena_size == 32
     schedule = ScheduleProblem(
         predecessors=(frozenset(), frozenset({0})),
         tensor_bytes={0: 16},
@@ -79,7 +81,7 @@ def test_common_settings_are_dropped_for_planners_that_do_not_take_them() -> Non
         initial=frozenset(),
         kept=frozenset(),
     )
-    assert run_reorderer("file", schedule, time_limit_s=1.0).order == (0, 1)
+    assert run_reorderer("file", schedule, effort=1.0, time_limit_s=1.0).order == (0, 1)
 
 
 def test_a_setting_a_planner_does_not_take_is_refused_by_name() -> None:

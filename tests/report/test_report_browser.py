@@ -371,3 +371,35 @@ def test_overlap_plan_draws_shared_bytes_and_both_bounds(browser: Any, tmp_path:
         watched.page.screenshot(path=str(ARTIFACTS / "report-overlap.png"), full_page=True)
     finally:
         watched.page.close()
+
+
+def test_the_fit_card_shows_where_each_part_goes_on_a_board_with_banks(
+    browser: Any, tmp_path: Path
+) -> None:
+    """`report --target` on a board with several RAM banks: the fit card gives check's placement
+    (two banks, each part's bytes and bank), not "over by" the largest bank."""
+    import arenalens
+    from arenalens.pipeline import analyze
+    from arenalens.report.guidance import with_guidance
+    from tests.fixtures.bank_models import TWO_BANKS
+
+    model = tmp_path / "two_banks.tflite"
+    model.write_bytes(TWO_BANKS[1]())
+    verdict = arenalens.check(str(model), target="nucleo-h743zi")
+    report = with_guidance(
+        build_report(analyze(str(model), build="cortex-m7/cmsis-nn")), verdict=verdict
+    )
+    path = tmp_path / "banks.html"
+    path.write_text(render_html([report]), encoding="utf-8")
+    watched = PageWatch(browser, path)
+    try:
+        watched.settle()
+        assert watched.page.inner_text("#card-fit .value") == "fits in 2 banks"
+        note = watched.page.inner_text("#card-fit .note")
+        assert "to spare" in note
+        assert "persistent 260,528 B in sram1-3 (on-chip)" in note
+        assert "non-persistent 400,000 B in axi-sram (on-chip)" in note
+        assert watched.console == []
+        assert watched.requests == [watched.url]  # self-contained
+    finally:
+        watched.page.close()

@@ -168,6 +168,19 @@ def _optional_properties() -> set[tuple[str, str]]:
     return found
 
 
+def _placed_verdict() -> dict[str, Any]:
+    """The report document's verdict on a board with several RAM banks (it has `placement`)."""
+    from arenalens.pipeline import analyze
+    from arenalens.targets import get_target
+    from tests.fixtures.bank_models import TWO_BANKS
+
+    analysis = analyze(TWO_BANKS[1](), build="cortex-m7/cmsis-nn")
+    fit = check_fit(analysis, target=get_target("nucleo-h743zi"))
+    report = replace(build_report(analysis), verdict=verdict_for(analysis, fit=fit))
+    verdict: dict[str, Any] = report_document([report], tool="arenalens")["reports"][0]["verdict"]
+    return verdict
+
+
 def test_the_typedefs_describe_every_field_of_the_document() -> None:
     analysis = analysis_for(synthetic_model(4))
     report = build_report(analysis, budget=64 * 1024)
@@ -198,6 +211,8 @@ def test_the_typedefs_describe_every_field_of_the_document() -> None:
         "Section": first["arena_sections"][-1],
         "SectionPart": first["arena_sections"][-1]["parts"][0],
         "SectionItem": first["arena_sections"][-1]["parts"][0]["largest"][0],
+        "Placement": _placed_verdict()["placement"],
+        "PlacedBuffer": _placed_verdict()["placement"]["banks"][0],
     }
     typedefs = _typedefs()
     optional = _optional_properties()

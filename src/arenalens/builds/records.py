@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from arenalens.builds.abi import ABIS, Abi
-from arenalens.builds.data import records_document
+from arenalens.builds.data import from_row, records_document
 from arenalens.records import record
 
 _Record = TypeVar("_Record")
@@ -303,49 +303,32 @@ def _library(row: Mapping[str, Any]) -> KernelLibrary:
 
 
 def _core(row: Mapping[str, Any], toolchains: Mapping[str, Toolchain]) -> Core:
-    return Core(
-        name=row["name"],
-        title=row["title"],
-        architecture=row["architecture"],
+    return from_row(
+        Core,
+        row,
         abi=ABIS[row["abi"]],
         toolchain=toolchains[row["toolchain"]],
         code_paths=tuple(row["code_paths"].items()),
-        default_kernels=row["default_kernels"],
         aliases=tuple(row.get("aliases", ())),
     )
 
 
 def _family(row: Mapping[str, Any]) -> CoprocessorFamily:
-    return CoprocessorFamily(
-        name=row["name"],
-        title=row["title"],
-        driven_by=row["driven_by"],
-        host_toolchain=row["host_toolchain"],
+    return from_row(
+        CoprocessorFamily,
+        row,
         registers=frozenset(row["registers"]),
         products=MappingProxyType({int(key): name for key, name in row["products"].items()}),
-        core_driver=row["core_driver"],
-        source=row["source"],
     )
 
 
 def _npu(row: Mapping[str, Any], families: Mapping[str, CoprocessorFamily]) -> Npu:
-    return Npu(
-        name=row["name"],
-        product=int(row["product"]),
-        log2_macs=int(row["log2_macs"]),
-        system_config=row["system_config"],
-        memory_mode=row["memory_mode"],
-        core_driver=families[row["family"]].core_driver,
-        family=row["family"],
-    )
+    return from_row(Npu, row, core_driver=families[row["family"]].core_driver)
 
 
 _DOCUMENT = records_document()
 TOOLCHAINS: Mapping[str, Toolchain] = MappingProxyType(
-    {
-        row["name"]: Toolchain(row["name"], row["title"], row["tflm"], row["source"])
-        for row in _DOCUMENT["toolchains"]
-    }
+    {row["name"]: from_row(Toolchain, row) for row in _DOCUMENT["toolchains"]}
 )
 KERNEL_LIBRARIES: Mapping[str, KernelLibrary] = MappingProxyType(
     {row["name"]: _library(row) for row in _DOCUMENT["kernel_libraries"]}

@@ -1,9 +1,9 @@
 """Command line: argument parsing → pipeline → renderers. The only package that prints or exits.
 
-Each command is a module here with `register(subparsers)` (adds its parser and sets `handler`) and a
-handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in `--help` order, each with its
-module: the command's own name, or `<command>_command` where that name is a standard library
-module's (`inspect`), so no module here shadows one.
+Each command is a module here with `add_arguments(parser)` (its options; its help texts are in
+`COMMAND_TEXTS`) and a handler `run(args) -> exit code`. `COMMANDS` lists them explicitly, in
+`--help` order, each with its module: the command's own name, or `<command>_command` where that
+name is a standard library module's (`inspect`), so no module here shadows one.
 """
 
 from __future__ import annotations
@@ -39,6 +39,103 @@ COMMANDS: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# Each command's one-line help (`arenalens --help`) and description (`arenalens COMMAND --help`):
+# one table, so `arenalens --help` imports no command module. `export` fills in its formats.
+COMMAND_TEXTS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "inspect": (
+            "summarize a model: subgraphs, operators, tensors, bytes, lifetimes",
+            "Summarize a .tflite model: subgraphs, operator histogram, tensors by kind, bytes in "
+            "constants vs arena candidates vs variables, inputs and outputs.",
+        ),
+        "plan": (
+            "plan the arena: every tensor's offset, arena size, lower bound, memory to declare",
+            "Plan a model's tensor arena with a runtime's rules: per-tensor bytes, lifetime and "
+            "offset; arena size against the lower bound and against no reuse; for TFLM the head, "
+            "tail and the smallest kTensorArenaSize that works.",
+        ),
+        "check": (
+            "does the model's arena fit a RAM budget, a board, or which boards? (exit 0 / 1)",
+            "Compare the arena you must declare (TFLM: kTensorArenaSize = head + tail + setup, "
+            "all inside the tensor arena; LiteRT: arenas + persistent arenas) with a budget or a "
+            "board's largest static block, minus a reserve for the rest of the firmware. --target "
+            "all checks every board preset at once; --max-input finds the largest input "
+            "resolution that fits. Exit 0 when it fits, 1 when it does not, 2 on bad input: made "
+            "for CI.",
+        ),
+        "diagnose": (
+            "find what is wrong with a model's arena plan, and how to fix it",
+            "Run every diagnostic rule on a model: outputs whose bytes get reused, offline plans "
+            "that overlap or miss tensors, tensors never read or read before they are written, "
+            "bad operand lists, dynamic shapes, subgraph arenas, misaligned offsets, bytes the "
+            "runtime's planner wastes, and the peak with design hints. Each finding has a rule "
+            "id, a severity, a location and a concrete fix. Exit code 1 when a finding at or "
+            "above --fail-on severity (default: error) is found.",
+        ),
+        "export": (
+            "write the plan for other tools: JSON, CSV, C header, MiniMalloc, Model Explorer",
+            "Plan a model and write the plan in one format ({formats}). Output goes to stdout, or "
+            "atomically to -o FILE; for several models -o names a folder that gets one "
+            "<model><ext> file each.",
+        ),
+        "verify": (
+            "run the real runtime and compare its memory numbers with the prediction",
+            "Build the real interpreter (extra 'runtime') on the model and compare what it "
+            "reports with arenalens' prediction, side by side. Exit 0 when all agree, 1 on a "
+            "mismatch or when the model's offline plan makes the interpreter compute wrong "
+            "outputs (CANNOT RUN CORRECTLY: a plan made for other kernels), 2 on errors.",
+        ),
+        "compare": (
+            "compare every planner: arena bytes, %% over the lower bound, saving, optimality",
+            "Run every registered planner on the runtime's arena and show, per planner, the arena "
+            "size, how far it is above the lower bound, the bytes it saves against the runtime's "
+            "own planner, whether it is proven optimal, and the planning time.",
+        ),
+        "optimize": (
+            "write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
+            "in-place, overlap, split)",
+            "Plan tensors and kernel scratch together and write a copy of the model with TFLM's "
+            "OfflineMemoryAllocation metadata (replacing any existing one), optionally a better "
+            "operator order, in-place aliases, overlaps and split operators. Weights stay "
+            "byte-identical and aligned (--split adds sliced ones); the input file is never "
+            "touched. When the real TFLM interpreter is installed, the result is run on it first: "
+            "the head must be the predicted one and outputs bit-identical. Savings are counted in "
+            "the number to declare (kTensorArenaSize: head + tail + setup); a model that would "
+            "save nothing is not written (exit 1). An offline plan holds for the tensor sizes it "
+            "was made for: --input-shape plans (and writes) the model at the size the application "
+            "feeds, and an input of unknown size needs it; a model whose own plan would corrupt "
+            "tensors at those sizes is always written (without an offline plan when TFLM's own "
+            "plan is the best).",
+        ),
+        "vela": (
+            "compile a model with Arm's Vela over its settings: the exact arena and NPU memories "
+            "of each, and the fastest that fits (extra 'npu')",
+            "Compile an uncompiled .tflite with Vela (pip install 'arenalens[npu]') for the NPU "
+            "of --target or --npu, over the memory modes, --optimise strategies and arena cache "
+            "sizes it supports; show each compilation's exact kTensorArenaSize on the build, the "
+            "fast memory ethosu_init() must be given (Dedicated_Sram), the weights it reads from "
+            "SRAM (Sram_Only) and Vela's estimated inference time; mark the fastest that fits the "
+            "board and print the Vela command that makes it. Exit 0 when one fits, 1 when none "
+            "does, 2 on bad input.",
+        ),
+        "report": (
+            "see the plan: terminal summary, interactive HTML page, PNG/SVG images",
+            "Show where every byte of the arena goes: a terminal summary (arena, lower bound, "
+            "overhead, reuse, the peak step and its operator, the largest tensors, the memory "
+            "plan), and on request a self-contained interactive HTML page (-o) and images "
+            "(--images). Each --planner becomes a view you can switch to; --compare adds a second "
+            "model to compare against. Exit 1 when the model's offline plan makes the selected "
+            "build compute wrong outputs (CANNOT RUN CORRECTLY), after writing what was asked.",
+        ),
+        "demo": (
+            "plan a built-in example for a board and write its report and images",
+            "Build a built-in int8 example model (no download), plan it with TFLite Micro's rules "
+            "for a board (its core and kernels), say what to declare there and whether it fits, "
+            "and write the model, an interactive HTML report and PNG/SVG charts.",
+        ),
+    }
+)
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # verify mismatch, check over budget, diagnose errors
 EXIT_ERROR = 2  # bad input or usage
@@ -66,7 +163,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"arenalens {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in _commands_to_register(argv):
-        import_module(f"arenalens.cli.{COMMANDS[name]}").register(subparsers)
+        help_text, description = COMMAND_TEXTS[name]
+        command = subparsers.add_parser(name, help=help_text, description=description)
+        module = import_module(f"arenalens.cli.{COMMANDS[name]}")
+        module.add_arguments(command)
+        command.set_defaults(handler=module.run)
     return parser
 
 

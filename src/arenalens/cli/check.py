@@ -13,6 +13,7 @@ from arenalens.cli.common import (
     add_build_options,
     add_input_shape_option,
     add_output_options,
+    add_reserve_option,
     add_runtime_option,
     load_with_input_shapes,
     print_json,
@@ -47,7 +48,7 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
-from arenalens.verdict import OPTIMIZE_SECONDS, Verdict, board_row, verdict_for
+from arenalens.verdict import OPTIMIZE_EFFORT, Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
@@ -59,18 +60,8 @@ _COLUMNS = (
 )
 
 
-def register(subparsers: Any) -> None:
-    """Add the `check` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "check",
-        help="does the model's arena fit a RAM budget, a board, or which boards? (exit 0 / 1)",
-        description="Compare the arena you must declare (TFLM: kTensorArenaSize = head + tail + "
-        "setup, all inside the tensor arena; LiteRT: arenas + persistent arenas) with a budget "
-        "or a board's largest static block, minus a reserve for the rest of the firmware. "
-        "--target all checks every board preset at once; --max-input finds the largest input "
-        "resolution that fits. Exit 0 when it fits, 1 when it does not, 2 on bad input: made "
-        "for CI.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `check` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser, required=False)
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--budget", metavar="SIZE", help=f"RAM for the arena: {SIZE_HELP}")
@@ -80,14 +71,7 @@ def register(subparsers: Any) -> None:
         help="a board or chip preset: its largest static block is the budget "
         "(see --list-targets); 'all' checks every board and prints one row per board",
     )
-    parser.add_argument(
-        "--reserve",
-        metavar="SIZE",
-        default=None,
-        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
-        "default: with --target the board's usual firmware's share, as --list-targets shows it "
-        "with its sources; with --budget 0)",
-    )
+    add_reserve_option(parser)
     add_runtime_option(parser)
     add_build_options(parser)
     parser.add_argument(
@@ -116,7 +100,6 @@ def register(subparsers: Any) -> None:
     )
     add_input_shape_option(parser)
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def add_npu_options(parser: argparse.ArgumentParser) -> None:
@@ -183,8 +166,8 @@ def optimized_bytes(
     # The command check suggests names the build's kernels (`build_flags`): the number is that
     # build's alone.
     chosen = with_kernels_named(build or selected_build(args))
-    with working(args, f"optimizing to see what fits (up to {OPTIMIZE_SECONDS:g} s)"):
-        return optimize_model(model, time_limit_s=OPTIMIZE_SECONDS, build=chosen).new_required_bytes
+    with working(args, "optimizing to see what fits"):
+        return optimize_model(model, effort=OPTIMIZE_EFFORT, build=chosen).new_required_bytes
 
 
 def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Asked:
@@ -252,7 +235,7 @@ def climbed(
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
     with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
         return with_ladder(
-            check, model, build=build, rules=rules, time_limit_s=OPTIMIZE_SECONDS, cache=cache
+            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=cache
         )
 
 
@@ -387,7 +370,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             options,
             build=build,
             rules=rules,
-            time_limit_s=OPTIMIZE_SECONDS,
+            effort=OPTIMIZE_EFFORT,
             target=check.target,
         )
 

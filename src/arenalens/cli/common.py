@@ -185,6 +185,18 @@ def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=_single_target(args))
 
 
+def add_reserve_option(parser: argparse.ArgumentParser) -> None:
+    """--reserve, as check and report take it (read with `reserve_option`)."""
+    parser.add_argument(
+        "--reserve",
+        metavar="SIZE",
+        default=None,
+        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
+        "default: with --target the board's usual firmware's share, as --list-targets shows it "
+        "with its sources; with --budget 0)",
+    )
+
+
 def reserve_option(args: argparse.Namespace) -> int | None:
     """--reserve in bytes; None when not given (a target then keeps its firmware's share)."""
     from arenalens.units import parse_size  # noqa: PLC0415
@@ -282,3 +294,38 @@ def _alignment(text: str) -> int:
     if value < 1 or value & (value - 1):
         raise argparse.ArgumentTypeError(f"{value} is not a power of two")
     return value
+
+
+def add_effort_options(parser: argparse.ArgumentParser, *, default: float, what: str) -> None:
+    """--effort UNITS (the search's counted work: same output on every machine) and
+    --time-limit SECONDS (an optional wall-clock cap: the one option that can make the output
+    depend on the machine's speed and load; none by default)."""
+    parser.add_argument(
+        "--effort",
+        type=_positive_number("--effort"),
+        default=default,
+        metavar="UNITS",
+        help=f"search effort for {what}, counted work of about a second a unit; the same "
+        f"effort gives the same output on every machine (default: {default:g})",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=_positive_number("--time-limit"),
+        default=None,
+        metavar="SECONDS",
+        help="also stop the search after this many seconds of wall clock (default: no cap); "
+        "the output may then differ between machines and runs",
+    )
+
+
+def _positive_number(option: str) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{option} must be > 0, got {text}")
+        return value
+
+    return parse

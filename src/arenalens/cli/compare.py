@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from arenalens.cli.common import (
     add_build_options,
+    add_effort_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
@@ -21,19 +21,11 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.comparison import compare_planners
-from arenalens.errors import UsageError
 from arenalens.report.compare_output import compare_document, render_compare
 
 
-def register(subparsers: Any) -> None:
-    """Add the `compare` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "compare",
-        help="compare every planner: arena bytes, %% over the lower bound, saving, optimality",
-        description="Run every registered planner on the runtime's arena and show, per planner, "
-        "the arena size, how far it is above the lower bound, the bytes it saves against the "
-        "runtime's own planner, whether it is proven optimal, and the planning time.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `compare` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     add_runtime_option(parser)
     add_build_options(parser)
@@ -54,23 +46,14 @@ def register(subparsers: Any) -> None:
         metavar="A,B,...",
         help="only these planners (default: all registered ones)",
     )
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="time limit per search planner (optimal, best, hillclimb; default 10)",
-    )
+    add_effort_options(parser, default=10.0, what="each search planner (optimal, best, hillclimb)")
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_input_shape_option(parser)
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, compare, print the table or JSON."""
-    if args.time_limit <= 0:
-        raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
     planners = None
     if args.planners:
         planners = [name.strip() for name in args.planners.split(",") if name.strip()]
@@ -81,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         runtime=args.runtime,
         build=build,
         planners=planners,
+        effort=args.effort,
         time_limit_s=args.time_limit,
         seed=args.seed,
         reorder=args.reorder,

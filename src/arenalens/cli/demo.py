@@ -7,7 +7,6 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 from arenalens.atomic import make_folder
 from arenalens.cli.common import print_text, selected_build, terminal_width, use_color, write_atomic
@@ -34,15 +33,8 @@ OTHER_TARGET = "nucleo-f401re"  # the one suggested next: a Cortex-M4 with 96 Ki
 DEFAULT_DIRECTORY = "arenalens-demo"
 
 
-def register(subparsers: Any) -> None:
-    """Add the `demo` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "demo",
-        help="plan a built-in example for a board and write its report and images",
-        description="Build a built-in int8 example model (no download), plan it with TFLite "
-        "Micro's rules for a board (its core and kernels), say what to declare there and whether "
-        "it fits, and write the model, an interactive HTML report and PNG/SVG charts.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `demo` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     parser.add_argument(
         "-o",
         "--output",
@@ -65,7 +57,6 @@ def register(subparsers: Any) -> None:
     )
     add_planner_options(parser)
     parser.add_argument("--no-color", action="store_true", help="plain text")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

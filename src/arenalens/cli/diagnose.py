@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
     add_alignment_option,
     add_build_options,
+    add_effort_options,
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
@@ -30,18 +30,8 @@ _FAIL_ON = ("error", "warning", "info", "never")
 _COLUMNS = (("errors", "errors"), ("warnings", "warnings"), ("info", "info"), ("first", "first"))
 
 
-def register(subparsers: Any) -> None:
-    """Add the `diagnose` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "diagnose",
-        help="find what is wrong with a model's arena plan, and how to fix it",
-        description="Run every diagnostic rule on a model: outputs whose bytes get reused, "
-        "offline plans that overlap or miss tensors, tensors never read or read before they "
-        "are written, bad operand lists, dynamic shapes, subgraph arenas, misaligned offsets, "
-        "bytes the runtime's planner wastes, and the peak with design hints. Each finding has "
-        "a rule id, a severity, a location and a concrete fix. Exit code 1 when a finding at "
-        "or above --fail-on severity (default: error) is found.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `diagnose` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser, required=False)
     add_runtime_option(parser)
     add_build_options(parser)
@@ -76,17 +66,10 @@ def register(subparsers: Any) -> None:
         help="also compute hints that re-plan a changed model with the real LiteRT interpreter "
         "(the input-resolution saving)",
     )
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="search time for planner-waste, one budget shared by all arenas (default: 5)",
-    )
+    add_effort_options(parser, default=5.0, what="planner-waste, one budget shared by all arenas")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     add_input_shape_option(parser)
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,6 +91,7 @@ def _diagnose(args: argparse.Namespace, path: str) -> Diagnosis:
         build=build,
         alignment=args.alignment,
         rules=args.rules,
+        planner_effort=args.effort,
         planner_time_limit_s=args.time_limit,
         what_if=args.what_if,
     )

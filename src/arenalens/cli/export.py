@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from arenalens.atomic import check_output_path, make_folder
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
@@ -28,16 +27,10 @@ from arenalens.report.labels import reason_prefix
 _COLUMNS = (("file", "written"), ("bytes", "bytes"), ("required", "arena (B)"))
 
 
-def register(subparsers: Any) -> None:
-    """Add the `export` parser."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `export` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     formats = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values())
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "export",
-        help="write the plan for other tools: JSON, CSV, C header, MiniMalloc, Model Explorer",
-        description=f"Plan a model and write the plan in one format ({formats}). Output goes "
-        "to stdout, or atomically to -o FILE; for several models -o names a folder that gets "
-        "one <model><ext> file each.",
-    )
+    parser.description = (parser.description or "").format(formats=formats)
     add_models_argument(parser)
     parser.add_argument(
         "--format", "-f", required=True, choices=tuple(FORMATS), help="the output format"
@@ -68,7 +61,6 @@ def register(subparsers: Any) -> None:
         "validator)",
     )
     add_input_shape_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from arenalens.analysis.lifetimes import Timeline
 from arenalens.analysis.summary import summarize
@@ -30,14 +29,8 @@ _COLUMNS = (
 )
 
 
-def register(subparsers: Any) -> None:
-    """Add the `inspect` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "inspect",
-        help="summarize a model: subgraphs, operators, tensors, bytes, lifetimes",
-        description="Summarize a .tflite model: subgraphs, operator histogram, tensors by kind, "
-        "bytes in constants vs arena candidates vs variables, inputs and outputs.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `inspect` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser)
     parser.add_argument("--tensors", action="store_true", help="list every tensor")
     parser.add_argument(
@@ -52,7 +45,6 @@ def register(subparsers: Any) -> None:
         help="lifetime rules for --lifetimes (default: tflm)",
     )
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.atomic import check_output_path
 from arenalens.builds.kernel_paths import REFERENCE_PATH
 from arenalens.cli import EXIT_FINDINGS
 from arenalens.cli.common import (
     add_build_options,
+    add_effort_options,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
@@ -32,26 +33,14 @@ from arenalens.runtimes import OutputProof
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.targets import get_target
 
+if TYPE_CHECKING:
+    from arenalens.fit import FitCheck
+    from arenalens.ir import Model
+    from arenalens.optimization import Optimization
 
-def register(subparsers: Any) -> None:
-    """Add the `optimize` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "optimize",
-        help="write a model that needs a smaller kTensorArenaSize (offline plan, reorder, "
-        "in-place, overlap, split)",
-        description="Plan tensors and kernel scratch together and write a copy of the model with "
-        "TFLM's OfflineMemoryAllocation metadata (replacing any existing one), optionally a "
-        "better operator order, in-place aliases, overlaps and split operators. Weights stay "
-        "byte-identical and aligned (--split adds sliced ones); the input file is never "
-        "touched. When the real TFLM interpreter is installed, "
-        "the result is run on it first: the head must be the predicted one and outputs "
-        "bit-identical. Savings are counted in the number to declare (kTensorArenaSize: head + "
-        "tail + setup); a model that would save nothing is not written (exit 1). An offline "
-        "plan holds for the tensor sizes it was made for: --input-shape plans (and writes) the "
-        "model at the size the application feeds, and an input of unknown size needs it; a "
-        "model whose own plan would corrupt tensors at those sizes is always written (without "
-        "an offline plan when TFLM's own plan is the best).",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `optimize` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     add_build_options(parser)
     add_target_option(parser)
@@ -103,18 +92,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
     )
-    parser.add_argument(
-        "--time-limit", type=float, default=10.0, metavar="SECONDS", help="planning time limit"
-    )
+    add_effort_options(parser, default=10.0, what="the whole optimization")
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Optimize, check on the real runtime when possible, write atomically, print before/after."""
-    if args.time_limit <= 0:
-        raise UsageError(f"--time-limit must be > 0, got {args.time_limit}")
     if args.inplace and args.no_verify:
         raise UsageError("--inplace needs the real-runtime proof; drop --no-verify")
     if args.overlap and args.no_verify:
@@ -138,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         reorder=args.reorder,
         inplace=args.inplace,
         overlap=overlap_rules_for(args, build) if args.overlap else False,
+        effort=args.effort,
         time_limit_s=args.time_limit,
         seed=args.seed,
         build=build,
@@ -185,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         proof_note=proof_note,
     )
     if args.target is not None and optimization.runs:
-        document["fit"] = _fit(args, optimization.new_required_bytes if accepted else None)
+        document["fit"] = _fit(args, model, optimization if accepted else None)
     if args.json:
         print_json(document)
     else:
@@ -193,26 +178,55 @@ def run(args: argparse.Namespace) -> int:
     return 0 if accepted else EXIT_FINDINGS
 
 
-def _fit(args: argparse.Namespace, written_bytes: int | None) -> dict[str, Any]:
-    """`optimize --target`: does the written model (or, when nothing was written, the model as
-    given) fit the board after its firmware's reserve? As check answers it."""
-    from arenalens.fit import TIGHT_MARGIN_PERCENT  # noqa: PLC0415
-    from arenalens.targets import get_target  # noqa: PLC0415
+def _fit(args: argparse.Namespace, model: Model, written: Optimization | None) -> dict[str, Any]:
+    """`optimize --target`: does the written model fit the board after its firmware's reserve?
+    The check's own verdict (`fit.check_fit`: the largest block, the banks' placement), for the
+    written model and for the model as given, so that a saving that moves the activations out of
+    external RAM, or into a faster bank, is said. `required_bytes` None: nothing was written."""
+    from arenalens.fit import check_fit  # noqa: PLC0415
+    from arenalens.pipeline import analyze  # noqa: PLC0415
+    from arenalens.placement import placement_document  # noqa: PLC0415
+    from arenalens.tflite.reader import parse_model  # noqa: PLC0415
 
     target = get_target(args.target)
     reserve = reserve_option(args)
-    kept = target.reserve_bytes if reserve is None else reserve
-    available = target.arena_limit_bytes - kept
+    build = selected_build(args)
+
+    def fit_of(checked: Model) -> FitCheck:
+        return check_fit(analyze(checked, build=build), target=target, reserve_bytes=reserve)
+
+    given = fit_of(model)
+    after = None if written is None else fit_of(parse_model(written.data, model.source))
+    checked = after or given
+    placement = checked.placement
     return {
         "target": target.name,
         "where": f"{target.title} ({target.core})",
-        "reserve_bytes": kept,
+        "reserve_bytes": checked.reserve_bytes,
         "reserve_from": "firmware" if reserve is None else "given",
-        "available_bytes": available,
-        "required_bytes": written_bytes,
-        "headroom_bytes": None if written_bytes is None else available - written_bytes,
-        "margin_bytes": -(-available * TIGHT_MARGIN_PERCENT // 100),
+        "available_bytes": checked.available_bytes,
+        "required_bytes": None if after is None else after.required_bytes,
+        "headroom_bytes": None if after is None else after.spare_bytes,
+        "margin_bytes": checked.margin_bytes,
+        "fits": None if after is None else after.fits,
+        "tight": None if after is None else after.tight,
+        "placement": None if placement is None else placement_document(placement),
+        "moved": None if after is None else _moved(given, after),
     }
+
+
+def _moved(given: FitCheck, after: FitCheck) -> str | None:
+    """'psram (external) → internal-dram (on-chip)': where the activations (the one arena or the
+    non-persistent buffer) go on the board before and after, when the written model's run from a
+    faster bank; else None."""
+    before = None if given.placement is None else given.placement.best
+    now = None if after.placement is None else after.placement.best
+    if before is None or now is None:
+        return None
+    old, new = before.activations.block, now.activations.block
+    if new.speed_rank >= old.speed_rank:
+        return None
+    return f"{old.name} ({old.speed}) → {new.name} ({new.speed})"
 
 
 def _vela(args: argparse.Namespace) -> int:

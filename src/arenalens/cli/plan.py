@@ -37,15 +37,8 @@ if TYPE_CHECKING:
 # renderer (rich) loads only when text is printed, not for --json.
 
 
-def register(subparsers: Any) -> None:
-    """Add the `plan` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "plan",
-        help="plan the arena: every tensor's offset, arena size, lower bound, memory to declare",
-        description="Plan a model's tensor arena with a runtime's rules: per-tensor bytes, "
-        "lifetime and offset; arena size against the lower bound and against no reuse; for TFLM "
-        "the head, tail and the smallest kTensorArenaSize that works.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `plan` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser)
     add_runtime_option(parser)
     add_build_options(parser)
@@ -87,7 +80,6 @@ def register(subparsers: Any) -> None:
     )
     add_input_shape_option(parser)
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def _address(text: str) -> int:

@@ -29,6 +29,7 @@ from arenalens.cli.common import (
     add_input_shape_option,
     add_model_argument,
     add_output_options,
+    add_reserve_option,
     add_runtime_option,
     load_with_input_shapes,
     overlap_rules_for,
@@ -59,18 +60,8 @@ from arenalens.verdict import verdict_for
 TOOL = f"arenalens {__version__}"
 
 
-def register(subparsers: Any) -> None:
-    """Add the `report` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "report",
-        help="see the plan: terminal summary, interactive HTML page, PNG/SVG images",
-        description="Show where every byte of the arena goes: a terminal summary (arena, lower "
-        "bound, overhead, reuse, the peak step and its operator, the largest tensors, the "
-        "memory plan), and on request a self-contained interactive HTML page (-o) and images "
-        "(--images). Each --planner becomes a view you can switch to; --compare adds a second "
-        "model to compare against. Exit 1 when the model's offline plan makes the selected "
-        "build compute wrong outputs (CANNOT RUN CORRECTLY), after writing what was asked.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `report` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     parser.add_argument(
         "-o", "--output", metavar="HTML", help="write the interactive HTML report to this file"
@@ -104,14 +95,7 @@ def register(subparsers: Any) -> None:
         help="a board or chip preset (see `arenalens check --list-targets`): the report says "
         "whether the number to declare fits its largest static block, and what to do if not",
     )
-    parser.add_argument(
-        "--reserve",
-        metavar="SIZE",
-        default=None,
-        help="RAM the rest of the firmware keeps, taken off the budget or board (same units; "
-        "default: with --target the board's usual firmware's share, as --list-targets shows it "
-        "with its sources; with --budget 0)",
-    )
+    add_reserve_option(parser)
     parser.add_argument(
         "--max-input",
         action="store_true",
@@ -133,7 +117,6 @@ def register(subparsers: Any) -> None:
         "terminal report fits one screen: the number, the verdict, what to do next)",
     )
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def add_planner_options(parser: argparse.ArgumentParser) -> None:
@@ -305,7 +288,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             analysis.model,
             runtime=args.runtime,
             build=analysis.build,
-            planner_time_limit_s=0.0,
+            planner_effort=0.0,
             what_if=False,
         )
     search = None

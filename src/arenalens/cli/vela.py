@@ -30,20 +30,8 @@ EXIT_FITS = 0
 EXIT_NONE_FITS = 1
 
 
-def register(subparsers: Any) -> None:
-    """Add the `vela` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "vela",
-        help="compile a model with Arm's Vela over its settings: the exact arena and NPU "
-        "memories of each, and the fastest that fits (extra 'npu')",
-        description="Compile an uncompiled .tflite with Vela (pip install 'arenalens[npu]') for "
-        "the NPU of --target or --npu, over the memory modes, --optimise strategies and arena "
-        "cache sizes it supports; show each compilation's exact kTensorArenaSize on the build, "
-        "the fast memory ethosu_init() must be given (Dedicated_Sram), the weights it reads from "
-        "SRAM (Sram_Only) and Vela's estimated inference time; mark the fastest that fits the "
-        "board and print the Vela command that makes it. Exit 0 when one fits, 1 when none "
-        "does, 2 on bad input.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `vela` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     parser.add_argument(
         "--target",
@@ -71,7 +59,6 @@ def register(subparsers: Any) -> None:
         help="write the compiled model of the fastest setting that fits here",
     )
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ import argparse
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from arenalens.builds.build import HOST, Build, host_build
 from arenalens.builds.tflm import tflm_release
@@ -33,16 +32,8 @@ EXIT_AGREES = 0
 EXIT_MISMATCH = 1
 
 
-def register(subparsers: Any) -> None:
-    """Add the `verify` parser."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "verify",
-        help="run the real runtime and compare its memory numbers with the prediction",
-        description="Build the real interpreter (extra 'runtime') on the model and compare what "
-        "it reports with arenalens' prediction, side by side. Exit 0 when all agree, 1 on a "
-        "mismatch or when the model's offline plan makes the interpreter compute wrong outputs "
-        "(CANNOT RUN CORRECTLY: a plan made for other kernels), 2 on errors.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `verify` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
     add_runtime_option(parser)
     parser.add_argument(
@@ -57,7 +48,6 @@ def register(subparsers: Any) -> None:
         help="also find the smallest working arena size by bisection (TFLM; a few seconds)",
     )
     add_output_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -44,7 +44,8 @@ class DiagnoseContext:
     runtime: str  # "tflm" | "litert"
     analysis: Analysis | None  # None when planning failed; plan rules are then skipped
     required_alignment: int  # --alignment, or the runtime's data_alignment
-    planner_time_limit_s: float = 5.0  # search budget of `planner-waste`, for all arenas
+    planner_effort: float = 5.0  # search effort of `planner-waste`, for all arenas
+    planner_time_limit_s: float | None = None  # a user's wall-clock cap on it (None: none)
     what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
 
     @cached_property

@@ -101,11 +101,16 @@ def find_peak(arena: ArenaProblem) -> Peak | None:
     )
 
 
+def _primary_peak(context: DiagnoseContext) -> Peak | None:
+    """The primary arena's peak; None without a planned arena."""
+    if context.analysis is None or not context.analysis.arenas:
+        return None
+    return find_peak(context.analysis.primary.arena)
+
+
 def peak(context: DiagnoseContext) -> Iterator[Finding]:
     """The tensors and operator at the primary arena's peak."""
-    if context.analysis is None or not context.analysis.arenas:
-        return
-    found = find_peak(context.analysis.primary.arena)
+    found = _primary_peak(context)
     if found is None:
         return
     sizes = {b.id: b.size for b in found.arena.problem.buffers}
@@ -117,6 +122,7 @@ def peak(context: DiagnoseContext) -> Iterator[Finding]:
     more = len(found.buffers) - _TOP_TENSORS
     tail = f" and {more} more" if more > 0 else ""
     running = _running(context.model, found)
+    assert context.analysis is not None  # a peak was found in it
     plan_size = context.analysis.primary.runtime_plan.arena_size
     overlap_note = (
         " (more than the whole arena: fixed offline offsets overlap these buffers on purpose)"
@@ -167,9 +173,7 @@ def _running(model: Model, found: Peak) -> str:
 
 def design_hints(context: DiagnoseContext) -> Iterator[Finding]:
     """Changes to the model that lower the peak, with the bytes each saves when computable."""
-    if context.analysis is None or not context.analysis.arenas:
-        return
-    found = find_peak(context.analysis.primary.arena)
+    found = _primary_peak(context)
     if found is None:
         return
     baseline = tensor_lower_bound(context.model, context.runtime)

@@ -6,7 +6,6 @@ included), so it judges what the device will really do.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -23,6 +22,7 @@ from arenalens.diagnostics.findings import (
     model_argument,
     optimize_output,
 )
+from arenalens.effort import cap_settings, deadline, past
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model
 from arenalens.names import short_name
@@ -261,9 +261,11 @@ def _aligned_arena_size(arena: ArenaProblem, alignment: int) -> int | None:
 def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
     """Arenas where the runtime's planner needs more bytes than the best plan arenalens finds.
 
-    The search time (`planner_time_limit_s`) is one budget for the whole model, spent first on
-    the arenas with the most bytes above their lower bound; once it is spent, the remaining
-    arenas get the quick heuristics only (a model with 500 subgraphs must not take 500 limits).
+    The search effort (`planner_effort`, `arenalens.effort`) is one budget for the whole model,
+    spent first on the arenas with the most bytes above their lower bound: each gets half of what
+    is left (the last one all of it), and once the share is too small to search, the remaining
+    arenas get the quick heuristics only (a model with 500 subgraphs must not take 500 searches).
+    Counted, not timed: the findings are the same on every machine.
     """
     if _no_figure_to_lower(context):
         return
@@ -272,15 +274,18 @@ def planner_waste(context: DiagnoseContext) -> Iterator[Finding]:
         for result in _arenas(context)
         if result.runtime_plan.arena_size > result.lower_bound and result.arena.problem.buffers
     ]
-    budget_end = time.monotonic() + context.planner_time_limit_s
+    end = deadline(context.planner_time_limit_s)
+    left = context.planner_effort
     best_plans: dict[int, Plan | None] = {}
     by_gain = sorted(
         range(len(candidates)),
         key=lambda i: candidates[i].lower_bound - candidates[i].runtime_plan.arena_size,
     )
-    for position in by_gain:
+    for rank, position in enumerate(by_gain):
+        share = left if rank == len(by_gain) - 1 else left / 2
+        left -= share
         problem = candidates[position].arena.problem
-        best_plans[position] = _best_plan(problem, budget_end - time.monotonic())
+        best_plans[position] = _best_plan(problem, share, end)
     for position, result in enumerate(candidates):
         best = best_plans[position]
         if best is None or best.arena_size >= result.runtime_plan.arena_size:
@@ -314,16 +319,20 @@ def _declared_saving(context: DiagnoseContext, result: ArenaResult, best: Plan) 
     return analysis.runtime_budget.required_bytes - with_best
 
 
-def _best_plan(problem: Problem, search_seconds: float) -> Plan | None:
-    """The smallest plan of OPTIMUM_PLANNERS; searching planners run only while search time is
-    left, and get all of it."""
+# A share of planner-waste's effort below this searches nothing (heuristics only).
+SMALLEST_SEARCH_EFFORT = 0.05
+
+
+def _best_plan(problem: Problem, effort: float, end: float | None) -> Plan | None:
+    """The smallest plan of OPTIMUM_PLANNERS; searching planners run only with an effort worth
+    searching (and before a user's wall-clock cap `end` has passed), and get all of it."""
     known = set(planner_names())
     best: Plan | None = None
     for name in OPTIMUM_PLANNERS:
         searches = name in known and _is_search_planner(name)
-        if name not in known or (searches and search_seconds <= 0):
+        if name not in known or (searches and (effort < SMALLEST_SEARCH_EFFORT or past(end))):
             continue
-        knobs = {"time_limit_s": search_seconds} if searches else {}
+        knobs: dict[str, float] = {"effort": effort, **cap_settings(end)} if searches else {}
         try:
             plan = run_planner(name, problem, **knobs)
         except ArenalensError:
@@ -336,10 +345,10 @@ def _best_plan(problem: Problem, search_seconds: float) -> Plan | None:
 
 
 def _is_search_planner(name: str) -> bool:
-    """True for planners that take a time limit."""
+    """True for planners that search (they take an effort)."""
     from arenalens.planning.registry import get_planner  # noqa: PLC0415 - keeps imports flat
 
-    return get_planner(name).settings.takes("time_limit_s")
+    return get_planner(name).settings.takes("effort")
 
 
 def _waste_finding(
@@ -536,7 +545,7 @@ def _litert_subgraphs(context: DiagnoseContext) -> Finding:
 # `optimize` searches further.
 OVERLAP_PLANNERS = ("greedy_by_size", "greedy_by_breadth", "first_fit", "hillclimb")
 OVERLAP_HILLCLIMB_MOVES = 2000  # for problems up to 10 buffers; fewer for larger ones
-OVERLAP_HILLCLIMB_SECONDS = 10.0
+OVERLAP_HILLCLIMB_EFFORT = 10.0  # more than the moves above ever take: the moves bound it
 
 
 def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
@@ -656,7 +665,7 @@ def _declared_with(
 def _deterministic_best(problem: Problem) -> Plan:
     """The smallest plan of OVERLAP_PLANNERS (the same on every machine)."""
     moves = max(20, min(OVERLAP_HILLCLIMB_MOVES, 20_000 // max(1, len(problem.buffers))))
-    knobs = {"max_iterations": moves, "time_limit_s": OVERLAP_HILLCLIMB_SECONDS}
+    knobs = {"max_iterations": moves, "effort": OVERLAP_HILLCLIMB_EFFORT}
     plans = [
         run_planner(name, problem, **(knobs if name == "hillclimb" else {}))
         for name in OVERLAP_PLANNERS

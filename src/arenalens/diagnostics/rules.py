@@ -201,11 +201,15 @@ def diagnose(
     alignment: int | None = None,
     rules: Sequence[str] | None = None,
     analysis: Analysis | None = None,
-    planner_time_limit_s: float = 5.0,
+    planner_effort: float = 5.0,
+    planner_time_limit_s: float | None = None,
     what_if: bool = False,
 ) -> Diagnosis:
     """Model → Diagnosis: every selected rule run, findings sorted most severe first; `build`
-    is the TFLM build whose plan is judged (None: the x86-64 wheel)."""
+    is the TFLM build whose plan is judged (None: the x86-64 wheel). `planner_effort` is the
+    search effort planner-waste spends over all arenas (`arenalens.effort`; 0: heuristics only);
+    `planner_time_limit_s` an optional wall-clock cap on it, the one setting that can make the
+    findings depend on the machine."""
     selected = _select(rules)
     failure: Finding | None = None
     if analysis is None and any(rule.needs_plan for rule in selected):
@@ -218,6 +222,7 @@ def diagnose(
         runtime=runtime,
         analysis=analysis,
         required_alignment=alignment or _data_alignment(runtime),
+        planner_effort=planner_effort,
         planner_time_limit_s=planner_time_limit_s,
         what_if=what_if,
     )

@@ -258,57 +258,70 @@ def _largest_first(layers: Sequence[_Layer]) -> list[_Layer]:
     )
 
 
+def _layers_text(ordered: Sequence[_Layer]) -> str:
+    """The largest layers described, and how many more there are."""
+    more = len(ordered) - TOP_LAYERS
+    return ", ".join(layer.describe() for layer in ordered[:TOP_LAYERS]) + (
+        f", and {more} more" if more > 0 else ""
+    )
+
+
 def _location(layer: _Layer) -> Location:
     outputs = tuple(t for t in layer.operator.outputs if t >= 0)
     return Location(layer.subgraph.index, layer.operator.index, outputs)
 
 
-def _per_tensor_finding(layers: Sequence[_Layer]) -> Finding:
+def _per_channel_finding(
+    layers: Sequence[_Layer], message: str, fix: str, saving_bytes: int, **details: int
+) -> Finding:
+    """A tail-per-channel finding about these layers, at the largest: `message` ends with them
+    ("... (LAYERS)"), `details` adds to their count and bytes."""
     ordered = _largest_first(layers)
     nbytes = sum(layer.bytes_at(layer.channels) for layer in layers)
     return Finding(
         rule="tail-per-channel",
         severity=Severity.INFO,
         location=_location(ordered[0]),
-        message=f"{_count(len(layers), 'layer', 'layers')} with per-channel weight quantization "
-        f"{'keeps' if len(layers) == 1 else 'keep'} {format_bytes_exact(nbytes)} of per-channel "
-        "multipliers and shifts ("
-        + ", ".join(layer.describe() for layer in ordered[:TOP_LAYERS])
-        + (f", and {len(layers) - TOP_LAYERS} more" if len(layers) > TOP_LAYERS else "")
-        + "); with per-tensor weights their kernel keeps none",
-        fix="convert these layers with per-tensor weight quantization (TFLiteConverter, for "
-        "dense layers: `converter._experimental_disable_per_channel_quantization_for_dense_layers"
-        " = True`); this changes the model's results: check its accuracy",
-        saving_bytes=nbytes,
-        details=MappingProxyType({"layers": len(layers), "bytes": nbytes}),
+        message=message.replace("LAYERS", _layers_text(ordered)),
+        fix=fix,
+        saving_bytes=saving_bytes,
+        details=MappingProxyType({"layers": len(layers), "bytes": nbytes, **details}),
     )
 
 
+def _per_tensor_finding(layers: Sequence[_Layer]) -> Finding:
+    nbytes = sum(layer.bytes_at(layer.channels) for layer in layers)
+    keeps = "keeps" if len(layers) == 1 else "keep"
+    message = (
+        f"{_count(len(layers), 'layer', 'layers')} with per-channel weight quantization {keeps} "
+        f"{format_bytes_exact(nbytes)} of per-channel multipliers and shifts (LAYERS); with "
+        "per-tensor weights their kernel keeps none"
+    )
+    fix = (
+        "convert these layers with per-tensor weight quantization (TFLiteConverter, for dense "
+        "layers: `converter._experimental_disable_per_channel_quantization_for_dense_layers = "
+        "True`); this changes the model's results: check its accuracy"
+    )
+    return _per_channel_finding(layers, message, fix, nbytes)
+
+
 def _convolution_finding(layers: Sequence[_Layer]) -> Finding | None:
-    ordered = _largest_first(layers)
     nbytes = sum(layer.bytes_at(layer.channels) for layer in layers)
     halved = sum(layer.bytes_at((layer.channels + 1) // 2) for layer in layers)
     if halved >= nbytes:
         return None  # arrays this small take one 16-byte tail step at half the width too
-    return Finding(
-        rule="tail-per-channel",
-        severity=Severity.INFO,
-        location=_location(ordered[0]),
-        message=f"{_count(len(layers), 'layer keeps', 'layers keep')} "
-        f"{format_bytes_exact(nbytes)} of per-channel "
-        "multipliers and shifts, 8 B per output channel whatever the weights' quantization ("
-        + ", ".join(layer.describe() for layer in ordered[:TOP_LAYERS])
-        + (f", and {len(layers) - TOP_LAYERS} more" if len(layers) > TOP_LAYERS else "")
-        + ")",
-        fix="narrower layers keep fewer (pruning filters, a smaller width multiplier): at half "
-        f"the filters in every layer (width multiplier 0.5) they take "
-        f"{format_bytes_exact(halved)}, and the weights and activations shrink too; this "
-        "changes the model: retrain or fine-tune, then check its accuracy",
-        saving_bytes=nbytes - halved,
-        details=MappingProxyType(
-            {"layers": len(layers), "bytes": nbytes, "bytes_at_half_width": halved}
-        ),
+    message = (
+        f"{_count(len(layers), 'layer keeps', 'layers keep')} {format_bytes_exact(nbytes)} of "
+        "per-channel multipliers and shifts, 8 B per output channel whatever the weights' "
+        "quantization (LAYERS)"
     )
+    fix = (
+        "narrower layers keep fewer (pruning filters, a smaller width multiplier): at half the "
+        f"filters in every layer (width multiplier 0.5) they take {format_bytes_exact(halved)}, "
+        "and the weights and activations shrink too; this changes the model: retrain or "
+        "fine-tune, then check its accuracy"
+    )
+    return _per_channel_finding(layers, message, fix, nbytes - halved, bytes_at_half_width=halved)
 
 
 # ---------------------------------------------------------------------------------------------

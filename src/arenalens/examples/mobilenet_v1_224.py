@@ -13,7 +13,7 @@ is close to 300 KB: the example for "a 224×224 model on a 320 KB board: which i
 from __future__ import annotations
 
 from arenalens.examples.layers import Int8Network
-from arenalens.examples.vww_mobilenet_v1 import BLOCKS
+from arenalens.examples.vww_mobilenet_v1 import mobilenet_v1_features
 
 DESCRIPTION = "MobileNetV1-0.25 image classifier, 224x224x3 int8 image → 10 classes"
 SEED = 224
@@ -25,12 +25,7 @@ def build() -> bytes:
     """Nothing → the int8 224×224 MobileNetV1 model as .tflite bytes."""
     net = Int8Network(seed=SEED, description=DESCRIPTION)
     image = net.input("input", (1, 224, 224, 3), (0.0, 1.0))
-    x = net.conv2d(image, "conv_0", channels=int(32 * WIDTH), stride=2)
-    for number, (stride, channels) in enumerate(BLOCKS, start=1):
-        x = net.depthwise_conv2d(x, f"block_{number}/depthwise", stride=stride)
-        x = net.conv2d(
-            x, f"block_{number}/pointwise", channels=int(channels * WIDTH), kernel=(1, 1)
-        )
+    x = mobilenet_v1_features(net, image, WIDTH)
     channels = x.shape[3]
     pooled = net.global_average(x, "global_average")
     flat = net.reshape(pooled, "flatten", (1, channels))

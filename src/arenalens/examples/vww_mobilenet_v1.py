@@ -7,7 +7,7 @@ and SOFTMAX. All activations use ReLU6.
 
 from __future__ import annotations
 
-from arenalens.examples.layers import Int8Network
+from arenalens.examples.layers import Activation, Int8Network
 
 DESCRIPTION = "MobileNetV1-0.25 visual wake words, 96x96x3 int8 image → 2 classes"
 SEED = 96
@@ -30,16 +30,23 @@ BLOCKS = (
 )
 
 
+def mobilenet_v1_features(net: Int8Network, image: Activation, width: float) -> Activation:
+    """MobileNetV1's feature extractor at a width multiplier: the 3×3 stride-2 convolution and
+    the 13 depthwise-separable blocks (ReLU6), on `image`."""
+    x = net.conv2d(image, "conv_0", channels=int(32 * width), stride=2)
+    for number, (stride, channels) in enumerate(BLOCKS, start=1):
+        x = net.depthwise_conv2d(x, f"block_{number}/depthwise", stride=stride)
+        x = net.conv2d(
+            x, f"block_{number}/pointwise", channels=int(channels * width), kernel=(1, 1)
+        )
+    return x
+
+
 def build() -> bytes:
     """Nothing → the int8 VWW MobileNetV1 model as .tflite bytes."""
     net = Int8Network(seed=SEED, description=DESCRIPTION)
     image = net.input("input", (1, 96, 96, 3), (0.0, 1.0))
-    x = net.conv2d(image, "conv_0", channels=int(32 * WIDTH), stride=2)
-    for number, (stride, channels) in enumerate(BLOCKS, start=1):
-        x = net.depthwise_conv2d(x, f"block_{number}/depthwise", stride=stride)
-        x = net.conv2d(
-            x, f"block_{number}/pointwise", channels=int(channels * WIDTH), kernel=(1, 1)
-        )
+    x = mobilenet_v1_features(net, image, WIDTH)
     _, height, width, channels = x.shape
     x = net.average_pool(x, "average_pool", pool=(height, width))
     x = net.reshape(x, "flatten", (1, channels))

@@ -90,8 +90,8 @@ if TYPE_CHECKING:  # the split package loads only with --split
     from arenalens.split.outcome import Splitting
     from arenalens.targets import Target
 
-# Planning time for each split model the split search measures.
-SPLIT_MEASURE_SECONDS = 2.0
+# Search effort (`arenalens.effort`) for each split model the split search measures.
+SPLIT_MEASURE_EFFORT = 2.0
 
 
 @record
@@ -163,7 +163,8 @@ def optimize_model(
     reorder: bool = False,
     inplace: bool = False,
     overlap: bool | OverlapRules = False,
-    time_limit_s: float = 10.0,
+    effort: float = 10.0,
+    time_limit_s: float | None = None,
     seed: int = 0,
     reorderer: str = "auto",
     prove_inplace: bool = True,
@@ -189,6 +190,9 @@ def optimize_model(
     (`arenalens.split`), kept only for what they save on the build and, like an overlap, only
     if the real runtime computes bit-identical outputs (the split model alone, with TFLM's own
     plan, when the written plan is not right on the reference kernels the runtime runs).
+    `effort` is the whole search's budget (`arenalens.effort`: counted work, so the same input
+    writes the same bytes on every machine); `time_limit_s` is an optional wall-clock cap, the one
+    setting that can make the result depend on the machine's speed and load (None: no cap).
     """
     model = source if isinstance(source, Model) else load_model(source)
     chosen_build = as_build(build)
@@ -209,6 +213,7 @@ def optimize_model(
         planner=planner,
         reorder=reorder,
         inplace=inplace,
+        effort=effort,
         time_limit_s=time_limit_s,
         seed=seed,
         reorderer=reorderer,
@@ -230,7 +235,8 @@ class Request:
     planner: str
     reorder: bool
     inplace: bool
-    time_limit_s: float
+    effort: float
+    time_limit_s: float | None
     seed: int
     reorderer: str
     prove_inplace: bool
@@ -366,7 +372,8 @@ def _choices(
             base,
             "tflm",
             reorderer=request.reorderer,
-            time_limit_s=min(5.0, request.time_limit_s),
+            effort=min(5.0, request.effort),
+            time_limit_s=_capped(request.time_limit_s, 5.0),
             build=request.build,
         )
         if not schedule.is_file_order():
@@ -391,9 +398,10 @@ def _allplan_candidates(choices: Sequence[_Choice], request: Request) -> list[Ca
     build's scratch."""
     size_builds = request.size_builds
     variants = 2 * len(choices) * (2 if request.overlap else 1) * len(size_builds)
-    # The time limit covers the whole run: each choice plans up to two variants per size build
+    # The effort covers the whole run: each choice plans up to two variants per size build
     # (x2 with overlaps).
-    per_plan_s = max(1.0, request.time_limit_s / variants)
+    per_plan = max(1.0, request.effort / variants)
+    per_plan_cap = _share(request.time_limit_s, variants)
     candidates: list[Candidate] = []
     for schedule_label, schedule, scheduled, aliases in choices:
         for with_overlap in (False, True) if request.overlap else (False,):
@@ -404,7 +412,8 @@ def _allplan_candidates(choices: Sequence[_Choice], request: Request) -> list[Ca
                     aliases,
                     label=schedule_label,
                     planner=request.planner,
-                    time_limit_s=per_plan_s,
+                    effort=per_plan,
+                    time_limit_s=per_plan_cap,
                     seed=request.seed,
                     overlap_rules=request.rules if with_overlap else None,
                     build=request.build,
@@ -534,7 +543,8 @@ def _split(model: Model, request: Request) -> Splitting:
     measuring = replace(
         request,
         reorder=False,
-        time_limit_s=SPLIT_MEASURE_SECONDS,
+        effort=SPLIT_MEASURE_EFFORT,
+        time_limit_s=_capped(request.time_limit_s, SPLIT_MEASURE_EFFORT),
         reorderer="auto",
         prove_inplace=False,
         split=False,
@@ -546,6 +556,16 @@ def _split(model: Model, request: Request) -> Splitting:
 
     overlaps = (request.build, request.rules.paths) if request.overlap else None
     return split_for_build(model, measure, overlaps=overlaps)
+
+
+def _capped(time_limit_s: float | None, most: float) -> float | None:
+    """A user's wall-clock cap for one step of the search: at most `most` seconds (none: none)."""
+    return None if time_limit_s is None else min(most, time_limit_s)
+
+
+def _share(time_limit_s: float | None, parts: int) -> float | None:
+    """A user's wall-clock cap shared by `parts` searches (at least a second each; none: none)."""
+    return None if time_limit_s is None else max(1.0, time_limit_s / parts)
 
 
 def refuse_placeholder_inputs(model: Model) -> None:

@@ -21,6 +21,7 @@ from arenalens.builds.kernel_paths import (
     paths_text,
     sorted_paths,
 )
+from arenalens.effort import cap_setting
 from arenalens.errors import PlanError
 from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
@@ -189,7 +190,8 @@ def plan_candidates(
     *,
     label: str,
     planner: str,
-    time_limit_s: float,
+    effort: float,
+    time_limit_s: float | None,
     seed: int,
     overlap_rules: OverlapRules | None = None,
     build: Build = HOST,
@@ -221,7 +223,9 @@ def plan_candidates(
         if any(p.kind is BufferKind.SCRATCH for p in arena.buffers.values()):
             variants.append(("free", problem))
         for variant, variant_problem in variants:
-            plan = run_planner(planner, variant_problem, time_limit_s=time_limit_s, seed=seed)
+            plan = run_planner(
+                planner, variant_problem, effort=effort, seed=seed, **cap_setting(time_limit_s)
+            )
             offline = micro.offline_plan(model, arena, plan.offsets)
             if offline in seen:
                 continue

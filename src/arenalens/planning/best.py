@@ -8,8 +8,7 @@ candidate is checked by `run_planner`; the smallest wins (ties: the earlier one)
 
 from __future__ import annotations
 
-import time
-
+from arenalens.effort import cap_settings, deadline
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.portfolio import run_portfolio, smallest
@@ -24,22 +23,34 @@ from arenalens.units import format_bytes_exact
     source="portfolio of the registered planners",
     in_portfolio=False,
 )
-def best(problem: Problem, *, time_limit_s: float = 10.0, seed: int = 0) -> PlannerOutput:
-    """Problem → the smallest checked plan of the portfolio (and of CP-SAT, if available)."""
-    started = time.perf_counter()
+def best(
+    problem: Problem, *, effort: float = 10.0, time_limit_s: float | None = None, seed: int = 0
+) -> PlannerOutput:
+    """Problem → the smallest checked plan of the portfolio (and of CP-SAT, if available); the
+    portfolio gets a quarter of the effort (two units at most), CP-SAT the rest."""
+    end = deadline(time_limit_s)
     bound = sound_lower_bound(problem)
+    portfolio_effort = min(2.0, effort / 4)
     plans = run_portfolio(
-        problem, seed=seed, time_limit_s=min(2.0, time_limit_s / 4), stop_at=bound
+        problem,
+        seed=seed,
+        effort=portfolio_effort,
+        time_limit_s=None if time_limit_s is None else time_limit_s / 4,
+        stop_at=bound,
     )
     winner = smallest(plans)
     notes = [f"best heuristic: {winner.planner} ({format_bytes_exact(winner.arena_size)})"]
     proven = winner.arena_size <= bound
     final_bound = bound
     if not proven:
-        remaining = max(0.1, time_limit_s - (time.perf_counter() - started))
         try:
             exact = run_planner(
-                "optimal", problem, time_limit_s=remaining, seed=seed, hint=winner.offsets
+                "optimal",
+                problem,
+                effort=effort - portfolio_effort,
+                seed=seed,
+                hint=winner.offsets,
+                **cap_settings(end),
             )
         except RuntimeUnavailableError as error:
             notes.append(f"no exact search: {error}")

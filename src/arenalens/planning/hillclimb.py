@@ -6,15 +6,16 @@ Source: Arm Vela's `HillClimbAllocator` (*ethosu/vela/hillclimb_allocation.py*, 
 has none, swaps two random positions). A move is kept when the arena does not grow, so plateaus are
 crossed; every `restart_after` fruitless moves the walk restarts from the best order so far. It
 starts from the better of the size-descending and breadth orders, stops at the lower bound, and
-is bounded by `max_iterations` and `time_limit_s`. Deterministic for a given seed unless the time
-limit cuts it short.
+is bounded by `max_iterations` and by its `effort` (`arenalens.effort`: a number of buffer
+placements, each step re-placing every buffer), so it is deterministic for a given seed; only a
+user's wall-clock cap (`time_limit_s`, off by default) can cut it short elsewhere.
 """
 
 from __future__ import annotations
 
 import random
-import time
 
+from arenalens.effort import HILLCLIMB_PLACEMENTS, deadline, past, steps
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.greedy_by_breadth import breadth_order
 from arenalens.planning.placement import Fit, place_in_order
@@ -32,7 +33,8 @@ def hillclimb(
     *,
     seed: int = 0,
     max_iterations: int = 2000,
-    time_limit_s: float = 2.0,
+    effort: float = 2.0,
+    time_limit_s: float | None = None,
     restart_after: int = 200,
 ) -> PlannerOutput:
     """Problem → offsets from the best first-fit order found by a bounded, seeded hill climb."""
@@ -43,11 +45,14 @@ def hillclimb(
     scored = [(_evaluate(problem, order), index, order) for index, order in enumerate(starts)]
     (best_size, best_offsets), _, best_order = min(scored, key=lambda s: (s[0][0], s[1]))
     lower_bound = sound_lower_bound(problem)
-    deadline = time.perf_counter() + time_limit_s
+    # Each step places every buffer once: the effort's placements over the buffer count.
+    placements = steps(effort, HILLCLIMB_PLACEMENTS)
+    budget = min(max_iterations, placements // max(1, len(problem.buffers)))
+    end = deadline(time_limit_s)
     current_order, current_size, current_offsets = best_order, best_size, best_offsets
     iterations = fruitless = 0
-    while iterations < max_iterations and best_size > lower_bound and len(movable) > 1:
-        if time.perf_counter() > deadline:
+    while iterations < budget and best_size > lower_bound and len(movable) > 1:
+        if past(end):
             break
         iterations += 1
         candidate = _move(problem, current_order, current_offsets, current_size, rng)

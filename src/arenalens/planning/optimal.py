@@ -5,7 +5,12 @@ are fixed, the offset (a multiple of the alignment) is a variable; rectangles ma
 (`AddNoOverlap2D`), and the arena is the highest end, minimised. Fixed (offline) buffers are
 constants the others must avoid. The search is warm-started (`AddHint`) from the best heuristic
 plan, whose size is also the horizon, and starts from a sound lower bound (busiest step), so it
-either proves the optimum or reports the gap that remains when the time limit ends.
+either proves the optimum or reports the gap that remains when its effort is spent. The effort is
+CP-SAT's deterministic time (`max_deterministic_time`, its own count of work), with one worker
+and a fixed seed by default (several workers interleave their search in fixed batches,
+`interleave_search`: deterministic whatever their number, sat_parameters.proto, but on these
+models several times slower per unit of work), so the same problem gets the same plan on every
+machine; only a user's wall-clock cap (`time_limit_s`, off by default) can stop it elsewhere.
 
 Allowed overlaps (`Overlap`: an output may start at least D bytes below an input it shares bytes
 with) break the no-overlap rule for one pair during the steps they share. Those steps are a
@@ -23,10 +28,10 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import time
 from collections.abc import Mapping
 from typing import Any
 
+from arenalens.effort import CPSAT_DETERMINISTIC_SECONDS, deadline, seconds_left
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.portfolio import run_portfolio, smallest
@@ -46,18 +51,26 @@ INSTALL_HINT = "the 'optimal' planner needs OR-Tools: pip install 'arenalens[exa
 def optimal(
     problem: Problem,
     *,
-    time_limit_s: float = 10.0,
+    effort: float = 10.0,
+    time_limit_s: float | None = None,
     seed: int = 0,
-    workers: int = 2,
+    workers: int = 1,
     hint: Mapping[int, int] | None = None,
 ) -> PlannerOutput:
     """Problem → offsets minimising the arena, with a proof of optimality or a proven bound."""
     cp_model = _import_cp_model()
-    started = time.perf_counter()
+    end = deadline(time_limit_s)
     bound = sound_lower_bound(problem)
+    search_effort = effort
     if hint is None:
+        portfolio_effort = min(2.0, effort / 4)
+        search_effort = effort - portfolio_effort
         heuristics = run_portfolio(
-            problem, seed=seed, time_limit_s=min(2.0, time_limit_s / 4), stop_at=bound
+            problem,
+            seed=seed,
+            effort=portfolio_effort,
+            time_limit_s=None if time_limit_s is None else time_limit_s / 4,
+            stop_at=bound,
         )
         start_plan = smallest(heuristics)
         hint_offsets: Mapping[int, int] = start_plan.offsets
@@ -72,14 +85,14 @@ def optimal(
             bound=hint_size,
             notes=(f"{warm_from} reaches the lower bound; no search needed",),
         )
-    remaining = max(0.1, time_limit_s - (time.perf_counter() - started))
     solved = _solve(
         cp_model,
         problem,
         hint=hint_offsets,
         horizon=hint_size,
         bound=bound,
-        time_limit_s=remaining,
+        effort=search_effort,
+        time_limit_s=seconds_left(end),
         seed=seed,
         workers=workers,
     )
@@ -195,7 +208,8 @@ def _solve(
     hint: Mapping[int, int],
     horizon: int,
     bound: int,
-    time_limit_s: float,
+    effort: float,
+    time_limit_s: float | None,
     seed: int,
     workers: int,
 ) -> tuple[dict[int, int], bool, int, str]:
@@ -240,9 +254,13 @@ def _solve(
     model.AddNoOverlap2D(x_intervals, y_intervals)
     model.Minimize(arena)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.max_deterministic_time = effort * CPSAT_DETERMINISTIC_SECONDS
+    if time_limit_s is not None:
+        solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.random_seed = seed
     solver.parameters.num_workers = max(1, workers)
+    # One worker searches deterministically; several only when interleaved in fixed batches.
+    solver.parameters.interleave_search = workers > 1
     status = solver.Solve(model)
     name = solver.StatusName(status)
     offsets = dict(hint)

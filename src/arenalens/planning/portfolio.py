@@ -1,14 +1,14 @@
 """Heuristic portfolio, shared by the `optimal` and `best` planners.
 
 The portfolio is every registered planner marked `in_portfolio` (cheap, heuristic or runtime
-replica), run through `run_planner` so each result is checked. Every member is offered `seed`
-and the time left; the registry passes them to the members that take them.
+replica), run through `run_planner` so each result is checked. Every member is offered `seed`,
+the portfolio's whole effort (only the hill climb searches) and, when a user capped the wall
+clock, the seconds left; the registry passes them to the members that take them.
 """
 
 from __future__ import annotations
 
-import time
-
+from arenalens.effort import cap_settings, deadline
 from arenalens.errors import ArenalensError
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import get_planner, planner_names, run_planner
@@ -27,16 +27,16 @@ def run_portfolio(
     problem: Problem,
     *,
     seed: int = 0,
-    time_limit_s: float = 2.0,
+    effort: float = 2.0,
+    time_limit_s: float | None = None,
     stop_at: int | None = None,
 ) -> list[Plan]:
     """Problem → checked plans of every portfolio planner (stops early at `stop_at` bytes)."""
     plans: list[Plan] = []
-    deadline = time.perf_counter() + time_limit_s
+    end = deadline(time_limit_s)
     for name in portfolio_names():
-        remaining = max(0.05, deadline - time.perf_counter())
         try:
-            plans.append(run_planner(name, problem, seed=seed, time_limit_s=remaining))
+            plans.append(run_planner(name, problem, seed=seed, effort=effort, **cap_settings(end)))
         except ArenalensError:
             # A replica may refuse a problem outside its runtime's rules; the others still run.
             continue

@@ -10,14 +10,13 @@ and `run_planner("my_planner", problem)` times it, checks the result with `check
 frozen `Plan`. Nothing reaches a user without passing the checker.
 
 Settings are the planner's keyword arguments; the registry reads them once (`PlannerInfo.settings`)
-and passes on what a planner takes: `seed` and `time_limit_s` may be offered to every planner
-(`run_planner("greedy_by_size", problem, seed=1)` runs it without a seed), any other setting a
-planner does not take is a UsageError.
+and passes on what a planner takes: `seed`, `effort` and `time_limit_s` (`arenalens.effort`) may be
+offered to every planner (`run_planner("greedy_by_size", problem, seed=1)` runs it without a seed),
+any other setting a planner does not take is a UsageError.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from functools import cached_property
@@ -106,11 +105,7 @@ def get_planner(name: str) -> PlannerInfo:
 
 def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     """Run one registered planner on problem with the settings it takes → a checked, timed Plan."""
-    info = get_planner(name)
-    taken = info.settings.select(settings, owner=f"planner '{name}'")
-    started = time.perf_counter()
-    result = info.function(problem, **taken)
-    seconds = time.perf_counter() - started
+    result, seconds = _REGISTRY.run(name, problem, settings)
     output = result if isinstance(result, PlannerOutput) else PlannerOutput(offsets=result)
     offsets = MappingProxyType({int(k): int(v) for k, v in output.offsets.items()})
     try:

@@ -1,14 +1,13 @@
 """Automatic reordering: the exact search when tractable, else a beam search; never worse.
 
-Runs the beam search first (its peak bounds and speeds up the exact search), then the exact search
-within the remaining time. The result is the smallest-peak order among the file order, the beam
+Runs the beam search first (its peak bounds and speeds up the exact search), then the exact search,
+each with half the effort. The result is the smallest-peak order among the file order, the beam
 order and the exact order; ties keep the file order, so nothing moves without a measured gain.
 """
 
 from __future__ import annotations
 
-import time
-
+from arenalens.effort import deadline, seconds_left
 from arenalens.reorder.beam import beam
 from arenalens.reorder.exact import search
 from arenalens.reorder.registry import ReorderOutput, register_reorderer
@@ -21,17 +20,27 @@ from arenalens.reorder.schedule import ScheduleProblem
     source="exact + beam (this package)",
 )
 def auto(
-    problem: ScheduleProblem, *, time_limit_s: float = 5.0, max_states: int = 200_000
+    problem: ScheduleProblem,
+    *,
+    effort: float = 5.0,
+    time_limit_s: float | None = None,
+    max_states: int = 200_000,
 ) -> ReorderOutput:
     """ScheduleProblem → the smallest-peak order found; proven when the exact search ends."""
-    started = time.perf_counter()
+    end = deadline(time_limit_s)
     file_order = list(range(problem.op_count))
     candidates: list[tuple[int, int, list[int]]] = [(problem.peak(file_order), 0, file_order)]
-    heuristic = list(beam(problem, time_limit_s=time_limit_s / 2).order)
+    half_cap = None if time_limit_s is None else time_limit_s / 2
+    heuristic = list(beam(problem, effort=effort / 2, time_limit_s=half_cap).order)
     candidates.append((problem.peak(heuristic), 1, heuristic))
-    remaining = max(0.05, time_limit_s - (time.perf_counter() - started))
     best_peak = min(peak for peak, _, _ in candidates)
-    found = search(problem, time_limit_s=remaining, max_states=max_states, upper_bound=best_peak)
+    found = search(
+        problem,
+        effort=effort / 2,
+        time_limit_s=seconds_left(end),
+        max_states=max_states,
+        upper_bound=best_peak,
+    )
     notes: list[str] = []
     if found is not None:
         candidates.append((problem.peak(found[0]), 2, found[0]))

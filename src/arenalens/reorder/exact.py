@@ -10,19 +10,20 @@ already exceeds a known order's peak (the file order, or a heuristic's) are neve
 Source: Liberis & Lane, "Neural networks on microcontrollers: saving memory at inference via
 operator reordering" (arXiv 1910.05110, 2019), whose dynamic program over sets of computed
 operators this is, and the working-set model of tflite-tools (github.com/eliberis/tflite-tools).
-Tractable when the graph is narrow (chains, a few branches); `max_states` and `time_limit_s`
-bound it, and it reports "not tractable" instead of guessing.
+Tractable when the graph is narrow (chains, a few branches); `max_states` and its `effort` (counted
+work: the operator steps tried, each by what it costs, `arenalens.effort`) bound it, the same on
+every machine, and it reports "not tractable" instead of guessing.
 """
 
 from __future__ import annotations
 
 import heapq
-import time
 from collections.abc import Sequence
 
+from arenalens.effort import REORDER_WORK, deadline, past, steps
 from arenalens.reorder.registry import ReorderOutput, register_reorderer
 from arenalens.reorder.schedule import ScheduleProblem
-from arenalens.reorder.state import advance, compile_problem, ready
+from arenalens.reorder.state import advance, advance_work, compile_problem, ready, ready_work
 
 
 @register_reorderer(
@@ -33,14 +34,19 @@ from arenalens.reorder.state import advance, compile_problem, ready
 def exact(
     problem: ScheduleProblem,
     *,
-    time_limit_s: float = 5.0,
+    effort: float = 5.0,
+    time_limit_s: float | None = None,
     max_states: int = 200_000,
     upper_bound: int | None = None,
     fallback: Sequence[int] | None = None,
 ) -> ReorderOutput:
     """ScheduleProblem → the order of smallest peak, proven; file order when not tractable."""
     result = search(
-        problem, time_limit_s=time_limit_s, max_states=max_states, upper_bound=upper_bound
+        problem,
+        effort=effort,
+        time_limit_s=time_limit_s,
+        max_states=max_states,
+        upper_bound=upper_bound,
     )
     if result is None:
         order = list(fallback) if fallback is not None else list(range(problem.op_count))
@@ -52,7 +58,8 @@ def exact(
 def search(
     problem: ScheduleProblem,
     *,
-    time_limit_s: float = 5.0,
+    effort: float = 5.0,
+    time_limit_s: float | None = None,
     max_states: int = 200_000,
     upper_bound: int | None = None,
 ) -> tuple[list[int], int] | None:
@@ -64,7 +71,10 @@ def search(
     compiled = compile_problem(problem)
     file_peak = problem.peak(range(problem.op_count))
     bound = file_peak if upper_bound is None else min(upper_bound, file_peak)
-    deadline = time.perf_counter() + time_limit_s
+    budget = steps(effort, REORDER_WORK)
+    step_work, scan_work = advance_work(compiled), ready_work(compiled)
+    end = deadline(time_limit_s)
+    work = 0
     start_live = compiled.initial_live
     start_bytes = sum(compiled.tensor_bytes[t] for t in start_live)
     best: dict[int, int] = {0: compiled.initial_bytes}
@@ -79,12 +89,14 @@ def search(
         if done == compiled.full:
             return _path(parent, done), expanded
         expanded += 1
-        # The clock is read at every expansion: one expansion of a wide graph (a thousand
-        # operators ready) costs milliseconds, so every 256th overran the limit by seconds.
-        if expanded > max_states or time.perf_counter() > deadline:
+        # Steps tried, not states, measure the work: one expansion of a wide graph (a thousand
+        # operators ready) tries a thousand steps.
+        if expanded > max_states or work > budget or past(end):
             return None
         live, live_bytes = lives.pop(done)
+        work += scan_work
         for op in ready(compiled, done):
+            work += step_work
             after, next_live, next_bytes, running = advance(compiled, done, live, live_bytes, op)
             step_peak = max(peak, running)
             if step_peak > bound or step_peak >= best.get(after, step_peak + 1):

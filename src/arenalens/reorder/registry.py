@@ -3,12 +3,12 @@
 Same shape as the planner registry: a reorderer returns an operator order (or a `ReorderOutput`
 with more to say); `run_reorderer` times it, checks that the order is a valid topological order
 of the problem's dependencies (`check_order`) and measures its peak. Settings work as for planners:
-`seed` and `time_limit_s` may be offered to every reorderer; any other it does not take is refused.
+`seed`, `effort` and `time_limit_s` may be offered to every reorderer; any other it does not take is
+refused.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from functools import cached_property
@@ -92,11 +92,7 @@ def get_reorderer(name: str) -> ReordererInfo:
 
 def run_reorderer(name: str, problem: ScheduleProblem, **settings: Any) -> ReorderResult:
     """Run one reorderer with the settings it takes → a checked, timed ReorderResult."""
-    info = get_reorderer(name)
-    taken = info.settings.select(settings, owner=f"reorderer '{name}'")
-    started = time.perf_counter()
-    result = info.function(problem, **taken)
-    seconds = time.perf_counter() - started
+    result, seconds = _REGISTRY.run(name, problem, settings)
     output = result if isinstance(result, ReorderOutput) else ReorderOutput(order=result)
     order = tuple(int(op) for op in output.order)
     try:

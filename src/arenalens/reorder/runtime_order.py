@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.builds.build import Build, as_build
+from arenalens.effort import cap_setting
 from arenalens.ir import Model, Tensor
 from arenalens.reorder.registry import ReorderResult, run_reorderer
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, schedule_problem
@@ -27,14 +28,16 @@ def reorder_for_runtime(
     runtime: str,
     *,
     reorderer: str = "auto",
-    time_limit_s: float = 5.0,
+    effort: float = 5.0,
+    time_limit_s: float | None = None,
     build: Build | str | None = None,
 ) -> tuple[Schedule, ReorderResult]:
     """Model → (schedule of subgraph 0, reorder result) minimising that runtime's busiest step.
 
     The schedule is the file order unless the reorderer's order has a strictly lower peak (the
     order is checked by `run_reorderer`; `apply_schedule` checks it again on the model). `build`
-    is the TFLM build whose scratch counts (None: the x86-64 wheel).
+    is the TFLM build whose scratch counts (None: the x86-64 wheel). `effort` bounds the search
+    (`arenalens.effort`); `time_limit_s` is a user's wall-clock cap (None: none).
     """
     rules = get_runtime(runtime)
     arena = rules.arenas(model, as_build(build))[0]
@@ -60,7 +63,7 @@ def reorder_for_runtime(
     problem = schedule_problem(
         model, 0, tensor_bytes=tensor_bytes, op_extra=extra, keep_inputs=runtime == "litert"
     )
-    result = run_reorderer(reorderer, problem, time_limit_s=time_limit_s)
+    result = run_reorderer(reorderer, problem, effort=effort, **cap_setting(time_limit_s))
     if result.peak >= result.file_order_peak:
         return FILE_ORDER, result
     return Schedule(MappingProxyType({0: result.order})), result

@@ -304,10 +304,15 @@ def _strip(text: str) -> str:
 def _budget_source(verdict: Verdict) -> str:
     check = verdict.fit
     assert check is not None
-    reserve = f" − reserve {format_bytes_exact(check.reserve_bytes)}" if check.reserve_bytes else ""
+    taken = check.reserve_taken_bytes
+    reserve = f" − reserve {format_bytes_exact(taken)}" if taken else ""
+    block = check.block
+    if check.target is not None and block is not None and len(check.target.banks) > 1:
+        whole = format_bytes_exact(block.available_bytes + taken)
+        return f"{check.target.name}: largest block {block.name} {whole}{reserve}"
     if check.target is not None:
-        block = format_bytes_exact(check.budget_bytes)
-        return f"{check.target.name}: largest static block {block}{reserve}"
+        budget = format_bytes_exact(check.budget_bytes)
+        return f"{check.target.name}: largest static block {budget}{reserve}"
     typed = (
         f"{check.budget_text} = " if check.budget_text and not check.budget_text.isdigit() else ""
     )
@@ -330,7 +335,24 @@ def _fits_cell(verdict: Verdict) -> Text:
         return Text("shape?", style="red")
     if verdict.npu_short:
         return Text("no: NPU memory", style="red")  # the arena alone would fit
+    placed = _placed_in(verdict)
+    if placed:
+        return Text(f"yes: {placed}", style="green")
     return _yes_no(verdict.fits)
+
+
+def _placed_in(verdict: Verdict) -> str:
+    """Where the board's placement puts the memory when that is not one arena in the block
+    the available column counts: 'sram1-3 + axi-sram' (persistent + non-persistent), 'psram'.
+    Empty otherwise."""
+    fit = verdict.fit
+    if fit is None or fit.placement is None or fit.placement.best is None:
+        return ""
+    uses = fit.placement.best.uses
+    block = fit.block
+    if len(uses) == 1 and (block is None or uses[0].block.name == block.name):
+        return ""
+    return " + ".join(use.block.name for use in uses)
 
 
 # Board rows `check --target all` shows without --all (the table is sorted most useful first).
@@ -396,7 +418,7 @@ def render_boards(
     else:
         reserve = ""
     table = Table(
-        title=f"boards (available = the largest static block{reserve})",
+        title=f"boards (available = the largest block one arena can take{reserve})",
         title_justify="left",
         header_style="bold",
     )
@@ -452,6 +474,15 @@ def render_boards(
                 lines.append(note)
     if not any(verdict.has_number for verdict in verdicts):
         lines.extend(steps_lines(first.steps))  # what to do first, whichever board
+    if any(_placed_in(verdict) for verdict in shown):
+        lines.append(
+            Text(
+                "yes: BANK + BANK: placed in the board's RAM banks (persistent + non-persistent "
+                "part, or the one arena's bank), as `arenalens check --target BOARD` prints it "
+                "with the code to paste; headroom is then the least any buffer leaves in its bank.",
+                style="dim",
+            )
+        )
     lines.append(
         Text(
             "needs: the number to declare on the board's build (its core with the kernels it "

@@ -17,6 +17,7 @@ from typing import Any
 
 from arenalens.builds.build import Build, build_document, build_flags, overlap_flags
 from arenalens.declared import DeclaredArena, parts_text
+from arenalens.placement import placement_document
 from arenalens.records import record
 from arenalens.report.labels import (
     OVERLAP_PLAN_SUFFIX,
@@ -339,7 +340,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     the grouped reasons and the steps (each with the command it names)."""
     fit = verdict.fit
     target = None if fit is None else fit.target
-    document = {
+    document: dict[str, Any] = {
         "verdict": None if verdict.answer is None else verdict.answer.value,
         "where": verdict.where,
         "budget_bytes": None if fit is None else fit.budget_bytes,
@@ -360,6 +361,9 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
         "plan_conflicts": [conflict.as_dict() for conflict in verdict.conflicts],
         "steps": [step.as_dict() for step in verdict.steps],
     }
+    if fit is not None and fit.placement is not None and verdict.has_number:
+        # A board with several RAM banks: where each part goes (only then in the document).
+        document["placement"] = placement_document(fit.placement)
     if verdict.npu_short and fit is not None and fit.npu is not None:
         # The arena fits, the NPU's other SRAM pieces do not: why (only then in the document).
         document["npu_short"] = npu_shortfall(fit.npu)

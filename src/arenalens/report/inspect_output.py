@@ -41,11 +41,7 @@ def tensor_record(tensor: Tensor) -> dict[str, Any]:
             "axis": q.axis,
         }
     return {
-        "index": tensor.index,
-        "name": tensor.name,
-        "shape": list(tensor.shape),
-        "shape_signature": list(tensor.shape_signature),
-        "dtype": tensor.dtype.name,
+        **tensor_brief(tensor),
         "bytes": tensor.nbytes,
         "kind": tensor.kind.value,
         "buffer": tensor.buffer,

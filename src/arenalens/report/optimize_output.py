@@ -204,11 +204,28 @@ def _fit_lines(fit: Mapping[str, Any] | None) -> list[str]:
     if fit["reserve_from"] != "firmware":
         kept = f"{reserve} reserved"
     where = f"{fit['where'][:-1]}; {kept})" if fit["reserve_bytes"] else fit["where"]
-    if headroom < 0:
+    if not fit.get("fits", headroom >= 0):
         short = format_bytes_exact(-headroom)
         return [f"DOES NOT FIT  the written model on {where}: {short} short"]
-    word = "FITS, TIGHT" if headroom < fit["margin_bytes"] else "FITS"
-    return [f"{word}  the written model on {where}: {format_bytes_exact(headroom)} to spare"]
+    tight = fit.get("tight")
+    word = "FITS, TIGHT" if (headroom < fit["margin_bytes"] if tight is None else tight) else "FITS"
+    lines = [f"{word}  the written model on {where}: {format_bytes_exact(headroom)} to spare"]
+    placement = fit.get("placement") or {}
+    if placement.get("banks"):
+        lines.append(
+            "  placed: "
+            + ", ".join(
+                f"{row['part']} {format_bytes_exact(row['bytes'])} in {row['bank']}"
+                for row in placement["banks"]
+            )
+        )
+    if fit.get("moved"):
+        lines.append(
+            f"  the saving moves the activations {fit['moved']}: every activation and scratch "
+            "buffer is read and written there on every inference, so this rewrite is worth more "
+            "than its bytes alone"
+        )
+    return lines
 
 
 def _firmware(optimization: Optimization) -> dict[str, Any]:

@@ -129,7 +129,6 @@ def _arena_summary(result: ArenaResult) -> dict[str, Any]:
         "runtime_planner": result.arena.runtime_planner,
         "runtime_arena_bytes": result.runtime_plan.arena_size,
         "buffers": len(result.arena.problem.buffers),
-        "planning_seconds": round(result.plan.seconds, 6),
         "notes": list(result.arena.notes),
     }
 

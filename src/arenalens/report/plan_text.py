@@ -69,7 +69,7 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
         table.add_row("memory required", _bytes_text(document["required_bytes"]))
     for heap in document.get("interpreter_heap") or ():
         label = "with XNNPACK" if heap["delegate"] == "xnnpack" else "builtin kernels only"
-        estimate = "" if heap["exact"] else ", estimate"
+        estimate = ", within 1%" if heap["exact"] else ", estimate"
         table.add_row(
             f"interpreter heap ({label})",
             f"{format_bytes_exact(heap['after_setup_bytes'])} after setup, "

@@ -7,7 +7,7 @@ Model-derived names go into `Text` objects, never into markup strings, so a tens
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -26,7 +26,7 @@ from arenalens.report.check_output import (
     verdict_text,
 )
 from arenalens.report.console import Line, render_text
-from arenalens.report.data import ArenaReport, MemoryReport, PlanView
+from arenalens.report.data import ArenaReport, FindingRow, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
 from arenalens.report.labels import shape_label
 from arenalens.units import format_bytes_exact, format_bytes_short
@@ -145,21 +145,35 @@ def findings_lines(report: MemoryReport) -> list[Line]:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True, min_width=len("WARNING"))
     grid.add_column()  # wrapped, never cut: a fix may be a command to run as printed
-    shown = report.findings[:SCREEN_FINDINGS]
-    for finding in shown:
+    _add_findings(
+        grid,
+        report,
+        SCREEN_FINDINGS,
+        lambda finding, saves: Text.assemble(
+            (finding.rule, "bold"), f"  {finding.where}: {finding.fix}{saves}"
+        ),
+    )
+    return [grid]
+
+
+def _add_findings(
+    table: Table, report: MemoryReport, shown: int, text: Callable[[FindingRow, str], Text]
+) -> None:
+    """The first `shown` findings, a row each (severity, then `text` of the finding and what it
+    saves), and how many more `diagnose` lists."""
+    for finding in report.findings[:shown]:
         saves = (
             f" (saves {format_bytes_exact(finding.saving_bytes)})" if finding.saving_bytes else ""
         )
-        grid.add_row(
+        table.add_row(
             Text(finding.severity.upper(), style=_SEVERITY_STYLES.get(finding.severity, "")),
-            Text.assemble((finding.rule, "bold"), f"  {finding.where}: {finding.fix}{saves}"),
+            text(finding, saves),
         )
-    hidden = len(report.findings) - len(shown)
-    if hidden:
-        grid.add_row(
+    hidden = len(report.findings) - shown
+    if hidden > 0:
+        table.add_row(
             "", Text(f"{hidden} more: arenalens diagnose {report.model_argument}", style="dim")
         )
-    return [grid]
 
 
 def headline(report: MemoryReport) -> list[Line]:
@@ -187,27 +201,19 @@ def next_steps_block(report: MemoryReport) -> list[Line]:
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold")
     table.add_column()
-    shown = report.findings[:SHOWN_FINDINGS]
-    for finding in shown:
-        saves = (
-            f" (saves {format_bytes_exact(finding.saving_bytes)})" if finding.saving_bytes else ""
-        )
-        table.add_row(
-            Text(finding.severity.upper(), style=_SEVERITY_STYLES.get(finding.severity, "")),
-            Text.assemble(
-                (finding.rule, "bold"),
-                ("  " + finding.where, "dim"),
-                "\n",
-                finding.message,
-                "\n",
-                ("fix: " + finding.fix + saves, "green"),
-            ),
-        )
-    hidden = len(report.findings) - len(shown)
-    if hidden:
-        table.add_row(
-            "", Text(f"{hidden} more: arenalens diagnose {report.model_argument}", style="dim")
-        )
+    _add_findings(
+        table,
+        report,
+        SHOWN_FINDINGS,
+        lambda finding, saves: Text.assemble(
+            (finding.rule, "bold"),
+            ("  " + finding.where, "dim"),
+            "\n",
+            finding.message,
+            "\n",
+            ("fix: " + finding.fix + saves, "green"),
+        ),
+    )
     return [*steps, Panel(table, title="findings", title_align="left", border_style="yellow")]
 
 

@@ -26,6 +26,7 @@ from arenalens.split.parts import (
     Role,
     SplitKind,
     TensorRef,
+    concatenation,
     macs_of,
 )
 from arenalens.split.regions import Rules
@@ -78,18 +79,7 @@ def split_bands(rules: Rules, region: Region, parts: int) -> RegionSplit | str:
         band_operators, output = emitted
         operators.extend(band_operators)
         outputs.append(output)
-    operators.append(
-        PartOperator(
-            "CONCATENATION",
-            tuple(outputs),
-            (region.result,),
-            (("axis", _HEIGHT), ("fused_activation_function", 0)),
-            origin=region.last,
-            role=Role.CONCAT,
-            copied=result.nbytes,
-            version=2,
-        )
-    )
+    operators.append(concatenation(outputs, region, _HEIGHT, result.nbytes))
     original = sum(_macs(subgraph, subgraph.operators[i]) for i in region.operators)
     return RegionSplit(SplitKind.BANDS, region, parts, tuple(operators), original)
 

@@ -24,6 +24,7 @@ from arenalens.split.parts import (
     Role,
     SplitKind,
     TensorRef,
+    concatenation,
     macs_of,
 )
 from arenalens.split.regions import Rules
@@ -72,18 +73,7 @@ def split_channels(rules: Rules, region: Region, parts: int) -> RegionSplit | st
             source = compute.outputs[0]
         outputs.append(source)
     result = subgraph.tensors[region.result]
-    operators.append(
-        PartOperator(
-            "CONCATENATION",
-            tuple(outputs),
-            (region.result,),
-            (("axis", _CHANNELS), ("fused_activation_function", 0)),
-            origin=region.last,
-            role=Role.CONCAT,
-            copied=result.nbytes,
-            version=2,
-        )
-    )
+    operators.append(concatenation(outputs, region, _CHANNELS, result.nbytes))
     original = sum(
         macs_of(
             subgraph.operators[i].opcode,

@@ -40,26 +40,6 @@ SAME, VALID = 0, 1
 # The int8 value explicit max-pooling padding uses: never larger than a real element.
 INT8_MIN = -128
 
-# Operators that write each element from the same element of each input (same shapes).
-ELEMENTWISE = frozenset(
-    {
-        "ADD",
-        "SUB",
-        "MUL",
-        "MAXIMUM",
-        "MINIMUM",
-        "RELU",
-        "RELU6",
-        "RELU_N1_TO_1",
-        "RELU_0_TO_1",
-        "LEAKY_RELU",
-        "LOGISTIC",
-        "TANH",
-        "HARD_SWISH",
-        "PRELU",
-        "QUANTIZE",
-    }
-)
 # Operators whose output channel c reads only input channel c (the unary ones of ELEMENTWISE).
 PER_CHANNEL_UNARY = frozenset(
     {
@@ -74,6 +54,8 @@ PER_CHANNEL_UNARY = frozenset(
         "QUANTIZE",
     }
 )
+# Operators that write each element from the same element of each input (same shapes).
+ELEMENTWISE = PER_CHANNEL_UNARY | {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "PRELU"}
 WINDOWED = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D"})
 # Why an operator that reduces over its input may not be split (the refusal users read).
 REDUCTIONS = {
@@ -257,24 +239,18 @@ def _windowed_rule(
         dilation_h = dilation_w = 1
         fill = PadFill.INT8_MIN if opcode == "MAX_POOL_2D" else PadFill.NONE
     padding = int(options.get("padding", -1))
-    rows = _window(
-        size_h,
-        int(options.get("stride_h", 0)),
-        dilation_h,
-        padding,
-        sizes=(source.shape[1], output.shape[1]),
-    )
-    cols = _window(
-        size_w,
-        int(options.get("stride_w", 0)),
-        dilation_w,
-        padding,
-        sizes=(source.shape[2], output.shape[2]),
-    )
-    for axis, window in (("height", rows), ("width", cols)):
+    windows = []
+    for axis, name, size, stride, dilation in (
+        (1, "height", size_h, int(options.get("stride_h", 0)), dilation_h),
+        (2, "width", size_w, int(options.get("stride_w", 0)), dilation_w),
+    ):
+        window = _window(
+            size, stride, dilation, padding, sizes=(source.shape[axis], output.shape[axis])
+        )
         if isinstance(window, str):
-            return f"{opcode} {axis}: {window}"
-    assert isinstance(rows, Window) and isinstance(cols, Window)
+            return f"{opcode} {name}: {window}"
+        windows.append(window)
+    rows, cols = windows
     return RowRule(operator.index, opcode, activations, rows, cols, fill)
 
 

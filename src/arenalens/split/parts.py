@@ -9,6 +9,7 @@ STRIDED_SLICE, for one).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -127,6 +128,22 @@ class RegionSplit:
         span = f"operators {ops[0]}-{ops[-1]}" if len(ops) > 1 else f"operator {ops[0]}"
         unit = "bands of rows" if self.kind is SplitKind.BANDS else "channel groups"
         return f"{span}: {self.parts} {unit}"
+
+
+def concatenation(
+    outputs: Sequence[TensorRef], region: Region, axis: int, result_bytes: int
+) -> PartOperator:
+    """The CONCATENATION that joins the parts' outputs into the region's result along `axis`."""
+    return PartOperator(
+        "CONCATENATION",
+        tuple(outputs),
+        (region.result,),
+        (("axis", axis), ("fused_activation_function", 0)),
+        origin=region.last,
+        role=Role.CONCAT,
+        copied=result_bytes,
+        version=2,
+    )
 
 
 def macs_of(opcode: str, output_shape: tuple[int, ...], weights_shape: tuple[int, ...]) -> int:

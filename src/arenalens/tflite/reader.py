@@ -552,20 +552,19 @@ class _Parser:
 
 def read_quantization_scales(model: Model, subgraph: int, tensor: int) -> tuple[float, ...]:
     """Model + (subgraph, tensor) → every quantization scale of that tensor (the IR keeps one)."""
-    parser = _Parser(model.data, model.source)
-    fb_tensor = (
-        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
-    )
-    quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
-    if quantization is None:
-        return ()
-    data, length = quantization.vector(_QuantizationSlots.SCALE, 4)
-    return tuple(struct.unpack_from(f"<{length}f", model.data, data)) if length else ()
+    return _quantization_vector(model, subgraph, tensor, _QuantizationSlots.SCALE, "f")
 
 
 def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> tuple[int, ...]:
     """Model + (subgraph, tensor) → every quantization zero point of that tensor (the IR keeps
     the first)."""
+    return _quantization_vector(model, subgraph, tensor, _QuantizationSlots.ZERO_POINT, "q")
+
+
+def _quantization_vector(
+    model: Model, subgraph: int, tensor: int, slot: int, code: str
+) -> tuple[Any, ...]:
+    """One vector of a tensor's QuantizationParameters, its elements of struct `code`."""
     parser = _Parser(model.data, model.source)
     fb_tensor = (
         parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)[tensor]
@@ -573,8 +572,8 @@ def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> t
     quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
     if quantization is None:
         return ()
-    data, length = quantization.vector(_QuantizationSlots.ZERO_POINT, 8)
-    return tuple(struct.unpack_from(f"<{length}q", model.data, data)) if length else ()
+    data, length = quantization.vector(slot, struct.calcsize(code))
+    return tuple(struct.unpack_from(f"<{length}{code}", model.data, data)) if length else ()
 
 
 def read_dims_entry(model: Model, subgraph: int, tensor: int, index: int) -> int | None:

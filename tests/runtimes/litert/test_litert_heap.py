@@ -15,7 +15,12 @@ import pytest
 
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import glibc
-from arenalens.runtimes.litert.heap import InterpreterHeap, arena_request, interpreter_heap
+from arenalens.runtimes.litert.heap import (
+    InterpreterHeap,
+    arena_request,
+    interpreter_heap,
+    xnnpack_unsized,
+)
 from tests.conftest import SHARED_MODELS
 from tests.litert_heap_measure import DATA, HELD_OUT, TOOL, held_out_model, measure, tracer
 
@@ -23,7 +28,10 @@ CACHE: dict[str, Any] = json.loads(DATA.read_text())
 PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
           ("peak", "peak"))  # fmt: skip
 DELEGATE_OF_MODE = {"builtin": "none", "xnnpack": "xnnpack"}
-HELD_OUT_FAMILIES = {f"{name}.tflite": (family, seed) for name, family, seed in HELD_OUT}
+HELD_OUT_FAMILIES = {
+    f"{name}.tflite": (family, seed, name.removeprefix("heldout_case_"))
+    for name, family, seed in HELD_OUT
+}
 
 
 def model_path(name: str, folder: Path) -> Path | None:
@@ -42,9 +50,12 @@ def predicted(name: str, folder: str) -> dict[str, Any] | None:
         return None
     analysis = analyze(path, runtime="litert")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    heaps: dict[str, Any] = {
-        d: interpreter_heap(analysis.model, sizes, delegate=d) for d in ("none", "xnnpack")
-    }
+    heaps: dict[str, Any] = {"none": interpreter_heap(analysis.model, sizes, delegate="none")}
+    heaps["xnnpack"] = (
+        None
+        if xnnpack_unsized(analysis.model)
+        else interpreter_heap(analysis.model, sizes, delegate="xnnpack")
+    )
     heaps["sizes"] = sizes
     return heaps
 
@@ -72,6 +83,10 @@ def test_heap_is_never_under_the_real_interpreter(name: str, tmp_path_factory: A
         if "error" in real:
             continue
         heap = heaps[delegate]
+        if heap is None:
+            # No XNNPACK figure is given (it would be under): the reason is named.
+            assert delegate == "xnnpack" and "TRANSPOSE_CONV" in name.upper(), name
+            continue
         for measured_key, predicted_key in PHASES:
             assert getattr(heap, predicted_key) >= real[measured_key], (mode, measured_key)
         assert heap.after_setup <= heap.after_first_invoke <= heap.peak
@@ -121,6 +136,33 @@ def test_builtin_setup_is_within_one_percent(name: str, tmp_path_factory: Any) -
     # size, up to a page over per such block.
     large = sum(1 for size in heaps["sizes"] if size + 128 >= 128 * 1024)
     assert real <= heap.after_setup <= real * 1.01 + 4096 * large, (heap.after_setup, real)
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_builtin_first_invoke_and_peak_are_within_one_percent(
+    name: str, tmp_path_factory: Any
+) -> None:
+    """After the first invoke and at the peak, builtin kernels: the first invoke is replayed
+    kernel by kernel (heap_invoke), so where every kernel's blocks are replayed the figure is
+    the real one within the glibc and caller allowances: never under, at most 1% over."""
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    if heaps is None:
+        pytest.skip("the shared models are not here")
+    heap: InterpreterHeap = heaps["none"]
+    real = CACHE["models"][name]["builtin"]
+    exact = {part.name: part.exact for part in heap.parts}
+    allowances = ("heap placement allowance", "caller's blocks")
+    if not all(value for key, value in exact.items() if key not in allowances and
+               key != "first-invoke transient"):  # fmt: skip
+        pytest.skip("an operator whose kernel blocks are not replayed: an upper bound")
+    large = sum(1 for size in heaps["sizes"] if size + 128 >= 128 * 1024)
+    # The caller's own blocks (measure.py's numpy arrays) are an allowance the figure names
+    # apart: never under with it, within 1% without it.
+    slack = 4096 * large + sum(part.nbytes for part in heap.parts if part.name == "caller's blocks")
+    after = heap.after_first_invoke
+    assert real["after_invoke"] <= after <= real["after_invoke"] * 1.01 + slack, after
+    if exact["first-invoke transient"]:
+        assert real["peak"] <= heap.peak <= real["peak"] * 1.01 + slack, heap.peak
 
 
 @pytest.mark.runtime

@@ -54,6 +54,7 @@ SIGNATURE_DEF_BYTES = 136  # sizeof(tflite::internal::SignatureDef)
 ARENA_PLANNER_BYTES = 400  # new ArenaPlanner
 GRAPH_INFO_BYTES = 16  # new InterpreterInfo (the planner's GraphInfo)
 ARENA_ALIGNMENT = 64  # kDefaultTensorAlignment / ResizableAlignedBuffer
+XNN_EXTRA_BYTES = 16  # TfLiteTensorResizeMaybeCopy pads every dynamic block by this
 
 
 @record(slots=True)
@@ -287,7 +288,7 @@ def allocation_blocks(
 def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -> Iterator[Block]:
     model_tensors = state.model_tensor_count
     before = TENSOR_STRUCT_BYTES * max(RESERVED_CAPACITY, model_tensors)
-    after = TENSOR_STRUCT_BYTES * _tensor_capacity_after_prepare(state)
+    after = TENSOR_STRUCT_BYTES * tensor_capacity_after_prepare(state)
     if after != before:
         # The grown vector replaces the one counted at creation.
         yield Block("tensors", "Subgraph::EnsureTensorsVectorCapacity (tensors_)", after)
@@ -307,7 +308,7 @@ def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -
             yield Block("kernel state", "Prepare (not modelled: upper bound)", bound, exact=False)
 
 
-def _tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
+def tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
     """tensors_'s capacity once every node is prepared: before each node's Prepare,
     EnsureTensorsVectorCapacity reserves max(size + 16, capacity × 1.1f) when fewer than 16
     slots are free; a kernel's AddTensors past the capacity grows it to size + max(size, k)."""
@@ -319,7 +320,7 @@ def _tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
         added[owner] = added.get(owner, 0) + 1
     for node in state.nodes:
         if size + TENSORS_CAPACITY_HEADROOM > capacity:
-            capacity = max(size + TENSORS_CAPACITY_HEADROOM, _times_growth_factor(capacity))
+            capacity = max(size + TENSORS_CAPACITY_HEADROOM, times_growth_factor(capacity))
         count = added.get(node.position, 0)
         if size + count > capacity:
             capacity = size + max(size, count)
@@ -327,7 +328,7 @@ def _tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
     return capacity
 
 
-def _times_growth_factor(capacity: int) -> int:
+def times_growth_factor(capacity: int) -> int:
     """(size_t)(capacity * kTensorCapacityInc), the product in single precision."""
     factor = struct.unpack("f", struct.pack("f", TENSOR_CAPACITY_INCREASE))[0]
     product = struct.unpack("f", struct.pack("f", capacity * factor))[0]
@@ -383,10 +384,19 @@ def _nodes_to_tensors(state: PreparedSubgraph) -> Iterator[int]:
 
 
 def persistent_ro_blocks(state: PreparedSubgraph) -> Iterator[Block]:
-    """Tensors Prepare computes into the heap (kTfLitePersistentRo) keep a malloc'd buffer."""
+    """Tensors Prepare computes into the heap (kTfLitePersistentRo) keep a malloc'd buffer;
+    dynamic tensors Prepare sizes (a transposed convolution's col2im and transposed weights,
+    its scratch when the output shape is constant) get theirs from ResizeTensor, which asks
+    TfLiteTensorResizeMaybeCopy for the bytes plus XNNPACK's read-past-the-end margin."""
     for tensor in state.tensors:
         if tensor.allocation is Allocation.PERSISTENT_RO and tensor.nbytes:
             yield Block("tensors", "TfLiteTensorRealloc (persistent)", tensor.nbytes)
+        elif tensor.allocation is Allocation.DYNAMIC and tensor.shape and tensor.nbytes:
+            yield Block(
+                "tensors",
+                "TfLiteTensorResizeMaybeCopy (dynamic, sized in Prepare)",
+                tensor.nbytes + XNN_EXTRA_BYTES,
+            )
 
 
 __all__ = [

@@ -13,7 +13,7 @@ Field types are the scalar names an `Abi` sizes (`int8` ... `double`, `bool`, `i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from arenalens.builds.abi import Abi
 from arenalens.records import record
@@ -50,10 +50,8 @@ class Struct:
         _LAYOUTS[key] = (self, abi, computed)
         return computed
 
-    def _layout(self, abi: Abi, features: frozenset[str]) -> tuple[int, int]:
-        offset = 0
-        size = 0
-        alignment = 1
+    def _members(self, abi: Abi, features: frozenset[str]) -> Iterator[tuple[Field, int, int]]:
+        """(field, sizeof, alignof of one element) of each member this build compiles."""
         for field in self.fields:
             if field.only_with is not None and field.only_with not in features:
                 continue
@@ -61,6 +59,13 @@ class Struct:
                 member_size, member_alignment = field.ctype.layout(abi, features)
             else:
                 member_size, member_alignment = abi.scalar(field.ctype)
+            yield field, member_size, member_alignment
+
+    def _layout(self, abi: Abi, features: frozenset[str]) -> tuple[int, int]:
+        offset = 0
+        size = 0
+        alignment = 1
+        for field, member_size, member_alignment in self._members(abi, features):
             alignment = max(alignment, member_alignment)
             if self.union:
                 size = max(size, member_size * field.count)
@@ -80,13 +85,7 @@ class Struct:
         for an array member)."""
         name, _, rest = path.partition(".")
         offset = 0
-        for field in self.fields:
-            if field.only_with is not None and field.only_with not in features:
-                continue
-            if isinstance(field.ctype, Struct):
-                member_size, member_alignment = field.ctype.layout(abi, features)
-            else:
-                member_size, member_alignment = abi.scalar(field.ctype)
+        for field, member_size, member_alignment in self._members(abi, features):
             start = 0 if self.union else _align_up(offset, member_alignment)
             if field.name == name:
                 if not rest:

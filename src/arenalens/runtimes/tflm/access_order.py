@@ -375,6 +375,17 @@ def too_large(*tensors: Tensor | None) -> bool:
     return any(t is None or t.element_count > MAX_TRACE_EVENTS for t in tensors)
 
 
+def windowed_operands(view: KernelContext, output: int) -> tuple[Tensor, Tensor, Tensor] | None:
+    """(input, filter, output) of a convolution whose loops can be traced: shapes known, a 4-D
+    filter, not too large; None otherwise."""
+    source, weights, target = view.input(0), view.input(1), view.output(output)
+    if source is None or weights is None or target is None or too_large(source, target):
+        return None
+    if len(weights.shape) != 4:
+        return None
+    return source, weights, target
+
+
 def int_constants(view: KernelContext, slot: int) -> tuple[int, ...] | None:
     """Values of a constant INT32 / INT64 input (shape, axis, paddings), or None."""
     import numpy as np  # noqa: PLC0415 - see NO_READ

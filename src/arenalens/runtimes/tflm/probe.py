@@ -10,13 +10,14 @@ without the `runtime` extra.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib.metadata
 import importlib.util
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 from types import MappingProxyType
 from typing import Any
@@ -156,30 +157,38 @@ def _child_main(sender: Any, path: str, arena_size: int, preserve_all_tensors: b
     """In the child: capture fd 2, build the interpreter, send back what it printed."""
     # A crash is an expected outcome here; keep a parent's faulthandler from reporting it.
     faulthandler.disable()
+    result: dict[str, Any] = {"ok": False}
+    with reported(result):
+        from tflite_micro import runtime  # noqa: PLC0415 - optional extra, child only
+
+        config = (
+            runtime.InterpreterConfig.kPreserveAllTensors
+            if preserve_all_tensors
+            else runtime.InterpreterConfig.kAllocationRecording
+        )
+        interpreter = runtime.Interpreter.from_file(
+            path, arena_size=arena_size, intrepreter_config=config
+        )
+        if not preserve_all_tensors:
+            interpreter.print_allocations()
+        result["ok"] = True
+    sender.send(result)
+    sender.close()
+
+
+@contextlib.contextmanager
+def reported(result: dict[str, Any]) -> Iterator[None]:
+    """In a child process: what the block's interpreter prints on fd 2 into result["log"], and
+    any failure of the block into result["error"] (reported to the parent, not raised)."""
     with tempfile.TemporaryFile(mode="w+b") as captured:
         os.dup2(captured.fileno(), 2)
-        result: dict[str, Any] = {"ok": False}
         try:
-            from tflite_micro import runtime  # noqa: PLC0415 - optional extra, child only
-
-            config = (
-                runtime.InterpreterConfig.kPreserveAllTensors
-                if preserve_all_tensors
-                else runtime.InterpreterConfig.kAllocationRecording
-            )
-            interpreter = runtime.Interpreter.from_file(
-                path, arena_size=arena_size, intrepreter_config=config
-            )
-            if not preserve_all_tensors:
-                interpreter.print_allocations()
-            result["ok"] = True
+            yield
         except Exception as error:  # any failure is reported to the parent
             result["error"] = f"{type(error).__name__}: {error}"
         captured.flush()
         captured.seek(0)
         result["log"] = captured.read().decode("utf-8", errors="replace")
-    sender.send(result)
-    sender.close()
 
 
 def minimal_arena(fits: Callable[[int], bool], *, low: int, high: int) -> int:

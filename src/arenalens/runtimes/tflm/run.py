@@ -9,8 +9,6 @@ captured for `print_allocations()`, so a crash is a result and not the end of ar
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +17,7 @@ import numpy as np
 from arenalens.ir import Model
 from arenalens.records import record
 from arenalens.runtimes.child import run_in_child
-from arenalens.runtimes.tflm.probe import parse_allocations, require_tflite_micro
+from arenalens.runtimes.tflm.probe import parse_allocations, reported, require_tflite_micro
 
 RUN_TIMEOUT_SECONDS = 300.0
 # Integer inputs are drawn over their whole range, floats from a unit normal.
@@ -116,26 +114,19 @@ def _child_main(
 ) -> None:
     """In the child: capture fd 2, build, print allocations, invoke, send outputs back."""
     result: dict[str, Any] = {"ok": False, "outputs": []}
-    with tempfile.TemporaryFile(mode="w+b") as captured:
-        os.dup2(captured.fileno(), 2)
-        try:
-            from tflite_micro import runtime  # noqa: PLC0415 - optional extra, child only
+    with reported(result):
+        from tflite_micro import runtime  # noqa: PLC0415 - optional extra, child only
 
-            interpreter = runtime.Interpreter.from_bytes(data, arena_size=arena_size)
-            interpreter.print_allocations()
-            for run in inputs:
-                for position, array in enumerate(run):
-                    interpreter.set_input(array, position)
-                interpreter.invoke()
-                result["outputs"].append(
-                    [np.array(interpreter.get_output(i)) for i in range(output_count)]
-                )
-            result["ok"] = True
-        except Exception as error:
-            result["error"] = f"{type(error).__name__}: {error}"
-        captured.flush()
-        captured.seek(0)
-        result["log"] = captured.read().decode("utf-8", errors="replace")
+        interpreter = runtime.Interpreter.from_bytes(data, arena_size=arena_size)
+        interpreter.print_allocations()
+        for run in inputs:
+            for position, array in enumerate(run):
+                interpreter.set_input(array, position)
+            interpreter.invoke()
+            result["outputs"].append(
+                [np.array(interpreter.get_output(i)) for i in range(output_count)]
+            )
+        result["ok"] = True
     sender.send(result)
     sender.close()
 

@@ -179,30 +179,23 @@ def setup_sequence(
             "subgraph allocations",
         )
     )
-    for subgraph in model.subgraphs:
-        count = len(subgraph.tensors)
-        steps.append(
-            Allocation(
-                Action.PERSISTENT,
-                layout.eval_tensor * count,
-                pointer,
-                f"eval tensors of subgraph {subgraph.index}",
-                EVAL_TENSORS,
-                count,
+    # Per subgraph, its eval tensors; then per subgraph, its nodes and registrations.
+    for each_bytes, what, category, attribute in (
+        (layout.eval_tensor, "eval tensors", EVAL_TENSORS, "tensors"),
+        (layout.node_and_registration, "nodes", NODES, "operators"),
+    ):
+        for subgraph in model.subgraphs:
+            count = len(getattr(subgraph, attribute))
+            steps.append(
+                Allocation(
+                    Action.PERSISTENT,
+                    each_bytes * count,
+                    pointer,
+                    f"{what} of subgraph {subgraph.index}",
+                    category,
+                    count,
+                )
             )
-        )
-    for subgraph in model.subgraphs:
-        count = len(subgraph.operators)
-        steps.append(
-            Allocation(
-                Action.PERSISTENT,
-                layout.node_and_registration * count,
-                pointer,
-                f"nodes of subgraph {subgraph.index}",
-                NODES,
-                count,
-            )
-        )
     operators = setups_with_resources(model) if setups is None else setups
     writing = _Writing(layout, steps)
     labels = [_label(setup.context) for setup in operators]  # each used up to three times

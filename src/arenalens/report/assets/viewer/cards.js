@@ -95,19 +95,27 @@ export function cards() {
       fit.note.textContent = "type a budget above, or run `arenalens report " + report.model_argument + " --target NAME`";
       fit.root.className = "card";
     } else {
-      const margin = state.budget - required;
       const asked = verdict !== null && state.budget === report.budget;
+      // On a board with several RAM banks the verdict's placement decides, for the runtime's own
+      // plan: its headroom is the least any buffer leaves in its bank (as `check` says).
+      const placed = asked && verdict && runtimePlan && verdict.placement && verdict.placement.fits ? verdict.placement : null;
+      const margin = placed && verdict && verdict.headroom_bytes !== null ? verdict.headroom_bytes : state.budget - required;
       const boardText = asked && verdict ? verdict.where : formatBytes(state.budget) + " budget";
       // The arena fits the budget asked about, what the NPU needs beside it does not.
       const npuShort = asked && verdict && margin >= 0 ? verdict.npu_short || null : null;
-      fit.value.textContent = npuShort ? "does not fit" : margin >= 0 ? "fits" : "over by " + formatBytes(-margin);
+      const fitsWord = placed && placed.banks.length > 1 ? "fits in " + placed.banks.length + " banks" :
+        placed && placed.banks.length === 1 ? "fits in " + placed.banks[0].bank : "fits";
+      fit.value.textContent = npuShort ? "does not fit" : margin >= 0 ? fitsWord : "over by " + formatBytes(-margin);
       let after = "";
       if (margin < 0 && runtimePlan && asked && verdict && verdict.fits_after_optimize) {
         after = " \u00b7 fits after `arenalens optimize`" +
           (verdict.optimized_bytes ? " (" + formatBytes(verdict.optimized_bytes) + ")" : "");
       }
+      // Bank names come from the catalogue; textContent keeps any name as text all the same.
+      const where = placed ? " \u00b7 " + placed.banks.map((buffer) =>
+        buffer.part + " " + numberText(buffer.bytes) + " B in " + buffer.bank + " (" + buffer.kind + ")").join(" \u00b7 ") : "";
       fit.note.textContent = boardText + (margin >= 0 ? ": " + formatBytes(margin) + " to spare" : "") +
-        (runtimePlan ? "" : " (after optimize)") + after + (npuShort ? " \u00b7 the arena fits; " + npuShort : "");
+        (runtimePlan ? "" : " (after optimize)") + after + where + (npuShort ? " \u00b7 the arena fits; " + npuShort : "");
       fit.root.className = "card " + (margin >= 0 && !npuShort ? "good" : "bad");
     }
     arenaCard.value.textContent = formatBytes(view.arena_size);

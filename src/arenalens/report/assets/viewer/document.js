@@ -125,10 +125,42 @@
  * @property {number | null} headroom_bytes
  * @property {string} [npu_short]  present when the arena fits and what the NPU needs beside it
  *   does not: why
+ * @property {Placement} [placement]  present on a board with several RAM banks: where each part
+ *   goes (placement.py)
  * @property {object[]} cannot_run  the declare's refusals again
  * @property {object[]} plan_conflicts  the declare's conflicts again
  * @property {object[]} steps  what to do next (text, command, saves_bytes): each command runs
  *   as printed
+ */
+
+/**
+ * Where each part of TFLM's memory goes on a board with several RAM banks (placement.py): the
+ * fastest placement that fits, or the most the board could hold.
+ * @typedef {object} Placement
+ * @property {boolean} fits
+ * @property {string | null} kind  "one arena" | "two buffers"; null when nothing fits
+ * @property {boolean | null} variables_apart  the resource variables' table on its own allocator
+ * @property {PlacedBuffer[]} banks  one per buffer, empty when nothing fits
+ * @property {string[]} notes  the speed cost, DMA, what the code must do
+ * @property {number} largest_one_bytes  the largest block: the largest single arena
+ * @property {string} largest_one_bank
+ * @property {number} largest_two_bytes  the two largest disjoint blocks together
+ * @property {string[] | null} largest_two_banks
+ * @property {number} most_bytes
+ * @property {number} short_bytes  the fewest bytes the buffers must lose for a placement to fit
+ */
+
+/**
+ * One buffer of a placement: its part, bytes and bank (names come from targets.json).
+ * @typedef {object} PlacedBuffer
+ * @property {string} part  "arena" | "persistent" | "non-persistent" | "resource variables"
+ * @property {number} bytes
+ * @property {string} bank  a bank, or banks that follow each other joined with "+"
+ * @property {string} kind  "tightly-coupled" | "on-chip" | "external"
+ * @property {number} available_bytes
+ * @property {number} spare_bytes
+ * @property {string | null} section  the linker section that puts a static buffer there
+ * @property {string | null} allocate  the call that reaches it (heap_caps_malloc ...)
  */
 
 /**

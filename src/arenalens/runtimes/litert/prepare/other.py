@@ -147,15 +147,7 @@ def rfft2d(ctx: NodeContext) -> None:
     if output is not None:
         output.dtype = "COMPLEX64"
     if not ctx.is_constant_or_persistent(1):
-        for slot, (dtype, role) in enumerate(zip(types, roles, strict=True)):
-            ctx.set_temporary(
-                slot,
-                first + slot,
-                dtype=dtype,
-                shape=None,
-                allocation=Allocation.DYNAMIC,
-                role=role,
-            )
+        _unsized_temporaries(ctx, first, types, roles, Allocation.DYNAMIC)
         ctx.set_dynamic_output()
         return
     fft_length = ctx.constant_ints(1)
@@ -165,15 +157,7 @@ def rfft2d(ctx: NodeContext) -> None:
             f"node {ctx.position} RFFT2D: fft_length is computed in Prepare; its temporaries "
             f"are not sized here"
         )
-        for slot, (dtype, role) in enumerate(zip(types, roles, strict=True)):
-            ctx.set_temporary(
-                slot,
-                first + slot,
-                dtype=dtype,
-                shape=None,
-                allocation=Allocation.ARENA_RW,
-                role=role,
-            )
+        _unsized_temporaries(ctx, first, types, roles, Allocation.ARENA_RW)
         return
     height, width = fft_length
     working = max(height, width // 2)
@@ -188,6 +172,20 @@ def rfft2d(ctx: NodeContext) -> None:
             slot, first + slot, dtype=dtype, shape=shape, allocation=Allocation.ARENA_RW, role=role
         )
     ctx.resize_output(0, (*input_shape[:-2], height, width // 2 + 1))
+
+
+def _unsized_temporaries(
+    ctx: NodeContext,
+    first: int,
+    types: tuple[str, ...],
+    roles: tuple[str, ...],
+    allocation: Allocation,
+) -> None:
+    """RFFT2D's temporaries, not sized in Prepare (shape unknown), with their allocation."""
+    for slot, (dtype, role) in enumerate(zip(types, roles, strict=True)):
+        ctx.set_temporary(
+            slot, first + slot, dtype=dtype, shape=None, allocation=allocation, role=role
+        )
 
 
 def numeric_verify(ctx: NodeContext) -> None:

@@ -184,12 +184,8 @@ def _rnn_hybrid_roles(
     )
 
 
-def rnn(ctx: NodeContext) -> None:
-    """*basic_rnn.cc — Prepare*: output `[B, units]`; hybrid (int8 / uint8 weights) uses the
-    six Init tensors: quantized input and hidden state (weights type), scaling factors `[B]`,
-    int32 accumulator `[units, B]`, zero points `[B]`, row sums `[2, units]` (persistent)."""
-    batch, units = ctx.dims(0)[0], ctx.dims(1)[0]
-    ctx.resize_output(0, (batch, units))
+def _rnn_hybrid_temporaries(ctx: NodeContext, *, batch: int, units: int) -> None:
+    """RNN's and UNIDIRECTIONAL_SEQUENCE_RNN's six hybrid temporaries (none unless hybrid)."""
     if not _rnn_hybrid(ctx, 1):
         return
     roles = _rnn_hybrid_roles(
@@ -198,6 +194,15 @@ def rnn(ctx: NodeContext) -> None:
     _rnn_temporaries(
         ctx, (*roles, ("row_sums", "INT32", (2, units), Allocation.ARENA_RW_PERSISTENT))
     )
+
+
+def rnn(ctx: NodeContext) -> None:
+    """*basic_rnn.cc — Prepare*: output `[B, units]`; hybrid (int8 / uint8 weights) uses the
+    six Init tensors: quantized input and hidden state (weights type), scaling factors `[B]`,
+    int32 accumulator `[units, B]`, zero points `[B]`, row sums `[2, units]` (persistent)."""
+    batch, units = ctx.dims(0)[0], ctx.dims(1)[0]
+    ctx.resize_output(0, (batch, units))
+    _rnn_hybrid_temporaries(ctx, batch=batch, units=units)
 
 
 def unidirectional_sequence_rnn(ctx: NodeContext) -> None:
@@ -210,14 +215,7 @@ def unidirectional_sequence_rnn(ctx: NodeContext) -> None:
     batch, steps = (input_shape[1], input_shape[0]) if time_major else input_shape[:2]
     units = ctx.dims(1)[0]
     ctx.resize_output(0, (steps, batch, units) if time_major else (batch, steps, units))
-    if not _rnn_hybrid(ctx, 1):
-        return
-    roles = _rnn_hybrid_roles(
-        ctx, batch=batch, units=units, hidden=(("hidden_state_quantized", 4),)
-    )
-    _rnn_temporaries(
-        ctx, (*roles, ("row_sums", "INT32", (2, units), Allocation.ARENA_RW_PERSISTENT))
-    )
+    _rnn_hybrid_temporaries(ctx, batch=batch, units=units)
 
 
 def bidirectional_sequence_rnn(ctx: NodeContext) -> None:

@@ -19,10 +19,10 @@ from arenalens.builds.tflm import TRANSPOSE_CONV_ACTIVATION
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
     checked,
-    too_large,
     window_all_channels_trace,
     window_of,
     window_per_channel_trace,
+    windowed_operands,
 )
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.base import operands
@@ -312,11 +312,10 @@ def _transpose_conv(context: base.KernelContext) -> base.Events:
 
 
 def _conv_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
-    source, weights, target = view.input(0), view.input(1), view.output(output)
-    if source is None or weights is None or target is None or too_large(source, target):
+    tensors = windowed_operands(view, output)
+    if tensors is None:
         return None
-    if len(weights.shape) != 4:
-        return None
+    source, weights, target = tensors
     _, filter_h, filter_w, filter_depth = weights.shape
     trace = window_all_channels_trace(
         source, target, window_of(view, filter_h, filter_w), filter_input_depth=filter_depth
@@ -325,10 +324,11 @@ def _conv_distance(view: base.KernelContext, slots: frozenset[int], output: int)
 
 
 def _depthwise_distance(view: base.KernelContext, slots: frozenset[int], output: int) -> int | None:
-    source, weights, target = view.input(0), view.input(1), view.output(output)
-    if source is None or weights is None or target is None or too_large(source, target):
+    tensors = windowed_operands(view, output)
+    if tensors is None:
         return None
-    if len(weights.shape) != 4 or len(source.shape) != 4 or not source.shape[3]:
+    source, weights, target = tensors
+    if len(source.shape) != 4 or not source.shape[3]:
         return None
     _, filter_h, filter_w, _ = weights.shape
     multiplier = target.shape[3] // source.shape[3] if len(target.shape) == 4 else 0

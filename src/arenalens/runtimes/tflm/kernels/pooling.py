@@ -117,25 +117,19 @@ _POOL_LOOPS = "pooling_common.cc, reference/pooling.h, integer_ops/pooling.h"
 POOL_ACCESS = base.AccessOrder("window, per channel", _POOL_LOOPS, (0,), _pool_distance)
 
 RULES = (
-    base.KernelRule(
-        "AVERAGE_POOL_2D",
-        "pooling.cc, pooling_common.cc",
-        POOL_PARAMS,
-        op_data(OP_DATA_POOLING),
-        _pooling,
-        access=POOL_ACCESS,
-        operands=UNARY,
-        applies_fused_activation=True,
-    ),
-    base.KernelRule(
-        "MAX_POOL_2D",
-        "pooling.cc, pooling_common.cc",
-        POOL_PARAMS,
-        op_data(OP_DATA_POOLING),
-        _pooling,
-        access=POOL_ACCESS,
-        operands=UNARY,
-        applies_fused_activation=True,
+    # pooling.cc registers both pools with one Init and one Prepare.
+    *(
+        base.KernelRule(
+            opcode,
+            "pooling.cc, pooling_common.cc",
+            POOL_PARAMS,
+            op_data(OP_DATA_POOLING),
+            _pooling,
+            access=POOL_ACCESS,
+            operands=UNARY,
+            applies_fused_activation=True,
+        )
+        for opcode in ("AVERAGE_POOL_2D", "MAX_POOL_2D")
     ),
     base.KernelRule(
         "L2_POOL_2D",

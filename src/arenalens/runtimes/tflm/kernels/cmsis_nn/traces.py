@@ -61,6 +61,7 @@ from arenalens.runtimes.tflm.access_order import (
     too_large,
     window_lowest_reads,
     window_of,
+    windowed_operands,
 )
 from arenalens.runtimes.tflm.kernels.base import KernelContext
 from arenalens.runtimes.tflm.kernels.common import padding
@@ -589,11 +590,10 @@ def worst(distances: Sequence[int | None]) -> int | None:
 
 def conv_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
     """arm_convolve_wrapper_s8 (int8 weights) on the view's code path."""
-    source, weights, target = view.input(0), view.input(1), view.output(output)
-    if source is None or weights is None or target is None or too_large(source, target):
+    tensors = windowed_operands(view, output)
+    if tensors is None:
         return None
-    if len(weights.shape) != 4:
-        return None
+    source, weights, target = tensors
     _, filter_h, filter_w, filter_depth = weights.shape
     shape = geometry(source, target, window_of(view, filter_h, filter_w))
     if shape is None:
@@ -603,11 +603,10 @@ def conv_distance(view: KernelContext, slots: frozenset[int], output: int) -> in
 
 def depthwise_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
     """arm_depthwise_conv_wrapper_s8 (int8 weights) on the view's code path."""
-    source, weights, target = view.input(0), view.input(1), view.output(output)
-    if source is None or weights is None or target is None or too_large(source, target):
+    tensors = windowed_operands(view, output)
+    if tensors is None:
         return None
-    if len(weights.shape) != 4:
-        return None
+    source, weights, target = tensors
     shape = geometry(source, target, window_of(view, weights.shape[1], weights.shape[2]))
     if shape is None or not source.shape[3] or target.shape[3] % source.shape[3]:
         return None
@@ -618,21 +617,25 @@ def depthwise_distance(view: KernelContext, slots: frozenset[int], output: int) 
 
 def avgpool_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
     """arm_avgpool_s8 on the view's code path."""
-    source, target = view.input(0), view.output(output)
-    if source is None or target is None or too_large(source, target):
+    pooled = _pool_geometry(view, output)
+    if pooled is None:
         return None
-    options = options_of(view)
-    window = window_of(
-        view, int(options.get("filter_height", 1) or 1), int(options.get("filter_width", 1) or 1)
-    )
-    shape = geometry(source, target, window)
-    if shape is None:
-        return None
-    return distance(avgpool_trace(shape, view.build.isa), source.nbytes)
+    shape, source_bytes = pooled
+    return distance(avgpool_trace(shape, view.build.isa), source_bytes)
 
 
 def maxpool_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:
     """arm_max_pool_s8 (the same loops on every code path)."""
+    pooled = _pool_geometry(view, output)
+    if pooled is None:
+        return None
+    shape, source_bytes = pooled
+    return distance(maxpool_trace(shape), source_bytes)
+
+
+def _pool_geometry(view: KernelContext, output: int) -> tuple[Geometry, int] | None:
+    """A pooling operator's geometry and its input's bytes; None when its loops are not
+    traced (no shapes, too large, no valid window)."""
     source, target = view.input(0), view.output(output)
     if source is None or target is None or too_large(source, target):
         return None
@@ -641,9 +644,7 @@ def maxpool_distance(view: KernelContext, slots: frozenset[int], output: int) ->
         view, int(options.get("filter_height", 1) or 1), int(options.get("filter_width", 1) or 1)
     )
     shape = geometry(source, target, window)
-    if shape is None:
-        return None
-    return distance(maxpool_trace(shape), source.nbytes)
+    return None if shape is None else (shape, source.nbytes)
 
 
 def pad_distance(view: KernelContext, slots: frozenset[int], output: int) -> int | None:

@@ -1,0 +1,540 @@
+"""What LiteRT's builtin kernels allocate on the heap during the first `invoke()` (no delegate),
+on the ai-edge-litert x86-64 wheel: the blocks they keep, and the most held at any moment.
+
+The wheel runs 8-bit GEMMs through ruy and float GEMMs through Eigen
+(*tflite/kernels/cpu_backend_gemm.h, cpu_backend_gemm_x86.h*); a matrix × vector product
+(one output column) with at least 4 rows and 8 columns goes to the custom GEMV, which
+allocates nothing (*cpu_backend_gemm_custom_gemv.h*). What follows is replayed operator by
+operator in execution order:
+
+* **CPU back end**: the first kernel that asks `CpuBackendContext::GetFromContext` creates the
+  context, its ruy context and its gemmlowp context (kept).
+* **ruy** (*ruy/allocator.cc, prepare_packed_matrices.cc, create_trmul_params.h*): each 8-bit
+  GEMM asks its main allocator, in order, for the per-channel buffers padded to the kernel's
+  columns (bias, then fixed-point multipliers and exponents, only when the channel count is
+  not a multiple of the kernel's), the packed LHS (weights: rows padded to the kernel's 16
+  columns, depth to 4, plus 1 KiB to avoid cache aliasing) and its int32 sums, the packed RHS
+  (activations, the same) and its sums, each rounded to 64 B. What fits in the main buffer
+  is bumped from it; what does not is a fallback block (`posix_memalign(64)`), its pointer
+  pushed on a vector. After the call, `FreeAll` frees the main buffer, allocates one of the
+  old size plus every fallback's, then frees the fallbacks: the buffer grows to the largest
+  call's need and stays. The first call also creates the allocator and the thread tuning.
+* **Eigen** (float GEMMs): its packed blocks go on the stack up to 128 KiB
+  (`EIGEN_STACK_ALLOCATION_LIMIT`), on the heap above, freed after the call; their size
+  follows Eigen's cache-size blocking heuristic, bounded here by the whole packed operand.
+* **kernels' own transients**: the int8 depthwise convolution's unpacked-filter buffer
+  (`make_unique<int8_t[]>(2 × filter bytes)`, even when the filter is not 4-bit), freed
+  at the end of the call.
+* **dynamic tensors** (sized at Eval): their dims and data blocks, kept.
+* **the caller**: `measure.py` sets every input from a numpy array of zeros, allocated and
+  freed around each `set_tensor`.
+
+The ISA decides ruy's tiles: 16 columns × 4 depth on AVX-512 (this wheel on an AVX-512
+machine); AVX2 tiles are 8 columns, so 16 never falls under on x86-64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from arenalens.ir import Model
+from arenalens.records import record
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_interpreter import (
+    TENSOR_STRUCT_BYTES,
+    TENSORS_CAPACITY_HEADROOM,
+    XNN_EXTRA_BYTES,
+    int_array_bytes,
+    tensor_capacity_after_prepare,
+    times_growth_factor,
+)
+from arenalens.runtimes.litert.prepare.state import (
+    Allocation,
+    PreparedSubgraph,
+    RuntimeNode,
+    RuntimeTensor,
+)
+
+# CpuBackendContext::GetFromContext: new CpuBackendContext (56 B) with its thread-count
+# member, ruy::Context (208 B) and gemmlowp::GemmContext (224 B).
+CPU_BACKEND_CONTEXT_REQUESTS = (56, 8, 208, 224)
+# Kernels whose Eval asks for the CPU back-end context (the first one creates it).
+_ASKS_CPU_BACKEND = frozenset(
+    {
+        "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "CONV_3D",
+        "CONV_3D_TRANSPOSE", "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+        "BIDIRECTIONAL_SEQUENCE_LSTM", "MIRROR_PAD", "ADD_N",
+    }
+)  # fmt: skip
+# ruy: ctx->GetMainAllocator (new Allocator, 56 B), GetMainThreadTuning (80 B and its
+# vector of one unique_ptr, 8 B).
+RUY_ALLOCATOR_REQUEST = 56
+RUY_TUNING_REQUESTS = (80, 8)
+# cpuinfo_initialize (once per process, kept): FULLY_CONNECTED's Init runs it when the
+# interpreter is created; otherwise ruy's first path selection does, during the first invoke.
+# Its tables follow the machine's processors and caches: these are this machine's
+# (2 logical processors) usable bytes, counted by the tracer.
+CPUINFO_USABLE_BYTES = 736
+RUY_BLOCK_ALIGNMENT = 64  # detail::kMinimumBlockAlignment
+RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
+POINTER_BYTES = 8
+# AVX-512 kernels for 8-bit operands: FixedKernelLayout<kColMajor, 4, 16> on both sides.
+RUY_KERNEL_COLUMNS = 16
+RUY_KERNEL_DEPTH = 4
+# Custom GEMV (matrix × one column): kKernelRows = 4, and at least 8 LHS columns.
+GEMV_MINIMUM_ROWS = 4
+GEMV_MINIMUM_COLUMNS = 8
+# Eigen: blocks above EIGEN_STACK_ALLOCATION_LIMIT go to the heap, 64 B more for alignment
+# (handmade_aligned_malloc); gebp's float tiles on AVX-512 (mr = 48 rows, nr = 4 columns).
+EIGEN_STACK_LIMIT_BYTES = 128 * 1024
+EIGEN_ALIGNMENT_BYTES = 64
+EIGEN_ROW_TILE = 48
+EIGEN_COLUMN_TILE = 4
+EIGEN_DEPTH_TILE = 8
+
+_EIGHT_BIT = frozenset({"INT8", "UINT8"})
+_REDUCTIONS = frozenset(
+    {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL"}
+)
+
+# Operators whose first-invoke heap is not replayed (recurrent and hybrid kernels, control
+# flow, 16-bit GEMMs): an upper bound stands for them and the figure says so.
+_RECURRENT = frozenset(
+    {
+        "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "RNN",
+        "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN",
+    }
+)  # fmt: skip
+_CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE"})
+# A page per operator not replayed, with 4 B per byte of its constants (row sums, hybrid
+# scaling, dequantized weights): the estimate errs high.
+UNMODELLED_BYTES_PER_CONSTANT_BYTE = 4
+UNMODELLED_PAGE_BYTES = 4096
+# The caller's Python blocks (caller_bytes): numpy's data cache takes blocks under 1 KiB
+# (NBUCKETS); the inputs' details (shape, signature, scales and zero points arrays, whose
+# small data blocks numpy's cache also keeps) and numpy's dimension cache measured 176-352 B
+# with one input and up to about 1 KiB with two.
+NUMPY_CACHED_BELOW_BYTES = 1024
+CALLER_BASE_BYTES = 400
+CALLER_PER_EXTRA_INPUT_BYTES = 768
+
+
+@record(slots=True)
+class FirstInvoke:
+    """The heap a first invoke adds to what setup left: kept after it, and its peak."""
+
+    kept: int  # live after invoke(), above setup
+    peak: int  # the most live at any moment from setting the inputs to the end, above setup
+    exact: bool  # every block kept is replayed
+    estimated: tuple[str, ...]  # operators whose blocks are an upper bound
+    peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
+
+
+@record(slots=True)
+class Gemm:
+    """One GEMM as cpu_backend_gemm sees it: LHS rows × depth times depth × columns."""
+
+    rows: int
+    depth: int
+    columns: int
+    per_channel: bool  # per-row multipliers (int8 convolutions, per-channel FC)
+    has_bias: bool
+    quantized: bool  # 8-bit: ruy; float: Eigen
+    raw: bool = False  # int32 accumulators out: that Gemm always takes ruy, never the GEMV
+
+    @property
+    def custom_gemv(self) -> bool:
+        if self.raw and self.quantized:
+            return False
+        return (
+            self.columns == 1
+            and self.rows >= GEMV_MINIMUM_ROWS
+            and self.depth >= GEMV_MINIMUM_COLUMNS
+        )
+
+
+class _Heap:
+    """Live bytes above setup, and the most seen."""
+
+    def __init__(self) -> None:
+        self.live = 0
+        self.peak = 0
+
+    def take(self, usable: int) -> None:
+        self.live += usable
+        self.peak = max(self.peak, self.live)
+
+    def give(self, usable: int) -> None:
+        self.live -= usable
+
+
+class _Ruy:
+    """ruy's main allocator and the context objects its first call creates."""
+
+    def __init__(self, heap: _Heap) -> None:
+        self.heap = heap
+        self.created = False
+        self.size = 0  # the main buffer's request (0: none yet)
+        self.vector_capacity = 0  # fallback_blocks_ (kept with its capacity by clear())
+
+    def multiply(self, requests: Sequence[int], *, cpuinfo: bool) -> None:
+        heap = self.heap
+        if not self.created:
+            if cpuinfo:
+                heap.take(CPUINFO_USABLE_BYTES)
+            heap.take(glibc.usable(RUY_ALLOCATOR_REQUEST))
+        current = 0
+        fallbacks: list[int] = []
+        for request in requests:
+            if current + request <= self.size:
+                current += request
+                continue
+            heap.take(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, request))
+            fallbacks.append(request)
+            if len(fallbacks) > self.vector_capacity:
+                grown = max(1, 2 * self.vector_capacity)
+                heap.take(glibc.usable(POINTER_BYTES * grown))
+                if self.vector_capacity:
+                    heap.give(glibc.usable(POINTER_BYTES * self.vector_capacity))
+                self.vector_capacity = grown
+        if not self.created:
+            for tuning in RUY_TUNING_REQUESTS:
+                heap.take(glibc.usable(tuning))
+            self.created = True
+        if not fallbacks:
+            return
+        if self.size:
+            heap.give(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, self.size))
+        self.size += sum(fallbacks)
+        heap.take(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, self.size))
+        for request in fallbacks:
+            heap.give(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, request))
+
+
+def ruy_requests(gemm: Gemm) -> list[int]:
+    """The main allocator's requests of one 8-bit ruy GEMM, in the order ruy makes them."""
+    columns = _round_up(gemm.rows, RUY_KERNEL_COLUMNS)
+    requests: list[int] = []
+    if columns > gemm.rows:
+        per_channel = int(gemm.has_bias) + (2 if gemm.per_channel else 0)
+        requests.extend([_block(4 * columns)] * per_channel)
+    depth = _round_up(gemm.depth, RUY_KERNEL_DEPTH)
+    for side_columns in (columns, _round_up(gemm.columns, RUY_KERNEL_COLUMNS)):
+        requests.append(_block(depth * side_columns + RUY_ALIASING_BYTES))
+        requests.append(_block(4 * side_columns))
+    return requests
+
+
+def eigen_heap_bytes(gemm: Gemm) -> int:
+    """Usable bytes of the heap blocks Eigen packs a float GEMM into (an upper bound: the
+    whole operand, tiles padded, where Eigen's blocking may take a slice of it)."""
+    depth = _round_up(gemm.depth, EIGEN_DEPTH_TILE)
+    total = 0
+    for block in (
+        4 * depth * _round_up(gemm.rows, EIGEN_ROW_TILE),
+        4 * depth * _round_up(gemm.columns, EIGEN_COLUMN_TILE),
+    ):
+        if block > EIGEN_STACK_LIMIT_BYTES:
+            total += glibc.usable(block + EIGEN_ALIGNMENT_BYTES)
+    return total
+
+
+def caller_bytes(prepared: PreparedSubgraph) -> int:
+    """What the caller's own Python keeps across the first invoke (measure.py: inputs set
+    from numpy zeros): numpy caches a freed data block under 1 KiB for reuse (one per size),
+    and the last input's details (shape, signature, quantization arrays) stay referenced.
+    Not the interpreter's: an allowance that errs high."""
+    sizes = set()
+    for index in prepared.inputs:
+        tensor = _tensor(prepared, index)
+        if tensor is not None and 0 < tensor.nbytes < NUMPY_CACHED_BELOW_BYTES:
+            sizes.add(tensor.nbytes)
+    inputs = sum(1 for index in prepared.inputs if index >= 0)
+    return (
+        sum(glibc.usable(size) for size in sizes)
+        + CALLER_BASE_BYTES
+        + CALLER_PER_EXTRA_INPUT_BYTES * max(inputs - 1, 0)
+    )
+
+
+def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
+    """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak."""
+    heap = _Heap()
+    _set_inputs(heap, prepared)
+    ruy = _Ruy(heap)
+    # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
+    cpuinfo = not any(
+        operator.opcode == "FULLY_CONNECTED"
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    )
+    backend = False
+    estimated: list[str] = []
+    bounded = False  # an Eigen block counted at its bound
+    _grow_tensors_vector(heap, prepared)
+    for node in prepared.nodes:
+        opcode = node.opcode
+        gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
+        if not backend and (opcode in _ASKS_CPU_BACKEND or _softmax_float(prepared, node)):
+            for request in CPU_BACKEND_CONTEXT_REQUESTS:
+                heap.take(glibc.usable(request))
+            backend = True
+        if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
+            # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
+            # Hybrid convolution: int8 × int8 → int32 accumulators through ruy (the raw
+            # accumulator Gemm always takes ruy), with neither bias nor multipliers; a
+            # filter with one scale (HybridConv) takes ruy only for rows % 4 == 0.
+            hybrid = hybrid_gemm(model, prepared, node) if opcode == "CONV_2D" else None
+            if hybrid is not None:
+                ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
+            elif opcode == "CONV_2D":
+                estimated.append(opcode)
+                heap.take(_unmodelled_bytes(model, prepared, node.operator))
+            continue
+        if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
+            estimated.append(opcode)
+            heap.take(_unmodelled_bytes(model, prepared, node.operator))
+            continue
+        if gemm is not None and not gemm.custom_gemv:
+            if gemm.quantized:
+                ruy.multiply(ruy_requests(gemm), cpuinfo=cpuinfo)
+            else:
+                transient = eigen_heap_bytes(gemm)
+                bounded = bounded or transient > 0
+                heap.take(transient)
+                heap.give(transient)
+        for transient in _kernel_transients(prepared, node.opcode, node.inputs):
+            heap.take(transient)
+            heap.give(transient)
+        if _axis_from_data(prepared, node):
+            # A reduction over axes read at Eval: its output's shape follows the axis values
+            # (the caller's zeros among them), so its block is bounded by the input's bytes.
+            estimated.append(opcode)
+            for kept in _dynamic_axis_blocks(prepared, node):
+                heap.take(kept)
+            continue
+        for kept in _eval_resized_blocks(
+            prepared,
+            node.opcode,
+            node.inputs,
+            node.temporaries,
+            node_outputs_folded=_folded(prepared, node),
+        ):
+            heap.take(kept)
+    return FirstInvoke(
+        heap.live, heap.peak, not estimated, tuple(estimated), not estimated and not bounded
+    )
+
+
+def node_gemm(
+    model: Model,
+    prepared: PreparedSubgraph,
+    opcode: str,
+    inputs: Sequence[int],
+    outputs: Sequence[int],
+) -> Gemm | None:
+    """The GEMM a convolution or fully-connected node runs (None for any other node)."""
+    if opcode == "TRANSPOSE_CONV":
+        return _transpose_conv_gemm(prepared, inputs)
+    if opcode not in ("CONV_2D", "FULLY_CONNECTED") or len(inputs) < 2 or not outputs:
+        return None
+    data, weights, output = (_tensor(prepared, inputs[0]), _tensor(prepared, inputs[1]),
+                             _tensor(prepared, outputs[0]))  # fmt: skip
+    if data is None or weights is None or output is None or not weights.shape:
+        return None
+    if not output.shape or not data.shape:
+        return None
+    has_bias = len(inputs) > 2 and inputs[2] >= 0
+    quantized = data.dtype in _EIGHT_BIT and weights.dtype in _EIGHT_BIT
+    if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
+        return None
+    rows = weights.shape[0]
+    depth = _product(weights.shape[1:])
+    if opcode == "CONV_2D":
+        if len(output.shape) != 4 or len(data.shape) != 4 or data.shape[3] != weights.shape[-1]:
+            return None  # grouped convolutions run the reference kernel: no GEMM
+        columns = _product(output.shape[:3])
+        per_channel = data.dtype == "INT8"
+    else:
+        columns = _product(data.shape) // max(depth, 1)
+        per_channel = _per_channel(model, prepared, inputs[1])
+    return Gemm(rows, depth, columns, per_channel, has_bias, quantized)
+
+
+def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> Gemm | None:
+    """TransposeConvV2: the HWOI weights (kh·kw·Cout rows × Cin) times each image's input
+    (Cin × H·W) into col2im, as int32 accumulators for 8-bit inputs (ruy) or floats (Eigen)."""
+    if len(inputs) < 3:
+        return None
+    weights, data = _tensor(prepared, inputs[1]), _tensor(prepared, inputs[2])
+    if weights is None or data is None or not weights.shape or not data.shape:
+        return None
+    if len(weights.shape) != 4 or len(data.shape) != 4:
+        return None
+    quantized = data.dtype in _EIGHT_BIT and weights.dtype in _EIGHT_BIT
+    if not quantized and not (data.dtype == "FLOAT32" and weights.dtype == "FLOAT32"):
+        return None
+    rows = _product(weights.shape[:3])
+    return Gemm(rows, weights.shape[3], data.shape[1] * data.shape[2], False, False, quantized,
+                raw=True)  # fmt: skip
+
+
+def hybrid_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Gemm | None:
+    """A hybrid convolution's ruy GEMM (None when it may not take ruy: a filter of one scale
+    with rows not a multiple of 4, or a shape not known)."""
+    weights = _tensor(prepared, node.inputs[1])
+    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    if weights is None or output is None or not weights.shape or not output.shape:
+        return None
+    rows = weights.shape[0]
+    if rows % 4 and not _per_channel(model, prepared, node.inputs[1]):
+        return None
+    columns = _product(output.shape[:-1])
+    return Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
+
+
+def _set_inputs(heap: _Heap, prepared: PreparedSubgraph) -> None:
+    """The caller's numpy zeros, one per input, each freed once set_tensor has copied it."""
+    for index in prepared.inputs:
+        tensor = _tensor(prepared, index)
+        if tensor is not None and tensor.nbytes:
+            heap.take(glibc.usable(tensor.nbytes))
+            heap.give(glibc.usable(tensor.nbytes))
+
+
+def _kernel_transients(
+    prepared: PreparedSubgraph, opcode: str, inputs: Sequence[int]
+) -> Iterator[int]:
+    """Blocks a kernel allocates and frees within its Eval (usable bytes)."""
+    if opcode == "DEPTHWISE_CONV_2D" and len(inputs) > 1:
+        data, weights = _tensor(prepared, inputs[0]), _tensor(prepared, inputs[1])
+        if data is not None and weights is not None and data.dtype == "INT8":
+            yield glibc.usable(2 * weights.nbytes)
+
+
+def _grow_tensors_vector(heap: _Heap, prepared: PreparedSubgraph) -> None:
+    """Subgraph::InvokeImpl calls EnsureTensorsVectorCapacity before each kernel: when
+    Prepare's last additions left fewer than 16 free slots, the first invoke grows tensors_
+    once (the new block is allocated before the old one is freed)."""
+    capacity = tensor_capacity_after_prepare(prepared)
+    size = len(prepared.tensors)
+    if not prepared.nodes or size + TENSORS_CAPACITY_HEADROOM <= capacity:
+        return
+    grown = max(size + TENSORS_CAPACITY_HEADROOM, times_growth_factor(capacity))
+    heap.take(glibc.usable(TENSOR_STRUCT_BYTES * grown))
+    heap.give(glibc.usable(TENSOR_STRUCT_BYTES * capacity))
+
+
+def _axis_from_data(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A reduction whose resolved-axis temporary is sized at Eval (the axis is not constant)."""
+    if node.opcode not in _REDUCTIONS or len(node.temporaries) < 2 or _folded(prepared, node):
+        return False
+    resolved = _tensor(prepared, node.temporaries[1])
+    return resolved is not None and resolved.allocation is Allocation.DYNAMIC
+
+
+def _folded(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A kernel whose output Prepare computed (kTfLitePersistentRo): its Eval does nothing."""
+    output = _tensor(prepared, node.outputs[0]) if node.outputs else None
+    return output is not None and output.allocation is Allocation.PERSISTENT_RO
+
+
+def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[int]:
+    """ResizeTempAxis (a one-entry dims array and the axis values) and ResizeOutputTensor
+    (the output's dims and data), the output bounded by the input: a reduction never has
+    more elements than its input."""
+    axis = _tensor(prepared, node.inputs[1]) if len(node.inputs) > 1 else None
+    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
+    axis_count = _product(axis.shape or ()) if axis is not None else 0
+    rank = len(data.shape or ()) if data is not None else 0
+    yield glibc.usable(int_array_bytes(1))
+    yield glibc.usable(4 * axis_count + XNN_EXTRA_BYTES)
+    yield glibc.usable(int_array_bytes(rank))
+    yield glibc.usable((data.nbytes if data is not None else 0) + XNN_EXTRA_BYTES)
+
+
+def _eval_resized_blocks(
+    prepared: PreparedSubgraph,
+    opcode: str,
+    inputs: Sequence[int],
+    temporaries: Sequence[int],
+    *,
+    node_outputs_folded: bool = False,
+) -> Iterator[int]:
+    """Dynamic tensors a kernel sizes in its Eval, kept (usable bytes): a reduction's
+    normalized-dims temporary (ResizeTempDims: a one-entry dims array, then the data block,
+    rank int32 values plus XNN_EXTRA_BYTES as TfLiteTensorResizeMaybeCopy asks)."""
+    if opcode not in _REDUCTIONS or len(temporaries) < 4 or not inputs:
+        return
+    if node_outputs_folded:
+        return
+    normalized = _tensor(prepared, temporaries[3])
+    data = _tensor(prepared, inputs[0])
+    if normalized is None or data is None or normalized.allocation is not Allocation.DYNAMIC:
+        return
+    rank = len(data.shape or ())
+    yield glibc.usable(int_array_bytes(1))
+    yield glibc.usable(4 * rank + XNN_EXTRA_BYTES)
+
+
+def _softmax_float(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    if node.opcode != "SOFTMAX" or not node.inputs:
+        return False
+    data = _tensor(prepared, node.inputs[0])
+    return data is not None and data.dtype == "FLOAT32"
+
+
+def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """Float activations with 8-bit weights: the hybrid kernels quantize on the fly."""
+    if node.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL"):
+        return False
+    if len(node.inputs) < 2:
+        return False
+    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[1])
+    return (
+        data is not None
+        and weights is not None
+        and data.dtype == "FLOAT32"
+        and weights.dtype in ("INT8", "UINT8", "INT4")
+    )
+
+
+def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -> int:
+    subgraph = model.subgraphs[prepared.index]
+    if not 0 <= operator < len(subgraph.operators):
+        return UNMODELLED_PAGE_BYTES
+    constants = sum(
+        subgraph.tensors[index].nbytes
+        for index in subgraph.operators[operator].inputs
+        if index >= 0 and subgraph.tensors[index].has_data
+    )
+    return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
+
+
+def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:
+    """A model tensor quantized with one scale per channel."""
+    if not 0 <= index < prepared.model_tensor_count:
+        return False
+    quantization = model.subgraphs[prepared.index].tensors[index].quantization
+    return quantization is not None and quantization.channel_count > 1
+
+
+def _tensor(prepared: PreparedSubgraph, index: int) -> RuntimeTensor | None:
+    if 0 <= index < len(prepared.tensors):
+        return prepared.tensors[index]
+    return None
+
+
+def _product(values: Sequence[int]) -> int:
+    total = 1
+    for value in values:
+        total *= max(value, 0)
+    return total
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _block(nbytes: int) -> int:
+    return _round_up(nbytes, RUY_BLOCK_ALIGNMENT)
