@@ -592,7 +592,7 @@ def test_a_plan_for_the_reference_kernels_cannot_run_correctly_on_cmsis_nn(
     code, written = run_json(capsys, *shlex.split(command)[1:])
     assert code == 0 and written["written"], written["notes"]
     code, document = run_json(capsys, "check", "optimized.tflite", "--target", "stm32f746")
-    assert document["verdict"] in ("FITS", "DOES NOT FIT", "FITS AFTER OPTIMIZE")
+    assert document["verdict"] in ("FITS", "FITS, TIGHT", "DOES NOT FIT", "FITS AFTER OPTIMIZE")
     assert document["plan_holds"]
 
 

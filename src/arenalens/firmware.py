@@ -5,8 +5,8 @@ A rewritten model may need more than its arena: `optimize --split` adds PAD, STR
 CONCATENATION, and a firmware whose resolver lists only the original operators fails at setup
 ("Didn't find op for builtin opcode"). The method names are TFLM's
 (*micro_mutable_op_resolver.h*: one `Add<Name>()` per builtin, the name the opcode in camel case,
-with the exceptions below); `MicroMutableOpResolver<N>` holds at most N registrations, so N is
-the count of distinct operators.
+with the exceptions each kernel rule names: `KernelRule.resolver`); `MicroMutableOpResolver<N>`
+holds at most N registrations, so N is the count of distinct operators.
 
 Resource variables: the figure counts the `MicroResourceVariables` table the tflite_micro Python
 interpreter creates, one entry per distinct VAR_HANDLE shared_name
@@ -22,20 +22,6 @@ from __future__ import annotations
 from arenalens.ir import Model
 from arenalens.records import record
 
-# Builtins whose resolver method is not the opcode in camel case (micro_mutable_op_resolver.h).
-_METHOD_EXCEPTIONS = {
-    "BATCH_MATMUL": "BatchMatMul",
-    "BATCH_TO_SPACE_ND": "BatchToSpaceNd",
-    "SPACE_TO_BATCH_ND": "SpaceToBatchNd",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTM",
-    "PADV2": "PadV2",
-    "SELECT_V2": "SelectV2",
-    "REVERSE_V2": "ReverseV2",
-    "ADD_N": "AddN",
-    "CUMSUM": "CumSum",
-    "GATHER_ND": "GatherNd",
-    "SVDF": "Svdf",
-}
 # Custom operators TFLM's resolver has a method for (micro_mutable_op_resolver.h), by custom code.
 _CUSTOM_METHODS = {
     "TFLite_Detection_PostProcess": "AddDetectionPostprocess",
@@ -44,20 +30,15 @@ _CUSTOM_METHODS = {
 CUSTOM_PREFIX = "CUSTOM:"
 
 
-def _camel(word: str) -> str:
-    """'CONV' → 'Conv'; '2D' stays '2D' (TFLM spells AddConv2D, AddL2Pool2D)."""
-    return word if word[:1].isdigit() else word[:1].upper() + word[1:].lower()
-
-
 def resolver_method(opcode: str) -> str | None:
     """'CONV_2D' → 'AddConv2D', 'DEPTHWISE_CONV_2D' → 'AddDepthwiseConv2D'; a custom operator
     TFLM has no method for → None (the firmware registers it with AddCustom)."""
     if opcode.startswith(CUSTOM_PREFIX):
         return _CUSTOM_METHODS.get(opcode.removeprefix(CUSTOM_PREFIX))
-    name = _METHOD_EXCEPTIONS.get(opcode)
-    if name is None:
-        name = "".join(_camel(word) for word in opcode.split("_"))
-    return f"Add{name}"
+    from arenalens.runtimes.door import tflm_runtime  # noqa: PLC0415
+
+    # The method name is a fact of the operator's kernel: its rule holds it.
+    return tflm_runtime().resolver_method(opcode)
 
 
 def _registration(opcode: str) -> str:

@@ -108,6 +108,14 @@ class TflmRuntime:
 
         return REFERENCE_KERNELS.get(opcode)
 
+    def resolver_method(self, opcode: str) -> str:
+        """The `MicroMutableOpResolver` method a firmware calls to register a builtin operator
+        ('PADV2' → 'AddPadV2'): its kernel rule's, else TFLM's usual spelling."""
+        from arenalens.runtimes.tflm.kernels import base  # noqa: PLC0415
+
+        rule = self.kernel_rule(opcode)
+        return rule.resolver_method if rule is not None else base.default_resolver_method(opcode)
+
     def inplace_rule(self, opcode: str) -> InPlace | NotInPlace | None:
         """Whether the reference kernel may write its output over an input only it reads."""
         from arenalens.runtimes.tflm.kernels.registry import inplace_of  # noqa: PLC0415

@@ -472,6 +472,7 @@ RULES = (
         _add_n,
         access=base.NoOverlap("not analysed"),
         operands=operands("input+"),
+        resolver="AddAddN",
     ),
     base.KernelRule(
         "FLOOR_DIV",

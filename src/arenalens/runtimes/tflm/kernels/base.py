@@ -325,6 +325,13 @@ def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
     return found
 
 
+def default_resolver_method(opcode: str) -> str:
+    """TFLM's usual resolver method name: 'DEPTHWISE_CONV_2D' → 'AddDepthwiseConv2D' (a word
+    starting with a digit, '2D', keeps its case)."""
+    words = opcode.split("_")
+    return "Add" + "".join(w if w[:1].isdigit() else w[:1].upper() + w[1:].lower() for w in words)
+
+
 @record
 class KernelRule:
     """One registered kernel: its source, parsed options, its Init and Prepare events, the
@@ -365,6 +372,14 @@ class KernelRule:
     # The change of TFLM's history (builds/tflm.py) from which the Python op resolver (the
     # wheel's, the probes') registers the kernel; None: every covered release registers it.
     registered_from: str | None = field(default=None, kw_only=True)
+    # The `MicroMutableOpResolver` method that registers it (micro_mutable_op_resolver.h), where
+    # it is not "Add" + the opcode in camel case (AddPadV2, AddSvdf, ...; `resolver_method`).
+    resolver: str | None = field(default=None, kw_only=True)
+
+    @property
+    def resolver_method(self) -> str:
+        """'CONV_2D' → 'AddConv2D': the method a firmware's resolver calls for this kernel."""
+        return self.resolver or default_resolver_method(self.opcode)
 
     def builtin_bytes(self, context: KernelContext) -> tuple[int, int] | None:
         """(size, alignment) of the parsed options on this build; None for custom operators."""

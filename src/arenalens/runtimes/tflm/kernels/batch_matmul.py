@@ -219,5 +219,6 @@ RULES = (
         _prepare,
         access=base.NoOverlap(REREADS_INPUT + " (batch_matmul.cc)"),
         operands=base.operands("lhs", "rhs"),
+        resolver="AddBatchMatMul",
     ),
 )

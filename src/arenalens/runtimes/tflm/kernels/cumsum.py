@@ -80,5 +80,6 @@ RULES = (
         prepare=_prepare,
         access=base.NoOverlap("not analysed"),
         operands=base.operands("input", "axis"),
+        resolver="AddCumSum",
     ),
 )

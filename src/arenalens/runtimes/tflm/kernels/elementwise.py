@@ -507,6 +507,7 @@ RULES = (
         _select_v2,
         access=base.NoOverlap("not analysed"),
         operands=base.operands("condition", "x", "y"),
+        resolver="AddSelectV2",
     ),
     base.KernelRule(
         "ZEROS_LIKE",

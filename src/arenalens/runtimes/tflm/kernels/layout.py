@@ -395,6 +395,7 @@ RULES = (
         _pad,
         access=PAD_ACCESS,
         operands=_PAD_OPERANDS,
+        resolver="AddPadV2",
     ),
     base.KernelRule(
         "MIRROR_PAD",
@@ -413,6 +414,7 @@ RULES = (
         _batch_space("batch_to_space_nd.cc"),
         access=_NOT_ANALYSED,
         operands=base.operands("input", "block_shape", "crops"),
+        resolver="AddBatchToSpaceNd",
     ),
     base.KernelRule(
         "SPACE_TO_BATCH_ND",
@@ -422,6 +424,7 @@ RULES = (
         _batch_space("space_to_batch_nd.cc"),
         access=_NOT_ANALYSED,
         operands=base.operands("input", "block_shape", "paddings"),
+        resolver="AddSpaceToBatchNd",
     ),
     base.KernelRule(
         "DEPTH_TO_SPACE",

@@ -412,6 +412,7 @@ RULES = (
         _lstm,
         access=base.NoOverlap("re-reads inputs every time step (lstm_eval.cc)"),
         operands=LSTM_OPERANDS,
+        resolver="AddUnidirectionalSequenceLSTM",
     ),
     base.KernelRule(
         "SVDF",
@@ -423,5 +424,6 @@ RULES = (
         operands=base.operands(
             "input", "weights_feature", "weights_time", "bias?", "activation_state"
         ),
+        resolver="AddSvdf",
     ),
 )

@@ -453,6 +453,7 @@ RULES = (
         access=base.NoOverlap("reads the input backwards"),
         operands=base.operands("input", "axis"),
         registered_from=REVERSE_V2,
+        resolver="AddReverseV2",
     ),
     base.KernelRule(
         "BROADCAST_ARGS",

@@ -717,6 +717,7 @@ RULES = (
         _gather_nd,
         access=base.NoOverlap(_DATA_IN_INDEX_ORDER),
         operands=base.operands("params", "indices"),
+        resolver="AddGatherNd",
     ),
     base.KernelRule(
         "DYNAMIC_UPDATE_SLICE",
