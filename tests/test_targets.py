@@ -101,3 +101,26 @@ def test_list_targets_documents_every_row(capsys: pytest.CaptureFixture[str]) ->
     assert main(["check", "--list-targets", "--no-color"]) == 0
     text = capsys.readouterr().out
     assert all(target.name in text for target in TARGETS.values())
+
+
+def test_every_target_lists_its_ram_banks_with_a_source() -> None:
+    """Issue 29: every chip and board says where its RAM is, bank by bank, from a cited document;
+    the largest block one arena can take stays what the single-block figure said, the reserve
+    taken where the SDK keeps its data."""
+    from arenalens.placement import largest_block
+
+    for target in TARGETS.values():
+        assert target.banks, target.name
+        assert all(bank.source for bank in target.banks), target.name
+        assert sum(bank.static_array for bank in target.banks) <= 1, target.name
+    due = get_target("arduino-due")
+    block = largest_block(due, due.reserve_bytes)
+    assert block is not None and block.name == "sram0+sram1"  # the 0x20070000 mirror
+    assert block.available_bytes == 96 * 1024 - due.reserve_bytes
+    # Teensy 4.x: a static array lands in DTCM (half of RAM1 counted for code); DMAMEM in OCRAM
+    # is the largest block, none of the reserve in it.
+    teensy = get_target("teensy-41")
+    assert [bank.name for bank in teensy.banks] == ["dtcm", "ocram"]
+    assert teensy.banks[0].static_array and teensy.banks[1].section == ".dmabuffers"
+    block = largest_block(teensy, teensy.reserve_bytes)
+    assert block is not None and (block.name, block.available_bytes) == ("ocram", 512 * 1024)

@@ -167,7 +167,10 @@ class Steps:
             text = ""  # build_options names the board
         else:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
-        if fit.reserve_bytes and not fit.reserve_is_default:
+        # A reserve other than the default (a board's firmware share; 0 for a budget) is said
+        # again, --reserve 0 on a board included: the next check answers for the same bytes.
+        default = fit.target.reserve_bytes if fit.target is not None else 0
+        if not fit.reserve_is_default and fit.reserve_bytes != default:
             text += f" --reserve {fit.reserve_bytes}"
         return text + (self.npu_options() if npu else "")
 

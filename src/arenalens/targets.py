@@ -88,9 +88,10 @@ class MemoryBank:
     size_bytes: int
     source: str  # the document (and section) the figures come from
     address: int | None = None  # its base address, where the memory map gives one
-    # What a boot stage or vendor image keeps there (a second-stage loader): never the
-    # application's stacks and heap, which are the board's firmware reserve (`Target.firmware`),
-    # taken from the `static_array` bank.
+    # What the application's data cannot have there: a boot stage's region (a second-stage
+    # loader) or code run from that RAM (Teensy's ITCM share of RAM1); never the application's
+    # stacks and heap, which are the board's firmware reserve (`Target.firmware`), taken from the
+    # `static_array` bank.
     firmware_bytes: int = 0
     static_array: bool = False  # a `static uint8_t tensor_arena[...]` lands here by default
     dma: bool | None = None  # DMA can reach it (None: not documented)

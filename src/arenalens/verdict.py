@@ -310,6 +310,8 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
     """One board of `check --target all --json`: needs, available, fits, fits after optimize."""
     fit = verdict.fit
     assert fit is not None and fit.target is not None
+    fitting = verdict.has_number and not verdict.fits and fit.ladder is not None
+    rung = fit.ladder.first_fit if fitting and fit.ladder is not None else None
     return {
         "board": fit.target.name,
         "title": fit.target.title,
@@ -323,6 +325,8 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "headroom_bytes": verdict.headroom_bytes,
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
+        # The rung of the remedy ladder that fits (the table's "yes: split + overlap").
+        "after_optimize": None if rung is None else rung.as_dict(),
         "verdict": None if verdict.answer is None else verdict.answer.value,
         # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
         "npu_memory_fits": None if fit.npu is None else fit.npu.fits,

@@ -115,27 +115,55 @@ def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
     assert [part.exact for part in heaps["none"].parts if part.name == "arenas"] == [True]
 
 
+# Models whose builtin figures are labelled estimates, and why: every other measured model
+# must be exact (within the allowances), and these must say they are estimates. A change that
+# makes a rule exact, or loses one, fails here until this list says so.
+SETUP_ESTIMATES = {
+    # SVDF's Prepare: the int8 one grows the tensor vector past the replica's count.
+    "heldout_case_svdf_float.tflite": "SVDF",
+    "heldout_case_svdf_hybrid.tflite": "SVDF",
+    "tflite_micro__keyword_scrambled.tflite": "SVDF",
+}
+FIRST_INVOKE_ESTIMATES = {
+    **SETUP_ESTIMATES,
+    "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",
+    "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
+}
+_EIGEN = "Eigen's float blocks over 128 KiB, bounded"
+PEAK_ESTIMATES = {
+    **FIRST_INVOKE_ESTIMATES,
+    "heldout_float_cnn_1.tflite": _EIGEN,
+    "mlperf_tiny__pretrainedResnet.tflite": _EIGEN,
+    "mlperf_tiny__pretrainedResnet_large_float.tflite": _EIGEN,
+    "mlperf_tiny__vww_96_float.tflite": _EIGEN,
+}
+_ALLOWANCES = ("heap placement allowance", "caller's blocks")
+_SETUP_PARTS = ("interpreter structures", "arenas", "planner and kernel setup")
+
+
+def _large_blocks(heaps: dict[str, Any]) -> int:
+    """Slack for blocks of 128 KiB or more: mmapped, or cut from a large enough freed chunk,
+    which depends on the process's history; the figure takes the mapping's size, up to a page
+    over per such block."""
+    return 4096 * sum(1 for size in heaps["sizes"] if size + 128 >= 128 * 1024)
+
+
 @pytest.mark.parametrize("name", MEASURED)
 def test_builtin_setup_is_within_one_percent(name: str, tmp_path_factory: Any) -> None:
     """After Interpreter(...) and allocate_tensors(), builtin kernels: every block the
     interpreter makes is predicted (heap_interpreter), so the figure is the real one within
-    the glibc placement allowance: never under, at most 1% over."""
+    the glibc placement allowance: never under, at most 1% over; the models listed in
+    SETUP_ESTIMATES say they are estimates and are never under."""
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     if heaps is None:
         pytest.skip("the shared models are not here")
     heap: InterpreterHeap = heaps["none"]
     real = CACHE["models"][name]["builtin"]["after_allocate"]
-    if not all(
-        part.exact
-        for part in heap.parts
-        if part.phase == "setup" and part.name != ("heap placement allowance")
-    ):
-        pytest.skip("an operator whose kernel blocks are not measured: an upper bound")
-    # A block of 128 KiB or more is mmapped or, when a freed chunk is large enough, cut from
-    # the heap: which depends on the process's history, so the figure takes the mapping's
-    # size, up to a page over per such block.
-    large = sum(1 for size in heaps["sizes"] if size + 128 >= 128 * 1024)
-    assert real <= heap.after_setup <= real * 1.01 + 4096 * large, (heap.after_setup, real)
+    exact = all(part.exact for part in heap.parts if part.name in _SETUP_PARTS)
+    assert exact == (name not in SETUP_ESTIMATES), SETUP_ESTIMATES.get(name, "should be exact")
+    assert real <= heap.after_setup
+    if exact:
+        assert heap.after_setup <= real * 1.01 + _large_blocks(heaps), (heap.after_setup, real)
 
 
 @pytest.mark.parametrize("name", MEASURED)
@@ -144,25 +172,33 @@ def test_builtin_first_invoke_and_peak_are_within_one_percent(
 ) -> None:
     """After the first invoke and at the peak, builtin kernels: the first invoke is replayed
     kernel by kernel (heap_invoke), so where every kernel's blocks are replayed the figure is
-    the real one within the glibc and caller allowances: never under, at most 1% over."""
+    the real one within the glibc and caller allowances: never under, at most 1% over; the
+    models listed in FIRST_INVOKE_ESTIMATES and PEAK_ESTIMATES say which part is an estimate
+    and are never under."""
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     if heaps is None:
         pytest.skip("the shared models are not here")
     heap: InterpreterHeap = heaps["none"]
     real = CACHE["models"][name]["builtin"]
     exact = {part.name: part.exact for part in heap.parts}
-    allowances = ("heap placement allowance", "caller's blocks")
-    if not all(value for key, value in exact.items() if key not in allowances and
-               key != "first-invoke transient"):  # fmt: skip
-        pytest.skip("an operator whose kernel blocks are not replayed: an upper bound")
-    large = sum(1 for size in heaps["sizes"] if size + 128 >= 128 * 1024)
+    kept_exact = all(
+        value
+        for key, value in exact.items()
+        if key not in _ALLOWANCES and key != "first-invoke transient"
+    )
+    peak_exact = kept_exact and exact["first-invoke transient"]
+    assert kept_exact == (name not in FIRST_INVOKE_ESTIMATES), FIRST_INVOKE_ESTIMATES.get(name)
+    assert peak_exact == (name not in PEAK_ESTIMATES), PEAK_ESTIMATES.get(name)
+    assert real["after_invoke"] <= heap.after_first_invoke and real["peak"] <= heap.peak
     # The caller's own blocks (measure.py's numpy arrays) are an allowance the figure names
     # apart: never under with it, within 1% without it.
-    slack = 4096 * large + sum(part.nbytes for part in heap.parts if part.name == "caller's blocks")
-    after = heap.after_first_invoke
-    assert real["after_invoke"] <= after <= real["after_invoke"] * 1.01 + slack, after
-    if exact["first-invoke transient"]:
-        assert real["peak"] <= heap.peak <= real["peak"] * 1.01 + slack, heap.peak
+    caller = sum(part.nbytes for part in heap.parts if part.name == "caller's blocks")
+    slack = _large_blocks(heaps) + caller
+    if kept_exact:
+        after = heap.after_first_invoke
+        assert after <= real["after_invoke"] * 1.01 + slack, after
+    if peak_exact:
+        assert heap.peak <= real["peak"] * 1.01 + slack, heap.peak
 
 
 @pytest.mark.runtime

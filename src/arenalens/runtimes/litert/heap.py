@@ -61,6 +61,7 @@ XNNPACK_PER_OPERATOR_BYTES = 2_048
 # depthwise; GEMMs 16 or 32), and the row tile of its GEMMs (indirection rows padded to it).
 XNNPACK_CHANNEL_TILE = 64
 XNNPACK_ROW_TILE = 16
+XNNPACK_DWCONV_PRIMARY_TILE = 25  # the widest unipass depthwise tile (5×5)
 # ruy's widest int8 kernel on x86-64 (AVX-512: 16 × 16 blocks).
 RUY_TILE = 16
 # ruy's context: its thread-specific resources, allocator and tuning state.
@@ -480,17 +481,54 @@ def _xnnpack_weights_and_indirection(model: Model) -> tuple[int, int]:
                 continue
             weights = subgraph.tensors[operator.inputs[1]]
             packed += glibc.usable(_padded_weights(weights) + 64)
-            if operator.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"):
+            if operator.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
                 output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
                 if output is None or len(output.shape) != 4 or len(weights.shape) != 4:
                     continue
-                taps = weights.shape[1] * weights.shape[2]
-                if taps == 1 and operator.opcode == "CONV_2D":
-                    continue  # 1×1 convolutions run as GEMMs, no indirection
-                pixels = output.shape[1] * output.shape[2]
-                rows = -(-pixels // XNNPACK_ROW_TILE) * XNNPACK_ROW_TILE
-                indirection += glibc.usable(rows * taps * POINTER_BYTES)
+                size = _indirection_bytes(operator, weights.shape, output.shape)
+                if size:
+                    indirection += glibc.aligned_usable(64, size)
     return packed, indirection
+
+
+def _indirection_bytes(
+    operator: Operator, weights_shape: Sequence[int], output_shape: Sequence[int]
+) -> int:
+    """XNNPACK's indirection buffer for one convolution (*src/operators/convolution-nhwc.c*,
+    reshape): IGEMM takes one pointer per kernel tap per output pixel, pixels rounded up to
+    the microkernel's rows (at most 16 on x86-64: counted as 15 more); a 1×1 convolution of
+    stride 1 runs as a GEMM, with none. A depthwise convolution takes
+    `primary_tile − taps + output_height × step_height` pointers, step_height = taps +
+    (output_width − 1) × step_width × kernel_height, step_width = the stride (the kernel
+    width when dilated); the primary tile is counted as max(taps, 25), the widest unipass
+    tile. Per image, counted for every image of the batch (errs high). A depthwise
+    convolution with a depth multiplier over 1 is a grouped convolution there: IGEMM."""
+    batch, height, width = output_shape[0], output_shape[1], output_shape[2]
+    kernel_height, kernel_width = weights_shape[1], weights_shape[2]
+    taps = kernel_height * kernel_width
+    options = operator.options
+    stride_w, stride_h = int(options.get("stride_w", 1) or 1), int(options.get("stride_h", 1) or 1)
+    dilated = any(
+        int(options.get(key, 1) or 1) != 1
+        for key in (
+            "dilation_wfactor",
+            "dilation_hfactor",
+            "dilation_w_factor",
+            "dilation_h_factor",
+        )
+    )
+    # XNNPACK runs a depthwise convolution as one only with one output channel per group
+    # (depth multiplier 1); otherwise it is a grouped convolution through IGEMM.
+    multiplier = int(options.get("depth_multiplier", 1) or 1)
+    if operator.opcode == "DEPTHWISE_CONV_2D" and multiplier == 1:
+        step_width = kernel_width if dilated else stride_w
+        step_height = taps + (width - 1) * step_width * kernel_height
+        pointers = max(taps, XNNPACK_DWCONV_PRIMARY_TILE) - taps + height * step_height
+        return max(batch, 1) * pointers * POINTER_BYTES
+    if taps == 1 and stride_w == 1 and stride_h == 1:
+        return 0
+    pixels = max(batch, 1) * height * width
+    return (pixels + XNNPACK_ROW_TILE - 1) * taps * POINTER_BYTES
 
 
 def _delegable(subgraph: Subgraph, inputs: Sequence[int]) -> bool:

@@ -24,10 +24,12 @@ from arenalens.ir import Model, Subgraph, Tensor
 from arenalens.records import record
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_kernels import (
+    CPU_BACKEND_CONTEXT_REQUESTS,
     EIGEN_CONTEXT_REQUESTS,
     FIXED_CREATE_BYTES,
     INIT_REQUESTS,
     PARSE_REQUESTS,
+    PREPARE_CREATES_CPU_BACKEND,
     KernelFacts,
     kernel_facts,
     prepare_bound,
@@ -272,6 +274,7 @@ def allocation_blocks(
     `aliases`: in-place aliases per subgraph; `arena_requests`: (name, request) of each arena
     block; `placements`: per subgraph, how many tensors each of its two arenas placed."""
     blocks: list[Block] = []
+    backend = False  # the CPU back-end context, created by the first kernel that asks
     for state, alias_count, (arena_count, persistent_count) in zip(
         prepared, aliases, placements, strict=True
     ):
@@ -279,6 +282,12 @@ def allocation_blocks(
             continue
         subgraph = model.subgraphs[state.index]
         blocks.extend(_prepare_blocks(model, subgraph, state))
+        if not backend and any(node.opcode in PREPARE_CREATES_CPU_BACKEND for node in state.nodes):
+            backend = True
+            blocks.extend(
+                Block("kernel state", "CpuBackendContext::GetFromContext (Prepare)", request)
+                for request in CPU_BACKEND_CONTEXT_REQUESTS
+            )
         blocks.extend(_planner_blocks(state, alias_count, arena_count, persistent_count))
     for name, request in arena_requests:
         blocks.append(Block("arenas", name, request, alignment=ARENA_ALIGNMENT))

@@ -48,6 +48,10 @@ from arenalens.runtimes.litert.heap_interpreter import (
     tensor_capacity_after_prepare,
     times_growth_factor,
 )
+from arenalens.runtimes.litert.heap_kernels import (
+    CPU_BACKEND_CONTEXT_REQUESTS,
+    PREPARE_CREATES_CPU_BACKEND,
+)
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
     PreparedSubgraph,
@@ -55,9 +59,6 @@ from arenalens.runtimes.litert.prepare.state import (
     RuntimeTensor,
 )
 
-# CpuBackendContext::GetFromContext: new CpuBackendContext (56 B) with its thread-count
-# member, ruy::Context (208 B) and gemmlowp::GemmContext (224 B).
-CPU_BACKEND_CONTEXT_REQUESTS = (56, 8, 208, 224)
 # Kernels whose Eval asks for the CPU back-end context (the first one creates it).
 _ASKS_CPU_BACKEND = frozenset(
     {
@@ -268,28 +269,47 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )
-    backend = False
+    # A kernel whose Prepare asks for the CPU back end (ADD_N) created it in allocate_tensors.
+    backend = any(node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes)
     estimated: list[str] = []
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)
     for node in prepared.nodes:
         opcode = node.opcode
         gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
-        if not backend and (opcode in _ASKS_CPU_BACKEND or _softmax_float(prepared, node)):
+        if not backend and (
+            opcode in _ASKS_CPU_BACKEND
+            or _softmax_float(prepared, node)
+            or _mean_optimized(model, prepared, node)
+        ):
             for request in CPU_BACKEND_CONTEXT_REQUESTS:
                 heap.take(glibc.usable(request))
             backend = True
+        if _hybrid(prepared, node) and opcode == "DEPTHWISE_CONV_2D":
+            continue  # DepthwiseConvHybridPerChannel: quantizes into arena temporaries only
+        if _hybrid(prepared, node) and opcode == "BATCH_MATMUL":
+            # GetTempRhs gives the transposed constant RHS the weights' quantization: a
+            # TfLiteAffineQuantization (24 B) with copies of its scales and zero points
+            # (its dims copy replaces the block it had).
+            channels = _channels(model, prepared, node.inputs[1])
+            for request in (24, 4 + 4 * channels, 4 + 4 * channels):
+                heap.take(glibc.usable(request))
+            continue
         if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
             # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
             # Hybrid convolution: int8 × int8 → int32 accumulators through ruy (the raw
             # accumulator Gemm always takes ruy), with neither bias nor multipliers; a
             # filter with one scale (HybridConv) takes ruy only for rows % 4 == 0.
-            hybrid = hybrid_gemm(model, prepared, node) if opcode == "CONV_2D" else None
-            if hybrid is not None:
-                ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
-            elif opcode == "CONV_2D":
-                estimated.append(opcode)
-                heap.take(_unmodelled_bytes(model, prepared, node.operator))
+            if opcode == "CONV_2D":
+                hybrid, known = hybrid_gemm(model, prepared, node)
+                if hybrid is not None:
+                    ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
+                if not known:
+                    estimated.append(opcode)
+            continue
+        if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
+            # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
+            # integer products: neither allocates; the CPU back end was asked for above.
             continue
         if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
             estimated.append(opcode)
@@ -379,18 +399,26 @@ def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> G
                 raw=True)  # fmt: skip
 
 
-def hybrid_gemm(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> Gemm | None:
-    """A hybrid convolution's ruy GEMM (None when it may not take ruy: a filter of one scale
-    with rows not a multiple of 4, or a shape not known)."""
+def hybrid_gemm(
+    model: Model, prepared: PreparedSubgraph, node: RuntimeNode
+) -> tuple[Gemm | None, bool]:
+    """A hybrid convolution's ruy GEMM (None: it takes none) and whether that is known. A
+    filter with per-channel scales that differ runs HybridConvPerChannel (always ruy); one
+    scale runs HybridConv, through ruy only when its rows are a multiple of 4. Which of the two
+    a filter with several equal scales runs is not known here: with rows a multiple of 4 both
+    take the same GEMM; otherwise ruy is counted, erring high."""
     weights = _tensor(prepared, node.inputs[1])
     output = _tensor(prepared, node.outputs[0]) if node.outputs else None
     if weights is None or output is None or not weights.shape or not output.shape:
-        return None
+        return None, False
     rows = weights.shape[0]
-    if rows % 4 and not _per_channel(model, prepared, node.inputs[1]):
-        return None
     columns = _product(output.shape[:-1])
-    return Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
+    gemm = Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
+    if rows % 4 == 0:
+        return gemm, True
+    if not _per_channel(model, prepared, node.inputs[1]):
+        return None, True
+    return gemm, False
 
 
 def _set_inputs(heap: _Heap, prepared: PreparedSubgraph) -> None:
@@ -484,6 +512,34 @@ def _softmax_float(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     return data is not None and data.dtype == "FLOAT32"
 
 
+def _mean_optimized(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """EvalMean's optimized 8-bit path (keep_dims, a 4-D input, two axes: its spatial mean),
+    which asks for the CPU back end (reduce.cc). The axes' values are taken to be 1 and 2
+    (global average pooling); other pairs run the generic path, which does not ask: counting
+    the context then errs high."""
+    if node.opcode != "MEAN" or len(node.inputs) < 2:
+        return False
+    data, axis = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[1])
+    if data is None or axis is None or data.dtype not in _EIGHT_BIT:
+        return False
+    if len(data.shape or ()) != 4 or _product(axis.shape or ()) != 2:
+        return False
+    subgraph = model.subgraphs[prepared.index]
+    if not 0 <= node.operator < len(subgraph.operators):
+        return False
+    return bool(subgraph.operators[node.operator].options.get("keep_dims"))
+
+
+def _plain_sequence_lstm(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A float or int8 sequence LSTM (not hybrid: weights of its activations' type)."""
+    if len(node.inputs) < 3:
+        return False
+    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[2])
+    if data is None or weights is None:
+        return False
+    return (data.dtype, weights.dtype) in (("FLOAT32", "FLOAT32"), ("INT8", "INT8"))
+
+
 def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     """Float activations with 8-bit weights: the hybrid kernels quantize on the fly."""
     if node.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL"):
@@ -509,6 +565,14 @@ def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -
         if index >= 0 and subgraph.tensors[index].has_data
     )
     return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
+
+
+def _channels(model: Model, prepared: PreparedSubgraph, index: int) -> int:
+    """How many scales a model tensor's quantization has (1 when per-tensor or unknown)."""
+    if not 0 <= index < prepared.model_tensor_count:
+        return 1
+    quantization = model.subgraphs[prepared.index].tensors[index].quantization
+    return max(quantization.channel_count, 1) if quantization is not None else 1
 
 
 def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:

@@ -57,7 +57,7 @@ NO_PARSE = frozenset(
         "ABS", "COMPLEX_ABS", "EXP", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1",
         "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
-        "QUANTIZE", "PAD",
+        "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE",
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -101,6 +101,8 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         "SVDF": (28,),
         "TRANSPOSE_CONV": (136,),
         "UNIDIRECTIONAL_SEQUENCE_LSTM": (368,),
+        "ADD_N": (4,),
+        "DEQUANTIZE": (1,),
     }
 )
 # Operators seen allocating nothing in Init.
@@ -110,6 +112,11 @@ NO_INIT = frozenset(
         "COMPLEX_ABS", "PAD",
     }
 )  # fmt: skip
+# ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it
+# during allocate_tensors: CpuBackendContext (56 B), its thread count (8 B), its ruy context
+# (208 B) and gemmlowp context (224 B).
+CPU_BACKEND_CONTEXT_REQUESTS = (56, 8, 208, 224)
+PREPARE_CREATES_CPU_BACKEND = frozenset({"ADD_N"})
 # The first CONV_2D's Init takes a reference on the interpreter's Eigen context, created then.
 EIGEN_CONTEXT_REQUESTS = (32, 24)
 # Upper bounds for operators not measured: the largest struct and OpData above.
