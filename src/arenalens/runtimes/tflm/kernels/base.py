@@ -15,8 +15,9 @@ computes struct sizes from field lists (`abi.Struct`), so one rule serves the 64
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field, replace
+from types import MappingProxyType
 from typing import Any
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
@@ -391,6 +392,23 @@ class KernelRule:
         return data.layout(context.build.abi, context.build.features)
 
 
+def stateless(
+    opcode: str,
+    source: str,
+    prepare: RuleFunction,
+    access: Access,
+    operands: Operands,
+    **facts: Any,
+) -> KernelRule:
+    """A kernel that keeps nothing from setup but its tensors: its operator has no builtin options
+    (flatbuffer_conversions.cc stores no `TfLite*Params`: `builtin_data` stays nullptr) and its
+    Init allocates nothing (most register a null Init: `RegisterOp(nullptr, Prepare, Eval)`), so
+    Prepare's events are all it allocates. `facts`: the rule's other fields, as `KernelRule`."""
+    return KernelRule(
+        opcode, source, None, no_events, prepare, access=access, operands=operands, **facts
+    )
+
+
 def variant(reference: KernelRule, *, library: str, source: str, **changes: Any) -> KernelRule:
     """A kernel library's kernel for the reference kernel's operator: the reference rule with
     only what differs replaced (its Init, Prepare, access order, ...), as TFLM's
@@ -413,6 +431,15 @@ class OptimizedKernels:
     title: str
     replaces: frozenset[str]
     rules: Mapping[str, KernelRule]
+
+
+def library_kernels(
+    name: str, title: str, replaces: Iterable[str], *modules_rules: Sequence[KernelRule]
+) -> OptimizedKernels:
+    """A kernel library's `OptimizedKernels`: the operators it replaces, and the `RULES` of each
+    of its modules in one read-only table (`rule_table`)."""
+    rules = rule_table(*(rule for module_rules in modules_rules for rule in module_rules))
+    return OptimizedKernels(name, title, frozenset(replaces), MappingProxyType(rules))
 
 
 def rule_table(*rules: KernelRule) -> dict[str, KernelRule]:

@@ -219,14 +219,13 @@ RULES = (
         operands=UNARY,
         inplace=NotInPlace("reads the whole row (max, sum) while the loop writes it"),
     ),
-    base.KernelRule(
+    base.stateless(
         "LOG_SOFTMAX",
         "log_softmax.cc",
-        None,
-        prepare=_log_softmax,
-        access=base.AccessOrder(
+        _log_softmax,
+        base.AccessOrder(
             SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
         ),
-        operands=UNARY,
+        UNARY,
     ),
 )
