@@ -13,7 +13,6 @@ writes (files and folders alike). Only SIGKILL or a power cut can leave a hidden
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from arenalens.errors import OutputError, UsageError
@@ -34,6 +33,8 @@ def write_atomic(
     payload = data.encode("utf-8") if isinstance(data, str) else data
     mode = _new_file_mode(target)
     temporary = ""
+    import tempfile  # noqa: PLC0415 - only commands that write a file need it
+
     try:
         handle, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=directory
@@ -72,6 +73,8 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> None:
         raise UsageError(f"{what} {target}: {ancestor} is a file, not a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise OutputError(f"{what} {target}: cannot write into {ancestor} (permission denied)")
+    import tempfile  # noqa: PLC0415 - only commands that write a file need it
+
     try:
         # Write a file there for real: a special file system (/proc, /sys) or a read-only mount
         # passes os.access as root and fails only on writing, after other outputs were written.
