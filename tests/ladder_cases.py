@@ -6,6 +6,7 @@ Beside them, one case for each other rung that fits first (offline plan, reorder
 overlap), so the path check → optimize as printed → check is proven on every rung.
 
     python -m tests.ladder_cases [CASE ...]   # re-run the cases (all) as a user would, recache
+    python -m tests.ladder_cases --device     # the STM32F746 cases' written models under QEMU
 
 The climb through the remedy ladder takes 5-40 s of CPU a case (the split search), so what the
 commands answered is cached in tests/data/ladder_cases.json with each model's sha256 and its
@@ -33,6 +34,12 @@ from typing import Any
 from arenalens.examples.layers import Activation, Int8Network
 
 CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases.json"
+# The models the first step writes for the STM32F746 cases, set up by real TFLM (90b983c,
+# CMSIS-NN, Cortex-M7 under QEMU: ../shared/tools/cortex-m): `python -m tests.ladder_cases
+# --device`.
+DEVICE_CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases_device.json"
+DEVICE_TARGET = "cortex-m7-cmsis-nn"
+DEVICE_CASES = ("mobilenet_v1_224", "mobilenet_v3_small_224")
 
 # MobileNetV2's inverted residual blocks: (expansion, channels, repeats, first stride).
 MOBILENET_V2_BLOCKS = (
@@ -347,8 +354,51 @@ def measure(case: Case) -> dict[str, Any]:
     return record
 
 
+def measure_device(case: Case) -> dict[str, Any]:
+    """The case's first step run as printed, and the model it writes measured on the probe."""
+    from tests.device_core import measure as measure_on_probe
+
+    command = json.loads(CACHE.read_text())["cases"][case.name]["optimize"]["command"]
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        try:
+            if case.make is not None:
+                Path(case.argument).write_bytes(case.data())
+            _, optimized = run_json(*shlex.split(command)[1:])
+            written = Path("optimized.tflite")
+            figures = measure_on_probe(written, DEVICE_TARGET)
+            digest = hashlib.sha256(written.read_bytes()).hexdigest()
+        finally:
+            os.chdir(here)
+    return {
+        "command": command,
+        "new_required_bytes": optimized["new_required_bytes"],
+        "sha256": digest,
+        **{key: figures[key] for key in ("loads", "head", "tail", "min_arena", "min_arena_plain")},
+    }
+
+
+def main_device() -> int:
+    """Measure the STM32F746 cases' written models on the Cortex-M7 CMSIS-NN probe."""
+    found = {}
+    for case in CASES:
+        if case.name in DEVICE_CASES:
+            found[case.name] = measure_device(case)
+            print(f"{case.name}: {found[case.name]['min_arena_plain']:,} B on {DEVICE_TARGET}")
+    document = {
+        "remake": "python -m tests.ladder_cases --device",
+        "target": DEVICE_TARGET,
+        "cases": found,
+    }
+    DEVICE_CACHE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
 def main(names: list[str]) -> int:
     """Re-run the cases named (all when none) and rewrite their records in the cache."""
+    if names == ["--device"]:
+        return main_device()
     known = {case.name for case in CASES}
     if unknown := set(names) - known:
         print(f"no such case: {', '.join(sorted(unknown))} (cases: {', '.join(sorted(known))})")

@@ -6,6 +6,9 @@ model's own size when the rewrite fits it (a smaller input only after, as the fa
 same path over the other rungs (offline plan in tests/test_ladder.py; reorder + in-place,
 overlap here): check → optimize as printed → check gives the figure promised.
 
+On the STM32F746 cases, real TFLM (CMSIS-NN, Cortex-M7 under QEMU) sets the written model up
+at the figure printed (`python -m tests.ladder_cases --device`).
+
 The commands' answers are cached by `python -m tests.ladder_cases` (tests/data/ladder_cases.json:
 10-40 s of CPU a case); the first test recomputes each model and its figures as given, so a cache
 older than the models or the figures fails here, with the command that remakes it.
@@ -25,7 +28,7 @@ from arenalens.fit import FitCheck, check_fit
 from arenalens.target_build import build_from_options
 from arenalens.targets import get_target
 from arenalens.units import parse_size
-from tests.ladder_cases import CACHE, CASES, Case
+from tests.ladder_cases import CACHE, CASES, DEVICE_CACHE, DEVICE_CASES, Case
 
 CACHED: dict[str, Any] = json.loads(CACHE.read_text())["cases"]
 REMAKE = "stale cache: remake it with `python -m tests.ladder_cases`"
@@ -173,3 +176,19 @@ def test_max_input_keeps_the_models_own_size_when_a_rewrite_fits_it(case: Case) 
     assert commands[0] == record["check"]["commands"][0]
     smaller = [i for i, command in enumerate(commands) if "--input-shape" in command]
     assert all(index > 0 for index in smaller)
+
+
+@pytest.mark.parametrize("name", DEVICE_CASES)
+def test_real_tflm_sets_the_written_model_up_at_the_figure_check_gave_it(name: str) -> None:
+    """The model the first step writes for the STM32F746 cases, on real TFLM 90b983c with
+    CMSIS-NN for the Cortex-M7 under QEMU (cached by `python -m tests.ladder_cases --device`):
+    its minimal arena with the firmware's plain allocator is the number check and optimize
+    printed for it, not a byte more."""
+    device = json.loads(DEVICE_CACHE.read_text())
+    assert device["target"] == "cortex-m7-cmsis-nn"
+    measured = device["cases"][name]
+    record = CACHED[name]
+    assert measured["command"] == record["optimize"]["command"], REMAKE
+    assert measured["new_required_bytes"] == record["optimize"]["new_required_bytes"], REMAKE
+    assert measured["loads"] is True
+    assert measured["min_arena_plain"] == record["written_check"]["required_bytes"]
