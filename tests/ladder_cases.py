@@ -1,15 +1,45 @@
 """Issue 27's models, remade with the examples' layer builder: MobileNetV2 (width 0.35) at
-96x96 and 160x160, the models a user brings to a NUCLEO-F429ZI or an ESP32-S3 and that fit at
-full size only after a rewrite (`--overlap`, `--split`).
+96x96 and 160x160, the models a user brings to a NUCLEO-F429ZI or an ESP32-S3, and
+MobileNetV3-small at 224x224 for an STM32F746, which fit at full size only after a rewrite
+(`--overlap`, `--split`); with `example:mobilenet_v1_224` on an STM32F746, issue 27's cases.
+Beside them, one case for each other rung that fits first (offline plan, reorder + in-place,
+overlap), so the path check → optimize as printed → check is proven on every rung.
 
-    python -m tests.ladder_cases   # prints what `check --target` leads with for each case
+    python -m tests.ladder_cases [CASE ...]   # re-run the cases (all) as a user would, recache
+    python -m tests.ladder_cases --device     # the STM32F746 cases' written models under QEMU
+
+The climb through the remedy ladder takes 5-40 s of CPU a case (the split search), so what the
+commands answered is cached in tests/data/ladder_cases.json with each model's sha256 and its
+figures as given (which tests/test_ladder_cases.py recomputes, so a cache older than the code
+fails): `check --target BOARD` (the ladder, the steps), the first step's `optimize` run as
+printed (the real wheel's proof of identical outputs), `check` of the model it wrote on the
+same board, and the case's own view (`--max-input`, `--target all`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shlex
 import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from arenalens.examples.layers import Int8Network
+from arenalens.examples.layers import Activation, Int8Network
+
+CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases.json"
+# The models the first step writes for the STM32F746 cases, set up by real TFLM (90b983c,
+# CMSIS-NN, Cortex-M7 under QEMU: ../shared/tools/cortex-m): `python -m tests.ladder_cases
+# --device`.
+DEVICE_CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases_device.json"
+DEVICE_TARGET = "cortex-m7-cmsis-nn"
+DEVICE_CASES = ("mobilenet_v1_224", "mobilenet_v3_small_224")
 
 # MobileNetV2's inverted residual blocks: (expansion, channels, repeats, first stride).
 MOBILENET_V2_BLOCKS = (
@@ -62,23 +92,328 @@ def mobilenet_v2(side: int, width: float = 0.35, classes: int = 10) -> bytes:
     return net.build([image], [net.softmax(logits, "softmax")])
 
 
-# (case, model side, board): the issue's reports.
-CASES = (
-    ("mobilenet_v2_035_96", 96, "nucleo-f429zi"),
-    ("mobilenet_v2_035_160", 160, "esp32-s3-devkitc-1"),
+# MobileNetV3-small's bottlenecks as Keras' MobileNetV3Small stacks them: (kernel, expanded
+# channels, output channels, squeeze-and-excite, activation, stride).
+MOBILENET_V3_SMALL_BLOCKS = (
+    (3, 16, 16, True, "RELU", 2),
+    (3, 72, 24, False, "RELU", 2),
+    (3, 88, 24, False, "RELU", 1),
+    (5, 96, 40, True, "HARD_SWISH", 2),
+    (5, 240, 40, True, "HARD_SWISH", 1),
+    (5, 240, 40, True, "HARD_SWISH", 1),
+    (5, 120, 48, True, "HARD_SWISH", 1),
+    (5, 144, 48, True, "HARD_SWISH", 1),
+    (5, 288, 96, True, "HARD_SWISH", 2),
+    (5, 576, 96, True, "HARD_SWISH", 1),
+    (5, 576, 96, True, "HARD_SWISH", 1),
 )
 
 
-def main() -> int:
-    import arenalens
+def mobilenet_v3_small(
+    side: int = 224, classes: int = 10, *, squeeze_pool: str = "mean", squeeze_dense: str = "conv"
+) -> bytes:
+    """MobileNetV3-small (width 1.0, Keras' layout) on a side x side x 3 int8 image → `classes`
+    scores, written as the converter writes it (`layers.py`): hard-swish as HARD_SWISH,
+    squeeze-and-excite as MEAN (or AVERAGE_POOL_2D), 1x1 CONV_2D (or FULLY_CONNECTED), hard
+    sigmoid and a broadcast MUL, PAD before each stride-2 depthwise convolution."""
+    net = Int8Network(seed=300 + side, description=f"MobileNetV3-small {side}x{side} int8")
+    image = net.input("input", (1, side, side, 3), (-1.0, 1.0))
+    stem = net.conv2d(image, "stem", channels=16, stride=2, activation="NONE")
+    x = net.hard_swish(stem, "stem/hard_swish")
+    for number, (kernel, expanded, channels, excite, activation, stride) in enumerate(
+        MOBILENET_V3_SMALL_BLOCKS
+    ):
+        x = _v3_block(
+            net,
+            x,
+            f"block_{number}",
+            kernel=kernel,
+            expanded=expanded,
+            channels=channels,
+            excite=(squeeze_pool, squeeze_dense) if excite else None,
+            activation=activation,
+            stride=stride,
+        )
+    last = net.hard_swish(
+        net.conv2d(x, "last_conv", channels=576, kernel=(1, 1), activation="NONE"),
+        "last_conv/hard_swish",
+    )
+    pooled = net.global_average(last, "global_average")
+    head = net.hard_swish(
+        net.conv2d(pooled, "head", channels=1024, kernel=(1, 1), activation="NONE"),
+        "head/hard_swish",
+    )
+    logits = net.conv2d(head, "logits", channels=classes, kernel=(1, 1), activation="NONE")
+    flat = net.reshape(logits, "flatten", (1, classes))
+    return net.build([image], [net.softmax(flat, "softmax")])
 
-    for name, side, board in CASES:
-        verdict = arenalens.check(mobilenet_v2(side), target=board)
-        print(f"{name} on {board}: {verdict.answer} needs {verdict.required_bytes:,}")
-        for step in verdict.steps[:2]:
-            print("  ", step.line)
+
+def _v3_block(
+    net: Int8Network,
+    x: Activation,
+    name: str,
+    *,
+    kernel: int,
+    expanded: int,
+    channels: int,
+    excite: tuple[str, str] | None,
+    activation: str,
+    stride: int,
+) -> Activation:
+    """One MobileNetV3 bottleneck: expand (1x1) → depthwise (k x k) → squeeze-and-excite →
+    project (1x1), with a residual ADD when shapes allow."""
+
+    def activate(tensor: Activation, where: str) -> Activation:
+        if activation == "HARD_SWISH":
+            return net.hard_swish(tensor, f"{where}/hard_swish")
+        return tensor
+
+    fused = "RELU" if activation == "RELU" else "NONE"
+    inner = x
+    if expanded != x.shape[3]:
+        inner = activate(
+            net.conv2d(x, f"{name}/expand", channels=expanded, kernel=(1, 1), activation=fused),
+            f"{name}/expand",
+        )
+    padding = "SAME"
+    if stride == 2:
+        # Keras' correct_pad: (k//2 - 1, k//2) on an even side, k//2 on both on an odd one.
+        rows = (kernel // 2 - 1 + inner.shape[1] % 2, kernel // 2)
+        cols = (kernel // 2 - 1 + inner.shape[2] % 2, kernel // 2)
+        inner = net.pad(inner, f"{name}/pad", rows=rows, cols=cols)
+        padding = "VALID"
+    inner = activate(
+        net.depthwise_conv2d(
+            inner,
+            f"{name}/depthwise",
+            kernel=(kernel, kernel),
+            stride=stride,
+            padding=padding,
+            activation=fused,
+        ),
+        f"{name}/depthwise",
+    )
+    if excite is not None:
+        pool, dense = excite
+        inner = net.squeeze_excite(
+            inner,
+            f"{name}/squeeze_excite",
+            squeeze=_width(expanded / 4),
+            pool=pool,
+            dense=dense,
+        )
+    out = net.conv2d(
+        inner,
+        f"{name}/project",
+        channels=channels,
+        kernel=(1, 1),
+        activation="NONE",
+        output_range=(-4.0, 4.0),
+    )
+    if stride == 1 and out.shape == x.shape:
+        out = net.add(x, out, f"{name}/add", activation="NONE", output_range=(-6.0, 6.0))
+    return out
+
+
+@dataclass(frozen=True)
+class Case:
+    """A model, the check a user ran on it, the rung of the ladder expected to fit first, and the
+    view the user had of it."""
+
+    name: str  # the model's name; with a suffix after '@' for another check of the same model
+    options: tuple[str, ...]  # `check MODEL OPTIONS`
+    first_fit: str  # the remedy of the first rung that fits
+    make: Callable[[], bytes] | None = None  # None: the example of that name
+    view: tuple[str, ...] = ()  # the check the issue quoted: ("--max-input",), ("--target", "all")
+
+    @property
+    def model(self) -> str:
+        """The model's name (the case's without its suffix)."""
+        return self.name.partition("@")[0]
+
+    @property
+    def argument(self) -> str:
+        """The model as the commands name it (a file in the working folder, or the example)."""
+        return f"example:{self.model}" if self.make is None else f"{self.model}.tflite"
+
+    @property
+    def board(self) -> str | None:
+        """The --target the check names (None: a budget)."""
+        options = list(self.options)
+        return options[options.index("--target") + 1] if "--target" in options else None
+
+    def data(self) -> bytes:
+        """The model's bytes."""
+        if self.make is None:
+            from arenalens.examples import example_bytes
+
+            return example_bytes(self.model)
+        return self.make()
+
+
+CASES = (
+    # The issue's: each fits its board at full size only split (and with overlaps).
+    Case("mobilenet_v1_224", ("--target", "stm32f746"), "split"),
+    Case("mobilenet_v3_small_224", ("--target", "stm32f746"), "split", mobilenet_v3_small),
+    Case(
+        "mobilenet_v2_035_96",
+        ("--target", "nucleo-f429zi"),
+        "split",
+        lambda: mobilenet_v2(96),
+        ("--target", "all"),
+    ),
+    Case(
+        "mobilenet_v2_035_160",
+        ("--target", "esp32-s3-devkitc-1"),
+        "split",
+        lambda: mobilenet_v2(160),
+        ("--max-input",),
+    ),
+    # The other rungs, each first to fit on a board or budget: the issue's NUCLEO-F429ZI case
+    # without the firmware's reserve (where --overlap alone fits, as the issue saw), a branchy
+    # model that another operator order fits, a ResNet that overlaps fit.
+    Case(
+        "mobilenet_v2_035_96@no-reserve",
+        ("--target", "nucleo-f429zi", "--reserve", "0"),
+        "overlap",
+        lambda: mobilenet_v2(96),
+    ),
+    Case("vww_mobilenet_v1", ("--target", "nucleo-f401re"), "offline plan"),
+    Case("branchy_inception", ("--budget", "32KB", "--cpu", "cortex-m7"), "reorder + in-place"),
+    Case("resnet8_cifar", ("--budget", "48KB", "--cpu", "cortex-m4"), "overlap"),
+)
+
+
+def run_json(*argv: str) -> tuple[int, dict[str, Any]]:
+    """`arenalens ARGV --json` in this process: its exit code and document."""
+    from arenalens.cli import main as cli_main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = cli_main([*argv, "--json"])
+    document: dict[str, Any] = json.loads(out.getvalue())
+    return code, document
+
+
+def _check_record(document: dict[str, Any]) -> dict[str, Any]:
+    keys = (
+        "verdict", "fits", "fits_after_optimize", "required_bytes", "available_bytes",
+        "best_case_bytes", "optimized_required_bytes", "remedies",
+    )  # fmt: skip
+    record = {key: document[key] for key in keys}
+    record["steps"] = [step["text"] for step in document["next_steps"]]
+    record["commands"] = [step["command"] for step in document["next_steps"]]
+    return record
+
+
+def measure(case: Case) -> dict[str, Any]:
+    """Run the case as a user would, in a fresh folder: check, the first step as printed, check
+    of what it wrote, and the case's own view."""
+    data = case.data()
+    record: dict[str, Any] = {
+        "options": list(case.options),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        try:
+            if case.make is not None:
+                Path(case.argument).write_bytes(data)
+            _, checked = run_json("check", case.argument, *case.options)
+            record["check"] = _check_record(checked)
+            words = shlex.split(checked["next_steps"][0]["command"])
+            code, optimized = run_json(*words[1:])
+            record["optimize"] = {
+                "command": shlex.join(words),
+                "exit_code": code,
+                "written": optimized["written"],
+                "new_required_bytes": optimized["new_required_bytes"],
+                "outputs_identical": (optimized.get("real_tflm") or {}).get("outputs_identical"),
+            }
+            then = shlex.split(checked["next_steps"][1]["command"])
+            _, rechecked = run_json(*then[1:])
+            record["written_check"] = {"command": shlex.join(then), **_check_record(rechecked)}
+            if case.view == ("--max-input",):
+                _, searched = run_json("check", case.argument, *case.options, *case.view)
+                record["max_input"] = {
+                    key: searched[key]
+                    for key in (
+                        "input_shape",
+                        "max_input_shape",
+                        "max_input_after_optimize_shape",
+                        "max_input_after_optimize_required_bytes",
+                    )
+                } | {"commands": [step["command"] for step in searched["next_steps"]]}
+            if case.view == ("--target", "all"):
+                _, boards = run_json("check", case.argument, *case.view)
+                row = next(row for row in boards["boards"] if row["board"] == case.board)
+                record["target_all"] = row
+        finally:
+            os.chdir(here)
+    return record
+
+
+def measure_device(case: Case) -> dict[str, Any]:
+    """The case's first step run as printed, and the model it writes measured on the probe."""
+    from tests.device_core import measure as measure_on_probe
+
+    command = json.loads(CACHE.read_text())["cases"][case.name]["optimize"]["command"]
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)
+        try:
+            if case.make is not None:
+                Path(case.argument).write_bytes(case.data())
+            _, optimized = run_json(*shlex.split(command)[1:])
+            written = Path("optimized.tflite")
+            figures = measure_on_probe(written, DEVICE_TARGET)
+            digest = hashlib.sha256(written.read_bytes()).hexdigest()
+        finally:
+            os.chdir(here)
+    return {
+        "command": command,
+        "new_required_bytes": optimized["new_required_bytes"],
+        "sha256": digest,
+        **{key: figures[key] for key in ("loads", "head", "tail", "min_arena", "min_arena_plain")},
+    }
+
+
+def main_device() -> int:
+    """Measure the STM32F746 cases' written models on the Cortex-M7 CMSIS-NN probe."""
+    found = {}
+    for case in CASES:
+        if case.name in DEVICE_CASES:
+            found[case.name] = measure_device(case)
+            print(f"{case.name}: {found[case.name]['min_arena_plain']:,} B on {DEVICE_TARGET}")
+    document = {
+        "remake": "python -m tests.ladder_cases --device",
+        "target": DEVICE_TARGET,
+        "cases": found,
+    }
+    DEVICE_CACHE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+def main(names: list[str]) -> int:
+    """Re-run the cases named (all when none) and rewrite their records in the cache."""
+    if names == ["--device"]:
+        return main_device()
+    known = {case.name for case in CASES}
+    if unknown := set(names) - known:
+        print(f"no such case: {', '.join(sorted(unknown))} (cases: {', '.join(sorted(known))})")
+        return 2
+    cases = json.loads(CACHE.read_text())["cases"] if names and CACHE.is_file() else {}
+    for case in CASES:
+        if names and case.name not in names:
+            continue
+        cases[case.name] = measure(case)
+        check = cases[case.name]["check"]
+        print(f"{case.name} {shlex.join(case.options)}: {check['verdict']}; {check['commands'][0]}")
+    document = {"remake": "python -m tests.ladder_cases [CASE ...]", "cases": cases}
+    CACHE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

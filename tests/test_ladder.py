@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,18 @@ def test_the_ladder_stops_at_the_first_rung_that_fits() -> None:
     assert first.command.startswith("arenalens optimize example:vww_mobilenet_v1")
     assert "--overlap" not in first.command and "--split" not in first.command
     assert verdict.as_dict()["remedies"][1]["remedy"] == "offline plan"
+
+
+def test_a_reserve_other_than_the_boards_is_said_again_in_the_check_it_suggests() -> None:
+    """`--reserve 0` on a board whose firmware keeps 8 KB: the check of the written model must
+    answer for the same bytes, so it repeats --reserve 0 (without it, that check would keep the
+    board's share and could say DOES NOT FIT where this one promised a fit)."""
+    verdict = arenalens.check("example:vww_mobilenet_v1", target="nucleo-f401re", reserve=0)
+    assert verdict.answer is Answer.FITS_AFTER_OPTIMIZE
+    then = verdict.steps[1].command
+    assert then.startswith("arenalens check optimized.tflite --target nucleo-f401re")
+    assert then.endswith(" --reserve 0")
+    assert "--reserve" not in verdict.steps[0].command  # optimize takes no reserve
 
 
 def test_a_model_that_fits_as_given_climbs_nothing() -> None:
@@ -163,3 +176,41 @@ def test_a_firmware_built_from_the_printed_resolver_and_table_sets_up_at_the_pri
     assert arenalens.analyze(data, build=build).budget.required_bytes == table["min_arena"]
     model = arenalens.load_model(data)
     assert list(firmware_needs(model, 20).resolver_lines) == table["resolver"]
+
+
+def test_a_rewrite_asked_again_in_the_process_is_not_searched_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """check's text then its JSON, or a report after a check, ask the ladder the same rewrites:
+    answered once per model (bytes and shapes), options, build, rules and board."""
+    import arenalens.optimization
+    from arenalens import ladder
+    from arenalens.builds.build import HOST
+    from arenalens.examples import example_bytes
+    from arenalens.runtimes.litert.shapes import resize_model_inputs
+    from arenalens.target_build import rewrite_rules
+
+    calls: list[tuple[str, ...]] = []
+
+    def counted(model: object, **options: object) -> str:
+        calls.append(tuple(sorted(name for name, value in options.items() if value is True)))
+        return f"optimization {len(calls)}"
+
+    monkeypatch.setattr(arenalens.optimization, "optimize_model", counted)
+    monkeypatch.setattr(ladder, "_REWRITES", type(ladder._REWRITES)())
+    model = arenalens.load_model(example_bytes("kws_ds_cnn"))
+    again = arenalens.load_model(example_bytes("kws_ds_cnn"))
+    rules = rewrite_rules(HOST)
+
+    def rewrite(of: Any, options: tuple[str, ...], effort: float = 1.0) -> object:
+        return ladder.rewrite(of, options, build=HOST, rules=rules, effort=effort)
+
+    first = rewrite(model, ("--overlap",))
+    assert rewrite(again, ("--overlap",)) is first  # the same bytes, loaded again
+    assert len(calls) == 1
+    assert rewrite(model, ("--overlap", "--split")) is not first
+    image = model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]]
+    resized = resize_model_inputs(model, {0: (1, image.shape[1] * 2, *image.shape[2:])})
+    assert rewrite(resized, ("--overlap",)) is not first  # another input size
+    assert rewrite(model, ("--overlap",), effort=8.0) is not first  # searched further
+    assert len(calls) == 4

@@ -445,8 +445,17 @@ def test_max_input_on_a_pytorch_export_with_a_dotted_input_name(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     pytest.importorskip("ai_edge_litert")
+    # The runtime's own planner named: the search resizes by the input's name as without it,
+    # but no remedy ladder (a split search at each size, ~90 s) is climbed for this question.
     _code, document = run_json(
-        capsys, "check", str(MOBILENET_V2), "--budget", "320KB", "--max-input"
+        capsys,
+        "check",
+        str(MOBILENET_V2),
+        "--budget",
+        "320KB",
+        "--max-input",
+        "--planner",
+        "tflm_greedy",
     )
     assert document["max_input_name"] == "input.5"
     assert not any("out of range" in (size["error"] or "") for size in document["input_sizes"])
@@ -629,7 +638,9 @@ def _steps(document: dict[str, Any]) -> list[dict[str, Any]]:
         ("report", "example:vww_mobilenet_v1", "--overlap"),
         ("report", "example:resnet8_cifar", "--overlap", "--cpu", "cortex-m7"),
         ("check", "example:mobilenet_v1_224", "--target", "stm32f746", "--max-input"),
-        ("check", "example:mobilenet_v1_224", "--budget", "320KB", "--cpu", "cortex-m7"),
+        # A budget and a core (the split path of mobilenet_v1_224 under a 320 KB budget is the
+        # --target stm32f746 row's; tests/test_ladder_cases.py caches both with each rung).
+        ("check", "example:resnet8_cifar", "--budget", "48KB", "--cpu", "cortex-m4"),
         ("check", "example:kws_ds_cnn", "--budget", "20KB", "--reserve", "1KB"),
         ("check", "example:kws_ds_cnn", "--budget", "8KB", "--runtime", "litert"),
     ],

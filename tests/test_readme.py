@@ -79,6 +79,8 @@ def test_the_input_size_scenario_runs_as_printed_with_every_command_it_suggests(
     seen: set[str] = set()
     for command in commands:
         words = shlex.split(command)[1:]
+        if command in seen and words[0] == "optimize":
+            continue  # a step of an earlier check ran this very rewrite (a split search) already
         code = main(words)
         captured = capsys.readouterr()
         assert code in (0, 1) and not captured.err, (command, captured.err)

@@ -13,10 +13,14 @@ writes (files and folders alike). Only SIGKILL or a power cut can leave a hidden
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from arenalens.errors import OutputError, UsageError
+
+# A new private file, as tempfile.mkstemp opens it (binary on Windows, not inherited).
+_NEW_FILE = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def write_atomic(
@@ -35,15 +39,21 @@ def write_atomic(
     mode = _new_file_mode(target)
     temporary = ""
     try:
-        handle, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=directory
-        )
+        # The name is known before the file exists, so a signal between creating and naming
+        # it (a SIGTERM turned into SystemExit) cannot leave a file the cleanup below misses.
+        handle = -1
+        while handle < 0:
+            temporary = str(directory / f".{target.name}.{os.urandom(6).hex()}.tmp")
+            try:
+                handle = os.open(temporary, _NEW_FILE, 0o600)
+            except FileExistsError:
+                temporary = ""  # another writer's: never ours to remove
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
             stream.flush()
             # On disk before the rename, so a crash cannot leave an empty file under the name.
             os.fsync(stream.fileno())
-        # mkstemp makes the file private (0600); give it the replaced file's mode, or what a
+        # The file was made private (0600); give it the replaced file's mode, or what a
         # plain open() would have given a new one (0666 minus the umask).
         os.chmod(temporary, mode)
         os.replace(temporary, target)
@@ -72,6 +82,8 @@ def check_output_path(path: str | os.PathLike[str], *, what: str) -> None:
         raise UsageError(f"{what} {target}: {ancestor} is a file, not a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise OutputError(f"{what} {target}: cannot write into {ancestor} (permission denied)")
+    import tempfile  # noqa: PLC0415 - only commands that write a file need it
+
     try:
         # Write a file there for real: a special file system (/proc, /sys) or a read-only mount
         # passes os.access as root and fails only on writing, after other outputs were written.

@@ -25,11 +25,14 @@ that fits: a model that fits as given runs no optimizer.
 from __future__ import annotations
 
 import enum
+import hashlib
+from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.records import KERNEL_LIBRARIES
+from arenalens.records import record
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
@@ -61,7 +64,7 @@ REMEDY_OPTIONS: Mapping[Remedy, tuple[str, ...]] = {
 REWRITES = (Remedy.OFFLINE_PLAN, Remedy.REORDER, Remedy.OVERLAP, Remedy.SPLIT)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Rung:
     """One remedy tried: the number to declare it reaches, whether that fits, what it costs."""
 
@@ -95,7 +98,7 @@ class Rung:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Ladder:
     """The rungs tried, in order, up to the first that fits (or all of them)."""
 
@@ -193,10 +196,18 @@ def rewrite(
     target: Target | None = None,
 ) -> Optimization:
     """What `arenalens optimize` with these options computes for the build (without the real
-    runtime's proof, which only ever drops a rewrite the access rules allowed)."""
+    runtime's proof, which only ever drops a rewrite the access rules allowed). The same rewrite
+    asked again in this process (check's text then its JSON, a report after a check, the
+    --max-input search at the model's own size, a notebook) is answered from `_REWRITES`: a
+    split search takes seconds (the answer is the same: searches stop on counted work)."""
     from arenalens.optimization import optimize_model  # noqa: PLC0415 - only when needed
 
-    return optimize_model(
+    key = _rewrite_key(model, options, build=build, rules=rules, target=target)
+    found = _REWRITES.get(key)
+    if found is not None and found[0] >= effort:
+        _REWRITES.move_to_end(key)
+        return found[1]
+    optimization = optimize_model(
         model,
         reorder="--reorder" in options,
         inplace="--inplace" in options,
@@ -207,6 +218,51 @@ def rewrite(
         target=target,
         prove_inplace=False,
     )
+    _REWRITES[key] = (effort, optimization)
+    while len(_REWRITES) > _REWRITES_KEPT:
+        _REWRITES.popitem(last=False)
+    return optimization
+
+
+def rewrite_class(build: Build, rules: OverlapRules) -> tuple[Any, ...]:
+    """What a rewrite's figures depend on, without the names: builds that differ only in the
+    core they are named for (a Cortex-M4, M7 and M33 with CMSIS-NN's DSP path, one ABI, one
+    TFLM and CMSIS-NN release) reach the same figures, so `check --target all` rewrites once for
+    all their boards. The core's record reaches the figures only through these fields and the
+    kernel paths of the rules (`kernel_paths.overlap_rules`)."""
+    return (
+        _unnamed(build),
+        rules.paths,
+        tuple(_unnamed(size_build) for size_build in rules.size_builds),
+        rules.explicit,
+    )
+
+
+def _unnamed(build: Build) -> Build:
+    return replace(build, name="", title="", core=None, kernels_named_by=None)
+
+
+# The rewrites made in this process, most recent last (each holds its rewritten model's bytes).
+_REWRITES: OrderedDict[tuple[Any, ...], tuple[float, Optimization]] = OrderedDict()
+_REWRITES_KEPT = 16
+
+
+def _rewrite_key(
+    model: Model,
+    options: tuple[str, ...],
+    *,
+    build: Build,
+    rules: OverlapRules,
+    target: Target | None,
+) -> tuple[Any, ...]:
+    """What a rewrite depends on: the model's bytes and its (possibly resized) graph, the
+    options, the build, the kernels' rules and the board."""
+    digest = hashlib.sha256(model.data).digest()
+    shapes = tuple(
+        tuple(tensor.shape for tensor in subgraph.tensors) for subgraph in model.subgraphs
+    )
+    board = None if target is None else (target.name, target.banks)  # what optimize reads of it
+    return (digest, shapes, options, build, rules, board)
 
 
 def rewrite_bytes(

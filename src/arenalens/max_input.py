@@ -25,10 +25,11 @@ as memory's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
+from arenalens.records import record
 
 MAX_SCALE = 4  # search up to 4x the model's own height
 MAX_SIDE = 4096
@@ -36,7 +37,7 @@ MAX_SIDE = 4096
 CURVE_FRACTIONS = ((1, 4), (1, 2), (3, 4), (1, 1), (3, 2), (2, 1))
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InputSize:
     """One input shape tried: the bytes to declare at it, or why it was refused."""
 
@@ -51,7 +52,7 @@ class InputSize:
         return self.required_bytes is not None
 
 
-@dataclass(frozen=True)
+@record
 class InputSearch:
     """The sizes the network accepts, the largest that fits, and every size planned (by height)."""
 
@@ -84,7 +85,7 @@ class InputSearch:
         return any(size.accepted and not size.fits for size in self.sizes)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ImageInput:
     """The image input being resized: its tensor, position, name, shape and H and W axes."""
 

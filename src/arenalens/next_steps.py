@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
 from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
+from arenalens.records import record
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -83,7 +84,7 @@ class Answers(Protocol):
     def conflicts(self) -> tuple[PlanConflict, ...]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     """One thing to do next: a sentence, then the command it names (runnable as printed), and
     the bytes running it gives back when it promises any."""
@@ -102,7 +103,7 @@ class Step:
         return {"text": self.line, "command": self.command or None, "saves_bytes": self.saves_bytes}
 
 
-@dataclass(frozen=True)
+@record
 class Asked:
     """What the user asked, for the commands the steps suggest: the model as typed, its input
     shapes, and the options that select the runtime and build."""
@@ -166,7 +167,10 @@ class Steps:
             text = ""  # build_options names the board
         else:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
-        if fit.reserve_bytes and not fit.reserve_is_default:
+        # A reserve other than the default (a board's firmware share; 0 for a budget) is said
+        # again, --reserve 0 on a board included: the next check answers for the same bytes.
+        default = fit.target.reserve_bytes if fit.target is not None else 0
+        if not fit.reserve_is_default and fit.reserve_bytes != default:
             text += f" --reserve {fit.reserve_bytes}"
         return text + (self.npu_options() if npu else "")
 

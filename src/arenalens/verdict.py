@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
+from arenalens.records import record
 from arenalens.target_build import build_from_options, rewrite_rules
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
@@ -61,7 +62,7 @@ class Answer(enum.StrEnum):
 NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.INPUT_SHAPE_UNKNOWN})
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """Everything the first screen of any command says about one model, and the exit code."""
 
@@ -309,6 +310,8 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
     """One board of `check --target all --json`: needs, available, fits, fits after optimize."""
     fit = verdict.fit
     assert fit is not None and fit.target is not None
+    fitting = verdict.has_number and not verdict.fits and fit.ladder is not None
+    rung = fit.ladder.first_fit if fitting and fit.ladder is not None else None
     return {
         "board": fit.target.name,
         "title": fit.target.title,
@@ -322,6 +325,8 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "headroom_bytes": verdict.headroom_bytes,
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
+        # The rung of the remedy ladder that fits (the table's "yes: split + overlap").
+        "after_optimize": None if rung is None else rung.as_dict(),
         "verdict": None if verdict.answer is None else verdict.answer.value,
         # A Vela-compiled model: whether its SRAM pieces have a place in the NPU's banks.
         "npu_memory_fits": None if fit.npu is None else fit.npu.fits,

@@ -296,7 +296,13 @@ def test_target_all_says_which_boards_fit_after_optimize(
     f401 = rows["nucleo-f401re"]
     assert f401["fits"] is False and f401["fits_after_optimize"] is True
     assert f401["verdict"] == "FITS AFTER OPTIMIZE"
+    # Which rung of the remedy ladder gets it there, as the table's "yes: offline plan" says.
+    after = f401["after_optimize"]
+    assert after["remedy"] == "offline plan" and after["fits"] is True
+    assert after["required_bytes"] <= f401["available_bytes"] < f401["needs_bytes"]
     assert rows["bluepill-f103c8"]["fits_after_optimize"] is False
+    assert rows["bluepill-f103c8"]["after_optimize"] is None
+    assert rows["nucleo-f746zg"]["after_optimize"] is None  # fits as given
     order = list(rows)
     assert order.index("nucleo-f401re") > order.index("nucleo-f746zg")
     assert order.index("nucleo-f401re") < order.index("bluepill-f103c8")

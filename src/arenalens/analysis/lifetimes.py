@@ -7,9 +7,8 @@ them by its own rules (`runtimes/tflm/lifetimes.py`, `runtimes/litert/lifetimes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from arenalens.records import quick_init
+from arenalens.records import quick_init, record
 
 UNSET = -1
 # LiteRT's kNodeNotAssigned (INT32_MAX): "allocated until the end", and "not yet allocated".
@@ -17,7 +16,7 @@ NEVER_FREED = 2**31 - 1
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TensorLifetime:
     """One tensor's inclusive [first, last] steps; -1 = never written / never read."""
 
@@ -29,7 +28,7 @@ class TensorLifetime:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ScratchRequest:
     """A kernel's scratch memory request for one operator (TFLM RequestScratchBufferInArena)."""
 
@@ -40,7 +39,7 @@ class ScratchRequest:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ScratchLifetime:
     """One scratch request with its inclusive step interval."""
 
@@ -50,7 +49,7 @@ class ScratchLifetime:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     """What happens at one step: an operator runs, or a subgraph is entered (operator = None)."""
 
@@ -60,7 +59,7 @@ class Step:
     label: str
 
 
-@dataclass(frozen=True)
+@record
 class Timeline:
     """Lifetimes of every tensor under one runtime's rules, plus what each step is."""
 

@@ -60,7 +60,7 @@ import functools
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -92,6 +92,7 @@ from arenalens.builds.tflm import (
     tflm_release,
 )
 from arenalens.errors import UnplacedValueError, UsageError
+from arenalens.records import record
 
 # The kernel libraries by the names their records (and rules packages) give them.
 REFERENCE = "reference"  # TFLM's own kernels (tensorflow/lite/micro/kernels/)
@@ -163,7 +164,7 @@ TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
 CPUS: Mapping[str, Core] = CORES
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Build:
     """One TFLM build: what decides every struct size, kernel buffer and scratch request. Its
     facts are records (`records.py`); `cpu`, `kernels`, `isa` and `kernels_release` spell them."""
@@ -200,6 +201,12 @@ class Build:
     def __post_init__(self) -> None:
         own = frozenset({COMPRESSION}) if self.compression else frozenset()
         object.__setattr__(self, "features", own | self.tflm.features)
+
+    def __hash__(self) -> int:
+        # Builds key the per-model caches (`memo.recent_by_identity`), about fifteen lookups a
+        # check: hashing every nested record each time (~10 µs) cost more than some lookups
+        # save. Equal builds have equal names, titles and flags, so these are hash enough.
+        return hash((self.name, self.title, self.compression, self.recording, self.dchecks))
 
     def has(self, change: str) -> bool:
         """Does this build have a change of TFLM's history (builds/tflm.py `HISTORY`)? A
@@ -373,7 +380,7 @@ def cpu_named(text: str) -> Core:
     return CORES[name]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KernelsOption:
     """--kernels as typed: the library, its release (None: the library's default) and a code
     path the spelling chose (ESP-NN built with CONFIG_NN_ANSI_C), else None (the core's)."""

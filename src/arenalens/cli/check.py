@@ -28,7 +28,7 @@ from arenalens.declared import Status, declared_arena
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
-from arenalens.ladder import rewrite_bytes
+from arenalens.ladder import rewrite_bytes, rewrite_class
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
@@ -225,17 +225,20 @@ def climbed(
     check: FitCheck,
     model: Model,
     build: Build | None,
-    cache: dict[tuple[str, ...], Any] | None = None,
+    rewrites: dict[tuple[Any, ...], dict[tuple[str, ...], Any]] | None = None,
 ) -> FitCheck:
     """The check with its remedy ladder, when it does not fit as given (TFLM, the runtime's own
-    plan): each rung computed as the `optimize` command the verdict prints computes it."""
+    plan): each rung computed as the `optimize` command the verdict prints computes it.
+    `rewrites`: the rewrites already made, by `ladder.rewrite_class` then options (`--target
+    all` climbs for many boards)."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if not check.optimize_decides or planner is not None or build is None:
         return check
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
+    shared = None if rewrites is None else rewrites.setdefault(rewrite_class(build, rules), {})
     with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
         return with_ladder(
-            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=cache
+            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=shared
         )
 
 
@@ -315,8 +318,9 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
     _, _, reserve = _budget_options(args)
     model = load_with_input_shapes(path, args)
     analyses: dict[str, Analysis] = {}
-    # The rewrites made for each build (and overlap rules), shared by its boards' ladders.
-    rewrites: dict[tuple[str, str], dict[tuple[str, ...], Any]] = {}
+    # The rewrites made for each build and its overlap rules, shared by the ladders of every
+    # board whose build reaches the same figures (`ladder.rewrite_class`).
+    rewrites: dict[tuple[Any, ...], dict[tuple[str, ...], Any]] = {}
 
     def check_for(board: Target) -> FitCheck:
         build = board_build(args, board)
@@ -325,8 +329,7 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
         check = check_fit(
             analyses[build.name], target=board, reserve_bytes=reserve, **npu_options(args)
         )
-        cache = rewrites.setdefault((build.name, str(board.kernels)), {})
-        return climbed(args, check, model, build, cache)
+        return climbed(args, check, model, build, rewrites)
 
     checks = board_fits(check_for, modelled_boards(args)[0])
     return tuple(

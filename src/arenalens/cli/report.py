@@ -7,7 +7,7 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from arenalens.diagnostics import diagnose
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
+from arenalens.records import record
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
@@ -158,7 +159,7 @@ def add_overlap_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class WrittenFile:
     """A file the command wrote, for the closing summary."""
 

@@ -5,8 +5,17 @@ activations are int8 with a per-tensor scale and zero point; convolution weights
 symmetric, with one scale per output channel (axis 0 for CONV_2D, axis 3 for DEPTHWISE_CONV_2D);
 FULLY_CONNECTED weights are int8 with one per-tensor scale; biases are int32 with scale
 input_scale × weight_scale and zero point 0; SOFTMAX outputs have scale 1/256 and zero point -128;
-pooling, RESHAPE and CONCATENATION outputs keep their input's quantization (LiteRT's int8
-CONCATENATION refuses inputs that would need rescaling).
+pooling, RESHAPE, PAD and CONCATENATION outputs keep their input's quantization (LiteRT's int8
+CONCATENATION refuses inputs that would need rescaling). Constants an elementwise operator
+broadcasts (hard sigmoid's 3 and 1/6) are int8 scalars quantized exactly.
+
+MobileNetV3's blocks are written as the TFLite converter writes Keras' layers: hard-swish
+(x·ReLU6(x+3)/6) as one HARD_SWISH operator (the converter fuses the pattern); hard sigmoid,
+which it does not fuse, as ADD of the constant 3 with a fused RELU6 and MUL by 1/6;
+squeeze-and-excite as a global average (MEAN with keep_dims, or AVERAGE_POOL_2D over the whole
+image as older graphs write it), two 1x1 CONV_2D (or FULLY_CONNECTED between RESHAPEs), the hard
+sigmoid, and MUL broadcasting the 1x1xC gate over the image; a stride-2 depthwise convolution
+after an explicit PAD (Keras' ZeroPadding2D with `correct_pad`) with VALID padding.
 
 Weights are pseudo-random and seeded: He-normal (std √(2 / fan_in)), which keeps ReLU activations
 roughly the same size from layer to layer, so a fixed activation range per layer (instead of a
@@ -18,11 +27,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from arenalens.errors import UsageError
+from arenalens.records import record
 from arenalens.tflite.builder import ModelBuilder, quantization
 
 # Float ranges that activations are quantized to; wide enough that He-initialized layers rarely
@@ -45,11 +54,14 @@ INT8_VERSIONS = {
     "SOFTMAX": 2,
     "RESHAPE": 1,
     "MEAN": 2,
+    "MUL": 2,
+    "HARD_SWISH": 1,
+    "PAD": 2,
 }
 _BIAS_STD = 0.1  # float bias spread: small next to He-initialized sums
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Activation:
     """An int8 activation tensor of the network being built: index, shape, quantization."""
 
@@ -92,6 +104,17 @@ def _window_output_shape(
         _spatial_size(width, kernel[1], strides[1], padding),
         channels,
     )
+
+
+def _broadcast_shape(left: Activation, right: Activation, name: str) -> tuple[int, ...]:
+    """The shape of an elementwise operator's output: left's, when right broadcasts over it."""
+    try:
+        shape = tuple(int(d) for d in np.broadcast_shapes(left.shape, right.shape))
+    except ValueError:
+        shape = ()
+    if shape != left.shape:
+        raise UsageError(f"{name}: shape {right.shape} does not broadcast over {left.shape}")
+    return shape
 
 
 class Int8Network:
@@ -321,6 +344,97 @@ class Int8Network:
         self._operator("MEAN", [x.tensor, axes], out, keep_dims=True)
         return out
 
+    def hard_swish(
+        self, x: Activation, name: str, *, output_range: tuple[float, float] | None = None
+    ) -> Activation:
+        """HARD_SWISH: x·ReLU6(x+3)/6, whose values lie in [-0.375, max(x)]."""
+        if output_range is None:
+            high = (127 - x.zero_point) * x.scale
+            output_range = (-0.375, max(high, 0.375))
+        out = self._activation(f"{name}/output", x.shape, range_quantization(*output_range))
+        self._operator("HARD_SWISH", [x.tensor], out)
+        return out
+
+    def scalar(self, name: str, value: float) -> Activation:
+        """An int8 constant of shape [1] holding `value` exactly (scale |value| / 127)."""
+        scale = float(np.float32(max(abs(value), 1e-6) / 127.0))
+        stored = np.asarray([round(value / scale)], np.int8)
+        tensor = self.graph.add_constant(name, stored, quantization=quantization(scale, 0))
+        return Activation(tensor, (1,), scale, 0)
+
+    def mul(
+        self,
+        left: Activation,
+        right: Activation,
+        name: str,
+        *,
+        activation: str = "NONE",
+        output_range: tuple[float, float] | None = None,
+    ) -> Activation:
+        """MUL; `right` may broadcast over `left` (a 1x1xC gate, a scalar)."""
+        shape = _broadcast_shape(left, right, name)
+        out = self._output(name, shape, activation, output_range)
+        self._operator(
+            "MUL", [left.tensor, right.tensor], out, fused_activation_function=activation
+        )
+        return out
+
+    def hard_sigmoid(self, x: Activation, name: str) -> Activation:
+        """ReLU6(x + 3) / 6 as the converter writes Keras' hard sigmoid: ADD of the constant 3
+        with a fused RELU6, then MUL by the constant 1/6 (values in [0, 1])."""
+        shifted = self.add(x, self.scalar(f"{name}/three", 3.0), f"{name}/add", activation="RELU6")
+        return self.mul(
+            shifted, self.scalar(f"{name}/sixth", 1.0 / 6.0), f"{name}/mul", output_range=(0, 1)
+        )
+
+    def squeeze_excite(
+        self,
+        x: Activation,
+        name: str,
+        *,
+        squeeze: int,
+        pool: str = "mean",
+        dense: str = "conv",
+        output_range: tuple[float, float] | None = None,
+    ) -> Activation:
+        """Squeeze-and-excite: the channels' global average → `squeeze` units (ReLU) → one gate
+        per channel (hard sigmoid) → x times its gate. `pool`: "mean" (MEAN, keep_dims) or
+        "average_pool" (AVERAGE_POOL_2D over the whole image); `dense`: "conv" (1x1 CONV_2D on
+        the 1x1xC average, as Keras writes it) or "fully_connected" (between RESHAPEs)."""
+        channels = x.shape[3]
+        if pool == "mean":
+            pooled = self.global_average(x, f"{name}/squeeze")
+        else:
+            pooled = self.average_pool(x, f"{name}/squeeze", pool=(x.shape[1], x.shape[2]))
+        if dense == "conv":
+            reduced = self.conv2d(
+                pooled, f"{name}/reduce", channels=squeeze, kernel=(1, 1), activation="RELU"
+            )
+            expanded = self.conv2d(
+                reduced, f"{name}/expand", channels=channels, kernel=(1, 1), activation="NONE"
+            )
+        else:
+            flat = self.reshape(pooled, f"{name}/flatten", (1, channels))
+            reduced = self.fully_connected(flat, f"{name}/reduce", units=squeeze, activation="RELU")
+            dense_out = self.fully_connected(reduced, f"{name}/expand", units=channels)
+            expanded = self.reshape(dense_out, f"{name}/unflatten", (1, 1, 1, channels))
+        gate = self.hard_sigmoid(expanded, f"{name}/gate")
+        if output_range is None:  # a gate in [0, 1] keeps x within its own range
+            output_range = ((-128 - x.zero_point) * x.scale, (127 - x.zero_point) * x.scale)
+        return self.mul(x, gate, f"{name}/excite", output_range=output_range)
+
+    def pad(
+        self, x: Activation, name: str, *, rows: tuple[int, int], cols: tuple[int, int]
+    ) -> Activation:
+        """PAD of the height and width axes with the zero point (Keras' ZeroPadding2D)."""
+        paddings = np.asarray(((0, 0), rows, cols, (0, 0)), np.int32)
+        paddings_tensor = self.graph.add_constant(f"{name}/paddings", paddings)
+        _, height, width, channels = x.shape
+        shape = (1, height + sum(rows), width + sum(cols), channels)
+        out = self._activation(f"{name}/output", shape, (x.scale, x.zero_point))
+        self._operator("PAD", [x.tensor, paddings_tensor], out)
+        return out
+
     def add(
         self,
         left: Activation,
@@ -330,10 +444,10 @@ class Int8Network:
         activation: str = "RELU",
         output_range: tuple[float, float] | None = None,
     ) -> Activation:
-        """ADD of two same-shape activations (any quantization) with a fused activation."""
-        if left.shape != right.shape:
-            raise UsageError(f"{name}: ADD of shapes {left.shape} and {right.shape}")
-        out = self._output(name, left.shape, activation, output_range)
+        """ADD of two activations (any quantization; `right` may broadcast over `left`) with a
+        fused activation."""
+        shape = _broadcast_shape(left, right, name)
+        out = self._output(name, shape, activation, output_range)
         self._operator(
             "ADD", [left.tensor, right.tensor], out, fused_activation_function=activation
         )

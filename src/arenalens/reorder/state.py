@@ -8,12 +8,11 @@ the end. So the search memoizes on S, and the bytes live while an operator v run
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from arenalens.records import record
 from arenalens.reorder.schedule import ScheduleProblem
 
 
-@dataclass(frozen=True)
+@record
 class Compiled:
     """ScheduleProblem as bit masks for fast transitions."""
 

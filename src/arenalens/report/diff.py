@@ -7,12 +7,11 @@ model is matched by its occurrence, so `conv#2` on the left pairs with `conv#2` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from arenalens.records import record
 from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, match_keys
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TensorChange:
     """One tensor on both sides (None where it is missing on that side)."""
 
@@ -37,7 +36,7 @@ class TensorChange:
         return self.right_offset - self.left_offset
 
 
-@dataclass(frozen=True)
+@record
 class ReportDiff:
     """Two views compared: (label, left, right) totals and every matched tensor."""
 

@@ -81,18 +81,28 @@ _SCALAR, _STRING, _VECTOR = 0, 1, 2
 
 
 @cache
-def _option_tables() -> tuple[dict[int, tuple[_Field, ...]], dict[int, tuple[_Field, ...]]]:
-    """BuiltinOptions and BuiltinOptions2 type codes → the fields of their tables."""
+def _option_document() -> tuple[dict[str, list[Any]], dict[int, str], dict[int, str]]:
+    """option_tables.json: table name → its fields as stored, and the type codes of both unions
+    (BuiltinOptions, BuiltinOptions2) → table names."""
     document = json.loads(OPTION_TABLES_PATH.read_text(encoding="utf-8"))
-    tables: dict[str, tuple[_Field, ...]] = {}
-    for name, fields in document["tables"].items():
-        tables[name] = tuple(
-            _field(key, (slot - 4) >> 1, kind, default) for key, slot, kind, default in fields
-        )
     unions = document["unions"]
     return (
-        {int(code): tables[name] for code, name in unions["options"].items()},
-        {int(code): tables[name] for code, name in unions["options2"].items()},
+        document["tables"],
+        {int(code): name for code, name in unions["options"].items()},
+        {int(code): name for code, name in unions["options2"].items()},
+    )
+
+
+@cache
+def _option_table(union: int, type_code: int) -> tuple[_Field, ...] | None:
+    """The fields of the table a union (0: BuiltinOptions, 1: BuiltinOptions2) type code names,
+    made when a model first has one (a model uses a handful of the ~150 tables)."""
+    tables, *unions = _option_document()
+    name = unions[union].get(type_code)
+    if name is None:
+        return None
+    return tuple(
+        _field(key, (slot - 4) >> 1, kind, default) for key, slot, kind, default in tables[name]
     )
 
 
@@ -104,7 +114,13 @@ def _field(key: str, index: int, kind: str, default: Any) -> _Field:
     if kind.startswith("vector:"):
         element = kind.removeprefix("vector:")
         return key, index, _VECTOR, (), (element, struct.calcsize(f"<{element}"))
-    return key, index, _SCALAR, default, struct.Struct(f"<{kind}").unpack_from
+    return key, index, _SCALAR, default, _scalar_reader(kind)
+
+
+@cache
+def _scalar_reader(kind: str) -> Any:
+    """A scalar's reader by its struct format ('i', 'f', 'B', ...): one Struct per format."""
+    return struct.Struct(f"<{kind}").unpack_from
 
 
 def decode_options(
@@ -112,11 +128,12 @@ def decode_options(
 ) -> dict[str, Any]:
     """(union type, table position) of both option unions → their fields as a snake_case dict:
     scalars, strings (None when absent) and numeric vectors as tuples (() when absent)."""
-    tables, tables2 = _option_tables()
     decoded: dict[str, Any] = {}
-    for (type_code, position), by_type in ((options, tables), (options2, tables2)):
-        fields = by_type.get(type_code)
-        if fields is not None and position:
+    for union, (type_code, position) in enumerate((options, options2)):
+        if not position:
+            continue
+        fields = _option_table(union, type_code)
+        if fields is not None:
             _decode_table(decoded, data, position, fields)
     return decoded
 

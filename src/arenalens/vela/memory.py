@@ -25,13 +25,12 @@ tail, the kernel's scratch buffers, and the CPU operators' tensors outside Vela'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from arenalens.ir import Model, Tensor
+from arenalens.records import record
 from arenalens.vela.compiled import NpuOperator, npu_operators
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class NpuMemory:
     """The memories an Ethos-U model needs besides what TFLM's figures already count."""
 

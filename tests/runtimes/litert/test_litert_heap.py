@@ -124,22 +124,10 @@ SETUP_ESTIMATES = {
     "heldout_case_svdf_hybrid.tflite": "SVDF",
     "tflite_micro__keyword_scrambled.tflite": "SVDF",
 }
-_LSTM = "sequence LSTM's first invoke"
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
-    "heldout_case_batch_matmul_hybrid.tflite": "hybrid BATCH_MATMUL",
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",
-    "heldout_case_depthwise_hybrid.tflite": "hybrid DEPTHWISE_CONV_2D",
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
-    "heldout_case_sequence_lstm_float.tflite": _LSTM,
-    "heldout_case_sequence_lstm_float_cifg.tflite": _LSTM,
-    "heldout_case_sequence_lstm_integer.tflite": _LSTM,
-    "heldout_case_sequence_lstm_integer_cifg.tflite": _LSTM,
-    "heldout_case_sequence_lstm_integer_projection.tflite": _LSTM,
-    "tflite_micro__dtln_noise_suppression.tflite": _LSTM,
-    "tflite_micro__micro_speech_lstm.tflite": _LSTM,
-    "tflite_micro__trained_lstm.tflite": _LSTM,
-    "tflite_micro__trained_lstm_int8.tflite": _LSTM,
 }
 _EIGEN = "Eigen's float blocks over 128 KiB, bounded"
 PEAK_ESTIMATES = {

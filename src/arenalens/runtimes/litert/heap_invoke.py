@@ -36,9 +36,9 @@ machine); AVX2 tiles are 8 columns, so 16 never falls under on x86-64.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from arenalens.ir import Model
+from arenalens.records import record
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import (
     TENSOR_STRUCT_BYTES,
@@ -120,7 +120,7 @@ CALLER_BASE_BYTES = 400
 CALLER_PER_EXTRA_INPUT_BYTES = 768
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FirstInvoke:
     """The heap a first invoke adds to what setup left: kept after it, and its peak."""
 
@@ -131,7 +131,7 @@ class FirstInvoke:
     peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Gemm:
     """One GEMM as cpu_backend_gemm sees it: LHS rows × depth times depth × columns."""
 
@@ -285,6 +285,16 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
             for request in CPU_BACKEND_CONTEXT_REQUESTS:
                 heap.take(glibc.usable(request))
             backend = True
+        if _hybrid(prepared, node) and opcode == "DEPTHWISE_CONV_2D":
+            continue  # DepthwiseConvHybridPerChannel: quantizes into arena temporaries only
+        if _hybrid(prepared, node) and opcode == "BATCH_MATMUL":
+            # GetTempRhs gives the transposed constant RHS the weights' quantization: a
+            # TfLiteAffineQuantization (24 B) with copies of its scales and zero points
+            # (its dims copy replaces the block it had).
+            channels = _channels(model, prepared, node.inputs[1])
+            for request in (24, 4 + 4 * channels, 4 + 4 * channels):
+                heap.take(glibc.usable(request))
+            continue
         if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
             # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
             # Hybrid convolution: int8 × int8 → int32 accumulators through ruy (the raw
@@ -296,6 +306,10 @@ def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
                     ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
                 if not known:
                     estimated.append(opcode)
+            continue
+        if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
+            # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
+            # integer products: neither allocates; the CPU back end was asked for above.
             continue
         if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
             estimated.append(opcode)
@@ -516,6 +530,16 @@ def _mean_optimized(model: Model, prepared: PreparedSubgraph, node: RuntimeNode)
     return bool(subgraph.operators[node.operator].options.get("keep_dims"))
 
 
+def _plain_sequence_lstm(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
+    """A float or int8 sequence LSTM (not hybrid: weights of its activations' type)."""
+    if len(node.inputs) < 3:
+        return False
+    data, weights = _tensor(prepared, node.inputs[0]), _tensor(prepared, node.inputs[2])
+    if data is None or weights is None:
+        return False
+    return (data.dtype, weights.dtype) in (("FLOAT32", "FLOAT32"), ("INT8", "INT8"))
+
+
 def _hybrid(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
     """Float activations with 8-bit weights: the hybrid kernels quantize on the fly."""
     if node.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL"):
@@ -541,6 +565,14 @@ def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -
         if index >= 0 and subgraph.tensors[index].has_data
     )
     return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
+
+
+def _channels(model: Model, prepared: PreparedSubgraph, index: int) -> int:
+    """How many scales a model tensor's quantization has (1 when per-tensor or unknown)."""
+    if not 0 <= index < prepared.model_tensor_count:
+        return 1
+    quantization = model.subgraphs[prepared.index].tensors[index].quantization
+    return max(quantization.channel_count, 1) if quantization is not None else 1
 
 
 def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:

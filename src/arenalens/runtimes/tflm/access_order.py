@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.ir import Tensor
+from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelContext
 from arenalens.runtimes.tflm.kernels.common import padding
 
@@ -45,7 +45,7 @@ NO_READ = (2**63 - 1) // 4
 MAX_TRACE_EVENTS = 4_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Trace:
     """One kernel run seen from one (input, output) pair: events in time order.
 
@@ -89,7 +89,7 @@ def distance_of(trace: Trace, input_nbytes: int) -> int:
 # Traces of the access patterns
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Window:
     """A sliding window over an NHWC input, as TFLM's reference kernels compute it."""
 
@@ -100,6 +100,26 @@ class Window:
     dilation_height: int
     dilation_width: int
     same_padding: bool
+
+    def paddings(self, in_h: int, in_w: int) -> tuple[int, int]:
+        """(leading padding of the height, of the width) over an in_h × in_w input, as TFLM
+        computes them (ComputePaddingHeightWidth)."""
+        return (
+            padding(
+                in_h,
+                self.filter_height,
+                self.stride_height,
+                self.dilation_height,
+                same=self.same_padding,
+            ),
+            padding(
+                in_w,
+                self.filter_width,
+                self.stride_width,
+                self.dilation_width,
+                same=self.same_padding,
+            ),
+        )
 
 
 def _first_valid(origins: Int64Array, size: int, taps: int, dilation: int) -> Int64Array:
@@ -120,20 +140,7 @@ def window_lowest_reads(
 
     batches, in_h, in_w, channels = input_shape
     _, out_h, out_w, _ = output_shape
-    pad_h = padding(
-        in_h,
-        window.filter_height,
-        window.stride_height,
-        window.dilation_height,
-        same=window.same_padding,
-    )
-    pad_w = padding(
-        in_w,
-        window.filter_width,
-        window.stride_width,
-        window.dilation_width,
-        same=window.same_padding,
-    )
+    pad_h, pad_w = window.paddings(in_h, in_w)
     rows = _first_valid(
         np.arange(out_h, dtype=np.int64) * window.stride_height - pad_h,
         in_h,
@@ -276,7 +283,7 @@ def transpose_trace(
     return Trace(_output_bytes(source.size, element), source.reshape(-1) * element)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Copy:
     """One copy the kernel makes, in time order: `count` elements from `source` slot offset to
     `target` output offset (elements), or from nowhere (source -1)."""

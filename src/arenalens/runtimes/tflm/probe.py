@@ -18,13 +18,14 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.build import Build, host_build
 from arenalens.builds.tflm import wheel_release
 from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.records import record
 from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
@@ -46,7 +47,7 @@ _TOO_SMALL = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Category:
     """One `print_allocations()` category line: bytes used (with alignment), requested, count."""
 
@@ -56,7 +57,7 @@ class Category:
     unit: str
 
 
-@dataclass(frozen=True)
+@record
 class Probe:
     """The outcome of constructing the interpreter with one arena size."""
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, dtype_for_code
+from arenalens.records import record
 from arenalens.tflite.reader import read_quantization_scales
 
 
@@ -29,7 +30,7 @@ class PrepareStatus(enum.Enum):
     OUTPUT_SHAPE_NOT_KNOWN = "output shape not known"  # kTfLiteOutputShapeNotKnown ends a chunk
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RuntimeTensor:
     """One tensor after Prepare; runtime-added tensors have indices past the model's."""
 
@@ -44,7 +45,7 @@ class RuntimeTensor:
     role: str = ""  # what a temporary holds ("im2col", "accumulator", ...)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RuntimeNode:
     """One node of the execution plan after Prepare."""
 
@@ -58,7 +59,7 @@ class RuntimeNode:
     dynamic_output: bool  # Prepare ended its chunk here
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TensorState:
     """A tensor's bytes and allocation type at one moment (PlanAllocations sees the first)."""
 
@@ -66,7 +67,7 @@ class TensorState:
     allocation: Allocation
 
 
-@dataclass(frozen=True)
+@record
 class PreparedSubgraph:
     """One subgraph as LiteRT's ArenaPlanner sees it."""
 
@@ -260,7 +261,7 @@ class NodeContext:
 PrepareFunction = Callable[[NodeContext], PrepareStatus | None]
 
 
-@dataclass(frozen=True)
+@record
 class KernelRule:
     """How one builtin's optimized kernel changes the graph in Init and Prepare."""
 

@@ -11,9 +11,11 @@ normalization.py, with the nn family.)
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from arenalens.analysis.inplace import InPlace
 from arenalens.builds.tflm import RELU_INT16
-from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.access_order import same_index
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
@@ -298,76 +300,89 @@ def _leaky_relu(context: base.KernelContext) -> base.Events:
     return found + refusals
 
 
+def _unary_activation(
+    opcode: str,
+    source: str,
+    op_data_struct: Struct,
+    prepare: base.RuleFunction,
+    traced_in: str,
+    *,
+    params: Struct | None = None,
+    what: str = "OpData",
+    inplace: InPlace | None = IN_PLACE_UNARY,
+    **facts: Any,
+) -> base.KernelRule:
+    """An activation kernel: Init allocates its OpData (`op_data_struct`, named `what`), one
+    input and one output, output[i] = f(input[i]) (its loop in `traced_in`), so by default the
+    output may lie on an input only it reads."""
+    return base.KernelRule(
+        opcode,
+        source,
+        params,
+        op_data(op_data_struct, what),
+        prepare,
+        access=same_index(traced_in),
+        operands=UNARY,
+        inplace=inplace,
+        **facts,
+    )
+
+
+_ACTIVATIONS = "activations.cc, activations_common.cc"
+
 RULES = (
-    base.KernelRule(
+    _unary_activation(
         "HARD_SWISH",
         "hard_swish.cc, hard_swish_common.cc",
-        None,
-        op_data(_HARD_SWISH_PARAMS),
+        _HARD_SWISH_PARAMS,
         _hard_swish,
-        access=same_index("hard_swish.cc, reference/hard_swish.h"),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
+        "hard_swish.cc, reference/hard_swish.h",
     ),
-    base.KernelRule(
+    _unary_activation(
         "ELU",
         "elu.cc",
-        None,
-        op_data(_ELU_OP_DATA, "OpData (int8 lookup table)"),
+        _ELU_OP_DATA,
         _elu,
-        access=same_index("elu.cc"),
-        operands=UNARY,
+        "elu.cc",
+        what="OpData (int8 lookup table)",
+        inplace=None,
     ),
-    base.KernelRule(
+    _unary_activation(
         "LEAKY_RELU",
         "leaky_relu.cc, leaky_relu_common.cc",
-        _LEAKY_RELU_PARAMS,
-        op_data(_LEAKY_RELU_OP_DATA),
+        _LEAKY_RELU_OP_DATA,
         _leaky_relu,
-        access=same_index("leaky_relu.cc, reference/leaky_relu.h"),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
+        "leaky_relu.cc, reference/leaky_relu.h",
+        params=_LEAKY_RELU_PARAMS,
     ),
-    base.KernelRule(
+    _unary_activation(
         "LOGISTIC",
         "logistic.cc, logistic_common.cc",
-        None,
-        op_data(_LOGISTIC_OP_DATA),
+        _LOGISTIC_OP_DATA,
         _logistic,
-        access=same_index("logistic.cc, reference/logistic.h, integer_ops/logistic.h"),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
+        "logistic.cc, reference/logistic.h, integer_ops/logistic.h",
     ),
-    base.KernelRule(
+    _unary_activation(
         "RELU",
-        "activations.cc, activations_common.cc",
-        None,
-        op_data(_RELU_OP_DATA),
+        _ACTIVATIONS,
+        _RELU_OP_DATA,
         _relu,
-        access=same_index("activations_common.cc"),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
+        "activations_common.cc",
         as_fused_activation=1,  # ActivationFunctionType.RELU
     ),
-    base.KernelRule(
+    _unary_activation(
         "RELU6",
-        "activations.cc, activations_common.cc",
-        None,
-        op_data(_RELU6_OP_DATA),
+        _ACTIVATIONS,
+        _RELU6_OP_DATA,
         _relu6,
-        access=same_index("activations_common.cc"),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
+        "activations_common.cc",
         as_fused_activation=3,  # ActivationFunctionType.RELU6
     ),
-    base.KernelRule(
+    _unary_activation(
         "TANH",
         "tanh.cc",
-        None,
-        op_data(_LOGISTIC_OP_DATA),
+        _LOGISTIC_OP_DATA,
         _tanh,
-        access=same_index("tanh.cc, reference/tanh.h, integer_ops/tanh.h"),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
+        "tanh.cc, reference/tanh.h, integer_ops/tanh.h",
     ),
 )

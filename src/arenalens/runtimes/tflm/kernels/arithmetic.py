@@ -17,9 +17,11 @@ computes its multipliers in double, SUB in float.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arenalens.builds.tflm import ADD_SUB_QUANTIZATION_CHECK, SUB_INT32
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import struct
+from arenalens.runtimes.tflm.abi import Struct, struct
 from arenalens.runtimes.tflm.access_order import broadcast
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.base import operands
@@ -123,6 +125,30 @@ _SQUARED_DIFFERENCE_OP_DATA = struct(
 
 def _binary_temps(context: base.KernelContext) -> list[base.Event]:
     return base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+
+
+def _named_operands(context: base.KernelContext) -> tuple[tuple[str, Tensor | None], ...]:
+    """input1, input2, output: as the kernels name them in their checks."""
+    return (
+        ("input1", context.input(0)),
+        ("input2", context.input(1)),
+        ("output", context.output(0)),
+    )
+
+
+def _types_differ(context: base.KernelContext, file: str) -> base.Refusal | None:
+    """`TF_LITE_ENSURE_TYPES_EQ` of input1 and input2, then of input1 and the output: the first
+    that fails."""
+    first, second, output_type = (
+        context.input_type(0),
+        context.input_type(1),
+        context.output_type(0),
+    )
+    if first != second:
+        return not_equal(file, "input1->type", "input2->type", first, second)
+    if first != output_type:
+        return not_equal(file, "input1->type", "output->type", first, output_type)
+    return None
 
 
 def _abort(what: str, file: str) -> base.Refusal:
@@ -233,12 +259,7 @@ def _mul(context: base.KernelContext) -> base.Events:
         # CalculateOpDataMul: the activation range, then QuantizeMultiplier.
         found += refused
     elif context.output_type(0) in ("INT8", "INT16") and first == "INT16":
-        operands = (
-            ("input1", context.input(0)),
-            ("input2", context.input(1)),
-            ("output", context.output(0)),
-        )
-        for name, tensor in operands:
+        for name, tensor in _named_operands(context):
             if zero_point_of(tensor) != 0:
                 found.append(
                     not_equal(file, f"data->{name}_zero_point", "0", zero_point_of(tensor), 0)
@@ -253,15 +274,10 @@ def _div(context: base.KernelContext) -> base.Events:
     # DivPrepare: input1, input2, output; OpData is written for int8 outputs only.
     file = "div.cc"
     found = _binary_temps(context)
-    first, second, output_type = (
-        context.input_type(0),
-        context.input_type(1),
-        context.output_type(0),
-    )
-    if first != second:
-        found.append(not_equal(file, "input1->type", "input2->type", first, second))
-    elif first != output_type:
-        found.append(not_equal(file, "input1->type", "output->type", first, output_type))
+    output_type = context.output_type(0)
+    refused = _types_differ(context, file)
+    if refused is not None:
+        found.append(refused)
     elif output_type == "INT8":
         # The activation range, then QuantizeMultiplier.
         found += _activation(context) or _div_multiplier(context)
@@ -283,15 +299,10 @@ def _floor_div_mod(file: str, name: str) -> base.RuleFunction:
 
     def prepare(context: base.KernelContext) -> base.Events:
         found = arity_refusals(context, file, 2, 1) + _binary_temps(context)
-        first, second, output_type = (
-            context.input_type(0),
-            context.input_type(1),
-            context.output_type(0),
-        )
-        if first != second:
-            found.append(not_equal(file, "input1->type", "input2->type", first, second))
-        elif first != output_type:
-            found.append(not_equal(file, "input1->type", "output->type", first, output_type))
+        first = context.input_type(0)
+        refused = _types_differ(context, file)
+        if refused is not None:
+            found.append(refused)
         elif first != "FLOAT32":
             found.append(base.Refusal(f"Type '{first}' is not supported by {name}.", base.INVOKE))
         return found
@@ -307,22 +318,14 @@ def _squared_difference(context: base.KernelContext) -> base.Events:
     if first != second:
         found.append(not_equal(file, "input1->type", "input2->type", first, second))
     elif first == "INT8":
-        for name, tensor in (
-            ("input1", context.input(0)),
-            ("input2", context.input(1)),
-            ("output", context.output(0)),
-        ):
+        for name, tensor in _named_operands(context):
             if not -128 <= zero_point_of(tensor) <= 127:
                 found.append(
                     not_true(file, f"{name}_quantization_params.zero_point >= integer_type_min")
                 )
                 break
     elif first == "INT16":
-        for name, tensor in (
-            ("input1", context.input(0)),
-            ("input2", context.input(1)),
-            ("output", context.output(0)),
-        ):
+        for name, tensor in _named_operands(context):
             if zero_point_of(tensor) != 0:
                 found.append(not_true(file, f"{name}_quantization_params.zero_point == 0"))
                 break
@@ -421,84 +424,105 @@ def _add_n_mismatch(file: str, first: Tensor | None, other: Tensor | None) -> ba
     return None
 
 
+def _binary(
+    opcode: str,
+    source: str,
+    params: Struct | None,
+    init: base.RuleFunction,
+    prepare: base.RuleFunction,
+    *,
+    traced_in: str,
+    **facts: Any,
+) -> base.KernelRule:
+    """A binary arithmetic kernel: two inputs broadcast against each other into one output, its
+    loop in `traced_in`."""
+    return base.KernelRule(
+        opcode, source, params, init, prepare, access=broadcast(traced_in), operands=BINARY, **facts
+    )
+
+
+def _fused_binary(
+    opcode: str,
+    source: str,
+    params: Struct,
+    init: base.RuleFunction,
+    prepare: base.RuleFunction,
+    *,
+    traced_in: str,
+) -> base.KernelRule:
+    """ADD, SUB, MUL: their options carry a fused activation that Prepare turns into an output
+    range (CalculateActivationRange*), and without broadcast Eval writes output[i] right after
+    it reads element i of each input, so the output may lie on an input only it reads."""
+    return _binary(
+        opcode,
+        source,
+        params,
+        init,
+        prepare,
+        traced_in=traced_in,
+        inplace=IN_PLACE_BINARY,
+        applies_fused_activation=True,
+    )
+
+
 RULES = (
-    base.KernelRule(
+    _fused_binary(
         "ADD",
         "add.cc, add_common.cc",
         _ADD_PARAMS,
         op_data(_ADD_OP_DATA),
         _add,
-        access=broadcast("add.cc, reference/add.h, integer_ops/add.h"),
-        operands=BINARY,
-        inplace=IN_PLACE_BINARY,
-        applies_fused_activation=True,
+        traced_in="add.cc, reference/add.h, integer_ops/add.h",
     ),
-    base.KernelRule(
+    _fused_binary(
         "SUB",
         "sub.cc, sub_common.cc",
         _SUB_PARAMS,
         op_data(_SUB_OP_DATA),
         _sub,
-        access=broadcast("sub.cc, reference/sub.h"),
-        operands=BINARY,
-        inplace=IN_PLACE_BINARY,
-        applies_fused_activation=True,
+        traced_in="sub.cc, reference/sub.h",
     ),
-    base.KernelRule(
+    _fused_binary(
         "MUL",
         "mul.cc, mul_common.cc",
         _MUL_PARAMS,
         op_data(_MUL_OP_DATA),
         _mul,
-        access=broadcast("mul_common.cc, reference/mul.h, integer_ops/mul.h"),
-        operands=BINARY,
-        inplace=IN_PLACE_BINARY,
-        applies_fused_activation=True,
+        traced_in="mul_common.cc, reference/mul.h, integer_ops/mul.h",
     ),
-    base.KernelRule(
+    _binary(
         "DIV",
         "div.cc",
         _DIV_PARAMS,
         op_data(_DIV_OP_DATA),
         _div,
-        access=broadcast("div.cc, reference/div.h"),
-        operands=BINARY,
+        traced_in="div.cc, reference/div.h",
     ),
-    base.KernelRule(
+    base.stateless(
         "ADD_N",
         "add_n.cc",
-        None,
-        base.no_events,
         _add_n,
-        access=base.NoOverlap("not analysed"),
-        operands=operands("input+"),
+        base.NoOverlap("not analysed"),
+        operands("input+"),
         resolver="AddAddN",
     ),
-    base.KernelRule(
-        "FLOOR_DIV",
-        "floor_div.cc",
-        None,
-        base.no_events,
-        _floor_div_mod("floor_div.cc", "FLOOR_DIV"),
-        access=broadcast("floor_div.cc, reference/binary_function.h"),
-        operands=BINARY,
+    *(
+        _binary(
+            opcode,
+            file,
+            None,
+            base.no_events,
+            _floor_div_mod(file, opcode),
+            traced_in=f"{file}, reference/binary_function.h",
+        )
+        for opcode, file in (("FLOOR_DIV", "floor_div.cc"), ("FLOOR_MOD", "floor_mod.cc"))
     ),
-    base.KernelRule(
-        "FLOOR_MOD",
-        "floor_mod.cc",
-        None,
-        base.no_events,
-        _floor_div_mod("floor_mod.cc", "FLOOR_MOD"),
-        access=broadcast("floor_mod.cc, reference/binary_function.h"),
-        operands=BINARY,
-    ),
-    base.KernelRule(
+    _binary(
         "SQUARED_DIFFERENCE",
         "squared_difference.cc",
         None,
         op_data(_SQUARED_DIFFERENCE_OP_DATA),
         _squared_difference,
-        access=broadcast("squared_difference.cc"),
-        operands=BINARY,
+        traced_in="squared_difference.cc",
     ),
 )

@@ -178,14 +178,13 @@ def _setup(context: base.KernelContext, output: int, header: bytes, first: int) 
 
 
 RULES = (
-    base.KernelRule(
+    base.stateless(
         "CUSTOM:TFLM_DECODE",
         "decode.cc, decode_state.cc, decode_state_lut.cc, decode_state_prune.cc, "
         "decode_state_huffman.cc",
-        None,
-        prepare=_prepare,
-        access=base.NoOverlap("not analysed"),
-        operands=base.operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
+        _prepare,
+        base.NoOverlap("not analysed"),
+        base.operands("encoded", "ancillary", "encoded_or_ancillary*", outputs=(1, None)),
         registered_from=DECODE,
     ),
 )

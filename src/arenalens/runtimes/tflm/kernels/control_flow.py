@@ -34,6 +34,16 @@ def _arity(model: Model, index: int, role: str) -> int:
     return len(subgraph.inputs if role == "inputs" else subgraph.outputs)
 
 
+def _past_subgraphs(context: base.KernelContext, file: str, *options: str) -> list[base.Event]:
+    """`TF_LITE_ENSURE(context, op_data-><option> < graph_info.NumSubgraphs())` for each subgraph
+    index option, in order: the first that fails (signed: a negative index passes here)."""
+    count = len(context.model.subgraphs)
+    for option in options:
+        if context.option(option) >= count:
+            return [not_true(file, f"op_data->{option} < graph_info.NumSubgraphs()")]
+    return []
+
+
 def _if(context: base.KernelContext) -> base.Events:
     # The condition only (a quantized condition pays its quantization copies too).
     file = "if.cc"
@@ -53,14 +63,11 @@ def _if_checks(context: base.KernelContext, file: str) -> list[base.Event]:
         return [not_equal(file, "cond->type", "kTfLiteBool", number, 6)]
     if elements(condition) != 1:
         return [not_equal(file, "NumElements(cond)", "1", elements(condition), 1)]
-    count = len(context.model.subgraphs)
     then_index = context.option("then_subgraph_index")
-    else_index = context.option("else_subgraph_index")
     # Indices are compared signed: a negative else index passes (and crashes at Invoke).
-    if then_index >= count:
-        return [not_true(file, "op_data->then_subgraph_index < graph_info.NumSubgraphs()")]
-    if else_index >= count:
-        return [not_true(file, "op_data->else_subgraph_index < graph_info.NumSubgraphs()")]
+    refused = _past_subgraphs(context, file, "then_subgraph_index", "else_subgraph_index")
+    if refused:
+        return refused
     if then_index < 0:
         return [
             base.Refusal(
@@ -89,13 +96,11 @@ def _if_checks(context: base.KernelContext, file: str) -> list[base.Event]:
 def _while(context: base.KernelContext) -> base.Events:
     # No temp tensors: only the subgraphs' arity is checked.
     file = "while.cc"
-    count = len(context.model.subgraphs)
     cond_index = context.option("cond_subgraph_index")
     body_index = context.option("body_subgraph_index")
-    if cond_index >= count:
-        return [not_true(file, "op_data->cond_subgraph_index < graph_info.NumSubgraphs()")]
-    if body_index >= count:
-        return [not_true(file, "op_data->body_subgraph_index < graph_info.NumSubgraphs()")]
+    refused = _past_subgraphs(context, file, "cond_subgraph_index", "body_subgraph_index")
+    if refused:
+        return refused
     if min(cond_index, body_index) < 0:
         return [base.Refusal(f"{file}: negative subgraph index: TFLM reads out of bounds")]
     inputs, outputs = len(context.operator.inputs), len(context.operator.outputs)

@@ -10,6 +10,7 @@ flag in OpData, or is decided at Eval).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from arenalens.builds.tflm import CONST_TENSOR_CHECKS
 from arenalens.ir import Tensor
@@ -362,139 +363,87 @@ def _fill_dims_problem(
 _UNARY_FLOAT = ("SIN", "COS", "LOG", "SQRT", "SQUARE")
 _COMPARISONS = tuple(_COMPARISON_TYPES)
 
+
+def _unary(
+    opcode: str,
+    source: str,
+    init: base.RuleFunction,
+    prepare: base.RuleFunction,
+    traced_in: str,
+    **facts: Any,
+) -> base.KernelRule:
+    """A unary kernel of this module: no builtin options (see above), one input and one output,
+    output[i] computed from input[i] alone (its loop, in `traced_in`)."""
+    return base.KernelRule(
+        opcode, source, None, init, prepare, access=same_index(traced_in), operands=UNARY, **facts
+    )
+
+
+def _binary(
+    opcode: str, source: str, init: base.RuleFunction, prepare: base.RuleFunction, traced_in: str
+) -> base.KernelRule:
+    """A binary kernel of this module: no builtin options (see above), two inputs broadcast
+    against each other into one output (its loop, in `traced_in`)."""
+    return base.KernelRule(
+        opcode, source, None, init, prepare, access=broadcast(traced_in), operands=BINARY
+    )
+
+
+_LOGICAL = "logical.cc, logical_common.cc"
+_LOGICAL_LOOP = "logical.cc, reference/binary_function.h"
+_MAXIMUM_MINIMUM_LOOP = "maximum_minimum.cc, reference/maximum_minimum.h"
+_ABS_RSQRT_INIT = op_data(_ABS_RSQRT_OP_DATA)
+
 RULES = (
-    base.KernelRule(
-        "ABS",
-        _ELEMENTWISE,
-        None,
-        op_data(_ABS_RSQRT_OP_DATA),
-        _abs_rsqrt,
-        access=same_index(_ELEMENTWISE),
-        operands=UNARY,
-        inplace=IN_PLACE_UNARY,
-    ),
-    base.KernelRule(
-        "RSQRT",
-        _ELEMENTWISE,
-        None,
-        op_data(_ABS_RSQRT_OP_DATA),
-        _abs_rsqrt,
-        access=same_index(_ELEMENTWISE),
-        operands=UNARY,
-    ),
+    _unary("ABS", _ELEMENTWISE, _ABS_RSQRT_INIT, _abs_rsqrt, _ELEMENTWISE, inplace=IN_PLACE_UNARY),
+    _unary("RSQRT", _ELEMENTWISE, _ABS_RSQRT_INIT, _abs_rsqrt, _ELEMENTWISE),
     *(
-        base.KernelRule(
-            opcode,
-            _ELEMENTWISE,
-            None,
-            base.no_events,
-            _generic_unary("FLOAT32"),
-            operands=UNARY,
-            access=same_index(_ELEMENTWISE),
-        )
+        _unary(opcode, _ELEMENTWISE, base.no_events, _generic_unary("FLOAT32"), _ELEMENTWISE)
         for opcode in _UNARY_FLOAT
     ),
-    base.KernelRule(
+    _unary(
         "LOGICAL_NOT",
         _ELEMENTWISE,
-        None,
         base.no_events,
         _generic_unary("BOOL"),
-        access=same_index("logical.cc, elementwise.cc"),
-        operands=UNARY,
+        "logical.cc, elementwise.cc",
     ),
-    base.KernelRule(
-        "CEIL",
-        "ceil.cc",
-        None,
-        base.no_events,
-        _float_only("ceil.cc"),
-        access=same_index("ceil.cc, reference/ceil.h"),
-        operands=UNARY,
+    _unary("CEIL", "ceil.cc", base.no_events, _float_only("ceil.cc"), "ceil.cc, reference/ceil.h"),
+    _unary(
+        "ROUND", "round.cc", base.no_events, _float_only("round.cc"), "round.cc, reference/round.h"
     ),
-    base.KernelRule(
-        "ROUND",
-        "round.cc",
-        None,
-        base.no_events,
-        _float_only("round.cc"),
-        access=same_index("round.cc, reference/round.h"),
-        operands=UNARY,
-    ),
-    base.KernelRule(
-        "EXP",
-        "exp.cc",
-        None,
-        base.no_events,
-        _float_only("exp.cc"),
-        access=same_index("exp.cc, reference/exp.h"),
-        operands=UNARY,
-    ),
-    base.KernelRule(
+    _unary("EXP", "exp.cc", base.no_events, _float_only("exp.cc"), "exp.cc, reference/exp.h"),
+    _unary(
         "FLOOR",
         "floor.cc",
-        None,
         base.no_events,
         _eval_float_only(_floor_refusal),
-        access=same_index("floor.cc, reference/floor.h"),
-        operands=UNARY,
+        "floor.cc, reference/floor.h",
     ),
-    base.KernelRule(
+    _unary(
         "NEG",
         "neg.cc",
-        None,
         base.no_events,
         _eval_float_only(_neg_refusal),
-        access=same_index("neg.cc, reference/neg.h"),
-        operands=UNARY,
+        "neg.cc, reference/neg.h",
         inplace=IN_PLACE_UNARY,
     ),
     # logical.cc: Init and Prepare are nullptr, and Eval reads any type as bool.
-    base.KernelRule(
-        "LOGICAL_AND",
-        "logical.cc, logical_common.cc",
-        None,
-        base.no_events,
-        base.no_events,
-        access=broadcast("logical.cc, reference/binary_function.h"),
-        operands=BINARY,
+    _binary("LOGICAL_AND", _LOGICAL, base.no_events, base.no_events, _LOGICAL_LOOP),
+    _binary("LOGICAL_OR", _LOGICAL, base.no_events, base.no_events, _LOGICAL_LOOP),
+    _binary(
+        "MAXIMUM", "maximum_minimum.cc", base.no_events, _maximum_minimum, _MAXIMUM_MINIMUM_LOOP
     ),
-    base.KernelRule(
-        "LOGICAL_OR",
-        "logical.cc, logical_common.cc",
-        None,
-        base.no_events,
-        base.no_events,
-        access=broadcast("logical.cc, reference/binary_function.h"),
-        operands=BINARY,
-    ),
-    base.KernelRule(
-        "MAXIMUM",
-        "maximum_minimum.cc",
-        None,
-        base.no_events,
-        _maximum_minimum,
-        access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
-        operands=BINARY,
-    ),
-    base.KernelRule(
-        "MINIMUM",
-        "maximum_minimum.cc",
-        None,
-        base.no_events,
-        _maximum_minimum,
-        access=broadcast("maximum_minimum.cc, reference/maximum_minimum.h"),
-        operands=BINARY,
+    _binary(
+        "MINIMUM", "maximum_minimum.cc", base.no_events, _maximum_minimum, _MAXIMUM_MINIMUM_LOOP
     ),
     *(
-        base.KernelRule(
+        _binary(
             opcode,
             "comparisons.cc",
-            None,
             op_data(_COMPARISON_OP_DATA),
             _comparison,
-            operands=BINARY,
-            access=broadcast("comparisons.cc, reference/comparisons.h"),
+            "comparisons.cc, reference/comparisons.h",
         )
         for opcode in _COMPARISONS
     ),
@@ -509,22 +458,14 @@ RULES = (
         operands=base.operands("condition", "x", "y"),
         resolver="AddSelectV2",
     ),
-    base.KernelRule(
-        "ZEROS_LIKE",
-        "zeros_like.cc",
-        None,
-        base.no_events,
-        _zeros_like,
-        access=base.NoOverlap("reads no data input"),
-        operands=UNARY,
+    base.stateless(
+        "ZEROS_LIKE", "zeros_like.cc", _zeros_like, base.NoOverlap("reads no data input"), UNARY
     ),
-    base.KernelRule(
+    base.stateless(
         "FILL",
         "fill.cc",
-        None,
-        base.no_events,
         _fill,
-        access=base.NoOverlap("reads no data input"),
-        operands=base.operands("dims", "value"),
+        base.NoOverlap("reads no data input"),
+        base.operands("dims", "value"),
     ),
 )

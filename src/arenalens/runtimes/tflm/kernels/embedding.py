@@ -109,12 +109,11 @@ def _op_data(context: base.KernelContext, *, hybrid: bool) -> base.Persistent:
 
 
 RULES = (
-    base.KernelRule(
+    base.stateless(
         "EMBEDDING_LOOKUP",
         "embedding_lookup.cc",
-        None,
-        prepare=_prepare,
-        access=base.NoOverlap("reads rows in index order, which is data"),
-        operands=base.operands("ids", "params"),
+        _prepare,
+        base.NoOverlap("reads rows in index order, which is data"),
+        base.operands("ids", "params"),
     ),
 )

@@ -10,9 +10,11 @@ output with the dims they computed).
 
 from __future__ import annotations
 
+from typing import Any
+
 from arenalens.analysis.inplace import NotInPlace
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.access_order import checked, int_constants, pad_trace, too_large
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import (
@@ -23,12 +25,14 @@ from arenalens.runtimes.tflm.kernels.common import (
     rank,
     rewritten_dims,
     scale_of,
+    setup_refused,
     shape,
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
     arity_refusals,
+    arity_then_temps,
     not_equal,
     not_true,
     numbered,
@@ -243,13 +247,9 @@ def _depth_to_space(context: base.KernelContext) -> base.Events:
     # Input, output, then the output's dims copied to the tail and set to
     # (N, H·block, W·block, C / block²).
     file = "depth_to_space.cc"
-    refused = arity_refusals(context, file, 1, 1)
+    found, refused = _space_depth_setup(context, file)
     if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("out", 0))
-    refusal = _space_depth_checks(context, file)
-    if refusal is not None:
-        return [*found, refusal]
+        return found
     block = context.option("block_size")
     if block <= 0:
         return [*found, not_true(file, "block_size > 0")]
@@ -272,13 +272,9 @@ def _depth_to_space(context: base.KernelContext) -> base.Events:
 def _space_to_depth(context: base.KernelContext) -> base.Events:
     # As DEPTH_TO_SPACE, dims (N, H / block, W / block, C · block²); block 0 is not checked.
     file = "space_to_depth.cc"
-    refused = arity_refusals(context, file, 1, 1)
+    found, refused = _space_depth_setup(context, file)
     if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("out", 0))
-    refusal = _space_depth_checks(context, file)
-    if refusal is not None:
-        return [*found, refusal]
+        return found
     block = context.option("block_size")
     if block == 0:
         return [*found, base.Refusal(f"{file}: block_size 0: integer division by zero (crash)")]
@@ -291,6 +287,19 @@ def _space_to_depth(context: base.KernelContext) -> base.Events:
             ]
     dims = (batch, height // block, width // block, depth * block * block)
     return found + rewritten_dims(context, 0, _over_flatbuffer_dims(context, dims))
+
+
+def _space_depth_setup(context: base.KernelContext, file: str) -> tuple[list[base.Event], bool]:
+    """What DEPTH_TO_SPACE and SPACE_TO_DEPTH's Prepare share up to the block size: the arity,
+    the input and output, `_space_depth_checks`. (events, whether setup already failed)."""
+    refused = arity_refusals(context, file, 1, 1)
+    if refused:
+        return refused, True
+    found = base.temps(context, ("in", 0), ("out", 0))
+    refusal = _space_depth_checks(context, file)
+    if refusal is not None:
+        return [*found, refusal], True
+    return found, False
 
 
 def _space_depth_checks(context: base.KernelContext, file: str) -> base.Refusal | None:
@@ -318,10 +327,9 @@ def _resize(file: str, *, bilinear: bool) -> base.RuleFunction:
     size; the options change no memory."""
 
     def prepare(context: base.KernelContext) -> base.Events:
-        refused = arity_refusals(context, file, 2, 1)
-        if refused:
-            return refused
-        found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+        found = arity_then_temps(context, file, 2, 1)
+        if setup_refused(found):
+            return found
         size = context.input(1)
         if rank(context.input(0)) != 4:
             return [*found, not_equal(file, "NumDimensions(input)", "4", rank(context.input(0)), 4)]
@@ -376,27 +384,39 @@ _NOT_ANALYSED = base.NoOverlap("not analysed")
 _PAD_OPERANDS = base.operands("input", "paddings", "constant_values?")
 _RESIZE_OPERANDS = base.operands("input", "size")
 
+
+def _pad_rule(opcode: str, **facts: Any) -> base.KernelRule:
+    """PAD and PADV2 are one kernel (pad.cc, `PadInit` and `PadPrepare` for both): one rule but
+    for the opcode and `facts`."""
+    return base.KernelRule(
+        opcode,
+        "pad.cc, pad_common.cc",
+        None,
+        op_data(_PAD_OP_DATA),
+        _pad,
+        access=PAD_ACCESS,
+        operands=_PAD_OPERANDS,
+        **facts,
+    )
+
+
+def _unanalysed(
+    opcode: str,
+    file: str,
+    params: Struct,
+    prepare: base.RuleFunction,
+    takes: base.Operands,
+) -> base.KernelRule:
+    """A kernel of this module with builtin options, no Init, and loops not analysed for
+    overlap (`_NOT_ANALYSED`)."""
+    return base.KernelRule(
+        opcode, file, params, base.no_events, prepare, access=_NOT_ANALYSED, operands=takes
+    )
+
+
 RULES = (
-    base.KernelRule(
-        "PAD",
-        "pad.cc, pad_common.cc",
-        None,
-        op_data(_PAD_OP_DATA),
-        _pad,
-        access=PAD_ACCESS,
-        operands=_PAD_OPERANDS,
-        inplace=NotInPlace("output elements move relative to the input"),
-    ),
-    base.KernelRule(
-        "PADV2",
-        "pad.cc, pad_common.cc",
-        None,
-        op_data(_PAD_OP_DATA),
-        _pad,
-        access=PAD_ACCESS,
-        operands=_PAD_OPERANDS,
-        resolver="AddPadV2",
-    ),
+    _pad_rule("PAD", inplace=NotInPlace("output elements move relative to the input")),
+    _pad_rule("PADV2", resolver="AddPadV2"),
     base.KernelRule(
         "MIRROR_PAD",
         "mirror_pad.cc",
@@ -406,14 +426,12 @@ RULES = (
         access=base.NoOverlap("reads mirrored positions (not analysed)"),
         operands=base.operands("input", "paddings"),
     ),
-    base.KernelRule(
+    base.stateless(
         "BATCH_TO_SPACE_ND",
         "batch_to_space_nd.cc",
-        None,
-        base.no_events,
         _batch_space("batch_to_space_nd.cc"),
-        access=_NOT_ANALYSED,
-        operands=base.operands("input", "block_shape", "crops"),
+        _NOT_ANALYSED,
+        base.operands("input", "block_shape", "crops"),
         resolver="AddBatchToSpaceNd",
     ),
     base.KernelRule(
@@ -426,40 +444,20 @@ RULES = (
         operands=base.operands("input", "block_shape", "paddings"),
         resolver="AddSpaceToBatchNd",
     ),
-    base.KernelRule(
-        "DEPTH_TO_SPACE",
-        "depth_to_space.cc",
-        _BLOCK_PARAMS,
-        base.no_events,
-        _depth_to_space,
-        access=_NOT_ANALYSED,
-        operands=UNARY,
-    ),
-    base.KernelRule(
-        "SPACE_TO_DEPTH",
-        "space_to_depth.cc",
-        _BLOCK_PARAMS,
-        base.no_events,
-        _space_to_depth,
-        access=_NOT_ANALYSED,
-        operands=UNARY,
-    ),
-    base.KernelRule(
+    _unanalysed("DEPTH_TO_SPACE", "depth_to_space.cc", _BLOCK_PARAMS, _depth_to_space, UNARY),
+    _unanalysed("SPACE_TO_DEPTH", "space_to_depth.cc", _BLOCK_PARAMS, _space_to_depth, UNARY),
+    _unanalysed(
         "RESIZE_BILINEAR",
         "resize_bilinear.cc",
         _RESIZE_PARAMS,
-        base.no_events,
         _resize("resize_bilinear.cc", bilinear=True),
-        access=_NOT_ANALYSED,
-        operands=_RESIZE_OPERANDS,
+        _RESIZE_OPERANDS,
     ),
-    base.KernelRule(
+    _unanalysed(
         "RESIZE_NEAREST_NEIGHBOR",
         "resize_nearest_neighbor.cc",
         _RESIZE_PARAMS,
-        base.no_events,
         _resize("resize_nearest_neighbor.cc", bilinear=False),
-        access=_NOT_ANALYSED,
-        operands=_RESIZE_OPERANDS,
+        _RESIZE_OPERANDS,
     ),
 )

@@ -9,8 +9,10 @@ keep_dims change nothing but the scratch sizes below.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arenalens.builds.tflm import REDUCE_ALL, REDUCE_MIN, REDUCE_SCRATCH
-from arenalens.runtimes.tflm.abi import Field, struct
+from arenalens.runtimes.tflm.abi import Field, Struct, struct
 from arenalens.runtimes.tflm.access_order import REREADS_INPUT
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import elements, op_data, scale_of, shape, zero_point_of
@@ -171,60 +173,50 @@ _REDUCTION = base.NoOverlap(
 )
 _AXIS = base.operands("input", "axis")
 
-RULES = (
-    base.KernelRule(
-        "ARG_MAX",
+
+def _arg_min_max_rule(opcode: str, params: Struct) -> base.KernelRule:
+    """ARG_MAX and ARG_MIN: one kernel file (arg_min_max.cc, see `_arg_min_max`), the same
+    operands and loop; only their options' struct differs."""
+    return base.KernelRule(
+        opcode,
         "arg_min_max.cc",
-        _ARG_MAX_PARAMS,
+        params,
         base.no_events,
         _arg_min_max,
         access=base.NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
         operands=_AXIS,
-    ),
-    base.KernelRule(
-        "ARG_MIN",
-        "arg_min_max.cc",
-        _ARG_MIN_PARAMS,
-        base.no_events,
-        _arg_min_max,
-        access=base.NoOverlap(REREADS_INPUT + " along the axis (not analysed further)"),
-        operands=_AXIS,
-    ),
-    base.KernelRule(
-        "MEAN",
+    )
+
+
+def _reduction(
+    opcode: str, prepare: base.RuleFunction, access: base.Access = _REDUCTION, **facts: Any
+) -> base.KernelRule:
+    """A reduce.cc kernel: TfLiteReducerParams, `InitReduce` allocates OpDataReduce, and input
+    and axis operands for all of them."""
+    return base.KernelRule(
+        opcode,
         _REDUCE,
         _REDUCER_PARAMS,
         _INIT,
+        prepare,
+        access=access,
+        operands=_AXIS,
+        **facts,
+    )
+
+
+RULES = (
+    _arg_min_max_rule("ARG_MAX", _ARG_MAX_PARAMS),
+    _arg_min_max_rule("ARG_MIN", _ARG_MIN_PARAMS),
+    _reduction(
+        "MEAN",
         _mean_or_sum,
-        access=base.NoOverlap(
+        base.NoOverlap(
             "sums over the reduced axes into a temporary, reading the whole input first"
         ),
-        operands=_AXIS,
     ),
-    base.KernelRule(
-        "SUM", _REDUCE, _REDUCER_PARAMS, _INIT, _mean_or_sum, access=_REDUCTION, operands=_AXIS
-    ),
-    base.KernelRule(
-        "REDUCE_ALL",
-        _REDUCE,
-        _REDUCER_PARAMS,
-        _INIT,
-        _all,
-        access=_REDUCTION,
-        operands=_AXIS,
-        registered_from=REDUCE_ALL,
-    ),
-    base.KernelRule(
-        "REDUCE_MAX", _REDUCE, _REDUCER_PARAMS, _INIT, _min_max, access=_REDUCTION, operands=_AXIS
-    ),
-    base.KernelRule(
-        "REDUCE_MIN",
-        _REDUCE,
-        _REDUCER_PARAMS,
-        _INIT,
-        _min_max,
-        access=_REDUCTION,
-        operands=_AXIS,
-        registered_from=REDUCE_MIN,
-    ),
+    _reduction("SUM", _mean_or_sum),
+    _reduction("REDUCE_ALL", _all, registered_from=REDUCE_ALL),
+    _reduction("REDUCE_MAX", _min_max),
+    _reduction("REDUCE_MIN", _min_max, registered_from=REDUCE_MIN),
 )

@@ -9,7 +9,14 @@ refusals through these helpers, so all of them read alike.
 from __future__ import annotations
 
 from arenalens.ir import Tensor
-from arenalens.runtimes.tflm.kernels.base import INVOKE, SETUP, Event, KernelContext, Refusal
+from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
+    SETUP,
+    Event,
+    KernelContext,
+    Refusal,
+    temps,
+)
 from arenalens.runtimes.tflm.kernels.common import type_of, zero_point_of
 
 KERNELS = "tensorflow/lite/micro/kernels/"
@@ -80,6 +87,16 @@ def arity_refusals(context: KernelContext, file: str, inputs: int, outputs: int)
         if have != want:
             found.append(not_equal(file, f"{what}(node)", str(want), have, want))
     return found
+
+
+def arity_then_temps(context: KernelContext, file: str, inputs: int, outputs: int) -> list[Event]:
+    """The start of most Prepares: the arity checks (`arity_refusals`), and when they hold a temp
+    tensor of every input, then every output, in position order."""
+    refused = arity_refusals(context, file, inputs, outputs)
+    if refused:
+        return refused
+    slots = [("in", position) for position in range(inputs)]
+    return temps(context, *slots, *(("out", position) for position in range(outputs)))
 
 
 def crash(what: str) -> Refusal:

@@ -25,11 +25,13 @@ from arenalens.runtimes.tflm.kernels.common import (
     int32_values,
     rank,
     rewritten_dims,
+    setup_refused,
     shape,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
     TFLITE_TYPES,
     arity_refusals,
+    arity_then_temps,
     not_equal,
     not_true,
     numbered,
@@ -155,10 +157,9 @@ def _bytes(context: base.KernelContext, role: str) -> int:
 def _expand_dims(context: base.KernelContext) -> base.Events:
     # Input, axis, output; the axis must be a constant int32 scalar or 1-element vector.
     file = "expand_dims.cc"
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     axis_tensor = context.input(1)
     if axis_tensor is None or not axis_tensor.has_data:
         return [*found, base.Refusal(f"{file}: Non-constant >axis< tensor is not supported")]
@@ -203,10 +204,9 @@ def _shape(context: base.KernelContext) -> base.Events:
 def _transpose(context: base.KernelContext) -> base.Events:
     # TransposeContext: input, perm, output.
     file = "transpose_common.cc"
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     source, permutation = context.input(0), context.input(1)
     dims = rank(source)
     if dims > 5:
@@ -256,10 +256,9 @@ _REVERSE_TYPES = ("INT32", "FLOAT32", "UINT8", "INT8", "INT16", "INT64", "BOOL")
 def _reverse(context: base.KernelContext) -> base.Events:
     # Input, axis, output; the axis may be a runtime tensor (read at Eval).
     file = "reverse.cc"
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     source, axis = context.input(0), context.input(1)
     if rank(axis) != 1:
         return [*found, not_equal(file, "NumDimensions(axis)", "1", rank(axis), 1)]
@@ -294,10 +293,9 @@ def _broadcast_args(context: base.KernelContext) -> base.Events:
     file = "broadcast_args.cc"
     if len(context.operator.inputs) != 2:
         return [not_true(file, "NumInputs(node) == 2")]
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     first, second, result = context.input_type(0), context.input_type(1), context.output_type(0)
     if first not in ("INT32", "INT64"):
         return [
@@ -322,10 +320,9 @@ def _broadcast_to(context: base.KernelContext) -> base.Events:
     file = "broadcast_to.cc"
     if len(context.operator.inputs) != 2:
         return [not_true(file, "NumInputs(node) == 2")]
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     source, target, result = context.input(0), context.input(1), context.output(0)
     if rank(source) > 5:
         return [*found, base.Refusal(f"{file}: BroadcastTo only supports 1-5D tensor.")]
@@ -416,14 +413,12 @@ RULES = (
             "memcpy(output, input) with equal addresses is undefined behaviour in C"
         ),
     ),
-    base.KernelRule(
+    base.stateless(
         "EXPAND_DIMS",
         "expand_dims.cc",
-        None,
-        base.no_events,
         _expand_dims,
-        access=base.NoOverlap("copies the whole tensor (use --inplace to alias it)"),
-        operands=base.operands("input", "axis"),
+        base.NoOverlap("copies the whole tensor (use --inplace to alias it)"),
+        base.operands("input", "axis"),
         inplace=InPlace("copies element by element from index 0 up: output[i] = input[i]"),
     ),
     base.KernelRule(
@@ -435,42 +430,34 @@ RULES = (
         access=_SHAPE_COMPUTATION,
         operands=UNARY,
     ),
-    base.KernelRule(
+    base.stateless(
         "TRANSPOSE",
         "transpose.cc, transpose_common.cc",
-        None,
-        base.no_events,
         _transpose,
-        access=TRANSPOSE_ACCESS,
-        operands=base.operands("input", "perm"),
+        TRANSPOSE_ACCESS,
+        base.operands("input", "perm"),
     ),
-    base.KernelRule(
+    base.stateless(
         "REVERSE_V2",
         "reverse.cc",
-        None,
-        base.no_events,
         _reverse,
-        access=base.NoOverlap("reads the input backwards"),
-        operands=base.operands("input", "axis"),
+        base.NoOverlap("reads the input backwards"),
+        base.operands("input", "axis"),
         registered_from=REVERSE_V2,
         resolver="AddReverseV2",
     ),
-    base.KernelRule(
+    base.stateless(
         "BROADCAST_ARGS",
         "broadcast_args.cc",
-        None,
-        base.no_events,
         _broadcast_args,
-        access=_SHAPE_COMPUTATION,
-        operands=base.operands("shape1", "shape2"),
+        _SHAPE_COMPUTATION,
+        base.operands("shape1", "shape2"),
     ),
-    base.KernelRule(
+    base.stateless(
         "BROADCAST_TO",
         "broadcast_to.cc",
-        None,
-        base.no_events,
         _broadcast_to,
-        access=base.NoOverlap("not analysed"),
-        operands=base.operands("input", "shape"),
+        base.NoOverlap("not analysed"),
+        base.operands("input", "shape"),
     ),
 )

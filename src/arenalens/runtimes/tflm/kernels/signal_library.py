@@ -16,8 +16,7 @@ always keeps them all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from arenalens.records import record
 from arenalens.runtimes.tflm.abi import Struct, struct
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import UNARY, rank
@@ -107,7 +106,7 @@ def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: in
     return 3 * pointer_bytes + complex_state + complex_bytes * (half * 3 // 2)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Slot:
     """One tensor a Prepare fetches, and what it checks on it (None: not checked)."""
 

@@ -88,6 +88,20 @@ def _outer_rows(context: base.KernelContext, file: str, inner: int) -> int | bas
 # -- circular-buffer states ------------------------------
 
 
+def _row_buffers(
+    context: base.KernelContext, rows: int, capacity: int, what: str
+) -> list[base.Event]:
+    """The state DELAY and FRAMER keep per outer row, as their Prepares allocate it: an array of
+    state-buffer pointers, one of circular-buffer pointers, then each row's circular buffer of
+    `capacity` samples."""
+    pointer = context.build.pointer_bytes
+    return [
+        base.Persistent(rows * pointer, "state buffer pointers"),
+        base.Persistent(rows * pointer, "circular buffer pointers"),
+        *(base.Persistent(circular_buffer_bytes(context, capacity), what) for _ in range(rows)),
+    ]
+
+
 def _delay(context: base.KernelContext) -> base.Events:
     # Input and output (int16); then per outer row a circular buffer of frame + delay samples.
     file = SIGNAL_SOURCES + "delay.cc"
@@ -100,17 +114,8 @@ def _delay(context: base.KernelContext) -> base.Events:
     rows = _outer_rows(context, file, frame)
     if isinstance(rows, base.Refusal):
         return [*found, rows]
-    pointer = context.build.pointer_bytes
     capacity = frame + context.custom_int("delay_length")
-    return [
-        *found,
-        base.Persistent(rows * pointer, "state buffer pointers"),
-        base.Persistent(rows * pointer, "circular buffer pointers"),
-        *(
-            base.Persistent(circular_buffer_bytes(context, capacity), "delay state")
-            for _ in range(rows)
-        ),
-    ]
+    return [*found, *_row_buffers(context, rows, capacity, "delay state")]
 
 
 def _framer(context: base.KernelContext) -> base.Events:
@@ -174,16 +179,7 @@ def _framer(context: base.KernelContext) -> base.Events:
         return [*found, rows]
     size = context.custom_int("frame_size")
     capacity = (size + step - 1) // step * step
-    pointer = context.build.pointer_bytes
-    return [
-        *found,
-        base.Persistent(rows * pointer, "state buffer pointers"),
-        base.Persistent(rows * pointer, "circular buffer pointers"),
-        *(
-            base.Persistent(circular_buffer_bytes(context, capacity), "framer state")
-            for _ in range(rows)
-        ),
-    ]
+    return [*found, *_row_buffers(context, rows, capacity, "framer state")]
 
 
 def _overlap_add_init(context: base.KernelContext) -> base.Events:

@@ -38,10 +38,16 @@ from arenalens.runtimes.tflm.kernels.common import (
     rank,
     rewritten_dims,
     scale_of,
+    setup_refused,
     shape,
     zero_point_of,
 )
-from arenalens.runtimes.tflm.kernels.refusals import arity_refusals, not_equal, not_true, numbered
+from arenalens.runtimes.tflm.kernels.refusals import (
+    arity_then_temps,
+    not_equal,
+    not_true,
+    numbered,
+)
 
 _PACK_PARAMS = struct("TfLitePackParams", ("values_count", "int"), ("axis", "int"))
 _UNPACK_PARAMS = struct("TfLiteUnpackParams", ("num", "int"), ("axis", "int"))
@@ -245,10 +251,9 @@ def _activation_number(name: object) -> int:
 def _slice(context: base.KernelContext) -> base.Events:
     # Input, begin, size, output; every other check is a DCHECK (compiled out).
     file = "slice.cc"
-    refused = arity_refusals(context, file, 3, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found = arity_then_temps(context, file, 3, 1)
+    if setup_refused(found):
+        return found
     begin_type = context.input_type(1)
     if begin_type not in ("INT32", "INT64"):
         return [
@@ -265,10 +270,9 @@ def _strided_slice(context: base.KernelContext) -> base.Events:
     # StridedSliceContext fetches input, begin, end, strides and output (its destructor frees
     # them on every path). ellipsis_mask, new_axis_mask and offset are ignored (forced 0).
     file = "strided_slice_common.cc"
-    refused = arity_refusals(context, file, 4, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("in", 3), ("out", 0))
+    found = arity_then_temps(context, file, 4, 1)
+    if setup_refused(found):
+        return found
     source = context.input(0)
     if rank(source) > 4:
         return [*found, base.Refusal(f"{file}: input dim should not exceed 4")]
@@ -345,10 +349,9 @@ def _gather(context: base.KernelContext) -> base.Events:
     # input[:axis] + positions[batch_dims:] + input[axis + 1:] (more entries than the flatbuffer
     # rank overflow the copy: TFLM does not check).
     file = "gather.cc"
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     positions_type = context.input_type(1)
     if positions_type != "INT32":
         return [
@@ -392,10 +395,9 @@ def _gather_nd(context: base.KernelContext) -> base.Events:
     # Params, indices, output; output dims := indices[:-1] + params[indices[-1]:], written into
     # a tail copy of the output's dims.
     file = "gather_nd.cc"
-    refused = arity_refusals(context, file, 2, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found = arity_then_temps(context, file, 2, 1)
+    if setup_refused(found):
+        return found
     dtype, indices_type = context.input_type(0), context.input_type(1)
     if dtype not in ("FLOAT32", "INT8"):
         return [*found, base.Refusal(f"Params of type '{dtype}' are not supported by gather_nd.")]
@@ -421,10 +423,9 @@ def _gather_nd(context: base.KernelContext) -> base.Events:
 def _dynamic_update_slice(context: base.KernelContext) -> base.Events:
     # Operand, update, start indices, output.
     file = "dynamic_update_slice.cc"
-    refused = arity_refusals(context, file, 3, 1)
-    if refused:
-        return refused
-    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    found = arity_then_temps(context, file, 3, 1)
+    if setup_refused(found):
+        return found
     operand, update, start = context.input(0), context.input(1), context.input(2)
     if context.input_type(0) != context.input_type(1):
         return [
@@ -677,14 +678,12 @@ RULES = (
         operands=base.operands("input+"),
         inplace=NotInPlace("inputs and output differ in size"),
     ),
-    base.KernelRule(
+    base.stateless(
         "SLICE",
         "slice.cc",
-        None,
-        base.no_events,
         _slice,
-        access=base.NoOverlap("not analysed"),
-        operands=base.operands("input", "begin", "size"),
+        base.NoOverlap("not analysed"),
+        base.operands("input", "begin", "size"),
     ),
     base.KernelRule(
         "STRIDED_SLICE",
@@ -709,24 +708,20 @@ RULES = (
         access=base.NoOverlap("reads rows in index order, which is data"),
         operands=base.operands("params", "indices"),
     ),
-    base.KernelRule(
+    base.stateless(
         "GATHER_ND",
         "gather_nd.cc",
-        None,
-        base.no_events,
         _gather_nd,
-        access=base.NoOverlap(_DATA_IN_INDEX_ORDER),
-        operands=base.operands("params", "indices"),
+        base.NoOverlap(_DATA_IN_INDEX_ORDER),
+        base.operands("params", "indices"),
         resolver="AddGatherNd",
     ),
-    base.KernelRule(
+    base.stateless(
         "DYNAMIC_UPDATE_SLICE",
         "dynamic_update_slice.cc",
-        None,
-        base.no_events,
         _dynamic_update_slice,
-        access=base.NoOverlap("copies the input into the output first"),
-        operands=base.operands("operand", "update", "start_indices"),
+        base.NoOverlap("copies the input into the output first"),
+        base.operands("operand", "update", "start_indices"),
         registered_from=DYNAMIC_UPDATE_SLICE,
     ),
 )

@@ -131,6 +131,8 @@ def int8_input_multiplier(
         beta = float(context.operator.options.get("beta", 0.0))
     input_scale = scale_of(context.input(0))
     real = softmax_scaling(beta, input_scale, integer_bits)
+    if real > 1.0:  # greater_than_one holds: no message to compose (this runs for every model)
+        return None
     floor = 2.0 ** (integer_bits - 31)
     limit = f"2^{integer_bits - 31} / beta = {g(floor / beta)}" if beta > 0 else "beta > 0"
     return greater_than_one(
@@ -217,14 +219,13 @@ RULES = (
         operands=UNARY,
         inplace=NotInPlace("reads the whole row (max, sum) while the loop writes it"),
     ),
-    base.KernelRule(
+    base.stateless(
         "LOG_SOFTMAX",
         "log_softmax.cc",
-        None,
-        prepare=_log_softmax,
-        access=base.AccessOrder(
+        _log_softmax,
+        base.AccessOrder(
             SOFTMAX_ROWS, "log_softmax.cc, " + SOFTMAX_LOOPS, (0,), same_index_distance
         ),
-        operands=UNARY,
+        UNARY,
     ),
 )

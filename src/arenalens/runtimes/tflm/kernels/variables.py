@@ -52,13 +52,8 @@ RULES = (
         access=_RESOURCE,
         operands=base.operands("resource", "value", outputs=(0, 0)),
     ),
-    base.KernelRule(
-        "READ_VARIABLE",
-        "read_variable.cc",
-        None,
-        prepare=_read_variable,
-        access=_RESOURCE,
-        operands=base.operands("resource"),
+    base.stateless(
+        "READ_VARIABLE", "read_variable.cc", _read_variable, _RESOURCE, base.operands("resource")
     ),
     base.KernelRule(
         "VAR_HANDLE",

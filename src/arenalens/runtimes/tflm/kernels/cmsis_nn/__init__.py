@@ -5,10 +5,8 @@ Builds with `kernels == "cmsis-nn"` take their rules from `KERNELS` (`registry.L
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from arenalens.builds.build import CMSIS_NN
-from arenalens.runtimes.tflm.kernels.base import OptimizedKernels, rule_table
+from arenalens.runtimes.tflm.kernels.base import library_kernels
 from arenalens.runtimes.tflm.kernels.cmsis_nn import (
     conv,
     elementwise,
@@ -26,20 +24,16 @@ _REPLACES = (
     "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM",
 )  # fmt: skip
 
-KERNELS = OptimizedKernels(
-    name=CMSIS_NN,
-    title="CMSIS-NN",
-    replaces=frozenset(_REPLACES),
-    rules=MappingProxyType(
-        rule_table(
-            *conv.RULES,
-            *elementwise.RULES,
-            *fully_connected.RULES,
-            *pooling.RULES,
-            *recurrent.RULES,
-            *softmax.RULES,
-        )
-    ),
+KERNELS = library_kernels(
+    CMSIS_NN,
+    "CMSIS-NN",
+    _REPLACES,
+    conv.RULES,
+    elementwise.RULES,
+    fully_connected.RULES,
+    pooling.RULES,
+    recurrent.RULES,
+    softmax.RULES,
 )
 
 __all__ = ["KERNELS"]

@@ -15,7 +15,6 @@ shapes and int16 zero points the reference kernel accepts.
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
@@ -27,10 +26,10 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     not_analysed,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import (
     elements,
     is_quantized,
-    op_data,
     padding,
     per_channel_arrays,
     scale_count,
@@ -482,28 +481,25 @@ def _depthwise_int8(view: base.KernelContext) -> base.AccessOrder | base.NoOverl
 _REFERENCE = base.rule_table(*reference_conv.RULES)
 
 RULES = (
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["CONV_2D"],
-        library=CMSIS_NN,
-        source="cmsis_nn/conv.cc, conv_common.cc",
-        init=op_data(CMSIS_OP_DATA_CONV),
-        prepare=_conv,
-        access=int8_paths(_conv_int8),
+        "cmsis_nn/conv.cc, conv_common.cc",
+        int8_paths(_conv_int8),
+        CMSIS_OP_DATA_CONV,
+        _conv,
     ),
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["DEPTHWISE_CONV_2D"],
-        library=CMSIS_NN,
-        source="cmsis_nn/depthwise_conv.cc, depthwise_conv_common.cc",
-        init=op_data(CMSIS_OP_DATA_CONV),
-        prepare=_depthwise,
-        access=int8_paths(_depthwise_int8),
+        "cmsis_nn/depthwise_conv.cc, depthwise_conv_common.cc",
+        int8_paths(_depthwise_int8),
+        CMSIS_OP_DATA_CONV,
+        _depthwise,
     ),
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["TRANSPOSE_CONV"],
-        library=CMSIS_NN,
-        source="cmsis_nn/transpose_conv.cc",
-        init=op_data(CMSIS_OP_DATA_TRANSPOSE_CONV),
-        prepare=_transpose_conv,
-        access=NOT_ANALYSED,
+        "cmsis_nn/transpose_conv.cc",
+        NOT_ANALYSED,
+        CMSIS_OP_DATA_TRANSPOSE_CONV,
+        _transpose_conv,
     ),
 )

@@ -13,7 +13,6 @@ not at all (mixed input types, int16 zero points).
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import elementwise as reference_elementwise
@@ -26,6 +25,7 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     int8_paths,
     reads_no_later,
 )
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import type_of
 from arenalens.runtimes.tflm.kernels.refusals import (
     HYBRID,
@@ -100,49 +100,27 @@ _TRANSPOSE_INT8 = base.AccessOrder(
 # CMSIS-NN's MUL, PAD, PADV2 and TRANSPOSE register the reference kernels' Init and Prepare
 # (`MulInit`/`MulPrepare`, `PadInit`/`PadPrepare`, `TransposePrepare`), MAXIMUM / MINIMUM have
 # none: their setup is the reference kernels'; their Eval is CMSIS-NN's.
+_PAD_SOURCE = "cmsis_nn/pad.cc, pad_common.cc"
+_MAXIMUM_MINIMUM_SOURCE = "cmsis_nn/maximum_minimum.cc"
+
 RULES = (
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["ADD"],
-        library=CMSIS_NN,
-        source="cmsis_nn/add.cc, add_common.cc",
+        "cmsis_nn/add.cc, add_common.cc",
+        int8_paths(lambda view: _ADD_INT8),
         prepare=_add(_REFERENCE["ADD"].prepare),
-        access=int8_paths(lambda view: _ADD_INT8),
     ),
-    base.variant(
-        _REFERENCE["MUL"],
-        library=CMSIS_NN,
-        source="cmsis_nn/mul.cc, mul_common.cc",
-        access=int8_paths(lambda view: _MUL_INT8),
+    cmsis_nn_kernel(
+        _REFERENCE["MUL"], "cmsis_nn/mul.cc, mul_common.cc", int8_paths(lambda view: _MUL_INT8)
     ),
-    base.variant(
-        _REFERENCE["PAD"],
-        library=CMSIS_NN,
-        source="cmsis_nn/pad.cc, pad_common.cc",
-        access=int8_only(lambda view: _PAD_INT8),
-    ),
+    cmsis_nn_kernel(_REFERENCE["PAD"], _PAD_SOURCE, int8_only(lambda view: _PAD_INT8)),
     # Register_PADV2 runs PadEval, which sends int8 to arm_pad_s8 as PAD does.
-    base.variant(
-        _REFERENCE["PADV2"],
-        library=CMSIS_NN,
-        source="cmsis_nn/pad.cc, pad_common.cc",
-        access=int8_only(lambda view: _PAD_INT8),
-    ),
-    base.variant(
-        _REFERENCE["MAXIMUM"],
-        library=CMSIS_NN,
-        source="cmsis_nn/maximum_minimum.cc",
-        access=NOT_ANALYSED,
-    ),
-    base.variant(
-        _REFERENCE["MINIMUM"],
-        library=CMSIS_NN,
-        source="cmsis_nn/maximum_minimum.cc",
-        access=NOT_ANALYSED,
-    ),
-    base.variant(
+    cmsis_nn_kernel(_REFERENCE["PADV2"], _PAD_SOURCE, int8_only(lambda view: _PAD_INT8)),
+    cmsis_nn_kernel(_REFERENCE["MAXIMUM"], _MAXIMUM_MINIMUM_SOURCE, NOT_ANALYSED),
+    cmsis_nn_kernel(_REFERENCE["MINIMUM"], _MAXIMUM_MINIMUM_SOURCE, NOT_ANALYSED),
+    cmsis_nn_kernel(
         _REFERENCE["TRANSPOSE"],
-        library=CMSIS_NN,
-        source="cmsis_nn/transpose.cc, transpose_common.cc",
-        access=int8_only(lambda view: _TRANSPOSE_INT8),
+        "cmsis_nn/transpose.cc, transpose_common.cc",
+        int8_only(lambda view: _TRANSPOSE_INT8),
     ),
 )

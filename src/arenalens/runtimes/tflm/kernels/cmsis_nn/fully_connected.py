@@ -11,7 +11,6 @@ request them as scratch instead).
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
@@ -20,10 +19,10 @@ from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_c
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import (
     is_constant,
     is_quantized,
-    op_data,
     per_channel_arrays,
     scale_count,
     type_of,
@@ -284,20 +283,18 @@ def _batch_matmul_checks(
 
 
 RULES = (
-    base.variant(
+    cmsis_nn_kernel(
         base.rule_table(*reference_fully_connected.RULES)["FULLY_CONNECTED"],
-        library=CMSIS_NN,
-        source="cmsis_nn/fully_connected.cc, fully_connected_common.cc",
-        init=op_data(CMSIS_OP_DATA_FULLY_CONNECTED),
-        prepare=_fully_connected,
-        access=NOT_ANALYSED,
+        "cmsis_nn/fully_connected.cc, fully_connected_common.cc",
+        NOT_ANALYSED,
+        CMSIS_OP_DATA_FULLY_CONNECTED,
+        _fully_connected,
     ),
-    base.variant(
+    cmsis_nn_kernel(
         base.rule_table(*reference_matmul.RULES)["BATCH_MATMUL"],
-        library=CMSIS_NN,
-        source="cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
-        init=op_data(CMSIS_OP_DATA_BATCH_MATMUL),
-        prepare=_batch_matmul,
-        access=NOT_ANALYSED,
+        "cmsis_nn/batch_matmul.cc, batch_matmul_common.cc",
+        NOT_ANALYSED,
+        CMSIS_OP_DATA_BATCH_MATMUL,
+        _batch_matmul,
     ),
 )

@@ -9,13 +9,13 @@ requests an int32 accumulator per channel.
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import pooling as reference_pooling
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, traces
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths
-from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
+from arenalens.runtimes.tflm.kernels.common import scale_of, type_of, zero_point_of
 from arenalens.runtimes.tflm.kernels.refusals import not_true, type_number
 
 # cmsis_nn/pooling.cc: OpData, around the reference kernels' (pooling.h).
@@ -82,21 +82,21 @@ _AVERAGE_POOL_INT8 = base.AccessOrder(
 )
 _REFERENCE = base.rule_table(*reference_pooling.RULES)
 
+_SOURCE = "cmsis_nn/pooling.cc, pooling_common.cc"
+
 RULES = (
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["AVERAGE_POOL_2D"],
-        library=CMSIS_NN,
-        source="cmsis_nn/pooling.cc, pooling_common.cc",
-        init=op_data(CMSIS_OP_DATA_POOLING),
-        prepare=_average_pool,
-        access=int8_paths(lambda view: _AVERAGE_POOL_INT8),
+        _SOURCE,
+        int8_paths(lambda view: _AVERAGE_POOL_INT8),
+        CMSIS_OP_DATA_POOLING,
+        _average_pool,
     ),
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["MAX_POOL_2D"],
-        library=CMSIS_NN,
-        source="cmsis_nn/pooling.cc, pooling_common.cc",
-        init=op_data(CMSIS_OP_DATA_POOLING),
-        prepare=_max_pool,
-        access=int8_paths(lambda view: _MAX_POOL_INT8),
+        _SOURCE,
+        int8_paths(lambda view: _MAX_POOL_INT8),
+        CMSIS_OP_DATA_POOLING,
+        _max_pool,
     ),
 )

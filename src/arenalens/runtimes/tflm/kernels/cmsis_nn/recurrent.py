@@ -15,7 +15,6 @@ for three scratch buffers instead of four, and needs constant weights and biases
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
@@ -23,33 +22,22 @@ from arenalens.runtimes.tflm.kernels import recurrent as reference_recurrent
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import NOT_ANALYSED
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import (
     is_constant,
-    op_data,
     per_channel_arrays,
     scale_count,
     scale_of,
     type_of,
 )
 from arenalens.runtimes.tflm.kernels.quantization import input_product_scale, symmetric_weights
-from arenalens.runtimes.tflm.kernels.recurrent import OP_DATA_LSTM
+from arenalens.runtimes.tflm.kernels.recurrent import OP_DATA_LSTM, OP_DATA_SVDF
 from arenalens.runtimes.tflm.kernels.refusals import TFLITE_TYPES, not_equal, not_true, type_number
 
-# cmsis_nn/svdf.cc (KERNELS_OPTIMIZED_FOR_SIZE builds add `int scratch_weight_tensor_index`
-# after scratch_tensor_index).
-CMSIS_OP_DATA_SVDF = struct(
-    "CmsisNnOpDataSvdf",
-    ("effective_scale_1_a", "int32"),
-    ("effective_scale_2_a", "int32"),
-    ("effective_scale_1_b", "int"),
-    ("effective_scale_2_b", "int"),
-    ("scratch_tensor_index", "int"),
-    ("scratch_output_tensor_index", "int"),
-    ("input_zero_point", "int"),
-    ("output_zero_point", "int"),
-    ("activation_state_zero_point", "int"),
-    ("kernel_sums", "pointer"),
-)
+# cmsis_nn/svdf.cc: CmsisNnOpDataSvdf repeats the members of the reference OpDataSvdf (svdf.h),
+# in its order, and adds `kernel_sums` (KERNELS_OPTIMIZED_FOR_SIZE builds add
+# `int scratch_weight_tensor_index` after scratch_tensor_index).
+CMSIS_OP_DATA_SVDF = struct("CmsisNnOpDataSvdf", *OP_DATA_SVDF.fields, ("kernel_sums", "pointer"))
 # CMSIS-NN Include/arm_nn_types.h: arm_nn_activation_type is a plain (short) enum.
 _CMSIS_LSTM_GATE = struct(
     "cmsis_nn_lstm_gate",
@@ -313,20 +301,14 @@ def _gate_parameters(context: base.KernelContext) -> list[base.Event]:
 _REFERENCE = base.rule_table(*reference_recurrent.RULES)
 
 RULES = (
-    base.variant(
-        _REFERENCE["SVDF"],
-        library=CMSIS_NN,
-        source="cmsis_nn/svdf.cc",
-        init=op_data(CMSIS_OP_DATA_SVDF),
-        prepare=_svdf,
-        access=NOT_ANALYSED,
+    cmsis_nn_kernel(
+        _REFERENCE["SVDF"], "cmsis_nn/svdf.cc", NOT_ANALYSED, CMSIS_OP_DATA_SVDF, _svdf
     ),
-    base.variant(
+    cmsis_nn_kernel(
         _REFERENCE["UNIDIRECTIONAL_SEQUENCE_LSTM"],
-        library=CMSIS_NN,
-        source="cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
-        init=op_data(CMSIS_OP_DATA_LSTM),
-        prepare=_lstm,
-        access=NOT_ANALYSED,
+        "cmsis_nn/unidirectional_sequence_lstm.cc, lstm_eval.cc, lstm_eval_common.cc",
+        NOT_ANALYSED,
+        CMSIS_OP_DATA_LSTM,
+        _lstm,
     ),
 )

@@ -7,12 +7,12 @@ Sources (tflite-micro tensorflow/lite/micro/kernels/): cmsis_nn/softmax.cc with 
 
 from __future__ import annotations
 
-from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
 from arenalens.runtimes.tflm.kernels.cmsis_nn.access import int8_paths, reads_no_later
-from arenalens.runtimes.tflm.kernels.common import op_data, scale_of, type_of, zero_point_of
+from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
+from arenalens.runtimes.tflm.kernels.common import scale_of, type_of, zero_point_of
 from arenalens.runtimes.tflm.kernels.refusals import UNSUPPORTED_INPUT, not_equal, not_true
 from arenalens.runtimes.tflm.kernels.softmax import SOFTMAX_OP_DATA
 
@@ -104,12 +104,11 @@ _SOFTMAX_INT8 = reads_no_later(
 )
 
 RULES = (
-    base.variant(
+    cmsis_nn_kernel(
         base.rule_table(*reference_softmax.RULES)["SOFTMAX"],
-        library=CMSIS_NN,
-        source="cmsis_nn/softmax.cc, softmax_common.cc",
-        init=op_data(CMSIS_SOFTMAX_OP_DATA),
-        prepare=_softmax,
-        access=int8_paths(lambda view: _SOFTMAX_INT8),
+        "cmsis_nn/softmax.cc, softmax_common.cc",
+        int8_paths(lambda view: _SOFTMAX_INT8),
+        CMSIS_SOFTMAX_OP_DATA,
+        _softmax,
     ),
 )

@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arenalens.builds.build import ISA_DSP, ISA_MVE, ISA_NONE
 from arenalens.ir import Tensor
+from arenalens.records import record
 from arenalens.runtimes.tflm.access_order import (
     MAX_TRACE_EVENTS,
     NO_READ,
@@ -64,7 +64,6 @@ from arenalens.runtimes.tflm.access_order import (
     windowed_operands,
 )
 from arenalens.runtimes.tflm.kernels.base import KernelContext
-from arenalens.runtimes.tflm.kernels.common import padding
 
 if TYPE_CHECKING:
     from arenalens.runtimes.tflm.access_order import Int64Array
@@ -76,7 +75,7 @@ DW_TO_CONV_THRESHOLD_GCC = 1
 DW_TO_CONV_THRESHOLD_ARMCLANG = 8
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Geometry:
     """An NHWC input and output, the window between them, and their element sizes."""
 
@@ -95,11 +94,7 @@ class Geometry:
     def paddings(self) -> tuple[int, int]:
         """(leading padding of the height, of the width), as TFLM computes them."""
         _, in_h, in_w, _ = self.input_shape
-        w = self.window
-        return (
-            padding(in_h, w.filter_height, w.stride_height, w.dilation_height, same=w.same_padding),
-            padding(in_w, w.filter_width, w.stride_width, w.dilation_width, same=w.same_padding),
-        )
+        return self.window.paddings(in_h, in_w)
 
 
 def geometry(source: Tensor, target: Tensor, window: Window) -> Geometry | None:

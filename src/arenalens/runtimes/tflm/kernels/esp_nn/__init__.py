@@ -7,10 +7,8 @@ access order). Builds with `kernels == "esp-nn"` take their rules from `KERNELS`
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from arenalens.builds.build import ESP_NN
-from arenalens.runtimes.tflm.kernels.base import OptimizedKernels, rule_table
+from arenalens.runtimes.tflm.kernels.base import library_kernels
 from arenalens.runtimes.tflm.kernels.esp_nn import conv, eval_only, softmax
 
 # esp-tflite-micro's CMakeLists.txt removes these kernels' files from TFLM's and compiles
@@ -20,11 +18,6 @@ _REPLACES = (
     "MUL", "SOFTMAX",
 )  # fmt: skip
 
-KERNELS = OptimizedKernels(
-    name=ESP_NN,
-    title="ESP-NN",
-    replaces=frozenset(_REPLACES),
-    rules=MappingProxyType(rule_table(*conv.RULES, *eval_only.RULES, *softmax.RULES)),
-)
+KERNELS = library_kernels(ESP_NN, "ESP-NN", _REPLACES, conv.RULES, eval_only.RULES, softmax.RULES)
 
 __all__ = ["KERNELS"]

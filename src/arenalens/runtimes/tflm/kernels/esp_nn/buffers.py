@@ -17,8 +17,6 @@ and ESP32-P4 get their own functions and every other chip the generic optimised 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from arenalens.builds.build import (
     ISA_ESP32P4,
     ISA_ESP32S3,
@@ -27,6 +25,7 @@ from arenalens.builds.build import (
     Build,
 )
 from arenalens.builds.records import LibraryRelease
+from arenalens.records import record
 
 # The chip paths (`Build.isa` of an ESP-NN build).
 S3 = ISA_ESP32S3
@@ -52,7 +51,7 @@ S3_DEPTHWISE_INT16_LIMIT = 48 * 1024
 P4_L1D_BUDGET = 32768
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class EspNn:
     """The esp-nn a firmware links: its chip path and release."""
 
@@ -68,7 +67,7 @@ def esp_nn_of(build: Build) -> EspNn:
     return EspNn(build.isa, build.library_release)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Dims:
     """data_dims_t as esp-tflite-micro fills it: width, height, channels."""
 
@@ -77,7 +76,7 @@ class Dims:
     channels: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Window:
     """The conv_params_t / dw_conv_params_t fields the size functions read: TFLM's computed
     padding (not its offsets), strides and the depth multiplier."""

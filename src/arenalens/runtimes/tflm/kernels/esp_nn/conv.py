@@ -16,15 +16,14 @@ depthwise_conv_common.cc `DepthwiseConvPrepare`, whose steps they copy):
 
 from __future__ import annotations
 
-from arenalens.builds.build import ESP_NN
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import conv as reference_conv
-from arenalens.runtimes.tflm.kernels.common import op_data, padding
+from arenalens.runtimes.tflm.kernels.common import padding
 from arenalens.runtimes.tflm.kernels.esp_nn import buffers
-from arenalens.runtimes.tflm.kernels.esp_nn.access import INT8_NOT_TRACED
 from arenalens.runtimes.tflm.kernels.esp_nn.scratch import with_scratch
+from arenalens.runtimes.tflm.kernels.esp_nn.variants import esp_nn_kernel
 from arenalens.runtimes.tflm.kernels.refusals import not_equal, not_true
 
 # conv.cc and depthwise_conv.cc: the reference OpData and the esp-nn scratch index.
@@ -144,20 +143,6 @@ def _depthwise_checks(context: base.KernelContext) -> list[base.Event]:
 
 
 RULES = (
-    base.variant(
-        _REFERENCE["CONV_2D"],
-        library=ESP_NN,
-        source="esp_nn/conv.cc",
-        init=op_data(NODE_DATA_CONV, "NodeData"),
-        prepare=_conv,
-        access=INT8_NOT_TRACED,
-    ),
-    base.variant(
-        _REFERENCE["DEPTHWISE_CONV_2D"],
-        library=ESP_NN,
-        source="esp_nn/depthwise_conv.cc",
-        init=op_data(NODE_DATA_CONV, "NodeData"),
-        prepare=_depthwise,
-        access=INT8_NOT_TRACED,
-    ),
+    esp_nn_kernel(_REFERENCE["CONV_2D"], "conv.cc", NODE_DATA_CONV, _conv),
+    esp_nn_kernel(_REFERENCE["DEPTHWISE_CONV_2D"], "depthwise_conv.cc", NODE_DATA_CONV, _depthwise),
 )

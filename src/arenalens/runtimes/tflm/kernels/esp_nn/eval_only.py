@@ -9,12 +9,11 @@ which esp-tflite-micro does not build). Only Eval calls esp-nn, for int8.
 
 from __future__ import annotations
 
-from arenalens.builds.build import ESP_NN
 from arenalens.runtimes.tflm.kernels import arithmetic as reference_arithmetic
 from arenalens.runtimes.tflm.kernels import fully_connected as reference_fully_connected
 from arenalens.runtimes.tflm.kernels import pooling as reference_pooling
-from arenalens.runtimes.tflm.kernels.base import KernelRule, rule_table, variant
-from arenalens.runtimes.tflm.kernels.esp_nn.access import INT8_NOT_TRACED
+from arenalens.runtimes.tflm.kernels.base import KernelRule, rule_table
+from arenalens.runtimes.tflm.kernels.esp_nn.variants import esp_nn_kernel
 
 _REFERENCE = rule_table(
     *reference_arithmetic.RULES, *reference_fully_connected.RULES, *reference_pooling.RULES
@@ -22,9 +21,7 @@ _REFERENCE = rule_table(
 
 
 def _eval_only(opcode: str, file: str) -> KernelRule:
-    return variant(
-        _REFERENCE[opcode], library=ESP_NN, source=f"esp_nn/{file}", access=INT8_NOT_TRACED
-    )
+    return esp_nn_kernel(_REFERENCE[opcode], file)
 
 
 RULES = (

@@ -17,15 +17,13 @@ marked an estimate. Converters write softmax inputs of rank 2 or more.
 
 from __future__ import annotations
 
-from arenalens.builds.build import ESP_NN
 from arenalens.ir import TensorKind
 from arenalens.runtimes.tflm.abi import struct
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels import softmax as reference_softmax
-from arenalens.runtimes.tflm.kernels.common import op_data
 from arenalens.runtimes.tflm.kernels.esp_nn import buffers
-from arenalens.runtimes.tflm.kernels.esp_nn.access import INT8_NOT_TRACED
 from arenalens.runtimes.tflm.kernels.esp_nn.scratch import with_scratch
+from arenalens.runtimes.tflm.kernels.esp_nn.variants import esp_nn_kernel
 from arenalens.tflite.reader import read_dims_entry
 
 NODE_DATA_SOFTMAX = struct(
@@ -67,13 +65,4 @@ def _softmax(context: base.KernelContext) -> base.Events:
     ]
 
 
-RULES = (
-    base.variant(
-        _REFERENCE["SOFTMAX"],
-        library=ESP_NN,
-        source="esp_nn/softmax.cc",
-        init=op_data(NODE_DATA_SOFTMAX, "NodeData"),
-        prepare=_softmax,
-        access=INT8_NOT_TRACED,
-    ),
-)
+RULES = (esp_nn_kernel(_REFERENCE["SOFTMAX"], "softmax.cc", NODE_DATA_SOFTMAX, _softmax),)
