@@ -29,6 +29,27 @@ def test_the_ladder_stops_at_the_first_rung_that_fits() -> None:
     assert verdict.as_dict()["remedies"][1]["remedy"] == "offline plan"
 
 
+def test_the_in_place_rung_prints_the_command_that_reaches_its_figure(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--cpu without --kernels: the ladder keeps in-place outputs valid on every library the
+    core may link, so the printed optimize names no library and, run as printed, declares the
+    figure promised (with --kernels reference it wrote a plan valid there only, 27,628 B)."""
+    import shlex
+
+    from tests.ladder_cases import run_json
+
+    monkeypatch.chdir(tmp_path)
+    asked = ("example:branchy_inception", "--budget", "32KB", "--cpu", "cortex-m7")
+    code, check = run_json("check", *asked)
+    assert (code, check["verdict"]) == (1, "FITS AFTER OPTIMIZE")
+    assert check["remedies"][-1]["remedy"] == Remedy.REORDER.value
+    command = check["next_steps"][0]["command"]
+    assert command.endswith("--cpu cortex-m7 -o optimized.tflite --reorder --inplace")
+    code, written = run_json(*shlex.split(command)[1:])
+    assert code == 0 and written["new_required_bytes"] == check["optimized_required_bytes"]
+
+
 def test_a_reserve_other_than_the_boards_is_said_again_in_the_check_it_suggests() -> None:
     """`--reserve 0` on a board whose firmware keeps 8 KB: the check of the written model must
     answer for the same bytes, so it repeats --reserve 0 (without it, that check would keep the

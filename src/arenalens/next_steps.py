@@ -208,7 +208,12 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
-        overlap = any(option.startswith((" --overlap", " --split")) for option in more)
+        # In-place outputs, overlaps and splits hold per kernel library: unless the user named
+        # one, the command names none, so optimize keeps them valid on every library the core
+        # may link, as the figure promised (with --kernels it could go further, for one only).
+        overlap = any(
+            option.startswith((" --overlap", " --split", " --inplace")) for option in more
+        )
         return self.command(
             "optimize",
             self.shape_options(),
