@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -124,6 +125,17 @@ class Asked:
     npu_uncompiled: str | None = None  # the NPU's name
 
 
+# Rewrites whose validity depends on the kernel library's access order. Unless the user named a
+# library, their optimize command names none, so the rewrite holds on every library the core may
+# link, as the figure promised (with --kernels it could go further, valid for that one only).
+_PER_LIBRARY_OPTIONS = ("--overlap", "--split", "--inplace")
+
+
+def _per_library(options: Iterable[str]) -> bool:
+    """True when an optimize command's options ask for a rewrite that holds per library."""
+    return any(word in _PER_LIBRARY_OPTIONS for option in options for word in option.split())
+
+
 class Steps:
     """The next steps of one verdict, as commands that run as printed."""
 
@@ -208,16 +220,10 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
-        # In-place outputs, overlaps and splits hold per kernel library: unless the user named
-        # one, the command names none, so optimize keeps them valid on every library the core
-        # may link, as the figure promised (with --kernels it could go further, for one only).
-        overlap = any(
-            option.startswith((" --overlap", " --split", " --inplace")) for option in more
-        )
         return self.command(
             "optimize",
             self.shape_options(),
-            self.build_options(overlap=overlap),
+            self.build_options(overlap=_per_library(more)),
             f" -o {self.output}",
             *more,
         )
@@ -655,11 +661,10 @@ class Steps:
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in after.shape)
         options = search.after_optimize_options
-        overlap = bool({"--overlap", "--split"} & set(options))
         command = self.command(
             "optimize",
             f" --input-shape {shlex.quote(value)}",
-            self.build_options(overlap=overlap),
+            self.build_options(overlap=_per_library(options)),
             f" -o {self.output}",
             *(f" {option}" for option in options),
         )
