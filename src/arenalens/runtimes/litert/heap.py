@@ -33,9 +33,9 @@ pack to other tiles and are labelled estimates too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.records import record
 from arenalens.runtimes.litert import glibc, heap_xnnpack
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
@@ -92,7 +92,7 @@ _RECURRENT_OPERATORS = (
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class HeapPart:
     """One part of the interpreter's heap, in bytes, and when it is taken."""
 
@@ -104,7 +104,7 @@ class HeapPart:
     allowance: bool = False  # bytes that are not the model's (glibc placement, the caller)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class InterpreterHeap:
     """Heap a LiteRT interpreter holds for a model under one delegate."""
 
@@ -349,7 +349,7 @@ def _bounded_indirection(subgraph: Subgraph, operator: Operator) -> int:
     return glibc.aligned_usable(64, size) if size else 0
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class PhasedBlock:
     """A heap block and the call that makes it: Interpreter(...) or allocate_tensors()."""
 
