@@ -16,7 +16,7 @@ import pytest
 
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import heap_xnnpack
+from arenalens.runtimes.litert import heap_xnnpack, xnnpack_packing, xnnpack_workspace
 from arenalens.runtimes.litert.heap import arena_request
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
 
@@ -92,7 +92,7 @@ def test_partition_is_the_delegates(name: str) -> None:
 def _delegated(model: Model) -> list[Any]:
     subgraph = model.subgraphs[0]
     split = heap_xnnpack.partition(subgraph)
-    kept = heap_xnnpack.runtime_operators(subgraph, split.delegated, model)
+    kept = xnnpack_workspace.runtime_operators(subgraph, split.delegated, model)
     return [subgraph.operators[index] for index in kept]
 
 
@@ -104,8 +104,8 @@ def test_packed_weights_and_indirection_are_the_wheels(name: str) -> None:
     if name in UNMODELLED or name in CASCADES:
         return
     subgraph = model.subgraphs[0]
-    weights = [heap_xnnpack.packed_weights_request(subgraph, op) for op in _delegated(model)]
-    buffers = [heap_xnnpack.indirection_request(subgraph, op) for op in _delegated(model)]
+    weights = [xnnpack_packing.packed_weights_request(subgraph, op) for op in _delegated(model)]
+    buffers = [xnnpack_packing.indirection_request(subgraph, op) for op in _delegated(model)]
     assert sorted(size for size in weights if size) == sorted(real["packed_weights"])
     assert sorted(size for size in buffers if size) == sorted(real["indirection"])
 
@@ -120,8 +120,8 @@ def test_workspace_and_arena_are_the_wheels(name: str) -> None:
         return
     subgraph = model.subgraphs[0]
     delegated = heap_xnnpack.partition(subgraph).delegated
-    workspace = heap_xnnpack.workspace_request(subgraph, delegated, model)
-    if not heap_xnnpack.workspace_is_exact(subgraph, delegated, model):
+    workspace = xnnpack_workspace.workspace_request(subgraph, delegated, model)
+    if not xnnpack_workspace.workspace_is_exact(subgraph, delegated, model):
         # Dead-node removal cascades: every node kept, a bound never under the wheel's.
         assert name in CASCADES
         assert workspace >= sum(real["workspace"])
@@ -137,4 +137,4 @@ def test_plan_records_places_largest_first_in_the_smallest_gap() -> None:
     # 128 (nodes 1-3) meets both: after them, at 256; 64 (node 2) meets 192 and 128 and
     # fits the 64-byte gap between them, at 192. The arena ends with 128, at 384.
     records = [(256, 0, 1), (128, 1, 3), (64, 2, 2), (192, 2, 3)]
-    assert heap_xnnpack.plan_records(records) == 384
+    assert xnnpack_workspace.plan_records(records) == 384

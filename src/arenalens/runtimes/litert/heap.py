@@ -36,7 +36,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import glibc, heap_xnnpack
+from arenalens.runtimes.litert import (
+    glibc,
+    heap_xnnpack,
+    xnnpack_packing,
+    xnnpack_workspace,
+)
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
     allocation_blocks,
@@ -266,7 +271,7 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
                 subgraph, heap_xnnpack.unmodelled_only(subgraph, split)
             )
         modelled = modelled and not split.unmodelled
-        taken = set(heap_xnnpack.runtime_operators(subgraph, split.delegated, model))
+        taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
         delegated_count += len(taken)
         for operator in subgraph.operators:
             if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
@@ -275,20 +280,22 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
                 operator.opcode in split.unmodelled and _delegable(subgraph, operator.inputs)
             ):
                 continue
-            weights_request = heap_xnnpack.packed_weights_request(subgraph, operator)
+            weights_request = xnnpack_packing.packed_weights_request(subgraph, operator)
             if weights_request is None or operator.index not in taken:
                 packed_exact = False
                 packed += _bounded_weights(subgraph, operator)
             else:
-                packed += heap_xnnpack.aligned_block(weights_request)
-            buffer_request = heap_xnnpack.indirection_request(subgraph, operator)
+                packed += xnnpack_packing.aligned_block(weights_request)
+            buffer_request = xnnpack_packing.indirection_request(subgraph, operator)
             if buffer_request is None or operator.index not in taken:
                 indirection_exact = False
                 indirection += _bounded_indirection(subgraph, operator)
             else:
-                indirection += heap_xnnpack.aligned_block(buffer_request)
-        workspace = max(workspace, heap_xnnpack.workspace_request(subgraph, split.delegated, model))
-        if not heap_xnnpack.workspace_is_exact(subgraph, split.delegated, model):
+                indirection += xnnpack_packing.aligned_block(buffer_request)
+        workspace = max(
+            workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
+        )
+        if not xnnpack_workspace.workspace_is_exact(subgraph, split.delegated, model):
             modelled = packed_exact = indirection_exact = False
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
@@ -299,7 +306,7 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
             "setup",
             packed_exact,
             "weights and biases repacked per output-channel tile of the selected "
-            f"microkernel ({heap_xnnpack.HOST_TILES.name}; the model's own copy stays in the "
+            f"microkernel ({xnnpack_packing.HOST_TILES.name}; the model's own copy stays in the "
             "file)",
         ),
         HeapPart(
@@ -312,7 +319,7 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
         ),
         HeapPart(
             "XNNPACK workspace",
-            heap_xnnpack.aligned_block(workspace) if modelled else arenas,
+            xnnpack_packing.aligned_block(workspace) if modelled else arenas,
             "setup",
             modelled,
             "XNNPACK's memory planner packs the values internal to each delegated partition "
