@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.placeholders import placeholder_inputs, placeholder_text
 from arenalens.cannot_run import Refusal, group_refusals
 from arenalens.plan_validity import PlanConflict, plan_conflicts
-from arenalens.records import record
 
 if TYPE_CHECKING:  # the pipeline makes Analyses; this module only reads them
     from arenalens.pipeline import Analysis
@@ -72,7 +72,7 @@ class StatusAnswers:
         return self.declared.status is not Status.PLACEHOLDER_SHAPE
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class DeclaredPart:
     """One part of the number to declare, named and explained as the runtime names it."""
 
@@ -81,7 +81,7 @@ class DeclaredPart:
     meaning: str
 
 
-@record
+@dataclass(frozen=True)
 class DeclaredArena:
     """The memory to declare for one model, runtime and plan."""
 

@@ -16,7 +16,7 @@ fits only when those pieces have a place too (`FitCheck.npu`), as it is and afte
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -27,7 +27,6 @@ from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
 from arenalens.placement import Block, BoardPlacement, largest_block, place
 from arenalens.plan_validity import plan_conflicts
-from arenalens.records import record
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 from arenalens.vela.placement import Memories, NpuFit, board_memories
@@ -44,7 +43,7 @@ ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
 TIGHT_MARGIN_PERCENT = 5
 
 
-@record
+@dataclass(frozen=True)
 class FitCheck(StatusAnswers):
     """Does one model's arena fit a budget? With the numbers behind the answer."""
 

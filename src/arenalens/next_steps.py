@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
 from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
-from arenalens.records import record
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -85,7 +84,7 @@ class Answers(Protocol):
     def conflicts(self) -> tuple[PlanConflict, ...]: ...
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One thing to do next: a sentence, then the command it names (runnable as printed), and
     the bytes running it gives back when it promises any."""
@@ -104,7 +103,7 @@ class Step:
         return {"text": self.line, "command": self.command or None, "saves_bytes": self.saves_bytes}
 
 
-@record
+@dataclass(frozen=True)
 class Asked:
     """What the user asked, for the commands the steps suggest: the model as typed, its input
     shapes, and the options that select the runtime and build."""

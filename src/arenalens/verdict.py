@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,6 @@ from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
-from arenalens.records import record
 from arenalens.target_build import build_from_options, rewrite_rules
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
@@ -62,7 +61,7 @@ class Answer(enum.StrEnum):
 NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.INPUT_SHAPE_UNKNOWN})
 
 
-@record
+@dataclass(frozen=True)
 class Verdict(StatusAnswers):
     """Everything the first screen of any command says about one model, and the exit code."""
 
