@@ -58,7 +58,8 @@ import numpy as np
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 path, mode, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = open(path, "rb").read()
-kind = OpResolverType.AUTO if mode == "xnnpack" else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+kind = (OpResolverType.AUTO if mode == "xnnpack"
+        else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 warm = Interpreter(model_content=data, experimental_op_resolver_type=kind, num_threads=threads)
 del warm
 gc.collect()
