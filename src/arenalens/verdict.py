@@ -191,7 +191,10 @@ class Verdict:
             return ""
         kept = ""
         if fit.reserve_bytes:
-            whose = "kept for its firmware" if fit.reserve_is_default else "reserved"
+            whose = "reserved"
+            if fit.reserve_is_default:
+                linux = fit.target is not None and fit.target.runs_linux
+                whose = "kept for the OS and the app" if linux else "kept for its firmware"
             kept = f"{format_bytes_exact(fit.reserve_bytes)} {whose}"
         if fit.target is not None:
             return f"{fit.target.title} ({'; '.join(p for p in (fit.target.core, kept) if p)})"
@@ -434,7 +437,8 @@ def check(
     reserve: int | str | None = None,
     build: Build | str | None = None,
     tflm: str | None = None,
-    runtime: str = "tflm",
+    runtime: str | None = None,
+    delegate: str | None = None,
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
     resource_variables: int | None = None,
@@ -455,7 +459,10 @@ def check(
     it does not fit, `fit.ladder` holds the rewrites tried, as `check` prints them. For a
     Vela-compiled model the answer counts the NPU's other SRAM pieces too (`npu_memory`, `fit.npu`):
     `fast_memory` is the fast_memory_size firmware hands `ethosu_init` (default: what the model
-    needs) and `weights_in_sram` says it was compiled with Sram_Only."""
+    needs) and `weights_in_sram` says it was compiled with Sram_Only.
+    `runtime` is 'tflm' or 'litert' (default: LiteRT on a Linux-class target, else TFLM); under
+    LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
+    ('xnnpack', LiteRT's default, or 'none')."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
@@ -488,12 +495,16 @@ def check(
 
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
+    if runtime is None:
+        runtime = "litert" if preset is not None and preset.runs_linux else "tflm"
     chosen = build_from_options(build=build, target=preset, tflm=tflm, runtime=runtime)
     if resource_variables is not None:
         # The MicroResourceVariables table the firmware creates (`--resource-variables`).
         chosen = replace(chosen, resource_variables=resource_variables)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
-    asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
+    asked = Asked(
+        argument=argument, input_shapes=tuple(shape_texts), runtime=runtime, delegate=delegate
+    )
     if preset is None and budget is None:
         return verdict_for(analysis, asked=asked)
     fit = check_fit(
@@ -504,6 +515,7 @@ def check(
         budget_text=budget if isinstance(budget, str) else "",
         fast_memory_bytes=None if fast_memory is None else _bytes(fast_memory, parse_size),
         weights_in_sram=weights_in_sram,
+        delegate=delegate,
     )
     if planner is None and analysis.build is not None:
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
