@@ -184,6 +184,13 @@ def arenas(
     rounding = ARENA_ALIGNMENT if alignment is None else alignment
     if rounding < 1:
         raise UsageError(f"alignment must be >= 1, got {alignment}")
+    # check's analysis, then the ladder's optimize of the same model, its original's plan and
+    # each build's figure ask for the same arena: make it once.
+    return _arenas(model, rounding, build)
+
+
+@recent_by_identity()
+def _arenas(model: Model, rounding: int, build: Build) -> tuple[ArenaProblem, ...]:
     timeline = tflm_timeline_with_scratch(model, build)
     entries = _planned_entries(model, timeline, prepared_shapes(model, build))
     # Positional (a buffer and a meaning per planned tensor): id, start, end, size, fixed offset;
