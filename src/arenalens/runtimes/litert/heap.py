@@ -33,9 +33,9 @@ pack to other tiles and are labelled estimates too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.records import record
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
@@ -89,7 +89,7 @@ _RECURRENT_OPERATORS = (
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class HeapPart:
     """One part of the interpreter's heap, in bytes, and when it is taken."""
 
@@ -101,7 +101,7 @@ class HeapPart:
     allowance: bool = False  # bytes that are not the model's (glibc placement, the caller)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class InterpreterHeap:
     """Heap a LiteRT interpreter holds for a model under one delegate."""
 
@@ -268,7 +268,7 @@ def interpreter_heap(
     )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class PhasedBlock:
     """A heap block and the call that makes it: Interpreter(...) or allocate_tensors()."""
 

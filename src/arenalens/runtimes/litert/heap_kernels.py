@@ -12,10 +12,10 @@ is counted with `UNKNOWN_*` upper bounds and the heap figure says it is an estim
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.records import record
 
 # Requests of Parse<Op> (the builtin options struct), by operator.
 PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
@@ -179,7 +179,7 @@ def _prepare_modelled(subgraph: Subgraph, operator: Operator) -> bool:
 _LSTM_PRECOMPUTED_WEIGHTS = (2, 6, 3, 7, 4, 8, 1, 5, 16)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class KernelFacts:
     """One node's kernel blocks at creation."""
 
