@@ -52,8 +52,12 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
+# The XNNPACK delegate's kernel node (runtimes/litert/heap_xnnpack.py's view): its blocks are
+# counted there, none through a parser, Init or Prepare of its own here.
+DELEGATE_OPCODE = "CUSTOM:TfLiteXNNPackDelegate"
 NO_PARSE = frozenset(
     {
+        DELEGATE_OPCODE,
         "ABS", "COMPLEX_ABS", "EXP", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1",
         "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
@@ -108,6 +112,7 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
 # Operators seen allocating nothing in Init.
 NO_INIT = frozenset(
     {
+        DELEGATE_OPCODE,
         "CONCATENATION", "MAXIMUM", "MINIMUM", "NEG", "PACK", "SHAPE", "SPLIT", "TRANSPOSE",
         "COMPLEX_ABS", "PAD",
     }
