@@ -390,8 +390,10 @@ def verdict_for(
     optimized_bytes: int | None = None,
     search: InputSearch | None = None,
     name: str | None = None,
+    declared: DeclaredArena | None = None,
 ) -> Verdict:
-    """An Analysis (and the fit check, optimize's number, the input search) → its Verdict."""
+    """An Analysis (and the fit check, optimize's number, the input search) → its Verdict;
+    `declared` the figure when it is not the analysis's own (LiteRT's memory on a device)."""
     from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
     from arenalens.declared import declared_arena  # noqa: PLC0415
     from arenalens.max_input import image_inputs  # noqa: PLC0415
@@ -406,8 +408,10 @@ def verdict_for(
         image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
         npu_uncompiled=npu if npu and memory is None else None,
     )
+    if declared is None:
+        declared = declared_arena(analysis) if fit is None else fit.declared
     return make_verdict(
-        declared_arena(analysis) if fit is None else fit.declared,
+        declared,
         model=name or model.name,
         source=model.source,
         build=analysis.budget.build,

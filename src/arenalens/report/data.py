@@ -214,6 +214,9 @@ class MemoryReport:
     # Where every byte of required_bytes goes, in address order (TFLM: head, setup, tail by
     # part; LiteRT: one section per arena); () when not made by a runtime's rules.
     sections: tuple[ArenaSection, ...] = ()
+    # LiteRT: the interpreter's heap under each delegate (`heap.heap_document`), the delegate
+    # the figure is for first; () for TFLM.
+    interpreter_heap: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def primary(self) -> ArenaReport:
@@ -322,6 +325,12 @@ def _report_json(report: MemoryReport) -> dict[str, Any]:
             for size in report.input_sizes
         ],
         "arenas": [_arena_json(report, arena) for arena in report.arenas],
+        # LiteRT only (a TFLM report's document is as it was).
+        **(
+            {"interpreter_heap": [dict(heap) for heap in report.interpreter_heap]}
+            if report.interpreter_heap
+            else {}
+        ),
     }
 
 
@@ -331,6 +340,7 @@ def _declared_json(declared: DeclaredArena) -> dict[str, Any]:
         "qualifier": declared_qualifier(declared.status),
         "reason_prefix": reason_prefix(declared.status),
         "parts_text": parts_text(declared, format_bytes_short),
+        **({"process_memory": True} if declared.is_process_memory else {}),
     }
 
 
