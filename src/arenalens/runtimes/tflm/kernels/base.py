@@ -318,11 +318,14 @@ def inputs_then_outputs(context: KernelContext) -> Events:
 
 def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
     """Temp tensors for ("in" | "out", position) slots, in order, skipping omitted ones."""
+    # `KernelContext.input` / `output` inlined: every kernel rule calls this, per operator.
+    inputs, outputs = context.operator.inputs, context.operator.outputs
+    tensors = context.subgraph.tensors
     found: list[Event] = []
     for role, position in slots:
-        tensor = context.input(position) if role == "in" else context.output(position)
-        if tensor is not None:
-            found.append(TempTensor(tensor))
+        indices = inputs if role == "in" else outputs
+        if position < len(indices) and indices[position] >= 0:
+            found.append(TempTensor(tensors[indices[position]]))
     return found
 
 
