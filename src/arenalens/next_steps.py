@@ -136,6 +136,23 @@ def _per_library(options: Iterable[str]) -> bool:
     return any(word in _PER_LIBRARY_OPTIONS for option in options for word in option.split())
 
 
+def room_text(fit: FitCheck) -> str:
+    """Where a fitting model goes and what it leaves, as its check says it: '44,520 B to spare
+    in SRAM1', 'persistent 30,052 B in SRAM1, non-persistent 163,088 B in DTCM; 1,024 B to
+    spare', '2,048 B to spare', with ', FITS, TIGHT (under the 5% margin)' below the margin."""
+    placement = None if fit.placement is None else fit.placement.best
+    spare = format_bytes_exact(fit.spare_bytes)
+    if placement is not None and placement.kind != "one arena":
+        text = f"{placement.summary()}; {spare} to spare"
+    elif placement is not None:
+        text = f"{spare} to spare in {placement.uses[0].block.name}"
+    else:
+        text = f"{spare} to spare"
+    if fit.tight:
+        text += f", FITS, TIGHT (under the {fit.margin_percent}% margin)"
+    return text
+
+
 class Steps:
     """The next steps of one verdict, as commands that run as printed."""
 
@@ -169,9 +186,9 @@ class Steps:
     def shape_options(self) -> str:
         return "".join(f" --input-shape {shlex.quote(shape)}" for shape in self.asked.input_shapes)
 
-    def budget_options(self, *, npu: bool = True) -> str:
-        """--target or --budget, and --reserve, as asked (for check commands), and the NPU's
-        options unless `npu` is False."""
+    def budget_options(self, *, npu: bool = True, reserve: bool = True) -> str:
+        """--target or --budget, and --reserve unless `reserve` is False, as asked (for check
+        commands), and the NPU's options unless `npu` is False."""
         fit = self.verdict.fit
         if fit is None:
             return ""
@@ -179,12 +196,20 @@ class Steps:
             text = ""  # build_options names the board
         else:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
-        # A reserve other than the default (a board's firmware share; 0 for a budget) is said
-        # again, --reserve 0 on a board included: the next check answers for the same bytes.
+        if reserve:
+            text += self.reserve_options()
+        return text + (self.npu_options() if npu else "")
+
+    def reserve_options(self) -> str:
+        """--reserve as asked when it is not the default (a board's firmware share; 0 for a
+        budget), --reserve 0 on a board included: the next command answers for the same bytes."""
+        fit = self.verdict.fit
+        if fit is None:
+            return ""
         default = fit.target.reserve_bytes if fit.target is not None else 0
         if not fit.reserve_is_default and fit.reserve_bytes != default:
-            text += f" --reserve {fit.reserve_bytes}"
-        return text + (self.npu_options() if npu else "")
+            return f" --reserve {fit.reserve_bytes}"
+        return ""
 
     def npu_options(self, fast_memory: int | None = None) -> str:
         """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
@@ -220,10 +245,13 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
+        """`optimize` with the model's shapes, the build, and on a board the reserve asked for
+        (optimize --target ends with the fit verdict of what it wrote, for the same bytes)."""
         return self.command(
             "optimize",
             self.shape_options(),
             self.build_options(overlap=_per_library(more)),
+            self.reserve_options() if self._target() is not None else "",
             f" -o {self.output}",
             *more,
         )
@@ -444,7 +472,7 @@ class Steps:
             "check",
             self.shape_options(),
             self.build_options(),
-            self.budget_options() if not fit.reserve_is_default else "",
+            self.budget_options(reserve=False),
             f" --reserve {reserve}",
         )
 
@@ -474,14 +502,22 @@ class Steps:
         of the written model."""
         fit = self.verdict.fit
         assert fit is not None
-        spare = format_bytes_exact(fit.available_bytes - rung.required_bytes)
+        # Where it goes and what it leaves: the check of the written model's own answer (unless
+        # that check is for one of the builds the rung's number holds on, a smaller number:
+        # --cpu alone, a plan right on every library the core may link).
+        written = fit.written
+        room = (
+            room_text(written)
+            if written is not None and written.required_bytes == rung.required_bytes
+            else f"{format_bytes_exact(fit.available_bytes - rung.required_bytes)} to spare"
+        )
         declared = self.verdict.declared.required_bytes
         overlap = "--overlap" in rung.options
         return [
             Step(
                 f"It is {short} short as it is; rewritten with {_remedy_words(rung)} it fits "
-                f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({spare} "
-                f"to spare; {rung.cost}):",
+                f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({room}; "
+                f"{rung.cost}):",
                 self.optimize_command(*(f" {option}" for option in rung.options)),
                 declared - rung.required_bytes,
             ),
