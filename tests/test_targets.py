@@ -16,6 +16,7 @@ from arenalens.cli import main
 from arenalens.targets import (
     BOARDS,
     CHIPS,
+    LINUX_DEVICES,
     TARGETS,
     catalogue_document,
     get_target,
@@ -96,8 +97,9 @@ def test_the_readme_counts_come_from_the_data() -> None:
 def test_list_targets_documents_every_row(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--list-targets", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [row["name"] for row in listed] == [t.name for t in (*BOARDS, *CHIPS)]
-    assert listed == [target_document(t) for t in (*BOARDS, *CHIPS)]
+    every = (*BOARDS, *CHIPS, *LINUX_DEVICES)
+    assert [row["name"] for row in listed] == [t.name for t in every]
+    assert listed == [target_document(t) for t in every]
     assert main(["check", "--list-targets", "--no-color"]) == 0
     text = capsys.readouterr().out
     assert all(target.name in text for target in TARGETS.values())

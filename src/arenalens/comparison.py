@@ -14,6 +14,7 @@ import os
 import time
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.overlap_pairs import with_overlaps
@@ -26,7 +27,6 @@ from arenalens.pipeline import runtime_build
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.problem import Plan
 from arenalens.planning.registry import get_planner, planner_names, run_planner
-from arenalens.records import record
 from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import apply_schedule
@@ -34,7 +34,7 @@ from arenalens.runtimes import get_runtime
 from arenalens.tflite.reader import load_model
 
 
-@record
+@dataclass(frozen=True)
 class PlannerRow:
     """One planner on the arena: its plan, or the reason it has none."""
 
@@ -44,7 +44,7 @@ class PlannerRow:
     is_runtime_planner: bool = False
 
 
-@record
+@dataclass(frozen=True)
 class Comparison:
     """Every planner on one arena, with the bound and the runtime's own result."""
 

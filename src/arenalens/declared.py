@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.placeholders import placeholder_inputs, placeholder_text
 from arenalens.cannot_run import Refusal, group_refusals
 from arenalens.plan_validity import PlanConflict, plan_conflicts
-from arenalens.records import record
 
 if TYPE_CHECKING:  # the pipeline makes Analyses; this module only reads them
     from arenalens.pipeline import Analysis
@@ -48,7 +48,12 @@ class Status(enum.StrEnum):
         return self not in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS, Status.PLACEHOLDER_SHAPE)
 
 
-@record(slots=True)
+# The symbol of LiteRT's figure on a device (`litert_memory.py`): the model file and the
+# interpreter's peak heap, which the app needs of the device's RAM; nothing a user declares.
+LITERT_MEMORY = "LiteRT memory"
+
+
+@dataclass(frozen=True, slots=True)
 class DeclaredPart:
     """One part of the number to declare, named and explained as the runtime names it."""
 
@@ -57,7 +62,7 @@ class DeclaredPart:
     meaning: str
 
 
-@record
+@dataclass(frozen=True)
 class DeclaredArena:
     """The memory to declare for one model, runtime and plan."""
 
@@ -74,6 +79,12 @@ class DeclaredArena:
     refusals: tuple[Refusal, ...] = ()
     # Why its offline plan would corrupt tensors (at these shapes, or on this build).
     conflicts: tuple[PlanConflict, ...] = ()
+
+    @property
+    def is_process_memory(self) -> bool:
+        """True for LiteRT's memory on a device (model file + interpreter heap): a figure to
+        budget RAM for, not a size to declare."""
+        return self.symbol.startswith(LITERT_MEMORY)
 
     @property
     def is_estimate(self) -> bool:
@@ -232,6 +243,11 @@ def _arena_parts(parts: Mapping[str, int]) -> tuple[DeclaredPart, ...]:
 def parts_text(declared: DeclaredArena, format_bytes: Callable[[int], str]) -> str:
     """'head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena' (one line)."""
     shown = " + ".join(f"{part.name} {format_bytes(part.nbytes)}" for part in declared.parts)
+    if declared.is_process_memory and declared.parts:
+        # The heap's parts are many (the heap view lists them): the file, then the heap.
+        file, *heap = declared.parts
+        peak = sum(part.nbytes for part in heap)
+        return f"{file.name} {format_bytes(file.nbytes)} + peak heap {format_bytes(peak)}"
     if declared.runtime != "tflm" or not declared.parts:
         return shown
     inside = {1: "", 2: "both "}.get(len(declared.parts), "all ")

@@ -19,8 +19,9 @@ figure assumes, or declare more.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.ir import Model
-from arenalens.records import record
 
 # Custom operators TFLM's resolver has a method for (micro_mutable_op_resolver.h), by custom code.
 _CUSTOM_METHODS = {
@@ -50,7 +51,7 @@ def _registration(opcode: str) -> str:
     return f'resolver.AddCustom("{code}", /* its TFLMRegistration */);'
 
 
-@record
+@dataclass(frozen=True)
 class FirmwareNeeds:
     """The operators to register and the resource-variable table the figure assumes."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,6 @@ from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
 from arenalens.placement import Block, BoardPlacement, largest_block, place
 from arenalens.plan_validity import plan_conflicts
-from arenalens.records import record
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 from arenalens.vela.placement import Memories, NpuFit, board_memories
@@ -41,11 +40,12 @@ if TYPE_CHECKING:
 
 
 ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
+DELEGATES = ("xnnpack", "none")  # LiteRT's, as `runtimes/litert/heap.py` models them
 # A fit with less headroom than this share of the available bytes is FITS, TIGHT.
 TIGHT_MARGIN_PERCENT = 5
 
 
-@record
+@dataclass(frozen=True)
 class FitCheck:
     """Does one model's arena fit a budget? With the numbers behind the answer."""
 
@@ -261,13 +261,16 @@ def check_fit(
     budget_text: str = "",
     fast_memory_bytes: int | None = None,
     weights_in_sram: bool = False,
+    delegate: str | None = None,
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
     Without a reserve a target keeps what its usual firmware takes (`Target.firmware`), a
     budget nothing.
     For a Vela-compiled model, `fast_memory_bytes` is the fast_memory_size firmware hands
     `ethosu_init` (None: what the model needs) and `weights_in_sram` says it was compiled with
-    Sram_Only (its weights are a piece in SRAM too)."""
+    Sram_Only (its weights are a piece in SRAM too).
+    Under LiteRT the number compared is what the app needs (`litert_memory`: the model file and
+    the interpreter's peak heap) under `delegate` (None: XNNPACK, LiteRT's default)."""
     if budget_bytes is not None and target is None:
         budget = budget_bytes
     elif target is not None and budget_bytes is None:
@@ -290,7 +293,22 @@ def check_fit(
             f"--reserve {format_bytes_exact(reserve_bytes)} leaves nothing of the "
             f"{format_bytes_exact(budget)} budget"
         )
-    declared = _for_vendor_kernels(_for_core(declared_arena(analysis), target), analysis, target)
+    _runtime_runs_on(analysis.runtime, target)
+    if delegate is not None and (analysis.runtime != "litert" or delegate not in DELEGATES):
+        raise UsageError(
+            f"delegate {delegate!r}: LiteRT's delegate is one of {', '.join(DELEGATES)} "
+            "(--runtime litert)"
+        )
+    if analysis.runtime == "litert":
+        from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
+
+        declared = litert_memory(
+            analysis, delegate or DEFAULT_DELEGATE, isa="" if target is None else target.isa
+        )
+    else:
+        declared = _for_vendor_kernels(
+            _for_core(declared_arena(analysis), target), analysis, target
+        )
     wasted = sum(max(0, result.plan.arena_size - result.lower_bound) for result in analysis.arenas)
     npu = _npu_fit(
         analysis,
@@ -335,6 +353,24 @@ def check_fit(
         npu=npu,
         block=block,
     )
+
+
+def _runtime_runs_on(runtime: str, target: Target | None) -> None:
+    """UsageError for a runtime the target does not run: TFLM on a Linux device, LiteRT on a
+    microcontroller."""
+    if target is None:
+        return
+    if target.runs_linux and runtime == "tflm":
+        raise UsageError(
+            f"{target.name} runs {target.os}: TFLite Micro is for microcontrollers; check it "
+            "with --runtime litert (the interpreter and its XNNPACK delegate)"
+        )
+    if not target.runs_linux and runtime != "tflm":
+        raise UsageError(
+            f"{target.name} is a microcontroller: LiteRT runs on Linux-class devices (see "
+            "`arenalens check --list-targets`); check it under TFLM (without --runtime "
+            f"{runtime}) or give --budget SIZE"
+        )
 
 
 def _npu_fit(

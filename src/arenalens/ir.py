@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import ModelError
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 
 # Largest byte count arenalens accepts for one tensor: 2**62, far beyond any device, small enough
 # that sums over a model cannot overflow a signed 64-bit integer in the runtimes we mirror.
 MAX_TENSOR_BYTES = 1 << 62
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class DType:
     """One schema TensorType: its name, code and storage size."""
 
@@ -78,7 +78,7 @@ class TensorKind(enum.StrEnum):
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Quantization:
     """A summary of a tensor's quantization: the first scale / zero point and their count."""
 
@@ -89,7 +89,7 @@ class Quantization:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Tensor:
     """One tensor of one subgraph; `shape` comes from the FlatBuffer `shape` field."""
 
@@ -162,7 +162,7 @@ CONTROL_FLOW_OPTION_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Operator:
     """One operator: its opcode name and tensor indices; -1 marks an omitted optional input."""
 
@@ -193,7 +193,7 @@ class Operator:
         return self.index if self.file_index is None else self.file_index
 
 
-@record
+@dataclass(frozen=True)
 class Subgraph:
     """One subgraph: tensors and operators in FlatBuffer order, plus derived indexes."""
 
@@ -227,7 +227,7 @@ class Subgraph:
         return MappingProxyType({t: tuple(ops) for t, ops in readers.items()})
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class BufferRef:
     """Where one FlatBuffer `Buffer`'s bytes live: in the FlatBuffer or at an external offset."""
 
@@ -237,7 +237,7 @@ class BufferRef:
     external: bool  # stored after the FlatBuffer via Buffer.offset/size (models > 2 GB)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Metadata:
     """One `Model.metadata` entry: a name and the buffer that holds its bytes."""
 
@@ -245,7 +245,7 @@ class Metadata:
     buffer: int
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class OfflinePlan:
     """The decoded `OfflineMemoryAllocation` metadata: one offset per tensor, -1 = plan online."""
 
@@ -254,7 +254,7 @@ class OfflinePlan:
     offsets: tuple[int, ...]  # all subgraphs' tensors, concatenated in order
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class PlanRecord:
     """arenalens' record next to an offline plan (`arenalens_plan_validity` metadata): the kernel
     code paths the plan computes the right outputs on, and what was run to check it.
@@ -270,7 +270,7 @@ class PlanRecord:
     writer: str = ""  # "arenalens 0.9.0"
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class SignatureDef:
     """A named entry point: its subgraph and input/output names mapped to tensor indices."""
 
@@ -280,7 +280,7 @@ class SignatureDef:
     outputs: tuple[tuple[str, int], ...]
 
 
-@record
+@dataclass(frozen=True)
 class Model:
     """A whole .tflite model; `data` is the (memory-mapped) file, never copied."""
 

@@ -32,11 +32,10 @@ import enum
 import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.records import KERNEL_LIBRARIES
-from arenalens.records import record
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the optimizer loads only when a model does not fit
@@ -68,7 +67,7 @@ REMEDY_OPTIONS: Mapping[Remedy, tuple[str, ...]] = {
 REWRITES = (Remedy.OFFLINE_PLAN, Remedy.REORDER, Remedy.OVERLAP, Remedy.SPLIT)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Rung:
     """One remedy tried: the number to declare it reaches, whether that fits, what it costs."""
 
@@ -102,7 +101,7 @@ class Rung:
         }
 
 
-@record
+@dataclass(frozen=True)
 class Ladder:
     """The rungs tried, in order, up to the first that fits (or all of them)."""
 

@@ -25,11 +25,10 @@ as memory's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
-from arenalens.records import record
 
 MAX_SCALE = 4  # search up to 4x the model's own height
 MAX_SIDE = 4096
@@ -37,7 +36,7 @@ MAX_SIDE = 4096
 CURVE_FRACTIONS = ((1, 4), (1, 2), (3, 4), (1, 1), (3, 2), (2, 1))
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class InputSize:
     """One input shape tried: the bytes to declare at it, or why it was refused."""
 
@@ -52,7 +51,7 @@ class InputSize:
         return self.required_bytes is not None
 
 
-@record
+@dataclass(frozen=True)
 class InputSearch:
     """The sizes the network accepts, the largest that fits, and every size planned (by height)."""
 
@@ -85,7 +84,7 @@ class InputSearch:
         return any(size.accepted and not size.fits for size in self.sizes)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ImageInput:
     """The image input being resized: its tensor, position, name, shape and H and W axes."""
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
 from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
-from arenalens.records import record
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -85,7 +84,7 @@ class Answers(Protocol):
     def conflicts(self) -> tuple[PlanConflict, ...]: ...
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One thing to do next: a sentence, then the command it names (runnable as printed), and
     the bytes running it gives back when it promises any."""
@@ -104,7 +103,7 @@ class Step:
         return {"text": self.line, "command": self.command or None, "saves_bytes": self.saves_bytes}
 
 
-@record
+@dataclass(frozen=True)
 class Asked:
     """What the user asked, for the commands the steps suggest: the model as typed, its input
     shapes, and the options that select the runtime and build."""
@@ -112,6 +111,7 @@ class Asked:
     argument: str = ""  # '' when the model came from bytes: steps then name no command
     input_shapes: tuple[str, ...] = ()
     runtime: str = "tflm"
+    delegate: str | None = None  # LiteRT's --delegate as given (check commands repeat it)
     cpu: str | None = None  # --cpu / --kernels as given (with a --target they override it)
     kernels: str | None = None
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
@@ -172,7 +172,9 @@ class Steps:
         --target, unless `board` is False) or --cpu / --kernels (for `optimize --overlap`,
         --kernels only when the user named the library: `overlap_flags`)."""
         if self.asked.runtime != "tflm":
-            return f" --runtime {self.asked.runtime}"
+            target = self._target()
+            named = f" --target {shlex.quote(target.name)}" if target and board else ""
+            return f" --runtime {self.asked.runtime}{named}"
         target = self._target()
         flags = (overlap_flags if overlap else build_flags)(self.verdict.build)
         if target is None or not board:
@@ -198,7 +200,7 @@ class Steps:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
         if reserve:
             text += self.reserve_options()
-        return text + (self.npu_options() if npu else "")
+        return text + self.delegate_option() + (self.npu_options() if npu else "")
 
     def reserve_options(self) -> str:
         """--reserve as asked when it is not the default (a board's firmware share; 0 for a
@@ -210,6 +212,10 @@ class Steps:
         if not fit.reserve_is_default and fit.reserve_bytes != default:
             return f" --reserve {fit.reserve_bytes}"
         return ""
+
+    def delegate_option(self) -> str:
+        """--delegate as asked (LiteRT's check commands)."""
+        return f" --delegate {self.asked.delegate}" if self.asked.delegate else ""
 
     def npu_options(self, fast_memory: int | None = None) -> str:
         """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
@@ -231,7 +237,7 @@ class Steps:
         at the TFLM release asked for."""
         options = " --target all"
         if self.asked.runtime != "tflm":
-            options += f" --runtime {self.asked.runtime}"
+            options += f" --runtime {self.asked.runtime}{self.delegate_option()}"
         elif self.asked.cpu and self.verdict.npu_memory is None:
             # (A Vela-compiled model runs only with the NPU each board implies: no --cpu.)
             options += f" --cpu {self.asked.cpu}"
@@ -370,6 +376,12 @@ class Steps:
                     f"Declare {declared.symbol} = {number}{estimate} in {use.block.name}, as "
                     f"the code above does: {format_bytes_exact(use.spare_bytes)} to spare there."
                 )
+            elif declared.is_process_memory:
+                spare = format_bytes_exact(fit.headroom_bytes)
+                declare = (
+                    f"Budget {number} of RAM for the model under LiteRT{estimate}: it fits "
+                    f"{verdict.where} with {spare} to spare."
+                )
             else:
                 spare = format_bytes_exact(fit.headroom_bytes)
                 declare = (
@@ -400,6 +412,8 @@ class Steps:
                     f"{format_bytes_exact(best.required_bytes)}, {still} short; tried: {tried})."
                 )
             )
+        elif declared.is_process_memory:
+            steps.append(Step(f"It does not fit {verdict.where}: {short} short."))
         else:
             steps.append(
                 Step(
@@ -408,6 +422,7 @@ class Steps:
                 )
             )
         steps.extend(self.reserve_step())
+        steps.extend(self.builtin_kernels_step())
         if self.verdict.search is None and self.asked.image_inputs == 1:
             steps.append(
                 Step(
@@ -434,6 +449,39 @@ class Steps:
             )
         )
         return steps
+
+    def builtin_kernels_step(self) -> list[Step]:
+        """LiteRT with XNNPACK that does not fit: the builtin kernels hold no repacked weights,
+        indirection buffers or workspace of their own; their figure is checked as printed."""
+        declared = self.verdict.declared
+        if not declared.is_process_memory or self.asked.delegate == "none":
+            return []
+        if not self.model:
+            return []
+        fit = self.verdict.fit
+        if fit is None:
+            return []
+        options = (
+            ""
+            if fit.target is not None
+            else f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
+        )
+        default = fit.target.reserve_bytes if fit.target is not None else 0
+        if not fit.reserve_is_default and fit.reserve_bytes != default:
+            options += f" --reserve {fit.reserve_bytes}"
+        return [
+            Step(
+                "XNNPACK repacks the weights into its own heap; the builtin kernels "
+                "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES) hold less, and run slower:",
+                self.command(
+                    "check",
+                    self.shape_options(),
+                    self.build_options(),
+                    options,
+                    " --delegate none",
+                ),
+            )
+        ]
 
     def firmware_step(self) -> list[Step]:
         """A model arenalens rewrote: what its firmware must register (and the table size)."""

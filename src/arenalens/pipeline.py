@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -29,7 +29,6 @@ from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.records import record
 from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.reader import load_model
@@ -37,7 +36,7 @@ from arenalens.tflite.reader import load_model
 OVERLAP_PLANNER = "best"
 
 
-@record
+@dataclass(frozen=True)
 class ArenaResult:
     """One arena planned three ways: by the chosen planner, by the runtime, and with no reuse
     (that one when first asked for: `check` never asks)."""
@@ -60,7 +59,7 @@ class ArenaResult:
         return self.arena.problem.lower_bound()
 
 
-@record
+@dataclass(frozen=True)
 class OverlapResult:
     """The primary arena planned with its allowed overlaps."""
 
@@ -77,7 +76,7 @@ class OverlapResult:
         return self.problem.lower_bound()
 
 
-@record
+@dataclass(frozen=True)
 class Analysis:
     """Everything arenalens knows about one model under one runtime and planner."""
 

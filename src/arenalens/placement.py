@@ -26,9 +26,9 @@ so `check`, `--target all` and the JSON agree on where the reserve went.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import permutations
 
-from arenalens.records import record
 from arenalens.runtimes.arena_split import ArenaSplit
 from arenalens.targets import BANK_KINDS, EXTERNAL, MemoryBank, Target
 from arenalens.units import format_bytes_exact
@@ -42,7 +42,7 @@ NON_PERSISTENT = "non-persistent"
 VARIABLES = "resource variables"
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Block:
     """Banks one buffer may occupy: one bank, or banks that follow each other."""
 
@@ -70,7 +70,7 @@ class Block:
         return any(bank in other.banks for bank in self.banks)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class BankUse:
     """One buffer of a placement: which part, how many bytes, in which block."""
 
@@ -83,7 +83,7 @@ class BankUse:
         return self.block.available_bytes - self.nbytes
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """Where each part of the arena goes on one board, and what that costs."""
 
@@ -115,7 +115,7 @@ class Placement:
         )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class BoardPlacement:
     """The best placement on a board (None: nothing fits) and the most the board could hold."""
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -46,7 +46,6 @@ from typing import Any
 from arenalens.builds.data import from_row
 from arenalens.builds.records import CORE_SPELLINGS
 from arenalens.errors import UsageError
-from arenalens.records import record
 from arenalens.units import format_bytes_short
 
 ALL_TARGETS = "all"  # `--target all`: every board at once
@@ -58,7 +57,7 @@ BANK_KINDS = (TIGHTLY_COUPLED, ON_CHIP, EXTERNAL)
 CATALOGUE = "targets.json"  # package data next to this module
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Firmware:
     """What a part's usual firmware keeps of the arena's RAM block: the default reserve."""
 
@@ -79,7 +78,7 @@ class Firmware:
         )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class MemoryBank:
     """One RAM bank of a chip or board: where it is, how large, how fast, who can reach it."""
 
@@ -108,7 +107,7 @@ class MemoryBank:
         return BANK_KINDS.index(self.kind)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class VelaConfig:
     """The Vela configuration a chip's vendor compiles with instead of Arm's defaults: its own
     vela.ini, system configuration (clocks, memory bandwidths and latencies, which Vela's time
@@ -124,7 +123,7 @@ def _bank(row: Mapping[str, Any]) -> MemoryBank:
     return from_row(MemoryBank, row)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     """One board, module or MCU: its core, SRAM, the largest arena it holds, and the sources."""
 
@@ -149,8 +148,12 @@ class Target:
     # The Vela configuration its vendor's SDK compiles with (None: Arm's defaults for the NPU).
     vela_config: VelaConfig | None = None
     # What its usual firmware keeps of the arena's block (the default reserve; --reserve
-    # replaces it).
+    # replaces it). On a Linux device: what the OS and the rest of the app keep of its RAM.
     firmware: Firmware | None = None
+    # A Linux-class device (`linux_devices`: LiteRT, not TFLM): its OS image and the ISA
+    # LiteRT's kernels are built for there; both empty for an MCU.
+    os: str = ""
+    isa: str = ""
 
     @property
     def reserve_bytes(self) -> int:
@@ -161,6 +164,11 @@ class Target:
     def is_board(self) -> bool:
         """True for boards and modules, False for bare chips."""
         return bool(self.chip)
+
+    @property
+    def runs_linux(self) -> bool:
+        """True for a Linux-class device: LiteRT runs there, TFLM does not."""
+        return bool(self.os)
 
 
 def _chip(row: Mapping[str, Any]) -> Target:
@@ -204,6 +212,25 @@ def _board(
     )
 
 
+def _linux_device(row: Mapping[str, Any]) -> Target:
+    """A Linux-class device: its RAM is one pool the kernel hands out (one bank, the reserve
+    taken from it); no TFLM build."""
+    ram = row["ram_bytes"]
+    return Target(
+        name=row["name"],
+        title=row["title"],
+        core=row["core"],
+        cpu=row["cpu"],
+        sram_bytes=ram,
+        arena_limit_bytes=ram,
+        source=row["source"],
+        note=row.get("note", ""),
+        banks=(MemoryBank("dram", EXTERNAL, ram, row["source"], static_array=True),),
+        os=row["os"],
+        isa=row["isa"],
+    )
+
+
 def catalogue_document() -> dict[str, Any]:
     """The catalogue as shipped (`targets.json`)."""
     # Beside this module, as `tflite/opcodes.py` reads its option tables: importlib.resources
@@ -213,11 +240,12 @@ def catalogue_document() -> dict[str, Any]:
     return document
 
 
-def _load() -> tuple[tuple[Target, ...], tuple[Target, ...], Mapping[str, str]]:
+def _load() -> tuple[tuple[Target, ...], tuple[Target, ...], tuple[Target, ...], Mapping[str, str]]:
     document = catalogue_document()
     chips = tuple(_chip(row) for row in document["chips"])
     by_name = {chip.name: chip for chip in chips}
     boards = tuple(_board(row, by_name, document["board_layouts"]) for row in document["boards"])
+    devices = tuple(_linux_device(row) for row in document["linux_devices"])
     profiles = {
         name: Firmware(name, row["title"], MappingProxyType(dict(row["parts"])), row["source"])
         for name, row in document["firmware"].items()
@@ -230,12 +258,13 @@ def _load() -> tuple[tuple[Target, ...], tuple[Target, ...], Mapping[str, str]]:
 
     chips = tuple(replace(chip, firmware=firmware_of(chip)) for chip in chips)
     boards = tuple(replace(board, firmware=firmware_of(board)) for board in boards)
-    return chips, boards, MappingProxyType(dict(document["aliases"]))
+    devices = tuple(replace(device, firmware=firmware_of(device)) for device in devices)
+    return chips, boards, devices, MappingProxyType(dict(document["aliases"]))
 
 
-CHIPS, BOARDS, _ALIASES = _load()
+CHIPS, BOARDS, LINUX_DEVICES, _ALIASES = _load()
 TARGETS: Mapping[str, Target] = MappingProxyType(
-    {target.name: target for target in (*CHIPS, *BOARDS)}
+    {target.name: target for target in (*CHIPS, *BOARDS, *LINUX_DEVICES)}
 )
 
 
@@ -249,7 +278,8 @@ def get_target(name: str) -> Target:
         hint = f" (did you mean: {', '.join(close[:6])}?)" if close else ""
         raise UsageError(
             f"unknown target '{name}'{hint}: `arenalens check --list-targets` lists the "
-            f"{len(BOARDS)} boards and {len(CHIPS)} chips; or give --budget SIZE for any other part"
+            f"{len(BOARDS)} boards, {len(CHIPS)} chips and {len(LINUX_DEVICES)} Linux devices; "
+            "or give --budget SIZE for any other part"
         )
     return found
 
@@ -271,6 +301,10 @@ def target_document(target: Target) -> dict[str, object]:
         "note": target.note,
         "firmware": None if target.firmware is None else firmware_document(target.firmware),
     }
+    if target.runs_linux:
+        document["kind"] = "linux-device"
+        document["os"] = target.os
+        document["isa"] = target.isa
     if target.banks:
         document["banks"] = [bank_document(bank) for bank in target.banks]
     if target.vela_config is not None:

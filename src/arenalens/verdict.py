@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,6 @@ from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
-from arenalens.records import record
 from arenalens.target_build import build_from_options, rewrite_rules
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
@@ -63,7 +62,7 @@ class Answer(enum.StrEnum):
 NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.INPUT_SHAPE_UNKNOWN})
 
 
-@record
+@dataclass(frozen=True)
 class Verdict:
     """Everything the first screen of any command says about one model, and the exit code."""
 
@@ -193,7 +192,10 @@ class Verdict:
             return ""
         kept = ""
         if fit.reserve_bytes:
-            whose = "kept for its firmware" if fit.reserve_is_default else "reserved"
+            whose = "reserved"
+            if fit.reserve_is_default:
+                linux = fit.target is not None and fit.target.runs_linux
+                whose = "kept for the OS and the app" if linux else "kept for its firmware"
             kept = f"{format_bytes_exact(fit.reserve_bytes)} {whose}"
         if fit.target is not None:
             return f"{fit.target.title} ({'; '.join(p for p in (fit.target.core, kept) if p)})"
@@ -459,7 +461,8 @@ def check(
     reserve: int | str | None = None,
     build: Build | str | None = None,
     tflm: str | None = None,
-    runtime: str = "tflm",
+    runtime: str | None = None,
+    delegate: str | None = None,
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
     resource_variables: int | None = None,
@@ -480,7 +483,10 @@ def check(
     it does not fit, `fit.ladder` holds the rewrites tried, as `check` prints them. For a
     Vela-compiled model the answer counts the NPU's other SRAM pieces too (`npu_memory`, `fit.npu`):
     `fast_memory` is the fast_memory_size firmware hands `ethosu_init` (default: what the model
-    needs) and `weights_in_sram` says it was compiled with Sram_Only."""
+    needs) and `weights_in_sram` says it was compiled with Sram_Only.
+    `runtime` is 'tflm' or 'litert' (default: LiteRT on a Linux-class target, else TFLM); under
+    LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
+    ('xnnpack', LiteRT's default, or 'none')."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
         parse_input_shape,
@@ -513,12 +519,16 @@ def check(
     if shapes:
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
+    if runtime is None:
+        runtime = "litert" if preset is not None and preset.runs_linux else "tflm"
     chosen = build_from_options(build=build, target=preset, tflm=tflm, runtime=runtime)
     if resource_variables is not None:
         # The MicroResourceVariables table the firmware creates (`--resource-variables`).
         chosen = replace(chosen, resource_variables=resource_variables)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
-    asked = Asked(argument=argument, input_shapes=tuple(shape_texts), runtime=runtime)
+    asked = Asked(
+        argument=argument, input_shapes=tuple(shape_texts), runtime=runtime, delegate=delegate
+    )
     if preset is None and budget is None:
         return verdict_for(analysis, asked=asked)
     fit = check_fit(
@@ -529,6 +539,7 @@ def check(
         budget_text=budget if isinstance(budget, str) else "",
         fast_memory_bytes=None if fast_memory is None else _bytes(fast_memory, parse_size),
         weights_in_sram=weights_in_sram,
+        delegate=delegate,
     )
     if planner is None and analysis.build is not None:
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import Step
 from arenalens.planning.problem import Problem
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 
 
 class BufferKind(enum.StrEnum):
@@ -27,7 +27,7 @@ class BufferKind(enum.StrEnum):
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class PlannedBuffer:
     """The meaning of one buffer id: which tensor or request it is, and its unrounded bytes."""
 
@@ -42,7 +42,7 @@ class PlannedBuffer:
     aliases: tuple[int, ...] = ()
 
 
-@record
+@dataclass(frozen=True)
 class ArenaProblem:
     """One arena to plan: the Problem, what each buffer is, and the runtime's own planner."""
 

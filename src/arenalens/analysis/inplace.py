@@ -24,16 +24,15 @@ with the unaliased plan (`arenalens optimize --inplace` does it).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.problem import Buffer, Problem
-from arenalens.records import record
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class InPlace:
     """A kernel that may write its output over one of `inputs` (slots) that only it reads, and
     why; with `same_shape`, only when each of them has the output's shape."""
@@ -43,7 +42,7 @@ class InPlace:
     same_shape: bool = False
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NotInPlace:
     """A kernel considered for aliasing and left out, and why (so a reader does not wonder)."""
 
@@ -54,7 +53,7 @@ class NotInPlace:
 InPlaceRules = Callable[[str], InPlace | NotInPlace | None]
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Alias:
     """One alias: in subgraph, operator writes `output` over the bytes of `input`."""
 

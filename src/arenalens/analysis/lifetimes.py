@@ -7,8 +7,9 @@ them by its own rules (`runtimes/tflm/lifetimes.py`, `runtimes/litert/lifetimes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 
 UNSET = -1
 # LiteRT's kNodeNotAssigned (INT32_MAX): "allocated until the end", and "not yet allocated".
@@ -16,7 +17,7 @@ NEVER_FREED = 2**31 - 1
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TensorLifetime:
     """One tensor's inclusive [first, last] steps; -1 = never written / never read."""
 
@@ -28,7 +29,7 @@ class TensorLifetime:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ScratchRequest:
     """A kernel's scratch memory request for one operator (TFLM RequestScratchBufferInArena)."""
 
@@ -39,7 +40,7 @@ class ScratchRequest:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ScratchLifetime:
     """One scratch request with its inclusive step interval."""
 
@@ -49,7 +50,7 @@ class ScratchLifetime:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """What happens at one step: an operator runs, or a subgraph is entered (operator = None)."""
 
@@ -59,7 +60,7 @@ class Step:
     label: str
 
 
-@record
+@dataclass(frozen=True)
 class Timeline:
     """Lifetimes of every tensor under one runtime's rules, plus what each step is."""
 

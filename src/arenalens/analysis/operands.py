@@ -4,10 +4,10 @@ it accepts and which may be omitted. Runtime-neutral: TFLM's kernel rules state 
 
 from __future__ import annotations
 
-from arenalens.records import record
+from dataclasses import dataclass
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Operands:
     """The tensors a kernel takes, from its Prepare and Eval (the inputs and outputs they fetch,
     `NumInputs` / `NumOutputs` checks, `GetOptionalInputTensor`): a role per input slot, how many

@@ -9,14 +9,13 @@ reports. These functions read pairs against an arena; none of them knows a runti
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.planning.problem import Overlap
-from arenalens.records import record
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class OverlapPair:
     """One allowed overlap and where it comes from."""
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Subgraph, TensorKind
-from arenalens.records import record
 
 
-@record
+@dataclass(frozen=True)
 class SubgraphSummary:
     """Counts and bytes of one subgraph."""
 
@@ -25,7 +25,7 @@ class SubgraphSummary:
     variable_bytes: int
 
 
-@record
+@dataclass(frozen=True)
 class ModelSummary:
     """Counts and bytes of a whole model."""
 

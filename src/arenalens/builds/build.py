@@ -60,7 +60,7 @@ import functools
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -92,7 +92,6 @@ from arenalens.builds.tflm import (
     tflm_release,
 )
 from arenalens.errors import UnplacedValueError, UsageError
-from arenalens.records import record
 
 # The kernel libraries by the names their records (and rules packages) give them.
 REFERENCE = "reference"  # TFLM's own kernels (tensorflow/lite/micro/kernels/)
@@ -164,7 +163,7 @@ TFLM_RELEASES: Mapping[str, TflmRelease] = MappingProxyType(
 CPUS: Mapping[str, Core] = CORES
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Build:
     """One TFLM build: what decides every struct size, kernel buffer and scratch request. Its
     facts are records (`records.py`); `cpu`, `kernels`, `isa` and `kernels_release` spell them."""
@@ -380,7 +379,7 @@ def cpu_named(text: str) -> Core:
     return CORES[name]
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class KernelsOption:
     """--kernels as typed: the library, its release (None: the library's default) and a code
     path the spelling chose (ESP-NN built with CONFIG_NN_ANSI_C), else None (the core's)."""

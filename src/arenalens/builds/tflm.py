@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 
 from arenalens.builds.tflm_commits import COMMITS, COMPLETE_UNTIL
 from arenalens.errors import UnplacedValueError, UsageError
-from arenalens.records import record
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Change:
     """One change of TFLM that moves arena bytes (or whether a model sets up)."""
 
@@ -176,7 +175,7 @@ _DAY = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TflmRelease:
     """One point of TFLM's history: the tflite-micro sources a build compiles, and so which of
     the changes of `HISTORY` it has."""

@@ -15,13 +15,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arenalens.cli.common import print_json, print_text, terminal_width, use_color
 from arenalens.errors import ArenalensError, UsageError
-from arenalens.records import record
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -36,7 +35,7 @@ EXIT_INTERNAL = 3
 MODEL_SUFFIX = ".tflite"
 
 
-@record
+@dataclass(frozen=True)
 class ModelResult:
     """What one worker produced for one model: exit code, summary row, JSON document."""
 

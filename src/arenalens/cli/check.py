@@ -11,6 +11,7 @@ from arenalens.cli.batch import ModelResult, add_models_argument, run_command, w
 from arenalens.cli.command_line import rerun, with_option
 from arenalens.cli.common import (
     add_build_options,
+    add_delegate_option,
     add_input_shape_option,
     add_output_options,
     add_reserve_option,
@@ -44,6 +45,7 @@ from arenalens.targets import (
     ALL_TARGETS,
     BOARDS,
     CHIPS,
+    LINUX_DEVICES,
     Target,
     get_target,
     target_document,
@@ -73,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(see --list-targets); 'all' checks every board and prints one row per board",
     )
     add_reserve_option(parser)
-    add_runtime_option(parser)
+    add_runtime_option(parser, default=None)
+    add_delegate_option(parser)
     add_build_options(parser)
     parser.add_argument(
         "--planner",
@@ -126,11 +129,25 @@ def run(args: argparse.Namespace) -> int:
         return _list_targets(args)
     if not args.models:
         raise UsageError("check: give at least one MODEL (or --list-targets)")
+    args.runtime = runtime_for(args)
     _budget_options(args)  # fail fast, before any model is read
     selected_build(args)
     if _all_boards(args) and args.max_input:
         raise UsageError("--max-input needs one budget: give --target NAME or --budget SIZE")
     return run_command(args, check_worker, _single, _COLUMNS, title="arenalens check")
+
+
+def runtime_for(args: argparse.Namespace) -> str:
+    """--runtime as given; without it LiteRT on a Linux device (--target), else TFLM. A
+    microcontroller under LiteRT or a Linux device under TFLM is a usage error."""
+    target = None
+    if args.target is not None and not _all_boards(args):
+        target = get_target(args.target)
+    linux = target is not None and target.runs_linux
+    runtime: str = args.runtime or ("litert" if linux else "tflm")
+    if runtime != "litert" and getattr(args, "delegate", None) is not None:
+        raise UsageError("--delegate chooses LiteRT's delegate: give --runtime litert")
+    return runtime
 
 
 def _all_boards(args: argparse.Namespace) -> bool:
@@ -177,6 +194,7 @@ def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Aske
         argument=argument,
         input_shapes=tuple(getattr(args, "input_shape", None) or ()),
         runtime=args.runtime,
+        delegate=getattr(args, "delegate", None),
         cpu=getattr(args, "cpu", None),
         kernels=getattr(args, "kernels", None),
         findings=findings,
@@ -217,6 +235,7 @@ def fit_under(
         reserve_bytes=reserve,
         budget_text=args.budget or "",
         **npu_options(args),
+        delegate=getattr(args, "delegate", None),
     )
     return climbed(args, check, model, analysis.build)
 
@@ -279,6 +298,8 @@ def modelled_boards(
     why: at a --tflm release its CMSIS-NN rules do not cover, the boards whose default kernels
     are CMSIS-NN have no figure (no other build's number stands in for theirs, which could be
     lower), each group with commands that give one. UsageError when no board is left."""
+    if args.runtime == "litert":
+        return LINUX_DEVICES, ()  # LiteRT runs on Linux-class devices, each with one figure
     kept: list[Target] = []
     groups: dict[str, tuple[UnplacedValueError, list[str]]] = {}
     for board in BOARDS:
@@ -336,7 +357,11 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
         if build.name not in analyses:
             analyses[build.name] = _analysis(args, model, build)
         check = check_fit(
-            analyses[build.name], target=board, reserve_bytes=reserve, **npu_options(args)
+            analyses[build.name],
+            target=board,
+            reserve_bytes=reserve,
+            **npu_options(args),
+            delegate=getattr(args, "delegate", None),
         )
         return climbed(args, check, model, build, rewrites)
 
@@ -390,7 +415,11 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
         model,
         available_bytes=available_bytes,
         required_at=lambda resized: required_at_size(
-            resized, lambda m: _analysis(args, m), model.source
+            resized,
+            lambda m: _analysis(args, m),
+            model.source,
+            delegate=getattr(args, "delegate", None),
+            isa="" if check.target is None else check.target.isa,
         ),
         optimized_at=optimized_at if optimizes else None,
         optimize_options=options,
@@ -398,11 +427,18 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
     )
 
 
-def required_at_size(resized: Model, analyze_at: Any, source: str) -> int:
-    """The number to declare for the model at another input size; ModelError when the runtime
-    refuses it there (a kernel's Prepare check) or its offline plan would corrupt tensors."""
+def required_at_size(
+    resized: Model, analyze_at: Any, source: str, *, delegate: str | None = None, isa: str = ""
+) -> int:
+    """The number to declare for the model at another input size (under LiteRT: what the app
+    needs with `delegate`, `litert_memory`); ModelError when the runtime refuses it there (a
+    kernel's Prepare check) or its offline plan would corrupt tensors."""
     analysis = analyze_at(resized)
     declared = declared_arena(analysis)
+    if analysis.runtime == "litert" and declared.status.gives_a_number:
+        from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
+
+        return litert_memory(analysis, delegate or DEFAULT_DELEGATE, isa=isa).required_bytes
     if declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS):
         raise ModelError(
             source,
@@ -504,7 +540,9 @@ def check_worker(args: argparse.Namespace, path: str) -> ModelResult:
 
 def _list_targets(args: argparse.Namespace) -> int:
     if args.json:
-        print_json([target_document(t) for t in (*BOARDS, *CHIPS)])
+        print_json([target_document(t) for t in (*BOARDS, *CHIPS, *LINUX_DEVICES)])
         return EXIT_FITS
-    print_text(render_targets(BOARDS, CHIPS, color=use_color(args), width=terminal_width()))
+    print_text(
+        render_targets(BOARDS, CHIPS, LINUX_DEVICES, color=use_color(args), width=terminal_width())
+    )
     return EXIT_FITS

@@ -51,13 +51,27 @@ def load_model_argument(text: str) -> Model:
     return load_model(text)
 
 
-def add_runtime_option(parser: argparse.ArgumentParser, default: str = "tflm") -> None:
-    """--runtime tflm|litert."""
+def add_runtime_option(parser: argparse.ArgumentParser, default: str | None = "tflm") -> None:
+    """--runtime tflm|litert (default None: the command chooses by its --target)."""
     parser.add_argument(
         "--runtime",
         choices=("tflm", "litert"),
         default=default,
-        help=f"whose memory rules to apply: TFLite Micro or LiteRT (default: {default})",
+        help="whose memory rules to apply: TFLite Micro or LiteRT (default: "
+        + (default or "litert on a Linux device (--target), else tflm")
+        + ")",
+    )
+
+
+def add_delegate_option(parser: argparse.ArgumentParser) -> None:
+    """--delegate xnnpack|none: the LiteRT delegate the app runs."""
+    parser.add_argument(
+        "--delegate",
+        choices=("xnnpack", "none"),
+        default=None,
+        help="LiteRT: the delegate your app runs, XNNPACK (LiteRT's default) or none (the "
+        "builtin kernels, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES); the figure is the "
+        "model file plus the interpreter's peak heap under it (default: xnnpack)",
     )
 
 

@@ -7,7 +7,7 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,6 @@ from arenalens.diagnostics import diagnose
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
-from arenalens.records import record
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
 from arenalens.report.diff import diff_reports
@@ -159,7 +158,7 @@ def add_overlap_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@record
+@dataclass(frozen=True)
 class WrittenFile:
     """A file the command wrote, for the closing summary."""
 

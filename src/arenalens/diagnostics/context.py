@@ -11,6 +11,7 @@ a plan valid for the planner can still overwrite live data on the device.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
@@ -19,12 +20,11 @@ from arenalens.analysis.lifetimes import Timeline
 from arenalens.ir import Model
 from arenalens.names import short_name
 from arenalens.pipeline import Analysis
-from arenalens.records import record
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Interval:
     """Inclusive [first, last] execution steps; first = -1 means never written."""
 
@@ -36,7 +36,7 @@ class Interval:
         return not (self.first > other.last or other.first > self.last)
 
 
-@record
+@dataclass(frozen=True)
 class DiagnoseContext:
     """The inputs of every rule; derived views are computed once, on first use."""
 

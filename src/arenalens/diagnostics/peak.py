@@ -19,7 +19,7 @@ bounds on the saving; the order and resolution savings are exact for the tensor-
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
@@ -32,7 +32,6 @@ from arenalens.ir import Model, Operator, Tensor
 from arenalens.max_input import image_axes
 from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
-from arenalens.records import record
 from arenalens.reorder.registry import run_reorderer
 from arenalens.reorder.schedule import Schedule, apply_schedule, schedule_problem
 from arenalens.runtimes import get_runtime
@@ -68,7 +67,7 @@ def _slides_a_filter(operator: Operator) -> bool:
 _TOP_TENSORS = 5
 
 
-@record
+@dataclass(frozen=True)
 class Peak:
     """The busiest step of one arena: its bytes, the operator running, the live buffers."""
 

@@ -8,6 +8,7 @@ function in a rule module and one line in RULES. Rules that read the runtime's p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from arenalens.builds.build import Build
 from arenalens.diagnostics import (
@@ -24,11 +25,10 @@ from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, analyze
-from arenalens.records import record
 from arenalens.runtimes import RUNTIME_MODULES, get_runtime
 
 
-@record
+@dataclass(frozen=True)
 class Rule:
     """One diagnostic rule: its id, what it checks, and the function that checks it."""
 
@@ -174,7 +174,7 @@ RULES: tuple[Rule, ...] = (
 RULE_IDS = tuple(rule.id for rule in RULES)
 
 
-@record
+@dataclass(frozen=True)
 class Diagnosis:
     """All findings for one model under one runtime, most severe first."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -21,10 +22,9 @@ from arenalens.examples import (
     resnet8_cifar,
     vww_mobilenet_v1,
 )
-from arenalens.records import record
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ExampleSpec:
     """One built-in example: its name, a one-line description and its builder."""
 

@@ -24,15 +24,15 @@ Any reordering tool should find that gain.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from arenalens.examples.layers import Activation, Int8Network
-from arenalens.records import record
 
 DESCRIPTION = "Inception-style int8 CNN, 32x32x3 → 10 classes; emitted in a memory-unfriendly order"
 SEED = 1414
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One operator of a branch: a convolution (channels, square kernel) or a 3×3 max pool."""
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from arenalens.errors import UsageError
-from arenalens.records import record
 from arenalens.tflite.builder import ModelBuilder, quantization
 
 # Float ranges that activations are quantized to; wide enough that He-initialized layers rarely
@@ -61,7 +61,7 @@ INT8_VERSIONS = {
 _BIAS_STD = 0.1  # float bias spread: small next to He-initialized sums
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Activation:
     """An int8 activation tensor of the network being built: index, shape, quantization."""
 

@@ -4,6 +4,7 @@ Explorer node data). Each format is a function `(analysis, options) -> str` in F
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.errors import UsageError
@@ -14,10 +15,9 @@ from arenalens.exports.plan_csv import plan_csv
 from arenalens.exports.plan_json import plan_document
 from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, ArenaResult
-from arenalens.records import record
 
 
-@record
+@dataclass(frozen=True)
 class ExportOptions:
     """Knobs some formats take."""
 
@@ -26,7 +26,7 @@ class ExportOptions:
     with_offsets: bool = False  # minimalloc: add the plan's `offset` column
 
 
-@record
+@dataclass(frozen=True)
 class ExportFormat:
     """One export format: its name, file extension, description and renderer."""
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.errors import UsageError
 from arenalens.planning.problem import Buffer, Problem
-from arenalens.records import record
 
 _REQUIRED = ("id", "lower", "upper", "size")
 
@@ -48,7 +48,7 @@ def to_minimalloc_csv(problem: Problem, offsets: Mapping[int, int] | None = None
     return stream.getvalue()
 
 
-@record
+@dataclass(frozen=True)
 class MiniMallocProblem:
     """A parsed MiniMalloc CSV: the Problem (inclusive steps) and the offsets, if it had them."""
 

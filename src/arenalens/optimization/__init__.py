@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -78,7 +78,6 @@ from arenalens.optimization.candidates import (
 from arenalens.plan_validity import plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.registry import run_planner
-from arenalens.records import record
 from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
@@ -95,7 +94,7 @@ if TYPE_CHECKING:  # the split package loads only with --split
 SPLIT_MEASURE_EFFORT = 2.0
 
 
-@record
+@dataclass(frozen=True)
 class Optimization:
     """The outcome: original and new heads, the chosen candidate, the new file's bytes."""
 
@@ -226,7 +225,7 @@ def optimize_model(
     return _optimize(model, request)
 
 
-@record
+@dataclass(frozen=True)
 class Request:
     """What `optimize_model` was asked, settled: the overlap rules (which also say the builds
     the number to declare must hold on) and every setting of the search."""
@@ -252,7 +251,7 @@ class Request:
         return (self.build, *others)
 
 
-@record
+@dataclass(frozen=True)
 class _Original:
     """The model as it will run (its file, at the shapes it was given, without an offline plan
     that would corrupt tensors at them: outputs are compared against it) and what TFLM's own

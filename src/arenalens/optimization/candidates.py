@@ -7,7 +7,7 @@ kernel's access order (`optimization/__init__.py` chooses among them)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind
@@ -27,7 +27,6 @@ from arenalens.ir import Model, OfflinePlan, PlanRecord
 from arenalens.pipeline import analyze
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
-from arenalens.records import record
 from arenalens.reorder.schedule import Schedule
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
@@ -41,7 +40,7 @@ PROOF_SEEDS = (0, 1, 2)
 WHEEL = "x86-64 tflite_micro wheel (reference kernels)"
 
 
-@record
+@dataclass(frozen=True)
 class Candidate:
     """One way to rewrite the model, planned and judged by the TFLM replica."""
 

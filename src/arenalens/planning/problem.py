@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Buffer:
     """One placement request: `size` bytes live over steps [start, end]; maybe a fixed offset."""
 
@@ -40,7 +40,7 @@ class Buffer:
         return not (self.start > other.end or other.start > self.end)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Overlap:
     """Buffer `output` may share bytes with buffer `input` when it starts low enough.
 
@@ -57,7 +57,7 @@ class Overlap:
         return input_offset - output_offset >= self.min_offset_distance
 
 
-@record
+@dataclass(frozen=True)
 class Problem:
     """Buffers to place in one arena, the offset alignment, an optional runtime order, and the
     pairs of buffers allowed to share bytes (see the module docstring).
@@ -268,7 +268,7 @@ def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-@record
+@dataclass(frozen=True)
 class Plan:
     """A checked placement: offset per buffer id and the arena size it needs."""
 

@@ -8,11 +8,12 @@ the end. So the search memoizes on S, and the bytes live while an operator v run
 
 from __future__ import annotations
 
-from arenalens.records import record
+from dataclasses import dataclass
+
 from arenalens.reorder.schedule import ScheduleProblem
 
 
-@record
+@dataclass(frozen=True)
 class Compiled:
     """ScheduleProblem as bit masks for fast transitions."""
 

@@ -12,9 +12,9 @@ matplotlib is imported when a function draws.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arenalens.records import record
 from arenalens.report.data import ArenaReport, MemoryReport, PlanView
 from arenalens.report.image_style import (
     ARENA_COLOR,
@@ -42,7 +42,7 @@ TAIL = "tail"  # the section whose parts run down from its end (TFLM allocates i
 SETUP = "setup"
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Mark:
     """A byte position marked across the whole arena: the budget, the board's largest block."""
 
@@ -51,7 +51,7 @@ class Mark:
     style: str  # matplotlib line style
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Piece:
     """A section's part at its place in the picture."""
 

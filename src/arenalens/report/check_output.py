@@ -312,6 +312,9 @@ def _budget_source(verdict: Verdict) -> str:
         return f"{check.target.name}: largest block {block.name} {whole}{reserve}"
     if check.target is not None:
         budget = format_bytes_exact(check.budget_bytes)
+        if check.target.runs_linux:
+            reserve = f" − OS and app {format_bytes_exact(taken)}" if taken else ""
+            return f"{check.target.name}: RAM {budget}{reserve}"
         return f"{check.target.name}: largest static block {budget}{reserve}"
     typed = (
         f"{check.budget_text} = " if check.budget_text and not check.budget_text.isdigit() else ""
@@ -629,9 +632,15 @@ def _refusal_cell(error: str) -> str:
 
 
 def render_targets(
-    boards: Iterable[Target], chips: Iterable[Target], *, color: bool, width: int = 120
+    boards: Iterable[Target],
+    chips: Iterable[Target],
+    devices: Iterable[Target] = (),
+    *,
+    color: bool,
+    width: int = 120,
 ) -> str:
-    """The --list-targets tables: boards, then chips; name, part, core, SRAM, limit, source."""
+    """The --list-targets tables: boards, then chips; name, part, core, SRAM, limit, source;
+    then the Linux-class devices LiteRT runs on."""
     tables = []
     for title, targets in (("boards (--target NAME)", boards), ("chips (--target NAME)", chips)):
         table = Table(title=title, title_justify="left", header_style="bold")
@@ -655,4 +664,33 @@ def render_targets(
                 (f"{target.note}\n{target.source}" if target.note else target.source) + kept,
             )
         tables.append(table)
+    tables.append(_devices_table(devices))
     return render_text([*tables, Text(KERNELS_WHY, style="dim")], color=color, width=width)
+
+
+def _devices_table(devices: Iterable[Target]) -> Table:
+    """Linux-class devices (`check --target NAME`, LiteRT): RAM, what the OS and the rest of
+    the app keep, and the sources."""
+    table = Table(
+        title="Linux devices (--target NAME: LiteRT, the model file + the interpreter's peak heap)",
+        title_justify="left",
+        header_style="bold",
+    )
+    table.add_column("name", no_wrap=True)
+    table.add_column("device / cores")
+    table.add_column("RAM", justify="right")
+    table.add_column("OS and app keep", justify="right")
+    table.add_column("ISA")
+    table.add_column("why, and the source", overflow="fold")
+    for device in devices:
+        firmware = device.firmware
+        kept = "" if firmware is None else f"\n{firmware.title}: {firmware.parts_text()}"
+        table.add_row(
+            device.name,
+            f"{device.title}\n{device.core}",
+            format_bytes_short(device.sram_bytes),
+            format_bytes_short(device.reserve_bytes),
+            device.isa,
+            (f"{device.note}\n{device.source}" if device.note else device.source) + kept,
+        )
+    return table

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
 
-from arenalens.records import record
 from arenalens.report.wrapping import command_lines
 
 # Rich lays a table out at about 2,000 rows a second: a 5,000-tensor model's plan and tensor
@@ -19,7 +19,7 @@ from arenalens.report.wrapping import command_lines
 FAST_TABLE_ROWS = 400
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Verbatim:
     """A line written as it is, never wrapped at the width: a command the user pastes."""
 

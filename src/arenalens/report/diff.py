@@ -7,11 +7,12 @@ model is matched by its occurrence, so `conv#2` on the left pairs with `conv#2` 
 
 from __future__ import annotations
 
-from arenalens.records import record
+from dataclasses import dataclass
+
 from arenalens.report.data import ArenaReport, BufferRow, MemoryReport, PlanView, match_keys
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TensorChange:
     """One tensor on both sides (None where it is missing on that side)."""
 
@@ -36,7 +37,7 @@ class TensorChange:
         return self.right_offset - self.left_offset
 
 
-@record
+@dataclass(frozen=True)
 class ReportDiff:
     """Two views compared: (label, left, right) totals and every matched tensor."""
 

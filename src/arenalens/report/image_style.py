@@ -8,9 +8,8 @@ when a chart is being drawn.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from functools import cache
-
-from arenalens.records import record
 
 CHART_FONT = "DejaVu Sans"  # ships with matplotlib: the same glyphs on every machine
 
@@ -54,7 +53,7 @@ SETUP_COLOR = "#c8ccd2"
 GAPS_COLOR = "#9db4cc"  # the part of a planned arena its plan leaves unused at the peak
 
 
-@record
+@dataclass(frozen=True)
 class ByteUnit:
     """A unit to draw byte values in: its name and size in bytes."""
 

@@ -28,11 +28,10 @@ The result depends only on the module files: the same files give the same bytes.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
-
-from arenalens.records import record
 
 ENTRY_MODULE = "main.js"
 
@@ -53,7 +52,7 @@ class ViewerBuildError(ValueError):
     """A viewer module the join cannot take as it is (the message names the module and why)."""
 
 
-@record
+@dataclass(frozen=True)
 class ViewerModule:
     """One module: its file name, its source without imports and export keywords, and names."""
 

@@ -14,14 +14,13 @@ the kernel code paths they hold on, output proofs on the wheel) is asked of
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 
 from arenalens.errors import UsageError
-from arenalens.records import record
 from arenalens.runtimes.arena_split import ArenaSplit
 from arenalens.runtimes.sections import ArenaSection
 
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from arenalens.planning.problem import Plan
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Obstacle:
     """One reason the runtime cannot run a model: where, what, and in which phase it fails."""
 
@@ -77,7 +76,7 @@ def _nothing() -> None:
     return None
 
 
-@record
+@dataclass(frozen=True)
 class MemoryBudget:
     """The memory a runtime needs for one plan: the number a user must declare, and its parts."""
 
@@ -122,7 +121,7 @@ class MemoryBudget:
         return not self.obstacles
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class VerifyRow:
     """One predicted-vs-real comparison (an arena size, a tensor's offset, ...)."""
 
@@ -133,7 +132,7 @@ class VerifyRow:
     note: str = ""
 
 
-@record
+@dataclass(frozen=True)
 class VerifyResult:
     """Predicted vs real, as measured by running the real interpreter on the model file."""
 
@@ -149,7 +148,7 @@ class VerifyResult:
         return all(row.agrees for row in self.rows)
 
 
-@record
+@dataclass(frozen=True)
 class OutputProof:
     """Original vs rewritten model on the real interpreter (`tflm_runtime().prove_outputs`):
     heads and whether outputs are bit-identical."""

@@ -11,10 +11,10 @@ is for; `placement.py` decides which bank takes which.
 
 from __future__ import annotations
 
-from arenalens.records import record
+from dataclasses import dataclass
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TwoBuffers:
     """The minimal buffers of `MicroAllocator::Create(persistent, P, non_persistent, N)`."""
 
@@ -34,7 +34,7 @@ class TwoBuffers:
         return self.persistent_bytes + self.non_persistent_bytes
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class VariableArena:
     """Resource variables on an allocator of their own (as ESPHome's micro_wake_word does):
     `MicroResourceVariables::Create(MicroAllocator::Create(var_arena, V), count)`. Only the
@@ -47,7 +47,7 @@ class VariableArena:
     two: TwoBuffers
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ArenaSplit:
     """Every way to split one plan's memory, each buffer at its minimum, for one build."""
 

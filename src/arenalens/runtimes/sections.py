@@ -10,11 +10,10 @@ the order listed. Every section's parts add up to it, so a picture drawn from th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from arenalens.records import record
 
-
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class SectionItem:
     """One allocation inside a part: what it is for, and its bytes (alignment padding included)."""
 
@@ -22,7 +21,7 @@ class SectionItem:
     nbytes: int
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class SectionPart:
     """One kind of data inside a section, and the bytes it takes there."""
 
@@ -47,7 +46,7 @@ class SectionPart:
         }
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ArenaSection:
     """A byte range [offset, offset + nbytes) of the memory to declare, and what fills it."""
 

@@ -30,10 +30,10 @@ the devices.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from enum import StrEnum
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.records import record
 
 # tflite Padding enum values.
 SAME, VALID = 0, 1
@@ -77,7 +77,7 @@ class PadFill(StrEnum):
     NONE = "none"  # average pooling: its divisor counts only the points inside the image
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Window:
     """A sliding window along one spatial axis, with TFLM's padding before the first element."""
 
@@ -98,7 +98,7 @@ class Window:
         return first, (stop - 1) * self.stride - self.before + self.effective
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class RowRule:
     """How one operator computes a band of output rows."""
 
@@ -119,7 +119,7 @@ class RowRule:
         return start - top, stop - top
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ChannelRule:
     """How one operator computes a group of channels."""
 

@@ -10,13 +10,13 @@ and kernel scratch included. The split model is then planned, proven and written
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from arenalens.analysis.overlap_pairs import with_overlaps
 from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import KernelPath
 from arenalens.ir import Model
 from arenalens.planning.problem import OverlapSavings
-from arenalens.records import record
 from arenalens.runtimes import get_runtime
 from arenalens.split.operators import channel_rule, row_rule
 from arenalens.split.parts import Part, RegionSplit
@@ -24,7 +24,7 @@ from arenalens.split.schedule import SplitPlan, live_profile
 from arenalens.split.search import SearchResult, search_splits
 
 
-@record
+@dataclass(frozen=True)
 class Splitting:
     """The split chosen for one build (None: nothing saves) and its account."""
 

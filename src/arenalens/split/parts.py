@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from arenalens.records import record
 from arenalens.tflite.builder import QuantizationSpec
 
 
@@ -33,7 +33,7 @@ class Role(StrEnum):
     CONCAT = "concat"  # CONCATENATION: the parts of the result, joined
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Part:
     """A tensor the split creates: an activation part (`data` None) or a constant."""
 
@@ -54,7 +54,7 @@ class Part:
 TensorRef = int | Part
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class PartOperator:
     """One operator of a split: a builtin with every field of its options table."""
 
@@ -69,7 +69,7 @@ class PartOperator:
     version: int = 1
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Region:
     """Consecutive operators of one subgraph with one activation input and one output."""
 
@@ -89,7 +89,7 @@ class Region:
         return self.operators[-1]
 
 
-@record
+@dataclass(frozen=True)
 class RegionSplit:
     """A region cut into `parts`: the operators that replace it and what they cost."""
 

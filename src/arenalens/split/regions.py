@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph
-from arenalens.records import record
 from arenalens.split.operators import (
     ChannelRule,
     RowRule,
@@ -27,7 +27,7 @@ from arenalens.split.parts import Region, SplitKind
 MAX_REGION_OPERATORS = 24
 
 
-@record
+@dataclass(frozen=True)
 class Rules:
     """Every operator's band rule and channel rules in one subgraph (or why not)."""
 

@@ -8,9 +8,9 @@ the build's own budget: no plan of the operators can be smaller than its busiest
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph
-from arenalens.records import record
 from arenalens.split.parts import Part, PartOperator, RegionSplit, TensorRef
 
 ALIGNMENT = 16  # TFLM rounds every planned buffer up to MicroArenaBufferAlignment()
@@ -18,7 +18,7 @@ ALIGNMENT = 16  # TFLM rounds every planned buffer up to MicroArenaBufferAlignme
 Entry = int | PartOperator  # an original operator kept, or an operator of a split
 
 
-@record
+@dataclass(frozen=True)
 class SplitPlan:
     """Non-overlapping region splits of one subgraph."""
 
@@ -57,7 +57,7 @@ class SplitPlan:
         return sum(s.copied_bytes for s in self.splits)
 
 
-@record
+@dataclass(frozen=True)
 class LiveProfile:
     """Aligned activation bytes live at each step of a subgraph's operator list."""
 

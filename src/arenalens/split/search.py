@@ -15,11 +15,10 @@ on the estimate alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model
-from arenalens.records import record
 from arenalens.split.bands import split_bands
 from arenalens.split.channels import split_channels
 from arenalens.split.lowering import write_split
@@ -50,7 +49,7 @@ _TAIL_PER_CHANNEL = 8
 Measure = Callable[[Model], int]
 
 
-@record
+@dataclass(frozen=True)
 class Measured:
     """A plan with the split model it writes and the bytes the build declares for it."""
 
@@ -60,7 +59,7 @@ class Measured:
     model: Model
 
 
-@record
+@dataclass(frozen=True)
 class SearchResult:
     """The chosen plan (None: no split declares fewer bytes) and what each round measured."""
 

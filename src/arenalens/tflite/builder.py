@@ -26,6 +26,7 @@ the same calls give the same bytes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -35,7 +36,6 @@ import tflite as schema
 
 from arenalens.errors import UsageError
 from arenalens.ir import DTYPES_BY_NAME
-from arenalens.records import record
 from arenalens.tflite.builder_options import (
     DEFAULT_OPTIONS,
     OPTIONS_TYPES,
@@ -75,7 +75,7 @@ NUMPY_DTYPES: Mapping[str, np.dtype[Any]] = MappingProxyType(
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class QuantizationSpec:
     """Affine quantization: one scale and zero point, or one per channel along `axis`."""
 
@@ -104,7 +104,7 @@ def quantization(
     return QuantizationSpec(scales, zero_points, axis)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TensorRecord:
     """One tensor as it will be written: name, shape, type code, buffer and flags."""
 
@@ -117,7 +117,7 @@ class TensorRecord:
     shape_signature: tuple[int, ...] | None
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class OperatorRecord:
     """One operator as it will be written: opcode index, tensor indices and options."""
 
@@ -130,7 +130,7 @@ class OperatorRecord:
     custom_options: bytes | None
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class SignatureRecord:
     """One signature def; None inputs/outputs mean 'the subgraph's, keyed by tensor name'."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -24,7 +25,6 @@ from tflite.Padding import Padding
 from tflite.TensorType import TensorType
 
 from arenalens.errors import UsageError
-from arenalens.records import record
 from arenalens.tflite.opcodes import snake_case
 
 # Opcode → its options table. Ops missing here (LOGISTIC, RELU, TANH, ...) have no table in the
@@ -159,7 +159,7 @@ _NUMPY_FOR_FLAGS: Mapping[str, str] = MappingProxyType(
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class OptionField:
     """One field of a schema options table: how to add it and what it holds."""
 

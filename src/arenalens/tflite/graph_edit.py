@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
 from arenalens.ir import DTYPES_BY_NAME
-from arenalens.records import record
 from arenalens.tflite.builder import QuantizationSpec
 from arenalens.tflite.builder_options import OPTIONS_TYPES
 from arenalens.tflite.opcodes import BUILTIN_CODES, BUILTIN_NAMES, OPTION_TABLES_PATH
@@ -57,14 +57,14 @@ _METADATA_NAME = 0
 _PLACEHOLDER_FOR_GREATER_OP_CODES = 127
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class QuantizationOf:
     """Quantization shared with an original tensor of the same subgraph (its table, reused)."""
 
     tensor: int
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NewTensor:
     """A tensor to write: `data` indexes `SubgraphEdit.buffers` (None: an activation)."""
 
@@ -75,7 +75,7 @@ class NewTensor:
     quantization: QuantizationSpec | QuantizationOf | None = None
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NewOperator:
     """A builtin operator to write, with every field of its options table (absent: default)."""
 
@@ -86,7 +86,7 @@ class NewOperator:
     version: int = 1
 
 
-@record
+@dataclass(frozen=True)
 class SubgraphEdit:
     """One subgraph's new operator list (original indices or new operators), the tensors it
     replaces or appends (by final index) and the constant buffers the new tensors read."""

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 
 from arenalens.errors import ModelError
 from arenalens.ir import Model, OfflinePlan, PlanRecord
-from arenalens.records import record
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, encode_plan_record
 from arenalens.tflite.reader import (
     BUFFER_DATA_ALIGNMENT,
@@ -138,7 +137,7 @@ def rewrite_model(
     return plan.write(alignment)
 
 
-@record
+@dataclass(frozen=True)
 class TensorShape:
     """A tensor's new `shape`, and its `shape_signature` (None: keep the file's)."""
 

@@ -17,10 +17,10 @@ NPU's own register before running anything ("NPU config mismatch").
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 from arenalens.builds.npu import Npu, npu_for_config
 from arenalens.ir import Model, Subgraph, Tensor
-from arenalens.records import record
 
 NPU_OPCODE = "CUSTOM:ethos-u"
 FOURCC = 0x31504F43  # "COP1" as the driver reads it (little-endian)
@@ -35,7 +35,7 @@ SCRATCH_INPUT = 2
 SCRATCH_FAST_INPUT = 3
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class CompiledFor:
     """The OPTIMIZER_CONFIG fields of a command stream: what the driver compares."""
 
@@ -56,7 +56,7 @@ class CompiledFor:
         return f"product {self.product}, 2^{self.log2_macs} MACs"
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NpuOperator:
     """One ethos-u operator of a compiled model."""
 

@@ -14,10 +14,10 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.records import record
 
 # Vela's memory modes (vela.ini, `[Memory_Mode.*]`): where the arena (scratch) and the fast
 # scratch (its cache) live. Shared_Sram: arena and cache in SRAM, weights in flash; Sram_Only:
@@ -36,7 +36,7 @@ class VelaError(UsageError):
     """Vela refused or failed on a model (its own last message)."""
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class VelaSettings:
     """One Vela command line: the NPU configuration, system configuration and memory mode of its
     vela.ini, the optimisation strategy and, for Dedicated_Sram, the arena cache size (the fast
@@ -73,7 +73,7 @@ class VelaSettings:
         return " ".join(parts)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class VelaSummary:
     """What Vela says about a compilation (its summary CSV)."""
 
@@ -84,7 +84,7 @@ class VelaSummary:
     cpu_operators: int  # ... and left to the CPU (TFLM's kernels of the build run them)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class VelaCompilation:
     """A compiled model and Vela's summary of it."""
 

@@ -25,12 +25,13 @@ tail, the kernel's scratch buffers, and the CPU operators' tensors outside Vela'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.ir import Model, Tensor
-from arenalens.records import record
 from arenalens.vela.compiled import NpuOperator, npu_operators
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NpuMemory:
     """The memories an Ethos-U model needs besides what TFLM's figures already count."""
 

@@ -15,10 +15,9 @@ settings with this, and `check`'s verdict requires it (`fit.FitCheck.npu`).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from arenalens.records import record
 from arenalens.vela.memory import NpuMemory, fast_memory_refusal
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ ANY_BANK = "any"  # no board or budget asked about
 LARGEST_BLOCK = "largest block"  # a budget, or a board whose NPU banks are not listed
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Memories:
     """The RAM a board gives the model: its largest contiguous block, and the free bytes of each
     bank the NPU reaches (empty: the banks are not known)."""
@@ -100,7 +99,7 @@ def sram_pieces(
     return tuple(piece for piece in pieces if piece[1] > 0)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NpuFit:
     """A compiled model's SRAM pieces against a board or budget: where each goes, or that they
     do not fit. The arena is the number to declare; `at_arena` asks again for another one (the

@@ -15,11 +15,11 @@ reaches (`vela/placement.py`, which `check`'s verdict uses too).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from arenalens.builds.build import Build
 from arenalens.builds.npu import Npu
 from arenalens.errors import ArenalensError
-from arenalens.records import record
 from arenalens.tflite.reader import parse_model
 from arenalens.vela.compiler import (
     DEDICATED_SRAM,
@@ -38,7 +38,7 @@ from arenalens.vela.placement import Memories, placement, sram_pieces
 CACHE_SIZES = (64 << 10, 256 << 10)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """One setting compiled (or why Vela refused it) and what it needs."""
 
@@ -90,7 +90,7 @@ class Candidate:
         return self.placement(memories) is not None
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class SettingsSweep:
     """Every candidate, in the order tried, and the fastest that fits (None: none fits)."""
 

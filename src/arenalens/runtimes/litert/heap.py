@@ -33,10 +33,15 @@ pack to other tiles and are labelled estimates too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.records import record
-from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert import (
+    glibc,
+    heap_xnnpack,
+    xnnpack_packing,
+    xnnpack_workspace,
+)
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
     allocation_blocks,
@@ -54,9 +59,12 @@ MEASURED_ON = "ai-edge-litert 2.3.0, Linux x86-64 (glibc 2.36), Python 3.11"
 
 # First invoke of float models: the Python wrapper's input and output views.
 INVOKE_FIXED_BYTES = 1_600
-# XNNPACK: the delegate, its subgraph, runtime and operator objects.
+# XNNPACK's first run: its threadpool and per-call scratch (an upper bound).
 XNNPACK_FIXED_BYTES = 40_000
-XNNPACK_PER_OPERATOR_BYTES = 2_048
+# The delegate object, its workspace handle, the CPU back end's context it asks for and
+# cpuinfo's tables (tflite/delegates/xnnpack/xnnpack_delegate.cc: Delegate::Delegate): 3,760 B
+# on the wheel's trace, counted with room.
+XNNPACK_DELEGATE_BYTES = 4_096
 # The widest output-channel tile an x86-64 microkernel packs to (AVX-512: 64 for qs8
 # depthwise; GEMMs 16 or 32), and the row tile of its GEMMs (indirection rows padded to it).
 XNNPACK_CHANNEL_TILE = 64
@@ -89,7 +97,7 @@ _RECURRENT_OPERATORS = (
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class HeapPart:
     """One part of the interpreter's heap, in bytes, and when it is taken."""
 
@@ -101,7 +109,7 @@ class HeapPart:
     allowance: bool = False  # bytes that are not the model's (glibc placement, the caller)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class InterpreterHeap:
     """Heap a LiteRT interpreter holds for a model under one delegate."""
 
@@ -162,7 +170,8 @@ def interpreter_heap(
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
-    setup = setup_blocks(model, arena_sizes)
+    view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
+    setup = setup_blocks(model, arena_sizes, view=view)
     created = [block for block in setup if block.phase == "create"]
     allocated = [block for block in setup if block.phase == "allocate"]
     arena_blocks = [block for block in allocated if block.block.part == "arenas"]
@@ -210,35 +219,10 @@ def interpreter_heap(
     if delegate == "none":
         parts.extend(first_invoke_parts(model))
         return InterpreterHeap("none", tuple(parts), MEASURED_ON)
-    packed, indirection = _xnnpack_weights_and_indirection(model)
-    delegated = sum(1 for s in model.subgraphs for op in s.operators if _delegable(s, op.inputs))
+    xnnpack = xnnpack_parts(model, arenas)
+    parts.extend(xnnpack)
     parts.extend(
         (
-            HeapPart(
-                "XNNPACK packed weights",
-                packed,
-                "setup",
-                False,
-                "weights and biases repacked per output-channel tile of the selected "
-                "microkernel (the model's own copy stays in the file)",
-            ),
-            HeapPart(
-                "XNNPACK indirection buffers",
-                indirection,
-                "setup",
-                False,
-                "one pointer per output pixel per kernel tap for spatial and depthwise "
-                "convolutions",
-            ),
-            HeapPart(
-                "XNNPACK workspace and runtime",
-                XNNPACK_FIXED_BYTES + XNNPACK_PER_OPERATOR_BYTES * delegated + arenas,
-                "setup",
-                False,
-                "XNNPACK's memory planner packs the delegated tensors into its workspace "
-                "(counted here at the builtin arena's size, which it never exceeds); its "
-                "subgraph, runtime and operator objects",
-            ),
             HeapPart(
                 "first-invoke buffers",
                 INVOKE_FIXED_BYTES,
@@ -268,7 +252,111 @@ def interpreter_heap(
     )
 
 
-@record(slots=True)
+def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
+    """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
+    workspace, exact where every delegated operator is modelled; its runtime and operator
+    objects, an upper bound."""
+    modelled = len(model.subgraphs) == 1
+    packed = indirection = delegated_count = 0
+    packed_exact = indirection_exact = modelled
+    workspace = 0
+    objects = XNNPACK_DELEGATE_BYTES
+    for subgraph in model.subgraphs:
+        split = heap_xnnpack.partition(subgraph)
+        objects += heap_xnnpack.objects_bound(subgraph, split)
+        if split.unmodelled:
+            # Operators the delegate may take, not modelled: counted as taken, with the old
+            # bound's room for what their operators allocate.
+            objects += XNNPACK_FIXED_BYTES + heap_xnnpack.objects_bound(
+                subgraph, heap_xnnpack.unmodelled_only(subgraph, split)
+            )
+        modelled = modelled and not split.unmodelled
+        taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
+        delegated_count += len(taken)
+        for operator in subgraph.operators:
+            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
+                continue
+            if operator.index not in taken and not (
+                operator.opcode in split.unmodelled and _delegable(subgraph, operator.inputs)
+            ):
+                continue
+            weights_request = xnnpack_packing.packed_weights_request(subgraph, operator)
+            if weights_request is None or operator.index not in taken:
+                packed_exact = False
+                packed += _bounded_weights(subgraph, operator)
+            else:
+                packed += xnnpack_packing.aligned_block(weights_request)
+            buffer_request = xnnpack_packing.indirection_request(subgraph, operator)
+            if buffer_request is None or operator.index not in taken:
+                indirection_exact = False
+                indirection += _bounded_indirection(subgraph, operator)
+            else:
+                indirection += xnnpack_packing.aligned_block(buffer_request)
+        workspace = max(
+            workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
+        )
+        if not xnnpack_workspace.workspace_is_exact(subgraph, split.delegated, model):
+            modelled = packed_exact = indirection_exact = False
+    packed_exact = packed_exact and modelled
+    indirection_exact = indirection_exact and modelled
+    return (
+        HeapPart(
+            "XNNPACK packed weights",
+            packed,
+            "setup",
+            packed_exact,
+            "weights and biases repacked per output-channel tile of the selected "
+            f"microkernel ({xnnpack_packing.HOST_TILES.name}; the model's own copy stays in the "
+            "file)",
+        ),
+        HeapPart(
+            "XNNPACK indirection buffers",
+            indirection,
+            "setup",
+            indirection_exact,
+            "one pointer per output pixel per kernel tap for spatial convolutions (rows "
+            "rounded to the GEMM's tile), a depthwise convolution's strided window",
+        ),
+        HeapPart(
+            "XNNPACK workspace",
+            xnnpack_packing.aligned_block(workspace) if modelled else arenas,
+            "setup",
+            modelled,
+            "XNNPACK's memory planner packs the values internal to each delegated partition "
+            "into one workspace (the largest partition's plan plus 32 B)"
+            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds"),
+        ),
+        HeapPart(
+            "XNNPACK runtime and operator objects",
+            objects,
+            "setup",
+            False,
+            "the delegate, its runtimes' value and operator arrays, each operator's object "
+            "and parameters, the delegate kernels' nodes: an upper bound per runtime, "
+            "operator and value (the wheel's blocks, each with glibc's alignment slack)",
+        ),
+    )
+
+
+def _bounded_weights(subgraph: Subgraph, operator: Operator) -> int:
+    """An operator whose packing is not modelled (hybrid weights, a multipass depthwise
+    kernel): every channel padded to the widest tile, with a bias and a scale per channel."""
+    weights = subgraph.tensors[operator.inputs[1]]
+    return glibc.aligned_usable(64, _padded_weights(weights) + 64)
+
+
+def _bounded_indirection(subgraph: Subgraph, operator: Operator) -> int:
+    if operator.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D") or not operator.outputs:
+        return 0
+    weights = subgraph.tensors[operator.inputs[1]]
+    output = subgraph.tensors[operator.outputs[0]]
+    if len(output.shape) != 4 or len(weights.shape) != 4:
+        return 0
+    size = _indirection_bytes(operator, weights.shape, output.shape)
+    return glibc.aligned_usable(64, size) if size else 0
+
+
+@dataclass(frozen=True, slots=True)
 class PhasedBlock:
     """A heap block and the call that makes it: Interpreter(...) or allocate_tensors()."""
 
@@ -317,9 +405,16 @@ def first_invoke_parts(model: Model) -> tuple[HeapPart, ...]:
     )
 
 
-def setup_blocks(model: Model, arena_sizes: Sequence[int]) -> list[PhasedBlock]:
+def setup_blocks(
+    model: Model, arena_sizes: Sequence[int], *, view: Model | None = None
+) -> list[PhasedBlock]:
     """Every block Interpreter(...) and allocate_tensors() leave allocated (builtin kernels),
-    from the model, its prepared subgraphs and each arena's high-water mark."""
+    from the model, its prepared subgraphs and each arena's high-water mark. With `view` (the
+    model as the planner sees it once a delegate took its partitions: heap_xnnpack), the
+    interpreter is created from the model and allocate_tensors() plans the view."""
+    created = creation_blocks(model)
+    if view is not None:
+        model, arena_sizes = view, heap_xnnpack.view_arena_sizes(view)
     plans = litert_plans(model)
     requests: list[tuple[str, int]] = []
     placements: list[tuple[int, int]] = []
@@ -333,7 +428,6 @@ def setup_blocks(model: Model, arena_sizes: Sequence[int]) -> list[PhasedBlock]:
                 if size > 0:
                     requests.append((f"subgraph {index} {name}", arena_request(size)))
         placements.append((len(plan.order.arena_order), len(plan.order.persistent_order)))
-    created = creation_blocks(model)
     allocated = allocation_blocks(
         model,
         [plan.prepared for plan in plans],
@@ -469,26 +563,6 @@ def _padded_weights(weights: Tensor, *, tile: int = XNNPACK_CHANNEL_TILE) -> int
     tiled = -(-channels // tile) * tile
     element = 4 if weights.dtype.name == "FLOAT32" else 1
     return tiled * (depth * element + 8)
-
-
-def _xnnpack_weights_and_indirection(model: Model) -> tuple[int, int]:
-    packed = indirection = 0
-    for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
-                continue
-            if operator.inputs[1] < 0 or not _delegable(subgraph, operator.inputs):
-                continue
-            weights = subgraph.tensors[operator.inputs[1]]
-            packed += glibc.usable(_padded_weights(weights) + 64)
-            if operator.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-                output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
-                if output is None or len(output.shape) != 4 or len(weights.shape) != 4:
-                    continue
-                size = _indirection_bytes(operator, weights.shape, output.shape)
-                if size:
-                    indirection += glibc.aligned_usable(64, size)
-    return packed, indirection
 
 
 def _indirection_bytes(

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph, Tensor
-from arenalens.records import record
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
@@ -59,7 +59,7 @@ ARENA_ALIGNMENT = 64  # kDefaultTensorAlignment / ResizableAlignedBuffer
 XNN_EXTRA_BYTES = 16  # TfLiteTensorResizeMaybeCopy pads every dynamic block by this
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Block:
     """One heap allocation the interpreter holds: what it is and the bytes it asked for."""
 

@@ -36,9 +36,9 @@ machine); AVX2 tiles are 8 columns, so 16 never falls under on x86-64.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from arenalens.ir import Model
-from arenalens.records import record
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import (
     TENSOR_STRUCT_BYTES,
@@ -120,7 +120,7 @@ CALLER_BASE_BYTES = 400
 CALLER_PER_EXTRA_INPUT_BYTES = 768
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class FirstInvoke:
     """The heap a first invoke adds to what setup left: kept after it, and its peak."""
 
@@ -131,7 +131,7 @@ class FirstInvoke:
     peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Gemm:
     """One GEMM as cpu_backend_gemm sees it: LHS rows × depth times depth × columns."""
 

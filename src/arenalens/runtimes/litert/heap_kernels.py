@@ -12,10 +12,10 @@ is counted with `UNKNOWN_*` upper bounds and the heap figure says it is an estim
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.records import record
 
 # Requests of Parse<Op> (the builtin options struct), by operator.
 PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
@@ -52,8 +52,12 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
+# The XNNPACK delegate's kernel node (runtimes/litert/heap_xnnpack.py's view): its blocks are
+# counted there, none through a parser, Init or Prepare of its own here.
+DELEGATE_OPCODE = "CUSTOM:TfLiteXNNPackDelegate"
 NO_PARSE = frozenset(
     {
+        DELEGATE_OPCODE,
         "ABS", "COMPLEX_ABS", "EXP", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1",
         "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
@@ -108,6 +112,7 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
 # Operators seen allocating nothing in Init.
 NO_INIT = frozenset(
     {
+        DELEGATE_OPCODE,
         "CONCATENATION", "MAXIMUM", "MINIMUM", "NEG", "PACK", "SHAPE", "SPLIT", "TRANSPOSE",
         "COMPLEX_ABS", "PAD",
     }
@@ -179,7 +184,7 @@ def _prepare_modelled(subgraph: Subgraph, operator: Operator) -> bool:
 _LSTM_PRECOMPUTED_WEIGHTS = (2, 6, 3, 7, 4, 8, 1, 5, 16)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class KernelFacts:
     """One node's kernel blocks at creation."""
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.lifetimes import NEVER_FREED
-from arenalens.records import record
 from arenalens.runtimes.litert.libstdcxx import UnorderedIntSet, libstdcxx_sort
 from arenalens.runtimes.litert.lifetimes import INPLACE_DATA_UNMODIFIED, INPLACE_INPUT0_SHARED
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, TensorState
@@ -33,7 +33,7 @@ SCALAR_TENSOR_BYTES = 4
 MAX_SHARABLE_INPUTS = 3
 
 
-@record
+@dataclass(frozen=True)
 class ArenaOrder:
     """What ArenaPlanner decided for one subgraph, before any offset is computed."""
 

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
@@ -32,7 +33,6 @@ from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Time
 from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
-from arenalens.records import record
 from arenalens.runtimes import MemoryBudget, Obstacle, Runtime, VerifyResult, VerifyRow
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
@@ -51,7 +51,7 @@ INSTALL_HINT = "pip install 'arenalens[runtime]'"
 PROBE_TIMEOUT_SECONDS = 300
 
 
-@record
+@dataclass(frozen=True)
 class LiteRtSubgraphPlan:
     """One subgraph: its prepared state and ArenaPlanner's decisions."""
 
@@ -267,7 +267,7 @@ def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
 # Verification against the real interpreter
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class RealTensor:
     """One tensor as the probe saw it."""
 
@@ -494,7 +494,7 @@ def _is_unplanned(prepared: PreparedSubgraph, tensor_index: int) -> bool:
     return allocation in (Allocation.ARENA_RW, Allocation.ARENA_RW_PERSISTENT, Allocation.MEM_NONE)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class LiteRtRuntime:
     """LiteRT as a `runtimes.Runtime`: the host interpreter only, one set of figures."""
 

@@ -10,6 +10,7 @@ reproduces the runtime's planner.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
@@ -19,7 +20,7 @@ from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
@@ -46,7 +47,7 @@ def _timeline(model: Model, build: Build) -> Timeline:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Entry:
     """One AllocationInfo entry TFLM submits to its planner."""
 

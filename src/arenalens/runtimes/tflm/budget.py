@@ -12,6 +12,7 @@ Where a kernel's bytes on that build are not known exactly, the budget says so
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property, partial
 from types import MappingProxyType
 
@@ -19,7 +20,6 @@ from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem, align_up
-from arenalens.records import record
 from arenalens.runtimes import MemoryBudget
 from arenalens.runtimes.sections import (
     ArenaSection,
@@ -47,7 +47,7 @@ from arenalens.runtimes.tflm.two_buffers import arena_split
 from arenalens.units import format_bytes_exact
 
 
-@record
+@dataclass(frozen=True)
 class SetupPrediction:
     """What the setup replay predicts for one plan on one build."""
 

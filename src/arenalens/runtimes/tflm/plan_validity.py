@@ -19,6 +19,7 @@ is set aside, with a note, and the rules alone decide.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from arenalens.builds.kernel_paths import (
     ALL_PATHS,
@@ -30,7 +31,6 @@ from arenalens.builds.kernel_paths import (
 from arenalens.ir import Model, PlanRecord, Tensor
 from arenalens.memo import recent_by_identity
 from arenalens.names import short_name
-from arenalens.records import record
 from arenalens.runtimes.tflm.lifetimes import execution_timeline, tflm_planned
 from arenalens.tflite.plan_record import EVERY_BUILD, record_matches
 from arenalens.tflite.reader import encode_offline_plan
@@ -42,7 +42,7 @@ VELA_OPCODE = NPU_OPCODE  # the operator Vela compiles a graph into
 MAX_REASONS = 6
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class PlacedTensor:
     """One tensor the offline plan places: where, how many bytes, and when it is really in use."""
 
@@ -54,7 +54,7 @@ class PlacedTensor:
     last: int
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class SharedBytes:
     """Two tensors the offline plan gives common bytes while both are live.
 
@@ -72,7 +72,7 @@ class SharedBytes:
     vela: bool = False
 
 
-@record
+@dataclass(frozen=True)
 class PlanValidity:
     """The offline plan's shared bytes and arenalens' record of where it holds."""
 

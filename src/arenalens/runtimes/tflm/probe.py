@@ -18,14 +18,13 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from arenalens.builds.build import Build, host_build
 from arenalens.builds.tflm import wheel_release
 from arenalens.errors import RuntimeUnavailableError, UsageError
-from arenalens.records import record
 from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
@@ -47,7 +46,7 @@ _TOO_SMALL = re.compile(
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Category:
     """One `print_allocations()` category line: bytes used (with alignment), requested, count."""
 
@@ -57,7 +56,7 @@ class Category:
     unit: str
 
 
-@record
+@dataclass(frozen=True)
 class Probe:
     """The outcome of constructing the interpreter with one arena size."""
 

@@ -23,16 +23,16 @@ in the tail, as "Persistent buffer data" (*micro_resource_variable.cc*):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Tensor
-from arenalens.records import record
 
 VAR_HANDLE = "VAR_HANDLE"
 ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ResourceBuffer:
     """One variable's buffer: allocated in the Prepare of one ASSIGN_VARIABLE."""
 
@@ -43,7 +43,7 @@ class ResourceBuffer:
     tensor: Tensor  # the assigned value: its bytes size the buffer
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ResourceVariables:
     """What resource variables cost one model's setup."""
 

@@ -10,12 +10,12 @@ captured for `print_allocations()`, so a crash is a result and not the end of ar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from arenalens.ir import Model
-from arenalens.records import record
 from arenalens.runtimes.child import run_in_child
 from arenalens.runtimes.tflm.probe import parse_allocations, reported, require_tflite_micro
 
@@ -24,7 +24,7 @@ RUN_TIMEOUT_SECONDS = 300.0
 _FLOAT_TYPES = ("FLOAT32", "FLOAT16", "FLOAT64")
 
 
-@record
+@dataclass(frozen=True)
 class RunResult:
     """What one child run saw: setup ok, head, outputs per invocation, and the log."""
 

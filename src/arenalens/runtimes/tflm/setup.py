@@ -22,7 +22,6 @@ from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model, Tensor
 from arenalens.planning.problem import align_up
-from arenalens.records import record
 from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.base import (
@@ -94,7 +93,7 @@ def _tensor_struct(
     return steps
 
 
-@record
+@dataclass(frozen=True)
 class PlanFacts:
     """What setup needs to know about the plan besides the model."""
 

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.setup_layout import (
@@ -61,7 +61,7 @@ class Action(enum.StrEnum):
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Allocation:
     """One step of TFLM's setup: an allocation (or a head / temp reset) and what it is for."""
 
@@ -80,7 +80,7 @@ class Allocation:
     fails_at: tuple[tuple[int, int], ...] = ()
 
 
-@record
+@dataclass(frozen=True)
 class SetupOutcome:
     """One replay: did setup fit, where it failed, and what print_allocations() would print."""
 
@@ -190,7 +190,7 @@ def minimal_arena_size(sequence: Sequence[Allocation], layout: RuntimeLayout = H
     return settle(sequence, layout).minimal_arena
 
 
-@record
+@dataclass(frozen=True)
 class Settled:
     """What every arena size from the minimal one on gives (`settle`): setup fits, with this head
     (None: the walk cannot tell, and only a replay can) and a tail that depends only on the

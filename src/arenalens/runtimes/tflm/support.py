@@ -9,11 +9,12 @@ kernels set up but refuse a type only when Invoke runs; those are reasons too, w
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.builds.build import HOST, Build
 from arenalens.cannot_run import group_refusals
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.records import record
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate, KernelContext
 from arenalens.runtimes.tflm.kernels.ethos_u import NPU_KERNELS
@@ -24,7 +25,7 @@ from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor
 from arenalens.vela.compiled import read_payload
 
 
-@record
+@dataclass(frozen=True)
 class Support:
     """Whether TFLM runs a model on one build, and the operators whose bytes are estimates."""
 

@@ -22,8 +22,9 @@ smallest size from which every larger one works.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.builds.abi import Abi
-from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import OverTemps
 from arenalens.runtimes.tflm.structs import TF_LITE_AFFINE_QUANTIZATION, TF_LITE_TENSOR
 
@@ -35,7 +36,7 @@ _DEALLOC_READS = ("quantization.type", "quantization.params", "affine.zero_point
 _DEALLOC_WRITES = ("quantization.type", "quantization.params", "data", "dims")
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Member:
     """One member of a temp view on one ABI: which temp (None: every live one), which struct,
     its byte range in that struct (None: to the struct's end), and the new values that break
@@ -48,7 +49,7 @@ class Member:
     breaks_on: frozenset[int] | None = None
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Hazard:
     """A persistent buffer's `OverTemps`, resolved to bytes on one ABI."""
 

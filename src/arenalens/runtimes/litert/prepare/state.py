@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import DTYPES_BY_NAME, Model, Operator, Subgraph, Tensor, dtype_for_code
-from arenalens.records import record
 from arenalens.tflite.reader import read_quantization_scales
 
 
@@ -30,7 +29,7 @@ class PrepareStatus(enum.Enum):
     OUTPUT_SHAPE_NOT_KNOWN = "output shape not known"  # kTfLiteOutputShapeNotKnown ends a chunk
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class RuntimeTensor:
     """One tensor after Prepare; runtime-added tensors have indices past the model's."""
 
@@ -45,7 +44,7 @@ class RuntimeTensor:
     role: str = ""  # what a temporary holds ("im2col", "accumulator", ...)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class RuntimeNode:
     """One node of the execution plan after Prepare."""
 
@@ -59,7 +58,7 @@ class RuntimeNode:
     dynamic_output: bool  # Prepare ended its chunk here
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TensorState:
     """A tensor's bytes and allocation type at one moment (PlanAllocations sees the first)."""
 
@@ -67,7 +66,7 @@ class TensorState:
     allocation: Allocation
 
 
-@record
+@dataclass(frozen=True)
 class PreparedSubgraph:
     """One subgraph as LiteRT's ArenaPlanner sees it."""
 
@@ -261,7 +260,7 @@ class NodeContext:
 PrepareFunction = Callable[[NodeContext], PrepareStatus | None]
 
 
-@record
+@dataclass(frozen=True)
 class KernelRule:
     """How one builtin's optimized kernel changes the graph in Init and Prepare."""
 

@@ -16,7 +16,7 @@ computes struct sizes from field lists (`abi.Struct`), so one rule serves the 64
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -28,7 +28,7 @@ from arenalens.analysis.operands import operands as operands  # noqa: PLC0414
 from arenalens.builds.build import REFERENCE, Build
 from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.tflite.custom_options import custom_options
 from arenalens.units import format_bytes_exact
@@ -40,7 +40,7 @@ SETUP = "setup"  # AllocateTensors fails: the model cannot be set up
 INVOKE = "invoke"  # setup succeeds, Invoke fails
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TempField:
     """A member of one of the kernel's live temp TfLiteTensors that Prepare reads after it wrote
     a persistent buffer: `name` is a TfLiteTensor member ("dims", "type", "data", "bytes",
@@ -54,7 +54,7 @@ class TempField:
     breaks_on: frozenset[int] | None = None
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class OverTemps:
     """How a persistent buffer a kernel fills in Prepare, while its temp TfLiteTensors are live,
     can break setup (`temp_overlap`). AllocatePersistentBuffer checks the head, not the temp end,
@@ -73,7 +73,7 @@ class OverTemps:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Persistent:
     """`AllocatePersistentBuffer(nbytes)`: tail, 16-aligned, kept for the model's life."""
 
@@ -86,7 +86,7 @@ class Persistent:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TempTensor:
     """`AllocateTempInputTensor` / `AllocateTempOutputTensor` / `...IntermediateTensor`: a
     TfLiteTensor struct (and its quantization copy) in temp memory until Prepare ends."""
@@ -95,7 +95,7 @@ class TempTensor:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class TempBytes:
     """`AllocateTempBuffer(nbytes, alignment)`: temp memory until Prepare ends."""
 
@@ -104,7 +104,7 @@ class TempBytes:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Scratch:
     """`RequestScratchBufferInArena(nbytes)`: a head buffer, live while the operator runs."""
 
@@ -113,7 +113,7 @@ class Scratch:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class OutputShape:
     """Prepare rewrites an output's dims (`CreateWritableTensorDimsWithCopy`, after a
     `Persistent` copy of them): TFLM plans the output, and checks it for dynamic dims, with this
@@ -124,7 +124,7 @@ class OutputShape:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Refusal:
     """The kernel refuses this operator: setup fails (`SETUP`) or Invoke does (`INVOKE`)."""
 
@@ -135,7 +135,7 @@ class Refusal:
     fix: str = ""
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ScratchNumberAtLeast:
     """Eval checks the model-wide number of the operator's first scratch request
     (`TFLITE_DCHECK_GE(buffer_idx, minimum)`): the setups (`setups`), which count the requests of
@@ -147,7 +147,7 @@ class ScratchNumberAtLeast:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """The rule is not exact for this case: the bytes may be off by up to `margin_bytes`."""
 
@@ -167,7 +167,7 @@ Event = (
 )
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Fixed:
     """A struct size known only as measured on the 64-bit wheel (bytes, alignment): used as is on
     every build, an upper bound where pointers shrink. Rules should move to a `Struct`."""
@@ -177,7 +177,7 @@ class Fixed:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class KernelContext:
     """One operator of one model, seen by the kernel of one build."""
 
@@ -264,7 +264,7 @@ RuleFunction = Callable[[KernelContext], Events]
 DistanceFunction = Callable[[KernelContext, frozenset[int], int], "int | None"]
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class AccessOrder:
     """The order a kernel writes its output and reads its data inputs, as far as letting the
     output start below a dying input goes (`access_order` builds the traces, `overlap` pairs the
@@ -277,7 +277,7 @@ class AccessOrder:
     distance: DistanceFunction
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class NoOverlap:
     """The kernel's output may never share bytes with an input, and why (it re-reads its input,
     keeps state, writes before it reads, or nobody has traced its loops)."""
@@ -285,7 +285,7 @@ class NoOverlap:
     reason: str
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class AccessByPath:
     """A library kernel whose loops depend on the operator (its types, shapes, the core's code
     path): `choose` gives the order of the path this operator takes, or None where the library
@@ -333,7 +333,7 @@ def default_resolver_method(opcode: str) -> str:
     return "Add" + "".join(w if w[:1].isdigit() else w[:1].upper() + w[1:].lower() for w in words)
 
 
-@record
+@dataclass(frozen=True)
 class KernelRule:
     """One registered kernel: its source, parsed options, its Init and Prepare events, the
     tensors it takes (`operands`) and the order it reads and writes them (`access`: whether its
@@ -420,7 +420,7 @@ def variant(reference: KernelRule, *, library: str, source: str, **changes: Any)
     return replace(reference, source=source, library=library, reference=reference, **changes)
 
 
-@record
+@dataclass(frozen=True)
 class OptimizedKernels:
     """A kernel library TFLM builds with `OPTIMIZED_KERNEL_DIR=<dir>`: the operators whose
     kernel it takes from that directory (`replaces`) and arenalens's rule for each (`rules`,

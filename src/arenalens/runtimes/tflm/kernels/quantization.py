@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import math
 import struct
+from dataclasses import dataclass
 
 from arenalens.builds.build import Build
 from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES
 from arenalens.ir import Tensor
-from arenalens.records import record
 from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
     dim,
@@ -118,7 +118,7 @@ def g(value: float) -> str:
     return f"{value:.6g}"
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Multiplier:
     """QuantizeMultiplier's result: the int32 significand and the shift (a power of two)."""
 

@@ -9,11 +9,12 @@ silent default.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.records import record
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
 
@@ -23,7 +24,7 @@ _UNMODELLED_BUILTIN = (32, 4)
 _UNMODELLED_OP_DATA = 64
 
 
-@record
+@dataclass(frozen=True)
 class OperatorSetup:
     """One operator's setup on one build: what its kernel allocates, refuses, or leaves unknown.
 

@@ -16,7 +16,8 @@ always keeps them all.
 
 from __future__ import annotations
 
-from arenalens.records import record
+from dataclasses import dataclass
+
 from arenalens.runtimes.tflm.abi import Struct, struct
 from arenalens.runtimes.tflm.kernels import base
 from arenalens.runtimes.tflm.kernels.common import UNARY, rank
@@ -106,7 +107,7 @@ def kiss_fftr_state_bytes(fft_length: int, complex_bytes: int, pointer_bytes: in
     return 3 * pointer_bytes + complex_state + complex_bytes * (half * 3 // 2)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Slot:
     """One tensor a Prepare fetches, and what it checks on it (None: not checked)."""
 

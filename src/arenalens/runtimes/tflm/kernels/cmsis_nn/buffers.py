@@ -19,8 +19,10 @@ only above 8 output channels (GCC: above 1).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.builds.build import ISA_DSP, ISA_MVE
-from arenalens.records import quick_init, record
+from arenalens.records import quick_init
 
 # arm_nn_compiler.h: CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD, GCC value
 # (armclang: 8).
@@ -32,7 +34,7 @@ REVERSE_TCOL_EFFICIENT_THRESHOLD = 16
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Dims:
     """cmsis_nn_dims: batch, height, width, channels."""
 
@@ -43,7 +45,7 @@ class Dims:
 
 
 @quick_init
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class ConvParams:
     """The fields of cmsis_nn_conv_params (and _dw_conv_params) the size functions read.
     `stride_w` None: the caller never set it (TFLM's depthwise Prepare leaves it uninitialised)."""

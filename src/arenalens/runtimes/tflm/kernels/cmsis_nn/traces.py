@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arenalens.builds.build import ISA_DSP, ISA_MVE, ISA_NONE
 from arenalens.ir import Tensor
-from arenalens.records import record
 from arenalens.runtimes.tflm.access_order import (
     MAX_TRACE_EVENTS,
     NO_READ,
@@ -75,7 +75,7 @@ DW_TO_CONV_THRESHOLD_GCC = 1
 DW_TO_CONV_THRESHOLD_ARMCLANG = 8
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Geometry:
     """An NHWC input and output, the window between them, and their element sizes."""
 

@@ -17,6 +17,8 @@ and ESP32-P4 get their own functions and every other chip the generic optimised 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenalens.builds.build import (
     ISA_ESP32P4,
     ISA_ESP32S3,
@@ -25,7 +27,6 @@ from arenalens.builds.build import (
     Build,
 )
 from arenalens.builds.records import LibraryRelease
-from arenalens.records import record
 
 # The chip paths (`Build.isa` of an ESP-NN build).
 S3 = ISA_ESP32S3
@@ -51,7 +52,7 @@ S3_DEPTHWISE_INT16_LIMIT = 48 * 1024
 P4_L1D_BUDGET = 32768
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class EspNn:
     """The esp-nn a firmware links: its chip path and release."""
 
@@ -67,7 +68,7 @@ def esp_nn_of(build: Build) -> EspNn:
     return EspNn(build.isa, build.library_release)
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Dims:
     """data_dims_t as esp-tflite-micro fills it: width, height, channels."""
 
@@ -76,7 +77,7 @@ class Dims:
     channels: int
 
 
-@record(slots=True)
+@dataclass(frozen=True, slots=True)
 class Window:
     """The conv_params_t / dw_conv_params_t fields the size functions read: TFLM's computed
     padding (not its offsets), strides and the depth multiplier."""

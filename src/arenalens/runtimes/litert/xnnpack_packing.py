@@ -1,0 +1,252 @@
+"""The bytes XNNPACK packs each operator's weights into and the indirection buffers it keeps,
+from XNNPACK's sources (*src/operators/convolution-nhwc.c, src/operators/fully-connected-nc.c,
+src/configs/gemm-config.c, src/configs/dwconv-config.c, src/configs/vmulcaddc-config.c,
+src/operator-utils.c, src/microkernel-utils.c*), for the microkernels the measuring machine
+selects.
+
+* **Microkernel** (`select_microkernel_type`): a convolution with one input and one output
+  channel per group runs as vmulcaddc (float, 1×1, unit stride, no padding) or depthwise;
+  a 1×1 unit-stride convolution and a fully connected operator as a GEMM; the rest as IGEMM
+  (a depthwise convolution with a depth multiplier over 1 is grouped: one group per input
+  channel).
+* **Packed weights** (`xnn_get_pointer_to_write_weights`, one 64-aligned block per operator,
+  its size rounded up to 64 B): a GEMM / IGEMM packs, per group, `round_up(channels, nr)`
+  output channels, each with its bias (4 B), `taps × round_up(depth, kr)` weights and, for
+  int8 (per-channel weights: qs8_qc8w), a float scale; a depthwise convolution packs
+  `round_up(channels, channel tile)` channels of bias, `primary tile` taps of weights and
+  (int8) a scale; vmulcaddc a scale and a bias per channel, channels to a tile of 4. The
+  tiles are this CPU's configuration (`HOST_TILES`).
+* **Indirection buffers** (reshape): an IGEMM convolution keeps one pointer per tap per output
+  pixel, pixels rounded up to the row tile XNNPACK's heuristic picks (1 or the GEMM's mr, by
+  its cost formula); a depthwise convolution `primary_tile − taps + output_height × (taps +
+  (output_width − 1) × step_width × kernel_height)` pointers, step_width the stride (the kernel
+  width when dilated), rounded up to 64 B.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arenalens.ir import Operator, Subgraph, Tensor
+from arenalens.runtimes.litert import glibc
+
+XNN_EXTRA_BYTES = 16  # include/xnnpack.h, x86
+XNN_ALLOCATION_ALIGNMENT = 64  # src/xnnpack/common.h, x86-64 with AVX-512
+POINTER_BYTES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class GemmTile:
+    """A GEMM microkernel's tile: rows (mr), output channels (nr), depth unroll (kr)."""
+
+    mr: int
+    nr: int
+    kr: int
+
+
+@dataclass(frozen=True, slots=True)
+class DepthwiseTile:
+    """A depthwise microkernel family: its channel tile and its unipass primary tiles."""
+
+    channels: int
+    primary_tiles: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class XnnpackTiles:
+    """The microkernels XNNPACK selects on one CPU, as its configs pick them."""
+
+    name: str
+    f32_gemm: GemmTile
+    f32_gemm_narrow: GemmTile | None  # the "nr2" config, for fewer output channels than nr
+    qs8_gemm: GemmTile
+    f32_depthwise: DepthwiseTile
+    qs8_depthwise: DepthwiseTile
+
+
+# x86-64 with AVX-512 (skx), VNNI and AMX-INT8 (the measuring machine: tests/data/
+# litert_heap.json's cpu_flags): gemm-config.c picks f32 7x32__avx512f_broadcast (7x16 for
+# fewer than 32 output channels) and qs8_qc8w 16x64c4__avx512amx; dwconv-config.c f32
+# {3,4,9,25}p16c__avx512f and qs8_qc8w {3,9,25}p32c__avx512skx_mul32.
+HOST_TILES = XnnpackTiles(
+    "x86-64 AVX-512 + AMX-INT8",
+    f32_gemm=GemmTile(mr=7, nr=32, kr=1),
+    f32_gemm_narrow=GemmTile(mr=7, nr=16, kr=1),
+    qs8_gemm=GemmTile(mr=16, nr=64, kr=4),
+    f32_depthwise=DepthwiseTile(16, (3, 4, 9, 25)),
+    qs8_depthwise=DepthwiseTile(32, (3, 9, 25)),
+)
+
+WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
+
+
+def constant_input(subgraph: Subgraph, inputs: Sequence[int], position: int) -> Tensor | None:
+    if len(inputs) <= position or inputs[position] < 0:
+        return None
+    tensor = subgraph.tensors[inputs[position]]
+    return tensor if tensor.has_data else None
+
+
+def round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _gemm_tile(kind: str, tiles: XnnpackTiles, channels: int, *, gemm: bool) -> GemmTile:
+    """The GEMM an operator packs for. Float: a convolution (igemm) takes the narrower "nr2"
+    config when the default's nr exceeds its output channels (convolution-nhwc.c); a fully
+    connected operator, and a 1×1 convolution XNNPACK runs as one, also when nr2 wastes fewer
+    channels and the default wastes over 1% of them (microkernel-utils.c: xnn_use_nr2)."""
+    narrow = tiles.f32_gemm_narrow
+    if kind != "FLOAT32" or narrow is None:
+        return tiles.qs8_gemm if kind != "FLOAT32" else tiles.f32_gemm
+    nr, nr2 = tiles.f32_gemm.nr, narrow.nr
+    waste, waste2 = (nr - channels % nr) % nr, (nr2 - channels % nr2) % nr2
+    if nr > channels or (gemm and waste2 < waste and waste * 100 > channels):
+        return narrow
+    return tiles.f32_gemm
+
+
+def _depthwise_tile(kind: str, tiles: XnnpackTiles) -> DepthwiseTile:
+    return tiles.f32_depthwise if kind == "FLOAT32" else tiles.qs8_depthwise
+
+
+@dataclass(frozen=True, slots=True)
+class _Convolution:
+    """How XNNPACK runs one convolution or fully connected operator (convolution-nhwc.c:
+    select_microkernel_type): its microkernel family and its groups' shape."""
+
+    microkernel: str  # vmulcaddc | dwconv | igemm | gemm
+    groups: int
+    group_input_channels: int
+    group_output_channels: int
+    taps: int
+    kind: str  # FLOAT32 | INT8 | UINT8
+
+
+def _convolution(subgraph: Subgraph, operator: Operator) -> _Convolution | None:
+    weights = constant_input(subgraph, operator.inputs, 1)
+    if operator.opcode not in WEIGHTED or weights is None or not weights.shape:
+        return None
+    kind, shape, options = weights.dtype.name, weights.shape, operator.options
+    if operator.opcode == "FULLY_CONNECTED":
+        depth = 1
+        for dim in shape[1:]:
+            depth *= dim
+        return _Convolution("gemm", 1, depth, shape[0], 1, kind)
+    if len(shape) != 4:
+        return None
+    taps = shape[1] * shape[2]
+    if operator.opcode == "DEPTHWISE_CONV_2D":
+        multiplier = int(options.get("depth_multiplier", 1) or 1)
+        groups, group_input, group_output = shape[3] // max(multiplier, 1), 1, multiplier
+    else:
+        data = subgraph.tensors[operator.inputs[0]]
+        channels = data.shape[-1] if data.shape else shape[3]
+        groups = max(channels // max(shape[3], 1), 1)
+        group_input, group_output = shape[3], shape[0] // groups
+    stride_w = int(options.get("stride_w", 1) or 1)
+    stride_h = int(options.get("stride_h", 1) or 1)
+    dilated = any(int(options.get(key, 1) or 1) != 1 for key in _DILATIONS)
+    unit_1x1 = taps == 1 and stride_w == 1 and stride_h == 1 and not dilated
+    if group_input == 1 and group_output == 1:
+        if unit_1x1 and kind == "FLOAT32":
+            return _Convolution("vmulcaddc", groups, 1, 1, 1, kind)
+        return _Convolution("dwconv", groups, 1, 1, taps, kind)
+    return _Convolution(
+        "gemm" if unit_1x1 else "igemm", groups, group_input, group_output, taps, kind
+    )
+
+
+_DILATIONS = ("dilation_w_factor", "dilation_h_factor", "dilation_wfactor", "dilation_hfactor")
+VMULCADDC_CHANNEL_TILE = 4  # f32 vmulcaddc c4__sse_2x (vmulcaddc-config.c); none for int8
+
+
+def _primary_tile(taps: int, tile: DepthwiseTile) -> int | None:
+    fitting = [primary for primary in tile.primary_tiles if primary >= taps]
+    return min(fitting) if fitting else None
+
+
+def packed_weights_request(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int | None:
+    """Bytes XNNPACK asks for to pack one operator's weights (None: not modelled)."""
+    convolution = _convolution(subgraph, operator)
+    if convolution is None:
+        return None
+    element = 4 if convolution.kind == "FLOAT32" else 1
+    scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
+    groups = convolution.groups
+    if convolution.microkernel == "vmulcaddc":
+        # A scale and a bias per channel.
+        return round_up(8 * round_up(groups, VMULCADDC_CHANNEL_TILE), 64)
+    if convolution.microkernel == "dwconv":
+        tile = _depthwise_tile(convolution.kind, tiles)
+        primary = _primary_tile(convolution.taps, tile)
+        if primary is None:
+            return None  # multipass depthwise kernels are not modelled
+        per_channel = 4 + primary * element + scale
+        return round_up(round_up(groups, tile.channels) * per_channel, 64)
+    gemm = _gemm_tile(
+        convolution.kind,
+        tiles,
+        convolution.group_output_channels,
+        gemm=convolution.microkernel == "gemm",
+    )
+    depth = round_up(convolution.group_input_channels, gemm.kr)
+    per_channel = 4 + convolution.taps * depth * element + scale
+    return round_up(groups * round_up(convolution.group_output_channels, gemm.nr) * per_channel, 64)
+
+
+def indirection_request(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int | None:
+    """Bytes of one convolution's indirection buffer (0: none; None: not modelled)."""
+    convolution = _convolution(subgraph, operator)
+    if convolution is None:
+        return None
+    if convolution.microkernel in ("vmulcaddc", "gemm"):
+        return 0
+    weights = subgraph.tensors[operator.inputs[1]]
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
+    if output is None or len(output.shape) != 4:
+        return None
+    batch, height, width = output.shape[0], output.shape[1], output.shape[2]
+    kernel_height, kernel_width = weights.shape[1], weights.shape[2]
+    taps = convolution.taps
+    if convolution.microkernel == "dwconv":
+        primary = _primary_tile(taps, _depthwise_tile(convolution.kind, tiles))
+        if primary is None:
+            return None
+        options = operator.options
+        dilated = any(int(options.get(key, 1) or 1) != 1 for key in _DILATIONS)
+        step_width = kernel_width if dilated else int(options.get("stride_w", 1) or 1)
+        step_height = taps + (width - 1) * step_width * kernel_height
+        pointers = max(batch, 1) * (primary - taps + height * step_height)
+        return round_up(pointers * POINTER_BYTES, XNN_ALLOCATION_ALIGNMENT)
+    del batch  # one image's indirection serves every image of the batch
+    gemm = _gemm_tile(convolution.kind, tiles, convolution.group_output_channels, gemm=False)
+    pixels = height * width
+    return round_up(pixels, heuristic_mr(pixels, gemm)) * taps * POINTER_BYTES
+
+
+def heuristic_mr(rows: int, gemm: GemmTile) -> int:
+    """xnn_get_heuristic_mr_igemm: the row tile for `rows` output pixels among the configured
+    microkernels (1 and mr): an exact fit, else the least `ceil(rows / mr) × (3 (mr + nr) +
+    mr nr)`, the larger on a tie."""
+    available = (1, gemm.mr)
+    if rows == 0:
+        return gemm.mr
+    if rows <= gemm.mr and rows in available:
+        return rows
+    best, best_cost = gemm.mr, None
+    for mr in available:
+        cost = -(-rows // mr) * (3 * (mr + gemm.nr) + mr * gemm.nr)
+        if best_cost is None or cost <= best_cost:
+            best, best_cost = mr, cost
+    return best
+
+
+def aligned_block(request: int) -> int:
+    """xnn_allocate_simd_memory(n): posix_memalign(64, n) as glibc hands it out (upper)."""
+    return glibc.aligned_usable(XNN_ALLOCATION_ALIGNMENT, request) if request > 0 else 0

@@ -1,0 +1,350 @@
+"""XNNPACK's workspace: its memory planner over the values inside each delegated subset, from
+XNNPACK's sources (*src/memory-planner.c, src/runtime.c: xnn_plan_memory and
+optimize_tensor_allocation_for_in_place_operations, src/subgraph.c: xnn_subgraph_fusion and
+the clamp merge*).
+
+The runtime's nodes are the subset's operators, with a static reshape (a copy) before each
+fully connected operator that does not keep its input's dimensions; a zero spatial PAD whose
+output only a VALID convolution reads is folded into it; dead nodes are removed; a clamp
+(RELU, RELU6, RELU_N1_TO_1) is folded into a clamping producer whose output only it reads.
+Every value internal to the subset is one usage record of `round_up(round_up(bytes, 16), 64)`
+bytes live from its first to its last node; an element-wise, copy or softmax node's output
+takes its first input's record when both are internal, each has one consumer and their sizes
+are equal. Records are placed largest first at the smallest gap that fits among those whose
+node ranges overlap; the workspace is the end of the highest record plus 2 × 16 bytes, one
+64-aligned block shared by the delegate's runtimes (the largest plan).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arenalens.ir import Model, Subgraph, Tensor
+from arenalens.runtimes.litert.heap_xnnpack import keeps_dims, node_subsets
+from arenalens.runtimes.litert.xnnpack_packing import (
+    XNN_ALLOCATION_ALIGNMENT,
+    XNN_EXTRA_BYTES,
+    round_up,
+)
+
+
+def value_bytes(tensor: Tensor) -> int:
+    """xnn_get_rounded_size: bytes rounded to XNN_EXTRA_BYTES, then to the alignment."""
+    return round_up(round_up(tensor.nbytes, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
+
+
+def workspace_request(
+    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
+) -> int:
+    """Bytes of the workspace the runtimes of one subgraph ask for (0: no internal values).
+
+    Each delegate kernel plans its own runtime over the values inside its subset (its inputs
+    and outputs are LiteRT's tensors); they share the delegate's workspace, which grows to the
+    largest plan (`initialize_workspace_values`). Where removing dead nodes cascades (a node
+    that only fed removed nodes), the plan keeps every node: an upper bound
+    (`workspace_is_exact` says which)."""
+    largest = 0
+    exact = workspace_is_exact(subgraph, delegated, model)
+    for subset in node_subsets(subgraph, delegated):
+        if not subset.delegated:
+            continue
+        boundary = set(subset.inputs) | set(subset.outputs)
+        nodes = _nodes(subgraph, subset.operators, boundary, model, prune=exact)
+        planned = _plan_nodes(subgraph, nodes, boundary)
+        if planned:
+            largest = max(largest, planned + 2 * XNN_EXTRA_BYTES)
+    return largest
+
+
+def workspace_is_exact(
+    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
+) -> bool:
+    """Whether the workspace is XNNPACK's plan: no dead-node removal cascades."""
+    for subset in node_subsets(subgraph, delegated):
+        if subset.delegated:
+            boundary = set(subset.inputs) | set(subset.outputs)
+            nodes = _nodes(subgraph, subset.operators, boundary, model, prune=False)
+            if _drop_dead_nodes(nodes, boundary) > 1:
+                return False
+    return True
+
+
+_CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clamp nodes
+_UNARY = frozenset(
+    [
+        "ABS",
+        "CEIL",
+        "COS",
+        "EXP",
+        "FLOOR",
+        "GELU",
+        "HARD_SWISH",
+        "LOG",
+        "NEG",
+        "ROUND",
+        "RSQRT",
+        "SIN",
+        "SQRT",
+        "SQUARE",
+        "LOGISTIC",
+        "TANH",
+        "ELU",
+        "LEAKY_RELU",
+        "QUANTIZE",
+        "DEQUANTIZE",
+    ]
+)
+_BINARY = frozenset(["ADD", "MUL", "SUB", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"])
+_RESHAPES = ("RESHAPE", "EXPAND_DIMS")
+# Nodes a following clamp folds into (subgraph.c: has_clamp).
+_CLAMPING = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    kind: str  # clamp | unary | binary | copy | softmax | the opcode
+    inputs: list[int]
+    outputs: list[int]
+    operator: int  # the model's operator it comes from
+
+
+def _nodes(
+    subgraph: Subgraph,
+    run: Sequence[int],
+    boundary: set[int],
+    model: Model | None = None,
+    *,
+    prune: bool = True,
+) -> list[_Node]:
+    """The runtime's nodes for a run. The delegate defines a copy (static reshape) before each
+    FULLY_CONNECTED that does not keep its input's dimensions, whose output is a new internal
+    value of the input's bytes (numbered after the model's tensors); XNNPACK's optimizer folds
+    a zero spatial PAD into the convolution after it, removes dead nodes, and folds a clamp
+    into a clamping producer whose output only the clamp reads."""
+    nodes: list[_Node] = []
+    fresh = len(subgraph.tensors)
+    for index in run:
+        operator = subgraph.operators[index]
+        inputs = [tensor for tensor in operator.inputs if tensor >= 0]
+        outputs = [tensor for tensor in operator.outputs if tensor >= 0]
+        if operator.opcode == "FULLY_CONNECTED" and inputs and not keeps_dims(operator):
+            nodes.append(_Node("copy", [inputs[0]], [fresh], index))
+            inputs = [fresh, *inputs[1:]]
+            fresh += 1
+        kind = operator.opcode
+        if kind in _CLAMPS:
+            kind = "clamp"
+        elif kind in _UNARY:
+            kind = "unary"
+        elif kind in _BINARY:
+            kind = "binary"
+        elif kind in _RESHAPES:
+            kind, inputs = "copy", inputs[:1]
+        elif kind == "SOFTMAX":
+            kind = "softmax"
+        nodes.append(_Node(kind, inputs, outputs, index))
+    if model is not None:
+        _fuse_pads(subgraph, nodes, boundary, model)
+    if prune:
+        _drop_dead_nodes(nodes, boundary)
+    merged = True
+    while merged:
+        merged = False
+        consumers = _consumers(nodes, boundary)
+        producers = {tensor: node for node in nodes for tensor in node.outputs}
+        for node in nodes:
+            if node.kind != "clamp" or consumers.get(node.inputs[0], 0) > 1:
+                continue
+            producer = producers.get(node.inputs[0])
+            if producer is None or producer.kind not in ("clamp", *_CLAMPING):
+                continue
+            producer.outputs[0] = node.outputs[0]
+            nodes.remove(node)
+            merged = True
+            break
+    return nodes
+
+
+def _fuse_pads(subgraph: Subgraph, nodes: list[_Node], boundary: set[int], model: Model) -> None:
+    """A zero PAD of the spatial axes whose output only a VALID-padded convolution or depthwise
+    convolution reads is folded into that convolution's padding (subgraph.c:
+    xnn_subgraph_fusion); its output leaves the workspace."""
+    consumers = _consumers(nodes, boundary)
+    for pad in [node for node in nodes if node.kind == "PAD"]:
+        output = pad.outputs[0] if pad.outputs else -1
+        if consumers.get(output) != 1:
+            continue
+        reader = next((node for node in nodes if output in node.inputs), None)
+        if reader is None or reader.kind not in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            continue
+        convolution = subgraph.operators[reader.operator]
+        if convolution.options.get("padding") not in (1, "VALID"):
+            continue  # SAME padding: XNN_FLAG_TENSORFLOW_SAME_PADDING blocks the fusion
+        operator = subgraph.operators[pad.operator]
+        values = _int_values(model, subgraph, operator.inputs[1])
+        if values is None or len(values) != 8 or any(values[i] for i in (0, 1, 6, 7)):
+            continue
+        reader.inputs[reader.inputs.index(output)] = pad.inputs[0]
+        nodes.remove(pad)
+
+
+def _int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] | None:
+    tensor = subgraph.tensors[index] if index >= 0 else None
+    if tensor is None or not tensor.has_data or tensor.dtype.name not in ("INT32", "INT64"):
+        return None
+    width = 4 if tensor.dtype.name == "INT32" else 8
+    raw = model.buffer_bytes(tensor.buffer)
+    if len(raw) != width * tensor.element_count:
+        return None
+    return tuple(
+        int.from_bytes(raw[i : i + width], "little", signed=True) for i in range(0, len(raw), width)
+    )
+
+
+def _drop_dead_nodes(nodes: list[_Node], boundary: set[int]) -> int:
+    """A node none of whose outputs is read (by a node or by the caller) is removed (XNNPACK's
+    subgraph clean-up). Returns how many rounds removed nodes: after one, the nodes that
+    only fed removed ones are removed too, but the wheel's order of that cascade is not
+    replayed (see workspace_request)."""
+    rounds = 0
+    while True:
+        read = {tensor for node in nodes for tensor in node.inputs} | boundary
+        dead = [node for node in nodes if not any(tensor in read for tensor in node.outputs)]
+        if not dead:
+            return rounds
+        for node in dead:
+            nodes.remove(node)
+        rounds += 1
+
+
+def runtime_operators(
+    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
+) -> list[int]:
+    """The delegated operators that keep a node in XNNPACK's runtime (dead ones removed), in
+    execution order: the ones whose weights are packed and indirection buffers made (every
+    delegated one where the removal cascades: an upper bound)."""
+    kept: list[int] = []
+    prune = workspace_is_exact(subgraph, delegated, model)
+    for subset in node_subsets(subgraph, delegated):
+        if subset.delegated:
+            boundary = set(subset.inputs) | set(subset.outputs)
+            nodes = _nodes(subgraph, subset.operators, boundary, model, prune=prune)
+            kept.extend(dict.fromkeys(node.operator for node in nodes))
+    return kept
+
+
+def _consumers(nodes: Sequence[_Node], boundary: set[int]) -> dict[int, int]:
+    """Each value's consumers in the runtime, plus one for a value the caller reads."""
+    counts: dict[int, int] = {}
+    for node in nodes:
+        for tensor in dict.fromkeys(node.inputs):
+            counts[tensor] = counts.get(tensor, 0) + 1
+    for tensor in boundary:
+        if tensor in counts or any(tensor in node.outputs for node in nodes):
+            counts[tensor] = counts.get(tensor, 0) + 1
+    return counts
+
+
+def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) -> int:
+    consumers = _consumers(nodes, boundary)
+    raw: dict[int, int] = {}
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    first_consumer: dict[int, int] = {}
+    for position, node in enumerate(nodes):
+        for tensor in node.inputs:
+            first_consumer.setdefault(tensor, position)
+        for tensor in (*node.inputs, *node.outputs):
+            if tensor < len(subgraph.tensors):
+                if subgraph.tensors[tensor].has_data or tensor in boundary:
+                    continue
+                raw[tensor] = subgraph.tensors[tensor].nbytes
+            first.setdefault(tensor, position)
+            last[tensor] = position
+    for node in nodes:
+        for tensor in node.outputs:
+            if tensor >= len(subgraph.tensors):
+                source = node.inputs[0]
+                raw[tensor] = raw[source] if source in raw else subgraph.tensors[source].nbytes
+    reused: dict[int, int] = {}
+    for node in nodes:
+        # An element-wise, copy, softmax or reshape node's output takes its first input's bytes
+        # when both live in the workspace, each has one consumer and their sizes are equal
+        # (runtime.c: optimize_tensor_allocation_for_in_place_operations).
+        if node.kind not in ("clamp", "unary", "binary", "copy", "softmax") or not node.outputs:
+            continue
+        output = node.outputs[0]
+        found = next(
+            (
+                tensor
+                for tensor in node.inputs
+                if tensor in raw
+                and output in raw
+                and consumers.get(tensor) == 1
+                and raw[tensor] == raw[output]
+            ),
+            None,
+        )
+        if found is None or consumers.get(output) != 1:
+            continue
+        root = found
+        while root in reused:
+            root = reused[root]
+        reused[output] = root
+        last[root] = first_consumer.get(output, last[output])
+    records = [
+        (
+            round_up(round_up(raw[tensor], XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT),
+            first[tensor],
+            last[tensor],
+        )
+        for tensor in sorted(raw)
+        if tensor not in reused and raw[tensor]
+    ]
+    return plan_records(records)
+
+
+def plan_records(records: Sequence[tuple[int, int, int]]) -> int:
+    """xnn_plan_value_allocation_tracker: (bytes, first node, last node) → arena bytes.
+    Largest first (ties keep their value order), each at the smallest gap that fits among the
+    records already placed whose node ranges overlap it, else after the highest."""
+    order = sorted(range(len(records)), key=lambda i: -records[i][0])
+    offsets: dict[int, int] = {}
+    arena = 0
+    for position, index in enumerate(order):
+        size = records[index][0]
+        live = sorted(
+            (offsets[other], offsets[other] + records[other][0])
+            for other in order[:position]
+            if _overlap(records[index], records[other])
+        )
+        offsets[index] = _smallest_gap(live, size)
+        arena = max(arena, offsets[index] + size)
+    return arena
+
+
+def _overlap(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    if a[1] < b[1]:
+        return a[2] >= b[1]
+    return b[2] >= a[1]
+
+
+def _smallest_gap(live: Sequence[tuple[int, int]], size: int) -> int:
+    if not live:
+        return 0
+    merged = [list(live[0])]
+    for start, end in live[1:]:
+        if start > merged[-1][1]:
+            merged.append([start, end])
+        elif end > merged[-1][1]:
+            merged[-1][1] = end
+    offset, best = merged[-1][1], None
+    if merged[0][0] >= size:
+        offset, best = 0, merged[0][0]
+    for before, after in itertools.pairwise(merged):
+        gap = after[0] - before[1]
+        if gap >= size and (best is None or gap < best):
+            offset, best = before[1], gap
+    return offset

@@ -1,0 +1,152 @@
+"""`check --runtime litert` on a Linux-class device (issue 32): the figure is the model file and
+the interpreter's peak heap under the delegate the app runs (XNNPACK by default), against the
+device's RAM less what the OS and the rest of the app keep; one verdict in the terminal, --json,
+the Python API and the exit code."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import pytest
+
+import arenalens
+from arenalens.cli import main
+from arenalens.declared import Status
+from arenalens.examples import write_example
+from arenalens.litert_memory import litert_memory
+from arenalens.pipeline import analyze
+from arenalens.runtimes.litert.heap import interpreter_heap
+from arenalens.targets import LINUX_DEVICES, get_target
+from tests.conftest import SHARED_MODELS
+from tests.litert_heap_measure import DATA, held_out_model
+
+PI = "raspberry-pi-zero-2-w"
+CACHE: dict[str, Any] = json.loads(DATA.read_text())
+
+
+def check_json(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, dict[str, Any]]:
+    code = main(["check", *arguments, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_linux_device_is_checked_under_litert_with_xnnpack(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_example("vww_mobilenet_v1", tmp_path)
+    code, document = check_json(capsys, str(path), "--target", PI)
+    assert code == 0 and document["runtime"] == "litert"
+    declare = document["declare"]
+    assert declare["symbol"] == "LiteRT memory (XNNPACK)"
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
+    # The model file (the interpreter reads every weight from it) + the peak heap.
+    assert declare["required_bytes"] == path.stat().st_size + heap.peak
+    assert sum(part["bytes"] for part in declare["parts"]) == declare["required_bytes"]
+    assert declare["parts"][0]["name"] == "model file"
+    # Measured on x86-64, for an arm64 device: an estimate that says so.
+    assert declare["status"] == "estimate"
+    assert any("on arm64" in reason for reason in declare["reasons"])
+    device = get_target(PI)
+    assert device.runs_linux and device.reserve_bytes > 0
+    assert document["available_bytes"] == device.sram_bytes - device.reserve_bytes
+
+
+def test_exit_codes_follow_the_figure_and_the_reserve(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(write_example("kws_ds_cnn", tmp_path))
+    analysis = analyze(path, runtime="litert")
+    needed = litert_memory(analysis, "none").required_bytes
+    device = get_target(PI)
+    base = ["check", path, "--target", PI, "--delegate", "none", "--reserve"]
+    assert main([*base, str(device.sram_bytes - needed)]) == 0
+    assert main([*base, str(device.sram_bytes - needed + 1)]) == 1
+    output = capsys.readouterr().out
+    assert "LiteRT memory (builtin kernels)" in output and "DOES NOT FIT" in output
+    # With a budget on the wheel's own machine, the builtin figure is the replayed heap.
+    code, document = check_json(capsys, path, "--runtime", "litert", "--delegate", "none",
+                                "--budget", str(needed))  # fmt: skip
+    assert code == 0 and document["required_bytes"] == needed
+    assert document["verdict"] in ("FITS", "FITS, TIGHT", "FITS (estimate)")
+
+
+def test_runtimes_that_do_not_run_on_a_target_are_usage_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "example:kws_ds_cnn", "--target", PI, "--runtime", "tflm"]) == 2
+    assert "--runtime litert" in capsys.readouterr().err
+    microcontroller = ["--target", "stm32f746", "--runtime", "litert"]
+    assert main(["check", "example:kws_ds_cnn", *microcontroller]) == 2
+    assert "microcontroller" in capsys.readouterr().err
+    assert main(["check", "example:kws_ds_cnn", "--budget", "1MB", "--delegate", "none"]) == 2
+    assert "--runtime litert" in capsys.readouterr().err
+
+
+def test_every_device_is_checked_with_target_all(capsys: pytest.CaptureFixture[str]) -> None:
+    code, document = check_json(capsys, "example:vww_mobilenet_v1", "--target", "all",
+                                "--runtime", "litert")  # fmt: skip
+    assert code == 0
+    names = [row["board"] for row in document["boards"]]
+    assert sorted(names) == sorted(device.name for device in LINUX_DEVICES)
+    assert all(row["fits_after_optimize"] == row["fits"] for row in document["boards"])
+    assert document["declare"]["symbol"] == "LiteRT memory (XNNPACK)"
+
+
+def test_the_builtin_kernels_step_runs_as_printed(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """XNNPACK does not fit; the step printed checks the builtin kernels, and that command's own
+    figure is the builtin one (it fits here: the reserve leaves room for it alone)."""
+    path = str(write_example("vww_mobilenet_v1", tmp_path))
+    analysis = analyze(path, runtime="litert")
+    builtin = litert_memory(analysis, "none").required_bytes
+    xnnpack = litert_memory(analysis, "xnnpack").required_bytes
+    assert builtin < xnnpack
+    budget = (builtin + xnnpack) // 2
+    code, document = check_json(capsys, path, "--runtime", "litert", "--budget", str(budget))
+    assert code == 1
+    commands = [step["command"] for step in document["next_steps"] if step["command"]]
+    printed = next(command for command in commands if "--delegate none" in command)
+    words = shlex.split(printed)
+    assert words[:2] == ["arenalens", "check"]
+    code, again = check_json(capsys, *words[2:])
+    assert code == 0 and again["required_bytes"] == builtin
+
+
+def test_a_model_whose_xnnpack_heap_is_not_modelled_says_so(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "transpose_conv_float.tflite"
+    path.write_bytes(held_out_model("case", 0, "transpose_conv_float"))
+    assert main(["check", str(path), "--target", PI]) == 2
+    assert "--delegate none" in capsys.readouterr().err
+    assert main(["check", str(path), "--target", PI, "--delegate", "none"]) == 0
+
+
+@pytest.mark.parametrize(
+    "name", ["mlperf_tiny__vww_96_int8.tflite", "mlperf_tiny__ad01_fp32.tflite"]
+)
+def test_the_figure_is_never_under_the_real_interpreter(name: str) -> None:
+    """The tracer's figures on the wheel (tests/data/litert_heap.json) + the file: what the
+    app needs, never above check's figure under either delegate."""
+    path = SHARED_MODELS / name
+    if not path.is_file():
+        pytest.skip("the shared models are not here")
+    measured = CACHE["models"][name]
+    analysis = analyze(path, runtime="litert")
+    for mode, delegate in (("builtin", "none"), ("xnnpack", "xnnpack")):
+        figure = litert_memory(analysis, delegate)
+        assert figure.required_bytes >= path.stat().st_size + measured[mode]["peak"], mode
+    exact = litert_memory(analysis, "none")
+    assert exact.status in (Status.EXACT, Status.ESTIMATE)
+
+
+def test_the_python_api_gives_the_same_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    verdict = arenalens.check("example:kws_ds_cnn", target=PI, delegate="none")
+    assert verdict.runtime == "litert"
+    code, document = check_json(capsys, "example:kws_ds_cnn", "--target", PI, "--delegate", "none")
+    assert verdict.as_dict()["required_bytes"] == document["required_bytes"]
+    assert verdict.exit_code == code == 0

@@ -1,0 +1,126 @@
+"""XNNPACK's own blocks in a real LiteRT interpreter, part by part, and the partition its
+delegate made, cached in tests/data/litert_xnnpack_parts.json:
+
+    python -m tests.litert_xnnpack_parts             # every model of tests/data/litert_heap.json
+    python -m tests.litert_xnnpack_parts --only cnn  # models whose name contains 'cnn'
+
+Per model, with LiteRT's default delegate (OpResolverType.AUTO), the blocks live after
+allocate_tensors() (tests/litert_heap_trace.py's tracer and driver), by the XNNPACK function
+that asked for them: packed weights (xnn_get_pointer_to_write_weights), indirection buffers
+(reshape_igemm / reshape_dwconv), the workspace (xnn_plan_memory) and LiteRT's arena
+(ResizableAlignedBuffer), each as the list of requested sizes in allocation order; and each
+delegate node's inputs and outputs as `Interpreter._get_ops_details()` lists them (which tensors
+XNNPACK took). tests/runtimes/litert/test_litert_xnnpack.py compares runtimes/litert/
+heap_xnnpack.py with it, part by part. Needs the `runtime` extra, gcc and binutils.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.litert_heap_measure import DATA as HEAP_DATA
+from tests.litert_heap_measure import HELD_OUT, REPO_ROOT, held_out_model
+
+DATA = REPO_ROOT / "tests/data/litert_xnnpack_parts.json"
+COMMAND = "python -m tests.litert_xnnpack_parts"
+# The part a block belongs to: the first of these names on its allocation stack.
+_SITES = (
+    ("xnn_get_pointer_to_write_weights", "packed_weights"),
+    ("reshape_igemm", "indirection"),
+    ("reshape_dwconv", "indirection"),
+    ("xnn_plan_memory", "workspace"),
+    ("tflite::ResizableAlignedBuffer::Resize", "arena"),
+)
+
+
+def model_file(name: str, folder: Path) -> Path | None:
+    """A cached model's file: a shared one, or a held-out one generated again."""
+    families = {f"{held}.tflite": (family, seed, held) for held, family, seed in HELD_OUT}
+    if name in families:
+        family, seed, held = families[name]
+        path = folder / name
+        path.write_bytes(held_out_model(family, seed, held.removeprefix("heldout_case_")))
+        return path
+    path = REPO_ROOT.parent / "shared" / "models" / name
+    return path if path.is_file() else None
+
+
+def parts(model: Path, folder: Path) -> dict[str, Any]:
+    """One model → its XNNPACK parts' requests and the delegate's partitions."""
+    import re
+
+    from tests.litert_heap_trace import events, symbol, trace
+
+    log = trace(model, "xnnpack", folder)
+    live: dict[str, tuple[str, int, str]] = {}
+    for phase, op, request, _usable, pointer, frames in events(log):
+        if op == "F":
+            live.pop(pointer, None)
+            continue
+        part = "other"
+        for frame in frames:
+            if frame.startswith("libpython"):
+                break
+            name = re.sub(r"\(.*$", "", symbol(frame))
+            found = [label for site, label in _SITES if name.startswith(site)]
+            if found:
+                part = found[0]
+                break
+        live[pointer] = (phase, request, part)
+    found: dict[str, Any] = {label: [] for _, label in _SITES}
+    for phase, request, part in live.values():
+        if phase == "allocate" and part != "other":
+            found[part].append(request)
+    found["partitions"] = _partitions(model)
+    return found
+
+
+def _partitions(model: Path) -> list[dict[str, list[int]]]:
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    interpreter = Interpreter(
+        model_path=str(model), experimental_op_resolver_type=OpResolverType.AUTO
+    )
+    interpreter.allocate_tensors()
+    return [
+        {"inputs": [int(i) for i in node["inputs"]], "outputs": [int(i) for i in node["outputs"]]}
+        for node in interpreter._get_ops_details()
+        if node["op_name"] == "DELEGATE"
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="models whose name contains this")
+    arguments = parser.parse_args(argv)
+    document: dict[str, Any] = {"models": {}}
+    if DATA.is_file():
+        document = json.loads(DATA.read_text())
+    document["command"] = COMMAND
+    heap = json.loads(HEAP_DATA.read_text())
+    document["environment"] = heap["environment"]
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        for name, entry in sorted(heap["models"].items()):
+            if arguments.only not in name or "error" in entry["xnnpack"]:
+                continue
+            path = model_file(name, folder)
+            if path is None:
+                continue
+            try:
+                document["models"][name] = parts(path, folder)
+            except Exception as error:  # recorded, the sweep goes on
+                document["models"][name] = {"error": str(error)[:300]}
+            print(name, flush=True)
+    document["models"] = dict(sorted(document["models"].items()))
+    DATA.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
