@@ -204,6 +204,23 @@ class FitCheck:
         static block does not count, such as external RAM)."""
         return self.fits and self.headroom_bytes < 0
 
+    def room(self) -> str:
+        """Where a fitting model goes and what it leaves, as its check says it: '44,520 B to
+        spare in sram1', 'persistent 30,052 B in sram1, non-persistent 163,088 B in dtcm;
+        1,024 B to spare', '2,048 B to spare', with ', FITS, TIGHT (under the 5% margin)'
+        below the margin (the remedy step's promise of the written model)."""
+        placement = None if self.placement is None else self.placement.best
+        spare = format_bytes_exact(self.spare_bytes)
+        if placement is not None and placement.kind != "one arena":
+            text = f"{placement.summary()}; {spare} to spare"
+        elif placement is not None:
+            text = f"{spare} to spare in {placement.uses[0].block.name}"
+        else:
+            text = f"{spare} to spare"
+        if self.tight:
+            text += f", FITS, TIGHT (under the {self.margin_percent}% margin)"
+        return text
+
     def _npu_fits_at(self, arena_bytes: int) -> bool:
         """Whether the NPU's pieces would fit beside an arena of this size."""
         return self.npu is None or self.npu.at_arena(arena_bytes).fits

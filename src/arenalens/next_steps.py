@@ -136,23 +136,6 @@ def _per_library(options: Iterable[str]) -> bool:
     return any(word in _PER_LIBRARY_OPTIONS for option in options for word in option.split())
 
 
-def room_text(fit: FitCheck) -> str:
-    """Where a fitting model goes and what it leaves, as its check says it: '44,520 B to spare
-    in SRAM1', 'persistent 30,052 B in SRAM1, non-persistent 163,088 B in DTCM; 1,024 B to
-    spare', '2,048 B to spare', with ', FITS, TIGHT (under the 5% margin)' below the margin."""
-    placement = None if fit.placement is None else fit.placement.best
-    spare = format_bytes_exact(fit.spare_bytes)
-    if placement is not None and placement.kind != "one arena":
-        text = f"{placement.summary()}; {spare} to spare"
-    elif placement is not None:
-        text = f"{spare} to spare in {placement.uses[0].block.name}"
-    else:
-        text = f"{spare} to spare"
-    if fit.tight:
-        text += f", FITS, TIGHT (under the {fit.margin_percent}% margin)"
-    return text
-
-
 class Steps:
     """The next steps of one verdict, as commands that run as printed."""
 
@@ -251,8 +234,7 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
-        """`optimize` with the model's shapes, the build, and on a board the reserve asked for
-        (optimize --target ends with the fit verdict of what it wrote, for the same bytes)."""
+        """`optimize` with the shapes, the build and on a board the reserve (its fit verdict)."""
         return self.command(
             "optimize",
             self.shape_options(),
@@ -550,12 +532,11 @@ class Steps:
         of the written model."""
         fit = self.verdict.fit
         assert fit is not None
-        # Where it goes and what it leaves: the check of the written model's own answer (unless
-        # that check is for one of the builds the rung's number holds on, a smaller number:
-        # --cpu alone, a plan right on every library the core may link).
+        # Where it goes and what it leaves: the written model's check (unless it is for one of
+        # the builds the rung's number holds on: --cpu alone, a smaller number).
         written = fit.written
         room = (
-            room_text(written)
+            written.room()
             if written is not None and written.required_bytes == rung.required_bytes
             else f"{format_bytes_exact(fit.available_bytes - rung.required_bytes)} to spare"
         )
