@@ -335,12 +335,17 @@ class Steps:
             )
             steps.extend(self.optimize_step(saves))
             return steps
-        if fit is None:
+        if fit is None and declared.is_process_memory:
+            steps.append(Step(f"Budget {number} of RAM for the model: {device}{estimate}."))
+        elif fit is None:
             steps.append(Step(f"Declare {declared.symbol} = {number} for {device}{estimate}."))
+        if fit is None:
             steps.extend(self.optimize_step(saves))
             steps.append(
                 Step(
-                    "See which boards it fits, each with its own core's number:",
+                    "See which Linux devices it fits:"
+                    if declared.is_process_memory
+                    else "See which boards it fits, each with its own core's number:",
                     self.all_boards_command(),
                 )
             )

@@ -199,7 +199,7 @@ def _plan_overlaps(
     needs."""
     arena = arenas[0]
     chosen = as_overlap_rules(None if isinstance(overlap, bool) else overlap, build)
-    pairs = rules.overlaps(model, arena, build, paths=chosen.paths)
+    pairs = rules.overlaps(model, arena, paths=chosen.paths)
     problem = Problem(
         arena.problem.buffers,
         alignment=rules.data_alignment,  # as `optimize --overlap` writes them,

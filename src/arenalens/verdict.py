@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.build import Build, build_document
 from arenalens.cannot_run import Refusal
-from arenalens.declared import DeclaredArena, Status
+from arenalens.declared import DeclaredArena, StatusAnswers
 from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
@@ -63,7 +63,7 @@ NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.IN
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(StatusAnswers):
     """Everything the first screen of any command says about one model, and the exit code."""
 
     model: str  # display name
@@ -83,21 +83,6 @@ class Verdict:
     npu_memory: NpuMemory | None = None
 
     # -- the answers -------------------------------------------------------------------------
-    @property
-    def runs(self) -> bool:
-        """False when the runtime cannot set the model up or invoke it, whatever the arena."""
-        return self.declared.status is not Status.CANNOT_RUN
-
-    @property
-    def plan_holds(self) -> bool:
-        """False when the model's offline plan would corrupt tensors (shapes or build)."""
-        return self.declared.status is not Status.WRONG_OUTPUTS
-
-    @property
-    def shape_known(self) -> bool:
-        """False when an input's real size is unknown: any figure is for a placeholder."""
-        return self.declared.status is not Status.PLACEHOLDER_SHAPE
-
     @property
     def refusals(self) -> tuple[Refusal, ...]:
         """Why it cannot run: one per distinct reason, with its operators and fix."""
@@ -414,8 +399,10 @@ def verdict_for(
     optimized_bytes: int | None = None,
     search: InputSearch | None = None,
     name: str | None = None,
+    declared: DeclaredArena | None = None,
 ) -> Verdict:
-    """An Analysis (and the fit check, optimize's number, the input search) → its Verdict."""
+    """An Analysis (and the fit check, optimize's number, the input search) → its Verdict;
+    `declared` the figure when it is not the analysis's own (LiteRT's memory on a device)."""
     from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
     from arenalens.declared import declared_arena  # noqa: PLC0415
     from arenalens.max_input import image_inputs  # noqa: PLC0415
@@ -430,8 +417,10 @@ def verdict_for(
         image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
         npu_uncompiled=npu if npu and memory is None else None,
     )
+    if declared is None:
+        declared = declared_arena(analysis) if fit is None else fit.declared
     return make_verdict(
-        declared_arena(analysis) if fit is None else fit.declared,
+        declared,
         model=name or model.name,
         source=model.source,
         build=analysis.budget.build,

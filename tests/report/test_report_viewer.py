@@ -181,6 +181,17 @@ def _placed_verdict() -> dict[str, Any]:
     return verdict
 
 
+def _interpreter_heap() -> dict[str, Any]:
+    """A LiteRT report document's first interpreter heap (XNNPACK's)."""
+    from arenalens.examples import example_bytes
+    from arenalens.pipeline import analyze
+
+    analysis = analyze(example_bytes("kws_ds_cnn"), runtime="litert")
+    report = report_document([build_report(analysis)], tool="arenalens")["reports"][0]
+    heap: dict[str, Any] = report["interpreter_heap"][0]
+    return heap
+
+
 def test_the_typedefs_describe_every_field_of_the_document() -> None:
     analysis = analysis_for(synthetic_model(4))
     report = build_report(analysis, budget=64 * 1024)
@@ -213,6 +224,8 @@ def test_the_typedefs_describe_every_field_of_the_document() -> None:
         "SectionItem": first["arena_sections"][-1]["parts"][0]["largest"][0],
         "Placement": _placed_verdict()["placement"],
         "PlacedBuffer": _placed_verdict()["placement"]["banks"][0],
+        "InterpreterHeap": _interpreter_heap(),
+        "HeapPart": _interpreter_heap()["parts"][0],
     }
     typedefs = _typedefs()
     optional = _optional_properties()

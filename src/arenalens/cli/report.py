@@ -22,10 +22,12 @@ from arenalens.cli.check import (
     fit_under,
     input_search,
     optimized_bytes,
+    runtime_for,
 )
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
     add_build_options,
+    add_delegate_option,
     add_input_shape_option,
     add_model_argument,
     add_output_options,
@@ -106,7 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave the diagnose findings out of 'what to do next'",
     )
-    add_runtime_option(parser)
+    add_runtime_option(parser, default=None)
+    add_delegate_option(parser)
     add_overlap_options(parser)
     add_build_options(parser)
     parser.add_argument(
@@ -276,6 +279,11 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         )
     optimized = None if check is None else check.optimized_bytes
     declared = declared_arena(analysis) if check is None else check.declared
+    if check is None and analysis.runtime == "litert" and declared.status.gives_a_number:
+        # LiteRT as deployed: the model file and the interpreter's peak heap, as check says.
+        from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
+
+        declared = litert_memory(analysis, args.delegate or DEFAULT_DELEGATE)
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)
     if optimized is None and usable and (check is None or check.fits) and _planner_wastes(analysis):
         # What `optimize` writes, computed as it computes it: a step that promises bytes.
@@ -308,10 +316,16 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         optimized_bytes=optimized,
         search=search,
         name=report.model,
+        declared=declared,
     )
     # The commands the report shows name the model as typed, at the size it was reported at.
     shapes = "".join(f" --input-shape {shlex.quote(value)}" for value in args.input_shape)
     report = replace(report, model_argument=shlex.quote(args.model) + shapes)
+    if verdict.declared.is_process_memory:
+        # The figure is LiteRT's memory under the delegate asked: its heap first.
+        delegate = args.delegate or "xnnpack"
+        heaps = sorted(report.interpreter_heap, key=lambda heap: heap["delegate"] != delegate)
+        report = replace(report, declared=verdict.declared, interpreter_heap=tuple(heaps))
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
 
 
@@ -376,6 +390,7 @@ def run(args: argparse.Namespace) -> int:
     """Analyze, print the terminal report, write images and HTML on request; exit 1 when the
     build computes wrong outputs with the model's offline plan."""
     check_output_directory(args.output, args.images)
+    args.runtime = runtime_for(args)
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
+from typing import Any
 
 from arenalens.alternatives import Alternatives
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
@@ -77,7 +78,19 @@ def build_report(
         declared=declared_arena(shown),
         build=analysis.budget.build,
         sections=budget_parts.sections,
+        interpreter_heap=_interpreter_heap(analysis),
     )
+
+
+def _interpreter_heap(analysis: Analysis) -> tuple[dict[str, Any], ...]:
+    """LiteRT: the interpreter's heap under each delegate; () for TFLM, or when LiteRT cannot
+    run the model."""
+    if analysis.runtime != "litert" or not analysis.budget.runs:
+        return ()
+    from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415 - LiteRT only
+
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    return tuple(heap_documents(analysis.model, sizes))
 
 
 def _with_required_bytes(

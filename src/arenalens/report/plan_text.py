@@ -12,6 +12,7 @@ from rich.text import Text
 from arenalens.declared import DeclaredArena
 from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
+from arenalens.report.heap_output import heap_tables
 from arenalens.report.npu_memory import npu_memory_lines
 from arenalens.report.plan_output import percent_over, ratio
 from arenalens.units import format_bytes_exact, format_bytes_short
@@ -25,6 +26,7 @@ def render_plan(document: Mapping[str, Any], *, color: bool = False, width: int 
     if document.get("npu_memory"):
         parts += [Text(line, style="cyan") for line in npu_memory_lines(document["npu_memory"])]
     parts.append(_summary_table(document))
+    parts.extend(heap_tables(document.get("interpreter_heap") or ()))
     for arena in document["arenas"]:
         rows = [
             row

@@ -28,6 +28,7 @@ from arenalens.report.check_output import (
 from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, FindingRow, MemoryReport, PlanView
 from arenalens.report.diff import ReportDiff
+from arenalens.report.heap_output import heap_table, heap_tables
 from arenalens.report.labels import shape_label
 from arenalens.units import format_bytes_exact, format_bytes_short
 
@@ -53,6 +54,7 @@ def render_report_text(
         *headline(report),
         *next_steps_block(report),
         summary_panel(report),
+        *heap_tables(report.interpreter_heap),
         plans_table(report),
     ]
     if report.primary.buffers:
@@ -109,6 +111,8 @@ def one_screen(
     verdict = report.verdict
     if verdict is None or verdict.has_number:  # a plan with no number to it is --all's
         blocks.append([summary_panel(report)])
+        if report.interpreter_heap:  # the delegate the figure is for
+            blocks.append([heap_table(report.interpreter_heap[0])])
         if report.primary.buffers:
             blocks.append([tensor_table(report.primary, tensor_rows=5)])
     room = lines - _count_lines(rendered([hint]))

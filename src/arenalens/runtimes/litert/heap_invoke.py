@@ -258,19 +258,26 @@ def caller_bytes(prepared: PreparedSubgraph) -> int:
     )
 
 
-def first_invoke(model: Model, prepared: PreparedSubgraph) -> FirstInvoke:
-    """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak."""
+def first_invoke(
+    model: Model, prepared: PreparedSubgraph, *, delegated: bool = False
+) -> FirstInvoke:
+    """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
+    `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
+    creation already made the CPU back end and initialized cpuinfo (its nodes allocate
+    nothing at invoke)."""
     heap = _Heap()
     _set_inputs(heap, prepared)
     ruy = _Ruy(heap)
     # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
-    cpuinfo = not any(
+    cpuinfo = not delegated and not any(
         operator.opcode == "FULLY_CONNECTED"
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )
     # A kernel whose Prepare asks for the CPU back end (ADD_N) created it in allocate_tensors.
-    backend = any(node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes)
+    backend = delegated or any(
+        node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes
+    )
     estimated: list[str] = []
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)

@@ -23,7 +23,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import rules
+from arenalens.runtimes.litert import glibc, rules
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_packing import WEIGHTED, constant_input
 
@@ -397,3 +397,53 @@ def unmodelled_only(subgraph: Subgraph, split: XnnpackPartition) -> XnnpackParti
 
 def keeps_dims(operator: Operator) -> bool:
     return bool(operator.options.get("keep_num_dims", False))
+
+
+# The subgraph the delegate builds for a subset (xnnpack_delegate.cc: Subgraph::Create;
+# XNNPACK src/subgraph.c): its values array starts at one value per tensor the subset uses
+# (`external_value_ids`) and its nodes array empty; each grows to max(min(2n, n + 512), n + 64)
+# when full (xnn_subgraph_reserve_values / _nodes). Both are freed once the runtime exists.
+VALUE_STRUCT_BYTES = 224  # struct xnn_value
+NODE_STRUCT_BYTES = 232  # struct xnn_node
+SUBGRAPH_MAPS_BYTES = 1_024  # the delegate's tensor → value maps while it defines the nodes
+
+
+def _grown(capacity: int, needed: int) -> int:
+    while capacity < needed:
+        capacity = max(min(2 * capacity, capacity + 512), capacity + 64)
+    return capacity
+
+
+def subgraph_bytes(model: Model) -> int:
+    """The largest subset's XNNPACK subgraph while the delegate builds it (an upper bound:
+    every input counted as a tensor it uses, three internal values per weighted operator
+    and one per other operator)."""
+    largest = 0
+    for subgraph in model.subgraphs:
+        split = partition(subgraph)
+        for subset in node_subsets(subgraph, split.delegated):
+            if not subset.delegated:
+                continue
+            operators = [subgraph.operators[index] for index in subset.operators]
+            tensors = {
+                tensor
+                for operator in operators
+                for tensor in (*operator.inputs, *operator.outputs)
+                if tensor >= 0
+            }
+            copies = sum(
+                1
+                for operator in operators
+                if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator)
+            )
+            weighted = sum(1 for operator in operators if operator.opcode in WEIGHTED)
+            internal = 3 * weighted + (len(operators) - weighted) + copies
+            values = _grown(len(tensors), len(tensors) + internal)
+            nodes = _grown(0, len(operators) + copies)
+            largest = max(
+                largest,
+                glibc.usable(VALUE_STRUCT_BYTES * values)
+                + glibc.usable(NODE_STRUCT_BYTES * nodes)
+                + SUBGRAPH_MAPS_BYTES,
+            )
+    return largest

@@ -66,14 +66,18 @@ export function cards() {
     const arena = prepared.arena;
     const view = planOf(prepared);
     const lower = view.lower_bound;
-    const required = view.declare_bytes;
+    // LiteRT on a device: the model file and the interpreter's peak heap, which no plan
+    // switch changes (LiteRT takes no offline plan); else the number with the plan shown.
+    const processMemory = report.declare && report.declare.process_memory ? report.declare : null;
+    const required = processMemory ? processMemory.required_bytes : view.declare_bytes;
+    const partsText = processMemory ? processMemory.parts_text : view.parts_text;
     const runtimePlan = view.is_runtime;
     const status = report.declare ? report.declare.status : "exact";
     const noFit = NO_FIT_WORDS[status];
     const qualifier = report.declare ? report.declare.qualifier : "";
     declare.value.textContent = status === "cannot-run" || status === "cannot-run-correctly" ? noFit || "" :
       formatBytes(required) + (qualifier ? " (" + qualifier + ")" : "");
-    const where = numberText(required) + " B" + (view.parts_text ? " \u00b7 " + view.parts_text : "");
+    const where = numberText(required) + " B" + (partsText ? " \u00b7 " + partsText : "");
     if (status === "cannot-run" && report.declare) {
       const count = report.declare.reasons.length;
       declare.note.textContent = "no size works on " + report.declare.device + ": " +

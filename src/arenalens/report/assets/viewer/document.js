@@ -41,6 +41,31 @@
  * @property {number[] | null} max_input_shape  --max-input: the largest shape that fits
  * @property {InputSize[]} input_sizes  --max-input: every size planned
  * @property {Arena[]} arenas  arenas[0] is the primary arena
+ * @property {InterpreterHeap[]} [interpreter_heap]  LiteRT: the interpreter's heap under each
+ *   delegate, the one the figure is for first (absent for TFLM)
+ */
+
+/**
+ * LiteRT's interpreter heap under one delegate (runtimes/litert/heap.py's heap_document).
+ * @typedef {object} InterpreterHeap
+ * @property {string} delegate  "xnnpack" | "none"
+ * @property {number} after_setup_bytes
+ * @property {number} after_first_invoke_bytes
+ * @property {number} peak_bytes
+ * @property {boolean} exact  every part but the allowances exact
+ * @property {string} machine  the wheel and machine the figures were measured on
+ * @property {string | null} estimate  how far off it may be, and which way
+ * @property {HeapPart[]} parts
+ * @property {string[]} notes
+ */
+
+/**
+ * @typedef {object} HeapPart
+ * @property {string} name
+ * @property {number} bytes
+ * @property {string} phase  "setup" | "first_invoke" | "transient"
+ * @property {boolean} exact
+ * @property {string} meaning
  */
 
 /**
@@ -92,6 +117,8 @@
  * @property {string} qualifier  shown after the number in parentheses ("" when exact)
  * @property {string} reason_prefix  each reason's prefix ("estimate", "cannot run" ...)
  * @property {string} parts_text  "head 3.75 KiB + tail 23.73 KiB, both inside the tensor arena"
+ * @property {boolean} [process_memory]  LiteRT's memory on a device (model file + the
+ *   interpreter's peak heap): the figure no plan switch changes
  */
 
 /** @typedef {"exact" | "estimate" | "cannot-run" | "cannot-run-correctly" | "placeholder-shape"} DeclareStatus */

@@ -6,6 +6,7 @@
 import { reportDocument } from "./arena_data.js";
 import { budgetInput } from "./budget.js";
 import { cannotRunPanel, cards, nextStepsPanel } from "./cards.js";
+import { heapPanel } from "./heap.js";
 import { PALETTE } from "./chart.js";
 import { renderDetails, renderPlans } from "./details.js";
 import { cssColor, element, legendKey, panel } from "./dom.js";
@@ -187,6 +188,8 @@ export function buildReport(app) {
   if (refused) app.append(refused);
   const guidance = nextStepsPanel();
   if (guidance) app.append(guidance);
+  const heap = heapPanel();
+  if (heap) app.append(heap);
   const left = element("div", { class: "stack" });
   const right = element("div", { class: "stack" });
   const grid = element("div", { class: "grid" }, [left, right]);

@@ -1,0 +1,90 @@
+"""The LiteRT heap view of the HTML report (issue 32) in headless Chromium on a phone (390 px):
+a page made by `arenalens report MODEL --target raspberry-pi-zero-2-w` shows the interpreter's
+heap under each delegate (XNNPACK, the figure's, first), part by part with the totals after
+setup, after the first invoke and at the peak, the fit card compares what check compares, a
+tensor named `<script>` stays text, and nothing scrolls sideways. Screenshot:
+test-artifacts/report-heap-phone.png."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from arenalens.cli import main
+from arenalens.tflite.builder import ModelBuilder
+from tests.report.test_report_browser import (  # noqa: F401
+    ARTIFACTS,
+    HOSTILE_NAME,
+    PageWatch,
+    browser,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def _dense_model(path: Path) -> Path:
+    """Two float FULLY_CONNECTED layers, the hidden activation named like a script tag."""
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    rng = np.random.default_rng(0)
+    first = graph.add_tensor("input", (1, 64), "FLOAT32")
+    hidden = graph.add_tensor(HOSTILE_NAME, (1, 128), "FLOAT32")
+    output = graph.add_tensor("output", (1, 10), "FLOAT32")
+    weights = graph.add_constant("w1", rng.standard_normal((128, 64)).astype(np.float32))
+    bias = graph.add_constant("b1", np.zeros(128, np.float32))
+    graph.add_operator("FULLY_CONNECTED", [first, weights, bias], [hidden])
+    weights2 = graph.add_constant("w2", rng.standard_normal((10, 128)).astype(np.float32))
+    graph.add_operator("FULLY_CONNECTED", [hidden, weights2, -1], [output])
+    graph.set_inputs([first])
+    graph.set_outputs([output])
+    path.write_bytes(builder.build())
+    return path
+
+
+def test_the_heap_view_on_a_phone(
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    model = _dense_model(tmp_path / "dense.tflite")
+    page = tmp_path / "heap.html"
+    arguments = ["report", str(model), "--target", "raspberry-pi-zero-2-w", "-o", str(page)]
+    assert main([*arguments, "--no-findings", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)["reports"][0]
+    heaps = document["interpreter_heap"]
+    assert [heap["delegate"] for heap in heaps] == ["xnnpack", "none"]
+    assert document["declare"]["process_memory"] is True
+    watched = PageWatch(browser, page)
+    try:
+        watched.page.set_viewport_size({"width": 390, "height": 844})
+        watched.settle()
+        blocks = watched.page.locator("#heap .heap-delegate")
+        assert blocks.count() == 2
+        assert blocks.nth(0).get_attribute("data-delegate") == "xnnpack"
+        for index, heap in enumerate(heaps):
+            rows = blocks.nth(index).locator("tr.heap-part")
+            assert rows.count() == sum(1 for part in heap["parts"] if part["bytes"])
+            totals = blocks.nth(index).locator("tr.heap-total").all_inner_texts()
+            assert f"{heap['peak_bytes']:,} B" in totals[-1]
+            assert f"{heap['after_setup_bytes']:,} B" in totals[0]
+        # The fit card compares what check does: the model file + XNNPACK's peak heap.
+        declared = document["declare"]["required_bytes"]
+        assert declared == model.stat().st_size + heaps[0]["peak_bytes"]
+        assert watched.page.inner_text("#card-fit .value") == "fits"
+        assert f"{declared:,} B" in watched.page.inner_text("#card-declare .note")
+        # The hostile name is text in the buffer table, never markup; no dialog opened.
+        assert watched.dialogs == []
+        assert HOSTILE_NAME in watched.page.inner_text("body")
+        # Nothing scrolls sideways on the phone: the heap table scrolls inside its box.
+        width = watched.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390
+        assert watched.console == []
+        assert watched.requests == [watched.url]
+        ARTIFACTS.mkdir(exist_ok=True)
+        watched.page.screenshot(path=str(ARTIFACTS / "report-heap-phone.png"), full_page=True)
+    finally:
+        watched.page.close()
