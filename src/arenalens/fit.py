@@ -206,6 +206,15 @@ class FitCheck(StatusAnswers):
             text += f", FITS, TIGHT (under the {self.margin_percent}% margin)"
         return text
 
+    def room_after(self, required_bytes: int) -> str:
+        """What a rewrite declaring `required_bytes` leaves: as the check of the model it writes
+        says it (`written`, `room`) when that check is for this number; else the headroom (the
+        number holds on every library the core may link, the check is for one: --cpu alone)."""
+        written = self.written
+        if written is not None and written.required_bytes == required_bytes:
+            return written.room()
+        return f"{format_bytes_exact(self.available_bytes - required_bytes)} to spare"
+
     def _npu_fits_at(self, arena_bytes: int) -> bool:
         """Whether the NPU's pieces would fit beside an arena of this size."""
         return self.npu is None or self.npu.at_arena(arena_bytes).fits

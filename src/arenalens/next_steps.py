@@ -189,12 +189,10 @@ class Steps:
         """--reserve as asked when it is not the default (a board's firmware share; 0 for a
         budget), --reserve 0 on a board included: the next command answers for the same bytes."""
         fit = self.verdict.fit
-        if fit is None:
+        default = 0 if fit is None or fit.target is None else fit.target.reserve_bytes
+        if fit is None or fit.reserve_is_default or fit.reserve_bytes == default:
             return ""
-        default = fit.target.reserve_bytes if fit.target is not None else 0
-        if not fit.reserve_is_default and fit.reserve_bytes != default:
-            return f" --reserve {fit.reserve_bytes}"
-        return ""
+        return f" --reserve {fit.reserve_bytes}"
 
     def delegate_option(self) -> str:
         """--delegate as asked (LiteRT's check commands)."""
@@ -537,14 +535,7 @@ class Steps:
         of the written model."""
         fit = self.verdict.fit
         assert fit is not None
-        # Where it goes and what it leaves: the written model's check (unless it is for one of
-        # the builds the rung's number holds on: --cpu alone, a smaller number).
-        written = fit.written
-        room = (
-            written.room()
-            if written is not None and written.required_bytes == rung.required_bytes
-            else f"{format_bytes_exact(fit.available_bytes - rung.required_bytes)} to spare"
-        )
+        room = fit.room_after(rung.required_bytes)  # the written model's check says it
         declared = self.verdict.declared.required_bytes
         overlap = "--overlap" in rung.options
         return [
