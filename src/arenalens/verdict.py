@@ -453,10 +453,6 @@ def check(
     LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
     ('xnnpack', LiteRT's default, or 'none')."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
-    from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
-        parse_input_shape,
-        resize_model_inputs,
-    )
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
     from arenalens.units import parse_size  # noqa: PLC0415
@@ -476,12 +472,16 @@ def check(
         for key, shape in input_shapes.items():
             shapes[key] = tuple(shape)
             shape_texts.append(f"{key}=" + "x".join(str(d) for d in shape))
-    else:
-        for text in input_shapes or ():
+    elif input_shapes:
+        from arenalens.runtimes.litert.shapes import parse_input_shape  # noqa: PLC0415
+
+        for text in input_shapes:
             name, shape = parse_input_shape(text)
             shapes[name] = shape
             shape_texts.append(text)
     if shapes:
+        from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415
+
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
     if runtime is None:
