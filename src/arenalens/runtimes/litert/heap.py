@@ -117,6 +117,7 @@ class InterpreterHeap:
     parts: tuple[HeapPart, ...]
     machine: str
     notes: tuple[str, ...] = ()
+    threads: int = 1  # Interpreter(num_threads=...)
 
     def _sum(self, *phases: str) -> int:
         return sum(part.nbytes for part in self.parts if part.phase in phases)
@@ -160,17 +161,29 @@ class InterpreterHeap:
 
 
 def interpreter_heap(
-    model: Model, arena_sizes: Sequence[int], *, delegate: str = DEFAULT_DELEGATE
+    model: Model,
+    arena_sizes: Sequence[int],
+    *,
+    delegate: str = DEFAULT_DELEGATE,
+    threads: int = 1,
 ) -> InterpreterHeap:
     """Model + each arena's high-water mark (arena and persistent arena per subgraph, in
-    `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none)."""
+    `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none) with
+    `threads` threads (Interpreter(num_threads=...); 1, the Python wrapper's default)."""
     if delegate not in DELEGATES:
         raise ValueError(f"delegate must be one of {', '.join(DELEGATES)}, not {delegate!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be 1 or more, not {threads}")
     if delegate == "xnnpack" and xnnpack_unsized(model):
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
+    unthreaded = threads_unsized(view if view is not None else model, threads, delegate)
+    if unthreaded:
+        raise ValueError(
+            f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
+        )
     setup = setup_blocks(model, arena_sizes, view=view)
     created = [block for block in setup if block.phase == "create"]
     allocated = [block for block in setup if block.phase == "allocate"]
@@ -218,9 +231,11 @@ def interpreter_heap(
     ]
     if delegate == "none":
         parts.extend(first_invoke_parts(model))
-        return InterpreterHeap("none", tuple(parts), MEASURED_ON)
+        parts.extend(thread_parts(model, threads, delegate="none", view=None))
+        return InterpreterHeap("none", tuple(parts), MEASURED_ON, threads=threads)
     xnnpack = xnnpack_parts(model, arenas)
     parts.extend(xnnpack)
+    parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
     if view is None:
         parts.extend(
             (
@@ -275,6 +290,7 @@ def interpreter_heap(
             "XNNPACK takes the operators it supports; the arena keeps only the tensors "
             "crossing between it and the builtin kernels",
         ),
+        threads=threads,
     )
 
 
@@ -652,6 +668,7 @@ def heap_document(heap: InterpreterHeap) -> dict[str, object]:
     """One delegate's heap as JSON (`plan --json`: interpreter_heap)."""
     return {
         "delegate": heap.delegate,
+        "threads": heap.threads,
         "after_setup_bytes": heap.after_setup,
         "after_first_invoke_bytes": heap.after_first_invoke,
         "peak_bytes": heap.peak,
@@ -687,15 +704,30 @@ def xnnpack_unsized(model: Model) -> tuple[str, ...]:
     return tuple(sorted(set(found)))
 
 
-def heap_documents(model: Model, arena_sizes: Sequence[int]) -> list[dict[str, object]]:
+def heap_documents(
+    model: Model, arena_sizes: Sequence[int], *, threads: int = 1
+) -> list[dict[str, object]]:
     """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON; a model with
-    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why."""
+    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why (and
+    a delegate whose heap with `threads` threads is not modelled gets none)."""
     unsized = xnnpack_unsized(model)
     documents = []
+    unthreaded: list[str] = []
     for delegate in DELEGATES:
         if delegate == "xnnpack" and unsized:
             continue
-        document = heap_document(interpreter_heap(model, arena_sizes, delegate=delegate))
+        view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
+        found = threads_unsized(view if view is not None else model, threads, delegate)
+        if found:
+            unthreaded.append(
+                f"{'with XNNPACK' if delegate == 'xnnpack' else 'with the builtin kernels only'}"
+                f" and {threads} threads the heap is not sized: the builtin {', '.join(found)} "
+                "takes its multi-threaded kernel (other temporaries, Eigen's thread pool), "
+                "which is not modelled; give --threads 1 for that figure"
+            )
+            continue
+        heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads)
+        document = heap_document(heap)
         if delegate == "none" and unsized:
             notes = document["notes"]
             assert isinstance(notes, list)
@@ -705,4 +737,83 @@ def heap_documents(model: Model, arena_sizes: Sequence[int]) -> list[dict[str, o
                 "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
             )
         documents.append(document)
+    for document in documents:
+        notes = document["notes"]
+        assert isinstance(notes, list)
+        notes.extend(unthreaded)
     return documents
+
+
+# Threads (Interpreter(num_threads=N)), measured with the tracer at 1, 2 and 4 threads
+# (tests/data/litert_heap_threads.json, `python -m tests.litert_heap_threads`). XNNPACK: the
+# delegate creates a pthreadpool of N threads (xnnpack_delegate.cc: pthreadpool_create when
+# num_threads > 1): its cache-line aligned pool and per-thread records, and the worker
+# threads' first blocks (1,632-1,792 B at 2 threads, 2,848-3,072 B at 4 on the cached models).
+# The builtin kernels: the CPU back end's thread pool (ruy's workers and their per-thread
+# resources) once a kernel multiplies with it (600-2,056 B at 2 threads, 1,768-5,000 B at 4).
+XNNPACK_THREADPOOL_BYTES = 1_152
+XNNPACK_THREAD_BYTES = 768
+BACKEND_THREAD_BYTES = 2_560
+_THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
+
+
+def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...]:
+    """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: a
+    float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the
+    transposed filter in the persistent arena, no im2col) and runs Eigen's thread pool (a
+    float depthwise convolution adds nothing measurable: kws_ref_model_float32)."""
+    del delegate
+    if threads == 1:
+        return ()
+    found = set()
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
+                continue
+            data, weights = operator.inputs[0], operator.inputs[1]
+            if data >= 0 and weights >= 0:
+                kinds = (subgraph.tensors[data].dtype.name, subgraph.tensors[weights].dtype.name)
+                if kinds == ("FLOAT32", "FLOAT32"):
+                    found.add(f"float {operator.opcode}")
+    return tuple(sorted(found))
+
+
+def thread_parts(
+    model: Model, threads: int, *, delegate: str, view: Model | None
+) -> tuple[HeapPart, ...]:
+    """What `threads` > 1 adds: XNNPACK's threadpool, the CPU back end's (bounds)."""
+    if threads == 1:
+        return ()
+    extra = threads - 1
+    parts = []
+    if delegate == "xnnpack":
+        pool = XNNPACK_THREADPOOL_BYTES + XNNPACK_THREAD_BYTES * extra
+        if view is None:  # the partition is not modelled: a wider bound
+            pool = 2 * XNNPACK_THREAD_BYTES * threads + XNNPACK_THREADPOOL_BYTES
+        parts.append(
+            HeapPart(
+                "XNNPACK threadpool",
+                pool,
+                "setup",
+                False,
+                f"the delegate's pthreadpool of {threads} threads and its workers' first "
+                "blocks (an upper bound from the wheel's measurements at 2 and 4 threads)",
+            )
+        )
+    cpu = view if view is not None else model
+    if any(
+        operator.opcode in _THREADED_KERNELS
+        for subgraph in cpu.subgraphs
+        for operator in subgraph.operators
+    ):
+        parts.append(
+            HeapPart(
+                "CPU back end threads",
+                BACKEND_THREAD_BYTES * extra,
+                "first_invoke",
+                False,
+                f"the builtin kernels' thread pool: {extra} ruy workers and their per-thread "
+                "resources (an upper bound from the wheel's measurements at 2 and 4 threads)",
+            )
+        )
+    return tuple(parts)
