@@ -69,6 +69,7 @@ BATCH_MODELS = 1000
 _IN_PROCESS = """
 import json, statistics, sys, time
 import arenalens
+import arenalens.ladder
 from arenalens.optimization import optimize_model
 from arenalens.tflite.reader import load_model
 path, budget, build, calls, mode = sys.argv[1:6]
@@ -78,6 +79,10 @@ def once():
     fresh = bytes(bytearray(data))  # a new object every call
     if mode == "optimize":
         return optimize_model(load_model(fresh), effort=4.0, build=build).new_required_bytes
+    if mode == "remedy":
+        # The process keeps its last rewrites (`ladder.rewrite`): forget them, so the optimizer
+        # runs every call, as it does for candidates that all differ.
+        getattr(arenalens.ladder, "_REWRITES", {}).clear()
     return arenalens.check(fresh, budget=budget, build=build).required_bytes
 for _ in range(3):
     answer = once()
@@ -141,7 +146,7 @@ def in_process(
     rows = [(row[0], model_path(folder, row), FITS_BUDGET, "check") for row in MODELS]
     remedy = model_path(folder, REMEDY_MODEL)
     rows.append(
-        (f"{REMEDY_MODEL[0]}, 90 KiB budget (optimizer runs)", remedy, REMEDY_BUDGET, "check")
+        (f"{REMEDY_MODEL[0]}, 90 KiB budget (optimizer runs)", remedy, REMEDY_BUDGET, "remedy")
     )
     rows.append((f"{REMEDY_MODEL[0]}: optimize_model alone", remedy, REMEDY_BUDGET, "optimize"))
     results: dict[str, dict[str, list[float]]] = {name: {} for name in sources}

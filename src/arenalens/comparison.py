@@ -121,7 +121,7 @@ def compare_planners(
         paths = overlap.paths
     else:
         paths = as_overlap_rules(kernels, chosen).paths if overlap else ()
-    pairs = rules.overlaps(model, arena, chosen, paths=paths) if overlap else ()
+    pairs = rules.overlaps(model, arena, paths=paths) if overlap else ()
     if overlap:
         overlapping = with_overlaps(arena, pairs)
         overlap_bound = sound_lower_bound(overlapping.problem)

@@ -53,6 +53,30 @@ class Status(enum.StrEnum):
 LITERT_MEMORY = "LiteRT memory"
 
 
+class StatusAnswers:
+    """The three questions every view asks of a figure's status before it presumes a number,
+    asked once: a `FitCheck` and a `Verdict` each answer them from the `declared` they carry."""
+
+    __slots__ = ()
+    declared: DeclaredArena  # a field of each class that takes these answers
+
+    @property
+    def runs(self) -> bool:
+        """False when the runtime cannot set the model up or invoke it, whatever the arena."""
+        return self.declared.status is not Status.CANNOT_RUN
+
+    @property
+    def plan_holds(self) -> bool:
+        """False when the model's offline plan would corrupt tensors at these shapes or on this
+        build (`plan_validity.py`)."""
+        return self.declared.status is not Status.WRONG_OUTPUTS
+
+    @property
+    def shape_known(self) -> bool:
+        """False when an input's real size is unknown: any figure is for a placeholder shape."""
+        return self.declared.status is not Status.PLACEHOLDER_SHAPE
+
+
 @dataclass(frozen=True, slots=True)
 class DeclaredPart:
     """One part of the number to declare, named and explained as the runtime names it."""

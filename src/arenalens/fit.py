@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from arenalens.builds.build import Build
-from arenalens.declared import DeclaredArena, Status, declared_arena
+from arenalens.declared import DeclaredArena, Status, StatusAnswers, declared_arena
 from arenalens.errors import UsageError
 from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
@@ -45,7 +45,7 @@ TIGHT_MARGIN_PERCENT = 5
 
 
 @dataclass(frozen=True)
-class FitCheck:
+class FitCheck(StatusAnswers):
     """Does one model's arena fit a budget? With the numbers behind the answer."""
 
     model: str
@@ -157,21 +157,6 @@ class FitCheck:
         if placement is not None and placement.best is not None:
             return min(use.spare_bytes for use in placement.best.uses)
         return self.headroom_bytes
-
-    @property
-    def runs(self) -> bool:
-        """False when the runtime cannot set the model up at all."""
-        return self.declared.status is not Status.CANNOT_RUN
-
-    @property
-    def shape_known(self) -> bool:
-        """False when an input's real size is unknown: the number is for a placeholder shape."""
-        return self.declared.status is not Status.PLACEHOLDER_SHAPE
-
-    @property
-    def plan_holds(self) -> bool:
-        """False when the model's offline plan would corrupt tensors (`plan_validity.py`)."""
-        return self.declared.status is not Status.WRONG_OUTPUTS
 
     @property
     def meaningful(self) -> bool:

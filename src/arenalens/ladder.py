@@ -264,20 +264,6 @@ def _rewrite_key(
     return (digest, shapes, options, build, rules, board)
 
 
-def rewrite_bytes(
-    model: Model,
-    options: tuple[str, ...],
-    *,
-    build: Build,
-    rules: OverlapRules,
-    effort: float,
-    target: Target | None = None,
-) -> int | None:
-    """The number to declare after `rewrite` (None: the build cannot run the model)."""
-    optimization = rewrite(model, options, build=build, rules=rules, effort=effort, target=target)
-    return optimization.new_required_bytes if optimization.runs else None
-
-
 def _rung(
     remedy: Remedy, optimization: Optimization, options: tuple[str, ...], available_bytes: int
 ) -> Rung:

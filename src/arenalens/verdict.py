@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.build import Build, build_document
 from arenalens.cannot_run import Refusal
-from arenalens.declared import DeclaredArena, Status
+from arenalens.declared import DeclaredArena, StatusAnswers
 from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
@@ -62,7 +62,7 @@ NO_NUMBER = frozenset({Answer.CANNOT_RUN, Answer.CANNOT_RUN_CORRECTLY, Answer.IN
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(StatusAnswers):
     """Everything the first screen of any command says about one model, and the exit code."""
 
     model: str  # display name
@@ -82,21 +82,6 @@ class Verdict:
     npu_memory: NpuMemory | None = None
 
     # -- the answers -------------------------------------------------------------------------
-    @property
-    def runs(self) -> bool:
-        """False when the runtime cannot set the model up or invoke it, whatever the arena."""
-        return self.declared.status is not Status.CANNOT_RUN
-
-    @property
-    def plan_holds(self) -> bool:
-        """False when the model's offline plan would corrupt tensors (shapes or build)."""
-        return self.declared.status is not Status.WRONG_OUTPUTS
-
-    @property
-    def shape_known(self) -> bool:
-        """False when an input's real size is unknown: any figure is for a placeholder."""
-        return self.declared.status is not Status.PLACEHOLDER_SHAPE
-
     @property
     def refusals(self) -> tuple[Refusal, ...]:
         """Why it cannot run: one per distinct reason, with its operators and fix."""
@@ -468,10 +453,6 @@ def check(
     LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
     ('xnnpack', LiteRT's default, or 'none')."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
-    from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
-        parse_input_shape,
-        resize_model_inputs,
-    )
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
     from arenalens.units import parse_size  # noqa: PLC0415
@@ -491,12 +472,16 @@ def check(
         for key, shape in input_shapes.items():
             shapes[key] = tuple(shape)
             shape_texts.append(f"{key}=" + "x".join(str(d) for d in shape))
-    else:
-        for text in input_shapes or ():
+    elif input_shapes:
+        from arenalens.runtimes.litert.shapes import parse_input_shape  # noqa: PLC0415
+
+        for text in input_shapes:
             name, shape = parse_input_shape(text)
             shapes[name] = shape
             shape_texts.append(text)
     if shapes:
+        from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415
+
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
     if runtime is None:

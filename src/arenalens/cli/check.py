@@ -29,7 +29,7 @@ from arenalens.declared import Status, declared_arena
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
-from arenalens.ladder import rewrite_bytes, rewrite_class
+from arenalens.ladder import rewrite, rewrite_class
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
@@ -393,14 +393,10 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             best_case = check_fit(analysis, budget_bytes=available_bytes + 1).best_case_bytes
             if best_case > available_bytes:
                 return best_case  # no plan of whole tensors fits there: optimize need not run
-        return rewrite_bytes(
-            resized,
-            options,
-            build=build,
-            rules=rules,
-            effort=OPTIMIZE_EFFORT,
-            target=check.target,
+        optimization = rewrite(
+            resized, options, build=build, rules=rules, effort=OPTIMIZE_EFFORT, target=check.target
         )
+        return optimization.new_required_bytes if optimization.runs else None
 
     return search_max_input(
         model,

@@ -25,7 +25,7 @@ from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
-from arenalens.runtimes import get_runtime
+from arenalens.runtimes import Prediction, get_runtime
 from arenalens.runtimes.door import tflm_runtime
 
 EXIT_AGREES = 0
@@ -58,12 +58,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
     build = _predicted_build(args)
     analysis = analyze(model, runtime=args.runtime, build=build)
-    arenas = [result.arena for result in analysis.arenas]
-    plans = [result.runtime_plan for result in analysis.arenas]
+    prediction = Prediction(
+        analysis.model,
+        tuple(result.arena for result in analysis.arenas),
+        tuple(result.runtime_plan for result in analysis.arenas),
+        analysis.runtime_build,
+    )
     with _model_file(model, args.model) as path:
-        result = rules.verify(
-            path, analysis.model, arenas, plans, analysis.runtime_build, min_arena=args.min_arena
-        )
+        result = rules.verify(path, prediction, min_arena=args.min_arena)
     # The verdict's answer for the wheel the real interpreter is: its offline plan's conflicts.
     wrong = tuple(
         conflict.reason for conflict in declared_arena(analysis).conflicts if args.runtime == "tflm"

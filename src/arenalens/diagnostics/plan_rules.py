@@ -568,7 +568,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
         arena = tflm.arenas(model, build)[0]
     except ArenalensError:
         return
-    pairs = tflm.overlaps(model, arena, build, paths=rules.paths)
+    pairs = tflm.overlaps(model, arena, paths=rules.paths)
     if not pairs:
         return
     disjoint_problem = replace(arena.problem, alignment=tflm.data_alignment, order=(), overlaps=())

@@ -210,7 +210,7 @@ def plan_candidates(
             choice = f"{choice}, in-place ({len(aliases)} aliases)"
         pairs: tuple[OverlapPair, ...] = ()
         if overlap_rules is not None:
-            pairs = micro.overlaps(model, arena, build, paths=overlap_rules.paths)
+            pairs = micro.overlaps(model, arena, paths=overlap_rules.paths)
             if not pairs:
                 return []
             arena = with_overlaps(arena, pairs)

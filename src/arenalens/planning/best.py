@@ -11,7 +11,7 @@ from __future__ import annotations
 from arenalens.effort import cap_settings, deadline
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.planning.bounds import sound_lower_bound
-from arenalens.planning.portfolio import run_portfolio, smallest
+from arenalens.planning.portfolio import warm_start
 from arenalens.planning.problem import Problem
 from arenalens.planning.registry import PlannerOutput, register_planner, run_planner
 from arenalens.units import format_bytes_exact
@@ -30,15 +30,9 @@ def best(
     portfolio gets a quarter of the effort (two units at most), CP-SAT the rest."""
     end = deadline(time_limit_s)
     bound = sound_lower_bound(problem)
-    portfolio_effort = min(2.0, effort / 4)
-    plans = run_portfolio(
-        problem,
-        seed=seed,
-        effort=portfolio_effort,
-        time_limit_s=None if time_limit_s is None else time_limit_s / 4,
-        stop_at=bound,
+    winner, search_effort = warm_start(
+        problem, effort=effort, time_limit_s=time_limit_s, seed=seed, stop_at=bound
     )
-    winner = smallest(plans)
     notes = [f"best heuristic: {winner.planner} ({format_bytes_exact(winner.arena_size)})"]
     proven = winner.arena_size <= bound
     final_bound = bound
@@ -47,7 +41,7 @@ def best(
             exact = run_planner(
                 "optimal",
                 problem,
-                effort=effort - portfolio_effort,
+                effort=search_effort,
                 seed=seed,
                 hint=winner.offsets,
                 **cap_settings(end),

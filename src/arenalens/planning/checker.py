@@ -186,25 +186,13 @@ class _LiveRanges:
             node //= 2
 
     def any_overlapping(self, low: int, high: int) -> int | None:
-        """Id of a live fixed buffer sharing a byte with [low, high), or None."""
-        count = bisect.bisect_left(self.starts, high)  # buffers starting below `high`
-        node, left, right = 1, 0, self.width
-        # Descend, preferring the left child; only subtrees inside the prefix [0, count) count.
-        stack = [(node, left, right)]
-        while stack:
-            node, left, right = stack.pop()
-            if left >= count or self.tree[node] <= low:
-                continue
-            if right - left == 1:
-                return self.ids[left]
-            middle = (left + right) // 2
-            stack.append((2 * node + 1, middle, right))
-            stack.append((2 * node, left, middle))
-        return None
+        """Id of a live buffer sharing a byte with [low, high) (the lowest offset), or None."""
+        return next(self.all_overlapping(low, high), None)
 
     def all_overlapping(self, low: int, high: int) -> Iterator[int]:
         """Ids of every live buffer sharing a byte with [low, high), lowest offset first."""
-        count = bisect.bisect_left(self.starts, high)
+        count = bisect.bisect_left(self.starts, high)  # buffers starting below `high`
+        # Descend, preferring the left child; only subtrees inside the prefix [0, count) count.
         stack = [(1, 0, self.width)]
         while stack:
             node, left, right = stack.pop()

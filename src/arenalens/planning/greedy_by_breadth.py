@@ -15,6 +15,7 @@ import itertools
 from arenalens.planning.placement import Fit, place_in_order
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.registry import register_planner
+from arenalens.planning.segment_tree import SegmentTree
 
 
 @register_planner(
@@ -39,11 +40,11 @@ def breadth_order(problem: Problem) -> list[int]:
     # points is constant, so visiting every start step is enough.
     steps = sorted({b.start for b in live})
     breadth = _breadths(live, steps)
-    tree = _StepTree(steps, live)
+    tree = _step_tree(steps, live)
     ordered: list[int] = []
     seen: set[int] = set()
     for position in sorted(range(len(steps)), key=lambda p: (-breadth[p], steps[p])):
-        here = [b for b in tree.take_live_at(position) if b.id not in seen]
+        here = [b for b in tree.at(position, take=True) if b.id not in seen]
         for buffer in sorted(here, key=lambda b: (-b.size, b.start, b.id)):
             ordered.append(buffer.id)
             seen.add(buffer.id)
@@ -65,34 +66,12 @@ def _breadths(live: list[Buffer], steps: list[int]) -> list[int]:
     ]
 
 
-class _StepTree:
-    """Buffers stored at the segment-tree nodes that tile their range of step positions."""
-
-    def __init__(self, steps: list[int], buffers: list[Buffer]) -> None:
-        self.width = 1
-        while self.width < max(1, len(steps)):
-            self.width *= 2
-        self.nodes: dict[int, list[Buffer]] = {}
-        for buffer in buffers:
-            # Positions of the steps this buffer is live at: starts inside [start, end].
-            low = bisect.bisect_left(steps, buffer.start)
-            high = bisect.bisect_right(steps, buffer.end) - 1
-            left, right = low + self.width, high + self.width + 1
-            while left < right:
-                if left & 1:
-                    self.nodes.setdefault(left, []).append(buffer)
-                    left += 1
-                if right & 1:
-                    right -= 1
-                    self.nodes.setdefault(right, []).append(buffer)
-                left //= 2
-                right //= 2
-
-    def take_live_at(self, position: int) -> list[Buffer]:
-        """Buffers live at the step at `position` not handed out before (lists are emptied)."""
-        found: list[Buffer] = []
-        node = position + self.width
-        while node:
-            found.extend(self.nodes.pop(node, ()))
-            node //= 2
-        return found
+def _step_tree(steps: list[int], buffers: list[Buffer]) -> SegmentTree[Buffer]:
+    """Buffers by the positions (in `steps`) of the steps they are live at: starts inside
+    [start, end]."""
+    tree: SegmentTree[Buffer] = SegmentTree(len(steps))
+    for buffer in buffers:
+        low = bisect.bisect_left(steps, buffer.start)
+        high = bisect.bisect_right(steps, buffer.end) - 1
+        tree.add(low, high, buffer)
+    return tree

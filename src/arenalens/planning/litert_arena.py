@@ -30,14 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from arenalens.errors import PlanError
 from arenalens.planning.offset_index import (
     IntervalIndex,
     OffsetIndex,
     align_up_array,
     use_offset_index,
 )
-from arenalens.planning.problem import Buffer, Problem, align_up
+from arenalens.planning.problem import Buffer, Problem, align_up, refuse_fixed_offsets
 from arenalens.planning.registry import register_planner
 
 # LiteRT's kNodeNotAssigned (INT32_MAX): a buffer ending here is never freed.
@@ -52,14 +51,11 @@ NEVER_FREED = 2**31 - 1
 )
 def litert_arena(problem: Problem) -> dict[int, int]:
     """Problem (+ order) → offsets exactly as LiteRT's SimpleMemoryArena assigns them."""
-    fixed = [b.id for b in problem.buffers if b.fixed_offset is not None]
-    if fixed:
-        # Placing them in sort order could overlap buffers placed earlier; LiteRT itself has
-        # no offline plans, so there is nothing to replicate.
-        raise PlanError(
-            f"litert_arena cannot honour fixed offsets (buffers {fixed[:5]}): LiteRT's "
-            "ArenaPlanner has no offline-planned offsets"
-        )
+    # Placing them in sort order could overlap buffers placed earlier; LiteRT itself has no
+    # offline plans, so there is nothing to replicate.
+    refuse_fixed_offsets(
+        problem, "litert_arena", "LiteRT's ArenaPlanner has no offline-planned offsets"
+    )
     order = placement_order(problem)
     if use_offset_index(problem):
         return _place_with_arrays(problem, order)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from sortedcontainers import SortedList
 
 from arenalens.planning.problem import Buffer, Problem
+from arenalens.planning.segment_tree import SegmentTree
 
 if TYPE_CHECKING:
     import numpy as np
@@ -147,10 +148,7 @@ class IntervalIndex:
         area = sum(max(0, self.rank_of[b.end] - self.rank_of[b.start] + 1) for b in buffers)
         # Per-rank lists while the area stays within this many ranks per buffer.
         self.by_rank = area <= AREA_PER_BUFFER * max(1, len(buffers))
-        self.width = 1
-        while self.width < ranks:
-            self.width *= 2
-        self.tree: dict[int, list[tuple[int, int, int]]] = {}
+        self.tree: SegmentTree[tuple[int, int, int]] = SegmentTree(ranks)
         self.live_at: list[list[tuple[int, int, int]]] = (
             [[] for _ in range(ranks)] if self.by_rank else []
         )
@@ -174,16 +172,7 @@ class IntervalIndex:
             for lists in self.live_at[low : high + 1]:
                 lists.append(entry)
             return
-        left, right = low + self.width, high + self.width + 1
-        while left < right:
-            if left & 1:
-                self.tree.setdefault(left, []).append(entry)
-                left += 1
-            if right & 1:
-                right -= 1
-                self.tree.setdefault(right, []).append(entry)
-            left //= 2
-            right //= 2
+        self.tree.add(low, high, entry)
         self.starts.add((low, number))
 
     def live(self, start: int, end: int) -> list[tuple[int, int]]:
@@ -194,11 +183,7 @@ class IntervalIndex:
             for beginning in self.starting_at[low + 1 : high + 1]:
                 found.extend(beginning)
         else:
-            found = []
-            node = low + self.width
-            while node:
-                found.extend(self.tree.get(node, ()))
-                node //= 2
+            found = self.tree.at(low)
             first = self.starts.bisect_right((low, len(self.entries)))
             last = self.starts.bisect_right((high, len(self.entries)))
             found.extend(self.entries[number] for _, number in self.starts.islice(first, last))

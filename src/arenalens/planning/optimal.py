@@ -34,7 +34,7 @@ from typing import Any
 from arenalens.effort import CPSAT_DETERMINISTIC_SECONDS, deadline, seconds_left
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.planning.bounds import sound_lower_bound
-from arenalens.planning.portfolio import run_portfolio, smallest
+from arenalens.planning.portfolio import warm_start
 from arenalens.planning.problem import Buffer, Problem, arena_size
 from arenalens.planning.registry import PlannerOutput, register_planner
 from arenalens.units import format_bytes_exact
@@ -63,16 +63,9 @@ def optimal(
     bound = sound_lower_bound(problem)
     search_effort = effort
     if hint is None:
-        portfolio_effort = min(2.0, effort / 4)
-        search_effort = effort - portfolio_effort
-        heuristics = run_portfolio(
-            problem,
-            seed=seed,
-            effort=portfolio_effort,
-            time_limit_s=None if time_limit_s is None else time_limit_s / 4,
-            stop_at=bound,
+        start_plan, search_effort = warm_start(
+            problem, effort=effort, time_limit_s=time_limit_s, seed=seed, stop_at=bound
         )
-        start_plan = smallest(heuristics)
         hint_offsets: Mapping[int, int] = start_plan.offsets
         warm_from = start_plan.planner
     else:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
+from arenalens.errors import PlanError
 from arenalens.records import quick_init
 
 
@@ -261,6 +262,14 @@ def _any_pair_overlaps(problem: Problem, ids: list[int]) -> bool:
         for position, first in enumerate(ids)
         for second in ids[position + 1 :]
     )
+
+
+def refuse_fixed_offsets(problem: Problem, planner: str, why: str) -> None:
+    """A replica of a runtime planner that has no offline-planned offsets refuses a problem with
+    fixed ones (PlanError naming the first five buffers and why it cannot honour them)."""
+    fixed = [b.id for b in problem.buffers if b.fixed_offset is not None]
+    if fixed:
+        raise PlanError(f"{planner} cannot honour fixed offsets (buffers {fixed[:5]}): {why}")
 
 
 def align_up(value: int, alignment: int) -> int:

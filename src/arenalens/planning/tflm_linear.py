@@ -9,8 +9,7 @@ It holds at most 1024 buffers in TFLM; that limit belongs to the runtime rules, 
 
 from __future__ import annotations
 
-from arenalens.errors import PlanError
-from arenalens.planning.problem import Problem, align_up
+from arenalens.planning.problem import Problem, align_up, refuse_fixed_offsets
 from arenalens.planning.registry import register_planner
 
 
@@ -23,12 +22,12 @@ from arenalens.planning.registry import register_planner
 )
 def tflm_linear(problem: Problem) -> dict[int, int]:
     """Problem → offsets with each buffer right after the previous one, in id order."""
-    fixed = [b.id for b in problem.buffers if b.fixed_offset is not None]
-    if fixed:
-        raise PlanError(
-            f"tflm_linear cannot honour fixed offsets (buffers {fixed[:5]}): TFLM's "
-            "LinearMemoryPlanner has no offline AddBuffer, so the runtime fails on offline plans"
-        )
+    refuse_fixed_offsets(
+        problem,
+        "tflm_linear",
+        "TFLM's LinearMemoryPlanner has no offline AddBuffer, so the runtime fails on offline "
+        "plans",
+    )
     offsets: dict[int, int] = {}
     cursor = 0
     for buffer in sorted(problem.buffers, key=lambda b: b.id):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -387,32 +388,31 @@ def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:
         "other_bytes": report.other_bytes_than(arena),
         "lower_bound": arena.lower_bound,
         "overlap_lower_bound": arena.overlap_lower_bound,
-        "overlaps": {
-            "output": [o.output for o in arena.overlaps],
-            "input": [o.input for o in arena.overlaps],
-            "min_offset_distance": [o.min_offset_distance for o in arena.overlaps],
-            "operator": [o.operator for o in arena.overlaps],
-            "opcode": [o.opcode for o in arena.overlaps],
-        },
+        "overlaps": _columns(
+            arena.overlaps, "output", "input", "min_offset_distance", "operator", "opcode"
+        ),
         "no_reuse_bytes": arena.no_reuse_bytes,
         "peak_step": None if peak is None else peak.step,
         "notes": list(arena.notes),
         "buffers": {
-            "id": [r.id for r in rows],
-            "name": [r.name for r in rows],
-            "kind": [r.kind for r in rows],
-            "subgraph": [r.subgraph for r in rows],
-            "tensor": [r.tensor for r in rows],
-            "shape": [list(r.shape) for r in rows],
-            "dtype": [r.dtype for r in rows],
-            "nbytes": [r.nbytes for r in rows],
-            "size": [r.size for r in rows],
-            "first": [r.first for r in rows],
-            "last": [r.last for r in rows],
-            "producer": [r.producer for r in rows],
-            "consumers": [list(r.consumers) for r in rows],
-            "aliases": [list(r.aliases) for r in rows],
-            "label": [r.label for r in rows],
+            **_columns(
+                rows,
+                "id",
+                "name",
+                "kind",
+                "subgraph",
+                "tensor",
+                "shape",
+                "dtype",
+                "nbytes",
+                "size",
+                "first",
+                "last",
+                "producer",
+                "consumers",
+                "aliases",
+                "label",
+            ),
             "shape_label": [shape_label(r.kind, r.shape) for r in rows],
             # The matching key where it is not the name itself (null), to keep pages small.
             "key": [
@@ -421,16 +421,28 @@ def _arena_json(report: MemoryReport, arena: ArenaReport) -> dict[str, Any]:
             ],
         },
         "steps": {
-            "step": [s.step for s in arena.steps],
-            "subgraph": [s.subgraph for s in arena.steps],
-            "operator": [s.operator for s in arena.steps],
-            "opcode": [s.opcode for s in arena.steps],
-            "live_bytes": [s.live_bytes for s in arena.steps],
-            "reads": [list(s.reads) for s in arena.steps],
-            "writes": [list(s.writes) for s in arena.steps],
+            **_columns(
+                arena.steps,
+                "step",
+                "subgraph",
+                "operator",
+                "opcode",
+                "live_bytes",
+                "reads",
+                "writes",
+            ),
             "label": [arena.step_label(s) for s in arena.steps],
         },
         "plans": [_plan_json(report, arena, view) for view in arena.plans],
+    }
+
+
+def _columns(rows: Sequence[object], *names: str) -> dict[str, list[Any]]:
+    """Rows → the viewer's column form: one list per named field, in that order (a tuple field
+    as a list), so that a page of many rows does not repeat every field name."""
+    return {
+        name: [list(value) if isinstance(value, tuple) else value for value in map(read, rows)]
+        for name, read in zip(names, map(attrgetter, names), strict=True)
     }
 
 

@@ -133,6 +133,17 @@ class VerifyRow:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """What arenalens predicts for a model on a build, as `verify` holds the real interpreter to
+    it: the runtime's arenas, primary first, and the runtime's own plan of each."""
+
+    model: Model
+    arenas: tuple[ArenaProblem, ...]
+    plans: tuple[Plan, ...]
+    build: Build
+
+
+@dataclass(frozen=True)
 class VerifyResult:
     """Predicted vs real, as measured by running the real interpreter on the model file."""
 
@@ -207,31 +218,16 @@ class Runtime(Protocol):
         """Model + arenas + their plans → the memory to declare on this build."""
 
     def overlaps(
-        self,
-        model: Model,
-        arena: ArenaProblem,
-        build: Build,
-        *,
-        paths: Sequence[KernelPath],
+        self, model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath]
     ) -> tuple[OverlapPair, ...]:
         """The primary arena → every overlap (an output starting below an input it consumes)
         that the access orders of all these kernel code paths allow
-        (`builds.kernel_paths.overlap_rules` says which paths a plan for the build must hold
-        on)."""
+        (`builds.kernel_paths.overlap_rules` says which paths a plan for a build must hold on:
+        the paths are all of the build that matters here)."""
 
-    def verify(
-        self,
-        path: str,
-        model: Model,
-        arenas: Sequence[ArenaProblem],
-        plans: Sequence[Plan],
-        build: Build,
-        *,
-        min_arena: bool = False,
-    ) -> VerifyResult:
-        """The model file and its predicted arenas and runtime plans on a build → predicted vs
-        real, running the real interpreter (`runtime` extra; `min_arena`: also bisect the
-        smallest arena)."""
+    def verify(self, path: str, prediction: Prediction, *, min_arena: bool = False) -> VerifyResult:
+        """The model file and the prediction for it → predicted vs real, running the real
+        interpreter (`runtime` extra; `min_arena`: also bisect the smallest arena)."""
 
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(

@@ -110,7 +110,7 @@ def overlap_credits(model: Model, build: Build, paths: Sequence[KernelPath]) -> 
     its step."""
     tflm = get_runtime("tflm")
     arena = tflm.arenas(model, build)[0]
-    pairs = tflm.overlaps(model, arena, build, paths=paths)
+    pairs = tflm.overlaps(model, arena, paths=paths)
     if not pairs:
         return {}
     savings = OverlapSavings(with_overlaps(arena, pairs).problem)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arenalens.errors import ModelError
-from arenalens.tflite.tables import string_at, table_fields, vector_at
+from arenalens.tflite.tables import shared_table_fields, string_at, table_fields, vector_at
 
 
 def _schema_class(name: str) -> type:
@@ -124,27 +124,40 @@ def _scalar_reader(kind: str) -> Any:
 
 
 def decode_options(
-    data: Any, options: tuple[int, int], options2: tuple[int, int]
+    data: Any,
+    options: tuple[int, int],
+    options2: tuple[int, int],
+    vtables: dict[int, tuple[int, ...]] | None = None,
 ) -> dict[str, Any]:
     """(union type, table position) of both option unions → their fields as a snake_case dict:
-    scalars, strings (None when absent) and numeric vectors as tuples (() when absent)."""
+    scalars, strings (None when absent) and numeric vectors as tuples (() when absent).
+    `vtables`: the file's vtables read so far (`tables.shared_table_fields`)."""
     decoded: dict[str, Any] = {}
-    for union, (type_code, position) in enumerate((options, options2)):
-        if not position:
-            continue
-        fields = _option_table(union, type_code)
+    if options[1]:
+        fields = _option_table(0, options[0])
         if fields is not None:
-            _decode_table(decoded, data, position, fields)
+            _decode_table(decoded, data, options[1], fields, vtables)
+    if options2[1]:
+        fields = _option_table(1, options2[0])
+        if fields is not None:
+            _decode_table(decoded, data, options2[1], fields, vtables)
     return decoded
 
 
 def _decode_table(
-    decoded: dict[str, Any], data: Any, position: int, fields: tuple[_Field, ...]
+    decoded: dict[str, Any],
+    data: Any,
+    position: int,
+    fields: tuple[_Field, ...],
+    vtables: dict[int, tuple[int, ...]] | None,
 ) -> None:
     """One options table's fields → `decoded`, in the schema's order (one frame per table: the
     kernel rules read an operator's options once per model)."""
     size = len(data)
-    present = table_fields(data, position, size)
+    if vtables is None:
+        present = table_fields(data, position, size)
+    else:
+        present = shared_table_fields(data, position, size, vtables)
     count = len(present)
     for key, index, how, absent, read in fields:
         relative = present[index] if index < count else 0
@@ -172,7 +185,7 @@ class LazyOptions(Mapping[str, Any]):
     operators point at (writers share identical tables) is decoded once, not once per operator.
     """
 
-    __slots__ = ("_cache", "_data", "_decoded", "_label", "_options", "_options2")
+    __slots__ = ("_cache", "_data", "_decoded", "_label", "_options", "_options2", "_vtables")
 
     def __init__(
         self,
@@ -181,8 +194,11 @@ class LazyOptions(Mapping[str, Any]):
         options2: tuple[int, int],
         cache: dict[OptionsKey, dict[str, Any]] | None = None,
         label: str = "<bytes>",
+        *,
+        vtables: dict[int, tuple[int, ...]] | None = None,
     ) -> None:
         self._data = data
+        self._vtables = vtables  # the file's vtables read so far, shared with the reader
         self._label = label
         self._options = options
         self._options2 = options2
@@ -195,7 +211,9 @@ class LazyOptions(Mapping[str, Any]):
             cached = self._cache.get(key) if self._cache is not None else None
             if cached is None:
                 try:
-                    cached = decode_options(self._data, self._options, self._options2)
+                    cached = decode_options(
+                        self._data, self._options, self._options2, self._vtables
+                    )
                 except (struct.error, IndexError, TypeError, ValueError, OverflowError) as error:
                     # Decoded on first use, after loading: still the file's fault, so the same
                     # error type as the reader's (callers catch ModelError, nothing else).

@@ -39,8 +39,8 @@ from arenalens.tflite.tables import (
     MalformedTableError,
     TableView,
     int32_vector_at,
+    shared_table_fields,
     string_at,
-    table_fields,
     table_rows,
     target_at,
     vector_at,
@@ -52,6 +52,7 @@ _U8 = struct.Struct("<B")
 _I8 = struct.Struct("<b")
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
+_U64 = struct.Struct("<Q")
 _F32 = struct.Struct("<f")
 
 # FlatBuffers let many tables point at one vector or table, so a small file can describe a huge
@@ -71,6 +72,8 @@ FILE_IDENTIFIER = b"TFL3"
 BUFFER_DATA_ALIGNMENT = 16
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
+# Dims below this, at most 4 of them, cannot make a tensor too large (`_check_shape_size`).
+_SMALL_DIM = 1 << 14
 # Exceptions the FlatBuffers runtime raises when offsets point outside the file or types are off.
 _MALFORMED = (
     MalformedTableError,
@@ -237,6 +240,7 @@ class _Parser:
     def __post_init__(self) -> None:
         self.size = len(self.data)
         self.options_cache: dict[OptionsKey, dict[str, Any]] = {}
+        self.vtables: dict[int, tuple[int, ...]] = {}  # vtable position → its field offsets
         self.items = 0
         self.item_budget = MIN_ITEM_BUDGET + int(MAX_ITEMS_PER_BYTE * self.size)
 
@@ -264,9 +268,8 @@ class _Parser:
     # -- model ------------------------------------------------------------------------
     def model(self) -> Model:
         root = self.root()
-        buffers = tuple(
-            self.buffer_ref(i, b) for i, b in enumerate(root.tables(_ModelSlots.BUFFERS))
-        )
+        buffer_vector = root.vector(_ModelSlots.BUFFERS, 4)
+        buffers = self.buffers(table_rows(self.data, self.size, *buffer_vector))
         opcode_rows = tuple(self.opcode(code) for code in root.tables(_ModelSlots.OPERATOR_CODES))
         fb_subgraphs = root.tables(_ModelSlots.SUBGRAPHS)
         if not fb_subgraphs:
@@ -297,20 +300,30 @@ class _Parser:
             return model
         return replace(model, offline_plan=offline, plan_record=record)
 
-    def buffer_ref(self, index: int, fb: TableView) -> BufferRef:
-        external_offset = fb.u64(_BufferSlots.OFFSET)
-        # Offset 1 is the converter's placeholder for "not written yet": no data.
-        if external_offset > 1:
-            external_size = fb.u64(_BufferSlots.SIZE)
-            if external_offset + external_size > self.size:
-                raise self.fail(
-                    f"buffer {index}: external data [{external_offset}, "
-                    f"{external_offset + external_size}) lies beyond the end of the file "
-                    f"({format_bytes_exact(self.size)})"
-                )
-            return BufferRef(index, external_offset, external_size, external=True)
-        start, length = fb.vector(_BufferSlots.DATA, 1)
-        return BufferRef(index, start, length, external=False)
+    def buffers(self, rows: list[tuple[int, tuple[int, ...]]]) -> tuple[BufferRef, ...]:
+        """Buffer tables (position, field offsets) → where each one's bytes are, each read in
+        this frame (a model has about as many buffers as tensors)."""
+        buf, size = self.data, self.size
+        unpack_u64 = _U64.unpack_from
+        found = []
+        for index, (pos, fields) in enumerate(rows):
+            # Field offsets in schema order: data, offset, size (`_BufferSlots`).
+            data_at, offset_at, size_at = fields[0], fields[1], fields[2]
+            external_offset = unpack_u64(buf, pos + offset_at)[0] if offset_at else 0
+            # Offset 1 is the converter's placeholder for "not written yet": no data.
+            if external_offset > 1:
+                external_size = unpack_u64(buf, pos + size_at)[0] if size_at else 0
+                if external_offset + external_size > size:
+                    raise self.fail(
+                        f"buffer {index}: external data [{external_offset}, "
+                        f"{external_offset + external_size}) lies beyond the end of the file "
+                        f"({format_bytes_exact(size)})"
+                    )
+                found.append(BufferRef(index, external_offset, external_size, True))
+                continue
+            start, length = vector_at(buf, size, pos + data_at, 1) if data_at else (0, 0)
+            found.append(BufferRef(index, start, length, False))
+        return tuple(found)
 
     def opcode(self, code: TableView) -> tuple[str, int, int, str | None, int]:
         raw = code.i32(_OperatorCodeSlots.BUILTIN_CODE)
@@ -386,7 +399,8 @@ class _Parser:
                 )
             has_data = buffer_index < buffer_count and buffers[buffer_index].nbytes > 0
             is_variable = bool(unpack_u8(buf, pos + variable_at)[0]) if variable_at else False
-            if shape:
+            # At most 4 dims under 2^14 of at most 16 bytes each stay under 2^60: no check needed.
+            if shape and (len(shape) > 4 or max(shape) >= _SMALL_DIM):
                 _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
             is_input, is_output = index in inputs, index in outputs
             name = string_at(buf, size, pos + name_at) if name_at else ""
@@ -432,7 +446,7 @@ class _Parser:
         """The QuantizationParameters table at `pos` → the first scale and zero point, their
         count and the axis (None without scales)."""
         buf, size = self.data, self.size
-        fields = table_fields(buf, pos, size)
+        fields = shared_table_fields(buf, pos, size, self.vtables)
         # scale, zero_point, quantized_dimension (`_QuantizationSlots`)
         scale_at, zero_point_at, axis_at = fields[2], fields[3], fields[6]
         if not scale_at:
@@ -485,6 +499,7 @@ class _Parser:
                 ),
                 cache,
                 label,
+                vtables=self.vtables,
             )
             called: tuple[int, ...] = ()
             if name in CONTROL_FLOW_OPTION_FIELDS:

@@ -70,6 +70,20 @@ def table_fields(buf: Any, pos: int, size: int) -> tuple[int, ...]:
     return present + _ABSENT[len(present) :]
 
 
+def shared_table_fields(
+    buf: Any, pos: int, size: int, vtables: dict[int, tuple[int, ...]]
+) -> tuple[int, ...]:
+    """`table_fields`, each vtable read once: writers share one vtable among all tables with the
+    same fields, so `vtables` (vtable position → field offsets) keeps those already read."""
+    if not 0 <= pos <= size - 4:
+        raise MalformedTableError(f"table at {pos} outside the file")
+    vtable = pos - _I32.unpack_from(buf, pos)[0]
+    fields = vtables.get(vtable)
+    if fields is None:
+        fields = vtables[vtable] = table_fields(buf, pos, size)
+    return fields
+
+
 def table_rows(buf: Any, size: int, data: int, length: int) -> list[tuple[int, tuple[int, ...]]]:
     """A [Table] vector (its data start and length, from `vector_at`) → (position, field
     offsets) of each table, every one checked before any is read (as `TableView.tables`)."""

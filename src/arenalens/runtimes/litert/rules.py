@@ -33,7 +33,14 @@ from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Time
 from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
-from arenalens.runtimes import MemoryBudget, Obstacle, Runtime, VerifyResult, VerifyRow
+from arenalens.runtimes import (
+    MemoryBudget,
+    Obstacle,
+    Prediction,
+    Runtime,
+    VerifyResult,
+    VerifyRow,
+)
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
@@ -522,31 +529,17 @@ class LiteRtRuntime:
         return budget(model, arenas, plans)
 
     def overlaps(
-        self,
-        model: Model,
-        arena: ArenaProblem,
-        build: Build,
-        *,
-        paths: Sequence[KernelPath],
+        self, model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath]
     ) -> tuple[OverlapPair, ...]:
         """LiteRT plans its own arenas: no offline plan, so no overlap to plan."""
         raise UsageError("--overlap needs TFLM (--runtime tflm): LiteRT plans its own arenas")
 
-    def verify(
-        self,
-        path: str,
-        model: Model,
-        arenas: Sequence[ArenaProblem],
-        plans: Sequence[Plan],
-        build: Build,
-        *,
-        min_arena: bool = False,
-    ) -> VerifyResult:
+    def verify(self, path: str, prediction: Prediction, *, min_arena: bool = False) -> VerifyResult:
         """The real interpreter's arenas and tensor offsets vs the prediction (the host build:
         LiteRT has no other)."""
         if min_arena:
             raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
-        return verify(path, model, arenas, plans)
+        return verify(path, prediction.model, prediction.arenas, prediction.plans)
 
 
 RUNTIME: Runtime = LiteRtRuntime()  # mypy checks the class against the protocol here

@@ -185,27 +185,36 @@ def arenas(
     rounding = ARENA_ALIGNMENT if alignment is None else alignment
     if rounding < 1:
         raise UsageError(f"alignment must be >= 1, got {alignment}")
+    # check's analysis, then the ladder's optimize of the same model, its original's plan and
+    # each build's figure ask for the same arena: make it once.
+    return _arenas(model, rounding, build)
+
+
+@recent_by_identity()
+def _arenas(model: Model, rounding: int, build: Build) -> tuple[ArenaProblem, ...]:
     timeline = tflm_timeline_with_scratch(model, build)
     entries = _planned_entries(model, timeline, prepared_shapes(model, build))
+    # Positional (a buffer and a meaning per planned tensor): id, start, end, size, fixed offset;
+    # id, kind, subgraph, tensor, operator, name, nbytes.
     buffers = tuple(
         Buffer(
-            id=index,
-            start=entry.first,
-            end=entry.last,
-            size=align_up(entry.nbytes, rounding),
-            fixed_offset=None if entry.offline == ONLINE else entry.offline,
+            index,
+            entry.first,
+            entry.last,
+            align_up(entry.nbytes, rounding),
+            None if entry.offline == ONLINE else entry.offline,
         )
         for index, entry in enumerate(entries)
     )
     meanings = {
         index: PlannedBuffer(
-            id=index,
-            kind=entry.kind,
-            subgraph=entry.subgraph,
-            tensor=entry.tensor,
-            operator=entry.operator,
-            name=entry.name,
-            nbytes=entry.nbytes,
+            index,
+            entry.kind,
+            entry.subgraph,
+            entry.tensor,
+            entry.operator,
+            entry.name,
+            entry.nbytes,
         )
         for index, entry in enumerate(entries)
     }

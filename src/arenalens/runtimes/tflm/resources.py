@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Tensor
+from arenalens.memo import recent_by_identity
 
 VAR_HANDLE = "VAR_HANDLE"
 ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
@@ -71,6 +72,11 @@ def _find_id(names: list[tuple[str | None, str]], container: str | None, shared:
 def resource_variables(model: Model, table: int | None = None) -> ResourceVariables:
     """Model (+ the table size the firmware creates; None: the Python interpreter's count) → the
     variable table's size, the ids Prepare creates and the buffers it allocates."""
+    return _resource_variables(model, table)  # the setup replay, its budget and support ask
+
+
+@recent_by_identity()
+def _resource_variables(model: Model, table: int | None) -> ResourceVariables:
     handles = [
         op for subgraph in model.subgraphs for op in subgraph.operators if op.opcode == VAR_HANDLE
     ]
@@ -83,8 +89,8 @@ def resource_variables(model: Model, table: int | None = None) -> ResourceVariab
     for subgraph in model.subgraphs:
         bound: dict[int, int] = {}  # handle tensor → resource id, once its VAR_HANDLE prepared
         for op in subgraph.operators:
-            where = f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index}"
             if op.opcode == VAR_HANDLE:
+                where = f"operator {op.index} ({op.opcode}) of subgraph {subgraph.index}"
                 resource = _create_id(op, names, capacity, where, failures)
                 if resource is not None and op.outputs and op.outputs[0] >= 0:
                     bound[op.outputs[0]] = resource

@@ -21,7 +21,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import ALL_PATHS, KernelPath
 from arenalens.ir import Model, OfflinePlan, Tensor
 from arenalens.planning.problem import Plan
-from arenalens.runtimes import MemoryBudget, Runtime, VerifyResult
+from arenalens.runtimes import MemoryBudget, Prediction, Runtime, VerifyResult
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas, tflm_timeline_with_scratch
 from arenalens.runtimes.tflm.budget import budget
@@ -63,12 +63,7 @@ class TflmRuntime:
         return budget(model, arenas, plans, build=build)
 
     def overlaps(
-        self,
-        model: Model,
-        arena: ArenaProblem,
-        build: Build,
-        *,
-        paths: Sequence[KernelPath],
+        self, model: Model, arena: ArenaProblem, *, paths: Sequence[KernelPath]
     ) -> tuple[OverlapPair, ...]:
         """The head arena → every overlap the access orders of these code paths allow."""
         # The access-order rules (and numpy under them) load only when overlaps are asked for.
@@ -76,21 +71,13 @@ class TflmRuntime:
 
         return arena_overlaps(model, arena, paths=paths)
 
-    def verify(
-        self,
-        path: str,
-        model: Model,
-        arenas: Sequence[ArenaProblem],
-        plans: Sequence[Plan],
-        build: Build,
-        *,
-        min_arena: bool = False,
-    ) -> VerifyResult:
-        """The wheel's real allocations vs the prediction for its own plan on a build (the
-        installed wheel's, unless another release is asked for)."""
+    def verify(self, path: str, prediction: Prediction, *, min_arena: bool = False) -> VerifyResult:
+        """The wheel's real allocations vs the prediction for its own plan of the head arena on a
+        build (the installed wheel's, unless another release is asked for)."""
         from arenalens.runtimes.tflm.verify import verify  # noqa: PLC0415 - the runtime extra
 
-        return verify(path, model, arenas[0], plans[0], build, min_arena=min_arena)
+        head, plan = prediction.arenas[0], prediction.plans[0]
+        return verify(path, prediction.model, head, plan, prediction.build, min_arena=min_arena)
 
     # -- What only TFLM has ---------------------------------------------------------------------
 

@@ -64,33 +64,37 @@ def _tensor_struct(
     tensor: Tensor, layout: RuntimeLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
-    steps = [
+    alignment = layout.struct_alignment
+    # Positional (action, nbytes, alignment, what, category, count, part): one per tensor.
+    struct = Allocation(
+        action,
+        layout.tflite_tensor,
+        alignment,
+        what,
+        PERSISTENT_TENSORS if recorded else "",
+        1,
+        temp_overlap.TENSOR,
+    )
+    quantization = tensor.quantization
+    # TFLM copies quantization only when both scale and zero_point are non-empty.
+    if quantization is None or quantization.zero_point is None:
+        return [struct]
+    category = QUANTIZATION if recorded else ""
+    return [
+        struct,
+        Allocation(
+            action, layout.affine_quantization, alignment, what, category, 1, temp_overlap.AFFINE
+        ),
         Allocation(
             action,
-            layout.tflite_tensor,
-            layout.struct_alignment,
+            4 + 4 * quantization.channel_count,
+            4,
             what,
-            PERSISTENT_TENSORS if recorded else "",
-            part=temp_overlap.TENSOR,
-        )
+            category,
+            1,
+            temp_overlap.ZERO_POINTS,
+        ),
     ]
-    if _quantized(tensor) and tensor.quantization is not None:
-        channels = tensor.quantization.channel_count
-        category = QUANTIZATION if recorded else ""
-        steps.append(
-            Allocation(
-                action,
-                layout.affine_quantization,
-                layout.struct_alignment,
-                what,
-                category,
-                part=temp_overlap.AFFINE,
-            )
-        )
-        steps.append(
-            Allocation(action, 4 + 4 * channels, 4, what, category, part=temp_overlap.ZERO_POINTS)
-        )
-    return steps
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
     rewritten = setup.output_shapes
     for index in operator.outputs:
         shape = rewritten.get(index, subgraph.tensors[index].shape) if index >= 0 else ()
-        if shape != (0,) and any(dim <= 0 for dim in shape):
+        if shape != (0,) and min(shape, default=1) <= 0:  # a dim <= 0 (no generator: per output)
             found.append(
                 obstacle(
                     f"output {index} has shape {list(shape)}: 'Dynamic tensors are not supported'"

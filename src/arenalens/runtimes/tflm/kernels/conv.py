@@ -182,6 +182,24 @@ def _populate_checks(context: base.KernelContext, axis: int) -> list[base.Event]
     return [refused] if refused else []
 
 
+def calculate_op_data(
+    context: base.KernelContext, file: str, axis: int
+) -> tuple[list[base.Event], bool]:
+    """CalculateOpDataConv (conv_common.cc; the output channels are filter axis 0) and
+    CalculateOpDataDepthwiseConv (depthwise_conv_common.cc; axis 3), which the reference and the
+    CMSIS-NN Prepares alike call: two or three inputs, input, filter, bias and output fetched
+    again as temps, then for a quantized input PopulateConvolutionQuantizationParams. → its
+    events, and True when it refuses (the Prepare returns there)."""
+    if len(context.operator.inputs) not in (2, 3):
+        return [not_true(file, "has_bias || node->inputs->size == 2")], True
+    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
+    if context.input_type(0) != "FLOAT32":
+        refused = _populate_checks(context, axis)
+        if refused:
+            return found + refused, True
+    return found, False
+
+
 def _conv(context: base.KernelContext) -> base.Events:
     # ConvPrepare: output, input, filter; type checks; the per-channel arrays (filter dim 0,
     # every type); CalculateOpDataConv fetches input, filter, bias, output again and fills them.
@@ -197,14 +215,10 @@ def _conv(context: base.KernelContext) -> base.Events:
         refused = _scale_checks(context, file, 0)
         if refused:
             return found + refused
-    inputs = len(context.operator.inputs)
-    if inputs not in (2, 3):
-        return [*found, not_true(file, "has_bias || node->inputs->size == 2")]
-    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    if kind != "FLOAT32":
-        refused = _populate_checks(context, 0)
-        if refused:
-            return found + refused
+    op_data_events, stops = calculate_op_data(context, file, 0)
+    found += op_data_events
+    if stops:
+        return found
     found += _int4_filter(context)
     bias = context.input_type(2)
     if kind == "INT16" and bias not in ("", "INT32", "INT64"):
@@ -231,15 +245,11 @@ def _depthwise(context: base.KernelContext) -> base.Events:
     ):
         return [*found, base.Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
     found += _int4_filter(context)
-    inputs = len(context.operator.inputs)
-    if inputs not in (2, 3):
-        return [*found, not_true(file, "has_bias || node->inputs->size == 2")]
-    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    if kind != "FLOAT32":
-        refused = _populate_checks(context, 3)
-        if refused:
-            return found + refused
-    if inputs == 3 and context.input(2) is None:
+    op_data_events, stops = calculate_op_data(context, file, 3)
+    found += op_data_events
+    if stops:
+        return found
+    if len(context.operator.inputs) == 3 and context.input(2) is None:
         # has_bias is inputs->size == 3, so an omitted (-1) bias is released as a null tensor.
         return [*found, crash("DEPTHWISE_CONV_2D with an omitted (-1) bias releases a null temp")]
     found += _depthwise_invoke_refusals(kind, weights)

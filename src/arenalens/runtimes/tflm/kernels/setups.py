@@ -50,7 +50,7 @@ class OperatorSetup:
         return {
             outputs[event.position]: event.shape
             for event in self.prepare
-            if isinstance(event, base.OutputShape)
+            if type(event) is base.OutputShape  # event types have no subclasses
             and event.position < len(outputs)
             and outputs[event.position] >= 0
         }
@@ -58,12 +58,12 @@ class OperatorSetup:
     @property
     def refusals(self) -> tuple[base.Refusal, ...]:
         """Why the kernel refuses this operator (setup or Invoke)."""
-        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, base.Refusal))
+        return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Refusal)
 
     @property
     def estimates(self) -> tuple[base.Estimate, ...]:
         """Where the events are not exact."""
-        return tuple(e for e in (*self.init, *self.prepare) if isinstance(e, base.Estimate))
+        return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
 
 def operator_setup(context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:

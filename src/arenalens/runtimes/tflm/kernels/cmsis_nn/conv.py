@@ -108,22 +108,18 @@ def _conv_params(
     )
 
 
-def _quantization_params(
+def _transpose_quantization_params(
     context: base.KernelContext, weights: Tensor | None, channels: int
 ) -> list[base.Event]:
-    """PopulateConvolutionQuantizationParams (non-float only), as the reference kernels call it
-    from CalculateOpDataConv and CalculateOpDataDepthwiseConv; CMSIS-NN's transpose_conv.cc calls
-    it with kTfLiteActNone whatever the fused activation (so, unlike the reference kernel, no
-    activation bound can overflow there: measured, case
-    TRANSPOSE_CONV.INT8.relu6_output_scale_below_limit sets up on CMSIS-NN)."""
-    transpose = context.opcode == "TRANSPOSE_CONV"
-    source = context.input(2) if transpose else context.input(0)
-    bias = context.input(3) if transpose else context.input(2)
-    activation = ACTIVATION_NONE if transpose else context.option("fused_activation_function")
+    """PopulateConvolutionQuantizationParams (non-float only) as CMSIS-NN's transpose_conv.cc
+    calls it: with kTfLiteActNone whatever the fused activation (so, unlike the reference kernel,
+    no activation bound can overflow there: measured, case
+    TRANSPOSE_CONV.INT8.relu6_output_scale_below_limit sets up on CMSIS-NN). CONV_2D and
+    DEPTHWISE_CONV_2D call it as the reference kernels do (`conv.calculate_op_data`)."""
     refused = convolution_parameters(
         context.build,
-        activation,
-        (source, weights, bias, context.output(0)),
+        ACTIVATION_NONE,
+        (context.input(2), weights, context.input(3), context.output(0)),
         channels,
     )
     return [refused] if refused else []
@@ -144,14 +140,10 @@ def _conv(context: base.KernelContext) -> base.Events:
     channels = _dim(weights, 0)
     if dtype in ("INT8", "INT16"):
         found += per_channel_arrays(channels)
-    inputs = len(context.operator.inputs)
-    if inputs not in (2, 3):
-        return [*found, not_true(_CONV_COMMON_FILE, "has_bias || node->inputs->size == 2")]
-    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    if dtype != "FLOAT32":
-        refused = _quantization_params(context, weights, channels)
-        if refused:
-            return found + refused
+    op_data_events, stops = reference_conv.calculate_op_data(context, _CONV_COMMON_FILE, 0)
+    found += op_data_events
+    if stops:
+        return found
     if dtype == "INT16":
         refused = int16_zero_points(_CONV_FILE, ("input", source), ("output", output))
         if refused:
@@ -234,14 +226,11 @@ def _depthwise(context: base.KernelContext) -> base.Events:
         if refused:
             return found + refused
         found += per_channel_arrays(channels)
+    op_data_events, stops = reference_conv.calculate_op_data(context, _DEPTHWISE_COMMON_FILE, 3)
+    found += op_data_events
+    if stops:
+        return found
     inputs = context.operator.inputs
-    if len(inputs) not in (2, 3):
-        return [*found, not_true(_DEPTHWISE_COMMON_FILE, "has_bias || node->inputs->size == 2")]
-    found += base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    if dtype != "FLOAT32":
-        refused = _quantization_params(context, weights, channels)
-        if refused:
-            return found + refused
     if len(inputs) == 3 and inputs[2] < 0:
         # has_bias, but the bias is omitted: DeallocateTempTfLiteTensor(nullptr) hits a DCHECK.
         return [
@@ -421,7 +410,7 @@ def _transpose_conv_op_data(
     if dtype == "FLOAT32":
         return []
     found: list[base.Event] = base.temps(context, ("in", 2), ("in", 1), ("in", 3), ("out", 0))
-    refused = _quantization_params(context, weights, channels)
+    refused = _transpose_quantization_params(context, weights, channels)
     if refused:
         return found + refused
     bias = context.input(3)
