@@ -70,11 +70,6 @@ XNNPACK_DELEGATE_BYTES = 4_096
 XNNPACK_CHANNEL_TILE = 64
 XNNPACK_ROW_TILE = 16
 XNNPACK_DWCONV_PRIMARY_TILE = 25  # the widest unipass depthwise tile (5×5)
-# ruy's widest int8 kernel on x86-64 (AVX-512: 16 × 16 blocks).
-RUY_TILE = 16
-# ruy's context: its thread-specific resources, allocator and tuning state.
-RUY_CONTEXT_BYTES = 16_384
-RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
 POINTER_BYTES = 8
 # glibc placement: up to 16 B more per block (a reused free chunk given whole); measured at most
 # one block in 20 on the 48 cached models, so 16 B per 16 blocks never falls under.
@@ -85,16 +80,6 @@ GLIBC_SLACK_EVERY_BLOCKS = 16
 WRAPPER_VARIATION_BYTES = 96
 
 _GEMM_OPERATORS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
-_QUANTIZED = ("INT8", "UINT8", "INT16")
-_RECURRENT_OPERATORS = (
-    "LSTM",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    "BIDIRECTIONAL_SEQUENCE_LSTM",
-    "SVDF",
-    "RNN",
-    "UNIDIRECTIONAL_SEQUENCE_RNN",
-    "BIDIRECTIONAL_SEQUENCE_RNN",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,60 +479,6 @@ def placement_allowance(block_count: int) -> int:
     """Bytes glibc's whole-chunk reuse may add over the blocks' requested sizes (an allowance,
     see the heap part's meaning)."""
     return GLIBC_SLACK_BYTES * -(-block_count // GLIBC_SLACK_EVERY_BLOCKS) + WRAPPER_VARIATION_BYTES
-
-
-def _gemm_backend_bytes(model: Model) -> int:
-    """Quantized GEMMs go through ruy / gemmlowp, whose context keeps packed blocks sized for
-    the largest call: packed weights (rows and depth padded to the kernel's tile) and packed
-    activations, with their int32 sums. An upper bound: the largest weights + activations."""
-    largest = cached = 0
-    for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode in _RECURRENT_OPERATORS:
-                # Every gate's matmul packs its weights through the same context.
-                weights_bytes = sum(
-                    subgraph.tensors[i].nbytes
-                    for i in operator.inputs
-                    if i >= 0 and subgraph.tensors[i].has_data
-                )
-                largest = max(largest, 2 * weights_bytes + RUY_CONTEXT_BYTES)
-                continue
-            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
-                continue
-            weights = subgraph.tensors[operator.inputs[1]] if operator.inputs[1] >= 0 else None
-            if weights is None or weights.dtype.name not in _QUANTIZED:
-                continue
-            largest = max(largest, _ruy_packed_bytes(subgraph, operator, weights))
-            cached += _ruy_packed_weights_bytes(weights)
-    # Weights ruy packs for a constant LHS may stay in its prepacked cache
-    # (CachePolicy::kCacheIfLargeSpeedup): counted for every 8-bit GEMM, an upper bound.
-    return largest + cached
-
-
-def _ruy_packed_bytes(subgraph: Subgraph, operator: Operator, weights: Tensor) -> int:
-    """ruy's packed matrices for one 8-bit GEMM (ruy/prepare_packed_matrices.cc): weights
-    (rows padded to the kernel's 16, depth to 4) and activations (columns padded to 16,
-    depth to 4), one byte per element, with an int32 sum per packed row and column, each
-    block rounded to 64 B and given 1 KiB to dodge cache aliasing; plus ruy's context."""
-    rows = _output_channels(weights)
-    depth = _depth(weights)
-    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
-    columns = 1
-    if output is not None and output.shape:
-        columns = max(_elements(output.shape) // max(output.shape[-1], 1), 1)
-    padded_depth = -(-depth // 4) * 4
-    total = 0
-    for side in (rows, columns):
-        padded = -(-side // RUY_TILE) * RUY_TILE
-        for block in (padded * padded_depth, 4 * padded):
-            total += -(-(block + RUY_ALIASING_BYTES) // 64) * 64
-    return total + RUY_CONTEXT_BYTES
-
-
-def _ruy_packed_weights_bytes(weights: Tensor) -> int:
-    """One 8-bit weight matrix as ruy packs it: rows to 16, depth to 4, an int32 sum per row."""
-    rows = -(-_output_channels(weights) // RUY_TILE) * RUY_TILE
-    return glibc.aligned_usable(64, rows * (-(-_depth(weights) // 4) * 4) + 4 * rows)
 
 
 def _input_arrays_bytes(model: Model) -> int:
