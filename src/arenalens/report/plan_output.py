@@ -17,7 +17,6 @@ from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes import VerifyResult
-from arenalens.runtimes.litert.heap import heap_documents
 from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
@@ -110,6 +109,9 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
 
 def _interpreter_heap(analysis: Analysis) -> list[dict[str, Any]]:
     """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
+    # The heap model (LiteRT's kernels, XNNPACK's packing) loads for LiteRT plans only.
+    from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+
     return heap_documents(analysis.model, [r.runtime_plan.arena_size for r in analysis.arenas])
 
 
