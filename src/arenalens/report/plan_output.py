@@ -41,8 +41,11 @@ def ratio(numerator: int, denominator: int) -> float | None:
     return None if denominator <= 0 else round(numerator / denominator, 3)
 
 
-def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[str, Any]:
-    """Analysis → the `plan --json` document (primary arena numbers at the top level)."""
+def plan_document(
+    analysis: Analysis, *, arena_base: int | None = None, threads: int = 1
+) -> dict[str, Any]:
+    """Analysis → the `plan --json` document (primary arena numbers at the top level); LiteRT's
+    interpreter heap is for `threads` threads."""
     primary = analysis.primary
     tensors: list[dict[str, Any]] = []
     scratch: list[dict[str, Any]] = []
@@ -92,7 +95,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "scratch": scratch,
     }
     if analysis.runtime == "litert":
-        document["interpreter_heap"] = _interpreter_heap(analysis)
+        document["interpreter_heap"] = _interpreter_heap(analysis, threads)
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
@@ -107,12 +110,13 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
     return document
 
 
-def _interpreter_heap(analysis: Analysis) -> list[dict[str, Any]]:
+def _interpreter_heap(analysis: Analysis, threads: int) -> list[dict[str, Any]]:
     """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
     # The heap model (LiteRT's kernels, XNNPACK's packing) loads for LiteRT plans only.
     from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
 
-    return heap_documents(analysis.model, [r.runtime_plan.arena_size for r in analysis.arenas])
+    sizes = [r.runtime_plan.arena_size for r in analysis.arenas]
+    return heap_documents(analysis.model, sizes, threads=threads)
 
 
 def _alignment(result: ArenaResult) -> int:
