@@ -36,12 +36,6 @@ from arenalens.ladder import rewrite, rewrite_class
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
-from arenalens.report.check_output import (
-    render_boards,
-    render_check,
-    render_input_search,
-    render_targets,
-)
 from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import (
     ALL_TARGETS,
@@ -468,6 +462,8 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if args.json:
         print_json(verdict.as_dict())
     else:
+        from arenalens.report.check_output import render_check  # noqa: PLC0415 - rich, for text only
+
         text = render_check(verdict, color=use_color(args), width=terminal_width())
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
@@ -481,6 +477,8 @@ def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:
             "\nlargest input that fits: none — no size is compared: "
             f"{verdict.answer.value if verdict.answer else ''} at the model's own size\n"
         )
+    from arenalens.report.check_output import render_input_search  # noqa: PLC0415 - rich, for text only
+
     return render_input_search(verdict, color=use_color(args), width=terminal_width())
 
 
@@ -507,6 +505,8 @@ def _single_boards(args: argparse.Namespace, path: str) -> int:
             }
         )
     else:
+        from arenalens.report.check_output import render_boards  # noqa: PLC0415 - rich, for text only
+
         text = render_boards(
             verdicts,
             color=use_color(args),
@@ -556,6 +556,8 @@ def _list_targets(args: argparse.Namespace) -> int:
     if args.json:
         print_json([target_document(t) for t in (*BOARDS, *CHIPS, *LINUX_DEVICES)])
         return EXIT_FITS
+    from arenalens.report.check_output import render_targets  # noqa: PLC0415 - rich, for text only
+
     print_text(
         render_targets(BOARDS, CHIPS, LINUX_DEVICES, color=use_color(args), width=terminal_width())
     )
