@@ -177,3 +177,18 @@ def test_threads_size_the_heap_and_the_commands_repeat_them(
         arguments = ["check", str(float_model), "--target", PI, "--delegate", "none"]
         assert main([*arguments, "--threads", "4"]) == 2
         assert "--threads 1" in capsys.readouterr().err
+
+
+def test_max_input_compares_the_same_figure_as_the_check_it_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--max-input under LiteRT searches with the model file + peak heap at each size; the
+    check at the size it found gives that figure again."""
+    base = ["example:kws_ds_cnn", "--runtime", "litert", "--budget", "1MB"]
+    code, document = check_json(capsys, *base, "--max-input")
+    assert code == 0
+    shape = "x".join(str(dim) for dim in document["max_input_shape"])
+    name = document["max_input_name"]
+    code, again = check_json(capsys, *base, "--input-shape", f"{name}={shape}")
+    assert code == 0 and again["required_bytes"] == document["max_input_required_bytes"]
+    assert again["declare"]["symbol"] == "LiteRT memory (XNNPACK)"
