@@ -50,6 +50,7 @@ KERNEL_CASES = (
     "conv_hybrid_per_channel", "depthwise_hybrid", "fully_connected_hybrid", "reductions",
     "mean_dynamic_axis", "batch_matmul_float", "batch_matmul_hybrid", "add_n",
     "transpose_conv_float", "transpose_conv_int8", "svdf_float", "svdf_hybrid",
+    "svdf_integer_stack",
     "sequence_lstm_float", "sequence_lstm_float_cifg", "sequence_lstm_integer",
     "sequence_lstm_integer_cifg", "sequence_lstm_integer_projection",
 )  # fmt: skip

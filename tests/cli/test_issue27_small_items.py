@@ -192,3 +192,23 @@ def test_check_target_all_stays_80_columns_wide(
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
     assert len(lines) <= 60, len(lines)
     assert any("--all lists them" in line for line in lines)
+
+
+def test_a_library_named_keeps_the_plan_right_on_every_library_when_it_is_as_small() -> None:
+    """`--kernels cmsis-nn` kept a CMSIS-NN-only plan where a plan valid on every library was as
+    small: kws_ds_cnn's best overlapping plan and best disjoint one both declare 22,824 B on
+    cortex-m7/cmsis-nn, and the disjoint one (right on every library) is written."""
+    from arenalens.examples import example_bytes
+    from arenalens.optimization import optimize_model
+
+    optimization = optimize_model(
+        example_bytes("kws_ds_cnn"),
+        overlap=True,
+        build="cortex-m7/cmsis-nn",
+        effort=1.0,
+        prove_inplace=False,
+    )
+    shared = [c.required_bytes for c in optimization.candidates if c.shared]
+    disjoint = [c.required_bytes for c in optimization.candidates if not c.shared]
+    assert shared and min(shared) == min(disjoint) == optimization.new_required_bytes
+    assert optimization.valid_for == ()  # right on every build
