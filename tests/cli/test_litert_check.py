@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,3 +193,22 @@ def test_max_input_compares_the_same_figure_as_the_check_it_prints(
     code, again = check_json(capsys, *base, "--input-shape", f"{name}={shape}")
     assert code == 0 and again["required_bytes"] == document["max_input_required_bytes"]
     assert again["declare"]["symbol"] == "LiteRT memory (XNNPACK)"
+
+
+README_COMMAND = "$ arenalens check mlperf_tiny__vww_96_int8.tflite --target raspberry-pi-zero-2-w"
+
+
+def test_the_readme_example_is_what_check_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's 'LiteRT on a Linux device' example: its lines are check's first lines today
+    (the heap's figures move as its parts are replayed: remake the block from the command)."""
+    path = SHARED_MODELS / "mlperf_tiny__vww_96_int8.tflite"
+    if not path.is_file():
+        pytest.skip("the shared models are not here")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split(README_COMMAND + "\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["check", str(path), "--target", PI, "--no-color"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert block.splitlines() == printed[: len(block.splitlines())]
