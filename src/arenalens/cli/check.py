@@ -16,12 +16,14 @@ from arenalens.cli.common import (
     add_output_options,
     add_reserve_option,
     add_runtime_option,
+    add_threads_option,
     load_with_input_shapes,
     print_json,
     print_text,
     reserve_option,
     selected_build,
     terminal_width,
+    threads_option,
     use_color,
     with_table,
 )
@@ -71,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_reserve_option(parser)
     add_runtime_option(parser, default=None)
     add_delegate_option(parser)
+    add_threads_option(parser)
     add_build_options(parser)
     parser.add_argument(
         "--planner",
@@ -124,11 +127,17 @@ def run(args: argparse.Namespace) -> int:
     if not args.models:
         raise UsageError("check: give at least one MODEL (or --list-targets)")
     args.runtime = runtime_for(args)
+    threads_option(args)
     _budget_options(args)  # fail fast, before any model is read
     selected_build(args)
     if _all_boards(args) and args.max_input:
         raise UsageError("--max-input needs one budget: give --target NAME or --budget SIZE")
     return run_command(args, check_worker, _single, _COLUMNS, title="arenalens check")
+
+
+def litert_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--delegate and --threads as check_fit takes them (LiteRT's figure)."""
+    return {"delegate": getattr(args, "delegate", None), "threads": getattr(args, "threads", 1)}
 
 
 def runtime_for(args: argparse.Namespace) -> str:
@@ -189,6 +198,7 @@ def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Aske
         input_shapes=tuple(getattr(args, "input_shape", None) or ()),
         runtime=args.runtime,
         delegate=getattr(args, "delegate", None),
+        threads=getattr(args, "threads", 1),
         cpu=getattr(args, "cpu", None),
         kernels=getattr(args, "kernels", None),
         findings=findings,
@@ -229,7 +239,7 @@ def fit_under(
         reserve_bytes=reserve,
         budget_text=args.budget or "",
         **npu_options(args),
-        delegate=getattr(args, "delegate", None),
+        **litert_options(args),
     )
     return climbed(args, check, model, analysis.build)
 
@@ -355,7 +365,7 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
             target=board,
             reserve_bytes=reserve,
             **npu_options(args),
-            delegate=getattr(args, "delegate", None),
+            **litert_options(args),
         )
         return climbed(args, check, model, build, rewrites)
 
@@ -410,6 +420,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             model.source,
             delegate=getattr(args, "delegate", None),
             isa="" if check.target is None else check.target.isa,
+            threads=getattr(args, "threads", 1),
         ),
         optimized_at=optimized_at if optimizes else None,
         optimize_options=options,
@@ -418,7 +429,13 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
 
 
 def required_at_size(
-    resized: Model, analyze_at: Any, source: str, *, delegate: str | None = None, isa: str = ""
+    resized: Model,
+    analyze_at: Any,
+    source: str,
+    *,
+    delegate: str | None = None,
+    isa: str = "",
+    threads: int = 1,
 ) -> int:
     """The number to declare for the model at another input size (under LiteRT: what the app
     needs with `delegate`, `litert_memory`); ModelError when the runtime refuses it there (a
@@ -428,7 +445,8 @@ def required_at_size(
     if analysis.runtime == "litert" and declared.status.gives_a_number:
         from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
 
-        return litert_memory(analysis, delegate or DEFAULT_DELEGATE, isa=isa).required_bytes
+        figure = litert_memory(analysis, delegate or DEFAULT_DELEGATE, isa=isa, threads=threads)
+        return figure.required_bytes
     if declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS):
         raise ModelError(
             source,

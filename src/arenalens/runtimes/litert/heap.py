@@ -289,7 +289,7 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
     workspace = 0
     objects = XNNPACK_DELEGATE_BYTES
     for subgraph in model.subgraphs:
-        split = heap_xnnpack.partition(subgraph)
+        split = heap_xnnpack.partition(subgraph, model)
         objects += heap_xnnpack.objects_bound(subgraph, split)
         if split.unmodelled:
             # Operators the delegate may take, not modelled: counted as taken, with the old
@@ -301,6 +301,10 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
         taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
         delegated_count += len(taken)
         for operator in subgraph.operators:
+            if operator.opcode in xnnpack_packing.POOLING and operator.index in taken:
+                # A pooling window's indirection buffer (malloc'd, as glibc hands it out).
+                indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
+                continue
             if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
                 continue
             if operator.index not in taken and not (
