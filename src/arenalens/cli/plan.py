@@ -28,7 +28,7 @@ from arenalens.cli.common import (
 from arenalens.declared import Status
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
-from arenalens.planning.registry import planner_names
+from arenalens.planning.registry import known_planner_names
 from arenalens.report.plan_output import plan_document
 from arenalens.units import format_bytes_exact
 
@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--planner",
         metavar="NAME",
-        help="planner to use (default: the runtime's own); known: " + ", ".join(planner_names()),
+        help="planner to use (default: the runtime's own); known: "
+        + ", ".join(known_planner_names()),
     )
     parser.add_argument(
         "--plugin",

@@ -96,65 +96,31 @@ _VISITED = frozenset(
 )
 # Operators taken with these data input types (VisitUnaryNode, VisitBinaryNode, ...: their
 # CheckTensorFloatType / CheckTensorFloatOrQUInt8Type checks), modelled here.
+# fmt: off
+# The element-wise operators the delegate takes with float data only (VisitUnaryNode /
+# VisitBinaryNode: CheckTensorFloatType), and those it takes with 8-bit data too.
+UNARY_FLOAT = (
+    "ABS", "CEIL", "COS", "EXP", "FLOOR", "GELU", "HARD_SWISH", "LOG", "NEG", "RELU_N1_TO_1",
+    "RELU", "RELU6", "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE",
+)
+UNARY_QUANTIZED = ("LOGISTIC", "TANH")
+BINARY_FLOAT = ("DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE")
+BINARY_QUANTIZED = ("ADD", "MUL", "SUB")
 _TAKES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys((*UNARY_FLOAT, *BINARY_FLOAT, "SOFTMAX", "AVERAGE_POOL_2D"), _FLOAT),
     **dict.fromkeys(
-        [
-            "ABS",
-            "CEIL",
-            "COS",
-            "EXP",
-            "FLOOR",
-            "GELU",
-            "HARD_SWISH",
-            "LOG",
-            "NEG",
-            "RELU_N1_TO_1",
-            "RELU",
-            "RELU6",
-            "ROUND",
-            "RSQRT",
-            "SIN",
-            "SQRT",
-            "SQUARE",
-            "DIV",
-            "MAXIMUM",
-            "MINIMUM",
-            "SQUARED_DIFFERENCE",
-            "SOFTMAX",
-            "AVERAGE_POOL_2D",
-        ],
-        _FLOAT,
-    ),
-    **dict.fromkeys(
-        [
-            "LOGISTIC",
-            "TANH",
-            "ADD",
-            "MUL",
-            "SUB",
-            "CONCATENATION",
-            "PAD",
-            "TRANSPOSE",
-            "SLICE",
-            "EXPAND_DIMS",
-            "RESHAPE",
-            "MAX_POOL_2D",
-            "MEAN",
-            "SUM",
-            "REDUCE_MAX",
-            "REDUCE_MIN",
-            "SPLIT",
-            "CONV_2D",
-            "DEPTHWISE_CONV_2D",
-            "FULLY_CONNECTED",
-            "STRIDED_SLICE",
-        ],
+        (
+            *UNARY_QUANTIZED, *BINARY_QUANTIZED, "CONCATENATION", "PAD", "TRANSPOSE", "SLICE",
+            "EXPAND_DIMS", "RESHAPE", "MAX_POOL_2D", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN",
+            "SPLIT", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "STRIDED_SLICE",
+        ),
         _FLOAT_OR_QUANTIZED,
     ),
     "ELU": ("FLOAT32", "INT8"),
     "DEQUANTIZE": _QUANTIZED,
     "QUANTIZE": _FLOAT_OR_QUANTIZED,
 }
+# fmt: on
 # Inputs past the data that must be constant for the delegate to take the operator
 # (CheckTensorStaticAllocation / quasi-static tensors): their positions.
 _STATIC_INPUTS: dict[str, tuple[int, ...]] = {

@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph, Tensor
-from arenalens.runtimes.litert.heap_xnnpack import int_values, keeps_dims, node_subsets
+from arenalens.runtimes.litert.heap_xnnpack import (
+    BINARY_FLOAT,
+    BINARY_QUANTIZED,
+    UNARY_FLOAT,
+    UNARY_QUANTIZED,
+    int_values,
+    keeps_dims,
+    node_subsets,
+)
 from arenalens.runtimes.litert.xnnpack_packing import (
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
@@ -73,30 +81,9 @@ def workspace_is_exact(
 
 _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clamp nodes
 _UNARY = frozenset(
-    [
-        "ABS",
-        "CEIL",
-        "COS",
-        "EXP",
-        "FLOOR",
-        "GELU",
-        "HARD_SWISH",
-        "LOG",
-        "NEG",
-        "ROUND",
-        "RSQRT",
-        "SIN",
-        "SQRT",
-        "SQUARE",
-        "LOGISTIC",
-        "TANH",
-        "ELU",
-        "LEAKY_RELU",
-        "QUANTIZE",
-        "DEQUANTIZE",
-    ]
-)
-_BINARY = frozenset(["ADD", "MUL", "SUB", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"])
+    (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
+) - set(_CLAMPS)
+_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED))
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
 _CLAMPING = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D")
