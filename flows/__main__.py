@@ -5,6 +5,9 @@ python -m flows --flows 2000 --seed 0 --json benchmarks/results/flows.json
     command after an interruption resumes from it; the journal is removed once the JSON is written)
 python -m flows --from-json benchmarks/results/flows.json      # print a saved run's tables
 python -m flows --replay 137 --seed 0                          # one flow, every command
+python -m flows --ladder --json benchmarks/results/flows_ladder.json
+    (issue 27's four paths: check on a board -> optimize as printed -> check of the written
+    model -> the real runtime, every claim judged on the wheel and the board's QEMU probe)
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the summary as JSON")
     parser.add_argument("--from-json", metavar="FILE", help="print a saved summary's tables")
     parser.add_argument("--replay", type=int, metavar="N", help="walk flow N alone, verbosely")
+    parser.add_argument(
+        "--ladder",
+        action="store_true",
+        help="walk issue 27's four paths (flows/ladder.py) instead of random flows",
+    )
     args = parser.parse_args(argv)
     console = Console(width=140)
     if args.from_json:
@@ -52,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if document["unsafe_claims"] else 0
     if args.replay is not None:
         return replay(console, args.seed, args.replay, tuple(args.family))
+    if args.ladder:
+        return ladder(console, args.json, "python -m flows " + " ".join(argv or sys.argv[1:]))
     started = time.perf_counter()
     journal_path = Path(args.json + ".journal") if args.json else None
     done: list[dict[str, Any]] = []
@@ -79,23 +89,6 @@ def main(argv: list[str] | None = None) -> int:
             stream.flush()
             os.fsync(stream.fileno())
 
-    def progress(result: FlowResult) -> None:
-        flow = result.flow
-        mark = "FAIL" if result.failures else ("ERR " if result.error else "ok  ")
-        console.print(
-            f"{mark} {flow.index:5d} {result.seconds:6.1f}s {flow.describe()}",
-            highlight=False,
-            markup=False,
-        )
-        for claim in result.failures:
-            console.print(
-                f"      {claim.outcome} {claim.kind}: {claim.command}\n        {claim.detail}",
-                highlight=False,
-                markup=False,
-            )
-        if result.error:
-            console.print(f"      harness: {result.error.splitlines()[0]}", markup=False)
-
     summary = run_campaign(
         seed=args.seed,
         flows=args.flows,
@@ -103,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         families=tuple(args.family),
         device_sample_every=args.device_every,
-        progress=progress,
+        progress=lambda result: _print_flow(console, result),
         done=done,
         journal=journal if journal_path is not None else None,
     )
@@ -117,6 +110,25 @@ def main(argv: list[str] | None = None) -> int:
             journal_path.unlink(missing_ok=True)
     print_tables(console, document)
     return 1 if summary.unsafe else 0
+
+
+def _print_flow(console: Console, result: FlowResult) -> None:
+    """One walked flow's line, and each of its failures."""
+    flow = result.flow
+    mark = "FAIL" if result.failures else ("ERR " if result.error else "ok  ")
+    console.print(
+        f"{mark} {flow.index:5d} {result.seconds:6.1f}s {flow.describe()}",
+        highlight=False,
+        markup=False,
+    )
+    for claim in result.failures:
+        console.print(
+            f"      {claim.outcome} {claim.kind}: {claim.command}\n        {claim.detail}",
+            highlight=False,
+            markup=False,
+        )
+    if result.error:
+        console.print(f"      harness: {result.error.splitlines()[0]}", markup=False)
 
 
 def read_journal(path: Path, header: dict[str, Any]) -> list[dict[str, Any]]:
@@ -143,6 +155,28 @@ def read_journal(path: Path, header: dict[str, Any]) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             break
     return records
+
+
+def ladder(console: Console, json_path: str | None, command: str) -> int:
+    """Issue 27's four paths, each judged whole on the wheel and the board's QEMU probe."""
+    from flows.ladder import ladder_flows
+
+    started = time.perf_counter()
+    paths = ladder_flows()
+    summary = run_campaign(
+        seed=paths[0].seed,
+        flows=len(paths),
+        device_sample_every=1,
+        fixed=paths,
+        progress=lambda result: _print_flow(console, result),
+    )
+    document = summary.as_dict()
+    document["wall_seconds"] = round(time.perf_counter() - started, 1)
+    document["command"] = command
+    if json_path:
+        Path(json_path).write_text(json.dumps(document, indent=1) + "\n")
+    print_tables(console, document)
+    return 1 if summary.failed else 0
 
 
 def replay(console: Console, seed: int, index: int, families: tuple[str, ...]) -> int:

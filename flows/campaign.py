@@ -188,13 +188,15 @@ def run_campaign(
     progress: Callable[[FlowResult], None] | None = None,
     done: Sequence[dict[str, Any]] = (),
     journal: Callable[[dict[str, Any]], None] | None = None,
+    fixed: tuple[Flow, ...] = (),
 ) -> Summary:
     """Walk flows start..start+flows-1 of the campaign `seed` → the Summary. Each flow runs in a
     forked child: a crash inside arenalens (an abort in a native library) is that flow's finding,
     not the end of the campaign, and no flow's state leaks into the next.
 
     `done`: journal records of flows already walked (a resumed run), counted and not walked
-    again; `journal` receives each newly walked flow's record as soon as it is judged."""
+    again; `journal` receives each newly walked flow's record as soon as it is judged; `fixed`:
+    walk these flows (flow n is fixed[n]) instead of random ones (`ladder.ladder_flows`)."""
     summary = Summary(seed)
     walked = set()
     for record in done:
@@ -204,7 +206,7 @@ def run_campaign(
     split = _optimize_has_split()
     _judges()  # the real runtimes imported once, before any fork
     with tempfile.TemporaryDirectory(prefix="arenalens-flows-") as folder:
-        job = _Job(seed, families, split, device_sample_every, Path(folder))
+        job = _Job(seed, families, split, device_sample_every, Path(folder), fixed)
         indexes = [index for index in range(start, start + flows) if index not in walked]
         with ThreadPoolExecutor(max(1, workers)) as pool:
             for result, wheel_runs, qemu_runs in pool.map(job, indexes):
@@ -226,9 +228,14 @@ class _Job:
     split: bool
     device_sample_every: int
     base: Path
+    fixed: tuple[Flow, ...] = ()
 
     def __call__(self, index: int) -> tuple[FlowResult, int, int]:
-        flow = random_flow(self.seed, index, families=self.families, split=self.split)
+        flow = (
+            self.fixed[index]
+            if self.fixed
+            else random_flow(self.seed, index, families=self.families, split=self.split)
+        )
         payload, exit_code = run_in_child(
             self.child, (flow,), timeout_seconds=FLOW_TIME_LIMIT_SECONDS
         )

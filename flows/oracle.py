@@ -45,7 +45,18 @@ CORTEX_M_TARGETS = {
     "cortex-m3/cmsis-nn": "cortex-m3-cmsis-nn",
     "cortex-m55/reference": "cortex-m55-reference",
     "cortex-m55/cmsis-nn": "cortex-m55-cmsis-nn",
+    # A Cortex-M4 with CMSIS-NN runs its DSP code path, as the Cortex-M7 probe does, with the same
+    # ABI and the same TFLM and CMSIS-NN commits: arenalens gives both builds one figure (one
+    # build record but for the core's name: `ladder.rewrite_class`). No Cortex-M4 probe is in
+    # ../shared/tools/cortex-m.
+    "cortex-m4/cmsis-nn": "cortex-m7-cmsis-nn",
 }
+ESP_PROBES = Path(
+    os.environ.get("ARENALENS_ESP_PROBES", REPO_ROOT.parent / "shared" / "tools" / "esp")
+)
+# ESP32 builds → the ESP probe (esp-tflite-micro with ESP-NN, RV32 under QEMU: the ESP32's
+# struct layout; ../shared/tools/esp). Set-up only: the S3 kernels' bodies are stubs there.
+ESP_TARGETS = {"esp32s3/esp-nn": "esp32s3-esp-nn"}
 # Builds whose output probe exists (run_outputs.py).
 CORTEX_M_OUTPUT_TARGETS = frozenset(
     {"cortex-m7-reference", "cortex-m7-cmsis-nn", "cortex-m3-cmsis-nn", "cortex-m55-cmsis-nn"}
@@ -158,7 +169,16 @@ class CortexM:
         plain allocator that the figure is for."""
         if build.get("allocator") != "MicroAllocator":
             return None
-        return CORTEX_M_TARGETS.get(str(build.get("name", "")))
+        name = str(build.get("name", ""))
+        if name in ESP_TARGETS:
+            return ESP_TARGETS[name] if self.esp_available else None
+        return CORTEX_M_TARGETS.get(name)
+
+    @property
+    def esp_available(self) -> bool:
+        import shutil
+
+        return (ESP_PROBES / "run.py").is_file() and shutil.which("qemu-system-riscv32") is not None
 
     def sets_up(self, data: bytes, target: str, arena_size: int) -> DeviceRun:
         """AllocateTensors() with exactly `arena_size` bytes and the plain allocator."""
@@ -193,7 +213,8 @@ class CortexM:
         with tempfile.TemporaryDirectory(prefix="flows-qemu-") as folder:
             path = Path(folder) / "model.tflite"
             path.write_bytes(data)
-            command = [sys.executable, str(self.probes / script), str(path), "--target", target]
+            probes = ESP_PROBES if target in ESP_TARGETS.values() else self.probes
+            command = [sys.executable, str(probes / script), str(path), "--target", target]
             try:
                 done = subprocess.run(
                     [*command, *options],

@@ -22,12 +22,17 @@ if TYPE_CHECKING:  # the walk runs the steps; the steps use its runner and judge
     from flows.walk import Walk
 
 _DECLARES = re.compile(r"declares ([\d,]+) B")
+# What a remedy step promises the written model leaves: 'declares 193,048 B (44,520 B to spare
+# in sram1; ...' (after a placement in banks: '(persistent ... in X, non-persistent ... in Y;
+# 1,024 B to spare').
+_LEAVES = re.compile(r"declares ([\d,]+) B \((?:[^();]*; )?([\d,]+) B to spare[^;]*")
 _NEEDING = re.compile(r"needing ([\d,]+) B")
 
 
 def follow(walk: Walk, steps: Sequence[dict[str, Any]]) -> None:
     """Run each step's command as printed, in order (an optimize step writes the file the
     next step checks), and judge what the step promised."""
+    promise: dict[str, Any] | None = None  # the last optimize step's, for the check after it
     for step in steps:
         command = step.get("command")
         if not command:
@@ -38,19 +43,21 @@ def follow(walk: Walk, steps: Sequence[dict[str, Any]]) -> None:
             continue
         if words[1] == "optimize":
             optimize_step(walk, step, words[1:])
+            promise = step
             continue
         done = walk.run(*words[1:])
         outcome = CONFIRMED if done.code in (0, 1) else WRONG
         walk.claim("step-runs", outcome, command, f"exit {done.code} {first_line(done.err)}")
         if outcome is WRONG or words[1] != "check":
             continue
-        check_step(walk, step, words[1:])
+        check_step(walk, step, words[1:], promise)
 
 
 def optimize_step(walk: Walk, step: dict[str, Any], words: list[str]) -> None:
     """An optimize a step suggests: it runs as printed (with --json, to read what it did),
-    saves at least the bytes promised, declares at most the number promised, and the model it
-    writes computes the original's outputs on the wheel at what check says it declares."""
+    saves at least the bytes promised, declares exactly the number promised (the same search at
+    the same effort), and the model it writes computes the original's outputs on the wheel at
+    what check says it declares."""
     command = "arenalens " + shlex.join(words)
     done = walk.run(*words, "--json")
     document = done.document()
@@ -66,7 +73,7 @@ def optimize_step(walk: Walk, step: dict[str, Any], words: list[str]) -> None:
         new = document.get("new_required_bytes")
         promised = int(declares.group(1).replace(",", "")) if declares else None
         kept = written and (saves is None or saved >= saves)
-        kept = kept and (promised is None or (new is not None and new <= promised))
+        kept = kept and (promised is None or new == promised)
         walk.claim(
             "step-promise",
             CONFIRMED if kept else WRONG,
@@ -94,11 +101,16 @@ def optimized_after_step(walk: Walk, command: str, output: str, *, device_build:
         )
 
 
-def check_step(walk: Walk, step: dict[str, Any], words: list[str]) -> None:
+def check_step(
+    walk: Walk, step: dict[str, Any], words: list[str], promise: dict[str, Any] | None = None
+) -> None:
     """A check a step suggests: 'Then check the written model' after 'which fits' must say
-    FITS; 'the largest that fits is X, needing N B' must be FITS at N."""
+    FITS, with what the optimize step promised it leaves (and TIGHT when it said so), and on a
+    device build of the sample the written model computes the original's outputs at its number;
+    'the largest that fits is X, needing N B' must be FITS at N."""
     text = step.get("text", "")
-    verdict = walk.verdict_of(walk.run(*words, "--json"))
+    ran = walk.run(*words, "--json")
+    verdict = walk.verdict_of(ran)
     if verdict is None:
         return
     needing = _NEEDING.search(text)
@@ -116,6 +128,26 @@ def check_step(walk: Walk, step: dict[str, Any], words: list[str]) -> None:
         walk.claim(
             "step-promise", CONFIRMED if kept else WRONG, step["command"], str(verdict.answer)
         )
+        leaves = _LEAVES.search((promise or {}).get("text", ""))
+        document = ran.document()
+        if leaves is not None and isinstance(document, dict):
+            declares, spare = (int(group.replace(",", "")) for group in leaves.group(1, 2))
+            # The promise's figure holds on every library the core may link (--cpu alone): a
+            # check for one of them may need less; what it leaves is then its own.
+            if declares == verdict.required:
+                tight = "FITS, TIGHT" in leaves.group(0)
+                same = document.get("headroom_bytes") == spare and tight is (
+                    verdict.answer == "FITS, TIGHT"
+                )
+                walk.claim(
+                    "step-promise",
+                    CONFIRMED if same else WRONG,
+                    step["command"],
+                    f"promised {spare:,} B to spare{' (TIGHT)' if tight else ''}; check says "
+                    f"{document.get('headroom_bytes')} ({verdict.answer})",
+                )
+        if verdict.required is not None and not verdict.on_host:
+            walk.judge.device_outputs(step["command"], walk.model_data(words[1]), verdict)
     if verdict.required is not None:
         shape = option_values(words, "--input-shape")
         subject = words[1]

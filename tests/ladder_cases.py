@@ -5,8 +5,8 @@ MobileNetV3-small at 224x224 for an STM32F746, which fit at full size only after
 Beside them, one case for each other rung that fits first (offline plan, reorder + in-place,
 overlap), so the path check → optimize as printed → check is proven on every rung.
 
-    python -m tests.ladder_cases [CASE ...]   # re-run the cases (all) as a user would, recache
-    python -m tests.ladder_cases --device     # the STM32F746 cases' written models under QEMU
+    python -m tests.ladder_cases [CASE ...]           # re-run the cases (all) as a user would
+    python -m tests.ladder_cases --device [CASE ...]  # the issue's written models under QEMU
 
 The climb through the remedy ladder takes 5-40 s of CPU a case (the split search), so what the
 commands answered is cached in tests/data/ladder_cases.json with each model's sha256 and its
@@ -34,12 +34,21 @@ from typing import Any
 from arenalens.examples.layers import Activation, Int8Network
 
 CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases.json"
-# The models the first step writes for the STM32F746 cases, set up by real TFLM (90b983c,
-# CMSIS-NN, Cortex-M7 under QEMU: ../shared/tools/cortex-m): `python -m tests.ladder_cases
-# --device`.
+# The models the first step writes for the issue's four cases, set up by the real runtime under
+# QEMU: TFLM 90b983c with CMSIS-NN for the Cortex-M7 (../shared/tools/cortex-m), esp-tflite-micro
+# v1.3.8 with ESP-NN for the ESP32-S3 (../shared/tools/esp): `python -m tests.ladder_cases
+# --device [CASE ...]`.
 DEVICE_CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases_device.json"
-DEVICE_TARGET = "cortex-m7-cmsis-nn"
-DEVICE_CASES = ("mobilenet_v1_224", "mobilenet_v3_small_224")
+DEVICE_TARGETS = {
+    "mobilenet_v1_224": "cortex-m7-cmsis-nn",
+    "mobilenet_v3_small_224": "cortex-m7-cmsis-nn",
+    # The NUCLEO-F429ZI's Cortex-M4 runs CMSIS-NN's DSP code path, as the Cortex-M7 probe does,
+    # with the same ABI and the same TFLM and CMSIS-NN commits: one build record but for the
+    # core's name (`ladder.rewrite_class`), one figure. No Cortex-M4 probe is in ../shared.
+    "mobilenet_v2_035_96": "cortex-m7-cmsis-nn",
+    "mobilenet_v2_035_160": "esp32s3-esp-nn",
+}
+DEVICE_CASES = tuple(DEVICE_TARGETS)
 
 # MobileNetV2's inverted residual blocks: (expansion, channels, repeats, first stride).
 MOBILENET_V2_BLOCKS = (
@@ -298,7 +307,8 @@ def run_json(*argv: str) -> tuple[int, dict[str, Any]]:
 def _check_record(document: dict[str, Any]) -> dict[str, Any]:
     keys = (
         "verdict", "fits", "fits_after_optimize", "required_bytes", "available_bytes",
-        "best_case_bytes", "optimized_required_bytes", "remedies",
+        "best_case_bytes", "optimized_required_bytes", "remedies", "after_optimize",
+        "headroom_bytes", "placement",
     )  # fmt: skip
     record = {key: document[key] for key in keys}
     record["steps"] = [step["text"] for step in document["next_steps"]]
@@ -355,7 +365,7 @@ def measure(case: Case) -> dict[str, Any]:
 
 
 def measure_device(case: Case) -> dict[str, Any]:
-    """The case's first step run as printed, and the model it writes measured on the probe."""
+    """The case's first step run as printed, and the model it writes measured on its probe."""
     from tests.device_core import measure as measure_on_probe
 
     command = json.loads(CACHE.read_text())["cases"][case.name]["optimize"]["command"]
@@ -367,38 +377,41 @@ def measure_device(case: Case) -> dict[str, Any]:
                 Path(case.argument).write_bytes(case.data())
             _, optimized = run_json(*shlex.split(command)[1:])
             written = Path("optimized.tflite")
-            figures = measure_on_probe(written, DEVICE_TARGET)
+            target = DEVICE_TARGETS[case.name]
+            figures = measure_on_probe(written, target)
             digest = hashlib.sha256(written.read_bytes()).hexdigest()
         finally:
             os.chdir(here)
     return {
         "command": command,
+        "target": target,
         "new_required_bytes": optimized["new_required_bytes"],
         "sha256": digest,
         **{key: figures[key] for key in ("loads", "head", "tail", "min_arena", "min_arena_plain")},
     }
 
 
-def main_device() -> int:
-    """Measure the STM32F746 cases' written models on the Cortex-M7 CMSIS-NN probe."""
-    found = {}
+def main_device(names: list[str]) -> int:
+    """Measure the written models of the cases named (all the device cases when none) on their
+    probes, keeping the others' records."""
+    if unknown := set(names) - set(DEVICE_CASES):
+        print(f"no device case: {', '.join(sorted(unknown))} (cases: {', '.join(DEVICE_CASES)})")
+        return 2
+    found = json.loads(DEVICE_CACHE.read_text())["cases"] if DEVICE_CACHE.is_file() else {}
     for case in CASES:
-        if case.name in DEVICE_CASES:
+        if case.name in DEVICE_CASES and (not names or case.name in names):
             found[case.name] = measure_device(case)
-            print(f"{case.name}: {found[case.name]['min_arena_plain']:,} B on {DEVICE_TARGET}")
-    document = {
-        "remake": "python -m tests.ladder_cases --device",
-        "target": DEVICE_TARGET,
-        "cases": found,
-    }
+            target = found[case.name]["target"]
+            print(f"{case.name}: {found[case.name]['min_arena_plain']:,} B on {target}")
+    document = {"remake": "python -m tests.ladder_cases --device [CASE ...]", "cases": found}
     DEVICE_CACHE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return 0
 
 
 def main(names: list[str]) -> int:
     """Re-run the cases named (all when none) and rewrite their records in the cache."""
-    if names == ["--device"]:
-        return main_device()
+    if names[:1] == ["--device"]:
+        return main_device(names[1:])
     known = {case.name for case in CASES}
     if unknown := set(names) - known:
         print(f"no such case: {', '.join(sorted(unknown))} (cases: {', '.join(sorted(known))})")

@@ -185,3 +185,42 @@ def test_the_remedy_ladders_first_step_runs_and_the_real_runtime_confirms_it(
     )
     kinds = {claim.kind for claim in result.claims if claim.outcome == CONFIRMED}
     assert {"step-runs", "optimized-outputs"} <= kinds
+    # What the step said the written model leaves is what check of it says (one answer).
+    promises = [claim.detail for claim in result.claims if claim.kind == "step-promise"]
+    assert any(detail.startswith("promised ") and "to spare" in detail for detail in promises)
+
+
+def test_the_ladder_paths_are_the_issues_four_on_their_boards_probes() -> None:
+    """`python -m flows --ladder`: issue 27's four paths, each on the probe of its board's build
+    (the NUCLEO-F429ZI's Cortex-M4 CMSIS-NN on the Cortex-M7 CMSIS-NN probe: the same DSP code
+    path, ABI and commits; the ESP32-S3 on its ESP-NN probe)."""
+    from flows.ladder import ladder_flows
+    from flows.oracle import CORTEX_M_TARGETS, ESP_TARGETS
+
+    flows = ladder_flows()
+    assert [(flow.build, flow.options) for flow in flows] == [
+        (("--target", "stm32f746"), ()),
+        (("--target", "stm32f746"), ()),
+        (("--target", "nucleo-f429zi"), ()),
+        (("--target", "esp32-s3-devkitc-1"), ("--max-input",)),
+    ]
+    assert all(flow.command == "check" and flow.follow_steps for flow in flows)
+    assert flows[0].subject.argument == "example:mobilenet_v1_224"
+    assert CORTEX_M_TARGETS["cortex-m4/cmsis-nn"] == CORTEX_M_TARGETS["cortex-m7/cmsis-nn"]
+    assert ESP_TARGETS["esp32s3/esp-nn"] == "esp32s3-esp-nn"
+
+
+def test_the_ladder_campaign_confirmed_every_claim_on_the_real_runtimes() -> None:
+    """The stored run of `python -m flows --ladder` (benchmarks/results/flows_ladder.json): no
+    claim failed; on each path the step's promise held, the probe of the board's build set the
+    written model up at the printed figure, and the wheel computed the original's outputs."""
+    document = json.loads(
+        (Path(__file__).resolve().parents[1] / "benchmarks/results/flows_ladder.json").read_text()
+    )
+    assert document["flows"] == 4 and document["failed_claims"] == 0
+    assert document["harness_errors"] == []
+    claims = document["claims"]
+    assert claims["step-promise"]["confirmed"] >= 8  # bytes and FITS with what it leaves, x4
+    assert claims["device-sets-up-at-n"]["confirmed"] >= 8  # as given and written, x4
+    assert claims["optimized-outputs"]["confirmed"] >= 4
+    assert "unchecked" not in claims["device-sets-up-at-n"]

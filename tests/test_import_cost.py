@@ -1,6 +1,8 @@
 """The CLI imports only what its command needs: `plan --json` and `check` on one model (and the
-in-process `arenalens.check`) never load the heavy optional modules (issue 31: a check must start
-in a blink; numpy alone costs more than planning a small model)."""
+in-process `arenalens.check`) never load the heavy optional modules, the kernel rules of operators
+the model does not use, nor planners they do not run; `import arenalens` loads its public names
+on first use (issue 31: a check must start in a blink; numpy alone costs more than planning a
+small model)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from arenalens.examples import write_example
 
@@ -28,23 +31,50 @@ HEAVY = (
 )
 # `plan --json` writes JSON only: no terminal renderer either.
 JSON_ONLY = ("rich",)
+# Modules these commands do not use on a model of fixed shape, without --max-input: the LiteRT
+# shape propagation (--input-shape), the planners other than TFLM's own, the debugging traceback.
+UNUSED = (
+    "arenalens.runtimes.litert",
+    "arenalens.planning.litert_arena",
+    "arenalens.planning.optimal",
+    "arenalens.planning.best",
+    "arenalens.planning.hillclimb",
+    "arenalens.planning.naive",
+    "arenalens.reorder",
+    "arenalens.optimization",
+    "arenalens.split",
+    "arenalens.report.html_page",
+    "arenalens.exports",
+    "arenalens.diagnostics",
+)
+KERNELS = "arenalens.runtimes.tflm.kernels"
 
-_CHILD = """
+_PLAN = """
 import contextlib, io, json, sys
 from arenalens.cli import main
 
-def loaded():
-    return sorted({name for name in sys.modules})
-
 with contextlib.redirect_stdout(io.StringIO()):
     main(["plan", sys.argv[1], "--runtime", "tflm", "--json"])
-after_plan = loaded()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+_CHECK = """
+import contextlib, io, json, sys
+
+def loaded():
+    return sorted(sys.modules)
+
+import arenalens
+after_import = loaded()
+from arenalens.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(["check", sys.argv[1], "--target", "nucleo-f401re"])
 after_check = loaded()
-import arenalens
 arenalens.check(open(sys.argv[1], "rb").read(), budget=10**7, build="cortex-m7/cmsis-nn")
-print(json.dumps([after_plan, after_check, loaded()]))
+after_api = loaded()
+model = arenalens.load_model(sys.argv[1])
+opcodes = sorted({op.opcode for graph in model.subgraphs for op in graph.operators})
+print(json.dumps([after_import, after_check, after_api, opcodes]))
 """
 
 
@@ -52,18 +82,65 @@ def _imported(name: str, modules: list[str]) -> list[str]:
     return [m for m in modules if m == name or m.startswith(name + ".")]
 
 
-def test_plan_and_check_import_no_heavy_module(tmp_path: Path) -> None:
-    model = write_example("kws_ds_cnn", tmp_path)
-    child = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(model)],
+def _run(child: str, model: Path) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-c", child, str(model)],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
     )
-    after_plan, after_check, after_api = json.loads(child.stdout.splitlines()[-1])
-    for name in (*HEAVY, *JSON_ONLY):
-        assert not _imported(name, after_plan), f"plan --json imported {name}"
-    for name in HEAVY:
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_plan_and_check_import_no_heavy_module(tmp_path: Path) -> None:
+    model = write_example("kws_ds_cnn", tmp_path)
+    after_plan = _run(_PLAN, model)
+    after_import, after_check, after_api, opcodes = _run(_CHECK, model)
+    assert _imported("arenalens", after_import) == ["arenalens", "arenalens.errors"]
+    for name in (*HEAVY, *JSON_ONLY, "arenalens.runtimes.litert"):
+        assert not _imported(name, after_plan), f"plan --runtime tflm --json imported {name}"
+    for name in (*HEAVY, *UNUSED):
         assert not _imported(name, after_check), f"check imported {name}"
         assert not _imported(name, after_api), f"arenalens.check imported {name}"
+    # Kernel rules: only the family modules holding the rules of the model's operators (and the
+    # reference modules the CMSIS-NN variants in those modules embed: the builds here use
+    # CMSIS-NN), and the Ethos-U rule, which the TFLM door names for the NPU operator.
+    families = set(_imported(KERNELS, after_api)) & _family_modules()
+    allowed = _rule_modules(opcodes) | {f"{KERNELS}.ethos_u"}
+    assert families <= allowed, sorted(families - allowed)
+    assert not _imported(KERNELS + ".esp_nn", after_api)
+
+
+def _family_modules() -> set[str]:
+    """Every module of the kernels package (and of its libraries' packages) that holds rules."""
+    from arenalens.runtimes.tflm.kernels.families import Families
+    from arenalens.runtimes.tflm.kernels.registry import LIBRARIES, REFERENCE_KERNELS
+
+    tables = [REFERENCE_KERNELS, *(LIBRARIES[name].rules for name in LIBRARIES)]
+    modules = set()
+    for table in tables:
+        assert isinstance(table, Families)
+        modules |= {table.module_of(opcode) for opcode in table}
+    return modules
+
+
+def _rule_modules(opcodes: list[str]) -> set[str]:
+    """The family modules holding the rules of these operators: the reference rule's, the
+    CMSIS-NN variant's, and the reference modules of every operator that variant's module covers."""
+    from arenalens.runtimes.tflm.kernels.families import Families
+    from arenalens.runtimes.tflm.kernels.registry import LIBRARIES, REFERENCE_KERNELS
+
+    assert isinstance(REFERENCE_KERNELS, Families)
+    variants = LIBRARIES["cmsis-nn"].rules
+    assert isinstance(variants, Families)
+    modules = set()
+    for opcode in opcodes:
+        modules.add(REFERENCE_KERNELS.module_of(opcode))
+        if opcode in variants:
+            module = variants.module_of(opcode)
+            modules.add(module)
+            for other in variants:
+                if variants.module_of(other) == module:
+                    modules.add(REFERENCE_KERNELS.module_of(other))
+    return modules

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,13 +32,11 @@ def test_the_ladder_stops_at_the_first_rung_that_fits() -> None:
 
 
 def test_the_in_place_rung_prints_the_command_that_reaches_its_figure(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--cpu without --kernels: the ladder keeps in-place outputs valid on every library the
     core may link, so the printed optimize names no library and, run as printed, declares the
     figure promised (with --kernels reference it wrote a plan valid there only, 27,628 B)."""
-    import shlex
-
     from tests.ladder_cases import run_json
 
     monkeypatch.chdir(tmp_path)
@@ -50,16 +50,30 @@ def test_the_in_place_rung_prints_the_command_that_reaches_its_figure(
     assert code == 0 and written["new_required_bytes"] == check["optimized_required_bytes"]
 
 
-def test_a_reserve_other_than_the_boards_is_said_again_in_the_check_it_suggests() -> None:
-    """`--reserve 0` on a board whose firmware keeps 8 KB: the check of the written model must
-    answer for the same bytes, so it repeats --reserve 0 (without it, that check would keep the
-    board's share and could say DOES NOT FIT where this one promised a fit)."""
+def test_a_reserve_other_than_the_boards_is_said_again_in_the_check_it_suggests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--reserve 0` on a board whose firmware keeps 8 KB: the optimize command and the check of
+    the written model must answer for the same bytes, so both repeat --reserve 0 (without it,
+    optimize --target would end with DOES NOT FIT where this check promised a fit, as it did on
+    mobilenet_v2_035_96 on the NUCLEO-F429ZI)."""
+    from tests.ladder_cases import run_json
+
     verdict = arenalens.check("example:vww_mobilenet_v1", target="nucleo-f401re", reserve=0)
     assert verdict.answer is Answer.FITS_AFTER_OPTIMIZE
     then = verdict.steps[1].command
     assert then.startswith("arenalens check optimized.tflite --target nucleo-f401re")
     assert then.endswith(" --reserve 0")
-    assert "--reserve" not in verdict.steps[0].command  # optimize takes no reserve
+    command = verdict.steps[0].command
+    assert " --target nucleo-f401re --reserve 0 -o optimized.tflite" in command
+    monkeypatch.chdir(tmp_path)
+    code, written = run_json(*shlex.split(command)[1:])
+    promised = verdict.as_dict()["after_optimize"]
+    assert code == 0 and written["fit"]["fits"] is True
+    assert written["fit"]["reserve_bytes"] == 0
+    assert written["fit"]["required_bytes"] == promised["required_bytes"]
+    assert written["fit"]["headroom_bytes"] == promised["spare_bytes"]
+    assert f"{promised['spare_bytes']:,} B to spare" in verdict.steps[0].text
 
 
 def test_a_model_that_fits_as_given_climbs_nothing() -> None:
@@ -128,7 +142,6 @@ def test_the_resource_variable_table_the_firmware_creates_is_what_the_wheel_need
     """`--resource-variables N` against the wheel given a table of N entries (cached by
     `python -m tests.resource_table`): every figure exact; a table too small cannot run."""
     import hashlib
-    from dataclasses import replace
 
     from arenalens.builds.build import HOST
     from tests.resource_table import cached, models

@@ -91,6 +91,8 @@ def test_the_readme_counts_come_from_the_data() -> None:
     boards = {int(n) for n in re.findall(r"\b(\d+) boards\b", readme)}
     chips = {int(n) for n in re.findall(r"\b(\d+) chips\b", readme)}
     assert boards == {len(BOARDS)} and chips == {len(CHIPS)}
+    devices = {int(n) for n in re.findall(r"\b(\d+) Linux devices\b", readme)}
+    assert devices == {len(LINUX_DEVICES)}
     assert re.findall(r"fits \d+ of (\d+) boards", readme) == [str(len(BOARDS))]
 
 

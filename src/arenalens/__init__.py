@@ -1,27 +1,48 @@
 """arenalens: see where every byte of a TFLite / TFLite Micro tensor arena goes; get bytes back."""
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from arenalens.builds.build import Build, device_build
 from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
-from arenalens.pipeline import analyze
-from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
-from arenalens.tflite.reader import load_model
 
 if TYPE_CHECKING:
+    from arenalens.builds.build import Build, device_build
+    from arenalens.pipeline import analyze
+    from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
+    from arenalens.tflite.reader import load_model
     from arenalens.verdict import Answer, Verdict, check
 
-# The verdict and its board catalogue load on first use (`arenalens.check`), not with the package.
-_LAZY = {"Answer", "Verdict", "check"}
+# The public names load on first use, not with the package: importing any arenalens module (the
+# CLI's, a kernel rule's) runs this file first, and a command imports only what it uses.
+_LAZY = {
+    "Answer": "arenalens.verdict",
+    "Buffer": "arenalens.planning",
+    "Build": "arenalens.builds.build",
+    "Overlap": "arenalens.planning",
+    "Plan": "arenalens.planning",
+    "Problem": "arenalens.planning",
+    "Verdict": "arenalens.verdict",
+    "analyze": "arenalens.pipeline",
+    "check": "arenalens.verdict",
+    "device_build": "arenalens.builds.build",
+    "load_model": "arenalens.tflite.reader",
+    "register_planner": "arenalens.planning",
+    "run_planner": "arenalens.planning",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """`arenalens.check`, `arenalens.Verdict`, `arenalens.Answer`, imported when first used."""
-    if name in _LAZY:
-        from arenalens import verdict  # noqa: PLC0415 - see _LAZY
+    """`arenalens.check`, `arenalens.analyze`, ...: imported from their module when first used."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'arenalens' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later reads skip this function
+    return value
 
-        return getattr(verdict, name)
-    raise AttributeError(f"module 'arenalens' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __version__ = "0.1.0"

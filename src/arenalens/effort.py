@@ -31,6 +31,13 @@ HILLCLIMB_PLACEMENTS = 30_000
 # (`reorder.state.ready_work`, `advance_work`: what each step of theirs costs).
 REORDER_WORK = 1_000_000
 
+# The effort `arenalens optimize` (and `optimize_model`) searches with unless told otherwise, and
+# the one every promise of what it writes is computed at: `check`'s remedy ladder, the optimize
+# step of a model that fits, `--max-input` after optimize, `--target all`. Searches stop on
+# counted work, so the same search at the same effort writes the same bytes: the figure and the
+# placement a step promises are what its printed command, which names no --effort, writes.
+OPTIMIZE_EFFORT = 10.0
+
 
 def steps(effort: float, per_unit: int) -> int:
     """Effort units → a whole number of steps (at least one)."""

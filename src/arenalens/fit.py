@@ -15,6 +15,7 @@ fits only when those pieces have a place too (`FitCheck.npu`), as it is and afte
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -77,6 +78,10 @@ class FitCheck(StatusAnswers):
     # when the SDK's data bank is in it (`placement.largest_block`): the reserve is taken once,
     # from the bank that holds it. None: the budget less the reserve.
     block: Block | None = None
+    # The check of the model the ladder's first fitting rung writes, on the same budget or board
+    # and reserve: what `arenalens check` of the written model answers (placement, spare,
+    # TIGHT), computed once so that the step promising it and that check say the same.
+    written: FitCheck | None = None
 
     @property
     def runtime(self) -> str:
@@ -183,6 +188,32 @@ class FitCheck(StatusAnswers):
         """True when it fits only with its parts in separate banks (or in a bank the largest
         static block does not count, such as external RAM)."""
         return self.fits and self.headroom_bytes < 0
+
+    def room(self) -> str:
+        """Where a fitting model goes and what it leaves, as its check says it: '44,520 B to
+        spare in sram1', 'persistent 30,052 B in sram1, non-persistent 163,088 B in dtcm;
+        1,024 B to spare', '2,048 B to spare', with ', FITS, TIGHT (under the 5% margin)'
+        below the margin (the remedy step's promise of the written model)."""
+        placement = None if self.placement is None else self.placement.best
+        spare = format_bytes_exact(self.spare_bytes)
+        if placement is not None and placement.kind != "one arena":
+            text = f"{placement.summary()}; {spare} to spare"
+        elif placement is not None:
+            text = f"{spare} to spare in {placement.uses[0].block.name}"
+        else:
+            text = f"{spare} to spare"
+        if self.tight:
+            text += f", FITS, TIGHT (under the {self.margin_percent}% margin)"
+        return text
+
+    def room_after(self, required_bytes: int) -> str:
+        """What a rewrite declaring `required_bytes` leaves: as the check of the model it writes
+        says it (`written`, `room`) when that check is for this number; else the headroom (the
+        number holds on every library the core may link, the check is for one: --cpu alone)."""
+        written = self.written
+        if written is not None and written.required_bytes == required_bytes:
+            return written.room()
+        return f"{format_bytes_exact(self.available_bytes - required_bytes)} to spare"
 
     def _npu_fits_at(self, arena_bytes: int) -> bool:
         """Whether the NPU's pieces would fit beside an arena of this size."""
@@ -451,12 +482,14 @@ def with_ladder(
     rules: OverlapRules,
     effort: float,
     cache: dict[tuple[str, ...], Optimization] | None = None,
+    written: bool = True,
 ) -> FitCheck:
     """The check with its remedy ladder climbed, when only that decides the answer (TFLM, the
-    number means something, it does not fit as given); else the check unchanged."""
+    number means something, it does not fit as given); else the check unchanged. With
+    `written`, also the check of the model the first fitting rung writes (`FitCheck.written`)."""
     if not check.optimize_decides:
         return check
-    from arenalens.ladder import climb  # noqa: PLC0415 - the optimizer loads only here
+    from arenalens.ladder import climb, rewrite  # noqa: PLC0415 - the optimizer loads only here
 
     ladder = climb(
         model,
@@ -470,4 +503,46 @@ def with_ladder(
         cache=cache,
         target=check.target,
     )
-    return replace(check, ladder=ladder)
+    rung = ladder.first_fit
+    if rung is None or not written:
+        return replace(check, ladder=ladder)
+    optimization = (cache or {}).get(rung.options) or rewrite(
+        model, rung.options, build=build, rules=rules, effort=effort, target=check.target
+    )
+    return replace(check, ladder=ladder, written=written_check(check, optimization.data, build))
+
+
+def written_check(check: FitCheck, data: bytes, build: Build | None) -> FitCheck:
+    """The check of a model `arenalens optimize` wrote (its bytes), against the same budget or
+    board, reserve and NPU options as `check`: what `arenalens check OUT.tflite` with the options
+    the next step prints answers, and what `optimize --target` ends with."""
+
+    npu = check.npu
+    return check_fit(
+        _written_analysis(data, build, check.source),
+        budget_bytes=None if check.target is not None else check.budget_bytes,
+        target=check.target,
+        reserve_bytes=None if check.reserve_is_default else check.reserve_bytes,
+        budget_text=check.budget_text,
+        fast_memory_bytes=None if npu is None else npu.fast_memory_given,
+        weights_in_sram=npu is not None and npu.weights_in_sram,
+    )
+
+
+def _written_analysis(data: bytes, build: Build | None, source: str) -> Analysis:
+    """The written model analysed for the build (the last few kept: a check's text then its
+    JSON, a report after a check)."""
+    from arenalens.pipeline import analyze  # noqa: PLC0415
+    from arenalens.tflite.reader import parse_model  # noqa: PLC0415
+
+    key = (hashlib.sha256(data).digest(), build)
+    found = _WRITTEN.get(key)
+    if found is None:
+        found = analyze(parse_model(data, source), build=build)
+        _WRITTEN[key] = found
+        while len(_WRITTEN) > 4:
+            del _WRITTEN[next(iter(_WRITTEN))]
+    return found
+
+
+_WRITTEN: dict[tuple[bytes, Build | None], Analysis] = {}

@@ -16,10 +16,14 @@ The rungs, cheapest first (each command adds its option to the ones below that h
    plans that keep tensors whole.
 
 Only past the last rung do a smaller input or another board help. A rung is computed as its
-command computes it (`optimize_model` with the same build and overlap rules), without running
-the real interpreter (the command keeps a plan only when the real runtime computes
-bit-identical outputs, which the flow campaign checks), and the climb stops at the first rung
-that fits: a model that fits as given runs no optimizer.
+command computes it (`optimize_model` with the same build, overlap rules, board and effort:
+`effort.OPTIMIZE_EFFORT`, optimize's own default, so the figure a rung promises is the one its
+printed command writes, byte for byte), without running the real interpreter (the command
+keeps a plan only when the real runtime computes bit-identical outputs, which the flow
+campaign checks), and the climb stops at the first rung that fits: a model that fits as given
+runs no optimizer. The first rung that fits is also checked as written (`fit.written_check`:
+its placement in the board's banks, what it leaves, TIGHT), so the step that promises it and
+`check` of the model it writes give one answer.
 """
 
 from __future__ import annotations
@@ -203,7 +207,7 @@ def rewrite(
 
     key = _rewrite_key(model, options, build=build, rules=rules, target=target)
     found = _REWRITES.get(key)
-    if found is not None and found[0] >= effort:
+    if found is not None and found[0] == effort:  # the same search: the same bytes
         _REWRITES.move_to_end(key)
         return found[1]
     optimization = optimize_model(

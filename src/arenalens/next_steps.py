@@ -171,9 +171,9 @@ class Steps:
     def shape_options(self) -> str:
         return "".join(f" --input-shape {shlex.quote(shape)}" for shape in self.asked.input_shapes)
 
-    def budget_options(self, *, npu: bool = True) -> str:
-        """--target or --budget, and --reserve, as asked (for check commands), and the NPU's
-        options unless `npu` is False."""
+    def budget_options(self, *, npu: bool = True, reserve: bool = True) -> str:
+        """--target or --budget, and --reserve unless `reserve` is False, as asked (for check
+        commands), and the NPU's options unless `npu` is False."""
         fit = self.verdict.fit
         if fit is None:
             return ""
@@ -181,12 +181,18 @@ class Steps:
             text = ""  # build_options names the board
         else:
             text = f" --budget {shlex.quote(fit.budget_text or str(fit.budget_bytes))}"
-        # A reserve other than the default (a board's firmware share; 0 for a budget) is said
-        # again, --reserve 0 on a board included: the next check answers for the same bytes.
-        default = fit.target.reserve_bytes if fit.target is not None else 0
-        if not fit.reserve_is_default and fit.reserve_bytes != default:
-            text += f" --reserve {fit.reserve_bytes}"
+        if reserve:
+            text += self.reserve_options()
         return text + self.delegate_option() + (self.npu_options() if npu else "")
+
+    def reserve_options(self) -> str:
+        """--reserve as asked when it is not the default (a board's firmware share; 0 for a
+        budget), --reserve 0 on a board included: the next command answers for the same bytes."""
+        fit = self.verdict.fit
+        default = 0 if fit is None or fit.target is None else fit.target.reserve_bytes
+        if fit is None or fit.reserve_is_default or fit.reserve_bytes == default:
+            return ""
+        return f" --reserve {fit.reserve_bytes}"
 
     def delegate_option(self) -> str:
         """--delegate as asked (LiteRT's check commands)."""
@@ -226,10 +232,12 @@ class Steps:
         return self.command("check", self.shape_options(), options)
 
     def optimize_command(self, *more: str) -> str:
+        """`optimize` with the shapes, the build and on a board the reserve (its fit verdict)."""
         return self.command(
             "optimize",
             self.shape_options(),
             self.build_options(overlap=_per_library(more)),
+            self.reserve_options() if self._target() is not None else "",
             f" -o {self.output}",
             *more,
         )
@@ -497,7 +505,7 @@ class Steps:
             "check",
             self.shape_options(),
             self.build_options(),
-            self.budget_options() if not fit.reserve_is_default else "",
+            self.budget_options(reserve=False),
             f" --reserve {reserve}",
         )
 
@@ -527,14 +535,14 @@ class Steps:
         of the written model."""
         fit = self.verdict.fit
         assert fit is not None
-        spare = format_bytes_exact(fit.available_bytes - rung.required_bytes)
+        room = fit.room_after(rung.required_bytes)  # the written model's check says it
         declared = self.verdict.declared.required_bytes
         overlap = "--overlap" in rung.options
         return [
             Step(
                 f"It is {short} short as it is; rewritten with {_remedy_words(rung)} it fits "
-                f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({spare} "
-                f"to spare; {rung.cost}):",
+                f"at this size: it declares {format_bytes_exact(rung.required_bytes)} ({room}; "
+                f"{rung.cost}):",
                 self.optimize_command(*(f" {option}" for option in rung.options)),
                 declared - rung.required_bytes,
             ),

@@ -71,10 +71,11 @@ EntryT = TypeVar("EntryT", bound=_Named)
 
 
 class Registry(Generic[EntryT]):
-    """Entries of one kind by name. The module that registers the built-ins is imported on first
-    use, and before a user's entry is added, so a user's name that clashes with a built-in is
-    refused; built-in modules (in the registry's own package) register without that import,
-    so importing one of them directly cannot import it again half-initialised."""
+    """Entries of one kind by name. The built-ins are listed by name with the module that
+    registers each (`BUILTINS` in `builtin_module`): asking for one by name imports its module
+    only; listing them, or adding a user's entry (a name that clashes with a built-in is
+    refused), imports them all. Built-in modules (in the registry's own package) register without
+    that import, so importing one of them directly cannot import it again half-initialised."""
 
     def __init__(self, kind: str, builtin_module: str) -> None:
         self.kind = kind
@@ -83,10 +84,24 @@ class Registry(Generic[EntryT]):
         self.entries: dict[str, EntryT] = {}
         self._builtins_loaded = False
 
+    def _builtins(self) -> Mapping[str, str]:
+        """Built-in name → the module that registers it."""
+        builtins: Mapping[str, str] = import_module(self.builtin_module).BUILTINS
+        return builtins
+
     def _load_builtins(self) -> None:
         if not self._builtins_loaded:
             self._builtins_loaded = True
-            import_module(self.builtin_module)  # each module registers itself on import
+            for module in self._builtins().values():
+                import_module(module)  # each registers itself on import
+
+    def _load_builtin(self, name: str) -> None:
+        """Import the module that registers the built-in `name` (all of them if none does)."""
+        module = None if self._builtins_loaded else self._builtins().get(name)
+        if module is None:
+            self._load_builtins()
+        else:
+            import_module(module)
 
     def add(self, entry: EntryT, *, replace: bool = False) -> None:
         """Register entry under its name; ValueError when the name is taken (unless replace)."""
@@ -104,7 +119,8 @@ class Registry(Generic[EntryT]):
 
     def get(self, name: str) -> EntryT:
         """Name → entry, or UsageError listing the known names."""
-        self._load_builtins()
+        if name not in self.entries:
+            self._load_builtin(name)
         try:
             return self.entries[name]
         except KeyError:

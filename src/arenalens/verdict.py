@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from arenalens.builds.build import Build, build_document
 from arenalens.cannot_run import Refusal
 from arenalens.declared import DeclaredArena, StatusAnswers
+from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
@@ -226,6 +227,10 @@ class Verdict(StatusAnswers):
             "remedies": (
                 fit.ladder.as_list() if fit is not None and fit.ladder and self.has_number else []
             ),
+            # The check of the model the first fitting rung writes (what `check` of it says).
+            "after_optimize": None
+            if fit is None or fit.written is None or not self.has_number
+            else written_document(fit.written),
             "target": None if fit is None or fit.target is None else target_document(fit.target),
             "placement": None
             if fit is None or fit.placement is None or not self.has_number
@@ -251,6 +256,25 @@ class Verdict(StatusAnswers):
             if npu.fast_memory_given is not None:
                 document["fast_memory_refusal"] = npu.refusal
         return document
+
+
+def written_document(fit: FitCheck) -> dict[str, Any]:
+    """The check of a written model, as the promise of the step that writes it states it: its
+    answer, number, what it leaves and where it goes."""
+    if not fit.fits:
+        answer = Answer.DOES_NOT_FIT
+    elif fit.declared.is_estimate:
+        answer = Answer.FITS_ESTIMATE
+    else:
+        answer = Answer.FITS_TIGHT if fit.tight else Answer.FITS
+    return {
+        "verdict": answer.value,
+        "required_bytes": fit.required_bytes,
+        "available_bytes": fit.available_bytes,
+        "spare_bytes": fit.spare_bytes,
+        "margin_bytes": fit.margin_bytes,
+        "placement": None if fit.placement is None else placement_document(fit.placement),
+    }
 
 
 def _reserve_from(fit: FitCheck) -> str:
@@ -453,10 +477,6 @@ def check(
     LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
     ('xnnpack', LiteRT's default, or 'none')."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
-    from arenalens.runtimes.litert.shapes import (  # noqa: PLC0415
-        parse_input_shape,
-        resize_model_inputs,
-    )
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
     from arenalens.units import parse_size  # noqa: PLC0415
@@ -476,12 +496,16 @@ def check(
         for key, shape in input_shapes.items():
             shapes[key] = tuple(shape)
             shape_texts.append(f"{key}=" + "x".join(str(d) for d in shape))
-    else:
-        for text in input_shapes or ():
+    elif input_shapes:
+        from arenalens.runtimes.litert.shapes import parse_input_shape  # noqa: PLC0415
+
+        for text in input_shapes:
             name, shape = parse_input_shape(text)
             shapes[name] = shape
             shape_texts.append(text)
     if shapes:
+        from arenalens.runtimes.litert.shapes import resize_model_inputs  # noqa: PLC0415
+
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
     if runtime is None:
@@ -513,9 +537,6 @@ def check(
 
 
 EXAMPLE_PREFIX = "example:"
-# Search effort (`arenalens.effort`: counted work, about a second a unit) `optimize` gets when a
-# check asks what it would reach (only when that decides a verdict).
-OPTIMIZE_EFFORT = 4.0
 
 
 def _argument_of(given: object, model: Model) -> str:

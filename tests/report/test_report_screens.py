@@ -37,6 +37,13 @@ def _no_kernel_chain(path: Path, count: int = 6) -> Path:
     return path
 
 
+def _streaming(path: Path) -> Path:
+    from tests.fixtures.optimize_models import streaming_state_model
+
+    path.write_bytes(streaming_state_model())
+    return path
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
     """name → (HTML page, its report document), made by `arenalens report`."""
@@ -47,6 +54,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dic
         # A small head under a big budget: the map starts zoomed into the head.
         "small-head": ["example:fc_autoencoder", "--budget", "96KB"],
         "cannot-run": [str(_no_kernel_chain(folder / "gelu_chain.tflite")), "--budget", "64KB"],
+        # A streaming wake-word model (okay_nabu-like: a resource variable per layer), on the
+        # board it ships on: many tail parts, a wide tensor table.
+        "streaming": [str(_streaming(folder / "nabu.tflite")), "--target", "esp32-s3-devkitc-1"],
     }
     made = {}
     for name, arguments in commands.items():
@@ -222,4 +232,32 @@ def test_a_cannot_run_page_leads_with_its_reasons_and_stays_short(
     assert page.locator("#memory-map").is_visible()
     _no_sideways_scroll(watched)
     _screenshot(watched, f"cannot-run-{screen}")
+    assert watched.console == []
+
+
+def test_a_streaming_model_on_a_phone_names_its_tail_without_hover(
+    open_page: Any, pages: dict[str, tuple[Path, dict[str, Any]]]
+) -> None:
+    """Issue 27: okay_nabu's page scrolled sideways at 390 px (its buffer table's header was
+    739 px wide) and named the tail's parts only on hover."""
+    path, document = pages["streaming"]
+    watched = open_page(path, "phone")
+    page = watched.page
+    _no_sideways_scroll(watched)
+    # Each table stays inside the window (a wide one scrolls inside its own box), with its
+    # bytes column in view.
+    for index in range(page.locator("#app .vtable").count()):
+        _inside_window(watched, f"#app .vtable >> nth={index}")
+    table = page.locator("#app .vtable").first
+    table.scroll_into_view_if_needed()
+    bytes_header = table.locator(".vhead span", has_text="bytes").first
+    header_box, table_box = bytes_header.bounding_box(), table.bounding_box()
+    assert header_box is not None and table_box is not None
+    assert header_box["x"] + header_box["width"] <= table_box["x"] + table_box["width"]
+    tail = next(s for s in document["reports"][0]["arena_sections"] if s["name"] == "tail")
+    assert len(tail["parts"]) >= 5 and any("resource" in p["name"] for p in tail["parts"])
+    legend = page.locator("#arena-strip-parts").inner_text()
+    for part in tail["parts"]:
+        assert part["name"] in legend, part["name"]
+    _screenshot(watched, "streaming-phone")
     assert watched.console == []

@@ -13,7 +13,6 @@ import gc
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from importlib import import_module
 from types import MappingProxyType
@@ -201,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as error:
         if os.environ.get("ARENALENS_DEBUG"):
+            import traceback  # noqa: PLC0415 - only an internal error prints one
+
             traceback.print_exc()
         print(
             f"arenalens: internal error: {type(error).__name__}: {error} "

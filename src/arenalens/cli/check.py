@@ -26,6 +26,7 @@ from arenalens.cli.common import (
     with_table,
 )
 from arenalens.declared import Status, declared_arena
+from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
@@ -50,7 +51,7 @@ from arenalens.targets import (
     target_document,
 )
 from arenalens.units import SIZE_HELP, parse_size
-from arenalens.verdict import OPTIMIZE_EFFORT, Verdict, board_row, verdict_for
+from arenalens.verdict import Verdict, board_row, verdict_for
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
@@ -173,8 +174,8 @@ def optimized_bytes(
     args: argparse.Namespace, model: Model, build: Build | None = None
 ) -> int | None:
     """The number to declare after `arenalens optimize` (TFLM, runtime plan only), else None;
-    computed as the suggested command computes it (`optimize_model`), with less search time, so
-    running the command declares at most this."""
+    computed as the suggested command computes it (`optimize_model` at optimize's own effort), so
+    running the command declares this."""
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if args.runtime != "tflm" or planner is not None:
         return None
@@ -256,8 +257,16 @@ def climbed(
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
     shared = None if rewrites is None else rewrites.setdefault(rewrite_class(build, rules), {})
     with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
+        # One board's check also checks the model its first step writes (`FitCheck.written`:
+        # the step's promise); `--target all` rows say only which rung fits.
         return with_ladder(
-            check, model, build=build, rules=rules, effort=OPTIMIZE_EFFORT, cache=shared
+            check,
+            model,
+            build=build,
+            rules=rules,
+            effort=OPTIMIZE_EFFORT,
+            cache=shared,
+            written=rewrites is None,
         )
 
 

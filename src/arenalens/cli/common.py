@@ -273,10 +273,13 @@ def add_input_shape_option(parser: argparse.ArgumentParser) -> None:
 
 def input_shapes(args: argparse.Namespace) -> dict[str | int, tuple[int, ...]]:
     """The parsed --input-shape values: {input name or position: shape} (UsageError if bad)."""
-    from arenalens.runtimes.litert.shapes import parse_input_shape  # noqa: PLC0415
+    texts = getattr(args, "input_shape", None) or []
+    if not texts:
+        return {}
+    from arenalens.runtimes.litert.shapes import parse_input_shape  # noqa: PLC0415 - only then
 
     shapes: dict[str | int, tuple[int, ...]] = {}
-    for text in getattr(args, "input_shape", None) or []:
+    for text in texts:
         name, shape = parse_input_shape(text)
         if name in shapes:
             raise UsageError(f"--input-shape names '{name}' twice")

@@ -26,6 +26,7 @@ from arenalens.cli.common import (
     use_color,
     write_atomic,
 )
+from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
@@ -92,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not run the real TFLM interpreter (not allowed with --inplace or --overlap)",
     )
-    add_effort_options(parser, default=10.0, what="the whole optimization")
+    add_effort_options(parser, default=OPTIMIZE_EFFORT, what="the whole optimization")
     parser.add_argument("--seed", type=int, default=0, help="seed for randomized planners")
     add_output_options(parser)
 
@@ -183,20 +184,16 @@ def _fit(args: argparse.Namespace, model: Model, written: Optimization | None) -
     The check's own verdict (`fit.check_fit`: the largest block, the banks' placement), for the
     written model and for the model as given, so that a saving that moves the activations out of
     external RAM, or into a faster bank, is said. `required_bytes` None: nothing was written."""
-    from arenalens.fit import check_fit  # noqa: PLC0415
+    from arenalens.fit import check_fit, written_check  # noqa: PLC0415
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.placement import placement_document  # noqa: PLC0415
-    from arenalens.tflite.reader import parse_model  # noqa: PLC0415
 
     target = get_target(args.target)
     reserve = reserve_option(args)
     build = selected_build(args)
-
-    def fit_of(checked: Model) -> FitCheck:
-        return check_fit(analyze(checked, build=build), target=target, reserve_bytes=reserve)
-
-    given = fit_of(model)
-    after = None if written is None else fit_of(parse_model(written.data, model.source))
+    given = check_fit(analyze(model, build=build), target=target, reserve_bytes=reserve)
+    # The check of the written model as `check` answers it and the step that promised it says.
+    after = None if written is None else written_check(given, written.data, build)
     checked = after or given
     placement = checked.placement
     return {

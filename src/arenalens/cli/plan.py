@@ -73,6 +73,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print TFLM's PrintMemoryPlan text (what TF_LITE_SHOW_MEMORY_USE builds print)",
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="LiteRT: the interpreter heap with N threads (Interpreter(num_threads=N); "
+        "default 1): XNNPACK's threadpool and the builtin kernels' thread pool",
+    )
+    parser.add_argument(
         "--arena-base",
         type=_address,
         metavar="ADDRESS",
@@ -122,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
     """One model: the plan (table, JSON or TFLM's ASCII printout); several: one row each."""
     if args.alignment is not None and args.alignment < 1:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
+    if args.threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    if args.threads != 1 and args.runtime != "litert":
+        raise UsageError("--threads sizes LiteRT's interpreter heap: give --runtime litert")
     if args.ascii and is_batch(args.models):
         raise UsageError("--ascii prints one model's plan; give a single MODEL")
     selected_build(args)  # bad --cpu / --kernels fail before any model is read
@@ -152,7 +164,7 @@ def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult 
 def _document(
     args: argparse.Namespace, analysis: Analysis, reordered: ReorderResult | None
 ) -> dict[str, Any]:
-    document = plan_document(analysis, arena_base=args.arena_base)
+    document = plan_document(analysis, arena_base=args.arena_base, threads=args.threads)
     if reordered is not None:
         document["reorder"] = {
             "reorderer": reordered.reorderer,

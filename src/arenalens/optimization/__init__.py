@@ -58,6 +58,7 @@ from arenalens.builds.kernel_paths import (
     paths_text,
 )
 from arenalens.cannot_run import group_refusals
+from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import ModelError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.optimization.candidates import (
@@ -162,7 +163,7 @@ def optimize_model(
     reorder: bool = False,
     inplace: bool = False,
     overlap: bool | OverlapRules = False,
-    effort: float = 10.0,
+    effort: float = OPTIMIZE_EFFORT,
     time_limit_s: float | None = None,
     seed: int = 0,
     reorderer: str = "auto",

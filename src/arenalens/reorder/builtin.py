@@ -1,11 +1,11 @@
-"""The explicit list of built-in reorderers: importing this module registers each one."""
+"""The explicit list of built-in reorderers: each module registers its reorderer when imported
+(the registry imports it when the reorderer is first asked for by name)."""
 
-# isort: skip_file
-# ruff: noqa: F401 - each import registers a reorderer; one line per reorderer
-from arenalens.reorder import file_order
-from arenalens.reorder import greedy
-from arenalens.reorder import exact
-from arenalens.reorder import beam
-from arenalens.reorder import auto
-
-__all__: list[str] = []
+# Reorderer name → the module that registers it.
+BUILTINS = {
+    "file": "arenalens.reorder.file_order",
+    "greedy": "arenalens.reorder.greedy",
+    "exact": "arenalens.reorder.exact",
+    "beam": "arenalens.reorder.beam",
+    "auto": "arenalens.reorder.auto",
+}

@@ -410,18 +410,25 @@ def render_boards(
     else:
         heading = Text.assemble(
             (first.model, "bold"),
-            f" fits {fitting} of {len(verdicts)} boards as it is",
+            f" fits {fitting} of {len(verdicts)} "
+            + ("Linux devices" if first.declared.is_process_memory else "boards")
+            + " as it is",
             f", {after} more after `arenalens optimize`" if after else "",
             "".join(f"; {answer} on {count}" for answer, count in blocked.items()),
         )
-    if first_fit.reserve_is_default:
+    linux = first.declared.is_process_memory
+    if first_fit.reserve_is_default and linux:
+        reserve = " minus what the OS and the rest of the app keep (--list-targets; --reserve)"
+    elif first_fit.reserve_is_default:
         reserve = " minus what the board's usual firmware keeps (--list-targets; --reserve)"
     elif first_fit.reserve_bytes:
         reserve = f", minus a reserve of {format_bytes_exact(first_fit.reserve_bytes)}"
     else:
         reserve = ""
     table = Table(
-        title=f"boards (available = the largest block one arena can take{reserve})",
+        title=f"Linux devices (available = RAM{reserve})"
+        if linux
+        else f"boards (available = the largest block one arena can take{reserve})",
         title_justify="left",
         header_style="bold",
     )
@@ -488,6 +495,13 @@ def render_boards(
         )
     lines.append(
         Text(
+            "needs: the model file + the interpreter's peak heap under the delegate (LiteRT "
+            "measured on x86-64; ~ marks an estimate). `arenalens check --list-targets` shows "
+            "each device's RAM, what its OS and the app keep, and the sources.",
+            style="dim",
+        )
+        if linux
+        else Text(
             "needs: the number to declare on the board's build (its core with the kernels it "
             "implies, or --cpu / --kernels); ~ marks an estimate. `arenalens check "
             "--list-targets` shows each board's core, kernels and where its RAM figure comes "
@@ -517,6 +531,9 @@ def _build_line(verdict: Verdict, label_width: int) -> Text:
 def _build_label(verdict: Verdict) -> str:
     """The build a board's figure is for, short: 'cortex-m4/cmsis-nn', or 'host wheel'."""
     build = verdict.build
+    target = None if verdict.fit is None else verdict.fit.target
+    if target is not None and target.runs_linux:
+        return f"LiteRT, {target.isa}"
     return "host wheel" if build is None or build.name == HOST.name else build.name
 
 

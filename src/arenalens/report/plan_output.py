@@ -17,7 +17,6 @@ from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes import VerifyResult
-from arenalens.runtimes.litert.heap import heap_documents
 from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
@@ -42,8 +41,11 @@ def ratio(numerator: int, denominator: int) -> float | None:
     return None if denominator <= 0 else round(numerator / denominator, 3)
 
 
-def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[str, Any]:
-    """Analysis → the `plan --json` document (primary arena numbers at the top level)."""
+def plan_document(
+    analysis: Analysis, *, arena_base: int | None = None, threads: int = 1
+) -> dict[str, Any]:
+    """Analysis → the `plan --json` document (primary arena numbers at the top level); LiteRT's
+    interpreter heap is for `threads` threads."""
     primary = analysis.primary
     tensors: list[dict[str, Any]] = []
     scratch: list[dict[str, Any]] = []
@@ -93,7 +95,7 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
         "scratch": scratch,
     }
     if analysis.runtime == "litert":
-        document["interpreter_heap"] = _interpreter_heap(analysis)
+        document["interpreter_heap"] = _interpreter_heap(analysis, threads)
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
@@ -108,9 +110,13 @@ def plan_document(analysis: Analysis, *, arena_base: int | None = None) -> dict[
     return document
 
 
-def _interpreter_heap(analysis: Analysis) -> list[dict[str, Any]]:
+def _interpreter_heap(analysis: Analysis, threads: int) -> list[dict[str, Any]]:
     """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
-    return heap_documents(analysis.model, [r.runtime_plan.arena_size for r in analysis.arenas])
+    # The heap model (LiteRT's kernels, XNNPACK's packing) loads for LiteRT plans only.
+    from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+
+    sizes = [r.runtime_plan.arena_size for r in analysis.arenas]
+    return heap_documents(analysis.model, sizes, threads=threads)
 
 
 def _alignment(result: ArenaResult) -> int:

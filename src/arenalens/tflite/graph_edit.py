@@ -226,18 +226,14 @@ class _Edit:
             _MODEL_METADATA: _Ref() if self._drops_offline_plan() else None,
         }
         view = self.view
-        fields: list[_Field] = []
-        for slot in range(_MODEL_FIELDS):
-            position = view.field(self.model, slot)
-            ref = refs.get(slot)
-            if ref is not None:
-                fields.append((slot, _OFFSET, ("prefix", ref)))
-            elif slot == _MODEL_VERSION:
-                if position:
-                    fields.append((slot, view.data[position : position + 4], None))
-            elif position:
-                fields.append((slot, _OFFSET, ("original", view.target(self.model, slot))))
-        prefix.table(fields, root)
+        prefix.table_copy(
+            view,
+            self.model,
+            _MODEL_FIELDS,
+            root,
+            replaced={slot: ref for slot, ref in refs.items() if ref is not None},
+            scalars={_MODEL_VERSION: 4},
+        )
         if (ref := refs[_MODEL_OPERATOR_CODES]) is not None:
             self._vector_of(
                 ref, [("original", t) for t in self.opcodes], self.new_opcodes, self._opcode
@@ -288,49 +284,41 @@ class _Edit:
         for addition, new_ref in zip(additions, new_refs, strict=True):
             self.queue.append(partial(writer, addition, new_ref))
 
+    def _vector_in_order(
+        self,
+        ref: _Ref,
+        entries: Sequence[Any],
+        originals: Sequence[int],
+        writer: Callable[[Any, _Ref], None],
+    ) -> None:
+        """A vector of table references in the order given: an int entry is the original table
+        at that index, any other a new table that `writer` writes later (queued in order)."""
+        targets: list[_Target] = []
+        for entry in entries:
+            if isinstance(entry, int):
+                targets.append(("original", originals[entry]))
+            else:
+                new_ref = _Ref()
+                targets.append(("prefix", new_ref))
+                self.queue.append(partial(writer, entry, new_ref))
+        self.prefix.vector(targets, ref)
+
     def _subgraph(self, ref: _Ref) -> None:
         view, prefix = self.view, self.prefix
         tensors_ref, operators_ref = _Ref(), _Ref()
-        fields: list[_Field] = []
-        for slot in range(_SUBGRAPH_FIELDS):
-            position = view.field(self.subgraph, slot)
-            if slot == _SUBGRAPH_TENSORS:
-                fields.append((slot, _OFFSET, ("prefix", tensors_ref)))
-            elif slot == _SUBGRAPH_OPERATORS:
-                fields.append((slot, _OFFSET, ("prefix", operators_ref)))
-            elif slot == _SUBGRAPH_DEBUG_METADATA:
-                if position:
-                    fields.append((slot, view.data[position : position + 4], None))
-            elif position:
-                fields.append((slot, _OFFSET, ("original", view.target(self.subgraph, slot))))
-        prefix.table(fields, ref)
+        prefix.table_copy(
+            view,
+            self.subgraph,
+            _SUBGRAPH_FIELDS,
+            ref,
+            replaced={_SUBGRAPH_TENSORS: tensors_ref, _SUBGRAPH_OPERATORS: operators_ref},
+            scalars={_SUBGRAPH_DEBUG_METADATA: 4},
+        )
         count = len(self.tensors)
         total = count + sum(1 for i in self.edit.tensors if i >= count)
-        tensor_targets: list[_Target] = []
-        pending: list[tuple[NewTensor, _Ref]] = []
-        for index in range(total):
-            new = self.edit.tensors.get(index)
-            if new is None:
-                tensor_targets.append(("original", self.tensors[index]))
-            else:
-                new_ref = _Ref()
-                tensor_targets.append(("prefix", new_ref))
-                pending.append((new, new_ref))
-        prefix.vector(tensor_targets, tensors_ref)
-        operator_targets: list[_Target] = []
-        new_operators: list[tuple[NewOperator, _Ref]] = []
-        for entry in self.edit.operators:
-            if isinstance(entry, int):
-                operator_targets.append(("original", self.operators[entry]))
-            else:
-                new_ref = _Ref()
-                operator_targets.append(("prefix", new_ref))
-                new_operators.append((entry, new_ref))
-        prefix.vector(operator_targets, operators_ref)
-        for tensor, tensor_ref in pending:
-            self.queue.append(partial(self._tensor, tensor, tensor_ref))
-        for operator, operator_ref in new_operators:
-            self.queue.append(partial(self._operator, operator, operator_ref))
+        tensors = [self.edit.tensors.get(index, index) for index in range(total)]
+        self._vector_in_order(tensors_ref, tensors, self.tensors, self._tensor)
+        self._vector_in_order(operators_ref, self.edit.operators, self.operators, self._operator)
 
     def _tensor(self, tensor: NewTensor, ref: _Ref) -> None:
         dtype = DTYPES_BY_NAME.get(tensor.dtype)

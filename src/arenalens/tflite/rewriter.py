@@ -303,6 +303,32 @@ class _Prefix:
                 self.fixups.append((position, *target))
         return table_position
 
+    def table_copy(
+        self,
+        view: _View,
+        table: int,
+        slots: int,
+        ref: _Ref,
+        *,
+        replaced: Mapping[int, _Ref],
+        scalars: Mapping[int, int],
+    ) -> int:
+        """Write a copy of an original table of `slots` fields: a slot in `replaced` points at
+        that prefix object, a present scalar keeps its bytes (`scalars`: slot → width), every
+        other present field points into the original."""
+        fields: list[_Field] = []
+        for slot in range(slots):
+            position = view.field(table, slot)
+            new = replaced.get(slot)
+            if new is not None:
+                fields.append((slot, _OFFSET, ("prefix", new)))
+            elif slot in scalars:
+                if position:
+                    fields.append((slot, view.data[position : position + scalars[slot]], None))
+            elif position:
+                fields.append((slot, _OFFSET, ("original", view.target(table, slot))))
+        return self.table(fields, ref)
+
     def vector(self, targets: Sequence[_Target], ref: _Ref) -> int:
         """A vector of references (uoffsets to tables)."""
         position = self.put(struct.pack("<I", len(targets)) + b"\0" * (4 * len(targets)), 4, ref)
@@ -362,21 +388,14 @@ class _Plan:
             if self.offline_plan is not None or self.drop_offline_plan
             else None,
         }
-        model = view.table(view.u32(0))
-        fields: list[_Field] = []
-        for slot in range(_MODEL_FIELDS):
-            position = view.field(model, slot)
-            ref = refs.get(slot)
-            if ref is not None:
-                fields.append((slot, _OFFSET, ("prefix", ref)))
-            elif slot in _MODEL_SCALARS:
-                if position:
-                    fields.append(
-                        (slot, view.data[position : position + _MODEL_SCALARS[slot]], None)
-                    )
-            elif position:
-                fields.append((slot, _OFFSET, ("original", view.target(model, slot))))
-        prefix.table(fields, root)
+        prefix.table_copy(
+            view,
+            view.table(view.u32(0)),
+            _MODEL_FIELDS,
+            root,
+            replaced={slot: ref for slot, ref in refs.items() if ref is not None},
+            scalars=_MODEL_SCALARS,
+        )
 
         subgraph_refs: dict[int, _Ref] = {index: _Ref() for index in self.rewritten_subgraphs()}
         if (ref := refs[_MODEL_SUBGRAPHS]) is not None:
@@ -410,20 +429,15 @@ class _Plan:
         reshaped = {t: shape for (s, t), shape in self.shapes.items() if s == index}
         operators_ref = _Ref() if index in self.orders else None
         tensors_ref = _Ref() if reshaped else None
-        fields: list[_Field] = []
-        for slot in range(_SUBGRAPH_FIELDS):
-            position = view.field(subgraph, slot)
-            if slot == _SUBGRAPH_OPERATORS and operators_ref is not None:
-                fields.append((slot, _OFFSET, ("prefix", operators_ref)))
-            elif slot == _SUBGRAPH_TENSORS and tensors_ref is not None:
-                fields.append((slot, _OFFSET, ("prefix", tensors_ref)))
-            elif slot in _SUBGRAPH_SCALARS:
-                if position:
-                    width = _SUBGRAPH_SCALARS[slot]
-                    fields.append((slot, view.data[position : position + width], None))
-            elif position:
-                fields.append((slot, _OFFSET, ("original", view.target(subgraph, slot))))
-        prefix.table(fields, ref)
+        replaced = {_SUBGRAPH_OPERATORS: operators_ref, _SUBGRAPH_TENSORS: tensors_ref}
+        prefix.table_copy(
+            view,
+            subgraph,
+            _SUBGRAPH_FIELDS,
+            ref,
+            replaced={slot: new for slot, new in replaced.items() if new is not None},
+            scalars=_SUBGRAPH_SCALARS,
+        )
         if operators_ref is not None:
             operators = view.vector_of_tables(subgraph, _SUBGRAPH_OPERATORS)
             prefix.vector(
@@ -447,26 +461,13 @@ class _Plan:
         points into the original."""
         view = self.view
         view.refuse_unknown_fields(tensor, _TENSOR_FIELDS, "Tensor")
-        vectors: list[tuple[_Ref, tuple[int, ...]]] = []
-        fields: list[_Field] = []
-        for slot in range(_TENSOR_FIELDS):
-            position = view.field(tensor, slot)
-            new_dims = shape.shape if slot == _TENSOR_SHAPE else None
-            if slot == _TENSOR_SHAPE_SIGNATURE and shape.signature is not None:
-                new_dims = shape.signature
-            if new_dims is not None:
-                dims_ref = _Ref()
-                vectors.append((dims_ref, new_dims))
-                fields.append((slot, _OFFSET, ("prefix", dims_ref)))
-            elif slot in _TENSOR_SCALARS:
-                if position:
-                    width = _TENSOR_SCALARS[slot]
-                    fields.append((slot, view.data[position : position + width], None))
-            elif position:
-                fields.append((slot, _OFFSET, ("original", view.target(tensor, slot))))
-        prefix.table(fields, ref)
-        for dims_ref, dims in vectors:
-            prefix.put(struct.pack(f"<I{len(dims)}i", len(dims), *dims), 4, dims_ref)
+        new_dims = {_TENSOR_SHAPE: shape.shape}
+        if shape.signature is not None:
+            new_dims[_TENSOR_SHAPE_SIGNATURE] = shape.signature
+        refs = {slot: _Ref() for slot in new_dims}
+        prefix.table_copy(view, tensor, _TENSOR_FIELDS, ref, replaced=refs, scalars=_TENSOR_SCALARS)
+        for slot, dims in sorted(new_dims.items()):  # in slot order, as the fields
+            prefix.put(struct.pack(f"<I{len(dims)}i", len(dims), *dims), 4, refs[slot])
 
     def stale_buffers(self) -> int:
         """How many buffers at the end held the plan (and record) this rewrite replaces: the old

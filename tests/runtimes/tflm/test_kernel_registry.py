@@ -18,13 +18,15 @@ from arenalens.builds.build import HOST, REFERENCE
 from arenalens.builds.records import KERNEL_LIBRARIES as LIBRARY_RECORDS
 from arenalens.diagnostics.operands import LITERT_ONLY, operands_of
 from arenalens.runtimes import tflm
+from arenalens.runtimes.tflm import kernels as kernels_package
 from arenalens.runtimes.tflm.abi import Struct
 from arenalens.runtimes.tflm.kernels.base import AccessOrder, KernelRule
+from arenalens.runtimes.tflm.kernels.families import Families
 from arenalens.runtimes.tflm.kernels.registry import (
     LIBRARIES,
     REFERENCE_KERNELS,
-    REGISTERED,
     library_rule,
+    registered_opcodes,
     stands_in,
 )
 from arenalens.tflite.reader import parse_model
@@ -35,16 +37,38 @@ CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
 
 
 def test_every_registered_kernel_has_a_reference_rule() -> None:
-    assert sorted(REGISTERED - set(REFERENCE_KERNELS)) == []
+    assert sorted(registered_opcodes() - set(REFERENCE_KERNELS)) == []
     for opcode, rule in REFERENCE_KERNELS.items():
         assert rule.opcode == opcode and rule.library == REFERENCE and rule.reference is None
+
+
+def test_the_family_tables_list_every_rule_of_every_module() -> None:
+    """The registry's and each library's table of which module holds which operator is what the
+    modules' RULES say (a module checks it when it loads), and no family module of the package is
+    left out of it."""
+    package = Path(kernels_package.__file__).parent
+    tables = {
+        package: REFERENCE_KERNELS,
+        **{package / name.replace("-", "_"): LIBRARIES[name].rules for name in LIBRARIES},
+    }
+    helpers = {"base", "common", "families", "quantization", "refusals", "registry", "setups"}
+    helpers |= {"access", "buffers", "traces", "variants", "scratch"}
+    for folder, table in tables.items():
+        assert isinstance(table, Families)
+        dict(table)  # imports every module of the table: raises if a RULES differs from it
+        listed = {table.module_of(opcode).rsplit(".", 1)[1] for opcode in table}
+        modules = {path.stem for path in folder.glob("*.py")} - {"__init__"} - helpers
+        assert modules == listed, folder
+        for opcode in table:
+            module = importlib.import_module(table.module_of(opcode))
+            assert table[opcode] in module.RULES
 
 
 @pytest.mark.parametrize("library", sorted(LIBRARIES))
 def test_every_replaced_kernel_is_a_variant_of_the_reference_rule(library: str) -> None:
     kernels = LIBRARIES[library]
     assert kernels.name == library
-    assert sorted(kernels.replaces - REGISTERED) == []
+    assert sorted(kernels.replaces - registered_opcodes()) == []
     assert sorted(set(kernels.rules) - kernels.replaces) == []
     for opcode in sorted(kernels.replaces):
         rule = kernels.rules.get(opcode)
@@ -60,7 +84,7 @@ def test_every_replaced_kernel_is_a_variant_of_the_reference_rule(library: str) 
 @pytest.mark.parametrize("library", sorted(LIBRARIES))
 def test_a_build_takes_the_variant_where_there_is_one(library: str) -> None:
     kernels = LIBRARIES[library]
-    for opcode in sorted(REGISTERED):
+    for opcode in sorted(registered_opcodes()):
         rule = library_rule(opcode, library)
         assert isinstance(rule, KernelRule)
         expected = kernels.rules.get(opcode, REFERENCE_KERNELS[opcode])
@@ -71,7 +95,7 @@ def test_a_build_takes_the_variant_where_there_is_one(library: str) -> None:
 def test_stands_in_names_replaced_kernels_without_a_variant() -> None:
     for library, kernels in LIBRARIES.items():
         build = replace(HOST, library=LIBRARY_RECORDS[library])
-        for opcode in sorted(REGISTERED):
+        for opcode in sorted(registered_opcodes()):
             missing = opcode in kernels.replaces and opcode not in kernels.rules
             assert stands_in(opcode, build) == missing, opcode
 
@@ -106,7 +130,7 @@ def test_every_struct_is_defined_once() -> None:
 
 @pytest.mark.parametrize("library", [REFERENCE, *sorted(LIBRARIES)])
 def test_every_kernel_states_its_operands_and_overlaps_only_data(library: str) -> None:
-    for opcode in sorted(REGISTERED):
+    for opcode in sorted(registered_opcodes()):
         rule = library_rule(opcode, library)
         assert rule is not None
         taken = rule.operands
@@ -175,7 +199,7 @@ def _measured_opcodes(library: str) -> set[str]:
 def test_every_kernel_rule_is_measured_on_its_library(library: str) -> None:
     # A rule is only as good as its conformance cases on real TFLM: every kernel the wheel
     # registers, and every variant of a library, on a target that runs that library.
-    rules = set(REGISTERED) if library == REFERENCE else set(LIBRARIES[library].rules)
+    rules = registered_opcodes() if library == REFERENCE else set(LIBRARIES[library].rules)
     assert sorted(rules - _measured_opcodes(library)) == []
 
 

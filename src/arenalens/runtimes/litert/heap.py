@@ -70,11 +70,6 @@ XNNPACK_DELEGATE_BYTES = 4_096
 XNNPACK_CHANNEL_TILE = 64
 XNNPACK_ROW_TILE = 16
 XNNPACK_DWCONV_PRIMARY_TILE = 25  # the widest unipass depthwise tile (5×5)
-# ruy's widest int8 kernel on x86-64 (AVX-512: 16 × 16 blocks).
-RUY_TILE = 16
-# ruy's context: its thread-specific resources, allocator and tuning state.
-RUY_CONTEXT_BYTES = 16_384
-RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
 POINTER_BYTES = 8
 # glibc placement: up to 16 B more per block (a reused free chunk given whole); measured at most
 # one block in 20 on the 48 cached models, so 16 B per 16 blocks never falls under.
@@ -85,16 +80,6 @@ GLIBC_SLACK_EVERY_BLOCKS = 16
 WRAPPER_VARIATION_BYTES = 96
 
 _GEMM_OPERATORS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
-_QUANTIZED = ("INT8", "UINT8", "INT16")
-_RECURRENT_OPERATORS = (
-    "LSTM",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    "BIDIRECTIONAL_SEQUENCE_LSTM",
-    "SVDF",
-    "RNN",
-    "UNIDIRECTIONAL_SEQUENCE_RNN",
-    "BIDIRECTIONAL_SEQUENCE_RNN",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +102,7 @@ class InterpreterHeap:
     parts: tuple[HeapPart, ...]
     machine: str
     notes: tuple[str, ...] = ()
+    threads: int = 1  # Interpreter(num_threads=...)
 
     def _sum(self, *phases: str) -> int:
         return sum(part.nbytes for part in self.parts if part.phase in phases)
@@ -160,17 +146,29 @@ class InterpreterHeap:
 
 
 def interpreter_heap(
-    model: Model, arena_sizes: Sequence[int], *, delegate: str = DEFAULT_DELEGATE
+    model: Model,
+    arena_sizes: Sequence[int],
+    *,
+    delegate: str = DEFAULT_DELEGATE,
+    threads: int = 1,
 ) -> InterpreterHeap:
     """Model + each arena's high-water mark (arena and persistent arena per subgraph, in
-    `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none)."""
+    `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none) with
+    `threads` threads (Interpreter(num_threads=...); 1, the Python wrapper's default)."""
     if delegate not in DELEGATES:
         raise ValueError(f"delegate must be one of {', '.join(DELEGATES)}, not {delegate!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be 1 or more, not {threads}")
     if delegate == "xnnpack" and xnnpack_unsized(model):
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
+    unthreaded = threads_unsized(view if view is not None else model, threads, delegate)
+    if unthreaded:
+        raise ValueError(
+            f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
+        )
     setup = setup_blocks(model, arena_sizes, view=view)
     created = [block for block in setup if block.phase == "create"]
     allocated = [block for block in setup if block.phase == "allocate"]
@@ -218,9 +216,11 @@ def interpreter_heap(
     ]
     if delegate == "none":
         parts.extend(first_invoke_parts(model))
-        return InterpreterHeap("none", tuple(parts), MEASURED_ON)
+        parts.extend(thread_parts(model, threads, delegate="none", view=None))
+        return InterpreterHeap("none", tuple(parts), MEASURED_ON, threads=threads)
     xnnpack = xnnpack_parts(model, arenas)
     parts.extend(xnnpack)
+    parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
     if view is None:
         parts.extend(
             (
@@ -275,6 +275,7 @@ def interpreter_heap(
             "XNNPACK takes the operators it supports; the arena keeps only the tensors "
             "crossing between it and the builtin kernels",
         ),
+        threads=threads,
     )
 
 
@@ -480,60 +481,6 @@ def placement_allowance(block_count: int) -> int:
     return GLIBC_SLACK_BYTES * -(-block_count // GLIBC_SLACK_EVERY_BLOCKS) + WRAPPER_VARIATION_BYTES
 
 
-def _gemm_backend_bytes(model: Model) -> int:
-    """Quantized GEMMs go through ruy / gemmlowp, whose context keeps packed blocks sized for
-    the largest call: packed weights (rows and depth padded to the kernel's tile) and packed
-    activations, with their int32 sums. An upper bound: the largest weights + activations."""
-    largest = cached = 0
-    for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode in _RECURRENT_OPERATORS:
-                # Every gate's matmul packs its weights through the same context.
-                weights_bytes = sum(
-                    subgraph.tensors[i].nbytes
-                    for i in operator.inputs
-                    if i >= 0 and subgraph.tensors[i].has_data
-                )
-                largest = max(largest, 2 * weights_bytes + RUY_CONTEXT_BYTES)
-                continue
-            if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
-                continue
-            weights = subgraph.tensors[operator.inputs[1]] if operator.inputs[1] >= 0 else None
-            if weights is None or weights.dtype.name not in _QUANTIZED:
-                continue
-            largest = max(largest, _ruy_packed_bytes(subgraph, operator, weights))
-            cached += _ruy_packed_weights_bytes(weights)
-    # Weights ruy packs for a constant LHS may stay in its prepacked cache
-    # (CachePolicy::kCacheIfLargeSpeedup): counted for every 8-bit GEMM, an upper bound.
-    return largest + cached
-
-
-def _ruy_packed_bytes(subgraph: Subgraph, operator: Operator, weights: Tensor) -> int:
-    """ruy's packed matrices for one 8-bit GEMM (ruy/prepare_packed_matrices.cc): weights
-    (rows padded to the kernel's 16, depth to 4) and activations (columns padded to 16,
-    depth to 4), one byte per element, with an int32 sum per packed row and column, each
-    block rounded to 64 B and given 1 KiB to dodge cache aliasing; plus ruy's context."""
-    rows = _output_channels(weights)
-    depth = _depth(weights)
-    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
-    columns = 1
-    if output is not None and output.shape:
-        columns = max(_elements(output.shape) // max(output.shape[-1], 1), 1)
-    padded_depth = -(-depth // 4) * 4
-    total = 0
-    for side in (rows, columns):
-        padded = -(-side // RUY_TILE) * RUY_TILE
-        for block in (padded * padded_depth, 4 * padded):
-            total += -(-(block + RUY_ALIASING_BYTES) // 64) * 64
-    return total + RUY_CONTEXT_BYTES
-
-
-def _ruy_packed_weights_bytes(weights: Tensor) -> int:
-    """One 8-bit weight matrix as ruy packs it: rows to 16, depth to 4, an int32 sum per row."""
-    rows = -(-_output_channels(weights) // RUY_TILE) * RUY_TILE
-    return glibc.aligned_usable(64, rows * (-(-_depth(weights) // 4) * 4) + 4 * rows)
-
-
 def _input_arrays_bytes(model: Model) -> int:
     """The caller's input arrays (measure.py sets numpy zeros of each input's shape): each one
     a calloc of its bytes, freed once set_tensor has copied it."""
@@ -652,6 +599,7 @@ def heap_document(heap: InterpreterHeap) -> dict[str, object]:
     """One delegate's heap as JSON (`plan --json`: interpreter_heap)."""
     return {
         "delegate": heap.delegate,
+        "threads": heap.threads,
         "after_setup_bytes": heap.after_setup,
         "after_first_invoke_bytes": heap.after_first_invoke,
         "peak_bytes": heap.peak,
@@ -687,15 +635,30 @@ def xnnpack_unsized(model: Model) -> tuple[str, ...]:
     return tuple(sorted(set(found)))
 
 
-def heap_documents(model: Model, arena_sizes: Sequence[int]) -> list[dict[str, object]]:
+def heap_documents(
+    model: Model, arena_sizes: Sequence[int], *, threads: int = 1
+) -> list[dict[str, object]]:
     """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON; a model with
-    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why."""
+    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why (and
+    a delegate whose heap with `threads` threads is not modelled gets none)."""
     unsized = xnnpack_unsized(model)
     documents = []
+    unthreaded: list[str] = []
     for delegate in DELEGATES:
         if delegate == "xnnpack" and unsized:
             continue
-        document = heap_document(interpreter_heap(model, arena_sizes, delegate=delegate))
+        view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
+        found = threads_unsized(view if view is not None else model, threads, delegate)
+        if found:
+            unthreaded.append(
+                f"{'with XNNPACK' if delegate == 'xnnpack' else 'with the builtin kernels only'}"
+                f" and {threads} threads the heap is not sized: the builtin {', '.join(found)} "
+                "takes its multi-threaded kernel (other temporaries, Eigen's thread pool), "
+                "which is not modelled; give --threads 1 for that figure"
+            )
+            continue
+        heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads)
+        document = heap_document(heap)
         if delegate == "none" and unsized:
             notes = document["notes"]
             assert isinstance(notes, list)
@@ -705,4 +668,83 @@ def heap_documents(model: Model, arena_sizes: Sequence[int]) -> list[dict[str, o
                 "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
             )
         documents.append(document)
+    for document in documents:
+        notes = document["notes"]
+        assert isinstance(notes, list)
+        notes.extend(unthreaded)
     return documents
+
+
+# Threads (Interpreter(num_threads=N)), measured with the tracer at 1, 2 and 4 threads
+# (tests/data/litert_heap_threads.json, `python -m tests.litert_heap_threads`). XNNPACK: the
+# delegate creates a pthreadpool of N threads (xnnpack_delegate.cc: pthreadpool_create when
+# num_threads > 1): its cache-line aligned pool and per-thread records, and the worker
+# threads' first blocks (1,632-1,792 B at 2 threads, 2,848-3,072 B at 4 on the cached models).
+# The builtin kernels: the CPU back end's thread pool (ruy's workers and their per-thread
+# resources) once a kernel multiplies with it (600-2,056 B at 2 threads, 1,768-5,000 B at 4).
+XNNPACK_THREADPOOL_BYTES = 1_152
+XNNPACK_THREAD_BYTES = 768
+BACKEND_THREAD_BYTES = 2_560
+_THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
+
+
+def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...]:
+    """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: a
+    float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the
+    transposed filter in the persistent arena, no im2col) and runs Eigen's thread pool (a
+    float depthwise convolution adds nothing measurable: kws_ref_model_float32)."""
+    del delegate
+    if threads == 1:
+        return ()
+    found = set()
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
+                continue
+            data, weights = operator.inputs[0], operator.inputs[1]
+            if data >= 0 and weights >= 0:
+                kinds = (subgraph.tensors[data].dtype.name, subgraph.tensors[weights].dtype.name)
+                if kinds == ("FLOAT32", "FLOAT32"):
+                    found.add(f"float {operator.opcode}")
+    return tuple(sorted(found))
+
+
+def thread_parts(
+    model: Model, threads: int, *, delegate: str, view: Model | None
+) -> tuple[HeapPart, ...]:
+    """What `threads` > 1 adds: XNNPACK's threadpool, the CPU back end's (bounds)."""
+    if threads == 1:
+        return ()
+    extra = threads - 1
+    parts = []
+    if delegate == "xnnpack":
+        pool = XNNPACK_THREADPOOL_BYTES + XNNPACK_THREAD_BYTES * extra
+        if view is None:  # the partition is not modelled: a wider bound
+            pool = 2 * XNNPACK_THREAD_BYTES * threads + XNNPACK_THREADPOOL_BYTES
+        parts.append(
+            HeapPart(
+                "XNNPACK threadpool",
+                pool,
+                "setup",
+                False,
+                f"the delegate's pthreadpool of {threads} threads and its workers' first "
+                "blocks (an upper bound from the wheel's measurements at 2 and 4 threads)",
+            )
+        )
+    cpu = view if view is not None else model
+    if any(
+        operator.opcode in _THREADED_KERNELS
+        for subgraph in cpu.subgraphs
+        for operator in subgraph.operators
+    ):
+        parts.append(
+            HeapPart(
+                "CPU back end threads",
+                BACKEND_THREAD_BYTES * extra,
+                "first_invoke",
+                False,
+                f"the builtin kernels' thread pool: {extra} ruy workers and their per-thread "
+                "resources (an upper bound from the wheel's measurements at 2 and 4 threads)",
+            )
+        )
+    return tuple(parts)

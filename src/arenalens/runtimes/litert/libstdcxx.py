@@ -156,19 +156,15 @@ def _move_median_to_first(
     items: MutableSequence[Item], result: int, a: int, b: int, c: int, *, less: LessThan[Item]
 ) -> None:
     # The comparison cascade decides which of equal elements becomes the pivot; keep it exact.
-    if less(items[a], items[b]):
-        if less(items[b], items[c]):
-            chosen = b
-        elif less(items[a], items[c]):
-            chosen = c
-        else:
-            chosen = a
-    elif less(items[a], items[c]):
-        chosen = a
-    elif less(items[b], items[c]):
+    # After `a < b` both of libstdc++'s branches ask the same two questions, in the same order,
+    # of the larger of a and b (`high`: b when a < b, else a) and then of the other (`low`).
+    low, high = (a, b) if less(items[a], items[b]) else (b, a)
+    if less(items[high], items[c]):
+        chosen = high
+    elif less(items[low], items[c]):
         chosen = c
     else:
-        chosen = b
+        chosen = low
     items[result], items[chosen] = items[chosen], items[result]
 
 

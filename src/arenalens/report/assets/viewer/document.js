@@ -49,6 +49,7 @@
  * LiteRT's interpreter heap under one delegate (runtimes/litert/heap.py's heap_document).
  * @typedef {object} InterpreterHeap
  * @property {string} delegate  "xnnpack" | "none"
+ * @property {number} threads  Interpreter(num_threads=...) the figures are for
  * @property {number} after_setup_bytes
  * @property {number} after_first_invoke_bytes
  * @property {number} peak_bytes

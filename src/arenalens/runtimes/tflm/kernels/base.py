@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
@@ -30,6 +29,7 @@ from arenalens.errors import ModelError
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.records import quick_init
 from arenalens.runtimes.tflm.abi import Struct
+from arenalens.runtimes.tflm.kernels.families import Families
 from arenalens.tflite.custom_options import custom_options
 from arenalens.units import format_bytes_exact
 
@@ -429,12 +429,15 @@ class OptimizedKernels:
 
 
 def library_kernels(
-    name: str, title: str, replaces: Iterable[str], *modules_rules: Sequence[KernelRule]
+    name: str,
+    title: str,
+    replaces: Iterable[str],
+    package: str,
+    families: Mapping[str, tuple[str, ...]],
 ) -> OptimizedKernels:
-    """A kernel library's `OptimizedKernels`: the operators it replaces, and the `RULES` of each
-    of its modules in one read-only table (`rule_table`)."""
-    rules = rule_table(*(rule for module_rules in modules_rules for rule in module_rules))
-    return OptimizedKernels(name, title, frozenset(replaces), MappingProxyType(rules))
+    """A kernel library's `OptimizedKernels`: the operators it replaces, and the rules of its
+    package's modules in one read-only table, each module imported when first used."""
+    return OptimizedKernels(name, title, frozenset(replaces), Families(package, families))
 
 
 def rule_table(*rules: KernelRule) -> dict[str, KernelRule]:

@@ -40,6 +40,7 @@ from arenalens.runtimes.tflm.kernels.refusals import (
     arity_refusals,
     not_equal,
     numbered,
+    only_currently_supports,
     source_path,
 )
 
@@ -305,13 +306,7 @@ def _zeros_like(context: base.KernelContext) -> base.Events:
     found += base.temps(context, ("in", 0), ("out", 0))
     dtype = context.input_type(0)
     if dtype not in ("INT64", "INT32", "INT8", "FLOAT32"):
-        number = TFLITE_TYPES.get(dtype, "?")
-        found.append(
-            base.Refusal(
-                f"ZerosLike only currently supports int64, int32, and float32, got {number}.",
-                base.INVOKE,
-            )
-        )
+        found.append(only_currently_supports("ZerosLike", "int64, int32, and float32", dtype))
     return found
 
 

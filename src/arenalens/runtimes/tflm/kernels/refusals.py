@@ -110,6 +110,13 @@ def unsupported_at_invoke(message: str) -> Refusal:
     return Refusal(message, INVOKE)
 
 
+def only_currently_supports(kernel: str, types: str, dtype: str) -> Refusal:
+    """An Eval switch's default: "<kernel> only currently supports <types>, got <n>." with the
+    input's TfLiteType number (zeros_like.cc, expand_dims.cc)."""
+    number = TFLITE_TYPES.get(dtype, "?")
+    return unsupported_at_invoke(f"{kernel} only currently supports {types}, got {number}.")
+
+
 # TfLiteType (tensorflow/lite/core/c/c_api_types.h): the number kernels print after a type name,
 # and the value a TfLiteTensor's `type` member holds.
 TFLITE_TYPES = {

@@ -1,6 +1,6 @@
 """The kernel registry: opcode + build → the rule for the kernel that build registers.
 
-`REGISTERED` is what the `tflite_micro` wheel's PythonOpsResolver (python/tflite_micro/
+`registered_opcodes()` is what the `tflite_micro` wheel's PythonOpsResolver (python/tflite_micro/
 python_ops_resolver.cc) registers, every reference rule not marked otherwise
 (`KernelRule.unregistered`); the Cortex-M probes register the same set. An operator outside it has
 no kernel: TFLM's setup fails ("Didn't find op for builtin opcode" / "Failed to get registration
@@ -19,75 +19,78 @@ registers the custom operators its record lists (`Coprocessor.registers`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections.abc import Iterator, Mapping
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
 from arenalens.builds.build import REFERENCE, Build
 from arenalens.builds.records import COPROCESSOR_FAMILIES, KERNEL_LIBRARIES
-from arenalens.runtimes.tflm.kernels import (
-    activations,
-    arithmetic,
-    batch_matmul,
-    circular_buffer,
-    compression,
-    control_flow,
-    conv,
-    cumsum,
-    detection,
-    elementwise,
-    embedding,
-    ethos_u,
-    fully_connected,
-    layout,
-    normalization,
-    pooling,
-    prelu,
-    quantize,
-    recurrent,
-    reduce,
-    shape,
-    signal_library,
-    signal_streams,
-    slicing,
-    softmax,
-    variables,
-)
-from arenalens.runtimes.tflm.kernels.base import KernelRule, OptimizedKernels, rule_table
+from arenalens.runtimes.tflm.kernels.base import KernelRule, OptimizedKernels
+from arenalens.runtimes.tflm.kernels.families import Families
 
-REFERENCE_KERNELS: Mapping[str, KernelRule] = MappingProxyType(
-    rule_table(
-        *activations.RULES,
-        *arithmetic.RULES,
-        *batch_matmul.RULES,
-        *circular_buffer.RULES,
-        *compression.RULES,
-        *control_flow.RULES,
-        *conv.RULES,
-        *cumsum.RULES,
-        *detection.RULES,
-        *elementwise.RULES,
-        *embedding.RULES,
-        *ethos_u.RULES,
-        *fully_connected.RULES,
-        *layout.RULES,
-        *normalization.RULES,
-        *pooling.RULES,
-        *prelu.RULES,
-        *quantize.RULES,
-        *recurrent.RULES,
-        *reduce.RULES,
-        *shape.RULES,
-        *signal_library.RULES,
-        *signal_streams.RULES,
-        *slicing.RULES,
-        *softmax.RULES,
-        *variables.RULES,
+# The reference kernels' rules: each family module of this package and the operators its `RULES`
+# has a rule for (a module loads when a model first uses one of them: `families`).
+REFERENCE_KERNELS: Mapping[str, KernelRule] = Families(
+    "arenalens.runtimes.tflm.kernels",
+    {
+        "activations": ("HARD_SWISH", "ELU", "LEAKY_RELU", "LOGISTIC", "RELU", "RELU6", "TANH"),
+        "arithmetic": (
+            "ADD", "SUB", "MUL", "DIV", "ADD_N", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE",
+        ),
+        "batch_matmul": ("BATCH_MATMUL",),
+        "circular_buffer": ("CUSTOM:CIRCULAR_BUFFER",),
+        "compression": ("CUSTOM:TFLM_DECODE",),
+        "control_flow": ("IF", "WHILE", "CALL_ONCE"),
+        "conv": ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"),
+        "cumsum": ("CUMSUM",),
+        "detection": ("CUSTOM:TFLite_Detection_PostProcess",),
+        "elementwise": (
+            "ABS", "RSQRT", "SIN", "COS", "LOG", "SQRT", "SQUARE", "LOGICAL_NOT", "CEIL", "ROUND",
+            "EXP", "FLOOR", "NEG", "LOGICAL_AND", "LOGICAL_OR", "MAXIMUM", "MINIMUM", "EQUAL",
+            "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "SELECT_V2",
+            "ZEROS_LIKE", "FILL",
+        ),
+        "embedding": ("EMBEDDING_LOOKUP",),
+        "ethos_u": ("CUSTOM:ethos-u",),
+        "fully_connected": ("FULLY_CONNECTED",),
+        "layout": (
+            "PAD", "PADV2", "MIRROR_PAD", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND",
+            "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR",
+        ),
+        "normalization": ("L2_NORMALIZATION",),
+        "pooling": ("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"),
+        "prelu": ("PRELU",),
+        "quantize": ("CAST", "DEQUANTIZE", "QUANTIZE"),
+        "recurrent": ("UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF"),
+        "reduce": ("ARG_MAX", "ARG_MIN", "MEAN", "SUM", "REDUCE_ALL", "REDUCE_MAX", "REDUCE_MIN"),
+        "shape": (
+            "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "SHAPE", "TRANSPOSE", "REVERSE_V2",
+            "BROADCAST_ARGS", "BROADCAST_TO",
+        ),
+        "signal_library": (
+            "CUSTOM:SignalEnergy", "CUSTOM:SignalFftAutoScale", "CUSTOM:SignalFilterBank",
+            "CUSTOM:SignalFilterBankLog", "CUSTOM:SignalFilterBankSpectralSubtraction",
+            "CUSTOM:SignalFilterBankSquareRoot", "CUSTOM:SignalIrfft", "CUSTOM:SignalPCAN",
+            "CUSTOM:SignalRfft", "CUSTOM:SignalWindow",
+        ),
+        "signal_streams": (
+            "CUSTOM:SignalDelay", "CUSTOM:SignalFramer", "CUSTOM:SignalOverlapAdd",
+            "CUSTOM:SignalStacker",
+        ),
+        "slicing": (
+            "PACK", "UNPACK", "SPLIT", "SPLIT_V", "CONCATENATION", "SLICE", "STRIDED_SLICE",
+            "GATHER", "GATHER_ND", "DYNAMIC_UPDATE_SLICE",
+        ),
+        "softmax": ("SOFTMAX", "LOG_SOFTMAX"),
+        "variables": ("ASSIGN_VARIABLE", "READ_VARIABLE", "VAR_HANDLE"),
+    },
+)  # fmt: skip
+
+
+def registered_opcodes() -> frozenset[str]:
+    """Every operator the wheel's op resolver lists (this imports every family module)."""
+    return frozenset(
+        opcode for opcode, rule in REFERENCE_KERNELS.items() if rule.unregistered is None
     )
-)
-REGISTERED: frozenset[str] = frozenset(
-    opcode for opcode, rule in REFERENCE_KERNELS.items() if rule.unregistered is None
-)
 
 
 def _library_rules(module: str) -> OptimizedKernels:
@@ -98,15 +101,36 @@ def _library_rules(module: str) -> OptimizedKernels:
     return kernels
 
 
-# Kernel libraries by the name `Build.kernels` gives them: every library record with a rules
-# package of its own (the reference kernels' are REFERENCE_KERNELS).
-LIBRARIES: Mapping[str, OptimizedKernels] = MappingProxyType(
-    {
-        name: _library_rules(library.rules)
-        for name, library in KERNEL_LIBRARIES.items()
-        if library.rules is not None and name != REFERENCE
-    }
-)
+class _Libraries(Mapping[str, OptimizedKernels]):
+    """Kernel libraries by the name `Build.kernels` gives them: every library record with a rules
+    package of its own (the reference kernels' are REFERENCE_KERNELS), each package imported
+    when a build first selects it."""
+
+    def __init__(self) -> None:
+        self._packages = {
+            name: library.rules
+            for name, library in KERNEL_LIBRARIES.items()
+            if library.rules is not None and name != REFERENCE
+        }
+        self._loaded: dict[str, OptimizedKernels] = {}
+
+    def __getitem__(self, name: str) -> OptimizedKernels:
+        kernels = self._loaded.get(name)
+        if kernels is None:
+            kernels = self._loaded[name] = _library_rules(self._packages[name])
+        return kernels
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._packages
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packages)
+
+    def __len__(self) -> int:
+        return len(self._packages)
+
+
+LIBRARIES: Mapping[str, OptimizedKernels] = _Libraries()
 
 
 # The kernels only builds driving a co-processor register (every family's `registers`).
@@ -123,10 +147,10 @@ def is_registered(opcode: str, build: Build) -> bool:
     on builds driving one of that family only."""
     if opcode in _COPROCESSOR_KERNELS:
         return build.npu is not None and opcode in build.npu.registers
-    if opcode not in REGISTERED:
-        return False
     rule = REFERENCE_KERNELS.get(opcode)
-    return rule is None or rule.registered_from is None or build.has(rule.registered_from)
+    if rule is None or rule.unregistered is not None:
+        return False
+    return rule.registered_from is None or build.has(rule.registered_from)
 
 
 def stands_in(opcode: str, build: Build) -> bool:

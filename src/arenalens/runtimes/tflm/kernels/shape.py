@@ -29,12 +29,12 @@ from arenalens.runtimes.tflm.kernels.common import (
     shape,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
-    TFLITE_TYPES,
     arity_refusals,
     arity_then_temps,
     not_equal,
     not_true,
     numbered,
+    only_currently_supports,
 )
 
 _RESHAPE_PARAMS = struct(
@@ -182,13 +182,7 @@ def _expand_dims(context: base.KernelContext) -> base.Events:
         return [*found, not_true(file, "output_shape matches input_shape with axis inserted")]
     dtype = context.input_type(0)
     if dtype not in ("FLOAT32", "INT16", "INT8"):
-        number = TFLITE_TYPES.get(dtype, "?")
-        found.append(
-            base.Refusal(
-                f"Expand_Dims only currently supports int8, int16 and float32, got {number}.",
-                base.INVOKE,
-            )
-        )
+        found.append(only_currently_supports("Expand_Dims", "int8, int16 and float32", dtype))
     return found
 
 

@@ -7,14 +7,6 @@ from __future__ import annotations
 
 from arenalens.builds.build import CMSIS_NN
 from arenalens.runtimes.tflm.kernels.base import library_kernels
-from arenalens.runtimes.tflm.kernels.cmsis_nn import (
-    conv,
-    elementwise,
-    fully_connected,
-    pooling,
-    recurrent,
-    softmax,
-)
 
 # Every generic Register_* of TFLM's kernels/cmsis_nn/ (add.cc, conv.cc, ...); a CMSIS-NN build
 # keeps the reference kernel for every other operator.
@@ -24,16 +16,20 @@ _REPLACES = (
     "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM",
 )  # fmt: skip
 
+# Each module of this package and the operators its `RULES` has a variant for (`families`).
 KERNELS = library_kernels(
     CMSIS_NN,
     "CMSIS-NN",
     _REPLACES,
-    conv.RULES,
-    elementwise.RULES,
-    fully_connected.RULES,
-    pooling.RULES,
-    recurrent.RULES,
-    softmax.RULES,
+    __name__,
+    {
+        "conv": ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV"),
+        "elementwise": ("ADD", "MUL", "PAD", "PADV2", "MAXIMUM", "MINIMUM", "TRANSPOSE"),
+        "fully_connected": ("FULLY_CONNECTED", "BATCH_MATMUL"),
+        "pooling": ("AVERAGE_POOL_2D", "MAX_POOL_2D"),
+        "recurrent": ("SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM"),
+        "softmax": ("SOFTMAX",),
+    },
 )
 
 __all__ = ["KERNELS"]

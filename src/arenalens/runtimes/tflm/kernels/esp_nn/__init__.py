@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from arenalens.builds.build import ESP_NN
 from arenalens.runtimes.tflm.kernels.base import library_kernels
-from arenalens.runtimes.tflm.kernels.esp_nn import conv, eval_only, softmax
 
 # esp-tflite-micro's CMakeLists.txt removes these kernels' files from TFLM's and compiles
 # kernels/esp_nn/ (pooling.cc registers both pools); every other operator keeps TFLM's kernel.
@@ -18,6 +17,17 @@ _REPLACES = (
     "MUL", "SOFTMAX",
 )  # fmt: skip
 
-KERNELS = library_kernels(ESP_NN, "ESP-NN", _REPLACES, conv.RULES, eval_only.RULES, softmax.RULES)
+# Each module of this package and the operators its `RULES` has a variant for (`families`).
+KERNELS = library_kernels(
+    ESP_NN,
+    "ESP-NN",
+    _REPLACES,
+    __name__,
+    {
+        "conv": ("CONV_2D", "DEPTHWISE_CONV_2D"),
+        "eval_only": ("ADD", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D", "FULLY_CONNECTED"),
+        "softmax": ("SOFTMAX",),
+    },
+)
 
 __all__ = ["KERNELS"]

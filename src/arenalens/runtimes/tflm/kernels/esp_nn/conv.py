@@ -52,20 +52,15 @@ def _window(context: base.KernelContext, multiplier: int = 1) -> buffers.Window:
     source, weights = context.input(0), context.input(1)
     stride_w, stride_h = context.option("stride_w", 1), context.option("stride_h", 1)
     same = context.option("padding", _SAME) == _SAME
-    pad_w = padding(
-        _dim(source, 2),
-        _dim(weights, 2),
-        stride_w,
-        context.option("dilation_wfactor", 1),
-        same=same,
-    )
-    pad_h = padding(
-        _dim(source, 1),
-        _dim(weights, 1),
-        stride_h,
-        context.option("dilation_hfactor", 1),
-        same=same,
-    )
+
+    def axis_padding(axis: int, stride: int, dilation: str) -> int:
+        # ComputePaddingHeightWidth for one NHWC axis (1: the height, 2: the width).
+        return padding(
+            _dim(source, axis), _dim(weights, axis), stride, context.option(dilation, 1), same=same
+        )
+
+    pad_w = axis_padding(2, stride_w, "dilation_wfactor")
+    pad_h = axis_padding(1, stride_h, "dilation_hfactor")
     return buffers.Window(pad_w, pad_h, stride_w, stride_h, multiplier)
 
 
