@@ -44,6 +44,12 @@ def _streaming(path: Path) -> Path:
     return path
 
 
+def _overlapped(path: Path) -> Path:
+    argv = ["example:resnet8_cifar", "--cpu", "cortex-m4", "--overlap", "--effort", "1"]
+    assert main(["optimize", *argv, "-o", str(path), "--json"]) == 0
+    return path
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
     """name → (HTML page, its report document), made by `arenalens report`."""
@@ -57,6 +63,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dic
         # A streaming wake-word model (okay_nabu-like: a resource variable per layer), on the
         # board it ships on: many tail parts, a wide tensor table.
         "streaming": [str(_streaming(folder / "nabu.tflite")), "--target", "esp32-s3-devkitc-1"],
+        # A model whose offline plan overlaps tensors (below the whole-tensor bound).
+        "overlapped": [str(_overlapped(folder / "overlapped.tflite")), "--cpu", "cortex-m4"],
     }
     made = {}
     for name, arguments in commands.items():
@@ -260,4 +268,17 @@ def test_a_streaming_model_on_a_phone_names_its_tail_without_hover(
     for part in tail["parts"]:
         assert part["name"] in legend, part["name"]
     _screenshot(watched, "streaming-phone")
+    assert watched.console == []
+
+
+def test_an_overlapped_plan_shows_no_negative_overhead(
+    open_page: Any, pages: dict[str, tuple[Path, dict[str, Any]]]
+) -> None:
+    """Issue 27: the page of a split model showed an overhead of -146 KiB (its arena below the
+    lower bound of plans that keep tensors whole); such a plan has none, and says why."""
+    path, _document = pages["overlapped"]
+    watched = open_page(path, "desktop")
+    text = watched.page.locator("#card-overhead").inner_text()
+    assert "none" in text and "below the whole-tensor bound" in text
+    assert "-" not in text.split("below")[0] and "−" not in text
     assert watched.console == []
