@@ -4,6 +4,7 @@ changes, chunks, ties, in-place sharing, control flow), built with arenalens.tfl
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -544,12 +545,20 @@ CASES: dict[str, Callable[[], bytes]] = {
     "transpose_conv_int8": lambda: transpose_conv("INT8"),
     "svdf_float": lambda: svdf(hybrid=False),
     "svdf_hybrid": lambda: svdf(hybrid=True),
+    "svdf_integer_stack": lambda: _recurrent_cases().svdf_integer_stack(),
     "lstm_float": lstm_float,
     "control_flow_if": control_flow_if,
     "control_flow_while": control_flow_while,
     "transpose_conv_hybrid": transpose_conv_hybrid,
     "in_place_chains": in_place_chains,
 }
+
+
+def _recurrent_cases() -> Any:
+    """tests/litert_recurrent_cases.py, which builds on this module (imported when used)."""
+    from tests import litert_recurrent_cases
+
+    return litert_recurrent_cases
 
 
 def _lstm_inputs(

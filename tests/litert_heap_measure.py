@@ -50,6 +50,7 @@ KERNEL_CASES = (
     "conv_hybrid_per_channel", "depthwise_hybrid", "fully_connected_hybrid", "reductions",
     "mean_dynamic_axis", "batch_matmul_float", "batch_matmul_hybrid", "add_n",
     "transpose_conv_float", "transpose_conv_int8", "svdf_float", "svdf_hybrid",
+    "svdf_integer_stack",
     "sequence_lstm_float", "sequence_lstm_float_cifg", "sequence_lstm_integer",
     "sequence_lstm_integer_cifg", "sequence_lstm_integer_projection",
 )  # fmt: skip
@@ -133,11 +134,30 @@ def _measure_file(model: Path, mode: str, environment: dict[str, str]) -> dict[s
         timeout=TIMEOUT_SECONDS,
         check=False,
     )
+    figures = printed_figures(completed)
+    if "error" in figures:
+        return figures
+    return {key: figures[key] for key in ("after_create", "after_allocate", "after_invoke", "peak")}
+
+
+def printed_figures(completed: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """A measuring process → the JSON object it printed last (or the error it printed)."""
     lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
     if completed.returncode != 0 or not lines:
         return {"error": (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
     figures: dict[str, Any] = json.loads(lines[-1])
-    return {key: figures[key] for key in ("after_create", "after_allocate", "after_invoke", "peak")}
+    return figures
+
+
+def cache_document(path: Path, command: str) -> dict[str, Any]:
+    """A measurement cache to update: its models so far, the command that remakes it and the
+    environment the new measurements hold for."""
+    document: dict[str, Any] = {"models": {}}
+    if path.is_file():
+        document = json.loads(path.read_text())
+    document["command"] = command
+    document["environment"] = environment()
+    return document
 
 
 def environment() -> dict[str, Any]:
@@ -176,11 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="measure models whose name contains this")
     arguments = parser.parse_args(argv)
-    document: dict[str, Any] = {"models": {}}
-    if DATA.is_file():
-        document = json.loads(DATA.read_text())
-    document["environment"] = environment()
-    document["command"] = "python -m tests.litert_heap_measure"
+    document = cache_document(DATA, "python -m tests.litert_heap_measure")
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)

@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.litert_heap_measure import DATA as HEAP_DATA
-from tests.litert_heap_measure import REPO_ROOT, TIMEOUT_SECONDS, environment, tracer
+from tests.litert_heap_measure import (
+    REPO_ROOT,
+    TIMEOUT_SECONDS,
+    cache_document,
+    printed_figures,
+    tracer,
+)
 from tests.litert_xnnpack_parts import model_file
 
 DATA = REPO_ROOT / "tests/data/litert_heap_threads.json"
@@ -96,22 +102,14 @@ def measure(library: Path, model: Path, mode: str, threads: int) -> dict[str, An
             timeout=TIMEOUT_SECONDS,
             check=False,
         )
-    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
-    if completed.returncode != 0 or not lines:
-        return {"error": (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
-    figures: dict[str, Any] = json.loads(lines[-1])
-    return figures
+    return printed_figures(completed)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="models whose name contains this")
     arguments = parser.parse_args(argv)
-    document: dict[str, Any] = {"models": {}}
-    if DATA.is_file():
-        document = json.loads(DATA.read_text())
-    document["command"] = COMMAND
-    document["environment"] = environment()
+    document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+from tests import litert_cases
 from tests.litert_cases import _floats, _int8, _single
 
 # ---------------------------------------------------------------------------------------------
@@ -394,3 +395,56 @@ RECURRENT_CASES: dict[str, Callable[[], bytes]] = {
     "lstm_integer_8x8_8": lambda: integer_lstm(eight_bit_matmul=True, cifg=False),
     "lstm_integer_8x8_8_cifg": lambda: integer_lstm(eight_bit_matmul=True, cifg=True),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# SVDF, integer: several layers, so that tensors_ grows while allocate_tensors() runs.
+
+
+def svdf_integer_stack(layers: int = 9, activation: str = "RELU") -> bytes:
+    """Integer SVDF (int8 input and feature weights, int16 time weights and state, int32 bias:
+    two temporaries of the six its Init adds) alternating with int8 FULLY_CONNECTED (six tensors
+    added in Prepare each): enough tensors that tensors_ grows during allocate_tensors(), once
+    the Init additions are counted at creation."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        batch, width, filters, memory, rank = 1, 12, 8, 5, 2
+        scale = quantization([0.05], [0])
+        first = x = g.add_tensor("x", [batch, width], "INT8", quantization=scale)
+        for layer in range(layers):
+            feature = g.add_constant(
+                f"feature_{layer}", _int8(filters, width), "INT8",
+                quantization=quantization([0.01], [0]),
+            )  # fmt: skip
+            generator = litert_cases.RANDOM  # the cases' generator, reseeded per case
+            time_weights = generator.integers(-3000, 3000, size=(filters, memory)).astype(np.int16)
+            time = g.add_constant(
+                f"time_{layer}", time_weights, "INT16", quantization=quantization([0.0001], [0])
+            )
+            bias = g.add_constant(
+                f"bias_{layer}",
+                litert_cases.RANDOM.integers(-100, 100, size=(filters // rank,)).astype(np.int32),
+                "INT32",
+                quantization=quantization([0.0005], [0]),
+            )
+            state = g.add_tensor(
+                f"state_{layer}", [batch, memory * filters], "INT16",
+                quantization=quantization([0.002], [0]), is_variable=True,
+            )  # fmt: skip
+            y = g.add_tensor(f"svdf_{layer}", [batch, filters // rank], "INT8", quantization=scale)
+            # The integer kernel runs only with a fused RELU (svdf.cc Eval refuses any other).
+            g.add_operator(
+                "SVDF",
+                [x, feature, time, bias, state],
+                [y],
+                options={"rank": rank, "fused_activation_function": activation},
+            )
+            weights = g.add_constant(
+                f"fc_{layer}", _int8(width, filters // rank), "INT8",
+                quantization=quantization([0.02], [0]),
+            )  # fmt: skip
+            x = g.add_tensor(f"fc_out_{layer}", [batch, width], "INT8", quantization=scale)
+            g.add_operator("FULLY_CONNECTED", [y, weights, -1], [x])
+        return [first], [x]
+
+    return _single(build)

@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.litert_heap_measure import DATA as HEAP_DATA
-from tests.litert_heap_measure import HELD_OUT, REPO_ROOT, held_out_model, measure, tracer
+from tests.litert_heap_measure import (
+    HELD_OUT,
+    REPO_ROOT,
+    cache_document,
+    held_out_model,
+    measure,
+    tracer,
+)
 
 DATA = REPO_ROOT / "tests/data/litert_xnnpack_parts.json"
 COMMAND = "python -m tests.litert_xnnpack_parts"
@@ -43,6 +50,8 @@ _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
     ("reshape_igemm", "indirection"),
     ("reshape_dwconv", "indirection"),
+    ("reshape_max_pooling2d_nhwc", "indirection"),
+    ("reshape_average_pooling2d_nhwc", "indirection"),  # none seen on the cached models
     ("xnn_plan_memory", "workspace"),
     ("tflite::ResizableAlignedBuffer::Resize", "arena"),
 )
@@ -110,12 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="models whose name contains this")
     arguments = parser.parse_args(argv)
-    document: dict[str, Any] = {"models": {}}
-    if DATA.is_file():
-        document = json.loads(DATA.read_text())
-    document["command"] = COMMAND
+    document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
-    document["environment"] = heap["environment"]
     names = [name for name, entry in heap["models"].items() if "error" not in entry["xnnpack"]]
     names += [f"{name}.tflite" for name, _, _ in FRESH]
     with tempfile.TemporaryDirectory() as scratch:

@@ -29,7 +29,7 @@ HEAVY = (
     "multiprocessing",
     "concurrent.futures",
 )
-# `plan --json` writes JSON only: no terminal renderer either.
+# `plan --json` and `check --json` write JSON only: no terminal renderer either.
 JSON_ONLY = ("rich",)
 # Modules these commands do not use on a model of fixed shape, without --max-input: the LiteRT
 # shape propagation (--input-shape), the planners other than TFLM's own, the debugging traceback.
@@ -55,7 +55,10 @@ from arenalens.cli import main
 
 with contextlib.redirect_stdout(io.StringIO()):
     main(["plan", sys.argv[1], "--runtime", "tflm", "--json"])
-print(json.dumps(sorted(sys.modules)))
+after_plan = sorted(sys.modules)
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["check", sys.argv[1], "--target", "nucleo-f401re", "--json"])
+print(json.dumps([after_plan, sorted(sys.modules)]))
 """
 
 _CHECK = """
@@ -95,11 +98,16 @@ def _run(child: str, model: Path) -> Any:
 
 def test_plan_and_check_import_no_heavy_module(tmp_path: Path) -> None:
     model = write_example("kws_ds_cnn", tmp_path)
-    after_plan = _run(_PLAN, model)
+    after_plan, after_json_check = _run(_PLAN, model)
     after_import, after_check, after_api, opcodes = _run(_CHECK, model)
     assert _imported("arenalens", after_import) == ["arenalens", "arenalens.errors"]
-    for name in (*HEAVY, *JSON_ONLY, "arenalens.runtimes.litert"):
+    # `plan` runs TFLM's planner and the no-reuse one (naive), not the searching planners.
+    others = ("optimal", "hillclimb", "best", "litert_arena", "greedy_by_size", "first_fit")
+    unused_by_plan = ("arenalens.runtimes.litert", *(f"arenalens.planning.{p}" for p in others))
+    for name in (*HEAVY, *JSON_ONLY, *unused_by_plan):
         assert not _imported(name, after_plan), f"plan --runtime tflm --json imported {name}"
+    for name in (*HEAVY, *JSON_ONLY):
+        assert not _imported(name, after_json_check), f"plan, then check --json imported {name}"
     for name in (*HEAVY, *UNUSED):
         assert not _imported(name, after_check), f"check imported {name}"
         assert not _imported(name, after_api), f"arenalens.check imported {name}"

@@ -280,6 +280,7 @@ def check_fit(
     fast_memory_bytes: int | None = None,
     weights_in_sram: bool = False,
     delegate: str | None = None,
+    threads: int = 1,
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
     Without a reserve a target keeps what its usual firmware takes (`Target.firmware`), a
@@ -321,7 +322,10 @@ def check_fit(
         from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
 
         declared = litert_memory(
-            analysis, delegate or DEFAULT_DELEGATE, isa="" if target is None else target.isa
+            analysis,
+            delegate or DEFAULT_DELEGATE,
+            isa="" if target is None else target.isa,
+            threads=threads,
         )
     else:
         declared = _for_vendor_kernels(

@@ -40,9 +40,9 @@ def delegate_title(delegate: str) -> str:
     return DELEGATE_TITLES[delegate]
 
 
-def interpreter_heap_of(analysis: Analysis, delegate: str) -> InterpreterHeap:
-    """The analysis's model and LiteRT arenas → the interpreter's heap under `delegate`;
-    UsageError when XNNPACK would take an operator whose heap is not modelled."""
+def interpreter_heap_of(analysis: Analysis, delegate: str, threads: int = 1) -> InterpreterHeap:
+    """The analysis's model and LiteRT arenas → the interpreter's heap under `delegate` with
+    `threads` threads; UsageError when an operator's heap is not modelled that way."""
     from arenalens.runtimes.litert.heap import (  # noqa: PLC0415 - LiteRT only
         interpreter_heap,
         xnnpack_unsized,
@@ -56,20 +56,25 @@ def interpreter_heap_of(analysis: Analysis, delegate: str) -> InterpreterHeap:
             "kernels, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
         )
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    return interpreter_heap(model, sizes, delegate=delegate)
+    try:
+        return interpreter_heap(model, sizes, delegate=delegate, threads=threads)
+    except ValueError as error:  # threads > 1 with a kernel whose threaded heap is not modelled
+        raise UsageError(f"{model.name}: {error}; check it with --threads 1") from None
 
 
-def litert_memory(analysis: Analysis, delegate: str, *, isa: str = "") -> DeclaredArena:
+def litert_memory(
+    analysis: Analysis, delegate: str, *, isa: str = "", threads: int = 1
+) -> DeclaredArena:
     """The memory a LiteRT app needs for the model: the model file + the interpreter's peak
-    heap under `delegate`, part by part, for a device of `isa` ('' for the machine the heap
-    was measured on). A model LiteRT cannot run, or whose input size is unknown, keeps its
-    arena verdict (no number)."""
+    heap under `delegate` with `threads` threads, part by part, for a device of `isa` ('' for
+    the machine the heap was measured on). A model LiteRT cannot run, or whose input size is
+    unknown, keeps its arena verdict (no number)."""
     from arenalens.declared import declared_arena  # noqa: PLC0415
 
     arenas = declared_arena(analysis)
     if not arenas.status.gives_a_number:
         return arenas
-    heap = interpreter_heap_of(analysis, delegate)
+    heap = interpreter_heap_of(analysis, delegate, threads)
     parts = (
         DeclaredPart(
             "model file",
@@ -99,7 +104,9 @@ def litert_memory(analysis: Analysis, delegate: str, *, isa: str = "") -> Declar
         symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)})",
         required_bytes=sum(part.nbytes for part in parts),
         parts=parts,
-        device=f"LiteRT with {delegate_title(delegate)}, "
+        device=f"LiteRT with {delegate_title(delegate)}"
+        + (f", {threads} threads" if threads > 1 else "")
+        + ", "
         + (heap.machine if not isa or isa == MEASURED_ISA else f"{isa} (measured on x86-64)"),
         status=status,
         reasons=tuple(reasons),

@@ -112,6 +112,7 @@ class Asked:
     input_shapes: tuple[str, ...] = ()
     runtime: str = "tflm"
     delegate: str | None = None  # LiteRT's --delegate as given (check commands repeat it)
+    threads: int = 1  # LiteRT's --threads as given
     cpu: str | None = None  # --cpu / --kernels as given (with a --target they override it)
     kernels: str | None = None
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
@@ -195,8 +196,9 @@ class Steps:
         return f" --reserve {fit.reserve_bytes}"
 
     def delegate_option(self) -> str:
-        """--delegate as asked (LiteRT's check commands)."""
-        return f" --delegate {self.asked.delegate}" if self.asked.delegate else ""
+        """--delegate and --threads as asked (LiteRT's check commands)."""
+        delegate = f" --delegate {self.asked.delegate}" if self.asked.delegate else ""
+        return delegate + (f" --threads {self.asked.threads}" if self.asked.threads != 1 else "")
 
     def npu_options(self, fast_memory: int | None = None) -> str:
         """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
@@ -454,6 +456,8 @@ class Steps:
         default = fit.target.reserve_bytes if fit.target is not None else 0
         if not fit.reserve_is_default and fit.reserve_bytes != default:
             options += f" --reserve {fit.reserve_bytes}"
+        if self.asked.threads != 1:
+            options += f" --threads {self.asked.threads}"
         return [
             Step(
                 "XNNPACK repacks the weights into its own heap; the builtin kernels "

@@ -117,6 +117,10 @@ class Registry(Generic[EntryT]):
         self._load_builtins()
         return sorted(self.entries)
 
+    def known_names(self) -> list[str]:
+        """The built-ins' and the registered names, sorted, importing no built-in (help texts)."""
+        return sorted({*self._builtins(), *self.entries})
+
     def get(self, name: str) -> EntryT:
         """Name → entry, or UsageError listing the known names."""
         if name not in self.entries:

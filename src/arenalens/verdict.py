@@ -452,6 +452,7 @@ def check(
     tflm: str | None = None,
     runtime: str | None = None,
     delegate: str | None = None,
+    threads: int = 1,
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
     resource_variables: int | None = None,
@@ -475,7 +476,8 @@ def check(
     needs) and `weights_in_sram` says it was compiled with Sram_Only.
     `runtime` is 'tflm' or 'litert' (default: LiteRT on a Linux-class target, else TFLM); under
     LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
-    ('xnnpack', LiteRT's default, or 'none')."""
+    ('xnnpack', LiteRT's default, or 'none') and `threads` threads
+    (Interpreter(num_threads=...))."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
@@ -516,7 +518,11 @@ def check(
         chosen = replace(chosen, resource_variables=resource_variables)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
     asked = Asked(
-        argument=argument, input_shapes=tuple(shape_texts), runtime=runtime, delegate=delegate
+        argument=argument,
+        input_shapes=tuple(shape_texts),
+        runtime=runtime,
+        delegate=delegate,
+        threads=threads,
     )
     if preset is None and budget is None:
         return verdict_for(analysis, asked=asked)
@@ -529,6 +535,7 @@ def check(
         fast_memory_bytes=None if fast_memory is None else _bytes(fast_memory, parse_size),
         weights_in_sram=weights_in_sram,
         delegate=delegate,
+        threads=threads,
     )
     if planner is None and analysis.build is not None:
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)

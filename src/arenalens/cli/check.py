@@ -16,12 +16,14 @@ from arenalens.cli.common import (
     add_output_options,
     add_reserve_option,
     add_runtime_option,
+    add_threads_option,
     load_with_input_shapes,
     print_json,
     print_text,
     reserve_option,
     selected_build,
     terminal_width,
+    threads_option,
     use_color,
     with_table,
 )
@@ -34,12 +36,6 @@ from arenalens.ladder import rewrite, rewrite_class
 from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
-from arenalens.report.check_output import (
-    render_boards,
-    render_check,
-    render_input_search,
-    render_targets,
-)
 from arenalens.target_build import rewrite_rules, target_build
 from arenalens.targets import (
     ALL_TARGETS,
@@ -77,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_reserve_option(parser)
     add_runtime_option(parser, default=None)
     add_delegate_option(parser)
+    add_threads_option(parser)
     add_build_options(parser)
     parser.add_argument(
         "--planner",
@@ -130,11 +127,17 @@ def run(args: argparse.Namespace) -> int:
     if not args.models:
         raise UsageError("check: give at least one MODEL (or --list-targets)")
     args.runtime = runtime_for(args)
+    threads_option(args)
     _budget_options(args)  # fail fast, before any model is read
     selected_build(args)
     if _all_boards(args) and args.max_input:
         raise UsageError("--max-input needs one budget: give --target NAME or --budget SIZE")
     return run_command(args, check_worker, _single, _COLUMNS, title="arenalens check")
+
+
+def litert_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--delegate and --threads as check_fit takes them (LiteRT's figure)."""
+    return {"delegate": getattr(args, "delegate", None), "threads": getattr(args, "threads", 1)}
 
 
 def runtime_for(args: argparse.Namespace) -> str:
@@ -195,6 +198,7 @@ def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Aske
         input_shapes=tuple(getattr(args, "input_shape", None) or ()),
         runtime=args.runtime,
         delegate=getattr(args, "delegate", None),
+        threads=getattr(args, "threads", 1),
         cpu=getattr(args, "cpu", None),
         kernels=getattr(args, "kernels", None),
         findings=findings,
@@ -235,7 +239,7 @@ def fit_under(
         reserve_bytes=reserve,
         budget_text=args.budget or "",
         **npu_options(args),
-        delegate=getattr(args, "delegate", None),
+        **litert_options(args),
     )
     return climbed(args, check, model, analysis.build)
 
@@ -361,7 +365,7 @@ def board_verdicts(args: argparse.Namespace, path: str) -> tuple[Verdict, ...]:
             target=board,
             reserve_bytes=reserve,
             **npu_options(args),
-            delegate=getattr(args, "delegate", None),
+            **litert_options(args),
         )
         return climbed(args, check, model, build, rewrites)
 
@@ -416,6 +420,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             model.source,
             delegate=getattr(args, "delegate", None),
             isa="" if check.target is None else check.target.isa,
+            threads=getattr(args, "threads", 1),
         ),
         optimized_at=optimized_at if optimizes else None,
         optimize_options=options,
@@ -424,7 +429,13 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
 
 
 def required_at_size(
-    resized: Model, analyze_at: Any, source: str, *, delegate: str | None = None, isa: str = ""
+    resized: Model,
+    analyze_at: Any,
+    source: str,
+    *,
+    delegate: str | None = None,
+    isa: str = "",
+    threads: int = 1,
 ) -> int:
     """The number to declare for the model at another input size (under LiteRT: what the app
     needs with `delegate`, `litert_memory`); ModelError when the runtime refuses it there (a
@@ -434,7 +445,8 @@ def required_at_size(
     if analysis.runtime == "litert" and declared.status.gives_a_number:
         from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
 
-        return litert_memory(analysis, delegate or DEFAULT_DELEGATE, isa=isa).required_bytes
+        figure = litert_memory(analysis, delegate or DEFAULT_DELEGATE, isa=isa, threads=threads)
+        return figure.required_bytes
     if declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS):
         raise ModelError(
             source,
@@ -450,6 +462,8 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if args.json:
         print_json(verdict.as_dict())
     else:
+        from arenalens.report.check_output import render_check  # noqa: PLC0415 - rich, for text only
+
         text = render_check(verdict, color=use_color(args), width=terminal_width())
         if verdict.search is not None or (args.max_input and not verdict.has_number):
             text += _search_text(args, verdict)
@@ -463,6 +477,8 @@ def _search_text(args: argparse.Namespace, verdict: Verdict) -> str:
             "\nlargest input that fits: none — no size is compared: "
             f"{verdict.answer.value if verdict.answer else ''} at the model's own size\n"
         )
+    from arenalens.report.check_output import render_input_search  # noqa: PLC0415 - rich, for text only
+
     return render_input_search(verdict, color=use_color(args), width=terminal_width())
 
 
@@ -489,6 +505,8 @@ def _single_boards(args: argparse.Namespace, path: str) -> int:
             }
         )
     else:
+        from arenalens.report.check_output import render_boards  # noqa: PLC0415 - rich, for text only
+
         text = render_boards(
             verdicts,
             color=use_color(args),
@@ -538,6 +556,8 @@ def _list_targets(args: argparse.Namespace) -> int:
     if args.json:
         print_json([target_document(t) for t in (*BOARDS, *CHIPS, *LINUX_DEVICES)])
         return EXIT_FITS
+    from arenalens.report.check_output import render_targets  # noqa: PLC0415 - rich, for text only
+
     print_text(
         render_targets(BOARDS, CHIPS, LINUX_DEVICES, color=use_color(args), width=terminal_width())
     )

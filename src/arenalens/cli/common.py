@@ -63,6 +63,28 @@ def add_runtime_option(parser: argparse.ArgumentParser, default: str | None = "t
     )
 
 
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    """--threads N: the LiteRT interpreter's thread count (plan, check, report)."""
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="LiteRT: the interpreter heap with N threads (Interpreter(num_threads=N); "
+        "default 1): XNNPACK's threadpool and the builtin kernels' thread pool",
+    )
+
+
+def threads_option(args: argparse.Namespace) -> int:
+    """--threads, checked: at least 1, and only under LiteRT."""
+    threads: int = getattr(args, "threads", 1)
+    if threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {threads}")
+    if threads != 1 and args.runtime != "litert":
+        raise UsageError("--threads sizes LiteRT's interpreter heap: give --runtime litert")
+    return threads
+
+
 def add_delegate_option(parser: argparse.ArgumentParser) -> None:
     """--delegate xnnpack|none: the LiteRT delegate the app runs."""
     parser.add_argument(

@@ -16,17 +16,19 @@ from arenalens.cli.common import (
     add_output_options,
     add_runtime_option,
     add_target_option,
+    add_threads_option,
     load_with_input_shapes,
     print_json,
     print_text,
     selected_build,
     terminal_width,
+    threads_option,
     use_color,
 )
 from arenalens.declared import Status
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis, analyze
-from arenalens.planning.registry import planner_names
+from arenalens.planning.registry import known_planner_names
 from arenalens.report.plan_output import plan_document
 from arenalens.units import format_bytes_exact
 
@@ -46,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--planner",
         metavar="NAME",
-        help="planner to use (default: the runtime's own); known: " + ", ".join(planner_names()),
+        help="planner to use (default: the runtime's own); known: "
+        + ", ".join(known_planner_names()),
     )
     parser.add_argument(
         "--plugin",
@@ -72,14 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print TFLM's PrintMemoryPlan text (what TF_LITE_SHOW_MEMORY_USE builds print)",
     )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        metavar="N",
-        help="LiteRT: the interpreter heap with N threads (Interpreter(num_threads=N); "
-        "default 1): XNNPACK's threadpool and the builtin kernels' thread pool",
-    )
+    add_threads_option(parser)
     parser.add_argument(
         "--arena-base",
         type=_address,
@@ -130,10 +126,7 @@ def run(args: argparse.Namespace) -> int:
     """One model: the plan (table, JSON or TFLM's ASCII printout); several: one row each."""
     if args.alignment is not None and args.alignment < 1:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
-    if args.threads < 1:
-        raise UsageError(f"--threads must be >= 1, got {args.threads}")
-    if args.threads != 1 and args.runtime != "litert":
-        raise UsageError("--threads sizes LiteRT's interpreter heap: give --runtime litert")
+    threads_option(args)
     if args.ascii and is_batch(args.models):
         raise UsageError("--ascii prints one model's plan; give a single MODEL")
     selected_build(args)  # bad --cpu / --kernels fail before any model is read

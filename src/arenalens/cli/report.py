@@ -33,6 +33,7 @@ from arenalens.cli.common import (
     add_output_options,
     add_reserve_option,
     add_runtime_option,
+    add_threads_option,
     load_with_input_shapes,
     overlap_rules_for,
     print_text,
@@ -40,6 +41,7 @@ from arenalens.cli.common import (
     selected_build,
     terminal_lines,
     terminal_width,
+    threads_option,
     use_color,
     write_atomic,
 )
@@ -110,6 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_runtime_option(parser, default=None)
     add_delegate_option(parser)
+    add_threads_option(parser)
     add_overlap_options(parser)
     add_build_options(parser)
     parser.add_argument(
@@ -283,7 +286,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         # LiteRT as deployed: the model file and the interpreter's peak heap, as check says.
         from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
 
-        declared = litert_memory(analysis, args.delegate or DEFAULT_DELEGATE)
+        declared = litert_memory(analysis, args.delegate or DEFAULT_DELEGATE, threads=args.threads)
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)
     if optimized is None and usable and (check is None or check.fits) and _planner_wastes(analysis):
         # What `optimize` writes, computed as it computes it: a step that promises bytes.
@@ -322,10 +325,16 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     shapes = "".join(f" --input-shape {shlex.quote(value)}" for value in args.input_shape)
     report = replace(report, model_argument=shlex.quote(args.model) + shapes)
     if verdict.declared.is_process_memory:
-        # The figure is LiteRT's memory under the delegate asked: its heap first.
+        # The figure is LiteRT's memory under the delegate and threads asked: its heap first.
         delegate = args.delegate or "xnnpack"
-        heaps = sorted(report.interpreter_heap, key=lambda heap: heap["delegate"] != delegate)
-        report = replace(report, declared=verdict.declared, interpreter_heap=tuple(heaps))
+        heaps = report.interpreter_heap
+        if args.threads != 1:
+            from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+
+            sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+            heaps = tuple(heap_documents(analysis.model, sizes, threads=args.threads))
+        heaps = tuple(sorted(heaps, key=lambda heap: heap["delegate"] != delegate))
+        report = replace(report, declared=verdict.declared, interpreter_heap=heaps)
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
 
 
@@ -391,6 +400,7 @@ def run(args: argparse.Namespace) -> int:
     build computes wrong outputs with the model's offline plan."""
     check_output_directory(args.output, args.images)
     args.runtime = runtime_for(args)
+    threads_option(args)
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)

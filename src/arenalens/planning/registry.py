@@ -97,6 +97,11 @@ def planner_names() -> list[str]:
     return _REGISTRY.names()
 
 
+def known_planner_names() -> list[str]:
+    """Every built-in and registered planner's name, sorted, importing no planner module."""
+    return _REGISTRY.known_names()
+
+
 def get_planner(name: str) -> PlannerInfo:
     """Name → PlannerInfo, or UsageError listing the known names."""
     return _REGISTRY.get(name)

@@ -32,7 +32,7 @@ pack to other tiles and are labelled estimates too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
@@ -289,7 +289,7 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
     workspace = 0
     objects = XNNPACK_DELEGATE_BYTES
     for subgraph in model.subgraphs:
-        split = heap_xnnpack.partition(subgraph)
+        split = heap_xnnpack.partition(subgraph, model)
         objects += heap_xnnpack.objects_bound(subgraph, split)
         if split.unmodelled:
             # Operators the delegate may take, not modelled: counted as taken, with the old
@@ -301,24 +301,31 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
         taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
         delegated_count += len(taken)
         for operator in subgraph.operators:
+            if operator.opcode in xnnpack_packing.POOLING and operator.index in taken:
+                # A pooling window's indirection buffer (malloc'd, as glibc hands it out).
+                indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
+                continue
             if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
                 continue
             if operator.index not in taken and not (
                 operator.opcode in split.unmodelled and _delegable(subgraph, operator.inputs)
             ):
                 continue
-            weights_request = xnnpack_packing.packed_weights_request(subgraph, operator)
-            if weights_request is None or operator.index not in taken:
-                packed_exact = False
-                packed += _bounded_weights(subgraph, operator)
-            else:
-                packed += xnnpack_packing.aligned_block(weights_request)
-            buffer_request = xnnpack_packing.indirection_request(subgraph, operator)
-            if buffer_request is None or operator.index not in taken:
-                indirection_exact = False
-                indirection += _bounded_indirection(subgraph, operator)
-            else:
-                indirection += xnnpack_packing.aligned_block(buffer_request)
+            request = xnnpack_packing.packed_weights_request(subgraph, operator)
+            weights, weights_exact = _request_or_bound(
+                request if operator.index in taken else None, _bounded_weights, subgraph, operator
+            )
+            request = xnnpack_packing.indirection_request(subgraph, operator)
+            buffer, buffer_exact = _request_or_bound(
+                request if operator.index in taken else None,
+                _bounded_indirection,
+                subgraph,
+                operator,
+            )
+            packed += weights
+            indirection += buffer
+            packed_exact = packed_exact and weights_exact
+            indirection_exact = indirection_exact and buffer_exact
         workspace = max(
             workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
         )
@@ -363,6 +370,18 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
             "operator and value (the wheel's blocks, each with glibc's alignment slack)",
         ),
     )
+
+
+def _request_or_bound(
+    request: int | None,
+    bound: Callable[[Subgraph, Operator], int],
+    subgraph: Subgraph,
+    operator: Operator,
+) -> tuple[int, bool]:
+    """A modelled request as the 64-aligned block glibc gives (exact), else the bound."""
+    if request is None:
+        return bound(subgraph, operator), False
+    return xnnpack_packing.aligned_block(request), True
 
 
 def _bounded_weights(subgraph: Subgraph, operator: Operator) -> int:

@@ -177,9 +177,16 @@ def _subgraph_objects(count: int) -> Iterator[Block]:
 
 
 def _subgraph_vectors(subgraph: Subgraph) -> Iterator[Block]:
-    """tensors_ reserved for 128 (AddTensors resizes to exactly the model's count past that);
-    nodes_and_registration_ reserved for 128, grown by 10 at a time past it."""
-    tensors = max(RESERVED_CAPACITY, len(subgraph.tensors))
+    """tensors_ reserved for 128 (AddTensors resizes to exactly the model's count past that,
+    then the kernels' Init AddTensors grow it as `resize` does); nodes_and_registration_
+    reserved for 128, grown by 10 at a time past it."""
+    from arenalens.runtimes.litert.prepare.registry import KERNEL_RULES  # noqa: PLC0415
+
+    init_added = []
+    for operator in subgraph.operators:
+        rule = KERNEL_RULES.get(operator.opcode)
+        init_added.append(rule.init_tensors if rule is not None else 0)
+    tensors, _ = capacity_after_init(len(subgraph.tensors), init_added)
     yield Block("tensors", "Subgraph::Subgraph (tensors_)", TENSOR_STRUCT_BYTES * tensors)
     nodes = RESERVED_CAPACITY
     while nodes < len(subgraph.operators):
@@ -296,7 +303,8 @@ def allocation_blocks(
 
 def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -> Iterator[Block]:
     model_tensors = state.model_tensor_count
-    before = TENSOR_STRUCT_BYTES * max(RESERVED_CAPACITY, model_tensors)
+    created, _ = capacity_after_init(model_tensors, state.init_added)
+    before = TENSOR_STRUCT_BYTES * created
     after = TENSOR_STRUCT_BYTES * tensor_capacity_after_prepare(state)
     if after != before:
         # The grown vector replaces the one counted at creation.
@@ -317,20 +325,32 @@ def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -
             yield Block("kernel state", "Prepare (not modelled: upper bound)", bound, exact=False)
 
 
+def capacity_after_init(model_tensors: int, init_added: Sequence[int]) -> tuple[int, int]:
+    """(capacity, size) of tensors_ after Interpreter(...): reserved for 128, resized to the
+    model's tensors, then each node's Init AddTensors (SVDF, LSTMs, RNNs ...: in operator
+    order, at creation) resizes it; a resize past the capacity grows it to size + max(size, k)
+    (libstdc++'s _M_default_append)."""
+    capacity = max(RESERVED_CAPACITY, model_tensors)
+    size = model_tensors
+    for count in init_added:
+        if size + count > capacity:
+            capacity = size + max(size, count)
+        size += count
+    return capacity, size
+
+
 def tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
-    """tensors_'s capacity once every node is prepared: before each node's Prepare,
-    EnsureTensorsVectorCapacity reserves max(size + 16, capacity × 1.1f) when fewer than 16
-    slots are free; a kernel's AddTensors past the capacity grows it to size + max(size, k)."""
-    capacity = max(RESERVED_CAPACITY, state.model_tensor_count)
-    size = state.model_tensor_count
-    added: dict[int, int] = {}
-    for tensor in state.tensors[state.model_tensor_count :]:
-        owner = tensor.owner if tensor.owner is not None else -1
-        added[owner] = added.get(owner, 0) + 1
+    """tensors_'s capacity once every node is prepared: the Init tensors are there from
+    creation (`capacity_after_init`); before each node's Prepare, EnsureTensorsVectorCapacity
+    reserves max(size + 16, capacity × 1.1f) when fewer than 16 slots are free, then the
+    node's own AddTensors in Prepare past the capacity grow it to size + max(size, k)."""
+    capacity, size = capacity_after_init(state.model_tensor_count, state.init_added)
     for node in state.nodes:
         if size + TENSORS_CAPACITY_HEADROOM > capacity:
             capacity = max(size + TENSORS_CAPACITY_HEADROOM, times_growth_factor(capacity))
-        count = added.get(node.position, 0)
+        count = (
+            state.prepare_added[node.position] if node.position < len(state.prepare_added) else 0
+        )
         if size + count > capacity:
             capacity = size + max(size, count)
         size += count

@@ -102,10 +102,12 @@ _REDUCTIONS = frozenset(
 # flow, 16-bit GEMMs): an upper bound stands for them and the figure says so.
 _RECURRENT = frozenset(
     {
-        "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "RNN",
+        "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "RNN",
         "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN",
     }
 )  # fmt: skip
+# SVDF's Eval (float, hybrid and integer: tensor_utils' matrix-batch-vector products into its
+# arena temporaries) allocates nothing on the heap: replayed as such.
 _CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE"})
 # A page per operator not replayed, with 4 B per byte of its constants (row sums, hybrid
 # scaling, dequantized weights): the estimate errs high.

@@ -140,7 +140,7 @@ _QUANTIZED = frozenset({"INT8", "UINT8", "INT16"})
 # constant input plus a page, said to be an estimate.
 UNMODELLED_PREPARE = frozenset(
     {
-        "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "RNN",
+        "LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "RNN",
         "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_RNN",
     }
 )  # fmt: skip
@@ -162,8 +162,11 @@ def prepare_bound(subgraph: Subgraph, operator: Operator) -> int:
 def _prepare_modelled(subgraph: Subgraph, operator: Operator) -> bool:
     """Whether prepare_requests gives every block the kernel's Prepare keeps: any kernel with
     measured parser and Init blocks, and the float and int8 sequence LSTM (its hybrid form,
-    float activations with 8-bit weights, keeps row sums and scales not modelled here; SVDF's
-    Prepare is not modelled: the int8 one grows the tensors vector past the replica's)."""
+    float activations with 8-bit weights, keeps row sums and scales not modelled here). SVDF's
+    Prepare keeps only its temporaries array and the dims of the tensors it resizes (svdf.cc:
+    scratch, and the hybrid and integer paths' quantized input, scaling factors, float
+    time weights, zero points, row sums, scratch output), which the replica's temporaries
+    give; the six tensors its Init adds come at creation (heap_interpreter.capacity_after_init)."""
     opcode = operator.opcode
     if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         data = _dtype(subgraph, operator.inputs, 0)

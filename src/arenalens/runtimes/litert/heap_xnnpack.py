@@ -96,64 +96,31 @@ _VISITED = frozenset(
 )
 # Operators taken with these data input types (VisitUnaryNode, VisitBinaryNode, ...: their
 # CheckTensorFloatType / CheckTensorFloatOrQUInt8Type checks), modelled here.
+# fmt: off
+# The element-wise operators the delegate takes with float data only (VisitUnaryNode /
+# VisitBinaryNode: CheckTensorFloatType), and those it takes with 8-bit data too.
+UNARY_FLOAT = (
+    "ABS", "CEIL", "COS", "EXP", "FLOOR", "GELU", "HARD_SWISH", "LOG", "NEG", "RELU_N1_TO_1",
+    "RELU", "RELU6", "ROUND", "RSQRT", "SIN", "SQRT", "SQUARE",
+)
+UNARY_QUANTIZED = ("LOGISTIC", "TANH")
+BINARY_FLOAT = ("DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE")
+BINARY_QUANTIZED = ("ADD", "MUL", "SUB")
 _TAKES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys((*UNARY_FLOAT, *BINARY_FLOAT, "SOFTMAX", "AVERAGE_POOL_2D"), _FLOAT),
     **dict.fromkeys(
-        [
-            "ABS",
-            "CEIL",
-            "COS",
-            "EXP",
-            "FLOOR",
-            "GELU",
-            "HARD_SWISH",
-            "LOG",
-            "NEG",
-            "RELU_N1_TO_1",
-            "RELU",
-            "RELU6",
-            "ROUND",
-            "RSQRT",
-            "SIN",
-            "SQRT",
-            "SQUARE",
-            "DIV",
-            "MAXIMUM",
-            "MINIMUM",
-            "SQUARED_DIFFERENCE",
-            "SOFTMAX",
-            "AVERAGE_POOL_2D",
-        ],
-        _FLOAT,
-    ),
-    **dict.fromkeys(
-        [
-            "LOGISTIC",
-            "TANH",
-            "ADD",
-            "MUL",
-            "SUB",
-            "CONCATENATION",
-            "PAD",
-            "TRANSPOSE",
-            "SLICE",
-            "EXPAND_DIMS",
-            "RESHAPE",
-            "MAX_POOL_2D",
-            "MEAN",
-            "SUM",
-            "REDUCE_MAX",
-            "REDUCE_MIN",
-            "SPLIT",
-            "CONV_2D",
-            "DEPTHWISE_CONV_2D",
-            "FULLY_CONNECTED",
-        ],
+        (
+            *UNARY_QUANTIZED, *BINARY_QUANTIZED, "CONCATENATION", "PAD", "TRANSPOSE", "SLICE",
+            "EXPAND_DIMS", "RESHAPE", "MAX_POOL_2D", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN",
+            "SPLIT", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "STRIDED_SLICE",
+        ),
         _FLOAT_OR_QUANTIZED,
     ),
     "ELU": ("FLOAT32", "INT8"),
     "DEQUANTIZE": _QUANTIZED,
     "QUANTIZE": _FLOAT_OR_QUANTIZED,
 }
+# fmt: on
 # Inputs past the data that must be constant for the delegate to take the operator
 # (CheckTensorStaticAllocation / quasi-static tensors): their positions.
 _STATIC_INPUTS: dict[str, tuple[int, ...]] = {
@@ -180,7 +147,7 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
     return subgraph.tensors[data].dtype.name if data >= 0 else ""
 
 
-def _takes(subgraph: Subgraph, operator: Operator) -> bool | None:
+def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
@@ -195,6 +162,8 @@ def _takes(subgraph: Subgraph, operator: Operator) -> bool | None:
         return False
     if operator.opcode == "SOFTMAX" and float(operator.options.get("beta", 1.0)) != 1.0:
         return False
+    if operator.opcode == "STRIDED_SLICE":
+        return _takes_strided_slice(subgraph, operator, model)
     if operator.opcode == "SPLIT" and int(operator.options.get("num_splits", 0) or 0) < 2:
         # XNNPACK's even split has two or more outputs: the wheel leaves a one-way SPLIT to
         # the builtin kernel (measured on a generated graph, fresh_dag_3).
@@ -213,12 +182,48 @@ def _takes(subgraph: Subgraph, operator: Operator) -> bool | None:
     )
 
 
-def partition(subgraph: Subgraph) -> XnnpackPartition:
+def _takes_strided_slice(
+    subgraph: Subgraph, operator: Operator, model: Model | None
+) -> bool | None:
+    """VisitStridedSliceNode: no ellipsis, new-axis or shrink mask; begin, end and strides
+    constant int32 vectors as long as the input's rank; every stride 1."""
+    options = operator.options
+    if any(int(options.get(mask, 0) or 0) for mask in _SLICE_MASKS):
+        return False
+    if model is None or len(operator.inputs) < 4:
+        return None
+    data = subgraph.tensors[operator.inputs[0]] if operator.inputs[0] >= 0 else None
+    rank = len(data.shape) if data is not None else -1
+    vectors = [int_values(model, subgraph, index) for index in operator.inputs[1:4]]
+    if any(values is None or len(values) != rank for values in vectors):
+        return False
+    strides = vectors[2]
+    return strides is not None and all(stride == 1 for stride in strides)
+
+
+_SLICE_MASKS = ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] | None:
+    """A constant int32 / int64 tensor's values (None for anything else)."""
+    tensor = subgraph.tensors[index] if index >= 0 else None
+    if tensor is None or not tensor.has_data or tensor.dtype.name not in ("INT32", "INT64"):
+        return None
+    width = 4 if tensor.dtype.name == "INT32" else 8
+    raw = model.buffer_bytes(tensor.buffer)
+    if len(raw) != width * tensor.element_count:
+        return None
+    return tuple(
+        int.from_bytes(raw[i : i + width], "little", signed=True) for i in range(0, len(raw), width)
+    )
+
+
+def partition(subgraph: Subgraph, model: Model | None = None) -> XnnpackPartition:
     """The operators XNNPACK takes from a subgraph (see the module docstring)."""
     delegated: list[int] = []
     unmodelled: set[str] = set()
     for operator in subgraph.operators:
-        taken = _takes(subgraph, operator)
+        taken = _takes(subgraph, operator, model)
         if taken is None:
             unmodelled.add(operator.opcode)
         elif taken:
@@ -316,7 +321,7 @@ def delegated_view(model: Model) -> Model | None:
     if len(model.subgraphs) != 1:
         return None
     subgraph = model.subgraphs[0]
-    split = partition(subgraph)
+    split = partition(subgraph, model)
     if split.unmodelled:
         return None
     if not split.delegated:
@@ -353,17 +358,34 @@ def view_arena_sizes(view: Model) -> list[int]:
 
 
 # Upper bounds of the runtime's and operators' own blocks, read off the wheel's traces
-# (tests/litert_heap_trace.py): xnn_operator_data is 960 B per node; a convolution's or fully
-# connected operator's object, parameters and microkernel tables are at most 1,928 B in 5-6
-# blocks, each up to 32 B over its request when 64-aligned; the delegate kernel's node keeps
-# about 100 B per operator; a runtime value is 60 B, and the delegate's subgraph may add one
-# internal value per external one (channelwise weights, reshapes).
-RUNTIME_BYTES = 1_024  # xnn_runtime, the delegate kernel's Subgraph object and its vectors
-OPERATOR_DATA_BYTES = 960
-OPERATOR_OBJECT_BYTES = 2_080
-COPY_OBJECT_BYTES = 768  # a copy operator's object and parameters (2 blocks)
-DELEGATE_NODE_BYTES = 128
-VALUE_BYTES = 120
+# (tests/litert_heap_trace.py): struct xnn_operator_data is 240 B per runtime node and struct
+# xnn_runtime_value 160 B per value (xnn_create_runtime_v4's two arrays), the subgraph holding
+# at most two values per tensor the subset uses (the static weights and biases get values of
+# their own) and one per copy; a convolution's or fully connected operator's object,
+# parameters and microkernel tables are at most 1,928 B in 5-6 blocks, each up to 32 B over
+# its request when 64-aligned, plus, for 8-bit weights with one scale, the per-channel scales
+# the delegate expands them to (a TfLiteFloatArray); a copy's 704 B; other operators' at most
+# 1.5 KiB; the delegate
+# kernel's node, its Subgraph object, index arrays and tensor maps about 1.3 KiB per subset
+# plus 8 B per input and output.
+RUNTIME_BYTES = 1_536
+IO_BYTES = 8  # per input and output of a delegate node (its index arrays and maps)
+OPERATOR_DATA_BYTES = 240
+VALUE_BYTES = 160
+GEMM_OBJECT_BYTES = 2_048
+COPY_OBJECT_BYTES = 736
+OTHER_OBJECT_BYTES = 1_536
+
+
+def _expanded_scales(subgraph: Subgraph, operator: Operator) -> int:
+    """8-bit weights with one scale: the delegate gives XNNPACK one scale per output channel."""
+    weights = constant_input(subgraph, operator.inputs, 1) if operator.opcode in WEIGHTED else None
+    if weights is None or weights.dtype.name not in _QUANTIZED or not weights.shape:
+        return 0
+    if weights.quantization is not None and weights.quantization.channel_count > 1:
+        return 0
+    channels = weights.shape[-1] if operator.opcode == "DEPTHWISE_CONV_2D" else weights.shape[0]
+    return glibc.usable(4 + 4 * channels)
 
 
 def objects_bound(subgraph: Subgraph, split: XnnpackPartition) -> int:
@@ -379,15 +401,19 @@ def objects_bound(subgraph: Subgraph, split: XnnpackPartition) -> int:
             for tensor in (*subgraph.operators[index].inputs, *subgraph.operators[index].outputs)
             if tensor >= 0
         }
-        total += RUNTIME_BYTES + VALUE_BYTES * len(tensors)
-        total += (OPERATOR_DATA_BYTES + OPERATOR_OBJECT_BYTES + DELEGATE_NODE_BYTES) * len(run)
         copies = sum(
             1
             for index in run
             if subgraph.operators[index].opcode == "FULLY_CONNECTED"
             and not keeps_dims(subgraph.operators[index])
         )
-        total += (OPERATOR_DATA_BYTES + COPY_OBJECT_BYTES) * copies
+        weighted = sum(1 for index in run if subgraph.operators[index].opcode in WEIGHTED)
+        nodes = len(run) + copies
+        total += RUNTIME_BYTES + IO_BYTES * (len(subset.inputs) + len(subset.outputs))
+        total += OPERATOR_DATA_BYTES * nodes + VALUE_BYTES * (2 * len(tensors) + copies)
+        total += GEMM_OBJECT_BYTES * weighted + COPY_OBJECT_BYTES * copies
+        total += sum(_expanded_scales(subgraph, subgraph.operators[index]) for index in run)
+        total += OTHER_OBJECT_BYTES * (len(run) - weighted)
     return total
 
 
@@ -409,7 +435,7 @@ def keeps_dims(operator: Operator) -> bool:
 # when full (xnn_subgraph_reserve_values / _nodes). Both are freed once the runtime exists.
 VALUE_STRUCT_BYTES = 224  # struct xnn_value
 NODE_STRUCT_BYTES = 232  # struct xnn_node
-SUBGRAPH_MAPS_BYTES = 1_024  # the delegate's tensor → value maps while it defines the nodes
+SUBGRAPH_MAPS_BYTES = 2_048  # the delegate's tensor → value maps while it defines the nodes
 
 
 def _grown(capacity: int, needed: int) -> int:
@@ -424,7 +450,7 @@ def subgraph_bytes(model: Model) -> int:
     and one per other operator)."""
     largest = 0
     for subgraph in model.subgraphs:
-        split = partition(subgraph)
+        split = partition(subgraph, model)
         for subset in node_subsets(subgraph, split.delegated):
             if not subset.delegated:
                 continue

@@ -203,7 +203,7 @@ def budget(
             "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
         ),
         device="LiteRT CPU runtime, Linux x86-64",
-        obstacles=unresolved_custom_operators(model),
+        obstacles=(*unresolved_custom_operators(model), *integer_svdf_refusals(model)),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )
 
@@ -268,6 +268,37 @@ def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
         if operator.is_custom
         and (name := operator.opcode.removeprefix("CUSTOM:")) not in LITERT_CUSTOM_OPERATORS
     )
+
+
+_FUSED_RELU = 1  # ActivationFunctionType.RELU
+
+
+def integer_svdf_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """SVDF's integer kernel (int8 input) refuses at Eval any fused activation but RELU
+    (svdf.cc: TF_LITE_ENSURE_EQ(params->activation, kTfLiteActRelu)): allocate_tensors()
+    succeeds, every invoke() fails."""
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "SVDF" or not operator.inputs or operator.inputs[0] < 0:
+                continue
+            if subgraph.tensors[operator.inputs[0]].dtype.name != "INT8":
+                continue
+            activation = int(operator.options.get("fused_activation_function", 0) or 0)
+            if activation == _FUSED_RELU:
+                continue
+            found.append(
+                Obstacle(
+                    "the integer SVDF kernel runs only with a fused RELU "
+                    "('params->activation != kTfLiteActRelu' at Invoke)",
+                    phase="invoke",
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix="convert the layer with a RELU activation, or keep it in float",
+                )
+            )
+    return tuple(found)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -250,3 +250,29 @@ def heuristic_mr(rows: int, gemm: GemmTile) -> int:
 def aligned_block(request: int) -> int:
     """xnn_allocate_simd_memory(n): posix_memalign(64, n) as glibc hands it out (upper)."""
     return glibc.aligned_usable(XNN_ALLOCATION_ALIGNMENT, request) if request > 0 else 0
+
+
+# Max pooling keeps an indirection buffer; the wheel's average pooling kept none on the cached
+# models (global, 2×2 and 3×3 windows), so none is counted for it.
+POOLING = ("MAX_POOL_2D",)
+
+
+def pooling_indirection(subgraph: Subgraph, operator: Operator) -> int:
+    """Bytes of a max pooling operator's indirection buffer (max-pooling-nhwc.c: reshape):
+    `pooling_size − 1 + output_height × (pooling_size +
+    (output_width − 1) × step_width × pooling_height)` pointers, step_width = min(stride,
+    pooling width); a 1×1 window has none (0 when the shapes are not known)."""
+    if operator.opcode not in POOLING or not operator.outputs or operator.outputs[0] < 0:
+        return 0
+    output = subgraph.tensors[operator.outputs[0]]
+    if len(output.shape) != 4:
+        return 0
+    options = operator.options
+    height = int(options.get("filter_height", 1) or 1)
+    width = int(options.get("filter_width", 1) or 1)
+    pooling = height * width
+    if pooling == 1:
+        return 0
+    step_width = min(int(options.get("stride_w", 1) or 1), width)
+    step_height = pooling + (output.shape[2] - 1) * step_width * height
+    return (pooling - 1 + output.shape[1] * step_height) * POINTER_BYTES

@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Subgraph, Tensor
-from arenalens.runtimes.litert.heap_xnnpack import keeps_dims, node_subsets
+from arenalens.runtimes.litert.heap_xnnpack import (
+    BINARY_FLOAT,
+    BINARY_QUANTIZED,
+    UNARY_FLOAT,
+    UNARY_QUANTIZED,
+    int_values,
+    keeps_dims,
+    node_subsets,
+)
 from arenalens.runtimes.litert.xnnpack_packing import (
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
@@ -73,30 +81,9 @@ def workspace_is_exact(
 
 _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clamp nodes
 _UNARY = frozenset(
-    [
-        "ABS",
-        "CEIL",
-        "COS",
-        "EXP",
-        "FLOOR",
-        "GELU",
-        "HARD_SWISH",
-        "LOG",
-        "NEG",
-        "ROUND",
-        "RSQRT",
-        "SIN",
-        "SQRT",
-        "SQUARE",
-        "LOGISTIC",
-        "TANH",
-        "ELU",
-        "LEAKY_RELU",
-        "QUANTIZE",
-        "DEQUANTIZE",
-    ]
-)
-_BINARY = frozenset(["ADD", "MUL", "SUB", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"])
+    (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
+) - set(_CLAMPS)
+_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED))
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
 _CLAMPING = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D")
@@ -183,24 +170,11 @@ def _fuse_pads(subgraph: Subgraph, nodes: list[_Node], boundary: set[int], model
         if convolution.options.get("padding") not in (1, "VALID"):
             continue  # SAME padding: XNN_FLAG_TENSORFLOW_SAME_PADDING blocks the fusion
         operator = subgraph.operators[pad.operator]
-        values = _int_values(model, subgraph, operator.inputs[1])
+        values = int_values(model, subgraph, operator.inputs[1])
         if values is None or len(values) != 8 or any(values[i] for i in (0, 1, 6, 7)):
             continue
         reader.inputs[reader.inputs.index(output)] = pad.inputs[0]
         nodes.remove(pad)
-
-
-def _int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] | None:
-    tensor = subgraph.tensors[index] if index >= 0 else None
-    if tensor is None or not tensor.has_data or tensor.dtype.name not in ("INT32", "INT64"):
-        return None
-    width = 4 if tensor.dtype.name == "INT32" else 8
-    raw = model.buffer_bytes(tensor.buffer)
-    if len(raw) != width * tensor.element_count:
-        return None
-    return tuple(
-        int.from_bytes(raw[i : i + width], "little", signed=True) for i in range(0, len(raw), width)
-    )
 
 
 def _drop_dead_nodes(nodes: list[_Node], boundary: set[int]) -> int:

@@ -34,6 +34,8 @@ class _SubgraphRun:
     chunks: list[tuple[int, int]] = field(default_factory=list)
     planning_state: tuple[TensorState, ...] = ()
     prepared: bool = False
+    init_added: list[int] = field(default_factory=list)  # AddTensors in each node's Init
+    prepare_added: dict[int, int] = field(default_factory=dict)  # ... in its Prepare
 
 
 def prepare_model(model: Model) -> tuple[PreparedSubgraph, ...]:
@@ -56,6 +58,7 @@ def _run_init(run: _SubgraphRun) -> None:
     for position, operator in enumerate(run.graph.subgraph.operators):
         op_data: dict[str, int] = {}
         rule = KERNEL_RULES.get(operator.opcode)
+        run.init_added.append(rule.init_tensors if rule is not None else 0)
         if rule is not None and rule.init_tensors:
             op_data["scratch"] = run.graph.add_tensors(rule.init_tensors)
         run.contexts.append(NodeContext(run.graph, position, operator, op_data))
@@ -77,7 +80,9 @@ def _prepare_subgraph(
         allocated.add(index)
     first = 0
     for ctx in run.contexts:
+        before = len(run.graph.tensors)
         status = _prepare_node(model, runs, ctx, allocated)
+        run.prepare_added[ctx.position] = len(run.graph.tensors) - before
         dynamic = status == PrepareStatus.OUTPUT_SHAPE_NOT_KNOWN or any(
             run.graph.tensors[t].allocation == Allocation.DYNAMIC for t in ctx.outputs if t >= 0
         )
@@ -248,4 +253,6 @@ def _freeze(run: _SubgraphRun, index: int, allocated: bool) -> PreparedSubgraph:
         model_tensor_count=len(subgraph.tensors),
         allocated_by_allocate_tensors=allocated,
         notes=tuple(graph.notes),
+        init_added=tuple(run.init_added),
+        prepare_added=tuple(run.prepare_added.get(ctx.position, 0) for ctx in run.contexts),
     )

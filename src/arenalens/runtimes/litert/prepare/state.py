@@ -83,6 +83,11 @@ class PreparedSubgraph:
     model_tensor_count: int
     allocated_by_allocate_tensors: bool  # subgraph 0 and children prepared by control flow
     notes: tuple[str, ...] = ()
+    # Tensors each node's AddTensors added, by execution-plan position: in Init (at
+    # Interpreter(...), in operator order) and in Prepare (allocate_tensors()); tensors_'s
+    # growth depends on when (heap_interpreter.tensor_capacity_after_prepare).
+    init_added: tuple[int, ...] = ()
+    prepare_added: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
