@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,3 +178,37 @@ def test_threads_size_the_heap_and_the_commands_repeat_them(
         arguments = ["check", str(float_model), "--target", PI, "--delegate", "none"]
         assert main([*arguments, "--threads", "4"]) == 2
         assert "--threads 1" in capsys.readouterr().err
+
+
+def test_max_input_compares_the_same_figure_as_the_check_it_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--max-input under LiteRT searches with the model file + peak heap at each size; the
+    check at the size it found gives that figure again."""
+    base = ["example:kws_ds_cnn", "--runtime", "litert", "--budget", "1MB"]
+    code, document = check_json(capsys, *base, "--max-input")
+    assert code == 0
+    shape = "x".join(str(dim) for dim in document["max_input_shape"])
+    name = document["max_input_name"]
+    code, again = check_json(capsys, *base, "--input-shape", f"{name}={shape}")
+    assert code == 0 and again["required_bytes"] == document["max_input_required_bytes"]
+    assert again["declare"]["symbol"] == "LiteRT memory (XNNPACK)"
+
+
+README_COMMAND = "$ arenalens check mlperf_tiny__vww_96_int8.tflite --target raspberry-pi-zero-2-w"
+
+
+def test_the_readme_example_is_what_check_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's 'LiteRT on a Linux device' example: its lines are check's first lines today
+    (the heap's figures move as its parts are replayed: remake the block from the command)."""
+    path = SHARED_MODELS / "mlperf_tiny__vww_96_int8.tflite"
+    if not path.is_file():
+        pytest.skip("the shared models are not here")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split(README_COMMAND + "\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["check", str(path), "--target", PI, "--no-color"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert block.splitlines() == printed[: len(block.splitlines())]
