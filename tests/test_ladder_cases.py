@@ -142,8 +142,10 @@ def test_the_first_step_run_as_printed_fits_at_the_figure_check_promised(case: C
         assert ("FITS, TIGHT" in check["steps"][0]) is (rechecked["verdict"] == "FITS, TIGHT")
     else:
         # --cpu alone: optimize's number holds on every kernel library the core may link, the
-        # check's is for the default build's (named in its output).
+        # check's is for the default build's (named in its output); the step says both.
         assert rechecked["required_bytes"] <= reached
+        figures = f"{rechecked['required_bytes']:,} B with {rechecked['headroom_bytes']:,} B"
+        assert f"says {figures} to spare" in check["steps"][0]
 
 
 @pytest.mark.parametrize("case", _cases("mobilenet_v1_224"))

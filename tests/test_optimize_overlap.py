@@ -222,9 +222,11 @@ def test_the_cli_overlaps_hold_on_the_named_library_or_on_every_one(
     argv: list[str], paths: tuple[KernelPath, ...]
 ) -> None:
     from arenalens.cli import build_parser
+    from arenalens.cli.check import runtime_for
     from arenalens.cli.common import overlap_rules_for, selected_build
 
     args = build_parser(["report"]).parse_args(["report", "example:kws_ds_cnn", *argv])
+    args.runtime = runtime_for(args)  # as report's run resolves --runtime (default: by --target)
     build = selected_build(args)
     assert overlap_rules_for(args, build).paths == paths
     assert (build.is_host) == ("--cpu" not in argv and "--target" not in argv)

@@ -49,9 +49,11 @@ def test_records_are_the_dataclass_ones() -> None:
 
 
 def test_the_hot_records_use_it() -> None:
-    for record in (Tensor, Operator, Allocation):
+    for record in (Tensor, Operator):
         assert any(name.startswith("_set_") for name in record.__init__.__code__.co_names)
+    # The setup steps are NamedTuples (cheaper still), with the dataclass's defaults.
     assert Allocation(Action.TEMP, 8).alignment == 1
+    assert Allocation(Action.TEMP, 8).count == 1
 
 
 QUICK_MODULES = (
@@ -85,7 +87,7 @@ def test_every_quick_record_takes_the_dataclass_parameters() -> None:
                 init.__wrapped__, follow_wrapped=False
             ), record.__name__
             found += 1
-    assert found >= 20
+    assert found >= 11
 
 
 def test_classes_it_cannot_reproduce_are_refused() -> None:

@@ -208,12 +208,19 @@ class FitCheck(StatusAnswers):
 
     def room_after(self, required_bytes: int) -> str:
         """What a rewrite declaring `required_bytes` leaves: as the check of the model it writes
-        says it (`written`, `room`) when that check is for this number; else the headroom (the
-        number holds on every library the core may link, the check is for one: --cpu alone)."""
+        says it (`written`, `room`). When that check is for a smaller number (--cpu alone: the
+        rewrite's number holds on every library the core may link, the check is for the
+        default one), both: the headroom at the rewrite's number, then the check's own."""
         written = self.written
         if written is not None and written.required_bytes == required_bytes:
             return written.room()
-        return f"{format_bytes_exact(self.available_bytes - required_bytes)} to spare"
+        spare = f"{format_bytes_exact(self.available_bytes - required_bytes)} to spare"
+        if written is None or written.build is None:
+            return spare
+        return (
+            f"{spare}; the check below, for {written.build.name} alone, says "
+            f"{format_bytes_exact(written.required_bytes)} with {written.room()}"
+        )
 
     def _npu_fits_at(self, arena_bytes: int) -> bool:
         """Whether the NPU's pieces would fit beside an arena of this size."""

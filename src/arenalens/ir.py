@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from arenalens.errors import ModelError
 from arenalens.records import quick_init
@@ -77,9 +77,7 @@ class TensorKind(enum.StrEnum):
     INTERMEDIATE = "intermediate"
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Quantization:
+class Quantization(NamedTuple):
     """A summary of a tensor's quantization: the first scale / zero point and their count."""
 
     scale: float | None

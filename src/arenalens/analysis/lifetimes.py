@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from arenalens.records import quick_init
 
@@ -16,9 +17,7 @@ UNSET = -1
 NEVER_FREED = 2**31 - 1
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class TensorLifetime:
+class TensorLifetime(NamedTuple):
     """One tensor's inclusive [first, last] steps; -1 = never written / never read."""
 
     subgraph: int

@@ -207,7 +207,7 @@ def _per_tensor_weights(model: Model, layers: Sequence[_Layer]) -> Model:
     for subgraph in model.subgraphs:
         indices = chosen.get(subgraph.index, set())
         tensors = tuple(
-            replace(t, quantization=replace(t.quantization, channel_count=1))
+            replace(t, quantization=t.quantization._replace(channel_count=1))
             if t.index in indices and t.quantization is not None
             else t
             for t in subgraph.tensors

@@ -10,8 +10,8 @@ reproduces the runtime's planner.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
@@ -20,7 +20,6 @@ from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.memo import recent_by_identity
 from arenalens.planning.problem import Buffer, Problem, align_up
-from arenalens.records import quick_init
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
@@ -46,9 +45,7 @@ def _timeline(model: Model, build: Build) -> Timeline:
     return tflm_timeline(model, scratch_requests(model, build))
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(NamedTuple):
     """One AllocationInfo entry TFLM submits to its planner."""
 
     kind: BufferKind

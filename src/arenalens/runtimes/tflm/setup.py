@@ -264,7 +264,7 @@ def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
             live = []
         elif action is Action.PERSISTENT and step.hazard is not None:
             failing = step.hazard.failing_starts(live, step.alignment)
-            placed.append(replace(step, fails_at=failing))
+            placed.append(step._replace(fails_at=failing))
             continue
         placed.append(step)
     return tuple(placed)

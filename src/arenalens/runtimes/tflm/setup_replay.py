@@ -36,8 +36,8 @@ import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
-from arenalens.records import quick_init
 from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.setup_layout import (
@@ -60,17 +60,20 @@ class Action(enum.StrEnum):
     RELEASE_HEAD = "release head"  # DeallocateResizableBuffer: head back to the start
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Allocation:
-    """One step of TFLM's setup: an allocation (or a head / temp reset) and what it is for."""
+class Allocation(NamedTuple):
+    """One step of TFLM's setup: an allocation (or a head / temp reset) and what it is for.
+
+    A NamedTuple: a model's setup makes hundreds of these (and `kernels.base`'s events, of which
+    they are made) per check, and a tuple is made at less than half a frozen dataclass's cost."""
 
     action: Action
     nbytes: int
     alignment: int = 1
     what: str = ""
     category: str = ""  # the print_allocations() category that records it ("" = none)
-    count: int = 1  # how many allocations the category counts for this one (arrays count items)
+    # How many allocations the category counts for this one (arrays count items). The field
+    # hides tuple.count, which nothing calls on an Allocation.
+    count: int = 1  # type: ignore[assignment]
     # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR, ...); PERSISTENT: the
     # runtime objects or the resource-variable table (setup.RUNTIME_OBJECTS, VARIABLE_TABLE).
     part: str = ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
 
@@ -72,9 +72,7 @@ class OverTemps:
     live_from: int = 0  # temps fetched before this one were already released
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Persistent:
+class Persistent(NamedTuple):
     """`AllocatePersistentBuffer(nbytes)`: tail, 16-aligned, kept for the model's life."""
 
     nbytes: int
@@ -85,27 +83,21 @@ class Persistent:
     written: OverTemps | None = None
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class TempTensor:
+class TempTensor(NamedTuple):
     """`AllocateTempInputTensor` / `AllocateTempOutputTensor` / `...IntermediateTensor`: a
     TfLiteTensor struct (and its quantization copy) in temp memory until Prepare ends."""
 
     tensor: Tensor
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class TempBytes:
+class TempBytes(NamedTuple):
     """`AllocateTempBuffer(nbytes, alignment)`: temp memory until Prepare ends."""
 
     nbytes: int
     alignment: int
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Scratch:
+class Scratch(NamedTuple):
     """`RequestScratchBufferInArena(nbytes)`: a head buffer, live while the operator runs."""
 
     nbytes: int

@@ -19,10 +19,9 @@ only above 8 output channels (GCC: above 1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from arenalens.builds.build import ISA_DSP, ISA_MVE
-from arenalens.records import quick_init
 
 # arm_nn_compiler.h: CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD, GCC value
 # (armclang: 8).
@@ -33,9 +32,7 @@ CH_IN_BLOCK_MVE = 124
 REVERSE_TCOL_EFFICIENT_THRESHOLD = 16
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Dims:
+class Dims(NamedTuple):
     """cmsis_nn_dims: batch, height, width, channels."""
 
     n: int
@@ -44,9 +41,7 @@ class Dims:
     c: int
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class ConvParams:
+class ConvParams(NamedTuple):
     """The fields of cmsis_nn_conv_params (and _dw_conv_params) the size functions read.
     `stride_w` None: the caller never set it (TFLM's depthwise Prepare leaves it uninitialised)."""
 
