@@ -83,6 +83,18 @@ class InputSearch:
         does not fit."""
         return any(size.accepted and not size.fits for size in self.sizes)
 
+    def accepted_text(self) -> str:
+        """'the network accepts 1x65x65x3 to 1x191x191x3' (or up to at least the search's
+        limit)."""
+        low, high = self.smallest_accepted, self.largest_accepted
+        if low is None or high is None:
+            return "the network or the runtime refuses every input size tried"
+        first = "x".join(str(d) for d in low.shape)
+        last = "x".join(str(d) for d in high.shape)
+        if self.accepts_beyond:
+            return f"the network accepts {first} up to at least {last} (the search stops there)"
+        return f"the network accepts {first} to {last}"
+
 
 @dataclass(frozen=True, slots=True)
 class ImageInput:

@@ -684,7 +684,7 @@ class Steps:
             return []
         if search.unavailable:
             return [Step(f"No other input size can be sized: {search.unavailable}.")]
-        accepted = _accepted_text(search)
+        accepted = search.accepted_text()
         largest = search.largest
         if largest is None:
             smallest = search.smallest_accepted
@@ -774,18 +774,6 @@ _REMEDY_WORDS = {
 
 def _remedy_words(rung: Rung) -> str:
     return _REMEDY_WORDS.get(rung.remedy, rung.remedy.value)
-
-
-def _accepted_text(search: InputSearch) -> str:
-    """'the network accepts 1x65x65x3 to 1x191x191x3' (or up to at least the search's limit)."""
-    low, high = search.smallest_accepted, search.largest_accepted
-    if low is None or high is None:
-        return "the network or the runtime refuses every input size tried"
-    first = "x".join(str(d) for d in low.shape)
-    last = "x".join(str(d) for d in high.shape)
-    if search.accepts_beyond:
-        return f"the network accepts {first} up to at least {last} (the search stops there)"
-    return f"the network accepts {first} to {last}"
 
 
 def _capital(text: str) -> str:
