@@ -425,7 +425,9 @@ class Steps:
             )
         steps.append(
             Step(
-                "Or pick a board it fits:",
+                "Or pick a Linux device it fits:"
+                if declared.is_process_memory
+                else "Or pick a board it fits:",
                 self.all_boards_command(),
             )
         )

@@ -220,6 +220,21 @@ def test_demo_refuses_an_unknown_board_in_one_line(capsys: pytest.CaptureFixture
     assert len(err.strip().splitlines()) == 1 and "check --list-targets" in err
 
 
+def test_demo_on_a_linux_device_names_the_check_that_answers_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    folder = tmp_path / "demo"
+    assert main(["demo", "--target", "raspberry-pi-5-8gb", "-o", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and not folder.exists()
+    # The command in the message runs as printed and answers for the device under LiteRT.
+    command = shlex.split(err[err.index("arenalens check") :])
+    assert main([*command[1:], "--no-color"]) == 0
+    assert "LiteRT memory" in capsys.readouterr().out
+
+
 def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
     import os
     import stat

@@ -21,6 +21,7 @@ from arenalens.cli.common import (
     print_json,
     print_text,
     reserve_option,
+    runtime_for,
     selected_build,
     terminal_width,
     threads_option,
@@ -138,19 +139,6 @@ def run(args: argparse.Namespace) -> int:
 def litert_options(args: argparse.Namespace) -> dict[str, Any]:
     """--delegate and --threads as check_fit takes them (LiteRT's figure)."""
     return {"delegate": getattr(args, "delegate", None), "threads": getattr(args, "threads", 1)}
-
-
-def runtime_for(args: argparse.Namespace) -> str:
-    """--runtime as given; without it LiteRT on a Linux device (--target), else TFLM. A
-    microcontroller under LiteRT or a Linux device under TFLM is a usage error."""
-    target = None
-    if args.target is not None and not _all_boards(args):
-        target = get_target(args.target)
-    linux = target is not None and target.runs_linux
-    runtime: str = args.runtime or ("litert" if linux else "tflm")
-    if runtime != "litert" and getattr(args, "delegate", None) is not None:
-        raise UsageError("--delegate chooses LiteRT's delegate: give --runtime litert")
-    return runtime
 
 
 def _all_boards(args: argparse.Namespace) -> bool:

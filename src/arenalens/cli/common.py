@@ -164,6 +164,20 @@ def add_target_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def runtime_for(args: argparse.Namespace) -> str:
+    """--runtime as given; without it LiteRT on a Linux device (--target), else TFLM. A
+    microcontroller under LiteRT or a Linux device under TFLM is a usage error."""
+    named = getattr(args, "target", None)
+    target = None
+    if named is not None and named.strip().lower() != ALL_TARGETS:
+        target = get_target(named)
+    linux = target is not None and target.runs_linux
+    runtime: str = getattr(args, "runtime", None) or ("litert" if linux else "tflm")
+    if runtime != "litert" and getattr(args, "delegate", None) is not None:
+        raise UsageError("--delegate chooses LiteRT's delegate: give --runtime litert")
+    return runtime
+
+
 def selected_build(args: argparse.Namespace) -> Build:
     """The TFLM build the options select: --cpu / --kernels → a Cortex-M or ESP32 build, neither
     → the x86-64 wheel, each at the --tflm release. Every command asks here, so a board preset
@@ -176,7 +190,7 @@ def selected_build(args: argparse.Namespace) -> Build:
         # the wheel's figures (`overlap_rules_for` reads it); with a board's core, the build
         # carries the library named.
         kernels = None
-    runtime = getattr(args, "runtime", "tflm")
+    runtime = runtime_for(args)
     table = getattr(args, "resource_variables", None)
     if runtime != "tflm" and table is not None:
         raise UsageError(

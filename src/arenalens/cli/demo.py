@@ -70,6 +70,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("demo plans for a board: give --target NAME (a budget is `report`'s)")
     target = get_target(args.target)
     argument = f"example:{args.example}"
+    if target.runs_linux:
+        # The demo writes a TFLM arena report; a Linux device's question is LiteRT's heap, which
+        # `check` answers: name the command that does, runnable as printed.
+        raise UsageError(
+            f"demo plans TFLite Micro for a microcontroller board; {target.name} runs Linux: "
+            f"arenalens check {argument} --target {target.name}"
+        )
     options = argparse.Namespace(
         model=argument,
         target=target.name,

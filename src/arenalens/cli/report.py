@@ -22,7 +22,6 @@ from arenalens.cli.check import (
     fit_under,
     input_search,
     optimized_bytes,
-    runtime_for,
 )
 from arenalens.cli.common import (
     EXAMPLE_PREFIX,
@@ -38,6 +37,7 @@ from arenalens.cli.common import (
     overlap_rules_for,
     print_text,
     reserve_option,
+    runtime_for,
     selected_build,
     terminal_lines,
     terminal_width,

@@ -432,15 +432,17 @@ def render_boards(
         title_justify="left",
         header_style="bold",
     )
-    for column, justify in (
-        ("board", "left"),
+    columns = [
+        ("device" if linux else "board", "left"),
         ("build", "left"),
         ("needs", "right"),
         ("available", "right"),
         ("headroom", "right"),
         ("fits", "left"),
-        ("after optimize", "left"),
-    ):
+    ]
+    if not linux:  # LiteRT takes no offline plan: nothing to optimize there
+        columns.append(("after optimize", "left"))
+    for column, justify in columns:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     shown = verdicts if every_row else _useful_rows(verdicts)
     for verdict in shown:
@@ -459,7 +461,7 @@ def render_boards(
             if headroom is None
             else Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
             _fits_cell(verdict),
-            _after_optimize_cell(verdict),
+            *(() if linux else (_after_optimize_cell(verdict),)),
         )
     builds = _distinct_builds(verdicts)
     lines: list[Text | Table | Verbatim] = []

@@ -191,3 +191,20 @@ def test_fresh_models_heap(name: str) -> None:
         assert figures[measured] <= figure, measured
         if heap_xnnpack.delegated_view(model) is not None and name not in CASCADES:
             assert figure <= 1.2 * figures[measured], (measured, figure / figures[measured])
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["mlperf_tiny__model_ToyCar_quant.tflite", "heldout_case_fully_connected_hybrid.tflite"],
+)
+def test_hybrid_fully_connected_packing_is_the_wheels(name: str) -> None:
+    """A hybrid fully connected operator's packed weights are the wheel's requests, though
+    the rest of its partition (dynamically quantized inputs) is not modelled."""
+    model, real = _measured(name)
+    subgraph = model.subgraphs[0]
+    requests = [
+        xnnpack_packing.packed_weights_request(subgraph, operator)
+        for operator in subgraph.operators
+        if operator.opcode == "FULLY_CONNECTED"
+    ]
+    assert sorted(size for size in requests if size) == sorted(real["packed_weights"])

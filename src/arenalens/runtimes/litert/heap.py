@@ -311,10 +311,12 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
                 operator.opcode in split.unmodelled and _delegable(subgraph, operator.inputs)
             ):
                 continue
+            # Packing follows the operator whether or not the partition around it is modelled.
             request = xnnpack_packing.packed_weights_request(subgraph, operator)
             weights, weights_exact = _request_or_bound(
-                request if operator.index in taken else None, _bounded_weights, subgraph, operator
+                request, _bounded_weights, subgraph, operator
             )
+            weights_exact = weights_exact and operator.index in taken
             request = xnnpack_packing.indirection_request(subgraph, operator)
             buffer, buffer_exact = _request_or_bound(
                 request if operator.index in taken else None,

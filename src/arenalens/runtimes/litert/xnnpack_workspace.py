@@ -142,7 +142,11 @@ def _nodes(
         consumers = _consumers(nodes, boundary)
         producers = {tensor: node for node in nodes for tensor in node.outputs}
         for node in nodes:
-            if node.kind != "clamp" or consumers.get(node.inputs[0], 0) > 1:
+            # XNNPACK's delegate checks a clamp's arity (one input, one output) before it
+            # defines the node; a hostile model's clamp of any other arity never reaches fusion.
+            if node.kind != "clamp" or len(node.inputs) != 1 or len(node.outputs) != 1:
+                continue
+            if consumers.get(node.inputs[0], 0) > 1:
                 continue
             producer = producers.get(node.inputs[0])
             if producer is None or producer.kind not in ("clamp", *_CLAMPING):
