@@ -39,6 +39,12 @@ KERNELS_WHY = (
 )
 
 
+def default_runtime(target: Target | None) -> str:
+    """The runtime a question is for when none is named: LiteRT on a Linux device (what runs
+    there), TFLite Micro everywhere else."""
+    return "litert" if target is not None and target.runs_linux else "tflm"
+
+
 def build_from_options(
     *,
     build: Build | str | None = None,

@@ -29,7 +29,7 @@ from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
 from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
-from arenalens.target_build import build_from_options, rewrite_rules
+from arenalens.target_build import build_from_options, default_runtime, rewrite_rules
 from arenalens.targets import Target, target_document
 from arenalens.units import format_bytes_exact
 
@@ -511,7 +511,7 @@ def check(
         loaded = resize_model_inputs(loaded, shapes)
     preset = get_target(target) if isinstance(target, str) else target
     if runtime is None:
-        runtime = "litert" if preset is not None and preset.runs_linux else "tflm"
+        runtime = default_runtime(preset)
     chosen = build_from_options(build=build, target=preset, tflm=tflm, runtime=runtime)
     if resource_variables is not None:
         # The MicroResourceVariables table the firmware creates (`--resource-variables`).

@@ -21,7 +21,7 @@ from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.target_build import build_from_options, rewrite_rules
+from arenalens.target_build import build_from_options, default_runtime, rewrite_rules
 from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
@@ -171,8 +171,7 @@ def runtime_for(args: argparse.Namespace) -> str:
     target = None
     if named is not None and named.strip().lower() != ALL_TARGETS:
         target = get_target(named)
-    linux = target is not None and target.runs_linux
-    runtime: str = getattr(args, "runtime", None) or ("litert" if linux else "tflm")
+    runtime: str = getattr(args, "runtime", None) or default_runtime(target)
     if runtime != "litert" and getattr(args, "delegate", None) is not None:
         raise UsageError("--delegate chooses LiteRT's delegate: give --runtime litert")
     return runtime

@@ -671,8 +671,6 @@ def render_targets(
         table.add_column("kernels")
         table.add_column("why, and the source", overflow="fold")
         for target in targets:
-            firmware = target.firmware
-            kept = "" if firmware is None else f"\n{firmware.title}: {firmware.parts_text()}"
             table.add_row(
                 target.name,
                 f"{target.title}\n{target.core}",
@@ -680,7 +678,7 @@ def render_targets(
                 format_bytes_short(target.arena_limit_bytes),
                 format_bytes_short(target.reserve_bytes),
                 target.kernels or "host figure",
-                (f"{target.note}\n{target.source}" if target.note else target.source) + kept,
+                _why(target),
             )
         tables.append(table)
     tables.append(_devices_table(devices))
@@ -702,14 +700,20 @@ def _devices_table(devices: Iterable[Target]) -> Table:
     table.add_column("ISA")
     table.add_column("why, and the source", overflow="fold")
     for device in devices:
-        firmware = device.firmware
-        kept = "" if firmware is None else f"\n{firmware.title}: {firmware.parts_text()}"
         table.add_row(
             device.name,
             f"{device.title}\n{device.core}",
             format_bytes_short(device.sram_bytes),
             format_bytes_short(device.reserve_bytes),
             device.isa,
-            (f"{device.note}\n{device.source}" if device.note else device.source) + kept,
+            _why(device),
         )
     return table
+
+
+def _why(target: Target) -> str:
+    """A target's 'why, and the source' cell: its note, its source, and what its usual firmware
+    or operating system keeps, part by part."""
+    firmware = target.firmware
+    kept = "" if firmware is None else f"\n{firmware.title}: {firmware.parts_text()}"
+    return (f"{target.note}\n{target.source}" if target.note else target.source) + kept
