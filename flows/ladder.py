@@ -14,7 +14,8 @@ output probe exists, computes the original's outputs there (`device-outputs-at-n
 
 The paths: mobilenet_v1_224 and MobileNetV3-small 224 on an STM32F746 (Cortex-M7 CMSIS-NN
 probe), MobileNetV2-0.35 96x96 on a NUCLEO-F429ZI (its Cortex-M4 CMSIS-NN build measured on the
-Cortex-M7 CMSIS-NN probe: the same DSP code path, ABI and commits; `oracle.CORTEX_M_TARGETS`),
+Cortex-M7 CMSIS-NN probe: the same DSP code path, ABI and commits; `oracle.CORTEX_M_TARGETS`;
+the Cortex-M4 probe itself gives the same figures: `python -m tests.ladder_cases --device`),
 MobileNetV2-0.35 160x160 on an ESP32-S3 with `--max-input` (the ESP32-S3 ESP-NN probe; set-up
 only, its kernels' bodies are stubs). The models are tests/ladder_cases.py's.
 """

@@ -48,7 +48,9 @@ CORTEX_M_TARGETS = {
     # A Cortex-M4 with CMSIS-NN runs its DSP code path, as the Cortex-M7 probe does, with the same
     # ABI and the same TFLM and CMSIS-NN commits: arenalens gives both builds one figure (one
     # build record but for the core's name: `ladder.rewrite_class`). No Cortex-M4 probe is in
-    # ../shared/tools/cortex-m.
+    # ../shared/tools/cortex-m; one built with its kit (tests/ladder_cases.py, LOCAL_PROBES) gives
+    # issue 27's NUCLEO-F429ZI case the Cortex-M7 probe's figures, byte for byte
+    # (tests/data/ladder_cases_device.json).
     "cortex-m4/cmsis-nn": "cortex-m7-cmsis-nn",
 }
 ESP_PROBES = Path(

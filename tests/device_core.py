@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,14 +124,16 @@ MODELS: dict[str, Callable[[], bytes]] = {
 }
 
 
-def measure(path: Path, target: str) -> dict[str, Any]:
+def measure(path: Path, target: str, runner: Sequence[str] = ()) -> dict[str, Any]:
     """The probe's figures as reference-cortex-m.json records them: head, tail and minimal arena
     with the recording allocator (and its categories), tail and minimal arena with the plain
-    one. One `run.py --min-arena` bisection per allocator."""
+    one. One `run.py --min-arena` bisection per allocator. `runner`: the command that runs
+    run.py (default: the target's run.py in its probes' folder)."""
+    if not runner:
+        runner = (sys.executable, str((PROBE_BUILDS[target].probes or PROBES) / "run.py"))
+    command = [*runner, str(path), "--target", target]
     runs: dict[str, dict[str, Any]] = {}
     for allocator in ("recording", "plain"):
-        runner = (PROBE_BUILDS[target].probes or PROBES) / "run.py"
-        command = [sys.executable, str(runner), str(path), "--target", target]
         completed = subprocess.run(
             [*command, "--min-arena", "--allocator", allocator, "--json"],
             capture_output=True,
@@ -141,7 +144,7 @@ def measure(path: Path, target: str) -> dict[str, Any]:
         try:
             found: dict[str, Any] = json.loads(completed.stdout)
         except json.JSONDecodeError:
-            raise RuntimeError(f"{runner}: {completed.stderr.strip()[-300:]}") from None
+            raise RuntimeError(f"{shlex.join(runner)}: {completed.stderr.strip()[-300:]}") from None
         if found.get("status") != "ok":
             raise RuntimeError(f"{path.name} on {target}: {found.get('detail', found)}")
         runs[allocator] = found

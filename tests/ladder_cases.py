@@ -35,20 +35,36 @@ from arenalens.examples.layers import Activation, Int8Network
 
 CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases.json"
 # The models the first step writes for the issue's four cases, set up by the real runtime under
-# QEMU: TFLM 90b983c with CMSIS-NN for the Cortex-M7 (../shared/tools/cortex-m), esp-tflite-micro
-# v1.3.8 with ESP-NN for the ESP32-S3 (../shared/tools/esp): `python -m tests.ladder_cases
-# --device [CASE ...]`.
+# QEMU: TFLM 90b983c with CMSIS-NN for the Cortex-M7 (../shared/tools/cortex-m) and the
+# Cortex-M4 (built with its kit: LOCAL_PROBES), esp-tflite-micro v1.3.8 with ESP-NN for the
+# ESP32-S3 (../shared/tools/esp): `python -m tests.ladder_cases --device [CASE ...]`.
 DEVICE_CACHE = Path(__file__).resolve().parent / "data" / "ladder_cases_device.json"
 DEVICE_TARGETS = {
     "mobilenet_v1_224": "cortex-m7-cmsis-nn",
     "mobilenet_v3_small_224": "cortex-m7-cmsis-nn",
-    # The NUCLEO-F429ZI's Cortex-M4 runs CMSIS-NN's DSP code path, as the Cortex-M7 probe does,
-    # with the same ABI and the same TFLM and CMSIS-NN commits: one build record but for the
-    # core's name (`ladder.rewrite_class`), one figure. No Cortex-M4 probe is in ../shared.
-    "mobilenet_v2_035_96": "cortex-m7-cmsis-nn",
+    # The NUCLEO-F429ZI's own core: TFLM 90b983c with CMSIS-NN for the Cortex-M4 (DSP extension,
+    # FPv4-SP), a probe built here (LOCAL_PROBES).
+    "mobilenet_v2_035_96": "cortex-m4-cmsis-nn",
     "mobilenet_v2_035_160": "esp32s3-esp-nn",
 }
 DEVICE_CASES = tuple(DEVICE_TARGETS)
+# Probes that ../shared/tools/cortex-m does not carry, built with its kit from this folder (the
+# sources and builds go to .cortexm/, which git ignores): `probe.elf` (run through the shared
+# run.py with the target added: its QEMU machine, and the 16 MiB of big RAM the kit's linker
+# script gives it) and `probe_outputs.elf` (run_outputs.py --elf): the written model must
+# compute the original's outputs at the figure, on the seeds OUTPUT_SEEDS.
+LOCAL_PROBES = Path(
+    os.environ.get(
+        "ARENALENS_CORTEX_M_LOCAL_PROBES",
+        Path(__file__).resolve().parents[1] / ".cortexm" / "build",
+    )
+)
+LOCAL_TARGETS = {"cortex-m4-cmsis-nn": "mps2-an386"}
+LOCAL_REMAKE = (
+    "MIRROR=<bare git mirrors> bash ../shared/tools/cortex-m/build/build.sh {target} && "
+    "bash ../shared/tools/cortex-m/build/build_outputs.sh {target}"
+)
+OUTPUT_SEEDS = "1-3"
 
 # MobileNetV2's inverted residual blocks: (expansion, channels, repeats, first stride).
 MOBILENET_V2_BLOCKS = (
@@ -378,16 +394,81 @@ def measure_device(case: Case) -> dict[str, Any]:
             _, optimized = run_json(*shlex.split(command)[1:])
             written = Path("optimized.tflite")
             target = DEVICE_TARGETS[case.name]
-            figures = measure_on_probe(written, target)
+            local = target in LOCAL_TARGETS
+            figures = measure_on_probe(written, target, _local_runner(target) if local else ())
             digest = hashlib.sha256(written.read_bytes()).hexdigest()
+            outputs = (
+                _same_outputs(Path(case.argument), written, target, figures["min_arena_plain"])
+                if local
+                else {}
+            )
         finally:
             os.chdir(here)
-    return {
+    record = {
         "command": command,
         "target": target,
         "new_required_bytes": optimized["new_required_bytes"],
         "sha256": digest,
         **{key: figures[key] for key in ("loads", "head", "tail", "min_arena", "min_arena_plain")},
+        **outputs,
+    }
+    if local:
+        elfs = [LOCAL_PROBES / target / name for name in ("probe.elf", "probe_outputs.elf")]
+        record["probe"] = {
+            "elf_sha256": hashlib.sha256(elfs[0].read_bytes()).hexdigest(),
+            "outputs_elf_sha256": hashlib.sha256(elfs[1].read_bytes()).hexdigest(),
+            "qemu_machine": LOCAL_TARGETS[target],
+            "remake": LOCAL_REMAKE.format(target=target),
+        }
+    return record
+
+
+def _local_runner(target: str) -> tuple[str, ...]:
+    """The command that runs the shared run.py on a probe built here (LOCAL_PROBES)."""
+    from tests.conformance.targets import PROBES
+
+    elf = LOCAL_PROBES / target / "probe.elf"
+    if not elf.is_file():
+        raise RuntimeError(f"no {target} probe at {elf}: {LOCAL_REMAKE.format(target=target)}")
+    entry = (LOCAL_TARGETS[target], str(elf), 16 << 20)
+    code = (
+        f"import sys; sys.path.insert(0, {str(PROBES)!r}); import run; "
+        f"run.TARGETS[{target!r}] = {entry!r}; sys.exit(run.main())"
+    )
+    return (sys.executable, "-c", code)
+
+
+def _same_outputs(original: Path, written: Path, target: str, arena: int) -> dict[str, Any]:
+    """Both models invoked on the output probe built here, on the same seeded inputs: the
+    original at a roomy arena, the written one at exactly `arena` bytes. Each seed's output
+    hashes (FNV-1a 64) must be equal."""
+    import subprocess
+
+    from tests.conformance.targets import PROBES
+
+    elf = LOCAL_PROBES / target / "probe_outputs.elf"
+    hashes = []
+    for path, size in ((original, ()), (written, ("--arena", str(arena)))):
+        done = subprocess.run(
+            [
+                sys.executable, str(PROBES / "run_outputs.py"), str(path), "--target", target,
+                "--elf", str(elf), *size, "--seeds", OUTPUT_SEEDS, "--no-trace", "--brief",
+            ],
+            capture_output=True, text=True, timeout=1800, check=False,
+        )  # fmt: skip
+        found = json.loads(done.stdout)
+        if found.get("status") != "ok":
+            raise RuntimeError(f"{path.name} on {target}: {found.get('detail', found)}")
+        hashes.append(
+            {
+                seed: [output["fnv"] for output in run["outputs"]]
+                for seed, run in sorted(found["seeds"].items())
+            }
+        )
+    return {
+        "output_seeds": OUTPUT_SEEDS,
+        "output_fnv": hashes[1],
+        "outputs_identical": hashes[0] == hashes[1],
     }
 
 

@@ -6,8 +6,9 @@ model's own size when the rewrite fits it (a smaller input only after, as the fa
 same path over the other rungs (offline plan in tests/test_ladder.py; reorder + in-place,
 overlap here): check → optimize as printed → check gives the figure promised.
 
-On the STM32F746 cases, real TFLM (CMSIS-NN, Cortex-M7 under QEMU) sets the written model up
-at the figure printed (`python -m tests.ladder_cases --device`).
+On the issue's cases, the real runtime of the board's build (TFLM with CMSIS-NN for the
+STM32F746's Cortex-M7 and the NUCLEO-F429ZI's Cortex-M4, esp-tflite-micro for the ESP32-S3, under
+QEMU) sets the written model up at the figure printed (`python -m tests.ladder_cases --device`).
 
 The commands' answers are cached by `python -m tests.ladder_cases` (tests/data/ladder_cases.json:
 10-40 s of CPU a case); the first test recomputes each model and its figures as given, so a cache
@@ -28,7 +29,15 @@ from arenalens.fit import FitCheck, check_fit
 from arenalens.target_build import build_from_options
 from arenalens.targets import get_target
 from arenalens.units import parse_size
-from tests.ladder_cases import CACHE, CASES, DEVICE_CACHE, DEVICE_CASES, DEVICE_TARGETS, Case
+from tests.ladder_cases import (
+    CACHE,
+    CASES,
+    DEVICE_CACHE,
+    DEVICE_CASES,
+    DEVICE_TARGETS,
+    LOCAL_TARGETS,
+    Case,
+)
 
 CACHED: dict[str, Any] = json.loads(CACHE.read_text())["cases"]
 REMAKE = "stale cache: remake it with `python -m tests.ladder_cases`"
@@ -205,10 +214,11 @@ def test_max_input_keeps_the_models_own_size_when_a_rewrite_fits_it(case: Case) 
 def test_real_tflm_sets_the_written_model_up_at_the_figure_check_gave_it(name: str) -> None:
     """The model the first step writes for each of the issue's cases, on the real runtime of its
     board's build under QEMU (cached by `python -m tests.ladder_cases --device`): TFLM 90b983c
-    with CMSIS-NN for the Cortex-M7 (the STM32F746 cases, and the NUCLEO-F429ZI's: its
-    Cortex-M4 runs the same DSP code path), esp-tflite-micro with ESP-NN for the ESP32-S3. Its
-    minimal arena with the firmware's plain allocator is the number check and optimize printed
-    for it, not a byte more."""
+    with CMSIS-NN for the Cortex-M7 (the STM32F746 cases) and for the Cortex-M4 (the
+    NUCLEO-F429ZI's, a probe built with ../shared's kit), esp-tflite-micro with ESP-NN for the
+    ESP32-S3. Its minimal arena with the firmware's plain allocator is the number check and
+    optimize printed for it, not a byte more; where the probe hashes outputs (the Cortex-M4's),
+    the written model computes the original's outputs at that number."""
     device = json.loads(DEVICE_CACHE.read_text())
     measured = device["cases"][name]
     assert measured["target"] == DEVICE_TARGETS[name], REMAKE
@@ -217,3 +227,6 @@ def test_real_tflm_sets_the_written_model_up_at_the_figure_check_gave_it(name: s
     assert measured["new_required_bytes"] == record["optimize"]["new_required_bytes"], REMAKE
     assert measured["loads"] is True
     assert measured["min_arena_plain"] == record["written_check"]["required_bytes"]
+    if measured["target"] in LOCAL_TARGETS:
+        assert measured["outputs_identical"] is True
+        assert measured["probe"]["qemu_machine"] == LOCAL_TARGETS[measured["target"]]
