@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
-from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -28,6 +27,7 @@ if TYPE_CHECKING:  # what the answers the steps read are made of
     from arenalens.builds.build import Build
     from arenalens.declared import DeclaredArena
     from arenalens.fit import FitCheck
+    from arenalens.ladder import Rung
     from arenalens.max_input import InputSearch
     from arenalens.plan_validity import PlanConflict
     from arenalens.vela.memory import NpuMemory
@@ -389,6 +389,8 @@ class Steps:
         if fit.fits_after_optimize and ladder is not None and ladder.first_fit is not None:
             return [*steps, *self.remedy_steps(ladder.first_fit, short), *self.reserve_step()]
         if ladder is not None and len(ladder.rungs) > 1:
+            from arenalens.ladder import rung_title, rungs_text  # noqa: PLC0415 - with any ladder
+
             best = ladder.best
             still = format_bytes_exact(best.required_bytes - fit.available_bytes)
             tried = rungs_text(ladder)
@@ -526,12 +528,20 @@ class Steps:
             return []
         assert fit.target is not None and fit.target.firmware is not None
         firmware = fit.target.firmware
+        # The shortfall comes off the reserve byte for byte only where all of it shares the
+        # arena's block (on a board whose firmware keeps it in another bank, it does not).
+        most = fit.reserve_bytes + fit.headroom_bytes
+        at_most = (
+            f"at most {format_bytes_exact(most)}, "
+            if fit.reserve_taken_bytes == fit.reserve_bytes
+            else ""
+        )
         return [
             Step(
-                f"It fits only if the firmware keeps less than the "
-                f"{format_bytes_exact(fit.reserve_bytes)} {fit.target.name}'s usual firmware "
-                f"({firmware.title}: {firmware.parts_text()}) is assumed to keep: give what "
-                "yours keeps (its map file) with --reserve:",
+                f"It fits only if the firmware keeps {at_most}less "
+                f"than the {format_bytes_exact(fit.reserve_bytes)} {fit.target.name}'s usual "
+                f"firmware ({firmware.title}: {firmware.parts_text()}) is assumed to keep: "
+                "measure what yours keeps (its map file) and give it with --reserve:",
                 self.reserve_command(),
             )
         ]
@@ -764,16 +774,16 @@ class Steps:
         return [*steps, Step(fix, command)]
 
 
-_REMEDY_WORDS = {
-    Remedy.OFFLINE_PLAN: "an offline plan",
-    Remedy.REORDER: "another operator order and in-place operators",
-    Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
-    Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
-}
-
-
 def _remedy_words(rung: Rung) -> str:
-    return _REMEDY_WORDS.get(rung.remedy, rung.remedy.value)
+    from arenalens.ladder import Remedy  # noqa: PLC0415 - loaded with any rung
+
+    words = {
+        Remedy.OFFLINE_PLAN: "an offline plan",
+        Remedy.REORDER: "another operator order and in-place operators",
+        Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
+        Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
+    }
+    return words.get(rung.remedy, rung.remedy.value)
 
 
 def _capital(text: str) -> str:

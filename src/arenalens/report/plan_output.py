@@ -16,8 +16,8 @@ from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
-from arenalens.runtimes import VerifyResult
 from arenalens.runtimes.sections import sections_json
+from arenalens.runtimes.verification import VerifyResult
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
     from arenalens.pipeline import Analysis, ArenaResult

@@ -21,7 +21,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import ALL_PATHS, KernelPath
 from arenalens.ir import Model, OfflinePlan, Tensor
 from arenalens.planning.problem import Plan
-from arenalens.runtimes import MemoryBudget, Prediction, Runtime, VerifyResult
+from arenalens.runtimes import MemoryBudget, Runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas, tflm_timeline_with_scratch
 from arenalens.runtimes.tflm.budget import budget
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # what the door hands out; each module loads when its questio
     from arenalens.runtimes.tflm.plan_validity import PlanValidity, SharedBytes
     from arenalens.runtimes.tflm.proof import OutputProof
     from arenalens.runtimes.tflm.support import Support
+    from arenalens.runtimes.verification import Prediction, VerifyResult
 
 
 @dataclass(frozen=True, slots=True)
