@@ -39,6 +39,7 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import (
     glibc,
     heap_xnnpack,
+    xnnpack_objects,
     xnnpack_packing,
     xnnpack_workspace,
 )
@@ -170,6 +171,8 @@ def interpreter_heap(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
         )
     setup = setup_blocks(model, arena_sizes, view=view)
+    replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
+    delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]
     allocated = [block for block in setup if block.phase == "allocate"]
     arena_blocks = [block for block in allocated if block.block.part == "arenas"]
@@ -204,7 +207,7 @@ def interpreter_heap(
         ),
         HeapPart(
             "heap placement allowance",
-            placement_allowance(len(setup)),
+            placement_allowance(len(setup) + delegate_blocks),
             "setup",
             False,
             "glibc hands a free chunk out whole when splitting it would leave under 32 bytes: "
@@ -254,7 +257,8 @@ def interpreter_heap(
         # The peak while building is (after setup − late parts + the subgraph); the first
         # invoke's is (after setup + its parts): the difference is counted when positive.
         invoke = sum(part.nbytes for part in parts if part.phase != "setup")
-        building = heap_xnnpack.subgraph_bytes(model) - late - invoke
+        building = heap_xnnpack.subgraph_bytes(model) + _building_room(model, replayed)
+        building -= late + invoke
         parts.append(
             HeapPart(
                 "XNNPACK build transient",
@@ -262,9 +266,10 @@ def interpreter_heap(
                 "transient",
                 False,
                 "while the delegate builds a subset's XNNPACK subgraph (its value and node "
-                "arrays, freed once the runtime exists) before the indirection buffers, "
-                "workspace and arena are allocated: counted where that moment is above the "
-                "first invoke's peak",
+                "arrays, freed once the runtime exists, and the scratch its operators' "
+                "creation frees again, bounded) before the indirection buffers, workspace "
+                "and arena are allocated: counted where that moment is above the first "
+                "invoke's peak",
             )
         )
     return InterpreterHeap(
@@ -279,6 +284,19 @@ def interpreter_heap(
     )
 
 
+def _building_room(model: Model, replayed: xnnpack_objects.DelegateObjects | None) -> int:
+    """While a runtime is built, blocks its operators' creation frees again (packing and
+    conversion scratch) are not replayed: the moment keeps the room of the per-object bound
+    (heap_xnnpack.objects_bound) over the replayed objects, which never fell under it."""
+    if replayed is None:
+        return 0
+    bound = XNNPACK_DELEGATE_BYTES + sum(
+        heap_xnnpack.objects_bound(subgraph, heap_xnnpack.partition(subgraph, model))
+        for subgraph in model.subgraphs
+    )
+    return max(bound - replayed.total, 0)
+
+
 def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
     """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
     workspace, exact where every delegated operator is modelled; its runtime and operator
@@ -287,10 +305,12 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
-    objects = XNNPACK_DELEGATE_BYTES
+    replayed = xnnpack_objects.delegate_objects(model)
+    objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
         split = heap_xnnpack.partition(subgraph, model)
-        objects += heap_xnnpack.objects_bound(subgraph, split)
+        if replayed is None:
+            objects += heap_xnnpack.objects_bound(subgraph, split)
         if split.unmodelled:
             # Operators the delegate may take, not modelled: counted as taken, with the old
             # bound's room for what their operators allocate.
@@ -366,10 +386,18 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
             "XNNPACK runtime and operator objects",
             objects,
             "setup",
-            False,
-            "the delegate, its runtimes' value and operator arrays, each operator's object "
-            "and parameters, the delegate kernels' nodes: an upper bound per runtime, "
-            "operator and value (the wheel's blocks, each with glibc's alignment slack)",
+            replayed is not None and replayed.exact,
+            (
+                "the delegate and its contexts, each delegate kernel's node, maps and "
+                "vectors, each XNNPACK runtime's operator data and values, each operator's "
+                "object, context and zero or indirection buffers: replayed block by block "
+                "from the delegate's and XNNPACK's sources (xnnpack_objects)"
+                if replayed is not None and replayed.exact
+                else "the delegate, its runtimes' value and operator arrays, each operator's "
+                "object and parameters, the delegate kernels' nodes: an upper bound per "
+                "runtime, operator and value (an operator kind or a node clean-up that is "
+                "not replayed)"
+            ),
         ),
     )
 
