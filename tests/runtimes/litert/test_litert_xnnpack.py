@@ -47,8 +47,8 @@ UNMODELLED = {
 }
 
 
-# Models where removing dead nodes cascades (XNNPACK's order of that clean-up is not replayed):
-# their workspace, weights and indirection are bounds that keep every node.
+# Models whose dead-node clean-up cascades (xnn_subgraph_clean_up: single-output producers go
+# recursively, multi-output nodes stay with their unread values cleared): replayed exactly.
 CASCADES = ("heldout_dag_1.tflite", "fresh_dag_3.tflite", "fresh_dag_4.tflite")
 
 
@@ -102,7 +102,7 @@ def test_packed_weights_and_indirection_are_the_wheels(name: str) -> None:
     """Every operator's packed weights and indirection buffer: the very requests the wheel
     made (xnn_get_pointer_to_write_weights, reshape_igemm / reshape_dwconv / the poolings')."""
     model, real = _measured(name)
-    if name in UNMODELLED or name in CASCADES:
+    if name in UNMODELLED:
         return
     subgraph = model.subgraphs[0]
     weights = [xnnpack_packing.packed_weights_request(subgraph, op) for op in _delegated(model)]
@@ -123,13 +123,7 @@ def test_workspace_and_arena_are_the_wheels(name: str) -> None:
     subgraph = model.subgraphs[0]
     delegated = heap_xnnpack.partition(subgraph, model).delegated
     workspace = xnnpack_workspace.workspace_request(subgraph, delegated, model)
-    if not xnnpack_workspace.workspace_is_exact(subgraph, delegated, model):
-        # Dead-node removal cascades: every node kept, a bound never under the wheel's.
-        assert name in CASCADES
-        assert workspace >= sum(real["workspace"])
-    else:
-        assert name not in CASCADES
-        assert ([workspace] if workspace else []) == real["workspace"]
+    assert ([workspace] if workspace else []) == real["workspace"]
     sizes = heap_xnnpack.view_arena_sizes(view)
     assert [arena_request(size) for size in sizes if size] == real["arena"]
 
@@ -143,9 +137,7 @@ def test_plan_records_places_largest_first_in_the_smallest_gap() -> None:
 
 
 # The XNNPACK heap's bounds: where they leave the figure above 1.2× the wheel's, and why.
-LOOSE = {
-    "heldout_dag_1.tflite": "dead-node clean-up cascades: every node kept",
-}
+LOOSE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", MEASURED)
@@ -180,10 +172,6 @@ WITHIN = 1.0101
 def _after_setup_ratio(model: Model, figure: int, measured: int) -> float | None:
     if heap_xnnpack.delegated_view(model) is None:
         return None
-    subgraph = model.subgraphs[0]
-    delegated = heap_xnnpack.partition(subgraph, model).delegated
-    if not xnnpack_workspace.workspace_is_exact(subgraph, delegated, model):
-        return None  # the dead-node clean-up cascades: bounds
     return figure / measured
 
 
@@ -226,7 +214,7 @@ def test_fresh_models_heap(name: str) -> None:
         ("peak", heap.peak),
     ):
         assert figures[measured] <= figure, measured
-        if heap_xnnpack.delegated_view(model) is not None and name not in CASCADES:
+        if heap_xnnpack.delegated_view(model) is not None:
             assert figure <= 1.2 * figures[measured], (measured, figure / figures[measured])
 
 

@@ -351,8 +351,6 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
         workspace = max(
             workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
         )
-        if not xnnpack_workspace.workspace_is_exact(subgraph, split.delegated, model):
-            modelled = packed_exact = indirection_exact = False
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
     return (
