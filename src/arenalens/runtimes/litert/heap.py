@@ -413,8 +413,8 @@ def _request_or_bound(
 
 
 def _bounded_weights(subgraph: Subgraph, operator: Operator) -> int:
-    """An operator whose packing is not modelled (hybrid weights, a multipass depthwise
-    kernel): every channel padded to the widest tile, with a bias and a scale per channel."""
+    """An operator whose packing is not modelled (a hybrid convolution's weights): every
+    channel padded to the widest tile, with a bias and a scale per channel."""
     weights = subgraph.tensors[operator.inputs[1]]
     return glibc.aligned_usable(64, _padded_weights(weights) + 64)
 
