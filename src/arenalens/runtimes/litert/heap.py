@@ -325,6 +325,11 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
                 # A pooling window's indirection buffer (malloc'd, as glibc hands it out).
                 indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
                 continue
+            if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
+                packed += xnnpack_packing.aligned_block(
+                    xnnpack_packing.packed_weights_request(subgraph, operator) or 0
+                )
+                continue
             if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
                 continue
             if operator.index not in taken and not (

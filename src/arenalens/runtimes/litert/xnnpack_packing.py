@@ -177,6 +177,8 @@ def packed_weights_request(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int | None:
     """Bytes XNNPACK asks for to pack one operator's weights (None: not modelled)."""
+    if operator.opcode == "BATCH_MATMUL":
+        return batch_matmul_packed_request(subgraph, operator, tiles)
     convolution = _convolution(subgraph, operator, tiles)
     if convolution is None:
         return None
@@ -205,6 +207,56 @@ def packed_weights_request(
     depth = round_up(convolution.group_input_channels, gemm.kr)
     per_channel = 4 + convolution.taps * depth * element + scale
     return round_up(groups * round_up(convolution.group_output_channels, gemm.nr) * per_channel, 64)
+
+
+def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, int] | None:
+    """A float BATCH_MATMUL's B as (batches, K, N), or None."""
+    if operator.opcode != "BATCH_MATMUL" or len(operator.inputs) < 2 or operator.inputs[1] < 0:
+        return None
+    b = subgraph.tensors[operator.inputs[1]]
+    if b.dtype.name != "FLOAT32" or len(b.shape) < 2:
+        return None
+    batches = 1
+    for dim in b.shape[:-2]:
+        batches *= dim
+    rows, columns = b.shape[-2], b.shape[-1]
+    adjoint = bool(operator.options.get("adj_y", False))
+    return (batches, columns, rows) if adjoint else (batches, rows, columns)
+
+
+def batch_matmul_b_bytes(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """batch-matrix-multiply-nc.c: B packed per batch as round_up(N, nr) columns of
+    round_up(K, kr) floats and a (zero) bias each (the f32 GEMM's tile; no narrower nr2)."""
+    shape = _batch_matmul_b(subgraph, operator)
+    if shape is None:
+        return 0
+    batches, depth, columns = shape
+    gemm = tiles.f32_gemm
+    return batches * round_up(columns, gemm.nr) * (round_up(depth, gemm.kr) * 4 + 4)
+
+
+def batch_matmul_packed_request(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """A constant B is packed once, at creation (one 64-aligned block); 0 for a B computed at
+    run time, which is packed into the runtime's workspace instead."""
+    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    if b < 0 or not subgraph.tensors[b].has_data:
+        return 0
+    return round_up(batch_matmul_b_bytes(subgraph, operator, tiles), XNN_ALLOCATION_ALIGNMENT)
+
+
+def batch_matmul_workspace(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """The operator workspace of a BATCH_MATMUL whose B is computed at run time (packed at each
+    run: xnn_reshape_batch_matrix_multiply's workspace_size)."""
+    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    if b < 0 or subgraph.tensors[b].has_data:
+        return 0
+    return batch_matmul_b_bytes(subgraph, operator, tiles)
 
 
 def indirection_request(
