@@ -34,7 +34,6 @@ UNMODELLED = {
     "heldout_case_conv_hybrid_per_tensor.tflite": "hybrid CONV_2D (dynamic int8 activations)",
     "heldout_case_depthwise_hybrid.tflite": "hybrid DEPTHWISE_CONV_2D",
     "heldout_case_fully_connected_hybrid.tflite": "hybrid FULLY_CONNECTED",
-    "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes given at run time",
     "heldout_case_transpose_conv_float.tflite": "TRANSPOSE_CONV",
     "heldout_case_transpose_conv_int8.tflite": "TRANSPOSE_CONV",
     "mlperf_tiny__kws_ref_model_float32.tflite": "hybrid CONV_2D (dynamic int8 activations)",

@@ -173,7 +173,10 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return False
     for position in _STATIC_INPUTS.get(operator.opcode, ()):
         if constant_input(subgraph, operator.inputs, position) is None:
-            return None  # a dynamic axis, shape or padding: not modelled
+            # CheckTensorStaticAllocation: axes, paddings, permutation, begin / size and the
+            # split axis must be read-only constants; a computed one leaves the operator to the
+            # builtin kernel.
+            return False
     if operator.opcode in WEIGHTED:
         weights = constant_input(subgraph, operator.inputs, 1)
         if weights is None or weights.dtype.name != kind:
