@@ -107,6 +107,8 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "pooling": ((), (COMPUTE_BYTES, CONVOLUTION_OPERATOR_BYTES)),
     "reduce": ((REDUCE_CONTEXT_BYTES,), (COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
     "slice": ((), (COMPUTE_BYTES,)),
+    # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
+    "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
 }
 _KIND_OF = {
     "MAX_POOL_2D": "pooling",

@@ -35,6 +35,7 @@ from arenalens.runtimes.litert.heap_xnnpack import (
 from arenalens.runtimes.litert.xnnpack_packing import (
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
+    batch_matmul_workspace,
     round_up,
 )
 
@@ -265,6 +266,15 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         for tensor in sorted(raw)
         if tensor not in reused and raw[tensor]
     ]
+    # Operators' own workspaces (xnn_add_operator_workspace_allocation_tracker), live at their
+    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time.
+    for position, node in enumerate(nodes):
+        if node.kind == "BATCH_MATMUL":
+            operator = subgraph.operators[node.operator]
+            size = batch_matmul_workspace(subgraph, operator)
+            if size:
+                rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
+                records.append((rounded, position, position))
     return plan_records(records)
 
 
