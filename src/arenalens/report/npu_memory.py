@@ -5,12 +5,14 @@ not fit (the verdict's words)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.ir import Model
 from arenalens.units import format_bytes_exact
 from arenalens.vela import is_vela_compiled
-from arenalens.vela.placement import NpuFit
+
+if TYPE_CHECKING:
+    from arenalens.vela.placement import NpuFit
 
 
 def npu_memory_json(model: Model, required_bytes: int | None) -> dict[str, Any] | None:

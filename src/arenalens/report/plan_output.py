@@ -17,10 +17,10 @@ from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
 from arenalens.runtimes.sections import sections_json
-from arenalens.runtimes.verification import VerifyResult
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
     from arenalens.pipeline import Analysis, ArenaResult
+    from arenalens.runtimes.verification import VerifyResult
 
 PLAN_SCHEMA_VERSION = 1
 _TENSOR_KINDS = (BufferKind.TENSOR, BufferKind.VARIABLE)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.overlap_pairs import OverlapPair
 from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import ALL_PATHS, KernelPath
 from arenalens.ir import Model, OfflinePlan, Tensor
@@ -28,6 +27,7 @@ from arenalens.runtimes.tflm.budget import budget
 
 if TYPE_CHECKING:  # what the door hands out; each module loads when its question is asked
     from arenalens.analysis.inplace import InPlace, NotInPlace
+    from arenalens.analysis.overlap_pairs import OverlapPair
     from arenalens.runtimes.tflm.kernels.base import KernelRule
     from arenalens.runtimes.tflm.operator_tail import OperatorPersistent
     from arenalens.runtimes.tflm.plan_validity import PlanValidity, SharedBytes
