@@ -156,9 +156,11 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 
 
 # Generated models measured after the rules were written, with their heap figures: the
-# held-out families' new seeds (fresh_*) and one-rule cases (xcase_*, tests/
-# litert_xnnpack_cases.py: depthwise windows over 25 taps, run as grouped IGEMMs).
-FRESH = sorted(name for name in MEASURED if name.startswith(("fresh_", "xcase_")))
+# held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
+# one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
+# as grouped IGEMMs).
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_")
+FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement
 # (up to 32 B per 64-aligned block, an allowance per other block) and blocks of 128 KiB or more
@@ -178,7 +180,7 @@ def test_xnnpack_after_setup_is_within_one_percent(name: str) -> None:
     figure is within 1% of the wheel's on every model whose partition is modelled, cached
     (tests/data/litert_heap.json) or held out (`fresh_*`, measured after the rules)."""
     model, real = _measured(name)
-    if name.startswith(("fresh_", "xcase_")):
+    if name.startswith(HELD_OUT_PREFIXES):
         measured = real["heap"]["after_allocate"]
     elif name in HEAP_CACHE["models"] and "error" not in HEAP_CACHE["models"][name]["xnnpack"]:
         measured = HEAP_CACHE["models"][name]["xnnpack"]["after_allocate"]
