@@ -49,6 +49,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     persistent_ro_blocks,
 )
 from arenalens.runtimes.litert.heap_invoke import caller_bytes, first_invoke
+from arenalens.runtimes.litert.isa import HOST, IsaProfile
 from arenalens.runtimes.litert.rules import litert_plans
 
 DELEGATES = ("xnnpack", "none")
@@ -103,6 +104,7 @@ class InterpreterHeap:
     machine: str
     notes: tuple[str, ...] = ()
     threads: int = 1  # Interpreter(num_threads=...)
+    isa: IsaProfile = HOST
 
     def _sum(self, *phases: str) -> int:
         return sum(part.nbytes for part in self.parts if part.phase in phases)
@@ -125,11 +127,13 @@ class InterpreterHeap:
     @property
     def exact(self) -> bool:
         """Every part but the allowances is the real interpreter's, byte for byte."""
-        return all(part.exact for part in self.parts if not part.allowance)
+        return self.isa.is_host and all(part.exact for part in self.parts if not part.allowance)
 
     @property
     def estimate(self) -> str | None:
         """How far the figures may be from the real interpreter's, and which way."""
+        if not self.isa.is_host:
+            return isa_estimate(self.isa)
         allowances = ", ".join(part.name for part in self.parts if part.allowance)
         if self.exact:
             return (
@@ -145,16 +149,32 @@ class InterpreterHeap:
         )
 
 
+def isa_estimate(isa: IsaProfile) -> str:
+    """What a figure for another ISA than the measuring machine's is, and how it was checked."""
+    checked = (
+        f"never under {isa.measured} (tests/data/litert_heap_isa.json)"
+        if isa.measured
+        else "not measured (there is no wheel for it): counted at the largest of its and "
+        "arm64's configurations, with 64-bit pointers"
+    )
+    return (
+        f"errs high on {isa.name}: XNNPACK's packing counted at the largest tile its cores "
+        f"may select, ruy's {isa.family} layouts and {isa.family}'s operator objects; {checked}"
+    )
+
+
 def interpreter_heap(
     model: Model,
     arena_sizes: Sequence[int],
     *,
     delegate: str = DEFAULT_DELEGATE,
     threads: int = 1,
+    isa: IsaProfile = HOST,
 ) -> InterpreterHeap:
     """Model + each arena's high-water mark (arena and persistent arena per subgraph, in
     `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none) with
-    `threads` threads (Interpreter(num_threads=...); 1, the Python wrapper's default)."""
+    `threads` threads (Interpreter(num_threads=...); 1, the Python wrapper's default), on
+    `isa` (the measuring machine's by default: isa.py)."""
     if delegate not in DELEGATES:
         raise ValueError(f"delegate must be one of {', '.join(DELEGATES)}, not {delegate!r}")
     if threads < 1:
@@ -178,7 +198,7 @@ def interpreter_heap(
     parts = [
         HeapPart(
             "interpreter structures",
-            sum(block.block.usable for block in created),
+            sum(block.block.usable for block in created) + isa.structures_extra_bytes,
             "setup",
             all(block.block.exact for block in created),
             "Interpreter(...): the op resolver and Python wrapper (the same for every model), "
@@ -214,11 +234,12 @@ def interpreter_heap(
             allowance=True,
         ),
     ]
+    machine = MEASURED_ON if isa.is_host else f"ai-edge-litert 2.3.0, Linux {isa.name} (estimated)"
     if delegate == "none":
-        parts.extend(first_invoke_parts(model))
+        parts.extend(first_invoke_parts(model, isa=isa))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
-        return InterpreterHeap("none", tuple(parts), MEASURED_ON, threads=threads)
-    xnnpack = xnnpack_parts(model, arenas)
+        return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
+    xnnpack = xnnpack_parts(model, arenas, isa)
     parts.extend(xnnpack)
     parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
     if view is None:
@@ -245,7 +266,7 @@ def interpreter_heap(
     else:
         # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
         # kernels' of the operators the delegate left, replayed on the delegated plan.
-        parts.extend(first_invoke_parts(view, delegated=True))
+        parts.extend(first_invoke_parts(view, delegated=True, isa=isa))
         late = sum(
             part.nbytes
             for part in parts
@@ -270,19 +291,21 @@ def interpreter_heap(
     return InterpreterHeap(
         "xnnpack",
         tuple(parts),
-        MEASURED_ON,
+        machine,
         notes=(
             "XNNPACK takes the operators it supports; the arena keeps only the tensors "
             "crossing between it and the builtin kernels",
         ),
         threads=threads,
+        isa=isa,
     )
 
 
-def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
+def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[HeapPart, ...]:
     """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
     workspace, exact where every delegated operator is modelled; its runtime and operator
-    objects, an upper bound."""
+    objects, an upper bound. On `isa`, packing is counted for each configuration its CPUs
+    may select and the largest taken per operator."""
     modelled = len(model.subgraphs) == 1
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
@@ -312,12 +335,16 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
             ):
                 continue
             # Packing follows the operator whether or not the partition around it is modelled.
-            request = xnnpack_packing.packed_weights_request(subgraph, operator)
+            request = _largest_request(
+                xnnpack_packing.packed_weights_request, subgraph, operator, isa
+            )
             weights, weights_exact = _request_or_bound(
                 request, _bounded_weights, subgraph, operator
             )
             weights_exact = weights_exact and operator.index in taken
-            request = xnnpack_packing.indirection_request(subgraph, operator)
+            if operator.index in taken:
+                objects += isa.gemm_operator_extra_bytes
+            request = _largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             buffer, buffer_exact = _request_or_bound(
                 request if operator.index in taken else None,
                 _bounded_indirection,
@@ -342,8 +369,7 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
             "setup",
             packed_exact,
             "weights and biases repacked per output-channel tile of the selected "
-            f"microkernel ({xnnpack_packing.HOST_TILES.name}; the model's own copy stays in the "
-            "file)",
+            f"microkernel ({_tiles_name(isa)}; the model's own copy stays in the file)",
         ),
         HeapPart(
             "XNNPACK indirection buffers",
@@ -372,6 +398,24 @@ def xnnpack_parts(model: Model, arenas: int) -> tuple[HeapPart, ...]:
             "operator and value (the wheel's blocks, each with glibc's alignment slack)",
         ),
     )
+
+
+def _largest_request(
+    request: Callable[[Subgraph, Operator, xnnpack_packing.XnnpackTiles], int | None],
+    subgraph: Subgraph,
+    operator: Operator,
+    isa: IsaProfile,
+) -> int | None:
+    """The largest of `request` over the ISA's XNNPACK configurations (None if any is not
+    modelled)."""
+    sizes = [request(subgraph, operator, tiles) for tiles in isa.xnnpack]
+    return None if any(size is None for size in sizes) else max(size or 0 for size in sizes)
+
+
+def _tiles_name(isa: IsaProfile) -> str:
+    if len(isa.xnnpack) == 1:
+        return isa.xnnpack[0].name
+    return f"{isa.name}: the largest of {len(isa.xnnpack)} configurations its cores select"
 
 
 def _request_or_bound(
@@ -412,11 +456,20 @@ class PhasedBlock:
     block: Block
 
 
-def first_invoke_parts(model: Model, *, delegated: bool = False) -> tuple[HeapPart, ...]:
+def first_invoke_parts(
+    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST
+) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke, replayed (heap_invoke), and the caller's blocks
-    (`delegated`: on the plan the XNNPACK delegate left)."""
+    (`delegated`: on the plan the XNNPACK delegate left), with the ISA's ruy layout (the
+    largest replay where it has several)."""
     prepared = litert_plans(model)[0].prepared
-    invoke = first_invoke(model, prepared, delegated=delegated)
+    invoke = max(
+        (
+            first_invoke(model, prepared, delegated=delegated, ruy_layout=layout)
+            for layout in isa.ruy
+        ),
+        key=lambda replay: (replay.peak, replay.kept),
+    )
     estimate = (
         f"; {', '.join(sorted(set(invoke.estimated)))} not replayed: an upper bound"
         if invoke.estimated
@@ -621,6 +674,7 @@ def heap_document(heap: InterpreterHeap) -> dict[str, object]:
     return {
         "delegate": heap.delegate,
         "threads": heap.threads,
+        "isa": heap.isa.name,
         "after_setup_bytes": heap.after_setup,
         "after_first_invoke_bytes": heap.after_first_invoke,
         "peak_bytes": heap.peak,
@@ -657,7 +711,7 @@ def xnnpack_unsized(model: Model) -> tuple[str, ...]:
 
 
 def heap_documents(
-    model: Model, arena_sizes: Sequence[int], *, threads: int = 1
+    model: Model, arena_sizes: Sequence[int], *, threads: int = 1, isa: IsaProfile = HOST
 ) -> list[dict[str, object]]:
     """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON; a model with
     operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why (and
@@ -678,7 +732,7 @@ def heap_documents(
                 "which is not modelled; give --threads 1 for that figure"
             )
             continue
-        heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads)
+        heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads, isa=isa)
         document = heap_document(heap)
         if delegate == "none" and unsized:
             notes = document["notes"]
