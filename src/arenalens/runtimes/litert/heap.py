@@ -49,7 +49,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     persistent_ro_blocks,
 )
 from arenalens.runtimes.litert.heap_invoke import caller_bytes, first_invoke
-from arenalens.runtimes.litert.isa import HOST, IsaProfile
+from arenalens.runtimes.litert.isa import HOST, IsaProfile, largest_request
 from arenalens.runtimes.litert.rules import litert_plans
 
 DELEGATES = ("xnnpack", "none")
@@ -133,7 +133,7 @@ class InterpreterHeap:
     def estimate(self) -> str | None:
         """How far the figures may be from the real interpreter's, and which way."""
         if not self.isa.is_host:
-            return isa_estimate(self.isa)
+            return self.isa.estimate
         allowances = ", ".join(part.name for part in self.parts if part.allowance)
         if self.exact:
             return (
@@ -147,20 +147,6 @@ class InterpreterHeap:
             f"estimate that errs high: {estimated} (measured never under on the wheel's "
             "machine; other ISAs pack to other tiles)"
         )
-
-
-def isa_estimate(isa: IsaProfile) -> str:
-    """What a figure for another ISA than the measuring machine's is, and how it was checked."""
-    checked = (
-        f"never under {isa.measured} (tests/data/litert_heap_isa.json)"
-        if isa.measured
-        else "not measured (there is no wheel for it): counted at the largest of its and "
-        "arm64's configurations, with 64-bit pointers"
-    )
-    return (
-        f"errs high on {isa.name}: XNNPACK's packing counted at the largest tile its cores "
-        f"may select, ruy's {isa.family} layouts and {isa.family}'s operator objects; {checked}"
-    )
 
 
 def interpreter_heap(
@@ -335,7 +321,7 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             ):
                 continue
             # Packing follows the operator whether or not the partition around it is modelled.
-            request = _largest_request(
+            request = largest_request(
                 xnnpack_packing.packed_weights_request, subgraph, operator, isa
             )
             weights, weights_exact = _request_or_bound(
@@ -344,7 +330,7 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             weights_exact = weights_exact and operator.index in taken
             if operator.index in taken:
                 objects += isa.gemm_operator_extra_bytes
-            request = _largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
+            request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             buffer, buffer_exact = _request_or_bound(
                 request if operator.index in taken else None,
                 _bounded_indirection,
@@ -369,7 +355,7 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             "setup",
             packed_exact,
             "weights and biases repacked per output-channel tile of the selected "
-            f"microkernel ({_tiles_name(isa)}; the model's own copy stays in the file)",
+            f"microkernel ({isa.tiles_name}; the model's own copy stays in the file)",
         ),
         HeapPart(
             "XNNPACK indirection buffers",
@@ -398,24 +384,6 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             "operator and value (the wheel's blocks, each with glibc's alignment slack)",
         ),
     )
-
-
-def _largest_request(
-    request: Callable[[Subgraph, Operator, xnnpack_packing.XnnpackTiles], int | None],
-    subgraph: Subgraph,
-    operator: Operator,
-    isa: IsaProfile,
-) -> int | None:
-    """The largest of `request` over the ISA's XNNPACK configurations (None if any is not
-    modelled)."""
-    sizes = [request(subgraph, operator, tiles) for tiles in isa.xnnpack]
-    return None if any(size is None for size in sizes) else max(size or 0 for size in sizes)
-
-
-def _tiles_name(isa: IsaProfile) -> str:
-    if len(isa.xnnpack) == 1:
-        return isa.xnnpack[0].name
-    return f"{isa.name}: the largest of {len(isa.xnnpack)} configurations its cores select"
 
 
 def _request_or_bound(

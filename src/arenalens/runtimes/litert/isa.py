@@ -29,8 +29,10 @@ armv7's with 64-bit pointers and structures, which are wider than armv7's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from arenalens.ir import Operator, Subgraph
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     DepthwiseTile,
@@ -69,6 +71,39 @@ class IsaProfile:
     @property
     def is_host(self) -> bool:
         return self is HOST
+
+    @property
+    def tiles_name(self) -> str:
+        if len(self.xnnpack) == 1:
+            return self.xnnpack[0].name
+        return f"{self.name}: the largest of {len(self.xnnpack)} configurations its cores select"
+
+    @property
+    def estimate(self) -> str:
+        """What a figure for this ISA is (not the measuring machine's), and how it was checked."""
+        checked = (
+            f"never under {self.measured} (tests/data/litert_heap_isa.json)"
+            if self.measured
+            else "not measured (there is no wheel for it): counted at the largest of its and "
+            "arm64's configurations, with 64-bit pointers"
+        )
+        return (
+            f"errs high on {self.name}: XNNPACK's packing counted at the largest tile its cores "
+            f"may select, ruy's {self.family} layouts and {self.family}'s operator objects; "
+            + checked
+        )
+
+
+def largest_request(
+    request: Callable[[Subgraph, Operator, XnnpackTiles], int | None],
+    subgraph: Subgraph,
+    operator: Operator,
+    isa: IsaProfile,
+) -> int | None:
+    """The largest of `request` over the ISA's XNNPACK configurations (None if any is not
+    modelled)."""
+    sizes = [request(subgraph, operator, tiles) for tiles in isa.xnnpack]
+    return None if any(size is None for size in sizes) else max(size or 0 for size in sizes)
 
 
 _F32_DW_SSE = DepthwiseTile(8, (3, 4, 9, 25))
