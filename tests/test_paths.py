@@ -467,18 +467,49 @@ def test_max_input_on_a_pytorch_export_with_a_dotted_input_name(
 PERSON_DETECT = SHARED_MODELS / "tflite_micro__person_detect.tflite"
 
 
+@pytest.mark.runtime
 @pytest.mark.skipif(not PERSON_DETECT.is_file(), reason=SHARED_REASON)
-def test_max_input_says_when_no_other_size_can_be_sized(
-    capsys: pytest.CaptureFixture[str],
+def test_max_input_sizes_person_detect_and_the_real_tflm_agrees(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """LiteRT (which propagates shapes) refuses person_detect's per-axis quantization, TFLM runs
-    it: the check answers at its own size, and the search says it could try nothing, without a
-    word about the network refusing sizes."""
-    pytest.importorskip("ai_edge_litert")
+    """TFLM's own person_detect declares quantized_dimension 3 on its rank-1 biases: LiteRT's
+    loader refuses that, TFLM never reads it. The shapes are propagated from a copy with the axis
+    the scales describe, so --max-input sizes the model; the real TFLM sets the resized model up
+    at the figure, and not a byte below."""
+    _needs_runtime()
+    from arenalens.runtimes.litert.shapes import resize_model_inputs
+    from arenalens.tflite.rewriter import shape_changes
+
     argv = ("check", str(PERSON_DETECT), "--target", "nucleo-f401re", "--max-input")
+    code, document = run_json(capsys, *argv)
+    assert (code, document["verdict"], document["max_input_unavailable"]) == (0, "FITS", None)
+    accepted = document["accepted_input_shapes"]
+    assert (accepted["smallest"], accepted["largest"]) == ([1, 65, 65, 1], [1, 128, 128, 1])
+    assert document["max_input_required_bytes"] <= document["available_bytes"]
+    resized = resize_model_inputs(load_model(PERSON_DETECT.read_bytes()), {"input": (1, 65, 65, 1)})
+    path = _write(
+        tmp_path,
+        "person_65.tflite",
+        rewrite_model(resized.data, tensor_shapes=shape_changes(resized)),
+    )
+    code, plan = run_json(capsys, "plan", path)
+    assert code == 0 and sets_up(path, plan["required_bytes"])
+    assert not sets_up(path, plan["required_bytes"] - 1)
+
+
+def test_max_input_says_when_no_other_size_can_be_sized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bias whose quantized_dimension is negative: LiteRT (which propagates shapes) refuses to
+    load the model, TFLM runs it. The check answers at its own size, and the search says it could
+    try nothing, without a word about the network refusing sizes."""
+    pytest.importorskip("ai_edge_litert")
+    model = _write(tmp_path, "negative_axis.tflite", path_models.conv_with_bias_axis(-1))
+    argv = ("check", model, "--target", "nucleo-f401re", "--max-input")
     code, document = run_json(capsys, *argv)
     assert (code, document["verdict"]) == (0, "FITS")
     assert "LiteRT cannot load the model" in document["max_input_unavailable"]
+    assert "Was -1. Tensor 2 has" in document["max_input_unavailable"]
     assert document["max_input_shape"] is None and document["input_sizes"] == []
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "largest input that fits: unknown" in out

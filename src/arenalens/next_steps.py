@@ -530,12 +530,20 @@ class Steps:
             return []
         assert fit.target is not None and fit.target.firmware is not None
         firmware = fit.target.firmware
+        # The shortfall comes off the reserve byte for byte only where all of it shares the
+        # arena's block (on a board whose firmware keeps it in another bank, it does not).
+        most = fit.reserve_bytes + fit.headroom_bytes
+        at_most = (
+            f"at most {format_bytes_exact(most)}, "
+            if fit.reserve_taken_bytes == fit.reserve_bytes
+            else ""
+        )
         return [
             Step(
-                f"It fits only if the firmware keeps less than the "
-                f"{format_bytes_exact(fit.reserve_bytes)} {fit.target.name}'s usual firmware "
-                f"({firmware.title}: {firmware.parts_text()}) is assumed to keep: give what "
-                "yours keeps (its map file) with --reserve:",
+                f"It fits only if the firmware keeps {at_most}less "
+                f"than the {format_bytes_exact(fit.reserve_bytes)} {fit.target.name}'s usual "
+                f"firmware ({firmware.title}: {firmware.parts_text()}) is assumed to keep: "
+                "measure what yours keeps (its map file) and give it with --reserve:",
                 self.reserve_command(),
             )
         ]

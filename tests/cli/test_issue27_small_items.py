@@ -212,3 +212,16 @@ def test_a_library_named_keeps_the_plan_right_on_every_library_when_it_is_as_sma
     disjoint = [c.required_bytes for c in optimization.candidates if not c.shared]
     assert shared and min(shared) == min(disjoint) == optimization.new_required_bytes
     assert optimization.valid_for == ()  # right on every build
+
+
+def test_the_reserve_step_names_the_most_the_firmware_may_keep() -> None:
+    """Short only by the board's assumed firmware: the step says the most the firmware may keep
+    (available + reserve − required), and that figure, given with --reserve, fits to the byte."""
+    board = "efr32bg22"  # 16 KiB assumed for a Bluetooth firmware; kws_ds_cnn is 6,440 B short
+    short = arenalens.check(MODEL, target=board)
+    assert short.fit is not None and short.fit.headroom_bytes < 0
+    most = short.fit.reserve_bytes + short.fit.headroom_bytes
+    assert any(f"keeps at most {most:,} B" in step for step in short.next_steps), short.next_steps
+    for reserve, headroom in ((most, 0), (most + 1, -1)):
+        fit = arenalens.check(MODEL, target=board, reserve=reserve).fit
+        assert fit is not None and fit.headroom_bytes == headroom

@@ -191,3 +191,41 @@ def test_no_shapes_returns_the_model() -> None:
     model = example()
     assert resize_model_inputs(model, {}) is model
     assert np.prod(NEW_SHAPE) > 0
+
+
+@needs_litert
+def test_a_bias_axis_litert_refuses_still_propagates_shapes() -> None:
+    """A model TFLM runs but LiteRT will not load, for a rank-1 bias's out-of-range
+    quantized_dimension alone, still gets its shapes propagated (from a copy with the axis its
+    scales describe); the model itself and its bytes stay as they were."""
+    from arenalens.tflite.reader import parse_model
+    from tests.fixtures.path_models import conv_with_bias_axis
+
+    data = conv_with_bias_axis(3)
+    with pytest.raises(ValueError, match="quantized_dimension must be in range"):
+        litert(data, None)
+    model = parse_model(data, "conv.tflite")
+    resized = resize_model_inputs(model, {"x": (1, 10, 10, 4)})
+    assert resized.subgraphs[0].tensors[3].shape == (1, 8, 8, 8)
+    bias = 2
+    assert resized.subgraphs[0].tensors[bias].quantization == (
+        model.subgraphs[0].tensors[bias].quantization
+    )
+    assert bytes(model.data) == data
+
+
+def test_only_an_out_of_range_axis_is_rewritten() -> None:
+    from arenalens.ir import Quantization
+    from arenalens.runtimes.litert.shapes import _described_axis
+
+    def axis_for(shape: tuple[int, ...], channels: int, axis: int) -> int | None:
+        return _described_axis(shape, Quantization(0.1, 0, channels, axis))
+
+    assert axis_for((8,), 8, 3) == 0  # per-channel bias: its one axis
+    assert axis_for((8,), 1, 3) == 0  # one scale: any axis LiteRT accepts
+    assert axis_for((8, 3, 3, 8), 8, 3) is None  # in range: left alone
+    assert axis_for((8, 8), 8, 2) is None  # two axes fit the scales: LiteRT's refusal stands
+    assert axis_for((8,), 4, 3) is None  # no axis fits: likewise
+    assert axis_for((8,), 8, -1) is None
+    assert axis_for((), 8, 3) is None  # a scalar: LiteRT does not check
+    assert _described_axis((8,), None) is None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import faulthandler
 import re
 import signal
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -213,7 +214,7 @@ def _interpreter(model: Model) -> Any:
         ) from None
     try:
         return Interpreter(
-            model_content=bytes(model.data),
+            model_content=_loadable_bytes(model),
             experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
         )
     except (RuntimeError, ValueError) as error:
@@ -224,10 +225,60 @@ def _interpreter(model: Model) -> Any:
         ) from None
 
 
+def _loadable_bytes(model: Model) -> bytes:
+    """The model's bytes with each out-of-range `quantized_dimension` set to the axis its scales
+    describe, so LiteRT's loader accepts it for propagating shapes.
+
+    LiteRT's InterpreterBuilder refuses a tensor whose quantized_dimension is not below its rank;
+    TFLM never reads the field of a bias, and TOCO wrote 3 on rank-1 per-channel biases (TFLM's own
+    person_detect), so TFLM runs models LiteRT will not load. Shapes do not depend on the field:
+    the copy differs only in that inline int32 (same length, same weights and scales). A tensor
+    whose scales match no single axis is left as it is, and LiteRT's refusal stands.
+    """
+    fixes = [
+        (subgraph.index, tensor.index, axis)
+        for subgraph in model.subgraphs
+        for tensor in subgraph.tensors
+        if (axis := _described_axis(tensor.shape, tensor.quantization)) is not None
+    ]
+    if not fixes:
+        return bytes(model.data)
+    from tflite.Model import Model as ModelTable  # noqa: PLC0415 - only for such models
+
+    data = bytearray(model.data)
+    root = ModelTable.GetRootAs(bytes(data), 0)
+    for subgraph_index, tensor_index, axis in fixes:
+        parameters = root.Subgraphs(subgraph_index).Tensors(tensor_index).Quantization()
+        table = parameters._tab  # the generated accessors' table: position and field offsets
+        struct.pack_into("<i", data, table.Pos + table.Offset(_QUANTIZED_DIMENSION_FIELD), axis)
+    return bytes(data)
+
+
+# The vtable offset of QuantizationParameters.quantized_dimension (field 6: 4 + 2 * 6).
+_QUANTIZED_DIMENSION_FIELD = 16
+
+
+def _described_axis(shape: tuple[int, ...], quantization: Any) -> int | None:
+    """The in-range axis to write for a quantization LiteRT would refuse for its axis alone, or
+    None (in range already, no quantization, a scalar, or scales that fit no single axis)."""
+    if quantization is None or not shape or 0 <= quantization.axis < len(shape):
+        return None
+    if quantization.axis < 0:
+        return None  # stored negative: not a TOCO quirk, LiteRT's refusal stands
+    if quantization.channel_count == 1:
+        return 0  # one scale: the axis is never read
+    matching = [axis for axis, size in enumerate(shape) if size == quantization.channel_count]
+    return matching[0] if len(matching) == 1 else None
+
+
 def _first_message(text: str) -> str:
     """LiteRT's loader repeats its message once per tensor, without a separator: the first."""
     again = text.find(text[:24], 1) if len(text) > 48 else -1
-    return (text[:again] if again > 0 else text).rstrip(".")
+    first = (text[:again] if again > 0 else text).rstrip(".")
+    return _JOINED_SENTENCE.sub(". ", first)  # "... Was 3.Tensor 33 has ...": two reports
+
+
+_JOINED_SENTENCE = re.compile(r"\.(?=[A-Z])")
 
 
 def _read_shapes(model: Model, subgraph: Subgraph, sizes: Sizes) -> Subgraph:
