@@ -460,10 +460,8 @@ class Steps:
         default = fit.target.reserve_bytes if fit.target is not None else 0
         if not fit.reserve_is_default and fit.reserve_bytes != default:
             options += f" --reserve {fit.reserve_bytes}"
-        if self.asked.threads != 1:
-            options += f" --threads {self.asked.threads}"
-        if self.asked.isa:
-            options += f" --isa {self.asked.isa}"
+        # --threads and --isa as asked (this step names its own --delegate).
+        options += self.delegate_option().removeprefix(f" --delegate {self.asked.delegate}")
         return [
             Step(
                 "XNNPACK repacks the weights into its own heap; the builtin kernels "

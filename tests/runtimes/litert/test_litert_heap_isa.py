@@ -112,3 +112,34 @@ def test_a_device_runs_as_its_core() -> None:
     assert profile("") is HOST and profile("x86-64") is HOST
     with pytest.raises(ValueError, match="choose one of"):
         profile("riscv64")
+
+
+def test_isa_is_an_option_of_the_litert_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check/plan --isa: the figure is that ISA's, says so, and every printed check command
+    repeats --isa; under TFLM the option is a usage error."""
+    from arenalens.cli import main
+    from arenalens.examples import write_example
+    from arenalens.litert_memory import litert_memory
+
+    model = str(write_example("vww_mobilenet_v1", tmp_path))
+    analysis = analyze(model, runtime="litert")
+    needed = litert_memory(analysis, "xnnpack", isa="armv7")
+    arm64 = litert_memory(analysis, "xnnpack", isa="arm64")
+    assert needed.required_bytes >= arm64.required_bytes
+    budget = str(needed.required_bytes - 1)
+    argv = ["check", model, "--runtime", "litert", "--budget", budget, "--isa", "armv7"]
+    assert main([*argv, "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["declare"]["required_bytes"] == needed.required_bytes
+    assert any("errs high on armv7" in reason for reason in document["declare"]["reasons"])
+    assert main([*argv, "--no-color"]) == 1
+    commands = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    checks = [line for line in commands if line.startswith("arenalens check")]
+    assert checks and all("--isa armv7" in line for line in checks)
+    assert main(["plan", model, "--runtime", "litert", "--isa", "arm64", "--json"]) == 0
+    heaps = json.loads(capsys.readouterr().out)["interpreter_heap"]
+    assert {heap["isa"] for heap in heaps} == {"arm64"} and not any(h["exact"] for h in heaps)
+    assert main(["plan", model, "--isa", "arm64"]) == 2
+    assert "--runtime litert" in capsys.readouterr().err
