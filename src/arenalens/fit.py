@@ -15,7 +15,6 @@ fits only when those pieces have a place too (`FitCheck.npu`), as it is and afte
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -24,18 +23,19 @@ from typing import TYPE_CHECKING
 from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, StatusAnswers, declared_arena
 from arenalens.errors import UsageError
-from arenalens.ladder import Ladder
 from arenalens.pipeline import Analysis
 from arenalens.placement import Block, BoardPlacement, largest_block, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
+from arenalens.vela import is_vela_compiled
 from arenalens.vela.placement import Memories, NpuFit, board_memories
 
 if TYPE_CHECKING:
     from arenalens.builds.build import Build
     from arenalens.builds.kernel_paths import OverlapRules
     from arenalens.ir import Model
+    from arenalens.ladder import Ladder
     from arenalens.optimization import Optimization
 
 
@@ -411,7 +411,7 @@ def _npu_fit(
 ) -> NpuFit | None:
     """The SRAM pieces of a Vela-compiled model (TFLM) against the board or budget; None for a
     model without an NPU operator."""
-    if analysis.runtime != "tflm":
+    if analysis.runtime != "tflm" or not is_vela_compiled(analysis.model):
         return None
     from arenalens.vela.memory import npu_memory  # noqa: PLC0415 - reads the ethos-u operators
 
@@ -549,6 +549,8 @@ def written_check(check: FitCheck, data: bytes, build: Build | None) -> FitCheck
 def _written_analysis(data: bytes, build: Build | None, source: str) -> Analysis:
     """The written model analysed for the build (the last few kept: a check's text then its
     JSON, a report after a check)."""
+    import hashlib  # noqa: PLC0415 - OpenSSL's loader costs more than a small check
+
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.tflite.reader import parse_model  # noqa: PLC0415
 

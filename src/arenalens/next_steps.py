@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
 from arenalens.cannot_run import Refusal
-from arenalens.ladder import Remedy, Rung, rung_title, rungs_text
 from arenalens.target_build import target_build
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -28,6 +27,7 @@ if TYPE_CHECKING:  # what the answers the steps read are made of
     from arenalens.builds.build import Build
     from arenalens.declared import DeclaredArena
     from arenalens.fit import FitCheck
+    from arenalens.ladder import Rung
     from arenalens.max_input import InputSearch
     from arenalens.plan_validity import PlanConflict
     from arenalens.vela.memory import NpuMemory
@@ -391,6 +391,8 @@ class Steps:
         if fit.fits_after_optimize and ladder is not None and ladder.first_fit is not None:
             return [*steps, *self.remedy_steps(ladder.first_fit, short), *self.reserve_step()]
         if ladder is not None and len(ladder.rungs) > 1:
+            from arenalens.ladder import rung_title, rungs_text  # noqa: PLC0415 - with any ladder
+
             best = ladder.best
             still = format_bytes_exact(best.required_bytes - fit.available_bytes)
             tried = rungs_text(ladder)
@@ -447,10 +449,8 @@ class Steps:
         declared = self.verdict.declared
         if not declared.is_process_memory or self.asked.delegate == "none":
             return []
-        if not self.model:
-            return []
         fit = self.verdict.fit
-        if fit is None:
+        if not self.model or fit is None:
             return []
         options = (
             ""
@@ -774,16 +774,16 @@ class Steps:
         return [*steps, Step(fix, command)]
 
 
-_REMEDY_WORDS = {
-    Remedy.OFFLINE_PLAN: "an offline plan",
-    Remedy.REORDER: "another operator order and in-place operators",
-    Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
-    Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
-}
-
-
 def _remedy_words(rung: Rung) -> str:
-    return _REMEDY_WORDS.get(rung.remedy, rung.remedy.value)
+    from arenalens.ladder import Remedy  # noqa: PLC0415 - loaded with any rung
+
+    words = {
+        Remedy.OFFLINE_PLAN: "an offline plan",
+        Remedy.REORDER: "another operator order and in-place operators",
+        Remedy.OVERLAP: "outputs sliding over the inputs they consume (--overlap)",
+        Remedy.SPLIT: "large activations split into parts (--split) and overlaps",
+    }
+    return words.get(rung.remedy, rung.remedy.value)
 
 
 def _capital(text: str) -> str:

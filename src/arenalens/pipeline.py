@@ -18,11 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.overlap_pairs import OverlapPair, shared_pairs
 from arenalens.builds.build import HOST, Build, as_build
 from arenalens.builds.kernel_paths import OverlapRules, as_overlap_rules
 from arenalens.errors import UsageError
@@ -33,6 +32,9 @@ from arenalens.planning.registry import run_planner
 from arenalens.runtimes import MemoryBudget, Runtime, get_runtime
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.tflite.reader import load_model
+
+if TYPE_CHECKING:  # overlaps are planned when asked for
+    from arenalens.analysis.overlap_pairs import OverlapPair
 
 OVERLAP_PLANNER = "best"
 
@@ -236,6 +238,8 @@ def _plan_overlaps(
 ) -> OverlapResult:
     """The primary arena with its allowed overlaps → the best plan and what the runtime then
     needs."""
+    from arenalens.analysis.overlap_pairs import shared_pairs  # noqa: PLC0415
+
     arena = arenas[0]
     chosen = as_overlap_rules(None if isinstance(overlap, bool) else overlap, build)
     pairs = rules.overlaps(model, arena, paths=chosen.paths)

@@ -28,10 +28,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
+from typing import TYPE_CHECKING
 
-from arenalens.runtimes.arena_split import ArenaSplit
 from arenalens.targets import BANK_KINDS, EXTERNAL, MemoryBank, Target
 from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:
+    from arenalens.runtimes.arena_split import ArenaSplit
 
 ONE_ARENA = "one arena"
 TWO_BUFFERS = "two buffers"

@@ -19,10 +19,10 @@ from arenalens.builds.build import (
 )
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
-from arenalens.targets import Target
 
 if TYPE_CHECKING:
     from arenalens.builds.kernel_paths import OverlapRules
+    from arenalens.targets import Target
 
 # Why a preset implies the kernels it does (printed by --list-targets).
 KERNELS_WHY = (

@@ -39,9 +39,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from arenalens.builds.data import from_row
 from arenalens.builds.records import CORE_SPELLINGS
@@ -240,46 +241,95 @@ def catalogue_document() -> dict[str, Any]:
     return document
 
 
-def _load() -> tuple[tuple[Target, ...], tuple[Target, ...], tuple[Target, ...], Mapping[str, str]]:
+@cache
+def _catalogue() -> _Catalogue:
+    """targets.json, parsed once, its rows by name (nothing built yet)."""
     document = catalogue_document()
-    chips = tuple(_chip(row) for row in document["chips"])
-    by_name = {chip.name: chip for chip in chips}
-    boards = tuple(_board(row, by_name, document["board_layouts"]) for row in document["boards"])
-    devices = tuple(_linux_device(row) for row in document["linux_devices"])
+    kinds = ("chips", "boards", "linux_devices")
+    rows = {kind: {row["name"]: row for row in document[kind]} for kind in kinds}
+    kind_of = {name: kind for kind in kinds for name in rows[kind]}  # a later kind wins a name
     profiles = {
         name: Firmware(name, row["title"], MappingProxyType(dict(row["parts"])), row["source"])
         for name, row in document["firmware"].items()
     }
-    defaults = document["firmware_defaults"]
-
-    def firmware_of(target: Target) -> Firmware:
-        name = defaults.get(target.name) or defaults.get(target.chip) or defaults["*"]
-        return profiles[name]
-
-    chips = tuple(replace(chip, firmware=firmware_of(chip)) for chip in chips)
-    boards = tuple(replace(board, firmware=firmware_of(board)) for board in boards)
-    devices = tuple(replace(device, firmware=firmware_of(device)) for device in devices)
-    return chips, boards, devices, MappingProxyType(dict(document["aliases"]))
+    return _Catalogue(document, rows, kind_of, profiles)
 
 
-CHIPS, BOARDS, LINUX_DEVICES, _ALIASES = _load()
-TARGETS: Mapping[str, Target] = MappingProxyType(
-    {target.name: target for target in (*CHIPS, *BOARDS, *LINUX_DEVICES)}
-)
+class _Catalogue(NamedTuple):
+    document: Mapping[str, Any]
+    rows: Mapping[str, Mapping[str, Mapping[str, Any]]]  # kind → name → row
+    kind_of: Mapping[str, str]  # target name → the kind its Target is built from
+    profiles: Mapping[str, Firmware]
+
+
+_BUILT: dict[tuple[str, str], Target] = {}
+
+
+def _built(kind: str, name: str) -> Target:
+    """The Target of one row, built on first use (`check --target X` builds X and its chip
+    only; the lists below build every row)."""
+    found = _BUILT.get((kind, name))
+    if found is None:
+        catalogue = _catalogue()
+        row = catalogue.rows[kind][name]
+        if kind == "chips":
+            plain = _chip(row)
+        elif kind == "boards":
+            chip = _built("chips", row["chip"])
+            plain = _board(row, {chip.name: chip}, catalogue.document["board_layouts"])
+        else:
+            plain = _linux_device(row)
+        defaults = catalogue.document["firmware_defaults"]
+        profile = defaults.get(plain.name) or defaults.get(plain.chip) or defaults["*"]
+        found = replace(plain, firmware=catalogue.profiles[profile])
+        _BUILT[(kind, name)] = found
+    return found
+
+
+def _every(kind: str) -> tuple[Target, ...]:
+    return tuple(_built(kind, name) for name in _catalogue().rows[kind])
+
+
+def _find(key: str) -> Target | None:
+    kind = _catalogue().kind_of.get(key)
+    return None if kind is None else _built(kind, key)
+
+
+# Every chip, board and Linux device, and every target by name: built when first asked for
+# (module `__getattr__`), as most commands ask for one target only.
+CHIPS: tuple[Target, ...]
+BOARDS: tuple[Target, ...]
+LINUX_DEVICES: tuple[Target, ...]
+TARGETS: Mapping[str, Target]
+_LISTS = {"CHIPS": "chips", "BOARDS": "boards", "LINUX_DEVICES": "linux_devices"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LISTS:
+        value: Any = _every(_LISTS[name])
+    elif name == "TARGETS":
+        kinds = _catalogue().kind_of
+        value = MappingProxyType({key: _built(kind, key) for key, kind in kinds.items()})
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def get_target(name: str) -> Target:
     """A target name (any case, '_' or '-') → Target; UsageError listing where to find names."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    key = _ALIASES.get(key, key)
-    found = TARGETS.get(key) or TARGETS.get(CORE_SPELLINGS.get(key, ""))
+    key = _catalogue().document["aliases"].get(key, key)
+    found = _find(key) or _find(CORE_SPELLINGS.get(key, ""))
     if found is None:
-        close = sorted(known for known in TARGETS if key and (key in known or known in key))
+        names = _catalogue().kind_of
+        close = sorted(known for known in names if key and (key in known or known in key))
         hint = f" (did you mean: {', '.join(close[:6])}?)" if close else ""
+        rows = _catalogue().rows
         raise UsageError(
             f"unknown target '{name}'{hint}: `arenalens check --list-targets` lists the "
-            f"{len(BOARDS)} boards, {len(CHIPS)} chips and {len(LINUX_DEVICES)} Linux devices; "
-            "or give --budget SIZE for any other part"
+            f"{len(rows['boards'])} boards, {len(rows['chips'])} chips and "
+            f"{len(rows['linux_devices'])} Linux devices; or give --budget SIZE for any other part"
         )
     return found
 

@@ -405,11 +405,15 @@ def verdict_for(
     `declared` the figure when it is not the analysis's own (LiteRT's memory on a device)."""
     from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
     from arenalens.declared import declared_arena  # noqa: PLC0415
-    from arenalens.max_input import image_inputs  # noqa: PLC0415
-    from arenalens.vela.memory import npu_memory  # noqa: PLC0415
+    from arenalens.image_inputs import image_inputs  # noqa: PLC0415
+    from arenalens.vela import is_vela_compiled  # noqa: PLC0415
 
     model = analysis.model
-    memory = npu_memory(model) if analysis.runtime == "tflm" else None
+    memory = None
+    if analysis.runtime == "tflm" and is_vela_compiled(model):
+        from arenalens.vela.memory import npu_memory  # noqa: PLC0415 - Vela-compiled models only
+
+        memory = npu_memory(model)
     build = analysis.budget.build
     npu = build.npu.name if build is not None and build.npu is not None else None
     asked = replace(

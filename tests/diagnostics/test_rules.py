@@ -599,7 +599,7 @@ def test_diagnose_rejects_unknown_rule() -> None:
 
 
 def test_image_layouts() -> None:
-    from arenalens.max_input import image_axes
+    from arenalens.image_inputs import image_axes
 
     assert image_axes((1, 96, 96, 3)) == (1, 2)
     assert image_axes((1, 3, 224, 224)) == (2, 3)

@@ -244,7 +244,12 @@ def wheel_release(version: str) -> TflmRelease:
     found = _WHEEL.match(version.strip())
     if found is None:
         raise UsageError(f"not a tflite-micro version: '{version}' (e.g. 0.dev20250808035851)")
-    time = datetime.strptime(found.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    # YYYYmmddHHMMSS read field by field: strptime loads _strptime, calendar and locale, and
+    # this module reads a wheel version as it loads.
+    digits = found.group(1)
+    year, month, day = int(digits[0:4]), int(digits[4:6]), int(digits[6:8])
+    hour, minute, second = int(digits[8:10]), int(digits[10:12]), int(digits[12:14])
+    time = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
     seconds = int(time.timestamp())
     commit = next((c for c, t in COMMITS if t == seconds), "")
     return _covered(TflmRelease(time, commit, f"0.dev{found.group(1)}"), version)

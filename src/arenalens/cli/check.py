@@ -4,7 +4,7 @@ boards, and how large an input can it take? Exit 0 yes, 1 no, 2 error."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.builds.build import Build, with_kernels_named
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
@@ -35,8 +35,6 @@ from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import ModelError, UnplacedValueError, UsageError
 from arenalens.fit import FitCheck, board_fits, check_fit, with_ladder
 from arenalens.ir import Model
-from arenalens.ladder import rewrite, rewrite_class
-from arenalens.max_input import InputSearch, search_max_input
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
 from arenalens.target_build import rewrite_rules, target_build
@@ -51,6 +49,9 @@ from arenalens.targets import (
 )
 from arenalens.units import SIZE_HELP, parse_size
 from arenalens.verdict import Verdict, board_row, verdict_for
+
+if TYPE_CHECKING:  # the remedy ladder and the input search load when a check needs them
+    from arenalens.max_input import InputSearch
 
 EXIT_FITS = 0
 EXIT_DOES_NOT_FIT = 1
@@ -255,6 +256,8 @@ def climbed(
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     if not check.optimize_decides or planner is not None or build is None:
         return check
+    from arenalens.ladder import rewrite_class  # noqa: PLC0415 - only a model that does not fit
+
     rules = rewrite_rules(build, kernels=getattr(args, "kernels", None), target=check.target)
     shared = None if rewrites is None else rewrites.setdefault(rewrite_class(build, rules), {})
     with working(args, "trying the rewrites that could make it fit (offline plan ... split)"):
@@ -382,7 +385,9 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
     (TFLM, the runtime's plan) the largest that fits after `arenalens optimize` with the best
     rung of the remedy ladder that applies: the one that fits at the model's own size, else the
     one that gets closest (`ladder.py`); the offline plan alone when it fits as given."""
+    from arenalens.ladder import rewrite  # noqa: PLC0415 - --max-input only
     from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
+    from arenalens.max_input import search_max_input  # noqa: PLC0415
 
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
     optimizes = args.runtime == "tflm" and planner is None

@@ -22,11 +22,11 @@ from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
 from arenalens.target_build import build_from_options, default_runtime, rewrite_rules
-from arenalens.targets import ALL_TARGETS, Target, get_target
 from arenalens.tflite.reader import load_model, parse_model
 
 if TYPE_CHECKING:
     from arenalens.builds.kernel_paths import OverlapRules
+    from arenalens.targets import Target
 
 EXAMPLE_PREFIX = "example:"
 
@@ -200,10 +200,7 @@ def add_target_option(parser: argparse.ArgumentParser) -> None:
 def runtime_for(args: argparse.Namespace) -> str:
     """--runtime as given; without it LiteRT on a Linux device (--target), else TFLM. A
     microcontroller under LiteRT or a Linux device under TFLM is a usage error."""
-    named = getattr(args, "target", None)
-    target = None
-    if named is not None and named.strip().lower() != ALL_TARGETS:
-        target = get_target(named)
+    target = _single_target(args)
     runtime: str = getattr(args, "runtime", None) or default_runtime(target)
     if runtime != "litert" and getattr(args, "delegate", None) is not None:
         raise UsageError("--delegate chooses LiteRT's delegate: give --runtime litert")
@@ -256,9 +253,11 @@ def _table_size(text: str) -> int:
 def _single_target(args: argparse.Namespace) -> Target | None:
     """The one board preset --target names (None for none, or 'all': each board has its own)."""
     name = getattr(args, "target", None)
-    if name is None or name.strip().lower() == ALL_TARGETS:
+    if name is None:
         return None
-    return get_target(name)
+    from arenalens.targets import ALL_TARGETS, get_target  # noqa: PLC0415 - a board named only
+
+    return None if name.strip().lower() == ALL_TARGETS else get_target(name)
 
 
 def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:

@@ -30,8 +30,8 @@ from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.errors import RuntimeUnavailableError, UsageError
 from arenalens.optimization import check_options, optimize_model, prove_outputs
 from arenalens.report.optimize_output import optimize_document, render_optimize
-from arenalens.runtimes import OutputProof
 from arenalens.runtimes.door import tflm_runtime
+from arenalens.runtimes.verification import OutputProof
 from arenalens.targets import get_target
 
 if TYPE_CHECKING:

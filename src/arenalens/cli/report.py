@@ -344,7 +344,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
 
         isa = target_isa(target, args.isa)
         if args.threads != 1 or isa:
-            from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+            from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
 
             sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
             heaps = tuple(

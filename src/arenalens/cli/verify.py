@@ -25,8 +25,9 @@ from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
-from arenalens.runtimes import Prediction, get_runtime
+from arenalens.runtimes import get_runtime
 from arenalens.runtimes.door import tflm_runtime
+from arenalens.runtimes.verification import Prediction
 
 EXIT_AGREES = 0
 EXIT_MISMATCH = 1

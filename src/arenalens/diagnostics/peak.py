@@ -28,8 +28,8 @@ from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import operands_of
 from arenalens.errors import ArenalensError
+from arenalens.image_inputs import image_axes
 from arenalens.ir import Model, Operator, Tensor
-from arenalens.max_input import image_axes
 from arenalens.names import short_name
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.reorder.registry import run_reorderer

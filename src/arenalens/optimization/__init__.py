@@ -81,8 +81,9 @@ from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
 from arenalens.reorder.runtime_order import reorder_for_runtime
 from arenalens.reorder.schedule import FILE_ORDER, Schedule, apply_schedule
-from arenalens.runtimes import Obstacle, OutputProof
+from arenalens.runtimes import Obstacle
 from arenalens.runtimes.door import tflm_runtime
+from arenalens.runtimes.verification import OutputProof
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import model_bytes
 

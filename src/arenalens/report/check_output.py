@@ -4,6 +4,7 @@ and what to do; the board table (`--target all`), the input search and the prese
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -11,8 +12,6 @@ from rich.text import Text
 from arenalens.builds.build import HOST, REFERENCE
 from arenalens.builds.records import CORE_SPELLINGS, CORES
 from arenalens.declared import DeclaredArena, Status, parts_text
-from arenalens.ladder import rung_title, rungs_text
-from arenalens.max_input import InputSearch
 from arenalens.next_steps import Step
 from arenalens.report.console import Verbatim, render_text
 from arenalens.report.labels import declared_qualifier, reason_prefix
@@ -21,6 +20,9 @@ from arenalens.target_build import KERNELS_WHY
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact, format_bytes_short
 from arenalens.verdict import Answer, Verdict
+
+if TYPE_CHECKING:
+    from arenalens.max_input import InputSearch
 
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
 _VERDICT_STYLES = {
@@ -269,6 +271,8 @@ def _numbers_table(verdict: Verdict) -> Table:
         )
     ladder = fit.ladder if verdict.has_number else None
     if ladder is not None and len(ladder.rungs) > 1:
+        from arenalens.ladder import rungs_text  # noqa: PLC0415 - loaded with any ladder
+
         rung = ladder.answer
         tried = "" if rung is ladder.rungs[1] else f" (tried: {rungs_text(ladder)})"
         table.add_row(
@@ -384,6 +388,8 @@ def _after_optimize_cell(verdict: Verdict) -> Text:
     ladder = None if verdict.fit is None else verdict.fit.ladder
     if verdict.fits or ladder is None or ladder.first_fit is None:
         return _yes_no(verdict.fits_after_optimize)
+    from arenalens.ladder import rung_title  # noqa: PLC0415 - loaded with any ladder
+
     return Text(f"yes: {rung_title(ladder.first_fit)}", style="green")
 
 

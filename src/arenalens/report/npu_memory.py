@@ -5,17 +5,23 @@ not fit (the verdict's words)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arenalens.ir import Model
 from arenalens.units import format_bytes_exact
-from arenalens.vela.memory import npu_memory
-from arenalens.vela.placement import NpuFit
+from arenalens.vela import is_vela_compiled
+
+if TYPE_CHECKING:
+    from arenalens.vela.placement import NpuFit
 
 
 def npu_memory_json(model: Model, required_bytes: int | None) -> dict[str, Any] | None:
     """The model's NPU memories with how the arena compares with Vela's SRAM figure; None for
     a model without an ethos-u operator."""
+    if not is_vela_compiled(model):
+        return None
+    from arenalens.vela.memory import npu_memory  # noqa: PLC0415 - Vela-compiled models only
+
     memory = npu_memory(model)
     return None if memory is None else memory.document(required_bytes)
 

@@ -16,7 +16,7 @@ from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads results; it never runs the optimizer
     from arenalens.optimization import Optimization
-    from arenalens.runtimes import OutputProof
+    from arenalens.runtimes.verification import OutputProof
 
 OPTIMIZE_SCHEMA_VERSION = 1
 

@@ -16,11 +16,11 @@ from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.builds.build import build_document
 from arenalens.declared import declared_arena
 from arenalens.report.npu_memory import npu_memory_json
-from arenalens.runtimes import VerifyResult
 from arenalens.runtimes.sections import sections_json
 
 if TYPE_CHECKING:  # the report reads an Analysis; it never runs the pipeline
     from arenalens.pipeline import Analysis, ArenaResult
+    from arenalens.runtimes.verification import VerifyResult
 
 PLAN_SCHEMA_VERSION = 1
 _TENSOR_KINDS = (BufferKind.TENSOR, BufferKind.VARIABLE)
@@ -114,7 +114,7 @@ def _interpreter_heap(analysis: Analysis, threads: int, isa: str) -> list[dict[s
     """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
     # The heap model (LiteRT's kernels, XNNPACK's packing) loads for LiteRT plans only.
     from arenalens.litert_memory import isa_profile  # noqa: PLC0415
-    from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+    from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
 
     sizes = [r.runtime_plan.arena_size for r in analysis.arenas]
     return heap_documents(analysis.model, sizes, threads=threads, isa=isa_profile(isa))

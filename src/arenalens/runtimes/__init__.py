@@ -21,8 +21,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 
 from arenalens.errors import UsageError
-from arenalens.runtimes.arena_split import ArenaSplit
-from arenalens.runtimes.sections import ArenaSection
 
 if TYPE_CHECKING:
     from arenalens.analysis.arena_problem import ArenaProblem
@@ -32,6 +30,9 @@ if TYPE_CHECKING:
     from arenalens.builds.kernel_paths import KernelPath
     from arenalens.ir import Model
     from arenalens.planning.problem import Plan
+    from arenalens.runtimes.arena_split import ArenaSplit
+    from arenalens.runtimes.sections import ArenaSection
+    from arenalens.runtimes.verification import Prediction, VerifyResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,57 +120,6 @@ class MemoryBudget:
     def runs(self) -> bool:
         """True when nothing stops the runtime from setting the model up and invoking it."""
         return not self.obstacles
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyRow:
-    """One predicted-vs-real comparison (an arena size, a tensor's offset, ...)."""
-
-    label: str
-    predicted: int | None
-    real: int | None
-    agrees: bool
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """What arenalens predicts for a model on a build, as `verify` holds the real interpreter to
-    it: the runtime's arenas, primary first, and the runtime's own plan of each."""
-
-    model: Model
-    arenas: tuple[ArenaProblem, ...]
-    plans: tuple[Plan, ...]
-    build: Build
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """Predicted vs real, as measured by running the real interpreter on the model file."""
-
-    runtime: str
-    rows: tuple[VerifyRow, ...]
-    notes: tuple[str, ...] = ()
-    interpreter: str = ""  # the real interpreter run: its package and version
-    predicted_for: str = ""  # the build the predictions are for (`build_title`)
-
-    @property
-    def agrees(self) -> bool:
-        """True when every compared number matches."""
-        return all(row.agrees for row in self.rows)
-
-
-@dataclass(frozen=True)
-class OutputProof:
-    """Original vs rewritten model on the real interpreter (`tflm_runtime().prove_outputs`):
-    heads and whether outputs are bit-identical."""
-
-    identical: bool
-    original_head: int | None
-    new_head: int | None
-    invocations: int
-    detail: str = ""
-    logs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class Runtime(Protocol):

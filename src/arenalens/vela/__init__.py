@@ -1,2 +1,18 @@
 """Arm's Vela compiler for Ethos-U NPUs: running it (`compiler.py`, the `npu` extra) and reading
 what it wrote into a compiled model (`compiled.py`: the NPU it targets, its scratch tensors)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arenalens.ir import Model
+
+# The operator Vela compiles a graph into. Whether a model has one is asked of every model a
+# check reads; the rest of this package loads only for those that do.
+NPU_OPCODE = "CUSTOM:ethos-u"
+
+
+def is_vela_compiled(model: Model) -> bool:
+    """True when the model has at least one ethos-u operator."""
+    return any(op.opcode == NPU_OPCODE for sg in model.subgraphs for op in sg.operators)

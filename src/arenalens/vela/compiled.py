@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from arenalens.builds.npu import Npu, npu_for_config
 from arenalens.ir import Model, Subgraph, Tensor
+from arenalens.vela import NPU_OPCODE as NPU_OPCODE  # noqa: PLC0414
+from arenalens.vela import is_vela_compiled as is_vela_compiled  # noqa: PLC0414
 
-NPU_OPCODE = "CUSTOM:ethos-u"
 FOURCC = 0x31504F43  # "COP1" as the driver reads it (little-endian)
 # Driver action commands (ethosu_driver.c `enum DRIVER_ACTION_e`).
 OPTIMIZER_CONFIG = 0x01
@@ -87,11 +88,6 @@ def npu_operators(model: Model) -> tuple[NpuOperator, ...]:
         for position, operator in enumerate(subgraph.operators)
         if operator.opcode == NPU_OPCODE
     )
-
-
-def is_vela_compiled(model: Model) -> bool:
-    """True when the model has at least one ethos-u operator."""
-    return any(op.opcode == NPU_OPCODE for sg in model.subgraphs for op in sg.operators)
 
 
 def _input(subgraph: Subgraph, inputs: tuple[int, ...], position: int) -> Tensor | None:

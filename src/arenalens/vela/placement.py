@@ -18,10 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from arenalens.vela.memory import NpuMemory, fast_memory_refusal
-
 if TYPE_CHECKING:
     from arenalens.targets import Target
+    from arenalens.vela.memory import NpuMemory
 
 ARENA = "arena"
 FAST_MEMORY = "fast memory"
@@ -141,6 +140,8 @@ class NpuFit:
     def refusal(self) -> str:
         """The driver's refusal of the fast memory firmware gives ('' when none is given, or it
         is enough)."""
+        from arenalens.vela.memory import fast_memory_refusal  # noqa: PLC0415 - NPU models only
+
         given = self.fast_memory_given
         return "" if given is None else fast_memory_refusal(self.memory, given)
 

@@ -16,9 +16,9 @@ import pytest
 from arenalens.errors import RuntimeUnavailableError
 from arenalens.examples import EXAMPLES, write_example
 from arenalens.pipeline import analyze
-from arenalens.runtimes import VerifyResult
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.rules import RealTensor
+from arenalens.runtimes.verification import VerifyResult
 from arenalens.tflite.builder import NUMPY_DTYPES
 from arenalens.tflite.reader import parse_model
 from tests.conftest import SHARED_MODELS, shared_reference

@@ -39,6 +39,7 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import (
     glibc,
     heap_xnnpack,
+    xnnpack_objects,
     xnnpack_packing,
     xnnpack_workspace,
 )
@@ -176,6 +177,8 @@ def interpreter_heap(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
         )
     setup = setup_blocks(model, arena_sizes, view=view)
+    replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
+    delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]
     allocated = [block for block in setup if block.phase == "allocate"]
     arena_blocks = [block for block in allocated if block.block.part == "arenas"]
@@ -210,7 +213,7 @@ def interpreter_heap(
         ),
         HeapPart(
             "heap placement allowance",
-            placement_allowance(len(setup)),
+            placement_allowance(len(setup) + delegate_blocks),
             "setup",
             False,
             "glibc hands a free chunk out whole when splitting it would leave under 32 bytes: "
@@ -220,7 +223,7 @@ def interpreter_heap(
             allowance=True,
         ),
     ]
-    machine = MEASURED_ON if isa.is_host else f"ai-edge-litert 2.3.0, Linux {isa.name} (estimated)"
+    machine = MEASURED_ON if isa.is_host else f"ai-edge-litert 2.3.0, Linux {isa.name}, estimated"
     if delegate == "none":
         parts.extend(first_invoke_parts(model, isa=isa))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
@@ -261,7 +264,8 @@ def interpreter_heap(
         # The peak while building is (after setup − late parts + the subgraph); the first
         # invoke's is (after setup + its parts): the difference is counted when positive.
         invoke = sum(part.nbytes for part in parts if part.phase != "setup")
-        building = heap_xnnpack.subgraph_bytes(model) - late - invoke
+        building = heap_xnnpack.subgraph_bytes(model) + _building_room(model, replayed)
+        building -= late + invoke
         parts.append(
             HeapPart(
                 "XNNPACK build transient",
@@ -269,9 +273,10 @@ def interpreter_heap(
                 "transient",
                 False,
                 "while the delegate builds a subset's XNNPACK subgraph (its value and node "
-                "arrays, freed once the runtime exists) before the indirection buffers, "
-                "workspace and arena are allocated: counted where that moment is above the "
-                "first invoke's peak",
+                "arrays, freed once the runtime exists, and the scratch its operators' "
+                "creation frees again, bounded) before the indirection buffers, workspace "
+                "and arena are allocated: counted where that moment is above the first "
+                "invoke's peak",
             )
         )
     return InterpreterHeap(
@@ -287,6 +292,19 @@ def interpreter_heap(
     )
 
 
+def _building_room(model: Model, replayed: xnnpack_objects.DelegateObjects | None) -> int:
+    """While a runtime is built, blocks its operators' creation frees again (packing and
+    conversion scratch) are not replayed: the moment keeps the room of the per-object bound
+    (heap_xnnpack.objects_bound) over the replayed objects, which never fell under it."""
+    if replayed is None:
+        return 0
+    bound = XNNPACK_DELEGATE_BYTES + sum(
+        heap_xnnpack.objects_bound(subgraph, heap_xnnpack.partition(subgraph, model))
+        for subgraph in model.subgraphs
+    )
+    return max(bound - replayed.total, 0)
+
+
 def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[HeapPart, ...]:
     """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
     workspace, exact where every delegated operator is modelled; its runtime and operator
@@ -296,10 +314,12 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
-    objects = XNNPACK_DELEGATE_BYTES
+    replayed = xnnpack_objects.delegate_objects(model)
+    objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
         split = heap_xnnpack.partition(subgraph, model)
-        objects += heap_xnnpack.objects_bound(subgraph, split)
+        if replayed is None:
+            objects += heap_xnnpack.objects_bound(subgraph, split)
         if split.unmodelled:
             # Operators the delegate may take, not modelled: counted as taken, with the old
             # bound's room for what their operators allocate.
@@ -344,8 +364,6 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
         workspace = max(
             workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
         )
-        if not xnnpack_workspace.workspace_is_exact(subgraph, split.delegated, model):
-            modelled = packed_exact = indirection_exact = False
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
     return (
@@ -378,10 +396,18 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             "XNNPACK runtime and operator objects",
             objects,
             "setup",
-            False,
-            "the delegate, its runtimes' value and operator arrays, each operator's object "
-            "and parameters, the delegate kernels' nodes: an upper bound per runtime, "
-            "operator and value (the wheel's blocks, each with glibc's alignment slack)",
+            replayed is not None and replayed.exact,
+            (
+                "the delegate and its contexts, each delegate kernel's node, maps and "
+                "vectors, each XNNPACK runtime's operator data and values, each operator's "
+                "object, context and zero or indirection buffers: replayed block by block "
+                "from the delegate's and XNNPACK's sources (xnnpack_objects)"
+                if replayed is not None and replayed.exact
+                else "the delegate, its runtimes' value and operator arrays, each operator's "
+                "object and parameters, the delegate kernels' nodes: an upper bound per "
+                "runtime, operator and value (an operator kind or a node clean-up that is "
+                "not replayed)"
+            ),
         ),
     )
 
@@ -427,17 +453,10 @@ class PhasedBlock:
 def first_invoke_parts(
     model: Model, *, delegated: bool = False, isa: IsaProfile = HOST
 ) -> tuple[HeapPart, ...]:
-    """The builtin kernels' first invoke, replayed (heap_invoke), and the caller's blocks
-    (`delegated`: on the plan the XNNPACK delegate left), with the ISA's ruy layout (the
-    largest replay where it has several)."""
+    """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
+    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left)."""
     prepared = litert_plans(model)[0].prepared
-    invoke = max(
-        (
-            first_invoke(model, prepared, delegated=delegated, ruy_layout=layout)
-            for layout in isa.ruy
-        ),
-        key=lambda replay: (replay.peak, replay.kept),
-    )
+    invoke = first_invoke(model, prepared, delegated=delegated, ruy_layouts=isa.ruy)
     estimate = (
         f"; {', '.join(sorted(set(invoke.estimated)))} not replayed: an upper bound"
         if invoke.estimated
@@ -637,32 +656,6 @@ def _elements(shape: Sequence[int]) -> int:
     return count
 
 
-def heap_document(heap: InterpreterHeap) -> dict[str, object]:
-    """One delegate's heap as JSON (`plan --json`: interpreter_heap)."""
-    return {
-        "delegate": heap.delegate,
-        "threads": heap.threads,
-        "isa": heap.isa.name,
-        "after_setup_bytes": heap.after_setup,
-        "after_first_invoke_bytes": heap.after_first_invoke,
-        "peak_bytes": heap.peak,
-        "exact": heap.exact,
-        "machine": heap.machine,
-        "estimate": heap.estimate,
-        "parts": [
-            {
-                "name": part.name,
-                "bytes": part.nbytes,
-                "phase": part.phase,
-                "exact": part.exact,
-                "meaning": part.meaning,
-            }
-            for part in heap.parts
-        ],
-        "notes": list(heap.notes),
-    }
-
-
 def xnnpack_unsized(model: Model) -> tuple[str, ...]:
     """Operators XNNPACK would take whose delegate-side heap is not modelled: a transposed
     convolution packs one kernel per sub-convolution and fingerprints its weights into
@@ -676,46 +669,6 @@ def xnnpack_unsized(model: Model) -> tuple[str, ...]:
                 if data >= 0 and subgraph.tensors[data].dtype.name in ("FLOAT32", "INT8", "UINT8"):
                     found.append(operator.opcode)
     return tuple(sorted(set(found)))
-
-
-def heap_documents(
-    model: Model, arena_sizes: Sequence[int], *, threads: int = 1, isa: IsaProfile = HOST
-) -> list[dict[str, object]]:
-    """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON; a model with
-    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why (and
-    a delegate whose heap with `threads` threads is not modelled gets none)."""
-    unsized = xnnpack_unsized(model)
-    documents = []
-    unthreaded: list[str] = []
-    for delegate in DELEGATES:
-        if delegate == "xnnpack" and unsized:
-            continue
-        view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
-        found = threads_unsized(view if view is not None else model, threads, delegate)
-        if found:
-            unthreaded.append(
-                f"{'with XNNPACK' if delegate == 'xnnpack' else 'with the builtin kernels only'}"
-                f" and {threads} threads the heap is not sized: the builtin {', '.join(found)} "
-                "takes its multi-threaded kernel (other temporaries, Eigen's thread pool), "
-                "which is not modelled; give --threads 1 for that figure"
-            )
-            continue
-        heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads, isa=isa)
-        document = heap_document(heap)
-        if delegate == "none" and unsized:
-            notes = document["notes"]
-            assert isinstance(notes, list)
-            notes.append(
-                f"with XNNPACK (LiteRT's default) the heap is not sized: its {', '.join(unsized)} "
-                "packing is not modelled; this figure holds with the builtin kernels only "
-                "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
-            )
-        documents.append(document)
-    for document in documents:
-        notes = document["notes"]
-        assert isinstance(notes, list)
-        notes.extend(unthreaded)
-    return documents
 
 
 # Threads (Interpreter(num_threads=N)), measured with the tracer at 1, 2 and 4 threads

@@ -282,13 +282,22 @@ def first_invoke(
     prepared: PreparedSubgraph,
     *,
     delegated: bool = False,
-    ruy_layout: RuyLayout = HOST.ruy[0],
+    ruy_layouts: Sequence[RuyLayout] = HOST.ruy,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
     creation already made the CPU back end and initialized cpuinfo (its nodes allocate
-    nothing at invoke). `ruy_layout`: the ISA's 8-bit kernel layout."""
-    layout = ruy_layout
+    nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
+    taken where its cores may run several)."""
+    return max(
+        (_first_invoke(model, prepared, delegated, layout) for layout in ruy_layouts),
+        key=lambda replay: (replay.peak, replay.kept),
+    )
+
+
+def _first_invoke(
+    model: Model, prepared: PreparedSubgraph, delegated: bool, layout: RuyLayout
+) -> FirstInvoke:
     heap = _Heap()
     _set_inputs(heap, prepared)
     ruy = _Ruy(heap)

@@ -11,8 +11,9 @@ the packed weights and the workspace, from LiteRT's and XNNPACK's sources
   one delegate node: `delegated_view` is the model as LiteRT's planner then sees it.
 * **Packed weights and indirection buffers**: `xnnpack_packing`.
 * **Workspace**: `xnnpack_workspace`.
-* **Runtime and operator objects**: an upper bound per runtime, operator and value
-  (`objects_bound`).
+* **Runtime and operator objects**: replayed block by block in `xnnpack_objects` where the
+  partition is modelled; an upper bound per runtime, operator and value (`objects_bound`)
+  where it is not.
 """
 
 from __future__ import annotations

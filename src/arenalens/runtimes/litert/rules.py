@@ -33,18 +33,12 @@ from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Time
 from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
-from arenalens.runtimes import (
-    MemoryBudget,
-    Obstacle,
-    Prediction,
-    Runtime,
-    VerifyResult,
-    VerifyRow,
-)
+from arenalens.runtimes import MemoryBudget, Obstacle, Runtime
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
 from arenalens.runtimes.sections import ArenaSection, laid_end_to_end, planned_parts
+from arenalens.runtimes.verification import Prediction, VerifyResult, VerifyRow
 
 if TYPE_CHECKING:
     from arenalens.analysis.overlap_pairs import OverlapPair

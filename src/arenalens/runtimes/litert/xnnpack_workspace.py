@@ -104,12 +104,14 @@ def _nodes(
     model: Model | None = None,
     *,
     prune: bool = True,
+    fuse: bool = True,
 ) -> list[_Node]:
     """The runtime's nodes for a run. The delegate defines a copy (static reshape) before each
     FULLY_CONNECTED that does not keep its input's dimensions, whose output is a new internal
     value of the input's bytes (numbered after the model's tensors); XNNPACK's optimizer folds
     a zero spatial PAD into the convolution after it, removes dead nodes, and folds a clamp
-    into a clamping producer whose output only the clamp reads."""
+    into a clamping producer whose output only the clamp reads (`fuse=False`: the nodes before
+    the fusions, which leave the fused nodes in the runtime's node array)."""
     nodes: list[_Node] = []
     fresh = len(subgraph.tensors)
     for index in run:
@@ -132,11 +134,11 @@ def _nodes(
         elif kind == "SOFTMAX":
             kind = "softmax"
         nodes.append(_Node(kind, inputs, outputs, index))
-    if model is not None:
+    if model is not None and fuse:
         _fuse_pads(subgraph, nodes, boundary, model)
     if prune:
         _drop_dead_nodes(nodes, boundary)
-    merged = True
+    merged = fuse
     while merged:
         merged = False
         consumers = _consumers(nodes, boundary)

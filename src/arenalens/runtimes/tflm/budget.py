@@ -15,18 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import HOST, Build, build_title
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, Problem, align_up
 from arenalens.runtimes import MemoryBudget
-from arenalens.runtimes.sections import (
-    ArenaSection,
-    SectionPart,
-    laid_end_to_end,
-    planned_parts,
-)
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
@@ -41,10 +36,12 @@ from arenalens.runtimes.tflm.setup_replay import (
     settle,
 )
 from arenalens.runtimes.tflm.support import Support, support
-from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
-from arenalens.runtimes.tflm.two_buffers import arena_split
 from arenalens.units import format_bytes_exact
+
+if TYPE_CHECKING:  # sections and the two-buffer split are worked out when a report asks
+    from arenalens.runtimes.arena_split import ArenaSplit
+    from arenalens.runtimes.sections import ArenaSection
 
 
 @dataclass(frozen=True)
@@ -213,13 +210,19 @@ def budget(
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections_of=partial(arena_sections, prediction, arena.problem),
-        split_of=partial(
-            arena_split,
-            prediction.sequence,
-            prediction.layout,
-            single_bytes=prediction.minimal_arena,
-            variable_count=capacity,
-        ),
+        split_of=partial(two_buffer_split, prediction, capacity),
+    )
+
+
+def two_buffer_split(prediction: SetupPrediction, variable_count: int) -> ArenaSplit:
+    """The arena split in two buffers (`two_buffers.arena_split`), when a report asks."""
+    from arenalens.runtimes.tflm.two_buffers import arena_split  # noqa: PLC0415
+
+    return arena_split(
+        prediction.sequence,
+        prediction.layout,
+        single_bytes=prediction.minimal_arena,
+        variable_count=variable_count,
     )
 
 
@@ -242,6 +245,9 @@ def arena_sections(prediction: SetupPrediction, head: Problem) -> tuple[ArenaSec
     """Where every byte of the minimal kTensorArenaSize goes after setup: the head from the
     array's start, the tail from its end (by part, at that very size), and between them the
     bytes only setup needs."""
+    from arenalens.runtimes.sections import SectionPart, laid_end_to_end, planned_parts  # noqa: PLC0415
+    from arenalens.runtimes.tflm.tail_parts import setup_need, tail_breakdown  # noqa: PLC0415
+
     lower_bound = head.lower_bound()
     minimum = prediction.minimal_arena
     final = prediction.at_minimum

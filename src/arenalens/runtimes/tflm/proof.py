@@ -10,10 +10,10 @@ from arenalens.builds.build import HOST
 from arenalens.errors import ArenalensError, RuntimeUnavailableError
 from arenalens.ir import Model
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes import OutputProof
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import budget
+from arenalens.runtimes.verification import OutputProof
 from arenalens.tflite.reader import load_model
 
 

@@ -16,23 +16,24 @@ from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.lifetimes import Timeline
-from arenalens.analysis.overlap_pairs import OverlapPair
 from arenalens.builds.build import HOST, Build
 from arenalens.builds.kernel_paths import ALL_PATHS, KernelPath
 from arenalens.ir import Model, OfflinePlan, Tensor
 from arenalens.planning.problem import Plan
-from arenalens.runtimes import MemoryBudget, Prediction, Runtime, VerifyResult
+from arenalens.runtimes import MemoryBudget, Runtime
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import arenas, tflm_timeline_with_scratch
 from arenalens.runtimes.tflm.budget import budget
 
 if TYPE_CHECKING:  # what the door hands out; each module loads when its question is asked
     from arenalens.analysis.inplace import InPlace, NotInPlace
+    from arenalens.analysis.overlap_pairs import OverlapPair
     from arenalens.runtimes.tflm.kernels.base import KernelRule
     from arenalens.runtimes.tflm.operator_tail import OperatorPersistent
     from arenalens.runtimes.tflm.plan_validity import PlanValidity, SharedBytes
     from arenalens.runtimes.tflm.proof import OutputProof
     from arenalens.runtimes.tflm.support import Support
+    from arenalens.runtimes.verification import Prediction, VerifyResult
 
 
 @dataclass(frozen=True, slots=True)

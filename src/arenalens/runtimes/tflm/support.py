@@ -17,12 +17,10 @@ from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate, KernelContext
-from arenalens.runtimes.tflm.kernels.ethos_u import NPU_KERNELS
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
-from arenalens.vela.compiled import read_payload
 
 
 @dataclass(frozen=True)
@@ -130,6 +128,9 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
         return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode, fix=fix)
 
     if not setup.registered:
+        # The NPU's rule and payload reader load only for an operator no kernel runs.
+        from arenalens.runtimes.tflm.kernels.ethos_u import NPU_KERNELS  # noqa: PLC0415
+
         reason = _no_kernel_reason(operator.opcode, setup.context.build)
         fix = _npu_build_fix(setup.context) if operator.opcode in NPU_KERNELS else ""
         return [
@@ -168,6 +169,8 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
 def _npu_build_fix(context: KernelContext) -> str:
     """The build that runs a Vela-compiled operator: this core (a Cortex-M55 when it is none)
     with the NPU its command stream was compiled for."""
+    from arenalens.vela.compiled import read_payload  # noqa: PLC0415 - Vela-compiled models only
+
     stream = context.input(0)
     payload = b""
     if stream is not None and stream.has_data:

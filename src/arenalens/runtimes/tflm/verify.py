@@ -18,7 +18,6 @@ from arenalens.errors import ModelError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes import VerifyResult, VerifyRow
 from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.budget import SetupPrediction, predict_setup
 from arenalens.runtimes.tflm.probe import (
@@ -28,6 +27,7 @@ from arenalens.runtimes.tflm.probe import (
     minimal_arena,
     probe,
 )
+from arenalens.runtimes.verification import VerifyResult, VerifyRow
 from arenalens.units import format_bytes_delta
 
 # The smallest "roomy" size tried, like the reference's first rung (1 MiB).

@@ -1,0 +1,488 @@
+"""The XNNPACK delegate's own objects in a LiteRT interpreter, block by block, from LiteRT's and
+XNNPACK's sources (*tflite/delegates/xnnpack/xnnpack_delegate.cc*: `Subgraph::Create`, the
+`Subgraph` constructor, `VisitFullyConnectedNode`; *tflite/core/subgraph.cc*:
+`ReplaceNodeSubsetsWithDelegateKernels`; XNNPACK *src/runtime.c*: `xnn_create_runtime_v4`,
+*src/subgraph.c*: `xnn_subgraph_optimize`, *src/operators/\\*.c*: each operator's create and
+reshape).
+
+* **The delegate**: its object, its workspace handle and the CPU back end's context it asks
+  for; cpuinfo's tables when nothing initialised cpuinfo before (the builtin FULLY_CONNECTED
+  kernel's Init does, so a model with one has them already).
+* **Per delegate kernel** (one per delegated subset): LiteRT's `TfLiteDelegateParams` (one
+  block: the struct and three index arrays), the node's input, output, intermediate and
+  temporary arrays; the kernel's `Subgraph` object, its tensor → value map (one node per
+  tensor the kernel defines), its map of external tensors and its external input and output
+  vectors (grown by push_back); the per-channel scales it gives a FULLY_CONNECTED with 8-bit
+  weights of one scale, in place of the one-scale array. The last kernel leaves the context's
+  execution-plan copy as long as the plan then was.
+* **Per XNNPACK runtime**: `struct xnn_runtime`, one `xnn_operator_data` per node left after
+  dead-node removal (fused nodes keep theirs: the optimizer fuses after it compacts) and one
+  `xnn_runtime_value` per value the subgraph defined: each tensor the kernel uses, once more
+  for each that is not external (defined with a fresh id), the 2-D input of a FULLY_CONNECTED
+  that does not keep its dimensions, the channel-wise weights of an int8 one, and the output
+  of the clamp `xnn_define_binary` adds for a fused activation.
+* **Per XNNPACK operator**: the operator object and its compute parameters, plus per kind its
+  context, microkernel and extra parameters; a convolution's zero buffer when it pads;
+  reshape-time buffers of average pooling (zero buffer, indirection) and of reductions over
+  outer axes (zero buffer).
+
+Struct sizes are this wheel's x86-64 build (`ai-edge-litert` 2.3.0), read off the tracer
+(tests/litert_heap_trace.py) on single-operator and cached models: `sizeof(struct
+xnn_operator)` = 520, `compute_parameters` = 88, `xnn_convolution_operator` = 224,
+`xnn_ukernel_igemm` = 264, `igemm_op_context` = 408, `dwconv_op_context` = 336, a fully
+connected operator's gemm context 688 and microkernel 288 (+ its 224-byte state),
+`reduce_context` = 272, `xnn_operator_data` = 240, `xnn_runtime_value` = 160, `xnn_runtime`
+= 96, the delegate kernel's `Subgraph` = 280. An operator kind not listed here is counted with
+`_UNKNOWN_OPERATOR`, an upper bound, and makes the figure a bound (`objects_are_exact`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.heap_xnnpack import (
+    NodeSubset,
+    delegated_view,
+    int_values,
+    keeps_dims,
+    node_subsets,
+    partition,
+)
+from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
+from arenalens.runtimes.litert.xnnpack_packing import (
+    HOST_TILES,
+    XNN_EXTRA_BYTES,
+    _convolution,
+    _depthwise_tile,
+    _gemm_tile,
+    aligned_block,
+    round_up,
+)
+from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes, workspace_is_exact
+
+# The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
+# Delegate object (536) and its options (600); CpuBackendContext (56), its thread count (8),
+# gemmlowp (224) and ruy (208) contexts; xnn_create_workspace (32).
+DELEGATE_REQUESTS = (56, 536, 600, 56, 8, 224, 208, 32)
+# cpuinfo_initialize's tables (12 blocks on the measuring machine's CPU topology).
+CPUINFO_BYTES = 736
+CPUINFO_BLOCKS = 12
+CPUINFO_INITIALISED_BY = "FULLY_CONNECTED"  # fully_connected.cc Init calls cpuinfo_initialize
+
+LAZY_PROVIDERS_BYTES = 32  # ApplyLazyDelegateProviders: the delegates it made
+DELEGATE_PARAMS_BYTES = 32  # sizeof(TfLiteDelegateParams), before its three index arrays
+SUBGRAPH_OBJECT_BYTES = 280  # the delegate kernel's Subgraph
+TENSOR_MAP_NODE_BYTES = 16  # unordered_map<int, uint32_t> node
+EXTERNALS_NODE_BYTES = 24  # unordered_map<int, void*> node
+RUNTIME_BYTES = 96  # struct xnn_runtime
+OPERATOR_DATA_BYTES = 240  # struct xnn_operator_data
+RUNTIME_VALUE_BYTES = 160  # struct xnn_runtime_value
+POINTER_BYTES = 8
+
+OPERATOR_BYTES = 520  # struct xnn_operator (SIMD-aligned)
+COMPUTE_BYTES = 88  # struct compute_parameters
+EXTRA_PARAMS_BYTES = 40  # xnn_allocate_extra_params(op, 1)
+CONVOLUTION_OPERATOR_BYTES = 224  # struct xnn_convolution_operator
+IGEMM_UKERNEL_BYTES = 264  # struct xnn_ukernel_igemm (SIMD-aligned)
+IGEMM_CONTEXT_BYTES = 408  # struct igemm_op_context (SIMD-aligned)
+DWCONV_CONTEXT_BYTES = 336  # struct dwconv_op_context (SIMD-aligned)
+REDUCE_CONTEXT_BYTES = 272  # struct reduce_context (SIMD-aligned)
+LUT_BYTES = 256  # an 8-bit unary operator's lookup table (SIMD-aligned)
+
+# (aligned requests, malloc requests) per operator kind, after the operator object.
+_KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    # create_fully_connected_nc: 2 compute invocations, its gemm state, microkernel, context.
+    "gemm": ((288, 688), (2 * COMPUTE_BYTES, 224)),
+    "igemm": ((IGEMM_UKERNEL_BYTES, IGEMM_CONTEXT_BYTES), (3 * COMPUTE_BYTES, 224)),
+    "dwconv": ((IGEMM_UKERNEL_BYTES, DWCONV_CONTEXT_BYTES), (3 * COMPUTE_BYTES, 224)),
+    "copy": ((), (2 * COMPUTE_BYTES,)),
+    "unary": ((), (2 * COMPUTE_BYTES,)),
+    "clamp": ((), (2 * COMPUTE_BYTES,)),
+    "binary": ((), (COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
+    "softmax": ((), (COMPUTE_BYTES,)),
+    "pooling": ((), (COMPUTE_BYTES, CONVOLUTION_OPERATOR_BYTES)),
+    "reduce": ((REDUCE_CONTEXT_BYTES,), (COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
+    "slice": ((), (COMPUTE_BYTES,)),
+}
+_KIND_OF = {
+    "MAX_POOL_2D": "pooling",
+    "AVERAGE_POOL_2D": "pooling",
+    "MEAN": "reduce",
+    "SUM": "reduce",
+    "REDUCE_MAX": "reduce",
+    "REDUCE_MIN": "reduce",
+    "SLICE": "slice",
+    "STRIDED_SLICE": "slice",
+    "TRANSPOSE": "slice",
+}
+# Other kinds (concatenation, split, resize, depth/space...): the largest operator's blocks
+# for each of their inputs and outputs, an upper bound.
+_UNKNOWN_OPERATOR = (
+    aligned_block(OPERATOR_BYTES)
+    + aligned_block(IGEMM_UKERNEL_BYTES)
+    + aligned_block(IGEMM_CONTEXT_BYTES)
+    + glibc.usable(3 * COMPUTE_BYTES)
+    + glibc.usable(CONVOLUTION_OPERATOR_BYTES)
+)
+_COPIES = ("CONCATENATION", "SPLIT")
+_QUANTIZED = ("INT8", "UINT8")
+_NO_LUT = ("QUANTIZE", "DEQUANTIZE")
+# Operators whose first input is their only value (delegate: Subgraph::Create).
+_FIRST_INPUT_ONLY = frozenset(
+    {
+        "EXPAND_DIMS", "MEAN", "PAD", "REDUCE_MAX", "REDUCE_MIN", "SUM", "RESHAPE",
+        "RESIZE_BILINEAR", "STRIDED_SLICE", "SLICE", "TRANSPOSE",
+    }
+)  # fmt: skip
+_BINARY_WITH_ACTIVATION = ("ADD", "SUB", "MUL", "DIV")
+
+
+@dataclass(frozen=True, slots=True)
+class DelegateObjects:
+    """The delegate's objects for a model, in bytes as glibc hands them out."""
+
+    delegate: int  # the delegate and its contexts
+    kernels: int  # LiteRT's delegate nodes and the delegate kernels' maps
+    runtimes: int  # xnn_runtime, operator data and runtime values
+    operators: int  # XNNPACK operators (create and reshape)
+    exact: bool  # False: an operator kind is counted with the upper bound
+    blocks: int  # how many heap blocks (at most), for glibc's placement allowance
+
+    @property
+    def total(self) -> int:
+        return self.delegate + self.kernels + self.runtimes + self.operators
+
+
+def delegate_bytes(model: Model) -> int:
+    """The delegate object and its contexts, with cpuinfo's tables unless a builtin kernel's
+    Init initialised cpuinfo first; the interpreter's side of applying it
+    (Interpreter::ApplyLazyDelegateProviders' delegate list, Subgraph::ModifyGraphWithDelegate's
+    copy of the execution plan before delegation and its list of applied delegates)."""
+    total = sum(glibc.usable(request) for request in DELEGATE_REQUESTS)
+    operators = len(model.subgraphs[0].operators) if model.subgraphs else 0
+    total += glibc.usable(LAZY_PROVIDERS_BYTES) + glibc.usable(POINTER_BYTES)
+    total += glibc.usable(4 * operators) if operators else 0
+    initialised = any(
+        operator.opcode == CPUINFO_INITIALISED_BY
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    )
+    return total + (0 if initialised else CPUINFO_BYTES)
+
+
+def _buckets(count: int) -> int:
+    """Bytes of an unordered container's bucket array after `count` single insertions."""
+    if count <= 0:
+        return 0
+    buckets = next((b for b in BUCKET_COUNT_CHAIN if b >= count), BUCKET_COUNT_CHAIN[-1])
+    return glibc.usable(POINTER_BYTES * buckets)
+
+
+def _vector(count: int) -> int:
+    """A vector<int> grown by push_back to `count` elements."""
+    if count <= 0:
+        return 0
+    capacity = 1
+    while capacity < count:
+        capacity *= 2
+    return glibc.usable(4 * capacity)
+
+
+def _int_array(count: int) -> int:
+    return glibc.usable(4 + 4 * count)
+
+
+def kernel_tensors(subgraph: Subgraph, subset: NodeSubset) -> list[int]:
+    """The tensors the delegate kernel defines values for (Subgraph::Create): every input and
+    output of its operators, but only the data input of those whose other inputs are
+    parameters."""
+    tensors: set[int] = set()
+    for index in subset.operators:
+        operator = subgraph.operators[index]
+        inputs: Sequence[int] = operator.inputs
+        if operator.opcode in _FIRST_INPUT_ONLY:
+            inputs = operator.inputs[:1]
+        elif operator.opcode == "SPLIT":
+            inputs = operator.inputs[1:2]
+        tensors.update(tensor for tensor in (*inputs, *operator.outputs) if tensor >= 0)
+    return sorted(tensors)
+
+
+def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -> tuple[int, int]:
+    """(external inputs, external outputs): inputs without data, and the outputs."""
+    inputs, outputs = set(subset.inputs), set(subset.outputs)
+    external_inputs = sum(
+        1 for tensor in tensors if tensor in inputs and not subgraph.tensors[tensor].has_data
+    )
+    external_outputs = sum(1 for tensor in tensors if tensor in outputs)
+    return external_inputs, external_outputs
+
+
+def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitFullyConnectedNode's static-range int8 path (supported_srq)."""
+    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+        return False
+    data, weights = operator.inputs[0], operator.inputs[1]
+    return (
+        data >= 0
+        and weights >= 0
+        and subgraph.tensors[data].dtype.name == "INT8"
+        and subgraph.tensors[weights].dtype.name == "INT8"
+    )
+
+
+def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
+    """An int8 FULLY_CONNECTED's one-scale weights get one scale per output channel (a new
+    TfLiteFloatArray; the one-element array it replaces is freed)."""
+    if not _int8_fully_connected(subgraph, operator):
+        return 0
+    weights = subgraph.tensors[operator.inputs[1]]
+    if weights.quantization is not None and weights.quantization.channel_count > 1:
+        return 0
+    channels = weights.shape[0] if weights.shape else 1
+    if channels <= 1:
+        return 0
+    return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
+
+
+def _activation(operator: Operator) -> bool:
+    if operator.opcode not in _BINARY_WITH_ACTIVATION:
+        return False
+    activation = operator.options.get("fused_activation_function", 0)
+    return activation not in (0, None, "NONE")
+
+
+def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
+    """LiteRT's delegate node and the delegate kernel's Subgraph object and maps."""
+    count = len(subset.operators) + len(subset.inputs) + len(subset.outputs)
+    total = glibc.usable(DELEGATE_PARAMS_BYTES + 12 + 4 * count)
+    total += _int_array(len(subset.inputs)) + _int_array(len(subset.outputs))
+    total += 2 * _int_array(0)  # intermediates and temporaries
+    tensors = kernel_tensors(subgraph, subset)
+    external_inputs, external_outputs = _externals(subgraph, subset, tensors)
+    externals = external_inputs + external_outputs
+    total += glibc.usable(SUBGRAPH_OBJECT_BYTES)
+    total += len(tensors) * glibc.usable(TENSOR_MAP_NODE_BYTES) + _buckets(len(tensors))
+    total += externals * glibc.usable(EXTERNALS_NODE_BYTES) + _buckets(externals)
+    total += _vector(external_inputs) + _vector(external_outputs)
+    total += sum(
+        _expanded_scale_bytes(subgraph, subgraph.operators[index]) for index in subset.operators
+    )
+    return total
+
+
+def runtime_bytes(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, *, prune: bool = True
+) -> int:
+    """xnn_runtime, its operator data and its values."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    unfused = _nodes(subgraph, subset.operators, boundary, model, prune=prune, fuse=False)
+    operators = [subgraph.operators[index] for index in subset.operators]
+    activations = sum(1 for operator in operators if _activation(operator))
+    tensors = kernel_tensors(subgraph, subset)
+    external_inputs, external_outputs = _externals(subgraph, subset, tensors)
+    internal = len(tensors) - external_inputs - external_outputs
+    reshaped = sum(
+        1
+        for operator in operators
+        if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator)
+    )
+    int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
+    values = len(tensors) + internal + reshaped + int8_weights + activations
+    nodes = len(unfused) + activations
+    return (
+        glibc.usable(RUNTIME_BYTES)
+        + glibc.usable(OPERATOR_DATA_BYTES * nodes)
+        + glibc.usable(RUNTIME_VALUE_BYTES * values)
+    )
+
+
+def _zero_buffer(subgraph: Subgraph, operator: Operator, microkernel: str) -> int:
+    """convolution-nhwc.c: a zero buffer when the convolution pads (TF SAME over a kernel of
+    more than one tap, or a PAD folded into it): XNN_EXTRA_BYTES + the padded depth."""
+    convolution = _convolution(subgraph, operator)
+    if convolution is None:
+        return 0
+    element = 4 if convolution.kind == "FLOAT32" else 1
+    if microkernel == "dwconv":
+        tile = _depthwise_tile(convolution.kind, HOST_TILES).channels
+        return aligned_block(XNN_EXTRA_BYTES + round_up(convolution.groups, tile) * element)
+    gemm = _gemm_tile(convolution.kind, HOST_TILES, convolution.group_output_channels, gemm=False)
+    depth = round_up(convolution.group_input_channels, gemm.kr)
+    return aligned_block(XNN_EXTRA_BYTES + depth * element)
+
+
+def _pads(subgraph: Subgraph, operator: Operator) -> bool:
+    """Whether a convolution pads: TF SAME with more than one tap (a folded PAD is counted by
+    the caller)."""
+    convolution = _convolution(subgraph, operator)
+    return (
+        convolution is not None
+        and convolution.taps > 1
+        and operator.options.get("padding") in (0, "SAME")
+    )
+
+
+def _average_pooling_reshape(subgraph: Subgraph, operator: Operator) -> int:
+    """reshape_average_pooling2d: its zero buffer (a pixel of channels + XNN_EXTRA_BYTES) and
+    its compressed indirection buffer (the top and bottom padded rows and one more)."""
+    data, output = subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.outputs[0]]
+    if len(data.shape) != 4 or len(output.shape) != 4:
+        return 0
+    element = data.dtype.element_bytes or 4
+    options = operator.options
+    height = int(options.get("filter_height", 1) or 1)
+    width = int(options.get("filter_width", 1) or 1)
+    stride_h = int(options.get("stride_h", 1) or 1)
+    stride_w = int(options.get("stride_w", 1) or 1)
+    padded = max((output.shape[1] - 1) * stride_h + height - data.shape[1], 0)
+    if options.get("padding") in (1, "VALID"):
+        padded = 0
+    top, bottom = padded // 2, padded - padded // 2
+    rows = -(-top // stride_h) + -(-bottom // stride_h) + 1
+    step = height * width + (output.shape[2] - 1) * min(stride_w, width) * height
+    pointers = height * width - 1 + rows * step
+    return aligned_block(XNN_EXTRA_BYTES + data.shape[3] * element) + glibc.usable(
+        POINTER_BYTES * pointers
+    )
+
+
+def _reduce_reshape(model: Model, subgraph: Subgraph, operator: Operator) -> int:
+    """xnn_reshape_reduce_nd over outer axes: a zero buffer of the trailing kept dimensions."""
+    data = subgraph.tensors[operator.inputs[0]]
+    axes = int_values(model, subgraph, operator.inputs[1]) if len(operator.inputs) > 1 else None
+    if axes is None or not data.shape:
+        return 0
+    rank = len(data.shape)
+    reduced = sorted({axis % rank for axis in axes})
+    if not reduced or reduced[-1] == rank - 1:
+        return 0
+    trailing = 1
+    for dim in data.shape[reduced[-1] + 1 :]:
+        trailing *= dim
+    return aligned_block(XNN_EXTRA_BYTES + trailing * (data.dtype.element_bytes or 4))
+
+
+def _operator_blocks(kind: str) -> int:
+    aligned, plain = _KINDS[kind]
+    return (
+        aligned_block(OPERATOR_BYTES)
+        + sum(aligned_block(request) for request in aligned)
+        + sum(glibc.usable(request) for request in plain)
+    )
+
+
+def operators_bytes(
+    subgraph: Subgraph, subset: NodeSubset, model: Model, *, prune: bool = True
+) -> tuple[int, bool]:
+    """Every XNNPACK operator the runtime creates for a subset (fused nodes create none), and
+    whether each kind is modelled."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    fused = _nodes(subgraph, subset.operators, boundary, model, prune=prune)
+    unfused = _nodes(subgraph, subset.operators, boundary, model, prune=prune, fuse=False)
+    folded_pads = {node.operator for node in unfused if node.kind == "PAD"} - {
+        node.operator for node in fused if node.kind == "PAD"
+    }
+    padded_by_fold = {
+        node.operator
+        for node in fused
+        if node.kind in ("CONV_2D", "DEPTHWISE_CONV_2D")
+        and any(
+            pad.outputs and pad.outputs[0] in subgraph.operators[node.operator].inputs
+            for pad in unfused
+            if pad.operator in folded_pads
+        )
+    }
+    total, exact = 0, True
+    for node in fused:
+        operator = subgraph.operators[node.operator]
+        total += _node_bytes(model, subgraph, node, operator, node.operator in padded_by_fold)
+        if (
+            node.kind not in (*_KINDS, *_COPIES)
+            and _KIND_OF.get(node.kind) is None
+            and _microkernel(subgraph, operator) is None
+        ):
+            exact = False
+        if node.kind == "binary" and _activation(operator):
+            total += _operator_blocks("clamp")
+    return total, exact
+
+
+def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
+    if operator.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        return None
+    convolution = _convolution(subgraph, operator)
+    if convolution is None:
+        return None
+    # vmulcaddc (a float 1×1 depthwise) is counted as a depthwise convolution (not seen).
+    return "dwconv" if convolution.microkernel == "vmulcaddc" else convolution.microkernel
+
+
+def _node_bytes(
+    model: Model, subgraph: Subgraph, node: _Node, operator: Operator, folded: bool
+) -> int:
+    microkernel = _microkernel(subgraph, operator) if node.kind == operator.opcode else None
+    if microkernel is not None:
+        total = _operator_blocks(microkernel)
+        if microkernel != "gemm" and (folded or _pads(subgraph, operator)):
+            total += _zero_buffer(subgraph, operator, microkernel)
+        return total
+    if node.kind in _COPIES:
+        # xnn_define_concatenate / even_split: one copy operator per input / output.
+        return _operator_blocks("copy") * max(
+            len(node.inputs if node.kind == "CONCATENATION" else node.outputs), 1
+        )
+    kind = _KIND_OF.get(node.kind, node.kind)
+    if kind not in _KINDS:
+        return _UNKNOWN_OPERATOR * max(len(node.inputs) + len(node.outputs), 1)
+    total = _operator_blocks(kind)
+    data = (
+        subgraph.tensors[operator.inputs[0]]
+        if operator.inputs and operator.inputs[0] >= 0
+        else None
+    )
+    quantized = data is not None and data.dtype.name in _QUANTIZED
+    if kind == "unary" and quantized and operator.opcode not in _NO_LUT:
+        total += aligned_block(LUT_BYTES)
+    if operator.opcode == "AVERAGE_POOL_2D":
+        total += _average_pooling_reshape(subgraph, operator)
+    if kind == "reduce":
+        total += _reduce_reshape(model, subgraph, operator)
+    return total
+
+
+def delegate_objects(model: Model) -> DelegateObjects | None:
+    """The delegate's objects for a model whose partition is modelled (None otherwise)."""
+    view = delegated_view(model)
+    if view is None:
+        return None
+    subgraph = model.subgraphs[0]
+    split = partition(subgraph, model)
+    kernels = runtimes = operators = 0
+    blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
+    # Where dead-node removal cascades, every node is kept (its order is not replayed): a
+    # bound, as for the workspace.
+    exact = prune = workspace_is_exact(subgraph, split.delegated, model)
+    for subset in node_subsets(subgraph, split.delegated):
+        if not subset.delegated:
+            continue
+        kernels += kernel_bytes(subgraph, subset)
+        runtimes += runtime_bytes(subgraph, subset, model, prune=prune)
+        made, known = operators_bytes(subgraph, subset, model, prune=prune)
+        operators += made
+        exact = exact and known
+        tensors = kernel_tensors(subgraph, subset)
+        blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
+    plan = view.subgraphs[0].operators
+    delegate_nodes = [
+        position for position, operator in enumerate(plan) if operator.opcode == DELEGATE_OPCODE
+    ]
+    # The context's execution-plan copy (Subgraph::GetExecutionPlan, remade at each call): the
+    # last delegate kernel's Init reads the plan rebuilt up to it; with no kernel, the
+    # delegate's partitioning read the whole plan.
+    kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
+    return DelegateObjects(delegate_bytes(model), kernels, runtimes, operators, exact, blocks)
