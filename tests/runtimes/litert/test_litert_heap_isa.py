@@ -99,7 +99,7 @@ def test_the_measuring_machines_figure_falls_under_on_arm64(tmp_path_factory: An
         host_heap, arm_heap = host[delegate], arm[delegate]
         assert host_heap is not None and arm_heap is not None
         assert host_heap.after_first_invoke < real["after_invoke"] <= arm_heap.after_first_invoke
-        assert "Linux arm64 (estimated)" in arm_heap.machine
+        assert "Linux arm64, estimated" in arm_heap.machine
 
 
 def test_a_device_runs_as_its_core() -> None:
