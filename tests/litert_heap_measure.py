@@ -91,6 +91,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return random_graph(seed)
     if family == "case":
         return kernel_case(name)
+    if family == "xcase":
+        from tests.litert_xnnpack_cases import CASES
+
+        return CASES[name]()
     from flows import models
 
     maker = {

@@ -32,6 +32,7 @@ from tests.litert_heap_measure import (
     measure,
     tracer,
 )
+from tests.litert_xnnpack_cases import CASES
 
 DATA = REPO_ROOT / "tests/data/litert_xnnpack_parts.json"
 COMMAND = "python -m tests.litert_xnnpack_parts"
@@ -45,6 +46,19 @@ FRESH = (
     *((f"fresh_audio_{seed}", "audio", seed) for seed in (3, 4)),
     *((f"fresh_graph_{seed}", "graph", seed) for seed in (7, 31, 77, 99)),
 )
+# A second held-out set, generated and measured only after the objects replay, the dead-node
+# clean-up, wide depthwise windows, float BATCH_MATMUL and the static-parameter rule were
+# written (session 4): new seeds of every family.
+FRESH4 = (
+    *((f"fresh4_cnn_{seed}", "cnn", seed) for seed in (11, 12, 13)),
+    *((f"fresh4_float_cnn_{seed}", "float_cnn", seed) for seed in (11, 12, 13)),
+    *((f"fresh4_dag_{seed}", "dag", seed) for seed in (11, 12, 13)),
+    *((f"fresh4_audio_{seed}", "audio", seed) for seed in (11, 12)),
+    *((f"fresh4_graph_{seed}", "graph", seed) for seed in (131, 257, 389, 421, 613, 797)),
+)
+# Generated models for rules modelled after the first sweep (tests/litert_xnnpack_cases.py),
+# measured with their heap figures like FRESH.
+XCASES = tuple((f"xcase_{name}", "xcase", 0) for name in CASES)
 # The part a block belongs to: the first of these names on its allocation stack.
 _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
@@ -60,12 +74,14 @@ _SITES = (
 def model_file(name: str, folder: Path) -> Path | None:
     """A cached model's file: a shared one, or a held-out one generated again."""
     families = {
-        f"{held}.tflite": (family, seed, held) for held, family, seed in (*HELD_OUT, *FRESH)
+        f"{held}.tflite": (family, seed, held)
+        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES)
     }
     if name in families:
         family, seed, held = families[name]
         path = folder / name
-        path.write_bytes(held_out_model(family, seed, held.removeprefix("heldout_case_")))
+        case = held.removeprefix("heldout_case_").removeprefix("xcase_")
+        path.write_bytes(held_out_model(family, seed, case))
         return path
     path = REPO_ROOT.parent / "shared" / "models" / name
     return path if path.is_file() else None
@@ -122,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
     names = [name for name, entry in heap["models"].items() if "error" not in entry["xnnpack"]]
-    names += [f"{name}.tflite" for name, _, _ in FRESH]
+    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES)]
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -134,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 document["models"][name] = parts(path, folder)
-                if name.startswith("fresh_"):
+                if name.startswith(("fresh_", "fresh4_", "xcase_")):
                     document["models"][name]["heap"] = measure(library, path, "xnnpack")
             except Exception as error:  # recorded, the sweep goes on
                 document["models"][name] = {"error": str(error)[:300]}

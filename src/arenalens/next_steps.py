@@ -281,6 +281,8 @@ class Steps:
     def cannot_run_correctly(self) -> tuple[Step, ...]:
         steps = []
         for conflict in self.verdict.conflicts:
+            if conflict.kind == "split":  # no plan for this file helps: the original is needed
+                return (Step(_sentence(f"This file cannot be resized: {conflict.fix}")),)
             if conflict.kind == "build":
                 steps.append(
                     Step(
@@ -700,13 +702,7 @@ class Steps:
             smallest = search.smallest_accepted
             if smallest is None:
                 return [Step(f"{_capital(accepted)}.")]
-            return [
-                Step(
-                    f"{_capital(accepted)}, and none of them fits: the smallest needs "
-                    f"{format_bytes_exact(smallest.required_bytes or 0)}, so only a smaller "
-                    "network (or a larger board) helps."
-                )
-            ]
+            return [Step(f"{_capital(search.none_fits_text())}."), *self.after_optimize(search)]
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in largest.shape)
         limit = (

@@ -38,6 +38,7 @@ from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_recor
 from arenalens.tflite.tables import (
     MalformedTableError,
     TableView,
+    int32_struct,
     int32_vector_at,
     shared_table_fields,
     string_at,
@@ -369,10 +370,15 @@ class _Parser:
         where: str,
     ) -> tuple[Tensor, ...]:
         """Tensor tables (position, field offsets) → Tensors, each read in this one frame (a
-        model's most numerous table: a call per field would cost more than the reads)."""
+        model's most numerous table: a call per field would cost more than the reads).
+
+        The shape and the name are read here with the bounds `tables.vector_at` checks; when one
+        fails, that function reads the same field again to raise its own error."""
         buf, size = self.data, self.size
+        last_word = size - 4  # the highest position a u32 may start at
         buffer_count = len(buffers)
         unpack_i8, unpack_u8, unpack_u32 = _I8.unpack_from, _U8.unpack_from, _U32.unpack_from
+        int32s, quantization_of = int32_struct, self.quantization
         # `charge`, kept in locals over the loop (two charges per tensor).
         items, item_budget = self.items, self.item_budget
         found = []
@@ -381,11 +387,21 @@ class _Parser:
             # is_variable, sparsity, shape_signature (`_TensorSlots`).
             shape_at, type_at, buffer_at, name_at, quantization_at, variable_at = fields[:6]
             sparsity_at, signature_at = fields[6], fields[7]
-            shape = int32_vector_at(buf, size, pos + shape_at) if shape_at else ()
+            shape: tuple[int, ...] = ()
+            if shape_at:
+                at = pos + shape_at
+                start = at + unpack_u32(buf, at)[0]
+                length = unpack_u32(buf, start)[0] if start <= last_word else -1
+                if length < 0 or start + 4 + 4 * length > size:
+                    int32_vector_at(buf, size, at)  # raises its error
+                shape = int32s(length).unpack_from(buf, start + 4)
             # Without a shape_signature the shape is fully known: report it as the signature,
             # as the TFLite interpreter's tensor details do.
-            signature = int32_vector_at(buf, size, pos + signature_at) if signature_at else None
-            items += len(shape) + (len(signature) if signature else 0)
+            signature = shape
+            if signature_at:
+                signature = int32_vector_at(buf, size, pos + signature_at)
+                items += len(signature)
+            items += len(shape)
             if items > item_budget:
                 self.charge(items - self.items)
             code = unpack_i8(buf, pos + type_at)[0] if type_at else 0
@@ -403,13 +419,20 @@ class _Parser:
             if shape and (len(shape) > 4 or max(shape) >= _SMALL_DIM):
                 _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
             is_input, is_output = index in inputs, index in outputs
-            name = string_at(buf, size, pos + name_at) if name_at else ""
-            items += len(name) >> 3
-            if items > item_budget:
-                self.charge(items - self.items)
+            name = ""
+            if name_at:
+                at = pos + name_at
+                start = at + unpack_u32(buf, at)[0]
+                length = unpack_u32(buf, start)[0] if start <= last_word else -1
+                if length < 0 or start + 4 + length > size:
+                    string_at(buf, size, at)  # raises its error
+                name = bytes(buf[start + 4 : start + 4 + length]).decode("utf-8", errors="replace")
+                items += length >> 3
+                if items > item_budget:
+                    self.charge(items - self.items)
             quantization = None
             if quantization_at:
-                quantization = self.quantization(target_at(buf, size, pos + quantization_at))
+                quantization = quantization_of(target_at(buf, size, pos + quantization_at))
             # One kind per tensor, most specific first (`TensorKind`).
             if has_data:
                 kind = TensorKind.CONSTANT
@@ -427,7 +450,7 @@ class _Parser:
                     index,
                     name,
                     shape,
-                    shape if signature is None else signature,
+                    signature,
                     dtype,
                     buffer_index,
                     has_data,
@@ -444,22 +467,31 @@ class _Parser:
 
     def quantization(self, pos: int) -> Quantization | None:
         """The QuantizationParameters table at `pos` → the first scale and zero point, their
-        count and the axis (None without scales)."""
+        count and the axis (None without scales). Vectors read as in `tensors`."""
         buf, size = self.data, self.size
         fields = shared_table_fields(buf, pos, size, self.vtables)
         # scale, zero_point, quantized_dimension (`_QuantizationSlots`)
         scale_at, zero_point_at, axis_at = fields[2], fields[3], fields[6]
         if not scale_at:
             return None
-        data, scale_count = vector_at(buf, size, pos + scale_at, 4)
+        unpack_u32 = _U32.unpack_from
+        at = pos + scale_at
+        start = at + unpack_u32(buf, at)[0]
+        scale_count = unpack_u32(buf, start)[0] if start <= size - 4 else -1
+        if scale_count < 0 or start + 4 + 4 * scale_count > size:
+            vector_at(buf, size, at, 4)  # raises its error
         if not scale_count:
             return None
         zero_point = None
         if zero_point_at:
-            data_zero, zero_count = vector_at(buf, size, pos + zero_point_at, 8)
-            zero_point = _I64.unpack_from(buf, data_zero)[0] if zero_count else None
+            at = pos + zero_point_at
+            zero_start = at + unpack_u32(buf, at)[0]
+            zero_count = unpack_u32(buf, zero_start)[0] if zero_start <= size - 4 else -1
+            if zero_count < 0 or zero_start + 4 + 8 * zero_count > size:
+                vector_at(buf, size, at, 8)  # raises its error
+            zero_point = _I64.unpack_from(buf, zero_start + 4)[0] if zero_count else None
         return Quantization(  # scale, zero_point, channel_count, axis
-            _F32.unpack_from(buf, data)[0],
+            _F32.unpack_from(buf, start + 4)[0],
             zero_point,
             scale_count,
             _I32.unpack_from(buf, pos + axis_at)[0] if axis_at else 0,

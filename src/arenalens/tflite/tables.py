@@ -36,7 +36,7 @@ _ABSENT = (0,) * 16
 
 
 @lru_cache(maxsize=1024)
-def _int32s(count: int) -> struct.Struct:
+def int32_struct(count: int) -> struct.Struct:
     """Vector length → the Struct that unpacks that many int32 (shapes and index lists repeat a
     few lengths; bounded, since a hostile file may use many)."""
     return struct.Struct(f"<{count}i")
@@ -122,7 +122,7 @@ def vector_at(buf: Any, size: int, position: int, element_bytes: int) -> tuple[i
 def int32_vector_at(buf: Any, size: int, position: int) -> tuple[int, ...]:
     """The uoffset at `position` (a present [int] field) → its entries."""
     start, length = vector_at(buf, size, position, 4)
-    return _int32s(length).unpack_from(buf, start)
+    return int32_struct(length).unpack_from(buf, start)
 
 
 def string_at(buf: Any, size: int, position: int) -> str:

@@ -334,6 +334,11 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
                 # A pooling window's indirection buffer (malloc'd, as glibc hands it out).
                 indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
                 continue
+            if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
+                packed += xnnpack_packing.aligned_block(
+                    xnnpack_packing.packed_weights_request(subgraph, operator) or 0
+                )
+                continue
             if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
                 continue
             if operator.index not in taken and not (
@@ -425,8 +430,8 @@ def _request_or_bound(
 
 
 def _bounded_weights(subgraph: Subgraph, operator: Operator) -> int:
-    """An operator whose packing is not modelled (hybrid weights, a multipass depthwise
-    kernel): every channel padded to the widest tile, with a bias and a scale per channel."""
+    """An operator whose packing is not modelled (a hybrid convolution's weights): every
+    channel padded to the widest tile, with a bias and a scale per channel."""
     weights = subgraph.tensors[operator.inputs[1]]
     return glibc.aligned_usable(64, _padded_weights(weights) + 64)
 

@@ -152,6 +152,8 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
+    if operator.opcode == "BATCH_MATMUL":
+        return _takes_batch_matmul(subgraph, operator)
     types = _TAKES.get(operator.opcode)
     if types is None:
         return None
@@ -171,7 +173,10 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return False
     for position in _STATIC_INPUTS.get(operator.opcode, ()):
         if constant_input(subgraph, operator.inputs, position) is None:
-            return None  # a dynamic axis, shape or padding: not modelled
+            # CheckTensorStaticAllocation: axes, paddings, permutation, begin / size and the
+            # split axis must be read-only constants; a computed one leaves the operator to the
+            # builtin kernel.
+            return False
     if operator.opcode in WEIGHTED:
         weights = constant_input(subgraph, operator.inputs, 1)
         if weights is None or weights.dtype.name != kind:
@@ -181,6 +186,19 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
     return not (
         operator.opcode == "RESHAPE" and shape >= 0 and not subgraph.tensors[shape].has_data
     )
+
+
+def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
+    """VisitBatchMatMulNode for float A and B (static or computed), each of rank 2 or more.
+    Not modelled: 8-bit and hybrid inputs, and adj_x (the delegate adds a transpose)."""
+    tensors = [subgraph.tensors[index] if index >= 0 else None for index in operator.inputs[:2]]
+    if len(tensors) < 2 or any(tensor is None for tensor in tensors):
+        return False
+    if any(tensor.dtype.name != "FLOAT32" for tensor in tensors if tensor is not None):
+        return None
+    if any(len(tensor.shape) < 2 for tensor in tensors if tensor is not None):
+        return False
+    return None if operator.options.get("adj_x", False) else True
 
 
 def _takes_strided_slice(

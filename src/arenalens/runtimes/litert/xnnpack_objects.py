@@ -62,7 +62,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     aligned_block,
     round_up,
 )
-from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes, workspace_is_exact
+from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
 # Delegate object (536) and its options (600); CpuBackendContext (56), its thread count (8),
@@ -107,6 +107,8 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "pooling": ((), (COMPUTE_BYTES, CONVOLUTION_OPERATOR_BYTES)),
     "reduce": ((REDUCE_CONTEXT_BYTES,), (COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
     "slice": ((), (COMPUTE_BYTES,)),
+    # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
+    "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
 }
 _KIND_OF = {
     "MAX_POOL_2D": "pooling",
@@ -275,12 +277,10 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     return total
 
 
-def runtime_bytes(
-    subgraph: Subgraph, subset: NodeSubset, model: Model, *, prune: bool = True
-) -> int:
+def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     """xnn_runtime, its operator data and its values."""
     boundary = set(subset.inputs) | set(subset.outputs)
-    unfused = _nodes(subgraph, subset.operators, boundary, model, prune=prune, fuse=False)
+    unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if _activation(operator))
     tensors = kernel_tensors(subgraph, subset)
@@ -376,14 +376,12 @@ def _operator_blocks(kind: str) -> int:
     )
 
 
-def operators_bytes(
-    subgraph: Subgraph, subset: NodeSubset, model: Model, *, prune: bool = True
-) -> tuple[int, bool]:
+def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tuple[int, bool]:
     """Every XNNPACK operator the runtime creates for a subset (fused nodes create none), and
     whether each kind is modelled."""
     boundary = set(subset.inputs) | set(subset.outputs)
-    fused = _nodes(subgraph, subset.operators, boundary, model, prune=prune)
-    unfused = _nodes(subgraph, subset.operators, boundary, model, prune=prune, fuse=False)
+    fused = _nodes(subgraph, subset.operators, boundary, model)
+    unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
     folded_pads = {node.operator for node in unfused if node.kind == "PAD"} - {
         node.operator for node in fused if node.kind == "PAD"
     }
@@ -397,10 +395,12 @@ def operators_bytes(
             if pad.operator in folded_pads
         )
     }
+    read = {tensor for node in fused for tensor in node.inputs} | boundary
     total, exact = 0, True
     for node in fused:
         operator = subgraph.operators[node.operator]
-        total += _node_bytes(model, subgraph, node, operator, node.operator in padded_by_fold)
+        folded = node.operator in padded_by_fold
+        total += _node_bytes(model, subgraph, node, operator, folded=folded, read=read)
         if (
             node.kind not in (*_KINDS, *_COPIES)
             and _KIND_OF.get(node.kind) is None
@@ -423,7 +423,13 @@ def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
 
 
 def _node_bytes(
-    model: Model, subgraph: Subgraph, node: _Node, operator: Operator, folded: bool
+    model: Model,
+    subgraph: Subgraph,
+    node: _Node,
+    operator: Operator,
+    *,
+    folded: bool,
+    read: set[int],
 ) -> int:
     microkernel = _microkernel(subgraph, operator) if node.kind == operator.opcode else None
     if microkernel is not None:
@@ -431,11 +437,12 @@ def _node_bytes(
         if microkernel != "gemm" and (folded or _pads(subgraph, operator)):
             total += _zero_buffer(subgraph, operator, microkernel)
         return total
-    if node.kind in _COPIES:
-        # xnn_define_concatenate / even_split: one copy operator per input / output.
-        return _operator_blocks("copy") * max(
-            len(node.inputs if node.kind == "CONCATENATION" else node.outputs), 1
-        )
+    if node.kind == "CONCATENATION":
+        # xnn_define_concatenate: one copy operator per input.
+        return _operator_blocks("copy") * max(len(node.inputs), 1)
+    if node.kind == "SPLIT":
+        # even_split: one copy operator per output still read (the clean-up cleared the rest).
+        return _operator_blocks("copy") * sum(1 for tensor in node.outputs if tensor in read)
     kind = _KIND_OF.get(node.kind, node.kind)
     if kind not in _KINDS:
         return _UNKNOWN_OPERATOR * max(len(node.inputs) + len(node.outputs), 1)
@@ -464,15 +471,13 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     split = partition(subgraph, model)
     kernels = runtimes = operators = 0
     blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
-    # Where dead-node removal cascades, every node is kept (its order is not replayed): a
-    # bound, as for the workspace.
-    exact = prune = workspace_is_exact(subgraph, split.delegated, model)
+    exact = True
     for subset in node_subsets(subgraph, split.delegated):
         if not subset.delegated:
             continue
         kernels += kernel_bytes(subgraph, subset)
-        runtimes += runtime_bytes(subgraph, subset, model, prune=prune)
-        made, known = operators_bytes(subgraph, subset, model, prune=prune)
+        runtimes += runtime_bytes(subgraph, subset, model)
+        made, known = operators_bytes(subgraph, subset, model)
         operators += made
         exact = exact and known
         tensors = kernel_tensors(subgraph, subset)

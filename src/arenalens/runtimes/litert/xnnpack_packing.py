@@ -5,7 +5,8 @@ src/operator-utils.c, src/microkernel-utils.c*), for the microkernels the measur
 selects.
 
 * **Microkernel** (`select_microkernel_type`): a convolution with one input and one output
-  channel per group runs as vmulcaddc (float, 1×1, unit stride, no padding) or depthwise;
+  channel per group runs as vmulcaddc (float, 1×1, unit stride, no padding) or depthwise (a
+  window wider than the largest unipass tile, 25 taps here, as a grouped IGEMM);
   a 1×1 unit-stride convolution and a fully connected operator as a GEMM; the rest as IGEMM
   (a depthwise convolution with a depth multiplier over 1 is grouped: one group per input
   channel).
@@ -124,7 +125,9 @@ class _Convolution:
     kind: str  # FLOAT32 | INT8 | UINT8
 
 
-def _convolution(subgraph: Subgraph, operator: Operator) -> _Convolution | None:
+def _convolution(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> _Convolution | None:
     weights = constant_input(subgraph, operator.inputs, 1)
     if operator.opcode not in WEIGHTED or weights is None or not weights.shape:
         return None
@@ -152,7 +155,10 @@ def _convolution(subgraph: Subgraph, operator: Operator) -> _Convolution | None:
     if group_input == 1 and group_output == 1:
         if unit_1x1 and kind == "FLOAT32":
             return _Convolution("vmulcaddc", groups, 1, 1, 1, kind)
-        return _Convolution("dwconv", groups, 1, 1, taps, kind)
+        if _primary_tile(taps, _depthwise_tile(kind, tiles)) is not None:
+            return _Convolution("dwconv", groups, 1, 1, taps, kind)
+        # No unipass tile holds the window (find_dwconv_ukernel finds none): XNNPACK runs it
+        # as a grouped IGEMM, one group per channel.
     return _Convolution(
         "gemm" if unit_1x1 else "igemm", groups, group_input, group_output, taps, kind
     )
@@ -171,7 +177,9 @@ def packed_weights_request(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int | None:
     """Bytes XNNPACK asks for to pack one operator's weights (None: not modelled)."""
-    convolution = _convolution(subgraph, operator)
+    if operator.opcode == "BATCH_MATMUL":
+        return batch_matmul_packed_request(subgraph, operator, tiles)
+    convolution = _convolution(subgraph, operator, tiles)
     if convolution is None:
         return None
     data = subgraph.tensors[operator.inputs[0]] if operator.inputs[0] >= 0 else None
@@ -187,7 +195,7 @@ def packed_weights_request(
         tile = _depthwise_tile(convolution.kind, tiles)
         primary = _primary_tile(convolution.taps, tile)
         if primary is None:
-            return None  # multipass depthwise kernels are not modelled
+            return None  # _convolution picked IGEMM for a window no unipass tile holds
         per_channel = 4 + primary * element + scale
         return round_up(round_up(groups, tile.channels) * per_channel, 64)
     gemm = _gemm_tile(
@@ -201,11 +209,61 @@ def packed_weights_request(
     return round_up(groups * round_up(convolution.group_output_channels, gemm.nr) * per_channel, 64)
 
 
+def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, int] | None:
+    """A float BATCH_MATMUL's B as (batches, K, N), or None."""
+    if operator.opcode != "BATCH_MATMUL" or len(operator.inputs) < 2 or operator.inputs[1] < 0:
+        return None
+    b = subgraph.tensors[operator.inputs[1]]
+    if b.dtype.name != "FLOAT32" or len(b.shape) < 2:
+        return None
+    batches = 1
+    for dim in b.shape[:-2]:
+        batches *= dim
+    rows, columns = b.shape[-2], b.shape[-1]
+    adjoint = bool(operator.options.get("adj_y", False))
+    return (batches, columns, rows) if adjoint else (batches, rows, columns)
+
+
+def batch_matmul_b_bytes(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """batch-matrix-multiply-nc.c: B packed per batch as round_up(N, nr) columns of
+    round_up(K, kr) floats and a (zero) bias each (the f32 GEMM's tile; no narrower nr2)."""
+    shape = _batch_matmul_b(subgraph, operator)
+    if shape is None:
+        return 0
+    batches, depth, columns = shape
+    gemm = tiles.f32_gemm
+    return batches * round_up(columns, gemm.nr) * (round_up(depth, gemm.kr) * 4 + 4)
+
+
+def batch_matmul_packed_request(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """A constant B is packed once, at creation (one 64-aligned block); 0 for a B computed at
+    run time, which is packed into the runtime's workspace instead."""
+    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    if b < 0 or not subgraph.tensors[b].has_data:
+        return 0
+    return round_up(batch_matmul_b_bytes(subgraph, operator, tiles), XNN_ALLOCATION_ALIGNMENT)
+
+
+def batch_matmul_workspace(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """The operator workspace of a BATCH_MATMUL whose B is computed at run time (packed at each
+    run: xnn_reshape_batch_matrix_multiply's workspace_size)."""
+    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    if b < 0 or subgraph.tensors[b].has_data:
+        return 0
+    return batch_matmul_b_bytes(subgraph, operator, tiles)
+
+
 def indirection_request(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int | None:
     """Bytes of one convolution's indirection buffer (0: none; None: not modelled)."""
-    convolution = _convolution(subgraph, operator)
+    convolution = _convolution(subgraph, operator, tiles)
     if convolution is None:
         return None
     if convolution.microkernel in ("vmulcaddc", "gemm"):

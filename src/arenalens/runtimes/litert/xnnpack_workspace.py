@@ -5,7 +5,8 @@ the clamp merge*).
 
 The runtime's nodes are the subset's operators, with a static reshape (a copy) before each
 fully connected operator that does not keep its input's dimensions; a zero spatial PAD whose
-output only a VALID convolution reads is folded into it; dead nodes are removed; a clamp
+output only a VALID convolution reads is folded into it; dead nodes are removed (a value
+nothing reads clears, and its producer goes when that is its only output, recursively); a clamp
 (RELU, RELU6, RELU_N1_TO_1) is folded into a clamping producer whose output only it reads.
 Every value internal to the subset is one usage record of `round_up(round_up(bytes, 16), 64)`
 bytes live from its first to its last node; an element-wise, copy or softmax node's output
@@ -34,6 +35,7 @@ from arenalens.runtimes.litert.heap_xnnpack import (
 from arenalens.runtimes.litert.xnnpack_packing import (
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
+    batch_matmul_workspace,
     round_up,
 )
 
@@ -50,33 +52,17 @@ def workspace_request(
 
     Each delegate kernel plans its own runtime over the values inside its subset (its inputs
     and outputs are LiteRT's tensors); they share the delegate's workspace, which grows to the
-    largest plan (`initialize_workspace_values`). Where removing dead nodes cascades (a node
-    that only fed removed nodes), the plan keeps every node: an upper bound
-    (`workspace_is_exact` says which)."""
+    largest plan (`initialize_workspace_values`)."""
     largest = 0
-    exact = workspace_is_exact(subgraph, delegated, model)
     for subset in node_subsets(subgraph, delegated):
         if not subset.delegated:
             continue
         boundary = set(subset.inputs) | set(subset.outputs)
-        nodes = _nodes(subgraph, subset.operators, boundary, model, prune=exact)
+        nodes = _nodes(subgraph, subset.operators, boundary, model)
         planned = _plan_nodes(subgraph, nodes, boundary)
         if planned:
             largest = max(largest, planned + 2 * XNN_EXTRA_BYTES)
     return largest
-
-
-def workspace_is_exact(
-    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
-) -> bool:
-    """Whether the workspace is XNNPACK's plan: no dead-node removal cascades."""
-    for subset in node_subsets(subgraph, delegated):
-        if subset.delegated:
-            boundary = set(subset.inputs) | set(subset.outputs)
-            nodes = _nodes(subgraph, subset.operators, boundary, model, prune=False)
-            if _drop_dead_nodes(nodes, boundary) > 1:
-                return False
-    return True
 
 
 _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clamp nodes
@@ -103,7 +89,6 @@ def _nodes(
     boundary: set[int],
     model: Model | None = None,
     *,
-    prune: bool = True,
     fuse: bool = True,
 ) -> list[_Node]:
     """The runtime's nodes for a run. The delegate defines a copy (static reshape) before each
@@ -136,8 +121,7 @@ def _nodes(
         nodes.append(_Node(kind, inputs, outputs, index))
     if model is not None and fuse:
         _fuse_pads(subgraph, nodes, boundary, model)
-    if prune:
-        _drop_dead_nodes(nodes, boundary)
+    _drop_dead_nodes(nodes, boundary)
     merged = fuse
     while merged:
         merged = False
@@ -183,34 +167,31 @@ def _fuse_pads(subgraph: Subgraph, nodes: list[_Node], boundary: set[int], model
         nodes.remove(pad)
 
 
-def _drop_dead_nodes(nodes: list[_Node], boundary: set[int]) -> int:
-    """A node none of whose outputs is read (by a node or by the caller) is removed (XNNPACK's
-    subgraph clean-up). Returns how many rounds removed nodes: after one, the nodes that
-    only fed removed ones are removed too, but the wheel's order of that cascade is not
-    replayed (see workspace_request)."""
-    rounds = 0
+def _drop_dead_nodes(nodes: list[_Node], boundary: set[int]) -> None:
+    """XNNPACK's clean-up (subgraph.c: xnn_subgraph_clean_up, recursive_remove_node): a value
+    nothing reads (the caller's outputs count as read) is cleared, and its producer removed
+    when that is its only output; removing a node may leave its inputs unread in turn. A node
+    with several outputs is never removed (its unread outputs are cleared: `_plan_nodes`
+    plans no record for them)."""
     while True:
         read = {tensor for node in nodes for tensor in node.inputs} | boundary
-        dead = [node for node in nodes if not any(tensor in read for tensor in node.outputs)]
+        dead = [node for node in nodes if len(node.outputs) == 1 and node.outputs[0] not in read]
         if not dead:
-            return rounds
+            return
         for node in dead:
             nodes.remove(node)
-        rounds += 1
 
 
 def runtime_operators(
     subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
 ) -> list[int]:
     """The delegated operators that keep a node in XNNPACK's runtime (dead ones removed), in
-    execution order: the ones whose weights are packed and indirection buffers made (every
-    delegated one where the removal cascades: an upper bound)."""
+    execution order: the ones whose weights are packed and indirection buffers made."""
     kept: list[int] = []
-    prune = workspace_is_exact(subgraph, delegated, model)
     for subset in node_subsets(subgraph, delegated):
         if subset.delegated:
             boundary = set(subset.inputs) | set(subset.outputs)
-            nodes = _nodes(subgraph, subset.operators, boundary, model, prune=prune)
+            nodes = _nodes(subgraph, subset.operators, boundary, model)
             kept.extend(dict.fromkeys(node.operator for node in nodes))
     return kept
 
@@ -237,6 +218,8 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         for tensor in node.inputs:
             first_consumer.setdefault(tensor, position)
         for tensor in (*node.inputs, *node.outputs):
+            if tensor not in consumers:
+                continue  # an output nothing reads: the clean-up cleared its value
             if tensor < len(subgraph.tensors):
                 if subgraph.tensors[tensor].has_data or tensor in boundary:
                     continue
@@ -283,6 +266,15 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         for tensor in sorted(raw)
         if tensor not in reused and raw[tensor]
     ]
+    # Operators' own workspaces (xnn_add_operator_workspace_allocation_tracker), live at their
+    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time.
+    for position, node in enumerate(nodes):
+        if node.kind == "BATCH_MATMUL":
+            operator = subgraph.operators[node.operator]
+            size = batch_matmul_workspace(subgraph, operator)
+            if size:
+                rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
+                records.append((rounded, position, position))
     return plan_records(records)
 
 
