@@ -54,9 +54,7 @@ from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
-from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import serious_findings, with_guidance
-from arenalens.report.html_page import render_html
 from arenalens.report.terminal import SCREEN_LINES, render_report_text
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
@@ -450,13 +448,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         text = to_json(report_document(reports, tool=TOOL))
     else:
+        diff = None
+        if len(reports) > 1:
+            from arenalens.report.diff import diff_reports  # noqa: PLC0415 - two models only
+
+            diff = diff_reports(report, reports[1])
         text = render_report_text(
             report,
             color=use_color(args),
             width=terminal_width(),
             tensor_rows=None if args.all else 20,
             memory_plan=memory_plan_text(analysis) if args.all else None,
-            diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
+            diff=diff,
             screen_lines=None if args.all else terminal_lines(SCREEN_LINES),
         )
     # Files first: a path that cannot be written is bad input (exit 2), and then nothing of the
@@ -468,6 +471,8 @@ def run(args: argparse.Namespace) -> int:
         except RuntimeUnavailableError as error:
             print(f"arenalens: images skipped: {error}", file=sys.stderr)
     if args.output:
+        from arenalens.report.html_page import render_html  # noqa: PLC0415 - -o only
+
         page = render_html(reports, tool=TOOL)
         written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))
     print_text(text)

@@ -62,7 +62,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     aligned_block,
     round_up,
 )
-from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes
+from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes, hybrid_fully_connected
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
 # Delegate object (536) and its options (600); CpuBackendContext (56), its thread count (8),
@@ -225,14 +225,15 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 
 
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
-    """VisitFullyConnectedNode's static-range int8 path (supported_srq)."""
+    """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
+    (supported_srq) and the dynamically quantized (hybrid) one."""
     if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
         return False
     data, weights = operator.inputs[0], operator.inputs[1]
     return (
         data >= 0
         and weights >= 0
-        and subgraph.tensors[data].dtype.name == "INT8"
+        and subgraph.tensors[data].dtype.name in ("INT8", "FLOAT32")
         and subgraph.tensors[weights].dtype.name == "INT8"
     )
 
@@ -292,7 +293,9 @@ def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
         if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator)
     )
     int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
-    values = len(tensors) + internal + reshaped + int8_weights + activations
+    # A hybrid one's dynamically quantized input is one value more.
+    quantized = sum(1 for operator in operators if hybrid_fully_connected(subgraph, operator))
+    values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     nodes = len(unfused) + activations
     return (
         glibc.usable(RUNTIME_BYTES)
