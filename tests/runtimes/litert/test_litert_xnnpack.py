@@ -16,7 +16,12 @@ import pytest
 
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import heap_xnnpack, xnnpack_packing, xnnpack_workspace
+from arenalens.runtimes.litert import (
+    heap_xnnpack,
+    xnnpack_objects,
+    xnnpack_packing,
+    xnnpack_workspace,
+)
 from arenalens.runtimes.litert.heap import arena_request, interpreter_heap
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
 from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
@@ -127,6 +132,19 @@ def test_workspace_and_arena_are_the_wheels(name: str) -> None:
         assert ([workspace] if workspace else []) == real["workspace"]
     sizes = heap_xnnpack.view_arena_sizes(view)
     assert [arena_request(size) for size in sizes if size] == real["arena"]
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_runtime_arrays_are_the_wheels(name: str) -> None:
+    """Each XNNPACK runtime's operator-data and value arrays (xnn_create_runtime_v4: 240 B per
+    node, folded PADs included, and 160 B per value the subgraph defined): the wheel's
+    requests, runtime by runtime (xnnpack_objects.runtime_array_requests)."""
+    model, real = _measured(name)
+    predicted = xnnpack_objects.runtime_array_requests(model)
+    if predicted is None:
+        assert name in UNMODELLED
+        return
+    assert [list(pair) for pair in predicted] == real["runtime_arrays"]
 
 
 def test_plan_records_places_largest_first_in_the_smallest_gap() -> None:

@@ -16,7 +16,7 @@ reshape).
   weights of one scale, in place of the one-scale array. The last kernel leaves the context's
   execution-plan copy as long as the plan then was.
 * **Per XNNPACK runtime**: `struct xnn_runtime`, one `xnn_operator_data` per node left after
-  dead-node removal (fused nodes keep theirs: the optimizer fuses after it compacts) and one
+  dead-node removal (a folded PAD keeps its slot, a folded clamp does not) and one
   `xnn_runtime_value` per value the subgraph defined: each tensor the kernel uses, once more
   for each that is not external (defined with a fresh id), the 2-D input of a FULLY_CONNECTED
   that does not keep its dimensions, the channel-wise weights of an int8 one, and the output
@@ -278,10 +278,18 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     return total
 
 
-def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
-    """xnn_runtime, its operator data and its values."""
+def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tuple[int, int]:
+    """(nodes, values) of the XNNPACK runtime a delegate kernel creates: its operator-data
+    and value arrays hold one entry each."""
     boundary = set(subset.inputs) | set(subset.outputs)
     unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
+    fused = _nodes(subgraph, subset.operators, boundary, model)
+    # A PAD folded into its convolution keeps its slot in the operator-data array; a clamp
+    # folded into its producer does not (the wheel's runtimes: MobileNetV2's 18 folded PADs
+    # counted, every folded float RELU not).
+    folded_pads = sum(1 for node in unfused if node.kind == "PAD") - sum(
+        1 for node in fused if node.kind == "PAD"
+    )
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if _activation(operator))
     tensors = kernel_tensors(subgraph, subset)
@@ -296,12 +304,32 @@ def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     # A hybrid one's dynamically quantized input is one value more.
     quantized = sum(1 for operator in operators if hybrid_fully_connected(subgraph, operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
-    nodes = len(unfused) + activations
+    return len(fused) + folded_pads + activations, values
+
+
+def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """xnn_runtime, its operator data and its values."""
+    nodes, values = runtime_counts(subgraph, subset, model)
     return (
         glibc.usable(RUNTIME_BYTES)
         + glibc.usable(OPERATOR_DATA_BYTES * nodes)
         + glibc.usable(RUNTIME_VALUE_BYTES * values)
     )
+
+
+def runtime_array_requests(model: Model) -> list[tuple[int, int]] | None:
+    """Each runtime's operator-data and value array requests (xnn_create_runtime_v4), in the
+    order the delegate kernels are created; None where the partition is not modelled."""
+    if delegated_view(model) is None:
+        return None
+    subgraph = model.subgraphs[0]
+    split = partition(subgraph, model)
+    requests = []
+    for subset in node_subsets(subgraph, split.delegated):
+        if subset.delegated:
+            nodes, values = runtime_counts(subgraph, subset, model)
+            requests.append((OPERATOR_DATA_BYTES * nodes, RUNTIME_VALUE_BYTES * values))
+    return requests
 
 
 def _zero_buffer(subgraph: Subgraph, operator: Operator, microkernel: str) -> int:

@@ -130,7 +130,7 @@ def _nodes(
     value of the input's bytes (numbered after the model's tensors); XNNPACK's optimizer folds
     a zero spatial PAD into the convolution after it, removes dead nodes, and folds a clamp
     into a clamping producer whose output only the clamp reads (`fuse=False`: the nodes before
-    the fusions, which leave the fused nodes in the runtime's node array)."""
+    the fusions)."""
     nodes: list[_Node] = []
     fresh = len(subgraph.tensors)
     for index in run:
