@@ -17,6 +17,7 @@ heap_xnnpack.py with it, part by part. Needs the `runtime` extra, gcc and binuti
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -46,6 +47,16 @@ FRESH = (
     *((f"fresh_audio_{seed}", "audio", seed) for seed in (3, 4)),
     *((f"fresh_graph_{seed}", "graph", seed) for seed in (7, 31, 77, 99)),
 )
+# A second held-out set, generated and measured only after the objects replay, the dead-node
+# clean-up, wide depthwise windows, float BATCH_MATMUL and the static-parameter rule were
+# written (session 4): new seeds of every family.
+FRESH4 = (
+    *((f"fresh4_cnn_{seed}", "cnn", seed) for seed in (11, 12, 13)),
+    *((f"fresh4_float_cnn_{seed}", "float_cnn", seed) for seed in (11, 12, 13)),
+    *((f"fresh4_dag_{seed}", "dag", seed) for seed in (11, 12, 13)),
+    *((f"fresh4_audio_{seed}", "audio", seed) for seed in (11, 12)),
+    *((f"fresh4_graph_{seed}", "graph", seed) for seed in (131, 257, 389, 421, 613, 797)),
+)
 # Generated models for rules modelled after the first sweep (tests/litert_xnnpack_cases.py),
 # measured with their heap figures like FRESH.
 XCASES = tuple((f"xcase_{name}", "xcase", 0) for name in CASES)
@@ -65,7 +76,7 @@ def model_file(name: str, folder: Path) -> Path | None:
     """A cached model's file: a shared one, or a held-out one generated again."""
     families = {
         f"{held}.tflite": (family, seed, held)
-        for held, family, seed in (*HELD_OUT, *FRESH, *XCASES)
+        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES)
     }
     if name in families:
         family, seed, held = families[name]
@@ -90,10 +101,14 @@ def parts(model: Path, folder: Path) -> dict[str, Any]:
             live.pop(pointer, None)
             continue
         part = "other"
-        for frame in frames:
-            if frame.startswith("libpython"):
-                break
-            name = re.sub(r"\(.*$", "", symbol(frame))
+        names = [
+            re.sub(r"\(.*$", "", symbol(frame))
+            for frame in itertools.takewhile(lambda f: not f.startswith("libpython"), frames)
+        ]
+        if _runtime_array(names):
+            live[pointer] = (phase, request, "runtime")
+            continue
+        for name in names:
             found = [label for site, label in _SITES if name.startswith(site)]
             if found:
                 part = found[0]
@@ -101,10 +116,29 @@ def parts(model: Path, folder: Path) -> dict[str, Any]:
         live[pointer] = (phase, request, part)
     found: dict[str, Any] = {label: [] for _, label in _SITES}
     for phase, request, part in live.values():
-        if phase == "allocate" and part != "other":
+        if phase == "allocate" and part not in ("other", "runtime"):
             found[part].append(request)
+    # xnn_create_runtime_v4's operator-data and value arrays, in allocation order.
+    arrays = [
+        request
+        for phase, request, part in live.values()
+        if part == "runtime" and phase == "allocate"
+    ]
+    pairs = zip(arrays[0::2], arrays[1::2], strict=True)
+    found["runtime_arrays"] = [list(pair) for pair in pairs]
     found["partitions"] = _partitions(model)
     return found
+
+
+def _runtime_array(names: list[str]) -> bool:
+    """A block xnn_create_runtime_v4 asks xnn_allocate_zero_memory for itself (its
+    operator-data or value array), not through an operator's create."""
+    for position, name in enumerate(names):
+        if name == "xnn_create_runtime_v4":
+            return any(n.startswith("xnn_allocate_zero_memory") for n in names[:position])
+        if name.startswith(("xnn_create_", "create_")):
+            return False
+    return False
 
 
 def _partitions(model: Path) -> list[dict[str, list[int]]]:
@@ -128,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
     names = [name for name, entry in heap["models"].items() if "error" not in entry["xnnpack"]]
-    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *XCASES)]
+    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES)]
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -140,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 document["models"][name] = parts(path, folder)
-                if name.startswith(("fresh_", "xcase_")):
+                if name.startswith(("fresh_", "fresh4_", "xcase_")):
                     document["models"][name]["heap"] = measure(library, path, "xnnpack")
             except Exception as error:  # recorded, the sweep goes on
                 document["models"][name] = {"error": str(error)[:300]}

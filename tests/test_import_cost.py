@@ -73,8 +73,19 @@ with contextlib.redirect_stdout(io.StringIO()):
 after_plan = sorted(sys.modules)
 with contextlib.redirect_stdout(io.StringIO()):
     main(["check", sys.argv[1], "--target", "nucleo-f401re", "--json"])
-print(json.dumps([after_plan, sorted(sys.modules)]))
+after_check = sorted(sys.modules)
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["report", sys.argv[1]])
+print(json.dumps([after_plan, after_check, sorted(sys.modules)]))
 """
+# What a terminal report of one model (no -o, no second model) does not write or compare.
+NOT_IN_TERMINAL_REPORT = (
+    "arenalens.report.html_page",
+    "arenalens.report.viewer",
+    "arenalens.report.diff",
+    "arenalens.vela.compiled",
+    "hashlib",
+)
 
 _CHECK = """
 import contextlib, io, json, sys
@@ -113,7 +124,7 @@ def _run(child: str, model: Path) -> Any:
 
 def test_plan_and_check_import_no_heavy_module(tmp_path: Path) -> None:
     model = write_example("kws_ds_cnn", tmp_path)
-    after_plan, after_json_check = _run(_PLAN, model)
+    after_plan, after_json_check, after_report = _run(_PLAN, model)
     after_import, after_check, after_api, opcodes = _run(_CHECK, model)
     assert _imported("arenalens", after_import) == ["arenalens", "arenalens.errors"]
     # `plan` runs TFLM's planner and the no-reuse one (naive), not the searching planners.
@@ -123,6 +134,8 @@ def test_plan_and_check_import_no_heavy_module(tmp_path: Path) -> None:
         assert not _imported(name, after_plan), f"plan --runtime tflm --json imported {name}"
     for name in (*HEAVY, *JSON_ONLY):
         assert not _imported(name, after_json_check), f"plan, then check --json imported {name}"
+    for name in NOT_IN_TERMINAL_REPORT:
+        assert not _imported(name, after_report), f"plan, check, then report imported {name}"
     for name in (*HEAVY, *UNUSED):
         assert not _imported(name, after_check), f"check imported {name}"
         assert not _imported(name, after_api), f"arenalens.check imported {name}"

@@ -114,3 +114,81 @@ def test_vww_head_goes_below_its_whole_tensor_floor_on_the_reference_build(
     assert optimization.new_head < largest
     proof = prove_outputs(original, optimization.data, load_model(original), seed=9)
     assert proof.identical, proof.detail
+
+
+def test_a_split_record_names_the_input_shapes_and_reads_back() -> None:
+    from arenalens.ir import PlanRecord
+    from arenalens.tflite.plan_record import decode_plan_record, encode_plan_record
+
+    plain = PlanRecord(version=1, plan_sha256="0" * 64, valid_for=("*",))
+    assert b"split_input_shapes" not in encode_plan_record(plain)  # unsplit records: same bytes
+    split = PlanRecord(
+        version=1, plan_sha256="0" * 64, valid_for=("*",), split_input_shapes=((1, 64, 48, 3),)
+    )
+    assert decode_plan_record(encode_plan_record(split), "m") == split
+    with pytest.raises(Exception, match="'split_input_shapes' is not a short list of shapes"):
+        decode_plan_record(encode_plan_record(plain)[:-1] + b',"split_input_shapes":[[1,-2]]}', "m")
+
+
+@pytest.mark.runtime
+def test_a_split_model_is_its_own_size_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flow campaign (seed 77712, flow 20) split resnet8 at 32x32, then followed check's step
+    at 39x35: `optimize optimized.tflite --input-shape ...` wrote a model whose outputs were not
+    the original network's (the bands slice the rows of 32x32). The split's input size is in the
+    record: at another size check says CANNOT RUN CORRECTLY and names the original as the way,
+    optimize refuses in one line and writes nothing, and at its own size a new plan keeps it."""
+    pytest.importorskip("tflite_micro")
+    pytest.importorskip("ai_edge_litert")
+    split = tmp_path / "split.tflite"
+    assert main(["optimize", "example:resnet8_cifar", "-o", str(split), "--split"]) == 0
+    capsys.readouterr()
+    record = load_model(split.read_bytes()).plan_record
+    assert record is not None and record.split_input_shapes == ((1, 32, 32, 3),)
+    other = ("--input-shape", "input=1x39x35x3")
+    assert main(["check", str(split), *other, "--budget", "1MB", "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["verdict"] == "CANNOT RUN CORRECTLY"
+    assert document["plan_conflicts"][0]["kind"] == "split"
+    (step,) = document["next_steps"]
+    assert step["command"] is None and "split the original model" in step["text"]
+    again = tmp_path / "again.tflite"
+    assert main(["optimize", str(split), *other, "-o", str(again)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "split this model at input 1x32x32x3" in error
+    assert not again.exists()
+    # At its own size a new plan (overlaps: 46,680 -> 38,024 B) keeps the split's size.
+    assert main(["optimize", str(split), "-o", str(again), "--overlap"]) == 0
+    capsys.readouterr()
+    rewritten = load_model(again.read_bytes()).plan_record
+    assert rewritten is not None and rewritten.split_input_shapes == ((1, 32, 32, 3),)
+
+
+@pytest.mark.runtime
+def test_split_at_another_input_size_writes_and_plans_that_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Held-out flow campaign (seed 99123, flow 73): a model stored at one size, split at
+    --input-shape another. The split was edited into the file's bytes, which still stored the old
+    shapes of the tensors it keeps: every plan of it failed on the wheel ('TFLM failed to
+    allocate tensors'), and check's step promised a figure optimize then did not write. Now the
+    split starts from the model at the asked size: written, proven, and set up at its figure."""
+    pytest.importorskip("tflite_micro")
+    pytest.importorskip("ai_edge_litert")
+    from arenalens.runtimes.tflm.probe import probe
+
+    model = tmp_path / "stem.tflite"
+    model.write_bytes(models.stem_model(size=(24, 20)))
+    written = tmp_path / "split.tflite"
+    asked = ("--input-shape", "image=1x64x48x3")
+    argv = ["optimize", str(model), *asked, "-o", str(written), "--split", "--json"]
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["written"] and document["split"]["splits"]
+    split = load_model(written.read_bytes())
+    main_graph = split.subgraphs[0]
+    assert main_graph.tensors[main_graph.inputs[0]].shape == (1, 64, 48, 3)
+    figure = document["new_required_bytes"]
+    assert required_bytes(split) == figure
+    assert probe(str(written), figure).fits and not probe(str(written), figure - 1).fits

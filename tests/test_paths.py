@@ -12,6 +12,7 @@ import importlib.util
 import json
 import shlex
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -758,3 +759,33 @@ def test_every_command_a_finding_names_is_one_the_cli_takes(
                 build_parser(words).parse_args(words)  # argparse exits 2 on an unknown option
                 seen += 1
     assert seen >= 4
+
+
+def test_no_size_fits_as_it_is_says_what_a_rewrite_reaches() -> None:
+    """With --max-input, a model none of whose sizes fits as it is, but which a rewrite gets onto
+    the budget, must not be told that only a smaller network helps."""
+    from arenalens.max_input import InputSearch, InputSize
+
+    own = InputSize((1, 32, 32, 3), 46_680, fits=False)
+    search = InputSearch(
+        input_name="input",
+        input_index=0,
+        input_position=0,
+        original_shape=own.shape,
+        height_axis=1,
+        available_bytes=40_960,
+        largest=None,
+        sizes=(own,),
+        smallest_accepted=own,
+        largest_accepted=own,
+    )
+    assert search.none_fits_text().endswith(
+        "the smallest needs 46,680 B, so only a smaller network (or a larger board) helps"
+    )
+    rewritten = replace(search, largest_after_optimize=replace(own, required_bytes=38_024))
+    assert rewritten.none_fits_text() == (
+        "the network accepts 1x32x32x3 to 1x32x32x3; none fits as it is (the smallest needs "
+        "46,680 B); rewritten, its own size fits (the first step)"
+    )
+    larger = replace(search, largest_after_optimize=InputSize((1, 40, 40, 3), 40_000, fits=True))
+    assert larger.none_fits_text().endswith("rewritten, a larger one fits")

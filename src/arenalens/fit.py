@@ -281,6 +281,7 @@ def check_fit(
     weights_in_sram: bool = False,
     delegate: str | None = None,
     threads: int = 1,
+    isa: str = "",
 ) -> FitCheck:
     """Analysis + budget (or target) + reserve → FitCheck; UsageError for impossible budgets.
     Without a reserve a target keeps what its usual firmware takes (`Target.firmware`), a
@@ -289,7 +290,8 @@ def check_fit(
     `ethosu_init` (None: what the model needs) and `weights_in_sram` says it was compiled with
     Sram_Only (its weights are a piece in SRAM too).
     Under LiteRT the number compared is what the app needs (`litert_memory`: the model file and
-    the interpreter's peak heap) under `delegate` (None: XNNPACK, LiteRT's default)."""
+    the interpreter's peak heap) under `delegate` (None: XNNPACK, LiteRT's default), on `isa`
+    (None: the Linux device's, refined by its core)."""
     if budget_bytes is not None and target is None:
         budget = budget_bytes
     elif target is not None and budget_bytes is None:
@@ -319,12 +321,16 @@ def check_fit(
             "(--runtime litert)"
         )
     if analysis.runtime == "litert":
-        from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
+        from arenalens.litert_memory import (  # noqa: PLC0415
+            DEFAULT_DELEGATE,
+            litert_memory,
+            target_isa,
+        )
 
         declared = litert_memory(
             analysis,
             delegate or DEFAULT_DELEGATE,
-            isa="" if target is None else target.isa,
+            isa=target_isa(target, isa),
             threads=threads,
         )
     else:

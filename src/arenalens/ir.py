@@ -266,6 +266,10 @@ class PlanRecord:
     valid_for: tuple[str, ...]  # code paths as `KernelPath.name` spells them ('*': every build)
     proven: tuple[str, ...] = ()  # one line per check on a real runtime: which build, what held
     writer: str = ""  # "arenalens 0.9.0"
+    # The main inputs' shapes an arenalens split was made at (its bands slice those rows, so at
+    # any other size the model computes other outputs than the one it was split from); () when
+    # the model was not split.
+    split_input_shapes: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

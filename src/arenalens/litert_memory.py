@@ -8,9 +8,11 @@ sum with the device's RAM less what the operating system and the rest of the app
 device's profile in `targets.json`), under the delegate the app runs: XNNPACK unless told
 otherwise, as LiteRT applies it by default.
 
-The heap was measured on one machine (`heap.MEASURED_ON`, x86-64); on another ISA LiteRT's
-kernels pack to that ISA's tiles, narrower than x86-64's AVX-512 ones for XNNPACK and ruy, and
-its pointers are no wider: there the figure is an estimate that errs high, and says so.
+The heap was measured on one machine (`heap.MEASURED_ON`, x86-64 with AVX-512 and AMX); on
+another ISA (`--isa`, or a Linux device's ISA and core) XNNPACK and ruy pack to that ISA's
+tiles and XNNPACK's operator objects differ (`runtimes/litert/isa.py`): the figure is then an
+estimate that errs high, checked against the real wheel under qemu-user where one exists
+(tests/data/litert_heap_isa.json), and says so.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from arenalens.errors import UsageError
 if TYPE_CHECKING:
     from arenalens.pipeline import Analysis
     from arenalens.runtimes.litert.heap import InterpreterHeap
+    from arenalens.runtimes.litert.isa import IsaProfile
+    from arenalens.targets import Target
 
-MEASURED_ISA = "x86-64"
 DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless the app says otherwise
 DELEGATE_TITLES = {"xnnpack": "XNNPACK", "none": "builtin kernels"}
 _PHASE_WORDS = {
@@ -40,14 +43,38 @@ def delegate_title(delegate: str) -> str:
     return DELEGATE_TITLES[delegate]
 
 
-def interpreter_heap_of(analysis: Analysis, delegate: str, threads: int = 1) -> InterpreterHeap:
+def isa_profile(isa: str) -> IsaProfile:
+    """An --isa name ('' for the machine the heap was measured on) → its profile; UsageError
+    naming the choices for another."""
+    from arenalens.runtimes.litert.isa import profile  # noqa: PLC0415 - LiteRT only
+
+    try:
+        return profile(isa)
+    except ValueError as error:
+        raise UsageError(f"--isa: {error}") from None
+
+
+def target_isa(target: Target | None, isa: str = "") -> str:
+    """The ISA a figure is for: --isa when given, else a Linux device's (its ISA refined by
+    its core: dot product, i8mm), else '' (the measuring machine)."""
+    if isa or target is None or not target.isa:
+        return isa
+    from arenalens.runtimes.litert.isa import device_isa  # noqa: PLC0415 - LiteRT only
+
+    return device_isa(target.isa, target.cpu)
+
+
+def interpreter_heap_of(
+    analysis: Analysis, delegate: str, threads: int = 1, isa: str = ""
+) -> InterpreterHeap:
     """The analysis's model and LiteRT arenas → the interpreter's heap under `delegate` with
-    `threads` threads; UsageError when an operator's heap is not modelled that way."""
+    `threads` threads on `isa`; UsageError when an operator's heap is not modelled that way."""
     from arenalens.runtimes.litert.heap import (  # noqa: PLC0415 - LiteRT only
         interpreter_heap,
         xnnpack_unsized,
     )
 
+    profile = isa_profile(isa)
     model = analysis.model
     if delegate == "xnnpack" and xnnpack_unsized(model):
         raise UsageError(
@@ -57,7 +84,7 @@ def interpreter_heap_of(analysis: Analysis, delegate: str, threads: int = 1) -> 
         )
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     try:
-        return interpreter_heap(model, sizes, delegate=delegate, threads=threads)
+        return interpreter_heap(model, sizes, delegate=delegate, threads=threads, isa=profile)
     except ValueError as error:  # threads > 1 with a kernel whose threaded heap is not modelled
         raise UsageError(f"{model.name}: {error}; check it with --threads 1") from None
 
@@ -66,7 +93,7 @@ def litert_memory(
     analysis: Analysis, delegate: str, *, isa: str = "", threads: int = 1
 ) -> DeclaredArena:
     """The memory a LiteRT app needs for the model: the model file + the interpreter's peak
-    heap under `delegate` with `threads` threads, part by part, for a device of `isa` ('' for
+    heap under `delegate` with `threads` threads, part by part, on `isa` (an --isa name, '' for
     the machine the heap was measured on). A model LiteRT cannot run, or whose input size is
     unknown, keeps its arena verdict (no number)."""
     from arenalens.declared import declared_arena  # noqa: PLC0415
@@ -74,7 +101,7 @@ def litert_memory(
     arenas = declared_arena(analysis)
     if not arenas.status.gives_a_number:
         return arenas
-    heap = interpreter_heap_of(analysis, delegate, threads)
+    heap = interpreter_heap_of(analysis, delegate, threads, isa)
     parts = (
         DeclaredPart(
             "model file",
@@ -90,12 +117,6 @@ def litert_memory(
     reasons = list(arenas.reasons)
     if not heap.exact and heap.estimate:
         reasons.append(heap.estimate)
-    if isa and isa != MEASURED_ISA:
-        reasons.append(
-            f"the heap is measured on {heap.machine}; on {isa} LiteRT's kernels pack to that "
-            "ISA's tiles (narrower than AVX-512's for XNNPACK and ruy) with pointers no wider: "
-            "an estimate that errs high, measure it on the device"
-        )
     status = arenas.status
     if status is Status.EXACT and reasons:
         status = Status.ESTIMATE
@@ -107,7 +128,7 @@ def litert_memory(
         device=f"LiteRT with {delegate_title(delegate)}"
         + (f", {threads} threads" if threads > 1 else "")
         + ", "
-        + (heap.machine if not isa or isa == MEASURED_ISA else f"{isa} (measured on x86-64)"),
+        + heap.machine,
         status=status,
         reasons=tuple(reasons),
     )

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from arenalens.errors import ArenalensError, RuntimeUnavailableError
 from arenalens.image_inputs import ImageInput, image_input
 from arenalens.ir import Model
+from arenalens.units import format_bytes_exact
 
 MAX_SCALE = 4  # search up to 4x the model's own height
 MAX_SIDE = 4096
@@ -95,6 +96,27 @@ class InputSearch:
         if self.accepts_beyond:
             return f"the network accepts {first} up to at least {last} (the search stops there)"
         return f"the network accepts {first} to {last}"
+
+    def none_fits_text(self) -> str:
+        """When no size fits as it is: what the smallest needs, and what is left (a rewrite that
+        fits, whose step follows, or only a smaller network)."""
+        smallest = self.smallest_accepted
+        needs = format_bytes_exact(smallest.required_bytes or 0) if smallest else "?"
+        after = self.largest_after_optimize
+        if after is None:
+            return (
+                f"{self.accepted_text()}, and none of them fits: the smallest needs {needs}, so "
+                "only a smaller network (or a larger board) helps"
+            )
+        rewritten = (
+            "its own size fits (the first step)"
+            if after.shape == self.original_shape
+            else "a larger one fits"
+        )
+        return (
+            f"{self.accepted_text()}; none fits as it is (the smallest needs {needs}); "
+            f"rewritten, {rewritten}"
+        )
 
 
 def search_max_input(

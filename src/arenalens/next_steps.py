@@ -113,6 +113,7 @@ class Asked:
     runtime: str = "tflm"
     delegate: str | None = None  # LiteRT's --delegate as given (check commands repeat it)
     threads: int = 1  # LiteRT's --threads as given
+    isa: str = ""  # LiteRT's --isa as given
     cpu: str | None = None  # --cpu / --kernels as given (with a --target they override it)
     kernels: str | None = None
     findings: int = 0  # error and warning findings of diagnose, when they were looked for
@@ -196,9 +197,10 @@ class Steps:
         return f" --reserve {fit.reserve_bytes}"
 
     def delegate_option(self) -> str:
-        """--delegate and --threads as asked (LiteRT's check commands)."""
+        """--delegate, --threads and --isa as asked (LiteRT's check commands)."""
         delegate = f" --delegate {self.asked.delegate}" if self.asked.delegate else ""
-        return delegate + (f" --threads {self.asked.threads}" if self.asked.threads != 1 else "")
+        threads = f" --threads {self.asked.threads}" if self.asked.threads != 1 else ""
+        return delegate + threads + (f" --isa {self.asked.isa}" if self.asked.isa else "")
 
     def npu_options(self, fast_memory: int | None = None) -> str:
         """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
@@ -279,6 +281,8 @@ class Steps:
     def cannot_run_correctly(self) -> tuple[Step, ...]:
         steps = []
         for conflict in self.verdict.conflicts:
+            if conflict.kind == "split":  # no plan for this file helps: the original is needed
+                return (Step(_sentence(f"This file cannot be resized: {conflict.fix}")),)
             if conflict.kind == "build":
                 steps.append(
                     Step(
@@ -447,10 +451,8 @@ class Steps:
         declared = self.verdict.declared
         if not declared.is_process_memory or self.asked.delegate == "none":
             return []
-        if not self.model:
-            return []
         fit = self.verdict.fit
-        if fit is None:
+        if not self.model or fit is None:
             return []
         options = (
             ""
@@ -460,8 +462,8 @@ class Steps:
         default = fit.target.reserve_bytes if fit.target is not None else 0
         if not fit.reserve_is_default and fit.reserve_bytes != default:
             options += f" --reserve {fit.reserve_bytes}"
-        if self.asked.threads != 1:
-            options += f" --threads {self.asked.threads}"
+        # --threads and --isa as asked (this step names its own --delegate).
+        options += self.delegate_option().removeprefix(f" --delegate {self.asked.delegate}")
         return [
             Step(
                 "XNNPACK repacks the weights into its own heap; the builtin kernels "
@@ -700,13 +702,7 @@ class Steps:
             smallest = search.smallest_accepted
             if smallest is None:
                 return [Step(f"{_capital(accepted)}.")]
-            return [
-                Step(
-                    f"{_capital(accepted)}, and none of them fits: the smallest needs "
-                    f"{format_bytes_exact(smallest.required_bytes or 0)}, so only a smaller "
-                    "network (or a larger board) helps."
-                )
-            ]
+            return [Step(f"{_capital(search.none_fits_text())}."), *self.after_optimize(search)]
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in largest.shape)
         limit = (

@@ -31,6 +31,7 @@ from arenalens.runtimes.door import tflm_runtime
 
 SHAPES = "shapes"
 BUILD = "build"
+SPLIT = "split"
 # Problems one conflict names before it counts the rest.
 PAIRS_NAMED = 2
 
@@ -39,7 +40,7 @@ PAIRS_NAMED = 2
 class PlanConflict:
     """One reason the model's offline plan makes the runtime compute wrong outputs."""
 
-    kind: str  # SHAPES or BUILD
+    kind: str  # SHAPES, BUILD or SPLIT
     reason: str  # one sentence: what shares bytes, or which builds the plan holds on
     fix: str  # what to do instead
 
@@ -54,11 +55,12 @@ def plan_conflicts(
     """Model (at the tensor sizes it will run with) + build → why its offline plan does not hold;
     empty when it has no plan or the plan holds. `paths`: the kernel code paths the firmware may
     run (default: the build's own; a chip that may run vendor kernels has more)."""
+    split = split_conflict(model)
+    found = [split] if split is not None else []
     if model.offline_plan is None:
-        return ()
+        return tuple(found)
     # The access rules (and numpy under them) load only for models that carry a plan.
     everywhere = tflm_runtime().wrong_everywhere(model)
-    found = []
     if everywhere:
         found.append(_shape_conflict(everywhere))
     asked = (path_of(build),) if paths is None else tuple(paths)
@@ -72,6 +74,34 @@ def plan_conflicts(
     if wrong:
         found.append(_build_conflict(wrong, build))
     return tuple(found)
+
+
+def input_shapes(model: Model) -> tuple[tuple[int, ...], ...]:
+    """The main subgraph's input shapes, in input order (what a split record names)."""
+    main = model.subgraphs[0]
+    return tuple(main.tensors[index].shape for index in main.inputs if index >= 0)
+
+
+def split_conflict(model: Model) -> PlanConflict | None:
+    """A model arenalens split at one input size, asked about at another: its bands slice the
+    rows of that size, so here it computes other outputs than the model it was split from,
+    whatever the plan (None when not split, or at its own size)."""
+    record = model.plan_record
+    if record is None or not record.split_input_shapes:
+        return None
+    asked = input_shapes(model)
+    if asked == record.split_input_shapes:
+        return None
+    made = ", ".join("x".join(map(str, shape)) for shape in record.split_input_shapes)
+    given = ", ".join("x".join(map(str, shape)) for shape in asked)
+    return PlanConflict(
+        kind=SPLIT,
+        reason=f"arenalens split this model at input {made} (its bands slice the rows of that "
+        f"size): at {given} it computes other outputs than the model it was split from, "
+        "whatever the plan",
+        fix=f"split the original model (the one given to `arenalens optimize --split`) at "
+        f"{given}: `arenalens optimize` with --input-shape and --split on that file",
+    )
 
 
 def _shape_conflict(problems: Sequence[str]) -> PlanConflict:
@@ -108,4 +138,12 @@ def _build_conflict(wrong: dict[KernelPath, list[str]], build: Build) -> PlanCon
     )
 
 
-__all__ = ["BUILD", "SHAPES", "PlanConflict", "plan_conflicts"]
+__all__ = [
+    "BUILD",
+    "SHAPES",
+    "SPLIT",
+    "PlanConflict",
+    "input_shapes",
+    "plan_conflicts",
+    "split_conflict",
+]

@@ -457,6 +457,7 @@ def check(
     runtime: str | None = None,
     delegate: str | None = None,
     threads: int = 1,
+    isa: str = "",
     input_shapes: Mapping[str | int, Sequence[int]] | Sequence[str] | None = None,
     planner: str | None = None,
     resource_variables: int | None = None,
@@ -481,7 +482,8 @@ def check(
     `runtime` is 'tflm' or 'litert' (default: LiteRT on a Linux-class target, else TFLM); under
     LiteRT the figure is the model file and the interpreter's peak heap with `delegate`
     ('xnnpack', LiteRT's default, or 'none') and `threads` threads
-    (Interpreter(num_threads=...))."""
+    (Interpreter(num_threads=...)) on `isa` (as `--isa` takes it; default: a Linux-class
+    target's, else the machine the heap was measured on)."""
     from arenalens.pipeline import analyze  # noqa: PLC0415
     from arenalens.targets import get_target  # noqa: PLC0415
     from arenalens.tflite.reader import load_model  # noqa: PLC0415
@@ -527,6 +529,7 @@ def check(
         runtime=runtime,
         delegate=delegate,
         threads=threads,
+        isa=isa,
     )
     if preset is None and budget is None:
         return verdict_for(analysis, asked=asked)
@@ -540,6 +543,7 @@ def check(
         weights_in_sram=weights_in_sram,
         delegate=delegate,
         threads=threads,
+        isa=isa,
     )
     if planner is None and analysis.build is not None:
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)

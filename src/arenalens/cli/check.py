@@ -13,10 +13,12 @@ from arenalens.cli.common import (
     add_build_options,
     add_delegate_option,
     add_input_shape_option,
+    add_isa_option,
     add_output_options,
     add_reserve_option,
     add_runtime_option,
     add_threads_option,
+    isa_option,
     load_with_input_shapes,
     print_json,
     print_text,
@@ -76,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runtime_option(parser, default=None)
     add_delegate_option(parser)
     add_threads_option(parser)
+    add_isa_option(parser)
     add_build_options(parser)
     parser.add_argument(
         "--planner",
@@ -130,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("check: give at least one MODEL (or --list-targets)")
     args.runtime = runtime_for(args)
     threads_option(args)
+    isa_option(args)
     _budget_options(args)  # fail fast, before any model is read
     selected_build(args)
     if _all_boards(args) and args.max_input:
@@ -138,8 +142,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def litert_options(args: argparse.Namespace) -> dict[str, Any]:
-    """--delegate and --threads as check_fit takes them (LiteRT's figure)."""
-    return {"delegate": getattr(args, "delegate", None), "threads": getattr(args, "threads", 1)}
+    """--delegate, --threads and --isa as check_fit takes them (LiteRT's figure)."""
+    return {
+        "delegate": getattr(args, "delegate", None),
+        "threads": getattr(args, "threads", 1),
+        "isa": getattr(args, "isa", "") or "",
+    }
 
 
 def _all_boards(args: argparse.Namespace) -> bool:
@@ -188,6 +196,7 @@ def asked(args: argparse.Namespace, argument: str, *, findings: int = 0) -> Aske
         runtime=args.runtime,
         delegate=getattr(args, "delegate", None),
         threads=getattr(args, "threads", 1),
+        isa=getattr(args, "isa", "") or "",
         cpu=getattr(args, "cpu", None),
         kernels=getattr(args, "kernels", None),
         findings=findings,
@@ -377,6 +386,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
     rung of the remedy ladder that applies: the one that fits at the model's own size, else the
     one that gets closest (`ladder.py`); the offline plan alone when it fits as given."""
     from arenalens.ladder import rewrite  # noqa: PLC0415 - --max-input only
+    from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
     from arenalens.max_input import search_max_input  # noqa: PLC0415
 
     planner = args.planner[0] if isinstance(args.planner, list) else args.planner
@@ -413,7 +423,7 @@ def input_search(args: argparse.Namespace, model: Model, check: FitCheck) -> Inp
             lambda m: _analysis(args, m),
             model.source,
             delegate=getattr(args, "delegate", None),
-            isa="" if check.target is None else check.target.isa,
+            isa=target_isa(check.target, getattr(args, "isa", "") or ""),
             threads=getattr(args, "threads", 1),
         ),
         optimized_at=optimized_at if optimizes else None,

@@ -85,6 +85,39 @@ def threads_option(args: argparse.Namespace) -> int:
     return threads
 
 
+ISA_CHOICES = (
+    "x86-64-avx512",
+    "x86-64-v3",
+    "x86-64-v2",
+    "arm64",
+    "arm64-dotprod",
+    "arm64-i8mm",
+    "armv7",
+)  # fmt: skip - runtimes/litert/isa.py's PROFILES, named here so --help imports no LiteRT model
+
+
+def add_isa_option(parser: argparse.ArgumentParser) -> None:
+    """--isa NAME: the instruction set LiteRT runs on (plan, check, report)."""
+    parser.add_argument(
+        "--isa",
+        choices=ISA_CHOICES,
+        default="",
+        metavar="ISA",
+        help="LiteRT: the interpreter heap on this instruction set: "
+        + ", ".join(ISA_CHOICES)
+        + " (default: a Linux device's --target, else x86-64-avx512, the machine the heap was "
+        "measured on; the others are estimates that err high)",
+    )
+
+
+def isa_option(args: argparse.Namespace) -> str:
+    """--isa, checked: only under LiteRT."""
+    isa: str = getattr(args, "isa", "") or ""
+    if isa and args.runtime != "litert":
+        raise UsageError("--isa sizes LiteRT's interpreter heap: give --runtime litert")
+    return isa
+
+
 def add_delegate_option(parser: argparse.ArgumentParser) -> None:
     """--delegate xnnpack|none: the LiteRT delegate the app runs."""
     parser.add_argument(

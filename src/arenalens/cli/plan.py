@@ -13,10 +13,12 @@ from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_
 from arenalens.cli.common import (
     add_build_options,
     add_input_shape_option,
+    add_isa_option,
     add_output_options,
     add_runtime_option,
     add_target_option,
     add_threads_option,
+    isa_option,
     load_with_input_shapes,
     print_json,
     print_text,
@@ -76,6 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print TFLM's PrintMemoryPlan text (what TF_LITE_SHOW_MEMORY_USE builds print)",
     )
     add_threads_option(parser)
+    add_isa_option(parser)
     parser.add_argument(
         "--arena-base",
         type=_address,
@@ -127,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     if args.alignment is not None and args.alignment < 1:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
     threads_option(args)
+    isa_option(args)
     if args.ascii and is_batch(args.models):
         raise UsageError("--ascii prints one model's plan; give a single MODEL")
     selected_build(args)  # bad --cpu / --kernels fail before any model is read
@@ -157,7 +161,9 @@ def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult 
 def _document(
     args: argparse.Namespace, analysis: Analysis, reordered: ReorderResult | None
 ) -> dict[str, Any]:
-    document = plan_document(analysis, arena_base=args.arena_base, threads=args.threads)
+    document = plan_document(
+        analysis, arena_base=args.arena_base, threads=args.threads, isa=args.isa
+    )
     if reordered is not None:
         document["reorder"] = {
             "reorderer": reordered.reorderer,

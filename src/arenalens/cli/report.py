@@ -28,11 +28,13 @@ from arenalens.cli.common import (
     add_build_options,
     add_delegate_option,
     add_input_shape_option,
+    add_isa_option,
     add_model_argument,
     add_output_options,
     add_reserve_option,
     add_runtime_option,
     add_threads_option,
+    isa_option,
     load_with_input_shapes,
     overlap_rules_for,
     print_text,
@@ -52,9 +54,7 @@ from arenalens.jsontext import to_json
 from arenalens.pipeline import Analysis, analyze
 from arenalens.report.build import build_report
 from arenalens.report.data import MemoryReport, report_document
-from arenalens.report.diff import diff_reports
 from arenalens.report.guidance import serious_findings, with_guidance
-from arenalens.report.html_page import render_html
 from arenalens.report.terminal import SCREEN_LINES, render_report_text
 from arenalens.targets import Target, get_target
 from arenalens.units import SIZE_HELP, format_bytes_short, parse_size
@@ -113,6 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runtime_option(parser, default=None)
     add_delegate_option(parser)
     add_threads_option(parser)
+    add_isa_option(parser)
     add_overlap_options(parser)
     add_build_options(parser)
     parser.add_argument(
@@ -284,9 +285,18 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     declared = declared_arena(analysis) if check is None else check.declared
     if check is None and analysis.runtime == "litert" and declared.status.gives_a_number:
         # LiteRT as deployed: the model file and the interpreter's peak heap, as check says.
-        from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
+        from arenalens.litert_memory import (  # noqa: PLC0415
+            DEFAULT_DELEGATE,
+            litert_memory,
+            target_isa,
+        )
 
-        declared = litert_memory(analysis, args.delegate or DEFAULT_DELEGATE, threads=args.threads)
+        declared = litert_memory(
+            analysis,
+            args.delegate or DEFAULT_DELEGATE,
+            isa=target_isa(target, args.isa),
+            threads=args.threads,
+        )
     usable = declared.status in (Status.EXACT, Status.ESTIMATE)
     if optimized is None and usable and (check is None or check.fits) and _planner_wastes(analysis):
         # What `optimize` writes, computed as it computes it: a step that promises bytes.
@@ -328,11 +338,16 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         # The figure is LiteRT's memory under the delegate and threads asked: its heap first.
         delegate = args.delegate or "xnnpack"
         heaps = report.interpreter_heap
-        if args.threads != 1:
-            from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+        from arenalens.litert_memory import isa_profile, target_isa  # noqa: PLC0415
+
+        isa = target_isa(target, args.isa)
+        if args.threads != 1 or isa:
+            from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
 
             sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-            heaps = tuple(heap_documents(analysis.model, sizes, threads=args.threads))
+            heaps = tuple(
+                heap_documents(analysis.model, sizes, threads=args.threads, isa=isa_profile(isa))
+            )
         heaps = tuple(sorted(heaps, key=lambda heap: heap["delegate"] != delegate))
         report = replace(report, declared=verdict.declared, interpreter_heap=heaps)
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
@@ -401,6 +416,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_directory(args.output, args.images)
     args.runtime = runtime_for(args)
     threads_option(args)
+    isa_option(args)
     _fit_options(args)  # fail fast, before any model is read
     build = selected_build(args)
     protect = tuple(a for a in (args.model, args.compare) if a)
@@ -432,13 +448,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         text = to_json(report_document(reports, tool=TOOL))
     else:
+        diff = None
+        if len(reports) > 1:
+            from arenalens.report.diff import diff_reports  # noqa: PLC0415 - two models only
+
+            diff = diff_reports(report, reports[1])
         text = render_report_text(
             report,
             color=use_color(args),
             width=terminal_width(),
             tensor_rows=None if args.all else 20,
             memory_plan=memory_plan_text(analysis) if args.all else None,
-            diff=diff_reports(report, reports[1]) if len(reports) > 1 else None,
+            diff=diff,
             screen_lines=None if args.all else terminal_lines(SCREEN_LINES),
         )
     # Files first: a path that cannot be written is bad input (exit 2), and then nothing of the
@@ -450,6 +471,8 @@ def run(args: argparse.Namespace) -> int:
         except RuntimeUnavailableError as error:
             print(f"arenalens: images skipped: {error}", file=sys.stderr)
     if args.output:
+        from arenalens.report.html_page import render_html  # noqa: PLC0415 - -o only
+
         page = render_html(reports, tool=TOOL)
         written.append(WrittenFile(write_atomic(args.output, page, protect=protect), len(page)))
     print_text(text)

@@ -15,7 +15,7 @@ from arenalens.ir import Operator, Subgraph, Tensor
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_arena_rw
 from arenalens.units import format_bytes_exact
-from arenalens.vela.compiled import NPU_OPCODE
+from arenalens.vela import NPU_OPCODE
 
 # Vela compiles a whole graph into one custom op whose scratch tensors only the NPU writes.
 

@@ -27,6 +27,7 @@ from arenalens.diagnostics.findings import (
 )
 from arenalens.ir import Model
 from arenalens.names import short_name
+from arenalens.plan_validity import split_conflict
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.units import format_bytes_exact
 
@@ -138,6 +139,14 @@ def _overlap_finding(
     steps_from = max(first.first, second.first)
     steps_to = min(first.last, second.last)
     model = context.model
+    split = split_conflict(model)
+    fix = (
+        split.fix  # a new plan for this file is refused: only the original can be split again
+        if split is not None
+        else "regenerate the offline plan for this model (`arenalens optimize "
+        f"{model_argument(model)} -o {optimize_output(model)}` writes a checked one), or set "
+        "these offsets to -1 so TFLM plans them online"
+    )
     return Finding(
         rule="offline-plan-overlap",
         severity=Severity.ERROR,
@@ -147,10 +156,7 @@ def _overlap_finding(
         f"[{second.offset}, {second.offset + second.nbytes}) in common bytes [{low}, {high}) "
         f"while both are live (steps {steps_from} to {steps_to}); TFLM applies offline offsets "
         "unchecked, so one tensor overwrites the other (garbage outputs)",
-        fix="regenerate the offline plan for this model (`arenalens optimize "
-        f"{model_argument(context.model)} -o {optimize_output(context.model)}` writes a checked "
-        "one), or set "
-        "these offsets to -1 so TFLM plans them online",
+        fix=fix,
         details={"bytes": high - low, "vela": False},
     )
 

@@ -16,7 +16,7 @@ from typing import Any
 from arenalens import __version__
 from arenalens.builds.build import build_document
 from arenalens.pipeline import Analysis, ArenaResult
-from arenalens.runtimes.litert.heap import heap_documents
+from arenalens.runtimes.litert.heap_json import heap_documents
 
 PLAN_SCHEMA = "arenalens.plan"
 PLAN_SCHEMA_VERSION = 1

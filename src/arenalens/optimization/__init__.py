@@ -59,7 +59,7 @@ from arenalens.builds.kernel_paths import (
 )
 from arenalens.cannot_run import group_refusals
 from arenalens.effort import OPTIMIZE_EFFORT
-from arenalens.errors import ModelError
+from arenalens.errors import ModelError, PlanError, UsageError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.optimization.candidates import (
     WHEEL,
@@ -75,7 +75,7 @@ from arenalens.optimization.candidates import (
     required_bytes,
     rewrite,
 )
-from arenalens.plan_validity import plan_conflicts
+from arenalens.plan_validity import SPLIT, input_shapes, plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
@@ -278,6 +278,9 @@ def _optimize(model: Model, request: Request) -> Optimization:
     and the file written."""
     refuse_placeholder_inputs(model)
     conflicts = plan_conflicts(model, request.build)
+    for conflict in conflicts:
+        if conflict.kind == SPLIT:  # no plan makes it the original network again
+            raise UsageError(f"{model.source}: {conflict.reason}; {conflict.fix}")
     if conflicts:
         model = replace(model, offline_plan=None, plan_record=None)
     cannot_run = tflm_runtime().support(model, request.build).obstacles
@@ -305,7 +308,10 @@ def _optimize(model: Model, request: Request) -> Optimization:
         fallback = _optimize(model, replace(request, split=False))
         dropped = "split: not kept (no plan of the split model was kept); the model as given"
         return replace(fallback, notes=(*notes, dropped, *fallback.notes))
-    data = _written(chosen, original, request, notes, valid=valid, proven=proven)
+    split_shapes = input_shapes(working) if split_used else _split_before(model)
+    data = _written(
+        chosen, original, request, notes, valid=valid, proven=proven, split_shapes=split_shapes
+    )
     return Optimization(
         source=model.source,
         build=request.build,
@@ -465,7 +471,11 @@ def _first_kept(
     valid: tuple[KernelPath, ...] = ()
     proven: list[str] = []
     for candidate in eligible:
-        valid = checked_validity(candidate, request.rules, original.model.source)
+        try:
+            valid = checked_validity(candidate, request.rules, original.model.source)
+        except PlanError as error:  # the independent check has the last word: never shown
+            notes.append(f"{error}: dropped")
+            continue
         if (candidate.needs_proof or split_used) and request.prove_inplace:
             # The wheel runs the reference kernels: a plan not right on them is not run there
             # (a split model then runs with TFLM's own plan, which proves the split alone).
@@ -502,11 +512,12 @@ def _written(
     *,
     valid: tuple[KernelPath, ...],
     proven: Sequence[str],
+    split_shapes: tuple[tuple[int, ...], ...],
 ) -> bytes:
     """The file to write: the chosen plan with its record, checked as written; else the model
     as it runs (without the offline plan that would corrupt tensors, when it had one)."""
     if chosen is not None:
-        record = record_for(chosen, valid, proven)
+        record = record_for(chosen, valid, proven, split_input_shapes=split_shapes)
         data = rewrite(chosen, record)
         check_written(data, chosen, original.model.source, request.build, record)
         return data
@@ -520,6 +531,12 @@ def _written(
             "no candidate declares fewer bytes than the runtime's own plan: nothing to write"
         )
     return original.data
+
+
+def _split_before(model: Model) -> tuple[tuple[int, ...], ...]:
+    """The input shapes an earlier `optimize --split` split this model at (its record says so):
+    the written model keeps them, since its bands still slice those rows."""
+    return model.plan_record.split_input_shapes if model.plan_record is not None else ()
 
 
 def _overlap_notes(rules: OverlapRules, candidates: Sequence[Candidate]) -> list[str]:

@@ -88,9 +88,14 @@ def checked_validity(
 
 
 def record_for(
-    candidate: Candidate, valid: Sequence[KernelPath], proven: Sequence[str]
+    candidate: Candidate,
+    valid: Sequence[KernelPath],
+    proven: Sequence[str],
+    *,
+    split_input_shapes: tuple[tuple[int, ...], ...] = (),
 ) -> PlanRecord:
-    """The record written next to the candidate's plan."""
+    """The record written next to the candidate's plan (with the input shapes a split was made
+    at, when the model is split)."""
     from arenalens import __version__  # noqa: PLC0415 - the package imports this module
 
     shares = bool(candidate.shared or candidate.aliases)
@@ -100,6 +105,7 @@ def record_for(
         valid_for=tuple(path.name for path in sorted_paths(valid)) if shares else (EVERY_BUILD,),
         proven=tuple(proven),
         writer=f"arenalens {__version__}",
+        split_input_shapes=split_input_shapes,
     )
 
 

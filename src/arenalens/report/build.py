@@ -87,7 +87,7 @@ def _interpreter_heap(analysis: Analysis) -> tuple[dict[str, Any], ...]:
     run the model."""
     if analysis.runtime != "litert" or not analysis.budget.runs:
         return ()
-    from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415 - LiteRT only
+    from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415 - LiteRT only
 
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     return tuple(heap_documents(analysis.model, sizes))

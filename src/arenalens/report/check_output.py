@@ -541,7 +541,9 @@ def _build_label(verdict: Verdict) -> str:
     build = verdict.build
     target = None if verdict.fit is None else verdict.fit.target
     if target is not None and target.runs_linux:
-        return f"LiteRT, {target.isa}"
+        from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
+
+        return f"LiteRT, {target_isa(target)}"
     return "host wheel" if build is None or build.name == HOST.name else build.name
 
 

@@ -42,10 +42,10 @@ def ratio(numerator: int, denominator: int) -> float | None:
 
 
 def plan_document(
-    analysis: Analysis, *, arena_base: int | None = None, threads: int = 1
+    analysis: Analysis, *, arena_base: int | None = None, threads: int = 1, isa: str = ""
 ) -> dict[str, Any]:
     """Analysis → the `plan --json` document (primary arena numbers at the top level); LiteRT's
-    interpreter heap is for `threads` threads."""
+    interpreter heap is for `threads` threads on `isa` ('' for the measuring machine)."""
     primary = analysis.primary
     tensors: list[dict[str, Any]] = []
     scratch: list[dict[str, Any]] = []
@@ -95,7 +95,7 @@ def plan_document(
         "scratch": scratch,
     }
     if analysis.runtime == "litert":
-        document["interpreter_heap"] = _interpreter_heap(analysis, threads)
+        document["interpreter_heap"] = _interpreter_heap(analysis, threads, isa)
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
@@ -110,13 +110,14 @@ def plan_document(
     return document
 
 
-def _interpreter_heap(analysis: Analysis, threads: int) -> list[dict[str, Any]]:
+def _interpreter_heap(analysis: Analysis, threads: int, isa: str) -> list[dict[str, Any]]:
     """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
     # The heap model (LiteRT's kernels, XNNPACK's packing) loads for LiteRT plans only.
-    from arenalens.runtimes.litert.heap import heap_documents  # noqa: PLC0415
+    from arenalens.litert_memory import isa_profile  # noqa: PLC0415
+    from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
 
     sizes = [r.runtime_plan.arena_size for r in analysis.arenas]
-    return heap_documents(analysis.model, sizes, threads=threads)
+    return heap_documents(analysis.model, sizes, threads=threads, isa=isa_profile(isa))
 
 
 def _alignment(result: ArenaResult) -> int:

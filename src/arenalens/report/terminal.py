@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.panel import Panel
@@ -27,10 +27,12 @@ from arenalens.report.check_output import (
 )
 from arenalens.report.console import Line, render_text
 from arenalens.report.data import ArenaReport, FindingRow, MemoryReport, PlanView
-from arenalens.report.diff import ReportDiff
 from arenalens.report.heap_output import heap_table, heap_tables
 from arenalens.report.labels import shape_label
 from arenalens.units import format_bytes_exact, format_bytes_short
+
+if TYPE_CHECKING:  # a diff exists only when two models are compared
+    from arenalens.report.diff import ReportDiff
 
 
 def render_report_text(

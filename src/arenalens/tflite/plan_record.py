@@ -50,6 +50,8 @@ def encode_plan_record(record: PlanRecord) -> bytes:
         "proven": list(record.proven),
         "writer": record.writer,
     }
+    if record.split_input_shapes:  # only split models carry it: other records keep their bytes
+        document["split_input_shapes"] = [list(shape) for shape in record.split_input_shapes]
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -81,6 +83,7 @@ def decode_plan_record(raw: bytes, label: str) -> PlanRecord:
         valid_for=_texts(document, "valid_for", label),
         proven=_texts(document, "proven", label),
         writer=writer[:200],
+        split_input_shapes=_shapes(document, "split_input_shapes", label),
     )
 
 
@@ -102,6 +105,25 @@ def _texts(document: dict[str, Any], key: str, label: str) -> tuple[str, ...]:
     ):
         raise _malformed(label, f"'{key}' is not a short list of texts")
     return tuple(values)
+
+
+def _shapes(document: dict[str, Any], key: str, label: str) -> tuple[tuple[int, ...], ...]:
+    values = document.get(key, [])
+    if (
+        not isinstance(values, list)
+        or len(values) > MAX_RECORD_ENTRIES
+        or not all(_is_shape(value) for value in values)
+    ):
+        raise _malformed(label, f"'{key}' is not a short list of shapes")
+    return tuple(tuple(value) for value in values)
+
+
+def _is_shape(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) <= 8
+        and all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 31 for d in value)
+    )
 
 
 def _malformed(label: str, problem: str) -> ModelError:

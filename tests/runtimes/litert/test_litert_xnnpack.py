@@ -16,7 +16,12 @@ import pytest
 
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import heap_xnnpack, xnnpack_packing, xnnpack_workspace
+from arenalens.runtimes.litert import (
+    heap_xnnpack,
+    xnnpack_objects,
+    xnnpack_packing,
+    xnnpack_workspace,
+)
 from arenalens.runtimes.litert.heap import arena_request, interpreter_heap
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
 from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
@@ -33,12 +38,16 @@ UNMODELLED = {
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D (dynamic int8 activations)",
     "heldout_case_conv_hybrid_per_tensor.tflite": "hybrid CONV_2D (dynamic int8 activations)",
     "heldout_case_depthwise_hybrid.tflite": "hybrid DEPTHWISE_CONV_2D",
-    "heldout_case_fully_connected_hybrid.tflite": "hybrid FULLY_CONNECTED",
     "heldout_case_transpose_conv_float.tflite": "TRANSPOSE_CONV",
     "heldout_case_transpose_conv_int8.tflite": "TRANSPOSE_CONV",
     "mlperf_tiny__kws_ref_model_float32.tflite": "hybrid CONV_2D (dynamic int8 activations)",
-    "mlperf_tiny__model_ToyCar_quant.tflite": "hybrid FULLY_CONNECTED",
 }
+
+
+# Workspaces that are bounds, and why: the dynamically quantized input of a hybrid fully
+# connected operator is placed at its node; on ToyCar the wheel's plan is 128 B smaller
+# (its placement of that qdint8 value is not replayed; the hybrid case's is exact).
+WORKSPACE_BOUNDS = {"mlperf_tiny__model_ToyCar_quant.tflite": "hybrid FC qdint8 placement"}
 
 
 # Models whose dead-node clean-up cascades (xnn_subgraph_clean_up: single-output producers go
@@ -117,9 +126,25 @@ def test_workspace_and_arena_are_the_wheels(name: str) -> None:
     subgraph = model.subgraphs[0]
     delegated = heap_xnnpack.partition(subgraph, model).delegated
     workspace = xnnpack_workspace.workspace_request(subgraph, delegated, model)
-    assert ([workspace] if workspace else []) == real["workspace"]
+    if name in WORKSPACE_BOUNDS:
+        assert sum(real["workspace"]) <= workspace <= sum(real["workspace"]) + 256
+    else:
+        assert ([workspace] if workspace else []) == real["workspace"]
     sizes = heap_xnnpack.view_arena_sizes(view)
     assert [arena_request(size) for size in sizes if size] == real["arena"]
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_runtime_arrays_are_the_wheels(name: str) -> None:
+    """Each XNNPACK runtime's operator-data and value arrays (xnn_create_runtime_v4: 240 B per
+    node, folded PADs included, and 160 B per value the subgraph defined): the wheel's
+    requests, runtime by runtime (xnnpack_objects.runtime_array_requests)."""
+    model, real = _measured(name)
+    predicted = xnnpack_objects.runtime_array_requests(model)
+    if predicted is None:
+        assert name in UNMODELLED
+        return
+    assert [list(pair) for pair in predicted] == real["runtime_arrays"]
 
 
 def test_plan_records_places_largest_first_in_the_smallest_gap() -> None:
@@ -156,9 +181,11 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 
 
 # Generated models measured after the rules were written, with their heap figures: the
-# held-out families' new seeds (fresh_*) and one-rule cases (xcase_*, tests/
-# litert_xnnpack_cases.py: depthwise windows over 25 taps, run as grouped IGEMMs).
-FRESH = sorted(name for name in MEASURED if name.startswith(("fresh_", "xcase_")))
+# held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
+# one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
+# as grouped IGEMMs).
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_")
+FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement
 # (up to 32 B per 64-aligned block, an allowance per other block) and blocks of 128 KiB or more
@@ -178,7 +205,7 @@ def test_xnnpack_after_setup_is_within_one_percent(name: str) -> None:
     figure is within 1% of the wheel's on every model whose partition is modelled, cached
     (tests/data/litert_heap.json) or held out (`fresh_*`, measured after the rules)."""
     model, real = _measured(name)
-    if name.startswith(("fresh_", "xcase_")):
+    if name.startswith(HELD_OUT_PREFIXES):
         measured = real["heap"]["after_allocate"]
     elif name in HEAP_CACHE["models"] and "error" not in HEAP_CACHE["models"][name]["xnnpack"]:
         measured = HEAP_CACHE["models"][name]["xnnpack"]["after_allocate"]

@@ -30,7 +30,8 @@ operator in execution order:
   freed around each `set_tensor`.
 
 The ISA decides ruy's tiles: 16 columns × 4 depth on AVX-512 (this wheel on an AVX-512
-machine); AVX2 tiles are 8 columns, so 16 never falls under on x86-64.
+machine); other ISAs' layouts are `isa.py`'s (arm64 NEON pads depth to 16, so an x86-64
+figure can fall under an arm64 one).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
     PREPARE_CREATES_CPU_BACKEND,
 )
+from arenalens.runtimes.litert.isa import HOST, RuyLayout
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
     PreparedSubgraph,
@@ -79,9 +81,8 @@ CPUINFO_USABLE_BYTES = 736
 RUY_BLOCK_ALIGNMENT = 64  # detail::kMinimumBlockAlignment
 RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
 POINTER_BYTES = 8
-# AVX-512 kernels for 8-bit operands: FixedKernelLayout<kColMajor, 4, 16> on both sides.
-RUY_KERNEL_COLUMNS = 16
-RUY_KERNEL_DEPTH = 4
+# AVX-512 kernels for 8-bit operands: FixedKernelLayout<kColMajor, 4, 16> on both sides
+# (isa.HOST.ruy; other ISAs' layouts are in isa.py).
 # Custom GEMV (matrix × one column): kKernelRows = 4, and at least 8 LHS columns.
 GEMV_MINIMUM_ROWS = 4
 GEMV_MINIMUM_COLUMNS = 8
@@ -214,16 +215,32 @@ class _Ruy:
             heap.give(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, request))
 
 
-def ruy_requests(gemm: Gemm) -> list[int]:
-    """The main allocator's requests of one 8-bit ruy GEMM, in the order ruy makes them."""
-    columns = _round_up(gemm.rows, RUY_KERNEL_COLUMNS)
+def ruy_requests(gemm: Gemm, layout: RuyLayout = HOST.ruy[0]) -> list[int]:
+    """The main allocator's requests of one 8-bit ruy GEMM, in the order ruy makes them, for
+    the ISA's kernel `layout` (AVX-512's by default)."""
+    columns = _round_up(gemm.rows, layout.lhs_columns)
     requests: list[int] = []
     if columns > gemm.rows:
         per_channel = int(gemm.has_bias) + (2 if gemm.per_channel else 0)
         requests.extend([_block(4 * columns)] * per_channel)
-    depth = _round_up(gemm.depth, RUY_KERNEL_DEPTH)
-    for side_columns in (columns, _round_up(gemm.columns, RUY_KERNEL_COLUMNS)):
+    depth = _round_up(gemm.depth, layout.depth)
+    for side_columns in (columns, _round_up(gemm.columns, layout.rhs_columns)):
         requests.append(_block(depth * side_columns + RUY_ALIASING_BYTES))
+        requests.append(_block(4 * side_columns))
+    return requests
+
+
+def ruy_float_requests(gemm: Gemm, layout: RuyLayout) -> list[int]:
+    """A float GEMM through ruy (Arm builds, TFLITE_WITH_RUY): the bias padded to the kernel's
+    columns when the rows are not a multiple of them, then each packed operand (depth
+    unpadded, columns to the float kernel's, 4 B each, plus the aliasing period) and its
+    sums (one float per column: prepare_packed_matrices.cc allocates them for every type)."""
+    columns = _round_up(gemm.rows, layout.float_columns)
+    requests: list[int] = []
+    if columns > gemm.rows and gemm.has_bias:
+        requests.append(_block(4 * columns))
+    for side_columns in (columns, _round_up(gemm.columns, layout.float_columns)):
+        requests.append(_block(4 * gemm.depth * side_columns + RUY_ALIASING_BYTES))
         requests.append(_block(4 * side_columns))
     return requests
 
@@ -261,12 +278,26 @@ def caller_bytes(prepared: PreparedSubgraph) -> int:
 
 
 def first_invoke(
-    model: Model, prepared: PreparedSubgraph, *, delegated: bool = False
+    model: Model,
+    prepared: PreparedSubgraph,
+    *,
+    delegated: bool = False,
+    ruy_layouts: Sequence[RuyLayout] = HOST.ruy,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
     creation already made the CPU back end and initialized cpuinfo (its nodes allocate
-    nothing at invoke)."""
+    nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
+    taken where its cores may run several)."""
+    return max(
+        (_first_invoke(model, prepared, delegated, layout) for layout in ruy_layouts),
+        key=lambda replay: (replay.peak, replay.kept),
+    )
+
+
+def _first_invoke(
+    model: Model, prepared: PreparedSubgraph, delegated: bool, layout: RuyLayout
+) -> FirstInvoke:
     heap = _Heap()
     _set_inputs(heap, prepared)
     ruy = _Ruy(heap)
@@ -312,7 +343,7 @@ def first_invoke(
             if opcode == "CONV_2D":
                 hybrid, known = hybrid_gemm(model, prepared, node)
                 if hybrid is not None:
-                    ruy.multiply(ruy_requests(hybrid), cpuinfo=cpuinfo)
+                    ruy.multiply(ruy_requests(hybrid, layout), cpuinfo=cpuinfo)
                 if not known:
                     estimated.append(opcode)
             continue
@@ -326,7 +357,9 @@ def first_invoke(
             continue
         if gemm is not None and not gemm.custom_gemv:
             if gemm.quantized:
-                ruy.multiply(ruy_requests(gemm), cpuinfo=cpuinfo)
+                ruy.multiply(ruy_requests(gemm, layout), cpuinfo=cpuinfo)
+            elif layout.float_columns:
+                ruy.multiply(ruy_float_requests(gemm, layout), cpuinfo=cpuinfo)
             else:
                 transient = eigen_heap_bytes(gemm)
                 bounded = bounded or transient > 0

@@ -16,7 +16,7 @@ reshape).
   weights of one scale, in place of the one-scale array. The last kernel leaves the context's
   execution-plan copy as long as the plan then was.
 * **Per XNNPACK runtime**: `struct xnn_runtime`, one `xnn_operator_data` per node left after
-  dead-node removal (fused nodes keep theirs: the optimizer fuses after it compacts) and one
+  dead-node removal (a folded PAD keeps its slot, a folded clamp does not) and one
   `xnn_runtime_value` per value the subgraph defined: each tensor the kernel uses, once more
   for each that is not external (defined with a fresh id), the 2-D input of a FULLY_CONNECTED
   that does not keep its dimensions, the channel-wise weights of an int8 one, and the output
@@ -62,7 +62,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     aligned_block,
     round_up,
 )
-from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes
+from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes, hybrid_fully_connected
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
 # Delegate object (536) and its options (600); CpuBackendContext (56), its thread count (8),
@@ -225,14 +225,15 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 
 
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
-    """VisitFullyConnectedNode's static-range int8 path (supported_srq)."""
+    """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
+    (supported_srq) and the dynamically quantized (hybrid) one."""
     if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
         return False
     data, weights = operator.inputs[0], operator.inputs[1]
     return (
         data >= 0
         and weights >= 0
-        and subgraph.tensors[data].dtype.name == "INT8"
+        and subgraph.tensors[data].dtype.name in ("INT8", "FLOAT32")
         and subgraph.tensors[weights].dtype.name == "INT8"
     )
 
@@ -277,10 +278,18 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     return total
 
 
-def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
-    """xnn_runtime, its operator data and its values."""
+def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tuple[int, int]:
+    """(nodes, values) of the XNNPACK runtime a delegate kernel creates: its operator-data
+    and value arrays hold one entry each."""
     boundary = set(subset.inputs) | set(subset.outputs)
     unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
+    fused = _nodes(subgraph, subset.operators, boundary, model)
+    # A PAD folded into its convolution keeps its slot in the operator-data array; a clamp
+    # folded into its producer does not (the wheel's runtimes: MobileNetV2's 18 folded PADs
+    # counted, every folded float RELU not).
+    folded_pads = sum(1 for node in unfused if node.kind == "PAD") - sum(
+        1 for node in fused if node.kind == "PAD"
+    )
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if _activation(operator))
     tensors = kernel_tensors(subgraph, subset)
@@ -292,13 +301,35 @@ def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
         if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator)
     )
     int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
-    values = len(tensors) + internal + reshaped + int8_weights + activations
-    nodes = len(unfused) + activations
+    # A hybrid one's dynamically quantized input is one value more.
+    quantized = sum(1 for operator in operators if hybrid_fully_connected(subgraph, operator))
+    values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
+    return len(fused) + folded_pads + activations, values
+
+
+def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """xnn_runtime, its operator data and its values."""
+    nodes, values = runtime_counts(subgraph, subset, model)
     return (
         glibc.usable(RUNTIME_BYTES)
         + glibc.usable(OPERATOR_DATA_BYTES * nodes)
         + glibc.usable(RUNTIME_VALUE_BYTES * values)
     )
+
+
+def runtime_array_requests(model: Model) -> list[tuple[int, int]] | None:
+    """Each runtime's operator-data and value array requests (xnn_create_runtime_v4), in the
+    order the delegate kernels are created; None where the partition is not modelled."""
+    if delegated_view(model) is None:
+        return None
+    subgraph = model.subgraphs[0]
+    split = partition(subgraph, model)
+    requests = []
+    for subset in node_subsets(subgraph, split.delegated):
+        if subset.delegated:
+            nodes, values = runtime_counts(subgraph, subset, model)
+            requests.append((OPERATOR_DATA_BYTES * nodes, RUNTIME_VALUE_BYTES * values))
+    return requests
 
 
 def _zero_buffer(subgraph: Subgraph, operator: Operator, microkernel: str) -> int:

@@ -184,7 +184,7 @@ def packed_weights_request(
         return None
     data = subgraph.tensors[operator.inputs[0]] if operator.inputs[0] >= 0 else None
     if data is not None and data.dtype.name == "FLOAT32" and convolution.kind == "INT8":
-        return hybrid_weights_request(operator, convolution)
+        return hybrid_weights_request(operator, convolution, tiles)
     element = 4 if convolution.kind == "FLOAT32" else 1
     scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
     groups = convolution.groups
@@ -348,10 +348,13 @@ HYBRID_DEPTH_TILE = 4
 HYBRID_CHANNEL_EXTRA_BYTES = 12
 
 
-def hybrid_weights_request(operator: Operator, convolution: _Convolution) -> int | None:
-    """A hybrid fully connected operator's packed weights (None for a hybrid convolution)."""
+def hybrid_weights_request(
+    operator: Operator, convolution: _Convolution, tiles: XnnpackTiles = HOST_TILES
+) -> int | None:
+    """A hybrid fully connected operator's packed weights (None for a hybrid convolution); on
+    another ISA the depth is counted to its 8-bit GEMM's unroll where that is deeper."""
     if operator.opcode != "FULLY_CONNECTED":
         return None
-    depth = round_up(convolution.group_input_channels, HYBRID_DEPTH_TILE)
+    depth = round_up(convolution.group_input_channels, max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr))
     channels = round_up(convolution.group_output_channels, HYBRID_CHANNEL_TILE)
     return round_up(channels * (depth + HYBRID_CHANNEL_EXTRA_BYTES), 64)

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from arenalens.ir import Model, Subgraph, Tensor
+from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert.heap_xnnpack import (
     BINARY_FLOAT,
     BINARY_QUANTIZED,
@@ -38,6 +38,39 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     batch_matmul_workspace,
     round_up,
 )
+
+XNN_EXTRA_QUANTIZATION_PARAMS = 15  # include/xnnpack.h: qparams read past the last row
+QUANTIZATION_PARAMS_BYTES = 8  # struct xnn_quantization_params: zero point and scale
+
+
+def hybrid_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
+    """A FULLY_CONNECTED with a float input and constant int8 weights: the delegate runs it on
+    dynamically quantized inputs (VisitFullyConnectedNode: dynamically_quantized)."""
+    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+        return False
+    data, weights = operator.inputs[0], operator.inputs[1]
+    return (
+        data >= 0
+        and weights >= 0
+        and subgraph.tensors[data].dtype.name == "FLOAT32"
+        and subgraph.tensors[weights].dtype.name == "INT8"
+        and subgraph.tensors[weights].has_data
+    )
+
+
+def _rounded(nbytes: int) -> int:
+    return round_up(round_up(nbytes, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
+
+
+def dynamic_quantized_bytes(tensor: Tensor) -> int:
+    """xnn_plan_memory for a qdint8 value: its int8 data, then its per-row quantization
+    parameters and row sums, each with XNN_EXTRA_QUANTIZATION_PARAMS more, each rounded."""
+    rows = tensor.element_count // tensor.shape[-1] if tensor.shape and tensor.shape[-1] else 1
+    return (
+        _rounded(tensor.element_count)
+        + _rounded((rows + XNN_EXTRA_QUANTIZATION_PARAMS) * QUANTIZATION_PARAMS_BYTES)
+        + _rounded((rows + XNN_EXTRA_QUANTIZATION_PARAMS) * 4)
+    )
 
 
 def value_bytes(tensor: Tensor) -> int:
@@ -81,6 +114,7 @@ class _Node:
     inputs: list[int]
     outputs: list[int]
     operator: int  # the model's operator it comes from
+    sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
 
 
 def _nodes(
@@ -96,7 +130,7 @@ def _nodes(
     value of the input's bytes (numbered after the model's tensors); XNNPACK's optimizer folds
     a zero spatial PAD into the convolution after it, removes dead nodes, and folds a clamp
     into a clamping producer whose output only the clamp reads (`fuse=False`: the nodes before
-    the fusions, which leave the fused nodes in the runtime's node array)."""
+    the fusions)."""
     nodes: list[_Node] = []
     fresh = len(subgraph.tensors)
     for index in run:
@@ -106,6 +140,13 @@ def _nodes(
         if operator.opcode == "FULLY_CONNECTED" and inputs and not keeps_dims(operator):
             nodes.append(_Node("copy", [inputs[0]], [fresh], index))
             inputs = [fresh, *inputs[1:]]
+            fresh += 1
+        sizes: dict[int, int] = {}
+        if hybrid_fully_connected(subgraph, operator):
+            # The delegate's dynamically quantized input (qdint8, its per-row parameters and
+            # row sums) is a value the fully connected operator quantizes into at its node.
+            sizes[fresh] = dynamic_quantized_bytes(subgraph.tensors[operator.inputs[0]])
+            inputs = [*inputs[:1], fresh, *inputs[1:]]
             fresh += 1
         kind = operator.opcode
         if kind in _CLAMPS:
@@ -118,7 +159,7 @@ def _nodes(
             kind, inputs = "copy", inputs[:1]
         elif kind == "SOFTMAX":
             kind = "softmax"
-        nodes.append(_Node(kind, inputs, outputs, index))
+        nodes.append(_Node(kind, inputs, outputs, index, sizes))
     if model is not None and fuse:
         _fuse_pads(subgraph, nodes, boundary, model)
     _drop_dead_nodes(nodes, boundary)
@@ -220,6 +261,8 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         for tensor in (*node.inputs, *node.outputs):
             if tensor not in consumers:
                 continue  # an output nothing reads: the clean-up cleared its value
+            if tensor in node.sizes:
+                raw[tensor] = node.sizes[tensor]
             if tensor < len(subgraph.tensors):
                 if subgraph.tensors[tensor].has_data or tensor in boundary:
                     continue

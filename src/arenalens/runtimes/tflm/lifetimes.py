@@ -165,6 +165,10 @@ class _TflmMarker:
                 index = task[1]
                 subgraph = self.model.subgraphs[index]
                 self.mark_boundary(index, subgraph.inputs)
+                if not any(_tflm_callees(op) for op in subgraph.operators):
+                    self.mark_straight(subgraph)  # no calls: the same marks, without the tasks
+                    self.mark_boundary(index, subgraph.outputs)
+                    continue
                 tasks.append(("leave", index))
                 tasks.extend(("operator", subgraph, op) for op in reversed(subgraph.operators))
             elif action == "operator":
@@ -186,6 +190,31 @@ class _TflmMarker:
             else:
                 index = task[1]
                 self.mark_boundary(index, self.model.subgraphs[index].outputs)
+
+    def mark_straight(self, subgraph: Subgraph) -> None:
+        """The operators of a subgraph that calls none, in order: each starts (its outputs'
+        first step), then finishes at the same step (inputs' and outputs' last, its scratch)."""
+        index = subgraph.index
+        first, last, steps = self.first, self.last, self.steps
+        scratch_by_op = self.scratch_by_op
+        step = self.step
+        for op in subgraph.operators:
+            step += 1
+            steps.append(Step(step, index, op.index, op.opcode))
+            for tensor in op.outputs:
+                if tensor >= 0 and first.get((index, tensor), UNSET) == UNSET:
+                    first[(index, tensor)] = step
+            for tensor in op.inputs:
+                if tensor >= 0:
+                    last[(index, tensor)] = step
+            for tensor in op.outputs:
+                if tensor >= 0:
+                    last[(index, tensor)] = step
+            for position in scratch_by_op.get((index, op.index), ()):
+                if self.scratch_first[position] == UNSET:
+                    self.scratch_first[position] = step
+                self.scratch_last[position] = step
+        self.step = step
 
     def mark_boundary(self, index: int, tensors: tuple[int, ...]) -> None:
         for tensor in tensors:

@@ -35,7 +35,7 @@ from arenalens.runtimes.tflm.lifetimes import execution_timeline, tflm_planned
 from arenalens.tflite.plan_record import EVERY_BUILD, record_matches
 from arenalens.tflite.reader import encode_offline_plan
 from arenalens.units import format_bytes_exact
-from arenalens.vela.compiled import NPU_OPCODE
+from arenalens.vela import NPU_OPCODE
 
 VELA_OPCODE = NPU_OPCODE  # the operator Vela compiles a graph into
 # Reasons listed per path; the rest are counted.

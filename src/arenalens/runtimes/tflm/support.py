@@ -76,6 +76,7 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     stand_ins: set[str] = set()
     estimates: dict[str, Estimate] = {}
     by_operator = {(s.context.subgraph.index, s.context.operator.index): s for s in operators}
+    standing_in: dict[str, bool] = {}  # by opcode: asked once per model, not per operator
     for subgraph in model.subgraphs:
         found.extend(_unsized_tensors(model, subgraph.index))
         for operator in subgraph.operators:
@@ -86,7 +87,10 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
             if setup.rule is None:
                 unmodelled.add(operator.opcode)
                 continue
-            if stands_in(operator.opcode, build):
+            stands = standing_in.get(operator.opcode)
+            if stands is None:
+                stands = standing_in[operator.opcode] = stands_in(operator.opcode, build)
+            if stands:
                 stand_ins.add(operator.opcode)
             elif not setup.rule.derived and not build.is_host:
                 wheel_measured.add(operator.opcode)

@@ -50,6 +50,7 @@
  * @typedef {object} InterpreterHeap
  * @property {string} delegate  "xnnpack" | "none"
  * @property {number} threads  Interpreter(num_threads=...) the figures are for
+ * @property {string} isa  the instruction set the figures are for (--isa)
  * @property {number} after_setup_bytes
  * @property {number} after_first_invoke_bytes
  * @property {number} peak_bytes

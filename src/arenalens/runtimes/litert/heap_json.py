@@ -1,0 +1,83 @@
+"""The interpreter's heap as JSON (`plan --json`, `export --format json`, the report's
+`interpreter_heap`): one document per delegate, XNNPACK (LiteRT's default) first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from arenalens.ir import Model
+from arenalens.runtimes.litert import heap_xnnpack
+from arenalens.runtimes.litert.heap import (
+    DELEGATES,
+    InterpreterHeap,
+    interpreter_heap,
+    threads_unsized,
+    xnnpack_unsized,
+)
+from arenalens.runtimes.litert.isa import HOST, IsaProfile
+
+
+def heap_document(heap: InterpreterHeap) -> dict[str, object]:
+    """One delegate's heap as JSON (`plan --json`: interpreter_heap)."""
+    return {
+        "delegate": heap.delegate,
+        "threads": heap.threads,
+        "isa": heap.isa.name,
+        "after_setup_bytes": heap.after_setup,
+        "after_first_invoke_bytes": heap.after_first_invoke,
+        "peak_bytes": heap.peak,
+        "exact": heap.exact,
+        "machine": heap.machine,
+        "estimate": heap.estimate,
+        "parts": [
+            {
+                "name": part.name,
+                "bytes": part.nbytes,
+                "phase": part.phase,
+                "exact": part.exact,
+                "meaning": part.meaning,
+            }
+            for part in heap.parts
+        ],
+        "notes": list(heap.notes),
+    }
+
+
+def heap_documents(
+    model: Model, arena_sizes: Sequence[int], *, threads: int = 1, isa: IsaProfile = HOST
+) -> list[dict[str, object]]:
+    """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON; a model with
+    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why (and
+    a delegate whose heap with `threads` threads is not modelled gets none)."""
+    unsized = xnnpack_unsized(model)
+    documents = []
+    unthreaded: list[str] = []
+    for delegate in DELEGATES:
+        if delegate == "xnnpack" and unsized:
+            continue
+        view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
+        found = threads_unsized(view if view is not None else model, threads, delegate)
+        if found:
+            unthreaded.append(
+                f"{'with XNNPACK' if delegate == 'xnnpack' else 'with the builtin kernels only'}"
+                f" and {threads} threads the heap is not sized: the builtin {', '.join(found)} "
+                "takes its multi-threaded kernel (other temporaries, Eigen's thread pool), "
+                "which is not modelled; give --threads 1 for that figure"
+            )
+            continue
+        heap = interpreter_heap(model, arena_sizes, delegate=delegate, threads=threads, isa=isa)
+        document = heap_document(heap)
+        if delegate == "none" and unsized:
+            notes = document["notes"]
+            assert isinstance(notes, list)
+            notes.append(
+                f"with XNNPACK (LiteRT's default) the heap is not sized: its {', '.join(unsized)} "
+                "packing is not modelled; this figure holds with the builtin kernels only "
+                "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
+            )
+        documents.append(document)
+    for document in documents:
+        notes = document["notes"]
+        assert isinstance(notes, list)
+        notes.extend(unthreaded)
+    return documents

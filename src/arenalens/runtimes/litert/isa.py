@@ -1,0 +1,272 @@
+"""The instruction set a LiteRT app runs on, as far as the interpreter's heap depends on it.
+
+Three things in the heap follow the ISA (the rest is the same code on every 64-bit Linux):
+
+* **XNNPACK's microkernels** (*src/configs/gemm-config.c, dwconv-config.c*): each CPU selects
+  one GEMM configuration per datatype (rows mr, output-channel tile nr, depth unroll kr, and
+  the shuffle sr, packed as a depth multiple of kr × sr) and one depthwise channel tile, from
+  its features and, on Arm, its core (cpuinfo's microarchitecture). The packed weights pad
+  output channels to nr and depth to kr × sr; indirection buffers pad rows to mr. Where the
+  core is not known (an ISA, not a CPU), every configuration its cores may select is counted
+  and the largest taken per operator.
+* **XNNPACK's operator objects**: on arm64 XNNPACK keeps a microkernel table per core type
+  (`XNN_MAX_UARCH_TYPES`, heterogeneous big.LITTLE cores) in each GEMM-based operator;
+  the aarch64 wheel's trace (`tests/litert_heap_trace.py` under qemu) shows those operators'
+  objects 1,249-1,275 B larger than on x86-64.
+* **ruy's kernel layouts** (*ruy/kernel_arm.h, kernel_x86.h*) for the builtin kernels' 8-bit
+  GEMMs: AVX-512 packs 16 columns × 4 of depth, AVX2 8 × 4, arm64 NEON 4 columns × 16 of depth,
+  arm64 with the dot product 8 × 4, armv7 NEON 4 (weights) and 2 (activations) × 16. Arm
+  builds also run float GEMMs through ruy (8 columns, depth unpadded), whose main buffer is
+  kept, where x86-64 runs them through Eigen, whose blocks are freed.
+
+`HOST` is the machine the wheel's heap was measured on (x86-64 with AVX-512 and AMX-INT8):
+its figures are the replay's. The others were measured with the same wheel under qemu-user
+(`tests/litert_heap_isa.py`: the aarch64 wheel in a Debian arm64 tree on emulated Cortex-A53,
+Cortex-A76 and an i8mm core; the x86-64 wheel on emulated Haswell and Nehalem), except armv7,
+which has no wheel: its figure is an estimate, the largest of arm64's configurations and
+armv7's with 64-bit pointers and structures, which are wider than armv7's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arenalens.ir import Operator, Subgraph
+from arenalens.runtimes.litert.xnnpack_packing import (
+    HOST_TILES,
+    DepthwiseTile,
+    GemmTile,
+    XnnpackTiles,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RuyLayout:
+    """ruy's 8-bit kernel layout: packed depth multiple, and the columns each side pads to;
+    and, where float GEMMs go through ruy too (Arm builds define TFLITE_WITH_RUY:
+    cpu_backend_gemm.h), the float kernel's columns (0: Eigen's, as on x86-64)."""
+
+    depth: int
+    lhs_columns: int
+    rhs_columns: int
+    float_columns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IsaProfile:
+    """What the interpreter's heap depends on for one instruction set."""
+
+    name: str  # the --isa value
+    title: str
+    family: str  # x86-64 | arm64 | armv7
+    xnnpack: tuple[XnnpackTiles, ...]  # every configuration its CPUs may select
+    ruy: tuple[RuyLayout, ...]
+    gemm_operator_extra_bytes: int  # XNNPACK's GEMM-based operator objects above x86-64's
+    measured: str  # how its figures were checked against the real wheel ('' for none)
+    # On arm64, cpuinfo's tables (one record per processor, cache and cluster parsed from
+    # /proc/cpuinfo and sysfs) and the wheel's own objects came 0-700 B above x86-64's.
+    structures_extra_bytes: int = 0
+
+    @property
+    def is_host(self) -> bool:
+        return self is HOST
+
+    @property
+    def tiles_name(self) -> str:
+        if len(self.xnnpack) == 1:
+            return self.xnnpack[0].name
+        return f"{self.name}: the largest of {len(self.xnnpack)} configurations its cores select"
+
+    @property
+    def estimate(self) -> str:
+        """What a figure for this ISA is (not the measuring machine's), and how it was checked."""
+        checked = (
+            f"never under {self.measured} (tests/data/litert_heap_isa.json)"
+            if self.measured
+            else "not measured (there is no wheel for it): counted at the largest of its and "
+            "arm64's configurations, with 64-bit pointers"
+        )
+        return (
+            f"errs high on {self.name}: XNNPACK's packing counted at the largest tile its cores "
+            f"may select, ruy's {self.family} layouts and {self.family}'s operator objects; "
+            + checked
+        )
+
+
+def largest_request(
+    request: Callable[[Subgraph, Operator, XnnpackTiles], int | None],
+    subgraph: Subgraph,
+    operator: Operator,
+    isa: IsaProfile,
+) -> int | None:
+    """The largest of `request` over the ISA's XNNPACK configurations (None if any is not
+    modelled)."""
+    sizes = [request(subgraph, operator, tiles) for tiles in isa.xnnpack]
+    return None if any(size is None for size in sizes) else max(size or 0 for size in sizes)
+
+
+_F32_DW_SSE = DepthwiseTile(8, (3, 4, 9, 25))
+_F32_DW_AVX = DepthwiseTile(16, (3, 4, 9, 25))
+_F32_DW_NEON = DepthwiseTile(8, (3, 4, 9, 25))
+_QS8_DW_NEON = DepthwiseTile(16, (3, 9, 25))
+
+HOST = IsaProfile(
+    "x86-64-avx512",
+    "x86-64 with AVX-512 and AMX-INT8 (the machine the heap was measured on)",
+    "x86-64",
+    (HOST_TILES,),
+    (RuyLayout(4, 16, 16),),
+    0,
+    "the wheel on this machine (tests/data/litert_heap.json)",
+)
+X86_64_V3 = IsaProfile(
+    "x86-64-v3",
+    "x86-64 with AVX2 and FMA, without AVX-512 (Haswell and later)",
+    "x86-64",
+    (
+        XnnpackTiles(
+            "x86-64 AVX2 + FMA3",
+            f32_gemm=GemmTile(mr=6, nr=16, kr=1),  # 6x16__asm_amd64_fma3_broadcast
+            f32_gemm_narrow=GemmTile(mr=10, nr=8, kr=1),
+            qs8_gemm=GemmTile(mr=3, nr=8, kr=8),  # 3x8c8__avx2
+            f32_depthwise=_F32_DW_AVX,
+            qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
+        ),
+    ),
+    (RuyLayout(4, 8, 8),),
+    0,
+    "the x86-64 wheel under qemu-x86_64 -cpu Haswell",
+)
+X86_64_V2 = IsaProfile(
+    "x86-64-v2",
+    "x86-64 with SSE4.2, without AVX (Nehalem and later)",
+    "x86-64",
+    (
+        XnnpackTiles(
+            "x86-64 SSE4.1",
+            f32_gemm=GemmTile(mr=4, nr=8, kr=1),  # 4x8__sse_load1
+            f32_gemm_narrow=GemmTile(mr=4, nr=2, kr=4),  # 4x2c4__sse
+            qs8_gemm=GemmTile(mr=3, nr=4, kr=8),  # 3x4c8__sse41_ld64
+            f32_depthwise=_F32_DW_SSE,
+            qs8_depthwise=DepthwiseTile(8, (3, 9, 25)),
+        ),
+    ),
+    # Without AVX2 ruy runs its portable path (1 × 1 layout): AVX2's counts err high.
+    (RuyLayout(4, 8, 8),),
+    0,
+    "the x86-64 wheel under qemu-x86_64 -cpu Nehalem",
+)
+
+
+def _arm64(
+    name: str, qs8: tuple[GemmTile, ...], f32_nr: tuple[int, ...]
+) -> tuple[XnnpackTiles, ...]:
+    """arm64 configurations: one per 8-bit GEMM and float GEMM tile its cores select (Linux)."""
+    return tuple(
+        XnnpackTiles(
+            f"{name} ({gemm.mr}x{gemm.nr}c{gemm.kr} int8, {mr}x{nr} float)",
+            f32_gemm=GemmTile(mr=mr, nr=nr, kr=1),
+            f32_gemm_narrow=GemmTile(mr=4, nr=2, kr=1),  # 4x2__aarch64_neonfma_lane_ld64
+            qs8_gemm=gemm,
+            f32_depthwise=_F32_DW_NEON,
+            qs8_depthwise=_QS8_DW_NEON,
+        )
+        for gemm in qs8
+        for nr in f32_nr
+        for mr in (8 if nr == 8 else 4,)  # the largest row tile a core takes with that nr
+    )
+
+
+# 8-bit GEMMs on arm64 Linux: Cortex-A53/A55/A35/Kryo 4x16 (no depth unroll), the others
+# 2x8c8; with the dot product 4x16c4; with i8mm 4x16c8. Float: 8 output channels (rows 4 to
+# 8 by core), 16 on Cortex-X4 and Oryon (which have the dot product and i8mm).
+ARM64 = IsaProfile(
+    "arm64",
+    "arm64 (Armv8-A NEON) without the dot product: Cortex-A53, A72 (Raspberry Pi 3, 4)",
+    "arm64",
+    _arm64("arm64 NEON", (GemmTile(4, 16, 1), GemmTile(2, 8, 8)), (8,)),
+    (RuyLayout(16, 4, 4, float_columns=8),),
+    1_280,
+    "the aarch64 wheel under qemu-aarch64 -cpu cortex-a53",
+    structures_extra_bytes=768,
+)
+ARM64_DOTPROD = IsaProfile(
+    "arm64-dotprod",
+    "arm64 with the dot product, without i8mm: Cortex-A55, A76, X1 (Raspberry Pi 5, phones)",
+    "arm64",
+    _arm64("arm64 NEON dot product", (GemmTile(4, 16, 4),), (8, 16)),
+    (RuyLayout(4, 8, 8, float_columns=8),),
+    1_280,
+    "the aarch64 wheel under qemu-aarch64 -cpu cortex-a76",
+    structures_extra_bytes=768,
+)
+ARM64_I8MM = IsaProfile(
+    "arm64-i8mm",
+    "arm64 with the dot product and i8mm: Cortex-A510, A710, X2 and later, Neoverse N2/V1",
+    "arm64",
+    _arm64("arm64 NEON i8mm", (GemmTile(4, 16, 8),), (8, 16)),
+    (RuyLayout(4, 8, 8, float_columns=8),),
+    1_280,
+    "the aarch64 wheel under qemu-aarch64 -cpu max (dot product, i8mm)",
+    structures_extra_bytes=768,
+)
+# armv7 (32-bit, NEON): 8-bit GEMMs 4x8 (Cortex-A7/A53/A55 class), 2x8c2s4 (packed as depth
+# multiples of 8), 4x8c4 with the dot product; float 4x8; depthwise 8-bit channel tiles 16
+# (3 and 9 taps) and 8 (25 taps). No armv7 wheel exists to measure: every arm64 configuration
+# is counted too, and 64-bit pointers and structures, which armv7's are not.
+_ARMV7_TILES = tuple(
+    XnnpackTiles(
+        f"armv7 NEON ({gemm.mr}x{gemm.nr}c{gemm.kr} int8)",
+        f32_gemm=GemmTile(mr=4, nr=8, kr=1),
+        f32_gemm_narrow=GemmTile(mr=4, nr=2, kr=1),
+        qs8_gemm=gemm,
+        f32_depthwise=_F32_DW_NEON,
+        qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
+    )
+    for gemm in (GemmTile(4, 8, 1), GemmTile(2, 8, 8), GemmTile(4, 8, 4))
+)
+ARMV7 = IsaProfile(
+    "armv7",
+    "armv7 (32-bit Arm with NEON): Cortex-A7, A9, A53 in 32-bit mode (Raspberry Pi OS 32-bit)",
+    "armv7",
+    _ARMV7_TILES + ARM64.xnnpack + ARM64_DOTPROD.xnnpack + ARM64_I8MM.xnnpack,
+    (RuyLayout(16, 4, 4, float_columns=8), RuyLayout(4, 8, 8, float_columns=8)),
+    1_280,
+    "",
+    structures_extra_bytes=768,
+)
+
+PROFILES: dict[str, IsaProfile] = {
+    profile.name: profile
+    for profile in (HOST, X86_64_V3, X86_64_V2, ARM64, ARM64_DOTPROD, ARM64_I8MM, ARMV7)
+}
+# A Linux device's ISA in targets.json, refined by its core where the core has the dot
+# product (Cortex-A55, A76, A78, X1) — the cores without stay plain arm64.
+_DOTPROD_CORES = frozenset({"cortex-a55", "cortex-a65", "cortex-a75", "cortex-a76", "cortex-a77",
+                            "cortex-a78", "cortex-x1", "neoverse-n1"})  # fmt: skip
+_I8MM_CORES = frozenset({"cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3",
+                         "neoverse-n2", "neoverse-v1"})  # fmt: skip
+
+
+def profile(name: str) -> IsaProfile:
+    """The profile named `name` ('' for the host); ValueError naming the choices otherwise."""
+    if not name:
+        return HOST
+    if name == "x86-64":
+        return HOST
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown ISA {name!r}; choose one of {', '.join(PROFILES)}") from None
+
+
+def device_isa(isa: str, cpu: str) -> str:
+    """A Linux device's ISA (targets.json's `isa`, its `cpu`) → the --isa it runs as."""
+    if isa == "arm64":
+        if cpu in _I8MM_CORES:
+            return ARM64_I8MM.name
+        if cpu in _DOTPROD_CORES:
+            return ARM64_DOTPROD.name
+        return ARM64.name
+    return isa if isa in PROFILES else HOST.name
