@@ -37,7 +37,6 @@ UNMODELLED = {
     "heldout_case_batch_matmul_hybrid.tflite": "hybrid BATCH_MATMUL (dynamic int8 activations)",
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D (dynamic int8 activations)",
     "heldout_case_conv_hybrid_per_tensor.tflite": "hybrid CONV_2D (dynamic int8 activations)",
-    "heldout_case_depthwise_hybrid.tflite": "hybrid DEPTHWISE_CONV_2D",
     "heldout_case_transpose_conv_float.tflite": "TRANSPOSE_CONV",
     "heldout_case_transpose_conv_int8.tflite": "TRANSPOSE_CONV",
     "mlperf_tiny__kws_ref_model_float32.tflite": "hybrid CONV_2D (dynamic int8 activations)",
