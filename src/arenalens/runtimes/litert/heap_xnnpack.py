@@ -182,8 +182,6 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         hybrid = kind == "FLOAT32" and weights is not None and weights.dtype.name == "INT8"
         if hybrid and operator.opcode == "DEPTHWISE_CONV_2D":
             return False  # no dynamically quantized depthwise path: the builtin kernel runs it
-        if hybrid and operator.opcode == "CONV_2D":
-            return None  # a hybrid convolution (dynamically quantized input): not modelled
         if not hybrid and (weights is None or weights.dtype.name != kind):
             return None  # weights computed at run time: not modelled
     # A RESHAPE whose new shape is not static stays on the builtin kernel.
