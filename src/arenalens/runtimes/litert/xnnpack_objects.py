@@ -92,6 +92,7 @@ IGEMM_CONTEXT_BYTES = 408  # struct igemm_op_context (SIMD-aligned)
 DWCONV_CONTEXT_BYTES = 336  # struct dwconv_op_context (SIMD-aligned)
 REDUCE_CONTEXT_BYTES = 272  # struct reduce_context (SIMD-aligned)
 LUT_BYTES = 256  # an 8-bit unary operator's lookup table (SIMD-aligned)
+QD8_RESHAPE_BYTES = 8  # a dynamically quantized convolution's reshape keeps 8 B
 
 # (aligned requests, malloc requests) per operator kind, after the operator object.
 _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
@@ -120,6 +121,7 @@ _KIND_OF = {
     "SLICE": "slice",
     "STRIDED_SLICE": "slice",
     "TRANSPOSE": "slice",
+    "convert": "unary",  # create_convert_nc_qx8: a hybrid convolution's input quantizer
 }
 # Other kinds (concatenation, split, resize, depth/space...): the largest operator's blocks
 # for each of their inputs and outputs, an upper bound.
@@ -227,13 +229,15 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one."""
+    if hybrid_fully_connected(subgraph, operator):
+        return True  # a hybrid fully connected operator or convolution
     if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
         return False
     data, weights = operator.inputs[0], operator.inputs[1]
     return (
         data >= 0
         and weights >= 0
-        and subgraph.tensors[data].dtype.name in ("INT8", "FLOAT32")
+        and subgraph.tensors[data].dtype.name == "INT8"
         and subgraph.tensors[weights].dtype.name == "INT8"
     )
 
@@ -247,6 +251,9 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if weights.quantization is not None and weights.quantization.channel_count > 1:
         return 0
     channels = weights.shape[0] if weights.shape else 1
+    if operator.opcode == "CONV_2D":
+        # VisitConv2DNode: a scale array not one per output channel is replaced by one.
+        return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
     if channels <= 1:
         return 0
     return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
@@ -467,6 +474,8 @@ def _node_bytes(
         total = _operator_blocks(microkernel)
         if microkernel != "gemm" and (folded or _pads(subgraph, operator)):
             total += _zero_buffer(subgraph, operator, microkernel)
+        if microkernel == "igemm" and hybrid_fully_connected(subgraph, operator):
+            total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_convolution2d_nhwc_qx8
         return total
     if node.kind == "CONCATENATION":
         # xnn_define_concatenate: one copy operator per input.
