@@ -17,6 +17,7 @@ heap_xnnpack.py with it, part by part. Needs the `runtime` extra, gcc and binuti
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -100,10 +101,14 @@ def parts(model: Path, folder: Path) -> dict[str, Any]:
             live.pop(pointer, None)
             continue
         part = "other"
-        for frame in frames:
-            if frame.startswith("libpython"):
-                break
-            name = re.sub(r"\(.*$", "", symbol(frame))
+        names = [
+            re.sub(r"\(.*$", "", symbol(frame))
+            for frame in itertools.takewhile(lambda f: not f.startswith("libpython"), frames)
+        ]
+        if _runtime_array(names):
+            live[pointer] = (phase, request, "runtime")
+            continue
+        for name in names:
             found = [label for site, label in _SITES if name.startswith(site)]
             if found:
                 part = found[0]
@@ -111,10 +116,29 @@ def parts(model: Path, folder: Path) -> dict[str, Any]:
         live[pointer] = (phase, request, part)
     found: dict[str, Any] = {label: [] for _, label in _SITES}
     for phase, request, part in live.values():
-        if phase == "allocate" and part != "other":
+        if phase == "allocate" and part not in ("other", "runtime"):
             found[part].append(request)
+    # xnn_create_runtime_v4's operator-data and value arrays, in allocation order.
+    arrays = [
+        request
+        for phase, request, part in live.values()
+        if part == "runtime" and phase == "allocate"
+    ]
+    pairs = zip(arrays[0::2], arrays[1::2], strict=True)
+    found["runtime_arrays"] = [list(pair) for pair in pairs]
     found["partitions"] = _partitions(model)
     return found
+
+
+def _runtime_array(names: list[str]) -> bool:
+    """A block xnn_create_runtime_v4 asks xnn_allocate_zero_memory for itself (its
+    operator-data or value array), not through an operator's create."""
+    for position, name in enumerate(names):
+        if name == "xnn_create_runtime_v4":
+            return any(n.startswith("xnn_allocate_zero_memory") for n in names[:position])
+        if name.startswith(("xnn_create_", "create_")):
+            return False
+    return False
 
 
 def _partitions(model: Path) -> list[dict[str, list[int]]]:

@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -361,3 +362,32 @@ def test_optimize_notes_print_install_hints_without_markup_escapes() -> None:
     }
     text = render_optimize(document)
     assert "arenalens[runtime]" in text and "\\[" not in text
+
+
+def test_a_plan_the_independent_check_refuses_is_dropped_not_fatal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A held-out flow (seed 99123, flow 110) ended `check --target all` with exit 2: a
+    candidate's shared bytes failed the independent validity check. The check has the last word:
+    the candidate is dropped with a note and the search goes on to the next."""
+    from arenalens import optimization
+    from arenalens.errors import PlanError
+    from arenalens.examples import example_bytes
+
+    real = optimization.checked_validity
+    refused: list[str] = []
+
+    def first_refused(candidate: Any, rules: Any, source: str) -> Any:
+        if not refused:
+            refused.append(candidate.label)
+            raise PlanError(f"{source}: the plan '{candidate.label}' fails the check")
+        return real(candidate, rules, source)
+
+    monkeypatch.setattr(optimization, "checked_validity", first_refused)
+    result = optimization.optimize_model(
+        example_bytes("branchy_inception"), overlap=True, prove_inplace=False
+    )
+    assert refused and any(
+        note.endswith(f"'{refused[0]}' fails the check: dropped") for note in result.notes
+    )
+    assert result.chosen is None or result.chosen.label != refused[0]

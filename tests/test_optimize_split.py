@@ -163,3 +163,32 @@ def test_a_split_model_is_its_own_size_only(
     capsys.readouterr()
     rewritten = load_model(again.read_bytes()).plan_record
     assert rewritten is not None and rewritten.split_input_shapes == ((1, 32, 32, 3),)
+
+
+@pytest.mark.runtime
+def test_split_at_another_input_size_writes_and_plans_that_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Held-out flow campaign (seed 99123, flow 73): a model stored at one size, split at
+    --input-shape another. The split was edited into the file's bytes, which still stored the old
+    shapes of the tensors it keeps: every plan of it failed on the wheel ('TFLM failed to
+    allocate tensors'), and check's step promised a figure optimize then did not write. Now the
+    split starts from the model at the asked size: written, proven, and set up at its figure."""
+    pytest.importorskip("tflite_micro")
+    pytest.importorskip("ai_edge_litert")
+    from arenalens.runtimes.tflm.probe import probe
+
+    model = tmp_path / "stem.tflite"
+    model.write_bytes(models.stem_model(size=(24, 20)))
+    written = tmp_path / "split.tflite"
+    asked = ("--input-shape", "image=1x64x48x3")
+    argv = ["optimize", str(model), *asked, "-o", str(written), "--split", "--json"]
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["written"] and document["split"]["splits"]
+    split = load_model(written.read_bytes())
+    main_graph = split.subgraphs[0]
+    assert main_graph.tensors[main_graph.inputs[0]].shape == (1, 64, 48, 3)
+    figure = document["new_required_bytes"]
+    assert required_bytes(split) == figure
+    assert probe(str(written), figure).fits and not probe(str(written), figure - 1).fits

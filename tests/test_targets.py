@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -111,7 +113,7 @@ def test_every_target_lists_its_ram_banks_with_a_source() -> None:
     """Issue 29: every chip and board says where its RAM is, bank by bank, from a cited document;
     the largest block one arena can take stays what the single-block figure said, the reserve
     taken where the SDK keeps its data."""
-    from arenalens.placement import largest_block
+    from arenalens.blocks import largest_block
 
     for target in TARGETS.values():
         assert target.banks, target.name
@@ -128,3 +130,20 @@ def test_every_target_lists_its_ram_banks_with_a_source() -> None:
     assert teensy.banks[0].static_array and teensy.banks[1].section == ".dmabuffers"
     block = largest_block(teensy, teensy.reserve_bytes)
     assert block is not None and (block.name, block.available_bytes) == ("ocram", 512 * 1024)
+
+
+def test_one_target_asked_for_builds_that_target_and_its_chip_only() -> None:
+    """`check --target X` builds X (and the chip a board carries), not the whole catalogue; the
+    lists build every row, the same objects `get_target` hands out."""
+    child = (
+        "import arenalens.targets as t\n"
+        "board = t.get_target('NUCLEO_F401RE')\n"
+        "print(sorted(name for _, name in t._BUILT))\n"
+        "print(t.TARGETS['nucleo-f401re'] is board, len(t._BUILT) == len(t.TARGETS))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, check=True, timeout=60
+    )
+    built, same = done.stdout.splitlines()
+    assert built == "['nucleo-f401re', 'stm32f401re']"
+    assert same == "True True"

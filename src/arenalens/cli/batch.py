@@ -13,18 +13,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from arenalens.cli.common import print_json, print_text, terminal_width, use_color
 from arenalens.errors import ArenalensError, UsageError
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from rich.text import Text
 
 # The process pool, progress bar and summary table are imported where a batch needs them: a
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
 MODEL_SUFFIX = ".tflite"
+MAX_CHUNK = 16  # models a pool worker takes at once (fewer when the list is short)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -102,19 +103,18 @@ def run_models(args: argparse.Namespace, paths: Sequence[str], worker: Worker) -
     """Run worker on every path (in a process pool when there are several); argument order."""
     jobs = _job_count(getattr(args, "jobs", 0), len(paths))
     if jobs <= 1:
-        return [_guarded(worker, args, path) for path in _with_progress(paths, args)]
+        return [_guarded(worker, args, path) for path in _with_progress(paths, len(paths), args)]
     import multiprocessing  # noqa: PLC0415 - batches only (see the imports)
     from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - batches only
 
     context = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    results: list[ModelResult | None] = [None] * len(paths)
+    # The models go to the workers a few at a time: one round trip of the pool's queues per
+    # chunk, not per model (a thousand small models spent a fifth of their wall time in them),
+    # yet small enough that every worker gets a share of a short list.
+    chunk = max(1, min(MAX_CHUNK, len(paths) // (jobs * 4)))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures: dict[Future[ModelResult], int] = {
-            pool.submit(_guarded, worker, args, path): index for index, path in enumerate(paths)
-        }
-        for future in _completed_with_progress(futures, args):
-            results[futures[future]] = future.result()
-    return [result for result in results if result is not None]
+        done = pool.map(partial(_guarded, worker, args), paths, chunksize=chunk)
+        return list(_with_progress(done, len(paths), args))
 
 
 def _job_count(requested: int, model_count: int) -> int:
@@ -194,29 +194,15 @@ def working(args: argparse.Namespace, description: str) -> AbstractContextManage
     return progress
 
 
-def _with_progress(paths: Sequence[str], args: argparse.Namespace) -> Any:
-    if not _show_progress(args) or len(paths) < 2:
-        yield from paths
+def _with_progress(items: Iterable[T], total: int, args: argparse.Namespace) -> Iterator[T]:
+    """The items (paths to run, or results as they arrive), advancing a bar on a terminal."""
+    if not _show_progress(args) or total < 2:
+        yield from items
         return
     with _progress() as progress:
-        task = progress.add_task("models", total=len(paths))
-        for path in paths:
-            yield path
-            progress.advance(task)
-
-
-def _completed_with_progress(
-    futures: Mapping[Future[ModelResult], int], args: argparse.Namespace
-) -> Any:
-    from concurrent.futures import as_completed  # noqa: PLC0415 - batches only (see the imports)
-
-    if not _show_progress(args):
-        yield from as_completed(futures)
-        return
-    with _progress() as progress:
-        task = progress.add_task("models", total=len(futures))
-        for future in as_completed(futures):
-            yield future
+        task = progress.add_task("models", total=total)
+        for item in items:
+            yield item
             progress.advance(task)
 
 

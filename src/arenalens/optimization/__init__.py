@@ -59,7 +59,7 @@ from arenalens.builds.kernel_paths import (
 )
 from arenalens.cannot_run import group_refusals
 from arenalens.effort import OPTIMIZE_EFFORT
-from arenalens.errors import ModelError, UsageError
+from arenalens.errors import ModelError, PlanError, UsageError
 from arenalens.ir import Model, OfflinePlan
 from arenalens.optimization.candidates import (
     WHEEL,
@@ -471,7 +471,11 @@ def _first_kept(
     valid: tuple[KernelPath, ...] = ()
     proven: list[str] = []
     for candidate in eligible:
-        valid = checked_validity(candidate, request.rules, original.model.source)
+        try:
+            valid = checked_validity(candidate, request.rules, original.model.source)
+        except PlanError as error:  # the independent check has the last word: never shown
+            notes.append(f"{error}: dropped")
+            continue
         if (candidate.needs_proof or split_used) and request.prove_inplace:
             # The wheel runs the reference kernels: a plan not right on them is not run there
             # (a split model then runs with TFLM's own plan, which proves the split alone).

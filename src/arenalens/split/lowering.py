@@ -20,6 +20,7 @@ from arenalens.tflite.graph_edit import (
     edit_model,
 )
 from arenalens.tflite.reader import load_model
+from arenalens.tflite.rewriter import model_bytes
 
 
 def split_edit(model: Model, plan: SplitPlan) -> SubgraphEdit:
@@ -96,8 +97,9 @@ def _operator(entry: PartOperator, indices: dict[Part, int]) -> NewOperator:
 
 def write_split(model: Model, plan: SplitPlan) -> tuple[bytes, Model]:
     """A plan → the split model's bytes and its IR (read back: a file arenalens cannot read is
-    a bug here, never the user's)."""
-    data = edit_model(bytes(model.data), split_edit(model, plan), label=model.source)
+    a bug here, never the user's). The edit starts from the model as it is in memory: at an
+    --input-shape, its file still stores the old shapes of the tensors the split keeps."""
+    data = edit_model(model_bytes(model), split_edit(model, plan), label=model.source)
     try:
         written = load_model(data)
     except Exception as error:  # pragma: no cover - a writer bug

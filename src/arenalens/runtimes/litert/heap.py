@@ -402,9 +402,9 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             "into one workspace (the largest partition's plan plus 32 B)"
             + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
             + (
-                "; a hybrid fully connected operator's dynamically quantized input is placed "
-                "at its node, which errs high (by 128 B of 3,808 on the one model where it "
-                "differs)"
+                "; a hybrid fully connected operator's or 1×1 convolution's dynamically "
+                "quantized input is placed at its node, which errs high (by 128 B of 3,808 "
+                "and 7 KiB of 64 KiB on the two cached models where it differs)"
                 if modelled and hybrid
                 else ""
             ),

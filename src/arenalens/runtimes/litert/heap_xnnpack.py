@@ -179,14 +179,11 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
             return False
     if operator.opcode in WEIGHTED:
         weights = constant_input(subgraph, operator.inputs, 1)
-        hybrid = (
-            operator.opcode == "FULLY_CONNECTED"
-            and kind == "FLOAT32"
-            and weights is not None
-            and weights.dtype.name == "INT8"
-        )
+        hybrid = kind == "FLOAT32" and weights is not None and weights.dtype.name == "INT8"
+        if hybrid and operator.opcode == "DEPTHWISE_CONV_2D":
+            return False  # no dynamically quantized depthwise path: the builtin kernel runs it
         if not hybrid and (weights is None or weights.dtype.name != kind):
-            return None  # dynamic weights, or a hybrid convolution: not modelled
+            return None  # weights computed at run time: not modelled
     # A RESHAPE whose new shape is not static stays on the builtin kernel.
     shape = operator.inputs[1] if len(operator.inputs) > 1 else -1
     return not (

@@ -16,7 +16,7 @@ reshape).
   weights of one scale, in place of the one-scale array. The last kernel leaves the context's
   execution-plan copy as long as the plan then was.
 * **Per XNNPACK runtime**: `struct xnn_runtime`, one `xnn_operator_data` per node left after
-  dead-node removal (fused nodes keep theirs: the optimizer fuses after it compacts) and one
+  dead-node removal (a folded PAD keeps its slot, a folded clamp does not) and one
   `xnn_runtime_value` per value the subgraph defined: each tensor the kernel uses, once more
   for each that is not external (defined with a fresh id), the 2-D input of a FULLY_CONNECTED
   that does not keep its dimensions, the channel-wise weights of an int8 one, and the output
@@ -92,6 +92,7 @@ IGEMM_CONTEXT_BYTES = 408  # struct igemm_op_context (SIMD-aligned)
 DWCONV_CONTEXT_BYTES = 336  # struct dwconv_op_context (SIMD-aligned)
 REDUCE_CONTEXT_BYTES = 272  # struct reduce_context (SIMD-aligned)
 LUT_BYTES = 256  # an 8-bit unary operator's lookup table (SIMD-aligned)
+QD8_RESHAPE_BYTES = 8  # a dynamically quantized convolution's reshape keeps 8 B
 
 # (aligned requests, malloc requests) per operator kind, after the operator object.
 _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
@@ -120,6 +121,7 @@ _KIND_OF = {
     "SLICE": "slice",
     "STRIDED_SLICE": "slice",
     "TRANSPOSE": "slice",
+    "convert": "unary",  # create_convert_nc_qx8: a hybrid convolution's input quantizer
 }
 # Other kinds (concatenation, split, resize, depth/space...): the largest operator's blocks
 # for each of their inputs and outputs, an upper bound.
@@ -227,13 +229,15 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one."""
+    if hybrid_fully_connected(subgraph, operator):
+        return True  # a hybrid fully connected operator or convolution
     if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
         return False
     data, weights = operator.inputs[0], operator.inputs[1]
     return (
         data >= 0
         and weights >= 0
-        and subgraph.tensors[data].dtype.name in ("INT8", "FLOAT32")
+        and subgraph.tensors[data].dtype.name == "INT8"
         and subgraph.tensors[weights].dtype.name == "INT8"
     )
 
@@ -247,6 +251,9 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if weights.quantization is not None and weights.quantization.channel_count > 1:
         return 0
     channels = weights.shape[0] if weights.shape else 1
+    if operator.opcode == "CONV_2D":
+        # VisitConv2DNode: a scale array not one per output channel is replaced by one.
+        return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
     if channels <= 1:
         return 0
     return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
@@ -278,10 +285,18 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     return total
 
 
-def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
-    """xnn_runtime, its operator data and its values."""
+def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tuple[int, int]:
+    """(nodes, values) of the XNNPACK runtime a delegate kernel creates: its operator-data
+    and value arrays hold one entry each."""
     boundary = set(subset.inputs) | set(subset.outputs)
     unfused = _nodes(subgraph, subset.operators, boundary, model, fuse=False)
+    fused = _nodes(subgraph, subset.operators, boundary, model)
+    # A PAD folded into its convolution keeps its slot in the operator-data array; a clamp
+    # folded into its producer does not (the wheel's runtimes: MobileNetV2's 18 folded PADs
+    # counted, every folded float RELU not).
+    folded_pads = sum(1 for node in unfused if node.kind == "PAD") - sum(
+        1 for node in fused if node.kind == "PAD"
+    )
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if _activation(operator))
     tensors = kernel_tensors(subgraph, subset)
@@ -296,12 +311,32 @@ def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     # A hybrid one's dynamically quantized input is one value more.
     quantized = sum(1 for operator in operators if hybrid_fully_connected(subgraph, operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
-    nodes = len(unfused) + activations
+    return len(fused) + folded_pads + activations, values
+
+
+def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """xnn_runtime, its operator data and its values."""
+    nodes, values = runtime_counts(subgraph, subset, model)
     return (
         glibc.usable(RUNTIME_BYTES)
         + glibc.usable(OPERATOR_DATA_BYTES * nodes)
         + glibc.usable(RUNTIME_VALUE_BYTES * values)
     )
+
+
+def runtime_array_requests(model: Model) -> list[tuple[int, int]] | None:
+    """Each runtime's operator-data and value array requests (xnn_create_runtime_v4), in the
+    order the delegate kernels are created; None where the partition is not modelled."""
+    if delegated_view(model) is None:
+        return None
+    subgraph = model.subgraphs[0]
+    split = partition(subgraph, model)
+    requests = []
+    for subset in node_subsets(subgraph, split.delegated):
+        if subset.delegated:
+            nodes, values = runtime_counts(subgraph, subset, model)
+            requests.append((OPERATOR_DATA_BYTES * nodes, RUNTIME_VALUE_BYTES * values))
+    return requests
 
 
 def _zero_buffer(subgraph: Subgraph, operator: Operator, microkernel: str) -> int:
@@ -439,6 +474,8 @@ def _node_bytes(
         total = _operator_blocks(microkernel)
         if microkernel != "gemm" and (folded or _pads(subgraph, operator)):
             total += _zero_buffer(subgraph, operator, microkernel)
+        if microkernel == "igemm" and hybrid_fully_connected(subgraph, operator):
+            total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_convolution2d_nhwc_qx8
         return total
     if node.kind == "CONCATENATION":
         # xnn_define_concatenate: one copy operator per input.

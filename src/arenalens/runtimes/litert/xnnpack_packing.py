@@ -351,10 +351,14 @@ HYBRID_CHANNEL_EXTRA_BYTES = 12
 def hybrid_weights_request(
     operator: Operator, convolution: _Convolution, tiles: XnnpackTiles = HOST_TILES
 ) -> int | None:
-    """A hybrid fully connected operator's packed weights (None for a hybrid convolution); on
-    another ISA the depth is counted to its 8-bit GEMM's unroll where that is deeper."""
-    if operator.opcode != "FULLY_CONNECTED":
+    """A hybrid fully connected operator's or convolution's packed weights (qd8_f32_qc8w: per
+    group, output channels to 64, each with every tap's input channels to a multiple of 4 and
+    12 B; measured on the cached hybrid models: kws_ref_model_float32's 40-tap first
+    convolution, its 1×1 ones and a 3×3 case); on another ISA the depth is counted to its
+    8-bit GEMM's unroll where that is deeper."""
+    if operator.opcode not in ("FULLY_CONNECTED", "CONV_2D"):
         return None
     depth = round_up(convolution.group_input_channels, max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr))
     channels = round_up(convolution.group_output_channels, HYBRID_CHANNEL_TILE)
-    return round_up(channels * (depth + HYBRID_CHANNEL_EXTRA_BYTES), 64)
+    per_channel = convolution.taps * depth + HYBRID_CHANNEL_EXTRA_BYTES
+    return round_up(convolution.groups * channels * per_channel, 64)

@@ -44,9 +44,9 @@ QUANTIZATION_PARAMS_BYTES = 8  # struct xnn_quantization_params: zero point and 
 
 
 def hybrid_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
-    """A FULLY_CONNECTED with a float input and constant int8 weights: the delegate runs it on
-    dynamically quantized inputs (VisitFullyConnectedNode: dynamically_quantized)."""
-    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
+    """A FULLY_CONNECTED or CONV_2D with a float input and constant int8 weights: the delegate
+    runs it on dynamically quantized inputs (Visit*Node: dynamically_quantized)."""
+    if operator.opcode not in ("FULLY_CONNECTED", "CONV_2D") or len(operator.inputs) < 2:
         return False
     data, weights = operator.inputs[0], operator.inputs[1]
     return (
@@ -58,14 +58,26 @@ def hybrid_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     )
 
 
+def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
+    """A 1×1 unit-stride convolution without padding, which XNNPACK runs as a GEMM."""
+    weights = subgraph.tensors[operator.inputs[1]]
+    options = operator.options
+    strides = (int(options.get("stride_w", 1) or 1), int(options.get("stride_h", 1) or 1))
+    return len(weights.shape) == 4 and weights.shape[1:3] == (1, 1) and strides == (1, 1)
+
+
 def _rounded(nbytes: int) -> int:
     return round_up(round_up(nbytes, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
 
 
-def dynamic_quantized_bytes(tensor: Tensor) -> int:
+def dynamic_quantized_bytes(tensor: Tensor, non_batch_dims: int = 1) -> int:
     """xnn_plan_memory for a qdint8 value: its int8 data, then its per-row quantization
-    parameters and row sums, each with XNN_EXTRA_QUANTIZATION_PARAMS more, each rounded."""
-    rows = tensor.element_count // tensor.shape[-1] if tensor.shape and tensor.shape[-1] else 1
+    parameters and row sums, each with XNN_EXTRA_QUANTIZATION_PARAMS more, each rounded. A
+    row spans the last `non_batch_dims` dimensions (a fully connected operator's input: 1; a
+    convolution's: 3, one row per image)."""
+    rows = 1
+    for dim in tensor.shape[: max(len(tensor.shape) - non_batch_dims, 0)]:
+        rows *= dim
     return (
         _rounded(tensor.element_count)
         + _rounded((rows + XNN_EXTRA_QUANTIZATION_PARAMS) * QUANTIZATION_PARAMS_BYTES)
@@ -130,7 +142,7 @@ def _nodes(
     value of the input's bytes (numbered after the model's tensors); XNNPACK's optimizer folds
     a zero spatial PAD into the convolution after it, removes dead nodes, and folds a clamp
     into a clamping producer whose output only the clamp reads (`fuse=False`: the nodes before
-    the fusions, which leave the fused nodes in the runtime's node array)."""
+    the fusions)."""
     nodes: list[_Node] = []
     fresh = len(subgraph.tensors)
     for index in run:
@@ -144,9 +156,16 @@ def _nodes(
         sizes: dict[int, int] = {}
         if hybrid_fully_connected(subgraph, operator):
             # The delegate's dynamically quantized input (qdint8, its per-row parameters and
-            # row sums) is a value the fully connected operator quantizes into at its node.
-            sizes[fresh] = dynamic_quantized_bytes(subgraph.tensors[operator.inputs[0]])
-            inputs = [*inputs[:1], fresh, *inputs[1:]]
+            # row sums): a GEMM (fully connected, 1×1 convolution) quantizes into it at its
+            # node; a spatial convolution's comes from a convert node before it.
+            non_batch = 3 if operator.opcode == "CONV_2D" else 1
+            quantized = dynamic_quantized_bytes(subgraph.tensors[operator.inputs[0]], non_batch)
+            if operator.opcode == "CONV_2D" and not _pointwise(operator, subgraph):
+                nodes.append(_Node("convert", inputs[:1], [fresh], index, {fresh: quantized}))
+                inputs = [fresh, *inputs[1:]]
+            else:
+                sizes[fresh] = quantized
+                inputs = [*inputs[:1], fresh, *inputs[1:]]
             fresh += 1
         kind = operator.opcode
         if kind in _CLAMPS:
@@ -271,7 +290,7 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
             last[tensor] = position
     for node in nodes:
         for tensor in node.outputs:
-            if tensor >= len(subgraph.tensors):
+            if tensor >= len(subgraph.tensors) and tensor not in node.sizes:
                 source = node.inputs[0]
                 raw[tensor] = raw[source] if source in raw else subgraph.tensors[source].nbytes
     reused: dict[int, int] = {}

@@ -273,7 +273,13 @@ def _residue_walk(sequence: Sequence[Allocation], planner_bytes_per_buffer: int)
     persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
     reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
     steps = iter(sequence)
-    for step in steps:
+    # A step a lockstep stopped at, still to take here.
+    pending: Allocation | None = None
+    while True:
+        step = pending if pending is not None else next(steps, None)
+        pending = None
+        if step is None:
+            break
         action = step.action
         if action is persistent:
             if highest_end != nothing:
@@ -282,8 +288,11 @@ def _residue_walk(sequence: Sequence[Allocation], planner_bytes_per_buffer: int)
             groups = _move_tail(groups, step.nbytes, step.alignment, head)
             if step.fails_at:
                 _bound_above_failing_starts(groups, step.fails_at)
-            if len({offset % 16 for offset in groups}) == 1:
-                # From the first 16-aligned tail allocation on, every group moves alike.
+            spacing = _spacing(groups)
+            if spacing > 1:
+                # The groups move alike while the tail's alignments divide their spacing: from
+                # the first 16-aligned tail allocation on, to the end; before it, over the runs
+                # of smaller alignments (one per operator's options, the structs).
                 lockstep = _Lockstep(
                     groups,
                     head=head,
@@ -292,11 +301,10 @@ def _residue_walk(sequence: Sequence[Allocation], planner_bytes_per_buffer: int)
                     impossible=impossible,
                     temp_known=temp_known,
                 )
-                lockstep.walk(steps, planner_bytes_per_buffer)
+                pending = lockstep.walk(steps, planner_bytes_per_buffer, spacing)
                 groups, impossible = lockstep.groups(), lockstep.impossible
                 head, temp, temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
                 highest_end = nothing
-                break
         elif action is temporary:
             temp = -(-temp // step.alignment) * step.alignment + step.nbytes
             highest_end = max(highest_end, temp)
@@ -337,10 +345,14 @@ _NOTHING = -(1 << 62)
 
 
 class _Lockstep:
-    """The rest of `_residue_walk` once every group's tail offset is congruent modulo 16.
+    """`_residue_walk` while every group's tail offset is congruent modulo a spacing s (a power
+    of two): a tail allocation whose alignment divides s moves all groups by the same amount
+    (they keep their distances c_g to a base offset b and never merge). With s = 16 that is every
+    allocation to the end of the sequence (every alignment divides 16); with a smaller s the walk
+    stops at the first step it cannot take alike (a larger alignment, failing starts or the
+    planner, whose bounds read the offsets modulo 16) and hands it back.
 
-    Every alignment divides 16, so from then on all groups move by the same amount (they keep
-    their distances c_g to a base offset b and never merge), and every bound `_residue_walk`
+    Moving alike, and every bound `_residue_walk`
     gives a group, shifted by c_g, is one value for them all: a group's bound is
     max(its bound on entry + c_g, the running maximum M) - c_g. The walk keeps b and M alone,
     the same few operations per step whatever the number of groups.
@@ -378,15 +390,28 @@ class _Lockstep:
         if highest_end != _NOTHING:
             self.highest = highest_end - self.base
 
-    def walk(self, steps: Iterator[Allocation], planner_bytes_per_buffer: int) -> None:
-        """The remaining steps (one loop, state in local variables: most of a sequence)."""
+    def walk(
+        self, steps: Iterator[Allocation], planner_bytes_per_buffer: int, spacing: int = 16
+    ) -> Allocation | None:
+        """The remaining steps (one loop, state in local variables: most of a sequence), up to
+        the first one the groups cannot take alike at this `spacing`: that step, not taken (None:
+        the sequence ended)."""
         base, highest, head, temp = self.base, self.highest, self.head, self.temp
         temp_known = self.temp_known
         highest_end = nothing = _NOTHING
         persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
         reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
+        planners = (Action.PLANNER, Action.LINEAR_PLANNER)
+        partial = spacing < 16
+        stopped: Allocation | None = None
         for step in steps:
             action = step.action
+            if partial and (
+                (action is persistent and (spacing % step.alignment or step.fails_at))
+                or action in planners
+            ):
+                stopped = step
+                break
             if action is temporary:  # most steps: first
                 temp = -(-temp // step.alignment) * step.alignment + step.nbytes
                 if temp > highest_end:  # noqa: PLR1730 - max() is a call, per step
@@ -428,6 +453,7 @@ class _Lockstep:
             highest = max(highest, highest_end - base)
         self.base, self.highest, self.head, self.temp = base, highest, head, temp
         self.temp_known = temp_known
+        return stopped
 
     def groups(self) -> dict[int, _ResidueGroup]:
         """The groups at the end of the walk: their offsets and bounds, unshifted."""
@@ -436,6 +462,17 @@ class _Lockstep:
             group.shared = max(entry, self.highest) - distance
             found[self.base + distance] = group
         return found
+
+
+def _spacing(groups: dict[int, _ResidueGroup]) -> int:
+    """The largest power of two up to 16 that divides every difference of the groups' offsets
+    (16 for one group)."""
+    base = min(groups)
+    spacing = 16
+    for offset in groups:
+        while (offset - base) % spacing:
+            spacing //= 2
+    return spacing
 
 
 def _bound_all(groups: dict[int, _ResidueGroup], start_relative: int) -> None:
