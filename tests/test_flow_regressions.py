@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flows.flow import random_flow
 
 from arenalens.cli import main
 from arenalens.next_steps import OPTIMIZED_AGAIN_FILE, OPTIMIZED_FILE, optimized_file
@@ -149,8 +150,6 @@ def test_a_split_of_a_model_with_a_cmsis_nn_only_plan_is_proven_against_tflms_ow
     kernels) with the input file run with its own CMSIS-NN-only plan, whose outputs are wrong
     there. The reference is now the input with TFLM's own plan."""
     pytest.importorskip("tflite_micro")
-    from flows.flow import random_flow  # noqa: PLC0415 - the campaign's model generator
-
     monkeypatch.chdir(tmp_path)
     Path("model.tflite").write_bytes(random_flow(5150, 36, split=True).subject.data)
     build = ("--input-shape", "image=1x32x32x3", "--cpu", "cortex-m3", "--kernels", "cmsis-nn")
