@@ -55,7 +55,7 @@ MODELS = (
     ("resnet8 int8 (~20 ops)", "mlperf_tiny__pretrainedResnet_quant.tflite", "resnet8_cifar"),
     ("vww_96 int8 (31 ops)", "mlperf_tiny__vww_96_int8.tflite", "vww_mobilenet_v1"),
     (
-        "mobilenet_v2 224 (66 ops)",
+        "mobilenet_v2 224 (84 ops)",
         "tflite_micro__mobilenet_v2_quantized_1x3x224x224.tflite",
         "mobilenet_v1_224",
     ),

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from arenalens.blocks import blocks
 from arenalens.placement import (
     ARENA,
     NON_PERSISTENT,
     PERSISTENT,
     VARIABLES,
-    blocks,
     place,
 )
 from arenalens.placement_code import placement_code

@@ -113,7 +113,7 @@ def test_every_target_lists_its_ram_banks_with_a_source() -> None:
     """Issue 29: every chip and board says where its RAM is, bank by bank, from a cited document;
     the largest block one arena can take stays what the single-block figure said, the reserve
     taken where the SDK keeps its data."""
-    from arenalens.placement import largest_block
+    from arenalens.blocks import largest_block
 
     for target in TARGETS.values():
         assert target.banks, target.name

@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from arenalens.blocks import Block, largest_block
 from arenalens.builds.build import Build
 from arenalens.declared import DeclaredArena, Status, StatusAnswers, declared_arena
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
-from arenalens.placement import Block, BoardPlacement, largest_block, place
 from arenalens.plan_validity import plan_conflicts
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from arenalens.ir import Model
     from arenalens.ladder import Ladder
     from arenalens.optimization import Optimization
+    from arenalens.placement import BoardPlacement
 
 
 ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
@@ -75,7 +76,7 @@ class FitCheck(StatusAnswers):
     # one piece there: its scratch, which the NPU addresses, must sit in a bank it reaches.
     npu: NpuFit | None = None
     # On a target with RAM banks: the largest block one arena can take, less the reserve only
-    # when the SDK's data bank is in it (`placement.largest_block`): the reserve is taken once,
+    # when the SDK's data bank is in it (`blocks.largest_block`): the reserve is taken once,
     # from the bank that holds it. None: the budget less the reserve.
     block: Block | None = None
     # The check of the model the ladder's first fitting rung writes, on the same budget or board
@@ -361,6 +362,8 @@ def check_fit(
         # NPU reaches, beside the NPU's other pieces (`npu`), never split into banks it may not.
         and npu is None
     ):
+        from arenalens.placement import place  # noqa: PLC0415 - boards with several banks
+
         placement = place(split, target, reserve_bytes=reserve_bytes)
     # A Vela-compiled model's arena goes to a bank its NPU reaches (`npu`): its block stays the
     # target's arena limit.

@@ -624,7 +624,7 @@ class Steps:
         """Placed with its activations in external RAM (PSRAM, SDRAM) while the board has
         on-chip RAM: a rewrite that needs less may bring them on-chip, which `optimize` on the
         board says (it prefers such a rewrite and names the move)."""
-        from arenalens.placement import largest_block  # noqa: PLC0415
+        from arenalens.blocks import largest_block  # noqa: PLC0415
         from arenalens.targets import EXTERNAL  # noqa: PLC0415
 
         fit = self.verdict.fit

@@ -27,7 +27,6 @@ from arenalens.effort import OPTIMIZE_EFFORT
 from arenalens.fit import FitCheck, check_fit, with_ladder
 from arenalens.ir import Model
 from arenalens.next_steps import Asked, Step, Steps
-from arenalens.placement import placement_document
 from arenalens.plan_validity import PlanConflict
 from arenalens.target_build import build_from_options, default_runtime, rewrite_rules
 from arenalens.targets import Target, target_document
@@ -36,6 +35,7 @@ from arenalens.units import format_bytes_exact
 if TYPE_CHECKING:  # the CLI runs the pipeline and the search; the verdict only reads them
     from arenalens.max_input import InputSearch
     from arenalens.pipeline import Analysis
+    from arenalens.placement import BoardPlacement
     from arenalens.vela.memory import NpuMemory
 
 EXIT_OK = 0
@@ -234,7 +234,7 @@ class Verdict(StatusAnswers):
             "target": None if fit is None or fit.target is None else target_document(fit.target),
             "placement": None
             if fit is None or fit.placement is None or not self.has_number
-            else placement_document(fit.placement),
+            else _placement_document(fit.placement),
             "next_steps": [step.as_dict() for step in self.steps],
             "assumptions": list(self.assumptions),
         }
@@ -273,7 +273,7 @@ def written_document(fit: FitCheck) -> dict[str, Any]:
         "available_bytes": fit.available_bytes,
         "spare_bytes": fit.spare_bytes,
         "margin_bytes": fit.margin_bytes,
-        "placement": None if fit.placement is None else placement_document(fit.placement),
+        "placement": None if fit.placement is None else _placement_document(fit.placement),
     }
 
 
@@ -344,7 +344,7 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         # On a board with several RAM banks: where each part goes (`check --json`'s placement).
         "placement": None
         if fit.placement is None or not verdict.has_number
-        else placement_document(fit.placement),
+        else _placement_document(fit.placement),
         "source": fit.target.source,
     }
 
@@ -564,3 +564,10 @@ def _argument_of(given: object, model: Model) -> str:
 
 def _bytes(value: int | str, parse: Any) -> int:
     return value if isinstance(value, int) else int(parse(value))
+
+
+def _placement_document(found: BoardPlacement) -> dict[str, object]:
+    """A board's bank placement → its JSON (placement.py is loaded with any placement)."""
+    from arenalens.placement import placement_document  # noqa: PLC0415 - several banks only
+
+    return placement_document(found)

@@ -696,6 +696,8 @@ def render_targets(
 def _devices_table(devices: Iterable[Target]) -> Table:
     """Linux-class devices (`check --target NAME`, LiteRT): RAM, what the OS and the rest of
     the app keep, and the sources."""
+    from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
+
     table = Table(
         title="Linux devices (--target NAME: LiteRT, the model file + the interpreter's peak heap)",
         title_justify="left",
@@ -705,7 +707,7 @@ def _devices_table(devices: Iterable[Target]) -> Table:
     table.add_column("device / cores")
     table.add_column("RAM", justify="right")
     table.add_column("OS and app keep", justify="right")
-    table.add_column("ISA")
+    table.add_column("ISA (--isa)")
     table.add_column("why, and the source", overflow="fold")
     for device in devices:
         table.add_row(
@@ -713,7 +715,7 @@ def _devices_table(devices: Iterable[Target]) -> Table:
             f"{device.title}\n{device.core}",
             format_bytes_short(device.sram_bytes),
             format_bytes_short(device.reserve_bytes),
-            device.isa,
+            target_isa(device),
             _why(device),
         )
     return table
