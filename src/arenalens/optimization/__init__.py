@@ -76,7 +76,7 @@ from arenalens.optimization.candidates import (
     required_bytes,
     rewrite,
 )
-from arenalens.plan_validity import SPLIT, input_shapes, plan_conflicts
+from arenalens.plan_validity import SPLIT_SIZE, input_shapes, plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
@@ -289,7 +289,7 @@ def _optimize(model: Model, request: Request) -> Optimization:
     refuse_placeholder_inputs(model)
     conflicts = plan_conflicts(model, request.build)
     for conflict in conflicts:
-        if conflict.kind == SPLIT:  # no plan makes it the original network again
+        if conflict.kind == SPLIT_SIZE:  # no plan makes it the original network again
             raise UsageError(f"{model.source}: {conflict.reason}; {conflict.fix}")
     if conflicts:
         model = replace(model, offline_plan=None, plan_record=None)
