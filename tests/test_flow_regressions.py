@@ -161,3 +161,23 @@ def test_a_split_of_a_model_with_a_cmsis_nn_only_plan_is_proven_against_tflms_ow
     assert "declare kTensorArenaSize = 10,932" in out
     check = _json(capsys, "check", OPTIMIZED_AGAIN_FILE, *build[2:], "--budget", "16KB")
     assert check["required_bytes"] == 10_932
+
+
+@pytest.mark.runtime
+def test_in_place_aliases_a_library_does_not_allow_are_not_written_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flow 50 of seed 161803: `optimize --inplace --split --target esp32-devkitc` wrote a plan
+    aliasing split ADDs' outputs over their inputs, which ESP-NN's ADD (no access order) does not
+    allow, and declared 33,396 B; check of the written model said CANNOT RUN CORRECTLY. A
+    candidate whose aliases fail the check on a path it was made for is now dropped, as one whose
+    overlaps fail it was."""
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    Path("model.tflite").write_bytes(random_flow(161803, 50, split=True).subject.data)
+    build = ("--input-shape", "image=1x64x64x4", "--target", "esp32-devkitc")
+    optimize = ("optimize", "model.tflite", *build, "--inplace", "--split", "--effort", "2")
+    document = _json(capsys, *optimize, "-o", OPTIMIZED_FILE)
+    check = _json(capsys, "check", OPTIMIZED_FILE, "--target", "esp32-devkitc")
+    assert check["required_bytes"] is not None
+    assert check["required_bytes"] == document["new_required_bytes"]

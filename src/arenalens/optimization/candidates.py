@@ -79,7 +79,9 @@ def checked_validity(
         return ()
     valid = tflm_runtime().valid_paths(candidate.model, ALL_PATHS)
     missing = [path for path in rules.paths if path not in valid and path.has_rules]
-    if missing and candidate.shared:
+    # In-place aliases too: an elementwise kernel another library replaces (ESP-NN's ADD) may
+    # have no access order that allows writing over its input.
+    if missing:
         raise PlanError(
             f"{source}: the plan '{candidate.label}' was made for {rules.title} but its shared "
             f"bytes fail the check on {paths_text(missing)}"
