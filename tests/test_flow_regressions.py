@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flows.flow import random_flow
 
 from arenalens.cli import main
 from arenalens.next_steps import OPTIMIZED_AGAIN_FILE, OPTIMIZED_FILE, optimized_file
@@ -137,3 +138,26 @@ def test_the_suggested_output_is_never_the_model() -> None:
     assert optimized_file(OPTIMIZED_FILE) == OPTIMIZED_AGAIN_FILE
     assert optimized_file(f"./{OPTIMIZED_FILE}") == OPTIMIZED_AGAIN_FILE
     assert optimized_file(f"models/{OPTIMIZED_FILE}") == OPTIMIZED_FILE
+
+
+@pytest.mark.runtime
+def test_a_split_of_a_model_with_a_cmsis_nn_only_plan_is_proven_against_tflms_own_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flow 36 of seed 5150: `optimize --overlap` for CMSIS-NN wrote a plan right on CMSIS-NN's
+    kernels only; check of that file promised `optimize ... --overlap --split` declares 10,932 B,
+    but run as printed it wrote nothing: every split candidate was compared on the wheel (reference
+    kernels) with the input file run with its own CMSIS-NN-only plan, whose outputs are wrong
+    there. The reference is now the input with TFLM's own plan."""
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    Path("model.tflite").write_bytes(random_flow(5150, 36, split=True).subject.data)
+    build = ("--input-shape", "image=1x32x32x3", "--cpu", "cortex-m3", "--kernels", "cmsis-nn")
+    first = ("optimize", "model.tflite", *build, "-o", OPTIMIZED_FILE, "--overlap")
+    assert _run(capsys, *first)[0] == 0
+    again = ("optimize", OPTIMIZED_FILE, *build, "-o", OPTIMIZED_AGAIN_FILE, "--overlap", "--split")
+    code, out, _err = _run(capsys, *again)
+    assert code == 0, out
+    assert "declare kTensorArenaSize = 10,932" in out
+    check = _json(capsys, "check", OPTIMIZED_AGAIN_FILE, *build[2:], "--budget", "16KB")
+    assert check["required_bytes"] == 10_932

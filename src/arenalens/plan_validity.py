@@ -31,7 +31,7 @@ from arenalens.runtimes.door import tflm_runtime
 
 SHAPES = "shapes"
 BUILD = "build"
-SPLIT = "split"
+SPLIT_SIZE = "split"
 # Problems one conflict names before it counts the rest.
 PAIRS_NAMED = 2
 
@@ -40,7 +40,7 @@ PAIRS_NAMED = 2
 class PlanConflict:
     """One reason the model's offline plan makes the runtime compute wrong outputs."""
 
-    kind: str  # SHAPES, BUILD or SPLIT
+    kind: str  # SHAPES, BUILD or SPLIT_SIZE
     reason: str  # one sentence: what shares bytes, or which builds the plan holds on
     fix: str  # what to do instead
 
@@ -95,7 +95,7 @@ def split_conflict(model: Model) -> PlanConflict | None:
     made = ", ".join("x".join(map(str, shape)) for shape in record.split_input_shapes)
     given = ", ".join("x".join(map(str, shape)) for shape in asked)
     return PlanConflict(
-        kind=SPLIT,
+        kind=SPLIT_SIZE,
         reason=f"arenalens split this model at input {made} (its bands slice the rows of that "
         f"size): at {given} it computes other outputs than the model it was split from, "
         "whatever the plan",
@@ -141,7 +141,7 @@ def _build_conflict(wrong: dict[KernelPath, list[str]], build: Build) -> PlanCon
 __all__ = [
     "BUILD",
     "SHAPES",
-    "SPLIT",
+    "SPLIT_SIZE",
     "PlanConflict",
     "input_shapes",
     "plan_conflicts",

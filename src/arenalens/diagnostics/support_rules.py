@@ -16,7 +16,7 @@ from arenalens.diagnostics.findings import (
     model_argument,
     optimize_output,
 )
-from arenalens.plan_validity import SHAPES, SPLIT, PlanConflict
+from arenalens.plan_validity import SHAPES, SPLIT_SIZE, PlanConflict
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.door import tflm_runtime
 
@@ -93,7 +93,7 @@ def _replan_fix(context: DiagnoseContext, conflict: PlanConflict) -> str:
     build = context.analysis.budget.build
     model = model_argument(context.model)
     output = optimize_output(context.model)
-    if conflict.kind == SPLIT:
+    if conflict.kind == SPLIT_SIZE:
         return conflict.fix  # the file to rewrite is the original, which arenalens cannot name
     if conflict.kind == SHAPES:
         command = f"arenalens optimize {model}{build_flags(build)} -o {output}"

@@ -43,6 +43,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -75,7 +76,7 @@ from arenalens.optimization.candidates import (
     required_bytes,
     rewrite,
 )
-from arenalens.plan_validity import SPLIT, input_shapes, plan_conflicts
+from arenalens.plan_validity import SPLIT_SIZE, input_shapes, plan_conflicts
 from arenalens.planning.bounds import sound_lower_bound
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.registry import ReorderResult
@@ -120,8 +121,8 @@ class Optimization:
     )
     split: Splitting | None = None  # with --split: what was cut (the plan is the split model's)
     runs: bool = True  # False: the build cannot run the model; nothing was planned
-    # The model as it runs before optimizing (its shapes, no offline plan that would corrupt
-    # them): what the real runtime compares the written file with.
+    # The model before optimizing at its shapes, with TFLM's own plan: what the real runtime
+    # compares the written file with (its offline plan may be right on other kernels only).
     original_data: bytes = b""
     # The model's own offline plan would corrupt tensors at these shapes (or on this build):
     # the written file replaces it, with TFLM's own plan when nothing beats that.
@@ -270,6 +271,15 @@ class _Original:
         """The number to declare for it: the largest over the builds it must hold on."""
         return max(self.required_by_build.values())
 
+    @cached_property
+    def proof_reference(self) -> bytes:
+        """The file whose outputs a candidate must equal on the wheel: the model with TFLM's own
+        plan. Its offline plan (say `optimize --overlap --kernels cmsis-nn` wrote it) may be
+        right only on kernels the wheel does not run, where it computes other outputs."""
+        if self.model.offline_plan is None or self.conflicts:
+            return self.data
+        return model_bytes(self.model, drop_offline_plan=True)
+
 
 def _optimize(model: Model, request: Request) -> Optimization:
     """The search, step by step: the model as it runs, its split (with --split), the schedules
@@ -279,7 +289,7 @@ def _optimize(model: Model, request: Request) -> Optimization:
     refuse_placeholder_inputs(model)
     conflicts = plan_conflicts(model, request.build)
     for conflict in conflicts:
-        if conflict.kind == SPLIT:  # no plan makes it the original network again
+        if conflict.kind == SPLIT_SIZE:  # no plan makes it the original network again
             raise UsageError(f"{model.source}: {conflict.reason}; {conflict.fix}")
     if conflicts:
         model = replace(model, offline_plan=None, plan_record=None)
@@ -329,7 +339,7 @@ def _optimize(model: Model, request: Request) -> Optimization:
         proven=tuple(proven),
         original_required_by_build=MappingProxyType(dict(original.required_by_build)),
         split=splitting,
-        original_data=original.data,
+        original_data=original.proof_reference,
         replaces_plan=original.conflicts,
     )
 
@@ -487,7 +497,7 @@ def _first_kept(
                 )
             if with_plan or split_used:
                 proof = prove_candidate(
-                    original.data,
+                    original.proof_reference,
                     candidate,
                     original.model,
                     request.build,

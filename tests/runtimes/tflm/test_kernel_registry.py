@@ -214,7 +214,7 @@ _NAMED_ELSEWHERE = {
     ("reorder/schedule.py", "VAR_HANDLE"): "the order resource variables impose",
     ("runtimes/tflm/resources.py", "VAR_HANDLE"): "TFLM's resource-variable store, not a kernel",
     ("runtimes/tflm/resources.py", "ASSIGN_VARIABLE"): "TFLM's resource-variable store",
-    ("vela/compiled.py", "CUSTOM:ethos-u"): (
+    ("vela/__init__.py", "CUSTOM:ethos-u"): (
         "Vela's output format: the operator it writes, whose command stream says the NPU"
     ),
     ("diagnostics/operands.py", "UNIDIRECTIONAL_SEQUENCE_LSTM"): "LiteRT's LSTM takes its operands",

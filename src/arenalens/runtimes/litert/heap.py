@@ -372,7 +372,7 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
     hybrid = any(
-        xnnpack_workspace.hybrid_fully_connected(subgraph, operator)
+        xnnpack_workspace.dynamically_quantized(subgraph, operator)
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )

@@ -62,7 +62,12 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     aligned_block,
     round_up,
 )
-from arenalens.runtimes.litert.xnnpack_workspace import _Node, _nodes, hybrid_fully_connected
+from arenalens.runtimes.litert.xnnpack_workspace import (
+    _Node,
+    _nodes,
+    data_and_weights,
+    dynamically_quantized,
+)
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
 # Delegate object (536) and its options (600); CpuBackendContext (56), its thread count (8),
@@ -228,17 +233,15 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
-    (supported_srq) and the dynamically quantized (hybrid) one."""
-    if hybrid_fully_connected(subgraph, operator):
-        return True  # a hybrid fully connected operator or convolution
-    if operator.opcode != "FULLY_CONNECTED" or len(operator.inputs) < 2:
-        return False
-    data, weights = operator.inputs[0], operator.inputs[1]
+    (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""
+    if dynamically_quantized(subgraph, operator):
+        return True
+    pair = data_and_weights(subgraph, operator)
     return (
-        data >= 0
-        and weights >= 0
-        and subgraph.tensors[data].dtype.name == "INT8"
-        and subgraph.tensors[weights].dtype.name == "INT8"
+        operator.opcode == "FULLY_CONNECTED"
+        and pair is not None
+        and pair[0].dtype.name == "INT8"
+        and pair[1].dtype.name == "INT8"
     )
 
 
@@ -309,7 +312,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
     # A hybrid one's dynamically quantized input is one value more.
-    quantized = sum(1 for operator in operators if hybrid_fully_connected(subgraph, operator))
+    quantized = sum(1 for operator in operators if dynamically_quantized(subgraph, operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     return len(fused) + folded_pads + activations, values
 
@@ -474,7 +477,7 @@ def _node_bytes(
         total = _operator_blocks(microkernel)
         if microkernel != "gemm" and (folded or _pads(subgraph, operator)):
             total += _zero_buffer(subgraph, operator, microkernel)
-        if microkernel == "igemm" and hybrid_fully_connected(subgraph, operator):
+        if microkernel == "igemm" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_convolution2d_nhwc_qx8
         return total
     if node.kind == "CONCATENATION":

@@ -43,18 +43,23 @@ XNN_EXTRA_QUANTIZATION_PARAMS = 15  # include/xnnpack.h: qparams read past the l
 QUANTIZATION_PARAMS_BYTES = 8  # struct xnn_quantization_params: zero point and scale
 
 
-def hybrid_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
+def data_and_weights(subgraph: Subgraph, operator: Operator) -> tuple[Tensor, Tensor] | None:
+    """An operator's data and weights tensors (its first two inputs), if it has both."""
+    if len(operator.inputs) < 2 or min(operator.inputs[:2]) < 0:
+        return None
+    return subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
+
+
+def dynamically_quantized(subgraph: Subgraph, operator: Operator) -> bool:
     """A FULLY_CONNECTED or CONV_2D with a float input and constant int8 weights: the delegate
     runs it on dynamically quantized inputs (Visit*Node: dynamically_quantized)."""
-    if operator.opcode not in ("FULLY_CONNECTED", "CONV_2D") or len(operator.inputs) < 2:
-        return False
-    data, weights = operator.inputs[0], operator.inputs[1]
+    pair = data_and_weights(subgraph, operator)
     return (
-        data >= 0
-        and weights >= 0
-        and subgraph.tensors[data].dtype.name == "FLOAT32"
-        and subgraph.tensors[weights].dtype.name == "INT8"
-        and subgraph.tensors[weights].has_data
+        operator.opcode in ("FULLY_CONNECTED", "CONV_2D")
+        and pair is not None
+        and pair[0].dtype.name == "FLOAT32"
+        and pair[1].dtype.name == "INT8"
+        and pair[1].has_data
     )
 
 
@@ -154,7 +159,7 @@ def _nodes(
             inputs = [fresh, *inputs[1:]]
             fresh += 1
         sizes: dict[int, int] = {}
-        if hybrid_fully_connected(subgraph, operator):
+        if dynamically_quantized(subgraph, operator):
             # The delegate's dynamically quantized input (qdint8, its per-row parameters and
             # row sums): a GEMM (fully connected, 1×1 convolution) quantizes into it at its
             # node; a spatial convolution's comes from a convert node before it.
