@@ -37,7 +37,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from tests.litert_heap_measure import MODES, REPO_ROOT, TOOL, models, printed_figures
+from tests.litert_heap_measure import MODES, REPO_ROOT, TOOL, heap_figures, models
 
 DATA = REPO_ROOT / "tests/data/litert_heap_isa.json"
 TREE = REPO_ROOT / ".litert-isa"
@@ -184,10 +184,7 @@ def measure(cpu: EmulatedCpu, model: Path, mode: str, tree: Path = TREE) -> dict
             timeout=TIMEOUT_SECONDS,
             check=False,
         )
-    figures = printed_figures(completed)
-    if "error" in figures:
-        return figures
-    return {key: figures[key] for key in ("after_create", "after_allocate", "after_invoke", "peak")}
+    return heap_figures(completed)
 
 
 def environment() -> dict[str, Any]:

@@ -138,10 +138,7 @@ def _measure_file(model: Path, mode: str, environment: dict[str, str]) -> dict[s
         timeout=TIMEOUT_SECONDS,
         check=False,
     )
-    figures = printed_figures(completed)
-    if "error" in figures:
-        return figures
-    return {key: figures[key] for key in ("after_create", "after_allocate", "after_invoke", "peak")}
+    return heap_figures(completed)
 
 
 def printed_figures(completed: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -151,6 +148,14 @@ def printed_figures(completed: subprocess.CompletedProcess[str]) -> dict[str, An
         return {"error": (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
     figures: dict[str, Any] = json.loads(lines[-1])
     return figures
+
+
+def heap_figures(completed: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """A measure.py process → its four heap figures (or the error it printed)."""
+    figures = printed_figures(completed)
+    if "error" in figures:
+        return figures
+    return {key: figures[key] for key in ("after_create", "after_allocate", "after_invoke", "peak")}
 
 
 def cache_document(path: Path, command: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
-from arenalens.ir import MAX_TENSOR_BYTES, Model, Subgraph
+from arenalens.ir import MAX_TENSOR_BYTES, Model, Quantization, Subgraph
 from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
@@ -258,7 +258,7 @@ def _loadable_bytes(model: Model) -> bytes:
 _QUANTIZED_DIMENSION_FIELD = 16
 
 
-def _described_axis(shape: tuple[int, ...], quantization: Any) -> int | None:
+def _described_axis(shape: tuple[int, ...], quantization: Quantization | None) -> int | None:
     """The in-range axis to write for a quantization LiteRT would refuse for its axis alone, or
     None (in range already, no quantization, a scalar, or scales that fit no single axis)."""
     if quantization is None or not shape or 0 <= quantization.axis < len(shape):
