@@ -283,7 +283,7 @@ PEAK_BOUNDS = {
 def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     """The peak with XNNPACK (the delegate's build moment or the first invoke's) is never under
     the wheel's and within 1% of it where the partition is modelled, but for PEAK_BOUNDS
-    (within 4%)."""
+    (within 4%) and transposed convolutions (within 4.5%)."""
     model, real = _measured(name)
     if name in UNMODELLED or heap_xnnpack.delegated_view(model) is None:
         return
@@ -297,4 +297,9 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = heap.peak / measured
+    if "transpose_conv" in name:
+        # A transposed convolution's fingerprint, counted in place of its packed weights at
+        # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
+        assert 1.0 <= ratio <= 1.045, ratio
+        return
     assert 1.0 <= ratio <= (1.04 if name in PEAK_BOUNDS else 1.01), ratio
