@@ -265,6 +265,7 @@ def interpreter_heap(
         # invoke's is (after setup + its parts): the difference is counted when positive.
         invoke = sum(part.nbytes for part in parts if part.phase != "setup")
         building = heap_xnnpack.subgraph_bytes(model) + _building_room(model, replayed)
+        building += heap_xnnpack.fingerprint_transient(model, isa.xnnpack)
         building -= late + invoke
         parts.append(
             HeapPart(
@@ -356,6 +357,12 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             if operator.index in taken:
                 objects += isa.gemm_operator_extra_bytes
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
+            if operator.opcode == "TRANSPOSE_CONV" and operator.index in taken and request:
+                # Its indirection buffer is malloc'd (xnn_reallocate_memory), not aligned.
+                indirection += glibc.usable(request)
+                packed += weights
+                packed_exact = packed_exact and weights_exact
+                continue
             buffer, buffer_exact = _request_or_bound(
                 request if operator.index in taken else None,
                 _bounded_indirection,
@@ -674,17 +681,15 @@ def _elements(shape: Sequence[int]) -> int:
 
 
 def xnnpack_unsized(model: Model) -> tuple[str, ...]:
-    """Operators XNNPACK would take whose delegate-side heap is not modelled: a transposed
-    convolution packs one kernel per sub-convolution and fingerprints its weights into
-    temporaries (measured at 120 times the weights' bytes on a 3×3 stride-2 case), so no
-    figure that never falls under can be given for it."""
+    """Operators XNNPACK may take whose delegate-side heap is not modelled: a transposed
+    convolution of a kind not replayed (8-bit unsigned) fingerprints its packing into
+    temporaries of a fixed shape (up to 120 times a small operator's weights), so no figure
+    that never falls under can be given for it."""
     found = []
     for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
-                data = operator.inputs[2]
-                if data >= 0 and subgraph.tensors[data].dtype.name in ("FLOAT32", "INT8", "UINT8"):
-                    found.append(operator.opcode)
+        split = heap_xnnpack.partition(subgraph, model)
+        if "TRANSPOSE_CONV" in split.unmodelled:
+            found.append("TRANSPOSE_CONV")
     return tuple(sorted(set(found)))
 
 

@@ -60,6 +60,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     _depthwise_tile,
     _gemm_tile,
     aligned_block,
+    deconvolution,
     round_up,
 )
 from arenalens.runtimes.litert.xnnpack_workspace import (
@@ -217,6 +218,8 @@ def kernel_tensors(subgraph: Subgraph, subset: NodeSubset) -> list[int]:
             inputs = operator.inputs[:1]
         elif operator.opcode == "SPLIT":
             inputs = operator.inputs[1:2]
+        elif operator.opcode == "TRANSPOSE_CONV":
+            inputs = operator.inputs[1:]  # its output shape is a parameter
         tensors.update(tensor for tensor in (*inputs, *operator.outputs) if tensor >= 0)
     return sorted(tensors)
 
@@ -254,8 +257,9 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if weights.quantization is not None and weights.quantization.channel_count > 1:
         return 0
     channels = weights.shape[0] if weights.shape else 1
-    if operator.opcode == "CONV_2D":
-        # VisitConv2DNode: a scale array not one per output channel is replaced by one.
+    if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV"):
+        # VisitConv2DNode, VisitTransposeConvNode: a scale array not one per output channel
+        # is replaced by one.
         return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
     if channels <= 1:
         return 0
@@ -446,6 +450,7 @@ def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tup
             node.kind not in (*_KINDS, *_COPIES)
             and _KIND_OF.get(node.kind) is None
             and _microkernel(subgraph, operator) is None
+            and deconvolution(subgraph, operator) is None
         ):
             exact = False
         if node.kind == "binary" and _activation(operator):
@@ -479,6 +484,12 @@ def _node_bytes(
             total += _zero_buffer(subgraph, operator, microkernel)
         if microkernel == "igemm" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_convolution2d_nhwc_qx8
+        return total
+    found = deconvolution(subgraph, operator) if node.kind == "TRANSPOSE_CONV" else None
+    if found is not None:
+        total = found.object_bytes()
+        if found.kind == "qd8":
+            total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_deconvolution2d_nhwc_qx8_f32_qc8w
         return total
     if node.kind == "CONCATENATION":
         # xnn_define_concatenate: one copy operator per input.
