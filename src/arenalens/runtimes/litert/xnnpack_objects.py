@@ -471,6 +471,24 @@ def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tup
     return total, exact
 
 
+def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """The part of operators_bytes that xnn_reshape_runtime makes (in the kernel's Prepare,
+    after every kernel's Init): average pooling's zero and indirection buffers, a reduction's
+    zero buffer, a dynamically quantized convolution's reshape block."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    total = 0
+    for node in _nodes(subgraph, subset.operators, boundary, model):
+        operator = subgraph.operators[node.operator]
+        if node.kind == operator.opcode and _microkernel(subgraph, operator) == "igemm":
+            if dynamically_quantized(subgraph, operator):
+                total += glibc.usable(QD8_RESHAPE_BYTES)
+        elif operator.opcode == "AVERAGE_POOL_2D" and node.kind == operator.opcode:
+            total += _average_pooling_reshape(subgraph, operator)
+        elif _KIND_OF.get(node.kind, node.kind) == "reduce":
+            total += _reduce_reshape(model, subgraph, operator)
+    return total
+
+
 def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
     if operator.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
         return None
