@@ -35,6 +35,8 @@ KINDS = {
     "device-sets-up-at-n": "Cortex-M sample: real TFLM under QEMU sets up at the number",
     "device-outputs-at-n": "Cortex-M sample: an optimized model's outputs at the number, on QEMU",
     "minimal": "host: 16 bytes below the number the wheel fails (noted when it does not)",
+    "litert-heap": "LiteRT: the real interpreter's peak heap is not above the figure's",
+    "figure-for": "LiteRT: the figure names the delegate, threads and ISA asked",
     "cannot-run": "CANNOT RUN: the runtime refuses the model at any size",
     "optimized-outputs": "an optimized model computes the original's outputs at what it declares",
     "optimize-declares": "optimize's figure is what check says of the written model",
