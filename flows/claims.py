@@ -34,6 +34,7 @@ KINDS = {
     "outputs-at-n": "host: at that size it computes what the original computes (bit-identical)",
     "device-sets-up-at-n": "Cortex-M sample: real TFLM under QEMU sets up at the number",
     "device-outputs-at-n": "Cortex-M sample: an optimized model's outputs at the number, on QEMU",
+    "device-two-buffers": "Cortex-M sample: a header's two buffers set the model up on QEMU",
     "minimal": "host: 16 bytes below the number the wheel fails (noted when it does not)",
     "litert-heap": "LiteRT: the real interpreter's peak heap is not above the figure's",
     "figure-for": "LiteRT: the figure names the delegate, threads and ISA asked",

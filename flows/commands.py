@@ -176,6 +176,16 @@ def header_size(text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def header_split(text: str) -> tuple[int, int] | None:
+    """A C header's two buffers, MicroAllocator::Create(persistent, P, non_persistent, N)'s
+    (P, N), when it gives them."""
+    persistent = re.search(r"#define \w+(?<!_NON)_PERSISTENT_ARENA_SIZE (\d+)u", text)
+    non_persistent = re.search(r"#define \w+_NON_PERSISTENT_ARENA_SIZE (\d+)u", text)
+    if persistent is None or non_persistent is None:
+        return None
+    return int(persistent.group(1)), int(non_persistent.group(1))
+
+
 def build_flags_of(build: dict[str, Any]) -> tuple[str, ...]:
     """A document's build's --cpu / --kernels (for commands that take no --target)."""
     from arenalens.builds.build import build_flags, build_named

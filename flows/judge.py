@@ -209,6 +209,52 @@ class Judge:
                 f"{target} at {verdict.required:,} B: {after.status}, outputs differ",
             )
 
+    def device_two_buffers(
+        self,
+        command: str,
+        data: bytes,
+        shape: Sequence[str],
+        split: tuple[int, int],
+        build: dict[str, Any],
+    ) -> None:
+        """A header's two buffers (persistent P, non-persistent N) on the sample: the two-buffer
+        probe of its build sets the model up cleanly with exactly those two (guards intact, no
+        write through null, no failure logged: TFLM does not reliably fail below the persistent
+        minimum)."""
+        probe = self.two_buffer_probe(build)
+        if probe is None:
+            return
+        from tests.two_buffers import TwoRunner
+
+        at_shape = at_shapes(data, shape)
+        if at_shape is None:
+            return
+        persistent, non_persistent = split
+        runner = TwoRunner(probe, at_shape[0])
+        try:
+            works = runner.ok(persistent, non_persistent)
+        finally:
+            runner.close()
+        self.claim(
+            "device-two-buffers",
+            CONFIRMED if works else UNSAFE,
+            command,
+            f"{probe.name} at {persistent:,} + {non_persistent:,} B",
+        )
+
+    def two_buffer_probe(self, build: dict[str, Any]) -> Any:
+        """The two-buffer probe built for this build (tests/two_buffers.py), on the sample."""
+        if self.cortex_m is None or not self.device_sample:
+            return None
+        if build.get("allocator") != "MicroAllocator":
+            return None
+        from tests.two_buffers import PROBES
+
+        for probe in PROBES.values():
+            if probe.build == build.get("name") and probe.available():
+                return probe
+        return None
+
     def device_cannot_run(self, command: str, data: bytes, build: dict[str, Any]) -> None:
         target = self.device_target(build)
         if target is None or self.cortex_m is None:

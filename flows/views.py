@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from flows.claims import CONFIRMED, UNSAFE, WRONG
-from flows.commands import Ran, Verdict, build_flags_of, header_size, quoted_commands
+from flows.commands import (
+    Ran,
+    Verdict,
+    build_flags_of,
+    header_size,
+    header_split,
+    quoted_commands,
+)
 from flows.steps import follow
 
 if TYPE_CHECKING:  # the walk shows each view; the views use its runner and judge
@@ -106,6 +113,9 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
             walk.judge.number(
                 "sets-up-at-n", ran.line, data, shape, number=declared, build=base.build
             )
+            split = header_split(header.read_text())
+            if split is not None:
+                walk.judge.device_two_buffers(ran.line, data, shape, split, base.build)
         return
     document = ran.document()
     if not isinstance(document, dict):

@@ -155,6 +155,69 @@ def _transpose_conv(
     return _model(build)
 
 
+def _batch_matmul(
+    *,
+    a: list[int],
+    b: list[int],
+    kind: str = "hybrid",
+    constant_b: bool = True,
+    adj_y: bool = False,
+    per_channel: bool = False,
+    before: bool = False,
+    after: bool = False,
+    seed: int = 0,
+) -> bytes:
+    """One BATCH_MATMUL: `kind` hybrid (float A, int8 B) or int8 (both int8, B's zero point 0),
+    B constant or a second graph input; per-channel B scales along N; with `before`, A comes
+    from an element-wise operator (a float RELU, an int8 ADD), and with `after` a RELU (float)
+    follows, so that values live in XNNPACK's workspace."""
+    random = _random(seed)
+    columns = b[-2] if adj_y else b[-1]
+    rows = a[-2]
+    # Batch dimensions broadcast (these cases: equal ranks, or B of rank 2; per-channel
+    # scales only on a B without batch dimensions, as TFLite allows).
+    batch = [max(x, y) for x, y in zip(a[:-2], b[:-2], strict=True)] if len(a) == len(b) else a[:-2]
+    out = [*batch, rows, columns]
+    count = 1
+    for dim in b[:-2]:
+        count *= dim
+    scales = np.linspace(0.01, 0.03, count * columns) if per_channel else [0.02]
+    axis = len(b) - 2 if adj_y else len(b) - 1
+    activation = quantization(0.05, 2)
+
+    def build(g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        def tensor(name: str, dims: list[int]) -> int:
+            if kind == "int8":
+                return g.add_tensor(name, dims, "INT8", quantization=activation)
+            return g.add_tensor(name, dims)
+
+        x = tensor("a", a)
+        inputs, lhs = [x], x
+        if before:
+            lhs = tensor("a2", a)
+            if kind == "int8":
+                g.add_operator("ADD", [x, x], [lhs])
+            else:
+                g.add_operator("RELU", [x], [lhs])
+        b_spec = quantization(scales if per_channel else 0.02, 0, axis=axis if per_channel else 0)
+        if constant_b:
+            rhs = g.add_constant(
+                "b", random.integers(-127, 128, b).astype(np.int8), "INT8", quantization=b_spec
+            )
+        else:
+            rhs = g.add_tensor("b", b, "INT8", quantization=b_spec)
+            inputs.append(rhs)
+        y = tensor("y", out)
+        g.add_operator("BATCH_MATMUL", [lhs, rhs], [y], options={"adj_y": adj_y})
+        if not after:
+            return inputs, [y]
+        z = tensor("z", out)
+        g.add_operator("RELU", [y], [z])
+        return inputs, [z]
+
+    return _model(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "depthwise_7x7_float": lambda: _depthwise(size=14, channels=24, kernel=(7, 7)),
     "depthwise_7x7_int8": lambda: _depthwise(size=14, channels=40, kernel=(7, 7), int8=True),
@@ -209,5 +272,24 @@ CASES: dict[str, Callable[[], bytes]] = {
     ),
     "transpose_conv_3x3_s2_float_batch2": lambda: _transpose_conv(
         size=(3, 4), channels=3, out_channels=8, kernel=(3, 3), batch=2, seed=7
+    ),
+    "batch_matmul_hybrid_3d": lambda: _batch_matmul(a=[2, 4, 8], b=[2, 8, 3]),
+    "batch_matmul_hybrid_2d_b": lambda: _batch_matmul(a=[1, 16, 40], b=[40, 24], seed=1),
+    "batch_matmul_hybrid_per_channel_relu": lambda: _batch_matmul(
+        a=[3, 5, 16], b=[16, 12], per_channel=True, after=True, seed=2
+    ),
+    "batch_matmul_hybrid_adj_y_before": lambda: _batch_matmul(
+        a=[1, 6, 20], b=[1, 10, 20], adj_y=True, per_channel=True, before=True, seed=3
+    ),
+    "batch_matmul_hybrid_broadcast": lambda: _batch_matmul(a=[2, 3, 6, 10], b=[10, 7], seed=4),
+    "batch_matmul_int8_const": lambda: _batch_matmul(a=[1, 8, 32], b=[32, 40], kind="int8", seed=5),
+    "batch_matmul_int8_dynamic": lambda: _batch_matmul(
+        a=[2, 4, 16], b=[2, 16, 8], kind="int8", constant_b=False, seed=6
+    ),
+    "batch_matmul_int8_before": lambda: _batch_matmul(
+        a=[1, 6, 24], b=[24, 10], kind="int8", before=True, seed=7
+    ),
+    "batch_matmul_hybrid_dynamic_b": lambda: _batch_matmul(
+        a=[2, 5, 12], b=[2, 12, 6], constant_b=False, seed=8
     ),
 }

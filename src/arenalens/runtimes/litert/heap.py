@@ -376,6 +376,7 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
     indirection_exact = indirection_exact and modelled
     hybrid = any(
         xnnpack_workspace.dynamically_quantized(subgraph, operator)
+        and operator.opcode != "TRANSPOSE_CONV"  # its quantized input's convert node: exact
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )

@@ -46,7 +46,7 @@ from arenalens.ir import Model, Operator, Subgraph
 from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnpack_packing
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
-from arenalens.runtimes.litert.xnnpack_workspace import dynamically_quantized
+from arenalens.runtimes.litert.xnnpack_workspace import dynamically_quantized, hybrid_batch_matmul
 
 VALUE_BYTES = 224  # struct xnn_value
 NODE_BYTES = 232  # struct xnn_node
@@ -80,8 +80,12 @@ def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
         count += 1
         if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
             count += 1
-        if operator.opcode == "CONV_2D" and dynamically_quantized(subgraph, operator):
+        if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV") and dynamically_quantized(
+            subgraph, operator
+        ):
             count += 1
+        if hybrid_batch_matmul(subgraph, operator):
+            count += 1  # VisitBatchMatMulNode's convert of A
         count += 1 if xnnpack_objects._activation(operator) else 0
     return count
 
@@ -90,8 +94,13 @@ def subgraph_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     """The XNNPACK subgraph of a subset at the end of its kernel's Init."""
     external = len(xnnpack_objects.kernel_tensors(subgraph, subset))
     runtime_nodes, values = xnnpack_objects.runtime_counts(subgraph, subset, model)
-    nodes = grown(0, max(defined_nodes(subgraph, subset), runtime_nodes))
-    value_array = VALUE_BYTES * grown(external, values)
+    # The optimizer's rewrite_dequant_bmm reserves one more value and node before it looks at
+    # a BATCH_MATMUL: a full array grows once more.
+    reserve = int(
+        any(subgraph.operators[index].opcode == "BATCH_MATMUL" for index in subset.operators)
+    )
+    nodes = grown(0, max(defined_nodes(subgraph, subset), runtime_nodes) + reserve)
+    value_array = VALUE_BYTES * grown(external, values + reserve)
     return (
         glibc.usable(SUBGRAPH_BYTES)
         + (glibc.usable(value_array) if value_array else 0)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from arenalens.ir import Model, Operator, Subgraph
+from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
@@ -202,16 +202,56 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
 
 
 def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
-    """VisitBatchMatMulNode for float A and B (static or computed), each of rank 2 or more.
-    Not modelled: 8-bit and hybrid inputs, and adj_x (the delegate adds a transpose)."""
+    """VisitBatchMatMulNode: A and B of rank 2 or more; float A and B, float A with int8 B
+    (dynamically quantized A; per-channel B scales along N, a count dividing B's batches × N),
+    or int8 A and B of one scale each (B's zero point 0), the output of A's type. Not modelled:
+    8-bit unsigned inputs and adj_x (the delegate adds a transpose)."""
     tensors = [subgraph.tensors[index] if index >= 0 else None for index in operator.inputs[:2]]
-    if len(tensors) < 2 or any(tensor is None for tensor in tensors):
+    if len(tensors) < 2 or not operator.outputs or operator.outputs[0] < 0:
         return False
-    if any(tensor.dtype.name != "FLOAT32" for tensor in tensors if tensor is not None):
+    a, b = tensors
+    if a is None or b is None or len(a.shape) < 2 or len(b.shape) < 2:
+        return False
+    output = subgraph.tensors[operator.outputs[0]]
+    kinds = (a.dtype.name, b.dtype.name, output.dtype.name)
+    if "UINT8" in kinds:
         return None
-    if any(len(tensor.shape) < 2 for tensor in tensors if tensor is not None):
+    if kinds not in _BATCH_MATMUL_TYPES:
+        return False
+    if kinds[1] == "INT8" and not _batch_matmul_scales_fit(operator, a, b):
         return False
     return None if operator.options.get("adj_x", False) else True
+
+
+# (A, B, output) types the delegate takes a BATCH_MATMUL with: float, hybrid, int8.
+_BATCH_MATMUL_TYPES = (
+    ("FLOAT32", "FLOAT32", "FLOAT32"),
+    ("FLOAT32", "INT8", "FLOAT32"),
+    ("INT8", "INT8", "INT8"),
+)
+
+
+def _batch_matmul_scales_fit(operator: Operator, a: Tensor, b: Tensor) -> bool:
+    """An int8 B's scales: per channel only along N; hybrid, a count dividing B's batches × N
+    (expanded to one per column); int8, one scale and zero point for A and for B, B's 0."""
+    quantization = b.quantization
+    scales = quantization.channel_count if quantization is not None else 0
+    adj_y = bool(operator.options.get("adj_y", False))
+    if (
+        scales > 1
+        and quantization is not None
+        and quantization.axis != (len(b.shape) - 2 if adj_y else len(b.shape) - 1)
+    ):
+        return False
+    if a.dtype.name == "FLOAT32":
+        batches = 1
+        for dim in b.shape[:-2]:
+            batches *= dim
+        columns = b.shape[-2] if adj_y else b.shape[-1]
+        return scales >= 1 and (batches * columns) % scales == 0
+    if scales != 1 or a.quantization is None or a.quantization.channel_count != 1:
+        return False
+    return quantization is not None and not quantization.zero_point
 
 
 def _takes_strided_slice(

@@ -56,6 +56,7 @@ from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     XNN_EXTRA_BYTES,
+    _batch_matmul_b,
     _convolution,
     _depthwise_tile,
     _gemm_tile,
@@ -68,6 +69,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     _nodes,
     data_and_weights,
     dynamically_quantized,
+    hybrid_batch_matmul,
 )
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
@@ -237,7 +239,7 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""
-    if dynamically_quantized(subgraph, operator):
+    if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator):
         return True
     pair = data_and_weights(subgraph, operator)
     return (
@@ -254,6 +256,13 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if not _int8_fully_connected(subgraph, operator):
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
+    if operator.opcode == "BATCH_MATMUL":
+        # VisitBatchMatMulNode: B's scales expanded to one per column of every batch (a
+        # vector<float> the delegate kernel keeps) unless there is one each already.
+        shape = _batch_matmul_b(subgraph, operator)
+        scales = weights.quantization.channel_count if weights.quantization is not None else 1
+        required = shape[0] * shape[2] if shape is not None else 0
+        return glibc.usable(4 * required) if required and required != scales else 0
     if weights.quantization is not None and weights.quantization.channel_count > 1:
         return 0
     channels = weights.shape[0] if weights.shape else 1
@@ -316,7 +325,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
     # A hybrid one's dynamically quantized input is one value more.
-    quantized = sum(1 for operator in operators if dynamically_quantized(subgraph, operator))
+    quantized = sum(
+        1
+        for operator in operators
+        if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator)
+    )
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     return len(fused) + folded_pads + activations, values
 

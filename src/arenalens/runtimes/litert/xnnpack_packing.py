@@ -81,6 +81,14 @@ HOST_TILES = XnnpackTiles(
 
 WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 
+# A hybrid fully connected operator (float input, 8-bit weights) runs on dynamically quantized
+# inputs (qd8_f32_qc8w): per output channel, the weights' row to a depth multiple of 4 and 12
+# bytes (its sum, bias and scale), channels to 64; measured on 12 operators of the cached
+# models (tests/data/litert_xnnpack_parts.json), the wheel's request every time.
+HYBRID_CHANNEL_TILE = 64
+HYBRID_DEPTH_TILE = 4
+HYBRID_CHANNEL_EXTRA_BYTES = 12
+
 
 def constant_input(subgraph: Subgraph, inputs: Sequence[int], position: int) -> Tensor | None:
     if len(inputs) <= position or inputs[position] < 0:
@@ -213,11 +221,11 @@ def packed_weights_request(
 
 
 def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, int] | None:
-    """A float BATCH_MATMUL's B as (batches, K, N), or None."""
+    """A BATCH_MATMUL's B (float or int8) as (batches, K, N), or None."""
     if operator.opcode != "BATCH_MATMUL" or len(operator.inputs) < 2 or operator.inputs[1] < 0:
         return None
     b = subgraph.tensors[operator.inputs[1]]
-    if b.dtype.name != "FLOAT32" or len(b.shape) < 2:
+    if b.dtype.name not in ("FLOAT32", "INT8") or len(b.shape) < 2:
         return None
     batches = 1
     for dim in b.shape[:-2]:
@@ -227,17 +235,43 @@ def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, i
     return (batches, columns, rows) if adjoint else (batches, rows, columns)
 
 
+def batch_matmul_kind(subgraph: Subgraph, operator: Operator) -> str:
+    """f32 (float A and B), qd8 (float A, int8 B: A quantized at run time) or qs8 (int8)."""
+    a, b = (subgraph.tensors[index] for index in operator.inputs[:2])
+    if b.dtype.name == "FLOAT32":
+        return "f32"
+    return "qd8" if a.dtype.name == "FLOAT32" else "qs8"
+
+
+# Bytes past the weights per packed column: a bias (f32); a bias and a scale (qs8); a bias, a
+# scale and the column's sum (qd8) — the wheel's requests on the generated cases.
+_COLUMN_EXTRA_BYTES = {"f32": 4, "qs8": 8, "qd8": HYBRID_CHANNEL_EXTRA_BYTES}
+
+
+def _batch_matmul_gemm(kind: str, tiles: XnnpackTiles) -> GemmTile:
+    if kind == "f32":
+        return tiles.f32_gemm
+    if kind == "qd8":
+        return GemmTile(
+            tiles.qs8_gemm.mr, HYBRID_CHANNEL_TILE, max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr)
+        )
+    return tiles.qs8_gemm
+
+
 def batch_matmul_b_bytes(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int:
     """batch-matrix-multiply-nc.c: B packed per batch as round_up(N, nr) columns of
-    round_up(K, kr) floats and a (zero) bias each (the f32 GEMM's tile; no narrower nr2)."""
+    round_up(K, kr) elements and their extras (the GEMM's tile; no narrower nr2)."""
     shape = _batch_matmul_b(subgraph, operator)
     if shape is None:
         return 0
     batches, depth, columns = shape
-    gemm = tiles.f32_gemm
-    return batches * round_up(columns, gemm.nr) * (round_up(depth, gemm.kr) * 4 + 4)
+    kind = batch_matmul_kind(subgraph, operator)
+    gemm = _batch_matmul_gemm(kind, tiles)
+    element = 4 if kind == "f32" else 1
+    per_column = round_up(depth, gemm.kr) * element + _COLUMN_EXTRA_BYTES[kind]
+    return batches * round_up(columns, gemm.nr) * per_column
 
 
 def batch_matmul_packed_request(
@@ -251,14 +285,63 @@ def batch_matmul_packed_request(
     return round_up(batch_matmul_b_bytes(subgraph, operator, tiles), XNN_ALLOCATION_ALIGNMENT)
 
 
+# A hybrid BATCH_MATMUL with a constant B packs its quantized A inline (XNNPACK's
+# optimize_packed_lhs folds the delegate's convert node into it): each packed row is the row's
+# quantization parameters (8 B) and its K quantized values to the GEMM's depth tile, rows to
+# the packing's 16 (xnn_pack_lh_fx_qd8_packed_size). One thread packs one tile of rows at a
+# time unless A is broadcast over B's batches or a row of the GEMM would not stay in cache:
+# then all of A is packed first. The cache is taken as 256 KiB of L2 (no x86-64 core of the
+# last decade has less; a larger one only inlines more, which needs less).
+HYBRID_LHS_ROWS = 16
+QD8_ROW_PARAMS_BYTES = 8
+LHS_CACHE_BYTES = 256 * 1024
+CACHE_LINE_BYTES = 64
+
+
+def batch_matmul_lhs_bytes(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """The operator workspace a hybrid BATCH_MATMUL with a constant B packs A into (0 for any
+    other BATCH_MATMUL)."""
+    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    if b < 0 or not subgraph.tensors[b].has_data:
+        return 0
+    if batch_matmul_kind(subgraph, operator) != "qd8":
+        return 0
+    shape = _batch_matmul_b(subgraph, operator)
+    a = subgraph.tensors[operator.inputs[0]]
+    if shape is None or len(a.shape) < 2:
+        return 0
+    batches_b, depth, columns = shape
+    rows = a.shape[-2]
+    batches_a = 1
+    for dim in a.shape[:-2]:
+        batches_a *= dim
+    gemm = _batch_matmul_gemm("qd8", tiles)
+    row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, gemm.kr)
+    inline = HYBRID_LHS_ROWS * row_bytes
+    tile_rows = min(HYBRID_LHS_ROWS, rows)
+    lines = (
+        -(-tile_rows * row_bytes // CACHE_LINE_BYTES)
+        + -(-columns * (round_up(depth, gemm.kr) + _COLUMN_EXTRA_BYTES["qd8"]) // CACHE_LINE_BYTES)
+        + tile_rows * -(-columns * 4 // CACHE_LINE_BYTES)
+    )
+    if batches_a >= batches_b and lines * CACHE_LINE_BYTES <= LHS_CACHE_BYTES:
+        return inline
+    return batches_a * round_up(rows, HYBRID_LHS_ROWS) * row_bytes
+
+
 def batch_matmul_workspace(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int:
-    """The operator workspace of a BATCH_MATMUL whose B is computed at run time (packed at each
-    run: xnn_reshape_batch_matrix_multiply's workspace_size)."""
+    """A BATCH_MATMUL's operator workspace (xnn_reshape_batch_matrix_multiply's
+    workspace_size): a B computed at run time is packed into it at each run; a hybrid one with
+    a constant B packs its quantized A into it."""
     b = operator.inputs[1] if len(operator.inputs) > 1 else -1
-    if b < 0 or subgraph.tensors[b].has_data:
+    if b < 0:
         return 0
+    if subgraph.tensors[b].has_data:
+        return batch_matmul_lhs_bytes(subgraph, operator, tiles)
     return batch_matmul_b_bytes(subgraph, operator, tiles)
 
 
@@ -343,15 +426,6 @@ def pooling_indirection(subgraph: Subgraph, operator: Operator) -> int:
     step_width = min(int(options.get("stride_w", 1) or 1), width)
     step_height = pooling + (output.shape[2] - 1) * step_width * height
     return (pooling - 1 + output.shape[1] * step_height) * POINTER_BYTES
-
-
-# A hybrid fully connected operator (float input, 8-bit weights) runs on dynamically quantized
-# inputs (qd8_f32_qc8w): per output channel, the weights' row to a depth multiple of 4 and 12
-# bytes (its sum, bias and scale), channels to 64; measured on 12 operators of the cached
-# models (tests/data/litert_xnnpack_parts.json), the wheel's request every time.
-HYBRID_CHANNEL_TILE = 64
-HYBRID_DEPTH_TILE = 4
-HYBRID_CHANNEL_EXTRA_BYTES = 12
 
 
 def hybrid_weights_request(

@@ -71,6 +71,18 @@ def dynamically_quantized(subgraph: Subgraph, operator: Operator) -> bool:
     )
 
 
+def hybrid_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool:
+    """A BATCH_MATMUL with a float A and an int8 B (constant or not): the delegate quantizes A
+    at run time (a qdint8 value) and gives B per-column scales (a channel-wise value)."""
+    pair = data_and_weights(subgraph, operator)
+    return (
+        operator.opcode == "BATCH_MATMUL"
+        and pair is not None
+        and pair[0].dtype.name == "FLOAT32"
+        and pair[1].dtype.name == "INT8"
+    )
+
+
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
     """A 1×1 unit-stride convolution without padding, which XNNPACK runs as a GEMM."""
     weights = subgraph.tensors[operator.inputs[1]]
@@ -188,6 +200,13 @@ def _nodes(
             else:
                 sizes[fresh] = quantized
                 inputs = [*inputs[:1], fresh, *inputs[1:]]
+            fresh += 1
+        if hybrid_batch_matmul(subgraph, operator) and not subgraph.tensors[inputs[1]].has_data:
+            # With a B computed at run time, A's qdint8 value (its per-row parameters and row
+            # sums) is placed at the node; with a constant B, XNNPACK packs A inline, into the
+            # operator's workspace (xnnpack_packing.batch_matmul_lhs_bytes).
+            sizes[fresh] = dynamic_quantized_bytes(subgraph.tensors[inputs[0]])
+            inputs = [*inputs[:1], fresh, *inputs[1:]]
             fresh += 1
         kind = operator.opcode
         if kind in _CLAMPS:
@@ -351,7 +370,8 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         if tensor not in reused and raw[tensor]
     ]
     # Operators' own workspaces (xnn_add_operator_workspace_allocation_tracker), live at their
-    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time.
+    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time,
+    # or a hybrid one with a constant B its quantized A.
     for position, node in enumerate(nodes):
         if node.kind == "BATCH_MATMUL":
             operator = subgraph.operators[node.operator]
