@@ -230,7 +230,7 @@ def interpreter_heap(
         parts.extend(first_invoke_parts(model, isa=isa))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
         return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
-    xnnpack = xnnpack_parts(model, arenas, isa)
+    xnnpack = xnnpack_parts(model, arenas, isa, threads)
     parts.extend(xnnpack)
     parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
     if view is None:
@@ -302,7 +302,9 @@ def _build_transient(
     )
 
 
-def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[HeapPart, ...]:
+def xnnpack_parts(
+    model: Model, arenas: int, isa: IsaProfile = HOST, threads: int = 1
+) -> tuple[HeapPart, ...]:
     """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
     workspace, exact where every delegated operator is modelled; its runtime and operator
     objects, an upper bound. On `isa`, packing is counted for each configuration its CPUs
@@ -370,16 +372,11 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         workspace = max(
-            workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
+            workspace,
+            xnnpack_workspace.workspace_request(subgraph, split.delegated, model, threads),
         )
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
-    hybrid = any(
-        xnnpack_workspace.dynamically_quantized(subgraph, operator)
-        and operator.opcode != "TRANSPOSE_CONV"  # its quantized input's convert node: exact
-        for subgraph in model.subgraphs
-        for operator in subgraph.operators
-    )
     return (
         HeapPart(
             "XNNPACK packed weights",
@@ -401,17 +398,12 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             "XNNPACK workspace",
             xnnpack_packing.aligned_block(workspace) if modelled else arenas,
             "setup",
-            modelled and not hybrid,
+            modelled,
             "XNNPACK's memory planner packs the values internal to each delegated partition "
-            "into one workspace (the largest partition's plan plus 32 B)"
-            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
-            + (
-                "; a hybrid fully connected operator's or 1×1 convolution's dynamically "
-                "quantized input is placed at its node, which errs high (by 128 B of 3,808 "
-                "and 7 KiB of 64 KiB on the two cached models where it differs)"
-                if modelled and hybrid
-                else ""
-            ),
+            "and its operators' own workspaces (a hybrid GEMM's packed input, a run-time "
+            "matrix packed for a BATCH_MATMUL) into one workspace (the largest partition's "
+            "plan plus 32 B)"
+            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds"),
         ),
         HeapPart(
             "XNNPACK runtime and operator objects",
