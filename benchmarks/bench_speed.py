@@ -110,14 +110,41 @@ def installed_environment(folder: Path, source: Path) -> dict[str, str]:
     return environment
 
 
+def adopt_orphans() -> bool:
+    """Linux: make this process the subreaper of its descendants, so that a batch's pool workers
+    (children of multiprocessing's forkserver, which outlives the command) are reaped here and
+    their CPU time counted with the command's. False where that cannot be done."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # Linux only
+
+    set_child_subreaper = 36  # PR_SET_CHILD_SUBREAPER, <linux/prctl.h>
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(set_child_subreaper, 1, 0, 0, 0) == 0)
+
+
+def _reap_orphans(deadline_s: float = 60.0) -> None:
+    """Wait for the descendants a finished command left behind (with `adopt_orphans`)."""
+    ends = time.monotonic() + deadline_s
+    while time.monotonic() < ends:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            time.sleep(0.01)
+
+
 def timed(command: Sequence[str], environment: dict[str, str]) -> tuple[float, float, str]:
-    """One child process: (wall s, CPU s of the child, its stdout)."""
+    """One child process: (wall s, CPU s of the child and, with `adopt_orphans`, of every
+    process it started, its stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, check=False, timeout=900
     )
     wall = time.perf_counter() - started
+    _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # check exits 1 when a model does not fit
         raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}")
@@ -359,9 +386,11 @@ def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console)
     table.add_column("jobs")
     table.add_column("wall s", justify="right")
     table.add_column("models/s", justify="right")
-    # One job runs every model in the measured process: its CPU time is the work itself, what
-    # a busy machine changes least. A pool's workers are the forkserver's children, not counted.
-    table.add_column("CPU s (one job)", justify="right")
+    # CPU time is the work itself, what a busy machine changes least. A pool's workers are the
+    # children of the forkserver, which outlives the command: counted only where this process
+    # can adopt them (`adopt_orphans`, Linux), else the one-job row alone has a figure.
+    every_process = adopt_orphans()
+    table.add_column("CPU s (all processes)", justify="right")
     table.add_column("models per CPU s", justify="right")
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     count = 0
@@ -388,7 +417,8 @@ def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console)
             wall = statistics.median(w for w, _ in samples[(name, jobs)])
             cpu = statistics.median(c for _, c in samples[(name, jobs)])
             label = f"{os.cpu_count()} (every core)" if jobs == "0" else "1"
-            cpu_cells = ("", "") if jobs == "0" else (f"{cpu:.2f}", f"{count / cpu:,.0f}")
+            counted = jobs == "1" or every_process
+            cpu_cells = (f"{cpu:.2f}", f"{count / cpu:,.0f}") if counted else ("", "")
             table.add_row(name, label, f"{wall:.2f}", f"{count / wall:,.0f}", *cpu_cells)
     console.print(table)
     console.print(f"   load at the end: {load()}")
