@@ -15,7 +15,8 @@ from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.runtimes.tflm.kernels import base
+from arenalens.records import quick_init
+from arenalens.runtimes.tflm.kernels import base, setup_memo
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
 
 # What an unmodelled kernel is assumed to take: an options struct, an OpData, temp tensors for its
@@ -24,7 +25,8 @@ _UNMODELLED_BUILTIN = (32, 4)
 _UNMODELLED_OP_DATA = 64
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class OperatorSetup:
     """One operator's setup on one build: what its kernel allocates, refuses, or leaves unknown.
 
@@ -69,6 +71,23 @@ class OperatorSetup:
 def operator_setup(context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:
     """One operator → its kernel's events on the context's build (sizes checked non-negative),
     after `earlier_scratch` scratch requests of the operators set up before it."""
+    found = setup_memo.recalled(context, kernel_events)
+    if found.rule is None:
+        return OperatorSetup(
+            context, found.registered, None, found.builtin_data, found.init, found.prepare
+        )
+    if found.checked:
+        init, prepare = found.init, found.prepare
+    else:
+        init = _checked(context, found.init, earlier_scratch)
+        prepare = _checked(context, found.prepare, earlier_scratch)
+    # A kernel other builds register (ethos-u) still says what it would allocate there.
+    return OperatorSetup(context, found.registered, found.rule, found.builtin_data, init, prepare)
+
+
+def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
+    """One operator → what its kernel's rule gives on the context's build, sizes unchecked: the
+    part of `operator_setup` that depends on the operator alone (`setup_memo` remembers it)."""
     opcode = context.opcode
     registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
@@ -76,13 +95,10 @@ def operator_setup(context: base.KernelContext, earlier_scratch: int) -> Operato
         return (
             _unmodelled(context)
             if registered
-            else OperatorSetup(context, False, None, None, (), ())
+            else setup_memo.KernelEvents(False, None, None, (), ())
         )
-    init_events, prepare_events = rule.init(context), rule.prepare(context)
-    init = _checked(context, init_events, earlier_scratch)
-    prepare = _checked(context, prepare_events, earlier_scratch)
-    # A kernel other builds register (ethos-u) still says what it would allocate there.
-    return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
+    init, prepare = tuple(rule.init(context)), tuple(rule.prepare(context))
+    return setup_memo.KernelEvents(registered, rule, rule.builtin_bytes(context), init, prepare)
 
 
 def _checked(
@@ -113,7 +129,7 @@ def _checked(
     return tuple(found)
 
 
-def _unmodelled(context: base.KernelContext) -> OperatorSetup:
+def _unmodelled(context: base.KernelContext) -> setup_memo.KernelEvents:
     builtin = None if context.operator.is_custom else _UNMODELLED_BUILTIN
     estimate = base.Estimate(
         f"no rule for the {context.opcode} kernel: its options, OpData and temporaries are "
@@ -124,8 +140,8 @@ def _unmodelled(context: base.KernelContext) -> OperatorSetup:
         base.Persistent(_UNMODELLED_OP_DATA, "OpData (assumed)"),
         estimate,
     )
-    return OperatorSetup(
-        context, True, None, builtin, init, tuple(base.inputs_then_outputs(context))
+    return setup_memo.KernelEvents(
+        True, None, builtin, init, tuple(base.inputs_then_outputs(context))
     )
 
 
