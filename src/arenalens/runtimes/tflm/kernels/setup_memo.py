@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, cast
 
 from arenalens.builds.build import Build
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.tflm.kernels import base
+from arenalens.runtimes.tflm.kernels import base, registry
 
 # Operator fields that say where it sits in the model, not what it is.
 _PLACING = frozenset({"index", "file_index"})
@@ -41,15 +41,15 @@ CAPACITY = 4096  # entries per build; a VWW has 31 operators, mobilenet_v2 224 8
 class KernelEvents(NamedTuple):
     """What `setups.operator_setup` computes of one operator before checking sizes: whether the
     build registers its kernel, the rule, its parsed options' (bytes, alignment), Init and
-    Prepare events as the rule gives them; `checked`: known to pass `setups._checked` as they
-    are (remembered events always do)."""
+    Prepare events as the rule gives them; `kinds`, for remembered events only, the event
+    types they hold (they pass `setups._checked` as they are: it was run when remembering)."""
 
     registered: bool
     rule: base.KernelRule | None
     builtin_data: tuple[int, int] | None
     init: tuple[base.Event, ...]
     prepare: tuple[base.Event, ...]
-    checked: bool = False
+    kinds: frozenset[type] | None = None
 
 
 # Per operator key: the operand tensors' fields (one tuple each) and the events they gave.
@@ -71,9 +71,15 @@ class _Table:
 
 _tables: dict[Build, _Table] = {}
 _last: list[_Table] = []  # the table asked for last: most calls are for the same build
+# The registry's tables the remembered rules came from: swapping one (tests do) forgets all.
+_registry: list[object] = []
 
 
 def _table(build: Build) -> _Table:
+    reference, libraries = registry.REFERENCE_KERNELS, registry.LIBRARIES
+    if not _registry or _registry[0] is not reference or _registry[1] is not libraries:
+        clear()
+        _registry[:] = [reference, libraries]
     if _last and _last[0].build is build:
         return _last[0]
     table = _tables.get(build)
@@ -155,7 +161,8 @@ def recalled(
         return compute(context)
     if not _rememberable(events):
         return compute(context)
-    events = events._replace(checked=True)
+    kinds = frozenset(type(event) for event in (*events.init, *events.prepare))
+    events = events._replace(kinds=kinds)
     if variants is None:
         variants = table.entries[key] = []
         while len(table.entries) > CAPACITY:

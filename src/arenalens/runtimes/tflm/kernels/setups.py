@@ -9,7 +9,7 @@ silent default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
@@ -39,15 +39,28 @@ class OperatorSetup:
     builtin_data: tuple[int, int] | None  # (bytes, alignment) of the parsed options
     init: tuple[base.Event, ...]
     prepare: tuple[base.Event, ...]
+    # Set when `init` and `prepare` are the memo's own tuples (`setup_memo`), the same objects
+    # in every model that recalls them (what is made of them alone may be kept with them:
+    # `setup`): the event types they hold, so that asking for a kind they lack costs nothing.
+    kinds: frozenset[type] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def remembered(self) -> bool:
+        """`init` and `prepare` are the memo's tuples (`kinds` says what they hold)."""
+        return self.kinds is not None
 
     @property
     def scratch(self) -> tuple[base.Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
+        if self.kinds is not None and base.Scratch not in self.kinds:
+            return ()
         return tuple(event for event in self.prepare if type(event) is base.Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:
         """Tensor index → the dims Prepare gave that output (only outputs it rewrote)."""
+        if self.kinds is not None and base.OutputShape not in self.kinds:
+            return {}
         outputs = self.context.operator.outputs
         return {
             outputs[event.position]: event.shape
@@ -60,11 +73,15 @@ class OperatorSetup:
     @property
     def refusals(self) -> tuple[base.Refusal, ...]:
         """Why the kernel refuses this operator (setup or Invoke)."""
+        if self.kinds is not None and base.Refusal not in self.kinds:
+            return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Refusal)
 
     @property
     def estimates(self) -> tuple[base.Estimate, ...]:
         """Where the events are not exact."""
+        if self.kinds is not None and base.Estimate not in self.kinds:
+            return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
 
@@ -74,13 +91,20 @@ def operator_setup(context: base.KernelContext, earlier_scratch: int) -> Operato
     found = setup_memo.recalled(context, kernel_events)
     if found.rule is None:
         return OperatorSetup(
-            context, found.registered, None, found.builtin_data, found.init, found.prepare
+            context,
+            found.registered,
+            None,
+            found.builtin_data,
+            found.init,
+            found.prepare,
+            found.kinds,
         )
-    if found.checked:
+    if found.kinds is not None:  # remembered: checked when it was
+        registered, rule, options = found.registered, found.rule, found.builtin_data
         init, prepare = found.init, found.prepare
-    else:
-        init = _checked(context, found.init, earlier_scratch)
-        prepare = _checked(context, found.prepare, earlier_scratch)
+        return OperatorSetup(context, registered, rule, options, init, prepare, found.kinds)
+    init = _checked(context, found.init, earlier_scratch)
+    prepare = _checked(context, found.prepare, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
     return OperatorSetup(context, found.registered, found.rule, found.builtin_data, init, prepare)
 
