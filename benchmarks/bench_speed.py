@@ -263,11 +263,14 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
     )
     table.add_column("model")
     table.add_column("TFLM: wall s", justify="right")
+    table.add_column("TFLM: CPU s", justify="right")
     for name in sources:
         table.add_column(f"{name}: wall s", justify="right")
+        table.add_column(f"{name}: CPU s", justify="right")
         table.add_column(f"{name} / TFLM", justify="right")
         table.add_column(f"{name}: CPU / TFLM CPU", justify="right")
     walls: dict[tuple[str, int], float] = {}
+    cpus: dict[tuple[str, int], float] = {}
     for operators in (10_000, 20_000):
         path = folder / f"chain-{operators}.tflite"
         path.write_bytes(synthetic_model("chain", operators))
@@ -312,16 +315,29 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
                 samples.setdefault(name, []).append((wall, cpu))
         tflm_wall = statistics.median(w for w, _ in samples["TFLM"])
         tflm_cpu = statistics.median(c for _, c in samples["TFLM"])
-        cells = [f"chain, {operators:,} operators", f"{tflm_wall:.3f}"]
+        cells = [f"chain, {operators:,} operators", f"{tflm_wall:.3f}", f"{tflm_cpu:.3f}"]
+        walls[("TFLM", operators)], cpus[("TFLM", operators)] = tflm_wall, tflm_cpu
         for name in sources:
             wall = statistics.median(w for w, _ in samples[name])
             cpu = statistics.median(c for _, c in samples[name])
-            walls[(name, operators)] = wall
-            cells += [f"{wall:.3f}", f"{wall / tflm_wall:.2f}x", f"{cpu / tflm_cpu:.2f}x"]
+            walls[(name, operators)], cpus[(name, operators)] = wall, cpu
+            cells += [
+                f"{wall:.3f}",
+                f"{cpu:.3f}",
+                f"{wall / tflm_wall:.2f}x",
+                f"{cpu / tflm_cpu:.2f}x",
+            ]
         table.add_row(*cells)
-    cells = ["per doubling (10k → 20k)", ""]
+
+    def doubling(name: str) -> list[str]:
+        return [
+            f"{walls[(name, 20_000)] / walls[(name, 10_000)]:.2f}x",
+            f"{cpus[(name, 20_000)] / cpus[(name, 10_000)]:.2f}x",
+        ]
+
+    cells = ["per doubling (10k → 20k)", *doubling("TFLM")]
     for name in sources:
-        cells += [f"{walls[(name, 20_000)] / walls[(name, 10_000)]:.2f}x", "", ""]
+        cells += [*doubling(name), "", ""]
     table.add_row(*cells)
     console.print(table)
     console.print(f"   load at the end: {load()}")

@@ -84,6 +84,140 @@ def _depthwise(
     return _model(build)
 
 
+def _transpose_conv(
+    *,
+    size: tuple[int, int],
+    channels: int,
+    out_channels: int,
+    kernel: tuple[int, int],
+    stride: tuple[int, int] = (2, 2),
+    padding: str = "SAME",
+    kind: str = "float",
+    bias: bool = True,
+    before: bool = False,
+    batch: int = 1,
+    seed: int = 0,
+) -> bytes:
+    """One TRANSPOSE_CONV (kind float, int8, or hybrid: float data and int8 weights) and a RELU
+    after it; with `before`, a RELU before it too (its input then lives in XNNPACK's
+    workspace)."""
+    random = _random(seed)
+    height, width = kernel
+    stride_h, stride_w = stride
+    if padding == "SAME":
+        out_h, out_w = size[0] * stride_h, size[1] * stride_w
+    else:
+        out_h, out_w = (size[0] - 1) * stride_h + height, (size[1] - 1) * stride_w + width
+    in_shape = [batch, size[0], size[1], channels]
+    out_shape = [batch, out_h, out_w, out_channels]
+    filter_shape = (out_channels, height, width, channels)
+    scales = np.linspace(0.01, 0.03, out_channels)
+
+    def build(g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        def activation(name: str, dims: list[int]) -> int:
+            if kind != "int8":
+                return g.add_tensor(name, dims)
+            spec = quantization(0.05, 3) if name in ("x", "a") else quantization(0.1, -2)
+            return g.add_tensor(name, dims, "INT8", quantization=spec)
+
+        shape = g.add_constant("shape", np.array(out_shape, dtype=np.int32))
+        if kind == "float":
+            weights = g.add_constant("w", random.standard_normal(filter_shape).astype(np.float32))
+        else:
+            weights = g.add_constant(
+                "w",
+                random.integers(-127, 128, filter_shape).astype(np.int8),
+                "INT8",
+                quantization=quantization(scales, 0, axis=0),
+            )
+        if kind == "int8":
+            b = g.add_constant(
+                "b",
+                random.integers(-500, 500, out_channels).astype(np.int32),
+                "INT32",
+                quantization=quantization(scales * 0.05, 0),
+            )
+        else:
+            b = g.add_constant("b", random.standard_normal(out_channels).astype(np.float32))
+        x = activation("x", in_shape)
+        data = x
+        if before:
+            data = activation("a", in_shape)
+            g.add_operator("RELU", [x], [data])
+        y = activation("y", out_shape)
+        inputs = [shape, weights, data, b] if bias else [shape, weights, data]
+        options = {"padding": padding, "stride_w": stride_w, "stride_h": stride_h}
+        g.add_operator("TRANSPOSE_CONV", inputs, [y], options=options)
+        z = activation("z", out_shape)
+        g.add_operator("RELU", [y], [z])
+        return [x], [z]
+
+    return _model(build)
+
+
+def _batch_matmul(
+    *,
+    a: list[int],
+    b: list[int],
+    kind: str = "hybrid",
+    constant_b: bool = True,
+    adj_y: bool = False,
+    per_channel: bool = False,
+    before: bool = False,
+    after: bool = False,
+    seed: int = 0,
+) -> bytes:
+    """One BATCH_MATMUL: `kind` hybrid (float A, int8 B) or int8 (both int8, B's zero point 0),
+    B constant or a second graph input; per-channel B scales along N; with `before`, A comes
+    from an element-wise operator (a float RELU, an int8 ADD), and with `after` a RELU (float)
+    follows, so that values live in XNNPACK's workspace."""
+    random = _random(seed)
+    columns = b[-2] if adj_y else b[-1]
+    rows = a[-2]
+    # Batch dimensions broadcast (these cases: equal ranks, or B of rank 2; per-channel
+    # scales only on a B without batch dimensions, as TFLite allows).
+    batch = [max(x, y) for x, y in zip(a[:-2], b[:-2], strict=True)] if len(a) == len(b) else a[:-2]
+    out = [*batch, rows, columns]
+    count = 1
+    for dim in b[:-2]:
+        count *= dim
+    scales = np.linspace(0.01, 0.03, count * columns) if per_channel else [0.02]
+    axis = len(b) - 2 if adj_y else len(b) - 1
+    activation = quantization(0.05, 2)
+
+    def build(g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        def tensor(name: str, dims: list[int]) -> int:
+            if kind == "int8":
+                return g.add_tensor(name, dims, "INT8", quantization=activation)
+            return g.add_tensor(name, dims)
+
+        x = tensor("a", a)
+        inputs, lhs = [x], x
+        if before:
+            lhs = tensor("a2", a)
+            if kind == "int8":
+                g.add_operator("ADD", [x, x], [lhs])
+            else:
+                g.add_operator("RELU", [x], [lhs])
+        b_spec = quantization(scales if per_channel else 0.02, 0, axis=axis if per_channel else 0)
+        if constant_b:
+            rhs = g.add_constant(
+                "b", random.integers(-127, 128, b).astype(np.int8), "INT8", quantization=b_spec
+            )
+        else:
+            rhs = g.add_tensor("b", b, "INT8", quantization=b_spec)
+            inputs.append(rhs)
+        y = tensor("y", out)
+        g.add_operator("BATCH_MATMUL", [lhs, rhs], [y], options={"adj_y": adj_y})
+        if not after:
+            return inputs, [y]
+        z = tensor("z", out)
+        g.add_operator("RELU", [y], [z])
+        return inputs, [z]
+
+    return _model(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "depthwise_7x7_float": lambda: _depthwise(size=14, channels=24, kernel=(7, 7)),
     "depthwise_7x7_int8": lambda: _depthwise(size=14, channels=40, kernel=(7, 7), int8=True),
@@ -92,5 +226,70 @@ CASES: dict[str, Callable[[], bytes]] = {
     ),
     "depthwise_9x9_int8_valid": lambda: _depthwise(
         size=20, channels=8, kernel=(9, 9), padding="VALID", int8=True, seed=2
+    ),
+    "transpose_conv_3x3_s2_float": lambda: _transpose_conv(
+        size=(4, 4), channels=4, out_channels=3, kernel=(3, 3)
+    ),
+    "transpose_conv_4x4_s2_float_before": lambda: _transpose_conv(
+        size=(6, 5), channels=24, out_channels=40, kernel=(4, 4), before=True, seed=1
+    ),
+    "transpose_conv_3x3_s1_float_valid": lambda: _transpose_conv(
+        size=(5, 5), channels=8, out_channels=16, kernel=(3, 3), stride=(1, 1), padding="VALID"
+    ),
+    "transpose_conv_2x2_s2_int8": lambda: _transpose_conv(
+        size=(7, 7), channels=16, out_channels=20, kernel=(2, 2), kind="int8", seed=2
+    ),
+    "transpose_conv_3x3_s2_int8_before_nobias": lambda: _transpose_conv(
+        size=(5, 6),
+        channels=8,
+        out_channels=64,
+        kernel=(3, 3),
+        kind="int8",
+        bias=False,
+        before=True,
+        seed=3,
+    ),
+    "transpose_conv_3x3_s2_hybrid": lambda: _transpose_conv(
+        size=(4, 4), channels=12, out_channels=10, kernel=(3, 3), kind="hybrid", seed=4
+    ),
+    "transpose_conv_5x5_s3_float_valid": lambda: _transpose_conv(
+        size=(3, 3),
+        channels=5,
+        out_channels=7,
+        kernel=(5, 5),
+        stride=(3, 3),
+        padding="VALID",
+        seed=5,
+    ),
+    "transpose_conv_2x2_s3_float_valid": lambda: _transpose_conv(
+        size=(4, 3),
+        channels=6,
+        out_channels=33,
+        kernel=(2, 2),
+        stride=(3, 3),
+        padding="VALID",
+        seed=6,
+    ),
+    "transpose_conv_3x3_s2_float_batch2": lambda: _transpose_conv(
+        size=(3, 4), channels=3, out_channels=8, kernel=(3, 3), batch=2, seed=7
+    ),
+    "batch_matmul_hybrid_3d": lambda: _batch_matmul(a=[2, 4, 8], b=[2, 8, 3]),
+    "batch_matmul_hybrid_2d_b": lambda: _batch_matmul(a=[1, 16, 40], b=[40, 24], seed=1),
+    "batch_matmul_hybrid_per_channel_relu": lambda: _batch_matmul(
+        a=[3, 5, 16], b=[16, 12], per_channel=True, after=True, seed=2
+    ),
+    "batch_matmul_hybrid_adj_y_before": lambda: _batch_matmul(
+        a=[1, 6, 20], b=[1, 10, 20], adj_y=True, per_channel=True, before=True, seed=3
+    ),
+    "batch_matmul_hybrid_broadcast": lambda: _batch_matmul(a=[2, 3, 6, 10], b=[10, 7], seed=4),
+    "batch_matmul_int8_const": lambda: _batch_matmul(a=[1, 8, 32], b=[32, 40], kind="int8", seed=5),
+    "batch_matmul_int8_dynamic": lambda: _batch_matmul(
+        a=[2, 4, 16], b=[2, 16, 8], kind="int8", constant_b=False, seed=6
+    ),
+    "batch_matmul_int8_before": lambda: _batch_matmul(
+        a=[1, 6, 24], b=[24, 10], kind="int8", before=True, seed=7
+    ),
+    "batch_matmul_hybrid_dynamic_b": lambda: _batch_matmul(
+        a=[2, 5, 12], b=[2, 12, 6], constant_b=False, seed=8
     ),
 }

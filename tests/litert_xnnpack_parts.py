@@ -65,6 +65,7 @@ _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
     ("reshape_igemm", "indirection"),
     ("reshape_dwconv", "indirection"),
+    ("reshape_subconv2d_path", "indirection"),  # a strided TRANSPOSE_CONV's sub-convolutions
     ("reshape_max_pooling2d_nhwc", "indirection"),
     ("reshape_average_pooling2d_nhwc", "indirection"),  # none seen on the cached models
     ("xnn_plan_memory", "workspace"),

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import (
     glibc,
+    heap_build,
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
@@ -256,29 +257,7 @@ def interpreter_heap(
         # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
         # kernels' of the operators the delegate left, replayed on the delegated plan.
         parts.extend(first_invoke_parts(view, delegated=True, isa=isa))
-        late = sum(
-            part.nbytes
-            for part in parts
-            if part.name in ("arenas", "XNNPACK indirection buffers", "XNNPACK workspace")
-        )
-        # The peak while building is (after setup − late parts + the subgraph); the first
-        # invoke's is (after setup + its parts): the difference is counted when positive.
-        invoke = sum(part.nbytes for part in parts if part.phase != "setup")
-        building = heap_xnnpack.subgraph_bytes(model) + _building_room(model, replayed)
-        building -= late + invoke
-        parts.append(
-            HeapPart(
-                "XNNPACK build transient",
-                max(building, 0),
-                "transient",
-                False,
-                "while the delegate builds a subset's XNNPACK subgraph (its value and node "
-                "arrays, freed once the runtime exists, and the scratch its operators' "
-                "creation frees again, bounded) before the indirection buffers, workspace "
-                "and arena are allocated: counted where that moment is above the first "
-                "invoke's peak",
-            )
-        )
+        parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
         tuple(parts),
@@ -292,17 +271,69 @@ def interpreter_heap(
     )
 
 
-def _building_room(model: Model, replayed: xnnpack_objects.DelegateObjects | None) -> int:
-    """While a runtime is built, blocks its operators' creation frees again (packing and
-    conversion scratch) are not replayed: the moment keeps the room of the per-object bound
-    (heap_xnnpack.objects_bound) over the replayed objects, which never fell under it."""
-    if replayed is None:
-        return 0
+# What allocate_tensors() makes after the delegate's last kernel Init.
+_LATE_PARTS = (
+    "arenas",
+    "planner and kernel setup",
+    "XNNPACK indirection buffers",
+    "XNNPACK workspace",
+)
+
+
+# The bound's late parts (what the bound took as made after the subgraph is freed).
+_BOUND_LATE_PARTS = ("arenas", "XNNPACK indirection buffers", "XNNPACK workspace")
+
+
+def _build_transient(
+    model: Model,
+    parts: Sequence[HeapPart],
+    replayed: xnnpack_objects.DelegateObjects | None,
+    isa: IsaProfile,
+) -> HeapPart:
+    """The delegate's build moment (heap_build) over the first invoke's peak, when above it.
+    Where an operator's objects are not replayed, the old bound: the largest subset's
+    subgraph, the per-object bound's room over the replay."""
+    after_setup = sum(part.nbytes for part in parts if part.phase == "setup")
+    late = sum(part.nbytes for part in parts if part.name in _LATE_PARTS)
+    invoke = sum(part.nbytes for part in parts if part.phase != "setup")
+    exact = (
+        replayed is not None
+        and replayed.exact
+        and all(part.exact for part in parts if part.name in _LATE_PARTS)
+    )
     bound = XNNPACK_DELEGATE_BYTES + sum(
         heap_xnnpack.objects_bound(subgraph, heap_xnnpack.partition(subgraph, model))
         for subgraph in model.subgraphs
     )
-    return max(bound - replayed.total, 0)
+    room = max(bound - replayed.total, 0) if replayed is not None else 0
+    early = after_setup - sum(part.nbytes for part in parts if part.name in _BOUND_LATE_PARTS)
+    # A transposed convolution's fingerprint (heap_xnnpack, litert-ops5) in place of its packing.
+    deconvolution = heap_xnnpack.fingerprint_transient(model, isa.xnnpack)
+    bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
+    if not exact:
+        moment = bounded
+    elif isa.is_host:
+        moment = heap_build.build_moment(model, after_setup, late, isa) + deconvolution
+    else:
+        # Other ISAs pack and fingerprint to other tiles, measured under qemu-user against
+        # the bound: the larger of the two.
+        moment = max(
+            heap_build.build_moment(model, after_setup, late, isa) + deconvolution, bounded
+        )
+    return HeapPart(
+        "XNNPACK build transient",
+        max(moment - after_setup - invoke, 0),
+        "transient",
+        # Replayed block by block but for XNNPACK's fingerprint scratch, counted so that it
+        # never falls under (a convolution's dummy, a float GEMM's tile): not called exact.
+        False,
+        "while the delegate builds each kernel (xnnpack_delegate.cc Subgraph::Create): its "
+        "XNNPACK subgraph's value and node arrays, Init's sets and maps and the partition, "
+        "freed once the runtime exists, before the planner, the arena, XNNPACK's indirection "
+        "buffers and workspace are made: counted where that moment is above the first "
+        "invoke's peak; XNNPACK's one-off fingerprint of each kind of packing is counted "
+        "with room" + ("" if exact else " (an operator or part not replayed: an upper bound)"),
+    )
 
 
 def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[HeapPart, ...]:
@@ -356,6 +387,12 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             if operator.index in taken:
                 objects += isa.gemm_operator_extra_bytes
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
+            if operator.opcode == "TRANSPOSE_CONV" and operator.index in taken and request:
+                # Its indirection buffer is malloc'd (xnn_reallocate_memory), not aligned.
+                indirection += glibc.usable(request)
+                packed += weights
+                packed_exact = packed_exact and weights_exact
+                continue
             buffer, buffer_exact = _request_or_bound(
                 request if operator.index in taken else None,
                 _bounded_indirection,
@@ -373,6 +410,7 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
     indirection_exact = indirection_exact and modelled
     hybrid = any(
         xnnpack_workspace.dynamically_quantized(subgraph, operator)
+        and operator.opcode != "TRANSPOSE_CONV"  # its quantized input's convert node: exact
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )
@@ -674,17 +712,15 @@ def _elements(shape: Sequence[int]) -> int:
 
 
 def xnnpack_unsized(model: Model) -> tuple[str, ...]:
-    """Operators XNNPACK would take whose delegate-side heap is not modelled: a transposed
-    convolution packs one kernel per sub-convolution and fingerprints its weights into
-    temporaries (measured at 120 times the weights' bytes on a 3×3 stride-2 case), so no
-    figure that never falls under can be given for it."""
+    """Operators XNNPACK may take whose delegate-side heap is not modelled: a transposed
+    convolution of a kind not replayed (8-bit unsigned) fingerprints its packing into
+    temporaries of a fixed shape (up to 120 times a small operator's weights), so no figure
+    that never falls under can be given for it."""
     found = []
     for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
-                data = operator.inputs[2]
-                if data >= 0 and subgraph.tensors[data].dtype.name in ("FLOAT32", "INT8", "UINT8"):
-                    found.append(operator.opcode)
+        split = heap_xnnpack.partition(subgraph, model)
+        if "TRANSPOSE_CONV" in split.unmodelled:
+            found.append("TRANSPOSE_CONV")
     return tuple(sorted(set(found)))
 
 

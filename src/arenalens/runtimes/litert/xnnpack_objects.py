@@ -56,10 +56,12 @@ from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     XNN_EXTRA_BYTES,
+    _batch_matmul_b,
     _convolution,
     _depthwise_tile,
     _gemm_tile,
     aligned_block,
+    deconvolution,
     round_up,
 )
 from arenalens.runtimes.litert.xnnpack_workspace import (
@@ -67,6 +69,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     _nodes,
     data_and_weights,
     dynamically_quantized,
+    hybrid_batch_matmul,
 )
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
@@ -217,6 +220,8 @@ def kernel_tensors(subgraph: Subgraph, subset: NodeSubset) -> list[int]:
             inputs = operator.inputs[:1]
         elif operator.opcode == "SPLIT":
             inputs = operator.inputs[1:2]
+        elif operator.opcode == "TRANSPOSE_CONV":
+            inputs = operator.inputs[1:]  # its output shape is a parameter
         tensors.update(tensor for tensor in (*inputs, *operator.outputs) if tensor >= 0)
     return sorted(tensors)
 
@@ -234,7 +239,7 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""
-    if dynamically_quantized(subgraph, operator):
+    if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator):
         return True
     pair = data_and_weights(subgraph, operator)
     return (
@@ -251,11 +256,19 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if not _int8_fully_connected(subgraph, operator):
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
+    if operator.opcode == "BATCH_MATMUL":
+        # VisitBatchMatMulNode: B's scales expanded to one per column of every batch (a
+        # vector<float> the delegate kernel keeps) unless there is one each already.
+        shape = _batch_matmul_b(subgraph, operator)
+        scales = weights.quantization.channel_count if weights.quantization is not None else 1
+        required = shape[0] * shape[2] if shape is not None else 0
+        return glibc.usable(4 * required) if required and required != scales else 0
     if weights.quantization is not None and weights.quantization.channel_count > 1:
         return 0
     channels = weights.shape[0] if weights.shape else 1
-    if operator.opcode == "CONV_2D":
-        # VisitConv2DNode: a scale array not one per output channel is replaced by one.
+    if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV"):
+        # VisitConv2DNode, VisitTransposeConvNode: a scale array not one per output channel
+        # is replaced by one.
         return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
     if channels <= 1:
         return 0
@@ -312,7 +325,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
     # A hybrid one's dynamically quantized input is one value more.
-    quantized = sum(1 for operator in operators if dynamically_quantized(subgraph, operator))
+    quantized = sum(
+        1
+        for operator in operators
+        if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator)
+    )
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     return len(fused) + folded_pads + activations, values
 
@@ -446,11 +463,30 @@ def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tup
             node.kind not in (*_KINDS, *_COPIES)
             and _KIND_OF.get(node.kind) is None
             and _microkernel(subgraph, operator) is None
+            and deconvolution(subgraph, operator) is None
         ):
             exact = False
         if node.kind == "binary" and _activation(operator):
             total += _operator_blocks("clamp")
     return total, exact
+
+
+def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """The part of operators_bytes that xnn_reshape_runtime makes (in the kernel's Prepare,
+    after every kernel's Init): average pooling's zero and indirection buffers, a reduction's
+    zero buffer, a dynamically quantized convolution's reshape block."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    total = 0
+    for node in _nodes(subgraph, subset.operators, boundary, model):
+        operator = subgraph.operators[node.operator]
+        if node.kind == operator.opcode and _microkernel(subgraph, operator) == "igemm":
+            if dynamically_quantized(subgraph, operator):
+                total += glibc.usable(QD8_RESHAPE_BYTES)
+        elif operator.opcode == "AVERAGE_POOL_2D" and node.kind == operator.opcode:
+            total += _average_pooling_reshape(subgraph, operator)
+        elif _KIND_OF.get(node.kind, node.kind) == "reduce":
+            total += _reduce_reshape(model, subgraph, operator)
+    return total
 
 
 def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
@@ -479,6 +515,12 @@ def _node_bytes(
             total += _zero_buffer(subgraph, operator, microkernel)
         if microkernel == "igemm" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_convolution2d_nhwc_qx8
+        return total
+    found = deconvolution(subgraph, operator) if node.kind == "TRANSPOSE_CONV" else None
+    if found is not None:
+        total = found.object_bytes()
+        if found.kind == "qd8":
+            total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_deconvolution2d_nhwc_qx8_f32_qc8w
         return total
     if node.kind == "CONCATENATION":
         # xnn_define_concatenate: one copy operator per input.

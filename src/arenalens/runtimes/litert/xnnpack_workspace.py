@@ -44,22 +44,42 @@ QUANTIZATION_PARAMS_BYTES = 8  # struct xnn_quantization_params: zero point and 
 
 
 def data_and_weights(subgraph: Subgraph, operator: Operator) -> tuple[Tensor, Tensor] | None:
-    """An operator's data and weights tensors (its first two inputs), if it has both."""
-    if len(operator.inputs) < 2 or min(operator.inputs[:2]) < 0:
+    """An operator's data and weights tensors (its first two inputs; a TRANSPOSE_CONV's third
+    and second), if it has both."""
+    data = 2 if operator.opcode == "TRANSPOSE_CONV" else 0
+    if len(operator.inputs) <= max(data, 1) or min(operator.inputs[data], operator.inputs[1]) < 0:
         return None
-    return subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
+    return subgraph.tensors[operator.inputs[data]], subgraph.tensors[operator.inputs[1]]
+
+
+# Operators the delegate runs on dynamically quantized inputs when their data is float and
+# their weights int8; a convolution's and a transposed convolution's rows are whole images.
+HYBRID_OPERATORS = ("FULLY_CONNECTED", "CONV_2D", "TRANSPOSE_CONV")
 
 
 def dynamically_quantized(subgraph: Subgraph, operator: Operator) -> bool:
-    """A FULLY_CONNECTED or CONV_2D with a float input and constant int8 weights: the delegate
-    runs it on dynamically quantized inputs (Visit*Node: dynamically_quantized)."""
+    """A FULLY_CONNECTED, CONV_2D or TRANSPOSE_CONV with a float input and constant int8
+    weights: the delegate runs it on dynamically quantized inputs (Visit*Node:
+    dynamically_quantized)."""
     pair = data_and_weights(subgraph, operator)
     return (
-        operator.opcode in ("FULLY_CONNECTED", "CONV_2D")
+        operator.opcode in HYBRID_OPERATORS
         and pair is not None
         and pair[0].dtype.name == "FLOAT32"
         and pair[1].dtype.name == "INT8"
         and pair[1].has_data
+    )
+
+
+def hybrid_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool:
+    """A BATCH_MATMUL with a float A and an int8 B (constant or not): the delegate quantizes A
+    at run time (a qdint8 value) and gives B per-column scales (a channel-wise value)."""
+    pair = data_and_weights(subgraph, operator)
+    return (
+        operator.opcode == "BATCH_MATMUL"
+        and pair is not None
+        and pair[0].dtype.name == "FLOAT32"
+        and pair[1].dtype.name == "INT8"
     )
 
 
@@ -122,7 +142,10 @@ _UNARY = frozenset(
 _BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED))
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
-_CLAMPING = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+_CLAMPING = (
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "AVERAGE_POOL_2D",
+    "MAX_POOL_2D",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +177,9 @@ def _nodes(
         operator = subgraph.operators[index]
         inputs = [tensor for tensor in operator.inputs if tensor >= 0]
         outputs = [tensor for tensor in operator.outputs if tensor >= 0]
+        if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
+            # Its data is its third input: first here, as every other operator's.
+            inputs = [operator.inputs[2], *(t for t in inputs if t != operator.inputs[2])]
         if operator.opcode == "FULLY_CONNECTED" and inputs and not keeps_dims(operator):
             nodes.append(_Node("copy", [inputs[0]], [fresh], index))
             inputs = [fresh, *inputs[1:]]
@@ -162,15 +188,25 @@ def _nodes(
         if dynamically_quantized(subgraph, operator):
             # The delegate's dynamically quantized input (qdint8, its per-row parameters and
             # row sums): a GEMM (fully connected, 1×1 convolution) quantizes into it at its
-            # node; a spatial convolution's comes from a convert node before it.
-            non_batch = 3 if operator.opcode == "CONV_2D" else 1
-            quantized = dynamic_quantized_bytes(subgraph.tensors[operator.inputs[0]], non_batch)
-            if operator.opcode == "CONV_2D" and not _pointwise(operator, subgraph):
+            # node; a spatial or transposed convolution's comes from a convert node before it.
+            non_batch = 1 if operator.opcode == "FULLY_CONNECTED" else 3
+            data = operator.inputs[2 if operator.opcode == "TRANSPOSE_CONV" else 0]
+            quantized = dynamic_quantized_bytes(subgraph.tensors[data], non_batch)
+            if operator.opcode == "TRANSPOSE_CONV" or (
+                operator.opcode == "CONV_2D" and not _pointwise(operator, subgraph)
+            ):
                 nodes.append(_Node("convert", inputs[:1], [fresh], index, {fresh: quantized}))
                 inputs = [fresh, *inputs[1:]]
             else:
                 sizes[fresh] = quantized
                 inputs = [*inputs[:1], fresh, *inputs[1:]]
+            fresh += 1
+        if hybrid_batch_matmul(subgraph, operator) and not subgraph.tensors[inputs[1]].has_data:
+            # With a B computed at run time, A's qdint8 value (its per-row parameters and row
+            # sums) is placed at the node; with a constant B, XNNPACK packs A inline, into the
+            # operator's workspace (xnnpack_packing.batch_matmul_lhs_bytes).
+            sizes[fresh] = dynamic_quantized_bytes(subgraph.tensors[inputs[0]])
+            inputs = [*inputs[:1], fresh, *inputs[1:]]
             fresh += 1
         kind = operator.opcode
         if kind in _CLAMPS:
@@ -334,7 +370,8 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         if tensor not in reused and raw[tensor]
     ]
     # Operators' own workspaces (xnn_add_operator_workspace_allocation_tracker), live at their
-    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time.
+    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time,
+    # or a hybrid one with a constant B its quantized A.
     for position, node in enumerate(nodes):
         if node.kind == "BATCH_MATMUL":
             operator = subgraph.operators[node.operator]
