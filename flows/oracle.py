@@ -158,7 +158,6 @@ class LiteRTHeap:
 
     def __init__(self) -> None:
         self.runs = 0
-        self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._library: Path | None = None
         try:
             import ai_edge_litert  # noqa: F401
@@ -169,8 +168,11 @@ class LiteRTHeap:
 
         if shutil.which("gcc") is None or not (TOOL / "heap_tracer.c").is_file():
             return
-        self._folder = tempfile.TemporaryDirectory(prefix="flows-litert-")
-        self._library = tracer(Path(self._folder.name))
+        import atexit
+
+        folder = tempfile.mkdtemp(prefix="flows-litert-")
+        atexit.register(shutil.rmtree, folder, True)  # the tracer lives as long as the campaign
+        self._library = tracer(Path(folder))
 
     @property
     def available(self) -> bool:

@@ -218,6 +218,46 @@ def _batch_matmul(
     return _model(build)
 
 
+def _chain(steps: tuple[str, ...], shape: list[int], *, int8: bool = False, seed: int = 0) -> bytes:
+    """A chain of reshaping and element-wise operators (LEAKY_RELU, PRELU, DEPTH_TO_SPACE,
+    SPACE_TO_DEPTH, RESIZE_BILINEAR, RELU) from one input, each output the next one's input."""
+    random = _random(seed)
+    spec = quantization(0.05, 1)
+
+    def build(g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        def tensor(name: str, dims: list[int]) -> int:
+            if int8:
+                return g.add_tensor(name, dims, "INT8", quantization=spec)
+            return g.add_tensor(name, dims)
+
+        dims = list(shape)
+        x = tensor("x", dims)
+        current = x
+        for step, opcode in enumerate(steps):
+            inputs: list[int] = [current]
+            options: dict[str, float | int] = {}
+            n, h, w, c = dims
+            if opcode == "DEPTH_TO_SPACE":
+                dims, options = [n, h * 2, w * 2, c // 4], {"block_size": 2}
+            elif opcode == "SPACE_TO_DEPTH":
+                dims, options = [n, h // 2, w // 2, c * 4], {"block_size": 2}
+            elif opcode == "RESIZE_BILINEAR":
+                dims = [n, h * 2 - 1, w + 3, c]
+                size = g.add_constant(f"size{step}", np.array(dims[1:3], dtype=np.int32))
+                inputs = [current, size]
+            elif opcode == "PRELU":
+                alpha = random.uniform(0.05, 0.3, (1, 1, c)).astype(np.float32)
+                inputs = [current, g.add_constant(f"alpha{step}", alpha)]
+            elif opcode == "LEAKY_RELU":
+                options = {"alpha": 0.2}
+            out = tensor(f"t{step}", dims)
+            g.add_operator(opcode, inputs, [out], options=options)
+            current = out
+        return [x], [current]
+
+    return _model(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "depthwise_7x7_float": lambda: _depthwise(size=14, channels=24, kernel=(7, 7)),
     "depthwise_7x7_int8": lambda: _depthwise(size=14, channels=40, kernel=(7, 7), int8=True),
@@ -292,4 +332,26 @@ CASES: dict[str, Callable[[], bytes]] = {
     "batch_matmul_hybrid_dynamic_b": lambda: _batch_matmul(
         a=[2, 5, 12], b=[2, 12, 6], constant_b=False, seed=8
     ),
+    "chain_float": lambda: _chain(
+        (
+            "RELU",
+            "LEAKY_RELU",
+            "DEPTH_TO_SPACE",
+            "PRELU",
+            "SPACE_TO_DEPTH",
+            "RESIZE_BILINEAR",
+            "RELU",
+        ),
+        [1, 6, 5, 8],
+    ),
+    "chain_int8": lambda: _chain(
+        ("LEAKY_RELU", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR", "LEAKY_RELU"),
+        [1, 4, 6, 12],
+        int8=True,
+    ),
+    "leaky_relu_float": lambda: _chain(("RELU", "LEAKY_RELU", "RELU"), [1, 5, 7, 3]),
+    "prelu_float": lambda: _chain(("RELU", "PRELU", "RELU"), [2, 3, 4, 5], seed=1),
+    "depth_to_space_float": lambda: _chain(("RELU", "DEPTH_TO_SPACE", "RELU"), [1, 3, 3, 16]),
+    "space_to_depth_float": lambda: _chain(("RELU", "SPACE_TO_DEPTH", "RELU"), [1, 6, 4, 3]),
+    "resize_bilinear_float": lambda: _chain(("RELU", "RESIZE_BILINEAR", "RELU"), [1, 4, 5, 6]),
 }

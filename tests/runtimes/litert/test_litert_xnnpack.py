@@ -36,15 +36,9 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 UNMODELLED: dict[str, str] = {}  # none now: TRANSPOSE_CONV and 8-bit BATCH_MATMUL are modelled
 
 
-# Workspaces that are bounds, and why: the dynamically quantized input of a hybrid fully
-# connected operator is placed at its node; on ToyCar the wheel's plan is 128 B smaller
-# (its placement of that qdint8 value is not replayed; the hybrid case's is exact).
-WORKSPACE_BOUNDS = {
-    "mlperf_tiny__model_ToyCar_quant.tflite": "hybrid FC qdint8 placement (128 B over)",
-    # Its 1×1 hybrid convolutions run as GEMMs whose quantized input XNNPACK places partly in
-    # their float input's memory: not replayed, 11% over the workspace, 2.7% over the heap.
-    "mlperf_tiny__kws_ref_model_float32.tflite": "hybrid 1x1 conv qdint8 placement",
-}
+# Workspaces that are bounds, and why (none now: a hybrid GEMM's quantized input is packed
+# inline, in its operator workspace, which makes ToyCar's and kws_ref_model_float32's exact).
+WORKSPACE_BOUNDS: dict[str, str] = {}
 
 
 # Models whose dead-node clean-up cascades (xnn_subgraph_clean_up: single-output producers go

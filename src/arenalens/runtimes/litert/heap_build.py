@@ -40,8 +40,10 @@ the kernels (sizes: this wheel's x86-64 build, `sizeof(struct xnn_value)` = 224,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import glibc, xnnpack_objects, xnnpack_packing
+from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnpack_packing
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.xnnpack_workspace import dynamically_quantized, hybrid_batch_matmul
@@ -301,3 +303,45 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             scratch = fingerprint_bytes(subgraph, operator)
             largest = max(largest, before - later + held + shared - pending + scratch)
     return largest
+
+
+# What allocate_tensors() makes after the delegate's last kernel Init (heap parts).
+LATE_PARTS = (
+    "arenas",
+    "planner and kernel setup",
+    "XNNPACK indirection buffers",
+    "XNNPACK workspace",
+)
+# The bound's late parts (what the bound took as made after the subgraph is freed).
+_BOUND_LATE_PARTS = ("arenas", "XNNPACK indirection buffers", "XNNPACK workspace")
+
+
+def build_moment_bytes(
+    model: Model,
+    setup: Mapping[str, int],
+    replayed: xnnpack_objects.DelegateObjects | None,
+    exact: bool,
+    isa: IsaProfile,
+    *,
+    delegate_bytes: int,
+) -> int:
+    """The heap at the delegate's build moment, from the after-setup parts (`setup`: name →
+    bytes): replayed on the host ISA where every object and late part is (`exact`); else
+    the old bound (the largest subset's subgraph, the per-object bound's room over the
+    replay); other ISAs pack and fingerprint to other tiles, measured under qemu-user
+    against the bound: the larger of the two. A transposed convolution's fingerprint
+    (heap_xnnpack.fingerprint_transient) is added in place of its packing."""
+    after_setup = sum(setup.values())
+    late = sum(setup.get(name, 0) for name in LATE_PARTS)
+    bound = delegate_bytes + sum(
+        heap_xnnpack.objects_bound(subgraph, heap_xnnpack.partition(subgraph, model))
+        for subgraph in model.subgraphs
+    )
+    room = max(bound - replayed.total, 0) if replayed is not None else 0
+    deconvolution = heap_xnnpack.fingerprint_transient(model, isa.xnnpack)
+    early = after_setup - sum(setup.get(name, 0) for name in _BOUND_LATE_PARTS)
+    bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
+    if not exact:
+        return bounded
+    replay = build_moment(model, after_setup, late, isa) + deconvolution
+    return replay if isa.is_host else max(replay, bounded)

@@ -285,21 +285,55 @@ def batch_matmul_packed_request(
     return round_up(batch_matmul_b_bytes(subgraph, operator, tiles), XNN_ALLOCATION_ALIGNMENT)
 
 
-# A hybrid BATCH_MATMUL with a constant B packs its quantized A inline (XNNPACK's
-# optimize_packed_lhs folds the delegate's convert node into it): each packed row is the row's
-# quantization parameters (8 B) and its K quantized values to the GEMM's depth tile, rows to
-# the packing's 16 (xnn_pack_lh_fx_qd8_packed_size). One thread packs one tile of rows at a
-# time unless A is broadcast over B's batches or a row of the GEMM would not stay in cache:
-# then all of A is packed first. The cache is taken as 256 KiB of L2 (no x86-64 core of the
-# last decade has less; a larger one only inlines more, which needs less).
+# A hybrid GEMM (a FULLY_CONNECTED, a 1×1 CONV_2D XNNPACK runs as one, a BATCH_MATMUL with a
+# constant B) packs its quantized input inline: XNNPACK's optimize_packed_lhs folds the
+# delegate's convert node into it, so no qdint8 value is planned; the operator's workspace
+# holds packed rows, each the row's quantization parameters (8 B) and its K quantized values
+# to the GEMM's depth tile (xnn_pack_lh_fx_qd8_packed_size), rows to the packing's tile (16
+# here; 1 when the GEMM has a single row). One thread packs one tile of rows at a time unless
+# A is broadcast over B's batches or a row of the GEMM would not stay in cache: then all of A
+# is packed first. The cache is taken as 256 KiB of L2 (no x86-64 core of the last decade has
+# less; a larger one only inlines more, which needs less).
 HYBRID_LHS_ROWS = 16
 QD8_ROW_PARAMS_BYTES = 8
 LHS_CACHE_BYTES = 256 * 1024
 CACHE_LINE_BYTES = 64
 
 
+def hybrid_lhs_bytes(
+    rows: int,
+    depth: int,
+    columns: int,
+    *,
+    batches: int = 0,
+    broadcast: bool = False,
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
+) -> int:
+    """The workspace a hybrid GEMM of `rows` × `depth` by `depth` × `columns` (over `batches`
+    of A: a BATCH_MATMUL's) packs its quantized A into; `broadcast`: A is reused over B's
+    batches. Inline, each of the `threads` packs its own tile of rows; all of A is packed
+    first when the threads' tiles outnumber what they split (a fully connected operator's
+    rows, a BATCH_MATMUL's batches)."""
+    gemm = _batch_matmul_gemm("qd8", tiles)
+    row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, gemm.kr)
+    tile = 1 if rows == 1 else HYBRID_LHS_ROWS
+    shared = rows if batches == 0 else batches
+    tile_rows = min(HYBRID_LHS_ROWS, rows)
+    column_bytes = round_up(depth, gemm.kr) + _COLUMN_EXTRA_BYTES["qd8"]
+    lines = (
+        -(-tile_rows * row_bytes // CACHE_LINE_BYTES)
+        + -(-columns * column_bytes // CACHE_LINE_BYTES)
+        + tile_rows * -(-columns * 4 // CACHE_LINE_BYTES)
+    )
+    spread = threads * tile > round_up(shared, tile)
+    if not broadcast and not spread and lines * CACHE_LINE_BYTES <= LHS_CACHE_BYTES:
+        return threads * tile * row_bytes
+    return max(batches, 1) * round_up(rows, tile) * row_bytes
+
+
 def batch_matmul_lhs_bytes(
-    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
 ) -> int:
     """The operator workspace a hybrid BATCH_MATMUL with a constant B packs A into (0 for any
     other BATCH_MATMUL)."""
@@ -313,26 +347,22 @@ def batch_matmul_lhs_bytes(
     if shape is None or len(a.shape) < 2:
         return 0
     batches_b, depth, columns = shape
-    rows = a.shape[-2]
     batches_a = 1
     for dim in a.shape[:-2]:
         batches_a *= dim
-    gemm = _batch_matmul_gemm("qd8", tiles)
-    row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, gemm.kr)
-    inline = HYBRID_LHS_ROWS * row_bytes
-    tile_rows = min(HYBRID_LHS_ROWS, rows)
-    lines = (
-        -(-tile_rows * row_bytes // CACHE_LINE_BYTES)
-        + -(-columns * (round_up(depth, gemm.kr) + _COLUMN_EXTRA_BYTES["qd8"]) // CACHE_LINE_BYTES)
-        + tile_rows * -(-columns * 4 // CACHE_LINE_BYTES)
+    return hybrid_lhs_bytes(
+        a.shape[-2],
+        depth,
+        columns,
+        batches=batches_a,
+        broadcast=batches_a < batches_b,
+        threads=threads,
+        tiles=tiles,
     )
-    if batches_a >= batches_b and lines * CACHE_LINE_BYTES <= LHS_CACHE_BYTES:
-        return inline
-    return batches_a * round_up(rows, HYBRID_LHS_ROWS) * row_bytes
 
 
 def batch_matmul_workspace(
-    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
 ) -> int:
     """A BATCH_MATMUL's operator workspace (xnn_reshape_batch_matrix_multiply's
     workspace_size): a B computed at run time is packed into it at each run; a hybrid one with
@@ -341,7 +371,7 @@ def batch_matmul_workspace(
     if b < 0:
         return 0
     if subgraph.tensors[b].has_data:
-        return batch_matmul_lhs_bytes(subgraph, operator, tiles)
+        return batch_matmul_lhs_bytes(subgraph, operator, tiles, threads)
     return batch_matmul_b_bytes(subgraph, operator, tiles)
 
 

@@ -36,6 +36,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
     batch_matmul_workspace,
+    hybrid_lhs_bytes,
     round_up,
 )
 
@@ -83,6 +84,25 @@ def hybrid_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool:
     )
 
 
+def hybrid_gemm(subgraph: Subgraph, operator: Operator) -> bool:
+    """A hybrid FULLY_CONNECTED, or a hybrid 1×1 CONV_2D XNNPACK runs as a GEMM: its
+    quantized input is packed inline (xnnpack_packing.hybrid_lhs_bytes)."""
+    return dynamically_quantized(subgraph, operator) and (
+        operator.opcode == "FULLY_CONNECTED"
+        or (operator.opcode == "CONV_2D" and _pointwise(operator, subgraph))
+    )
+
+
+def hybrid_gemm_workspace(subgraph: Subgraph, operator: Operator, threads: int = 1) -> int:
+    """The operator workspace of a hybrid GEMM: its rows (the input's pixels or batch rows) by
+    its depth (the weights' last dimension), packed inline."""
+    data, weights = subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
+    depth = weights.shape[-1] if weights.shape else 1
+    rows = data.element_count // max(depth, 1)
+    columns = weights.shape[0] if weights.shape else 1
+    return hybrid_lhs_bytes(rows, depth, columns, threads=threads)
+
+
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
     """A 1×1 unit-stride convolution without padding, which XNNPACK runs as a GEMM."""
     weights = subgraph.tensors[operator.inputs[1]]
@@ -116,7 +136,7 @@ def value_bytes(tensor: Tensor) -> int:
 
 
 def workspace_request(
-    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
+    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None, threads: int = 1
 ) -> int:
     """Bytes of the workspace the runtimes of one subgraph ask for (0: no internal values).
 
@@ -129,7 +149,7 @@ def workspace_request(
             continue
         boundary = set(subset.inputs) | set(subset.outputs)
         nodes = _nodes(subgraph, subset.operators, boundary, model)
-        planned = _plan_nodes(subgraph, nodes, boundary)
+        planned = _plan_nodes(subgraph, nodes, boundary, threads)
         if planned:
             largest = max(largest, planned + 2 * XNN_EXTRA_BYTES)
     return largest
@@ -139,7 +159,7 @@ _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clam
 _UNARY = frozenset(
     (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
 ) - set(_CLAMPS)
-_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED))
+_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED, "PRELU"))  # PRELU: xnn_binary_prelu
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
 _CLAMPING = (
@@ -185,21 +205,14 @@ def _nodes(
             inputs = [fresh, *inputs[1:]]
             fresh += 1
         sizes: dict[int, int] = {}
-        if dynamically_quantized(subgraph, operator):
+        if dynamically_quantized(subgraph, operator) and not hybrid_gemm(subgraph, operator):
             # The delegate's dynamically quantized input (qdint8, its per-row parameters and
-            # row sums): a GEMM (fully connected, 1×1 convolution) quantizes into it at its
-            # node; a spatial or transposed convolution's comes from a convert node before it.
-            non_batch = 1 if operator.opcode == "FULLY_CONNECTED" else 3
+            # row sums) of a spatial or transposed convolution comes from a convert node
+            # before it; a GEMM's is packed inline, in its operator workspace (_plan_nodes).
             data = operator.inputs[2 if operator.opcode == "TRANSPOSE_CONV" else 0]
-            quantized = dynamic_quantized_bytes(subgraph.tensors[data], non_batch)
-            if operator.opcode == "TRANSPOSE_CONV" or (
-                operator.opcode == "CONV_2D" and not _pointwise(operator, subgraph)
-            ):
-                nodes.append(_Node("convert", inputs[:1], [fresh], index, {fresh: quantized}))
-                inputs = [fresh, *inputs[1:]]
-            else:
-                sizes[fresh] = quantized
-                inputs = [*inputs[:1], fresh, *inputs[1:]]
+            quantized = dynamic_quantized_bytes(subgraph.tensors[data], 3)
+            nodes.append(_Node("convert", inputs[:1], [fresh], index, {fresh: quantized}))
+            inputs = [fresh, *inputs[1:]]
             fresh += 1
         if hybrid_batch_matmul(subgraph, operator) and not subgraph.tensors[inputs[1]].has_data:
             # With a B computed at run time, A's qdint8 value (its per-row parameters and row
@@ -309,7 +322,9 @@ def _consumers(nodes: Sequence[_Node], boundary: set[int]) -> dict[int, int]:
     return counts
 
 
-def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) -> int:
+def _plan_nodes(
+    subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int], threads: int = 1
+) -> int:
     consumers = _consumers(nodes, boundary)
     raw: dict[int, int] = {}
     first: dict[int, int] = {}
@@ -371,11 +386,16 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
     ]
     # Operators' own workspaces (xnn_add_operator_workspace_allocation_tracker), live at their
     # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time,
-    # or a hybrid one with a constant B its quantized A.
+    # a hybrid GEMM (and a hybrid BATCH_MATMUL with a constant B) its quantized input.
     for position, node in enumerate(nodes):
+        operator = subgraph.operators[node.operator]
+        size = 0
+        if node.kind == operator.opcode and hybrid_gemm(subgraph, operator):
+            size = hybrid_gemm_workspace(subgraph, operator, threads)
+        if size:
+            records.append((_rounded(size), position, position))
         if node.kind == "BATCH_MATMUL":
-            operator = subgraph.operators[node.operator]
-            size = batch_matmul_workspace(subgraph, operator)
+            size = batch_matmul_workspace(subgraph, operator, threads=threads)
             if size:
                 rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
                 records.append((rounded, position, position))
