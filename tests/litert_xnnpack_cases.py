@@ -6,6 +6,7 @@ litert_xnnpack_parts.json) and checked by tests/runtimes/litert/test_litert_xnnp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -218,6 +219,46 @@ def _batch_matmul(
     return _model(build)
 
 
+def _chain(steps: tuple[str, ...], shape: list[int], *, int8: bool = False, seed: int = 0) -> bytes:
+    """A chain of reshaping and element-wise operators (LEAKY_RELU, PRELU, DEPTH_TO_SPACE,
+    SPACE_TO_DEPTH, RESIZE_BILINEAR, RELU) from one input, each output the next one's input."""
+    random = _random(seed)
+    spec = quantization(0.05, 1)
+
+    def build(g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        def tensor(name: str, dims: list[int]) -> int:
+            if int8:
+                return g.add_tensor(name, dims, "INT8", quantization=spec)
+            return g.add_tensor(name, dims)
+
+        dims = list(shape)
+        x = tensor("x", dims)
+        current = x
+        for step, opcode in enumerate(steps):
+            inputs: list[int] = [current]
+            options: dict[str, float | int] = {}
+            n, h, w, c = dims
+            if opcode == "DEPTH_TO_SPACE":
+                dims, options = [n, h * 2, w * 2, c // 4], {"block_size": 2}
+            elif opcode == "SPACE_TO_DEPTH":
+                dims, options = [n, h // 2, w // 2, c * 4], {"block_size": 2}
+            elif opcode == "RESIZE_BILINEAR":
+                dims = [n, h * 2 - 1, w + 3, c]
+                size = g.add_constant(f"size{step}", np.array(dims[1:3], dtype=np.int32))
+                inputs = [current, size]
+            elif opcode == "PRELU":
+                alpha = random.uniform(0.05, 0.3, (1, 1, c)).astype(np.float32)
+                inputs = [current, g.add_constant(f"alpha{step}", alpha)]
+            elif opcode == "LEAKY_RELU":
+                options = {"alpha": 0.2}
+            out = tensor(f"t{step}", dims)
+            g.add_operator(opcode, inputs, [out], options=options)
+            current = out
+        return [x], [current]
+
+    return _model(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "depthwise_7x7_float": lambda: _depthwise(size=14, channels=24, kernel=(7, 7)),
     "depthwise_7x7_int8": lambda: _depthwise(size=14, channels=40, kernel=(7, 7), int8=True),
@@ -292,4 +333,98 @@ CASES: dict[str, Callable[[], bytes]] = {
     "batch_matmul_hybrid_dynamic_b": lambda: _batch_matmul(
         a=[2, 5, 12], b=[2, 12, 6], constant_b=False, seed=8
     ),
+    "chain_float": lambda: _chain(
+        (
+            "RELU",
+            "LEAKY_RELU",
+            "DEPTH_TO_SPACE",
+            "PRELU",
+            "SPACE_TO_DEPTH",
+            "RESIZE_BILINEAR",
+            "RELU",
+        ),
+        [1, 6, 5, 8],
+    ),
+    "chain_int8": lambda: _chain(
+        ("LEAKY_RELU", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR", "LEAKY_RELU"),
+        [1, 4, 6, 12],
+        int8=True,
+    ),
+    "leaky_relu_float": lambda: _chain(("RELU", "LEAKY_RELU", "RELU"), [1, 5, 7, 3]),
+    "prelu_float": lambda: _chain(("RELU", "PRELU", "RELU"), [2, 3, 4, 5], seed=1),
+    "depth_to_space_float": lambda: _chain(("RELU", "DEPTH_TO_SPACE", "RELU"), [1, 3, 3, 16]),
+    "space_to_depth_float": lambda: _chain(("RELU", "SPACE_TO_DEPTH", "RELU"), [1, 6, 4, 3]),
+    "resize_bilinear_float": lambda: _chain(("RELU", "RESIZE_BILINEAR", "RELU"), [1, 4, 5, 6]),
+}
+
+
+def _held_out(seed: int) -> bytes:
+    """A model for the rules above drawn at random (session 5's held-out set, measured only
+    after the rules were written): a TRANSPOSE_CONV, a BATCH_MATMUL or a chain of the
+    reshaping / element-wise operators, of random kind and sizes."""
+    rng = np.random.default_rng(5000 + seed)
+
+    def pick(*values: object) -> object:
+        return values[int(rng.integers(len(values)))]
+
+    family = int(rng.integers(3))
+    if family == 0:
+        kernel = int(rng.integers(1, 6))
+        padding = str(pick("SAME", "VALID"))
+        stride = int(rng.integers(1, kernel + 1)) if padding == "SAME" else int(rng.integers(1, 4))
+        return _transpose_conv(
+            size=(int(rng.integers(2, 8)), int(rng.integers(2, 8))),
+            channels=int(rng.integers(1, 25)),
+            out_channels=int(rng.integers(1, 71)),
+            kernel=(kernel, kernel),
+            stride=(stride, stride),
+            padding=padding,
+            kind=str(pick("float", "int8", "hybrid")),
+            bias=bool(rng.integers(2)),
+            before=bool(rng.integers(2)),
+            batch=int(rng.integers(3) == 2) + 1,
+            seed=seed,
+        )
+    if family == 1:
+        kind = str(pick("hybrid", "int8"))
+        depth, columns, rows = (int(rng.integers(1, n)) for n in (49, 41, 21))
+        adj_y = bool(rng.integers(2))
+        batch = [int(rng.integers(1, 4))] if rng.integers(2) else []
+        b_batch = batch if rng.integers(2) else []
+        b = [*b_batch, columns, depth] if adj_y else [*b_batch, depth, columns]
+        return _batch_matmul(
+            a=[*batch, rows, depth] if batch else [1, rows, depth],
+            b=b,
+            kind=kind,
+            constant_b=bool(rng.integers(4)),
+            adj_y=adj_y,
+            per_channel=kind == "hybrid" and not b_batch and bool(rng.integers(2)),
+            before=bool(rng.integers(2)),
+            after=kind == "hybrid" and bool(rng.integers(2)),
+            seed=seed,
+        )
+    height, width, channels = (2 * int(rng.integers(1, 5)), 2 * int(rng.integers(1, 5)), 4)
+    channels *= int(rng.integers(1, 5))
+    shape = [1, height, width, channels]
+    int8 = bool(rng.integers(2))
+    steps: list[str] = []
+    for _ in range(int(rng.integers(3, 7))):
+        options = ["LEAKY_RELU", "RESIZE_BILINEAR"] + ([] if int8 else ["RELU", "PRELU"])
+        if channels % 4 == 0:
+            options.append("DEPTH_TO_SPACE")
+        if height % 2 == 0 and width % 2 == 0:
+            options.append("SPACE_TO_DEPTH")
+        step = str(options[int(rng.integers(len(options)))])
+        if step == "DEPTH_TO_SPACE":
+            height, width, channels = height * 2, width * 2, channels // 4
+        elif step == "SPACE_TO_DEPTH":
+            height, width, channels = height // 2, width // 2, channels * 4
+        elif step == "RESIZE_BILINEAR":
+            height, width = height * 2 - 1, width + 3
+        steps.append(step)
+    return _chain(tuple(steps), shape, int8=int8, seed=seed)
+
+
+HELD_OUT5: dict[str, Callable[[], bytes]] = {
+    f"rules_{seed}": functools.partial(_held_out, seed) for seed in range(24)
 }

@@ -18,7 +18,8 @@ the packed weights and the workspace, from LiteRT's and XNNPACK's sources
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -126,6 +127,9 @@ _TAKES: dict[str, tuple[str, ...]] = {
         _FLOAT_OR_QUANTIZED,
     ),
     "ELU": ("FLOAT32", "INT8"),
+    "PRELU": _FLOAT,
+    **dict.fromkeys(("LEAKY_RELU", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"), _FLOAT_OR_QUANTIZED),
+    "RESIZE_BILINEAR": _FLOAT_OR_QUANTIZED,
     "DEQUANTIZE": _QUANTIZED,
     "QUANTIZE": _FLOAT_OR_QUANTIZED,
 }
@@ -133,7 +137,10 @@ _TAKES: dict[str, tuple[str, ...]] = {
 # Inputs past the data that must be constant for the delegate to take the operator
 # (CheckTensorStaticAllocation / quasi-static tensors): their positions.
 _STATIC_INPUTS: dict[str, tuple[int, ...]] = {
-    **dict.fromkeys(("PAD", "TRANSPOSE", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"), (1,)),
+    **dict.fromkeys(
+        ("PAD", "TRANSPOSE", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "PRELU", "RESIZE_BILINEAR"),
+        (1,),
+    ),
     "SLICE": (1, 2),
     "EXPAND_DIMS": (1,),
     "SPLIT": (0,),
@@ -177,6 +184,10 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return False
     if operator.opcode == "STRIDED_SLICE":
         return _takes_strided_slice(subgraph, operator, model)
+    if operator.opcode in _RESHAPING_CHECKS and not _RESHAPING_CHECKS[operator.opcode](
+        subgraph, operator
+    ):
+        return False
     if operator.opcode == "SPLIT" and int(operator.options.get("num_splits", 0) or 0) < 2:
         # XNNPACK's even split has two or more outputs: the wheel leaves a one-way SPLIT to
         # the builtin kernel (measured on a generated graph, fresh_dag_3).
@@ -274,6 +285,61 @@ def _takes_strided_slice(
 
 
 _SLICE_MASKS = ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _block_size(operator: Operator) -> int:
+    return int(operator.options.get("block_size", 0) or 0)
+
+
+def _takes_space_to_depth(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitSpaceToDepthNode: a block over 1 dividing the input's height and width."""
+    block = _block_size(operator)
+    data = subgraph.tensors[operator.inputs[0]] if operator.inputs else None
+    if block <= 1 or data is None or len(data.shape) != 4:
+        return False
+    return data.shape[1] % block == 0 and data.shape[2] % block == 0
+
+
+def _takes_resize_bilinear(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitResizeBilinearNode: rank-4 data and output, a constant int32 size of 2."""
+    if len(operator.inputs) != 2 or not operator.outputs or min(operator.inputs) < 0:
+        return False
+    data, size = (subgraph.tensors[index] for index in operator.inputs)
+    output = subgraph.tensors[operator.outputs[0]]
+    return (
+        len(data.shape) == 4
+        and len(output.shape) == 4
+        and size.dtype.name == "INT32"
+        and size.shape == (2,)
+        and all(dim > 0 for dim in output.shape)
+    )
+
+
+def _takes_leaky_relu(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitUnaryNode's LEAKY_RELU: a normal, non-zero alpha; 8-bit, input-to-output scales
+    of 1/256 to 128, times alpha at least 1/256 and at most 128 in size."""
+    alpha = float(operator.options.get("alpha", 0.0) or 0.0)
+    if not math.isfinite(alpha) or abs(alpha) < _SMALLEST_NORMAL:
+        return False
+    data = subgraph.tensors[operator.inputs[0]]
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else data
+    scales = [t.quantization.scale if t.quantization is not None else None for t in (data, output)]
+    if data.dtype.name == "FLOAT32" or any(not scale for scale in scales):
+        return True
+    positive = float(scales[0] or 0.0) / float(scales[1] or 1.0)
+    negative = positive * alpha
+    return (
+        1 / 256 <= positive <= 128 and abs(negative) >= 1 / 256 and -127.99609375 <= negative <= 128
+    )
+
+
+_SMALLEST_NORMAL = 1.1754943508222875e-38  # float32's: std::isnormal
+_RESHAPING_CHECKS: dict[str, Callable[[Subgraph, Operator], bool]] = {
+    "DEPTH_TO_SPACE": lambda subgraph, operator: _block_size(operator) > 1,
+    "SPACE_TO_DEPTH": _takes_space_to_depth,
+    "RESIZE_BILINEAR": _takes_resize_bilinear,
+    "LEAKY_RELU": _takes_leaky_relu,
+}
 # The fused activations XNNPACK turns into an output range (ConvertActivationToOutputRange):
 # NONE, RELU, RELU_N1_TO_1 and RELU6; TANH and SIGN_BIT leave the operator to the builtins.
 CLAMP_ACTIVATIONS = (0, 1, 2, 3, None, "NONE", "RELU", "RELU_N1_TO_1", "RELU6")

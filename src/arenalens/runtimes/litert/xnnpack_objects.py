@@ -118,6 +118,10 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "slice": ((), (COMPUTE_BYTES,)),
     # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
     "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
+    # create_depth_to_space_nhwc / create_space_to_depth_nhwc: one compute invocation.
+    "shuffle": ((), (COMPUTE_BYTES,)),
+    # xnn_create_resize_bilinear2d_nhwc: 2 compute invocations and its convolution state.
+    "resize": ((), (2 * COMPUTE_BYTES, CONVOLUTION_OPERATOR_BYTES)),
 }
 _KIND_OF = {
     "MAX_POOL_2D": "pooling",
@@ -130,8 +134,11 @@ _KIND_OF = {
     "STRIDED_SLICE": "slice",
     "TRANSPOSE": "slice",
     "convert": "unary",  # create_convert_nc_qx8: a hybrid convolution's input quantizer
+    "DEPTH_TO_SPACE": "shuffle",
+    "SPACE_TO_DEPTH": "shuffle",
+    "RESIZE_BILINEAR": "resize",
 }
-# Other kinds (concatenation, split, resize, depth/space...): the largest operator's blocks
+# Other kinds (concatenation, split, variables, composites...): the largest operator's blocks
 # for each of their inputs and outputs, an upper bound.
 _UNKNOWN_OPERATOR = (
     aligned_block(OPERATOR_BYTES)
@@ -142,7 +149,7 @@ _UNKNOWN_OPERATOR = (
 )
 _COPIES = ("CONCATENATION", "SPLIT")
 _QUANTIZED = ("INT8", "UINT8")
-_NO_LUT = ("QUANTIZE", "DEQUANTIZE")
+_NO_LUT = ("QUANTIZE", "DEQUANTIZE", "LEAKY_RELU")  # 8-bit LEAKY_RELU: its own kernel
 # Operators whose first input is their only value (delegate: Subgraph::Create).
 _FIRST_INPUT_ONLY = frozenset(
     {
@@ -486,7 +493,23 @@ def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
             total += _average_pooling_reshape(subgraph, operator)
         elif _KIND_OF.get(node.kind, node.kind) == "reduce":
             total += _reduce_reshape(model, subgraph, operator)
+        elif node.kind == "RESIZE_BILINEAR":
+            total += _resize_reshape(subgraph, operator)
+        elif node.kind == "TRANSPOSE_CONV" and dynamically_quantized(subgraph, operator):
+            total += glibc.usable(QD8_RESHAPE_BYTES)
     return total
+
+
+def _resize_reshape(subgraph: Subgraph, operator: Operator) -> int:
+    """xnn_reshape_resize_bilinear2d_nhwc: an indirection buffer of four pointers per output
+    pixel (malloc'd) and the interpolation weights, two per output pixel (float; int16 for
+    8-bit data), one aligned block."""
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
+    if output is None or len(output.shape) != 4:
+        return 0
+    pixels = output.shape[1] * output.shape[2]
+    weight = 4 if output.dtype.name == "FLOAT32" else 2
+    return glibc.usable(4 * POINTER_BYTES * pixels) + aligned_block(2 * weight * pixels)
 
 
 def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
@@ -544,6 +567,8 @@ def _node_bytes(
         total += _average_pooling_reshape(subgraph, operator)
     if kind == "reduce":
         total += _reduce_reshape(model, subgraph, operator)
+    if kind == "resize":
+        total += _resize_reshape(subgraph, operator)
     return total
 
 
