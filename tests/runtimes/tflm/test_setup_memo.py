@@ -91,6 +91,9 @@ def test_a_rule_that_reads_the_model_is_not_remembered() -> None:
     reads = {
         "buffers": lambda view: len(view.model.buffers),
         "another tensor": lambda view: view.subgraph.tensors[outside].name,
+        "the last tensor": lambda view: view.subgraph.tensors[-1].name,
+        "the tensor count": lambda view: len(view.subgraph.tensors),
+        "every tensor": lambda view: [t.name for t in view.subgraph.tensors],
         "index": lambda view: view.operator.index,
         "position": lambda view: view.operator.position_in_file,
         "subgraph": lambda view: view.subgraph.index,
@@ -110,6 +113,13 @@ def test_a_rule_that_reads_the_model_is_not_remembered() -> None:
         # The watched run and the plain one, then only plain runs: never recalled.
         assert len(runs) == 4, what
         assert len(set(runs)) == 1, what  # every view answered as the real objects do
+    # What the key holds is read through the views without a note, as the real objects give it.
+    watch = setup_memo._Watch()
+    view = setup_memo._watched(context, watch)
+    assert view.operator.inputs == operator.inputs and view.operator.options == operator.options
+    assert view.operator.is_custom == operator.is_custom and view.opcode == operator.opcode
+    assert [view.input(i) for i in range(3)] == [context.input(i) for i in range(3)]
+    assert view.output(0) is context.output(0) and not watch.beyond
 
 
 def test_pad_reads_its_paddings_and_is_never_remembered() -> None:

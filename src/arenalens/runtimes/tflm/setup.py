@@ -22,6 +22,7 @@ from typing import NamedTuple
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model, Tensor
+from arenalens.memo import forgettable
 from arenalens.planning.problem import align_up
 from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
@@ -358,6 +359,7 @@ _REMEMBERED_STEPS: dict[
     tuple[tuple[object, object, object], _OperatorSteps, bool],
 ] = {}
 _REMEMBERED_CAPACITY = 16384
+forgettable(_REMEMBERED_STEPS.clear)
 
 
 def _operator_steps(writing: _Writing, setup: OperatorSetup) -> _OperatorSteps:
@@ -372,11 +374,13 @@ def _operator_steps(writing: _Writing, setup: OperatorSetup) -> _OperatorSteps:
         if init is setup.init and prepare is setup.prepare and layout is writing.layout:
             writing.hazards |= found[2]
             return found[1]
-    # Its own temp structs and hazard flag: what it keeps must not depend on other operators.
-    own = _Writing(writing.layout)
-    written = _written_steps(own, setup, label)
-    writing.hazards |= own.hazards
-    _REMEMBERED_STEPS[key] = ((setup.init, setup.prepare, writing.layout), written, own.hazards)
+    # Its own hazard flag; the temp structs it shares with the sequence's are equal wherever
+    # they were made (the same tensor costs the same temp bytes).
+    earlier, writing.hazards = writing.hazards, False
+    written = _written_steps(writing, setup, label)
+    hazards = writing.hazards
+    writing.hazards |= earlier
+    _REMEMBERED_STEPS[key] = ((setup.init, setup.prepare, writing.layout), written, hazards)
     while len(_REMEMBERED_STEPS) > _REMEMBERED_CAPACITY:
         del _REMEMBERED_STEPS[next(iter(_REMEMBERED_STEPS))]
     return written
