@@ -20,8 +20,11 @@ BUILDS = ("host", "cortex-m55/cmsis-nn", "esp32s3/esp-nn")
 
 
 @pytest.fixture(autouse=True)
-def _fresh_memo() -> Iterator[None]:
+def _fresh_memo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An empty memo that never rests (`_Gate`: these tests are about what it answers)."""
     setup_memo.clear()
+    monkeypatch.setattr(setup_memo._Gate, "count", lambda gate, found: None)
+    monkeypatch.setattr(setup_memo, "_gate", setup_memo._Gate())
     yield
     setup_memo.clear()
 
@@ -131,3 +134,32 @@ def test_pad_reads_its_paddings_and_is_never_remembered() -> None:
         assert _setups(case.model(), build) == _setups(case.model(), build)
     table = setup_memo._table(build)
     assert "PAD" in table.reads_beyond
+
+
+def test_the_memo_rests_while_operators_do_not_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window of operators almost never found sends the next ones straight to their rules;
+    then a window is tried again, and one where operators repeat keeps the memo on."""
+    monkeypatch.undo()  # the real gate
+    gate = setup_memo._Gate()
+    for found in [True] * 7 + [False] * 57:  # 7 of 64 found: under one in 8
+        gate.count(found)
+    assert gate.resting == setup_memo._Gate.RESTING
+    gate = setup_memo._Gate()
+    for found in [True] * 8 + [False] * 56:
+        gate.count(found)
+    assert gate.resting == 0
+    monkeypatch.setattr(setup_memo, "_gate", gate)
+    gate.resting = 2
+    model = _fresh(example_bytes("kws_ds_cnn"))
+    subgraph = model.subgraphs[0]
+    context = base.KernelContext(model, subgraph, subgraph.operators[0], as_build("host"))
+    runs: list[int] = []
+
+    def counted(view: base.KernelContext) -> setup_memo.KernelEvents:
+        runs.append(1)
+        return kernel_setups.kernel_events(view)
+
+    for _ in range(4):
+        setup_memo.recalled(context, counted)
+    # Two plain runs while resting, then a watched one that is remembered, then found.
+    assert len(runs) == 3 and gate.resting == 0
