@@ -46,7 +46,11 @@ from arenalens.ir import Model, Operator, Subgraph
 from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnpack_packing
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
-from arenalens.runtimes.litert.xnnpack_workspace import dynamically_quantized, hybrid_batch_matmul
+from arenalens.runtimes.litert.xnnpack_workspace import (
+    _nodes,
+    dynamically_quantized,
+    hybrid_batch_matmul,
+)
 
 VALUE_BYTES = 224  # struct xnn_value
 NODE_BYTES = 232  # struct xnn_node
@@ -60,6 +64,7 @@ CALL_BYTES = 4 * 24
 # once the lazy delegate is applied.
 DELEGATE_CREATORS_BYTES = 40
 ALIGNED_SLACK_BYTES = 32
+ALIGNED_BLOCKS_PER_NODE = 2
 _GEMMS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
 
 
@@ -250,6 +255,15 @@ def scale_scratch(subgraph: Subgraph, operator: Operator) -> int:
     return xnnpack_packing.aligned_block(4 * convolution.group_output_channels)
 
 
+def _leading_node(subgraph: Subgraph, operator: Operator) -> int:
+    """The objects of the node the delegate defines before an operator's own."""
+    if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
+        return xnnpack_objects._operator_blocks("copy")
+    if operator.opcode == "CONV_2D" and dynamically_quantized(subgraph, operator):
+        return xnnpack_objects._operator_blocks("unary")
+    return 0
+
+
 def _created_from(
     subgraph: Subgraph, subset: NodeSubset, position: int, model: Model, isa: IsaProfile
 ) -> int:
@@ -285,12 +299,25 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     inits = [kernel_init_bytes(subgraph, subset, model, isa) for subset in kernels]
     largest = 0
     fingerprinted: set[tuple[str, str, int]] = set()
+    aligned_blocks = 0
     for position, subset in enumerate(kernels):
         later = sum(inits[position + 1 :])
+        # Only operators that survive XNNPACK's clean-up and fusions are created.
+        boundary = set(subset.inputs) | set(subset.outputs)
+        nodes = _nodes(subgraph, subset.operators, boundary, model)
+        created = {node.operator for node in nodes}
+        # glibc may hand each 64-aligned block (an operator's object and packing, two per
+        # node) up to 32 B more, by what was freed before it. The placement allowance of the
+        # setup figure covers the blocks that stay; a fingerprint's moment, in the middle of
+        # the runtime's creation, counts them for the nodes made so far.
+        aligned_blocks += ALIGNED_BLOCKS_PER_NODE * len(nodes)
+        slack = ALIGNED_SLACK_BYTES * aligned_blocks
         held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
         largest = max(largest, before - later + held + shared)
         for place, index in enumerate(subset.operators):
             operator = subgraph.operators[index]
+            if index not in created:
+                continue
             scales = scale_scratch(subgraph, operator)
             if scales:
                 pending = _created_from(subgraph, subset, place + 1, model, isa)
@@ -299,9 +326,14 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             if kind is None or kind in fingerprinted:
                 continue
             fingerprinted.add(kind)
-            pending = _created_from(subgraph, subset, place, model, isa)
+            # Its own leading node (the copy before a FULLY_CONNECTED that does not keep its
+            # dimensions, a hybrid convolution's convert) is created before it fingerprints.
+            pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
+                subgraph, operator
+            )
             scratch = fingerprint_bytes(subgraph, operator)
-            largest = max(largest, before - later + held + shared - pending + scratch)
+            moment = before - later + held + shared - pending + scratch + slack
+            largest = max(largest, moment)
     return largest
 
 
