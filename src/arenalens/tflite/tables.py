@@ -116,13 +116,16 @@ FieldReader = tuple[
 
 
 @lru_cache(maxsize=512)
-def field_reader(fields: tuple[int, ...], wanted: Wanted) -> FieldReader:
+def field_reader(
+    fields: tuple[int, ...], wanted: Wanted, defaults: tuple[Any, ...] | None = None
+) -> FieldReader:
     """A vtable's field offsets → one reader of the wanted fields of every table using it.
 
     The present fields are read by one Struct in offset order (pad bytes between them), so a
     table costs one `unpack_from` instead of one per field; `pick` puts the values in the
-    caller's order, taking absent fields' 0 from `absent`. Writers share a vtable among all tables
-    of a type, so a model has a handful; bounded, since a hostile file may hold many."""
+    caller's order, taking an absent field's value from `absent` (`defaults`, else 0). Writers
+    share a vtable among all tables of a type, so a model has a handful; bounded, since a hostile
+    file may hold many."""
     present = sorted(
         (fields[index], order) for order, (index, _) in enumerate(wanted) if fields[index]
     )
@@ -147,8 +150,11 @@ def field_reader(fields: tuple[int, ...], wanted: Wanted) -> FieldReader:
         unpack = struct.Struct("".join(layout)).unpack_from
     position = {order: place for place, (_, order) in enumerate(present)}
     # Absent fields come from the tail appended after the present ones.
-    pick = itemgetter(*(position.get(order, len(present) + order) for order in range(len(wanted))))
-    return unpack, pick, (0,) * len(wanted)
+    places = [position.get(order, len(present) + order) for order in range(len(wanted))]
+    pick: Callable[[tuple[Any, ...]], Any] = itemgetter(*places)
+    if len(places) == 1:  # itemgetter of one index gives the value, not a 1-tuple
+        pick = itemgetter(slice(places[0], places[0] + 1))
+    return unpack, pick, defaults if defaults is not None else (0,) * len(wanted)
 
 
 def read_tables(
