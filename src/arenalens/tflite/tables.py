@@ -2,10 +2,10 @@
 
 The `tflite` package's generated accessors cost about six Python calls per field (vtable lookup,
 type enforcement, unpack). A 20,000-operator model has ~100,000 tensor and operator tables of
-about ten fields each, so the reader reads those two table types through this view instead: the
-vtable is located once per table and each field is one `struct.unpack_from`. Field slots are the
-schema's (the same numbers the generated `tflite.Tensor` / `tflite.Operator` code uses). Every
-other table is still read through the `tflite` package.
+about ten fields each, so the reader reads them here instead: each vtable layout is compiled once
+into one Struct (`field_reader`), so a table's inline fields are one `struct.unpack_from`, and
+vectors are read where they are used. Field slots are the schema's (the same numbers the
+generated `tflite.Tensor` / `tflite.Operator` code uses).
 """
 
 from __future__ import annotations
@@ -86,26 +86,6 @@ def shared_table_fields(
     return fields
 
 
-def table_rows(buf: Any, size: int, data: int, length: int) -> list[tuple[int, tuple[int, ...]]]:
-    """A [Table] vector (its data start and length, from `vector_at`) → (position, field
-    offsets) of each table, every one checked before any is read (as `TableView.tables`)."""
-    offsets = struct.unpack_from(f"<{length}I", buf, data) if length else ()
-    rows = []
-    # Writers share one vtable among all tables with the same fields: read each once.
-    by_vtable: dict[int, tuple[int, ...]] = {}
-    unpack_i32 = _I32.unpack_from
-    for index, offset in enumerate(offsets):
-        pos = data + 4 * index + offset
-        if not 0 <= pos <= size - 4:
-            raise MalformedTableError(f"table at {pos} outside the file")
-        fields = by_vtable.get(pos - unpack_i32(buf, pos)[0])
-        if fields is None:
-            fields = table_fields(buf, pos, size)
-            by_vtable[pos - unpack_i32(buf, pos)[0]] = fields
-        rows.append((pos, fields))
-    return rows
-
-
 # One table type's wanted fields, in the caller's order: (index in the vtable, struct format).
 Wanted = tuple[tuple[int, str], ...]
 # A vtable's reader for the wanted fields: (unpack, pick, absent): `pick(unpack(buf, pos) +
@@ -161,7 +141,7 @@ def read_tables(
     buf: Any, size: int, data: int, length: int, wanted: Wanted
 ) -> list[tuple[int, tuple[int, ...], Any]]:
     """A [Table] vector (from `vector_at`) → (position, field offsets, wanted values) of each
-    table, every one checked before any is read (as `table_rows`): a table's inline fields in
+    table, every one checked before any is read (as `TableView.tables`): a table's inline fields in
     one read (`field_reader`), its vectors and strings left to the caller."""
     offsets = struct.unpack_from(f"<{length}I", buf, data) if length else ()
     rows = []
@@ -224,7 +204,7 @@ def target_at(buf: Any, size: int, position: int) -> int:
 class TableView:
     """One table: `pos` is its start; field(slot) → absolute position of the field or 0.
 
-    The reader's hottest tables (tensors, operators) skip the view altogether: `table_rows` and
+    The reader's hottest tables (tensors, operators) skip the view altogether: `read_tables` and
     the `*_at` functions above read them in the caller's frame; the view reads the others.
     """
 
