@@ -6,9 +6,14 @@ Four tables, every figure measured in this run (the machine's load average is pr
 1. **In process**: `arenalens.check(bytes, budget=..., build="cortex-m7/cmsis-nn")` on five models
    of different sizes, a new bytes object every call (nothing is cached by identity), against a
    budget each fits (no remedy to look for): median milliseconds (wall and CPU) and candidates per
-   second per core (1 / median CPU seconds). Then the remedy path: VWW against a budget it does
-   not fit, so `check` runs the optimizer, next to `optimize_model` alone on the same model
-   (what `arenalens optimize` does).
+   second per core (1 / median CPU seconds). Cold: every cache that depends on models is emptied
+   before each call (`arenalens.clear_caches()`, or the kernel setups' memo where that is all
+   there is), since a search loop never checks the same candidate twice. Then the remedy path:
+   VWW against a budget it does not fit, so `check` runs the optimizer, next to `optimize_model`
+   alone on the same model (what `arenalens optimize` does). Then a stream of distinct seeded
+   candidates of a MobileNet-like search space (resolution, width, depth, each depthwise kernel;
+   their own weights), each checked once in order: with the caches kept across the stream (what
+   a search loop sees), and cold.
 2. **Whole process**: `arenalens check`, `plan --json` and `report` of a small model, and
    `python -c pass`, taking turns, median wall and CPU seconds, and each command over `pass`.
    Bytecode is cached as an installed package has it (one untimed warm-up run writes it into a
@@ -32,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import statistics
 import subprocess
@@ -65,33 +71,64 @@ REMEDY_MODEL = MODELS[3]
 REMEDY_BUDGET = 90 * 1024  # VWW needs 100,712 B as given, 82,280 B once optimized
 SMALL_MODEL = MODELS[0]
 BATCH_MODELS = 1000
+STREAM_CANDIDATES = 40
+STREAM_SEED = 31
 
 _IN_PROCESS = """
-import json, statistics, sys, time
+import importlib, json, pathlib, statistics, sys, time
 import arenalens
 import arenalens.ladder
 from arenalens.optimization import optimize_model
 from arenalens.tflite.reader import load_model
 path, budget, build, calls, mode = sys.argv[1:6]
 budget, calls = int(budget), int(calls)
-data = open(path, "rb").read()
-def once():
+
+def model_caches_clear():
+    # Cold: every cache that depends on models is emptied before a call (what the process keeps
+    # of rules and builds stays), so no figure comes from a memo of an earlier call.
+    clear = getattr(arenalens, "clear_caches", None)
+    if clear is not None:
+        return clear
+    try:
+        return importlib.import_module("arenalens.runtimes.tflm.kernels.setup_memo").clear
+    except ImportError:  # code without a memo across calls
+        return lambda: None
+
+forget_models = model_caches_clear()  # looked up once: a failed import each call costs time
+
+def check(data):
     fresh = bytes(bytearray(data))  # a new object every call
-    if mode == "optimize":
+    if mode.endswith("cold"):
+        forget_models()
+    if mode == "optimize-cold":
         return optimize_model(load_model(fresh), effort=4.0, build=build).new_required_bytes
-    if mode == "remedy":
+    if mode == "remedy-cold":
         # The process keeps its last rewrites (`ladder.rewrite`): forget them, so the optimizer
         # runs every call, as it does for candidates that all differ.
         getattr(arenalens.ladder, "_REWRITES", {}).clear()
     return arenalens.check(fresh, budget=budget, build=build).required_bytes
-for _ in range(3):
-    answer = once()
-walls, cpus = [], []
-for _ in range(calls):
+
+def timed(data):
     wall, cpu = time.perf_counter(), time.process_time()
-    once()
-    cpus.append(time.process_time() - cpu)
-    walls.append(time.perf_counter() - wall)
+    answer = check(data)
+    return time.process_time() - cpu, time.perf_counter() - wall, answer
+
+if mode.startswith("stream"):
+    # Distinct candidates, each checked once, in order (caches kept unless cold); the model
+    # rows' own warm-up beforehand, so the process is as warm as theirs.
+    candidates = [p.read_bytes() for p in sorted(pathlib.Path(path).glob("*.tflite"))]
+    warm = pathlib.Path(sys.argv[6]).read_bytes()
+    for _ in range(3):
+        check(warm)
+    forget_models()
+    samples = [timed(data) for data in candidates]
+    answer = f"{len(candidates)} candidates, sum {sum(s[2] for s in samples):,}"
+else:
+    data = pathlib.Path(path).read_bytes()
+    for _ in range(3):
+        answer = check(data)
+    samples = [timed(data) for _ in range(calls)]
+cpus, walls = [s[0] for s in samples], [s[1] for s in samples]
 print(json.dumps([statistics.median(walls), statistics.median(cpus), answer]))
 """
 
@@ -110,14 +147,41 @@ def installed_environment(folder: Path, source: Path) -> dict[str, str]:
     return environment
 
 
+def adopt_orphans() -> bool:
+    """Linux: make this process the subreaper of its descendants, so that a batch's pool workers
+    (children of multiprocessing's forkserver, which outlives the command) are reaped here and
+    their CPU time counted with the command's. False where that cannot be done."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # Linux only
+
+    set_child_subreaper = 36  # PR_SET_CHILD_SUBREAPER, <linux/prctl.h>
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(set_child_subreaper, 1, 0, 0, 0) == 0)
+
+
+def _reap_orphans(deadline_s: float = 60.0) -> None:
+    """Wait for the descendants a finished command left behind (with `adopt_orphans`)."""
+    ends = time.monotonic() + deadline_s
+    while time.monotonic() < ends:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            time.sleep(0.01)
+
+
 def timed(command: Sequence[str], environment: dict[str, str]) -> tuple[float, float, str]:
-    """One child process: (wall s, CPU s of the child, its stdout)."""
+    """One child process: (wall s, CPU s of the child and, with `adopt_orphans`, of every
+    process it started, its stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, check=False, timeout=900
     )
     wall = time.perf_counter() - started
+    _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # check exits 1 when a model does not fit
         raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}")
@@ -127,6 +191,47 @@ def timed(command: Sequence[str], environment: dict[str, str]) -> tuple[float, f
 
 def load() -> str:
     return "/".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def nas_candidate(choice: random.Random, seed: int) -> tuple[tuple[object, ...], bytes]:
+    """One candidate of a MobileNetV1-like search space, as a NAS draws them before training:
+    input resolution, width multiplier, how many of the 13 separable blocks, each depthwise
+    kernel 3, 5 or 7, its own random weights (so its own quantization scales) → (its
+    architecture, its .tflite bytes)."""
+    from arenalens.examples.layers import Int8Network
+    from arenalens.examples.vww_mobilenet_v1 import BLOCKS
+
+    resolution = choice.choice((64, 80, 96, 112, 128, 160))
+    width = choice.choice((0.25, 0.35, 0.5, 0.75))
+    depth = choice.randint(7, len(BLOCKS))
+    kernels = tuple(choice.choice((3, 5, 7)) for _ in range(depth))
+    net = Int8Network(seed=seed, description="NAS candidate")
+    image = net.input("input", (1, resolution, resolution, 3), (0.0, 1.0))
+    x = net.conv2d(image, "stem", channels=max(8, int(32 * width)), stride=2)
+    blocks = zip(BLOCKS[:depth], kernels, strict=True)
+    for number, ((stride, channels), kernel) in enumerate(blocks, start=1):
+        x = net.depthwise_conv2d(x, f"block_{number}/dw", kernel=(kernel, kernel), stride=stride)
+        pointwise = max(8, int(channels * width))
+        x = net.conv2d(x, f"block_{number}/pw", channels=pointwise, kernel=(1, 1))
+    _, height, columns, features = x.shape
+    x = net.average_pool(x, "pool", pool=(height, columns))
+    x = net.reshape(x, "flatten", (1, features))
+    logits = net.fully_connected(x, "logits", units=2)
+    architecture = (resolution, width, kernels)
+    return architecture, net.build([image], [net.softmax(logits, "softmax")])
+
+
+def write_candidates(folder: Path) -> Path:
+    """STREAM_CANDIDATES distinct candidates (seeded) written into `folder`, in draw order."""
+    folder.mkdir(exist_ok=True)
+    choice = random.Random(STREAM_SEED)
+    seen: set[tuple[object, ...]] = set()
+    while len(seen) < STREAM_CANDIDATES:
+        architecture, data = nas_candidate(choice, seed=STREAM_SEED * 1000 + len(seen))
+        if architecture not in seen:
+            (folder / f"candidate-{len(seen):03}.tflite").write_bytes(data)
+            seen.add(architecture)
+    return folder
 
 
 def model_path(folder: Path, row: tuple[str, str, str]) -> Path:
@@ -143,12 +248,18 @@ def in_process(
     sources: dict[str, Path], folder: Path, calls: int, repeat: int, console: Console
 ) -> dict[str, dict[str, list[float]]]:
     """Table 1; returns {source label: {row: [wall ms, cpu ms]}} for the summary."""
-    rows = [(row[0], model_path(folder, row), FITS_BUDGET, "check") for row in MODELS]
+    rows = [(row[0], model_path(folder, row), FITS_BUDGET, "check-cold") for row in MODELS]
     remedy = model_path(folder, REMEDY_MODEL)
     rows.append(
-        (f"{REMEDY_MODEL[0]}, 90 KiB budget (optimizer runs)", remedy, REMEDY_BUDGET, "remedy")
+        (f"{REMEDY_MODEL[0]}, 90 KiB budget (optimizer runs)", remedy, REMEDY_BUDGET, "remedy-cold")
     )
-    rows.append((f"{REMEDY_MODEL[0]}: optimize_model alone", remedy, REMEDY_BUDGET, "optimize"))
+    rows.append(
+        (f"{REMEDY_MODEL[0]}: optimize_model alone", remedy, REMEDY_BUDGET, "optimize-cold")
+    )
+    stream = write_candidates(folder / "candidates")
+    stream_label = f"{STREAM_CANDIDATES} distinct MobileNet-like candidates, once each"
+    rows.append((f"{stream_label}, caches kept", stream, FITS_BUDGET, "stream"))
+    rows.append((f"{stream_label}, cold", stream, FITS_BUDGET, "stream-cold"))
     results: dict[str, dict[str, list[float]]] = {name: {} for name in sources}
     started_load = load()
     for label, path, budget, mode in rows:
@@ -164,6 +275,7 @@ def in_process(
                     BUILD,
                     str(calls),
                     mode,
+                    str(model_path(folder, MODELS[3])),  # the stream's warm-up model
                 ]
                 wall, cpu, answer = json.loads(timed(command, environment)[2])
                 best = results[name].get(label)
@@ -172,7 +284,8 @@ def in_process(
                 if best is None or figures[1] < best[1]:
                     results[name][label] = figures
     table = Table(
-        title=f"1. arenalens.check in process, build {BUILD} (load {started_load} → {load()})"
+        title=f"1. arenalens.check in process, build {BUILD}, cold: caches that depend on models "
+        f"emptied before every call, but in the 'caches kept' row (load {started_load} → {load()})"
     )
     table.add_column("model")
     for name in sources:
@@ -190,7 +303,7 @@ def in_process(
             before, after = (results[name][label][1] for name in sources)
             cells.append(f"{before / after:.2f}x")
         answers = {results[name][label][2] for name in sources}
-        cells.append(", ".join(f"{a:,}" for a in sorted(answers)))
+        cells.append(", ".join(f"{a:,}" if isinstance(a, int) else a for a in sorted(answers)))
         table.add_row(*cells)
     console.print(table)
     return results
@@ -263,11 +376,14 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
     )
     table.add_column("model")
     table.add_column("TFLM: wall s", justify="right")
+    table.add_column("TFLM: CPU s", justify="right")
     for name in sources:
         table.add_column(f"{name}: wall s", justify="right")
+        table.add_column(f"{name}: CPU s", justify="right")
         table.add_column(f"{name} / TFLM", justify="right")
         table.add_column(f"{name}: CPU / TFLM CPU", justify="right")
     walls: dict[tuple[str, int], float] = {}
+    cpus: dict[tuple[str, int], float] = {}
     for operators in (10_000, 20_000):
         path = folder / f"chain-{operators}.tflite"
         path.write_bytes(synthetic_model("chain", operators))
@@ -312,16 +428,29 @@ def large_plans(sources: dict[str, Path], folder: Path, repeat: int, console: Co
                 samples.setdefault(name, []).append((wall, cpu))
         tflm_wall = statistics.median(w for w, _ in samples["TFLM"])
         tflm_cpu = statistics.median(c for _, c in samples["TFLM"])
-        cells = [f"chain, {operators:,} operators", f"{tflm_wall:.3f}"]
+        cells = [f"chain, {operators:,} operators", f"{tflm_wall:.3f}", f"{tflm_cpu:.3f}"]
+        walls[("TFLM", operators)], cpus[("TFLM", operators)] = tflm_wall, tflm_cpu
         for name in sources:
             wall = statistics.median(w for w, _ in samples[name])
             cpu = statistics.median(c for _, c in samples[name])
-            walls[(name, operators)] = wall
-            cells += [f"{wall:.3f}", f"{wall / tflm_wall:.2f}x", f"{cpu / tflm_cpu:.2f}x"]
+            walls[(name, operators)], cpus[(name, operators)] = wall, cpu
+            cells += [
+                f"{wall:.3f}",
+                f"{cpu:.3f}",
+                f"{wall / tflm_wall:.2f}x",
+                f"{cpu / tflm_cpu:.2f}x",
+            ]
         table.add_row(*cells)
-    cells = ["per doubling (10k → 20k)", ""]
+
+    def doubling(name: str) -> list[str]:
+        return [
+            f"{walls[(name, 20_000)] / walls[(name, 10_000)]:.2f}x",
+            f"{cpus[(name, 20_000)] / cpus[(name, 10_000)]:.2f}x",
+        ]
+
+    cells = ["per doubling (10k → 20k)", *doubling("TFLM")]
     for name in sources:
-        cells += [f"{walls[(name, 20_000)] / walls[(name, 10_000)]:.2f}x", "", ""]
+        cells += [*doubling(name), "", ""]
     table.add_row(*cells)
     console.print(table)
     console.print(f"   load at the end: {load()}")
@@ -343,9 +472,11 @@ def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console)
     table.add_column("jobs")
     table.add_column("wall s", justify="right")
     table.add_column("models/s", justify="right")
-    # One job runs every model in the measured process: its CPU time is the work itself, what
-    # a busy machine changes least. A pool's workers are the forkserver's children, not counted.
-    table.add_column("CPU s (one job)", justify="right")
+    # CPU time is the work itself, what a busy machine changes least. A pool's workers are the
+    # children of the forkserver, which outlives the command: counted only where this process
+    # can adopt them (`adopt_orphans`, Linux), else the one-job row alone has a figure.
+    every_process = adopt_orphans()
+    table.add_column("CPU s (all processes)", justify="right")
     table.add_column("models per CPU s", justify="right")
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     count = 0
@@ -372,7 +503,8 @@ def batch(sources: dict[str, Path], folder: Path, repeat: int, console: Console)
             wall = statistics.median(w for w, _ in samples[(name, jobs)])
             cpu = statistics.median(c for _, c in samples[(name, jobs)])
             label = f"{os.cpu_count()} (every core)" if jobs == "0" else "1"
-            cpu_cells = ("", "") if jobs == "0" else (f"{cpu:.2f}", f"{count / cpu:,.0f}")
+            counted = jobs == "1" or every_process
+            cpu_cells = (f"{cpu:.2f}", f"{count / cpu:,.0f}") if counted else ("", "")
             table.add_row(name, label, f"{wall:.2f}", f"{count / wall:,.0f}", *cpu_cells)
     console.print(table)
     console.print(f"   load at the end: {load()}")
@@ -391,7 +523,7 @@ def main() -> int:
         if args.baseline is None
         else {"before": args.baseline.resolve(), "after": SOURCE}
     )
-    console = Console(width=200)
+    console = Console(width=240)
     only = set(args.only or ("in-process", "commands", "large", "batch"))
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)

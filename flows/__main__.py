@@ -5,6 +5,7 @@ python -m flows --flows 2000 --seed 0 --json benchmarks/results/flows.json
     command after an interruption resumes from it; the journal is removed once the JSON is written)
 python -m flows --from-json benchmarks/results/flows.json      # print a saved run's tables
 python -m flows --replay 137 --seed 0                          # one flow, every command
+python -m flows --wide --flows 200 --seed 7                    # bank boards and LiteRT paths too
 python -m flows --ladder --json benchmarks/results/flows_ladder.json
     (issue 27's four paths: check on a board -> optimize as printed -> check of the written
     model -> the real runtime, every claim judged on the wheel and the board's QEMU probe)
@@ -44,6 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         default=DEVICE_SAMPLE_EVERY,
         help="one flow in N checks Cortex-M claims on the QEMU probes (0: none)",
     )
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="also walk RAM-bank boards and LiteRT (Linux devices, --runtime litert with "
+        "--delegate/--isa/--threads/--reserve, judged on the real interpreter's heap), and "
+        "give export and diagnose the board as users type it",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the summary as JSON")
     parser.add_argument("--from-json", metavar="FILE", help="print a saved summary's tables")
     parser.add_argument("--replay", type=int, metavar="N", help="walk flow N alone, verbosely")
@@ -59,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         print_tables(console, document)
         return 1 if document["unsafe_claims"] else 0
     if args.replay is not None:
-        return replay(console, args.seed, args.replay, tuple(args.family))
+        return replay(console, args.seed, args.replay, tuple(args.family), wide=args.wide)
     if args.ladder:
         return ladder(console, args.json, "python -m flows " + " ".join(argv or sys.argv[1:]))
     started = time.perf_counter()
@@ -71,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         "families": sorted(args.family),
         "device_every": args.device_every,
     }
+    if args.wide:  # (a journal without the key is a campaign without --wide)
+        header["wide"] = True
     if journal_path is not None:
         try:
             done = read_journal(journal_path, header)
@@ -99,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         progress=lambda result: _print_flow(console, result),
         done=done,
         journal=journal if journal_path is not None else None,
+        wide=args.wide,
     )
     document = summary.as_dict()
     document["wall_seconds"] = round(time.perf_counter() - started, 1)
@@ -179,9 +190,13 @@ def ladder(console: Console, json_path: str | None, command: str) -> int:
     return 1 if summary.failed else 0
 
 
-def replay(console: Console, seed: int, index: int, families: tuple[str, ...]) -> int:
+def replay(
+    console: Console, seed: int, index: int, families: tuple[str, ...], *, wide: bool = False
+) -> int:
     """One flow: every command it ran, with its exit code, and every claim."""
-    summary = run_campaign(seed=seed, flows=1, start=index, families=families, progress=None)
+    summary = run_campaign(
+        seed=seed, flows=1, start=index, families=families, progress=None, wide=wide
+    )
     document = summary.as_dict()
     print_tables(console, document)
     return 1 if summary.unsafe else 0

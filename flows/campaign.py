@@ -23,7 +23,7 @@ from arenalens.runtimes.child import run_in_child
 from flows.claims import FAILURES, KINDS, OUTCOMES, UNSAFE, WRONG, Claim
 from flows.commands import inside
 from flows.flow import Flow, random_flow
-from flows.oracle import CortexM, Wheel
+from flows.oracle import CortexM, LiteRTHeap, Wheel
 from flows.walk import FlowResult, Walk
 
 # One flow in ten asks the QEMU probes about its Cortex-M claims (they take seconds each).
@@ -162,13 +162,14 @@ def walk_flow(
     cortex_m: CortexM | None,
     base: Path,
     device_sample_every: int = DEVICE_SAMPLE_EVERY,
+    litert: LiteRTHeap | None = None,
 ) -> FlowResult:
     """One flow in its own folder under `base`, in this process; a failure of the harness itself
     is recorded in the result, not raised."""
     folder = base / f"flow-{flow.index}"
     folder.mkdir(parents=True, exist_ok=True)
     sample = device_sample_every > 0 and flow.index % device_sample_every == 0
-    walk = Walk(flow, folder, wheel=wheel, cortex_m=cortex_m, device_sample=sample)
+    walk = Walk(flow, folder, wheel=wheel, cortex_m=cortex_m, device_sample=sample, litert=litert)
     with inside(folder):
         try:
             return walk.walk()
@@ -189,6 +190,7 @@ def run_campaign(
     done: Sequence[dict[str, Any]] = (),
     journal: Callable[[dict[str, Any]], None] | None = None,
     fixed: tuple[Flow, ...] = (),
+    wide: bool = False,
 ) -> Summary:
     """Walk flows start..start+flows-1 of the campaign `seed` → the Summary. Each flow runs in a
     forked child: a crash inside arenalens (an abort in a native library) is that flow's finding,
@@ -196,7 +198,8 @@ def run_campaign(
 
     `done`: journal records of flows already walked (a resumed run), counted and not walked
     again; `journal` receives each newly walked flow's record as soon as it is judged; `fixed`:
-    walk these flows (flow n is fixed[n]) instead of random ones (`ladder.ladder_flows`)."""
+    walk these flows (flow n is fixed[n]) instead of random ones (`ladder.ladder_flows`);
+    `wide`: draw `--wide`'s paths too (`flow.random_flow`)."""
     summary = Summary(seed)
     walked = set()
     for record in done:
@@ -204,9 +207,9 @@ def run_campaign(
             summary.add_record(record)
             walked.add(record["flow"])
     split = _optimize_has_split()
-    _judges()  # the real runtimes imported once, before any fork
+    _judges(litert=wide)  # the real runtimes imported once, before any fork
     with tempfile.TemporaryDirectory(prefix="arenalens-flows-") as folder:
-        job = _Job(seed, families, split, device_sample_every, Path(folder), fixed)
+        job = _Job(seed, families, split, device_sample_every, Path(folder), fixed, wide)
         indexes = [index for index in range(start, start + flows) if index not in walked]
         with ThreadPoolExecutor(max(1, workers)) as pool:
             for result, wheel_runs, qemu_runs in pool.map(job, indexes):
@@ -229,12 +232,15 @@ class _Job:
     device_sample_every: int
     base: Path
     fixed: tuple[Flow, ...] = ()
+    wide: bool = False
 
     def __call__(self, index: int) -> tuple[FlowResult, int, int]:
         flow = (
             self.fixed[index]
             if self.fixed
-            else random_flow(self.seed, index, families=self.families, split=self.split)
+            else random_flow(
+                self.seed, index, families=self.families, split=self.split, wide=self.wide
+            )
         )
         payload, exit_code = run_in_child(
             self.child, (flow,), timeout_seconds=FLOW_TIME_LIMIT_SECONDS
@@ -249,7 +255,7 @@ class _Job:
                     WRONG,
                     flow.describe(),
                     f"the flow's process {how}; replay: python -m flows --replay {index} "
-                    f"--seed {self.seed}",
+                    f"--seed {self.seed}" + (" --wide" if self.wide else ""),
                 )
             )
             return result, 0, 0
@@ -264,17 +270,23 @@ class _Job:
             cortex_m=cortex_m,
             base=self.base,
             device_sample_every=self.device_sample_every,
+            litert=_LITERT[0] if _LITERT else None,
         )
         sender.send({"result": result, "wheel_runs": wheel.runs, "qemu_runs": cortex_m.runs})
         sender.close()
 
 
 _JUDGES: list[tuple[Wheel, CortexM]] = []
+_LITERT: list[LiteRTHeap] = []
 
 
-def _judges() -> tuple[Wheel, CortexM]:
+def _judges(*, litert: bool = False) -> tuple[Wheel, CortexM]:
+    """The real runtimes, made once in the parent (forked children share them); `litert`: the
+    LiteRT heap tracer too (compiled once)."""
     if not _JUDGES:
         _JUDGES.append((Wheel(), CortexM()))
+    if litert and not _LITERT:
+        _LITERT.append(LiteRTHeap())
     return _JUDGES[0]
 
 

@@ -80,24 +80,40 @@ class Verdict:
     available: int | None
     build: dict[str, Any]
     steps: list[dict[str, Any]]
+    runtime: str = "tflm"
+    # LiteRT's memory: what the figure says it is for (delegate, threads, wheel, ISA) and the
+    # interpreter's peak heap in it (the figure less the model file).
+    device: str = ""
+    heap_peak: int | None = None
 
     @classmethod
     def of_check(cls, document: dict[str, Any]) -> Verdict:
+        declare = document.get("declare") or {}
+        parts = document.get("parts") or {}
+        required = document["required_bytes"]
+        heap = None
+        if required is not None and "model file" in parts:
+            heap = required - parts["model file"]
         return cls(
             document["verdict"],
             document["runs"],
             document["plan_holds"],
             document["shape_known"],
-            document["required_bytes"],
+            required,
             document["available_bytes"],
             document["build"] or {},
             document["next_steps"],
+            document.get("runtime", "tflm"),
+            str(declare.get("device", "")),
+            heap,
         )
 
     @classmethod
     def of_report(cls, document: dict[str, Any]) -> Verdict:
         report = document["reports"][0]
         verdict = report["verdict"]
+        declare = report.get("declare") or {}
+        heaps = report.get("interpreter_heap") or []
         return cls(
             verdict["verdict"],
             verdict["runs"],
@@ -107,6 +123,9 @@ class Verdict:
             verdict["available_bytes"],
             report["build"] or {},
             verdict["steps"],
+            report.get("runtime", "tflm"),
+            str(declare.get("device", "")),
+            heaps[0]["peak_bytes"] if heaps and verdict["required_bytes"] is not None else None,
         )
 
     @property
@@ -155,6 +174,16 @@ def budget_text(number: int, ratio: float, index: int) -> str:
 def header_size(text: str) -> int | None:
     found = re.search(r"#define \w+_ARENA_SIZE (\d+)u", text)
     return int(found.group(1)) if found else None
+
+
+def header_split(text: str) -> tuple[int, int] | None:
+    """A C header's two buffers, MicroAllocator::Create(persistent, P, non_persistent, N)'s
+    (P, N), when it gives them."""
+    persistent = re.search(r"#define \w+(?<!_NON)_PERSISTENT_ARENA_SIZE (\d+)u", text)
+    non_persistent = re.search(r"#define \w+_NON_PERSISTENT_ARENA_SIZE (\d+)u", text)
+    if persistent is None or non_persistent is None:
+        return None
+    return int(persistent.group(1)), int(non_persistent.group(1))
 
 
 def build_flags_of(build: dict[str, Any]) -> tuple[str, ...]:

@@ -41,6 +41,33 @@ BOARDS = (
     "esp32-devkitc",
     "esp32-c3-devkitm-1",
 )
+# `--wide` (`python -m flows --wide`): paths the default draw does not walk. Boards whose arena
+# may go to several RAM banks (placement, the two-buffer split of their headers), and LiteRT:
+# Linux devices (their ISA and core) and `--runtime litert` with a budget, each with the options
+# users give it (--delegate, --isa, --threads, --reserve); export and diagnose are given the
+# board as users type it (--target).
+BANK_BOARDS = (
+    "stm32f746g-disco",
+    "stm32f769i-disco",
+    "stm32h747i-disco",
+    "arduino-portenta-h7",
+    "teensy-41",
+    "mimxrt1060-evk",
+    "esp32-s3-eye",
+    "esp-eye",
+    "seeed-xiao-esp32s3",
+    "kit-pse84-eval",
+)
+LINUX_DEVICES = (
+    "raspberry-pi-zero-2-w",
+    "raspberry-pi-4-b-2gb",
+    "raspberry-pi-5-4gb",
+    "coral-dev-board",
+    "pixel-7a",
+)
+LITERT_HOST = ("--runtime", "litert")
+ISAS = ("x86-64-avx512", "x86-64-v3", "x86-64-v2", "arm64", "arm64-dotprod", "arm64-i8mm", "armv7")
+RESERVES = ("0", "64KB", "1MB", "100MB")
 COMMANDS = ("check", "report", "export", "diagnose")
 # optimize's flags, each drawn on its own (`--split` joins them where the CLI has it).
 OPTIMIZE_FLAGS = ("--reorder", "--inplace", "--overlap")
@@ -63,6 +90,12 @@ class Flow:
     budget_ratio: float | None  # None: no budget (or the board's)
     options: tuple[str, ...]  # the command's own options: --max-input, --overlap, --format ...
     follow_steps: bool
+    wide: bool = False  # drawn with `--wide`'s paths (its replay needs --wide too)
+
+    @property
+    def litert(self) -> bool:
+        """A LiteRT path: `--runtime litert` or a Linux device."""
+        return is_litert(self.build)
 
     @property
     def label(self) -> str:
@@ -84,17 +117,31 @@ class Flow:
         return "; ".join(parts)
 
 
+def is_litert(build: tuple[str, ...]) -> bool:
+    return build == LITERT_HOST or (build[:1] == ("--target",) and build[1] in LINUX_DEVICES)
+
+
 def random_flow(
-    seed: int, index: int, *, families: tuple[str, ...] = (), split: bool = False
+    seed: int,
+    index: int,
+    *,
+    families: tuple[str, ...] = (),
+    split: bool = False,
+    wide: bool = False,
 ) -> Flow:
-    """Flow `index` of the campaign `seed` (`split`: optimize has --split to draw)."""
+    """Flow `index` of the campaign `seed` (`split`: optimize has --split to draw; `wide`: the
+    paths of `--wide` too, drawn from their own stream, so a flow without them is the same)."""
     rng = random.Random(f"flows:{seed}:{index}")
     subject = random_subject(rng, families)
     build = _build(rng)
+    if wide:
+        build = _wide_build(random.Random(f"flows-wide:{seed}:{index}"), build)
     shape = _shape(rng, subject, required=False)
     optimize: tuple[str, ...] | None = None
     later_shape = shape
-    if rng.random() < 0.45:
+    # optimize writes TFLM's plans: under `--runtime litert` it has no such option (on a Linux
+    # device it refuses, a path walked).
+    if rng.random() < 0.45 and build != LITERT_HOST:
         flags = OPTIMIZE_FLAGS + (("--split",) if split else ())
         optimize = tuple(flag for flag in flags if rng.random() < 0.35)
         if subject.placeholder and not shape and rng.random() < 0.8:
@@ -119,6 +166,8 @@ def random_flow(
             options += ("--overlap",)
     elif command == "export":
         options = rng.choice((("--format", "c-header", "-o", "arena.h"), ("--format", "json")))
+    if wide and is_litert(build) and command in ("check", "report"):
+        options += _litert_options(random.Random(f"flows-litert:{seed}:{index}"), on_board)
     return Flow(
         seed=seed,
         index=index,
@@ -131,7 +180,35 @@ def random_flow(
         budget_ratio=budget_ratio,
         options=options,
         follow_steps=rng.random() < 0.7,
+        wide=wide,
     )
+
+
+def _wide_build(rng: random.Random, build: tuple[str, ...]) -> tuple[str, ...]:
+    """`--wide`: a third of the flows take a bank board or a LiteRT path instead."""
+    roll = rng.random()
+    if roll < 0.15:
+        return ("--target", rng.choice(BANK_BOARDS))
+    if roll < 0.25:
+        return ("--target", rng.choice(LINUX_DEVICES))
+    if roll < 0.35:
+        return LITERT_HOST
+    return build
+
+
+def _litert_options(rng: random.Random, on_device: bool) -> tuple[str, ...]:
+    """What users give a LiteRT check: the delegate their app runs, the ISA, threads, and on a
+    device the RAM the OS and the rest of the app keep."""
+    options: tuple[str, ...] = ()
+    if rng.random() < 0.35:
+        options += ("--delegate", "none")
+    if rng.random() < 0.3:
+        options += ("--isa", rng.choice(ISAS))
+    if rng.random() < 0.15:
+        options += ("--threads", rng.choice(("2", "4")))
+    if on_device and rng.random() < 0.3:
+        options += ("--reserve", rng.choice(RESERVES))
+    return options
 
 
 def _build(rng: random.Random) -> tuple[str, ...]:

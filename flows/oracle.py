@@ -6,6 +6,9 @@
   does it refuse the model at any size. Each run is a forked child (`arenalens.runtimes.tflm.run`):
   a crash is an answer, not the end of the campaign. Importing `tflite_micro` once in the parent
   makes each fork cheap (a tenth of a second instead of half a second).
+* `LiteRTHeap`: the real `ai_edge_litert` interpreter on this machine, its heap counted by
+  ../shared/tools/litert-heap (heap_tracer.so around measure.py, as tests/litert_heap_measure.py
+  runs it): the peak a LiteRT figure must not be under, with XNNPACK or the builtin kernels.
 * `CortexM`: real TFLM built for Cortex-M under QEMU (../shared/tools/cortex-m: `run.py` sets up
   at exactly N bytes with firmware's plain allocator, `run_outputs.py` hashes every output), for
   the builds it was made for; slow, so a flow asks it only for a sample.
@@ -133,6 +136,62 @@ def roomy_arena(data: bytes) -> int:
 def _last_line(log: str) -> str:
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     return lines[-1] if lines else "setup failed"
+
+
+# ---------------------------------------------------------------------------------------------
+# The real LiteRT interpreter's heap, on this machine
+
+
+@dataclass(frozen=True)
+class HeapRun:
+    """One measure.py run: the interpreter's peak heap (bytes above its baseline), or why the
+    interpreter refused the model."""
+
+    ok: bool
+    peak: int = 0
+    error: str = ""
+
+
+class LiteRTHeap:
+    """measure.py under heap_tracer.so (compiled once, in the campaign's parent, before any
+    fork)."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self._library: Path | None = None
+        try:
+            import ai_edge_litert  # noqa: F401
+            from tests.litert_heap_measure import TOOL, tracer
+        except ImportError:
+            return
+        import shutil
+
+        if shutil.which("gcc") is None or not (TOOL / "heap_tracer.c").is_file():
+            return
+        import atexit
+
+        folder = tempfile.mkdtemp(prefix="flows-litert-")
+        atexit.register(shutil.rmtree, folder, True)  # the tracer lives as long as the campaign
+        self._library = tracer(Path(folder))
+
+    @property
+    def available(self) -> bool:
+        return self._library is not None
+
+    def peak(self, data: bytes, delegate: str) -> HeapRun:
+        """The peak heap of an interpreter of `data` under `delegate` ('xnnpack' | 'none'), one
+        thread, through allocate_tensors() and one invoke()."""
+        from tests.litert_heap_measure import measure
+
+        assert self._library is not None
+        self.runs += 1
+        with tempfile.TemporaryDirectory(prefix="flows-litert-model-") as folder:
+            path = Path(folder) / "model.tflite"
+            path.write_bytes(data)
+            figures = measure(self._library, path, "builtin" if delegate == "none" else delegate)
+        if "error" in figures:
+            return HeapRun(False, error=str(figures["error"]))
+        return HeapRun(True, int(figures["peak"]))
 
 
 # ---------------------------------------------------------------------------------------------

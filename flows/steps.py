@@ -146,9 +146,13 @@ def check_step(
                     f"promised {spare:,} B to spare{' (TIGHT)' if tight else ''}; check says "
                     f"{document.get('headroom_bytes')} ({verdict.answer})",
                 )
-        if verdict.required is not None and not verdict.on_host:
+        if verdict.required is not None and not verdict.on_host and verdict.runtime == "tflm":
             walk.judge.device_outputs(step["command"], walk.model_data(words[1]), verdict)
-    if verdict.required is not None:
+    if verdict.runtime == "litert":
+        shape = option_values(words, "--input-shape")
+        data = walk.model_data(words[1])
+        walk.judge.litert_verdict(step["command"], data, shape, verdict, words)
+    elif verdict.required is not None:
         shape = option_values(words, "--input-shape")
         subject = words[1]
         walk.judge.number(

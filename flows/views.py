@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from flows.claims import CONFIRMED, UNSAFE, WRONG
-from flows.commands import Ran, Verdict, build_flags_of, header_size, quoted_commands
+from flows.commands import (
+    Ran,
+    Verdict,
+    build_flags_of,
+    header_size,
+    header_split,
+    quoted_commands,
+)
 from flows.steps import follow
 
 if TYPE_CHECKING:  # the walk shows each view; the views use its runner and judge
@@ -35,7 +42,8 @@ def agree(
     on_board = bool(flow.build) and flow.build[0] == "--target"
     if not budget and not on_board:
         return  # report without a budget has no fit answer; check needs one
-    options = [o for o in flow.options if o == "--max-input"]
+    # check takes report's options but --overlap (--max-input, LiteRT's --delegate, --isa ...).
+    options = [o for o in flow.options if o != "--overlap"]
     check = walk.verdict_of(
         walk.run(
             "check",
@@ -60,13 +68,26 @@ def agree(
     )
 
 
+def typed_build(walk: Walk, base: Verdict | None) -> tuple[str, ...]:
+    """The build options export and diagnose are given: the board as users type it (`--wide`;
+    a Linux device is LiteRT's there too), else the board's core and kernels as check named
+    them."""
+    flow = walk.flow
+    if flow.wide or flow.build[:1] != ("--target",):
+        return flow.build
+    return build_flags_of(base.build) if base is not None else ()
+
+
 def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None) -> None:
     flow = walk.flow
-    build = tuple(word for word in flow.build) if flow.build[:1] != ("--target",) else ()
-    if flow.build[:1] == ("--target",) and base is not None:
-        build = build_flags_of(base.build)
+    build = typed_build(walk, base)
     ran = walk.run("export", subject, *walk.shape_options(shape), *build, *flow.options)
     if base is None or ran.code not in (0, 1):
+        return
+    if base.runtime == "litert":
+        # LiteRT's figure is the app's memory (model file + heap); export writes the arenas'
+        # plan: the same answer to "does it run", a header only for a model that runs.
+        _litert_export(walk, ran, base)
         return
     if "c-header" in flow.options:
         header = walk.folder / "arena.h"
@@ -92,6 +113,9 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
             walk.judge.number(
                 "sets-up-at-n", ran.line, data, shape, number=declared, build=base.build
             )
+            split = header_split(header.read_text())
+            if split is not None:
+                walk.judge.device_two_buffers(ran.line, data, shape, split, base.build)
         return
     document = ran.document()
     if not isinstance(document, dict):
@@ -111,11 +135,22 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
     )
 
 
+def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
+    if "c-header" in walk.flow.options:
+        written = (walk.folder / "arena.h").exists()
+        right = written == base.runs
+        detail = "" if right else f"header written {written}, check runs={base.runs}"
+    else:
+        document = ran.document()
+        runs = document.get("runs") if isinstance(document, dict) else None
+        right = runs == base.runs
+        detail = "" if right else f"export runs={runs}, check runs={base.runs}"
+    walk.claim("views-agree", CONFIRMED if right else WRONG, ran.line, detail)
+
+
 def diagnose(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None) -> None:
     flow = walk.flow
-    build = flow.build if flow.build[:1] != ("--target",) else ()
-    if flow.build[:1] == ("--target",) and base is not None:
-        build = build_flags_of(base.build)
+    build = typed_build(walk, base)
     ran = walk.run("diagnose", subject, *walk.shape_options(shape), *build, "--json")
     document = ran.document()
     if base is None or ran.code not in (0, 1) or not isinstance(document, dict):

@@ -36,7 +36,7 @@ from flows.commands import (
 )
 from flows.flow import Flow
 from flows.judge import Judge
-from flows.oracle import CortexM, Wheel
+from flows.oracle import CortexM, LiteRTHeap, Wheel
 from flows.steps import follow
 from flows.views import agree, diagnose, export
 
@@ -70,11 +70,16 @@ class Walk:
         wheel: Wheel,
         cortex_m: CortexM | None = None,
         device_sample: bool = False,
+        litert: LiteRTHeap | None = None,
     ) -> None:
         self.flow = flow
         self.folder = folder
         self.judge = Judge(
-            flow.subject.data, wheel=wheel, cortex_m=cortex_m, device_sample=device_sample
+            flow.subject.data,
+            wheel=wheel,
+            cortex_m=cortex_m,
+            device_sample=device_sample,
+            litert=litert,
         )
         self.result = FlowResult(flow, claims=self.judge.claims)
         self.model = ""  # the model argument of the first command
@@ -278,7 +283,9 @@ class Walk:
                     f"{verdict.answer}: needs {verdict.required}, {verdict.available} available",
                 )
         data = self.model_data(subject)
-        if verdict.required is not None:
+        if verdict.runtime == "litert":
+            self.judge.litert_verdict(ran.line, data, shape, verdict, ran.argv)
+        elif verdict.required is not None:
             self.judge.number(
                 "sets-up-at-n", ran.line, data, shape, number=verdict.required, build=verdict.build
             )

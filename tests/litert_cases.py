@@ -109,7 +109,7 @@ def conv_1x1_chain() -> bytes:
     return _single(build)
 
 
-def _hybrid_filter(shape: tuple[int, ...], *, per_channel: bool, axis: int = 0) -> tuple:
+def _hybrid_filter(shape: tuple[int, ...], *, per_channel: bool, axis: int = 0) -> tuple[Any, Any]:
     channels = shape[axis]
     scales = np.linspace(0.01, 0.05, channels) if per_channel else [0.02]
     return _int8(*shape), quantization(scales, 0, axis=axis)

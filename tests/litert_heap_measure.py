@@ -55,6 +55,18 @@ KERNEL_CASES = (
     "sequence_lstm_integer_cifg", "sequence_lstm_integer_projection",
 )  # fmt: skip
 HELD_OUT = (*HELD_OUT, *((f"heldout_case_{name}", "case", 0) for name in KERNEL_CASES))
+# Held out for the peak (session 5): drawn after heap_build.py (XNNPACK's build moment) and
+# eigen_blocking.py (Eigen's float blocks) were written; float convolution chains with Eigen-
+# sized GEMMs (tests/litert_peak_cases.py) and new seeds of the families above.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"peak5_float_conv_{seed}", "float_conv", seed) for seed in range(1, 13)),
+    *((f"peak5_cnn_{seed}", "cnn", seed) for seed in (31, 32, 33)),
+    *((f"peak5_float_cnn_{seed}", "float_cnn", seed) for seed in (31, 32, 33)),
+    *((f"peak5_dag_{seed}", "dag", seed) for seed in (31, 32)),
+    *((f"peak5_audio_{seed}", "audio", seed) for seed in (31, 32)),
+    *((f"peak5_graph_{seed}", "graph", seed) for seed in (601, 602, 603)),
+)
 
 
 def kernel_case(name: str) -> bytes:
@@ -91,10 +103,18 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         return random_graph(seed)
     if family == "case":
         return kernel_case(name)
+    if family == "float_conv":
+        from tests.litert_peak_cases import float_conv_chain
+
+        return float_conv_chain(seed)
     if family == "xcase":
         from tests.litert_xnnpack_cases import CASES
 
         return CASES[name]()
+    if family == "rules5":
+        from tests.litert_xnnpack_cases import HELD_OUT5
+
+        return HELD_OUT5[name]()
     from flows import models
 
     maker = {

@@ -181,3 +181,38 @@ def test_in_place_aliases_a_library_does_not_allow_are_not_written_for_it(
     check = _json(capsys, "check", OPTIMIZED_FILE, "--target", "esp32-devkitc")
     assert check["required_bytes"] is not None
     assert check["required_bytes"] == document["new_required_bytes"]
+
+
+def _concatenate_then_add(*, second_output: bool) -> bytes:
+    """x → CONCATENATION(x, x) → t2 → ADD(t2, t2) → t3; t2 a model output too when asked."""
+    from arenalens.tflite.builder import ModelBuilder
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("t1", [1, 24], "FLOAT32")
+    joined = graph.add_tensor("t2", [1, 48], "FLOAT32")
+    summed = graph.add_tensor("t3", [1, 48], "FLOAT32")
+    graph.add_operator("CONCATENATION", [source, source], [joined], options={"axis": 1})
+    graph.add_operator("ADD", [joined, joined], [summed])
+    graph.set_inputs([source])
+    graph.set_outputs([joined, summed] if second_output else [summed])
+    return builder.build()
+
+
+def test_no_overlap_starts_below_a_model_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flow 84 of seed 500313 (dag family, host): diagnose said `optimize --overlap` saves 96 B by
+    letting the last ADD's output start below its input; that input is a model output, which TFLM
+    keeps to the end of the subgraph's last scope (micro_allocation_info.cc), the ADD's own, and
+    the application reads after Invoke. optimize's real-TFLM proof dropped the plan (seed 0:
+    outputs differ), so the step wrote nothing. A model output is never overlapped now (in-place
+    aliases never took one); the same ADD over an input that is no model output still may be."""
+    found = {}
+    for second_output in (True, False):
+        path = tmp_path / f"model_{second_output}.tflite"
+        path.write_bytes(_concatenate_then_add(second_output=second_output))
+        document = _json(capsys, "diagnose", str(path))
+        found[second_output] = [f for f in document["findings"] if f["rule"] == "overlap-savings"]
+    assert found[True] == []
+    assert found[False] and found[False][0]["saving_bytes"] == 96

@@ -224,3 +224,66 @@ def test_the_ladder_campaign_confirmed_every_claim_on_the_real_runtimes() -> Non
     assert claims["device-sets-up-at-n"]["confirmed"] >= 8  # as given and written, x4
     assert claims["optimized-outputs"]["confirmed"] >= 4
     assert "unchecked" not in claims["device-sets-up-at-n"]
+
+
+def test_a_flow_drawn_without_wide_is_the_one_drawn_before_it() -> None:
+    """`--wide` draws its paths from streams of their own: the flows of a campaign without it
+    (the CI sample, every replay command in notes and commits) are unchanged."""
+    for index in range(15):
+        plain, wide = (
+            random_flow(7, index, split=True),
+            random_flow(7, index, split=True, wide=True),
+        )
+        assert plain.subject.data == wide.subject.data and not plain.wide
+        if not wide.litert and wide.build == plain.build:
+            assert (plain.command, plain.shape, plain.optimize) == (
+                wide.command,
+                wide.shape,
+                wide.optimize,
+            )
+    drawn = [random_flow(7, index, families=("audio",), wide=True) for index in range(60)]
+    assert any(flow.litert for flow in drawn)
+    assert all(flow.optimize is None for flow in drawn if flow.build == ("--runtime", "litert"))
+
+
+def test_a_litert_figure_under_the_real_interpreters_peak_is_unsafe(wheel: Wheel) -> None:
+    """The LiteRT judge measures the real interpreter's peak heap (heap_tracer + measure.py):
+    check's own figure is confirmed; the same figure 4 KiB lower is unsafe; one that names
+    another delegate than asked is wrong."""
+    from flows.commands import Verdict
+    from flows.oracle import LiteRTHeap
+
+    litert = LiteRTHeap()
+    if not litert.available:
+        pytest.skip("the heap tracer (../shared/tools/litert-heap) or gcc is not here")
+    from arenalens.cli import main
+
+    data = example_bytes("kws_ds_cnn")
+    words = (
+        "check",
+        "example:kws_ds_cnn",
+        "--runtime",
+        "litert",
+        "--budget",
+        "1GB",
+        "--delegate",
+        "none",
+    )
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main([*words, "--json"])
+    verdict = Verdict.of_check(json.loads(out.getvalue()))
+    judge = Judge(data, wheel=wheel, litert=litert)
+    judge.litert_verdict("right", data, (), verdict, words)
+    assert verdict.heap_peak is not None
+    low = Verdict(**{**verdict.__dict__, "heap_peak": verdict.heap_peak - 4096})
+    judge.litert_verdict("low", data, (), low, words)
+    judge.litert_verdict("other", data, (), verdict, words[:-2])
+    outcomes = {(claim.command, claim.kind): claim.outcome for claim in judge.claims}
+    assert outcomes[("right", "litert-heap")] == CONFIRMED
+    assert outcomes[("right", "figure-for")] == CONFIRMED
+    assert outcomes[("low", "litert-heap")] == UNSAFE
+    assert outcomes[("other", "figure-for")] == WRONG

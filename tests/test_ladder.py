@@ -121,10 +121,29 @@ def test_fits_with_less_than_the_margin_is_tight(spare: int, tight: bool) -> Non
         ("UNIDIRECTIONAL_SEQUENCE_LSTM", "AddUnidirectionalSequenceLSTM"),
         ("SPACE_TO_BATCH_ND", "AddSpaceToBatchNd"),
         ("PADV2", "AddPadV2"),
+        # TFLM's own custom kernels have methods too (an export's REGISTER_OPERATORS wrote
+        # `resolver.AddCustom("SignalRfft", /* its TFLMRegistration */);`, which a firmware
+        # cannot compile, for a model of the signal library's audio front end).
+        ("CUSTOM:SignalRfft", "AddRfft"),
+        ("CUSTOM:SignalFilterBankSpectralSubtraction", "AddFilterBankSpectralSubtraction"),
+        ("CUSTOM:SignalPCAN", "AddPCAN"),
+        ("CUSTOM:CIRCULAR_BUFFER", "AddCircularBuffer"),
+        ("CUSTOM:TFLM_DECODE", "AddDecode"),
+        ("CUSTOM:TFLite_Detection_PostProcess", "AddDetectionPostprocess"),
     ],
 )
 def test_resolver_methods_are_tflms(opcode: str, method: str) -> None:
     assert resolver_method(opcode) == method
+
+
+def test_every_custom_kernel_tflm_registers_has_its_resolver_method() -> None:
+    """Every custom operator a TFLM kernel rule covers is registered by its own method of
+    micro_mutable_op_resolver.h (TFLM 90b983c), not by a placeholder AddCustom line."""
+    from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
+
+    customs = [opcode for opcode in REFERENCE_KERNELS if opcode.startswith("CUSTOM:")]
+    assert len(customs) >= 16
+    assert all(resolver_method(opcode) for opcode in customs), customs
 
 
 def test_resolver_lines_count_the_operators() -> None:

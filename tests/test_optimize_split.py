@@ -153,6 +153,14 @@ def test_a_split_model_is_its_own_size_only(
     assert document["plan_conflicts"][0]["kind"] == "split"
     (step,) = document["next_steps"]
     assert step["command"] is None and "split the original model" in step["text"]
+    # diagnose's findings quote no command that cannot run as printed (seed 500631 flow 39:
+    # their fix quoted `arenalens optimize --split` and `arenalens optimize`, usage errors).
+    assert main(["diagnose", str(split), *other, "--json"]) in (0, 1)
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert any("split the original model" in finding["fix"] for finding in findings)
+    texts = [f"{finding['message']} {finding['fix']}" for finding in findings]
+    quoted = [part for text in texts for part in text.split("`")[1::2]]
+    assert all(str(split) in part for part in quoted if part.startswith("arenalens ")), quoted
     again = tmp_path / "again.tflite"
     assert main(["optimize", str(split), *other, "-o", str(again)]) == 2
     error = capsys.readouterr().err.strip()

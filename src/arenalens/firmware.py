@@ -23,10 +23,29 @@ from dataclasses import dataclass
 
 from arenalens.ir import Model
 
-# Custom operators TFLM's resolver has a method for (micro_mutable_op_resolver.h), by custom code.
+# Custom operators TFLM's resolver has a method for (micro_mutable_op_resolver.h), by custom code:
+# each method registers the kernel under that code (the signal library's under "Signal<Name>",
+# TFLM_DECODE since 2025-10). Without it a firmware must find the kernel's registration function
+# itself; with it, `resolver.AddRfft();` compiles as written.
 _CUSTOM_METHODS = {
     "TFLite_Detection_PostProcess": "AddDetectionPostprocess",
     "ethos-u": "AddEthosU",
+    "CIRCULAR_BUFFER": "AddCircularBuffer",
+    "TFLM_DECODE": "AddDecode",
+    "SignalDelay": "AddDelay",
+    "SignalEnergy": "AddEnergy",
+    "SignalFftAutoScale": "AddFftAutoScale",
+    "SignalFilterBank": "AddFilterBank",
+    "SignalFilterBankLog": "AddFilterBankLog",
+    "SignalFilterBankSpectralSubtraction": "AddFilterBankSpectralSubtraction",
+    "SignalFilterBankSquareRoot": "AddFilterBankSquareRoot",
+    "SignalFramer": "AddFramer",
+    "SignalIrfft": "AddIrfft",
+    "SignalOverlapAdd": "AddOverlapAdd",
+    "SignalPCAN": "AddPCAN",
+    "SignalRfft": "AddRfft",
+    "SignalStacker": "AddStacker",
+    "SignalWindow": "AddWindow",
 }
 CUSTOM_PREFIX = "CUSTOM:"
 

@@ -26,6 +26,7 @@ from arenalens.declared import DeclaredArena, Status, StatusAnswers, declared_ar
 from arenalens.errors import UsageError
 from arenalens.pipeline import Analysis
 from arenalens.plan_validity import plan_conflicts
+from arenalens.target_build import runtime_runs_on
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 from arenalens.vela import is_vela_compiled
@@ -315,7 +316,7 @@ def check_fit(
             f"--reserve {format_bytes_exact(reserve_bytes)} leaves nothing of the "
             f"{format_bytes_exact(budget)} budget"
         )
-    _runtime_runs_on(analysis.runtime, target)
+    runtime_runs_on(analysis.runtime, target)
     if delegate is not None and (analysis.runtime != "litert" or delegate not in DELEGATES):
         raise UsageError(
             f"delegate {delegate!r}: LiteRT's delegate is one of {', '.join(DELEGATES)} "
@@ -384,24 +385,6 @@ def check_fit(
         npu=npu,
         block=block,
     )
-
-
-def _runtime_runs_on(runtime: str, target: Target | None) -> None:
-    """UsageError for a runtime the target does not run: TFLM on a Linux device, LiteRT on a
-    microcontroller."""
-    if target is None:
-        return
-    if target.runs_linux and runtime == "tflm":
-        raise UsageError(
-            f"{target.name} runs {target.os}: TFLite Micro is for microcontrollers; check it "
-            "with --runtime litert (the interpreter and its XNNPACK delegate)"
-        )
-    if not target.runs_linux and runtime != "tflm":
-        raise UsageError(
-            f"{target.name} is a microcontroller: LiteRT runs on Linux-class devices (see "
-            "`arenalens check --list-targets`); check it under TFLM (without --runtime "
-            f"{runtime}) or give --budget SIZE"
-        )
 
 
 def _npu_fit(

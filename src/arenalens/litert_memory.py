@@ -43,6 +43,17 @@ def delegate_title(delegate: str) -> str:
     return DELEGATE_TITLES[delegate]
 
 
+def memory_assumptions(declared: DeclaredArena) -> tuple[str, ...]:
+    """What a LiteRT memory figure (`litert_memory`) assumes: its delegate, threads, wheel and
+    machine as its `device` names them, not the arena budget's (builtin kernels, one thread,
+    the measuring machine), which hold for the arenas alone."""
+    return (
+        f"{declared.device}: the model file plus the interpreter's peak heap",
+        "the app holds the model file (memory-mapped or read) for as long as the interpreter",
+        "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
+    )
+
+
 def isa_profile(isa: str) -> IsaProfile:
     """An --isa name ('' for the machine the heap was measured on) → its profile; UsageError
     naming the choices for another."""

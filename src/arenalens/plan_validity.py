@@ -99,8 +99,10 @@ def split_conflict(model: Model) -> PlanConflict | None:
         reason=f"arenalens split this model at input {made} (its bands slice the rows of that "
         f"size): at {given} it computes other outputs than the model it was split from, "
         "whatever the plan",
-        fix=f"split the original model (the one given to `arenalens optimize --split`) at "
-        f"{given}: `arenalens optimize` with --input-shape and --split on that file",
+        # No command is quoted: the original file is not this one, and a quoted command is one
+        # a user may paste as it stands (diagnose's findings are run as printed).
+        fix=f"split the original model (the file given to optimize --split) at {given}: "
+        "optimize that file with --input-shape at that size and --split",
     )
 
 

@@ -45,6 +45,24 @@ def default_runtime(target: Target | None) -> str:
     return "litert" if target is not None and target.runs_linux else "tflm"
 
 
+def runtime_runs_on(runtime: str, target: Target | None) -> None:
+    """UsageError for a runtime the target does not run: TFLM on a Linux device, LiteRT on a
+    microcontroller."""
+    if target is None:
+        return
+    if target.runs_linux and runtime == "tflm":
+        raise UsageError(
+            f"{target.name} runs {target.os}: TFLite Micro is for microcontrollers; use "
+            "--runtime litert (the interpreter and its XNNPACK delegate)"
+        )
+    if not target.runs_linux and runtime != "tflm":
+        raise UsageError(
+            f"{target.name} is a microcontroller: LiteRT runs on Linux-class devices (see "
+            f"`arenalens check --list-targets`); drop --runtime {runtime} (TFLite Micro runs "
+            "there) or --target (a LiteRT figure needs no board)"
+        )
+
+
 def build_from_options(
     *,
     build: Build | str | None = None,

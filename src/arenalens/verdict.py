@@ -372,6 +372,12 @@ def make_verdict(
         declared = fit.declared
         if optimized_bytes is None:
             optimized_bytes = fit.optimized_bytes
+    if declared.is_process_memory:
+        # LiteRT's memory on a device: its delegate, threads and ISA, not the arena budget's
+        # (builtin kernels, one thread, x86-64), are what the figure assumes.
+        from arenalens.litert_memory import memory_assumptions  # noqa: PLC0415 - LiteRT only
+
+        assumptions = memory_assumptions(declared)
     verdict = Verdict(
         model=model,
         source=source,

@@ -1,14 +1,17 @@
-"""The batch layer: folders expand to models, workers run in a process pool, worst exit wins."""
+"""The batch layer: folders expand to models, workers run in a process pool, worst exit wins;
+workers collect garbage as the command's own process does."""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 from pathlib import Path
 
 import pytest
 
-from arenalens.cli import main
+from arenalens import cli
+from arenalens.cli import OLDER_COLLECTIONS, YOUNG_COLLECTION_ALLOCATIONS, main
 from arenalens.cli.batch import (
     ModelResult,
     expand_model_arguments,
@@ -81,6 +84,35 @@ def test_worker_bugs_become_exit_3_rows(capsys: pytest.CaptureFixture[str]) -> N
     assert finish_batch(args, results, [("n", "n")], title="t") == 3
     out = capsys.readouterr().out
     assert "internal error: RuntimeError: boom" in out
+
+
+def collector_worker(args: argparse.Namespace, path: str) -> ModelResult:
+    return ModelResult(model=path, exit_code=0, row={"thresholds": list(gc.get_threshold())})
+
+
+def test_pool_workers_collect_garbage_as_the_command_does() -> None:
+    # A worker left at CPython's thresholds spent ~7% of a 1,000-model batch walking its
+    # modules and models for cycles that are not there.
+    args = argparse.Namespace(jobs=2, json=True, no_color=True)
+    results = run_models(args, ["m0", "m1"], collector_worker)
+    expected = [YOUNG_COLLECTION_ALLOCATIONS, OLDER_COLLECTIONS, OLDER_COLLECTIONS]
+    assert [r.row["thresholds"] for r in results] == [expected, expected]
+
+
+def test_the_command_exits_without_walking_its_objects_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The interpreter's shutdown walks every object left for cycles (~70 ms after a
+    # 10,000-operator plan): the command freezes them once it has answered, then exits.
+    steps: list[str] = []
+    monkeypatch.setattr(cli, "install_termination_handler", lambda: None)
+    monkeypatch.setattr(cli, "collect_garbage_less_often", lambda: steps.append("thresholds"))
+    monkeypatch.setattr(cli, "main", lambda: steps.append("command") or 3)
+    monkeypatch.setattr(gc, "freeze", lambda: steps.append("freeze"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.console_main()
+    assert exit_info.value.code == 3
+    assert steps == ["thresholds", "command", "freeze"]
 
 
 def test_negative_jobs_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,6 +23,7 @@ from arenalens.runtimes.litert.isa import ARM64
 from arenalens.targets import LINUX_DEVICES, get_target
 from tests.conftest import SHARED_MODELS
 from tests.litert_heap_measure import DATA, held_out_model
+from tests.litert_kernel_cases import KERNEL_CASES
 
 PI = "raspberry-pi-zero-2-w"
 CACHE: dict[str, Any] = json.loads(DATA.read_text())
@@ -89,6 +90,52 @@ def test_runtimes_that_do_not_run_on_a_target_are_usage_errors(
     assert "--runtime litert" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["plan", "diagnose", "export", "compare"])
+def test_every_command_asks_a_linux_device_under_litert_as_check_does(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Linux device is LiteRT's for every command, as for check (held-out flow paths: `export
+    --target PI -f c-header` wrote the x86-64 TFLM wheel's kTensorArenaSize, diagnose and plan
+    answered in TFLM's terms, for a board check says TFLM does not run on); the runtimes a
+    target does not run are the same one-line usage errors."""
+    options = {"export": ["--format", "json"], "diagnose": ["--json"], "plan": ["--json"]}
+    asked = [command, "example:kws_ds_cnn", *options.get(command, [])]
+    code = main([*asked, "--target", PI])
+    out = capsys.readouterr().out
+    assert code in (0, 1)
+    if command == "compare":
+        assert "litert" in out.splitlines()[0]
+    else:
+        assert json.loads(out)["runtime"] == "litert"
+    assert main([*asked, "--target", PI, "--runtime", "tflm"]) == 2
+    assert "--runtime litert" in capsys.readouterr().err
+    assert main([*asked, "--target", "stm32f746", "--runtime", "litert"]) == 2
+    assert "microcontroller" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ((), ("XNNPACK", "x86-64")),
+        (("--delegate", "none"), ("builtin kernels", "x86-64")),
+        (("--isa", "arm64", "--threads", "2"), ("XNNPACK", "2 threads", "arm64")),
+    ],
+)
+def test_the_assumptions_are_the_figures_delegate_threads_and_isa(
+    options: tuple[str, ...], named: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check --json's assumptions say what the LiteRT figure is for (held-out flow paths: they
+    said 'no delegate (XNNPACK off)' and 'num_threads = 1; Linux x86-64' whatever was asked,
+    the arena budget's words, beside a figure for XNNPACK, 2 threads, arm64)."""
+    _code, document = check_json(
+        capsys, "example:kws_ds_cnn", "--runtime", "litert", "--budget", "10MB", *options
+    )
+    first = document["assumptions"][0]
+    assert first.startswith(document["declare"]["device"])
+    assert all(word in first for word in named), first
+    assert not any("XNNPACK off" in text for text in document["assumptions"])
+
+
 def test_every_device_is_checked_with_target_all(capsys: pytest.CaptureFixture[str]) -> None:
     code, document = check_json(capsys, "example:vww_mobilenet_v1", "--target", "all",
                                 "--runtime", "litert")  # fmt: skip
@@ -123,11 +170,16 @@ def test_the_builtin_kernels_step_runs_as_printed(
 def test_a_model_whose_xnnpack_heap_is_not_modelled_says_so(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "transpose_conv_float.tflite"
-    path.write_bytes(held_out_model("case", 0, "transpose_conv_float"))
+    """An 8-bit unsigned TRANSPOSE_CONV (XNNPACK's qu8 deconvolution is not replayed) has no
+    XNNPACK figure, and says how to check it; a float one has."""
+    path = tmp_path / "transpose_conv_uint8.tflite"
+    path.write_bytes(KERNEL_CASES["transpose_conv_uint8"]())
     assert main(["check", str(path), "--target", PI]) == 2
     assert "--delegate none" in capsys.readouterr().err
     assert main(["check", str(path), "--target", PI, "--delegate", "none"]) == 0
+    modelled = tmp_path / "transpose_conv_float.tflite"
+    modelled.write_bytes(held_out_model("case", 0, "transpose_conv_float"))
+    assert main(["check", str(modelled), "--target", PI]) == 0
 
 
 @pytest.mark.parametrize(

@@ -112,7 +112,12 @@ def run_models(args: argparse.Namespace, paths: Sequence[str], worker: Worker) -
     # chunk, not per model (a thousand small models spent a fifth of their wall time in them),
     # yet small enough that every worker gets a share of a short list.
     chunk = max(1, min(MAX_CHUNK, len(paths) // (jobs * 4)))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    # A worker is a fresh interpreter: it collects garbage as the command's own process does.
+    from arenalens.cli import collect_garbage_less_often  # noqa: PLC0415 - batches only
+
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=collect_garbage_less_often
+    ) as pool:
         done = pool.map(partial(_guarded, worker, args), paths, chunksize=chunk)
         return list(_with_progress(done, len(paths), args))
 

@@ -21,7 +21,12 @@ from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES, TFLM_WHEEL, coverage
 from arenalens.errors import UsageError
 from arenalens.ir import Model
 from arenalens.jsontext import to_json
-from arenalens.target_build import build_from_options, default_runtime, rewrite_rules
+from arenalens.target_build import (
+    build_from_options,
+    default_runtime,
+    rewrite_rules,
+    runtime_runs_on,
+)
 from arenalens.tflite.reader import load_model, parse_model
 
 if TYPE_CHECKING:
@@ -202,6 +207,7 @@ def runtime_for(args: argparse.Namespace) -> str:
     microcontroller under LiteRT or a Linux device under TFLM is a usage error."""
     target = _single_target(args)
     runtime: str = getattr(args, "runtime", None) or default_runtime(target)
+    runtime_runs_on(runtime, target)
     if runtime != "litert" and getattr(args, "delegate", None) is not None:
         raise UsageError("--delegate chooses LiteRT's delegate: give --runtime litert")
     return runtime

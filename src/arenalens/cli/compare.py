@@ -16,6 +16,7 @@ from arenalens.cli.common import (
     overlap_rules_for,
     print_json,
     print_text,
+    runtime_for,
     selected_build,
     terminal_width,
     use_color,
@@ -27,7 +28,7 @@ from arenalens.report.compare_output import compare_document, render_compare
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `compare` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_model_argument(parser)
-    add_runtime_option(parser)
+    add_runtime_option(parser, default=None)
     add_build_options(parser)
     add_target_option(parser)
     parser.add_argument(
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, compare, print the table or JSON."""
+    args.runtime = runtime_for(args)  # a Linux device is LiteRT's, as check says
     planners = None
     if args.planners:
         planners = [name.strip() for name in args.planners.split(",") if name.strip()]

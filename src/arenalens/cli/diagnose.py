@@ -16,6 +16,7 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     print_json,
     print_text,
+    runtime_for,
     selected_build,
     terminal_width,
     use_color,
@@ -33,7 +34,7 @@ _COLUMNS = (("errors", "errors"), ("warnings", "warnings"), ("info", "info"), ("
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `diagnose` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser, required=False)
-    add_runtime_option(parser)
+    add_runtime_option(parser, default=None)
     add_build_options(parser)
     add_target_option(parser)
     add_alignment_option(
@@ -74,6 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List rules, or diagnose one model (full report) or many (summary table)."""
+    args.runtime = runtime_for(args)  # a Linux device is LiteRT's, as check says
     if args.list_rules:
         return _list_rules(args)
     if not args.models:

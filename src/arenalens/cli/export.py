@@ -15,6 +15,7 @@ from arenalens.cli.common import (
     add_runtime_option,
     add_target_option,
     load_with_input_shapes,
+    runtime_for,
     selected_build,
     write_atomic,
 )
@@ -38,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout"
     )
-    add_runtime_option(parser)
+    add_runtime_option(parser, default=None)
     add_build_options(parser)
     add_target_option(parser)
     parser.add_argument(
@@ -65,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export one model (stdout or -o FILE) or many (-o FOLDER)."""
+    args.runtime = runtime_for(args)  # a Linux device is LiteRT's, as check says
     selected_build(args)  # bad --cpu / --kernels fail before any model is read
     if is_batch(args.models):
         if args.output is None:

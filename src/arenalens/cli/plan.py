@@ -22,6 +22,7 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     print_json,
     print_text,
+    runtime_for,
     selected_build,
     terminal_width,
     threads_option,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `plan` command's options (its help texts: `cli.COMMAND_TEXTS`)."""
     add_models_argument(parser)
-    add_runtime_option(parser)
+    add_runtime_option(parser, default=None)
     add_build_options(parser)
     add_target_option(parser)
     parser.add_argument(
@@ -127,6 +128,7 @@ _COLUMNS = (
 
 def run(args: argparse.Namespace) -> int:
     """One model: the plan (table, JSON or TFLM's ASCII printout); several: one row each."""
+    args.runtime = runtime_for(args)  # a Linux device is LiteRT's, as check says
     if args.alignment is not None and args.alignment < 1:
         raise UsageError(f"--alignment must be >= 1, got {args.alignment}")
     threads_option(args)

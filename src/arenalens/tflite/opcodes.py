@@ -15,7 +15,7 @@ import json
 import re
 import struct
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -291,6 +291,11 @@ class LazyOptions(Mapping[str, Any]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._fields()
+
+    def items(self) -> ItemsView[str, Any]:
+        """The decoded dict's own view (Mapping.items goes through __iter__ and __getitem__:
+        the kernel memo keys every operator by its options)."""
+        return self._fields().items()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._fields())

@@ -126,14 +126,8 @@ FIRST_INVOKE_ESTIMATES = {
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
 }
-_EIGEN = "Eigen's float blocks over 128 KiB, bounded"
-PEAK_ESTIMATES = {
-    **FIRST_INVOKE_ESTIMATES,
-    "heldout_float_cnn_1.tflite": _EIGEN,
-    "mlperf_tiny__pretrainedResnet.tflite": _EIGEN,
-    "mlperf_tiny__pretrainedResnet_large_float.tflite": _EIGEN,
-    "mlperf_tiny__vww_96_float.tflite": _EIGEN,
-}
+# Eigen's float blocks are replayed with the measuring machine's caches (eigen_blocking).
+PEAK_ESTIMATES = {**FIRST_INVOKE_ESTIMATES}
 _ALLOWANCES = ("heap placement allowance", "caller's blocks")
 _SETUP_PARTS = ("interpreter structures", "arenas", "planner and kernel setup")
 
@@ -196,6 +190,26 @@ def test_builtin_first_invoke_and_peak_are_within_one_percent(
         assert after <= real["after_invoke"] * 1.01 + slack, after
     if peak_exact:
         assert heap.peak <= real["peak"] * 1.01 + slack, heap.peak
+
+
+# Held out for the peak: generated and measured after heap_build.py and eigen_blocking.py were
+# written (tests/litert_heap_measure.py HELD_OUT peak5_*; float convolution chains with
+# Eigen-sized GEMMs among them). XNNPACK peaks over 1%, and why (never under, within 4%).
+PEAK5 = sorted(name for name in MEASURED if name.startswith("peak5_"))
+PEAK5_XNNPACK_BOUNDS = {
+    "peak5_cnn_31.tflite": "XNNPACK's fingerprint scratch counted with room",
+    "peak5_cnn_32.tflite": "XNNPACK's fingerprint scratch counted with room",
+}
+
+
+@pytest.mark.parametrize("name", PEAK5)
+def test_held_out_peaks(name: str, tmp_path_factory: Any) -> None:
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    assert heaps is not None
+    for mode, delegate in DELEGATE_OF_MODE.items():
+        ratio = heaps[delegate].peak / CACHE["models"][name][mode]["peak"]
+        bound = delegate == "xnnpack" and name in PEAK5_XNNPACK_BOUNDS
+        assert 1.0 <= ratio <= (1.04 if bound else 1.01), (mode, ratio)
 
 
 @pytest.mark.runtime

@@ -33,21 +33,15 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 
 # Models whose partition is not modelled, and why (their XNNPACK figure is a labelled
 # estimate). A change that models one, or loses one, fails here until this list says so.
-UNMODELLED = {
-    "heldout_case_batch_matmul_hybrid.tflite": "hybrid BATCH_MATMUL (dynamic int8 activations)",
-    "heldout_case_transpose_conv_float.tflite": "TRANSPOSE_CONV",
-    "heldout_case_transpose_conv_int8.tflite": "TRANSPOSE_CONV",
-}
+UNMODELLED: dict[str, str] = {}  # none now: TRANSPOSE_CONV and 8-bit BATCH_MATMUL are modelled
 
 
-# Workspaces that are bounds, and why: the dynamically quantized input of a hybrid fully
-# connected operator is placed at its node; on ToyCar the wheel's plan is 128 B smaller
-# (its placement of that qdint8 value is not replayed; the hybrid case's is exact).
-WORKSPACE_BOUNDS = {
-    "mlperf_tiny__model_ToyCar_quant.tflite": "hybrid FC qdint8 placement (128 B over)",
-    # Its 1×1 hybrid convolutions run as GEMMs whose quantized input XNNPACK places partly in
-    # their float input's memory: not replayed, 11% over the workspace, 2.7% over the heap.
-    "mlperf_tiny__kws_ref_model_float32.tflite": "hybrid 1x1 conv qdint8 placement",
+# Workspaces that are bounds, and why (a hybrid GEMM's quantized input is packed inline, in
+# its operator workspace, which made ToyCar's and kws_ref_model_float32's exact). A hybrid
+# BATCH_MATMUL whose B is computed at run time: A's packing is counted as its qdint8 value
+# (exact on xcase_batch_matmul_hybrid_dynamic_b; 320 B over on this held-out one).
+WORKSPACE_BOUNDS: dict[str, str] = {
+    "fresh5_rules_18.tflite": "hybrid BATCH_MATMUL with a run-time B: A's packing",
 }
 
 
@@ -185,7 +179,7 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 # held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
 # one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
 # as grouped IGEMMs).
-HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_")
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_")
 FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement
@@ -258,3 +252,53 @@ def test_hybrid_fully_connected_packing_is_the_wheels(name: str) -> None:
         if operator.opcode == "FULLY_CONNECTED"
     ]
     assert sorted(size for size in requests if size) == sorted(real["packed_weights"])
+
+
+# XNNPACK peaks over 1% of the wheel's (never under), and why: the rest are within 1%. The
+# build moment is replayed (heap_build); XNNPACK's one-off fingerprint scratch is counted with
+# room (a float GEMM's dummy at the config's widest tile, a convolution's 1×1 dummy at a tile).
+_FINGERPRINT = "fingerprint scratch counted with room"
+PEAK_BOUNDS = {
+    "fresh4_dag_13.tflite": _FINGERPRINT,
+    "fresh4_cnn_13.tflite": _FINGERPRINT,
+    "fresh4_graph_257.tflite": _FINGERPRINT,
+    "fresh4_graph_389.tflite": _FINGERPRINT,
+    "fresh_cnn_8.tflite": _FINGERPRINT,
+    "fresh_graph_77.tflite": _FINGERPRINT,
+    "heldout_graph_3.tflite": _FINGERPRINT,
+    "heldout_graph_11.tflite": _FINGERPRINT,
+    "heldout_graph_121.tflite": _FINGERPRINT,
+    "heldout_graph_59.tflite": _FINGERPRINT,
+    "mlperf_tiny__str_ww_ref_model.tflite": _FINGERPRINT,
+    "heldout_case_add_n.tflite": "the caller's allowance on a 100 KB interpreter",
+    # A hybrid BATCH_MATMUL with a run-time B: its workspace is a bound (WORKSPACE_BOUNDS), so
+    # the build moment takes its bound too.
+    "xcase_batch_matmul_hybrid_dynamic_b.tflite": "run-time B hybrid BMM workspace bound",
+    "fresh5_rules_18.tflite": "run-time B hybrid BMM workspace bound",
+}
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
+    """The peak with XNNPACK (the delegate's build moment or the first invoke's) is never under
+    the wheel's and within 1% of it where the partition is modelled, but for PEAK_BOUNDS
+    and transposed convolutions (within 4.5%)."""
+    model, real = _measured(name)
+    if name in UNMODELLED or heap_xnnpack.delegated_view(model) is None:
+        return
+    if name.startswith(HELD_OUT_PREFIXES):
+        measured = real["heap"]["peak"]
+    elif name in HEAP_CACHE["models"] and "error" not in HEAP_CACHE["models"][name]["xnnpack"]:
+        measured = HEAP_CACHE["models"][name]["xnnpack"]["peak"]
+    else:
+        return
+    analysis = analyze(model_file(name, _FOLDER) or Path(), runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
+    ratio = heap.peak / measured
+    if any(op.opcode == "TRANSPOSE_CONV" for sub in model.subgraphs for op in sub.operators):
+        # A transposed convolution's fingerprint, counted in place of its packed weights at
+        # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
+        assert 1.0 <= ratio <= 1.045, ratio
+        return
+    assert 1.0 <= ratio <= (1.045 if name in PEAK_BOUNDS else 1.01), ratio

@@ -52,6 +52,7 @@ def test_the_family_tables_list_every_rule_of_every_module() -> None:
         **{package / name.replace("-", "_"): LIBRARIES[name].rules for name in LIBRARIES},
     }
     helpers = {"base", "common", "families", "quantization", "refusals", "registry", "setups"}
+    helpers |= {"setup_memo"}
     helpers |= {"access", "buffers", "traces", "variants", "scratch"}
     for folder, table in tables.items():
         assert isinstance(table, Families)

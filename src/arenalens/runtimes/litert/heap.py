@@ -37,7 +37,9 @@ from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import (
+    eigen_blocking,
     glibc,
+    heap_build,
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
@@ -228,7 +230,7 @@ def interpreter_heap(
         parts.extend(first_invoke_parts(model, isa=isa))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
         return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
-    xnnpack = xnnpack_parts(model, arenas, isa)
+    xnnpack = xnnpack_parts(model, arenas, isa, threads)
     parts.extend(xnnpack)
     parts.extend(thread_parts(model, threads, delegate="xnnpack", view=view))
     if view is None:
@@ -256,29 +258,7 @@ def interpreter_heap(
         # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
         # kernels' of the operators the delegate left, replayed on the delegated plan.
         parts.extend(first_invoke_parts(view, delegated=True, isa=isa))
-        late = sum(
-            part.nbytes
-            for part in parts
-            if part.name in ("arenas", "XNNPACK indirection buffers", "XNNPACK workspace")
-        )
-        # The peak while building is (after setup − late parts + the subgraph); the first
-        # invoke's is (after setup + its parts): the difference is counted when positive.
-        invoke = sum(part.nbytes for part in parts if part.phase != "setup")
-        building = heap_xnnpack.subgraph_bytes(model) + _building_room(model, replayed)
-        building -= late + invoke
-        parts.append(
-            HeapPart(
-                "XNNPACK build transient",
-                max(building, 0),
-                "transient",
-                False,
-                "while the delegate builds a subset's XNNPACK subgraph (its value and node "
-                "arrays, freed once the runtime exists, and the scratch its operators' "
-                "creation frees again, bounded) before the indirection buffers, workspace "
-                "and arena are allocated: counted where that moment is above the first "
-                "invoke's peak",
-            )
-        )
+        parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
         tuple(parts),
@@ -292,20 +272,39 @@ def interpreter_heap(
     )
 
 
-def _building_room(model: Model, replayed: xnnpack_objects.DelegateObjects | None) -> int:
-    """While a runtime is built, blocks its operators' creation frees again (packing and
-    conversion scratch) are not replayed: the moment keeps the room of the per-object bound
-    (heap_xnnpack.objects_bound) over the replayed objects, which never fell under it."""
-    if replayed is None:
-        return 0
-    bound = XNNPACK_DELEGATE_BYTES + sum(
-        heap_xnnpack.objects_bound(subgraph, heap_xnnpack.partition(subgraph, model))
-        for subgraph in model.subgraphs
+def _build_transient(
+    model: Model,
+    parts: Sequence[HeapPart],
+    replayed: xnnpack_objects.DelegateObjects | None,
+    isa: IsaProfile,
+) -> HeapPart:
+    """The delegate's build moment (heap_build) over the first invoke's peak, when above it."""
+    setup = {part.name: part.nbytes for part in parts if part.phase == "setup"}
+    exact = replayed is not None and replayed.exact
+    exact = exact and all(part.exact for part in parts if part.name in heap_build.LATE_PARTS)
+    moment = heap_build.build_moment_bytes(
+        model, setup, replayed, exact, isa, delegate_bytes=XNNPACK_DELEGATE_BYTES
     )
-    return max(bound - replayed.total, 0)
+    invoke = sum(part.nbytes for part in parts if part.phase != "setup")
+    return HeapPart(
+        "XNNPACK build transient",
+        max(moment - sum(setup.values()) - invoke, 0),
+        "transient",
+        # Replayed block by block but for XNNPACK's fingerprint scratch, counted so that it
+        # never falls under (a convolution's dummy, a float GEMM's tile): not called exact.
+        False,
+        "while the delegate builds each kernel (xnnpack_delegate.cc Subgraph::Create): its "
+        "XNNPACK subgraph's value and node arrays, Init's sets and maps and the partition, "
+        "freed once the runtime exists, before the planner, the arena, XNNPACK's indirection "
+        "buffers and workspace are made: counted where that moment is above the first "
+        "invoke's peak; XNNPACK's one-off fingerprint of each kind of packing is counted "
+        "with room" + ("" if exact else " (an operator or part not replayed: an upper bound)"),
+    )
 
 
-def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[HeapPart, ...]:
+def xnnpack_parts(
+    model: Model, arenas: int, isa: IsaProfile = HOST, threads: int = 1
+) -> tuple[HeapPart, ...]:
     """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
     workspace, exact where every delegated operator is modelled; its runtime and operator
     objects, an upper bound. On `isa`, packing is counted for each configuration its CPUs
@@ -356,6 +355,12 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             if operator.index in taken:
                 objects += isa.gemm_operator_extra_bytes
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
+            if operator.opcode == "TRANSPOSE_CONV" and operator.index in taken and request:
+                # Its indirection buffer is malloc'd (xnn_reallocate_memory), not aligned.
+                indirection += glibc.usable(request)
+                packed += weights
+                packed_exact = packed_exact and weights_exact
+                continue
             buffer, buffer_exact = _request_or_bound(
                 request if operator.index in taken else None,
                 _bounded_indirection,
@@ -367,12 +372,14 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         workspace = max(
-            workspace, xnnpack_workspace.workspace_request(subgraph, split.delegated, model)
+            workspace,
+            xnnpack_workspace.workspace_request(subgraph, split.delegated, model, threads),
         )
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
-    hybrid = any(
-        xnnpack_workspace.dynamically_quantized(subgraph, operator)
+    run_time_hybrid = any(
+        xnnpack_workspace.hybrid_batch_matmul(subgraph, operator)
+        and not subgraph.tensors[operator.inputs[1]].has_data
         for subgraph in model.subgraphs
         for operator in subgraph.operators
     )
@@ -397,15 +404,16 @@ def xnnpack_parts(model: Model, arenas: int, isa: IsaProfile = HOST) -> tuple[He
             "XNNPACK workspace",
             xnnpack_packing.aligned_block(workspace) if modelled else arenas,
             "setup",
-            modelled and not hybrid,
+            modelled and not run_time_hybrid,
             "XNNPACK's memory planner packs the values internal to each delegated partition "
-            "into one workspace (the largest partition's plan plus 32 B)"
+            "and its operators' own workspaces (a hybrid GEMM's packed input, a run-time "
+            "matrix packed for a BATCH_MATMUL) into one workspace (the largest partition's "
+            "plan plus 32 B)"
             + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
             + (
-                "; a hybrid fully connected operator's or 1×1 convolution's dynamically "
-                "quantized input is placed at its node, which errs high (by 128 B of 3,808 "
-                "and 7 KiB of 64 KiB on the two cached models where it differs)"
-                if modelled and hybrid
+                "; a hybrid BATCH_MATMUL whose B is computed at run time has its A's packing "
+                "counted as a quantized value, which errs high (by up to 320 B measured)"
+                if modelled and run_time_hybrid
                 else ""
             ),
         ),
@@ -473,7 +481,12 @@ def first_invoke_parts(
     """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
     and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left)."""
     prepared = litert_plans(model)[0].prepared
-    invoke = first_invoke(model, prepared, delegated=delegated, ruy_layouts=isa.ruy)
+    # Eigen's float blocks follow the CPU's caches: the measuring machine's on the host ISA
+    # (exact there), their upper bound on the others.
+    caches = eigen_blocking.MEASURING_MACHINE if isa.is_host else None
+    invoke = first_invoke(
+        model, prepared, delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches
+    )
     estimate = (
         f"; {', '.join(sorted(set(invoke.estimated)))} not replayed: an upper bound"
         if invoke.estimated
@@ -496,8 +509,14 @@ def first_invoke_parts(
             "transient",
             invoke.peak_exact,
             "held only during the first invoke, at its peak: ruy's fallback blocks while "
-            "its buffer grows, Eigen's packed float blocks over 128 KiB, kernels' scratch, "
-            "the caller's input arrays" + estimate,
+            "its buffer grows, Eigen's packed float blocks over 128 KiB"
+            + (
+                f" (blocked for {caches.label}; other caches block otherwise)"
+                if caches is not None
+                else " (bounded by the whole packed operand)"
+            )
+            + ", kernels' scratch, the caller's input arrays"
+            + estimate,
         ),
         HeapPart(
             "caller's blocks",
@@ -674,17 +693,15 @@ def _elements(shape: Sequence[int]) -> int:
 
 
 def xnnpack_unsized(model: Model) -> tuple[str, ...]:
-    """Operators XNNPACK would take whose delegate-side heap is not modelled: a transposed
-    convolution packs one kernel per sub-convolution and fingerprints its weights into
-    temporaries (measured at 120 times the weights' bytes on a 3×3 stride-2 case), so no
-    figure that never falls under can be given for it."""
+    """Operators XNNPACK may take whose delegate-side heap is not modelled: a transposed
+    convolution of a kind not replayed (8-bit unsigned) fingerprints its packing into
+    temporaries of a fixed shape (up to 120 times a small operator's weights), so no figure
+    that never falls under can be given for it."""
     found = []
     for subgraph in model.subgraphs:
-        for operator in subgraph.operators:
-            if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
-                data = operator.inputs[2]
-                if data >= 0 and subgraph.tensors[data].dtype.name in ("FLOAT32", "INT8", "UINT8"):
-                    found.append(operator.opcode)
+        split = heap_xnnpack.partition(subgraph, model)
+        if "TRANSPOSE_CONV" in split.unmodelled:
+            found.append("TRANSPOSE_CONV")
     return tuple(sorted(set(found)))
 
 

@@ -21,7 +21,8 @@ operator in execution order:
   call's need and stays. The first call also creates the allocator and the thread tuning.
 * **Eigen** (float GEMMs): its packed blocks go on the stack up to 128 KiB
   (`EIGEN_STACK_ALLOCATION_LIMIT`), on the heap above, freed after the call; their size
-  follows Eigen's cache-size blocking heuristic, bounded here by the whole packed operand.
+  follows Eigen's cache-size blocking heuristic (eigen_blocking: exact for given cache
+  sizes; without them, bounded by the whole packed operand).
 * **kernels' own transients**: the int8 depthwise convolution's unpacked-filter buffer
   (`make_unique<int8_t[]>(2 × filter bytes)`, even when the filter is not 4-bit), freed
   at the end of the call.
@@ -40,7 +41,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model
-from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert import eigen_blocking, glibc
+from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_interpreter import (
     TENSOR_STRUCT_BYTES,
     TENSORS_CAPACITY_HEADROOM,
@@ -245,9 +247,15 @@ def ruy_float_requests(gemm: Gemm, layout: RuyLayout) -> list[int]:
     return requests
 
 
-def eigen_heap_bytes(gemm: Gemm) -> int:
-    """Usable bytes of the heap blocks Eigen packs a float GEMM into (an upper bound: the
-    whole operand, tiles padded, where Eigen's blocking may take a slice of it)."""
+def eigen_heap_bytes(gemm: Gemm, caches: CacheSizes | None = None) -> int:
+    """Usable bytes of the heap blocks Eigen packs a float GEMM into: with the CPU's cache
+    sizes, Eigen's own blocking (eigen_blocking, exact); without, an upper bound (the whole
+    operand, tiles padded, where Eigen's blocking may take a slice of it)."""
+    if caches is not None:
+        return sum(
+            glibc.usable(request)
+            for request in eigen_blocking.heap_requests(gemm.rows, gemm.depth, gemm.columns, caches)
+        )
     depth = _round_up(gemm.depth, EIGEN_DEPTH_TILE)
     total = 0
     for block in (
@@ -283,20 +291,26 @@ def first_invoke(
     *,
     delegated: bool = False,
     ruy_layouts: Sequence[RuyLayout] = HOST.ruy,
+    eigen_caches: CacheSizes | None = None,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
     creation already made the CPU back end and initialized cpuinfo (its nodes allocate
     nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
-    taken where its cores may run several)."""
+    taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
+    decide Eigen's float blocks (None: their upper bound)."""
     return max(
-        (_first_invoke(model, prepared, delegated, layout) for layout in ruy_layouts),
+        (_first_invoke(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
         key=lambda replay: (replay.peak, replay.kept),
     )
 
 
 def _first_invoke(
-    model: Model, prepared: PreparedSubgraph, delegated: bool, layout: RuyLayout
+    model: Model,
+    prepared: PreparedSubgraph,
+    delegated: bool,
+    layout: RuyLayout,
+    eigen_caches: CacheSizes | None,
 ) -> FirstInvoke:
     heap = _Heap()
     _set_inputs(heap, prepared)
@@ -361,8 +375,8 @@ def _first_invoke(
             elif layout.float_columns:
                 ruy.multiply(ruy_float_requests(gemm, layout), cpuinfo=cpuinfo)
             else:
-                transient = eigen_heap_bytes(gemm)
-                bounded = bounded or transient > 0
+                transient = eigen_heap_bytes(gemm, eigen_caches)
+                bounded = bounded or (transient > 0 and eigen_caches is None)
                 heap.take(transient)
                 heap.give(transient)
         for transient in _kernel_transients(prepared, node.opcode, node.inputs):

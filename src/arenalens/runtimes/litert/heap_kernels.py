@@ -49,6 +49,10 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         "SVDF": 12,
         "TRANSPOSE_CONV": 20,
         "UNIDIRECTIONAL_SEQUENCE_LSTM": 16,
+        "LEAKY_RELU": 4,
+        "DEPTH_TO_SPACE": 4,
+        "SPACE_TO_DEPTH": 4,
+        "RESIZE_BILINEAR": 2,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -61,7 +65,7 @@ NO_PARSE = frozenset(
         "ABS", "COMPLEX_ABS", "EXP", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1",
         "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
-        "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE",
+        "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE", "PRELU",
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -107,6 +111,8 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         "UNIDIRECTIONAL_SEQUENCE_LSTM": (368,),
         "ADD_N": (4,),
         "DEQUANTIZE": (1,),
+        "LEAKY_RELU": (1052,),  # activations.cc LeakyReluInit / PreluInit: the Relu OpData
+        "PRELU": (1052,),
     }
 )
 # Operators seen allocating nothing in Init.
@@ -114,7 +120,7 @@ NO_INIT = frozenset(
     {
         DELEGATE_OPCODE,
         "CONCATENATION", "MAXIMUM", "MINIMUM", "NEG", "PACK", "SHAPE", "SPLIT", "TRANSPOSE",
-        "COMPLEX_ABS", "PAD",
+        "COMPLEX_ABS", "PAD", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR",
     }
 )  # fmt: skip
 # ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it

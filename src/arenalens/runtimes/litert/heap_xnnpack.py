@@ -18,15 +18,24 @@ the packed weights and the workspace, from LiteRT's and XNNPACK's sources
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from arenalens.ir import Model, Operator, Subgraph
+from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
-from arenalens.runtimes.litert.xnnpack_packing import WEIGHTED, constant_input
+from arenalens.runtimes.litert.xnnpack_packing import (
+    HOST_TILES,
+    WEIGHTED,
+    XnnpackTiles,
+    aligned_block,
+    constant_input,
+    deconvolution,
+    fingerprint_bytes,
+)
 
 _FLOAT = ("FLOAT32",)
 _QUANTIZED = ("INT8", "UINT8")
@@ -118,6 +127,9 @@ _TAKES: dict[str, tuple[str, ...]] = {
         _FLOAT_OR_QUANTIZED,
     ),
     "ELU": ("FLOAT32", "INT8"),
+    "PRELU": _FLOAT,
+    **dict.fromkeys(("LEAKY_RELU", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH"), _FLOAT_OR_QUANTIZED),
+    "RESIZE_BILINEAR": _FLOAT_OR_QUANTIZED,
     "DEQUANTIZE": _QUANTIZED,
     "QUANTIZE": _FLOAT_OR_QUANTIZED,
 }
@@ -125,13 +137,16 @@ _TAKES: dict[str, tuple[str, ...]] = {
 # Inputs past the data that must be constant for the delegate to take the operator
 # (CheckTensorStaticAllocation / quasi-static tensors): their positions.
 _STATIC_INPUTS: dict[str, tuple[int, ...]] = {
-    **dict.fromkeys(("PAD", "TRANSPOSE", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"), (1,)),
+    **dict.fromkeys(
+        ("PAD", "TRANSPOSE", "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "PRELU", "RESIZE_BILINEAR"),
+        (1,),
+    ),
     "SLICE": (1, 2),
     "EXPAND_DIMS": (1,),
     "SPLIT": (0,),
 }
 # The data input of an operator whose first input is not its data.
-_DATA_INPUT = {"SPLIT": 1}
+_DATA_INPUT = {"SPLIT": 1, "TRANSPOSE_CONV": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +169,8 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "BATCH_MATMUL":
         return _takes_batch_matmul(subgraph, operator)
+    if operator.opcode == "TRANSPOSE_CONV":
+        return _takes_transpose_conv(subgraph, operator, model)
     types = _TAKES.get(operator.opcode)
     if types is None:
         return None
@@ -167,6 +184,10 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return False
     if operator.opcode == "STRIDED_SLICE":
         return _takes_strided_slice(subgraph, operator, model)
+    if operator.opcode in _RESHAPING_CHECKS and not _RESHAPING_CHECKS[operator.opcode](
+        subgraph, operator
+    ):
+        return False
     if operator.opcode == "SPLIT" and int(operator.options.get("num_splits", 0) or 0) < 2:
         # XNNPACK's even split has two or more outputs: the wheel leaves a one-way SPLIT to
         # the builtin kernel (measured on a generated graph, fresh_dag_3).
@@ -192,16 +213,56 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
 
 
 def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
-    """VisitBatchMatMulNode for float A and B (static or computed), each of rank 2 or more.
-    Not modelled: 8-bit and hybrid inputs, and adj_x (the delegate adds a transpose)."""
+    """VisitBatchMatMulNode: A and B of rank 2 or more; float A and B, float A with int8 B
+    (dynamically quantized A; per-channel B scales along N, a count dividing B's batches × N),
+    or int8 A and B of one scale each (B's zero point 0), the output of A's type. Not modelled:
+    8-bit unsigned inputs and adj_x (the delegate adds a transpose)."""
     tensors = [subgraph.tensors[index] if index >= 0 else None for index in operator.inputs[:2]]
-    if len(tensors) < 2 or any(tensor is None for tensor in tensors):
+    if len(tensors) < 2 or not operator.outputs or operator.outputs[0] < 0:
         return False
-    if any(tensor.dtype.name != "FLOAT32" for tensor in tensors if tensor is not None):
+    a, b = tensors
+    if a is None or b is None or len(a.shape) < 2 or len(b.shape) < 2:
+        return False
+    output = subgraph.tensors[operator.outputs[0]]
+    kinds = (a.dtype.name, b.dtype.name, output.dtype.name)
+    if "UINT8" in kinds:
         return None
-    if any(len(tensor.shape) < 2 for tensor in tensors if tensor is not None):
+    if kinds not in _BATCH_MATMUL_TYPES:
+        return False
+    if kinds[1] == "INT8" and not _batch_matmul_scales_fit(operator, a, b):
         return False
     return None if operator.options.get("adj_x", False) else True
+
+
+# (A, B, output) types the delegate takes a BATCH_MATMUL with: float, hybrid, int8.
+_BATCH_MATMUL_TYPES = (
+    ("FLOAT32", "FLOAT32", "FLOAT32"),
+    ("FLOAT32", "INT8", "FLOAT32"),
+    ("INT8", "INT8", "INT8"),
+)
+
+
+def _batch_matmul_scales_fit(operator: Operator, a: Tensor, b: Tensor) -> bool:
+    """An int8 B's scales: per channel only along N; hybrid, a count dividing B's batches × N
+    (expanded to one per column); int8, one scale and zero point for A and for B, B's 0."""
+    quantization = b.quantization
+    scales = quantization.channel_count if quantization is not None else 0
+    adj_y = bool(operator.options.get("adj_y", False))
+    if (
+        scales > 1
+        and quantization is not None
+        and quantization.axis != (len(b.shape) - 2 if adj_y else len(b.shape) - 1)
+    ):
+        return False
+    if a.dtype.name == "FLOAT32":
+        batches = 1
+        for dim in b.shape[:-2]:
+            batches *= dim
+        columns = b.shape[-2] if adj_y else b.shape[-1]
+        return scales >= 1 and (batches * columns) % scales == 0
+    if scales != 1 or a.quantization is None or a.quantization.channel_count != 1:
+        return False
+    return quantization is not None and not quantization.zero_point
 
 
 def _takes_strided_slice(
@@ -224,6 +285,120 @@ def _takes_strided_slice(
 
 
 _SLICE_MASKS = ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _block_size(operator: Operator) -> int:
+    return int(operator.options.get("block_size", 0) or 0)
+
+
+def _takes_space_to_depth(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitSpaceToDepthNode: a block over 1 dividing the input's height and width."""
+    block = _block_size(operator)
+    data = subgraph.tensors[operator.inputs[0]] if operator.inputs else None
+    if block <= 1 or data is None or len(data.shape) != 4:
+        return False
+    return data.shape[1] % block == 0 and data.shape[2] % block == 0
+
+
+def _takes_resize_bilinear(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitResizeBilinearNode: rank-4 data and output, a constant int32 size of 2."""
+    if len(operator.inputs) != 2 or not operator.outputs or min(operator.inputs) < 0:
+        return False
+    data, size = (subgraph.tensors[index] for index in operator.inputs)
+    output = subgraph.tensors[operator.outputs[0]]
+    return (
+        len(data.shape) == 4
+        and len(output.shape) == 4
+        and size.dtype.name == "INT32"
+        and size.shape == (2,)
+        and all(dim > 0 for dim in output.shape)
+    )
+
+
+def _takes_leaky_relu(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitUnaryNode's LEAKY_RELU: a normal, non-zero alpha; 8-bit, input-to-output scales
+    of 1/256 to 128, times alpha at least 1/256 and at most 128 in size."""
+    alpha = float(operator.options.get("alpha", 0.0) or 0.0)
+    if not math.isfinite(alpha) or abs(alpha) < _SMALLEST_NORMAL:
+        return False
+    data = subgraph.tensors[operator.inputs[0]]
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else data
+    scales = [t.quantization.scale if t.quantization is not None else None for t in (data, output)]
+    if data.dtype.name == "FLOAT32" or any(not scale for scale in scales):
+        return True
+    positive = float(scales[0] or 0.0) / float(scales[1] or 1.0)
+    negative = positive * alpha
+    return (
+        1 / 256 <= positive <= 128 and abs(negative) >= 1 / 256 and -127.99609375 <= negative <= 128
+    )
+
+
+_SMALLEST_NORMAL = 1.1754943508222875e-38  # float32's: std::isnormal
+_RESHAPING_CHECKS: dict[str, Callable[[Subgraph, Operator], bool]] = {
+    "DEPTH_TO_SPACE": lambda subgraph, operator: _block_size(operator) > 1,
+    "SPACE_TO_DEPTH": _takes_space_to_depth,
+    "RESIZE_BILINEAR": _takes_resize_bilinear,
+    "LEAKY_RELU": _takes_leaky_relu,
+}
+# The fused activations XNNPACK turns into an output range (ConvertActivationToOutputRange):
+# NONE, RELU, RELU_N1_TO_1 and RELU6; TANH and SIGN_BIT leave the operator to the builtins.
+CLAMP_ACTIVATIONS = (0, 1, 2, 3, None, "NONE", "RELU", "RELU_N1_TO_1", "RELU6")
+# The (data, weights, output) types a TRANSPOSE_CONV is modelled with: float, hybrid (float data,
+# int8 weights: dynamically quantized) and int8. The delegate's 8-bit unsigned path is not.
+_DECONVOLUTION_TYPES = (
+    ("FLOAT32", "FLOAT32", "FLOAT32"),
+    ("FLOAT32", "INT8", "FLOAT32"),
+    ("INT8", "INT8", "INT8"),
+)
+
+
+def _takes_transpose_conv(
+    subgraph: Subgraph, operator: Operator, model: Model | None
+) -> bool | None:
+    """VisitTransposeConvNode: inputs (output shape, filter, data[, bias]); the output shape a
+    constant int32 vector of 4; the filter a constant of rank 4 whose channels match the data's
+    and the output shape's; data and output of rank 4 (8-bit with one scale); a constant rank-1
+    bias; VALID padding with the kernel inside the output, SAME with the input the output
+    shape implies and no stride over the kernel; a clamping activation."""
+    inputs, outputs = operator.inputs, operator.outputs
+    if not 3 <= len(inputs) <= 4 or len(outputs) != 1 or min(*inputs[:3], outputs[0]) < 0:
+        return False
+    shape_tensor, weights, data = (subgraph.tensors[index] for index in inputs[:3])
+    output = subgraph.tensors[outputs[0]]
+    shape = int_values(model, subgraph, inputs[0]) if model is not None else None
+    if shape_tensor.dtype.name != "INT32" or shape is None or len(shape) != 4:
+        return False
+    if not weights.has_data or len(weights.shape) != 4:
+        return False
+    if len(data.shape) != 4 or len(output.shape) != 4:
+        return False
+    kinds = (data.dtype.name, weights.dtype.name, output.dtype.name)
+    if kinds not in _DECONVOLUTION_TYPES:
+        return None if "UINT8" in kinds else False
+    if any(
+        tensor.dtype.name == "INT8"
+        and (tensor.quantization is None or tensor.quantization.channel_count != 1)
+        for tensor in (data, output)
+    ):
+        return False
+    if len(inputs) == 4 and inputs[3] >= 0:
+        bias = subgraph.tensors[inputs[3]]
+        if not bias.has_data or len(bias.shape) != 1:
+            return False
+        if bias.dtype.name not in ("FLOAT32", "FLOAT16", "INT32"):
+            return False
+    channels_out, kernel_h, kernel_w, channels_in = weights.shape
+    if channels_out != shape[3] or channels_in != data.shape[3]:
+        return False
+    options = operator.options
+    if options.get("fused_activation_function", 0) not in CLAMP_ACTIVATIONS:
+        return False
+    stride_h = int(options.get("stride_h", 1) or 1)
+    stride_w = int(options.get("stride_w", 1) or 1)
+    if options.get("padding") in (1, "VALID"):
+        return kernel_h <= shape[1] and kernel_w <= shape[2]
+    expected = (-(-shape[1] // stride_h), -(-shape[2] // stride_w))
+    return expected == tuple(data.shape[1:3]) and kernel_h >= stride_h and kernel_w >= stride_w
 
 
 def int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] | None:
@@ -498,4 +673,30 @@ def subgraph_bytes(model: Model) -> int:
                 + glibc.usable(NODE_STRUCT_BYTES * nodes)
                 + SUBGRAPH_MAPS_BYTES,
             )
+    return largest
+
+
+def fingerprint_transient(
+    model: Model, configurations: Sequence[XnnpackTiles] = (HOST_TILES,)
+) -> int:
+    """What XNNPACK's fingerprint of a transposed convolution's kind adds to the moment the
+    runtimes are built: the first delegated TRANSPOSE_CONV of each kind fingerprints it (the
+    process's first; all freed again) before it packs its own weights, so the moment holds the
+    fingerprint in place of that operator's packed weights (the largest such difference, over
+    the ISA's XNNPACK configurations)."""
+    largest = 0
+    for subgraph in model.subgraphs:
+        taken = set(partition(subgraph, model).delegated)
+        seen: set[tuple[tuple[str, bool, bool], str]] = set()
+        for operator in subgraph.operators:
+            if operator.opcode != "TRANSPOSE_CONV" or operator.index not in taken:
+                continue
+            for tiles in configurations:
+                found = deconvolution(subgraph, operator, tiles)
+                if found is None or (found.fingerprint(), tiles.name) in seen:
+                    continue
+                seen.add((found.fingerprint(), tiles.name))
+                packed = aligned_block(found.packed_request())
+                fingerprint = fingerprint_bytes(found, tiles)
+                largest = max(largest, fingerprint - packed)
     return largest

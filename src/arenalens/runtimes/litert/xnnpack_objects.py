@@ -56,10 +56,12 @@ from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     XNN_EXTRA_BYTES,
+    _batch_matmul_b,
     _convolution,
     _depthwise_tile,
     _gemm_tile,
     aligned_block,
+    deconvolution,
     round_up,
 )
 from arenalens.runtimes.litert.xnnpack_workspace import (
@@ -67,6 +69,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     _nodes,
     data_and_weights,
     dynamically_quantized,
+    hybrid_batch_matmul,
 )
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
@@ -115,6 +118,10 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "slice": ((), (COMPUTE_BYTES,)),
     # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
     "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
+    # create_depth_to_space_nhwc / create_space_to_depth_nhwc: one compute invocation.
+    "shuffle": ((), (COMPUTE_BYTES,)),
+    # xnn_create_resize_bilinear2d_nhwc: 2 compute invocations and its convolution state.
+    "resize": ((), (2 * COMPUTE_BYTES, CONVOLUTION_OPERATOR_BYTES)),
 }
 _KIND_OF = {
     "MAX_POOL_2D": "pooling",
@@ -127,8 +134,11 @@ _KIND_OF = {
     "STRIDED_SLICE": "slice",
     "TRANSPOSE": "slice",
     "convert": "unary",  # create_convert_nc_qx8: a hybrid convolution's input quantizer
+    "DEPTH_TO_SPACE": "shuffle",
+    "SPACE_TO_DEPTH": "shuffle",
+    "RESIZE_BILINEAR": "resize",
 }
-# Other kinds (concatenation, split, resize, depth/space...): the largest operator's blocks
+# Other kinds (concatenation, split, variables, composites...): the largest operator's blocks
 # for each of their inputs and outputs, an upper bound.
 _UNKNOWN_OPERATOR = (
     aligned_block(OPERATOR_BYTES)
@@ -139,7 +149,7 @@ _UNKNOWN_OPERATOR = (
 )
 _COPIES = ("CONCATENATION", "SPLIT")
 _QUANTIZED = ("INT8", "UINT8")
-_NO_LUT = ("QUANTIZE", "DEQUANTIZE")
+_NO_LUT = ("QUANTIZE", "DEQUANTIZE", "LEAKY_RELU")  # 8-bit LEAKY_RELU: its own kernel
 # Operators whose first input is their only value (delegate: Subgraph::Create).
 _FIRST_INPUT_ONLY = frozenset(
     {
@@ -217,6 +227,8 @@ def kernel_tensors(subgraph: Subgraph, subset: NodeSubset) -> list[int]:
             inputs = operator.inputs[:1]
         elif operator.opcode == "SPLIT":
             inputs = operator.inputs[1:2]
+        elif operator.opcode == "TRANSPOSE_CONV":
+            inputs = operator.inputs[1:]  # its output shape is a parameter
         tensors.update(tensor for tensor in (*inputs, *operator.outputs) if tensor >= 0)
     return sorted(tensors)
 
@@ -234,7 +246,7 @@ def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -
 def _int8_fully_connected(subgraph: Subgraph, operator: Operator) -> bool:
     """VisitFullyConnectedNode's channel-wise int8 weights: the static-range int8 path
     (supported_srq) and the dynamically quantized (hybrid) one, a convolution's too."""
-    if dynamically_quantized(subgraph, operator):
+    if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator):
         return True
     pair = data_and_weights(subgraph, operator)
     return (
@@ -251,11 +263,19 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if not _int8_fully_connected(subgraph, operator):
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
+    if operator.opcode == "BATCH_MATMUL":
+        # VisitBatchMatMulNode: B's scales expanded to one per column of every batch (a
+        # vector<float> the delegate kernel keeps) unless there is one each already.
+        shape = _batch_matmul_b(subgraph, operator)
+        scales = weights.quantization.channel_count if weights.quantization is not None else 1
+        required = shape[0] * shape[2] if shape is not None else 0
+        return glibc.usable(4 * required) if required and required != scales else 0
     if weights.quantization is not None and weights.quantization.channel_count > 1:
         return 0
     channels = weights.shape[0] if weights.shape else 1
-    if operator.opcode == "CONV_2D":
-        # VisitConv2DNode: a scale array not one per output channel is replaced by one.
+    if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV"):
+        # VisitConv2DNode, VisitTransposeConvNode: a scale array not one per output channel
+        # is replaced by one.
         return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
     if channels <= 1:
         return 0
@@ -312,7 +332,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     int8_weights = sum(1 for operator in operators if _int8_fully_connected(subgraph, operator))
     # A hybrid one's dynamically quantized input is one value more.
-    quantized = sum(1 for operator in operators if dynamically_quantized(subgraph, operator))
+    quantized = sum(
+        1
+        for operator in operators
+        if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator)
+    )
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     return len(fused) + folded_pads + activations, values
 
@@ -446,11 +470,46 @@ def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tup
             node.kind not in (*_KINDS, *_COPIES)
             and _KIND_OF.get(node.kind) is None
             and _microkernel(subgraph, operator) is None
+            and deconvolution(subgraph, operator) is None
         ):
             exact = False
         if node.kind == "binary" and _activation(operator):
             total += _operator_blocks("clamp")
     return total, exact
+
+
+def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """The part of operators_bytes that xnn_reshape_runtime makes (in the kernel's Prepare,
+    after every kernel's Init): average pooling's zero and indirection buffers, a reduction's
+    zero buffer, a dynamically quantized convolution's reshape block."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    total = 0
+    for node in _nodes(subgraph, subset.operators, boundary, model):
+        operator = subgraph.operators[node.operator]
+        if node.kind == operator.opcode and _microkernel(subgraph, operator) == "igemm":
+            if dynamically_quantized(subgraph, operator):
+                total += glibc.usable(QD8_RESHAPE_BYTES)
+        elif operator.opcode == "AVERAGE_POOL_2D" and node.kind == operator.opcode:
+            total += _average_pooling_reshape(subgraph, operator)
+        elif _KIND_OF.get(node.kind, node.kind) == "reduce":
+            total += _reduce_reshape(model, subgraph, operator)
+        elif node.kind == "RESIZE_BILINEAR":
+            total += _resize_reshape(subgraph, operator)
+        elif node.kind == "TRANSPOSE_CONV" and dynamically_quantized(subgraph, operator):
+            total += glibc.usable(QD8_RESHAPE_BYTES)
+    return total
+
+
+def _resize_reshape(subgraph: Subgraph, operator: Operator) -> int:
+    """xnn_reshape_resize_bilinear2d_nhwc: an indirection buffer of four pointers per output
+    pixel (malloc'd) and the interpolation weights, two per output pixel (float; int16 for
+    8-bit data), one aligned block."""
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None
+    if output is None or len(output.shape) != 4:
+        return 0
+    pixels = output.shape[1] * output.shape[2]
+    weight = 4 if output.dtype.name == "FLOAT32" else 2
+    return glibc.usable(4 * POINTER_BYTES * pixels) + aligned_block(2 * weight * pixels)
 
 
 def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
@@ -480,6 +539,12 @@ def _node_bytes(
         if microkernel == "igemm" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_convolution2d_nhwc_qx8
         return total
+    found = deconvolution(subgraph, operator) if node.kind == "TRANSPOSE_CONV" else None
+    if found is not None:
+        total = found.object_bytes()
+        if found.kind == "qd8":
+            total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_deconvolution2d_nhwc_qx8_f32_qc8w
+        return total
     if node.kind == "CONCATENATION":
         # xnn_define_concatenate: one copy operator per input.
         return _operator_blocks("copy") * max(len(node.inputs), 1)
@@ -502,6 +567,8 @@ def _node_bytes(
         total += _average_pooling_reshape(subgraph, operator)
     if kind == "reduce":
         total += _reduce_reshape(model, subgraph, operator)
+    if kind == "resize":
+        total += _resize_reshape(subgraph, operator)
     return total
 
 

@@ -81,6 +81,14 @@ HOST_TILES = XnnpackTiles(
 
 WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 
+# A hybrid fully connected operator (float input, 8-bit weights) runs on dynamically quantized
+# inputs (qd8_f32_qc8w): per output channel, the weights' row to a depth multiple of 4 and 12
+# bytes (its sum, bias and scale), channels to 64; measured on 12 operators of the cached
+# models (tests/data/litert_xnnpack_parts.json), the wheel's request every time.
+HYBRID_CHANNEL_TILE = 64
+HYBRID_DEPTH_TILE = 4
+HYBRID_CHANNEL_EXTRA_BYTES = 12
+
 
 def constant_input(subgraph: Subgraph, inputs: Sequence[int], position: int) -> Tensor | None:
     if len(inputs) <= position or inputs[position] < 0:
@@ -179,6 +187,9 @@ def packed_weights_request(
     """Bytes XNNPACK asks for to pack one operator's weights (None: not modelled)."""
     if operator.opcode == "BATCH_MATMUL":
         return batch_matmul_packed_request(subgraph, operator, tiles)
+    if operator.opcode == "TRANSPOSE_CONV":
+        found = deconvolution(subgraph, operator, tiles)
+        return None if found is None else found.packed_request()
     convolution = _convolution(subgraph, operator, tiles)
     if convolution is None:
         return None
@@ -210,11 +221,11 @@ def packed_weights_request(
 
 
 def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, int] | None:
-    """A float BATCH_MATMUL's B as (batches, K, N), or None."""
+    """A BATCH_MATMUL's B (float or int8) as (batches, K, N), or None."""
     if operator.opcode != "BATCH_MATMUL" or len(operator.inputs) < 2 or operator.inputs[1] < 0:
         return None
     b = subgraph.tensors[operator.inputs[1]]
-    if b.dtype.name != "FLOAT32" or len(b.shape) < 2:
+    if b.dtype.name not in ("FLOAT32", "INT8") or len(b.shape) < 2:
         return None
     batches = 1
     for dim in b.shape[:-2]:
@@ -224,17 +235,43 @@ def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, i
     return (batches, columns, rows) if adjoint else (batches, rows, columns)
 
 
+def batch_matmul_kind(subgraph: Subgraph, operator: Operator) -> str:
+    """f32 (float A and B), qd8 (float A, int8 B: A quantized at run time) or qs8 (int8)."""
+    a, b = (subgraph.tensors[index] for index in operator.inputs[:2])
+    if b.dtype.name == "FLOAT32":
+        return "f32"
+    return "qd8" if a.dtype.name == "FLOAT32" else "qs8"
+
+
+# Bytes past the weights per packed column: a bias (f32); a bias and a scale (qs8); a bias, a
+# scale and the column's sum (qd8) — the wheel's requests on the generated cases.
+_COLUMN_EXTRA_BYTES = {"f32": 4, "qs8": 8, "qd8": HYBRID_CHANNEL_EXTRA_BYTES}
+
+
+def _batch_matmul_gemm(kind: str, tiles: XnnpackTiles) -> GemmTile:
+    if kind == "f32":
+        return tiles.f32_gemm
+    if kind == "qd8":
+        return GemmTile(
+            tiles.qs8_gemm.mr, HYBRID_CHANNEL_TILE, max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr)
+        )
+    return tiles.qs8_gemm
+
+
 def batch_matmul_b_bytes(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int:
     """batch-matrix-multiply-nc.c: B packed per batch as round_up(N, nr) columns of
-    round_up(K, kr) floats and a (zero) bias each (the f32 GEMM's tile; no narrower nr2)."""
+    round_up(K, kr) elements and their extras (the GEMM's tile; no narrower nr2)."""
     shape = _batch_matmul_b(subgraph, operator)
     if shape is None:
         return 0
     batches, depth, columns = shape
-    gemm = tiles.f32_gemm
-    return batches * round_up(columns, gemm.nr) * (round_up(depth, gemm.kr) * 4 + 4)
+    kind = batch_matmul_kind(subgraph, operator)
+    gemm = _batch_matmul_gemm(kind, tiles)
+    element = 4 if kind == "f32" else 1
+    per_column = round_up(depth, gemm.kr) * element + _COLUMN_EXTRA_BYTES[kind]
+    return batches * round_up(columns, gemm.nr) * per_column
 
 
 def batch_matmul_packed_request(
@@ -248,14 +285,93 @@ def batch_matmul_packed_request(
     return round_up(batch_matmul_b_bytes(subgraph, operator, tiles), XNN_ALLOCATION_ALIGNMENT)
 
 
-def batch_matmul_workspace(
-    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+# A hybrid GEMM (a FULLY_CONNECTED, a 1×1 CONV_2D XNNPACK runs as one, a BATCH_MATMUL with a
+# constant B) packs its quantized input inline: XNNPACK's optimize_packed_lhs folds the
+# delegate's convert node into it, so no qdint8 value is planned; the operator's workspace
+# holds packed rows, each the row's quantization parameters (8 B) and its K quantized values
+# to the GEMM's depth tile (xnn_pack_lh_fx_qd8_packed_size), rows to the packing's tile (16
+# here; 1 when the GEMM has a single row). One thread packs one tile of rows at a time unless
+# A is broadcast over B's batches or a row of the GEMM would not stay in cache: then all of A
+# is packed first. The cache is taken as 256 KiB of L2 (no x86-64 core of the last decade has
+# less; a larger one only inlines more, which needs less).
+HYBRID_LHS_ROWS = 16
+QD8_ROW_PARAMS_BYTES = 8
+LHS_CACHE_BYTES = 256 * 1024
+CACHE_LINE_BYTES = 64
+
+
+def hybrid_lhs_bytes(
+    rows: int,
+    depth: int,
+    columns: int,
+    *,
+    batches: int = 0,
+    broadcast: bool = False,
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
 ) -> int:
-    """The operator workspace of a BATCH_MATMUL whose B is computed at run time (packed at each
-    run: xnn_reshape_batch_matrix_multiply's workspace_size)."""
+    """The workspace a hybrid GEMM of `rows` × `depth` by `depth` × `columns` (over `batches`
+    of A: a BATCH_MATMUL's) packs its quantized A into; `broadcast`: A is reused over B's
+    batches. Inline, each of the `threads` packs its own tile of rows; all of A is packed
+    first when the threads' tiles outnumber what they split (a fully connected operator's
+    rows, a BATCH_MATMUL's batches)."""
+    gemm = _batch_matmul_gemm("qd8", tiles)
+    row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, gemm.kr)
+    tile = 1 if rows == 1 else HYBRID_LHS_ROWS
+    shared = rows if batches == 0 else batches
+    tile_rows = min(HYBRID_LHS_ROWS, rows)
+    column_bytes = round_up(depth, gemm.kr) + _COLUMN_EXTRA_BYTES["qd8"]
+    lines = (
+        -(-tile_rows * row_bytes // CACHE_LINE_BYTES)
+        + -(-columns * column_bytes // CACHE_LINE_BYTES)
+        + tile_rows * -(-columns * 4 // CACHE_LINE_BYTES)
+    )
+    spread = threads * tile > round_up(shared, tile)
+    if not broadcast and not spread and lines * CACHE_LINE_BYTES <= LHS_CACHE_BYTES:
+        return threads * tile * row_bytes
+    return max(batches, 1) * round_up(rows, tile) * row_bytes
+
+
+def batch_matmul_lhs_bytes(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
+) -> int:
+    """The operator workspace a hybrid BATCH_MATMUL with a constant B packs A into (0 for any
+    other BATCH_MATMUL)."""
     b = operator.inputs[1] if len(operator.inputs) > 1 else -1
-    if b < 0 or subgraph.tensors[b].has_data:
+    if b < 0 or not subgraph.tensors[b].has_data:
         return 0
+    if batch_matmul_kind(subgraph, operator) != "qd8":
+        return 0
+    shape = _batch_matmul_b(subgraph, operator)
+    a = subgraph.tensors[operator.inputs[0]]
+    if shape is None or len(a.shape) < 2:
+        return 0
+    batches_b, depth, columns = shape
+    batches_a = 1
+    for dim in a.shape[:-2]:
+        batches_a *= dim
+    return hybrid_lhs_bytes(
+        a.shape[-2],
+        depth,
+        columns,
+        batches=batches_a,
+        broadcast=batches_a < batches_b,
+        threads=threads,
+        tiles=tiles,
+    )
+
+
+def batch_matmul_workspace(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
+) -> int:
+    """A BATCH_MATMUL's operator workspace (xnn_reshape_batch_matrix_multiply's
+    workspace_size): a B computed at run time is packed into it at each run; a hybrid one with
+    a constant B packs its quantized A into it."""
+    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    if b < 0:
+        return 0
+    if subgraph.tensors[b].has_data:
+        return batch_matmul_lhs_bytes(subgraph, operator, tiles, threads)
     return batch_matmul_b_bytes(subgraph, operator, tiles)
 
 
@@ -263,6 +379,9 @@ def indirection_request(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
 ) -> int | None:
     """Bytes of one convolution's indirection buffer (0: none; None: not modelled)."""
+    if operator.opcode == "TRANSPOSE_CONV":
+        found = deconvolution(subgraph, operator, tiles)
+        return None if found is None else found.indirection_request()
     convolution = _convolution(subgraph, operator, tiles)
     if convolution is None:
         return None
@@ -339,15 +458,6 @@ def pooling_indirection(subgraph: Subgraph, operator: Operator) -> int:
     return (pooling - 1 + output.shape[1] * step_height) * POINTER_BYTES
 
 
-# A hybrid fully connected operator (float input, 8-bit weights) runs on dynamically quantized
-# inputs (qd8_f32_qc8w): per output channel, the weights' row to a depth multiple of 4 and 12
-# bytes (its sum, bias and scale), channels to 64; measured on 12 operators of the cached
-# models (tests/data/litert_xnnpack_parts.json), the wheel's request every time.
-HYBRID_CHANNEL_TILE = 64
-HYBRID_DEPTH_TILE = 4
-HYBRID_CHANNEL_EXTRA_BYTES = 12
-
-
 def hybrid_weights_request(
     operator: Operator, convolution: _Convolution, tiles: XnnpackTiles = HOST_TILES
 ) -> int | None:
@@ -362,3 +472,181 @@ def hybrid_weights_request(
     channels = round_up(convolution.group_output_channels, HYBRID_CHANNEL_TILE)
     per_channel = convolution.taps * depth + HYBRID_CHANNEL_EXTRA_BYTES
     return round_up(convolution.groups * channels * per_channel, 64)
+
+
+# A transposed convolution (deconvolution-nhwc.c). XNNPACK runs it as sub-convolutions when a
+# stride is over 1, no stride exceeds the kernel and it is not dilated (is_subconv2d): each of
+# the stride_h × stride_w sub-kernels packs its taps, with a bias (and a scale) per channel of
+# its own; otherwise as one IGEMM over the whole kernel.
+DECONVOLUTION_EXTRA_BYTES = {"f32": 0, "qs8": 4, "qd8": 8}  # past the 4-byte bias per channel
+SUBCONVOLUTION_PARAMS_BYTES = 72  # struct subconvolution_params, one per sub-kernel
+# The parameters XNNPACK fingerprints a deconvolution's packing with, once per process for each
+# kind (generate_fingerprint_parameters): 2 groups of 23 → 48 channels, 3×3, stride 2 for the
+# sub-convolution kind; a float one on the narrow GEMM with nr − 1 output channels.
+FINGERPRINT_GROUPS = 2
+FINGERPRINT_INPUT_CHANNELS = 23
+FINGERPRINT_OUTPUT_CHANNELS = 48
+FINGERPRINT_KERNEL = 3
+FINGERPRINT_CONTEXT_BYTES = 24  # create_fingerprint_context's record
+FINGERPRINT_PADDING_BYTES = 2 * XNN_ALLOCATION_ALIGNMENT  # its kernel buffer's alignment room
+
+
+@dataclass(frozen=True, slots=True)
+class Deconvolution:
+    """How XNNPACK runs one TRANSPOSE_CONV: its kind (f32; qs8: int8; qd8: hybrid, float data
+    quantized at run time), its GEMM tile, channels, kernel, strides, output and whether it
+    runs as sub-convolutions."""
+
+    kind: str
+    gemm: GemmTile
+    narrow: bool  # f32 on the "nr2" config (its fingerprint is another one)
+    groups: int
+    input_channels: int
+    output_channels: int
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    output: tuple[int, int, int]  # batch, height, width
+
+    @property
+    def subconvolution(self) -> bool:
+        (kernel_h, kernel_w), (stride_h, stride_w) = self.kernel, self.stride
+        return max(stride_h, stride_w) > 1 and stride_w <= kernel_w and stride_h <= kernel_h
+
+    @property
+    def element_bytes(self) -> int:
+        return 4 if self.kind == "f32" else 1
+
+    @property
+    def depth(self) -> int:
+        """k_stride: input channels to the GEMM's depth unroll."""
+        return round_up(self.input_channels, self.gemm.kr)
+
+    def packed_request(self) -> int:
+        """create_deconvolution2d_nhwc: per group, output channels to nr, each with every tap's
+        depth and, per sub-kernel (one without sub-convolutions), a bias and its extras."""
+        taps = self.kernel[0] * self.kernel[1]
+        per_kernel = 4 + DECONVOLUTION_EXTRA_BYTES[self.kind]
+        kernels = self.stride[0] * self.stride[1] if self.subconvolution else 1
+        per_channel = taps * self.depth * self.element_bytes + per_kernel * kernels
+        channels = round_up(self.output_channels, self.gemm.nr)
+        return round_up(self.groups * channels * per_channel, XNN_ALLOCATION_ALIGNMENT)
+
+    def indirection_request(self) -> int:
+        """reshape_subconv2d_path: taps × output height × stride_w × the output columns of one
+        sub-convolution rounded to the row tile (picked for the batch); reshape_igemm_path:
+        taps × output pixels rounded to the row tile (picked for the pixels)."""
+        batch, height, width = self.output
+        taps = self.kernel[0] * self.kernel[1]
+        if self.subconvolution:
+            stride_w = self.stride[1]
+            columns = round_up(-(-width // stride_w), heuristic_mr(batch, self.gemm))
+            return taps * height * stride_w * columns * POINTER_BYTES
+        pixels = height * width
+        return taps * round_up(pixels, heuristic_mr(pixels, self.gemm)) * POINTER_BYTES
+
+    def zero_request(self) -> int:
+        """The zero buffer every deconvolution keeps: one padded input pixel."""
+        return self.depth * self.element_bytes + XNN_EXTRA_BYTES
+
+    def object_bytes(self) -> int:
+        """The operator, its compute invocations, IGEMM microkernel, convolution state, then
+        the sub-convolution table or the IGEMM context, and the zero buffer."""
+        subkernels = self.stride[0] * self.stride[1]
+        return (
+            aligned_block(OPERATOR_OBJECT_BYTES)
+            + glibc.usable(3 * COMPUTE_PARAMETERS_BYTES)
+            + aligned_block(IGEMM_MICROKERNEL_BYTES)
+            + glibc.usable(CONVOLUTION_STATE_BYTES)
+            + (
+                glibc.usable(SUBCONVOLUTION_PARAMS_BYTES * subkernels)
+                if self.subconvolution
+                else aligned_block(IGEMM_CONTEXT_BYTES)
+            )
+            + aligned_block(self.zero_request())
+        )
+
+    def fingerprint(self) -> tuple[str, bool, bool]:
+        return (self.kind, self.narrow, self.subconvolution)
+
+
+# The operator-object sizes a deconvolution shares with a convolution (xnnpack_objects).
+OPERATOR_OBJECT_BYTES = 520
+COMPUTE_PARAMETERS_BYTES = 88
+IGEMM_MICROKERNEL_BYTES = 264
+CONVOLUTION_STATE_BYTES = 224
+IGEMM_CONTEXT_BYTES = 408
+
+
+def deconvolution(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> Deconvolution | None:
+    """A TRANSPOSE_CONV as XNNPACK runs it (None: a type combination not modelled)."""
+    if operator.opcode != "TRANSPOSE_CONV" or len(operator.inputs) < 3 or not operator.outputs:
+        return None
+    weights = constant_input(subgraph, operator.inputs, 1)
+    data = subgraph.tensors[operator.inputs[2]] if operator.inputs[2] >= 0 else None
+    output = subgraph.tensors[operator.outputs[0]] if operator.outputs[0] >= 0 else None
+    if weights is None or data is None or output is None:
+        return None
+    if len(weights.shape) != 4 or len(output.shape) != 4:
+        return None
+    channels_out, kernel_h, kernel_w, channels_in = weights.shape
+    kinds = (data.dtype.name, weights.dtype.name)
+    narrow = False
+    if kinds == ("FLOAT32", "FLOAT32"):
+        kind, gemm = "f32", _gemm_tile("FLOAT32", tiles, channels_out, gemm=False)
+        narrow = gemm != tiles.f32_gemm
+    elif kinds == ("FLOAT32", "INT8"):
+        depth_tile = max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr)
+        kind, gemm = "qd8", GemmTile(tiles.qs8_gemm.mr, HYBRID_CHANNEL_TILE, depth_tile)
+    elif kinds == ("INT8", "INT8"):
+        kind, gemm = "qs8", tiles.qs8_gemm
+    else:
+        return None
+    options = operator.options
+    stride = (int(options.get("stride_h", 1) or 1), int(options.get("stride_w", 1) or 1))
+    return Deconvolution(
+        kind,
+        gemm,
+        narrow,
+        1,
+        channels_in,
+        channels_out,
+        (kernel_h, kernel_w),
+        stride,
+        (output.shape[0], output.shape[1], output.shape[2]),
+    )
+
+
+def fingerprint_bytes(found: Deconvolution, tiles: XnnpackTiles = HOST_TILES) -> int:
+    """What XNNPACK holds while it fingerprints a deconvolution kind, the first time a process
+    creates one (xnn_fingerprint_deconvolution2d_nhwc): its record, a kernel-data buffer
+    (weights, biases and, for int8, scales, with two alignments of room), int8's two scale
+    vectors, and a whole deconvolution of the fingerprint's shape: objects and packed weights.
+    All of it is freed before the real operator is created."""
+    channels = FINGERPRINT_OUTPUT_CHANNELS
+    gemm = found.gemm
+    if found.narrow and tiles.f32_gemm_narrow is not None:
+        channels = tiles.f32_gemm.nr - 1
+        gemm = _gemm_tile("FLOAT32", tiles, channels, gemm=False)
+    stride = 2 if found.subconvolution else 1
+    shape = Deconvolution(
+        found.kind,
+        gemm,
+        found.narrow,
+        FINGERPRINT_GROUPS,
+        FINGERPRINT_INPUT_CHANNELS,
+        channels,
+        (FINGERPRINT_KERNEL, FINGERPRINT_KERNEL),
+        (stride, stride),
+        (1, 1, 1),
+    )
+    all_channels = FINGERPRINT_GROUPS * channels
+    taps = FINGERPRINT_KERNEL * FINGERPRINT_KERNEL
+    kernel = all_channels * taps * FINGERPRINT_INPUT_CHANNELS * shape.element_bytes
+    scales = 4 * all_channels if found.kind == "qs8" else 0
+    data = kernel + 4 * all_channels + scales + FINGERPRINT_PADDING_BYTES
+    total = glibc.usable(FINGERPRINT_CONTEXT_BYTES) + aligned_block(data)
+    if scales:
+        total += 2 * aligned_block(scales)  # the kernel scales and the requantization scales
+    return total + shape.object_bytes() + aligned_block(shape.packed_request())

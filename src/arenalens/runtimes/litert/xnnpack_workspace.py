@@ -36,6 +36,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
     batch_matmul_workspace,
+    hybrid_lhs_bytes,
     round_up,
 )
 
@@ -44,23 +45,62 @@ QUANTIZATION_PARAMS_BYTES = 8  # struct xnn_quantization_params: zero point and 
 
 
 def data_and_weights(subgraph: Subgraph, operator: Operator) -> tuple[Tensor, Tensor] | None:
-    """An operator's data and weights tensors (its first two inputs), if it has both."""
-    if len(operator.inputs) < 2 or min(operator.inputs[:2]) < 0:
+    """An operator's data and weights tensors (its first two inputs; a TRANSPOSE_CONV's third
+    and second), if it has both."""
+    data = 2 if operator.opcode == "TRANSPOSE_CONV" else 0
+    if len(operator.inputs) <= max(data, 1) or min(operator.inputs[data], operator.inputs[1]) < 0:
         return None
-    return subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
+    return subgraph.tensors[operator.inputs[data]], subgraph.tensors[operator.inputs[1]]
+
+
+# Operators the delegate runs on dynamically quantized inputs when their data is float and
+# their weights int8; a convolution's and a transposed convolution's rows are whole images.
+HYBRID_OPERATORS = ("FULLY_CONNECTED", "CONV_2D", "TRANSPOSE_CONV")
 
 
 def dynamically_quantized(subgraph: Subgraph, operator: Operator) -> bool:
-    """A FULLY_CONNECTED or CONV_2D with a float input and constant int8 weights: the delegate
-    runs it on dynamically quantized inputs (Visit*Node: dynamically_quantized)."""
+    """A FULLY_CONNECTED, CONV_2D or TRANSPOSE_CONV with a float input and constant int8
+    weights: the delegate runs it on dynamically quantized inputs (Visit*Node:
+    dynamically_quantized)."""
     pair = data_and_weights(subgraph, operator)
     return (
-        operator.opcode in ("FULLY_CONNECTED", "CONV_2D")
+        operator.opcode in HYBRID_OPERATORS
         and pair is not None
         and pair[0].dtype.name == "FLOAT32"
         and pair[1].dtype.name == "INT8"
         and pair[1].has_data
     )
+
+
+def hybrid_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool:
+    """A BATCH_MATMUL with a float A and an int8 B (constant or not): the delegate quantizes A
+    at run time (a qdint8 value) and gives B per-column scales (a channel-wise value)."""
+    pair = data_and_weights(subgraph, operator)
+    return (
+        operator.opcode == "BATCH_MATMUL"
+        and pair is not None
+        and pair[0].dtype.name == "FLOAT32"
+        and pair[1].dtype.name == "INT8"
+    )
+
+
+def hybrid_gemm(subgraph: Subgraph, operator: Operator) -> bool:
+    """A hybrid FULLY_CONNECTED, or a hybrid 1×1 CONV_2D XNNPACK runs as a GEMM: its
+    quantized input is packed inline (xnnpack_packing.hybrid_lhs_bytes)."""
+    return dynamically_quantized(subgraph, operator) and (
+        operator.opcode == "FULLY_CONNECTED"
+        or (operator.opcode == "CONV_2D" and _pointwise(operator, subgraph))
+    )
+
+
+def hybrid_gemm_workspace(subgraph: Subgraph, operator: Operator, threads: int = 1) -> int:
+    """The operator workspace of a hybrid GEMM: its rows (the input's pixels or batch rows) by
+    its depth (the weights' last dimension), packed inline."""
+    data, weights = subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
+    depth = weights.shape[-1] if weights.shape else 1
+    rows = data.element_count // max(depth, 1)
+    columns = weights.shape[0] if weights.shape else 1
+    return hybrid_lhs_bytes(rows, depth, columns, threads=threads)
 
 
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
@@ -96,7 +136,7 @@ def value_bytes(tensor: Tensor) -> int:
 
 
 def workspace_request(
-    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None
+    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None, threads: int = 1
 ) -> int:
     """Bytes of the workspace the runtimes of one subgraph ask for (0: no internal values).
 
@@ -109,7 +149,7 @@ def workspace_request(
             continue
         boundary = set(subset.inputs) | set(subset.outputs)
         nodes = _nodes(subgraph, subset.operators, boundary, model)
-        planned = _plan_nodes(subgraph, nodes, boundary)
+        planned = _plan_nodes(subgraph, nodes, boundary, threads)
         if planned:
             largest = max(largest, planned + 2 * XNN_EXTRA_BYTES)
     return largest
@@ -119,10 +159,13 @@ _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clam
 _UNARY = frozenset(
     (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
 ) - set(_CLAMPS)
-_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED))
+_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED, "PRELU"))  # PRELU: xnn_binary_prelu
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
-_CLAMPING = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+_CLAMPING = (
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "AVERAGE_POOL_2D",
+    "MAX_POOL_2D",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,23 +197,29 @@ def _nodes(
         operator = subgraph.operators[index]
         inputs = [tensor for tensor in operator.inputs if tensor >= 0]
         outputs = [tensor for tensor in operator.outputs if tensor >= 0]
+        if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
+            # Its data is its third input: first here, as every other operator's.
+            inputs = [operator.inputs[2], *(t for t in inputs if t != operator.inputs[2])]
         if operator.opcode == "FULLY_CONNECTED" and inputs and not keeps_dims(operator):
             nodes.append(_Node("copy", [inputs[0]], [fresh], index))
             inputs = [fresh, *inputs[1:]]
             fresh += 1
         sizes: dict[int, int] = {}
-        if dynamically_quantized(subgraph, operator):
+        if dynamically_quantized(subgraph, operator) and not hybrid_gemm(subgraph, operator):
             # The delegate's dynamically quantized input (qdint8, its per-row parameters and
-            # row sums): a GEMM (fully connected, 1×1 convolution) quantizes into it at its
-            # node; a spatial convolution's comes from a convert node before it.
-            non_batch = 3 if operator.opcode == "CONV_2D" else 1
-            quantized = dynamic_quantized_bytes(subgraph.tensors[operator.inputs[0]], non_batch)
-            if operator.opcode == "CONV_2D" and not _pointwise(operator, subgraph):
-                nodes.append(_Node("convert", inputs[:1], [fresh], index, {fresh: quantized}))
-                inputs = [fresh, *inputs[1:]]
-            else:
-                sizes[fresh] = quantized
-                inputs = [*inputs[:1], fresh, *inputs[1:]]
+            # row sums) of a spatial or transposed convolution comes from a convert node
+            # before it; a GEMM's is packed inline, in its operator workspace (_plan_nodes).
+            data = operator.inputs[2 if operator.opcode == "TRANSPOSE_CONV" else 0]
+            quantized = dynamic_quantized_bytes(subgraph.tensors[data], 3)
+            nodes.append(_Node("convert", inputs[:1], [fresh], index, {fresh: quantized}))
+            inputs = [fresh, *inputs[1:]]
+            fresh += 1
+        if hybrid_batch_matmul(subgraph, operator) and not subgraph.tensors[inputs[1]].has_data:
+            # With a B computed at run time, A's qdint8 value (its per-row parameters and row
+            # sums) is placed at the node; with a constant B, XNNPACK packs A inline, into the
+            # operator's workspace (xnnpack_packing.batch_matmul_lhs_bytes).
+            sizes[fresh] = dynamic_quantized_bytes(subgraph.tensors[inputs[0]])
+            inputs = [*inputs[:1], fresh, *inputs[1:]]
             fresh += 1
         kind = operator.opcode
         if kind in _CLAMPS:
@@ -273,7 +322,9 @@ def _consumers(nodes: Sequence[_Node], boundary: set[int]) -> dict[int, int]:
     return counts
 
 
-def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) -> int:
+def _plan_nodes(
+    subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int], threads: int = 1
+) -> int:
     consumers = _consumers(nodes, boundary)
     raw: dict[int, int] = {}
     first: dict[int, int] = {}
@@ -334,11 +385,17 @@ def _plan_nodes(subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int]) 
         if tensor not in reused and raw[tensor]
     ]
     # Operators' own workspaces (xnn_add_operator_workspace_allocation_tracker), live at their
-    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time.
+    # node only, numbered after every value: a BATCH_MATMUL packs a B computed at run time,
+    # a hybrid GEMM (and a hybrid BATCH_MATMUL with a constant B) its quantized input.
     for position, node in enumerate(nodes):
+        operator = subgraph.operators[node.operator]
+        size = 0
+        if node.kind == operator.opcode and hybrid_gemm(subgraph, operator):
+            size = hybrid_gemm_workspace(subgraph, operator, threads)
+        if size:
+            records.append((_rounded(size), position, position))
         if node.kind == "BATCH_MATMUL":
-            operator = subgraph.operators[node.operator]
-            size = batch_matmul_workspace(subgraph, operator)
+            size = batch_matmul_workspace(subgraph, operator, threads=threads)
             if size:
                 rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
                 records.append((rounded, position, position))

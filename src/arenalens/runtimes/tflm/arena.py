@@ -123,6 +123,8 @@ def _planned_entries(
         for tensor in subgraph.tensors:
             offline = offsets[position] if offsets is not None else ONLINE
             position += 1
+            if tensor.has_data and not tensor.is_variable:
+                continue  # constant data is never planned (most tensors: skip their bytes)
             nbytes = tflm_tensor_bytes(tensor, shapes.get((subgraph.index, tensor.index)))
             # InitializeAllocationInfo: no constant data, not a variable, bytes to hold.
             planned = not tensor.has_data and not tensor.is_variable and nbytes > 0

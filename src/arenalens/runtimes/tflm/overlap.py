@@ -10,8 +10,9 @@ types must be allowed to alias in C++ (the same type, or one a byte type): other
 may reorder loads after stores and the trace would not hold.
 
 An operator's output buffer may share bytes with one of its input buffers when the input dies at
-that operator (its buffer's last step is the operator's step), the output is born there (its
-buffer's first step), and `overlap_distance` gives a distance. Only
+that operator (its buffer's last step is the operator's step) and is no model output (the
+application reads those after Invoke), the output is born there (its buffer's first step), and
+`overlap_distance` gives a distance. Only
 operators of subgraph 0 that run once are paired: a control-flow subgraph may run at several
 steps. The result is an `OverlapPair` per pair (`analysis/overlap_pairs.py`): the planner's
 `Overlap` with what made it, for reports. Traces cost
@@ -178,6 +179,11 @@ def arena_overlaps(
             repeated.add(entry.operator)
         step_of[entry.operator] = entry.step
     subgraph = model.subgraphs[0]
+    # A model output is read by the application after Invoke: TFLM's lifetime for it ends at
+    # the last operator's scope (micro_allocation_info.cc marks outputs used to the end of the
+    # subgraph), where the last operator may consume it; an output born there must not start
+    # below it.
+    read_after_invoke = frozenset(subgraph.outputs)
     found: dict[tuple[int, int], OverlapPair] = {}
     traced = 0
     for op in subgraph.operators:
@@ -199,6 +205,8 @@ def arena_overlaps(
             for input_tensor in dict.fromkeys(inputs):
                 source = by_tensor.get(input_tensor)
                 if source is None or source.id == target.id:
+                    continue
+                if read_after_invoke.intersection((source.tensor, *source.aliases)):
                     continue
                 if problem_buffers[source.id].end != step:
                     continue

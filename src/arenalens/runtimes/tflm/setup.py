@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
@@ -122,7 +123,7 @@ def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSe
         # MicroResourceVariables::Allocate, between fetching the value and releasing it.
         what = f"resource variable '{buffer.shared_name}'"
         allocation = Persistent(tflm_tensor_bytes(buffer.tensor), what)
-        found.append(replace(setup, prepare=(*setup.prepare, allocation)))
+        found.append(replace(setup, prepare=(*setup.prepare, allocation), kinds=None))
     return tuple(found)
 
 
@@ -200,26 +201,23 @@ def setup_sequence(
                 )
             )
     operators = setups_with_resources(model) if setups is None else setups
-    writing = _Writing(layout, steps)
-    labels = [_label(setup.context) for setup in operators]  # each used up to three times
+    writing = _Writing(layout)
+    phases = [_operator_steps(writing, setup) for setup in operators]
     # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
-    for setup, label in zip(operators, labels, strict=True):
-        if setup.builtin_data is not None:
-            size, alignment = setup.builtin_data
-            steps.append(Allocation(Action.PERSISTENT, size, alignment, f"options of {label}"))
+    for options, _, _, _ in phases:
+        steps.extend(options)
     # InitSubgraphs: kernel Init.
-    for setup, label in zip(operators, labels, strict=True):
-        if setup.init:
-            _kernel_steps(writing, setup.init, setup.context, label, "Init")
+    for _, init, _, _ in phases:
+        steps.extend(init)
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
     for request in facts.scratch:
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    for setup, label in zip(operators, labels, strict=True):
+    for setup, (_, _, prepare, label) in zip(operators, phases, strict=True):
         view = setup.context
-        _kernel_steps(writing, setup.prepare, view, label, "Prepare")
+        steps.extend(prepare)
         steps.append(_RESET_TEMP)
         requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
         steps.append(
@@ -334,13 +332,67 @@ def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
 
 @dataclass
 class _Writing:
-    """A sequence being written: the build's sizes, the steps so far, and the temp structs of
-    each tensor by id (the same tensor always costs the same temp bytes)."""
+    """A sequence being written: the build's sizes and the temp structs of each tensor by id
+    (the same tensor always costs the same temp bytes)."""
 
     layout: RuntimeLayout
-    steps: list[Allocation]
     temp_structs: dict[int, list[Allocation]] = field(default_factory=dict)
     hazards: bool = False  # a kernel buffer written over live temps (`temp_overlap`)
+
+
+class _OperatorSteps(NamedTuple):
+    """One operator's steps in the three passes: its options, its Init, its Prepare (without
+    the temp reset and head resize after it); and its label."""
+
+    options: tuple[Allocation, ...]
+    init: tuple[Allocation, ...]
+    prepare: tuple[Allocation, ...]
+    label: str
+
+
+# A remembered setup's steps (`OperatorSetup.remembered`: its events are the memo's objects),
+# by (its events, the build's layout, the operator's label): whatever model recalls it at that
+# place on that build, its steps are these. Each entry keeps the objects its key names by id.
+_REMEMBERED_STEPS: dict[
+    tuple[int, int, int, str],
+    tuple[tuple[object, object, object], _OperatorSteps, bool],
+] = {}
+_REMEMBERED_CAPACITY = 16384
+
+
+def _operator_steps(writing: _Writing, setup: OperatorSetup) -> _OperatorSteps:
+    """One operator's options, Init and Prepare steps, written once per remembered setup."""
+    label = _label(setup.context)
+    if not setup.remembered:
+        return _written_steps(writing, setup, label)
+    key = (id(setup.init), id(setup.prepare), id(writing.layout), label)
+    found = _REMEMBERED_STEPS.get(key)
+    if found is not None:
+        init, prepare, layout = found[0]
+        if init is setup.init and prepare is setup.prepare and layout is writing.layout:
+            writing.hazards |= found[2]
+            return found[1]
+    # Its own temp structs and hazard flag: what it keeps must not depend on other operators.
+    own = _Writing(writing.layout)
+    written = _written_steps(own, setup, label)
+    writing.hazards |= own.hazards
+    _REMEMBERED_STEPS[key] = ((setup.init, setup.prepare, writing.layout), written, own.hazards)
+    while len(_REMEMBERED_STEPS) > _REMEMBERED_CAPACITY:
+        del _REMEMBERED_STEPS[next(iter(_REMEMBERED_STEPS))]
+    return written
+
+
+def _written_steps(writing: _Writing, setup: OperatorSetup, label: str) -> _OperatorSteps:
+    options: tuple[Allocation, ...] = ()
+    if setup.builtin_data is not None:
+        size, alignment = setup.builtin_data
+        options = (Allocation(Action.PERSISTENT, size, alignment, f"options of {label}"),)
+    return _OperatorSteps(
+        options,
+        _kernel_steps(writing, setup.init, setup.context, label, "Init") if setup.init else (),
+        _kernel_steps(writing, setup.prepare, setup.context, label, "Prepare"),
+        label,
+    )
 
 
 def _kernel_steps(
@@ -349,9 +401,10 @@ def _kernel_steps(
     view: KernelContext,
     operator_label: str,
     phase: str,
-) -> None:
-    """Append one kernel phase's allocations to the steps (one call per operator and phase)."""
-    steps, layout, temp_structs = writing.steps, writing.layout, writing.temp_structs
+) -> tuple[Allocation, ...]:
+    """One kernel phase's allocations (one call per operator and phase)."""
+    layout, temp_structs = writing.layout, writing.temp_structs
+    steps: list[Allocation] = []
     label = ""  # written when a step needs it: most Prepare events are temp tensors
     for allocation in allocations:
         if type(allocation) is TempTensor:  # events have no subclasses; most are temp tensors
@@ -387,6 +440,7 @@ def _kernel_steps(
             steps.append(
                 Allocation(Action.TEMP, allocation.nbytes, allocation.alignment, f"{label}: temp")
             )
+    return tuple(steps)
 
 
 def _label(view: KernelContext) -> str:

@@ -9,13 +9,14 @@ silent default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.runtimes.tflm.kernels import base
+from arenalens.records import quick_init
+from arenalens.runtimes.tflm.kernels import base, setup_memo
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
 
 # What an unmodelled kernel is assumed to take: an options struct, an OpData, temp tensors for its
@@ -24,7 +25,8 @@ _UNMODELLED_BUILTIN = (32, 4)
 _UNMODELLED_OP_DATA = 64
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class OperatorSetup:
     """One operator's setup on one build: what its kernel allocates, refuses, or leaves unknown.
 
@@ -37,15 +39,28 @@ class OperatorSetup:
     builtin_data: tuple[int, int] | None  # (bytes, alignment) of the parsed options
     init: tuple[base.Event, ...]
     prepare: tuple[base.Event, ...]
+    # Set when `init` and `prepare` are the memo's own tuples (`setup_memo`), the same objects
+    # in every model that recalls them (what is made of them alone may be kept with them:
+    # `setup`): the event types they hold, so that asking for a kind they lack costs nothing.
+    kinds: frozenset[type] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def remembered(self) -> bool:
+        """`init` and `prepare` are the memo's tuples (`kinds` says what they hold)."""
+        return self.kinds is not None
 
     @property
     def scratch(self) -> tuple[base.Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
+        if self.kinds is not None and base.Scratch not in self.kinds:
+            return ()
         return tuple(event for event in self.prepare if type(event) is base.Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:
         """Tensor index → the dims Prepare gave that output (only outputs it rewrote)."""
+        if self.kinds is not None and base.OutputShape not in self.kinds:
+            return {}
         outputs = self.context.operator.outputs
         return {
             outputs[event.position]: event.shape
@@ -58,17 +73,45 @@ class OperatorSetup:
     @property
     def refusals(self) -> tuple[base.Refusal, ...]:
         """Why the kernel refuses this operator (setup or Invoke)."""
+        if self.kinds is not None and base.Refusal not in self.kinds:
+            return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Refusal)
 
     @property
     def estimates(self) -> tuple[base.Estimate, ...]:
         """Where the events are not exact."""
+        if self.kinds is not None and base.Estimate not in self.kinds:
+            return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
 
 def operator_setup(context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:
     """One operator → its kernel's events on the context's build (sizes checked non-negative),
     after `earlier_scratch` scratch requests of the operators set up before it."""
+    found = setup_memo.recalled(context, kernel_events)
+    if found.rule is None:
+        return OperatorSetup(
+            context,
+            found.registered,
+            None,
+            found.builtin_data,
+            found.init,
+            found.prepare,
+            found.kinds,
+        )
+    if found.kinds is not None:  # remembered: checked when it was
+        registered, rule, options = found.registered, found.rule, found.builtin_data
+        init, prepare = found.init, found.prepare
+        return OperatorSetup(context, registered, rule, options, init, prepare, found.kinds)
+    init = _checked(context, found.init, earlier_scratch)
+    prepare = _checked(context, found.prepare, earlier_scratch)
+    # A kernel other builds register (ethos-u) still says what it would allocate there.
+    return OperatorSetup(context, found.registered, found.rule, found.builtin_data, init, prepare)
+
+
+def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
+    """One operator → what its kernel's rule gives on the context's build, sizes unchecked: the
+    part of `operator_setup` that depends on the operator alone (`setup_memo` remembers it)."""
     opcode = context.opcode
     registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
@@ -76,13 +119,10 @@ def operator_setup(context: base.KernelContext, earlier_scratch: int) -> Operato
         return (
             _unmodelled(context)
             if registered
-            else OperatorSetup(context, False, None, None, (), ())
+            else setup_memo.KernelEvents(False, None, None, (), ())
         )
-    init_events, prepare_events = rule.init(context), rule.prepare(context)
-    init = _checked(context, init_events, earlier_scratch)
-    prepare = _checked(context, prepare_events, earlier_scratch)
-    # A kernel other builds register (ethos-u) still says what it would allocate there.
-    return OperatorSetup(context, registered, rule, rule.builtin_bytes(context), init, prepare)
+    init, prepare = tuple(rule.init(context)), tuple(rule.prepare(context))
+    return setup_memo.KernelEvents(registered, rule, rule.builtin_bytes(context), init, prepare)
 
 
 def _checked(
@@ -113,7 +153,7 @@ def _checked(
     return tuple(found)
 
 
-def _unmodelled(context: base.KernelContext) -> OperatorSetup:
+def _unmodelled(context: base.KernelContext) -> setup_memo.KernelEvents:
     builtin = None if context.operator.is_custom else _UNMODELLED_BUILTIN
     estimate = base.Estimate(
         f"no rule for the {context.opcode} kernel: its options, OpData and temporaries are "
@@ -124,8 +164,8 @@ def _unmodelled(context: base.KernelContext) -> OperatorSetup:
         base.Persistent(_UNMODELLED_OP_DATA, "OpData (assumed)"),
         estimate,
     )
-    return OperatorSetup(
-        context, True, None, builtin, init, tuple(base.inputs_then_outputs(context))
+    return setup_memo.KernelEvents(
+        True, None, builtin, init, tuple(base.inputs_then_outputs(context))
     )
 
 

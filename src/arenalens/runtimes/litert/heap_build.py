@@ -1,0 +1,379 @@
+"""The moment the XNNPACK delegate builds a delegate kernel: what a LiteRT interpreter holds at
+the end of each kernel's Init, the peak of `allocate_tensors()` with XNNPACK.
+
+LiteRT applies the delegate at the first `AllocateTensors` (*tflite/core/interpreter.cc*:
+`ApplyLazyDelegateProviders`). `DelegatePrepare` partitions the plan
+(*tflite/graph_info.cc*: `PartitionGraphIntoIndependentNodeSubsets`) and
+`ReplaceNodeSubsetsWithDelegateKernels` adds one node per delegated subset; each node's Init
+(*tflite/delegates/xnnpack/xnnpack_delegate.cc*: `Subgraph::Create`) defines an XNNPACK
+subgraph, creates its runtime (operators and packed weights) and, until it returns, still holds:
+
+* **the XNNPACK subgraph** (*src/subgraph.c*): its descriptor, its values array and its nodes
+  array. `xnn_create_subgraph` reserves one value per external id (one per tensor the kernel
+  uses); each new internal value or node past the reserve grows its array to
+  max(min(2c, c + 512), c + 64) entries (`xnn_subgraph_reserve_values` / `_nodes`), realloc'd
+  in place of the old one. The values array ends as long as the runtime's value array (every
+  value the subgraph defined), the nodes array as long as the nodes the delegate defined (before
+  the optimizer's fusions and clean-up compact them);
+* **Init's own containers**: the sets of the kernel's inputs, outputs and external tensors, its
+  vector of the context's tensors, and its tensor → value map (a copy stays in the kernel);
+* **the partition** (`DelegatePrepare`'s node arrays, the subsets and their tensor vectors) and
+  the Python call's and delegate application's small blocks.
+
+XNNPACK also **fingerprints** each kind of packing once per process (*src/operators/
+fingerprint_cache.c*, `fully-connected-nc.c` / `convolution-nhwc.c`:
+`xnn_fingerprint_*`): before it creates the first operator of a kind (a fully connected or
+convolution operator's data type and microkernel), it packs generated weights for a dummy
+operator of that kind, hashes them and frees them all. A fully connected one's are
+`max(kr, 32)` input channels by the microkernel's `nr` outputs (the weights, a bias, scales and
+zero points per output, and 64 B of alignment for each of four buffers), their packed copy and
+the dummy operator's objects; a convolution's are a 1×1 one-channel kernel (the operator's
+objects, small buffers and its zero buffer). measure.py's first interpreter is the first to
+apply the delegate, so its Init pays them: when what the kernel creates from that operator on
+is less than the dummy's, that moment is the peak.
+
+Everything `allocate_tensors()` makes after the last Init (the planner's bookkeeping, the
+builtin kernels' Prepare, the arenas, XNNPACK's reshape-time buffers, indirection buffers and
+workspace) is not yet there, nor what later kernels' Inits make. The moment is the largest over
+the kernels (sizes: this wheel's x86-64 build, `sizeof(struct xnn_value)` = 224,
+`sizeof(struct xnn_node)` = 232, read off tests/litert_heap_trace.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnpack_packing
+from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
+from arenalens.runtimes.litert.isa import IsaProfile, largest_request
+from arenalens.runtimes.litert.xnnpack_workspace import (
+    _nodes,
+    dynamically_quantized,
+    hybrid_batch_matmul,
+)
+
+VALUE_BYTES = 224  # struct xnn_value
+NODE_BYTES = 232  # struct xnn_node
+SUBGRAPH_BYTES = 40  # struct xnn_subgraph
+NODE_SUBSET_BYTES = 80  # tflite::NodeSubset (a kind and three vectors)
+HASH_NODE_BYTES = 16  # an unordered_set<int> / unordered_map<int, uint32_t> node
+# The Python call's argument blocks (pybind11's function_call) and Interpreter::
+# ModifyGraphWithDelegateImpl's two small vectors: four blocks of at most 24 B.
+CALL_BYTES = 4 * 24
+# InterpreterBuilder's list of the resolver's delegate creators (one 32-byte request), freed
+# once the lazy delegate is applied.
+DELEGATE_CREATORS_BYTES = 40
+ALIGNED_SLACK_BYTES = 32
+ALIGNED_BLOCKS_PER_NODE = 2
+_GEMMS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+
+
+def grown(capacity: int, needed: int) -> int:
+    """xnn_subgraph_reserve_values / _nodes: an array's capacity once `needed` entries are in."""
+    while capacity < needed:
+        capacity = max(min(2 * capacity, capacity + 512), capacity + 64)
+    return capacity
+
+
+def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
+    """Nodes the delegate defines for a subset before XNNPACK's optimizer: one per operator, a
+    copy before a FULLY_CONNECTED that does not keep its dimensions, a convert before a hybrid
+    spatial convolution, the clamp of a binary operator's fused activation."""
+    count = 0
+    for index in subset.operators:
+        operator = subgraph.operators[index]
+        count += 1
+        if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
+            count += 1
+        if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV") and dynamically_quantized(
+            subgraph, operator
+        ):
+            count += 1
+        if hybrid_batch_matmul(subgraph, operator):
+            count += 1  # VisitBatchMatMulNode's convert of A
+        count += 1 if xnnpack_objects._activation(operator) else 0
+    return count
+
+
+def subgraph_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
+    """The XNNPACK subgraph of a subset at the end of its kernel's Init."""
+    external = len(xnnpack_objects.kernel_tensors(subgraph, subset))
+    runtime_nodes, values = xnnpack_objects.runtime_counts(subgraph, subset, model)
+    # The optimizer's rewrite_dequant_bmm reserves one more value and node before it looks at
+    # a BATCH_MATMUL: a full array grows once more.
+    reserve = int(
+        any(subgraph.operators[index].opcode == "BATCH_MATMUL" for index in subset.operators)
+    )
+    nodes = grown(0, max(defined_nodes(subgraph, subset), runtime_nodes) + reserve)
+    value_array = VALUE_BYTES * grown(external, values + reserve)
+    return (
+        glibc.usable(SUBGRAPH_BYTES)
+        + (glibc.usable(value_array) if value_array else 0)
+        + glibc.usable(NODE_BYTES * nodes)
+    )
+
+
+def _set_bytes(count: int) -> int:
+    return count * glibc.usable(HASH_NODE_BYTES) + xnnpack_objects._buckets(count)
+
+
+def init_temporaries(subgraph: Subgraph, subset: NodeSubset) -> int:
+    """Subgraph::Create's containers still live when it returns: its inputs, outputs and
+    externals sets, the vector of the context's tensors, the tensor → value map it copies."""
+    tensors = xnnpack_objects.kernel_tensors(subgraph, subset)
+    external_inputs, _ = xnnpack_objects._externals(subgraph, subset, tensors)
+    return (
+        _set_bytes(len(subset.inputs))
+        + _set_bytes(len(subset.outputs))
+        + _set_bytes(len(subset.outputs) + external_inputs)
+        + _set_bytes(len(tensors))
+        + glibc.usable(4 * len(subgraph.tensors))
+    )
+
+
+def partition_bytes(subgraph: Subgraph, subsets: list[NodeSubset], delegated: int) -> int:
+    """DelegatePrepare's arrays of the nodes it takes (two), the partition's subsets and each
+    subset's node, input and output vectors (grown by push_back)."""
+    capacity = 1
+    while capacity < len(subsets):
+        capacity *= 2
+    total = 2 * xnnpack_objects._int_array(delegated) + glibc.usable(NODE_SUBSET_BYTES * capacity)
+    for subset in subsets:
+        total += (
+            xnnpack_objects._vector(len(subset.operators))
+            + xnnpack_objects._vector(len(subset.inputs))
+            + xnnpack_objects._vector(len(subset.outputs))
+        )
+    return total + CALL_BYTES
+
+
+def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
+    """Each output's dims array from Interpreter(...): Prepare (the delegate kernels' and the
+    builtin kernels') resizes the outputs after the last Init, giving each a new array and
+    freeing the old, so at the build moment the old ones are still held."""
+    outputs: set[int] = set()
+    for subset in subsets:
+        if subset.delegated:
+            outputs.update(subset.outputs)
+            continue
+        for index in subset.operators:
+            outputs.update(t for t in subgraph.operators[index].outputs if t >= 0)
+    return sum(glibc.usable(4 + 4 * len(subgraph.tensors[t].shape)) for t in outputs)
+
+
+def _packed(subgraph: Subgraph, operator: Operator, isa: IsaProfile) -> int:
+    """The weights a kernel's Init packs for one operator (as heap.xnnpack_parts counts them)."""
+    if operator.opcode == "BATCH_MATMUL":
+        request = xnnpack_packing.packed_weights_request(subgraph, operator)
+        return xnnpack_packing.aligned_block(request or 0)
+    if operator.opcode not in _GEMMS or len(operator.inputs) < 2:
+        return 0
+    request = largest_request(xnnpack_packing.packed_weights_request, subgraph, operator, isa)
+    extra = isa.gemm_operator_extra_bytes
+    return (xnnpack_packing.aligned_block(request) if request else 0) + extra
+
+
+def kernel_init_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model, isa: IsaProfile) -> int:
+    """What one delegate kernel's Init leaves: its node and maps, its runtime, its operators as
+    created (their reshape-time buffers come with Prepare) and its packed weights."""
+    made, _ = xnnpack_objects.operators_bytes(subgraph, subset, model)
+    return (
+        xnnpack_objects.kernel_bytes(subgraph, subset)
+        + xnnpack_objects.runtime_bytes(subgraph, subset, model)
+        + made
+        - xnnpack_objects.reshape_bytes(subgraph, subset, model)
+        + sum(_packed(subgraph, subgraph.operators[index], isa) for index in subset.operators)
+    )
+
+
+def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str, int] | None:
+    """(operator family, data type and microkernel, nr) that names a fingerprint, or None; two
+    operators of one kind but different opcodes are counted apart (errs high)."""
+    if operator.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+        return None
+    convolution = xnnpack_packing._convolution(subgraph, operator)
+    if convolution is None:
+        return None
+    # A 1×1 convolution XNNPACK runs as a GEMM is created as a fully connected operator.
+    family = "fc" if convolution.microkernel == "gemm" else "conv"
+    tile = xnnpack_packing._gemm_tile(
+        convolution.kind,
+        xnnpack_packing.HOST_TILES,
+        convolution.group_output_channels,
+        gemm=convolution.microkernel == "gemm",
+    )
+    return family, f"{operator.opcode}/{convolution.kind}/{convolution.microkernel}", tile.nr
+
+
+def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
+    """The blocks live while XNNPACK fingerprints an operator's kind (see the module's text)."""
+    kind = _fingerprint_kind(subgraph, operator)
+    convolution = xnnpack_packing._convolution(subgraph, operator)
+    if kind is None or convolution is None:
+        return 0
+    family, _, nr = kind
+
+    def aligned(request: int) -> int:
+        # A 64-aligned block glibc cuts from a free chunk can hold up to 32 B more than a
+        # fresh one (heap.py's placement note): counted, so the moment never falls under.
+        return xnnpack_packing.aligned_block(request) + ALIGNED_SLACK_BYTES
+
+    element = 4 if convolution.kind == "FLOAT32" else 1
+    scales = 0 if convolution.kind == "FLOAT32" else 4
+    context = glibc.usable(24)  # the fingerprint cache's context
+    if family == "fc":
+        tile = xnnpack_packing._gemm_tile(
+            convolution.kind, xnnpack_packing.HOST_TILES, nr, gemm=True
+        )
+        depth = max(tile.kr, 32)
+        data = depth * nr * element + nr * (4 + scales + 4) + 4 * 64
+        packed = nr * (xnnpack_packing.round_up(depth, tile.kr) * element + 4 + scales)
+        scale_parameters = aligned(4 * nr) if scales else 0
+        return (
+            context
+            + aligned(data)
+            + aligned(packed)
+            + scale_parameters
+            + xnnpack_objects._operator_blocks("gemm")
+            + 3 * ALIGNED_SLACK_BYTES  # the dummy operator's three aligned blocks
+        )
+    # A 1×1, one-channel dummy: its generated data, packed copy and zero buffer are each
+    # one tile of channels at most, counted as one 64-byte aligned tile of 4-byte elements.
+    microkernel = xnnpack_objects._microkernel(subgraph, operator) or "igemm"
+    tile_bytes = aligned(3 * 64 + 4 * 64)
+    return context + 3 * tile_bytes + xnnpack_objects._operator_blocks(microkernel)
+
+
+def scale_scratch(subgraph: Subgraph, operator: Operator) -> int:
+    """An 8-bit GEMM's per-channel scale scratch (fully-connected-nc.c: setup_scale_params,
+    one float per output channel), held while its weights are packed and freed after."""
+    convolution = xnnpack_packing._convolution(subgraph, operator)
+    if convolution is None or convolution.microkernel != "gemm":
+        return 0
+    if convolution.kind == "FLOAT32" or dynamically_quantized(subgraph, operator):
+        return 0
+    return xnnpack_packing.aligned_block(4 * convolution.group_output_channels)
+
+
+def _leading_node(subgraph: Subgraph, operator: Operator) -> int:
+    """The objects of the node the delegate defines before an operator's own."""
+    if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
+        return xnnpack_objects._operator_blocks("copy")
+    if operator.opcode == "CONV_2D" and dynamically_quantized(subgraph, operator):
+        return xnnpack_objects._operator_blocks("unary")
+    return 0
+
+
+def _created_from(
+    subgraph: Subgraph, subset: NodeSubset, position: int, model: Model, isa: IsaProfile
+) -> int:
+    """What a kernel's runtime creates from its operator at `position` on (their objects as
+    created and their packed weights), which a moment before them does not yet hold."""
+    rest = NodeSubset(subset.operators[position:], True, subset.inputs, subset.outputs)
+    if not rest.operators:
+        return 0
+    made, _ = xnnpack_objects.operators_bytes(subgraph, rest, model)
+    return (
+        made
+        - xnnpack_objects.reshape_bytes(subgraph, rest, model)
+        + sum(_packed(subgraph, subgraph.operators[index], isa) for index in rest.operators)
+    )
+
+
+def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
+    """The most an interpreter holds while the delegate builds its kernels: `after_setup` less
+    `late` (what allocate_tensors makes after the last Init: arenas, planner and kernel
+    setup, indirection buffers, workspace) and less what later kernels' Inits make, plus the
+    kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels."""
+    subgraph = model.subgraphs[0]
+    split = partition(subgraph, model)
+    subsets = node_subsets(subgraph, split.delegated)
+    kernels = [subset for subset in subsets if subset.delegated]
+    reshaped = sum(xnnpack_objects.reshape_bytes(subgraph, subset, model) for subset in kernels)
+    before = after_setup - late - reshaped
+    shared = (
+        partition_bytes(subgraph, subsets, len(split.delegated))
+        + replaced_dims(subgraph, subsets)
+        + DELEGATE_CREATORS_BYTES
+    )
+    inits = [kernel_init_bytes(subgraph, subset, model, isa) for subset in kernels]
+    largest = 0
+    fingerprinted: set[tuple[str, str, int]] = set()
+    aligned_blocks = 0
+    for position, subset in enumerate(kernels):
+        later = sum(inits[position + 1 :])
+        # Only operators that survive XNNPACK's clean-up and fusions are created.
+        boundary = set(subset.inputs) | set(subset.outputs)
+        nodes = _nodes(subgraph, subset.operators, boundary, model)
+        created = {node.operator for node in nodes}
+        # glibc may hand each 64-aligned block (an operator's object and packing, two per
+        # node) up to 32 B more, by what was freed before it. The placement allowance of the
+        # setup figure covers the blocks that stay; a fingerprint's moment, in the middle of
+        # the runtime's creation, counts them for the nodes made so far.
+        aligned_blocks += ALIGNED_BLOCKS_PER_NODE * len(nodes)
+        slack = ALIGNED_SLACK_BYTES * aligned_blocks
+        held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
+        largest = max(largest, before - later + held + shared)
+        for place, index in enumerate(subset.operators):
+            operator = subgraph.operators[index]
+            if index not in created:
+                continue
+            scales = scale_scratch(subgraph, operator)
+            if scales:
+                pending = _created_from(subgraph, subset, place + 1, model, isa)
+                largest = max(largest, before - later + held + shared - pending + scales)
+            kind = _fingerprint_kind(subgraph, operator)
+            if kind is None or kind in fingerprinted:
+                continue
+            fingerprinted.add(kind)
+            # Its own leading node (the copy before a FULLY_CONNECTED that does not keep its
+            # dimensions, a hybrid convolution's convert) is created before it fingerprints.
+            pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
+                subgraph, operator
+            )
+            scratch = fingerprint_bytes(subgraph, operator)
+            moment = before - later + held + shared - pending + scratch + slack
+            largest = max(largest, moment)
+    return largest
+
+
+# What allocate_tensors() makes after the delegate's last kernel Init (heap parts).
+LATE_PARTS = (
+    "arenas",
+    "planner and kernel setup",
+    "XNNPACK indirection buffers",
+    "XNNPACK workspace",
+)
+# The bound's late parts (what the bound took as made after the subgraph is freed).
+_BOUND_LATE_PARTS = ("arenas", "XNNPACK indirection buffers", "XNNPACK workspace")
+
+
+def build_moment_bytes(
+    model: Model,
+    setup: Mapping[str, int],
+    replayed: xnnpack_objects.DelegateObjects | None,
+    exact: bool,
+    isa: IsaProfile,
+    *,
+    delegate_bytes: int,
+) -> int:
+    """The heap at the delegate's build moment, from the after-setup parts (`setup`: name →
+    bytes): replayed on the host ISA where every object and late part is (`exact`); else
+    the old bound (the largest subset's subgraph, the per-object bound's room over the
+    replay); other ISAs pack and fingerprint to other tiles, measured under qemu-user
+    against the bound: the larger of the two. A transposed convolution's fingerprint
+    (heap_xnnpack.fingerprint_transient) is added in place of its packing."""
+    after_setup = sum(setup.values())
+    late = sum(setup.get(name, 0) for name in LATE_PARTS)
+    bound = delegate_bytes + sum(
+        heap_xnnpack.objects_bound(subgraph, heap_xnnpack.partition(subgraph, model))
+        for subgraph in model.subgraphs
+    )
+    room = max(bound - replayed.total, 0) if replayed is not None else 0
+    deconvolution = heap_xnnpack.fingerprint_transient(model, isa.xnnpack)
+    early = after_setup - sum(setup.get(name, 0) for name in _BOUND_LATE_PARTS)
+    bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
+    if not exact:
+        return bounded
+    replay = build_moment(model, after_setup, late, isa) + deconvolution
+    return replay if isa.is_host else max(replay, bounded)

