@@ -33,7 +33,11 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 
 # Models whose partition is not modelled, and why (their XNNPACK figure is a labelled
 # estimate). A change that models one, or loses one, fails here until this list says so.
-UNMODELLED: dict[str, str] = {}  # none now: TRANSPOSE_CONV and 8-bit BATCH_MATMUL are modelled
+UNMODELLED: dict[str, str] = {
+    "xcase_batch_matmul_float_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
+    "xcase_batch_matmul_hybrid_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
+    "xcase_resource_variables.tflite": "VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE",
+}
 
 
 # Workspaces that are bounds, and why (a hybrid GEMM's quantized input is packed inline, in
@@ -296,9 +300,4 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = heap.peak / measured
-    if any(op.opcode == "TRANSPOSE_CONV" for sub in model.subgraphs for op in sub.operators):
-        # A transposed convolution's fingerprint, counted in place of its packed weights at
-        # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
-        assert 1.0 <= ratio <= 1.045, ratio
-        return
     assert 1.0 <= ratio <= (1.045 if name in PEAK_BOUNDS else 1.01), ratio
