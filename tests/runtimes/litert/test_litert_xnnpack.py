@@ -300,9 +300,4 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = heap.peak / measured
-    if any(op.opcode == "TRANSPOSE_CONV" for sub in model.subgraphs for op in sub.operators):
-        # A transposed convolution's fingerprint, counted in place of its packed weights at
-        # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
-        assert 1.0 <= ratio <= 1.045, ratio
-        return
     assert 1.0 <= ratio <= (1.045 if name in PEAK_BOUNDS else 1.01), ratio

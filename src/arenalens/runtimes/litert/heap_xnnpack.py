@@ -736,9 +736,9 @@ def fingerprint_transient(
 ) -> int:
     """What XNNPACK's fingerprint of a transposed convolution's kind adds to the moment the
     runtimes are built: the first delegated TRANSPOSE_CONV of each kind fingerprints it (the
-    process's first; all freed again) before it packs its own weights, so the moment holds the
-    fingerprint in place of that operator's packed weights (the largest such difference, over
-    the ISA's XNNPACK configurations)."""
+    process's first; all freed again) before it creates the operator, so the moment holds the
+    fingerprint in place of that operator's objects and packed weights (the largest such
+    difference, over the ISA's XNNPACK configurations)."""
     largest = 0
     for subgraph in model.subgraphs:
         taken = set(partition(subgraph, model).delegated)
@@ -751,7 +751,8 @@ def fingerprint_transient(
                 if found is None or (found.fingerprint(), tiles.name) in seen:
                     continue
                 seen.add((found.fingerprint(), tiles.name))
-                packed = aligned_block(found.packed_request())
-                fingerprint = fingerprint_bytes(found, tiles)
-                largest = max(largest, fingerprint - packed)
+                # The operator itself (its objects, zero buffer and packed weights) is created
+                # only after its kind's fingerprint is freed.
+                own = aligned_block(found.packed_request()) + found.object_bytes()
+                largest = max(largest, fingerprint_bytes(found, tiles) - own)
     return largest
