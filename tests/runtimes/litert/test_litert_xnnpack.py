@@ -252,20 +252,13 @@ def test_hybrid_fully_connected_packing_is_the_wheels(name: str) -> None:
 
 # XNNPACK peaks over 1% of the wheel's (never under), and why: the rest are within 1%. The
 # build moment is replayed (heap_build); XNNPACK's one-off fingerprint scratch is counted with
-# room (a float GEMM's dummy at the config's widest tile, a convolution's 1×1 dummy at a tile).
+# room (a convolution's 1×1 dummy at a whole tile, glibc's 32 B per aligned block made so far).
 _FINGERPRINT = "fingerprint scratch counted with room"
 PEAK_BOUNDS = {
-    "fresh4_dag_13.tflite": _FINGERPRINT,
-    "fresh4_cnn_13.tflite": _FINGERPRINT,
-    "fresh4_graph_257.tflite": _FINGERPRINT,
     "fresh4_graph_389.tflite": _FINGERPRINT,
-    "fresh_cnn_8.tflite": _FINGERPRINT,
     "fresh_graph_77.tflite": _FINGERPRINT,
     "heldout_graph_3.tflite": _FINGERPRINT,
     "heldout_graph_11.tflite": _FINGERPRINT,
-    "heldout_graph_121.tflite": _FINGERPRINT,
-    "heldout_graph_59.tflite": _FINGERPRINT,
-    "mlperf_tiny__str_ww_ref_model.tflite": _FINGERPRINT,
     "heldout_case_add_n.tflite": "the caller's allowance on a 100 KB interpreter",
 }
 
@@ -274,7 +267,7 @@ PEAK_BOUNDS = {
 def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     """The peak with XNNPACK (the delegate's build moment or the first invoke's) is never under
     the wheel's and within 1% of it where the partition is modelled, but for PEAK_BOUNDS
-    and transposed convolutions (within 4.5%)."""
+    (within 2%) and transposed convolutions (within 4.5%)."""
     model, real = _measured(name)
     if name in UNMODELLED or heap_xnnpack.delegated_view(model) is None:
         return
@@ -293,4 +286,4 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
         # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
         assert 1.0 <= ratio <= 1.045, ratio
         return
-    assert 1.0 <= ratio <= (1.045 if name in PEAK_BOUNDS else 1.01), ratio
+    assert 1.0 <= ratio <= (1.02 if name in PEAK_BOUNDS else 1.01), ratio
