@@ -83,16 +83,18 @@ from arenalens.tflite.reader import load_model
 path, budget, build, calls, mode = sys.argv[1:6]
 budget, calls = int(budget), int(calls)
 
-def forget_models():
+def model_caches_clear():
     # Cold: every cache that depends on models is emptied before a call (what the process keeps
     # of rules and builds stays), so no figure comes from a memo of an earlier call.
     clear = getattr(arenalens, "clear_caches", None)
-    if clear is None:
-        try:
-            clear = importlib.import_module("arenalens.runtimes.tflm.kernels.setup_memo").clear
-        except ImportError:  # code without a memo across calls
-            return
-    clear()
+    if clear is not None:
+        return clear
+    try:
+        return importlib.import_module("arenalens.runtimes.tflm.kernels.setup_memo").clear
+    except ImportError:  # code without a memo across calls
+        return lambda: None
+
+forget_models = model_caches_clear()  # looked up once: a failed import each call costs time
 
 def check(data):
     fresh = bytes(bytearray(data))  # a new object every call
@@ -521,7 +523,7 @@ def main() -> int:
         if args.baseline is None
         else {"before": args.baseline.resolve(), "after": SOURCE}
     )
-    console = Console(width=200)
+    console = Console(width=240)
     only = set(args.only or ("in-process", "commands", "large", "batch"))
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)

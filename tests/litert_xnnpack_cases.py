@@ -6,6 +6,7 @@ litert_xnnpack_parts.json) and checked by tests/runtimes/litert/test_litert_xnnp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -354,4 +355,76 @@ CASES: dict[str, Callable[[], bytes]] = {
     "depth_to_space_float": lambda: _chain(("RELU", "DEPTH_TO_SPACE", "RELU"), [1, 3, 3, 16]),
     "space_to_depth_float": lambda: _chain(("RELU", "SPACE_TO_DEPTH", "RELU"), [1, 6, 4, 3]),
     "resize_bilinear_float": lambda: _chain(("RELU", "RESIZE_BILINEAR", "RELU"), [1, 4, 5, 6]),
+}
+
+
+def _held_out(seed: int) -> bytes:
+    """A model for the rules above drawn at random (session 5's held-out set, measured only
+    after the rules were written): a TRANSPOSE_CONV, a BATCH_MATMUL or a chain of the
+    reshaping / element-wise operators, of random kind and sizes."""
+    rng = np.random.default_rng(5000 + seed)
+
+    def pick(*values: object) -> object:
+        return values[int(rng.integers(len(values)))]
+
+    family = int(rng.integers(3))
+    if family == 0:
+        kernel = int(rng.integers(1, 6))
+        padding = str(pick("SAME", "VALID"))
+        stride = int(rng.integers(1, kernel + 1)) if padding == "SAME" else int(rng.integers(1, 4))
+        return _transpose_conv(
+            size=(int(rng.integers(2, 8)), int(rng.integers(2, 8))),
+            channels=int(rng.integers(1, 25)),
+            out_channels=int(rng.integers(1, 71)),
+            kernel=(kernel, kernel),
+            stride=(stride, stride),
+            padding=padding,
+            kind=str(pick("float", "int8", "hybrid")),
+            bias=bool(rng.integers(2)),
+            before=bool(rng.integers(2)),
+            batch=int(rng.integers(3) == 2) + 1,
+            seed=seed,
+        )
+    if family == 1:
+        kind = str(pick("hybrid", "int8"))
+        depth, columns, rows = (int(rng.integers(1, n)) for n in (49, 41, 21))
+        adj_y = bool(rng.integers(2))
+        batch = [int(rng.integers(1, 4))] if rng.integers(2) else []
+        b_batch = batch if rng.integers(2) else []
+        b = [*b_batch, columns, depth] if adj_y else [*b_batch, depth, columns]
+        return _batch_matmul(
+            a=[*batch, rows, depth] if batch else [1, rows, depth],
+            b=b,
+            kind=kind,
+            constant_b=bool(rng.integers(4)),
+            adj_y=adj_y,
+            per_channel=kind == "hybrid" and not b_batch and bool(rng.integers(2)),
+            before=bool(rng.integers(2)),
+            after=kind == "hybrid" and bool(rng.integers(2)),
+            seed=seed,
+        )
+    height, width, channels = (2 * int(rng.integers(1, 5)), 2 * int(rng.integers(1, 5)), 4)
+    channels *= int(rng.integers(1, 5))
+    shape = [1, height, width, channels]
+    int8 = bool(rng.integers(2))
+    steps: list[str] = []
+    for _ in range(int(rng.integers(3, 7))):
+        options = ["LEAKY_RELU", "RESIZE_BILINEAR"] + ([] if int8 else ["RELU", "PRELU"])
+        if channels % 4 == 0:
+            options.append("DEPTH_TO_SPACE")
+        if height % 2 == 0 and width % 2 == 0:
+            options.append("SPACE_TO_DEPTH")
+        step = str(options[int(rng.integers(len(options)))])
+        if step == "DEPTH_TO_SPACE":
+            height, width, channels = height * 2, width * 2, channels // 4
+        elif step == "SPACE_TO_DEPTH":
+            height, width, channels = height // 2, width // 2, channels * 4
+        elif step == "RESIZE_BILINEAR":
+            height, width = height * 2 - 1, width + 3
+        steps.append(step)
+    return _chain(tuple(steps), shape, int8=int8, seed=seed)
+
+
+HELD_OUT5: dict[str, Callable[[], bytes]] = {
+    f"rules_{seed}": functools.partial(_held_out, seed) for seed in range(24)
 }
