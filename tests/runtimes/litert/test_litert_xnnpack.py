@@ -294,4 +294,7 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
         # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
         assert 1.0 <= ratio <= 1.045, ratio
         return
-    assert 1.0 <= ratio <= (1.02 if name in PEAK_BOUNDS else 1.01), ratio
+    # Where the workspace itself is a bound, the moment carries it: within 3.5%.
+    reason = PEAK_BOUNDS.get(name)
+    limit = 1.01 if reason is None else 1.035 if "workspace bound" in reason else 1.02
+    assert 1.0 <= ratio <= limit, ratio
