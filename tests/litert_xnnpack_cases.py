@@ -163,18 +163,20 @@ def _batch_matmul(
     kind: str = "hybrid",
     constant_b: bool = True,
     adj_y: bool = False,
+    adj_x: bool = False,
     per_channel: bool = False,
     before: bool = False,
     after: bool = False,
     seed: int = 0,
 ) -> bytes:
-    """One BATCH_MATMUL: `kind` hybrid (float A, int8 B) or int8 (both int8, B's zero point 0),
-    B constant or a second graph input; per-channel B scales along N; with `before`, A comes
+    """One BATCH_MATMUL: `kind` hybrid (float A, int8 B), int8 (both int8, B's zero point 0) or
+    float (a constant float B); an 8-bit B constant or a second graph input; per-channel B
+    scales along N; `adj_x`: A transposed; with `before`, A comes
     from an element-wise operator (a float RELU, an int8 ADD), and with `after` a RELU (float)
     follows, so that values live in XNNPACK's workspace."""
     random = _random(seed)
     columns = b[-2] if adj_y else b[-1]
-    rows = a[-2]
+    rows = a[-1] if adj_x else a[-2]
     # Batch dimensions broadcast (these cases: equal ranks, or B of rank 2; per-channel
     # scales only on a B without batch dimensions, as TFLite allows).
     batch = [max(x, y) for x, y in zip(a[:-2], b[:-2], strict=True)] if len(a) == len(b) else a[:-2]
@@ -201,7 +203,9 @@ def _batch_matmul(
             else:
                 g.add_operator("RELU", [x], [lhs])
         b_spec = quantization(scales if per_channel else 0.02, 0, axis=axis if per_channel else 0)
-        if constant_b:
+        if kind == "float":
+            rhs = g.add_constant("b", random.standard_normal(b).astype(np.float32))
+        elif constant_b:
             rhs = g.add_constant(
                 "b", random.integers(-127, 128, b).astype(np.int8), "INT8", quantization=b_spec
             )
@@ -209,7 +213,7 @@ def _batch_matmul(
             rhs = g.add_tensor("b", b, "INT8", quantization=b_spec)
             inputs.append(rhs)
         y = tensor("y", out)
-        g.add_operator("BATCH_MATMUL", [lhs, rhs], [y], options={"adj_y": adj_y})
+        g.add_operator("BATCH_MATMUL", [lhs, rhs], [y], options={"adj_y": adj_y, "adj_x": adj_x})
         if not after:
             return inputs, [y]
         z = tensor("z", out)
@@ -332,6 +336,13 @@ CASES: dict[str, Callable[[], bytes]] = {
     ),
     "batch_matmul_hybrid_dynamic_b": lambda: _batch_matmul(
         a=[2, 5, 12], b=[2, 12, 6], constant_b=False, seed=8
+    ),
+    # Not modelled (the delegate transposes A first): a labelled bound, measured never under.
+    "batch_matmul_float_adj_x": lambda: _batch_matmul(
+        a=[2, 6, 5], b=[2, 6, 4], kind="float", adj_x=True, after=True, seed=9
+    ),
+    "batch_matmul_hybrid_adj_x": lambda: _batch_matmul(
+        a=[1, 12, 7], b=[12, 9], adj_x=True, seed=10
     ),
     "chain_float": lambda: _chain(
         (

@@ -216,7 +216,7 @@ def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
     """VisitBatchMatMulNode: A and B of rank 2 or more; float A and B, float A with int8 B
     (dynamically quantized A; per-channel B scales along N, a count dividing B's batches × N),
     or int8 A and B of one scale each (B's zero point 0), the output of A's type. Not modelled:
-    8-bit unsigned inputs and adj_x (the delegate adds a transpose)."""
+    adj_x (the delegate adds a transpose node and its value: an upper bound is counted)."""
     tensors = [subgraph.tensors[index] if index >= 0 else None for index in operator.inputs[:2]]
     if len(tensors) < 2 or not operator.outputs or operator.outputs[0] < 0:
         return False
@@ -225,8 +225,8 @@ def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
         return False
     output = subgraph.tensors[operator.outputs[0]]
     kinds = (a.dtype.name, b.dtype.name, output.dtype.name)
-    if "UINT8" in kinds:
-        return None
+    # An 8-bit unsigned A meets a B that must be float or signed (CheckTensorFloat32OrQCInt8Type)
+    # of A's type: the delegate takes no 8-bit unsigned BATCH_MATMUL.
     if kinds not in _BATCH_MATMUL_TYPES:
         return False
     if kinds[1] == "INT8" and not _batch_matmul_scales_fit(operator, a, b):
