@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+from tests.litert_kernel_cases import KERNEL_CASES
 
 
 def _random(seed: int) -> np.random.Generator:
@@ -341,6 +342,8 @@ CASES: dict[str, Callable[[], bytes]] = {
     "batch_matmul_float_adj_x": lambda: _batch_matmul(
         a=[2, 6, 5], b=[2, 6, 4], kind="float", adj_x=True, after=True, seed=9
     ),
+    # Variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE): not modelled, a labelled bound.
+    "resource_variables": KERNEL_CASES["resource_variables"],
     "batch_matmul_hybrid_adj_x": lambda: _batch_matmul(
         a=[1, 12, 7], b=[12, 9], adj_x=True, seed=10
     ),

@@ -36,6 +36,7 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 UNMODELLED: dict[str, str] = {
     "xcase_batch_matmul_float_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
     "xcase_batch_matmul_hybrid_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
+    "xcase_resource_variables.tflite": "VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE",
 }
 
 
