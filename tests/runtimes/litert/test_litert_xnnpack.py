@@ -279,7 +279,7 @@ PEAK_BOUNDS = {
 def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     """The peak with XNNPACK (the delegate's build moment or the first invoke's) is never under
     the wheel's and within 1% of it where the partition is modelled, but for PEAK_BOUNDS
-    (within 2%) and transposed convolutions (within 4.5%)."""
+    (within 2%, 3.5% where the workspace is a bound)."""
     model, real = _measured(name)
     if name in UNMODELLED or heap_xnnpack.delegated_view(model) is None:
         return
@@ -293,11 +293,6 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = heap.peak / measured
-    if any(op.opcode == "TRANSPOSE_CONV" for sub in model.subgraphs for op in sub.operators):
-        # A transposed convolution's fingerprint, counted in place of its packed weights at
-        # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
-        assert 1.0 <= ratio <= 1.045, ratio
-        return
     # Where the workspace itself is a bound, the moment carries it: within 3.5%.
     reason = PEAK_BOUNDS.get(name)
     limit = 1.01 if reason is None else 1.035 if "workspace bound" in reason else 1.02
