@@ -86,7 +86,7 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
         return
     if base.runtime == "litert":
         # LiteRT's figure is the app's memory (model file + heap); export writes the arenas'
-        # plan: the same answer to "does it run", a header only for a model that runs.
+        # plan: the same answer to "does it run", a header only for a model with a number.
         _litert_export(walk, ran, base)
         return
     if "c-header" in flow.options:
@@ -137,9 +137,11 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
 
 def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
     if "c-header" in walk.flow.options:
+        # A header only where check gives a number (not for an input of unknown size).
         written = (walk.folder / "arena.h").exists()
-        right = written == base.runs
-        detail = "" if right else f"header written {written}, check runs={base.runs}"
+        numbered = base.required is not None
+        right = written == numbered
+        detail = "" if right else f"header written {written}, check's number {base.required}"
     else:
         document = ran.document()
         runs = document.get("runs") if isinstance(document, dict) else None

@@ -111,6 +111,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_xnnpack_cases import CASES
 
         return CASES[name]()
+    if family == "rules5":
+        from tests.litert_xnnpack_cases import HELD_OUT5
+
+        return HELD_OUT5[name]()
     from flows import models
 
     maker = {

@@ -33,7 +33,7 @@ from tests.litert_heap_measure import (
     measure,
     tracer,
 )
-from tests.litert_xnnpack_cases import CASES
+from tests.litert_xnnpack_cases import CASES, HELD_OUT5
 
 DATA = REPO_ROOT / "tests/data/litert_xnnpack_parts.json"
 COMMAND = "python -m tests.litert_xnnpack_parts"
@@ -60,6 +60,10 @@ FRESH4 = (
 # Generated models for rules modelled after the first sweep (tests/litert_xnnpack_cases.py),
 # measured with their heap figures like FRESH.
 XCASES = tuple((f"xcase_{name}", "xcase", 0) for name in CASES)
+# Session 5's held-out set: models drawn at random for the rules written then (TRANSPOSE_CONV,
+# 8-bit BATCH_MATMUL, the reshaping and element-wise operators), generated and measured only
+# after those rules and their xcase_ models were final.
+FRESH5 = tuple((f"fresh5_{name}", "rules5", 0) for name in HELD_OUT5)
 # The part a block belongs to: the first of these names on its allocation stack.
 _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
@@ -77,12 +81,12 @@ def model_file(name: str, folder: Path) -> Path | None:
     """A cached model's file: a shared one, or a held-out one generated again."""
     families = {
         f"{held}.tflite": (family, seed, held)
-        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES)
+        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES, *FRESH5)
     }
     if name in families:
         family, seed, held = families[name]
         path = folder / name
-        case = held.removeprefix("heldout_case_").removeprefix("xcase_")
+        case = held.removeprefix("heldout_case_").removeprefix("xcase_").removeprefix("fresh5_")
         path.write_bytes(held_out_model(family, seed, case))
         return path
     path = REPO_ROOT.parent / "shared" / "models" / name
@@ -163,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
     names = [name for name, entry in heap["models"].items() if "error" not in entry["xnnpack"]]
-    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES)]
+    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES, *FRESH5)]
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -175,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 document["models"][name] = parts(path, folder)
-                if name.startswith(("fresh_", "fresh4_", "xcase_")):
+                if name.startswith(("fresh_", "fresh4_", "xcase_", "fresh5_")):
                     document["models"][name]["heap"] = measure(library, path, "xnnpack")
             except Exception as error:  # recorded, the sweep goes on
                 document["models"][name] = {"error": str(error)[:300]}

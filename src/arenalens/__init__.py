@@ -7,6 +7,7 @@ from arenalens.errors import ArenalensError, ModelError, PlanError, UsageError
 
 if TYPE_CHECKING:
     from arenalens.builds.build import Build, device_build
+    from arenalens.memo import clear_caches
     from arenalens.pipeline import analyze
     from arenalens.planning import Buffer, Overlap, Plan, Problem, register_planner, run_planner
     from arenalens.tflite.reader import load_model
@@ -24,6 +25,7 @@ _LAZY = {
     "Verdict": "arenalens.verdict",
     "analyze": "arenalens.pipeline",
     "check": "arenalens.verdict",
+    "clear_caches": "arenalens.memo",
     "device_build": "arenalens.builds.build",
     "load_model": "arenalens.tflite.reader",
     "register_planner": "arenalens.planning",
@@ -62,6 +64,7 @@ __all__ = [
     "__version__",
     "analyze",
     "check",
+    "clear_caches",
     "device_build",
     "load_model",
     "register_planner",

@@ -225,6 +225,7 @@ class Subgraph:
         return MappingProxyType({t: tuple(ops) for t, ops in readers.items()})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BufferRef:
     """Where one FlatBuffer `Buffer`'s bytes live: in the FlatBuffer or at an external offset."""
@@ -366,16 +367,24 @@ def _check_subgraph_indices(
     check(subgraph.inputs, f"{where} inputs")
     check(subgraph.outputs, f"{where} outputs")
     for op in subgraph.operators:
-        label = f"{where} operator {op.index} ({op.opcode})"
-        check(op.inputs, f"{label} inputs")
-        check(op.outputs, f"{label} outputs")
-        check(op.intermediates, f"{label} intermediates")
-        for called in op.called_subgraphs:
-            if called != -1 and not 0 <= called < subgraph_count:
-                raise fail(
-                    f"{label} calls subgraph {called}, out of range "
-                    f"(model has {subgraph_count} subgraphs)"
-                )
+        # min and max in C first: every index of a sound operator lies in [-1, count).
+        inputs, outputs, intermediates = op.inputs, op.outputs, op.intermediates
+        if (
+            (inputs and (min(inputs) < -1 or max(inputs) >= count))
+            or (outputs and (min(outputs) < -1 or max(outputs) >= count))
+            or intermediates
+            or op.called_subgraphs
+        ):
+            label = f"{where} operator {op.index} ({op.opcode})"
+            check(inputs, f"{label} inputs")
+            check(outputs, f"{label} outputs")
+            check(intermediates, f"{label} intermediates")
+            for called in op.called_subgraphs:
+                if called != -1 and not 0 <= called < subgraph_count:
+                    raise fail(
+                        f"{label} calls subgraph {called}, out of range "
+                        f"(model has {subgraph_count} subgraphs)"
+                    )
 
 
 def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
@@ -410,7 +419,8 @@ def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
 
 def _check_data_order(subgraph: Subgraph, strict: bool, fail: Callable[[str], ModelError]) -> None:
     available = {t.index for t in subgraph.tensors if t.has_data or t.is_variable}
-    available.update(i for i in subgraph.inputs if i >= 0)
+    # Negative indices never reach a lookup (an omitted input is skipped), so -1 may sit in it.
+    available.update(subgraph.inputs)
     written_later = set(subgraph.producers)
     for op in subgraph.operators:
         for tensor_index in op.inputs:
@@ -430,4 +440,4 @@ def _check_data_order(subgraph: Subgraph, strict: bool, fail: Callable[[str], Mo
                     f"{tensor_index} '{name}', which is not constant, not an input, not a "
                     f"variable and written by no operator (strict check)"
                 )
-        available.update(t for t in op.outputs if t >= 0)
+        available.update(op.outputs)

@@ -20,12 +20,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from arenalens.cannot_run import Refusal
 from arenalens.declared import LITERT_MEMORY, DeclaredArena, DeclaredPart, Status
 from arenalens.errors import UsageError
 
 if TYPE_CHECKING:
+    from arenalens.ir import Model
     from arenalens.pipeline import Analysis
     from arenalens.runtimes.litert.heap import InterpreterHeap
+    from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
     from arenalens.runtimes.litert.isa import IsaProfile
     from arenalens.targets import Target
 
@@ -100,6 +103,31 @@ def interpreter_heap_of(
         raise UsageError(f"{model.name}: {error}; check it with --threads 1") from None
 
 
+def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
+    """The operators the XNNPACK delegate takes and then fails to create: allocate_tensors()
+    fails under it (`heap_xnnpack.create_failures`), one refusal per opcode; the builtin kernels
+    may still run the model (--delegate none)."""
+    from arenalens.runtimes.litert.heap_xnnpack import create_failures  # noqa: PLC0415
+
+    by_opcode: dict[str, list[CreateFailure]] = {}
+    for failure in create_failures(model):
+        by_opcode.setdefault(failure.opcode, []).append(failure)
+    return tuple(
+        Refusal(
+            reason="XNNPACK fails to create it (requantization scale, input scale x filter "
+            f"scale / output scale, {max(f.scale for f in failures):,.6g} is 256 or more), so "
+            "the delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back",
+            phase="setup",
+            opcode=opcode,
+            operators=tuple((f.subgraph, f.operator) for f in failures),
+            fix="check it with --delegate none (the builtin kernels, "
+            "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
+            "its output scale is above input scale x filter scale / 256",
+        )
+        for opcode, failures in by_opcode.items()
+    )
+
+
 def litert_memory(
     analysis: Analysis, delegate: str, *, isa: str = "", threads: int = 1
 ) -> DeclaredArena:
@@ -112,6 +140,17 @@ def litert_memory(
     arenas = declared_arena(analysis)
     if not arenas.status.gives_a_number:
         return arenas
+    if delegate == "xnnpack":
+        refused = xnnpack_refusals(analysis.model)
+        if refused:
+            return replace(
+                arenas,
+                symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)})",
+                device=f"LiteRT with {delegate_title(delegate)}",
+                status=Status.CANNOT_RUN,
+                reasons=tuple(refusal.text() for refusal in refused),
+                refusals=refused,
+            )
     heap = interpreter_heap_of(analysis, delegate, threads, isa)
     parts = (
         DeclaredPart(

@@ -14,6 +14,24 @@ from typing import Any, TypeVar
 
 Result = TypeVar("Result")
 
+# The `clear` of every cache that keeps what models gave across calls (`clear_caches`).
+_CLEARERS: list[Callable[[], None]] = []
+
+
+def forgettable(clear: Callable[[], None]) -> Callable[[], None]:
+    """Register a cache's `clear` with `clear_caches` (returns it, to use as a decorator)."""
+    _CLEARERS.append(clear)
+    return clear
+
+
+def clear_caches() -> None:
+    """Empty every cache that keeps results of earlier models (the caches by model identity
+    here, the kernel events and setup steps remembered by operator): the next call computes
+    everything as for the first model a process sees. For benchmarks (a cold call) and tests;
+    answers never depend on it."""
+    for clear in _CLEARERS:
+        clear()
+
 
 def recent_by_identity(
     capacity: int = 4,
@@ -22,6 +40,7 @@ def recent_by_identity(
 
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
         entries: dict[tuple[int, tuple[Hashable, ...]], tuple[Any, Result]] = {}
+        forgettable(entries.clear)
 
         @functools.wraps(function)
         def cached(value: Any, *arguments: Hashable) -> Result:

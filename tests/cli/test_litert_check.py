@@ -267,3 +267,35 @@ def test_the_readme_example_is_what_check_prints(
     assert main(["check", str(path), "--target", PI, "--no-color"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert block.splitlines() == printed[: len(block.splitlines())]
+
+
+def test_a_model_xnnpack_fails_to_create_cannot_run_under_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Held-out flow (seed 550001 flow 210, --wide): a FULLY_CONNECTED whose requantization scale
+    (input x filter / output scale) is 28,497: the XNNPACK delegate takes it, xnn_create_runtime
+    refuses it (fully-connected-nc.c: 256 or more), and allocate_tensors() fails with LiteRT's
+    default XNNPACK; check said FITS with 210,720 B. It is now CANNOT RUN under XNNPACK, with the
+    builtin kernels as the way (they run it)."""
+    from flows.flow import random_flow
+
+    path = tmp_path / "model.tflite"
+    path.write_bytes(random_flow(550001, 210, split=True, wide=True).subject.data)
+    code, document = check_json(capsys, str(path), "--runtime", "litert", "--budget", "1GB")
+    assert code == 1 and document["verdict"] == "CANNOT RUN"
+    (refusal,) = document["cannot_run"]
+    assert refusal["opcode"] == "FULLY_CONNECTED" and "--delegate none" in refusal["fix"]
+    code, builtin = check_json(
+        capsys, str(path), "--runtime", "litert", "--budget", "1GB", "--delegate", "none"
+    )
+    assert code == 0 and builtin["required_bytes"] is not None
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    data = path.read_bytes()
+    kinds = interpreter.OpResolverType
+    with pytest.raises(RuntimeError, match="XNNPACK"):
+        interpreter.Interpreter(
+            model_content=data, experimental_op_resolver_type=kinds.AUTO
+        ).allocate_tensors()
+    interpreter.Interpreter(
+        model_content=data, experimental_op_resolver_type=kinds.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    ).allocate_tensors()

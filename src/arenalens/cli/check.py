@@ -450,6 +450,10 @@ def required_at_size(
         from arenalens.litert_memory import DEFAULT_DELEGATE, litert_memory  # noqa: PLC0415
 
         figure = litert_memory(analysis, delegate or DEFAULT_DELEGATE, isa=isa, threads=threads)
+        if not figure.status.gives_a_number:  # the delegate refuses it at this size
+            raise ModelError(
+                source, f"the runtime cannot run the model at this size: {figure.reasons[0]}"
+            )
         return figure.required_bytes
     if declared.status in (Status.CANNOT_RUN, Status.WRONG_OUTPUTS):
         raise ModelError(

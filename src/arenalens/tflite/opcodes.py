@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from arenalens.errors import ModelError
-from arenalens.tflite.tables import shared_table_fields, string_at, table_fields, vector_at
+from arenalens.tflite.tables import (
+    FieldReader,
+    Wanted,
+    field_reader,
+    shared_table_fields,
+    string_at,
+    table_fields,
+    vector_at,
+)
 
 
 def _schema_class(name: str) -> type:
@@ -136,11 +144,11 @@ def decode_options(
     if options[1]:
         fields = _option_table(0, options[0])
         if fields is not None:
-            _decode_table(decoded, data, options[1], fields, vtables)
+            _decode_table(decoded, data, options[1], (0, options[0]), vtables)
     if options2[1]:
         fields = _option_table(1, options2[0])
         if fields is not None:
-            _decode_table(decoded, data, options2[1], fields, vtables)
+            _decode_table(decoded, data, options2[1], (1, options2[0]), vtables)
     return decoded
 
 
@@ -148,18 +156,24 @@ def _decode_table(
     decoded: dict[str, Any],
     data: Any,
     position: int,
-    fields: tuple[_Field, ...],
+    table: tuple[int, int],
     vtables: dict[int, tuple[int, ...]] | None,
 ) -> None:
-    """One options table's fields → `decoded`, in the schema's order (one frame per table: the
-    kernel rules read an operator's options once per model)."""
+    """One options table ((union, type code), known to `_option_table`) → its fields in
+    `decoded`, in the schema's order (one frame per table: the kernel rules read an operator's
+    options once per model)."""
     size = len(data)
     if vtables is None:
         present = table_fields(data, position, size)
     else:
         present = shared_table_fields(data, position, size, vtables)
+    scalars = _scalar_decoder(*table, present)
+    if scalars is not None:
+        keys, (unpack, pick, absent) = scalars
+        decoded.update(zip(keys, pick(unpack(data, position) + absent), strict=True))
+        return
     count = len(present)
-    for key, index, how, absent, read in fields:
+    for key, index, how, absent, read in _option_table(*table) or ():
         relative = present[index] if index < count else 0
         if not relative:
             decoded[key] = absent
@@ -171,6 +185,47 @@ def _decode_table(
             element, element_bytes = read
             start, length = vector_at(data, size, position + relative, element_bytes)
             decoded[key] = struct.unpack_from(f"<{length}{element}", data, start) if length else ()
+
+
+@cache
+def _scalar_spec(
+    union: int, type_code: int
+) -> tuple[tuple[str, ...], Wanted, tuple[Any, ...]] | None:
+    """An options table of scalars only (most are) → its keys in schema order, the fields as
+    `tables.field_reader` takes them and their schema defaults; None for a table with strings
+    or vectors, or none at all (read field by field)."""
+    fields = _option_table(union, type_code)
+    if not fields or any(how != _SCALAR for _, _, how, _, _ in fields):
+        return None
+    # A scalar's reader is its Struct's unpack_from: the Struct knows its format ('<i').
+    wanted = tuple((index, read.__self__.format[1:]) for _, index, _, _, read in fields)
+    return tuple(key for key, *_ in fields), wanted, tuple(absent for _, _, _, absent, _ in fields)
+
+
+# (union, type code, vtable's field offsets) → (keys, reader) of scalar-only options tables;
+# cleared when a hostile file fills it with vtables.
+_SCALAR_DECODERS: dict[tuple[int, int, tuple[int, ...]], tuple[tuple[str, ...], FieldReader]] = {}
+_MAX_SCALAR_DECODERS = 512
+
+
+def _scalar_decoder(
+    union: int, type_code: int, present: tuple[int, ...]
+) -> tuple[tuple[str, ...], FieldReader] | None:
+    """`_scalar_spec`'s table as its vtable lays it out → its keys and one reader of them all
+    (absent fields take the schema's defaults); None when read field by field."""
+    key = (union, type_code, present)
+    found = _SCALAR_DECODERS.get(key)
+    if found is None:
+        spec = _scalar_spec(union, type_code)
+        if spec is None:
+            return None
+        keys, wanted, defaults = spec
+        last = max(index for index, _ in wanted)
+        padded = present + (0,) * (last + 1 - len(present))  # fields past the vtable: absent
+        if len(_SCALAR_DECODERS) >= _MAX_SCALAR_DECODERS:
+            _SCALAR_DECODERS.clear()
+        found = _SCALAR_DECODERS[key] = (keys, field_reader(padded, wanted, defaults))
+    return found
 
 
 OptionsKey = tuple[tuple[int, int], tuple[int, int]]

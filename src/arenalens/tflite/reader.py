@@ -7,7 +7,6 @@ small hostile file cannot claim millions of entries; any malformed read becomes 
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 from dataclasses import dataclass, replace
@@ -33,16 +32,19 @@ from arenalens.ir import (
     check_model,
     dtype_for_code,
 )
+from arenalens.tflite.files import map_file, other_format
 from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import (
+    FieldReader,
     MalformedTableError,
     TableView,
+    field_reader,
     int32_struct,
     int32_vector_at,
+    read_tables,
     shared_table_fields,
     string_at,
-    table_rows,
     target_at,
     vector_at,
 )
@@ -55,6 +57,9 @@ _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
 _U64 = struct.Struct("<Q")
 _F32 = struct.Struct("<f")
+# A vector's length and first element, in one read.
+_COUNT_F32 = struct.Struct("<If")
+_COUNT_I64 = struct.Struct("<Iq")
 
 # FlatBuffers let many tables point at one vector or table, so a small file can describe a huge
 # model: 20,000 operators sharing one 20,000-entry inputs vector are 400 million tensor
@@ -102,65 +107,8 @@ def load_model(
         return parse_model(bytes(source), "<bytes>", strict=strict)
     path = Path(source)
     label = str(source)
-    data = _map_file(path, label)
+    data = map_file(path, label)
     return parse_model(data, label, strict=strict)
-
-
-def _map_file(path: Path, label: str) -> Any:
-    if not path.exists():
-        raise ModelError(label, "no such file")
-    if path.is_dir():
-        if (path / "saved_model.pb").exists() or (path / "saved_model.pbtxt").exists():
-            raise ModelError(
-                label,
-                "a TensorFlow SavedModel folder, not a TFLite model: convert it with "
-                "tf.lite.TFLiteConverter.from_saved_model(folder) and pass the .tflite file",
-            )
-        raise ModelError(label, "is a directory, not a .tflite file")
-    try:
-        size = path.stat().st_size
-        if size == 0:
-            raise ModelError(label, "empty file (0 bytes), not a .tflite model")
-        with path.open("rb") as handle:
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except PermissionError as error:
-        raise ModelError(label, "permission denied") from error
-    except OSError as error:
-        raise ModelError(label, f"cannot read file ({error.strerror or error})") from error
-
-
-_CONVERT_KERAS = (
-    "convert it with tf.lite.TFLiteConverter.from_keras_model(tf.keras.models.load_model(...)) "
-    "and pass the .tflite file"
-)
-
-
-def _other_format(head: bytes, label: str) -> str:
-    """A model file of another framework (by its magic bytes or name) → how to convert it."""
-    name = label.lower()
-    if head.startswith(b"\x89HDF\r\n\x1a\n") or name.endswith((".h5", ".hdf5")):
-        return f"a Keras HDF5 model, not a TFLite model: {_CONVERT_KERAS}"
-    if head.startswith(b"PK\x03\x04") or name.endswith((".zip", ".keras")):
-        return (
-            "a zip archive (a .keras model, or a zipped SavedModel / .tflite), not a TFLite "
-            f"model: unzip it and pass the .tflite file inside, or {_CONVERT_KERAS}"
-        )
-    if name.endswith(".onnx"):
-        return (
-            "an ONNX model, not a TFLite model: convert it to TFLite first (e.g. onnx2tf, or "
-            "ai-edge-torch from the PyTorch source) and pass the .tflite file"
-        )
-    if name.endswith(".pb"):
-        return (
-            "a TensorFlow graph (SavedModel .pb), not a TFLite model: convert its folder with "
-            "tf.lite.TFLiteConverter.from_saved_model(folder) and pass the .tflite file"
-        )
-    if name.endswith((".pt", ".pth")):
-        return (
-            "a PyTorch checkpoint, not a TFLite model: export it with ai-edge-torch and pass the "
-            ".tflite file"
-        )
-    return ""
 
 
 def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
@@ -170,7 +118,7 @@ def parse_model(data: Any, label: str, *, strict: bool = False) -> Model:
         raise ModelError(label, f"file too small for a FlatBuffer ({format_bytes_exact(size)})")
     if bytes(data[4:8]) != FILE_IDENTIFIER:
         found = bytes(data[4:8])
-        known = _other_format(bytes(data[:16]), label)
+        known = other_format(bytes(data[:16]), label)
         if known:
             raise ModelError(label, known)
         raise ModelError(
@@ -229,6 +177,28 @@ class _BufferSlots:
     DATA, OFFSET, SIZE = 4, 6, 8
 
 
+# The fields the reader's hot loops read, as `tables.read_tables` takes them: (index in the
+# vtable, struct format), in the order the loops unpack them.
+_BUFFER_FIELDS = ((0, "I"), (1, "Q"), (2, "Q"))  # data, offset, size
+# shape, type, buffer, name, quantization, is_variable, shape_signature
+_TENSOR_FIELDS = ((0, "I"), (1, "b"), (2, "I"), (3, "I"), (4, "I"), (5, "B"), (7, "I"))
+# scale, zero_point, quantized_dimension
+_QUANTIZATION_FIELDS = ((2, "I"), (3, "I"), (6, "i"))
+# opcode_index, inputs, outputs, builtin_options_type, builtin_options, intermediates,
+# builtin_options_2_type, builtin_options_2
+_OPERATOR_FIELDS = (
+    (0, "I"),
+    (1, "I"),
+    (2, "I"),
+    (3, "B"),
+    (4, "I"),
+    (8, "I"),
+    (11, "B"),
+    (12, "I"),
+)
+TableRow = tuple[int, tuple[int, ...], Any]
+
+
 class _SignatureSlots:
     INPUTS, OUTPUTS, KEY, SUBGRAPH_INDEX = 4, 6, 8, 12
 
@@ -242,6 +212,8 @@ class _Parser:
         self.size = len(self.data)
         self.options_cache: dict[OptionsKey, dict[str, Any]] = {}
         self.vtables: dict[int, tuple[int, ...]] = {}  # vtable position → its field offsets
+        # vtable position → (field offsets, reader) of the quantization tables using it
+        self.quantization_readers: dict[int, tuple[tuple[int, ...], FieldReader]] = {}
         self.items = 0
         self.item_budget = MIN_ITEM_BUDGET + int(MAX_ITEMS_PER_BYTE * self.size)
 
@@ -270,7 +242,7 @@ class _Parser:
     def model(self) -> Model:
         root = self.root()
         buffer_vector = root.vector(_ModelSlots.BUFFERS, 4)
-        buffers = self.buffers(table_rows(self.data, self.size, *buffer_vector))
+        buffers = self.buffers(read_tables(self.data, self.size, *buffer_vector, _BUFFER_FIELDS))
         opcode_rows = tuple(self.opcode(code) for code in root.tables(_ModelSlots.OPERATOR_CODES))
         fb_subgraphs = root.tables(_ModelSlots.SUBGRAPHS)
         if not fb_subgraphs:
@@ -301,19 +273,16 @@ class _Parser:
             return model
         return replace(model, offline_plan=offline, plan_record=record)
 
-    def buffers(self, rows: list[tuple[int, tuple[int, ...]]]) -> tuple[BufferRef, ...]:
-        """Buffer tables (position, field offsets) → where each one's bytes are, each read in
-        this frame (a model has about as many buffers as tensors)."""
+    def buffers(self, rows: list[TableRow]) -> tuple[BufferRef, ...]:
+        """Buffer tables (position, field offsets, `_BUFFER_FIELDS`) → where each one's bytes
+        are, each read in this frame (a model has about as many buffers as tensors)."""
         buf, size = self.data, self.size
-        unpack_u64 = _U64.unpack_from
+        last_word = size - 4
+        unpack_u32 = _U32.unpack_from
         found = []
-        for index, (pos, fields) in enumerate(rows):
-            # Field offsets in schema order: data, offset, size (`_BufferSlots`).
-            data_at, offset_at, size_at = fields[0], fields[1], fields[2]
-            external_offset = unpack_u64(buf, pos + offset_at)[0] if offset_at else 0
+        for index, (pos, fields, (data_offset, external_offset, external_size)) in enumerate(rows):
             # Offset 1 is the converter's placeholder for "not written yet": no data.
             if external_offset > 1:
-                external_size = unpack_u64(buf, pos + size_at)[0] if size_at else 0
                 if external_offset + external_size > size:
                     raise self.fail(
                         f"buffer {index}: external data [{external_offset}, "
@@ -322,7 +291,14 @@ class _Parser:
                     )
                 found.append(BufferRef(index, external_offset, external_size, True))
                 continue
-            start, length = vector_at(buf, size, pos + data_at, 1) if data_at else (0, 0)
+            start = length = 0
+            if fields[0]:
+                # `tables.vector_at` inline: data is the file's most numerous vector.
+                start = pos + fields[0] + data_offset
+                length = unpack_u32(buf, start)[0] if start <= last_word else -1
+                if length < 0 or start + 4 + length > size:
+                    vector_at(buf, size, pos + fields[0], 1)  # raises its error
+                start += 4
             found.append(BufferRef(index, start, length, False))
         return tuple(found)
 
@@ -346,8 +322,11 @@ class _Parser:
         inputs = fb.int32_vector(_SubgraphSlots.INPUTS) or ()
         outputs = fb.int32_vector(_SubgraphSlots.OUTPUTS) or ()
         where = f"subgraph {index}"
-        tensor_rows = table_rows(self.data, self.size, *fb.vector(_SubgraphSlots.TENSORS, 4))
-        operator_rows = table_rows(self.data, self.size, *fb.vector(_SubgraphSlots.OPERATORS, 4))
+        buf, size = self.data, self.size
+        tensor_vector = fb.vector(_SubgraphSlots.TENSORS, 4)
+        operator_vector = fb.vector(_SubgraphSlots.OPERATORS, 4)
+        tensor_rows = read_tables(buf, size, *tensor_vector, _TENSOR_FIELDS)
+        operator_rows = read_tables(buf, size, *operator_vector, _OPERATOR_FIELDS)
         tables = 1 + len(tensor_rows) + len(operator_rows)
         self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
         tensors = self.tensors(tensor_rows, buffers, set(inputs), set(outputs), where)
@@ -363,34 +342,37 @@ class _Parser:
 
     def tensors(
         self,
-        rows: list[tuple[int, tuple[int, ...]]],
+        rows: list[TableRow],
         buffers: tuple[BufferRef, ...],
         inputs: set[int],
         outputs: set[int],
         where: str,
     ) -> tuple[Tensor, ...]:
-        """Tensor tables (position, field offsets) → Tensors, each read in this one frame (a
-        model's most numerous table: a call per field would cost more than the reads).
+        """Tensor tables (position, field offsets, `_TENSOR_FIELDS`) → Tensors, each read in this
+        one frame (a model's most numerous table: a call per field would cost more than the
+        reads).
 
         The shape and the name are read here with the bounds `tables.vector_at` checks; when one
         fails, that function reads the same field again to raise its own error."""
         buf, size = self.data, self.size
         last_word = size - 4  # the highest position a u32 may start at
         buffer_count = len(buffers)
-        unpack_i8, unpack_u8, unpack_u32 = _I8.unpack_from, _U8.unpack_from, _U32.unpack_from
-        int32s, quantization_of = int32_struct, self.quantization
+        has_bytes = [ref.nbytes > 0 for ref in buffers]
+        unpack_u32 = _U32.unpack_from
+        unpack_i32 = _I32.unpack_from
+        unpack_count_f32, unpack_count_i64 = _COUNT_F32.unpack_from, _COUNT_I64.unpack_from
+        int32s, quantization_readers = int32_struct, self.quantization_readers
+        dtypes = DTYPES
+        intermediate = TensorKind.INTERMEDIATE
         # `charge`, kept in locals over the loop (two charges per tensor).
         items, item_budget = self.items, self.item_budget
         found = []
-        for index, (pos, fields) in enumerate(rows):
-            # Field offsets in schema order: shape, type, buffer, name, quantization,
-            # is_variable, sparsity, shape_signature (`_TensorSlots`).
-            shape_at, type_at, buffer_at, name_at, quantization_at, variable_at = fields[:6]
-            sparsity_at, signature_at = fields[6], fields[7]
+        for index, (pos, fields, values) in enumerate(rows):
+            shape_offset, code, buffer_index, name_offset, quantization_offset, variable, _ = values
             shape: tuple[int, ...] = ()
-            if shape_at:
-                at = pos + shape_at
-                start = at + unpack_u32(buf, at)[0]
+            if fields[0]:
+                at = pos + fields[0]
+                start = at + shape_offset
                 length = unpack_u32(buf, start)[0] if start <= last_word else -1
                 if length < 0 or start + 4 + 4 * length > size:
                     int32_vector_at(buf, size, at)  # raises its error
@@ -398,52 +380,96 @@ class _Parser:
             # Without a shape_signature the shape is fully known: report it as the signature,
             # as the TFLite interpreter's tensor details do.
             signature = shape
-            if signature_at:
-                signature = int32_vector_at(buf, size, pos + signature_at)
+            if fields[7]:
+                signature = int32_vector_at(buf, size, pos + fields[7])
                 items += len(signature)
             items += len(shape)
             if items > item_budget:
                 self.charge(items - self.items)
-            code = unpack_i8(buf, pos + type_at)[0] if type_at else 0
-            dtype = DTYPES.get(code) or dtype_for_code(code)
-            buffer_index = unpack_u32(buf, pos + buffer_at)[0] if buffer_at else 0
+            dtype = dtypes.get(code) or dtype_for_code(code)
             # With no buffers at all, only the default index 0 ("no data") is meaningful.
-            if buffer_index >= max(buffer_count, 1):
-                raise self.fail(
-                    f"{where} tensor {index}: buffer index {buffer_index} out of range "
-                    f"(model has {buffer_count} buffers)"
-                )
-            has_data = buffer_index < buffer_count and buffers[buffer_index].nbytes > 0
-            is_variable = bool(unpack_u8(buf, pos + variable_at)[0]) if variable_at else False
+            if buffer_index >= buffer_count:
+                if buffer_index:
+                    raise self.fail(
+                        f"{where} tensor {index}: buffer index {buffer_index} out of range "
+                        f"(model has {buffer_count} buffers)"
+                    )
+                has_data = False
+            else:
+                has_data = has_bytes[buffer_index]
             # At most 4 dims under 2^14 of at most 16 bytes each stay under 2^60: no check needed.
             if shape and (len(shape) > 4 or max(shape) >= _SMALL_DIM):
                 _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
-            is_input, is_output = index in inputs, index in outputs
             name = ""
-            if name_at:
-                at = pos + name_at
-                start = at + unpack_u32(buf, at)[0]
+            if fields[3]:
+                at = pos + fields[3]
+                start = at + name_offset
                 length = unpack_u32(buf, start)[0] if start <= last_word else -1
                 if length < 0 or start + 4 + length > size:
                     string_at(buf, size, at)  # raises its error
-                name = bytes(buf[start + 4 : start + 4 + length]).decode("utf-8", errors="replace")
+                name = str(buf[start + 4 : start + 4 + length], "utf-8", "replace")
                 items += length >> 3
                 if items > item_budget:
                     self.charge(items - self.items)
             quantization = None
-            if quantization_at:
-                quantization = quantization_of(target_at(buf, size, pos + quantization_at))
+            if fields[4]:
+                # The QuantizationParameters table → the first scale and zero point, their count
+                # and the axis (None without scales); read here, as the tensor (one per tensor).
+                at = pos + fields[4]
+                table = at + quantization_offset
+                if table > last_word:
+                    target_at(buf, size, at)  # raises its error
+                vtable = table - unpack_i32(buf, table)[0]
+                known = quantization_readers.get(vtable)
+                if known is None:
+                    table_fields = shared_table_fields(buf, table, size, self.vtables)
+                    known = quantization_readers[vtable] = (
+                        table_fields,
+                        field_reader(table_fields, _QUANTIZATION_FIELDS),
+                    )
+                table_fields, (unpack, pick, absent) = known
+                try:
+                    scale_offset, zero_point_offset, axis = pick(unpack(buf, table) + absent)
+                except struct.error:
+                    raise MalformedTableError(
+                        f"fields of table at {table} lie outside the file"
+                    ) from None
+                if table_fields[2]:
+                    at = table + table_fields[2]
+                    start = at + scale_offset
+                    if start + 8 <= size:  # count and first scale in one read
+                        scale_count, scale = unpack_count_f32(buf, start)
+                    else:
+                        scale_count = unpack_u32(buf, start)[0] if start <= last_word else -1
+                        scale = None
+                    if scale_count < 0 or start + 4 + 4 * scale_count > size:
+                        vector_at(buf, size, at, 4)  # raises its error
+                    if scale_count:
+                        zero_point = None
+                        if table_fields[3]:
+                            at = table + table_fields[3]
+                            start = at + zero_point_offset
+                            if start + 12 <= size:  # count and first zero point in one read
+                                zero_count, zero_point = unpack_count_i64(buf, start)
+                            else:
+                                zero_count = unpack_u32(buf, start)[0] if start <= last_word else -1
+                            if zero_count < 0 or start + 4 + 8 * zero_count > size:
+                                vector_at(buf, size, at, 8)  # raises its error
+                            if not zero_count:
+                                zero_point = None
+                        quantization = Quantization(scale, zero_point, scale_count, axis)
+            is_input, is_output = index in inputs, index in outputs
             # One kind per tensor, most specific first (`TensorKind`).
             if has_data:
                 kind = TensorKind.CONSTANT
-            elif is_variable:
+            elif variable:
                 kind = TensorKind.VARIABLE
             elif is_input:
                 kind = TensorKind.INPUT
             elif is_output:
                 kind = TensorKind.OUTPUT
             else:
-                kind = TensorKind.INTERMEDIATE
+                kind = intermediate
             # Positional: a third faster than keywords.
             found.append(
                 Tensor(
@@ -454,94 +480,92 @@ class _Parser:
                     dtype,
                     buffer_index,
                     has_data,
-                    is_variable,
+                    variable != 0,
                     kind,
                     is_input,
                     is_output,
                     quantization,
-                    bool(sparsity_at),
+                    fields[6] != 0,  # has_sparsity
                 )
             )
         self.items = items
         return tuple(found)
 
-    def quantization(self, pos: int) -> Quantization | None:
-        """The QuantizationParameters table at `pos` → the first scale and zero point, their
-        count and the axis (None without scales). Vectors read as in `tensors`."""
-        buf, size = self.data, self.size
-        fields = shared_table_fields(buf, pos, size, self.vtables)
-        # scale, zero_point, quantized_dimension (`_QuantizationSlots`)
-        scale_at, zero_point_at, axis_at = fields[2], fields[3], fields[6]
-        if not scale_at:
-            return None
-        unpack_u32 = _U32.unpack_from
-        at = pos + scale_at
-        start = at + unpack_u32(buf, at)[0]
-        scale_count = unpack_u32(buf, start)[0] if start <= size - 4 else -1
-        if scale_count < 0 or start + 4 + 4 * scale_count > size:
-            vector_at(buf, size, at, 4)  # raises its error
-        if not scale_count:
-            return None
-        zero_point = None
-        if zero_point_at:
-            at = pos + zero_point_at
-            zero_start = at + unpack_u32(buf, at)[0]
-            zero_count = unpack_u32(buf, zero_start)[0] if zero_start <= size - 4 else -1
-            if zero_count < 0 or zero_start + 4 + 8 * zero_count > size:
-                vector_at(buf, size, at, 8)  # raises its error
-            zero_point = _I64.unpack_from(buf, zero_start + 4)[0] if zero_count else None
-        return Quantization(  # scale, zero_point, channel_count, axis
-            _F32.unpack_from(buf, start + 4)[0],
-            zero_point,
-            scale_count,
-            _I32.unpack_from(buf, pos + axis_at)[0] if axis_at else 0,
-        )
-
     def operators(
         self,
-        rows: list[tuple[int, tuple[int, ...]]],
+        rows: list[TableRow],
         opcodes: tuple[tuple[str, int, int, str | None, int], ...],
         where: str,
     ) -> tuple[Operator, ...]:
-        """Operator tables (position, field offsets) → Operators, each read in this frame."""
-        buf, size, label, cache = self.data, self.size, self.label, self.options_cache
+        """Operator tables (position, field offsets, `_OPERATOR_FIELDS`) → Operators, each read
+        in this frame; the inputs and outputs vectors as `tensors` reads shapes."""
+        buf, size, label, cache, vtables = (
+            self.data,
+            self.size,
+            self.label,
+            self.options_cache,
+            self.vtables,
+        )
+        last_word = size - 4
+        unpack_u32, int32s = _U32.unpack_from, int32_struct
         opcode_count = len(opcodes)
+        items, item_budget = self.items, self.item_budget
         found = []
-        for index, (pos, fields) in enumerate(rows):
-            # opcode_index, inputs, outputs, builtin_options_type, builtin_options, ...,
-            # intermediates (8), ..., builtin_options_2_type (11), builtin_options_2 (12)
-            opcode_at, inputs_at, outputs_at, options_type_at, options_at = fields[:5]
-            intermediates_at, options2_type_at, options2_at = fields[8], fields[11], fields[12]
-            opcode_index = _U32.unpack_from(buf, pos + opcode_at)[0] if opcode_at else 0
+        for index, (pos, fields, values) in enumerate(rows):
+            (
+                opcode_index,
+                inputs_offset,
+                outputs_offset,
+                options_type,
+                options_offset,
+                _,
+                options2_type,
+                options2_offset,
+            ) = values
             if opcode_index >= opcode_count:
                 raise self.fail(
                     f"{where} operator {index}: opcode index {opcode_index} out of range "
                     f"(model has {opcode_count} operator codes)"
                 )
             name, builtin, raw, custom, version = opcodes[opcode_index]
+            options_at = options2_at = 0
+            if fields[4]:
+                options_at = pos + fields[4] + options_offset
+                if options_at > last_word:
+                    target_at(buf, size, pos + fields[4])  # raises its error
+            if fields[12]:
+                options2_at = pos + fields[12] + options2_offset
+                if options2_at > last_word:
+                    target_at(buf, size, pos + fields[12])  # raises its error
             options = LazyOptions(
                 buf,
-                (
-                    _U8.unpack_from(buf, pos + options_type_at)[0] if options_type_at else 0,
-                    target_at(buf, size, pos + options_at) if options_at else 0,
-                ),
-                (
-                    _U8.unpack_from(buf, pos + options2_type_at)[0] if options2_type_at else 0,
-                    target_at(buf, size, pos + options2_at) if options2_at else 0,
-                ),
+                (options_type, options_at),
+                (options2_type, options2_at),
                 cache,
                 label,
-                vtables=self.vtables,
+                vtables=vtables,
             )
             called: tuple[int, ...] = ()
             if name in CONTROL_FLOW_OPTION_FIELDS:
                 called = _called_subgraphs(name, options)
-            inputs = int32_vector_at(buf, size, pos + inputs_at) if inputs_at else ()
-            outputs = int32_vector_at(buf, size, pos + outputs_at) if outputs_at else ()
-            intermediates = (
-                int32_vector_at(buf, size, pos + intermediates_at) if intermediates_at else ()
-            )
-            self.charge(len(inputs) + len(outputs) + len(intermediates) + len(called))
+            inputs: tuple[int, ...] = ()
+            if fields[1]:
+                start = pos + fields[1] + inputs_offset
+                length = unpack_u32(buf, start)[0] if start <= last_word else -1
+                if length < 0 or start + 4 + 4 * length > size:
+                    int32_vector_at(buf, size, pos + fields[1])  # raises its error
+                inputs = int32s(length).unpack_from(buf, start + 4)
+            outputs: tuple[int, ...] = ()
+            if fields[2]:
+                start = pos + fields[2] + outputs_offset
+                length = unpack_u32(buf, start)[0] if start <= last_word else -1
+                if length < 0 or start + 4 + 4 * length > size:
+                    int32_vector_at(buf, size, pos + fields[2])  # raises its error
+                outputs = int32s(length).unpack_from(buf, start + 4)
+            intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
+            items += len(inputs) + len(outputs) + len(intermediates) + len(called)
+            if items > item_budget:
+                self.charge(items - self.items)
             # Positional, as in `tensors`.
             found.append(
                 Operator(
@@ -558,6 +582,7 @@ class _Parser:
                     called,  # called_subgraphs
                 )
             )
+        self.items = items
         return tuple(found)
 
     def signature(self, fb: TableView) -> SignatureDef:

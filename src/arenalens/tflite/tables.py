@@ -2,16 +2,18 @@
 
 The `tflite` package's generated accessors cost about six Python calls per field (vtable lookup,
 type enforcement, unpack). A 20,000-operator model has ~100,000 tensor and operator tables of
-about ten fields each, so the reader reads those two table types through this view instead: the
-vtable is located once per table and each field is one `struct.unpack_from`. Field slots are the
-schema's (the same numbers the generated `tflite.Tensor` / `tflite.Operator` code uses). Every
-other table is still read through the `tflite` package.
+about ten fields each, so the reader reads them here instead: each vtable layout is compiled once
+into one Struct (`field_reader`), so a table's inline fields are one `struct.unpack_from`, and
+vectors are read where they are used. Field slots are the schema's (the same numbers the
+generated `tflite.Tensor` / `tflite.Operator` code uses).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from functools import cache, lru_cache
+from operator import itemgetter
 from typing import Any
 
 from arenalens.units import format_bytes_exact
@@ -84,23 +86,82 @@ def shared_table_fields(
     return fields
 
 
-def table_rows(buf: Any, size: int, data: int, length: int) -> list[tuple[int, tuple[int, ...]]]:
-    """A [Table] vector (its data start and length, from `vector_at`) → (position, field
-    offsets) of each table, every one checked before any is read (as `TableView.tables`)."""
+# One table type's wanted fields, in the caller's order: (index in the vtable, struct format).
+Wanted = tuple[tuple[int, str], ...]
+# A vtable's reader for the wanted fields: (unpack, pick, absent): `pick(unpack(buf, pos) +
+# absent)` is every wanted field's value in the caller's order, 0 for an absent field.
+FieldReader = tuple[
+    Callable[[Any, int], tuple[Any, ...]], Callable[[tuple[Any, ...]], Any], tuple[int, ...]
+]
+
+
+@lru_cache(maxsize=512)
+def field_reader(
+    fields: tuple[int, ...], wanted: Wanted, defaults: tuple[Any, ...] | None = None
+) -> FieldReader:
+    """A vtable's field offsets → one reader of the wanted fields of every table using it.
+
+    The present fields are read by one Struct in offset order (pad bytes between them), so a
+    table costs one `unpack_from` instead of one per field; `pick` puts the values in the
+    caller's order, taking an absent field's value from `absent` (`defaults`, else 0). Writers
+    share a vtable among all tables of a type, so a model has a handful; bounded, since a hostile
+    file may hold many."""
+    present = sorted(
+        (fields[index], order) for order, (index, _) in enumerate(wanted) if fields[index]
+    )
+    offsets = [offset for offset, _ in present]
+    sizes = [struct.calcsize(f"<{wanted[order][1]}") for _, order in present]
+    overlapping = any(offsets[i] + sizes[i] > offsets[i + 1] for i in range(len(offsets) - 1))
+    unpack: Callable[[Any, int], tuple[Any, ...]]
+    if overlapping:
+        # Fields that share bytes (only a hostile vtable does that): one read each.
+        readers = [
+            (offset, struct.Struct(f"<{wanted[order][1]}").unpack_from) for offset, order in present
+        ]
+
+        def unpack(buf: Any, pos: int) -> tuple[Any, ...]:
+            return tuple(read(buf, pos + offset)[0] for offset, read in readers)
+
+    else:
+        layout, end = ["<"], 0
+        for (offset, order), field_size in zip(present, sizes, strict=True):
+            layout.append(f"{offset - end}x{wanted[order][1]}")
+            end = offset + field_size
+        unpack = struct.Struct("".join(layout)).unpack_from
+    position = {order: place for place, (_, order) in enumerate(present)}
+    # Absent fields come from the tail appended after the present ones.
+    places = [position.get(order, len(present) + order) for order in range(len(wanted))]
+    pick: Callable[[tuple[Any, ...]], Any] = itemgetter(*places)
+    if len(places) == 1:  # itemgetter of one index gives the value, not a 1-tuple
+        pick = itemgetter(slice(places[0], places[0] + 1))
+    return unpack, pick, defaults if defaults is not None else (0,) * len(wanted)
+
+
+def read_tables(
+    buf: Any, size: int, data: int, length: int, wanted: Wanted
+) -> list[tuple[int, tuple[int, ...], Any]]:
+    """A [Table] vector (from `vector_at`) → (position, field offsets, wanted values) of each
+    table, every one checked before any is read (as `TableView.tables`): a table's inline fields in
+    one read (`field_reader`), its vectors and strings left to the caller."""
     offsets = struct.unpack_from(f"<{length}I", buf, data) if length else ()
     rows = []
     # Writers share one vtable among all tables with the same fields: read each once.
-    by_vtable: dict[int, tuple[int, ...]] = {}
+    by_vtable: dict[int, tuple[tuple[int, ...], FieldReader]] = {}
     unpack_i32 = _I32.unpack_from
     for index, offset in enumerate(offsets):
         pos = data + 4 * index + offset
         if not 0 <= pos <= size - 4:
             raise MalformedTableError(f"table at {pos} outside the file")
-        fields = by_vtable.get(pos - unpack_i32(buf, pos)[0])
-        if fields is None:
+        vtable = pos - unpack_i32(buf, pos)[0]
+        found = by_vtable.get(vtable)
+        if found is None:
             fields = table_fields(buf, pos, size)
-            by_vtable[pos - unpack_i32(buf, pos)[0]] = fields
-        rows.append((pos, fields))
+            found = by_vtable[vtable] = (fields, field_reader(fields, wanted))
+        fields, (unpack, pick, absent) = found
+        try:
+            rows.append((pos, fields, pick(unpack(buf, pos) + absent)))
+        except struct.error:
+            raise MalformedTableError(f"fields of table at {pos} lie outside the file") from None
     return rows
 
 
@@ -143,7 +204,7 @@ def target_at(buf: Any, size: int, position: int) -> int:
 class TableView:
     """One table: `pos` is its start; field(slot) → absolute position of the field or 0.
 
-    The reader's hottest tables (tensors, operators) skip the view altogether: `table_rows` and
+    The reader's hottest tables (tensors, operators) skip the view altogether: `read_tables` and
     the `*_at` functions above read them in the caller's frame; the view reads the others.
     """
 

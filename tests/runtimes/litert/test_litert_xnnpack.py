@@ -33,12 +33,20 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 
 # Models whose partition is not modelled, and why (their XNNPACK figure is a labelled
 # estimate). A change that models one, or loses one, fails here until this list says so.
-UNMODELLED: dict[str, str] = {}  # none now: TRANSPOSE_CONV and 8-bit BATCH_MATMUL are modelled
+UNMODELLED: dict[str, str] = {
+    "xcase_batch_matmul_float_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
+    "xcase_batch_matmul_hybrid_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
+    "xcase_resource_variables.tflite": "VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE",
+}
 
 
-# Workspaces that are bounds, and why (none now: a hybrid GEMM's quantized input is packed
-# inline, in its operator workspace, which makes ToyCar's and kws_ref_model_float32's exact).
-WORKSPACE_BOUNDS: dict[str, str] = {}
+# Workspaces that are bounds, and why (a hybrid GEMM's quantized input is packed inline, in
+# its operator workspace, which made ToyCar's and kws_ref_model_float32's exact). A hybrid
+# BATCH_MATMUL whose B is computed at run time: A's packing is counted as its qdint8 value
+# (exact on xcase_batch_matmul_hybrid_dynamic_b; 320 B over on this held-out one).
+WORKSPACE_BOUNDS: dict[str, str] = {
+    "fresh5_rules_18.tflite": "hybrid BATCH_MATMUL with a run-time B: A's packing",
+}
 
 
 # Models whose dead-node clean-up cascades (xnn_subgraph_clean_up: single-output producers go
@@ -175,7 +183,7 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 # held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
 # one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
 # as grouped IGEMMs).
-HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_")
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_")
 FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement
@@ -267,6 +275,10 @@ PEAK_BOUNDS = {
     "heldout_graph_59.tflite": _FINGERPRINT,
     "mlperf_tiny__str_ww_ref_model.tflite": _FINGERPRINT,
     "heldout_case_add_n.tflite": "the caller's allowance on a 100 KB interpreter",
+    # A hybrid BATCH_MATMUL with a run-time B: its workspace is a bound (WORKSPACE_BOUNDS), so
+    # the build moment takes its bound too.
+    "xcase_batch_matmul_hybrid_dynamic_b.tflite": "run-time B hybrid BMM workspace bound",
+    "fresh5_rules_18.tflite": "run-time B hybrid BMM workspace bound",
 }
 
 
@@ -288,9 +300,4 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = heap.peak / measured
-    if "transpose_conv" in name:
-        # A transposed convolution's fingerprint, counted in place of its packed weights at
-        # the end of its kernel's Init (heap_xnnpack.fingerprint_transient): a bound.
-        assert 1.0 <= ratio <= 1.045, ratio
-        return
     assert 1.0 <= ratio <= (1.045 if name in PEAK_BOUNDS else 1.01), ratio

@@ -20,8 +20,11 @@ BUILDS = ("host", "cortex-m55/cmsis-nn", "esp32s3/esp-nn")
 
 
 @pytest.fixture(autouse=True)
-def _fresh_memo() -> Iterator[None]:
+def _fresh_memo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An empty memo that never rests (`_Gate`: these tests are about what it answers)."""
     setup_memo.clear()
+    monkeypatch.setattr(setup_memo._Gate, "count", lambda gate, found: None)
+    monkeypatch.setattr(setup_memo, "_gate", setup_memo._Gate())
     yield
     setup_memo.clear()
 
@@ -91,6 +94,9 @@ def test_a_rule_that_reads_the_model_is_not_remembered() -> None:
     reads = {
         "buffers": lambda view: len(view.model.buffers),
         "another tensor": lambda view: view.subgraph.tensors[outside].name,
+        "the last tensor": lambda view: view.subgraph.tensors[-1].name,
+        "the tensor count": lambda view: len(view.subgraph.tensors),
+        "every tensor": lambda view: [t.name for t in view.subgraph.tensors],
         "index": lambda view: view.operator.index,
         "position": lambda view: view.operator.position_in_file,
         "subgraph": lambda view: view.subgraph.index,
@@ -110,6 +116,13 @@ def test_a_rule_that_reads_the_model_is_not_remembered() -> None:
         # The watched run and the plain one, then only plain runs: never recalled.
         assert len(runs) == 4, what
         assert len(set(runs)) == 1, what  # every view answered as the real objects do
+    # What the key holds is read through the views without a note, as the real objects give it.
+    watch = setup_memo._Watch()
+    view = setup_memo._watched(context, watch)
+    assert view.operator.inputs == operator.inputs and view.operator.options == operator.options
+    assert view.operator.is_custom == operator.is_custom and view.opcode == operator.opcode
+    assert [view.input(i) for i in range(3)] == [context.input(i) for i in range(3)]
+    assert view.output(0) is context.output(0) and not watch.beyond
 
 
 def test_pad_reads_its_paddings_and_is_never_remembered() -> None:
@@ -121,3 +134,32 @@ def test_pad_reads_its_paddings_and_is_never_remembered() -> None:
         assert _setups(case.model(), build) == _setups(case.model(), build)
     table = setup_memo._table(build)
     assert "PAD" in table.reads_beyond
+
+
+def test_the_memo_rests_while_operators_do_not_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window of operators almost never found sends the next ones straight to their rules;
+    then a window is tried again, and one where operators repeat keeps the memo on."""
+    monkeypatch.undo()  # the real gate
+    gate = setup_memo._Gate()
+    for found in [True] * 7 + [False] * 57:  # 7 of 64 found: under one in 8
+        gate.count(found)
+    assert gate.resting == setup_memo._Gate.RESTING
+    gate = setup_memo._Gate()
+    for found in [True] * 8 + [False] * 56:
+        gate.count(found)
+    assert gate.resting == 0
+    monkeypatch.setattr(setup_memo, "_gate", gate)
+    gate.resting = 2
+    model = _fresh(example_bytes("kws_ds_cnn"))
+    subgraph = model.subgraphs[0]
+    context = base.KernelContext(model, subgraph, subgraph.operators[0], as_build("host"))
+    runs: list[int] = []
+
+    def counted(view: base.KernelContext) -> setup_memo.KernelEvents:
+        runs.append(1)
+        return kernel_setups.kernel_events(view)
+
+    for _ in range(4):
+        setup_memo.recalled(context, counted)
+    # Two plain runs while resting, then a watched one that is remembered, then found.
+    assert len(runs) == 3 and gate.resting == 0

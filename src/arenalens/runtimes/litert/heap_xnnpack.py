@@ -216,7 +216,7 @@ def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
     """VisitBatchMatMulNode: A and B of rank 2 or more; float A and B, float A with int8 B
     (dynamically quantized A; per-channel B scales along N, a count dividing B's batches × N),
     or int8 A and B of one scale each (B's zero point 0), the output of A's type. Not modelled:
-    8-bit unsigned inputs and adj_x (the delegate adds a transpose)."""
+    adj_x (the delegate adds a transpose node and its value: an upper bound is counted)."""
     tensors = [subgraph.tensors[index] if index >= 0 else None for index in operator.inputs[:2]]
     if len(tensors) < 2 or not operator.outputs or operator.outputs[0] < 0:
         return False
@@ -225,8 +225,8 @@ def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
         return False
     output = subgraph.tensors[operator.outputs[0]]
     kinds = (a.dtype.name, b.dtype.name, output.dtype.name)
-    if "UINT8" in kinds:
-        return None
+    # An 8-bit unsigned A meets a B that must be float or signed (CheckTensorFloat32OrQCInt8Type)
+    # of A's type: the delegate takes no 8-bit unsigned BATCH_MATMUL.
     if kinds not in _BATCH_MATMUL_TYPES:
         return False
     if kinds[1] == "INT8" and not _batch_matmul_scales_fit(operator, a, b):
@@ -413,6 +413,61 @@ def int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] 
     return tuple(
         int.from_bytes(raw[i : i + width], "little", signed=True) for i in range(0, len(raw), width)
     )
+
+
+# XNNPACK creates an 8-bit FULLY_CONNECTED, CONV_2D or DEPTHWISE_CONV_2D only with a
+# requantization scale (input scale x filter scale / output scale, per output channel) below 256
+# (fully-connected-nc.c, convolution-nhwc.c: "requantization scale ... is greater or equal to
+# 256.0"). The delegate does not check it when it takes the node (xnnpack_delegate.cc checks the
+# scales of ADD, SUB and MUL only), so xnn_create_runtime fails in the delegate kernel's Prepare
+# and allocate_tensors() fails: the interpreter does not fall back to the builtin kernels.
+REQUANTIZATION_LIMIT = 256.0
+_REQUANTIZED = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
+_EIGHT_BIT = ("INT8", "UINT8")
+
+
+@dataclass(frozen=True, slots=True)
+class CreateFailure:
+    """A delegated operator XNNPACK refuses to create: where, and its requantization scale."""
+
+    subgraph: int
+    operator: int
+    opcode: str
+    scale: float
+
+
+def create_failures(model: Model) -> tuple[CreateFailure, ...]:
+    """The operators the delegate takes that XNNPACK then refuses to create (see above)."""
+    found = []
+    for subgraph in model.subgraphs:
+        for index in partition(subgraph, model).delegated:
+            operator = subgraph.operators[index]
+            if operator.opcode not in _REQUANTIZED:
+                continue
+            scale = _requantization_scale(model, subgraph, operator)
+            if scale is not None and scale >= REQUANTIZATION_LIMIT:
+                found.append(CreateFailure(subgraph.index, index, operator.opcode, scale))
+    return tuple(found)
+
+
+def _requantization_scale(model: Model, subgraph: Subgraph, operator: Operator) -> float | None:
+    """The largest input scale x filter scale / output scale of an 8-bit operator, else None."""
+    from arenalens.tflite.reader import read_quantization_scales  # noqa: PLC0415
+
+    if len(operator.inputs) < 2 or not operator.outputs or min(operator.inputs[:2]) < 0:
+        return None
+    source, weights = (subgraph.tensors[i] for i in operator.inputs[:2])
+    output = subgraph.tensors[operator.outputs[0]]
+    if any(t.dtype.name not in _EIGHT_BIT for t in (source, weights, output)):
+        return None
+    in_scale = source.quantization.scale if source.quantization is not None else None
+    out_scale = output.quantization.scale if output.quantization is not None else None
+    if not in_scale or not out_scale:
+        return None
+    scales = read_quantization_scales(model, subgraph.index, weights.index)
+    if not scales:
+        return None
+    return max(in_scale * scale / out_scale for scale in scales)
 
 
 def partition(subgraph: Subgraph, model: Model | None = None) -> XnnpackPartition:
@@ -681,9 +736,9 @@ def fingerprint_transient(
 ) -> int:
     """What XNNPACK's fingerprint of a transposed convolution's kind adds to the moment the
     runtimes are built: the first delegated TRANSPOSE_CONV of each kind fingerprints it (the
-    process's first; all freed again) before it packs its own weights, so the moment holds the
-    fingerprint in place of that operator's packed weights (the largest such difference, over
-    the ISA's XNNPACK configurations)."""
+    process's first; all freed again) before it creates the operator, so the moment holds the
+    fingerprint in place of that operator's objects and packed weights (the largest such
+    difference, over the ISA's XNNPACK configurations)."""
     largest = 0
     for subgraph in model.subgraphs:
         taken = set(partition(subgraph, model).delegated)
@@ -696,7 +751,8 @@ def fingerprint_transient(
                 if found is None or (found.fingerprint(), tiles.name) in seen:
                     continue
                 seen.add((found.fingerprint(), tiles.name))
-                packed = aligned_block(found.packed_request())
-                fingerprint = fingerprint_bytes(found, tiles)
-                largest = max(largest, fingerprint - packed)
+                # The operator itself (its objects, zero buffer and packed weights) is created
+                # only after its kind's fingerprint is freed.
+                own = aligned_block(found.packed_request()) + found.object_bytes()
+                largest = max(largest, fingerprint_bytes(found, tiles) - own)
     return largest

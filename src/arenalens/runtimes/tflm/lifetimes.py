@@ -95,6 +95,9 @@ def tflm_step_count(model: Model, limit: int) -> int:
     many), so a model whose walk would take billions of steps is refused before it starts.
     """
     cap = limit + 1
+    if not _calls_any(model):
+        # No control flow: subgraph 0's operators are the whole walk.
+        return min(len(model.subgraphs[0].operators), cap)
     counts: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[int, bool]] = [(0, False)]
@@ -116,6 +119,15 @@ def tflm_step_count(model: Model, limit: int) -> int:
         total = len(subgraph.operators) + sum(1 + counts.get(c, cap) for c in callees)
         counts[index] = min(total, cap)
     return counts.get(0, cap)
+
+
+def _calls_any(model: Model) -> bool:
+    """True when some operator of the model is one whose subgraphs TFLM's marker walks."""
+    return any(
+        op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES
+        for subgraph in model.subgraphs
+        for op in subgraph.operators
+    )
 
 
 def _tflm_callees(op: Operator) -> tuple[int, ...]:
@@ -165,7 +177,10 @@ class _TflmMarker:
                 index = task[1]
                 subgraph = self.model.subgraphs[index]
                 self.mark_boundary(index, subgraph.inputs)
-                if not any(_tflm_callees(op) for op in subgraph.operators):
+                if not any(
+                    op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES and _tflm_callees(op)
+                    for op in subgraph.operators
+                ):
                     self.mark_straight(subgraph)  # no calls: the same marks, without the tasks
                     self.mark_boundary(index, subgraph.outputs)
                     continue
@@ -201,19 +216,21 @@ class _TflmMarker:
         for op in subgraph.operators:
             step += 1
             steps.append(Step(step, index, op.index, op.opcode))
+            # Every mark of this operator is this step, so their order does not matter.
             for tensor in op.outputs:
-                if tensor >= 0 and first.get((index, tensor), UNSET) == UNSET:
-                    first[(index, tensor)] = step
+                if tensor >= 0:
+                    key = (index, tensor)
+                    if key not in first:  # marked steps are never UNSET
+                        first[key] = step
+                    last[key] = step
             for tensor in op.inputs:
                 if tensor >= 0:
                     last[(index, tensor)] = step
-            for tensor in op.outputs:
-                if tensor >= 0:
-                    last[(index, tensor)] = step
-            for position in scratch_by_op.get((index, op.index), ()):
-                if self.scratch_first[position] == UNSET:
-                    self.scratch_first[position] = step
-                self.scratch_last[position] = step
+            if scratch_by_op:
+                for position in scratch_by_op.get((index, op.index), ()):
+                    if self.scratch_first[position] == UNSET:
+                        self.scratch_first[position] = step
+                    self.scratch_last[position] = step
         self.step = step
 
     def mark_boundary(self, index: int, tensors: tuple[int, ...]) -> None:
@@ -237,14 +254,13 @@ class _TflmMarker:
 
     def timeline(self) -> Timeline:
         lifetimes: dict[tuple[int, int], TensorLifetime] = {}
+        first, last = self.first.get, self.last.get
         for subgraph in self.model.subgraphs:
+            index = subgraph.index
             for tensor in subgraph.tensors:
-                key = (subgraph.index, tensor.index)
+                key = (index, tensor.index)
                 lifetimes[key] = TensorLifetime(
-                    subgraph.index,
-                    tensor.index,
-                    self.first.get(key, UNSET),
-                    self.last.get(key, UNSET),
+                    index, tensor.index, first(key, UNSET), last(key, UNSET)
                 )
         scratch = tuple(
             ScratchLifetime(request, self.scratch_first[i], self.scratch_last[i])

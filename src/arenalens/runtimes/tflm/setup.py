@@ -22,6 +22,7 @@ from typing import NamedTuple
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model, Tensor
+from arenalens.memo import forgettable
 from arenalens.planning.problem import align_up
 from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
@@ -201,23 +202,34 @@ def setup_sequence(
                 )
             )
     operators = setups_with_resources(model) if setups is None else setups
-    writing = _Writing(layout)
-    phases = [_operator_steps(writing, setup) for setup in operators]
+    writing = _Writing(layout, steps)
+    labels = [_label(setup.context) for setup in operators]  # each used up to three times
+    # A remembered setup's steps are made once (`_kept_steps`); the others' are written here.
+    kept = [
+        None if setup.kinds is None else _kept_steps(writing, setup, label)
+        for setup, label in zip(operators, labels, strict=True)
+    ]
     # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
-    for options, _, _, _ in phases:
-        steps.extend(options)
+    for setup, label, own in zip(operators, labels, kept, strict=True):
+        steps.extend(_options_steps(setup, label) if own is None else own.options)
     # InitSubgraphs: kernel Init.
-    for _, init, _, _ in phases:
-        steps.extend(init)
+    for setup, label, own in zip(operators, labels, kept, strict=True):
+        if own is not None:
+            steps.extend(own.init)
+        elif setup.init:
+            _kernel_steps(writing, setup.init, setup.context, label, "Init")
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     requests_so_far = 0
     scratch_per_operator: dict[tuple[int, int], int] = {}
     for request in facts.scratch:
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    for setup, (_, _, prepare, label) in zip(operators, phases, strict=True):
+    for setup, label, own in zip(operators, labels, kept, strict=True):
         view = setup.context
-        steps.extend(prepare)
+        if own is not None:
+            steps.extend(own.prepare)
+        else:
+            _kernel_steps(writing, setup.prepare, view, label, "Prepare")
         steps.append(_RESET_TEMP)
         requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
         steps.append(
@@ -332,39 +344,38 @@ def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
 
 @dataclass
 class _Writing:
-    """A sequence being written: the build's sizes and the temp structs of each tensor by id
-    (the same tensor always costs the same temp bytes)."""
+    """A sequence being written: the build's sizes, the steps so far, and the temp structs of
+    each tensor by id (the same tensor always costs the same temp bytes)."""
 
     layout: RuntimeLayout
+    steps: list[Allocation]
     temp_structs: dict[int, list[Allocation]] = field(default_factory=dict)
     hazards: bool = False  # a kernel buffer written over live temps (`temp_overlap`)
 
 
 class _OperatorSteps(NamedTuple):
     """One operator's steps in the three passes: its options, its Init, its Prepare (without
-    the temp reset and head resize after it); and its label."""
+    the temp reset and head resize after it)."""
 
     options: tuple[Allocation, ...]
     init: tuple[Allocation, ...]
     prepare: tuple[Allocation, ...]
-    label: str
 
 
-# A remembered setup's steps (`OperatorSetup.remembered`: its events are the memo's objects),
-# by (its events, the build's layout, the operator's label): whatever model recalls it at that
+# A remembered setup's steps (`OperatorSetup.kinds`: its events are the memo's objects), by
+# (its events, the build's layout, the operator's label): whatever model recalls it at that
 # place on that build, its steps are these. Each entry keeps the objects its key names by id.
 _REMEMBERED_STEPS: dict[
     tuple[int, int, int, str],
     tuple[tuple[object, object, object], _OperatorSteps, bool],
 ] = {}
 _REMEMBERED_CAPACITY = 16384
+forgettable(_REMEMBERED_STEPS.clear)
 
 
-def _operator_steps(writing: _Writing, setup: OperatorSetup) -> _OperatorSteps:
-    """One operator's options, Init and Prepare steps, written once per remembered setup."""
-    label = _label(setup.context)
-    if not setup.remembered:
-        return _written_steps(writing, setup, label)
+def _kept_steps(writing: _Writing, setup: OperatorSetup, label: str) -> _OperatorSteps:
+    """A remembered setup's options, Init and Prepare steps, written once (as `setup_sequence`
+    writes any other setup's: `_options_steps`, `_kernel_steps`)."""
     key = (id(setup.init), id(setup.prepare), id(writing.layout), label)
     found = _REMEMBERED_STEPS.get(key)
     if found is not None:
@@ -372,27 +383,28 @@ def _operator_steps(writing: _Writing, setup: OperatorSetup) -> _OperatorSteps:
         if init is setup.init and prepare is setup.prepare and layout is writing.layout:
             writing.hazards |= found[2]
             return found[1]
-    # Its own temp structs and hazard flag: what it keeps must not depend on other operators.
-    own = _Writing(writing.layout)
-    written = _written_steps(own, setup, label)
-    writing.hazards |= own.hazards
-    _REMEMBERED_STEPS[key] = ((setup.init, setup.prepare, writing.layout), written, own.hazards)
+    # Its own steps and hazard flag; the temp structs it shares with the sequence's are equal
+    # wherever they were made (the same tensor costs the same temp bytes).
+    own = _Writing(writing.layout, [], writing.temp_structs)
+    if setup.init:
+        _kernel_steps(own, setup.init, setup.context, label, "Init")
+    init_steps, own.steps = tuple(own.steps), []
+    _kernel_steps(own, setup.prepare, setup.context, label, "Prepare")
+    written = _OperatorSteps(tuple(_options_steps(setup, label)), init_steps, tuple(own.steps))
+    hazards = own.hazards
+    writing.hazards |= hazards
+    _REMEMBERED_STEPS[key] = ((setup.init, setup.prepare, writing.layout), written, hazards)
     while len(_REMEMBERED_STEPS) > _REMEMBERED_CAPACITY:
         del _REMEMBERED_STEPS[next(iter(_REMEMBERED_STEPS))]
     return written
 
 
-def _written_steps(writing: _Writing, setup: OperatorSetup, label: str) -> _OperatorSteps:
-    options: tuple[Allocation, ...] = ()
-    if setup.builtin_data is not None:
-        size, alignment = setup.builtin_data
-        options = (Allocation(Action.PERSISTENT, size, alignment, f"options of {label}"),)
-    return _OperatorSteps(
-        options,
-        _kernel_steps(writing, setup.init, setup.context, label, "Init") if setup.init else (),
-        _kernel_steps(writing, setup.prepare, setup.context, label, "Prepare"),
-        label,
-    )
+def _options_steps(setup: OperatorSetup, label: str) -> list[Allocation]:
+    """The operator's parsed builtin options (PrepareNodeAndRegistrationDataFromFlatbuffer)."""
+    if setup.builtin_data is None:
+        return []
+    size, alignment = setup.builtin_data
+    return [Allocation(Action.PERSISTENT, size, alignment, f"options of {label}")]
 
 
 def _kernel_steps(
@@ -401,10 +413,9 @@ def _kernel_steps(
     view: KernelContext,
     operator_label: str,
     phase: str,
-) -> tuple[Allocation, ...]:
-    """One kernel phase's allocations (one call per operator and phase)."""
-    layout, temp_structs = writing.layout, writing.temp_structs
-    steps: list[Allocation] = []
+) -> None:
+    """Append one kernel phase's allocations to the steps (one call per operator and phase)."""
+    steps, layout, temp_structs = writing.steps, writing.layout, writing.temp_structs
     label = ""  # written when a step needs it: most Prepare events are temp tensors
     for allocation in allocations:
         if type(allocation) is TempTensor:  # events have no subclasses; most are temp tensors
@@ -440,7 +451,6 @@ def _kernel_steps(
             steps.append(
                 Allocation(Action.TEMP, allocation.nbytes, allocation.alignment, f"{label}: temp")
             )
-    return tuple(steps)
 
 
 def _label(view: KernelContext) -> str:

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple, cast
 
 from arenalens.builds.build import Build
 from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.memo import forgettable
 from arenalens.runtimes.tflm.kernels import base, registry
 
 # Operator fields that say where it sits in the model, not what it is.
@@ -89,33 +90,53 @@ def _table(build: Build) -> _Table:
     return table
 
 
+class _Gate:
+    """Whether asking the memo pays: a key and a first run watched cost about as much as a
+    quarter of a rule's run, and a stream of operators never seen again (candidates with their
+    own weights, hence scales) only ever pays them. Over each window of `WINDOW` operators asked,
+    fewer than one in `RARE` found means the next `RESTING` operators go straight to their rules;
+    then a window is tried again. It keeps no model's data (`clear` leaves it): what it learns is
+    how often this process's operators repeat, and answers never depend on it."""
+
+    WINDOW = 64
+    RARE = 8
+    RESTING = 1024
+
+    __slots__ = ("asked", "found", "resting")
+
+    def __init__(self) -> None:
+        self.asked = self.found = self.resting = 0
+
+    def count(self, found: bool) -> None:
+        self.asked += 1
+        self.found += found
+        if self.asked == self.WINDOW:
+            if self.found * self.RARE < self.WINDOW:
+                self.resting = self.RESTING
+            self.asked = self.found = 0
+
+
+_gate = _Gate()
+
+
+@forgettable
 def clear() -> None:
     """Forget every remembered result (tests that compare with and without the memo)."""
     _tables.clear()
     _last.clear()
 
 
-_operator_fields = attrgetter(*_OPERATOR_FIELDS)
+# The key's plain fields in one C call; the mapping fields follow as their items.
+_PLAIN_FIELDS = tuple(name for name in _OPERATOR_FIELDS if name not in _MAPPING_FIELDS)
+_plain_fields = attrgetter(*_PLAIN_FIELDS)
+_mapping_fields = tuple(attrgetter(name) for name in _OPERATOR_FIELDS if name in _MAPPING_FIELDS)
 _tensor_fields = attrgetter(*(f.name for f in dataclasses.fields(Tensor)))
-_MAPPING_POSITIONS = tuple(
-    position for position, name in enumerate(_OPERATOR_FIELDS) if name in _MAPPING_FIELDS
-)
 VARIANTS = 8  # tensor variants kept per operator key
 
 
-def _operator_key(operator: Operator) -> Hashable | None:
-    """The operator's own fields, or None when one cannot be hashed."""
-    values = _operator_fields(operator)
-    if _MAPPING_POSITIONS:
-        listed = list(values)
-        for position in _MAPPING_POSITIONS:
-            listed[position] = tuple(listed[position].items())
-        values = tuple(listed)
-    try:
-        hash(values)
-    except TypeError:
-        return None
-    return values
+def _operator_key(operator: Operator) -> Hashable:
+    """The operator's own fields (`recalled` finds out whether they hash)."""
+    return (_plain_fields(operator), *(tuple(get(operator).items()) for get in _mapping_fields))
 
 
 def _tensors_key(
@@ -123,32 +144,44 @@ def _tensors_key(
 ) -> tuple[tuple[Any, ...] | None, ...] | None:
     """Every operand tensor's fields (None for an omitted one), or None when an index is out of
     range."""
-    count = len(tensors)
-    found: list[tuple[Any, ...] | None] = []
-    for index in (*operator.inputs, *operator.outputs, *operator.intermediates):
-        if index >= count:
-            return None
-        found.append(_tensor_fields(tensors[index]) if index >= 0 else None)
-    return tuple(found)
+    try:
+        return tuple(
+            [
+                _tensor_fields(tensors[index]) if index >= 0 else None
+                for index in (*operator.inputs, *operator.outputs, *operator.intermediates)
+            ]
+        )
+    except IndexError:
+        return None
 
 
 def recalled(
     context: base.KernelContext, compute: Callable[[base.KernelContext], KernelEvents]
 ) -> KernelEvents:
-    """`compute(context)`, remembered by the operator's key on the context's build."""
+    """`compute(context)`, remembered by the operator's key on the context's build (or computed
+    at once, while the memo rests: `_Gate`)."""
+    gate = _gate
+    if gate.resting:
+        gate.resting -= 1
+        return compute(context)
     table = _table(context.build)
     operator, tensors = context.operator, context.subgraph.tensors
     key = _operator_key(operator)
-    operands = None if key is None else _tensors_key(operator, tensors)
-    if key is None or operands is None:
+    operands = _tensors_key(operator, tensors)
+    if operands is None:
         return compute(context)
-    variants = table.entries.get(key)
+    try:
+        variants = table.entries.get(key)
+    except TypeError:  # an option that does not hash
+        return compute(context)
     if variants is not None:
         for seen, events in variants:
             if seen == operands:
                 # Its tensors are the first model's, equal field for field to this one's:
                 # what reads the events (the setup sequence) reads their values.
+                gate.count(True)
                 return events
+    gate.count(False)
     if operator.opcode in table.reads_beyond:
         return compute(context)
     watch = _Watch()
@@ -157,12 +190,15 @@ def recalled(
     except Exception:  # the plain run raises it, as without the memo
         return compute(context)
     if watch.beyond:
+        # The views answer as the real objects do, but a read beyond the key may also ask
+        # what they are (isinstance): the plain run is the answer, and the rule is not watched
+        # again on this build.
         table.reads_beyond.add(operator.opcode)
         return compute(context)
-    if not _rememberable(events):
-        return compute(context)
-    kinds = frozenset(type(event) for event in (*events.init, *events.prepare))
-    events = events._replace(kinds=kinds)
+    kinds = _kinds(events)
+    if kinds is None:
+        return events
+    events = KernelEvents(*events[:5], kinds)
     if variants is None:
         variants = table.entries[key] = []
         while len(table.entries) > CAPACITY:
@@ -173,21 +209,28 @@ def recalled(
     return events
 
 
-def _rememberable(events: KernelEvents) -> bool:
-    """Events that do not depend on the operators before this one (a scratch-number check) and
-    pass the size check unchanged (`setups._checked` keeps them as they are)."""
-    for event in (*events.init, *events.prepare):
-        kind = type(event)
-        if kind is base.ScratchNumberAtLeast:
-            return False
-        if (kind is base.Persistent or kind is base.Scratch or kind is base.TempBytes) and cast(
-            "base.Persistent", event
-        ).nbytes < 0:
-            return False
-    return True
+_SIZED = frozenset({base.Persistent, base.Scratch, base.TempBytes})
+
+
+def _kinds(events: KernelEvents) -> frozenset[type] | None:
+    """The event types of remembrable events: None for events that depend on the operators
+    before this one (a scratch-number check) or fail the size check (`setups._checked` must
+    see them)."""
+    every = (*events.init, *events.prepare)
+    kinds = frozenset(map(type, every))
+    if base.ScratchNumberAtLeast in kinds:
+        return None
+    if not kinds.isdisjoint(_SIZED):
+        sized = _SIZED
+        for event in every:
+            if type(event) in sized and event.nbytes < 0:  # type: ignore[union-attr]
+                return None
+    return kinds
 
 
 # -- Watched views: the real objects' answers, with a note of any read the key does not hold.
+# They cost the first run of each operator little: the operator's fields and its own tensors are
+# read at C speed (slots, a dict); only the reads beyond the key go through Python.
 
 
 class _Watch:
@@ -202,18 +245,19 @@ class _Watch:
 
 
 def _watched(context: base.KernelContext, watch: _Watch) -> base.KernelContext:
-    operator = context.operator
-    operands = frozenset(
-        i for i in (*operator.inputs, *operator.outputs, *operator.intermediates) if i >= 0
+    operator, subgraph = context.operator, context.subgraph
+    tensors = subgraph.tensors
+    own = _TensorsView(
+        [
+            (index, tensors[index])
+            for index in (*operator.inputs, *operator.outputs, *operator.intermediates)
+            if index >= 0
+        ]
     )
+    own._watch, own._tensors = watch, tensors
     return base.KernelContext(
         cast(Model, _ModelView(context.model, watch)),
-        cast(
-            Subgraph,
-            _SubgraphView(
-                context.subgraph, _TensorsView(context.subgraph.tensors, operands, watch), watch
-            ),
-        ),
+        cast(Subgraph, _SubgraphView(subgraph, own, watch)),
         cast(Operator, _OperatorView(operator, watch)),
         context.build,
     )
@@ -245,45 +289,65 @@ class _SubgraphView:
         return getattr(self._subgraph, name)
 
 
-class _TensorsView:
-    """The operator's own tensors are in the key; any other, or the whole tuple, is not."""
+class _TensorsView(dict[int, Tensor]):
+    """The subgraph's tensors as the rule indexes them: the operator's own (in the key) by a
+    plain lookup; any other index, the length or an iteration is beyond the key, and answers as
+    the tuple does."""
 
-    __slots__ = ("_operands", "_tensors", "_watch")
+    __slots__ = ("_tensors", "_watch")
+    _tensors: tuple[Tensor, ...]
+    _watch: _Watch
 
-    def __init__(
-        self, tensors: tuple[Tensor, ...], operands: frozenset[int], watch: _Watch
-    ) -> None:
-        self._tensors, self._operands, self._watch = tensors, operands, watch
-
-    def __getitem__(self, index: Any) -> Any:
-        if type(index) is not int or index not in self._operands:
-            self._watch.note(f"subgraph.tensors[{index!r}]")
+    def __missing__(self, index: Any) -> Any:
+        self._watch.note(f"subgraph.tensors[{index!r}]")
         return self._tensors[index]
 
     def __len__(self) -> int:
         self._watch.note("len(subgraph.tensors)")
         return len(self._tensors)
 
-    def __iter__(self) -> Iterator[Tensor]:
+    def __iter__(self) -> Iterator[Any]:
         self._watch.note("iter(subgraph.tensors)")
         return iter(self._tensors)
 
+    def __contains__(self, tensor: object) -> bool:
+        self._watch.note("in subgraph.tensors")
+        return tensor in self._tensors
 
-class _OperatorView:
-    """The operator's fields but its position; properties and methods run against this view,
-    so what they read is watched too."""
 
-    __slots__ = ("_operator", "_watch")
+def _placing(name: str) -> property:
+    def read(view: Any) -> Any:
+        view._watch.note(f"operator.{name}")
+        return getattr(view._operator, name)
 
-    def __init__(self, operator: Operator, watch: _Watch) -> None:
-        self._operator, self._watch = operator, watch
+    return property(read)
 
-    def __getattr__(self, name: str) -> Any:
-        member = getattr(Operator, name, None)
-        if isinstance(member, property) and member.fget is not None:
-            return member.fget(self)
-        if isinstance(member, types.FunctionType):
-            return types.MethodType(member, self)
-        if name in _PLACING:
-            self._watch.note(f"operator.{name}")
-        return getattr(self._operator, name)
+
+def _operator_view_class() -> type:
+    """An Operator look-alike: its key fields in slots, its properties and methods run against
+    the view (so what they read is watched), its placing fields noted when read."""
+    namespace: dict[str, Any] = {
+        "__slots__": (*_OPERATOR_FIELDS, "_operator", "_watch"),
+        "__doc__": "The operator as its rule sees it on a first run (`_watched`).",
+    }
+    for name, member in vars(Operator).items():
+        if not name.startswith("__") and isinstance(member, property | types.FunctionType):
+            namespace[name] = member
+    for name in _PLACING:
+        namespace[name] = _placing(name)
+    return type("_OperatorView", (), namespace)
+
+
+_OperatorViewClass = _operator_view_class()
+
+
+def _OperatorView(operator: Operator, watch: _Watch) -> Any:  # noqa: N802 - a constructor
+    view: Any = object.__new__(_OperatorViewClass)
+    for setter, value in zip(_VIEW_SETTERS, _operator_fields(operator), strict=True):
+        setter(view, value)
+    view._operator, view._watch = operator, watch
+    return view
+
+
+_operator_fields = attrgetter(*_OPERATOR_FIELDS)
+_VIEW_SETTERS = tuple(vars(_OperatorViewClass)[name].__set__ for name in _OPERATOR_FIELDS)
