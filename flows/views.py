@@ -86,8 +86,23 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
         return
     if base.runtime == "litert":
         # LiteRT's figure is the app's memory (model file + heap); export writes the arenas'
-        # plan: the same answer to "does it run", a header only for a model that runs.
-        _litert_export(walk, ran, base)
+        # plan, which no delegate changes: check's answer with the builtin kernels (XNNPACK may
+        # refuse a model they run), a header only for a model with a number.
+        asked = walk.run(
+            "check",
+            subject,
+            *walk.shape_options(shape),
+            *flow.build,
+            *walk.budget_for(flow.build),
+            "--delegate",
+            "none",
+            "--json",
+        )
+        builtin = walk.verdict_of(asked)
+        if builtin is not None:
+            _litert_export(walk, ran, builtin)
+            data = walk.model_data(subject)
+            walk.judge.litert_verdict(asked.line, data, shape, builtin, asked.argv)
         return
     if "c-header" in flow.options:
         header = walk.folder / "arena.h"
@@ -137,9 +152,11 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
 
 def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
     if "c-header" in walk.flow.options:
+        # A header only where check gives a number (not for an input of unknown size).
         written = (walk.folder / "arena.h").exists()
-        right = written == base.runs
-        detail = "" if right else f"header written {written}, check runs={base.runs}"
+        numbered = base.required is not None
+        right = written == numbered
+        detail = "" if right else f"header written {written}, check's number {base.required}"
     else:
         document = ran.document()
         runs = document.get("runs") if isinstance(document, dict) else None

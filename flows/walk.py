@@ -165,7 +165,7 @@ class Walk:
         data = (self.folder / OPTIMIZED).read_bytes()
         promised = document.get("new_required_bytes")
         same_build = self.verdict_of(
-            self.run("check", OPTIMIZED, *build, *self._budget_for(build), "--json")
+            self.run("check", OPTIMIZED, *build, *self.budget_for(build), "--json")
         )
         if same_build is not None and promised is not None:
             self._declares(ran, document, promised, same_build)
@@ -190,7 +190,7 @@ class Walk:
         if build and same_build is not None and same_build.required is not None:
             self.judge.device_outputs(ran.line, data, same_build)
 
-    def _budget_for(self, build: Sequence[str]) -> tuple[str, ...]:
+    def budget_for(self, build: Sequence[str]) -> tuple[str, ...]:
         return () if build and build[0] == "--target" else ("--budget", ANY_BUDGET)
 
     # -- the command ----------------------------------------------------------------------------
@@ -204,7 +204,7 @@ class Walk:
                 subject,
                 *self.shape_options(shape),
                 *build,
-                *self._budget_for(build),
+                *self.budget_for(build),
                 "--json",
             )
         )

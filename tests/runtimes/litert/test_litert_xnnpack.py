@@ -263,20 +263,13 @@ def test_hybrid_fully_connected_packing_is_the_wheels(name: str) -> None:
 
 # XNNPACK peaks over 1% of the wheel's (never under), and why: the rest are within 1%. The
 # build moment is replayed (heap_build); XNNPACK's one-off fingerprint scratch is counted with
-# room (a float GEMM's dummy at the config's widest tile, a convolution's 1×1 dummy at a tile).
+# room (a convolution's 1×1 dummy at a whole tile, glibc's 32 B per aligned block made so far).
 _FINGERPRINT = "fingerprint scratch counted with room"
 PEAK_BOUNDS = {
-    "fresh4_dag_13.tflite": _FINGERPRINT,
-    "fresh4_cnn_13.tflite": _FINGERPRINT,
-    "fresh4_graph_257.tflite": _FINGERPRINT,
     "fresh4_graph_389.tflite": _FINGERPRINT,
-    "fresh_cnn_8.tflite": _FINGERPRINT,
     "fresh_graph_77.tflite": _FINGERPRINT,
     "heldout_graph_3.tflite": _FINGERPRINT,
     "heldout_graph_11.tflite": _FINGERPRINT,
-    "heldout_graph_121.tflite": _FINGERPRINT,
-    "heldout_graph_59.tflite": _FINGERPRINT,
-    "mlperf_tiny__str_ww_ref_model.tflite": _FINGERPRINT,
     "heldout_case_add_n.tflite": "the caller's allowance on a 100 KB interpreter",
     # A hybrid BATCH_MATMUL with a run-time B: its workspace is a bound (WORKSPACE_BOUNDS), so
     # the build moment takes its bound too.
@@ -289,7 +282,7 @@ PEAK_BOUNDS = {
 def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     """The peak with XNNPACK (the delegate's build moment or the first invoke's) is never under
     the wheel's and within 1% of it where the partition is modelled, but for PEAK_BOUNDS
-    and transposed convolutions (within 4.5%)."""
+    (within 2%, 3.5% where the workspace is a bound)."""
     model, real = _measured(name)
     if name in UNMODELLED or heap_xnnpack.delegated_view(model) is None:
         return
@@ -303,7 +296,10 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = heap.peak / measured
-    assert 1.0 <= ratio <= (1.045 if name in PEAK_BOUNDS else 1.01), ratio
+    # Where the workspace itself is a bound, the moment carries it: within 3.5%.
+    reason = PEAK_BOUNDS.get(name)
+    limit = 1.01 if reason is None else 1.035 if "workspace bound" in reason else 1.02
+    assert 1.0 <= ratio <= limit, ratio
 
 
 def test_an_int8_transposed_convolution_over_the_requantization_limit_cannot_run() -> None:

@@ -187,8 +187,9 @@ def kernel_init_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model, isa:
 
 
 def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str, int] | None:
-    """(operator family, data type and microkernel, nr) that names a fingerprint, or None; two
-    operators of one kind but different opcodes are counted apart (errs high)."""
+    """(operator family, data type and microkernel, nr) that names a fingerprint, or None: a
+    1×1 convolution run as a GEMM and a fully connected operator of one data type share one
+    (the wheel fingerprints the second no more); GEMMs of two tiles are counted apart."""
     if operator.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
         return None
     convolution = xnnpack_packing._convolution(subgraph, operator)
@@ -202,7 +203,7 @@ def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str,
         convolution.group_output_channels,
         gemm=convolution.microkernel == "gemm",
     )
-    return family, f"{operator.opcode}/{convolution.kind}/{convolution.microkernel}", tile.nr
+    return family, f"{convolution.kind}/{convolution.microkernel}", tile.nr
 
 
 def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
@@ -222,9 +223,15 @@ def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
     scales = 0 if convolution.kind == "FLOAT32" else 4
     context = glibc.usable(24)  # the fingerprint cache's context
     if family == "fc":
-        tile = xnnpack_packing._gemm_tile(
-            convolution.kind, xnnpack_packing.HOST_TILES, nr, gemm=True
+        # The dummy's tile: the float GEMM's narrow one (its "nr2" config, 16 on the host: the
+        # tracer's float fingerprints all pack 16 outputs), the 8-bit GEMM's own.
+        tiles = xnnpack_packing.HOST_TILES
+        tile = (
+            tiles.f32_gemm_narrow
+            if convolution.kind == "FLOAT32" and tiles.f32_gemm_narrow is not None
+            else xnnpack_packing._gemm_tile(convolution.kind, tiles, nr, gemm=True)
         )
+        nr = tile.nr
         depth = max(tile.kr, 32)
         data = depth * nr * element + nr * (4 + scales + 4) + 4 * 64
         packed = nr * (xnnpack_packing.round_up(depth, tile.kr) * element + 4 + scales)
