@@ -3,6 +3,8 @@ Eigen allocated under the tracer (tests/litert_heap_trace.py, builtin kernels, f
 
 from __future__ import annotations
 
+import pytest
+
 from arenalens.runtimes.litert import eigen_blocking
 from arenalens.runtimes.litert.eigen_blocking import MEASURING_MACHINE, CacheSizes
 
@@ -47,3 +49,22 @@ def test_vectors_and_tiny_products_pack_nothing() -> None:
 def test_larger_caches_take_larger_blocks() -> None:
     small = CacheSizes(32 * 1024, 256 * 1024, 0, "small")
     assert sum(eigen_blocking.heap_requests(40, 360, 1024, small)) < 1_474_624
+
+
+def test_the_replay_is_used_only_on_the_measured_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other caches can need larger blocks (a smaller L1 cuts the depth and leaves a larger row
+    block on the heap): there the figure keeps the bound, which holds for any caches."""
+    variable = eigen_blocking.CACHES_VARIABLE
+    monkeypatch.setenv(variable, "49152,2097152,314572800")
+    assert eigen_blocking.replayed_caches() is MEASURING_MACHINE
+    monkeypatch.setenv(variable, "32768,1048576,0")
+    assert eigen_blocking.replayed_caches() is None
+    smaller = CacheSizes(32 * 1024, 512 * 1024, 8 << 20, "a smaller machine")
+    assert sum(eigen_blocking.heap_requests(10, 2319, 14009, smaller)) > sum(
+        eigen_blocking.heap_requests(10, 2319, 14009, MEASURING_MACHINE)
+    )
+
+
+def test_sysfs_cache_sizes_are_read_in_bytes() -> None:
+    assert eigen_blocking._kibibytes("48K") == 48 * 1024
+    assert eigen_blocking._kibibytes("1M") == 1024 * 1024

@@ -481,9 +481,9 @@ def first_invoke_parts(
     """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
     and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left)."""
     prepared = litert_plans(model)[0].prepared
-    # Eigen's float blocks follow the CPU's caches: the measuring machine's on the host ISA
-    # (exact there), their upper bound on the others.
-    caches = eigen_blocking.MEASURING_MACHINE if isa.is_host else None
+    # Eigen's float blocks follow the CPU's caches: replayed on the host ISA on a machine with
+    # the measuring machine's caches (exact there), their upper bound elsewhere.
+    caches = eigen_blocking.replayed_caches() if isa.is_host else None
     invoke = first_invoke(
         model, prepared, delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches
     )
