@@ -239,3 +239,26 @@ def test_the_report_overlap_step_declares_what_its_command_writes(
     assert f"declares {written['new_required_bytes']:,} B" in step["text"]
     # Saved against the build's own figure (optimize's, the largest over the core's libraries).
     assert written["saved_bytes"] >= step["saves_bytes"] > 0
+
+
+@pytest.mark.runtime
+def test_a_finding_on_a_board_names_the_board_in_its_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flow 119 of seed 520201 (--wide): `diagnose --target kit-pse84-eval` analysed the board's
+    CMSIS-NN build (11,512 B) and promised `optimize model.tflite --cpu cortex-m55 -o ...
+    --overlap` saves 1,504 B; run as printed that plans for the core's reference build, where
+    the head grows, and wrote nothing. Findings now name the board as typed, as check's steps
+    do, and the command writes the 10,008 B promised."""
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    flow = random_flow(520201, 119, families=("dag", "cnn"), split=True, wide=True)
+    Path("model.tflite").write_bytes(flow.subject.data)
+    document = _json(capsys, "diagnose", "model.tflite", "--target", "kit-pse84-eval")
+    commands = dict((finding["rule"], command) for finding, command in _finding_commands(document))
+    command = commands["overlap-savings"]
+    assert "--target kit-pse84-eval" in command and "--cpu" not in command, command
+    promised = next(f for f in document["findings"] if f["rule"] == "overlap-savings")
+    written = _json(capsys, *shlex.split(command)[1:])
+    assert written["new_required_bytes"] == promised["details"]["required_with_overlaps"]
+    assert written["new_required_bytes"] == 10_008

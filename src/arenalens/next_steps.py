@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from arenalens.builds.build import HOST, build_flags, overlap_flags, release_flag
+from arenalens.builds.build import release_flag
 from arenalens.cannot_run import Refusal
-from arenalens.target_build import target_build
+from arenalens.target_build import board_options
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 
@@ -160,15 +160,7 @@ class Steps:
             target = self._target()
             named = f" --target {shlex.quote(target.name)}" if target and board else ""
             return f" --runtime {self.asked.runtime}{named}"
-        target = self._target()
-        flags = (overlap_flags if overlap else build_flags)(self.verdict.build)
-        if target is None or not board:
-            return flags
-        named = f" --target {shlex.quote(target.name)}"
-        build = self.verdict.build
-        if target_build(target).name == (HOST if build is None else build).name:
-            return named
-        return named + (flags or " --cpu host")
+        return board_options(self._target() if board else None, self.verdict.build, overlap=overlap)
 
     def shape_options(self) -> str:
         return "".join(f" --input-shape {shlex.quote(shape)}" for shape in self.asked.input_shapes)

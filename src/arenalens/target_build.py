@@ -4,6 +4,7 @@ what a command line or a Python call says (a build or its name, a board preset, 
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from arenalens.builds.build import (
@@ -12,8 +13,10 @@ from arenalens.builds.build import (
     NAMED_BY_BOARD,
     Build,
     as_build,
+    build_flags,
     cpu_named,
     device_build,
+    overlap_flags,
     select_build,
     with_npu,
 )
@@ -146,3 +149,18 @@ def rewrite_rules(
     if kernels is None and target is not None and target.kernels is None:
         return overlap_rules(build, chip=target.chip or target.name)
     return overlap_rules(build, kernels)
+
+
+def board_options(target: Target | None, build: Build | None, *, overlap: bool = False) -> str:
+    """The options of a suggested TFLM command that select `build` again: the board as typed
+    when one was asked (alone when the build is the board's own: `optimize --cpu cortex-m55`
+    would plan for the core's reference build, not the board's CMSIS-NN one), with --cpu /
+    --kernels when the user chose another build for it; without a board, `build_flags`
+    (`overlap_flags` for `optimize --overlap`, --kernels only when the user named them)."""
+    flags = (overlap_flags if overlap else build_flags)(build)
+    if target is None:
+        return flags
+    named = f" --target {shlex.quote(target.name)}"
+    if target_build(target).name == (HOST if build is None else build).name:
+        return named
+    return named + (flags or " --cpu host")

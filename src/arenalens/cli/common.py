@@ -205,7 +205,7 @@ def add_target_option(parser: argparse.ArgumentParser) -> None:
 def runtime_for(args: argparse.Namespace) -> str:
     """--runtime as given; without it LiteRT on a Linux device (--target), else TFLM. A
     microcontroller under LiteRT or a Linux device under TFLM is a usage error."""
-    target = _single_target(args)
+    target = single_target(args)
     runtime: str = getattr(args, "runtime", None) or default_runtime(target)
     runtime_runs_on(runtime, target)
     if runtime != "litert" and getattr(args, "delegate", None) is not None:
@@ -219,7 +219,7 @@ def selected_build(args: argparse.Namespace) -> Build:
     can imply a core and kernels."""
     cpu, kernels = getattr(args, "cpu", None), getattr(args, "kernels", None)
     tflm, npu = getattr(args, "tflm", None), getattr(args, "npu", None)
-    target = _single_target(args)
+    target = single_target(args)
     if cpu is None and getattr(args, "overlap", False) and (target is None or not target.build_cpu):
         # --overlap --kernels cmsis-nn without a core asks only for CMSIS-NN's access order on
         # the wheel's figures (`overlap_rules_for` reads it); with a board's core, the build
@@ -256,7 +256,7 @@ def _table_size(text: str) -> int:
     return value
 
 
-def _single_target(args: argparse.Namespace) -> Target | None:
+def single_target(args: argparse.Namespace) -> Target | None:
     """The one board preset --target names (None for none, or 'all': each board has its own)."""
     name = getattr(args, "target", None)
     if name is None:
@@ -269,7 +269,7 @@ def _single_target(args: argparse.Namespace) -> Target | None:
 def overlap_rules_for(args: argparse.Namespace, build: Build) -> OverlapRules:
     """The kernel code paths --overlap must hold on and the builds the number to declare must
     hold on, for the options given (`target_build.rewrite_rules`)."""
-    return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=_single_target(args))
+    return rewrite_rules(build, kernels=getattr(args, "kernels", None), target=single_target(args))
 
 
 def add_reserve_option(parser: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ from arenalens.cli.common import (
     print_text,
     runtime_for,
     selected_build,
+    single_target,
     terminal_width,
     use_color,
 )
@@ -96,6 +97,7 @@ def _diagnose(args: argparse.Namespace, path: str) -> Diagnosis:
         planner_effort=args.effort,
         planner_time_limit_s=args.time_limit,
         what_if=args.what_if,
+        target=single_target(args),
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import Timeline
@@ -22,6 +23,10 @@ from arenalens.names import short_name
 from arenalens.pipeline import Analysis
 from arenalens.runtimes.door import tflm_runtime
 from arenalens.runtimes.litert.lifetimes import litert_timeline
+from arenalens.target_build import board_options
+
+if TYPE_CHECKING:
+    from arenalens.targets import Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,13 @@ class DiagnoseContext:
     planner_effort: float = 5.0  # search effort of `planner-waste`, for all arenas
     planner_time_limit_s: float | None = None  # a user's wall-clock cap on it (None: none)
     what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
+    target: Target | None = None  # the board asked (--target): suggested commands name it
+
+    def build_options(self, *, overlap: bool = False) -> str:
+        """The options of a suggested command that select the analysed build again
+        (`board_options`: the board as typed when one was asked, as check's steps print it)."""
+        build = None if self.analysis is None else self.analysis.budget.build
+        return board_options(self.target, build, overlap=overlap)
 
     @cached_property
     def execution_timeline(self) -> Timeline:

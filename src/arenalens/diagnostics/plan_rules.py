@@ -12,7 +12,7 @@ from dataclasses import replace
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.overlap_pairs import shared_pairs
 from arenalens.analysis.placeholders import placeholder_inputs
-from arenalens.builds.build import Build, build_flags
+from arenalens.builds.build import Build
 from arenalens.builds.kernel_paths import overlap_rules
 from arenalens.diagnostics.context import DiagnoseContext, Interval
 from arenalens.diagnostics.findings import (
@@ -192,7 +192,7 @@ def _misaligned_finding(
     rewrite += f"{runtime_alignment}"
     aligned_plan = (
         f"an offline plan whose offsets are multiples of {alignment} (`arenalens plan "
-        f"{model_argument(context.model)}{_build_flags(context)} --alignment {alignment}` shows "
+        f"{model_argument(context.model)}{context.build_options()} --alignment {alignment}` shows "
         "one and the arena it needs)"
     )
     if fixed:
@@ -377,7 +377,7 @@ def _waste_finding(
         if declared_saving >= max(WASTE_WARNING_BYTES, WASTE_WARNING_SHARE * required):
             severity = Severity.WARNING
         how = (
-            f"`arenalens optimize {model_argument(context.model)}{_build_flags(context)} -o "
+            f"`arenalens optimize {model_argument(context.model)}{context.build_options()} -o "
             f"{optimize_output(context.model)}` writes such "
             "a plan "
             "into the model as an OfflineMemoryAllocation that TFLM honours (it writes nothing "
@@ -591,7 +591,7 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
     shared = shared_pairs(arena, pairs, overlapped.offsets)
     opcodes = ", ".join(sorted({p.opcode for p in shared}))
     runtime_size = context.analysis.primary.runtime_plan.arena_size
-    flags = _build_flags(context) if rules.explicit else _cpu_flag(build)
+    flags = context.build_options(overlap=not rules.explicit)
     command = (
         f"arenalens optimize {model_argument(context.model)}{flags} "
         f"-o {optimize_output(context.model)} --overlap"
@@ -631,10 +631,6 @@ def overlap_savings(context: DiagnoseContext) -> Iterator[Finding]:
             "saving_beyond_optimize": beyond,
         },
     )
-
-
-def _cpu_flag(build: Build) -> str:
-    return f" --cpu {build.cpu}" if build.cpu else ""
 
 
 def _declared_with(
@@ -693,11 +689,6 @@ def _sized_for_a_placeholder(context: DiagnoseContext) -> bool:
 def _optimize_command(context: DiagnoseContext) -> str:
     """`arenalens optimize` of this model for the analysed build, runnable as printed."""
     return (
-        f"arenalens optimize {model_argument(context.model)}{_build_flags(context)} "
+        f"arenalens optimize {model_argument(context.model)}{context.build_options()} "
         f"-o {optimize_output(context.model)}"
     )
-
-
-def _build_flags(context: DiagnoseContext) -> str:
-    """The --cpu / --kernels options of the analysed build, for the commands a finding suggests."""
-    return "" if context.analysis is None else build_flags(context.analysis.budget.build)

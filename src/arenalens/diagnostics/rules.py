@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from arenalens.builds.build import Build
 from arenalens.diagnostics import (
@@ -26,6 +27,9 @@ from arenalens.errors import ArenalensError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, analyze
 from arenalens.runtimes import RUNTIME_MODULES, get_runtime
+
+if TYPE_CHECKING:
+    from arenalens.targets import Target
 
 
 @dataclass(frozen=True)
@@ -204,12 +208,14 @@ def diagnose(
     planner_effort: float = 5.0,
     planner_time_limit_s: float | None = None,
     what_if: bool = False,
+    target: Target | None = None,
 ) -> Diagnosis:
     """Model → Diagnosis: every selected rule run, findings sorted most severe first; `build`
     is the TFLM build whose plan is judged (None: the x86-64 wheel). `planner_effort` is the
     search effort planner-waste spends over all arenas (`arenalens.effort`; 0: heuristics only);
     `planner_time_limit_s` an optional wall-clock cap on it, the one setting that can make the
-    findings depend on the machine."""
+    findings depend on the machine; `target` the board asked, which the commands findings
+    suggest name as it was typed."""
     selected = _select(rules)
     failure: Finding | None = None
     if analysis is None and any(rule.needs_plan for rule in selected):
@@ -225,6 +231,7 @@ def diagnose(
         planner_effort=planner_effort,
         planner_time_limit_s=planner_time_limit_s,
         what_if=what_if,
+        target=target,
     )
     findings: list[Finding] = [] if failure is None else [failure]
     for rule in selected:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from arenalens.builds.build import build_document, build_flags, overlap_flags
+from arenalens.builds.build import build_document
 from arenalens.cannot_run import group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import (
@@ -90,19 +90,19 @@ def _replan_fix(context: DiagnoseContext, conflict: PlanConflict) -> str:
     """The conflict's fix as a command runnable as printed: the model as typed, the analysed
     build's options, and an output file (the verdict's own fix names the command generically)."""
     assert context.analysis is not None  # cannot_run_correctly only runs with an analysis
-    build = context.analysis.budget.build
     model = model_argument(context.model)
     output = optimize_output(context.model)
     if conflict.kind == SPLIT_SIZE:
         return conflict.fix  # the file to rewrite is the original, which arenalens cannot name
     if conflict.kind == SHAPES:
-        command = f"arenalens optimize {model}{build_flags(build)} -o {output}"
+        command = f"arenalens optimize {model}{context.build_options()} -o {output}"
         return (
             f"plan again for the tensor sizes it runs with: `{command}` writes a checked plan "
             "in place of this one (add --input-shape for the size the application feeds), or "
             "run the model without the offline plan"
         )
-    command = f"arenalens optimize {model}{overlap_flags(build)} -o {output} --overlap"
+    flags = context.build_options(overlap=True)
+    command = f"arenalens optimize {model}{flags} -o {output} --overlap"
     return (
         f"flash it only with a build it is right on, or plan it again: `{command}` writes a "
         "plan whose overlaps hold on this build (without --kernels on every kernel library the "

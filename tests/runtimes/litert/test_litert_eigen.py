@@ -3,8 +3,6 @@ Eigen allocated under the tracer (tests/litert_heap_trace.py, builtin kernels, f
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from arenalens.runtimes.litert import eigen_blocking
 from arenalens.runtimes.litert.eigen_blocking import MEASURING_MACHINE, CacheSizes
 
@@ -49,21 +47,3 @@ def test_vectors_and_tiny_products_pack_nothing() -> None:
 def test_larger_caches_take_larger_blocks() -> None:
     small = CacheSizes(32 * 1024, 256 * 1024, 0, "small")
     assert sum(eigen_blocking.heap_requests(40, 360, 1024, small)) < 1_474_624
-
-
-def test_this_machines_caches_are_read_from_sysfs(tmp_path: Path) -> None:
-    for name, (level, kind, size) in {
-        "index0": (1, "Data", "48K"),
-        "index1": (1, "Instruction", "32K"),
-        "index2": (2, "Unified", "2048K"),
-        "index3": (3, "Unified", "300M"),
-    }.items():
-        folder = tmp_path / name
-        folder.mkdir()
-        (folder / "level").write_text(f"{level}\n")
-        (folder / "type").write_text(f"{kind}\n")
-        (folder / "size").write_text(f"{size}\n")
-    caches = eigen_blocking.this_machine(tmp_path)
-    assert caches is not None
-    assert (caches.l1, caches.l2, caches.l3) == (48 * 1024, 2048 * 1024, 300 * 1024 * 1024)
-    assert eigen_blocking.this_machine(tmp_path / "missing") is None

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from arenalens.ir import Model
@@ -23,6 +24,8 @@ from arenalens.runtimes.litert import (
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap import arena_request, interpreter_heap
+from arenalens.tflite.builder import ModelBuilder, quantization
+from arenalens.tflite.reader import parse_model
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
 from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
 from tests.runtimes.litert.test_litert_heap import predicted
@@ -297,3 +300,25 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     reason = PEAK_BOUNDS.get(name)
     limit = 1.01 if reason is None else 1.035 if "workspace bound" in reason else 1.02
     assert 1.0 <= ratio <= limit, ratio
+
+
+def test_an_int8_transposed_convolution_over_the_requantization_limit_cannot_run() -> None:
+    """deconvolution-nhwc.c refuses a requantization scale of 256 or more, as the fully connected
+    and convolution operators do: on the wheel, an int8 TRANSPOSE_CONV with input scale 10,
+    filter scale 1 and output scale 0.01 fails "failed to create XNNPACK runtime" with XNNPACK
+    and runs with the builtin kernels (measured by hand, session 5)."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    shape = graph.add_constant("shape", np.array([1, 8, 8, 3], dtype=np.int32))
+    weights = graph.add_constant(
+        "w", np.ones((3, 3, 3, 4), np.int8), "INT8", quantization=quantization([1.0] * 3, 0)
+    )
+    x = graph.add_tensor("x", [1, 4, 4, 4], "INT8", quantization=quantization(10.0, 0))
+    y = graph.add_tensor("y", [1, 8, 8, 3], "INT8", quantization=quantization(0.01, 0))
+    options = {"stride_w": 2, "stride_h": 2, "padding": "SAME"}
+    graph.add_operator("TRANSPOSE_CONV", [shape, weights, x], [y], options=options)
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    parsed = parse_model(model.build(), "transpose_conv_over_limit")
+    (failure,) = heap_xnnpack.create_failures(parsed)
+    assert failure.opcode == "TRANSPOSE_CONV" and round(failure.scale) == 1000

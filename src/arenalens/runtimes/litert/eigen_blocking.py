@@ -24,15 +24,14 @@ the packed blocks a single-threaded general matrix product allocates, from Eigen
 
 The cache sizes are the machine's: `MEASURING_MACHINE` records those of the machine that
 measured tests/data/litert_heap.json (read from /sys/devices/system/cpu/cpu0/cache, the
-numbers cpuid gives), so the host figure is exact there; `this_machine()` reads them where
-arenalens runs. Another machine's caches give other blocks (a larger L2, larger column
-blocks); heap_invoke's bound (the whole packed operand) holds for any.
+numbers cpuid gives), so the host figure is exact there and the same wherever arenalens
+runs. Another machine's caches give other blocks (a larger L2, larger column blocks);
+heap_invoke's bound (the whole packed operand) holds for any.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from arenalens.units import format_bytes_short
 
@@ -66,27 +65,6 @@ class CacheSizes:
 
 # The machine that measured tests/data/litert_heap.json (x86-64, AVX-512, AMX).
 MEASURING_MACHINE = CacheSizes(48 * 1024, 2048 * 1024, 307_200 * 1024, "the measuring machine")
-
-
-def this_machine(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> CacheSizes | None:
-    """This machine's data caches (Linux sysfs), None where they cannot be read."""
-    sizes = {1: 0, 2: 0, 3: 0}
-    try:
-        for index in sorted(root.glob("index*")):
-            kind = (index / "type").read_text().strip()
-            if kind not in ("Data", "Unified"):
-                continue
-            level = int((index / "level").read_text())
-            text = (index / "size").read_text().strip()
-            value = int(text.rstrip("KMG"))
-            value *= {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1], 1)
-            if level in sizes:
-                sizes[level] = value
-    except (OSError, ValueError):
-        return None
-    if not sizes[1]:
-        return None
-    return CacheSizes(sizes[1], sizes[2], sizes[3], "this machine")
 
 
 def blocking(rows: int, depth: int, columns: int, caches: CacheSizes) -> tuple[int, int, int]:

@@ -415,14 +415,16 @@ def int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] 
     )
 
 
-# XNNPACK creates an 8-bit FULLY_CONNECTED, CONV_2D or DEPTHWISE_CONV_2D only with a
-# requantization scale (input scale x filter scale / output scale, per output channel) below 256
-# (fully-connected-nc.c, convolution-nhwc.c: "requantization scale ... is greater or equal to
-# 256.0"). The delegate does not check it when it takes the node (xnnpack_delegate.cc checks the
-# scales of ADD, SUB and MUL only), so xnn_create_runtime fails in the delegate kernel's Prepare
-# and allocate_tensors() fails: the interpreter does not fall back to the builtin kernels.
+# XNNPACK creates an 8-bit FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D or TRANSPOSE_CONV only
+# with a requantization scale (input scale x filter scale / output scale, per output channel)
+# below 256 (fully-connected-nc.c, convolution-nhwc.c, deconvolution-nhwc.c: "requantization
+# scale ... is greater or equal to 256.0"; measured: an int8 TRANSPOSE_CONV at 1,000 fails
+# "failed to create XNNPACK runtime"). The delegate does not check it when it takes the node
+# (xnnpack_delegate.cc checks the scales of ADD, SUB and MUL only), so xnn_create_runtime fails
+# in the delegate kernel's Prepare and allocate_tensors() fails: the interpreter does not fall
+# back to the builtin kernels.
 REQUANTIZATION_LIMIT = 256.0
-_REQUANTIZED = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
+_REQUANTIZED = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
 _EIGHT_BIT = ("INT8", "UINT8")
 
 
@@ -454,9 +456,12 @@ def _requantization_scale(model: Model, subgraph: Subgraph, operator: Operator) 
     """The largest input scale x filter scale / output scale of an 8-bit operator, else None."""
     from arenalens.tflite.reader import read_quantization_scales  # noqa: PLC0415
 
-    if len(operator.inputs) < 2 or not operator.outputs or min(operator.inputs[:2]) < 0:
+    data = 2 if operator.opcode == "TRANSPOSE_CONV" else 0  # its data is its third input
+    if len(operator.inputs) <= max(data, 1) or not operator.outputs:
         return None
-    source, weights = (subgraph.tensors[i] for i in operator.inputs[:2])
+    if min(operator.inputs[data], operator.inputs[1]) < 0:
+        return None
+    source, weights = (subgraph.tensors[i] for i in (operator.inputs[data], operator.inputs[1]))
     output = subgraph.tensors[operator.outputs[0]]
     if any(t.dtype.name not in _EIGHT_BIT for t in (source, weights, output)):
         return None
