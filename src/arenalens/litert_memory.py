@@ -128,6 +128,27 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     )
 
 
+def _delegated(analysis: Analysis) -> Analysis:
+    """The analysis as XNNPACK runs the model: a builtin kernel's Prepare check on an operator
+    the delegate takes never runs (its Prepare is the delegate's), so it stops nothing."""
+    obstacles = analysis.budget.obstacles
+    if not any(obstacle.builtin_prepare for obstacle in obstacles):
+        return analysis
+    from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
+
+    taken = {
+        (subgraph.index, operator)
+        for subgraph in analysis.model.subgraphs
+        for operator in partition(subgraph, analysis.model).delegated
+    }
+    kept = tuple(
+        obstacle
+        for obstacle in obstacles
+        if not (obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken)
+    )
+    return replace(analysis, budget=replace(analysis.budget, obstacles=kept))
+
+
 def litert_memory(
     analysis: Analysis, delegate: str, *, isa: str = "", threads: int = 1
 ) -> DeclaredArena:
@@ -137,6 +158,8 @@ def litert_memory(
     unknown, keeps its arena verdict (no number)."""
     from arenalens.declared import declared_arena  # noqa: PLC0415
 
+    if delegate == "xnnpack":
+        analysis = _delegated(analysis)
     arenas = declared_arena(analysis)
     if not arenas.status.gives_a_number:
         return arenas

@@ -299,3 +299,57 @@ def test_a_model_xnnpack_fails_to_create_cannot_run_under_it(
     interpreter.Interpreter(
         model_content=data, experimental_op_resolver_type=kinds.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     ).allocate_tensors()
+
+
+def _add_with_relu6(scale: float) -> bytes:
+    """One int8 ADD with a fused RELU6, every tensor at `scale`."""
+    from arenalens.tflite.builder import ModelBuilder, quantization
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    tensors = [
+        graph.add_tensor(name, [1, 8, 8, 4], "INT8", quantization=quantization(scale, 0))
+        for name in ("a", "b", "y")
+    ]
+    graph.add_operator("ADD", tensors[:2], tensors[2:], options={"fused_activation_function": 3})
+    graph.set_inputs(tensors[:2])
+    graph.set_outputs(tensors[2:])
+    return builder.build()
+
+
+def test_an_activation_bound_that_overflows_stops_the_builtin_kernels_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Held-out flow (seed 550101 flow 332, --wide): a fused RELU6 whose 6 / output scale
+    overflows int32 fails the builtin kernel's Prepare (kernel_util.cc Quantize,
+    `no_integer_overflow_from_quantization`), and check --delegate none said FITS. An operator
+    XNNPACK takes never runs that Prepare: with XNNPACK the same model runs."""
+    path = tmp_path / "add.tflite"
+    path.write_bytes(_add_with_relu6(1e-9))
+    none = ("--runtime", "litert", "--budget", "4MB", "--delegate", "none")
+    code, builtin = check_json(capsys, str(path), *none)
+    assert code == 1 and builtin["verdict"] == "CANNOT RUN"
+    (refusal,) = builtin["cannot_run"]
+    assert refusal["opcode"] == "ADD" and "no_integer_overflow_from_quantization" in str(refusal)
+    code, delegated = check_json(capsys, str(path), "--runtime", "litert", "--budget", "4MB")
+    assert code == 0 and delegated["required_bytes"] is not None
+    path.write_bytes(_add_with_relu6(0.05))
+    code, calibrated = check_json(capsys, str(path), *none)
+    assert code == 0 and calibrated["required_bytes"] is not None
+
+
+@pytest.mark.runtime
+def test_the_interpreter_agrees_on_an_overflowing_activation_bound() -> None:
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    kinds = interpreter.OpResolverType
+    data = _add_with_relu6(1e-9)
+    builtin = kinds.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    with pytest.raises(RuntimeError, match="no_integer_overflow_from_quantization"):
+        interpreter.Interpreter(
+            model_content=data, experimental_op_resolver_type=builtin
+        ).allocate_tensors()
+    delegated = interpreter.Interpreter(
+        model_content=data, experimental_op_resolver_type=kinds.AUTO
+    )
+    delegated.allocate_tensors()
+    delegated.invoke()

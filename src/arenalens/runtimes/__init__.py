@@ -47,6 +47,8 @@ class Obstacle:
     dtype: str | None = None  # the tensor type the kernel refuses, when that is the reason
     no_kernel: bool = False  # the build registers no kernel for the operator at all
     fix: str = ""  # what to change in the conversion, when the kernel's rule says it
+    # A builtin kernel's own Prepare check (LiteRT): an operator a delegate takes never runs it.
+    builtin_prepare: bool = False
 
     def text(self) -> str:
         """One line: where, then why."""

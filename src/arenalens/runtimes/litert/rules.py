@@ -197,7 +197,11 @@ def budget(
             "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
         ),
         device="LiteRT CPU runtime, Linux x86-64",
-        obstacles=(*unresolved_custom_operators(model), *integer_svdf_refusals(model)),
+        obstacles=(
+            *unresolved_custom_operators(model),
+            *integer_svdf_refusals(model),
+            *activation_range_refusals(model),
+        ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )
 
@@ -290,6 +294,53 @@ def integer_svdf_refusals(model: Model) -> tuple[Obstacle, ...]:
                     operator=operator.index,
                     opcode=operator.opcode,
                     fix="convert the layer with a RELU activation, or keep it in float",
+                )
+            )
+    return tuple(found)
+
+
+# The builtin kernels whose Prepare quantizes their fused activation's bounds with the output's
+# scale for 8- and 16-bit outputs (kernel_util.cc CalculateActivationRangeQuantized, through
+# PopulateConvolutionQuantizationParams for the convolutions): conv.cc, depthwise_conv.cc,
+# fully_connected.cc, add.cc, sub.cc, mul.cc.
+_ACTIVATION_RANGE_KERNELS = frozenset(
+    {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL"}
+)
+_QUANTIZED_OUTPUTS = frozenset({"UINT8", "INT8", "INT16"})
+
+
+def activation_range_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """A fused activation whose bound / output scale overflows int32 fails Prepare
+    (`no_integer_overflow_from_quantization`), as on TFLM: the same kernel_util.cc check."""
+    from arenalens.runtimes.tflm.kernels.quantization import (  # noqa: PLC0415 - a rare check
+        CALIBRATE,
+        overflowing_activation_bound,
+    )
+
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode not in _ACTIVATION_RANGE_KERNELS or not operator.outputs:
+                continue
+            if operator.outputs[0] < 0:
+                continue
+            output = subgraph.tensors[operator.outputs[0]]
+            if output.dtype.name not in _QUANTIZED_OUTPUTS or output.quantization is None:
+                continue
+            scale = output.quantization.scale
+            activation = int(operator.options.get("fused_activation_function", 0) or 0)
+            if not scale or overflowing_activation_bound(activation, scale) is None:
+                continue
+            found.append(
+                Obstacle(
+                    f"its output scale {scale:g} is too small for its fused activation: "
+                    "the activation's bound / scale overflows int32 "
+                    "('no_integer_overflow_from_quantization' in Prepare)",
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix=CALIBRATE,
+                    builtin_prepare=True,
                 )
             )
     return tuple(found)

@@ -266,17 +266,26 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
     if type_of(output) not in ("UINT8", "INT8", "INT16"):
         return not_true(kernel_util(build), "false")
     scale = f32(scale_of(output))
+    bound = overflowing_activation_bound(activation, scale)
+    if bound is None:
+        return None
+    name = _ACTIVATION_NAMES[activation]
+    fix = (
+        f"the output scale {g(scale)} is too small for the fused {name}: its bound "
+        f"{bound:g} / scale overflows int32 (the scale must be at least "
+        f"{g(abs(bound) / _INT32_LIMIT)}): "
+        + (QUANTIZE_EVERY_TENSOR if scale == 0.0 else CALIBRATE)
+    )
+    return not_true(kernel_util(build), "no_integer_overflow_from_quantization", fix=fix)
+
+
+def overflowing_activation_bound(activation: int, scale: float) -> float | None:
+    """kernel_util.cc's Quantize, shared by TFLM and LiteRT: the first bound of the fused
+    activation whose float32 round(bound / scale) does not fit in int32, else None."""
     for bound in _ACTIVATION_BOUNDS.get(activation, ()):
-        rounded = tflite_round(f32(divide(bound, scale)))
+        rounded = tflite_round(f32(divide(bound, f32(scale))))
         if not -_INT32_LIMIT <= rounded <= _INT32_LIMIT:
-            name = _ACTIVATION_NAMES[activation]
-            fix = (
-                f"the output scale {g(scale)} is too small for the fused {name}: its bound "
-                f"{bound:g} / scale overflows int32 (the scale must be at least "
-                f"{g(abs(bound) / _INT32_LIMIT)}): "
-                + (QUANTIZE_EVERY_TENSOR if scale == 0.0 else CALIBRATE)
-            )
-            return not_true(kernel_util(build), "no_integer_overflow_from_quantization", fix=fix)
+            return bound
     return None
 
 
