@@ -194,9 +194,8 @@ def test_builtin_first_invoke_and_peak_are_within_one_percent(
 
 # Held out for the peak: generated and measured after heap_build.py and eigen_blocking.py were
 # written (tests/litert_heap_measure.py HELD_OUT peak5_*; float convolution chains with
-# Eigen-sized GEMMs among them). XNNPACK peaks over 1%, and why (never under, within 2%).
+# Eigen-sized GEMMs among them): every peak within 1%, never under.
 PEAK5 = sorted(name for name in MEASURED if name.startswith("peak5_"))
-PEAK5_XNNPACK_BOUNDS = {"peak5_cnn_31.tflite": "XNNPACK's fingerprint scratch counted with room"}
 
 
 @pytest.mark.parametrize("name", PEAK5)
@@ -205,8 +204,7 @@ def test_held_out_peaks(name: str, tmp_path_factory: Any) -> None:
     assert heaps is not None
     for mode, delegate in DELEGATE_OF_MODE.items():
         ratio = heaps[delegate].peak / CACHE["models"][name][mode]["peak"]
-        bound = delegate == "xnnpack" and name in PEAK5_XNNPACK_BOUNDS
-        assert 1.0 <= ratio <= (1.02 if bound else 1.01), (mode, ratio)
+        assert 1.0 <= ratio <= 1.01, (mode, ratio)
 
 
 @pytest.mark.runtime
