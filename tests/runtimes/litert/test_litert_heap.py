@@ -237,3 +237,35 @@ def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
     for mode, delegate in DELEGATE_OF_MODE.items():
         ratio = heaps[delegate].peak / CACHE["models"][name][mode]["peak"]
         assert 1.0 <= ratio <= 1.01, (mode, ratio)
+
+
+# The XNNPACK delegate's custom operators (runtimes/litert/xnnpack_custom.py), held out
+# (xnn6_custom_*, tests/litert_custom_cases.py): the builtin kernels cannot run any of them;
+# with XNNPACK the model runs or fails as the wheel's did, and its figure, a labelled bound
+# (their XNNPACK objects are not replayed), is never under the wheel's.
+CUSTOM = sorted(name for name in CACHE["models"] if name.startswith("xnn6_custom_"))
+
+
+@pytest.mark.parametrize("name", CUSTOM)
+def test_custom_operators_answer_as_the_wheel(name: str, tmp_path: Path) -> None:
+    from arenalens.declared import Status
+    from arenalens.litert_memory import litert_memory
+
+    path = model_path(name, tmp_path)
+    assert path is not None
+    analysis = analyze(path, runtime="litert")
+    real = CACHE["models"][name]
+    assert "error" in real["builtin"]
+    assert litert_memory(analysis, "none").status is Status.CANNOT_RUN
+    declared = litert_memory(analysis, "xnnpack")
+    assert ("error" in real["xnnpack"]) == (declared.status is Status.CANNOT_RUN)
+    if "error" not in real["xnnpack"]:
+        assert declared.status is Status.ESTIMATE
+        sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+        heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
+        for measured, figure in zip(
+            ("after_allocate", "after_invoke", "peak"),
+            (heap.after_setup, heap.after_first_invoke, heap.peak),
+            strict=True,
+        ):
+            assert real["xnnpack"][measured] <= figure, measured
