@@ -37,9 +37,16 @@ bound of an operator not modelled (heap_xnnpack.objects_bound), labelled an esti
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert.xnnpack_packing import (
+    XnnpackTiles,
+    deconvolution,
+    fingerprint_bytes,
+)
 
 DECONVOLUTION = "Convolution2DTransposeBias"
 ARGMAX_POOLING = "MaxPoolingWithArgmax2D"
@@ -170,3 +177,35 @@ def value_failures(model: Model) -> tuple[ValueFailure, ...]:
             if dtype != _FLOAT32:
                 found.append(ValueFailure(subgraph.index, index, operator.opcode, indices, dtype))
     return tuple(found)
+
+
+def as_transpose_conv(model: Model, subgraph: Subgraph, operator: Operator) -> Operator | None:
+    """A taken Convolution2DTransposeBias as the TRANSPOSE_CONV XNNPACK runs it (inputs: no
+    output shape, filter, data, bias; its strides), else None: its deconvolution kind, whose
+    fingerprint XNNPACK makes before the first one (heap_xnnpack.fingerprint_transient)."""
+    if custom_name(operator) != DECONVOLUTION or not takes(model, subgraph, operator):
+        return None
+    data, weights, bias = operator.inputs
+    _, stride_w, stride_h = _params(model, subgraph, operator, 3)
+    options = MappingProxyType({"stride_w": stride_w, "stride_h": stride_h})
+    return replace(
+        operator, opcode="TRANSPOSE_CONV", custom_code=None, inputs=(-1, weights, data, bias),
+        options=options,
+    )  # fmt: skip
+
+
+def fingerprint_transient(model: Model, configurations: Sequence[XnnpackTiles]) -> int:
+    """XNNPACK fingerprints the float deconvolution kind before it creates the first taken
+    Convolution2DTransposeBias (deconvolution-nhwc.c, as for a TRANSPOSE_CONV): a dummy
+    deconvolution's data, objects and packing, 100-190 KB, freed again. Counted whole at the
+    largest over the ISA's configurations: the operator's own objects and packing are not
+    replayed, so none is taken off."""
+    largest = 0
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            view = as_transpose_conv(model, subgraph, operator)
+            for tiles in configurations if view is not None else ():
+                found = deconvolution(subgraph, view, tiles) if view is not None else None
+                if found is not None:
+                    largest = max(largest, fingerprint_bytes(found, tiles))
+    return largest
