@@ -335,6 +335,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             build=analysis.build,
             planner_effort=0.0,
             what_if=False,
+            target=target,  # its fixes name the board as typed, as the steps do
         )
     search = None
     if args.max_input and check is not None and usable:
