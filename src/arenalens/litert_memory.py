@@ -112,19 +112,33 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     by_opcode: dict[str, list[CreateFailure]] = {}
     for failure in create_failures(model):
         by_opcode.setdefault(failure.opcode, []).append(failure)
-    return tuple(
-        Refusal(
-            reason="XNNPACK fails to create it (requantization scale, input scale x filter "
-            f"scale / output scale, {max(f.scale for f in failures):,.6g} is 256 or more), so "
-            "the delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back",
-            phase="setup",
-            opcode=opcode,
-            operators=tuple((f.subgraph, f.operator) for f in failures),
-            fix="check it with --delegate none (the builtin kernels, "
-            "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
-            "its output scale is above input scale x filter scale / 256",
+    return tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
+
+
+def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
+    scale = f"{max(f.scale for f in failures):,.6g}"
+    if failures[0].phase == "invoke":  # an int8 BATCH_MATMUL with a constant B
+        reason = (
+            "XNNPACK fails to create it (requantization scale, A's scale x B's scale / "
+            f"output scale, {scale} is over 255), yet allocate_tensors() succeeds and the "
+            "first invoke() crashes the process (segmentation fault); LiteRT does not fall back"
         )
-        for opcode, failures in by_opcode.items()
+        limit = "A's scale x B's scale / 255"
+    else:
+        reason = (
+            "XNNPACK fails to create it (requantization scale, input scale x filter scale / "
+            f"output scale, {scale} is 256 or more), so the delegate's Prepare and "
+            "allocate_tensors() fail; LiteRT does not fall back"
+        )
+        limit = "input scale x filter scale / 256"
+    return Refusal(
+        reason=reason,
+        phase=failures[0].phase,
+        opcode=opcode,
+        operators=tuple((f.subgraph, f.operator) for f in failures),
+        fix="check it with --delegate none (the builtin kernels, "
+        "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
+        f"its output scale is above {limit}",
     )
 
 

@@ -113,6 +113,27 @@ def test_every_command_asks_a_linux_device_under_litert_as_check_does(
     assert "microcontroller" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["plan", "export"])
+def test_plan_and_export_size_a_devices_heap_for_its_isa_as_check_does(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The interpreter heap plan --json and export -f json give for a Linux device is for its
+    ISA, the heap check counts (held-out path: they gave the x86-64 heap for an arm64 Pi, under
+    what check says the device needs)."""
+    model = "example:kws_ds_cnn"
+    options = ["--json"] if command == "plan" else ["--format", "json"]
+    assert main([command, model, "--target", PI, *options]) == 0
+    heaps = {
+        heap["delegate"]: heap for heap in json.loads(capsys.readouterr().out)["interpreter_heap"]
+    }
+    for delegate in ("xnnpack", "none"):
+        _code, document = check_json(capsys, model, "--target", PI, "--delegate", delegate)
+        heap = heaps[delegate]
+        assert heap["isa"] == "arm64"
+        file_bytes = dict((part["name"], part["bytes"]) for part in document["declare"]["parts"])
+        assert heap["peak_bytes"] == document["required_bytes"] - file_bytes["model file"]
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [
