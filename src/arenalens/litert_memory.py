@@ -27,6 +27,7 @@ from arenalens.errors import UsageError
 if TYPE_CHECKING:
     from arenalens.ir import Model
     from arenalens.pipeline import Analysis
+    from arenalens.runtimes import Obstacle
     from arenalens.runtimes.litert.heap import InterpreterHeap
     from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
     from arenalens.runtimes.litert.isa import IsaProfile
@@ -142,12 +143,12 @@ def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
     )
 
 
-def _delegated(analysis: Analysis) -> Analysis:
-    """The analysis as XNNPACK runs the model: a builtin kernel's Prepare check on an operator
-    the delegate takes never runs (its Prepare is the delegate's), so it stops nothing."""
+def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
+    """The obstacles that stop the builtin kernels only: a builtin kernel's Prepare check on an
+    operator the XNNPACK delegate takes never runs under it (its Prepare is the delegate's)."""
     obstacles = analysis.budget.obstacles
     if not any(obstacle.builtin_prepare for obstacle in obstacles):
-        return analysis
+        return ()
     from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
 
     taken = {
@@ -155,11 +156,20 @@ def _delegated(analysis: Analysis) -> Analysis:
         for subgraph in analysis.model.subgraphs
         for operator in partition(subgraph, analysis.model).delegated
     }
-    kept = tuple(
+    return tuple(
         obstacle
         for obstacle in obstacles
-        if not (obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken)
+        if obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken
     )
+
+
+def _delegated(analysis: Analysis) -> Analysis:
+    """The analysis as XNNPACK runs the model: the builtin kernels' own refusals of operators
+    it takes stop nothing (`builtin_only_obstacles`)."""
+    moot = builtin_only_obstacles(analysis)
+    if not moot:
+        return analysis
+    kept = tuple(obstacle for obstacle in analysis.budget.obstacles if obstacle not in moot)
     return replace(analysis, budget=replace(analysis.budget, obstacles=kept))
 
 
