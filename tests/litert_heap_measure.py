@@ -115,6 +115,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_xnnpack_cases import HELD_OUT5
 
         return HELD_OUT5[name]()
+    if family == "bmm6":
+        from tests.litert_xnnpack_cases import HELD_OUT6
+
+        return HELD_OUT6[name]()
     from flows import models
 
     maker = {

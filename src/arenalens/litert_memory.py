@@ -27,6 +27,7 @@ from arenalens.errors import UsageError
 if TYPE_CHECKING:
     from arenalens.ir import Model
     from arenalens.pipeline import Analysis
+    from arenalens.runtimes import Obstacle
     from arenalens.runtimes.litert.heap import InterpreterHeap
     from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
     from arenalens.runtimes.litert.isa import IsaProfile
@@ -112,28 +113,42 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     by_opcode: dict[str, list[CreateFailure]] = {}
     for failure in create_failures(model):
         by_opcode.setdefault(failure.opcode, []).append(failure)
-    return tuple(
-        Refusal(
-            reason="XNNPACK fails to create it (requantization scale, input scale x filter "
-            f"scale / output scale, {max(f.scale for f in failures):,.6g} is 256 or more), so "
-            "the delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back",
-            phase="setup",
-            opcode=opcode,
-            operators=tuple((f.subgraph, f.operator) for f in failures),
-            fix="check it with --delegate none (the builtin kernels, "
-            "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
-            "its output scale is above input scale x filter scale / 256",
+    return tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
+
+
+def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
+    scale = f"{max(f.scale for f in failures):,.6g}"
+    if failures[0].phase == "invoke":  # an int8 BATCH_MATMUL with a constant B
+        reason = (
+            "XNNPACK fails to create it (requantization scale, A's scale x B's scale / "
+            f"output scale, {scale} is over 255), yet allocate_tensors() succeeds and the "
+            "first invoke() crashes the process (segmentation fault); LiteRT does not fall back"
         )
-        for opcode, failures in by_opcode.items()
+        limit = "A's scale x B's scale / 255"
+    else:
+        reason = (
+            "XNNPACK fails to create it (requantization scale, input scale x filter scale / "
+            f"output scale, {scale} is 256 or more), so the delegate's Prepare and "
+            "allocate_tensors() fail; LiteRT does not fall back"
+        )
+        limit = "input scale x filter scale / 256"
+    return Refusal(
+        reason=reason,
+        phase=failures[0].phase,
+        opcode=opcode,
+        operators=tuple((f.subgraph, f.operator) for f in failures),
+        fix="check it with --delegate none (the builtin kernels, "
+        "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
+        f"its output scale is above {limit}",
     )
 
 
-def _delegated(analysis: Analysis) -> Analysis:
-    """The analysis as XNNPACK runs the model: a builtin kernel's Prepare check on an operator
-    the delegate takes never runs (its Prepare is the delegate's), so it stops nothing."""
+def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
+    """The obstacles that stop the builtin kernels only: a builtin kernel's Prepare check on an
+    operator the XNNPACK delegate takes never runs under it (its Prepare is the delegate's)."""
     obstacles = analysis.budget.obstacles
     if not any(obstacle.builtin_prepare for obstacle in obstacles):
-        return analysis
+        return ()
     from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
 
     taken = {
@@ -141,11 +156,20 @@ def _delegated(analysis: Analysis) -> Analysis:
         for subgraph in analysis.model.subgraphs
         for operator in partition(subgraph, analysis.model).delegated
     }
-    kept = tuple(
+    return tuple(
         obstacle
         for obstacle in obstacles
-        if not (obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken)
+        if obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken
     )
+
+
+def _delegated(analysis: Analysis) -> Analysis:
+    """The analysis as XNNPACK runs the model: the builtin kernels' own refusals of operators
+    it takes stop nothing (`builtin_only_obstacles`)."""
+    moot = builtin_only_obstacles(analysis)
+    if not moot:
+        return analysis
+    kept = tuple(obstacle for obstacle in analysis.budget.obstacles if obstacle not in moot)
     return replace(analysis, budget=replace(analysis.budget, obstacles=kept))
 
 

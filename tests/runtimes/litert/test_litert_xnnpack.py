@@ -44,12 +44,10 @@ UNMODELLED: dict[str, str] = {
 
 
 # Workspaces that are bounds, and why (a hybrid GEMM's quantized input is packed inline, in
-# its operator workspace, which made ToyCar's and kws_ref_model_float32's exact). A hybrid
-# BATCH_MATMUL whose B is computed at run time: A's packing is counted as its qdint8 value
-# (exact on xcase_batch_matmul_hybrid_dynamic_b; 320 B over on this held-out one).
-WORKSPACE_BOUNDS: dict[str, str] = {
-    "fresh5_rules_18.tflite": "hybrid BATCH_MATMUL with a run-time B: A's packing",
-}
+# its operator workspace, which made ToyCar's and kws_ref_model_float32's exact; a hybrid
+# BATCH_MATMUL with a run-time B packs A the same way, after the packed B, and B itself is an
+# internal value: exact since session 6). None today.
+WORKSPACE_BOUNDS: dict[str, str] = {}
 
 
 # Models whose dead-node clean-up cascades (xnn_subgraph_clean_up: single-output producers go
@@ -186,7 +184,7 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 # held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
 # one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
 # as grouped IGEMMs).
-HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_")
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_")
 FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement
@@ -271,10 +269,6 @@ PEAK_BOUNDS = {
     "heldout_graph_3.tflite": _FINGERPRINT,
     "heldout_graph_11.tflite": _FINGERPRINT,
     "heldout_case_add_n.tflite": "the caller's allowance on a 100 KB interpreter",
-    # A hybrid BATCH_MATMUL with a run-time B: its workspace is a bound (WORKSPACE_BOUNDS), so
-    # the build moment takes its bound too.
-    "xcase_batch_matmul_hybrid_dynamic_b.tflite": "run-time B hybrid BMM workspace bound",
-    "fresh5_rules_18.tflite": "run-time B hybrid BMM workspace bound",
 }
 
 

@@ -377,12 +377,6 @@ def xnnpack_parts(
         )
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
-    run_time_hybrid = any(
-        xnnpack_workspace.hybrid_batch_matmul(subgraph, operator)
-        and not subgraph.tensors[operator.inputs[1]].has_data
-        for subgraph in model.subgraphs
-        for operator in subgraph.operators
-    )
     return (
         HeapPart(
             "XNNPACK packed weights",
@@ -404,18 +398,12 @@ def xnnpack_parts(
             "XNNPACK workspace",
             xnnpack_packing.aligned_block(workspace) if modelled else arenas,
             "setup",
-            modelled and not run_time_hybrid,
+            modelled,
             "XNNPACK's memory planner packs the values internal to each delegated partition "
             "and its operators' own workspaces (a hybrid GEMM's packed input, a run-time "
             "matrix packed for a BATCH_MATMUL) into one workspace (the largest partition's "
             "plan plus 32 B)"
-            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
-            + (
-                "; a hybrid BATCH_MATMUL whose B is computed at run time has its A's packing "
-                "counted as a quantized value, which errs high (by up to 320 B measured)"
-                if modelled and run_time_hybrid
-                else ""
-            ),
+            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds"),
         ),
         HeapPart(
             "XNNPACK runtime and operator objects",

@@ -335,11 +335,9 @@ def hybrid_lhs_bytes(
 def batch_matmul_lhs_bytes(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
 ) -> int:
-    """The operator workspace a hybrid BATCH_MATMUL with a constant B packs A into (0 for any
-    other BATCH_MATMUL)."""
-    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
-    if b < 0 or not subgraph.tensors[b].has_data:
-        return 0
+    """The bytes a hybrid BATCH_MATMUL packs its quantized A into, inside its operator
+    workspace (0 for any other BATCH_MATMUL): the delegate's convert of A is folded into the
+    operator whether B is constant or computed at run time (optimize_packed_lhs)."""
     if batch_matmul_kind(subgraph, operator) != "qd8":
         return 0
     shape = _batch_matmul_b(subgraph, operator)
@@ -364,15 +362,18 @@ def batch_matmul_lhs_bytes(
 def batch_matmul_workspace(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
 ) -> int:
-    """A BATCH_MATMUL's operator workspace (xnn_reshape_batch_matrix_multiply's
-    workspace_size): a B computed at run time is packed into it at each run; a hybrid one with
-    a constant B packs its quantized A into it."""
+    """A BATCH_MATMUL's operator workspace (reshape_batch_matrix_multiply_nc's
+    workspace_size): a B computed at run time is packed into it at each run, and a hybrid
+    one's quantized A after it, from the next 64-aligned offset; with a constant B, only a
+    hybrid one's A."""
     b = operator.inputs[1] if len(operator.inputs) > 1 else -1
     if b < 0:
         return 0
+    lhs = batch_matmul_lhs_bytes(subgraph, operator, tiles, threads)
     if subgraph.tensors[b].has_data:
-        return batch_matmul_lhs_bytes(subgraph, operator, tiles, threads)
-    return batch_matmul_b_bytes(subgraph, operator, tiles)
+        return lhs
+    packed = batch_matmul_b_bytes(subgraph, operator, tiles)
+    return round_up(packed, XNN_ALLOCATION_ALIGNMENT) + lhs if lhs else packed
 
 
 def indirection_request(
