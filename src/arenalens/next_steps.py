@@ -432,7 +432,7 @@ class Steps:
         steps.append(
             Step(
                 "Or shrink the model (diagnose says what each change saves):",
-                self.command("diagnose", self.shape_options(), self.build_options(board=False)),
+                self.command("diagnose", self.shape_options(), self.build_options()),
             )
         )
         return steps
@@ -750,7 +750,7 @@ class Steps:
         if not count:
             return steps
         findings = "finding" if count == 1 else "findings"
-        command = self.command("diagnose", self.shape_options(), self.build_options(board=False))
+        command = self.command("diagnose", self.shape_options(), self.build_options())
         for index, step in enumerate(steps):
             if step.command == command:
                 # 'Or shrink the model (why):' → 'Or shrink the model, and fix ... (why):'
