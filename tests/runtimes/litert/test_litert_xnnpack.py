@@ -24,7 +24,11 @@ from arenalens.runtimes.litert import (
     xnnpack_packing,
     xnnpack_workspace,
 )
-from arenalens.runtimes.litert.heap import arena_request, interpreter_heap
+from arenalens.runtimes.litert.heap import (
+    WRAPPER_VARIATION_BYTES,
+    arena_request,
+    interpreter_heap,
+)
 from arenalens.runtimes.litert.isa import HOST
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model
@@ -201,6 +205,13 @@ def _after_setup_ratio(model: Model, figure: int, measured: int) -> float | None
     return figure / measured
 
 
+def _within(figure: int, measured: int, limit: float) -> bool:
+    """Never under the wheel's figure, and within `limit` of it without the Python wrapper's
+    own allowance (heap.WRAPPER_VARIATION_BYTES: not the model's; the issue's "within 1% where
+    the wrapper's own allocations are not the model's")."""
+    return measured <= figure and figure - WRAPPER_VARIATION_BYTES <= measured * limit
+
+
 @pytest.mark.parametrize("name", MEASURED)
 def test_xnnpack_after_setup_is_within_one_percent(name: str) -> None:
     """The runtime and operator objects replayed (xnnpack_objects): after setup, the XNNPACK
@@ -220,7 +231,8 @@ def test_xnnpack_after_setup_is_within_one_percent(name: str) -> None:
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = _after_setup_ratio(model, heap.after_setup, measured)
     if ratio is not None:
-        assert 1.0 <= ratio <= (1.03 if name in WORKSPACE_BOUNDS else WITHIN), ratio
+        limit = 1.03 if name in WORKSPACE_BOUNDS else WITHIN
+        assert _within(heap.after_setup, measured, limit), ratio
 
 
 @pytest.mark.parametrize("name", FRESH)
@@ -290,7 +302,7 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     # Where the workspace itself is a bound, the moment carries it: within 3.5%.
     reason = PEAK_BOUNDS.get(name)
     limit = 1.01 if reason is None else 1.035 if "workspace bound" in reason else 1.02
-    assert 1.0 <= ratio <= limit, ratio
+    assert _within(heap.peak, measured, limit), ratio
 
 
 def test_an_int8_transposed_convolution_over_the_requantization_limit_cannot_run() -> None:
