@@ -269,3 +269,22 @@ def test_a_finding_on_a_board_names_the_board_in_its_command(
     written = _json(capsys, *shlex.split(quoted)[1:])
     assert written["saved_bytes"] == promised["saving_bytes"] == 1_504
     assert written["new_required_bytes"] == 10_008
+
+
+def test_report_on_a_board_names_the_board_in_every_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`report example:vww_mobilenet_v1 --target nucleo-f401re` (the README's example) told users
+    to run `optimize ... --target nucleo-f401re` in its steps, yet its diagnose step and its
+    planner-waste finding said `--cpu cortex-m4 --kernels cmsis-nn`: the same build, named two
+    ways. The report's findings and its diagnose step now name the board as typed, as check's
+    other steps and `diagnose --target` do."""
+    code, out, _err = _run(
+        capsys, "report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re"
+    )
+    assert code == 1, out
+    commands = [line.strip() for line in out.splitlines() if line.strip().startswith("arenalens ")]
+    assert "arenalens diagnose example:vww_mobilenet_v1 --target nucleo-f401re" in commands
+    quoted = " ".join(out.split())
+    assert "`arenalens optimize example:vww_mobilenet_v1 --target nucleo-f401re -o" in quoted
+    assert "--cpu" not in out and "--kernels" not in out, out

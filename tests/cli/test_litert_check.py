@@ -374,3 +374,35 @@ def test_the_interpreter_agrees_on_an_overflowing_activation_bound() -> None:
     )
     delegated.allocate_tensors()
     delegated.invoke()
+
+
+@pytest.mark.parametrize(
+    ("data", "errors", "warnings"),
+    [
+        # Flow 28 of seed 600201 (--wide)'s model: XNNPACK fails to create a CONV_2D.
+        ("flow", 1, 0),
+        # An ADD + RELU6 at scale 1e-9: the builtin kernels refuse it, XNNPACK runs it.
+        ("builtin-only", 0, 1),
+    ],
+)
+def test_diagnose_judges_litert_with_xnnpack_as_check_does(
+    data: str, errors: int, warnings: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """diagnose --runtime litert's cannot-run errors are check's CANNOT RUN (XNNPACK, LiteRT's
+    default delegate): held-out flows 15 and 28 of seed 600201 (--wide): check said CANNOT RUN
+    (an operator XNNPACK takes and fails to create) and diagnose found nothing; a builtin
+    kernel's refusal of an operator XNNPACK takes was an error though check says it runs. It is
+    a warning now, for apps without the delegate."""
+    from flows.flow import random_flow
+
+    path = tmp_path / "model.tflite"
+    if data == "flow":
+        path.write_bytes(random_flow(600201, 28, split=True, wide=True).subject.data)
+    else:
+        path.write_bytes(_add_with_relu6(1e-9))
+    _code, verdict = check_json(capsys, str(path), "--runtime", "litert", "--budget", "1GB")
+    assert (verdict["verdict"] == "CANNOT RUN") == bool(errors)
+    assert main(["diagnose", str(path), "--runtime", "litert", "--json"]) == (1 if errors else 0)
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    severities = [finding["severity"] for finding in findings if finding["rule"] == "cannot-run"]
+    assert (severities.count("error"), severities.count("warning")) == (errors, warnings)
