@@ -81,6 +81,13 @@ HELD_OUT = (
     # The delegate's custom operators (tests/litert_custom_cases.py), drawn after
     # runtimes/litert/xnnpack_custom.py was written: the builtin kernels cannot run them.
     *((f"xnn6_custom_{seed}", "custom", seed) for seed in range(21, 37)),
+    # A second draw, after the rules read off the two first-draw models that were under (a
+    # float 1×1 depthwise convolution runs as depthwise; an 8-bit one-scale 1×1 convolution
+    # is fingerprinted as qs8) were committed.
+    *((f"xnn6b_fingerprint_{seed}", "fingerprint", seed) for seed in range(41, 65)),
+    *((f"xnn6b_graph_{seed}", "graph", seed) for seed in (705, 706, 707, 708)),
+    *((f"xnn6b_cnn_{seed}", "cnn", seed) for seed in (43, 44)),
+    *((f"xnn6b_float_cnn_{seed}", "float_cnn", seed) for seed in (43, 44)),
 )
 
 

@@ -64,22 +64,6 @@ def predicted(name: str, folder: str) -> dict[str, Any] | None:
 MEASURED = sorted(
     name for name, entry in CACHE["models"].items() if "error" not in entry["builtin"]
 )
-# Held-out XNNPACK figures under the wheel's, found by the session-6 held-out set and still
-# open (each was under before that session's rules too): strict, so a fix shows here.
-UNDER = {
-    "xnn6_fingerprint_5.tflite": "XNNPACK after setup 0.9988x (188 B under): not yet read",
-    "xnn6_fingerprint_7.tflite": "XNNPACK peak 0.9936x (984 B under): the wheel fingerprints "
-    "an 8-bit GEMM kind after more of the runtime is made than the replay has",
-}
-
-
-def _known_under(names: list[str], moment: str = "") -> list[Any]:
-    return [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=UNDER[name]))
-        if name in UNDER and moment in UNDER[name]
-        else name
-        for name in names
-    ]
 
 
 def test_cache_names_where_its_figures_hold() -> None:
@@ -90,7 +74,7 @@ def test_cache_names_where_its_figures_hold() -> None:
     assert len(held_out) >= 16
 
 
-@pytest.mark.parametrize("name", _known_under(MEASURED))
+@pytest.mark.parametrize("name", MEASURED)
 def test_heap_is_never_under_the_real_interpreter(name: str, tmp_path_factory: Any) -> None:
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     if heaps is None:
@@ -247,10 +231,10 @@ def test_cache_still_matches_the_wheel(name: str, tmp_path: Path) -> None:
 # Held out for the build moment (session 6, tests/litert_heap_measure.py HELD_OUT xnn6_*):
 # generated after heap_build.py counted packing only for created operators and a convolution
 # kind's fingerprint dummy from XNNPACK's sources; measured after that was committed.
-XNN6 = sorted(name for name in MEASURED if name.startswith("xnn6_"))
+XNN6 = sorted(name for name in MEASURED if name.startswith(("xnn6_", "xnn6b_")))
 
 
-@pytest.mark.parametrize("name", _known_under(XNN6, "peak"))
+@pytest.mark.parametrize("name", XNN6)
 def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     assert heaps is not None

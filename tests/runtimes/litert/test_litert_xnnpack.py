@@ -370,3 +370,57 @@ def test_a_convolution_fingerprint_dummy_is_the_wheels(kind: str, requests: tupl
     expected = sum(xnnpack_packing.aligned_block(request) for request in requests)
     expected += xnnpack_objects._operator_blocks("dwconv")
     assert heap_build._convolution_dummy_bytes(convolution, element, scales) == expected
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_a_float_one_by_one_depthwise_convolution_runs_as_depthwise(padding: str) -> None:
+    """convolution-nhwc.c never sets the context's vmulcaddc config, so a float 1×1 depthwise
+    convolution runs as a depthwise one: on the wheel (tests/litert_heap_trace.py, 8×8×3) it
+    packed 256 B (three taps of 16 channels and their bias) and reshape_dwconv kept 576 B of
+    indirection, with SAME and with VALID padding."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 8, 8, 3])
+    weights = graph.add_constant("w", np.ones((1, 1, 1, 3), np.float32))
+    bias = graph.add_constant("b", np.zeros(3, np.float32))
+    y = graph.add_tensor("y", [1, 8, 8, 3])
+    options = {"padding": padding, "stride_w": 1, "stride_h": 1, "depth_multiplier": 1}
+    graph.add_operator("DEPTHWISE_CONV_2D", [x, weights, bias], [y], options=options)
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    parsed = parse_model(model.build(), "depthwise_1x1")
+    subgraph = parsed.subgraphs[0]
+    (operator,) = subgraph.operators
+    assert xnnpack_packing.packed_weights_request(subgraph, operator) == 256
+    assert xnnpack_packing.indirection_request(subgraph, operator) == 576
+
+
+def test_an_int8_one_scale_convolution_gemm_is_fingerprinted_apart() -> None:
+    """An 8-bit 1×1 convolution with one filter scale is XNNPACK's qs8 kind, fingerprinted
+    apart from a FULLY_CONNECTED (qc8w) and generated without scales: on the wheel
+    (xnn6_fingerprint_7) the FULLY_CONNECTED's dummy had 3,072 B of data and the
+    convolutions' 2,816 B, both packing 2,560 B."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    one = quantization(0.05, 0)
+    x = graph.add_tensor("x", [1, 4, 4, 4], "INT8", quantization=one)
+    fc_w = graph.add_constant("fc", np.ones((2, 64), np.int8), "INT8", quantization=one)
+    conv_w = graph.add_constant("cw", np.ones((1, 1, 1, 4), np.int8), "INT8", quantization=one)
+    y = graph.add_tensor("y", [1, 2], "INT8", quantization=one)
+    z = graph.add_tensor("z", [1, 4, 4, 1], "INT8", quantization=one)
+    graph.add_operator("FULLY_CONNECTED", [x, fc_w, -1], [y])
+    options = {"padding": "VALID", "stride_w": 1, "stride_h": 1}
+    graph.add_operator("CONV_2D", [x, conv_w, -1], [z], options=options)
+    graph.set_inputs([x])
+    graph.set_outputs([y, z])
+    parsed = parse_model(model.build(), "qs8_gemm")
+    subgraph = parsed.subgraphs[0]
+    fully_connected, convolution = subgraph.operators
+    kinds = {heap_build._fingerprint_kind(subgraph, op) for op in (fully_connected, convolution)}
+    assert len(kinds) == 2
+    gap = heap_build.fingerprint_bytes(subgraph, fully_connected) - heap_build.fingerprint_bytes(
+        subgraph, convolution
+    )
+    # The data blocks' difference (64 outputs x a 4-byte scale) and the scale parameters.
+    aligned = xnnpack_packing.aligned_block
+    assert gap == aligned(3072) - aligned(2816) + aligned(256)

@@ -226,7 +226,24 @@ def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str,
         convolution.group_output_channels,
         gemm=convolution.microkernel == "gemm",
     )
-    return family, f"{convolution.kind}/{convolution.microkernel}", tile.nr
+    return family, f"{_gemm_data_type(subgraph, operator)}/{convolution.microkernel}", tile.nr
+
+
+def _gemm_data_type(subgraph: Subgraph, operator: Operator) -> str:
+    """The XNNPACK data type a GEMM is fingerprinted by: an 8-bit 1×1 convolution with one
+    filter scale is qs8 (its own fingerprint, generated without scales); a FULLY_CONNECTED
+    and a per-channel convolution are qc8w (xnn6_fingerprint_7 on the wheel: a one-scale
+    FULLY_CONNECTED fingerprinted with 3,072 B of data and its scale parameters, the one-scale
+    1×1 convolutions after it again, with 2,816 B and none)."""
+    convolution = xnnpack_packing._convolution(subgraph, operator)
+    kind = convolution.kind if convolution is not None else ""
+    if kind != "INT8" or operator.opcode == "FULLY_CONNECTED":
+        return kind
+    if dynamically_quantized(subgraph, operator):
+        return kind
+    weights = xnnpack_packing.constant_input(subgraph, operator.inputs, 1)
+    scales = weights.quantization.channel_count if weights and weights.quantization else 1
+    return kind if scales > 1 else "INT8/qs8"
 
 
 def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
@@ -254,9 +271,12 @@ def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
         )
         nr = tile.nr
         depth = max(tile.kr, 32)
-        data = depth * nr * element + nr * (4 + scales + 4) + 4 * 64
+        # A qs8 dummy is generated without scales and sets no scale parameters; its packing
+        # keeps a float per output as the qc8w one does (2,560 B both on the wheel).
+        generated = 0 if _gemm_data_type(subgraph, operator) == "INT8/qs8" else scales
+        data = depth * nr * element + nr * (4 + generated + 4) + 4 * 64
         packed = nr * (xnnpack_packing.round_up(depth, tile.kr) * element + 4 + scales)
-        scale_parameters = aligned(4 * nr) if scales else 0
+        scale_parameters = aligned(4 * nr) if generated else 0
         return (
             context
             + aligned(data)
@@ -279,9 +299,8 @@ def _convolution_dummy_bytes(
 ) -> int:
     """convolution-nhwc.c xnn_fingerprint_convolution2d_nhwc: a 1×1 convolution of one group
     of one input and one output channel. Its generated data is one weight, a 4-byte bias and
-    a 4-byte scale with 64 B of alignment after each. A vmulcaddc kind's dummy has no padding
-    and runs as vmulcaddc (a scale and a bias per channel, 4 channels); the others are padded,
-    so the one-channel dummy runs as a depthwise convolution (select_microkernel_type) with
+    a 4-byte scale with 64 B of alignment after each. The one-channel dummy runs as a
+    depthwise convolution (select_microkernel_type; never vmulcaddc, see xnnpack_packing) with
     the smallest unipass tile: its packing is a channel tile of (taps × weight + bias + an
     8-bit kind's per-channel scale), to 64 B, and its zero buffer a channel tile of input
     elements and XNN_EXTRA_BYTES. An 8-bit kind's requantization scale (one float) is held
@@ -289,8 +308,6 @@ def _convolution_dummy_bytes(
     aligned = xnnpack_packing.aligned_block
     data = aligned(element + 4 + 4 + 3 * 64)
     blocks = xnnpack_objects._operator_blocks("dwconv")
-    if convolution.microkernel == "vmulcaddc":
-        return data + blocks + aligned(8 * xnnpack_packing.VMULCADDC_CHANNEL_TILE)
     tile = xnnpack_packing._depthwise_tile(convolution.kind, xnnpack_packing.HOST_TILES)
     primary = min(tile.primary_tiles)
     packed = xnnpack_packing.round_up(tile.channels * (primary * element + 4 + scales), 64)
