@@ -76,6 +76,8 @@ HELD_OUT = (
     *((f"isa6_dag_{seed}", "dag", seed) for seed in (41,)),
     *((f"isa6_audio_{seed}", "audio", seed) for seed in (41,)),
     *((f"isa6_graph_{seed}", "graph", seed) for seed in (701,)),
+    # STABLEHLO_COMPOSITE (tests/litert_composite_cases.py): a labelled bound, never under.
+    *((f"composite6_{seed}", "composite", seed) for seed in (1, 2, 3)),
 )
 
 
@@ -125,6 +127,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_xnnpack_cases import HELD_OUT5
 
         return HELD_OUT5[name]()
+    if family == "composite":
+        from tests.litert_composite_cases import composite
+
+        return composite(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 
