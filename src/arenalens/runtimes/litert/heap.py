@@ -41,6 +41,7 @@ from arenalens.runtimes.litert import (
     glibc,
     heap_build,
     heap_xnnpack,
+    xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
     xnnpack_workspace,
@@ -251,10 +252,16 @@ def interpreter_heap(
                     "first-invoke transient",
                     XNNPACK_FIXED_BYTES
                     + _largest_gemm_activation_bytes(model)
-                    + _input_arrays_bytes(model),
+                    + _input_arrays_bytes(model)
+                    + xnnpack_custom.fingerprint_transient(model, isa.xnnpack),
                     "transient",
                     False,
-                    "threadpool and per-call scratch XNNPACK takes during the first run",
+                    "threadpool and per-call scratch XNNPACK takes during the first run"
+                    + (
+                        ", and the fingerprint of a custom transposed convolution's kind"
+                        if xnnpack_custom.fingerprint_transient(model, isa.xnnpack)
+                        else ""
+                    ),
                 ),
             )
         )
