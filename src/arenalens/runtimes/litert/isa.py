@@ -39,6 +39,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     GemmTile,
     XnnpackTiles,
 )
+from arenalens.units import format_bytes_exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +114,12 @@ class IsaProfile:
             found.append("Eigen's float blocks at their bound (the whole packed operand)")
         if self.gemm_operator_extra_bytes:
             found.append(
-                f"XNNPACK's GEMM operator objects {self.gemm_operator_extra_bytes:,} B larger "
-                "each (a microkernel table per core type)"
+                "XNNPACK's GEMM operator objects "
+                f"{format_bytes_exact(self.gemm_operator_extra_bytes)} larger each (a microkernel "
+                "table per core type)"
             )
         if self.structures_extra_bytes:
-            found.append(f"CPU tables {self.structures_extra_bytes:,} B larger")
+            found.append(f"CPU tables {format_bytes_exact(self.structures_extra_bytes)} larger")
         if self.family == "arm64":
             found.append("no SME core (KleidiAI's SME kernels are not modelled)")
         return tuple(found)
