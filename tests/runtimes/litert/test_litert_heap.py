@@ -129,7 +129,6 @@ SETUP_ESTIMATES: dict[str, str] = {
 }
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
-    "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
 }
 # Eigen's float blocks are replayed with the measuring machine's caches (eigen_blocking).
