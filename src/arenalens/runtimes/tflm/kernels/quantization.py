@@ -88,10 +88,14 @@ def kernel_util(build: Build) -> str:
     return MICRO_KERNEL_UTIL if build.tflm.time > TFLM_CORTEX_M_PROBES.time else KERNEL_UTIL
 
 
+_FLOAT32 = struct.Struct("<f")
+_pack_float32, _unpack_float32 = _FLOAT32.pack, _FLOAT32.unpack
+
+
 def f32(value: float) -> float:
     """A double rounded to float32, as a C++ `float` holds it (±inf beyond its range)."""
     try:
-        return float(struct.unpack("<f", struct.pack("<f", value))[0])
+        return float(_unpack_float32(_pack_float32(value))[0])
     except OverflowError:
         return math.copysign(math.inf, value)
 
