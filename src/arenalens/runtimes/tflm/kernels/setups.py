@@ -184,14 +184,15 @@ def _kernel(context: base.KernelContext) -> _Kernel:
 
 
 def _checked(
-    context: base.KernelContext, events: base.Events, earlier_scratch: int
+    context: base.KernelContext, events: tuple[base.Event, ...], earlier_scratch: int
 ) -> tuple[base.Event, ...]:
     """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
     each scratch-number check decided: its refusal when fewer scratch requests come before the
     operator's than the kernel requires, else nothing. One pass, by exact type (no event type
-    has subclasses): this runs for every event of every operator."""
-    found: list[base.Event] = []
-    for event in events:
+    has subclasses): this runs for every event of every operator. Without a scratch-number
+    check the events are the same: the tuple itself."""
+    decided: list[base.Event] | None = None  # the events so far, once one is replaced
+    for position, event in enumerate(events):
         if type(event) is base.TempTensor:
             pass  # the most common event: no size of its own
         elif type(event) is base.Persistent:
@@ -204,11 +205,14 @@ def _checked(
             if event.nbytes < 0:
                 context.checked_size(event.nbytes, "temporary buffer")
         elif type(event) is base.ScratchNumberAtLeast:
+            if decided is None:
+                decided = list(events[:position])
             if earlier_scratch < event.minimum:
-                found.append(event.refusal(earlier_scratch))
+                decided.append(event.refusal(earlier_scratch))
             continue
-        found.append(event)
-    return tuple(found)
+        if decided is not None:
+            decided.append(event)
+    return events if decided is None else tuple(decided)
 
 
 def _unmodelled(context: base.KernelContext) -> setup_memo.KernelEvents:
