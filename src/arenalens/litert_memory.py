@@ -113,7 +113,9 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     by_opcode: dict[str, list[CreateFailure]] = {}
     for failure in create_failures(model):
         by_opcode.setdefault(failure.opcode, []).append(failure)
-    return tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
+    return _value_refusals(model) + tuple(
+        _refusal(opcode, failures) for opcode, failures in by_opcode.items()
+    )
 
 
 def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
@@ -143,18 +145,44 @@ def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
     )
 
 
+def _value_refusals(model: Model) -> tuple[Refusal, ...]:
+    """Custom poolings the delegate takes whose indices XNNPACK has no value type for
+    (xnnpack_custom.value_failures): allocate_tensors() fails under it."""
+    from arenalens.runtimes.litert.xnnpack_custom import value_failures  # noqa: PLC0415
+
+    return tuple(
+        Refusal(
+            reason=f"the XNNPACK delegate takes it but has no value type for its {failure.dtype} "
+            f"indices (tensor {failure.tensor}): 'failed to create XNNPACK Value', so the "
+            "delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back, and its "
+            "builtin kernels have no kernel for it",
+            phase="setup",
+            opcode=failure.opcode,
+            operators=((failure.subgraph, failure.operator),),
+            fix="write the indices as float32 (as MediaPipe's kernels do), or register a kernel "
+            "for the custom operator in the application's op resolver",
+        )
+        for failure in value_failures(model)
+    )
+
+
 def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
     """The obstacles that stop the builtin kernels only: a builtin kernel's Prepare check on an
     operator the XNNPACK delegate takes never runs under it (its Prepare is the delegate's)."""
     obstacles = analysis.budget.obstacles
     if not any(obstacle.builtin_prepare for obstacle in obstacles):
         return ()
+    from arenalens.runtimes.litert import xnnpack_custom  # noqa: PLC0415
     from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
 
+    model = analysis.model
     taken = {
         (subgraph.index, operator)
-        for subgraph in analysis.model.subgraphs
-        for operator in partition(subgraph, analysis.model).delegated
+        for subgraph in model.subgraphs
+        for operator in (
+            *partition(subgraph, model).delegated,
+            *xnnpack_custom.taken(model, subgraph),
+        )
     }
     return tuple(
         obstacle

@@ -697,11 +697,7 @@ class Steps:
             return [Step(f"{_capital(search.none_fits_text())}."), *self.after_optimize(search)]
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in largest.shape)
-        limit = (
-            "the network's own limit: every size it accepts fits"
-            if not search.memory_limits
-            else "memory is the limit"
-        )
+        limit = search.limit_text()
         steps = [
             Step(
                 f"{_capital(accepted)}; within that, the largest that fits is {value} ({limit}), "

@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import glibc, rules
+from arenalens.runtimes.litert import glibc, rules, xnnpack_custom
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
@@ -165,6 +165,10 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
+    if xnnpack_custom.custom_name(operator) is not None:
+        # Taken when its Visit*Node's checks pass; what XNNPACK holds for it is not modelled.
+        taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
+        return None if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "BATCH_MATMUL":
