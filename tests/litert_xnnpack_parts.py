@@ -70,6 +70,9 @@ FRESH6 = tuple((f"fresh6_{name}", "bmm6", 0) for name in HELD_OUT6)
 # Session 6's held-out set for BATCH_MATMUL with adj_x (the delegate's transpose of A):
 # tests/litert_peak_cases.batch_matmul_adj_x_case, measured after the rule was committed.
 ADJX6 = tuple((f"adjx6_{seed}", "adj_x", seed) for seed in range(11, 27))
+# A second draw, after the rows of a hybrid A stored transposed (its last dimension) were read
+# off adjx6_23 and committed.
+ADJX6 += tuple((f"adjx6b_{seed}", "adj_x", seed) for seed in range(31, 43))
 # The part a block belongs to: the first of these names on its allocation stack.
 _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
@@ -187,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 document["models"][name] = parts(path, folder)
-                if name.startswith(("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_", "adjx6_")):
+                if name.startswith(
+                    ("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_", "adjx6_", "adjx6b_")
+                ):
                     document["models"][name]["heap"] = measure(library, path, "xnnpack")
             except Exception as error:  # recorded, the sweep goes on
                 document["models"][name] = {"error": str(error)[:300]}
