@@ -406,3 +406,18 @@ def test_diagnose_judges_litert_with_xnnpack_as_check_does(
     findings = json.loads(capsys.readouterr().out)["findings"]
     severities = [finding["severity"] for finding in findings if finding["rule"] == "cannot-run"]
     assert (severities.count("error"), severities.count("warning")) == (errors, warnings)
+
+
+def test_optimize_on_a_linux_device_names_the_check_that_sizes_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """optimize --target PI said `use --runtime litert`, an option optimize does not have
+    (flows6, by hand): the one-line error names the check that sizes the model there, which
+    runs as printed."""
+    asked = ["example:kws_ds_cnn", "--input-shape", "input=1x49x10x1", "--target", PI]
+    assert main(["optimize", *asked, "-o", "optimized.tflite"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--runtime" not in error
+    quoted = error.split("`")[1]
+    assert quoted == "arenalens check " + " ".join(asked)
+    assert main(shlex.split(quoted)[1:]) in (0, 1)
