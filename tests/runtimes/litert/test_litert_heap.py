@@ -121,7 +121,12 @@ def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
 # makes a rule exact, or loses one, fails here until this list says so.
 # Every model's Interpreter(...) and allocate_tensors() blocks are replayed (SVDF's too: its Init
 # adds six tensors at creation, which decides when tensors_ grows).
-SETUP_ESTIMATES: dict[str, str] = {}
+SETUP_ESTIMATES: dict[str, str] = {
+    # STABLEHLO_COMPOSITE: its kernel's parser, Init and the decomposition subgraph its Prepare
+    # allocates are counted at the unknown-kernel bounds (measured 1.03-1.04x after setup, 1.03-
+    # 1.10x later, never under; with XNNPACK 1.39-1.68x).
+    **{f"composite6_{seed}.tflite": "STABLEHLO_COMPOSITE (a bound)" for seed in (1, 2, 3)},
+}
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",

@@ -609,12 +609,11 @@ def delegated_view(model: Model) -> Model | None:
     for subset in node_subsets(subgraph, split.delegated):
         if not subset.delegated:
             for index in subset.operators:
-                operators.append(replace(subgraph.operators[index], index=len(operators)))
+                operators.append(subgraph.operators[index]._replace(index=len(operators)))
             continue
         first = subgraph.operators[subset.operators[0]]
         operators.append(
-            replace(
-                first,
+            first._replace(
                 index=len(operators),
                 opcode=DELEGATE_OPCODE,
                 custom_code=DELEGATE_OPCODE.removeprefix("CUSTOM:"),

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
@@ -188,8 +188,8 @@ def as_transpose_conv(model: Model, subgraph: Subgraph, operator: Operator) -> O
     data, weights, bias = operator.inputs
     _, stride_w, stride_h = _params(model, subgraph, operator, 3)
     options = MappingProxyType({"stride_w": stride_w, "stride_h": stride_h})
-    return replace(
-        operator, opcode="TRANSPOSE_CONV", custom_code=None, inputs=(-1, weights, data, bias),
+    return operator._replace(
+        opcode="TRANSPOSE_CONV", custom_code=None, inputs=(-1, weights, data, bias),
         options=options,
     )  # fmt: skip
 
