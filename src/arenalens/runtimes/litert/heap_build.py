@@ -53,6 +53,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     _nodes,
     dynamically_quantized,
     hybrid_batch_matmul,
+    transposes_a,
 )
 
 VALUE_BYTES = 224  # struct xnn_value
@@ -95,6 +96,8 @@ def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
             count += 1
         if hybrid_batch_matmul(subgraph, operator):
             count += 1  # VisitBatchMatMulNode's convert of A
+        if transposes_a(operator):
+            count += 1  # VisitBatchMatMulNode's transpose of A (adj_x)
         count += 1 if xnnpack_objects._activation(operator) else 0
     return count
 

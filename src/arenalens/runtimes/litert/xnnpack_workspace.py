@@ -179,6 +179,11 @@ class _Node:
     sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
 
 
+def transposes_a(operator: Operator) -> bool:
+    """A BATCH_MATMUL with adj_x, whose A the delegate transposes in a node before it."""
+    return operator.opcode == "BATCH_MATMUL" and bool(operator.options.get("adj_x", False))
+
+
 def _nodes(
     subgraph: Subgraph,
     run: Sequence[int],
@@ -204,6 +209,12 @@ def _nodes(
             inputs = [operator.inputs[2], *(t for t in inputs if t != operator.inputs[2])]
         if operator.opcode == "FULLY_CONNECTED" and inputs and not keeps_dims(operator):
             nodes.append(_Node("copy", [inputs[0]], [fresh], index))
+            inputs = [fresh, *inputs[1:]]
+            fresh += 1
+        if transposes_a(operator) and inputs:
+            # XNNPACK has no transposed A: the delegate defines a value of A's dimensions and
+            # bytes and a static transpose into it (VisitBatchMatMulNode), read by the node.
+            nodes.append(_Node("TRANSPOSE", [inputs[0]], [fresh], index))
             inputs = [fresh, *inputs[1:]]
             fresh += 1
         sizes: dict[int, int] = {}
