@@ -67,6 +67,40 @@ HELD_OUT = (
     *((f"peak5_audio_{seed}", "audio", seed) for seed in (31, 32)),
     *((f"peak5_graph_{seed}", "graph", seed) for seed in (601, 602, 603)),
 )
+# Held out for other ISAs (session 6): new seeds, generated after isa.py's assumptions were
+# written, measured on the host and under qemu-user (tests/litert_heap_isa.py).
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"isa6_cnn_{seed}", "cnn", seed) for seed in (41, 42)),
+    *((f"isa6_float_cnn_{seed}", "float_cnn", seed) for seed in (41,)),
+    *((f"isa6_dag_{seed}", "dag", seed) for seed in (41,)),
+    *((f"isa6_audio_{seed}", "audio", seed) for seed in (41,)),
+    *((f"isa6_graph_{seed}", "graph", seed) for seed in (701,)),
+    # STABLEHLO_COMPOSITE (tests/litert_composite_cases.py): a labelled bound, never under.
+    *((f"composite6_{seed}", "composite", seed) for seed in (1, 2, 3)),
+)
+# Held out for the build moment's fingerprints and dead nodes (session 6): drawn after
+# heap_build.py counted packing only for created operators and a convolution kind's dummy
+# from convolution-nhwc.c (tests/litert_peak_cases.fingerprint_case: small float and int8
+# weighted operators whose fingerprints make the peak, some outputs unread) and new seeds of
+# the random graphs and CNNs.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"xnn6_fingerprint_{seed}", "fingerprint", seed) for seed in range(1, 17)),
+    *((f"xnn6_graph_{seed}", "graph", seed) for seed in (701, 702, 703, 704)),
+    *((f"xnn6_cnn_{seed}", "cnn", seed) for seed in (41, 42)),
+    *((f"xnn6_dag_{seed}", "dag", seed) for seed in (41, 42)),
+    # The delegate's custom operators (tests/litert_custom_cases.py), drawn after
+    # runtimes/litert/xnnpack_custom.py was written: the builtin kernels cannot run them.
+    *((f"xnn6_custom_{seed}", "custom", seed) for seed in range(21, 37)),
+    # A second draw, after the rules read off the two first-draw models that were under (a
+    # float 1×1 depthwise convolution runs as depthwise; an 8-bit one-scale 1×1 convolution
+    # is fingerprinted as qs8) were committed.
+    *((f"xnn6b_fingerprint_{seed}", "fingerprint", seed) for seed in range(41, 65)),
+    *((f"xnn6b_graph_{seed}", "graph", seed) for seed in (705, 706, 707, 708)),
+    *((f"xnn6b_cnn_{seed}", "cnn", seed) for seed in (43, 44)),
+    *((f"xnn6b_float_cnn_{seed}", "float_cnn", seed) for seed in (43, 44)),
+)
 
 
 def kernel_case(name: str) -> bytes:
@@ -107,6 +141,14 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_peak_cases import float_conv_chain
 
         return float_conv_chain(seed)
+    if family == "custom":
+        from tests.litert_custom_cases import custom_case
+
+        return custom_case(seed)
+    if family == "fingerprint":
+        from tests.litert_peak_cases import fingerprint_case
+
+        return fingerprint_case(seed)
     if family == "xcase":
         from tests.litert_xnnpack_cases import CASES
 
@@ -115,6 +157,14 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_xnnpack_cases import HELD_OUT5
 
         return HELD_OUT5[name]()
+    if family == "composite":
+        from tests.litert_composite_cases import composite
+
+        return composite(seed)
+    if family == "bmm6":
+        from tests.litert_xnnpack_cases import HELD_OUT6
+
+        return HELD_OUT6[name]()
     from flows import models
 
     maker = {

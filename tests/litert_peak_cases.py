@@ -63,3 +63,76 @@ def float_conv_chain(seed: int) -> bytes:
     graph.set_inputs(inputs)
     graph.set_outputs([logits])
     return model.build()
+
+
+# The weighted operators whose first creation makes XNNPACK fingerprint its kind of packing.
+_FINGERPRINTED = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
+
+
+def fingerprint_case(seed: int) -> bytes:
+    """1-3 small weighted operators (float or int8 FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D,
+    1×1 to 3×3, SAME or VALID), each reading the model's input, some of whose outputs nobody
+    reads: XNNPACK's fingerprint dummies outweigh what the model packs, so the delegate's
+    build moment (heap_build) is the peak. Drawn from a seed; measured after the rules."""
+    from arenalens.tflite.builder import quantization
+
+    draw = random.Random(seed)
+    weights = np.random.default_rng(seed)
+    int8 = draw.random() < 0.5
+    size, channels = draw.choice((4, 6, 8)), draw.choice((1, 2, 3, 4, 8))
+    kind = "INT8" if int8 else "FLOAT32"
+    activation = quantization(0.05, 1) if int8 else None
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    x = graph.add_tensor("x", [1, size, size, channels], kind, quantization=activation)
+    outputs: list[int] = []
+    for index in range(draw.randint(1, 3)):
+        opcode = draw.choice(_FINGERPRINTED)
+        kernel = 1 if opcode == "FULLY_CONNECTED" else draw.choice((1, 3))
+        padding = draw.choice(("SAME", "VALID"))
+        out_channels = channels if opcode == "DEPTHWISE_CONV_2D" else draw.choice((1, 4, 8, 20))
+        if opcode == "FULLY_CONNECTED":
+            shape = [out_channels, size * size * channels]
+            out_shape = [1, out_channels]
+        else:
+            leading = 1 if opcode == "DEPTHWISE_CONV_2D" else out_channels
+            last = out_channels if opcode == "DEPTHWISE_CONV_2D" else channels
+            shape = [leading, kernel, kernel, last]
+            side = size if padding == "SAME" else size - kernel + 1
+            out_shape = [1, side, side, out_channels]
+        axis = 3 if opcode == "DEPTHWISE_CONV_2D" else 0
+        scales = np.linspace(0.01, 0.02, out_channels)
+        if int8:
+            filters = graph.add_constant(
+                f"w{index}",
+                weights.integers(-127, 128, shape).astype(np.int8),
+                "INT8",
+                quantization=quantization(scales, 0, axis=axis),
+            )
+            bias = graph.add_constant(
+                f"b{index}",
+                weights.integers(-500, 500, out_channels).astype(np.int32),
+                "INT32",
+                quantization=quantization(scales * 0.05, 0),
+            )
+        else:
+            filters = graph.add_constant(
+                f"w{index}", (weights.standard_normal(shape) * 0.1).astype(np.float32)
+            )
+            bias = graph.add_constant(
+                f"b{index}", weights.standard_normal(out_channels).astype(np.float32)
+            )
+        output = graph.add_tensor(
+            f"y{index}", out_shape, kind, quantization=quantization(0.2, -3) if int8 else None
+        )
+        options: dict[str, object] = {}
+        if opcode != "FULLY_CONNECTED":
+            options = {"padding": padding, "stride_w": 1, "stride_h": 1}
+            if opcode == "DEPTHWISE_CONV_2D":
+                options["depth_multiplier"] = 1
+        graph.add_operator(opcode, [x, filters, bias], [output], options=options)
+        if index == 0 or draw.random() < 0.6:
+            outputs.append(output)
+    graph.set_inputs([x])
+    graph.set_outputs(outputs)
+    return model.build()

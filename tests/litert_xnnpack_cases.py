@@ -168,13 +168,15 @@ def _batch_matmul(
     per_channel: bool = False,
     before: bool = False,
     after: bool = False,
+    b_before: bool = False,
     seed: int = 0,
 ) -> bytes:
     """One BATCH_MATMUL: `kind` hybrid (float A, int8 B), int8 (both int8, B's zero point 0) or
     float (a constant float B); an 8-bit B constant or a second graph input; per-channel B
     scales along N; `adj_x`: A transposed; with `before`, A comes
     from an element-wise operator (a float RELU, an int8 ADD), and with `after` a RELU (float)
-    follows, so that values live in XNNPACK's workspace."""
+    follows, so that values live in XNNPACK's workspace; with `b_before`, a run-time B is an int8
+    ADD's output (computed inside the delegated partition)."""
     random = _random(seed)
     columns = b[-2] if adj_y else b[-1]
     rows = a[-1] if adj_x else a[-2]
@@ -212,7 +214,12 @@ def _batch_matmul(
             )
         else:
             rhs = g.add_tensor("b", b, "INT8", quantization=b_spec)
-            inputs.append(rhs)
+            if b_before:
+                source = g.add_tensor("b_in", b, "INT8", quantization=b_spec)
+                g.add_operator("ADD", [source, source], [rhs])
+                inputs.append(source)
+            else:
+                inputs.append(rhs)
         y = tensor("y", out)
         g.add_operator("BATCH_MATMUL", [lhs, rhs], [y], options={"adj_y": adj_y, "adj_x": adj_x})
         if not after:
@@ -441,4 +448,31 @@ def _held_out(seed: int) -> bytes:
 
 HELD_OUT5: dict[str, Callable[[], bytes]] = {
     f"rules_{seed}": functools.partial(_held_out, seed) for seed in range(24)
+}
+
+
+def _held_out_bmm6(seed: int) -> bytes:
+    """A hybrid BATCH_MATMUL with a B computed at run time, drawn at random (session 6's
+    held-out set for its workspace rule, generated and measured after the rule was committed):
+    sizes, batches (B broadcast or not), adj_y, a RELU before A and after, B from a graph input
+    or an int8 ADD inside the partition."""
+    rng = np.random.default_rng(6000 + seed)
+    depth, columns, rows = (int(rng.integers(1, n)) for n in (97, 150, 40))
+    adj_y = bool(rng.integers(2))
+    batch = [int(rng.integers(1, 5))] if rng.integers(3) else []
+    b_batch = batch if batch and rng.integers(2) else []
+    return _batch_matmul(
+        a=[*batch, rows, depth] if batch else [1, rows, depth],
+        b=[*b_batch, columns, depth] if adj_y else [*b_batch, depth, columns],
+        constant_b=False,
+        adj_y=adj_y,
+        before=bool(rng.integers(2)),
+        after=bool(rng.integers(2)),
+        b_before=bool(rng.integers(3) == 0),
+        seed=seed,
+    )
+
+
+HELD_OUT6: dict[str, Callable[[], bytes]] = {
+    f"bmm_{seed}": functools.partial(_held_out_bmm6, seed) for seed in range(12)
 }

@@ -33,7 +33,7 @@ from tests.litert_heap_measure import (
     measure,
     tracer,
 )
-from tests.litert_xnnpack_cases import CASES, HELD_OUT5
+from tests.litert_xnnpack_cases import CASES, HELD_OUT5, HELD_OUT6
 
 DATA = REPO_ROOT / "tests/data/litert_xnnpack_parts.json"
 COMMAND = "python -m tests.litert_xnnpack_parts"
@@ -64,6 +64,9 @@ XCASES = tuple((f"xcase_{name}", "xcase", 0) for name in CASES)
 # 8-bit BATCH_MATMUL, the reshaping and element-wise operators), generated and measured only
 # after those rules and their xcase_ models were final.
 FRESH5 = tuple((f"fresh5_{name}", "rules5", 0) for name in HELD_OUT5)
+# Session 6's held-out set for the run-time-B hybrid BATCH_MATMUL (its B an internal value,
+# A packed after the packed B): drawn at random, measured after the rule was committed.
+FRESH6 = tuple((f"fresh6_{name}", "bmm6", 0) for name in HELD_OUT6)
 # The part a block belongs to: the first of these names on its allocation stack.
 _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
@@ -81,12 +84,13 @@ def model_file(name: str, folder: Path) -> Path | None:
     """A cached model's file: a shared one, or a held-out one generated again."""
     families = {
         f"{held}.tflite": (family, seed, held)
-        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES, *FRESH5)
+        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES, *FRESH5, *FRESH6)
     }
     if name in families:
         family, seed, held = families[name]
         path = folder / name
-        case = held.removeprefix("heldout_case_").removeprefix("xcase_").removeprefix("fresh5_")
+        case = held.removeprefix("heldout_case_").removeprefix("xcase_")
+        case = case.removeprefix("fresh5_").removeprefix("fresh6_")
         path.write_bytes(held_out_model(family, seed, case))
         return path
     path = REPO_ROOT.parent / "shared" / "models" / name
@@ -167,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
     names = [name for name, entry in heap["models"].items() if "error" not in entry["xnnpack"]]
-    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES, *FRESH5)]
+    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES, *FRESH5, *FRESH6)]
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -179,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 document["models"][name] = parts(path, folder)
-                if name.startswith(("fresh_", "fresh4_", "xcase_", "fresh5_")):
+                if name.startswith(("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_")):
                     document["models"][name]["heap"] = measure(library, path, "xnnpack")
             except Exception as error:  # recorded, the sweep goes on
                 document["models"][name] = {"error": str(error)[:300]}

@@ -242,23 +242,49 @@ def test_the_report_overlap_step_declares_what_its_command_writes(
 
 
 @pytest.mark.runtime
+@pytest.mark.parametrize("command", ["diagnose", "report"])
 def test_a_finding_on_a_board_names_the_board_in_its_command(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Flow 119 of seed 520201 (--wide): `diagnose --target kit-pse84-eval` analysed the board's
     CMSIS-NN build (11,512 B) and promised `optimize model.tflite --cpu cortex-m55 -o ...
     --overlap` saves 1,504 B; run as printed that plans for the core's reference build, where
     the head grows, and wrote nothing. Findings now name the board as typed, as check's steps
-    do, and the command writes the 10,008 B promised."""
+    do, and the command writes the 10,008 B promised. `report --target` printed the same
+    findings with `--cpu cortex-m55 --npu ethos-u55-128` after the fix (flows6, by hand)."""
     pytest.importorskip("tflite_micro")
     monkeypatch.chdir(tmp_path)
     flow = random_flow(520201, 119, families=("dag", "cnn"), split=True, wide=True)
     Path("model.tflite").write_bytes(flow.subject.data)
-    document = _json(capsys, "diagnose", "model.tflite", "--target", "kit-pse84-eval")
-    commands = dict((finding["rule"], command) for finding, command in _finding_commands(document))
-    command = commands["overlap-savings"]
-    assert "--target kit-pse84-eval" in command and "--cpu" not in command, command
+    document = _json(capsys, command, "model.tflite", "--target", "kit-pse84-eval")
+    if command == "report":
+        document = document["reports"][0]
+    commands = dict((finding["rule"], quoted) for finding, quoted in _finding_commands(document))
+    quoted = commands["overlap-savings"]
+    assert "--target kit-pse84-eval" in quoted and "--cpu" not in quoted, quoted
     promised = next(f for f in document["findings"] if f["rule"] == "overlap-savings")
-    written = _json(capsys, *shlex.split(command)[1:])
-    assert written["new_required_bytes"] == promised["details"]["required_with_overlaps"]
+    written = _json(capsys, *shlex.split(quoted)[1:])
+    assert written["saved_bytes"] == promised["saving_bytes"] == 1_504
     assert written["new_required_bytes"] == 10_008
+
+
+def test_report_on_a_board_names_the_board_in_every_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`report example:vww_mobilenet_v1 --target nucleo-f401re` (the README's example) told users
+    to run `optimize ... --target nucleo-f401re` in its steps, yet its diagnose step and its
+    planner-waste finding said `--cpu cortex-m4 --kernels cmsis-nn`: the same build, named two
+    ways. The report's findings and its diagnose step now name the board as typed, as check's
+    other steps and `diagnose --target` do."""
+    code, out, _err = _run(
+        capsys, "report", "example:vww_mobilenet_v1", "--target", "nucleo-f401re"
+    )
+    assert code == 1, out
+    commands = [line.strip() for line in out.splitlines() if line.strip().startswith("arenalens ")]
+    assert "arenalens diagnose example:vww_mobilenet_v1 --target nucleo-f401re" in commands
+    quoted = " ".join(out.split())
+    assert "`arenalens optimize example:vww_mobilenet_v1 --target nucleo-f401re -o" in quoted
+    assert "--cpu" not in out and "--kernels" not in out, out

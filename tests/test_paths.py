@@ -536,6 +536,12 @@ def test_max_input_tells_the_networks_limits_from_memorys(
     _, document = run_json(capsys, "check", model, "--budget", "1MB", "--max-input")
     assert document["max_input_shape"] == [1, 160, 160, 3]
     assert "the network's own limit" in document["next_steps"][1]["text"]
+    # The search stopped with every size fitting: the search's limit, not the network's (flows6:
+    # "up to at least 1x160x160x4 (the search stops there)" beside "the network's own limit").
+    wide = _write(tmp_path, "wide.tflite", path_models.wide_activation_model(16))
+    _, out, _ = run(capsys, "check", wide, "--budget", "64MB", "--max-input")
+    assert "(the search stops there)" in out and "the network's own limit" not in out
+    assert out.count("the search's limit: every size tried fits") == 2
     # Nothing fits: never "not even a 1-pixel-high input", and the smallest it accepts is named.
     _, out, _ = run(capsys, "check", model, "--budget", "8KB", "--max-input")
     assert "1-pixel" not in out and "the network accepts input=1x65x65x3 to 1x160x160x3" in out

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from arenalens.analysis.lifetimes import ScratchRequest, Step
 from arenalens.ir import Operator, Tensor
 from arenalens.records import quick_init
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation
@@ -49,9 +50,12 @@ def test_records_are_the_dataclass_ones() -> None:
 
 
 def test_the_hot_records_use_it() -> None:
-    for record in (Tensor, Operator):
+    for record in (ScratchRequest, Step):
         assert any(name.startswith("_set_") for name in record.__init__.__code__.co_names)
-    # The setup steps are NamedTuples (cheaper still), with the dataclass's defaults.
+    # The model's tensors and operators and the setup steps are NamedTuples (cheaper still),
+    # with the dataclass's defaults.
+    assert issubclass(Tensor, tuple) and issubclass(Operator, tuple)
+    assert Operator(0, "ADD", 0, 0, None, 1, (), (), ()).file_index is None
     assert Allocation(Action.TEMP, 8).alignment == 1
     assert Allocation(Action.TEMP, 8).count == 1
 

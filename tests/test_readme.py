@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from arenalens.examples import write_example
-
-README = Path(__file__).resolve().parents[1] / "README.md"
+from tests.readme_examples import README, console_examples, lines_not_printed
 
 
 def python_snippets() -> list[str]:
@@ -128,3 +127,25 @@ def test_the_input_size_scenario_is_what_real_tflm_needs_on_the_board() -> None:
         needed = figures["min_arena_plain"]
         assert arenalens.check(models[step], target=BOARD).required_bytes == needed, step
         assert f"{needed:,} B" in text, step
+
+
+@pytest.mark.parametrize(("command", "shown"), console_examples(), ids=lambda v: str(v)[:60])
+def test_console_examples_show_what_the_command_prints(
+    command: str,
+    shown: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every line the README shows under a command is in what that command prints today (up to
+    line wrapping and column padding; `...` elides). A stale example misleads a new user: the
+    demo's verdict line and the board table had drifted from the real output."""
+    import shlex
+
+    from arenalens.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    main(shlex.split(command)[1:])
+    printed = capsys.readouterr()
+    missing = lines_not_printed(shown, printed.out + printed.err)
+    assert not missing, f"{command}: the README shows lines it no longer prints: {missing}"

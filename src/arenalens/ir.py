@@ -14,7 +14,6 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from arenalens.errors import ModelError
-from arenalens.records import quick_init
 
 # Largest byte count arenalens accepts for one tensor: 2**62, far beyond any device, small enough
 # that sums over a model cannot overflow a signed 64-bit integer in the runtimes we mirror.
@@ -86,12 +85,17 @@ class Quantization(NamedTuple):
     axis: int
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Tensor:
-    """One tensor of one subgraph; `shape` comes from the FlatBuffer `shape` field."""
+class Tensor(NamedTuple):
+    """One tensor of one subgraph; `shape` comes from the FlatBuffer `shape` field.
 
-    index: int
+    A NamedTuple, not a dataclass: a model has hundreds of tensors and a candidate in a search
+    loop reads every one, so making one must cost a tuple (the reader's `tuple.__new__(Tensor,
+    fields)` is ~6x cheaper than a frozen dataclass's __init__). Immutable and hashable; equal
+    tensors are equal tuples; change one with `_replace`. Fields, order and repr are the former
+    dataclass's.
+    """
+
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, as the field it was)
     name: str
     shape: tuple[int, ...]
     shape_signature: tuple[int, ...]  # the shape when the file has no signature
@@ -159,12 +163,16 @@ CONTROL_FLOW_OPTION_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Operator:
-    """One operator: its opcode name and tensor indices; -1 marks an omitted optional input."""
+# The options of an operator that has none (one shared, read-only, empty mapping).
+NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
-    index: int
+
+class Operator(NamedTuple):
+    """One operator: its opcode name and tensor indices; -1 marks an omitted optional input.
+
+    A NamedTuple for the reason `Tensor` is one; change one with `_replace`."""
+
+    index: int  # type: ignore[assignment]  # (shadows tuple.index)
     opcode: str  # builtin name ("CONV_2D") or "CUSTOM:<custom code>"
     builtin_code: int  # max(builtin_code, deprecated_builtin_code), as kernel lookup does
     raw_builtin_code: int  # the `builtin_code` field alone (TFLM's control-flow test reads it)
@@ -173,7 +181,7 @@ class Operator:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     intermediates: tuple[int, ...]
-    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    options: Mapping[str, Any] = NO_OPTIONS
     # Subgraphs this operator runs, in the order the runtimes visit them.
     called_subgraphs: tuple[int, ...] = ()
     # Where its table sits in the file's operators vector, when a reordering moved it (None:
@@ -225,12 +233,10 @@ class Subgraph:
         return MappingProxyType({t: tuple(ops) for t, ops in readers.items()})
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class BufferRef:
+class BufferRef(NamedTuple):
     """Where one FlatBuffer `Buffer`'s bytes live: in the FlatBuffer or at an external offset."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index)
     file_offset: int  # byte offset of the data in the file (0 when empty)
     nbytes: int
     external: bool  # stored after the FlatBuffer via Buffer.offset/size (models > 2 GB)

@@ -27,6 +27,7 @@ from arenalens.errors import UsageError
 if TYPE_CHECKING:
     from arenalens.ir import Model
     from arenalens.pipeline import Analysis
+    from arenalens.runtimes import Obstacle
     from arenalens.runtimes.litert.heap import InterpreterHeap
     from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
     from arenalens.runtimes.litert.isa import IsaProfile
@@ -112,40 +113,91 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     by_opcode: dict[str, list[CreateFailure]] = {}
     for failure in create_failures(model):
         by_opcode.setdefault(failure.opcode, []).append(failure)
+    return _value_refusals(model) + tuple(
+        _refusal(opcode, failures) for opcode, failures in by_opcode.items()
+    )
+
+
+def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
+    scale = f"{max(f.scale for f in failures):,.6g}"
+    if failures[0].phase == "invoke":  # an int8 BATCH_MATMUL with a constant B
+        reason = (
+            "XNNPACK fails to create it (requantization scale, A's scale x B's scale / "
+            f"output scale, {scale} is over 255), yet allocate_tensors() succeeds and the "
+            "first invoke() crashes the process (segmentation fault); LiteRT does not fall back"
+        )
+        limit = "A's scale x B's scale / 255"
+    else:
+        reason = (
+            "XNNPACK fails to create it (requantization scale, input scale x filter scale / "
+            f"output scale, {scale} is 256 or more), so the delegate's Prepare and "
+            "allocate_tensors() fail; LiteRT does not fall back"
+        )
+        limit = "input scale x filter scale / 256"
+    return Refusal(
+        reason=reason,
+        phase=failures[0].phase,
+        opcode=opcode,
+        operators=tuple((f.subgraph, f.operator) for f in failures),
+        fix="check it with --delegate none (the builtin kernels, "
+        "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
+        f"its output scale is above {limit}",
+    )
+
+
+def _value_refusals(model: Model) -> tuple[Refusal, ...]:
+    """Custom poolings the delegate takes whose indices XNNPACK has no value type for
+    (xnnpack_custom.value_failures): allocate_tensors() fails under it."""
+    from arenalens.runtimes.litert.xnnpack_custom import value_failures  # noqa: PLC0415
+
     return tuple(
         Refusal(
-            reason="XNNPACK fails to create it (requantization scale, input scale x filter "
-            f"scale / output scale, {max(f.scale for f in failures):,.6g} is 256 or more), so "
-            "the delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back",
+            reason=f"the XNNPACK delegate takes it but has no value type for its {failure.dtype} "
+            f"indices (tensor {failure.tensor}): 'failed to create XNNPACK Value', so the "
+            "delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back, and its "
+            "builtin kernels have no kernel for it",
             phase="setup",
-            opcode=opcode,
-            operators=tuple((f.subgraph, f.operator) for f in failures),
-            fix="check it with --delegate none (the builtin kernels, "
-            "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES), or requantize the layer so that "
-            "its output scale is above input scale x filter scale / 256",
+            opcode=failure.opcode,
+            operators=((failure.subgraph, failure.operator),),
+            fix="write the indices as float32 (as MediaPipe's kernels do), or register a kernel "
+            "for the custom operator in the application's op resolver",
         )
-        for opcode, failures in by_opcode.items()
+        for failure in value_failures(model)
+    )
+
+
+def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
+    """The obstacles that stop the builtin kernels only: a builtin kernel's Prepare check on an
+    operator the XNNPACK delegate takes never runs under it (its Prepare is the delegate's)."""
+    obstacles = analysis.budget.obstacles
+    if not any(obstacle.builtin_prepare for obstacle in obstacles):
+        return ()
+    from arenalens.runtimes.litert import xnnpack_custom  # noqa: PLC0415
+    from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
+
+    model = analysis.model
+    taken = {
+        (subgraph.index, operator)
+        for subgraph in model.subgraphs
+        for operator in (
+            *partition(subgraph, model).delegated,
+            *xnnpack_custom.taken(model, subgraph),
+        )
+    }
+    return tuple(
+        obstacle
+        for obstacle in obstacles
+        if obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken
     )
 
 
 def _delegated(analysis: Analysis) -> Analysis:
-    """The analysis as XNNPACK runs the model: a builtin kernel's Prepare check on an operator
-    the delegate takes never runs (its Prepare is the delegate's), so it stops nothing."""
-    obstacles = analysis.budget.obstacles
-    if not any(obstacle.builtin_prepare for obstacle in obstacles):
+    """The analysis as XNNPACK runs the model: the builtin kernels' own refusals of operators
+    it takes stop nothing (`builtin_only_obstacles`)."""
+    moot = builtin_only_obstacles(analysis)
+    if not moot:
         return analysis
-    from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
-
-    taken = {
-        (subgraph.index, operator)
-        for subgraph in analysis.model.subgraphs
-        for operator in partition(subgraph, analysis.model).delegated
-    }
-    kept = tuple(
-        obstacle
-        for obstacle in obstacles
-        if not (obstacle.builtin_prepare and (obstacle.subgraph, obstacle.operator) in taken)
-    )
+    kept = tuple(obstacle for obstacle in analysis.budget.obstacles if obstacle not in moot)
     return replace(analysis, budget=replace(analysis.budget, obstacles=kept))
 
 

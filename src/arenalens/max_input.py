@@ -85,6 +85,15 @@ class InputSearch:
         does not fit."""
         return any(size.accepted and not size.fits for size in self.sizes)
 
+    def limit_text(self) -> str:
+        """Why the largest size that fits is the largest: memory, the network, or the search,
+        which stopped with every size tried fitting (larger ones may fit too)."""
+        if self.memory_limits:
+            return "memory is the limit"
+        if self.accepts_beyond:
+            return "the search's limit: every size tried fits, and larger ones may too"
+        return "the network's own limit: every size it accepts fits"
+
     def accepted_text(self) -> str:
         """'the network accepts 1x65x65x3 to 1x191x191x3' (or up to at least the search's
         limit)."""

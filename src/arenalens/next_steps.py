@@ -432,7 +432,7 @@ class Steps:
         steps.append(
             Step(
                 "Or shrink the model (diagnose says what each change saves):",
-                self.command("diagnose", self.shape_options(), self.build_options(board=False)),
+                self.command("diagnose", self.shape_options(), self.build_options()),
             )
         )
         return steps
@@ -697,11 +697,7 @@ class Steps:
             return [Step(f"{_capital(search.none_fits_text())}."), *self.after_optimize(search)]
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in largest.shape)
-        limit = (
-            "the network's own limit: every size it accepts fits"
-            if not search.memory_limits
-            else "memory is the limit"
-        )
+        limit = search.limit_text()
         steps = [
             Step(
                 f"{_capital(accepted)}; within that, the largest that fits is {value} ({limit}), "
@@ -750,7 +746,7 @@ class Steps:
         if not count:
             return steps
         findings = "finding" if count == 1 else "findings"
-        command = self.command("diagnose", self.shape_options(), self.build_options(board=False))
+        command = self.command("diagnose", self.shape_options(), self.build_options())
         for index, step in enumerate(steps):
             if step.command == command:
                 # 'Or shrink the model (why):' → 'Or shrink the model, and fix ... (why):'

@@ -15,6 +15,7 @@ from arenalens.targets import TARGETS, get_target
 from arenalens.tflite.reader import load_model
 from tests.conftest import SHARED_MODELS, shared_params
 from tests.diagnostics.models import chain
+from tests.readme_examples import lines_not_printed, shown_under
 
 
 @pytest.fixture
@@ -299,6 +300,11 @@ def test_target_all_says_which_boards_fit_after_optimize(
     # the 96 KB boards fit only after optimize (stm32f401re: 98,304 B).
     assert main(["check", "example:vww_mobilenet_v1", "--target", "all", "--json"]) == 0
     rows = {row["board"]: row for row in json.loads(capsys.readouterr().out)["boards"]}
+    # The README's example of this command shows what its text prints.
+    assert main(["check", "example:vww_mobilenet_v1", "--target", "all"]) == 0
+    shown = shown_under("arenalens check example:vww_mobilenet_v1 --target all")
+    out = capsys.readouterr().out
+    assert not lines_not_printed(shown, out), lines_not_printed(shown, out)
     f401 = rows["nucleo-f401re"]
     assert f401["fits"] is False and f401["fits_after_optimize"] is True
     assert f401["verdict"] == "FITS AFTER OPTIMIZE"

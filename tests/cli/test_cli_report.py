@@ -9,6 +9,7 @@ import pytest
 
 from arenalens.cli import main
 from tests.conftest import SHARED_MODELS
+from tests.readme_examples import lines_not_printed, shown_under
 
 
 def test_report_prints_summary_plans_tensors_and_memory_plan(
@@ -162,10 +163,11 @@ def test_report_refuses_to_overwrite_its_input(
 
 
 def test_demo_writes_model_report_and_images(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tmp_path / "demo"
-    assert main(["demo", "-o", str(folder), "--no-color"]) == 0
+    monkeypatch.chdir(tmp_path)  # as a new user runs it: the default folder, arenalens-demo
+    folder = Path("arenalens-demo")
+    assert main(["demo", "--no-color"]) == 0
     out = capsys.readouterr().out
     assert (folder / "vww_mobilenet_v1.tflite").is_file()
     assert (folder / "report.html").is_file()
@@ -182,6 +184,9 @@ def test_demo_writes_model_report_and_images(
     )
     assert "arenalens demo --target nucleo-f401re" in out
     assert "arenalens check example:vww_mobilenet_v1 --target all" in out
+    # The README's demo example shows what the demo prints (the README says `arenalens demo`).
+    shown = shown_under("arenalens demo")
+    assert not lines_not_printed(shown, out), lines_not_printed(shown, out)
     page = (folder / "report.html").read_text(encoding="utf-8")
     assert '"name":"cortex-m7/cmsis-nn"' in page and '"verdict":"FITS"' in page
     try:

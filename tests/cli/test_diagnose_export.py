@@ -199,3 +199,27 @@ def test_compare_takes_input_shapes(capsys: pytest.CaptureFixture[str]) -> None:
     after = json.loads(capsys.readouterr().out)
     assert after["lower_bound"] == pytest.approx(before["lower_bound"] * 16 / 9, rel=0.02)
     assert main([*base, "--input-shape", "input=1x192x192x3"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("maker", "status"),
+    [("unregistered_operators_model", "cannot-run"), ("placeholder_audio_model", "placeholder")],
+)
+def test_compare_says_first_when_there_is_no_number_to_trust(
+    maker: str, status: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compare printed planner tables and exited 0 for a model TFLM cannot run, one of unknown
+    input size, and an optimized model asked at another size (its offline plan corrupts
+    tensors there), where plan and check answer no number first (flows6, by hand)."""
+    from tests.fixtures import path_models
+
+    path = tmp_path / "model.tflite"
+    path.write_bytes(getattr(path_models, maker)())
+    assert main(["compare", str(path), "--planners", "naive", "--json"]) == 1
+    declare = json.loads(capsys.readouterr().out)["declare"]
+    assert declare["status"].startswith(status) and declare["reasons"], declare
+    assert main(["compare", str(path), "--planners", "naive"]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("kTensorArenaSize") and ("none" in first or "placeholder" in first)
+    assert main(["compare", "example:kws_ds_cnn", "--planners", "naive"]) == 0
+    assert capsys.readouterr().out.startswith("example:kws_ds_cnn — ")

@@ -113,6 +113,27 @@ def test_every_command_asks_a_linux_device_under_litert_as_check_does(
     assert "microcontroller" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["plan", "export"])
+def test_plan_and_export_size_a_devices_heap_for_its_isa_as_check_does(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The interpreter heap plan --json and export -f json give for a Linux device is for its
+    ISA, the heap check counts (held-out path: they gave the x86-64 heap for an arm64 Pi, under
+    what check says the device needs)."""
+    model = "example:kws_ds_cnn"
+    options = ["--json"] if command == "plan" else ["--format", "json"]
+    assert main([command, model, "--target", PI, *options]) == 0
+    heaps = {
+        heap["delegate"]: heap for heap in json.loads(capsys.readouterr().out)["interpreter_heap"]
+    }
+    for delegate in ("xnnpack", "none"):
+        _code, document = check_json(capsys, model, "--target", PI, "--delegate", delegate)
+        heap = heaps[delegate]
+        assert heap["isa"] == "arm64"
+        file_bytes = dict((part["name"], part["bytes"]) for part in document["declare"]["parts"])
+        assert heap["peak_bytes"] == document["required_bytes"] - file_bytes["model file"]
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [
@@ -353,3 +374,50 @@ def test_the_interpreter_agrees_on_an_overflowing_activation_bound() -> None:
     )
     delegated.allocate_tensors()
     delegated.invoke()
+
+
+@pytest.mark.parametrize(
+    ("data", "errors", "warnings"),
+    [
+        # Flow 28 of seed 600201 (--wide)'s model: XNNPACK fails to create a CONV_2D.
+        ("flow", 1, 0),
+        # An ADD + RELU6 at scale 1e-9: the builtin kernels refuse it, XNNPACK runs it.
+        ("builtin-only", 0, 1),
+    ],
+)
+def test_diagnose_judges_litert_with_xnnpack_as_check_does(
+    data: str, errors: int, warnings: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """diagnose --runtime litert's cannot-run errors are check's CANNOT RUN (XNNPACK, LiteRT's
+    default delegate): held-out flows 15 and 28 of seed 600201 (--wide): check said CANNOT RUN
+    (an operator XNNPACK takes and fails to create) and diagnose found nothing; a builtin
+    kernel's refusal of an operator XNNPACK takes was an error though check says it runs. It is
+    a warning now, for apps without the delegate."""
+    from flows.flow import random_flow
+
+    path = tmp_path / "model.tflite"
+    if data == "flow":
+        path.write_bytes(random_flow(600201, 28, split=True, wide=True).subject.data)
+    else:
+        path.write_bytes(_add_with_relu6(1e-9))
+    _code, verdict = check_json(capsys, str(path), "--runtime", "litert", "--budget", "1GB")
+    assert (verdict["verdict"] == "CANNOT RUN") == bool(errors)
+    assert main(["diagnose", str(path), "--runtime", "litert", "--json"]) == (1 if errors else 0)
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    severities = [finding["severity"] for finding in findings if finding["rule"] == "cannot-run"]
+    assert (severities.count("error"), severities.count("warning")) == (errors, warnings)
+
+
+def test_optimize_on_a_linux_device_names_the_check_that_sizes_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """optimize --target PI said `use --runtime litert`, an option optimize does not have
+    (flows6, by hand): the one-line error names the check that sizes the model there, which
+    runs as printed."""
+    asked = ["example:kws_ds_cnn", "--input-shape", "input=1x49x10x1", "--target", PI]
+    assert main(["optimize", *asked, "-o", "optimized.tflite"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--runtime" not in error
+    quoted = error.split("`")[1]
+    assert quoted == "arenalens check " + " ".join(asked)
+    assert main(shlex.split(quoted)[1:]) in (0, 1)

@@ -22,6 +22,8 @@ from arenalens.cli.common import (
     use_color,
 )
 from arenalens.comparison import compare_planners
+from arenalens.declared import declared_arena
+from arenalens.pipeline import analyze
 from arenalens.report.compare_output import compare_document, render_compare
 
 
@@ -72,9 +74,16 @@ def run(args: argparse.Namespace) -> int:
         reorder=args.reorder,
         overlap=overlap_rules_for(args, build) if args.overlap else False,
     )
-    document = compare_document(comparison)
+    # The verdict, as plan and check give it: no number to trust (the runtime cannot run the
+    # model, its input size is a placeholder, its offline plan corrupts tensors) leads and
+    # exits 1, whatever the planners find for its arena.
+    declared = declared_arena(analyze(model, runtime=args.runtime, build=build))
+    document = compare_document(comparison, declared)
+    code = 0 if declared.status.gives_a_number else 1
     if args.json:
         print_json(document)
-        return 0
-    print_text(render_compare(document, color=use_color(args), width=terminal_width()))
-    return 0
+        return code
+    print_text(
+        render_compare(document, color=use_color(args), width=terminal_width(), declared=declared)
+    )
+    return code

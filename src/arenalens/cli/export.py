@@ -17,6 +17,7 @@ from arenalens.cli.common import (
     load_with_input_shapes,
     runtime_for,
     selected_build,
+    single_target,
     write_atomic,
 )
 from arenalens.declared import DeclaredArena, declared_arena
@@ -91,9 +92,24 @@ def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena
     analysis = analyze(
         model, runtime=args.runtime, build=build, planner=args.planner, alignment=args.alignment
     )
-    options = ExportOptions(prefix=args.prefix, arena=args.arena, with_offsets=args.with_offsets)
+    options = ExportOptions(
+        prefix=args.prefix,
+        arena=args.arena,
+        with_offsets=args.with_offsets,
+        isa=_device_isa(args),
+    )
     text = export(analysis, args.format, options)
     return text, analysis.budget.required_bytes, declared_arena(analysis)
+
+
+def _device_isa(args: argparse.Namespace) -> str:
+    """LiteRT on a Linux device (--target): its ISA, which sizes the interpreter heap as check
+    sizes it ('' elsewhere: the measuring machine's)."""
+    if args.runtime != "litert":
+        return ""
+    from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
+
+    return target_isa(single_target(args))
 
 
 def _no_number(path: str, declared: DeclaredArena) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from arenalens.atomic import check_output_path
@@ -22,6 +23,7 @@ from arenalens.cli.common import (
     print_text,
     reserve_option,
     selected_build,
+    single_target,
     terminal_width,
     use_color,
     write_atomic,
@@ -98,6 +100,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output_options(parser)
 
 
+def _tflm_target(args: argparse.Namespace) -> None:
+    """optimize writes TFLite Micro's plans: a Linux device (LiteRT, which plans its own arenas
+    and ignores an offline plan) is a usage error naming the command that sizes it there (the
+    shared one said `use --runtime litert`, an option optimize does not have)."""
+    target = single_target(args)
+    if target is None or not target.runs_linux:
+        return
+    shapes = "".join(f" --input-shape {shlex.quote(shape)}" for shape in args.input_shape or ())
+    raise UsageError(
+        f"{target.name} runs {target.os} with LiteRT, which plans its own arenas and ignores an "
+        "offline plan; optimize writes TFLite Micro's (for microcontrollers): size the model "
+        f"there with `arenalens check {shlex.quote(args.model)}{shapes} --target {target.name}`"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Optimize, check on the real runtime when possible, write atomically, print before/after."""
     if args.inplace and args.no_verify:
@@ -107,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if args.split and args.no_verify:
         raise UsageError("--split needs the real-runtime proof; drop --no-verify")
     check_options(args.planner, "auto")
+    _tflm_target(args)
     build = selected_build(args)
     if args.vela:
         return _vela(args)

@@ -335,6 +335,10 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             build=analysis.build,
             planner_effort=0.0,
             what_if=False,
+            # The commands findings suggest name the board as typed, as diagnose --target's do
+            # (held-out path: report --target kit-pse84-eval quoted `optimize --cpu cortex-m55
+            # --npu ethos-u55-128 --overlap`, the core's reference build, which writes nothing).
+            target=target,
         )
     search = None
     if args.max_input and check is not None and usable:

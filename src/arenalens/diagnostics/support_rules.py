@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from arenalens.builds.build import build_document
-from arenalens.cannot_run import group_refusals
+from arenalens.cannot_run import Refusal, group_refusals
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import (
     Finding,
@@ -33,31 +33,58 @@ def _obstacles(context: DiagnoseContext) -> tuple[Obstacle, ...]:
 
 
 def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:
-    """One error per distinct reason the runtime cannot set the model up or invoke it."""
+    """One error per distinct reason the runtime cannot set the model up or invoke it. LiteRT
+    is judged as deployed, with XNNPACK (its default delegate, as check judges it): the
+    operators XNNPACK takes and then fails to create stop it too, and a builtin kernel's
+    refusal of an operator XNNPACK takes is a warning for apps without the delegate."""
     obstacles = [
         obstacle
         for obstacle in _obstacles(context)
         if not any(text in obstacle.reason for text in _OWN_RULES)
     ]
-    for refusal in group_refusals(context.model, obstacles):
-        when = "setup (AllocateTensors) fails" if refusal.phase == "setup" else "Invoke fails"
-        first = refusal.operators[0] if refusal.operators else (None, None)
-        yield Finding(
-            rule="cannot-run",
-            severity=Severity.ERROR,
-            location=Location(*first),
-            message=f"{when}: {refusal.text()}; no arena size makes this model run",
-            fix=refusal.fix,
-            details={
-                "subgraph": first[0],
-                "operator": first[1],
-                "phase": refusal.phase,
-                "opcode": refusal.opcode,
-                "reason": refusal.reason,
-                "operators": [list(pair) for pair in refusal.operators],
-                "count": refusal.count,
-            },
+    refusals: list[Refusal] = []
+    builtin_only: tuple[Refusal, ...] = ()
+    if context.runtime == "litert" and context.analysis is not None:
+        from arenalens.litert_memory import (  # noqa: PLC0415 - LiteRT only
+            builtin_only_obstacles,
+            xnnpack_refusals,
         )
+
+        moot = builtin_only_obstacles(context.analysis)
+        obstacles = [obstacle for obstacle in obstacles if obstacle not in moot]
+        builtin_only = group_refusals(context.model, moot)
+        refusals.extend(xnnpack_refusals(context.model))
+    refusals[:0] = group_refusals(context.model, obstacles)
+    for refusal in refusals:
+        yield _refusal_finding(refusal, Severity.ERROR, "; no arena size makes this model run")
+    for refusal in builtin_only:
+        yield _refusal_finding(
+            refusal,
+            Severity.WARNING,
+            " with the builtin kernels only (--delegate none): XNNPACK, LiteRT's default "
+            "delegate, takes the operator and never runs that check",
+        )
+
+
+def _refusal_finding(refusal: Refusal, severity: Severity, scope: str) -> Finding:
+    when = "setup (AllocateTensors) fails" if refusal.phase == "setup" else "Invoke fails"
+    first = refusal.operators[0] if refusal.operators else (None, None)
+    return Finding(
+        rule="cannot-run",
+        severity=severity,
+        location=Location(*first),
+        message=f"{when}: {refusal.text()}{scope}",
+        fix=refusal.fix,
+        details={
+            "subgraph": first[0],
+            "operator": first[1],
+            "phase": refusal.phase,
+            "opcode": refusal.opcode,
+            "reason": refusal.reason,
+            "operators": [list(pair) for pair in refusal.operators],
+            "count": refusal.count,
+        },
+    )
 
 
 def cannot_run_correctly(context: DiagnoseContext) -> Iterator[Finding]:

@@ -207,7 +207,7 @@ def _per_tensor_weights(model: Model, layers: Sequence[_Layer]) -> Model:
     for subgraph in model.subgraphs:
         indices = chosen.get(subgraph.index, set())
         tensors = tuple(
-            replace(t, quantization=t.quantization._replace(channel_count=1))
+            t._replace(quantization=t.quantization._replace(channel_count=1))
             if t.index in indices and t.quantization is not None
             else t
             for t in subgraph.tensors
@@ -337,7 +337,7 @@ def _with_int8(model: Model, chosen: Sequence[tuple[int, Tensor]]) -> Model:
         replace(
             subgraph,
             tensors=tuple(
-                replace(t, dtype=narrow) if t.index in by_subgraph[subgraph.index] else t
+                t._replace(dtype=narrow) if t.index in by_subgraph[subgraph.index] else t
                 for t in subgraph.tensors
             ),
         )
@@ -530,11 +530,11 @@ def _folded_subgraph(subgraph: Subgraph, folds: Sequence[Fold]) -> Subgraph:
         dropped.add(middle)
         if fold.activation is not None:
             options = {**kept.options, "fused_activation_function": fold.activation}
-            changed[fold.kept] = replace(kept, outputs=(output,), options=MappingProxyType(options))
+            changed[fold.kept] = kept._replace(outputs=(output,), options=MappingProxyType(options))
         else:
             inputs = (kept.inputs[0], *gone.inputs[1:])
-            changed[fold.kept] = replace(
-                kept, inputs=inputs, outputs=(output,), options=gone.options
+            changed[fold.kept] = kept._replace(
+                inputs=inputs, outputs=(output,), options=gone.options
             )
     kept_operators = [changed.get(op.index, op) for op in operators if op.index not in removed]
     used = {t for op in kept_operators for t in (*op.inputs, *op.outputs, *op.intermediates)}
@@ -551,10 +551,9 @@ def _folded_subgraph(subgraph: Subgraph, folds: Sequence[Fold]) -> Subgraph:
 
     return replace(
         subgraph,
-        tensors=tuple(replace(t, index=position[t.index]) for t in kept_tensors),
+        tensors=tuple(t._replace(index=position[t.index]) for t in kept_tensors),
         operators=tuple(
-            replace(
-                op,
+            op._replace(
                 index=new,
                 inputs=renumbered(op.inputs),
                 outputs=renumbered(op.outputs),

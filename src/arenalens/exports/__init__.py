@@ -24,6 +24,7 @@ class ExportOptions:
     prefix: str | None = None  # c-header identifier prefix
     arena: str | None = None  # minimalloc: arena name or index (default: the primary)
     with_offsets: bool = False  # minimalloc: add the plan's `offset` column
+    isa: str = ""  # json, LiteRT: the interpreter heap's ISA ('' for the measuring machine)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class ExportFormat:
 
 
 def _json(analysis: Analysis, options: ExportOptions) -> str:
-    return to_json(plan_document(analysis))
+    return to_json(plan_document(analysis, isa=options.isa))
 
 
 def _minimalloc(analysis: Analysis, options: ExportOptions) -> str:

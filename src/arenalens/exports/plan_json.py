@@ -35,8 +35,9 @@ def model_sha256(analysis: Analysis) -> str | None:
     return hashlib.sha256(memoryview(data)).hexdigest()
 
 
-def plan_document(analysis: Analysis) -> dict[str, Any]:
-    """Analysis → the plan document (plain dicts and lists, JSON-ready, deterministic)."""
+def plan_document(analysis: Analysis, *, isa: str = "") -> dict[str, Any]:
+    """Analysis → the plan document (plain dicts and lists, JSON-ready, deterministic); a
+    LiteRT plan's interpreter heap is for `isa` ('' for the machine it was measured on)."""
     model = analysis.model
     budget = analysis.budget
     document: dict[str, Any] = {
@@ -70,7 +71,9 @@ def plan_document(analysis: Analysis) -> dict[str, Any]:
     }
     if analysis.runtime == "litert":
         sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-        document["interpreter_heap"] = heap_documents(model, sizes)
+        from arenalens.litert_memory import isa_profile  # noqa: PLC0415 - LiteRT only
+
+        document["interpreter_heap"] = heap_documents(model, sizes, isa=isa_profile(isa))
     return document
 
 

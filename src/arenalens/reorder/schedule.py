@@ -179,8 +179,7 @@ def apply_schedule(model: Model, schedule: Schedule) -> Model:
     for subgraph_index, order in schedule.orders.items():
         subgraph = subgraphs[subgraph_index]
         operators = tuple(
-            replace(
-                subgraph.operators[old],
+            subgraph.operators[old]._replace(
                 index=new,
                 file_index=subgraph.operators[old].position_in_file,
             )

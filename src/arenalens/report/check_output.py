@@ -586,11 +586,7 @@ def render_input_search(verdict: Verdict, *, color: bool, width: int = 120) -> s
         )
     else:
         shape = "x".join(str(d) for d in largest.shape)
-        limit = (
-            "memory is the limit"
-            if search.memory_limits
-            else "the network's own limit: every size it accepts fits"
-        )
+        limit = search.limit_text()
         headline = Text.assemble(
             ("largest input that fits: ", "bold"),
             (f"{search.input_name}={shape}", "bold cyan"),

@@ -10,17 +10,22 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.builds.build import build_summary
+from arenalens.report.check_output import declare_line
 from arenalens.report.console import render_text
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners
     from arenalens.comparison import Comparison
+    from arenalens.declared import DeclaredArena
 
 COMPARE_SCHEMA_VERSION = 1
 
 
-def compare_document(comparison: Comparison) -> dict[str, Any]:
-    """Comparison → the `compare --json` document."""
+def compare_document(
+    comparison: Comparison, declared: DeclaredArena | None = None
+) -> dict[str, Any]:
+    """Comparison → the `compare --json` document; with `declared`, the verdict's number to
+    declare (`declare`: CANNOT RUN, a placeholder input, a plan that corrupts tensors)."""
     bound = comparison.lower_bound
     baseline = comparison.runtime_arena_bytes
     rows: list[dict[str, Any]] = []
@@ -84,6 +89,7 @@ def compare_document(comparison: Comparison) -> dict[str, Any]:
         if comparison.overlap_lower_bound is None
         else {"allowed": comparison.overlap_count, "lower_bound": comparison.overlap_lower_bound},
         "rows": rows,
+        **({} if declared is None else {"declare": declared.as_dict()}),
     }
 
 
@@ -117,8 +123,15 @@ def _overlap_cells(entry: Mapping[str, Any] | None) -> list[str]:
     return [f"{entry['arena_bytes']:,}", saving, "proven" if entry["proven_optimal"] else "no"]
 
 
-def render_compare(document: Mapping[str, Any], *, color: bool = False, width: int = 120) -> str:
-    """The `compare` document → a header line and one table, a row per planner."""
+def render_compare(
+    document: Mapping[str, Any],
+    *,
+    color: bool = False,
+    width: int = 120,
+    declared: DeclaredArena | None = None,
+) -> str:
+    """The `compare` document → a header line and one table, a row per planner; led by the
+    verdict when `declared` has no number to trust (the plans are then the arena's only)."""
     header = (
         f"{escape(document['model'])} — {document['runtime']} arena '{document['arena']}': "
         f"{document['buffers']} buffers, "
@@ -131,6 +144,9 @@ def render_compare(document: Mapping[str, Any], *, color: bool = False, width: i
     if build is not None and build.get("cpu") is not None:
         header += f"; build {build['name']}"
     parts: list[Any] = [Text(header, style="bold")]
+    if declared is not None and not declared.status.gives_a_number:
+        # The runtime's answer first (as plan and check say it): no planner makes it run.
+        parts[:0] = [declare_line(declared), *(Text(reason) for reason in declared.reasons[:1])]
     overlap = document.get("overlap")
     if overlap is not None:
         parts.append(

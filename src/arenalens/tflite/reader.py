@@ -279,6 +279,7 @@ class _Parser:
         buf, size = self.data, self.size
         last_word = size - 4
         unpack_u32 = _U32.unpack_from
+        new = tuple.__new__  # the records are NamedTuples: made as tuples, without __new__'s call
         found = []
         for index, (pos, fields, (data_offset, external_offset, external_size)) in enumerate(rows):
             # Offset 1 is the converter's placeholder for "not written yet": no data.
@@ -289,7 +290,7 @@ class _Parser:
                         f"{external_offset + external_size}) lies beyond the end of the file "
                         f"({format_bytes_exact(size)})"
                     )
-                found.append(BufferRef(index, external_offset, external_size, True))
+                found.append(new(BufferRef, (index, external_offset, external_size, True)))
                 continue
             start = length = 0
             if fields[0]:
@@ -299,7 +300,7 @@ class _Parser:
                 if length < 0 or start + 4 + length > size:
                     vector_at(buf, size, pos + fields[0], 1)  # raises its error
                 start += 4
-            found.append(BufferRef(index, start, length, False))
+            found.append(new(BufferRef, (index, start, length, False)))
         return tuple(found)
 
     def opcode(self, code: TableView) -> tuple[str, int, int, str | None, int]:
@@ -364,6 +365,7 @@ class _Parser:
         int32s, quantization_readers = int32_struct, self.quantization_readers
         dtypes = DTYPES
         intermediate = TensorKind.INTERMEDIATE
+        new = tuple.__new__  # as in `buffers`
         # `charge`, kept in locals over the loop (two charges per tensor).
         items, item_budget = self.items, self.item_budget
         found = []
@@ -457,7 +459,7 @@ class _Parser:
                                 vector_at(buf, size, at, 8)  # raises its error
                             if not zero_count:
                                 zero_point = None
-                        quantization = Quantization(scale, zero_point, scale_count, axis)
+                        quantization = new(Quantization, (scale, zero_point, scale_count, axis))
             is_input, is_output = index in inputs, index in outputs
             # One kind per tensor, most specific first (`TensorKind`).
             if has_data:
@@ -470,22 +472,24 @@ class _Parser:
                 kind = TensorKind.OUTPUT
             else:
                 kind = intermediate
-            # Positional: a third faster than keywords.
             found.append(
-                Tensor(
-                    index,
-                    name,
-                    shape,
-                    signature,
-                    dtype,
-                    buffer_index,
-                    has_data,
-                    variable != 0,
-                    kind,
-                    is_input,
-                    is_output,
-                    quantization,
-                    fields[6] != 0,  # has_sparsity
+                new(
+                    Tensor,
+                    (
+                        index,
+                        name,
+                        shape,
+                        signature,
+                        dtype,
+                        buffer_index,
+                        has_data,
+                        variable != 0,
+                        kind,
+                        is_input,
+                        is_output,
+                        quantization,
+                        fields[6] != 0,  # has_sparsity
+                    ),
                 )
             )
         self.items = items
@@ -509,6 +513,7 @@ class _Parser:
         last_word = size - 4
         unpack_u32, int32s = _U32.unpack_from, int32_struct
         opcode_count = len(opcodes)
+        new = tuple.__new__  # as in `buffers`
         items, item_budget = self.items, self.item_budget
         found = []
         for index, (pos, fields, values) in enumerate(rows):
@@ -566,20 +571,23 @@ class _Parser:
             items += len(inputs) + len(outputs) + len(intermediates) + len(called)
             if items > item_budget:
                 self.charge(items - self.items)
-            # Positional, as in `tensors`.
             found.append(
-                Operator(
-                    index,
-                    name,  # opcode
-                    builtin,  # builtin_code
-                    raw,  # raw_builtin_code
-                    custom,  # custom_code
-                    version,
-                    inputs,
-                    outputs,
-                    intermediates,
-                    options,
-                    called,  # called_subgraphs
+                new(
+                    Operator,
+                    (
+                        index,
+                        name,  # opcode
+                        builtin,  # builtin_code
+                        raw,  # raw_builtin_code
+                        custom,  # custom_code
+                        version,
+                        inputs,
+                        outputs,
+                        intermediates,
+                        options,
+                        called,  # called_subgraphs
+                        None,  # file_index
+                    ),
                 )
             )
         self.items = items

@@ -16,6 +16,7 @@ import pytest
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap import (
+    WRAPPER_VARIATION_BYTES,
     InterpreterHeap,
     arena_request,
     interpreter_heap,
@@ -120,7 +121,12 @@ def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
 # makes a rule exact, or loses one, fails here until this list says so.
 # Every model's Interpreter(...) and allocate_tensors() blocks are replayed (SVDF's too: its Init
 # adds six tensors at creation, which decides when tensors_ grows).
-SETUP_ESTIMATES: dict[str, str] = {}
+SETUP_ESTIMATES: dict[str, str] = {
+    # STABLEHLO_COMPOSITE: its kernel's parser, Init and the decomposition subgraph its Prepare
+    # allocates are counted at the unknown-kernel bounds (measured 1.03-1.04x after setup, 1.03-
+    # 1.10x later, never under; with XNNPACK 1.39-1.68x).
+    **{f"composite6_{seed}.tflite": "STABLEHLO_COMPOSITE (a bound)" for seed in (1, 2, 3)},
+}
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
     "heldout_case_conv_hybrid_per_channel.tflite": "hybrid CONV_2D, several scales, rows % 4",
@@ -154,7 +160,8 @@ def test_builtin_setup_is_within_one_percent(name: str, tmp_path_factory: Any) -
     assert exact == (name not in SETUP_ESTIMATES), SETUP_ESTIMATES.get(name, "should be exact")
     assert real <= heap.after_setup
     if exact:
-        assert heap.after_setup <= real * 1.01 + _large_blocks(heaps), (heap.after_setup, real)
+        slack = _large_blocks(heaps) + WRAPPER_VARIATION_BYTES
+        assert heap.after_setup <= real * 1.01 + slack, (heap.after_setup, real)
 
 
 @pytest.mark.parametrize("name", MEASURED)
@@ -184,7 +191,7 @@ def test_builtin_first_invoke_and_peak_are_within_one_percent(
     # The caller's own blocks (measure.py's numpy arrays) are an allowance the figure names
     # apart: never under with it, within 1% without it.
     caller = sum(part.nbytes for part in heap.parts if part.name == "caller's blocks")
-    slack = _large_blocks(heaps) + caller
+    slack = _large_blocks(heaps) + caller + WRAPPER_VARIATION_BYTES
     if kept_exact:
         after = heap.after_first_invoke
         assert after <= real["after_invoke"] * 1.01 + slack, after
@@ -194,9 +201,8 @@ def test_builtin_first_invoke_and_peak_are_within_one_percent(
 
 # Held out for the peak: generated and measured after heap_build.py and eigen_blocking.py were
 # written (tests/litert_heap_measure.py HELD_OUT peak5_*; float convolution chains with
-# Eigen-sized GEMMs among them). XNNPACK peaks over 1%, and why (never under, within 2%).
+# Eigen-sized GEMMs among them): every peak within 1%, never under.
 PEAK5 = sorted(name for name in MEASURED if name.startswith("peak5_"))
-PEAK5_XNNPACK_BOUNDS = {"peak5_cnn_31.tflite": "XNNPACK's fingerprint scratch counted with room"}
 
 
 @pytest.mark.parametrize("name", PEAK5)
@@ -204,9 +210,10 @@ def test_held_out_peaks(name: str, tmp_path_factory: Any) -> None:
     heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
     assert heaps is not None
     for mode, delegate in DELEGATE_OF_MODE.items():
-        ratio = heaps[delegate].peak / CACHE["models"][name][mode]["peak"]
-        bound = delegate == "xnnpack" and name in PEAK5_XNNPACK_BOUNDS
-        assert 1.0 <= ratio <= (1.02 if bound else 1.01), (mode, ratio)
+        measured = CACHE["models"][name][mode]["peak"]
+        ratio = heaps[delegate].peak / measured
+        assert ratio >= 1.0, (mode, ratio)
+        assert heaps[delegate].peak - WRAPPER_VARIATION_BYTES <= measured * 1.01, (mode, ratio)
 
 
 @pytest.mark.runtime
@@ -224,3 +231,50 @@ def test_cache_still_matches_the_wheel(name: str, tmp_path: Path) -> None:
             # The Python wrapper's own allocations (not the model's) move by a few bytes with
             # the process's state: within 1%, the interpreter's figures are the cache's.
             assert abs(fresh[key] - value) <= value // 100, (mode, key, fresh[key], value)
+
+
+# Held out for the build moment (session 6, tests/litert_heap_measure.py HELD_OUT xnn6_*):
+# generated after heap_build.py counted packing only for created operators and a convolution
+# kind's fingerprint dummy from XNNPACK's sources; measured after that was committed.
+XNN6 = sorted(name for name in MEASURED if name.startswith(("xnn6_", "xnn6b_")))
+
+
+@pytest.mark.parametrize("name", XNN6)
+def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    assert heaps is not None
+    for mode, delegate in DELEGATE_OF_MODE.items():
+        ratio = heaps[delegate].peak / CACHE["models"][name][mode]["peak"]
+        assert 1.0 <= ratio <= 1.01, (mode, ratio)
+
+
+# The XNNPACK delegate's custom operators (runtimes/litert/xnnpack_custom.py), held out
+# (xnn6_custom_*, tests/litert_custom_cases.py): the builtin kernels cannot run any of them;
+# with XNNPACK the model runs or fails as the wheel's did, and its figure, a labelled bound
+# (their XNNPACK objects are not replayed), is never under the wheel's.
+CUSTOM = sorted(name for name in CACHE["models"] if name.startswith("xnn6_custom_"))
+
+
+@pytest.mark.parametrize("name", CUSTOM)
+def test_custom_operators_answer_as_the_wheel(name: str, tmp_path: Path) -> None:
+    from arenalens.declared import Status
+    from arenalens.litert_memory import litert_memory
+
+    path = model_path(name, tmp_path)
+    assert path is not None
+    analysis = analyze(path, runtime="litert")
+    real = CACHE["models"][name]
+    assert "error" in real["builtin"]
+    assert litert_memory(analysis, "none").status is Status.CANNOT_RUN
+    declared = litert_memory(analysis, "xnnpack")
+    assert ("error" in real["xnnpack"]) == (declared.status is Status.CANNOT_RUN)
+    if "error" not in real["xnnpack"]:
+        assert declared.status is Status.ESTIMATE
+        sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+        heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
+        for measured, figure in zip(
+            ("after_allocate", "after_invoke", "peak"),
+            (heap.after_setup, heap.after_first_invoke, heap.peak),
+            strict=True,
+        ):
+            assert real["xnnpack"][measured] <= figure, measured

@@ -45,3 +45,86 @@ def test_the_wheel_refuses_what_arenalens_refuses(tmp_path: Path) -> None:
         else:
             with pytest.raises(RuntimeError, match="kTfLiteActRelu"):
                 interpreter.invoke()
+
+
+def _int8_batch_matmul(scale: float, *, constant_b: bool) -> bytes:
+    """One int8 BATCH_MATMUL [1, 4, 8] x [8, 6]: A at `scale`, B and the output at 1, so its
+    requantization scale (A's x B's / the output's) is `scale`; B constant or a second input."""
+    from arenalens.tflite.builder import ModelBuilder, quantization
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    a = graph.add_tensor("a", [1, 4, 8], "INT8", quantization=quantization(scale, 0))
+    inputs = [a]
+    if constant_b:
+        b = graph.add_constant(
+            "b", np.ones((8, 6), np.int8), "INT8", quantization=quantization(1.0, 0)
+        )
+    else:
+        b = graph.add_tensor("b", [8, 6], "INT8", quantization=quantization(1.0, 0))
+        inputs.append(b)
+    y = graph.add_tensor("y", [1, 4, 6], "INT8", quantization=quantization(1.0, 0))
+    graph.add_operator("BATCH_MATMUL", [a, b], [y], options={"adj_x": False, "adj_y": False})
+    graph.set_inputs(inputs)
+    graph.set_outputs([y])
+    return builder.build()
+
+
+@pytest.mark.parametrize(
+    ("scale", "constant_b", "refused"),
+    [(255.0, True, False), (255.5, True, True), (1000.0, True, True), (1000.0, False, False)],
+)
+def test_an_int8_batch_matmul_over_its_requantization_limit_cannot_run_under_xnnpack(
+    scale: float, constant_b: bool, refused: bool, tmp_path: Path
+) -> None:
+    """batch-matrix-multiply-nc.c packs a constant int8 B at creation and refuses a
+    requantization scale outside (0, 255]; a run-time B is not checked. On the 2.3.0 wheel
+    (measured by hand, and by the runtime test below): 255.5, 256 and 1,000 with a constant B
+    crash the first invoke() under XNNPACK (allocate_tensors() succeeds), 255 runs, a run-time B
+    runs at 1,000, and the builtin kernels run every one."""
+    from arenalens.litert_memory import litert_memory
+
+    path = tmp_path / "bmm.tflite"
+    path.write_bytes(_int8_batch_matmul(scale, constant_b=constant_b))
+    analysis = analyze(path, runtime="litert")
+    xnnpack = litert_memory(analysis, "xnnpack")
+    assert (xnnpack.status is Status.CANNOT_RUN) is refused
+    if refused:
+        (refusal,) = xnnpack.refusals
+        assert refusal.opcode == "BATCH_MATMUL" and refusal.phase == "invoke"
+        assert "over 255" in refusal.reason and "--delegate none" in refusal.fix
+    assert litert_memory(analysis, "none").status.gives_a_number
+
+
+_CRASH_CHILD = """
+import sys
+import numpy as np
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+kind = getattr(OpResolverType, sys.argv[1])
+interpreter = Interpreter(model_content=sys.stdin.buffer.read(), experimental_op_resolver_type=kind)
+interpreter.allocate_tensors()
+print("allocated", flush=True)
+interpreter.invoke()
+print("invoked", flush=True)
+"""
+
+
+@pytest.mark.runtime
+def test_the_wheel_crashes_an_int8_batch_matmul_over_the_limit_only_under_xnnpack() -> None:
+    import subprocess
+    import sys
+
+    pytest.importorskip("ai_edge_litert.interpreter")
+    data = _int8_batch_matmul(255.5, constant_b=True)
+    outcomes = {}
+    for kind in ("AUTO", "BUILTIN_WITHOUT_DEFAULT_DELEGATES"):
+        completed = subprocess.run(
+            [sys.executable, "-c", _CRASH_CHILD, kind],
+            input=data,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        outcomes[kind] = (completed.returncode, completed.stdout.decode().split())
+    assert outcomes["AUTO"][0] != 0 and outcomes["AUTO"][1] == ["allocated"]
+    assert outcomes["BUILTIN_WITHOUT_DEFAULT_DELEGATES"] == (0, ["allocated", "invoked"])

@@ -18,12 +18,18 @@ import pytest
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import (
+    heap_build,
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
     xnnpack_workspace,
 )
-from arenalens.runtimes.litert.heap import arena_request, interpreter_heap
+from arenalens.runtimes.litert.heap import (
+    WRAPPER_VARIATION_BYTES,
+    arena_request,
+    interpreter_heap,
+)
+from arenalens.runtimes.litert.isa import HOST
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
@@ -44,12 +50,10 @@ UNMODELLED: dict[str, str] = {
 
 
 # Workspaces that are bounds, and why (a hybrid GEMM's quantized input is packed inline, in
-# its operator workspace, which made ToyCar's and kws_ref_model_float32's exact). A hybrid
-# BATCH_MATMUL whose B is computed at run time: A's packing is counted as its qdint8 value
-# (exact on xcase_batch_matmul_hybrid_dynamic_b; 320 B over on this held-out one).
-WORKSPACE_BOUNDS: dict[str, str] = {
-    "fresh5_rules_18.tflite": "hybrid BATCH_MATMUL with a run-time B: A's packing",
-}
+# its operator workspace, which made ToyCar's and kws_ref_model_float32's exact; a hybrid
+# BATCH_MATMUL with a run-time B packs A the same way, after the packed B, and B itself is an
+# internal value: exact since session 6). None today.
+WORKSPACE_BOUNDS: dict[str, str] = {}
 
 
 # Models whose dead-node clean-up cascades (xnn_subgraph_clean_up: single-output producers go
@@ -186,7 +190,7 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 # held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
 # one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
 # as grouped IGEMMs).
-HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_")
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_")
 FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement
@@ -199,6 +203,13 @@ def _after_setup_ratio(model: Model, figure: int, measured: int) -> float | None
     if heap_xnnpack.delegated_view(model) is None:
         return None
     return figure / measured
+
+
+def _within(figure: int, measured: int, limit: float) -> bool:
+    """Never under the wheel's figure, and within `limit` of it without the Python wrapper's
+    own allowance (heap.WRAPPER_VARIATION_BYTES: not the model's; the issue's "within 1% where
+    the wrapper's own allocations are not the model's")."""
+    return measured <= figure and figure - WRAPPER_VARIATION_BYTES <= measured * limit
 
 
 @pytest.mark.parametrize("name", MEASURED)
@@ -220,7 +231,8 @@ def test_xnnpack_after_setup_is_within_one_percent(name: str) -> None:
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
     ratio = _after_setup_ratio(model, heap.after_setup, measured)
     if ratio is not None:
-        assert 1.0 <= ratio <= (1.03 if name in WORKSPACE_BOUNDS else WITHIN), ratio
+        limit = 1.03 if name in WORKSPACE_BOUNDS else WITHIN
+        assert _within(heap.after_setup, measured, limit), ratio
 
 
 @pytest.mark.parametrize("name", FRESH)
@@ -262,19 +274,10 @@ def test_hybrid_fully_connected_packing_is_the_wheels(name: str) -> None:
 
 
 # XNNPACK peaks over 1% of the wheel's (never under), and why: the rest are within 1%. The
-# build moment is replayed (heap_build); XNNPACK's one-off fingerprint scratch is counted with
-# room (a convolution's 1×1 dummy at a whole tile, glibc's 32 B per aligned block made so far).
-_FINGERPRINT = "fingerprint scratch counted with room"
+# build moment is replayed (heap_build), XNNPACK's one-off fingerprint scratch with it (a
+# fully connected dummy block by block; a convolution's 1×1 dummy at a whole tile, a bound).
 PEAK_BOUNDS = {
-    "fresh4_graph_389.tflite": _FINGERPRINT,
-    "fresh_graph_77.tflite": _FINGERPRINT,
-    "heldout_graph_3.tflite": _FINGERPRINT,
-    "heldout_graph_11.tflite": _FINGERPRINT,
     "heldout_case_add_n.tflite": "the caller's allowance on a 100 KB interpreter",
-    # A hybrid BATCH_MATMUL with a run-time B: its workspace is a bound (WORKSPACE_BOUNDS), so
-    # the build moment takes its bound too.
-    "xcase_batch_matmul_hybrid_dynamic_b.tflite": "run-time B hybrid BMM workspace bound",
-    "fresh5_rules_18.tflite": "run-time B hybrid BMM workspace bound",
 }
 
 
@@ -299,7 +302,7 @@ def test_xnnpack_peak_is_within_one_percent(name: str) -> None:
     # Where the workspace itself is a bound, the moment carries it: within 3.5%.
     reason = PEAK_BOUNDS.get(name)
     limit = 1.01 if reason is None else 1.035 if "workspace bound" in reason else 1.02
-    assert 1.0 <= ratio <= limit, ratio
+    assert _within(heap.peak, measured, limit), ratio
 
 
 def test_an_int8_transposed_convolution_over_the_requantization_limit_cannot_run() -> None:
@@ -322,3 +325,102 @@ def test_an_int8_transposed_convolution_over_the_requantization_limit_cannot_run
     parsed = parse_model(model.build(), "transpose_conv_over_limit")
     (failure,) = heap_xnnpack.create_failures(parsed)
     assert failure.opcode == "TRANSPOSE_CONV" and round(failure.scale) == 1000
+
+
+def test_a_dead_operator_packs_nothing_at_the_build_moment() -> None:
+    """XNNPACK's clean-up removes a node whose output nobody reads before the runtime creates
+    its operators, so it packs no weights (fresh4_dag_11 on the wheel: three float
+    FULLY_CONNECTEDs, one packing request of 128 B). The build moment counts packing only for
+    created operators: counting the dead one's as still to come put fresh4_dag_11's moment at
+    0.997x the wheel's peak, until a per-node allowance hid it."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 16], "FLOAT32")
+    live = graph.add_tensor("live", [1, 8], "FLOAT32")
+    dead = graph.add_tensor("dead", [1, 64], "FLOAT32")
+    w_live = graph.add_constant("w_live", np.ones((8, 16), np.float32))
+    w_dead = graph.add_constant("w_dead", np.ones((64, 16), np.float32))
+    graph.add_operator("FULLY_CONNECTED", [x, w_live, -1], [live])
+    graph.add_operator("FULLY_CONNECTED", [x, w_dead, -1], [dead])
+    graph.set_inputs([x])
+    graph.set_outputs([live])
+    parsed = parse_model(model.build(), "dead_fully_connected")
+    subgraph = parsed.subgraphs[0]
+    split = heap_xnnpack.partition(subgraph, parsed)
+    (kernel,) = [s for s in heap_xnnpack.node_subsets(subgraph, split.delegated) if s.delegated]
+    created = heap_build._created_packing(subgraph, kernel, kernel.operators, parsed, HOST)
+    assert created == heap_build._packed(subgraph, subgraph.operators[0], HOST) > 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "requests"),
+    [
+        # heldout_case_conv_dilated (float IGEMM): data 204, packing 256, zero buffer 80.
+        ("FLOAT32", (204, 256, 80)),
+        # peak5_cnn_31 (int8 depthwise): data 201, requantization scale 4, packing 384, zero 48.
+        ("INT8", (201, 4, 384, 48)),
+    ],
+)
+def test_a_convolution_fingerprint_dummy_is_the_wheels(kind: str, requests: tuple[int]) -> None:
+    """XNNPACK fingerprints a convolution kind with a padded 1×1 one-channel dummy that runs
+    as a depthwise convolution: its blocks, as the wheel's trace showed them
+    (tests/litert_heap_trace.py), each at the most glibc hands out for its request."""
+    convolution = xnnpack_packing._Convolution("igemm", 1, 3, 8, 9, kind)
+    element, scales = (4, 0) if kind == "FLOAT32" else (1, 4)
+    expected = sum(xnnpack_packing.aligned_block(request) for request in requests)
+    expected += xnnpack_objects._operator_blocks("dwconv")
+    assert heap_build._convolution_dummy_bytes(convolution, element, scales) == expected
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_a_float_one_by_one_depthwise_convolution_runs_as_depthwise(padding: str) -> None:
+    """convolution-nhwc.c never sets the context's vmulcaddc config, so a float 1×1 depthwise
+    convolution runs as a depthwise one: on the wheel (tests/litert_heap_trace.py, 8×8×3) it
+    packed 256 B (three taps of 16 channels and their bias) and reshape_dwconv kept 576 B of
+    indirection, with SAME and with VALID padding."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 8, 8, 3])
+    weights = graph.add_constant("w", np.ones((1, 1, 1, 3), np.float32))
+    bias = graph.add_constant("b", np.zeros(3, np.float32))
+    y = graph.add_tensor("y", [1, 8, 8, 3])
+    options = {"padding": padding, "stride_w": 1, "stride_h": 1, "depth_multiplier": 1}
+    graph.add_operator("DEPTHWISE_CONV_2D", [x, weights, bias], [y], options=options)
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    parsed = parse_model(model.build(), "depthwise_1x1")
+    subgraph = parsed.subgraphs[0]
+    (operator,) = subgraph.operators
+    assert xnnpack_packing.packed_weights_request(subgraph, operator) == 256
+    assert xnnpack_packing.indirection_request(subgraph, operator) == 576
+
+
+def test_an_int8_one_scale_convolution_gemm_is_fingerprinted_apart() -> None:
+    """An 8-bit 1×1 convolution with one filter scale is XNNPACK's qs8 kind, fingerprinted
+    apart from a FULLY_CONNECTED (qc8w) and generated without scales: on the wheel
+    (xnn6_fingerprint_7) the FULLY_CONNECTED's dummy had 3,072 B of data and the
+    convolutions' 2,816 B, both packing 2,560 B."""
+    model = ModelBuilder()
+    graph = model.add_subgraph("main")
+    one = quantization(0.05, 0)
+    x = graph.add_tensor("x", [1, 4, 4, 4], "INT8", quantization=one)
+    fc_w = graph.add_constant("fc", np.ones((2, 64), np.int8), "INT8", quantization=one)
+    conv_w = graph.add_constant("cw", np.ones((1, 1, 1, 4), np.int8), "INT8", quantization=one)
+    y = graph.add_tensor("y", [1, 2], "INT8", quantization=one)
+    z = graph.add_tensor("z", [1, 4, 4, 1], "INT8", quantization=one)
+    graph.add_operator("FULLY_CONNECTED", [x, fc_w, -1], [y])
+    options = {"padding": "VALID", "stride_w": 1, "stride_h": 1}
+    graph.add_operator("CONV_2D", [x, conv_w, -1], [z], options=options)
+    graph.set_inputs([x])
+    graph.set_outputs([y, z])
+    parsed = parse_model(model.build(), "qs8_gemm")
+    subgraph = parsed.subgraphs[0]
+    fully_connected, convolution = subgraph.operators
+    kinds = {heap_build._fingerprint_kind(subgraph, op) for op in (fully_connected, convolution)}
+    assert len(kinds) == 2
+    gap = heap_build.fingerprint_bytes(subgraph, fully_connected) - heap_build.fingerprint_bytes(
+        subgraph, convolution
+    )
+    # The data blocks' difference (64 outputs x a 4-byte scale) and the scale parameters.
+    aligned = xnnpack_packing.aligned_block
+    assert gap == aligned(3072) - aligned(2816) + aligned(256)

@@ -27,8 +27,10 @@ convolution operator's data type and microkernel), it packs generated weights fo
 operator of that kind, hashes them and frees them all. A fully connected one's are
 `max(kr, 32)` input channels by the microkernel's `nr` outputs (the weights, a bias, scales and
 zero points per output, and 64 B of alignment for each of four buffers), their packed copy and
-the dummy operator's objects; a convolution's are a 1×1 one-channel kernel (the operator's
-objects, small buffers and its zero buffer). measure.py's first interpreter is the first to
+the dummy operator's objects; a convolution's are a padded 1×1 kernel of one channel, run as
+a depthwise convolution (its data, the operator's objects, packing and zero buffer). Only the
+operators the runtime creates pack weights: a dead node (its output read by nobody) is
+removed by XNNPACK's clean-up first. measure.py's first interpreter is the first to
 apply the delegate, so its Init pays them: when what the kernel creates from that operator on
 is less than the dummy's, that moment is the peak.
 
@@ -63,8 +65,7 @@ CALL_BYTES = 4 * 24
 # InterpreterBuilder's list of the resolver's delegate creators (one 32-byte request), freed
 # once the lazy delegate is applied.
 DELEGATE_CREATORS_BYTES = 40
-ALIGNED_SLACK_BYTES = 32
-ALIGNED_BLOCKS_PER_NODE = 2
+XNN_EXTRA_BYTES = 16  # include/xnnpack.h: bytes a microkernel may read past an array
 _GEMMS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
 
 
@@ -182,7 +183,29 @@ def kernel_init_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model, isa:
         + xnnpack_objects.runtime_bytes(subgraph, subset, model)
         + made
         - xnnpack_objects.reshape_bytes(subgraph, subset, model)
-        + sum(_packed(subgraph, subgraph.operators[index], isa) for index in subset.operators)
+        + _created_packing(subgraph, subset, subset.operators, model, isa)
+    )
+
+
+def _created(subgraph: Subgraph, subset: NodeSubset, model: Model) -> set[int]:
+    """The operators of a subset the runtime creates: those XNNPACK's clean-up (dead nodes)
+    and fusions keep."""
+    boundary = set(subset.inputs) | set(subset.outputs)
+    return {node.operator for node in _nodes(subgraph, subset.operators, boundary, model)}
+
+
+def _created_packing(
+    subgraph: Subgraph,
+    subset: NodeSubset,
+    operators: tuple[int, ...] | list[int],
+    model: Model,
+    isa: IsaProfile,
+) -> int:
+    """The weights packed for those of `operators` the runtime creates: a dead operator
+    (its output read by nobody) is removed before creation and packs nothing."""
+    created = _created(subgraph, subset, model)
+    return sum(
+        _packed(subgraph, subgraph.operators[index], isa) for index in operators if index in created
     )
 
 
@@ -203,7 +226,24 @@ def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str,
         convolution.group_output_channels,
         gemm=convolution.microkernel == "gemm",
     )
-    return family, f"{convolution.kind}/{convolution.microkernel}", tile.nr
+    return family, f"{_gemm_data_type(subgraph, operator)}/{convolution.microkernel}", tile.nr
+
+
+def _gemm_data_type(subgraph: Subgraph, operator: Operator) -> str:
+    """The XNNPACK data type a GEMM is fingerprinted by: an 8-bit 1×1 convolution with one
+    filter scale is qs8 (its own fingerprint, generated without scales); a FULLY_CONNECTED
+    and a per-channel convolution are qc8w (xnn6_fingerprint_7 on the wheel: a one-scale
+    FULLY_CONNECTED fingerprinted with 3,072 B of data and its scale parameters, the one-scale
+    1×1 convolutions after it again, with 2,816 B and none)."""
+    convolution = xnnpack_packing._convolution(subgraph, operator)
+    kind = convolution.kind if convolution is not None else ""
+    if kind != "INT8" or operator.opcode == "FULLY_CONNECTED":
+        return kind
+    if dynamically_quantized(subgraph, operator):
+        return kind
+    weights = xnnpack_packing.constant_input(subgraph, operator.inputs, 1)
+    scales = weights.quantization.channel_count if weights and weights.quantization else 1
+    return kind if scales > 1 else "INT8/qs8"
 
 
 def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
@@ -214,11 +254,9 @@ def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
         return 0
     family, _, nr = kind
 
-    def aligned(request: int) -> int:
-        # A 64-aligned block glibc cuts from a free chunk can hold up to 32 B more than a
-        # fresh one (heap.py's placement note): counted, so the moment never falls under.
-        return xnnpack_packing.aligned_block(request) + ALIGNED_SLACK_BYTES
-
+    # Each 64-aligned block at the most glibc's _int_memalign hands out (its chunk and up
+    # to 32 B of trailing room it keeps): xnnpack_packing.aligned_block.
+    aligned = xnnpack_packing.aligned_block
     element = 4 if convolution.kind == "FLOAT32" else 1
     scales = 0 if convolution.kind == "FLOAT32" else 4
     context = glibc.usable(24)  # the fingerprint cache's context
@@ -233,22 +271,49 @@ def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
         )
         nr = tile.nr
         depth = max(tile.kr, 32)
-        data = depth * nr * element + nr * (4 + scales + 4) + 4 * 64
+        # A qs8 dummy is generated without scales and sets no scale parameters; its packing
+        # keeps a float per output as the qc8w one does (2,560 B both on the wheel).
+        generated = 0 if _gemm_data_type(subgraph, operator) == "INT8/qs8" else scales
+        data = depth * nr * element + nr * (4 + generated + 4) + 4 * 64
         packed = nr * (xnnpack_packing.round_up(depth, tile.kr) * element + 4 + scales)
-        scale_parameters = aligned(4 * nr) if scales else 0
+        scale_parameters = aligned(4 * nr) if generated else 0
         return (
             context
             + aligned(data)
             + aligned(packed)
             + scale_parameters
             + xnnpack_objects._operator_blocks("gemm")
-            + 3 * ALIGNED_SLACK_BYTES  # the dummy operator's three aligned blocks
         )
-    # A 1×1, one-channel dummy: its generated data, packed copy and zero buffer are each
-    # one tile of channels at most, counted as one 64-byte aligned tile of 4-byte elements.
-    microkernel = xnnpack_objects._microkernel(subgraph, operator) or "igemm"
-    tile_bytes = aligned(3 * 64 + 4 * 64)
-    return context + 3 * tile_bytes + xnnpack_objects._operator_blocks(microkernel)
+    if dynamically_quantized(subgraph, operator):
+        # A hybrid convolution's dummy (qd8: no depthwise microkernel, so an IGEMM) is not
+        # traced: its generated data, packed copy and zero buffer are counted as one 64-byte
+        # aligned tile of 4-byte elements each, a bound.
+        microkernel = xnnpack_objects._microkernel(subgraph, operator) or "igemm"
+        tile_bytes = aligned(3 * 64 + 4 * 64) + 32
+        return context + 3 * tile_bytes + xnnpack_objects._operator_blocks(microkernel)
+    return context + _convolution_dummy_bytes(convolution, element, scales)
+
+
+def _convolution_dummy_bytes(
+    convolution: xnnpack_packing._Convolution, element: int, scales: int
+) -> int:
+    """convolution-nhwc.c xnn_fingerprint_convolution2d_nhwc: a 1×1 convolution of one group
+    of one input and one output channel. Its generated data is one weight, a 4-byte bias and
+    a 4-byte scale with 64 B of alignment after each. The one-channel dummy runs as a
+    depthwise convolution (select_microkernel_type; never vmulcaddc, see xnnpack_packing) with
+    the smallest unipass tile: its packing is a channel tile of (taps × weight + bias + an
+    8-bit kind's per-channel scale), to 64 B, and its zero buffer a channel tile of input
+    elements and XNN_EXTRA_BYTES. An 8-bit kind's requantization scale (one float) is held
+    while it is created. Its operator's blocks are a depthwise convolution's."""
+    aligned = xnnpack_packing.aligned_block
+    data = aligned(element + 4 + 4 + 3 * 64)
+    blocks = xnnpack_objects._operator_blocks("dwconv")
+    tile = xnnpack_packing._depthwise_tile(convolution.kind, xnnpack_packing.HOST_TILES)
+    primary = min(tile.primary_tiles)
+    packed = xnnpack_packing.round_up(tile.channels * (primary * element + 4 + scales), 64)
+    zero = XNN_EXTRA_BYTES + tile.channels * element
+    requantization = aligned(4) if scales else 0
+    return data + blocks + aligned(packed) + aligned(zero) + requantization
 
 
 def scale_scratch(subgraph: Subgraph, operator: Operator) -> int:
@@ -283,7 +348,7 @@ def _created_from(
     return (
         made
         - xnnpack_objects.reshape_bytes(subgraph, rest, model)
-        + sum(_packed(subgraph, subgraph.operators[index], isa) for index in rest.operators)
+        + _created_packing(subgraph, subset, rest.operators, model, isa)
     )
 
 
@@ -306,19 +371,12 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     inits = [kernel_init_bytes(subgraph, subset, model, isa) for subset in kernels]
     largest = 0
     fingerprinted: set[tuple[str, str, int]] = set()
-    aligned_blocks = 0
     for position, subset in enumerate(kernels):
         later = sum(inits[position + 1 :])
         # Only operators that survive XNNPACK's clean-up and fusions are created.
         boundary = set(subset.inputs) | set(subset.outputs)
         nodes = _nodes(subgraph, subset.operators, boundary, model)
         created = {node.operator for node in nodes}
-        # glibc may hand each 64-aligned block (an operator's object and packing, two per
-        # node) up to 32 B more, by what was freed before it. The placement allowance of the
-        # setup figure covers the blocks that stay; a fingerprint's moment, in the middle of
-        # the runtime's creation, counts them for the nodes made so far.
-        aligned_blocks += ALIGNED_BLOCKS_PER_NODE * len(nodes)
-        slack = ALIGNED_SLACK_BYTES * aligned_blocks
         held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
         largest = max(largest, before - later + held + shared)
         for place, index in enumerate(subset.operators):
@@ -339,7 +397,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
                 subgraph, operator
             )
             scratch = fingerprint_bytes(subgraph, operator)
-            moment = before - later + held + shared - pending + scratch + slack
+            moment = before - later + held + shared - pending + scratch
             largest = max(largest, moment)
     return largest
 

@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import glibc, rules
+from arenalens.runtimes.litert import glibc, rules, xnnpack_custom
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
@@ -165,6 +165,10 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
+    if xnnpack_custom.custom_name(operator) is not None:
+        # Taken when its Visit*Node's checks pass; what XNNPACK holds for it is not modelled.
+        taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
+        return None if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "BATCH_MATMUL":
@@ -424,18 +428,27 @@ def int_values(model: Model, subgraph: Subgraph, index: int) -> tuple[int, ...] 
 # in the delegate kernel's Prepare and allocate_tensors() fails: the interpreter does not fall
 # back to the builtin kernels.
 REQUANTIZATION_LIMIT = 256.0
+# An int8 BATCH_MATMUL with a constant B: batch-matrix-multiply-nc.c (setup_packing_params_qs8)
+# refuses a requantization scale outside (0, 255] when it packs B at creation; with a B
+# computed at run time it checks nothing. The delegate takes the node, allocate_tensors()
+# succeeds and the first invoke() crashes the process (SIGSEGV; measured on the 2.3.0 wheel at
+# 255.5, 256, 1,000; 255 runs, and with a run-time B every scale runs).
+BATCH_MATMUL_REQUANTIZATION_LIMIT = 255.0
 _REQUANTIZED = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
 _EIGHT_BIT = ("INT8", "UINT8")
 
 
 @dataclass(frozen=True, slots=True)
 class CreateFailure:
-    """A delegated operator XNNPACK refuses to create: where, and its requantization scale."""
+    """A delegated operator XNNPACK refuses to create: where, its requantization scale, and
+    when the interpreter fails ("setup": allocate_tensors(); "invoke": the first invoke()
+    crashes)."""
 
     subgraph: int
     operator: int
     opcode: str
     scale: float
+    phase: str = "setup"
 
 
 def create_failures(model: Model) -> tuple[CreateFailure, ...]:
@@ -444,6 +457,16 @@ def create_failures(model: Model) -> tuple[CreateFailure, ...]:
     for subgraph in model.subgraphs:
         for index in partition(subgraph, model).delegated:
             operator = subgraph.operators[index]
+            if operator.opcode == "BATCH_MATMUL":
+                b = operator.inputs[1] if len(operator.inputs) > 1 else -1
+                if b < 0 or not subgraph.tensors[b].has_data:
+                    continue  # a run-time B: no check at creation
+                scale = _requantization_scale(model, subgraph, operator)
+                if scale is not None and scale > BATCH_MATMUL_REQUANTIZATION_LIMIT:
+                    found.append(
+                        CreateFailure(subgraph.index, index, operator.opcode, scale, "invoke")
+                    )
+                continue
             if operator.opcode not in _REQUANTIZED:
                 continue
             scale = _requantization_scale(model, subgraph, operator)
@@ -587,12 +610,11 @@ def delegated_view(model: Model) -> Model | None:
     for subset in node_subsets(subgraph, split.delegated):
         if not subset.delegated:
             for index in subset.operators:
-                operators.append(replace(subgraph.operators[index], index=len(operators)))
+                operators.append(subgraph.operators[index]._replace(index=len(operators)))
             continue
         first = subgraph.operators[subset.operators[0]]
         operators.append(
-            replace(
-                first,
+            first._replace(
                 index=len(operators),
                 opcode=DELEGATE_OPCODE,
                 custom_code=DELEGATE_OPCODE.removeprefix("CUSTOM:"),

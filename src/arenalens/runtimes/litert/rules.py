@@ -37,6 +37,7 @@ from arenalens.runtimes import MemoryBudget, Obstacle, Runtime
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
+from arenalens.runtimes.litert.xnnpack_custom import XNNPACK_CUSTOM_OPERATORS
 from arenalens.runtimes.sections import ArenaSection, laid_end_to_end, planned_parts
 from arenalens.runtimes.verification import Prediction, VerifyResult, VerifyRow
 
@@ -251,15 +252,23 @@ LITERT_CUSTOM_OPERATORS = frozenset(
 
 
 def unresolved_custom_operators(model: Model) -> tuple[Obstacle, ...]:
-    """Custom operators the LiteRT builtin resolver has no kernel for, in model order."""
+    """Custom operators the LiteRT builtin resolver has no kernel for, in model order. The
+    placeholder's Prepare is what fails: one the XNNPACK delegate takes (xnnpack_custom)
+    never runs it, so under XNNPACK it stops nothing (builtin_prepare)."""
     return tuple(
         Obstacle(
             f"LiteRT has no kernel for custom operator '{name}' ('Encountered unresolved custom "
-            f"op: {name}.'): the application must register one",
+            f"op: {name}.'): the application must register one"
+            + (
+                " (the XNNPACK delegate runs it when it takes it)"
+                if name in XNNPACK_CUSTOM_OPERATORS
+                else ""
+            ),
             subgraph=subgraph.index,
             operator=operator.index,
             opcode=operator.opcode,
             no_kernel=True,
+            builtin_prepare=name in XNNPACK_CUSTOM_OPERATORS,
         )
         for subgraph in model.subgraphs
         for operator in subgraph.operators

@@ -104,7 +104,7 @@ def resize_model_inputs(model: Model, shapes: Mapping[str | int, Sequence[int]])
     # The user fixed these inputs' shapes: their unknown dimensions are known now.
     main = subgraphs[0]
     fixed = tuple(
-        replace(tensor, shape_signature=tensor.shape) if tensor.index in resized else tensor
+        tensor._replace(shape_signature=tensor.shape) if tensor.index in resized else tensor
         for tensor in main.tensors
     )
     subgraphs[0] = replace(main, tensors=fixed)
@@ -290,7 +290,7 @@ def _read_shapes(model: Model, subgraph: Subgraph, sizes: Sizes) -> Subgraph:
             tensors.append(tensor)
             continue
         _check_bytes(model, subgraph, tensor.name, shape, tensor.dtype.element_bytes or 1)
-        tensors.append(replace(tensor, shape=shape))
+        tensors.append(tensor._replace(shape=shape))
     return replace(subgraph, tensors=tuple(tensors))
 
 

@@ -518,8 +518,7 @@ def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
     convolution = _convolution(subgraph, operator)
     if convolution is None:
         return None
-    # vmulcaddc (a float 1×1 depthwise) is counted as a depthwise convolution (not seen).
-    return "dwconv" if convolution.microkernel == "vmulcaddc" else convolution.microkernel
+    return convolution.microkernel
 
 
 def _node_bytes(

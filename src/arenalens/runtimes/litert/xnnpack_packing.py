@@ -1,12 +1,13 @@
 """The bytes XNNPACK packs each operator's weights into and the indirection buffers it keeps,
 from XNNPACK's sources (*src/operators/convolution-nhwc.c, src/operators/fully-connected-nc.c,
-src/configs/gemm-config.c, src/configs/dwconv-config.c, src/configs/vmulcaddc-config.c,
+src/configs/gemm-config.c, src/configs/dwconv-config.c,
 src/operator-utils.c, src/microkernel-utils.c*), for the microkernels the measuring machine
 selects.
 
 * **Microkernel** (`select_microkernel_type`): a convolution with one input and one output
-  channel per group runs as vmulcaddc (float, 1×1, unit stride, no padding) or depthwise (a
-  window wider than the largest unipass tile, 25 taps here, as a grouped IGEMM);
+  channel per group runs as depthwise (a float 1×1 one too: the vmulcaddc path needs a config
+  the create function never sets), a window wider than the largest unipass tile, 25 taps
+  here, as a grouped IGEMM;
   a 1×1 unit-stride convolution and a fully connected operator as a GEMM; the rest as IGEMM
   (a depthwise convolution with a depth multiplier over 1 is grouped: one group per input
   channel).
@@ -15,8 +16,7 @@ selects.
   output channels, each with its bias (4 B), `taps × round_up(depth, kr)` weights and, for
   int8 (per-channel weights: qs8_qc8w), a float scale; a depthwise convolution packs
   `round_up(channels, channel tile)` channels of bias, `primary tile` taps of weights and
-  (int8) a scale; vmulcaddc a scale and a bias per channel, channels to a tile of 4. The
-  tiles are this CPU's configuration (`HOST_TILES`).
+  (int8) a scale. The tiles are this CPU's configuration (`HOST_TILES`).
 * **Indirection buffers** (reshape): an IGEMM convolution keeps one pointer per tap per output
   pixel, pixels rounded up to the row tile XNNPACK's heuristic picks (1 or the GEMM's mr, by
   its cost formula); a depthwise convolution `primary_tile − taps + output_height × (taps +
@@ -125,7 +125,7 @@ class _Convolution:
     """How XNNPACK runs one convolution or fully connected operator (convolution-nhwc.c:
     select_microkernel_type): its microkernel family and its groups' shape."""
 
-    microkernel: str  # vmulcaddc | dwconv | igemm | gemm
+    microkernel: str  # dwconv | igemm | gemm
     groups: int
     group_input_channels: int
     group_output_channels: int
@@ -160,20 +160,21 @@ def _convolution(
     stride_h = int(options.get("stride_h", 1) or 1)
     dilated = any(int(options.get(key, 1) or 1) != 1 for key in _DILATIONS)
     unit_1x1 = taps == 1 and stride_w == 1 and stride_h == 1 and not dilated
-    if group_input == 1 and group_output == 1:
-        if unit_1x1 and kind == "FLOAT32":
-            return _Convolution("vmulcaddc", groups, 1, 1, 1, kind)
-        if _primary_tile(taps, _depthwise_tile(kind, tiles)) is not None:
-            return _Convolution("dwconv", groups, 1, 1, taps, kind)
-        # No unipass tile holds the window (find_dwconv_ukernel finds none): XNNPACK runs it
-        # as a grouped IGEMM, one group per channel.
+    # One channel per group: select_microkernel_type picks vmulcaddc only with the context's
+    # vmulcaddc config, which convolution-nhwc.c never sets (init_vmuladdc_params_f32 keeps it
+    # local), so a float 1×1 depthwise convolution runs as a depthwise one too (the wheel: a
+    # 3-tap packing and reshape_dwconv's indirection buffer, SAME or VALID). No unipass tile
+    # holding the window (find_dwconv_ukernel finds none): a grouped IGEMM, one group per
+    # channel.
+    one_channel = group_input == 1 and group_output == 1
+    if one_channel and _primary_tile(taps, _depthwise_tile(kind, tiles)) is not None:
+        return _Convolution("dwconv", groups, 1, 1, taps, kind)
     return _Convolution(
         "gemm" if unit_1x1 else "igemm", groups, group_input, group_output, taps, kind
     )
 
 
 _DILATIONS = ("dilation_w_factor", "dilation_h_factor", "dilation_wfactor", "dilation_hfactor")
-VMULCADDC_CHANNEL_TILE = 4  # f32 vmulcaddc c4__sse_2x (vmulcaddc-config.c); none for int8
 
 
 def _primary_tile(taps: int, tile: DepthwiseTile) -> int | None:
@@ -199,9 +200,6 @@ def packed_weights_request(
     element = 4 if convolution.kind == "FLOAT32" else 1
     scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
     groups = convolution.groups
-    if convolution.microkernel == "vmulcaddc":
-        # A scale and a bias per channel.
-        return round_up(8 * round_up(groups, VMULCADDC_CHANNEL_TILE), 64)
     if convolution.microkernel == "dwconv":
         tile = _depthwise_tile(convolution.kind, tiles)
         primary = _primary_tile(convolution.taps, tile)
@@ -335,11 +333,9 @@ def hybrid_lhs_bytes(
 def batch_matmul_lhs_bytes(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
 ) -> int:
-    """The operator workspace a hybrid BATCH_MATMUL with a constant B packs A into (0 for any
-    other BATCH_MATMUL)."""
-    b = operator.inputs[1] if len(operator.inputs) > 1 else -1
-    if b < 0 or not subgraph.tensors[b].has_data:
-        return 0
+    """The bytes a hybrid BATCH_MATMUL packs its quantized A into, inside its operator
+    workspace (0 for any other BATCH_MATMUL): the delegate's convert of A is folded into the
+    operator whether B is constant or computed at run time (optimize_packed_lhs)."""
     if batch_matmul_kind(subgraph, operator) != "qd8":
         return 0
     shape = _batch_matmul_b(subgraph, operator)
@@ -364,15 +360,18 @@ def batch_matmul_lhs_bytes(
 def batch_matmul_workspace(
     subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES, threads: int = 1
 ) -> int:
-    """A BATCH_MATMUL's operator workspace (xnn_reshape_batch_matrix_multiply's
-    workspace_size): a B computed at run time is packed into it at each run; a hybrid one with
-    a constant B packs its quantized A into it."""
+    """A BATCH_MATMUL's operator workspace (reshape_batch_matrix_multiply_nc's
+    workspace_size): a B computed at run time is packed into it at each run, and a hybrid
+    one's quantized A after it, from the next 64-aligned offset; with a constant B, only a
+    hybrid one's A."""
     b = operator.inputs[1] if len(operator.inputs) > 1 else -1
     if b < 0:
         return 0
+    lhs = batch_matmul_lhs_bytes(subgraph, operator, tiles, threads)
     if subgraph.tensors[b].has_data:
-        return batch_matmul_lhs_bytes(subgraph, operator, tiles, threads)
-    return batch_matmul_b_bytes(subgraph, operator, tiles)
+        return lhs
+    packed = batch_matmul_b_bytes(subgraph, operator, tiles)
+    return round_up(packed, XNN_ALLOCATION_ALIGNMENT) + lhs if lhs else packed
 
 
 def indirection_request(
@@ -385,7 +384,7 @@ def indirection_request(
     convolution = _convolution(subgraph, operator, tiles)
     if convolution is None:
         return None
-    if convolution.microkernel in ("vmulcaddc", "gemm"):
+    if convolution.microkernel == "gemm":
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
     output = subgraph.tensors[operator.outputs[0]] if operator.outputs else None

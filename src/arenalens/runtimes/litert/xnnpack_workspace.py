@@ -215,11 +215,14 @@ def _nodes(
             inputs = [fresh, *inputs[1:]]
             fresh += 1
         if hybrid_batch_matmul(subgraph, operator) and not subgraph.tensors[inputs[1]].has_data:
-            # With a B computed at run time, A's qdint8 value (its per-row parameters and row
-            # sums) is placed at the node; with a constant B, XNNPACK packs A inline, into the
-            # operator's workspace (xnnpack_packing.batch_matmul_lhs_bytes).
-            sizes[fresh] = dynamic_quantized_bytes(subgraph.tensors[inputs[0]])
-            inputs = [*inputs[:1], fresh, *inputs[1:]]
+            # With a B computed at run time, the delegate defines B's channel-wise value with
+            # no external id (VisitBatchMatMulNode: xnn_define_channelwise_quantized_tensor_value_v2
+            # with XNN_INVALID_VALUE_ID), so it is a value internal to the runtime, B's int8
+            # bytes, live at the node. A's convert is folded into the operator as with a
+            # constant B (optimize_packed_lhs): A is packed into the operator's workspace
+            # after the packed B (xnnpack_packing.batch_matmul_workspace), no qdint8 value.
+            sizes[fresh] = subgraph.tensors[inputs[1]].nbytes
+            inputs = [*inputs[:1], fresh, *inputs[2:]]
             fresh += 1
         kind = operator.opcode
         if kind in _CLAMPS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property, lru_cache, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -205,13 +205,17 @@ def budget(
         required_bytes=prediction.minimal_arena,
         parts=MappingProxyType(parts),
         assumptions=tuple(assumptions),
-        device=build_title(build),
+        device=_device_title(build),
         build=build,
         obstacles=prediction.support.obstacles,
         estimate_reasons=estimate_notes(prediction.support),
         sections_of=partial(arena_sections, prediction, arena.problem),
         split_of=partial(two_buffer_split, prediction, capacity),
     )
+
+
+# The build in words, once per build (a build is a frozen value; its title reads release records).
+_device_title = lru_cache(maxsize=64)(build_title)
 
 
 def two_buffer_split(prediction: SetupPrediction, variable_count: int) -> ArenaSplit:

@@ -70,7 +70,7 @@ def execution_model(model: Model) -> Model:
         replace(
             subgraph,
             operators=tuple(
-                replace(op, raw_builtin_code=op.builtin_code) for op in subgraph.operators
+                op._replace(raw_builtin_code=op.builtin_code) for op in subgraph.operators
             ),
         )
         for subgraph in model.subgraphs

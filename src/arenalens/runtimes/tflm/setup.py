@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -62,40 +63,41 @@ def _quantized(tensor: Tensor) -> bool:
     return quantization is not None and quantization.zero_point is not None
 
 
+# `Allocation` from all its fields in one C call: a setup sequence is hundreds of steps a check,
+# and the NamedTuple's own constructor is a Python function (it fills in defaults).
+_step = partial(tuple.__new__, Allocation)
+
+
 def _tensor_struct(
     tensor: Tensor, layout: RuntimeLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
     alignment = layout.struct_alignment
-    # Positional (action, nbytes, alignment, what, category, count, part): one per tensor.
-    struct = Allocation(
-        action,
-        layout.tflite_tensor,
-        alignment,
-        what,
-        PERSISTENT_TENSORS if recorded else "",
-        1,
-        temp_overlap.TENSOR,
+    # (action, nbytes, alignment, what, category, count, part, hazard, fails_at).
+    struct = _step(
+        (
+            action,
+            layout.tflite_tensor,
+            alignment,
+            what,
+            PERSISTENT_TENSORS if recorded else "",
+            1,
+            temp_overlap.TENSOR,
+            None,
+            (),
+        )
     )
     quantization = tensor.quantization
     # TFLM copies quantization only when both scale and zero_point are non-empty.
     if quantization is None or quantization.zero_point is None:
         return [struct]
     category = QUANTIZATION if recorded else ""
+    affine = layout.affine_quantization
+    zero_points = 4 + 4 * quantization.channel_count
     return [
         struct,
-        Allocation(
-            action, layout.affine_quantization, alignment, what, category, 1, temp_overlap.AFFINE
-        ),
-        Allocation(
-            action,
-            4 + 4 * quantization.channel_count,
-            4,
-            what,
-            category,
-            1,
-            temp_overlap.ZERO_POINTS,
-        ),
+        _step((action, affine, alignment, what, category, 1, temp_overlap.AFFINE, None, ())),
+        _step((action, zero_points, 4, what, category, 1, temp_overlap.ZERO_POINTS, None, ())),
     ]
 
 
@@ -231,15 +233,12 @@ def setup_sequence(
         else:
             _kernel_steps(writing, setup.prepare, view, label, "Prepare")
         steps.append(_RESET_TEMP)
-        requests_so_far += scratch_per_operator.get((view.subgraph.index, view.operator.index), 0)
-        steps.append(
-            Allocation(
-                Action.HEAD,
-                layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR),
-                pointer,
-                f"scratch requests after {label}",
-            )
-        )
+        if scratch_per_operator:
+            key = (view.subgraph.index, view.operator.index)
+            requests_so_far += scratch_per_operator.get(key, 0)
+        nbytes = layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR)
+        what = f"scratch requests after {label}"
+        steps.append(_step((Action.HEAD, nbytes, pointer, what, "", 1, "", None, ())))
     steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
     return _with_failing_starts(steps) if writing.hazards else tuple(steps)
@@ -404,7 +403,7 @@ def _options_steps(setup: OperatorSetup, label: str) -> list[Allocation]:
     if setup.builtin_data is None:
         return []
     size, alignment = setup.builtin_data
-    return [Allocation(Action.PERSISTENT, size, alignment, f"options of {label}")]
+    return [_step((Action.PERSISTENT, size, alignment, f"options of {label}", "", 1, "", None, ()))]
 
 
 def _kernel_steps(
@@ -431,20 +430,25 @@ def _kernel_steps(
         if not label:
             label = f"{phase} of {operator_label}"
         if type(allocation) is Persistent:
-            over = allocation.written
-            writing.hazards |= over is not None
+            nbytes, what, over = allocation
+            hazard = None
+            if over is not None:
+                writing.hazards = True
+                hazard = temp_overlap.resolve(over, nbytes, view.build.abi)
+            what = f"{label}: {what}"
             steps.append(
-                Allocation(
-                    Action.PERSISTENT,
-                    allocation.nbytes,
-                    ARENA_ALIGNMENT,
-                    f"{label}: {allocation.what}",
-                    PERSISTENT_BUFFERS,
-                    1,
-                    "",
-                    None
-                    if over is None
-                    else temp_overlap.resolve(over, allocation.nbytes, view.build.abi),
+                _step(
+                    (
+                        Action.PERSISTENT,
+                        nbytes,
+                        ARENA_ALIGNMENT,
+                        what,
+                        PERSISTENT_BUFFERS,
+                        1,
+                        "",
+                        hazard,
+                        (),
+                    )
                 )
             )
         elif type(allocation) is TempBytes:

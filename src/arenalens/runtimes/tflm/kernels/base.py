@@ -294,6 +294,11 @@ def no_events(context: KernelContext) -> Events:
     return ()
 
 
+# Init functions whose events depend on the build alone, not on the operator (`common.op_data`:
+# one struct): the setups run each once per kernel and build, not once per operator.
+BUILD_ONLY_INITS: set[RuleFunction] = {no_events}
+
+
 def inputs_then_outputs(context: KernelContext) -> Events:
     """The common Prepare: a temp tensor for every present input, then every output."""
     found: list[Event] = []

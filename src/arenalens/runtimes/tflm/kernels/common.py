@@ -81,6 +81,7 @@ def op_data(layout: Struct | int, what: str = "OpData") -> base.RuleFunction:
         nbytes = layout if isinstance(layout, int) else context.sizeof(layout)
         return [base.Persistent(nbytes, what)]
 
+    base.BUILD_ONLY_INITS.add(init)
     return init
 
 

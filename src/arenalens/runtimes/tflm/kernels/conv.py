@@ -169,19 +169,6 @@ def _scale_checks(
     return []
 
 
-def _populate_checks(context: base.KernelContext, axis: int) -> list[base.Event]:
-    """PopulateConvolutionQuantizationParams for CONV_2D (filter dimension 0 is the output
-    channels) and DEPTHWISE_CONV_2D (dimension 3)."""
-    operands = (context.input(0), context.input(1), context.input(2), context.output(0))
-    refused = convolution_parameters(
-        context.build,
-        context.option("fused_activation_function"),
-        operands,
-        channels(context.input(1), axis),
-    )
-    return [refused] if refused else []
-
-
 def calculate_op_data(
     context: base.KernelContext, file: str, axis: int
 ) -> tuple[list[base.Event], bool]:
@@ -192,11 +179,21 @@ def calculate_op_data(
     events, and True when it refuses (the Prepare returns there)."""
     if len(context.operator.inputs) not in (2, 3):
         return [not_true(file, "has_bias || node->inputs->size == 2")], True
-    found = base.temps(context, ("in", 0), ("in", 1), ("in", 2), ("out", 0))
-    if context.input_type(0) != "FLOAT32":
-        refused = _populate_checks(context, axis)
+    # Input, filter, bias, output: the temps fetched again, and what the parameters read.
+    operands = (context.input(0), context.input(1), context.input(2), context.output(0))
+    found: list[base.Event] = [base.TempTensor(tensor) for tensor in operands if tensor is not None]
+    source = operands[0]
+    if source is None or source.dtype.name != "FLOAT32":
+        # PopulateConvolutionQuantizationParams for CONV_2D (filter dimension 0 is the output
+        # channels) and DEPTHWISE_CONV_2D (dimension 3).
+        refused = convolution_parameters(
+            context.build,
+            context.option("fused_activation_function"),
+            operands,
+            channels(operands[1], axis),
+        )
         if refused:
-            return found + refused, True
+            return [*found, refused], True
     return found, False
 
 

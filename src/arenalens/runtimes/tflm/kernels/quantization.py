@@ -39,7 +39,6 @@ from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
     dim,
     is_quantized,
-    scale_count,
     scale_of,
     type_of,
     zero_point_of,
@@ -313,23 +312,29 @@ def convolution_parameters(
                 1,
                 fix=QUANTIZE_EVERY_TENSOR,
             )
-    count = scale_count(weights)
+    # Both are quantized (`is_quantized`): their scales and the filter's count read directly.
+    assert source is not None and source.quantization is not None
+    assert weights is not None and weights.quantization is not None
+    count = weights.quantization.channel_count
     if count > 1:
         refused = _per_channel(kernel_util(build), source, weights, count, channels)
         if refused:
             return refused
     # Each channel's QuantizeMultiplier(input scale · filter scale / output scale), in double.
-    real = divide(scale_of(source) * scale_of(weights), scale_of(output))
-    refused = multiplier_check(build, real, "input scale × filter scale / output scale")
-    if refused:
-        return refused
-    if type_of(source) == "UINT8":
+    product = (source.quantization.scale or 0.0) * (weights.quantization.scale or 0.0)
+    real = divide(product, scale_of(output))
+    if not math.isfinite(real):
+        refused = multiplier_check(build, real, "input scale × filter scale / output scale")
+        if refused:
+            return refused
+    kind = source.dtype.name
+    if kind == "UINT8":
         refused = bias_scale(build, (source, weights, bias, output)) or convolution_multiplier(
             build, source, weights, output
         )
         if refused:
             return refused
-    if type_of(source) in ("INT8", "UINT8", "INT16"):
+    if kind in ("INT8", "UINT8", "INT16"):
         return activation_range(build, activation, output)
     return None
 

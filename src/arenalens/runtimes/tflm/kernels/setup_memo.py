@@ -20,7 +20,6 @@ negative size); the plain run answers then. Bounded: the oldest entries go first
 
 from __future__ import annotations
 
-import dataclasses
 import types
 from collections.abc import Callable, Hashable, Iterator
 from operator import attrgetter
@@ -33,7 +32,7 @@ from arenalens.runtimes.tflm.kernels import base, registry
 
 # Operator fields that say where it sits in the model, not what it is.
 _PLACING = frozenset({"index", "file_index"})
-_OPERATOR_FIELDS = tuple(f.name for f in dataclasses.fields(Operator) if f.name not in _PLACING)
+_OPERATOR_FIELDS = tuple(name for name in Operator._fields if name not in _PLACING)
 # Mapping-valued fields enter the key as their items.
 _MAPPING_FIELDS = frozenset({"options"})
 CAPACITY = 4096  # entries per build; a VWW has 31 operators, mobilenet_v2 224 84
@@ -130,7 +129,6 @@ def clear() -> None:
 _PLAIN_FIELDS = tuple(name for name in _OPERATOR_FIELDS if name not in _MAPPING_FIELDS)
 _plain_fields = attrgetter(*_PLAIN_FIELDS)
 _mapping_fields = tuple(attrgetter(name) for name in _OPERATOR_FIELDS if name in _MAPPING_FIELDS)
-_tensor_fields = attrgetter(*(f.name for f in dataclasses.fields(Tensor)))
 VARIANTS = 8  # tensor variants kept per operator key
 
 
@@ -147,7 +145,7 @@ def _tensors_key(
     try:
         return tuple(
             [
-                _tensor_fields(tensors[index]) if index >= 0 else None
+                tensors[index] if index >= 0 else None
                 for index in (*operator.inputs, *operator.outputs, *operator.intermediates)
             ]
         )

@@ -10,6 +10,7 @@ silent default.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
@@ -85,10 +86,13 @@ class OperatorSetup:
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
 
-def operator_setup(context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:
+def operator_setup(
+    context: base.KernelContext, earlier_scratch: int, kernels: Kernels | None = None
+) -> OperatorSetup:
     """One operator → its kernel's events on the context's build (sizes checked non-negative),
-    after `earlier_scratch` scratch requests of the operators set up before it."""
-    found = setup_memo.recalled(context, kernel_events)
+    after `earlier_scratch` scratch requests of the operators set up before it (`kernels`: the
+    kernel facts the other operators of the model found, on the same build)."""
+    found = setup_memo.recalled(context, kernel_events if kernels is None else kernels.events)
     if found.rule is None:
         return OperatorSetup(
             context,
@@ -112,17 +116,58 @@ def operator_setup(context: base.KernelContext, earlier_scratch: int) -> Operato
 def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
     """One operator → what its kernel's rule gives on the context's build, sizes unchecked: the
     part of `operator_setup` that depends on the operator alone (`setup_memo` remembers it)."""
+    return Kernels(context.build).events(context)
+
+
+class _Kernel(NamedTuple):
+    """What one operator's events take from its kernel alone, on one build: whether the build
+    registers it, its rule, its parsed options' (bytes, alignment), and its Init's events when
+    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None)."""
+
+    registered: bool
+    rule: base.KernelRule | None
+    builtin_data: tuple[int, int] | None
+    init: tuple[base.Event, ...] | None
+
+
+class Kernels:
+    """The kernel facts of one build, by opcode (and whether the operator is custom), found once
+    per setups pass: a model has a handful of kernels for its tens of operators. Keeps nothing
+    of any model but the facts of its kernels on the build."""
+
+    __slots__ = ("build", "found")
+
+    def __init__(self, build: Build) -> None:
+        self.build = build
+        self.found: dict[tuple[str, bool], _Kernel] = {}
+
+    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
+        """`kernel_events` with this pass's kernel facts."""
+        operator = context.operator
+        key = (operator.opcode, operator.custom_code is not None)
+        kernel = self.found.get(key)
+        if kernel is None:
+            kernel = self.found[key] = _kernel(context)
+        rule = kernel.rule
+        if rule is None:
+            return (
+                _unmodelled(context)
+                if kernel.registered
+                else setup_memo.KernelEvents(False, None, None, (), ())
+            )
+        init = tuple(rule.init(context)) if kernel.init is None else kernel.init
+        prepare = tuple(rule.prepare(context))
+        return setup_memo.KernelEvents(kernel.registered, rule, kernel.builtin_data, init, prepare)
+
+
+def _kernel(context: base.KernelContext) -> _Kernel:
     opcode = context.opcode
     registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
     if rule is None:
-        return (
-            _unmodelled(context)
-            if registered
-            else setup_memo.KernelEvents(False, None, None, (), ())
-        )
-    init, prepare = tuple(rule.init(context)), tuple(rule.prepare(context))
-    return setup_memo.KernelEvents(registered, rule, rule.builtin_bytes(context), init, prepare)
+        return _Kernel(registered, None, None, None)
+    init = tuple(rule.init(context)) if rule.init in base.BUILD_ONLY_INITS else None
+    return _Kernel(registered, rule, rule.builtin_bytes(context), init)
 
 
 def _checked(
@@ -179,10 +224,11 @@ def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
     # The head arena, the setup replay and the support check all ask for the same model.
     found: list[OperatorSetup] = []
     earlier_scratch = 0
+    kernels = Kernels(build)
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
             setup = operator_setup(
-                base.KernelContext(model, subgraph, operator, build), earlier_scratch
+                base.KernelContext(model, subgraph, operator, build), earlier_scratch, kernels
             )
             earlier_scratch += len(setup.scratch)
             found.append(setup)

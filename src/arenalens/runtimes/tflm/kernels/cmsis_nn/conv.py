@@ -94,9 +94,14 @@ def _conv_params(
     strided: bool,
 ) -> ConvParams:
     """The padding, dilations (and strides when `strided`) TFLM puts in cmsis_nn_conv_params."""
-    stride_w, stride_h = context.option("stride_w", 1), context.option("stride_h", 1)
-    dilation_w = context.option("dilation_wfactor", 1)
-    dilation_h = context.option("dilation_hfactor", 1)
+    # `KernelContext.option` for the five options, read from one mapping.
+    found = context.operator.options.get
+    stride_w, stride_h = found("stride_w", 1), found("stride_h", 1)
+    dilation_w, dilation_h = found("dilation_wfactor", 1), found("dilation_hfactor", 1)
+    stride_w = int(stride_w) if isinstance(stride_w, int) else 1
+    stride_h = int(stride_h) if isinstance(stride_h, int) else 1
+    dilation_w = int(dilation_w) if isinstance(dilation_w, int) else 1
+    dilation_h = int(dilation_h) if isinstance(dilation_h, int) else 1
     same = context.option("padding", _SAME) == _SAME
     return ConvParams(
         stride_w if strided else None,
@@ -130,16 +135,19 @@ def _conv(context: base.KernelContext) -> base.Events:
     # nothing); checks; int8/int16 per-channel arrays; CalculateOpDataConv (input, filter, bias,
     # output again); the CMSIS-NN buffer for int8 (int4 filters too) and int16.
     source, weights, output = context.input(0), context.input(1), context.output(0)
-    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = [
+        base.TempTensor(tensor) for tensor in (source, weights, output) if tensor is not None
+    ]
     refused = types_and_hybrid(_CONV_FILE, source, weights, output) or _conv_shapes(
         source, weights, output
     )
     if refused:
         return found + refused
-    dtype = type_of(source)
-    channels = _dim(weights, 0)
+    # The shape checks passed: three tensors of rank 4.
+    assert source is not None and weights is not None and output is not None
+    dtype = source.dtype.name
     if dtype in ("INT8", "INT16"):
-        found += per_channel_arrays(channels)
+        found += per_channel_arrays(weights.shape[0])
     op_data_events, stops = reference_conv.calculate_op_data(context, _CONV_COMMON_FILE, 0)
     found += op_data_events
     if stops:
@@ -148,23 +156,27 @@ def _conv(context: base.KernelContext) -> base.Events:
         refused = int16_zero_points(_CONV_FILE, ("input", source), ("output", output))
         if refused:
             return found + refused
-    filter_dims = Dims(1, _dim(weights, 1), _dim(weights, 2), _dim(weights, 3))
-    params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=True)
+    _, filter_h, filter_w, filter_c = weights.shape
+    filter_dims = Dims(1, filter_h, filter_w, filter_c)
+    params = _conv_params(context, source, filter_h, filter_w, strided=True)
     isa = context.build.isa
     nbytes = 0
     if dtype == "INT8":
-        nbytes = buffers.convolve_wrapper_s8(isa, params, _dims(source), filter_dims, _dims(output))
+        nbytes = buffers.convolve_wrapper_s8(
+            isa, params, Dims(*source.shape), filter_dims, Dims(*output.shape)
+        )
     elif dtype == "INT16":
-        nbytes = buffers.convolve_wrapper_s16(isa, _dims(source), filter_dims)
+        nbytes = buffers.convolve_wrapper_s16(isa, Dims(*source.shape), filter_dims)
     if nbytes > 0:
         found.append(base.Scratch(nbytes, "CMSIS-NN convolution buffer"))
-    bias = context.input(2)
-    if dtype == "INT16" and bias is not None and type_of(bias) not in ("INT32", "INT64"):
-        found.append(
-            base.Refusal(
-                f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", base.INVOKE
+    if dtype == "INT16":
+        bias = context.input(2)
+        if bias is not None and type_of(bias) not in ("INT32", "INT64"):
+            found.append(
+                base.Refusal(
+                    f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", base.INVOKE
+                )
             )
-        )
     return found
 
 
@@ -176,31 +188,32 @@ def _conv_shapes(
         rank = 0 if tensor is None else len(tensor.shape)
         if rank != 4:
             return [not_equal(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
-    if _dim(source, 0) != _dim(output, 0):
+    assert source is not None and weights is not None and output is not None  # rank 4 each
+    (batch, _, _, depth), filter_channels = source.shape, weights.shape[3]
+    if batch != output.shape[0]:
         return [
             not_equal(
                 _CONV_FILE,
                 "input->dims->data[0]",
                 "output->dims->data[0]",
-                _dim(source, 0),
-                _dim(output, 0),
+                batch,
+                output.shape[0],
             )
         ]
-    filter_channels = _dim(weights, 3)
     if filter_channels <= 0:
         return [not_true(_CONV_FILE, "filter->dims->data[3] > 0")]
-    if _dim(source, 3) % filter_channels:
+    if depth % filter_channels:
         return [
             not_equal(
                 _CONV_FILE,
                 "input->dims->data[3] % filter->dims->data[3]",
                 "0",
-                _dim(source, 3) % filter_channels,
+                depth % filter_channels,
                 0,
             )
         ]
-    groups = _dim(source, 3) // filter_channels
-    if _dim(output, 3) % groups:
+    groups = depth // filter_channels
+    if output.shape[3] % groups:
         return [
             base.Refusal(
                 "output channels not a multiple of the groups: a TFLITE_DCHECK in "
@@ -215,7 +228,9 @@ def _depthwise(context: base.KernelContext) -> base.Events:
     # per-channel arrays (O = filter dim 3); CalculateOpDataDepthwiseConv (input, filter, bias,
     # output again); the CMSIS-NN buffer for int8 input (s8 or s4 filters).
     source, weights, output = context.input(0), context.input(1), context.output(0)
-    found: list[base.Event] = base.temps(context, ("in", 0), ("in", 1), ("out", 0))
+    found: list[base.Event] = [
+        base.TempTensor(tensor) for tensor in (source, weights, output) if tensor is not None
+    ]
     refused: list[base.Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
     if refused:
         return found + refused
@@ -283,10 +298,10 @@ def _depthwise_buffer(
 ) -> list[base.Event]:
     """arm_depthwise_conv_wrapper_s8 / _s4_get_buffer_size with TFLM's dims: the filter as
     {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
-    depth = _dim(output, 3)
-    source_dims = Dims(_dim(source, 0), _dim(source, 1), _dim(source, 2), _dim(source, 3))
-    filter_dims = Dims(1, _dim(weights, 1), _dim(weights, 2), depth)
-    output_dims = Dims(_dim(source, 0), _dim(output, 1), _dim(output, 2), depth)
+    source_dims, weights_dims, output_shape = _dims(source), _dims(weights), _dims(output)
+    depth = output_shape.c
+    filter_dims = Dims(1, weights_dims.h, weights_dims.w, depth)
+    output_dims = Dims(source_dims.n, output_shape.h, output_shape.w, depth)
     params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=False)
     isa = context.build.isa
     found: list[base.Event] = []

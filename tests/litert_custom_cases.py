@@ -1,0 +1,109 @@
+"""Generated models with the custom operators LiteRT's XNNPACK delegate takes
+(runtimes/litert/xnnpack_custom.py): MediaPipe's Convolution2DTransposeBias,
+MaxPoolingWithArgmax2D and MaxUnpooling2D, and odml.scaled_dot_product_attention, alone and
+beside builtin operators, drawn from a seed. The builtin resolver registers none of them, so the
+wheel runs them only with XNNPACK; a pooling whose indices are not float32 fails with XNNPACK
+too. Measured with the wheel (`python -m tests.litert_heap_measure --only xnn6_custom`) after
+the rules were written."""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import numpy as np
+from flatbuffers import flexbuffers
+
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
+
+_SAME, _VALID = 1, 2  # TfLitePadding
+
+
+def _pool_options(padding: int, size: int) -> bytes:
+    """TfLitePoolParams: padding, stride width and height, filter width and height, activation."""
+    return struct.pack("<6i", padding, size, size, size, size, 0)
+
+
+def _deconvolution(g: SubgraphBuilder, x: int, draw: random.Random, shape: list[int]) -> int:
+    weights = np.random.default_rng(draw.randint(0, 1 << 30))
+    kernel, stride = draw.choice(((2, 2), (3, 2), (3, 1), (4, 2))), draw.choice((1, 2))
+    kernel_size, stride = kernel[0], kernel[1]
+    padding = draw.choice((_SAME, _VALID))
+    channels = draw.choice((4, 8, 16))
+    _, height, width, depth = shape
+    if padding == _SAME:
+        out_h, out_w = height * stride, width * stride
+    else:
+        out_h, out_w = (height - 1) * stride + kernel_size, (width - 1) * stride + kernel_size
+    filters = g.add_constant(
+        f"dw{x}",
+        (weights.standard_normal((channels, kernel_size, kernel_size, depth)) * 0.1).astype(
+            np.float32
+        ),
+    )
+    bias = g.add_constant(f"db{x}", weights.standard_normal(channels).astype(np.float32))
+    y = g.add_tensor(f"deconv{x}", [1, out_h, out_w, channels])
+    g.add_operator(
+        "CUSTOM:Convolution2DTransposeBias",
+        [x, filters, bias],
+        [y],
+        custom_options=struct.pack("<3i", padding, stride, stride),
+    )
+    return y
+
+
+def custom_case(seed: int) -> bytes:
+    """One draw: a float CONV_2D or none, then a transposed convolution, an argmax pooling and
+    its unpooling (indices float32, or int32 in one draw of six), or an attention."""
+    draw = random.Random(seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    size, depth = draw.choice((4, 6, 8)), draw.choice((2, 4, 8))
+    x = g.add_tensor("x", [1, size, size, depth])
+    data, shape = x, [1, size, size, depth]
+    if draw.random() < 0.5:
+        weights = np.random.default_rng(seed)
+        filters = g.add_constant(
+            "cw", (weights.standard_normal((depth, 3, 3, depth)) * 0.1).astype(np.float32)
+        )
+        bias = g.add_constant("cb", weights.standard_normal(depth).astype(np.float32))
+        data = g.add_tensor("conv", shape)
+        options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+        g.add_operator("CONV_2D", [x, filters, bias], [data], options=options)
+    kind = draw.choice(("deconvolution", "pooling", "attention"))
+    if kind == "deconvolution":
+        out = _deconvolution(g, data, draw, shape)
+    elif kind == "pooling":
+        index_type = "INT32" if draw.random() < 1 / 6 else "FLOAT32"
+        pooled = [1, size // 2, size // 2, depth]
+        values = g.add_tensor("values", pooled)
+        indices = g.add_tensor("indices", pooled, index_type)
+        pool = _pool_options(draw.choice((_SAME, _VALID)), 2)
+        g.add_operator("CUSTOM:MaxPoolingWithArgmax2D", [data], [values, indices],
+                       custom_options=pool)  # fmt: skip
+        out = g.add_tensor("unpooled", shape)
+        g.add_operator("CUSTOM:MaxUnpooling2D", [values, indices], [out], custom_options=pool)
+    else:
+        heads, head_dim = draw.choice((1, 2)), draw.choice((4, 8))
+        steps = size
+        tensors = [g.add_tensor(name, [1, steps, heads, head_dim]) for name in "qkv"]
+        inputs = list(tensors)
+        if draw.random() < 0.5:
+            inputs.append(g.add_tensor("mask", [1, 1, steps, steps]))
+        builder = flexbuffers.Builder()
+        with builder.Map():
+            builder.Key("is_causal")
+            builder.Bool(False)
+        out = g.add_tensor("attention", [1, steps, heads, head_dim])
+        g.add_operator(
+            "CUSTOM:odml.scaled_dot_product_attention",
+            inputs,
+            [out],
+            custom_options=bytes(builder.Finish()),
+        )
+        g.set_inputs(inputs if data == x else [x, *inputs])
+        g.set_outputs([out] if data == x else [data, out])
+        return model.build()
+    g.set_inputs([x])
+    g.set_outputs([out])
+    return model.build()
