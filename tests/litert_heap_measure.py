@@ -145,6 +145,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import custom_case
 
         return custom_case(seed)
+    if family == "adj_x":
+        from tests.litert_peak_cases import batch_matmul_adj_x_case
+
+        return batch_matmul_adj_x_case(seed)
     if family == "fingerprint":
         from tests.litert_peak_cases import fingerprint_case
 

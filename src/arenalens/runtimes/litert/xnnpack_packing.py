@@ -346,8 +346,11 @@ def batch_matmul_lhs_bytes(
     batches_a = 1
     for dim in a.shape[:-2]:
         batches_a *= dim
+    # With adj_x A is stored transposed; the GEMM's rows are its last dimension (the delegate
+    # transposes it before the node).
+    rows = a.shape[-1] if operator.options.get("adj_x", False) else a.shape[-2]
     return hybrid_lhs_bytes(
-        a.shape[-2],
+        rows,
         depth,
         columns,
         batches=batches_a,
