@@ -68,6 +68,10 @@ def agree(
     )
 
 
+# The statuses that give a number to declare (declared.Status.gives_a_number).
+NUMBERED = ("exact", "estimate")
+
+
 def typed_build(walk: Walk, base: Verdict | None) -> tuple[str, ...]:
     """The build options export and diagnose are given: the board as users type it (`--wide`;
     a Linux device is LiteRT's there too), else the board's core and kernels as check named
@@ -147,6 +151,30 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
         CONFIRMED if same == expected else WRONG,
         ran.line,
         "" if same == expected else f"export {same}, check {expected}",
+    )
+    _compare(walk, subject, shape, build, base)
+
+
+def _compare(
+    walk: Walk, subject: str, shape: Sequence[str], build: Sequence[str], base: Verdict
+) -> None:
+    """compare leads with check's answer: CANNOT RUN, no number, or check's number; exit 1
+    when there is no number to trust (flows6: it printed planner tables and exited 0)."""
+    ran = walk.run(
+        "compare", subject, *walk.shape_options(shape), *build, "--planners", "naive", "--json"
+    )
+    document = ran.document()
+    if ran.code not in (0, 1) or not isinstance(document, dict):
+        return
+    declare = document.get("declare") or {}
+    number = declare.get("required_bytes") if declare.get("status") in NUMBERED else None
+    seen = (declare.get("status") != "cannot-run", number, ran.code)
+    expected = (base.runs, base.required, 0 if base.required is not None else 1)
+    walk.claim(
+        "views-agree",
+        CONFIRMED if seen == expected else WRONG,
+        ran.line,
+        "" if seen == expected else f"compare (runs, number, exit) {seen}, check {expected}",
     )
 
 

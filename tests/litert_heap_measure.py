@@ -67,6 +67,23 @@ HELD_OUT = (
     *((f"peak5_audio_{seed}", "audio", seed) for seed in (31, 32)),
     *((f"peak5_graph_{seed}", "graph", seed) for seed in (601, 602, 603)),
 )
+# Held out for other ISAs (session 6): new seeds, generated after isa.py's assumptions were
+# written, measured on the host and under qemu-user (tests/litert_heap_isa.py).
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"isa6_cnn_{seed}", "cnn", seed) for seed in (41, 42)),
+    *((f"isa6_float_cnn_{seed}", "float_cnn", seed) for seed in (41,)),
+    *((f"isa6_dag_{seed}", "dag", seed) for seed in (41,)),
+    *((f"isa6_audio_{seed}", "audio", seed) for seed in (41,)),
+    *((f"isa6_graph_{seed}", "graph", seed) for seed in (701,)),
+    # STABLEHLO_COMPOSITE (tests/litert_composite_cases.py): a labelled bound, never under.
+    *((f"composite6_{seed}", "composite", seed) for seed in (1, 2, 3)),
+    # Hybrid CONV_2D filters of every kind (tests/litert_composite_cases.hybrid_conv).
+    *((f"hybrid6_conv_{seed}", "hybrid_conv", seed) for seed in range(1, 11)),
+    # A second draw, after the grouped 1×1 IGEMM rule and the grouped hybrid refusal (read
+    # off hybrid6_conv_10 and _8) were committed.
+    *((f"hybrid6b_conv_{seed}", "hybrid_conv", seed) for seed in range(11, 23)),
+)
 # Held out for the build moment's fingerprints and dead nodes (session 6): drawn after
 # heap_build.py counted packing only for created operators and a convolution kind's dummy
 # from convolution-nhwc.c (tests/litert_peak_cases.fingerprint_case: small float and int8
@@ -133,6 +150,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import custom_case
 
         return custom_case(seed)
+    if family == "adj_x":
+        from tests.litert_peak_cases import batch_matmul_adj_x_case
+
+        return batch_matmul_adj_x_case(seed)
     if family == "fingerprint":
         from tests.litert_peak_cases import fingerprint_case
 
@@ -145,6 +166,14 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_xnnpack_cases import HELD_OUT5
 
         return HELD_OUT5[name]()
+    if family == "composite":
+        from tests.litert_composite_cases import composite
+
+        return composite(seed)
+    if family == "hybrid_conv":
+        from tests.litert_composite_cases import hybrid_conv
+
+        return hybrid_conv(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

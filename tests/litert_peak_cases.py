@@ -136,3 +136,38 @@ def fingerprint_case(seed: int) -> bytes:
     graph.set_inputs([x])
     graph.set_outputs(outputs)
     return model.build()
+
+
+def batch_matmul_adj_x_case(seed: int) -> bytes:
+    """A BATCH_MATMUL with adj_x (its A stored transposed), drawn from a seed: float (a constant
+    B), hybrid (float A, int8 B: constant, per-tensor or per-channel) or int8 (a constant or
+    run-time B); adj_y or not; A from an element-wise operator or a graph input; a RELU after
+    or none. The delegate transposes A in a node of its own (xnnpack_workspace._nodes)."""
+    from tests.litert_xnnpack_cases import _batch_matmul
+
+    draw = random.Random(seed)
+    kind = draw.choice(("float", "hybrid", "int8"))
+    batch = draw.choice(([], [2], [1, 3]))
+    rows, depth, columns = (
+        draw.choice((1, 4, 7, 16)),
+        draw.choice((5, 8, 12, 33)),
+        draw.choice((3, 8, 20)),
+    )
+    adj_y = draw.random() < 0.5
+    constant_b = kind != "int8" or draw.random() < 0.5
+    shared = draw.random() < 0.5 or not batch  # B without batch dimensions
+    b_dims = [columns, depth] if adj_y else [depth, columns]
+    b = b_dims if shared else [*batch, *b_dims]
+    per_channel = kind == "hybrid" and shared and draw.random() < 0.5
+    return _batch_matmul(
+        a=[*batch, depth, rows],
+        b=b,
+        kind=kind,
+        constant_b=constant_b,
+        adj_y=adj_y,
+        adj_x=True,
+        per_channel=per_channel,
+        before=draw.random() < 0.5,
+        after=kind != "int8" and draw.random() < 0.5,
+        seed=seed,
+    )

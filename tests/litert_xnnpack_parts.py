@@ -67,6 +67,12 @@ FRESH5 = tuple((f"fresh5_{name}", "rules5", 0) for name in HELD_OUT5)
 # Session 6's held-out set for the run-time-B hybrid BATCH_MATMUL (its B an internal value,
 # A packed after the packed B): drawn at random, measured after the rule was committed.
 FRESH6 = tuple((f"fresh6_{name}", "bmm6", 0) for name in HELD_OUT6)
+# Session 6's held-out set for BATCH_MATMUL with adj_x (the delegate's transpose of A):
+# tests/litert_peak_cases.batch_matmul_adj_x_case, measured after the rule was committed.
+ADJX6 = tuple((f"adjx6_{seed}", "adj_x", seed) for seed in range(11, 27))
+# A second draw, after the rows of a hybrid A stored transposed (its last dimension) were read
+# off adjx6_23 and committed.
+ADJX6 += tuple((f"adjx6b_{seed}", "adj_x", seed) for seed in range(31, 43))
 # The part a block belongs to: the first of these names on its allocation stack.
 _SITES = (
     ("xnn_get_pointer_to_write_weights", "packed_weights"),
@@ -84,7 +90,7 @@ def model_file(name: str, folder: Path) -> Path | None:
     """A cached model's file: a shared one, or a held-out one generated again."""
     families = {
         f"{held}.tflite": (family, seed, held)
-        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES, *FRESH5, *FRESH6)
+        for held, family, seed in (*HELD_OUT, *FRESH, *FRESH4, *XCASES, *FRESH5, *FRESH6, *ADJX6)
     }
     if name in families:
         family, seed, held = families[name]
@@ -171,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     document = cache_document(DATA, COMMAND)
     heap = json.loads(HEAP_DATA.read_text())
     names = [name for name, entry in heap["models"].items() if "error" not in entry["xnnpack"]]
-    names += [f"{name}.tflite" for name, _, _ in (*FRESH, *FRESH4, *XCASES, *FRESH5, *FRESH6)]
+    held_out = (*FRESH, *FRESH4, *XCASES, *FRESH5, *FRESH6, *ADJX6)
+    names += [f"{name}.tflite" for name, _, _ in held_out]
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -183,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             try:
                 document["models"][name] = parts(path, folder)
-                if name.startswith(("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_")):
+                if name.startswith(
+                    ("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_", "adjx6_", "adjx6b_")
+                ):
                     document["models"][name]["heap"] = measure(library, path, "xnnpack")
             except Exception as error:  # recorded, the sweep goes on
                 document["models"][name] = {"error": str(error)[:300]}

@@ -43,8 +43,6 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 # Models whose partition is not modelled, and why (their XNNPACK figure is a labelled
 # estimate). A change that models one, or loses one, fails here until this list says so.
 UNMODELLED: dict[str, str] = {
-    "xcase_batch_matmul_float_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
-    "xcase_batch_matmul_hybrid_adj_x.tflite": "BATCH_MATMUL adj_x (the delegate transposes A)",
     "xcase_resource_variables.tflite": "VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE",
 }
 
@@ -190,7 +188,7 @@ def test_xnnpack_heap_is_close_where_modelled(name: str) -> None:
 # held-out families' new seeds (fresh_* in session 3, fresh4_* after the objects replay) and
 # one-rule cases (xcase_*, tests/litert_xnnpack_cases.py: depthwise windows over 25 taps, run
 # as grouped IGEMMs).
-HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_")
+HELD_OUT_PREFIXES = ("fresh_", "fresh4_", "xcase_", "fresh5_", "fresh6_", "adjx6_", "adjx6b_")
 FRESH = sorted(name for name in MEASURED if name.startswith(HELD_OUT_PREFIXES))
 
 # Within 1% after setup where the objects are replayed: what stays over is glibc's placement

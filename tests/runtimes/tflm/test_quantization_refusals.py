@@ -20,10 +20,13 @@ from arenalens.runtimes.tflm.kernels.quantization import (
     KERNEL_UTIL,
     MICRO_KERNEL_UTIL,
     checked_log2,
+    divide,
     f32,
     kernel_util,
+    overflowing_activation_bound,
     quantize_multiplier,
     smaller_than_one,
+    tflite_round,
 )
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.builder import quantization
@@ -330,3 +333,31 @@ def test_random_scales_get_the_wheels_verdict(data: bytes) -> None:
     ours = support(parse_model(data, "case"), HOST)
     assert wheel.status in ("ok", "error", "crash"), wheel.log[-300:]
     assert ours.sets_up == wheel.fits, ([o.reason for o in ours.obstacles], wheel.log[-400:])
+
+
+_BOUNDS = {1: (0.0,), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # RELU, RELU_N1_TO_1, RELU6
+
+
+def _overflowing_bound_bound_by_bound(activation: int, scale: float) -> float | None:
+    """kernel_util.cc's Quantize of each bound, as C does it, without the one-comparison path."""
+    for bound in _BOUNDS.get(activation, ()):
+        rounded = tflite_round(f32(divide(bound, f32(scale))))
+        if not -(2.0**31) <= rounded <= 2.0**31:
+            return bound
+    return None
+
+
+def test_one_comparison_decides_the_activation_bounds_as_each_bound_does() -> None:
+    """`overflowing_activation_bound` decides the usual scales with one comparison: the same
+    answer as quantizing every bound, around each threshold (max |bound| / 2^30, the smallest
+    normal float32), at subnormal, zero, infinite, NaN and negative scales."""
+    edges = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 2.0**-149, 2.0**-150, 3.5e38]
+    for threshold in (6 / 2**30, 1 / 2**30, 6 / 2**31, 1 / 2**31, 2.0**-126, 2.0**-149):
+        edges += [threshold * (1 + k * 2.0**-24) for k in range(-40, 41)]
+        edges += [threshold * (1 + k * 2.0**-8) for k in range(-40, 41)]
+    for activation in (0, 1, 2, 3, 4):
+        for scale in edges:
+            for value in (scale, f32(scale), -scale):
+                assert overflowing_activation_bound(
+                    activation, value
+                ) == _overflowing_bound_bound_by_bound(activation, value), (activation, value)

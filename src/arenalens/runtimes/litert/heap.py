@@ -26,8 +26,8 @@ src/operators/convolution-nhwc.c, src/packing.c*):
 
 Exactness: the arena blocks are exact. The interpreter's structures, the GEMM back end's blocks
 and XNNPACK's parts are estimates, made to err high on the x86-64 wheel they were measured on
-(`tests/data/litert_heap.json`, remade by `python -m tests.litert_heap_measure`); other ISAs
-pack to other tiles and are labelled estimates too.
+(`tests/data/litert_heap.json`, remade by `python -m tests.litert_heap_measure`); another ISA's
+figure is labelled an estimate that names what it assumes (`isa.IsaProfile.assumptions`).
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class InterpreterHeap:
         )
         return (
             f"estimate that errs high: {estimated} (measured never under on the wheel's "
-            "machine; other ISAs pack to other tiles)"
+            f"machine, {HOST.tiles_name}; another CPU's figure: --isa)"
         )
 
 

@@ -219,8 +219,9 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
 def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
     """VisitBatchMatMulNode: A and B of rank 2 or more; float A and B, float A with int8 B
     (dynamically quantized A; per-channel B scales along N, a count dividing B's batches × N),
-    or int8 A and B of one scale each (B's zero point 0), the output of A's type. Not modelled:
-    adj_x (the delegate adds a transpose node and its value: an upper bound is counted)."""
+    or int8 A and B of one scale each (B's zero point 0), the output of A's type. With adj_x
+    the delegate transposes A first (a static transpose node and its value: xnnpack_workspace
+    _nodes)."""
     tensors = [subgraph.tensors[index] if index >= 0 else None for index in operator.inputs[:2]]
     if len(tensors) < 2 or not operator.outputs or operator.outputs[0] < 0:
         return False
@@ -233,9 +234,7 @@ def _takes_batch_matmul(subgraph: Subgraph, operator: Operator) -> bool | None:
     # of A's type: the delegate takes no 8-bit unsigned BATCH_MATMUL.
     if kinds not in _BATCH_MATMUL_TYPES:
         return False
-    if kinds[1] == "INT8" and not _batch_matmul_scales_fit(operator, a, b):
-        return False
-    return None if operator.options.get("adj_x", False) else True
+    return kinds[1] != "INT8" or _batch_matmul_scales_fit(operator, a, b)
 
 
 # (A, B, output) types the delegate takes a BATCH_MATMUL with: float, hybrid, int8.

@@ -39,6 +39,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     GemmTile,
     XnnpackTiles,
 )
+from arenalens.units import format_bytes_exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +82,47 @@ class IsaProfile:
 
     @property
     def estimate(self) -> str:
-        """What a figure for this ISA is (not the measuring machine's), and how it was checked."""
+        """What a figure for this ISA is (not the measuring machine's): what it assumes where the
+        measuring machine's replay does not hold, and how it was checked."""
         checked = (
             f"never under {self.measured} (tests/data/litert_heap_isa.json)"
             if self.measured
-            else "not measured (there is no wheel for it): counted at the largest of its and "
-            "arm64's configurations, with 64-bit pointers"
+            else "not measured (there is no wheel for it): arm64's configurations counted too, "
+            "with 64-bit pointers"
         )
-        return (
-            f"errs high on {self.name}: XNNPACK's packing counted at the largest tile its cores "
-            f"may select, ruy's {self.family} layouts and {self.family}'s operator objects; "
-            + checked
+        return f"errs high on {self.name}: assumes {'; '.join(self.assumptions)}; {checked}"
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """What this ISA's figure takes where it cannot know the CPU: every XNNPACK
+        configuration its cores may select (the larger per operator), ruy's layouts, the float
+        GEMM's library, the operator objects and CPU tables measured above x86-64's."""
+        names = [tiles.name for tiles in self.xnnpack]
+        tiles = (
+            f"XNNPACK's {names[0]} tiles"
+            if len(names) == 1
+            else f"XNNPACK's tiles of {', '.join(names[:-1])} or {names[-1]}, the larger per "
+            "operator"
         )
+        ruy = " or ".join(
+            f"{layout.lhs_columns} columns x {layout.depth} of depth" for layout in self.ruy
+        )
+        found = [tiles, f"ruy's 8-bit layout {ruy}"]
+        if any(layout.float_columns for layout in self.ruy):
+            found.append("float GEMMs through ruy, its packed buffer kept after the first invoke")
+        else:
+            found.append("Eigen's float blocks at their bound (the whole packed operand)")
+        if self.gemm_operator_extra_bytes:
+            found.append(
+                "XNNPACK's GEMM operator objects "
+                f"{format_bytes_exact(self.gemm_operator_extra_bytes)} larger each (a microkernel "
+                "table per core type)"
+            )
+        if self.structures_extra_bytes:
+            found.append(f"CPU tables {format_bytes_exact(self.structures_extra_bytes)} larger")
+        if self.family == "arm64":
+            found.append("no SME core (KleidiAI's SME kernels are not modelled)")
+        return tuple(found)
 
 
 def largest_request(

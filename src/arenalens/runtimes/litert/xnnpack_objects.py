@@ -70,6 +70,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     data_and_weights,
     dynamically_quantized,
     hybrid_batch_matmul,
+    transposes_a,
 )
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
@@ -337,7 +338,9 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
         for operator in operators
         if dynamically_quantized(subgraph, operator) or hybrid_batch_matmul(subgraph, operator)
     )
+    transposed = sum(1 for operator in operators if transposes_a(operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
+    values += transposed
     return len(fused) + folded_pads + activations, values
 
 

@@ -104,11 +104,16 @@ def hybrid_gemm_workspace(subgraph: Subgraph, operator: Operator, threads: int =
 
 
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
-    """A 1×1 unit-stride convolution without padding, which XNNPACK runs as a GEMM."""
+    """A 1×1 unit-stride convolution of one group without padding, which XNNPACK runs as a
+    GEMM (subgraph/convolution-2d.c: groups == 1)."""
     weights = subgraph.tensors[operator.inputs[1]]
+    data = subgraph.tensors[operator.inputs[0]]
     options = operator.options
     strides = (int(options.get("stride_w", 1) or 1), int(options.get("stride_h", 1) or 1))
-    return len(weights.shape) == 4 and weights.shape[1:3] == (1, 1) and strides == (1, 1)
+    one_group = not data.shape or not weights.shape or data.shape[-1] == weights.shape[-1]
+    return (
+        len(weights.shape) == 4 and weights.shape[1:3] == (1, 1) and strides == (1, 1) and one_group
+    )
 
 
 def _rounded(nbytes: int) -> int:
@@ -159,7 +164,9 @@ _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clam
 _UNARY = frozenset(
     (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
 ) - set(_CLAMPS)
-_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED, "PRELU"))  # PRELU: xnn_binary_prelu
+# Operators the delegate defines as binary elementwise nodes (PRELU: xnn_binary_prelu).
+BINARY_NODES = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED, "PRELU"))
+_BINARY = BINARY_NODES
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
 _CLAMPING = (
@@ -175,6 +182,11 @@ class _Node:
     outputs: list[int]
     operator: int  # the model's operator it comes from
     sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
+
+
+def transposes_a(operator: Operator) -> bool:
+    """A BATCH_MATMUL with adj_x, whose A the delegate transposes in a node before it."""
+    return operator.opcode == "BATCH_MATMUL" and bool(operator.options.get("adj_x", False))
 
 
 def _nodes(
@@ -202,6 +214,12 @@ def _nodes(
             inputs = [operator.inputs[2], *(t for t in inputs if t != operator.inputs[2])]
         if operator.opcode == "FULLY_CONNECTED" and inputs and not keeps_dims(operator):
             nodes.append(_Node("copy", [inputs[0]], [fresh], index))
+            inputs = [fresh, *inputs[1:]]
+            fresh += 1
+        if transposes_a(operator) and inputs:
+            # XNNPACK has no transposed A: the delegate defines a value of A's dimensions and
+            # bytes and a static transpose into it (VisitBatchMatMulNode), read by the node.
+            nodes.append(_Node("TRANSPOSE", [inputs[0]], [fresh], index))
             inputs = [fresh, *inputs[1:]]
             fresh += 1
         sizes: dict[int, int] = {}

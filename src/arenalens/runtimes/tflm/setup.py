@@ -126,7 +126,7 @@ def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSe
         # MicroResourceVariables::Allocate, between fetching the value and releasing it.
         what = f"resource variable '{buffer.shared_name}'"
         allocation = Persistent(tflm_tensor_bytes(buffer.tensor), what)
-        found.append(replace(setup, prepare=(*setup.prepare, allocation), kinds=None))
+        found.append(replace(setup, prepare=(*setup.prepare, allocation), kinds=None, holds=None))
     return tuple(found)
 
 

@@ -404,8 +404,10 @@ class _Lockstep:
         planners = (Action.PLANNER, Action.LINEAR_PLANNER)
         partial = spacing < 16
         stopped: Allocation | None = None
+        # A step's fields by position (action, nbytes, alignment; fails_at is the last): reading
+        # a NamedTuple's field by name is a descriptor call, by index a plain subscript.
         for step in steps:
-            action = step.action
+            action = step[0]
             if partial and (
                 (action is persistent and (spacing % step.alignment or step.fails_at))
                 or action in planners
@@ -413,7 +415,8 @@ class _Lockstep:
                 stopped = step
                 break
             if action is temporary:  # most steps: first
-                temp = -(-temp // step.alignment) * step.alignment + step.nbytes
+                alignment = step[2]
+                temp = -(-temp // alignment) * alignment + step[1]
                 if temp > highest_end:  # noqa: PLR1730 - max() is a call, per step
                     highest_end = temp
             elif action is persistent:
@@ -421,18 +424,18 @@ class _Lockstep:
                     if highest_end - base > highest:  # noqa: PLR1730 - max() is a call, per step
                         highest = highest_end - base
                     highest_end = nothing
-                base -= step.nbytes  # `_move_tail`
-                base -= base % step.alignment
+                base -= step[1]  # `_move_tail`
+                base -= base % step[2]
                 if head - base > highest:  # noqa: PLR1730 - max() is a call, per step
                     highest = head - base
-                for low, high in step.fails_at:  # `_bound_above_failing_starts`
+                for low, high in step[-1]:  # `_bound_above_failing_starts`
                     above = (high - base) // 16
                     if 16 * above + base >= low and 16 * (above + 1) > highest:
                         highest = 16 * (above + 1)
             elif action is resize_head:
-                if step.nbytes > highest_end:  # noqa: PLR1730 - max() is a call, per step
-                    highest_end = step.nbytes
-                head = temp = step.nbytes
+                head = temp = step[1]
+                if head > highest_end:  # noqa: PLR1730 - max() is a call, per step
+                    highest_end = head
                 temp_known = True
             elif action is reset_temp:
                 temp = head

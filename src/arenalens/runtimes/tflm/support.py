@@ -127,10 +127,6 @@ def _unsized_tensors(model: Model, subgraph_index: int) -> list[Obstacle]:
 def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
     context = setup.context
     subgraph, operator = context.subgraph, context.operator
-
-    def obstacle(reason: str, phase: str = SETUP, fix: str = "") -> Obstacle:
-        return Obstacle(reason, phase, subgraph.index, operator.index, operator.opcode, fix=fix)
-
     if not setup.registered:
         # The NPU's rule and payload reader load only for an operator no kernel runs.
         from arenalens.runtimes.tflm.kernels.ethos_u import NPU_KERNELS  # noqa: PLC0415
@@ -148,26 +144,34 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
                 fix=fix,
             )
         ]
-    found = [obstacle(r.reason, r.phase, r.fix) for r in setup.refusals]
+    found = [_obstacle(context, r.reason, r.phase, r.fix) for r in setup.refusals]
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
-    rewritten = setup.output_shapes
+    rewritten, tensors = setup.output_shapes, subgraph.tensors
     for index in operator.outputs:
-        shape = rewritten.get(index, subgraph.tensors[index].shape) if index >= 0 else ()
+        shape = rewritten.get(index, tensors[index].shape) if index >= 0 else ()
         if shape != (0,) and min(shape, default=1) <= 0:  # a dim <= 0 (no generator: per output)
             found.append(
-                obstacle(
-                    f"output {index} has shape {list(shape)}: 'Dynamic tensors are not supported'"
+                _obstacle(
+                    context,
+                    f"output {index} has shape {list(shape)}: 'Dynamic tensors are not supported'",
                 )
             )
     for index in operator.intermediates:
-        if index >= 0 and tflm_tensor_bytes(subgraph.tensors[index]) != 0:
+        if index >= 0 and tflm_tensor_bytes(tensors[index]) != 0:
             found.append(
-                obstacle(
+                _obstacle(
+                    context,
                     f"non-empty intermediate tensor {index}: "
-                    "'Does not support intermediate tensor with non-zero size'"
+                    "'Does not support intermediate tensor with non-zero size'",
                 )
             )
     return found
+
+
+def _obstacle(context: KernelContext, reason: str, phase: str = SETUP, fix: str = "") -> Obstacle:
+    """A reason the operator of `context` does not run."""
+    operator = context.operator
+    return Obstacle(reason, phase, context.subgraph.index, operator.index, operator.opcode, fix=fix)
 
 
 def _npu_build_fix(context: KernelContext) -> str:

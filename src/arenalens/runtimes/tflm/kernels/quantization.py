@@ -66,6 +66,11 @@ _ACTIVATION_NAMES = {
     ACTIVATION_RELU_N1_TO_1: "RELU_N1_TO_1",
 }
 _INT32_LIMIT = 2.0**31  # static_cast<float>(INT32_MAX) and -static_cast<float>(INT32_MIN)
+# Each fused activation's scale above which no bound can overflow (`overflowing_activation_bound`).
+_SAFE_SCALE = {
+    activation: max(max(abs(bound) for bound in bounds) / 2.0**30, 2.0**-126)
+    for activation, bounds in _ACTIVATION_BOUNDS.items()
+}
 
 # What to change in the conversion, by cause.
 CALIBRATE = (
@@ -88,10 +93,14 @@ def kernel_util(build: Build) -> str:
     return MICRO_KERNEL_UTIL if build.tflm.time > TFLM_CORTEX_M_PROBES.time else KERNEL_UTIL
 
 
+_FLOAT32 = struct.Struct("<f")
+_pack_float32, _unpack_float32 = _FLOAT32.pack, _FLOAT32.unpack
+
+
 def f32(value: float) -> float:
     """A double rounded to float32, as a C++ `float` holds it (±inf beyond its range)."""
     try:
-        return float(struct.unpack("<f", struct.pack("<f", value))[0])
+        return float(_unpack_float32(_pack_float32(value))[0])
     except OverflowError:
         return math.copysign(math.inf, value)
 
@@ -281,6 +290,13 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
 def overflowing_activation_bound(activation: int, scale: float) -> float | None:
     """kernel_util.cc's Quantize, shared by TFLM and LiteRT: the first bound of the fused
     activation whose float32 round(bound / scale) does not fit in int32, else None."""
+    # One comparison decides every bound of the usual scales: above max|bound| / 2^30 and the
+    # smallest normal float32 (2^-126), the scale's float32 rounding is a normal number within
+    # a relative 2^-24 of it, so |bound| / scale stays below 2^30 (1 + 2^-23), which rounds (to
+    # float32, then to an integer) far inside int32. NaN, zero, negative and smaller scales
+    # fail the comparison and take the exact path.
+    if scale > _SAFE_SCALE.get(activation, math.inf):
+        return None
     for bound in _ACTIVATION_BOUNDS.get(activation, ()):
         rounded = tflite_round(f32(divide(bound, f32(scale))))
         if not -_INT32_LIMIT <= rounded <= _INT32_LIMIT:

@@ -147,13 +147,15 @@ def types_and_hybrid(
 ) -> list[Refusal]:
     """The checks CMSIS-NN's CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED start with: input
     type == output type, a supported input type, and weights of the matching type."""
-    if type_of(source) != type_of(output):
+    kind = type_of(source)
+    if kind != type_of(output):
         return [
             not_equal(file, "input->type", "output->type", type_number(source), type_number(output))
         ]
-    if type_of(source) not in WEIGHT_TYPES:
+    accepted = WEIGHT_TYPES.get(kind)
+    if accepted is None:
         return [Refusal(UNSUPPORTED_INPUT)]
-    if type_of(weights) not in WEIGHT_TYPES[type_of(source)]:
+    if type_of(weights) not in accepted:
         return [Refusal(HYBRID)]
     return []
 

@@ -44,23 +44,32 @@ class OperatorSetup:
     # in every model that recalls them (what is made of them alone may be kept with them:
     # `setup`): the event types they hold, so that asking for a kind they lack costs nothing.
     kinds: frozenset[type] | None = field(default=None, compare=False, repr=False)
+    # The event types `init` and `prepare` hold, whether remembered or not (None: not known), so
+    # that the stages asking each operator for its scratch, refusals, estimates and rewritten
+    # shapes skip the operators that have none (most).
+    holds: frozenset[type] | None = field(default=None, compare=False, repr=False)
 
     @property
     def remembered(self) -> bool:
         """`init` and `prepare` are the memo's tuples (`kinds` says what they hold)."""
         return self.kinds is not None
 
+    def _lacks(self, kind: type) -> bool:
+        """True when no event is of this type (False: some may be)."""
+        holds = self.kinds if self.holds is None else self.holds
+        return holds is not None and kind not in holds
+
     @property
     def scratch(self) -> tuple[base.Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
-        if self.kinds is not None and base.Scratch not in self.kinds:
+        if self._lacks(base.Scratch):
             return ()
         return tuple(event for event in self.prepare if type(event) is base.Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:
         """Tensor index → the dims Prepare gave that output (only outputs it rewrote)."""
-        if self.kinds is not None and base.OutputShape not in self.kinds:
+        if self._lacks(base.OutputShape):
             return {}
         outputs = self.context.operator.outputs
         return {
@@ -74,14 +83,14 @@ class OperatorSetup:
     @property
     def refusals(self) -> tuple[base.Refusal, ...]:
         """Why the kernel refuses this operator (setup or Invoke)."""
-        if self.kinds is not None and base.Refusal not in self.kinds:
+        if self._lacks(base.Refusal):
             return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Refusal)
 
     @property
     def estimates(self) -> tuple[base.Estimate, ...]:
         """Where the events are not exact."""
-        if self.kinds is not None and base.Estimate not in self.kinds:
+        if self._lacks(base.Estimate):
             return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
@@ -94,14 +103,16 @@ def operator_setup(
     kernel facts the other operators of the model found, on the same build)."""
     found = setup_memo.recalled(context, kernel_events if kernels is None else kernels.events)
     if found.rule is None:
+        init, prepare = found.init, found.prepare
         return OperatorSetup(
             context,
             found.registered,
             None,
             found.builtin_data,
-            found.init,
-            found.prepare,
+            init,
+            prepare,
             found.kinds,
+            frozenset(map(type, (*init, *prepare))),
         )
     if found.kinds is not None:  # remembered: checked when it was
         registered, rule, options = found.registered, found.rule, found.builtin_data
@@ -110,7 +121,9 @@ def operator_setup(
     init = _checked(context, found.init, earlier_scratch)
     prepare = _checked(context, found.prepare, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
-    return OperatorSetup(context, found.registered, found.rule, found.builtin_data, init, prepare)
+    holds = frozenset(map(type, (*init, *prepare)))
+    registered, rule, options = found.registered, found.rule, found.builtin_data
+    return OperatorSetup(context, registered, rule, options, init, prepare, None, holds)
 
 
 def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
@@ -171,14 +184,15 @@ def _kernel(context: base.KernelContext) -> _Kernel:
 
 
 def _checked(
-    context: base.KernelContext, events: base.Events, earlier_scratch: int
+    context: base.KernelContext, events: tuple[base.Event, ...], earlier_scratch: int
 ) -> tuple[base.Event, ...]:
     """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
     each scratch-number check decided: its refusal when fewer scratch requests come before the
     operator's than the kernel requires, else nothing. One pass, by exact type (no event type
-    has subclasses): this runs for every event of every operator."""
-    found: list[base.Event] = []
-    for event in events:
+    has subclasses): this runs for every event of every operator. Without a scratch-number
+    check the events are the same: the tuple itself."""
+    decided: list[base.Event] | None = None  # the events so far, once one is replaced
+    for position, event in enumerate(events):
         if type(event) is base.TempTensor:
             pass  # the most common event: no size of its own
         elif type(event) is base.Persistent:
@@ -191,11 +205,14 @@ def _checked(
             if event.nbytes < 0:
                 context.checked_size(event.nbytes, "temporary buffer")
         elif type(event) is base.ScratchNumberAtLeast:
+            if decided is None:
+                decided = list(events[:position])
             if earlier_scratch < event.minimum:
-                found.append(event.refusal(earlier_scratch))
+                decided.append(event.refusal(earlier_scratch))
             continue
-        found.append(event)
-    return tuple(found)
+        if decided is not None:
+            decided.append(event)
+    return events if decided is None else tuple(decided)
 
 
 def _unmodelled(context: base.KernelContext) -> setup_memo.KernelEvents:
