@@ -22,6 +22,7 @@ from arenalens.runtimes.litert import (
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_variables,
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap import (
@@ -422,3 +423,21 @@ def test_an_int8_one_scale_convolution_gemm_is_fingerprinted_apart() -> None:
     # The data blocks' difference (64 outputs x a 4-byte scale) and the scale parameters.
     aligned = xnnpack_packing.aligned_block
     assert gap == aligned(3072) - aligned(2816) + aligned(256)
+
+
+def test_variable_operators_taken_give_the_wheels_delegate_kernels() -> None:
+    """Variables under XNNPACK (xnnpack_variables): the handles whose resource got a proxy,
+    the ranked read and the assignments are taken, the unused handle and the rank-0 read stay
+    builtin; resource operators are chained (OpMightHaveSideEffect), so the handles form a
+    delegate kernel of their own: the wheel's three kernels, inputs and outputs as listed."""
+    model, real = _measured("xcase_resource_variables.tflite")
+    subgraph = model.subgraphs[0]
+    variables = xnnpack_variables.taken(subgraph)
+    assert variables == frozenset({0, 1, 3, 4, 5})
+    delegated = sorted({*heap_xnnpack.partition(subgraph, model).delegated, *variables})
+    kernels = [
+        {"inputs": list(subset.inputs), "outputs": list(subset.outputs)}
+        for subset in heap_xnnpack.node_subsets(subgraph, delegated)
+        if subset.delegated
+    ]
+    assert kernels == real["partitions"]
