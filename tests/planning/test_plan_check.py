@@ -74,3 +74,38 @@ def test_checker_names_the_fixed_buffer_an_online_one_overlaps() -> None:
     with pytest.raises(PlanError, match="buffers 0 and 2 share bytes"):
         check_plan(problem, {0: 0, 1: 32, 2: 16})
     check_plan(problem, {0: 0, 1: 32, 2: 96})  # fixed 0 and 1 may overlap each other
+
+
+@st.composite
+def online_problems(draw: st.DrawFn) -> tuple[Problem, dict[int, int]]:
+    """No fixed buffer, no allowed overlap: the checker's all-online path."""
+    count = draw(st.integers(0, 24))
+    buffers = []
+    offsets = {}
+    for buffer_id in range(count):
+        start = draw(st.integers(-1, 12))
+        end = start + draw(st.integers(-1, 6))
+        buffers.append(Buffer(buffer_id, start, end, draw(st.integers(0, 40))))
+        offsets[buffer_id] = draw(st.integers(0, 120))
+    return Problem(tuple(buffers)), offsets
+
+
+def _verdict(problem: Problem, offsets: dict[int, int]) -> str:
+    try:
+        check_plan(problem, offsets)
+    except PlanError as error:
+        return str(error)
+    return "valid"
+
+
+@settings(max_examples=400, deadline=None)
+@given(online_problems())
+def test_the_all_online_path_finds_what_the_general_sweep_finds(
+    case: tuple[Problem, dict[int, int]],
+) -> None:
+    # A fixed buffer live at no step of the others changes no verdict, but sends the check down
+    # the general sweep (fixed and overlapping buffers): both must name the same two buffers.
+    problem, offsets = case
+    far = Buffer(1_000, -10, -10, 8, 0)
+    with_fixed = Problem((*problem.buffers, far))
+    assert _verdict(problem, offsets) == _verdict(with_fixed, offsets | {far.id: 0})

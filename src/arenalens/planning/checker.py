@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import operator
 from collections.abc import Iterator, Mapping
 
 from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, arena_size
 from arenalens.units import format_bytes_exact
+
+# The order buffers are checked in: by first step, then id.
+_START_AND_ID = operator.attrgetter("start", "id")
 
 
 def check_plan(
@@ -64,9 +68,12 @@ def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
 
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
     offsets = dict(offsets)  # a plain dict: read several times per buffer
-    placed = sorted((b for b in problem.buffers if b.size), key=lambda b: (b.start, b.id))
+    placed = sorted([b for b in problem.buffers if b.size], key=_START_AND_ID)
     by_id = problem.by_id
     in_pairs = problem.overlaps_by_buffer
+    if not in_pairs and all(b.fixed_offset is None for b in placed):
+        _check_online(placed, offsets, by_id)  # the usual case: every buffer placed online
+        return
     ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
     # Live online buffers without allowed overlaps as (offset, id), sorted; they never overlap
     # each other (each was checked on entry), so a new buffer can only collide with its two
@@ -110,6 +117,38 @@ def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
                         )
             (fixed if is_fixed else flexible).set_live(buffer.id, live=True)
         heapq.heappush(ending, (buffer.end, buffer.id))
+
+
+def _check_online(
+    placed: list[Buffer], offsets: dict[int, int], by_id: Mapping[int, Buffer]
+) -> None:
+    """`_check_overlaps` when no buffer is fixed and no overlap is allowed: the live buffers
+    sorted by offset never overlap each other, so a new one meets only its two neighbours."""
+    ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
+    online: list[tuple[int, int]] = []  # live buffers as (offset, id), sorted
+    ends: dict[int, int] = {}  # buffer id -> offset + size, for the live ones
+    push, pop, search = heapq.heappush, heapq.heappop, bisect.bisect_left
+    for buffer in placed:
+        start = buffer.start
+        while ending and ending[0][0] < start:
+            gone = pop(ending)[1]
+            del online[search(online, (offsets[gone], gone))]
+        identifier = buffer.id
+        offset = offsets[identifier]
+        end = offset + buffer.size
+        # Sizes are positive, so no live buffer starts at `offset`: this is where it goes.
+        position = search(online, (offset, -1))
+        if position:
+            below_offset, below_id = online[position - 1]
+            if ends[below_id] > offset:
+                raise _overlap_error(by_id[below_id], below_offset, buffer, offset)
+        if position < len(online):
+            above_offset, above_id = online[position]
+            if above_offset < end:
+                raise _overlap_error(by_id[above_id], above_offset, buffer, offset)
+        online.insert(position, (offset, identifier))
+        ends[identifier] = end
+        push(ending, (buffer.end, identifier))
 
 
 def _allowed(problem: Problem, offsets: Mapping[int, int], first: int, second: int) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 from arenalens.planning.problem import Problem, align_up
 from arenalens.planning.registry import register_planner
 
@@ -21,7 +23,7 @@ def naive(problem: Problem) -> dict[int, int]:
     )
     # Online buffers start above every fixed one, so they never collide with an offline plan.
     cursor = fixed_end
-    for buffer in sorted(problem.buffers, key=lambda b: b.id):
+    for buffer in sorted(problem.buffers, key=operator.attrgetter("id")):
         if buffer.fixed_offset is not None:
             offsets[buffer.id] = buffer.fixed_offset
             continue

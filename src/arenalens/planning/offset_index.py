@@ -79,13 +79,15 @@ def use_offset_index(problem: Problem) -> bool:
 
 def max_live_buffers(buffers: Sequence[Buffer]) -> int:
     """Most sized buffers live at one step (a sweep over starts and ends)."""
-    events = sorted(
-        [(b.start, 1) for b in buffers if b.size] + [(b.end + 1, -1) for b in buffers if b.size]
-    )
-    most = live = 0
-    for _, change in events:
-        live += change
-        most = max(most, live)
+    starts = sorted([b.start for b in buffers if b.size])
+    stops = sorted([b.end + 1 for b in buffers if b.size])  # the first step a buffer is gone
+    most = stopped = 0
+    count = len(stops)
+    for started, step in enumerate(starts, start=1):
+        # Live once this buffer starts: those started so far less those gone by its step.
+        while stopped < count and stops[stopped] <= step:
+            stopped += 1
+        most = max(most, started - stopped)
     return most
 
 

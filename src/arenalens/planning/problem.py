@@ -159,7 +159,12 @@ class Problem:
 
     def disjoint_lower_bound(self) -> int:
         """Bytes live at the busiest step: no plan that shares no bytes can use less."""
-        return max((total for _, total in self.live_bytes()), default=0)
+        return self._busiest
+
+    @cached_property
+    def _busiest(self) -> int:
+        # Asked by every report of the problem (its bound, each plan's overhead): computed once.
+        return max((total for _, total in self._live_curve), default=0)
 
     def naive_size(self) -> int:
         """Arena bytes with no reuse: every buffer end to end, each start aligned."""

@@ -49,6 +49,7 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
     if use_offset_index(problem):
         return _place_with_arrays(problem)
     placed = IntervalIndex(problem.buffers)
+    alignment = problem.alignment
     offsets: dict[int, int] = {}
     for buffer in greedy_processing_order(problem.buffers):
         if buffer.fixed_offset is not None:
@@ -56,8 +57,8 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
         elif buffer.end < buffer.start:
             offset = 0  # live at no step: nothing conflicts
         else:
-            live_together = placed.live(buffer.start, buffer.end)
-            offset = first_fit_offset(buffer.size, live_together, problem.alignment)
+            live_together = placed.live(buffer.start, buffer.end)  # in offset order
+            offset = first_fit_offset(buffer.size, live_together, alignment)
         offsets[buffer.id] = offset
         placed.add(buffer, offset)
     return offsets
@@ -103,11 +104,13 @@ def greedy_processing_order(buffers: Iterable[Buffer]) -> list[Buffer]:
 
 
 def first_fit_offset(size: int, live_together: Sequence[tuple[int, int]], alignment: int) -> int:
-    """(size, [(offset, size)] of placed buffers live together) → TFLM's first-fit offset."""
+    """(size, [(offset, size)] of placed buffers live together, in offset order) → TFLM's
+    first-fit offset. Among equal offsets any order gives the same answer (see the module)."""
     cursor = 0
-    for offset, other_size in sorted(live_together):
+    for offset, other_size in live_together:
         # A gap is measured from the running highest end, so a negative gap never fits.
         if offset - cursor >= size:
             return cursor
-        cursor = max(cursor, align_up(offset + other_size, alignment))
+        end = offset + other_size if alignment == 1 else align_up(offset + other_size, alignment)
+        cursor = max(cursor, end)
     return cursor

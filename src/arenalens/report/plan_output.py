@@ -26,11 +26,6 @@ PLAN_SCHEMA_VERSION = 1
 _TENSOR_KINDS = (BufferKind.TENSOR, BufferKind.VARIABLE)
 
 
-def _step(step: int) -> int | None:
-    """A lifetime step for JSON: None for LiteRT's 'never freed'."""
-    return None if step == NEVER_FREED else step
-
-
 def percent_over(value: int, bound: int) -> float | None:
     """How far value is above bound, in percent (2 decimals); None when bound is not positive."""
     return None if bound <= 0 else round(100.0 * (value - bound) / bound, 2)
@@ -144,23 +139,29 @@ def _buffer_rows(
     analysis: Analysis, result: ArenaResult, arena_base: int | None
 ) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    name = result.arena.name
+    meanings = result.arena.buffers
     by_id = result.arena.problem.by_id
-    for buffer_id in sorted(result.arena.buffers):
-        meaning = result.arena.buffers[buffer_id]
+    offsets = result.plan.offsets
+    kinds = {kind: kind.value for kind in BufferKind}  # an enum's .value is a property
+    for buffer_id in sorted(meanings):
+        meaning = meanings[buffer_id]
         buffer = by_id[buffer_id]
-        offset = result.plan.offsets[buffer_id]
+        offset = offsets[buffer_id]
+        start, end = buffer.start, buffer.end
         row: dict[str, Any] = {
-            "arena": result.arena.name,
+            "arena": name,
             "buffer": buffer_id,
-            "kind": meaning.kind.value,
+            "kind": kinds[meaning.kind],
             "subgraph": meaning.subgraph,
             "index": meaning.tensor,
             "operator": meaning.operator,
             "name": meaning.name,
             "bytes": meaning.nbytes,
             "planned_bytes": buffer.size,
-            "first": _step(buffer.start),
-            "last": _step(buffer.end),
+            # Steps for JSON: None for LiteRT's 'never freed'.
+            "first": None if start == NEVER_FREED else start,
+            "last": None if end == NEVER_FREED else end,
             "offset": offset,
             "fixed": buffer.fixed_offset is not None,
         }

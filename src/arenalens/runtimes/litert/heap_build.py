@@ -49,6 +49,7 @@ from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnp
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.xnnpack_workspace import (
+    BINARY_NODES,
     _nodes,
     dynamically_quantized,
     hybrid_batch_matmul,
@@ -68,6 +69,8 @@ CALL_BYTES = 4 * 24
 DELEGATE_CREATORS_BYTES = 40
 XNN_EXTRA_BYTES = 16  # include/xnnpack.h: bytes a microkernel may read past an array
 _GEMMS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+# Operators whose XNNPACK node the optimizer reserves a value and a node for (subgraph.c).
+_OPTIMIZER_RESERVES = frozenset((*BINARY_NODES, "BATCH_MATMUL"))
 
 
 def grown(capacity: int, needed: int) -> int:
@@ -103,10 +106,12 @@ def subgraph_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     """The XNNPACK subgraph of a subset at the end of its kernel's Init."""
     external = len(xnnpack_objects.kernel_tensors(subgraph, subset))
     runtime_nodes, values = xnnpack_objects.runtime_counts(subgraph, subset, model)
-    # The optimizer's rewrite_dequant_bmm reserves one more value and node before it looks at
-    # a BATCH_MATMUL: a full array grows once more.
+    # The optimizer reserves one more value and node before it looks at a node: for a
+    # BATCH_MATMUL (rewrite_dequant_bmm_at) and for every binary elementwise node
+    # (optimize_common_subgraphs_iter → widen_fp16_accumulators, whatever the operands): a full
+    # array grows once more (held-out flow 600301:91, a lone MUL: 64 values, 14,336 B).
     reserve = int(
-        any(subgraph.operators[index].opcode == "BATCH_MATMUL" for index in subset.operators)
+        any(subgraph.operators[index].opcode in _OPTIMIZER_RESERVES for index in subset.operators)
     )
     nodes = grown(0, max(defined_nodes(subgraph, subset), runtime_nodes) + reserve)
     value_array = VALUE_BYTES * grown(external, values + reserve)

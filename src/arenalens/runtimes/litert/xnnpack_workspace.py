@@ -159,7 +159,9 @@ _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clam
 _UNARY = frozenset(
     (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
 ) - set(_CLAMPS)
-_BINARY = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED, "PRELU"))  # PRELU: xnn_binary_prelu
+# Operators the delegate defines as binary elementwise nodes (PRELU: xnn_binary_prelu).
+BINARY_NODES = frozenset((*BINARY_FLOAT, *BINARY_QUANTIZED, "PRELU"))
+_BINARY = BINARY_NODES
 _RESHAPES = ("RESHAPE", "EXPAND_DIMS")
 # Nodes a following clamp folds into (subgraph.c: has_clamp).
 _CLAMPING = (
