@@ -1,8 +1,9 @@
-"""STABLEHLO_COMPOSITE models for the LiteRT heap (session 6's held-out `composite6_*` in
-tests/litert_heap_measure.py): a main subgraph whose one operator is a composite, and its
-decomposition subgraph, a random chain of float element-wise operators. The builtin kernel
-(stablehlo_composite.cc) prepares and allocates the decomposition subgraph in its own Prepare;
-arenalens counts that kernel with its upper bounds and says the figure is an estimate."""
+"""STABLEHLO_COMPOSITE models and hybrid convolutions for the LiteRT heap (session 6's
+held-out `composite6_*` and `hybrid6_*` in tests/litert_heap_measure.py). A composite: a main
+subgraph whose one operator is a composite, and its decomposition subgraph, a random chain of
+float element-wise operators. The builtin kernel (stablehlo_composite.cc) prepares and
+allocates the decomposition subgraph in its own Prepare; arenalens counts that kernel with its
+upper bounds and says the figure is an estimate."""
 
 from __future__ import annotations
 
@@ -47,4 +48,45 @@ def composite(seed: int) -> bytes:
         current = out
     decomposition.set_inputs([first])
     decomposition.set_outputs([current])
+    return builder.build()
+
+
+def hybrid_conv(seed: int) -> bytes:
+    """A hybrid CONV_2D (float input, int8 filter) drawn at random for heap_invoke.hybrid_gemm
+    (session 6's held-out `hybrid6_*`): output channels 1-12 (a multiple of 4 or not), one
+    scale, several equal scales or distinct ones, grouped (2 groups) or not, kernel 1-3,
+    stride 1-2."""
+    from arenalens.tflite.builder import quantization
+
+    rng = np.random.default_rng(6700 + seed)
+    rows = int(rng.integers(1, 13))
+    groups = 2 if rng.integers(3) == 0 else 1
+    depth = int(rng.integers(1, 7))
+    kernel, stride = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    size = int(rng.integers(kernel + 2, 14))
+    rows = rows + rows % groups  # divisible by the groups
+    kind = int(rng.integers(3))  # 0: one scale, 1: several equal, 2: distinct
+    scales = [0.02] if kind == 0 else [0.02] * rows
+    if kind == 2:
+        scales = list(np.linspace(0.01, 0.05, rows))
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1, size, size, depth * groups])
+    weights = graph.add_constant(
+        "w",
+        rng.integers(-127, 128, (rows, kernel, kernel, depth)).astype(np.int8),
+        "INT8",
+        quantization=quantization(scales, 0, axis=0),
+    )
+    bias = graph.add_constant("b", rng.standard_normal(rows).astype(np.float32))
+    out = -(-size // stride)
+    y = graph.add_tensor("y", [1, out, out, rows])
+    graph.add_operator(
+        "CONV_2D",
+        [x, weights, bias],
+        [y],
+        options={"stride_w": stride, "stride_h": stride, "padding": "SAME"},
+    )
+    graph.set_inputs([x])
+    graph.set_outputs([y])
     return builder.build()

@@ -78,6 +78,11 @@ HELD_OUT = (
     *((f"isa6_graph_{seed}", "graph", seed) for seed in (701,)),
     # STABLEHLO_COMPOSITE (tests/litert_composite_cases.py): a labelled bound, never under.
     *((f"composite6_{seed}", "composite", seed) for seed in (1, 2, 3)),
+    # Hybrid CONV_2D filters of every kind (tests/litert_composite_cases.hybrid_conv).
+    *((f"hybrid6_conv_{seed}", "hybrid_conv", seed) for seed in range(1, 11)),
+    # A second draw, after the grouped 1×1 IGEMM rule and the grouped hybrid refusal (read
+    # off hybrid6_conv_10 and _8) were committed.
+    *((f"hybrid6b_conv_{seed}", "hybrid_conv", seed) for seed in range(11, 23)),
 )
 # Held out for the build moment's fingerprints and dead nodes (session 6): drawn after
 # heap_build.py counted packing only for created operators and a convolution kind's dummy
@@ -165,6 +170,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import composite
 
         return composite(seed)
+    if family == "hybrid_conv":
+        from tests.litert_composite_cases import hybrid_conv
+
+        return hybrid_conv(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

@@ -128,3 +128,20 @@ def test_the_wheel_crashes_an_int8_batch_matmul_over_the_limit_only_under_xnnpac
         outcomes[kind] = (completed.returncode, completed.stdout.decode().split())
     assert outcomes["AUTO"][0] != 0 and outcomes["AUTO"][1] == ["allocated"]
     assert outcomes["BUILTIN_WITHOUT_DEFAULT_DELEGATES"] == (0, ["allocated", "invoked"])
+
+
+@pytest.mark.parametrize(("seed", "refused"), [(8, True), (10, False), (2, False)])
+def test_a_grouped_hybrid_convolution_needs_a_scale_per_output_channel(
+    seed: int, refused: bool, tmp_path: Path
+) -> None:
+    """hybrid6_conv_8 (grouped, one filter scale) fails the wheel's builtin Prepare
+    ('affine_quantization->scale->size != filter->dims->data[0]', tests/data/litert_heap.json)
+    and runs under XNNPACK; the grouped ones with a scale per output channel (10, 2) run."""
+    from arenalens.litert_memory import litert_memory
+    from tests.litert_composite_cases import hybrid_conv
+
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(hybrid_conv(seed))
+    analysis = analyze(path, runtime="litert")
+    assert (litert_memory(analysis, "none").status is Status.CANNOT_RUN) is refused
+    assert litert_memory(analysis, "xnnpack").status.gives_a_number

@@ -458,23 +458,29 @@ def _transpose_conv_gemm(prepared: PreparedSubgraph, inputs: Sequence[int]) -> G
 def hybrid_gemm(
     model: Model, prepared: PreparedSubgraph, node: RuntimeNode
 ) -> tuple[Gemm | None, bool]:
-    """A hybrid convolution's ruy GEMM (None: it takes none) and whether that is known. A
-    filter with per-channel scales that differ runs HybridConvPerChannel (always ruy); one
-    scale runs HybridConv, through ruy only when its rows are a multiple of 4. Which of the two
-    a filter with several equal scales runs is not known here: with rows a multiple of 4 both
-    take the same GEMM; otherwise ruy is counted, erring high."""
+    """A hybrid convolution's ruy GEMM (None: it takes none), and whether that is known (it
+    is). conv.cc: a filter whose per-channel scales are not all equal (is_hybrid_per_channel),
+    or a grouped convolution, runs EvalHybridPerChannel: grouped, on the reference kernel
+    (nothing allocated), else HybridConvPerChannel, whose int32-accumulator Gemm always takes
+    ruy. Any other filter (one scale, or several equal ones) runs HybridConv, through ruy only
+    when its rows are a multiple of 4. (A too-large im2col sends it to the reference kernel
+    on mobile platforms only, not on Linux.)"""
     weights = _tensor(prepared, node.inputs[1])
+    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
     output = _tensor(prepared, node.outputs[0]) if node.outputs else None
     if weights is None or output is None or not weights.shape or not output.shape:
         return None, False
     rows = weights.shape[0]
     columns = _product(output.shape[:-1])
     gemm = Gemm(rows, _product(weights.shape[1:]), columns, False, False, True, raw=True)
-    if rows % 4 == 0:
-        return gemm, True
-    if not _per_channel(model, prepared, node.inputs[1]):
+    depth = weights.shape[-1] if len(weights.shape) == 4 else 0
+    channels = data.shape[-1] if data is not None and data.shape else depth
+    grouped = depth > 0 and channels != depth
+    if grouped:
         return None, True
-    return gemm, False
+    if _scales_differ(model, prepared, node.inputs[1]):
+        return gemm, True
+    return (gemm if rows % 4 == 0 else None), True
 
 
 def _set_inputs(heap: _Heap, prepared: PreparedSubgraph) -> None:
@@ -637,6 +643,17 @@ def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:
         return False
     quantization = model.subgraphs[prepared.index].tensors[index].quantization
     return quantization is not None and quantization.channel_count > 1
+
+
+def _scales_differ(model: Model, prepared: PreparedSubgraph, index: int) -> bool:
+    """A model tensor quantized per channel with scales that are not all equal (conv.cc
+    compares them as stored, float32)."""
+    from arenalens.tflite.reader import read_quantization_scales  # noqa: PLC0415
+
+    if not _per_channel(model, prepared, index):
+        return False
+    scales = read_quantization_scales(model, prepared.index, index)
+    return len(set(scales)) > 1
 
 
 def _tensor(prepared: PreparedSubgraph, index: int) -> RuntimeTensor | None:

@@ -202,6 +202,7 @@ def budget(
             *unresolved_custom_operators(model),
             *integer_svdf_refusals(model),
             *activation_range_refusals(model),
+            *grouped_hybrid_convolution_refusals(model),
         ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )
@@ -349,6 +350,42 @@ def activation_range_refusals(model: Model) -> tuple[Obstacle, ...]:
                     operator=operator.index,
                     opcode=operator.opcode,
                     fix=CALIBRATE,
+                    builtin_prepare=True,
+                )
+            )
+    return tuple(found)
+
+
+def grouped_hybrid_convolution_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """A grouped hybrid CONV_2D (float input, 8-bit filter, input channels a multiple of the
+    filter's depth) runs conv.cc's per-channel hybrid path, whose Prepare requires one filter
+    scale per output channel: with any other count allocate_tensors() fails (measured on the
+    2.3.0 wheel: 'affine_quantization->scale->size != filter->dims->data[0]'). XNNPACK takes
+    the operator and never runs that Prepare."""
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
+                continue
+            if min(operator.inputs[0], operator.inputs[1]) < 0:
+                continue
+            data, weights = (subgraph.tensors[i] for i in operator.inputs[:2])
+            if data.dtype.name != "FLOAT32" or weights.dtype.name not in ("INT8", "UINT8"):
+                continue
+            if len(weights.shape) != 4 or not data.shape or data.shape[-1] == weights.shape[3]:
+                continue
+            scales = weights.quantization.channel_count if weights.quantization else 0
+            if scales == weights.shape[0]:
+                continue
+            found.append(
+                Obstacle(
+                    f"a grouped hybrid convolution needs one filter scale per output channel "
+                    f"({weights.shape[0]}), it has {scales} ('affine_quantization->scale->size "
+                    "!= filter->dims->data[0]' in Prepare)",
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix="quantize the filter per output channel",
                     builtin_prepare=True,
                 )
             )

@@ -159,7 +159,9 @@ def _convolution(
     stride_w = int(options.get("stride_w", 1) or 1)
     stride_h = int(options.get("stride_h", 1) or 1)
     dilated = any(int(options.get(key, 1) or 1) != 1 for key in _DILATIONS)
-    unit_1x1 = taps == 1 and stride_w == 1 and stride_h == 1 and not dilated
+    # subgraph/convolution-2d.c defines a fully connected operator (a GEMM) in its place only
+    # for one group: a grouped 1×1 convolution stays an IGEMM, with its indirection buffer.
+    unit_1x1 = taps == 1 and stride_w == 1 and stride_h == 1 and not dilated and groups == 1
     # One channel per group: select_microkernel_type picks vmulcaddc only with the context's
     # vmulcaddc config, which convolution-nhwc.c never sets (init_vmuladdc_params_f32 keeps it
     # local), so a float 1×1 depthwise convolution runs as a depthwise one too (the wheel: a

@@ -104,11 +104,16 @@ def hybrid_gemm_workspace(subgraph: Subgraph, operator: Operator, threads: int =
 
 
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
-    """A 1×1 unit-stride convolution without padding, which XNNPACK runs as a GEMM."""
+    """A 1×1 unit-stride convolution of one group without padding, which XNNPACK runs as a
+    GEMM (subgraph/convolution-2d.c: groups == 1)."""
     weights = subgraph.tensors[operator.inputs[1]]
+    data = subgraph.tensors[operator.inputs[0]]
     options = operator.options
     strides = (int(options.get("stride_w", 1) or 1), int(options.get("stride_h", 1) or 1))
-    return len(weights.shape) == 4 and weights.shape[1:3] == (1, 1) and strides == (1, 1)
+    one_group = not data.shape or not weights.shape or data.shape[-1] == weights.shape[-1]
+    return (
+        len(weights.shape) == 4 and weights.shape[1:3] == (1, 1) and strides == (1, 1) and one_group
+    )
 
 
 def _rounded(nbytes: int) -> int:
