@@ -33,6 +33,10 @@ from arenalens.runtimes.litert.heap import (
 from arenalens.runtimes.litert.isa import HOST
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model
+from tests.litert_variable_partitions import COMMAND as VARIABLE_COMMAND
+from tests.litert_variable_partitions import DATA as VARIABLE_DATA
+from tests.litert_variable_partitions import SEEDS as VARIABLE_SEEDS
+from tests.litert_variable_partitions import variable_model
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
 from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
 from tests.runtimes.litert.test_litert_heap import predicted
@@ -441,3 +445,29 @@ def test_variable_operators_taken_give_the_wheels_delegate_kernels() -> None:
         if subset.delegated
     ]
     assert kernels == real["partitions"]
+
+
+_VARIABLE_KERNELS: dict[str, Any] = json.loads(VARIABLE_DATA.read_text())
+
+
+def test_variable_partitions_cache_names_its_command() -> None:
+    assert _VARIABLE_KERNELS["command"] == VARIABLE_COMMAND
+    assert len(_VARIABLE_KERNELS["models"]) == len(VARIABLE_SEEDS)
+
+
+@pytest.mark.parametrize("seed", VARIABLE_SEEDS)
+def test_held_out_variable_models_get_the_wheels_delegate_kernels(seed: int) -> None:
+    """Held-out variable models (drawn after xnnpack_variables was committed): the delegate
+    kernels LiteRT makes once XNNPACK takes the variable operators xnnpack_variables names,
+    the wheel's, kernel by kernel."""
+    model = parse_model(variable_model(seed), f"variables_{seed}")
+    subgraph = model.subgraphs[0]
+    variables = xnnpack_variables.taken(subgraph)
+    assert variables is not None
+    delegated = sorted({*heap_xnnpack.partition(subgraph, model).delegated, *variables})
+    kernels = [
+        {"inputs": list(subset.inputs), "outputs": list(subset.outputs)}
+        for subset in heap_xnnpack.node_subsets(subgraph, delegated)
+        if subset.delegated
+    ]
+    assert kernels == _VARIABLE_KERNELS["models"][str(seed)]
