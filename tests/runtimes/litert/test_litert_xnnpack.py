@@ -22,6 +22,7 @@ from arenalens.runtimes.litert import (
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_variables,
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap import (
@@ -32,6 +33,10 @@ from arenalens.runtimes.litert.heap import (
 from arenalens.runtimes.litert.isa import HOST
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model
+from tests.litert_variable_partitions import COMMAND as VARIABLE_COMMAND
+from tests.litert_variable_partitions import DATA as VARIABLE_DATA
+from tests.litert_variable_partitions import SEEDS as VARIABLE_SEEDS
+from tests.litert_variable_partitions import variable_model
 from tests.litert_xnnpack_parts import COMMAND, DATA, model_file
 from tests.runtimes.litert.test_litert_heap import CACHE as HEAP_CACHE
 from tests.runtimes.litert.test_litert_heap import predicted
@@ -422,3 +427,47 @@ def test_an_int8_one_scale_convolution_gemm_is_fingerprinted_apart() -> None:
     # The data blocks' difference (64 outputs x a 4-byte scale) and the scale parameters.
     aligned = xnnpack_packing.aligned_block
     assert gap == aligned(3072) - aligned(2816) + aligned(256)
+
+
+def test_variable_operators_taken_give_the_wheels_delegate_kernels() -> None:
+    """Variables under XNNPACK (xnnpack_variables): the handles whose resource got a proxy,
+    the ranked read and the assignments are taken, the unused handle and the rank-0 read stay
+    builtin; resource operators are chained (OpMightHaveSideEffect), so the handles form a
+    delegate kernel of their own: the wheel's three kernels, inputs and outputs as listed."""
+    model, real = _measured("xcase_resource_variables.tflite")
+    subgraph = model.subgraphs[0]
+    variables = xnnpack_variables.taken(subgraph)
+    assert variables == frozenset({0, 1, 3, 4, 5})
+    delegated = sorted({*heap_xnnpack.partition(subgraph, model).delegated, *variables})
+    kernels = [
+        {"inputs": list(subset.inputs), "outputs": list(subset.outputs)}
+        for subset in heap_xnnpack.node_subsets(subgraph, delegated)
+        if subset.delegated
+    ]
+    assert kernels == real["partitions"]
+
+
+_VARIABLE_KERNELS: dict[str, Any] = json.loads(VARIABLE_DATA.read_text())
+
+
+def test_variable_partitions_cache_names_its_command() -> None:
+    assert _VARIABLE_KERNELS["command"] == VARIABLE_COMMAND
+    assert len(_VARIABLE_KERNELS["models"]) == len(VARIABLE_SEEDS)
+
+
+@pytest.mark.parametrize("seed", VARIABLE_SEEDS)
+def test_held_out_variable_models_get_the_wheels_delegate_kernels(seed: int) -> None:
+    """Held-out variable models (drawn after xnnpack_variables was committed): the delegate
+    kernels LiteRT makes once XNNPACK takes the variable operators xnnpack_variables names,
+    the wheel's, kernel by kernel."""
+    model = parse_model(variable_model(seed), f"variables_{seed}")
+    subgraph = model.subgraphs[0]
+    variables = xnnpack_variables.taken(subgraph)
+    assert variables is not None
+    delegated = sorted({*heap_xnnpack.partition(subgraph, model).delegated, *variables})
+    kernels = [
+        {"inputs": list(subset.inputs), "outputs": list(subset.outputs)}
+        for subset in heap_xnnpack.node_subsets(subgraph, delegated)
+        if subset.delegated
+    ]
+    assert kernels == _VARIABLE_KERNELS["models"][str(seed)]

@@ -44,6 +44,7 @@ from arenalens.runtimes.litert import (
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_variables,
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap_interpreter import (
@@ -324,6 +325,7 @@ def xnnpack_parts(
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
+    variables = False
     replayed = xnnpack_objects.delegate_objects(model)
     objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
@@ -337,6 +339,7 @@ def xnnpack_parts(
                 subgraph, heap_xnnpack.unmodelled_only(subgraph, split)
             )
         modelled = modelled and not split.unmodelled
+        variables = variables or bool(xnnpack_variables.OPCODES.intersection(split.unmodelled))
         taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
         delegated_count += len(taken)
         for operator in subgraph.operators:
@@ -431,6 +434,13 @@ def xnnpack_parts(
                 "object and parameters, the delegate kernels' nodes: an upper bound per "
                 "runtime, operator and value (an operator kind or a node clean-up that is "
                 "not replayed)"
+                + (
+                    "; resource variables: which operators each delegate kernel gets is "
+                    "derived (xnnpack_variables), the read and assign copies and the "
+                    "resources' values are not replayed"
+                    if variables
+                    else ""
+                )
             ),
         ),
     )

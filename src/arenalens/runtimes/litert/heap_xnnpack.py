@@ -525,8 +525,11 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
     """PartitionGraphIntoIndependentNodeSubsets (tflite/graph_info.cc), greedily: each subset
     takes, sweep after sweep over the execution plan, every ready operator of its kind (the
     first ready operator decides the kind); a tensor read by a later subset becomes an output
-    of the subset that made it; graph outputs end their maker's outputs."""
+    of the subset that made it; graph outputs end their maker's outputs. Operators touching a
+    resource tensor (OpMightHaveSideEffect) are chained: each waits for the one before."""
     taken = set(delegated)
+    chained = [o.index for o in subgraph.operators if _touches_resource(subgraph, o)]
+    waits_for = dict(zip(chained[1:], chained, strict=False))
     always, not_ready = -2, -1
     epochs = [always] * len(subgraph.tensors)
     for operator in subgraph.operators:
@@ -551,6 +554,8 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
                 if done[operator.index] or any(
                     tensor >= 0 and epochs[tensor] == not_ready for tensor in operator.inputs
                 ):
+                    continue
+                if operator.index in waits_for and not done[waits_for[operator.index]]:
                     continue
                 kind = operator.index in taken
                 if subset["kind"] is None:
@@ -583,6 +588,14 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
         )
         for subset in subsets
     ]
+
+
+def _touches_resource(subgraph: Subgraph, operator: Operator) -> bool:
+    return any(
+        subgraph.tensors[tensor].dtype.name == "RESOURCE"
+        for tensor in (*operator.inputs, *operator.outputs)
+        if tensor >= 0
+    )
 
 
 def _list(subset: dict[str, list[int] | bool | None], key: str) -> list[int]:

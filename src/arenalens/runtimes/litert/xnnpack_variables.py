@@ -1,0 +1,80 @@
+"""Which resource-variable operators LiteRT's XNNPACK delegate takes, from its sources
+(*tflite/delegates/xnnpack/xnnpack_delegate.cc*, v2.2.0 and later: variable support is always
+on, the `TFLITE_XNNPACK_DELEGATE_FLAG_VARIABLE_OPERATORS` flag and `handle_variable_ops` only
+log that they are deprecated).
+
+* **READ_VARIABLE / ASSIGN_VARIABLE** (`VisitReadVariableNode`, `VisitAssignVariableNode`):
+  the value read or assigned passes `CheckTensorFloatOrQUInt8Type` (float, or signed 8-bit
+  with one scale; unsigned 8-bit only with the delegate's QU8 flag, off by default), a read's
+  output has a rank (a rank-0 output stays on the builtin kernel), and the value becomes the
+  resource's proxy (`ResourceInfo::AddProxyValue`): the first one taken fixes its type and
+  shape, a later one of another type or shape is left to the builtin kernel, and none is taken
+  before a VAR_HANDLE has named the resource.
+* **VAR_HANDLE** (`VisitVarHandleNode`): always refused on the first pass ("we don't know the
+  type of this variable yet"); once every node is visited, `PrepareOpsToDelegate` appends the
+  VAR_HANDLE of each resource that got a proxy value. A handle nothing reads or assigns, or
+  whose every access was refused, stays on the builtin kernel.
+
+LiteRT's greedy partition then puts the taken handles, which read nothing, in the first
+delegated subset: a delegate kernel with no XNNPACK node (a VAR_HANDLE materialises nothing)
+whose outputs are the resource tensors (the 2.3.0 wheel: xcase_resource_variables, three
+delegate kernels). What each kernel then holds is not replayed: the read and assign copies'
+operators and the resources' values make the XNNPACK figure an upper bound (heap.py).
+"""
+
+from __future__ import annotations
+
+from arenalens.ir import Operator, Subgraph, Tensor
+
+OPCODES = frozenset(("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"))
+
+
+def _value(subgraph: Subgraph, operator: Operator) -> Tensor | None:
+    """The tensor a read writes or an assignment reads (the resource's proxy candidate)."""
+    if operator.opcode == "READ_VARIABLE":
+        index = operator.outputs[0] if operator.outputs else -1
+    else:
+        index = operator.inputs[1] if len(operator.inputs) > 1 else -1
+    return subgraph.tensors[index] if index >= 0 else None
+
+
+def _value_type_fits(tensor: Tensor) -> bool | None:
+    """CheckTensorFloatOrQUInt8Type with the default options; None where not modelled."""
+    kind = tensor.dtype.name
+    if kind in ("FLOAT32", "FLOAT16"):
+        return True
+    if kind == "INT8":
+        quantization = tensor.quantization
+        return (
+            quantization is not None and quantization.channel_count == 1 and not quantization.axis
+        )
+    return None if kind == "UINT8" else False
+
+
+def taken(subgraph: Subgraph) -> frozenset[int] | None:
+    """The indices of the variable operators the delegate takes, or None when one's
+    acceptance is not modelled (an unsigned 8-bit value)."""
+    handles: dict[int, int] = {}  # resource tensor -> the VAR_HANDLE naming it
+    proxies: dict[int, Tensor] = {}  # resource tensor -> its proxy value
+    chosen: set[int] = set()
+    for operator in subgraph.operators:
+        if operator.opcode == "VAR_HANDLE":
+            if operator.outputs and operator.outputs[0] >= 0:
+                handles[operator.outputs[0]] = operator.index
+            continue
+        if operator.opcode not in ("READ_VARIABLE", "ASSIGN_VARIABLE") or not operator.inputs:
+            continue
+        resource = operator.inputs[0]
+        value = _value(subgraph, operator)
+        if value is None or resource not in handles:
+            continue
+        if operator.opcode == "READ_VARIABLE" and not value.shape:
+            continue  # an unranked or scalar read stays on the builtin kernel
+        fits = _value_type_fits(value)
+        if fits is None:
+            return None
+        proxy = proxies.setdefault(resource, value) if fits else None
+        if proxy is not None and (proxy.dtype, proxy.shape) == (value.dtype, value.shape):
+            chosen.add(operator.index)
+    chosen.update(handles[resource] for resource in proxies)
+    return frozenset(chosen)
