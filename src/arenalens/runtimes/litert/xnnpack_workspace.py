@@ -209,6 +209,12 @@ def _nodes(
         operator = subgraph.operators[index]
         inputs = [tensor for tensor in operator.inputs if tensor >= 0]
         outputs = [tensor for tensor in operator.outputs if tensor >= 0]
+        if operator.opcode == "VAR_HANDLE":
+            continue  # it materialises nothing (VisitVarHandleNode)
+        if operator.opcode == "ASSIGN_VARIABLE":
+            # A copy of the value into the resource's value (VisitAssignVariableNode).
+            nodes.append(_Node("copy", inputs[1:2], inputs[:1], index))
+            continue
         if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
             # Its data is its third input: first here, as every other operator's.
             inputs = [operator.inputs[2], *(t for t in inputs if t != operator.inputs[2])]
@@ -249,7 +255,7 @@ def _nodes(
             kind = "unary"
         elif kind in _BINARY:
             kind = "binary"
-        elif kind in _RESHAPES:
+        elif kind in _RESHAPES or kind == "READ_VARIABLE":
             kind, inputs = "copy", inputs[:1]
         elif kind == "SOFTMAX":
             kind = "softmax"
