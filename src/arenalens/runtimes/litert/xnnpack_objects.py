@@ -70,6 +70,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     data_and_weights,
     dynamically_quantized,
     hybrid_batch_matmul,
+    resource_rewrites,
     transposes_a,
 )
 
@@ -345,7 +346,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     transposed = sum(1 for operator in operators if transposes_a(operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
-    values += transposed
+    values += transposed + resource_rewrites(subgraph, subset.operators)
     return len(fused) + folded_pads + activations, values
 
 
