@@ -66,17 +66,14 @@ MEASURED = sorted(
 )
 # Held-out models whose builtin figure is under the wheel's, and why: a finding not yet fixed,
 # kept in the suite as a strict expected failure (it fails the day the rule is fixed, and the
-# entry goes). Grouped hybrid CONV_2Ds with a scale per output channel run conv.cc's
-# per-channel hybrid path on the reference kernel; what their Prepare allocates is not
-# replayed (session 6's second draw: 0.9955x and 0.9900x after setup).
-UNDER = {
-    "hybrid6b_conv_12.tflite": "grouped hybrid CONV_2D, per-channel scales: Prepare not replayed",
-    "hybrid6b_conv_13.tflite": "grouped hybrid CONV_2D, per-channel scales: Prepare not replayed",
-}
+# entry goes). Empty since session 6: the two grouped hybrid CONV_2Ds with equal per-channel
+# scales (hybrid6b_conv_12 / _13, 0.9955x / 0.9900x after setup) were under until
+# prepare/conv.py gave every grouped hybrid filter the per-channel temporaries.
+UNDER: dict[str, str] = {}
 
 
-# hybrid6b_conv_12 is under after setup only: its first invoke and peak are not.
-UNDER_AFTER_INVOKE = {"hybrid6b_conv_13.tflite"}
+# Of UNDER, those under after the first invoke and at the peak too.
+UNDER_AFTER_INVOKE: set[str] = set()
 
 
 def _measured_cases(names: list[str], under: set[str] | None = None) -> list[Any]:

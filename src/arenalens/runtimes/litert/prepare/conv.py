@@ -18,7 +18,15 @@ def conv_2d(ctx: NodeContext) -> None:
     stride = (ctx.options.get("stride_h", 1), ctx.options.get("stride_w", 1))
     dilation = (ctx.options.get("dilation_hfactor", 1), ctx.options.get("dilation_wfactor", 1))
     hybrid = input_type == "FLOAT32" and filter_type in ("INT8", "UINT8", "INT4")
-    per_channel = hybrid and filter_type in ("INT8", "INT4") and has_distinct_scales(ctx, 1)
+    input_shape = ctx.dims(0)
+    groups = input_shape[3] // filter_shape[3] if len(input_shape) == 4 and filter_shape[3] else 1
+    # The per-channel hybrid path (input offsets, persistent row sums): distinct scales, or,
+    # on the 2.3.0 wheel, any grouped filter, equal scales included (measured: its grouped
+    # equal-scale filters get both temporaries, its ungrouped ones do not; a grouped filter
+    # with one scale fails the per-channel scale-count check, see rules.py).
+    per_channel = (
+        hybrid and filter_type in ("INT8", "INT4") and (groups > 1 or has_distinct_scales(ctx, 1))
+    )
     needs_im2col = dilation != (1, 1) or stride != (1, 1) or filter_shape[1:3] != (1, 1)
     slot = 0
     batches, out_height, out_width = ctx.dims(0)[0], output.shape[1], output.shape[2]
@@ -37,9 +45,7 @@ def conv_2d(ctx: NodeContext) -> None:
         slot += 1
     if not hybrid:
         return
-    input_shape = ctx.dims(0)
     channels_out = filter_shape[0]
-    groups = input_shape[3] // filter_shape[3] if filter_shape[3] else 1
     input_rows = input_shape[0] * input_shape[1] * input_shape[2] * groups
     roles: list[tuple[str, str, tuple[int, ...], Allocation]] = [
         ("input_quantized", "INT8", input_shape, Allocation.ARENA_RW),
