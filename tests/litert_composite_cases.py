@@ -90,3 +90,43 @@ def hybrid_conv(seed: int) -> bytes:
     graph.set_inputs([x])
     graph.set_outputs([y])
     return builder.build()
+
+
+def grouped_hybrid_conv(seed: int) -> bytes:
+    """A grouped hybrid CONV_2D (float input, int8 filter, one scale per output channel, equal
+    or distinct) drawn at random after prepare/conv.py gave every grouped hybrid filter the
+    per-channel temporaries (session 6's `hybrid6c_*`): 2-4 groups, 1-6 input and 1-4 output
+    channels per group, batch 1-2, kernel 1-3, stride 1-2, dilation 2 at stride 1, SAME or
+    VALID padding."""
+    from arenalens.tflite.builder import quantization
+
+    rng = np.random.default_rng(6800 + seed)
+    groups, depth = int(rng.integers(2, 5)), int(rng.integers(1, 7))
+    rows = groups * int(rng.integers(1, 5))
+    batches = int(rng.integers(1, 3))
+    kernel, stride = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    dilation = 2 if stride == 1 and kernel > 1 and rng.integers(3) == 0 else 1
+    reach = (kernel - 1) * dilation + 1
+    size = int(rng.integers(reach + 1, 14))
+    padding = "SAME" if rng.integers(2) == 0 else "VALID"
+    distinct = bool(rng.integers(2))
+    scales = list(np.linspace(0.01, 0.05, rows)) if distinct else [0.02] * rows
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [batches, size, size, depth * groups])
+    weights = graph.add_constant(
+        "w",
+        rng.integers(-127, 128, (rows, kernel, kernel, depth)).astype(np.int8),
+        "INT8",
+        quantization=quantization(scales, 0, axis=0),
+    )
+    bias = graph.add_constant("b", rng.standard_normal(rows).astype(np.float32))
+    out = -(-size // stride) if padding == "SAME" else -(-(size - reach + 1) // stride)
+    y = graph.add_tensor("y", [batches, out, out, rows])
+    options = {"stride_w": stride, "stride_h": stride, "padding": padding}
+    if dilation > 1:
+        options |= {"dilation_wfactor": dilation, "dilation_hfactor": dilation}
+    graph.add_operator("CONV_2D", [x, weights, bias], [y], options=options)
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    return builder.build()

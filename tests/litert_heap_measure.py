@@ -83,6 +83,9 @@ HELD_OUT = (
     # A second draw, after the grouped 1×1 IGEMM rule and the grouped hybrid refusal (read
     # off hybrid6_conv_10 and _8) were committed.
     *((f"hybrid6b_conv_{seed}", "hybrid_conv", seed) for seed in range(11, 23)),
+    # A third draw, of grouped ones only, after every grouped hybrid filter took the
+    # per-channel temporaries (prepare/conv.py, read off hybrid6b_conv_12 and _13).
+    *((f"hybrid6c_conv_{seed}", "grouped_hybrid_conv", seed) for seed in range(1, 13)),
 )
 # Held out for the build moment's fingerprints and dead nodes (session 6): drawn after
 # heap_build.py counted packing only for created operators and a convolution kind's dummy
@@ -174,6 +177,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import hybrid_conv
 
         return hybrid_conv(seed)
+    if family == "grouped_hybrid_conv":
+        from tests.litert_composite_cases import grouped_hybrid_conv
+
+        return grouped_hybrid_conv(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

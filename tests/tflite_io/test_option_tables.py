@@ -8,6 +8,7 @@ import random
 import struct
 import subprocess
 import sys
+from types import MappingProxyType
 from typing import Any
 
 import flatbuffers
@@ -16,7 +17,13 @@ import pytest
 
 from arenalens.errors import ModelError
 from arenalens.tflite.builder import ModelBuilder
-from arenalens.tflite.opcodes import OPTION_TABLES_PATH, LazyOptions, decode_options, snake_case
+from arenalens.tflite.opcodes import (
+    OPTION_TABLES_PATH,
+    LazyOptions,
+    decode_options,
+    eager_options,
+    snake_case,
+)
 from tests.tflite_io.option_tables import derive, reference_decode, render, union_members
 
 _NUMPY_TYPES = {
@@ -114,6 +121,31 @@ def test_an_options_table_outside_the_file_is_a_model_error() -> None:
     data = b"\x00" * 16
     with pytest.raises(ModelError, match="malformed operator options"):
         dict(LazyOptions(data, (code, 100), (0, 0)))
+
+
+def test_scalar_options_are_decoded_as_read_others_when_used() -> None:
+    """`eager_options`: a table of scalars only is decoded at once (bounded work) into a
+    read-only dict; a table with a vector or string, or one that does not decode, is left to
+    `LazyOptions`, which decodes it on first use and fails there, as before."""
+    members = union_members()["options"]
+    codes = {name: code for code, name in members.items()}
+    tables = derive()["tables"]
+    data, position = _table_bytes("Conv2DOptions", tables["Conv2DOptions"], random.Random(3))
+    key = ((codes["Conv2DOptions"], position), (0, 0))
+    found = eager_options(data, key, {})
+    assert isinstance(found, MappingProxyType)
+    assert dict(found) == decode_options(data, *key)
+    vector_table = next(
+        name
+        for name, fields in tables.items()
+        if name in codes and any(kind.startswith("vector:") for _, _, kind, _ in fields)
+    )
+    data, position = _table_bytes(vector_table, tables[vector_table], random.Random(3))
+    assert eager_options(data, ((codes[vector_table], position), (0, 0)), {}) is None
+    outside = ((codes["Conv2DOptions"], 100), (0, 0))
+    assert eager_options(b"\x00" * 16, outside, {}) is None
+    with pytest.raises(ModelError, match="malformed operator options"):
+        dict(LazyOptions(b"\x00" * 16, *outside))
 
 
 def test_reading_options_imports_neither_flatbuffers_nor_numpy() -> None:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import ItemsView, Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from arenalens.errors import ModelError
@@ -231,6 +232,39 @@ def _scalar_decoder(
 OptionsKey = tuple[tuple[int, int], tuple[int, int]]
 
 
+@cache
+def _bounded(union: int, type_code: int) -> bool:
+    """True when a table of this union type decodes in a bounded number of steps: absent (type
+    0), unknown to the schema (decodes to nothing) or of scalars only; False when it holds a
+    string or a vector (their length is the file's to choose)."""
+    fields = _option_table(union, type_code)
+    return not fields or _scalar_spec(union, type_code) is not None
+
+
+def eager_options(
+    data: Any, key: OptionsKey, vtables: dict[int, tuple[int, ...]]
+) -> Mapping[str, Any] | None:
+    """Both option unions' tables ((type, position) each, as `LazyOptions` takes them) decoded
+    now, as a read-only dict, when each is bounded (`_bounded`); None when one holds a string
+    or a vector, or does not decode: `LazyOptions` decodes those on first use and fails where
+    they are read, as before. The kernel rules read nearly every operator's options, and a
+    read-only dict answers `get` in C (a `LazyOptions` answers through two Python frames)."""
+    (options_type, options_at), (options2_type, options2_at) = key
+    if (options_at and not _bounded(0, options_type)) or (
+        options2_at and not _bounded(1, options2_type)
+    ):
+        return None
+    try:
+        return MappingProxyType(decode_options(data, *key, vtables))
+    except _OPTION_ERRORS:
+        return None
+
+
+# What decoding a malformed options table raises (`tables` raises MalformedTableError, a
+# ValueError).
+_OPTION_ERRORS = (struct.error, IndexError, TypeError, ValueError, OverflowError)
+
+
 class LazyOptions(Mapping[str, Any]):
     """An operator's builtin options, decoded on first use (most are never read).
 
@@ -269,7 +303,7 @@ class LazyOptions(Mapping[str, Any]):
                     cached = decode_options(
                         self._data, self._options, self._options2, self._vtables
                     )
-                except (struct.error, IndexError, TypeError, ValueError, OverflowError) as error:
+                except _OPTION_ERRORS as error:
                     # Decoded on first use, after loading: still the file's fault, so the same
                     # error type as the reader's (callers catch ModelError, nothing else).
                     raise ModelError(

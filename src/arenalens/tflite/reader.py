@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from arenalens.ir import (
     dtype_for_code,
 )
 from arenalens.tflite.files import map_file, other_format
-from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name
+from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name, eager_options
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import (
     FieldReader,
@@ -514,6 +515,9 @@ class _Parser:
         unpack_u32, int32s = _U32.unpack_from, int32_struct
         opcode_count = len(opcodes)
         new = tuple.__new__  # as in `buffers`
+        # Option tables are shared by position: writers point operators with equal options at
+        # one table.
+        decoded: dict[OptionsKey, Mapping[str, Any]] = {}
         items, item_budget = self.items, self.item_budget
         found = []
         for index, (pos, fields, values) in enumerate(rows):
@@ -542,14 +546,14 @@ class _Parser:
                 options2_at = pos + fields[12] + options2_offset
                 if options2_at > last_word:
                     target_at(buf, size, pos + fields[12])  # raises its error
-            options = LazyOptions(
-                buf,
-                (options_type, options_at),
-                (options2_type, options2_at),
-                cache,
-                label,
-                vtables=vtables,
-            )
+            key = ((options_type, options_at), (options2_type, options2_at))
+            options = decoded.get(key)
+            if options is None:
+                # Decoded now when that is bounded (scalars only), else on first use.
+                options = eager_options(buf, key, vtables)
+                if options is None:
+                    options = LazyOptions(buf, *key, cache, label, vtables=vtables)
+                decoded[key] = options
             called: tuple[int, ...] = ()
             if name in CONTROL_FLOW_OPTION_FIELDS:
                 called = _called_subgraphs(name, options)

@@ -70,6 +70,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     data_and_weights,
     dynamically_quantized,
     hybrid_batch_matmul,
+    resource_rewrites,
     transposes_a,
 )
 
@@ -237,10 +238,15 @@ def kernel_tensors(subgraph: Subgraph, subset: NodeSubset) -> list[int]:
 def _externals(subgraph: Subgraph, subset: NodeSubset, tensors: Sequence[int]) -> tuple[int, int]:
     """(external inputs, external outputs): inputs without data, and the outputs."""
     inputs, outputs = set(subset.inputs), set(subset.outputs)
+    # A resource's value is defined from its proxy tensor, whose type is not a resource, so
+    # the delegate gives it no external id (Subgraph::Create's is_external): an internal value.
+    resources = {tensor for tensor in tensors if subgraph.tensors[tensor].dtype.name == "RESOURCE"}
     external_inputs = sum(
-        1 for tensor in tensors if tensor in inputs and not subgraph.tensors[tensor].has_data
+        1
+        for tensor in tensors
+        if tensor in inputs and not subgraph.tensors[tensor].has_data and tensor not in resources
     )
-    external_outputs = sum(1 for tensor in tensors if tensor in outputs)
+    external_outputs = sum(1 for tensor in tensors if tensor in outputs and tensor not in resources)
     return external_inputs, external_outputs
 
 
@@ -340,7 +346,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     transposed = sum(1 for operator in operators if transposes_a(operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
-    values += transposed
+    values += transposed + resource_rewrites(subgraph, subset.operators)
     return len(fused) + folded_pads + activations, values
 
 

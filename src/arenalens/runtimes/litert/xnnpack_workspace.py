@@ -209,6 +209,12 @@ def _nodes(
         operator = subgraph.operators[index]
         inputs = [tensor for tensor in operator.inputs if tensor >= 0]
         outputs = [tensor for tensor in operator.outputs if tensor >= 0]
+        if operator.opcode == "VAR_HANDLE":
+            continue  # it materialises nothing (VisitVarHandleNode)
+        if operator.opcode == "ASSIGN_VARIABLE":
+            # A copy of the value into the resource's value (VisitAssignVariableNode).
+            nodes.append(_Node("copy", inputs[1:2], inputs[:1], index))
+            continue
         if operator.opcode == "TRANSPOSE_CONV" and len(operator.inputs) > 2:
             # Its data is its third input: first here, as every other operator's.
             inputs = [operator.inputs[2], *(t for t in inputs if t != operator.inputs[2])]
@@ -249,14 +255,17 @@ def _nodes(
             kind = "unary"
         elif kind in _BINARY:
             kind = "binary"
-        elif kind in _RESHAPES:
+        elif kind in _RESHAPES or kind == "READ_VARIABLE":
             kind, inputs = "copy", inputs[:1]
         elif kind == "SOFTMAX":
             kind = "softmax"
         nodes.append(_Node(kind, inputs, outputs, index, sizes))
     if model is not None and fuse:
         _fuse_pads(subgraph, nodes, boundary, model)
-    _drop_dead_nodes(nodes, boundary)
+    resources = resource_values(subgraph, nodes)
+    _rename_resource_writes(nodes, resources, fresh)
+    # A resource's value carries its accesses' external flags: never cleared as unread.
+    _drop_dead_nodes(nodes, boundary | resources)
     merged = fuse
     while merged:
         merged = False
@@ -300,6 +309,45 @@ def _fuse_pads(subgraph: Subgraph, nodes: list[_Node], boundary: set[int], model
             continue
         reader.inputs[reader.inputs.index(output)] = pad.inputs[0]
         nodes.remove(pad)
+
+
+def resource_values(subgraph: Subgraph, nodes: Sequence[_Node]) -> set[int]:
+    """The resource tensors the nodes read or write (the variables' values)."""
+    count = len(subgraph.tensors)
+    return {
+        tensor
+        for node in nodes
+        for tensor in (*node.inputs, *node.outputs)
+        if tensor < count and subgraph.tensors[tensor].dtype.name == "RESOURCE"
+    }
+
+
+def _rename_resource_writes(nodes: list[_Node], resources: set[int], fresh: int) -> int:
+    """XNNPACK keeps an external output's last write (subgraph.c, the pass that makes
+    external outputs single-assignment): when a resource is written again, a new internal
+    value replaces it in the earlier write and the reads after it, so an earlier write nothing
+    reads goes with the dead nodes. Returns the next fresh value id."""
+    written: set[int] = set()
+    for position, node in enumerate(nodes):
+        for resource in [tensor for tensor in node.outputs if tensor in resources]:
+            if resource in written:
+                start = next(k for k in range(position) if resource in nodes[k].outputs)
+                for earlier in nodes[start:position]:
+                    for tensors in (earlier.inputs, earlier.outputs):
+                        tensors[:] = [fresh if t == resource else t for t in tensors]
+                fresh += 1
+            written.add(resource)
+    return fresh
+
+
+def resource_rewrites(subgraph: Subgraph, run: Sequence[int]) -> int:
+    """The values `_rename_resource_writes` adds: each write of a resource after its first."""
+    writes: dict[int, int] = {}
+    for index in run:
+        operator = subgraph.operators[index]
+        if operator.opcode == "ASSIGN_VARIABLE" and operator.inputs:
+            writes[operator.inputs[0]] = writes.get(operator.inputs[0], 0) + 1
+    return sum(count - 1 for count in writes.values())
 
 
 def _drop_dead_nodes(nodes: list[_Node], boundary: set[int]) -> None:
