@@ -327,3 +327,24 @@ def test_a_lone_binary_operator_counts_the_optimizers_value_reserve(
     heap = document["required_bytes"] - parts["model file"]
     real = _LONE_BINARY_PEAKS[case]
     assert real <= heap <= 1.01 * real, (heap, real)
+
+
+@pytest.mark.runtime
+def test_a_remedy_step_for_a_core_alone_names_no_kernels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flow 57 of seed 600401: `check --cpu cortex-m33` short by 158 B promised an offline plan
+    declaring 125,288 B (the rung holds on every library the core may link) but printed
+    `optimize ... --cpu cortex-m33 --kernels reference`, which declares 125,236 B (reference
+    alone). The command now names no --kernels, as the ladder computed it, and writes the
+    number promised."""
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    shape = "input=1x128x128x3"
+    asked = ("example:vww_mobilenet_v1", "--input-shape", shape, "--cpu", "cortex-m33")
+    document = _json(capsys, "check", *asked, "--budget", "157846")
+    step = document["next_steps"][0]
+    assert "--kernels" not in step["command"], step["command"]
+    written = _json(capsys, *shlex.split(step["command"])[1:])
+    assert written["new_required_bytes"] == 125_288
+    assert document["required_bytes"] - written["new_required_bytes"] == step["saves_bytes"]
