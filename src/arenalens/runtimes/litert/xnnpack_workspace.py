@@ -266,26 +266,34 @@ def _nodes(
     _rename_resource_writes(nodes, resources, fresh)
     # A resource's value carries its accesses' external flags: never cleared as unread.
     _drop_dead_nodes(nodes, boundary | resources)
-    merged = fuse
-    while merged:
-        merged = False
-        consumers = _consumers(nodes, boundary)
-        producers = {tensor: node for node in nodes for tensor in node.outputs}
-        for node in nodes:
-            # XNNPACK's delegate checks a clamp's arity (one input, one output) before it
-            # defines the node; a hostile model's clamp of any other arity never reaches fusion.
-            if node.kind != "clamp" or len(node.inputs) != 1 or len(node.outputs) != 1:
-                continue
-            if consumers.get(node.inputs[0], 0) > 1:
-                continue
-            producer = producers.get(node.inputs[0])
-            if producer is None or producer.kind not in ("clamp", *_CLAMPING):
-                continue
-            producer.outputs[0] = node.outputs[0]
-            nodes.remove(node)
-            merged = True
-            break
+    if fuse:
+        _fuse_clamps(nodes, boundary)
     return nodes
+
+
+def _fuse_clamps(nodes: list[_Node], boundary: set[int]) -> None:
+    """A clamp whose input only it reads folds into a clamping producer (subgraph.c's fusion):
+    the producer writes the clamp's output. One forward pass: nodes are in execution order, so
+    a fusion changes nothing an earlier clamp looked at, and a later clamp sees the producer
+    that now writes its input (a chain of clamps folds into one producer)."""
+    consumers = _consumers(nodes, boundary)
+    producers = {tensor: node for node in nodes for tensor in node.outputs}
+    fused: set[int] = set()  # id() of the clamps folded away
+    for node in nodes:
+        # XNNPACK's delegate checks a clamp's arity (one input, one output) before it
+        # defines the node; a hostile model's clamp of any other arity never reaches fusion.
+        if node.kind != "clamp" or len(node.inputs) != 1 or len(node.outputs) != 1:
+            continue
+        if consumers.get(node.inputs[0], 0) > 1:
+            continue
+        producer = producers.get(node.inputs[0])
+        if producer is None or producer.kind not in ("clamp", *_CLAMPING):
+            continue
+        producer.outputs[0] = node.outputs[0]
+        producers[node.outputs[0]] = producer
+        fused.add(id(node))
+    if fused:
+        nodes[:] = [node for node in nodes if id(node) not in fused]
 
 
 def _fuse_pads(subgraph: Subgraph, nodes: list[_Node], boundary: set[int], model: Model) -> None:
@@ -385,8 +393,9 @@ def _consumers(nodes: Sequence[_Node], boundary: set[int]) -> dict[int, int]:
     for node in nodes:
         for tensor in dict.fromkeys(node.inputs):
             counts[tensor] = counts.get(tensor, 0) + 1
+    written = {tensor for node in nodes for tensor in node.outputs}
     for tensor in boundary:
-        if tensor in counts or any(tensor in node.outputs for node in nodes):
+        if tensor in counts or tensor in written:
             counts[tensor] = counts.get(tensor, 0) + 1
     return counts
 
