@@ -487,16 +487,33 @@ def plan_records(records: Sequence[tuple[int, int, int]]) -> int:
     order = sorted(range(len(records)), key=lambda i: -records[i][0])
     offsets: dict[int, int] = {}
     arena = 0
-    for position, index in enumerate(order):
-        size = records[index][0]
-        live = sorted(
+    # The records placed so far, found without looking at each one (a 20,000-node chain would
+    # be quadratic): a short one (fewer than _SHORT_RANGE nodes) by the node it starts at, since
+    # one that overlaps [first, last] starts in [first - _SHORT_RANGE, last]; the rest in a list.
+    short_by_start: dict[int, list[int]] = {}
+    long: list[int] = []
+    for index in order:
+        size, first, last = records[index]
+        live = [
             (offsets[other], offsets[other] + records[other][0])
-            for other in order[:position]
+            for other in long
             if _overlap(records[index], records[other])
-        )
+        ]
+        for start in range(first - _SHORT_RANGE, last + 1):
+            for other in short_by_start.get(start, ()):
+                if records[other][2] >= first:
+                    live.append((offsets[other], offsets[other] + records[other][0]))
+        live.sort()
         offsets[index] = _smallest_gap(live, size)
         arena = max(arena, offsets[index] + size)
+        if 0 <= last - first < _SHORT_RANGE:
+            short_by_start.setdefault(first, []).append(index)
+        else:
+            long.append(index)
     return arena
+
+
+_SHORT_RANGE = 16  # nodes: most values live a few nodes; a longer one is checked directly
 
 
 def _overlap(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:

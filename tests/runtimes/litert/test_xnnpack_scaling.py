@@ -1,6 +1,8 @@
-"""XNNPACK's clamp fusion in one forward pass (xnnpack_workspace._fuse_clamps) gives the nodes
-that fusing one pair at a time and starting again gives: the restart loop it replaced was
-quadratic, and a 10,000-operator chain took more than ten minutes to plan under LiteRT."""
+"""XNNPACK's replayed passes in linear time, each proven equal to the quadratic form it replaced:
+the clamp fusion in one forward pass (xnnpack_workspace._fuse_clamps) gives the nodes that
+fusing one pair at a time and starting again gives, and the value planner (plan_records)
+finds overlapping records by where they start. A 10,000-operator chain took more than ten
+minutes to plan under LiteRT."""
 
 from __future__ import annotations
 
@@ -60,3 +62,45 @@ def test_one_pass_fusion_equals_fusing_one_pair_at_a_time(
     _fused_one_pair_at_a_time(expected, boundary)
     xnnpack_workspace._fuse_clamps(nodes, boundary)
     assert nodes == expected
+
+
+def _plan_records_against_every_placed_record(records: list[tuple[int, int, int]]) -> int:
+    """The reference: each record placed against every record placed before it."""
+    order = sorted(range(len(records)), key=lambda i: -records[i][0])
+    offsets: dict[int, int] = {}
+    arena = 0
+    for position, index in enumerate(order):
+        live = sorted(
+            (offsets[other], offsets[other] + records[other][0])
+            for other in order[:position]
+            if xnnpack_workspace._overlap(records[index], records[other])
+        )
+        offsets[index] = xnnpack_workspace._smallest_gap(live, records[index][0])
+        arena = max(arena, offsets[index] + records[index][0])
+    return arena
+
+
+@st.composite
+def value_records(draw: st.DrawFn) -> list[tuple[int, int, int]]:
+    """(bytes, first node, last node): short and long lives, equal sizes (ties keep order)."""
+    count = draw(st.integers(0, 40))
+    records = []
+    for _ in range(count):
+        first = draw(st.integers(0, 60))
+        length = draw(st.sampled_from((0, 0, 1, 2, 5, 15, 16, 17, 40)))
+        size = draw(st.sampled_from((64, 128, 192, 1024))) * draw(st.integers(1, 3))
+        records.append((size, first, first + length))
+    return records
+
+
+@settings(max_examples=400, deadline=None)
+@given(value_records())
+def test_placing_against_nearby_records_equals_placing_against_all(
+    records: list[tuple[int, int, int]],
+) -> None:
+    """plan_records finds the placed records a value's life overlaps by where they start (the
+    short ones) instead of testing every placed record: the same arena, and the planner took
+    2.3x per doubling of a chain before."""
+    assert xnnpack_workspace.plan_records(records) == _plan_records_against_every_placed_record(
+        records
+    )
