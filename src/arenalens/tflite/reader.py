@@ -52,6 +52,19 @@ from arenalens.tflite.tables import (
 from arenalens.units import format_bytes_exact
 
 _U32 = struct.Struct("<I")
+
+
+def _int32s_of_row(buf: bytes, size: int, at: int, offset: int) -> tuple[int, ...]:
+    """The int32 vector of a table field at `at` whose offset the row's struct already read
+    (`offset`): `tables.int32_vector_at` without reading the offset again, for the tensor and
+    operator loops; a vector outside the file fails with int32_vector_at's error."""
+    start = at + offset
+    length = _U32.unpack_from(buf, start)[0] if start <= size - 4 else -1
+    if length < 0 or start + 4 + 4 * length > size:
+        int32_vector_at(buf, size, at)  # raises its error
+    return int32_struct(length).unpack_from(buf, start + 4)
+
+
 _U8 = struct.Struct("<B")
 _I8 = struct.Struct("<b")
 _I32 = struct.Struct("<i")
@@ -363,7 +376,7 @@ class _Parser:
         unpack_u32 = _U32.unpack_from
         unpack_i32 = _I32.unpack_from
         unpack_count_f32, unpack_count_i64 = _COUNT_F32.unpack_from, _COUNT_I64.unpack_from
-        int32s, quantization_readers = int32_struct, self.quantization_readers
+        quantization_readers = self.quantization_readers
         dtypes = DTYPES
         intermediate = TensorKind.INTERMEDIATE
         new = tuple.__new__  # as in `buffers`
@@ -374,12 +387,7 @@ class _Parser:
             shape_offset, code, buffer_index, name_offset, quantization_offset, variable, _ = values
             shape: tuple[int, ...] = ()
             if fields[0]:
-                at = pos + fields[0]
-                start = at + shape_offset
-                length = unpack_u32(buf, start)[0] if start <= last_word else -1
-                if length < 0 or start + 4 + 4 * length > size:
-                    int32_vector_at(buf, size, at)  # raises its error
-                shape = int32s(length).unpack_from(buf, start + 4)
+                shape = _int32s_of_row(buf, size, pos + fields[0], shape_offset)
             # Without a shape_signature the shape is fully known: report it as the signature,
             # as the TFLite interpreter's tensor details do.
             signature = shape
@@ -512,7 +520,6 @@ class _Parser:
             self.vtables,
         )
         last_word = size - 4
-        unpack_u32, int32s = _U32.unpack_from, int32_struct
         opcode_count = len(opcodes)
         new = tuple.__new__  # as in `buffers`
         # Option tables are shared by position: writers point operators with equal options at
@@ -559,18 +566,10 @@ class _Parser:
                 called = _called_subgraphs(name, options)
             inputs: tuple[int, ...] = ()
             if fields[1]:
-                start = pos + fields[1] + inputs_offset
-                length = unpack_u32(buf, start)[0] if start <= last_word else -1
-                if length < 0 or start + 4 + 4 * length > size:
-                    int32_vector_at(buf, size, pos + fields[1])  # raises its error
-                inputs = int32s(length).unpack_from(buf, start + 4)
+                inputs = _int32s_of_row(buf, size, pos + fields[1], inputs_offset)
             outputs: tuple[int, ...] = ()
             if fields[2]:
-                start = pos + fields[2] + outputs_offset
-                length = unpack_u32(buf, start)[0] if start <= last_word else -1
-                if length < 0 or start + 4 + 4 * length > size:
-                    int32_vector_at(buf, size, pos + fields[2])  # raises its error
-                outputs = int32s(length).unpack_from(buf, start + 4)
+                outputs = _int32s_of_row(buf, size, pos + fields[2], outputs_offset)
             intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
             items += len(inputs) + len(outputs) + len(intermediates) + len(called)
             if items > item_budget:
