@@ -40,6 +40,7 @@ from arenalens.runtimes.litert import (
     eigen_blocking,
     glibc,
     heap_build,
+    heap_resources,
     heap_xnnpack,
     xnnpack_custom,
     xnnpack_objects,
@@ -269,7 +270,8 @@ def interpreter_heap(
     else:
         # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
         # kernels' of the operators the delegate left, replayed on the delegated plan.
-        parts.extend(first_invoke_parts(view, delegated=True, isa=isa))
+        plan = heap_resources.delegated_plan(model)
+        parts.extend(first_invoke_parts(view, delegated=True, isa=isa, variables=plan))
         parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
@@ -435,9 +437,8 @@ def xnnpack_parts(
                 "runtime, operator and value (an operator kind or a node clean-up that is "
                 "not replayed)"
                 + (
-                    "; resource variables: which operators each delegate kernel gets is "
-                    "derived (xnnpack_variables), the read and assign copies and the "
-                    "resources' values are not replayed"
+                    "; resource variables with an 8-bit unsigned value: which of their "
+                    "operators the delegate takes is not modelled"
                     if variables
                     else ""
                 )
@@ -485,7 +486,11 @@ class PhasedBlock:
 
 
 def first_invoke_parts(
-    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST
+    model: Model,
+    *,
+    delegated: bool = False,
+    isa: IsaProfile = HOST,
+    variables: heap_resources.VariablePlan | None = None,
 ) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
     and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left)."""
@@ -494,7 +499,12 @@ def first_invoke_parts(
     # the measuring machine's caches (exact there), their upper bound elsewhere.
     caches = eigen_blocking.replayed_caches() if isa.is_host else None
     invoke = first_invoke(
-        model, prepared, delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches
+        model,
+        prepared,
+        delegated=delegated,
+        ruy_layouts=isa.ruy,
+        eigen_caches=caches,
+        variables=variables,
     )
     estimate = (
         f"; {', '.join(sorted(set(invoke.estimated)))} not replayed: an upper bound"

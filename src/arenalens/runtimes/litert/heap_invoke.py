@@ -53,7 +53,14 @@ from arenalens.runtimes.litert.heap_interpreter import (
 )
 from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
+    DELEGATE_OPCODE,
     PREPARE_CREATES_CPU_BACKEND,
+)
+from arenalens.runtimes.litert.heap_resources import (
+    VariablePlan,
+    Variables,
+    handle_keys,
+    replay_node,
 )
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
 from arenalens.runtimes.litert.prepare.state import (
@@ -292,15 +299,21 @@ def first_invoke(
     delegated: bool = False,
     ruy_layouts: Sequence[RuyLayout] = HOST.ruy,
     eigen_caches: CacheSizes | None = None,
+    variables: VariablePlan | None = None,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
     creation already made the CPU back end and initialized cpuinfo (its nodes allocate
     nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
     taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
-    decide Eigen's float blocks (None: their upper bound)."""
+    decide Eigen's float blocks (None: their upper bound). `variables`: the resource
+    variables' names and what each delegate kernel makes (heap_resources; None: from the
+    model's own VAR_HANDLEs)."""
     return max(
-        (_first_invoke(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
+        (
+            _first_invoke(model, prepared, delegated, layout, eigen_caches, variables=variables)
+            for layout in ruy_layouts
+        ),
         key=lambda replay: (replay.peak, replay.kept),
     )
 
@@ -311,9 +324,20 @@ def _first_invoke(
     delegated: bool,
     layout: RuyLayout,
     eigen_caches: CacheSizes | None,
+    *,
+    variables: VariablePlan | None = None,
 ) -> FirstInvoke:
     heap = _Heap()
     _set_inputs(heap, prepared)
+    subgraph = model.subgraphs[prepared.index]
+    plan = variables or VariablePlan(handle_keys(subgraph))
+    resources = Variables()
+    shapes = {
+        tensor.index: (tensor.shape or (), tensor.nbytes)
+        for tensor in prepared.tensors
+        if tensor.dtype != "RESOURCE"
+    }
+    kernels = 0
     ruy = _Ruy(heap)
     # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
     cpuinfo = not delegated and not any(
@@ -330,6 +354,20 @@ def _first_invoke(
     _grow_tensors_vector(heap, prepared)
     for node in prepared.nodes:
         opcode = node.opcode
+        kernel = -1
+        if opcode == DELEGATE_OPCODE:
+            kernel, kernels = kernels, kernels + 1
+        for step in replay_node(resources, plan, opcode, node.inputs, shapes=shapes, kernel=kernel):
+            if step >= 0:
+                heap.take(step)
+            else:
+                heap.give(-step)
+        if opcode == "READ_VARIABLE" and node.dynamic_output:
+            # Eval sizes the unranked output and the planner re-plans what follows: not
+            # replayed (heap_resources), a page that errs high.
+            estimated.append(opcode)
+            heap.take(UNMODELLED_PAGE_BYTES)
+            continue
         gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
         if not backend and (
             opcode in _ASKS_CPU_BACKEND

@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import glibc, rules, xnnpack_custom
+from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
@@ -501,8 +501,11 @@ def partition(subgraph: Subgraph, model: Model | None = None) -> XnnpackPartitio
     """The operators XNNPACK takes from a subgraph (see the module docstring)."""
     delegated: list[int] = []
     unmodelled: set[str] = set()
+    variables = xnnpack_variables.taken(subgraph)  # None: not modelled (8-bit unsigned)
     for operator in subgraph.operators:
         taken = _takes(subgraph, operator, model)
+        if operator.opcode in xnnpack_variables.OPCODES and variables is not None:
+            taken = operator.index in variables
         if taken is None:
             unmodelled.add(operator.opcode)
         elif taken:

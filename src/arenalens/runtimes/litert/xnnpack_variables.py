@@ -18,8 +18,11 @@ log that they are deprecated).
 LiteRT's greedy partition then puts the taken handles, which read nothing, in the first
 delegated subset: a delegate kernel with no XNNPACK node (a VAR_HANDLE materialises nothing)
 whose outputs are the resource tensors (the 2.3.0 wheel: xcase_resource_variables, three
-delegate kernels). What each kernel then holds is not replayed: the read and assign copies'
-operators and the resources' values make the XNNPACK figure an upper bound (heap.py).
+delegate kernels). partition() takes what `taken` names; what the kernels then hold is
+replayed: each read and assignment a copy node (xnnpack_workspace; fused into its reader or
+writer where the value between is internal), the delegate's resource and name maps
+(xnnpack_objects), each variable made at the first kernel's first invoke, shaped as its proxy
+(heap_resources).
 """
 
 from __future__ import annotations
@@ -54,8 +57,20 @@ def _value_type_fits(tensor: Tensor) -> bool | None:
 def taken(subgraph: Subgraph) -> frozenset[int] | None:
     """The indices of the variable operators the delegate takes, or None when one's
     acceptance is not modelled (an unsigned 8-bit value)."""
+    found = _visit(subgraph)
+    return None if found is None else found[0]
+
+
+def proxies(subgraph: Subgraph) -> dict[int, Tensor]:
+    """Resource tensor → its proxy value (ResourceInfo::GetProxyValue), for the resources the
+    delegate takes; empty when acceptance is not modelled."""
+    found = _visit(subgraph)
+    return {} if found is None else found[1]
+
+
+def _visit(subgraph: Subgraph) -> tuple[frozenset[int], dict[int, Tensor]] | None:
     handles: dict[int, int] = {}  # resource tensor -> the VAR_HANDLE naming it
-    proxies: dict[int, Tensor] = {}  # resource tensor -> its proxy value
+    proxied: dict[int, Tensor] = {}  # resource tensor -> its proxy value
     chosen: set[int] = set()
     for operator in subgraph.operators:
         if operator.opcode == "VAR_HANDLE":
@@ -73,8 +88,8 @@ def taken(subgraph: Subgraph) -> frozenset[int] | None:
         fits = _value_type_fits(value)
         if fits is None:
             return None
-        proxy = proxies.setdefault(resource, value) if fits else None
+        proxy = proxied.setdefault(resource, value) if fits else None
         if proxy is not None and (proxy.dtype, proxy.shape) == (value.dtype, value.shape):
             chosen.add(operator.index)
-    chosen.update(handles[resource] for resource in proxies)
-    return frozenset(chosen)
+    chosen.update(handles[resource] for resource in proxied)
+    return frozenset(chosen), proxied
