@@ -741,13 +741,19 @@ def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...
     """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: a
     float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the
     transposed filter in the persistent arena, no im2col) and runs Eigen's thread pool (a
-    float depthwise convolution adds nothing measurable: kws_ref_model_float32)."""
+    float depthwise convolution adds nothing measurable: kws_ref_model_float32); an ADD_N of
+    four inputs or more sizes its arena scratch for min(inputs / 2, threads) threads (add_n.cc
+    Prepare: the wheel's scratch is 4x the input at 4 threads with 8 inputs), where the arenas
+    are planned for one."""
     del delegate
     if threads == 1:
         return ()
     found = set()
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
+            if operator.opcode == "ADD_N" and len(operator.inputs) >= 4:
+                found.add("ADD_N of 4 inputs or more")
+                continue
             if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
                 continue
             data, weights = operator.inputs[0], operator.inputs[1]
