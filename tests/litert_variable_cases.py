@@ -41,7 +41,7 @@ def variable_heap_model(seed: int) -> bytes:
         shape = [batch, width]
         current = tensor("x", shape)
         inputs, extra_outputs = [current], []
-        names = []
+        names: list[str] = []
         for number in range(rng.randint(1, 4)):
             if names and rng.random() < 0.2:
                 name = names[-1]  # a second handle of one variable

@@ -93,3 +93,39 @@ def _visit(subgraph: Subgraph) -> tuple[frozenset[int], dict[int, Tensor]] | Non
             chosen.add(operator.index)
     chosen.update(handles[resource] for resource in proxied)
     return frozenset(chosen), proxied
+
+
+def quantization_failures(subgraph: Subgraph) -> tuple[tuple[int, int, int], ...]:
+    """Taken reads and assignments whose 8-bit value is quantized otherwise than the
+    resource's proxy, as (operator, resource tensor, value tensor). The delegate's first
+    pass accepts them (ResourceInfo::AddProxyValue compares type and shape only); defining
+    the copy then fails (xnn_define_copy: xnn_subgraph_check_quantization_parameter_matches),
+    "failed to delegate ASSIGN_VARIABLE node", so the delegate kernel's Prepare and
+    allocate_tensors() fail. Measured on the 2.3.0 wheel: var7_3, var7_4 and var7_8 of
+    tests/litert_variable_cases.py, each at the node named here."""
+    found = _visit(subgraph)
+    if found is None:
+        return ()
+    chosen, proxied = found
+    failures = []
+    for operator in subgraph.operators:
+        if operator.index not in chosen or operator.opcode == "VAR_HANDLE":
+            continue
+        value = _value(subgraph, operator)
+        proxy = proxied.get(operator.inputs[0])
+        if value is None or proxy is None or value.dtype.name not in ("INT8", "UINT8"):
+            continue
+        if _quantization(value) != _quantization(proxy):
+            failures.append((operator.index, operator.inputs[0], value.index))
+    return tuple(failures)
+
+
+def _quantization(tensor: Tensor) -> tuple[float, int] | None:
+    """The scale (as the float32 XNNPACK is given) and zero point of a one-scale tensor."""
+    import struct  # noqa: PLC0415
+
+    quantization = tensor.quantization
+    if quantization is None or quantization.scale is None:
+        return None
+    scale = struct.unpack("<f", struct.pack("<f", float(quantization.scale)))[0]
+    return scale, int(quantization.zero_point or 0)
