@@ -45,7 +45,6 @@ from arenalens.runtimes.litert import (
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
-    xnnpack_variables,
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap_interpreter import (
@@ -327,7 +326,6 @@ def xnnpack_parts(
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
-    variables = False
     replayed = xnnpack_objects.delegate_objects(model)
     objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
@@ -341,7 +339,6 @@ def xnnpack_parts(
                 subgraph, heap_xnnpack.unmodelled_only(subgraph, split)
             )
         modelled = modelled and not split.unmodelled
-        variables = variables or bool(xnnpack_variables.OPCODES.intersection(split.unmodelled))
         taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
         delegated_count += len(taken)
         for operator in subgraph.operators:
@@ -435,13 +432,8 @@ def xnnpack_parts(
                 else "the delegate, its runtimes' value and operator arrays, each operator's "
                 "object and parameters, the delegate kernels' nodes: an upper bound per "
                 "runtime, operator and value (an operator kind or a node clean-up that is "
-                "not replayed)"
-                + (
-                    "; resource variables with an 8-bit unsigned value: which of their "
-                    "operators the delegate takes is not modelled"
-                    if variables
-                    else ""
-                )
+                "not replayed; a variable of 8-bit unsigned values: which of its operators "
+                "the delegate takes is not modelled)"
             ),
         ),
     )
