@@ -275,7 +275,9 @@ def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
 # wheel's: within 1% at every moment where XNNPACK's part is replayed (a custom transposed
 # convolution, as the TRANSPOSE_CONV it defines), else a labelled bound.
 CUSTOM = sorted(
-    name for name in CACHE["models"] if name.startswith(("xnn6_custom_", "xnn7_deconvolution_"))
+    name
+    for name in CACHE["models"]
+    if name.startswith(("xnn6_custom_", "xnn7_deconvolution_", "xnn7b_deconvolution_"))
 )
 
 
