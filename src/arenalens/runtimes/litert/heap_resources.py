@@ -24,12 +24,14 @@ the planner re-plans the rest of the graph at the first invoke; that is not repl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from arenalens.ir import Model, Subgraph
 from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
+from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode
 
 MAP_NODE_HEADER_BYTES = 32  # _Rb_tree_node_base
 STRING_BYTES = 32  # std::string (15 characters inline)
@@ -38,6 +40,7 @@ RESOURCE_ID_NODE_BYTES = MAP_NODE_HEADER_BYTES + 2 * STRING_BYTES + 8  # the pai
 RESOURCE_VARIABLE_BYTES = 128  # sizeof(ResourceVariable): vtable, TfLiteTensor, flag
 RESOURCE_NODE_BYTES = 24  # _Hash_node<pair<const int, unique_ptr<ResourceBase>>>
 TENSOR_EXTRA_BYTES = 16  # TfLiteTensorAllocationSize pads every dynamic block by this
+UNREPLAYED_READ_BYTES = 4096  # a page for a rank-0 read's Eval and re-plan
 VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 Key = tuple[str, str]
@@ -145,25 +148,55 @@ class VariablePlan:
     by_kernel: tuple[tuple[Creation, ...], ...] = ()
 
 
-def replay_node(
-    variables: Variables,
-    plan: VariablePlan,
-    opcode: str,
-    inputs: tuple[int, ...],
-    *,
-    shapes: Mapping[int, tuple[tuple[int, ...], int]],
-    kernel: int,
-) -> Iterator[int]:
-    """One node of the first invoke → the variables' usable-byte steps: a builtin
-    ASSIGN_VARIABLE's value, or the variables a delegate kernel (its ordinal `kernel`, -1
-    for none) makes."""
-    if opcode == "ASSIGN_VARIABLE" and len(inputs) > 1 and inputs[0] in plan.keys:
-        shape, nbytes = shapes.get(inputs[1], ((), 0))
-        yield from variables.assign(plan.keys[inputs[0]], shape, nbytes)
-    elif 0 <= kernel < len(plan.by_kernel):
-        for key, shape, nbytes in plan.by_kernel[kernel]:
-            if key not in variables.created:
-                yield from variables.assign(key, shape, nbytes)
+class VariableReplay:
+    """The variables' part of one subgraph's first-invoke replay (heap_invoke): `node` gives
+    each node's usable-byte steps (positive taken, negative freed), in order; a node not
+    replayed is added to `estimated`, the replay's list."""
+
+    def __init__(
+        self,
+        subgraph: Subgraph,
+        prepared: PreparedSubgraph,
+        plan: VariablePlan | None,
+        estimated: list[str],
+    ) -> None:
+        self.plan = plan or VariablePlan(handle_keys(subgraph))
+        self.variables = Variables()
+        self.shapes = {
+            tensor.index: (tensor.shape or (), tensor.nbytes)
+            for tensor in prepared.tensors
+            if tensor.dtype != "RESOURCE"
+        }
+        self.kernels = 0  # delegate kernels met so far
+        self.estimated = estimated  # the replay's list of operators not replayed
+
+    def run(
+        self, node: RuntimeNode, take: Callable[[int], None], give: Callable[[int], None]
+    ) -> None:
+        """Replay one node's steps on the replay's heap."""
+        for step in self.node(node):
+            if step >= 0:
+                take(step)
+            else:
+                give(-step)
+
+    def node(self, node: RuntimeNode) -> Iterator[int]:
+        """A builtin ASSIGN_VARIABLE's value; the variables a delegate kernel makes first; a
+        rank-0 READ_VARIABLE (Eval sizes its output and the rest is re-planned: not replayed,
+        a page that errs high)."""
+        inputs, keys = node.inputs, self.plan.keys
+        if node.opcode == "ASSIGN_VARIABLE" and len(inputs) > 1 and inputs[0] in keys:
+            shape, nbytes = self.shapes.get(inputs[1], ((), 0))
+            yield from self.variables.assign(keys[inputs[0]], shape, nbytes)
+        elif node.opcode == DELEGATE_OPCODE:
+            kernel, self.kernels = self.kernels, self.kernels + 1
+            made = self.plan.by_kernel[kernel] if kernel < len(self.plan.by_kernel) else ()
+            for key, shape, nbytes in made:
+                if key not in self.variables.created:
+                    yield from self.variables.assign(key, shape, nbytes)
+        elif node.opcode == "READ_VARIABLE" and node.dynamic_output:
+            self.estimated.append(node.opcode)
+            yield UNREPLAYED_READ_BYTES
 
 
 def delegated_plan(model: Model) -> VariablePlan:
