@@ -533,7 +533,9 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
     of the subset that made it; graph outputs end their maker's outputs. Operators touching a
     resource tensor (OpMightHaveSideEffect) are chained: each waits for the one before."""
     taken = set(delegated)
-    chained = [o.index for o in subgraph.operators if _touches_resource(subgraph, o)]
+    chained = [
+        o.index for o in subgraph.operators if xnnpack_variables.touches_resource(subgraph, o)
+    ]
     waits_for = dict(zip(chained[1:], chained, strict=False))
     always, not_ready = -2, -1
     epochs = [always] * len(subgraph.tensors)
@@ -593,14 +595,6 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
         )
         for subset in subsets
     ]
-
-
-def _touches_resource(subgraph: Subgraph, operator: Operator) -> bool:
-    return any(
-        subgraph.tensors[tensor].dtype.name == "RESOURCE"
-        for tensor in (*operator.inputs, *operator.outputs)
-        if tensor >= 0
-    )
 
 
 def _list(subset: dict[str, list[int] | bool | None], key: str) -> list[int]:

@@ -32,6 +32,16 @@ from arenalens.ir import Operator, Subgraph, Tensor
 OPCODES = frozenset(("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"))
 
 
+def touches_resource(subgraph: Subgraph, operator: Operator) -> bool:
+    """An operator reading or writing a resource tensor (Subgraph::OpMightHaveSideEffect:
+    LiteRT's partition chains them, heap_xnnpack.node_subsets)."""
+    return any(
+        subgraph.tensors[tensor].dtype.name == "RESOURCE"
+        for tensor in (*operator.inputs, *operator.outputs)
+        if tensor >= 0
+    )
+
+
 def _value(subgraph: Subgraph, operator: Operator) -> Tensor | None:
     """The tensor a read writes or an assignment reads (the resource's proxy candidate)."""
     if operator.opcode == "READ_VARIABLE":
