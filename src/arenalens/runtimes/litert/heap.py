@@ -177,13 +177,18 @@ def interpreter_heap(
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
+    # Interpreter(...) makes the file's nodes; XNNPACK runs a taken custom deconvolution as the
+    # TRANSPOSE_CONV it defines, so its heap is replayed on that (xnnpack_custom).
+    read = model
+    if delegate == "xnnpack":
+        model = xnnpack_custom.as_xnnpack_builtins(model)
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
     unthreaded = threads_unsized(view if view is not None else model, threads, delegate)
     if unthreaded:
         raise ValueError(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
         )
-    setup = setup_blocks(model, arena_sizes, view=view)
+    setup = setup_blocks(read, arena_sizes, view=view)
     replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
     delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]
@@ -254,13 +259,13 @@ def interpreter_heap(
                     XNNPACK_FIXED_BYTES
                     + _largest_gemm_activation_bytes(model)
                     + _input_arrays_bytes(model)
-                    + xnnpack_custom.fingerprint_transient(model, isa.xnnpack),
+                    + xnnpack_custom.fingerprint_transient(read, isa.xnnpack),
                     "transient",
                     False,
                     "threadpool and per-call scratch XNNPACK takes during the first run"
                     + (
                         ", and the fingerprint of a custom transposed convolution's kind"
-                        if xnnpack_custom.fingerprint_transient(model, isa.xnnpack)
+                        if xnnpack_custom.fingerprint_transient(read, isa.xnnpack)
                         else ""
                     ),
                 ),
@@ -731,13 +736,19 @@ def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...
     """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: a
     float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the
     transposed filter in the persistent arena, no im2col) and runs Eigen's thread pool (a
-    float depthwise convolution adds nothing measurable: kws_ref_model_float32)."""
+    float depthwise convolution adds nothing measurable: kws_ref_model_float32); an ADD_N of
+    four inputs or more sizes its arena scratch for min(inputs / 2, threads) threads (add_n.cc
+    Prepare: the wheel's scratch is 4x the input at 4 threads with 8 inputs), where the arenas
+    are planned for one."""
     del delegate
     if threads == 1:
         return ()
     found = set()
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
+            if operator.opcode == "ADD_N" and len(operator.inputs) >= 4:
+                found.add("ADD_N of 4 inputs or more")
+                continue
             if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
                 continue
             data, weights = operator.inputs[0], operator.inputs[1]

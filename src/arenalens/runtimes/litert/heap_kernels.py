@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert.xnnpack_custom import XNNPACK_CUSTOM_OPERATORS
 
 # Requests of Parse<Op> (the builtin options struct), by operator.
 PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
@@ -206,6 +207,11 @@ class KernelFacts:
 def kernel_facts(model: Model, subgraph: Subgraph, operator: Operator) -> KernelFacts:
     """Node → its parser and Init requests (upper bounds, `known=False`, when not measured)."""
     del model, subgraph
+    if operator.custom_code in XNNPACK_CUSTOM_OPERATORS:
+        # LiteRT registers none of them: the builder gives the node the unresolved-op
+        # placeholder, which has no Init, and a custom node has no parser (its options stay
+        # in the file); traced on the wheel: no block of their own at creation.
+        return KernelFacts((), (), False, True)
     opcode = operator.opcode
     known = True
     if opcode in PARSE_REQUESTS:
