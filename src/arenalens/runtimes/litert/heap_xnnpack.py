@@ -538,9 +538,7 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
     of the subset that made it; graph outputs end their maker's outputs. Operators touching a
     resource tensor (OpMightHaveSideEffect) are chained: each waits for the one before."""
     taken = set(delegated)
-    chained = [
-        o.index for o in subgraph.operators if xnnpack_variables.touches_resource(subgraph, o)
-    ]
+    chained = [o.index for o in subgraph.operators if xnnpack_variables.side_effect(subgraph, o)]
     waits_for = dict(zip(chained[1:], chained, strict=False))
     always, not_ready = -2, -1
     epochs = [always] * len(subgraph.tensors)

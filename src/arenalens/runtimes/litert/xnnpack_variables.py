@@ -32,7 +32,7 @@ from arenalens.ir import Operator, Subgraph, Tensor
 OPCODES = frozenset(("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"))
 
 
-def touches_resource(subgraph: Subgraph, operator: Operator) -> bool:
+def side_effect(subgraph: Subgraph, operator: Operator) -> bool:
     """An operator reading or writing a resource tensor (Subgraph::OpMightHaveSideEffect:
     LiteRT's partition chains them, heap_xnnpack.node_subsets)."""
     return any(
