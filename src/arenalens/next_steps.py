@@ -125,6 +125,10 @@ class Asked:
     firmware: tuple[tuple[str, ...], str] | None = None
     # The build drives an Ethos-U NPU and the model is not Vela-compiled: it runs on the CPU alone.
     npu_uncompiled: str | None = None  # the NPU's name
+    # TFLM: inputs --input-shape sized otherwise than the model's file states ("'image'
+    # 1x48x48x3", the file's shape): TFLM runs the file's shapes, so the figure is for the file
+    # written at the size given.
+    resized: tuple[str, ...] = ()
 
 
 # Rewrites whose validity depends on the kernel library's access order. Unless the user named a
@@ -250,6 +254,7 @@ class Steps:
         if not verdict.shape_known:
             return self.shape_unknown()
         steps = self.with_number()
+        steps[1:1] = self.resized_step(steps)
         steps.extend(self.firmware_step())
         fit = verdict.fit
         if fit is not None and fit.ladder is not None and fit.ladder.fits:
@@ -309,6 +314,25 @@ class Steps:
                 "of samples, or the image height and width, it really reads)."
             ),
         )
+
+    def resized_step(self, steps: list[Step]) -> list[Step]:
+        """An input sized with --input-shape otherwise than its file states: TFLM cannot resize
+        a tensor and runs the shapes the file stores, so the figure is for the model written at
+        the size given, which `optimize` writes (when no other step's optimize does)."""
+        resized = self.asked.resized
+        fit = self.verdict.fit
+        if not resized or self.verdict.runtime != "tflm" or not (fit is None or fit.fits):
+            return []
+        if any(step.command.startswith("arenalens optimize") for step in steps):
+            return []
+        return [
+            Step(
+                f"TFLM runs the input size the model's file states ({', '.join(resized)}), not "
+                "the one given: write the model at that size, the file this figure is for, to "
+                "flash it:",
+                self.optimize_command(),
+            )
+        ]
 
     def with_number(self) -> list[Step]:
         verdict = self.verdict
