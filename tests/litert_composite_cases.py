@@ -130,3 +130,59 @@ def grouped_hybrid_conv(seed: int) -> bytes:
     graph.set_inputs([x])
     graph.set_outputs([y])
     return builder.build()
+
+
+# What a composite's options table leaves out (session 7, `composite_options`): the parser's
+# checks (flatbuffer_conversions.cc ParseStablehloComposite) refuse the absent ones and accept
+# the empty ones.
+COMPOSITE_OPTION_CASES = (
+    "complete",
+    "no_attributes",
+    "empty_attributes",
+    "no_name",
+    "empty_name",
+    "no_options",
+)
+
+
+def composite_options(case: str) -> bytes:
+    """A composite (one RELU decomposed) whose options table is complete, lacks or empties its
+    `composite_attributes` or its `name`, or is absent (`COMPOSITE_OPTION_CASES`)."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    x = main.add_tensor("x", [1, 4, 4, 2])
+    y = main.add_tensor("y", [1, 4, 4, 2])
+    options: dict[str, object] = {
+        "name": "odml.arenalens_test",
+        "decomposition_subgraph_index": 1,
+        "version": 1,
+        "composite_attributes": list(flexbuffers.Dumps({"case": case})),
+        "composite_attributes_format": 1,
+    }
+    if case == "no_attributes":
+        del options["composite_attributes"]
+    elif case == "empty_attributes":
+        options["composite_attributes"] = []
+    elif case == "no_name":
+        del options["name"]
+    elif case == "empty_name":
+        options["name"] = ""
+    if case == "no_options":
+        main.add_operator("STABLEHLO_COMPOSITE", [x], [y])
+    else:
+        main.add_operator(
+            "STABLEHLO_COMPOSITE",
+            [x],
+            [y],
+            options=options,
+            options_type="StableHLOCompositeOptions",
+        )
+    main.set_inputs([x])
+    main.set_outputs([y])
+    decomposition = builder.add_subgraph("decomposition")
+    a = decomposition.add_tensor("a", [1, 4, 4, 2])
+    b = decomposition.add_tensor("b", [1, 4, 4, 2])
+    decomposition.add_operator("RELU", [a], [b])
+    decomposition.set_inputs([a])
+    decomposition.set_outputs([b])
+    return builder.build()
