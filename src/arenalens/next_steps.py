@@ -125,10 +125,7 @@ class Asked:
     firmware: tuple[tuple[str, ...], str] | None = None
     # The build drives an Ethos-U NPU and the model is not Vela-compiled: it runs on the CPU alone.
     npu_uncompiled: str | None = None  # the NPU's name
-    # TFLM: inputs --input-shape sized otherwise than the model's file states ("'image'
-    # 1x48x48x3", the file's shape): TFLM runs the file's shapes, so the figure is for the file
-    # written at the size given.
-    resized: tuple[str, ...] = ()
+    resized: tuple[str, ...] = ()  # TFLM: inputs sized otherwise than the file ("'x' 1x8")
 
 
 # Rewrites whose validity depends on the kernel library's access order. Unless the user named a
@@ -253,8 +250,7 @@ class Steps:
             return self.cannot_run_correctly()
         if not verdict.shape_known:
             return self.shape_unknown()
-        steps = self.with_number()
-        steps[1:1] = self.resized_step(steps)
+        steps = self.with_resized(self.with_number())
         steps.extend(self.firmware_step())
         fit = verdict.fit
         if fit is not None and fit.ladder is not None and fit.ladder.fits:
@@ -315,24 +311,14 @@ class Steps:
             ),
         )
 
-    def resized_step(self, steps: list[Step]) -> list[Step]:
-        """An input sized with --input-shape otherwise than its file states: TFLM cannot resize
-        a tensor and runs the shapes the file stores, so the figure is for the model written at
-        the size given, which `optimize` writes (when no other step's optimize does)."""
-        resized = self.asked.resized
-        fit = self.verdict.fit
-        if not resized or self.verdict.runtime != "tflm" or not (fit is None or fit.fits):
-            return []
-        if any(step.command.startswith("arenalens optimize") for step in steps):
-            return []
-        return [
-            Step(
-                f"TFLM runs the input size the model's file states ({', '.join(resized)}), not "
-                "the one given: write the model at that size, the file this figure is for, to "
-                "flash it:",
-                self.optimize_command(),
-            )
-        ]
+    def with_resized(self, steps: list[Step]) -> list[Step]:
+        """TFLM runs a file's shapes: a model sized otherwise needs `optimize` to write it."""
+        shapes, fit = ", ".join(self.asked.resized), self.verdict.fit
+        if not shapes or (fit and not fit.fits) or any("optimize" in s.command for s in steps):
+            return steps
+        text = f"TFLM runs the input size the model's file states ({shapes}), not the one given:"
+        text += " write the model at that size, the file this figure is for, to flash it:"
+        return [*steps[:1], Step(text, self.optimize_command()), *steps[1:]]
 
     def with_number(self) -> list[Step]:
         verdict = self.verdict
