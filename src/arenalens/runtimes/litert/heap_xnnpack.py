@@ -364,6 +364,8 @@ def _takes_transpose_conv(
     bias; VALID padding with the kernel inside the output, SAME with the input the output
     shape implies and no stride over the kernel; a clamping activation."""
     inputs, outputs = operator.inputs, operator.outputs
+    if operator.options.get(xnnpack_custom.MEDIAPIPE):
+        return True  # a taken Convolution2DTransposeBias (xnnpack_custom.as_transpose_conv)
     if not 3 <= len(inputs) <= 4 or len(outputs) != 1 or min(*inputs[:3], outputs[0]) < 0:
         return False
     shape_tensor, weights, data = (subgraph.tensors[index] for index in inputs[:3])
