@@ -107,3 +107,69 @@ def custom_case(seed: int) -> bytes:
     g.set_inputs([x])
     g.set_outputs([out])
     return model.build()
+
+
+def deconvolution_case(seed: int) -> bytes:
+    """Session 7's held-out custom transposed convolutions (`xnn7_deconvolution_*`), drawn after
+    heap.py replayed a taken Convolution2DTransposeBias as the TRANSPOSE_CONV XNNPACK defines
+    and xnnpack_custom.takes checked its paddings: input 2-10 rows and columns (not square),
+    1-8 input and 1-24 output channels, kernel 1-5 (not square), stride 1-3 each way, SAME or
+    VALID (SAME at strides over the kernel among them: the delegate refuses those), batch 1-2;
+    a float CONV_2D before it or none, a RELU or an ADD of the input's upsampling after it or
+    none, and one draw in four two of them in a row."""
+    draw = random.Random(7700 + seed)
+    weights = np.random.default_rng(7700 + seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    batch, height, width = draw.choice((1, 1, 2)), draw.randint(2, 10), draw.randint(2, 10)
+    depth = draw.randint(1, 8)
+    x = g.add_tensor("x", [batch, height, width, depth])
+    data = x
+    if draw.random() < 0.3:
+        filters = g.add_constant(
+            "cw", (weights.standard_normal((depth, 3, 3, depth)) * 0.1).astype(np.float32)
+        )
+        bias = g.add_constant("cb", weights.standard_normal(depth).astype(np.float32))
+        data = g.add_tensor("conv", [batch, height, width, depth])
+        options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+        g.add_operator("CONV_2D", [x, filters, bias], [data], options=options)
+    shape = [batch, height, width, depth]
+    for step in range(2 if draw.random() < 0.25 else 1):
+        kernel = (draw.randint(1, 5), draw.randint(1, 5))
+        stride = (draw.randint(1, 3), draw.randint(1, 3))
+        padding = draw.choice((_SAME, _VALID))
+        channels = draw.randint(1, 24)
+        if padding == _SAME:
+            out_h, out_w = shape[1] * stride[0], shape[2] * stride[1]
+        else:
+            out_h = (shape[1] - 1) * stride[0] + kernel[0]
+            out_w = (shape[2] - 1) * stride[1] + kernel[1]
+        filters = g.add_constant(
+            f"dw{step}",
+            (weights.standard_normal((channels, *kernel, shape[3])) * 0.1).astype(np.float32),
+        )
+        bias = g.add_constant(f"db{step}", weights.standard_normal(channels).astype(np.float32))
+        shape = [batch, out_h, out_w, channels]
+        out = g.add_tensor(f"deconv{step}", shape)
+        g.add_operator(
+            "CUSTOM:Convolution2DTransposeBias",
+            [data, filters, bias],
+            [out],
+            custom_options=struct.pack("<3i", padding, stride[1], stride[0]),
+        )
+        data = out
+    after = draw.choice(("none", "relu", "add"))
+    if after == "relu":
+        out = g.add_tensor("relu", shape)
+        g.add_operator("RELU", [data], [out])
+        data = out
+    elif after == "add":
+        other = g.add_tensor("other", shape)
+        out = g.add_tensor("sum", shape)
+        g.add_operator("ADD", [data, other], [out])
+        g.set_inputs([x, other])
+        g.set_outputs([out])
+        return model.build()
+    g.set_inputs([x])
+    g.set_outputs([data])
+    return model.build()

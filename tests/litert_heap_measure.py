@@ -108,6 +108,19 @@ HELD_OUT = (
     *((f"xnn6b_graph_{seed}", "graph", seed) for seed in (705, 706, 707, 708)),
     *((f"xnn6b_cnn_{seed}", "cnn", seed) for seed in (43, 44)),
     *((f"xnn6b_float_cnn_{seed}", "float_cnn", seed) for seed in (43, 44)),
+    # Session 7: custom transposed convolutions (tests/litert_custom_cases.deconvolution_case),
+    # drawn after heap.py replayed a taken one as the TRANSPOSE_CONV XNNPACK defines and
+    # xnnpack_custom.takes checked its paddings.
+    *((f"xnn7_deconvolution_{seed}", "deconvolution", seed) for seed in range(1, 25)),
+    # A second draw, after a transposed convolution's fingerprint was replayed at its
+    # operator's creation (heap_build.build_moment, read off xnn7_deconvolution_23).
+    *((f"xnn7b_deconvolution_{seed}", "deconvolution", seed) for seed in range(25, 49)),
+    # STABLEHLO_COMPOSITE (tests/litert_composite_cases.composite7), drawn after the builtin
+    # kernel's blocks and its first Eval were replayed (heap_invoke._composite).
+    *((f"composite7_{seed}", "composite7", seed) for seed in range(1, 21)),
+    # A second draw, after the partition left composites not named
+    # odml.scaled_dot_product_attention to the builtin kernel.
+    *((f"composite7b_{seed}", "composite7", seed) for seed in range(21, 33)),
 )
 
 
@@ -153,6 +166,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import custom_case
 
         return custom_case(seed)
+    if family == "deconvolution":
+        from tests.litert_custom_cases import deconvolution_case
+
+        return deconvolution_case(seed)
     if family == "adj_x":
         from tests.litert_peak_cases import batch_matmul_adj_x_case
 
@@ -173,6 +190,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import composite
 
         return composite(seed)
+    if family == "composite7":
+        from tests.litert_composite_cases import composite7
+
+        return composite7(seed)
     if family == "hybrid_conv":
         from tests.litert_composite_cases import hybrid_conv
 

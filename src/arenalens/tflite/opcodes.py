@@ -115,14 +115,21 @@ def _option_table(union: int, type_code: int) -> tuple[_Field, ...] | None:
     )
 
 
+# Vectors a runtime requires present, whatever their length: None when absent, so that an absent
+# one is told from an empty one (LiteRT's ParseStablehloComposite refuses an absent
+# composite_attributes and accepts an empty one).
+_REQUIRED_VECTORS = frozenset({"composite_attributes"})
+
+
 def _field(key: str, index: int, kind: str, default: Any) -> _Field:
     """One field of option_tables.json → how to read it: strings are None and vectors () when
-    absent, scalars their schema default."""
+    absent (those of `_REQUIRED_VECTORS` None), scalars their schema default."""
     if kind == "string":
         return key, index, _STRING, None, None
     if kind.startswith("vector:"):
         element = kind.removeprefix("vector:")
-        return key, index, _VECTOR, (), (element, struct.calcsize(f"<{element}"))
+        absent = None if key in _REQUIRED_VECTORS else ()
+        return key, index, _VECTOR, absent, (element, struct.calcsize(f"<{element}"))
     return key, index, _SCALAR, default, _scalar_reader(kind)
 
 
@@ -139,7 +146,8 @@ def decode_options(
     vtables: dict[int, tuple[int, ...]] | None = None,
 ) -> dict[str, Any]:
     """(union type, table position) of both option unions → their fields as a snake_case dict:
-    scalars, strings (None when absent) and numeric vectors as tuples (() when absent).
+    scalars, strings (None when absent) and numeric vectors as tuples (() when absent, None for
+    `_REQUIRED_VECTORS`).
     `vtables`: the file's vtables read so far (`tables.shared_table_fields`)."""
     decoded: dict[str, Any] = {}
     if options[1]:

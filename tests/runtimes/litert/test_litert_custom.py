@@ -33,3 +33,54 @@ def test_custom_operators_run_as_on_the_wheel(seed: int, tmp_path: Path) -> None
     if runs:
         # What XNNPACK holds for them is not replayed: a labelled estimate.
         assert declared.status is Status.ESTIMATE and declared.required_bytes
+
+
+def _deconvolution(size: int, kernel: int, stride: int, padding: int, out: int) -> bytes:
+    """One Convolution2DTransposeBias [1, size, size, 2] → [1, out, out, 4]."""
+    import struct
+
+    import numpy as np
+
+    from arenalens.tflite.builder import ModelBuilder
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1, size, size, 2])
+    weights = graph.add_constant("w", np.zeros((4, kernel, kernel, 2), np.float32))
+    bias = graph.add_constant("b", np.zeros(4, np.float32))
+    y = graph.add_tensor("y", [1, out, out, 4])
+    graph.add_operator(
+        "CUSTOM:Convolution2DTransposeBias",
+        [x, weights, bias],
+        [y],
+        custom_options=struct.pack("<3i", padding, stride, stride),
+    )
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    return builder.build()
+
+
+_SAME, _VALID = 1, 2
+# (input size, kernel, stride, padding, output size) → whether the delegate takes it.
+_DECONVOLUTIONS = {
+    (4, 3, 2, _SAME, 8): True,
+    (4, 1, 2, _SAME, 8): False,  # a stride over the kernel with SAME
+    (4, 3, 2, _SAME, 9): False,  # SAME: the output implies another input
+    (4, 3, 2, _VALID, 9): True,
+    (1, 3, 1, _VALID, 2): False,  # VALID: the kernel outside the output
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DECONVOLUTIONS))
+def test_a_custom_deconvolution_needs_the_paddings_the_delegate_computes(
+    case: tuple[int, int, int, int, int], tmp_path: Path
+) -> None:
+    """CalculateTransposeConvPaddings, as for TRANSPOSE_CONV: a Convolution2DTransposeBias
+    the delegate cannot pad is left to its unresolved placeholder (CANNOT RUN); a taken one
+    is replayed as the TRANSPOSE_CONV XNNPACK defines (its packing exact, not a bound)."""
+    path = tmp_path / "deconvolution.tflite"
+    path.write_bytes(_deconvolution(*case))
+    declared = litert_memory(analyze(path, runtime="litert"), "xnnpack")
+    assert (declared.status is not Status.CANNOT_RUN) is _DECONVOLUTIONS[case], declared.reasons
+    if _DECONVOLUTIONS[case]:
+        assert not any("packed weights" in reason for reason in declared.reasons), declared.reasons

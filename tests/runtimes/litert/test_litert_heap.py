@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_custom
 from arenalens.runtimes.litert.heap import (
     WRAPPER_VARIATION_BYTES,
     InterpreterHeap,
@@ -112,7 +112,11 @@ def test_heap_is_never_under_the_real_interpreter(name: str, tmp_path_factory: A
             continue
         for measured_key, predicted_key in PHASES:
             assert getattr(heap, predicted_key) >= real[measured_key], (mode, measured_key)
-        assert heap.after_setup <= heap.after_first_invoke <= heap.peak
+        assert heap.after_setup <= heap.peak and heap.after_first_invoke <= heap.peak
+        # The first invoke holds less than setup only where a composite's Eval releases its
+        # decomposition's arena (the wheel's after_invoke is under its after_allocate too).
+        if heap.after_first_invoke < heap.after_setup:
+            assert real["after_invoke"] < real["after_allocate"], mode
 
 
 def test_glibc_usable_sizes() -> None:
@@ -143,12 +147,10 @@ def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
 # makes a rule exact, or loses one, fails here until this list says so.
 # Every model's Interpreter(...) and allocate_tensors() blocks are replayed (SVDF's too: its Init
 # adds six tensors at creation, which decides when tensors_ grows).
-SETUP_ESTIMATES: dict[str, str] = {
-    # STABLEHLO_COMPOSITE: its kernel's parser, Init and the decomposition subgraph its Prepare
-    # allocates are counted at the unknown-kernel bounds (measured 1.03-1.04x after setup, 1.03-
-    # 1.10x later, never under; with XNNPACK 1.39-1.68x).
-    **{f"composite6_{seed}.tflite": "STABLEHLO_COMPOSITE (a bound)" for seed in (1, 2, 3)},
-}
+# STABLEHLO_COMPOSITE left this list in session 7: its parser's and Init's blocks are measured
+# (heap_kernels), its first Eval replayed (heap_invoke._composite: the decomposition planned
+# again and invoked, its arena released).
+SETUP_ESTIMATES: dict[str, str] = {}
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
@@ -271,9 +273,14 @@ def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
 
 # The XNNPACK delegate's custom operators (runtimes/litert/xnnpack_custom.py), held out
 # (xnn6_custom_*, tests/litert_custom_cases.py): the builtin kernels cannot run any of them;
-# with XNNPACK the model runs or fails as the wheel's did, and its figure, a labelled bound
-# (their XNNPACK objects are not replayed), is never under the wheel's.
-CUSTOM = sorted(name for name in CACHE["models"] if name.startswith("xnn6_custom_"))
+# with XNNPACK the model runs or fails as the wheel's did, and its figure is never under the
+# wheel's: within 1% at every moment where XNNPACK's part is replayed (a custom transposed
+# convolution, as the TRANSPOSE_CONV it defines), else a labelled bound.
+CUSTOM = sorted(
+    name
+    for name in CACHE["models"]
+    if name.startswith(("xnn6_custom_", "xnn7_deconvolution_", "xnn7b_deconvolution_"))
+)
 
 
 @pytest.mark.parametrize("name", CUSTOM)
@@ -293,9 +300,13 @@ def test_custom_operators_answer_as_the_wheel(name: str, tmp_path: Path) -> None
         assert declared.status is Status.ESTIMATE
         sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
         heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
+        replayed = heap_xnnpack.delegated_view(xnnpack_custom.as_xnnpack_builtins(analysis.model))
         for measured, figure in zip(
             ("after_allocate", "after_invoke", "peak"),
             (heap.after_setup, heap.after_first_invoke, heap.peak),
             strict=True,
         ):
             assert real["xnnpack"][measured] <= figure, measured
+            if replayed is not None:
+                within = figure - WRAPPER_VARIATION_BYTES <= real["xnnpack"][measured] * 1.01
+                assert within, (measured, figure / real["xnnpack"][measured])

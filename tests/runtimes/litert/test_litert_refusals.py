@@ -145,3 +145,61 @@ def test_a_grouped_hybrid_convolution_needs_a_scale_per_output_channel(
     analysis = analyze(path, runtime="litert")
     assert (litert_memory(analysis, "none").status is Status.CANNOT_RUN) is refused
     assert litert_memory(analysis, "xnnpack").status.gives_a_number
+
+
+# The composites whose options LiteRT's parser refuses (flatbuffer_conversions.cc
+# ParseStablehloComposite), with the message the 2.3.0 wheel's Interpreter(...) raises.
+_COMPOSITE_REFUSED = {
+    "no_attributes": "missing required option 'composite_attributes'",
+    "no_name": "missing required option 'name'",
+    "no_options": "Could not get 'stablehlo.composite' operation parameters",
+}
+
+
+@pytest.mark.parametrize(
+    "case", ["complete", "no_attributes", "empty_attributes", "no_name", "empty_name", "no_options"]
+)
+def test_a_composite_without_its_attributes_or_name_cannot_run(case: str, tmp_path: Path) -> None:
+    """An absent `composite_attributes` or `name`, or no options table, is CANNOT RUN under
+    both delegates (the parser fails before any delegate); an empty vector or an empty name
+    runs. The reader tells the absent vector (None) from the empty one (())."""
+    from arenalens.litert_memory import litert_memory
+    from tests.litert_composite_cases import composite_options
+
+    path = tmp_path / f"{case}.tflite"
+    path.write_bytes(composite_options(case))
+    analysis = analyze(path, runtime="litert")
+    options = analysis.model.subgraphs[0].operators[0].options
+    if case == "no_attributes":
+        assert options["composite_attributes"] is None
+    elif case == "empty_attributes":
+        assert options["composite_attributes"] == ()
+    refused = _COMPOSITE_REFUSED.get(case)
+    for delegate in ("none", "xnnpack"):
+        memory = litert_memory(analysis, delegate)
+        assert (memory.status is Status.CANNOT_RUN) is (refused is not None), delegate
+        if refused is not None:
+            assert refused in memory.reasons[0] and "Interpreter(...)" in memory.reasons[0]
+
+
+@pytest.mark.runtime
+def test_the_wheel_refuses_the_composites_arenalens_refuses() -> None:
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    from tests.litert_composite_cases import COMPOSITE_OPTION_CASES, composite_options
+
+    for case in COMPOSITE_OPTION_CASES:
+        for kind in ("AUTO", "BUILTIN_WITHOUT_DEFAULT_DELEGATES"):
+            resolver = getattr(interpreter_module.OpResolverType, kind)
+            refused = _COMPOSITE_REFUSED.get(case)
+            if refused is None:
+                interpreter = interpreter_module.Interpreter(
+                    model_content=composite_options(case), experimental_op_resolver_type=resolver
+                )
+                interpreter.allocate_tensors()
+                interpreter.invoke()
+            else:
+                with pytest.raises(ValueError, match=refused):
+                    interpreter_module.Interpreter(
+                        model_content=composite_options(case),
+                        experimental_op_resolver_type=resolver,
+                    )

@@ -16,6 +16,7 @@ from arenalens.cli import main
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import heap_xnnpack
 from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap, threads_unsized
+from arenalens.tflite.builder import ModelBuilder
 from tests.litert_heap_threads import COMMAND, DATA
 from tests.litert_xnnpack_parts import model_file
 from tests.runtimes.litert.test_litert_xnnpack import UNMODELLED
@@ -114,3 +115,56 @@ def test_plan_threads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert any("float CONV_2D" in note for note in document["interpreter_heap"][0]["notes"])
     assert main(["plan", str(path), "--runtime", "litert", "--threads", "0"]) == 2
     assert main(["plan", str(path), "--threads", "2"]) == 2
+
+
+def _add_n(inputs: int) -> bytes:
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    xs = [graph.add_tensor(f"x{i}", [1, 1000]) for i in range(inputs)]
+    y = graph.add_tensor("y", [1, 1000])
+    graph.add_operator("ADD_N", xs, [y])
+    graph.set_inputs(xs)
+    graph.set_outputs([y])
+    return builder.build()
+
+
+def test_add_n_of_four_inputs_or_more_is_not_sized_with_threads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """add_n.cc sizes its arena scratch for min(inputs / 2, threads) threads: the wheel's scratch
+    for 8 inputs of 1,000 floats is 4,000 floats at 4 threads (peak 159,352 B builtin, 166,576 B
+    XNNPACK, measured with tests/litert_heap_threads.measure) where the one-thread arenas gave
+    151,704 B / 160,016 B: under. With threads such an ADD_N is not sized; fewer than 4 inputs
+    keep one thread's scratch."""
+    eight = analyze(_add_n(8), runtime="litert").model
+    three = analyze(_add_n(3), runtime="litert").model
+    for delegate in ("none", "xnnpack"):
+        assert threads_unsized(eight, 1, delegate) == ()
+        assert threads_unsized(eight, 2, delegate) == ("ADD_N of 4 inputs or more",)
+        assert threads_unsized(three, 4, delegate) == ()
+    path = tmp_path / "add_n.tflite"
+    path.write_bytes(_add_n(8))
+    command = ["check", str(path), "--runtime", "litert", "--budget", "10MB", "--threads", "4"]
+    assert main([*command, "--delegate", "none"]) == 2
+    assert "ADD_N of 4 inputs or more" in capsys.readouterr().err
+    assert main([*command[:-1], "1", "--delegate", "none"]) == 0
+
+
+@pytest.mark.runtime
+def test_add_n_scratch_grows_with_threads_on_the_wheel(tmp_path: Path) -> None:
+    """The rule above, on the wheel: the scratch temporary's shape follows the thread count."""
+    interpreter_module = pytest.importorskip("ai_edge_litert.interpreter")
+    path = tmp_path / "add_n.tflite"
+    path.write_bytes(_add_n(8))
+    shapes = {}
+    for threads in (1, 4):
+        interpreter = interpreter_module.Interpreter(
+            model_path=str(path),
+            num_threads=threads,
+            experimental_op_resolver_type=(
+                interpreter_module.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+            ),
+        )
+        interpreter.allocate_tensors()
+        shapes[threads] = interpreter.get_tensor_details()[-1]["shape"].tolist()
+    assert shapes == {1: [1000], 4: [4000]}

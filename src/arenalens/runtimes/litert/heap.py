@@ -53,7 +53,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     creation_blocks,
     persistent_ro_blocks,
 )
-from arenalens.runtimes.litert.heap_invoke import caller_bytes, first_invoke
+from arenalens.runtimes.litert.heap_invoke import caller_bytes, decompositions, first_invoke
 from arenalens.runtimes.litert.isa import HOST, IsaProfile, largest_request
 from arenalens.runtimes.litert.rules import litert_plans
 
@@ -177,13 +177,16 @@ def interpreter_heap(
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
+    read = model  # Interpreter(...)'s nodes; XNNPACK's: xnnpack_custom.as_xnnpack_builtins
+    if delegate == "xnnpack":
+        model = xnnpack_custom.as_xnnpack_builtins(model)
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
     unthreaded = threads_unsized(view if view is not None else model, threads, delegate)
     if unthreaded:
         raise ValueError(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
         )
-    setup = setup_blocks(model, arena_sizes, view=view)
+    setup = setup_blocks(read, arena_sizes, view=view)
     replayed = xnnpack_objects.delegate_objects(model) if delegate == "xnnpack" else None
     delegate_blocks = replayed.blocks if replayed is not None else 0
     created = [block for block in setup if block.phase == "create"]
@@ -233,7 +236,7 @@ def interpreter_heap(
     ]
     machine = MEASURED_ON if isa.is_host else f"ai-edge-litert 2.3.0, Linux {isa.name}, estimated"
     if delegate == "none":
-        parts.extend(first_invoke_parts(model, isa=isa))
+        parts.extend(first_invoke_parts(model, isa=isa, arenas=arena_sizes))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
         return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
     xnnpack = xnnpack_parts(model, arenas, isa, threads)
@@ -254,13 +257,13 @@ def interpreter_heap(
                     XNNPACK_FIXED_BYTES
                     + _largest_gemm_activation_bytes(model)
                     + _input_arrays_bytes(model)
-                    + xnnpack_custom.fingerprint_transient(model, isa.xnnpack),
+                    + xnnpack_custom.fingerprint_transient(read, isa.xnnpack),
                     "transient",
                     False,
                     "threadpool and per-call scratch XNNPACK takes during the first run"
                     + (
                         ", and the fingerprint of a custom transposed convolution's kind"
-                        if xnnpack_custom.fingerprint_transient(model, isa.xnnpack)
+                        if xnnpack_custom.fingerprint_transient(read, isa.xnnpack)
                         else ""
                     ),
                 ),
@@ -485,21 +488,23 @@ class PhasedBlock:
 
 
 def first_invoke_parts(
-    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST
+    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST, arenas: Sequence[int] = ()
 ) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
-    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left)."""
-    prepared = litert_plans(model)[0].prepared
-    # Eigen's float blocks follow the CPU's caches: replayed on the host ISA on a machine with
-    # the measuring machine's caches (exact there), their upper bound elsewhere.
+    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left; `arenas`:
+    each arena's high-water mark, as interpreter_heap takes them)."""
+    plans = [plan.prepared for plan in litert_plans(model)]
+    # Eigen's blocks follow the CPU's caches: the measuring machine's on the host, else a bound.
     caches = eigen_blocking.replayed_caches() if isa.is_host else None
     invoke = first_invoke(
-        model, prepared, delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches
-    )
-    estimate = (
-        f"; {', '.join(sorted(set(invoke.estimated)))} not replayed: an upper bound"
-        if invoke.estimated
-        else ""
+        model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,
+        decompositions=decompositions(plans, [arena_request(s) if s else 0 for s in arenas[::2]]),
+    )  # fmt: skip
+    estimated = ", ".join(sorted(set(invoke.estimated)))
+    estimate = f"; {estimated} not replayed: an upper bound" if estimated else ""
+    released = invoke.released and (
+        "; less the arenas of composites' decomposition subgraphs, which their Eval "
+        "releases (Subgraph::ReleaseMemory)"
     )
     return (
         HeapPart(
@@ -510,7 +515,7 @@ def first_invoke_parts(
             "kept after the first invoke: the CPU back end's contexts, ruy's main buffer "
             "(grown to the largest 8-bit GEMM's packed operands) and its tuning, cpuinfo's "
             "tables when no kernel initialized them earlier, dynamic temporaries sized at "
-            "Eval" + estimate,
+            f"Eval{released or ''}{estimate}",
         ),
         HeapPart(
             "first-invoke transient",
@@ -529,7 +534,7 @@ def first_invoke_parts(
         ),
         HeapPart(
             "caller's blocks",
-            caller_bytes(prepared),
+            caller_bytes(plans[0]),
             "first_invoke",
             False,
             "not the interpreter's: the Python caller's numpy input arrays under 1 KiB "
@@ -731,13 +736,19 @@ def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...
     """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: a
     float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the
     transposed filter in the persistent arena, no im2col) and runs Eigen's thread pool (a
-    float depthwise convolution adds nothing measurable: kws_ref_model_float32)."""
+    float depthwise convolution adds nothing measurable: kws_ref_model_float32); an ADD_N of
+    four inputs or more sizes its arena scratch for min(inputs / 2, threads) threads (add_n.cc
+    Prepare: the wheel's scratch is 4x the input at 4 threads with 8 inputs), where the arenas
+    are planned for one."""
     del delegate
     if threads == 1:
         return ()
     found = set()
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
+            if operator.opcode == "ADD_N" and len(operator.inputs) >= 4:
+                found.add("ADD_N of 4 inputs or more")
+                continue
             if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
                 continue
             data, weights = operator.inputs[0], operator.inputs[1]

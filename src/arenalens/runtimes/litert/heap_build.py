@@ -339,9 +339,34 @@ def _leading_node(subgraph: Subgraph, operator: Operator) -> int:
     """The objects of the node the delegate defines before an operator's own."""
     if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
         return xnnpack_objects._operator_blocks("copy")
-    if operator.opcode == "CONV_2D" and dynamically_quantized(subgraph, operator):
+    if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV") and dynamically_quantized(
+        subgraph, operator
+    ):
         return xnnpack_objects._operator_blocks("unary")
     return 0
+
+
+def _deconvolution_fingerprint(
+    subgraph: Subgraph, operator: Operator, isa: IsaProfile, fingerprinted: set[tuple[object, ...]]
+) -> int:
+    """A TRANSPOSE_CONV the first of its kind (deconvolution-nhwc.c fingerprints each kind
+    once per process, before it creates the operator, and frees it all): the fingerprint's
+    blocks, the largest over the ISA's configurations (xnnpack_packing.fingerprint_bytes);
+    0 for a kind already fingerprinted or another operator."""
+    if operator.opcode != "TRANSPOSE_CONV":
+        return 0
+    largest = 0
+    for tiles in isa.xnnpack:
+        found = xnnpack_packing.deconvolution(subgraph, operator, tiles)
+        if found is None:
+            continue
+        kind, narrow, subconvolution = found.fingerprint()
+        key = ("deconvolution", kind, str(narrow), str(subconvolution), tiles.name)
+        if key in fingerprinted:
+            continue
+        fingerprinted.add(key)
+        largest = max(largest, xnnpack_packing.fingerprint_bytes(found, tiles))
+    return largest
 
 
 def _created_from(
@@ -364,7 +389,10 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     """The most an interpreter holds while the delegate builds its kernels: `after_setup` less
     `late` (what allocate_tensors makes after the last Init: arenas, planner and kernel
     setup, indirection buffers, workspace) and less what later kernels' Inits make, plus the
-    kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels."""
+    kernel's XNNPACK subgraph and Init's temporaries, the largest over the kernels; and at
+    each kind's first fingerprint (a convolution's, or a transposed convolution's on the
+    ISA's configurations), what the kernel holds before that operator is created, plus the
+    fingerprint's blocks."""
     subgraph = model.subgraphs[0]
     split = partition(subgraph, model)
     subsets = node_subsets(subgraph, split.delegated)
@@ -378,7 +406,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     )
     inits = [kernel_init_bytes(subgraph, subset, model, isa) for subset in kernels]
     largest = 0
-    fingerprinted: set[tuple[str, str, int]] = set()
+    fingerprinted: set[tuple[object, ...]] = set()
     for position, subset in enumerate(kernels):
         later = sum(inits[position + 1 :])
         # Only operators that survive XNNPACK's clean-up and fusions are created.
@@ -391,6 +419,13 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             operator = subgraph.operators[index]
             if index not in created:
                 continue
+            deconvolution = _deconvolution_fingerprint(subgraph, operator, isa, fingerprinted)
+            if deconvolution:
+                pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
+                    subgraph, operator
+                )
+                moment = before - later + held + shared - pending + deconvolution
+                largest = max(largest, moment)
             scales = scale_scratch(subgraph, operator)
             if scales:
                 pending = _created_from(subgraph, subset, place + 1, model, isa)
@@ -434,8 +469,10 @@ def build_moment_bytes(
     bytes): replayed on the host ISA where every object and late part is (`exact`); else
     the old bound (the largest subset's subgraph, the per-object bound's room over the
     replay); other ISAs pack and fingerprint to other tiles, measured under qemu-user
-    against the bound: the larger of the two. A transposed convolution's fingerprint
-    (heap_xnnpack.fingerprint_transient) is added in place of its packing."""
+    against the bound: the larger of the two. A transposed convolution's fingerprint is
+    replayed at the operator's creation on the host (build_moment); elsewhere, and in the
+    bound, its largest excess over the operator (heap_xnnpack.fingerprint_transient) is added
+    to the whole moment."""
     after_setup = sum(setup.values())
     late = sum(setup.get(name, 0) for name in LATE_PARTS)
     bound = delegate_bytes + sum(
@@ -448,5 +485,7 @@ def build_moment_bytes(
     bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
     if not exact:
         return bounded
-    replay = build_moment(model, after_setup, late, isa) + deconvolution
-    return replay if isa.is_host else max(replay, bounded)
+    if not isa.is_host:
+        return max(build_moment(model, after_setup, late, isa) + deconvolution, bounded)
+    # On the host a transposed convolution's fingerprint is replayed where it happens.
+    return build_moment(model, after_setup, late, isa)

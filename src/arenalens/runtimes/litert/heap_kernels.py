@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
+from arenalens.runtimes.litert.xnnpack_custom import XNNPACK_CUSTOM_OPERATORS
 
 # Requests of Parse<Op> (the builtin options struct), by operator.
 PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
@@ -53,6 +54,9 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         "DEPTH_TO_SPACE": 4,
         "SPACE_TO_DEPTH": 4,
         "RESIZE_BILINEAR": 2,
+        # TfLiteStablehloCompositeParams: name, subgraph index, attributes and their size,
+        # version (flatbuffer_conversions.cc ParseStablehloComposite).
+        "STABLEHLO_COMPOSITE": 40,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -113,6 +117,7 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         "DEQUANTIZE": (1,),
         "LEAKY_RELU": (1052,),  # activations.cc LeakyReluInit / PreluInit: the Relu OpData
         "PRELU": (1052,),
+        "STABLEHLO_COMPOSITE": (8,),  # stablehlo_composite.cc State: subgraph index, a flag
     }
 )
 # Operators seen allocating nothing in Init.
@@ -206,6 +211,11 @@ class KernelFacts:
 def kernel_facts(model: Model, subgraph: Subgraph, operator: Operator) -> KernelFacts:
     """Node → its parser and Init requests (upper bounds, `known=False`, when not measured)."""
     del model, subgraph
+    if operator.custom_code in XNNPACK_CUSTOM_OPERATORS:
+        # LiteRT registers none of them: the builder gives the node the unresolved-op
+        # placeholder, which has no Init, and a custom node has no parser (its options stay
+        # in the file); traced on the wheel: no block of their own at creation.
+        return KernelFacts((), (), False, True)
     opcode = operator.opcode
     known = True
     if opcode in PARSE_REQUESTS:

@@ -171,6 +171,11 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return None if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
+    if operator.opcode == "STABLEHLO_COMPOSITE":
+        # VisitNode takes a composite named odml.scaled_dot_product_attention only (not
+        # modelled); any other stays the builtin kernel's, its decomposition a subgraph apart.
+        name = operator.options.get("name")
+        return None if name == xnnpack_custom.ATTENTION else False
     if operator.opcode == "BATCH_MATMUL":
         return _takes_batch_matmul(subgraph, operator)
     if operator.opcode == "TRANSPOSE_CONV":
@@ -364,6 +369,8 @@ def _takes_transpose_conv(
     bias; VALID padding with the kernel inside the output, SAME with the input the output
     shape implies and no stride over the kernel; a clamping activation."""
     inputs, outputs = operator.inputs, operator.outputs
+    if operator.options.get(xnnpack_custom.MEDIAPIPE):
+        return True  # a taken Convolution2DTransposeBias (xnnpack_custom.as_transpose_conv)
     if not 3 <= len(inputs) <= 4 or len(outputs) != 1 or min(*inputs[:3], outputs[0]) < 0:
         return False
     shape_tensor, weights, data = (subgraph.tensors[index] for index in inputs[:3])

@@ -203,6 +203,7 @@ def budget(
             *integer_svdf_refusals(model),
             *activation_range_refusals(model),
             *grouped_hybrid_convolution_refusals(model),
+            *composite_option_refusals(model),
         ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )
@@ -387,6 +388,39 @@ def grouped_hybrid_convolution_refusals(model: Model) -> tuple[Obstacle, ...]:
                     opcode=operator.opcode,
                     fix="quantize the filter per output channel",
                     builtin_prepare=True,
+                )
+            )
+    return tuple(found)
+
+
+def composite_option_refusals(model: Model) -> tuple[Obstacle, ...]:
+    """A STABLEHLO_COMPOSITE whose options table, `name` or `composite_attributes` is absent:
+    LiteRT's parser (flatbuffer_conversions.cc ParseStablehloComposite) fails, so building the
+    interpreter fails (`Interpreter(...)` raises; measured on the 2.3.0 wheel), with or without
+    a delegate. An empty name or an empty attribute vector is accepted."""
+    found = []
+    for subgraph in model.subgraphs:
+        for operator in subgraph.operators:
+            if operator.opcode != "STABLEHLO_COMPOSITE":
+                continue
+            options = operator.options
+            if "name" not in options:  # not a StableHLOCompositeOptions table
+                reason = "Could not get 'stablehlo.composite' operation parameters."
+            elif options["name"] is None:
+                reason = "'stablehlo.composite' missing required option 'name'."
+            elif options.get("composite_attributes") is None:
+                reason = "'stablehlo.composite' missing required option 'composite_attributes'."
+            else:
+                continue
+            found.append(
+                Obstacle(
+                    "its options are refused when the interpreter is built "
+                    f'(Interpreter(...) raises "{reason}")',
+                    subgraph=subgraph.index,
+                    operator=operator.index,
+                    opcode=operator.opcode,
+                    fix="convert the model again: the converter writes the composite's name and "
+                    "attributes (an empty attribute map will do)",
                 )
             )
     return tuple(found)

@@ -30,15 +30,20 @@ not fall back: a pooling's indices that are not float32 (MediaPipe writes them a
 `allocate_tensors()` fail with XNNPACK too (measured: int32, uint32 and int64 indices fail,
 float32 ones run).
 
-What XNNPACK holds for these operators (their runtime objects, their values in its workspace,
-a deconvolution's packing) is not replayed: the heap figure of a model with one is the upper
-bound of an operator not modelled (heap_xnnpack.objects_bound), labelled an estimate."""
+A taken `Convolution2DTransposeBias` is, to XNNPACK, the deconvolution node a TRANSPOSE_CONV
+defines (VisitMediaPipeDeconvolutionNode and VisitTransposeConvNode both call
+xnn_define_deconvolution_2d with the filter, bias, strides and paddings; the MediaPipe one
+without a clamp): its heap is replayed as that TRANSPOSE_CONV's (`as_xnnpack_builtins`), with
+the interpreter's own blocks of the custom node (no parser, no Init: heap_kernels).
+What XNNPACK holds for the other three (their runtime objects, their values in its workspace)
+is not replayed: the heap figure of a model with one is the upper bound of an operator not
+modelled (heap_xnnpack.objects_bound), labelled an estimate."""
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph
@@ -113,7 +118,15 @@ def takes(model: Model, subgraph: Subgraph, operator: Operator) -> bool:
             and subgraph.tensors[bias].has_data
         )
         padding, stride_w, stride_h = _params(model, subgraph, operator, 3)
-        return tensors_fit and stride_w > 0 and stride_h > 0 and padding in (_SAME, _VALID)
+        if not (tensors_fit and stride_w > 0 and stride_h > 0 and padding in (_SAME, _VALID)):
+            return False
+        return _paddings_fit(
+            subgraph.tensors[data].shape,
+            subgraph.tensors[weights].shape,
+            subgraph.tensors[outputs[0]].shape,
+            padding,
+            (stride_h, stride_w),
+        )
     if name in (ARGMAX_POOLING, UNPOOLING):
         values, indices = (
             (inputs[0], outputs[1] if len(outputs) > 1 else -1)
@@ -151,6 +164,23 @@ def takes(model: Model, subgraph: Subgraph, operator: Operator) -> bool:
     return False
 
 
+def _paddings_fit(
+    data: tuple[int, ...],
+    weights: tuple[int, ...],
+    output: tuple[int, ...],
+    padding: int,
+    stride: tuple[int, int],
+) -> bool:
+    """CalculateTransposeConvPaddings (the delegate's, for both transposed convolutions):
+    VALID needs the kernel inside the output; SAME needs the input the output implies at the
+    stride (ComputePaddingHeightWidth) and no stride over the kernel."""
+    kernel = weights[1:3]
+    if padding == _VALID:
+        return kernel[0] <= output[1] and kernel[1] <= output[2]
+    implied = (-(-output[1] // stride[0]), -(-output[2] // stride[1]))
+    return implied == data[1:3] and kernel[0] >= stride[0] and kernel[1] >= stride[1]
+
+
 def taken(model: Model, subgraph: Subgraph) -> tuple[int, ...]:
     """The custom operators of a subgraph the delegate takes, in order."""
     return tuple(
@@ -186,12 +216,37 @@ def as_transpose_conv(model: Model, subgraph: Subgraph, operator: Operator) -> O
     if custom_name(operator) != DECONVOLUTION or not takes(model, subgraph, operator):
         return None
     data, weights, bias = operator.inputs
-    _, stride_w, stride_h = _params(model, subgraph, operator, 3)
-    options = MappingProxyType({"stride_w": stride_w, "stride_h": stride_h})
+    padding, stride_w, stride_h = _params(model, subgraph, operator, 3)
+    schema_padding = 1 if padding == _VALID else 0  # the schema's Padding: SAME 0, VALID 1
+    options = MappingProxyType(
+        {"padding": schema_padding, "stride_w": stride_w, "stride_h": stride_h, MEDIAPIPE: True}
+    )
     return operator._replace(
         opcode="TRANSPOSE_CONV", custom_code=None, inputs=(-1, weights, data, bias),
         options=options,
     )  # fmt: skip
+
+
+# The options key that marks a TRANSPOSE_CONV standing for a taken Convolution2DTransposeBias
+# (`as_transpose_conv`): the delegate's checks were the custom node's (`takes`), and its output
+# shape is the output tensor's, not a constant input.
+MEDIAPIPE = "mediapipe_deconvolution"
+
+
+def as_xnnpack_builtins(model: Model) -> Model:
+    """The model with each taken Convolution2DTransposeBias as the TRANSPOSE_CONV XNNPACK runs
+    it (`as_transpose_conv`); the same model when it has none. The XNNPACK heap (partition,
+    packing, workspace, runtime objects, build moment) is replayed on it."""
+    changed = False
+    subgraphs = []
+    for subgraph in model.subgraphs:
+        operators = []
+        for operator in subgraph.operators:
+            view = as_transpose_conv(model, subgraph, operator)
+            changed = changed or view is not None
+            operators.append(operator if view is None else view)
+        subgraphs.append(replace(subgraph, operators=tuple(operators)))
+    return replace(model, subgraphs=tuple(subgraphs)) if changed else model
 
 
 def fingerprint_transient(model: Model, configurations: Sequence[XnnpackTiles]) -> int:

@@ -11,8 +11,8 @@ Where a kernel's bytes on that build are not known exactly, the budget says so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -26,7 +26,12 @@ from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup import (
+    PlanFacts,
+    condensed_sequence,
+    setup_sequence,
+    setups_with_resources,
+)
 from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
 from arenalens.runtimes.tflm.setup_replay import (
     Allocation,
@@ -51,7 +56,17 @@ class SetupPrediction:
     layout: RuntimeLayout
     settled: Settled  # the minimal arena size, and the head and tails from it on
     support: Support  # which kernels' bytes are estimates on this build
-    sequence: tuple[Allocation, ...] = ()  # every allocation setup makes, in order
+    # Writes every allocation setup makes, in order (`sequence`): a check settles a condensed
+    # sequence (`setup.condensed_sequence`), and the steps with their messages are written only
+    # when a report, a replay or the two-buffer split reads them.
+    write_sequence: Callable[[], tuple[Allocation, ...]] = field(
+        default=tuple, compare=False, repr=False
+    )
+
+    @cached_property
+    def sequence(self) -> tuple[Allocation, ...]:
+        """Every allocation setup makes, in order."""
+        return self.write_sequence()
 
     @property
     def minimal_arena(self) -> int:
@@ -140,13 +155,21 @@ def predict_setup(
     # Resource-variable buffers are not scratch: the scratch requests are those of the plain
     # setups, which the head arena already asked for.
     facts = plan_facts(model, arena, plan, build, setups)
-    sequence = setup_sequence(
-        model, facts, layout, operators, resource_table=build.resource_variables
-    )
+    table = build.resource_variables
+    write = partial(setup_sequence, model, facts, layout, operators, resource_table=table)
+    condensed = condensed_sequence(model, facts, layout, operators, resource_table=table)
+    if condensed is None:  # kernel buffers over live temps: settle the whole sequence
+        sequence = write()
+        write = partial(_written, sequence)
+        condensed = sequence
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
-    return SetupPrediction(layout, settle(sequence, layout), found, sequence)
+    return SetupPrediction(layout, settle(condensed, layout), found, write)
+
+
+def _written(sequence: tuple[Allocation, ...]) -> tuple[Allocation, ...]:
+    return sequence
 
 
 def setup_outcome(

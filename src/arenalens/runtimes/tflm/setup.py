@@ -57,47 +57,58 @@ RUNTIME_OBJECTS = "runtime objects"
 VARIABLE_TABLE = "resource variable table"
 
 
-def _quantized(tensor: Tensor) -> bool:
-    """TFLM copies quantization only when both scale and zero_point are non-empty."""
-    quantization = tensor.quantization
-    return quantization is not None and quantization.zero_point is not None
-
-
 # `Allocation` from all its fields in one C call: a setup sequence is hundreds of steps a check,
 # and the NamedTuple's own constructor is a Python function (it fills in defaults).
 _step = partial(tuple.__new__, Allocation)
+
+
+def _struct_parts(
+    layout: RuntimeLayout, channel_count: int | None
+) -> tuple[tuple[str, int, int], ...]:
+    """(part, bytes, alignment) of a TfLiteTensor struct and its quantization copies (None: the
+    tensor has none to copy: `_copied_channels`), in allocation order."""
+    alignment = layout.struct_alignment
+    struct = (temp_overlap.TENSOR, layout.tflite_tensor, alignment)
+    if channel_count is None:
+        return (struct,)
+    return (
+        struct,
+        (temp_overlap.AFFINE, layout.affine_quantization, alignment),
+        (temp_overlap.ZERO_POINTS, 4 + 4 * channel_count, 4),
+    )
+
+
+def _copied_channels(tensor: Tensor) -> int | None:
+    """The channel count of the quantization TFLM copies with the tensor's struct (None: none)."""
+    quantization = tensor.quantization
+    # TFLM copies quantization only when both scale and zero_point are non-empty.
+    if quantization is None or quantization.zero_point is None:
+        return None
+    return quantization.channel_count
 
 
 def _tensor_struct(
     tensor: Tensor, layout: RuntimeLayout, action: Action, what: str, *, recorded: bool
 ) -> list[Allocation]:
     """A TfLiteTensor struct plus its quantization copies, as persistent or temp allocations."""
-    alignment = layout.struct_alignment
     # (action, nbytes, alignment, what, category, count, part, hazard, fails_at).
-    struct = _step(
-        (
-            action,
-            layout.tflite_tensor,
-            alignment,
-            what,
-            PERSISTENT_TENSORS if recorded else "",
-            1,
-            temp_overlap.TENSOR,
-            None,
-            (),
-        )
-    )
-    quantization = tensor.quantization
-    # TFLM copies quantization only when both scale and zero_point are non-empty.
-    if quantization is None or quantization.zero_point is None:
-        return [struct]
-    category = QUANTIZATION if recorded else ""
-    affine = layout.affine_quantization
-    zero_points = 4 + 4 * quantization.channel_count
     return [
-        struct,
-        _step((action, affine, alignment, what, category, 1, temp_overlap.AFFINE, None, ())),
-        _step((action, zero_points, 4, what, category, 1, temp_overlap.ZERO_POINTS, None, ())),
+        _step(
+            (
+                action,
+                nbytes,
+                alignment,
+                what,
+                (PERSISTENT_TENSORS if part == temp_overlap.TENSOR else QUANTIZATION)
+                if recorded
+                else "",
+                1,
+                part,
+                None,
+                (),
+            )
+        )
+        for part, nbytes, alignment in _struct_parts(layout, _copied_channels(tensor))
     ]
 
 
@@ -144,11 +155,83 @@ def setup_sequence(
     `resource_table` is the MicroResourceVariables table the firmware creates (None: the Python
     interpreter's count, one per distinct VAR_HANDLE shared_name).
     """
+    steps = _model_steps(model, layout, facts.preserve_all_tensors, resource_table)
+    operators = setups_with_resources(model) if setups is None else setups
+    writing = _Writing(layout, steps)
+    labels = [_label(setup.context) for setup in operators]  # each used up to three times
+    # A remembered setup's steps are made once (`_kept_steps`); the others' are written here.
+    kept = [
+        None if setup.kinds is None else _kept_steps(writing, setup, label)
+        for setup, label in zip(operators, labels, strict=True)
+    ]
+    # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
+    for setup, label, own in zip(operators, labels, kept, strict=True):
+        steps.extend(_options_steps(setup, label) if own is None else own.options)
+    # InitSubgraphs: kernel Init.
+    for setup, label, own in zip(operators, labels, kept, strict=True):
+        if own is not None:
+            steps.extend(own.init)
+        elif setup.init:
+            _kernel_steps(writing, setup.init, setup.context, label, "Init")
+    # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
+    pointer = layout.struct_alignment
+    heads = _heads_after_prepare(operators, facts, layout)
+    for setup, label, own, nbytes in zip(operators, labels, kept, heads, strict=True):
+        if own is not None:
+            steps.extend(own.prepare)
+        else:
+            _kernel_steps(writing, setup.prepare, setup.context, label, "Prepare")
+        steps.append(_RESET_TEMP)
+        what = f"scratch requests after {label}"
+        steps.append(_step((Action.HEAD, nbytes, pointer, what, "", 1, "", None, ())))
+    steps.extend(_planning_steps(model, facts, layout))
+    steps.extend(_io_tensor_steps(model, layout))
+    return _with_failing_starts(steps) if writing.hazards else tuple(steps)
+
+
+def condensed_sequence(
+    model: Model,
+    facts: PlanFacts,
+    layout: RuntimeLayout,
+    setups: Sequence[OperatorSetup],
+    *,
+    resource_table: int | None = None,
+) -> tuple[Allocation, ...] | None:
+    """`setup_sequence` as `setup_replay.settle` needs it, for a check that wants the figures
+    and not every step's message: the operators' steps without messages, each run of temp
+    allocations one step, each run of tail allocations one step where its alignments allow
+    (`_Condensed`). Settled, it gives what the whole sequence gives; replayed at a size that
+    fails, it may stop at another step. None where a kernel buffer is written over live temps
+    (`temp_overlap`: its failing starts need every temp struct's place)."""
+    steps = _model_steps(model, layout, facts.preserve_all_tensors, resource_table)
+    # Temp positions before the planner never depend on the arena size: from the first head.
+    condensed = _Condensed(steps, layout, layout.scratch_request * MAX_SCRATCH_PER_OPERATOR)
+    for setup in setups:
+        if setup.builtin_data is not None:
+            condensed.persistent(*setup.builtin_data)
+    for setup in setups:
+        if setup.init and not condensed.events(setup.init):
+            return None
+    heads = _heads_after_prepare(setups, facts, layout)
+    for setup, nbytes in zip(setups, heads, strict=True):
+        if not condensed.events(setup.prepare):
+            return None
+        # ResetTempAllocations and the head resize: the resize sets the temp end alike.
+        condensed.resize_head(nbytes, layout.struct_alignment)
+    condensed.flush()
+    steps.extend(_planning_steps(model, facts, layout))
+    steps.extend(_io_tensor_steps(model, layout))
+    return tuple(steps)
+
+
+def _model_steps(
+    model: Model, layout: RuntimeLayout, preserve_all_tensors: bool, resource_table: int | None
+) -> list[Allocation]:
+    """The steps before the operators': the allocator's objects, the resource-variable table,
+    StartModelAllocation's eval tensors and nodes."""
     pointer = layout.struct_alignment
     objects = (
-        layout.preserve_all_allocator_objects
-        if facts.preserve_all_tensors
-        else layout.allocator_objects
+        layout.preserve_all_allocator_objects if preserve_all_tensors else layout.allocator_objects
     )
     steps: list[Allocation] = [
         Allocation(
@@ -203,45 +286,137 @@ def setup_sequence(
                     count,
                 )
             )
-    operators = setups_with_resources(model) if setups is None else setups
-    writing = _Writing(layout, steps)
-    labels = [_label(setup.context) for setup in operators]  # each used up to three times
-    # A remembered setup's steps are made once (`_kept_steps`); the others' are written here.
-    kept = [
-        None if setup.kinds is None else _kept_steps(writing, setup, label)
-        for setup, label in zip(operators, labels, strict=True)
-    ]
-    # PrepareNodeAndRegistrationDataFromFlatbuffer: builtin options, every operator.
-    for setup, label, own in zip(operators, labels, kept, strict=True):
-        steps.extend(_options_steps(setup, label) if own is None else own.options)
-    # InitSubgraphs: kernel Init.
-    for setup, label, own in zip(operators, labels, kept, strict=True):
-        if own is not None:
-            steps.extend(own.init)
-        elif setup.init:
-            _kernel_steps(writing, setup.init, setup.context, label, "Init")
-    # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
-    requests_so_far = 0
+    return steps
+
+
+def _heads_after_prepare(
+    operators: Sequence[OperatorSetup], facts: PlanFacts, layout: RuntimeLayout
+) -> list[int]:
+    """The head FinishPrepareNodeAllocations sizes after each operator's Prepare: room for the
+    scratch requests so far and the next operator's most."""
     scratch_per_operator: dict[tuple[int, int], int] = {}
     for request in facts.scratch:
         key = (request.subgraph, request.operator)
         scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    for setup, label, own in zip(operators, labels, kept, strict=True):
-        view = setup.context
-        if own is not None:
-            steps.extend(own.prepare)
-        else:
-            _kernel_steps(writing, setup.prepare, view, label, "Prepare")
-        steps.append(_RESET_TEMP)
+    heads: list[int] = []
+    requests_so_far = 0
+    for setup in operators:
         if scratch_per_operator:
+            view = setup.context
             key = (view.subgraph.index, view.operator.index)
             requests_so_far += scratch_per_operator.get(key, 0)
-        nbytes = layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR)
-        what = f"scratch requests after {label}"
-        steps.append(_step((Action.HEAD, nbytes, pointer, what, "", 1, "", None, ())))
-    steps.extend(_planning_steps(model, facts, layout))
-    steps.extend(_io_tensor_steps(model, layout))
-    return _with_failing_starts(steps) if writing.hazards else tuple(steps)
+        heads.append(layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR))
+    return heads
+
+
+def _run_of(
+    parts: tuple[tuple[str, int, int], ...],
+) -> tuple[int, int, tuple[tuple[str, int, int], ...]]:
+    """(bytes, alignment, parts) of allocations made one after another: from a start aligned to
+    that alignment they take exactly those bytes (each size a multiple of it, each alignment
+    dividing it); alignment 0 where no such alignment exists."""
+    aligned = max(alignment for _, _, alignment in parts)
+    if any(aligned % alignment or nbytes % aligned for _, nbytes, alignment in parts):
+        aligned = 0
+    return sum(nbytes for _, nbytes, _ in parts), aligned, parts
+
+
+class _Condensed:
+    """The operators' steps written for `settle` alone (`condensed_sequence`): a run of temp
+    allocations is one temp step from where the run starts to where it ends (temp only grows
+    within it, and a check against the tail holds for the whole run iff for its end); a run of
+    tail allocations is one step where every later one's alignment divides the first's and its
+    rounded size is a multiple of it (the tail then stays aligned to the first's, and each later
+    one moves it by exactly its rounded size; the tail only falls, so the head check at the end
+    holds for the run)."""
+
+    __slots__ = ("layout", "parts", "run_start", "steps", "tail_alignment", "tail_bytes", "temp")
+
+    def __init__(self, steps: list[Allocation], layout: RuntimeLayout, temp: int) -> None:
+        self.steps, self.layout, self.temp = steps, layout, temp
+        self.run_start = -1  # where the open temp run starts (-1: none open)
+        self.tail_bytes = self.tail_alignment = 0  # the open tail run (alignment 0: none)
+        # Channel count → a temp struct's `_run_of(_struct_parts)`.
+        self.parts: dict[int | None, tuple[int, int, tuple[tuple[str, int, int], ...]]] = {}
+
+    def events(self, events: Sequence[Event]) -> bool:
+        """One kernel phase's events; False where a buffer is written over live temps. (The
+        temp run is followed in local variables: most events are temp tensors.)"""
+        temp, run_start, parts_of = self.temp, self.run_start, self.parts
+        for event in events:
+            kind = type(event)
+            if kind is TempTensor:
+                channels = _copied_channels(event.tensor)  # type: ignore[union-attr]
+                entry = parts_of.get(channels)
+                if entry is None:
+                    entry = parts_of[channels] = _run_of(_struct_parts(self.layout, channels))
+                if run_start < 0:
+                    if self.tail_alignment:
+                        self._close_tail()
+                    run_start = temp
+                total, aligned, parts = entry
+                if aligned and not temp % aligned:
+                    temp += total
+                    continue
+                for _, nbytes, alignment in parts:
+                    temp = -(-temp // alignment) * alignment + nbytes
+            elif kind is Persistent:
+                if event.written is not None:  # type: ignore[union-attr]
+                    return False
+                self.temp, self.run_start = temp, run_start
+                self.persistent(event.nbytes, ARENA_ALIGNMENT)  # type: ignore[union-attr]
+                run_start = -1
+            elif kind is TempBytes:
+                self.temp, self.run_start = temp, run_start
+                self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
+                temp, run_start = self.temp, self.run_start
+        self.temp, self.run_start = temp, run_start
+        return True
+
+    def temp_bytes(self, nbytes: int, alignment: int) -> None:
+        """A temp allocation: the open temp run grows."""
+        if self.tail_alignment:
+            self._close_tail()
+        if self.run_start < 0:
+            self.run_start = self.temp
+        self.temp = -(-self.temp // alignment) * alignment + nbytes
+
+    def persistent(self, nbytes: int, alignment: int) -> None:
+        """A tail allocation: into the open tail run where it may join it."""
+        if self.run_start >= 0:
+            self._close_temp()
+        held = self.tail_alignment
+        if held and not held % alignment:
+            rounded = -(-nbytes // alignment) * alignment
+            if not rounded % held:
+                self.tail_bytes += rounded
+                return
+        if held:
+            self._close_tail()
+        self.tail_bytes, self.tail_alignment = nbytes, alignment
+
+    def resize_head(self, nbytes: int, alignment: int) -> None:
+        """The head resized: the temp end moves to it."""
+        self.flush()
+        self.steps.append(_step((Action.HEAD, nbytes, alignment, "", "", 1, "", None, ())))
+        self.temp = nbytes
+
+    def flush(self) -> None:
+        """Close the open run."""
+        if self.run_start >= 0:
+            self._close_temp()
+        if self.tail_alignment:
+            self._close_tail()
+
+    def _close_temp(self) -> None:
+        nbytes = self.temp - self.run_start
+        self.steps.append(_step((Action.TEMP, nbytes, 1, "", "", 1, "", None, ())))
+        self.run_start = -1
+
+    def _close_tail(self) -> None:
+        nbytes, alignment = self.tail_bytes, self.tail_alignment
+        self.steps.append(_step((Action.PERSISTENT, nbytes, alignment, "", "", 1, "", None, ())))
+        self.tail_alignment = 0
 
 
 # ResetTempAllocations after every Prepare: one frozen step shared by all of them.

@@ -1,0 +1,106 @@
+"""`setup.condensed_sequence`: the setup sequence a check settles, with runs of temp and tail
+allocations made one step each, gives the whole sequence's figures at every arena size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from arenalens.examples import example_bytes
+from arenalens.pipeline import analyze, runtime_build
+from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
+from arenalens.runtimes.tflm.setup import (
+    _Condensed,
+    condensed_sequence,
+    setup_sequence,
+    setups_with_resources,
+)
+from arenalens.runtimes.tflm.setup_layout import HOST_64, layout_for
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation, replay, settle
+from arenalens.tflite.reader import load_model
+
+_ALIGNMENTS = st.sampled_from([1, 2, 4, 8, 16])
+_STEP = st.one_of(
+    st.tuples(st.just(Action.TEMP), st.integers(0, 90), _ALIGNMENTS),
+    st.tuples(st.just(Action.PERSISTENT), st.integers(0, 120), _ALIGNMENTS),
+    st.tuples(st.just(Action.HEAD), st.integers(0, 200), st.just(4)),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 60), st.lists(_STEP, max_size=40), st.integers(0, 8))
+# A tail run cannot take a step whose rounded size is not a multiple of the run's alignment,
+# nor one whose alignment does not divide it.
+@example(0, [(Action.PERSISTENT, 0, 2), (Action.PERSISTENT, 1, 1)], 0)
+@example(0, [(Action.PERSISTENT, 1, 4), (Action.PERSISTENT, 16, 16)], 0)
+def test_condensed_runs_fit_and_leave_what_every_step_leaves_at_every_size(
+    first_head: int, steps: list[tuple[Action, int, int]], planned: int
+) -> None:
+    """Operators' steps as `setup_sequence` writes them (a temp reset before each head resize),
+    against the same steps through `_Condensed`, then the planner: the same settled figures, and
+    at every size around the minimum the same fit (and head and tail where it fits)."""
+    start = [Allocation(Action.HEAD, first_head, 4)]
+    whole = list(start)
+    condensed = _Condensed(list(start), HOST_64, first_head)
+    for action, nbytes, alignment in steps:
+        if action is Action.HEAD:
+            whole.extend((Allocation(Action.RESET_TEMP, 0), Allocation(action, nbytes, alignment)))
+            condensed.resize_head(nbytes, alignment)
+            continue
+        whole.append(Allocation(action, nbytes, alignment))
+        if action is Action.TEMP:
+            condensed.temp_bytes(nbytes, alignment)
+        else:
+            condensed.persistent(nbytes, alignment)
+    condensed.flush()
+    end = (Allocation(Action.PLANNER, planned, 16), Allocation(Action.RESET_TEMP, 0))
+    full, short = (*whole, *end), (*condensed.steps, *end)
+    assert len(short) <= len(full)
+    settled = settle(full, HOST_64)
+    assert settle(short, HOST_64) == settled
+    for size in range(max(settled.minimal_arena - 16, 0), settled.minimal_arena + 16):
+        expected, found = replay(full, size, HOST_64), replay(short, size, HOST_64)
+        assert found.fits == expected.fits
+        if expected.fits:  # (a replay that fails may stop at another step of the run)
+            assert (found.head, found.tail) == (expected.head, expected.tail)
+
+
+@pytest.mark.parametrize("example", ["kws_ds_cnn", "branchy_inception", "resnet8_cifar"])
+@pytest.mark.parametrize("build_name", [None, "cortex-m7/cmsis-nn", "esp32s3/esp-nn"])
+def test_a_models_condensed_sequence_settles_as_its_whole_sequence(
+    example: str, build_name: str | None
+) -> None:
+    model = load_model(example_bytes(example))
+    build = runtime_build("tflm", build_name)
+    result = analyze(model, build=build).arenas[0]
+    layout = layout_for(build)
+    operators = setups_with_resources(model, build)
+    facts = plan_facts(model, result.arena, result.plan, build, operators)
+    table = build.resource_variables
+    whole = setup_sequence(model, facts, layout, operators, resource_table=table)
+    condensed = condensed_sequence(model, facts, layout, operators, resource_table=table)
+    assert condensed is not None
+    assert len(condensed) < len(whole) / 2
+    assert settle(condensed, layout) == settle(whole, layout)
+    # What a report reads: the whole sequence, written when asked, with every step's message.
+    prediction = predict_setup(model, result.arena, result.plan, build)
+    assert prediction.sequence == whole
+    assert prediction.settled == settle(whole, layout)
+
+
+def test_kernel_buffers_over_live_temps_settle_the_whole_sequence(shared_path: Path) -> None:
+    """CMSIS-NN's LSTM fills buffers while its temps are live: their failing starts need every
+    temp struct's place, so the prediction settles the whole sequence."""
+    model = load_model(shared_path / "tflite_micro__trained_lstm_int8.tflite")
+    build = runtime_build("tflm", "cortex-m7/cmsis-nn")
+    layout = layout_for(build)
+    result = analyze(model, build=build).arenas[0]
+    operators = setups_with_resources(model, build)
+    facts = plan_facts(model, result.arena, result.plan, build, operators)
+    assert condensed_sequence(model, facts, layout, operators) is None
+    prediction = predict_setup(model, result.arena, result.plan, build)
+    assert any(step.fails_at for step in prediction.sequence)
+    assert prediction.settled == settle(prediction.sequence, layout)
