@@ -186,3 +186,82 @@ def composite_options(case: str) -> bytes:
     decomposition.set_inputs([a])
     decomposition.set_outputs([b])
     return builder.build()
+
+
+_STEPS7 = ("RELU", "TANH", "LOGISTIC", "ADD", "MUL", "FULLY_CONNECTED", "SUB")
+
+
+def composite7(seed: int) -> bytes:
+    """Session 7's held-out composites (`composite7_*`), drawn after heap_invoke replayed a
+    composite's first Eval: rank 2 to 4 data, one or two inputs, a decomposition of 1-5 float
+    steps (element-wise, or a FULLY_CONNECTED with constant weights over the last dimension),
+    a builtin operator before or after the composite or none, and one draw in three a second
+    composite calling the same decomposition (its arena committed again)."""
+    rng = np.random.default_rng(7800 + seed)
+    rank = int(rng.integers(2, 5))
+    shape = [1, *(int(rng.integers(2, 12)) for _ in range(rank - 1))]
+    two = bool(rng.integers(2))
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    x = main.add_tensor("x", shape)
+    inputs = [x, main.add_tensor("x2", shape)] if two else [x]
+    first = inputs[0]
+    if rng.integers(3) == 0:
+        first = main.add_tensor("before", shape)
+        main.add_operator("RELU6", [inputs[0]], [first])
+    options = {
+        "name": "odml.arenalens_test7",
+        "decomposition_subgraph_index": 1,
+        "version": 1,
+        "composite_attributes": list(flexbuffers.Dumps({"seed": seed})),
+        "composite_attributes_format": 1,
+    }
+    y = main.add_tensor("y", shape)
+    composite_inputs = [first, *inputs[1:]]
+    main.add_operator(
+        "STABLEHLO_COMPOSITE",
+        composite_inputs,
+        [y],
+        options=options,
+        options_type="StableHLOCompositeOptions",
+    )
+    out = y
+    if rng.integers(3) == 0:
+        again = main.add_tensor("again", shape)
+        main.add_operator(
+            "STABLEHLO_COMPOSITE",
+            [y, *inputs[1:]],
+            [again],
+            options=options,
+            options_type="StableHLOCompositeOptions",
+        )
+        out = again
+    if rng.integers(3) == 0:
+        after = main.add_tensor("after", shape)
+        main.add_operator("TANH", [out], [after])
+        out = after
+    main.set_inputs(inputs)
+    main.set_outputs([out])
+    decomposition = builder.add_subgraph("decomposition")
+    a = decomposition.add_tensor("a", shape)
+    parameters = [a, decomposition.add_tensor("b", shape)] if two else [a]
+    current = a
+    for index in range(int(rng.integers(1, 6))):
+        step = _STEPS7[int(rng.integers(len(_STEPS7)))]
+        result = decomposition.add_tensor(f"t{index}", shape)
+        if step == "FULLY_CONNECTED":
+            depth = shape[-1]
+            weights = decomposition.add_constant(
+                f"w{index}", rng.standard_normal((depth, depth)).astype(np.float32)
+            )
+            options7 = {"keep_num_dims": True}
+            decomposition.add_operator(step, [current, weights], [result], options=options7)
+        elif step in ("ADD", "MUL", "SUB"):
+            other = parameters[-1] if two else current
+            decomposition.add_operator(step, [current, other], [result])
+        else:
+            decomposition.add_operator(step, [current], [result])
+        current = result
+    decomposition.set_inputs(parameters)
+    decomposition.set_outputs([current])
+    return builder.build()

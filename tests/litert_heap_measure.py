@@ -115,6 +115,12 @@ HELD_OUT = (
     # A second draw, after a transposed convolution's fingerprint was replayed at its
     # operator's creation (heap_build.build_moment, read off xnn7_deconvolution_23).
     *((f"xnn7b_deconvolution_{seed}", "deconvolution", seed) for seed in range(25, 49)),
+    # STABLEHLO_COMPOSITE (tests/litert_composite_cases.composite7), drawn after the builtin
+    # kernel's blocks and its first Eval were replayed (heap_invoke._composite).
+    *((f"composite7_{seed}", "composite7", seed) for seed in range(1, 21)),
+    # A second draw, after the partition left composites not named
+    # odml.scaled_dot_product_attention to the builtin kernel.
+    *((f"composite7b_{seed}", "composite7", seed) for seed in range(21, 33)),
 )
 
 
@@ -184,6 +190,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import composite
 
         return composite(seed)
+    if family == "composite7":
+        from tests.litert_composite_cases import composite7
+
+        return composite7(seed)
     if family == "hybrid_conv":
         from tests.litert_composite_cases import hybrid_conv
 

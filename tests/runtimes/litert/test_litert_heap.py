@@ -112,7 +112,11 @@ def test_heap_is_never_under_the_real_interpreter(name: str, tmp_path_factory: A
             continue
         for measured_key, predicted_key in PHASES:
             assert getattr(heap, predicted_key) >= real[measured_key], (mode, measured_key)
-        assert heap.after_setup <= heap.after_first_invoke <= heap.peak
+        assert heap.after_setup <= heap.peak and heap.after_first_invoke <= heap.peak
+        # The first invoke holds less than setup only where a composite's Eval releases its
+        # decomposition's arena (the wheel's after_invoke is under its after_allocate too).
+        if heap.after_first_invoke < heap.after_setup:
+            assert real["after_invoke"] < real["after_allocate"], mode
 
 
 def test_glibc_usable_sizes() -> None:
@@ -143,12 +147,10 @@ def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
 # makes a rule exact, or loses one, fails here until this list says so.
 # Every model's Interpreter(...) and allocate_tensors() blocks are replayed (SVDF's too: its Init
 # adds six tensors at creation, which decides when tensors_ grows).
-SETUP_ESTIMATES: dict[str, str] = {
-    # STABLEHLO_COMPOSITE: its kernel's parser, Init and the decomposition subgraph its Prepare
-    # allocates are counted at the unknown-kernel bounds (measured 1.03-1.04x after setup, 1.03-
-    # 1.10x later, never under; with XNNPACK 1.39-1.68x).
-    **{f"composite6_{seed}.tflite": "STABLEHLO_COMPOSITE (a bound)" for seed in (1, 2, 3)},
-}
+# STABLEHLO_COMPOSITE left this list in session 7: its parser's and Init's blocks are measured
+# (heap_kernels), its first Eval replayed (heap_invoke._composite: the decomposition planned
+# again and invoked, its arena released).
+SETUP_ESTIMATES: dict[str, str] = {}
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",

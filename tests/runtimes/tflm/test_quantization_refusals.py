@@ -16,9 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arenalens.builds.build import HOST, device_build
+from arenalens.ir import DTYPES_BY_NAME, Quantization, Tensor, TensorKind
 from arenalens.runtimes.tflm.kernels.quantization import (
     KERNEL_UTIL,
     MICRO_KERNEL_UTIL,
+    activation_range,
     checked_log2,
     divide,
     f32,
@@ -26,6 +28,7 @@ from arenalens.runtimes.tflm.kernels.quantization import (
     overflowing_activation_bound,
     quantize_multiplier,
     smaller_than_one,
+    smaller_than_one_holds,
     tflite_round,
 )
 from arenalens.runtimes.tflm.support import support
@@ -60,6 +63,16 @@ def test_smaller_than_one_refuses_what_rounds_to_one() -> None:
     assert refused.fix == "fix"
     for value in (1.0, 0.0, math.nan, math.inf):
         assert smaller_than_one(value, "m", "") is not None
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_smaller_than_one_holds_as_quantize_multiplier_says(real: float) -> None:
+    """`smaller_than_one_holds` decides with one comparison (below 1 - 2^-32) what
+    QuantizeMultiplierSmallerThanOneExp's checks decide: 0 < m < 1 and a shift <= 0."""
+    for value in (real, 1 - 2.0**-32, math.nextafter(1 - 2.0**-32, 0), 5e-324, 1.0, 0.0, -0.0):
+        holds = 0.0 < value < 1.0 and quantize_multiplier(value).shift <= 0
+        assert smaller_than_one_holds(value) == holds, value
+        assert (smaller_than_one(value, "m", "") is None) == holds, value
 
 
 def test_checked_log2_and_float32() -> None:
@@ -361,3 +374,26 @@ def test_one_comparison_decides_the_activation_bounds_as_each_bound_does() -> No
                 assert overflowing_activation_bound(
                     activation, value
                 ) == _overflowing_bound_bound_by_bound(activation, value), (activation, value)
+
+
+def _int8_output(scale: float) -> Tensor:
+    return Tensor(
+        0, "output", (1, 4), (1, 4), DTYPES_BY_NAME["INT8"], 0, False, False,
+        TensorKind.OUTPUT, False, True, Quantization(scale, 0, 1, 0),
+    )  # fmt: skip
+
+
+def test_activation_range_decides_unrounded_scales_as_their_float32() -> None:
+    """`activation_range` passes a scale above the safe one before rounding it to float32: the
+    same answer as quantizing every bound with the float32 scale, around each threshold and at
+    doubles that are not float32 values."""
+    edges = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 2.0**-149, 3.5e38, 1e39, 0.1]
+    for threshold in (6 / 2**30, 1 / 2**30, 6 / 2**31, 1 / 2**31, 2.0**-126):
+        for k in range(-40, 41):
+            edges += [threshold * (1 + k * 2.0**-24), threshold * (1 + k * 2.0**-30)]
+            edges += [math.nextafter(threshold, math.inf), math.nextafter(threshold, 0.0)]
+    for activation in (0, 1, 2, 3, 4):
+        for scale in edges:
+            refused = activation_range(HOST, activation, _int8_output(scale))
+            expected = _overflowing_bound_bound_by_bound(activation, scale)
+            assert (refused is None) == (expected is None), (activation, scale)

@@ -53,7 +53,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     creation_blocks,
     persistent_ro_blocks,
 )
-from arenalens.runtimes.litert.heap_invoke import caller_bytes, first_invoke
+from arenalens.runtimes.litert.heap_invoke import caller_bytes, decompositions, first_invoke
 from arenalens.runtimes.litert.isa import HOST, IsaProfile, largest_request
 from arenalens.runtimes.litert.rules import litert_plans
 
@@ -177,9 +177,7 @@ def interpreter_heap(
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
-    # Interpreter(...) makes the file's nodes; XNNPACK runs a taken custom deconvolution as the
-    # TRANSPOSE_CONV it defines, so its heap is replayed on that (xnnpack_custom).
-    read = model
+    read = model  # Interpreter(...)'s nodes; XNNPACK's: xnnpack_custom.as_xnnpack_builtins
     if delegate == "xnnpack":
         model = xnnpack_custom.as_xnnpack_builtins(model)
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
@@ -238,7 +236,7 @@ def interpreter_heap(
     ]
     machine = MEASURED_ON if isa.is_host else f"ai-edge-litert 2.3.0, Linux {isa.name}, estimated"
     if delegate == "none":
-        parts.extend(first_invoke_parts(model, isa=isa))
+        parts.extend(first_invoke_parts(model, isa=isa, arenas=arena_sizes))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
         return InterpreterHeap("none", tuple(parts), machine, threads=threads, isa=isa)
     xnnpack = xnnpack_parts(model, arenas, isa, threads)
@@ -490,21 +488,23 @@ class PhasedBlock:
 
 
 def first_invoke_parts(
-    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST
+    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST, arenas: Sequence[int] = ()
 ) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
-    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left)."""
-    prepared = litert_plans(model)[0].prepared
-    # Eigen's float blocks follow the CPU's caches: replayed on the host ISA on a machine with
-    # the measuring machine's caches (exact there), their upper bound elsewhere.
+    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left; `arenas`:
+    each arena's high-water mark, as interpreter_heap takes them)."""
+    plans = [plan.prepared for plan in litert_plans(model)]
+    # Eigen's blocks follow the CPU's caches: the measuring machine's on the host, else a bound.
     caches = eigen_blocking.replayed_caches() if isa.is_host else None
     invoke = first_invoke(
-        model, prepared, delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches
-    )
-    estimate = (
-        f"; {', '.join(sorted(set(invoke.estimated)))} not replayed: an upper bound"
-        if invoke.estimated
-        else ""
+        model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,
+        decompositions=decompositions(plans, [arena_request(s) if s else 0 for s in arenas[::2]]),
+    )  # fmt: skip
+    estimated = ", ".join(sorted(set(invoke.estimated)))
+    estimate = f"; {estimated} not replayed: an upper bound" if estimated else ""
+    released = invoke.released and (
+        "; less the arenas of composites' decomposition subgraphs, which their Eval "
+        "releases (Subgraph::ReleaseMemory)"
     )
     return (
         HeapPart(
@@ -515,7 +515,7 @@ def first_invoke_parts(
             "kept after the first invoke: the CPU back end's contexts, ruy's main buffer "
             "(grown to the largest 8-bit GEMM's packed operands) and its tuning, cpuinfo's "
             "tables when no kernel initialized them earlier, dynamic temporaries sized at "
-            "Eval" + estimate,
+            f"Eval{released or ''}{estimate}",
         ),
         HeapPart(
             "first-invoke transient",
@@ -534,7 +534,7 @@ def first_invoke_parts(
         ),
         HeapPart(
             "caller's blocks",
-            caller_bytes(prepared),
+            caller_bytes(plans[0]),
             "first_invoke",
             False,
             "not the interpreter's: the Python caller's numpy input arrays under 1 KiB "

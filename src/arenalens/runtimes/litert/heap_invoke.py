@@ -37,13 +37,15 @@ figure can fall under an arm64 one).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from arenalens.ir import Model
 from arenalens.runtimes.litert import eigen_blocking, glibc
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_interpreter import (
+    ARENA_ALIGNMENT,
     TENSOR_STRUCT_BYTES,
     TENSORS_CAPACITY_HEADROOM,
     XNN_EXTRA_BYTES,
@@ -134,6 +136,7 @@ class FirstInvoke:
     exact: bool  # every block kept is replayed
     estimated: tuple[str, ...]  # operators whose blocks are an upper bound
     peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
+    released: int = 0  # setup's blocks it frees (composites' decomposition arenas), in `kept`
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +288,15 @@ def caller_bytes(prepared: PreparedSubgraph) -> int:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Decomposition:
+    """A STABLEHLO_COMPOSITE's decomposition subgraph: its prepared state and the usable bytes
+    of its arena block, which the composite's Eval releases."""
+
+    prepared: PreparedSubgraph
+    arena_block: int
+
+
 def first_invoke(
     model: Model,
     prepared: PreparedSubgraph,
@@ -292,17 +304,86 @@ def first_invoke(
     delegated: bool = False,
     ruy_layouts: Sequence[RuyLayout] = HOST.ruy,
     eigen_caches: CacheSizes | None = None,
+    decompositions: Mapping[int, Decomposition] = MappingProxyType({}),
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
     creation already made the CPU back end and initialized cpuinfo (its nodes allocate
     nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
     taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
-    decide Eigen's float blocks (None: their upper bound)."""
+    decide Eigen's float blocks (None: their upper bound). `decompositions`: the composites'
+    decomposition subgraphs by index (`_composite`)."""
     return max(
-        (_first_invoke(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
+        (
+            _first_invoke(
+                model, prepared, delegated, layout, eigen_caches, decompositions=decompositions
+            )
+            for layout in ruy_layouts
+        ),
         key=lambda replay: (replay.peak, replay.kept),
     )
+
+
+def decompositions(
+    prepared: Sequence[PreparedSubgraph], arena_requests: Sequence[int]
+) -> Mapping[int, Decomposition]:
+    """Every subgraph a composite's Prepare may have allocated (not subgraph 0), with its
+    arena block (`arena_requests`: each subgraph's arena request, 0 for none)."""
+    found = {}
+    for subgraph in prepared[1:]:
+        if not subgraph.allocated_by_allocate_tensors:
+            continue
+        request = arena_requests[subgraph.index] if subgraph.index < len(arena_requests) else 0
+        block = glibc.aligned_usable(ARENA_ALIGNMENT, request) if request else 0
+        found[subgraph.index] = Decomposition(subgraph, block)
+    return MappingProxyType(found)
+
+
+# stablehlo_composite.cc Eval_static, before its decomposition runs: the composite's own dims
+# copy, and per decomposition input the copy of its dims and the dims ResizeInputTensor gives
+# it (the old one freed after), then the ArenaPlanner's two vectors as the subgraph is planned
+# again (DeepOrShallowCopyTensorsShapeTypeData marks it uninvokable): small blocks, held for a
+# moment (read off tests/litert_heap_trace.py's events on composite6_1).
+_COMPOSITE_PLANNER_BLOCKS = 2
+
+
+def _composite(
+    heap: _Heap,
+    model: Model,
+    prepared: PreparedSubgraph,
+    node: RuntimeNode,
+    *,
+    decompositions: Mapping[int, Decomposition],
+    replay: Callable[[PreparedSubgraph], FirstInvoke],
+    released: set[int],
+) -> FirstInvoke | None:
+    """A STABLEHLO_COMPOSITE's first Eval (stablehlo_composite.cc), decomposition outputs
+    static: its inputs copied into the decomposition, which is planned again (the same
+    sizes: its arena does not grow) and invoked (its nodes replayed), then released
+    (Subgraph::ReleaseMemory frees its arena; its persistent arena stays). None where that is
+    not replayed: a decomposition not prepared, or with dynamic tensors (Eval_dynamic). A
+    decomposition another composite released before (`released`) commits its arena again."""
+    operator = model.subgraphs[prepared.index].operators[node.operator]
+    index = int(operator.options.get("decomposition_subgraph_index", -1) or 0)
+    found = decompositions.get(index)
+    if found is None or any(
+        tensor.allocation is Allocation.DYNAMIC for tensor in found.prepared.tensors
+    ):
+        return None
+    small = glibc.usable(int_array_bytes(4))
+    inputs = sum(1 for tensor in found.prepared.inputs if tensor >= 0)
+    moment = small * (1 + 2 * inputs + _COMPOSITE_PLANNER_BLOCKS)
+    heap.take(moment)
+    heap.give(moment)
+    again = index in released
+    if again:
+        heap.take(found.arena_block)
+    released.add(index)
+    inner = replay(found.prepared)
+    heap.take(inner.peak)
+    heap.give(inner.peak - inner.kept)
+    heap.give(found.arena_block)
+    return replace(inner, released=inner.released + (0 if again else found.arena_block))
 
 
 def _first_invoke(
@@ -311,9 +392,13 @@ def _first_invoke(
     delegated: bool,
     layout: RuyLayout,
     eigen_caches: CacheSizes | None,
+    *,
+    decompositions: Mapping[int, Decomposition],
+    caller: bool = True,
 ) -> FirstInvoke:
     heap = _Heap()
-    _set_inputs(heap, prepared)
+    if caller:
+        _set_inputs(heap, prepared)
     ruy = _Ruy(heap)
     # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
     cpuinfo = not delegated and not any(
@@ -326,6 +411,8 @@ def _first_invoke(
         node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes
     )
     estimated: list[str] = []
+    released = 0  # decomposition arenas composites free
+    released_subgraphs: set[int] = set()
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)
     for node in prepared.nodes:
@@ -365,7 +452,30 @@ def _first_invoke(
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
             # integer products: neither allocates; the CPU back end was asked for above.
             continue
-        if opcode in _RECURRENT or opcode in _CONTROL_FLOW or _hybrid(prepared, node):
+        if opcode == "STABLEHLO_COMPOSITE":
+            inner = _composite(
+                heap,
+                model,
+                prepared,
+                node,
+                decompositions=decompositions,
+                replay=lambda decomposition: _first_invoke(
+                    model, decomposition, delegated, layout, eigen_caches,
+                    decompositions=decompositions, caller=False,
+                ),
+                released=released_subgraphs,
+            )  # fmt: skip
+            if inner is not None:
+                estimated.extend(inner.estimated)
+                bounded = bounded or not inner.peak_exact
+                released += inner.released
+                continue
+        if (
+            opcode in _RECURRENT
+            or opcode in _CONTROL_FLOW
+            or opcode == "STABLEHLO_COMPOSITE"
+            or _hybrid(prepared, node)
+        ):
             estimated.append(opcode)
             heap.take(_unmodelled_bytes(model, prepared, node.operator))
             continue
@@ -398,7 +508,12 @@ def _first_invoke(
         ):
             heap.take(kept)
     return FirstInvoke(
-        heap.live, heap.peak, not estimated, tuple(estimated), not estimated and not bounded
+        heap.live,
+        heap.peak,
+        not estimated,
+        tuple(estimated),
+        not estimated and not bounded,
+        released,
     )
 
 

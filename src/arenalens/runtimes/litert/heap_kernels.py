@@ -54,6 +54,9 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         "DEPTH_TO_SPACE": 4,
         "SPACE_TO_DEPTH": 4,
         "RESIZE_BILINEAR": 2,
+        # TfLiteStablehloCompositeParams: name, subgraph index, attributes and their size,
+        # version (flatbuffer_conversions.cc ParseStablehloComposite).
+        "STABLEHLO_COMPOSITE": 40,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -114,6 +117,7 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         "DEQUANTIZE": (1,),
         "LEAKY_RELU": (1052,),  # activations.cc LeakyReluInit / PreluInit: the Relu OpData
         "PRELU": (1052,),
+        "STABLEHLO_COMPOSITE": (8,),  # stablehlo_composite.cc State: subgraph index, a flag
     }
 )
 # Operators seen allocating nothing in Init.

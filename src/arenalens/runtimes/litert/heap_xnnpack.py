@@ -171,6 +171,11 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
         return None if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
+    if operator.opcode == "STABLEHLO_COMPOSITE":
+        # VisitNode takes a composite named odml.scaled_dot_product_attention only (not
+        # modelled); any other stays the builtin kernel's, its decomposition a subgraph apart.
+        name = operator.options.get("name")
+        return None if name == xnnpack_custom.ATTENTION else False
     if operator.opcode == "BATCH_MATMUL":
         return _takes_batch_matmul(subgraph, operator)
     if operator.opcode == "TRANSPOSE_CONV":

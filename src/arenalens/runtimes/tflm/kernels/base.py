@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, NamedTuple
 
 from arenalens.analysis.inplace import InPlace, NotInPlace
@@ -90,6 +91,18 @@ class TempTensor(NamedTuple):
     tensor: Tensor
 
 
+# The kernels' most frequent events from a tuple of all their fields in one C call (a
+# NamedTuple's own constructor is a Python function): every convolution's setup makes seven
+# temp tensors, two per-channel arrays and a scratch buffer.
+_temp_tensor = partial(tuple.__new__, TempTensor)
+new_persistent = partial(tuple.__new__, Persistent)  # from (nbytes, what, written)
+
+
+def temp_tensors(*tensors: Tensor | None) -> list[Event]:
+    """A `TempTensor` for each tensor given, in order, skipping absent (None) ones."""
+    return [_temp_tensor((tensor,)) for tensor in tensors if tensor is not None]
+
+
 class TempBytes(NamedTuple):
     """`AllocateTempBuffer(nbytes, alignment)`: temp memory until Prepare ends."""
 
@@ -102,6 +115,9 @@ class Scratch(NamedTuple):
 
     nbytes: int
     label: str
+
+
+new_scratch = partial(tuple.__new__, Scratch)  # from (nbytes, label)
 
 
 @quick_init
@@ -301,16 +317,13 @@ BUILD_ONLY_INITS: set[RuleFunction] = {no_events}
 
 def inputs_then_outputs(context: KernelContext) -> Events:
     """The common Prepare: a temp tensor for every present input, then every output."""
-    found: list[Event] = []
-    for position in range(len(context.operator.inputs)):
-        tensor = context.input(position)
-        if tensor is not None:
-            found.append(TempTensor(tensor))
-    for position in range(len(context.operator.outputs)):
-        tensor = context.output(position)
-        if tensor is not None:
-            found.append(TempTensor(tensor))
-    return found
+    tensors = context.subgraph.tensors
+    operator = context.operator
+    return [
+        _temp_tensor((tensors[index],))
+        for index in (*operator.inputs, *operator.outputs)
+        if index >= 0
+    ]
 
 
 def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
@@ -322,7 +335,7 @@ def temps(context: KernelContext, *slots: tuple[str, int]) -> list[Event]:
     for role, position in slots:
         indices = inputs if role == "in" else outputs
         if position < len(indices) and indices[position] >= 0:
-            found.append(TempTensor(tensors[indices[position]]))
+            found.append(_temp_tensor((tensors[indices[position]],)))
     return found
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from struct import unpack_from
+
 from arenalens.analysis.inplace import InPlace
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, Struct, struct
@@ -69,8 +71,8 @@ def per_channel_arrays(count: int, *, written: base.OverTemps | None = None) -> 
     (`written`: filled before the kernel's temp tensors are released, and what Prepare reads of
     them afterwards)."""
     return [
-        base.Persistent(4 * count, "per-channel multipliers", written),
-        base.Persistent(4 * count, "per-channel shifts", written),
+        base.new_persistent((4 * count, "per-channel multipliers", written)),
+        base.new_persistent((4 * count, "per-channel shifts", written)),
     ]
 
 
@@ -105,25 +107,31 @@ def is_quantized(tensor: Tensor | None) -> bool:
     )
 
 
+# The three below read `is_quantized` inline: kernels ask them for every operand.
+
+
 def scale_of(tensor: Tensor | None) -> float:
     """TfLiteTensor.params.scale: the first scale of a quantized tensor, else 0."""
-    if tensor is None or tensor.quantization is None or not is_quantized(tensor):
+    quantization = None if tensor is None else tensor.quantization
+    if quantization is None or quantization.zero_point is None:
         return 0.0
-    return tensor.quantization.scale or 0.0
+    return quantization.scale or 0.0
 
 
 def scale_count(tensor: Tensor | None) -> int:
     """affine_quantization->scale->size: 0 when the tensor is not quantized (`is_quantized`)."""
-    if tensor is None or not is_quantized(tensor) or tensor.quantization is None:
+    quantization = None if tensor is None else tensor.quantization
+    if quantization is None or quantization.zero_point is None:
         return 0
-    return tensor.quantization.channel_count
+    return quantization.channel_count
 
 
 def zero_point_of(tensor: Tensor | None) -> int:
     """TfLiteTensor.params.zero_point: the first zero point of a quantized tensor, else 0."""
-    if tensor is None or tensor.quantization is None or not is_quantized(tensor):
+    quantization = None if tensor is None else tensor.quantization
+    if quantization is None or quantization.zero_point is None:
         return 0
-    return tensor.quantization.zero_point or 0
+    return quantization.zero_point
 
 
 def constant_ints(context: base.KernelContext, tensor: Tensor | None) -> tuple[int, ...] | None:
@@ -169,9 +177,7 @@ def int32_values(context: base.KernelContext, tensor: Tensor | None) -> tuple[in
         return ()
     data = context.model.buffer_bytes(tensor.buffer)
     count = min(tensor.element_count, len(data) // 4)
-    return tuple(
-        int.from_bytes(data[4 * i : 4 * i + 4], "little", signed=True) for i in range(count)
-    )
+    return unpack_from(f"<{count}i", data)  # every value in one C call
 
 
 # types.h ArithmeticParams: int64 bounds (8-aligned on Arm EABI too) and int broadcast_shape[5].

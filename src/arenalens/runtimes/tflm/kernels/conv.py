@@ -16,6 +16,7 @@ from __future__ import annotations
 from arenalens.analysis.inplace import NotInPlace
 from arenalens.builds.build import COMPRESSION
 from arenalens.builds.tflm import TRANSPOSE_CONV_ACTIVATION
+from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.abi import Field, struct
 from arenalens.runtimes.tflm.access_order import (
     checked,
@@ -32,6 +33,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     is_quantized,
     op_data,
     per_channel_arrays,
+    type_of,
 )
 from arenalens.runtimes.tflm.kernels.quantization import (
     QUANTIZE_EVERY_TENSOR,
@@ -131,19 +133,17 @@ OP_DATA_TRANSPOSE_CONV = struct(
 _CONV_TYPES = (("FLOAT32", "FLOAT32"), ("INT16", "INT8"), ("INT8", "INT4"), ("INT8", "INT8"))
 
 
-def _int4_filter(context: base.KernelContext) -> list[base.Event]:
-    weights = context.input(1)
+def _int4_filter(weights: Tensor | None) -> list[base.Event]:
     if weights is None or weights.dtype.name != "INT4":
         return []
     return [base.Scratch(weights.element_count, "unpacked int4 filter")]
 
 
 def _scale_checks(
-    context: base.KernelContext, file: str, axis: int, kernel: str = "Conv"
+    weights: Tensor | None, file: str, axis: int, kernel: str = "Conv"
 ) -> list[base.Event]:
     """The filter's affine quantization: one scale or one per output channel (`kernel` names
     the constant k<kernel>QuantizedDimension the source compares with)."""
-    weights = context.input(1)
     if not is_quantized(weights) or weights is None or weights.quantization is None:
         return [
             # kTfLiteNoQuantization (0) where kTfLiteAffineQuantization (1) is required.
@@ -169,19 +169,38 @@ def _scale_checks(
     return []
 
 
+ConvOperands = tuple[Tensor | None, Tensor | None, Tensor | None, Tensor | None]
+
+
+def convolution_operands(context: base.KernelContext) -> ConvOperands:
+    """Input, filter, bias (None when omitted or absent) and output: what CalculateOpData
+    fetches, and what a Prepare that fetched them first passes on (`calculate_op_data`)."""
+    # `KernelContext.input` / `output` inlined: every convolution's Prepare asks for them.
+    inputs, outputs = context.operator.inputs, context.operator.outputs
+    tensors, count = context.subgraph.tensors, len(inputs)
+    return (
+        tensors[inputs[0]] if count > 0 and inputs[0] >= 0 else None,
+        tensors[inputs[1]] if count > 1 and inputs[1] >= 0 else None,
+        tensors[inputs[2]] if count > 2 and inputs[2] >= 0 else None,
+        tensors[outputs[0]] if outputs and outputs[0] >= 0 else None,
+    )
+
+
 def calculate_op_data(
-    context: base.KernelContext, file: str, axis: int
+    context: base.KernelContext, file: str, axis: int, operands: ConvOperands | None = None
 ) -> tuple[list[base.Event], bool]:
     """CalculateOpDataConv (conv_common.cc; the output channels are filter axis 0) and
     CalculateOpDataDepthwiseConv (depthwise_conv_common.cc; axis 3), which the reference and the
     CMSIS-NN Prepares alike call: two or three inputs, input, filter, bias and output fetched
     again as temps, then for a quantized input PopulateConvolutionQuantizationParams. → its
-    events, and True when it refuses (the Prepare returns there)."""
+    events, and True when it refuses (the Prepare returns there). `operands`: the Prepare's own
+    `convolution_operands`, when it has them."""
     if len(context.operator.inputs) not in (2, 3):
         return [not_true(file, "has_bias || node->inputs->size == 2")], True
     # Input, filter, bias, output: the temps fetched again, and what the parameters read.
-    operands = (context.input(0), context.input(1), context.input(2), context.output(0))
-    found: list[base.Event] = [base.TempTensor(tensor) for tensor in operands if tensor is not None]
+    if operands is None:
+        operands = convolution_operands(context)
+    found = base.temp_tensors(*operands)
     source = operands[0]
     if source is None or source.dtype.name != "FLOAT32":
         # PopulateConvolutionQuantizationParams for CONV_2D (filter dimension 0 is the output
@@ -193,7 +212,8 @@ def calculate_op_data(
             channels(operands[1], axis),
         )
         if refused:
-            return [*found, refused], True
+            found.append(refused)
+            return found, True
     return found, False
 
 
@@ -201,25 +221,27 @@ def _conv(context: base.KernelContext) -> base.Events:
     # ConvPrepare: output, input, filter; type checks; the per-channel arrays (filter dim 0,
     # every type); CalculateOpDataConv fetches input, filter, bias, output again and fills them.
     file = "conv_common.cc"
-    found = base.temps(context, ("out", 0), ("in", 0), ("in", 1))
-    kind, weights, out = context.input_type(0), context.input_type(1), context.output_type(0)
+    operands = convolution_operands(context)
+    source, weights, bias, output = operands
+    found = base.temp_tensors(output, source, weights)
+    kind, weights_kind, out = type_of(source), type_of(weights), type_of(output)
     if kind != out:
         return [*found, not_equal(file, "input->type", "output->type", kind, out)]
-    if (kind, weights) not in _CONV_TYPES:
+    if (kind, weights_kind) not in _CONV_TYPES:
         return [*found, base.Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
-    found += per_channel_arrays(channels(context.input(1), 0))
+    found += per_channel_arrays(channels(weights, 0))
     if kind in ("INT8", "INT16"):
-        refused = _scale_checks(context, file, 0)
+        refused = _scale_checks(weights, file, 0)
         if refused:
             return found + refused
-    op_data_events, stops = calculate_op_data(context, file, 0)
+    op_data_events, stops = calculate_op_data(context, file, 0, operands)
     found += op_data_events
     if stops:
         return found
-    found += _int4_filter(context)
-    bias = context.input_type(2)
-    if kind == "INT16" and bias not in ("", "INT32", "INT64"):
-        found.append(unsupported_at_invoke(f"Bias type {numbered(bias)} not supported."))
+    found += _int4_filter(weights)
+    bias_kind = type_of(bias)
+    if kind == "INT16" and bias_kind not in ("", "INT32", "INT64"):
+        found.append(unsupported_at_invoke(f"Bias type {numbered(bias_kind)} not supported."))
     return found
 
 
@@ -228,28 +250,30 @@ def _depthwise(context: base.KernelContext) -> base.Events:
     # multiplier); int8 scale checks; the hybrid check; the int4 scratch; then
     # CalculateOpDataDepthwiseConv fetches input, filter, bias, output again.
     file = "depthwise_conv_common.cc"
-    found = base.temps(context, ("out", 0), ("in", 0), ("in", 1))
-    found += per_channel_arrays(channels(context.input(1), 3))
-    kind, weights = context.input_type(0), context.input_type(1)
+    operands = convolution_operands(context)
+    source, weights, _, output = operands
+    found = base.temp_tensors(output, source, weights)
+    found += per_channel_arrays(channels(weights, 3))
+    kind, weights_kind = type_of(source), type_of(weights)
     if kind == "INT8":
-        refused = _scale_checks(context, file, 3, "DepthwiseConv")
+        refused = _scale_checks(weights, file, 3, "DepthwiseConv")
         if refused:
             return found + refused
     if not (
-        kind == weights
-        or (kind == "INT8" and weights in ("INT4", "INT8"))
-        or (kind == "INT16" and weights == "INT8")
+        kind == weights_kind
+        or (kind == "INT8" and weights_kind in ("INT4", "INT8"))
+        or (kind == "INT16" and weights_kind == "INT8")
     ):
         return [*found, base.Refusal(f"tensorflow/lite/micro/kernels/{file} {HYBRID}")]
-    found += _int4_filter(context)
-    op_data_events, stops = calculate_op_data(context, file, 3)
+    found += _int4_filter(weights)
+    op_data_events, stops = calculate_op_data(context, file, 3, operands)
     found += op_data_events
     if stops:
         return found
-    if len(context.operator.inputs) == 3 and context.input(2) is None:
+    if len(context.operator.inputs) == 3 and operands[2] is None:
         # has_bias is inputs->size == 3, so an omitted (-1) bias is released as a null tensor.
         return [*found, crash("DEPTHWISE_CONV_2D with an omitted (-1) bias releases a null temp")]
-    found += _depthwise_invoke_refusals(kind, weights)
+    found += _depthwise_invoke_refusals(kind, weights_kind)
     return found
 
 
@@ -286,7 +310,7 @@ def _transpose_conv(context: base.KernelContext) -> base.Events:
     elif kind == "INT16":
         found.append(base.Scratch(output_elements * 8, "transpose_conv accumulators"))
     if kind in ("INT8", "INT16"):
-        refused = _scale_checks(context, file, 0, "TransposeConv")
+        refused = _scale_checks(context.input(1), file, 0, "TransposeConv")
         if refused:
             return found + refused
     inputs = len(context.operator.inputs)

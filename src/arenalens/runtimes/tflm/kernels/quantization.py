@@ -38,7 +38,6 @@ from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
     dim,
-    is_quantized,
     scale_of,
     type_of,
     zero_point_of,
@@ -126,6 +125,10 @@ def g(value: float) -> str:
     return f"{value:.6g}"
 
 
+# The smallest multiplier QuantizeMultiplier rounds up to 1 (`smaller_than_one_holds`).
+_ROUNDS_TO_ONE = 1.0 - 2.0**-32
+
+
 @dataclass(frozen=True, slots=True)
 class Multiplier:
     """QuantizeMultiplier's result: the int32 significand and the shift (a power of two)."""
@@ -181,7 +184,10 @@ def convolution_multiplier(
 def smaller_than_one_holds(real: float) -> bool:
     """True when QuantizeMultiplierSmallerThanOneExp takes this multiplier (`smaller_than_one`
     says why not): callers skip composing its messages for the multipliers that pass."""
-    return 0.0 < real < 1.0 and quantize_multiplier(real).shift <= 0
+    # QuantizeMultiplier's shift for 0 < m < 1 is frexp's exponent (<= 0) unless m's fraction,
+    # 31 bits rounded, becomes 2^31: only with exponent 0 (m = fraction) and m · 2^31 >= 2^31
+    # - 1/2 (m · 2^31 and + 1/2 are exact in double below 2^31), i.e. m >= 1 - 2^-32.
+    return 0.0 < real < _ROUNDS_TO_ONE
 
 
 def smaller_than_one(real: float, what: str, fix: str) -> Refusal | None:
@@ -273,7 +279,13 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
     for the bound 0, which fails too)."""
     if type_of(output) not in ("UINT8", "INT8", "INT16"):
         return not_true(kernel_util(build), "false")
-    scale = f32(scale_of(output))
+    scale = scale_of(output)
+    if scale > _SAFE_SCALE.get(activation, math.inf):
+        # Decided before rounding the scale to float32: every safe scale is a float32 value
+        # and the rounding is monotonic, so a larger double rounds to at least it; the safe
+        # scale itself passes too (each bound / it is at most 2^30 in magnitude).
+        return None
+    scale = f32(scale)
     bound = overflowing_activation_bound(activation, scale)
     if bound is None:
         return None
@@ -318,8 +330,12 @@ def convolution_parameters(
     bias scale; int8, uint8 and int16 inputs quantize the fused activation's bounds. `operands`:
     input, filter, bias, output."""
     source, weights, bias, output = operands
-    for name, tensor in (("input", source), ("filter", weights)):
-        if not is_quantized(tensor):
+    # `is_quantized` of the input, then the filter, read directly: this runs for every
+    # convolution.
+    source_quantization = None if source is None else source.quantization
+    weights_quantization = None if weights is None else weights.quantization
+    for name, quantization in (("input", source_quantization), ("filter", weights_quantization)):
+        if quantization is None or quantization.zero_point is None:
             return not_equal(
                 kernel_util(build),
                 f"{name}->quantization.type",
@@ -328,16 +344,15 @@ def convolution_parameters(
                 1,
                 fix=QUANTIZE_EVERY_TENSOR,
             )
-    # Both are quantized (`is_quantized`): their scales and the filter's count read directly.
-    assert source is not None and source.quantization is not None
-    assert weights is not None and weights.quantization is not None
-    count = weights.quantization.channel_count
+    assert source is not None and source_quantization is not None
+    assert weights is not None and weights_quantization is not None
+    count = weights_quantization.channel_count
     if count > 1:
-        refused = _per_channel(kernel_util(build), source, weights, count, channels)
+        refused = _per_channel(build, source, weights, count, channels)
         if refused:
             return refused
     # Each channel's QuantizeMultiplier(input scale · filter scale / output scale), in double.
-    product = (source.quantization.scale or 0.0) * (weights.quantization.scale or 0.0)
+    product = (source_quantization.scale or 0.0) * (weights_quantization.scale or 0.0)
     real = divide(product, scale_of(output))
     if not math.isfinite(real):
         refused = multiplier_check(build, real, "input scale × filter scale / output scale")
@@ -356,20 +371,25 @@ def convolution_parameters(
 
 
 def _per_channel(
-    file: str, source: Tensor | None, weights: Tensor | None, count: int, channels: int
+    build: Build, source: Tensor, weights: Tensor, count: int, channels: int
 ) -> Refusal | None:
-    if type_of(source) not in ("INT8", "INT16"):
-        return not_true(file, "input->type == kTfLiteInt8 || input->type == kTfLiteInt16")
-    if type_of(weights) not in ("INT8", "INT4"):
-        return not_true(file, "filter->type == kTfLiteInt8 || filter->type == kTfLiteInt4")
+    if source.dtype.name not in ("INT8", "INT16"):
+        return not_true(
+            kernel_util(build), "input->type == kTfLiteInt8 || input->type == kTfLiteInt16"
+        )
+    if weights.dtype.name not in ("INT8", "INT4"):
+        return not_true(
+            kernel_util(build), "filter->type == kTfLiteInt8 || filter->type == kTfLiteInt4"
+        )
     if count != channels:
-        return not_equal(file, "affine_quantization->scale->size", "num_channels", count, channels)
-    quantization = weights.quantization if weights is not None else None
-    axis = quantization.axis if quantization is not None else 0
-    dimension = dim(weights, axis, 0)
+        return not_equal(
+            kernel_util(build), "affine_quantization->scale->size", "num_channels", count, channels
+        )
+    quantization = weights.quantization
+    dimension = dim(weights, quantization.axis if quantization is not None else 0, 0)
     if channels != dimension:
         return not_equal(
-            file,
+            kernel_util(build),
             "num_channels",
             "filter->dims->data[affine_quantization->quantized_dimension]",
             channels,

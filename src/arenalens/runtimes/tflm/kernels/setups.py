@@ -10,6 +10,7 @@ silent default.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -170,7 +171,11 @@ class Kernels:
             )
         init = tuple(rule.init(context)) if kernel.init is None else kernel.init
         prepare = tuple(rule.prepare(context))
-        return setup_memo.KernelEvents(kernel.registered, rule, kernel.builtin_data, init, prepare)
+        return _kernel_events((kernel.registered, rule, kernel.builtin_data, init, prepare, None))
+
+
+# KernelEvents from all its fields in one C call: once per operator.
+_kernel_events = partial(tuple.__new__, setup_memo.KernelEvents)
 
 
 def _kernel(context: base.KernelContext) -> _Kernel:

@@ -19,6 +19,7 @@ only above 8 output channels (GCC: above 1).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from arenalens.builds.build import ISA_DSP, ISA_MVE
@@ -41,6 +42,11 @@ class Dims(NamedTuple):
     c: int
 
 
+# Dims from (n, h, w, c), e.g. a rank-4 shape as it is, in one C call (the NamedTuple's own
+# constructor is a Python function; every convolution's setup makes four or five).
+dims_of = partial(tuple.__new__, Dims)
+
+
 class ConvParams(NamedTuple):
     """The fields of cmsis_nn_conv_params (and _dw_conv_params) the size functions read.
     `stride_w` None: the caller never set it (TFLM's depthwise Prepare leaves it uninitialised)."""
@@ -51,6 +57,9 @@ class ConvParams(NamedTuple):
     pad_h: int
     dilation_w: int
     dilation_h: int
+
+
+conv_params_of = partial(tuple.__new__, ConvParams)  # from all six fields, in one C call
 
 
 def _c_div(numerator: int, denominator: int) -> int:

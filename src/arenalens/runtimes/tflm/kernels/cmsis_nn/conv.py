@@ -25,7 +25,12 @@ from arenalens.runtimes.tflm.kernels.cmsis_nn.access import (
     int8_paths,
     not_analysed,
 )
-from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
+from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import (
+    ConvParams,
+    Dims,
+    conv_params_of,
+    dims_of,
+)
 from arenalens.runtimes.tflm.kernels.cmsis_nn.variants import cmsis_nn_kernel
 from arenalens.runtimes.tflm.kernels.common import (
     elements,
@@ -80,8 +85,10 @@ def _dim(tensor: Tensor | None, axis: int) -> int:
 
 def _dims(tensor: Tensor | None) -> Dims:
     shape = () if tensor is None else tensor.shape
-    if len(shape) >= 4:  # the usual case: no axis to check
-        return Dims(shape[0], shape[1], shape[2], shape[3])
+    if len(shape) == 4:  # the usual case: no axis to check
+        return dims_of(shape)
+    if len(shape) > 4:
+        return dims_of(shape[:4])
     return Dims(_dim(tensor, 0), _dim(tensor, 1), _dim(tensor, 2), _dim(tensor, 3))
 
 
@@ -98,18 +105,24 @@ def _conv_params(
     found = context.operator.options.get
     stride_w, stride_h = found("stride_w", 1), found("stride_h", 1)
     dilation_w, dilation_h = found("dilation_wfactor", 1), found("dilation_hfactor", 1)
-    stride_w = int(stride_w) if isinstance(stride_w, int) else 1
-    stride_h = int(stride_h) if isinstance(stride_h, int) else 1
-    dilation_w = int(dilation_w) if isinstance(dilation_w, int) else 1
-    dilation_h = int(dilation_h) if isinstance(dilation_h, int) else 1
-    same = context.option("padding", _SAME) == _SAME
-    return ConvParams(
-        stride_w if strided else None,
-        stride_h if strided else None,
-        padding(_dim(source, 2), filter_w, stride_w, dilation_w, same=same),
-        padding(_dim(source, 1), filter_h, stride_h, dilation_h, same=same),
-        dilation_w,
-        dilation_h,
+    kind = found("padding", _SAME)
+    if not type(stride_w) is type(stride_h) is type(dilation_w) is type(dilation_h) is int:
+        stride_w = int(stride_w) if isinstance(stride_w, int) else 1
+        stride_h = int(stride_h) if isinstance(stride_h, int) else 1
+        dilation_w = int(dilation_w) if isinstance(dilation_w, int) else 1
+        dilation_h = int(dilation_h) if isinstance(dilation_h, int) else 1
+    same = (int(kind) if isinstance(kind, int) else _SAME) == _SAME
+    shape = () if source is None else source.shape
+    width, height = (shape[2], shape[1]) if len(shape) >= 3 else (_dim(source, 2), _dim(source, 1))
+    return conv_params_of(
+        (
+            stride_w if strided else None,
+            stride_h if strided else None,
+            padding(width, filter_w, stride_w, dilation_w, same=same),
+            padding(height, filter_h, stride_h, dilation_h, same=same),
+            dilation_w,
+            dilation_h,
+        )
     )
 
 
@@ -134,10 +147,9 @@ def _conv(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, output (the kernel's own "bias" fetch asks for output #2 and gets
     # nothing); checks; int8/int16 per-channel arrays; CalculateOpDataConv (input, filter, bias,
     # output again); the CMSIS-NN buffer for int8 (int4 filters too) and int16.
-    source, weights, output = context.input(0), context.input(1), context.output(0)
-    found: list[base.Event] = [
-        base.TempTensor(tensor) for tensor in (source, weights, output) if tensor is not None
-    ]
+    operands = reference_conv.convolution_operands(context)
+    source, weights, bias, output = operands
+    found = base.temp_tensors(source, weights, output)
     refused = types_and_hybrid(_CONV_FILE, source, weights, output) or _conv_shapes(
         source, weights, output
     )
@@ -148,7 +160,9 @@ def _conv(context: base.KernelContext) -> base.Events:
     dtype = source.dtype.name
     if dtype in ("INT8", "INT16"):
         found += per_channel_arrays(weights.shape[0])
-    op_data_events, stops = reference_conv.calculate_op_data(context, _CONV_COMMON_FILE, 0)
+    op_data_events, stops = reference_conv.calculate_op_data(
+        context, _CONV_COMMON_FILE, 0, operands
+    )
     found += op_data_events
     if stops:
         return found
@@ -163,20 +177,18 @@ def _conv(context: base.KernelContext) -> base.Events:
     nbytes = 0
     if dtype == "INT8":
         nbytes = buffers.convolve_wrapper_s8(
-            isa, params, Dims(*source.shape), filter_dims, Dims(*output.shape)
+            isa, params, dims_of(source.shape), filter_dims, dims_of(output.shape)
         )
     elif dtype == "INT16":
-        nbytes = buffers.convolve_wrapper_s16(isa, Dims(*source.shape), filter_dims)
+        nbytes = buffers.convolve_wrapper_s16(isa, dims_of(source.shape), filter_dims)
     if nbytes > 0:
-        found.append(base.Scratch(nbytes, "CMSIS-NN convolution buffer"))
-    if dtype == "INT16":
-        bias = context.input(2)
-        if bias is not None and type_of(bias) not in ("INT32", "INT64"):
-            found.append(
-                base.Refusal(
-                    f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", base.INVOKE
-                )
+        found.append(base.new_scratch((nbytes, "CMSIS-NN convolution buffer")))
+    if dtype == "INT16" and bias is not None and type_of(bias) not in ("INT32", "INT64"):
+        found.append(
+            base.Refusal(
+                f"Bias type {type_of(bias)} ({type_number(bias)}) not supported.", base.INVOKE
             )
+        )
     return found
 
 
@@ -227,10 +239,9 @@ def _depthwise(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, output; checks; int8/int16 filter quantization checks and
     # per-channel arrays (O = filter dim 3); CalculateOpDataDepthwiseConv (input, filter, bias,
     # output again); the CMSIS-NN buffer for int8 input (s8 or s4 filters).
-    source, weights, output = context.input(0), context.input(1), context.output(0)
-    found: list[base.Event] = [
-        base.TempTensor(tensor) for tensor in (source, weights, output) if tensor is not None
-    ]
+    operands = reference_conv.convolution_operands(context)
+    source, weights, _, output = operands
+    found = base.temp_tensors(source, weights, output)
     refused: list[base.Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
     if refused:
         return found + refused
@@ -241,7 +252,9 @@ def _depthwise(context: base.KernelContext) -> base.Events:
         if refused:
             return found + refused
         found += per_channel_arrays(channels)
-    op_data_events, stops = reference_conv.calculate_op_data(context, _DEPTHWISE_COMMON_FILE, 3)
+    op_data_events, stops = reference_conv.calculate_op_data(
+        context, _DEPTHWISE_COMMON_FILE, 3, operands
+    )
     found += op_data_events
     if stops:
         return found
@@ -300,8 +313,8 @@ def _depthwise_buffer(
     {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
     source_dims, weights_dims, output_shape = _dims(source), _dims(weights), _dims(output)
     depth = output_shape.c
-    filter_dims = Dims(1, weights_dims.h, weights_dims.w, depth)
-    output_dims = Dims(source_dims.n, output_shape.h, output_shape.w, depth)
+    filter_dims = dims_of((1, weights_dims.h, weights_dims.w, depth))
+    output_dims = dims_of((source_dims.n, output_shape.h, output_shape.w, depth))
     params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=False)
     isa = context.build.isa
     found: list[base.Event] = []
@@ -311,7 +324,7 @@ def _depthwise_buffer(
         nbytes = buffers.depthwise_wrapper_s8(isa, params, source_dims, filter_dims, output_dims)
         found += _uninitialised_stride(isa, params, source_dims, filter_dims, output_dims)
     if nbytes > 0:
-        found.insert(0, base.Scratch(nbytes, "CMSIS-NN depthwise buffer"))
+        found.insert(0, base.new_scratch((nbytes, "CMSIS-NN depthwise buffer")))
     return found
 
 
