@@ -348,3 +348,33 @@ def test_a_remedy_step_for_a_core_alone_names_no_kernels(
     written = _json(capsys, *shlex.split(step["command"])[1:])
     assert written["new_required_bytes"] == 125_288
     assert document["required_bytes"] - written["new_required_bytes"] == step["saves_bytes"]
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("side", [48, 64])
+def test_check_at_a_given_input_size_names_the_command_that_writes_it(
+    side: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check --input-shape` of a TFLM model of unknown input size said FITS and "Declare ..."
+    for the size given, but TFLM runs the shapes the file stores (it cannot resize a tensor) and
+    no command wrote the model at that size: optimize refused, "nothing to save" (flows6's open
+    path). The step now names the optimize that writes it, which runs as printed (also at the
+    stored placeholder's own size, whose file states no size), and check of the written file,
+    without --input-shape, declares what the step's check declared."""
+    pytest.importorskip("ai_edge_litert")
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "placeholder.tflite"
+    model.write_bytes(path_models.placeholder_image_model())
+    asked = ["--input-shape", f"image=1x{side}x{side}x3", "--target", "nucleo-f401re"]
+    checked = _json(capsys, "check", str(model), *asked)
+    assert checked["verdict"] == "FITS"
+    commands = [step["command"] for step in checked["next_steps"] if step["command"]]
+    (command,) = [c for c in commands if c.startswith("arenalens optimize")]
+    code, _out, _err = _run(capsys, *shlex.split(command)[1:])
+    assert code == 0 and (tmp_path / OPTIMIZED_FILE).is_file()
+    written = _json(capsys, "check", OPTIMIZED_FILE, "--target", "nucleo-f401re")
+    assert written["verdict"] == "FITS"
+    assert written["required_bytes"] == checked["required_bytes"]
+    # The model as stored at its own size, fixed nowhere: no step (nothing was resized).
+    plain = _json(capsys, "check", OPTIMIZED_FILE, "--target", "nucleo-f401re")
+    assert not [s for s in plain["next_steps"] if (s["command"] or "").startswith("arenalens opt")]

@@ -27,7 +27,7 @@ from arenalens.errors import UsageError
 if TYPE_CHECKING:
     from arenalens.ir import Model
     from arenalens.pipeline import Analysis
-    from arenalens.runtimes import Obstacle
+    from arenalens.runtimes import MemoryBudget, Obstacle
     from arenalens.runtimes.litert.heap import InterpreterHeap
     from arenalens.runtimes.litert.heap_xnnpack import CreateFailure
     from arenalens.runtimes.litert.isa import IsaProfile
@@ -77,6 +77,79 @@ def target_isa(target: Target | None, isa: str = "") -> str:
     from arenalens.runtimes.litert.isa import device_isa  # noqa: PLC0415 - LiteRT only
 
     return device_isa(target.isa, target.cpu)
+
+
+def arenas_on_device(analysis: Analysis, target: Target | None, isa: str = "") -> Analysis:
+    """LiteRT's arenas for a Linux device (--target; `isa` an --isa that overrides its ISA): the
+    same bytes, labelled for the device.
+
+    On Linux the arenas do not follow the ISA (LiteRT's sources): ArenaPlanner and
+    SimpleMemoryArena are one code, offsets aligned to kDefaultTensorAlignment (64) everywhere;
+    an arena tensor's bytes are its shape times its element size (no pointer is stored in one);
+    libstdc++'s unordered_set and sort order the placement alike; IsMobilePlatform() (the
+    oversized im2col fallback) is false on Linux; at one thread CONV_2D plans the same im2col
+    under Eigen's kernel (x86-64) and ruy's (Arm), and the one temporary sized by the ISA, the
+    optimized 4-bit FULLY_CONNECTED's packed input rows, packs 4 rows on aarch64 NEON as on
+    x86-64's SSE (1 on armv7's NEON: fewer bytes). So the figure checked on the x86-64 wheel is
+    an arm64 device's: on 98 models the aarch64 wheel's tensor addresses equal the prediction,
+    arena by arena and tensor by tensor (tests/data/litert_arena_arm64.json, `python -m
+    tests.litert_arena_arm64`). Android builds LiteRT with libc++, whose hashing and sort break
+    ties between tensors otherwise (not modelled): there the figure is an estimate."""
+    if analysis.runtime != "litert" or target is None or not target.isa:
+        return analysis
+    from arenalens.runtimes.litert.rules import CHECKED_BUILD  # noqa: PLC0415 - LiteRT only
+
+    family = isa_profile(isa).family if isa else target.isa
+    android = "android" in target.os.lower()
+    system = "Android" if android else "Linux"
+    same = "the same arenas as" if family != "armv7" else "at most the arenas of"
+    device = (
+        f"LiteRT CPU runtime on {target.title} ({system} {family}; {same} Linux x86-64, where "
+        "they are checked" + (", estimated)" if android else ")")
+    )
+    if android:
+        assumption = (
+            f"num_threads = 1; Android {family}, libc++ build: the arenas of Linux x86-64's "
+            "libstdc++ build, whose hash order and sort place tensors of equal size and "
+            "lifetime; libc++ breaks those ties otherwise (not modelled)"
+        )
+    else:
+        rows = (
+            "byte for byte (one planner, 64 B alignment, the kernels' Prepare; a 4-bit "
+            "FULLY_CONNECTED packs 4 input rows on both)"
+            if family != "armv7"
+            else "or fewer bytes (one planner, 64 B alignment, the kernels' Prepare; a 4-bit "
+            "FULLY_CONNECTED packs 1 input row on armv7, 4 on x86-64)"
+        )
+        assumption = (
+            f"num_threads = 1; Linux {family} libstdc++ build ({target.os}): its arenas are "
+            f"x86-64's {rows}"
+        )
+    estimate = (
+        (
+            "Android's libc++ orders tensors of equal size and lifetime otherwise than the "
+            "libstdc++ build the arenas are replayed for: the placement may differ",
+        )
+        if android
+        else ()
+    )
+
+    def relabel(budget: MemoryBudget) -> MemoryBudget:
+        assumptions = tuple(
+            assumption if line == CHECKED_BUILD else line for line in budget.assumptions
+        )
+        return replace(
+            budget,
+            device=device,
+            assumptions=assumptions,
+            estimate_reasons=(*budget.estimate_reasons, *estimate),
+        )
+
+    return replace(
+        analysis,
+        budget=relabel(analysis.budget),
+        runtime_budget=relabel(analysis.runtime_budget),
+    )
 
 
 def interpreter_heap_of(

@@ -125,6 +125,7 @@ class Asked:
     firmware: tuple[tuple[str, ...], str] | None = None
     # The build drives an Ethos-U NPU and the model is not Vela-compiled: it runs on the CPU alone.
     npu_uncompiled: str | None = None  # the NPU's name
+    resized: tuple[str, ...] = ()  # TFLM: inputs sized otherwise than the file ("'x' 1x8")
 
 
 # Rewrites whose validity depends on the kernel library's access order. Unless the user named a
@@ -249,7 +250,7 @@ class Steps:
             return self.cannot_run_correctly()
         if not verdict.shape_known:
             return self.shape_unknown()
-        steps = self.with_number()
+        steps = self.with_resized(self.with_number())
         steps.extend(self.firmware_step())
         fit = verdict.fit
         if fit is not None and fit.ladder is not None and fit.ladder.fits:
@@ -309,6 +310,15 @@ class Steps:
                 "of samples, or the image height and width, it really reads)."
             ),
         )
+
+    def with_resized(self, steps: list[Step]) -> list[Step]:
+        """TFLM runs a file's shapes: a model sized otherwise needs `optimize` to write it."""
+        shapes, fit = ", ".join(self.asked.resized), self.verdict.fit
+        if not shapes or (fit and not fit.fits) or any("optimize" in s.command for s in steps):
+            return steps
+        text = f"TFLM runs the input size the model's file states ({shapes}), not the one given:"
+        text += " write the model at that size, the file this figure is for, to flash it:"
+        return [*steps[:1], Step(text, self.optimize_command()), *steps[1:]]
 
     def with_number(self) -> list[Step]:
         verdict = self.verdict

@@ -409,7 +409,10 @@ def verdict_for(
 ) -> Verdict:
     """An Analysis (and the fit check, optimize's number, the input search) → its Verdict;
     `declared` the figure when it is not the analysis's own (LiteRT's memory on a device)."""
-    from arenalens.analysis.placeholders import placeholder_inputs  # noqa: PLC0415
+    from arenalens.analysis.placeholders import (  # noqa: PLC0415
+        placeholder_inputs,
+        resized_inputs,
+    )
     from arenalens.declared import declared_arena  # noqa: PLC0415
     from arenalens.image_inputs import image_inputs  # noqa: PLC0415
     from arenalens.vela import is_vela_compiled  # noqa: PLC0415
@@ -426,6 +429,7 @@ def verdict_for(
         asked,
         image_inputs=len(image_inputs(model)) if model.subgraphs else 0,
         npu_uncompiled=npu if npu and memory is None else None,
+        resized=resized_inputs(model) if asked.input_shapes and analysis.runtime == "tflm" else (),
     )
     if declared is None:
         declared = declared_arena(analysis) if fit is None else fit.declared

@@ -421,3 +421,37 @@ def test_optimize_on_a_linux_device_names_the_check_that_sizes_it(
     quoted = error.split("`")[1]
     assert quoted == "arenalens check " + " ".join(asked)
     assert main(shlex.split(quoted)[1:]) in (0, 1)
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        ("example:vww_mobilenet_v1", "--runtime", "litert"),
+        ("example:kws_ds_cnn", "--target", PI),
+        ("flow", "--runtime", "litert"),
+    ],
+)
+def test_diagnose_leads_with_checks_figure_under_litert(
+    asked: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """diagnose --runtime litert led with the builtin kernels' arenas (vww: LiteRT arenas =
+    108,288 B) while its cannot-run findings, and check, follow XNNPACK (LiteRT memory (XNNPACK)
+    = 1,178,000 B): one answer now, check's, on the device's ISA for a Linux device, and
+    check's `none` when XNNPACK cannot run the model (held-out flow 28 of seed 600201)."""
+    from flows.flow import random_flow
+
+    model, *options = asked
+    if model == "flow":
+        path = tmp_path / "model.tflite"
+        path.write_bytes(random_flow(600201, 28, split=True, wide=True).subject.data)
+        model = str(path)
+    budget = [] if "--target" in options else ["--budget", "1GB"]
+    _code, verdict = check_json(capsys, model, *options, *budget)
+    main(["diagnose", model, *options, "--no-color"])
+    lines = capsys.readouterr().out.splitlines()
+    declared = verdict["declare"]
+    if verdict["verdict"] == "CANNOT RUN":
+        assert lines[0].startswith(f"{declared['symbol']}: none")
+    else:
+        assert lines[0].startswith(f"{declared['symbol']} = {declared['required_bytes']:,} B")
+        assert lines[1] == f"figure for: {declared['device']}"

@@ -35,3 +35,30 @@ def placeholder_text(tensor: Tensor) -> str:
         f"for its stored placeholder shape {stored}, not the size the application will feed: "
         f"give --input-shape '{tensor.name}=<shape>' with that size"
     )
+
+
+def resized_inputs(model: Model) -> tuple[str, ...]:
+    """Inputs of subgraph 0 planned at a size the model's file does not state (given with
+    --input-shape): another shape than the stored one, or a placeholder's size made known; as
+    "'image' 1x48x48x3" (the file's shape). TFLM runs the shapes a file stores, so a figure for
+    these is a figure for the file written at them. Empty for a model without file bytes or
+    planned as stored."""
+    if not model.subgraphs or not len(model.data):
+        return ()
+    from arenalens.tflite.reader import parse_model  # noqa: PLC0415 - only with --input-shape
+
+    stored = parse_model(model.data, model.source).subgraphs[0].tensors
+    main = model.subgraphs[0]
+    return tuple(
+        f"'{main.tensors[index].name}' {'x'.join(str(d) for d in stored[index].shape)}"
+        for index in main.inputs
+        if index >= 0
+        and (
+            stored[index].shape != main.tensors[index].shape
+            or _unknown(stored[index]) != _unknown(main.tensors[index])
+        )
+    )
+
+
+def _unknown(tensor: Tensor) -> bool:
+    return any(d < 0 for d in tensor.shape_signature[1:])

@@ -22,6 +22,7 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
+from arenalens.declared import DeclaredArena
 from arenalens.diagnostics import RULES, Diagnosis, Severity, diagnose
 from arenalens.errors import UsageError
 from arenalens.report.diagnose_output import diagnosis_document, render_diagnosis
@@ -119,9 +120,30 @@ def _single(args: argparse.Namespace, path: str) -> int:
                 color=use_color(args),
                 width=terminal_width(),
                 minimum=Severity(args.severity),
+                declared=_litert_memory(args, diagnosis),
             )
         )
     return exit_code(diagnosis, args.fail_on)
+
+
+def _litert_memory(args: argparse.Namespace, diagnosis: Diagnosis) -> DeclaredArena | None:
+    """LiteRT: the figure `check --runtime litert` gives (model file + peak heap with XNNPACK,
+    LiteRT's default, on the device's ISA), the one answer diagnose's cannot-run findings
+    follow; the builtin kernels' when XNNPACK's heap is not modelled. None for TFLM (its
+    arenas' figure)."""
+    if diagnosis.runtime != "litert" or diagnosis.analysis is None:
+        return None
+    from arenalens.litert_memory import (  # noqa: PLC0415 - LiteRT only
+        DEFAULT_DELEGATE,
+        litert_memory,
+        target_isa,
+    )
+
+    isa = target_isa(single_target(args))
+    try:
+        return litert_memory(diagnosis.analysis, DEFAULT_DELEGATE, isa=isa)
+    except UsageError:  # XNNPACK's heap is not modelled for one of its operators
+        return litert_memory(diagnosis.analysis, "none", isa=isa)
 
 
 def diagnose_worker(args: argparse.Namespace, path: str) -> ModelResult:

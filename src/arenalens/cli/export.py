@@ -92,6 +92,10 @@ def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena
     analysis = analyze(
         model, runtime=args.runtime, build=build, planner=args.planner, alignment=args.alignment
     )
+    if args.runtime == "litert":
+        from arenalens.litert_memory import arenas_on_device  # noqa: PLC0415 - LiteRT only
+
+        analysis = arenas_on_device(analysis, single_target(args))
     options = ExportOptions(
         prefix=args.prefix,
         arena=args.arena,

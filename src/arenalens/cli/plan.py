@@ -158,6 +158,10 @@ def _plan(args: argparse.Namespace, path: str) -> tuple[Analysis, ReorderResult 
     analysis = analyze(
         model, runtime=args.runtime, build=build, planner=args.planner, alignment=args.alignment
     )
+    if args.runtime == "litert":
+        from arenalens.litert_memory import arenas_on_device  # noqa: PLC0415 - LiteRT only
+
+        analysis = arenas_on_device(analysis, single_target(args), args.isa)
     return analysis, reordered
 
 

@@ -204,10 +204,11 @@ def _wrapped(label: str, notes: Sequence[str]) -> list[str]:
 
 
 def _build_lines(analysis: Analysis) -> list[str]:
-    """The comment line naming the build the sizes are for (TFLM only)."""
+    """The comment lines naming the build the sizes are for (TFLM), or the device (LiteRT)."""
     build = analysis.budget.build
     if build is None:
-        return []
+        device = analysis.budget.device
+        return [f" * For: {_comment(device)}."] if device else []
     release = [f" * Release: {_comment(build.tflm.title)}."]
     library = kernels_release_title(build)
     if library:

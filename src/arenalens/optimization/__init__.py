@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.analysis.inplace import Alias, find_aliases
-from arenalens.analysis.placeholders import placeholder_inputs
+from arenalens.analysis.placeholders import placeholder_inputs, resized_inputs
 from arenalens.builds.build import Build, as_build
 from arenalens.builds.kernel_paths import (
     REFERENCE_PATH,
@@ -127,12 +127,16 @@ class Optimization:
     # The model's own offline plan would corrupt tensors at these shapes (or on this build):
     # the written file replaces it, with TFLM's own plan when nothing beats that.
     replaces_plan: bool = False
+    # The model was given at input shapes its file does not store (--input-shape): TFLM runs the
+    # shapes a file stores (it cannot resize a tensor), so the file at these shapes is the one
+    # to flash, worth writing even when no plan saves a byte.
+    resized: bool = False
 
     @property
     def writes(self) -> bool:
-        """True when there is a file worth writing: a smaller plan, or a plan that holds where
-        the model's own would corrupt tensors."""
-        return self.runs and (self.chosen is not None or self.replaces_plan)
+        """True when there is a file worth writing: a smaller plan, a plan that holds where the
+        model's own would corrupt tensors, or the model at the input shapes it was given."""
+        return self.runs and (self.chosen is not None or self.replaces_plan or self.resized)
 
     @property
     def disjoint_head(self) -> int:
@@ -319,8 +323,17 @@ def _optimize(model: Model, request: Request) -> Optimization:
         dropped = "split: not kept (no plan of the split model was kept); the model as given"
         return replace(fallback, notes=(*notes, dropped, *fallback.notes))
     split_shapes = input_shapes(working) if split_used else _split_before(model)
+    # Only where it decides the write: nothing chosen, no plan to replace.
+    resized = chosen is None and not original.conflicts and bool(resized_inputs(model))
     data = _written(
-        chosen, original, request, notes, valid=valid, proven=proven, split_shapes=split_shapes
+        chosen,
+        original,
+        request,
+        notes,
+        valid=valid,
+        proven=proven,
+        split_shapes=split_shapes,
+        resized=resized,
     )
     return Optimization(
         source=model.source,
@@ -341,6 +354,7 @@ def _optimize(model: Model, request: Request) -> Optimization:
         split=splitting,
         original_data=original.proof_reference,
         replaces_plan=original.conflicts,
+        resized=resized,
     )
 
 
@@ -523,9 +537,11 @@ def _written(
     valid: tuple[KernelPath, ...],
     proven: Sequence[str],
     split_shapes: tuple[tuple[int, ...], ...],
+    resized: bool = False,
 ) -> bytes:
     """The file to write: the chosen plan with its record, checked as written; else the model
-    as it runs (without the offline plan that would corrupt tensors, when it had one)."""
+    as it runs (without the offline plan that would corrupt tensors, when it had one; at the
+    input shapes given, when its file stores others)."""
     if chosen is not None:
         record = record_for(chosen, valid, proven, split_input_shapes=split_shapes)
         data = rewrite(chosen, record)
@@ -535,6 +551,11 @@ def _written(
         notes.append(
             "no candidate declares fewer bytes than the runtime's own plan: written without an "
             "offline plan (TFLM plans it at setup, correctly at these shapes)"
+        )
+    elif resized:
+        notes.append(
+            "no candidate declares fewer bytes than the runtime's own plan: written at the input "
+            "shapes given, with TFLM's own plan (TFLM runs the shapes a file stores)"
         )
     else:
         notes.append(

@@ -9,7 +9,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from arenalens.builds.build import build_document
-from arenalens.declared import declared_arena
+from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
 from arenalens.report.check_output import declare_line
 from arenalens.report.console import render_text
@@ -18,6 +18,10 @@ from arenalens.units import format_bytes_exact
 DIAGNOSE_SCHEMA_VERSION = 1
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _RUNTIME_TITLES = {"tflm": "TFLM", "litert": "LiteRT"}
+_LITERT_ARENAS = (
+    "the findings on arenas below are about LiteRT's arenas with the builtin kernels (`plan "
+    "--runtime litert`), one part of that memory"
+)
 
 
 def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
@@ -49,9 +53,15 @@ def summary_line(diagnosis: Diagnosis) -> str:
 
 
 def render_diagnosis(
-    diagnosis: Diagnosis, *, color: bool, width: int = 120, minimum: Severity = Severity.INFO
+    diagnosis: Diagnosis,
+    *,
+    color: bool,
+    width: int = 120,
+    minimum: Severity = Severity.INFO,
+    declared: DeclaredArena | None = None,
 ) -> str:
-    """Diagnosis → text: a header, then each finding with its location, message and fix."""
+    """Diagnosis → text: the number to declare (`declared`, check's; by default the analysis's
+    arenas), a header, then each finding with its location, message and fix."""
     runtime = _RUNTIME_TITLES.get(diagnosis.runtime, diagnosis.runtime)
     build = diagnosis.analysis.build if diagnosis.analysis is not None else None
     if build is not None and not build.is_host:
@@ -62,8 +72,15 @@ def render_diagnosis(
     blocks: list[RenderableType] = [header]
     if diagnosis.analysis is not None:
         # The number to declare leads, as in every report (diagnose explains how to lower it).
-        declared = declared_arena(diagnosis.analysis)
+        if declared is None:
+            declared = declared_arena(diagnosis.analysis)
         blocks = [declare_line(declared), header]
+        if declared.is_process_memory:
+            # check's figure (model file + heap); the arena findings are about one of its parts.
+            blocks[1:1] = [
+                Text(f"figure for: {declared.device}", style="dim"),
+                Text(_LITERT_ARENAS, style="dim"),
+            ]
     shown = [f for f in diagnosis.findings if f.severity.rank <= minimum.rank]
     for finding in shown:
         blocks.append(Text(""))

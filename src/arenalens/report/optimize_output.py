@@ -41,6 +41,8 @@ def optimize_document(
         "written": written,
         # The model's own offline plan would corrupt tensors at these shapes: the file replaces it.
         "replaces_plan": optimization.replaces_plan,
+        # Given at input shapes its file does not store: the file at them is what TFLM runs.
+        "resized": optimization.resized,
         "build": build_summary(optimization.build),
         # The number to declare (minimal kTensorArenaSize) before and after: what savings count.
         "required_bytes": optimization.original_required_bytes,
@@ -280,6 +282,13 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
             ("kTensorArenaSize ", "bold"),
             (format_bytes_exact(before), "bold cyan"),
             "  the model's offline plan, which would corrupt tensors at these shapes, replaced",
+        )
+    elif document.get("resized"):
+        headline = Text.assemble(
+            ("kTensorArenaSize ", "bold"),
+            (format_bytes_exact(before), "bold cyan"),
+            "  the model at the input shapes given (TFLM runs the shapes a file stores); no plan "
+            "declares fewer bytes than the runtime's own",
         )
     else:
         headline = Text.assemble(

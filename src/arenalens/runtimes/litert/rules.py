@@ -184,6 +184,11 @@ def _planned_buffer(
     )
 
 
+# The build the arena rules are checked on (the x86-64 wheel): `litert_memory.arenas_on_device`
+# names a Linux device in its place.
+CHECKED_BUILD = "num_threads = 1; Linux x86-64 libstdc++ build"
+
+
 def budget(
     model: Model, arena_problems: Sequence[ArenaProblem], plans: Sequence[Plan]
 ) -> MemoryBudget:
@@ -194,7 +199,7 @@ def budget(
         parts=MappingProxyType(parts),
         assumptions=(
             "LiteRT CPU runtime, optimized builtin kernels, no delegate (XNNPACK off)",
-            "num_threads = 1; Linux x86-64 libstdc++ build",
+            CHECKED_BUILD,
             "each arena is its own heap block of its high-water mark (aligned_alloc, 64 B)",
         ),
         device="LiteRT CPU runtime, Linux x86-64",
