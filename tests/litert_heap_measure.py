@@ -127,6 +127,11 @@ HELD_OUT = (
 )
 
 
+# Held out for resource variables (session 7): drawn after runtimes/litert/heap_resources.py
+# and the variables' XNNPACK partition were committed (tests/litert_variable_cases.py).
+HELD_OUT = (*HELD_OUT, *((f"var7_{seed}", "variables", seed) for seed in range(1, 25)))
+
+
 def kernel_case(name: str) -> bytes:
     """A held-out kernel case's bytes (tests/litert_cases.py)."""
     import numpy as np
@@ -209,6 +214,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import grouped_hybrid_conv
 
         return grouped_hybrid_conv(seed)
+    if family == "variables":
+        from tests.litert_variable_cases import variable_heap_model
+
+        return variable_heap_model(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import glibc, rules, xnnpack_custom
+from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
@@ -511,8 +511,11 @@ def partition(subgraph: Subgraph, model: Model | None = None) -> XnnpackPartitio
     """The operators XNNPACK takes from a subgraph (see the module docstring)."""
     delegated: list[int] = []
     unmodelled: set[str] = set()
+    variables = xnnpack_variables.taken(subgraph)  # None: not modelled (8-bit unsigned)
     for operator in subgraph.operators:
         taken = _takes(subgraph, operator, model)
+        if operator.opcode in xnnpack_variables.OPCODES and variables is not None:
+            taken = operator.index in variables
         if taken is None:
             unmodelled.add(operator.opcode)
         elif taken:
@@ -538,7 +541,7 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
     of the subset that made it; graph outputs end their maker's outputs. Operators touching a
     resource tensor (OpMightHaveSideEffect) are chained: each waits for the one before."""
     taken = set(delegated)
-    chained = [o.index for o in subgraph.operators if _touches_resource(subgraph, o)]
+    chained = [o.index for o in subgraph.operators if xnnpack_variables.side_effect(subgraph, o)]
     waits_for = dict(zip(chained[1:], chained, strict=False))
     always, not_ready = -2, -1
     epochs = [always] * len(subgraph.tensors)
@@ -598,14 +601,6 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
         )
         for subset in subsets
     ]
-
-
-def _touches_resource(subgraph: Subgraph, operator: Operator) -> bool:
-    return any(
-        subgraph.tensors[tensor].dtype.name == "RESOURCE"
-        for tensor in (*operator.inputs, *operator.outputs)
-        if tensor >= 0
-    )
 
 
 def _list(subset: dict[str, list[int] | bool | None], key: str) -> list[int]:

@@ -44,6 +44,15 @@ class Families(Mapping[str, RuleT]):
             rule = self._rules[opcode]
         return rule
 
+    def get(self, opcode: str, default: RuleT | None = None) -> RuleT | None:  # type: ignore[override]
+        """The opcode's rule, or `default` when there is none: one look-up once its module is
+        loaded (Mapping's own `get` goes through `__getitem__` and a KeyError); the stages ask
+        it for every operator."""
+        rule = self._rules.get(opcode)
+        if rule is not None:
+            return rule
+        return self[opcode] if opcode in self._module_of else default
+
     def __contains__(self, opcode: object) -> bool:
         return opcode in self._module_of
 

@@ -279,8 +279,11 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
     for the bound 0, which fails too)."""
     if type_of(output) not in ("UINT8", "INT8", "INT16"):
         return not_true(kernel_util(build), "false")
+    safe_scale = _SAFE_SCALE.get(activation)
+    if safe_scale is None:
+        return None  # no bound to quantize (no fused activation, or one without a range)
     scale = scale_of(output)
-    if scale > _SAFE_SCALE.get(activation, math.inf):
+    if scale > safe_scale:
         # Decided before rounding the scale to float32: every safe scale is a float32 value
         # and the rounding is monotonic, so a larger double rounds to at least it; the safe
         # scale itself passes too (each bound / it is at most 2^30 in magnitude).

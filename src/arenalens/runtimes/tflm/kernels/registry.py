@@ -120,6 +120,13 @@ class _Libraries(Mapping[str, OptimizedKernels]):
             kernels = self._loaded[name] = _library_rules(self._packages[name])
         return kernels
 
+    def get(  # type: ignore[override]
+        self, name: str, default: OptimizedKernels | None = None
+    ) -> OptimizedKernels | None:
+        """The library's kernels, or `default` (Mapping's own `get` goes through a KeyError for
+        a build without one: the reference kernels' builds)."""
+        return self[name] if name in self._packages else default
+
     def __contains__(self, name: object) -> bool:
         return name in self._packages
 

@@ -18,7 +18,7 @@ from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.records import quick_init
-from arenalens.runtimes.tflm.kernels import base, setup_memo
+from arenalens.runtimes.tflm.kernels import base, registry, setup_memo
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
 
 # What an unmodelled kernel is assumed to take: an options struct, an OpData, temp tensors for its
@@ -55,22 +55,22 @@ class OperatorSetup:
         """`init` and `prepare` are the memo's tuples (`kinds` says what they hold)."""
         return self.kinds is not None
 
-    def _lacks(self, kind: type) -> bool:
-        """True when no event is of this type (False: some may be)."""
-        holds = self.kinds if self.holds is None else self.holds
-        return holds is not None and kind not in holds
+    # The four views below start by looking `holds` (else `kinds`) up inline: the stages ask
+    # every operator for them, several times a check.
 
     @property
     def scratch(self) -> tuple[base.Scratch, ...]:
         """The scratch buffers Prepare requests, in order."""
-        if self._lacks(base.Scratch):
+        holds = self.kinds if self.holds is None else self.holds
+        if holds is not None and base.Scratch not in holds:
             return ()
         return tuple(event for event in self.prepare if type(event) is base.Scratch)
 
     @property
     def output_shapes(self) -> dict[int, tuple[int, ...]]:
         """Tensor index → the dims Prepare gave that output (only outputs it rewrote)."""
-        if self._lacks(base.OutputShape):
+        holds = self.kinds if self.holds is None else self.holds
+        if holds is not None and base.OutputShape not in holds:
             return {}
         outputs = self.context.operator.outputs
         return {
@@ -84,14 +84,16 @@ class OperatorSetup:
     @property
     def refusals(self) -> tuple[base.Refusal, ...]:
         """Why the kernel refuses this operator (setup or Invoke)."""
-        if self._lacks(base.Refusal):
+        holds = self.kinds if self.holds is None else self.holds
+        if holds is not None and base.Refusal not in holds:
             return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Refusal)
 
     @property
     def estimates(self) -> tuple[base.Estimate, ...]:
         """Where the events are not exact."""
-        if self._lacks(base.Estimate):
+        holds = self.kinds if self.holds is None else self.holds
+        if holds is not None and base.Estimate not in holds:
             return ()
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
@@ -146,14 +148,14 @@ class _Kernel(NamedTuple):
 
 class Kernels:
     """The kernel facts of one build, by opcode (and whether the operator is custom), found once
-    per setups pass: a model has a handful of kernels for its tens of operators. Keeps nothing
-    of any model but the facts of its kernels on the build."""
+    per process (`_facts`): a model has a handful of kernels for its tens of operators. Keeps
+    nothing of any model but the facts of its kernels on the build."""
 
     __slots__ = ("build", "found")
 
     def __init__(self, build: Build) -> None:
         self.build = build
-        self.found: dict[tuple[str, bool], _Kernel] = {}
+        self.found = _facts(build)
 
     def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
         """`kernel_events` with this pass's kernel facts."""
@@ -172,6 +174,28 @@ class Kernels:
         init = tuple(rule.init(context)) if kernel.init is None else kernel.init
         prepare = tuple(rule.prepare(context))
         return _kernel_events((kernel.registered, rule, kernel.builtin_data, init, prepare, None))
+
+
+# The kernel facts found so far, by build: a function of the build and the registry's rules
+# alone, never of a model (as the rules and the struct layouts are), so kept for the process and
+# not forgotten by `clear_caches`; swapping the registry's tables (tests do) forgets them.
+_FACTS: dict[Build, dict[tuple[str, bool], _Kernel]] = {}
+_FACTS_FROM: list[object] = []  # the registry's tables they came from
+_FACTS_BUILDS = 64  # builds kept (a process checks a handful)
+
+
+def _facts(build: Build) -> dict[tuple[str, bool], _Kernel]:
+    """The kernel facts of one build found so far (filled by `Kernels.events`)."""
+    reference, libraries = registry.REFERENCE_KERNELS, registry.LIBRARIES
+    if not _FACTS_FROM or _FACTS_FROM[0] is not reference or _FACTS_FROM[1] is not libraries:
+        _FACTS.clear()
+        _FACTS_FROM[:] = [reference, libraries]
+    found = _FACTS.get(build)
+    if found is None:
+        if len(_FACTS) >= _FACTS_BUILDS:
+            _FACTS.clear()
+        found = _FACTS[build] = {}
+    return found
 
 
 # KernelEvents from all its fields in one C call: once per operator.

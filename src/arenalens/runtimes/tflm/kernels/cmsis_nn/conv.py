@@ -171,7 +171,7 @@ def _conv(context: base.KernelContext) -> base.Events:
         if refused:
             return found + refused
     _, filter_h, filter_w, filter_c = weights.shape
-    filter_dims = Dims(1, filter_h, filter_w, filter_c)
+    filter_dims = dims_of((1, filter_h, filter_w, filter_c))
     params = _conv_params(context, source, filter_h, filter_w, strided=True)
     isa = context.build.isa
     nbytes = 0
