@@ -121,6 +121,9 @@ HELD_OUT = (
     # A second draw, after the partition left composites not named
     # odml.scaled_dot_product_attention to the builtin kernel.
     *((f"composite7b_{seed}", "composite7", seed) for seed in range(21, 33)),
+    # MediaPipe poolings (tests/litert_custom_cases.pooling_case), drawn after their XNNPACK
+    # operators and indirection buffers were replayed (xnnpack_objects).
+    *((f"xnn7_pooling_{seed}", "pooling", seed) for seed in range(1, 25)),
 )
 
 
@@ -171,6 +174,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import custom_case
 
         return custom_case(seed)
+    if family == "pooling":
+        from tests.litert_custom_cases import pooling_case
+
+        return pooling_case(seed)
     if family == "deconvolution":
         from tests.litert_custom_cases import deconvolution_case
 

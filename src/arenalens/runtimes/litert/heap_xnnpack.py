@@ -166,9 +166,9 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if xnnpack_custom.custom_name(operator) is not None:
-        # Taken when its Visit*Node's checks pass; what XNNPACK holds for it is not modelled.
+        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed but the attention's.
         taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
-        return None if taken else False
+        return (operator.custom_code in xnnpack_custom.POOLINGS or None) if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "STABLEHLO_COMPOSITE":

@@ -142,7 +142,12 @@ _KIND_OF = {
     "DEPTH_TO_SPACE": "shuffle",
     "SPACE_TO_DEPTH": "shuffle",
     "RESIZE_BILINEAR": "resize",
+    # xnn_create_argmax_pooling2d_nhwc_f32 / xnn_create_unpooling2d_nhwc_x32: one compute
+    # invocation and the convolution state, as a pooling.
+    "CUSTOM:MaxPoolingWithArgmax2D": "pooling",
+    "CUSTOM:MaxUnpooling2D": "pooling",
 }
+_ARGMAX_POOLINGS = ("CUSTOM:MaxPoolingWithArgmax2D", "CUSTOM:MaxUnpooling2D")
 # Other kinds (concatenation, split, variables, composites...): the largest operator's blocks
 # for each of their inputs and outputs, an upper bound.
 _UNKNOWN_OPERATOR = (
@@ -519,7 +524,32 @@ def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
             total += _resize_reshape(subgraph, operator)
         elif node.kind == "TRANSPOSE_CONV" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)
+        elif node.kind in _ARGMAX_POOLINGS:
+            total += _argmax_pooling_reshape(subgraph, operator)
     return total
+
+
+def _argmax_pooling_reshape(subgraph: Subgraph, operator: Operator) -> int:
+    """The indirection buffer of a MediaPipe pooling's reshape (malloc'd, one pointer each):
+    xnn_reshape_argmax_pooling2d_nhwc_f32, per output row, one pooling window and then a
+    pooling's width of rows per further output column (output rows × (pooling + (output
+    columns - 1) × pooling width × pooling height)); xnn_reshape_unpooling2d_nhwc_x32, one per
+    input pixel and pooling tap of every image. The window is the output's stride over the
+    input (the delegate takes only filter = stride)."""
+    pooled = operator.outputs[0] if "Argmax" in operator.opcode else operator.inputs[0]
+    full = operator.inputs[0] if "Argmax" in operator.opcode else operator.outputs[0]
+    pooled_shape, full_shape = subgraph.tensors[pooled].shape, subgraph.tensors[full].shape
+    if len(pooled_shape) != 4 or len(full_shape) != 4 or min(pooled_shape) <= 0:
+        return 0
+    window_h = -(-full_shape[1] // pooled_shape[1])
+    window_w = -(-full_shape[2] // pooled_shape[2])
+    window = window_h * window_w
+    batch, rows, columns = pooled_shape[:3]
+    if "Argmax" in operator.opcode:
+        pointers = rows * (window + (columns - 1) * window_w * window_h)
+    else:
+        pointers = batch * rows * columns * window
+    return glibc.usable(POINTER_BYTES * pointers)
 
 
 def _resize_reshape(subgraph: Subgraph, operator: Operator) -> int:
@@ -590,6 +620,8 @@ def _node_bytes(
         total += aligned_block(LUT_BYTES)
     if operator.opcode == "AVERAGE_POOL_2D":
         total += _average_pooling_reshape(subgraph, operator)
+    if node.kind in _ARGMAX_POOLINGS:
+        total += _argmax_pooling_reshape(subgraph, operator)
     if kind == "reduce":
         total += _reduce_reshape(model, subgraph, operator)
     if kind == "resize":
