@@ -4,13 +4,20 @@ at the XNNPACK commit LiteRT 2.3.0 pins, ae746db) against the 2.3.0 wheel's trac
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
+import pytest
+
 from arenalens.ir import Model
+from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import heap_xnnpack, xnnpack_objects, xnnpack_workspace
+from arenalens.runtimes.litert.heap import WRAPPER_VARIATION_BYTES, interpreter_heap
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
 from arenalens.tflite.reader import parse_model
 from tests.litert_cases import _single
+from tests.litert_fusion_cases import unary_chain_model
+from tests.litert_heap_measure import DATA as HEAP_DATA
 
 _OUTPUT_QUANTIZATION = {"TANH": (1 / 128, 0), "LOGISTIC": (1 / 256, -128), "DEQUANTIZE": None}
 
@@ -73,3 +80,25 @@ def test_chain_backs_off_to_its_last_eight_bit_value() -> None:
 
 def test_chain_is_at_most_ten_nodes() -> None:
     assert _kinds(_chain(["TANH", "ELU"] * 6)) == ["binary", "lut", "lut"]
+
+
+_HEAP = json.loads(HEAP_DATA.read_text())["models"]
+HELD_OUT = sorted(name for name in _HEAP if name.startswith("lut7_"))
+
+
+def test_held_out_chain_models_are_cached() -> None:
+    assert len(HELD_OUT) == 20
+
+
+@pytest.mark.parametrize("name", HELD_OUT)
+def test_held_out_chain_model_xnnpack(name: str) -> None:
+    """Held-out LUT-chain models (tests/litert_fusion_cases.py, drawn after the rule): with
+    XNNPACK never under the wheel; after setup within 1% without the wrapper allowance (the
+    peak holds the LUT runtime's moment, bounded: 1.006-1.018x measured)."""
+    model = parse_model(unary_chain_model(int(name.removeprefix("lut7_").split(".")[0])), name)
+    real = _HEAP[name]["xnnpack"]
+    sizes = [result.runtime_plan.arena_size for result in analyze(model, runtime="litert").arenas]
+    heap = interpreter_heap(model, sizes, delegate="xnnpack")
+    assert heap.after_setup >= real["after_allocate"]
+    assert heap.after_first_invoke >= real["after_invoke"] and heap.peak >= real["peak"]
+    assert heap.after_setup - WRAPPER_VARIATION_BYTES <= 1.01 * real["after_allocate"]
