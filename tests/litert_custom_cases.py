@@ -173,3 +173,70 @@ def deconvolution_case(seed: int) -> bytes:
     g.set_inputs([x])
     g.set_outputs([data])
     return model.build()
+
+
+def pooling_case(seed: int) -> bytes:
+    """Session 7's held-out MediaPipe poolings (`xnn7_pooling_*`), drawn after their XNNPACK
+    heap was replayed (xnnpack_objects: pooling blocks, indirection buffers): input 2-12 rows
+    and columns, 1-16 channels, batch 1-2, a 2×2 or 3×3 window (filter = stride), SAME or
+    VALID for the argmax pooling, the unpooling VALID (the wheel refuses SAME) or left out,
+    float32 indices (int32 in one draw of eight: XNNPACK has no value for them), a CONV_2D or
+    a RELU before it or none, and one draw in four a second argmax pooling after."""
+    draw = random.Random(7900 + seed)
+    weights = np.random.default_rng(7900 + seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    batch, depth = draw.choice((1, 1, 2)), draw.randint(1, 16)
+    height, width = draw.randint(2, 12), draw.randint(2, 12)
+    shape = [batch, height, width, depth]
+    x = g.add_tensor("x", shape)
+    data = x
+    before = draw.choice(("none", "conv", "relu"))
+    if before == "conv":
+        filters = g.add_constant(
+            "cw", (weights.standard_normal((depth, 3, 3, depth)) * 0.1).astype(np.float32)
+        )
+        bias = g.add_constant("cb", weights.standard_normal(depth).astype(np.float32))
+        data = g.add_tensor("conv", shape)
+        options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+        g.add_operator("CONV_2D", [x, filters, bias], [data], options=options)
+    elif before == "relu":
+        data = g.add_tensor("relu", shape)
+        g.add_operator("RELU", [x], [data])
+    outputs = []
+    for stage in range(2 if draw.random() < 0.25 else 1):
+        size = draw.choice((2, 3))
+        padding = draw.choice((_SAME, _VALID))
+        _, rows, columns, _ = shape
+        if padding == _SAME:
+            pooled = [batch, -(-rows // size), -(-columns // size), depth]
+        else:
+            pooled = [batch, rows // size, columns // size, depth]
+        if min(pooled[1:3]) < 1:
+            break
+        index_type = "INT32" if draw.random() < 1 / 8 else "FLOAT32"
+        values = g.add_tensor(f"values{stage}", pooled)
+        indices = g.add_tensor(f"indices{stage}", pooled, index_type)
+        g.add_operator(
+            "CUSTOM:MaxPoolingWithArgmax2D",
+            [data],
+            [values, indices],
+            custom_options=_pool_options(padding, size),
+        )
+        unpool = padding == _VALID and draw.random() < 0.7
+        if unpool:
+            restored = [batch, pooled[1] * size, pooled[2] * size, depth]
+            out = g.add_tensor(f"unpooled{stage}", restored)
+            g.add_operator(
+                "CUSTOM:MaxUnpooling2D",
+                [values, indices],
+                [out],
+                custom_options=_pool_options(_VALID, size),
+            )
+            data, shape = out, restored
+        else:
+            outputs.append(indices)
+            data, shape = values, pooled
+    g.set_inputs([x])
+    g.set_outputs([data, *outputs])
+    return model.build()

@@ -121,7 +121,15 @@ HELD_OUT = (
     # A second draw, after the partition left composites not named
     # odml.scaled_dot_product_attention to the builtin kernel.
     *((f"composite7b_{seed}", "composite7", seed) for seed in range(21, 33)),
+    # MediaPipe poolings (tests/litert_custom_cases.pooling_case), drawn after their XNNPACK
+    # operators and indirection buffers were replayed (xnnpack_objects).
+    *((f"xnn7_pooling_{seed}", "pooling", seed) for seed in range(1, 25)),
 )
+
+
+# Held out for resource variables (session 7): drawn after runtimes/litert/heap_resources.py
+# and the variables' XNNPACK partition were committed (tests/litert_variable_cases.py).
+HELD_OUT = (*HELD_OUT, *((f"var7_{seed}", "variables", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -166,6 +174,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import custom_case
 
         return custom_case(seed)
+    if family == "pooling":
+        from tests.litert_custom_cases import pooling_case
+
+        return pooling_case(seed)
     if family == "deconvolution":
         from tests.litert_custom_cases import deconvolution_case
 
@@ -202,6 +214,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import grouped_hybrid_conv
 
         return grouped_hybrid_conv(seed)
+    if family == "variables":
+        from tests.litert_variable_cases import variable_heap_model
+
+        return variable_heap_model(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

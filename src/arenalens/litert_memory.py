@@ -186,9 +186,36 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     by_opcode: dict[str, list[CreateFailure]] = {}
     for failure in create_failures(model):
         by_opcode.setdefault(failure.opcode, []).append(failure)
-    return _value_refusals(model) + tuple(
-        _refusal(opcode, failures) for opcode, failures in by_opcode.items()
+    return (
+        _value_refusals(model)
+        + _variable_refusals(model)
+        + tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
     )
+
+
+def _variable_refusals(model: Model) -> tuple[Refusal, ...]:
+    """8-bit variable accesses the delegate takes whose value is quantized otherwise than
+    the variable's first access (xnnpack_variables.quantization_failures)."""
+    from arenalens.runtimes.litert.xnnpack_variables import quantization_failures  # noqa: PLC0415
+
+    refusals = []
+    for subgraph in model.subgraphs:
+        for operator, resource, value in quantization_failures(subgraph):
+            opcode = subgraph.operators[operator].opcode
+            refusals.append(
+                Refusal(
+                    reason=f"the XNNPACK delegate takes it but its value (tensor {value}) is "
+                    f"quantized otherwise than the variable's (tensor {resource}) first access: "
+                    f"'failed to delegate {opcode} node #{operator}', so the delegate's Prepare "
+                    "and allocate_tensors() fail; LiteRT does not fall back",
+                    phase="setup",
+                    opcode=opcode,
+                    operators=((subgraph.index, operator),),
+                    fix="give every value read from or assigned to a variable the same scale "
+                    "and zero point, or check it with --delegate none (the builtin kernels)",
+                )
+            )
+    return tuple(refusals)
 
 
 def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:

@@ -249,23 +249,58 @@ def _bounded(union: int, type_code: int) -> bool:
     return not fields or _scalar_spec(union, type_code) is not None
 
 
+# One file's decoders of scalar-only `builtin_options` tables, by (type code, vtable position):
+# (keys, unpack, pick, absent) as `_scalar_decoder` made them for the first table there.
+OptionReaders = dict[tuple[int, int], tuple[tuple[str, ...], Any, Any, tuple[Any, ...]]]
+
+
 def eager_options(
-    data: Any, key: OptionsKey, vtables: dict[int, tuple[int, ...]]
+    data: Any,
+    key: OptionsKey,
+    vtables: dict[int, tuple[int, ...]],
+    readers: OptionReaders | None = None,
 ) -> Mapping[str, Any] | None:
     """Both option unions' tables ((type, position) each, as `LazyOptions` takes them) decoded
     now, as a read-only dict, when each is bounded (`_bounded`); None when one holds a string
     or a vector, or does not decode: `LazyOptions` decodes those on first use and fails where
     they are read, as before. The kernel rules read nearly every operator's options, and a
-    read-only dict answers `get` in C (a `LazyOptions` answers through two Python frames)."""
+    read-only dict answers `get` in C (a `LazyOptions` answers through two Python frames).
+
+    `readers` (one file's, filled here): an operator with only `builtin_options`, a scalar table
+    whose vtable an earlier one used, is read by that table's decoder in one step (writers share
+    a vtable among the tables of one type: a model has a handful). The position is a table's the
+    reader checked to lie in the file."""
     (options_type, options_at), (options2_type, options2_at) = key
+    single = readers is not None and options_at and not options2_at
+    if single:
+        vtable = options_at - _I32.unpack_from(data, options_at)[0]
+        known = readers.get((options_type, vtable))  # type: ignore[union-attr]
+        if known is not None:
+            keys, unpack, pick, absent = known
+            try:
+                values = pick(unpack(data, options_at) + absent)
+                return MappingProxyType(dict(zip(keys, values, strict=True)))
+            except struct.error:
+                return None
     if (options_at and not _bounded(0, options_type)) or (
         options2_at and not _bounded(1, options2_type)
     ):
         return None
     try:
-        return MappingProxyType(decode_options(data, *key, vtables))
+        options = MappingProxyType(decode_options(data, *key, vtables))
     except _OPTION_ERRORS:
         return None
+    if single and vtables is not None:
+        # Decoded: the vtable is in `vtables` (`tables.shared_table_fields`); remember its
+        # decoder when the table is of scalars only.
+        present = vtables.get(vtable)
+        decoder = _scalar_decoder(0, options_type, present) if present is not None else None
+        if decoder is not None:
+            readers[(options_type, vtable)] = (decoder[0], *decoder[1])  # type: ignore[index]
+    return options
+
+
+_I32 = struct.Struct("<i")
 
 
 # What decoding a malformed options table raises (`tables` raises MalformedTableError, a

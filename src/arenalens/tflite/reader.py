@@ -34,7 +34,13 @@ from arenalens.ir import (
     dtype_for_code,
 )
 from arenalens.tflite.files import map_file, other_format
-from arenalens.tflite.opcodes import LazyOptions, OptionsKey, builtin_name, eager_options
+from arenalens.tflite.opcodes import (
+    LazyOptions,
+    OptionReaders,
+    OptionsKey,
+    builtin_name,
+    eager_options,
+)
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import (
     FieldReader,
@@ -65,12 +71,7 @@ def _int32s_of_row(buf: bytes, size: int, at: int, offset: int) -> tuple[int, ..
     return int32_struct(length).unpack_from(buf, start + 4)
 
 
-_U8 = struct.Struct("<B")
-_I8 = struct.Struct("<b")
 _I32 = struct.Struct("<i")
-_I64 = struct.Struct("<q")
-_U64 = struct.Struct("<Q")
-_F32 = struct.Struct("<f")
 # A vector's length and first element, in one read.
 _COUNT_F32 = struct.Struct("<If")
 _COUNT_I64 = struct.Struct("<Iq")
@@ -94,6 +95,16 @@ OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
 # Dims below this, at most 4 of them, cannot make a tensor too large (`_check_shape_size`).
 _SMALL_DIM = 1 << 14
+# `ir.DTYPES` as a dict (a mappingproxy's get is a call more) and the tensor kinds, in the
+# order the tensor loop tests them.
+_DTYPES = dict(DTYPES)
+_KINDS = (
+    TensorKind.CONSTANT,
+    TensorKind.VARIABLE,
+    TensorKind.INPUT,
+    TensorKind.OUTPUT,
+    TensorKind.INTERMEDIATE,
+)
 # Exceptions the FlatBuffers runtime raises when offsets point outside the file or types are off.
 _MALFORMED = (
     MalformedTableError,
@@ -161,16 +172,8 @@ class _SubgraphSlots:
 
 
 class _TensorSlots:
-    SHAPE, TYPE, BUFFER, NAME, QUANTIZATION, IS_VARIABLE, SPARSITY, SHAPE_SIGNATURE = (
-        4,
-        6,
-        8,
-        10,
-        12,
-        14,
-        16,
-        18,
-    )
+    SHAPE, TYPE, BUFFER, NAME, QUANTIZATION = 4, 6, 8, 10, 12
+    IS_VARIABLE, SPARSITY, SHAPE_SIGNATURE = 14, 16, 18
 
 
 class _QuantizationSlots:
@@ -228,6 +231,7 @@ class _Parser:
         self.vtables: dict[int, tuple[int, ...]] = {}  # vtable position → its field offsets
         # vtable position → (field offsets, reader) of the quantization tables using it
         self.quantization_readers: dict[int, tuple[tuple[int, ...], FieldReader]] = {}
+        self.small_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.items = 0
         self.item_budget = MIN_ITEM_BUDGET + int(MAX_ITEMS_PER_BYTE * self.size)
 
@@ -377,8 +381,15 @@ class _Parser:
         unpack_i32 = _I32.unpack_from
         unpack_count_f32, unpack_count_i64 = _COUNT_F32.unpack_from, _COUNT_I64.unpack_from
         quantization_readers = self.quantization_readers
-        dtypes = DTYPES
-        intermediate = TensorKind.INTERMEDIATE
+        # The last quantization table's vtable (None: none read yet) and its reader.
+        quantization_vtable: int | None = None
+        unpack_quantization: Any = unpack_i32
+        dtypes = _DTYPES
+        # The kinds in locals: an enum member read from its class costs as much as a field read.
+        constant, variable_kind, input_kind, output_kind, intermediate = _KINDS
+        # Shapes already checked small (`_check_shape_size` passes them for any type), each
+        # kept once: converters repeat a few activation shapes across a model.
+        small_shapes = self.small_shapes
         new = tuple.__new__  # as in `buffers`
         # `charge`, kept in locals over the loop (two charges per tensor).
         items, item_budget = self.items, self.item_budget
@@ -409,8 +420,14 @@ class _Parser:
             else:
                 has_data = has_bytes[buffer_index]
             # At most 4 dims under 2^14 of at most 16 bytes each stay under 2^60: no check needed.
-            if shape and (len(shape) > 4 or max(shape) >= _SMALL_DIM):
-                _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
+            if shape:
+                known_shape = small_shapes.get(shape)
+                if known_shape is not None:
+                    shape = known_shape
+                elif len(shape) > 4 or max(shape) >= _SMALL_DIM:
+                    _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
+                else:
+                    small_shapes[shape] = shape
             name = ""
             if fields[3]:
                 at = pos + fields[3]
@@ -418,7 +435,11 @@ class _Parser:
                 length = unpack_u32(buf, start)[0] if start <= last_word else -1
                 if length < 0 or start + 4 + length > size:
                     string_at(buf, size, at)  # raises its error
-                name = str(buf[start + 4 : start + 4 + length], "utf-8", "replace")
+                raw_name = buf[start + 4 : start + 4 + length]
+                try:
+                    name = raw_name.decode()  # UTF-8: the defaults' fast path
+                except UnicodeDecodeError:
+                    name = str(raw_name, "utf-8", "replace")
                 items += length >> 3
                 if items > item_budget:
                     self.charge(items - self.items)
@@ -430,21 +451,30 @@ class _Parser:
                 table = at + quantization_offset
                 if table > last_word:
                     target_at(buf, size, at)  # raises its error
-                vtable = table - unpack_i32(buf, table)[0]
-                known = quantization_readers.get(vtable)
-                if known is None:
-                    table_fields = shared_table_fields(buf, table, size, self.vtables)
-                    known = quantization_readers[vtable] = (
-                        table_fields,
-                        field_reader(table_fields, _QUANTIZATION_FIELDS),
-                    )
-                table_fields, (unpack, pick, absent) = known
+                # As `tables.read_tables`: the previous table's reader reads the soffset too,
+                # so a table using the same vtable is one unpack.
                 try:
-                    scale_offset, zero_point_offset, axis = pick(unpack(buf, table) + absent)
+                    read = unpack_quantization(buf, table)
                 except struct.error:
-                    raise MalformedTableError(
-                        f"fields of table at {table} lie outside the file"
-                    ) from None
+                    read = None
+                if read is None or table - read[0] != quantization_vtable:
+                    # The first value is the soffset, whichever reader read it.
+                    quantization_vtable = table - (read or unpack_i32(buf, table))[0]
+                    known = quantization_readers.get(quantization_vtable)
+                    if known is None:
+                        table_fields = shared_table_fields(buf, table, size, self.vtables)
+                        known = quantization_readers[quantization_vtable] = (
+                            table_fields,
+                            field_reader(table_fields, _QUANTIZATION_FIELDS, lead=True),
+                        )
+                    table_fields, (unpack_quantization, pick, absent) = known
+                    try:
+                        read = unpack_quantization(buf, table)
+                    except struct.error:
+                        raise MalformedTableError(
+                            f"fields of table at {table} lie outside the file"
+                        ) from None
+                scale_offset, zero_point_offset, axis = pick(read + absent)
                 if table_fields[2]:
                     at = table + table_fields[2]
                     start = at + scale_offset
@@ -472,13 +502,13 @@ class _Parser:
             is_input, is_output = index in inputs, index in outputs
             # One kind per tensor, most specific first (`TensorKind`).
             if has_data:
-                kind = TensorKind.CONSTANT
+                kind = constant
             elif variable:
-                kind = TensorKind.VARIABLE
+                kind = variable_kind
             elif is_input:
-                kind = TensorKind.INPUT
+                kind = input_kind
             elif is_output:
-                kind = TensorKind.OUTPUT
+                kind = output_kind
             else:
                 kind = intermediate
             found.append(
@@ -520,6 +550,7 @@ class _Parser:
             self.vtables,
         )
         last_word = size - 4
+        option_readers: OptionReaders = {}
         opcode_count = len(opcodes)
         new = tuple.__new__  # as in `buffers`
         # Option tables are shared by position: writers point operators with equal options at
@@ -557,7 +588,7 @@ class _Parser:
             options = decoded.get(key)
             if options is None:
                 # Decoded now when that is bounded (scalars only), else on first use.
-                options = eager_options(buf, key, vtables)
+                options = eager_options(buf, key, vtables, option_readers)
                 if options is None:
                     options = LazyOptions(buf, *key, cache, label, vtables=vtables)
                 decoded[key] = options

@@ -95,9 +95,17 @@ FieldReader = tuple[
 ]
 
 
+# The table's own first field: the soffset to its vtable (`field_reader`'s `lead`).
+_LEAD = (0, -1)
+
+
 @lru_cache(maxsize=512)
 def field_reader(
-    fields: tuple[int, ...], wanted: Wanted, defaults: tuple[Any, ...] | None = None
+    fields: tuple[int, ...],
+    wanted: Wanted,
+    defaults: tuple[Any, ...] | None = None,
+    *,
+    lead: bool = False,
 ) -> FieldReader:
     """A vtable's field offsets → one reader of the wanted fields of every table using it.
 
@@ -105,10 +113,16 @@ def field_reader(
     table costs one `unpack_from` instead of one per field; `pick` puts the values in the
     caller's order, taking an absent field's value from `absent` (`defaults`, else 0). Writers
     share a vtable among all tables of a type, so a model has a handful; bounded, since a hostile
-    file may hold many."""
+    file may hold many.
+
+    `lead`: `unpack` also reads the table's soffset to its vtable, first: a loop over tables
+    that share a vtable tells from it that the next table uses the same one (`read_tables`)."""
     present = sorted(
         (fields[index], order) for order, (index, _) in enumerate(wanted) if fields[index]
     )
+    if lead:
+        present.insert(0, _LEAD)
+        wanted = (*wanted, (-1, "i"))  # the soffset, as the order -1 refers to it
     offsets = [offset for offset, _ in present]
     sizes = [struct.calcsize(f"<{wanted[order][1]}") for _, order in present]
     overlapping = any(offsets[i] + sizes[i] > offsets[i + 1] for i in range(len(offsets) - 1))
@@ -130,11 +144,11 @@ def field_reader(
         unpack = struct.Struct("".join(layout)).unpack_from
     position = {order: place for place, (_, order) in enumerate(present)}
     # Absent fields come from the tail appended after the present ones.
-    places = [position.get(order, len(present) + order) for order in range(len(wanted))]
+    places = [position.get(order, len(present) + order) for order in range(len(wanted) - lead)]
     pick: Callable[[tuple[Any, ...]], Any] = itemgetter(*places)
     if len(places) == 1:  # itemgetter of one index gives the value, not a 1-tuple
         pick = itemgetter(slice(places[0], places[0] + 1))
-    return unpack, pick, defaults if defaults is not None else (0,) * len(wanted)
+    return unpack, pick, defaults if defaults is not None else (0,) * (len(wanted) - lead)
 
 
 def read_tables(
@@ -144,25 +158,48 @@ def read_tables(
     table, every one checked before any is read (as `TableView.tables`): a table's inline fields in
     one read (`field_reader`), its vectors and strings left to the caller."""
     offsets = struct.unpack_from(f"<{length}I", buf, data) if length else ()
-    rows = []
+    rows: list[tuple[int, tuple[int, ...], Any]] = []
+    append = rows.append
     # Writers share one vtable among all tables with the same fields: read each once.
     by_vtable: dict[int, tuple[tuple[int, ...], FieldReader]] = {}
     unpack_i32 = _I32.unpack_from
+    last_table = size - 4
+    # The previous table's vtable and its reader, which reads the soffset too (`lead`): a table
+    # whose soffset leads to that same vtable is read in one unpack.
+    vtable: int | None = None
+    fields: tuple[int, ...] = ()
+    unpack: Callable[[Any, int], tuple[Any, ...]] = _I32.unpack_from
+    pick: Callable[[tuple[Any, ...]], Any] = _first
+    absent: tuple[Any, ...] = ()
     for index, offset in enumerate(offsets):
-        pos = data + 4 * index + offset
-        if not 0 <= pos <= size - 4:
+        pos = data + 4 * index + offset  # never negative: both terms are unsigned
+        if pos > last_table:
             raise MalformedTableError(f"table at {pos} outside the file")
-        vtable = pos - unpack_i32(buf, pos)[0]
-        found = by_vtable.get(vtable)
-        if found is None:
-            fields = table_fields(buf, pos, size)
-            found = by_vtable[vtable] = (fields, field_reader(fields, wanted))
-        fields, (unpack, pick, absent) = found
         try:
-            rows.append((pos, fields, pick(unpack(buf, pos) + absent)))
+            values = unpack(buf, pos)
         except struct.error:
-            raise MalformedTableError(f"fields of table at {pos} lie outside the file") from None
+            values = None
+        if values is None or pos - values[0] != vtable:
+            # Every reader's first value is the soffset (and so is `unpack_i32`'s).
+            vtable = pos - (values or unpack_i32(buf, pos))[0]
+            found = by_vtable.get(vtable)
+            if found is None:
+                fields = table_fields(buf, pos, size)
+                found = by_vtable[vtable] = (fields, field_reader(fields, wanted, lead=True))
+            fields, (unpack, pick, absent) = found
+            try:
+                values = unpack(buf, pos)
+            except struct.error:
+                raise MalformedTableError(
+                    f"fields of table at {pos} lie outside the file"
+                ) from None
+        append((pos, fields, pick(values + absent)))
     return rows
+
+
+def _first(values: tuple[Any, ...]) -> Any:
+    """`read_tables`' pick before its first table (never used: no vtable matches None)."""
+    return values[0]
 
 
 def vector_at(buf: Any, size: int, position: int, element_bytes: int) -> tuple[int, int]:

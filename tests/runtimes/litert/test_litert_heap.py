@@ -154,6 +154,9 @@ SETUP_ESTIMATES: dict[str, str] = {}
 FIRST_INVOKE_ESTIMATES = {
     **SETUP_ESTIMATES,
     "heldout_case_mean_dynamic_axis.tflite": "MEAN over axes read at Eval",
+    # A READ_VARIABLE of rank 0 (dynamic: sized at Eval, the rest re-planned at the first
+    # invoke, counted at a page: heap_resources; measured 1.04x, never under).
+    **{f"var7_{seed}.tflite": "rank-0 READ_VARIABLE" for seed in (5, 6, 10, 13, 14, 15, 18, 24)},
 }
 # Eigen's float blocks are replayed with the measuring machine's caches (eigen_blocking).
 PEAK_ESTIMATES = {**FIRST_INVOKE_ESTIMATES}
@@ -275,11 +278,14 @@ def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
 # (xnn6_custom_*, tests/litert_custom_cases.py): the builtin kernels cannot run any of them;
 # with XNNPACK the model runs or fails as the wheel's did, and its figure is never under the
 # wheel's: within 1% at every moment where XNNPACK's part is replayed (a custom transposed
-# convolution, as the TRANSPOSE_CONV it defines), else a labelled bound.
+# convolution, as the TRANSPOSE_CONV it defines; the argmax pooling and the unpooling), else a
+# labelled bound (the attention).
 CUSTOM = sorted(
     name
     for name in CACHE["models"]
-    if name.startswith(("xnn6_custom_", "xnn7_deconvolution_", "xnn7b_deconvolution_"))
+    if name.startswith(
+        ("xnn6_custom_", "xnn7_deconvolution_", "xnn7b_deconvolution_", "xnn7_pooling_")
+    )
 )
 
 

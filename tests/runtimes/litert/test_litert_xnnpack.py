@@ -19,6 +19,7 @@ from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import (
     heap_build,
+    heap_resources,
     heap_xnnpack,
     xnnpack_objects,
     xnnpack_packing,
@@ -47,9 +48,9 @@ _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
 
 # Models whose partition is not modelled, and why (their XNNPACK figure is a labelled
 # estimate). A change that models one, or loses one, fails here until this list says so.
-UNMODELLED: dict[str, str] = {
-    "xcase_resource_variables.tflite": "VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE",
-}
+# Empty since session 7: the variable operators the delegate takes are modelled
+# (xnnpack_variables in partition()).
+UNMODELLED: dict[str, str] = {}
 
 
 # Workspaces that are bounds, and why (a hybrid GEMM's quantized input is packed inline, in
@@ -140,6 +141,12 @@ def test_workspace_and_arena_are_the_wheels(name: str) -> None:
     else:
         assert ([workspace] if workspace else []) == real["workspace"]
     sizes = heap_xnnpack.view_arena_sizes(view)
+    if heap_resources.dynamic_reads(subgraph):
+        # A rank-0 READ_VARIABLE stays builtin and ends a planning chunk: the wheel plans the
+        # rest at the first invoke (its setup-time arena is smaller); the view plans it all
+        # at setup, which errs high.
+        assert sum(real["arena"]) <= sum(arena_request(size) for size in sizes)
+        return
     assert [arena_request(size) for size in sizes if size] == real["arena"]
 
 

@@ -40,11 +40,11 @@ from arenalens.runtimes.litert import (
     eigen_blocking,
     glibc,
     heap_build,
+    heap_resources,
     heap_xnnpack,
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
-    xnnpack_variables,
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap_interpreter import (
@@ -272,7 +272,8 @@ def interpreter_heap(
     else:
         # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
         # kernels' of the operators the delegate left, replayed on the delegated plan.
-        parts.extend(first_invoke_parts(view, delegated=True, isa=isa))
+        plan = heap_resources.delegated_plan(model)
+        parts.extend(first_invoke_parts(view, delegated=True, isa=isa, variables=plan))
         parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
@@ -328,7 +329,6 @@ def xnnpack_parts(
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
-    variables = False
     replayed = xnnpack_objects.delegate_objects(model)
     objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
@@ -342,7 +342,6 @@ def xnnpack_parts(
                 subgraph, heap_xnnpack.unmodelled_only(subgraph, split)
             )
         modelled = modelled and not split.unmodelled
-        variables = variables or bool(xnnpack_variables.OPCODES.intersection(split.unmodelled))
         taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
         delegated_count += len(taken)
         for operator in subgraph.operators:
@@ -436,14 +435,8 @@ def xnnpack_parts(
                 else "the delegate, its runtimes' value and operator arrays, each operator's "
                 "object and parameters, the delegate kernels' nodes: an upper bound per "
                 "runtime, operator and value (an operator kind or a node clean-up that is "
-                "not replayed)"
-                + (
-                    "; resource variables: which operators each delegate kernel gets is "
-                    "derived (xnnpack_variables), the read and assign copies and the "
-                    "resources' values are not replayed"
-                    if variables
-                    else ""
-                )
+                "not replayed; a variable of 8-bit unsigned values: which of its operators "
+                "the delegate takes is not modelled)"
             ),
         ),
     )
@@ -488,7 +481,12 @@ class PhasedBlock:
 
 
 def first_invoke_parts(
-    model: Model, *, delegated: bool = False, isa: IsaProfile = HOST, arenas: Sequence[int] = ()
+    model: Model,
+    *,
+    delegated: bool = False,
+    isa: IsaProfile = HOST,
+    arenas: Sequence[int] = (),
+    variables: heap_resources.VariablePlan | None = None,
 ) -> tuple[HeapPart, ...]:
     """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
     and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left; `arenas`:
@@ -499,6 +497,7 @@ def first_invoke_parts(
     invoke = first_invoke(
         model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,
         decompositions=decompositions(plans, [arena_request(s) if s else 0 for s in arenas[::2]]),
+        variables=variables,
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; {estimated} not replayed: an upper bound" if estimated else ""

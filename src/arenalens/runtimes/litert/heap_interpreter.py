@@ -35,6 +35,7 @@ from arenalens.runtimes.litert.heap_kernels import (
     prepare_bound,
     prepare_requests,
 )
+from arenalens.runtimes.litert.heap_resources import resource_id_requests
 from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
 
@@ -137,6 +138,10 @@ def creation_blocks(model: Model) -> list[Block]:
     ]
     blocks.extend(_subgraph_objects(len(model.subgraphs)))
     blocks.extend(_metadata_blocks(model))
+    blocks.extend(
+        Block("kernel state", "var_handle::Init (resource ids)", request)
+        for request in resource_id_requests(model)
+    )
     blocks.extend(_signature_blocks(model))
     eigen_context = False
     for subgraph in model.subgraphs:

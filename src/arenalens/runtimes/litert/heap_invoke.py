@@ -37,6 +37,7 @@ figure can fall under an arm64 one).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -57,6 +58,7 @@ from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
     PREPARE_CREATES_CPU_BACKEND,
 )
+from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
 from arenalens.runtimes.litert.isa import HOST, RuyLayout
 from arenalens.runtimes.litert.prepare.state import (
     Allocation,
@@ -305,6 +307,7 @@ def first_invoke(
     ruy_layouts: Sequence[RuyLayout] = HOST.ruy,
     eigen_caches: CacheSizes | None = None,
     decompositions: Mapping[int, Decomposition] = MappingProxyType({}),
+    variables: VariablePlan | None = None,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
@@ -312,15 +315,11 @@ def first_invoke(
     nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
     taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
     decide Eigen's float blocks (None: their upper bound). `decompositions`: the composites'
-    decomposition subgraphs by index (`_composite`)."""
+    decomposition subgraphs by index (`_composite`). `variables`: heap_resources' plan."""
+    replay = functools.partial(_first_invoke, decompositions=decompositions, variables=variables)
     return max(
-        (
-            _first_invoke(
-                model, prepared, delegated, layout, eigen_caches, decompositions=decompositions
-            )
-            for layout in ruy_layouts
-        ),
-        key=lambda replay: (replay.peak, replay.kept),
+        (replay(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
+        key=lambda replayed: (replayed.peak, replayed.kept),
     )
 
 
@@ -395,6 +394,7 @@ def _first_invoke(
     *,
     decompositions: Mapping[int, Decomposition],
     caller: bool = True,
+    variables: VariablePlan | None = None,
 ) -> FirstInvoke:
     heap = _Heap()
     if caller:
@@ -415,8 +415,12 @@ def _first_invoke(
     released_subgraphs: set[int] = set()
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)
+    variable_replay = VariableReplay(
+        model.subgraphs[prepared.index], prepared, variables, estimated
+    )
     for node in prepared.nodes:
         opcode = node.opcode
+        variable_replay.run(node, heap.take, heap.give)
         gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
         if not backend and (
             opcode in _ASKS_CPU_BACKEND

@@ -57,6 +57,7 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         # TfLiteStablehloCompositeParams: name, subgraph index, attributes and their size,
         # version (flatbuffer_conversions.cc ParseStablehloComposite).
         "STABLEHLO_COMPOSITE": 40,
+        "VAR_HANDLE": 16,  # TfLiteVarHandleParams: the container and shared-name pointers
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -69,7 +70,7 @@ NO_PARSE = frozenset(
         "ABS", "COMPLEX_ABS", "EXP", "LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1",
         "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
-        "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE", "PRELU",
+        "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE", "PRELU", "READ_VARIABLE", "ASSIGN_VARIABLE",
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -118,6 +119,9 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         "LEAKY_RELU": (1052,),  # activations.cc LeakyReluInit / PreluInit: the Relu OpData
         "PRELU": (1052,),
         "STABLEHLO_COMPOSITE": (8,),  # stablehlo_composite.cc State: subgraph index, a flag
+        # var_handle.cc Init: `new VarParams` (its resource id); the interpreter-wide
+        # resource-id map's node is counted once per name (heap_interpreter).
+        "VAR_HANDLE": (4,),
     }
 )
 # Operators seen allocating nothing in Init.
@@ -126,6 +130,7 @@ NO_INIT = frozenset(
         DELEGATE_OPCODE,
         "CONCATENATION", "MAXIMUM", "MINIMUM", "NEG", "PACK", "SHAPE", "SPLIT", "TRANSPOSE",
         "COMPLEX_ABS", "PAD", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR",
+        "READ_VARIABLE", "ASSIGN_VARIABLE",
     }
 )  # fmt: skip
 # ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it

@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import glibc, rules, xnnpack_custom
+from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
@@ -166,9 +166,9 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if xnnpack_custom.custom_name(operator) is not None:
-        # Taken when its Visit*Node's checks pass; what XNNPACK holds for it is not modelled.
+        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed but the attention's.
         taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
-        return None if taken else False
+        return (operator.custom_code in xnnpack_custom.POOLINGS or None) if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "STABLEHLO_COMPOSITE":
@@ -508,8 +508,11 @@ def partition(subgraph: Subgraph, model: Model | None = None) -> XnnpackPartitio
     """The operators XNNPACK takes from a subgraph (see the module docstring)."""
     delegated: list[int] = []
     unmodelled: set[str] = set()
+    variables = xnnpack_variables.taken(subgraph)  # None: not modelled (8-bit unsigned)
     for operator in subgraph.operators:
         taken = _takes(subgraph, operator, model)
+        if operator.opcode in xnnpack_variables.OPCODES and variables is not None:
+            taken = operator.index in variables
         if taken is None:
             unmodelled.add(operator.opcode)
         elif taken:
@@ -535,7 +538,7 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
     of the subset that made it; graph outputs end their maker's outputs. Operators touching a
     resource tensor (OpMightHaveSideEffect) are chained: each waits for the one before."""
     taken = set(delegated)
-    chained = [o.index for o in subgraph.operators if _touches_resource(subgraph, o)]
+    chained = [o.index for o in subgraph.operators if xnnpack_variables.side_effect(subgraph, o)]
     waits_for = dict(zip(chained[1:], chained, strict=False))
     always, not_ready = -2, -1
     epochs = [always] * len(subgraph.tensors)
@@ -595,14 +598,6 @@ def node_subsets(subgraph: Subgraph, delegated: Sequence[int]) -> list[NodeSubse
         )
         for subset in subsets
     ]
-
-
-def _touches_resource(subgraph: Subgraph, operator: Operator) -> bool:
-    return any(
-        subgraph.tensors[tensor].dtype.name == "RESOURCE"
-        for tensor in (*operator.inputs, *operator.outputs)
-        if tensor >= 0
-    )
 
 
 def _list(subset: dict[str, list[int] | bool | None], key: str) -> list[int]:

@@ -58,6 +58,7 @@ ARGMAX_POOLING = "MaxPoolingWithArgmax2D"
 UNPOOLING = "MaxUnpooling2D"
 ATTENTION = "odml.scaled_dot_product_attention"
 XNNPACK_CUSTOM_OPERATORS = frozenset({DECONVOLUTION, ARGMAX_POOLING, UNPOOLING, ATTENTION})
+POOLINGS = frozenset({ARGMAX_POOLING, UNPOOLING})
 
 _SAME, _VALID = 1, 2  # TfLitePadding: kTfLitePaddingSame, kTfLitePaddingValid
 _FLOAT32 = "FLOAT32"

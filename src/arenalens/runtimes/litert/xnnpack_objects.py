@@ -42,8 +42,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert import glibc, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.heap_resources import handle_key
 from arenalens.runtimes.litert.heap_xnnpack import (
     NodeSubset,
     delegated_view,
@@ -72,6 +73,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     hybrid_batch_matmul,
     resource_rewrites,
     transposes_a,
+    variable_copy,
 )
 
 # The delegate (TfLiteXNNPackDelegateCreateWithThreadpool): its tensor-map vector (56), the
@@ -139,7 +141,12 @@ _KIND_OF = {
     "DEPTH_TO_SPACE": "shuffle",
     "SPACE_TO_DEPTH": "shuffle",
     "RESIZE_BILINEAR": "resize",
+    # xnn_create_argmax_pooling2d_nhwc_f32 / xnn_create_unpooling2d_nhwc_x32: one compute
+    # invocation and the convolution state, as a pooling.
+    "CUSTOM:MaxPoolingWithArgmax2D": "pooling",
+    "CUSTOM:MaxUnpooling2D": "pooling",
 }
+_ARGMAX_POOLINGS = ("CUSTOM:MaxPoolingWithArgmax2D", "CUSTOM:MaxUnpooling2D")
 # Other kinds (concatenation, split, variables, composites...): the largest operator's blocks
 # for each of their inputs and outputs, an upper bound.
 _UNKNOWN_OPERATOR = (
@@ -304,8 +311,11 @@ def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     total += 2 * _int_array(0)  # intermediates and temporaries
     tensors = kernel_tensors(subgraph, subset)
     external_inputs, external_outputs = _externals(subgraph, subset, tensors)
-    externals = external_inputs + external_outputs
-    total += glibc.usable(SUBGRAPH_OBJECT_BYTES)
+    # The resources whose value the kernel defines are in its externals_ map too (Invoke
+    # binds each to its variable's buffer), not in its input and output vectors.
+    proxied = xnnpack_variables.proxies(subgraph)
+    externals = external_inputs + external_outputs + sum(1 for t in tensors if t in proxied)
+    total += glibc.usable(SUBGRAPH_OBJECT_BYTES) + resource_info_bytes(subgraph)
     total += len(tensors) * glibc.usable(TENSOR_MAP_NODE_BYTES) + _buckets(len(tensors))
     total += externals * glibc.usable(EXTERNALS_NODE_BYTES) + _buckets(externals)
     total += _vector(external_inputs) + _vector(external_outputs)
@@ -326,6 +336,10 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     # counted, every folded float RELU not).
     folded_pads = sum(1 for node in unfused if node.kind == "PAD") - sum(
         1 for node in fused if node.kind == "PAD"
+    )
+    # So does a fused variable copy (xnn_node_clear leaves the node in the array).
+    folded_pads += sum(1 for node in unfused if variable_copy(subgraph, node)) - sum(
+        1 for node in fused if variable_copy(subgraph, node)
     )
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if _activation(operator))
@@ -506,7 +520,32 @@ def reshape_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
             total += _resize_reshape(subgraph, operator)
         elif node.kind == "TRANSPOSE_CONV" and dynamically_quantized(subgraph, operator):
             total += glibc.usable(QD8_RESHAPE_BYTES)
+        elif node.kind in _ARGMAX_POOLINGS:
+            total += _argmax_pooling_reshape(subgraph, operator)
     return total
+
+
+def _argmax_pooling_reshape(subgraph: Subgraph, operator: Operator) -> int:
+    """The indirection buffer of a MediaPipe pooling's reshape (malloc'd, one pointer each):
+    xnn_reshape_argmax_pooling2d_nhwc_f32, per output row, one pooling window and then a
+    pooling's width of rows per further output column (output rows × (pooling + (output
+    columns - 1) × pooling width × pooling height)); xnn_reshape_unpooling2d_nhwc_x32, one per
+    input pixel and pooling tap of every image. The window is the output's stride over the
+    input (the delegate takes only filter = stride)."""
+    pooled = operator.outputs[0] if "Argmax" in operator.opcode else operator.inputs[0]
+    full = operator.inputs[0] if "Argmax" in operator.opcode else operator.outputs[0]
+    pooled_shape, full_shape = subgraph.tensors[pooled].shape, subgraph.tensors[full].shape
+    if len(pooled_shape) != 4 or len(full_shape) != 4 or min(pooled_shape) <= 0:
+        return 0
+    window_h = -(-full_shape[1] // pooled_shape[1])
+    window_w = -(-full_shape[2] // pooled_shape[2])
+    window = window_h * window_w
+    batch, rows, columns = pooled_shape[:3]
+    if "Argmax" in operator.opcode:
+        pointers = rows * (window + (columns - 1) * window_w * window_h)
+    else:
+        pointers = batch * rows * columns * window
+    return glibc.usable(POINTER_BYTES * pointers)
 
 
 def _resize_reshape(subgraph: Subgraph, operator: Operator) -> int:
@@ -573,6 +612,8 @@ def _node_bytes(
         total += aligned_block(LUT_BYTES)
     if operator.opcode == "AVERAGE_POOL_2D":
         total += _average_pooling_reshape(subgraph, operator)
+    if node.kind in _ARGMAX_POOLINGS:
+        total += _argmax_pooling_reshape(subgraph, operator)
     if kind == "reduce":
         total += _reduce_reshape(model, subgraph, operator)
     if kind == "resize":
@@ -608,4 +649,44 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     # last delegate kernel's Init reads the plan rebuilt up to it; with no kernel, the
     # delegate's partitioning read the whole plan.
     kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
+    resources, names = variable_maps_bytes(subgraph)
+    kernels += resources + names
     return DelegateObjects(delegate_bytes(model), kernels, runtimes, operators, exact, blocks)
+
+
+# The delegate's variable bookkeeping (xnnpack_delegate.cc): `local_id_to_resources_`, an
+# unordered_map<int, ResourceInfo> with a node per resource tensor a VAR_HANDLE names (each
+# handle is visited, taken or not), copied into every delegate kernel's `resources_`; and
+# `var_handles_`, an unordered_map keyed by the (container, shared name) strings with a
+# hash-caching node per distinct pair (GetGlobalId).
+RESOURCE_INFO_NODE_BYTES = 32  # next pointer, the tensor id, ResourceInfo's four ints
+VAR_HANDLE_NODE_BYTES = 88  # next pointer, the two strings and the id, the cached hash
+
+
+def _resource_tensors(subgraph: Subgraph) -> set[int]:
+    return {
+        operator.outputs[0]
+        for operator in subgraph.operators
+        if operator.opcode == "VAR_HANDLE" and operator.outputs and operator.outputs[0] >= 0
+    }
+
+
+def resource_info_bytes(subgraph: Subgraph) -> int:
+    """One copy of the resource map (the delegate's, and each delegate kernel's)."""
+    count = len(_resource_tensors(subgraph))
+    return count * glibc.usable(RESOURCE_INFO_NODE_BYTES) + _buckets(count)
+
+
+def variable_maps_bytes(subgraph: Subgraph) -> tuple[int, int]:
+    """(the delegate's resource map, its var-handle name map) in bytes."""
+    keys = {
+        handle_key(operator.options)
+        for operator in subgraph.operators
+        if operator.opcode == "VAR_HANDLE"
+    }
+    names = sum(
+        glibc.usable(VAR_HANDLE_NODE_BYTES)
+        + sum(glibc.usable(len(text.encode()) + 1) for text in key if len(text.encode()) > 15)
+        for key in keys
+    )
+    return resource_info_bytes(subgraph), names + _buckets(len(keys))

@@ -18,8 +18,11 @@ log that they are deprecated).
 LiteRT's greedy partition then puts the taken handles, which read nothing, in the first
 delegated subset: a delegate kernel with no XNNPACK node (a VAR_HANDLE materialises nothing)
 whose outputs are the resource tensors (the 2.3.0 wheel: xcase_resource_variables, three
-delegate kernels). What each kernel then holds is not replayed: the read and assign copies'
-operators and the resources' values make the XNNPACK figure an upper bound (heap.py).
+delegate kernels). partition() takes what `taken` names; what the kernels then hold is
+replayed: each read and assignment a copy node (xnnpack_workspace; fused into its reader or
+writer where the value between is internal), the delegate's resource and name maps
+(xnnpack_objects), each variable made at the first kernel's first invoke, shaped as its proxy
+(heap_resources).
 """
 
 from __future__ import annotations
@@ -27,6 +30,16 @@ from __future__ import annotations
 from arenalens.ir import Operator, Subgraph, Tensor
 
 OPCODES = frozenset(("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"))
+
+
+def side_effect(subgraph: Subgraph, operator: Operator) -> bool:
+    """An operator reading or writing a resource tensor (Subgraph::OpMightHaveSideEffect:
+    LiteRT's partition chains them, heap_xnnpack.node_subsets)."""
+    return any(
+        subgraph.tensors[tensor].dtype.name == "RESOURCE"
+        for tensor in (*operator.inputs, *operator.outputs)
+        if tensor >= 0
+    )
 
 
 def _value(subgraph: Subgraph, operator: Operator) -> Tensor | None:
@@ -54,8 +67,20 @@ def _value_type_fits(tensor: Tensor) -> bool | None:
 def taken(subgraph: Subgraph) -> frozenset[int] | None:
     """The indices of the variable operators the delegate takes, or None when one's
     acceptance is not modelled (an unsigned 8-bit value)."""
+    found = _visit(subgraph)
+    return None if found is None else found[0]
+
+
+def proxies(subgraph: Subgraph) -> dict[int, Tensor]:
+    """Resource tensor → its proxy value (ResourceInfo::GetProxyValue), for the resources the
+    delegate takes; empty when acceptance is not modelled."""
+    found = _visit(subgraph)
+    return {} if found is None else found[1]
+
+
+def _visit(subgraph: Subgraph) -> tuple[frozenset[int], dict[int, Tensor]] | None:
     handles: dict[int, int] = {}  # resource tensor -> the VAR_HANDLE naming it
-    proxies: dict[int, Tensor] = {}  # resource tensor -> its proxy value
+    proxied: dict[int, Tensor] = {}  # resource tensor -> its proxy value
     chosen: set[int] = set()
     for operator in subgraph.operators:
         if operator.opcode == "VAR_HANDLE":
@@ -73,8 +98,44 @@ def taken(subgraph: Subgraph) -> frozenset[int] | None:
         fits = _value_type_fits(value)
         if fits is None:
             return None
-        proxy = proxies.setdefault(resource, value) if fits else None
+        proxy = proxied.setdefault(resource, value) if fits else None
         if proxy is not None and (proxy.dtype, proxy.shape) == (value.dtype, value.shape):
             chosen.add(operator.index)
-    chosen.update(handles[resource] for resource in proxies)
-    return frozenset(chosen)
+    chosen.update(handles[resource] for resource in proxied)
+    return frozenset(chosen), proxied
+
+
+def quantization_failures(subgraph: Subgraph) -> tuple[tuple[int, int, int], ...]:
+    """Taken reads and assignments whose 8-bit value is quantized otherwise than the
+    resource's proxy, as (operator, resource tensor, value tensor). The delegate's first
+    pass accepts them (ResourceInfo::AddProxyValue compares type and shape only); defining
+    the copy then fails (xnn_define_copy: xnn_subgraph_check_quantization_parameter_matches),
+    "failed to delegate ASSIGN_VARIABLE node", so the delegate kernel's Prepare and
+    allocate_tensors() fail. Measured on the 2.3.0 wheel: var7_3, var7_4 and var7_8 of
+    tests/litert_variable_cases.py, each at the node named here."""
+    found = _visit(subgraph)
+    if found is None:
+        return ()
+    chosen, proxied = found
+    failures = []
+    for operator in subgraph.operators:
+        if operator.index not in chosen or operator.opcode == "VAR_HANDLE":
+            continue
+        value = _value(subgraph, operator)
+        proxy = proxied.get(operator.inputs[0])
+        if value is None or proxy is None or value.dtype.name not in ("INT8", "UINT8"):
+            continue
+        if _quantization(value) != _quantization(proxy):
+            failures.append((operator.index, operator.inputs[0], value.index))
+    return tuple(failures)
+
+
+def _quantization(tensor: Tensor) -> tuple[float, int] | None:
+    """The scale (as the float32 XNNPACK is given) and zero point of a one-scale tensor."""
+    import struct  # noqa: PLC0415
+
+    quantization = tensor.quantization
+    if quantization is None or quantization.scale is None:
+        return None
+    scale = struct.unpack("<f", struct.pack("<f", float(quantization.scale)))[0]
+    return scale, int(quantization.zero_point or 0)

@@ -267,8 +267,50 @@ def _nodes(
     # A resource's value carries its accesses' external flags: never cleared as unread.
     _drop_dead_nodes(nodes, boundary | resources)
     if fuse:
+        fuse_copies(subgraph, nodes, boundary | resources)
         _fuse_clamps(nodes, boundary)
     return nodes
+
+
+_VARIABLE_COPIES = ("READ_VARIABLE", "ASSIGN_VARIABLE")  # xnn_define_copy (not a reshape)
+
+
+def variable_copy(subgraph: Subgraph, node: _Node) -> bool:
+    """A copy node of XNNPACK's copy type: a variable's read or assignment."""
+    return node.kind == "copy" and subgraph.operators[node.operator].opcode in _VARIABLE_COPIES
+
+
+def fuse_copies(subgraph: Subgraph, nodes: list[_Node], external: set[int]) -> None:
+    """xnn_subgraph_fusion's copy fusions, value by value: where a value with one consumer is
+    internal (no external flag: not the kernel's input or output, not a resource), a copy
+    reading it is fused upstream (its producer writes the copy's output) and a copy writing it
+    downstream (its consumer reads the copy's input), when no node between the two touches the
+    value that then moves (can_reorder_use). The fused copy keeps its operator-data slot
+    (runtime_counts) but creates no operator and its value leaves the workspace."""
+    values = sorted({tensor for node in nodes for tensor in (*node.inputs, *node.outputs)})
+    for value in values:
+        if value in external:
+            continue
+        readers = [node for node in nodes if value in node.inputs]
+        writers = [node for node in nodes if value in node.outputs]
+        if len(readers) != 1 or len(writers) != 1:
+            continue
+        producer, consumer = writers[0], readers[0]
+        start, end = nodes.index(producer), nodes.index(consumer)
+        if start >= end:
+            continue
+        between = nodes[start + 1 : end]
+        if variable_copy(subgraph, consumer) and len(consumer.outputs) == 1:
+            moved = consumer.outputs[0]
+            if not any(moved in (*node.inputs, *node.outputs) for node in between):
+                producer.outputs[producer.outputs.index(value)] = moved
+                nodes.remove(consumer)
+                continue
+        if variable_copy(subgraph, producer) and len(producer.inputs) == 1:
+            moved = producer.inputs[0]
+            if not any(moved in (*node.inputs, *node.outputs) for node in between):
+                consumer.inputs[consumer.inputs.index(value)] = moved
+                nodes.remove(producer)
 
 
 def _fuse_clamps(nodes: list[_Node], boundary: set[int]) -> None:

@@ -506,14 +506,21 @@ def _move_tail(
         new_offset = offset - nbytes
         new_offset -= new_offset % alignment
         # The new tail must not fall below the head: n + new_offset - r >= head.
-        group.shared = max(group.shared, head - new_offset)
+        bound = head - new_offset
+        if bound > group.shared:  # noqa: PLR1730 - max() is a call, per group
+            group.shared = bound
         target = moved.get(new_offset)
         if target is None:
             moved[new_offset] = group
             continue
         for merged in (target, group):  # fold running bounds into per-residue history
-            for residue in merged.earlier:
-                merged.earlier[residue] = max(merged.earlier[residue], merged.shared)
-            merged.shared = -(1 << 62)
+            shared = merged.shared
+            if shared == _NOTHING:  # nothing to fold (a target met again in this move)
+                continue
+            earlier = merged.earlier
+            for residue, value in earlier.items():
+                if shared > value:
+                    earlier[residue] = shared
+            merged.shared = _NOTHING
         target.earlier.update(group.earlier)
     return moved

@@ -216,6 +216,17 @@ def var_handle(ctx: NodeContext) -> None:
         output.nbytes_override = _RESOURCE_ID_NBYTES
 
 
+def delegate_variables(ctx: NodeContext) -> None:
+    """*xnnpack_delegate.cc — Subgraph::Prepare*: the XNNPACK delegate kernel runs
+    PrepareVarHandle on every resource tensor among its inputs and outputs (the handles it
+    took), so each is a 4-byte id in the persistent arena, as VAR_HANDLE's Prepare makes it."""
+    for index in (*ctx.inputs, *ctx.outputs):
+        tensor = ctx.graph.tensors[index] if index >= 0 else None
+        if tensor is not None and tensor.dtype == "RESOURCE":
+            tensor.allocation = Allocation.ARENA_RW_PERSISTENT
+            tensor.nbytes_override = _RESOURCE_ID_NBYTES
+
+
 def read_variable(ctx: NodeContext) -> None:
     """*read_variable.cc — Prepare*: an output of rank 0 (scalar or unranked: the kernel cannot
     tell) is made Dynamic and sized at Eval from the variable."""

@@ -16,6 +16,7 @@ from arenalens.runtimes.litert.prepare.matmul import batch_matmul, fully_connect
 from arenalens.runtimes.litert.prepare.other import (
     add_n,
     broadcast_args,
+    delegate_variables,
     densify,
     dequantize,
     detection_postprocess,
@@ -209,6 +210,13 @@ KERNEL_RULES: Mapping[str, KernelRule] = MappingProxyType(
             "dilations not a model constant → Dynamic output",
             prepare=dilate,
             verified=True,
+        ),
+        # The XNNPACK delegate's kernel node in the plan once it took its subsets
+        # (runtimes/litert/heap_xnnpack.delegated_view; heap_kernels.DELEGATE_OPCODE).
+        "CUSTOM:TfLiteXNNPackDelegate": KernelRule(
+            "tflite/delegates/xnnpack/xnnpack_delegate.cc",
+            "resource inputs and outputs: 4-byte ids in the persistent arena",
+            prepare=delegate_variables,
         ),
         "VAR_HANDLE": KernelRule(
             "tflite/kernels/var_handle.cc",

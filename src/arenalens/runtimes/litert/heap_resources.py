@@ -1,0 +1,232 @@
+"""The heap a LiteRT interpreter's resource variables take, from LiteRT's sources
+(*tflite/kernels/var_handle.cc*, *read_variable.cc*, *assign_variable.cc*,
+*tflite/experimental/resource/resource_variable.cc*, *tflite/core/c/common.cc*), checked block
+by block on the 2.3.0 wheel's traces (tests/litert_heap_trace.py).
+
+* **At creation** each VAR_HANDLE's Init looks its (container, shared name) up in the
+  interpreter's `std::map<pair<string, string>, int>` of resource ids and inserts it when new:
+  one tree node per distinct name pair (`_Rb_tree_node_base` + two strings + the id), with a
+  heap block for each name longer than std::string's 15 inline characters.
+* **At the first invoke** a variable is made where it is first written: the builtin
+  ASSIGN_VARIABLE's `CreateResourceVariableIfNotAvailable` inserts `new ResourceVariable` (a
+  TfLiteTensor and a flag: 128 B) into the interpreter's `unordered_map<int, unique_ptr>`
+  (its bucket array on the first insertion, a 24-byte node each), then `AssignFrom` copies the
+  value's dims (`TfLiteIntArrayCopy`) and reallocates its data as every dynamic tensor is
+  (`TfLiteTensorRealloc`: the bytes plus 16). The XNNPACK delegate makes the variables its
+  kernels read or write (their resource tensors are in the kernel's externals) the same way
+  at the first invoke of the first kernel touching them, shaped as their proxy value
+  (`Subgraph::Invoke`), before any builtin kernel runs after it.
+
+A READ_VARIABLE whose output has no rank makes that output dynamic: its Eval resizes it and
+the planner re-plans the rest of the graph at the first invoke; that is not replayed
+(`dynamic_reads`): the figure is then an estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from arenalens.ir import Model, Subgraph
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
+from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode
+
+MAP_NODE_HEADER_BYTES = 32  # _Rb_tree_node_base
+STRING_BYTES = 32  # std::string (15 characters inline)
+SSO_CAPACITY = 15
+RESOURCE_ID_NODE_BYTES = MAP_NODE_HEADER_BYTES + 2 * STRING_BYTES + 8  # the pair and its id
+RESOURCE_VARIABLE_BYTES = 128  # sizeof(ResourceVariable): vtable, TfLiteTensor, flag
+RESOURCE_NODE_BYTES = 24  # _Hash_node<pair<const int, unique_ptr<ResourceBase>>>
+TENSOR_EXTRA_BYTES = 16  # TfLiteTensorAllocationSize pads every dynamic block by this
+UNREPLAYED_READ_BYTES = 4096  # a page for a rank-0 read's Eval and re-plan
+VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+
+Key = tuple[str, str]
+
+
+def handle_key(options: Mapping[str, object]) -> Key:
+    """A VAR_HANDLE's (container, shared name), null read as empty (var_handle.cc Init)."""
+    container = options.get("container") or ""
+    shared = options.get("shared_name") or ""
+    return (str(container), str(shared))
+
+
+def resource_id_requests(model: Model) -> list[int]:
+    """The resource-id map's requests after Interpreter(...): every subgraph's VAR_HANDLEs
+    share the interpreter's map; a name longer than 15 characters has a block of its own."""
+    keys = {
+        handle_key(operator.options)
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+        if operator.opcode == "VAR_HANDLE"
+    }
+    requests = []
+    for key in sorted(keys):
+        requests.append(RESOURCE_ID_NODE_BYTES)
+        requests.extend(
+            len(text.encode("utf-8")) + 1
+            for text in key
+            if len(text.encode("utf-8")) > SSO_CAPACITY
+        )
+    return requests
+
+
+def handle_keys(subgraph: Subgraph) -> dict[int, Key]:
+    """Resource tensor → the name pair of the VAR_HANDLE that makes it."""
+    return {
+        operator.outputs[0]: handle_key(operator.options)
+        for operator in subgraph.operators
+        if operator.opcode == "VAR_HANDLE" and operator.outputs and operator.outputs[0] >= 0
+    }
+
+
+def _buckets_bytes(count: int) -> int:
+    if count <= 0:
+        return 0
+    buckets = next((b for b in BUCKET_COUNT_CHAIN if b >= count), BUCKET_COUNT_CHAIN[-1])
+    return glibc.usable(8 * buckets)
+
+
+@dataclass(slots=True)
+class Variables:
+    """The interpreter's resource variables while a first invoke is replayed: which exist,
+    each one's dims and bytes. `take` / `give` move the replay's live bytes."""
+
+    created: dict[Key, tuple[int, int]] = field(default_factory=dict)  # key → (rank, bytes)
+
+    def assign(self, key: Key, shape: tuple[int, ...], nbytes: int) -> Iterator[int]:
+        """CreateResourceVariableIfNotAvailable + AssignFrom → signed usable-byte steps
+        (positive taken, negative freed), in order."""
+        if key not in self.created:
+            count = len(self.created) + 1
+            before, after = _buckets_bytes(count - 1), _buckets_bytes(count)
+            yield glibc.usable(RESOURCE_VARIABLE_BYTES)
+            if after != before:
+                yield after  # the rehash allocates the new buckets before it frees the old
+                if before:
+                    yield -before
+            yield glibc.usable(RESOURCE_NODE_BYTES)
+            self.created[key] = (-1, 0)
+        rank, old_bytes = self.created[key]
+        if rank != len(shape):
+            # TfLiteIntArrayEqual fails on another rank (dims of equal rank but other sizes
+            # are copied too: counted the same, a same-size block).
+            yield glibc.usable(4 + 4 * len(shape))
+            if rank >= 0:
+                yield -glibc.usable(4 + 4 * rank)
+        if nbytes != old_bytes:
+            # AssignFrom cleared the tensor's byte count first, so any other size reallocates
+            # (counted as a new block before the old one goes: a peak that errs high).
+            yield glibc.usable(nbytes + TENSOR_EXTRA_BYTES)
+            if old_bytes:
+                yield -glibc.usable(old_bytes + TENSOR_EXTRA_BYTES)
+        self.created[key] = (len(shape), nbytes)
+
+
+def dynamic_reads(subgraph: Subgraph) -> bool:
+    """A READ_VARIABLE whose output has no rank (its Eval sizes it: not replayed)."""
+    return any(
+        operator.opcode == "READ_VARIABLE"
+        and operator.outputs
+        and operator.outputs[0] >= 0
+        and not subgraph.tensors[operator.outputs[0]].shape
+        for operator in subgraph.operators
+    )
+
+
+Creation = tuple[Key, tuple[int, ...], int]  # a variable's name pair, shape and bytes
+
+
+@dataclass(frozen=True, slots=True)
+class VariablePlan:
+    """What a first invoke needs to replay the variables: each resource tensor's name pair,
+    and per delegate kernel (in execution order) the variables it makes."""
+
+    keys: Mapping[int, Key]
+    by_kernel: tuple[tuple[Creation, ...], ...] = ()
+
+
+class VariableReplay:
+    """The variables' part of one subgraph's first-invoke replay (heap_invoke): `node` gives
+    each node's usable-byte steps (positive taken, negative freed), in order; a node not
+    replayed is added to `estimated`, the replay's list."""
+
+    def __init__(
+        self,
+        subgraph: Subgraph,
+        prepared: PreparedSubgraph,
+        plan: VariablePlan | None,
+        estimated: list[str],
+    ) -> None:
+        self.plan = plan or VariablePlan(handle_keys(subgraph))
+        self.variables = Variables()
+        self.shapes = {
+            tensor.index: (tensor.shape or (), tensor.nbytes)
+            for tensor in prepared.tensors
+            if tensor.dtype != "RESOURCE"
+        }
+        self.kernels = 0  # delegate kernels met so far
+        self.estimated = estimated  # the replay's list of operators not replayed
+
+    def run(
+        self, node: RuntimeNode, take: Callable[[int], None], give: Callable[[int], None]
+    ) -> None:
+        """Replay one node's steps on the replay's heap."""
+        for step in self.node(node):
+            if step >= 0:
+                take(step)
+            else:
+                give(-step)
+
+    def node(self, node: RuntimeNode) -> Iterator[int]:
+        """A builtin ASSIGN_VARIABLE's value; the variables a delegate kernel makes first; a
+        rank-0 READ_VARIABLE (Eval sizes its output and the rest is re-planned: not replayed,
+        a page that errs high)."""
+        inputs, keys = node.inputs, self.plan.keys
+        if node.opcode == "ASSIGN_VARIABLE" and len(inputs) > 1 and inputs[0] in keys:
+            shape, nbytes = self.shapes.get(inputs[1], ((), 0))
+            yield from self.variables.assign(keys[inputs[0]], shape, nbytes)
+        elif node.opcode == DELEGATE_OPCODE:
+            kernel, self.kernels = self.kernels, self.kernels + 1
+            made = self.plan.by_kernel[kernel] if kernel < len(self.plan.by_kernel) else ()
+            for key, shape, nbytes in made:
+                if key not in self.variables.created:
+                    yield from self.variables.assign(key, shape, nbytes)
+        elif node.opcode == "READ_VARIABLE" and node.dynamic_output:
+            self.estimated.append(node.opcode)
+            yield UNREPLAYED_READ_BYTES
+
+
+def delegated_plan(model: Model) -> VariablePlan:
+    """The variables' plan once XNNPACK took its subsets: the resources each delegate kernel
+    reads or writes whose value it defines from a proxy (xnnpack_variables), made by the
+    first kernel touching them, shaped as the proxy."""
+    from arenalens.runtimes.litert import heap_xnnpack, xnnpack_variables  # noqa: PLC0415
+
+    subgraph = model.subgraphs[0]
+    keys = handle_keys(subgraph)
+    proxies = xnnpack_variables.proxies(subgraph)
+    split = heap_xnnpack.partition(subgraph, model)
+    by_kernel: list[tuple[Creation, ...]] = []
+    for subset in heap_xnnpack.node_subsets(subgraph, split.delegated):
+        if not subset.delegated:
+            continue
+        touched = sorted(
+            {
+                tensor
+                for index in subset.operators
+                for tensor in (
+                    *subgraph.operators[index].inputs,
+                    *subgraph.operators[index].outputs,
+                )
+                if tensor in proxies and tensor in keys
+            }
+        )
+        by_kernel.append(
+            tuple(
+                (keys[tensor], proxies[tensor].shape, proxies[tensor].nbytes) for tensor in touched
+            )
+        )
+    return VariablePlan(keys, tuple(by_kernel))

@@ -1,0 +1,95 @@
+"""Held-out resource-variable models for the LiteRT heap (builtin and XNNPACK), drawn after
+runtimes/litert/heap_resources.py and the variables' XNNPACK partition were committed
+(2f8f334); measured by `python -m tests.litert_heap_measure --only var7_` into
+tests/data/litert_heap.json.
+
+Each seed draws one float or int8 streaming model: 1-4 VAR_HANDLEs (sometimes a name longer
+than std::string's inline 15 characters, sometimes two handles of one name, sometimes one
+nothing uses), each used variable assigned before it is read (so the builtin kernels run it
+too), then 2-7 steps: read a variable (mostly of its shape; sometimes of rank 0 or another
+shape, which the delegate leaves to the builtin kernel) and add or multiply it in, apply an
+activation, a fully connected layer (float), or assign the running value to a variable again.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+from tests.litert_cases import _single
+
+SCALE = 0.05
+
+
+def variable_heap_model(seed: int) -> bytes:
+    """One drawn model (see the module docstring); the same bytes for the same seed."""
+    rng = random.Random(seed)
+    weights_rng = np.random.default_rng(seed)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        int8 = rng.random() < 0.35
+        width = rng.choice([4, 8, 16, 32])
+        batch = rng.choice([1, 1, 2])
+
+        def tensor(name: str, shape: list[int], scale: float = SCALE) -> int:
+            if int8:
+                return g.add_tensor(name, shape, "INT8", quantization=quantization(scale, 0))
+            return g.add_tensor(name, shape)
+
+        shape = [batch, width]
+        current = tensor("x", shape)
+        inputs, extra_outputs = [current], []
+        names: list[str] = []
+        for number in range(rng.randint(1, 4)):
+            if names and rng.random() < 0.2:
+                name = names[-1]  # a second handle of one variable
+            elif rng.random() < 0.25:
+                name = f"streaming_state_variable_{number}"  # over 15 characters
+            else:
+                name = f"v{number}"
+            names.append(name)
+        handles = []
+        for number, name in enumerate(names):
+            handle = g.add_tensor(f"h{number}/handle", [1], "RESOURCE")
+            g.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": name})
+            handles.append(handle)
+        used = handles if len(handles) == 1 or rng.random() < 0.6 else handles[:-1]
+        for handle in used:
+            g.add_operator("ASSIGN_VARIABLE", [handle, current], [])
+        for step in range(rng.randint(2, 7)):
+            handle = rng.choice(used)
+            draw = rng.random()
+            if draw < 0.45:
+                other = rng.random()
+                read_shape = shape if other < 0.8 else ([] if other < 0.9 else [batch * width])
+                read = tensor(f"read{step}", read_shape)
+                g.add_operator("READ_VARIABLE", [handle], [read])
+                if read_shape == shape:
+                    combined = tensor(f"sum{step}", shape)
+                    opcode = "ADD" if int8 or rng.random() < 0.7 else "MUL"
+                    g.add_operator(opcode, [current, read], [combined])
+                    current = combined
+                else:
+                    extra_outputs.append(read)
+            elif draw < 0.65:
+                if int8:
+                    activated = tensor(f"act{step}", shape, 1 / 128)
+                    g.add_operator(rng.choice(["TANH", "RELU"]), [current], [activated])
+                else:
+                    activated = tensor(f"act{step}", shape)
+                    g.add_operator(rng.choice(["RELU", "TANH", "LOGISTIC"]), [current], [activated])
+                current = activated
+            elif draw < 0.8 and not int8:
+                weights = g.add_constant(
+                    f"w{step}", weights_rng.standard_normal((width, width)).astype(np.float32)
+                )
+                dense = tensor(f"dense{step}", shape)
+                g.add_operator("FULLY_CONNECTED", [current, weights, -1], [dense])
+                current = dense
+            else:
+                g.add_operator("ASSIGN_VARIABLE", [handle, current], [])
+        return inputs, [current, *extra_outputs]
+
+    return _single(build)
