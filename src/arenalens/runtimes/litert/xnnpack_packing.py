@@ -510,6 +510,10 @@ class Deconvolution:
     kernel: tuple[int, int]
     stride: tuple[int, int]
     output: tuple[int, int, int]  # batch, height, width
+    # The row tile picked as on the measuring machine (xnn_get_heuristic_mr_igemm over 1 and
+    # mr); False on other ISAs, whose sub-convolution rows measured rounded to the whole mr
+    # (qemu-user: Nehalem and the arm64 cores, 0.93x otherwise): the larger is taken there.
+    host_rows: bool = True
 
     @property
     def subconvolution(self) -> bool:
@@ -543,7 +547,12 @@ class Deconvolution:
         taps = self.kernel[0] * self.kernel[1]
         if self.subconvolution:
             stride_w = self.stride[1]
-            columns = round_up(-(-width // stride_w), heuristic_mr(batch, self.gemm))
+            rows = heuristic_mr(batch, self.gemm) if self.host_rows else self.gemm.mr
+            columns = round_up(-(-width // stride_w), rows)
+            if not self.host_rows:
+                columns = max(
+                    columns, round_up(-(-width // stride_w), heuristic_mr(batch, self.gemm))
+                )
             return taps * height * stride_w * columns * POINTER_BYTES
         pixels = height * width
         return taps * round_up(pixels, heuristic_mr(pixels, self.gemm)) * POINTER_BYTES
@@ -619,6 +628,7 @@ def deconvolution(
         (kernel_h, kernel_w),
         stride,
         (output.shape[0], output.shape[1], output.shape[2]),
+        host_rows=tiles is HOST_TILES,
     )
 
 
