@@ -93,3 +93,48 @@ def variable_heap_model(seed: int) -> bytes:
         return inputs, [current, *extra_outputs]
 
     return _single(build)
+
+
+# Reads before and after the variable is made (runtimes/litert/variable_order.py): the builtin
+# kernels fail the first invoke on a READ_VARIABLE no ASSIGN_VARIABLE has made the variable for.
+
+
+def read_order_model(case: str, dtype: str = "FLOAT32") -> bytes:
+    """One [1, 4] variable 'state' of `dtype` (FLOAT32, INT8 or INT32) added to the input:
+    'read_first' reads it, then assigns the sum (fails with the builtin kernels);
+    'assign_first' assigns the input, then reads it; 'call_once' zeroes it in a CALL_ONCE
+    init subgraph, then reads it as 'read_first' does; 'other_name' reads 'state' after
+    assigning a second variable 'other' (fails); 'container' reads 'state' in container 'c'
+    after assigning 'state' without a container (two variables: fails)."""
+    quantized = quantization(SCALE, 0) if dtype == "INT8" else None
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    init = builder.add_subgraph("init") if case == "call_once" else None
+
+    def handle(graph: SubgraphBuilder, name: str, container: str = "") -> int:
+        tensor = graph.add_tensor(f"{container}{name}/handle", [1], "RESOURCE")
+        options = {"shared_name": name} | ({"container": container} if container else {})
+        graph.add_operator("VAR_HANDLE", [], [tensor], options=options)
+        return tensor
+
+    x = main.add_tensor("x", [1, 4], dtype, quantization=quantized)
+    if init is not None:
+        main.add_operator("CALL_ONCE", [], [], options={"init_subgraph_index": init.index})
+        zeros = init.add_constant("zeros", np.zeros((1, 4), dtype.lower()), quantization=quantized)
+        init.add_operator("ASSIGN_VARIABLE", [handle(init, "state"), zeros], [])
+    state = handle(main, "state", "c" if case == "container" else "")
+    if case == "assign_first":
+        main.add_operator("ASSIGN_VARIABLE", [state, x], [])
+    elif case == "other_name":
+        main.add_operator("ASSIGN_VARIABLE", [handle(main, "other"), x], [])
+    elif case == "container":
+        main.add_operator("ASSIGN_VARIABLE", [handle(main, "state"), x], [])
+    read = main.add_tensor("read", [1, 4], dtype, quantization=quantized)
+    main.add_operator("READ_VARIABLE", [state], [read])
+    total = main.add_tensor("total", [1, 4], dtype, quantization=quantized)
+    main.add_operator("ADD", [x, read], [total])
+    if case != "assign_first":
+        main.add_operator("ASSIGN_VARIABLE", [state, total], [])
+    main.set_inputs([x])
+    main.set_outputs([total])
+    return builder.build()

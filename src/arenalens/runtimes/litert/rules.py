@@ -209,6 +209,7 @@ def budget(
             *activation_range_refusals(model),
             *grouped_hybrid_convolution_refusals(model),
             *composite_option_refusals(model),
+            *unwritten_variable_reads(model),
         ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )
@@ -428,6 +429,33 @@ def composite_option_refusals(model: Model) -> tuple[Obstacle, ...]:
                     "attributes (an empty attribute map will do)",
                 )
             )
+    return tuple(found)
+
+
+def unwritten_variable_reads(model: Model) -> tuple[Obstacle, ...]:
+    """A READ_VARIABLE the builtin kernel runs before any ASSIGN_VARIABLE made its variable
+    (variable_order.unwritten_reads): allocate_tensors() succeeds, the first invoke() fails
+    ('variable != nullptr', read_variable.cc; measured on the 2.3.0 wheel). A read the XNNPACK
+    delegate takes reads its proxy instead (builtin_prepare: moot under it)."""
+    from arenalens.runtimes.litert.variable_order import unwritten_reads  # noqa: PLC0415
+
+    found = []
+    for read in unwritten_reads(model):
+        container, name = read.key
+        resource = f"'{container}/{name}'" if container else f"'{name}'"
+        found.append(
+            Obstacle(
+                f"it reads resource variable {resource} (tensor {read.resource}) before any "
+                "ASSIGN_VARIABLE has made it ('variable != nullptr' at Invoke)",
+                phase="invoke",
+                subgraph=read.subgraph,
+                operator=read.operator,
+                opcode="READ_VARIABLE",
+                fix="assign the variable first (an ASSIGN_VARIABLE earlier in the main "
+                "subgraph, or in a CALL_ONCE initialization subgraph before the read)",
+                builtin_prepare=True,
+            )
+        )
     return tuple(found)
 
 

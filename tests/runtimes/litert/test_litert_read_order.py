@@ -1,0 +1,86 @@
+"""A READ_VARIABLE before any ASSIGN_VARIABLE made its variable: CANNOT RUN with the builtin
+kernels, and under XNNPACK where the read stays with them (runtimes/litert/variable_order.py).
+The expected verdicts are the 2.3.0 wheel's (test_read_order_verdicts_are_the_wheels runs it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arenalens.declared import Status
+from arenalens.litert_memory import litert_memory
+from arenalens.pipeline import analyze
+from arenalens.runtimes.litert.rules import unwritten_variable_reads
+from arenalens.tflite.reader import parse_model
+from tests.litert_variable_cases import read_order_model
+
+CASES = ("read_first", "assign_first", "call_once", "other_name", "container")
+DTYPES = ("FLOAT32", "INT8", "INT32")
+READ_NODE = {"read_first": 1, "other_name": 3, "container": 3}  # the wheel's "Node number N"
+
+
+def fails(case: str, dtype: str, delegate: str) -> bool:
+    """The wheel's first invoke fails: the read runs on the builtin kernel (always with
+    --delegate none; under XNNPACK for an INT32 variable, whose values it does not take)."""
+    builtin = delegate == "none" or dtype == "INT32"
+    return case in READ_NODE and builtin
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CASES)
+def test_read_order_verdicts(case: str, dtype: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{case}.tflite"
+    path.write_bytes(read_order_model(case, dtype))
+    analysis = analyze(str(path), runtime="litert")
+    for delegate in ("none", "xnnpack"):
+        declared = litert_memory(analysis, delegate)
+        cannot = declared.status is Status.CANNOT_RUN
+        assert cannot == fails(case, dtype, delegate), delegate
+        if cannot:
+            assert any(
+                "state'" in reason and "READ_VARIABLE" in reason for reason in declared.reasons
+            )
+
+
+def test_the_refusal_names_the_operator_and_the_resource() -> None:
+    model = parse_model(read_order_model("container"), "container")
+    (obstacle,) = unwritten_variable_reads(model)
+    assert (obstacle.subgraph, obstacle.operator, obstacle.phase) == (0, 3, "invoke")
+    assert "resource variable 'c/state'" in obstacle.reason
+    assert unwritten_variable_reads(parse_model(read_order_model("call_once"), "c")) == ()
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize(
+    ("case", "dtype"),
+    [
+        ("read_first", "FLOAT32"),
+        ("call_once", "INT32"),
+        ("container", "INT32"),
+        ("assign_first", "INT8"),
+    ],
+)
+def test_read_order_verdicts_are_the_wheels(case: str, dtype: str) -> None:
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    data = read_order_model(case, dtype)
+    for delegate in ("none", "xnnpack"):
+        options = (
+            {}
+            if delegate == "xnnpack"
+            else {
+                "experimental_op_resolver_type": interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+            }
+        )
+        runner = interpreter.Interpreter(model_content=data, **options)
+        runner.allocate_tensors()
+        detail = runner.get_input_details()[0]
+        runner.set_tensor(detail["index"], np.ones(detail["shape"], detail["dtype"]))
+        if fails(case, dtype, delegate):
+            with pytest.raises(
+                RuntimeError, match=f"variable != nullptr.*Node number {READ_NODE[case]} "
+            ):
+                runner.invoke()
+        else:
+            runner.invoke()
