@@ -378,3 +378,27 @@ def test_check_at_a_given_input_size_names_the_command_that_writes_it(
     # The model as stored at its own size, fixed nowhere: no step (nothing was resized).
     plain = _json(capsys, "check", OPTIMIZED_FILE, "--target", "nucleo-f401re")
     assert not [s for s in plain["next_steps"] if (s["command"] or "").startswith("arenalens opt")]
+
+
+@pytest.mark.runtime
+def test_a_model_written_without_a_plan_declares_what_check_of_it_declares(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held-out flow 135 of seed 700401 (--wide, families float_cnn/dag/audio/quant): `optimize
+    --input-shape image=1x9x9x1 --target nrf52840-dk --inplace --split` wrote the model at that
+    size with TFLM's own plan and said 'declare kTensorArenaSize = 1,296' (the largest over the
+    libraries a rewrite must hold on, reference's); check of the written file on the board says
+    1,236 B, its CMSIS-NN build's own. A file without an offline plan is planned by TFLM on each
+    build: optimize now declares the build's own, and saves nothing."""
+    pytest.importorskip("ai_edge_litert")
+    monkeypatch.chdir(tmp_path)
+    families = ("float_cnn", "dag", "audio", "quant")
+    flow = random_flow(700401, 135, families=families, split=True, wide=True)
+    Path("model.tflite").write_bytes(flow.subject.data)
+    asked = ["--input-shape", "image=1x9x9x1", "--target", "nrf52840-dk"]
+    written = _json(
+        capsys, "optimize", "model.tflite", *asked, "--inplace", "--split", "-o", "o.tflite"
+    )
+    assert written["written"] and written["saved_bytes"] == 0
+    checked = _json(capsys, "check", "o.tflite", "--target", "nrf52840-dk")
+    assert written["new_required_bytes"] == checked["required_bytes"]

@@ -151,14 +151,20 @@ class Optimization:
 
     @property
     def new_required_bytes(self) -> int:
-        """The minimal kTensorArenaSize of the written model."""
+        """The minimal kTensorArenaSize of the written model: without an offline plan (none
+        chosen), TFLM plans it at setup on each build, so the build's own (what `check` of the
+        file on it declares), not the largest over the libraries a rewrite must hold on."""
         if self.chosen is None:
-            return self.original_required_bytes
+            return self.original_required_by_build.get(
+                self.build.name, self.original_required_bytes
+            )
         return self.chosen.required_bytes
 
     @property
     def saved_bytes(self) -> int:
-        """Bytes of the number to declare (kTensorArenaSize) given back."""
+        """Bytes of the number to declare (kTensorArenaSize) given back (none without a plan)."""
+        if self.chosen is None:
+            return 0
         return self.original_required_bytes - self.new_required_bytes
 
 

@@ -280,13 +280,13 @@ def render_optimize(document: Mapping[str, Any], *, color: bool = False, width: 
     elif document.get("replaces_plan"):
         headline = Text.assemble(
             ("kTensorArenaSize ", "bold"),
-            (format_bytes_exact(before), "bold cyan"),
+            (format_bytes_exact(after), "bold cyan"),
             "  the model's offline plan, which would corrupt tensors at these shapes, replaced",
         )
     elif document.get("resized"):
         headline = Text.assemble(
             ("kTensorArenaSize ", "bold"),
-            (format_bytes_exact(before), "bold cyan"),
+            (format_bytes_exact(after), "bold cyan"),
             "  the model at the input shapes given (TFLM runs the shapes a file stores); no plan "
             "declares fewer bytes than the runtime's own",
         )

@@ -16,7 +16,11 @@ from arenalens.cli import main
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import heap_xnnpack
 from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap, threads_unsized
+from arenalens.runtimes.litert.isa import profile
 from arenalens.tflite.builder import ModelBuilder
+from tests.litert_heap_arm64_threads import COMMAND as ARM64_COMMAND
+from tests.litert_heap_arm64_threads import DATA as ARM64_DATA
+from tests.litert_heap_arm64_threads import model_bytes as arm64_model_bytes
 from tests.litert_heap_threads import COMMAND, DATA
 from tests.litert_xnnpack_parts import model_file
 from tests.runtimes.litert.test_litert_xnnpack import UNMODELLED
@@ -60,7 +64,7 @@ def test_threads_heap_is_never_under(
     delegate = DELEGATE_OF_MODE[mode]
     model = analysis.model
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
-    if threads > 1 and threads_unsized(view if view is not None else model, threads, delegate):
+    if threads > 1 and threads_unsized(view if view is not None else model, threads):
         assert (name, delegate) in NOT_SIZED
         return
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
@@ -138,10 +142,10 @@ def test_add_n_of_four_inputs_or_more_is_not_sized_with_threads(
     keep one thread's scratch."""
     eight = analyze(_add_n(8), runtime="litert").model
     three = analyze(_add_n(3), runtime="litert").model
-    for delegate in ("none", "xnnpack"):
-        assert threads_unsized(eight, 1, delegate) == ()
-        assert threads_unsized(eight, 2, delegate) == ("ADD_N of 4 inputs or more",)
-        assert threads_unsized(three, 4, delegate) == ()
+    for isa in ("", "arm64", "armv7"):
+        assert threads_unsized(eight, 1, profile(isa)) == ()
+        assert threads_unsized(eight, 2, profile(isa)) == ("ADD_N of 4 inputs or more",)
+        assert threads_unsized(three, 4, profile(isa)) == ()
     path = tmp_path / "add_n.tflite"
     path.write_bytes(_add_n(8))
     command = ["check", str(path), "--runtime", "litert", "--budget", "10MB", "--threads", "4"]
@@ -168,3 +172,32 @@ def test_add_n_scratch_grows_with_threads_on_the_wheel(tmp_path: Path) -> None:
         interpreter.allocate_tensors()
         shapes[threads] = interpreter.get_tensor_details()[-1]["shape"].tolist()
     assert shapes == {1: [1000], 4: [4000]}
+
+
+ARM64: dict[str, Any] = json.loads(ARM64_DATA.read_text())
+
+
+def test_arm64_cache_says_how_it_was_made() -> None:
+    assert ARM64["command"] == ARM64_COMMAND
+    assert len(ARM64["models"]) >= 3
+
+
+@pytest.mark.parametrize("name", sorted(ARM64["models"]))
+def test_a_float_convolution_with_threads_is_sized_on_arm_and_never_under(name: str) -> None:
+    """On aarch64 (TFLITE_WITH_RUY by default) conv.cc has no multithreaded kernel: a float
+    CONV_2D left to the builtin kernels is sized with 4 threads there (refused on x86-64 and
+    armv7, whose builds take Eigen's), at or above the aarch64 wheel's heap under qemu."""
+    data = arm64_model_bytes(name)
+    if data is None:
+        pytest.skip("the shared models are not here")
+    analysis = analyze(data, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    assert threads_unsized(analysis.model, 4) == ("float CONV_2D",)
+    assert threads_unsized(analysis.model, 4, profile("armv7")) == ("float CONV_2D",)
+    assert threads_unsized(analysis.model, 4, profile(ARM64["isa"])) == ()
+    for threads, real in ARM64["models"][name].items():
+        heap = interpreter_heap(
+            analysis.model, sizes, delegate="none", threads=int(threads), isa=profile(ARM64["isa"])
+        )
+        assert real["after_allocate"] <= heap.after_setup
+        assert real["peak"] <= heap.peak

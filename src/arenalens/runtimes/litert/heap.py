@@ -181,7 +181,7 @@ def interpreter_heap(
     if delegate == "xnnpack":
         model = xnnpack_custom.as_xnnpack_builtins(model)
     view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
-    unthreaded = threads_unsized(view if view is not None else model, threads, delegate)
+    unthreaded = threads_unsized(view if view is not None else model, threads, isa)
     if unthreaded:
         raise ValueError(
             f"the heap with {threads} threads is not modelled for {', '.join(unthreaded)}"
@@ -731,15 +731,15 @@ BACKEND_THREAD_BYTES = 2_560
 _THREADED_KERNELS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
 
 
-def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...]:
+def threads_unsized(model: Model, threads: int, isa: IsaProfile = HOST) -> tuple[str, ...]:
     """Operators left to the builtin kernels whose heap with `threads` > 1 is not modelled: a
-    float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the
-    transposed filter in the persistent arena, no im2col) and runs Eigen's thread pool (a
-    float depthwise convolution adds nothing measurable: kws_ref_model_float32); an ADD_N of
-    four inputs or more sizes its arena scratch for min(inputs / 2, threads) threads (add_n.cc
-    Prepare: the wheel's scratch is 4x the input at 4 threads with 8 inputs), where the arenas
-    are planned for one."""
-    del delegate
+    float CONV_2D takes its multi-threaded kernel, which plans other temporaries (the transposed
+    filter in the persistent arena, no im2col) and runs Eigen's thread pool (a float depthwise
+    convolution adds nothing measurable: kws_ref_model_float32), except on aarch64, where
+    TFLITE_WITH_RUY is the default (kernels/BUILD) and conv.cc has no such kernel (the aarch64
+    wheel at 4 threads: never under, tests/data/litert_heap_arm64_threads.json); an ADD_N of 4+
+    inputs sizes its arena scratch for min(inputs / 2, threads) threads (add_n.cc Prepare: 4x the
+    input at 4 threads with 8 inputs on the wheel), where the arenas are planned for one."""
     if threads == 1:
         return ()
     found = set()
@@ -748,7 +748,7 @@ def threads_unsized(model: Model, threads: int, delegate: str) -> tuple[str, ...
             if operator.opcode == "ADD_N" and len(operator.inputs) >= 4:
                 found.add("ADD_N of 4 inputs or more")
                 continue
-            if operator.opcode != "CONV_2D" or len(operator.inputs) < 2:
+            if operator.opcode != "CONV_2D" or len(operator.inputs) < 2 or isa.family == "arm64":
                 continue
             data, weights = operator.inputs[0], operator.inputs[1]
             if data >= 0 and weights >= 0:

@@ -56,7 +56,7 @@ def heap_documents(
         if delegate == "xnnpack" and unsized:
             continue
         view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None
-        found = threads_unsized(view if view is not None else model, threads, delegate)
+        found = threads_unsized(view if view is not None else model, threads, isa)
         if found:
             unthreaded.append(
                 f"{'with XNNPACK' if delegate == 'xnnpack' else 'with the builtin kernels only'}"

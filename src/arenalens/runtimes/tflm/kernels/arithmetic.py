@@ -161,9 +161,7 @@ def _binary_rescaling(
 ) -> list[base.Event]:
     """ADD / SUB: both inputs' and the output's scales through `_rescaling`, then the fused
     activation's bounds through CalculateActivationRangeQuantized."""
-    scales = tuple(
-        scale_of(tensor) for tensor in (context.input(0), context.input(1), context.output(0))
-    )
+    scales = (scale_of(context.input(0)), scale_of(context.input(1)), scale_of(context.output(0)))
     refused = rescaled_sum(left_shift, scales, in_float=in_float)
     if refused:
         return [refused]

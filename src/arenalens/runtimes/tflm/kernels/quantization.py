@@ -39,7 +39,6 @@ from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
     dim,
     scale_of,
-    type_of,
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.refusals import aborts, dcheck_aborts, not_equal, not_true
@@ -234,11 +233,11 @@ def rescaled_sum(
     rounded = f32 if in_float else float
     *inputs, output_scale = scales
     twice = rounded(2.0 * max(inputs))
-    names = [f"input {n + 1}" for n in range(len(inputs))] if len(inputs) > 1 else ["input"]
-    for name, scale in zip(names, inputs, strict=True):
+    for position, scale in enumerate(inputs):
         real = rounded(divide(scale, twice))
         if smaller_than_one_holds(real):
             continue
+        name = f"input {position + 1}" if len(inputs) > 1 else "input"
         refused = smaller_than_one(
             real,
             f"the {name} multiplier, its scale {g(scale)} / (2 × {g(max(inputs))}),",
@@ -277,7 +276,7 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
     bound of the fused activation, quantized with the output's scale (float32: round(bound /
     scale)), must fit in int32 (`no_integer_overflow_from_quantization`; a zero scale gives NaN
     for the bound 0, which fails too)."""
-    if type_of(output) not in ("UINT8", "INT8", "INT16"):
+    if output is None or output.dtype.name not in ("UINT8", "INT8", "INT16"):  # type_of inline
         return not_true(kernel_util(build), "false")
     safe_scale = _SAFE_SCALE.get(activation)
     if safe_scale is None:

@@ -121,8 +121,10 @@ def operator_setup(
         registered, rule, options = found.registered, found.rule, found.builtin_data
         init, prepare = found.init, found.prepare
         return OperatorSetup(context, registered, rule, options, init, prepare, found.kinds)
-    init = _checked(context, found.init, earlier_scratch)
-    prepare = _checked(context, found.prepare, earlier_scratch)
+    init, prepare = found.init, found.prepare
+    if init:  # most kernels' Init allocates one struct or nothing
+        init = _checked(context, init, earlier_scratch)
+    prepare = _checked(context, prepare, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
     holds = frozenset(map(type, (*init, *prepare)))
     registered, rule, options = found.registered, found.rule, found.builtin_data

@@ -245,7 +245,8 @@ def _depthwise(context: base.KernelContext) -> base.Events:
     refused: list[base.Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
     if refused:
         return found + refused
-    dtype = type_of(source)
+    assert source is not None  # its type passed
+    dtype = source.dtype.name
     channels = _dim(weights, 3)
     if dtype in ("INT8", "INT16"):
         refused = _depthwise_filter_checks(source, weights, output, channels)
