@@ -130,6 +130,9 @@ HELD_OUT = (
 # Held out for resource variables (session 7): drawn after runtimes/litert/heap_resources.py
 # and the variables' XNNPACK partition were committed (tests/litert_variable_cases.py).
 HELD_OUT = (*HELD_OUT, *((f"var7_{seed}", "variables", seed) for seed in range(1, 25)))
+# Held out for XNNPACK's LUT and copy fusions (session 7): drawn after
+# xnnpack_workspace.fuse_unary_chains was committed (tests/litert_fusion_cases.py).
+HELD_OUT = (*HELD_OUT, *((f"lut7_{seed}", "unary_chain", seed) for seed in range(1, 21)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -214,6 +217,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import grouped_hybrid_conv
 
         return grouped_hybrid_conv(seed)
+    if family == "unary_chain":
+        from tests.litert_fusion_cases import unary_chain_model
+
+        return unary_chain_model(seed)
     if family == "variables":
         from tests.litert_variable_cases import variable_heap_model
 

@@ -331,6 +331,24 @@ class Model:
         return sum(len(sg.tensors) for sg in self.subgraphs[:subgraph]) + tensor
 
 
+def check_shape_size(
+    label: str, where: str, index: int, shape: tuple[int, ...], element_bytes: int
+) -> None:
+    """None, or ModelError when a tensor of this shape would exceed MAX_TENSOR_BYTES (a shape
+    with a dim of 0 or less holds nothing)."""
+    total = element_bytes
+    for dim in shape:
+        if dim <= 0:
+            return
+        total *= dim
+        if total > MAX_TENSOR_BYTES:
+            raise ModelError(
+                label,
+                f"{where} tensor {index}: shape {list(shape)} is too large "
+                f"(more than 2^62 bytes; the size would overflow)",
+            )
+
+
 def check_model(model: Model, *, strict: bool = False) -> None:
     """Model → None, or ModelError naming the first structural problem found.
 

@@ -18,7 +18,6 @@ from arenalens.errors import ModelError
 from arenalens.ir import (
     CONTROL_FLOW_OPTION_FIELDS,
     DTYPES,
-    MAX_TENSOR_BYTES,
     BufferRef,
     Metadata,
     Model,
@@ -31,6 +30,7 @@ from arenalens.ir import (
     Tensor,
     TensorKind,
     check_model,
+    check_shape_size,
     dtype_for_code,
 )
 from arenalens.tflite.files import map_file, other_format
@@ -64,11 +64,14 @@ def _int32s_of_row(buf: bytes, size: int, at: int, offset: int) -> tuple[int, ..
     """The int32 vector of a table field at `at` whose offset the row's struct already read
     (`offset`): `tables.int32_vector_at` without reading the offset again, for the tensor and
     operator loops; a vector outside the file fails with int32_vector_at's error."""
-    start = at + offset
-    length = _U32.unpack_from(buf, start)[0] if start <= size - 4 else -1
-    if length < 0 or start + 4 + 4 * length > size:
+    start = at + offset  # never negative: both are unsigned
+    try:
+        # struct refuses a length or entries past the end of the file: exactly when
+        # int32_vector_at does.
+        return int32_struct(_U32.unpack_from(buf, start)[0]).unpack_from(buf, start + 4)
+    except struct.error:
         int32_vector_at(buf, size, at)  # raises its error
-    return int32_struct(length).unpack_from(buf, start + 4)
+        raise
 
 
 _I32 = struct.Struct("<i")
@@ -93,7 +96,7 @@ FILE_IDENTIFIER = b"TFL3"
 BUFFER_DATA_ALIGNMENT = 16
 OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
-# Dims below this, at most 4 of them, cannot make a tensor too large (`_check_shape_size`).
+# Dims below this, at most 4 of them, cannot make a tensor too large (`ir.check_shape_size`).
 _SMALL_DIM = 1 << 14
 # `ir.DTYPES` as a dict (a mappingproxy's get is a call more) and the tensor kinds, in the
 # order the tensor loop tests them.
@@ -295,7 +298,6 @@ class _Parser:
         """Buffer tables (position, field offsets, `_BUFFER_FIELDS`) → where each one's bytes
         are, each read in this frame (a model has about as many buffers as tensors)."""
         buf, size = self.data, self.size
-        last_word = size - 4
         unpack_u32 = _U32.unpack_from
         new = tuple.__new__  # the records are NamedTuples: made as tuples, without __new__'s call
         found = []
@@ -314,8 +316,11 @@ class _Parser:
             if fields[0]:
                 # `tables.vector_at` inline: data is the file's most numerous vector.
                 start = pos + fields[0] + data_offset
-                length = unpack_u32(buf, start)[0] if start <= last_word else -1
-                if length < 0 or start + 4 + length > size:
+                try:
+                    length = unpack_u32(buf, start)[0]
+                except struct.error:  # the length lies past the end of the file
+                    length = size
+                if start + 4 + length > size:
                     vector_at(buf, size, pos + fields[0], 1)  # raises its error
                 start += 4
             found.append(new(BufferRef, (index, start, length, False)))
@@ -387,15 +392,15 @@ class _Parser:
         dtypes = _DTYPES
         # The kinds in locals: an enum member read from its class costs as much as a field read.
         constant, variable_kind, input_kind, output_kind, intermediate = _KINDS
-        # Shapes already checked small (`_check_shape_size` passes them for any type), each
+        # Shapes already checked small (`ir.check_shape_size` passes them for any type), each
         # kept once: converters repeat a few activation shapes across a model.
         small_shapes = self.small_shapes
         new = tuple.__new__  # as in `buffers`
         # `charge`, kept in locals over the loop (two charges per tensor).
         items, item_budget = self.items, self.item_budget
         found = []
-        for index, (pos, fields, values) in enumerate(rows):
-            shape_offset, code, buffer_index, name_offset, quantization_offset, variable, _ = values
+        for index, (pos, fields, row) in enumerate(rows):
+            shape_offset, code, buffer_index, name_offset, quant_offset, variable, sig_offset = row
             shape: tuple[int, ...] = ()
             if fields[0]:
                 shape = _int32s_of_row(buf, size, pos + fields[0], shape_offset)
@@ -403,7 +408,7 @@ class _Parser:
             # as the TFLite interpreter's tensor details do.
             signature = shape
             if fields[7]:
-                signature = int32_vector_at(buf, size, pos + fields[7])
+                signature = _int32s_of_row(buf, size, pos + fields[7], sig_offset)
                 items += len(signature)
             items += len(shape)
             if items > item_budget:
@@ -425,22 +430,24 @@ class _Parser:
                 if known_shape is not None:
                     shape = known_shape
                 elif len(shape) > 4 or max(shape) >= _SMALL_DIM:
-                    _check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
+                    check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
                 else:
                     small_shapes[shape] = shape
             name = ""
             if fields[3]:
-                at = pos + fields[3]
-                start = at + name_offset
-                length = unpack_u32(buf, start)[0] if start <= last_word else -1
-                if length < 0 or start + 4 + length > size:
-                    string_at(buf, size, at)  # raises its error
-                raw_name = buf[start + 4 : start + 4 + length]
+                start = pos + fields[3] + name_offset + 4
+                try:
+                    end = start + unpack_u32(buf, start - 4)[0]
+                except struct.error:  # the length lies past the end of the file
+                    end = size + 1
+                if end > size:
+                    string_at(buf, size, pos + fields[3])  # raises its error
+                raw_name = buf[start:end]
                 try:
                     name = raw_name.decode()  # UTF-8: the defaults' fast path
                 except UnicodeDecodeError:
                     name = str(raw_name, "utf-8", "replace")
-                items += length >> 3
+                items += (end - start) >> 3
                 if items > item_budget:
                     self.charge(items - self.items)
             quantization = None
@@ -448,7 +455,7 @@ class _Parser:
                 # The QuantizationParameters table → the first scale and zero point, their count
                 # and the axis (None without scales); read here, as the tensor (one per tensor).
                 at = pos + fields[4]
-                table = at + quantization_offset
+                table = at + quant_offset
                 if table > last_word:
                     target_at(buf, size, at)  # raises its error
                 # As `tables.read_tables`: the previous table's reader reads the soffset too,
@@ -478,23 +485,24 @@ class _Parser:
                 if table_fields[2]:
                     at = table + table_fields[2]
                     start = at + scale_offset
-                    if start + 8 <= size:  # count and first scale in one read
+                    try:  # count and first scale in one read
                         scale_count, scale = unpack_count_f32(buf, start)
-                    else:
-                        scale_count = unpack_u32(buf, start)[0] if start <= last_word else -1
+                    except struct.error:  # (a count past the end fails the check below)
+                        scale_count = unpack_u32(buf, start)[0] if start <= last_word else size
                         scale = None
-                    if scale_count < 0 or start + 4 + 4 * scale_count > size:
+                    if start + 4 + 4 * scale_count > size:
                         vector_at(buf, size, at, 4)  # raises its error
                     if scale_count:
                         zero_point = None
                         if table_fields[3]:
                             at = table + table_fields[3]
                             start = at + zero_point_offset
-                            if start + 12 <= size:  # count and first zero point in one read
+                            try:  # count and first zero point in one read
                                 zero_count, zero_point = unpack_count_i64(buf, start)
-                            else:
-                                zero_count = unpack_u32(buf, start)[0] if start <= last_word else -1
-                            if zero_count < 0 or start + 4 + 8 * zero_count > size:
+                            except struct.error:
+                                at_end = start > last_word
+                                zero_count = size if at_end else unpack_u32(buf, start)[0]
+                            if start + 4 + 8 * zero_count > size:
                                 vector_at(buf, size, at, 8)  # raises its error
                             if not zero_count:
                                 zero_point = None
@@ -757,22 +765,6 @@ def encode_offline_plan(plan: OfflinePlan) -> bytes:
     """OfflinePlan → `OfflineMemoryAllocation` metadata bytes."""
     count = len(plan.offsets)
     return struct.pack(f"<iii{count}i", plan.version, plan.subgraph_count, count, *plan.offsets)
-
-
-def _check_shape_size(
-    label: str, where: str, index: int, shape: tuple[int, ...], element_bytes: int
-) -> None:
-    total = element_bytes
-    for dim in shape:
-        if dim <= 0:
-            return
-        total *= dim
-        if total > MAX_TENSOR_BYTES:
-            raise ModelError(
-                label,
-                f"{where} tensor {index}: shape {list(shape)} is too large "
-                f"(more than 2^62 bytes; the size would overflow)",
-            )
 
 
 def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:

@@ -173,26 +173,26 @@ def read_tables(
     absent: tuple[Any, ...] = ()
     for index, offset in enumerate(offsets):
         pos = data + 4 * index + offset  # never negative: both terms are unsigned
+        try:
+            values = unpack(buf, pos)  # read: the soffset at least lies in the file
+            if pos - values[0] == vtable:
+                append((pos, fields, pick(values + absent)))
+                continue
+        except struct.error:
+            values = None
         if pos > last_table:
             raise MalformedTableError(f"table at {pos} outside the file")
+        # Every reader's first value is the soffset (and so is `unpack_i32`'s).
+        vtable = pos - (values or unpack_i32(buf, pos))[0]
+        found = by_vtable.get(vtable)
+        if found is None:
+            fields = table_fields(buf, pos, size)
+            found = by_vtable[vtable] = (fields, field_reader(fields, wanted, lead=True))
+        fields, (unpack, pick, absent) = found
         try:
             values = unpack(buf, pos)
         except struct.error:
-            values = None
-        if values is None or pos - values[0] != vtable:
-            # Every reader's first value is the soffset (and so is `unpack_i32`'s).
-            vtable = pos - (values or unpack_i32(buf, pos))[0]
-            found = by_vtable.get(vtable)
-            if found is None:
-                fields = table_fields(buf, pos, size)
-                found = by_vtable[vtable] = (fields, field_reader(fields, wanted, lead=True))
-            fields, (unpack, pick, absent) = found
-            try:
-                values = unpack(buf, pos)
-            except struct.error:
-                raise MalformedTableError(
-                    f"fields of table at {pos} lie outside the file"
-                ) from None
+            raise MalformedTableError(f"fields of table at {pos} lie outside the file") from None
         append((pos, fields, pick(values + absent)))
     return rows
 

@@ -50,6 +50,7 @@ from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
+    _Node,
     _nodes,
     dynamically_quantized,
     hybrid_batch_matmul,
@@ -385,6 +386,47 @@ def _created_from(
     )
 
 
+# run_subgraph_to_make_lut's runtime, besides its arrays and operators: its workspace handle
+# (32 B), the planner's usage records for XNN_MAX_UNARY_FUSION_VALUES values (21 x 32 B), and
+# the tracker's scratch while it plans (168 + 24 B), freed before the workspace's memory; 128 B
+# of other small blocks (traced on the 2.3.0 wheel: a chain of 10, 15,056 B at its peak).
+LUT_RUNTIME_FIXED = 40 + 680 + 128
+LUT_PLANNER_SCRATCH = 168 + 24
+
+
+def lut_runtime_bytes(chain: int, eight_bit: bool) -> int:
+    """The runtime XNNPACK makes to compute a LUT (subgraph.c run_subgraph_to_make_lut:
+    xnn_create_runtime_v4 over the chain's nodes with a workspace of its own, reshaped to 256
+    entries), freed once the table is filled: its struct, operator data and values, each
+    node's operator as an 8-bit unary one with its own table (the largest kind) and the
+    workspace: one 256-byte value when every value along the chain is 8-bit (each node runs
+    in place), else each value between two nodes as 256 floats (an upper bound)."""
+    operator = xnnpack_objects._operator_blocks("unary") + xnnpack_packing.aligned_block(
+        xnnpack_objects.LUT_BYTES
+    )
+    between = 256 if eight_bit else (chain - 1) * (4 * 256 + XNN_EXTRA_BYTES)
+    workspace = xnnpack_packing.aligned_block(between + 2 * XNN_EXTRA_BYTES)
+    return (
+        glibc.usable(xnnpack_objects.RUNTIME_BYTES)
+        + glibc.usable(xnnpack_objects.OPERATOR_DATA_BYTES * chain)
+        + glibc.usable(xnnpack_objects.RUNTIME_VALUE_BYTES * (chain + 1))
+        + chain * operator
+        + LUT_RUNTIME_FIXED
+        + max(workspace, LUT_PLANNER_SCRATCH)
+    )
+
+
+def _lut_chain(subgraph: Subgraph, subset: NodeSubset, node: _Node) -> tuple[int, bool]:
+    """A LUT node's chain: how many nodes, and whether every value along it is 8-bit (the
+    model's tensors between the chain's first input and its output)."""
+    chain = node.folded + 1
+    end = subset.operators.index(node.operator) + 1
+    operators = [subgraph.operators[index] for index in subset.operators[:end]][-chain:]
+    tensors = {t for operator in operators for t in (*operator.inputs, *operator.outputs)}
+    eight_bit = all(subgraph.tensors[t].dtype.name in ("INT8", "UINT8") for t in tensors if t >= 0)
+    return chain, eight_bit
+
+
 def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
     """The most an interpreter holds while the delegate builds its kernels: `after_setup` less
     `late` (what allocate_tensors makes after the last Init: arenas, planner and kernel
@@ -415,6 +457,15 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
         created = {node.operator for node in nodes}
         held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
         largest = max(largest, before - later + held + shared)
+        chains = [_lut_chain(subgraph, subset, node) for node in nodes if node.kind == "lut"]
+        if chains:
+            # Each LUT is computed by a runtime of its own while the subgraph is optimized,
+            # before this kernel's runtime, operators and packing exist.
+            pending = _created_from(subgraph, subset, 0, model, isa)
+            pending += xnnpack_objects.runtime_bytes(subgraph, subset, model)
+            tables = len(chains) * glibc.usable(xnnpack_objects.LUT_BYTES)
+            moment = before - later + held + shared - pending + tables
+            largest = max(largest, moment + max(lut_runtime_bytes(*chain) for chain in chains))
         for place, index in enumerate(subset.operators):
             operator = subgraph.operators[index]
             if index not in created:

@@ -71,6 +71,7 @@ NO_PARSE = frozenset(
         "MAXIMUM", "MINIMUM", "NEG", "POW", "RFFT2D", "RSQRT", "SQRT", "SQUARE",
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
         "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE", "PRELU", "READ_VARIABLE", "ASSIGN_VARIABLE",
+        "ELU",
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -85,6 +86,7 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         "FULLY_CONNECTED": (88,),
         "LOGISTIC": (1044,),
         "TANH": (1044,),
+        "ELU": (1044,),  # activations.cc Init: the OpData with its 8-bit lookup table
         "MEAN": (16,),
         "SUM": (16,),
         "REDUCE_MAX": (16,),

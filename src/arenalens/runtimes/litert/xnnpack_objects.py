@@ -138,6 +138,7 @@ _KIND_OF = {
     "STRIDED_SLICE": "slice",
     "TRANSPOSE": "slice",
     "convert": "unary",  # create_convert_nc_qx8: a hybrid convolution's input quantizer
+    "lut": "unary",  # a chain of 8-bit unary nodes fused into one table (_node_bytes)
     "DEPTH_TO_SPACE": "shuffle",
     "SPACE_TO_DEPTH": "shuffle",
     "RESIZE_BILINEAR": "resize",
@@ -337,10 +338,13 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     folded_pads = sum(1 for node in unfused if node.kind == "PAD") - sum(
         1 for node in fused if node.kind == "PAD"
     )
-    # So does a fused variable copy (xnn_node_clear leaves the node in the array).
+    # So do a fused variable copy and the nodes of a chain fused into a LUT (xnn_node_clear
+    # leaves the node in the array); each LUT is one value more (its table).
     folded_pads += sum(1 for node in unfused if variable_copy(subgraph, node)) - sum(
         1 for node in fused if variable_copy(subgraph, node)
     )
+    folded_pads += sum(node.folded for node in fused)
+    tables = sum(1 for node in fused if node.kind == "lut")
     operators = [subgraph.operators[index] for index in subset.operators]
     activations = sum(1 for operator in operators if _activation(operator))
     tensors = kernel_tensors(subgraph, subset)
@@ -360,7 +364,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     )
     transposed = sum(1 for operator in operators if transposes_a(operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
-    values += transposed + resource_rewrites(subgraph, subset.operators)
+    values += transposed + resource_rewrites(subgraph, subset.operators) + tables
     return len(fused) + folded_pads + activations, values
 
 
@@ -592,6 +596,10 @@ def _node_bytes(
         if found.kind == "qd8":
             total += glibc.usable(QD8_RESHAPE_BYTES)  # reshape_deconvolution2d_nhwc_qx8_f32_qc8w
         return total
+    if node.kind == "lut":
+        # The fusion's table (xnn_allocate_memory, kept by the runtime's static value) and the
+        # LUT operator: an 8-bit unary operator with its own table (init_op).
+        return glibc.usable(LUT_BYTES) + _operator_blocks("unary") + aligned_block(LUT_BYTES)
     if node.kind == "CONCATENATION":
         # xnn_define_concatenate: one copy operator per input.
         return _operator_blocks("copy") * max(len(node.inputs), 1)

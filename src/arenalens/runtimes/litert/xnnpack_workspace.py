@@ -182,6 +182,7 @@ class _Node:
     outputs: list[int]
     operator: int  # the model's operator it comes from
     sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
+    folded: int = 0  # nodes fused into it that keep their operator-data slots (a LUT's chain)
 
 
 def transposes_a(operator: Operator) -> bool:
@@ -268,6 +269,7 @@ def _nodes(
     _drop_dead_nodes(nodes, boundary | resources)
     if fuse:
         fuse_copies(subgraph, nodes, boundary | resources)
+        fuse_unary_chains(subgraph, nodes, boundary | resources)
         _fuse_clamps(nodes, boundary)
     return nodes
 
@@ -278,6 +280,66 @@ _VARIABLE_COPIES = ("READ_VARIABLE", "ASSIGN_VARIABLE")  # xnn_define_copy (not 
 def variable_copy(subgraph: Subgraph, node: _Node) -> bool:
     """A copy node of XNNPACK's copy type: a variable's read or assignment."""
     return node.kind == "copy" and subgraph.operators[node.operator].opcode in _VARIABLE_COPIES
+
+
+LUT_CHAIN_LIMIT = 10  # XNN_MAX_UNARY_FUSION_NODES
+_IN_PLACE = ("clamp", "unary", "lut", "binary", "copy", "softmax")  # element-wise kinds
+
+
+def _eight_bit(subgraph: Subgraph, tensor: int) -> bool:
+    return tensor < len(subgraph.tensors) and subgraph.tensors[tensor].dtype.name in (
+        "INT8",
+        "UINT8",
+    )
+
+
+def fuse_unary_chains(subgraph: Subgraph, nodes: list[_Node], external: set[int]) -> None:
+    """xnn_subgraph_fuse_unary_quantized_into_lut: a chain of two or more pure unary
+    element-wise nodes (clamps, the unary operators, conversions) from an 8-bit input, each
+    value along it read by the next node only, is computed once into a 256-entry table and
+    replaced by one LUT node writing the last 8-bit output of the chain (at most ten nodes;
+    nodes past the last 8-bit output stay). The nodes before it keep their operator-data slots,
+    their values leave the workspace; the table is one value more and a 256-byte block
+    (xnnpack_objects). A binary node with a broadcast constant operand, which XNNPACK also
+    counts as unary, is not fused here: the figure then errs high (one operator more)."""
+    consumers = _consumers(nodes, external)
+    readers: dict[int, _Node] = {}
+    for node in nodes:
+        for tensor in node.inputs:
+            readers[tensor] = node
+    position = 0
+    while position < len(nodes):
+        node = nodes[position]
+        position += 1
+        if not _pure_unary(node) or not _eight_bit(subgraph, node.inputs[0]):
+            continue
+        chain = [node]
+        while len(chain) < LUT_CHAIN_LIMIT:
+            output = chain[-1].outputs[0]
+            if consumers.get(output) != 1 or output in external:
+                break
+            following = readers.get(output)
+            if following is None or not _pure_unary(following):
+                break
+            chain.append(following)
+        while len(chain) > 1 and not _eight_bit(subgraph, chain[-1].outputs[0]):
+            chain.pop()
+        if len(chain) < 2:
+            continue
+        last = chain[-1]
+        fused = _Node(
+            "lut", [node.inputs[0]], list(last.outputs), last.operator, {}, len(chain) - 1
+        )
+        nodes[nodes.index(last)] = fused
+        for tensor in fused.inputs:
+            readers[tensor] = fused
+        for gone in chain[:-1]:
+            nodes.remove(gone)
+        position = nodes.index(fused) + 1
+
+
+def _pure_unary(node: _Node) -> bool:
+    return node.kind in ("unary", "clamp") and len(node.inputs) == 1 and len(node.outputs) == 1
 
 
 def fuse_copies(subgraph: Subgraph, nodes: list[_Node], external: set[int]) -> None:
@@ -474,7 +536,10 @@ def _plan_nodes(
         # An element-wise, copy, softmax or reshape node's output takes its first input's bytes
         # when both live in the workspace, each has one consumer and their sizes are equal
         # (runtime.c: optimize_tensor_allocation_for_in_place_operations).
-        if node.kind not in ("clamp", "unary", "binary", "copy", "softmax") or not node.outputs:
+        if (
+            node.kind not in ("clamp", "unary", "lut", "binary", "copy", "softmax")
+            or not node.outputs
+        ):
             continue
         output = node.outputs[0]
         found = next(
