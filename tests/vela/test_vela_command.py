@@ -222,3 +222,37 @@ def test_sram_only_weights_count_when_the_model_says_so(
     all_boards = document["next_steps"][-1]["command"]
     # Each board with the NPU it implies (no --cpu: the model runs only with its NPU).
     assert all_boards.endswith(".tflite --target all --weights-in-sram")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_VELA, reason="Vela is not installed (extra 'npu')")
+def test_optimize_vela_compiles_a_planned_model_at_the_size_given(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Held-out flow 99 of seed 700401 (--wide): `optimize optimized.tflite --input-shape ...
+    --target kit-pse84-eval --vela`, a step report printed for a model `optimize --split` wrote,
+    exited 2: Vela carried the file's offline plan into the compiled model, whose tensors it no
+    longer names ('Nbr of offline buffer offsets (159) in metadata not equal nbr tensors (5)'),
+    and it compiled the file's stored size, not the one given. Vela now gets the model at the
+    size given without that plan; the compiled model runs (plan exits 0)."""
+    from flows import models
+
+    from arenalens.ir import OfflinePlan
+    from arenalens.tflite.reader import parse_model
+    from arenalens.tflite.rewriter import rewrite_model
+
+    data = models.cnn(random.Random(1)).data
+    tensors = sum(len(subgraph.tensors) for subgraph in parse_model(data, "cnn").subgraphs)
+    planned = tmp_path / "planned.tflite"
+    planned.write_bytes(rewrite_model(data, offline_plan=OfflinePlan(0, 1, (-1,) * tensors)))
+    written = tmp_path / "compiled.tflite"
+    side = parse_model(data, "cnn").subgraphs[0].tensors[0].shape[1] + 4
+    shape = f"image=1x{side}x{side}x{parse_model(data, 'cnn').subgraphs[0].tensors[0].shape[3]}"
+    argv = ("optimize", str(planned), "--input-shape", shape, "--target", "kit-pse84-eval")
+    code, _document = _json(capsys, *argv, "-o", str(written), "--vela", "--json")
+    assert code == 0 and written.is_file()
+    code, compiled = _json(capsys, "plan", str(written), "--target", "kit-pse84-eval", "--json")
+    assert code == 0 and compiled["runs"]
+    model = parse_model(written.read_bytes(), "compiled")
+    image = model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]]
+    assert "x".join(map(str, image.shape)) == shape.removeprefix("image=")

@@ -11,7 +11,7 @@ from arenalens.cli.common import (
     add_build_options,
     add_model_argument,
     add_output_options,
-    load_model_argument,
+    load_with_input_shapes,
     print_json,
     print_text,
     selected_build,
@@ -79,7 +79,8 @@ def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
     if build.npu is None:
         raise UsageError("vela: give --target with a board that has an Ethos-U NPU, or --npu")
     vela_version()  # fail before reading anything when Vela is missing
-    model = load_model_argument(args.model)
+    # `optimize --vela --input-shape` compiles the model at that size (the file at it).
+    model = load_with_input_shapes(args.model, args)
     if is_vela_compiled(model):
         raise UsageError(
             f"{args.model}: already compiled by Vela (it has ethos-u operators); give the model "
@@ -92,7 +93,7 @@ def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
         if not getattr(args, "memory_mode", None) or setting.memory_mode in args.memory_mode
     ]
     sweep = sweep_settings(
-        bytes(model.data),
+        _uncompiled_source(model),
         build.npu,
         build,
         memories=memories,
@@ -116,6 +117,19 @@ def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
         if document.get("written"):
             print_text(f"wrote {output}")
     return EXIT_FITS if sweep.chosen is not None else EXIT_NONE_FITS
+
+
+def _uncompiled_source(model: Any) -> bytes:
+    """The bytes Vela compiles: the file as given; at the --input-shape sizes, and without an
+    offline plan (a `optimize --split` or `--overlap` file's), which names the uncompiled
+    tensors: Vela carried it into the compiled model, whose tensors it no longer matches, and
+    TFLM refused that plan (held-out flow 99 of seed 700401, --wide)."""
+    from arenalens.analysis.placeholders import resized_inputs  # noqa: PLC0415
+    from arenalens.tflite.rewriter import model_bytes  # noqa: PLC0415
+
+    if model.offline_plan is None and not resized_inputs(model):
+        return bytes(model.data)
+    return model_bytes(model, drop_offline_plan=True)
 
 
 def _file_name(text: str) -> str:
