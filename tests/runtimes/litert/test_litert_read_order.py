@@ -64,15 +64,10 @@ def test_the_refusal_names_the_operator_and_the_resource() -> None:
 )
 def test_read_order_verdicts_are_the_wheels(case: str, dtype: str) -> None:
     interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    builtin = interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     data = read_order_model(case, dtype)
     for delegate in ("none", "xnnpack"):
-        options = (
-            {}
-            if delegate == "xnnpack"
-            else {
-                "experimental_op_resolver_type": interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-            }
-        )
+        options = {} if delegate == "xnnpack" else {"experimental_op_resolver_type": builtin}
         runner = interpreter.Interpreter(model_content=data, **options)
         runner.allocate_tensors()
         detail = runner.get_input_details()[0]
