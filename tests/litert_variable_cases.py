@@ -138,3 +138,26 @@ def read_order_model(case: str, dtype: str = "FLOAT32") -> bytes:
     main.set_inputs([x])
     main.set_outputs([total])
     return builder.build()
+
+
+def scalar_read_model(order: tuple[str, ...]) -> bytes:
+    """A float [1, 4] variable 's' read into a rank-0 tensor (the XNNPACK delegate leaves the
+    read to the builtin kernel) and assigned RELU(x), the steps ('read', 'relu', 'assign') in
+    `order`: a read before the assignment fails with the builtin kernels; under XNNPACK the
+    delegate proxies 's' (the assignment is taken) and the read finds the variable."""
+    builder = ModelBuilder()
+    g = builder.add_subgraph("main")
+    x = g.add_tensor("x", [1, 4])
+    handle = g.add_tensor("s/handle", [1], "RESOURCE")
+    g.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": "s"})
+    read, y = g.add_tensor("read", []), g.add_tensor("y", [1, 4])
+    for step in order:
+        if step == "read":
+            g.add_operator("READ_VARIABLE", [handle], [read])
+        elif step == "relu":
+            g.add_operator("RELU", [x], [y])
+        else:
+            g.add_operator("ASSIGN_VARIABLE", [handle, y], [])
+    g.set_inputs([x])
+    g.set_outputs([y, read])
+    return builder.build()

@@ -268,11 +268,14 @@ def _value_refusals(model: Model) -> tuple[Refusal, ...]:
 
 def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
     """The obstacles that stop the builtin kernels only: a builtin kernel's Prepare check on an
-    operator the XNNPACK delegate takes never runs under it (its Prepare is the delegate's)."""
+    operator the XNNPACK delegate takes never runs under it (its Prepare is the delegate's).
+    A READ_VARIABLE before any assignment is moot too when the delegate proxies its resource
+    though the read stays builtin (a rank-0 read): the delegate kernel holding the resource's
+    VAR_HANDLE makes the variable first (the 2.3.0 wheel runs scalar_read_model's orders)."""
     obstacles = analysis.budget.obstacles
     if not any(obstacle.builtin_prepare for obstacle in obstacles):
         return ()
-    from arenalens.runtimes.litert import xnnpack_custom  # noqa: PLC0415
+    from arenalens.runtimes.litert import xnnpack_custom, xnnpack_variables  # noqa: PLC0415
     from arenalens.runtimes.litert.heap_xnnpack import partition  # noqa: PLC0415
 
     model = analysis.model
@@ -284,6 +287,12 @@ def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
             *xnnpack_custom.taken(model, subgraph),
         )
     }
+    for obstacle in obstacles:
+        if obstacle.opcode == "READ_VARIABLE" and obstacle.subgraph is not None:
+            subgraph = model.subgraphs[obstacle.subgraph]
+            read = subgraph.operators[obstacle.operator or 0]
+            if read.inputs and read.inputs[0] in xnnpack_variables.proxies(subgraph):
+                taken.add((obstacle.subgraph, obstacle.operator))
     return tuple(
         obstacle
         for obstacle in obstacles

@@ -14,7 +14,7 @@ from arenalens.litert_memory import litert_memory
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert.rules import unwritten_variable_reads
 from arenalens.tflite.reader import parse_model
-from tests.litert_variable_cases import read_order_model
+from tests.litert_variable_cases import read_order_model, scalar_read_model
 
 CASES = ("read_first", "assign_first", "call_once", "other_name", "container")
 DTYPES = ("FLOAT32", "INT8", "INT32")
@@ -42,6 +42,23 @@ def test_read_order_verdicts(case: str, dtype: str, tmp_path: Path) -> None:
             assert any(
                 "state'" in reason and "READ_VARIABLE" in reason for reason in declared.reasons
             )
+
+
+ORDERS = (("read", "relu", "assign"), ("relu", "read", "assign"), ("relu", "assign", "read"))
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_builtin_read_of_a_variable_the_delegate_proxies(
+    order: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Measured on the 2.3.0 wheel (/tmp probe, same calls as the runtime test below): the
+    builtin kernels fail a rank-0 read before the assignment; XNNPACK runs every order."""
+    path = tmp_path / "scalar.tflite"
+    path.write_bytes(scalar_read_model(order))
+    analysis = analyze(str(path), runtime="litert")
+    before = order.index("read") < order.index("assign")
+    assert (litert_memory(analysis, "none").status is Status.CANNOT_RUN) == before
+    assert litert_memory(analysis, "xnnpack").status is not Status.CANNOT_RUN
 
 
 def test_the_refusal_names_the_operator_and_the_resource() -> None:
@@ -74,8 +91,25 @@ def test_read_order_verdicts_are_the_wheels(case: str, dtype: str) -> None:
         runner.set_tensor(detail["index"], np.ones(detail["shape"], detail["dtype"]))
         if fails(case, dtype, delegate):
             with pytest.raises(
-                RuntimeError, match=f"variable != nullptr.*Node number {READ_NODE[case]} "
+                RuntimeError, match=rf"variable != nullptr.*Node number {READ_NODE[case]} "
             ):
+                runner.invoke()
+        else:
+            runner.invoke()
+
+
+@pytest.mark.runtime
+def test_scalar_read_first_is_the_wheels() -> None:
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    builtin = interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    data = scalar_read_model(("read", "relu", "assign"))
+    for delegate in ("none", "xnnpack"):
+        options = {} if delegate == "xnnpack" else {"experimental_op_resolver_type": builtin}
+        runner = interpreter.Interpreter(model_content=data, **options)
+        runner.allocate_tensors()
+        runner.set_tensor(runner.get_input_details()[0]["index"], np.ones((1, 4), np.float32))
+        if delegate == "none":
+            with pytest.raises(RuntimeError, match=r"variable != nullptr.*Node number 1 "):
                 runner.invoke()
         else:
             runner.invoke()
