@@ -288,11 +288,13 @@ def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
         )
     }
     for obstacle in obstacles:
-        if obstacle.opcode == "READ_VARIABLE" and obstacle.subgraph is not None:
-            subgraph = model.subgraphs[obstacle.subgraph]
-            read = subgraph.operators[obstacle.operator or 0]
-            if read.inputs and read.inputs[0] in xnnpack_variables.proxies(subgraph):
-                taken.add((obstacle.subgraph, obstacle.operator))
+        where = (obstacle.subgraph, obstacle.operator)
+        if obstacle.opcode != "READ_VARIABLE" or where[0] is None or where[1] is None:
+            continue
+        subgraph = model.subgraphs[where[0]]
+        read = subgraph.operators[where[1]]
+        if read.inputs and read.inputs[0] in xnnpack_variables.proxies(subgraph):
+            taken.add((where[0], where[1]))
     return tuple(
         obstacle
         for obstacle in obstacles
