@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arenalens.cli import main
 from arenalens.declared import Status
 from arenalens.litert_memory import litert_memory
 from arenalens.pipeline import analyze
@@ -67,6 +68,20 @@ def test_the_refusal_names_the_operator_and_the_resource() -> None:
     assert (obstacle.subgraph, obstacle.operator, obstacle.phase) == (0, 3, "invoke")
     assert "resource variable 'c/state'" in obstacle.reason
     assert unwritten_variable_reads(parse_model(read_order_model("call_once"), "c")) == ()
+
+
+def test_check_says_cannot_run_first_with_the_builtin_kernels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "read_first.tflite"
+    path.write_bytes(read_order_model("read_first"))
+    arguments = ["check", str(path), "--runtime", "litert", "--budget", "1M"]
+    assert main([*arguments, "--delegate", "none"]) == 1
+    text = " ".join(capsys.readouterr().out.split())
+    assert "CANNOT RUN" in text
+    assert "operator 1 (READ_VARIABLE) of subgraph 0: it reads resource variable 'state'" in text
+    assert main(arguments) == 0  # XNNPACK takes the read: the wheel runs it
+    assert "FITS" in capsys.readouterr().out
 
 
 @pytest.mark.runtime
