@@ -2,11 +2,14 @@
 the clamp fusion in one forward pass (xnnpack_workspace._fuse_clamps) gives the nodes that
 fusing one pair at a time and starting again gives, and the value planner (plan_records)
 finds overlapping records by where they start. A 10,000-operator chain took more than ten
-minutes to plan under LiteRT."""
+minutes to plan under LiteRT; the copy fusion scanned every node per value (a hostile model
+hung the fuzz campaign there)."""
 
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -104,3 +107,66 @@ def test_placing_against_nearby_records_equals_placing_against_all(
     assert xnnpack_workspace.plan_records(records) == _plan_records_against_every_placed_record(
         records
     )
+
+
+def _copies_fused_by_scanning(subgraph: Any, nodes: list[_Node], external: set[int]) -> None:
+    """The reference: every value of every node, its readers and writers found by scanning."""
+    values = sorted({tensor for node in nodes for tensor in (*node.inputs, *node.outputs)})
+    for value in values:
+        if value in external:
+            continue
+        readers = [node for node in nodes if value in node.inputs]
+        writers = [node for node in nodes if value in node.outputs]
+        if len(readers) != 1 or len(writers) != 1:
+            continue
+        producer, consumer = writers[0], readers[0]
+        start, end = nodes.index(producer), nodes.index(consumer)
+        if start >= end:
+            continue
+        between = nodes[start + 1 : end]
+        copy_test = xnnpack_workspace.variable_copy
+        if copy_test(subgraph, consumer) and len(consumer.outputs) == 1:
+            moved = consumer.outputs[0]
+            if not any(moved in (*node.inputs, *node.outputs) for node in between):
+                producer.outputs[producer.outputs.index(value)] = moved
+                nodes.remove(consumer)
+                continue
+        if copy_test(subgraph, producer) and len(producer.inputs) == 1:
+            moved = producer.inputs[0]
+            if not any(moved in (*node.inputs, *node.outputs) for node in between):
+                consumer.inputs[consumer.inputs.index(value)] = moved
+                nodes.remove(producer)
+
+
+COPY_OPCODES = ("READ_VARIABLE", "ASSIGN_VARIABLE", "RESHAPE", "CONV_2D", "ADD")
+
+
+@st.composite
+def copy_graphs(draw: st.DrawFn) -> tuple[Any, list[_Node], set[int]]:
+    """Nodes in execution order: variable copies (one input, one output) and others reading
+    one or two values; some write a value already written (a resource's accesses), some read
+    a value twice."""
+    count = draw(st.integers(1, 25))
+    opcodes, nodes = [], []
+    for index in range(count):
+        opcode = draw(st.sampled_from(COPY_OPCODES))
+        opcodes.append(SimpleNamespace(opcode=opcode))
+        is_copy = opcode in ("READ_VARIABLE", "ASSIGN_VARIABLE", "RESHAPE")
+        arity = 1 if is_copy else draw(st.sampled_from((1, 2)))
+        inputs = [draw(st.integers(0, index)) for _ in range(arity)]
+        output = draw(st.sampled_from((index + 1, index + 1, index + 1, draw(st.integers(0, index)))))
+        nodes.append(_Node("copy" if is_copy else opcode, inputs, [output], index))
+    external = set(draw(st.sets(st.integers(0, count), max_size=4)))
+    return SimpleNamespace(operators=opcodes), nodes, external
+
+
+@settings(max_examples=400, deadline=None)
+@given(copy_graphs())
+def test_copy_fusion_by_maps_equals_scanning_every_node(
+    graph: tuple[Any, list[_Node], set[int]],
+) -> None:
+    subgraph, nodes, external = graph
+    expected = copy.deepcopy(nodes)
+    _copies_fused_by_scanning(subgraph, expected, external)
+    xnnpack_workspace.fuse_copies(subgraph, nodes, external)
+    assert nodes == expected

@@ -348,31 +348,66 @@ def fuse_copies(subgraph: Subgraph, nodes: list[_Node], external: set[int]) -> N
     reading it is fused upstream (its producer writes the copy's output) and a copy writing it
     downstream (its consumer reads the copy's input), when no node between the two touches the
     value that then moves (can_reorder_use). The fused copy keeps its operator-data slot
-    (runtime_counts) but creates no operator and its value leaves the workspace."""
-    values = sorted({tensor for node in nodes for tensor in (*node.inputs, *node.outputs)})
-    for value in values:
+    (runtime_counts) but creates no operator and its value leaves the workspace.
+
+    Only values a variable copy reads or writes can fuse, and each value's readers and writers
+    are kept in maps updated as nodes change: a scan of every node per value was quadratic
+    (a hostile model's thousands of operators hung here)."""
+    copies = [node for node in nodes if variable_copy(subgraph, node)]
+    if not copies:
+        return
+    position = {id(node): index for index, node in enumerate(nodes)}
+    readers: dict[int, dict[int, _Node]] = {}
+    writers: dict[int, dict[int, _Node]] = {}
+
+    def index(node: _Node, add: bool) -> None:
+        for table, tensors in ((readers, node.inputs), (writers, node.outputs)):
+            for tensor in tensors:
+                entries = table.setdefault(tensor, {})
+                if add:
+                    entries[id(node)] = node
+                else:
+                    entries.pop(id(node), None)
+
+    def touched_between(tensor: int, start: int, end: int) -> bool:
+        return any(
+            start < position[key] < end
+            for table in (readers, writers)
+            for key in table.get(tensor, {})
+        )
+
+    for node in nodes:
+        index(node, True)
+    removed: set[int] = set()
+    for value in sorted({tensor for node in copies for tensor in (*node.inputs, *node.outputs)}):
         if value in external:
             continue
-        readers = [node for node in nodes if value in node.inputs]
-        writers = [node for node in nodes if value in node.outputs]
-        if len(readers) != 1 or len(writers) != 1:
+        value_readers, value_writers = readers.get(value, {}), writers.get(value, {})
+        if len(value_readers) != 1 or len(value_writers) != 1:
             continue
-        producer, consumer = writers[0], readers[0]
-        start, end = nodes.index(producer), nodes.index(consumer)
+        (consumer,), (producer,) = value_readers.values(), value_writers.values()
+        start, end = position[id(producer)], position[id(consumer)]
         if start >= end:
             continue
-        between = nodes[start + 1 : end]
         if variable_copy(subgraph, consumer) and len(consumer.outputs) == 1:
             moved = consumer.outputs[0]
-            if not any(moved in (*node.inputs, *node.outputs) for node in between):
+            if not touched_between(moved, start, end):
+                index(producer, False)
+                index(consumer, False)
                 producer.outputs[producer.outputs.index(value)] = moved
-                nodes.remove(consumer)
+                index(producer, True)
+                removed.add(id(consumer))
                 continue
         if variable_copy(subgraph, producer) and len(producer.inputs) == 1:
             moved = producer.inputs[0]
-            if not any(moved in (*node.inputs, *node.outputs) for node in between):
+            if not touched_between(moved, start, end):
+                index(consumer, False)
+                index(producer, False)
                 consumer.inputs[consumer.inputs.index(value)] = moved
-                nodes.remove(producer)
+                index(consumer, True)
+                removed.add(id(producer))
+    if removed:
+        nodes[:] = [node for node in nodes if id(node) not in removed]
 
 
 def _fuse_clamps(nodes: list[_Node], boundary: set[int]) -> None:
