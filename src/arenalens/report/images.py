@@ -732,7 +732,7 @@ def peak_tensors_figure(report: MemoryReport, planner: str | None = None) -> Fig
     axes.barh(range(len(values)), [unit.scale(v) for v in values], color=colors, height=0.66)
     axes.set_yticks(range(len(values)))
     axes.set_yticklabels(labels, fontsize=8)
-    axes.set_ylim(len(values) - 0.5, -0.5)
+    axes.set_ylim(count - 0.5, -0.5)  # no live buffer: one empty row, not equal limits
     for position, value in enumerate(values):
         share = f" ({100 * value / total:.0f}%)" if total else ""
         axes.text(
