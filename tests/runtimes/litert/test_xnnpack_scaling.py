@@ -154,7 +154,8 @@ def copy_graphs(draw: st.DrawFn) -> tuple[Any, list[_Node], set[int]]:
         is_copy = opcode in ("READ_VARIABLE", "ASSIGN_VARIABLE", "RESHAPE")
         arity = 1 if is_copy else draw(st.sampled_from((1, 2)))
         inputs = [draw(st.integers(0, index)) for _ in range(arity)]
-        output = draw(st.sampled_from((index + 1, index + 1, index + 1, draw(st.integers(0, index)))))
+        rewritten = draw(st.integers(0, index))  # a value written again: a resource
+        output = draw(st.sampled_from((index + 1, index + 1, index + 1, rewritten)))
         nodes.append(_Node("copy" if is_copy else opcode, inputs, [output], index))
     external = set(draw(st.sets(st.integers(0, count), max_size=4)))
     return SimpleNamespace(operators=opcodes), nodes, external
