@@ -288,13 +288,11 @@ def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
         )
     }
     for obstacle in obstacles:
-        where = (obstacle.subgraph, obstacle.operator)
-        if obstacle.opcode != "READ_VARIABLE" or where[0] is None or where[1] is None:
+        if obstacle.subgraph is None or obstacle.operator is None:
             continue
-        subgraph = model.subgraphs[where[0]]
-        read = subgraph.operators[where[1]]
-        if read.inputs and read.inputs[0] in xnnpack_variables.proxies(subgraph):
-            taken.add((where[0], where[1]))
+        subgraph = model.subgraphs[obstacle.subgraph]
+        if xnnpack_variables.proxied_read(subgraph, obstacle.operator):
+            taken.add((obstacle.subgraph, obstacle.operator))
     return tuple(
         obstacle
         for obstacle in obstacles

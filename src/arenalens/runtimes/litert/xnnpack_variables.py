@@ -78,6 +78,16 @@ def proxies(subgraph: Subgraph) -> dict[int, Tensor]:
     return {} if found is None else found[1]
 
 
+def proxied_read(subgraph: Subgraph, index: int) -> bool:
+    """Operator `index` is a READ_VARIABLE whose resource the delegate proxies: even when the
+    read stays with the builtin kernel (a rank-0 read), the delegate kernel holding the
+    resource's VAR_HANDLE has made the variable before it runs."""
+    read = subgraph.operators[index]
+    return (
+        read.opcode == "READ_VARIABLE" and bool(read.inputs) and read.inputs[0] in proxies(subgraph)
+    )
+
+
 def _visit(subgraph: Subgraph) -> tuple[frozenset[int], dict[int, Tensor]] | None:
     handles: dict[int, int] = {}  # resource tensor -> the VAR_HANDLE naming it
     proxied: dict[int, Tensor] = {}  # resource tensor -> its proxy value
