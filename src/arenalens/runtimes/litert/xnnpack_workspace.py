@@ -379,6 +379,16 @@ def fuse_copies(subgraph: Subgraph, nodes: list[_Node], external: set[int]) -> N
     for node in nodes:
         index(node, True)
     removed: set[int] = set()
+
+    def fold(kept: _Node, ports: list[int], copy: _Node, value: int, moved: int) -> None:
+        """`kept` reads or writes `moved` where it had `value` (`ports`: its inputs or its
+        outputs); the copy leaves."""
+        index(kept, False)
+        index(copy, False)
+        ports[ports.index(value)] = moved
+        index(kept, True)
+        removed.add(id(copy))
+
     for value in sorted({tensor for node in copies for tensor in (*node.inputs, *node.outputs)}):
         if value in external:
             continue
@@ -392,20 +402,12 @@ def fuse_copies(subgraph: Subgraph, nodes: list[_Node], external: set[int]) -> N
         if variable_copy(subgraph, consumer) and len(consumer.outputs) == 1:
             moved = consumer.outputs[0]
             if not touched_between(moved, start, end):
-                index(producer, False)
-                index(consumer, False)
-                producer.outputs[producer.outputs.index(value)] = moved
-                index(producer, True)
-                removed.add(id(consumer))
+                fold(producer, producer.outputs, consumer, value, moved)  # fused upstream
                 continue
         if variable_copy(subgraph, producer) and len(producer.inputs) == 1:
             moved = producer.inputs[0]
             if not touched_between(moved, start, end):
-                index(consumer, False)
-                index(producer, False)
-                consumer.inputs[consumer.inputs.index(value)] = moved
-                index(consumer, True)
-                removed.add(id(producer))
+                fold(consumer, consumer.inputs, producer, value, moved)  # fused downstream
     if removed:
         nodes[:] = [node for node in nodes if id(node) not in removed]
 
