@@ -285,7 +285,10 @@ CUSTOM = sorted(
     for name in CACHE["models"]
     if name.startswith(
         (
-            "xnn6_custom_", "xnn7_deconvolution_", "xnn7b_deconvolution_", "xnn7_pooling_",
+            "xnn6_custom_",
+            "xnn7_deconvolution_",
+            "xnn7b_deconvolution_",
+            "xnn7_pooling_",
             "sdpa8_",
         )
     )
