@@ -278,8 +278,8 @@ def test_held_out_build_moments(name: str, tmp_path_factory: Any) -> None:
 # (xnn6_custom_*, tests/litert_custom_cases.py): the builtin kernels cannot run any of them;
 # with XNNPACK the model runs or fails as the wheel's did, and its figure is never under the
 # wheel's: within 1% at every moment where XNNPACK's part is replayed (a custom transposed
-# convolution, as the TRANSPOSE_CONV it defines; the argmax pooling and the unpooling), else a
-# labelled bound (the attention).
+# convolution, as the TRANSPOSE_CONV it defines; the argmax pooling and the unpooling; the
+# attention, as xnnpack_attention's nodes), else a labelled bound (grouped attention heads).
 CUSTOM = sorted(
     name
     for name in CACHE["models"]

@@ -167,7 +167,7 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if xnnpack_custom.custom_name(operator) is not None:
-        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed but the attention's.
+        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed (not grouped heads).
         taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
         return (replayed_custom(subgraph, operator) or None) if taken else False
     if operator.opcode not in _VISITED:
