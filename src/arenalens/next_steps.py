@@ -206,6 +206,12 @@ class Steps:
         text = "" if given is None else f" --fast-memory {given}"
         return text + (" --weights-in-sram" if npu.weights_in_sram else "")
 
+    def diagnose_command(self) -> str:
+        """`diagnose` at the size and on the build asked, under LiteRT's --delegate as asked (its
+        cannot-run findings are that delegate's verdict)."""
+        delegate = f" --delegate {self.asked.delegate}" if self.asked.delegate else ""
+        return self.command("diagnose", self.shape_options(), self.build_options(), delegate)
+
     def command(self, verb: str, *options: str, model: str | None = None) -> str:
         argument = self.model if model is None else model
         return f"arenalens {verb} {argument}" + "".join(options)
@@ -444,7 +450,7 @@ class Steps:
         steps.append(
             Step(
                 "Or shrink the model (diagnose says what each change saves):",
-                self.command("diagnose", self.shape_options(), self.build_options()),
+                self.diagnose_command(),
             )
         )
         return steps
@@ -762,7 +768,7 @@ class Steps:
         if not count:
             return steps
         findings = "finding" if count == 1 else "findings"
-        command = self.command("diagnose", self.shape_options(), self.build_options())
+        command = self.diagnose_command()
         for index, step in enumerate(steps):
             if step.command == command:
                 # 'Or shrink the model (why):' → 'Or shrink the model, and fix ... (why):'

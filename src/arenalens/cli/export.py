@@ -11,9 +11,11 @@ from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_
 from arenalens.cli.common import (
     add_alignment_option,
     add_build_options,
+    add_delegate_option,
     add_input_shape_option,
     add_runtime_option,
     add_target_option,
+    delegate_of,
     load_with_input_shapes,
     runtime_for,
     selected_build,
@@ -23,7 +25,7 @@ from arenalens.cli.common import (
 from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export
-from arenalens.pipeline import analyze
+from arenalens.pipeline import Analysis, analyze
 from arenalens.report.labels import reason_prefix
 
 _COLUMNS = (("file", "written"), ("bytes", "bytes"), ("required", "arena (B)"))
@@ -43,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runtime_option(parser, default=None)
     add_build_options(parser)
     add_target_option(parser)
+    add_delegate_option(parser)
     parser.add_argument(
         "--planner",
         metavar="NAME",
@@ -101,9 +104,20 @@ def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena
         arena=args.arena,
         with_offsets=args.with_offsets,
         isa=_device_isa(args),
+        delegate=delegate_of(args),
     )
     text = export(analysis, args.format, options)
-    return text, analysis.budget.required_bytes, declared_arena(analysis)
+    return text, analysis.budget.required_bytes, _declared(analysis, options.delegate)
+
+
+def _declared(analysis: Analysis, delegate: str) -> DeclaredArena:
+    """The number and how sure it is: LiteRT's under the app's delegate, as plan and check
+    give it (`litert_memory.delegate_verdict`)."""
+    if analysis.runtime != "litert":
+        return declared_arena(analysis)
+    from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
+
+    return delegate_verdict(analysis, delegate).declared
 
 
 def _device_isa(args: argparse.Namespace) -> str:
