@@ -406,7 +406,7 @@ def heap_documents_of(
         threads=threads,
         isa=isa_profile(isa),
         delegates=tuple(running),
-        notes=tuple(notes),
+        absent=tuple(notes),
     )
     return sorted(documents, key=lambda document: document["delegate"] != first)
 

@@ -196,8 +196,7 @@ class Steps:
         return delegate + threads + (f" --isa {self.asked.isa}" if self.asked.isa else "")
 
     def npu_options(self, fast_memory: int | None = None) -> str:
-        """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
-        fast memory size."""
+        """--fast-memory and --weights-in-sram as asked (a Vela model), or another fast size."""
         fit = self.verdict.fit
         npu = None if fit is None else fit.npu
         if npu is None:
@@ -206,19 +205,14 @@ class Steps:
         text = "" if given is None else f" --fast-memory {given}"
         return text + (" --weights-in-sram" if npu.weights_in_sram else "")
 
-    def diagnose_command(self) -> str:
-        """`diagnose` at the size and on the build asked, under LiteRT's --delegate as asked (its
-        cannot-run findings are that delegate's verdict)."""
-        delegate = f" --delegate {self.asked.delegate}" if self.asked.delegate else ""
-        return self.command("diagnose", self.shape_options(), self.build_options(), delegate)
-
     def command(self, verb: str, *options: str, model: str | None = None) -> str:
         argument = self.model if model is None else model
+        if verb == "diagnose" and self.asked.delegate:  # its cannot-run verdict is the delegate's
+            options += (f" --delegate {self.asked.delegate}",)
         return f"arenalens {verb} {argument}" + "".join(options)
 
     def all_boards_command(self) -> str:
-        """`check --target all`: each board with its own core's build, unless --cpu named one,
-        at the TFLM release asked for."""
+        """`check --target all`: each board with its core's build (or --cpu's), TFLM as asked."""
         options = " --target all"
         if self.asked.runtime != "tflm":
             options += f" --runtime {self.asked.runtime}{self.delegate_option()}"
@@ -450,7 +444,7 @@ class Steps:
         steps.append(
             Step(
                 "Or shrink the model (diagnose says what each change saves):",
-                self.diagnose_command(),
+                self.command("diagnose", self.shape_options(), self.build_options()),
             )
         )
         return steps
@@ -768,7 +762,7 @@ class Steps:
         if not count:
             return steps
         findings = "finding" if count == 1 else "findings"
-        command = self.diagnose_command()
+        command = self.command("diagnose", self.shape_options(), self.build_options())
         for index, step in enumerate(steps):
             if step.command == command:
                 # 'Or shrink the model (why):' → 'Or shrink the model, and fix ... (why):'

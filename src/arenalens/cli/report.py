@@ -312,7 +312,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     optimized = None if check is None else check.optimized_bytes
     declared = declared_arena(analysis) if check is None else check.declared
     if check is None and analysis.runtime == "litert":  # the verdict under the delegate asked
-        declared = report.declared
+        declared = report.declared or declared
     if check is None and analysis.runtime == "litert" and declared.status.gives_a_number:
         # LiteRT as deployed: the model file and the interpreter's peak heap, as check says.
         from arenalens.litert_memory import (  # noqa: PLC0415

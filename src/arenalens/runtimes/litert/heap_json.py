@@ -50,15 +50,15 @@ def heap_documents(
     threads: int = 1,
     isa: IsaProfile = HOST,
     delegates: Sequence[str] = DELEGATES,
-    notes: Sequence[str] = (),
+    absent: Sequence[str] = (),
 ) -> list[dict[str, object]]:
     """The heap under each of `delegates`, XNNPACK (LiteRT's default) first, as JSON; a model
     with operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why
-    (and a delegate whose heap with `threads` threads is not modelled gets none). `notes` (why
-    a delegate has no figure) are added to every document."""
+    (and a delegate whose heap with `threads` threads is not modelled gets none). `absent` (why
+    a delegate has no figure) is added to every document's notes."""
     unsized = xnnpack_unsized(model)
     documents = []
-    unthreaded: list[str] = list(notes)
+    unthreaded: list[str] = list(absent)
     for delegate in (delegate for delegate in DELEGATES if delegate in delegates):
         if delegate == "xnnpack" and unsized:
             continue
