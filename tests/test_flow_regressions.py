@@ -402,3 +402,40 @@ def test_a_model_written_without_a_plan_declares_what_check_of_it_declares(
     assert written["written"] and written["saved_bytes"] == 0
     checked = _json(capsys, "check", "o.tflite", "--target", "nrf52840-dk")
     assert written["new_required_bytes"] == checked["required_bytes"]
+
+
+def test_a_batch_on_a_board_with_banks_gives_each_row_one_pair_in_the_bank_it_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check FOLDER --target nucleo-f746zg` printed "available" 319,488 B (the largest block)
+    beside the headroom in the bank the placement chose (25,792 B in dtcm for branchy_inception):
+    no pair a user could subtract. Each row is now the bank its check names, what that bank
+    offers and what is left there, as `check` of that model alone says it."""
+    from arenalens.examples import write_example
+
+    for name in ("branchy_inception", "vww_mobilenet_v1"):
+        write_example(name, tmp_path)
+    code, table, _ = _run(capsys, "check", str(tmp_path), "--target", "nucleo-f746zg", "-j", "1")
+    assert code == 0
+    rows = {
+        cells[0]: cells[1:]
+        for line in table.splitlines()
+        if ".tflite" in line
+        for cells in [[cell.strip() for cell in line.strip("│ ").split("│")]]
+    }
+    for name in ("branchy_inception", "vww_mobilenet_v1"):
+        alone = _json(
+            capsys, "check", str(tmp_path / f"{name}.tflite"), "--target", "nucleo-f746zg"
+        )
+        needs, available, where, headroom, verdict, _exit = rows[f"{name}.tflite"]
+        bank = alone["placement"]["banks"][0]
+        assert (where, int(available.replace(",", ""))) == (bank["bank"], bank["available_bytes"])
+        assert int(headroom.replace(",", "")) == alone["headroom_bytes"] == bank["spare_bytes"]
+        assert int(available.replace(",", "")) - int(needs.replace(",", "")) == bank["spare_bytes"]
+        assert (alone["headroom_block"], alone["headroom_available_bytes"]) == (
+            bank["bank"],
+            bank["available_bytes"],
+        )
+        assert verdict == alone["verdict"]
+    assert rows["branchy_inception.tflite"][2] == "dtcm"  # the two rows are in different banks
+    assert rows["vww_mobilenet_v1.tflite"][2] == "sram1"
