@@ -136,6 +136,9 @@ HELD_OUT = (*HELD_OUT, *((f"lut7_{seed}", "unary_chain", seed) for seed in range
 # Held out for the odml attention under XNNPACK (session 8): drawn after
 # runtimes/litert/xnnpack_attention.py was committed (tests/litert_custom_cases.attention_case).
 HELD_OUT = (*HELD_OUT, *((f"sdpa8_{seed}", "attention", seed) for seed in range(1, 25)))
+# Held out for composites under XNNPACK (session 8): drawn after
+# runtimes/litert/xnnpack_subgraphs.py was committed (tests/litert_composite_cases.composite8).
+HELD_OUT = (*HELD_OUT, *((f"composite8_{seed}", "composite8", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -216,6 +219,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import composite7
 
         return composite7(seed)
+    if family == "composite8":
+        from tests.litert_composite_cases import composite8
+
+        return composite8(seed)
     if family == "hybrid_conv":
         from tests.litert_composite_cases import hybrid_conv
 
