@@ -683,25 +683,6 @@ def read_quantization_zero_points(model: Model, subgraph: int, tensor: int) -> t
     return _quantization_vector(model, subgraph, tensor, _QuantizationSlots.ZERO_POINT, "q")
 
 
-def read_quantization_counts(model: Model, subgraph: int) -> tuple[tuple[int, int] | None, ...]:
-    """Model + subgraph → per tensor, the lengths of its quantization's scale and zero point
-    vectors (None without a QuantizationParameters table), in one pass over the tensors (the IR
-    keeps the first of each; LiteRT's loader compares the counts)."""
-    parser = _Parser(model.data, model.source)
-    found: list[tuple[int, int] | None] = []
-    for fb_tensor in (
-        parser.root().tables(_ModelSlots.SUBGRAPHS)[subgraph].tables(_SubgraphSlots.TENSORS)
-    ):
-        quantization = fb_tensor.table(_TensorSlots.QUANTIZATION)
-        if quantization is None:
-            found.append(None)
-            continue
-        _, scales = quantization.vector(_QuantizationSlots.SCALE, 4)
-        _, zero_points = quantization.vector(_QuantizationSlots.ZERO_POINT, 8)
-        found.append((scales, zero_points))
-    return tuple(found)
-
-
 def _quantization_vector(
     model: Model, subgraph: int, tensor: int, slot: int, code: str
 ) -> tuple[Any, ...]:

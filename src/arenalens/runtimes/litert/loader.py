@@ -35,13 +35,13 @@ _FIX = (
 def quantization_refusals(model: Model) -> tuple[Obstacle, ...]:
     """What LiteRT's loader refuses, one obstacle per subgraph and message (a converter repeats
     its quirk on every bias: person_detect has 14), naming the tensors, in model order."""
-    from arenalens.tflite.reader import read_quantization_counts  # noqa: PLC0415 - rare tables
+    from arenalens.tflite.quantization_counts import quantization_counts  # noqa: PLC0415
 
     found: list[Obstacle] = []
     for subgraph in model.subgraphs:
         if not any(tensor.quantization is not None for tensor in subgraph.tensors):
             continue
-        counts = read_quantization_counts(model, subgraph.index)
+        counts = quantization_counts(model, subgraph.index)
         refused: dict[str, list[Tensor]] = {}
         for tensor, count in zip(subgraph.tensors, counts, strict=True):
             reason = None if count is None else _refusal(tensor, *count)
