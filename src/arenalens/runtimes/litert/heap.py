@@ -270,10 +270,11 @@ def interpreter_heap(
             )
         )
     else:
-        # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
-        # kernels' of the operators the delegate left, replayed on the delegated plan.
+        # The builtin kernels' first invoke on the delegated plan (XNNPACK allocates nothing).
+        sizes = heap_xnnpack.view_arena_sizes(view) if len(view.subgraphs) > 1 else ()
         plan = heap_resources.delegated_plan(model)
-        parts.extend(first_invoke_parts(view, delegated=True, isa=isa, variables=plan))
+        delegated = first_invoke_parts(view, delegated=True, isa=isa, arenas=sizes, variables=plan)
+        parts.extend(delegated)
         parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
@@ -325,7 +326,7 @@ def xnnpack_parts(
     workspace, exact where every delegated operator is modelled; its runtime and operator
     objects, an upper bound. On `isa`, packing is counted for each configuration its CPUs
     may select and the largest taken per operator."""
-    modelled = len(model.subgraphs) == 1
+    modelled = heap_xnnpack.delegated_view(model) is not None
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
