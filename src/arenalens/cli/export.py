@@ -17,6 +17,7 @@ from arenalens.cli.common import (
     add_runtime_option,
     add_target_option,
     add_threads_option,
+    delegate_of,
     isa_option,
     load_with_input_shapes,
     runtime_for,
@@ -110,12 +111,27 @@ def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena
     isa = _device_isa(args)
     litert = _litert_memory(args, analysis, isa) if args.format in NUMBER_FORMATS else None
     options = ExportOptions(
-        prefix=args.prefix, arena=args.arena, with_offsets=args.with_offsets, isa=isa, litert=litert
+        prefix=args.prefix,
+        arena=args.arena,
+        with_offsets=args.with_offsets,
+        isa=isa,
+        litert=litert,
+        delegate=delegate_of(args),
     )
     text = export(analysis, args.format, options)
     if litert is not None:
         return text, litert.memory.required_bytes, litert.memory
-    return text, analysis.budget.required_bytes, declared_arena(analysis)
+    return text, analysis.budget.required_bytes, _declared(analysis, options.delegate)
+
+
+def _declared(analysis: Analysis, delegate: str) -> DeclaredArena:
+    """The number and how sure it is: LiteRT's under the app's delegate, as plan and check
+    give it (`litert_memory.delegate_verdict`)."""
+    if analysis.runtime != "litert":
+        return declared_arena(analysis)
+    from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
+
+    return delegate_verdict(analysis, delegate).declared
 
 
 def _device_isa(args: argparse.Namespace) -> str:

@@ -25,6 +25,7 @@ class ExportOptions:
     arena: str | None = None  # minimalloc: arena name or index (default: the primary)
     with_offsets: bool = False  # minimalloc: add the plan's `offset` column
     isa: str = ""  # json, LiteRT: the interpreter heap's ISA ('' for the measuring machine)
+    delegate: str = "xnnpack"  # json, LiteRT: the delegate whose verdict it gives (--delegate)
     # c-header, LiteRT: the memory an app budgets (`litert_memory`: the model file + the
     # interpreter's peak heap under its delegate, ISA and threads); None for TFLM.
     litert: LiteRTMemory | None = None
@@ -41,7 +42,7 @@ class ExportFormat:
 
 
 def _json(analysis: Analysis, options: ExportOptions) -> str:
-    return to_json(plan_document(analysis, isa=options.isa))
+    return to_json(plan_document(analysis, isa=options.isa, delegate=options.delegate))
 
 
 def _minimalloc(analysis: Analysis, options: ExportOptions) -> str:
