@@ -27,7 +27,7 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
-from arenalens.runtimes.litert.xnnpack_attention import replayed_custom
+from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -174,10 +174,7 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "STABLEHLO_COMPOSITE":
-        # VisitNode takes a composite named odml.scaled_dot_product_attention only (not
-        # modelled); any other stays the builtin kernel's, its decomposition a subgraph apart.
-        name = operator.options.get("name")
-        return None if name == xnnpack_custom.ATTENTION else False
+        return composite_taken(subgraph, operator)  # VisitNode: the odml attention only
     if operator.opcode == "BATCH_MATMUL":
         return _takes_batch_matmul(subgraph, operator)
     if operator.opcode == "TRANSPOSE_CONV":
