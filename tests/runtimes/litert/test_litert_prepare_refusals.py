@@ -11,7 +11,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from arenalens.cli import main
@@ -100,30 +99,3 @@ def test_upstream_models(path: str, tmp_path: Path) -> None:
     analysis = analyze(str(model), runtime="litert")
     for delegate, refused in zip(("none", "xnnpack"), UPSTREAM[path], strict=True):
         assert (litert_memory(analysis, delegate).status is Status.CANNOT_RUN) is refused
-
-
-def test_the_builder_refuses_a_quantized_dimension_the_tensor_lacks() -> None:
-    """interpreter_builder.cc ParseQuantization: Interpreter(...) raises (the upstream
-    person_detect.tflite: rank-1 biases quantized along dimension 3); a valid one passes."""
-    from arenalens.runtimes.litert.builder_refusals import quantization_refusals
-    from arenalens.tflite.builder import ModelBuilder, quantization
-
-    def model(axis: int) -> bytes:
-        builder = ModelBuilder()
-        graph = builder.add_subgraph("main")
-        x = graph.add_tensor("x", [1, 4])
-        w = graph.add_constant(
-            "w",
-            np.ones((3, 4), np.int8),
-            quantization=quantization([0.1, 0.2, 0.3], 0, axis=axis),
-        )
-        y = graph.add_tensor("y", [1, 3])
-        graph.add_operator("FULLY_CONNECTED", [x, w, -1], [y])
-        graph.set_inputs([x])
-        graph.set_outputs([y])
-        return builder.build()
-
-    assert quantization_refusals(parse_model(model(0), "ok")) == ()
-    (refusal,) = quantization_refusals(parse_model(model(3), "bad"))
-    assert "quantized_dimension must be in range [0, 2). Was 3." in refusal.reason
-    assert refusal.phase == "setup" and refusal.operator is None

@@ -34,7 +34,7 @@ from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.runtimes import MemoryBudget, Obstacle, Runtime
-from arenalens.runtimes.litert.builder_refusals import quantization_refusals
+from arenalens.runtimes.litert.loader import quantization_refusals
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
@@ -206,6 +206,7 @@ def budget(
         ),
         device="LiteRT CPU runtime, Linux x86-64",
         obstacles=(
+            *quantization_refusals(model),
             *unresolved_custom_operators(model),
             *integer_svdf_refusals(model),
             *activation_range_refusals(model),
@@ -213,7 +214,6 @@ def budget(
             *composite_option_refusals(model),
             *unwritten_variable_reads(model),
             *prepare_refusals(model),
-            *quantization_refusals(model),
         ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )
