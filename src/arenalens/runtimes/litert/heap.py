@@ -351,8 +351,8 @@ def xnnpack_parts(
                 indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
                 continue
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
-                request = xnnpack_packing.packed_weights_request(subgraph, operator) or 0
-                packed += xnnpack_packing.aligned_block(request)
+                constant_b = xnnpack_packing.packed_weights_request(subgraph, operator) or 0
+                packed += xnnpack_packing.aligned_block(constant_b)
                 continue
             if operator.index in taken and xnnpack_attention.replayed(subgraph, operator):
                 objects += 2 * isa.gemm_operator_extra_bytes  # its products' GEMM operators
