@@ -353,6 +353,7 @@ def xnnpack_parts(
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
                 constant_b = xnnpack_packing.packed_weights_request(subgraph, operator) or 0
                 packed += xnnpack_packing.aligned_block(constant_b)
+                objects += isa.gemm_operator_extra_bytes  # a GEMM-based operator's tables
                 continue
             if operator.index in taken and xnnpack_attention.replayed(subgraph, operator):
                 objects += 2 * isa.gemm_operator_extra_bytes  # its products' GEMM operators
@@ -489,9 +490,8 @@ def first_invoke_parts(
     arenas: Sequence[int] = (),
     variables: heap_resources.VariablePlan | None = None,
 ) -> tuple[HeapPart, ...]:
-    """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
-    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left; `arenas`:
-    each arena's high-water mark, as interpreter_heap takes them)."""
+    """The builtin kernels' first invoke (heap_invoke) with the ISA's ruy layouts, and the
+    caller's blocks (`delegated`: on the delegated plan; `arenas`: high-water marks)."""
     plans = [plan.prepared for plan in litert_plans(model)]
     # Eigen's blocks follow the CPU's caches: the measuring machine's on the host, else a bound.
     caches = eigen_blocking.replayed_caches() if isa.is_host else None
