@@ -7,12 +7,20 @@ makes the variables from its proxies) runs them all."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from arenalens.litert_memory import delegate_verdict
 from arenalens.pipeline import analyze
 from arenalens.tflite.reader import parse_model
-from tests.litert_control_flow_cases import probe_cases, wheel_runs
+from tests.litert_control_flow_cases import (
+    REMAKE,
+    WHEEL,
+    held_out_cases,
+    probe_cases,
+    wheel_runs,
+)
 
 # name → the wheel's first invoke with the first input 0 and 1, builtin kernels only (XNNPACK
 # ran every case with both), measured before the rule was written.
@@ -64,3 +72,18 @@ def test_the_wheel_fails_on_the_inputs_that_take_the_path(name: str) -> None:
     data = probe_cases()[name]
     assert tuple(wheel_runs(data, "none", value) for value in (0, 1)) == PROBES[name]
     assert all(wheel_runs(data, "xnnpack", value) for value in (0, 1))
+
+
+def test_held_out_models_get_the_wheels_verdict() -> None:
+    """24 WHILE loops with an IF on the count in the body, drawn after the rule was committed
+    (held_out_cases, seeds 8001-8024), run on the wheel with counts -7, -2, -1, 0 and 1 under
+    both resolvers (tests/data/litert_control_flow.json, `python -m
+    tests.litert_control_flow_cases --write`): LiteRT runs a model under a delegate when every
+    count ran. The wheel: builtin kernels 7 run, 9 fail on some counts, 8 on all; XNNPACK 24."""
+    measured = json.loads(WHEEL.read_text())
+    assert measured["command"] == REMAKE
+    cases = held_out_cases()
+    assert set(measured["cases"]) == set(cases)
+    for name, data in cases.items():
+        expected = {delegate: all(runs) for delegate, runs in measured["cases"][name].items()}
+        assert _verdicts(data) == expected, name
