@@ -139,6 +139,9 @@ HELD_OUT = (*HELD_OUT, *((f"sdpa8_{seed}", "attention", seed) for seed in range(
 # Held out for composites under XNNPACK (session 8): drawn after
 # runtimes/litert/xnnpack_subgraphs.py was committed (tests/litert_composite_cases.composite8).
 HELD_OUT = (*HELD_OUT, *((f"composite8_{seed}", "composite8", seed) for seed in range(1, 25)))
+# The attention as a composite (tests/litert_custom_cases.attention_composite_case), drawn
+# after xnnpack_attention.composite_taken was committed.
+HELD_OUT = (*HELD_OUT, *((f"sdpa8c_{seed}", "attention_composite", seed) for seed in range(1, 21)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -191,6 +194,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import attention_case
 
         return attention_case(seed)
+    if family == "attention_composite":
+        from tests.litert_custom_cases import attention_composite_case
+
+        return attention_composite_case(seed)
     if family == "deconvolution":
         from tests.litert_custom_cases import deconvolution_case
 

@@ -272,17 +272,11 @@ class Steps:
         )
 
     def cannot_run_correctly(self) -> tuple[Step, ...]:
-        steps = []
-        # One optimize replaces the whole plan: when it does not hold at these tensor sizes, the
-        # plan written for this size holds on every build too, so the build's own step (the same
-        # optimize with --overlap) would be a second rewrite of the same file.
-        replanned = any(conflict.kind == "shapes" for conflict in self.verdict.conflicts)
+        steps, kinds = [], [conflict.kind for conflict in self.verdict.conflicts]
         for conflict in self.verdict.conflicts:
             if conflict.kind == "split":  # no plan for this file helps: the original is needed
                 return (Step(_sentence(f"This file cannot be resized: {conflict.fix}")),)
-            if conflict.kind == "build" and replanned:
-                continue
-            if conflict.kind == "build":
+            if conflict.kind == "build" and "shapes" not in kinds:  # else one optimize does both
                 steps.append(
                     Step(
                         "The offline plan does not hold on this build: plan it again with "
@@ -291,7 +285,7 @@ class Steps:
                         self.optimize_command(" --overlap"),
                     )
                 )
-            else:
+            elif conflict.kind != "build":
                 what = "the input size given" if self.asked.input_shapes else "its tensor sizes"
                 steps.append(
                     Step(

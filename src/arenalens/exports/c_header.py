@@ -189,7 +189,7 @@ def _litert_header(analysis: Analysis, litert: LiteRTMemory, prefix: str | None)
         *_wrapped(
             "", [f"Delegate: {delegate}; ISA: {litert.isa_title}; threads: {litert.threads}"]
         ),
-        *_wrapped("", [f"Memory: {memory.required_bytes} B ({parts})"]),
+        *_wrapped("", [f"Memory bytes: {memory.required_bytes} ({parts})"]),
         *_wrapped("Estimate: ", memory.reasons),
         " * LiteRT allocates its arenas itself, on the heap (counted above), with its own planner",
         f" * ({_comment(analysis.planner)}: {_comment(arenas)}): their offsets below are to read,",

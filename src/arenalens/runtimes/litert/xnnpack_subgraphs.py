@@ -34,3 +34,21 @@ def only_decompositions(model: Model) -> bool:
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
     return called == set(range(1, len(model.subgraphs)))
+
+
+def prepared(view: Model | None) -> set[int]:
+    """The subgraphs allocate_tensors() prepares on the delegated plan (`view`): subgraph 0
+    and the decompositions of the composites left to the builtin kernel, recursively. A
+    decomposition whose composite the delegate took is partitioned, its kernels built, but
+    never prepared: its runtimes are never reshaped and plan no workspace. All subgraphs
+    when the view is not modelled."""
+    if view is None:
+        return set()
+    reached, pending = {0}, [0]
+    while pending:
+        for operator in view.subgraphs[pending.pop()].operators:
+            index = int(operator.options.get(_INDEX, -1) or 0)
+            if operator.opcode == _COMPOSITE and index not in reached:
+                reached.add(index)
+                pending.append(index)
+    return reached
