@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from arenalens import load_model
-from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.analysis.lifetimes import NEVER_FREED, TensorLifetime
 from arenalens.ir import Model
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
@@ -262,3 +262,13 @@ def test_unreachable_subgraph_keeps_unset_lifetimes() -> None:
         graph.set_outputs([y])
     model = load_model(builder.build())
     assert intervals(model, "tflm", 1) == {"x": (-1, -1), "y": (-1, -1)}
+
+
+def test_tflm_lifetimes_are_whole_tensor_lifetimes() -> None:
+    # The TFLM marker builds its TensorLifetime tuples without the class's __new__: each must be
+    # one, with every field (a field added to the class must be added there too).
+    timeline = tflm_timeline(chain())
+    for (subgraph, tensor), lifetime in timeline.lifetimes.items():
+        assert type(lifetime) is TensorLifetime
+        assert len(lifetime) == len(TensorLifetime._fields)
+        assert lifetime == TensorLifetime(subgraph, tensor, lifetime.first, lifetime.last)

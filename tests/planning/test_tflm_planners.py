@@ -9,7 +9,11 @@ import pytest
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, run_planner
-from arenalens.planning.tflm_greedy import greedy_processing_order
+from arenalens.planning.tflm_greedy import (
+    _place_by_steps,
+    _place_with_intervals,
+    greedy_processing_order,
+)
 from tests.hang_guard import no_hang
 
 
@@ -119,6 +123,24 @@ def test_greedy_matches_the_literal_replay(seed: int) -> None:
     fixed = {f"b{i}": 16 * rng.randint(0, 20) for i in range(count) if rng.random() < 0.1}
     problem = problem_of(rows, **fixed)
     assert dict(run_planner("tflm_greedy", problem).offsets) == reference_greedy(problem)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_step_lists_place_as_the_interval_index(seed: int) -> None:
+    # Small problems place through per-step lists; long lifetimes through IntervalIndex. Both on
+    # the same problems: short and long lifetimes, buffers live at no step, fixed offsets, sizes
+    # of 0 and off the alignment, alignments 1 and 16.
+    rng = random.Random(7_000 + seed)
+    buffers = []
+    for index in range(rng.randint(1, 80)):
+        first = rng.randint(-1, 30)
+        last = first + rng.choice([rng.randint(0, 4), rng.randint(0, 40), -rng.randint(1, 3)])
+        size = rng.choice([0, 16, 48, 16 * rng.randint(1, 40), rng.randint(1, 100)])
+        fixed = 16 * rng.randint(0, 20) if rng.random() < 0.1 else None
+        buffers.append(Buffer(index, first, last, size, fixed))
+    problem = Problem(tuple(buffers), alignment=rng.choice([1, 1, 16]))
+    assert _place_by_steps(problem, area_per_buffer=10**9) == _place_with_intervals(problem)
+    assert _place_by_steps(problem, area_per_buffer=0) in (None, _place_with_intervals(problem))
 
 
 def test_greedy_plans_a_20000_operator_chain_quickly() -> None:

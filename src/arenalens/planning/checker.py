@@ -46,6 +46,24 @@ def check_plan(
 
 
 def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
+    alignment = problem.alignment
+    get = offsets.get
+    for buffer in problem.buffers:
+        offset = get(buffer.id)
+        # The usual buffer in one test each; anything else (no offset, a fixed offset moved, an
+        # int subclass, a misaligned one) is judged, and named, by `_judge_offsets`.
+        if type(offset) is int and offset >= 0:
+            fixed = buffer.fixed_offset
+            if fixed is None:
+                if alignment == 1 or not buffer.size or not offset % alignment:
+                    continue
+            elif offset == fixed:
+                continue
+        _judge_offsets(problem, offsets)
+        return
+
+
+def _judge_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
     missing = [b.id for b in problem.buffers if b.id not in offsets]
     if missing:
         raise PlanError(f"plan has no offset for buffers {missing[:10]}")
@@ -69,11 +87,11 @@ def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
     offsets = dict(offsets)  # a plain dict: read several times per buffer
     placed = sorted([b for b in problem.buffers if b.size], key=_START_AND_ID)
+    if not problem.overlaps and all(b.fixed_offset is None for b in placed):
+        _check_online(placed, offsets, problem)  # the usual case: every buffer placed online
+        return
     by_id = problem.by_id
     in_pairs = problem.overlaps_by_buffer
-    if not in_pairs and all(b.fixed_offset is None for b in placed):
-        _check_online(placed, offsets, by_id)  # the usual case: every buffer placed online
-        return
     ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
     # Live online buffers without allowed overlaps as (offset, id), sorted; they never overlap
     # each other (each was checked on entry), so a new buffer can only collide with its two
@@ -119,9 +137,7 @@ def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
         heapq.heappush(ending, (buffer.end, buffer.id))
 
 
-def _check_online(
-    placed: list[Buffer], offsets: dict[int, int], by_id: Mapping[int, Buffer]
-) -> None:
+def _check_online(placed: list[Buffer], offsets: dict[int, int], problem: Problem) -> None:
     """`_check_overlaps` when no buffer is fixed and no overlap is allowed: the live buffers
     sorted by offset never overlap each other, so a new one meets only its two neighbours."""
     ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
@@ -141,11 +157,11 @@ def _check_online(
         if position:
             below_offset, below_id = online[position - 1]
             if ends[below_id] > offset:
-                raise _overlap_error(by_id[below_id], below_offset, buffer, offset)
+                raise _overlap_error(problem.by_id[below_id], below_offset, buffer, offset)
         if position < len(online):
             above_offset, above_id = online[position]
             if above_offset < end:
-                raise _overlap_error(by_id[above_id], above_offset, buffer, offset)
+                raise _overlap_error(problem.by_id[above_id], above_offset, buffer, offset)
         online.insert(position, (offset, identifier))
         ends[identifier] = end
         push(ending, (buffer.end, identifier))

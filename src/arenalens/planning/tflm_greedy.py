@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from arenalens.planning.offset_index import (
+    AREA_PER_BUFFER,
     IntervalIndex,
     OffsetIndex,
     align_up_array,
@@ -48,6 +49,12 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
     """Problem → offsets exactly as GreedyMemoryPlanner computes them (id = planner index)."""
     if use_offset_index(problem):
         return _place_with_arrays(problem)
+    by_steps = _place_by_steps(problem)
+    return by_steps if by_steps is not None else _place_with_intervals(problem)
+
+
+def _place_with_intervals(problem: Problem) -> dict[int, int]:
+    """The placement, live buffers found through `IntervalIndex` (long lifetimes)."""
     placed = IntervalIndex(problem.buffers)
     alignment = problem.alignment
     offsets: dict[int, int] = {}
@@ -61,6 +68,50 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
             offset = first_fit_offset(buffer.size, live_together, alignment)
         offsets[buffer.id] = offset
         placed.add(buffer, offset)
+    return offsets
+
+
+def _place_by_steps(
+    problem: Problem, area_per_buffer: int = AREA_PER_BUFFER
+) -> dict[int, int] | None:
+    """The placement with `IntervalIndex`'s per-step lists written out (the usual model: a few
+    buffers live at each step), or None when the lifetimes are too long for them.
+
+    Per ranked step: the placed (offset, size) live there and those that begin there; a buffer
+    meets those live at its first step and those beginning later in its lifetime (one begun
+    before its first step and live there is in the first list: none is met twice). Entries are
+    sorted by (offset, size), not placement order: ties at one offset do not change a first fit
+    (the module's docstring)."""
+    buffers = problem.buffers
+    steps = sorted({b.start for b in buffers} | {b.end for b in buffers})
+    rank_of = {step: rank for rank, step in enumerate(steps)}
+    ranks = [(rank_of[b.start], rank_of[b.end]) for b in buffers]
+    if sum(high - low + 1 for low, high in ranks if high >= low) > area_per_buffer * len(buffers):
+        return None
+    live_at: list[list[tuple[int, int]]] = [[] for _ in steps]
+    starting_at: list[list[tuple[int, int]]] = [[] for _ in steps]
+    rank_by_id = {b.id: rank for b, rank in zip(buffers, ranks, strict=True)}
+    alignment = problem.alignment
+    offsets: dict[int, int] = {}
+    for buffer in greedy_processing_order(buffers):
+        low, high = rank_by_id[buffer.id]
+        size = buffer.size
+        if buffer.fixed_offset is not None:
+            offset = buffer.fixed_offset
+        elif high < low:
+            offset = 0  # live at no step: nothing conflicts
+        else:
+            found = live_at[low]
+            if high > low:
+                found = found + [
+                    entry for later in starting_at[low + 1 : high + 1] for entry in later
+                ]
+            offset = first_fit_offset(size, sorted(found), alignment)
+        offsets[buffer.id] = offset
+        entry = (offset, size)
+        starting_at[low].append(entry)
+        for rank in range(low, high + 1):
+            live_at[rank].append(entry)
     return offsets
 
 

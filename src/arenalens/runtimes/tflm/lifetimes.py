@@ -44,8 +44,10 @@ def tflm_planned(tensor: Tensor) -> bool:
 
 def tflm_timeline(model: Model, scratch: Sequence[ScratchRequest] = ()) -> Timeline:
     """Model (+ kernel scratch requests) → lifetimes by TFLM's MarkAllocationLifetimes."""
+    calls = _calls_any(model)
     limit = tflm_step_limit(model)
-    if tflm_step_count(model, limit) > limit:
+    # Without control flow the walk is subgraph 0's operators: within the limit.
+    if calls and tflm_step_count(model, limit) > limit:
         raise ModelError(
             model.source,
             f"control flow expands to more than {limit:,} steps: TFLM walks a "
@@ -53,7 +55,10 @@ def tflm_timeline(model: Model, scratch: Sequence[ScratchRequest] = ()) -> Timel
             f"several times, nested (the walk grows exponentially with the nesting)",
         )
     marker = _TflmMarker(model, scratch)
-    marker.mark(0)
+    if calls:
+        marker.mark(0)
+    else:
+        marker.mark_straight(model.subgraphs[0])
     return marker.timeline()
 
 
@@ -176,14 +181,14 @@ class _TflmMarker:
             if action == "enter":
                 index = task[1]
                 subgraph = self.model.subgraphs[index]
-                self.mark_boundary(index, subgraph.inputs)
                 if not any(
                     op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES and _tflm_callees(op)
                     for op in subgraph.operators
                 ):
-                    self.mark_straight(subgraph)  # no calls: the same marks, without the tasks
-                    self.mark_boundary(index, subgraph.outputs)
+                    # No calls: the same marks, without the tasks.
+                    self.mark_straight(subgraph)
                     continue
+                self.mark_boundary(index, subgraph.inputs)
                 tasks.append(("leave", index))
                 tasks.extend(("operator", subgraph, op) for op in reversed(subgraph.operators))
             elif action == "operator":
@@ -207,9 +212,11 @@ class _TflmMarker:
                 self.mark_boundary(index, self.model.subgraphs[index].outputs)
 
     def mark_straight(self, subgraph: Subgraph) -> None:
-        """The operators of a subgraph that calls none, in order: each starts (its outputs'
-        first step), then finishes at the same step (inputs' and outputs' last, its scratch)."""
+        """The inputs of a subgraph that calls none, its operators in order (each starts: its
+        outputs' first step, then finishes at the same step: inputs' and outputs' last, its
+        scratch), then its outputs."""
         index = subgraph.index
+        self.mark_boundary(index, subgraph.inputs)
         first, last, steps = self.first, self.last, self.steps
         scratch_by_op = self.scratch_by_op
         step = self.step
@@ -232,6 +239,7 @@ class _TflmMarker:
                         self.scratch_first[position] = step
                     self.scratch_last[position] = step
         self.step = step
+        self.mark_boundary(index, subgraph.outputs)
 
     def mark_boundary(self, index: int, tensors: tuple[int, ...]) -> None:
         for tensor in tensors:
@@ -255,12 +263,15 @@ class _TflmMarker:
     def timeline(self) -> Timeline:
         lifetimes: dict[tuple[int, int], TensorLifetime] = {}
         first, last = self.first.get, self.last.get
+        # One per tensor (constants too): the tuple TensorLifetime's __new__ builds, made without
+        # that Python frame (most of the cost of this loop).
+        make = tuple.__new__
         for subgraph in self.model.subgraphs:
             index = subgraph.index
             for tensor in subgraph.tensors:
                 key = (index, tensor.index)
-                lifetimes[key] = TensorLifetime(
-                    index, tensor.index, first(key, UNSET), last(key, UNSET)
+                lifetimes[key] = make(
+                    TensorLifetime, (index, tensor.index, first(key, UNSET), last(key, UNSET), None)
                 )
         scratch = tuple(
             ScratchLifetime(request, self.scratch_first[i], self.scratch_last[i])

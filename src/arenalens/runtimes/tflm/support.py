@@ -81,19 +81,23 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
         found.extend(_unsized_tensors(model, subgraph.index))
         for operator in subgraph.operators:
             setup = by_operator[(subgraph.index, operator.index)]
-            found.extend(_operator_obstacles(setup))
+            obstacles = _operator_obstacles(setup)
+            if obstacles:
+                found.extend(obstacles)
             if not setup.registered:
                 continue
-            if setup.rule is None:
-                unmodelled.add(operator.opcode)
+            opcode = operator.opcode
+            rule = setup.rule
+            if rule is None:
+                unmodelled.add(opcode)
                 continue
-            stands = standing_in.get(operator.opcode)
+            stands = standing_in.get(opcode)
             if stands is None:
-                stands = standing_in[operator.opcode] = stands_in(operator.opcode, build)
+                stands = standing_in[opcode] = stands_in(opcode, build)
             if stands:
-                stand_ins.add(operator.opcode)
-            elif not setup.rule.derived and not build.is_host:
-                wheel_measured.add(operator.opcode)
+                stand_ins.add(opcode)
+            elif not rule.derived and not build.is_host:
+                wheel_measured.add(opcode)
             for estimate in setup.estimates:
                 estimates.setdefault(estimate.reason, estimate)
     table = resource_variables(model, build.resource_variables)
@@ -144,11 +148,14 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
                 fix=fix,
             )
         ]
-    found = [_obstacle(context, r.reason, r.phase, r.fix) for r in setup.refusals]
+    refusals = setup.refusals
+    found = [_obstacle(context, r.reason, r.phase, r.fix) for r in refusals] if refusals else []
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
     rewritten, tensors = setup.output_shapes, subgraph.tensors
     for index in operator.outputs:
-        shape = rewritten.get(index, tensors[index].shape) if index >= 0 else ()
+        if index < 0:
+            continue  # no tensor: no dims
+        shape = rewritten.get(index, tensors[index].shape) if rewritten else tensors[index].shape
         if shape != (0,) and min(shape, default=1) <= 0:  # a dim <= 0 (no generator: per output)
             found.append(
                 _obstacle(
