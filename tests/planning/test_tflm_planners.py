@@ -163,3 +163,29 @@ def test_linear_lays_buffers_end_to_end_in_id_order() -> None:
 def test_linear_refuses_offline_plans_like_tflm() -> None:
     with pytest.raises(PlanError, match="offline"):
         run_planner("tflm_linear", problem_of([(16, 0, 1)], b0=0))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_live_bytes_is_the_sum_of_live_sizes_at_each_step(seed: int) -> None:
+    # Problem.live_bytes sums sorted size changes in C; here, step by step: the bytes of the
+    # buffers live from each step on, at every step where a sized buffer starts or is gone
+    # (buffers live at no step and sizes of 0 included).
+    rng = random.Random(9_000 + seed)
+    buffers = []
+    for index in range(rng.randint(0, 40)):
+        first = rng.randint(-1, 25)
+        last = first + rng.choice([rng.randint(0, 6), -rng.randint(1, 2)])
+        buffers.append(Buffer(index, first, last, rng.choice([0, 16, rng.randint(1, 500)])))
+    problem = Problem(tuple(buffers))
+    sized = [b for b in buffers if b.size]
+    changes = sorted({b.start for b in sized} | {b.end + 1 for b in sized})
+    expected = [
+        (
+            step,
+            sum(b.size for b in sized if b.start <= step)
+            - sum(b.size for b in sized if b.end + 1 <= step),
+        )
+        for step in changes
+    ]
+    assert problem.live_bytes() == expected
+    assert problem.disjoint_lower_bound() == max((total for _, total in expected), default=0)

@@ -27,6 +27,7 @@ the cursor is rounded up to it, which changes nothing when the alignment is 1.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import attrgetter, neg, sub
 
 from arenalens.planning.offset_index import (
     AREA_PER_BUFFER,
@@ -37,6 +38,10 @@ from arenalens.planning.offset_index import (
 )
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
+
+_ID, _START, _END, _SIZE, _FIXED_OFFSET = map(
+    attrgetter, ("id", "start", "end", "size", "fixed_offset")
+)
 
 
 @register_planner(
@@ -83,21 +88,26 @@ def _place_by_steps(
     sorted by (offset, size), not placement order: ties at one offset do not change a first fit
     (the module's docstring)."""
     buffers = problem.buffers
-    steps = sorted({b.start for b in buffers} | {b.end for b in buffers})
-    rank_of = {step: rank for rank, step in enumerate(steps)}
-    ranks = [(rank_of[b.start], rank_of[b.end]) for b in buffers]
-    if sum(high - low + 1 for low, high in ranks if high >= low) > area_per_buffer * len(buffers):
+    starts = list(map(_START, buffers))
+    ends = list(map(_END, buffers))
+    steps = sorted({*starts, *ends})
+    rank_of = dict(zip(steps, range(len(steps)), strict=True))
+    lows = list(map(rank_of.__getitem__, starts))
+    highs = list(map(rank_of.__getitem__, ends))
+    # Ranks the lifetimes span (one less per buffer live at no step): which path is faster.
+    if sum(map(sub, highs, lows)) + len(buffers) > area_per_buffer * len(buffers):
         return None
     live_at: list[list[tuple[int, int]]] = [[] for _ in steps]
     starting_at: list[list[tuple[int, int]]] = [[] for _ in steps]
-    rank_by_id = {b.id: rank for b, rank in zip(buffers, ranks, strict=True)}
+    sizes = list(map(_SIZE, buffers))
+    placed = [0] * len(buffers)
     alignment = problem.alignment
-    offsets: dict[int, int] = {}
-    for buffer in greedy_processing_order(buffers):
-        low, high = rank_by_id[buffer.id]
-        size = buffer.size
-        if buffer.fixed_offset is not None:
-            offset = buffer.fixed_offset
+    for position in _processing_positions(buffers, sizes):
+        low, high = lows[position], highs[position]
+        size = sizes[position]
+        fixed = buffers[position].fixed_offset
+        if fixed is not None:
+            offset = fixed
         elif high < low:
             offset = 0  # live at no step: nothing conflicts
         else:
@@ -107,12 +117,23 @@ def _place_by_steps(
                     entry for later in starting_at[low + 1 : high + 1] for entry in later
                 ]
             offset = first_fit_offset(size, sorted(found), alignment)
-        offsets[buffer.id] = offset
+        placed[position] = offset
         entry = (offset, size)
         starting_at[low].append(entry)
         for rank in range(low, high + 1):
             live_at[rank].append(entry)
-    return offsets
+    return dict(zip(map(_ID, buffers), placed, strict=True))
+
+
+def _processing_positions(buffers: Sequence[Buffer], sizes: list[int]) -> list[int]:
+    """Positions of `buffers` in `greedy_processing_order` (a sort of tuples made in C, when no
+    buffer is fixed: the usual case)."""
+    fixed = list(map(_FIXED_OFFSET, buffers))
+    if fixed.count(None) != len(fixed):
+        position_of = {b.id: position for position, b in enumerate(buffers)}
+        return [position_of[b.id] for b in greedy_processing_order(buffers)]
+    keys = zip(map(neg, sizes), map(neg, map(_ID, buffers)), range(len(buffers)), strict=True)
+    return [position for _, _, position in sorted(keys)]
 
 
 def _place_with_arrays(problem: Problem) -> dict[int, int]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
+from itertools import repeat
 from types import MappingProxyType
 from typing import Any
 
@@ -145,14 +147,16 @@ class _TflmMarker:
     """Replays MarkAllocationLifetimes with one global step counter.
 
     TFLM recurses into called subgraphs; this walks an explicit stack of tasks instead, so deep
-    control-flow nesting cannot exhaust Python's recursion limit.
+    control-flow nesting cannot exhaust Python's recursion limit. Marks are kept per subgraph,
+    by tensor index; a subgraph that calls none is marked by dict operations (C loops), not a
+    Python step per tensor.
     """
 
     def __init__(self, model: Model, scratch: Sequence[ScratchRequest]) -> None:
         self.model = model
         self.step = 0
-        self.first: dict[tuple[int, int], int] = {}
-        self.last: dict[tuple[int, int], int] = {}
+        self.first: list[dict[int, int]] = [{} for _ in model.subgraphs]
+        self.last: list[dict[int, int]] = [{} for _ in model.subgraphs]
         self.scratch = tuple(scratch)
         self.scratch_first = [UNSET] * len(self.scratch)
         self.scratch_last = [UNSET] * len(self.scratch)
@@ -162,12 +166,11 @@ class _TflmMarker:
             self.scratch_by_op.setdefault(key, []).append(position)
         self.steps: list[Step] = [Step(0, 0, None, "inputs of subgraph 0")]
 
-    def set_first(self, key: tuple[int, int]) -> None:
-        if self.first.get(key, UNSET) == UNSET:
-            self.first[key] = self.step
+    def set_first(self, index: int, tensor: int) -> None:
+        self.first[index].setdefault(tensor, self.step)
 
-    def set_last(self, key: tuple[int, int]) -> None:
-        self.last[key] = self.step
+    def set_last(self, index: int, tensor: int) -> None:
+        self.last[index][tensor] = self.step
 
     def mark(self, subgraph_index: int) -> None:
         # Tasks, popped last-first: ("enter", subgraph) marks its inputs and queues its
@@ -185,8 +188,7 @@ class _TflmMarker:
                     op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES and _tflm_callees(op)
                     for op in subgraph.operators
                 ):
-                    # No calls: the same marks, without the tasks.
-                    self.mark_straight(subgraph)
+                    self.mark_straight(subgraph)  # no calls: the same marks, without the tasks
                     continue
                 self.mark_boundary(index, subgraph.inputs)
                 tasks.append(("leave", index))
@@ -197,7 +199,7 @@ class _TflmMarker:
                 self.steps.append(Step(self.step, subgraph.index, op.index, op.opcode))
                 for tensor in op.outputs:
                     if tensor >= 0:
-                        self.set_first((subgraph.index, tensor))
+                        self.set_first(subgraph.index, tensor)
                 tasks.append(("finish", subgraph, op, self.step))
                 tasks.extend(("call", called) for called in reversed(_tflm_callees(op)))
             elif action == "call":
@@ -217,44 +219,57 @@ class _TflmMarker:
         scratch), then its outputs."""
         index = subgraph.index
         self.mark_boundary(index, subgraph.inputs)
-        first, last, steps = self.first, self.last, self.steps
-        scratch_by_op = self.scratch_by_op
-        step = self.step
-        for op in subgraph.operators:
-            step += 1
-            steps.append(Step(step, index, op.index, op.opcode))
-            # Every mark of this operator is this step, so their order does not matter.
-            for tensor in op.outputs:
-                if tensor >= 0:
-                    key = (index, tensor)
-                    if key not in first:  # marked steps are never UNSET
-                        first[key] = step
-                    last[key] = step
-            for tensor in op.inputs:
-                if tensor >= 0:
-                    last[(index, tensor)] = step
-            if scratch_by_op:
-                for position in scratch_by_op.get((index, op.index), ()):
+        operators = subgraph.operators
+        start = self.step + 1
+        steps = range(start, start + len(operators))
+        self.steps.extend(
+            Step(step, index, op.index, op.opcode)
+            for step, op in zip(steps, operators, strict=True)
+        )
+        # Every mark of an operator is its step. Last marks: the latest wins, so in order.
+        # First marks: the earliest step an output has, unless marked before this walk. (A -1,
+        # no tensor, is marked too and never read.)
+        last = self.last[index]
+        earliest: dict[int, int] = {}
+        for step, op in zip(steps, operators, strict=True):
+            last.update(dict.fromkeys(op.inputs, step))
+            last.update(dict.fromkeys(op.outputs, step))
+        for step, op in zip(reversed(steps), reversed(operators), strict=True):
+            earliest.update(dict.fromkeys(op.outputs, step))
+        first = self.first[index]
+        earliest.update(first)
+        first.update(earliest)
+        requests = [
+            (key[1], positions) for key, positions in self.scratch_by_op.items() if key[0] == index
+        ]
+        if requests:
+            step_of = {op.index: step for step, op in zip(steps, operators, strict=True)}
+            for operator, positions in requests:
+                marked = step_of.get(operator)
+                if marked is None:
+                    continue  # a request of an operator the subgraph does not have
+                for position in positions:
                     if self.scratch_first[position] == UNSET:
-                        self.scratch_first[position] = step
-                    self.scratch_last[position] = step
-        self.step = step
+                        self.scratch_first[position] = marked
+                    self.scratch_last[position] = marked
+        self.step = start + len(operators) - 1
         self.mark_boundary(index, subgraph.outputs)
 
     def mark_boundary(self, index: int, tensors: tuple[int, ...]) -> None:
+        first, last, step = self.first[index], self.last[index], self.step
         for tensor in tensors:
             if tensor >= 0:
-                self.set_first((index, tensor))
-                self.set_last((index, tensor))
+                first.setdefault(tensor, step)
+                last[tensor] = step
 
     def finish_operator(self, subgraph: Subgraph, op: Operator, start: int) -> None:
         index = subgraph.index
         for tensor in op.inputs:
             if tensor >= 0:
-                self.set_last((index, tensor))
+                self.set_last(index, tensor)
         for tensor in op.outputs:
             if tensor >= 0:
-                self.set_last((index, tensor))
+                self.set_last(index, tensor)
         for position in self.scratch_by_op.get((index, op.index), ()):
             if self.scratch_first[position] == UNSET:
                 self.scratch_first[position] = start
@@ -262,17 +277,29 @@ class _TflmMarker:
 
     def timeline(self) -> Timeline:
         lifetimes: dict[tuple[int, int], TensorLifetime] = {}
-        first, last = self.first.get, self.last.get
-        # One per tensor (constants too): the tuple TensorLifetime's __new__ builds, made without
-        # that Python frame (most of the cost of this loop).
-        make = tuple.__new__
+        # One per tensor (constants too), built by C loops: the tuples TensorLifetime's __new__
+        # would build, without a Python frame each (a tensor's index is its position).
+        make = partial(tuple.__new__, TensorLifetime)
         for subgraph in self.model.subgraphs:
             index = subgraph.index
-            for tensor in subgraph.tensors:
-                key = (index, tensor.index)
-                lifetimes[key] = make(
-                    TensorLifetime, (index, tensor.index, first(key, UNSET), last(key, UNSET), None)
+            positions = range(len(subgraph.tensors))
+            lifetimes.update(
+                zip(
+                    zip(repeat(index), positions, strict=False),
+                    map(
+                        make,
+                        zip(
+                            repeat(index),
+                            positions,
+                            map(self.first[index].get, positions, repeat(UNSET)),
+                            map(self.last[index].get, positions, repeat(UNSET)),
+                            repeat(None),
+                            strict=False,
+                        ),
+                    ),
+                    strict=True,
                 )
+            )
         scratch = tuple(
             ScratchLifetime(request, self.scratch_first[i], self.scratch_last[i])
             for i, request in enumerate(self.scratch)
