@@ -125,20 +125,26 @@ def test_greedy_matches_the_literal_replay(seed: int) -> None:
     assert dict(run_planner("tflm_greedy", problem).offsets) == reference_greedy(problem)
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_step_lists_place_as_the_interval_index(seed: int) -> None:
-    # Small problems place through per-step lists; long lifetimes through IntervalIndex. Both on
-    # the same problems: short and long lifetimes, buffers live at no step, fixed offsets, sizes
-    # of 0 and off the alignment, alignments 1 and 16.
-    rng = random.Random(7_000 + seed)
+def random_buffers(rng: random.Random, count: int, *, fixed_share: float) -> tuple[Buffer, ...]:
+    """Buffers with short and long lifetimes, some live at no step (end before start), sizes of
+    0 and off any alignment, a share of them fixed."""
     buffers = []
-    for index in range(rng.randint(1, 80)):
+    for index in range(count):
         first = rng.randint(-1, 30)
         last = first + rng.choice([rng.randint(0, 4), rng.randint(0, 40), -rng.randint(1, 3)])
         size = rng.choice([0, 16, 48, 16 * rng.randint(1, 40), rng.randint(1, 100)])
-        fixed = 16 * rng.randint(0, 20) if rng.random() < 0.1 else None
+        fixed = 16 * rng.randint(0, 20) if rng.random() < fixed_share else None
         buffers.append(Buffer(index, first, last, size, fixed))
-    problem = Problem(tuple(buffers), alignment=rng.choice([1, 1, 16]))
+    return tuple(buffers)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_step_lists_place_as_the_interval_index(seed: int) -> None:
+    # Small problems place through per-step lists; long lifetimes through IntervalIndex. Both on
+    # the same problems (`random_buffers`), alignments 1 and 16.
+    rng = random.Random(7_000 + seed)
+    buffers = random_buffers(rng, rng.randint(1, 80), fixed_share=0.1)
+    problem = Problem(buffers, alignment=rng.choice([1, 1, 16]))
     assert _place_by_steps(problem, area_per_buffer=10**9) == _place_with_intervals(problem)
     assert _place_by_steps(problem, area_per_buffer=0) in (None, _place_with_intervals(problem))
 
@@ -168,15 +174,10 @@ def test_linear_refuses_offline_plans_like_tflm() -> None:
 @pytest.mark.parametrize("seed", range(30))
 def test_live_bytes_is_the_sum_of_live_sizes_at_each_step(seed: int) -> None:
     # Problem.live_bytes sums sorted size changes in C; here, step by step: the bytes of the
-    # buffers live from each step on, at every step where a sized buffer starts or is gone
-    # (buffers live at no step and sizes of 0 included).
+    # buffers live from each step on, at every step where a sized buffer starts or is gone.
     rng = random.Random(9_000 + seed)
-    buffers = []
-    for index in range(rng.randint(0, 40)):
-        first = rng.randint(-1, 25)
-        last = first + rng.choice([rng.randint(0, 6), -rng.randint(1, 2)])
-        buffers.append(Buffer(index, first, last, rng.choice([0, 16, rng.randint(1, 500)])))
-    problem = Problem(tuple(buffers))
+    buffers = random_buffers(rng, rng.randint(0, 40), fixed_share=0.0)
+    problem = Problem(buffers)
     sized = [b for b in buffers if b.size]
     changes = sorted({b.start for b in sized} | {b.end + 1 for b in sized})
     expected = [

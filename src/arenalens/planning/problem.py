@@ -80,14 +80,14 @@ class Problem:
     overlaps: tuple[Overlap, ...] = ()
 
     def __post_init__(self) -> None:
-        ids = [b.id for b in self.buffers]
+        ids = list(map(_ID, self.buffers))
         if len(set(ids)) != len(ids):
             raise ValueError("buffer ids must be unique")
         if self.alignment < 1:
             raise ValueError(f"alignment must be >= 1, got {self.alignment}")
-        for buffer in self.buffers:
-            if buffer.size < 0:
-                raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
+        if min(map(_SIZE, self.buffers), default=0) < 0:
+            buffer = next(b for b in self.buffers if b.size < 0)
+            raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
         known = set(ids)
         pairs: set[frozenset[int]] = set()
         for overlap in self.overlaps:

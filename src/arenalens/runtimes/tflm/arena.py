@@ -10,6 +10,7 @@ reproduces the runtime's planner.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -32,6 +33,7 @@ OFFLINE_PLAN_VERSION = 0
 # The metadata stores offsets as int32.
 INT32_MAX = 2**31 - 1
 HEAD = "head"
+_OPCODE = attrgetter("opcode")
 
 
 def tflm_timeline_with_scratch(model: Model, build: Build = HOST) -> Timeline:
@@ -80,15 +82,14 @@ def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, in
 def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:
     """Model → (subgraph, tensor) of outputs a kernel binds in Prepare (never planned: TFLM plans
     only tensors whose data pointer is still null after Prepare; `KernelRule.binds_outputs`)."""
-    binds: dict[str, bool] = {}  # by opcode: a model repeats a few opcodes many times
     bound: set[tuple[int, int]] = set()
     for subgraph in model.subgraphs:
+        # Asked per distinct opcode (a model repeats a few many times), found by a C loop.
+        binding = {code for code in set(map(_OPCODE, subgraph.operators)) if _binds_outputs(code)}
+        if not binding:
+            continue  # the usual subgraph
         for op in subgraph.operators:
-            opcode = op.opcode
-            binding = binds.get(opcode)
-            if binding is None:
-                binding = binds[opcode] = _binds_outputs(opcode)
-            if binding:
+            if op.opcode in binding:
                 bound.update((subgraph.index, tensor) for tensor in op.outputs if tensor >= 0)
     return frozenset(bound)
 

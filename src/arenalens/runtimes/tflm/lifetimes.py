@@ -8,10 +8,11 @@ is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
+from operator import add, attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -35,6 +36,14 @@ TFLM_CONTROL_FLOW_CODES = frozenset({118, 119, 129})  # IF, WHILE, CALL_ONCE
 # a million, a 30 KB fan-out model's million-step timeline cost every later stage seconds:
 # about a minute of CPU from report to optimize.)
 MAX_EXTRA_TFLM_STEPS = 100_000
+_INDEX, _OPCODE, _RAW_CODE, _INPUTS, _OUTPUTS = map(
+    attrgetter, ("index", "opcode", "raw_builtin_code", "inputs", "outputs")
+)
+
+
+def _pairs(tensors: Iterable[tuple[int, ...]], steps: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """(tensor, step) for every tensor of each group with its step, in order (C loops)."""
+    return chain.from_iterable(map(dict.items, map(dict.fromkeys, tensors, steps)))
 
 
 def tflm_planned(tensor: Tensor) -> bool:
@@ -130,10 +139,10 @@ def tflm_step_count(model: Model, limit: int) -> int:
 
 def _calls_any(model: Model) -> bool:
     """True when some operator of the model is one whose subgraphs TFLM's marker walks."""
-    return any(
-        op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES
+    # Per subgraph, a C loop over its operators' raw codes.
+    return not all(
+        TFLM_CONTROL_FLOW_CODES.isdisjoint(map(_RAW_CODE, subgraph.operators))
         for subgraph in model.subgraphs
-        for op in subgraph.operators
     )
 
 
@@ -223,19 +232,15 @@ class _TflmMarker:
         start = self.step + 1
         steps = range(start, start + len(operators))
         self.steps.extend(
-            Step(step, index, op.index, op.opcode)
-            for step, op in zip(steps, operators, strict=True)
+            map(Step, steps, repeat(index), map(_INDEX, operators), map(_OPCODE, operators))
         )
-        # Every mark of an operator is its step. Last marks: the latest wins, so in order.
-        # First marks: the earliest step an output has, unless marked before this walk. (A -1,
-        # no tensor, is marked too and never read.)
-        last = self.last[index]
-        earliest: dict[int, int] = {}
-        for step, op in zip(steps, operators, strict=True):
-            last.update(dict.fromkeys(op.inputs, step))
-            last.update(dict.fromkeys(op.outputs, step))
-        for step, op in zip(reversed(steps), reversed(operators), strict=True):
-            earliest.update(dict.fromkeys(op.outputs, step))
+        # Every mark of an operator is its step: (tensor, step) pairs, made and applied by C
+        # loops. Last marks: the latest wins, so every tensor an operator touches, in order.
+        # First marks: an output's earliest step (the pairs in reverse order), unless marked
+        # before this walk. (A -1, no tensor, is marked too and never read.)
+        touched = map(add, map(_INPUTS, operators), map(_OUTPUTS, operators))
+        self.last[index].update(_pairs(touched, steps))
+        earliest = dict(_pairs(map(_OUTPUTS, reversed(operators)), reversed(steps)))
         first = self.first[index]
         earliest.update(first)
         first.update(earliest)
@@ -243,9 +248,9 @@ class _TflmMarker:
             (key[1], positions) for key, positions in self.scratch_by_op.items() if key[0] == index
         ]
         if requests:
-            step_of = {op.index: step for step, op in zip(steps, operators, strict=True)}
-            for operator, positions in requests:
-                marked = step_of.get(operator)
+            step_of = dict(zip(map(_INDEX, operators), steps, strict=True))
+            for requester, positions in requests:
+                marked = step_of.get(requester)
                 if marked is None:
                     continue  # a request of an operator the subgraph does not have
                 for position in positions:
