@@ -240,3 +240,68 @@ def pooling_case(seed: int) -> bytes:
     g.set_inputs([x])
     g.set_outputs([data, *outputs])
     return model.build()
+
+
+def attention_case(seed: int) -> bytes:
+    """Session 8's held-out attentions (`sdpa8_*`), drawn after runtimes/litert/
+    xnnpack_attention.py replayed the delegate's nodes for odml.scaled_dot_product_attention:
+    batch 1-2 (1 with one key head: the delegate's fully connected path assumes it), 1-4
+    query heads and as many key heads or one, head size 2-16, 2-12 query steps and 2-12 keys
+    (not equal), a mask or none; the options' `scale` and `logit_cap` a float, an integer (not
+    a float: the delegate ignores it) or absent; a float FULLY_CONNECTED making the query
+    before it or none, a RELU on its output after it or none."""
+    draw = random.Random(8800 + seed)
+    weights = np.random.default_rng(8800 + seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    heads = draw.randint(1, 4)
+    key_heads = draw.choice((1, heads))
+    batch = 1 if key_heads == 1 else draw.choice((1, 2))
+    depth, steps, keys = draw.randint(2, 16), draw.randint(2, 12), draw.randint(2, 12)
+    query_shape = [batch, steps, heads, depth]
+    key_shape = [batch, keys, key_heads, depth]
+    inputs = []
+    if draw.random() < 0.3:
+        x = g.add_tensor("x", query_shape)
+        inputs.append(x)
+        filters = g.add_constant(
+            "fw", (weights.standard_normal((depth, depth)) * 0.1).astype(np.float32)
+        )
+        query = g.add_tensor("q", query_shape)
+        g.add_operator("FULLY_CONNECTED", [x, filters], [query], options={"keep_num_dims": True})
+    else:
+        query = g.add_tensor("q", query_shape)
+        inputs.append(query)
+    key, value = g.add_tensor("k", key_shape), g.add_tensor("v", key_shape)
+    inputs += [key, value]
+    operands = [query, key, value]
+    if draw.random() < 0.5:
+        mask = g.add_tensor("mask", [1, 1, steps, keys])
+        inputs.append(mask)
+        operands.append(mask)
+    builder = flexbuffers.Builder()
+    with builder.Map():
+        for name in ("scale", "logit_cap"):
+            kind = draw.choice(("float", "int", "absent"))
+            if kind == "float":
+                builder.Key(name)
+                builder.Float(draw.uniform(0.05, 30.0))
+            elif kind == "int":
+                builder.Key(name)
+                builder.Int(draw.randint(1, 30))
+        builder.Key("is_causal")
+        builder.Bool(draw.random() < 0.5)
+    out = g.add_tensor("attention", query_shape)
+    g.add_operator(
+        "CUSTOM:odml.scaled_dot_product_attention",
+        operands,
+        [out],
+        custom_options=bytes(builder.Finish()),
+    )
+    if draw.random() < 0.3:
+        after = g.add_tensor("relu", query_shape)
+        g.add_operator("RELU", [out], [after])
+        out = after
+    g.set_inputs(inputs)
+    g.set_outputs([out])
+    return model.build()

@@ -133,6 +133,9 @@ HELD_OUT = (*HELD_OUT, *((f"var7_{seed}", "variables", seed) for seed in range(1
 # Held out for XNNPACK's LUT and copy fusions (session 7): drawn after
 # xnnpack_workspace.fuse_unary_chains was committed (tests/litert_fusion_cases.py).
 HELD_OUT = (*HELD_OUT, *((f"lut7_{seed}", "unary_chain", seed) for seed in range(1, 21)))
+# Held out for the odml attention under XNNPACK (session 8): drawn after
+# runtimes/litert/xnnpack_attention.py was committed (tests/litert_custom_cases.attention_case).
+HELD_OUT = (*HELD_OUT, *((f"sdpa8_{seed}", "attention", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -181,6 +184,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import pooling_case
 
         return pooling_case(seed)
+    if family == "attention":
+        from tests.litert_custom_cases import attention_case
+
+        return attention_case(seed)
     if family == "deconvolution":
         from tests.litert_custom_cases import deconvolution_case
 

@@ -275,9 +275,15 @@ class Steps:
 
     def cannot_run_correctly(self) -> tuple[Step, ...]:
         steps = []
+        # One optimize replaces the whole plan: when it does not hold at these tensor sizes, the
+        # plan written for this size holds on every build too, so the build's own step (the same
+        # optimize with --overlap) would be a second rewrite of the same file.
+        replanned = any(conflict.kind == "shapes" for conflict in self.verdict.conflicts)
         for conflict in self.verdict.conflicts:
             if conflict.kind == "split":  # no plan for this file helps: the original is needed
                 return (Step(_sentence(f"This file cannot be resized: {conflict.fix}")),)
+            if conflict.kind == "build" and replanned:
+                continue
             if conflict.kind == "build":
                 steps.append(
                     Step(

@@ -45,7 +45,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnpack_packing
+from arenalens.runtimes.litert import (
+    glibc,
+    heap_xnnpack,
+    xnnpack_attention,
+    xnnpack_objects,
+    xnnpack_packing,
+)
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.xnnpack_workspace import (
@@ -89,6 +95,8 @@ def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
     for index in subset.operators:
         operator = subgraph.operators[index]
         count += 1
+        if xnnpack_attention.replayed(subgraph, operator):
+            count += 9  # its nodes (at least ten): the runtime's count is larger when so
         if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
             count += 1
         if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV") and dynamically_quantized(
@@ -112,7 +120,11 @@ def subgraph_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     # (optimize_common_subgraphs_iter → widen_fp16_accumulators, whatever the operands): a full
     # array grows once more (held-out flow 600301:91, a lone MUL: 64 values, 14,336 B).
     reserve = int(
-        any(subgraph.operators[index].opcode in _OPTIMIZER_RESERVES for index in subset.operators)
+        any(
+            subgraph.operators[index].opcode in _OPTIMIZER_RESERVES
+            or xnnpack_attention.is_attention(subgraph.operators[index])
+            for index in subset.operators
+        )
     )
     nodes = grown(0, max(defined_nodes(subgraph, subset), runtime_nodes) + reserve)
     value_array = VALUE_BYTES * grown(external, values + reserve)

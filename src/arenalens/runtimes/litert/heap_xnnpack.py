@@ -27,6 +27,7 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.xnnpack_attention import replayed_custom
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -166,9 +167,9 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if xnnpack_custom.custom_name(operator) is not None:
-        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed but the attention's.
+        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed (not grouped heads).
         taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
-        return (operator.custom_code in xnnpack_custom.POOLINGS or None) if taken else False
+        return (replayed_custom(subgraph, operator) or None) if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "STABLEHLO_COMPOSITE":

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import glibc, xnnpack_variables
+from arenalens.runtimes.litert import glibc, xnnpack_attention, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_resources import handle_key
 from arenalens.runtimes.litert.heap_xnnpack import (
@@ -122,6 +122,9 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "slice": ((), (COMPUTE_BYTES,)),
     # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
     "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
+    # create_dynamic_fully_connected_nc (an attention's, run-time weights): as a batch
+    # matrix multiply's and its extra parameters (the nr2 configuration's).
+    "dynamic_fc": ((288, 688), (3 * COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
     # create_depth_to_space_nhwc / create_space_to_depth_nhwc: one compute invocation.
     "shuffle": ((), (COMPUTE_BYTES,)),
     # xnn_create_resize_bilinear2d_nhwc: 2 compute invocations and its convolution state.
@@ -365,6 +368,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     transposed = sum(1 for operator in operators if transposes_a(operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     values += transposed + resource_rewrites(subgraph, subset.operators) + tables
+    values += sum(
+        xnnpack_attention.value_count(model, subgraph, operator)
+        for operator in operators
+        if xnnpack_attention.replayed(subgraph, operator)
+    )
     return len(fused) + folded_pads + activations, values
 
 
