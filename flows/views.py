@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,9 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
     build = typed_build(walk, base)
     ran = walk.run("export", subject, *walk.shape_options(shape), *build, *flow.options)
     if base is None or ran.code not in (0, 1):
+        return
+    if base.runtime == "litert" and "c-header" in flow.options:
+        _litert_header(walk, ran, subject, shape)
         return
     if base.runtime == "litert":
         # LiteRT's figure is the app's memory (model file + heap); export writes the arenas'
@@ -176,6 +180,40 @@ def _compare(
         ran.line,
         "" if seen == expected else f"compare (runs, number, exit) {seen}, check {expected}",
     )
+
+
+def _litert_header(walk: Walk, ran: Ran, subject: str, shape: Sequence[str]) -> None:
+    """A LiteRT header carries what check with the same delegate, ISA and threads says the app
+    needs, written only where check gives a number, and nothing a TFLM build would take for
+    its arena (no kTensorArenaSize, no <PREFIX>_ARENA_SIZE)."""
+    flow = walk.flow
+    litert = tuple(flow.options[flow.options.index("-o") + 2 :])
+    asked = walk.run(
+        "check",
+        subject,
+        *walk.shape_options(shape),
+        *flow.build,
+        *walk.budget_for(flow.build),
+        *litert,
+        "--json",
+    )
+    check = walk.verdict_of(asked)
+    if check is None:
+        return
+    header = walk.folder / "arena.h"
+    text = header.read_text() if header.exists() else ""
+    found = re.search(r"#define \w+_LITERT_MEMORY_BYTES (\d+)u", text)
+    memory = int(found.group(1)) if found else None
+    if check.required is None:
+        right, detail = not header.exists(), "a header for a model without a number"
+    elif header_size(text) is not None or "kTensorArenaSize" in text:
+        right, detail = False, "a LiteRT header declares a TFLM arena"
+    elif memory is not None and memory < check.required:
+        walk.claim("views-agree", UNSAFE, ran.line, f"header memory {memory} < {check.required}")
+        return
+    else:
+        right, detail = memory == check.required, f"header memory {memory} != {check.required}"
+    walk.claim("views-agree", CONFIRMED if right else WRONG, ran.line, "" if right else detail)
 
 
 def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:

@@ -305,3 +305,79 @@ def attention_case(seed: int) -> bytes:
     g.set_inputs(inputs)
     g.set_outputs([out])
     return model.build()
+
+
+def attention_composite_case(seed: int) -> bytes:
+    """Session 8's held-out attention composites (`sdpa8c_*`): a STABLEHLO_COMPOSITE named
+    odml.scaled_dot_product_attention (attributes: `scale` a float or absent, `logit_cap`
+    a float in one draw of four), drawn after xnnpack_attention.composite_taken; its
+    decomposition computes the attention from builtin operators (transposes, two
+    BATCH_MATMULs, a SOFTMAX; the mask unused), which the builtin kernel runs and which the
+    delegate partitions without ever preparing. Shapes as attention_case; a RELU after or
+    none."""
+    draw = random.Random(8900 + seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    heads = draw.randint(1, 4)
+    key_heads = draw.choice((1, heads))
+    batch = 1 if key_heads == 1 else draw.choice((1, 2))
+    depth, steps, keys = draw.randint(2, 16), draw.randint(2, 12), draw.randint(2, 12)
+    query_shape = [batch, steps, heads, depth]
+    key_shape = [batch, keys, key_heads, depth]
+    query, key, value = (
+        g.add_tensor("q", query_shape),
+        g.add_tensor("k", key_shape),
+        g.add_tensor("v", key_shape),
+    )
+    operands = [query, key, value]
+    masked = draw.random() < 0.5
+    if masked:
+        operands.append(g.add_tensor("mask", [1, 1, steps, keys]))
+    attributes: dict[str, object] = {"is_causal": draw.random() < 0.5}
+    if draw.random() < 0.6:
+        attributes["scale"] = draw.uniform(0.05, 2.0)
+    if draw.random() < 0.25:
+        attributes["logit_cap"] = draw.uniform(5.0, 50.0)
+    out = g.add_tensor("attention", query_shape)
+    options = {
+        "name": "odml.scaled_dot_product_attention",
+        "decomposition_subgraph_index": 1,
+        "version": 1,
+        "composite_attributes": list(flexbuffers.Dumps(attributes)),
+        "composite_attributes_format": 1,
+    }
+    g.add_operator(
+        "STABLEHLO_COMPOSITE", operands, [out], options=options,
+        options_type="StableHLOCompositeOptions",
+    )  # fmt: skip
+    if draw.random() < 0.3:
+        after = g.add_tensor("relu", query_shape)
+        g.add_operator("RELU", [out], [after])
+        out = after
+    g.set_inputs(operands)
+    g.set_outputs([out])
+    d = model.add_subgraph("decomposition")
+    q, k, v = (
+        d.add_tensor(n, s) for n, s in (("q", query_shape), ("k", key_shape), ("v", key_shape))
+    )
+    parameters = [q, k, v]
+    if masked:
+        parameters.append(d.add_tensor("mask", [1, 1, steps, keys]))
+    perm = d.add_constant("perm", np.array([0, 2, 1, 3], dtype=np.int32))
+    tq = d.add_tensor("tq", [batch, heads, steps, depth])
+    tk = d.add_tensor("tk", [batch, key_heads, keys, depth])
+    tv = d.add_tensor("tv", [batch, key_heads, keys, depth])
+    d.add_operator("TRANSPOSE", [q, perm], [tq])
+    d.add_operator("TRANSPOSE", [k, perm], [tk])
+    logits = d.add_tensor("logits", [batch, heads, steps, keys])
+    d.add_operator("BATCH_MATMUL", [tq, tk], [logits], options={"adj_y": True})
+    probabilities = d.add_tensor("probabilities", [batch, heads, steps, keys])
+    d.add_operator("SOFTMAX", [logits], [probabilities], options={"beta": 1.0})
+    d.add_operator("TRANSPOSE", [v, perm], [tv])
+    product = d.add_tensor("product", [batch, heads, steps, depth])
+    d.add_operator("BATCH_MATMUL", [probabilities, tv], [product])
+    result = d.add_tensor("result", query_shape)
+    d.add_operator("TRANSPOSE", [product, perm], [result])
+    d.set_inputs(parameters)
+    d.set_outputs([result])
+    return model.build()

@@ -447,21 +447,21 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     each kind's first fingerprint (a convolution's, or a transposed convolution's on the
     ISA's configurations), what the kernel holds before that operator is created, plus the
     fingerprint's blocks."""
-    subgraph = model.subgraphs[0]
-    split = partition(subgraph, model)
-    subsets = node_subsets(subgraph, split.delegated)
-    kernels = [subset for subset in subsets if subset.delegated]
-    reshaped = sum(xnnpack_objects.reshape_bytes(subgraph, subset, model) for subset in kernels)
+    # Every subgraph's kernels, in the order the delegate is applied (xnnpack_subgraphs), each
+    # with what its subgraph's DelegatePrepare holds meanwhile.
+    kernels: list[tuple[Subgraph, NodeSubset, int]] = []
+    for graph in model.subgraphs:
+        split = partition(graph, model)
+        subsets = node_subsets(graph, split.delegated)
+        partitioned = partition_bytes(graph, subsets, len(split.delegated))
+        partitioned += replaced_dims(graph, subsets) + DELEGATE_CREATORS_BYTES
+        kernels.extend((graph, subset, partitioned) for subset in subsets if subset.delegated)
+    reshaped = sum(xnnpack_objects.reshape_bytes(*kernel[:2], model) for kernel in kernels)
     before = after_setup - late - reshaped
-    shared = (
-        partition_bytes(subgraph, subsets, len(split.delegated))
-        + replaced_dims(subgraph, subsets)
-        + DELEGATE_CREATORS_BYTES
-    )
-    inits = [kernel_init_bytes(subgraph, subset, model, isa) for subset in kernels]
+    inits = [kernel_init_bytes(graph, subset, model, isa) for graph, subset, _ in kernels]
     largest = 0
     fingerprinted: set[tuple[object, ...]] = set()
-    for position, subset in enumerate(kernels):
+    for position, (subgraph, subset, shared) in enumerate(kernels):
         later = sum(inits[position + 1 :])
         # Only operators that survive XNNPACK's clean-up and fusions are created.
         boundary = set(subset.inputs) | set(subset.outputs)

@@ -27,7 +27,7 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
-from arenalens.runtimes.litert.xnnpack_attention import replayed_custom
+from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -37,6 +37,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     deconvolution,
     fingerprint_bytes,
 )
+from arenalens.runtimes.litert.xnnpack_subgraphs import only_decompositions
 
 _FLOAT = ("FLOAT32",)
 _QUANTIZED = ("INT8", "UINT8")
@@ -173,10 +174,7 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "STABLEHLO_COMPOSITE":
-        # VisitNode takes a composite named odml.scaled_dot_product_attention only (not
-        # modelled); any other stays the builtin kernel's, its decomposition a subgraph apart.
-        name = operator.options.get("name")
-        return None if name == xnnpack_custom.ATTENTION else False
+        return composite_taken(subgraph, operator)  # VisitNode: the odml attention only
     if operator.opcode == "BATCH_MATMUL":
         return _takes_batch_matmul(subgraph, operator)
     if operator.opcode == "TRANSPOSE_CONV":
@@ -608,19 +606,22 @@ def _list(subset: dict[str, list[int] | bool | None], key: str) -> list[int]:
 
 
 def delegated_view(model: Model) -> Model | None:
-    """The model as LiteRT's planner sees it once XNNPACK has taken its partitions
-    (ReplaceNodeSubsetsWithDelegateKernels): the execution plan subset by subset, each
-    delegated subset one delegate node reading its inputs (constants included) and writing
-    its outputs. None when the partition is not modelled (several subgraphs, or an operator
-    whose acceptance is not known)."""
-    if len(model.subgraphs) != 1:
+    """The model as LiteRT's planner sees it once XNNPACK has taken its partitions in every
+    subgraph (xnnpack_subgraphs): each delegated subset one delegate node reading its inputs
+    (constants included) and writing its outputs. None when the partition is not modelled
+    (an unknown acceptance, subgraphs other than composites' decompositions)."""
+    if not only_decompositions(model):
         return None
-    subgraph = model.subgraphs[0]
-    split = partition(subgraph, model)
-    if split.unmodelled:
-        return None
-    if not split.delegated:
-        return model  # the delegate takes nothing: the plan is the builtin kernels'
+    subgraphs = []
+    for subgraph in model.subgraphs:
+        split = partition(subgraph, model)
+        if split.unmodelled:
+            return None
+        subgraphs.append(_delegated_subgraph(subgraph, split) if split.delegated else subgraph)
+    return replace(model, subgraphs=tuple(subgraphs))
+
+
+def _delegated_subgraph(subgraph: Subgraph, split: XnnpackPartition) -> Subgraph:
     operators: list[Operator] = []
     for subset in node_subsets(subgraph, split.delegated):
         if not subset.delegated:
@@ -630,17 +631,13 @@ def delegated_view(model: Model) -> Model | None:
         first = subgraph.operators[subset.operators[0]]
         operators.append(
             first._replace(
-                index=len(operators),
-                opcode=DELEGATE_OPCODE,
-                custom_code=DELEGATE_OPCODE.removeprefix("CUSTOM:"),
-                inputs=subset.inputs,
-                outputs=subset.outputs,
-                intermediates=(),
-                options=MappingProxyType({}),
+                index=len(operators), opcode=DELEGATE_OPCODE,
+                custom_code=DELEGATE_OPCODE.removeprefix("CUSTOM:"), inputs=subset.inputs,
+                outputs=subset.outputs, intermediates=(), options=MappingProxyType({}),
                 file_index=None,
             )
-        )
-    return replace(model, subgraphs=(replace(subgraph, operators=tuple(operators)),))
+        )  # fmt: skip
+    return replace(subgraph, operators=tuple(operators))
 
 
 def view_arena_sizes(view: Model) -> list[int]:

@@ -34,6 +34,7 @@ from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.runtimes import MemoryBudget, Obstacle, Runtime
+from arenalens.runtimes.litert.loader import quantization_refusals
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
@@ -204,6 +205,7 @@ def budget(
         ),
         device="LiteRT CPU runtime, Linux x86-64",
         obstacles=(
+            *quantization_refusals(model),
             *unresolved_custom_operators(model),
             *integer_svdf_refusals(model),
             *activation_range_refusals(model),

@@ -111,6 +111,17 @@ def replayed(subgraph: Subgraph, operator: Operator) -> bool:
     return is_attention(operator) and modelled(subgraph, operator)
 
 
+def composite_taken(subgraph: Subgraph, operator: Operator) -> bool | None:
+    """Whether the delegate takes a STABLEHLO_COMPOSITE (VisitNode: the one named
+    odml.scaled_dot_product_attention whose checks pass; any other stays the builtin
+    kernel's, its decomposition a subgraph apart); None: taken, its nodes not replayed."""
+    if operator.options.get("name") != xnnpack_custom.ATTENTION:
+        return False
+    if not xnnpack_custom.attention_fits(subgraph, operator):
+        return False
+    return True if modelled(subgraph, operator) else None
+
+
 def _elements(*dims: int) -> int:
     count = 1
     for dim in dims:

@@ -151,19 +151,27 @@ def takes(model: Model, subgraph: Subgraph, operator: Operator) -> bool:
             and padding in paddings
         )
     if name == ATTENTION:
-        if not 3 <= len(inputs) <= 4 or len(outputs) != 1:
-            return False
-        if not all(_float32(subgraph, index) for index in (*inputs, outputs[0])):
-            return False
-        query, key, value = (subgraph.tensors[index].shape for index in inputs[:3])
-        if not (query and key and value) or not query[-1] == key[-1] == value[-1]:
-            return False
-        if len(inputs) == 4:
-            mask = subgraph.tensors[inputs[3]].shape
-            if len(key) < 2 or len(value) < 2 or not mask or not mask[-1] == key[1] == value[1]:
-                return False
-        return True
+        return attention_fits(subgraph, operator)
     return False
+
+
+def attention_fits(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitDotAttentionNode's checks (the custom operator's and the composite's): float32
+    query, key, value, mask and output, equal head sizes, the mask's last dimension the
+    key's and value's second."""
+    inputs, outputs = operator.inputs, operator.outputs
+    if not 3 <= len(inputs) <= 4 or len(outputs) != 1:
+        return False
+    if not all(_float32(subgraph, index) for index in (*inputs, outputs[0])):
+        return False
+    query, key, value = (subgraph.tensors[index].shape for index in inputs[:3])
+    if not (query and key and value) or not query[-1] == key[-1] == value[-1]:
+        return False
+    if len(inputs) == 4:
+        mask = subgraph.tensors[inputs[3]].shape
+        if len(key) < 2 or len(value) < 2 or not mask or not mask[-1] == key[1] == value[1]:
+            return False
+    return True
 
 
 def _paddings_fit(

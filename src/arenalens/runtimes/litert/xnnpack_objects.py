@@ -195,9 +195,10 @@ def delegate_bytes(model: Model) -> int:
     (Interpreter::ApplyLazyDelegateProviders' delegate list, Subgraph::ModifyGraphWithDelegate's
     copy of the execution plan before delegation and its list of applied delegates)."""
     total = sum(glibc.usable(request) for request in DELEGATE_REQUESTS)
-    operators = len(model.subgraphs[0].operators) if model.subgraphs else 0
-    total += glibc.usable(LAZY_PROVIDERS_BYTES) + glibc.usable(POINTER_BYTES)
-    total += glibc.usable(4 * operators) if operators else 0
+    total += glibc.usable(LAZY_PROVIDERS_BYTES)
+    for subgraph in model.subgraphs:  # each subgraph's ModifyGraphWithDelegate
+        operators = len(subgraph.operators)
+        total += glibc.usable(POINTER_BYTES) + (glibc.usable(4 * operators) if operators else 0)
     initialised = any(
         operator.opcode == CPUINFO_INITIALISED_BY
         for subgraph in model.subgraphs
@@ -642,30 +643,30 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     view = delegated_view(model)
     if view is None:
         return None
-    subgraph = model.subgraphs[0]
-    split = partition(subgraph, model)
     kernels = runtimes = operators = 0
     blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
     exact = True
-    for subset in node_subsets(subgraph, split.delegated):
-        if not subset.delegated:
-            continue
-        kernels += kernel_bytes(subgraph, subset)
-        runtimes += runtime_bytes(subgraph, subset, model)
-        made, known = operators_bytes(subgraph, subset, model)
-        operators += made
-        exact = exact and known
-        tensors = kernel_tensors(subgraph, subset)
-        blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
-    plan = view.subgraphs[0].operators
-    delegate_nodes = [
-        position for position, operator in enumerate(plan) if operator.opcode == DELEGATE_OPCODE
-    ]
-    # The context's execution-plan copy (Subgraph::GetExecutionPlan, remade at each call): the
-    # last delegate kernel's Init reads the plan rebuilt up to it; with no kernel, the
-    # delegate's partitioning read the whole plan.
-    kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
-    resources, names = variable_maps_bytes(subgraph)
+    for subgraph, delegated in zip(model.subgraphs, view.subgraphs, strict=True):
+        split = partition(subgraph, model)
+        for subset in node_subsets(subgraph, split.delegated):
+            if not subset.delegated:
+                continue
+            kernels += kernel_bytes(subgraph, subset)
+            runtimes += runtime_bytes(subgraph, subset, model)
+            made, known = operators_bytes(subgraph, subset, model)
+            operators += made
+            exact = exact and known
+            tensors = kernel_tensors(subgraph, subset)
+            blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
+        plan = delegated.operators
+        delegate_nodes = [
+            position for position, operator in enumerate(plan) if operator.opcode == DELEGATE_OPCODE
+        ]
+        # Each subgraph's context keeps its execution-plan copy (Subgraph::GetExecutionPlan,
+        # remade at each call): the last delegate kernel's Init reads the plan rebuilt up to
+        # it; with no kernel, the delegate's partitioning read the whole plan.
+        kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
+    resources, names = variable_maps_bytes(model.subgraphs[0])
     kernels += resources + names
     return DelegateObjects(delegate_bytes(model), kernels, runtimes, operators, exact, blocks)
 
