@@ -381,3 +381,86 @@ def attention_composite_case(seed: int) -> bytes:
     d.set_inputs(parameters)
     d.set_outputs([result])
     return model.build()
+
+
+def grouped_attention_case(seed: int) -> bytes:
+    """Session 8's held-out grouped attentions (`sdpa8g_*`), drawn after xnnpack_attention
+    replayed grouped heads: 4, 6 or 8 query heads over 2-4 key heads dividing them (fewer than
+    the query's), batch 1-2, head size 2-16, 2-12 query steps and keys, a mask or none, a
+    float `scale` or none, a float `logit_cap` in one draw of four; the custom operator, or
+    one draw in three the composite (its decomposition the transposes, two BATCH_MATMULs and
+    a SOFTMAX over the grouped heads, as attention_composite_case's)."""
+    draw = random.Random(9100 + seed)
+    heads = draw.choice((4, 6, 8))
+    key_heads = draw.choice([count for count in (2, 3, 4) if heads % count == 0 and count < heads])
+    batch = draw.choice((1, 2))
+    depth, steps, keys = draw.randint(2, 16), draw.randint(2, 12), draw.randint(2, 12)
+    query_shape = [batch, steps, heads, depth]
+    key_shape = [batch, keys, key_heads, depth]
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    operands = [
+        g.add_tensor(n, s) for n, s in (("q", query_shape), ("k", key_shape), ("v", key_shape))
+    ]
+    if draw.random() < 0.5:
+        operands.append(g.add_tensor("mask", [1, 1, steps, keys]))
+    attributes: dict[str, object] = {"is_causal": False}
+    if draw.random() < 0.6:
+        attributes["scale"] = draw.uniform(0.05, 2.0)
+    if draw.random() < 0.25:
+        attributes["logit_cap"] = draw.uniform(5.0, 50.0)
+    out = g.add_tensor("attention", query_shape)
+    composite = draw.random() < 1 / 3
+    if composite:
+        options = {
+            "name": "odml.scaled_dot_product_attention",
+            "decomposition_subgraph_index": 1,
+            "version": 1,
+            "composite_attributes": list(flexbuffers.Dumps(attributes)),
+            "composite_attributes_format": 1,
+        }
+        g.add_operator(
+            "STABLEHLO_COMPOSITE", operands, [out], options=options,
+            options_type="StableHLOCompositeOptions",
+        )  # fmt: skip
+    else:
+        g.add_operator(
+            "CUSTOM:odml.scaled_dot_product_attention", operands, [out],
+            custom_options=bytes(flexbuffers.Dumps(attributes)),
+        )  # fmt: skip
+    g.set_inputs(operands)
+    g.set_outputs([out])
+    if composite:
+        # The decomposition: each key head repeated for its group (a BATCH_MATMUL broadcasts
+        # batch dimensions only), here by reading the grouped query as [B, Nk, N/Nk * T, H].
+        d = model.add_subgraph("decomposition")
+        q, k, v = (
+            d.add_tensor(n, s) for n, s in (("q", query_shape), ("k", key_shape), ("v", key_shape))
+        )
+        parameters = [q, k, v, *(d.add_tensor("mask", [1, 1, steps, keys]) for _ in operands[3:])]
+        perm = d.add_constant("perm", np.array([0, 2, 1, 3], dtype=np.int32))
+        tq = d.add_tensor("tq", [batch, heads, steps, depth])
+        d.add_operator("TRANSPOSE", [q, perm], [tq])
+        grouped_shape = [batch, key_heads, heads // key_heads * steps, depth]
+        shape = d.add_constant("grouped", np.array(grouped_shape, dtype=np.int32))
+        gq = d.add_tensor("gq", grouped_shape)
+        d.add_operator("RESHAPE", [tq, shape], [gq])
+        tk, tv = (d.add_tensor(n, [batch, key_heads, keys, depth]) for n in ("tk", "tv"))
+        d.add_operator("TRANSPOSE", [k, perm], [tk])
+        d.add_operator("TRANSPOSE", [v, perm], [tv])
+        logits = d.add_tensor("logits", [*grouped_shape[:3], keys])
+        d.add_operator("BATCH_MATMUL", [gq, tk], [logits], options={"adj_y": True})
+        probabilities = d.add_tensor("probabilities", [*grouped_shape[:3], keys])
+        d.add_operator("SOFTMAX", [logits], [probabilities], options={"beta": 1.0})
+        product = d.add_tensor("product", grouped_shape)
+        d.add_operator("BATCH_MATMUL", [probabilities, tv], [product])
+        heads_shape = d.add_constant(
+            "heads", np.array([batch, heads, steps, depth], dtype=np.int32)
+        )
+        ungrouped = d.add_tensor("ungrouped", [batch, heads, steps, depth])
+        d.add_operator("RESHAPE", [product, heads_shape], [ungrouped])
+        result = d.add_tensor("result", query_shape)
+        d.add_operator("TRANSPOSE", [ungrouped, perm], [result])
+        d.set_inputs(parameters)
+        d.set_outputs([result])
+    return model.build()

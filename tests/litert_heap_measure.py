@@ -142,6 +142,9 @@ HELD_OUT = (*HELD_OUT, *((f"composite8_{seed}", "composite8", seed) for seed in 
 # The attention as a composite (tests/litert_custom_cases.attention_composite_case), drawn
 # after xnnpack_attention.composite_taken was committed.
 HELD_OUT = (*HELD_OUT, *((f"sdpa8c_{seed}", "attention_composite", seed) for seed in range(1, 21)))
+# Grouped attention heads (tests/litert_custom_cases.grouped_attention_case), drawn after
+# xnnpack_attention replayed them.
+HELD_OUT = (*HELD_OUT, *((f"sdpa8g_{seed}", "grouped_attention", seed) for seed in range(1, 17)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -194,6 +197,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import attention_case
 
         return attention_case(seed)
+    if family == "grouped_attention":
+        from tests.litert_custom_cases import grouped_attention_case
+
+        return grouped_attention_case(seed)
     if family == "attention_composite":
         from tests.litert_custom_cases import attention_composite_case
 

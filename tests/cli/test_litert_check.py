@@ -490,3 +490,21 @@ def test_a_litert_header_carries_the_apps_memory_not_a_tflm_arena(
     if shutil.which("gcc"):
         flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c", "-c"]
         subprocess.run(["gcc", *flags, str(header), "-o", str(tmp_path / "kws.o")], check=True)
+
+
+def test_a_litert_header_batch_row_is_the_apps_memory(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch of LiteRT headers headed its figures "arena (B)" while each header carries the
+    app's memory: the row says "memory (B)" and gives that figure."""
+    for name in ("kws_ds_cnn", "fc_autoencoder"):
+        write_example(name, tmp_path / "models")
+    arguments = ["export", str(tmp_path / "models"), "--runtime", "litert", "-j", "1"]
+    assert main([*arguments, "-f", "c-header", "-o", str(tmp_path / "headers")]) == 0
+    table = capsys.readouterr().out
+    assert "memory (B)" in table and "arena (B)" not in table
+    _code, checked = check_json(capsys, str(tmp_path / "models" / "kws_ds_cnn.tflite"),
+                                "--runtime", "litert", "--budget", "64M")  # fmt: skip
+    assert f"{checked['required_bytes']:,}" in next(
+        line for line in table.splitlines() if "kws_ds_cnn" in line
+    )

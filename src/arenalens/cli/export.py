@@ -34,6 +34,8 @@ from arenalens.pipeline import Analysis, analyze
 from arenalens.report.labels import reason_prefix
 
 _COLUMNS = (("file", "written"), ("bytes", "bytes"), ("required", "arena (B)"))
+# LiteRT: a header's number is the app's memory (model file + peak heap); the plan's, its arenas.
+_LITERT_COLUMNS = {True: "memory (B)", False: "arenas (B)"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         make_folder(folder, what="-o")
     elif args.output is not None:
         check_output_path(args.output, what="-o")
-    return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
+    columns = _COLUMNS
+    if args.runtime == "litert":
+        columns = (*_COLUMNS[:2], ("required", _LITERT_COLUMNS[args.format in NUMBER_FORMATS]))
+    return run_command(args, export_worker, _single, columns, title="arenalens export")
 
 
 # A number firmware compiles in: not written for a model that has none to trust.

@@ -144,11 +144,11 @@ class InterpreterHeap:
         if not self.isa.is_host:
             return self.isa.estimate
         allowances = ", ".join(part.name for part in self.parts if part.allowance)
-        if self.exact:
-            return (
-                f"within 1%, never under: exact but for the allowances ({allowances}), "
-                "which err high"
-            )
+        allowance = sum(part.nbytes for part in self.parts if part.allowance)
+        if self.exact:  # "within 1%" only where the allowances are (small models: not)
+            smallest = min(self.after_setup, self.after_first_invoke)
+            within = "within 1%, never under: " if 100 * allowance <= smallest else ""
+            return f"{within}exact but for the allowances ({allowances}), which err high"
         estimated = ", ".join(
             part.name for part in self.parts if not part.exact and not part.allowance
         )

@@ -28,6 +28,7 @@ from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
+from arenalens.runtimes.litert.xnnpack_binary import CHECKS as BINARY_CHECKS
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -42,8 +43,7 @@ from arenalens.runtimes.litert.xnnpack_subgraphs import only_decompositions
 _FLOAT = ("FLOAT32",)
 _QUANTIZED = ("INT8", "UINT8")
 _FLOAT_OR_QUANTIZED = ("FLOAT32", "INT8", "UINT8")
-# Every builtin the delegate has a Visit*Node for (xnnpack_delegate.cc: VisitNode's switch);
-# it never takes another one.
+# Every builtin the delegate has a Visit*Node for (VisitNode's switch); it takes no other.
 _VISITED = frozenset(
     [
         "ABS",
@@ -346,6 +346,7 @@ _RESHAPING_CHECKS: dict[str, Callable[[Subgraph, Operator], bool]] = {
     "SPACE_TO_DEPTH": _takes_space_to_depth,
     "RESIZE_BILINEAR": _takes_resize_bilinear,
     "LEAKY_RELU": _takes_leaky_relu,
+    **BINARY_CHECKS,  # ADD, SUB, MUL: 8-bit quantization and scale ratios
 }
 # The fused activations XNNPACK turns into an output range (ConvertActivationToOutputRange):
 # NONE, RELU, RELU_N1_TO_1 and RELU6; TANH and SIGN_BIT leave the operator to the builtins.
@@ -656,9 +657,8 @@ def view_arena_sizes(view: Model) -> list[int]:
 # parameters and microkernel tables are at most 1,928 B in 5-6 blocks, each up to 32 B over
 # its request when 64-aligned, plus, for 8-bit weights with one scale, the per-channel scales
 # the delegate expands them to (a TfLiteFloatArray); a copy's 704 B; other operators' at most
-# 1.5 KiB; the delegate
-# kernel's node, its Subgraph object, index arrays and tensor maps about 1.3 KiB per subset
-# plus 8 B per input and output.
+# 1.5 KiB; the delegate kernel's node, its Subgraph object, index arrays and tensor maps
+# about 1.3 KiB per subset plus 8 B per input and output.
 RUNTIME_BYTES = 1_536
 IO_BYTES = 8  # per input and output of a delegate node (its index arrays and maps)
 OPERATOR_DATA_BYTES = 240

@@ -38,6 +38,7 @@ from arenalens.runtimes.litert.loader import quantization_refusals
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
+from arenalens.runtimes.litert.prepare_refusals import prepare_refusals
 from arenalens.runtimes.litert.xnnpack_custom import XNNPACK_CUSTOM_OPERATORS
 from arenalens.runtimes.sections import ArenaSection, laid_end_to_end, planned_parts
 from arenalens.runtimes.verification import Prediction, VerifyResult, VerifyRow
@@ -212,6 +213,7 @@ def budget(
             *grouped_hybrid_convolution_refusals(model),
             *composite_option_refusals(model),
             *unwritten_variable_reads(model),
+            *prepare_refusals(model),
         ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )

@@ -13,8 +13,9 @@ order, each output a value of its own (defined with no external id):
 * Q × scale (binary multiply), its transpose to [B, N, T, H], K's to [B, Nk, S, H];
 * the logits [B, N, T, S]: a batch matrix multiply with a transposed B (Nk > 1, Nk = N), or
   with one key head (Nk = 1) a static reshape of K to [S, H] and a fully connected node with
-  those run-time weights; several query heads per key head (1 < Nk < N) reshape Q, K and the
-  product around it (not replayed here: the operator stays a bound);
+  those run-time weights; several query heads per key head (1 < Nk < N, grouped) reshape the
+  operands to [B, Nk, N / Nk, ...] and the product back (static reshapes: copies), the
+  product's value defined before the reshapes';
 * with `logit_cap`: a static scalar, logits / cap, tanh, × cap;
 * with a mask: M + logits (binary add); then the softmax;
 * V's transpose to [B, Nk, H, S] and the second product [B, N, T, H] (a batch matrix multiply,
@@ -88,13 +89,13 @@ def float_options(model: Model, subgraph: Subgraph, operator: Operator) -> tuple
 
 
 def modelled(subgraph: Subgraph, operator: Operator) -> bool:
-    """Whether the nodes are replayed: rank-4 float query, key and value with one key head or
-    as many as the query's (several query heads per key head, grouped, are not)."""
+    """Whether the nodes are replayed: rank-4 float query, key and value, the key's heads
+    (the value's as many) one, the query's, or a divisor of them (grouped)."""
     shapes = [subgraph.tensors[index].shape for index in operator.inputs[:3] if index >= 0]
     if len(shapes) != 3 or any(len(shape) != 4 for shape in shapes):
         return False
     query, key, value = shapes
-    return key[2] == value[2] and (key[2] == 1 or key[2] == query[2])
+    return key[2] == value[2] and key[2] > 0 and query[2] % key[2] == 0
 
 
 def replayed_custom(subgraph: Subgraph, operator: Operator) -> bool:
@@ -168,6 +169,21 @@ def attention_nodes(
         nodes.append(AttentionNode(kind, inputs, [output], {output: nbytes}, workspace))
         return output
 
+    def product(operands: list[int], sizes: list[int], nbytes: int, workspace: int) -> int:
+        """A batch matrix multiply with a transposed B; with grouped heads, its output value
+        defined first, then A and B reshaped to [B, groups, heads per group, ...], the
+        product, and that reshaped back (static reshapes: copies)."""
+        if key_heads == heads:
+            return add("BATCH_MATMUL", operands, nbytes, workspace)
+        result, grouped = value(), [value(), value()]
+        grouped_result = value()
+        for source, target, size in zip(operands, grouped, sizes, strict=True):
+            nodes.append(AttentionNode("copy", [source], [target], {target: size}))
+        sized = {grouped_result: nbytes}
+        nodes.append(AttentionNode("BATCH_MATMUL", grouped, [grouped_result], sized, workspace))
+        nodes.append(AttentionNode("copy", [grouped_result], [result], {result: nbytes}))
+        return result
+
     query_bytes = _elements(batch, steps, heads, depth) * _FLOAT
     key_bytes = _elements(batch, keys, key_heads, depth) * _FLOAT
     logits_bytes = _elements(batch, heads, steps, keys) * _FLOAT
@@ -186,10 +202,8 @@ def attention_nodes(
             dynamic_fully_connected_workspace(keys, depth),
         )  # fmt: skip
     else:
-        logits = add(
-            "BATCH_MATMUL", [query, key], logits_bytes,
-            batch_matmul_workspace(batch * key_heads, depth, keys),
-        )  # fmt: skip
+        workspace = batch_matmul_workspace(batch * key_heads, depth, keys)
+        logits = product([query, key], [query_bytes, key_bytes], logits_bytes, workspace)
     if has_cap:
         cap = value()
         divided = add("binary", [logits, cap], logits_bytes)
@@ -202,16 +216,16 @@ def attention_nodes(
     result_bytes = _elements(batch, heads, steps, depth) * _FLOAT
     if single:
         weights = add("copy", [values], key_bytes)
-        product = add(
+        result = add(
             "dynamic_fc", [probabilities, weights], result_bytes,
             dynamic_fully_connected_workspace(depth, keys),
         )  # fmt: skip
     else:
-        product = add(
-            "BATCH_MATMUL", [probabilities, values], result_bytes,
-            batch_matmul_workspace(batch * key_heads, keys, depth),
-        )  # fmt: skip
-    nodes.append(AttentionNode("TRANSPOSE", [product], [out]))
+        workspace = batch_matmul_workspace(batch * key_heads, keys, depth)
+        result = product(
+            [probabilities, values], [logits_bytes, key_bytes], result_bytes, workspace
+        )
+    nodes.append(AttentionNode("TRANSPOSE", [result], [out]))
     return nodes, fresh
 
 

@@ -36,9 +36,9 @@ xnn_define_deconvolution_2d with the filter, bias, strides and paddings; the Med
 without a clamp): its heap is replayed as that TRANSPOSE_CONV's (`as_xnnpack_builtins`), with
 the interpreter's own blocks of the custom node (no parser, no Init: heap_kernels).
 The two poolings' objects and indirection buffers are replayed (xnnpack_objects), and the
-attention's nodes (xnnpack_attention); an attention with grouped heads is not: the heap
-figure of a model with one is the upper bound of an operator not modelled
-(heap_xnnpack.objects_bound), labelled an estimate."""
+attention's nodes (xnnpack_attention); an attention whose key heads do not divide the query's
+is not (the delegate fails to build it): the heap figure of a model with one is the upper
+bound of an operator not modelled (heap_xnnpack.objects_bound), labelled an estimate."""
 
 from __future__ import annotations
 
