@@ -569,7 +569,8 @@ def check(
         threads=threads,
         isa=isa,
     )
-    if planner is None and analysis.build is not None:
+    if planner is None and analysis.build is not None and fit.optimize_decides:
+        # The ladder's rules only when it climbs (`with_ladder`): a fitting check needs none.
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
         fit = with_ladder(fit, loaded, build=analysis.build, rules=rules, effort=OPTIMIZE_EFFORT)
     return verdict_for(analysis, asked=asked, fit=fit)
