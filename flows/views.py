@@ -93,9 +93,9 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
         _litert_header(walk, ran, subject, shape)
         return
     if base.runtime == "litert":
-        # LiteRT's figure is the app's memory (model file + heap); export writes the arenas'
-        # plan, which no delegate changes: check's answer with the builtin kernels (XNNPACK may
-        # refuse a model they run), a header only for a model with a number.
+        # export's plan document says whether LiteRT runs the model under the delegate it is
+        # given (XNNPACK by default), as check with that delegate says it (the flow's check);
+        # its builtin kernels' heap is the one check --delegate none counts.
         asked = walk.run(
             "check",
             subject,
@@ -108,7 +108,7 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
         )
         builtin = walk.verdict_of(asked)
         if builtin is not None:
-            _litert_export(walk, ran, builtin)
+            _litert_export(walk, ran, builtin, base)
             data = walk.model_data(subject)
             walk.judge.litert_verdict(asked.line, data, shape, builtin, asked.argv)
         return
@@ -216,7 +216,7 @@ def _litert_header(walk: Walk, ran: Ran, subject: str, shape: Sequence[str]) -> 
     walk.claim("views-agree", CONFIRMED if right else WRONG, ran.line, "" if right else detail)
 
 
-def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
+def _litert_export(walk: Walk, ran: Ran, base: Verdict, delegated: Verdict) -> None:
     if "c-header" in walk.flow.options:
         # A header only where check gives a number (not for an input of unknown size).
         written = (walk.folder / "arena.h").exists()
@@ -226,8 +226,8 @@ def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
     else:
         document = ran.document()
         runs = document.get("runs") if isinstance(document, dict) else None
-        right = runs == base.runs
-        detail = "" if right else f"export runs={runs}, check runs={base.runs}"
+        right = runs == delegated.runs
+        detail = "" if right else f"export runs={runs}, check runs={delegated.runs}"
         # The builtin kernels' heap it documents is the one check counts (on a Linux device,
         # for its ISA: flows6 found the x86-64 heap exported for an arm64 Pi).
         heaps = document.get("interpreter_heap") or [] if isinstance(document, dict) else []
