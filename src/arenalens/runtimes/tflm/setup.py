@@ -321,6 +321,9 @@ def _run_of(
     return sum(nbytes for _, nbytes, _ in parts), aligned, parts
 
 
+_TAIL, _TEMP = Action.PERSISTENT, Action.TEMP
+
+
 class _Condensed:
     """The operators' steps written for `settle` alone (`condensed_sequence`): a run of temp
     allocations is one temp step from where the run starts to where it ends (temp only grows
@@ -341,18 +344,29 @@ class _Condensed:
 
     def events(self, events: Sequence[Event]) -> bool:
         """One kernel phase's events; False where a buffer is written over live temps. (The
-        temp run is followed in local variables: most events are temp tensors.)"""
+        open runs are followed in local variables, `temp_bytes`, `persistent` and the closes
+        written out here: a phase is a handful of events, most of them temp tensors.)"""
         temp, run_start, parts_of = self.temp, self.run_start, self.parts
+        tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
         for event in events:
             kind = type(event)
             if kind is TempTensor:
-                channels = _copied_channels(event.tensor)  # type: ignore[union-attr]
+                # `_copied_channels`, inline.
+                quantization = event.tensor.quantization  # type: ignore[union-attr]
+                channels = (
+                    None
+                    if quantization is None or quantization.zero_point is None
+                    else quantization.channel_count
+                )
                 entry = parts_of.get(channels)
                 if entry is None:
                     entry = parts_of[channels] = _run_of(_struct_parts(self.layout, channels))
                 if run_start < 0:
-                    if self.tail_alignment:
-                        self._close_tail()
+                    if tail_alignment:  # `_close_tail`
+                        steps.append(
+                            _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                        )
+                        tail_alignment = 0
                     run_start = temp
                 total, aligned, parts = entry
                 if aligned and not temp % aligned:
@@ -363,14 +377,29 @@ class _Condensed:
             elif kind is Persistent:
                 if event.written is not None:  # type: ignore[union-attr]
                     return False
-                self.temp, self.run_start = temp, run_start
-                self.persistent(event.nbytes, ARENA_ALIGNMENT)  # type: ignore[union-attr]
-                run_start = -1
+                if run_start >= 0:  # `_close_temp`
+                    steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
+                    run_start = -1
+                # `persistent(nbytes, ARENA_ALIGNMENT)`.
+                nbytes = event.nbytes  # type: ignore[union-attr]
+                if tail_alignment:
+                    if not tail_alignment % ARENA_ALIGNMENT:
+                        rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+                        if not rounded % tail_alignment:
+                            tail_bytes += rounded
+                            continue
+                    steps.append(
+                        _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                    )
+                tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
             elif kind is TempBytes:
                 self.temp, self.run_start = temp, run_start
+                self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
                 self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
                 temp, run_start = self.temp, self.run_start
+                tail_alignment = self.tail_alignment
         self.temp, self.run_start = temp, run_start
+        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
         return True
 
     def temp_bytes(self, nbytes: int, alignment: int) -> None:
@@ -410,12 +439,12 @@ class _Condensed:
 
     def _close_temp(self) -> None:
         nbytes = self.temp - self.run_start
-        self.steps.append(_step((Action.TEMP, nbytes, 1, "", "", 1, "", None, ())))
+        self.steps.append(_step((_TEMP, nbytes, 1, "", "", 1, "", None, ())))
         self.run_start = -1
 
     def _close_tail(self) -> None:
         nbytes, alignment = self.tail_bytes, self.tail_alignment
-        self.steps.append(_step((Action.PERSISTENT, nbytes, alignment, "", "", 1, "", None, ())))
+        self.steps.append(_step((_TAIL, nbytes, alignment, "", "", 1, "", None, ())))
         self.tail_alignment = 0
 
 
