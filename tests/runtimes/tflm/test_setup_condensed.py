@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from arenalens.examples import example_bytes
 from arenalens.pipeline import analyze, runtime_build
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
+from arenalens.runtimes.tflm.kernels.base import Persistent
 from arenalens.runtimes.tflm.setup import (
     _Condensed,
     condensed_sequence,
@@ -48,13 +50,15 @@ def test_condensed_runs_fit_and_leave_what_every_step_leaves_at_every_size(
     for action, nbytes, alignment in steps:
         if action is Action.HEAD:
             whole.extend((Allocation(Action.RESET_TEMP, 0), Allocation(action, nbytes, alignment)))
-            condensed.resize_head(nbytes, alignment)
+            condensed.events((), nbytes)  # a phase without events, then the head resize
             continue
         whole.append(Allocation(action, nbytes, alignment))
         if action is Action.TEMP:
             condensed.temp_bytes(nbytes, alignment)
-        else:
-            condensed.persistent(nbytes, alignment)
+        elif alignment == ARENA_ALIGNMENT:  # a kernel's persistent buffer
+            condensed.events((Persistent(nbytes, "buffer"),))
+        else:  # an operator's parsed options
+            condensed.options([(nbytes, alignment)])
     condensed.flush()
     end = (Allocation(Action.PLANNER, planned, 16), Allocation(Action.RESET_TEMP, 0))
     full, short = (*whole, *end), (*condensed.steps, *end)

@@ -15,14 +15,17 @@ The sequence is data (`setup_sequence`: a tuple of `setup_replay.Allocation`s) t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import accumulate, groupby, repeat
+from operator import add, attrgetter, mul
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
-from arenalens.ir import Model, Tensor
+from arenalens.ir import Model, Quantization, Tensor
 from arenalens.memo import forgettable
 from arenalens.planning.problem import align_up
 from arenalens.runtimes.tflm import temp_overlap
@@ -206,18 +209,15 @@ def condensed_sequence(
     steps = _model_steps(model, layout, facts.preserve_all_tensors, resource_table)
     # Temp positions before the planner never depend on the arena size: from the first head.
     condensed = _Condensed(steps, layout, layout.scratch_request * MAX_SCRATCH_PER_OPERATOR)
-    for setup in setups:
-        if setup.builtin_data is not None:
-            condensed.persistent(*setup.builtin_data)
+    condensed.options([setup.builtin_data for setup in setups])
     for setup in setups:
         if setup.init and not condensed.events(setup.init):
             return None
     heads = _heads_after_prepare(setups, facts, layout)
     for setup, nbytes in zip(setups, heads, strict=True):
-        if not condensed.events(setup.prepare):
-            return None
         # ResetTempAllocations and the head resize: the resize sets the temp end alike.
-        condensed.resize_head(nbytes, layout.struct_alignment)
+        if not condensed.events(setup.prepare, nbytes):
+            return None
     condensed.flush()
     steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
@@ -294,19 +294,25 @@ def _heads_after_prepare(
 ) -> list[int]:
     """The head FinishPrepareNodeAllocations sizes after each operator's Prepare: room for the
     scratch requests so far and the next operator's most."""
-    scratch_per_operator: dict[tuple[int, int], int] = {}
-    for request in facts.scratch:
-        key = (request.subgraph, request.operator)
-        scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
-    heads: list[int] = []
-    requests_so_far = 0
-    for setup in operators:
-        if scratch_per_operator:
-            view = setup.context
-            key = (view.subgraph.index, view.operator.index)
-            requests_so_far += scratch_per_operator.get(key, 0)
-        heads.append(layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR))
-    return heads
+    # In C: each operator's request count, the running sum, the head it gives.
+    scratch_per_operator = Counter(map(_REQUEST_OPERATOR, facts.scratch))
+    counts: Iterator[int]
+    if scratch_per_operator:
+        counts = map(scratch_per_operator.get, map(_SETUP_OPERATOR, operators), repeat(0))
+    else:
+        counts = repeat(0, len(operators))
+    return list(
+        map(
+            mul,
+            repeat(layout.scratch_request),
+            map(add, accumulate(counts), repeat(MAX_SCRATCH_PER_OPERATOR)),
+        )
+    )
+
+
+# (subgraph, operator) of a scratch request and of an operator's setup.
+_REQUEST_OPERATOR = attrgetter("subgraph", "operator")
+_SETUP_OPERATOR = attrgetter("context.subgraph.index", "context.operator.index")
 
 
 def _run_of(
@@ -321,7 +327,27 @@ def _run_of(
     return sum(nbytes for _, nbytes, _ in parts), aligned, parts
 
 
-_TAIL, _TEMP = Action.PERSISTENT, Action.TEMP
+_TAIL, _TEMP, _HEAD = Action.PERSISTENT, Action.TEMP, Action.HEAD
+
+_Parts = tuple[int, int, tuple[tuple[str, int, int], ...]]  # a temp struct's `_run_of`
+# By layout (its id, the layout kept to check it): channel count → a temp struct's
+# `_run_of(_struct_parts)`. A function of the build's struct sizes alone, as the layout is: kept
+# for the process, like the layouts (`layout_for`), a few builds' worth.
+_PARTS: dict[int, tuple[RuntimeLayout, dict[int | None, _Parts]]] = {}
+_PARTS_LAYOUTS = 64
+
+
+def _parts_for(layout: RuntimeLayout) -> dict[int | None, _Parts]:
+    """The temp struct parts found so far on this layout (filled by `_Condensed`)."""
+    found = _PARTS.get(id(layout))
+    if found is None or found[0] is not layout:
+        if len(_PARTS) >= _PARTS_LAYOUTS:
+            _PARTS.clear()
+        found = _PARTS[id(layout)] = (layout, {})
+    return found[1]
+
+
+_TENSOR_QUANTIZATION = attrgetter("tensor.quantization")  # of a TempTensor
 
 
 class _Condensed:
@@ -333,34 +359,56 @@ class _Condensed:
     one moves it by exactly its rounded size; the tail only falls, so the head check at the end
     holds for the run)."""
 
-    __slots__ = ("layout", "parts", "run_start", "steps", "tail_alignment", "tail_bytes", "temp")
+    __slots__ = (
+        "by_quantization",
+        "layout",
+        "parts",
+        "run_start",
+        "steps",
+        "tail_alignment",
+        "tail_bytes",
+        "temp",
+    )
 
     def __init__(self, steps: list[Allocation], layout: RuntimeLayout, temp: int) -> None:
         self.steps, self.layout, self.temp = steps, layout, temp
         self.run_start = -1  # where the open temp run starts (-1: none open)
         self.tail_bytes = self.tail_alignment = 0  # the open tail run (alignment 0: none)
-        # Channel count → a temp struct's `_run_of(_struct_parts)`.
-        self.parts: dict[int | None, tuple[int, int, tuple[tuple[str, int, int], ...]]] = {}
+        self.parts = _parts_for(layout)
+        # A tensor's quantization → the same (`_parts_of`, once per value).
+        self.by_quantization: dict[Quantization | None, _Parts] = {}
 
-    def events(self, events: Sequence[Event]) -> bool:
-        """One kernel phase's events; False where a buffer is written over live temps. (The
-        open runs are followed in local variables, `temp_bytes`, `persistent` and the closes
+    def options(self, sizes: Sequence[tuple[int, int] | None]) -> None:
+        """Every operator's parsed options, (bytes, alignment) or None: `persistent` each, the
+        open tail run in local variables."""
+        if self.run_start >= 0:
+            self._close_temp()
+        tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
+        for size in sizes:
+            if size is None:
+                continue
+            nbytes, alignment = size
+            if tail_alignment:
+                if not tail_alignment % alignment:
+                    rounded = -(-nbytes // alignment) * alignment
+                    if not rounded % tail_alignment:
+                        tail_bytes += rounded
+                        continue
+                steps.append(_step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ())))
+            tail_bytes, tail_alignment = nbytes, alignment
+        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+
+    def events(self, events: Sequence[Event], head: int = -1) -> bool:
+        """One kernel phase's events, then (`head` >= 0) the head resized to `head` bytes, the
+        temp end with it; False where a buffer is written over live temps. (The open runs are
+        followed in local variables, a tail allocation, the head resize and the closes
         written out here: a phase is a handful of events, most of them temp tensors.)"""
         temp, run_start, parts_of = self.temp, self.run_start, self.parts
         tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
-        for event in events:
-            kind = type(event)
+        by_quantization = self.by_quantization
+        # Runs of one event type (`groupby`, in C): a Prepare's temp tensors come in runs.
+        for kind, group in groupby(events, type):
             if kind is TempTensor:
-                # `_copied_channels`, inline.
-                quantization = event.tensor.quantization  # type: ignore[union-attr]
-                channels = (
-                    None
-                    if quantization is None or quantization.zero_point is None
-                    else quantization.channel_count
-                )
-                entry = parts_of.get(channels)
-                if entry is None:
-                    entry = parts_of[channels] = _run_of(_struct_parts(self.layout, channels))
                 if run_start < 0:
                     if tail_alignment:  # `_close_tail`
                         steps.append(
@@ -368,39 +416,69 @@ class _Condensed:
                         )
                         tail_alignment = 0
                     run_start = temp
-                total, aligned, parts = entry
-                if aligned and not temp % aligned:
-                    temp += total
-                    continue
-                for _, nbytes, alignment in parts:
-                    temp = -(-temp // alignment) * alignment + nbytes
+                for quantization in map(_TENSOR_QUANTIZATION, group):
+                    # Its struct and quantization copies' parts, by its quantization (equal
+                    # ones copy the same channels).
+                    entry = by_quantization.get(quantization)
+                    if entry is None:  # `_copied_channels`, from the quantization
+                        channels = (
+                            None
+                            if quantization is None or quantization.zero_point is None
+                            else quantization.channel_count
+                        )
+                        entry = parts_of.get(channels) or self._parts_of(channels)
+                        by_quantization[quantization] = entry
+                    total, aligned, parts = entry
+                    if aligned and not temp % aligned:
+                        temp += total
+                        continue
+                    for _, nbytes, alignment in parts:
+                        temp = -(-temp // alignment) * alignment + nbytes
             elif kind is Persistent:
-                if event.written is not None:  # type: ignore[union-attr]
-                    return False
-                if run_start >= 0:  # `_close_temp`
-                    steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
-                    run_start = -1
-                # `persistent(nbytes, ARENA_ALIGNMENT)`.
-                nbytes = event.nbytes  # type: ignore[union-attr]
-                if tail_alignment:
-                    if not tail_alignment % ARENA_ALIGNMENT:
-                        rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
-                        if not rounded % tail_alignment:
-                            tail_bytes += rounded
-                            continue
-                    steps.append(
-                        _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
-                    )
-                tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
+                for event in group:
+                    if event.written is not None:  # type: ignore[union-attr]
+                        return False
+                    if run_start >= 0:  # `_close_temp`
+                        steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
+                        run_start = -1
+                    # A tail allocation, 16-aligned: into the open tail run where it may join.
+                    nbytes = event.nbytes  # type: ignore[union-attr]
+                    if tail_alignment:
+                        if not tail_alignment % ARENA_ALIGNMENT:
+                            rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+                            if not rounded % tail_alignment:
+                                tail_bytes += rounded
+                                continue
+                        steps.append(
+                            _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                        )
+                    tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
             elif kind is TempBytes:
-                self.temp, self.run_start = temp, run_start
-                self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
-                self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
-                temp, run_start = self.temp, self.run_start
-                tail_alignment = self.tail_alignment
+                for event in group:
+                    self.temp, self.run_start = temp, run_start
+                    self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+                    self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
+                    temp, run_start = self.temp, self.run_start
+                    tail_alignment = self.tail_alignment
+        if head >= 0:  # `resize_head`
+            if run_start >= 0:
+                steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
+                run_start = -1
+            if tail_alignment:
+                steps.append(_step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ())))
+                tail_alignment = 0
+            steps.append(
+                _step((_HEAD, head, self.layout.struct_alignment, "", "", 1, "", None, ()))
+            )
+            temp = head
         self.temp, self.run_start = temp, run_start
         self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
         return True
+
+    def _parts_of(self, channels: int | None) -> _Parts:
+        """A temp tensor's `_run_of(_struct_parts)`, by the channels its quantization copies."""
+        entry = self.parts[channels] = _run_of(_struct_parts(self.layout, channels))
+        return entry
 
     def temp_bytes(self, nbytes: int, alignment: int) -> None:
         """A temp allocation: the open temp run grows."""
@@ -409,26 +487,6 @@ class _Condensed:
         if self.run_start < 0:
             self.run_start = self.temp
         self.temp = -(-self.temp // alignment) * alignment + nbytes
-
-    def persistent(self, nbytes: int, alignment: int) -> None:
-        """A tail allocation: into the open tail run where it may join it."""
-        if self.run_start >= 0:
-            self._close_temp()
-        held = self.tail_alignment
-        if held and not held % alignment:
-            rounded = -(-nbytes // alignment) * alignment
-            if not rounded % held:
-                self.tail_bytes += rounded
-                return
-        if held:
-            self._close_tail()
-        self.tail_bytes, self.tail_alignment = nbytes, alignment
-
-    def resize_head(self, nbytes: int, alignment: int) -> None:
-        """The head resized: the temp end moves to it."""
-        self.flush()
-        self.steps.append(_step((Action.HEAD, nbytes, alignment, "", "", 1, "", None, ())))
-        self.temp = nbytes
 
     def flush(self) -> None:
         """Close the open run."""
