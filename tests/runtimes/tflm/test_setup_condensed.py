@@ -38,6 +38,20 @@ _STEP = st.one_of(
 # nor one whose alignment does not divide it.
 @example(0, [(Action.PERSISTENT, 0, 2), (Action.PERSISTENT, 1, 1)], 0)
 @example(0, [(Action.PERSISTENT, 1, 4), (Action.PERSISTENT, 16, 16)], 0)
+# A temp run's end is checked against the tail before the tail allocation that follows it, not
+# after; a later temp allocation of the run, after it, checks for both.
+@example(0, [(Action.TEMP, 90, 1), (Action.PERSISTENT, 120, 16), (Action.HEAD, 0, 4)], 0)
+@example(
+    0,
+    [
+        (Action.TEMP, 90, 1),
+        (Action.PERSISTENT, 120, 16),
+        (Action.TEMP, 8, 4),
+        (Action.PERSISTENT, 20, 16),
+        (Action.HEAD, 0, 4),
+    ],
+    0,
+)
 def test_condensed_runs_fit_and_leave_what_every_step_leaves_at_every_size(
     first_head: int, steps: list[tuple[Action, int, int]], planned: int
 ) -> None:

@@ -15,17 +15,14 @@ The sequence is data (`setup_sequence`: a tuple of `setup_replay.Allocation`s) t
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import accumulate, groupby, repeat
-from operator import add, attrgetter, mul
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
-from arenalens.ir import Model, Quantization, Tensor
+from arenalens.ir import Model, Tensor
 from arenalens.memo import forgettable
 from arenalens.planning.problem import align_up
 from arenalens.runtimes.tflm import temp_overlap
@@ -294,25 +291,19 @@ def _heads_after_prepare(
 ) -> list[int]:
     """The head FinishPrepareNodeAllocations sizes after each operator's Prepare: room for the
     scratch requests so far and the next operator's most."""
-    # In C: each operator's request count, the running sum, the head it gives.
-    scratch_per_operator = Counter(map(_REQUEST_OPERATOR, facts.scratch))
-    counts: Iterator[int]
-    if scratch_per_operator:
-        counts = map(scratch_per_operator.get, map(_SETUP_OPERATOR, operators), repeat(0))
-    else:
-        counts = repeat(0, len(operators))
-    return list(
-        map(
-            mul,
-            repeat(layout.scratch_request),
-            map(add, accumulate(counts), repeat(MAX_SCRATCH_PER_OPERATOR)),
-        )
-    )
-
-
-# (subgraph, operator) of a scratch request and of an operator's setup.
-_REQUEST_OPERATOR = attrgetter("subgraph", "operator")
-_SETUP_OPERATOR = attrgetter("context.subgraph.index", "context.operator.index")
+    scratch_per_operator: dict[tuple[int, int], int] = {}
+    for request in facts.scratch:
+        key = (request.subgraph, request.operator)
+        scratch_per_operator[key] = scratch_per_operator.get(key, 0) + 1
+    heads: list[int] = []
+    requests_so_far = 0
+    for setup in operators:
+        if scratch_per_operator:
+            view = setup.context
+            key = (view.subgraph.index, view.operator.index)
+            requests_so_far += scratch_per_operator.get(key, 0)
+        heads.append(layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR))
+    return heads
 
 
 def _run_of(
@@ -347,20 +338,22 @@ def _parts_for(layout: RuntimeLayout) -> dict[int | None, _Parts]:
     return found[1]
 
 
-_TENSOR_QUANTIZATION = attrgetter("tensor.quantization")  # of a TempTensor
-
-
 class _Condensed:
-    """The operators' steps written for `settle` alone (`condensed_sequence`): a run of temp
-    allocations is one temp step from where the run starts to where it ends (temp only grows
-    within it, and a check against the tail holds for the whole run iff for its end); a run of
-    tail allocations is one step where every later one's alignment divides the first's and its
+    """The operators' steps written for `settle` alone (`condensed_sequence`).
+
+    A run of temp allocations is one temp step from where the run starts to where it ends (temp
+    only grows within it, and a check against the tail holds for the whole run iff for its end).
+    The run goes on over tail allocations that a later temp allocation of the run follows: that
+    one's end is at least as high and the tail then at least as low, so its check holds only if
+    the earlier ones' do (the tail allocations check the head, never temp). A run of tail
+    allocations is one step where every later one's alignment divides the first's and its
     rounded size is a multiple of it (the tail then stays aligned to the first's, and each later
     one moves it by exactly its rounded size; the tail only falls, so the head check at the end
-    holds for the run)."""
+    holds for the run). Steps keep their order: a temp run the open tail run follows
+    (`behind`) is written before it."""
 
     __slots__ = (
-        "by_quantization",
+        "behind",
         "layout",
         "parts",
         "run_start",
@@ -374,12 +367,13 @@ class _Condensed:
         self.steps, self.layout, self.temp = steps, layout, temp
         self.run_start = -1  # where the open temp run starts (-1: none open)
         self.tail_bytes = self.tail_alignment = 0  # the open tail run (alignment 0: none)
+        # The open tail run started after the open temp run's last allocation (else no tail
+        # run is open while a temp run is).
+        self.behind = False
         self.parts = _parts_for(layout)
-        # A tensor's quantization → the same (`_parts_of`, once per value).
-        self.by_quantization: dict[Quantization | None, _Parts] = {}
 
     def options(self, sizes: Sequence[tuple[int, int] | None]) -> None:
-        """Every operator's parsed options, (bytes, alignment) or None: `persistent` each, the
+        """Every operator's parsed options, (bytes, alignment) or None: tail allocations, the
         open tail run in local variables."""
         if self.run_start >= 0:
             self._close_temp()
@@ -405,74 +399,70 @@ class _Condensed:
         written out here: a phase is a handful of events, most of them temp tensors.)"""
         temp, run_start, parts_of = self.temp, self.run_start, self.parts
         tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
-        by_quantization = self.by_quantization
-        # Runs of one event type (`groupby`, in C): a Prepare's temp tensors come in runs.
-        for kind, group in groupby(events, type):
+        behind = self.behind
+        for event in events:
+            kind = type(event)
             if kind is TempTensor:
-                if run_start < 0:
-                    if tail_alignment:  # `_close_tail`
+                if run_start < 0 or behind:
+                    # The open tail run is written; the temp run starts, or goes on over it.
+                    if tail_alignment:
                         steps.append(
                             _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
                         )
                         tail_alignment = 0
-                    run_start = temp
-                for quantization in map(_TENSOR_QUANTIZATION, group):
-                    # Its struct and quantization copies' parts, by its quantization (equal
-                    # ones copy the same channels).
-                    entry = by_quantization.get(quantization)
-                    if entry is None:  # `_copied_channels`, from the quantization
-                        channels = (
-                            None
-                            if quantization is None or quantization.zero_point is None
-                            else quantization.channel_count
-                        )
-                        entry = parts_of.get(channels) or self._parts_of(channels)
-                        by_quantization[quantization] = entry
-                    total, aligned, parts = entry
-                    if aligned and not temp % aligned:
-                        temp += total
-                        continue
-                    for _, nbytes, alignment in parts:
-                        temp = -(-temp // alignment) * alignment + nbytes
+                    if run_start < 0:
+                        run_start = temp
+                    behind = False
+                # `_copied_channels`, inline: the parts of its struct and quantization copies.
+                quantization = event.tensor.quantization  # type: ignore[union-attr]
+                channels = (
+                    None
+                    if quantization is None or quantization.zero_point is None
+                    else quantization.channel_count
+                )
+                entry = parts_of.get(channels)
+                if entry is None:
+                    entry = self._parts_of(channels)
+                total, aligned, parts = entry
+                if aligned and not temp % aligned:
+                    temp += total
+                    continue
+                for _, nbytes, alignment in parts:
+                    temp = -(-temp // alignment) * alignment + nbytes
             elif kind is Persistent:
-                for event in group:
-                    if event.written is not None:  # type: ignore[union-attr]
-                        return False
-                    if run_start >= 0:  # `_close_temp`
+                if event.written is not None:  # type: ignore[union-attr]
+                    return False
+                # A tail allocation, 16-aligned: into the open tail run where it may join.
+                nbytes = event.nbytes  # type: ignore[union-attr]
+                if tail_alignment:
+                    if not tail_alignment % ARENA_ALIGNMENT:
+                        rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+                        if not rounded % tail_alignment:
+                            tail_bytes += rounded
+                            continue
+                    if behind:  # the temp run before the tail run, written first
                         steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
-                        run_start = -1
-                    # A tail allocation, 16-aligned: into the open tail run where it may join.
-                    nbytes = event.nbytes  # type: ignore[union-attr]
-                    if tail_alignment:
-                        if not tail_alignment % ARENA_ALIGNMENT:
-                            rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
-                            if not rounded % tail_alignment:
-                                tail_bytes += rounded
-                                continue
-                        steps.append(
-                            _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
-                        )
-                    tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
+                        run_start, behind = -1, False
+                    steps.append(
+                        _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                    )
+                elif run_start >= 0:
+                    behind = True
+                tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
             elif kind is TempBytes:
-                for event in group:
-                    self.temp, self.run_start = temp, run_start
-                    self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
-                    self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
-                    temp, run_start = self.temp, self.run_start
-                    tail_alignment = self.tail_alignment
-        if head >= 0:  # `resize_head`
-            if run_start >= 0:
-                steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
-                run_start = -1
-            if tail_alignment:
-                steps.append(_step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ())))
-                tail_alignment = 0
+                self.temp, self.run_start, self.behind = temp, run_start, behind
+                self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+                self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
+                temp, run_start, behind = self.temp, self.run_start, self.behind
+                tail_alignment = self.tail_alignment
+        self.temp, self.run_start, self.behind = temp, run_start, behind
+        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+        if head >= 0:  # the head resized: the open runs written, the temp end moves to it
+            self.flush()
             steps.append(
                 _step((_HEAD, head, self.layout.struct_alignment, "", "", 1, "", None, ()))
             )
-            temp = head
-        self.temp, self.run_start = temp, run_start
-        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+            self.temp = head
         return True
 
     def _parts_of(self, channels: int | None) -> _Parts:
@@ -481,15 +471,17 @@ class _Condensed:
         return entry
 
     def temp_bytes(self, nbytes: int, alignment: int) -> None:
-        """A temp allocation: the open temp run grows."""
-        if self.tail_alignment:
-            self._close_tail()
-        if self.run_start < 0:
-            self.run_start = self.temp
+        """A temp allocation: the open temp run grows (over the open tail run, written)."""
+        if self.run_start < 0 or self.behind:
+            if self.tail_alignment:
+                self._close_tail()
+            if self.run_start < 0:
+                self.run_start = self.temp
+            self.behind = False
         self.temp = -(-self.temp // alignment) * alignment + nbytes
 
     def flush(self) -> None:
-        """Close the open run."""
+        """Write the open runs, the temp run first (a tail run open with it follows it)."""
         if self.run_start >= 0:
             self._close_temp()
         if self.tail_alignment:
@@ -498,7 +490,7 @@ class _Condensed:
     def _close_temp(self) -> None:
         nbytes = self.temp - self.run_start
         self.steps.append(_step((_TEMP, nbytes, 1, "", "", 1, "", None, ())))
-        self.run_start = -1
+        self.run_start, self.behind = -1, False
 
     def _close_tail(self) -> None:
         nbytes, alignment = self.tail_bytes, self.tail_alignment

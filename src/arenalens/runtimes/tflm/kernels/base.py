@@ -100,8 +100,7 @@ new_persistent = partial(tuple.__new__, Persistent)  # from (nbytes, what, writt
 
 def temp_tensors(*tensors: Tensor | None) -> list[Event]:
     """A `TempTensor` for each tensor given, in order, skipping absent (None) ones."""
-    # In C: a tensor (a non-empty NamedTuple) is true, None false; zip makes each a 1-tuple.
-    return list(map(_temp_tensor, zip(filter(None, tensors))))
+    return [_temp_tensor((tensor,)) for tensor in tensors if tensor is not None]
 
 
 class TempBytes(NamedTuple):
