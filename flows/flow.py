@@ -168,6 +168,9 @@ def random_flow(
         options = rng.choice((("--format", "c-header", "-o", "arena.h"), ("--format", "json")))
     if wide and is_litert(build) and command in ("check", "report"):
         options += _litert_options(random.Random(f"flows-litert:{seed}:{index}"), on_board)
+    elif wide and is_litert(build) and command == "export" and "c-header" in options:
+        # The header carries the app's memory for its delegate, ISA and threads (no reserve).
+        options += _litert_options(random.Random(f"flows-litert:{seed}:{index}"), False)
     return Flow(
         seed=seed,
         index=index,

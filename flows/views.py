@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -88,10 +89,13 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
     ran = walk.run("export", subject, *walk.shape_options(shape), *build, *flow.options)
     if base is None or ran.code not in (0, 1):
         return
+    if base.runtime == "litert" and "c-header" in flow.options:
+        _litert_header(walk, ran, subject, shape)
+        return
     if base.runtime == "litert":
-        # LiteRT's figure is the app's memory (model file + heap); export writes the arenas'
-        # plan, which no delegate changes: check's answer with the builtin kernels (XNNPACK may
-        # refuse a model they run), a header only for a model with a number.
+        # export's plan document says whether LiteRT runs the model under the delegate it is
+        # given (XNNPACK by default), as check with that delegate says it (the flow's check);
+        # its builtin kernels' heap is the one check --delegate none counts.
         asked = walk.run(
             "check",
             subject,
@@ -104,7 +108,7 @@ def export(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | None)
         )
         builtin = walk.verdict_of(asked)
         if builtin is not None:
-            _litert_export(walk, ran, builtin)
+            _litert_export(walk, ran, builtin, base)
             data = walk.model_data(subject)
             walk.judge.litert_verdict(asked.line, data, shape, builtin, asked.argv)
         return
@@ -178,7 +182,41 @@ def _compare(
     )
 
 
-def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
+def _litert_header(walk: Walk, ran: Ran, subject: str, shape: Sequence[str]) -> None:
+    """A LiteRT header carries what check with the same delegate, ISA and threads says the app
+    needs, written only where check gives a number, and nothing a TFLM build would take for
+    its arena (no kTensorArenaSize, no <PREFIX>_ARENA_SIZE)."""
+    flow = walk.flow
+    litert = tuple(flow.options[flow.options.index("-o") + 2 :])
+    asked = walk.run(
+        "check",
+        subject,
+        *walk.shape_options(shape),
+        *flow.build,
+        *walk.budget_for(flow.build),
+        *litert,
+        "--json",
+    )
+    check = walk.verdict_of(asked)
+    if check is None:
+        return
+    header = walk.folder / "arena.h"
+    text = header.read_text() if header.exists() else ""
+    found = re.search(r"#define \w+_LITERT_MEMORY_BYTES (\d+)u", text)
+    memory = int(found.group(1)) if found else None
+    if check.required is None:
+        right, detail = not header.exists(), "a header for a model without a number"
+    elif header_size(text) is not None or "kTensorArenaSize" in text:
+        right, detail = False, "a LiteRT header declares a TFLM arena"
+    elif memory is not None and memory < check.required:
+        walk.claim("views-agree", UNSAFE, ran.line, f"header memory {memory} < {check.required}")
+        return
+    else:
+        right, detail = memory == check.required, f"header memory {memory} != {check.required}"
+    walk.claim("views-agree", CONFIRMED if right else WRONG, ran.line, "" if right else detail)
+
+
+def _litert_export(walk: Walk, ran: Ran, base: Verdict, delegated: Verdict) -> None:
     if "c-header" in walk.flow.options:
         # A header only where check gives a number (not for an input of unknown size).
         written = (walk.folder / "arena.h").exists()
@@ -188,8 +226,8 @@ def _litert_export(walk: Walk, ran: Ran, base: Verdict) -> None:
     else:
         document = ran.document()
         runs = document.get("runs") if isinstance(document, dict) else None
-        right = runs == base.runs
-        detail = "" if right else f"export runs={runs}, check runs={base.runs}"
+        right = runs == delegated.runs
+        detail = "" if right else f"export runs={runs}, check runs={delegated.runs}"
         # The builtin kernels' heap it documents is the one check counts (on a Linux device,
         # for its ISA: flows6 found the x86-64 heap exported for an arm64 Pi).
         heaps = document.get("interpreter_heap") or [] if isinstance(document, dict) else []

@@ -265,3 +265,108 @@ def composite7(seed: int) -> bytes:
     decomposition.set_inputs(parameters)
     decomposition.set_outputs([current])
     return builder.build()
+
+
+_STEPS8 = ("RELU", "TANH", "LOGISTIC", "ADD", "MUL", "FULLY_CONNECTED", "SUB", "CONV_2D")
+
+
+def _decomposition8(
+    builder: ModelBuilder, rng: np.random.Generator, shape: list[int], name: str, nested: int
+) -> None:
+    """A decomposition subgraph of 1-5 float steps over `shape` (element-wise, a
+    FULLY_CONNECTED over the last dimension, a 1×1 CONV_2D on rank 4), and, `nested` >= 0, a
+    composite calling subgraph `nested` among them."""
+    graph = builder.add_subgraph(name)
+    a = graph.add_tensor("a", shape)
+    current = a
+    steps = int(rng.integers(1, 6))
+    nested_at = int(rng.integers(steps)) if nested >= 0 else -1
+    for index in range(steps):
+        result = graph.add_tensor(f"t{index}", shape)
+        if index == nested_at:
+            options = {
+                "name": "odml.arenalens_inner8",
+                "decomposition_subgraph_index": nested,
+                "version": 1,
+                "composite_attributes": list(flexbuffers.Dumps({"inner": index})),
+                "composite_attributes_format": 1,
+            }
+            graph.add_operator(
+                "STABLEHLO_COMPOSITE", [current], [result], options=options,
+                options_type="StableHLOCompositeOptions",
+            )  # fmt: skip
+            current = result
+            continue
+        step = _STEPS8[int(rng.integers(len(_STEPS8)))]
+        depth = shape[-1]
+        if step == "CONV_2D" and len(shape) != 4:
+            step = "RELU"
+        if step == "FULLY_CONNECTED":
+            weights = graph.add_constant(
+                f"w{index}", rng.standard_normal((depth, depth)).astype(np.float32)
+            )
+            graph.add_operator(step, [current, weights], [result], options={"keep_num_dims": True})
+        elif step == "CONV_2D":
+            filters = graph.add_constant(
+                f"f{index}", rng.standard_normal((depth, 1, 1, depth)).astype(np.float32)
+            )
+            bias = graph.add_constant(f"b{index}", rng.standard_normal(depth).astype(np.float32))
+            options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+            graph.add_operator(step, [current, filters, bias], [result], options=options)
+        elif step in ("ADD", "MUL", "SUB"):
+            graph.add_operator(step, [current, a], [result])
+        else:
+            graph.add_operator(step, [current], [result])
+        current = result
+    graph.set_inputs([a])
+    graph.set_outputs([current])
+
+
+def composite8(seed: int) -> bytes:
+    """Session 8's held-out composites under XNNPACK (`composite8_*`), drawn after
+    runtimes/litert/xnnpack_subgraphs.py replayed the delegate on every decomposition subgraph:
+    rank 2-4 float data, one to three composites in a row in the main subgraph (one or two
+    distinct decompositions, a second call of the same one), a decomposition that itself
+    calls a nested composite (one draw in three), 1×1 CONV_2D among the steps, builtin
+    operators before and after or none."""
+    rng = np.random.default_rng(8600 + seed)
+    rank = int(rng.integers(2, 5))
+    shape = [1, *(int(rng.integers(2, 10)) for _ in range(rank - 1))]
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    x = main.add_tensor("x", shape)
+    current = x
+    if rng.integers(3) == 0:
+        before = main.add_tensor("before", shape)
+        main.add_operator("RELU6", [x], [before])
+        current = before
+    distinct = int(rng.integers(1, 3))
+    nested = bool(rng.integers(3) == 0)
+    calls = max(int(rng.integers(1, 4)), distinct)  # every decomposition called
+    for call in range(calls):
+        target = 1 + call % distinct
+        options = {
+            "name": f"odml.arenalens_test8_{target}",
+            "decomposition_subgraph_index": target,
+            "version": 1,
+            "composite_attributes": list(flexbuffers.Dumps({"seed": seed, "call": call})),
+            "composite_attributes_format": 1,
+        }
+        result = main.add_tensor(f"y{call}", shape)
+        main.add_operator(
+            "STABLEHLO_COMPOSITE", [current], [result], options=options,
+            options_type="StableHLOCompositeOptions",
+        )  # fmt: skip
+        current = result
+    if rng.integers(3) == 0:
+        after = main.add_tensor("after", shape)
+        main.add_operator("TANH", [current], [after])
+        current = after
+    main.set_inputs([x])
+    main.set_outputs([current])
+    inner = 1 + distinct if nested else -1
+    for target in range(1, distinct + 1):
+        _decomposition8(builder, rng, shape, f"decomposition{target}", inner if target == 1 else -1)
+    if nested:
+        _decomposition8(builder, rng, shape, "inner", -1)
+    return builder.build()

@@ -240,3 +240,227 @@ def pooling_case(seed: int) -> bytes:
     g.set_inputs([x])
     g.set_outputs([data, *outputs])
     return model.build()
+
+
+def attention_case(seed: int) -> bytes:
+    """Session 8's held-out attentions (`sdpa8_*`), drawn after runtimes/litert/
+    xnnpack_attention.py replayed the delegate's nodes for odml.scaled_dot_product_attention:
+    batch 1-2 (1 with one key head: the delegate's fully connected path assumes it), 1-4
+    query heads and as many key heads or one, head size 2-16, 2-12 query steps and 2-12 keys
+    (not equal), a mask or none; the options' `scale` and `logit_cap` a float, an integer (not
+    a float: the delegate ignores it) or absent; a float FULLY_CONNECTED making the query
+    before it or none, a RELU on its output after it or none."""
+    draw = random.Random(8800 + seed)
+    weights = np.random.default_rng(8800 + seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    heads = draw.randint(1, 4)
+    key_heads = draw.choice((1, heads))
+    batch = 1 if key_heads == 1 else draw.choice((1, 2))
+    depth, steps, keys = draw.randint(2, 16), draw.randint(2, 12), draw.randint(2, 12)
+    query_shape = [batch, steps, heads, depth]
+    key_shape = [batch, keys, key_heads, depth]
+    inputs = []
+    if draw.random() < 0.3:
+        x = g.add_tensor("x", query_shape)
+        inputs.append(x)
+        filters = g.add_constant(
+            "fw", (weights.standard_normal((depth, depth)) * 0.1).astype(np.float32)
+        )
+        query = g.add_tensor("q", query_shape)
+        g.add_operator("FULLY_CONNECTED", [x, filters], [query], options={"keep_num_dims": True})
+    else:
+        query = g.add_tensor("q", query_shape)
+        inputs.append(query)
+    key, value = g.add_tensor("k", key_shape), g.add_tensor("v", key_shape)
+    inputs += [key, value]
+    operands = [query, key, value]
+    if draw.random() < 0.5:
+        mask = g.add_tensor("mask", [1, 1, steps, keys])
+        inputs.append(mask)
+        operands.append(mask)
+    builder = flexbuffers.Builder()
+    with builder.Map():
+        for name in ("scale", "logit_cap"):
+            kind = draw.choice(("float", "int", "absent"))
+            if kind == "float":
+                builder.Key(name)
+                builder.Float(draw.uniform(0.05, 30.0))
+            elif kind == "int":
+                builder.Key(name)
+                builder.Int(draw.randint(1, 30))
+        builder.Key("is_causal")
+        builder.Bool(draw.random() < 0.5)
+    out = g.add_tensor("attention", query_shape)
+    g.add_operator(
+        "CUSTOM:odml.scaled_dot_product_attention",
+        operands,
+        [out],
+        custom_options=bytes(builder.Finish()),
+    )
+    if draw.random() < 0.3:
+        after = g.add_tensor("relu", query_shape)
+        g.add_operator("RELU", [out], [after])
+        out = after
+    g.set_inputs(inputs)
+    g.set_outputs([out])
+    return model.build()
+
+
+def attention_composite_case(seed: int) -> bytes:
+    """Session 8's held-out attention composites (`sdpa8c_*`): a STABLEHLO_COMPOSITE named
+    odml.scaled_dot_product_attention (attributes: `scale` a float or absent, `logit_cap`
+    a float in one draw of four), drawn after xnnpack_attention.composite_taken; its
+    decomposition computes the attention from builtin operators (transposes, two
+    BATCH_MATMULs, a SOFTMAX; the mask unused), which the builtin kernel runs and which the
+    delegate partitions without ever preparing. Shapes as attention_case; a RELU after or
+    none."""
+    draw = random.Random(8900 + seed)
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    heads = draw.randint(1, 4)
+    key_heads = draw.choice((1, heads))
+    batch = 1 if key_heads == 1 else draw.choice((1, 2))
+    depth, steps, keys = draw.randint(2, 16), draw.randint(2, 12), draw.randint(2, 12)
+    query_shape = [batch, steps, heads, depth]
+    key_shape = [batch, keys, key_heads, depth]
+    query, key, value = (
+        g.add_tensor("q", query_shape),
+        g.add_tensor("k", key_shape),
+        g.add_tensor("v", key_shape),
+    )
+    operands = [query, key, value]
+    masked = draw.random() < 0.5
+    if masked:
+        operands.append(g.add_tensor("mask", [1, 1, steps, keys]))
+    attributes: dict[str, object] = {"is_causal": draw.random() < 0.5}
+    if draw.random() < 0.6:
+        attributes["scale"] = draw.uniform(0.05, 2.0)
+    if draw.random() < 0.25:
+        attributes["logit_cap"] = draw.uniform(5.0, 50.0)
+    out = g.add_tensor("attention", query_shape)
+    options = {
+        "name": "odml.scaled_dot_product_attention",
+        "decomposition_subgraph_index": 1,
+        "version": 1,
+        "composite_attributes": list(flexbuffers.Dumps(attributes)),
+        "composite_attributes_format": 1,
+    }
+    g.add_operator(
+        "STABLEHLO_COMPOSITE", operands, [out], options=options,
+        options_type="StableHLOCompositeOptions",
+    )  # fmt: skip
+    if draw.random() < 0.3:
+        after = g.add_tensor("relu", query_shape)
+        g.add_operator("RELU", [out], [after])
+        out = after
+    g.set_inputs(operands)
+    g.set_outputs([out])
+    d = model.add_subgraph("decomposition")
+    q, k, v = (
+        d.add_tensor(n, s) for n, s in (("q", query_shape), ("k", key_shape), ("v", key_shape))
+    )
+    parameters = [q, k, v]
+    if masked:
+        parameters.append(d.add_tensor("mask", [1, 1, steps, keys]))
+    perm = d.add_constant("perm", np.array([0, 2, 1, 3], dtype=np.int32))
+    tq = d.add_tensor("tq", [batch, heads, steps, depth])
+    tk = d.add_tensor("tk", [batch, key_heads, keys, depth])
+    tv = d.add_tensor("tv", [batch, key_heads, keys, depth])
+    d.add_operator("TRANSPOSE", [q, perm], [tq])
+    d.add_operator("TRANSPOSE", [k, perm], [tk])
+    logits = d.add_tensor("logits", [batch, heads, steps, keys])
+    d.add_operator("BATCH_MATMUL", [tq, tk], [logits], options={"adj_y": True})
+    probabilities = d.add_tensor("probabilities", [batch, heads, steps, keys])
+    d.add_operator("SOFTMAX", [logits], [probabilities], options={"beta": 1.0})
+    d.add_operator("TRANSPOSE", [v, perm], [tv])
+    product = d.add_tensor("product", [batch, heads, steps, depth])
+    d.add_operator("BATCH_MATMUL", [probabilities, tv], [product])
+    result = d.add_tensor("result", query_shape)
+    d.add_operator("TRANSPOSE", [product, perm], [result])
+    d.set_inputs(parameters)
+    d.set_outputs([result])
+    return model.build()
+
+
+def grouped_attention_case(seed: int) -> bytes:
+    """Session 8's held-out grouped attentions (`sdpa8g_*`), drawn after xnnpack_attention
+    replayed grouped heads: 4, 6 or 8 query heads over 2-4 key heads dividing them (fewer than
+    the query's), batch 1-2, head size 2-16, 2-12 query steps and keys, a mask or none, a
+    float `scale` or none, a float `logit_cap` in one draw of four; the custom operator, or
+    one draw in three the composite (its decomposition the transposes, two BATCH_MATMULs and
+    a SOFTMAX over the grouped heads, as attention_composite_case's)."""
+    draw = random.Random(9100 + seed)
+    heads = draw.choice((4, 6, 8))
+    key_heads = draw.choice([count for count in (2, 3, 4) if heads % count == 0 and count < heads])
+    batch = draw.choice((1, 2))
+    depth, steps, keys = draw.randint(2, 16), draw.randint(2, 12), draw.randint(2, 12)
+    query_shape = [batch, steps, heads, depth]
+    key_shape = [batch, keys, key_heads, depth]
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    operands = [
+        g.add_tensor(n, s) for n, s in (("q", query_shape), ("k", key_shape), ("v", key_shape))
+    ]
+    if draw.random() < 0.5:
+        operands.append(g.add_tensor("mask", [1, 1, steps, keys]))
+    attributes: dict[str, object] = {"is_causal": False}
+    if draw.random() < 0.6:
+        attributes["scale"] = draw.uniform(0.05, 2.0)
+    if draw.random() < 0.25:
+        attributes["logit_cap"] = draw.uniform(5.0, 50.0)
+    out = g.add_tensor("attention", query_shape)
+    composite = draw.random() < 1 / 3
+    if composite:
+        options = {
+            "name": "odml.scaled_dot_product_attention",
+            "decomposition_subgraph_index": 1,
+            "version": 1,
+            "composite_attributes": list(flexbuffers.Dumps(attributes)),
+            "composite_attributes_format": 1,
+        }
+        g.add_operator(
+            "STABLEHLO_COMPOSITE", operands, [out], options=options,
+            options_type="StableHLOCompositeOptions",
+        )  # fmt: skip
+    else:
+        g.add_operator(
+            "CUSTOM:odml.scaled_dot_product_attention", operands, [out],
+            custom_options=bytes(flexbuffers.Dumps(attributes)),
+        )  # fmt: skip
+    g.set_inputs(operands)
+    g.set_outputs([out])
+    if composite:
+        # The decomposition: each key head repeated for its group (a BATCH_MATMUL broadcasts
+        # batch dimensions only), here by reading the grouped query as [B, Nk, N/Nk * T, H].
+        d = model.add_subgraph("decomposition")
+        q, k, v = (
+            d.add_tensor(n, s) for n, s in (("q", query_shape), ("k", key_shape), ("v", key_shape))
+        )
+        parameters = [q, k, v, *(d.add_tensor("mask", [1, 1, steps, keys]) for _ in operands[3:])]
+        perm = d.add_constant("perm", np.array([0, 2, 1, 3], dtype=np.int32))
+        tq = d.add_tensor("tq", [batch, heads, steps, depth])
+        d.add_operator("TRANSPOSE", [q, perm], [tq])
+        grouped_shape = [batch, key_heads, heads // key_heads * steps, depth]
+        shape = d.add_constant("grouped", np.array(grouped_shape, dtype=np.int32))
+        gq = d.add_tensor("gq", grouped_shape)
+        d.add_operator("RESHAPE", [tq, shape], [gq])
+        tk, tv = (d.add_tensor(n, [batch, key_heads, keys, depth]) for n in ("tk", "tv"))
+        d.add_operator("TRANSPOSE", [k, perm], [tk])
+        d.add_operator("TRANSPOSE", [v, perm], [tv])
+        logits = d.add_tensor("logits", [*grouped_shape[:3], keys])
+        d.add_operator("BATCH_MATMUL", [gq, tk], [logits], options={"adj_y": True})
+        probabilities = d.add_tensor("probabilities", [*grouped_shape[:3], keys])
+        d.add_operator("SOFTMAX", [logits], [probabilities], options={"beta": 1.0})
+        product = d.add_tensor("product", grouped_shape)
+        d.add_operator("BATCH_MATMUL", [probabilities, tv], [product])
+        heads_shape = d.add_constant(
+            "heads", np.array([batch, heads, steps, depth], dtype=np.int32)
+        )
+        ungrouped = d.add_tensor("ungrouped", [batch, heads, steps, depth])
+        d.add_operator("RESHAPE", [product, heads_shape], [ungrouped])
+        result = d.add_tensor("result", query_shape)
+        d.add_operator("TRANSPOSE", [ungrouped, perm], [result])
+        d.set_inputs(parameters)
+        d.set_outputs([result])
+    return model.build()

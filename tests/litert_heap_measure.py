@@ -133,6 +133,18 @@ HELD_OUT = (*HELD_OUT, *((f"var7_{seed}", "variables", seed) for seed in range(1
 # Held out for XNNPACK's LUT and copy fusions (session 7): drawn after
 # xnnpack_workspace.fuse_unary_chains was committed (tests/litert_fusion_cases.py).
 HELD_OUT = (*HELD_OUT, *((f"lut7_{seed}", "unary_chain", seed) for seed in range(1, 21)))
+# Held out for the odml attention under XNNPACK (session 8): drawn after
+# runtimes/litert/xnnpack_attention.py was committed (tests/litert_custom_cases.attention_case).
+HELD_OUT = (*HELD_OUT, *((f"sdpa8_{seed}", "attention", seed) for seed in range(1, 25)))
+# Held out for composites under XNNPACK (session 8): drawn after
+# runtimes/litert/xnnpack_subgraphs.py was committed (tests/litert_composite_cases.composite8).
+HELD_OUT = (*HELD_OUT, *((f"composite8_{seed}", "composite8", seed) for seed in range(1, 25)))
+# The attention as a composite (tests/litert_custom_cases.attention_composite_case), drawn
+# after xnnpack_attention.composite_taken was committed.
+HELD_OUT = (*HELD_OUT, *((f"sdpa8c_{seed}", "attention_composite", seed) for seed in range(1, 21)))
+# Grouped attention heads (tests/litert_custom_cases.grouped_attention_case), drawn after
+# xnnpack_attention replayed them.
+HELD_OUT = (*HELD_OUT, *((f"sdpa8g_{seed}", "grouped_attention", seed) for seed in range(1, 17)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -181,6 +193,18 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_custom_cases import pooling_case
 
         return pooling_case(seed)
+    if family == "attention":
+        from tests.litert_custom_cases import attention_case
+
+        return attention_case(seed)
+    if family == "grouped_attention":
+        from tests.litert_custom_cases import grouped_attention_case
+
+        return grouped_attention_case(seed)
+    if family == "attention_composite":
+        from tests.litert_custom_cases import attention_composite_case
+
+        return attention_composite_case(seed)
     if family == "deconvolution":
         from tests.litert_custom_cases import deconvolution_case
 
@@ -209,6 +233,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_composite_cases import composite7
 
         return composite7(seed)
+    if family == "composite8":
+        from tests.litert_composite_cases import composite8
+
+        return composite8(seed)
     if family == "hybrid_conv":
         from tests.litert_composite_cases import hybrid_conv
 

@@ -402,3 +402,70 @@ def test_a_model_written_without_a_plan_declares_what_check_of_it_declares(
     assert written["written"] and written["saved_bytes"] == 0
     checked = _json(capsys, "check", "o.tflite", "--target", "nrf52840-dk")
     assert written["new_required_bytes"] == checked["required_bytes"]
+
+
+def test_a_batch_on_a_board_with_banks_gives_each_row_one_pair_in_the_bank_it_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check FOLDER --target nucleo-f746zg` printed "available" 319,488 B (the largest block)
+    beside the headroom in the bank the placement chose (25,792 B in dtcm for branchy_inception):
+    no pair a user could subtract. Each row is now the bank its check names, what that bank
+    offers and what is left there, as `check` of that model alone says it."""
+    from arenalens.examples import write_example
+
+    for name in ("branchy_inception", "vww_mobilenet_v1"):
+        write_example(name, tmp_path)
+    code, table, _ = _run(capsys, "check", str(tmp_path), "--target", "nucleo-f746zg", "-j", "1")
+    assert code == 0
+    rows = {
+        cells[0]: cells[1:]
+        for line in table.splitlines()
+        if ".tflite" in line
+        for cells in [[cell.strip() for cell in line.strip("│ ").split("│")]]
+    }
+    for name in ("branchy_inception", "vww_mobilenet_v1"):
+        alone = _json(
+            capsys, "check", str(tmp_path / f"{name}.tflite"), "--target", "nucleo-f746zg"
+        )
+        needs, available, where, headroom, verdict, _exit = rows[f"{name}.tflite"]
+        bank = alone["placement"]["banks"][0]
+        assert (where, int(available.replace(",", ""))) == (bank["bank"], bank["available_bytes"])
+        assert int(headroom.replace(",", "")) == alone["headroom_bytes"] == bank["spare_bytes"]
+        assert int(available.replace(",", "")) - int(needs.replace(",", "")) == bank["spare_bytes"]
+        assert (alone["headroom_block"], alone["headroom_available_bytes"]) == (
+            bank["bank"],
+            bank["available_bytes"],
+        )
+        assert verdict == alone["verdict"]
+    assert rows["branchy_inception.tflite"][2] == "dtcm"  # the two rows are in different banks
+    assert rows["vww_mobilenet_v1.tflite"][2] == "sram1"
+
+
+@pytest.mark.runtime  # the printed optimize verifies what it writes on the tflite_micro wheel
+def test_an_overlap_file_at_a_new_input_size_gets_one_replanning_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check vww_overlap.tflite --input-shape input=1x128x128x3`: the plan made at 96x96 does
+    not hold at 128x128 (a `shapes` conflict) nor, at those sizes, on the host's reference
+    kernels (a `build` one). check printed two optimize steps, the second the first with
+    --overlap: one optimize at the new size replaces the whole plan, so one step, which run as
+    printed writes a model whose check gives a number."""
+    from arenalens.examples import example_bytes
+    from arenalens.optimization import optimize_model
+
+    monkeypatch.chdir(tmp_path)
+    written = tmp_path / "vww_overlap.tflite"
+    # The plan `optimize --overlap` writes (its wheel proof left to test_optimize_overlap).
+    planned = optimize_model(
+        example_bytes("vww_mobilenet_v1"), overlap=True, prove_inplace=False, effort=2
+    )
+    written.write_bytes(planned.data)
+    shape = ("--input-shape", "input=1x128x128x3")
+    document = _json(capsys, "check", str(written), "--budget", "160K", *shape)
+    assert document["verdict"] == "CANNOT RUN CORRECTLY"
+    assert {conflict["kind"] for conflict in document["plan_conflicts"]} == {"shapes", "build"}
+    commands = [step["command"] for step in document["next_steps"] if step["command"]]
+    assert commands == [f"arenalens optimize {written} {' '.join(shape)} -o optimized.tflite"]
+    assert _run(capsys, *shlex.split(commands[0])[1:])[0] == 0
+    again = _json(capsys, "check", "optimized.tflite", "--budget", "160K")
+    assert again["plan_conflicts"] == [] and again["required_bytes"] is not None

@@ -287,3 +287,27 @@ def test_a_litert_figure_under_the_real_interpreters_peak_is_unsafe(wheel: Wheel
     assert outcomes[("right", "figure-for")] == CONFIRMED
     assert outcomes[("low", "litert-heap")] == UNSAFE
     assert outcomes[("other", "figure-for")] == WRONG
+
+
+@pytest.mark.parametrize(
+    ("seed", "index", "families"),
+    [
+        # export -f json on pixel-7a of a model XNNPACK refuses: export says it does not run
+        # under LiteRT's default delegate, as check does; the judge compared it with check
+        # --delegate none (held-out campaign 800301).
+        (800301, 1, ("quant", "dag", "audio", "fixture")),
+        # export -f c-header --delegate none under LiteRT: the header's memory is check's.
+        (801001, 200, ()),
+    ],
+)
+def test_litert_exports_are_judged_against_check_with_the_same_delegate(
+    wheel: Wheel, tmp_path: Path, seed: int, index: int, families: tuple[str, ...]
+) -> None:
+    from flows.campaign import walk_flow
+
+    flow = random_flow(seed, index, families=families, wide=True)
+    assert flow.command == "export"
+    result = walk_flow(flow, wheel=wheel, cortex_m=None, base=tmp_path, device_sample_every=0)
+    assert not result.error, result.error
+    assert result.failures == []
+    assert [claim.outcome for claim in result.claims if claim.kind == "views-agree"] == [CONFIRMED]

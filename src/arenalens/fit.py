@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from arenalens.ir import Model
     from arenalens.ladder import Ladder
     from arenalens.optimization import Optimization
-    from arenalens.placement import BoardPlacement
+    from arenalens.placement import BankUse, BoardPlacement
 
 
 ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
@@ -127,14 +127,55 @@ class FitCheck(StatusAnswers):
         return self.available_bytes - self.required_bytes
 
     @property
+    def tightest_use(self) -> BankUse | None:
+        """Placed in the board's banks: the buffer with the least to spare in its bank (the one
+        `spare_bytes`, the margin and a check's headroom count); None when not placed."""
+        placement = self.placement
+        if placement is None or placement.best is None:
+            return None
+        return min(placement.best.uses, key=lambda use: use.spare_bytes)
+
+    @property
+    def spare_available_bytes(self) -> int:
+        """What `spare_bytes` is counted against: placed in banks, the block of the buffer with
+        the least to spare; else `available_bytes`. `spare_available_bytes - spare_bytes` is the
+        bytes in that block (`spare_part_bytes`)."""
+        use = self.tightest_use
+        return self.available_bytes if use is None else use.block.available_bytes
+
+    @property
+    def spare_part_bytes(self) -> int:
+        """The bytes `spare_bytes` is what is left of: the tightest buffer when placed in banks
+        (the whole number for one arena), else the number to declare."""
+        use = self.tightest_use
+        return self.required_bytes if use is None else use.nbytes
+
+    @property
+    def spare_block(self) -> Block | None:
+        """The block `spare_bytes` is counted in: the tightest buffer's when placed in banks;
+        unplaced on a board with banks, the largest block one arena can take; None for a
+        budget."""
+        use = self.tightest_use
+        return self.block if use is None else use.block
+
+    @property
+    def spare_where(self) -> str:
+        """Where `spare_bytes` is counted, in words: the block ('dtcm'), with the part when it is
+        not the whole number ('internal-dram (persistent 27,072 B)'); '' for a budget."""
+        block = self.spare_block
+        if block is None:
+            return ""
+        if self.spare_part_bytes == self.required_bytes:
+            return block.name
+        use = self.tightest_use
+        assert use is not None
+        return f"{block.name} ({use.part} {format_bytes_exact(use.nbytes)})"
+
+    @property
     def margin_bytes(self) -> int:
         """The headroom below which a fit is TIGHT (`TIGHT_MARGIN` of the available bytes; placed
         in banks, of the block of the buffer with the least to spare)."""
-        placement = self.placement
-        if placement is not None and placement.best is not None:
-            use = min(placement.best.uses, key=lambda use: use.spare_bytes)
-            return _margin(use.block.available_bytes)
-        return _margin(self.available_bytes)
+        return _margin(self.spare_available_bytes)
 
     @property
     def margin_percent(self) -> int:
@@ -160,10 +201,8 @@ class FitCheck(StatusAnswers):
         """What is left: placed in the board's banks, the least any of its buffers leaves in its
         bank; else the headroom of the one arena in the largest block (negative: short, as the
         remedy ladder counts it)."""
-        placement = self.placement
-        if placement is not None and placement.best is not None:
-            return min(use.spare_bytes for use in placement.best.uses)
-        return self.headroom_bytes
+        use = self.tightest_use
+        return self.headroom_bytes if use is None else use.spare_bytes
 
     @property
     def meaningful(self) -> bool:

@@ -10,6 +10,8 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -390,7 +392,21 @@ def _check_subgraph_indices(
 
     check(subgraph.inputs, f"{where} inputs")
     check(subgraph.outputs, f"{where} outputs")
-    for op in subgraph.operators:
+    operators = subgraph.operators
+    # Every operator's indices at once, in C: those of a sound subgraph lie in [-1, count), and
+    # few operators have intermediates or call subgraphs. Otherwise operator by operator, for
+    # the first one's message.
+    indices = [
+        *chain.from_iterable(map(_INPUTS_OF, operators)),
+        *chain.from_iterable(map(_OUTPUTS_OF, operators)),
+    ]
+    if not (
+        (indices and (min(indices) < -1 or max(indices) >= count))
+        or any(map(_INTERMEDIATES_OF, operators))
+        or any(map(_CALLED_OF, operators))
+    ):
+        return
+    for op in operators:
         # min and max in C first: every index of a sound operator lies in [-1, count).
         inputs, outputs, intermediates = op.inputs, op.outputs, op.intermediates
         if (
@@ -409,6 +425,12 @@ def _check_subgraph_indices(
                         f"{label} calls subgraph {called}, out of range "
                         f"(model has {subgraph_count} subgraphs)"
                     )
+
+
+_INPUTS_OF = attrgetter("inputs")
+_OUTPUTS_OF = attrgetter("outputs")
+_INTERMEDIATES_OF = attrgetter("intermediates")
+_CALLED_OF = attrgetter("called_subgraphs")
 
 
 def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
@@ -443,12 +465,17 @@ def _check_call_graph(model: Model, fail: Callable[[str], ModelError]) -> None:
 
 def _check_data_order(subgraph: Subgraph, strict: bool, fail: Callable[[str], ModelError]) -> None:
     available = {t.index for t in subgraph.tensors if t.has_data or t.is_variable}
-    # Negative indices never reach a lookup (an omitted input is skipped), so -1 may sit in it.
+    # Negative indices never reach a lookup (an omitted input is skipped; the indices were
+    # checked to be -1 or more), so -1 sits in it.
+    available.add(-1)
     available.update(subgraph.inputs)
-    written_later = set(subgraph.producers)
+    written_later: set[int] | None = None
     for op in subgraph.operators:
+        if available.issuperset(op.inputs):  # one call in C for a sound operator
+            available.update(op.outputs)
+            continue
         for tensor_index in op.inputs:
-            if tensor_index < 0 or tensor_index in available:
+            if tensor_index in available:
                 continue
             producer = subgraph.producers.get(tensor_index)
             name = subgraph.tensors[tensor_index].name
@@ -458,6 +485,8 @@ def _check_data_order(subgraph: Subgraph, strict: bool, fail: Callable[[str], Mo
                     f"{tensor_index} '{name}' before operator {producer} writes it "
                     f"(operators out of order, or a cycle)"
                 )
+            if written_later is None:
+                written_later = set(subgraph.producers)
             if strict and tensor_index not in written_later:
                 raise fail(
                     f"subgraph {subgraph.index} operator {op.index} ({op.opcode}) reads tensor "

@@ -17,11 +17,17 @@ estimate that errs high, checked against the real wheel under qemu-user where on
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from arenalens.cannot_run import Refusal
-from arenalens.declared import LITERT_MEMORY, DeclaredArena, DeclaredPart, Status
+from arenalens.declared import (
+    LITERT_MEMORY,
+    DeclaredArena,
+    DeclaredPart,
+    Status,
+    declared_arena,
+)
 from arenalens.errors import UsageError
 
 if TYPE_CHECKING:
@@ -300,14 +306,109 @@ def builtin_only_obstacles(analysis: Analysis) -> tuple[Obstacle, ...]:
     )
 
 
-def _delegated(analysis: Analysis) -> Analysis:
-    """The analysis as XNNPACK runs the model: the builtin kernels' own refusals of operators
-    it takes stop nothing (`builtin_only_obstacles`)."""
+@dataclass(frozen=True)
+class DelegateVerdict:
+    """Whether LiteRT runs the model under one delegate, computed once (`delegate_verdict`) and
+    rendered by every command: plan, check, diagnose, report, export and their batches."""
+
+    delegate: str  # "xnnpack" | "none"
+    # What stops LiteRT under it (empty: it runs): the builtin kernels' refusals the delegate
+    # leaves to them, then the delegate's own refusals, one per operator.
+    obstacles: tuple[Obstacle, ...]
+    # The builtin kernels' refusals of operators the delegate takes (XNNPACK): they stop an app
+    # without it only (`--delegate none`).
+    builtin_only: tuple[Obstacle, ...]
+    refusals: tuple[Refusal, ...]  # the delegate's own (XNNPACK fails to create the operator)
+    # The arenas' figure under it (plan's and export's headline): always the builtin kernels'
+    # arenas; where only the builtin kernels refuse the model, it says so.
+    declared: DeclaredArena
+
+    @property
+    def runs(self) -> bool:
+        """False when LiteRT cannot set the model up or invoke it under this delegate."""
+        return not self.obstacles
+
+
+def delegate_verdict(analysis: Analysis, delegate: str) -> DelegateVerdict:
+    """The analysis's LiteRT model under `delegate` ('xnnpack' | 'none'): what stops it, and
+    the arenas' figure as that delegate's answer. With XNNPACK the builtin kernels' refusals of
+    operators it takes stop nothing (`builtin_only_obstacles`) and the operators it takes and
+    then fails to create stop it (`xnnpack_refusals`)."""
+    if delegate != "xnnpack":
+        return DelegateVerdict(
+            delegate, analysis.budget.obstacles, (), (), declared_arena(analysis)
+        )
     moot = builtin_only_obstacles(analysis)
-    if not moot:
-        return analysis
     kept = tuple(obstacle for obstacle in analysis.budget.obstacles if obstacle not in moot)
-    return replace(analysis, budget=replace(analysis.budget, obstacles=kept))
+    arenas = declared_arena(
+        replace(analysis, budget=replace(analysis.budget, obstacles=kept)) if moot else analysis
+    )
+    refused = xnnpack_refusals(analysis.model)
+    if refused and not kept:  # the builtin kernels' own refusals, when left, are said first
+        arenas = replace(
+            arenas,
+            device=f"LiteRT with {delegate_title(delegate)}",
+            status=Status.CANNOT_RUN,
+            reasons=tuple(refusal.text() for refusal in refused),
+            refusals=refused,
+        )
+    elif moot:
+        arenas = replace(
+            arenas,
+            device=f"{arenas.device}; the builtin kernels' arenas: they cannot run the model "
+            "(--delegate none), XNNPACK (LiteRT's default) takes the operators they refuse",
+        )
+    return DelegateVerdict(delegate, kept + _refusal_obstacles(refused), moot, refused, arenas)
+
+
+def _refusal_obstacles(refusals: tuple[Refusal, ...]) -> tuple[Obstacle, ...]:
+    """A delegate's refusals as obstacles, one per operator (JSON's `cannot_run` rows)."""
+    from arenalens.runtimes import Obstacle  # noqa: PLC0415
+
+    return tuple(
+        Obstacle(
+            reason=refusal.reason,
+            phase=refusal.phase,
+            subgraph=subgraph,
+            operator=operator,
+            opcode=refusal.opcode,
+            fix=refusal.fix,
+        )
+        for refusal in refusals
+        for subgraph, operator in refusal.operators or ((None, None),)
+    )
+
+
+def heap_documents_of(
+    analysis: Analysis, *, threads: int = 1, isa: str = "", first: str = DEFAULT_DELEGATE
+) -> list[dict[str, object]]:
+    """The interpreter's heap under each delegate that runs the model (`delegate_verdict`),
+    `first` first, as JSON (plan, export, report); a delegate under which LiteRT cannot run the
+    model gets no figures, and the others' notes say so."""
+    from arenalens.runtimes.litert.heap import DELEGATES  # noqa: PLC0415
+    from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
+
+    running, notes = [], []
+    for delegate in DELEGATES:
+        verdict = delegate_verdict(analysis, delegate)
+        if verdict.runs:
+            running.append(delegate)
+        else:
+            notes.append(
+                f"with {'XNNPACK' if delegate == 'xnnpack' else 'the builtin kernels only'} "
+                f"(--delegate {delegate}) LiteRT cannot run the model, so no heap: "
+                + "; ".join(verdict.declared.reasons)
+            )
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    documents = heap_documents(
+        analysis.model,
+        sizes,
+        threads=threads,
+        isa=isa_profile(isa),
+        delegates=tuple(running),
+        absent=tuple(notes),
+    )
+    return sorted(documents, key=lambda document: document["delegate"] != first)
 
 
 def litert_memory(
@@ -317,24 +418,12 @@ def litert_memory(
     heap under `delegate` with `threads` threads, part by part, on `isa` (an --isa name, '' for
     the machine the heap was measured on). A model LiteRT cannot run, or whose input size is
     unknown, keeps its arena verdict (no number)."""
-    from arenalens.declared import declared_arena  # noqa: PLC0415
-
-    if delegate == "xnnpack":
-        analysis = _delegated(analysis)
-    arenas = declared_arena(analysis)
+    verdict = delegate_verdict(analysis, delegate)
+    arenas = verdict.declared
     if not arenas.status.gives_a_number:
+        if arenas.refusals and arenas.refusals is verdict.refusals:  # the delegate's own
+            return replace(arenas, symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)})")
         return arenas
-    if delegate == "xnnpack":
-        refused = xnnpack_refusals(analysis.model)
-        if refused:
-            return replace(
-                arenas,
-                symbol=f"{LITERT_MEMORY} ({delegate_title(delegate)})",
-                device=f"LiteRT with {delegate_title(delegate)}",
-                status=Status.CANNOT_RUN,
-                reasons=tuple(refusal.text() for refusal in refused),
-                refusals=refused,
-            )
     heap = interpreter_heap_of(analysis, delegate, threads, isa)
     parts = (
         DeclaredPart(

@@ -39,8 +39,7 @@ OPTIMIZED_AGAIN_FILE = "optimized-again.tflite"
 
 
 def optimized_file(model_path: str) -> str:
-    """The file a suggested `arenalens optimize` of this model writes (the model as typed, in
-    the folder the command runs in)."""
+    """The file a suggested `arenalens optimize` of this model writes (in the command's folder)."""
     if model_path and os.path.abspath(model_path) == os.path.abspath(OPTIMIZED_FILE):
         return OPTIMIZED_AGAIN_FILE
     return OPTIMIZED_FILE
@@ -86,8 +85,7 @@ class Answers(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One thing to do next: a sentence, then the command it names (runnable as printed), and
-    the bytes running it gives back when it promises any."""
+    """One thing to do next: a sentence, its command (runnable as printed), the bytes it saves."""
 
     text: str  # ends with ':' when a command follows
     command: str = ""
@@ -196,8 +194,7 @@ class Steps:
         return delegate + threads + (f" --isa {self.asked.isa}" if self.asked.isa else "")
 
     def npu_options(self, fast_memory: int | None = None) -> str:
-        """--fast-memory and --weights-in-sram as asked (a Vela-compiled model), or with another
-        fast memory size."""
+        """--fast-memory and --weights-in-sram as asked (a Vela model), or another fast size."""
         fit = self.verdict.fit
         npu = None if fit is None else fit.npu
         if npu is None:
@@ -208,11 +205,12 @@ class Steps:
 
     def command(self, verb: str, *options: str, model: str | None = None) -> str:
         argument = self.model if model is None else model
+        if verb == "diagnose" and self.asked.delegate:  # its cannot-run verdict is the delegate's
+            options += (f" --delegate {self.asked.delegate}",)
         return f"arenalens {verb} {argument}" + "".join(options)
 
     def all_boards_command(self) -> str:
-        """`check --target all`: each board with its own core's build, unless --cpu named one,
-        at the TFLM release asked for."""
+        """`check --target all`: each board with its core's build (or --cpu's), TFLM as asked."""
         options = " --target all"
         if self.asked.runtime != "tflm":
             options += f" --runtime {self.asked.runtime}{self.delegate_option()}"
@@ -274,11 +272,11 @@ class Steps:
         )
 
     def cannot_run_correctly(self) -> tuple[Step, ...]:
-        steps = []
+        steps, kinds = [], [conflict.kind for conflict in self.verdict.conflicts]
         for conflict in self.verdict.conflicts:
             if conflict.kind == "split":  # no plan for this file helps: the original is needed
                 return (Step(_sentence(f"This file cannot be resized: {conflict.fix}")),)
-            if conflict.kind == "build":
+            if conflict.kind == "build" and "shapes" not in kinds:  # else one optimize does both
                 steps.append(
                     Step(
                         "The offline plan does not hold on this build: plan it again with "
@@ -287,7 +285,7 @@ class Steps:
                         self.optimize_command(" --overlap"),
                     )
                 )
-            else:
+            elif conflict.kind != "build":
                 what = "the input size given" if self.asked.input_shapes else "its tensor sizes"
                 steps.append(
                     Step(
@@ -498,8 +496,7 @@ class Steps:
         return [Step(text + ".")]
 
     def tight_step(self) -> Step:
-        """FITS, TIGHT: what the margin is, and the reserve to state when the board's default
-        is not the firmware's."""
+        """FITS, TIGHT: the margin, and the reserve to state when the board's is not the app's."""
         fit = self.verdict.fit
         assert fit is not None
         margin = format_bytes_exact(fit.margin_bytes)
@@ -553,8 +550,7 @@ class Steps:
         ]
 
     def remedy_steps(self, rung: Rung, short: str) -> list[Step]:
-        """The rewrite that gets the model onto the budget at its size, its cost, then the check
-        of the written model."""
+        """The rewrite that fits the budget at this size, its cost, then the new file's check."""
         fit = self.verdict.fit
         assert fit is not None
         room = fit.room_after(rung.required_bytes)  # the written model's check says it
@@ -658,8 +654,7 @@ class Steps:
         ]
 
     def npu_short_steps(self) -> list[Step]:
-        """The arena fits, the NPU's other SRAM pieces do not fit beside it (or the driver
-        refuses the fast memory firmware gives): what changes that."""
+        """The arena fits, the NPU's other SRAM (or fast memory the driver refuses) does not."""
         from arenalens.report.npu_memory import npu_shortfall  # noqa: PLC0415 - its words
 
         fit = self.verdict.fit
@@ -756,8 +751,7 @@ class Steps:
         ]
 
     def with_findings(self, steps: list[Step]) -> list[Step]:
-        """The steps and diagnose's error / warning findings to fix: one step per command, so
-        when a step already runs diagnose it names the findings too."""
+        """The steps and diagnose's findings to fix (named by a step that already runs diagnose)."""
         count = self.asked.findings
         if not count:
             return steps

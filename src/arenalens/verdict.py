@@ -221,6 +221,15 @@ class Verdict(StatusAnswers):
             "margin_bytes": None if fit is None else fit.margin_bytes,
             "available_bytes": None if fit is None else fit.available_bytes,
             "headroom_bytes": self.headroom_bytes,
+            # On a board with RAM banks, where the headroom is counted: the block (the bank of
+            # the buffer with the least to spare when placed) and what it offers, so that
+            # headroom = headroom_available_bytes - the bytes put there.
+            "headroom_block": None
+            if fit is None or fit.spare_block is None or not self.has_number
+            else fit.spare_block.name,
+            "headroom_available_bytes": None
+            if fit is None or not self.has_number
+            else fit.spare_available_bytes,
             "best_case_bytes": None if fit is None or not self.has_number else fit.best_case_bytes,
             "optimized_required_bytes": self.optimized_bytes if self.has_number else None,
             # The remedy ladder: each rewrite tried, in order, up to the first that fits.

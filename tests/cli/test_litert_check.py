@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -458,3 +460,51 @@ def test_diagnose_leads_with_checks_figure_under_litert(
     else:
         assert lines[0].startswith(f"{declared['symbol']} = {declared['required_bytes']:,} B")
         assert lines[1] == f"figure for: {declared['device']}"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--delegate", "none", "--isa", "arm64"), ("--target", PI, "--threads", "2")],
+)
+def test_a_litert_header_carries_the_apps_memory_not_a_tflm_arena(
+    options: tuple[str, ...], tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`export -f c-header --runtime litert` defined kTensorArenaSize and <PREFIX>_ARENA_SIZE
+    (the arenas alone, a TFLM notion) while check says the app needs the model file + the
+    interpreter's peak heap under its delegate, ISA and threads. The header now carries that
+    figure with what it is for, and nothing a TFLM build would take for its arena."""
+    model = "example:kws_ds_cnn"
+    runtime = () if "--target" in options else ("--runtime", "litert")
+    budget = () if "--target" in options else ("--budget", "64M")
+    _code, checked = check_json(capsys, model, *runtime, *options, *budget)
+    header = tmp_path / "kws.h"
+    assert main(["export", model, *runtime, *options, "-f", "c-header", "-o", str(header)]) == 0
+    text = header.read_text()
+    assert "kTensorArenaSize" not in text and "_ARENA_SIZE" not in text
+    assert f"#define EXAMPLE_KWS_DS_CNN_LITERT_MEMORY_BYTES {checked['required_bytes']}u" in text
+    delegate = options[options.index("--delegate") + 1] if "--delegate" in options else "xnnpack"
+    assert f'#define EXAMPLE_KWS_DS_CNN_LITERT_DELEGATE "{delegate}"' in text
+    threads = options[options.index("--threads") + 1] if "--threads" in options else "1"
+    assert f"#define EXAMPLE_KWS_DS_CNN_LITERT_THREADS {threads}u" in text
+    assert f" * Memory for: {checked['declare']['device']}." in " ".join(text.split("\n *  "))
+    if shutil.which("gcc"):
+        flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c", "-c"]
+        subprocess.run(["gcc", *flags, str(header), "-o", str(tmp_path / "kws.o")], check=True)
+
+
+def test_a_litert_header_batch_row_is_the_apps_memory(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch of LiteRT headers headed its figures "arena (B)" while each header carries the
+    app's memory: the row says "memory (B)" and gives that figure."""
+    for name in ("kws_ds_cnn", "fc_autoencoder"):
+        write_example(name, tmp_path / "models")
+    arguments = ["export", str(tmp_path / "models"), "--runtime", "litert", "-j", "1"]
+    assert main([*arguments, "-f", "c-header", "-o", str(tmp_path / "headers")]) == 0
+    table = capsys.readouterr().out
+    assert "memory (B)" in table and "arena (B)" not in table
+    _code, checked = check_json(capsys, str(tmp_path / "models" / "kws_ds_cnn.tflite"),
+                                "--runtime", "litert", "--budget", "64M")  # fmt: skip
+    assert f"{checked['required_bytes']:,}" in next(
+        line for line in table.splitlines() if "kws_ds_cnn" in line
+    )

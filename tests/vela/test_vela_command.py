@@ -6,6 +6,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -256,3 +259,32 @@ def test_optimize_vela_compiles_a_planned_model_at_the_size_given(
     model = parse_model(written.read_bytes(), "compiled")
     image = model.subgraphs[0].tensors[model.subgraphs[0].inputs[0]]
     assert "x".join(map(str, image.shape)) == shape.removeprefix("image=")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_VELA, reason="Vela is not installed (extra 'npu')")
+def test_the_reproduce_command_compiles_what_was_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`optimize --vela --input-shape` compiles the model at that size (without an offline
+    plan), yet its "reproduce:" line named the user's file: Vela run as printed compiled the
+    other size. It now names the bytes Vela compiled, written beside the output, and run as
+    printed Vela writes the very model arenalens wrote."""
+    from flows import models
+
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "cnn.tflite"
+    source.write_bytes(models.cnn(random.Random(1)).data)
+    code, document = _json(
+        capsys,
+        *("optimize", str(source), "--cpu", "cortex-m55", "--npu", "ethos-u55-128", "--vela"),
+        *("--input-shape", "image=1x40x40x1"),
+        *("-o", "chosen.tflite", "--json"),
+    )
+    assert code == 0 and document["vela_input"] == "chosen_vela_input.tflite"
+    command = shlex.split(document["chosen"]["vela_command"])
+    assert command[:2] == ["vela", "chosen_vela_input.tflite"]
+    vela = [sys.executable, "-m", "ethosu.vela"]  # the `vela` script of this environment
+    subprocess.run([*vela, *command[1:], "--output-dir", "out"], check=True, capture_output=True)
+    compiled = (tmp_path / "out" / "chosen_vela_input_vela.tflite").read_bytes()
+    assert compiled == (tmp_path / "chosen.tflite").read_bytes()

@@ -138,7 +138,15 @@ def run(args: argparse.Namespace) -> int:
     selected_build(args)
     if _all_boards(args) and args.max_input:
         raise UsageError("--max-input needs one budget: give --target NAME or --budget SIZE")
-    return run_command(args, check_worker, _single, _COLUMNS, title="arenalens check")
+    return run_command(args, check_worker, _single, _batch_columns(args), title="arenalens check")
+
+
+def _batch_columns(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The batch table's columns; on a board with RAM banks, where each row's headroom is."""
+    target = None if args.target is None or _all_boards(args) else get_target(args.target)
+    if target is None or len(target.banks) < 2:
+        return _COLUMNS
+    return (*_COLUMNS[:2], ("in", "in"), *_COLUMNS[2:])
 
 
 def litert_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -547,13 +555,17 @@ def check_worker(args: argparse.Namespace, path: str) -> ModelResult:
     verdict = check_verdict(args, path)
     fit = verdict.fit
     assert fit is not None
+    # One pair per row, as the model's check says it: on a board with RAM banks the headroom is
+    # counted in the bank of the buffer with the least to spare, so "available" is that bank's
+    # (named in its own column), not the largest block.
     return ModelResult(
         model=path,
         exit_code=verdict.exit_code,
         row={
             "required": verdict.required_bytes,
-            "available": fit.available_bytes,
+            "available": fit.spare_available_bytes if verdict.has_number else fit.available_bytes,
             "headroom": verdict.headroom_bytes,
+            "in": fit.spare_where if verdict.has_number else None,
             "verdict": verdict.answer.value if verdict.answer else "",
         },
         document=verdict.as_dict(),

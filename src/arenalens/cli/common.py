@@ -135,6 +135,13 @@ def add_delegate_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def delegate_of(args: argparse.Namespace) -> str:
+    """--delegate as given, else XNNPACK (LiteRT's default): the one verdict every command gives
+    for a LiteRT model is the one under it (`litert_memory.delegate_verdict`)."""
+    delegate: str = getattr(args, "delegate", None) or "xnnpack"
+    return delegate
+
+
 def add_build_options(parser: argparse.ArgumentParser) -> None:
     """--cpu CORE, --kernels LIBRARY and --tflm RELEASE: plan for TFLM built for a Cortex-M core
     or an ESP32 chip, or at another TFLM release (see `selected_build`)."""

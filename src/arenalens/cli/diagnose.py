@@ -8,11 +8,13 @@ from arenalens.cli.batch import ModelResult, add_models_argument, run_command
 from arenalens.cli.common import (
     add_alignment_option,
     add_build_options,
+    add_delegate_option,
     add_effort_options,
     add_input_shape_option,
     add_output_options,
     add_runtime_option,
     add_target_option,
+    delegate_of,
     load_with_input_shapes,
     print_json,
     print_text,
@@ -71,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_effort_options(parser, default=5.0, what="planner-waste, one budget shared by all arenas")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    add_delegate_option(parser)
     add_input_shape_option(parser)
     add_output_options(parser)
 
@@ -99,6 +102,7 @@ def _diagnose(args: argparse.Namespace, path: str) -> Diagnosis:
         planner_time_limit_s=args.time_limit,
         what_if=args.what_if,
         target=single_target(args),
+        delegate=delegate_of(args),
     )
 
 
@@ -127,22 +131,20 @@ def _single(args: argparse.Namespace, path: str) -> int:
 
 
 def _litert_memory(args: argparse.Namespace, diagnosis: Diagnosis) -> DeclaredArena | None:
-    """LiteRT: the figure `check --runtime litert` gives (model file + peak heap with XNNPACK,
-    LiteRT's default, on the device's ISA), the one answer diagnose's cannot-run findings
-    follow; the builtin kernels' when XNNPACK's heap is not modelled. None for TFLM (its
-    arenas' figure)."""
+    """LiteRT: the figure `check --runtime litert` gives (model file + peak heap under
+    --delegate, XNNPACK by default, on the device's ISA), the one answer diagnose's cannot-run
+    findings follow; without --delegate, the builtin kernels' when XNNPACK's heap is not
+    modelled. None for TFLM (its arenas' figure)."""
     if diagnosis.runtime != "litert" or diagnosis.analysis is None:
         return None
-    from arenalens.litert_memory import (  # noqa: PLC0415 - LiteRT only
-        DEFAULT_DELEGATE,
-        litert_memory,
-        target_isa,
-    )
+    from arenalens.litert_memory import litert_memory, target_isa  # noqa: PLC0415 - LiteRT only
 
     isa = target_isa(single_target(args))
     try:
-        return litert_memory(diagnosis.analysis, DEFAULT_DELEGATE, isa=isa)
+        return litert_memory(diagnosis.analysis, delegate_of(args), isa=isa)
     except UsageError:  # XNNPACK's heap is not modelled for one of its operators
+        if args.delegate is not None:
+            raise
         return litert_memory(diagnosis.analysis, "none", isa=isa)
 
 

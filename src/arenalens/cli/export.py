@@ -11,22 +11,31 @@ from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_
 from arenalens.cli.common import (
     add_alignment_option,
     add_build_options,
+    add_delegate_option,
     add_input_shape_option,
+    add_isa_option,
     add_runtime_option,
     add_target_option,
+    add_threads_option,
+    delegate_of,
+    isa_option,
     load_with_input_shapes,
     runtime_for,
     selected_build,
     single_target,
+    threads_option,
     write_atomic,
 )
 from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.errors import UsageError
 from arenalens.exports import FORMATS, ExportOptions, export
-from arenalens.pipeline import analyze
+from arenalens.exports.c_header import LiteRTMemory
+from arenalens.pipeline import Analysis, analyze
 from arenalens.report.labels import reason_prefix
 
 _COLUMNS = (("file", "written"), ("bytes", "bytes"), ("required", "arena (B)"))
+# LiteRT: a header's number is the app's memory (model file + peak heap); the plan's, its arenas.
+_LITERT_COLUMNS = {True: "memory (B)", False: "arenas (B)"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runtime_option(parser, default=None)
     add_build_options(parser)
     add_target_option(parser)
+    add_delegate_option(parser)
+    add_threads_option(parser)
+    add_isa_option(parser)
     parser.add_argument(
         "--planner",
         metavar="NAME",
@@ -68,6 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Export one model (stdout or -o FILE) or many (-o FOLDER)."""
     args.runtime = runtime_for(args)  # a Linux device is LiteRT's, as check says
+    threads_option(args)
+    isa_option(args)
     selected_build(args)  # bad --cpu / --kernels fail before any model is read
     if is_batch(args.models):
         if args.output is None:
@@ -78,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         make_folder(folder, what="-o")
     elif args.output is not None:
         check_output_path(args.output, what="-o")
-    return run_command(args, export_worker, _single, _COLUMNS, title="arenalens export")
+    columns = _COLUMNS
+    if args.runtime == "litert":
+        columns = (*_COLUMNS[:2], ("required", _LITERT_COLUMNS[args.format in NUMBER_FORMATS]))
+    return run_command(args, export_worker, _single, columns, title="arenalens export")
 
 
 # A number firmware compiles in: not written for a model that has none to trust.
@@ -96,24 +113,64 @@ def render(args: argparse.Namespace, path: str) -> tuple[str, int, DeclaredArena
         from arenalens.litert_memory import arenas_on_device  # noqa: PLC0415 - LiteRT only
 
         analysis = arenas_on_device(analysis, single_target(args))
+    isa = _device_isa(args)
+    litert = _litert_memory(args, analysis, isa) if args.format in NUMBER_FORMATS else None
     options = ExportOptions(
         prefix=args.prefix,
         arena=args.arena,
         with_offsets=args.with_offsets,
-        isa=_device_isa(args),
+        isa=isa,
+        litert=litert,
+        delegate=delegate_of(args),
     )
     text = export(analysis, args.format, options)
-    return text, analysis.budget.required_bytes, declared_arena(analysis)
+    if litert is not None:
+        return text, litert.memory.required_bytes, litert.memory
+    return text, analysis.budget.required_bytes, _declared(analysis, options.delegate)
+
+
+def _declared(analysis: Analysis, delegate: str) -> DeclaredArena:
+    """The number and how sure it is: LiteRT's under the app's delegate, as plan and check
+    give it (`litert_memory.delegate_verdict`)."""
+    if analysis.runtime != "litert":
+        return declared_arena(analysis)
+    from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
+
+    return delegate_verdict(analysis, delegate).declared
 
 
 def _device_isa(args: argparse.Namespace) -> str:
-    """LiteRT on a Linux device (--target): its ISA, which sizes the interpreter heap as check
-    sizes it ('' elsewhere: the measuring machine's)."""
+    """LiteRT: --isa, else a Linux device's (--target) ISA, which sizes the interpreter heap as
+    check sizes it ('' elsewhere: the measuring machine's)."""
     if args.runtime != "litert":
         return ""
     from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
 
-    return target_isa(single_target(args))
+    return target_isa(single_target(args), getattr(args, "isa", "") or "")
+
+
+def _litert_memory(args: argparse.Namespace, analysis: Analysis, isa: str) -> LiteRTMemory | None:
+    """LiteRT: the figure `check --runtime litert` gives with the same --delegate, --threads
+    and ISA (the model file + the interpreter's peak heap), which a LiteRT app budgets; None
+    for TFLM, whose number is the arena to declare."""
+    if args.runtime != "litert":
+        return None
+    from arenalens.litert_memory import (  # noqa: PLC0415 - LiteRT only
+        DEFAULT_DELEGATE,
+        isa_profile,
+        litert_memory,
+    )
+
+    delegate = getattr(args, "delegate", None) or DEFAULT_DELEGATE
+    threads = getattr(args, "threads", 1)
+    profile = isa_profile(isa)
+    return LiteRTMemory(
+        litert_memory(analysis, delegate, isa=isa, threads=threads),
+        delegate=delegate,
+        isa=profile.name,
+        isa_title=profile.title,
+        threads=threads,
+    )
 
 
 def _no_number(path: str, declared: DeclaredArena) -> str:

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 from arenalens.cli.batch import ModelResult, add_models_argument, is_batch, run_command
 from arenalens.cli.common import (
     add_build_options,
+    add_delegate_option,
     add_input_shape_option,
     add_isa_option,
     add_output_options,
     add_runtime_option,
     add_target_option,
     add_threads_option,
+    delegate_of,
     isa_option,
     load_with_input_shapes,
     print_json,
@@ -79,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print TFLM's PrintMemoryPlan text (what TF_LITE_SHOW_MEMORY_USE builds print)",
     )
+    add_delegate_option(parser)
     add_threads_option(parser)
     add_isa_option(parser)
     parser.add_argument(
@@ -175,7 +178,13 @@ def _document(
         from arenalens.litert_memory import target_isa  # noqa: PLC0415 - LiteRT only
 
         isa = target_isa(single_target(args), args.isa)
-    document = plan_document(analysis, arena_base=args.arena_base, threads=args.threads, isa=isa)
+    document = plan_document(
+        analysis,
+        arena_base=args.arena_base,
+        threads=args.threads,
+        isa=isa,
+        delegate=delegate_of(args),
+    )
     if reordered is not None:
         document["reorder"] = {
             "reorderer": reordered.reorderer,

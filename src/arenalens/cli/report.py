@@ -35,6 +35,7 @@ from arenalens.cli.common import (
     add_reserve_option,
     add_runtime_option,
     add_threads_option,
+    delegate_of,
     isa_option,
     load_with_input_shapes,
     overlap_rules_for,
@@ -191,6 +192,7 @@ def make_report(
     input_shapes: Sequence[str] = (),
     overlap: OverlapRules | None = None,
     build: Build | None = None,
+    delegate: str = "xnnpack",
 ) -> tuple[MemoryReport, Any]:
     """MODEL argument (+ NAME=SHAPE input resizes) → (MemoryReport with every requested
     planner, the Analysis); `build` is the TFLM build (None: the x86-64 wheel)."""
@@ -212,6 +214,7 @@ def make_report(
         alternatives=plan_alternatives(analysis, wanted),
         budget=budget,
         name=name,
+        delegate=delegate,
     )
     return report, analysis
 
@@ -308,6 +311,8 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
         )
     optimized = None if check is None else check.optimized_bytes
     declared = declared_arena(analysis) if check is None else check.declared
+    if check is None and analysis.runtime == "litert":  # the verdict under the delegate asked
+        declared = report.declared or declared
     if check is None and analysis.runtime == "litert" and declared.status.gives_a_number:
         # LiteRT as deployed: the model file and the interpreter's peak heap, as check says.
         from arenalens.litert_memory import (  # noqa: PLC0415
@@ -339,6 +344,7 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
             # (held-out path: report --target kit-pse84-eval quoted `optimize --cpu cortex-m55
             # --npu ethos-u55-128 --overlap`, the core's reference build, which writes nothing).
             target=target,
+            delegate=delegate_of(args),
         )
     search = None
     if args.max_input and check is not None and usable:
@@ -367,19 +373,14 @@ def guide(args: argparse.Namespace, report: MemoryReport, analysis: Analysis) ->
     report = replace(report, model_argument=shlex.quote(args.model) + shapes)
     if verdict.declared.is_process_memory:
         # The figure is LiteRT's memory under the delegate and threads asked: its heap first.
-        delegate = args.delegate or "xnnpack"
         heaps = report.interpreter_heap
-        from arenalens.litert_memory import isa_profile, target_isa  # noqa: PLC0415
+        from arenalens.litert_memory import heap_documents_of, target_isa  # noqa: PLC0415
 
         isa = target_isa(target, args.isa)
         if args.threads != 1 or isa:
-            from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
-
-            sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
             heaps = tuple(
-                heap_documents(analysis.model, sizes, threads=args.threads, isa=isa_profile(isa))
+                heap_documents_of(analysis, threads=args.threads, isa=isa, first=delegate_of(args))
             )
-        heaps = tuple(sorted(heaps, key=lambda heap: heap["delegate"] != delegate))
         report = replace(report, declared=verdict.declared, interpreter_heap=heaps)
     return with_guidance(report, verdict=verdict, diagnosis=diagnosis)
 
@@ -460,6 +461,7 @@ def run(args: argparse.Namespace) -> int:
         input_shapes=args.input_shape,
         overlap=overlap,
         build=build,
+        delegate=delegate_of(args),
     )
     report = guide(args, report, analysis)
     reports = [report]
@@ -474,6 +476,7 @@ def run(args: argparse.Namespace) -> int:
             input_shapes=args.compare_input_shape,
             overlap=overlap,
             build=build,
+            delegate=delegate_of(args),
         )
         reports.append(other)
     if args.json:

@@ -92,20 +92,29 @@ def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
         for setting in candidate_settings(build.npu)
         if not getattr(args, "memory_mode", None) or setting.memory_mode in args.memory_mode
     ]
+    source = _uncompiled_source(model)
     sweep = sweep_settings(
-        _uncompiled_source(model),
+        source,
         build.npu,
         build,
         memories=memories,
         settings=settings,
         name=_stem(args.model),
     )
-    # Vela reads files: an example is named by the file `arenalens demo` writes for it.
+    # Vela reads files: its command names the user's file when that is what it compiled; else
+    # (an example, another input size, an offline plan dropped) the file of the bytes it
+    # compiled, written beside the output (none without -o: then no command reproduces it).
     target = None if args.target is None else get_target(args.target)
-    document = vela_document(sweep, _file_name(args.model), target)
+    own = not args.model.startswith("example:") and source == bytes(model.data)
+    vela_input = None if own or not output else _vela_input_path(output)
+    vela_file = args.model if own else None if vela_input is None else str(vela_input)
+    document = vela_document(sweep, args.model, target, vela_file=vela_file)
     if output and sweep.chosen is not None:
         chosen = sweep.candidates[sweep.chosen].compilation
         if chosen is not None:
+            if vela_input is not None:
+                write_atomic(vela_input, source, protect=(args.model,))
+                document["vela_input"] = str(vela_input)
             write_atomic(output, chosen.model, protect=(args.model,))
             document["written"] = output
     if args.json:
@@ -116,6 +125,8 @@ def sweep_and_write(args: argparse.Namespace, output: str | None) -> int:
         )
         if document.get("written"):
             print_text(f"wrote {output}")
+        if document.get("vela_input"):
+            print_text(f"wrote {document['vela_input']} (the model Vela compiled, for its command)")
     return EXIT_FITS if sweep.chosen is not None else EXIT_NONE_FITS
 
 
@@ -132,9 +143,11 @@ def _uncompiled_source(model: Any) -> bytes:
     return model_bytes(model, drop_offline_plan=True)
 
 
-def _file_name(text: str) -> str:
-    """The model as a Vela command names it: the path, or an example's file name."""
-    return f"{_stem(text)}.tflite" if text.startswith("example:") else text
+def _vela_input_path(output: str) -> Path:
+    """Where the bytes Vela compiled go when they are not the user's file: beside the output
+    ('chosen.tflite' → 'chosen_vela_input.tflite')."""
+    path = Path(output)
+    return path.with_name(f"{path.stem}_vela_input.tflite")
 
 
 def _stem(text: str) -> str:

@@ -53,6 +53,7 @@ class DiagnoseContext:
     planner_time_limit_s: float | None = None  # a user's wall-clock cap on it (None: none)
     what_if: bool = True  # allow hints that re-plan a changed model (LiteRT shapes, schedules)
     target: Target | None = None  # the board asked (--target): suggested commands name it
+    delegate: str = "xnnpack"  # LiteRT: the delegate the app runs (--delegate; its default)
 
     def build_options(self, *, overlap: bool = False) -> str:
         """The options of a suggested command that select the analysed build again

@@ -209,13 +209,15 @@ def diagnose(
     planner_time_limit_s: float | None = None,
     what_if: bool = False,
     target: Target | None = None,
+    delegate: str = "xnnpack",
 ) -> Diagnosis:
     """Model → Diagnosis: every selected rule run, findings sorted most severe first; `build`
     is the TFLM build whose plan is judged (None: the x86-64 wheel). `planner_effort` is the
     search effort planner-waste spends over all arenas (`arenalens.effort`; 0: heuristics only);
     `planner_time_limit_s` an optional wall-clock cap on it, the one setting that can make the
     findings depend on the machine; `target` the board asked, which the commands findings
-    suggest name as it was typed."""
+    suggest name as it was typed; `delegate` LiteRT's (--delegate), whose verdict the
+    cannot-run findings give."""
     selected = _select(rules)
     failure: Finding | None = None
     if analysis is None and any(rule.needs_plan for rule in selected):
@@ -232,6 +234,7 @@ def diagnose(
         planner_time_limit_s=planner_time_limit_s,
         what_if=what_if,
         target=target,
+        delegate=delegate,
     )
     findings: list[Finding] = [] if failure is None else [failure]
     for rule in selected:

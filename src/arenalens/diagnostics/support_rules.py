@@ -34,28 +34,19 @@ def _obstacles(context: DiagnoseContext) -> tuple[Obstacle, ...]:
 
 def cannot_run(context: DiagnoseContext) -> Iterator[Finding]:
     """One error per distinct reason the runtime cannot set the model up or invoke it. LiteRT
-    is judged as deployed, with XNNPACK (its default delegate, as check judges it): the
-    operators XNNPACK takes and then fails to create stop it too, and a builtin kernel's
-    refusal of an operator XNNPACK takes is a warning for apps without the delegate."""
-    obstacles = [
-        obstacle
-        for obstacle in _obstacles(context)
-        if not any(text in obstacle.reason for text in _OWN_RULES)
-    ]
-    refusals: list[Refusal] = []
+    is judged under the app's delegate, XNNPACK by default (`delegate_verdict`, as check judges
+    it): there the operators XNNPACK takes and then fails to create stop it too, and a builtin
+    kernel's refusal of an operator XNNPACK takes is a warning for apps without the delegate."""
+    obstacles = _obstacles(context)
     builtin_only: tuple[Refusal, ...] = ()
     if context.runtime == "litert" and context.analysis is not None:
-        from arenalens.litert_memory import (  # noqa: PLC0415 - LiteRT only
-            builtin_only_obstacles,
-            xnnpack_refusals,
-        )
+        from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
 
-        moot = builtin_only_obstacles(context.analysis)
-        obstacles = [obstacle for obstacle in obstacles if obstacle not in moot]
-        builtin_only = group_refusals(context.model, moot)
-        refusals.extend(xnnpack_refusals(context.model))
-    refusals[:0] = group_refusals(context.model, obstacles)
-    for refusal in refusals:
+        verdict = delegate_verdict(context.analysis, context.delegate)
+        obstacles = verdict.obstacles
+        builtin_only = group_refusals(context.model, verdict.builtin_only)
+    kept = [o for o in obstacles if not any(text in o.reason for text in _OWN_RULES)]
+    for refusal in group_refusals(context.model, kept):
         yield _refusal_finding(refusal, Severity.ERROR, "; no arena size makes this model run")
     for refusal in builtin_only:
         yield _refusal_finding(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.errors import UsageError
-from arenalens.exports.c_header import c_header
+from arenalens.exports.c_header import LiteRTMemory, c_header
 from arenalens.exports.minimalloc import to_minimalloc_csv
 from arenalens.exports.model_explorer import node_data
 from arenalens.exports.plan_csv import plan_csv
@@ -25,6 +25,10 @@ class ExportOptions:
     arena: str | None = None  # minimalloc: arena name or index (default: the primary)
     with_offsets: bool = False  # minimalloc: add the plan's `offset` column
     isa: str = ""  # json, LiteRT: the interpreter heap's ISA ('' for the measuring machine)
+    delegate: str = "xnnpack"  # json, LiteRT: the delegate whose verdict it gives (--delegate)
+    # c-header, LiteRT: the memory an app budgets (`litert_memory`: the model file + the
+    # interpreter's peak heap under its delegate, ISA and threads); None for TFLM.
+    litert: LiteRTMemory | None = None
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ class ExportFormat:
 
 
 def _json(analysis: Analysis, options: ExportOptions) -> str:
-    return to_json(plan_document(analysis, isa=options.isa))
+    return to_json(plan_document(analysis, isa=options.isa, delegate=options.delegate))
 
 
 def _minimalloc(analysis: Analysis, options: ExportOptions) -> str:
@@ -76,7 +80,7 @@ FORMATS: Mapping[str, ExportFormat] = MappingProxyType(
             "c-header",
             ".h",
             "kTensorArenaSize and per-tensor offsets for firmware",
-            lambda a, o: c_header(a, prefix=o.prefix),
+            lambda a, o: c_header(a, prefix=o.prefix, litert=o.litert),
         ),
         "minimalloc": ExportFormat(
             "minimalloc", ".csv", "MiniMalloc's id,lower,upper,size input", _minimalloc

@@ -8,6 +8,10 @@ The header is C99 and C++ clean (it compiles with `gcc -c -std=c99 -Wall -Wextra
 * `<PREFIX>_ARENA_ALIGNMENT` — align the array to it (`alignas` / `__attribute__((aligned))`);
 * `<prefix>_tensor_offsets[]` — one entry per planned buffer: arena, subgraph, tensor (-1 for kernel
   scratch), offset from the arena start and bytes, with the tensor's name in a comment;
+* (LiteRT) no arena to declare: the interpreter allocates its arenas on the heap. Instead
+  `<PREFIX>_LITERT_MEMORY_BYTES`, what an app budgets (the model file + the interpreter's peak
+  heap, as `check --runtime litert` says it), with the delegate, ISA and threads it is for; the
+  arenas' sizes and offsets follow, to read;
 * (TFLM) what the firmware must set up for the figure to hold: `<PREFIX>_OPERATOR_COUNT` and
   `<PREFIX>_REGISTER_OPERATORS(resolver)`, the `MicroMutableOpResolver` template count and its
   Add calls (`firmware.py`), and `<PREFIX>_RESOURCE_VARIABLES`, the MicroResourceVariables table
@@ -20,10 +24,12 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from arenalens import __version__
 from arenalens.builds.build import allocator_name, kernels_release_title
+from arenalens.declared import DeclaredArena
 from arenalens.pipeline import Analysis
 from arenalens.runtimes import get_runtime
 
@@ -31,6 +37,17 @@ _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9]+")
 _UNSAFE_COMMENT = re.compile(r"[^A-Za-z0-9 _.,:;/()\[\]<>+=#@-]")
 _UINT32_MAX = 2**32 - 1
 _RUNTIME_TITLES = {"tflm": "TensorFlow Lite Micro", "litert": "LiteRT"}
+
+
+@dataclass(frozen=True)
+class LiteRTMemory:
+    """What a LiteRT app budgets for the model (`litert_memory`'s figure) and what it is for."""
+
+    memory: DeclaredArena
+    delegate: str  # "xnnpack" | "none"
+    isa: str  # the --isa name
+    isa_title: str
+    threads: int = 1
 
 
 def c_identifier(text: str) -> str:
@@ -46,15 +63,17 @@ def _comment(text: str) -> str:
     return _UNSAFE_COMMENT.sub("?", text)
 
 
-def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
-    """Analysis → header text; identifiers start with prefix (default: from the model name)."""
+def c_header(
+    analysis: Analysis, *, prefix: str | None = None, litert: LiteRTMemory | None = None
+) -> str:
+    """Analysis → header text; identifiers start with prefix (default: from the model name).
+    LiteRT (`litert`: its memory figure): the memory to budget, no arena to declare."""
+    if litert is not None:
+        return _litert_header(analysis, litert, prefix)
     lower = c_identifier(prefix if prefix is not None else analysis.model.name).lower()
     upper = lower.upper()
     guard = f"{upper}_ARENA_H_"
     budget = analysis.budget
-    rows = _rows(analysis)
-    big = any(offset > _UINT32_MAX or size > _UINT32_MAX for *_, offset, size, _ in rows)
-    offset_type = "uint64_t" if big else "uint32_t"
     parts = ", ".join(f"{name} {value}" for name, value in budget.parts.items())
     runtime = _RUNTIME_TITLES.get(analysis.runtime, analysis.runtime)
     lines = [
@@ -66,21 +85,7 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         f" * Required bytes: {budget.required_bytes} ({_comment(parts)}).",
         *_wrapped("Estimate: ", budget.estimate_reasons),
         " */",
-        f"#ifndef {guard}",
-        f"#define {guard}",
-        "",
-        "#include <stddef.h>",
-        "#include <stdint.h>",
-        "",
-        "/* Keeps -Wall quiet where a file uses only some of the constants below. */",
-        "#ifndef ARENALENS_UNUSED",
-        "#if defined(__GNUC__) || defined(__clang__)",
-        "#define ARENALENS_UNUSED __attribute__((unused))",
-        "#else",
-        "#define ARENALENS_UNUSED",
-        "#endif",
-        "#endif",
-        "",
+        *_preamble(guard),
         "/* The arena to declare, e.g. `static uint8_t arena[" + upper + "_ARENA_SIZE]` aligned to",
         " * " + upper + "_ARENA_ALIGNMENT. */",
         f"#define {upper}_ARENA_SIZE {budget.required_bytes}u",
@@ -100,6 +105,17 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
         "#ifndef ARENALENS_NO_KTENSORARENASIZE",
         f"static const size_t kTensorArenaSize ARENALENS_UNUSED = {upper}_ARENA_SIZE;",
         "#endif",
+    ]
+    return "\n".join(lines + _offset_lines(analysis, lower, guard))
+
+
+def _offset_lines(analysis: Analysis, lower: str, guard: str) -> list[str]:
+    """The planned buffers' table, then the end of the header."""
+    upper = lower.upper()
+    rows = _rows(analysis)
+    big = any(offset > _UINT32_MAX or size > _UINT32_MAX for *_, offset, size, _ in rows)
+    offset_type = "uint64_t" if big else "uint32_t"
+    lines = [
         "",
         f"#define {upper}_BUFFER_COUNT {len(rows)}u",
         "",
@@ -127,7 +143,79 @@ def c_header(analysis: Analysis, *, prefix: str | None = None) -> str:
     else:
         lines.append("/* no planned buffers: nothing to list */")
     lines += ["", f"#endif /* {guard} */", ""]
-    return "\n".join(lines)
+    return lines
+
+
+def _preamble(guard: str) -> list[str]:
+    return [
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "",
+        "/* Keeps -Wall quiet where a file uses only some of the constants below. */",
+        "#ifndef ARENALENS_UNUSED",
+        "#if defined(__GNUC__) || defined(__clang__)",
+        "#define ARENALENS_UNUSED __attribute__((unused))",
+        "#else",
+        "#define ARENALENS_UNUSED",
+        "#endif",
+        "#endif",
+        "",
+    ]
+
+
+def _litert_header(analysis: Analysis, litert: LiteRTMemory, prefix: str | None) -> str:
+    """LiteRT: the memory an app budgets with its delegate, ISA and threads, then the arenas
+    the interpreter allocates itself (sizes and offsets, to read). No arena to declare, no
+    kTensorArenaSize: a TFLM build would take them for its own."""
+    lower = c_identifier(prefix if prefix is not None else analysis.model.name).lower()
+    upper = lower.upper()
+    guard = f"{upper}_LITERT_H_"
+    memory = litert.memory
+    model_file = sum(part.nbytes for part in memory.parts if part.name == "model file")
+    parts = ", ".join(f"{part.name} {part.nbytes}" for part in memory.parts)
+    arenas = ", ".join(
+        f"{result.arena.name} {result.plan.arena_size}" for result in analysis.arenas
+    )
+    delegate = "XNNPACK" if litert.delegate == "xnnpack" else "builtin kernels"
+    lines = [
+        f"/* {_comment(analysis.model.name)}: memory for a LiteRT app (not a TFLM tensor arena).",
+        f" * Generated by arenalens {__version__} from "
+        f"{_comment(_file_name(analysis.model.source))}; do not edit.",
+        *_build_lines(analysis),
+        *_wrapped("Memory for: ", [memory.device]),
+        *_wrapped(
+            "", [f"Delegate: {delegate}; ISA: {litert.isa_title}; threads: {litert.threads}"]
+        ),
+        *_wrapped("", [f"Memory bytes: {memory.required_bytes} ({parts})"]),
+        *_wrapped("Estimate: ", memory.reasons),
+        " * LiteRT allocates its arenas itself, on the heap (counted above), with its own planner",
+        f" * ({_comment(analysis.planner)}: {_comment(arenas)}): their offsets below are to read,",
+        " * not to declare.",
+        " */",
+        *_preamble(guard),
+        "/* What the app budgets for this model under LiteRT: the model file it maps or reads plus",
+        " * the interpreter's peak heap, with the delegate, ISA and threads below. */",
+        f"#define {upper}_LITERT_MEMORY_BYTES {memory.required_bytes}u",
+        f"#define {upper}_LITERT_MODEL_FILE_BYTES {model_file}u",
+        f"#define {upper}_LITERT_PEAK_HEAP_BYTES {memory.required_bytes - model_file}u",
+        f"#define {upper}_LITERT_ESTIMATE {1 if memory.is_estimate else 0}"
+        "  /* 1: errs high, measure it on the device */",
+        f'#define {upper}_LITERT_DELEGATE "{litert.delegate}"',
+        f'#define {upper}_LITERT_ISA "{_comment(litert.isa)}"',
+        f"#define {upper}_LITERT_THREADS {litert.threads}u",
+        "",
+        "/* The interpreter's own arenas (it allocates them: nothing to declare). */",
+        f"#define {upper}_ARENA_COUNT {len(analysis.arenas)}u",
+        *(
+            f"#define {upper}_ARENA{index}_BYTES {result.plan.arena_size}u"
+            f"  /* {_comment(result.arena.name)} */"
+            for index, result in enumerate(analysis.arenas)
+        ),
+    ]
+    return "\n".join(lines + _offset_lines(analysis, lower, guard))
 
 
 def _firmware_lines(analysis: Analysis, upper: str) -> list[str]:

@@ -16,7 +16,6 @@ from typing import Any
 from arenalens import __version__
 from arenalens.builds.build import build_document
 from arenalens.pipeline import Analysis, ArenaResult
-from arenalens.runtimes.litert.heap_json import heap_documents
 
 PLAN_SCHEMA = "arenalens.plan"
 PLAN_SCHEMA_VERSION = 1
@@ -35,11 +34,19 @@ def model_sha256(analysis: Analysis) -> str | None:
     return hashlib.sha256(memoryview(data)).hexdigest()
 
 
-def plan_document(analysis: Analysis, *, isa: str = "") -> dict[str, Any]:
+def plan_document(
+    analysis: Analysis, *, isa: str = "", delegate: str = "xnnpack"
+) -> dict[str, Any]:
     """Analysis → the plan document (plain dicts and lists, JSON-ready, deterministic); a
-    LiteRT plan's interpreter heap is for `isa` ('' for the machine it was measured on)."""
+    LiteRT plan's verdict is the one under `delegate` (`litert_memory.delegate_verdict`), its
+    interpreter heap for `isa` ('' for the machine it was measured on)."""
     model = analysis.model
     budget = analysis.budget
+    obstacles = budget.obstacles
+    if analysis.runtime == "litert":
+        from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
+
+        obstacles = delegate_verdict(analysis, delegate).obstacles
     document: dict[str, Any] = {
         "schema": PLAN_SCHEMA,
         "schema_version": PLAN_SCHEMA_VERSION,
@@ -54,8 +61,8 @@ def plan_document(analysis: Analysis, *, isa: str = "") -> dict[str, Any]:
             "operators": model.operator_count,
         },
         "runtime": analysis.runtime,
-        "runs": budget.runs,
-        "cannot_run": [obstacle.as_dict() for obstacle in budget.obstacles],
+        "runs": not obstacles,
+        "cannot_run": [obstacle.as_dict() for obstacle in obstacles],
         "planner": analysis.planner,
         "alignment": analysis.options.get("alignment"),
         "build": build_document(budget.build),
@@ -70,10 +77,10 @@ def plan_document(analysis: Analysis, *, isa: str = "") -> dict[str, Any]:
         "arenas": [_arena_document(analysis, result) for result in analysis.arenas],
     }
     if analysis.runtime == "litert":
-        sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-        from arenalens.litert_memory import isa_profile  # noqa: PLC0415 - LiteRT only
+        from arenalens.litert_memory import heap_documents_of  # noqa: PLC0415 - LiteRT only
 
-        document["interpreter_heap"] = heap_documents(model, sizes, isa=isa_profile(isa))
+        document["delegate"] = delegate
+        document["interpreter_heap"] = heap_documents_of(analysis, isa=isa, first=delegate)
     return document
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from arenalens.alternatives import Alternatives
 from arenalens.analysis.arena_problem import ArenaProblem, PlannedBuffer
 from arenalens.analysis.lifetimes import Step
-from arenalens.declared import declared_arena
+from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.ir import Model
 from arenalens.pipeline import Analysis, ArenaResult
 from arenalens.planning.problem import Plan
@@ -42,8 +42,10 @@ def build_report(
     alternatives: Alternatives = NO_ALTERNATIVES,
     budget: int | None = None,
     name: str | None = None,
+    delegate: str = "xnnpack",
 ) -> MemoryReport:
-    """Analysis (+ alternative plans, made by `alternatives.plan_alternatives`) → MemoryReport.
+    """Analysis (+ alternative plans, made by `alternatives.plan_alternatives`) → MemoryReport;
+    a LiteRT model's verdict and heap are the ones under `delegate` (LiteRT's, --delegate).
 
     Each arena's plans are its chosen plan first, then the runtime's and each alternative not yet
     listed (by planner name), then the no-reuse plan. Every plan of the primary arena carries the
@@ -75,22 +77,30 @@ def build_report(
         budget=budget,
         tensor_count=analysis.model.tensor_count,
         operator_count=analysis.model.operator_count,
-        declared=declared_arena(shown),
+        declared=_declared(shown, delegate),
         build=analysis.budget.build,
         sections=budget_parts.sections,
-        interpreter_heap=_interpreter_heap(analysis),
+        interpreter_heap=_interpreter_heap(analysis, delegate),
     )
 
 
-def _interpreter_heap(analysis: Analysis) -> tuple[dict[str, Any], ...]:
-    """LiteRT: the interpreter's heap under each delegate; () for TFLM, or when LiteRT cannot
-    run the model."""
-    if analysis.runtime != "litert" or not analysis.budget.runs:
-        return ()
-    from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415 - LiteRT only
+def _declared(analysis: Analysis, delegate: str) -> DeclaredArena:
+    """The number to declare, LiteRT's under `delegate` (`litert_memory.delegate_verdict`)."""
+    if analysis.runtime != "litert":
+        return declared_arena(analysis)
+    from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
 
-    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    return tuple(heap_documents(analysis.model, sizes))
+    return delegate_verdict(analysis, delegate).declared
+
+
+def _interpreter_heap(analysis: Analysis, delegate: str) -> tuple[dict[str, Any], ...]:
+    """LiteRT: the interpreter's heap under each delegate that runs the model, `delegate`'s
+    first (`litert_memory.heap_documents_of`); () for TFLM."""
+    if analysis.runtime != "litert":
+        return ()
+    from arenalens.litert_memory import heap_documents_of  # noqa: PLC0415 - LiteRT only
+
+    return tuple(heap_documents_of(analysis, first=delegate))
 
 
 def _with_required_bytes(

@@ -37,10 +37,16 @@ def ratio(numerator: int, denominator: int) -> float | None:
 
 
 def plan_document(
-    analysis: Analysis, *, arena_base: int | None = None, threads: int = 1, isa: str = ""
+    analysis: Analysis,
+    *,
+    arena_base: int | None = None,
+    threads: int = 1,
+    isa: str = "",
+    delegate: str = "xnnpack",
 ) -> dict[str, Any]:
     """Analysis → the `plan --json` document (primary arena numbers at the top level); LiteRT's
-    interpreter heap is for `threads` threads on `isa` ('' for the measuring machine)."""
+    verdict is the one under `delegate` (`litert_memory.delegate_verdict`, as check's), its
+    interpreter heap for `threads` threads on `isa` ('' for the measuring machine)."""
     primary = analysis.primary
     tensors: list[dict[str, Any]] = []
     scratch: list[dict[str, Any]] = []
@@ -49,6 +55,12 @@ def plan_document(
         tensors.extend(row for row in rows if row["kind"] in _TENSOR_KINDS)
         scratch.extend(row for row in rows if row["kind"] not in _TENSOR_KINDS)
     declared = declared_arena(analysis)
+    obstacles = analysis.budget.obstacles
+    if analysis.runtime == "litert":
+        from arenalens.litert_memory import delegate_verdict  # noqa: PLC0415 - LiteRT only
+
+        verdict = delegate_verdict(analysis, delegate)
+        declared, obstacles = verdict.declared, verdict.obstacles
     document: dict[str, Any] = {
         "schema_version": PLAN_SCHEMA_VERSION,
         "model": analysis.model.source,
@@ -57,8 +69,8 @@ def plan_document(
         "runtime_planner": primary.arena.runtime_planner,
         # Whether the runtime can set the model up and invoke it; when not, why (the sizes below
         # are then what it would plan, not a size that works).
-        "runs": analysis.budget.runs,
-        "cannot_run": [obstacle.as_dict() for obstacle in analysis.budget.obstacles],
+        "runs": not obstacles,
+        "cannot_run": [obstacle.as_dict() for obstacle in obstacles],
         # Whether the model's offline plan holds at its tensor sizes and on this build; when not,
         # why (it would corrupt tensors: CANNOT RUN CORRECTLY, and the sizes below mean nothing).
         "plan_holds": not declared.conflicts,
@@ -90,7 +102,13 @@ def plan_document(
         "scratch": scratch,
     }
     if analysis.runtime == "litert":
-        document["interpreter_heap"] = _interpreter_heap(analysis, threads, isa)
+        from arenalens.litert_memory import heap_documents_of  # noqa: PLC0415 - LiteRT only
+
+        # The verdict's delegate (check's --delegate), its heap first.
+        document["delegate"] = delegate
+        document["interpreter_heap"] = heap_documents_of(
+            analysis, threads=threads, isa=isa, first=delegate
+        )
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")
@@ -103,16 +121,6 @@ def plan_document(
             # A Vela-compiled model: the memories the board gives the NPU besides the arena.
             document["npu_memory"] = npu
     return document
-
-
-def _interpreter_heap(analysis: Analysis, threads: int, isa: str) -> list[dict[str, Any]]:
-    """LiteRT: the heap its interpreter holds, with XNNPACK (LiteRT's default) then without."""
-    # The heap model (LiteRT's kernels, XNNPACK's packing) loads for LiteRT plans only.
-    from arenalens.litert_memory import isa_profile  # noqa: PLC0415
-    from arenalens.runtimes.litert.heap_json import heap_documents  # noqa: PLC0415
-
-    sizes = [r.runtime_plan.arena_size for r in analysis.arenas]
-    return heap_documents(analysis.model, sizes, threads=threads, isa=isa_profile(isa))
 
 
 def _alignment(result: ArenaResult) -> int:

@@ -15,7 +15,9 @@ from arenalens.units import format_bytes_exact, format_bytes_short
 from arenalens.vela.settings import SettingsSweep
 
 
-def vela_document(sweep: SettingsSweep, model: str, target: Target | None = None) -> dict[str, Any]:
+def vela_document(
+    sweep: SettingsSweep, model: str, target: Target | None = None, *, vela_file: str | None = ""
+) -> dict[str, Any]:
     """The sweep as JSON: every candidate with its figures, the chosen one, and what Vela's
     time estimates assume (Arm's system config; the board vendor's own, when it has one)."""
     rows = []
@@ -29,7 +31,11 @@ def vela_document(sweep: SettingsSweep, model: str, target: Target | None = None
                 "memory_mode": candidate.settings.memory_mode,
                 "optimise": candidate.settings.optimise,
                 "arena_cache_size": candidate.settings.arena_cache_size,
-                "vela_command": candidate.settings.command(model),
+                # The file Vela reads (`vela_file`, default the model); None when no file holds
+                # the bytes it compiled (not the user's file, and no -o to write them).
+                "vela_command": None
+                if vela_file is None
+                else candidate.settings.command(vela_file or model),
                 "vela_error": candidate.error or None,
                 "cannot_run": list(candidate.cannot_run),
                 "arena_bytes": candidate.arena_bytes,
@@ -182,7 +188,16 @@ def render_vela(document: Mapping[str, Any], build_text: str, *, color: bool, wi
                     )
                 )
             )
-        parts.append(Text(f"reproduce: {chosen['vela_command']}"))
+        if chosen["vela_command"]:
+            parts.append(Text(f"reproduce: {chosen['vela_command']}"))
+        else:
+            parts.append(
+                Text(
+                    "reproduce: Vela compiled the model at the sizes given, without an offline "
+                    "plan, not a file you have: give -o FILE and arenalens writes that model "
+                    "beside FILE with the vela command that reads it"
+                )
+            )
     return render_text(parts, color=color, width=width)
 
 

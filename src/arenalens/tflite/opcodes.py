@@ -250,8 +250,19 @@ def _bounded(union: int, type_code: int) -> bool:
 
 
 # One file's decoders of scalar-only `builtin_options` tables, by (type code, vtable position):
-# (keys, unpack, pick, absent) as `_scalar_decoder` made them for the first table there.
-OptionReaders = dict[tuple[int, int], tuple[tuple[str, ...], Any, Any, tuple[Any, ...]]]
+# (keys, unpack, pick, absent) as `_scalar_decoder` made them for the first table there, the
+# span of the table's bytes its fields lie in (relative to the table; None when a field lies in
+# the table's soffset, which only a hostile vtable does) and the options decoded so far by those
+# bytes: operators of one type often have equal options (same strides, padding, activation).
+OptionReader = tuple[
+    tuple[str, ...],
+    Any,
+    Any,
+    tuple[Any, ...],
+    tuple[int, int] | None,
+    dict[bytes, Mapping[str, Any]],
+]
+OptionReaders = dict[tuple[int, int], OptionReader]
 
 
 def eager_options(
@@ -276,12 +287,22 @@ def eager_options(
         vtable = options_at - _I32.unpack_from(data, options_at)[0]
         known = readers.get((options_type, vtable))  # type: ignore[union-attr]
         if known is not None:
-            keys, unpack, pick, absent = known
+            keys, unpack, pick, absent, span, seen = known
+            content = b""
+            if span is not None:
+                # A shorter slice (past the end of the file) is never a key: decoded below.
+                content = bytes(data[options_at + span[0] : options_at + span[1]])
+                options = seen.get(content)
+                if options is not None:
+                    return options
             try:
                 values = pick(unpack(data, options_at) + absent)
-                return MappingProxyType(dict(zip(keys, values, strict=True)))
             except struct.error:
                 return None
+            options = MappingProxyType(dict(zip(keys, values, strict=True)))
+            if span is not None:
+                seen[content] = options
+            return options
     if (options_at and not _bounded(0, options_type)) or (
         options2_at and not _bounded(1, options2_type)
     ):
@@ -296,8 +317,26 @@ def eager_options(
         present = vtables.get(vtable)
         decoder = _scalar_decoder(0, options_type, present) if present is not None else None
         if decoder is not None:
-            readers[(options_type, vtable)] = (decoder[0], *decoder[1])  # type: ignore[index]
+            keys, (unpack, pick, absent) = decoder
+            readers[(options_type, vtable)] = (  # type: ignore[index]
+                keys,
+                unpack,
+                pick,
+                absent,
+                _fields_span(present, unpack),  # type: ignore[arg-type]
+                {},
+            )
     return options
+
+
+def _fields_span(present: tuple[int, ...], unpack: Any) -> tuple[int, int] | None:
+    """The bytes a scalar table's fields lie in, relative to the table (from after its
+    soffset to the end of what `unpack` reads); None when a field starts inside the soffset or
+    `unpack` reads field by field (only a hostile vtable makes either)."""
+    reader = getattr(unpack, "__self__", None)
+    if not isinstance(reader, struct.Struct) or min(filter(None, present), default=4) < 4:
+        return None
+    return 4, reader.size
 
 
 _I32 = struct.Struct("<i")

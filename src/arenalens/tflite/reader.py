@@ -43,12 +43,14 @@ from arenalens.tflite.opcodes import (
 )
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import (
-    FieldReader,
+    COUNT_AND_4_INT32,
+    LONG_VECTOR,
     MalformedTableError,
     TableView,
+    field_places,
     field_reader,
-    int32_struct,
     int32_vector_at,
+    int32s_of_row,
     read_tables,
     shared_table_fields,
     string_at,
@@ -58,20 +60,6 @@ from arenalens.tflite.tables import (
 from arenalens.units import format_bytes_exact
 
 _U32 = struct.Struct("<I")
-
-
-def _int32s_of_row(buf: bytes, size: int, at: int, offset: int) -> tuple[int, ...]:
-    """The int32 vector of a table field at `at` whose offset the row's struct already read
-    (`offset`): `tables.int32_vector_at` without reading the offset again, for the tensor and
-    operator loops; a vector outside the file fails with int32_vector_at's error."""
-    start = at + offset  # never negative: both are unsigned
-    try:
-        # struct refuses a length or entries past the end of the file: exactly when
-        # int32_vector_at does.
-        return int32_struct(_U32.unpack_from(buf, start)[0]).unpack_from(buf, start + 4)
-    except struct.error:
-        int32_vector_at(buf, size, at)  # raises its error
-        raise
 
 
 _I32 = struct.Struct("<i")
@@ -98,9 +86,10 @@ OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
 # Dims below this, at most 4 of them, cannot make a tensor too large (`ir.check_shape_size`).
 _SMALL_DIM = 1 << 14
-# `ir.DTYPES` as a dict (a mappingproxy's get is a call more) and the tensor kinds, in the
-# order the tensor loop tests them.
-_DTYPES = dict(DTYPES)
+# `ir.DTYPES` by the type byte (a signed int8) as a subscript of a 256-entry tuple: a negative
+# code indexes from its end, as -1 is 255 (a subscript costs less than a dict's get call); None
+# for codes the schema does not name. Then the tensor kinds, in the order the loop tests them.
+_DTYPES = tuple(DTYPES.get(byte if byte < 128 else byte - 256) for byte in range(256))
 _KINDS = (
     TensorKind.CONSTANT,
     TensorKind.VARIABLE,
@@ -217,6 +206,9 @@ _OPERATOR_FIELDS = (
     (12, "I"),
 )
 TableRow = tuple[int, tuple[int, ...], Any]
+# A quantization table's vtable → its field offsets, the unpack of `_QUANTIZATION_FIELDS` and
+# where each lands in what it returns (`tables.field_places`).
+QuantizationReader = tuple[tuple[int, ...], Any, tuple[int, ...]]
 
 
 class _SignatureSlots:
@@ -232,8 +224,9 @@ class _Parser:
         self.size = len(self.data)
         self.options_cache: dict[OptionsKey, dict[str, Any]] = {}
         self.vtables: dict[int, tuple[int, ...]] = {}  # vtable position → its field offsets
-        # vtable position → (field offsets, reader) of the quantization tables using it
-        self.quantization_readers: dict[int, tuple[tuple[int, ...], FieldReader]] = {}
+        # vtable position → (field offsets, unpack, `tables.field_places`) of the quantization
+        # tables using it
+        self.quantization_readers: dict[int, QuantizationReader] = {}
         self.small_shapes: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.items = 0
         self.item_budget = MIN_ITEM_BUDGET + int(MAX_ITEMS_PER_BYTE * self.size)
@@ -385,10 +378,12 @@ class _Parser:
         unpack_u32 = _U32.unpack_from
         unpack_i32 = _I32.unpack_from
         unpack_count_f32, unpack_count_i64 = _COUNT_F32.unpack_from, _COUNT_I64.unpack_from
+        unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
         quantization_readers = self.quantization_readers
         # The last quantization table's vtable (None: none read yet) and its reader.
         quantization_vtable: int | None = None
         unpack_quantization: Any = unpack_i32
+        scale_place = zero_point_place = axis_place = 0
         dtypes = _DTYPES
         # The kinds in locals: an enum member read from its class costs as much as a field read.
         constant, variable_kind, input_kind, output_kind, intermediate = _KINDS
@@ -403,17 +398,26 @@ class _Parser:
             shape_offset, code, buffer_index, name_offset, quant_offset, variable, sig_offset = row
             shape: tuple[int, ...] = ()
             if fields[0]:
-                shape = _int32s_of_row(buf, size, pos + fields[0], shape_offset)
+                # `tables.int32s_of_row`'s first read inline (a shape has at most 4 dims but in
+                # rare models): its length and dims in one unpack.
+                try:
+                    head = unpack_count_4i32(buf, pos + fields[0] + shape_offset)
+                except struct.error:
+                    head = LONG_VECTOR
+                if head[0] <= 4:
+                    shape = head[1 : head[0] + 1]
+                else:
+                    shape = int32s_of_row(buf, size, pos + fields[0], shape_offset)
             # Without a shape_signature the shape is fully known: report it as the signature,
             # as the TFLite interpreter's tensor details do.
             signature = shape
             if fields[7]:
-                signature = _int32s_of_row(buf, size, pos + fields[7], sig_offset)
+                signature = int32s_of_row(buf, size, pos + fields[7], sig_offset)
                 items += len(signature)
             items += len(shape)
             if items > item_budget:
                 self.charge(items - self.items)
-            dtype = dtypes.get(code) or dtype_for_code(code)
+            dtype = dtypes[code] or dtype_for_code(code)
             # With no buffers at all, only the default index 0 ("no data") is meaningful.
             if buffer_index >= buffer_count:
                 if buffer_index:
@@ -472,19 +476,23 @@ class _Parser:
                         table_fields = shared_table_fields(buf, table, size, self.vtables)
                         known = quantization_readers[quantization_vtable] = (
                             table_fields,
-                            field_reader(table_fields, _QUANTIZATION_FIELDS, lead=True),
+                            field_reader(table_fields, _QUANTIZATION_FIELDS, lead=True)[0],
+                            field_places(table_fields, _QUANTIZATION_FIELDS, lead=True),
                         )
-                    table_fields, (unpack_quantization, pick, absent) = known
+                    table_fields, unpack_quantization, places = known
+                    scale_place, zero_point_place, axis_place = places
                     try:
                         read = unpack_quantization(buf, table)
                     except struct.error:
                         raise MalformedTableError(
                             f"fields of table at {table} lie outside the file"
                         ) from None
-                scale_offset, zero_point_offset, axis = pick(read + absent)
+                # Each field where the reader put it (`tables.field_places`), read only when
+                # present: the axis defaults to 0.
+                axis = read[axis_place] if axis_place else 0
                 if table_fields[2]:
                     at = table + table_fields[2]
-                    start = at + scale_offset
+                    start = at + read[scale_place]
                     try:  # count and first scale in one read
                         scale_count, scale = unpack_count_f32(buf, start)
                     except struct.error:  # (a count past the end fails the check below)
@@ -496,7 +504,7 @@ class _Parser:
                         zero_point = None
                         if table_fields[3]:
                             at = table + table_fields[3]
-                            start = at + zero_point_offset
+                            start = at + read[zero_point_place]
                             try:  # count and first zero point in one read
                                 zero_count, zero_point = unpack_count_i64(buf, start)
                             except struct.error:
@@ -605,10 +613,10 @@ class _Parser:
                 called = _called_subgraphs(name, options)
             inputs: tuple[int, ...] = ()
             if fields[1]:
-                inputs = _int32s_of_row(buf, size, pos + fields[1], inputs_offset)
+                inputs = int32s_of_row(buf, size, pos + fields[1], inputs_offset)
             outputs: tuple[int, ...] = ()
             if fields[2]:
-                outputs = _int32s_of_row(buf, size, pos + fields[2], outputs_offset)
+                outputs = int32s_of_row(buf, size, pos + fields[2], outputs_offset)
             intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
             items += len(inputs) + len(outputs) + len(intermediates) + len(called)
             if items > item_budget:

@@ -117,11 +117,8 @@ def field_reader(
 
     `lead`: `unpack` also reads the table's soffset to its vtable, first: a loop over tables
     that share a vtable tells from it that the next table uses the same one (`read_tables`)."""
-    present = sorted(
-        (fields[index], order) for order, (index, _) in enumerate(wanted) if fields[index]
-    )
+    present = _present(fields, wanted, lead)
     if lead:
-        present.insert(0, _LEAD)
         wanted = (*wanted, (-1, "i"))  # the soffset, as the order -1 refers to it
     offsets = [offset for offset, _ in present]
     sizes = [struct.calcsize(f"<{wanted[order][1]}") for _, order in present]
@@ -149,6 +146,27 @@ def field_reader(
     if len(places) == 1:  # itemgetter of one index gives the value, not a 1-tuple
         pick = itemgetter(slice(places[0], places[0] + 1))
     return unpack, pick, defaults if defaults is not None else (0,) * (len(wanted) - lead)
+
+
+def _present(fields: tuple[int, ...], wanted: Wanted, lead: bool) -> list[tuple[int, int]]:
+    """(offset, order in `wanted`) of the wanted fields present, in the order `field_reader`'s
+    unpack returns them (by offset; the soffset first with `lead`)."""
+    present = sorted(
+        (fields[index], order) for order, (index, _) in enumerate(wanted) if fields[index]
+    )
+    if lead:
+        present.insert(0, _LEAD)
+    return present
+
+
+@lru_cache(maxsize=512)
+def field_places(fields: tuple[int, ...], wanted: Wanted, *, lead: bool = False) -> tuple[int, ...]:
+    """Where each wanted field is in what `field_reader(fields, wanted, lead=lead)`'s unpack
+    returns, 0 for an absent one (with `lead` no present field is at 0): a loop that reads a few
+    fields of a table, each only when present, subscripts the unpacked tuple instead of making
+    the whole row with `pick`."""
+    place = {order: at for at, (_, order) in enumerate(_present(fields, wanted, lead))}
+    return tuple(place.get(order, 0) for order in range(len(wanted)))
 
 
 def read_tables(
@@ -221,6 +239,35 @@ def int32_vector_at(buf: Any, size: int, position: int) -> tuple[int, ...]:
     """The uoffset at `position` (a present [int] field) → its entries."""
     start, length = vector_at(buf, size, position, 4)
     return int32_struct(length).unpack_from(buf, start)
+
+
+# A vector's length and first 4 int32 entries, in one read (most shapes and operand lists have
+# at most 4), and what a loop that reads them inline takes when that read fails near the end of
+# the file: a length over 4, to read as any length (`int32s_of_row`).
+COUNT_AND_4_INT32 = struct.Struct("<I4i")
+LONG_VECTOR = (5,)
+
+
+def int32s_of_row(buf: Any, size: int, at: int, offset: int) -> tuple[int, ...]:
+    """The int32 vector of a table field at `at` whose offset the row's struct already read
+    (`offset`): `int32_vector_at` without reading the offset again, for the reader's tensor and
+    operator loops; a vector outside the file fails with int32_vector_at's error."""
+    start = at + offset  # never negative: both are unsigned
+    try:
+        # Its length and entries in one read (the bytes after a shorter vector are read too,
+        # and left).
+        head = COUNT_AND_4_INT32.unpack_from(buf, start)
+        if head[0] <= 4:
+            return head[1 : head[0] + 1]
+    except struct.error:
+        pass  # near the end of the file: read as any length
+    try:
+        # struct refuses a length or entries past the end of the file: exactly when
+        # int32_vector_at does.
+        return int32_struct(_U32.unpack_from(buf, start)[0]).unpack_from(buf, start + 4)
+    except struct.error:
+        int32_vector_at(buf, size, at)  # raises its error
+        raise
 
 
 def string_at(buf: Any, size: int, position: int) -> str:

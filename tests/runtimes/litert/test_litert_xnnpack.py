@@ -6,8 +6,10 @@ once the delegate has taken its partitions."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,8 @@ from tests.runtimes.litert.test_litert_heap import predicted
 CACHE: dict[str, Any] = json.loads(DATA.read_text())
 MEASURED = sorted(name for name, entry in CACHE["models"].items() if "error" not in entry)
 _FOLDER = Path(tempfile.mkdtemp(prefix="arenalens-xnnpack-"))
+# Every pytest worker that imports this module made one; 640 were left in /tmp by session 7.
+atexit.register(shutil.rmtree, _FOLDER, True)
 
 # Models whose partition is not modelled, and why (their XNNPACK figure is a labelled
 # estimate). A change that models one, or loses one, fails here until this list says so.

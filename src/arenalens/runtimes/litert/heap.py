@@ -45,6 +45,7 @@ from arenalens.runtimes.litert import (
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
+    xnnpack_subgraphs,
     xnnpack_workspace,
 )
 from arenalens.runtimes.litert.heap_interpreter import (
@@ -143,11 +144,11 @@ class InterpreterHeap:
         if not self.isa.is_host:
             return self.isa.estimate
         allowances = ", ".join(part.name for part in self.parts if part.allowance)
-        if self.exact:
-            return (
-                f"within 1%, never under: exact but for the allowances ({allowances}), "
-                "which err high"
-            )
+        allowance = sum(part.nbytes for part in self.parts if part.allowance)
+        if self.exact:  # "within 1%" only where the allowances are (small models: not)
+            smallest = min(self.after_setup, self.after_first_invoke)
+            within = "within 1%, never under: " if 100 * allowance <= smallest else ""
+            return f"{within}exact but for the allowances ({allowances}), which err high"
         estimated = ", ".join(
             part.name for part in self.parts if not part.exact and not part.allowance
         )
@@ -270,10 +271,11 @@ def interpreter_heap(
             )
         )
     else:
-        # XNNPACK's runtimes allocate nothing at invoke: the first invoke is the builtin
-        # kernels' of the operators the delegate left, replayed on the delegated plan.
-        plan = heap_resources.delegated_plan(model)
-        parts.extend(first_invoke_parts(view, delegated=True, isa=isa, variables=plan))
+        # The builtin kernels' first invoke on the delegated plan (XNNPACK allocates nothing).
+        sizes, plan = heap_xnnpack.view_arena_sizes(view), heap_resources.delegated_plan(model)
+        parts.extend(
+            first_invoke_parts(view, delegated=True, isa=isa, arenas=sizes, variables=plan)
+        )
         parts.append(_build_transient(model, parts, replayed, isa))
     return InterpreterHeap(
         "xnnpack",
@@ -321,11 +323,11 @@ def _build_transient(
 def xnnpack_parts(
     model: Model, arenas: int, isa: IsaProfile = HOST, threads: int = 1
 ) -> tuple[HeapPart, ...]:
-    """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers and
-    workspace, exact where every delegated operator is modelled; its runtime and operator
-    objects, an upper bound. On `isa`, packing is counted for each configuration its CPUs
-    may select and the largest taken per operator."""
-    modelled = len(model.subgraphs) == 1
+    """XNNPACK's own heap after setup (heap_xnnpack): packed weights, indirection buffers,
+    workspace and runtime objects, exact where every delegated operator is modelled. On
+    `isa`, packing is counted for each configuration its CPUs may select, the largest taken."""
+    view = heap_xnnpack.delegated_view(model)
+    modelled, prepared = view is not None, xnnpack_subgraphs.prepared(view)
     packed = indirection = delegated_count = 0
     packed_exact = indirection_exact = modelled
     workspace = 0
@@ -387,10 +389,9 @@ def xnnpack_parts(
             indirection += buffer
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
-        workspace = max(
-            workspace,
-            xnnpack_workspace.workspace_request(subgraph, split.delegated, model, threads),
-        )
+        if subgraph.index in prepared or not modelled:  # else never reshaped: no workspace
+            request = xnnpack_workspace.workspace_request(subgraph, split.delegated, model, threads)
+            workspace = max(workspace, request)
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled
     return (

@@ -45,7 +45,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import glibc, heap_xnnpack, xnnpack_objects, xnnpack_packing
+from arenalens.runtimes.litert import (
+    glibc,
+    heap_xnnpack,
+    xnnpack_attention,
+    xnnpack_objects,
+    xnnpack_packing,
+)
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
 from arenalens.runtimes.litert.xnnpack_workspace import (
@@ -89,6 +95,8 @@ def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
     for index in subset.operators:
         operator = subgraph.operators[index]
         count += 1
+        if xnnpack_attention.replayed(subgraph, operator):
+            count += 9  # its nodes (at least ten): the runtime's count is larger when so
         if operator.opcode == "FULLY_CONNECTED" and not keeps_dims(operator):
             count += 1
         if operator.opcode in ("CONV_2D", "TRANSPOSE_CONV") and dynamically_quantized(
@@ -112,7 +120,11 @@ def subgraph_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
     # (optimize_common_subgraphs_iter → widen_fp16_accumulators, whatever the operands): a full
     # array grows once more (held-out flow 600301:91, a lone MUL: 64 values, 14,336 B).
     reserve = int(
-        any(subgraph.operators[index].opcode in _OPTIMIZER_RESERVES for index in subset.operators)
+        any(
+            subgraph.operators[index].opcode in _OPTIMIZER_RESERVES
+            or xnnpack_attention.is_attention(subgraph.operators[index])
+            for index in subset.operators
+        )
     )
     nodes = grown(0, max(defined_nodes(subgraph, subset), runtime_nodes) + reserve)
     value_array = VALUE_BYTES * grown(external, values + reserve)
@@ -435,21 +447,21 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
     each kind's first fingerprint (a convolution's, or a transposed convolution's on the
     ISA's configurations), what the kernel holds before that operator is created, plus the
     fingerprint's blocks."""
-    subgraph = model.subgraphs[0]
-    split = partition(subgraph, model)
-    subsets = node_subsets(subgraph, split.delegated)
-    kernels = [subset for subset in subsets if subset.delegated]
-    reshaped = sum(xnnpack_objects.reshape_bytes(subgraph, subset, model) for subset in kernels)
+    # Every subgraph's kernels, in the order the delegate is applied (xnnpack_subgraphs), each
+    # with what its subgraph's DelegatePrepare holds meanwhile.
+    kernels: list[tuple[Subgraph, NodeSubset, int]] = []
+    for graph in model.subgraphs:
+        split = partition(graph, model)
+        subsets = node_subsets(graph, split.delegated)
+        partitioned = partition_bytes(graph, subsets, len(split.delegated))
+        partitioned += replaced_dims(graph, subsets) + DELEGATE_CREATORS_BYTES
+        kernels.extend((graph, subset, partitioned) for subset in subsets if subset.delegated)
+    reshaped = sum(xnnpack_objects.reshape_bytes(*kernel[:2], model) for kernel in kernels)
     before = after_setup - late - reshaped
-    shared = (
-        partition_bytes(subgraph, subsets, len(split.delegated))
-        + replaced_dims(subgraph, subsets)
-        + DELEGATE_CREATORS_BYTES
-    )
-    inits = [kernel_init_bytes(subgraph, subset, model, isa) for subset in kernels]
+    inits = [kernel_init_bytes(graph, subset, model, isa) for graph, subset, _ in kernels]
     largest = 0
     fingerprinted: set[tuple[object, ...]] = set()
-    for position, subset in enumerate(kernels):
+    for position, (subgraph, subset, shared) in enumerate(kernels):
         later = sum(inits[position + 1 :])
         # Only operators that survive XNNPACK's clean-up and fusions are created.
         boundary = set(subset.inputs) | set(subset.outputs)

@@ -43,7 +43,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.ir import Model
-from arenalens.runtimes.litert import eigen_blocking, glibc
+from arenalens.runtimes.litert import blockwise, eigen_blocking, glibc
+from arenalens.runtimes.litert.batch_matmul_rhs import rhs_copy_blocks
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_interpreter import (
     ARENA_ALIGNMENT,
@@ -432,13 +433,9 @@ def _first_invoke(
             backend = True
         if _hybrid(prepared, node) and opcode == "DEPTHWISE_CONV_2D":
             continue  # DepthwiseConvHybridPerChannel: quantizes into arena temporaries only
+        for kept in rhs_copy_blocks(model, prepared.index, node.operator, opcode):
+            heap.take(kept)  # GetTempRhs's copy of the RHS's quantization
         if _hybrid(prepared, node) and opcode == "BATCH_MATMUL":
-            # GetTempRhs gives the transposed constant RHS the weights' quantization: a
-            # TfLiteAffineQuantization (24 B) with copies of its scales and zero points
-            # (its dims copy replaces the block it had).
-            channels = _channels(model, prepared, node.inputs[1])
-            for request in (24, 4 + 4 * channels, 4 + 4 * channels):
-                heap.take(glibc.usable(request))
             continue
         if _hybrid(prepared, node) and opcode in ("CONV_2D", "FULLY_CONNECTED"):
             # Hybrid fully connected: SSE dot products over row sums, nothing allocated.
@@ -451,6 +448,10 @@ def _first_invoke(
                     ruy.multiply(ruy_requests(hybrid, layout), cpuinfo=cpuinfo)
                 if not known:
                     estimated.append(opcode)
+            blocks = blockwise.eval_transient(model, prepared.index, node.inputs)
+            heap.take(blocks)
+            heap.give(blocks)
+            bounded = bounded or blocks > 0  # an int4 blockwise filter's vectors: blockwise.py
             continue
         if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and _plain_sequence_lstm(prepared, node):
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
@@ -746,14 +747,6 @@ def _unmodelled_bytes(model: Model, prepared: PreparedSubgraph, operator: int) -
         if index >= 0 and subgraph.tensors[index].has_data
     )
     return UNMODELLED_BYTES_PER_CONSTANT_BYTE * constants + UNMODELLED_PAGE_BYTES
-
-
-def _channels(model: Model, prepared: PreparedSubgraph, index: int) -> int:
-    """How many scales a model tensor's quantization has (1 when per-tensor or unknown)."""
-    if not 0 <= index < prepared.model_tensor_count:
-        return 1
-    quantization = model.subgraphs[prepared.index].tensors[index].quantization
-    return max(quantization.channel_count, 1) if quantization is not None else 1
 
 
 def _per_channel(model: Model, prepared: PreparedSubgraph, index: int) -> bool:

@@ -44,15 +44,22 @@ def heap_document(heap: InterpreterHeap) -> dict[str, object]:
 
 
 def heap_documents(
-    model: Model, arena_sizes: Sequence[int], *, threads: int = 1, isa: IsaProfile = HOST
+    model: Model,
+    arena_sizes: Sequence[int],
+    *,
+    threads: int = 1,
+    isa: IsaProfile = HOST,
+    delegates: Sequence[str] = DELEGATES,
+    absent: Sequence[str] = (),
 ) -> list[dict[str, object]]:
-    """The heap under each delegate, XNNPACK (LiteRT's default) first, as JSON; a model with
-    operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why (and
-    a delegate whose heap with `threads` threads is not modelled gets none)."""
+    """The heap under each of `delegates`, XNNPACK (LiteRT's default) first, as JSON; a model
+    with operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why
+    (and a delegate whose heap with `threads` threads is not modelled gets none). `absent` (why
+    a delegate has no figure) is added to every document's notes."""
     unsized = xnnpack_unsized(model)
     documents = []
-    unthreaded: list[str] = []
-    for delegate in DELEGATES:
+    unthreaded: list[str] = list(absent)
+    for delegate in (delegate for delegate in DELEGATES if delegate in delegates):
         if delegate == "xnnpack" and unsized:
             continue
         view = heap_xnnpack.delegated_view(model) if delegate == "xnnpack" else None

@@ -259,6 +259,15 @@ def prepare_requests(model: Model, subgraph: Subgraph, operator: Operator) -> tu
             return (4 * channels, 4 * channels)
     if opcode == "SOFTMAX" and data in ("INT8", "UINT8"):
         return (1024,)
+    if opcode in ("RSQRT", "LOG") and _tensor(subgraph, operator.inputs, 0) is not None:
+        # elementwise.cc Prepare: a quantized int16 RSQRT or LOG keeps a 513-entry int16
+        # lookup table, an int8 LOG a 256-entry one (LUTSize; upstream
+        # single_rsqrt_default_a16w8_recipe_quantized.tflite was 0.99x without it).
+        quantized = _tensor(subgraph, operator.inputs, 0).quantization is not None
+        if data == "INT16" and quantized:
+            return (2 * 513,)
+        if data == "INT8" and opcode == "LOG":
+            return (256,)
     if opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and data == "INT8":
         requests = []
         for slot in _LSTM_PRECOMPUTED_WEIGHTS:

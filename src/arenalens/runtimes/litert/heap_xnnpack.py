@@ -27,6 +27,8 @@ from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
 from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
+from arenalens.runtimes.litert.xnnpack_binary import CHECKS as BINARY_CHECKS
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -36,12 +38,12 @@ from arenalens.runtimes.litert.xnnpack_packing import (
     deconvolution,
     fingerprint_bytes,
 )
+from arenalens.runtimes.litert.xnnpack_subgraphs import only_decompositions
 
 _FLOAT = ("FLOAT32",)
 _QUANTIZED = ("INT8", "UINT8")
 _FLOAT_OR_QUANTIZED = ("FLOAT32", "INT8", "UINT8")
-# Every builtin the delegate has a Visit*Node for (xnnpack_delegate.cc: VisitNode's switch);
-# it never takes another one.
+# Every builtin the delegate has a Visit*Node for (VisitNode's switch); it takes no other.
 _VISITED = frozenset(
     [
         "ABS",
@@ -166,16 +168,13 @@ def _input_type(subgraph: Subgraph, operator: Operator) -> str:
 def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool | None:
     """True if the delegate takes the operator, False if it leaves it, None if not modelled."""
     if xnnpack_custom.custom_name(operator) is not None:
-        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed but the attention's.
+        # Taken when its Visit*Node's checks pass; XNNPACK's part replayed (not grouped heads).
         taken = model is not None and xnnpack_custom.takes(model, subgraph, operator)
-        return (operator.custom_code in xnnpack_custom.POOLINGS or None) if taken else False
+        return (replayed_custom(subgraph, operator) or None) if taken else False
     if operator.opcode not in _VISITED:
         return False  # no Visit*Node: the builtin kernel runs it
     if operator.opcode == "STABLEHLO_COMPOSITE":
-        # VisitNode takes a composite named odml.scaled_dot_product_attention only (not
-        # modelled); any other stays the builtin kernel's, its decomposition a subgraph apart.
-        name = operator.options.get("name")
-        return None if name == xnnpack_custom.ATTENTION else False
+        return composite_taken(subgraph, operator)  # VisitNode: the odml attention only
     if operator.opcode == "BATCH_MATMUL":
         return _takes_batch_matmul(subgraph, operator)
     if operator.opcode == "TRANSPOSE_CONV":
@@ -347,6 +346,7 @@ _RESHAPING_CHECKS: dict[str, Callable[[Subgraph, Operator], bool]] = {
     "SPACE_TO_DEPTH": _takes_space_to_depth,
     "RESIZE_BILINEAR": _takes_resize_bilinear,
     "LEAKY_RELU": _takes_leaky_relu,
+    **BINARY_CHECKS,  # ADD, SUB, MUL: 8-bit quantization and scale ratios
 }
 # The fused activations XNNPACK turns into an output range (ConvertActivationToOutputRange):
 # NONE, RELU, RELU_N1_TO_1 and RELU6; TANH and SIGN_BIT leave the operator to the builtins.
@@ -607,19 +607,22 @@ def _list(subset: dict[str, list[int] | bool | None], key: str) -> list[int]:
 
 
 def delegated_view(model: Model) -> Model | None:
-    """The model as LiteRT's planner sees it once XNNPACK has taken its partitions
-    (ReplaceNodeSubsetsWithDelegateKernels): the execution plan subset by subset, each
-    delegated subset one delegate node reading its inputs (constants included) and writing
-    its outputs. None when the partition is not modelled (several subgraphs, or an operator
-    whose acceptance is not known)."""
-    if len(model.subgraphs) != 1:
+    """The model as LiteRT's planner sees it once XNNPACK has taken its partitions in every
+    subgraph (xnnpack_subgraphs): each delegated subset one delegate node reading its inputs
+    (constants included) and writing its outputs. None when the partition is not modelled
+    (an unknown acceptance, subgraphs other than composites' decompositions)."""
+    if not only_decompositions(model):
         return None
-    subgraph = model.subgraphs[0]
-    split = partition(subgraph, model)
-    if split.unmodelled:
-        return None
-    if not split.delegated:
-        return model  # the delegate takes nothing: the plan is the builtin kernels'
+    subgraphs = []
+    for subgraph in model.subgraphs:
+        split = partition(subgraph, model)
+        if split.unmodelled:
+            return None
+        subgraphs.append(_delegated_subgraph(subgraph, split) if split.delegated else subgraph)
+    return replace(model, subgraphs=tuple(subgraphs))
+
+
+def _delegated_subgraph(subgraph: Subgraph, split: XnnpackPartition) -> Subgraph:
     operators: list[Operator] = []
     for subset in node_subsets(subgraph, split.delegated):
         if not subset.delegated:
@@ -629,17 +632,13 @@ def delegated_view(model: Model) -> Model | None:
         first = subgraph.operators[subset.operators[0]]
         operators.append(
             first._replace(
-                index=len(operators),
-                opcode=DELEGATE_OPCODE,
-                custom_code=DELEGATE_OPCODE.removeprefix("CUSTOM:"),
-                inputs=subset.inputs,
-                outputs=subset.outputs,
-                intermediates=(),
-                options=MappingProxyType({}),
+                index=len(operators), opcode=DELEGATE_OPCODE,
+                custom_code=DELEGATE_OPCODE.removeprefix("CUSTOM:"), inputs=subset.inputs,
+                outputs=subset.outputs, intermediates=(), options=MappingProxyType({}),
                 file_index=None,
             )
-        )
-    return replace(model, subgraphs=(replace(subgraph, operators=tuple(operators)),))
+        )  # fmt: skip
+    return replace(subgraph, operators=tuple(operators))
 
 
 def view_arena_sizes(view: Model) -> list[int]:
@@ -658,9 +657,8 @@ def view_arena_sizes(view: Model) -> list[int]:
 # parameters and microkernel tables are at most 1,928 B in 5-6 blocks, each up to 32 B over
 # its request when 64-aligned, plus, for 8-bit weights with one scale, the per-channel scales
 # the delegate expands them to (a TfLiteFloatArray); a copy's 704 B; other operators' at most
-# 1.5 KiB; the delegate
-# kernel's node, its Subgraph object, index arrays and tensor maps about 1.3 KiB per subset
-# plus 8 B per input and output.
+# 1.5 KiB; the delegate kernel's node, its Subgraph object, index arrays and tensor maps
+# about 1.3 KiB per subset plus 8 B per input and output.
 RUNTIME_BYTES = 1_536
 IO_BYTES = 8  # per input and output of a delegate node (its index arrays and maps)
 OPERATOR_DATA_BYTES = 240

@@ -34,9 +34,11 @@ from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.runtimes import MemoryBudget, Obstacle, Runtime
+from arenalens.runtimes.litert.loader import quantization_refusals
 from arenalens.runtimes.litert.planner import ArenaOrder, plan_order
 from arenalens.runtimes.litert.prepare.driver import prepare_model
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
+from arenalens.runtimes.litert.prepare_refusals import prepare_refusals
 from arenalens.runtimes.litert.xnnpack_custom import XNNPACK_CUSTOM_OPERATORS
 from arenalens.runtimes.sections import ArenaSection, laid_end_to_end, planned_parts
 from arenalens.runtimes.verification import Prediction, VerifyResult, VerifyRow
@@ -204,12 +206,14 @@ def budget(
         ),
         device="LiteRT CPU runtime, Linux x86-64",
         obstacles=(
+            *quantization_refusals(model),
             *unresolved_custom_operators(model),
             *integer_svdf_refusals(model),
             *activation_range_refusals(model),
             *grouped_hybrid_convolution_refusals(model),
             *composite_option_refusals(model),
             *unwritten_variable_reads(model),
+            *prepare_refusals(model),
         ),
         sections_of=partial(_sections, tuple(arena_problems), tuple(plans)),
     )

@@ -35,9 +35,10 @@ defines (VisitMediaPipeDeconvolutionNode and VisitTransposeConvNode both call
 xnn_define_deconvolution_2d with the filter, bias, strides and paddings; the MediaPipe one
 without a clamp): its heap is replayed as that TRANSPOSE_CONV's (`as_xnnpack_builtins`), with
 the interpreter's own blocks of the custom node (no parser, no Init: heap_kernels).
-What XNNPACK holds for the other three (their runtime objects, their values in its workspace)
-is not replayed: the heap figure of a model with one is the upper bound of an operator not
-modelled (heap_xnnpack.objects_bound), labelled an estimate."""
+The two poolings' objects and indirection buffers are replayed (xnnpack_objects), and the
+attention's nodes (xnnpack_attention); an attention whose key heads do not divide the query's
+is not (the delegate fails to build it): the heap figure of a model with one is the upper
+bound of an operator not modelled (heap_xnnpack.objects_bound), labelled an estimate."""
 
 from __future__ import annotations
 
@@ -150,19 +151,27 @@ def takes(model: Model, subgraph: Subgraph, operator: Operator) -> bool:
             and padding in paddings
         )
     if name == ATTENTION:
-        if not 3 <= len(inputs) <= 4 or len(outputs) != 1:
-            return False
-        if not all(_float32(subgraph, index) for index in (*inputs, outputs[0])):
-            return False
-        query, key, value = (subgraph.tensors[index].shape for index in inputs[:3])
-        if not (query and key and value) or not query[-1] == key[-1] == value[-1]:
-            return False
-        if len(inputs) == 4:
-            mask = subgraph.tensors[inputs[3]].shape
-            if len(key) < 2 or len(value) < 2 or not mask or not mask[-1] == key[1] == value[1]:
-                return False
-        return True
+        return attention_fits(subgraph, operator)
     return False
+
+
+def attention_fits(subgraph: Subgraph, operator: Operator) -> bool:
+    """VisitDotAttentionNode's checks (the custom operator's and the composite's): float32
+    query, key, value, mask and output, equal head sizes, the mask's last dimension the
+    key's and value's second."""
+    inputs, outputs = operator.inputs, operator.outputs
+    if not 3 <= len(inputs) <= 4 or len(outputs) != 1:
+        return False
+    if not all(_float32(subgraph, index) for index in (*inputs, outputs[0])):
+        return False
+    query, key, value = (subgraph.tensors[index].shape for index in inputs[:3])
+    if not (query and key and value) or not query[-1] == key[-1] == value[-1]:
+        return False
+    if len(inputs) == 4:
+        mask = subgraph.tensors[inputs[3]].shape
+        if len(key) < 2 or len(value) < 2 or not mask or not mask[-1] == key[1] == value[1]:
+            return False
+    return True
 
 
 def _paddings_fit(

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph
-from arenalens.runtimes.litert import glibc, xnnpack_variables
+from arenalens.runtimes.litert import glibc, xnnpack_attention, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_resources import handle_key
 from arenalens.runtimes.litert.heap_xnnpack import (
@@ -122,6 +122,9 @@ _KINDS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "slice": ((), (COMPUTE_BYTES,)),
     # create_batch_matrix_multiply_nc: 3 compute invocations, gemm_types, gemm_op_context.
     "BATCH_MATMUL": ((288, 688), (3 * COMPUTE_BYTES,)),
+    # create_dynamic_fully_connected_nc (an attention's, run-time weights): as a batch
+    # matrix multiply's and its extra parameters (the nr2 configuration's).
+    "dynamic_fc": ((288, 688), (3 * COMPUTE_BYTES, EXTRA_PARAMS_BYTES)),
     # create_depth_to_space_nhwc / create_space_to_depth_nhwc: one compute invocation.
     "shuffle": ((), (COMPUTE_BYTES,)),
     # xnn_create_resize_bilinear2d_nhwc: 2 compute invocations and its convolution state.
@@ -192,9 +195,10 @@ def delegate_bytes(model: Model) -> int:
     (Interpreter::ApplyLazyDelegateProviders' delegate list, Subgraph::ModifyGraphWithDelegate's
     copy of the execution plan before delegation and its list of applied delegates)."""
     total = sum(glibc.usable(request) for request in DELEGATE_REQUESTS)
-    operators = len(model.subgraphs[0].operators) if model.subgraphs else 0
-    total += glibc.usable(LAZY_PROVIDERS_BYTES) + glibc.usable(POINTER_BYTES)
-    total += glibc.usable(4 * operators) if operators else 0
+    total += glibc.usable(LAZY_PROVIDERS_BYTES)
+    for subgraph in model.subgraphs:  # each subgraph's ModifyGraphWithDelegate
+        operators = len(subgraph.operators)
+        total += glibc.usable(POINTER_BYTES) + (glibc.usable(4 * operators) if operators else 0)
     initialised = any(
         operator.opcode == CPUINFO_INITIALISED_BY
         for subgraph in model.subgraphs
@@ -365,6 +369,11 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     transposed = sum(1 for operator in operators if transposes_a(operator))
     values = len(tensors) + internal + reshaped + int8_weights + quantized + activations
     values += transposed + resource_rewrites(subgraph, subset.operators) + tables
+    values += sum(
+        xnnpack_attention.value_count(model, subgraph, operator)
+        for operator in operators
+        if xnnpack_attention.replayed(subgraph, operator)
+    )
     return len(fused) + folded_pads + activations, values
 
 
@@ -634,30 +643,30 @@ def delegate_objects(model: Model) -> DelegateObjects | None:
     view = delegated_view(model)
     if view is None:
         return None
-    subgraph = model.subgraphs[0]
-    split = partition(subgraph, model)
     kernels = runtimes = operators = 0
     blocks = len(DELEGATE_REQUESTS) + CPUINFO_BLOCKS + 4
     exact = True
-    for subset in node_subsets(subgraph, split.delegated):
-        if not subset.delegated:
-            continue
-        kernels += kernel_bytes(subgraph, subset)
-        runtimes += runtime_bytes(subgraph, subset, model)
-        made, known = operators_bytes(subgraph, subset, model)
-        operators += made
-        exact = exact and known
-        tensors = kernel_tensors(subgraph, subset)
-        blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
-    plan = view.subgraphs[0].operators
-    delegate_nodes = [
-        position for position, operator in enumerate(plan) if operator.opcode == DELEGATE_OPCODE
-    ]
-    # The context's execution-plan copy (Subgraph::GetExecutionPlan, remade at each call): the
-    # last delegate kernel's Init reads the plan rebuilt up to it; with no kernel, the
-    # delegate's partitioning read the whole plan.
-    kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
-    resources, names = variable_maps_bytes(subgraph)
+    for subgraph, delegated in zip(model.subgraphs, view.subgraphs, strict=True):
+        split = partition(subgraph, model)
+        for subset in node_subsets(subgraph, split.delegated):
+            if not subset.delegated:
+                continue
+            kernels += kernel_bytes(subgraph, subset)
+            runtimes += runtime_bytes(subgraph, subset, model)
+            made, known = operators_bytes(subgraph, subset, model)
+            operators += made
+            exact = exact and known
+            tensors = kernel_tensors(subgraph, subset)
+            blocks += 12 + 2 * len(tensors) + 3 + 8 * len(subset.operators)
+        plan = delegated.operators
+        delegate_nodes = [
+            position for position, operator in enumerate(plan) if operator.opcode == DELEGATE_OPCODE
+        ]
+        # Each subgraph's context keeps its execution-plan copy (Subgraph::GetExecutionPlan,
+        # remade at each call): the last delegate kernel's Init reads the plan rebuilt up to
+        # it; with no kernel, the delegate's partitioning read the whole plan.
+        kernels += _int_array(delegate_nodes[-1] if delegate_nodes else len(plan))
+    resources, names = variable_maps_bytes(model.subgraphs[0])
     kernels += resources + names
     return DelegateObjects(delegate_bytes(model), kernels, runtimes, operators, exact, blocks)
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
+from arenalens.runtimes.litert import xnnpack_attention
 from arenalens.runtimes.litert.heap_xnnpack import (
     BINARY_FLOAT,
     BINARY_QUANTIZED,
@@ -183,6 +184,7 @@ class _Node:
     operator: int  # the model's operator it comes from
     sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
     folded: int = 0  # nodes fused into it that keep their operator-data slots (a LUT's chain)
+    workspace: int = 0  # its operator workspace, where not its operator's (an attention's)
 
 
 def transposes_a(operator: Operator) -> bool:
@@ -212,6 +214,13 @@ def _nodes(
         outputs = [tensor for tensor in operator.outputs if tensor >= 0]
         if operator.opcode == "VAR_HANDLE":
             continue  # it materialises nothing (VisitVarHandleNode)
+        if model is not None and xnnpack_attention.replayed(subgraph, operator):
+            steps, fresh = xnnpack_attention.attention_nodes(model, subgraph, operator, fresh)
+            nodes.extend(
+                _Node(step.kind, step.inputs, step.outputs, index, step.sizes, 0, step.workspace)
+                for step in steps
+            )
+            continue
         if operator.opcode == "ASSIGN_VARIABLE":
             # A copy of the value into the resource's value (VisitAssignVariableNode).
             nodes.append(_Node("copy", inputs[1:2], inputs[:1], index))
@@ -614,9 +623,9 @@ def _plan_nodes(
         size = 0
         if node.kind == operator.opcode and hybrid_gemm(subgraph, operator):
             size = hybrid_gemm_workspace(subgraph, operator, threads)
-        if size:
-            records.append((_rounded(size), position, position))
-        if node.kind == "BATCH_MATMUL":
+        if size or node.workspace:
+            records.append((_rounded(size or node.workspace), position, position))
+        if node.kind == "BATCH_MATMUL" and operator.opcode == "BATCH_MATMUL":
             size = batch_matmul_workspace(subgraph, operator, threads=threads)
             if size:
                 rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)

@@ -1,0 +1,267 @@
+"""Generated models for the LiteRT builtin kernels' own checks that the upstream test models
+hit (runtimes/litert/prepare_refusals.py, xnnpack_binary.py): one operator each, with the
+verdict the 2.3.0 wheel gives under both delegates (`WHEEL`, measured by
+`python -m tests.litert_refusal_cases`: each model in a child process, so an abort is an
+outcome). An outcome is 'runs' (allocate_tensors() and one invoke() on ones succeed), 'invoke'
+(allocate_tensors() succeeds, invoke() fails), 'setup' (allocate_tensors() fails), 'abort'
+(the process dies in allocate_tensors()) or 'crash' (the process dies in invoke())."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+from tests.litert_cases import _single
+
+
+def squeeze(shape: tuple[int, ...], dims: tuple[int, ...]) -> bytes:
+    """SQUEEZE of a float input of `shape` with squeeze_dims `dims`."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", list(shape))
+        kept = [d for i, d in enumerate(shape) if not (i in dims or i - len(shape) in dims)]
+        y = g.add_tensor("y", kept)
+        g.add_operator("SQUEEZE", [x], [y], options={"squeeze_dims": list(dims)})
+        return [x], [y]
+
+    return _single(build)
+
+
+def reshape(shape: tuple[int, ...], new_shape: tuple[int, ...], *, tensor: bool) -> bytes:
+    """RESHAPE of a float input to `new_shape`, given as a constant shape tensor or as the
+    options' new_shape; the output tensor's shape is the new shape with -1 read as 1."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        x = g.add_tensor("x", list(shape))
+        y = g.add_tensor("y", [abs(d) for d in new_shape])
+        if tensor:
+            target = g.add_constant("shape", np.array(new_shape, np.int32))
+            g.add_operator("RESHAPE", [x, target], [y])
+        else:
+            g.add_operator("RESHAPE", [x], [y], options={"new_shape": list(new_shape)})
+        return [x], [y]
+
+    return _single(build)
+
+
+def expand_dims(rank: int, axis: int, *, output_scale: float = 0.5) -> bytes:
+    """int8 EXPAND_DIMS of a [2, 3, ...] input (scale 0.5) at a constant `axis`; the output's
+    scale `output_scale`."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        shape = [2, 3, 4, 5][:rank]
+        x = g.add_tensor("x", shape, "INT8", quantization=quantization(0.5, 0))
+        a = g.add_constant("axis", np.array([axis], np.int32))
+        place = axis + rank + 1 if axis < 0 else axis
+        out_shape = [*shape[:place], 1, *shape[place:]] if 0 <= place <= rank else [*shape, 1]
+        y = g.add_tensor("y", out_shape, "INT8", quantization=quantization(output_scale, 0))
+        g.add_operator("EXPAND_DIMS", [x, a], [y])
+        return [x], [y]
+
+    return _single(build)
+
+
+def gather(indices: tuple[int, ...], *, axis: int = 0, constant_input: bool = False) -> bytes:
+    """GATHER of a float [4, 3] input (a graph input or a constant) with constant int32
+    `indices` along `axis`."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        if constant_input:
+            x = g.add_constant("x", np.arange(12, dtype=np.float32).reshape(4, 3))
+        else:
+            x = g.add_tensor("x", [4, 3])
+        i = g.add_constant("i", np.array(indices, np.int32))
+        shape = [len(indices), 3] if axis == 0 else [4, len(indices)]
+        y = g.add_tensor("y", shape)
+        g.add_operator("GATHER", [x, i], [y], options={"axis": axis})
+        if constant_input:
+            z = g.add_tensor("z", shape)
+            w = g.add_tensor("w", shape)
+            g.add_operator("ADD", [y, w], [z])
+            return [w], [z]
+        return [x], [y]
+
+    return _single(build)
+
+
+Scale = float | None  # None: the tensor has no quantization
+
+
+def integer_svdf(time_dtype: str, state_dtype: str) -> bytes:
+    """An int8 SVDF (rank 1, 64 filters of memory 8 over 96 inputs, RELU) with int8 feature
+    weights and the given time-weights and state types (LiteRT's kernel wants int16 for both;
+    TFLM also runs int8 ones)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        filters, memory, width = 64, 8, 96
+        x = g.add_tensor("x", [1, width], "INT8", quantization=quantization(0.05, -128))
+        feature = g.add_constant(
+            "feature", np.ones((filters, width), np.int8), quantization=quantization(0.01, 0)
+        )
+        time_values = np.ones((filters, memory), np.dtype(time_dtype.lower()))
+        time = g.add_constant("time", time_values, quantization=quantization(0.01, 0))
+        bias = g.add_constant(
+            "bias", np.zeros(filters, np.int32), quantization=quantization(0.0005, 0)
+        )
+        state = g.add_tensor(
+            "state", [1, memory * filters], state_dtype, quantization=quantization(0.8, 0),
+            is_variable=True,
+        )  # fmt: skip
+        y = g.add_tensor("y", [1, filters], "INT8", quantization=quantization(0.2, -128))
+        g.add_operator(
+            "SVDF",
+            [x, feature, time, bias, state],
+            [y],
+            options={"rank": 1, "fused_activation_function": "RELU"},
+        )
+        return [x], [y]
+
+    return _single(build)
+
+
+def binary(opcode: str, scales: tuple[Scale, Scale, Scale], dtype: str = "INT8") -> bytes:
+    """An 8-bit ADD, SUB or MUL of two [1, 8] inputs; each tensor's scale (zero point 0)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        def tensor(name: str, scale: Scale) -> int:
+            spec = None if scale is None else quantization(scale, 0)
+            return g.add_tensor(name, [1, 8], dtype, quantization=spec)
+
+        a, b, y = (tensor(n, s) for n, s in zip("aby", scales, strict=True))
+        g.add_operator(opcode, [a, b], [y])
+        return [a, b], [y]
+
+    return _single(build)
+
+
+CASES: dict[str, Callable[[], bytes]] = {
+    "squeeze_ok": lambda: squeeze((1, 3, 1), (0, 2)),
+    "squeeze_negative_ok": lambda: squeeze((2, 1), (-1,)),
+    "squeeze_not_one": lambda: squeeze((1, 3), (1,)),
+    "squeeze_out_of_rank": lambda: squeeze((1, 3), (2,)),
+    "squeeze_scalar": lambda: squeeze((), (1,)),
+    "reshape_ok_tensor": lambda: reshape((2, 6), (3, -1), tensor=True),
+    "reshape_ok_options": lambda: reshape((2, 6), (4, 3), tensor=False),
+    "reshape_count_tensor": lambda: reshape((2, 6), (5, 2), tensor=True),
+    "reshape_count_options": lambda: reshape((2, 6), (5, 2), tensor=False),
+    "reshape_two_stretch": lambda: reshape((2, 6), (-1, -1), tensor=True),
+    "reshape_negative": lambda: reshape((2, 6), (-2, 6), tensor=True),
+    "reshape_stretch_uneven": lambda: reshape((2, 6), (5, -1), tensor=True),
+    "expand_ok": lambda: expand_dims(2, -1),
+    "expand_axis_high": lambda: expand_dims(2, 3),
+    "expand_axis_low": lambda: expand_dims(2, -4),
+    "expand_scale_differs": lambda: expand_dims(2, 0, output_scale=0.25),
+    "gather_ok": lambda: gather((0, 3)),
+    "gather_high": lambda: gather((0, 4)),
+    "gather_negative": lambda: gather((-1,)),
+    "gather_axis1_high": lambda: gather((3,), axis=1),
+    "gather_constant_high": lambda: gather((0, 4), constant_input=True),
+    "gather_constant_ok": lambda: gather((1, 2), constant_input=True),
+    "add_ok": lambda: binary("ADD", (0.5, 0.25, 1.0)),
+    "add_unquantized": lambda: binary("ADD", (None, None, None)),
+    "add_one_unquantized": lambda: binary("ADD", (0.5, None, 0.5)),
+    "add_tiny_output": lambda: binary("ADD", (1.0, 1.0, 1e-7)),
+    "add_ratio_low": lambda: binary("ADD", (1e-4, 1e-4, 1.0)),
+    "add_uint8_unquantized": lambda: binary("ADD", (None, None, None), "UINT8"),
+    "sub_ok": lambda: binary("SUB", (0.5, 0.25, 1.0)),
+    "sub_unquantized": lambda: binary("SUB", (None, None, None)),
+    "sub_tiny_output": lambda: binary("SUB", (1.0, 1.0, 1e-7)),
+    "mul_unquantized": lambda: binary("MUL", (None, None, None)),
+    "mul_ok": lambda: binary("MUL", (0.5, 0.25, 1.0)),
+    "svdf_int16_state": lambda: integer_svdf("INT16", "INT16"),
+    "svdf_int8_state": lambda: integer_svdf("INT16", "INT8"),
+    "svdf_int8_time_weights": lambda: integer_svdf("INT8", "INT16"),
+}
+
+_CHILD = """
+import sys
+import numpy as np
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+kind = getattr(OpResolverType, sys.argv[1])
+interpreter = Interpreter(model_content=sys.stdin.buffer.read(), experimental_op_resolver_type=kind)
+try:
+    interpreter.allocate_tensors()
+except Exception as error:
+    print("setup", str(error).splitlines()[0][:160], flush=True)
+    sys.exit(0)
+print("allocated", flush=True)
+for detail in interpreter.get_input_details():
+    interpreter.set_tensor(detail["index"], np.ones(detail["shape"], detail["dtype"]))
+try:
+    interpreter.invoke()
+except Exception as error:
+    print("invoke", str(error).splitlines()[0][:160], flush=True)
+    sys.exit(0)
+print("runs", flush=True)
+"""
+RESOLVERS = {"none": "BUILTIN_WITHOUT_DEFAULT_DELEGATES", "xnnpack": "AUTO"}
+
+
+def wheel_outcome(data: bytes, delegate: str) -> str:
+    """One model's outcome on the installed wheel under `delegate` ('none' or 'xnnpack')."""
+    completed = subprocess.run(
+        [sys.executable, "-c", _CHILD, RESOLVERS[delegate]],
+        input=data,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    words = completed.stdout.decode().split()
+    if completed.returncode != 0:
+        return "crash" if words[:1] == ["allocated"] else "abort"
+    return words[1] if words[:1] == ["allocated"] else words[0]
+
+
+# Measured on ai-edge-litert 2.3.0, x86-64 (python -m tests.litert_refusal_cases): (builtin,
+# XNNPACK) outcome per case.
+WHEEL: dict[str, tuple[str, str]] = {
+    "squeeze_ok": ("runs", "runs"),
+    "squeeze_negative_ok": ("runs", "runs"),
+    "squeeze_not_one": ("setup", "setup"),
+    "squeeze_out_of_rank": ("setup", "setup"),
+    "squeeze_scalar": ("setup", "setup"),
+    "reshape_ok_tensor": ("runs", "runs"),
+    "reshape_ok_options": ("runs", "runs"),
+    "reshape_count_tensor": ("setup", "setup"),
+    "reshape_count_options": ("setup", "setup"),
+    "reshape_two_stretch": ("setup", "setup"),
+    "reshape_negative": ("setup", "setup"),
+    "reshape_stretch_uneven": ("setup", "setup"),
+    "expand_ok": ("runs", "runs"),
+    "expand_axis_high": ("setup", "setup"),
+    "expand_axis_low": ("setup", "setup"),
+    "expand_scale_differs": ("setup", "setup"),
+    "gather_ok": ("runs", "runs"),
+    "gather_high": ("invoke", "invoke"),
+    "gather_negative": ("invoke", "invoke"),
+    "gather_axis1_high": ("invoke", "invoke"),
+    "gather_constant_high": ("setup", "setup"),
+    "gather_constant_ok": ("runs", "runs"),
+    "add_ok": ("runs", "runs"),
+    "add_unquantized": ("abort", "abort"),
+    "add_one_unquantized": ("abort", "abort"),
+    "add_tiny_output": ("abort", "abort"),
+    "add_ratio_low": ("runs", "runs"),
+    "add_uint8_unquantized": ("abort", "abort"),
+    "sub_ok": ("runs", "runs"),
+    "sub_unquantized": ("abort", "abort"),
+    "sub_tiny_output": ("runs", "runs"),
+    "mul_unquantized": ("runs", "runs"),
+    "mul_ok": ("runs", "runs"),
+    "svdf_int16_state": ("runs", "runs"),
+    "svdf_int8_state": ("crash", "crash"),
+    "svdf_int8_time_weights": ("runs", "runs"),
+}
+
+
+if __name__ == "__main__":
+    measured = {
+        name: tuple(wheel_outcome(make(), delegate) for delegate in RESOLVERS)
+        for name, make in CASES.items()
+    }
+    print(json.dumps(measured, indent=1))

@@ -1,0 +1,87 @@
+"""The reader's one-read shortcuts against the careful reads they stand for.
+
+`tables.int32s_of_row` reads a vector's length and up to 4 entries in one unpack (bytes past a
+shorter vector are read and left); `tables.field_places` says where each wanted field lands in
+what `field_reader`'s unpack returns, so a loop subscripts it instead of making the whole row.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arenalens.tflite.tables import (
+    MalformedTableError,
+    field_places,
+    field_reader,
+    int32_vector_at,
+    int32s_of_row,
+)
+
+
+def _careful(buf: bytes, at: int) -> tuple[int, ...] | str:
+    try:
+        return int32_vector_at(buf, len(buf), at)
+    except MalformedTableError as error:
+        return f"error: {error}"
+
+
+def _quick(buf: bytes, at: int) -> tuple[int, ...] | str:
+    offset = struct.unpack_from("<I", buf, at)[0]
+    try:
+        return int32s_of_row(buf, len(buf), at, offset)
+    except MalformedTableError as error:
+        return f"error: {error}"
+
+
+@given(
+    entries=st.lists(st.integers(-(2**31), 2**31 - 1), max_size=7),
+    claimed_extra=st.sampled_from([0, 0, 0, 1, 3, 1 << 20]),
+    tail=st.integers(0, 24),
+    gap=st.integers(0, 8),
+)
+@settings(max_examples=80, deadline=None)
+def test_int32s_of_row_equals_int32_vector_at(
+    entries: list[int], claimed_extra: int, tail: int, gap: int
+) -> None:
+    # A uoffset at 0 pointing `gap` bytes on to a vector that may claim more entries than it
+    # holds, followed by `tail` bytes: near the end of the file the one-read path cannot read
+    # 4 entries and falls back to the careful read.
+    count = len(entries) + claimed_extra
+    vector = struct.pack(f"<I{len(entries)}i", count, *entries)
+    buf = struct.pack("<I", 4 + gap) + bytes(gap) + vector + bytes(range(tail))
+    assert _quick(buf, 0) == _careful(buf, 0)
+
+
+def test_int32s_of_row_reads_past_a_short_vector_only_to_leave_it() -> None:
+    buf = struct.pack("<II2i3i", 4, 2, 7, -8, 99, 98, 97)
+    assert int32s_of_row(buf, len(buf), 0, 4) == (7, -8)
+
+
+@pytest.mark.parametrize("lead", [False, True])
+@given(
+    offsets=st.lists(st.integers(0, 24), min_size=8, max_size=8),
+    formats=st.lists(st.sampled_from("bBiIf"), min_size=4, max_size=4),
+)
+@settings(max_examples=40, deadline=None)
+def test_field_places_match_field_readers_pick(
+    lead: bool, offsets: list[int], formats: list[str]
+) -> None:
+    # Any vtable, overlapping fields included (only a hostile one has them): each present
+    # wanted field is where `field_places` says, and an absent one is at place 0.
+    fields = (*offsets, *(0,) * 8)
+    wanted = tuple((2 * slot + 1, code) for slot, code in enumerate(formats))
+    buf = bytes(range(64))
+    unpack, pick, absent = field_reader(fields, wanted, lead=lead)
+    values = unpack(buf, 8)
+    row = pick(values + absent)
+    for order, place in enumerate(field_places(fields, wanted, lead=lead)):
+        index = wanted[order][0]
+        if fields[index]:
+            assert place > 0 or not lead
+            assert values[place] == row[order]
+        else:
+            assert place == 0 and row[order] == 0
