@@ -3,14 +3,12 @@ whatever the arena size, and the one-pass minimal arena against brute force."""
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalens.analysis.arena_problem import BufferKind
 from arenalens.ir import OfflinePlan
 from arenalens.runtimes.tflm.arena import arenas
-from arenalens.runtimes.tflm.kernels.common import padding
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation, minimal_arena_size, replay
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
@@ -168,23 +166,3 @@ def test_one_arena_alignment_for_every_tflm_rule() -> None:
     from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 
     assert get_runtime("tflm").data_alignment == ARENA_ALIGNMENT == 16
-
-
-def _c_division(numerator: int, denominator: int) -> int:
-    """C's integer division (truncates toward zero)."""
-    quotient = abs(numerator) // abs(denominator)
-    return quotient if (numerator < 0) == (denominator < 0) else -quotient
-
-
-@pytest.mark.parametrize("same", [True, False])
-def test_padding_of_a_1_wide_kernel_is_padding_h_arithmetic(same: bool) -> None:
-    """`common.padding` answers a 1-wide kernel at once: padding.h's ComputeOutSize and
-    ComputePadding give 0 at every input size, stride and dilation too."""
-    for in_size in range(65):
-        for stride in range(1, 6):
-            for dilation in range(1, 4):
-                effective = (1 - 1) * dilation + 1
-                numerator = in_size + stride - 1 if same else in_size + stride - effective
-                out = _c_division(numerator, stride)
-                expected = max(_c_division((out - 1) * stride + effective - in_size, 2), 0)
-                assert padding(in_size, 1, stride, dilation, same=same) == expected == 0

@@ -50,10 +50,6 @@ def shape(tensor: Tensor | None) -> tuple[int, ...]:
 def padding(in_size: int, kernel: int, stride: int, dilation: int, *, same: bool) -> int:
     """ComputePaddingHeightWidth (padding.h) for one axis: half the total SAME padding, rounded
     down; 0 for VALID and whenever TFLM's checked arithmetic rejects the arguments."""
-    if kernel == 1:
-        # A 1-wide kernel never pads: (out - 1) · stride < in_size for either padding (and
-        # the rejected arguments give 0 too). Most convolutions' filters are 1x1.
-        return 0
     if stride <= 0 or dilation <= 0 or kernel <= 0 or in_size < 0:
         return 0
     effective = (kernel - 1) * dilation + 1

@@ -178,9 +178,6 @@ def convolution_operands(context: base.KernelContext) -> ConvOperands:
     # `KernelContext.input` / `output` inlined: every convolution's Prepare asks for them.
     inputs, outputs = context.operator.inputs, context.operator.outputs
     tensors, count = context.subgraph.tensors, len(inputs)
-    if count == 3 and outputs and min(inputs) >= 0 and outputs[0] >= 0:  # the usual operator
-        source, weights, bias = map(tensors.__getitem__, inputs)
-        return source, weights, bias, tensors[outputs[0]]
     return (
         tensors[inputs[0]] if count > 0 and inputs[0] >= 0 else None,
         tensors[inputs[1]] if count > 1 and inputs[1] >= 0 else None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import repeat
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -123,24 +122,13 @@ def operator_setup(
         init, prepare = found.init, found.prepare
         return OperatorSetup(context, registered, rule, options, init, prepare, found.kinds)
     init, prepare = found.init, found.prepare
-    events = (*init, *prepare)
-    holds = frozenset(map(type, events))
-    # Most operators have nothing to decide: no scratch-number check, no negative size (the
-    # smallest `nbytes` of the sized events, read in C; the others count as 0).
-    smallest = min(map(getattr, events, _NBYTES, _NONE), default=0)
-    if smallest < 0 or base.ScratchNumberAtLeast in holds:
-        if init:
-            init = _checked(context, init, earlier_scratch)
-        prepare = _checked(context, prepare, earlier_scratch)
-        holds = frozenset(map(type, (*init, *prepare)))
+    if init:  # most kernels' Init allocates one struct or nothing
+        init = _checked(context, init, earlier_scratch)
+    prepare = _checked(context, prepare, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
+    holds = frozenset(map(type, (*init, *prepare)))
     registered, rule, options = found.registered, found.rule, found.builtin_data
     return OperatorSetup(context, registered, rule, options, init, prepare, None, holds)
-
-
-# `getattr(event, "nbytes", 0)` for every event, as map's arguments: the sized events
-# (Persistent, Scratch, TempBytes) have one; the others count as 0.
-_NBYTES, _NONE = repeat("nbytes"), repeat(0)
 
 
 def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
