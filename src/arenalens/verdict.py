@@ -343,6 +343,11 @@ def board_row(verdict: Verdict) -> dict[str, Any]:
         "status": fit.declared.status.value,
         "available_bytes": fit.available_bytes,
         "headroom_bytes": verdict.headroom_bytes,
+        # Where the headroom is counted (check --json's keys): the bank and what it offers.
+        "headroom_block": None
+        if fit.spare_block is None or not verdict.has_number
+        else fit.spare_block.name,
+        "headroom_available_bytes": fit.spare_available_bytes if verdict.has_number else None,
         "fits": verdict.fits,
         "fits_after_optimize": verdict.fits_after_optimize,
         # The rung of the remedy ladder that fits (the table's "yes: split + overlap").
@@ -564,7 +569,8 @@ def check(
         threads=threads,
         isa=isa,
     )
-    if planner is None and analysis.build is not None:
+    if planner is None and analysis.build is not None and fit.optimize_decides:
+        # The ladder's rules only when it climbs (`with_ladder`): a fitting check needs none.
         rules = rewrite_rules(analysis.build, target=preset if budget is None else None)
         fit = with_ladder(fit, loaded, build=analysis.build, rules=rules, effort=OPTIMIZE_EFFORT)
     return verdict_for(analysis, asked=asked, fit=fit)

@@ -7,10 +7,13 @@ inputs, outputs and variables are never freed (NEVER_FREED).
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
+import pytest
 
 from arenalens import load_model
-from arenalens.analysis.lifetimes import NEVER_FREED
+from arenalens.analysis.lifetimes import NEVER_FREED, TensorLifetime
 from arenalens.ir import Model
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
@@ -262,3 +265,68 @@ def test_unreachable_subgraph_keeps_unset_lifetimes() -> None:
         graph.set_outputs([y])
     model = load_model(builder.build())
     assert intervals(model, "tflm", 1) == {"x": (-1, -1), "y": (-1, -1)}
+
+
+def test_tflm_lifetimes_are_whole_tensor_lifetimes() -> None:
+    # The TFLM marker builds its TensorLifetime tuples without the class's __new__: each must be
+    # one, with every field (a field added to the class must be added there too).
+    timeline = tflm_timeline(chain())
+    for (subgraph, tensor), lifetime in timeline.lifetimes.items():
+        assert type(lifetime) is TensorLifetime
+        assert len(lifetime) == len(TensorLifetime._fields)
+        assert lifetime == TensorLifetime(subgraph, tensor, lifetime.first, lifetime.last)
+
+
+def straight_marks(model: Model) -> dict[int, tuple[int, int]]:
+    """MarkAllocationLifetimes on a one-subgraph model, tensor by tensor as TFLM writes it."""
+    graph = model.subgraphs[0]
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+
+    def mark(tensor: int, step: int, *, starts: bool) -> None:
+        if tensor < 0:
+            return
+        if starts:
+            first.setdefault(tensor, step)
+        last[tensor] = step
+
+    for tensor in graph.inputs:
+        mark(tensor, 0, starts=True)
+    for step, op in enumerate(graph.operators, start=1):
+        for tensor in op.outputs:
+            mark(tensor, step, starts=True)
+        for tensor in (*op.inputs, *op.outputs):
+            mark(tensor, step, starts=False)
+    for tensor in graph.outputs:
+        mark(tensor, len(graph.operators), starts=True)
+    return {t: (first.get(t, -1), last.get(t, -1)) for t in range(len(graph.tensors))}
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_tflm_marks_of_a_straight_subgraph_match_the_tensor_walk(seed: int) -> None:
+    # The marker sets a subgraph without calls by dict operations over all its operators at
+    # once; here, tensor by tensor: tensors read and written several times, outputs written
+    # twice, model inputs and outputs read by operators, tensors no operator touches.
+    rng = random.Random(seed)
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    available = [graph.add_tensor(f"in{i}", [1, 4]) for i in range(rng.randint(1, 3))]
+    graph.set_inputs(available[: rng.randint(1, len(available))])
+    read: set[int] = set()
+    for index in range(rng.randint(1, 10)):
+        reads = [rng.choice(available), rng.choice(available)]
+        unread = [t for t in available if t not in read and t not in reads]
+        read.update(reads)
+        if unread and rng.random() < 0.3:  # written again (a model input too): first mark stays
+            graph.add_operator("ADD", reads, [rng.choice(unread)])
+            continue
+        written = graph.add_tensor(f"t{index}", [1, 4])
+        graph.add_operator("ADD", reads, [written])
+        available.append(written)
+    graph.add_tensor("untouched", [1, 4])
+    graph.set_outputs(rng.sample(available, rng.randint(1, 2)))
+    model = load_model(builder.build())
+    timeline = tflm_timeline(model)
+    assert {t.tensor: (t.first, t.last) for t in timeline.lifetimes.values()} == straight_marks(
+        model
+    )

@@ -9,7 +9,11 @@ import pytest
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, run_planner
-from arenalens.planning.tflm_greedy import greedy_processing_order
+from arenalens.planning.tflm_greedy import (
+    _place_by_steps,
+    _place_with_intervals,
+    greedy_processing_order,
+)
 from tests.hang_guard import no_hang
 
 
@@ -121,6 +125,30 @@ def test_greedy_matches_the_literal_replay(seed: int) -> None:
     assert dict(run_planner("tflm_greedy", problem).offsets) == reference_greedy(problem)
 
 
+def random_buffers(rng: random.Random, count: int, *, fixed_share: float) -> tuple[Buffer, ...]:
+    """Buffers with short and long lifetimes, some live at no step (end before start), sizes of
+    0 and off any alignment, a share of them fixed."""
+    buffers = []
+    for index in range(count):
+        first = rng.randint(-1, 30)
+        last = first + rng.choice([rng.randint(0, 4), rng.randint(0, 40), -rng.randint(1, 3)])
+        size = rng.choice([0, 16, 48, 16 * rng.randint(1, 40), rng.randint(1, 100)])
+        fixed = 16 * rng.randint(0, 20) if rng.random() < fixed_share else None
+        buffers.append(Buffer(index, first, last, size, fixed))
+    return tuple(buffers)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_step_lists_place_as_the_interval_index(seed: int) -> None:
+    # Small problems place through per-step lists; long lifetimes through IntervalIndex. Both on
+    # the same problems (`random_buffers`), alignments 1 and 16.
+    rng = random.Random(7_000 + seed)
+    buffers = random_buffers(rng, rng.randint(1, 80), fixed_share=0.1)
+    problem = Problem(buffers, alignment=rng.choice([1, 1, 16]))
+    assert _place_by_steps(problem, area_per_buffer=10**9) == _place_with_intervals(problem)
+    assert _place_by_steps(problem, area_per_buffer=0) in (None, _place_with_intervals(problem))
+
+
 def test_greedy_plans_a_20000_operator_chain_quickly() -> None:
     # A chain: operator k writes buffer k, read by operator k + 1 (TFLM steps k+1 .. k+2).
     count = 20_000
@@ -141,3 +169,24 @@ def test_linear_lays_buffers_end_to_end_in_id_order() -> None:
 def test_linear_refuses_offline_plans_like_tflm() -> None:
     with pytest.raises(PlanError, match="offline"):
         run_planner("tflm_linear", problem_of([(16, 0, 1)], b0=0))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_live_bytes_is_the_sum_of_live_sizes_at_each_step(seed: int) -> None:
+    # Problem.live_bytes sums sorted size changes in C; here, step by step: the bytes of the
+    # buffers live from each step on, at every step where a sized buffer starts or is gone.
+    rng = random.Random(9_000 + seed)
+    buffers = random_buffers(rng, rng.randint(0, 40), fixed_share=0.0)
+    problem = Problem(buffers)
+    sized = [b for b in buffers if b.size]
+    changes = sorted({b.start for b in sized} | {b.end + 1 for b in sized})
+    expected = [
+        (
+            step,
+            sum(b.size for b in sized if b.start <= step)
+            - sum(b.size for b in sized if b.end + 1 <= step),
+        )
+        for step in changes
+    ]
+    assert problem.live_bytes() == expected
+    assert problem.disjoint_lower_bound() == max((total for _, total in expected), default=0)

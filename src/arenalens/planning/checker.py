@@ -21,6 +21,7 @@ import bisect
 import heapq
 import operator
 from collections.abc import Iterator, Mapping
+from typing import cast
 
 from arenalens.errors import PlanError
 from arenalens.planning.problem import Buffer, Problem, arena_size
@@ -28,6 +29,9 @@ from arenalens.units import format_bytes_exact
 
 # The order buffers are checked in: by first step, then id.
 _START_AND_ID = operator.attrgetter("start", "id")
+_ID, _START, _END, _SIZE, _FIXED_OFFSET = map(
+    operator.attrgetter, ("id", "start", "end", "size", "fixed_offset")
+)
 
 
 def check_plan(
@@ -46,6 +50,35 @@ def check_plan(
 
 
 def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
+    buffers = problem.buffers
+    alignment = problem.alignment
+    values = list(map(offsets.get, map(_ID, buffers)))
+    # The usual plan, told by C loops: every offset a plain int >= 0, no buffer fixed, no
+    # alignment to keep.
+    if (
+        alignment == 1
+        and set(map(type, values)) <= {int}
+        and min(cast("list[int]", values), default=0) >= 0
+        and list(map(_FIXED_OFFSET, buffers)).count(None) == len(buffers)
+    ):
+        return
+    get = offsets.get
+    for buffer in buffers:
+        offset = get(buffer.id)
+        # The usual buffer in one test each; anything else (no offset, a fixed offset moved, an
+        # int subclass, a misaligned one) is judged, and named, by `_judge_offsets`.
+        if type(offset) is int and offset >= 0:
+            fixed = buffer.fixed_offset
+            if fixed is None:
+                if alignment == 1 or not buffer.size or not offset % alignment:
+                    continue
+            elif offset == fixed:
+                continue
+        _judge_offsets(problem, offsets)
+        return
+
+
+def _judge_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
     missing = [b.id for b in problem.buffers if b.id not in offsets]
     if missing:
         raise PlanError(f"plan has no offset for buffers {missing[:10]}")
@@ -68,12 +101,12 @@ def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
 
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
     offsets = dict(offsets)  # a plain dict: read several times per buffer
-    placed = sorted([b for b in problem.buffers if b.size], key=_START_AND_ID)
+    placed = sorted(filter(_SIZE, problem.buffers), key=_START_AND_ID)
+    if not problem.overlaps and list(map(_FIXED_OFFSET, placed)).count(None) == len(placed):
+        _check_online(placed, offsets, problem)  # the usual case: every buffer placed online
+        return
     by_id = problem.by_id
     in_pairs = problem.overlaps_by_buffer
-    if not in_pairs and all(b.fixed_offset is None for b in placed):
-        _check_online(placed, offsets, by_id)  # the usual case: every buffer placed online
-        return
     ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
     # Live online buffers without allowed overlaps as (offset, id), sorted; they never overlap
     # each other (each was checked on entry), so a new buffer can only collide with its two
@@ -119,36 +152,34 @@ def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
         heapq.heappush(ending, (buffer.end, buffer.id))
 
 
-def _check_online(
-    placed: list[Buffer], offsets: dict[int, int], by_id: Mapping[int, Buffer]
-) -> None:
+def _check_online(placed: list[Buffer], offsets: dict[int, int], problem: Problem) -> None:
     """`_check_overlaps` when no buffer is fixed and no overlap is allowed: the live buffers
     sorted by offset never overlap each other, so a new one meets only its two neighbours."""
-    ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
-    online: list[tuple[int, int]] = []  # live buffers as (offset, id), sorted
-    ends: dict[int, int] = {}  # buffer id -> offset + size, for the live ones
+    ending: list[tuple[int, int, int]] = []  # heap of (end step, id, offset) of live buffers
+    online: list[tuple[int, int, int]] = []  # live buffers as (offset, id, end offset), sorted
     push, pop, search = heapq.heappush, heapq.heappop, bisect.bisect_left
-    for buffer in placed:
-        start = buffer.start
+    ids = list(map(_ID, placed))
+    starts, ends, sizes = map(_START, placed), map(_END, placed), map(_SIZE, placed)
+    rows = zip(starts, ids, ends, map(offsets.__getitem__, ids), sizes, strict=True)
+    for start, identifier, last, offset, size in rows:
         while ending and ending[0][0] < start:
-            gone = pop(ending)[1]
-            del online[search(online, (offsets[gone], gone))]
-        identifier = buffer.id
-        offset = offsets[identifier]
-        end = offset + buffer.size
+            _, gone, gone_offset = pop(ending)
+            del online[search(online, (gone_offset, gone))]
+        end = offset + size
         # Sizes are positive, so no live buffer starts at `offset`: this is where it goes.
         position = search(online, (offset, -1))
         if position:
-            below_offset, below_id = online[position - 1]
-            if ends[below_id] > offset:
-                raise _overlap_error(by_id[below_id], below_offset, buffer, offset)
+            below_offset, below_id, below_end = online[position - 1]
+            if below_end > offset:
+                by_id = problem.by_id
+                raise _overlap_error(by_id[below_id], below_offset, by_id[identifier], offset)
         if position < len(online):
-            above_offset, above_id = online[position]
+            above_offset, above_id, _ = online[position]
             if above_offset < end:
-                raise _overlap_error(by_id[above_id], above_offset, buffer, offset)
-        online.insert(position, (offset, identifier))
-        ends[identifier] = end
-        push(ending, (buffer.end, identifier))
+                by_id = problem.by_id
+                raise _overlap_error(by_id[above_id], above_offset, by_id[identifier], offset)
+        online.insert(position, (offset, identifier, end))
+        push(ending, (last, identifier, offset))
 
 
 def _allowed(problem: Problem, offsets: Mapping[int, int], first: int, second: int) -> bool:

@@ -111,7 +111,10 @@ def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     """Run one registered planner on problem with the settings it takes → a checked, timed Plan."""
     result, seconds = _REGISTRY.run(name, problem, settings)
     output = result if isinstance(result, PlannerOutput) else PlannerOutput(offsets=result)
-    offsets = MappingProxyType({int(k): int(v) for k, v in output.offsets.items()})
+    given = output.offsets
+    offsets = MappingProxyType(
+        dict(zip(map(int, given.keys()), map(int, given.values()), strict=True))
+    )
     try:
         check_plan(problem, offsets)
     except PlanError as error:

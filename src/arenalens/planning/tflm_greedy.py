@@ -27,8 +27,10 @@ the cursor is rounded up to it, which changes nothing when the alignment is 1.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import attrgetter, neg, sub
 
 from arenalens.planning.offset_index import (
+    AREA_PER_BUFFER,
     IntervalIndex,
     OffsetIndex,
     align_up_array,
@@ -36,6 +38,10 @@ from arenalens.planning.offset_index import (
 )
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
+
+_ID, _START, _END, _SIZE, _FIXED_OFFSET = map(
+    attrgetter, ("id", "start", "end", "size", "fixed_offset")
+)
 
 
 @register_planner(
@@ -48,6 +54,12 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
     """Problem → offsets exactly as GreedyMemoryPlanner computes them (id = planner index)."""
     if use_offset_index(problem):
         return _place_with_arrays(problem)
+    by_steps = _place_by_steps(problem)
+    return by_steps if by_steps is not None else _place_with_intervals(problem)
+
+
+def _place_with_intervals(problem: Problem) -> dict[int, int]:
+    """The placement, live buffers found through `IntervalIndex` (long lifetimes)."""
     placed = IntervalIndex(problem.buffers)
     alignment = problem.alignment
     offsets: dict[int, int] = {}
@@ -62,6 +74,66 @@ def tflm_greedy(problem: Problem) -> dict[int, int]:
         offsets[buffer.id] = offset
         placed.add(buffer, offset)
     return offsets
+
+
+def _place_by_steps(
+    problem: Problem, area_per_buffer: int = AREA_PER_BUFFER
+) -> dict[int, int] | None:
+    """The placement with `IntervalIndex`'s per-step lists written out (the usual model: a few
+    buffers live at each step), or None when the lifetimes are too long for them.
+
+    Per ranked step: the placed (offset, size) live there and those that begin there; a buffer
+    meets those live at its first step and those beginning later in its lifetime (one begun
+    before its first step and live there is in the first list: none is met twice). Entries are
+    sorted by (offset, size), not placement order: ties at one offset do not change a first fit
+    (the module's docstring)."""
+    buffers = problem.buffers
+    starts = list(map(_START, buffers))
+    ends = list(map(_END, buffers))
+    steps = sorted({*starts, *ends})
+    rank_of = dict(zip(steps, range(len(steps)), strict=True))
+    lows = list(map(rank_of.__getitem__, starts))
+    highs = list(map(rank_of.__getitem__, ends))
+    # Ranks the lifetimes span (one less per buffer live at no step): which path is faster.
+    if sum(map(sub, highs, lows)) + len(buffers) > area_per_buffer * len(buffers):
+        return None
+    live_at: list[list[tuple[int, int]]] = [[] for _ in steps]
+    starting_at: list[list[tuple[int, int]]] = [[] for _ in steps]
+    sizes = list(map(_SIZE, buffers))
+    placed = [0] * len(buffers)
+    alignment = problem.alignment
+    for position in _processing_positions(buffers, sizes):
+        low, high = lows[position], highs[position]
+        size = sizes[position]
+        fixed = buffers[position].fixed_offset
+        if fixed is not None:
+            offset = fixed
+        elif high < low:
+            offset = 0  # live at no step: nothing conflicts
+        else:
+            found = live_at[low]
+            if high > low:
+                found = found + [
+                    entry for later in starting_at[low + 1 : high + 1] for entry in later
+                ]
+            offset = first_fit_offset(size, sorted(found), alignment)
+        placed[position] = offset
+        entry = (offset, size)
+        starting_at[low].append(entry)
+        for rank in range(low, high + 1):
+            live_at[rank].append(entry)
+    return dict(zip(map(_ID, buffers), placed, strict=True))
+
+
+def _processing_positions(buffers: Sequence[Buffer], sizes: list[int]) -> list[int]:
+    """Positions of `buffers` in `greedy_processing_order` (a sort of tuples made in C, when no
+    buffer is fixed: the usual case)."""
+    fixed = list(map(_FIXED_OFFSET, buffers))
+    if fixed.count(None) != len(fixed):
+        position_of = {b.id: position for position, b in enumerate(buffers)}
+        return [position_of[b.id] for b in greedy_processing_order(buffers)]
+    keys = zip(map(neg, sizes), map(neg, map(_ID, buffers)), range(len(buffers)), strict=True)
+    return [position for _, _, position in sorted(keys)]
 
 
 def _place_with_arrays(problem: Problem) -> dict[int, int]:

@@ -434,7 +434,8 @@ def render_boards(
     table = Table(
         title=f"Linux devices (available = RAM{reserve})"
         if linux
-        else f"boards (available = the largest block one arena can take{reserve})",
+        else f"boards (available = the largest block one arena can take{reserve}; placed in "
+        "banks, the bank the fits column names)",
         title_justify="left",
         header_style="bold",
     )
@@ -462,7 +463,8 @@ def render_boards(
             "—"
             if required is None
             else f"{required:,}" + (" ~" if verdict.declared.is_estimate else ""),
-            f"{fit.available_bytes:,}",
+            # With a number, the bank the headroom is counted in (the fits column names it).
+            f"{fit.spare_available_bytes if verdict.has_number else fit.available_bytes:,}",
             Text("—")
             if headroom is None
             else Text(f"{headroom:+,}", style="green" if headroom >= 0 else "red"),
@@ -497,7 +499,8 @@ def render_boards(
             Text(
                 "yes: BANK + BANK: placed in the board's RAM banks (persistent + non-persistent "
                 "part, or the one arena's bank), as `arenalens check --target BOARD` prints it "
-                "with the code to paste; headroom is then the least any buffer leaves in its bank.",
+                "with the code to paste; headroom is then the least any buffer leaves in its bank, "
+                "and available that bank's.",
                 style="dim",
             )
         )

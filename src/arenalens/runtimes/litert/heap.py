@@ -42,6 +42,7 @@ from arenalens.runtimes.litert import (
     heap_build,
     heap_resources,
     heap_xnnpack,
+    xnnpack_attention,
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
@@ -168,8 +169,7 @@ def interpreter_heap(
 ) -> InterpreterHeap:
     """Model + each arena's high-water mark (arena and persistent arena per subgraph, in
     `rules.arenas` order) → the interpreter's heap under `delegate` (xnnpack or none) with
-    `threads` threads (Interpreter(num_threads=...); 1, the Python wrapper's default), on
-    `isa` (the measuring machine's by default: isa.py)."""
+    `threads` threads (Interpreter(num_threads=...); 1, the wrapper's default), on `isa`."""
     if delegate not in DELEGATES:
         raise ValueError(f"delegate must be one of {', '.join(DELEGATES)}, not {delegate!r}")
     if threads < 1:
@@ -338,8 +338,7 @@ def xnnpack_parts(
         if replayed is None:
             objects += heap_xnnpack.objects_bound(subgraph, split)
         if split.unmodelled:
-            # Operators the delegate may take, not modelled: counted as taken, with the old
-            # bound's room for what their operators allocate.
+            # Operators the delegate may take, not modelled: taken, with the old bound's room.
             objects += XNNPACK_FIXED_BYTES + heap_xnnpack.objects_bound(
                 subgraph, heap_xnnpack.unmodelled_only(subgraph, split)
             )
@@ -352,10 +351,12 @@ def xnnpack_parts(
                 indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
                 continue
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
-                packed += xnnpack_packing.aligned_block(
-                    xnnpack_packing.packed_weights_request(subgraph, operator) or 0
-                )
+                constant_b = xnnpack_packing.packed_weights_request(subgraph, operator) or 0
+                packed += xnnpack_packing.aligned_block(constant_b)
+                objects += isa.gemm_operator_extra_bytes  # a GEMM-based operator's tables
                 continue
+            if operator.index in taken and xnnpack_attention.replayed(subgraph, operator):
+                objects += 2 * isa.gemm_operator_extra_bytes  # its products' GEMM operators
             if operator.opcode not in _GEMM_OPERATORS or len(operator.inputs) < 2:
                 continue
             if operator.index not in taken and not (
@@ -489,9 +490,8 @@ def first_invoke_parts(
     arenas: Sequence[int] = (),
     variables: heap_resources.VariablePlan | None = None,
 ) -> tuple[HeapPart, ...]:
-    """The builtin kernels' first invoke, replayed (heap_invoke) with the ISA's ruy layouts,
-    and the caller's blocks (`delegated`: on the plan the XNNPACK delegate left; `arenas`:
-    each arena's high-water mark, as interpreter_heap takes them)."""
+    """The builtin kernels' first invoke (heap_invoke) with the ISA's ruy layouts, and the
+    caller's blocks (`delegated`: on the delegated plan; `arenas`: high-water marks)."""
     plans = [plan.prepared for plan in litert_plans(model)]
     # Eigen's blocks follow the CPU's caches: the measuring machine's on the host, else a bound.
     caches = eigen_blocking.replayed_caches() if isa.is_host else None

@@ -447,10 +447,17 @@ def unwritten_variable_reads(model: Model) -> tuple[Obstacle, ...]:
     for read in unwritten_reads(model):
         container, name = read.key
         resource = f"'{container}/{name}'" if container else f"'{name}'"
+        # A read on a path some inputs take (an IF branch, a WHILE body) fails on those.
+        when = f", on the inputs for which {' and '.join(read.when)}" if read.when else ""
+        unless = (
+            ", unless an IF branch or WHILE body that assigns it ran before"
+            if read.maybe_made
+            else ""
+        )
         found.append(
             Obstacle(
                 f"it reads resource variable {resource} (tensor {read.resource}) before any "
-                "ASSIGN_VARIABLE has made it ('variable != nullptr' at Invoke)",
+                f"ASSIGN_VARIABLE has made it ('variable != nullptr' at Invoke{when}{unless})",
                 phase="invoke",
                 subgraph=read.subgraph,
                 operator=read.operator,

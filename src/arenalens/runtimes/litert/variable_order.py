@@ -13,10 +13,19 @@ sources (tflite/kernels/*.cc).
   CALL_ONCE runs its init subgraph at its node on the first invoke (call_once.cc Eval), so an
   assignment there precedes the nodes after the CALL_ONCE.
 
-So a read is refused only where the order is certain: the primary subgraph and the init
-subgraphs its CALL_ONCEs run. A control-flow body (IF, WHILE, ...) may run or not: its reads
-are not judged and its assignments count as made; a resource given otherwise than by a
-VAR_HANDLE of the same subgraph is not judged, and an assignment to one stops the judging.
+* A control-flow operator runs its subgraphs at its node, in its Eval: IF one branch, by its
+  condition's value (if.cc); WHILE its cond subgraph first, then the body while cond gives
+  true, cond again after each body (while.cc); neither runs anything in Prepare.
+
+So each path a first invoke may take is walked: a variable is surely made where every path to
+the read assigns it (an IF's both branches, a WHILE's cond), maybe made where some path does (one
+branch, a WHILE body, which may not run). A read of a variable not surely made fails on the
+inputs that take its path: on every invoke when no path before it assigns it and the read runs
+on every path (the main subgraph, a CALL_ONCE's init, a WHILE's cond), else when its IF branch
+or WHILE body runs or the assigning ones do not (`UnwrittenRead.when`, `maybe_made`): measured
+on the 2.3.0 wheel with each input (tests/litert_control_flow_cases.py). A subgraph reached
+again is not walked again (its assignments count as before); a resource given otherwise than by
+a VAR_HANDLE of the same subgraph is not judged, and an assignment to one stops the judging.
 """
 
 from __future__ import annotations
@@ -40,6 +49,9 @@ class UnwrittenRead:
     operator: int
     resource: int  # the READ's resource tensor
     key: Key  # (container, shared_name)
+    # The branches and bodies that must run for the read to run ('' parts: none, every invoke).
+    when: tuple[str, ...] = ()
+    maybe_made: bool = False  # an IF branch or WHILE body before it may have made the variable
 
 
 def unwritten_reads(model: Model) -> tuple[UnwrittenRead, ...]:
@@ -51,7 +63,7 @@ def unwritten_reads(model: Model) -> tuple[UnwrittenRead, ...]:
     ):
         return ()
     walk = _Walk(model)
-    walk.run(model.subgraphs[0], certain=True)
+    walk.run(model.subgraphs[0], _Made(frozenset(), frozenset()), ())
     return tuple(walk.found)
 
 
@@ -63,20 +75,36 @@ def _key(options: object) -> Key:
     return (str(get("container") or ""), str(get("shared_name") or ""))
 
 
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """The variables made so far: on every path (`surely`), on some path (`maybe`)."""
+
+    surely: frozenset[Key]
+    maybe: frozenset[Key]
+
+
 class _Walk:
-    """One first invoke, node by node: which variables exist when each read runs."""
+    """One first invoke, node by node and path by path: which variables exist when each read
+    runs."""
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.written: set[Key] = set()
         self.blind = False  # an assignment to a resource not named by a VAR_HANDLE was seen
-        self.entered: set[int] = set()  # subgraphs walked (once each: no recursion)
+        # Subgraphs walked, with what one run of each surely and maybe makes (once each).
+        self.walked: dict[int, _Made | None] = {}
         self.found: list[UnwrittenRead] = []
 
-    def run(self, subgraph: Subgraph, *, certain: bool) -> None:
-        if subgraph.index in self.entered:
-            return
-        self.entered.add(subgraph.index)
+    def run(
+        self, subgraph: Subgraph, made: _Made, when: tuple[str, ...], *, judged: bool = True
+    ) -> _Made:
+        """Walk `subgraph` with `made` made before it, on the path `when`: what is made after
+        (its reads are judged unless `judged` is False)."""
+        if subgraph.index in self.walked:  # again (or recursively): its assignments as before
+            own = self.walked[subgraph.index]
+            return made if own is None else _Made(made.surely | own.surely, made.maybe | own.maybe)
+        self.walked[subgraph.index] = None
+        before, direct = made, set()
+        surely, maybe = set(made.surely), set(made.maybe)  # grown in place (one copy per run)
         handles: dict[int, Key] = {}
         for operator in subgraph.operators:
             opcode = operator.opcode
@@ -88,19 +116,74 @@ class _Walk:
                 if key is None:
                     self.blind = True
                 else:
-                    self.written.add(key)
-            elif opcode == "READ_VARIABLE" and operator.inputs and certain and not self.blind:
+                    surely.add(key)
+                    maybe.add(key)
+                    direct.add(key)
+            elif opcode == "READ_VARIABLE" and operator.inputs and judged and not self.blind:
                 key = handles.get(operator.inputs[0])
-                if key is not None and key not in self.written:
+                if key is not None and key not in surely:
                     self.found.append(
-                        UnwrittenRead(subgraph.index, operator.index, operator.inputs[0], key)
-                    )
-            for field in CONTROL_FLOW_OPTION_FIELDS.get(opcode, ()):
-                for index in _indices(operator.options, field):
-                    if 0 <= index < len(self.model.subgraphs):
-                        self.run(
-                            self.model.subgraphs[index], certain=certain and opcode == "CALL_ONCE"
+                        UnwrittenRead(
+                            subgraph.index,
+                            operator.index,
+                            operator.inputs[0],
+                            key,
+                            when,
+                            key in maybe,
                         )
+                    )
+            elif opcode in CONTROL_FLOW_OPTION_FIELDS:
+                after = self._control_flow(
+                    subgraph,
+                    operator.index,
+                    _Made(frozenset(surely), frozenset(maybe)),
+                    when,
+                    judged,
+                )
+                surely, maybe = set(after.surely), set(after.maybe)
+        made = _Made(frozenset(surely), frozenset(maybe))
+        self.walked[subgraph.index] = _Made(
+            (made.surely - before.surely) | direct, (made.maybe - before.maybe) | direct
+        )
+        return made
+
+    def _control_flow(
+        self, subgraph: Subgraph, index: int, made: _Made, when: tuple[str, ...], judged: bool
+    ) -> _Made:
+        """The subgraphs one operator runs at its node (call_once.cc, if.cc, while.cc); another
+        operator's subgraphs are not judged and their assignments count as made."""
+        operator = subgraph.operators[index]
+        opcode = operator.opcode
+        called = [
+            self.model.subgraphs[target]
+            for field in CONTROL_FLOW_OPTION_FIELDS.get(opcode, ())
+            for target in _indices(operator.options, field)
+            if 0 <= target < len(self.model.subgraphs)
+        ]
+        where = f"{opcode} operator {index} of subgraph {subgraph.index}"
+        if opcode == "IF" and len(called) == 2:
+            then, otherwise = (
+                self.run(
+                    branch,
+                    made,
+                    (*when, f"{where} takes its {name} branch (subgraph {branch.index})"),
+                    judged=judged,
+                )
+                for branch, name in zip(called, ("then", "else"), strict=True)
+            )
+            return _Made(then.surely & otherwise.surely, then.maybe | otherwise.maybe)
+        if opcode == "WHILE" and len(called) == 2:
+            cond, body = called
+            made = self.run(cond, made, when, judged=judged)
+            path = (*when, f"{where} runs its body (subgraph {body.index})")
+            return _Made(made.surely, self.run(body, made, path, judged=judged).maybe)
+        for callee in called:
+            if opcode == "CALL_ONCE":  # its init subgraph runs at its node on the first invoke
+                made = self.run(callee, made, when, judged=judged)
+            else:
+                after = self.run(callee, made, when, judged=False)
+                made = _Made(made.surely | after.maybe, after.maybe)
+        return made
 
 
 def _indices(options: object, field: str) -> tuple[int, ...]:

@@ -9,7 +9,8 @@ reproduces the runtime's planner.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from operator import attrgetter
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -32,6 +33,7 @@ OFFLINE_PLAN_VERSION = 0
 # The metadata stores offsets as int32.
 INT32_MAX = 2**31 - 1
 HEAD = "head"
+_OPCODE = attrgetter("opcode")
 
 
 def tflm_timeline_with_scratch(model: Model, build: Build = HOST) -> Timeline:
@@ -43,20 +45,6 @@ def tflm_timeline_with_scratch(model: Model, build: Build = HOST) -> Timeline:
 def _timeline(model: Model, build: Build) -> Timeline:
     # The pipeline asks for the timeline, then for the arenas built on it: compute it once.
     return tflm_timeline(model, scratch_requests(model, build))
-
-
-class _Entry(NamedTuple):
-    """One AllocationInfo entry TFLM submits to its planner."""
-
-    kind: BufferKind
-    subgraph: int
-    tensor: int | None
-    operator: int | None
-    name: str
-    nbytes: int
-    first: int
-    last: int
-    offline: int
 
 
 def offline_offsets(model: Model) -> tuple[int, ...] | None:
@@ -94,14 +82,16 @@ def offline_plan_for(model: Model, arena: ArenaProblem, offsets: Mapping[int, in
 def prepare_bound_tensors(model: Model) -> frozenset[tuple[int, int]]:
     """Model → (subgraph, tensor) of outputs a kernel binds in Prepare (never planned: TFLM plans
     only tensors whose data pointer is still null after Prepare; `KernelRule.binds_outputs`)."""
-    return frozenset(
-        (subgraph.index, tensor)
-        for subgraph in model.subgraphs
-        for op in subgraph.operators
-        if _binds_outputs(op.opcode)
-        for tensor in op.outputs
-        if tensor >= 0
-    )
+    bound: set[tuple[int, int]] = set()
+    for subgraph in model.subgraphs:
+        # Asked per distinct opcode (a model repeats a few many times), found by a C loop.
+        binding = {code for code in set(map(_OPCODE, subgraph.operators)) if _binds_outputs(code)}
+        if not binding:
+            continue  # the usual subgraph
+        for op in subgraph.operators:
+            if op.opcode in binding:
+                bound.update((subgraph.index, tensor) for tensor in op.outputs if tensor >= 0)
+    return frozenset(bound)
 
 
 def _binds_outputs(opcode: str) -> bool:
@@ -109,67 +99,91 @@ def _binds_outputs(opcode: str) -> bool:
     return rule is not None and rule.binds_outputs
 
 
-def _planned_entries(
-    model: Model, timeline: Timeline, shapes: Mapping[tuple[int, int], tuple[int, ...]]
-) -> list[_Entry]:
-    """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests.
+class _HeadBuffers(NamedTuple):
+    """The head's buffers as the planner sees them and as reports name them, in TFLM's order."""
+
+    buffers: tuple[Buffer, ...]
+    meanings: dict[int, PlannedBuffer]
+    untouched: int  # planned buffers live at no step (-1..-1)
+
+
+def _head_buffers(
+    model: Model,
+    timeline: Timeline,
+    shapes: Mapping[tuple[int, int], tuple[int, ...]],
+    rounding: int,
+) -> _HeadBuffers:
+    """AllocationInfo in TFLM's order: all subgraphs' tensors by index, then scratch requests;
+    each size rounded up to `rounding`.
 
     A tensor is sized by its eval dims after Prepare: `shapes` holds those a kernel rewrote."""
     offsets = offline_offsets(model)
     bound_in_prepare = prepare_bound_tensors(model)
-    entries: list[_Entry] = []
-    position = 0
+    lifetimes = timeline.lifetimes
+    buffers: list[Buffer] = []
+    meanings: dict[int, PlannedBuffer] = {}
+    untouched = 0
+    position = -1
     for subgraph in model.subgraphs:
+        subgraph_index = subgraph.index
         for tensor in subgraph.tensors:
-            offline = offsets[position] if offsets is not None else ONLINE
             position += 1
-            if tensor.has_data and not tensor.is_variable:
+            is_variable = tensor.is_variable
+            if tensor.has_data and not is_variable:
                 continue  # constant data is never planned (most tensors: skip their bytes)
-            nbytes = tflm_tensor_bytes(tensor, shapes.get((subgraph.index, tensor.index)))
+            offline = offsets[position] if offsets is not None else ONLINE
+            key = (subgraph_index, tensor.index)
+            nbytes = tflm_tensor_bytes(tensor, shapes.get(key))
             # InitializeAllocationInfo: no constant data, not a variable, bytes to hold.
-            planned = not tensor.has_data and not tensor.is_variable and nbytes > 0
-            if (subgraph.index, tensor.index) in bound_in_prepare:
-                planned = False
-            if tensor.is_variable and offline != ONLINE:
+            planned = not is_variable and nbytes > 0 and key not in bound_in_prepare
+            if is_variable and offline != ONLINE:
                 planned = True  # an offline-planned variable moves from the tail to the head
             if not planned:
                 continue
             if offline < ONLINE:
                 raise ModelError(
                     model.source,
-                    f"offline plan gives tensor {tensor.index} of subgraph {subgraph.index} "
+                    f"offline plan gives tensor {tensor.index} of subgraph {subgraph_index} "
                     f"the offset {offline}, before the arena start",
                 )
-            life = timeline.of(subgraph.index, tensor.index)
-            entries.append(
-                _Entry(
-                    BufferKind.VARIABLE if tensor.is_variable else BufferKind.TENSOR,
-                    subgraph.index,
-                    tensor.index,
-                    None,
-                    tensor.name,
-                    nbytes,
-                    life.first,
-                    life.last,
-                    offline,
+            life = lifetimes[key]
+            first, last = life.first, life.last
+            untouched += first == -1 and last == -1
+            index = len(buffers)
+            buffers.append(
+                Buffer(
+                    index,
+                    first,
+                    last,
+                    align_up(nbytes, rounding),
+                    None if offline == ONLINE else offline,
                 )
+            )
+            meanings[index] = PlannedBuffer(
+                index,
+                BufferKind.VARIABLE if is_variable else BufferKind.TENSOR,
+                subgraph_index,
+                tensor.index,
+                None,
+                tensor.name,
+                nbytes,
             )
     for scratch in timeline.scratch:
         request = scratch.request
-        entries.append(
-            _Entry(
-                BufferKind.SCRATCH,
-                request.subgraph,
-                None,
-                request.operator,
-                request.label or "scratch",
-                request.nbytes,
-                scratch.first,
-                scratch.last,
-                ONLINE,
-            )
+        first, last = scratch.first, scratch.last
+        untouched += first == -1 and last == -1
+        index = len(buffers)
+        buffers.append(Buffer(index, first, last, align_up(request.nbytes, rounding), None))
+        meanings[index] = PlannedBuffer(
+            index,
+            BufferKind.SCRATCH,
+            request.subgraph,
+            None,
+            request.operator,
+            request.label or "scratch",
+            request.nbytes,
         )
-    return entries
+    return _HeadBuffers(tuple(buffers), meanings, untouched)
 
 
 def arenas(
@@ -192,48 +206,22 @@ def arenas(
 @recent_by_identity()
 def _arenas(model: Model, rounding: int, build: Build) -> tuple[ArenaProblem, ...]:
     timeline = tflm_timeline_with_scratch(model, build)
-    entries = _planned_entries(model, timeline, prepared_shapes(model, build))
-    # Positional (a buffer and a meaning per planned tensor): id, start, end, size, fixed offset;
-    # id, kind, subgraph, tensor, operator, name, nbytes.
-    buffers = tuple(
-        Buffer(
-            index,
-            entry.first,
-            entry.last,
-            align_up(entry.nbytes, rounding),
-            None if entry.offline == ONLINE else entry.offline,
-        )
-        for index, entry in enumerate(entries)
-    )
-    meanings = {
-        index: PlannedBuffer(
-            index,
-            entry.kind,
-            entry.subgraph,
-            entry.tensor,
-            entry.operator,
-            entry.name,
-            entry.nbytes,
-        )
-        for index, entry in enumerate(entries)
-    }
-    notes = _arena_notes(model, entries, build)
+    head = _head_buffers(model, timeline, prepared_shapes(model, build), rounding)
     return (
         ArenaProblem(
             name=HEAD,
-            problem=Problem(buffers, alignment=1),
-            buffers=MappingProxyType(meanings),
+            problem=Problem(head.buffers, alignment=1),
+            buffers=MappingProxyType(head.meanings),
             steps=timeline.steps,
             runtime_planner="tflm_greedy",
-            notes=notes,
+            notes=_arena_notes(model, head.untouched, build),
             size_rounding=rounding,
         ),
     )
 
 
-def _arena_notes(model: Model, entries: Sequence[_Entry], build: Build) -> tuple[str, ...]:
+def _arena_notes(model: Model, untouched: int, build: Build) -> tuple[str, ...]:
     notes: list[str] = []
-    untouched = sum(1 for e in entries if e.first == -1 and e.last == -1)
     if untouched:
         notes.append(
             f"{untouched} planned buffers are never touched from subgraph 0 (lifetime -1..-1, "

@@ -8,8 +8,11 @@ is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from functools import partial
+from itertools import chain, repeat
+from operator import add, attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -33,6 +36,14 @@ TFLM_CONTROL_FLOW_CODES = frozenset({118, 119, 129})  # IF, WHILE, CALL_ONCE
 # a million, a 30 KB fan-out model's million-step timeline cost every later stage seconds:
 # about a minute of CPU from report to optimize.)
 MAX_EXTRA_TFLM_STEPS = 100_000
+_INDEX, _OPCODE, _RAW_CODE, _INPUTS, _OUTPUTS = map(
+    attrgetter, ("index", "opcode", "raw_builtin_code", "inputs", "outputs")
+)
+
+
+def _pairs(tensors: Iterable[tuple[int, ...]], steps: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """(tensor, step) for every tensor of each group with its step, in order (C loops)."""
+    return chain.from_iterable(map(dict.items, map(dict.fromkeys, tensors, steps)))
 
 
 def tflm_planned(tensor: Tensor) -> bool:
@@ -44,8 +55,10 @@ def tflm_planned(tensor: Tensor) -> bool:
 
 def tflm_timeline(model: Model, scratch: Sequence[ScratchRequest] = ()) -> Timeline:
     """Model (+ kernel scratch requests) → lifetimes by TFLM's MarkAllocationLifetimes."""
+    calls = _calls_any(model)
     limit = tflm_step_limit(model)
-    if tflm_step_count(model, limit) > limit:
+    # Without control flow the walk is subgraph 0's operators: within the limit.
+    if calls and tflm_step_count(model, limit) > limit:
         raise ModelError(
             model.source,
             f"control flow expands to more than {limit:,} steps: TFLM walks a "
@@ -53,7 +66,10 @@ def tflm_timeline(model: Model, scratch: Sequence[ScratchRequest] = ()) -> Timel
             f"several times, nested (the walk grows exponentially with the nesting)",
         )
     marker = _TflmMarker(model, scratch)
-    marker.mark(0)
+    if calls:
+        marker.mark(0)
+    else:
+        marker.mark_straight(model.subgraphs[0])
     return marker.timeline()
 
 
@@ -123,10 +139,10 @@ def tflm_step_count(model: Model, limit: int) -> int:
 
 def _calls_any(model: Model) -> bool:
     """True when some operator of the model is one whose subgraphs TFLM's marker walks."""
-    return any(
-        op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES
+    # Per subgraph, a C loop over its operators' raw codes.
+    return not all(
+        TFLM_CONTROL_FLOW_CODES.isdisjoint(map(_RAW_CODE, subgraph.operators))
         for subgraph in model.subgraphs
-        for op in subgraph.operators
     )
 
 
@@ -140,14 +156,16 @@ class _TflmMarker:
     """Replays MarkAllocationLifetimes with one global step counter.
 
     TFLM recurses into called subgraphs; this walks an explicit stack of tasks instead, so deep
-    control-flow nesting cannot exhaust Python's recursion limit.
+    control-flow nesting cannot exhaust Python's recursion limit. Marks are kept per subgraph,
+    by tensor index; a subgraph that calls none is marked by dict operations (C loops), not a
+    Python step per tensor.
     """
 
     def __init__(self, model: Model, scratch: Sequence[ScratchRequest]) -> None:
         self.model = model
         self.step = 0
-        self.first: dict[tuple[int, int], int] = {}
-        self.last: dict[tuple[int, int], int] = {}
+        self.first: list[dict[int, int]] = [{} for _ in model.subgraphs]
+        self.last: list[dict[int, int]] = [{} for _ in model.subgraphs]
         self.scratch = tuple(scratch)
         self.scratch_first = [UNSET] * len(self.scratch)
         self.scratch_last = [UNSET] * len(self.scratch)
@@ -157,12 +175,11 @@ class _TflmMarker:
             self.scratch_by_op.setdefault(key, []).append(position)
         self.steps: list[Step] = [Step(0, 0, None, "inputs of subgraph 0")]
 
-    def set_first(self, key: tuple[int, int]) -> None:
-        if self.first.get(key, UNSET) == UNSET:
-            self.first[key] = self.step
+    def set_first(self, index: int, tensor: int) -> None:
+        self.first[index].setdefault(tensor, self.step)
 
-    def set_last(self, key: tuple[int, int]) -> None:
-        self.last[key] = self.step
+    def set_last(self, index: int, tensor: int) -> None:
+        self.last[index][tensor] = self.step
 
     def mark(self, subgraph_index: int) -> None:
         # Tasks, popped last-first: ("enter", subgraph) marks its inputs and queues its
@@ -176,14 +193,13 @@ class _TflmMarker:
             if action == "enter":
                 index = task[1]
                 subgraph = self.model.subgraphs[index]
-                self.mark_boundary(index, subgraph.inputs)
                 if not any(
                     op.raw_builtin_code in TFLM_CONTROL_FLOW_CODES and _tflm_callees(op)
                     for op in subgraph.operators
                 ):
                     self.mark_straight(subgraph)  # no calls: the same marks, without the tasks
-                    self.mark_boundary(index, subgraph.outputs)
                     continue
+                self.mark_boundary(index, subgraph.inputs)
                 tasks.append(("leave", index))
                 tasks.extend(("operator", subgraph, op) for op in reversed(subgraph.operators))
             elif action == "operator":
@@ -192,7 +208,7 @@ class _TflmMarker:
                 self.steps.append(Step(self.step, subgraph.index, op.index, op.opcode))
                 for tensor in op.outputs:
                     if tensor >= 0:
-                        self.set_first((subgraph.index, tensor))
+                        self.set_first(subgraph.index, tensor)
                 tasks.append(("finish", subgraph, op, self.step))
                 tasks.extend(("call", called) for called in reversed(_tflm_callees(op)))
             elif action == "call":
@@ -207,46 +223,58 @@ class _TflmMarker:
                 self.mark_boundary(index, self.model.subgraphs[index].outputs)
 
     def mark_straight(self, subgraph: Subgraph) -> None:
-        """The operators of a subgraph that calls none, in order: each starts (its outputs'
-        first step), then finishes at the same step (inputs' and outputs' last, its scratch)."""
+        """The inputs of a subgraph that calls none, its operators in order (each starts: its
+        outputs' first step, then finishes at the same step: inputs' and outputs' last, its
+        scratch), then its outputs."""
         index = subgraph.index
-        first, last, steps = self.first, self.last, self.steps
-        scratch_by_op = self.scratch_by_op
-        step = self.step
-        for op in subgraph.operators:
-            step += 1
-            steps.append(Step(step, index, op.index, op.opcode))
-            # Every mark of this operator is this step, so their order does not matter.
-            for tensor in op.outputs:
-                if tensor >= 0:
-                    key = (index, tensor)
-                    if key not in first:  # marked steps are never UNSET
-                        first[key] = step
-                    last[key] = step
-            for tensor in op.inputs:
-                if tensor >= 0:
-                    last[(index, tensor)] = step
-            if scratch_by_op:
-                for position in scratch_by_op.get((index, op.index), ()):
+        self.mark_boundary(index, subgraph.inputs)
+        operators = subgraph.operators
+        start = self.step + 1
+        steps = range(start, start + len(operators))
+        self.steps.extend(
+            map(Step, steps, repeat(index), map(_INDEX, operators), map(_OPCODE, operators))
+        )
+        # Every mark of an operator is its step: (tensor, step) pairs, made and applied by C
+        # loops. Last marks: the latest wins, so every tensor an operator touches, in order.
+        # First marks: an output's earliest step (the pairs in reverse order), unless marked
+        # before this walk. (A -1, no tensor, is marked too and never read.)
+        touched = map(add, map(_INPUTS, operators), map(_OUTPUTS, operators))
+        self.last[index].update(_pairs(touched, steps))
+        earliest = dict(_pairs(map(_OUTPUTS, reversed(operators)), reversed(steps)))
+        first = self.first[index]
+        earliest.update(first)
+        first.update(earliest)
+        requests = [
+            (key[1], positions) for key, positions in self.scratch_by_op.items() if key[0] == index
+        ]
+        if requests:
+            step_of = dict(zip(map(_INDEX, operators), steps, strict=True))
+            for requester, positions in requests:
+                marked = step_of.get(requester)
+                if marked is None:
+                    continue  # a request of an operator the subgraph does not have
+                for position in positions:
                     if self.scratch_first[position] == UNSET:
-                        self.scratch_first[position] = step
-                    self.scratch_last[position] = step
-        self.step = step
+                        self.scratch_first[position] = marked
+                    self.scratch_last[position] = marked
+        self.step = start + len(operators) - 1
+        self.mark_boundary(index, subgraph.outputs)
 
     def mark_boundary(self, index: int, tensors: tuple[int, ...]) -> None:
+        first, last, step = self.first[index], self.last[index], self.step
         for tensor in tensors:
             if tensor >= 0:
-                self.set_first((index, tensor))
-                self.set_last((index, tensor))
+                first.setdefault(tensor, step)
+                last[tensor] = step
 
     def finish_operator(self, subgraph: Subgraph, op: Operator, start: int) -> None:
         index = subgraph.index
         for tensor in op.inputs:
             if tensor >= 0:
-                self.set_last((index, tensor))
+                self.set_last(index, tensor)
         for tensor in op.outputs:
             if tensor >= 0:
-                self.set_last((index, tensor))
+                self.set_last(index, tensor)
         for position in self.scratch_by_op.get((index, op.index), ()):
             if self.scratch_first[position] == UNSET:
                 self.scratch_first[position] = start
@@ -254,14 +282,29 @@ class _TflmMarker:
 
     def timeline(self) -> Timeline:
         lifetimes: dict[tuple[int, int], TensorLifetime] = {}
-        first, last = self.first.get, self.last.get
+        # One per tensor (constants too), built by C loops: the tuples TensorLifetime's __new__
+        # would build, without a Python frame each (a tensor's index is its position).
+        make = partial(tuple.__new__, TensorLifetime)
         for subgraph in self.model.subgraphs:
             index = subgraph.index
-            for tensor in subgraph.tensors:
-                key = (index, tensor.index)
-                lifetimes[key] = TensorLifetime(
-                    index, tensor.index, first(key, UNSET), last(key, UNSET)
+            positions = range(len(subgraph.tensors))
+            lifetimes.update(
+                zip(
+                    zip(repeat(index), positions, strict=False),
+                    map(
+                        make,
+                        zip(
+                            repeat(index),
+                            positions,
+                            map(self.first[index].get, positions, repeat(UNSET)),
+                            map(self.last[index].get, positions, repeat(UNSET)),
+                            repeat(None),
+                            strict=False,
+                        ),
+                    ),
+                    strict=True,
                 )
+            )
         scratch = tuple(
             ScratchLifetime(request, self.scratch_first[i], self.scratch_last[i])
             for i, request in enumerate(self.scratch)

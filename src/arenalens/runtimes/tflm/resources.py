@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Tensor
 from arenalens.memo import recent_by_identity
 
 VAR_HANDLE = "VAR_HANDLE"
+_OPCODE = attrgetter("opcode")
 ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
 
 
@@ -77,6 +79,9 @@ def resource_variables(model: Model, table: int | None = None) -> ResourceVariab
 
 @recent_by_identity()
 def _resource_variables(model: Model, table: int | None) -> ResourceVariables:
+    if not any(VAR_HANDLE in map(_OPCODE, subgraph.operators) for subgraph in model.subgraphs):
+        # No VAR_HANDLE (most models; `in` scans the opcodes in C): no id, no buffer, no failure.
+        return ResourceVariables(0 if table is None else table, (), MappingProxyType({}), ())
     handles = [
         op for subgraph in model.subgraphs for op in subgraph.operators if op.opcode == VAR_HANDLE
     ]

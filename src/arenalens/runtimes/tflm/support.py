@@ -10,6 +10,8 @@ kernels set up but refuse a type only when Invoke runs; those are reasons too, w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 from arenalens.builds.build import HOST, Build
 from arenalens.cannot_run import group_refusals
@@ -21,6 +23,8 @@ from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, stands_i
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
+
+_DTYPE_NAME, _SHAPE = attrgetter("dtype.name"), attrgetter("shape")
 
 
 @dataclass(frozen=True)
@@ -79,21 +83,28 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     standing_in: dict[str, bool] = {}  # by opcode: asked once per model, not per operator
     for subgraph in model.subgraphs:
         found.extend(_unsized_tensors(model, subgraph.index))
+        # No dim <= 0 in any of the subgraph's tensors (a C loop over every dim): then only the
+        # shapes Prepare rewrote can be dynamic.
+        positive = min(chain.from_iterable(map(_SHAPE, subgraph.tensors)), default=1) > 0
         for operator in subgraph.operators:
             setup = by_operator[(subgraph.index, operator.index)]
-            found.extend(_operator_obstacles(setup))
+            obstacles = _operator_obstacles(setup, positive)
+            if obstacles:
+                found.extend(obstacles)
             if not setup.registered:
                 continue
-            if setup.rule is None:
-                unmodelled.add(operator.opcode)
+            opcode = operator.opcode
+            rule = setup.rule
+            if rule is None:
+                unmodelled.add(opcode)
                 continue
-            stands = standing_in.get(operator.opcode)
+            stands = standing_in.get(opcode)
             if stands is None:
-                stands = standing_in[operator.opcode] = stands_in(operator.opcode, build)
+                stands = standing_in[opcode] = stands_in(opcode, build)
             if stands:
-                stand_ins.add(operator.opcode)
-            elif not setup.rule.derived and not build.is_host:
-                wheel_measured.add(operator.opcode)
+                stand_ins.add(opcode)
+            elif not rule.derived and not build.is_host:
+                wheel_measured.add(opcode)
             for estimate in setup.estimates:
                 estimates.setdefault(estimate.reason, estimate)
     table = resource_variables(model, build.resource_variables)
@@ -110,10 +121,9 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
 
 def _unsized_tensors(model: Model, subgraph_index: int) -> list[Obstacle]:
     subgraph = model.subgraphs[subgraph_index]
-    unsized = [t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES]
-    if not unsized:
-        return []
-    tensor = unsized[0]
+    if TFLM_ELEMENT_BYTES.keys() >= set(map(_DTYPE_NAME, subgraph.tensors)):
+        return []  # the usual subgraph, told by a C loop over its tensors' type names
+    tensor = next(t for t in subgraph.tensors if t.dtype.name not in TFLM_ELEMENT_BYTES)
     return [
         Obstacle(
             f"TFLM cannot size tensor {tensor.index} '{tensor.name}' ({tensor.dtype.name}): "
@@ -124,7 +134,9 @@ def _unsized_tensors(model: Model, subgraph_index: int) -> list[Obstacle]:
     ]
 
 
-def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
+def _operator_obstacles(setup: OperatorSetup, positive_shapes: bool = False) -> list[Obstacle]:
+    """Why TFLM does not run the operator of `setup` (`positive_shapes`: no tensor of its
+    subgraph has a dim <= 0)."""
     context = setup.context
     subgraph, operator = context.subgraph, context.operator
     if not setup.registered:
@@ -144,11 +156,14 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
                 fix=fix,
             )
         ]
-    found = [_obstacle(context, r.reason, r.phase, r.fix) for r in setup.refusals]
+    refusals = setup.refusals
+    found = [_obstacle(context, r.reason, r.phase, r.fix) for r in refusals] if refusals else []
     # CheckDynamicTensors reads the eval dims after Prepare (rewritten ones included).
     rewritten, tensors = setup.output_shapes, subgraph.tensors
-    for index in operator.outputs:
-        shape = rewritten.get(index, tensors[index].shape) if index >= 0 else ()
+    for index in operator.outputs if rewritten or not positive_shapes else ():
+        if index < 0:
+            continue  # no tensor: no dims
+        shape = rewritten.get(index, tensors[index].shape) if rewritten else tensors[index].shape
         if shape != (0,) and min(shape, default=1) <= 0:  # a dim <= 0 (no generator: per output)
             found.append(
                 _obstacle(
@@ -156,7 +171,7 @@ def _operator_obstacles(setup: OperatorSetup) -> list[Obstacle]:
                     f"output {index} has shape {list(shape)}: 'Dynamic tensors are not supported'",
                 )
             )
-    for index in operator.intermediates:
+    for index in operator.intermediates:  # usually none
         if index >= 0 and tflm_tensor_bytes(tensors[index]) != 0:
             found.append(
                 _obstacle(

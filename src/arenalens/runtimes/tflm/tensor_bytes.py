@@ -6,6 +6,7 @@ Rules: docs/runtime-rules.md §T2.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import prod
 from types import MappingProxyType
 
 from arenalens.ir import Tensor
@@ -30,11 +31,7 @@ def tflm_tensor_bytes(tensor: Tensor, shape: tuple[int, ...] | None = None) -> i
     element = TFLM_ELEMENT_BYTES.get(tensor.dtype.name)
     if element is None:
         return 0
-    if shape is None:
-        return tensor.element_count * element
-    count = 1
-    for dim in shape:
-        if dim < 0:
-            return 0
-        count *= dim
-    return count * element
+    dims = tensor.shape if shape is None else shape
+    if dims and min(dims) < 0:
+        return 0
+    return prod(dims) * element
