@@ -145,6 +145,10 @@ HELD_OUT = (*HELD_OUT, *((f"sdpa8c_{seed}", "attention_composite", seed) for see
 # Grouped attention heads (tests/litert_custom_cases.grouped_attention_case), drawn after
 # xnnpack_attention replayed them.
 HELD_OUT = (*HELD_OUT, *((f"sdpa8g_{seed}", "grouped_attention", seed) for seed in range(1, 17)))
+# Session 8 (litert-outliers8): kernels first counted with the unknown-kernel bounds
+# (tests/litert_kernel_facts_cases.py): the facts were traced on seeds 3, 7, 9, 14, 22-24;
+# these seeds were drawn after, never traced.
+HELD_OUT = (*HELD_OUT, *((f"facts8_{seed}", "kernel_facts", seed) for seed in range(25, 49)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -253,6 +257,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_variable_cases import variable_heap_model
 
         return variable_heap_model(seed)
+    if family == "kernel_facts":
+        from tests.litert_kernel_facts_cases import kernel_facts_case
+
+        return kernel_facts_case(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

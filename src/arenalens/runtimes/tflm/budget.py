@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache, partial
+from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -109,6 +110,9 @@ class SetupPrediction:
         return self.settled.tail(self.minimal_arena)
 
 
+_is_variable = attrgetter("is_variable")
+
+
 def plan_facts(
     model: Model,
     arena: ArenaProblem,
@@ -119,13 +123,15 @@ def plan_facts(
     """Model + head arena + plan → what the setup replay needs to know about the plan."""
     offsets = offline_offsets(model)
     variables: list[tuple[str, int]] = []
-    position = 0
+    position = 0  # of the subgraph's first tensor, in the offline plan's model-wide order
     for subgraph in model.subgraphs:
-        for tensor in subgraph.tensors:
-            offline = offsets[position] if offsets is not None else ONLINE
-            position += 1
-            if tensor.is_variable and offline == ONLINE:
-                variables.append((tensor.name, tflm_tensor_bytes(tensor)))
+        tensors = subgraph.tensors
+        if any(map(_is_variable, tensors)):  # most subgraphs have none: looked for in C
+            for index, tensor in enumerate(tensors, position):
+                offline = offsets[index] if offsets is not None else ONLINE
+                if tensor.is_variable and offline == ONLINE:
+                    variables.append((tensor.name, tflm_tensor_bytes(tensor)))
+        position += len(tensors)
     return PlanFacts(
         scratch=scratch_requests(model, build, None if setups is None else tuple(setups)),
         planned_buffer_count=len(arena.problem.buffers),

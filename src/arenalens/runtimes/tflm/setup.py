@@ -206,18 +206,15 @@ def condensed_sequence(
     steps = _model_steps(model, layout, facts.preserve_all_tensors, resource_table)
     # Temp positions before the planner never depend on the arena size: from the first head.
     condensed = _Condensed(steps, layout, layout.scratch_request * MAX_SCRATCH_PER_OPERATOR)
-    for setup in setups:
-        if setup.builtin_data is not None:
-            condensed.persistent(*setup.builtin_data)
+    condensed.options([setup.builtin_data for setup in setups])
     for setup in setups:
         if setup.init and not condensed.events(setup.init):
             return None
     heads = _heads_after_prepare(setups, facts, layout)
     for setup, nbytes in zip(setups, heads, strict=True):
-        if not condensed.events(setup.prepare):
-            return None
         # ResetTempAllocations and the head resize: the resize sets the temp end alike.
-        condensed.resize_head(nbytes, layout.struct_alignment)
+        if not condensed.events(setup.prepare, nbytes):
+            return None
     condensed.flush()
     steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
@@ -321,39 +318,111 @@ def _run_of(
     return sum(nbytes for _, nbytes, _ in parts), aligned, parts
 
 
+_TAIL, _TEMP, _HEAD = Action.PERSISTENT, Action.TEMP, Action.HEAD
+
+_Parts = tuple[int, int, tuple[tuple[str, int, int], ...]]  # a temp struct's `_run_of`
+# By layout (its id, the layout kept to check it): channel count → a temp struct's
+# `_run_of(_struct_parts)`. A function of the build's struct sizes alone, as the layout is: kept
+# for the process, like the layouts (`layout_for`), a few builds' worth.
+_PARTS: dict[int, tuple[RuntimeLayout, dict[int | None, _Parts]]] = {}
+_PARTS_LAYOUTS = 64
+
+
+def _parts_for(layout: RuntimeLayout) -> dict[int | None, _Parts]:
+    """The temp struct parts found so far on this layout (filled by `_Condensed`)."""
+    found = _PARTS.get(id(layout))
+    if found is None or found[0] is not layout:
+        if len(_PARTS) >= _PARTS_LAYOUTS:
+            _PARTS.clear()
+        found = _PARTS[id(layout)] = (layout, {})
+    return found[1]
+
+
 class _Condensed:
-    """The operators' steps written for `settle` alone (`condensed_sequence`): a run of temp
-    allocations is one temp step from where the run starts to where it ends (temp only grows
-    within it, and a check against the tail holds for the whole run iff for its end); a run of
-    tail allocations is one step where every later one's alignment divides the first's and its
+    """The operators' steps written for `settle` alone (`condensed_sequence`).
+
+    A run of temp allocations is one temp step from where the run starts to where it ends (temp
+    only grows within it, and a check against the tail holds for the whole run iff for its end).
+    The run goes on over tail allocations that a later temp allocation of the run follows: that
+    one's end is at least as high and the tail then at least as low, so its check holds only if
+    the earlier ones' do (the tail allocations check the head, never temp). A run of tail
+    allocations is one step where every later one's alignment divides the first's and its
     rounded size is a multiple of it (the tail then stays aligned to the first's, and each later
     one moves it by exactly its rounded size; the tail only falls, so the head check at the end
-    holds for the run)."""
+    holds for the run). Steps keep their order: a temp run the open tail run follows
+    (`behind`) is written before it."""
 
-    __slots__ = ("layout", "parts", "run_start", "steps", "tail_alignment", "tail_bytes", "temp")
+    __slots__ = (
+        "behind",
+        "layout",
+        "parts",
+        "run_start",
+        "steps",
+        "tail_alignment",
+        "tail_bytes",
+        "temp",
+    )
 
     def __init__(self, steps: list[Allocation], layout: RuntimeLayout, temp: int) -> None:
         self.steps, self.layout, self.temp = steps, layout, temp
         self.run_start = -1  # where the open temp run starts (-1: none open)
         self.tail_bytes = self.tail_alignment = 0  # the open tail run (alignment 0: none)
-        # Channel count → a temp struct's `_run_of(_struct_parts)`.
-        self.parts: dict[int | None, tuple[int, int, tuple[tuple[str, int, int], ...]]] = {}
+        # The open tail run started after the open temp run's last allocation (else no tail
+        # run is open while a temp run is).
+        self.behind = False
+        self.parts = _parts_for(layout)
 
-    def events(self, events: Sequence[Event]) -> bool:
-        """One kernel phase's events; False where a buffer is written over live temps. (The
-        temp run is followed in local variables: most events are temp tensors.)"""
+    def options(self, sizes: Sequence[tuple[int, int] | None]) -> None:
+        """Every operator's parsed options, (bytes, alignment) or None: tail allocations, the
+        open tail run in local variables."""
+        if self.run_start >= 0:
+            self._close_temp()
+        tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
+        for size in sizes:
+            if size is None:
+                continue
+            nbytes, alignment = size
+            if tail_alignment:
+                if not tail_alignment % alignment:
+                    rounded = -(-nbytes // alignment) * alignment
+                    if not rounded % tail_alignment:
+                        tail_bytes += rounded
+                        continue
+                steps.append(_step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ())))
+            tail_bytes, tail_alignment = nbytes, alignment
+        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+
+    def events(self, events: Sequence[Event], head: int = -1) -> bool:
+        """One kernel phase's events, then (`head` >= 0) the head resized to `head` bytes, the
+        temp end with it; False where a buffer is written over live temps. (The open runs are
+        followed in local variables, a tail allocation, the head resize and the closes
+        written out here: a phase is a handful of events, most of them temp tensors.)"""
         temp, run_start, parts_of = self.temp, self.run_start, self.parts
+        tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
+        behind = self.behind
         for event in events:
             kind = type(event)
             if kind is TempTensor:
-                channels = _copied_channels(event.tensor)  # type: ignore[union-attr]
+                if run_start < 0 or behind:
+                    # The open tail run is written; the temp run starts, or goes on over it.
+                    if tail_alignment:
+                        steps.append(
+                            _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                        )
+                        tail_alignment = 0
+                    if run_start < 0:
+                        run_start = temp
+                    behind = False
+                # `_copied_channels`, inline: the parts of its struct and quantization copies.
+                quantization = event.tensor.quantization  # type: ignore[union-attr]
+                channels = (
+                    None
+                    if quantization is None or quantization.zero_point is None
+                    else quantization.channel_count
+                )
                 entry = parts_of.get(channels)
                 if entry is None:
-                    entry = parts_of[channels] = _run_of(_struct_parts(self.layout, channels))
-                if run_start < 0:
-                    if self.tail_alignment:
-                        self._close_tail()
-                    run_start = temp
+                    entry = self._parts_of(channels)
                 total, aligned, parts = entry
                 if aligned and not temp % aligned:
                     temp += total
@@ -363,46 +432,56 @@ class _Condensed:
             elif kind is Persistent:
                 if event.written is not None:  # type: ignore[union-attr]
                     return False
-                self.temp, self.run_start = temp, run_start
-                self.persistent(event.nbytes, ARENA_ALIGNMENT)  # type: ignore[union-attr]
-                run_start = -1
+                # A tail allocation, 16-aligned: into the open tail run where it may join.
+                nbytes = event.nbytes  # type: ignore[union-attr]
+                if tail_alignment:
+                    if not tail_alignment % ARENA_ALIGNMENT:
+                        rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+                        if not rounded % tail_alignment:
+                            tail_bytes += rounded
+                            continue
+                    if behind:  # the temp run before the tail run, written first
+                        steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
+                        run_start, behind = -1, False
+                    steps.append(
+                        _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                    )
+                elif run_start >= 0:
+                    behind = True
+                tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
             elif kind is TempBytes:
-                self.temp, self.run_start = temp, run_start
+                self.temp, self.run_start, self.behind = temp, run_start, behind
+                self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
                 self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
-                temp, run_start = self.temp, self.run_start
-        self.temp, self.run_start = temp, run_start
+                temp, run_start, behind = self.temp, self.run_start, self.behind
+                tail_alignment = self.tail_alignment
+        self.temp, self.run_start, self.behind = temp, run_start, behind
+        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
+        if head >= 0:  # the head resized: the open runs written, the temp end moves to it
+            self.flush()
+            steps.append(
+                _step((_HEAD, head, self.layout.struct_alignment, "", "", 1, "", None, ()))
+            )
+            self.temp = head
         return True
 
+    def _parts_of(self, channels: int | None) -> _Parts:
+        """A temp tensor's `_run_of(_struct_parts)`, by the channels its quantization copies."""
+        entry = self.parts[channels] = _run_of(_struct_parts(self.layout, channels))
+        return entry
+
     def temp_bytes(self, nbytes: int, alignment: int) -> None:
-        """A temp allocation: the open temp run grows."""
-        if self.tail_alignment:
-            self._close_tail()
-        if self.run_start < 0:
-            self.run_start = self.temp
+        """A temp allocation: the open temp run grows (over the open tail run, written)."""
+        if self.run_start < 0 or self.behind:
+            if self.tail_alignment:
+                self._close_tail()
+            if self.run_start < 0:
+                self.run_start = self.temp
+            self.behind = False
         self.temp = -(-self.temp // alignment) * alignment + nbytes
 
-    def persistent(self, nbytes: int, alignment: int) -> None:
-        """A tail allocation: into the open tail run where it may join it."""
-        if self.run_start >= 0:
-            self._close_temp()
-        held = self.tail_alignment
-        if held and not held % alignment:
-            rounded = -(-nbytes // alignment) * alignment
-            if not rounded % held:
-                self.tail_bytes += rounded
-                return
-        if held:
-            self._close_tail()
-        self.tail_bytes, self.tail_alignment = nbytes, alignment
-
-    def resize_head(self, nbytes: int, alignment: int) -> None:
-        """The head resized: the temp end moves to it."""
-        self.flush()
-        self.steps.append(_step((Action.HEAD, nbytes, alignment, "", "", 1, "", None, ())))
-        self.temp = nbytes
-
     def flush(self) -> None:
-        """Close the open run."""
+        """Write the open runs, the temp run first (a tail run open with it follows it)."""
         if self.run_start >= 0:
             self._close_temp()
         if self.tail_alignment:
@@ -410,12 +489,12 @@ class _Condensed:
 
     def _close_temp(self) -> None:
         nbytes = self.temp - self.run_start
-        self.steps.append(_step((Action.TEMP, nbytes, 1, "", "", 1, "", None, ())))
-        self.run_start = -1
+        self.steps.append(_step((_TEMP, nbytes, 1, "", "", 1, "", None, ())))
+        self.run_start, self.behind = -1, False
 
     def _close_tail(self) -> None:
         nbytes, alignment = self.tail_bytes, self.tail_alignment
-        self.steps.append(_step((Action.PERSISTENT, nbytes, alignment, "", "", 1, "", None, ())))
+        self.steps.append(_step((_TAIL, nbytes, alignment, "", "", 1, "", None, ())))
         self.tail_alignment = 0
 
 
