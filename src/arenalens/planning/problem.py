@@ -16,18 +16,13 @@ it has overwritten) is the runtime's business; planners, bounds and the checker 
 from __future__ import annotations
 
 import bisect
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate, chain, repeat
 from types import MappingProxyType
 
 from arenalens.errors import PlanError
 from arenalens.records import quick_init
-
-_ID, _START, _END, _SIZE = map(operator.attrgetter, ("id", "start", "end", "size"))
-_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 
 
 @quick_init
@@ -80,14 +75,14 @@ class Problem:
     overlaps: tuple[Overlap, ...] = ()
 
     def __post_init__(self) -> None:
-        ids = list(map(_ID, self.buffers))
+        ids = [b.id for b in self.buffers]
         if len(set(ids)) != len(ids):
             raise ValueError("buffer ids must be unique")
         if self.alignment < 1:
             raise ValueError(f"alignment must be >= 1, got {self.alignment}")
-        if min(map(_SIZE, self.buffers), default=0) < 0:
-            buffer = next(b for b in self.buffers if b.size < 0)
-            raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
+        for buffer in self.buffers:
+            if buffer.size < 0:
+                raise ValueError(f"buffer {buffer.id} has negative size {buffer.size}")
         known = set(ids)
         pairs: set[frozenset[int]] = set()
         for overlap in self.overlaps:
@@ -138,24 +133,18 @@ class Problem:
     @cached_property
     def _live_curve(self) -> tuple[tuple[int, int], ...]:
         # Asked several times per problem (the bound of each plan, the report): computed once.
-        # Each sized buffer adds its size at its start and takes it back after its end; the
-        # changes sorted by step, summed in order, and the sum after each step's last change
-        # kept (a dict keeps a step's first place and its last value): C loops, no Python step
-        # per buffer.
-        sized = list(filter(_SIZE, self.buffers))
-        sizes = list(map(_SIZE, sized))
-        changes = sorted(
-            chain(
-                zip(map(_START, sized), sizes, strict=True),
-                zip(
-                    map(operator.add, map(_END, sized), repeat(1)),
-                    map(operator.neg, sizes),
-                    strict=True,
-                ),
-            )
-        )
-        totals = accumulate(map(_SECOND, changes))
-        return tuple(dict(zip(map(_FIRST, changes), totals, strict=True)).items())
+        events: dict[int, int] = {}
+        for buffer in self.buffers:
+            if buffer.size == 0:
+                continue
+            events[buffer.start] = events.get(buffer.start, 0) + buffer.size
+            events[buffer.end + 1] = events.get(buffer.end + 1, 0) - buffer.size
+        running = 0
+        curve: list[tuple[int, int]] = []
+        for step in sorted(events):
+            running += events[step]
+            curve.append((step, running))
+        return tuple(curve)
 
     def lower_bound(self) -> int:
         """Bytes live at the busiest step, less what allowed overlaps can save there: no planner
@@ -175,7 +164,7 @@ class Problem:
     @cached_property
     def _busiest(self) -> int:
         # Asked by every report of the problem (its bound, each plan's overhead): computed once.
-        return max(map(_SECOND, self._live_curve), default=0)
+        return max((total for _, total in self._live_curve), default=0)
 
     def naive_size(self) -> int:
         """Arena bytes with no reuse: every buffer end to end, each start aligned."""
@@ -314,6 +303,4 @@ class Plan:
 
 def arena_size(problem: Problem, offsets: Mapping[int, int]) -> int:
     """The arena a set of offsets needs: the highest end over all buffers (0 when empty)."""
-    buffers = problem.buffers
-    ends = map(operator.add, map(offsets.__getitem__, map(_ID, buffers)), map(_SIZE, buffers))
-    return max(ends, default=0)
+    return max((offsets[b.id] + b.size for b in problem.buffers), default=0)
