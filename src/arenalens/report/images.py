@@ -566,7 +566,7 @@ def lifetime_figure(report: MemoryReport, planner: str | None = None) -> Figure:
         axes.legend(loc="upper right", frameon=False, fontsize=8)
     first_step, last_step = _step_limits(arena)
     axes.set_xlim(first_step - 0.5, last_step + 0.5)
-    axes.set_ylim(count - 0.5, -0.5)
+    axes.set_ylim(max(count, 1) - 0.5, -0.5)  # no buffer: one empty row, not equal limits
     if show_names:
         axes.set_yticks(range(count))
         axes.set_yticklabels(
