@@ -439,6 +439,15 @@ def test_a_batch_on_a_board_with_banks_gives_each_row_one_pair_in_the_bank_it_na
         assert verdict == alone["verdict"]
     assert rows["branchy_inception.tflite"][2] == "dtcm"  # the two rows are in different banks
     assert rows["vww_mobilenet_v1.tflite"][2] == "sram1"
+    # The board table of `check --target all` says it the same way on branchy_inception's row.
+    model = str(tmp_path / "branchy_inception.tflite")
+    _code, table, _ = _run(capsys, "check", model, "--target", "all", "--all")
+    row = next(line for line in table.splitlines() if "│ nucleo-f746zg " in line)
+    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+    assert cells[2:6] == ["39,744", "65,536", "+25,792", "yes: dtcm"]
+    boards = _json(capsys, "check", model, "--target", "all")["boards"]
+    board = next(board for board in boards if board["board"] == "nucleo-f746zg")
+    assert (board["headroom_block"], board["headroom_available_bytes"]) == ("dtcm", 65536)
 
 
 @pytest.mark.runtime  # the printed optimize verifies what it writes on the tflite_micro wheel
@@ -469,12 +478,3 @@ def test_an_overlap_file_at_a_new_input_size_gets_one_replanning_step(
     assert _run(capsys, *shlex.split(commands[0])[1:])[0] == 0
     again = _json(capsys, "check", "optimized.tflite", "--budget", "160K")
     assert again["plan_conflicts"] == [] and again["required_bytes"] is not None
-    # The board table of `check --target all` says it the same way on that row.
-    model = str(tmp_path / "branchy_inception.tflite")
-    _code, table, _ = _run(capsys, "check", model, "--target", "all", "--all")
-    row = next(line for line in table.splitlines() if "│ nucleo-f746zg " in line)
-    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
-    assert cells[2:6] == ["39,744", "65,536", "+25,792", "yes: dtcm"]
-    boards = _json(capsys, "check", model, "--target", "all")["boards"]
-    board = next(board for board in boards if board["board"] == "nucleo-f746zg")
-    assert (board["headroom_block"], board["headroom_available_bytes"]) == ("dtcm", 65536)
