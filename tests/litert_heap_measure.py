@@ -149,6 +149,9 @@ HELD_OUT = (*HELD_OUT, *((f"sdpa8g_{seed}", "grouped_attention", seed) for seed 
 # (tests/litert_kernel_facts_cases.py): the facts were traced on seeds 3, 7, 9, 14, 22-24;
 # these seeds were drawn after, never traced.
 HELD_OUT = (*HELD_OUT, *((f"facts8_{seed}", "kernel_facts", seed) for seed in range(25, 49)))
+# Session 9 (litert-first9): string inputs and GATHERs writing strings
+# (tests/litert_string_cases.py), drawn after runtimes/litert/heap_caller.py was written.
+HELD_OUT = (*HELD_OUT, *((f"strings9_{seed}", "strings", seed) for seed in range(1, 17)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -261,6 +264,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_kernel_facts_cases import kernel_facts_case
 
         return kernel_facts_case(seed)
+    if family == "strings":
+        from tests.litert_string_cases import string_case
+
+        return string_case(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

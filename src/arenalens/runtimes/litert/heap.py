@@ -40,6 +40,7 @@ from arenalens.runtimes.litert import (
     eigen_blocking,
     glibc,
     heap_build,
+    heap_caller,
     heap_resources,
     heap_xnnpack,
     xnnpack_attention,
@@ -55,7 +56,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
     creation_blocks,
     persistent_ro_blocks,
 )
-from arenalens.runtimes.litert.heap_invoke import caller_bytes, decompositions, first_invoke
+from arenalens.runtimes.litert.heap_invoke import decompositions, first_invoke
 from arenalens.runtimes.litert.isa import HOST, IsaProfile, largest_request
 from arenalens.runtimes.litert.rules import litert_plans
 
@@ -257,7 +258,7 @@ def interpreter_heap(
                     "first-invoke transient",
                     XNNPACK_FIXED_BYTES
                     + _largest_gemm_activation_bytes(model)
-                    + _input_arrays_bytes(model)
+                    + heap_caller.input_arrays_bytes(model)
                     + xnnpack_custom.fingerprint_transient(read, isa.xnnpack),
                     "transient",
                     False,
@@ -502,10 +503,7 @@ def first_invoke_parts(
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; {estimated} not replayed: an upper bound" if estimated else ""
-    released = invoke.released and (
-        "; less the arenas of composites' decomposition subgraphs, which their Eval "
-        "releases (Subgraph::ReleaseMemory)"
-    )
+    released = invoke.released and "; less composites' decomposition arenas (ReleaseMemory)"
     return (
         HeapPart(
             "first-invoke kernel buffers",
@@ -515,11 +513,12 @@ def first_invoke_parts(
             "kept after the first invoke: the CPU back end's contexts, ruy's main buffer "
             "(grown to the largest 8-bit GEMM's packed operands) and its tuning, cpuinfo's "
             "tables when no kernel initialized them earlier, dynamic temporaries sized at "
-            f"Eval{released or ''}{estimate}",
+            "Eval, string tensors' buffers (empty strings: an application's characters add "
+            f"to them){released or ''}{estimate}",
         ),
         HeapPart(
             "first-invoke transient",
-            invoke.peak - invoke.kept,
+            invoke.transient,
             "transient",
             invoke.peak_exact,
             "held only during the first invoke, at its peak: ruy's fallback blocks while "
@@ -529,12 +528,21 @@ def first_invoke_parts(
                 if caches is not None
                 else " (bounded by the whole packed operand)"
             )
-            + ", kernels' scratch, the caller's input arrays"
+            + ", kernels' scratch, the DynamicBuffer LiteRT writes string tensors through"
             + estimate,
         ),
         HeapPart(
+            "caller's transient blocks",
+            invoke.caller_transient,
+            "transient",
+            True,
+            "not the interpreter's, live at that peak: the caller's numpy input arrays being "
+            "set, and the wrapper's numpy iterator (2,632 B) over a string input's items",
+            allowance=True,
+        ),
+        HeapPart(
             "caller's blocks",
-            caller_bytes(plans[0]),
+            heap_caller.kept_bytes(plans[0]),
             "first_invoke",
             False,
             "not the interpreter's: the Python caller's numpy input arrays under 1 KiB "
@@ -590,15 +598,6 @@ def placement_allowance(block_count: int) -> int:
     """Bytes glibc's whole-chunk reuse may add over the blocks' requested sizes (an allowance,
     see the heap part's meaning)."""
     return GLIBC_SLACK_BYTES * -(-block_count // GLIBC_SLACK_EVERY_BLOCKS) + WRAPPER_VARIATION_BYTES
-
-
-def _input_arrays_bytes(model: Model) -> int:
-    """The caller's input arrays (measure.py sets numpy zeros of each input's shape): each one
-    a calloc of its bytes, freed once set_tensor has copied it."""
-    subgraph = model.subgraphs[0] if model.subgraphs else None
-    if subgraph is None:
-        return 0
-    return sum(glibc.usable(subgraph.tensors[i].nbytes) for i in subgraph.inputs if i >= 0)
 
 
 def _largest_gemm_activation_bytes(model: Model) -> int:

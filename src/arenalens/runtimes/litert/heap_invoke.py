@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from arenalens.ir import Model
-from arenalens.runtimes.litert import blockwise, eigen_blocking, glibc
+from arenalens.runtimes.litert import blockwise, eigen_blocking, glibc, heap_caller
 from arenalens.runtimes.litert.batch_matmul_rhs import rhs_copy_blocks
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
 from arenalens.runtimes.litert.heap_interpreter import (
@@ -121,13 +121,6 @@ _CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE"})
 # scaling, dequantized weights): the estimate errs high.
 UNMODELLED_BYTES_PER_CONSTANT_BYTE = 4
 UNMODELLED_PAGE_BYTES = 4096
-# The caller's Python blocks (caller_bytes): numpy's data cache takes blocks under 1 KiB
-# (NBUCKETS); the inputs' details (shape, signature, scales and zero points arrays, whose
-# small data blocks numpy's cache also keeps) and numpy's dimension cache measured 176-352 B
-# with one input and up to about 1 KiB with two.
-NUMPY_CACHED_BELOW_BYTES = 1024
-CALLER_BASE_BYTES = 400
-CALLER_PER_EXTRA_INPUT_BYTES = 768
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +133,18 @@ class FirstInvoke:
     estimated: tuple[str, ...]  # operators whose blocks are an upper bound
     peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
     released: int = 0  # setup's blocks it frees (composites' decomposition arenas), in `kept`
+    caller_at_peak: int = 0  # of `peak`, the caller's and wrapper's blocks (heap_caller)
+
+    @property
+    def transient(self) -> int:
+        """The interpreter's own blocks at the peak over what it keeps (0 where the caller's
+        blocks made the peak before the interpreter's kept ones were all taken)."""
+        return max(0, self.peak - self.kept - self.caller_at_peak)
+
+    @property
+    def caller_transient(self) -> int:
+        """The rest of the peak over what is kept: the caller's blocks live then."""
+        return self.peak - self.kept - self.transient
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,18 +171,30 @@ class Gemm:
 
 
 class _Heap:
-    """Live bytes above setup, and the most seen."""
+    """Live bytes above setup, and the most seen; of those, the caller's (heap_caller)."""
 
     def __init__(self) -> None:
         self.live = 0
         self.peak = 0
+        self.caller_live = 0
+        self.caller_at_peak = 0  # the caller's bytes live at the peak's moment
 
     def take(self, usable: int) -> None:
         self.live += usable
-        self.peak = max(self.peak, self.live)
+        if self.live > self.peak:
+            self.peak = self.live
+            self.caller_at_peak = self.caller_live
 
     def give(self, usable: int) -> None:
         self.live -= usable
+
+    def step(self, step: heap_caller.Step) -> None:
+        if step.caller:
+            self.caller_live += step.usable
+        if step.usable >= 0:
+            self.take(step.usable)
+        else:
+            self.give(-step.usable)
 
 
 class _Ruy:
@@ -271,24 +288,6 @@ def eigen_heap_bytes(gemm: Gemm, caches: CacheSizes | None = None) -> int:
         if block > EIGEN_STACK_LIMIT_BYTES:
             total += glibc.usable(block + EIGEN_ALIGNMENT_BYTES)
     return total
-
-
-def caller_bytes(prepared: PreparedSubgraph) -> int:
-    """What the caller's own Python keeps across the first invoke (measure.py: inputs set
-    from numpy zeros): numpy caches a freed data block under 1 KiB for reuse (one per size),
-    and the last input's details (shape, signature, quantization arrays) stay referenced.
-    Not the interpreter's: an allowance that errs high."""
-    sizes = set()
-    for index in prepared.inputs:
-        tensor = _tensor(prepared, index)
-        if tensor is not None and 0 < tensor.nbytes < NUMPY_CACHED_BELOW_BYTES:
-            sizes.add(tensor.nbytes)
-    inputs = sum(1 for index in prepared.inputs if index >= 0)
-    return (
-        sum(glibc.usable(size) for size in sizes)
-        + CALLER_BASE_BYTES
-        + CALLER_PER_EXTRA_INPUT_BYTES * max(inputs - 1, 0)
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,7 +398,8 @@ def _first_invoke(
 ) -> FirstInvoke:
     heap = _Heap()
     if caller:
-        _set_inputs(heap, prepared)
+        for step in heap_caller.set_inputs(prepared):
+            heap.step(step)
     ruy = _Ruy(heap)
     # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
     cpuinfo = not delegated and not any(
@@ -422,6 +422,9 @@ def _first_invoke(
     for node in prepared.nodes:
         opcode = node.opcode
         variable_replay.run(node, heap.take, heap.give)
+        for count in _strings_written(prepared, node):
+            for step in heap_caller.written_strings(count):
+                heap.step(step)
         gemm = node_gemm(model, prepared, node.opcode, node.inputs, node.outputs)
         if not backend and (
             opcode in _ASKS_CPU_BACKEND
@@ -519,6 +522,7 @@ def _first_invoke(
         tuple(estimated),
         not estimated and not bounded,
         released,
+        heap.caller_at_peak,
     )
 
 
@@ -603,13 +607,16 @@ def hybrid_gemm(
     return (gemm if rows % 4 == 0 else None), True
 
 
-def _set_inputs(heap: _Heap, prepared: PreparedSubgraph) -> None:
-    """The caller's numpy zeros, one per input, each freed once set_tensor has copied it."""
-    for index in prepared.inputs:
-        tensor = _tensor(prepared, index)
-        if tensor is not None and tensor.nbytes:
-            heap.take(glibc.usable(tensor.nbytes))
-            heap.give(glibc.usable(tensor.nbytes))
+def _strings_written(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[int]:
+    """How many strings a kernel writes into each string output at Eval: GatherStrings one per
+    index (it reads positions in the flat string list, whatever the ranks), others one per
+    output element."""
+    for output in node.outputs:
+        written = _tensor(prepared, output)
+        if written is None or written.dtype != "STRING":
+            continue
+        indices = _tensor(prepared, node.inputs[1]) if node.opcode == "GATHER" else None
+        yield _product((indices if indices is not None else written).shape or ())
 
 
 def _kernel_transients(
