@@ -280,7 +280,50 @@ def _nodes(
         fuse_copies(subgraph, nodes, boundary | resources)
         fuse_unary_chains(subgraph, nodes, boundary | resources)
         _fuse_clamps(nodes, boundary)
+        if _sum_squares(subgraph, nodes):
+            _drop_dead_nodes(nodes, boundary | resources)
     return nodes
+
+
+_SQUARE_REDUCTIONS = ("SUM", "MEAN")  # static_sum, static_mean
+
+
+def _square(subgraph: Subgraph, node: _Node) -> bool:
+    """A square node after optimize_common_subgraphs_mul_to_sqr: SQUARE, or a MUL of a value
+    by itself (one value id twice) without a fused activation (which would put a clamp node
+    between it and its reader)."""
+    operator = subgraph.operators[node.operator]
+    if node.kind == "unary" and operator.opcode == "SQUARE":
+        return True
+    return (
+        node.kind == "binary"
+        and operator.opcode == "MUL"
+        and len(node.inputs) == 2
+        and node.inputs[0] == node.inputs[1]
+        and operator.options.get("fused_activation_function", 0) in (0, "NONE", None)
+    )
+
+
+def _sum_squares(subgraph: Subgraph, nodes: list[_Node]) -> bool:
+    """optimize_common_subgraphs_reduce_sum_to_square (subgraph.c, after the fusions): a float
+    SUM or MEAN whose input a square node makes reads the square's input instead (a
+    reduce_sum_squared / reduce_mean_squared node), whatever else reads the square; the square
+    then goes with the dead nodes when nothing else reads it, and its value leaves the
+    workspace. Returns whether anything changed."""
+    producers = {node.outputs[0]: node for node in nodes if len(node.outputs) == 1}
+    changed = False
+    for node in nodes:
+        if node.kind not in _SQUARE_REDUCTIONS or not node.inputs:
+            continue
+        source = node.inputs[0]
+        producer = producers.get(source)
+        if producer is None or not _square(subgraph, producer):
+            continue
+        if source >= len(subgraph.tensors) or subgraph.tensors[source].dtype.name != "FLOAT32":
+            continue
+        node.inputs[0] = producer.inputs[0]
+        changed = True
+    return changed
 
 
 _VARIABLE_COPIES = ("READ_VARIABLE", "ASSIGN_VARIABLE")  # xnn_define_copy (not a reshape)
