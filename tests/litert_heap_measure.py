@@ -152,6 +152,9 @@ HELD_OUT = (*HELD_OUT, *((f"facts8_{seed}", "kernel_facts", seed) for seed in ra
 # Session 9 (litert-first9): string inputs and GATHERs writing strings
 # (tests/litert_string_cases.py), drawn after runtimes/litert/heap_caller.py was written.
 HELD_OUT = (*HELD_OUT, *((f"strings9_{seed}", "strings", seed) for seed in range(1, 17)))
+# Session 9 (litert-xnn9): reductions of a square (tests/litert_rewrite_cases.py), drawn after
+# xnnpack_workspace._sum_squares (XNNPACK's reduce_sum_to_square rewrite) was committed.
+HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -268,6 +271,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_string_cases import string_case
 
         return string_case(seed)
+    if family == "square_reduce":
+        from tests.litert_rewrite_cases import square_reduce_case
+
+        return square_reduce_case(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 
@@ -382,7 +389,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="measure models whose name contains this")
     arguments = parser.parse_args(argv)
+    previous = json.loads(DATA.read_text()).get("environment") if DATA.is_file() else None
     document = cache_document(DATA, "python -m tests.litert_heap_measure")
+    here: dict[str, Any] = {}
+    if arguments.only and previous is not None and previous != document["environment"]:
+        # Some models measured on another machine (another CPU: XNNPACK's microkernels and
+        # their packing differ): the file keeps the environment its other figures hold for,
+        # and these entries name their own.
+        here, document["environment"] = document["environment"], previous
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -390,6 +404,8 @@ def main(argv: list[str] | None = None) -> int:
             if arguments.only not in name:
                 continue
             entry = {"set": which, **{mode: measure(library, path, mode) for mode in MODES}}
+            if here:
+                entry["environment"] = here
             document["models"][name] = entry
             print(name, json.dumps(entry), flush=True)
     document["models"] = dict(sorted(document["models"].items()))

@@ -58,6 +58,7 @@ from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
     _Node,
     _nodes,
+    binary_activation,
     dynamically_quantized,
     hybrid_batch_matmul,
     transposes_a,
@@ -107,7 +108,7 @@ def defined_nodes(subgraph: Subgraph, subset: NodeSubset) -> int:
             count += 1  # VisitBatchMatMulNode's convert of A
         if transposes_a(operator):
             count += 1  # VisitBatchMatMulNode's transpose of A (adj_x)
-        count += 1 if xnnpack_objects._activation(operator) else 0
+        count += 1 if binary_activation(operator) else 0
     return count
 
 

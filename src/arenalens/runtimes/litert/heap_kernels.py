@@ -148,6 +148,7 @@ NO_INIT = frozenset(
         # Registered without an Init (traced on held-out facts8_*).
         "ATAN2", "ROUND", "SIGN", "CEIL", "FLOOR", "SIN", "COS", "SLICE", "SCATTER_ND",
         "TOPK_V2", "L2_NORMALIZATION", "GREATER", "LESS",
+        "SQUARE",  # elementwise.cc Register_SQUARE: init nullptr (held-out xnn9_square_*)
     }
 )  # fmt: skip
 # ADD_N's Prepare asks for the CPU back-end context (add_n.cc), so the first one creates it

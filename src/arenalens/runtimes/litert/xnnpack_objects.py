@@ -68,6 +68,7 @@ from arenalens.runtimes.litert.xnnpack_packing import (
 from arenalens.runtimes.litert.xnnpack_workspace import (
     _Node,
     _nodes,
+    binary_activation,
     data_and_weights,
     dynamically_quantized,
     hybrid_batch_matmul,
@@ -170,7 +171,6 @@ _FIRST_INPUT_ONLY = frozenset(
         "RESIZE_BILINEAR", "STRIDED_SLICE", "SLICE", "TRANSPOSE",
     }
 )  # fmt: skip
-_BINARY_WITH_ACTIVATION = ("ADD", "SUB", "MUL", "DIV")
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,13 +301,6 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     return glibc.usable(4 + 4 * channels) - glibc.usable(4 + 4)
 
 
-def _activation(operator: Operator) -> bool:
-    if operator.opcode not in _BINARY_WITH_ACTIVATION:
-        return False
-    activation = operator.options.get("fused_activation_function", 0)
-    return activation not in (0, None, "NONE")
-
-
 def kernel_bytes(subgraph: Subgraph, subset: NodeSubset) -> int:
     """LiteRT's delegate node and the delegate kernel's Subgraph object and maps."""
     count = len(subset.operators) + len(subset.inputs) + len(subset.outputs)
@@ -350,7 +343,7 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
     folded_pads += sum(node.folded for node in fused)
     tables = sum(1 for node in fused if node.kind == "lut")
     operators = [subgraph.operators[index] for index in subset.operators]
-    activations = sum(1 for operator in operators if _activation(operator))
+    activations = sum(1 for operator in operators if binary_activation(operator))
     tensors = kernel_tensors(subgraph, subset)
     external_inputs, external_outputs = _externals(subgraph, subset, tensors)
     internal = len(tensors) - external_inputs - external_outputs
@@ -374,7 +367,8 @@ def runtime_counts(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tupl
         for operator in operators
         if xnnpack_attention.replayed(subgraph, operator)
     )
-    return len(fused) + folded_pads + activations, values
+    # A fused activation's clamp node is among the nodes (xnnpack_workspace._nodes).
+    return len(fused) + folded_pads, values
 
 
 def runtime_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> int:
@@ -509,8 +503,6 @@ def operators_bytes(subgraph: Subgraph, subset: NodeSubset, model: Model) -> tup
             and deconvolution(subgraph, operator) is None
         ):
             exact = False
-        if node.kind == "binary" and _activation(operator):
-            total += _operator_blocks("clamp")
     return total, exact
 
 

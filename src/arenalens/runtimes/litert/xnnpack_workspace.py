@@ -187,6 +187,16 @@ class _Node:
     workspace: int = 0  # its operator workspace, where not its operator's (an attention's)
 
 
+_BINARY_WITH_ACTIVATION = ("ADD", "SUB", "MUL", "DIV")  # the delegate passes their range
+
+
+def binary_activation(operator: Operator) -> bool:
+    """A binary operator with a fused activation, which XNNPACK applies as a clamp node."""
+    if operator.opcode not in _BINARY_WITH_ACTIVATION:
+        return False
+    return operator.options.get("fused_activation_function", 0) not in (0, None, "NONE")
+
+
 def transposes_a(operator: Operator) -> bool:
     """A BATCH_MATMUL with adj_x, whose A the delegate transposes in a node before it."""
     return operator.opcode == "BATCH_MATMUL" and bool(operator.options.get("adj_x", False))
@@ -265,6 +275,15 @@ def _nodes(
             kind = "unary"
         elif kind in _BINARY:
             kind = "binary"
+            if binary_activation(operator) and outputs:
+                # xnn_define_binary with an output range (xnn_insert_clamp_node): the node
+                # writes a new internal value of its output's size and a clamp node copies it
+                # into the output, clamped (not fused: a binary node has no clamp of its own).
+                output_bytes = subgraph.tensors[outputs[0]].nbytes
+                nodes.append(_Node(kind, inputs, [fresh], index, {fresh: output_bytes}))
+                nodes.append(_Node("clamp", [fresh], outputs, index))
+                fresh += 1
+                continue
         elif kind in _RESHAPES or kind == "READ_VARIABLE":
             kind, inputs = "copy", inputs[:1]
         elif kind == "SOFTMAX":

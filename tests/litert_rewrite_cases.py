@@ -1,0 +1,70 @@
+"""Held-out models for XNNPACK's rewrite of a reduction of a square
+(runtimes/litert/xnnpack_workspace.py: _sum_squares, from XNNPACK's
+optimize_common_subgraphs_reduce_sum_to_square), drawn after that rule was committed; measured
+by `python -m tests.litert_heap_measure --only xnn9_square_` into tests/data/litert_heap.json.
+
+Each seed draws one float graph: an input of rank 2-4, a square of it (SQUARE, or a MUL of the
+input by itself, sometimes with a fused RELU, which puts a clamp between the square and its
+reader), a reduction of the square (SUM or MEAN, which XNNPACK rewrites; sometimes REDUCE_MAX,
+which it does not) over one or two axes, with or without kept dimensions, sometimes a second
+reader of the square (it then stays) or the square as a graph output, and sometimes the RMS
+normalisation's tail (a scale, an epsilon, RSQRT and a product with the input).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
+from tests.litert_cases import _single
+
+
+def square_reduce_case(seed: int) -> bytes:
+    """One drawn model (see the module docstring); the same bytes for the same seed."""
+    rng = random.Random(seed)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        rank = rng.choice([2, 3, 4])
+        shape = [rng.choice([1, 2, 4])] + [rng.choice([16, 32, 64, 128]) for _ in range(rank - 1)]
+        x = g.add_tensor("x", shape)
+        square = g.add_tensor("square", shape)
+        kind = rng.choice(["SQUARE", "MUL", "MUL", "MUL_RELU"])
+        if kind == "SQUARE":
+            g.add_operator("SQUARE", [x], [square])
+        else:
+            activation = 1 if kind == "MUL_RELU" else 0
+            g.add_operator(
+                "MUL", [x, x], [square], options={"fused_activation_function": activation}
+            )
+        axes = sorted(rng.sample(range(1, rank), rng.choice([1, 2]) if rank > 2 else 1))
+        keep = rng.random() < 0.5
+        reduced_shape = [1 if axis in axes else dim for axis, dim in enumerate(shape)]
+        if not keep:
+            reduced_shape = [dim for axis, dim in enumerate(shape) if axis not in axes]
+        axes_tensor = g.add_constant("axes", np.array(axes, dtype=np.int32))
+        reduced = g.add_tensor("reduced", reduced_shape)
+        reduction = rng.choice(["SUM", "MEAN", "MEAN", "SUM", "REDUCE_MAX"])
+        g.add_operator(reduction, [square, axes_tensor], [reduced], options={"keep_dims": keep})
+        outputs = [reduced]
+        if keep and rng.random() < 0.6:
+            scale = g.add_constant("scale", np.array(1.0 / 64, dtype=np.float32))
+            epsilon = g.add_constant("epsilon", np.array(1e-6, dtype=np.float32))
+            scaled, shifted, root = (g.add_tensor(n, reduced_shape) for n in ("s", "e", "r"))
+            g.add_operator("MUL", [reduced, scale], [scaled])
+            g.add_operator("ADD", [scaled, epsilon], [shifted])
+            g.add_operator("RSQRT", [shifted], [root])
+            normalised = g.add_tensor("normalised", shape)
+            g.add_operator("MUL", [x, root], [normalised])
+            outputs = [normalised]
+        draw = rng.random()
+        if draw < 0.2:
+            other = g.add_tensor("other", shape)
+            g.add_operator("TANH", [square], [other])
+            outputs.append(other)
+        elif draw < 0.3:
+            outputs.append(square)
+        return [x], outputs
+
+    return _single(build)
