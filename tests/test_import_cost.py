@@ -101,11 +101,15 @@ from arenalens.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(["check", sys.argv[1], "--target", "nucleo-f401re"])
 after_check = loaded()
+targets = sys.modules["arenalens.targets"]
+lists = ("CHIPS", "BOARDS", "LINUX_DEVICES", "TARGETS")
+target_lists = [name for name in lists if name in vars(targets)]
+built_targets = sorted(name for _, name in targets._BUILT)
 arenalens.check(open(sys.argv[1], "rb").read(), budget=10**7, build="cortex-m7/cmsis-nn")
 after_api = loaded()
 model = arenalens.load_model(sys.argv[1])
 opcodes = sorted({op.opcode for graph in model.subgraphs for op in graph.operators})
-print(json.dumps([after_import, after_check, after_api, opcodes]))
+print(json.dumps([after_import, after_check, after_api, opcodes, target_lists, built_targets]))
 """
 
 
@@ -127,8 +131,11 @@ def _run(child: str, model: Path) -> Any:
 def test_plan_and_check_import_no_heavy_module(tmp_path: Path) -> None:
     model = write_example("kws_ds_cnn", tmp_path)
     after_plan, after_json_check, after_report = _run(_PLAN, model)
-    after_import, after_check, after_api, opcodes = _run(_CHECK, model)
+    after_import, after_check, after_api, opcodes, target_lists, built = _run(_CHECK, model)
     assert _imported("arenalens", after_import) == ["arenalens", "arenalens.errors"]
+    # A check on one board builds that board and its chip, not the catalogue's 257 targets.
+    assert target_lists == []
+    assert built == ["nucleo-f401re", "stm32f401re"]
     # `plan` runs TFLM's planner and the no-reuse one (naive), not the searching planners.
     others = ("optimal", "hillclimb", "best", "litert_arena", "greedy_by_size", "first_fit")
     unused_by_plan = ("arenalens.runtimes.litert", *(f"arenalens.planning.{p}" for p in others))

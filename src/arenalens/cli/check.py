@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+# The lists of every board, chip and Linux device through the module: each is built when first
+# read (targets.__getattr__), and a check on one board builds that board only.
+from arenalens import targets
 from arenalens.builds.build import Build, with_kernels_named
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
 from arenalens.cli.command_line import rerun, with_option
@@ -38,15 +41,7 @@ from arenalens.ir import Model
 from arenalens.next_steps import Asked
 from arenalens.pipeline import Analysis, analyze
 from arenalens.target_build import rewrite_rules, target_build
-from arenalens.targets import (
-    ALL_TARGETS,
-    BOARDS,
-    CHIPS,
-    LINUX_DEVICES,
-    Target,
-    get_target,
-    target_document,
-)
+from arenalens.targets import ALL_TARGETS, Target, get_target, target_document
 from arenalens.units import SIZE_HELP, parse_size
 from arenalens.verdict import Verdict, board_row, verdict_for
 
@@ -311,10 +306,10 @@ def modelled_boards(
     are CMSIS-NN have no figure (no other build's number stands in for theirs, which could be
     lower), each group with commands that give one. UsageError when no board is left."""
     if args.runtime == "litert":
-        return LINUX_DEVICES, ()  # LiteRT runs on Linux-class devices, each with one figure
+        return targets.LINUX_DEVICES, ()  # LiteRT runs on Linux-class devices, each with one figure
     kept: list[Target] = []
     groups: dict[str, tuple[UnplacedValueError, list[str]]] = {}
-    for board in BOARDS:
+    for board in targets.BOARDS:
         try:
             board_build(args, board)
         except UnplacedValueError as error:
@@ -574,11 +569,18 @@ def check_worker(args: argparse.Namespace, path: str) -> ModelResult:
 
 def _list_targets(args: argparse.Namespace) -> int:
     if args.json:
-        print_json([target_document(t) for t in (*BOARDS, *CHIPS, *LINUX_DEVICES)])
+        every = (*targets.BOARDS, *targets.CHIPS, *targets.LINUX_DEVICES)
+        print_json([target_document(target) for target in every])
         return EXIT_FITS
     from arenalens.report.check_output import render_targets  # noqa: PLC0415 - rich, for text only
 
     print_text(
-        render_targets(BOARDS, CHIPS, LINUX_DEVICES, color=use_color(args), width=terminal_width())
+        render_targets(
+            targets.BOARDS,
+            targets.CHIPS,
+            targets.LINUX_DEVICES,
+            color=use_color(args),
+            width=terminal_width(),
+        )
     )
     return EXIT_FITS
