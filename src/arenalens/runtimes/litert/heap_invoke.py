@@ -9,7 +9,7 @@ operator in execution order:
 
 * **CPU back end**: the first kernel that asks `CpuBackendContext::GetFromContext` creates the
   context, its ruy context and its gemmlowp context (kept).
-* **ruy** (*ruy/allocator.cc, prepare_packed_matrices.cc, create_trmul_params.h*): each 8-bit
+* **ruy** (ruy_heap; *ruy/allocator.cc, prepare_packed_matrices.cc, create_trmul_params.h*): each 8-bit
   GEMM asks its main allocator, in order, for the per-channel buffers padded to the kernel's
   columns (bias, then fixed-point multipliers and exponents, only when the channel count is
   not a multiple of the kernel's), the packed LHS (weights: rows padded to the kernel's 16
@@ -67,6 +67,7 @@ from arenalens.runtimes.litert.prepare.state import (
     RuntimeNode,
     RuntimeTensor,
 )
+from arenalens.runtimes.litert.ruy_heap import Gemm, Ruy, ruy_float_requests, ruy_requests
 
 # Kernels whose Eval asks for the CPU back-end context (the first one creates it).
 _ASKS_CPU_BACKEND = frozenset(
@@ -76,23 +77,6 @@ _ASKS_CPU_BACKEND = frozenset(
         "BIDIRECTIONAL_SEQUENCE_LSTM", "MIRROR_PAD", "ADD_N",
     }
 )  # fmt: skip
-# ruy: ctx->GetMainAllocator (new Allocator, 56 B), GetMainThreadTuning (80 B and its
-# vector of one unique_ptr, 8 B).
-RUY_ALLOCATOR_REQUEST = 56
-RUY_TUNING_REQUESTS = (80, 8)
-# cpuinfo_initialize (once per process, kept): FULLY_CONNECTED's Init runs it when the
-# interpreter is created; otherwise ruy's first path selection does, during the first invoke.
-# Its tables follow the machine's processors and caches: these are this machine's
-# (2 logical processors) usable bytes, counted by the tracer.
-CPUINFO_USABLE_BYTES = 736
-RUY_BLOCK_ALIGNMENT = 64  # detail::kMinimumBlockAlignment
-RUY_ALIASING_BYTES = 1024  # AllocateBytesAvoidingAliasingWith's kMinPeriod
-POINTER_BYTES = 8
-# AVX-512 kernels for 8-bit operands: FixedKernelLayout<kColMajor, 4, 16> on both sides
-# (isa.HOST.ruy; other ISAs' layouts are in isa.py).
-# Custom GEMV (matrix × one column): kKernelRows = 4, and at least 8 LHS columns.
-GEMV_MINIMUM_ROWS = 4
-GEMV_MINIMUM_COLUMNS = 8
 # Eigen: blocks above EIGEN_STACK_ALLOCATION_LIMIT go to the heap, 64 B more for alignment
 # (handmade_aligned_malloc); gebp's float tiles on AVX-512 (mr = 48 rows, nr = 4 columns).
 EIGEN_STACK_LIMIT_BYTES = 128 * 1024
@@ -147,29 +131,6 @@ class FirstInvoke:
         return self.peak - self.kept - self.transient
 
 
-@dataclass(frozen=True, slots=True)
-class Gemm:
-    """One GEMM as cpu_backend_gemm sees it: LHS rows × depth times depth × columns."""
-
-    rows: int
-    depth: int
-    columns: int
-    per_channel: bool  # per-row multipliers (int8 convolutions, per-channel FC)
-    has_bias: bool
-    quantized: bool  # 8-bit: ruy; float: Eigen
-    raw: bool = False  # int32 accumulators out: that Gemm always takes ruy, never the GEMV
-
-    @property
-    def custom_gemv(self) -> bool:
-        if self.raw and self.quantized:
-            return False
-        return (
-            self.columns == 1
-            and self.rows >= GEMV_MINIMUM_ROWS
-            and self.depth >= GEMV_MINIMUM_COLUMNS
-        )
-
-
 class _Heap:
     """Live bytes above setup, and the most seen; of those, the caller's (heap_caller)."""
 
@@ -195,79 +156,6 @@ class _Heap:
             self.take(step.usable)
         else:
             self.give(-step.usable)
-
-
-class _Ruy:
-    """ruy's main allocator and the context objects its first call creates."""
-
-    def __init__(self, heap: _Heap) -> None:
-        self.heap = heap
-        self.created = False
-        self.size = 0  # the main buffer's request (0: none yet)
-        self.vector_capacity = 0  # fallback_blocks_ (kept with its capacity by clear())
-
-    def multiply(self, requests: Sequence[int], *, cpuinfo: bool) -> None:
-        heap = self.heap
-        if not self.created:
-            if cpuinfo:
-                heap.take(CPUINFO_USABLE_BYTES)
-            heap.take(glibc.usable(RUY_ALLOCATOR_REQUEST))
-        current = 0
-        fallbacks: list[int] = []
-        for request in requests:
-            if current + request <= self.size:
-                current += request
-                continue
-            heap.take(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, request))
-            fallbacks.append(request)
-            if len(fallbacks) > self.vector_capacity:
-                grown = max(1, 2 * self.vector_capacity)
-                heap.take(glibc.usable(POINTER_BYTES * grown))
-                if self.vector_capacity:
-                    heap.give(glibc.usable(POINTER_BYTES * self.vector_capacity))
-                self.vector_capacity = grown
-        if not self.created:
-            for tuning in RUY_TUNING_REQUESTS:
-                heap.take(glibc.usable(tuning))
-            self.created = True
-        if not fallbacks:
-            return
-        if self.size:
-            heap.give(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, self.size))
-        self.size += sum(fallbacks)
-        heap.take(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, self.size))
-        for request in fallbacks:
-            heap.give(glibc.aligned_usable(RUY_BLOCK_ALIGNMENT, request))
-
-
-def ruy_requests(gemm: Gemm, layout: RuyLayout = HOST.ruy[0]) -> list[int]:
-    """The main allocator's requests of one 8-bit ruy GEMM, in the order ruy makes them, for
-    the ISA's kernel `layout` (AVX-512's by default)."""
-    columns = _round_up(gemm.rows, layout.lhs_columns)
-    requests: list[int] = []
-    if columns > gemm.rows:
-        per_channel = int(gemm.has_bias) + (2 if gemm.per_channel else 0)
-        requests.extend([_block(4 * columns)] * per_channel)
-    depth = _round_up(gemm.depth, layout.depth)
-    for side_columns in (columns, _round_up(gemm.columns, layout.rhs_columns)):
-        requests.append(_block(depth * side_columns + RUY_ALIASING_BYTES))
-        requests.append(_block(4 * side_columns))
-    return requests
-
-
-def ruy_float_requests(gemm: Gemm, layout: RuyLayout) -> list[int]:
-    """A float GEMM through ruy (Arm builds, TFLITE_WITH_RUY): the bias padded to the kernel's
-    columns when the rows are not a multiple of them, then each packed operand (depth
-    unpadded, columns to the float kernel's, 4 B each, plus the aliasing period) and its
-    sums (one float per column: prepare_packed_matrices.cc allocates them for every type)."""
-    columns = _round_up(gemm.rows, layout.float_columns)
-    requests: list[int] = []
-    if columns > gemm.rows and gemm.has_bias:
-        requests.append(_block(4 * columns))
-    for side_columns in (columns, _round_up(gemm.columns, layout.float_columns)):
-        requests.append(_block(4 * gemm.depth * side_columns + RUY_ALIASING_BYTES))
-        requests.append(_block(4 * side_columns))
-    return requests
 
 
 def eigen_heap_bytes(gemm: Gemm, caches: CacheSizes | None = None) -> int:
@@ -365,9 +253,7 @@ def _composite(
     operator = model.subgraphs[prepared.index].operators[node.operator]
     index = int(operator.options.get("decomposition_subgraph_index", -1) or 0)
     found = decompositions.get(index)
-    if found is None or any(
-        tensor.allocation is Allocation.DYNAMIC for tensor in found.prepared.tensors
-    ):
+    if found is None or _has_dynamic_outputs(found.prepared):
         return None
     small = glibc.usable(int_array_bytes(4))
     inputs = sum(1 for tensor in found.prepared.inputs if tensor >= 0)
@@ -385,6 +271,17 @@ def _composite(
     return replace(inner, released=inner.released + (0 if again else found.arena_block))
 
 
+def _has_dynamic_outputs(prepared: PreparedSubgraph) -> bool:
+    """Subgraph::HasDynamicTensors, which sends a composite to Eval_dynamic: a dynamic
+    subgraph output, or a node whose Prepare left an output dynamic (PrepareOpsStartingAt
+    looks at outputs only: a kernel's dynamic temporary, such as a reduction's resolved
+    axes, does not count)."""
+    outputs = (_tensor(prepared, index) for index in prepared.outputs)
+    return any(node.dynamic_output for node in prepared.nodes) or any(
+        tensor is not None and tensor.allocation is Allocation.DYNAMIC for tensor in outputs
+    )
+
+
 def _first_invoke(
     model: Model,
     prepared: PreparedSubgraph,
@@ -400,7 +297,7 @@ def _first_invoke(
     if caller:
         for step in heap_caller.set_inputs(prepared):
             heap.step(step)
-    ruy = _Ruy(heap)
+    ruy = Ruy(heap)
     # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
     cpuinfo = not delegated and not any(
         operator.opcode == "FULLY_CONNECTED"
@@ -790,7 +687,3 @@ def _product(values: Sequence[int]) -> int:
 
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
-
-
-def _block(nbytes: int) -> int:
-    return _round_up(nbytes, RUY_BLOCK_ALIGNMENT)
