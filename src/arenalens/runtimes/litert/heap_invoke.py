@@ -9,16 +9,17 @@ operator in execution order:
 
 * **CPU back end**: the first kernel that asks `CpuBackendContext::GetFromContext` creates the
   context, its ruy context and its gemmlowp context (kept).
-* **ruy** (ruy_heap; *ruy/allocator.cc, prepare_packed_matrices.cc, create_trmul_params.h*): each 8-bit
-  GEMM asks its main allocator, in order, for the per-channel buffers padded to the kernel's
-  columns (bias, then fixed-point multipliers and exponents, only when the channel count is
-  not a multiple of the kernel's), the packed LHS (weights: rows padded to the kernel's 16
-  columns, depth to 4, plus 1 KiB to avoid cache aliasing) and its int32 sums, the packed RHS
-  (activations, the same) and its sums, each rounded to 64 B. What fits in the main buffer
-  is bumped from it; what does not is a fallback block (`posix_memalign(64)`), its pointer
-  pushed on a vector. After the call, `FreeAll` frees the main buffer, allocates one of the
-  old size plus every fallback's, then frees the fallbacks: the buffer grows to the largest
-  call's need and stays. The first call also creates the allocator and the thread tuning.
+* **ruy** (ruy_heap.py; *ruy/allocator.cc, prepare_packed_matrices.cc,
+  create_trmul_params.h*): each 8-bit GEMM asks its main allocator, in order, for the
+  per-channel buffers padded to the kernel's columns (bias, then fixed-point multipliers and
+  exponents, only when the channel count is not a multiple of the kernel's), the packed LHS
+  (weights: rows padded to the kernel's 16 columns, depth to 4, plus 1 KiB to avoid cache
+  aliasing) and its int32 sums, the packed RHS (activations, the same) and its sums, each
+  rounded to 64 B. What fits in the main buffer is bumped from it; what does not is a fallback
+  block (`posix_memalign(64)`), its pointer pushed on a vector. After the call, `FreeAll`
+  frees the main buffer, allocates one of the old size plus every fallback's, then frees the
+  fallbacks: the buffer grows to the largest call's need and stays. The first call also
+  creates the allocator and the thread tuning.
 * **Eigen** (float GEMMs): its packed blocks go on the stack up to 128 KiB
   (`EIGEN_STACK_ALLOCATION_LIMIT`), on the heap above, freed after the call; their size
   follows Eigen's cache-size blocking heuristic (eigen_blocking: exact for given cache
