@@ -26,7 +26,7 @@ from rich.table import Table
 
 from flows.campaign import DEVICE_SAMPLE_EVERY, run_campaign
 from flows.claims import KINDS, OUTCOMES
-from flows.models import FAMILIES
+from flows.models import ALL_FAMILIES
 from flows.walk import FlowResult
 
 
@@ -37,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, default=0, help="first flow index")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
-        "--family", action="append", default=[], choices=sorted(FAMILIES), help="only these"
+        "--family",
+        action="append",
+        default=[],
+        choices=sorted(ALL_FAMILIES),
+        help="only these (the held-out upstream and synthetic families only when named)",
     )
     parser.add_argument(
         "--device-every",

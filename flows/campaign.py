@@ -254,8 +254,7 @@ class _Job:
                     "no-crash",
                     WRONG,
                     flow.describe(),
-                    f"the flow's process {how}; replay: python -m flows --replay {index} "
-                    f"--seed {self.seed}" + (" --wide" if self.wide else ""),
+                    f"the flow's process {how}; replay: {flow.replay_command}",
                 )
             )
             return result, 0, 0

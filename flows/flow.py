@@ -91,11 +91,21 @@ class Flow:
     options: tuple[str, ...]  # the command's own options: --max-input, --overlap, --format ...
     follow_steps: bool
     wide: bool = False  # drawn with `--wide`'s paths (its replay needs --wide too)
+    families: tuple[str, ...] = ()  # drawn among these families only (its replay names them)
 
     @property
     def litert(self) -> bool:
         """A LiteRT path: `--runtime litert` or a Linux device."""
         return is_litert(self.build)
+
+    @property
+    def replay_command(self) -> str:
+        """The command that walks this flow alone: the same draw needs the same families and
+        --wide."""
+        words = ["python", "-m", "flows", "--replay", str(self.index), "--seed", str(self.seed)]
+        for family in self.families:
+            words += ["--family", family]
+        return shlex.join(words + (["--wide"] if self.wide else []))
 
     @property
     def label(self) -> str:
@@ -184,6 +194,7 @@ def random_flow(
         options=options,
         follow_steps=rng.random() < 0.7,
         wide=wide,
+        families=families,
     )
 
 

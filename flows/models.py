@@ -15,12 +15,23 @@ Families, each a function of one `random.Random`:
 * `quant`: a `cnn` with one activation range made extreme (a near-zero SOFTMAX input scale, a
   huge or tiny layer output scale), where kernels' Prepare checks refuse the quantization.
 
+Held out, drawn only when named (`--family upstream`), so the default draw and every replay
+command written before them are unchanged:
+
+* `upstream`: the upstream repositories' own .tflite files (LiteRT's and tflite-micro's test data
+  and examples), read from the fetched mirrors as tests/litert_upstream_measure.py reads them,
+  never copied; no rule was fitted to them;
+* `synthetic`: tests/fixtures/synthetic.py's generated float chains, branches and U-Net skips of
+  4 to 300 operators.
+
 A subject says which `--input-shape` values make sense for it: sizes the network takes (and one it
 may refuse, to walk that path too).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -355,6 +366,105 @@ def fixture(rng: random.Random) -> Subject:
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Held out: the upstream repositories' models, generated graphs
+
+
+# Larger files plan for minutes under a flow's limit; the seanet integration tests (hundreds of
+# near-identical files) count as a few models, not as most of the draw.
+_UPSTREAM_MAX_BYTES = 4_500_000
+_SEANET_WEIGHT = 3
+
+
+@functools.cache
+def _upstream_models() -> tuple[tuple[str, str], ...]:
+    """(repository, path) of every readable upstream model under the size limit that is not
+    in the shared corpus (held out: the same bytes there are not), in order."""
+    from tests.conftest import SHARED_MODELS
+    from tests.litert_upstream_measure import absence, model_bytes, upstream_models
+
+    corpus = {hashlib.sha256(p.read_bytes()).digest() for p in SHARED_MODELS.glob("*.tflite")}
+    found = []
+    for repository, path in upstream_models():
+        data = model_bytes(repository, path)
+        if absence(data) or data is None or len(data) > _UPSTREAM_MAX_BYTES:
+            continue
+        if hashlib.sha256(data).digest() not in corpus:
+            found.append((repository, path))
+    if not found:
+        raise RuntimeError(
+            "no upstream models: the family reads the fetched mirrors "
+            "(/work/.mirror or $ARENALENS_MIRRORS; tests/litert_upstream_measure.py)"
+        )
+    return tuple(found)
+
+
+def upstream(rng: random.Random) -> Subject:
+    from tests.litert_upstream_measure import key, model_bytes
+
+    from arenalens.tflite.reader import parse_model
+
+    models = _upstream_models()
+    weights = [_SEANET_WEIGHT / 100 if "/seanet/" in path else 1.0 for _, path in models]
+    repository, path = rng.choices(models, weights=weights)[0]
+    data = model_bytes(repository, path)
+    assert data is not None
+    subgraph = parse_model(data, path).subgraphs[0]
+    # As users meet it: a dimension other than the batch left unknown (-1) in any input makes
+    # the stored size a placeholder, which optimize refuses without --input-shape.
+    placeholder = any(
+        any(d < 0 for d in subgraph.tensors[index].shape_signature[1:]) for index in subgraph.inputs
+    )
+    recipe = f"upstream {key(repository, path)}"
+    if not subgraph.inputs:
+        return Subject("upstream", recipe, data, placeholder=placeholder)
+    tensor = subgraph.tensors[subgraph.inputs[0]]
+    sizes = _input_sizes(tensor.name, tensor.shape, tensor.shape_signature)
+    name = tensor.name if sizes else ""
+    return Subject("upstream", recipe, data, "", name, sizes, placeholder=placeholder)
+
+
+def _input_sizes(name: str, shape: tuple[int, ...], signature: tuple[int, ...]) -> tuple[str, ...]:
+    """--input-shape values for a model's first input: its unknown dimensions (but the batch)
+    given a small and a large value; an image's side halved and grown; a batch of two (which a
+    model may refuse: that path too). None for a name --input-shape cannot carry."""
+    if not shape or not name or "=" in name or any(ch.isspace() for ch in name):
+        return ()
+    variants: list[tuple[int, ...]] = []
+    if len(signature) == len(shape) and any(d < 0 for d in signature[1:]):
+        for value in (4, 32):
+            variants.append(
+                tuple(
+                    value if known < 0 and position else stored
+                    for position, (known, stored) in enumerate(zip(signature, shape, strict=True))
+                )
+            )
+    elif len(shape) == 4 and shape[1] >= 8 and shape[2] >= 8:
+        for height, width in ((shape[1] // 2, shape[2] // 2), (shape[1] + 8, shape[2] + 8)):
+            variants.append((shape[0], height, width, shape[3]))
+    variants.append((2, *shape[1:]))
+    return tuple(
+        dict.fromkeys(
+            f"{name}={'x'.join(str(d) for d in variant)}"
+            for variant in variants
+            if variant != shape and all(d > 0 for d in variant)
+        )
+    )
+
+
+def synthetic(rng: random.Random) -> Subject:
+    from tests.fixtures.synthetic import SYNTHETIC_SHAPES, synthetic_model
+
+    shape = rng.choice(SYNTHETIC_SHAPES)
+    operators = rng.choice((4, 16, 64, 300))
+    width = rng.choice((8, 16, 32))
+    seed = rng.randrange(1 << 30)
+    data = synthetic_model(shape, operators, width=width, seed=seed)
+    sizes = tuple(f"input={batch}x{width}" for batch in (2, 4))
+    recipe = f"synthetic {shape} operators={operators} width={width} seed={seed}"
+    return Subject("synthetic", recipe, data, "", "input", sizes)
+
+
 FAMILIES: dict[str, tuple[Family, int]] = {
     # name: (maker, weight)
     "example": (example, 20),
@@ -367,8 +477,18 @@ FAMILIES: dict[str, tuple[Family, int]] = {
 }
 
 
+HELD_OUT_FAMILIES: dict[str, tuple[Family, int]] = {
+    "upstream": (upstream, 10),
+    "synthetic": (synthetic, 10),
+}
+ALL_FAMILIES = {**FAMILIES, **HELD_OUT_FAMILIES}
+
+
 def random_subject(rng: random.Random, families: tuple[str, ...] = ()) -> Subject:
-    """A model from one family, chosen by weight (among `families` when given)."""
-    names = [name for name in FAMILIES if not families or name in families]
-    name = rng.choices(names, weights=[FAMILIES[n][1] for n in names])[0]
-    return FAMILIES[name][0](rng)
+    """A model from one family, chosen by weight (among `families` when given; the held-out
+    families only when named)."""
+    names = [
+        name for name in ALL_FAMILIES if name in families or (not families and name in FAMILIES)
+    ]
+    name = rng.choices(names, weights=[ALL_FAMILIES[n][1] for n in names])[0]
+    return ALL_FAMILIES[name][0](rng)

@@ -18,7 +18,7 @@ from flows.campaign import run_campaign
 from flows.claims import CONFIRMED, NOTED, UNSAFE, WRONG
 from flows.flow import random_flow
 from flows.judge import Judge
-from flows.models import FAMILIES, random_subject
+from flows.models import ALL_FAMILIES, FAMILIES, HELD_OUT_FAMILIES, random_subject
 from flows.oracle import Wheel
 
 from arenalens.builds.build import HOST
@@ -82,11 +82,27 @@ def test_a_journal_resumes_its_own_campaign_only(tmp_path: Path) -> None:
 
 
 def test_every_family_makes_models_the_reader_accepts() -> None:
-    for name in FAMILIES:
+    from tests.litert_upstream_measure import upstream_models
+
+    for name in ALL_FAMILIES:
+        if name == "upstream" and not upstream_models():
+            continue  # the fetched mirrors are absent: the family says so when drawn
         for seed in range(4):
             subject = random_subject(random.Random(seed), (name,))
             assert subject.family == name
             parse_model(subject.data, subject.recipe)
+
+
+def test_held_out_families_are_drawn_only_when_named_and_replay_as_drawn() -> None:
+    """The upstream and synthetic families join a campaign only when named (`--family`), so
+    every default flow is the one drawn before them; a flow's replay command names its
+    families, or it would replay another model."""
+    assert not set(HELD_OUT_FAMILIES) & set(FAMILIES)
+    assert all(random_flow(3, index).subject.family in FAMILIES for index in range(40))
+    flow = random_flow(3, 5, families=("synthetic",))
+    assert flow.subject.family == "synthetic"
+    assert flow.replay_command == "python -m flows --replay 5 --seed 3 --family synthetic"
+    assert random_flow(3, 5, wide=True).replay_command.endswith("--seed 3 --wide")
 
 
 # ---------------------------------------------------------------------------------------------
