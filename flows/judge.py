@@ -86,7 +86,9 @@ class Judge:
             return
         self._judged.add(key)
         reference = self.reference(input_shapes(model))
-        inputs = reference[1] if reference is not None else self.wheel.inputs(model)
+        inputs = (
+            reference[1] if reference is not None else self.wheel.accepted(subject_bytes, model)[1]
+        )
         at_number = self.wheel.run(subject_bytes, number, inputs)
         setup_kind = "sets-up-at-n"
         if not at_number.ok:
@@ -127,9 +129,7 @@ class Judge:
             if original is None:
                 self._references[shapes] = None
             else:
-                data, model = original
-                inputs = self.wheel.inputs(model)
-                self._references[shapes] = (self.wheel.roomy(data, inputs), inputs)
+                self._references[shapes] = self.wheel.accepted(*original)
         return self._references[shapes]
 
     def original_at(self, shapes: Shapes) -> tuple[bytes, Model] | None:
@@ -155,7 +155,7 @@ class Judge:
         if build.get("name", "host") != "host":
             self.device_cannot_run(command, subject_bytes, build)
             return
-        roomy = self.wheel.roomy(subject_bytes, self.wheel.inputs(model))
+        roomy, _ = self.wheel.accepted(subject_bytes, model)
         if roomy.ok:
             self.claim("cannot-run", WRONG, command, "the wheel sets it up and invokes it")
         else:

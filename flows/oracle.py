@@ -76,6 +76,7 @@ class Outputs:
     ok: bool
     outputs: tuple[tuple[np.ndarray[Any, Any], ...], ...]
     error: str = ""
+    set_up: bool = False  # AllocateTensors succeeded (a failure then came from Invoke)
 
     def same_as(self, other: Outputs) -> bool:
         """Both ran and every output of every invocation is bit-identical."""
@@ -103,10 +104,26 @@ class Wheel:
         self.seed = seed
         self.runs = 0
 
-    def inputs(self, model: Model) -> list[list[np.ndarray[Any, Any]]]:
+    def inputs(
+        self, model: Model, *, non_negative: bool = False
+    ) -> list[list[np.ndarray[Any, Any]]]:
         from arenalens.runtimes.tflm.run import random_inputs
 
-        return random_inputs(model, invocations=INVOCATIONS, seed=self.seed)
+        return random_inputs(
+            model, invocations=INVOCATIONS, seed=self.seed, non_negative=non_negative
+        )
+
+    def accepted(self, data: bytes, model: Model) -> tuple[Outputs, list[list[Any]]]:
+        """A roomy run on inputs the model takes, and those inputs: over their whole range, or,
+        when a kernel refuses them at Invoke (quantized RSQRT below its zero point), real
+        values of at least 0. A model refused either way is refused."""
+        inputs = self.inputs(model)
+        roomy = self.roomy(data, inputs)
+        if roomy.ok or not roomy.set_up:
+            return roomy, inputs
+        domain = self.inputs(model, non_negative=True)
+        retried = self.roomy(data, domain)
+        return (retried, domain) if retried.ok else (roomy, inputs)
 
     def run(
         self, data: bytes, arena_size: int, inputs: Sequence[Sequence[np.ndarray[Any, Any]]]
@@ -120,7 +137,9 @@ class Wheel:
             data, inputs, output_count=len(model.subgraphs[0].outputs), arena_size=arena_size
         )
         error = result.error or ("" if result.ok else _last_line(result.log))
-        return Outputs(result.ok, result.outputs if result.ok else (), error)
+        return Outputs(
+            result.ok, result.outputs if result.ok else (), error, result.head is not None
+        )
 
     def roomy(self, data: bytes, inputs: Sequence[Sequence[np.ndarray[Any, Any]]]) -> Outputs:
         """A run at a generous arena: does the runtime run this model at all, and what it

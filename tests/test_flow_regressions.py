@@ -478,3 +478,46 @@ def test_an_overlap_file_at_a_new_input_size_gets_one_replanning_step(
     assert _run(capsys, *shlex.split(commands[0])[1:])[0] == 0
     again = _json(capsys, "check", "optimized.tflite", "--budget", "160K")
     assert again["plan_conflicts"] == [] and again["required_bytes"] is not None
+
+
+def _rsqrt_model(dtype: str = "INT16", side: int = 32) -> bytes:
+    """A quantized RSQRT, as the upstream LiteRT quantizer writes one (a16w8): TFLM's kernel
+    refuses, at Invoke, any input below its zero point (elementwise.cc validate_input_func)."""
+    from arenalens.tflite.builder import ModelBuilder, quantization
+
+    builder = ModelBuilder(description="flows regression: quantized RSQRT")
+    graph = builder.add_subgraph("main")
+    shape = (2, side, side)
+    source = graph.add_tensor("input", shape, dtype, quantization=quantization(6.1e-05, 0))
+    result = graph.add_tensor("rsqrt", shape, dtype, quantization=quantization(3.05e-05, 0))
+    graph.add_operator("RSQRT", [source], [result])
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    builder.add_signature("serving_default", graph)
+    return builder.build()
+
+
+@pytest.mark.runtime
+def test_a_kernel_that_refuses_negative_inputs_still_gets_its_proven_overlap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held-out flow 13 of seed 900201 (--family upstream: LiteRT's
+    single_rsqrt_default_a16w8_recipe_quantized.tflite at 2x32x32 on stm32f746): diagnose
+    promised `optimize --overlap` saves 4,096 B; run as printed it saved nothing, because
+    optimize's proof on real TFLM fed inputs over the whole int16 range and TFLM's RSQRT refuses
+    those below the zero point at Invoke ("original does not run"), so every rewrite was
+    dropped. The proof now retries on non-negative inputs when the original sets up and fails at
+    Invoke, and the promise holds."""
+    pytest.importorskip("tflite_micro")
+    monkeypatch.chdir(tmp_path)
+    Path("model.tflite").write_bytes(_rsqrt_model())
+    document = _json(capsys, "diagnose", "model.tflite", "--target", "stm32f746")
+    ((finding, command),) = [
+        (finding, command)
+        for finding, command in _finding_commands(document)
+        if finding["rule"] == "overlap-savings" and "--overlap" in command
+    ]
+    code, _out, _err = _run(capsys, *shlex.split(command)[1:], "--json")
+    written = json.loads(_out)
+    assert code == 0 and written["written"]
+    assert written["saved_bytes"] == finding["saving_bytes"] == 4096

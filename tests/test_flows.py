@@ -153,6 +153,28 @@ def test_cannot_run_is_confirmed_only_where_the_runtime_refuses(wheel: Wheel) ->
     ]
 
 
+def test_a_model_whose_kernel_refuses_some_inputs_is_judged_on_inputs_it_takes(
+    wheel: Wheel,
+) -> None:
+    """Held-out flow 13 of seed 900201 (LiteRT's a16w8 RSQRT): TFLM's quantized RSQRT refuses
+    inputs below its zero point at Invoke, so on inputs over the whole int16 range the judge
+    said "the wheel refuses the model at any size" of a number TFLM sets up and computes at.
+    The judge now retries on non-negative inputs before it calls a model refused: the number is
+    confirmed with its outputs, and CANNOT RUN for it would be wrong."""
+    from tests.test_flow_regressions import _rsqrt_model
+
+    data = _rsqrt_model()
+    judge = Judge(data, wheel=wheel)
+    judge.number(
+        "sets-up-at-n", "number", data, (), number=9_048, build=HOST_BUILD
+    )  # check's figure
+    judge.cannot_run("cannot", data, (), HOST_BUILD)
+    outcomes = {(claim.command, claim.kind): claim.outcome for claim in judge.claims}
+    assert outcomes[("number", "sets-up-at-n")] == CONFIRMED
+    assert outcomes[("number", "outputs-at-n")] == CONFIRMED
+    assert outcomes[("cannot", "cannot-run")] == WRONG
+
+
 @pytest.mark.parametrize(
     ("build", "ratio", "rewrite"),
     [

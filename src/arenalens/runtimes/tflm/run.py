@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from arenalens.ir import Model
+from arenalens.ir import Model, Tensor
 from arenalens.runtimes.child import run_in_child
 from arenalens.runtimes.tflm.probe import parse_allocations, reported, require_tflite_micro
 
 RUN_TIMEOUT_SECONDS = 300.0
-# Integer inputs are drawn over their whole range, floats from a unit normal.
+# Integer inputs are drawn over their whole range, floats from a unit normal (`random_inputs`).
 _FLOAT_TYPES = ("FLOAT32", "FLOAT16", "FLOAT64")
 
 
@@ -37,9 +37,13 @@ class RunResult:
 
 
 def random_inputs(
-    model: Model, *, invocations: int = 3, seed: int = 0
+    model: Model, *, invocations: int = 3, seed: int = 0, non_negative: bool = False
 ) -> list[list[np.ndarray[Any, Any]]]:
-    """Model → per invocation, one random array per input of subgraph 0 (seeded)."""
+    """Model → per invocation, one random array per input of subgraph 0 (seeded).
+
+    `non_negative`: real values of at least 0 (a quantized input at or above its zero point),
+    for models whose kernels refuse other values at Invoke: TFLM's quantized RSQRT fails on an
+    input below its zero point ("Rsqrt is only defined for positive values", elementwise.cc)."""
     generator = np.random.default_rng(seed)
     subgraph = model.subgraphs[0]
     runs: list[list[np.ndarray[Any, Any]]] = []
@@ -51,14 +55,24 @@ def random_inputs(
             shape = tensor.shape or (1,)
             if tensor.dtype.name in _FLOAT_TYPES:
                 array = generator.standard_normal(shape).astype(dtype)
+                array = np.abs(array) if non_negative else array
             elif dtype == np.bool_:
                 array = generator.integers(0, 2, shape).astype(np.bool_)
             else:
                 info = np.iinfo(dtype)
-                array = generator.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
+                low = _lowest_non_negative(tensor, info) if non_negative else int(info.min)
+                array = generator.integers(low, info.max, shape, endpoint=True, dtype=dtype)
             arrays.append(array)
         runs.append(arrays)
     return runs
+
+
+def _lowest_non_negative(tensor: Tensor, info: np.iinfo[Any]) -> int:
+    """The smallest stored value whose real value is not negative: the zero point of a
+    quantized tensor (clamped to the type), 0 otherwise."""
+    quantization = tensor.quantization
+    low = quantization.zero_point if quantization and quantization.zero_point is not None else 0
+    return min(max(low, int(info.min)), int(info.max))
 
 
 def _numpy_type(name: str) -> str:
