@@ -152,6 +152,9 @@ HELD_OUT = (*HELD_OUT, *((f"facts8_{seed}", "kernel_facts", seed) for seed in ra
 # Session 9 (litert-first9): string inputs and GATHERs writing strings
 # (tests/litert_string_cases.py), drawn after runtimes/litert/heap_caller.py was written.
 HELD_OUT = (*HELD_OUT, *((f"strings9_{seed}", "strings", seed) for seed in range(1, 17)))
+# TOPK_V2 with k read at Eval (tests/litert_topk_cases.py), drawn after heap_invoke counted k
+# at its bound; tests/litert_topk_measure.py measures them at the bound too.
+HELD_OUT = (*HELD_OUT, *((f"topk9_{seed}", "topk", seed) for seed in range(1, 13)))
 # Session 9 (litert-xnn9): reductions of a square (tests/litert_rewrite_cases.py), drawn after
 # xnnpack_workspace._sum_squares (XNNPACK's reduce_sum_to_square rewrite) was committed.
 HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed in range(1, 25)))
@@ -267,6 +270,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_kernel_facts_cases import kernel_facts_case
 
         return kernel_facts_case(seed)
+    if family == "topk":
+        from tests.litert_topk_cases import topk_case
+
+        return topk_case(seed)
     if family == "strings":
         from tests.litert_string_cases import string_case
 

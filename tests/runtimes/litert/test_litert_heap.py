@@ -159,6 +159,8 @@ FIRST_INVOKE_ESTIMATES = {
     # A READ_VARIABLE of rank 0 (dynamic: sized at Eval, the rest re-planned at the first
     # invoke, counted at a page: heap_resources; measured 1.04x, never under).
     **{f"var7_{seed}.tflite": "rank-0 READ_VARIABLE" for seed in (5, 6, 10, 13, 14, 15, 18, 24)},
+    # TOPK_V2 with k read at Eval: counted at k's bound (tests/runtimes/litert/test_litert_topk.py).
+    **{f"topk9_{seed}.tflite": "TOPK_V2 with k read at Eval" for seed in range(1, 13)},
 }
 # Eigen's float blocks are replayed with the measuring machine's caches (eigen_blocking).
 PEAK_ESTIMATES = {**FIRST_INVOKE_ESTIMATES}

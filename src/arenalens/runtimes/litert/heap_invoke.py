@@ -398,6 +398,12 @@ def _first_invoke(
         for transient in _kernel_transients(prepared, node.opcode, node.inputs):
             heap.take(transient)
             heap.give(transient)
+        if opcode == "TOPK_V2" and node.dynamic_output:
+            # k read at Eval (topk_v2.cc ResizeOutput): counted at the largest k its Eval
+            # takes, the input's last dimension (the caller's zeros give k = 0).
+            estimated.append(opcode)
+            _topk_at_eval(heap, prepared, node)
+            continue
         if _axis_from_data(prepared, node):
             # A reduction over axes read at Eval: its output's shape follows the axis values
             # (the caller's zeros among them), so its block is bounded by the input's bytes.
@@ -566,6 +572,31 @@ def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Itera
     yield glibc.usable(4 * axis_count + XNN_EXTRA_BYTES)
     yield glibc.usable(int_array_bytes(rank))
     yield glibc.usable((data.nbytes if data is not None else 0) + XNN_EXTRA_BYTES)
+
+
+_TOPK_INDEX_BYTES = {"INT32": 4, "INT16": 2}
+
+
+def _topk_at_eval(heap: _Heap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:
+    """TOPK_V2 with a k read at Eval, k at its bound (the input's last dimension): both
+    outputs' new dims (the old ones freed after), their data blocks (ResizeTensor: bytes plus
+    XNN_EXTRA_BYTES, kept) and TopContainer's index vector (min(k, row) + 1 entries, freed)."""
+    data = _tensor(prepared, node.inputs[0]) if node.inputs else None
+    if data is None or not data.shape or len(node.outputs) < 2:
+        return
+    row = max(data.shape[-1], 0)
+    rows = _product(data.shape[:-1])
+    element = data.nbytes // max(_product(data.shape), 1)
+    indices = _tensor(prepared, node.outputs[1])
+    index_bytes = _TOPK_INDEX_BYTES.get(indices.dtype if indices is not None else "", 4)
+    dims = glibc.usable(int_array_bytes(len(data.shape)))
+    heap.take(2 * dims)
+    for size in (rows * row * index_bytes, rows * row * element):
+        heap.take(glibc.usable(size + XNN_EXTRA_BYTES))
+    heap.give(2 * dims)
+    container = glibc.usable(index_bytes * (row + 1)) if row else 0
+    heap.take(container)
+    heap.give(container)
 
 
 def _eval_resized_blocks(
