@@ -155,6 +155,10 @@ HELD_OUT = (*HELD_OUT, *((f"strings9_{seed}", "strings", seed) for seed in range
 # TOPK_V2 with k read at Eval (tests/litert_topk_cases.py), drawn after heap_invoke counted k
 # at its bound; tests/litert_topk_measure.py measures them at the bound too.
 HELD_OUT = (*HELD_OUT, *((f"topk9_{seed}", "topk", seed) for seed in range(1, 13)))
+# Rank-0 READ_VARIABLEs (tests/litert_variable_cases.py): the first twelve seeds from 101 with
+# one, drawn after heap_resources counted the read's Eval and bounded the re-plan.
+VARIABLE_SEEDS9 = (105, 108, 111, 115, 118, 122, 124, 128, 135, 148, 150, 156)
+HELD_OUT = (*HELD_OUT, *((f"var9_{seed}", "variables", seed) for seed in VARIABLE_SEEDS9))
 # Session 9 (litert-xnn9): reductions of a square (tests/litert_rewrite_cases.py), drawn after
 # xnnpack_workspace._sum_squares (XNNPACK's reduce_sum_to_square rewrite) was committed.
 HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed in range(1, 25)))

@@ -496,10 +496,11 @@ def first_invoke_parts(
     plans = [plan.prepared for plan in litert_plans(model)]
     # Eigen's blocks follow the CPU's caches: the measuring machine's on the host, else a bound.
     caches = eigen_blocking.replayed_caches() if isa.is_host else None
+    requests = [arena_request(size) if size else 0 for size in arenas[::2]]
     invoke = first_invoke(
         model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,
-        decompositions=decompositions(plans, [arena_request(s) if s else 0 for s in arenas[::2]]),
-        variables=variables,
+        decompositions=decompositions(plans, requests), variables=variables,
+        arena_block=glibc.aligned_usable(64, requests[0]) if requests and requests[0] else 0,
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; {estimated} not replayed: an upper bound" if estimated else ""

@@ -197,6 +197,7 @@ def first_invoke(
     eigen_caches: CacheSizes | None = None,
     decompositions: Mapping[int, Decomposition] = MappingProxyType({}),
     variables: VariablePlan | None = None,
+    arena_block: int = 0,
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
@@ -204,8 +205,11 @@ def first_invoke(
     nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
     taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
     decide Eigen's float blocks (None: their upper bound). `decompositions`: the composites'
-    decomposition subgraphs by index (`_composite`). `variables`: heap_resources' plan."""
-    replay = functools.partial(_first_invoke, decompositions=decompositions, variables=variables)
+    decomposition subgraphs by index (`_composite`). `variables`: heap_resources' plan.
+    `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound)."""
+    replay = functools.partial(
+        _first_invoke, decompositions=decompositions, variables=variables, arena_block=arena_block
+    )
     return max(
         (replay(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
         key=lambda replayed: (replayed.peak, replayed.kept),
@@ -293,6 +297,7 @@ def _first_invoke(
     decompositions: Mapping[int, Decomposition],
     caller: bool = True,
     variables: VariablePlan | None = None,
+    arena_block: int = 0,
 ) -> FirstInvoke:
     heap = _Heap()
     if caller:
@@ -315,7 +320,7 @@ def _first_invoke(
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)
     variable_replay = VariableReplay(
-        model.subgraphs[prepared.index], prepared, variables, estimated
+        model.subgraphs[prepared.index], prepared, variables, estimated, arena_block
     )
     for node in prepared.nodes:
         opcode = node.opcode
@@ -368,6 +373,7 @@ def _first_invoke(
                 replay=lambda decomposition: _first_invoke(
                     model, decomposition, delegated, layout, eigen_caches,
                     decompositions=decompositions, caller=False,
+                    arena_block=decompositions[decomposition.index].arena_block,
                 ),
                 released=released_subgraphs,
             )  # fmt: skip

@@ -17,9 +17,10 @@ by block on the 2.3.0 wheel's traces (tests/litert_heap_trace.py).
   at the first invoke of the first kernel touching them, shaped as their proxy value
   (`Subgraph::Invoke`), before any builtin kernel runs after it.
 
-A READ_VARIABLE whose output has no rank makes that output dynamic: its Eval resizes it and
-the planner re-plans the rest of the graph at the first invoke; that is not replayed
-(`dynamic_reads`): the figure is then an estimate.
+A READ_VARIABLE whose output has no rank makes that output dynamic: its Eval resizes it to
+the variable's dims and bytes (counted), and the planner re-plans the rest of the graph at the
+first invoke, its blocks bounded (`VariableReplay._dynamic_read`): the figure is then an
+estimate that errs high.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ RESOURCE_ID_NODE_BYTES = MAP_NODE_HEADER_BYTES + 2 * STRING_BYTES + 8  # the pai
 RESOURCE_VARIABLE_BYTES = 128  # sizeof(ResourceVariable): vtable, TfLiteTensor, flag
 RESOURCE_NODE_BYTES = 24  # _Hash_node<pair<const int, unique_ptr<ResourceBase>>>
 TENSOR_EXTRA_BYTES = 16  # TfLiteTensorAllocationSize pads every dynamic block by this
-UNREPLAYED_READ_BYTES = 4096  # a page for a rank-0 read's Eval and re-plan
+ALLOCATION_ENTRY_BYTES = 32  # ArenaAllocWithUsage: offset, size, tensor, first and last node
 VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 Key = tuple[str, str]
@@ -159,8 +160,17 @@ class VariableReplay:
         prepared: PreparedSubgraph,
         plan: VariablePlan | None,
         estimated: list[str],
+        arena_block: int = 0,
     ) -> None:
         self.plan = plan or VariablePlan(handle_keys(subgraph))
+        tensors = len(prepared.tensors)
+        # The re-plan's bound: the old arena block (at most the final one, `arena_block`), the
+        # allocation list (ArenaAllocWithUsage: 32 B) and two int vectors, one entry a tensor.
+        self.replan_bytes = (
+            arena_block
+            + glibc.usable(ALLOCATION_ENTRY_BYTES * tensors)
+            + 2 * glibc.usable(4 * tensors)
+        )
         self.variables = Variables()
         self.shapes = {
             tensor.index: (tensor.shape or (), tensor.nbytes)
@@ -196,7 +206,22 @@ class VariableReplay:
                     yield from self.variables.assign(key, shape, nbytes)
         elif node.opcode == "READ_VARIABLE" and node.dynamic_output:
             self.estimated.append(node.opcode)
-            yield UNREPLAYED_READ_BYTES
+            yield from self._dynamic_read(keys.get(inputs[0]) if inputs else None)
+
+    def _dynamic_read(self, key: Key | None) -> Iterator[int]:
+        """read_variable.cc Eval on an output of no rank: ResizeTensor gives it a copy of the
+        variable's dims (the old, rank-0 ones freed) and a data block of its bytes plus 16,
+        kept; the output was dynamic, so Subgraph::InvokeImpl re-plans the rest of the graph:
+        the arena is committed again (the new block taken before the old is freed), the
+        allocation list grows and two index vectors are held meanwhile. The re-plan is
+        bounded (`replan_bytes`): the whole arena, the list and the vectors at one entry per
+        tensor."""
+        rank, nbytes = self.variables.created.get(key, (0, 0)) if key is not None else (0, 0)
+        yield glibc.usable(4 + 4 * max(rank, 0))
+        yield -glibc.usable(4)
+        yield glibc.usable(nbytes + TENSOR_EXTRA_BYTES)
+        yield self.replan_bytes
+        yield -self.replan_bytes
 
 
 def delegated_plan(model: Model) -> VariablePlan:
