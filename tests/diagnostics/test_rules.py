@@ -622,6 +622,27 @@ def test_resolution_hint_is_computed_with_litert() -> None:
     assert estimate.saving_bytes is None and "--what-if" in estimate.message
 
 
+def test_resolution_hint_without_litert_says_it_is_not_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Walking the README in a fresh `.[images]` venv, `diagnose model.tflite --what-if` said
+    "LiteRT could not propagate a smaller input through this graph" of VWW, whose graph LiteRT
+    propagates at 72x72 (the test above): the interpreter was not installed. It now says so."""
+    from arenalens.errors import RuntimeUnavailableError
+    from arenalens.runtimes.litert import shapes
+
+    def missing(*_arguments: object, **_options: object) -> Model:
+        raise RuntimeUnavailableError("the real LiteRT interpreter is not installed")
+
+    monkeypatch.setattr(shapes, "resize_model_inputs", missing)
+    model = load_model(example_bytes("vww_mobilenet_v1"))
+    findings = run(model, "design-hints", what_if=True)
+    (resolution,) = [f for f in findings if f.details["hint"] == "input-resolution"]
+    assert "could not propagate" not in resolution.message
+    assert "not installed: pip install 'arenalens[runtime]'" in resolution.message
+    assert resolution.saving_bytes is None and "1x48x48x3" in resolution.fix
+
+
 # -- issue 13 regressions --------------------------------------------------------------------------
 
 

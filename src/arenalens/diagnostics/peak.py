@@ -27,7 +27,7 @@ from arenalens.analysis.lifetimes import NEVER_FREED
 from arenalens.diagnostics.context import DiagnoseContext
 from arenalens.diagnostics.findings import Finding, Location, Severity
 from arenalens.diagnostics.operands import operands_of
-from arenalens.errors import ArenalensError
+from arenalens.errors import ArenalensError, RuntimeUnavailableError
 from arenalens.image_inputs import image_axes
 from arenalens.ir import Model, Operator, Tensor
 from arenalens.names import short_name
@@ -374,6 +374,7 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
     if not context.what_if:
         return _resolution_finding(context, index, _scaled_shape(tensor.shape, axes, (1, 2)), None)
     failures = []
+    half = _scaled_shape(tensor.shape, axes, (1, 2))
     for scale in RESOLUTION_SCALES:
         shape = _scaled_shape(tensor.shape, axes, scale)
         try:
@@ -382,6 +383,10 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
             )
 
             smaller = resize_model_inputs(context.model, {tensor.name: shape})
+        except RuntimeUnavailableError as error:
+            # Not the graph's limit: the interpreter that propagates shapes is not installed.
+            finding = _resolution_finding(context, index, half, None, unavailable=True)
+            return replace(finding, details={**finding.details, "not_computed": str(error)})
         except ArenalensError as error:
             failures.append(str(error))
             continue
@@ -389,7 +394,7 @@ def _resolution_hint(context: DiagnoseContext, baseline: int) -> Finding | None:
         if bound >= baseline:
             return None
         return _resolution_finding(context, index, shape, (baseline, bound))
-    finding = _resolution_finding(context, index, _scaled_shape(tensor.shape, axes, (1, 2)), None)
+    finding = _resolution_finding(context, index, half, None)
     return replace(finding, details={**finding.details, "not_computed": failures[-1]})
 
 
@@ -407,7 +412,11 @@ def _resolution_finding(
     index: int,
     shape: tuple[int, ...],
     bounds: tuple[int, int] | None,
+    *,
+    unavailable: bool = False,
 ) -> Finding:
+    """The hint at `shape`; `bounds` (before, after) when re-planned, `unavailable` when
+    --what-if could not re-plan for want of the LiteRT interpreter."""
     tensor = context.model.subgraphs[0].tensors[index]
     layout = image_axes(tensor.shape)
     assert layout is not None
@@ -425,11 +434,17 @@ def _resolution_finding(
     details: dict[str, object] = {"hint": "input-resolution", "shape": list(shape)}
     saving = None
     if bounds is None:
-        message += (
-            " (diagnose --what-if re-plans it with LiteRT's shape propagation)"
-            if not context.what_if
-            else " (LiteRT could not propagate a smaller input through this graph)"
-        )
+        if not context.what_if:
+            message += " (diagnose --what-if re-plans it with LiteRT's shape propagation)"
+        elif unavailable:
+            from arenalens.runtimes.litert.shapes import INSTALL_HINT  # noqa: PLC0415
+
+            message += (
+                " (not re-planned: LiteRT, which propagates the shapes, is not installed: "
+                f"{INSTALL_HINT})"
+            )
+        else:
+            message += " (LiteRT could not propagate a smaller input through this graph)"
     else:
         before, after = bounds
         saving = before - after
