@@ -250,11 +250,12 @@ def test_every_board_row_is_the_boards_own_check(
     the same available bytes (the largest block, less the reserve only where the firmware keeps
     it), the same answer and headroom, the same placement; its table names the banks a fit
     needs. (The board list is cut to boards with banks: every board would take a minute.)"""
-    from arenalens.cli import check as check_command
+    from arenalens import targets
     from arenalens.cli import main
 
     boards = tuple(get_target(name) for name in BANK_BOARDS)
-    monkeypatch.setattr(check_command, "BOARDS", boards)
+    # The list is built when first read (targets.__getattr__): set in its place, or taken away.
+    monkeypatch.setattr(targets, "BOARDS", boards, raising=False)
     path = tmp_path / "two_banks.tflite"
     path.write_bytes(TWO_BANKS[1]())
     every = _json(capsys, "check", str(path), "--target", "all")
