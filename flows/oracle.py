@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from arenalens.errors import ArenalensError
 from arenalens.ir import Model
 from arenalens.tflite.reader import parse_model
 
@@ -148,8 +149,15 @@ class Wheel:
 
 
 def roomy_arena(data: bytes) -> int:
-    """Far above what any flow model needs: 64 times the file, at least 16 MiB."""
-    return min(ROOMY_MAXIMUM, max(ROOMY_MINIMUM, 64 * len(data)))
+    """Far above what the model needs, whatever arenalens says: 64 times the file, four times
+    every tensor's bytes with no reuse at all (a small file may hold a model of large
+    activations: LiteRT's ELU test needs 23.9 MB from 1 KB), at least 16 MiB."""
+    try:
+        model = parse_model(data, "roomy")
+        tensors = sum(t.nbytes for graph in model.subgraphs for t in graph.tensors)
+    except ArenalensError:
+        tensors = 0  # the runtime then says what is wrong with the file
+    return min(ROOMY_MAXIMUM, max(ROOMY_MINIMUM, 64 * len(data), 4 * tensors))
 
 
 def _last_line(log: str) -> str:

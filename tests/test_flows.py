@@ -153,6 +153,26 @@ def test_cannot_run_is_confirmed_only_where_the_runtime_refuses(wheel: Wheel) ->
     ]
 
 
+def test_a_small_file_of_large_activations_is_run_in_an_arena_it_fits(wheel: Wheel) -> None:
+    """The judge's roomy arena was 64 times the file, at least 16 MiB: LiteRT's 1 KB ELU test
+    model needs 23.9 MB (held-out scan of the upstream models: check FITS 23,888,888 B, the
+    wheel "failed to allocate" at 16 MiB), so CANNOT RUN for such a model would have been
+    confirmed and its outputs never compared. It is now at least four times every tensor."""
+    from arenalens.tflite.builder import ModelBuilder
+
+    builder = ModelBuilder(description="flows: large activations, small file")
+    graph = builder.add_subgraph("main")
+    source = graph.add_tensor("input", (1, 2048, 1024))  # 8 MiB of float32
+    result = graph.add_tensor("relu", (1, 2048, 1024))
+    graph.add_operator("RELU", [source], [result])
+    graph.set_inputs([source])
+    graph.set_outputs([result])
+    data = builder.build()
+    judge = Judge(data, wheel=wheel)
+    judge.cannot_run("cannot", data, (), HOST_BUILD)
+    assert [(claim.kind, claim.outcome) for claim in judge.claims] == [("cannot-run", WRONG)]
+
+
 def test_a_model_whose_kernel_refuses_some_inputs_is_judged_on_inputs_it_takes(
     wheel: Wheel,
 ) -> None:
