@@ -473,7 +473,7 @@ def _single(args: argparse.Namespace, path: str) -> int:
     if args.json:
         print_json(verdict.as_dict())
     else:
-        from arenalens.report.check_output import render_check  # noqa: PLC0415 - rich, for text only
+        from arenalens.report.verdict_lines import render_check  # noqa: PLC0415 - text only
 
         text = render_check(verdict, color=use_color(args), width=terminal_width())
         if verdict.search is not None or (args.max_input and not verdict.has_number):

@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.builds.build import build_summary
-from arenalens.report.check_output import declare_line
 from arenalens.report.console import render_text
+from arenalens.report.verdict_lines import declare_line
 from arenalens.units import format_bytes_exact
 
 if TYPE_CHECKING:  # the report reads a Comparison; it never runs the planners

@@ -1,37 +1,62 @@
-"""Rich renderables → text, with or without colour (renderers return strings; the CLI prints)."""
+"""Renderables → text, with or without colour (renderers return strings; the CLI prints).
+
+Lines made without rich (`styled.Styled`, `styled.Grid`, `styled.Verbatim`) print without
+importing it when there is no colour (a pipe, a file, --no-color); anything else, and colour, is
+rich's to lay out.
+"""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
-from rich.cells import cell_len
-from rich.console import Console, RenderableType
-from rich.table import Column, Table
-from rich.text import Text
-
+from arenalens.report.styled import Grid, Styled, Verbatim, plain_text
 from arenalens.report.wrapping import command_lines
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Column, Table
 
 # Rich lays a table out at about 2,000 rows a second: a 5,000-tensor model's plan and tensor
 # tables took tens of seconds. Longer tables than this are formatted here instead, with the same
 # box, title, header and justification; a cell stays on one line (long lines are not wrapped).
 FAST_TABLE_ROWS = 400
 
-
-@dataclass(frozen=True, slots=True)
-class Verbatim:
-    """A line written as it is, never wrapped at the width: a command the user pastes."""
-
-    line: str
-
-
 # What a renderer lists: rich renderables, and lines written verbatim.
-Line = RenderableType | Verbatim
+Line: TypeAlias = "RenderableType | Verbatim"
 
 
 def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -> str:
     """Renderables → one string; ANSI colours only when color is True."""
+    renderables = list(renderables)
+    if not color:
+        text = _without_rich(renderables, width)
+        if text is not None:
+            return text
+    return _with_rich(renderables, color=color, width=width)
+
+
+def _without_rich(renderables: list[Line], width: int) -> str | None:
+    """The plain text of lines made without rich; None when any line needs rich."""
+    parts: list[str] = []
+    for renderable in renderables:
+        if isinstance(renderable, Verbatim):
+            parts.append("\n".join(command_lines(renderable.line, width)) + "\n")
+        elif isinstance(renderable, (Styled, Grid)):
+            text = plain_text([renderable], width)
+            if text is None:
+                return None
+            parts.append(text)
+        else:
+            return None
+    return "".join(parts)
+
+
+def _with_rich(renderables: list[Line], *, color: bool, width: int) -> str:
+    from rich.console import Console  # noqa: PLC0415 - colour, and layouts only rich makes
+    from rich.table import Table  # noqa: PLC0415
+
     buffer = io.StringIO()
     console = Console(
         file=buffer,
@@ -60,6 +85,8 @@ def render_text(renderables: Iterable[Line], *, color: bool, width: int = 120) -
 def format_table(table: Table, *, color: bool) -> str | None:
     """A rich Table of plain or markup cells → its text, formatted without rich's layout engine
     (None for tables this does not handle: other cell types, lines between rows, no box)."""
+    from rich.cells import cell_len  # noqa: PLC0415 - loaded with the Table
+
     box = table.box
     if box is None or table.show_lines or not table.show_edge or table.show_footer:
         return None
@@ -106,6 +133,8 @@ def _column_texts(column: Column) -> list[str] | None:
 
 def _plain(value: object) -> str | None:
     """A str (rich markup) or Text → its plain text on one line; None for other renderables."""
+    from rich.text import Text  # noqa: PLC0415 - loaded with the Table
+
     if isinstance(value, str):
         text = Text.from_markup(value).plain if "[" in value else value
     elif isinstance(value, Text):
@@ -127,6 +156,8 @@ def _row(
 
 
 def _justify(text: str, width: int, how: str) -> str:
+    from rich.cells import cell_len  # noqa: PLC0415 - loaded with the Table
+
     gap = max(0, width - cell_len(text))
     if how == "right":
         return " " * gap + text

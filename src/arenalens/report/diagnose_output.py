@@ -11,8 +11,8 @@ from rich.text import Text
 from arenalens.builds.build import build_document
 from arenalens.declared import DeclaredArena, declared_arena
 from arenalens.diagnostics import Diagnosis, Severity
-from arenalens.report.check_output import declare_line
 from arenalens.report.console import render_text
+from arenalens.report.verdict_lines import declare_line
 from arenalens.units import format_bytes_exact
 
 DIAGNOSE_SCHEMA_VERSION = 1

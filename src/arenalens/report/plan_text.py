@@ -10,11 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from arenalens.declared import DeclaredArena
-from arenalens.report.check_output import declare_line, declare_notes
 from arenalens.report.console import render_text
 from arenalens.report.heap_output import heap_tables
 from arenalens.report.npu_memory import npu_memory_lines
 from arenalens.report.plan_output import percent_over, ratio
+from arenalens.report.verdict_lines import declare_line, declare_notes
 from arenalens.units import format_bytes_exact, format_bytes_short
 
 

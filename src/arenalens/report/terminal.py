@@ -18,17 +18,17 @@ from rich.text import Text
 from arenalens.builds.build import build_flags
 from arenalens.names import short_name
 from arenalens.next_steps import Step, optimized_file
-from arenalens.report.check_output import (
+from arenalens.report.console import Line, render_text
+from arenalens.report.data import ArenaReport, FindingRow, MemoryReport, PlanView
+from arenalens.report.heap_output import heap_table, heap_tables
+from arenalens.report.labels import shape_label
+from arenalens.report.verdict_lines import (
     declare_line,
     declare_notes,
     placement_lines,
     steps_lines,
     verdict_text,
 )
-from arenalens.report.console import Line, render_text
-from arenalens.report.data import ArenaReport, FindingRow, MemoryReport, PlanView
-from arenalens.report.heap_output import heap_table, heap_tables
-from arenalens.report.labels import shape_label
 from arenalens.units import format_bytes_exact, format_bytes_short
 
 if TYPE_CHECKING:  # a diff exists only when two models are compared
