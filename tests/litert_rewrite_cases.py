@@ -17,7 +17,7 @@ import random
 
 import numpy as np
 
-from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, blockwise_quantization
 from tests.litert_cases import _single
 
 
@@ -66,5 +66,61 @@ def square_reduce_case(seed: int) -> bytes:
         elif draw < 0.3:
             outputs.append(square)
         return [x], outputs
+
+    return _single(build)
+
+
+def blockwise_fully_connected_case(seed: int) -> bytes:
+    """One drawn float graph with FULLY_CONNECTEDs whose weights are int4 in blockwise
+    quantization (runtimes/litert/xnnpack_blockwise.py), drawn after that rule was committed and
+    measured by `python -m tests.litert_heap_measure --only xnn9_blockwise_`: an input of 1-4
+    rows (rank 2 or 3, keep_num_dims drawn), one or two such operators in a chain (sometimes a
+    float bias, sometimes a fused RELU or a TANH between), output channels of 64-256 (sometimes
+    not a multiple of 64), depths of 64-512, blocks of 32 (sometimes 64: XNNPACK's packing is
+    modelled for 32 only), fp16 scales, no zero points."""
+    rng = random.Random(seed)
+    weights_rng = np.random.default_rng(seed)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        rows = rng.choice([1, 1, 2, 4])
+        depth = rng.choice([64, 128, 256, 512])
+        rank3 = rng.random() < 0.5
+        shape = [1, rows, depth] if rank3 else [rows, depth]
+        x = g.add_tensor("x", shape)
+        current, current_shape = x, shape
+        for layer in range(rng.choice([1, 1, 2])):
+            channels = rng.choice([64, 128, 256, 192, 96])
+            block = 32 if rng.random() < 0.75 else 64
+            nibbles = weights_rng.integers(-8, 8, (channels, depth)).astype(np.int8)
+            packed = ((nibbles[:, 1::2] & 0x0F) << 4 | (nibbles[:, 0::2] & 0x0F)).astype(np.uint8)
+            scale_values = weights_rng.uniform(0.01, 0.05, (channels, depth // block))
+            scales = g.add_constant(f"scales{layer}", scale_values.astype(np.float16))
+            weights = g.add_tensor(
+                f"w{layer}",
+                [channels, depth],
+                "INT4",
+                data=packed.tobytes(),
+                quantization=blockwise_quantization(scales, -1, block),
+            )
+            inputs = [current, weights]
+            if rng.random() < 0.4:
+                bias = weights_rng.uniform(-1, 1, channels).astype(np.float32)
+                inputs.append(g.add_constant(f"b{layer}", bias))
+            keep = rank3 and rng.random() < 0.7
+            out_shape = [*current_shape[:-1], channels] if keep else [rows, channels]
+            output = g.add_tensor(f"y{layer}", out_shape)
+            activation = 1 if rng.random() < 0.3 else 0
+            options = {
+                "keep_num_dims": keep,
+                "asymmetric_quantize_inputs": True,
+                "fused_activation_function": activation,
+            }
+            g.add_operator("FULLY_CONNECTED", inputs, [output], options=options, version=6)
+            current, current_shape, depth = output, out_shape, channels
+            if rng.random() < 0.3:
+                squashed = g.add_tensor(f"t{layer}", out_shape)
+                g.add_operator("TANH", [current], [squashed])
+                current = squashed
+        return [x], [current]
 
     return _single(build)

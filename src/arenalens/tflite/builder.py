@@ -75,6 +75,9 @@ NUMPY_DTYPES: Mapping[str, np.dtype[Any]] = MappingProxyType(
 )
 
 
+_BLOCKWISE_DETAILS = 2  # QuantizationDetails.BlockwiseQuantization
+
+
 @dataclass(frozen=True, slots=True)
 class QuantizationSpec:
     """Affine quantization: one scale and zero point, or one per channel along `axis`."""
@@ -82,6 +85,15 @@ class QuantizationSpec:
     scales: tuple[float, ...]
     zero_points: tuple[int, ...]
     axis: int = 0
+    # Blockwise quantization's details (schema BlockwiseQuantization): the scales tensor, the
+    # zero-points tensor (-1: none) and the block size; with no scales or zero points here.
+    blockwise: tuple[int, int, int] | None = None
+
+
+def blockwise_quantization(scales: int, zero_points: int, block_size: int) -> QuantizationSpec:
+    """An int4 filter's blockwise quantization: its scales tensor (fp16, one per block of each
+    output channel), zero-points tensor (-1: none) and block size."""
+    return QuantizationSpec((), (), 0, (scales, zero_points, block_size))
 
 
 def quantization(
@@ -503,11 +515,24 @@ class _Writer:
         if found is not None:
             return found
         builder = self.builder
-        scales = self.number_vector(spec.scales, "<f4")
-        zero_points = self.number_vector(spec.zero_points, "<i8")
+        details = None
+        if spec.blockwise is not None:
+            # The installed schema package predates BlockwiseQuantization (QuantizationDetails
+            # 2): its three int fields written by hand.
+            builder.StartObject(3)
+            for slot, value in enumerate(spec.blockwise):
+                builder.PrependInt32Slot(slot, value, 0)
+            details = builder.EndObject()
+        scales = self.number_vector(spec.scales, "<f4") if spec.scales else None
+        zero_points = self.number_vector(spec.zero_points, "<i8") if spec.zero_points else None
         schema.QuantizationParametersStart(builder)
-        schema.QuantizationParametersAddScale(builder, scales)
-        schema.QuantizationParametersAddZeroPoint(builder, zero_points)
+        if scales is not None:
+            schema.QuantizationParametersAddScale(builder, scales)
+        if zero_points is not None:
+            schema.QuantizationParametersAddZeroPoint(builder, zero_points)
+        if details is not None:
+            schema.QuantizationParametersAddDetailsType(builder, _BLOCKWISE_DETAILS)
+            schema.QuantizationParametersAddDetails(builder, details)
         schema.QuantizationParametersAddQuantizedDimension(builder, spec.axis)
         found = int(schema.QuantizationParametersEnd(builder))
         self.quantization_tables[spec] = found

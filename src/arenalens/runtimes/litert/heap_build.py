@@ -49,6 +49,7 @@ from arenalens.runtimes.litert import (
     glibc,
     heap_xnnpack,
     xnnpack_attention,
+    xnnpack_blockwise,
     xnnpack_objects,
     xnnpack_packing,
 )
@@ -341,6 +342,9 @@ def _convolution_dummy_bytes(
 def scale_scratch(subgraph: Subgraph, operator: Operator) -> int:
     """An 8-bit GEMM's per-channel scale scratch (fully-connected-nc.c: setup_scale_params,
     one float per output channel), held while its weights are packed and freed after."""
+    blockwise_scales = xnnpack_blockwise.bf16_scales_request(subgraph, operator)
+    if blockwise_scales:
+        return glibc.usable(blockwise_scales)  # an int4 one's scales in bf16 (xnnpack_blockwise)
     convolution = xnnpack_packing._convolution(subgraph, operator)
     if convolution is None or convolution.microkernel != "gemm":
         return 0

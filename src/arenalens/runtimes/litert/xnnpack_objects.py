@@ -282,6 +282,8 @@ def _expanded_scale_bytes(subgraph: Subgraph, operator: Operator) -> int:
     if not _int8_fully_connected(subgraph, operator):
         return 0
     weights = subgraph.tensors[operator.inputs[1]]
+    if weights.dtype.name == "INT4":
+        return 0  # blockwise (qbint4): its scales stay the model's (xnnpack_blockwise)
     if operator.opcode == "BATCH_MATMUL":
         # VisitBatchMatMulNode: B's scales expanded to one per column of every batch (a
         # vector<float> the delegate kernel keeps) unless there is one each already.

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert import glibc, xnnpack_blockwise
 
 XNN_EXTRA_BYTES = 16  # include/xnnpack.h, x86
 XNN_ALLOCATION_ALIGNMENT = 64  # src/xnnpack/common.h, x86-64 with AVX-512
@@ -199,6 +199,8 @@ def packed_weights_request(
     data = subgraph.tensors[operator.inputs[0]] if operator.inputs[0] >= 0 else None
     if data is not None and data.dtype.name == "FLOAT32" and convolution.kind == "INT8":
         return hybrid_weights_request(operator, convolution, tiles)
+    if convolution.kind == "INT4":
+        return xnnpack_blockwise.packed_request(subgraph, operator)
     element = 4 if convolution.kind == "FLOAT32" else 1
     scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
     groups = convolution.groups

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
-from arenalens.runtimes.litert import xnnpack_attention
+from arenalens.runtimes.litert import xnnpack_attention, xnnpack_blockwise
 from arenalens.runtimes.litert.heap_xnnpack import (
     BINARY_FLOAT,
     BINARY_QUANTIZED,
@@ -64,6 +64,9 @@ def dynamically_quantized(subgraph: Subgraph, operator: Operator) -> bool:
     weights: the delegate runs it on dynamically quantized inputs (Visit*Node:
     dynamically_quantized)."""
     pair = data_and_weights(subgraph, operator)
+    if pair is not None and pair[1].dtype.name == "INT4":
+        # An int4 FULLY_CONNECTED's too (xnnpack_blockwise: the partition takes only those).
+        return xnnpack_blockwise.int4_weights(subgraph, operator) is not None
     return (
         operator.opcode in HYBRID_OPERATORS
         and pair is not None
