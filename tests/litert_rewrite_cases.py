@@ -75,9 +75,9 @@ def blockwise_fully_connected_case(seed: int) -> bytes:
     quantization (runtimes/litert/xnnpack_blockwise.py), drawn after that rule was committed and
     measured by `python -m tests.litert_heap_measure --only xnn9_blockwise_`: an input of 1-4
     rows (rank 2 or 3, keep_num_dims drawn), one or two such operators in a chain (sometimes a
-    float bias, sometimes a fused RELU or a TANH between), output channels of 64-256 (sometimes
-    not a multiple of 64), depths of 64-512, blocks of 32 (sometimes 64: XNNPACK's packing is
-    modelled for 32 only), fp16 scales, no zero points."""
+    float bias, sometimes a fused RELU or a TANH between), output channels of 64-256 (some
+    not multiples of 64), depths of 64-512, blocks of 32, 64 or 128 dividing the depth, fp16
+    scales, no zero points."""
     rng = random.Random(seed)
     weights_rng = np.random.default_rng(seed)
 
@@ -90,7 +90,8 @@ def blockwise_fully_connected_case(seed: int) -> bytes:
         current, current_shape = x, shape
         for layer in range(rng.choice([1, 1, 2])):
             channels = rng.choice([64, 128, 256, 192, 96])
-            block = 32 if rng.random() < 0.75 else 64
+            block = rng.choice([32, 32, 64, 128])
+            block = block if depth % block == 0 else 32
             nibbles = weights_rng.integers(-8, 8, (channels, depth)).astype(np.int8)
             packed = ((nibbles[:, 1::2] & 0x0F) << 4 | (nibbles[:, 0::2] & 0x0F)).astype(np.uint8)
             scale_values = weights_rng.uniform(0.01, 0.05, (channels, depth // block))

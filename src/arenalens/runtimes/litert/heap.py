@@ -366,7 +366,12 @@ def xnnpack_parts(
                 continue
             # Packing follows the operator whether or not the partition around it is modelled.
             request = largest_request(
-                xnnpack_packing.packed_weights_request, subgraph, operator, isa
+                lambda graph, node, tiles: xnnpack_packing.packed_weights_request(
+                    graph, node, tiles, model
+                ),
+                subgraph,
+                operator,
+                isa,
             )
             weights, weights_exact = _request_or_bound(
                 request, _bounded_weights, subgraph, operator

@@ -185,14 +185,21 @@ def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
     return sum(glibc.usable(4 + 4 * len(subgraph.tensors[t].shape)) for t in outputs)
 
 
-def _packed(subgraph: Subgraph, operator: Operator, isa: IsaProfile) -> int:
+def _packed(subgraph: Subgraph, operator: Operator, isa: IsaProfile, model: Model) -> int:
     """The weights a kernel's Init packs for one operator (as heap.xnnpack_parts counts them)."""
     if operator.opcode == "BATCH_MATMUL":
         request = xnnpack_packing.packed_weights_request(subgraph, operator)
         return xnnpack_packing.aligned_block(request or 0)
     if operator.opcode not in _GEMMS or len(operator.inputs) < 2:
         return 0
-    request = largest_request(xnnpack_packing.packed_weights_request, subgraph, operator, isa)
+    request = largest_request(
+        lambda graph, node, tiles: xnnpack_packing.packed_weights_request(
+            graph, node, tiles, model
+        ),
+        subgraph,
+        operator,
+        isa,
+    )
     extra = isa.gemm_operator_extra_bytes
     return (xnnpack_packing.aligned_block(request) if request else 0) + extra
 
@@ -228,7 +235,9 @@ def _created_packing(
     (its output read by nobody) is removed before creation and packs nothing."""
     created = _created(subgraph, subset, model)
     return sum(
-        _packed(subgraph, subgraph.operators[index], isa) for index in operators if index in created
+        _packed(subgraph, subgraph.operators[index], isa, model)
+        for index in operators
+        if index in created
     )
 
 
@@ -339,10 +348,10 @@ def _convolution_dummy_bytes(
     return data + blocks + aligned(packed) + aligned(zero) + requantization
 
 
-def scale_scratch(subgraph: Subgraph, operator: Operator) -> int:
+def scale_scratch(subgraph: Subgraph, operator: Operator, model: Model) -> int:
     """An 8-bit GEMM's per-channel scale scratch (fully-connected-nc.c: setup_scale_params,
     one float per output channel), held while its weights are packed and freed after."""
-    blockwise_scales = xnnpack_blockwise.bf16_scales_request(subgraph, operator)
+    blockwise_scales = xnnpack_blockwise.bf16_scales_request(model, subgraph, operator)
     if blockwise_scales:
         return glibc.usable(blockwise_scales)  # an int4 one's scales in bf16 (xnnpack_blockwise)
     convolution = xnnpack_packing._convolution(subgraph, operator)
@@ -494,7 +503,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
                 )
                 moment = before - later + held + shared - pending + deconvolution
                 largest = max(largest, moment)
-            scales = scale_scratch(subgraph, operator)
+            scales = scale_scratch(subgraph, operator, model)
             if scales:
                 pending = _created_from(subgraph, subset, place + 1, model, isa)
                 largest = max(largest, before - later + held + shared - pending + scales)

@@ -9,14 +9,14 @@ VisitFullyConnectedNode, GetXNNPackDatatype, CheckFp16Scale; XNNPACK
 * **Scales** converted from fp16 to bf16 while the weights are packed
   (`xnn_create_fully_connected_nc_qd8_f32_qb4w_f16_scales`: one malloc'd block of two bytes per
   scale, freed once the operator exists): part of the build moment (heap_build).
-* **Packed** (qd8_f32_qb4w, one 64-aligned block): per output channel, to the GEMM's nr, the
-  depth to kr × sr × planes in nibbles (half a byte each), a float bias, a float of extra
-  bytes and one bf16 scale per block.
+* **Packed** (qd8_f32_qb4w on AVX2, qdu8_f32_qb4w with AVX-512 VNNI: one 64-aligned block):
+  per output channel, to the GEMM's nr (16 with AVX-512 VNNI, 8 with AVX2: counted to 16), the
+  depth to kr × sr × planes (16: whole blocks of 32 always are) in nibbles, half a byte each, a
+  float bias, a float of extra bytes and one bf16 scale per block.
 
-Modelled for blocks of 32, XNNPACK's smallest (XNN_MIN_BLOCKSIZE), with whole GEMM tiles: the
-packing is then the same on every tile XNNPACK selects (nr up to 64, kr × sr × planes up to
-32). Other block sizes, and int4 weights of one scale per channel, stay bounds (the partition
-is not modelled for them).
+Modelled for blocks XNNPACK accepts (multiples of 32, XNN_MIN_BLOCKSIZE, dividing the depth):
+another block size fails in XNNPACK's create (not modelled: the partition stays a bound), as do
+int4 weights of one scale per channel (qcint4).
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ from __future__ import annotations
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import blockwise
 
-MODELLED_BLOCK = 32  # XNN_MIN_BLOCKSIZE
-_WIDEST_CHANNEL_TILE = 64  # the largest nr of XNNPACK's qb4w GEMMs
+MINIMUM_BLOCK = 32  # XNN_MIN_BLOCKSIZE
+# gemm-config.c: qdu8_f32_qb4w's nr with AVX-512 VNNI (the wheel's measuring machine), 16;
+# qd8_f32_qb4w's with AVX2, 8 (counted to 16: errs high by at most 8 channels there).
+CHANNEL_TILE = 16
 _BIAS_BYTES = 4  # a float bias per output channel
 _EXTRA_BYTES = 4  # the qx8_f32_qb4w variant's extra_weights_bytes: sizeof(float)
 _SCALE_BYTES = 2  # one bf16 scale per block
@@ -57,33 +59,40 @@ def takes(model: Model, subgraph: Subgraph, operator: Operator) -> bool | None:
     if not 0 <= details.scales < len(subgraph.tensors):
         return False
     scales = subgraph.tensors[details.scales]
-    output_channels, depth = weights.shape
+    depth = weights.shape[1]
     if depth % 2 or scales.dtype.name != "FLOAT16" or not scales.element_count:
         return False
     if weights.element_count // scales.element_count != details.block_size:
         return False
-    if details.block_size != MODELLED_BLOCK or depth % MODELLED_BLOCK:
-        return None
-    return output_channels % _WIDEST_CHANNEL_TILE == 0 or None
+    if details.block_size % MINIMUM_BLOCK or depth % details.block_size:
+        return None  # refused by XNNPACK's create (check_block_size): not modelled
+    return True
 
 
-def packed_request(subgraph: Subgraph, operator: Operator) -> int | None:
-    """Bytes XNNPACK asks for to pack an int4 blockwise FULLY_CONNECTED's weights, for blocks
-    of 32 (None: not an int4 one)."""
+def _blocks(model: Model | None, subgraph: Subgraph, operator: Operator) -> int:
+    """The blocks of each output channel of an int4 blockwise FULLY_CONNECTED (0: none)."""
     weights = int4_weights(subgraph, operator)
-    if weights is None or len(weights.shape) != 2:
+    if model is None or weights is None or len(weights.shape) != 2:
+        return 0
+    details = blockwise.blockwise(model, subgraph.index, weights.index)
+    if details is None or details.block_size <= 0:
+        return 0
+    return int(weights.shape[1]) // details.block_size
+
+
+def packed_request(model: Model | None, subgraph: Subgraph, operator: Operator) -> int | None:
+    """Bytes XNNPACK asks for to pack an int4 blockwise FULLY_CONNECTED's weights (None: not
+    an int4 blockwise one)."""
+    blocks = _blocks(model, subgraph, operator)
+    if not blocks:
         return None
-    output_channels, depth = weights.shape
-    per_channel = depth // 2 + _BIAS_BYTES + _EXTRA_BYTES
-    per_channel += (depth // MODELLED_BLOCK) * _SCALE_BYTES
-    columns = -(-output_channels // _WIDEST_CHANNEL_TILE) * _WIDEST_CHANNEL_TILE
+    output_channels, depth = subgraph.tensors[operator.inputs[1]].shape
+    per_channel = depth // 2 + _BIAS_BYTES + _EXTRA_BYTES + blocks * _SCALE_BYTES
+    columns = -(-output_channels // CHANNEL_TILE) * CHANNEL_TILE
     return -(-columns * per_channel // 64) * 64
 
 
-def bf16_scales_request(subgraph: Subgraph, operator: Operator) -> int:
+def bf16_scales_request(model: Model | None, subgraph: Subgraph, operator: Operator) -> int:
     """The bf16 copy of the scales made while the weights are packed (0: not an int4 one)."""
-    weights = int4_weights(subgraph, operator)
-    if weights is None or len(weights.shape) != 2:
-        return 0
-    output_channels, depth = weights.shape
-    return _SCALE_BYTES * output_channels * (depth // MODELLED_BLOCK)
+    blocks = _blocks(model, subgraph, operator)
+    return _SCALE_BYTES * subgraph.tensors[operator.inputs[1]].shape[0] * blocks if blocks else 0

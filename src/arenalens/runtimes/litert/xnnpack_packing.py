@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arenalens.ir import Operator, Subgraph, Tensor
+from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import glibc, xnnpack_blockwise
 
 XNN_EXTRA_BYTES = 16  # include/xnnpack.h, x86
@@ -185,9 +185,13 @@ def _primary_tile(taps: int, tile: DepthwiseTile) -> int | None:
 
 
 def packed_weights_request(
-    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+    subgraph: Subgraph,
+    operator: Operator,
+    tiles: XnnpackTiles = HOST_TILES,
+    model: Model | None = None,
 ) -> int | None:
-    """Bytes XNNPACK asks for to pack one operator's weights (None: not modelled)."""
+    """Bytes XNNPACK asks for to pack one operator's weights (None: not modelled; an int4
+    blockwise one needs the `model`, whose file holds its block size)."""
     if operator.opcode == "BATCH_MATMUL":
         return batch_matmul_packed_request(subgraph, operator, tiles)
     if operator.opcode == "TRANSPOSE_CONV":
@@ -200,7 +204,7 @@ def packed_weights_request(
     if data is not None and data.dtype.name == "FLOAT32" and convolution.kind == "INT8":
         return hybrid_weights_request(operator, convolution, tiles)
     if convolution.kind == "INT4":
-        return xnnpack_blockwise.packed_request(subgraph, operator)
+        return xnnpack_blockwise.packed_request(model, subgraph, operator)
     element = 4 if convolution.kind == "FLOAT32" else 1
     scale = 0 if convolution.kind == "FLOAT32" else 4  # qs8_qc8w: a float scale per channel
     groups = convolution.groups
