@@ -162,6 +162,12 @@ HELD_OUT = (*HELD_OUT, *((f"var9_{seed}", "variables", seed) for seed in VARIABL
 # Session 9 (litert-xnn9): reductions of a square (tests/litert_rewrite_cases.py), drawn after
 # xnnpack_workspace._sum_squares (XNNPACK's reduce_sum_to_square rewrite) was committed.
 HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed in range(1, 25)))
+# Int4 blockwise FULLY_CONNECTEDs (tests/litert_rewrite_cases.py), drawn after
+# runtimes/litert/xnnpack_blockwise.py was committed.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"xnn9_blockwise_{seed}", "blockwise_fc", seed) for seed in range(101, 125)),
+)
 
 
 def kernel_case(name: str) -> bytes:
@@ -282,6 +288,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_string_cases import string_case
 
         return string_case(seed)
+    if family == "blockwise_fc":
+        from tests.litert_rewrite_cases import blockwise_fully_connected_case
+
+        return blockwise_fully_connected_case(seed)
     if family == "square_reduce":
         from tests.litert_rewrite_cases import square_reduce_case
 

@@ -1,10 +1,12 @@
 """XNNPACK's rewrites of the nodes the delegate defines, as they reach its workspace
 (runtimes/litert/xnnpack_workspace.py): a reduction of a square reads the square's input
 (optimize_common_subgraphs_reduce_sum_to_square), a binary operator's fused activation is a
-clamp node after a value of its own (xnn_insert_clamp_node). Checked on generated graphs, on
+clamp node after a value of its own (xnn_insert_clamp_node); and int4 blockwise
+FULLY_CONNECTEDs (runtimes/litert/xnnpack_blockwise.py). Checked on generated graphs, on
 held-out ones measured on the wheel after the rules were committed (xnn9_square_*,
-tests/litert_rewrite_cases.py, cached in tests/data/litert_heap.json by `python -m
-tests.litert_heap_measure --only xnn9_square_`) and on the upstream norm.tflite."""
+xnn9_blockwise_*, tests/litert_rewrite_cases.py, cached in tests/data/litert_heap.json by
+`python -m tests.litert_heap_measure --only xnn9_`; on this session's AVX2 machine, which each
+entry names) and on the upstream norm.tflite and qwen_fc_blockwise_quantized.tflite."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import numpy as np
 import pytest
 
 from arenalens.pipeline import analyze
-from arenalens.runtimes.litert import xnnpack_workspace
+from arenalens.runtimes.litert import xnnpack_blockwise, xnnpack_packing, xnnpack_workspace
 from arenalens.runtimes.litert.heap import WRAPPER_VARIATION_BYTES, interpreter_heap
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import parse_model
@@ -25,6 +27,7 @@ from tests.litert_upstream_measure import absence, mirror, model_bytes
 from tests.runtimes.litert.test_litert_heap import CACHE, _large_blocks, predicted
 
 SQUARES = sorted(name for name in CACHE["models"] if name.startswith("xnn9_square_"))
+BLOCKWISE = sorted(name for name in CACHE["models"] if name.startswith("xnn9_blockwise_"))
 PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
           ("peak", "peak"))  # fmt: skip
 
@@ -80,42 +83,101 @@ def test_a_fused_activation_writes_a_value_of_its_own() -> None:
     assert _workspace(_rms_norm("MUL", activation=0, square_is_output=True)) < 4096
 
 
-@pytest.mark.parametrize("name", SQUARES)
-def test_held_out_squares_are_within_one_percent(name: str, tmp_path_factory: Any) -> None:
-    """Under XNNPACK, never under the wheel and within 1% of it at every moment (the wrapper's
+def _within(heaps: dict[str, Any], real: dict[str, int], limit: float) -> None:
+    """Never under the wheel, and within `limit` of it at every moment (the wrapper's
     variation, the caller's blocks and a page per block of 128 KiB or more, which glibc may
-    map or cut from its heap, left out); 1.45-1.89x before the rewrite was modelled, 0.84x
-    (under) before the activation's clamp was."""
-    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
-    assert heaps is not None
-    heap, real = heaps["xnnpack"], CACHE["models"][name]["xnnpack"]
+    map or cut from its heap, left out)."""
+    heap = heaps["xnnpack"]
     caller = sum(part.nbytes for part in heap.parts if part.name == "caller's blocks")
     for measured, figure in PHASES:
         value = getattr(heap, figure)
         wrapper = WRAPPER_VARIATION_BYTES + (caller if measured != "after_allocate" else 0)
         wrapper += _large_blocks(heaps)
         assert real[measured] <= value, measured
-        assert value - wrapper <= real[measured] * 1.01, (measured, value / real[measured])
+        assert value - wrapper <= real[measured] * limit, (measured, value / real[measured])
 
 
-NORM = "google-ai-edge+LiteRT:litert/test/testdata/norm.tflite"
+@pytest.mark.parametrize("name", SQUARES)
+def test_held_out_squares_are_within_one_percent(name: str, tmp_path_factory: Any) -> None:
+    """1.45-1.89x before the rewrite was modelled, 0.84x (under) before the activation's
+    clamp was."""
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    assert heaps is not None
+    _within(heaps, CACHE["models"][name]["xnnpack"], 1.01)
 
 
-def test_upstream_norm_is_within_one_percent(tmp_path: Path) -> None:
+def test_int4_blockwise_packing() -> None:
+    """qd8_f32_qb4w: per output channel (to 16) the depth in nibbles, a float bias, a float
+    of extra bytes and a bf16 scale per block: 1,024 × (512 + 4 + 4 + 64) for qwen_fc's
+    1,024 × 1,024 weights in blocks of 32 (the wheel's block: 598,016 B asked for)."""
+    model = parse_model(_blockwise_fc(1024, 1024, 32, rows=1), "fc.tflite")
+    subgraph = model.subgraphs[0]
+    operator = subgraph.operators[0]
+    assert xnnpack_packing.packed_weights_request(subgraph, operator, model=model) == 598_016
+    assert xnnpack_blockwise.bf16_scales_request(model, subgraph, operator) == 65_536
+    # Without the file the block size is unknown: not modelled.
+    assert xnnpack_packing.packed_weights_request(subgraph, operator) is None
+    # 40 channels pack as 48; blocks of 64 halve the scales.
+    narrow = parse_model(_blockwise_fc(40, 256, 64, rows=1), "fc.tflite")
+    request = xnnpack_packing.packed_weights_request(
+        narrow.subgraphs[0], narrow.subgraphs[0].operators[0], model=narrow
+    )
+    assert request == -(-48 * (128 + 4 + 4 + 4 * 2) // 64) * 64
+
+
+def _blockwise_fc(channels: int, depth: int, block: int, rows: int) -> bytes:
+    from arenalens.tflite.builder import blockwise_quantization
+
+    model = ModelBuilder()
+    g = model.add_subgraph("main")
+    x = g.add_tensor("x", [rows, depth])
+    scales = g.add_constant("s", np.full((channels, depth // block), 0.02, np.float16))
+    packed = np.full((channels, depth // 2), 0x21, np.uint8).tobytes()
+    quantization = blockwise_quantization(scales, -1, block)
+    w = g.add_tensor("w", [channels, depth], "INT4", data=packed, quantization=quantization)
+    y = g.add_tensor("y", [rows, channels])
+    g.add_operator("FULLY_CONNECTED", [x, w], [y], options={"keep_num_dims": False}, version=6)
+    g.set_inputs([x])
+    g.set_outputs([y])
+    return model.build()
+
+
+@pytest.mark.parametrize("name", BLOCKWISE)
+def test_held_out_blockwise_fully_connected(name: str, tmp_path_factory: Any) -> None:
+    """Int4 blockwise FULLY_CONNECTEDs under XNNPACK: within 1% with one row of input; with
+    several, the workspace says it is an estimate (the int4 GEMM's packed input counted as an
+    int8 one's) and the figures stay within 5% (the build moment then a bound). Before, the
+    partition was not modelled: 1.31-1.51x on these, 1.73x on qwen_fc."""
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    assert heaps is not None
+    workspace = next(part for part in heaps["xnnpack"].parts if part.name == "XNNPACK workspace")
+    _within(heaps, CACHE["models"][name]["xnnpack"], 1.01 if workspace.exact else 1.05)
+    assert workspace.exact or "estimate" in workspace.meaning
+
+
+UPSTREAM = {
+    "norm": "google-ai-edge+LiteRT:litert/test/testdata/norm.tflite",
+    "qwen_fc": "google-ai-edge+LiteRT:litert/test/testdata/qwen_fc_blockwise_quantized.tflite",
+}
+
+
+@pytest.mark.parametrize("key", sorted(UPSTREAM))
+def test_upstream_models_are_within_one_percent(key: str, tmp_path: Path) -> None:
     """The upstream RMS norm (MUL of the input by itself, SUM, DIV, ADD, RSQRT, MUL): 1.49x
-    after setup while the square's 4 MiB value was counted in the workspace."""
-    repository, path = NORM.split(":", 1)
+    after setup while the square's 4 MiB value was counted in the workspace; qwen_fc's int4
+    blockwise FULLY_CONNECTED: 1.73x while its partition was not modelled."""
+    repository, path = UPSTREAM[key].split(":", 1)
     if not mirror(repository).is_dir():
         pytest.skip(f"the {repository} mirror is absent")
     data = model_bytes(repository, path)
     if data is None or absence(data):
         pytest.skip(f"{path}: {absence(data)}")
-    model = tmp_path / "norm.tflite"
+    model = tmp_path / "model.tflite"
     model.write_bytes(data)
     analysis = analyze(str(model), runtime="litert")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack")
-    real = json.loads(UPSTREAM_DATA.read_text())["models"][NORM]["xnnpack"]
+    real = json.loads(UPSTREAM_DATA.read_text())["models"][UPSTREAM[key]]["xnnpack"]
     for measured, figure in PHASES:
         value = getattr(heap, figure)
         assert real[measured] <= value <= real[measured] * 1.01, (measured, value / real[measured])

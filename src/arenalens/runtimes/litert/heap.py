@@ -44,6 +44,7 @@ from arenalens.runtimes.litert import (
     heap_resources,
     heap_xnnpack,
     xnnpack_attention,
+    xnnpack_blockwise,
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
@@ -365,14 +366,7 @@ def xnnpack_parts(
             ):
                 continue
             # Packing follows the operator whether or not the partition around it is modelled.
-            request = largest_request(
-                lambda graph, node, tiles: xnnpack_packing.packed_weights_request(
-                    graph, node, tiles, model
-                ),
-                subgraph,
-                operator,
-                isa,
-            )
+            request = largest_request(xnnpack_packing.packing_of(model), subgraph, operator, isa)
             weights, weights_exact = _request_or_bound(
                 request, _bounded_weights, subgraph, operator
             )
@@ -422,12 +416,13 @@ def xnnpack_parts(
             "XNNPACK workspace",
             xnnpack_packing.aligned_block(workspace) if modelled else arenas,
             "setup",
-            modelled,
+            modelled and not xnnpack_blockwise.packs_rows(model),
             "XNNPACK's memory planner packs the values internal to each delegated partition "
             "and its operators' own workspaces (a hybrid GEMM's packed input, a run-time "
             "matrix packed for a BATCH_MATMUL) into one workspace (the largest partition's "
             "plan plus 32 B)"
-            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds"),
+            + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
+            + (xnnpack_blockwise.WORKSPACE_ESTIMATE if xnnpack_blockwise.packs_rows(model) else ""),
         ),
         HeapPart(
             "XNNPACK runtime and operator objects",

@@ -192,14 +192,7 @@ def _packed(subgraph: Subgraph, operator: Operator, isa: IsaProfile, model: Mode
         return xnnpack_packing.aligned_block(request or 0)
     if operator.opcode not in _GEMMS or len(operator.inputs) < 2:
         return 0
-    request = largest_request(
-        lambda graph, node, tiles: xnnpack_packing.packed_weights_request(
-            graph, node, tiles, model
-        ),
-        subgraph,
-        operator,
-        isa,
-    )
+    request = largest_request(xnnpack_packing.packing_of(model), subgraph, operator, isa)
     extra = isa.gemm_operator_extra_bytes
     return (xnnpack_packing.aligned_block(request) if request else 0) + extra
 

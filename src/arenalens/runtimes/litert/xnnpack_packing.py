@@ -26,7 +26,7 @@ selects.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
@@ -224,6 +224,14 @@ def packed_weights_request(
     depth = round_up(convolution.group_input_channels, gemm.kr)
     per_channel = 4 + convolution.taps * depth * element + scale
     return round_up(groups * round_up(convolution.group_output_channels, gemm.nr) * per_channel, 64)
+
+
+def packing_of(model: Model) -> Callable[[Subgraph, Operator, XnnpackTiles], int | None]:
+    """packed_weights_request with the model's file at hand (an int4 blockwise operator's
+    block size is read from it), for isa.largest_request."""
+    return lambda subgraph, operator, tiles: packed_weights_request(
+        subgraph, operator, tiles, model
+    )
 
 
 def _batch_matmul_b(subgraph: Subgraph, operator: Operator) -> tuple[int, int, int] | None:
