@@ -25,16 +25,11 @@ from types import MappingProxyType
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.planning.registry import run_planner
-from arenalens.runtimes.litert import (
-    glibc,
-    rules,
-    xnnpack_blockwise,
-    xnnpack_custom,
-    xnnpack_variables,
-)
+from arenalens.runtimes.litert import glibc, rules, xnnpack_custom, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.xnnpack_attention import composite_taken, replayed_custom
 from arenalens.runtimes.litert.xnnpack_binary import CHECKS as BINARY_CHECKS
+from arenalens.runtimes.litert.xnnpack_blockwise import int4_weights, takes_int4
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     WEIGHTED,
@@ -214,8 +209,8 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
             return False
     if operator.opcode in WEIGHTED:
         weights = constant_input(subgraph, operator.inputs, 1)
-        if model is not None and xnnpack_blockwise.int4_weights(subgraph, operator):
-            return xnnpack_blockwise.takes(model, subgraph, operator)
+        if model is not None and int4_weights(subgraph, operator):
+            return takes_int4(model, subgraph, operator)
         hybrid = kind == "FLOAT32" and weights is not None and weights.dtype.name == "INT8"
         if hybrid and operator.opcode == "DEPTHWISE_CONV_2D":
             return False  # no dynamically quantized depthwise path: the builtin kernel runs it

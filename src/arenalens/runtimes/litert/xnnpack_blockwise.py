@@ -50,7 +50,7 @@ def int4_weights(subgraph: Subgraph, operator: Operator) -> Tensor | None:
     return weights
 
 
-def takes(model: Model, subgraph: Subgraph, operator: Operator) -> bool | None:
+def takes_int4(model: Model, subgraph: Subgraph, operator: Operator) -> bool | None:
     """Whether the delegate takes an int4 FULLY_CONNECTED of float input: True where it does
     and the packing is modelled, None where it may and is not (see the module docstring),
     False where it refuses (an odd depth, scales that are not fp16 or do not divide the
