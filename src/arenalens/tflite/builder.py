@@ -523,8 +523,11 @@ class _Writer:
             for slot, value in enumerate(spec.blockwise):
                 builder.PrependInt32Slot(slot, value, 0)
             details = builder.EndObject()
-        scales = self.number_vector(spec.scales, "<f4") if spec.scales else None
-        zero_points = self.number_vector(spec.zero_points, "<i8") if spec.zero_points else None
+        affine = spec.blockwise is None  # its vectors written even when empty
+        scales = self.number_vector(spec.scales, "<f4") if affine or spec.scales else None
+        zero_points = (
+            self.number_vector(spec.zero_points, "<i8") if affine or spec.zero_points else None
+        )
         schema.QuantizationParametersStart(builder)
         if scales is not None:
             schema.QuantizationParametersAddScale(builder, scales)

@@ -185,7 +185,9 @@ def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
     return sum(glibc.usable(4 + 4 * len(subgraph.tensors[t].shape)) for t in outputs)
 
 
-def _packed(subgraph: Subgraph, operator: Operator, isa: IsaProfile, model: Model) -> int:
+def _packed(
+    subgraph: Subgraph, operator: Operator, isa: IsaProfile, model: Model | None = None
+) -> int:
     """The weights a kernel's Init packs for one operator (as heap.xnnpack_parts counts them)."""
     if operator.opcode == "BATCH_MATMUL":
         request = xnnpack_packing.packed_weights_request(subgraph, operator)

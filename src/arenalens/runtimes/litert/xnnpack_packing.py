@@ -226,7 +226,7 @@ def packed_weights_request(
     return round_up(groups * round_up(convolution.group_output_channels, gemm.nr) * per_channel, 64)
 
 
-def packing_of(model: Model) -> Callable[[Subgraph, Operator, XnnpackTiles], int | None]:
+def packing_of(model: Model | None) -> Callable[[Subgraph, Operator, XnnpackTiles], int | None]:
     """packed_weights_request with the model's file at hand (an int4 blockwise operator's
     block size is read from it), for isa.largest_request."""
     return lambda subgraph, operator, tiles: packed_weights_request(
