@@ -15,7 +15,7 @@ The sequence is data (`setup_sequence`: a tuple of `setup_replay.Allocation`s) t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import NamedTuple
@@ -207,14 +207,13 @@ def condensed_sequence(
     # Temp positions before the planner never depend on the arena size: from the first head.
     condensed = _Condensed(steps, layout, layout.scratch_request * MAX_SCRATCH_PER_OPERATOR)
     condensed.options([setup.builtin_data for setup in setups])
-    for setup in setups:
-        if setup.init and not condensed.events(setup.init):
-            return None
+    if not condensed.phases([(setup.init, -1) for setup in setups if setup.init]):
+        return None
     heads = _heads_after_prepare(setups, facts, layout)
-    for setup, nbytes in zip(setups, heads, strict=True):
-        # ResetTempAllocations and the head resize: the resize sets the temp end alike.
-        if not condensed.events(setup.prepare, nbytes):
-            return None
+    # ResetTempAllocations and the head resize after each Prepare: the resize sets the temp
+    # end alike.
+    if not condensed.phases(zip([setup.prepare for setup in setups], heads, strict=True)):
+        return None
     condensed.flush()
     steps.extend(_planning_steps(model, facts, layout))
     steps.extend(_io_tensor_steps(model, layout))
@@ -394,75 +393,89 @@ class _Condensed:
 
     def events(self, events: Sequence[Event], head: int = -1) -> bool:
         """One kernel phase's events, then (`head` >= 0) the head resized to `head` bytes, the
-        temp end with it; False where a buffer is written over live temps. (The open runs are
-        followed in local variables, a tail allocation, the head resize and the closes
-        written out here: a phase is a handful of events, most of them temp tensors.)"""
+        temp end with it; False where a buffer is written over live temps."""
+        return self.phases(((events, head),))
+
+    def phases(self, phases: Iterable[tuple[Sequence[Event], int]]) -> bool:
+        """Kernel phases in order, each (its events, the head size after it or -1: `events`):
+        one loop for all of a model's Init or Prepare phases, the open runs followed in local
+        variables (a phase is a handful of events, most of them temp tensors, and a model has
+        tens of phases: per-phase calls and attribute traffic would cost more than the events).
+        """
         temp, run_start, parts_of = self.temp, self.run_start, self.parts
         tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
-        behind = self.behind
-        for event in events:
-            kind = type(event)
-            if kind is TempTensor:
-                if run_start < 0 or behind:
-                    # The open tail run is written; the temp run starts, or goes on over it.
+        behind, pointer = self.behind, self.layout.struct_alignment
+        for events, head in phases:
+            for event in events:
+                kind = type(event)
+                if kind is TempTensor or kind is TempBytes:
+                    if run_start < 0 or behind:
+                        # The open tail run is written; the temp run starts, or goes on over it.
+                        if tail_alignment:
+                            steps.append(
+                                _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
+                            )
+                            tail_alignment = 0
+                        if run_start < 0:
+                            run_start = temp
+                        behind = False
+                    if kind is not TempTensor:  # TempBytes (rare)
+                        alignment = event.alignment  # type: ignore[union-attr]
+                        temp = -(-temp // alignment) * alignment + event.nbytes  # type: ignore[union-attr]
+                        continue
+                    # `_copied_channels`, inline: the parts of its struct and quantization copies.
+                    quantization = event.tensor.quantization  # type: ignore[union-attr]
+                    channels = (
+                        None
+                        if quantization is None or quantization.zero_point is None
+                        else quantization.channel_count
+                    )
+                    entry = parts_of.get(channels)
+                    if entry is None:
+                        entry = self._parts_of(channels)
+                    total, aligned, parts = entry
+                    if aligned and not temp % aligned:
+                        temp += total
+                        continue
+                    for _, nbytes, alignment in parts:
+                        temp = -(-temp // alignment) * alignment + nbytes
+                elif kind is Persistent:
+                    if event.written is not None:  # type: ignore[union-attr]
+                        return False
+                    # A tail allocation, 16-aligned: into the open tail run where it may join.
+                    nbytes = event.nbytes  # type: ignore[union-attr]
                     if tail_alignment:
+                        if not tail_alignment % ARENA_ALIGNMENT:
+                            rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+                            if not rounded % tail_alignment:
+                                tail_bytes += rounded
+                                continue
+                        if behind:  # the temp run before the tail run, written first
+                            steps.append(
+                                _step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ()))
+                            )
+                            run_start, behind = -1, False
                         steps.append(
                             _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
                         )
-                        tail_alignment = 0
-                    if run_start < 0:
-                        run_start = temp
-                    behind = False
-                # `_copied_channels`, inline: the parts of its struct and quantization copies.
-                quantization = event.tensor.quantization  # type: ignore[union-attr]
-                channels = (
-                    None
-                    if quantization is None or quantization.zero_point is None
-                    else quantization.channel_count
-                )
-                entry = parts_of.get(channels)
-                if entry is None:
-                    entry = self._parts_of(channels)
-                total, aligned, parts = entry
-                if aligned and not temp % aligned:
-                    temp += total
-                    continue
-                for _, nbytes, alignment in parts:
-                    temp = -(-temp // alignment) * alignment + nbytes
-            elif kind is Persistent:
-                if event.written is not None:  # type: ignore[union-attr]
-                    return False
-                # A tail allocation, 16-aligned: into the open tail run where it may join.
-                nbytes = event.nbytes  # type: ignore[union-attr]
+                    elif run_start >= 0:
+                        behind = True
+                    tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
+            if head >= 0:
+                # The head resized: the open runs written (the temp run first, a tail run open
+                # with it follows it), the temp end moves to it.
+                if run_start >= 0:
+                    steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
+                    run_start, behind = -1, False
                 if tail_alignment:
-                    if not tail_alignment % ARENA_ALIGNMENT:
-                        rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
-                        if not rounded % tail_alignment:
-                            tail_bytes += rounded
-                            continue
-                    if behind:  # the temp run before the tail run, written first
-                        steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
-                        run_start, behind = -1, False
                     steps.append(
                         _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
                     )
-                elif run_start >= 0:
-                    behind = True
-                tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
-            elif kind is TempBytes:
-                self.temp, self.run_start, self.behind = temp, run_start, behind
-                self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
-                self.temp_bytes(event.nbytes, event.alignment)  # type: ignore[union-attr]
-                temp, run_start, behind = self.temp, self.run_start, self.behind
-                tail_alignment = self.tail_alignment
+                    tail_alignment = 0
+                steps.append(_step((_HEAD, head, pointer, "", "", 1, "", None, ())))
+                temp = head
         self.temp, self.run_start, self.behind = temp, run_start, behind
         self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
-        if head >= 0:  # the head resized: the open runs written, the temp end moves to it
-            self.flush()
-            steps.append(
-                _step((_HEAD, head, self.layout.struct_alignment, "", "", 1, "", None, ()))
-            )
-            self.temp = head
         return True
 
     def _parts_of(self, channels: int | None) -> _Parts:
@@ -472,13 +485,7 @@ class _Condensed:
 
     def temp_bytes(self, nbytes: int, alignment: int) -> None:
         """A temp allocation: the open temp run grows (over the open tail run, written)."""
-        if self.run_start < 0 or self.behind:
-            if self.tail_alignment:
-                self._close_tail()
-            if self.run_start < 0:
-                self.run_start = self.temp
-            self.behind = False
-        self.temp = -(-self.temp // alignment) * alignment + nbytes
+        self.events((TempBytes(nbytes, alignment),))
 
     def flush(self) -> None:
         """Write the open runs, the temp run first (a tail run open with it follows it)."""

@@ -122,7 +122,8 @@ def operator_setup(
         init, prepare = found.init, found.prepare
         return OperatorSetup(context, registered, rule, options, init, prepare, found.kinds)
     init, prepare = found.init, found.prepare
-    if init:  # most kernels' Init allocates one struct or nothing
+    if init and found.rule.init not in base.BUILD_ONLY_INITS:
+        # (An Init of the build alone was checked once, with its kernel's facts: `_kernel`.)
         init = _checked(context, init, earlier_scratch)
     prepare = _checked(context, prepare, earlier_scratch)
     # A kernel other builds register (ethos-u) still says what it would allocate there.
@@ -210,7 +211,10 @@ def _kernel(context: base.KernelContext) -> _Kernel:
     rule = rule_for(opcode, context.build)
     if rule is None:
         return _Kernel(registered, None, None, None)
-    init = tuple(rule.init(context)) if rule.init in base.BUILD_ONLY_INITS else None
+    init = None
+    if rule.init in base.BUILD_ONLY_INITS:
+        # Checked here, once per kernel and build (sizes of the build alone: one struct).
+        init = _checked(context, tuple(rule.init(context)), 0)
     return _Kernel(registered, rule, rule.builtin_bytes(context), init)
 
 
