@@ -27,6 +27,7 @@ from arenalens.runtimes.tflm.kernels.common import (
     scale_of,
     setup_refused,
     shape,
+    type_of,
     zero_point_of,
 )
 from arenalens.runtimes.tflm.kernels.refusals import (
@@ -82,16 +83,15 @@ def _pad(context: base.KernelContext) -> base.Events:
     refused = arity_refusals(context, file, count, 1)
     if refused:
         return refused
-    slots = [("in", 0), ("in", 1)] + ([("in", 2)] if count == 3 else []) + [("out", 0)]
-    found = base.temps(context, *slots)
     source, paddings, constant, result = (
         context.input(0),
         context.input(1),
         context.input(2) if count == 3 else None,
         context.output(0),
     )
-    dtype = context.input_type(0)
-    if dtype != context.output_type(0):
+    found = base.temp_tensors(source, paddings, constant, result)  # in that order
+    dtype, output_dtype = type_of(source), type_of(result)
+    if dtype != output_dtype:
         return [
             *found,
             not_equal(
@@ -99,7 +99,7 @@ def _pad(context: base.KernelContext) -> base.Events:
                 "input->type",
                 "output->type",
                 TFLITE_TYPES.get(dtype),
-                TFLITE_TYPES.get(context.output_type(0)),
+                TFLITE_TYPES.get(output_dtype),
             ),
         ]
     if rank(source) > _PAD_MAX_DIMS:

@@ -335,17 +335,11 @@ def convolution_parameters(
     # `is_quantized` of the input, then the filter, read directly: this runs for every
     # convolution.
     source_quantization = None if source is None else source.quantization
+    if source_quantization is None or source_quantization.zero_point is None:
+        return _not_affine(build, "input")
     weights_quantization = None if weights is None else weights.quantization
-    for name, quantization in (("input", source_quantization), ("filter", weights_quantization)):
-        if quantization is None or quantization.zero_point is None:
-            return not_equal(
-                kernel_util(build),
-                f"{name}->quantization.type",
-                "kTfLiteAffineQuantization",
-                0,
-                1,
-                fix=QUANTIZE_EVERY_TENSOR,
-            )
+    if weights_quantization is None or weights_quantization.zero_point is None:
+        return _not_affine(build, "filter")
     assert source is not None and source_quantization is not None
     assert weights is not None and weights_quantization is not None
     count = weights_quantization.channel_count
@@ -370,6 +364,18 @@ def convolution_parameters(
     if kind in ("INT8", "UINT8", "INT16"):
         return activation_range(build, activation, output)
     return None
+
+
+def _not_affine(build: Build, name: str) -> Refusal:
+    """TF_LITE_ENSURE_EQ(<name>->quantization.type, kTfLiteAffineQuantization)."""
+    return not_equal(
+        kernel_util(build),
+        f"{name}->quantization.type",
+        "kTfLiteAffineQuantization",
+        0,
+        1,
+        fix=QUANTIZE_EVERY_TENSOR,
+    )
 
 
 def _per_channel(

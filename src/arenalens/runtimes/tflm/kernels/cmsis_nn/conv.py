@@ -196,11 +196,13 @@ def _conv_shapes(
     source: Tensor | None, weights: Tensor | None, output: Tensor | None
 ) -> list[base.Event]:
     """CMSIS-NN-only checks: ranks, batch, and input channels a multiple of the filter's."""
-    for name, tensor in (("input", source), ("filter", weights), ("output", output)):
-        rank = 0 if tensor is None else len(tensor.shape)
-        if rank != 4:
-            return [not_equal(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
-    assert source is not None and weights is not None and output is not None  # rank 4 each
+    if (
+        source is None
+        or weights is None
+        or output is None
+        or not len(source.shape) == len(weights.shape) == len(output.shape) == 4
+    ):
+        return _conv_ranks(source, weights, output)
     (batch, _, _, depth), filter_channels = source.shape, weights.shape[3]
     if batch != output.shape[0]:
         return [
@@ -235,6 +237,17 @@ def _conv_shapes(
     return []
 
 
+def _conv_ranks(
+    source: Tensor | None, weights: Tensor | None, output: Tensor | None
+) -> list[base.Event]:
+    """The first of input, filter and output whose rank is not 4 (an absent one: rank 0)."""
+    for name, tensor in (("input", source), ("filter", weights), ("output", output)):
+        rank = 0 if tensor is None else len(tensor.shape)
+        if rank != 4:
+            return [not_equal(_CONV_FILE, f"{name}->dims->size", "4", rank, 4)]
+    return []
+
+
 def _depthwise(context: base.KernelContext) -> base.Events:
     # Prepare: input, filter, output; checks; int8/int16 filter quantization checks and
     # per-channel arrays (O = filter dim 3); CalculateOpDataDepthwiseConv (input, filter, bias,
@@ -242,9 +255,9 @@ def _depthwise(context: base.KernelContext) -> base.Events:
     operands = reference_conv.convolution_operands(context)
     source, weights, _, output = operands
     found = base.temp_tensors(source, weights, output)
-    refused: list[base.Event] = list(types_and_hybrid(_DEPTHWISE_FILE, source, weights, output))
-    if refused:
-        return found + refused
+    type_refusals = types_and_hybrid(_DEPTHWISE_FILE, source, weights, output)
+    if type_refusals:
+        return [*found, *type_refusals]
     assert source is not None  # its type passed
     dtype = source.dtype.name
     channels = _dim(weights, 3)
@@ -312,21 +325,24 @@ def _depthwise_buffer(
 ) -> list[base.Event]:
     """arm_depthwise_conv_wrapper_s8 / _s4_get_buffer_size with TFLM's dims: the filter as
     {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
-    source_dims, weights_dims, output_shape = _dims(source), _dims(weights), _dims(output)
-    depth = output_shape.c
-    filter_dims = dims_of((1, weights_dims.h, weights_dims.w, depth))
-    output_dims = dims_of((source_dims.n, output_shape.h, output_shape.w, depth))
-    params = _conv_params(context, source, filter_dims.h, filter_dims.w, strided=False)
+    source_dims, (_, filter_h, filter_w, _), (_, height, width, depth) = (
+        _dims(source),
+        _dims(weights),
+        _dims(output),
+    )
+    filter_dims = dims_of((1, filter_h, filter_w, depth))
+    output_dims = dims_of((source_dims.n, height, width, depth))
+    params = _conv_params(context, source, filter_h, filter_w, strided=False)
     isa = context.build.isa
-    found: list[base.Event] = []
     if type_of(weights) == "INT4":
         nbytes = buffers.depthwise_wrapper_s4(isa, params, source_dims, filter_dims, output_dims)
+        estimates: list[base.Event] = []
     else:
         nbytes = buffers.depthwise_wrapper_s8(isa, params, source_dims, filter_dims, output_dims)
-        found += _uninitialised_stride(isa, params, source_dims, filter_dims, output_dims)
+        estimates = _uninitialised_stride(isa, params, source_dims, filter_dims, output_dims)
     if nbytes > 0:
-        found.insert(0, base.new_scratch((nbytes, "CMSIS-NN depthwise buffer")))
-    return found
+        return [base.new_scratch((nbytes, "CMSIS-NN depthwise buffer")), *estimates]
+    return estimates
 
 
 def _uninitialised_stride(

@@ -41,17 +41,18 @@ _FILE = "tensorflow/lite/micro/kernels/cmsis_nn/add.cc"
 def _add_refusals(context: base.KernelContext) -> list[base.Event]:
     """PrepareAdd's checks before CalculateOpData: types, then int16 zero points."""
     first, second, output = context.input(0), context.input(1), context.output(0)
-    if type_of(first) != type_of(output):
+    kind = type_of(first)
+    if kind != type_of(output):
         return [
             not_equal(
                 _FILE, "input1->type", "output->type", type_number(first), type_number(output)
             )
         ]
-    if type_of(first) not in ("FLOAT32", "INT32", "INT16", "INT8"):
+    if kind not in ("FLOAT32", "INT32", "INT16", "INT8"):
         return [base.Refusal(UNSUPPORTED_INPUT)]
-    if type_of(first) != type_of(second):
+    if kind != type_of(second):
         return [base.Refusal(HYBRID)]
-    if type_of(first) == "INT16":
+    if kind == "INT16":
         return list(
             int16_zero_points(_FILE, ("input1", first), ("input2", second), ("output", output))
         )
