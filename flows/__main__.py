@@ -6,6 +6,7 @@ python -m flows --flows 2000 --seed 0 --json benchmarks/results/flows.json
 python -m flows --from-json benchmarks/results/flows.json      # print a saved run's tables
 python -m flows --replay 137 --seed 0                          # one flow, every command
 python -m flows --wide --flows 200 --seed 7                    # bank boards and LiteRT paths too
+python -m flows --wide --litert-only --flows 60 --seed 900601  # the seed's first 60 LiteRT paths
 python -m flows --ladder --json benchmarks/results/flows_ladder.json
     (issue 27's four paths: check on a board -> optimize as printed -> check of the written
     model -> the real runtime, every claim judged on the wheel and the board's QEMU probe)
@@ -56,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         "--delegate/--isa/--threads/--reserve, judged on the real interpreter's heap), and "
         "give export and diagnose the board as users type it",
     )
+    parser.add_argument(
+        "--litert-only",
+        action="store_true",
+        help="with --wide: walk the first --flows flows of the seed that take a LiteRT path "
+        "(each keeps its index: --replay N --wide walks it alone); no journal",
+    )
     parser.add_argument("--json", metavar="FILE", help="write the summary as JSON")
     parser.add_argument("--from-json", metavar="FILE", help="print a saved summary's tables")
     parser.add_argument("--replay", type=int, metavar="N", help="walk flow N alone, verbosely")
@@ -74,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         return replay(console, args.seed, args.replay, tuple(args.family), wide=args.wide)
     if args.ladder:
         return ladder(console, args.json, "python -m flows " + " ".join(argv or sys.argv[1:]))
+    if args.litert_only:
+        if not args.wide:
+            parser.error("--litert-only draws --wide's LiteRT paths: add --wide")
+        return litert_only(console, args, "python -m flows " + " ".join(argv or sys.argv[1:]))
     started = time.perf_counter()
     journal_path = Path(args.json + ".journal") if args.json else None
     done: list[dict[str, Any]] = []
@@ -192,6 +203,33 @@ def ladder(console: Console, json_path: str | None, command: str) -> int:
         Path(json_path).write_text(json.dumps(document, indent=1) + "\n")
     print_tables(console, document)
     return 1 if summary.failed else 0
+
+
+def litert_only(console: Console, args: argparse.Namespace, command: str) -> int:
+    """The first `--flows` flows of the seed (with --wide) that take a LiteRT path, walked as
+    drawn: the LiteRT sample of a campaign, judged on the real interpreter's heap."""
+    from flows.campaign import _optimize_has_split
+    from flows.flow import litert_flows
+
+    started = time.perf_counter()
+    split = _optimize_has_split()
+    picked = litert_flows(args.seed, args.flows, tuple(args.family), start=args.start, split=split)
+    summary = run_campaign(
+        seed=args.seed,
+        flows=len(picked),
+        fixed=tuple(picked),
+        wide=True,
+        device_sample_every=0,
+        progress=lambda result: _print_flow(console, result),
+    )
+    document = summary.as_dict()
+    document["flow_indexes"] = [flow.index for flow in picked]
+    document["wall_seconds"] = round(time.perf_counter() - started, 1)
+    document["command"] = command
+    if args.json:
+        Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
+    print_tables(console, document)
+    return 1 if summary.unsafe else 0
 
 
 def replay(

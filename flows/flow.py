@@ -198,6 +198,21 @@ def random_flow(
     )
 
 
+def litert_flows(
+    seed: int, count: int, families: tuple[str, ...] = (), *, start: int = 0, split: bool = False
+) -> tuple[Flow, ...]:
+    """The first `count` flows of the `--wide` campaign `seed` from `start` that take a LiteRT
+    path, each with its own index (`--replay N --wide` walks it alone): a LiteRT sample."""
+    picked: list[Flow] = []
+    index = start
+    while len(picked) < count:
+        flow = random_flow(seed, index, families=families, split=split, wide=True)
+        if flow.litert:
+            picked.append(flow)
+        index += 1
+    return tuple(picked)
+
+
 def _wide_build(rng: random.Random, build: tuple[str, ...]) -> tuple[str, ...]:
     """`--wide`: a third of the flows take a bank board or a LiteRT path instead."""
     roll = rng.random()

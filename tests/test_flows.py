@@ -16,7 +16,7 @@ import pytest
 from flows.__main__ import read_journal
 from flows.campaign import run_campaign
 from flows.claims import CONFIRMED, NOTED, UNSAFE, WRONG
-from flows.flow import random_flow
+from flows.flow import litert_flows, random_flow
 from flows.judge import Judge
 from flows.models import ALL_FAMILIES, FAMILIES, HELD_OUT_FAMILIES, random_subject
 from flows.oracle import Wheel
@@ -91,6 +91,18 @@ def test_every_family_makes_models_the_reader_accepts() -> None:
             subject = random_subject(random.Random(seed), (name,))
             assert subject.family == name
             parse_model(subject.data, subject.recipe)
+
+
+def test_a_litert_sample_is_the_seeds_litert_flows_as_drawn() -> None:
+    """`--wide --litert-only`: the seed's flows that take a LiteRT path, in order, each the
+    flow `--replay N --wide` walks."""
+    sample = litert_flows(900601, 5, split=True)
+    assert all(flow.litert for flow in sample)
+    indexes = [flow.index for flow in sample]
+    assert indexes == sorted(indexes) and len(set(indexes)) == 5
+    skipped = set(range(indexes[-1])) - set(indexes)
+    assert not any(random_flow(900601, i, split=True, wide=True).litert for i in skipped)
+    assert sample[0] == random_flow(900601, indexes[0], split=True, wide=True)
 
 
 def test_held_out_families_are_drawn_only_when_named_and_replay_as_drawn() -> None:
