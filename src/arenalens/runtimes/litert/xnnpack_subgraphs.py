@@ -9,8 +9,10 @@ replaced by delegate kernels, whose Inits build their XNNPACK runtimes, before
 name but odml.scaled_dot_product_attention) stays the builtin kernel: its Prepare allocates
 its decomposition subgraph, now planned over that subgraph's delegated plan, and its first
 Eval runs it and releases its arena, as with the builtin kernels alone. The replay covers
-models whose other subgraphs are all composites' decompositions; control flow (IF, WHILE,
-CALL_ONCE, ...) stays a labelled bound."""
+models whose other subgraphs are all composites' decompositions or signatures' own subgraphs
+(the delegate builds their kernels; `allocate_tensors()` prepares only subgraph 0, so their
+runtimes are never reshaped and plan no workspace); control flow (IF, WHILE, CALL_ONCE, ...)
+stays a labelled bound."""
 
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ _INDEX = "decomposition_subgraph_index"
 
 
 def only_decompositions(model: Model) -> bool:
-    """One subgraph, or every other subgraph a composite's decomposition and no operator
-    that calls a subgraph otherwise."""
+    """One subgraph, or every other subgraph a composite's decomposition or a signature's
+    entry, and no operator that calls a subgraph otherwise."""
     if len(model.subgraphs) == 1:
         return True
     called: set[int] = set()
@@ -33,7 +35,10 @@ def only_decompositions(model: Model) -> bool:
                 called.add(int(options.get(_INDEX, -1) or 0))
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
-    return called == set(range(1, len(model.subgraphs)))
+    # A signature's own subgraph that nothing calls: the delegate is applied to it too (its
+    # kernels built), but allocate_tensors() prepares subgraph 0 only.
+    entries = {signature.subgraph for signature in model.signature_defs} - called - {0}
+    return called | entries == set(range(1, len(model.subgraphs)))
 
 
 def prepared(view: Model | None) -> set[int]:
