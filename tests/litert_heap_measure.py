@@ -167,6 +167,9 @@ HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed
 HELD_OUT = (
     *HELD_OUT,
     *((f"xnn9_blockwise_{seed}", "blockwise_fc", seed) for seed in range(101, 125)),
+    # Signatures' own subgraphs (tests/litert_rewrite_cases.signature_case), drawn after
+    # xnnpack_subgraphs took them.
+    *((f"xnn9_signatures_{seed}", "signatures", seed) for seed in range(1, 17)),
 )
 
 
@@ -288,6 +291,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_string_cases import string_case
 
         return string_case(seed)
+    if family == "signatures":
+        from tests.litert_rewrite_cases import signature_case
+
+        return signature_case(seed)
     if family == "blockwise_fc":
         from tests.litert_rewrite_cases import blockwise_fully_connected_case
 

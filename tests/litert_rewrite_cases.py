@@ -125,3 +125,59 @@ def blockwise_fully_connected_case(seed: int) -> bytes:
         return [x], [current]
 
     return _single(build)
+
+
+def signature_case(seed: int) -> bytes:
+    """One drawn model of 2-4 signatures, each its own float subgraph that nothing calls
+    (runtimes/litert/xnnpack_subgraphs.py: the delegate builds their kernels, allocate_tensors()
+    prepares subgraph 0 only), drawn after that rule was committed and measured by
+    `python -m tests.litert_heap_measure --only xnn9_signatures_`: each subgraph a chain of 1-4
+    of FULLY_CONNECTED, CONV_2D (3×3, SAME), ADD of a constant, MUL by itself, TANH, SOFTMAX
+    and MEAN over the channels, on an input of 1-2 images or rows."""
+    rng = random.Random(seed)
+    weights_rng = np.random.default_rng(seed)
+    model = ModelBuilder()
+    for index in range(rng.choice([2, 3, 3, 4])):
+        g = model.add_subgraph(f"signature{index}")
+        spatial = rng.random() < 0.5
+        channels = rng.choice([4, 8, 16])
+        shape = [1, rng.choice([8, 16]), rng.choice([8, 16]), channels] if spatial else [2, 32]
+        x = current = g.add_tensor("x", shape)
+        for step in range(rng.randint(1, 4)):
+            opcode = rng.choice(["FULLY_CONNECTED", "CONV_2D", "ADD", "MUL", "TANH", "SOFTMAX"])
+            if opcode == "CONV_2D" and not spatial:
+                opcode = "FULLY_CONNECTED"
+            width = shape[-1]
+            if opcode == "FULLY_CONNECTED":
+                columns = rng.choice([8, 16, 64])
+                weights = weights_rng.uniform(-1, 1, (columns, width)).astype(np.float32)
+                w = g.add_constant(f"w{step}", weights)
+                rows = int(np.prod(shape[:-1]))  # keep_num_dims off: a 2-D output
+                shape, spatial = [rows, columns], False
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator("FULLY_CONNECTED", [current, w, -1], [out])
+            elif opcode == "CONV_2D":
+                filters = rng.choice([4, 8, 16])
+                kernel = weights_rng.uniform(-1, 1, (filters, 3, 3, width)).astype(np.float32)
+                w = g.add_constant(f"w{step}", kernel)
+                shape = [*shape[:-1], filters]
+                out = g.add_tensor(f"t{step}", shape)
+                options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+                g.add_operator("CONV_2D", [current, w, -1], [out], options=options)
+            elif opcode == "ADD":
+                constant = g.add_constant(f"c{step}", np.float32(rng.uniform(0.5, 2.0)))
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator("ADD", [current, constant], [out])
+            elif opcode == "MUL":
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator("MUL", [current, current], [out])
+            else:
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator(
+                    opcode, [current], [out], options={"beta": 1.0} if opcode == "SOFTMAX" else {}
+                )
+            current = out
+        g.set_inputs([x])
+        g.set_outputs([current])
+        model.add_signature(f"run{index}", g)
+    return model.build()
