@@ -28,6 +28,11 @@ from tests.runtimes.litert.test_litert_heap import CACHE, _large_blocks, predict
 
 SQUARES = sorted(name for name in CACHE["models"] if name.startswith("xnn9_square_"))
 BLOCKWISE = sorted(name for name in CACHE["models"] if name.startswith("xnn9_blockwise_"))
+SIGNATURES = sorted(
+    name
+    for name, entry in CACHE["models"].items()
+    if name.startswith("xnn9_signatures_") and "error" not in entry["xnnpack"]
+)
 PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
           ("peak", "peak"))  # fmt: skip
 
@@ -155,9 +160,30 @@ def test_held_out_blockwise_fully_connected(name: str, tmp_path_factory: Any) ->
     assert workspace.exact or "estimate" in workspace.meaning
 
 
+@pytest.mark.parametrize("name", SIGNATURES)
+def test_held_out_signatures(name: str, tmp_path_factory: Any) -> None:
+    """Models of several signatures, each its own subgraph: the delegate builds every one's
+    kernels, allocate_tensors() prepares subgraph 0 only. Within 1% after setup where
+    modelled (a signature's subgraph with a spatial convolution stays a
+    labelled bound: never under); the peak within 2% (float convolutions' fingerprints, on
+    this AVX2 machine's tiles, not the AVX-512 ones the figure is for). Main: up to 1.107x."""
+    heaps = predicted(name, str(tmp_path_factory.getbasetemp()))
+    assert heaps is not None
+    objects = next(p for p in heaps["xnnpack"].parts if p.name.startswith("XNNPACK runtime"))
+    real = CACHE["models"][name]["xnnpack"]
+    _within(heaps, real, 1.02 if objects.exact else 1.7)
+    if objects.exact:
+        model_part = heaps["xnnpack"].after_setup - WRAPPER_VARIATION_BYTES - _large_blocks(heaps)
+        assert model_part <= real["after_allocate"] * 1.01
+
+
 UPSTREAM = {
     "norm": "google-ai-edge+LiteRT:litert/test/testdata/norm.tflite",
     "qwen_fc": "google-ai-edge+LiteRT:litert/test/testdata/qwen_fc_blockwise_quantized.tflite",
+    "multi_signature": "google-ai-edge+LiteRT:litert/js/packages/core/testdata/"
+    "multi_signature_model.tflite",
+    "delegate_compatibility": "google-ai-edge+LiteRT:litert/js/packages/core/testdata/"
+    "delegate_compatibility_test.tflite",
 }
 
 
@@ -165,7 +191,9 @@ UPSTREAM = {
 def test_upstream_models_are_within_one_percent(key: str, tmp_path: Path) -> None:
     """The upstream RMS norm (MUL of the input by itself, SUM, DIV, ADD, RSQRT, MUL): 1.49x
     after setup while the square's 4 MiB value was counted in the workspace; qwen_fc's int4
-    blockwise FULLY_CONNECTED: 1.73x while its partition was not modelled."""
+    blockwise FULLY_CONNECTED: 1.73x while its partition was not modelled; three signatures'
+    subgraphs (multi_signature, delegate_compatibility): 1.11x and 1.10x at the peak while
+    the signatures' subgraphs were a bound."""
     repository, path = UPSTREAM[key].split(":", 1)
     if not mirror(repository).is_dir():
         pytest.skip(f"the {repository} mirror is absent")
