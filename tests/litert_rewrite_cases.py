@@ -165,7 +165,9 @@ def signature_case(seed: int) -> bytes:
                 options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
                 g.add_operator("CONV_2D", [current, w, -1], [out], options=options)
             elif opcode == "ADD":
-                constant = g.add_constant(f"c{step}", np.float32(rng.uniform(0.5, 2.0)))
+                constant = g.add_constant(
+                    f"c{step}", np.array(rng.uniform(0.5, 2.0), dtype=np.float32)
+                )
                 out = g.add_tensor(f"t{step}", shape)
                 g.add_operator("ADD", [current, constant], [out])
             elif opcode == "MUL":
