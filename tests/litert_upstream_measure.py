@@ -5,6 +5,12 @@ and cached in tests/data/litert_heap_upstream.json:
     nice -n 10 python -m tests.litert_upstream_measure            # every upstream model
     nice -n 10 python -m tests.litert_upstream_measure --only seanet
 
+and, on a machine with AVX2 and without AVX-512 (XNNPACK and ruy select other tiles there), into
+tests/data/litert_heap_upstream_avx2.json, the held-out check of `--isa x86-64-v3` on a real CPU:
+
+    nice -n 10 python -m tests.litert_upstream_measure \
+        --cache tests/data/litert_heap_upstream_avx2.json
+
 The models are every .tflite in the fetched mirrors of google-ai-edge/LiteRT and
 tensorflow/tflite-micro (/work/.mirror/<owner+name>/repo, read with `git cat-file`; none is
 copied into this project): held out, no rule was fitted to them. A Git LFS pointer or an empty
@@ -29,6 +35,7 @@ from tests.litert_heap_measure import MODES, cache_document, measure, tracer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "tests/data/litert_heap_upstream.json"
+AVX2_DATA = REPO_ROOT / "tests/data/litert_heap_upstream_avx2.json"
 MIRRORS = Path(os.environ.get("ARENALENS_MIRRORS", "/work/.mirror"))
 REPOSITORIES = ("google-ai-edge+LiteRT", "tensorflow+tflite-micro")
 LFS_POINTER = b"version https://git-lfs"
@@ -87,8 +94,13 @@ def key(repository: str, path: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="measure models whose path contains this")
+    parser.add_argument("--cache", type=Path, default=DATA, help="the cache to update")
     arguments = parser.parse_args(argv)
-    document = cache_document(DATA, "nice -n 10 python -m tests.litert_upstream_measure")
+    cache = arguments.cache.resolve()
+    command = "nice -n 10 python -m tests.litert_upstream_measure"
+    if cache != DATA:
+        command += f" --cache {cache.relative_to(REPO_ROOT)}"
+    document = cache_document(cache, command)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         library = tracer(folder)
@@ -107,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             document["models"][key(repository, path)] = entry
             print(key(repository, path), json.dumps(entry), flush=True)
     document["models"] = dict(sorted(document["models"].items()))
-    DATA.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    cache.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return 0
 
 
