@@ -135,7 +135,8 @@ class Registry(Generic[EntryT]):
         """Run the entry named `name` on a problem with the settings it takes → (what it
         returned, seconds it took); the caller checks the result."""
         entry = self.get(name)
-        taken = entry.settings.select(settings, owner=f"{self.kind} '{name}'")
+        # No settings (the runtime's own planner, every check): nothing to select or refuse.
+        taken = entry.settings.select(settings, owner=f"{self.kind} '{name}'") if settings else {}
         started = time.perf_counter()
         result = entry.function(problem, **taken)
         return result, time.perf_counter() - started

@@ -330,3 +330,32 @@ def test_tflm_marks_of_a_straight_subgraph_match_the_tensor_walk(seed: int) -> N
     assert {t.tensor: (t.first, t.last) for t in timeline.lifetimes.values()} == straight_marks(
         model
     )
+
+
+def test_tflm_lifetimes_read_as_the_dict_they_stand_for() -> None:
+    # TFLM's lifetimes are made when read (a check reads the planned tensors' only): the mapping
+    # holds every tensor of every subgraph, in order, and nothing else.
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    other = builder.add_subgraph("other")
+    for graph in (main, other):
+        x = graph.add_tensor("x", [1, 8])
+        y = graph.add_tensor("y", [1, 8])
+        graph.add_operator("RELU", [x], [y])
+        graph.set_inputs([x])
+        graph.set_outputs([y])
+    lifetimes = tflm_timeline(load_model(builder.build())).lifetimes
+    expected = {
+        (0, 0): TensorLifetime(0, 0, 0, 1),
+        (0, 1): TensorLifetime(0, 1, 1, 1),
+        (1, 0): TensorLifetime(1, 0, -1, -1),
+        (1, 1): TensorLifetime(1, 1, -1, -1),
+    }
+    assert list(lifetimes) == list(expected)
+    assert len(lifetimes) == 4
+    assert lifetimes == expected and expected == lifetimes
+    assert all(type(lifetime) is TensorLifetime for lifetime in lifetimes.values())
+    for foreign in ((0, 2), (2, 0), (-1, 0), (0, -1), (0,), "x", None):
+        assert foreign not in lifetimes
+        with pytest.raises(KeyError):
+            lifetimes[foreign]  # type: ignore[index]

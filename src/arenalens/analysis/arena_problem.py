@@ -8,9 +8,10 @@ stands for (a tensor, a kernel scratch request, a LiteRT temporary), so each run
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from arenalens.analysis.lifetimes import Step
 from arenalens.planning.problem import Problem
@@ -40,6 +41,34 @@ class PlannedBuffer:
     nbytes: int  # bytes the runtime needs; Buffer.size may be larger (TFLM rounds to 16)
     # Tensors that share this buffer's bytes without being planned themselves (LiteRT in-place).
     aliases: tuple[int, ...] = ()
+
+
+class PlannedBuffers(Mapping[int, PlannedBuffer]):
+    """Buffer id → PlannedBuffer, each made when the mapping is first read from one row of its
+    fields (id first): `check` never asks what a buffer is, a report or optimize does, so a
+    candidate in a search loop makes none. Read-only, as the MappingProxyType it stands for."""
+
+    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        self._rows = rows
+        self._made: dict[int, PlannedBuffer] | None = None
+
+    def _buffers(self) -> dict[int, PlannedBuffer]:
+        made = self._made
+        if made is None:
+            made = self._made = {row[0]: PlannedBuffer(*row) for row in self._rows}
+        return made
+
+    def __getitem__(self, buffer_id: int) -> PlannedBuffer:
+        return self._buffers()[buffer_id]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._buffers())
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __repr__(self) -> str:
+        return f"PlannedBuffers({self._buffers()!r})"
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,8 @@ def get_planner(name: str) -> PlannerInfo:
 def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     """Run one registered planner on problem with the settings it takes → a checked, timed Plan."""
     result, seconds = _REGISTRY.run(name, problem, settings)
-    output = result if isinstance(result, PlannerOutput) else PlannerOutput(offsets=result)
-    given = output.offsets
+    output = result if isinstance(result, PlannerOutput) else None
+    given = result if output is None else output.offsets
     offsets = MappingProxyType(
         dict(zip(map(int, given.keys()), map(int, given.values()), strict=True))
     )
@@ -120,6 +120,8 @@ def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     except PlanError as error:
         raise PlanError(f"planner '{name}' produced an invalid plan: {error}") from error
     size = arena_size(problem, offsets)
+    if output is None:  # bare offsets (the runtimes' planners): a Plan of the defaults
+        return Plan(planner=name, offsets=offsets, arena_size=size, seconds=seconds)
     bound = output.bound
     if bound is not None and bound > size:
         raise PlanError(f"planner '{name}' claims a bound of {bound} above its own arena {size}")

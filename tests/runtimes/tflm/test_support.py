@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arenalens.builds.build import as_build
 from arenalens.cli import main
+from arenalens.runtimes.tflm import support as support_module
 from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.builder import ModelBuilder
 from arenalens.tflite.reader import load_model, parse_model
@@ -224,3 +226,22 @@ def test_the_wheel_cannot_invoke_an_int8_svdf_state_with_int16_time_weights() ->
         model = parse_model(data, "svdf")
         result = run_model(data, random_inputs(model), output_count=1)
         assert result.ok == support(model).runs == (time == state), (time, state, result.error)
+
+
+def test_plain_operators_are_told_without_asking_each_for_its_obstacles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An operator whose events hold no refusal, rewritten shape or estimate, in a subgraph
+    # without a dim <= 0, has no obstacle: support tells it from the event types the setup
+    # holds. The RELU here is one; the custom operator (no kernel) is asked.
+    asked: list[str] = []
+    original = support_module._operator_obstacles
+
+    def counted(setup: Any, positive_shapes: bool = False) -> Any:
+        asked.append(setup.context.operator.opcode)
+        return original(setup, positive_shapes)
+
+    monkeypatch.setattr(support_module, "_operator_obstacles", counted)
+    found = support(parse_model(custom_op_model(), "<custom>"), as_build("cortex-m7/cmsis-nn"))
+    assert asked == ["CUSTOM:MyFancyOp"]
+    assert [o.opcode for o in found.obstacles] == ["CUSTOM:MyFancyOp"]

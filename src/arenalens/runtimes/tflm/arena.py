@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from operator import attrgetter
-from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
-from arenalens.analysis.lifetimes import Timeline
+from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffers
+from arenalens.analysis.lifetimes import UNSET, Timeline
 from arenalens.builds.build import HOST, Build
 from arenalens.errors import ModelError, UsageError
 from arenalens.ir import Model, OfflinePlan
@@ -24,7 +23,7 @@ from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS
 from arenalens.runtimes.tflm.kernels.setups import prepared_shapes, scratch_requests
-from arenalens.runtimes.tflm.lifetimes import tflm_timeline
+from arenalens.runtimes.tflm.lifetimes import MarkedLifetimes, tflm_timeline
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
@@ -103,7 +102,7 @@ class _HeadBuffers(NamedTuple):
     """The head's buffers as the planner sees them and as reports name them, in TFLM's order."""
 
     buffers: tuple[Buffer, ...]
-    meanings: dict[int, PlannedBuffer]
+    meanings: list[tuple[Any, ...]]  # each PlannedBuffer's fields, in id order
     untouched: int  # planned buffers live at no step (-1..-1)
 
 
@@ -121,11 +120,16 @@ def _head_buffers(
     bound_in_prepare = prepare_bound_tensors(model)
     lifetimes = timeline.lifetimes
     buffers: list[Buffer] = []
-    meanings: dict[int, PlannedBuffer] = {}
+    meanings: list[tuple[Any, ...]] = []  # PlannedBuffer's fields, made when a report asks
     untouched = 0
     position = -1
+    # TFLM's marks, read per planned tensor without making its TensorLifetime (a Timeline made
+    # otherwise, by a test, through its lifetimes).
+    marked = lifetimes if isinstance(lifetimes, MarkedLifetimes) else None
     for subgraph in model.subgraphs:
         subgraph_index = subgraph.index
+        if marked is not None:
+            first_marks, last_marks = marked.marks(subgraph_index)
         for tensor in subgraph.tensors:
             position += 1
             is_variable = tensor.is_variable
@@ -146,8 +150,12 @@ def _head_buffers(
                     f"offline plan gives tensor {tensor.index} of subgraph {subgraph_index} "
                     f"the offset {offline}, before the arena start",
                 )
-            life = lifetimes[key]
-            first, last = life.first, life.last
+            if marked is not None:
+                first = first_marks.get(tensor.index, UNSET)
+                last = last_marks.get(tensor.index, UNSET)
+            else:
+                life = lifetimes[key]
+                first, last = life.first, life.last
             untouched += first == -1 and last == -1
             index = len(buffers)
             buffers.append(
@@ -159,14 +167,16 @@ def _head_buffers(
                     None if offline == ONLINE else offline,
                 )
             )
-            meanings[index] = PlannedBuffer(
-                index,
-                BufferKind.VARIABLE if is_variable else BufferKind.TENSOR,
-                subgraph_index,
-                tensor.index,
-                None,
-                tensor.name,
-                nbytes,
+            meanings.append(
+                (
+                    index,
+                    BufferKind.VARIABLE if is_variable else BufferKind.TENSOR,
+                    subgraph_index,
+                    tensor.index,
+                    None,
+                    tensor.name,
+                    nbytes,
+                )
             )
     for scratch in timeline.scratch:
         request = scratch.request
@@ -174,14 +184,16 @@ def _head_buffers(
         untouched += first == -1 and last == -1
         index = len(buffers)
         buffers.append(Buffer(index, first, last, align_up(request.nbytes, rounding), None))
-        meanings[index] = PlannedBuffer(
-            index,
-            BufferKind.SCRATCH,
-            request.subgraph,
-            None,
-            request.operator,
-            request.label or "scratch",
-            request.nbytes,
+        meanings.append(
+            (
+                index,
+                BufferKind.SCRATCH,
+                request.subgraph,
+                None,
+                request.operator,
+                request.label or "scratch",
+                request.nbytes,
+            )
         )
     return _HeadBuffers(tuple(buffers), meanings, untouched)
 
@@ -211,7 +223,7 @@ def _arenas(model: Model, rounding: int, build: Build) -> tuple[ArenaProblem, ..
         ArenaProblem(
             name=HEAD,
             problem=Problem(head.buffers, alignment=1),
-            buffers=MappingProxyType(head.meanings),
+            buffers=PlannedBuffers(head.meanings),
             steps=timeline.steps,
             runtime_planner="tflm_greedy",
             notes=_arena_notes(model, head.untouched, build),

@@ -8,12 +8,10 @@ is marked from the top; unreachable subgraphs keep (-1, -1) (docs/runtime-rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from itertools import chain, repeat
 from operator import add, attrgetter
-from types import MappingProxyType
 from typing import Any
 
 from arenalens.analysis.lifetimes import (
@@ -281,32 +279,55 @@ class _TflmMarker:
             self.scratch_last[position] = self.step
 
     def timeline(self) -> Timeline:
-        lifetimes: dict[tuple[int, int], TensorLifetime] = {}
-        # One per tensor (constants too), built by C loops: the tuples TensorLifetime's __new__
-        # would build, without a Python frame each (a tensor's index is its position).
-        make = partial(tuple.__new__, TensorLifetime)
-        for subgraph in self.model.subgraphs:
-            index = subgraph.index
-            positions = range(len(subgraph.tensors))
-            lifetimes.update(
-                zip(
-                    zip(repeat(index), positions, strict=False),
-                    map(
-                        make,
-                        zip(
-                            repeat(index),
-                            positions,
-                            map(self.first[index].get, positions, repeat(UNSET)),
-                            map(self.last[index].get, positions, repeat(UNSET)),
-                            repeat(None),
-                            strict=False,
-                        ),
-                    ),
-                    strict=True,
-                )
-            )
         scratch = tuple(
             ScratchLifetime(request, self.scratch_first[i], self.scratch_last[i])
             for i, request in enumerate(self.scratch)
         )
-        return Timeline("tflm", MappingProxyType(lifetimes), scratch, tuple(self.steps))
+        counts = tuple(len(subgraph.tensors) for subgraph in self.model.subgraphs)
+        lifetimes = MarkedLifetimes(self.first, self.last, counts)
+        return Timeline("tflm", lifetimes, scratch, tuple(self.steps))
+
+
+class MarkedLifetimes(Mapping[tuple[int, int], TensorLifetime]):
+    """(subgraph, tensor) → TensorLifetime of every tensor (constants too), made when read from
+    the marker's first and last marks: the head arena reads only the planned tensors' (a third of
+    VWW's), a check no other. Read-only, equal to the dict it stands for."""
+
+    def __init__(
+        self, first: list[dict[int, int]], last: list[dict[int, int]], counts: tuple[int, ...]
+    ) -> None:
+        self._first, self._last, self._counts = first, last, counts
+
+    def __getitem__(self, key: tuple[int, int]) -> TensorLifetime:
+        try:
+            subgraph, tensor = key
+            if type(tensor) is int and 0 <= tensor < self._counts[subgraph] and subgraph >= 0:
+                # The tuple TensorLifetime's __new__ would build, without its Python frame.
+                return tuple.__new__(
+                    TensorLifetime,
+                    (
+                        subgraph,
+                        tensor,
+                        self._first[subgraph].get(tensor, UNSET),
+                        self._last[subgraph].get(tensor, UNSET),
+                        None,
+                    ),
+                )
+        except (TypeError, ValueError, IndexError):
+            pass  # not a (subgraph, tensor) of this model
+        raise KeyError(key)
+
+    def marks(self, subgraph: int) -> tuple[Mapping[int, int], Mapping[int, int]]:
+        """A subgraph's first and last steps by tensor (a tensor not in one: UNSET), for the
+        head arena, which reads a lifetime per planned tensor."""
+        return self._first[subgraph], self._last[subgraph]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        for subgraph, count in enumerate(self._counts):
+            yield from zip(repeat(subgraph), range(count))
+
+    def __len__(self) -> int:
+        return sum(self._counts)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self)!r})"

@@ -18,13 +18,21 @@ from arenalens.cannot_run import group_refusals
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
-from arenalens.runtimes.tflm.kernels.base import SETUP, Estimate, KernelContext
+from arenalens.runtimes.tflm.kernels.base import (
+    SETUP,
+    Estimate,
+    KernelContext,
+    OutputShape,
+    Refusal,
+)
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
 from arenalens.runtimes.tflm.resources import resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
 
 _DTYPE_NAME, _SHAPE = attrgetter("dtype.name"), attrgetter("shape")
+# Kernel events that make an operator an obstacle or an estimate (`_operator_obstacles`).
+_NOTABLE_EVENTS = frozenset({Refusal, OutputShape, Estimate})
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,7 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
     estimates: dict[str, Estimate] = {}
     by_operator = {(s.context.subgraph.index, s.context.operator.index): s for s in operators}
     standing_in: dict[str, bool] = {}  # by opcode: asked once per model, not per operator
+    is_host = build.is_host
     for subgraph in model.subgraphs:
         found.extend(_unsized_tensors(model, subgraph.index))
         # No dim <= 0 in any of the subgraph's tensors (a C loop over every dim): then only the
@@ -88,11 +97,24 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
         positive = min(chain.from_iterable(map(_SHAPE, subgraph.tensors)), default=1) > 0
         for operator in subgraph.operators:
             setup = by_operator[(subgraph.index, operator.index)]
-            obstacles = _operator_obstacles(setup, positive)
-            if obstacles:
-                found.extend(obstacles)
-            if not setup.registered:
-                continue
+            # The usual operator: registered, its events hold no refusal, rewritten shape or
+            # estimate, no intermediates, in a subgraph without a dim <= 0: nothing to find.
+            # (Told from the event types the setup holds: asking for each view is a Python
+            # call per operator.)
+            holds = setup.kinds if setup.holds is None else setup.holds
+            plain = (
+                positive
+                and setup.registered
+                and holds is not None
+                and holds.isdisjoint(_NOTABLE_EVENTS)
+                and not operator.intermediates
+            )
+            if not plain:
+                obstacles = _operator_obstacles(setup, positive)
+                if obstacles:
+                    found.extend(obstacles)
+                if not setup.registered:
+                    continue
             opcode = operator.opcode
             rule = setup.rule
             if rule is None:
@@ -103,10 +125,11 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
                 stands = standing_in[opcode] = stands_in(opcode, build)
             if stands:
                 stand_ins.add(opcode)
-            elif not rule.derived and not build.is_host:
+            elif not rule.derived and not is_host:
                 wheel_measured.add(opcode)
-            for estimate in setup.estimates:
-                estimates.setdefault(estimate.reason, estimate)
+            if not plain:
+                for estimate in setup.estimates:
+                    estimates.setdefault(estimate.reason, estimate)
     table = resource_variables(model, build.resource_variables)
     found.extend(Obstacle(text) for text in table.failures)
     return Support(
