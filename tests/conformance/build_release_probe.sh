@@ -33,7 +33,7 @@ FOLDER=$(mkdir -p "$FOLDER" && cd "$FOLDER" && pwd)
 WORK=$FOLDER/build-${COMMIT:0:7}
 KIT=$WORK/kit
 mkdir -p "$KIT"
-cp "$SHARED_KIT"/build/* "$KIT"/
+cp -r "$SHARED_KIT"/build/* "$KIT"/  # the kit has folders too (ethos-u/, two-arena/)
 printf 'print-%%:\n\t@echo $*=$($*)\n' > "$WORK/print.mk"
 sed -i \
   -e 's|extract google+flatbuffers "$DL/flatbuffers" v25.9.23|extract google+flatbuffers "$DL/flatbuffers" ${FLATBUFFERS_TAG:-v23.5.26}|' \

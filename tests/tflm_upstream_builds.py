@@ -1,0 +1,183 @@
+"""The upstream repositories' own .tflite files on TFLM builds no rule was fitted to: older
+`tflite-micro` wheels (`host@<version>`, each in its own environment: tests/conformance/wheels.py)
+and the other device probes (../shared/tools/cortex-m and ../shared/tools/esp: reference kernels,
+CMSIS-NN without DSP and with MVE, ESP-NN's generic, ANSI C and P4 paths, older esp-nn releases,
+RV32 reference), cached one file per build in tests/data/tflm_upstream/<target>.json:
+
+    nice -n 10 python -m tests.tflm_upstream_builds --target host@0.dev20250107191040
+    nice -n 10 python -m tests.tflm_upstream_builds --target cortex-m7-reference --stale
+
+A wheel measures every upstream model that is not in the shared corpus (its head, tail and
+categories at a roomy arena and its minimal arena, or the refusal: tests/conformance/measure.py's
+`measure_wheel`); a probe measures the models tests/tflm_upstream_devices.py chose (those TFLM
+sets up on the host, seanet one in ten) with firmware's plain allocator (head, tail, minimal arena:
+`measure_device`), one QEMU run at a time. The models are read from the fetched mirrors, never
+copied here. tests/runtimes/tflm/test_tflm_upstream_builds.py compares arenalens with these files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import re
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from tests.conformance.cases import Case
+from tests.conformance.measure import measure_device, measure_wheel
+from tests.conformance.targets import ESP_ROOMY_ARENA, Target, target_named
+from tests.conftest import SHARED_MODELS
+from tests.litert_upstream_measure import absence, key, model_bytes, upstream_models
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA = REPO_ROOT / "tests/data/tflm_upstream"
+MODULE = "tests.tflm_upstream_builds"
+# The wheels docs/tflm-releases.md lists as measured, and two between them measured here first.
+WHEELS = (
+    "0.dev20250107191040",
+    "0.dev20250404171617",
+    "0.dev20250808035851",
+    "0.dev20251110172539",
+    "0.dev20260202175109",
+)
+# The probes besides cortex-m7-cmsis-nn and esp32s3-esp-nn (tests/tflm_upstream_devices.py).
+PROBE_TARGETS = (
+    "cortex-m7-reference",
+    "cortex-m3-cmsis-nn",
+    "cortex-m55-cmsis-nn",
+    "cortex-m55-reference",
+    "esp-generic-opt",
+    "esp-ansi",
+    "esp32p4-esp-nn",
+    "esp32s3-esp-nn@v1.2.0",
+    "esp32s3-esp-nn@v1.1.2",
+    "rv32-reference",
+)
+
+
+# TFLM's words when an arena cannot hold what setup asks for (micro_allocator.cc,
+# single_arena_buffer_allocator.cc), and the arena the probe tried (run.py's RESULT line).
+_OUT_OF_ARENA = re.compile(r"Failed to (resize buffer|allocate (tail|temp) memory)")
+_ARENA_SIZE = re.compile(r"arena_size=(\d+)")
+
+
+def command(target: str) -> str:
+    """The command that remakes one target's cache."""
+    return f"nice -n 10 python -m {MODULE} --target {target}"
+
+
+def cache_path(target: str) -> Path:
+    return DATA / f"{target}.json"
+
+
+def load(target: str) -> dict[str, Any]:
+    """One target's cached measurements, {model key: figures} ({} when none)."""
+    path = cache_path(target)
+    if not path.exists():
+        return {}
+    found: dict[str, Any] = json.loads(path.read_text())["models"]
+    return found
+
+
+def measured_target(name: str) -> Target:
+    """The target as measured here: a probe with the plain allocator only (what firmware runs)
+    and a 4 MiB roomy arena (QEMU touches the whole arena; larger models fall back to the probe's
+    default, its RAM less the model)."""
+    target = target_named(name)
+    if not target.device:
+        return target
+    return dataclasses.replace(
+        target, recording_run=False, recording_minimum=False, roomy_arena=ESP_ROOMY_ARENA
+    )
+
+
+def chosen_models(target: Target) -> list[tuple[str, str]]:
+    """(repository, path) measured on one target: a wheel every readable model not in the
+    shared corpus; a probe those tests/tflm_upstream_devices.py measured."""
+    if target.device:
+        from tests.tflm_upstream_devices import chosen_models as device_models
+
+        return device_models()
+    corpus = {hashlib.sha256(p.read_bytes()).hexdigest() for p in SHARED_MODELS.glob("*.tflite")}
+    chosen = []
+    for repository, path in upstream_models():
+        data = model_bytes(repository, path)
+        if data is None or absence(data) or hashlib.sha256(data).hexdigest() in corpus:
+            continue
+        chosen.append((repository, path))
+    return chosen
+
+
+def _probe(target: Target) -> Any:
+    """The older wheel's probe (a context manager), or nothing for a device probe."""
+    if target.wheel is None:
+        return nullcontext(None)
+    from tests.conformance.wheels import WheelProbe
+
+    return WheelProbe(target.wheel)
+
+
+def measure_one(data: bytes, target: Target, probe: Any) -> dict[str, Any]:
+    """One model on one target → its figures with the model's hash."""
+    digest = hashlib.sha256(data).hexdigest()
+    if target.device:
+        case = Case(digest[:12], "", "", lambda: data, family="upstream")
+        figures = measure_device(case, target)
+        return {"sha256": digest, **_board_too_small(figures)}
+    from tests.conformance.measure import _wheel_guesses
+
+    figures = measure_wheel(data, probe, guesses=_wheel_guesses(data, target))
+    return {"sha256": digest, **figures}
+
+
+def _board_too_small(figures: dict[str, Any]) -> dict[str, Any]:
+    """A probe whose whole RAM is too small for the model's arena (TFLM's own "Failed to resize
+    buffer" or "Failed to allocate" at the probe's largest arena) did not refuse the model: record
+    the arena that was too small, which the prediction must exceed."""
+    error = str(figures.get("error", ""))
+    size = _ARENA_SIZE.search(error)
+    if figures.get("loads") or not _OUT_OF_ARENA.search(error) or size is None:
+        return figures
+    return {"board_too_small": int(size.group(1)), "error": error}
+
+
+def save(name: str, found: dict[str, Any], extra: dict[str, Any]) -> None:
+    document = {
+        "command": command(name),
+        **extra,
+        "models": dict(sorted(found.items())),
+    }
+    DATA.mkdir(parents=True, exist_ok=True)
+    cache_path(name).write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", required=True, help="host@<wheel version> or a probe build")
+    parser.add_argument("--stale", action="store_true", help="only models not measured yet")
+    parser.add_argument("--only", default="", help="only models whose path contains this")
+    arguments = parser.parse_args(argv)
+    target = measured_target(arguments.target)
+    found = load(target.name)
+    chosen = [m for m in chosen_models(target) if arguments.only in m[1]]
+    with _probe(target) as probe:
+        extra = {} if probe is None else {"wheel": target.wheel, "commit": probe.commit}
+        for number, (repository, path) in enumerate(chosen, 1):
+            name = key(repository, path)
+            data = model_bytes(repository, path)
+            assert data is not None
+            digest = hashlib.sha256(data).hexdigest()
+            if arguments.stale and found.get(name, {}).get("sha256") == digest:
+                continue
+            found[name] = measure_one(data, target, probe)
+            print(f"{target.name} {number}/{len(chosen)} {name}: {found[name]}", flush=True)
+            save(target.name, found, extra)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
