@@ -22,21 +22,26 @@ import dataclasses
 import hashlib
 import json
 import re
+import subprocess
 import sys
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from arenalens.builds.build import build_named
 from tests.conformance.cases import Case
 from tests.conformance.measure import measure_device, measure_wheel
 from tests.conformance.targets import ESP_ROOMY_ARENA, Target, target_named
 from tests.conftest import SHARED_MODELS
-from tests.litert_upstream_measure import absence, key, model_bytes, upstream_models
+from tests.litert_upstream_measure import absence, key, mirror, model_bytes, upstream_models
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "tests/data/tflm_upstream"
 MODULE = "tests.tflm_upstream_builds"
-# The wheels docs/tflm-releases.md lists as measured, and two between them measured here first.
+# The wheels' roomy arena: the largest upstream model TFLM sets up needs about 40 MB.
+WHEEL_ROOMY_ARENA = 256 << 20
+# The wheels docs/tflm-releases.md lists as measured, and two between them measured here first
+# (the installed wheel is the target `host`).
 WHEELS = (
     "0.dev20250107191040",
     "0.dev20250404171617",
@@ -57,6 +62,9 @@ PROBE_TARGETS = (
     "esp32s3-esp-nn@v1.1.2",
     "rv32-reference",
 )
+# The two-buffer probe (tests/two_buffers.py: MicroAllocator::Create(persistent, P,
+# non_persistent, N)), measured as that module measures it: each buffer's minimum.
+TWO_BUFFER_TARGETS = ("cortex-m55-reference-two",)
 
 
 # TFLM's words when an arena cannot hold what setup asks for (micro_allocator.cc,
@@ -87,6 +95,10 @@ def measured_target(name: str) -> Target:
     """The target as measured here: a probe with the plain allocator only (what firmware runs)
     and a 4 MiB roomy arena (QEMU touches the whole arena; larger models fall back to the probe's
     default, its RAM less the model)."""
+    if name in TWO_BUFFER_TARGETS:  # driven by tests/two_buffers.py, not a run.py target
+        from tests.two_buffers import PROBES
+
+        return Target(name, build_named(PROBES[name].build), True)
     target = target_named(name)
     if not target.device:
         return target
@@ -96,9 +108,10 @@ def measured_target(name: str) -> Target:
 
 
 def chosen_models(target: Target) -> list[tuple[str, str]]:
-    """(repository, path) measured on one target: a wheel every readable model not in the
-    shared corpus; a probe those tests/tflm_upstream_devices.py measured."""
-    if target.device:
+    """(repository, path) measured on one target: a wheel (the installed one, `host`, too) every
+    readable model not in the shared corpus; a probe those tests/tflm_upstream_devices.py
+    measured."""
+    if target.device or target.name in TWO_BUFFER_TARGETS:
         from tests.tflm_upstream_devices import chosen_models as device_models
 
         return device_models()
@@ -112,9 +125,40 @@ def chosen_models(target: Target) -> list[tuple[str, str]]:
     return chosen
 
 
+def read_models(names: list[str]) -> dict[str, bytes | None]:
+    """Many models' bytes from the mirrors by cache key, one `git cat-file --batch` per mirror
+    (a process per model costs more than predicting it); None for a blob the mirror lacks."""
+    found: dict[str, bytes | None] = {}
+    by_repository: dict[str, list[str]] = {}
+    for name in names:
+        repository, path = name.split(":", 1)
+        by_repository.setdefault(repository, []).append(path)
+    for repository, paths in by_repository.items():
+        listing = "".join(f"HEAD:{path}\n" for path in paths).encode()
+        output = subprocess.run(
+            ["git", "-C", str(mirror(repository)), "cat-file", "--batch"],
+            input=listing, capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        position = 0
+        for path in paths:
+            end = output.index(b"\n", position)
+            header = output[position:end].split()
+            position = end + 1
+            if len(header) != 3:  # "<name> missing"
+                found[key(repository, path)] = None
+                continue
+            size = int(header[2])
+            found[key(repository, path)] = output[position : position + size]
+            position += size + 1
+    return found
+
+
 def _probe(target: Target) -> Any:
-    """The older wheel's probe (a context manager), or nothing for a device probe."""
+    """The older wheel's probe (a context manager), or nothing: a device probe, or the installed
+    wheel, imported here once so that each forked probe inherits it (seconds per probe if not)."""
     if target.wheel is None:
+        if not target.device:
+            from tflite_micro import runtime  # noqa: F401
         return nullcontext(None)
     from tests.conformance.wheels import WheelProbe
 
@@ -124,13 +168,18 @@ def _probe(target: Target) -> Any:
 def measure_one(data: bytes, target: Target, probe: Any) -> dict[str, Any]:
     """One model on one target → its figures with the model's hash."""
     digest = hashlib.sha256(data).hexdigest()
+    if target.name in TWO_BUFFER_TARGETS:
+        from tests.two_buffers import PROBES, measure_two
+
+        return {"sha256": digest, **measure_two(PROBES[target.name], data)}
     if target.device:
         case = Case(digest[:12], "", "", lambda: data, family="upstream")
         figures = measure_device(case, target)
         return {"sha256": digest, **_board_too_small(figures)}
     from tests.conformance.measure import _wheel_guesses
 
-    figures = measure_wheel(data, probe, guesses=_wheel_guesses(data, target))
+    guesses = _wheel_guesses(data, target) if target.wheel else None
+    figures = measure_wheel(data, probe, guesses=guesses, roomy_size=WHEEL_ROOMY_ARENA)
     return {"sha256": digest, **figures}
 
 

@@ -286,16 +286,18 @@ def measure_wheel(
     *,
     scan_bytes: int = 0,
     guesses: Callable[[dict[str, Any]], list[int]] | None = None,
+    roomy_size: int = ROOMY,
 ) -> dict[str, Any]:
     """Model bytes on a wheel: head, tail, categories at a roomy size, then the minimal arena.
-    `guesses(figures at the roomy size)` may name sizes to try first (minimum_size's guesses)."""
+    `guesses(figures at the roomy size)` may name sizes to try first (minimum_size's guesses);
+    `roomy_size` is the roomy arena (a real model may need more than a case's 4 MiB)."""
     if probe is None:
         from arenalens.runtimes.tflm.probe import probe
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "case.tflite"
         path.write_bytes(data)
-        roomy = probe(str(path), ROOMY)
+        roomy = probe(str(path), roomy_size)
         if not roomy.fits:
             return {"loads": False, "error": _last_line(roomy.log)}
         figures: dict[str, Any] = {
@@ -322,7 +324,7 @@ def measure_wheel(
         figures["min_arena"] = minimum_size(
             fits,
             total,
-            ROOMY,
+            roomy_size,
             [] if guesses is None else guesses(figures),
             scan_bytes=scan_bytes,
             tail_at=tail_at,

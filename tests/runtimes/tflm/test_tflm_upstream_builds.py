@@ -7,16 +7,27 @@ fetched mirrors, so each test skips, saying so, where they are absent."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from typing import Any
 
 import pytest
 
 import arenalens
+from arenalens.builds.build import build_named
 from tests.conformance.compare import differences
 from tests.conformance.predict import predict
-from tests.litert_upstream_measure import absence, mirror, model_bytes
-from tests.tflm_upstream_builds import DATA, PROBE_TARGETS, WHEELS, command, measured_target
+from tests.litert_upstream_measure import absence, mirror
+from tests.tflm_upstream_builds import (
+    DATA,
+    PROBE_TARGETS,
+    TWO_BUFFER_TARGETS,
+    WHEELS,
+    command,
+    measured_target,
+    read_models,
+)
 
 CACHES: dict[str, Any] = {
     path.stem: json.loads(path.read_text()) for path in sorted(DATA.glob("*.json"))
@@ -24,7 +35,8 @@ CACHES: dict[str, Any] = {
 
 
 def test_every_build_asked_for_is_cached_with_the_command_that_remakes_it() -> None:
-    assert set(CACHES) == {f"host@{wheel}" for wheel in WHEELS} | set(PROBE_TARGETS)
+    wheels = {"host"} | {f"host@{wheel}" for wheel in WHEELS}
+    assert set(CACHES) == wheels | set(PROBE_TARGETS) | set(TWO_BUFFER_TARGETS)
     for target, cache in CACHES.items():
         assert cache["command"] == command(target)
         assert cache["models"], target
@@ -36,20 +48,26 @@ def test_a_wheel_names_the_commit_it_was_built_from(target: str) -> None:
     assert len(CACHES[target]["commit"]) >= 7
 
 
+@functools.cache
+def _mirrored() -> dict[str, bytes | None]:
+    """Every cached model's bytes, read once ({} where a mirror is absent)."""
+    names = {name for cache in CACHES.values() for name in cache["models"]}
+    present = [name for name in sorted(names) if mirror(name.split(":", 1)[0]).is_dir()]
+    return read_models(present)
+
+
 def _model(name: str, sha256: str) -> bytes:
     repository, path = name.split(":", 1)
     if not mirror(repository).is_dir():
         pytest.skip(f"the {repository} mirror is absent")
-    data = model_bytes(repository, path)
+    data = _mirrored()[name]
     if data is None or absence(data):
         pytest.skip(f"{path}: {absence(data)}")
-    import hashlib
-
     assert hashlib.sha256(data).hexdigest() == sha256, f"{name} changed since it was measured"
     return data
 
 
-@pytest.mark.parametrize("target", sorted(CACHES))
+@pytest.mark.parametrize("target", sorted(set(CACHES) - set(TWO_BUFFER_TARGETS)))
 def test_every_upstream_model_is_exact_on_the_build(target: str) -> None:
     build = measured_target(target)
     gaps = []
@@ -68,10 +86,10 @@ def test_every_upstream_model_is_exact_on_the_build(target: str) -> None:
     assert gaps == []
 
 
-@pytest.mark.parametrize("target", [t for t in CACHES if t.startswith("host@")])
+@pytest.mark.parametrize("target", [t for t in CACHES if t.startswith("host")])
 def test_check_with_the_release_declares_the_wheels_minimum(target: str) -> None:
     """`check --tflm <version>`: what the command line declares, not only the rules' figures."""
-    version = target.removeprefix("host@")
+    version = target.removeprefix("host").removeprefix("@") or None
     for name, measured in sorted(CACHES[target]["models"].items())[::7]:
         data = _model(name, measured["sha256"])
         verdict = arenalens.check(data, budget="256MB", tflm=version)
@@ -81,3 +99,36 @@ def test_check_with_the_release_declares_the_wheels_minimum(target: str) -> None
             assert verdict.required_bytes == measured["min_arena"], name
         else:
             assert not verdict.runs, name
+
+
+TWO_BUFFER_FIELDS = ("persistent_min", "non_persistent_min", "tail", "head")
+
+
+@pytest.mark.parametrize("target", sorted(set(CACHES) & set(TWO_BUFFER_TARGETS)))
+def test_every_upstream_model_splits_as_on_the_two_buffer_probe(target: str) -> None:
+    """Each buffer's minimum, and what each holds after setup, as tests/two_buffers.py
+    measures them; a model the probe sets up at no size is one arenalens refuses."""
+    from arenalens.runtimes.tflm.support import support
+    from arenalens.tflite.reader import parse_model
+    from tests.runtimes.tflm.test_two_buffers import _split
+    from tests.two_buffers import PROBES
+
+    build_name = PROBES[target].build
+    build = build_named(build_name).with_recording(False)
+    gaps = []
+    for name, measured in sorted(CACHES[target]["models"].items()):
+        data = _model(name, measured["sha256"])
+        if measured["status"] != "ok":
+            if support(parse_model(data, "model"), build).sets_up:
+                gaps.append(f"{name}: sets up in arenalens, not on the probe")
+            continue
+        two = _split(data, build_name).two
+        found = (two.persistent_bytes, two.non_persistent_bytes, two.tail_bytes, two.head_bytes)
+        wanted = tuple(
+            measured[k] for k in ("persistent_min", "non_persistent_min", "tail", "head")
+        )
+        if found != wanted or not measured["pair_ok"]:
+            gaps.append(
+                f"{name}: predicted {found}, measured {wanted} (pair {measured['pair_ok']})"
+            )
+    assert gaps == []
