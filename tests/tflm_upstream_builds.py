@@ -9,10 +9,11 @@ RV32 reference), cached one file per build in tests/data/tflm_upstream/<target>.
 
 A wheel measures every upstream model that is not in the shared corpus (its head, tail and
 categories at a roomy arena and its minimal arena, or the refusal: tests/conformance/measure.py's
-`measure_wheel`); a probe measures the models tests/tflm_upstream_devices.py chose (those TFLM
-sets up on the host, seanet one in ten) with firmware's plain allocator (head, tail, minimal arena:
-`measure_device`), one QEMU run at a time. The models are read from the fetched mirrors, never
-copied here. tests/runtimes/tflm/test_tflm_upstream_builds.py compares arenalens with these files.
+`measure_wheel`); a probe measures the models tests/tflm_upstream_devices.py chooses (seanet
+one in ten), those TFLM refuses on the host included, with firmware's plain allocator (head, tail,
+minimal arena, or the refusal: `measure_device`), one QEMU run at a time. The models are read
+from the fetched mirrors, never copied here. tests/runtimes/tflm/test_tflm_upstream_builds.py
+compares arenalens with these files.
 """
 
 from __future__ import annotations
@@ -40,14 +41,16 @@ DATA = REPO_ROOT / "tests/data/tflm_upstream"
 MODULE = "tests.tflm_upstream_builds"
 # The wheels' roomy arena: the largest upstream model TFLM sets up needs about 40 MB.
 WHEEL_ROOMY_ARENA = 256 << 20
-# The wheels docs/tflm-releases.md lists as measured, and two between them measured here first
-# (the installed wheel is the target `host`).
+# The wheels docs/tflm-releases.md lists as measured, and three between them measured here first:
+# 2025-04 and 2025-11, and 2026-10-09, the last wheel before change 17 (the installed wheel is
+# the target `host`).
 WHEELS = (
     "0.dev20250107191040",
     "0.dev20250404171617",
     "0.dev20250808035851",
     "0.dev20251110172539",
     "0.dev20260202175109",
+    "0.dev20261009205824",
 )
 # The probes besides cortex-m7-cmsis-nn and esp32s3-esp-nn (tests/tflm_upstream_devices.py).
 PROBE_TARGETS = (
@@ -110,11 +113,11 @@ def measured_target(name: str) -> Target:
 def chosen_models(target: Target) -> list[tuple[str, str]]:
     """(repository, path) measured on one target: a wheel (the installed one, `host`, too) every
     readable model not in the shared corpus; a probe those tests/tflm_upstream_devices.py
-    measured."""
+    chooses, the models TFLM refuses on the host included (a probe must refuse them too)."""
     if target.device or target.name in TWO_BUFFER_TARGETS:
         from tests.tflm_upstream_devices import chosen_models as device_models
 
-        return device_models()
+        return device_models(runnable_only=False)
     corpus = {hashlib.sha256(p.read_bytes()).hexdigest() for p in SHARED_MODELS.glob("*.tflite")}
     chosen = []
     for repository, path in upstream_models():
