@@ -41,14 +41,16 @@ DATA = REPO_ROOT / "tests/data/tflm_upstream"
 MODULE = "tests.tflm_upstream_builds"
 # The wheels' roomy arena: the largest upstream model TFLM sets up needs about 40 MB.
 WHEEL_ROOMY_ARENA = 256 << 20
-# The wheels docs/tflm-releases.md lists as measured, and three between them measured here first:
-# 2025-04 and 2025-11, and 2026-10-09, the last wheel before change 17 (the installed wheel is
-# the target `host`).
+# The wheels docs/tflm-releases.md lists as measured, and five between them measured here first,
+# each the first wheel with one of its changes (2025-04-04: 3, 2025-07-10: 5, 2025-11-10: 11,
+# 2026-01-25: 13) or the last without one (2026-10-09: 17); the installed wheel is `host`.
 WHEELS = (
     "0.dev20250107191040",
     "0.dev20250404171617",
+    "0.dev20250710203257",
     "0.dev20250808035851",
     "0.dev20251110172539",
+    "0.dev20260125052541",
     "0.dev20260202175109",
     "0.dev20261009205824",
 )
