@@ -112,14 +112,14 @@ def measured_target(name: str) -> Target:
     )
 
 
-def chosen_models(target: Target) -> list[tuple[str, str]]:
+def chosen_models(target: Target, *, runnable_only: bool = False) -> list[tuple[str, str]]:
     """(repository, path) measured on one target: a wheel (the installed one, `host`, too) every
     readable model not in the shared corpus; a probe those tests/tflm_upstream_devices.py
     chooses, the models TFLM refuses on the host included (a probe must refuse them too)."""
     if target.device or target.name in TWO_BUFFER_TARGETS:
         from tests.tflm_upstream_devices import chosen_models as device_models
 
-        return device_models(runnable_only=False)
+        return device_models(runnable_only=runnable_only)
     corpus = {hashlib.sha256(p.read_bytes()).hexdigest() for p in SHARED_MODELS.glob("*.tflite")}
     chosen = []
     for repository, path in upstream_models():
@@ -214,10 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", required=True, help="host@<wheel version> or a probe build")
     parser.add_argument("--stale", action="store_true", help="only models not measured yet")
     parser.add_argument("--only", default="", help="only models whose path contains this")
+    parser.add_argument(
+        "--runnable-only",
+        action="store_true",
+        help="a probe: only the models TFLM sets up on the host (a refusal can cost a run at the "
+        "probe's whole RAM, minutes on the Cortex-M55)",
+    )
     arguments = parser.parse_args(argv)
     target = measured_target(arguments.target)
     found = load(target.name)
-    chosen = [m for m in chosen_models(target) if arguments.only in m[1]]
+    chosen = chosen_models(target, runnable_only=arguments.runnable_only)
+    chosen = [m for m in chosen if arguments.only in m[1]]
     with _probe(target) as probe:
         extra = {} if probe is None else {"wheel": target.wheel, "commit": probe.commit}
         for number, (repository, path) in enumerate(chosen, 1):
