@@ -521,3 +521,37 @@ def test_a_kernel_that_refuses_negative_inputs_still_gets_its_proven_overlap(
     written = json.loads(_out)
     assert code == 0 and written["written"]
     assert written["saved_bytes"] == finding["saving_bytes"] == 4096
+
+
+@pytest.mark.runtime
+def test_a_split_model_at_another_size_quotes_no_overlap_replan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held-out flow 15 of seed 900801: `optimize --cpu cortex-m3 --kernels cmsis-nn --reorder
+    --overlap --split` split a quant model at 1x48x48x4 with overlaps right on CMSIS-NN only;
+    diagnose of the written file at 1x56x56x4 quoted, in offline-plan-overlap's fix, `arenalens
+    optimize optimized.tflite --input-shape image=1x56x56x4 -o optimized-again.tflite
+    --overlap`, which optimize refuses as printed (exit 2: the split's bands slice the rows of
+    48x48). The finding now gives the split conflict's way (split the original at that size),
+    as its sibling for overlaps no kernel tolerates does, and every command quoted runs."""
+    pytest.importorskip("tflite_micro")
+    pytest.importorskip("ai_edge_litert")
+    monkeypatch.chdir(tmp_path)
+    flow = random_flow(900801, 15, split=True)
+    Path("model.tflite").write_bytes(flow.subject.data)
+    build = ["--cpu", "cortex-m3", "--kernels", "cmsis-nn"]
+    flags = ["--reorder", "--overlap", "--split", "--effort", "2"]
+    assert main(["optimize", "model.tflite", *build, *flags, "-o", OPTIMIZED_FILE]) == 0
+    capsys.readouterr()
+    document = _json(capsys, "diagnose", OPTIMIZED_FILE, "--input-shape", "image=1x56x56x4", *build)
+    kernel_overlaps = [
+        finding
+        for finding in document["findings"]
+        if finding["rule"] == "offline-plan-overlap" and finding["details"].get("valid_for")
+    ]
+    assert kernel_overlaps and all(
+        "split the original model" in finding["fix"] for finding in kernel_overlaps
+    )
+    for _finding, command in _finding_commands(document):
+        code, _out, err = _run(capsys, *shlex.split(command)[1:])
+        assert code in (0, 1), (command, err)

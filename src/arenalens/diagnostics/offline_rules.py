@@ -104,10 +104,15 @@ def _kernel_overlap_finding(
     if note:
         message += f" ({note})"
     # A plan right everywhere needs no command; one right on some builds names the command
-    # that replaces it, runnable as printed (the model as typed, never written over).
+    # that replaces it, runnable as printed (the model as typed, never written over). A split
+    # model asked about at another size has no new plan (optimize refuses it): only the
+    # original can be split again, as the sibling finding says.
+    split = split_conflict(model)
     fix = (
         "nothing to do: every kernel library arenalens knows tolerates these overlaps"
         if not known_invalid
+        else split.fix
+        if split is not None
         else "flash it only with a build it is right on (check says CANNOT RUN CORRECTLY on "
         "the others), or plan it again without --kernels, so that it holds on every kernel "
         f"library: `arenalens optimize {model_argument(model)} -o {optimize_output(model)} "
