@@ -139,6 +139,45 @@ def binary(opcode: str, scales: tuple[Scale, Scale, Scale], dtype: str = "INT8")
     return _single(build)
 
 
+def convolution(opcode: str, bias: str, dtype: str = "FLOAT32") -> bytes:
+    """CONV_2D or DEPTHWISE_CONV_2D of a [1, 5, 5, 4] input, 3x3 SAME, with a bias tensor
+    ('tensor'), an omitted optional bias (-1, three inputs: 'omitted') or two inputs ('none');
+    `dtype` FLOAT32 or INT8 (per-tensor scales, int32 bias)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        eight_bit = dtype == "INT8"
+        spec = quantization(0.5, 0) if eight_bit else None
+        x = g.add_tensor("x", [1, 5, 5, 4], dtype, quantization=spec)
+        shape = (4, 3, 3, 4) if opcode == "CONV_2D" else (1, 3, 3, 4)
+        values = np.arange(np.prod(shape)).reshape(shape) % 5 - 2
+        weights = (
+            g.add_constant("w", values.astype(np.int8), "INT8", quantization=quantization(0.25, 0))
+            if eight_bit
+            else g.add_constant("w", values.astype(np.float32))
+        )
+        inputs = [x, weights]
+        if bias == "tensor":
+            inputs.append(
+                g.add_constant(
+                    "b", np.zeros(4, np.int32), "INT32", quantization=quantization(0.125, 0)
+                )
+                if eight_bit
+                else g.add_constant("b", np.zeros(4, np.float32))
+            )
+        elif bias == "omitted":
+            inputs.append(-1)
+        y = g.add_tensor(
+            "y", [1, 5, 5, 4], dtype, quantization=quantization(1.0, 0) if eight_bit else None
+        )
+        options: dict[str, object] = {"padding": "SAME"}
+        if opcode == "DEPTHWISE_CONV_2D":
+            options["depth_multiplier"] = 1
+        g.add_operator(opcode, inputs, [y], options=options)
+        return [x], [y]
+
+    return _single(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "squeeze_ok": lambda: squeeze((1, 3, 1), (0, 2)),
     "squeeze_negative_ok": lambda: squeeze((2, 1), (-1,)),
@@ -176,6 +215,14 @@ CASES: dict[str, Callable[[], bytes]] = {
     "svdf_int16_state": lambda: integer_svdf("INT16", "INT16"),
     "svdf_int8_state": lambda: integer_svdf("INT16", "INT8"),
     "svdf_int8_time_weights": lambda: integer_svdf("INT8", "INT16"),
+    "conv_bias": lambda: convolution("CONV_2D", "tensor"),
+    "conv_bias_omitted": lambda: convolution("CONV_2D", "omitted"),
+    "conv_two_inputs": lambda: convolution("CONV_2D", "none"),
+    "conv_int8_bias_omitted": lambda: convolution("CONV_2D", "omitted", "INT8"),
+    "depthwise_bias": lambda: convolution("DEPTHWISE_CONV_2D", "tensor"),
+    "depthwise_bias_omitted": lambda: convolution("DEPTHWISE_CONV_2D", "omitted"),
+    "depthwise_two_inputs": lambda: convolution("DEPTHWISE_CONV_2D", "none"),
+    "depthwise_int8_two_inputs": lambda: convolution("DEPTHWISE_CONV_2D", "none", "INT8"),
 }
 
 _CHILD = """
@@ -256,6 +303,14 @@ WHEEL: dict[str, tuple[str, str]] = {
     "svdf_int16_state": ("runs", "runs"),
     "svdf_int8_state": ("crash", "crash"),
     "svdf_int8_time_weights": ("runs", "runs"),
+    "conv_bias": ("runs", "runs"),
+    "conv_bias_omitted": ("setup", "setup"),
+    "conv_two_inputs": ("setup", "setup"),
+    "conv_int8_bias_omitted": ("setup", "setup"),
+    "depthwise_bias": ("runs", "runs"),
+    "depthwise_bias_omitted": ("setup", "setup"),
+    "depthwise_two_inputs": ("crash", "crash"),
+    "depthwise_int8_two_inputs": ("crash", "crash"),
 }
 
 

@@ -65,7 +65,15 @@ def test_check_says_cannot_run_first(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 @pytest.mark.runtime
 @pytest.mark.parametrize(
-    "case", ["squeeze_not_one", "gather_high", "add_unquantized", "svdf_int8_state"]
+    "case",
+    [
+        "squeeze_not_one",
+        "gather_high",
+        "add_unquantized",
+        "svdf_int8_state",
+        "conv_bias_omitted",
+        "depthwise_two_inputs",
+    ],
 )
 def test_the_wheel_still_gives_these_outcomes(case: str) -> None:
     pytest.importorskip("ai_edge_litert.interpreter")

@@ -22,6 +22,14 @@ repositories' test models (litert/test/testdata) and derived from the kernels' s
   GetLegacyQuantization gives for per-channel or blockwise quantization). These are TFLITE_CHECKs
   in QuantizeMultiplierSmallerThanOneExp: the process aborts (SIGABRT) in allocate_tensors().
 
+- CONV_2D (conv.cc Prepare): a bias tensor, always ('TF_LITE_ENSURE(context, has_bias)'; an
+  omitted optional bias, -1, fails GetInputSafe: 'Tensor at index 2 was optional but was
+  expected'). DEPTHWISE_CONV_2D (depthwise_conv.cc): an omitted bias of three inputs fails
+  Prepare the same way; with two inputs Prepare passes and the first invoke() crashes the process
+  (measured on the 2.3.0 wheel, float and int8). XNNPACK's VisitConv2DNode and
+  VisitDepthwiseConv2DNode take neither ('unsupported ... node without bias'; three inputs), so
+  the builtin kernel fails them under the delegate too.
+
 The others are builtin kernels' own checks (`builtin_prepare`): under XNNPACK they stop nothing
 when the delegate takes the operator (litert_memory.builtin_only_obstacles; it takes none of
 these: SQUEEZE and GATHER have no Visit*Node, xnnpack_binary leaves such an ADD or SUB). A
@@ -34,7 +42,8 @@ from collections.abc import Mapping
 from arenalens.ir import Model, Subgraph, Tensor
 from arenalens.runtimes import Obstacle
 
-_CHECKED = frozenset({"SQUEEZE", "RESHAPE", "EXPAND_DIMS", "GATHER", "ADD", "SUB", "SVDF"})
+_CHECKED = frozenset({"SQUEEZE", "RESHAPE", "EXPAND_DIMS", "GATHER", "ADD", "SUB", "SVDF",
+                      "CONV_2D", "DEPTHWISE_CONV_2D"})  # fmt: skip
 _SQUEEZE_MAX_RANK = 8
 _EIGHT_BIT = frozenset({"INT8", "UINT8"})
 _ADD_LEFT_SHIFT = 20  # add.cc / sub.cc: 8-bit inputs are shifted left by 20 bits
@@ -44,7 +53,7 @@ _ABORTS = "the process aborts (SIGABRT) in allocate_tensors()"
 # 2.3.0 wheel, tests/litert_refusal_cases.py): the delegate leaves such an EXPAND_DIMS to the
 # builtin kernel, and takes such a RESHAPE but then fails to reshape its runtime ("XNNPack
 # delegate failed to reshape runtime" in its Prepare).
-_FAILS_UNDER_XNNPACK = frozenset({"RESHAPE", "EXPAND_DIMS"})
+_FAILS_UNDER_XNNPACK = frozenset({"RESHAPE", "EXPAND_DIMS", "CONV_2D", "DEPTHWISE_CONV_2D"})
 
 
 def prepare_refusals(model: Model) -> tuple[Obstacle, ...]:
@@ -81,6 +90,8 @@ def _refusal(model: Model, subgraph: Subgraph, index: int) -> tuple[str, str, st
         return None
     options = operator.options or {}
     opcode = operator.opcode
+    if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        return _missing_bias(opcode, operator.inputs)
     if opcode == "SQUEEZE":
         return _squeeze(tensors[0], options.get("squeeze_dims"))
     if opcode == "RESHAPE":
@@ -92,6 +103,27 @@ def _refusal(model: Model, subgraph: Subgraph, index: int) -> tuple[str, str, st
     if opcode == "SVDF":
         return _integer_svdf_state(tensors)
     return _add_or_sub(opcode, tensors, outputs[0])
+
+
+def _missing_bias(opcode: str, inputs: tuple[int, ...]) -> tuple[str, str, str] | None:
+    fix = "give the convolution a bias tensor (zeros do: the converter writes one)"
+    if len(inputs) >= 3 and inputs[2] >= 0:
+        return None
+    if len(inputs) >= 3:
+        return (
+            "its bias is omitted (-1), which Prepare reads ('Tensor at index 2 was optional "
+            "but was expected')",
+            "setup",
+            fix,
+        )
+    if opcode == "CONV_2D":
+        return ("it has no bias input, which Prepare requires ('has_bias')", "setup", fix)
+    return (
+        "it has no bias input: Prepare accepts that, but Eval reads the bias and the first "
+        "invoke() crashes the process",
+        "invoke",
+        fix,
+    )
 
 
 def _squeeze(source: Tensor, squeeze_dims: object) -> tuple[str, str, str] | None:
