@@ -76,9 +76,11 @@ def _schema_view(data: bytes) -> Any:
             def indices(length: int, item: Any) -> tuple[int, ...]:
                 return tuple(int(item(i)) for i in range(length))
 
+            custom = (code.CustomCode() or b"").decode("utf-8", errors="replace") or None
             operators.append(
                 (
                     builtin,
+                    custom,
                     indices(operator.InputsLength(), operator.Inputs),
                     indices(operator.OutputsLength(), operator.Outputs),
                     indices(operator.IntermediatesLength(), operator.Intermediates),
@@ -107,7 +109,14 @@ def _reader_view(model: Model) -> Any:
             for tensor in subgraph.tensors
         ]
         operators = [
-            (op.builtin_code, op.inputs, op.outputs, op.intermediates, op.version)
+            (
+                op.builtin_code,
+                op.custom_code,
+                op.inputs,
+                op.outputs,
+                op.intermediates,
+                op.version,
+            )
             for op in subgraph.operators
         ]
         subgraphs.append((tensors, operators))

@@ -178,10 +178,6 @@ class _OperatorSlots:
     CUSTOM_OPTIONS, LARGE_CUSTOM_OPTIONS_OFFSET, LARGE_CUSTOM_OPTIONS_SIZE = 14, 22, 24
 
 
-class _OperatorCodeSlots:
-    DEPRECATED_BUILTIN_CODE, CUSTOM_CODE, VERSION, BUILTIN_CODE = 4, 6, 8, 10
-
-
 class _BufferSlots:
     DATA, OFFSET, SIZE = 4, 6, 8
 
@@ -195,17 +191,12 @@ _TENSOR_FIELDS = ((0, "I"), (1, "b"), (2, "I"), (3, "I"), (4, "I"), (5, "B"), (7
 _QUANTIZATION_FIELDS = ((2, "I"), (3, "I"), (6, "i"))
 # opcode_index, inputs, outputs, builtin_options_type, builtin_options, intermediates,
 # builtin_options_2_type, builtin_options_2
-_OPERATOR_FIELDS = (
-    (0, "I"),
-    (1, "I"),
-    (2, "I"),
-    (3, "B"),
-    (4, "I"),
-    (8, "I"),
-    (11, "B"),
-    (12, "I"),
-)
+_OPERATOR_FIELDS = tuple(zip((0, 1, 2, 3, 4, 8, 11, 12), "IIIBIIBI", strict=True))
+# deprecated_builtin_code, custom_code, version, builtin_code
+_OPERATOR_CODE_FIELDS = ((0, "b"), (1, "I"), (2, "i"), (3, "i"))
 TableRow = tuple[int, tuple[int, ...], Any]
+# An operator code: (name, builtin code, the builtin_code field, custom code, version).
+OpcodeRow = tuple[str, int, int, str | None, int]
 # A quantization table's vtable → its field offsets, the unpack of `_QUANTIZATION_FIELDS` and
 # where each lands in what it returns (`tables.field_places`).
 QuantizationReader = tuple[tuple[int, ...], Any, tuple[int, ...]]
@@ -257,7 +248,7 @@ class _Parser:
         root = self.root()
         buffer_vector = root.vector(_ModelSlots.BUFFERS, 4)
         buffers = self.buffers(read_tables(self.data, self.size, *buffer_vector, _BUFFER_FIELDS))
-        opcode_rows = tuple(self.opcode(code) for code in root.tables(_ModelSlots.OPERATOR_CODES))
+        opcode_rows = self.opcodes(root.vector(_ModelSlots.OPERATOR_CODES, 4))
         fb_subgraphs = root.tables(_ModelSlots.SUBGRAPHS)
         if not fb_subgraphs:
             raise self.fail("model has no subgraphs")
@@ -319,22 +310,28 @@ class _Parser:
             found.append(new(BufferRef, (index, start, length, False)))
         return tuple(found)
 
-    def opcode(self, code: TableView) -> tuple[str, int, int, str | None, int]:
-        raw = code.i32(_OperatorCodeSlots.BUILTIN_CODE)
-        builtin = max(raw, code.i8(_OperatorCodeSlots.DEPRECATED_BUILTIN_CODE))
-        custom_name = self.text(code, _OperatorCodeSlots.CUSTOM_CODE) or None
-        if builtin_name(builtin) == "CUSTOM" or custom_name:
-            name = f"CUSTOM:{custom_name or ''}"
-        else:
-            name = builtin_name(builtin)
-        return name, builtin, raw, custom_name, code.i32(_OperatorCodeSlots.VERSION, 1)
+    def opcodes(self, vector: tuple[int, int]) -> tuple[OpcodeRow, ...]:
+        """The operator codes vector (from `vector_at`) → each code as the operators read it, its
+        inline fields in one unpack (`_OPERATOR_CODE_FIELDS`; an absent version is 1)."""
+        buf, size = self.data, self.size
+        found = []
+        for pos, fields, (deprecated, _, version, raw) in read_tables(
+            buf, size, *vector, _OPERATOR_CODE_FIELDS
+        ):
+            builtin = max(raw, deprecated)
+            custom_name = string_at(buf, size, pos + fields[1]) if fields[1] else ""
+            self.charge(len(custom_name) >> 3)
+            known = builtin_name(builtin)
+            name = f"CUSTOM:{custom_name}" if known == "CUSTOM" or custom_name else known
+            found.append((name, builtin, raw, custom_name or None, version if fields[2] else 1))
+        return tuple(found)
 
     def subgraph(
         self,
         index: int,
         fb: TableView,
         buffers: tuple[BufferRef, ...],
-        opcodes: tuple[tuple[str, int, int, str | None, int], ...],
+        opcodes: tuple[OpcodeRow, ...],
     ) -> Subgraph:
         inputs = fb.int32_vector(_SubgraphSlots.INPUTS) or ()
         outputs = fb.int32_vector(_SubgraphSlots.OUTPUTS) or ()
@@ -553,7 +550,7 @@ class _Parser:
     def operators(
         self,
         rows: list[TableRow],
-        opcodes: tuple[tuple[str, int, int, str | None, int], ...],
+        opcodes: tuple[OpcodeRow, ...],
         where: str,
     ) -> tuple[Operator, ...]:
         """Operator tables (position, field offsets, `_OPERATOR_FIELDS`) → Operators, each read

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from functools import cache, lru_cache
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any
 
 from arenalens.units import format_bytes_exact
@@ -189,8 +189,9 @@ def read_tables(
     unpack: Callable[[Any, int], tuple[Any, ...]] = _I32.unpack_from
     pick: Callable[[tuple[Any, ...]], Any] = _first
     absent: tuple[Any, ...] = ()
-    for index, offset in enumerate(offsets):
-        pos = data + 4 * index + offset  # never negative: both terms are unsigned
+    # Each table's position: its offset's own position plus the offset (never negative: both
+    # terms are unsigned), added in C.
+    for pos in map(add, range(data, data + 4 * length, 4), offsets):
         try:
             values = unpack(buf, pos)  # read: the soffset at least lies in the file
             if pos - values[0] == vtable:
