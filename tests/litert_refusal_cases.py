@@ -15,7 +15,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+from arenalens.tflite.builder import (
+    ModelBuilder,
+    SubgraphBuilder,
+    blockwise_quantization,
+    quantization,
+)
 from tests.litert_cases import _single
 
 
@@ -178,6 +183,36 @@ def convolution(opcode: str, bias: str, dtype: str = "FLOAT32") -> bytes:
     return _single(build)
 
 
+def int4_blockwise(
+    channels: int, depth: int, scales_per_channel: int, block: int, scale_dtype: str = "FLOAT16"
+) -> bytes:
+    """FULLY_CONNECTED of a [1, depth] float input with int4 [channels, depth] weights in
+    blockwise quantization of `block`, `scales_per_channel` scales of `scale_dtype` per output
+    channel (one per block is what XNNPACK's value type takes)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        rng = np.random.default_rng(1)
+        x = g.add_tensor("x", [1, depth])
+        nibbles = rng.integers(-8, 8, (channels, depth)).astype(np.int8)
+        packed = ((nibbles[:, 1::2] & 0x0F) << 4 | (nibbles[:, 0::2] & 0x0F)).astype(np.uint8)
+        values = rng.uniform(0.01, 0.05, (channels, scales_per_channel))
+        kind = np.float16 if scale_dtype == "FLOAT16" else np.float32
+        scales = g.add_constant("s", values.astype(kind))
+        weights = g.add_tensor(
+            "w",
+            [channels, depth],
+            "INT4",
+            data=packed.tobytes(),
+            quantization=blockwise_quantization(scales, -1, block),
+        )
+        y = g.add_tensor("y", [1, channels])
+        options = {"keep_num_dims": False, "asymmetric_quantize_inputs": True}
+        g.add_operator("FULLY_CONNECTED", [x, weights], [y], options=options, version=6)
+        return [x], [y]
+
+    return _single(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "squeeze_ok": lambda: squeeze((1, 3, 1), (0, 2)),
     "squeeze_negative_ok": lambda: squeeze((2, 1), (-1,)),
@@ -223,6 +258,12 @@ CASES: dict[str, Callable[[], bytes]] = {
     "depthwise_bias_omitted": lambda: convolution("DEPTHWISE_CONV_2D", "omitted"),
     "depthwise_two_inputs": lambda: convolution("DEPTHWISE_CONV_2D", "none"),
     "depthwise_int8_two_inputs": lambda: convolution("DEPTHWISE_CONV_2D", "none", "INT8"),
+    "int4_blockwise_ok": lambda: int4_blockwise(64, 64, 2, 32),
+    "int4_blockwise_scales_too_many": lambda: int4_blockwise(64, 64, 4, 32),
+    "int4_blockwise_scales_too_few": lambda: int4_blockwise(64, 128, 2, 32),
+    "int4_blockwise_block_16": lambda: int4_blockwise(64, 64, 4, 16),
+    "int4_blockwise_block_48": lambda: int4_blockwise(64, 96, 2, 48),
+    "int4_blockwise_float32_scales": lambda: int4_blockwise(64, 64, 2, 32, "FLOAT32"),
 }
 
 _CHILD = """
@@ -311,6 +352,12 @@ WHEEL: dict[str, tuple[str, str]] = {
     "depthwise_bias_omitted": ("setup", "setup"),
     "depthwise_two_inputs": ("crash", "crash"),
     "depthwise_int8_two_inputs": ("crash", "crash"),
+    "int4_blockwise_ok": ("runs", "runs"),
+    "int4_blockwise_scales_too_many": ("runs", "setup"),
+    "int4_blockwise_scales_too_few": ("runs", "setup"),
+    "int4_blockwise_block_16": ("runs", "runs"),
+    "int4_blockwise_block_48": ("runs", "runs"),
+    "int4_blockwise_float32_scales": ("runs", "setup"),
 }
 
 

@@ -195,7 +195,30 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
     return (
         _value_refusals(model)
         + _variable_refusals(model)
+        + _blockwise_refusals(model)
         + tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
+    )
+
+
+def _blockwise_refusals(model: Model) -> tuple[Refusal, ...]:
+    """int4 blockwise FULLY_CONNECTEDs whose scales XNNPACK's datatype check refuses after the
+    delegate took them (xnnpack_blockwise.datatype_failures)."""
+    from arenalens.runtimes.litert.xnnpack_blockwise import datatype_failures  # noqa: PLC0415
+
+    return tuple(
+        Refusal(
+            reason=f"the XNNPACK delegate takes it but {what}, which its weights' value "
+            "type refuses ('Unsupported combination of filter elements ...' or the fp16 scale "
+            "check), so the delegate's Prepare and allocate_tensors() fail; LiteRT does not "
+            "fall back",
+            phase="setup",
+            opcode="FULLY_CONNECTED",
+            operators=((subgraph.index, operator),),
+            fix="write one fp16 scale per block of each output channel, or check it with "
+            "--delegate none (the builtin kernels run it)",
+        )
+        for subgraph in model.subgraphs
+        for operator, what in datatype_failures(model, subgraph)
     )
 
 

@@ -19,6 +19,10 @@ VisitFullyConnectedNode, GetXNNPackDatatype, CheckFp16Scale; XNNPACK
   the int4 GEMM's own packing is not measured on the wheel's machine, and the figure is
   labelled an estimate (on an AVX2 machine the int8 figure was 1.0-1.7x the int4 one).
 
+* **Refused after it is taken**: scales that are not fp16, or not one per block, fail
+  GetXNNPackDatatype once the delegate holds the operator (`datatype_failures`): the 2.3.0
+  wheel's allocate_tensors() fails under XNNPACK (tests/litert_refusal_cases.py int4_blockwise_*).
+
 Modelled for blocks XNNPACK accepts (multiples of 32, XNN_MIN_BLOCKSIZE, dividing the depth):
 another block size fails in XNNPACK's create (not modelled: the partition stays a bound), as do
 int4 weights of one scale per channel (qcint4).
@@ -72,6 +76,37 @@ def takes_int4(model: Model, subgraph: Subgraph, operator: Operator) -> bool | N
     if details.block_size % MINIMUM_BLOCK or depth % details.block_size:
         return None  # refused by XNNPACK's create (check_block_size): not modelled
     return True
+
+
+def datatype_failures(model: Model, subgraph: Subgraph) -> tuple[tuple[int, str], ...]:
+    """(operator index, what is wrong) of every int4 blockwise FULLY_CONNECTED of float input
+    and even depth whose scales GetXNNPackDatatype refuses once the delegate has taken it: not
+    fp16 (CheckFp16Scale), or not one per block (elements / scales != the block size). The
+    delegate's Prepare and allocate_tensors() fail then (the 2.3.0 wheel; the builtin kernel
+    runs such a model)."""
+    found: list[tuple[int, str]] = []
+    for operator in subgraph.operators:
+        weights = int4_weights(subgraph, operator)
+        if weights is None or len(weights.shape) != 2 or weights.shape[1] % 2:
+            continue
+        details = blockwise.blockwise(model, subgraph.index, weights.index)
+        if details is None or not 0 <= details.scales < len(subgraph.tensors):
+            continue
+        scales = subgraph.tensors[details.scales]
+        if scales.dtype.name != "FLOAT16":
+            found.append((operator.index, f"its block scales are {scales.dtype.name}, not fp16"))
+        elif (
+            not scales.element_count
+            or weights.element_count // scales.element_count != details.block_size
+        ):
+            found.append(
+                (
+                    operator.index,
+                    f"its {scales.element_count:,} scales do not give one per block of "
+                    f"{details.block_size} of its {weights.element_count:,} weights",
+                )
+            )
+    return tuple(found)
 
 
 def _blocks(model: Model | None, subgraph: Subgraph, operator: Operator) -> int:
