@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from arenalens import __version__
 from arenalens.cli.command_line import rerun
+from arenalens.cli.interpreters import require_interpreters
 from arenalens.errors import ArenalensError, UnplacedValueError
 
 # Command → its module here, in the order `arenalens --help` lists them.
@@ -166,7 +167,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         command = subparsers.add_parser(name, help=help_text, description=description)
         module = import_module(f"arenalens.cli.{COMMANDS[name]}")
         module.add_arguments(command)
-        command.set_defaults(handler=module.run)
+        command.set_defaults(handler=module.run, command_name=name)
     return parser
 
 
@@ -255,6 +256,8 @@ def _parse_and_run(argv: Sequence[str] | None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    # A path that needs a real interpreter refuses before any work when it is not installed.
+    require_interpreters(args.command_name, args)
     code: int = handler(args)
     return code
 

@@ -181,6 +181,10 @@ class Runtime(Protocol):
         """The model file and the prediction for it → predicted vs real, running the real
         interpreter (`runtime` extra; `min_arena`: also bisect the smallest arena)."""
 
+    def require_interpreter(self) -> None:
+        """RuntimeUnavailableError, with the install hint, when the real interpreter `verify`
+        runs is not installed (a look-up, not an import: callers ask before any work)."""
+
 
 RUNTIME_MODULES: Mapping[str, str] = MappingProxyType(
     {"tflm": "arenalens.runtimes.tflm.rules", "litert": "arenalens.runtimes.litert.rules"}

@@ -487,12 +487,17 @@ class RealTensor:
     shape: tuple[int, ...] | None = None  # None when typeless or unsized
 
 
-def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], ...]:
-    """Model path → real tensors per subgraph, measured in a child process."""
+def require_litert_wheel() -> None:
+    """RuntimeUnavailableError when the ai_edge_litert wheel `verify` runs is missing."""
     if importlib.util.find_spec("ai_edge_litert") is None:
         raise RuntimeUnavailableError(
             f"verifying against LiteRT needs the ai_edge_litert package: {INSTALL_HINT}"
         )
+
+
+def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], ...]:
+    """Model path → real tensors per subgraph, measured in a child process."""
+    require_litert_wheel()
     package_root = Path(__file__).resolve().parents[3]  # the folder holding `arenalens`
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
@@ -740,6 +745,10 @@ class LiteRtRuntime:
         if min_arena:
             raise UsageError("--min-arena bisects TFLM's arena_size; LiteRT has no such size")
         return verify(path, prediction.model, prediction.arenas, prediction.plans)
+
+    def require_interpreter(self) -> None:
+        """RuntimeUnavailableError when the ai_edge_litert wheel `verify` runs is missing."""
+        require_litert_wheel()
 
 
 RUNTIME: Runtime = LiteRtRuntime()  # mypy checks the class against the protocol here

@@ -14,6 +14,7 @@ scale gives), and that must be a one-line error naming the model, not the end of
 from __future__ import annotations
 
 import faulthandler
+import importlib.util
 import re
 import signal
 import struct
@@ -26,6 +27,12 @@ from arenalens.ir import MAX_TENSOR_BYTES, Model, Quantization, Subgraph
 from arenalens.runtimes.child import run_in_child
 
 INSTALL_HINT = "pip install 'arenalens[runtime]'"
+# What every path that propagates shapes says without LiteRT (--input-shape, --max-input,
+# --compare-input-shape): up front (`require_shape_interpreter`) and where the import fails.
+SHAPES_UNAVAILABLE = (
+    "--input-shape propagates shapes with the real LiteRT interpreter, which is not "
+    f"installed: {INSTALL_HINT}"
+)
 _SHAPE_PATTERN = re.compile(r"^\s*\d+(\s*[x,]\s*\d+)*\s*$")
 # A propagation that takes longer than this is treated as hung.
 PROPAGATION_TIMEOUT_SECONDS = 120.0
@@ -116,6 +123,13 @@ class ShapesUnavailableError(UsageError):
     (TFLM may still run it at its own size): no other input size can be sized."""
 
 
+def require_shape_interpreter() -> None:
+    """RuntimeUnavailableError when the LiteRT interpreter that propagates shapes is missing: a
+    look-up, not an import, so that a command asks before any work."""
+    if importlib.util.find_spec("ai_edge_litert") is None:
+        raise RuntimeUnavailableError(SHAPES_UNAVAILABLE)
+
+
 def require_shape_propagation(model: Model) -> None:
     """ShapesUnavailableError when LiteRT cannot load the model, so no resize can be sized
     (RuntimeUnavailableError without LiteRT)."""
@@ -194,10 +208,7 @@ def _interpreter_class() -> Any:
     try:
         from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415 - optional extra
     except ImportError:
-        raise RuntimeUnavailableError(
-            f"--input-shape propagates shapes with the real LiteRT interpreter, which is not "
-            f"installed: {INSTALL_HINT}"
-        ) from None
+        raise RuntimeUnavailableError(SHAPES_UNAVAILABLE) from None
     return Interpreter
 
 
@@ -208,10 +219,7 @@ def _interpreter(model: Model) -> Any:
             OpResolverType,
         )
     except ImportError:
-        raise RuntimeUnavailableError(
-            f"--input-shape propagates shapes with the real LiteRT interpreter, which is not "
-            f"installed: {INSTALL_HINT}"
-        ) from None
+        raise RuntimeUnavailableError(SHAPES_UNAVAILABLE) from None
     try:
         return Interpreter(
             model_content=_loadable_bytes(model),

@@ -17,12 +17,11 @@ from arenalens.runtimes.verification import OutputProof
 from arenalens.tflite.reader import load_model
 
 
-def prove_outputs(
-    original: bytes, rewritten: bytes, model: Model, *, invocations: int = 3, seed: int = 0
-) -> OutputProof:
-    """Run both files on real TFLM with the same random inputs → heads and output equality."""
+def require_proof_interpreter() -> None:
+    """RuntimeUnavailableError when what proves outputs is missing: the tflite_micro wheel, or
+    the runner's own imports (numpy)."""
     try:
-        from arenalens.runtimes.tflm import run as tflm_run  # noqa: PLC0415 - runtime extra
+        from arenalens.runtimes.tflm import run  # noqa: F401, PLC0415 - runtime extra
         from arenalens.runtimes.tflm.probe import require_tflite_micro  # noqa: PLC0415
 
         require_tflite_micro()
@@ -30,6 +29,15 @@ def prove_outputs(
         raise RuntimeUnavailableError(
             f"proving outputs needs the real TFLM interpreter: {error}"
         ) from error
+
+
+def prove_outputs(
+    original: bytes, rewritten: bytes, model: Model, *, invocations: int = 3, seed: int = 0
+) -> OutputProof:
+    """Run both files on real TFLM with the same random inputs → heads and output equality."""
+    require_proof_interpreter()
+    from arenalens.runtimes.tflm import run as tflm_run  # noqa: PLC0415 - runtime extra
+
     inputs = tflm_run.random_inputs(model, invocations=invocations, seed=seed)
     output_count = len(model.subgraphs[0].outputs)
     arena_size = proof_arena_size(original, rewritten)

@@ -80,6 +80,12 @@ class TflmRuntime:
         head, plan = prediction.arenas[0], prediction.plans[0]
         return verify(path, prediction.model, head, plan, prediction.build, min_arena=min_arena)
 
+    def require_interpreter(self) -> None:
+        """RuntimeUnavailableError when the tflite_micro wheel `verify` runs is missing."""
+        from arenalens.runtimes.tflm.probe import require_tflite_micro  # noqa: PLC0415
+
+        require_tflite_micro()
+
     # -- What only TFLM has ---------------------------------------------------------------------
 
     def support(self, model: Model, build: Build = HOST) -> Support:
@@ -228,6 +234,13 @@ class TflmRuntime:
         from arenalens.runtimes.tflm.proof import prove_outputs  # noqa: PLC0415
 
         return prove_outputs(original, rewritten, model, invocations=invocations, seed=seed)
+
+    def require_proof(self) -> None:
+        """RuntimeUnavailableError, as `prove_outputs` raises it, when the real interpreter
+        that proves outputs is missing: a command whose plans must be proven asks first."""
+        from arenalens.runtimes.tflm.proof import require_proof_interpreter  # noqa: PLC0415
+
+        require_proof_interpreter()
 
 
 TFLM = TflmRuntime()
