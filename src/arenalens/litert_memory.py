@@ -212,7 +212,7 @@ def _blockwise_refusals(model: Model) -> tuple[Refusal, ...]:
             "check), so the delegate's Prepare and allocate_tensors() fail; LiteRT does not "
             "fall back",
             phase="setup",
-            opcode="FULLY_CONNECTED",
+            opcode=subgraph.operators[operator].opcode,
             operators=((subgraph.index, operator),),
             fix="write one fp16 scale per block of each output channel, or check it with "
             "--delegate none (the builtin kernels run it)",
