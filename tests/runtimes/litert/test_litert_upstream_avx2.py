@@ -17,19 +17,12 @@ from typing import Any
 
 import pytest
 
-from arenalens.declared import Status
-from arenalens.litert_memory import litert_memory
-from arenalens.pipeline import analyze
-from arenalens.runtimes.litert.heap import interpreter_heap, xnnpack_unsized
 from arenalens.runtimes.litert.isa import X86_64_V3
-from tests.litert_upstream_measure import AVX2_DATA, absence, mirror, model_bytes
-from tests.runtimes.litert.test_litert_upstream import DATA_DEPENDENT_FAILURES
+from tests.litert_upstream_measure import AVX2_DATA
+from tests.runtimes.litert.test_litert_upstream import never_under_the_wheel
 
 CACHE: dict[str, Any] = json.loads(AVX2_DATA.read_text())
 MEASURED = sorted(name for name, entry in CACHE["models"].items() if "absent" not in entry)
-PHASES = (("after_allocate", "after_setup"), ("after_invoke", "after_first_invoke"),
-          ("peak", "peak"))  # fmt: skip
-DELEGATES = (("builtin", "none"), ("xnnpack", "xnnpack"))
 
 
 def test_the_cache_is_an_avx2_machine_without_avx512() -> None:
@@ -46,25 +39,4 @@ def test_the_cache_is_an_avx2_machine_without_avx512() -> None:
     "name", [pytest.param(n, id=n.split(":", 1)[1].removesuffix(".tflite")) for n in MEASURED]
 )
 def test_the_x86_64_v3_estimate_is_never_under_a_real_avx2_cpu(name: str, tmp_path: Path) -> None:
-    repository, path = name.split(":", 1)
-    if not mirror(repository).is_dir():
-        pytest.skip(f"the {repository} mirror is absent")
-    data = model_bytes(repository, path)
-    if absence(data) or data is None:
-        pytest.skip(f"{path}: {absence(data)}")
-    model = tmp_path / "model.tflite"
-    model.write_bytes(data)
-    analysis = analyze(str(model), runtime="litert")
-    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    for mode, delegate in DELEGATES:
-        real = CACHE["models"][name][mode]
-        cannot = litert_memory(analysis, delegate).status is Status.CANNOT_RUN
-        if "error" in real:
-            assert cannot or name in DATA_DEPENDENT_FAILURES, (mode, real["error"])
-            continue
-        assert not cannot, mode
-        if delegate == "xnnpack" and xnnpack_unsized(analysis.model):
-            continue
-        heap = interpreter_heap(analysis.model, sizes, delegate=delegate, isa=X86_64_V3)
-        for measured, predicted in PHASES:
-            assert getattr(heap, predicted) >= real[measured], (mode, measured)
+    never_under_the_wheel(name, CACHE["models"][name], tmp_path, X86_64_V3)
