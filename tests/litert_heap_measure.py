@@ -170,6 +170,9 @@ HELD_OUT = (
     # Signatures' own subgraphs (tests/litert_rewrite_cases.signature_case), drawn after
     # xnnpack_subgraphs took them.
     *((f"xnn9_signatures_{seed}", "signatures", seed) for seed in range(1, 17)),
+    # Session 10 (litert-xnn10): signatures' subgraphs with convolutions with and without a
+    # bias, drawn after the partition left those without one to the builtin kernel.
+    *((f"xnn10_signatures_{seed}", "biased_signatures", seed) for seed in range(1, 21)),
 )
 
 
@@ -295,6 +298,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_rewrite_cases import signature_case
 
         return signature_case(seed)
+    if family == "biased_signatures":
+        from tests.litert_rewrite_cases import biased_signature_case
+
+        return biased_signature_case(seed)
     if family == "blockwise_fc":
         from tests.litert_rewrite_cases import blockwise_fully_connected_case
 

@@ -183,3 +183,68 @@ def signature_case(seed: int) -> bytes:
         g.set_outputs([current])
         model.add_signature(f"run{index}", g)
     return model.build()
+
+
+def biased_signature_case(seed: int) -> bytes:
+    """One drawn model of 2-4 signatures, each its own subgraph, drawn after the partition
+    left a convolution without a bias to the builtin kernel (heap_xnnpack._BIASED: XNNPACK's
+    VisitConv2DNode / VisitDepthwiseConv2DNode take one only with a bias tensor) and measured
+    by `python -m tests.litert_heap_measure --only xnn10_signatures_`. Each subgraph a chain
+    of 1-4 of float CONV_2D (3×3 or 1×1, SAME) and DEPTHWISE_CONV_2D (3×3), each with a bias
+    or, outside subgraph 0 (whose builtin Prepare would fail), sometimes none,
+    FULLY_CONNECTED, ADD of a constant and TANH on an image of 4-16 channels."""
+    rng = random.Random(seed)
+    weights_rng = np.random.default_rng(seed)
+    model = ModelBuilder()
+    for index in range(rng.choice([2, 3, 3, 4])):
+        g = model.add_subgraph(f"signature{index}")
+        channels = rng.choice([4, 8, 16])
+        shape = [1, rng.choice([8, 16]), rng.choice([8, 16]), channels]
+        x = current = g.add_tensor("x", shape)
+        spatial = True
+        for step in range(rng.randint(1, 4)):
+            opcode = rng.choice(
+                ["CONV_2D", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "TANH"]
+            )
+            if not spatial and opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+                opcode = "FULLY_CONNECTED"
+            width = shape[-1]
+            biased = index == 0 or rng.random() < 0.5
+            if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+                depthwise = opcode == "DEPTHWISE_CONV_2D"
+                filters = width if depthwise else rng.choice([4, 8, 16])
+                size = 3 if depthwise or rng.random() < 0.7 else 1
+                layout = (1, size, size, filters) if depthwise else (filters, size, size, width)
+                kernel = weights_rng.uniform(-1, 1, layout).astype(np.float32)
+                w = g.add_constant(f"w{step}", kernel)
+                bias = -1
+                if biased:
+                    values = weights_rng.uniform(-1, 1, (filters,)).astype(np.float32)
+                    bias = g.add_constant(f"b{step}", values)
+                shape = [*shape[:-1], filters]
+                out = g.add_tensor(f"t{step}", shape)
+                options = {"padding": "SAME", "stride_w": 1, "stride_h": 1}
+                if depthwise:
+                    options["depth_multiplier"] = 1
+                g.add_operator(opcode, [current, w, bias], [out], options=options)
+            elif opcode == "FULLY_CONNECTED":
+                columns = rng.choice([8, 16, 64])
+                weights = weights_rng.uniform(-1, 1, (columns, width)).astype(np.float32)
+                w = g.add_constant(f"w{step}", weights)
+                shape, spatial = [int(np.prod(shape[:-1])), columns], False
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator("FULLY_CONNECTED", [current, w, -1], [out])
+            elif opcode == "ADD":
+                constant = g.add_constant(
+                    f"c{step}", np.array(rng.uniform(0.5, 2.0), dtype=np.float32)
+                )
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator("ADD", [current, constant], [out])
+            else:
+                out = g.add_tensor(f"t{step}", shape)
+                g.add_operator("TANH", [current], [out])
+            current = out
+        g.set_inputs([x])
+        g.set_outputs([current])
+        model.add_signature(f"run{index}", g)
+    return model.build()

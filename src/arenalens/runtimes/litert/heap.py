@@ -330,9 +330,8 @@ def xnnpack_parts(
     `isa`, packing is counted for each configuration its CPUs may select, the largest taken."""
     view = heap_xnnpack.delegated_view(model)
     modelled, prepared = view is not None, xnnpack_subgraphs.prepared(view)
-    packed = indirection = delegated_count = 0
+    packed = indirection = workspace = 0
     packed_exact = indirection_exact = modelled
-    workspace = 0
     replayed = xnnpack_objects.delegate_objects(model)
     objects = XNNPACK_DELEGATE_BYTES if replayed is None else replayed.total
     for subgraph in model.subgraphs:
@@ -346,11 +345,12 @@ def xnnpack_parts(
             )
         modelled = modelled and not split.unmodelled
         taken = set(xnnpack_workspace.runtime_operators(subgraph, split.delegated, model))
-        delegated_count += len(taken)
+        reshaped = taken if subgraph.index in prepared or view is None else set()  # at Prepare
         for operator in subgraph.operators:
             if operator.opcode in xnnpack_packing.POOLING and operator.index in taken:
                 # A pooling window's indirection buffer (malloc'd, as glibc hands it out).
-                indirection += glibc.usable(xnnpack_packing.pooling_indirection(subgraph, operator))
+                window = xnnpack_packing.pooling_indirection(subgraph, operator)
+                indirection += glibc.usable(window) if operator.index in reshaped else 0
                 continue
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
                 constant_b = xnnpack_packing.packed_weights_request(subgraph, operator) or 0
@@ -376,7 +376,7 @@ def xnnpack_parts(
             request = largest_request(xnnpack_packing.indirection_request, subgraph, operator, isa)
             if operator.opcode == "TRANSPOSE_CONV" and operator.index in taken and request:
                 # Its indirection buffer is malloc'd (xnn_reallocate_memory), not aligned.
-                indirection += glibc.usable(request)
+                indirection += glibc.usable(request) if operator.index in reshaped else 0
                 packed += weights
                 packed_exact = packed_exact and weights_exact
                 continue
@@ -387,7 +387,7 @@ def xnnpack_parts(
                 operator,
             )
             packed += weights
-            indirection += buffer
+            indirection += 0 if operator.index in taken - reshaped else buffer
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         if subgraph.index in prepared or not modelled:  # else never reshaped: no workspace
@@ -409,8 +409,8 @@ def xnnpack_parts(
             indirection,
             "setup",
             indirection_exact,
-            "one pointer per output pixel per kernel tap for spatial convolutions (rows "
-            "rounded to the GEMM's tile), a depthwise convolution's strided window",
+            "one pointer per output pixel per kernel tap for spatial convolutions (rows rounded to "
+            "the GEMM's tile), a depthwise one's window: made at reshape, in prepared subgraphs",
         ),
         HeapPart(
             "XNNPACK workspace",

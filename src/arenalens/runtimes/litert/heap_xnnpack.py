@@ -148,6 +148,10 @@ _STATIC_INPUTS: dict[str, tuple[int, ...]] = {
     "EXPAND_DIMS": (1,),
     "SPLIT": (0,),
 }
+# Taken only with three inputs, the third a bias tensor (VisitConv2DNode /
+# VisitDepthwiseConv2DNode: CheckNumInputsAndOutputs(3, 1), then 'unsupported ... node #%d
+# without bias' when it is omitted, -1).
+_BIASED = ("CONV_2D", "DEPTHWISE_CONV_2D")
 # The data input of an operator whose first input is not its data.
 _DATA_INPUT = {"SPLIT": 1, "TRANSPOSE_CONV": 2}
 
@@ -183,6 +187,8 @@ def _takes(subgraph: Subgraph, operator: Operator, model: Model | None) -> bool 
     types = _TAKES.get(operator.opcode)
     if types is None:
         return None
+    if operator.opcode in _BIASED and (len(operator.inputs) != 3 or operator.inputs[2] < 0):
+        return False  # 'unsupported CONV_2D node without bias': three inputs, a bias
     kind = _input_type(subgraph, operator)
     if kind not in types:
         return False

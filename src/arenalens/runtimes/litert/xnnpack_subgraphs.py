@@ -16,7 +16,7 @@ stays a labelled bound."""
 
 from __future__ import annotations
 
-from arenalens.ir import Model, Operator
+from arenalens.ir import Model
 
 _COMPOSITE = "STABLEHLO_COMPOSITE"
 _INDEX = "decomposition_subgraph_index"
@@ -36,19 +36,9 @@ def only_decompositions(model: Model) -> bool:
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
     # A signature's own subgraph that nothing calls: the delegate is applied to it too (its
-    # kernels built), but allocate_tensors() prepares subgraph 0 only. Not with a spatial
-    # convolution: the wheel creates no convolution operator there (no packed weights seen on
-    # held-out xnn9_signatures_1, 3, 15), which is not explained yet: those stay a bound.
+    # kernels built), but allocate_tensors() prepares subgraph 0 only.
     entries = {signature.subgraph for signature in model.signature_defs} - called - {0}
-    entries = {index for index in entries if not _convolves(model.subgraphs[index].operators)}
     return called | entries == set(range(1, len(model.subgraphs)))
-
-
-_CONVOLUTIONS = ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
-
-
-def _convolves(operators: tuple[Operator, ...]) -> bool:
-    return any(operator.opcode in _CONVOLUTIONS for operator in operators)
 
 
 def prepared(view: Model | None) -> set[int]:
