@@ -63,6 +63,9 @@ class Outcome:
         return f"{self.kind} in {self.stage}: {self.detail.split(':', 1)[0]} at {self.where}"
 
 
+REFIRE_S = 0.5  # seconds between repeats of an expired deadline's signal
+
+
 class DeadlineExceeded(BaseException):
     """Raised by SIGALRM inside a worker; a BaseException so `except Exception` cannot hide it."""
 
@@ -80,9 +83,11 @@ def deadline(seconds: float, *, cpu_seconds: float | None = None) -> Iterator[No
 
     previous_alarm = signal.signal(signal.SIGALRM, expire)
     previous_profile = signal.signal(signal.SIGPROF, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Once expired, each timer fires again every REFIRE_S: a signal handler's exception that lands
+    # in a weakref callback or a __del__ is swallowed as "unraisable", and the block would run on.
+    signal.setitimer(signal.ITIMER_REAL, seconds, REFIRE_S)
     if cpu_seconds is not None:
-        signal.setitimer(signal.ITIMER_PROF, cpu_seconds)
+        signal.setitimer(signal.ITIMER_PROF, cpu_seconds, REFIRE_S)
     try:
         yield
     finally:

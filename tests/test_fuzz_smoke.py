@@ -16,6 +16,7 @@ from fuzz.harness import (
     MEMORY,
     OK,
     CampaignConfig,
+    DeadlineExceeded,
     deadline,
     generate_input,
     run_campaign,
@@ -29,7 +30,7 @@ from fuzz.stages import Stage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.hang_guard import HEADROOM
+from tests.hang_guard import HEADROOM, wall_bound
 
 SEEDS = built_seeds()
 SMALL_SEEDS = [seed for seed in SEEDS if len(seed.data) < 10_000]
@@ -38,7 +39,7 @@ SMALL_SEEDS = [seed for seed in SEEDS if len(seed.data) < 10_000]
 def assert_acceptable(data: bytes, recipe: str, seconds: float = 20, deep: bool = True) -> None:
     # CPU seconds of this process: other processes' load on the machine cannot fail the test.
     started = time.process_time()
-    with deadline(seconds * HEADROOM * 3, cpu_seconds=seconds * HEADROOM):
+    with deadline(wall_bound(seconds * HEADROOM * 3), cpu_seconds=seconds * HEADROOM):
         outcome = run_stages(data, deep=deep)
     used = time.process_time() - started
     assert not outcome.failed, f"{recipe}: {outcome.signature}: {outcome.detail}"
@@ -48,7 +49,7 @@ def assert_acceptable(data: bytes, recipe: str, seconds: float = 20, deep: bool 
 # One test per seed, so that the suite's workers share them (together they are its longest test).
 @pytest.mark.parametrize("seed", SEEDS, ids=[seed.name for seed in SEEDS])
 def test_seeds_run_every_stage(seed: Seed) -> None:
-    with deadline(300, cpu_seconds=30):
+    with deadline(wall_bound(300), cpu_seconds=30):
         outcome = run_stages(seed.data)
     assert outcome.kind == OK, f"{seed.name}: {outcome.detail}"
 
@@ -168,6 +169,24 @@ def test_harness_limits_cpu_time() -> None:
     counts = campaign_with(Stage("spin", spin_in_python), time_limit_s=0.3, wall_limit_s=60)
     assert counts == {HANG: 3}
     assert time.perf_counter() - started < 30  # the CPU limit fired, not the wall backstop
+
+
+def test_a_deadline_swallowed_once_fires_again() -> None:
+    # Seen under load: the alarm's exception landed in a weakref callback, Python reported it as
+    # "unraisable" and the block ran on. Here the block swallows the first one itself.
+    swallowed = 0
+    started = time.perf_counter()
+    with pytest.raises(DeadlineExceeded), deadline(0.2):
+        while time.perf_counter() - started < 20:
+            try:
+                while time.perf_counter() - started < 20:
+                    pass
+            except DeadlineExceeded:
+                swallowed += 1
+                if swallowed > 1:
+                    raise
+    assert swallowed == 2
+    assert time.perf_counter() - started < 10
 
 
 def test_harness_kills_a_worker_stuck_in_c_code() -> None:

@@ -21,13 +21,13 @@ from arenalens.planning.offset_index import use_offset_index
 from arenalens.runtimes.litert.lifetimes import litert_timeline
 from arenalens.runtimes.tflm.lifetimes import tflm_timeline
 from arenalens.tflite.builder import ModelBuilder
-from tests.hang_guard import HEADROOM, no_hang
+from tests.hang_guard import HEADROOM, no_hang, wall_bound
 
 
 @contextmanager
 def within(seconds: float) -> Iterator[None]:
     """Fail (instead of hanging the suite) when the block runs longer than `seconds`."""
-    with deadline(seconds * HEADROOM * 4), no_hang(seconds):
+    with deadline(wall_bound(seconds * HEADROOM * 4)), no_hang(seconds):
         yield
 
 
