@@ -7,6 +7,7 @@ python -m flows --from-json benchmarks/results/flows.json      # print a saved r
 python -m flows --replay 137 --seed 0                          # one flow, every command
 python -m flows --wide --flows 200 --seed 7                    # bank boards and LiteRT paths too
 python -m flows --wide --litert-only --flows 60 --seed 900601  # the seed's first 60 LiteRT paths
+python -m flows --builds --flows 100 --seed 1000401  # other TFLM releases, ESP-NN, Ethos-U
 python -m flows --ladder --json benchmarks/results/flows_ladder.json
     (issue 27's four paths: check on a board -> optimize as printed -> check of the written
     model -> the real runtime, every claim judged on the wheel and the board's QEMU probe)
@@ -58,6 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         "give export and diagnose the board as users type it",
     )
     parser.add_argument(
+        "--builds",
+        action="store_true",
+        help="also walk other builds: the host wheel of other TFLM releases (judged on that "
+        "wheel), a core built from TFLM of another month, ESP32 chips with ESP-NN's releases, "
+        "Ethos-U boards and NPUs (the model compiled by arenalens vela first)",
+    )
+    parser.add_argument(
         "--litert-only",
         action="store_true",
         help="with --wide: walk the first --flows flows of the seed that take a LiteRT path "
@@ -78,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print_tables(console, document)
         return 1 if document["unsafe_claims"] else 0
     if args.replay is not None:
-        return replay(console, args.seed, args.replay, tuple(args.family), wide=args.wide)
+        return replay(
+            console, args.seed, args.replay, tuple(args.family), wide=args.wide, builds=args.builds
+        )
     if args.ladder:
         return ladder(console, args.json, "python -m flows " + " ".join(argv or sys.argv[1:]))
     if args.litert_only:
@@ -96,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.wide:  # (a journal without the key is a campaign without --wide)
         header["wide"] = True
+    if args.builds:
+        header["builds"] = True
     if journal_path is not None:
         try:
             done = read_journal(journal_path, header)
@@ -125,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         done=done,
         journal=journal if journal_path is not None else None,
         wide=args.wide,
+        builds=args.builds,
     )
     document = summary.as_dict()
     document["wall_seconds"] = round(time.perf_counter() - started, 1)
@@ -233,11 +246,23 @@ def litert_only(console: Console, args: argparse.Namespace, command: str) -> int
 
 
 def replay(
-    console: Console, seed: int, index: int, families: tuple[str, ...], *, wide: bool = False
+    console: Console,
+    seed: int,
+    index: int,
+    families: tuple[str, ...],
+    *,
+    wide: bool = False,
+    builds: bool = False,
 ) -> int:
     """One flow: every command it ran, with its exit code, and every claim."""
     summary = run_campaign(
-        seed=seed, flows=1, start=index, families=families, progress=None, wide=wide
+        seed=seed,
+        flows=1,
+        start=index,
+        families=families,
+        progress=None,
+        wide=wide,
+        builds=builds,
     )
     document = summary.as_dict()
     print_tables(console, document)

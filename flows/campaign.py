@@ -144,7 +144,9 @@ def build_label(build: tuple[str, ...]) -> str:
     options = dict(zip(build[::2], build[1::2], strict=True))
     if "--target" in options:
         return f"board {options['--target']}"
-    return f"{options.get('--cpu', 'host')} {options.get('--kernels', 'reference')}"
+    label = f"{options.get('--cpu', 'host')} {options.get('--kernels', 'reference')}"
+    label += f"+{options['--npu']}" if "--npu" in options else ""
+    return label + (f" tflm {options['--tflm']}" if "--tflm" in options else "")
 
 
 def _failure(flow: Flow, claim: Claim) -> dict[str, Any]:
@@ -191,6 +193,7 @@ def run_campaign(
     journal: Callable[[dict[str, Any]], None] | None = None,
     fixed: tuple[Flow, ...] = (),
     wide: bool = False,
+    builds: bool = False,
 ) -> Summary:
     """Walk flows start..start+flows-1 of the campaign `seed` → the Summary. Each flow runs in a
     forked child: a crash inside arenalens (an abort in a native library) is that flow's finding,
@@ -199,7 +202,7 @@ def run_campaign(
     `done`: journal records of flows already walked (a resumed run), counted and not walked
     again; `journal` receives each newly walked flow's record as soon as it is judged; `fixed`:
     walk these flows (flow n is fixed[n]) instead of random ones (`ladder.ladder_flows`);
-    `wide`: draw `--wide`'s paths too (`flow.random_flow`)."""
+    `wide`, `builds`: draw `--wide`'s paths and `--builds`' builds too (`flow.random_flow`)."""
     summary = Summary(seed)
     walked = set()
     for record in done:
@@ -209,7 +212,7 @@ def run_campaign(
     split = _optimize_has_split()
     _judges(litert=wide)  # the real runtimes imported once, before any fork
     with tempfile.TemporaryDirectory(prefix="arenalens-flows-") as folder:
-        job = _Job(seed, families, split, device_sample_every, Path(folder), fixed, wide)
+        job = _Job(seed, families, split, device_sample_every, Path(folder), fixed, wide, builds)
         indexes = [index for index in range(start, start + flows) if index not in walked]
         with ThreadPoolExecutor(max(1, workers)) as pool:
             for result, wheel_runs, qemu_runs in pool.map(job, indexes):
@@ -233,13 +236,19 @@ class _Job:
     base: Path
     fixed: tuple[Flow, ...] = ()
     wide: bool = False
+    builds: bool = False
 
     def __call__(self, index: int) -> tuple[FlowResult, int, int]:
         flow = (
             self.fixed[index]
             if self.fixed
             else random_flow(
-                self.seed, index, families=self.families, split=self.split, wide=self.wide
+                self.seed,
+                index,
+                families=self.families,
+                split=self.split,
+                wide=self.wide,
+                builds=self.builds,
             )
         )
         payload, exit_code = run_in_child(

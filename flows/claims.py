@@ -41,6 +41,7 @@ KINDS = {
     "cannot-run": "CANNOT RUN: the runtime refuses the model at any size",
     "optimized-outputs": "an optimized model computes the original's outputs at what it declares",
     "optimize-declares": "optimize's figure is what check says of the written model",
+    "vela-declares": "arenalens vela's arena for its chosen setting is check's of what it wrote",
     "refuses-unknown-size": "optimize refuses an input of unknown size without --input-shape",
     "budget-answer": "FITS / DOES NOT FIT agree with the number and the budget",
     "exit-code": "the exit code is the verdict's",

@@ -9,6 +9,7 @@ only on (seed, n), so any flow replays alone.
 
 from __future__ import annotations
 
+import importlib
 import random
 import shlex
 from dataclasses import dataclass
@@ -66,6 +67,24 @@ LINUX_DEVICES = (
     "pixel-7a",
 )
 LITERT_HOST = ("--runtime", "litert")
+# `--builds` (`python -m flows --builds`): builds the default draw does not take. The host wheel of
+# other TFLM releases (each judged on that release's own wheel, `oracle.OldWheels`), a core built
+# from TFLM of another month, ESP32 chips with ESP-NN's releases or its ANSI C path, and Ethos-U:
+# a board with an NPU or --cpu with --npu, the model compiled by `arenalens vela` first most of
+# the time (its reproduce command then runs as printed).
+RELEASE_MONTHS = ("2025-02", "2025-06", "2025-10", "2026-03", "2026-07")
+ESP_CHIPS = ("esp32", "esp32s3", "esp32c3", "esp32p4")
+ESP_KERNELS = ("esp-nn", "esp-nn-ansi", "esp-nn@1.1.1", "esp-nn@1.2.0", "esp-nn@1.2.3")
+NPU_BUILDS: tuple[tuple[str, ...], ...] = (
+    ("--target", "corstone-300-fvp"),
+    ("--target", "grove-vision-ai-v2"),
+    ("--target", "ek-ra8p1"),
+    ("--target", "corstone-300-u65-fvp"),
+    ("--target", "corstone-320-fvp"),
+    ("--cpu", "cortex-m55", "--npu", "ethos-u55-128"),
+    ("--cpu", "cortex-m55", "--npu", "ethos-u65-512"),
+    ("--cpu", "cortex-m85", "--npu", "ethos-u85-256"),
+)
 ISAS = ("x86-64-avx512", "x86-64-v3", "x86-64-v2", "arm64", "arm64-dotprod", "arm64-i8mm", "armv7")
 RESERVES = ("0", "64KB", "1MB", "100MB")
 COMMANDS = ("check", "report", "export", "diagnose")
@@ -92,6 +111,8 @@ class Flow:
     follow_steps: bool
     wide: bool = False  # drawn with `--wide`'s paths (its replay needs --wide too)
     families: tuple[str, ...] = ()  # drawn among these families only (its replay names them)
+    builds: bool = False  # drawn with `--builds`' builds (its replay needs --builds too)
+    vela: bool = False  # the model is compiled by `arenalens vela` for the build's NPU first
 
     @property
     def litert(self) -> bool:
@@ -105,7 +126,8 @@ class Flow:
         words = ["python", "-m", "flows", "--replay", str(self.index), "--seed", str(self.seed)]
         for family in self.families:
             words += ["--family", family]
-        return shlex.join(words + (["--wide"] if self.wide else []))
+        words += ["--wide"] if self.wide else []
+        return shlex.join(words + (["--builds"] if self.builds else []))
 
     @property
     def label(self) -> str:
@@ -113,7 +135,7 @@ class Flow:
 
     def describe(self) -> str:
         """One line: the model recipe and the options, for tables and repros."""
-        parts = [self.subject.recipe]
+        parts = [self.subject.recipe] + (["vela"] if self.vela else [])
         if self.shape:
             parts.append("shape " + ",".join(self.shape))
         parts.append(" ".join(self.build) or "host")
@@ -138,14 +160,22 @@ def random_flow(
     families: tuple[str, ...] = (),
     split: bool = False,
     wide: bool = False,
+    builds: bool = False,
 ) -> Flow:
     """Flow `index` of the campaign `seed` (`split`: optimize has --split to draw; `wide`: the
-    paths of `--wide` too, drawn from their own stream, so a flow without them is the same)."""
+    paths of `--wide` too, `builds`: `--builds`' builds, each drawn from its own stream, so a
+    flow without them is the same)."""
     rng = random.Random(f"flows:{seed}:{index}")
     subject = random_subject(rng, families)
     build = _build(rng)
     if wide:
         build = _wide_build(random.Random(f"flows-wide:{seed}:{index}"), build)
+    vela = False
+    if builds:
+        builds_rng = random.Random(f"flows-builds:{seed}:{index}")
+        build = _other_build(builds_rng, build)
+        vela = "--npu" in build or build in NPU_BUILDS
+        vela = vela and not subject.placeholder and builds_rng.random() < 0.7
     shape = _shape(rng, subject, required=False)
     optimize: tuple[str, ...] | None = None
     later_shape = shape
@@ -162,6 +192,8 @@ def random_flow(
         later_shape = (
             () if roll < 0.6 else (_shape(rng, subject, required=True) if roll < 0.8 else shape)
         )
+    if vela:  # Vela compiles the model at its own size; the compiled model is asked as written
+        shape, later_shape = (), ()
     command = rng.choice(COMMANDS)
     budget_ratio: float | None = None
     options: tuple[str, ...] = ()
@@ -195,6 +227,8 @@ def random_flow(
         follow_steps=rng.random() < 0.7,
         wide=wide,
         families=families,
+        builds=builds,
+        vela=vela,
     )
 
 
@@ -222,6 +256,26 @@ def _wide_build(rng: random.Random, build: tuple[str, ...]) -> tuple[str, ...]:
         return ("--target", rng.choice(LINUX_DEVICES))
     if roll < 0.35:
         return LITERT_HOST
+    return build
+
+
+def _other_build(rng: random.Random, build: tuple[str, ...]) -> tuple[str, ...]:
+    """`--builds`: half the flows take another TFLM release, kernel library or an Ethos-U NPU."""
+    # The wheels measured held out (their environments are made there); imported by name so mypy
+    # does not check tests/conformance through it.
+    wheels: tuple[str, ...] = importlib.import_module("tests.tflm_upstream_builds").WHEELS
+    roll = rng.random()
+    if roll < 0.15:
+        return ("--tflm", rng.choice(wheels))
+    if roll < 0.22:
+        return ("--tflm", rng.choice(RELEASE_MONTHS))
+    if roll < 0.3:
+        core = rng.choice(DEVICE_BUILDS)
+        return (*core, "--tflm", rng.choice(RELEASE_MONTHS)) if "--cpu" in core else core
+    if roll < 0.38:
+        return ("--cpu", rng.choice(ESP_CHIPS), "--kernels", rng.choice(ESP_KERNELS))
+    if roll < 0.5:
+        return rng.choice(NPU_BUILDS)
     return build
 
 

@@ -26,7 +26,15 @@ from arenalens.tflite.reader import parse_model
 from arenalens.tflite.rewriter import model_bytes
 from flows.claims import CONFIRMED, NOTED, UNCHECKED, UNSAFE, WRONG, Claim
 from flows.commands import Shapes, Verdict, at_shapes, input_shapes, option_values
-from flows.oracle import CORTEX_M_OUTPUT_TARGETS, CortexM, LiteRTHeap, Outputs, Wheel
+from flows.oracle import (
+    CORTEX_M_OUTPUT_TARGETS,
+    CortexM,
+    LiteRTHeap,
+    OldWheels,
+    Outputs,
+    Wheel,
+    roomy_arena,
+)
 
 # Cortex-M probes' RAM is 16 MiB (Cortex-M3/M7); an original run there as the outputs' reference.
 DEVICE_REFERENCE_ARENA = 4 << 20
@@ -55,6 +63,7 @@ class Judge:
         self.litert = litert if litert is not None and litert.available else None
         self.cortex_m = cortex_m if cortex_m is not None and cortex_m.available else None
         self.device_sample = device_sample
+        self.old_wheels = OldWheels()
         self.claims: list[Claim] = []
         self._references: dict[Shapes, tuple[Outputs, list[Any]] | None] = {}
         self._judged: set[tuple[str, int, str]] = set()
@@ -73,7 +82,11 @@ class Judge:
         build: dict[str, Any],
     ) -> None:
         """`number` bytes, declared for `build`: on the host, the wheel sets the model (at the
-        shapes asked) up there and computes the original's outputs."""
+        shapes asked) up there and computes the original's outputs; on another release's host
+        build, that release's wheel sets it up there."""
+        if str(build.get("name", "host")).startswith("host@"):
+            self.old_wheel_number(command, data, shape, number, build)
+            return
         if build.get("name", "host") != "host":
             self.device_number(command, data, shape, number, build)
             return
@@ -152,6 +165,9 @@ class Judge:
         if at_shape is None:
             return
         subject_bytes, model = at_shape
+        if str(build.get("name", "host")).startswith("host@"):
+            self.old_wheel_cannot_run(command, subject_bytes, build)
+            return
         if build.get("name", "host") != "host":
             self.device_cannot_run(command, subject_bytes, build)
             return
@@ -160,6 +176,55 @@ class Judge:
             self.claim("cannot-run", WRONG, command, "the wheel sets it up and invokes it")
         else:
             self.claim("cannot-run", CONFIRMED, command, roomy.error[:200])
+
+    # -- the host build of another TFLM release, on that release's wheel ------------------------
+    def old_wheel_version(self, command: str, kind: str, build: dict[str, Any]) -> str | None:
+        """The wheel of the build's release when its environment is here (else unchecked)."""
+        version = (build.get("tflm") or {}).get("wheel")
+        if version and self.old_wheels.available(version):
+            return str(version)
+        self.claim(kind, UNCHECKED, command, f"{build.get('name')}: no wheel of that release here")
+        return None
+
+    def old_wheel_number(
+        self, command: str, data: bytes, shape: Sequence[str], number: int, build: dict[str, Any]
+    ) -> None:
+        """`number` on that release's wheel: AllocateTensors in exactly those bytes (its worker
+        does not invoke), and 16 bytes below it fails (minimality: noted)."""
+        version = self.old_wheel_version(command, "sets-up-at-n", build)
+        at_shape = at_shapes(data, shape)
+        if version is None or at_shape is None:
+            return
+        key = (hashlib.sha256(at_shape[0]).hexdigest(), number, version)
+        if key in self._judged:
+            return
+        self._judged.add(key)
+        works, error = self.old_wheels.sets_up(at_shape[0], version, number)
+        if not works:
+            roomy, why = self.old_wheels.sets_up(at_shape[0], version, roomy_arena(at_shape[0]))
+            detail = f"tflite-micro=={version} fails at {number:,} B ({error})"
+            if not roomy:
+                detail = f"tflite-micro=={version} refuses it at any size ({why}), yet {number:,} B"
+            self.claim("sets-up-at-n", UNSAFE, command, detail)
+            return
+        self.claim("sets-up-at-n", CONFIRMED, command, f"tflite-micro=={version}: {number:,} B")
+        if number > 16:
+            below, _ = self.old_wheels.sets_up(at_shape[0], version, number - 16)
+            detail = f"tflite-micro=={version} also sets up at {number - 16:,} B" if below else ""
+            self.claim("minimal", NOTED if below else CONFIRMED, command, detail)
+
+    def old_wheel_cannot_run(self, command: str, data: bytes, build: dict[str, Any]) -> None:
+        """CANNOT RUN on another release: its wheel refuses the model at a roomy arena (a model
+        it sets up may still fail at Invoke, which its worker does not run: unchecked)."""
+        version = self.old_wheel_version(command, "cannot-run", build)
+        if version is None:
+            return
+        works, error = self.old_wheels.sets_up(data, version, roomy_arena(data))
+        if works:
+            detail = f"tflite-micro=={version} sets it up; Invoke is not probed"
+            self.claim("cannot-run", UNCHECKED, command, detail)
+        else:
+            self.claim("cannot-run", CONFIRMED, command, f"tflite-micro=={version}: {error[:160]}")
 
     # -- Cortex-M, on the QEMU sample ----------------------------------------------------------
     def device_target(self, build: dict[str, Any]) -> str | None:

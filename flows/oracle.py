@@ -166,6 +166,41 @@ def _last_line(log: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# tflite_micro wheels of other TFLM releases (`--tflm` on the host)
+
+
+class OldWheels:
+    """The `tflite-micro` wheel of another release, in the environment tests/conformance/wheels.py
+    made for it (never made here: a campaign does not download TensorFlow). One worker per
+    version, started in the flow's child on first use; AllocateTensors only (the worker's probe
+    does not invoke)."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self._workers: dict[str, Any] = {}
+
+    def available(self, version: str) -> bool:
+        from tests.conformance.wheels import WHEELS
+
+        made = any((WHEELS / version).glob("tflite_micro-*.dist-info"))
+        return made and (WHEELS / "base" / "bin" / "python").exists()
+
+    def sets_up(self, data: bytes, version: str, arena_size: int) -> tuple[bool, str]:
+        """Whether that wheel sets the model up in exactly `arena_size` bytes, and its log's
+        last line when it does not."""
+        if version not in self._workers:
+            from tests.conformance.wheels import WheelProbe
+
+            self._workers[version] = WheelProbe(version)
+        self.runs += 1
+        with tempfile.TemporaryDirectory(prefix="flows-wheel-") as folder:
+            path = Path(folder) / "model.tflite"
+            path.write_bytes(data)
+            found = self._workers[version](str(path), arena_size)
+        return found.status == "ok", "" if found.status == "ok" else _last_line(found.log)
+
+
+# ---------------------------------------------------------------------------------------------
 # The real LiteRT interpreter's heap, on this machine
 
 

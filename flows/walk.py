@@ -36,6 +36,7 @@ from flows.commands import (
 )
 from flows.flow import Flow
 from flows.judge import Judge
+from flows.npu import compile_for_npu
 from flows.oracle import CortexM, LiteRTHeap, Wheel
 from flows.steps import follow
 from flows.views import agree, diagnose, export
@@ -110,6 +111,9 @@ class Walk:
             (self.folder / "model.tflite").write_bytes(flow.subject.data)
             self.model = "model.tflite"
         subject, shape = self.model, flow.shape
+        if flow.vela:
+            self.model = compile_for_npu(self) or self.model
+            subject = self.model
         if flow.optimize is not None:
             written = self.optimize(flow.optimize)
             if written:
