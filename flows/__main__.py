@@ -75,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-json", metavar="FILE", help="print a saved summary's tables")
     parser.add_argument("--replay", type=int, metavar="N", help="walk flow N alone, verbosely")
     parser.add_argument(
+        "--hostile",
+        type=int,
+        metavar="N",
+        help="instead of flows: N truncated or mutated flow models, each through one command "
+        "(flows/hostile.py: one-line error, exit 2, no output file, input unchanged, no hang)",
+    )
+    parser.add_argument(
         "--ladder",
         action="store_true",
         help="walk issue 27's four paths (flows/ladder.py) instead of random flows",
@@ -89,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         return replay(
             console, args.seed, args.replay, tuple(args.family), wide=args.wide, builds=args.builds
         )
+    if args.hostile is not None:
+        return hostile(console, args)
     if args.ladder:
         return ladder(console, args.json, "python -m flows " + " ".join(argv or sys.argv[1:]))
     if args.litert_only:
@@ -194,6 +203,35 @@ def read_journal(path: Path, header: dict[str, Any]) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             break
     return records
+
+
+def hostile(console: Console, args: argparse.Namespace) -> int:
+    """`--hostile N`: mutants start..start+N-1 of the seed through the commands; 1 on a failure."""
+    from flows.hostile import run_hostile, summary_document
+
+    def progress(case: Any, code: int | None, rulings: list[tuple[str, str, str]]) -> None:
+        failed = [ruling for ruling in rulings if ruling[1] == "wrong"]
+        mark = "FAIL" if failed else "ok  "
+        line = (
+            f"{mark} {case.index:5d} exit {code} arenalens {' '.join(case.argv)}  [{case.recipe}]"
+        )
+        console.print(line, highlight=False, markup=False)
+        for kind, _, detail in failed:
+            console.print(f"      {kind}: {detail}", highlight=False, markup=False)
+
+    summary = run_hostile(args.seed, args.hostile, args.start, progress)
+    document = summary_document(summary)
+    if args.json:
+        Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
+    table = Table(title=f"{summary.inputs:,} hostile inputs, seed {summary.seed}")
+    table.add_column("claim")
+    for outcome in ("confirmed", "wrong"):
+        table.add_column(outcome, justify="right")
+    for kind, row in document["claims"].items():
+        table.add_row(kind, *(f"{row.get(outcome, 0):,}" for outcome in ("confirmed", "wrong")))
+    console.print(table)
+    console.print("exit codes: " + ", ".join(f"{k}: {v}" for k, v in document["exits"].items()))
+    return 1 if summary.failures else 0
 
 
 def ladder(console: Console, json_path: str | None, command: str) -> int:
