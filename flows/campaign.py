@@ -178,6 +178,8 @@ def walk_flow(
         except Exception as error:  # the harness's own bug: said, not hidden
             walk.result.error = f"{type(error).__name__}: {error}\n{traceback.format_exc()[-1500:]}"
             return walk.result
+        finally:
+            walk.judge.old_wheels.close()
 
 
 def run_campaign(

@@ -199,6 +199,12 @@ class OldWheels:
             found = self._workers[version](str(path), arena_size)
         return found.status == "ok", "" if found.status == "ok" else _last_line(found.log)
 
+    def close(self) -> None:
+        """End the workers (their pipes closed)."""
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
 
 # ---------------------------------------------------------------------------------------------
 # The real LiteRT interpreter's heap, on this machine

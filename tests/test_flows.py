@@ -17,9 +17,10 @@ from flows.__main__ import read_journal
 from flows.campaign import run_campaign
 from flows.claims import CONFIRMED, NOTED, UNSAFE, WRONG
 from flows.flow import litert_flows, random_flow
+from flows.hostile import hostile, judge_outcome
 from flows.judge import Judge
 from flows.models import ALL_FAMILIES, FAMILIES, HELD_OUT_FAMILIES, random_subject
-from flows.oracle import Wheel
+from flows.oracle import OldWheels, Wheel
 
 from arenalens.builds.build import HOST
 from arenalens.examples import example_bytes
@@ -381,3 +382,80 @@ def test_litert_exports_are_judged_against_check_with_the_same_delegate(
     assert not result.error, result.error
     assert result.failures == []
     assert [claim.outcome for claim in result.claims if claim.kind == "views-agree"] == [CONFIRMED]
+
+
+# ---------------------------------------------------------------------------------------------
+# `--builds`: other TFLM releases, kernel libraries and Ethos-U
+
+
+def test_a_flow_drawn_with_builds_changes_only_its_build_and_replays_with_builds() -> None:
+    """`--builds` draws from a stream of its own: without it a flow is the one drawn before;
+    with it some flows take another release's wheel, ESP-NN's releases or an Ethos-U NPU (the
+    compiled model asked as written), and each replays with --builds."""
+    drawn = [random_flow(1000401, index, split=True, builds=True) for index in range(60)]
+    for index, flow in enumerate(drawn[:20]):
+        plain = random_flow(1000401, index, split=True)
+        assert (plain.subject.data, plain.command) == (flow.subject.data, flow.command)
+        assert not plain.builds and not plain.vela
+    builds = [" ".join(flow.build) for flow in drawn]
+    assert any(text.startswith("--tflm 0.dev") for text in builds)
+    assert any("--kernels esp-nn" in text for text in builds)
+    assert any(flow.vela for flow in drawn)
+    assert all(flow.shape == flow.later_shape == () for flow in drawn if flow.vela)
+    assert drawn[3].replay_command == "python -m flows --replay 3 --seed 1000401 --builds"
+
+
+@pytest.mark.slow
+def test_an_old_releases_number_is_judged_on_that_releases_wheel(wheel: Wheel) -> None:
+    """A host figure for another TFLM release (`--tflm 0.dev...`): its number sets the model up
+    on that release's own wheel (tests/conformance/wheels.py's environment), 16 B less does
+    not; a smaller number is unsafe."""
+    from flows.commands import run_cli
+
+    version = "0.dev20250404171617"
+    if not OldWheels().available(version):
+        pytest.skip(f"no environment for tflite-micro=={version} (tests/conformance/wheels.py)")
+    data = example_bytes("kws_ds_cnn")
+    ran = run_cli(["check", "example:kws_ds_cnn", "--tflm", version, "--budget", "1MB", "--json"])
+    document = json.loads(ran.out)
+    number, build = document["required_bytes"], document["build"]
+    assert build["name"].startswith("host@") and build["tflm"]["wheel"] == version
+    judge = Judge(data, wheel=wheel)
+    try:
+        judge.number("sets-up-at-n", "right", data, (), number=number, build=build)
+        judge.number("sets-up-at-n", "short", data, (), number=number - 64, build=build)
+    finally:
+        judge.old_wheels.close()
+    outcomes = [(claim.command, claim.kind, claim.outcome) for claim in judge.claims]
+    assert outcomes == [
+        ("right", "sets-up-at-n", CONFIRMED),
+        ("right", "minimal", CONFIRMED),
+        ("short", "sets-up-at-n", UNSAFE),
+    ]
+
+
+def test_hostile_input_rulings_catch_each_broken_promise() -> None:
+    """A refusal is one line naming the file with exit 2, leaves no file and the input as it
+    was; each way of breaking that is wrong."""
+    good = "arenalens: error: model.tflite: truncated FlatBuffer\n"
+    rulings = judge_outcome(
+        2, good, before={"model.tflite"}, after={"model.tflite"}, unchanged=True
+    )
+    assert all(outcome == CONFIRMED for _, outcome, _ in rulings)
+
+    def wrong(code: int, err: str, after: set[str], unchanged: bool = True) -> set[str]:
+        found = judge_outcome(code, err, before={"model.tflite"}, after=after, unchanged=unchanged)
+        return {kind for kind, outcome, _ in found if outcome == WRONG}
+
+    assert wrong(2, good + "more\n", {"model.tflite"}) == {"one-line-error"}
+    assert wrong(2, "arenalens: error: bad file\n", {"model.tflite"}) == {"one-line-error"}
+    assert wrong(2, good, {"model.tflite", "arena.h"}) == {"no-partial-output"}
+    assert wrong(0, "", {"model.tflite"}, unchanged=False) == {"input-unchanged"}
+    assert wrong(3, "Traceback (most recent call last):\n", {"model.tflite"}) == {"no-crash"}
+
+
+def test_a_hostile_input_replays_as_drawn() -> None:
+    """Mutant n of a seed is drawn from (seed, n) alone: its replay walks the same bytes."""
+    first, again = hostile(1000601, 7), hostile(1000601, 7)
+    assert first == again and first.data != hostile(1000601, 8).data
+    assert first.replay_command == "python -m flows --hostile 1 --start 7 --seed 1000601"

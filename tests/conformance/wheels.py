@@ -155,6 +155,8 @@ class WheelProbe:
         except subprocess.TimeoutExpired:
             self._worker.kill()
             self._worker.wait()
+        if self._worker.stdout is not None:
+            self._worker.stdout.close()  # (an open pipe is a ResourceWarning where it is collected)
 
 
 def probe_to_json(found: Probe) -> dict[str, Any]:
