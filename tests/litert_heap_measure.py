@@ -173,6 +173,10 @@ HELD_OUT = (
     # Session 10 (litert-xnn10): signatures' subgraphs with convolutions with and without a
     # bias, drawn after the partition left those without one to the builtin kernel.
     *((f"xnn10_signatures_{seed}", "biased_signatures", seed) for seed in range(1, 21)),
+    # Session 10 (litert-xnn10b): 8-bit unary chains (tests/litert_fusion_cases.py), new seeds
+    # drawn after heap_build.lut_runtime_bytes counted the LUT runtime from subgraph.c and
+    # each operator's table from init_op (xnnpack_objects.lookup_table).
+    *((f"lut10_{seed}", "unary_chain", seed) for seed in range(101, 121)),
 )
 
 

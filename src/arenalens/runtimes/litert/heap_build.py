@@ -407,45 +407,63 @@ def _created_from(
     )
 
 
-# run_subgraph_to_make_lut's runtime, besides its arrays and operators: its workspace handle
-# (32 B), the planner's usage records for XNN_MAX_UNARY_FUSION_VALUES values (21 x 32 B), and
-# the tracker's scratch while it plans (168 + 24 B), freed before the workspace's memory; 128 B
-# of other small blocks (traced on the 2.3.0 wheel: a chain of 10, 15,056 B at its peak).
-LUT_RUNTIME_FIXED = 40 + 680 + 128
-LUT_PLANNER_SCRATCH = 168 + 24
+# run_subgraph_to_make_lut's runtime (subgraph.c) besides its operators: the runtime's own
+# workspace handle (xnn_create_runtime_v4 with none given: struct xnn_workspace) and, while
+# xnn_plan_memory runs, the allocation tracker's usage records, one per value and per
+# operator (memory-planner.c: struct xnn_usage_record).
+LUT_WORKSPACE_HANDLE_BYTES = 32
+USAGE_RECORD_BYTES = 32
+# xnn_plan_value_allocation_tracker's scratch, freed before the workspace is made: a pointer
+# per id it plans and a live block per value it places.
+SORTED_USAGE_BYTES = 8
+MEMORY_BLOCK_BYTES = 16
 
 
-def lut_runtime_bytes(chain: int, eight_bit: bool) -> int:
+def lut_runtime_bytes(subgraph: Subgraph, lut: _Node) -> int:
     """The runtime XNNPACK makes to compute a LUT (subgraph.c run_subgraph_to_make_lut:
-    xnn_create_runtime_v4 over the chain's nodes with a workspace of its own, reshaped to 256
-    entries), freed once the table is filled: its struct, operator data and values, each
-    node's operator as an 8-bit unary one with its own table (the largest kind) and the
-    workspace: one 256-byte value when every value along the chain is 8-bit (each node runs
-    in place), else each value between two nodes as 256 floats (an upper bound)."""
-    operator = xnnpack_objects._operator_blocks("unary") + xnnpack_packing.aligned_block(
-        xnnpack_objects.LUT_BYTES
+    xnn_create_runtime_v4 over the chain's copied subgraph, reshaped to 256 entries), at its
+    most, freed once the table is filled: its struct, operator data per node, a runtime value
+    per value copied (the nodes dropped past the last 8-bit output keep theirs), its workspace
+    handle, each node's unary operator (with its own table where init_op makes one), and while
+    the memory is planned the tracker's records with the larger of the planner's scratch and
+    the workspace. With every value 8-bit each node runs in place: one 256-byte value; else
+    each value between two nodes as 256 floats (an upper bound)."""
+    nodes = len(lut.chain)
+    operators = sum(
+        xnnpack_objects._operator_blocks("unary")
+        + (
+            xnnpack_packing.aligned_block(xnnpack_objects.LUT_BYTES)
+            if xnnpack_objects.lookup_table(subgraph, node)
+            else 0
+        )
+        for node in lut.chain
     )
-    between = 256 if eight_bit else (chain - 1) * (4 * 256 + XNN_EXTRA_BYTES)
+    ids = lut.chain_values + nodes
+    if _eight_bit_chain(subgraph, lut):
+        between, placed = 256, 1
+    else:
+        between, placed = (nodes - 1) * (4 * 256 + XNN_EXTRA_BYTES), nodes - 1
     workspace = xnnpack_packing.aligned_block(between + 2 * XNN_EXTRA_BYTES)
+    scratch = glibc.usable(SORTED_USAGE_BYTES * ids) + glibc.usable(MEMORY_BLOCK_BYTES * placed)
     return (
         glibc.usable(xnnpack_objects.RUNTIME_BYTES)
-        + glibc.usable(xnnpack_objects.OPERATOR_DATA_BYTES * chain)
-        + glibc.usable(xnnpack_objects.RUNTIME_VALUE_BYTES * (chain + 1))
-        + chain * operator
-        + LUT_RUNTIME_FIXED
-        + max(workspace, LUT_PLANNER_SCRATCH)
+        + glibc.usable(xnnpack_objects.OPERATOR_DATA_BYTES * nodes)
+        + glibc.usable(xnnpack_objects.RUNTIME_VALUE_BYTES * lut.chain_values)
+        + glibc.usable(LUT_WORKSPACE_HANDLE_BYTES)
+        + operators
+        + glibc.usable(USAGE_RECORD_BYTES * ids)
+        + max(workspace, scratch)
     )
 
 
-def _lut_chain(subgraph: Subgraph, subset: NodeSubset, node: _Node) -> tuple[int, bool]:
-    """A LUT node's chain: how many nodes, and whether every value along it is 8-bit (the
-    model's tensors between the chain's first input and its output)."""
-    chain = node.folded + 1
-    end = subset.operators.index(node.operator) + 1
-    operators = [subgraph.operators[index] for index in subset.operators[:end]][-chain:]
-    tensors = {t for operator in operators for t in (*operator.inputs, *operator.outputs)}
-    eight_bit = all(subgraph.tensors[t].dtype.name in ("INT8", "UINT8") for t in tensors if t >= 0)
-    return chain, eight_bit
+def _eight_bit_chain(subgraph: Subgraph, lut: _Node) -> bool:
+    """Whether every model tensor a LUT's chain reads or writes is 8-bit."""
+    tensors = {t for node in lut.chain for t in (*node.inputs, *node.outputs)}
+    return all(
+        subgraph.tensors[t].dtype.name in ("INT8", "UINT8")
+        for t in tensors
+        if 0 <= t < len(subgraph.tensors)
+    )
 
 
 def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> int:
@@ -478,15 +496,17 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
         created = {node.operator for node in nodes}
         held = subgraph_bytes(subgraph, subset, model) + init_temporaries(subgraph, subset)
         largest = max(largest, before - later + held + shared)
-        chains = [_lut_chain(subgraph, subset, node) for node in nodes if node.kind == "lut"]
-        if chains:
+        luts = [node for node in nodes if node.kind == "lut"]
+        if luts:
             # Each LUT is computed by a runtime of its own while the subgraph is optimized,
-            # before this kernel's runtime, operators and packing exist.
+            # in order, before this kernel's runtime, operators and packing exist; the
+            # tables made so far (and its own) are held meanwhile.
             pending = _created_from(subgraph, subset, 0, model, isa)
             pending += xnnpack_objects.runtime_bytes(subgraph, subset, model)
-            tables = len(chains) * glibc.usable(xnnpack_objects.LUT_BYTES)
-            moment = before - later + held + shared - pending + tables
-            largest = max(largest, moment + max(lut_runtime_bytes(*chain) for chain in chains))
+            moment = before - later + held + shared - pending
+            for made, lut in enumerate(luts, start=1):
+                tables = made * glibc.usable(xnnpack_objects.LUT_BYTES)
+                largest = max(largest, moment + tables + lut_runtime_bytes(subgraph, lut))
         for place, index in enumerate(subset.operators):
             operator = subgraph.operators[index]
             if index not in created:

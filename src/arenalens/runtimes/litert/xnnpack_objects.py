@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arenalens.ir import Model, Operator, Subgraph
+from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import glibc, xnnpack_attention, xnnpack_variables
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.heap_resources import handle_key
@@ -163,7 +163,9 @@ _UNKNOWN_OPERATOR = (
 )
 _COPIES = ("CONCATENATION", "SPLIT")
 _QUANTIZED = ("INT8", "UINT8")
-_NO_LUT = ("QUANTIZE", "DEQUANTIZE", "LEAKY_RELU")  # 8-bit LEAKY_RELU: its own kernel
+# 8-bit unary operators with a kernel of their own (unary-elementwise-nc.c get_config: the
+# qs8 / qu8 lrelu and cvt configurations); a clamp has one only where it keeps its quantization.
+_OWN_8BIT_KERNEL = ("LEAKY_RELU", "QUANTIZE")
 # Operators whose first input is their only value (delegate: Subgraph::Create).
 _FIRST_INPUT_ONLY = frozenset(
     {
@@ -576,6 +578,39 @@ def _microkernel(subgraph: Subgraph, operator: Operator) -> str | None:
     return convolution.microkernel
 
 
+def lookup_table(subgraph: Subgraph, node: _Node) -> bool:
+    """Whether an 8-bit unary or clamp node's operator computes a 256-byte table when it is
+    created (unary-elementwise-nc.c init_op: with no kernel for its data type it runs the
+    reference kernel over the 256 inputs into a table). Kernels exist for a clamp whose input
+    and output share their scale and zero point, a LEAKY_RELU and a conversion within one
+    type; every other 8-bit unary operator (and a conversion between int8 and uint8) has one.
+    A value the delegate made (a binary operator's clamped output) has the output's
+    quantization."""
+    if node.kind not in ("unary", "clamp") or not node.inputs or not node.outputs:
+        return False
+    source = _tensor_of(subgraph, node.inputs[0])
+    target = _tensor_of(subgraph, node.outputs[0])
+    source, target = source or target, target or source
+    if source is None or target is None:
+        return False
+    if source.dtype.name not in _QUANTIZED or target.dtype.name not in _QUANTIZED:
+        return False
+    if source.dtype != target.dtype:
+        return True
+    if node.kind == "clamp":
+        return _scale_and_zero(source) != _scale_and_zero(target)
+    return subgraph.operators[node.operator].opcode not in _OWN_8BIT_KERNEL
+
+
+def _tensor_of(subgraph: Subgraph, value: int) -> Tensor | None:
+    return subgraph.tensors[value] if 0 <= value < len(subgraph.tensors) else None
+
+
+def _scale_and_zero(tensor: Tensor) -> tuple[float | None, int | None]:
+    quantization = tensor.quantization
+    return (quantization.scale, quantization.zero_point) if quantization else (None, None)
+
+
 def _node_bytes(
     model: Model,
     subgraph: Subgraph,
@@ -613,13 +648,7 @@ def _node_bytes(
     if kind not in _KINDS:
         return _UNKNOWN_OPERATOR * max(len(node.inputs) + len(node.outputs), 1)
     total = _operator_blocks(kind)
-    data = (
-        subgraph.tensors[operator.inputs[0]]
-        if operator.inputs and operator.inputs[0] >= 0
-        else None
-    )
-    quantized = data is not None and data.dtype.name in _QUANTIZED
-    if kind == "unary" and quantized and operator.opcode not in _NO_LUT:
+    if lookup_table(subgraph, node):
         total += aligned_block(LUT_BYTES)
     if operator.opcode == "AVERAGE_POOL_2D":
         total += _average_pooling_reshape(subgraph, operator)

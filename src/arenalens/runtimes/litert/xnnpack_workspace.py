@@ -188,6 +188,10 @@ class _Node:
     sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
     folded: int = 0  # nodes fused into it that keep their operator-data slots (a LUT's chain)
     workspace: int = 0  # its operator workspace, where not its operator's (an attention's)
+    # A LUT's chain: the nodes it computes its table from, and the values XNNPACK copied for
+    # them (one more than the nodes it took before dropping those past the last 8-bit output).
+    chain: tuple[_Node, ...] = ()
+    chain_values: int = 0
 
 
 _BINARY_WITH_ACTIVATION = ("ADD", "SUB", "MUL", "DIV")  # the delegate passes their range
@@ -396,13 +400,21 @@ def fuse_unary_chains(subgraph: Subgraph, nodes: list[_Node], external: set[int]
             if following is None or not _pure_unary(following):
                 break
             chain.append(following)
+        copied = len(chain) + 1  # the chain's input and each node's output
         while len(chain) > 1 and not _eight_bit(subgraph, chain[-1].outputs[0]):
             chain.pop()
         if len(chain) < 2:
             continue
         last = chain[-1]
         fused = _Node(
-            "lut", [node.inputs[0]], list(last.outputs), last.operator, {}, len(chain) - 1
+            "lut",
+            [node.inputs[0]],
+            list(last.outputs),
+            last.operator,
+            {},
+            len(chain) - 1,
+            chain=tuple(chain),
+            chain_values=copied,
         )
         nodes[nodes.index(last)] = fused
         for tensor in fused.inputs:
