@@ -13,6 +13,9 @@ import pytest
 # LiteRT's Eigen float blocks follow the CPU's caches (eigen_blocking.replayed_caches): the
 # suite's figures are the measuring machine's whatever CPU runs it.
 os.environ["ARENALENS_CPU_CACHES"] = "49152,2097152,314572800"
+# LiteRT's figures are for the running machine's ISA by default (isa.default_isa): the suite
+# pins the measuring machine's, so that they do not follow the CPU that runs it either.
+os.environ["ARENALENS_ISA"] = "x86-64-avx512"
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_MODELS = Path(

@@ -178,6 +178,19 @@ HELD_OUT = (
     # each operator's table from init_op (xnnpack_objects.lookup_table).
     *((f"lut10_{seed}", "unary_chain", seed) for seed in range(101, 121)),
 )
+# Session 10 (litert-isa10): new seeds drawn after the x86-64-v3-zen profile (isa.py: float
+# GEMMs 4x16s4 and 4x8, 8-bit 3x8c8; Eigen on the EPYC's caches) was written, measured on an
+# AMD EPYC 7001 into tests/data/litert_heap_avx2.json (see main's --cache).
+ZEN_HELD_OUT = (
+    *((f"zen10_cnn_{seed}", "cnn", seed) for seed in (81, 82, 83)),
+    *((f"zen10_float_cnn_{seed}", "float_cnn", seed) for seed in (81, 82, 83)),
+    *((f"zen10_float_conv_{seed}", "float_conv", seed) for seed in (81, 82, 83)),
+    *((f"zen10_dag_{seed}", "dag", seed) for seed in (81, 82)),
+    *((f"zen10_audio_{seed}", "audio", seed) for seed in (81, 82)),
+    *((f"zen10_graph_{seed}", "graph", seed) for seed in (881, 882, 883)),
+    *((f"zen10_fingerprint_{seed}", "fingerprint", seed) for seed in range(81, 89)),
+)
+HELD_OUT = (*HELD_OUT, *ZEN_HELD_OUT)
 
 
 def kernel_case(name: str) -> bytes:
@@ -426,10 +439,23 @@ def models(folder: Path) -> list[tuple[str, Path, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="", help="measure models whose name contains this")
+    parser.add_argument(
+        "--only", default="", help="measure models whose name contains this (or any of a,b,...)"
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=DATA,
+        help="the cache to update (another CPU's: its own file, one CPU per file)",
+    )
     arguments = parser.parse_args(argv)
-    previous = json.loads(DATA.read_text()).get("environment") if DATA.is_file() else None
-    document = cache_document(DATA, "python -m tests.litert_heap_measure")
+    data = arguments.cache.resolve()
+    previous = json.loads(data.read_text()).get("environment") if data.is_file() else None
+    command = "python -m tests.litert_heap_measure"
+    if data != DATA:
+        command += f" --cache {data.relative_to(REPO_ROOT)}"
+        command += f" --only {arguments.only}" if arguments.only else ""
+    document = cache_document(data, command)
     here: dict[str, Any] = {}
     if arguments.only and previous is not None and previous != document["environment"]:
         # Some models measured on another machine (another CPU: XNNPACK's microkernels and
@@ -440,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(scratch)
         library = tracer(folder)
         for name, path, which in models(folder):
-            if arguments.only not in name:
+            if not any(part in name for part in arguments.only.split(",")):
                 continue
             entry = {"set": which, **{mode: measure(library, path, mode) for mode in MODES}}
             if here:
@@ -448,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
             document["models"][name] = entry
             print(name, json.dumps(entry), flush=True)
     document["models"] = dict(sorted(document["models"].items()))
-    DATA.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    data.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     return 0
 
 

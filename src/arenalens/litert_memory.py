@@ -8,11 +8,13 @@ sum with the device's RAM less what the operating system and the rest of the app
 device's profile in `targets.json`), under the delegate the app runs: XNNPACK unless told
 otherwise, as LiteRT applies it by default.
 
-The heap was measured on one machine (`heap.MEASURED_ON`, x86-64 with AVX-512 and AMX); on
-another ISA (`--isa`, or a Linux device's ISA and core) XNNPACK and ruy pack to that ISA's
-tiles and XNNPACK's operator objects differ (`runtimes/litert/isa.py`): the figure is then an
-estimate that errs high, checked against the real wheel under qemu-user where one exists
-(tests/data/litert_heap_isa.json), and says so.
+The figures are for one ISA (`runtimes/litert/isa.py`): `--isa`, else a Linux device's ISA and
+core, else the machine arenalens runs on, detected from its CPU as cpuinfo and XNNPACK would
+(`ARENALENS_ISA` pins it). Two profiles are replays checked against the real wheel on a CPU of
+their class (x86-64 with AVX-512 and AMX; AVX2 on a first-generation AMD Zen); on the others
+XNNPACK and ruy pack to tiles the figure takes the largest of and XNNPACK's operator objects
+differ: the figure is then an estimate that errs high, checked against the real wheel under
+qemu-user where one exists (tests/data/litert_heap_isa.json), and says so (`heap.machine`).
 """
 
 from __future__ import annotations
@@ -439,7 +441,7 @@ def litert_memory(
 ) -> DeclaredArena:
     """The memory a LiteRT app needs for the model: the model file + the interpreter's peak
     heap under `delegate` with `threads` threads, part by part, on `isa` (an --isa name, '' for
-    the machine the heap was measured on). A model LiteRT cannot run, or whose input size is
+    the default: isa.default_isa). A model LiteRT cannot run, or whose input size is
     unknown, keeps its arena verdict (no number)."""
     verdict = delegate_verdict(analysis, delegate)
     arenas = verdict.declared

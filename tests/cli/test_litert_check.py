@@ -486,7 +486,7 @@ def test_a_litert_header_carries_the_apps_memory_not_a_tflm_arena(
     assert f'#define EXAMPLE_KWS_DS_CNN_LITERT_DELEGATE "{delegate}"' in text
     threads = options[options.index("--threads") + 1] if "--threads" in options else "1"
     assert f"#define EXAMPLE_KWS_DS_CNN_LITERT_THREADS {threads}u" in text
-    assert f" * Memory for: {checked['declare']['device']}." in " ".join(text.split("\n *  "))
+    assert f" * Memory for: {checked['declare']['device']}." in " ".join(text.split("\n *   "))
     if shutil.which("gcc"):
         flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c", "-c"]
         subprocess.run(["gcc", *flags, str(header), "-o", str(tmp_path / "kws.o")], check=True)

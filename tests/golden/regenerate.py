@@ -6,6 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests import conftest  # noqa: F401 - the suite's pins (ARENALENS_ISA, the CPU's caches)
 from tests.golden.cases import DATA, golden_cases, run_case
 
 

@@ -92,6 +92,7 @@ def threads_option(args: argparse.Namespace) -> int:
 
 ISA_CHOICES = (
     "x86-64-avx512",
+    "x86-64-v3-zen",
     "x86-64-v3",
     "x86-64-v2",
     "arm64",
@@ -110,8 +111,9 @@ def add_isa_option(parser: argparse.ArgumentParser) -> None:
         metavar="ISA",
         help="LiteRT: the interpreter heap on this instruction set: "
         + ", ".join(ISA_CHOICES)
-        + " (default: a Linux device's --target, else x86-64-avx512, the machine the heap was "
-        "measured on; the others are estimates that err high)",
+        + " (default: a Linux device's --target, else this machine's, detected from its CPU; "
+        "ARENALENS_ISA pins it. x86-64-avx512 and x86-64-v3-zen are replays checked on such "
+        "CPUs; the others are estimates that err high)",
     )
 
 

@@ -286,7 +286,7 @@ def _wrapped(label: str, notes: Sequence[str]) -> list[str]:
     """Comment lines for notes, each wrapped at 100 columns."""
     lines: list[str] = []
     for note in notes:
-        wrapped = textwrap.wrap(_comment(f"{label}{note}."), width=96)
+        wrapped = textwrap.wrap(_comment(f"{label}{note}."), width=96, break_on_hyphens=False)
         lines.extend([f" * {wrapped[0]}", *(f" *   {line}" for line in wrapped[1:])])
     return lines
 

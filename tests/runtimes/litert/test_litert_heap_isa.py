@@ -16,10 +16,27 @@ from typing import Any
 import pytest
 
 from arenalens.pipeline import analyze
+from arenalens.runtimes.litert import eigen_blocking
 from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap, xnnpack_unsized
-from arenalens.runtimes.litert.isa import ARM64, ARMV7, HOST, PROFILES, device_isa, profile
+from arenalens.runtimes.litert.isa import (
+    ARM64,
+    ARMV7,
+    HOST,
+    ISA_VARIABLE,
+    PROFILES,
+    X86_64_V3,
+    X86_64_V3_ZEN,
+    device_isa,
+    profile,
+    running_isa,
+)
 from tests.litert_heap_isa import CPUS, DATA
-from tests.runtimes.litert.test_litert_heap import DELEGATE_OF_MODE, PHASES, model_path
+from tests.runtimes.litert.test_litert_heap import (
+    DELEGATE_OF_MODE,
+    HELD_OUT_FAMILIES,
+    PHASES,
+    model_path,
+)
 
 CACHE: dict[str, Any] = json.loads(DATA.read_text())
 ISA_OF_CPU = {cpu.name: cpu.isa for cpu in CPUS}
@@ -144,3 +161,68 @@ def test_isa_is_an_option_of_the_litert_commands(
     assert {heap["isa"] for heap in heaps} == {"arm64"} and not any(h["exact"] for h in heaps)
     assert main(["plan", model, "--isa", "arm64"]) == 2
     assert "--runtime litert" in capsys.readouterr().err
+
+
+# /proc/cpuinfo as each kind of CPU shows it (the fields running_isa reads).
+_ZEN_EPYC = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 23\nmodel\t\t: 1\n" \
+    "flags\t\t: fpu sse sse2 sse4_1 sse4_2 avx fma avx2\n\nprocessor\t: 1\n"  # fmt: skip
+_ZEN2_EPYC = _ZEN_EPYC.replace("model\t\t: 1\n", "model\t\t: 49\n")
+_HASWELL = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 60\n" \
+    "flags\t\t: fpu sse sse2 sse4_1 sse4_2 avx fma avx2\n"  # fmt: skip
+_SAPPHIRE_RAPIDS = _HASWELL.replace(
+    "avx2", "avx2 avx512f avx512cd avx512bw avx512dq avx512vl amx_tile amx_int8"
+)
+_NEHALEM = "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 sse4_1 sse4_2\n"
+_CORTEX_A76 = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes crc32 atomics asimddp\n"
+_CORTEX_A710 = "processor\t: 0\nFeatures\t: fp asimd asimddp i8mm bf16\n"
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "machine", "expected"),
+    [
+        (_ZEN_EPYC, "x86_64", "x86-64-v3-zen"),  # this project's AVX2 machine
+        (_ZEN2_EPYC, "x86_64", "x86-64-v3"),  # cpuinfo's Zen 2: XNNPACK's default AVX2 tiles
+        (_HASWELL, "x86_64", "x86-64-v3"),
+        (_SAPPHIRE_RAPIDS, "x86_64", "x86-64-avx512"),
+        (_NEHALEM, "x86_64", "x86-64-v2"),
+        (_CORTEX_A76, "aarch64", "arm64-dotprod"),
+        (_CORTEX_A710, "aarch64", "arm64-i8mm"),
+        ("processor\t: 0\nFeatures\t: fp asimd\n", "aarch64", "arm64"),
+        ("processor\t: 0\nFeatures\t: half thumb neon vfpv4\n", "armv7l", "armv7"),
+    ],
+)
+def test_the_default_isa_is_the_running_cpus(cpuinfo: str, machine: str, expected: str) -> None:
+    assert running_isa(cpuinfo, machine) == expected
+
+
+def test_arenalens_isa_pins_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ISA_VARIABLE, "x86-64-v3-zen")
+    assert profile("") is X86_64_V3_ZEN
+    assert profile("arm64") is ARM64  # --isa wins over the variable
+    monkeypatch.setenv(ISA_VARIABLE, "pentium")
+    with pytest.raises(ValueError, match="ARENALENS_ISA"):
+        profile("")
+
+
+def test_every_figure_names_its_isa_and_whether_it_is_a_replay(tmp_path: Path) -> None:
+    path = model_path(sorted(HELD_OUT_FAMILIES)[0], tmp_path)  # generated: always here
+    assert path is not None
+    analysis = analyze(path, runtime="litert")
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    for isa, replayed in ((HOST, True), (X86_64_V3_ZEN, True), (X86_64_V3, False)):
+        heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack", isa=isa)
+        assert isa.name in heap.machine
+        assert heap.machine.endswith(": replayed" if replayed else ", estimated (errs high)")
+        assert (isa.name in (heap.estimate or "")) is not replayed
+
+
+def test_eigen_replays_the_zen_epycs_caches_as_sysfs_or_cpuid_gives_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # sysfs shows the EPYC's L3 per core complex (8 MiB), cpuid the whole (64 MiB): Eigen only
+    # asks whether there is one. Other caches keep the bound.
+    for pinned in ("32768,524288,8388608", "32768,524288,67108864"):
+        monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, pinned)
+        assert eigen_blocking.replayed_caches() is eigen_blocking.ZEN_EPYC
+    monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, "32768,1048576,8388608")
+    assert eigen_blocking.replayed_caches() is None

@@ -64,9 +64,6 @@ from arenalens.runtimes.litert.rules import litert_plans
 DELEGATES = ("xnnpack", "none")
 DEFAULT_DELEGATE = "xnnpack"  # LiteRT applies XNNPACK unless told not to
 
-# The wheel these constants were measured on (tests/data/litert_heap.json: environment).
-MEASURED_ON = "ai-edge-litert 2.3.0, Linux x86-64 (glibc 2.36), Python 3.11"
-
 # First invoke of float models: the Python wrapper's input and output views.
 INVOKE_FIXED_BYTES = 1_600
 # XNNPACK's first run: its threadpool and per-call scratch (an upper bound).
@@ -139,12 +136,12 @@ class InterpreterHeap:
     @property
     def exact(self) -> bool:
         """Every part but the allowances is the real interpreter's, byte for byte."""
-        return self.isa.is_host and all(part.exact for part in self.parts if not part.allowance)
+        return self.isa.replayed and all(part.exact for part in self.parts if not part.allowance)
 
     @property
     def estimate(self) -> str | None:
         """How far the figures may be from the real interpreter's, and which way."""
-        if not self.isa.is_host:
+        if not self.isa.replayed:
             return self.isa.estimate
         allowances = ", ".join(part.name for part in self.parts if part.allowance)
         allowance = sum(part.nbytes for part in self.parts if part.allowance)
@@ -156,8 +153,8 @@ class InterpreterHeap:
             part.name for part in self.parts if not part.exact and not part.allowance
         )
         return (
-            f"estimate that errs high: {estimated} (measured never under on the wheel's "
-            f"machine, {HOST.tiles_name}; another CPU's figure: --isa)"
+            f"estimate that errs high: {estimated} (measured never under with "
+            f"{self.isa.tiles_name}; another CPU's figure: --isa)"
         )
 
 
@@ -237,7 +234,7 @@ def interpreter_heap(
             allowance=True,
         ),
     ]
-    machine = MEASURED_ON if isa.is_host else f"ai-edge-litert 2.3.0, Linux {isa.name}, estimated"
+    machine = isa.machine
     if delegate == "none":
         parts.extend(first_invoke_parts(model, isa=isa, arenas=arena_sizes))
         parts.extend(thread_parts(model, threads, delegate="none", view=None))
@@ -494,8 +491,8 @@ def first_invoke_parts(
     """The builtin kernels' first invoke (heap_invoke) with the ISA's ruy layouts, and the
     caller's blocks (`delegated`: on the delegated plan; `arenas`: high-water marks)."""
     plans = [plan.prepared for plan in litert_plans(model)]
-    # Eigen's blocks follow the CPU's caches: the measuring machine's on the host, else a bound.
-    caches = eigen_blocking.replayed_caches() if isa.is_host else None
+    # Eigen's blocks follow the CPU's caches: replayed on those it was checked on, else a bound.
+    caches = eigen_blocking.replayed_caches() if isa.replayed else None
     requests = [arena_request(size) if size else 0 for size in arenas[::2]]
     invoke = first_invoke(
         model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,

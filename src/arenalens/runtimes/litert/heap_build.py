@@ -55,6 +55,7 @@ from arenalens.runtimes.litert import (
 )
 from arenalens.runtimes.litert.heap_xnnpack import NodeSubset, keeps_dims, node_subsets, partition
 from arenalens.runtimes.litert.isa import IsaProfile, largest_request
+from arenalens.runtimes.litert.xnnpack_packing import HOST_TILES, XnnpackTiles
 from arenalens.runtimes.litert.xnnpack_workspace import (
     BINARY_NODES,
     _Node,
@@ -236,7 +237,9 @@ def _created_packing(
     )
 
 
-def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str, int] | None:
+def _fingerprint_kind(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> tuple[str, str, int] | None:
     """(operator family, data type and microkernel, nr) that names a fingerprint, or None: a
     1×1 convolution run as a GEMM and a fully connected operator of one data type share one
     (the wheel fingerprints the second no more); GEMMs of two tiles are counted apart."""
@@ -249,7 +252,7 @@ def _fingerprint_kind(subgraph: Subgraph, operator: Operator) -> tuple[str, str,
     family = "fc" if convolution.microkernel == "gemm" else "conv"
     tile = xnnpack_packing._gemm_tile(
         convolution.kind,
-        xnnpack_packing.HOST_TILES,
+        tiles,
         convolution.group_output_channels,
         gemm=convolution.microkernel == "gemm",
     )
@@ -273,9 +276,12 @@ def _gemm_data_type(subgraph: Subgraph, operator: Operator) -> str:
     return kind if scales > 1 else "INT8/qs8"
 
 
-def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
-    """The blocks live while XNNPACK fingerprints an operator's kind (see the module's text)."""
-    kind = _fingerprint_kind(subgraph, operator)
+def fingerprint_bytes(
+    subgraph: Subgraph, operator: Operator, tiles: XnnpackTiles = HOST_TILES
+) -> int:
+    """The blocks live while XNNPACK fingerprints an operator's kind (see the module's text)
+    on a CPU that selects `tiles`."""
+    kind = _fingerprint_kind(subgraph, operator, tiles)
     convolution = xnnpack_packing._convolution(subgraph, operator)
     if kind is None or convolution is None:
         return 0
@@ -289,8 +295,8 @@ def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
     context = glibc.usable(24)  # the fingerprint cache's context
     if family == "fc":
         # The dummy's tile: the float GEMM's narrow one (its "nr2" config, 16 on the host: the
-        # tracer's float fingerprints all pack 16 outputs), the 8-bit GEMM's own.
-        tiles = xnnpack_packing.HOST_TILES
+        # tracer's float fingerprints all pack 16 outputs; 8 on AVX2, as a Zen CPU's trace
+        # shows), the 8-bit GEMM's own.
         tile = (
             tiles.f32_gemm_narrow
             if convolution.kind == "FLOAT32" and tiles.f32_gemm_narrow is not None
@@ -318,11 +324,14 @@ def fingerprint_bytes(subgraph: Subgraph, operator: Operator) -> int:
         microkernel = xnnpack_objects._microkernel(subgraph, operator) or "igemm"
         tile_bytes = aligned(3 * 64 + 4 * 64) + 32
         return context + 3 * tile_bytes + xnnpack_objects._operator_blocks(microkernel)
-    return context + _convolution_dummy_bytes(convolution, element, scales)
+    return context + _convolution_dummy_bytes(convolution, element, scales, tiles)
 
 
 def _convolution_dummy_bytes(
-    convolution: xnnpack_packing._Convolution, element: int, scales: int
+    convolution: xnnpack_packing._Convolution,
+    element: int,
+    scales: int,
+    tiles: XnnpackTiles = HOST_TILES,
 ) -> int:
     """convolution-nhwc.c xnn_fingerprint_convolution2d_nhwc: a 1×1 convolution of one group
     of one input and one output channel. Its generated data is one weight, a 4-byte bias and
@@ -335,7 +344,7 @@ def _convolution_dummy_bytes(
     aligned = xnnpack_packing.aligned_block
     data = aligned(element + 4 + 4 + 3 * 64)
     blocks = xnnpack_objects._operator_blocks("dwconv")
-    tile = xnnpack_packing._depthwise_tile(convolution.kind, xnnpack_packing.HOST_TILES)
+    tile = xnnpack_packing._depthwise_tile(convolution.kind, tiles)
     primary = min(tile.primary_tiles)
     packed = xnnpack_packing.round_up(tile.channels * (primary * element + 4 + scales), 64)
     zero = XNN_EXTRA_BYTES + tile.channels * element
@@ -522,7 +531,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             if scales:
                 pending = _created_from(subgraph, subset, place + 1, model, isa)
                 largest = max(largest, before - later + held + shared - pending + scales)
-            kind = _fingerprint_kind(subgraph, operator)
+            kind = _fingerprint_kind(subgraph, operator, isa.replay_tiles)
             if kind is None or kind in fingerprinted:
                 continue
             fingerprinted.add(kind)
@@ -531,7 +540,7 @@ def build_moment(model: Model, after_setup: int, late: int, isa: IsaProfile) -> 
             pending = _created_from(subgraph, subset, place, model, isa) - _leading_node(
                 subgraph, operator
             )
-            scratch = fingerprint_bytes(subgraph, operator)
+            scratch = fingerprint_bytes(subgraph, operator, isa.replay_tiles)
             moment = before - later + held + shared - pending + scratch
             largest = max(largest, moment)
     return largest
@@ -577,7 +586,7 @@ def build_moment_bytes(
     bounded = early + heap_xnnpack.subgraph_bytes(model) + room + deconvolution
     if not exact:
         return bounded
-    if not isa.is_host:
+    if not isa.replayed:
         return max(build_moment(model, after_setup, late, isa) + deconvolution, bounded)
     # On the host a transposed convolution's fingerprint is replayed where it happens.
     return build_moment(model, after_setup, late, isa)

@@ -20,17 +20,27 @@ Three things in the heap follow the ISA (the rest is the same code on every 64-b
   kept, where x86-64 runs them through Eigen, whose blocks are freed.
 
 `HOST` is the machine the wheel's heap was measured on (x86-64 with AVX-512 and AMX-INT8):
-its figures are the replay's. The others were measured with the same wheel under qemu-user
-(`tests/litert_heap_isa.py`: the aarch64 wheel in a Debian arm64 tree on emulated Cortex-A53,
-Cortex-A76 and an i8mm core; the x86-64 wheel on emulated Haswell and Nehalem), except armv7,
-which has no wheel: its figure is an estimate, the largest of arm64's configurations and
-armv7's with 64-bit pointers and structures, which are wider than armv7's.
+its figures are the replay's. `X86_64_V3_ZEN` is a replay too, with the tiles a first-generation
+AMD Zen selects, checked on the wheel on such a CPU (an AMD EPYC 7001:
+tests/data/litert_heap_upstream_avx2.json, within 0.7% after setup, never under). The others
+were measured with the same wheel under qemu-user (`tests/litert_heap_isa.py`: the aarch64
+wheel in a Debian arm64 tree on emulated Cortex-A53, Cortex-A76 and an i8mm core; the x86-64
+wheel on emulated Haswell and Nehalem), except armv7, which has no wheel: its figure is an
+estimate, the largest of arm64's configurations and armv7's with 64-bit pointers and
+structures, which are wider than armv7's.
+
+Which profile a figure is for when no --isa and no device names one: `default_isa`, the
+machine arenalens runs on as cpuinfo and XNNPACK would classify its CPU (`running_isa`), or
+the profile `ARENALENS_ISA` names (the test suite pins x86-64-avx512).
 """
 
 from __future__ import annotations
 
+import os
+import platform
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from arenalens.ir import Operator, Subgraph
 from arenalens.runtimes.litert.xnnpack_packing import (
@@ -69,10 +79,25 @@ class IsaProfile:
     # cache and cluster parsed from /proc/cpuinfo and sysfs) they came 0-900 B above this
     # machine's, on qemu's Haswell and Nehalem up to 224 B (tests/data/litert_heap_isa.json).
     structures_extra_bytes: int = 0
+    replayed: bool = False
 
     @property
     def is_host(self) -> bool:
         return self is HOST
+
+    @property
+    def machine(self) -> str:
+        """The wheel and the ISA a figure is for, and whether it is that ISA's own (a replay
+        checked on a real CPU of it) or an estimate."""
+        if self.replayed:
+            return f"ai-edge-litert 2.3.0, Linux {self.name} (glibc 2.36), Python 3.11: replayed"
+        return f"ai-edge-litert 2.3.0, Linux {self.name}, estimated (errs high)"
+
+    @property
+    def replay_tiles(self) -> XnnpackTiles:
+        """The configuration a replayed profile's CPUs select; the measuring machine's for the
+        others, whose build moment is bounded beside the replay (heap_build)."""
+        return self.xnnpack[0] if self.replayed else HOST_TILES
 
     @property
     def tiles_name(self) -> str:
@@ -150,25 +175,50 @@ HOST = IsaProfile(
     (RuyLayout(4, 16, 16),),
     0,
     "the wheel on this machine (tests/data/litert_heap.json)",
+    replayed=True,
+)
+# x86-64 with AVX2 and FMA3 (gemm-config.c, dwconv-config.c): 8-bit GEMMs 3x8c8__avx2, depthwise
+# channel tiles 16; the float GEMM follows the core (cpuinfo's microarchitecture): AMD Zen
+# (first generation) and Hygon Dhyana take 4x16s4__fma3_broadcast, whose shuffle packs the
+# depth to kr × sr = 4, with 4x8 as the "nr2" config; the other cores 5x16__fma3_broadcast and
+# 10x8. The wheel's trace on a Zen EPYC packs a 1-input, 16-output float FULLY_CONNECTED in
+# 320 B (16 × (4 × 4 + 4)) and fingerprints float GEMMs with 8-output dummies.
+_AVX2_ZEN_TILES = XnnpackTiles(
+    "x86-64 AVX2 + FMA3, AMD Zen",
+    f32_gemm=GemmTile(mr=4, nr=16, kr=4),
+    f32_gemm_narrow=GemmTile(mr=4, nr=8, kr=1),
+    qs8_gemm=GemmTile(mr=3, nr=8, kr=8),
+    f32_depthwise=_F32_DW_AVX,
+    qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
+)
+_AVX2_TILES = XnnpackTiles(
+    "x86-64 AVX2 + FMA3",
+    f32_gemm=GemmTile(mr=5, nr=16, kr=1),
+    f32_gemm_narrow=GemmTile(mr=10, nr=8, kr=1),
+    qs8_gemm=GemmTile(mr=3, nr=8, kr=8),
+    f32_depthwise=_F32_DW_AVX,
+    qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
 )
 X86_64_V3 = IsaProfile(
     "x86-64-v3",
     "x86-64 with AVX2 and FMA, without AVX-512 (Haswell and later)",
     "x86-64",
-    (
-        XnnpackTiles(
-            "x86-64 AVX2 + FMA3",
-            f32_gemm=GemmTile(mr=6, nr=16, kr=1),  # 6x16__asm_amd64_fma3_broadcast
-            f32_gemm_narrow=GemmTile(mr=10, nr=8, kr=1),
-            qs8_gemm=GemmTile(mr=3, nr=8, kr=8),  # 3x8c8__avx2
-            f32_depthwise=_F32_DW_AVX,
-            qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
-        ),
-    ),
+    (_AVX2_TILES, _AVX2_ZEN_TILES),
     (RuyLayout(4, 8, 8),),
     0,
-    "the x86-64 wheel under qemu-x86_64 -cpu Haswell",
+    "the x86-64 wheel under qemu-x86_64 -cpu Haswell and on an AMD EPYC (Zen)",
     structures_extra_bytes=256,
+)
+X86_64_V3_ZEN = IsaProfile(
+    "x86-64-v3-zen",
+    "x86-64 with AVX2 and FMA on AMD Zen (first generation: EPYC 7001, Ryzen 1000 and 2000) "
+    "or Hygon Dhyana",
+    "x86-64",
+    (_AVX2_ZEN_TILES,),
+    (RuyLayout(4, 8, 8),),
+    0,
+    "the wheel on an AMD EPYC 7001 (Zen, AVX2 and FMA: tests/data/litert_heap_upstream_avx2.json)",
+    replayed=True,
 )
 X86_64_V2 = IsaProfile(
     "x86-64-v2",
@@ -272,7 +322,16 @@ ARMV7 = IsaProfile(
 
 PROFILES: dict[str, IsaProfile] = {
     profile.name: profile
-    for profile in (HOST, X86_64_V3, X86_64_V2, ARM64, ARM64_DOTPROD, ARM64_I8MM, ARMV7)
+    for profile in (
+        HOST,
+        X86_64_V3_ZEN,
+        X86_64_V3,
+        X86_64_V2,
+        ARM64,
+        ARM64_DOTPROD,
+        ARM64_I8MM,
+        ARMV7,
+    )
 }
 # A Linux device's ISA in targets.json, refined by its core where the core has the dot
 # product (Cortex-A55, A76, A78, X1) — the cores without stay plain arm64.
@@ -282,16 +341,93 @@ _I8MM_CORES = frozenset({"cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2
                          "neoverse-n2", "neoverse-v1"})  # fmt: skip
 
 
+# The ISA the figures are for when neither --isa nor a device names one: this variable's
+# profile name, else the running machine's (`running_isa`). The test suite pins it so that its
+# figures do not follow the CPU that runs it.
+ISA_VARIABLE = "ARENALENS_ISA"
+_CPUINFO = "/proc/cpuinfo"
+# cpuinfo (pytorch/cpuinfo src/x86/uarch.c) names AMD family 17h models 01h, 08h, 11h, 18h and
+# 20h Zen (the later ones Zen 2 and on), and Hygon's family 18h Dhyana: XNNPACK's
+# xnn_uarch_zen / xnn_uarch_dhyana (hardware-config.c), which select 4x16s4 float GEMMs.
+_ZEN_MODELS = frozenset({0x01, 0x08, 0x11, 0x18, 0x20})
+# XNNPACK's avx512skx kernels need F, CD, BW, DQ and VL; the measuring machine's 8-bit GEMMs
+# AMX-INT8 (gemm-config.c: qs8_qc8w 16x64c4__avx512amx).
+_AVX512_SKX = frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
+
+
+def running_isa(cpuinfo: str, machine: str) -> str:
+    """The profile a CPU runs as, from /proc/cpuinfo's text and the machine name (uname -m),
+    as cpuinfo and XNNPACK decide it: x86-64 by its feature flags (AVX-512 with AMX-INT8, AVX2
+    with FMA, SSE4.1) and, for AVX2, whether its core is a first Zen; arm64 by its features
+    (i8mm, the dot product: asimddp). A CPU below every profile takes the nearest above it,
+    whose figure errs high."""
+    fields = _first_processor(cpuinfo)
+    flags = set(fields.get("flags", fields.get("Features", "")).split())
+    if machine in ("aarch64", "arm64"):
+        if "i8mm" in flags:
+            return ARM64_I8MM.name
+        return ARM64_DOTPROD.name if "asimddp" in flags else ARM64.name
+    if machine.startswith("arm"):
+        return ARMV7.name
+    if flags >= _AVX512_SKX:
+        return HOST.name  # AVX-512 without AMX-INT8 packs 8-bit weights to fewer channels
+    if {"avx2", "fma"} <= flags:
+        return X86_64_V3_ZEN.name if _first_zen(fields) else X86_64_V3.name
+    return X86_64_V2.name
+
+
+def _first_processor(cpuinfo: str) -> dict[str, str]:
+    """The first processor's 'key : value' lines of /proc/cpuinfo."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if fields:
+                break
+            continue
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def _first_zen(fields: dict[str, str]) -> bool:
+    vendor, family = fields.get("vendor_id", ""), fields.get("cpu family", "")
+    if vendor == "HygonGenuine":
+        return family == "24"
+    try:
+        model = int(fields.get("model", ""))
+    except ValueError:
+        return False
+    return vendor == "AuthenticAMD" and family == "23" and model in _ZEN_MODELS
+
+
+@cache
+def _this_machine() -> str:
+    try:
+        with open(_CPUINFO, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        text = ""
+    return running_isa(text, platform.machine())
+
+
+def default_isa() -> str:
+    """The ISA the figures are for by default: ARENALENS_ISA, else this machine's."""
+    return os.environ.get(ISA_VARIABLE, "") or _this_machine()
+
+
 def profile(name: str) -> IsaProfile:
-    """The profile named `name` ('' for the host); ValueError naming the choices otherwise."""
-    if not name:
-        return HOST
-    if name == "x86-64":
+    """The profile named `name` ('' for the default: `default_isa`); ValueError naming the
+    choices otherwise."""
+    chosen = name or default_isa()
+    if chosen == "x86-64":
         return HOST
     try:
-        return PROFILES[name]
+        return PROFILES[chosen]
     except KeyError:
-        raise ValueError(f"unknown ISA {name!r}; choose one of {', '.join(PROFILES)}") from None
+        source = "" if name else f" (from {ISA_VARIABLE})"
+        raise ValueError(
+            f"unknown ISA {chosen!r}{source}; choose one of {', '.join(PROFILES)}"
+        ) from None
 
 
 def device_isa(isa: str, cpu: str) -> str:
