@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from arenalens import targets
 from arenalens.builds.build import Build, with_kernels_named
 from arenalens.cli.batch import ModelResult, add_models_argument, run_command, working
-from arenalens.cli.command_line import rerun, with_option
+from arenalens.cli.command_line import rerun, with_option, without_options
 from arenalens.cli.common import (
     add_build_options,
     add_delegate_option,
@@ -309,17 +309,35 @@ def modelled_boards(
         return targets.LINUX_DEVICES, ()  # LiteRT runs on Linux-class devices, each with one figure
     kept: list[Target] = []
     groups: dict[str, tuple[UnplacedValueError, list[str]]] = {}
+    undriven: dict[str, list[str]] = {}  # why --cpu cannot drive their NPU → the boards
     for board in targets.BOARDS:
         try:
             board_build(args, board)
         except UnplacedValueError as error:
             groups.setdefault(error.reason, (error, []))[1].append(board.name)
             continue
+        except UsageError as error:
+            if board.npu is None or args.cpu is None:
+                raise
+            # --cpu names a core that cannot drive this board's NPU (an ESP32 chip beside an
+            # Ethos-U): no such firmware exists, and the other boards still have their rows.
+            undriven.setdefault(str(error).split(": ", 1)[-1], []).append(board.name)
+            continue
         kept.append(board)
     if not kept and groups:
         raise next(iter(groups.values()))[0]
     words = list(getattr(args, "argv", []))
-    left_out = []
+    left_out = [
+        {
+            "boards": names,
+            "reason": reason,
+            # One of them on its own core (and the kernels it implies).
+            "commands": [
+                rerun(without_options(words, "--cpu", "--kernels"), ("--target", names[0]))
+            ],
+        }
+        for reason, names in undriven.items()
+    ]
     for reason, (refusal, names) in groups.items():
         # The whole list again at a release that models them, or one of them with the other
         # kernels (--kernels on --target all would also ask it of boards without a 32-bit model).

@@ -16,6 +16,20 @@ def with_option(words: list[str], option: str, value: str) -> list[str]:
     return [*words, option, value]
 
 
+def without_options(words: list[str], *options: str) -> list[str]:
+    """A command line without these options and their values (`--cpu X` or `--cpu=X`)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in options:
+            skip = True
+        elif not word.startswith(tuple(option + "=" for option in options)):
+            kept.append(word)
+    return kept
+
+
 def rerun(words: list[str], *options: tuple[str, str]) -> str:
     """`arenalens <the user's words>` with each (option, value) set, quoted to run as printed."""
     for option, value in options:
