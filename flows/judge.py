@@ -389,12 +389,12 @@ class Judge:
     ) -> None:
         """The figure says what it is for: the delegate, the threads and the ISA asked (a Linux
         device's arm64 when no --isa is given)."""
+        from arenalens.runtimes.litert.isa import default_isa  # noqa: PLC0415 - LiteRT only
+
         delegate, threads, isa = asked
-        machine = (
-            "Linux x86-64 ("
-            if isa in LITERT_HOST_ISAS and not (device and not isa)
-            else f"Linux {isa or 'arm64'}"
-        )
+        # No --isa: a device's (arm64 and its refinements), else the default (ARENALENS_ISA or
+        # this machine's), which the figure names.
+        machine = f"Linux {isa or ('arm64' if device else default_isa())}"
         words = [DELEGATE_TITLES[delegate], machine]
         words += [f"{threads} threads"] if threads > 1 else []
         missing = [word for word in words if word not in verdict.device]
