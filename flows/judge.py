@@ -389,7 +389,7 @@ class Judge:
     ) -> None:
         """The figure says what it is for: the delegate, the threads and the ISA asked (a Linux
         device's arm64 when no --isa is given)."""
-        from arenalens.runtimes.litert.isa import default_isa  # noqa: PLC0415 - LiteRT only
+        from arenalens.runtimes.litert.isa import default_isa
 
         delegate, threads, isa = asked
         # No --isa: a device's (arm64 and its refinements), else the default (ARENALENS_ISA or
