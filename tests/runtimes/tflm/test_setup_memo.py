@@ -3,14 +3,16 @@ a rule that reads beyond the operator's key is never remembered."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from operator import eq
 from typing import Any
 
 import pytest
 
 from arenalens.builds.build import Build, as_build
 from arenalens.examples import example_bytes
-from arenalens.ir import Model
+from arenalens.ir import Model, Tensor
 from arenalens.runtimes.tflm.kernels import base, setup_memo
 from arenalens.runtimes.tflm.kernels import setups as kernel_setups
 from arenalens.tflite.reader import parse_model
@@ -121,8 +123,131 @@ def test_a_rule_that_reads_the_model_is_not_remembered() -> None:
     view = setup_memo._watched(context, watch)
     assert view.operator.inputs == operator.inputs and view.operator.options == operator.options
     assert view.operator.is_custom == operator.is_custom and view.opcode == operator.opcode
-    assert [view.input(i) for i in range(3)] == [context.input(i) for i in range(3)]
-    assert view.output(0) is context.output(0) and not watch.beyond
+    rule_facts = [
+        [getattr(tensor, name) for name in (*setup_memo.RULE_FIELDS, "nbytes", "is_constant")]
+        for tensor in (view.input(0), view.input(1), view.output(0))
+    ]
+    assert rule_facts == [
+        [getattr(tensor, name) for name in (*setup_memo.RULE_FIELDS, "nbytes", "is_constant")]
+        for tensor in (context.input(0), context.input(1), context.output(0))
+    ]
+    assert isinstance(view.output(0), Tensor) and view.output(0) is view.output(0)
+    assert not watch.beyond
+
+
+def _an_operand_view() -> tuple[Tensor, Tensor, setup_memo._Watch]:
+    """The first operator's first input as its rule sees it on a watched run, the real tensor,
+    and the watch."""
+    model = _fresh(example_bytes("kws_ds_cnn"))
+    subgraph = model.subgraphs[0]
+    context = base.KernelContext(model, subgraph, subgraph.operators[0], as_build("host"))
+    watch = setup_memo._Watch()
+    view = setup_memo._watched(context, watch).input(0)
+    real = context.input(0)
+    assert view is not None and real is not None
+    return view, real, watch
+
+
+def _field_read(name: str) -> Callable[[Tensor], object]:
+    return lambda tensor: getattr(tensor, name)
+
+
+UNKEYED_READS: dict[str, Callable[[Tensor], object]] = {
+    **{name: _field_read(name) for name in Tensor._fields if name not in setup_memo.RULE_FIELDS},
+    "has_dynamic_dims": lambda tensor: tensor.has_dynamic_dims,
+    "==": lambda tensor: eq(tensor, tensor),
+    "hash": hash,
+    "subscript": lambda tensor: tensor[1],
+    "unpacking": lambda tensor: [*tensor],
+    "_replace": lambda tensor: tensor._replace(shape=()),
+    "_asdict": lambda tensor: tensor._asdict(),
+    "repr": repr,
+    "f-string": lambda tensor: f"{tensor}",
+    "len": len,
+}
+
+
+@pytest.mark.parametrize("what", sorted(UNKEYED_READS))
+def test_a_rule_reading_a_tensor_beyond_the_key_is_noted(what: str) -> None:
+    """The key holds an operand's `RULE_FIELDS` only: any other field, or the tensor used as a
+    whole (compared, hashed, indexed, printed), is a read beyond it, and answers as the real
+    tensor does. (A field added to `Tensor` is noted until it joins `RULE_FIELDS`.)"""
+    view, real, watch = _an_operand_view()
+    read = UNKEYED_READS[what]
+    assert read(view) == read(real)
+    assert watch.beyond, what
+
+
+def test_what_the_key_holds_is_read_without_a_note() -> None:
+    view, real, watch = _an_operand_view()
+    for name in (*setup_memo.RULE_FIELDS, "element_count", "nbytes", "packed_nbytes"):
+        assert getattr(view, name) == getattr(real, name), name
+    assert view.is_constant == real.is_constant and not watch.beyond
+
+
+def _renamed(model: Model, prefix: str) -> Model:
+    """The model with every tensor renamed and its shape signature dropped: the same operators
+    to every kernel rule."""
+    subgraphs = tuple(
+        replace(
+            subgraph,
+            tensors=tuple(
+                tensor._replace(name=f"{prefix}{tensor.index}", shape_signature=tensor.shape)
+                for tensor in subgraph.tensors
+            ),
+        )
+        for subgraph in model.subgraphs
+    )
+    return replace(model, subgraphs=subgraphs)
+
+
+def test_names_are_not_in_the_key_and_recalled_events_hold_the_own_tensors() -> None:
+    """A model alike but for its tensors' names gets every operator from the memo (its rules do
+    not run), and its temp tensors are its own (names included), as the plain run gives them."""
+    build = as_build("cortex-m7/cmsis-nn")
+    first = _fresh(example_bytes("kws_ds_cnn"))
+    second = _renamed(_fresh(example_bytes("kws_ds_cnn")), "other_")
+    calls: list[str] = []
+
+    def counted(context: base.KernelContext) -> setup_memo.KernelEvents:
+        calls.append(context.opcode)
+        return kernel_setups.kernel_events(context)
+
+    for model in (first, second):
+        subgraph = model.subgraphs[0]
+        for operator in subgraph.operators:
+            context = base.KernelContext(model, subgraph, operator, build)
+            events = setup_memo.recalled(context, counted)
+            plain = kernel_setups.kernel_events(context)
+            assert (events.init, events.prepare) == (plain.init, plain.prepare)
+            temps = [e.tensor for e in events.prepare if type(e) is base.TempTensor]
+            assert temps and all(tensor is subgraph.tensors[tensor.index] for tensor in temps), (
+                operator.opcode
+            )
+    assert len(calls) == len(first.subgraphs[0].operators)
+
+
+def test_a_rule_that_reads_a_name_gets_its_own_model_s() -> None:
+    """A rule whose events name a tensor (a refusal's reason) is not recalled for a model whose
+    names differ: the second model's events name its own tensor."""
+    build = as_build("host")
+    reasons = []
+    for model in (
+        _renamed(_fresh(example_bytes("kws_ds_cnn")), "first_"),
+        _renamed(_fresh(example_bytes("kws_ds_cnn")), "second_"),
+    ):
+        subgraph = model.subgraphs[0]
+        context = base.KernelContext(model, subgraph, subgraph.operators[0], build)
+
+        def naming(view: base.KernelContext) -> setup_memo.KernelEvents:
+            found = kernel_setups.kernel_events(view)
+            tensor = view.input(0)
+            reason = base.Refusal(f"{tensor and tensor.name} refused")
+            return found._replace(prepare=(*found.prepare, reason))
+
+        events = setup_memo.recalled(context, naming)
+        reasons.append(events.prepare[-1].reason)  # type: ignore[union-attr]
+    assert reasons == ["first_0 refused", "second_0 refused"]
 
 
 def test_pad_reads_its_paddings_and_is_never_remembered() -> None:

@@ -5,23 +5,29 @@ A search loop checks candidates that share most of their layers, and a CI job ch
 on many boards: the same operator (its options, the shapes, types and quantization of its
 operands) comes back again and again. A rule is a function of what it reads through its
 `KernelContext`, so a result may be reused exactly when everything it read is the same. The key
-(`_key`) holds what a rule may read of one operator without looking at the rest of the model:
-the build, every field of the `Operator` but the two that place it in the file (`_PLACING`), and
-its operand `Tensor`s compared whole (name and index included). It is derived from the classes'
-fields, so a field added to either joins the key.
+holds what a rule may read of one operator without looking at the rest of the model: the build,
+every field of the `Operator` but the two that place it in the file (`_PLACING`), and of each
+operand `Tensor` the fields a rule reads (`RULE_FIELDS`: shape, type, data, state, kind and
+quantization summary), not the ones that name it or say how the file wrote it (index, name,
+shape signature, buffer, ...): so a tensor's name never has to be read for the key. Events that
+hold a tensor (`TempTensor`) are bound again to the operator's own tensors when recalled.
 
 Whether a rule kept to that is not assumed: the first time, it runs against watched views of the
-model, the subgraph and the operator (`_Watch`), which answer exactly as the real ones and note
-any read the key does not cover (the model: buffers, custom options, other subgraphs; a tensor
-that is not the operator's; the operator's position). Such a result is not remembered, nor one
-whose events depend on the operators before it (`ScratchNumberAtLeast`) or would raise (a
-negative size); the plain run answers then. Bounded: the oldest entries go first.
+model, the subgraph, the operator and its tensors (`_Watch`), which answer exactly as the real
+ones and note any read the key does not cover (the model: buffers, custom options, other
+subgraphs; a tensor that is not the operator's; a tensor field outside `RULE_FIELDS`, or the
+tensor as a whole: compared, hashed, iterated, printed; the operator's position). Such a result
+is not remembered, nor one whose events depend on the operators before it
+(`ScratchNumberAtLeast`) or would raise (a negative size); the plain run answers then. Bounded:
+the oldest entries go first.
 """
 
 from __future__ import annotations
 
 import types
 from collections.abc import Callable, Hashable, Iterator
+from functools import partial
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, NamedTuple, cast
 
@@ -35,6 +41,11 @@ _PLACING = frozenset({"index", "file_index"})
 _OPERATOR_FIELDS = tuple(name for name in Operator._fields if name not in _PLACING)
 # Mapping-valued fields enter the key as their items.
 _MAPPING_FIELDS = frozenset({"options"})
+# The operand fields a rule may read (and the properties made of them alone: element_count,
+# nbytes, packed_nbytes, is_constant); a read of any other field through the watched view is a
+# read beyond the key (`_TensorView`).
+RULE_FIELDS = ("shape", "dtype", "has_data", "is_variable", "kind", "quantization")
+_rule_fields = attrgetter(*RULE_FIELDS)
 CAPACITY = 4096  # entries per build; a VWW has 31 operators, mobilenet_v2 224 84
 
 
@@ -140,12 +151,13 @@ def _operator_key(operator: Operator) -> Hashable:
 def _tensors_key(
     operator: Operator, tensors: tuple[Tensor, ...]
 ) -> tuple[tuple[Any, ...] | None, ...] | None:
-    """Every operand tensor's fields (None for an omitted one), or None when an index is out of
-    range."""
+    """Every operand tensor's `RULE_FIELDS` (None for an omitted one), or None when an index is
+    out of range. (Which tensor each operand is, and so which operands are the same tensor, is
+    in the operator's own key: its inputs, outputs and intermediates.)"""
     try:
         return tuple(
             [
-                tensors[index] if index >= 0 else None
+                _rule_fields(tensors[index]) if index >= 0 else None
                 for index in (*operator.inputs, *operator.outputs, *operator.intermediates)
             ]
         )
@@ -175,16 +187,14 @@ def recalled(
     if variants is not None:
         for seen, events in variants:
             if seen == operands:
-                # Its tensors are the first model's, equal field for field to this one's:
-                # what reads the events (the setup sequence) reads their values.
                 gate.count(True)
-                return events
+                return _bound(events, tensors)
     gate.count(False)
     if operator.opcode in table.reads_beyond:
         return compute(context)
     watch = _Watch()
     try:
-        events = compute(_watched(context, watch))
+        events = _bound(compute(_watched(context, watch)), tensors)
     except Exception:  # the plain run raises it, as without the memo
         return compute(context)
     if watch.beyond:
@@ -205,6 +215,31 @@ def recalled(
     if len(variants) > VARIANTS:
         del variants[0]
     return events
+
+
+def _bound(events: KernelEvents, tensors: tuple[Tensor, ...]) -> KernelEvents:
+    """The events with each `TempTensor` holding the subgraph's own tensor at its index: a
+    remembered one holds another model's tensor (equal in `RULE_FIELDS` only), a watched run's
+    the view (`_TensorView`). Most operators' events are temp tensors of their operands."""
+    init, prepare = events.init, events.prepare
+    if init and base.TempTensor in map(type, init):
+        init = tuple(map(_bind, init, repeat(tensors, len(init))))
+    if prepare and base.TempTensor in map(type, prepare):
+        prepare = tuple(map(_bind, prepare, repeat(tensors, len(prepare))))
+    if init is events.init and prepare is events.prepare:
+        return events
+    return events._replace(init=init, prepare=prepare)
+
+
+_temp_tensor = partial(tuple.__new__, base.TempTensor)
+
+
+def _bind(event: base.Event, tensors: tuple[Tensor, ...]) -> base.Event:
+    if type(event) is not base.TempTensor:
+        return event
+    index = cast(int, tuple.__getitem__(event.tensor, 0))  # a view's index, without a note
+    own = tensors[index]
+    return event if own is event.tensor else _temp_tensor((own,))
 
 
 _SIZED = frozenset({base.Persistent, base.Scratch, base.TempBytes})
@@ -247,7 +282,7 @@ def _watched(context: base.KernelContext, watch: _Watch) -> base.KernelContext:
     tensors = subgraph.tensors
     own = _TensorsView(
         [
-            (index, tensors[index])
+            (index, _tensor_view(tensors[index], watch))
             for index in (*operator.inputs, *operator.outputs, *operator.intermediates)
             if index >= 0
         ]
@@ -288,7 +323,7 @@ class _SubgraphView:
 
 
 class _TensorsView(dict[int, Tensor]):
-    """The subgraph's tensors as the rule indexes them: the operator's own (in the key) by a
+    """The subgraph's tensors as the rule indexes them: the operator's own (`_TensorView`s) by a
     plain lookup; any other index, the length or an iteration is beyond the key, and answers as
     the tuple does."""
 
@@ -311,6 +346,54 @@ class _TensorsView(dict[int, Tensor]):
     def __contains__(self, tensor: object) -> bool:
         self._watch.note("in subgraph.tensors")
         return tensor in self._tensors
+
+
+def _noted_field(name: str, position: int) -> property:
+    def read(view: Any) -> Any:
+        view._watch.note(f"tensor.{name}")
+        return tuple.__getitem__(view, position)
+
+    return property(read)
+
+
+def _noted_method(name: str) -> Callable[..., Any]:
+    def run(view: Any, *arguments: Any) -> Any:
+        view._watch.note(f"tensor {name}")
+        real = tuple.__new__(Tensor, tuple.__iter__(view))  # (its own __iter__ is noted)
+        return getattr(Tensor, name)(real, *arguments)
+
+    return run
+
+
+def _tensor_view_class() -> type:
+    """A Tensor (the same values, so `isinstance` and every read answer as the real one) whose
+    fields outside `RULE_FIELDS` are noted when read, as is any use of it as a whole tuple:
+    compared, hashed, indexed, iterated (unpacked, `_replace`, `_asdict`), printed. Its
+    properties run against it, so those made of other fields (`has_dynamic_dims`) are noted
+    too."""
+    namespace: dict[str, Any] = {
+        "__doc__": "An operand tensor as its rule sees it on a first run (`_watched`).",
+        # What it makes of its values (`_replace`, noted as it iterates) is a plain Tensor.
+        "_make": classmethod(lambda _, values: Tensor._make(values)),
+    }
+    for position, name in enumerate(Tensor._fields):
+        if name not in RULE_FIELDS:
+            namespace[name] = _noted_field(name, position)
+    for name in (
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__getitem__",
+        "__iter__", "__len__", "__contains__", "__repr__", "__reduce__", "count",
+    ):  # fmt: skip
+        namespace[name] = _noted_method(name)
+    return type("_TensorView", (Tensor,), namespace)
+
+
+_TensorViewClass = _tensor_view_class()
+
+
+def _tensor_view(tensor: Tensor, watch: _Watch) -> Tensor:
+    view: Any = tuple.__new__(_TensorViewClass, tensor)
+    view._watch = watch  # (in its __dict__: a tuple subclass has no slots of its own)
+    return cast(Tensor, view)
 
 
 def _placing(name: str) -> property:
