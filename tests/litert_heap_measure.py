@@ -192,6 +192,10 @@ ZEN_HELD_OUT = (
 )
 HELD_OUT = (*HELD_OUT, *ZEN_HELD_OUT)
 
+# Session 10 (litert-first10): small models whose heap is mostly the caller's blocks
+# (tests/litert_caller_cases.py), drawn after heap_caller.py replayed numpy's caches.
+HELD_OUT = (*HELD_OUT, *((f"caller10_{seed}", "caller", seed) for seed in range(1, 25)))
+
 
 def kernel_case(name: str) -> bytes:
     """A held-out kernel case's bytes (tests/litert_cases.py)."""
@@ -327,6 +331,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_rewrite_cases import square_reduce_case
 
         return square_reduce_case(seed)
+    if family == "caller":
+        from tests.litert_caller_cases import caller_case
+
+        return caller_case(seed)
     if family == "bmm6":
         from tests.litert_xnnpack_cases import HELD_OUT6
 

@@ -3,9 +3,13 @@
 
 *malloc/malloc.c*: a request of n bytes takes a chunk of `request2size(n)` = max(32, round_up(n +
 8, 16)) bytes, of which all but the 8-byte size field are usable. Requests whose chunk reaches
-the mmap threshold (128 KiB: `DEFAULT_MMAP_THRESHOLD`; it only grows when a mmapped block is
-freed, which the interpreters measured here never do before their own blocks) are mmapped
-whole: `round_up(chunk + 8, page)` bytes, of which all but the 16-byte header are usable.
+the mmap threshold (128 KiB: `DEFAULT_MMAP_THRESHOLD`) are mmapped whole: `round_up(chunk + 8,
+page)` bytes, of which all but the 16-byte header are usable. The threshold is dynamic: freeing
+a mmapped chunk larger than it (up to 32 MiB) raises it to that chunk's size (`__libc_free`),
+so what a process freed before decides; in the wheel's Python process numpy's and the wheel's
+imports had raised it to about 260-320 KiB, and a 128 KiB block came from the heap (qwen_fc's
+blockwise vector). Counted as mmapped here, as in a process that never freed a larger one: up
+to a page's rounding over, never under.
 
 `aligned_alloc(64, n)` (*_int_memalign*) asks for `chunk + 64 + 32` bytes and returns an aligned
 chunk inside it. A heap chunk gives back its leading part, and its trailing part only when that

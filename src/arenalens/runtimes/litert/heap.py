@@ -535,16 +535,16 @@ def first_invoke_parts(
             "transient",
             True,
             "not the interpreter's, live at that peak: the caller's numpy input arrays being "
-            "set, and the wrapper's numpy iterator (2,632 B) over a string input's items",
+            "set, pybind11's call blocks, the numpy iterator (2,632 B) over a string input",
             allowance=True,
         ),
         HeapPart(
             "caller's blocks",
-            heap_caller.kept_bytes(plans[0]),
+            invoke.caller_kept,
             "first_invoke",
             False,
-            "not the interpreter's: the Python caller's numpy input arrays under 1 KiB "
-            "(numpy caches them) and the last input's details; an allowance that errs high",
+            "not the interpreter's: what numpy's caches keep of the caller's inputs and their "
+            "details, and the last input's details (caches empty before: errs high)",
             allowance=True,
         ),
     )

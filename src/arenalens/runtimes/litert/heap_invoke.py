@@ -29,7 +29,10 @@ operator in execution order:
   at the end of the call.
 * **dynamic tensors** (sized at Eval): their dims and data blocks, kept.
 * **the caller**: `measure.py` sets every input from a numpy array of zeros, allocated and
-  freed around each `set_tensor`.
+  freed around each `set_tensor`, what numpy's caches keep of it and of the inputs' details
+  (heap_caller), and pybind11's blocks held through the invoke call.
+* **the XNNPACK delegate's nodes** (with the delegate): each one's first Invoke builds the
+  vector of its externals' pointers for `xnn_setup_runtime` and frees it (`_delegate_invoke`).
 
 The ISA decides ruy's tiles: 16 columns × 4 depth on AVX-512 (this wheel on an AVX-512
 machine); other ISAs' layouts are `isa.py`'s (arm64 NEON pads depth to 16, so an x86-64
@@ -58,6 +61,7 @@ from arenalens.runtimes.litert.heap_interpreter import (
 )
 from arenalens.runtimes.litert.heap_kernels import (
     CPU_BACKEND_CONTEXT_REQUESTS,
+    DELEGATE_OPCODE,
     PREPARE_CREATES_CPU_BACKEND,
 )
 from arenalens.runtimes.litert.heap_resources import VariablePlan, VariableReplay
@@ -106,6 +110,8 @@ _CONTROL_FLOW = frozenset({"WHILE", "IF", "CALL_ONCE"})
 # scaling, dequantized weights): the estimate errs high.
 UNMODELLED_BYTES_PER_CONSTANT_BYTE = 4
 UNMODELLED_PAGE_BYTES = 4096
+# struct xnn_external_value (xnnpack.h): a uint32 id and a data pointer, padded to 16 B.
+EXTERNAL_VALUE_BYTES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,17 +125,20 @@ class FirstInvoke:
     peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
     released: int = 0  # setup's blocks it frees (composites' decomposition arenas), in `kept`
     caller_at_peak: int = 0  # of `peak`, the caller's and wrapper's blocks (heap_caller)
+    caller_kept: int = 0  # the caller's blocks live after invoke() (not in `kept`)
 
     @property
     def transient(self) -> int:
         """The interpreter's own blocks at the peak over what it keeps (0 where the caller's
         blocks made the peak before the interpreter's kept ones were all taken)."""
-        return max(0, self.peak - self.kept - self.caller_at_peak)
+        caller = max(self.caller_at_peak, self.caller_kept)
+        return max(0, self.peak - self.kept - caller)
 
     @property
     def caller_transient(self) -> int:
-        """The rest of the peak over what is kept: the caller's blocks live then."""
-        return self.peak - self.kept - self.transient
+        """The rest of the peak over what is kept: the caller's blocks live then, over those
+        it keeps."""
+        return self.peak - self.kept - self.caller_kept - self.transient
 
 
 class _Heap:
@@ -201,8 +210,8 @@ def first_invoke(
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
-    creation already made the CPU back end and initialized cpuinfo (its nodes allocate
-    nothing at invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
+    creation already made the CPU back end and initialized cpuinfo (its nodes keep
+    nothing from their invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
     taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
     decide Eigen's float blocks (None: their upper bound). `decompositions`: the composites'
     decomposition subgraphs by index (`_composite`). `variables`: heap_resources' plan.
@@ -301,8 +310,9 @@ def _first_invoke(
 ) -> FirstInvoke:
     heap = _Heap()
     if caller:
-        for step in heap_caller.set_inputs(prepared):
+        for step in heap_caller.set_inputs(prepared, model.subgraphs[prepared.index]):
             heap.step(step)
+        heap.step(heap_caller.invoke_call())
     ruy = Ruy(heap)
     # FULLY_CONNECTED's Init initialized cpuinfo when the interpreter was created.
     cpuinfo = not delegated and not any(
@@ -325,6 +335,9 @@ def _first_invoke(
     for node in prepared.nodes:
         opcode = node.opcode
         variable_replay.run(node, heap.take, heap.give)
+        if opcode == DELEGATE_OPCODE:
+            _delegate_invoke(heap, prepared, node)
+            continue
         for count in _strings_written(prepared, node):
             for step in heap_caller.written_strings(count):
                 heap.step(step)
@@ -416,6 +429,8 @@ def _first_invoke(
             estimated.append(opcode)
             for kept in _dynamic_axis_blocks(prepared, node):
                 heap.take(kept)
+            for kept in _eval_resized_blocks(prepared, opcode, node.inputs, node.temporaries):
+                heap.take(kept)
             continue
         for kept in _eval_resized_blocks(
             prepared,
@@ -425,15 +440,51 @@ def _first_invoke(
             node_outputs_folded=_folded(prepared, node),
         ):
             heap.take(kept)
+    if caller:
+        heap.step(heap_caller.invoke_call(free=True))
     return FirstInvoke(
-        heap.live,
+        heap.live - heap.caller_live,
         heap.peak,
         not estimated,
         tuple(estimated),
         not estimated and not bounded,
         released,
         heap.caller_at_peak,
+        heap.caller_live,
     )
+
+
+def _delegate_invoke(heap: _Heap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:
+    """The XNNPACK delegate kernel's first Invoke (xnnpack_delegate.cc Subgraph::Invoke): its
+    externals are its non-constant inputs and its outputs (`external_values_steps`)."""
+    externals = sum(
+        1
+        for index in node.inputs
+        if (tensor := _tensor(prepared, index)) is not None
+        and tensor.allocation is not Allocation.MMAP_RO
+    ) + sum(1 for index in node.outputs if _tensor(prepared, index) is not None)
+    for usable in external_values_steps(externals):
+        if usable > 0:
+            heap.take(usable)
+        else:
+            heap.give(-usable)
+
+
+def external_values_steps(externals: int) -> Iterator[int]:
+    """Subgraph::Invoke on the first call (every external's pointer changed): one
+    xnn_external_value (16 B) pushed per external into a std::vector, which doubles from 1
+    (the new block taken before the old is freed), handed to xnn_setup_runtime and freed
+    after; xnn_invoke_runtime allocates nothing. Usable bytes taken (> 0) or freed (< 0)."""
+    capacity = 0
+    for count in range(1, externals + 1):
+        if count > capacity:
+            grown = max(2 * capacity, 1)
+            yield glibc.usable(EXTERNAL_VALUE_BYTES * grown)
+            if capacity:
+                yield -glibc.usable(EXTERNAL_VALUE_BYTES * capacity)
+            capacity = grown
+    if capacity:
+        yield -glibc.usable(EXTERNAL_VALUE_BYTES * capacity)
 
 
 def node_gemm(
@@ -567,9 +618,9 @@ def _folded(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
 
 
 def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[int]:
-    """ResizeTempAxis (a one-entry dims array and the axis values) and ResizeOutputTensor
+    """ResizeTempAxis (a one-entry dims array and the axis values), ResizeOutputTensor
     (the output's dims and data), the output bounded by the input: a reduction never has
-    more elements than its input."""
+    more elements than its input; and where Eval resizes it, the accumulator."""
     axis = _tensor(prepared, node.inputs[1]) if len(node.inputs) > 1 else None
     data = _tensor(prepared, node.inputs[0]) if node.inputs else None
     axis_count = _product(axis.shape or ()) if axis is not None else 0
@@ -578,6 +629,23 @@ def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Itera
     yield glibc.usable(4 * axis_count + XNN_EXTRA_BYTES)
     yield glibc.usable(int_array_bytes(rank))
     yield glibc.usable((data.nbytes if data is not None else 0) + XNN_EXTRA_BYTES)
+    if data is not None and _accumulates(node.opcode, data.dtype):
+        # ResizeTempAccum: one accumulator per output element (at most the input's).
+        accumulator = _ACCUMULATOR_BYTES.get(data.dtype, 4)
+        yield glibc.usable(int_array_bytes(1))
+        yield glibc.usable(accumulator * _product(data.shape or ()) + XNN_EXTRA_BYTES)
+
+
+# reduce.cc InitializeTemporaries: the accumulator's type by the input's (int32 and int64
+# sum into int64; float into float; 8- and 16-bit into int32; bool stays bool).
+_ACCUMULATOR_BYTES = {"INT32": 8, "INT64": 8, "BOOL": 1}
+_QUANTIZED_REDUCTION = frozenset({"INT8", "UINT8", "INT16"})
+
+
+def _accumulates(opcode: str, dtype: str) -> bool:
+    """Whose Eval resizes the accumulator temporary with the output (reduce.cc): EvalMean
+    for every type, EvalSum and EvalQuantizedProd for 8- and 16-bit inputs."""
+    return opcode == "MEAN" or (opcode in ("SUM", "REDUCE_PROD") and dtype in _QUANTIZED_REDUCTION)
 
 
 _TOPK_INDEX_BYTES = {"INT32": 4, "INT16": 2}
