@@ -8,11 +8,15 @@ what `field_reader`'s unpack returns, so a loop subscripts it instead of making 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arenalens.tflite import opcodes
+from arenalens.tflite.builder import ModelBuilder, _Writer
+from arenalens.tflite.reader import load_model
 from arenalens.tflite.tables import (
     MalformedTableError,
     field_places,
@@ -85,3 +89,48 @@ def test_field_places_match_field_readers_pick(
             assert values[place] == row[order]
         else:
             assert place == 0 and row[order] == 0
+
+
+def _pads_with_own_tables(count: int) -> bytes:
+    """A chain of PAD operators, each with its own (field-less) PadOptions table, as converters
+    write them (the builder shares equal tables: here it is made not to)."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph()
+    paddings = main.add_tensor("paddings", (1, 2), "INT32", data=bytes(8))
+    previous = main.add_tensor("input", (4,), "INT8")
+    main.set_inputs([previous])
+    for index in range(count):
+        output = main.add_tensor(f"pad_{index}", (4,), "INT8")
+        main.add_operator("PAD", [previous, paddings], [output])
+        previous = output
+    main.set_outputs([previous])
+    with pytest.MonkeyPatch.context() as patched:
+        share = _Writer.options_table
+
+        def own_table(writer: Any, *arguments: Any) -> int:
+            writer.option_tables.clear()
+            found: int = share(writer, *arguments)
+            return found
+
+        patched.setattr(_Writer, "options_table", own_table)
+        return builder.build()
+
+
+def test_field_less_options_tables_are_decoded_once_per_vtable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Operators whose options table has no fields (PAD, TRANSPOSE: one table each in converted
+    models) decode the first table with a vtable and take its empty options for the others."""
+    data = _pads_with_own_tables(4)
+    decodes: list[object] = []
+    decode = opcodes.decode_options
+
+    def counted(*arguments: Any) -> dict[str, Any]:
+        decodes.append(arguments)
+        return decode(*arguments)
+
+    monkeypatch.setattr(opcodes, "decode_options", counted)
+    operators = load_model(data).subgraphs[0].operators
+    assert [dict(op.options) for op in operators] == [{}] * 4
+    assert len({id(op.options) for op in operators}) == 1  # the first table's, for all
+    assert len(decodes) == 1

@@ -326,6 +326,10 @@ def eager_options(
                 _fields_span(present, unpack),  # type: ignore[arg-type]
                 {},
             )
+        elif present is not None and not _option_table(0, options_type):
+            # A table of a type without fields (PadOptions, TransposeOptions, ...): every
+            # operator's own, all decoding to nothing. The bytes it is known by are none.
+            readers[(options_type, vtable)] = ((), None, None, (), (4, 4), {b"": options})  # type: ignore[index]
     return options
 
 
