@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flows.api import api_agrees
 from flows.claims import CONFIRMED, UNSAFE, WRONG, Claim
 from flows.commands import (
     ANY_BUDGET,
@@ -224,6 +225,7 @@ class Walk:
             ran = self.run("check", *asked, *flow.options, "--json")
             verdict = self.verdict_of(ran)
             if verdict is not None:
+                api_agrees(self, ran)
                 self.judge_verdict(ran, verdict, subject, shape)
                 if flow.follow_steps:
                     follow(self, verdict.steps)

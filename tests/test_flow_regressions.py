@@ -580,3 +580,26 @@ def test_every_board_on_an_esp32_core_leaves_out_the_boards_with_an_ethos_u(
     # A Cortex-M core drives them: every board keeps its row.
     every = _json(capsys, *words[:-1], "cortex-m55", "--json")
     assert not every["boards_left_out"] and len(every["boards"]) == len(rows) + 11
+
+
+def test_the_api_on_a_core_suggests_the_boards_on_that_core_as_the_cli_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`arenalens.check(model, build=device_build('cortex-m33'), budget=...)` suggested
+    `check ... --target all` (each board on its own core) where `check --cpu cortex-m33` suggests
+    `check ... --target all --cpu cortex-m33`: the API's document differed from the CLI's in its
+    next steps. Found by the flows' api-agrees claim (seed 1000701, flow 39)."""
+    import arenalens
+
+    for cpu, kernels in (
+        ("cortex-m33", None),
+        ("cortex-m7", "cmsis-nn"),
+        ("esp32p4", "esp-nn@1.2.0"),
+    ):
+        words = ["check", "example:kws_ds_cnn", "--cpu", cpu, "--budget", "8KB"]
+        words += ["--kernels", kernels] if kernels else []
+        cli = _json(capsys, *words, "--json")
+        build = arenalens.device_build(cpu, kernels)
+        api = arenalens.check("example:kws_ds_cnn", build=build, budget="8KB").as_dict()
+        assert json.loads(json.dumps(api)) == cli
+        assert any("--target all --cpu " + cpu in step["text"] for step in cli["next_steps"])

@@ -554,6 +554,7 @@ def check(
         delegate=delegate,
         threads=threads,
         isa=isa,
+        **_asked_core(chosen if build is not None else None),
     )
     if preset is None and budget is None:
         return verdict_for(analysis, asked=asked)
@@ -577,6 +578,18 @@ def check(
 
 
 EXAMPLE_PREFIX = "example:"
+
+
+def _asked_core(build: Build | None) -> dict[str, str | None]:
+    """A build the caller named → the --cpu and --kernels a command line names it with, as the
+    CLI's Asked holds them (its steps then keep the core: `check --target all --cpu X`); none
+    for a target's or the host's build."""
+    if build is None or build.cpu is None:
+        return {}
+    from arenalens.builds.build import NAMED_BY_USER, kernels_flag  # noqa: PLC0415
+
+    named = build.kernels_named_by == NAMED_BY_USER
+    return {"cpu": build.cpu, "kernels": kernels_flag(build) if named else None}
 
 
 def _argument_of(given: object, model: Model) -> str:
