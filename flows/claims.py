@@ -46,6 +46,7 @@ KINDS = {
     "budget-answer": "FITS / DOES NOT FIT agree with the number and the budget",
     "exit-code": "the exit code is the verdict's",
     "views-agree": "report, export and diagnose say what check says",
+    "text-agrees": "check's text has its --json's exit code, answer, number and steps",
     "api-agrees": "arenalens.check with the same options gives check --json's document",
     "step-runs": "a suggested command runs as printed (exit 0 or 1)",
     "step-promise": "a suggested command gives what its step promises (bytes, FITS, a size)",

@@ -40,7 +40,7 @@ from flows.judge import Judge
 from flows.npu import compile_for_npu
 from flows.oracle import CortexM, LiteRTHeap, Wheel
 from flows.steps import follow
-from flows.views import agree, diagnose, export
+from flows.views import agree, diagnose, export, text_agrees
 
 # Search effort optimize gets in a flow (its own steps, run as printed, take the CLI's default).
 OPTIMIZE_EFFORT = "2"
@@ -226,6 +226,7 @@ class Walk:
             verdict = self.verdict_of(ran)
             if verdict is not None:
                 api_agrees(self, ran)
+                text_agrees(self, ran)
                 self.judge_verdict(ran, verdict, subject, shape)
                 if flow.follow_steps:
                     follow(self, verdict.steps)
