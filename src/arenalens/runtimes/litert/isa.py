@@ -190,6 +190,8 @@ _AVX2_ZEN_TILES = XnnpackTiles(
     qs8_gemm=GemmTile(mr=3, nr=8, kr=8),
     f32_depthwise=_F32_DW_AVX,
     qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
+    heuristic_rows=True,  # the EPYC's deconvolutions (xnn7_deconvolution_*)
+    qd8_gemm=GemmTile(mr=4, nr=8, kr=8),  # qd8_f32_qc8w 4x8c8__avx2
 )
 _AVX2_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3",

@@ -148,9 +148,14 @@ def batch_matmul_workspace(
 
 
 def attention_nodes(
-    model: Model, subgraph: Subgraph, operator: Operator, fresh: int
+    model: Model,
+    subgraph: Subgraph,
+    operator: Operator,
+    fresh: int,
+    tiles: XnnpackTiles = HOST_TILES,
 ) -> tuple[list[AttentionNode], int]:
-    """The attention's nodes in definition order and the next fresh value id."""
+    """The attention's nodes in definition order and the next fresh value id (its products'
+    run-time packed operands padded to `tiles`)."""
     q, k, v = operator.inputs[:3]
     mask = operator.inputs[3] if len(operator.inputs) > 3 and operator.inputs[3] >= 0 else None
     out = operator.outputs[0]
@@ -199,10 +204,10 @@ def attention_nodes(
         weights = add("copy", [key], key_bytes)
         logits = add(
             "dynamic_fc", [query, weights], logits_bytes,
-            dynamic_fully_connected_workspace(keys, depth),
+            dynamic_fully_connected_workspace(keys, depth, tiles),
         )  # fmt: skip
     else:
-        workspace = batch_matmul_workspace(batch * key_heads, depth, keys)
+        workspace = batch_matmul_workspace(batch * key_heads, depth, keys, tiles)
         logits = product([query, key], [query_bytes, key_bytes], logits_bytes, workspace)
     if has_cap:
         cap = value()
@@ -218,10 +223,10 @@ def attention_nodes(
         weights = add("copy", [values], key_bytes)
         result = add(
             "dynamic_fc", [probabilities, weights], result_bytes,
-            dynamic_fully_connected_workspace(depth, keys),
+            dynamic_fully_connected_workspace(depth, keys, tiles),
         )  # fmt: skip
     else:
-        workspace = batch_matmul_workspace(batch * key_heads, keys, depth)
+        workspace = batch_matmul_workspace(batch * key_heads, keys, depth, tiles)
         result = product(
             [probabilities, values], [logits_bytes, key_bytes], result_bytes, workspace
         )

@@ -64,6 +64,12 @@ class XnnpackTiles:
     qs8_gemm: GemmTile
     f32_depthwise: DepthwiseTile
     qs8_depthwise: DepthwiseTile
+    # Sub-convolution rows picked by xnn_get_heuristic_mr_igemm, as the wheel measured on a
+    # real CPU of this configuration (False: the whole mr taken too, see Deconvolution).
+    heuristic_rows: bool = False
+    # The dynamically quantized GEMM (qd8_f32_qc8w) where the configuration names it; None:
+    # `hybrid_gemm`'s measured bound.
+    qd8_gemm: GemmTile | None = None
 
 
 # x86-64 with AVX-512 (skx), VNNI and AMX-INT8 (the measuring machine: tests/data/
@@ -77,6 +83,7 @@ HOST_TILES = XnnpackTiles(
     qs8_gemm=GemmTile(mr=16, nr=64, kr=4),
     f32_depthwise=DepthwiseTile(16, (3, 4, 9, 25)),
     qs8_depthwise=DepthwiseTile(32, (3, 9, 25)),
+    heuristic_rows=True,
 )
 
 WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
@@ -262,13 +269,21 @@ def batch_matmul_kind(subgraph: Subgraph, operator: Operator) -> str:
 _COLUMN_EXTRA_BYTES = {"f32": 4, "qs8": 8, "qd8": HYBRID_CHANNEL_EXTRA_BYTES}
 
 
+def hybrid_gemm(tiles: XnnpackTiles) -> GemmTile:
+    """The qd8_f32_qc8w GEMM a CPU selects: the configuration's own where it names one (AVX2:
+    4x8c8), else 64 output channels (the measuring machine's AMX 16x64c4) with the 8-bit
+    GEMM's rows and the deeper of its unroll and 4."""
+    if tiles.qd8_gemm is not None:
+        return tiles.qd8_gemm
+    depth = max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr)
+    return GemmTile(tiles.qs8_gemm.mr, HYBRID_CHANNEL_TILE, depth)
+
+
 def _batch_matmul_gemm(kind: str, tiles: XnnpackTiles) -> GemmTile:
     if kind == "f32":
         return tiles.f32_gemm
     if kind == "qd8":
-        return GemmTile(
-            tiles.qs8_gemm.mr, HYBRID_CHANNEL_TILE, max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr)
-        )
+        return hybrid_gemm(tiles)
     return tiles.qs8_gemm
 
 
@@ -486,8 +501,9 @@ def hybrid_weights_request(
     8-bit GEMM's unroll where that is deeper."""
     if operator.opcode not in ("FULLY_CONNECTED", "CONV_2D"):
         return None
-    depth = round_up(convolution.group_input_channels, max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr))
-    channels = round_up(convolution.group_output_channels, HYBRID_CHANNEL_TILE)
+    gemm = hybrid_gemm(tiles)
+    depth = round_up(convolution.group_input_channels, gemm.kr)
+    channels = round_up(convolution.group_output_channels, gemm.nr)
     per_channel = convolution.taps * depth + HYBRID_CHANNEL_EXTRA_BYTES
     return round_up(convolution.groups * channels * per_channel, 64)
 
@@ -624,8 +640,7 @@ def deconvolution(
         kind, gemm = "f32", _gemm_tile("FLOAT32", tiles, channels_out, gemm=False)
         narrow = gemm != tiles.f32_gemm
     elif kinds == ("FLOAT32", "INT8"):
-        depth_tile = max(HYBRID_DEPTH_TILE, tiles.qs8_gemm.kr)
-        kind, gemm = "qd8", GemmTile(tiles.qs8_gemm.mr, HYBRID_CHANNEL_TILE, depth_tile)
+        kind, gemm = "qd8", hybrid_gemm(tiles)
     elif kinds == ("INT8", "INT8"):
         kind, gemm = "qs8", tiles.qs8_gemm
     else:
@@ -642,7 +657,7 @@ def deconvolution(
         (kernel_h, kernel_w),
         stride,
         (output.shape[0], output.shape[1], output.shape[2]),
-        host_rows=tiles is HOST_TILES,
+        host_rows=tiles.heuristic_rows,
     )
 
 

@@ -34,8 +34,10 @@ from arenalens.runtimes.litert.heap_xnnpack import (
     node_subsets,
 )
 from arenalens.runtimes.litert.xnnpack_packing import (
+    HOST_TILES,
     XNN_ALLOCATION_ALIGNMENT,
     XNN_EXTRA_BYTES,
+    XnnpackTiles,
     batch_matmul_workspace,
     hybrid_lhs_bytes,
     round_up,
@@ -97,14 +99,16 @@ def hybrid_gemm(subgraph: Subgraph, operator: Operator) -> bool:
     )
 
 
-def hybrid_gemm_workspace(subgraph: Subgraph, operator: Operator, threads: int = 1) -> int:
+def hybrid_gemm_workspace(
+    subgraph: Subgraph, operator: Operator, threads: int = 1, tiles: XnnpackTiles = HOST_TILES
+) -> int:
     """The operator workspace of a hybrid GEMM: its rows (the input's pixels or batch rows) by
     its depth (the weights' last dimension), packed inline."""
     data, weights = subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
     depth = weights.shape[-1] if weights.shape else 1
     rows = data.element_count // max(depth, 1)
     columns = weights.shape[0] if weights.shape else 1
-    return hybrid_lhs_bytes(rows, depth, columns, threads=threads)
+    return hybrid_lhs_bytes(rows, depth, columns, threads=threads, tiles=tiles)
 
 
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
@@ -145,9 +149,14 @@ def value_bytes(tensor: Tensor) -> int:
 
 
 def workspace_request(
-    subgraph: Subgraph, delegated: Sequence[int], model: Model | None = None, threads: int = 1
+    subgraph: Subgraph,
+    delegated: Sequence[int],
+    model: Model | None = None,
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
 ) -> int:
-    """Bytes of the workspace the runtimes of one subgraph ask for (0: no internal values).
+    """Bytes of the workspace the runtimes of one subgraph ask for (0: no internal values) on
+    a CPU that selects `tiles` (operands packed at run time pad to its GEMM tiles).
 
     Each delegate kernel plans its own runtime over the values inside its subset (its inputs
     and outputs are LiteRT's tensors); they share the delegate's workspace, which grows to the
@@ -157,8 +166,8 @@ def workspace_request(
         if not subset.delegated:
             continue
         boundary = set(subset.inputs) | set(subset.outputs)
-        nodes = _nodes(subgraph, subset.operators, boundary, model)
-        planned = _plan_nodes(subgraph, nodes, boundary, threads)
+        nodes = _nodes(subgraph, subset.operators, boundary, model, tiles=tiles)
+        planned = _plan_nodes(subgraph, nodes, boundary, threads, tiles)
         if planned:
             largest = max(largest, planned + 2 * XNN_EXTRA_BYTES)
     return largest
@@ -216,6 +225,7 @@ def _nodes(
     model: Model | None = None,
     *,
     fuse: bool = True,
+    tiles: XnnpackTiles = HOST_TILES,
 ) -> list[_Node]:
     """The runtime's nodes for a run. The delegate defines a copy (static reshape) before each
     FULLY_CONNECTED that does not keep its input's dimensions, whose output is a new internal
@@ -232,7 +242,9 @@ def _nodes(
         if operator.opcode == "VAR_HANDLE":
             continue  # it materialises nothing (VisitVarHandleNode)
         if model is not None and xnnpack_attention.replayed(subgraph, operator):
-            steps, fresh = xnnpack_attention.attention_nodes(model, subgraph, operator, fresh)
+            steps, fresh = xnnpack_attention.attention_nodes(
+                model, subgraph, operator, fresh, tiles
+            )
             nodes.extend(
                 _Node(step.kind, step.inputs, step.outputs, index, step.sizes, 0, step.workspace)
                 for step in steps
@@ -628,7 +640,11 @@ def _consumers(nodes: Sequence[_Node], boundary: set[int]) -> dict[int, int]:
 
 
 def _plan_nodes(
-    subgraph: Subgraph, nodes: Sequence[_Node], boundary: set[int], threads: int = 1
+    subgraph: Subgraph,
+    nodes: Sequence[_Node],
+    boundary: set[int],
+    threads: int = 1,
+    tiles: XnnpackTiles = HOST_TILES,
 ) -> int:
     consumers = _consumers(nodes, boundary)
     raw: dict[int, int] = {}
@@ -699,11 +715,11 @@ def _plan_nodes(
         operator = subgraph.operators[node.operator]
         size = 0
         if node.kind == operator.opcode and hybrid_gemm(subgraph, operator):
-            size = hybrid_gemm_workspace(subgraph, operator, threads)
+            size = hybrid_gemm_workspace(subgraph, operator, threads, tiles)
         if size or node.workspace:
             records.append((_rounded(size or node.workspace), position, position))
         if node.kind == "BATCH_MATMUL" and operator.opcode == "BATCH_MATMUL":
-            size = batch_matmul_workspace(subgraph, operator, threads=threads)
+            size = batch_matmul_workspace(subgraph, operator, tiles, threads=threads)
             if size:
                 rounded = round_up(round_up(size, XNN_EXTRA_BYTES), XNN_ALLOCATION_ALIGNMENT)
                 records.append((rounded, position, position))
