@@ -195,6 +195,9 @@ HELD_OUT = (*HELD_OUT, *ZEN_HELD_OUT)
 # Session 10 (litert-first10): small models whose heap is mostly the caller's blocks
 # (tests/litert_caller_cases.py), drawn after heap_caller.py replayed numpy's caches.
 HELD_OUT = (*HELD_OUT, *((f"caller10_{seed}", "caller", seed) for seed in range(1, 25)))
+# Reductions over an axis read at Eval (tests/litert_reduction_cases.py), drawn after
+# heap_invoke counted their accumulator and normalized dims.
+HELD_OUT = (*HELD_OUT, *((f"axis10_{seed}", "dynamic_axis", seed) for seed in range(1, 17)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -331,6 +334,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_rewrite_cases import square_reduce_case
 
         return square_reduce_case(seed)
+    if family == "dynamic_axis":
+        from tests.litert_reduction_cases import dynamic_axis_case
+
+        return dynamic_axis_case(seed)
     if family == "caller":
         from tests.litert_caller_cases import caller_case
 

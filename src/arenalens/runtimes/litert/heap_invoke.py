@@ -619,21 +619,25 @@ def _folded(prepared: PreparedSubgraph, node: RuntimeNode) -> bool:
 
 def _dynamic_axis_blocks(prepared: PreparedSubgraph, node: RuntimeNode) -> Iterator[int]:
     """ResizeTempAxis (a one-entry dims array and the axis values), ResizeOutputTensor
-    (the output's dims and data), the output bounded by the input: a reduction never has
-    more elements than its input; and where Eval resizes it, the accumulator."""
+    (the output's dims and data) and, where Eval resizes it, the accumulator (one per output
+    element). GetOutputShape drops (or sets to 1) each resolved axis's dimension, and an axis
+    tensor with a value reduces at least one: whatever the values, the output has at most the
+    input's elements over its smallest dimension."""
     axis = _tensor(prepared, node.inputs[1]) if len(node.inputs) > 1 else None
     data = _tensor(prepared, node.inputs[0]) if node.inputs else None
     axis_count = _product(axis.shape or ()) if axis is not None else 0
-    rank = len(data.shape or ()) if data is not None else 0
+    shape = (data.shape or ()) if data is not None else ()
+    inputs = _product(shape)
+    outputs = inputs // max(min(shape), 1) if axis_count and shape else inputs
+    element = data.nbytes // inputs if data is not None and inputs else 0
     yield glibc.usable(int_array_bytes(1))
     yield glibc.usable(4 * axis_count + XNN_EXTRA_BYTES)
-    yield glibc.usable(int_array_bytes(rank))
-    yield glibc.usable((data.nbytes if data is not None else 0) + XNN_EXTRA_BYTES)
+    yield glibc.usable(int_array_bytes(len(shape)))
+    yield glibc.usable(element * outputs + XNN_EXTRA_BYTES)
     if data is not None and _accumulates(node.opcode, data.dtype):
-        # ResizeTempAccum: one accumulator per output element (at most the input's).
         accumulator = _ACCUMULATOR_BYTES.get(data.dtype, 4)
         yield glibc.usable(int_array_bytes(1))
-        yield glibc.usable(accumulator * _product(data.shape or ()) + XNN_EXTRA_BYTES)
+        yield glibc.usable(accumulator * outputs + XNN_EXTRA_BYTES)
 
 
 # reduce.cc InitializeTemporaries: the accumulator's type by the input's (int32 and int64
