@@ -547,6 +547,7 @@ def check(
         # The MicroResourceVariables table the firmware creates (`--resource-variables`).
         chosen = replace(chosen, resource_variables=resource_variables)
     analysis = analyze(loaded, runtime=runtime, build=chosen, planner=planner)
+    core = _asked_core(chosen if build is not None else None)
     asked = Asked(
         argument=argument,
         input_shapes=tuple(shape_texts),
@@ -554,7 +555,8 @@ def check(
         delegate=delegate,
         threads=threads,
         isa=isa,
-        **_asked_core(chosen if build is not None else None),
+        cpu=core[0],
+        kernels=core[1],
     )
     if preset is None and budget is None:
         return verdict_for(analysis, asked=asked)
@@ -580,16 +582,16 @@ def check(
 EXAMPLE_PREFIX = "example:"
 
 
-def _asked_core(build: Build | None) -> dict[str, str | None]:
+def _asked_core(build: Build | None) -> tuple[str | None, str | None]:
     """A build the caller named → the --cpu and --kernels a command line names it with, as the
     CLI's Asked holds them (its steps then keep the core: `check --target all --cpu X`); none
     for a target's or the host's build."""
     if build is None or build.cpu is None:
-        return {}
+        return None, None
     from arenalens.builds.build import NAMED_BY_USER, kernels_flag  # noqa: PLC0415
 
     named = build.kernels_named_by == NAMED_BY_USER
-    return {"cpu": build.cpu, "kernels": kernels_flag(build) if named else None}
+    return build.cpu, kernels_flag(build) if named else None
 
 
 def _argument_of(given: object, model: Model) -> str:
