@@ -33,7 +33,7 @@ KIB = 1024
 
 
 def _split(single: int, persistent: int, non_persistent: int) -> ArenaSplit:
-    two = TwoBuffers(persistent, non_persistent, persistent, non_persistent, 0, "")
+    two = TwoBuffers(persistent, non_persistent, persistent, non_persistent, 0)
     return ArenaSplit(single, two)
 
 
@@ -93,8 +93,8 @@ def test_banks_that_follow_each_other_are_one_block_less_the_reserve() -> None:
 
 
 def test_resource_variables_apart_when_that_is_what_fits() -> None:
-    two = TwoBuffers(300 * KIB, 530 * KIB, 300 * KIB, 530 * KIB, 0, "")
-    variables = VariableArena(200, 3, 512 * KIB, TwoBuffers(299 * KIB, 530 * KIB, 0, 0, 0, ""))
+    two = TwoBuffers(300 * KIB, 530 * KIB, 300 * KIB, 530 * KIB, 0)
+    variables = VariableArena(200, 3, 512 * KIB, TwoBuffers(299 * KIB, 530 * KIB, 0, 0, 0))
     split = ArenaSplit(512 * KIB + 100, two, variables)
     found = place(split, get_target("nucleo-h743zi"))
     assert found.best is not None and found.best.variables_apart
@@ -160,8 +160,8 @@ CODE_CASES = {
         "nucleo-h743zi",
         ArenaSplit(
             512 * KIB + 100,
-            TwoBuffers(40 * KIB, 400 * KIB, 0, 0, 0, ""),
-            VariableArena(200, 3, 512 * KIB, TwoBuffers(39 * KIB, 400 * KIB, 0, 0, 0, "")),
+            TwoBuffers(40 * KIB, 400 * KIB, 0, 0, 0),
+            VariableArena(200, 3, 512 * KIB, TwoBuffers(39 * KIB, 400 * KIB, 0, 0, 0)),
         ),
     ),
 }

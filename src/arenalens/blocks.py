@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arenalens.memo import kept_by_identity
 from arenalens.targets import BANK_KINDS, EXTERNAL, MemoryBank, Target
 
 
@@ -61,12 +62,20 @@ def blocks(banks: Sequence[MemoryBank], reserve_bytes: int = 0) -> tuple[Block, 
     return tuple(found)
 
 
+@kept_by_identity()
+def board_blocks(target: Target, reserve_bytes: int = 0) -> tuple[Block, ...]:
+    """`blocks` of a target's banks, made once per target and reserve in a process: a search
+    loop checks thousands of models against the same board, and a board's blocks depend on
+    nothing a model says."""
+    return blocks(target.banks, reserve_bytes)
+
+
 def largest_block(target: Target, reserve_bytes: int = 0, *, on_chip: bool = False) -> Block | None:
     """The block one arena can take most of (the reserve taken where `blocks` takes it), of
     on-chip banks only when asked; None for a target without (such) banks."""
     found = [
         block
-        for block in blocks(target.banks, reserve_bytes)
+        for block in board_blocks(target, reserve_bytes)
         if not on_chip or block.speed != EXTERNAL
     ]
     if not found:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from arenalens.ladder import Ladder
     from arenalens.optimization import Optimization
     from arenalens.placement import BankUse, BoardPlacement
+    from arenalens.runtimes import MemoryBudget
+    from arenalens.runtimes.arena_split import ArenaSplit
 
 
 ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
@@ -382,29 +385,32 @@ def check_fit(
     npu = _npu_fit(
         analysis,
         declared,
-        # The banks the NPU reaches; without them, the available bytes as one block.
-        Memories(budget - reserve_bytes)
-        if target is None
-        else board_memories(target, budget - reserve_bytes),
+        target,
+        budget - reserve_bytes,
         fast_memory_bytes=fast_memory_bytes,
         weights_in_sram=weights_in_sram,
     )
     placement = None
-    # Read only for boards with several banks: the split is computed when first read.
-    split = analysis.budget.split if target is not None and len(target.banks) > 1 else None
+    budget_of = analysis.budget
     if (
         target is not None
         and len(target.banks) > 1
-        and split is not None
+        and budget_of.splits
         and declared.status.gives_a_number
-        and split.single_bytes == declared.required_bytes
+        and budget_of.required_bytes == declared.required_bytes
         # A Vela-compiled model's arena holds the NPU's scratch: it goes whole to a bank the
         # NPU reaches, beside the NPU's other pieces (`npu`), never split into banks it may not.
         and npu is None
     ):
-        from arenalens.placement import place  # noqa: PLC0415 - boards with several banks
+        from arenalens.placement import place_lazily  # noqa: PLC0415 - boards with several banks
 
-        placement = place(split, target, reserve_bytes=reserve_bytes)
+        # The split is made only when a placement in several buffers may win (`place_lazily`).
+        placement = place_lazily(
+            budget_of.required_bytes,
+            partial(_split_of, budget_of),
+            target,
+            reserve_bytes=reserve_bytes,
+        )
     # A Vela-compiled model's arena goes to a bank its NPU reaches (`npu`): its block stays the
     # target's arena limit.
     block = None if target is None or npu is not None else largest_block(target, reserve_bytes)
@@ -426,18 +432,29 @@ def check_fit(
     )
 
 
+def _split_of(budget: MemoryBudget) -> ArenaSplit:
+    split = budget.split
+    assert split is not None  # `MemoryBudget.splits`
+    return split
+
+
 def _npu_fit(
     analysis: Analysis,
     declared: DeclaredArena,
-    memories: Memories,
+    target: Target | None,
+    available_bytes: int,
     *,
     fast_memory_bytes: int | None,
     weights_in_sram: bool,
 ) -> NpuFit | None:
-    """The SRAM pieces of a Vela-compiled model (TFLM) against the board or budget; None for a
-    model without an NPU operator."""
+    """The SRAM pieces of a Vela-compiled model (TFLM) against the board's banks the NPU reaches
+    or, without a board, the available bytes as one block; None for a model without an NPU
+    operator."""
     if analysis.runtime != "tflm" or not is_vela_compiled(analysis.model):
         return None
+    memories = (
+        Memories(available_bytes) if target is None else board_memories(target, available_bytes)
+    )
     from arenalens.vela.memory import npu_memory  # noqa: PLC0415 - reads the ethos-u operators
 
     memory = npu_memory(analysis.model)

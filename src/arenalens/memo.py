@@ -37,10 +37,24 @@ def recent_by_identity(
     capacity: int = 4,
 ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
     """Decorator: cache f(value, *hashable_arguments) by (id(value), arguments)."""
+    return _by_identity(capacity, forget=True)
 
+
+def kept_by_identity(
+    capacity: int = 256,
+) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
+    """Decorator: the same for values no model gives (a board preset's blocks, its build): kept
+    by `clear_caches`, so a check in a search loop resolves its board once per process."""
+    return _by_identity(capacity, forget=False)
+
+
+def _by_identity(
+    capacity: int, *, forget: bool
+) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
     def decorate(function: Callable[..., Result]) -> Callable[..., Result]:
         entries: dict[tuple[int, tuple[Hashable, ...]], tuple[Any, Result]] = {}
-        forgettable(entries.clear)
+        if forget:
+            forgettable(entries.clear)
 
         @functools.wraps(function)
         def cached(value: Any, *arguments: Hashable) -> Result:

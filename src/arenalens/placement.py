@@ -25,12 +25,13 @@ never more than the board has). The same blocks give the single arena's figure
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from arenalens.blocks import Block, blocks
+from arenalens.blocks import Block, board_blocks
+from arenalens.memo import kept_by_identity
 from arenalens.targets import EXTERNAL, Target
 from arenalens.units import format_bytes_exact
 
@@ -100,7 +101,8 @@ class BoardPlacement:
     largest_one_block: str
     largest_two_bytes: int  # the two largest disjoint blocks together: the largest P + N
     largest_two_blocks: tuple[str, str] | None
-    variable_count: int = 0  # the resource-variable table's entries (0: no variables)
+    # The entries of the resource-variable table the best placement puts apart (0: it does not).
+    variable_count: int = 0
     # The fewest bytes the buffers must lose for some placement to fit (0 when one does): of
     # every way to place them, the least total excess over the blocks they would take.
     short_bytes: int = 0
@@ -118,23 +120,143 @@ class BoardPlacement:
 
 def place(split: ArenaSplit, target: Target, *, reserve_bytes: int = 0) -> BoardPlacement:
     """Arena split + board → the placement that fits and runs fastest, and the most it holds."""
-    candidates = blocks(target.banks, reserve_bytes)
-    best: tuple[tuple[int, ...], Placement] | None = None
+    return place_lazily(split.single_bytes, lambda: split, target, reserve_bytes=reserve_bytes)
+
+
+def place_lazily(
+    single_bytes: int,
+    split_of: Callable[[], ArenaSplit],
+    target: Target,
+    *,
+    reserve_bytes: int = 0,
+) -> BoardPlacement:
+    """`place` of a split made only when a way with more than one buffer may win: a model whose
+    one arena fits the board's fastest block (the usual check on a board) never makes it.
+
+    The ways are tried fastest first (`_BoardWays.ways`: by score without the bytes); the first
+    that fits wins, or one as fast with fewer bytes (the score's last term)."""
+    board = _board_ways(target, reserve_bytes)
+    split: ArenaSplit | None = None
+    best: tuple[_Way, tuple[int, ...], int] | None = None
     short_bytes: int | None = None
-    for uses, apart in _placements(split, candidates):
-        excess = sum(max(0, use.nbytes - use.block.available_bytes) for use in uses)
-        short_bytes = excess if short_bytes is None else min(short_bytes, excess)
-        if excess:
-            continue
-        placement = Placement(
-            ONE_ARENA if _has(uses, ARENA) else TWO_BUFFERS,
-            uses,
-            apart,
-            _notes(uses, apart),
+    for way in board.ways:
+        if best is not None and way.score != best[0].score:
+            break  # slower than the winner: the rest is too
+        parts = way.parts
+        if parts is _ONE:
+            found: tuple[int, ...] | None = (single_bytes,)
+        else:
+            if split is None:
+                split = split_of()
+            found = _sizes(split, parts)
+        if found is None:
+            continue  # no resource variables: no table to put apart
+        sizes = found
+        excess = 0  # bytes over the blocks' room, in a plain loop: a few per way
+        for nbytes, room in zip(sizes, way.available, strict=True):
+            if nbytes > room:
+                excess += nbytes - room
+        if short_bytes is None or excess < short_bytes:
+            short_bytes = excess
+        if not excess and (best is None or sum(sizes) < best[2]):
+            best = (way, sizes, sum(sizes))
+    return BoardPlacement(
+        best=None if best is None else _placement(best[0], best[1]),
+        largest_one_bytes=board.largest_one_bytes,
+        largest_one_block=board.largest_one_block,
+        largest_two_bytes=board.largest_two_bytes,
+        largest_two_blocks=board.largest_two_blocks,
+        variable_count=_apart_count(best[0] if best is not None else None, split),
+        short_bytes=short_bytes or 0,
+    )
+
+
+def _apart_count(way: _Way | None, split: ArenaSplit | None) -> int:
+    """The entries of the resource-variable table the way puts apart (0: it does not)."""
+    if way is None or VARIABLES not in way.parts or split is None or split.variables is None:
+        return 0
+    return split.variables.count
+
+
+def _placement(way: _Way, sizes: tuple[int, ...]) -> Placement:
+    uses = tuple(
+        BankUse(part, nbytes, block)
+        for part, nbytes, block in zip(way.parts, sizes, way.blocks, strict=True)
+    )
+    kind = ONE_ARENA if ARENA in way.parts else TWO_BUFFERS
+    return Placement(kind, uses, VARIABLES in way.parts, way.notes)
+
+
+# The buffers of each way TFLM takes its memory, in the order they are tried: one arena, a
+# persistent and a non-persistent buffer, and either with the resource variables' table apart.
+_ONE = (ARENA,)
+_TWO = (PERSISTENT, NON_PERSISTENT)
+_ONE_APART = (ARENA, VARIABLES)
+_TWO_APART = (PERSISTENT, NON_PERSISTENT, VARIABLES)
+
+
+def _sizes(split: ArenaSplit, parts: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The bytes of a layout's parts (None: a layout with the variables apart, and none)."""
+    two = split.two
+    if parts is _TWO:
+        return (two.persistent_bytes, two.non_persistent_bytes)
+    variables = split.variables
+    if variables is None:
+        return None
+    if parts is _ONE_APART:
+        return (variables.single_bytes, variables.arena_bytes)
+    apart = variables.two
+    return (apart.persistent_bytes, apart.non_persistent_bytes, variables.arena_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Way:
+    """One assignment of a layout's parts to disjoint blocks, with what does not depend on the
+    bytes: each block's room, the placement's score less its total bytes (`_score`) and its
+    notes."""
+
+    parts: tuple[str, ...]
+    blocks: tuple[Block, ...]
+    available: tuple[int, ...]
+    score: tuple[int, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _BoardWays:
+    """A board at one reserve, as every placement searches it: made once per process."""
+
+    # Every layout's assignments, fastest first (by score without the bytes); ties in the order
+    # the layouts (one arena, two buffers, each with the variables apart) and the blocks come.
+    ways: tuple[_Way, ...]
+    # The largest block (the largest single arena), the two largest disjoint blocks (as
+    # `BoardPlacement` says them).
+    largest_one_bytes: int
+    largest_one_block: str
+    largest_two_bytes: int
+    largest_two_blocks: tuple[str, str] | None
+
+
+@kept_by_identity()
+def _board_ways(target: Target, reserve_bytes: int) -> _BoardWays:
+    """A board's blocks and the assignments of buffers to them: they depend on no model."""
+    return _ways_of(board_blocks(target, reserve_bytes))
+
+
+def _ways_of(candidates: tuple[Block, ...]) -> _BoardWays:
+    ways = [
+        _Way(
+            parts,
+            chosen,
+            tuple(block.available_bytes for block in chosen),
+            _block_score(parts, chosen),
+            _notes(tuple(zip(parts, chosen, strict=True)), apart=VARIABLES in parts),
         )
-        score = _score(placement)
-        if best is None or score < best[0]:
-            best = (score, placement)
+        for parts in (_ONE, _TWO, _ONE_APART, _TWO_APART)
+        for chosen in permutations(candidates, len(parts))
+        if _disjoint(chosen)
+    ]
+    ways.sort(key=lambda way: way.score)  # stable: ties keep the order above
     largest = max(candidates, key=lambda block: (block.available_bytes, -block.first_index))
     pairs = [
         (first, second)
@@ -146,61 +268,17 @@ def place(split: ArenaSplit, target: Target, *, reserve_bytes: int = 0) -> Board
         key=lambda pair: (pair[0].available_bytes + pair[1].available_bytes, -pair[0].first_index),
         default=None,
     )
-    return BoardPlacement(
-        best=None if best is None else best[1],
-        largest_one_bytes=largest.available_bytes,
-        largest_one_block=largest.name,
-        largest_two_bytes=0 if two is None else two[0].available_bytes + two[1].available_bytes,
-        largest_two_blocks=None if two is None else (two[0].name, two[1].name),
-        variable_count=0 if split.variables is None else split.variables.count,
-        short_bytes=short_bytes or 0,
+    return _BoardWays(
+        tuple(ways),
+        largest.available_bytes,
+        largest.name,
+        0 if two is None else two[0].available_bytes + two[1].available_bytes,
+        None if two is None else (two[0].name, two[1].name),
     )
 
 
-def _has(uses: Sequence[BankUse], part: str) -> bool:
-    return any(use.part == part for use in uses)
-
-
-def _placements(
-    split: ArenaSplit, candidates: Sequence[Block]
-) -> list[tuple[tuple[BankUse, ...], bool]]:
-    """Every assignment of a split's buffers to disjoint blocks."""
-    layouts: list[tuple[tuple[tuple[str, int], ...], bool]] = [
-        (((ARENA, split.single_bytes),), False),
-        (
-            (
-                (PERSISTENT, split.two.persistent_bytes),
-                (NON_PERSISTENT, split.two.non_persistent_bytes),
-            ),
-            False,
-        ),
-    ]
-    variables = split.variables
-    if variables is not None:
-        layouts.append(
-            (((ARENA, variables.single_bytes), (VARIABLES, variables.arena_bytes)), True)
-        )
-        layouts.append(
-            (
-                (
-                    (PERSISTENT, variables.two.persistent_bytes),
-                    (NON_PERSISTENT, variables.two.non_persistent_bytes),
-                    (VARIABLES, variables.arena_bytes),
-                ),
-                True,
-            )
-        )
-    found: list[tuple[tuple[BankUse, ...], bool]] = []
-    for parts, apart in layouts:
-        for chosen in permutations(candidates, len(parts)):
-            if any(first.shares_a_bank_with(second) for first, second in permutations(chosen, 2)):
-                continue
-            uses = tuple(
-                BankUse(part, nbytes, block)
-                for (part, nbytes), block in zip(parts, chosen, strict=True)
-            )
-            found.append((uses, apart))
-    return found
+def _disjoint(chosen: tuple[Block, ...]) -> bool:
+    return not any(first.shares_a_bank_with(second) for first, second in permutations(chosen, 2))
 
 
 def placement_score(placement: Placement) -> tuple[int, ...]:
@@ -209,51 +287,56 @@ def placement_score(placement: Placement) -> tuple[int, ...]:
 
 
 def _score(placement: Placement) -> tuple[int, ...]:
-    uses = placement.uses
-    activations = placement.activations
-    persistent = placement.use(PERSISTENT) or activations
+    parts = tuple(use.part for use in placement.uses)
+    blocks_used = tuple(use.block for use in placement.uses)
+    return (*_block_score(parts, blocks_used), placement.total_bytes)
+
+
+def _block_score(parts: tuple[str, ...], chosen: tuple[Block, ...]) -> tuple[int, ...]:
+    """The score's terms that the blocks decide: all but the total bytes."""
+    by_part = dict(zip(parts, chosen, strict=True))
+    activations = by_part.get(ARENA) or by_part[NON_PERSISTENT]
+    persistent = by_part.get(PERSISTENT) or activations
     return (
-        max(use.block.speed_rank for use in uses),
-        activations.block.speed_rank,
-        int(persistent.block.speed == EXTERNAL),
-        len(uses),
-        persistent.block.speed_rank,
-        sum(len(use.block.banks) for use in uses),
-        activations.block.first_index,
-        persistent.block.first_index,
-        placement.total_bytes,
+        max(block.speed_rank for block in chosen),
+        activations.speed_rank,
+        int(persistent.speed == EXTERNAL),
+        len(chosen),
+        persistent.speed_rank,
+        sum(len(block.banks) for block in chosen),
+        activations.first_index,
+        persistent.first_index,
     )
 
 
-def _notes(uses: Sequence[BankUse], apart: bool) -> tuple[str, ...]:
+def _notes(uses: Sequence[tuple[str, Block]], *, apart: bool) -> tuple[str, ...]:
+    """The speed cost, DMA and what the code must do of parts in blocks (`Placement.notes`)."""
     notes: list[str] = []
-    for use in uses:
-        bank_names = use.block.name
-        figures = "; ".join(bank.speed for bank in use.block.banks if bank.speed)
-        if use.block.speed == EXTERNAL and figures:
+    for part, block in uses:
+        bank_names = block.name
+        figures = "; ".join(bank.speed for bank in block.banks if bank.speed)
+        if block.speed == EXTERNAL and figures:
             bank_names = f"{bank_names} ({figures})"
-        if use.block.speed == EXTERNAL:
-            if use.part in (ARENA, NON_PERSISTENT):
+        if block.speed == EXTERNAL:
+            if part in (ARENA, NON_PERSISTENT):
                 notes.append(
-                    f"{bank_names} is external RAM: the {_part_title(use.part)} buffer holds every "
+                    f"{bank_names} is external RAM: the {_part_title(part)} buffer holds every "
                     "activation and scratch buffer, so compute-bound kernels (convolutions, "
                     "fully connected) read every activation from it on every inference: expect "
                     "inference several times slower than from on-chip SRAM"
                 )
             else:
                 notes.append(
-                    f"{bank_names} is external RAM: the {_part_title(use.part)} part (kernel "
+                    f"{bank_names} is external RAM: the {_part_title(part)} part (kernel "
                     "data, tensor structs) is read there once per operator; the activations "
                     "stay on-chip"
                 )
-        if use.part in (ARENA, NON_PERSISTENT) and any(
-            bank.dma is False for bank in use.block.banks
-        ):
+        if part in (ARENA, NON_PERSISTENT) and any(bank.dma is False for bank in block.banks):
             notes.append(
                 f"{bank_names} is not reachable by the DMA: an input tensor filled by DMA "
                 "(camera, microphone) must be copied in by the CPU"
             )
-    if any(use.part == PERSISTENT for use in uses):
+    if any(part == PERSISTENT for part, _ in uses):
         notes.append(
             "TFLM does not reliably fail below the persistent minimum (several of its "
             "allocations are unchecked): never make the persistent buffer smaller"

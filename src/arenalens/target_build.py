@@ -22,6 +22,7 @@ from arenalens.builds.build import (
 )
 from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
+from arenalens.memo import kept_by_identity
 
 if TYPE_CHECKING:
     from arenalens.builds.kernel_paths import OverlapRules
@@ -106,11 +107,21 @@ def target_build(
     """A preset and any --cpu / --kernels / --tflm / --npu given with it → the TFLM build to
     predict: the options win, then the preset's core, default kernels (named by the board) and
     NPU; the host wheel for a core without a 32-bit model; at the --tflm release."""
+    if cpu is None and kernels is None and tflm is None and npu is None:
+        return _board_build(target)
     build = _preset_build(target, cpu=cpu, kernels=kernels)
     npu = npu or target.npu
     if npu is not None:
         build = with_npu(build, npu)
     return build if tflm is None else build.at_release(tflm_release(tflm))
+
+
+@kept_by_identity()
+def _board_build(target: Target) -> Build:
+    """A preset's own build, made once per target in a process: a search loop checks every
+    candidate against the same board."""
+    build = _preset_build(target, cpu=None, kernels=None)
+    return build if target.npu is None else with_npu(build, target.npu)
 
 
 def _preset_build(target: Target, *, cpu: str | None, kernels: str | None) -> Build:

@@ -119,6 +119,12 @@ class MemoryBudget:
         return self.split_of()
 
     @property
+    def splits(self) -> bool:
+        """True when the runtime lets firmware split this memory (`split` is not None), told
+        without making the split."""
+        return self.split_of is not _nothing
+
+    @property
     def runs(self) -> bool:
         """True when nothing stops the runtime from setting the model up and invoking it."""
         return not self.obstacles

@@ -23,10 +23,8 @@ class TwoBuffers:
     tail_bytes: int  # what the persistent buffer holds after setup (from its aligned end)
     head_bytes: int  # what the non-persistent buffer holds after setup: the planned head
     # N - head: bytes setup needs only while AllocateTensors() runs, all in the non-persistent
-    # buffer (temp tensor views, allocation info, the planner's working memory), and what needs
-    # the most.
+    # buffer (temp tensor views, allocation info, the planner's working memory).
     setup_bytes: int
-    setup_need: str
 
     @property
     def total_bytes(self) -> int:

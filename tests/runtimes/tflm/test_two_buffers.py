@@ -140,3 +140,32 @@ def test_a_clean_run_is_only_a_clean_run() -> None:
 @pytest.mark.parametrize("start", [1, 16, 999, 50_000])
 def test_smallest_finds_the_threshold_from_anywhere(minimum: int, start: int) -> None:
     assert smallest(lambda size: size >= minimum, start) == minimum
+
+
+@pytest.mark.parametrize(
+    "build_name", ["cortex-m7/cmsis-nn", "cortex-m4/reference", "cortex-m55", "esp32s3/esp-nn"]
+)
+def test_the_split_from_the_settled_sequence_is_the_whole_ones(build_name: str) -> None:
+    """A check reads the split from the sequence `settle` walked (condensed runs); a report's
+    written steps give the same buffers, on every generated case and bank fixture."""
+    from arenalens.runtimes.tflm.two_buffers import arena_split
+    from tests.conformance.cases import all_cases
+    from tests.fixtures.bank_models import BANK_MODELS
+
+    build = build_named(build_name)
+    makers = [case.model for case in all_cases()[::7]] + [make for _, make in BANK_MODELS]
+    condensed = 0
+    for make in makers:
+        model = parse_model(make(), "model")
+        arena = arenas(model, build=build)[0]
+        found = budget(model, [arena], [run_planner("tflm_greedy", arena.problem)], build=build)
+        prediction, count = found.split_of.args  # type: ignore[attr-defined]
+        whole = arena_split(
+            prediction.sequence,
+            prediction.layout,
+            single_bytes=prediction.minimal_arena,
+            variable_count=count,
+        )
+        assert found.split == whole
+        condensed += len(prediction.settled_from) < len(prediction.sequence)
+    assert condensed > len(makers) // 2  # most settled sequences are condensed

@@ -63,6 +63,9 @@ class SetupPrediction:
     write_sequence: Callable[[], tuple[Allocation, ...]] = field(
         default=tuple, compare=False, repr=False
     )
+    # The sequence `settled` came from (condensed, or the whole one where kernel buffers are
+    # written over live temps): the two-buffer split reads its figures there, not the steps.
+    settled_from: tuple[Allocation, ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
     def sequence(self) -> tuple[Allocation, ...]:
@@ -171,7 +174,7 @@ def predict_setup(
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
-    return SetupPrediction(layout, settle(condensed, layout), found, write)
+    return SetupPrediction(layout, settle(condensed, layout), found, write, condensed)
 
 
 def _written(sequence: tuple[Allocation, ...]) -> tuple[Allocation, ...]:
@@ -248,11 +251,13 @@ _device_title = lru_cache(maxsize=64)(build_title)
 
 
 def two_buffer_split(prediction: SetupPrediction, variable_count: int) -> ArenaSplit:
-    """The arena split in two buffers (`two_buffers.arena_split`), when a report asks."""
+    """The arena split in two buffers (`two_buffers.arena_split`), when a report or a board
+    with several banks asks: from the settled sequence (its runs give the same buffers as the
+    steps they stand for, `setup.condensed_sequence`), so a board's check writes no steps."""
     from arenalens.runtimes.tflm.two_buffers import arena_split  # noqa: PLC0415
 
     return arena_split(
-        prediction.sequence,
+        prediction.settled_from or prediction.sequence,
         prediction.layout,
         single_bytes=prediction.minimal_arena,
         variable_count=variable_count,

@@ -34,38 +34,48 @@ from arenalens.runtimes.tflm.setup import RUNTIME_OBJECTS, VARIABLE_TABLE
 from arenalens.runtimes.tflm.setup_layout import LINEAR_PLANNER_CAPACITY, RuntimeLayout
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation, minimal_arena_size
 
+# Action's members as module constants: an Enum member read through its class costs about a
+# microsecond on Python 3.11, several per step of a hundreds-of-steps loop.
+_PERSISTENT, _TEMP, _HEAD = Action.PERSISTENT, Action.TEMP, Action.HEAD
+_RESET_TEMP, _RELEASE_HEAD = Action.RESET_TEMP, Action.RELEASE_HEAD
+_PLANNER, _LINEAR_PLANNER = Action.PLANNER, Action.LINEAR_PLANNER
+
 
 def _align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
 def two_buffers(sequence: Sequence[Allocation], layout: RuntimeLayout) -> TwoBuffers:
-    """A single-arena setup sequence → the minimal persistent and non-persistent buffers of the
-    two-buffer allocator (both buffers 16-byte aligned, as `alignas(16)` declares them)."""
+    """A single-arena setup sequence (whole, or condensed as `setup.condensed_sequence` writes it
+    for `settle`: its runs move temp and tail as their steps do) → the minimal persistent and
+    non-persistent buffers of the two-buffer allocator (both buffers 16-byte aligned, as
+    `alignas(16)` declares them)."""
     persistent = 0  # bytes used below the persistent buffer's 16-aligned end
-    head = temp = 0
-    need, need_what = 0, ""
+    head = temp = need = 0
+    # Alignments rounded inline (-(-x // a) * a): a call per step costs more than the step.
     for step in sequence:
         action = step.action
-        if action is Action.PERSISTENT:
+        if action is _PERSISTENT:
             nbytes = step.nbytes
             if step.part == RUNTIME_OBJECTS:
                 nbytes = _two_buffer_objects(step, layout)
-            persistent = _align_up(persistent + nbytes, step.alignment)
-        elif action is Action.TEMP:
-            temp = _align_up(temp, step.alignment) + step.nbytes
-            if temp > need:
-                need, need_what = temp, step.what
-        elif action is Action.HEAD:
+            alignment = step.alignment
+            persistent = -(-(persistent + nbytes) // alignment) * alignment
+        elif action is _TEMP:
+            alignment = step.alignment
+            temp = -(-temp // alignment) * alignment + step.nbytes
+            if temp > need:  # noqa: PLR1730 - a call per step costs more than the test
+                need = temp
+        elif action is _HEAD:
             head = temp = step.nbytes
-            if head > need:
-                need, need_what = head, step.what
-        elif action is Action.RESET_TEMP:
+            if head > need:  # noqa: PLR1730
+                need = head
+        elif action is _RESET_TEMP:
             temp = head
-        elif action is Action.RELEASE_HEAD:
+        elif action is _RELEASE_HEAD:
             head = temp = 0
-        elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
-            if action is Action.LINEAR_PLANNER:
+        elif action is _PLANNER or action is _LINEAR_PLANNER:
+            if action is _LINEAR_PLANNER:
                 if step.nbytes > LINEAR_PLANNER_CAPACITY:
                     raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
                 table = 0
@@ -73,9 +83,7 @@ def two_buffers(sequence: Sequence[Allocation], layout: RuntimeLayout) -> TwoBuf
                 table = step.nbytes * layout.planner_bytes_per_buffer
             # align_down(np + N, 16) - align_up(temp, 16) >= table.
             end = _align_up(_align_up(temp, ARENA_ALIGNMENT) + table, ARENA_ALIGNMENT)
-            if end > need:
-                need = end
-                need_what = f"the memory planner's working memory ({step.nbytes} buffers)"
+            need = max(need, end)
             temp = end
     return TwoBuffers(
         persistent_bytes=_align_up(persistent, ARENA_ALIGNMENT),
@@ -83,7 +91,6 @@ def two_buffers(sequence: Sequence[Allocation], layout: RuntimeLayout) -> TwoBuf
         tail_bytes=persistent,
         head_bytes=head,
         setup_bytes=need - head,
-        setup_need=need_what if need > head else "",
     )
 
 
