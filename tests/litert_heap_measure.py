@@ -177,6 +177,9 @@ HELD_OUT = (
     # drawn after heap_build.lut_runtime_bytes counted the LUT runtime from subgraph.c and
     # each operator's table from init_op (xnnpack_objects.lookup_table).
     *((f"lut10_{seed}", "unary_chain", seed) for seed in range(101, 121)),
+    # Int4 blockwise FULLY_CONNECTEDs (tests/litert_rewrite_cases.py), new seeds drawn after
+    # the workspace packed their rows to the qb4w GEMM's tile (xnnpack_workspace).
+    *((f"xnn10_blockwise_{seed}", "blockwise_fc", seed) for seed in range(201, 217)),
 )
 # Session 10 (litert-isa10): new seeds drawn after the x86-64-v3-zen profile (isa.py: float
 # GEMMs 4x16s4 and 4x8, 8-bit 3x8c8; Eigen on the EPYC's caches) was written, measured on an

@@ -44,7 +44,6 @@ from arenalens.runtimes.litert import (
     heap_resources,
     heap_xnnpack,
     xnnpack_attention,
-    xnnpack_blockwise,
     xnnpack_custom,
     xnnpack_objects,
     xnnpack_packing,
@@ -416,13 +415,13 @@ def xnnpack_parts(
             "XNNPACK workspace",
             xnnpack_packing.aligned_block(workspace) if modelled else arenas,
             "setup",
-            modelled and not xnnpack_blockwise.packs_rows(model),
+            modelled and not xnnpack_workspace.rows_estimate(model, isa),
             "XNNPACK's memory planner packs the values internal to each delegated partition "
             "and its operators' own workspaces (a hybrid GEMM's packed input, a run-time "
             "matrix packed for a BATCH_MATMUL) into one workspace (the largest partition's "
             "plan plus 32 B)"
             + ("" if modelled else "; counted at the builtin arena's size, which it never exceeds")
-            + (xnnpack_blockwise.WORKSPACE_ESTIMATE if xnnpack_blockwise.packs_rows(model) else ""),
+            + xnnpack_workspace.rows_estimate(model, isa),
         ),
         HeapPart(
             "XNNPACK runtime and operator objects",

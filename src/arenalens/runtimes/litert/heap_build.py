@@ -437,7 +437,8 @@ def lut_runtime_bytes(subgraph: Subgraph, lut: _Node) -> int:
     the memory is planned the tracker's records with the larger of the planner's scratch and
     the workspace. With every value 8-bit each node runs in place: one 256-byte value; else
     each value between two nodes as 256 floats (an upper bound)."""
-    nodes = len(lut.chain)
+    run = lut.chain[: lut.folded + 1]  # the nodes copied past the last 8-bit output are dropped
+    nodes, values = len(run), len(lut.chain) + 1  # values: the input and each copied output
     operators = sum(
         xnnpack_objects._operator_blocks("unary")
         + (
@@ -445,10 +446,10 @@ def lut_runtime_bytes(subgraph: Subgraph, lut: _Node) -> int:
             if xnnpack_objects.lookup_table(subgraph, node)
             else 0
         )
-        for node in lut.chain
+        for node in run
     )
-    ids = lut.chain_values + nodes
-    if _eight_bit_chain(subgraph, lut):
+    ids = values + nodes
+    if _eight_bit_chain(subgraph, run):
         between, placed = 256, 1
     else:
         between, placed = (nodes - 1) * (4 * 256 + XNN_EXTRA_BYTES), nodes - 1
@@ -457,7 +458,7 @@ def lut_runtime_bytes(subgraph: Subgraph, lut: _Node) -> int:
     return (
         glibc.usable(xnnpack_objects.RUNTIME_BYTES)
         + glibc.usable(xnnpack_objects.OPERATOR_DATA_BYTES * nodes)
-        + glibc.usable(xnnpack_objects.RUNTIME_VALUE_BYTES * lut.chain_values)
+        + glibc.usable(xnnpack_objects.RUNTIME_VALUE_BYTES * values)
         + glibc.usable(LUT_WORKSPACE_HANDLE_BYTES)
         + operators
         + glibc.usable(USAGE_RECORD_BYTES * ids)
@@ -465,9 +466,9 @@ def lut_runtime_bytes(subgraph: Subgraph, lut: _Node) -> int:
     )
 
 
-def _eight_bit_chain(subgraph: Subgraph, lut: _Node) -> bool:
+def _eight_bit_chain(subgraph: Subgraph, run: tuple[_Node, ...]) -> bool:
     """Whether every model tensor a LUT's chain reads or writes is 8-bit."""
-    tensors = {t for node in lut.chain for t in (*node.inputs, *node.outputs)}
+    tensors = {t for node in run for t in (*node.inputs, *node.outputs)}
     return all(
         subgraph.tensors[t].dtype.name in ("INT8", "UINT8")
         for t in tensors

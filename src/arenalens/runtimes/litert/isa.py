@@ -183,6 +183,9 @@ HOST = IsaProfile(
 # depth to kr × sr = 4, with 4x8 as the "nr2" config; the other cores 5x16__fma3_broadcast and
 # 10x8. The wheel's trace on a Zen EPYC packs a 1-input, 16-output float FULLY_CONNECTED in
 # 320 B (16 × (4 × 4 + 4)) and fingerprints float GEMMs with 8-output dummies.
+# The int4 blockwise GEMM with AVX2 (gemm-config.c init_qd8_f32_qb4w_gemm_config: 3x8c8__avx2,
+# two planes): the wheel's workspace on the Zen EPYC packs 3 input rows of 8 + round_up(k, 8) B.
+_QB4W_AVX2 = GemmTile(mr=3, nr=8, kr=8)
 _AVX2_ZEN_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3, AMD Zen",
     f32_gemm=GemmTile(mr=4, nr=16, kr=4),
@@ -192,6 +195,7 @@ _AVX2_ZEN_TILES = XnnpackTiles(
     qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
     heuristic_rows=True,  # the EPYC's deconvolutions (xnn7_deconvolution_*)
     qd8_gemm=GemmTile(mr=4, nr=8, kr=8),  # qd8_f32_qc8w 4x8c8__avx2
+    qb4w_gemm=_QB4W_AVX2,
 )
 _AVX2_TILES = XnnpackTiles(
     "x86-64 AVX2 + FMA3",
@@ -200,6 +204,7 @@ _AVX2_TILES = XnnpackTiles(
     qs8_gemm=GemmTile(mr=3, nr=8, kr=8),
     f32_depthwise=_F32_DW_AVX,
     qs8_depthwise=DepthwiseTile(16, (3, 9, 25)),
+    qb4w_gemm=_QB4W_AVX2,
 )
 X86_64_V3 = IsaProfile(
     "x86-64-v3",

@@ -14,10 +14,12 @@ VisitFullyConnectedNode, GetXNNPackDatatype, CheckFp16Scale; XNNPACK
   depth to kr × sr × planes (16: whole blocks of 32 always are) in nibbles, half a byte each, a
   float bias, a float of extra bytes and one bf16 scale per block.
 
-* **Workspace**: its input quantized and packed inline as a hybrid int8 GEMM's
-  (xnnpack_workspace.hybrid_gemm_workspace), exact for one row (measured); for several rows
-  the int4 GEMM's own packing is not measured on the wheel's machine, and the figure is
-  labelled an estimate (on an AVX2 machine the int8 figure was 1.0-1.7x the int4 one).
+* **Workspace**: its input quantized and packed inline (xnnpack_workspace.hybrid_gemm_workspace),
+  exact for one row; several rows are packed to the qb4w GEMM's own tile
+  (xnn_pack_lh_fx_qd8_packed_size(mr, k, mr, kr, sr): with AVX2 3 rows of 8 + round_up(k, 8) B,
+  traced on an AMD EPYC), exact where the ISA's configurations name that tile; elsewhere
+  (the measuring machine's AVX-512 VNNI kernels are not traced) as an 8-bit hybrid GEMM's 16
+  rows, labelled an estimate (on AVX2 that figure was 1.0-5.3x the int4 one).
 
 * **Refused after it is taken**: scales that are not fp16, or not one per block, fail
   GetXNNPackDatatype once the delegate holds the operator (`datatype_failures`): the 2.3.0

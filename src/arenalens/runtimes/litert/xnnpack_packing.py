@@ -70,6 +70,9 @@ class XnnpackTiles:
     # The dynamically quantized GEMM (qd8_f32_qc8w) where the configuration names it; None:
     # `hybrid_gemm`'s measured bound.
     qd8_gemm: GemmTile | None = None
+    # The int4 blockwise GEMM's (gemm-config.c init_qd8_f32_qb4w_gemm_config), where traced;
+    # None: its input's packing is counted with the 8-bit hybrid GEMM's rows (an estimate).
+    qb4w_gemm: GemmTile | None = None
 
 
 # x86-64 with AVX-512 (skx), VNNI and AMX-INT8 (the measuring machine: tests/data/
@@ -338,18 +341,22 @@ def hybrid_lhs_bytes(
     broadcast: bool = False,
     threads: int = 1,
     tiles: XnnpackTiles = HOST_TILES,
+    gemm: GemmTile | None = None,
 ) -> int:
     """The workspace a hybrid GEMM of `rows` × `depth` by `depth` × `columns` (over `batches`
     of A: a BATCH_MATMUL's) packs its quantized A into; `broadcast`: A is reused over B's
     batches. Inline, each of the `threads` packs its own tile of rows; all of A is packed
     first when the threads' tiles outnumber what they split (a fully connected operator's
     rows, a BATCH_MATMUL's batches)."""
-    gemm = _batch_matmul_gemm("qd8", tiles)
-    row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, gemm.kr)
-    tile = 1 if rows == 1 else HYBRID_LHS_ROWS
+    # `gemm`: a GEMM whose own tile packs the rows (an int4 blockwise one's mr × kr).
+    row_tile = gemm.mr if gemm is not None else HYBRID_LHS_ROWS
+    packing = gemm if gemm is not None else _batch_matmul_gemm("qd8", tiles)
+    row_bytes = QD8_ROW_PARAMS_BYTES + round_up(depth, packing.kr)
+    tile = 1 if rows == 1 else row_tile
     shared = rows if batches == 0 else batches
-    tile_rows = min(HYBRID_LHS_ROWS, rows)
-    column_bytes = round_up(depth, gemm.kr) + _COLUMN_EXTRA_BYTES["qd8"]
+    tile_rows = min(row_tile, rows)
+    # An int4 GEMM's columns are half an int8 one's: counted as int8 (fits less, packs more).
+    column_bytes = round_up(depth, packing.kr) + _COLUMN_EXTRA_BYTES["qd8"]
     lines = (
         -(-tile_rows * row_bytes // CACHE_LINE_BYTES)
         + -(-columns * column_bytes // CACHE_LINE_BYTES)

@@ -33,6 +33,8 @@ from arenalens.runtimes.litert.heap_xnnpack import (
     keeps_dims,
     node_subsets,
 )
+from arenalens.runtimes.litert.isa import IsaProfile
+from arenalens.runtimes.litert.xnnpack_blockwise import WORKSPACE_ESTIMATE
 from arenalens.runtimes.litert.xnnpack_packing import (
     HOST_TILES,
     XNN_ALLOCATION_ALIGNMENT,
@@ -103,12 +105,17 @@ def hybrid_gemm_workspace(
     subgraph: Subgraph, operator: Operator, threads: int = 1, tiles: XnnpackTiles = HOST_TILES
 ) -> int:
     """The operator workspace of a hybrid GEMM: its rows (the input's pixels or batch rows) by
-    its depth (the weights' last dimension), packed inline."""
+    its depth (the weights' last dimension), packed inline. An int4 blockwise one packs them
+    to its own GEMM's tile where `tiles` name it (fully-connected-nc.c: the per-thread
+    workspace is xnn_pack_lh_fx_qd8_packed_size(mr, k, mr, kr, sr) of the qb4w configuration,
+    traced on AVX2: 3 rows of 8 + round_up(k, 8) bytes)."""
     data, weights = subgraph.tensors[operator.inputs[0]], subgraph.tensors[operator.inputs[1]]
     depth = weights.shape[-1] if weights.shape else 1
     rows = data.element_count // max(depth, 1)
     columns = weights.shape[0] if weights.shape else 1
-    return hybrid_lhs_bytes(rows, depth, columns, threads=threads, tiles=tiles)
+    int4 = xnnpack_blockwise.int4_weights(subgraph, operator) is not None
+    gemm = tiles.qb4w_gemm if int4 else None
+    return hybrid_lhs_bytes(rows, depth, columns, threads=threads, tiles=tiles, gemm=gemm)
 
 
 def _pointwise(operator: Operator, subgraph: Subgraph) -> bool:
@@ -173,6 +180,14 @@ def workspace_request(
     return largest
 
 
+def rows_estimate(model: Model, isa: IsaProfile) -> str:
+    """The workspace's label when an int4 blockwise GEMM packs several rows of input and the
+    tiles the ISA's figures are replayed with do not name its own (they are then packed as an
+    8-bit hybrid GEMM's: an estimate); empty otherwise."""
+    named = isa.replay_tiles.qb4w_gemm is not None
+    return "" if named or not xnnpack_blockwise.packs_rows(model) else WORKSPACE_ESTIMATE
+
+
 _CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")  # the delegate defines them as clamp nodes
 _UNARY = frozenset(
     (*UNARY_FLOAT, *UNARY_QUANTIZED, "ELU", "LEAKY_RELU", "QUANTIZE", "DEQUANTIZE")
@@ -197,10 +212,7 @@ class _Node:
     sizes: dict[int, int] = field(default_factory=dict)  # planned bytes of values it adds
     folded: int = 0  # nodes fused into it that keep their operator-data slots (a LUT's chain)
     workspace: int = 0  # its operator workspace, where not its operator's (an attention's)
-    # A LUT's chain: the nodes it computes its table from, and the values XNNPACK copied for
-    # them (one more than the nodes it took before dropping those past the last 8-bit output).
-    chain: tuple[_Node, ...] = ()
-    chain_values: int = 0
+    chain: tuple[_Node, ...] = ()  # a LUT's: the nodes XNNPACK copied for it (`folded` + 1 run)
 
 
 _BINARY_WITH_ACTIVATION = ("ADD", "SUB", "MUL", "DIV")  # the delegate passes their range
@@ -412,22 +424,14 @@ def fuse_unary_chains(subgraph: Subgraph, nodes: list[_Node], external: set[int]
             if following is None or not _pure_unary(following):
                 break
             chain.append(following)
-        copied = len(chain) + 1  # the chain's input and each node's output
+        copied = tuple(chain)  # before the nodes past the last 8-bit output are dropped
         while len(chain) > 1 and not _eight_bit(subgraph, chain[-1].outputs[0]):
             chain.pop()
         if len(chain) < 2:
             continue
         last = chain[-1]
-        fused = _Node(
-            "lut",
-            [node.inputs[0]],
-            list(last.outputs),
-            last.operator,
-            {},
-            len(chain) - 1,
-            chain=tuple(chain),
-            chain_values=copied,
-        )
+        lut = [node.inputs[0]], list(last.outputs), last.operator
+        fused = _Node("lut", *lut, folded=len(chain) - 1, chain=copied)
         nodes[nodes.index(last)] = fused
         for tensor in fused.inputs:
             readers[tensor] = fused
