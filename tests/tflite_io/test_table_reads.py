@@ -11,10 +11,11 @@ import struct
 from typing import Any
 
 import pytest
+import tflite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arenalens.tflite import opcodes
+from arenalens.tflite import opcodes, reader
 from arenalens.tflite.builder import ModelBuilder, _Writer
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.tables import (
@@ -24,6 +25,7 @@ from arenalens.tflite.tables import (
     int32_vector_at,
     int32s_of_row,
 )
+from tests.conftest import SHARED_MODELS, SHARED_REASON
 
 
 def _careful(buf: bytes, at: int) -> tuple[int, ...] | str:
@@ -134,3 +136,23 @@ def test_field_less_options_tables_are_decoded_once_per_vtable(
     assert [dict(op.options) for op in operators] == [{}] * 4
     assert len({id(op.options) for op in operators}) == 1  # the first table's, for all
     assert len(decodes) == 1
+
+
+def test_repeated_operator_codes_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that gives every operator a code of its own (mobilenet_v2 224: 84 codes) names
+    each builtin once per distinct code, and every operator as the code it points at."""
+    path = SHARED_MODELS / "tflite_micro__mobilenet_v2_quantized_1x3x224x224.tflite"
+    if not path.is_file():
+        pytest.skip(SHARED_REASON)
+    named: list[int] = []
+    name = opcodes.builtin_name
+
+    def counted(code: int) -> str:
+        named.append(code)
+        return name(code)
+
+    monkeypatch.setattr(reader, "builtin_name", counted)
+    operators = load_model(path).subgraphs[0].operators
+    codes = tflite.Model.GetRootAs(path.read_bytes(), 0)
+    assert codes.OperatorCodesLength() == len(operators) == 84
+    assert len(named) == len(set(named)) == len({op.opcode for op in operators}) == 8

@@ -34,6 +34,11 @@ from arenalens.ir import (
     dtype_for_code,
 )
 from arenalens.tflite.files import map_file, other_format
+from arenalens.tflite.offline_plan import (
+    OFFLINE_PLAN_METADATA,
+    decode_offline_plan,
+    encode_offline_plan,
+)
 from arenalens.tflite.opcodes import (
     LazyOptions,
     OptionReaders,
@@ -82,8 +87,6 @@ FILE_IDENTIFIER = b"TFL3"
 # schema.fbs: `Buffer.data` is `force_align: 16`, so TFLM can read weights in place. A rule of the
 # file's layout; TFLM's arena alignment (`runtimes.tflm.alignment`) is a different idea.
 BUFFER_DATA_ALIGNMENT = 16
-OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
-_METADATA_OFFLINE_HEADER_WORDS = 3
 # Dims below this, at most 4 of them, cannot make a tensor too large (`ir.check_shape_size`).
 _SMALL_DIM = 1 << 14
 # `ir.DTYPES` by the type byte (a signed int8) as a subscript of a 256-entry tuple: a negative
@@ -315,15 +318,27 @@ class _Parser:
         inline fields in one unpack (`_OPERATOR_CODE_FIELDS`; an absent version is 1)."""
         buf, size = self.data, self.size
         found = []
+        # Builtin codes already read, by their fields: some writers give every operator a code
+        # of its own (mobilenet_v2 224: 84 codes of 8 operators).
+        builtins: dict[tuple[int, int, int], OpcodeRow] = {}
         for pos, fields, (deprecated, _, version, raw) in read_tables(
             buf, size, *vector, _OPERATOR_CODE_FIELDS
         ):
+            if not fields[1]:
+                key = (deprecated, version if fields[2] else 1, raw)
+                known_row = builtins.get(key)
+                if known_row is not None:
+                    found.append(known_row)
+                    continue
             builtin = max(raw, deprecated)
             custom_name = string_at(buf, size, pos + fields[1]) if fields[1] else ""
             self.charge(len(custom_name) >> 3)
             known = builtin_name(builtin)
             name = f"CUSTOM:{custom_name}" if known == "CUSTOM" or custom_name else known
-            found.append((name, builtin, raw, custom_name or None, version if fields[2] else 1))
+            row = (name, builtin, raw, custom_name or None, version if fields[2] else 1)
+            if not fields[1]:
+                builtins[deprecated, row[4], raw] = row
+            found.append(row)
         return tuple(found)
 
     def subgraph(
@@ -563,6 +578,7 @@ class _Parser:
             self.vtables,
         )
         last_word = size - 4
+        unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
         option_readers: OptionReaders = {}
         opcode_count = len(opcodes)
         new = tuple.__new__  # as in `buffers`
@@ -608,12 +624,28 @@ class _Parser:
             called: tuple[int, ...] = ()
             if name in CONTROL_FLOW_OPTION_FIELDS:
                 called = _called_subgraphs(name, options)
+            # `tables.int32s_of_row`'s first read inline, as `tensors` reads shapes: most
+            # operators have at most 4 inputs and 4 outputs.
             inputs: tuple[int, ...] = ()
             if fields[1]:
-                inputs = int32s_of_row(buf, size, pos + fields[1], inputs_offset)
+                try:
+                    head = unpack_count_4i32(buf, pos + fields[1] + inputs_offset)
+                except struct.error:
+                    head = LONG_VECTOR
+                if head[0] <= 4:
+                    inputs = head[1 : head[0] + 1]
+                else:
+                    inputs = int32s_of_row(buf, size, pos + fields[1], inputs_offset)
             outputs: tuple[int, ...] = ()
             if fields[2]:
-                outputs = int32s_of_row(buf, size, pos + fields[2], outputs_offset)
+                try:
+                    head = unpack_count_4i32(buf, pos + fields[2] + outputs_offset)
+                except struct.error:
+                    head = LONG_VECTOR
+                if head[0] <= 4:
+                    outputs = head[1 : head[0] + 1]
+                else:
+                    outputs = int32s_of_row(buf, size, pos + fields[2], outputs_offset)
             intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
             items += len(inputs) + len(outputs) + len(intermediates) + len(called)
             if items > item_budget:
@@ -744,32 +776,6 @@ def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
             f"operator {operator} of subgraph {subgraph}: custom options: {error}"
         ) from None
     return bytes(model.data[data : data + length])
-
-
-def decode_offline_plan(raw: bytes, label: str) -> OfflinePlan:
-    """`OfflineMemoryAllocation` bytes → OfflinePlan (little-endian int32 words)."""
-    header_bytes = 4 * _METADATA_OFFLINE_HEADER_WORDS
-    if len(raw) < header_bytes:
-        raise ModelError(
-            label,
-            f"'{OFFLINE_PLAN_METADATA}' metadata is {format_bytes_exact(len(raw))}, "
-            f"shorter than its 12-byte header",
-        )
-    version, subgraph_count, count = struct.unpack_from("<iii", raw, 0)
-    available = (len(raw) - header_bytes) // 4
-    if count < 0 or count > available:
-        raise ModelError(
-            label,
-            f"'{OFFLINE_PLAN_METADATA}' metadata claims {count} offsets but holds {available}",
-        )
-    offsets = struct.unpack_from(f"<{count}i", raw, header_bytes)
-    return OfflinePlan(version, subgraph_count, tuple(offsets))
-
-
-def encode_offline_plan(plan: OfflinePlan) -> bytes:
-    """OfflinePlan → `OfflineMemoryAllocation` metadata bytes."""
-    count = len(plan.offsets)
-    return struct.pack(f"<iii{count}i", plan.version, plan.subgraph_count, count, *plan.offsets)
 
 
 def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:
