@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 import numpy as np
+from flatbuffers import flexbuffers
 
 from arenalens.tflite.builder import (
     ModelBuilder,
@@ -213,6 +214,25 @@ def int4_blockwise(
     return _single(build)
 
 
+def attention_heads(heads: int, key_heads: int) -> bytes:
+    """The odml attention as the custom operator: a [1, 4, heads, 8] query over [1, 5,
+    key_heads, 8] keys and values (XNNPACK's delegate takes it; the builtin kernels cannot)."""
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        query = g.add_tensor("q", [1, 4, heads, 8])
+        key, value = (g.add_tensor(name, [1, 5, key_heads, 8]) for name in ("k", "v"))
+        out = g.add_tensor("attention", [1, 4, heads, 8])
+        g.add_operator(
+            "CUSTOM:odml.scaled_dot_product_attention",
+            [query, key, value],
+            [out],
+            custom_options=bytes(flexbuffers.Dumps({"is_causal": False})),
+        )
+        return [query, key, value], [out]
+
+    return _single(build)
+
+
 CASES: dict[str, Callable[[], bytes]] = {
     "squeeze_ok": lambda: squeeze((1, 3, 1), (0, 2)),
     "squeeze_negative_ok": lambda: squeeze((2, 1), (-1,)),
@@ -264,6 +284,10 @@ CASES: dict[str, Callable[[], bytes]] = {
     "int4_blockwise_block_16": lambda: int4_blockwise(64, 64, 4, 16),
     "int4_blockwise_block_48": lambda: int4_blockwise(64, 96, 2, 48),
     "int4_blockwise_float32_scales": lambda: int4_blockwise(64, 64, 2, 32, "FLOAT32"),
+    "attention_heads_4_over_2": lambda: attention_heads(4, 2),
+    "attention_heads_3_over_2": lambda: attention_heads(3, 2),
+    "attention_heads_4_over_3": lambda: attention_heads(4, 3),
+    "attention_heads_6_over_4": lambda: attention_heads(6, 4),
 }
 
 _CHILD = """
@@ -305,6 +329,9 @@ def wheel_outcome(data: bytes, delegate: str) -> str:
     return words[1] if words[:1] == ["allocated"] else words[0]
 
 
+# Cases the builtin kernels refuse as an unresolved custom operator, not by a kernel's check
+# (prepare_refusals has nothing to say about them).
+UNRESOLVED = frozenset(name for name in CASES if name.startswith("attention_heads_"))
 # Measured on ai-edge-litert 2.3.0, x86-64 (python -m tests.litert_refusal_cases): (builtin,
 # XNNPACK) outcome per case.
 WHEEL: dict[str, tuple[str, str]] = {
@@ -358,6 +385,10 @@ WHEEL: dict[str, tuple[str, str]] = {
     "int4_blockwise_block_16": ("runs", "runs"),
     "int4_blockwise_block_48": ("runs", "runs"),
     "int4_blockwise_float32_scales": ("runs", "setup"),
+    "attention_heads_4_over_2": ("setup", "runs"),
+    "attention_heads_3_over_2": ("setup", "setup"),
+    "attention_heads_4_over_3": ("setup", "setup"),
+    "attention_heads_6_over_4": ("setup", "setup"),
 }
 
 

@@ -198,6 +198,7 @@ def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
         _value_refusals(model)
         + _variable_refusals(model)
         + _blockwise_refusals(model)
+        + _attention_refusals(model)
         + tuple(_refusal(opcode, failures) for opcode, failures in by_opcode.items())
     )
 
@@ -221,6 +222,27 @@ def _blockwise_refusals(model: Model) -> tuple[Refusal, ...]:
         )
         for subgraph in model.subgraphs
         for operator, what in datatype_failures(model, subgraph)
+    )
+
+
+def _attention_refusals(model: Model) -> tuple[Refusal, ...]:
+    """Attentions the delegate takes whose key heads do not divide the query's
+    (xnnpack_attention.head_failures)."""
+    from arenalens.runtimes.litert.xnnpack_attention import head_failures  # noqa: PLC0415
+
+    return tuple(
+        Refusal(
+            reason="the XNNPACK delegate takes it but its key heads do not divide its query "
+            "heads ('query_proj.dims->data[2] % key_proj.dims->data[2] != 0'), so the "
+            "delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back",
+            phase="setup",
+            opcode=subgraph.operators[operator].opcode,
+            operators=((subgraph.index, operator),),
+            fix="convert the attention with as many key heads as query heads, one, or a "
+            "divisor of them",
+        )
+        for subgraph in model.subgraphs
+        for operator in head_failures(subgraph)
     )
 
 

@@ -60,6 +60,22 @@ def is_attention(operator: Operator) -> bool:
     return xnnpack_custom.custom_name(operator) == xnnpack_custom.ATTENTION
 
 
+def head_failures(subgraph: Subgraph) -> tuple[int, ...]:
+    """The attentions the delegate takes (VisitDotAttentionNode's checks pass) whose key heads
+    do not divide the query's: that check is made only while the node is defined, in the
+    kernel's Init ('query_proj.dims->data[2] % key_proj.dims->data[2] != 0'), so the
+    delegate's Prepare and allocate_tensors() fail (the 2.3.0 wheel: 3 query heads over 2 key
+    heads; LiteRT does not fall back)."""
+    found = []
+    for operator in subgraph.operators:
+        if not is_attention(operator) or not xnnpack_custom.attention_fits(subgraph, operator):
+            continue
+        query, key = (subgraph.tensors[index].shape for index in operator.inputs[:2])
+        if len(query) > 2 and len(key) > 2 and key[2] > 0 and query[2] % key[2]:
+            found.append(operator.index)
+    return tuple(found)
+
+
 def _attributes(model: Model, subgraph: Subgraph, operator: Operator) -> bytes:
     if operator.opcode == "STABLEHLO_COMPOSITE":
         return bytes(operator.options.get("composite_attributes") or ())
