@@ -16,6 +16,7 @@ run as printed (`steps.py`). What is judged (`claims.py` names each kind):
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from flows.commands import (
     Verdict,
     budget_text,
     first_line,
+    quoted_commands,
     run_cli,
 )
 from flows.flow import Flow
@@ -90,8 +92,9 @@ class Walk:
     def claim(self, kind: str, outcome: str, command: str, detail: str = "") -> None:
         self.judge.claim(kind, outcome, command, detail)
 
-    def run(self, *argv: str) -> Ran:
-        """Run a command; judge what every command must do (no crash; bad input in one line)."""
+    def run(self, *argv: str, suggested: bool = False) -> Ran:
+        """Run a command; judge what every command must do (no crash; bad input in one line;
+        the commands a refusal names instead run as printed)."""
         ran = run_cli(argv)
         self.result.commands.append(ran)
         if ran.code == 3 or "Traceback" in ran.err or "internal error" in ran.err:
@@ -100,7 +103,21 @@ class Walk:
             lines = ran.err.strip().splitlines()
             outcome = CONFIRMED if len(lines) == 1 and lines[0].startswith("arenalens") else WRONG
             self.claim("one-line-error", outcome, ran.line, ran.err.strip()[:300])
+            if not suggested:
+                self.run_suggested(ran)
         return ran
+
+    def run_suggested(self, refused: Ran) -> None:
+        """A refusal's `arenalens ...` commands ('run: `arenalens check ... --kernels reference`
+        or ...'), each as printed: it runs (exit 0 or 1)."""
+        for command in quoted_commands(refused.err):
+            done = self.run(*shlex.split(command)[1:], suggested=True)
+            self.claim(
+                "step-runs",
+                CONFIRMED if done.code in (0, 1) else WRONG,
+                command,
+                f"named by a refusal; exit {done.code} {first_line(done.err)}",
+            )
 
     # -- the walk -------------------------------------------------------------------------------
     def walk(self) -> FlowResult:
