@@ -1,5 +1,7 @@
-"""`setup.condensed_sequence`: the setup sequence a check settles, with runs of temp and tail
-allocations made one step each, gives the whole sequence's figures at every arena size."""
+"""`setup_condensed`: the setup sequence a check settles, with runs of temp and tail allocations
+made one step each (`condensed_sequence`), gives the whole sequence's figures at every arena
+size; and `settled_setup`, which takes the kernels' Prepare events straight into the settle walk,
+gives what settling the whole sequence gives."""
 
 from __future__ import annotations
 
@@ -10,18 +12,20 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from arenalens.examples import example_bytes
+from arenalens.ir import DTYPES_BY_NAME, Quantization, Tensor, TensorKind
 from arenalens.pipeline import analyze, runtime_build
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.budget import plan_facts, predict_setup
-from arenalens.runtimes.tflm.kernels.base import Persistent
-from arenalens.runtimes.tflm.setup import (
+from arenalens.runtimes.tflm.kernels.base import Event, Persistent, TempBytes
+from arenalens.runtimes.tflm.setup import _tensor_struct, setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup_condensed import (
     _Condensed,
+    _take_prepares,
     condensed_sequence,
-    setup_sequence,
-    setups_with_resources,
+    settled_setup,
 )
 from arenalens.runtimes.tflm.setup_layout import HOST_64, layout_for
-from arenalens.runtimes.tflm.setup_replay import Action, Allocation, replay, settle
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation, ResidueWalk, replay, settle
 from arenalens.tflite.reader import load_model
 
 _ALIGNMENTS = st.sampled_from([1, 2, 4, 8, 16])
@@ -103,6 +107,8 @@ def test_a_models_condensed_sequence_settles_as_its_whole_sequence(
     assert condensed is not None
     assert len(condensed) < len(whole) / 2
     assert settle(condensed, layout) == settle(whole, layout)
+    settled = settled_setup(model, facts, layout, operators, resource_table=table)
+    assert settled == settle(whole, layout)
     # What a report reads: the whole sequence, written when asked, with every step's message.
     prediction = predict_setup(model, result.arena, result.plan, build)
     assert prediction.sequence == whole
@@ -122,3 +128,62 @@ def test_kernel_buffers_over_live_temps_settle_the_whole_sequence(shared_path: P
     prediction = predict_setup(model, result.arena, result.plan, build)
     assert any(step.fails_at for step in prediction.sequence)
     assert prediction.settled == settle(prediction.sequence, layout)
+
+
+def _temp_view(channels: int | None) -> Tensor:
+    """A tensor whose temp view copies `channels` zero points (None: no quantization)."""
+    quantization = None if channels is None else Quantization(0.5, 0, channels, 0)
+    return Tensor(
+        0, "t", (1, 4), (1, 4), DTYPES_BY_NAME["INT8"], 0, False, False,
+        TensorKind.INTERMEDIATE, False, False, quantization,
+    )  # fmt: skip
+
+
+_EVENT = st.one_of(
+    st.builds(_temp_view, st.sampled_from([None, 1, 3, 8])),
+    st.builds(Persistent, st.integers(0, 120), st.just("buffer"), st.none()),
+    st.builds(TempBytes, st.integers(0, 90), _ALIGNMENTS),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 120), st.sampled_from([4, 8])), max_size=6),
+    st.integers(0, 120),
+    st.lists(st.tuples(st.lists(_EVENT, max_size=8), st.integers(0, 200)), max_size=8),
+    st.integers(0, 8),
+    st.sampled_from(["", "cortex-m7/cmsis-nn"]),
+)
+def test_prepares_taken_into_the_walk_settle_as_their_written_steps(
+    structs: list[tuple[int, int]],
+    first_buffer: int,
+    phases: list[tuple[list[Event], int]],
+    planned: int,
+    build_name: str,
+) -> None:
+    """Kernel Prepare events taken straight into the settle walk's lockstep (`_take_prepares`)
+    against the steps `setup_sequence` writes for them (each temp tensor's struct and
+    quantization copies, a temp reset and the head resize after each Prepare), settled whole:
+    the same minimal arena, head and every residue's tail."""
+    layout = layout_for(runtime_build("tflm", build_name or None))
+    start = [Allocation(Action.HEAD, 48, 4)]
+    start += [Allocation(Action.PERSISTENT, nbytes, alignment) for nbytes, alignment in structs]
+    start.append(Allocation(Action.PERSISTENT, first_buffer, ARENA_ALIGNMENT))
+    whole = list(start)
+    for events, head in phases:
+        for event in events:
+            if isinstance(event, Persistent):
+                whole.append(Allocation(Action.PERSISTENT, event.nbytes, ARENA_ALIGNMENT))
+            elif isinstance(event, TempBytes):
+                whole.append(Allocation(Action.TEMP, event.nbytes, event.alignment))
+            elif isinstance(event, Tensor):
+                whole += _tensor_struct(event, layout, Action.TEMP, "", recorded=False)
+        whole += [Allocation(Action.RESET_TEMP, 0), Allocation(Action.HEAD, head, 4)]
+    end = [Allocation(Action.PLANNER, planned, 16), Allocation(Action.RESET_TEMP, 0)]
+    walk = ResidueWalk(layout.planner_bytes_per_buffer)
+    walk.take(start)
+    lockstep = walk.aligned
+    assert lockstep is not None  # from the first 16-aligned tail allocation on
+    assert _take_prepares(lockstep, phases, layout)
+    walk.take(end)
+    assert walk.settled() == settle([*whole, *end], layout)

@@ -167,5 +167,5 @@ def test_the_split_from_the_settled_sequence_is_the_whole_ones(build_name: str) 
             variable_count=count,
         )
         assert found.split == whole
-        condensed += len(prediction.settled_from) < len(prediction.sequence)
+        condensed += len(prediction.condensed) < len(prediction.sequence)
     assert condensed > len(makers) // 2  # most settled sequences are condensed

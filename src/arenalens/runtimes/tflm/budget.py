@@ -27,12 +27,8 @@ from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.arena import ONLINE, offline_offsets
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, scratch_requests
 from arenalens.runtimes.tflm.resources import resource_variables
-from arenalens.runtimes.tflm.setup import (
-    PlanFacts,
-    condensed_sequence,
-    setup_sequence,
-    setups_with_resources,
-)
+from arenalens.runtimes.tflm.setup import PlanFacts, setup_sequence, setups_with_resources
+from arenalens.runtimes.tflm.setup_condensed import condensed_sequence, settled_setup
 from arenalens.runtimes.tflm.setup_layout import RuntimeLayout, layout_for
 from arenalens.runtimes.tflm.setup_replay import (
     Allocation,
@@ -57,20 +53,30 @@ class SetupPrediction:
     layout: RuntimeLayout
     settled: Settled  # the minimal arena size, and the head and tails from it on
     support: Support  # which kernels' bytes are estimates on this build
-    # Writes every allocation setup makes, in order (`sequence`): a check settles a condensed
-    # sequence (`setup.condensed_sequence`), and the steps with their messages are written only
-    # when a report, a replay or the two-buffer split reads them.
+    # Writes every allocation setup makes, in order (`sequence`): a check settles without
+    # writing it (`setup_condensed.settled_setup`), and the steps with their messages are written
+    # only when a report, a replay or the two-buffer split reads them.
     write_sequence: Callable[[], tuple[Allocation, ...]] = field(
         default=tuple, compare=False, repr=False
     )
-    # The sequence `settled` came from (condensed, or the whole one where kernel buffers are
-    # written over live temps): the two-buffer split reads its figures there, not the steps.
-    settled_from: tuple[Allocation, ...] = field(default=(), compare=False, repr=False)
+    # Writes the condensed sequence (`setup_condensed.condensed_sequence`; None where kernel
+    # buffers are written over live temps) when the two-buffer split asks: its runs move temp and
+    # tail as the steps they stand for do, so it reads its figures there, not in the steps.
+    write_condensed: Callable[[], tuple[Allocation, ...] | None] = field(
+        default=tuple, compare=False, repr=False
+    )
 
     @cached_property
     def sequence(self) -> tuple[Allocation, ...]:
         """Every allocation setup makes, in order."""
         return self.write_sequence()
+
+    @cached_property
+    def condensed(self) -> tuple[Allocation, ...]:
+        """The condensed sequence (the whole one where kernel buffers are written over live
+        temps: their failing starts need every temp struct's place)."""
+        condensed = self.write_condensed()
+        return self.sequence if condensed is None else condensed
 
     @property
     def minimal_arena(self) -> int:
@@ -166,15 +172,21 @@ def predict_setup(
     facts = plan_facts(model, arena, plan, build, setups)
     table = build.resource_variables
     write = partial(setup_sequence, model, facts, layout, operators, resource_table=table)
-    condensed = condensed_sequence(model, facts, layout, operators, resource_table=table)
-    if condensed is None:  # kernel buffers over live temps: settle the whole sequence
-        sequence = write()
-        write = partial(_written, sequence)
-        condensed = sequence
+    condense: Callable[[], tuple[Allocation, ...] | None] = partial(
+        condensed_sequence, model, facts, layout, operators, resource_table=table
+    )
+    settled = settled_setup(model, facts, layout, operators, resource_table=table)
+    if settled is None:  # settle the condensed sequence, or the whole one
+        condensed = condense()
+        if condensed is None:  # kernel buffers over live temps: settle the whole sequence
+            condensed = write()
+            write = partial(_written, condensed)
+        condense = partial(_written, condensed)
+        settled = settle(condensed, layout)
     # The resource-variable buffers only add Persistent events: the same support as the plain
     # setups', which the head arena's notes already computed.
     found = support(model, build) if setups is None else support(model, build, tuple(operators))
-    return SetupPrediction(layout, settle(condensed, layout), found, write, condensed)
+    return SetupPrediction(layout, settled, found, write, condense)
 
 
 def _written(sequence: tuple[Allocation, ...]) -> tuple[Allocation, ...]:
@@ -253,11 +265,12 @@ _device_title = lru_cache(maxsize=64)(build_title)
 def two_buffer_split(prediction: SetupPrediction, variable_count: int) -> ArenaSplit:
     """The arena split in two buffers (`two_buffers.arena_split`), when a report or a board
     with several banks asks: from the settled sequence (its runs give the same buffers as the
-    steps they stand for, `setup.condensed_sequence`), so a board's check writes no steps."""
+    steps they stand for, `setup_condensed.condensed_sequence`), so a board's check writes no
+    steps."""
     from arenalens.runtimes.tflm.two_buffers import arena_split  # noqa: PLC0415
 
     return arena_split(
-        prediction.settled_from or prediction.sequence,
+        prediction.condensed,
         prediction.layout,
         single_bytes=prediction.minimal_arena,
         variable_count=variable_count,

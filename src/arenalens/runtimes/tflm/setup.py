@@ -15,9 +15,8 @@ The sequence is data (`setup_sequence`: a tuple of `setup_replay.Allocation`s) t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -47,7 +46,7 @@ from arenalens.runtimes.tflm.setup_layout import (
     VARIABLES,
     RuntimeLayout,
 )
-from arenalens.runtimes.tflm.setup_replay import Action, Allocation
+from arenalens.runtimes.tflm.setup_replay import Action, Allocation, new_allocation
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
 # `Allocation.part` of the two kinds of persistent step a split setup moves: the allocator
@@ -57,12 +56,10 @@ RUNTIME_OBJECTS = "runtime objects"
 VARIABLE_TABLE = "resource variable table"
 
 
-# `Allocation` from all its fields in one C call: a setup sequence is hundreds of steps a check,
-# and the NamedTuple's own constructor is a Python function (it fills in defaults).
-_step = partial(tuple.__new__, Allocation)
+_step = new_allocation
 
 
-def _struct_parts(
+def struct_parts(
     layout: RuntimeLayout, channel_count: int | None
 ) -> tuple[tuple[str, int, int], ...]:
     """(part, bytes, alignment) of a TfLiteTensor struct and its quantization copies (None: the
@@ -108,7 +105,7 @@ def _tensor_struct(
                 (),
             )
         )
-        for part, nbytes, alignment in _struct_parts(layout, _copied_channels(tensor))
+        for part, nbytes, alignment in struct_parts(layout, _copied_channels(tensor))
     ]
 
 
@@ -155,7 +152,7 @@ def setup_sequence(
     `resource_table` is the MicroResourceVariables table the firmware creates (None: the Python
     interpreter's count, one per distinct VAR_HANDLE shared_name).
     """
-    steps = _model_steps(model, layout, facts.preserve_all_tensors, resource_table)
+    steps = model_steps(model, layout, facts.preserve_all_tensors, resource_table)
     operators = setups_with_resources(model) if setups is None else setups
     writing = _Writing(layout, steps)
     labels = [_label(setup.context) for setup in operators]  # each used up to three times
@@ -175,7 +172,7 @@ def setup_sequence(
             _kernel_steps(writing, setup.init, setup.context, label, "Init")
     # PrepareSubgraphs: kernel Prepare, then FinishPrepareNodeAllocations.
     pointer = layout.struct_alignment
-    heads = _heads_after_prepare(operators, facts, layout)
+    heads = heads_after_prepare(operators, facts, layout)
     for setup, label, own, nbytes in zip(operators, labels, kept, heads, strict=True):
         if own is not None:
             steps.extend(own.prepare)
@@ -184,43 +181,12 @@ def setup_sequence(
         steps.append(_RESET_TEMP)
         what = f"scratch requests after {label}"
         steps.append(_step((Action.HEAD, nbytes, pointer, what, "", 1, "", None, ())))
-    steps.extend(_planning_steps(model, facts, layout))
-    steps.extend(_io_tensor_steps(model, layout))
+    steps.extend(planning_steps(model, facts, layout))
+    steps.extend(io_tensor_steps(model, layout))
     return _with_failing_starts(steps) if writing.hazards else tuple(steps)
 
 
-def condensed_sequence(
-    model: Model,
-    facts: PlanFacts,
-    layout: RuntimeLayout,
-    setups: Sequence[OperatorSetup],
-    *,
-    resource_table: int | None = None,
-) -> tuple[Allocation, ...] | None:
-    """`setup_sequence` as `setup_replay.settle` needs it, for a check that wants the figures
-    and not every step's message: the operators' steps without messages, each run of temp
-    allocations one step, each run of tail allocations one step where its alignments allow
-    (`_Condensed`). Settled, it gives what the whole sequence gives; replayed at a size that
-    fails, it may stop at another step. None where a kernel buffer is written over live temps
-    (`temp_overlap`: its failing starts need every temp struct's place)."""
-    steps = _model_steps(model, layout, facts.preserve_all_tensors, resource_table)
-    # Temp positions before the planner never depend on the arena size: from the first head.
-    condensed = _Condensed(steps, layout, layout.scratch_request * MAX_SCRATCH_PER_OPERATOR)
-    condensed.options([setup.builtin_data for setup in setups])
-    if not condensed.phases([(setup.init, -1) for setup in setups if setup.init]):
-        return None
-    heads = _heads_after_prepare(setups, facts, layout)
-    # ResetTempAllocations and the head resize after each Prepare: the resize sets the temp
-    # end alike.
-    if not condensed.phases(zip([setup.prepare for setup in setups], heads, strict=True)):
-        return None
-    condensed.flush()
-    steps.extend(_planning_steps(model, facts, layout))
-    steps.extend(_io_tensor_steps(model, layout))
-    return tuple(steps)
-
-
-def _model_steps(
+def model_steps(
     model: Model, layout: RuntimeLayout, preserve_all_tensors: bool, resource_table: int | None
 ) -> list[Allocation]:
     """The steps before the operators': the allocator's objects, the resource-variable table,
@@ -285,7 +251,7 @@ def _model_steps(
     return steps
 
 
-def _heads_after_prepare(
+def heads_after_prepare(
     operators: Sequence[OperatorSetup], facts: PlanFacts, layout: RuntimeLayout
 ) -> list[int]:
     """The head FinishPrepareNodeAllocations sizes after each operator's Prepare: room for the
@@ -303,206 +269,6 @@ def _heads_after_prepare(
             requests_so_far += scratch_per_operator.get(key, 0)
         heads.append(layout.scratch_request * (requests_so_far + MAX_SCRATCH_PER_OPERATOR))
     return heads
-
-
-def _run_of(
-    parts: tuple[tuple[str, int, int], ...],
-) -> tuple[int, int, tuple[tuple[str, int, int], ...]]:
-    """(bytes, alignment, parts) of allocations made one after another: from a start aligned to
-    that alignment they take exactly those bytes (each size a multiple of it, each alignment
-    dividing it); alignment 0 where no such alignment exists."""
-    aligned = max(alignment for _, _, alignment in parts)
-    if any(aligned % alignment or nbytes % aligned for _, nbytes, alignment in parts):
-        aligned = 0
-    return sum(nbytes for _, nbytes, _ in parts), aligned, parts
-
-
-_TAIL, _TEMP, _HEAD = Action.PERSISTENT, Action.TEMP, Action.HEAD
-
-_Parts = tuple[int, int, tuple[tuple[str, int, int], ...]]  # a temp struct's `_run_of`
-# By layout (its id, the layout kept to check it): channel count → a temp struct's
-# `_run_of(_struct_parts)`. A function of the build's struct sizes alone, as the layout is: kept
-# for the process, like the layouts (`layout_for`), a few builds' worth.
-_PARTS: dict[int, tuple[RuntimeLayout, dict[int | None, _Parts]]] = {}
-_PARTS_LAYOUTS = 64
-
-
-def _parts_for(layout: RuntimeLayout) -> dict[int | None, _Parts]:
-    """The temp struct parts found so far on this layout (filled by `_Condensed`)."""
-    found = _PARTS.get(id(layout))
-    if found is None or found[0] is not layout:
-        if len(_PARTS) >= _PARTS_LAYOUTS:
-            _PARTS.clear()
-        found = _PARTS[id(layout)] = (layout, {})
-    return found[1]
-
-
-class _Condensed:
-    """The operators' steps written for `settle` alone (`condensed_sequence`).
-
-    A run of temp allocations is one temp step from where the run starts to where it ends (temp
-    only grows within it, and a check against the tail holds for the whole run iff for its end).
-    The run goes on over tail allocations that a later temp allocation of the run follows: that
-    one's end is at least as high and the tail then at least as low, so its check holds only if
-    the earlier ones' do (the tail allocations check the head, never temp). A run of tail
-    allocations is one step where every later one's alignment divides the first's and its
-    rounded size is a multiple of it (the tail then stays aligned to the first's, and each later
-    one moves it by exactly its rounded size; the tail only falls, so the head check at the end
-    holds for the run). Steps keep their order: a temp run the open tail run follows
-    (`behind`) is written before it."""
-
-    __slots__ = (
-        "behind",
-        "layout",
-        "parts",
-        "run_start",
-        "steps",
-        "tail_alignment",
-        "tail_bytes",
-        "temp",
-    )
-
-    def __init__(self, steps: list[Allocation], layout: RuntimeLayout, temp: int) -> None:
-        self.steps, self.layout, self.temp = steps, layout, temp
-        self.run_start = -1  # where the open temp run starts (-1: none open)
-        self.tail_bytes = self.tail_alignment = 0  # the open tail run (alignment 0: none)
-        # The open tail run started after the open temp run's last allocation (else no tail
-        # run is open while a temp run is).
-        self.behind = False
-        self.parts = _parts_for(layout)
-
-    def options(self, sizes: Sequence[tuple[int, int] | None]) -> None:
-        """Every operator's parsed options, (bytes, alignment) or None: tail allocations, the
-        open tail run in local variables."""
-        if self.run_start >= 0:
-            self._close_temp()
-        tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
-        for size in sizes:
-            if size is None:
-                continue
-            nbytes, alignment = size
-            if tail_alignment:
-                if not tail_alignment % alignment:
-                    rounded = -(-nbytes // alignment) * alignment
-                    if not rounded % tail_alignment:
-                        tail_bytes += rounded
-                        continue
-                steps.append(_step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ())))
-            tail_bytes, tail_alignment = nbytes, alignment
-        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
-
-    def events(self, events: Sequence[Event], head: int = -1) -> bool:
-        """One kernel phase's events, then (`head` >= 0) the head resized to `head` bytes, the
-        temp end with it; False where a buffer is written over live temps."""
-        return self.phases(((events, head),))
-
-    def phases(self, phases: Iterable[tuple[Sequence[Event], int]]) -> bool:
-        """Kernel phases in order, each (its events, the head size after it or -1: `events`):
-        one loop for all of a model's Init or Prepare phases, the open runs followed in local
-        variables (a phase is a handful of events, most of them temp tensors, and a model has
-        tens of phases: per-phase calls and attribute traffic would cost more than the events).
-        """
-        temp, run_start, parts_of = self.temp, self.run_start, self.parts
-        tail_bytes, tail_alignment, steps = self.tail_bytes, self.tail_alignment, self.steps
-        behind, pointer = self.behind, self.layout.struct_alignment
-        for events, head in phases:
-            for event in events:
-                kind = type(event)
-                if kind is TempTensor or kind is TempBytes:
-                    if run_start < 0 or behind:
-                        # The open tail run is written; the temp run starts, or goes on over it.
-                        if tail_alignment:
-                            steps.append(
-                                _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
-                            )
-                            tail_alignment = 0
-                        if run_start < 0:
-                            run_start = temp
-                        behind = False
-                    if kind is not TempTensor:  # TempBytes (rare)
-                        alignment = event.alignment  # type: ignore[union-attr]
-                        temp = -(-temp // alignment) * alignment + event.nbytes  # type: ignore[union-attr]
-                        continue
-                    # `_copied_channels`, inline: the parts of its struct and quantization copies.
-                    quantization = event.tensor.quantization  # type: ignore[union-attr]
-                    channels = (
-                        None
-                        if quantization is None or quantization.zero_point is None
-                        else quantization.channel_count
-                    )
-                    entry = parts_of.get(channels)
-                    if entry is None:
-                        entry = self._parts_of(channels)
-                    total, aligned, parts = entry
-                    if aligned and not temp % aligned:
-                        temp += total
-                        continue
-                    for _, nbytes, alignment in parts:
-                        temp = -(-temp // alignment) * alignment + nbytes
-                elif kind is Persistent:
-                    if event.written is not None:  # type: ignore[union-attr]
-                        return False
-                    # A tail allocation, 16-aligned: into the open tail run where it may join.
-                    nbytes = event.nbytes  # type: ignore[union-attr]
-                    if tail_alignment:
-                        if not tail_alignment % ARENA_ALIGNMENT:
-                            rounded = -(-nbytes // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
-                            if not rounded % tail_alignment:
-                                tail_bytes += rounded
-                                continue
-                        if behind:  # the temp run before the tail run, written first
-                            steps.append(
-                                _step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ()))
-                            )
-                            run_start, behind = -1, False
-                        steps.append(
-                            _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
-                        )
-                    elif run_start >= 0:
-                        behind = True
-                    tail_bytes, tail_alignment = nbytes, ARENA_ALIGNMENT
-            if head >= 0:
-                # The head resized: the open runs written (the temp run first, a tail run open
-                # with it follows it), the temp end moves to it.
-                if run_start >= 0:
-                    steps.append(_step((_TEMP, temp - run_start, 1, "", "", 1, "", None, ())))
-                    run_start, behind = -1, False
-                if tail_alignment:
-                    steps.append(
-                        _step((_TAIL, tail_bytes, tail_alignment, "", "", 1, "", None, ()))
-                    )
-                    tail_alignment = 0
-                steps.append(_step((_HEAD, head, pointer, "", "", 1, "", None, ())))
-                temp = head
-        self.temp, self.run_start, self.behind = temp, run_start, behind
-        self.tail_bytes, self.tail_alignment = tail_bytes, tail_alignment
-        return True
-
-    def _parts_of(self, channels: int | None) -> _Parts:
-        """A temp tensor's `_run_of(_struct_parts)`, by the channels its quantization copies."""
-        entry = self.parts[channels] = _run_of(_struct_parts(self.layout, channels))
-        return entry
-
-    def temp_bytes(self, nbytes: int, alignment: int) -> None:
-        """A temp allocation: the open temp run grows (over the open tail run, written)."""
-        self.events((TempBytes(nbytes, alignment),))
-
-    def flush(self) -> None:
-        """Write the open runs, the temp run first (a tail run open with it follows it)."""
-        if self.run_start >= 0:
-            self._close_temp()
-        if self.tail_alignment:
-            self._close_tail()
-
-    def _close_temp(self) -> None:
-        nbytes = self.temp - self.run_start
-        self.steps.append(_step((_TEMP, nbytes, 1, "", "", 1, "", None, ())))
-        self.run_start, self.behind = -1, False
-
-    def _close_tail(self) -> None:
-        nbytes, alignment = self.tail_bytes, self.tail_alignment
-        self.steps.append(_step((_TAIL, nbytes, alignment, "", "", 1, "", None, ())))
-        self.tail_alignment = 0
 
 
 # ResetTempAllocations after every Prepare: one frozen step shared by all of them.
@@ -540,7 +306,7 @@ def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
     return tuple(placed)
 
 
-def _planning_steps(model: Model, facts: PlanFacts, layout: RuntimeLayout) -> list[Allocation]:
+def planning_steps(model: Model, facts: PlanFacts, layout: RuntimeLayout) -> list[Allocation]:
     """FinishModelAllocation: scratch handles, then CommitStaticMemoryPlan."""
     pointer = layout.struct_alignment
     steps: list[Allocation] = []
@@ -578,7 +344,7 @@ def _planning_steps(model: Model, facts: PlanFacts, layout: RuntimeLayout) -> li
     return steps
 
 
-def _io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
+def io_tensor_steps(model: Model, layout: RuntimeLayout) -> list[Allocation]:
     """The input and output TfLiteTensor structs MicroInterpreter keeps after setup."""
     steps: list[Allocation] = []
     main = model.subgraphs[0]
@@ -680,7 +446,7 @@ def _kernel_steps(
     for allocation in allocations:
         if type(allocation) is TempTensor:  # events have no subclasses; most are temp tensors
             # The same tensor always costs the same temp bytes: build its steps once.
-            tensor = allocation.tensor
+            tensor = allocation
             cached = temp_structs.get(id(tensor))
             if cached is None:
                 what = f"temp TfLiteTensor for tensor {tensor.index} '{tensor.name}'"

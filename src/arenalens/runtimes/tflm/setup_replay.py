@@ -33,8 +33,9 @@ Two places where C and this replay part on purpose, neither ever lowering the mi
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -81,6 +82,11 @@ class Allocation(NamedTuple):
     # closed ranges of start addresses at which it breaks setup (set by setup_sequence).
     hazard: temp_overlap.Hazard | None = None
     fails_at: tuple[tuple[int, int], ...] = ()
+
+
+# `Allocation` from all its fields in one C call: a setup sequence is hundreds of steps a check,
+# and the NamedTuple's own constructor is a Python function (it fills in defaults).
+new_allocation = partial(tuple.__new__, Allocation)
 
 
 @dataclass(frozen=True)
@@ -217,7 +223,7 @@ def settle(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> S
     so the tail's offset d = tail - 16·k depends on the residue r only (the tail is r - d), and
     every check becomes a lower bound `n >= value - d + r`. One pass therefore finds each
     residue's minimum; from the first 16-aligned tail allocation on, every residue's offset moves
-    alike (`_Lockstep`), and the pass costs O(1) per step.
+    alike (`Lockstep`), and the pass costs O(1) per step.
 
     A kernel buffer written over live temps (`Allocation.fails_at`) fails at some start
     addresses only; for stability its start must lie above the highest of them, one more lower
@@ -225,12 +231,9 @@ def settle(sequence: Sequence[Allocation], layout: RuntimeLayout = HOST_64) -> S
     below max(S_r) - 15 (without such buffers fitting is monotone and this is the first size
     that fits).
     """
-    walk = _residue_walk(sequence, layout.planner_bytes_per_buffer)
-    needs = walk.needs
-    firsts = [need + (residue - need) % 16 for residue, need in needs.items() if need is not None]
-    if len(firsts) < len(needs):
-        raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
-    return Settled(max(firsts) - 15, walk.head, walk.tails)
+    walk = ResidueWalk(layout.planner_bytes_per_buffer)
+    walk.take(sequence)
+    return walk.settled()
 
 
 class _ResidueGroup:
@@ -243,119 +246,177 @@ class _ResidueGroup:
         self.shared = -(1 << 62)  # bound collected since, for every residue of the group
 
 
-class _WalkResult:
-    """What `_residue_walk` found (a plain class: cheaper to define at import than a dataclass,
-    and only `settle` reads it)."""
+class ResidueWalk:
+    """`settle`'s walk, fed a sequence in parts (`take`), then `settled`: for each residue r, the
+    largest lower bound on the size and the tail; the head at the end.
 
-    __slots__ = ("head", "needs", "tails")
+    When a part ends with every residue moving alike to the end (`aligned`: from the first
+    16-aligned tail allocation on), the walk's state is that `Lockstep`'s, and a caller may take
+    steps it never writes straight into it (`setup` takes the kernels' events so)."""
 
-    def __init__(
-        self, needs: dict[int, int | None], tails: tuple[int, ...], head: int | None
-    ) -> None:
-        self.needs = needs  # residue → the largest lower bound on the size (None: none fits)
-        self.tails = tails  # residue → the tail at the end
-        self.head = head  # max(head, temp) at the end (None: it depends on the size)
-
-
-def _residue_walk(sequence: Sequence[Allocation], planner_bytes_per_buffer: int) -> _WalkResult:
-    """Sequence → for each residue r, the largest lower bound on the size and the tail at the
-    end; the head at the end."""
-    groups: dict[int, _ResidueGroup] = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
-    head = temp = 0
-    impossible = False
-    # Temp and head checks bound every group by (their end - its offset): between two tail
-    # moves only the highest end matters, so it is kept here and given to the groups when the
-    # offsets are about to move (or at the end), not at every step.
-    highest_end = nothing = _NOTHING
-    # The planner sets the temp end to the aligned tail, a position that depends on the size,
-    # until the next head resize or temp reset.
-    temp_known = True
-    persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
-    reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
-    steps = iter(sequence)
-    # A step a lockstep stopped at, still to take here.
-    pending: Allocation | None = None
-    while True:
-        step = pending if pending is not None else next(steps, None)
-        pending = None
-        if step is None:
-            break
-        action = step.action
-        if action is persistent:
-            if highest_end != nothing:
-                _bound_all(groups, highest_end)
-                highest_end = nothing
-            groups = _move_tail(groups, step.nbytes, step.alignment, head)
-            if step.fails_at:
-                _bound_above_failing_starts(groups, step.fails_at)
-            spacing = _spacing(groups)
-            if spacing > 1:
-                # The groups move alike while the tail's alignments divide their spacing: from
-                # the first 16-aligned tail allocation on, to the end; before it, over the runs
-                # of smaller alignments (one per operator's options, the structs).
-                lockstep = _Lockstep(
-                    groups,
-                    head=head,
-                    temp=temp,
-                    highest_end=highest_end,
-                    impossible=impossible,
-                    temp_known=temp_known,
-                )
-                pending = lockstep.walk(steps, planner_bytes_per_buffer, spacing)
-                groups, impossible = lockstep.groups(), lockstep.impossible
-                head, temp, temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
-                highest_end = nothing
-        elif action is temporary:
-            temp = -(-temp // step.alignment) * step.alignment + step.nbytes
-            highest_end = max(highest_end, temp)
-        elif action is resize_head:
-            highest_end = max(highest_end, step.nbytes)
-            head = temp = step.nbytes
-            temp_known = True
-        elif action is reset_temp:
-            temp = head
-            temp_known = True
-        elif action is release_head:
-            head = temp = 0
-            temp_known = True
-        elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
-            temp_known = False
-            linear = action is Action.LINEAR_PLANNER
-            impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
-            start = _align_up(temp, ARENA_ALIGNMENT)
-            table = 0 if linear else step.nbytes * planner_bytes_per_buffer
-            # align_down(tail, 16) - start >= table: the tail's own misalignment is lost.
-            for offset, group in groups.items():
-                group.shared = max(group.shared, start + table - offset + offset % 16)
-            temp = start + table
-    if highest_end != nothing:
-        _bound_all(groups, highest_end)
-    needs: dict[int, int | None] = {}
-    tails = [0] * 16
-    for offset, group in groups.items():
-        for residue, earlier in group.earlier.items():
-            needs[residue] = None if impossible else max(earlier, group.shared) + residue
-            tails[residue] = residue - offset
-    return _WalkResult(
-        dict(sorted(needs.items())), tuple(tails), max(head, temp) if temp_known else None
+    __slots__ = (
+        "groups",
+        "head",
+        "highest_end",
+        "impossible",
+        "lockstep",
+        "planner_bytes_per_buffer",
+        "temp",
+        "temp_known",
     )
 
+    def __init__(self, planner_bytes_per_buffer: int) -> None:
+        self.planner_bytes_per_buffer = planner_bytes_per_buffer
+        self.groups = {r: _ResidueGroup({r: -(1 << 62)}) for r in range(16)}
+        self.head = self.temp = 0
+        self.impossible = False
+        # Temp and head checks bound every group by (their end - its offset): between two tail
+        # moves only the highest end matters, so it is kept here and given to the groups when
+        # the offsets are about to move (or at the end), not at every step.
+        self.highest_end = NOTHING
+        # The planner sets the temp end to the aligned tail, a position that depends on the
+        # size, until the next head resize or temp reset.
+        self.temp_known = True
+        # The lockstep the last part ended in (the walk's state is then its own), else None.
+        self.lockstep: Lockstep | None = None
 
-_NOTHING = -(1 << 62)
+    @property
+    def aligned(self) -> Lockstep | None:
+        """The lockstep every later step takes alike (spacing 16), if the walk is in one."""
+        lockstep = self.lockstep
+        return lockstep if lockstep is not None and lockstep.spacing == 16 else None
+
+    def take(self, sequence: Iterable[Allocation]) -> None:
+        """The next steps of the sequence."""
+        steps = iter(sequence)
+        planner_bytes_per_buffer = self.planner_bytes_per_buffer
+        # A step a lockstep stopped at, still to take here.
+        pending: Allocation | None = None
+        if self.lockstep is not None:
+            pending = self.lockstep.walk(steps, planner_bytes_per_buffer)
+            if pending is None:
+                return
+            self._leave_lockstep()
+        groups, head, temp = self.groups, self.head, self.temp
+        impossible, temp_known = self.impossible, self.temp_known
+        highest_end = self.highest_end
+        nothing = NOTHING
+        persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
+        reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
+        while True:
+            step = pending if pending is not None else next(steps, None)
+            pending = None
+            if step is None:
+                break
+            action = step.action
+            if action is persistent:
+                if highest_end != nothing:
+                    _bound_all(groups, highest_end)
+                    highest_end = nothing
+                groups = _move_tail(groups, step.nbytes, step.alignment, head)
+                if step.fails_at:
+                    _bound_above_failing_starts(groups, step.fails_at)
+                spacing = _spacing(groups)
+                if spacing > 1:
+                    # The groups move alike while the tail's alignments divide their spacing:
+                    # from the first 16-aligned tail allocation on, to the end; before it, over
+                    # the runs of smaller alignments (one per operator's options, the structs).
+                    lockstep = Lockstep(
+                        groups,
+                        head=head,
+                        temp=temp,
+                        highest_end=highest_end,
+                        impossible=impossible,
+                        temp_known=temp_known,
+                        spacing=spacing,
+                    )
+                    pending = lockstep.walk(steps, planner_bytes_per_buffer)
+                    if pending is None:  # the part ended in it: the state stays there
+                        self.lockstep = lockstep
+                        return
+                    groups, impossible = lockstep.groups(), lockstep.impossible
+                    head, temp, temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
+                    highest_end = nothing
+            elif action is temporary:
+                temp = -(-temp // step.alignment) * step.alignment + step.nbytes
+                highest_end = max(highest_end, temp)
+            elif action is resize_head:
+                highest_end = max(highest_end, step.nbytes)
+                head = temp = step.nbytes
+                temp_known = True
+            elif action is reset_temp:
+                temp = head
+                temp_known = True
+            elif action is release_head:
+                head = temp = 0
+                temp_known = True
+            elif action in (Action.PLANNER, Action.LINEAR_PLANNER):
+                temp_known = False
+                linear = action is Action.LINEAR_PLANNER
+                impossible |= linear and step.nbytes > LINEAR_PLANNER_CAPACITY
+                start = _align_up(temp, ARENA_ALIGNMENT)
+                table = 0 if linear else step.nbytes * planner_bytes_per_buffer
+                # align_down(tail, 16) - start >= table: the tail's own misalignment is lost.
+                for offset, group in groups.items():
+                    group.shared = max(group.shared, start + table - offset + offset % 16)
+                temp = start + table
+        self.groups, self.head, self.temp = groups, head, temp
+        self.impossible, self.temp_known = impossible, temp_known
+        self.highest_end = highest_end
+
+    def _leave_lockstep(self) -> None:
+        """The lockstep's state back in the walk's groups."""
+        lockstep = self.lockstep
+        assert lockstep is not None
+        self.groups, self.impossible = lockstep.groups(), lockstep.impossible
+        self.head, self.temp, self.temp_known = lockstep.head, lockstep.temp, lockstep.temp_known
+        self.highest_end = NOTHING
+        self.lockstep = None
+
+    def settled(self) -> Settled:
+        """The smallest size from which every larger one fits, the head and the tails there."""
+        if self.lockstep is not None:
+            self._leave_lockstep()
+        groups = self.groups
+        if self.highest_end != NOTHING:
+            _bound_all(groups, self.highest_end)
+            self.highest_end = NOTHING
+        impossible = self.impossible
+        tails = [0] * 16
+        firsts: list[int] = []
+        for offset, group in groups.items():
+            for residue, earlier in group.earlier.items():
+                tails[residue] = residue - offset
+                if not impossible:
+                    need = max(earlier, group.shared) + residue
+                    firsts.append(need + (residue - need) % 16)
+        if impossible:
+            raise ValueError("no arena size fits this setup (a planner limit is exceeded)")
+        head = max(self.head, self.temp) if self.temp_known else None
+        return Settled(max(firsts) - 15, head, tuple(tails))
 
 
-class _Lockstep:
-    """`_residue_walk` while every group's tail offset is congruent modulo a spacing s (a power
+# No bound yet (lower than any): a highest end with nothing to give the groups.
+NOTHING = -(1 << 62)
+
+
+class Lockstep:
+    """`ResidueWalk` while every group's tail offset is congruent modulo a spacing s (a power
     of two): a tail allocation whose alignment divides s moves all groups by the same amount
     (they keep their distances c_g to a base offset b and never merge). With s = 16 that is every
     allocation to the end of the sequence (every alignment divides 16); with a smaller s the walk
     stops at the first step it cannot take alike (a larger alignment, failing starts or the
     planner, whose bounds read the offsets modulo 16) and hands it back.
 
-    Moving alike, and every bound `_residue_walk`
+    Moving alike, and every bound `ResidueWalk`
     gives a group, shifted by c_g, is one value for them all: a group's bound is
     max(its bound on entry + c_g, the running maximum M) - c_g. The walk keeps b and M alone,
     the same few operations per step whatever the number of groups.
+
+    Its state is what a caller taking steps straight into it (`ResidueWalk.aligned`) updates, as
+    `walk` does: `base` (b), `highest` (M), `head`, `temp`, `temp_known`. A temp end or head size
+    e bounds M by e - b before the next tail move; a tail allocation of n bytes aligned to a
+    moves b down to align_down(b - n, a) and bounds M by head - b.
     """
 
     __slots__ = (
@@ -366,6 +427,7 @@ class _Lockstep:
         "highest",
         "impossible",
         "members",
+        "spacing",
         "temp",
         "temp_known",
     )
@@ -379,29 +441,30 @@ class _Lockstep:
         highest_end: int,
         impossible: bool,
         temp_known: bool,
+        spacing: int,
     ) -> None:
+        self.spacing = spacing
         self.base = min(groups)
         self.members = list(groups.values())
         self.distances = [offset - self.base for offset in groups]
         self.entry = [g.shared + c for g, c in zip(self.members, self.distances, strict=True)]
-        self.highest = _NOTHING  # M
+        self.highest = NOTHING  # M
         self.head, self.temp, self.impossible = head, temp, impossible
         self.temp_known = temp_known
-        if highest_end != _NOTHING:
+        if highest_end != NOTHING:
             self.highest = highest_end - self.base
 
-    def walk(
-        self, steps: Iterator[Allocation], planner_bytes_per_buffer: int, spacing: int = 16
-    ) -> Allocation | None:
+    def walk(self, steps: Iterator[Allocation], planner_bytes_per_buffer: int) -> Allocation | None:
         """The remaining steps (one loop, state in local variables: most of a sequence), up to
         the first one the groups cannot take alike at this `spacing`: that step, not taken (None:
         the sequence ended)."""
         base, highest, head, temp = self.base, self.highest, self.head, self.temp
         temp_known = self.temp_known
-        highest_end = nothing = _NOTHING
+        highest_end = nothing = NOTHING
         persistent, temporary, resize_head = Action.PERSISTENT, Action.TEMP, Action.HEAD
         reset_temp, release_head = Action.RESET_TEMP, Action.RELEASE_HEAD
         planners = (Action.PLANNER, Action.LINEAR_PLANNER)
+        spacing = self.spacing
         partial = spacing < 16
         stopped: Allocation | None = None
         # A step's fields by position (action, nbytes, alignment; fails_at is the last): reading
@@ -515,12 +578,12 @@ def _move_tail(
             continue
         for merged in (target, group):  # fold running bounds into per-residue history
             shared = merged.shared
-            if shared == _NOTHING:  # nothing to fold (a target met again in this move)
+            if shared == NOTHING:  # nothing to fold (a target met again in this move)
                 continue
             earlier = merged.earlier
             for residue, value in earlier.items():
                 if shared > value:
                     earlier[residue] = shared
-            merged.shared = _NOTHING
+            merged.shared = NOTHING
         target.earlier.update(group.earlier)
     return moved

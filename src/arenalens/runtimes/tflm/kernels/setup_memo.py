@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Hashable, Iterator
-from functools import partial
 from itertools import repeat
 from operator import attrgetter
 from typing import Any, NamedTuple, cast
@@ -218,28 +217,26 @@ def recalled(
 
 
 def _bound(events: KernelEvents, tensors: tuple[Tensor, ...]) -> KernelEvents:
-    """The events with each `TempTensor` holding the subgraph's own tensor at its index: a
-    remembered one holds another model's tensor (equal in `RULE_FIELDS` only), a watched run's
-    the view (`_TensorView`). Most operators' events are temp tensors of their operands."""
+    """The events with each temp tensor (`TempTensor`: the fetched tensor itself) the
+    subgraph's own tensor at its index: a remembered one is another model's tensor (equal in
+    `RULE_FIELDS` only), a watched run's the view (`_TensorView`). Most operators' events are
+    temp tensors of their operands."""
     init, prepare = events.init, events.prepare
-    if init and base.TempTensor in map(type, init):
+    if init and not _TEMP_TYPES.isdisjoint(map(type, init)):
         init = tuple(map(_bind, init, repeat(tensors, len(init))))
-    if prepare and base.TempTensor in map(type, prepare):
+    if prepare and not _TEMP_TYPES.isdisjoint(map(type, prepare)):
         prepare = tuple(map(_bind, prepare, repeat(tensors, len(prepare))))
     if init is events.init and prepare is events.prepare:
         return events
     return events._replace(init=init, prepare=prepare)
 
 
-_temp_tensor = partial(tuple.__new__, base.TempTensor)
-
-
 def _bind(event: base.Event, tensors: tuple[Tensor, ...]) -> base.Event:
-    if type(event) is not base.TempTensor:
+    kind = type(event)
+    if kind is not base.TempTensor and kind is not _TensorViewClass:
         return event
-    index = cast(int, tuple.__getitem__(event.tensor, 0))  # a view's index, without a note
-    own = tensors[index]
-    return event if own is event.tensor else _temp_tensor((own,))
+    index = cast(int, tuple.__getitem__(cast(Tensor, event), 0))  # a view's index, unnoted
+    return tensors[index]
 
 
 _SIZED = frozenset({base.Persistent, base.Scratch, base.TempBytes})
@@ -388,6 +385,8 @@ def _tensor_view_class() -> type:
 
 
 _TensorViewClass = _tensor_view_class()
+# What a temp tensor event is: a tensor, or on a watched run its view.
+_TEMP_TYPES = frozenset({base.TempTensor, _TensorViewClass})
 
 
 def _tensor_view(tensor: Tensor, watch: _Watch) -> Tensor:
