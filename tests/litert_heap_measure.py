@@ -159,6 +159,15 @@ HELD_OUT = (*HELD_OUT, *((f"topk9_{seed}", "topk", seed) for seed in range(1, 13
 # one, drawn after heap_resources counted the read's Eval and bounded the re-plan.
 VARIABLE_SEEDS9 = (105, 108, 111, 115, 118, 122, 124, 128, 135, 148, 150, 156)
 HELD_OUT = (*HELD_OUT, *((f"var9_{seed}", "variables", seed) for seed in VARIABLE_SEEDS9))
+# Session 10 (litert-rest10): rank-0 READ_VARIABLEs drawn after heap_resources replayed a read
+# that ends the plan exactly (no node after it: no re-plan): the first eight seeds from 300 whose
+# last node is such a read, and four whose read has nodes after it (the re-plan, still bounded).
+RANK0_LAST_SEEDS10 = (316, 320, 321, 326, 329, 335, 336, 341)
+RANK0_INNER_SEEDS10 = (306, 309, 319, 325)
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"var10_{seed}", "variables", seed) for seed in RANK0_LAST_SEEDS10 + RANK0_INNER_SEEDS10),
+)
 # Session 9 (litert-xnn9): reductions of a square (tests/litert_rewrite_cases.py), drawn after
 # xnnpack_workspace._sum_squares (XNNPACK's reduce_sum_to_square rewrite) was committed.
 HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed in range(1, 25)))

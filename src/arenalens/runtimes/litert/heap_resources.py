@@ -18,9 +18,11 @@ by block on the 2.3.0 wheel's traces (tests/litert_heap_trace.py).
   (`Subgraph::Invoke`), before any builtin kernel runs after it.
 
 A READ_VARIABLE whose output has no rank makes that output dynamic: its Eval resizes it to
-the variable's dims and bytes (counted), and the planner re-plans the rest of the graph at the
-first invoke, its blocks bounded (`VariableReplay._dynamic_read`): the figure is then an
-estimate that errs high.
+the variable's dims and bytes (counted). Prepare stopped its chunk there, so when a node follows
+it in the execution plan the planner plans the rest of the graph at the first invoke
+(`Subgraph::InvokeImpl` → `PrepareOpsAndTensors` at the next node), its blocks bounded
+(`VariableReplay._dynamic_read`): the figure is then an estimate that errs high. A read that is
+the plan's last node re-plans nothing (the invoke loop ends): exact.
 """
 
 from __future__ import annotations
@@ -137,6 +139,20 @@ def dynamic_reads(subgraph: Subgraph) -> bool:
     )
 
 
+def replanned_reads(subgraph: Subgraph) -> bool:
+    """A rank-0 READ_VARIABLE with an operator after it: the first invoke plans the rest
+    (bounded); a read that ends the graph re-plans nothing."""
+    operators = subgraph.operators
+    return any(
+        operator.opcode == "READ_VARIABLE"
+        and operator.outputs
+        and operator.outputs[0] >= 0
+        and not subgraph.tensors[operator.outputs[0]].shape
+        and position < len(operators) - 1
+        for position, operator in enumerate(operators)
+    )
+
+
 Creation = tuple[Key, tuple[int, ...], int]  # a variable's name pair, shape and bytes
 
 
@@ -178,6 +194,8 @@ class VariableReplay:
             if tensor.dtype != "RESOURCE"
         }
         self.kernels = 0  # delegate kernels met so far
+        # InvokeImpl plans the rest at the node after a dynamic output: none after the last.
+        self.last_position = prepared.nodes[-1].position if prepared.nodes else -1
         self.estimated = estimated  # the replay's list of operators not replayed
 
     def run(
@@ -205,23 +223,26 @@ class VariableReplay:
                 if key not in self.variables.created:
                     yield from self.variables.assign(key, shape, nbytes)
         elif node.opcode == "READ_VARIABLE" and node.dynamic_output:
-            self.estimated.append(node.opcode)
-            yield from self._dynamic_read(keys.get(inputs[0]) if inputs else None)
+            replanned = node.position != self.last_position
+            if replanned:
+                self.estimated.append(node.opcode)
+            yield from self._dynamic_read(keys.get(inputs[0]) if inputs else None, replanned)
 
-    def _dynamic_read(self, key: Key | None) -> Iterator[int]:
+    def _dynamic_read(self, key: Key | None, replanned: bool) -> Iterator[int]:
         """read_variable.cc Eval on an output of no rank: ResizeTensor gives it a copy of the
         variable's dims (the old, rank-0 ones freed) and a data block of its bytes plus 16,
         kept; the output was dynamic, so Subgraph::InvokeImpl re-plans the rest of the graph:
         the arena is committed again (the new block taken before the old is freed), the
         allocation list grows and two index vectors are held meanwhile. The re-plan is
         bounded (`replan_bytes`): the whole arena, the list and the vectors at one entry per
-        tensor."""
+        tensor. Without a node after the read (`replanned` false) there is no re-plan."""
         rank, nbytes = self.variables.created.get(key, (0, 0)) if key is not None else (0, 0)
         yield glibc.usable(4 + 4 * max(rank, 0))
         yield -glibc.usable(4)
         yield glibc.usable(nbytes + TENSOR_EXTRA_BYTES)
-        yield self.replan_bytes
-        yield -self.replan_bytes
+        if replanned:
+            yield self.replan_bytes
+            yield -self.replan_bytes
 
 
 def delegated_plan(model: Model) -> VariablePlan:
