@@ -13,6 +13,7 @@ from arenalens.builds.build import (
     NAMED_BY_BOARD,
     Build,
     as_build,
+    at_tflm,
     build_flags,
     cpu_named,
     device_build,
@@ -20,7 +21,6 @@ from arenalens.builds.build import (
     select_build,
     with_npu,
 )
-from arenalens.builds.tflm import tflm_release
 from arenalens.errors import UsageError
 from arenalens.memo import kept_by_identity
 
@@ -85,7 +85,7 @@ def build_from_options(
         raise UsageError(f"--tflm selects a TFLite Micro release; --runtime {runtime} has none")
     if build is not None:
         chosen = as_build(build)
-        return chosen if tflm is None else chosen.at_release(tflm_release(tflm))
+        return chosen if tflm is None else at_tflm(chosen, tflm)
     if target is not None and runtime == "tflm":
         return target_build(target, cpu=cpu, kernels=kernels, tflm=tflm, npu=npu)
     chosen = select_build(cpu, kernels, tflm, npu)
@@ -113,7 +113,7 @@ def target_build(
     npu = npu or target.npu
     if npu is not None:
         build = with_npu(build, npu)
-    return build if tflm is None else build.at_release(tflm_release(tflm))
+    return build if tflm is None else at_tflm(build, tflm)
 
 
 @kept_by_identity()

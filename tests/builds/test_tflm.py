@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from arenalens.builds.build import device_build
 from arenalens.builds.tflm import (
     ADD_SUB_QUANTIZATION_CHECK,
     CHANGES,
@@ -117,3 +118,26 @@ def test_each_change_splits_the_commits_by_time_as_by_order() -> None:
         index, landed = position[change.commit], int(change.landed.timestamp())
         assert all(seconds < landed for _, seconds in COMMITS[:index]), change.key
         assert all(seconds > landed for _, seconds in COMMITS[index + 1 :]), change.key
+
+
+@pytest.mark.parametrize(
+    ("kernels", "tflm", "releases"),
+    [
+        # CMSIS-NN is modelled for TFLM 2026-07-08 to 2026-08-20: only "without it" is made.
+        ("cmsis-nn", "2026-08", ("0.dev20260820164721",)),
+        # The reference kernels are made at both.
+        ("reference", "2026-08", ("0.dev20261006214927", "0.dev20260820164721")),
+        # Neither release is one CMSIS-NN is modelled at: the newest it is modelled at.
+        ("cmsis-nn", "2026-10-10", ("90b983c",)),
+    ],
+)
+def test_an_unplaced_release_suggests_only_what_the_build_is_made_at(
+    kernels: str, tflm: str, releases: tuple[str, ...]
+) -> None:
+    # Found by flows10 (seed 1000801): `--tflm 2026-08 --kernels cmsis-nn` suggested
+    # `--tflm 0.dev20261006214927`, which the same command then refused for CMSIS-NN.
+    with pytest.raises(UnplacedValueError) as raised:
+        device_build("cortex-m7", kernels, tflm=tflm)
+    assert tuple(value for _, value, _ in raised.value.instead) == releases
+    for _, value, _ in raised.value.instead:
+        device_build("cortex-m7", kernels, tflm=value)  # made as suggested

@@ -509,7 +509,45 @@ def device_build(
         dchecks=True,
         npu=chosen,
     )
-    return build if tflm is None else build.at_release(as_release(tflm))
+    return build if tflm is None else at_tflm(build, tflm)
+
+
+def at_tflm(build: Build, tflm: TflmRelease | str) -> Build:
+    """The build at the release --tflm names. Where --tflm falls between two releases arenalens
+    cannot tell apart, the error suggests only the releases this build can be made at (a kernel
+    library modelled for some releases refuses the others), so each suggestion runs as printed."""
+    try:
+        release = as_release(tflm)
+    except UnplacedValueError as error:
+        raise _runnable_choices(build, error) from None
+    return build.at_release(release)
+
+
+def _runnable_choices(build: Build, error: UnplacedValueError) -> UsageError:
+    """`error` with its --tflm choices cut to those `build` is made at; with none left, why
+    not (the build's own refusal at the first choice) and the release it is made at."""
+    kept = tuple(
+        choice for choice in error.instead if choice[0] != "--tflm" or _made_at(build, choice[1])
+    )
+    if kept == error.instead:
+        return error
+    if kept:
+        return UnplacedValueError(error.reason, kept, ask=error.ask)
+    try:
+        build.at_release(as_release(error.instead[0][1]))
+    except UnplacedValueError as refusal:
+        # Its --kernels choice would keep the unplaced --tflm: only its release runs as printed.
+        releases = tuple(choice for choice in refusal.instead if choice[0] == "--tflm")
+        return UnplacedValueError(f"{error.reason}; {refusal.reason}", releases, refusal.ask)
+    return error
+
+
+def _made_at(build: Build, tflm: str) -> bool:
+    try:
+        build.at_release(as_release(tflm))
+    except UsageError:
+        return False
+    return True
 
 
 def _driven(core: Core, npu: Npu | str | None) -> Npu | None:
