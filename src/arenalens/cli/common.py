@@ -92,6 +92,7 @@ def threads_option(args: argparse.Namespace) -> int:
 
 ISA_CHOICES = (
     "x86-64-avx512",
+    "x86-64-v4",
     "x86-64-v3-zen",
     "x86-64-v3",
     "x86-64-v2",

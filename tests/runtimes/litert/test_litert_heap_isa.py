@@ -26,6 +26,7 @@ from arenalens.runtimes.litert.isa import (
     PROFILES,
     X86_64_V3,
     X86_64_V3_ZEN,
+    X86_64_V4,
     device_isa,
     profile,
     running_isa,
@@ -172,6 +173,17 @@ _HASWELL = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\
 _SAPPHIRE_RAPIDS = _HASWELL.replace(
     "avx2", "avx2 avx512f avx512cd avx512bw avx512dq avx512vl amx_tile amx_int8"
 )
+# AVX-512 without AMX-INT8: an Ice Lake Xeon (VNNI, GFNI) and an AMD Zen 4 EPYC (family 19h).
+_ICE_LAKE_SP = _HASWELL.replace("model\t\t: 60\n", "model\t\t: 106\n").replace(
+    "avx2", "avx2 avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni gfni"
+)
+_ZEN4_EPYC = _ZEN_EPYC.replace(
+    "cpu family\t: 23\nmodel\t\t: 1\n", "cpu family\t: 25\nmodel\t\t: 17\n"
+).replace("avx2", "avx2 avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni avx512_bf16")
+# Skylake-SP: AVX-512 F/CD/BW/DQ/VL, no VNNI; a CPU with the tile unit but not its int8 part
+# has no AMX-INT8 either.
+_SKYLAKE_SP = _ICE_LAKE_SP.replace(" avx512_vnni gfni", "")
+_AMX_TILE_ONLY = _ICE_LAKE_SP.replace("gfni", "gfni amx_tile amx_bf16")
 _NEHALEM = "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 sse4_1 sse4_2\n"
 _CORTEX_A76 = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes crc32 atomics asimddp\n"
 _CORTEX_A710 = "processor\t: 0\nFeatures\t: fp asimd asimddp i8mm bf16\n"
@@ -184,6 +196,10 @@ _CORTEX_A710 = "processor\t: 0\nFeatures\t: fp asimd asimddp i8mm bf16\n"
         (_ZEN2_EPYC, "x86_64", "x86-64-v3"),  # cpuinfo's Zen 2: XNNPACK's default AVX2 tiles
         (_HASWELL, "x86_64", "x86-64-v3"),
         (_SAPPHIRE_RAPIDS, "x86_64", "x86-64-avx512"),
+        (_ICE_LAKE_SP, "x86_64", "x86-64-v4"),  # XNNPACK's 8-bit GEMMs 7x16c8, not AMX's
+        (_ZEN4_EPYC, "x86_64", "x86-64-v4"),
+        (_SKYLAKE_SP, "x86_64", "x86-64-v4"),
+        (_AMX_TILE_ONLY, "x86_64", "x86-64-v4"),
         (_NEHALEM, "x86_64", "x86-64-v2"),
         (_CORTEX_A76, "aarch64", "arm64-dotprod"),
         (_CORTEX_A710, "aarch64", "arm64-i8mm"),
@@ -209,7 +225,12 @@ def test_every_figure_names_its_isa_and_whether_it_is_a_replay(tmp_path: Path) -
     assert path is not None
     analysis = analyze(path, runtime="litert")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
-    for isa, replayed in ((HOST, True), (X86_64_V3_ZEN, True), (X86_64_V3, False)):
+    for isa, replayed in (
+        (HOST, True),
+        (X86_64_V3_ZEN, True),
+        (X86_64_V3, False),
+        (X86_64_V4, False),
+    ):
         heap = interpreter_heap(analysis.model, sizes, delegate="xnnpack", isa=isa)
         assert isa.name in heap.machine
         assert heap.machine.endswith(": replayed" if replayed else ", estimated (errs high)")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import (
@@ -349,8 +350,8 @@ def xnnpack_parts(
                 indirection += glibc.usable(window) if operator.index in reshaped else 0
                 continue
             if operator.opcode == "BATCH_MATMUL" and operator.index in taken:
-                tiles = isa.replay_tiles  # a constant B packed to the GEMM's tiles
-                constant_b = xnnpack_packing.packed_weights_request(subgraph, operator, tiles) or 0
+                packing = partial(xnnpack_packing.packed_weights_request, subgraph, operator)
+                constant_b = isa.largest_bound(packing)  # a constant B packed to the GEMM's tiles
                 packed += xnnpack_packing.aligned_block(constant_b)
                 objects += isa.gemm_operator_extra_bytes  # a GEMM-based operator's tables
                 continue
@@ -388,9 +389,8 @@ def xnnpack_parts(
             packed_exact = packed_exact and weights_exact
             indirection_exact = indirection_exact and buffer_exact
         if subgraph.index in prepared or not modelled:  # else never reshaped: no workspace
-            request = xnnpack_workspace.workspace_request(
-                subgraph, split.delegated, model, threads, isa.replay_tiles
-            )
+            workspace_of = partial(xnnpack_workspace.workspace_request, subgraph, split.delegated)
+            request = isa.largest_bound(partial(workspace_of, model, threads))
             workspace = max(workspace, request)
     packed_exact = packed_exact and modelled
     indirection_exact = indirection_exact and modelled

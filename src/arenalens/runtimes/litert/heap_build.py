@@ -43,6 +43,7 @@ the kernels (sizes: this wheel's x86-64 build, `sizeof(struct xnn_value)` = 224,
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from arenalens.ir import Model, Operator, Subgraph
 from arenalens.runtimes.litert import (
@@ -191,8 +192,8 @@ def _packed(
 ) -> int:
     """The weights a kernel's Init packs for one operator (as heap.xnnpack_parts counts them)."""
     if operator.opcode == "BATCH_MATMUL":
-        request = xnnpack_packing.packed_weights_request(subgraph, operator, isa.replay_tiles)
-        return xnnpack_packing.aligned_block(request or 0)
+        packing = partial(xnnpack_packing.packed_weights_request, subgraph, operator)
+        return xnnpack_packing.aligned_block(isa.largest_bound(packing))
     if operator.opcode not in _GEMMS or len(operator.inputs) < 2:
         return 0
     request = largest_request(xnnpack_packing.packing_of(model), subgraph, operator, isa)

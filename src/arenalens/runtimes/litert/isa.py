@@ -20,12 +20,13 @@ Three things in the heap follow the ISA (the rest is the same code on every 64-b
   kept, where x86-64 runs them through Eigen, whose blocks are freed.
 
 `HOST` is the machine the wheel's heap was measured on (x86-64 with AVX-512 and AMX-INT8):
-its figures are the replay's. `X86_64_V3_ZEN` is a replay too, with the tiles a first-generation
-AMD Zen selects, checked on the wheel on such a CPU (an AMD EPYC 7001:
-tests/data/litert_heap_upstream_avx2.json, within 0.7% after setup, never under). The others
-were measured with the same wheel under qemu-user (`tests/litert_heap_isa.py`: the aarch64
-wheel in a Debian arm64 tree on emulated Cortex-A53, Cortex-A76 and an i8mm core; the x86-64
-wheel on emulated Haswell and Nehalem), except armv7, which has no wheel: its figure is an
+its figures are the replay's; `X86_64_V4` (AVX-512 without AMX-INT8) is an estimate over its
+tiles and the 8-bit GEMM tiles XNNPACK selects without AMX. `X86_64_V3_ZEN` is a replay too,
+with the tiles a first-generation AMD Zen selects, checked on the wheel on such a CPU (an AMD
+EPYC 7001: tests/data/litert_heap_upstream_avx2.json, within 0.7% after setup, never under). The
+others were measured with the same wheel under qemu-user (`tests/litert_heap_isa.py`: the
+aarch64 wheel in a Debian arm64 tree on emulated Cortex-A53, Cortex-A76 and an i8mm core; the
+x86-64 wheel on emulated Haswell and Nehalem), except armv7, which has no wheel: its figure is an
 estimate, the largest of arm64's configurations and armv7's with 64-bit pointers and
 structures, which are wider than armv7's.
 
@@ -80,6 +81,11 @@ class IsaProfile:
     # machine's, on qemu's Haswell and Nehalem up to 224 B (tests/data/litert_heap_isa.json).
     structures_extra_bytes: int = 0
     replayed: bool = False
+    # Why an estimate with no `measured` was not checked on the wheel.
+    unmeasured: str = (
+        "not measured (there is no wheel for it): arm64's configurations counted too, "
+        "with 64-bit pointers"
+    )
 
     @property
     def is_host(self) -> bool:
@@ -100,6 +106,20 @@ class IsaProfile:
         return self.xnnpack[0] if self.replayed else HOST_TILES
 
     @property
+    def bounding_tiles(self) -> tuple[XnnpackTiles, ...]:
+        """The configurations a request the replay sizes with one configuration (a constant
+        batch-matmul B, the workspace) takes the largest of: the replay's own, and for an
+        estimate every configuration its CPUs may select too, so that it never falls under
+        the measuring machine's nor the real CPU's."""
+        if self.replayed:
+            return (self.replay_tiles,)
+        return (HOST_TILES, *(tiles for tiles in self.xnnpack if tiles is not HOST_TILES))
+
+    def largest_bound(self, request: Callable[[XnnpackTiles], int | None]) -> int:
+        """The largest of a request sized with one configuration over `bounding_tiles`."""
+        return max(request(tiles) or 0 for tiles in self.bounding_tiles)
+
+    @property
     def tiles_name(self) -> str:
         if len(self.xnnpack) == 1:
             return self.xnnpack[0].name
@@ -112,8 +132,7 @@ class IsaProfile:
         checked = (
             f"never under {self.measured} (tests/data/litert_heap_isa.json)"
             if self.measured
-            else "not measured (there is no wheel for it): arm64's configurations counted too, "
-            "with 64-bit pointers"
+            else self.unmeasured
         )
         return f"errs high on {self.name}: assumes {'; '.join(self.assumptions)}; {checked}"
 
@@ -227,6 +246,50 @@ X86_64_V3_ZEN = IsaProfile(
     "the wheel on an AMD EPYC 7001 (Zen, AVX2 and FMA: tests/data/litert_heap_upstream_avx2.json)",
     replayed=True,
 )
+# x86-64 with AVX-512 (F, CD, BW, DQ, VL) without AMX-INT8: Skylake-SP to Ice Lake and
+# Cascade Lake Xeons, AMD Zen 4 and 5 (common cloud and CI machines). gemm-config.c keeps the
+# measuring machine's float GEMMs (7x32__avx512f_broadcast, 7x16 as "nr2": avx512f alone
+# selects them) and dwconv-config.c its depthwise tiles (f32 p16c__avx512f, qs8 p32c__avx512skx),
+# but the 8-bit GEMMs leave AMX's 16x64c4 for 7x16c8 (avx512vnni and avx512skx alike), whose
+# depth unroll of 8 pads small depths more than AMX's 4. The dynamically quantized GEMMs
+# follow the features and the XNNPACK release: qd8_f32_qc8w 8x16c8__avx512skx, qdu8 with VNNI
+# 10x16c8 or the assembly 5x64c4; int4 blockwise qdu8 14x16c8 (VNNI + GFNI, not Zen 4/5) or
+# 8x16c8 (VNNI), else qd8's 3x8c8__avx2. Never measured on such a CPU: every configuration
+# is counted with the measuring machine's, the largest per operator.
+_QS8_AVX512 = GemmTile(mr=7, nr=16, kr=8)
+
+
+def _avx512_tiles(name: str, qd8: GemmTile, qb4w: GemmTile) -> XnnpackTiles:
+    return XnnpackTiles(
+        f"x86-64 AVX-512 {name}",
+        f32_gemm=HOST_TILES.f32_gemm,
+        f32_gemm_narrow=HOST_TILES.f32_gemm_narrow,
+        qs8_gemm=_QS8_AVX512,
+        f32_depthwise=HOST_TILES.f32_depthwise,
+        qs8_depthwise=HOST_TILES.qs8_depthwise,
+        qd8_gemm=qd8,
+        qb4w_gemm=qb4w,
+    )
+
+
+X86_64_V4 = IsaProfile(
+    "x86-64-v4",
+    "x86-64 with AVX-512 without AMX-INT8 (Skylake-SP to Ice Lake Xeons, AMD Zen 4 and 5)",
+    "x86-64",
+    (
+        HOST_TILES,
+        _avx512_tiles("SKX (7x16c8 int8, qd8 8x16c8)", GemmTile(8, 16, 8), _QB4W_AVX2),
+        _avx512_tiles("VNNI (7x16c8 int8, qd8 10x16c8)", GemmTile(10, 16, 8), GemmTile(8, 16, 8)),
+        _avx512_tiles(
+            "VNNI (7x16c8 int8, qd8 5x64c4, int4 14x16c8)", GemmTile(5, 64, 4), GemmTile(14, 16, 8)
+        ),
+    ),
+    (RuyLayout(4, 16, 16),),  # ruy's AVX-512 path needs F, CD, BW, DQ, VL only
+    0,
+    "",
+    structures_extra_bytes=256,  # CPU tables: up to 224 B above the measuring machine's (qemu)
+    unmeasured="not measured on such a CPU: the measuring machine's tiles counted too",
+)
 X86_64_V2 = IsaProfile(
     "x86-64-v2",
     "x86-64 with SSE4.2, without AVX (Nehalem and later)",
@@ -331,6 +394,7 @@ PROFILES: dict[str, IsaProfile] = {
     profile.name: profile
     for profile in (
         HOST,
+        X86_64_V4,
         X86_64_V3_ZEN,
         X86_64_V3,
         X86_64_V2,
@@ -360,14 +424,15 @@ _ZEN_MODELS = frozenset({0x01, 0x08, 0x11, 0x18, 0x20})
 # XNNPACK's avx512skx kernels need F, CD, BW, DQ and VL; the measuring machine's 8-bit GEMMs
 # AMX-INT8 (gemm-config.c: qs8_qc8w 16x64c4__avx512amx).
 _AVX512_SKX = frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
+_AMX_INT8 = frozenset({"amx_tile", "amx_int8"})  # Linux's names (cpuinfo: XNNPACK's avx512amx)
 
 
 def running_isa(cpuinfo: str, machine: str) -> str:
     """The profile a CPU runs as, from /proc/cpuinfo's text and the machine name (uname -m),
-    as cpuinfo and XNNPACK decide it: x86-64 by its feature flags (AVX-512 with AMX-INT8, AVX2
-    with FMA, SSE4.1) and, for AVX2, whether its core is a first Zen; arm64 by its features
-    (i8mm, the dot product: asimddp). A CPU below every profile takes the nearest above it,
-    whose figure errs high."""
+    as cpuinfo and XNNPACK decide it: x86-64 by its feature flags (AVX-512 with and without
+    AMX-INT8, AVX2 with FMA, SSE4.1) and, for AVX2, whether its core is a first Zen; arm64 by
+    its features (i8mm, the dot product: asimddp). A CPU below every profile takes the nearest
+    above it, whose figure errs high."""
     fields = _first_processor(cpuinfo)
     flags = set(fields.get("flags", fields.get("Features", "")).split())
     if machine in ("aarch64", "arm64"):
@@ -377,7 +442,8 @@ def running_isa(cpuinfo: str, machine: str) -> str:
     if machine.startswith("arm"):
         return ARMV7.name
     if flags >= _AVX512_SKX:
-        return HOST.name  # AVX-512 without AMX-INT8 packs 8-bit weights to fewer channels
+        # Without AMX-INT8 XNNPACK's 8-bit GEMMs take other tiles than the measuring machine's.
+        return HOST.name if flags >= _AMX_INT8 else X86_64_V4.name
     if {"avx2", "fma"} <= flags:
         return X86_64_V3_ZEN.name if _first_zen(fields) else X86_64_V3.name
     return X86_64_V2.name
