@@ -33,7 +33,7 @@ from arenalens.declared import (
 from arenalens.errors import UsageError
 
 if TYPE_CHECKING:
-    from arenalens.ir import Model
+    from arenalens.ir import Model, Subgraph
     from arenalens.pipeline import Analysis
     from arenalens.runtimes import MemoryBudget, Obstacle
     from arenalens.runtimes.litert.heap import InterpreterHeap
@@ -209,14 +209,11 @@ def _blockwise_refusals(model: Model) -> tuple[Refusal, ...]:
     from arenalens.runtimes.litert.xnnpack_blockwise import datatype_failures  # noqa: PLC0415
 
     return tuple(
-        Refusal(
-            reason=f"the XNNPACK delegate takes it but {what}, which its weights' value "
-            "type refuses ('Unsupported combination of filter elements ...' or the fp16 scale "
-            "check), so the delegate's Prepare and allocate_tensors() fail; LiteRT does not "
-            "fall back",
-            phase="setup",
-            opcode=subgraph.operators[operator].opcode,
-            operators=((subgraph.index, operator),),
+        _taken_then_refused(
+            subgraph,
+            operator,
+            f"{what}, which its weights' value type refuses ('Unsupported combination of filter "
+            "elements ...' or the fp16 scale check)",
             fix="write one fp16 scale per block of each output channel, or check it with "
             "--delegate none (the builtin kernels run it)",
         )
@@ -231,13 +228,11 @@ def _attention_refusals(model: Model) -> tuple[Refusal, ...]:
     from arenalens.runtimes.litert.xnnpack_attention import head_failures  # noqa: PLC0415
 
     return tuple(
-        Refusal(
-            reason="the XNNPACK delegate takes it but its key heads do not divide its query "
-            "heads ('query_proj.dims->data[2] % key_proj.dims->data[2] != 0'), so the "
-            "delegate's Prepare and allocate_tensors() fail; LiteRT does not fall back",
-            phase="setup",
-            opcode=subgraph.operators[operator].opcode,
-            operators=((subgraph.index, operator),),
+        _taken_then_refused(
+            subgraph,
+            operator,
+            "its key heads do not divide its query heads "
+            "('query_proj.dims->data[2] % key_proj.dims->data[2] != 0')",
             fix="convert the attention with as many key heads as query heads, one, or a "
             "divisor of them",
         )
@@ -251,24 +246,32 @@ def _variable_refusals(model: Model) -> tuple[Refusal, ...]:
     the variable's first access (xnnpack_variables.quantization_failures)."""
     from arenalens.runtimes.litert.xnnpack_variables import quantization_failures  # noqa: PLC0415
 
-    refusals = []
-    for subgraph in model.subgraphs:
-        for operator, resource, value in quantization_failures(subgraph):
-            opcode = subgraph.operators[operator].opcode
-            refusals.append(
-                Refusal(
-                    reason=f"the XNNPACK delegate takes it but its value (tensor {value}) is "
-                    f"quantized otherwise than the variable's (tensor {resource}) first access: "
-                    f"'failed to delegate {opcode} node #{operator}', so the delegate's Prepare "
-                    "and allocate_tensors() fail; LiteRT does not fall back",
-                    phase="setup",
-                    opcode=opcode,
-                    operators=((subgraph.index, operator),),
-                    fix="give every value read from or assigned to a variable the same scale "
-                    "and zero point, or check it with --delegate none (the builtin kernels)",
-                )
-            )
-    return tuple(refusals)
+    return tuple(
+        _taken_then_refused(
+            subgraph,
+            operator,
+            f"its value (tensor {value}) is quantized otherwise than the variable's (tensor "
+            f"{resource}) first access: 'failed to delegate "
+            f"{subgraph.operators[operator].opcode} node #{operator}'",
+            fix="give every value read from or assigned to a variable the same scale and zero "
+            "point, or check it with --delegate none (the builtin kernels)",
+        )
+        for subgraph in model.subgraphs
+        for operator, resource, value in quantization_failures(subgraph)
+    )
+
+
+def _taken_then_refused(subgraph: Subgraph, operator: int, why: str, fix: str) -> Refusal:
+    """An operator the XNNPACK delegate takes, then refuses at its Prepare for `why`: setup
+    fails under XNNPACK, and LiteRT does not fall back to the builtin kernel."""
+    return Refusal(
+        reason=f"the XNNPACK delegate takes it but {why}, so the delegate's Prepare and "
+        "allocate_tensors() fail; LiteRT does not fall back",
+        phase="setup",
+        opcode=subgraph.operators[operator].opcode,
+        operators=((subgraph.index, operator),),
+        fix=fix,
+    )
 
 
 def _refusal(opcode: str, failures: list[CreateFailure]) -> Refusal:
