@@ -15,7 +15,8 @@ import pytest
 from arenalens.cli import main
 from arenalens.pipeline import analyze
 from arenalens.runtimes.litert import heap_xnnpack
-from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap, threads_unsized
+from arenalens.runtimes.litert.heap import InterpreterHeap, interpreter_heap
+from arenalens.runtimes.litert.heap_threads import threads_unsized
 from arenalens.runtimes.litert.isa import profile
 from arenalens.tflite.builder import ModelBuilder
 from tests.litert_heap_arm64_threads import COMMAND as ARM64_COMMAND

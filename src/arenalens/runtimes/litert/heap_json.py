@@ -11,9 +11,9 @@ from arenalens.runtimes.litert.heap import (
     DELEGATES,
     InterpreterHeap,
     interpreter_heap,
-    threads_unsized,
     xnnpack_unsized,
 )
+from arenalens.runtimes.litert.heap_threads import threads_unsized
 from arenalens.runtimes.litert.isa import HOST, IsaProfile
 
 
