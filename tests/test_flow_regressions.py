@@ -603,3 +603,29 @@ def test_the_api_on_a_core_suggests_the_boards_on_that_core_as_the_cli_does(
         api = arenalens.check("example:kws_ds_cnn", build=build, budget="8KB").as_dict()
         assert json.loads(json.dumps(api)) == cli
         assert any("--target all --cpu " + cpu in step["text"] for step in cli["next_steps"])
+
+
+@pytest.mark.runtime
+def test_the_larger_input_after_optimize_declares_what_its_command_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check --max-input --cpu cortex-m55 --tflm 2025-02` promised "image=1x40x40x1 declares
+    11,900 B after" (the offline plan searched on every library the core may link, as the remedy
+    ladder's rungs) but printed `optimize ... --kernels reference`, which declares 11,752 B (the
+    reference build's alone). The step's command now names the build as the search used it,
+    and writes the number promised. Found by flow 54 of
+    `python -m flows --wide --builds --seed 1000801`."""
+    pytest.importorskip("ai_edge_litert")
+    monkeypatch.chdir(tmp_path)
+    flow = random_flow(1000801, 54, wide=True, builds=True)
+    Path("model.tflite").write_bytes(flow.subject.data)
+    build = ("--cpu", "cortex-m55", "--tflm", "2025-02")
+    asked = ("model.tflite", "--input-shape", "image=1x20x20x1", *build, "--budget", "12KB")
+    document = _json(capsys, "check", *asked, "--max-input")
+    promised = document["max_input_after_optimize_required_bytes"]
+    (step,) = [s for s in document["next_steps"] if "a larger input fits" in s["text"]]
+    assert "image=1x40x40x1 declares 11,900 B" in step["text"]
+    assert promised == 11_900 and document["max_input_after_optimize_shape"] == [1, 40, 40, 1]
+    assert "--kernels" not in step["command"], step["command"]
+    written = _json(capsys, *shlex.split(step["command"])[1:])
+    assert written["written"] and written["new_required_bytes"] == promised

@@ -226,13 +226,15 @@ class Steps:
             options += " --weights-in-sram"
         return self.command("check", self.shape_options(), options)
 
-    def optimize_command(self, *more: str, per_library: bool = False) -> str:
-        """`optimize` with the shapes, the build and on a board the reserve (its fit verdict);
-        `per_library`: the build as the user named it (--kernels only when they did), as the
-        remedy ladder computes every rung."""
+    def optimize_command(
+        self, *more: str, per_library: bool = False, shapes: str | None = None
+    ) -> str:
+        """`optimize` with the shapes (as asked, or `shapes`), the build and on a board the
+        reserve (its fit verdict); `per_library`: the build as the user named it (--kernels only
+        when they did), as the remedy ladder computes every rung."""
         return self.command(
             "optimize",
-            self.shape_options(),
+            self.shape_options() if shapes is None else shapes,
             self.build_options(overlap=per_library or _per_library(more)),
             self.reserve_options() if self._target() is not None else "",
             f" -o {self.output}",
@@ -733,12 +735,14 @@ class Steps:
         name = search.input_name or str(search.input_position)
         value = f"{name}=" + "x".join(str(d) for d in after.shape)
         options = search.after_optimize_options
-        command = self.command(
-            "optimize",
-            f" --input-shape {shlex.quote(value)}",
-            self.build_options(overlap=_per_library(options)),
-            f" -o {self.output}",
+        # The search rewrote each size with the ladder's rules (`rewrite_rules`: without
+        # --kernels named, on every library the core may link), so its command names the build
+        # as the rungs' do (seed 1000801 flow 54: `--kernels reference` declared 11,752 B, not the
+        # 11,900 B promised for every library).
+        command = self.optimize_command(
             *(f" {option}" for option in options),
+            per_library=True,
+            shapes=f" --input-shape {shlex.quote(value)}",
         )
         how = f"optimize {' '.join(options)}" if options else "optimize (offline plan)"
         return [
