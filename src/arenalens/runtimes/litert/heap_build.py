@@ -190,7 +190,8 @@ def replaced_dims(subgraph: Subgraph, subsets: list[NodeSubset]) -> int:
 def _packed(
     subgraph: Subgraph, operator: Operator, isa: IsaProfile, model: Model | None = None
 ) -> int:
-    """The weights a kernel's Init packs for one operator (as heap_xnnpack_setup.xnnpack_parts counts them)."""
+    """The weights a kernel's Init packs for one operator (as
+    heap_xnnpack_setup.xnnpack_parts counts them)."""
     if operator.opcode == "BATCH_MATMUL":
         packing = partial(xnnpack_packing.packed_weights_request, subgraph, operator)
         return xnnpack_packing.aligned_block(isa.largest_bound(packing))
