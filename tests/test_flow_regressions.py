@@ -629,3 +629,33 @@ def test_the_larger_input_after_optimize_declares_what_its_command_writes(
     assert "--kernels" not in step["command"], step["command"]
     written = _json(capsys, *shlex.split(step["command"])[1:])
     assert written["written"] and written["new_required_bytes"] == promised
+
+
+@pytest.mark.runtime
+def test_optimize_on_a_linux_device_says_the_refused_input_size_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`optimize example:branchy_inception --input-shape input=1x24x24x3 --target
+    coral-dev-board` refused the device (LiteRT plans its own arenas) and named `arenalens check
+    ... --input-shape input=1x24x24x3 --target coral-dev-board`, which exits 2 too: the network's
+    RESHAPE refuses that size. The refused size is now said first, with no command; at a size
+    the network takes, the command named runs. Found by flow 61 of
+    `python -m flows --wide --litert-only --seed 1100201`."""
+    pytest.importorskip("ai_edge_litert")
+    monkeypatch.chdir(tmp_path)
+    words = (
+        "optimize",
+        "example:branchy_inception",
+        "--target",
+        "coral-dev-board",
+        "-o",
+        "o.tflite",
+    )
+    code, _out, err = _run(capsys, *words, "--input-shape", "input=1x24x24x3")
+    assert code == 2 and "cannot run the model with input shape" in err and "`" not in err
+    code, _out, err = _run(capsys, *words, "--input-shape", "input=1x40x40x3")
+    (command,) = err.split("`")[1::2]
+    assert code == 2 and command.startswith("arenalens check")
+    code, _out, err = _run(capsys, *shlex.split(command)[1:])
+    assert code in (0, 1), err
+    assert not (tmp_path / "o.tflite").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from flows.__main__ import read_journal
 from flows.campaign import run_campaign
-from flows.claims import CONFIRMED, NOTED, UNSAFE, WRONG
+from flows.claims import CONFIRMED, NOTED, UNCHECKED, UNSAFE, WRONG
 from flows.flow import litert_flows, random_flow
 from flows.hostile import hostile, judge_outcome
 from flows.judge import Judge
@@ -319,10 +319,17 @@ def test_a_flow_drawn_without_wide_is_the_one_drawn_before_it() -> None:
 
 def test_a_litert_figure_under_the_real_interpreters_peak_is_unsafe(wheel: Wheel) -> None:
     """The LiteRT judge measures the real interpreter's peak heap (heap_tracer + measure.py):
-    check's own figure is confirmed; the same figure 4 KiB lower is unsafe; one that names
-    another delegate than asked is wrong."""
+    check's own figure for this machine's ISA is confirmed; the same figure 4 KiB lower is
+    unsafe; one that names another delegate than asked is wrong; one for another ISA is not
+    judged on this machine's interpreter (seed 1100201 flow 44: an AVX-512 figure measured on
+    an AVX2 CPU's wheel was called unsafe)."""
+    import platform
+    from pathlib import Path
+
     from flows.commands import Verdict
     from flows.oracle import LiteRTHeap
+
+    from arenalens.runtimes.litert.isa import running_isa
 
     litert = LiteRTHeap()
     if not litert.available:
@@ -337,27 +344,37 @@ def test_a_litert_figure_under_the_real_interpreters_peak_is_unsafe(wheel: Wheel
         "litert",
         "--budget",
         "1GB",
+        "--isa",
+        running_isa(Path("/proc/cpuinfo").read_text(), platform.machine()),
         "--delegate",
         "none",
     )
     import contextlib
     import io
 
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        main([*words, "--json"])
-    verdict = Verdict.of_check(json.loads(out.getvalue()))
+    def verdict_of(argv: tuple[str, ...]) -> Verdict:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main([*argv, "--json"])
+        return Verdict.of_check(json.loads(out.getvalue()))
+
+    verdict = verdict_of(words)
     judge = Judge(data, wheel=wheel, litert=litert)
     judge.litert_verdict("right", data, (), verdict, words)
     assert verdict.heap_peak is not None
     low = Verdict(**{**verdict.__dict__, "heap_peak": verdict.heap_peak - 4096})
     judge.litert_verdict("low", data, (), low, words)
     judge.litert_verdict("other", data, (), verdict, words[:-2])
+    another = "x86-64-avx512" if words[7] != "x86-64-avx512" else "x86-64-v2"
+    elsewhere = (*words[:7], another, *words[8:])
+    judge.litert_verdict("elsewhere", data, (), verdict_of(elsewhere), elsewhere)
     outcomes = {(claim.command, claim.kind): claim.outcome for claim in judge.claims}
     assert outcomes[("right", "litert-heap")] == CONFIRMED
     assert outcomes[("right", "figure-for")] == CONFIRMED
     assert outcomes[("low", "litert-heap")] == UNSAFE
     assert outcomes[("other", "figure-for")] == WRONG
+    assert outcomes[("elsewhere", "litert-heap")] == UNCHECKED
+    assert outcomes[("elsewhere", "figure-for")] == CONFIRMED
 
 
 @pytest.mark.parametrize(

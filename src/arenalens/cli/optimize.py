@@ -103,10 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _tflm_target(args: argparse.Namespace) -> None:
     """optimize writes TFLite Micro's plans: a Linux device (LiteRT, which plans its own arenas
     and ignores an offline plan) is a usage error naming the command that sizes it there (the
-    shared one said `use --runtime litert`, an option optimize does not have)."""
+    shared one said `use --runtime litert`, an option optimize does not have). A model that
+    does not load, or an input size its network refuses, is said first: the check named would
+    refuse it too (seed 1100201 flow 61)."""
     target = single_target(args)
     if target is None or not target.runs_linux:
         return
+    load_with_input_shapes(args.model, args)
     shapes = "".join(f" --input-shape {shlex.quote(shape)}" for shape in args.input_shape or ())
     raise UsageError(
         f"{target.name} runs {target.os} with LiteRT, which plans its own arenas and ignores an "
