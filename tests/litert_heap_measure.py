@@ -210,6 +210,10 @@ HELD_OUT = (*HELD_OUT, *((f"caller10_{seed}", "caller", seed) for seed in range(
 # Reductions over an axis read at Eval (tests/litert_reduction_cases.py), drawn after
 # heap_invoke counted their accumulator and normalized dims.
 HELD_OUT = (*HELD_OUT, *((f"axis10_{seed}", "dynamic_axis", seed) for seed in range(1, 17)))
+# Session 11 (litert-cf11): IF and WHILE models (tests/litert_control_flow_heap_cases.py: both
+# branches, nested loops, convolution bodies, 1, 3 or 10 turns), drawn after
+# runtimes/litert/heap_control_flow.py and the control-flow children's partition were written.
+HELD_OUT = (*HELD_OUT, *((f"cf11_{seed}", "control_flow_heap", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -350,6 +354,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_reduction_cases import dynamic_axis_case
 
         return dynamic_axis_case(seed)
+    if family == "control_flow_heap":
+        from tests.litert_control_flow_heap_cases import control_flow_heap_case
+
+        return control_flow_heap_case(seed)
     if family == "caller":
         from tests.litert_caller_cases import caller_case
 

@@ -46,13 +46,14 @@ from arenalens.runtimes.litert import (
     xnnpack_custom,
     xnnpack_objects,
 )
+from arenalens.runtimes.litert.heap_control_flow import decompositions
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
     allocation_blocks,
     creation_blocks,
     persistent_ro_blocks,
 )
-from arenalens.runtimes.litert.heap_invoke import decompositions, first_invoke
+from arenalens.runtimes.litert.heap_invoke import first_invoke
 from arenalens.runtimes.litert.heap_part import HeapPart
 from arenalens.runtimes.litert.heap_threads import thread_parts, threads_unsized
 from arenalens.runtimes.litert.heap_xnnpack_setup import (
@@ -324,8 +325,8 @@ def first_invoke_parts(
         arena_block=glibc.aligned_usable(64, requests[0]) if requests and requests[0] else 0,
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
-    estimate = f"; {estimated} not replayed: an upper bound" if estimated else ""
-    released = invoke.released and "; less composites' decomposition arenas (ReleaseMemory)"
+    estimate = f"; counted at an upper bound: {estimated}" if estimated else ""
+    released = invoke.released and "; less the arenas of the subgraphs it ran (ReleaseMemory)"
     return (
         HeapPart(
             "first-invoke kernel buffers",

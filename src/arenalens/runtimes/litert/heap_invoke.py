@@ -42,16 +42,21 @@ figure can fall under an arm64 one).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from arenalens.ir import Model
 from arenalens.runtimes.litert import blockwise, eigen_blocking, glibc, heap_caller
 from arenalens.runtimes.litert.batch_matmul_rhs import rhs_copy_blocks
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
+from arenalens.runtimes.litert.heap_control_flow import (
+    CONTROL_FLOW_REPLAYED,
+    Decomposition,
+    composite_eval,
+    control_flow_eval,
+)
 from arenalens.runtimes.litert.heap_interpreter import (
-    ARENA_ALIGNMENT,
     TENSOR_STRUCT_BYTES,
     TENSORS_CAPACITY_HEADROOM,
     XNN_EXTRA_BYTES,
@@ -115,6 +120,18 @@ EXTERNAL_VALUE_BYTES = 16
 
 
 @dataclass(frozen=True, slots=True)
+class BackendState:
+    """What the process's CPU back end holds at a point of the invoke: whether its context
+    exists, whether cpuinfo is still to be initialized, and ruy's allocator (created, main
+    buffer request, fallback vector capacity). A control flow's children run on the parent's
+    (one context per interpreter, one ruy allocator)."""
+
+    backend: bool
+    cpuinfo: bool
+    ruy: tuple[bool, int, int] = (False, 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
 class FirstInvoke:
     """The heap a first invoke adds to what setup left: kept after it, and its peak."""
 
@@ -123,9 +140,10 @@ class FirstInvoke:
     exact: bool  # every block kept is replayed
     estimated: tuple[str, ...]  # operators whose blocks are an upper bound
     peak_exact: bool = True  # and every transient block too (Eigen's are bounded)
-    released: int = 0  # setup's blocks it frees (composites' decomposition arenas), in `kept`
+    released: int = 0  # setup's blocks it frees (arenas of the subgraphs it ran), in `kept`
     caller_at_peak: int = 0  # of `peak`, the caller's and wrapper's blocks (heap_caller)
     caller_kept: int = 0  # the caller's blocks live after invoke() (not in `kept`)
+    backend_after: BackendState | None = None  # the CPU back end's state at the end
 
     @property
     def transient(self) -> int:
@@ -188,15 +206,6 @@ def eigen_heap_bytes(gemm: Gemm, caches: CacheSizes | None = None) -> int:
     return total
 
 
-@dataclass(frozen=True, slots=True)
-class Decomposition:
-    """A STABLEHLO_COMPOSITE's decomposition subgraph: its prepared state and the usable bytes
-    of its arena block, which the composite's Eval releases."""
-
-    prepared: PreparedSubgraph
-    arena_block: int
-
-
 def first_invoke(
     model: Model,
     prepared: PreparedSubgraph,
@@ -213,8 +222,9 @@ def first_invoke(
     creation already made the CPU back end and initialized cpuinfo (its nodes keep
     nothing from their invoke). `ruy_layouts`: the ISA's ruy kernel layouts (the largest replay is
     taken where its cores may run several). `eigen_caches`: the CPU's cache sizes, which
-    decide Eigen's float blocks (None: their upper bound). `decompositions`: the composites'
-    decomposition subgraphs by index (`_composite`). `variables`: heap_resources' plan.
+    decide Eigen's float blocks (None: their upper bound). `decompositions`: the subgraphs
+    allocate_tensors() prepared besides subgraph 0, by index (composites' decompositions,
+    control flow's children: heap_control_flow). `variables`: heap_resources' plan.
     `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound)."""
     replay = functools.partial(
         _first_invoke, decompositions=decompositions, variables=variables, arena_block=arena_block
@@ -222,77 +232,6 @@ def first_invoke(
     return max(
         (replay(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
         key=lambda replayed: (replayed.peak, replayed.kept),
-    )
-
-
-def decompositions(
-    prepared: Sequence[PreparedSubgraph], arena_requests: Sequence[int]
-) -> Mapping[int, Decomposition]:
-    """Every subgraph a composite's Prepare may have allocated (not subgraph 0), with its
-    arena block (`arena_requests`: each subgraph's arena request, 0 for none)."""
-    found = {}
-    for subgraph in prepared[1:]:
-        if not subgraph.allocated_by_allocate_tensors:
-            continue
-        request = arena_requests[subgraph.index] if subgraph.index < len(arena_requests) else 0
-        block = glibc.aligned_usable(ARENA_ALIGNMENT, request) if request else 0
-        found[subgraph.index] = Decomposition(subgraph, block)
-    return MappingProxyType(found)
-
-
-# stablehlo_composite.cc Eval_static, before its decomposition runs: the composite's own dims
-# copy, and per decomposition input the copy of its dims and the dims ResizeInputTensor gives
-# it (the old one freed after), then the ArenaPlanner's two vectors as the subgraph is planned
-# again (DeepOrShallowCopyTensorsShapeTypeData marks it uninvokable): small blocks, held for a
-# moment (read off tests/litert_heap_trace.py's events on composite6_1).
-_COMPOSITE_PLANNER_BLOCKS = 2
-
-
-def _composite(
-    heap: _Heap,
-    model: Model,
-    prepared: PreparedSubgraph,
-    node: RuntimeNode,
-    *,
-    decompositions: Mapping[int, Decomposition],
-    replay: Callable[[PreparedSubgraph], FirstInvoke],
-    released: set[int],
-) -> FirstInvoke | None:
-    """A STABLEHLO_COMPOSITE's first Eval (stablehlo_composite.cc), decomposition outputs
-    static: its inputs copied into the decomposition, which is planned again (the same
-    sizes: its arena does not grow) and invoked (its nodes replayed), then released
-    (Subgraph::ReleaseMemory frees its arena; its persistent arena stays). None where that is
-    not replayed: a decomposition not prepared, or with dynamic tensors (Eval_dynamic). A
-    decomposition another composite released before (`released`) commits its arena again."""
-    operator = model.subgraphs[prepared.index].operators[node.operator]
-    index = int(operator.options.get("decomposition_subgraph_index", -1) or 0)
-    found = decompositions.get(index)
-    if found is None or _has_dynamic_outputs(found.prepared):
-        return None
-    small = glibc.usable(int_array_bytes(4))
-    inputs = sum(1 for tensor in found.prepared.inputs if tensor >= 0)
-    moment = small * (1 + 2 * inputs + _COMPOSITE_PLANNER_BLOCKS)
-    heap.take(moment)
-    heap.give(moment)
-    again = index in released
-    if again:
-        heap.take(found.arena_block)
-    released.add(index)
-    inner = replay(found.prepared)
-    heap.take(inner.peak)
-    heap.give(inner.peak - inner.kept)
-    heap.give(found.arena_block)
-    return replace(inner, released=inner.released + (0 if again else found.arena_block))
-
-
-def _has_dynamic_outputs(prepared: PreparedSubgraph) -> bool:
-    """Subgraph::HasDynamicTensors, which sends a composite to Eval_dynamic: a dynamic
-    subgraph output, or a node whose Prepare left an output dynamic (PrepareOpsStartingAt
-    looks at outputs only: a kernel's dynamic temporary, such as a reduction's resolved
-    axes, does not count)."""
-    outputs = (_tensor(prepared, index) for index in prepared.outputs)
-    return any(node.dynamic_output for node in prepared.nodes) or any(
-        tensor is not None and tensor.allocation is Allocation.DYNAMIC for tensor in outputs
     )
 
 
@@ -307,6 +246,7 @@ def _first_invoke(
     caller: bool = True,
     variables: VariablePlan | None = None,
     arena_block: int = 0,
+    backend_state: BackendState | None = None,
 ) -> FirstInvoke:
     heap = _Heap()
     if caller:
@@ -324,6 +264,9 @@ def _first_invoke(
     backend = delegated or any(
         node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes
     )
+    if backend_state is not None:  # a control flow's child: the parent's back end
+        backend, cpuinfo = backend_state.backend, backend_state.cpuinfo
+        ruy.created, ruy.size, ruy.vector_capacity = backend_state.ruy
     estimated: list[str] = []
     released = 0  # decomposition arenas composites free
     released_subgraphs: set[int] = set()
@@ -376,17 +319,37 @@ def _first_invoke(
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
             # integer products: neither allocates; the CPU back end was asked for above.
             continue
+        if opcode in CONTROL_FLOW_REPLAYED:
+            state = BackendState(backend, cpuinfo, (ruy.created, ruy.size, ruy.vector_capacity))
+            flow = control_flow_eval(
+                heap, model, prepared, node, allocated=decompositions, released=released_subgraphs,
+                state=state,
+                replay=lambda child, state: _first_invoke(
+                    model, child, delegated, layout, eigen_caches,
+                    decompositions=decompositions, caller=False,
+                    arena_block=decompositions[child.index].arena_block,
+                    backend_state=_backend_state(state),
+                ),
+            )  # fmt: skip
+            if flow is not None:
+                after = _backend_state(flow.state)
+                backend, cpuinfo = after.backend, after.cpuinfo
+                ruy.created, ruy.size, ruy.vector_capacity = after.ruy
+                estimated.extend(flow.estimated)
+                bounded = bounded or not flow.peak_exact
+                released += flow.released
+                continue
         if opcode == "STABLEHLO_COMPOSITE":
-            inner = _composite(
+            inner = composite_eval(
                 heap,
                 model,
                 prepared,
                 node,
-                decompositions=decompositions,
-                replay=lambda decomposition: _first_invoke(
-                    model, decomposition, delegated, layout, eigen_caches,
+                allocated=decompositions,
+                replay=lambda child: _first_invoke(
+                    model, child, delegated, layout, eigen_caches,
                     decompositions=decompositions, caller=False,
-                    arena_block=decompositions[decomposition.index].arena_block,
+                    arena_block=decompositions[child.index].arena_block,
                 ),
                 released=released_subgraphs,
             )  # fmt: skip
@@ -451,7 +414,14 @@ def _first_invoke(
         released,
         heap.caller_at_peak,
         heap.caller_live,
+        BackendState(backend, cpuinfo, (ruy.created, ruy.size, ruy.vector_capacity)),
     )
+
+
+def _backend_state(state: object) -> BackendState:
+    """heap_control_flow hands the back end's state through as it got it."""
+    assert isinstance(state, BackendState)
+    return state
 
 
 def _delegate_invoke(heap: _Heap, prepared: PreparedSubgraph, node: RuntimeNode) -> None:

@@ -60,6 +60,10 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         "VAR_HANDLE": 16,  # TfLiteVarHandleParams: the container and shared-name pointers
         "REDUCE_ALL": 1,  # TfLiteReducerParams, as the other reducers
         "L2_NORMALIZATION": 4,  # TfLiteL2NormParams: its fused activation
+        # TfLiteIfParams / TfLiteWhileParams: the two subgraph indices (traced on the
+        # control-flow cases of tests/litert_control_flow_heap_cases.py).
+        "IF": 8,
+        "WHILE": 8,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -136,6 +140,10 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         # exp table); traced on held-out facts8_*.
         "LOG_SOFTMAX": (2160,),
         "LOGICAL_OR": (1,),  # logical.cc Init: `new OpData` (requires_broadcast)
+        # if.cc / while.cc Init: `new OpData` (the subgraph indices and the dynamic-output
+        # flags); their Prepare keeps only output dims (runtimes/litert/heap_control_flow.py).
+        "IF": (12,),
+        "WHILE": (12,),
     }
 )
 # Operators seen allocating nothing in Init.

@@ -11,20 +11,31 @@ its decomposition subgraph, now planned over that subgraph's delegated plan, and
 Eval runs it and releases its arena, as with the builtin kernels alone. The replay covers
 models whose other subgraphs are all composites' decompositions or signatures' own subgraphs
 (the delegate builds their kernels; `allocate_tensors()` prepares only subgraph 0, so their
-runtimes are never reshaped and plan no workspace); control flow (IF, WHILE, CALL_ONCE, ...)
-stays a labelled bound."""
+runtimes are never reshaped and plan no workspace), and IF branches and WHILE conditions and
+bodies: the delegate takes their operators as any subgraph's, and the IF's or WHILE's Prepare
+allocates them inside `allocate_tensors()` (their delegate kernels reshaped, their workspaces
+planned); their first Eval is heap_control_flow's. Other control flow (CALL_ONCE,
+STABLEHLO_CASE, STABLEHLO_WHILE, ...) stays a labelled bound."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 from arenalens.ir import Model
 
 _COMPOSITE = "STABLEHLO_COMPOSITE"
 _INDEX = "decomposition_subgraph_index"
+# The children an IF's or WHILE's Prepare allocates (if.cc, while.cc).
+_CONTROL_FLOW = {
+    "IF": ("then_subgraph_index", "else_subgraph_index"),
+    "WHILE": ("cond_subgraph_index", "body_subgraph_index"),
+}
 
 
 def only_decompositions(model: Model) -> bool:
-    """One subgraph, or every other subgraph a composite's decomposition or a signature's
-    entry, and no operator that calls a subgraph otherwise."""
+    """One subgraph, or every other subgraph a composite's decomposition, an IF's branch, a
+    WHILE's condition or body or a signature's entry, and no operator that calls a subgraph
+    otherwise."""
     if len(model.subgraphs) == 1:
         return True
     called: set[int] = set()
@@ -33,6 +44,11 @@ def only_decompositions(model: Model) -> bool:
             options = operator.options
             if operator.opcode == _COMPOSITE:
                 called.add(int(options.get(_INDEX, -1) or 0))
+            elif operator.opcode in _CONTROL_FLOW:
+                children = _children(operator.opcode, options)
+                if any(_holds_variables(model, index) for index in children):
+                    return False  # resource variables in a child: not replayed
+                called.update(children)
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
     # A signature's own subgraph that nothing calls: the delegate is applied to it too (its
@@ -42,8 +58,9 @@ def only_decompositions(model: Model) -> bool:
 
 
 def prepared(view: Model | None) -> set[int]:
-    """The subgraphs allocate_tensors() prepares on the delegated plan (`view`): subgraph 0
-    and the decompositions of the composites left to the builtin kernel, recursively. A
+    """The subgraphs allocate_tensors() prepares on the delegated plan (`view`): subgraph 0,
+    the decompositions of the composites left to the builtin kernel and the children of IFs
+    and WHILEs, recursively. A
     decomposition whose composite the delegate took is partitioned, its kernels built, but
     never prepared: its runtimes are never reshaped and plan no workspace. All subgraphs
     when the view is not modelled."""
@@ -52,8 +69,43 @@ def prepared(view: Model | None) -> set[int]:
     reached, pending = {0}, [0]
     while pending:
         for operator in view.subgraphs[pending.pop()].operators:
-            index = int(operator.options.get(_INDEX, -1) or 0)
-            if operator.opcode == _COMPOSITE and index not in reached:
-                reached.add(index)
-                pending.append(index)
+            if operator.opcode == _COMPOSITE:
+                called = [int(operator.options.get(_INDEX, -1) or 0)]
+            else:
+                called = list(_children(operator.opcode, operator.options))
+            for index in called:
+                if index not in reached and 0 <= index < len(view.subgraphs):
+                    reached.add(index)
+                    pending.append(index)
     return reached
+
+
+# Resource-variable operators: a control-flow child holding one is not replayed (which reads
+# find their variable depends on the branch taken and the turn: variable_order.py).
+VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+
+
+def _holds_variables(model: Model, index: int) -> bool:
+    """Whether subgraph `index`, or a subgraph it calls, has a resource-variable operator."""
+    seen, pending = {index}, [index]
+    while pending:
+        current = pending.pop()
+        if not 0 <= current < len(model.subgraphs):
+            continue
+        for operator in model.subgraphs[current].operators:
+            if operator.opcode in VARIABLE_OPCODES:
+                return True
+            for key, value in operator.options.items():
+                if "subgraph_ind" in key and isinstance(value, int) and value not in seen:
+                    seen.add(value)
+                    pending.append(value)
+    return False
+
+
+def holds_variables(model: Model, indices: Sequence[int]) -> bool:
+    """Whether any of the subgraphs, or one they call, has a resource-variable operator."""
+    return any(_holds_variables(model, index) for index in indices)
+
+
+def _children(opcode: str, options: Mapping[str, object]) -> tuple[int, ...]:
+    return tuple(int(str(options.get(field, -1) or 0)) for field in _CONTROL_FLOW.get(opcode, ()))

@@ -1,0 +1,348 @@
+"""What an IF or a WHILE does to the heap in the first `invoke()`, from LiteRT's sources
+(*tflite/kernels/if.cc, while.cc, control_flow_common.h; tflite/core/subgraph.cc*), with the
+builtin kernels alone or over the XNNPACK delegate's plan.
+
+Both kernels' Prepare (inside `allocate_tensors()`) already allocated their children (IF: both
+branches; WHILE: the condition and the body): each child's arena is in the setup's blocks. Their
+first Eval, body outputs static:
+
+* **IF** (`Eval_static`): the inputs' indices in a vector; each branch input resized to the
+  caller's dims (`ResizeInputTensor`: the branch's inputs hold no data since Prepare, so the
+  branch turns uninvokable and gets new dims, the old freed) through a vector of those dims;
+  `AllocateTensors()` prepares the branch again (each node's output dims made anew, the old
+  freed; the planner's two vectors of tensors to place; over a delegated plan, the set of
+  delegated nodes whose temporaries it frees) on the arena it already has; the IF's outputs get
+  the branch outputs' dims; the branch runs; `ReleaseMemory()` frees its arena (its persistent
+  arena stays). Which branch runs is the condition's value at run time: both are replayed and
+  the larger of each figure counted (exact where the two agree, else a bound that says so).
+* **WHILE** (`Eval_static`): `AllocateTensors()` on both children does nothing (they are
+  invokable since Prepare); the inputs are copied into the condition's inputs and the outputs
+  (dims copied: the same sizes); the condition runs, then the body, as many turns as the
+  condition says: the first turn of each is where their kernels make what they keep (ruy's
+  buffers, a delegate kernel's external values, set once: the body's inputs share the WHILE's
+  outputs and the condition's are its own, so no pointer changes after), later turns add
+  nothing. The body is counted as running at least once (a loop that never runs it holds less:
+  the figure errs high there). Then `ReleaseMemory()` frees both children's arenas.
+
+A child that was released earlier in the same invoke (an IF inside a WHILE body, run each
+turn) commits its arena again before it runs. Children with dynamic outputs (`Eval_dynamic`:
+tensors resized and copied each turn) and children with resource variables (which reads find
+their variable depends on the branch and the turn) are not replayed here: the caller counts a
+bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Protocol
+
+from arenalens.ir import Model
+from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_interpreter import ARENA_ALIGNMENT, int_array_bytes
+from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, RuntimeNode
+from arenalens.runtimes.litert.xnnpack_subgraphs import holds_variables
+
+CONTROL_FLOW_REPLAYED = frozenset({"IF", "WHILE"})
+# What an IF whose branches hold different bytes is counted as (its condition is a run-time
+# value: either branch may run, at any turn of a loop around it).
+_EITHER = "IF (either branch may run: the larger of each figure)"
+# The children each kernel names in its options, in the order its Eval runs them first.
+_CHILDREN = {
+    "IF": ("then_subgraph_index", "else_subgraph_index"),
+    "WHILE": ("cond_subgraph_index", "body_subgraph_index"),
+}
+# Subgraph::AllocateTensors over a delegated plan: the unordered_set of delegated node indices
+# (its node and its bucket array), freed at once.
+_DELEGATED_SET_REQUESTS = (16, 104)
+
+
+class Heap(Protocol):
+    """heap_invoke's running heap: blocks taken and given back, in usable bytes."""
+
+    def take(self, usable: int) -> None: ...
+
+    def give(self, usable: int) -> None: ...
+
+
+class Replayed(Protocol):
+    """A child's first run as heap_invoke replays it (its FirstInvoke)."""
+
+    @property
+    def kept(self) -> int: ...
+
+    @property
+    def peak(self) -> int: ...
+
+    @property
+    def exact(self) -> bool: ...
+
+    @property
+    def estimated(self) -> tuple[str, ...]: ...
+
+    @property
+    def peak_exact(self) -> bool: ...
+
+    @property
+    def released(self) -> int: ...
+
+    @property
+    def backend_after(self) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Decomposition:
+    """A subgraph allocate_tensors() prepared besides subgraph 0 (a composite's decomposition,
+    an IF's branch, a WHILE's condition or body): its prepared state and the usable bytes of
+    its arena block, which the Eval that runs it releases."""
+
+    prepared: PreparedSubgraph
+    arena_block: int
+
+
+def decompositions(
+    prepared: Sequence[PreparedSubgraph], arena_requests: Sequence[int]
+) -> Mapping[int, Decomposition]:
+    """Every subgraph a composite's or a control flow's Prepare may have allocated (not
+    subgraph 0), with its arena block (`arena_requests`: each subgraph's arena request, 0 for
+    none)."""
+    found = {}
+    for subgraph in prepared[1:]:
+        if not subgraph.allocated_by_allocate_tensors:
+            continue
+        request = arena_requests[subgraph.index] if subgraph.index < len(arena_requests) else 0
+        block = glibc.aligned_usable(ARENA_ALIGNMENT, request) if request else 0
+        found[subgraph.index] = Decomposition(subgraph, block)
+    return MappingProxyType(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlFlowRun:
+    """What an IF's or WHILE's first Eval leaves to its subgraph's replay (its blocks are on
+    the heap already): the operators its children count at a bound, whether every block at
+    its peak is replayed, and the setup blocks (children's arenas) it frees."""
+
+    exact: bool
+    estimated: tuple[str, ...]
+    peak_exact: bool
+    released: int
+    state: object  # the CPU back end's state after it (heap_invoke.BackendState)
+
+
+@dataclass(frozen=True, slots=True)
+class _Children:
+    """The children of one control-flow node and how to replay one."""
+
+    indices: tuple[int, ...]
+    allocated: Mapping[int, Decomposition]
+    replay: Callable[[PreparedSubgraph, object], Replayed]
+
+
+def children(model: Model, prepared: PreparedSubgraph, node: RuntimeNode) -> tuple[int, ...]:
+    """The subgraphs an IF (then, else) or WHILE (cond, body) node names, in that order."""
+    operator = model.subgraphs[prepared.index].operators[node.operator]
+    return tuple(
+        int(operator.options.get(field, -1) or 0) for field in _CHILDREN.get(node.opcode, ())
+    )
+
+
+def control_flow_eval(
+    heap: Heap,
+    model: Model,
+    prepared: PreparedSubgraph,
+    node: RuntimeNode,
+    *,
+    allocated: Mapping[int, Decomposition],
+    replay: Callable[[PreparedSubgraph, object], Replayed],
+    released: set[int],
+    state: object,
+) -> ControlFlowRun | None:
+    """An IF's or WHILE's first Eval replayed on `heap` (see the module's notes); None where it
+    is not replayed: a child not allocated, one with dynamic outputs, or resource variables in
+    a child. `state`: the CPU back end's (heap_invoke.BackendState), which each child's
+    replay takes and gives back."""
+    indices = children(model, prepared, node)
+    found = [allocated.get(index) for index in indices]
+    if len(indices) != 2 or any(
+        child is None or has_dynamic_outputs(child.prepared) for child in found
+    ):
+        return None
+    if holds_variables(model, indices):
+        return None  # which reads find their variable depends on the run: variable_order.py
+    named = _Children(indices, allocated, replay)
+    if node.opcode == "IF":
+        return _if_eval(heap, prepared, node, named, released=released, state=state)
+    return _run_children(heap, named, released, state)
+
+
+def _if_eval(
+    heap: Heap,
+    prepared: PreparedSubgraph,
+    node: RuntimeNode,
+    named: _Children,
+    *,
+    released: set[int],
+    state: object,
+) -> ControlFlowRun:
+    """Both branches replayed on recording heaps from the same back-end state; the one with
+    the higher peak is replayed on the heap, then what the other keeps over it (a branch that
+    frees a smaller arena, or grows ruy's buffer more), so that both figures bound either
+    branch's; called exact only where both hold the same."""
+    runs = []
+    for index in named.indices:
+        branch = _Recording()
+        moment = sum(_if_moment(prepared, node, named.allocated[index].prepared))
+        branch.take(moment)
+        branch.give(moment)
+        one = replace(named, indices=(index,))
+        runs.append((branch, _run_children(branch, one, set(released), state), index))
+    chosen, outcome, index = max(runs, key=lambda run: (run[0].peak, run[0].live))
+    chosen.replay_on(heap)
+    heap.take(max(run[0].live for run in runs) - chosen.live)  # kept as if never freed
+    released.add(index)
+    (first, _, _), (second, _, _) = runs
+    if (first.peak, first.live) == (second.peak, second.live):
+        return outcome
+    return replace(outcome, exact=False, estimated=(*outcome.estimated, _EITHER), peak_exact=False)
+
+
+def _if_moment(
+    prepared: PreparedSubgraph, node: RuntimeNode, branch: PreparedSubgraph
+) -> Iterator[int]:
+    """The small blocks live together before the branch runs (an upper bound of that moment:
+    each is counted as if all were live at once): the input-index vector, a dims vector and
+    the new dims per input, a node's new output dims, the planner's two vectors, the
+    delegated-node set."""
+    inputs = max(len(node.inputs) - 1, 0)
+    yield glibc.usable(4 * inputs) if inputs else 0
+    for index in node.inputs[1:]:
+        rank = _rank(prepared, index)
+        yield glibc.usable(4 * rank) if rank else 0
+        yield glibc.usable(int_array_bytes(rank))
+    ranks = [_rank(branch, index) for branch_node in branch.nodes for index in branch_node.outputs]
+    yield glibc.usable(int_array_bytes(max(ranks, default=0)))
+    yield 2 * glibc.usable(4 * max(len(branch.tensors), 1))
+    if any(branch_node.opcode == DELEGATE_OPCODE for branch_node in branch.nodes):
+        yield sum(glibc.usable(request) for request in _DELEGATED_SET_REQUESTS)
+
+
+def _rank(prepared: PreparedSubgraph, index: int) -> int:
+    tensor = prepared.tensors[index] if 0 <= index < len(prepared.tensors) else None
+    return len(tensor.shape or ()) if tensor is not None else 0
+
+
+def _run_children(
+    heap: Heap, named: _Children, released: set[int], state: object
+) -> ControlFlowRun:
+    """Each child's arena committed again if released before, its first run (on the back end
+    the one before left), then every child's arena released; what they count at a bound, the
+    arenas freed for the first time and the back end's state after."""
+    runs: list[Replayed] = []
+    for index in named.indices:
+        child = named.allocated[index]
+        if index in released:
+            heap.take(child.arena_block)
+        inner = named.replay(child.prepared, state)
+        state = inner.backend_after
+        heap.take(inner.peak)
+        heap.give(inner.peak - inner.kept)
+        runs.append(inner)
+    freed = 0
+    for index in named.indices:
+        heap.give(named.allocated[index].arena_block)
+        if index not in released:
+            freed += named.allocated[index].arena_block
+        released.add(index)
+    return ControlFlowRun(
+        exact=all(run.exact for run in runs),
+        estimated=tuple(name for run in runs for name in run.estimated),
+        peak_exact=all(run.peak_exact for run in runs),
+        released=sum(run.released for run in runs) + freed,
+        state=state,
+    )
+
+
+# stablehlo_composite.cc Eval_static, before its decomposition runs: the composite's own dims
+# copy, and per decomposition input the copy of its dims and the dims ResizeInputTensor gives
+# it (the old one freed after), then the ArenaPlanner's two vectors as the subgraph is planned
+# again (DeepOrShallowCopyTensorsShapeTypeData marks it uninvokable): small blocks, held for a
+# moment (read off tests/litert_heap_trace.py's events on composite6_1).
+_COMPOSITE_PLANNER_BLOCKS = 2
+
+
+def composite_eval(
+    heap: Heap,
+    model: Model,
+    prepared: PreparedSubgraph,
+    node: RuntimeNode,
+    *,
+    allocated: Mapping[int, Decomposition],
+    replay: Callable[[PreparedSubgraph], Replayed],
+    released: set[int],
+) -> ControlFlowRun | None:
+    """A STABLEHLO_COMPOSITE's first Eval (stablehlo_composite.cc), decomposition outputs
+    static: its inputs copied into the decomposition, which is planned again (the same
+    sizes: its arena does not grow) and invoked (its nodes replayed), then released
+    (Subgraph::ReleaseMemory frees its arena; its persistent arena stays). None where that is
+    not replayed: a decomposition not prepared, or with dynamic tensors (Eval_dynamic). A
+    decomposition another composite released before (`released`) commits its arena again."""
+    operator = model.subgraphs[prepared.index].operators[node.operator]
+    index = int(operator.options.get("decomposition_subgraph_index", -1) or 0)
+    found = allocated.get(index)
+    if found is None or has_dynamic_outputs(found.prepared):
+        return None
+    small = glibc.usable(int_array_bytes(4))
+    inputs = sum(1 for tensor in found.prepared.inputs if tensor >= 0)
+    moment = small * (1 + 2 * inputs + _COMPOSITE_PLANNER_BLOCKS)
+    heap.take(moment)
+    heap.give(moment)
+    again = index in released
+    if again:
+        heap.take(found.arena_block)
+    released.add(index)
+    inner = replay(found.prepared)
+    heap.take(inner.peak)
+    heap.give(inner.peak - inner.kept)
+    heap.give(found.arena_block)
+    freed = inner.released + (0 if again else found.arena_block)
+    return ControlFlowRun(inner.exact, inner.estimated, inner.peak_exact, freed, state=None)
+
+
+def has_dynamic_outputs(prepared: PreparedSubgraph) -> bool:
+    """Subgraph::HasDynamicTensors, which sends a composite, an IF or a WHILE to Eval_dynamic: a
+    dynamic subgraph output, or a node whose Prepare left an output dynamic
+    (PrepareOpsStartingAt looks at outputs only: a kernel's dynamic temporary, such as a
+    reduction's resolved axes, does not count)."""
+    outputs = (
+        prepared.tensors[index] for index in prepared.outputs if 0 <= index < len(prepared.tensors)
+    )
+    return any(node.dynamic_output for node in prepared.nodes) or any(
+        tensor is not None and tensor.allocation is Allocation.DYNAMIC for tensor in outputs
+    )
+
+
+class _Recording:
+    """A heap that records its steps, to replay the chosen branch's on the real one."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.live = 0
+        self.peak = 0
+
+    def take(self, usable: int) -> None:
+        self.steps.append(usable)
+        self.live += usable
+        self.peak = max(self.peak, self.live)
+
+    def give(self, usable: int) -> None:
+        self.steps.append(-usable)
+        self.live -= usable
+
+    def replay_on(self, heap: Heap) -> None:
+        for step in self.steps:
+            if step >= 0:
+                heap.take(step)
+            else:
+                heap.give(-step)

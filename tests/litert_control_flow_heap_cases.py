@@ -1,0 +1,181 @@
+"""IF and WHILE models for the interpreter's heap (runtimes/litert/heap_control_flow.py), with
+the builtin kernels and under XNNPACK: drawn after heap_control_flow.py and the control-flow
+children's partition (xnnpack_subgraphs) were written.
+
+Each case has inputs count (INT32 [1]) and x ([1, S, S, C], float or int8); the tracer's driver
+sets both to zeros. Work on x is shape-preserving (a 3x3 convolution with a bias, a depthwise
+one, an add of a constant), float or int8, so XNNPACK takes it wherever it is. Shapes:
+
+* if: pick = count < limit (limit 0 or 1: the else or the then branch runs), IF(pick, x) with
+  two branches of different work, work in main before or after it;
+* while: WHILE(count, x) while count < N (N 1, 3 or 10), the body adds 1 and works on x;
+* nested_while: the body runs an inner WHILE over a zero of its own (count - count) for M turns;
+* while_if: the body runs IF(count < k) with two branches of work.
+
+    python -m tests.litert_heap_measure --cache tests/data/litert_heap_avx2.json --only cf11_
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
+
+SHAPES = ("if", "while", "nested_while", "while_if")
+LOOP_COUNTS = (1, 3, 10)
+WORK = ("conv", "depthwise", "add")
+_SCALE = 0.05
+
+
+class _Draw:
+    """The case's choices: its random draws and its x's type and shape."""
+
+    def __init__(self, seed: int) -> None:
+        self.draw = random.Random(seed)
+        self.weights = np.random.default_rng(seed)
+        self.int8 = self.draw.random() < 0.4
+        self.size = self.draw.choice((4, 8, 12, 16))
+        self.channels = self.draw.choice((4, 8, 16))
+
+    @property
+    def dtype(self) -> str:
+        return "INT8" if self.int8 else "FLOAT32"
+
+    @property
+    def shape(self) -> list[int]:
+        return [1, self.size, self.size, self.channels]
+
+    def x(self, graph: SubgraphBuilder, name: str) -> int:
+        quantized = quantization(_SCALE, 0) if self.int8 else None
+        return graph.add_tensor(name, self.shape, self.dtype, quantization=quantized)
+
+
+def _work(graph: SubgraphBuilder, draw: _Draw, data: int, kind: str, tag: str) -> int:
+    """One shape-preserving operator on `data` → its output."""
+    output = draw.x(graph, f"{tag}_out")
+    channels = draw.channels
+    if kind == "add":
+        values = draw.weights.standard_normal(draw.shape[1:]).astype(np.float32)
+        if draw.int8:
+            constant = graph.add_constant(
+                f"{tag}_c", np.clip(values * 10, -127, 127).astype(np.int8), "INT8",
+                quantization=quantization(_SCALE, 0),
+            )  # fmt: skip
+        else:
+            constant = graph.add_constant(f"{tag}_c", values)
+        graph.add_operator(
+            "ADD", [data, constant], [output], options={"fused_activation_function": "RELU"}
+        )
+        return output
+    depthwise = kind == "depthwise"
+    shape = (1, 3, 3, channels) if depthwise else (channels, 3, 3, channels)
+    values = draw.weights.standard_normal(shape) * 0.1
+    if draw.int8:
+        scales = np.full(channels, 0.01)
+        filters = graph.add_constant(
+            f"{tag}_w", np.clip(values * 100, -127, 127).astype(np.int8), "INT8",
+            quantization=quantization(scales, 0, axis=3 if depthwise else 0),
+        )  # fmt: skip
+        bias = graph.add_constant(
+            f"{tag}_b", np.zeros(channels, np.int32), "INT32",
+            quantization=quantization(scales * _SCALE, 0),
+        )  # fmt: skip
+    else:
+        filters = graph.add_constant(f"{tag}_w", values.astype(np.float32))
+        bias = graph.add_constant(f"{tag}_b", np.zeros(channels, np.float32))
+    options: dict[str, object] = {
+        "padding": "SAME", "stride_w": 1, "stride_h": 1, "fused_activation_function": "RELU",
+    }  # fmt: skip
+    if depthwise:
+        options["depth_multiplier"] = 1
+    graph.add_operator(
+        "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", [data, filters, bias], [output],
+        options=options,
+    )  # fmt: skip
+    return output
+
+
+def _branch(builder: ModelBuilder, draw: _Draw, name: str) -> int:
+    """An IF branch x -> work(x)."""
+    graph = builder.add_subgraph(name)
+    x = draw.x(graph, "x")
+    y = _work(graph, draw, x, draw.draw.choice(WORK), name)
+    graph.set_inputs([x])
+    graph.set_outputs([y])
+    return graph.index
+
+
+def _if(builder: ModelBuilder, graph: SubgraphBuilder, draw: _Draw, count: int, x: int) -> int:
+    limit = graph.add_constant(
+        f"limit{graph.index}", np.array([draw.draw.choice((0, 1))], np.int32)
+    )
+    pick = graph.add_tensor(f"pick{graph.index}", [1], "BOOL")
+    graph.add_operator("LESS", [count, limit], [pick])
+    then, otherwise = _branch(builder, draw, "then"), _branch(builder, draw, "else")
+    picked = draw.x(graph, f"picked{graph.index}")
+    graph.add_operator(
+        "IF", [pick, x], [picked],
+        options={"then_subgraph_index": then, "else_subgraph_index": otherwise},
+    )  # fmt: skip
+    return picked
+
+
+def _while(
+    builder: ModelBuilder, graph: SubgraphBuilder, draw: _Draw, count: int, x: int, *, shape: str
+) -> int:
+    """WHILE(count, x) for a drawn number of turns; the body works on x (or runs an inner
+    WHILE / an IF for `shape` nested_while / while_if)."""
+    turns = draw.draw.choice(LOOP_COUNTS)
+    cond, body = builder.add_subgraph(f"cond{turns}"), builder.add_subgraph("body")
+    step, state = cond.add_tensor("count", [1], "INT32"), draw.x(cond, "x")
+    limit = cond.add_constant("limit", np.array([turns], np.int32))
+    flag = cond.add_tensor("continue", [1], "BOOL")
+    cond.add_operator("LESS", [step, limit], [flag])
+    cond.set_inputs([step, state])
+    cond.set_outputs([flag])
+
+    step, state = body.add_tensor("count", [1], "INT32"), draw.x(body, "x")
+    one = body.add_constant("one", np.array([1], np.int32))
+    next_step = body.add_tensor("count_next", [1], "INT32")
+    body.add_operator("ADD", [step, one], [next_step])
+    if shape == "nested_while":
+        zero = body.add_tensor("zero", [1], "INT32")
+        body.add_operator("SUB", [step, step], [zero])
+        result = _while(builder, body, draw, zero, state, shape="while")
+    elif shape == "while_if":
+        result = _if(builder, body, draw, step, state)
+    else:
+        result = _work(body, draw, state, draw.draw.choice(WORK), f"body{body.index}")
+    body.set_inputs([step, state])
+    body.set_outputs([next_step, result])
+
+    outputs = [graph.add_tensor(f"count_out{graph.index}", [1], "INT32"),
+               draw.x(graph, f"x_out{graph.index}")]  # fmt: skip
+    graph.add_operator(
+        "WHILE", [count, x], outputs,
+        options={"cond_subgraph_index": cond.index, "body_subgraph_index": body.index},
+    )  # fmt: skip
+    return outputs[1]
+
+
+def control_flow_heap_case(seed: int) -> bytes:
+    """The seed's case: its shape by seed (SHAPES in turn), the rest drawn."""
+    draw = _Draw(seed)
+    shape = SHAPES[seed % len(SHAPES)]
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    count, x = main.add_tensor("count", [1], "INT32"), draw.x(main, "x")
+    data = x
+    if draw.draw.random() < 0.4:
+        data = _work(main, draw, data, draw.draw.choice(WORK), "pre")
+    if shape == "if":
+        data = _if(builder, main, draw, count, data)
+    else:
+        data = _while(builder, main, draw, count, data, shape=shape)
+    if draw.draw.random() < 0.4:
+        data = _work(main, draw, data, draw.draw.choice(WORK), "post")
+    main.set_inputs([count, x])
+    main.set_outputs([data])
+    return builder.build()
