@@ -168,6 +168,13 @@ HELD_OUT = (
     *HELD_OUT,
     *((f"var10_{seed}", "variables", seed) for seed in RANK0_LAST_SEEDS10 + RANK0_INNER_SEEDS10),
 )
+# Session 11 (litert-rest11): streaming chains with rank-0 reads the rest of the graph follows
+# (tests/litert_variable_cases.replan_model), every one with a later chunk: seeds 1101-1116
+# drawn after heap_replan replayed the first invoke's re-plan where the later nodes add no
+# tensors (10 of them have a FULLY_CONNECTED there, left as the bound then), 1117-1128 after
+# it replayed those too (the tensors' vector and ArenaPlanner's vectors growing).
+REPLAN_SEEDS11 = tuple(range(1101, 1129))
+HELD_OUT = (*HELD_OUT, *((f"var11_{seed}", "replan", seed) for seed in REPLAN_SEEDS11))
 # Session 9 (litert-xnn9): reductions of a square (tests/litert_rewrite_cases.py), drawn after
 # xnnpack_workspace._sum_squares (XNNPACK's reduce_sum_to_square rewrite) was committed.
 HELD_OUT = (*HELD_OUT, *((f"xnn9_square_{seed}", "square_reduce", seed) for seed in range(1, 25)))
@@ -322,6 +329,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_variable_cases import variable_heap_model
 
         return variable_heap_model(seed)
+    if family == "replan":
+        from tests.litert_variable_cases import replan_model
+
+        return replan_model(seed)
     if family == "kernel_facts":
         from tests.litert_kernel_facts_cases import kernel_facts_case
 

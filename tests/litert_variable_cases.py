@@ -161,3 +161,83 @@ def scalar_read_model(order: tuple[str, ...]) -> bytes:
     g.set_inputs([x])
     g.set_outputs([y, read])
     return builder.build()
+
+
+def replan_model(seed: int) -> bytes:
+    """A held-out streaming chain for the first invoke's re-plan (runtimes/litert/heap_replan.py,
+    drawn after it was written): float or int8, 1-3 variables assigned the input, then 6-14
+    steps, one or more of them a READ_VARIABLE into a rank-0 tensor (a graph output the rest
+    does not read: Prepare stops there and the first invoke plans what follows), the others
+    reads of the variable's shape added or multiplied in, activations, fully connected layers
+    (float; int8 with per-channel weights, whose Prepare keeps requantization vectors), an int8
+    SOFTMAX (a lookup table kept by Prepare) and assignments of the running value."""
+    rng = random.Random(seed)
+    weights_rng = np.random.default_rng(seed)
+
+    def build(_: ModelBuilder, g: SubgraphBuilder) -> tuple[list[int], list[int]]:
+        int8 = rng.random() < 0.4
+        width = rng.choice([8, 16, 32, 64])
+        shape = [rng.choice([1, 1, 2]), width]
+
+        def tensor(name: str, tensor_shape: list[int], scale: float = SCALE, zero: int = 0) -> int:
+            if int8:
+                return g.add_tensor(
+                    name, tensor_shape, "INT8", quantization=quantization(scale, zero)
+                )
+            return g.add_tensor(name, tensor_shape)
+
+        current = tensor("x", shape)
+        inputs, extra_outputs = [current], []
+        handles = []
+        for number in range(rng.randint(1, 3)):
+            handle = g.add_tensor(f"h{number}/handle", [1], "RESOURCE")
+            g.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": f"state{number}"})
+            g.add_operator("ASSIGN_VARIABLE", [handle, current], [])
+            handles.append(handle)
+        steps = rng.randint(6, 14)
+        scalar_steps = {rng.randint(1, steps - 3)} | {
+            step for step in range(steps - 1) if rng.random() < 0.12
+        }
+        for step in range(steps):
+            handle = rng.choice(handles)
+            draw = rng.random()
+            if step in scalar_steps:
+                read = tensor(f"scalar{step}", [])
+                g.add_operator("READ_VARIABLE", [handle], [read])
+                extra_outputs.append(read)
+            elif draw < 0.35:
+                read = tensor(f"read{step}", shape)
+                g.add_operator("READ_VARIABLE", [handle], [read])
+                combined = tensor(f"sum{step}", shape)
+                opcode = "ADD" if int8 or rng.random() < 0.6 else "MUL"
+                g.add_operator(opcode, [current, read], [combined])
+                current = combined
+            elif draw < 0.55:
+                activated = tensor(f"act{step}", shape, 1 / 128)
+                opcodes = ["TANH", "RELU"] if int8 else ["RELU", "TANH", "LOGISTIC"]
+                g.add_operator(rng.choice(opcodes), [current], [activated])
+                current = activated
+            elif draw < 0.75:
+                dense = tensor(f"dense{step}", shape)
+                values = weights_rng.standard_normal((width, width)).astype(np.float32)
+                if int8:
+                    scales = np.linspace(0.01, 0.03, width)
+                    weights = g.add_constant(
+                        f"w{step}",
+                        weights_rng.integers(-127, 128, (width, width), dtype=np.int8),
+                        "INT8",
+                        quantization=quantization(scales, 0),
+                    )
+                else:
+                    weights = g.add_constant(f"w{step}", values)
+                g.add_operator("FULLY_CONNECTED", [current, weights, -1], [dense])
+                current = dense
+            elif draw < 0.85 and int8:
+                soft = tensor(f"softmax{step}", shape, 1 / 256, -128)
+                g.add_operator("SOFTMAX", [current], [soft], options={"beta": 1.0})
+                current = soft
+            else:
+                g.add_operator("ASSIGN_VARIABLE", [handle, current], [])
+        return inputs, [current, *extra_outputs]
+
+    return _single(build)

@@ -30,9 +30,9 @@ from arenalens.runtimes.litert import (
 )
 from arenalens.runtimes.litert.heap import (
     WRAPPER_VARIATION_BYTES,
-    arena_request,
     interpreter_heap,
 )
+from arenalens.runtimes.litert.heap_interpreter import arena_request
 from arenalens.runtimes.litert.isa import HOST
 from arenalens.tflite.builder import ModelBuilder, quantization
 from arenalens.tflite.reader import parse_model

@@ -41,6 +41,7 @@ from arenalens.runtimes.litert import (
     glibc,
     heap_build,
     heap_caller,
+    heap_replan,
     heap_resources,
     heap_xnnpack,
     xnnpack_custom,
@@ -50,6 +51,7 @@ from arenalens.runtimes.litert.heap_control_flow import decompositions
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
     allocation_blocks,
+    arena_request,
     creation_blocks,
     persistent_ro_blocks,
 )
@@ -388,33 +390,39 @@ def setup_blocks(
     plans = litert_plans(model)
     requests: list[tuple[str, int]] = []
     placements: list[tuple[int, int]] = []
+    # Subgraph 0's later chunks, where the first invoke's re-plan is replayed (heap_replan).
+    first = plans[0].prepared
+    replanned = heap_replan.replan(first, model.subgraphs[0]) if len(first.chunks) > 1 else None
+    left_to_invoke = {}
     for index, plan in enumerate(plans):
         arena, persistent = (
             arena_sizes[2 * index] if 2 * index < len(arena_sizes) else 0,
             arena_sizes[2 * index + 1] if 2 * index + 1 < len(arena_sizes) else 0,
         )
+        placed = (len(plan.order.arena_order), len(plan.order.persistent_order))
+        if index == 0 and replanned is not None and replanned.later_first_node is not None:
+            setup = replanned.setup
+            arena, persistent = setup.arena_high_water, setup.persistent_high_water
+            placed = (setup.arena_placed, setup.persistent_placed)
+            left_to_invoke[0] = replanned.later_first_node
         if plan.prepared.allocated_by_allocate_tensors:
             for name, size in (("arena", arena), ("persistent arena", persistent)):
                 if size > 0:
                     requests.append((f"subgraph {index} {name}", arena_request(size)))
-        placements.append((len(plan.order.arena_order), len(plan.order.persistent_order)))
+        placements.append(placed)
     allocated = allocation_blocks(
         model,
         [plan.prepared for plan in plans],
         [len(plan.order.aliases) for plan in plans],
         requests,
         placements,
+        left_to_invoke=left_to_invoke,
     )
     for plan in plans:
         allocated.extend(persistent_ro_blocks(plan.prepared))
     return [PhasedBlock("create", block) for block in created] + [
         PhasedBlock("allocate", block) for block in allocated
     ]
-
-
-def arena_request(high_water_mark: int) -> int:
-    """ResizableAlignedBuffer::Resize: aligned_alloc(64, round_up(hwm + 63, 64))."""
-    return (high_water_mark + 63 + 63) // 64 * 64
 
 
 def placement_allowance(block_count: int) -> int:

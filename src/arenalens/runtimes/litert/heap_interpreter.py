@@ -18,8 +18,9 @@ Python wrapper) are `heap_kernels.FIXED_*`.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from arenalens.ir import Model, Subgraph, Tensor
 from arenalens.runtimes.litert import glibc
@@ -36,9 +37,8 @@ from arenalens.runtimes.litert.heap_kernels import (
     prepare_bound,
     prepare_requests,
 )
-from arenalens.runtimes.litert.heap_resources import resource_id_requests
 from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
-from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph
+from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, RuntimeNode
 
 TENSOR_STRUCT_BYTES = 112  # sizeof(TfLiteTensor)
 NODE_AND_REGISTRATION_BYTES = 168  # sizeof(std::pair<TfLiteNode, TfLiteRegistration>)
@@ -54,6 +54,7 @@ HASH_NODE_SIZE_T_PAIR_BYTES = 24  # _Hash_node<pair<size_t, size_t>>
 MAP_NODE_HEADER_BYTES = 32  # _Rb_tree_node_base
 STRING_BYTES = 32  # std::string (SSO: up to 15 characters inline)
 SSO_CAPACITY = 15
+RESOURCE_ID_NODE_BYTES = MAP_NODE_HEADER_BYTES + 2 * STRING_BYTES + 8  # the pair and its id
 SIGNATURE_DEF_BYTES = 136  # sizeof(tflite::internal::SignatureDef)
 ARENA_PLANNER_BYTES = 400  # new ArenaPlanner
 GRAPH_INFO_BYTES = 16  # new InterpreterInfo (the planner's GraphInfo)
@@ -83,6 +84,11 @@ class Block:
         if self.alignment:
             return glibc.aligned_usable(self.alignment, self.request)
         return glibc.usable(self.request)
+
+
+def arena_request(high_water_mark: int) -> int:
+    """ResizableAlignedBuffer::Resize: aligned_alloc(64, round_up(hwm + 63, 64))."""
+    return (high_water_mark + 63 + 63) // 64 * 64
 
 
 def int_array_bytes(size: int) -> int:
@@ -283,12 +289,16 @@ def allocation_blocks(
     aliases: Sequence[int],
     arena_requests: Iterable[tuple[str, int]],
     placements: Sequence[tuple[int, int]],
+    *,
+    left_to_invoke: Mapping[int, int] = MappingProxyType({}),
 ) -> list[Block]:
     """Every block `allocate_tensors()` adds (and keeps): each prepared subgraph's kernel
     Prepare buffers, the tensors it added, ArenaPlanner's bookkeeping and the arenas.
 
     `aliases`: in-place aliases per subgraph; `arena_requests`: (name, request) of each arena
-    block; `placements`: per subgraph, how many tensors each of its two arenas placed."""
+    block; `placements`: per subgraph, how many tensors each of its two arenas placed by then;
+    `left_to_invoke`: per subgraph whose later chunks the first invoke prepares (heap_replan),
+    the first node it prepares."""
     blocks: list[Block] = []
     backend = False  # the CPU back-end context, created by the first kernel that asks
     for state, alias_count, (arena_count, persistent_count) in zip(
@@ -297,24 +307,32 @@ def allocation_blocks(
         if not state.allocated_by_allocate_tensors:
             continue
         subgraph = model.subgraphs[state.index]
-        blocks.extend(_prepare_blocks(model, subgraph, state))
+        last = left_to_invoke.get(state.index, len(state.nodes))
+        blocks.extend(_prepare_blocks(subgraph, state, state.nodes[:last]))
         if not backend and any(node.opcode in PREPARE_CREATES_CPU_BACKEND for node in state.nodes):
             backend = True
             blocks.extend(
                 Block("kernel state", "CpuBackendContext::GetFromContext (Prepare)", request)
                 for request in CPU_BACKEND_CONTEXT_REQUESTS
             )
-        blocks.extend(_planner_blocks(state, alias_count, arena_count, persistent_count))
+        # PlanAllocations sizes its vectors for the tensors there after the first chunk.
+        later = sum(prepare_added(state, node) for node in state.nodes[last:])
+        planned = len(state.tensors) - later
+        blocks.extend(_planner_blocks(state, planned, alias_count, arena_count, persistent_count))
     for name, request in arena_requests:
         blocks.append(Block("arenas", name, request, alignment=ARENA_ALIGNMENT))
     return [block for block in blocks if block.request or block.counted]
 
 
-def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -> Iterator[Block]:
+def _prepare_blocks(
+    subgraph: Subgraph, state: PreparedSubgraph, nodes: Sequence[RuntimeNode]
+) -> Iterator[Block]:
+    """The tensors' vector grown, the dims of tensors Prepare added and what `nodes`' Prepare
+    keeps."""
     model_tensors = state.model_tensor_count
     created, _ = capacity_after_init(model_tensors, state.init_added)
     before = TENSOR_STRUCT_BYTES * created
-    after = TENSOR_STRUCT_BYTES * tensor_capacity_after_prepare(state)
+    after = TENSOR_STRUCT_BYTES * tensor_capacity_after_prepare(state, nodes)
     if after != before:
         # The grown vector replaces the one counted at creation.
         yield Block("tensors", "Subgraph::EnsureTensorsVectorCapacity (tensors_)", after)
@@ -322,16 +340,22 @@ def _prepare_blocks(model: Model, subgraph: Subgraph, state: PreparedSubgraph) -
     for tensor in state.tensors[model_tensors:]:
         if tensor.shape is not None:
             yield Block("tensors", "ResizeTensor (dims)", int_array_bytes(len(tensor.shape)))
-    for node in state.nodes:
-        if node.temporaries:
-            yield Block("nodes", "node temporaries", int_array_bytes(len(node.temporaries)))
-            yield Block("nodes", "node temporaries", -int_array_bytes(0))
-        operator = subgraph.operators[node.operator]
-        for request in prepare_requests(model, subgraph, operator):
-            yield Block("kernel state", "Prepare", request)
-        bound = prepare_bound(subgraph, operator)
-        if bound:
-            yield Block("kernel state", "Prepare (not modelled: upper bound)", bound, exact=False)
+    for node in nodes:
+        yield from node_prepare_blocks(subgraph, node)
+
+
+def node_prepare_blocks(subgraph: Subgraph, node: RuntimeNode) -> Iterator[Block]:
+    """What one node's Prepare keeps: its temporaries' index array (replacing an empty one)
+    and its kernel's own blocks (heap_kernels)."""
+    if node.temporaries:
+        yield Block("nodes", "node temporaries", int_array_bytes(len(node.temporaries)))
+        yield Block("nodes", "node temporaries", -int_array_bytes(0))
+    operator = subgraph.operators[node.operator]
+    for request in prepare_requests(subgraph, operator):
+        yield Block("kernel state", "Prepare", request)
+    bound = prepare_bound(subgraph, operator)
+    if bound:
+        yield Block("kernel state", "Prepare (not modelled: upper bound)", bound, exact=False)
 
 
 def capacity_after_init(model_tensors: int, init_added: Sequence[int]) -> tuple[int, int]:
@@ -348,22 +372,41 @@ def capacity_after_init(model_tensors: int, init_added: Sequence[int]) -> tuple[
     return capacity, size
 
 
-def tensor_capacity_after_prepare(state: PreparedSubgraph) -> int:
-    """tensors_'s capacity once every node is prepared: the Init tensors are there from
-    creation (`capacity_after_init`); before each node's Prepare, EnsureTensorsVectorCapacity
-    reserves max(size + 16, capacity × 1.1f) when fewer than 16 slots are free, then the
-    node's own AddTensors in Prepare past the capacity grow it to size + max(size, k)."""
+def tensor_capacity_after_prepare(
+    state: PreparedSubgraph, nodes: Sequence[RuntimeNode] | None = None
+) -> int:
+    """tensors_'s capacity once every node (or `nodes`, the first ones) is prepared: the Init
+    tensors are there from creation (`capacity_after_init`), then `tensors_growth`."""
     capacity, size = capacity_after_init(state.model_tensor_count, state.init_added)
-    for node in state.nodes:
+    _, capacity, _ = tensors_growth(state, state.nodes if nodes is None else nodes, capacity, size)
+    return capacity
+
+
+def tensors_growth(
+    state: PreparedSubgraph, nodes: Sequence[RuntimeNode], capacity: int, size: int
+) -> tuple[tuple[tuple[int, int], ...], int, int]:
+    """tensors_ (of `capacity` and `size`) while `nodes` are prepared: before each node's
+    Prepare, EnsureTensorsVectorCapacity reserves max(size + 16, capacity × 1.1f) when fewer
+    than 16 slots are free, then the node's own AddTensors past the capacity grow it to size +
+    max(size, k) → each reallocation's (old, new) capacity, and the capacity and size after."""
+    grown: list[tuple[int, int]] = []
+    for node in nodes:
         if size + TENSORS_CAPACITY_HEADROOM > capacity:
-            capacity = max(size + TENSORS_CAPACITY_HEADROOM, times_growth_factor(capacity))
-        count = (
-            state.prepare_added[node.position] if node.position < len(state.prepare_added) else 0
-        )
+            reserved = max(size + TENSORS_CAPACITY_HEADROOM, times_growth_factor(capacity))
+            grown.append((capacity, reserved))
+            capacity = reserved
+        count = prepare_added(state, node)
         if size + count > capacity:
+            grown.append((capacity, size + max(size, count)))
             capacity = size + max(size, count)
         size += count
-    return capacity
+    return tuple(grown), capacity, size
+
+
+def prepare_added(state: PreparedSubgraph, node: RuntimeNode) -> int:
+    """The tensors a node's Prepare added (AddTensors)."""
+    added = state.prepare_added
+    return added[node.position] if node.position < len(added) else 0
 
 
 def times_growth_factor(capacity: int) -> int:
@@ -374,10 +417,9 @@ def times_growth_factor(capacity: int) -> int:
 
 
 def _planner_blocks(
-    state: PreparedSubgraph, alias_count: int, arena_count: int, persistent_count: int
+    state: PreparedSubgraph, tensors: int, alias_count: int, arena_count: int, persistent_count: int
 ) -> Iterator[Block]:
-    """ArenaPlanner (arena_planner.cc) and its two SimpleMemoryArenas."""
-    tensors = len(state.tensors)
+    """ArenaPlanner (arena_planner.cc) and its two SimpleMemoryArenas, planned for `tensors`."""
     nodes = len(state.nodes)
     yield Block("planner", "PrepareOpsAndTensors (ArenaPlanner)", ARENA_PLANNER_BYTES)
     yield Block("planner", "PrepareOpsAndTensors (GraphInfo)", GRAPH_INFO_BYTES)
@@ -435,6 +477,37 @@ def persistent_ro_blocks(state: PreparedSubgraph) -> Iterator[Block]:
                 "TfLiteTensorResizeMaybeCopy (dynamic, sized in Prepare)",
                 tensor.nbytes + XNN_EXTRA_BYTES,
             )
+
+
+# A VAR_HANDLE's (container, shared name): the interpreter's key for its resource.
+Key = tuple[str, str]
+
+
+def handle_key(options: Mapping[str, object]) -> Key:
+    """A VAR_HANDLE's (container, shared name), null read as empty (var_handle.cc Init)."""
+    container = options.get("container") or ""
+    shared = options.get("shared_name") or ""
+    return (str(container), str(shared))
+
+
+def resource_id_requests(model: Model) -> list[int]:
+    """The resource-id map's requests after Interpreter(...): every subgraph's VAR_HANDLEs
+    share the interpreter's map; a name longer than 15 characters has a block of its own."""
+    keys = {
+        handle_key(operator.options)
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+        if operator.opcode == "VAR_HANDLE"
+    }
+    requests = []
+    for key in sorted(keys):
+        requests.append(RESOURCE_ID_NODE_BYTES)
+        requests.extend(
+            len(text.encode("utf-8")) + 1
+            for text in key
+            if len(text.encode("utf-8")) > SSO_CAPACITY
+        )
+    return requests
 
 
 __all__ = [

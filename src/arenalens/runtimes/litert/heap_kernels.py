@@ -266,11 +266,10 @@ def kernel_facts(model: Model, subgraph: Subgraph, operator: Operator) -> Kernel
     return KernelFacts(parse, init, opcode == "CONV_2D", known)
 
 
-def prepare_requests(model: Model, subgraph: Subgraph, operator: Operator) -> tuple[int, ...]:
+def prepare_requests(subgraph: Subgraph, operator: Operator) -> tuple[int, ...]:
     """What a kernel's Prepare keeps besides output dims and temporaries: per-channel
     requantization vectors of quantized convolutions and matmuls (a multiplier and a shift per
     output channel, `std::vector<int32_t>`), a quantized softmax's lookup table."""
-    del model
     opcode = operator.opcode
     data = _dtype(subgraph, operator.inputs, 0)
     if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D") and data in _QUANTIZED:

@@ -19,10 +19,11 @@ by block on the 2.3.0 wheel's traces (tests/litert_heap_trace.py).
 
 A READ_VARIABLE whose output has no rank makes that output dynamic: its Eval resizes it to
 the variable's dims and bytes (counted). Prepare stopped its chunk there, so when a node follows
-it in the execution plan the planner plans the rest of the graph at the first invoke
-(`Subgraph::InvokeImpl` → `PrepareOpsAndTensors` at the next node), its blocks bounded
-(`VariableReplay._dynamic_read`): the figure is then an estimate that errs high. A read that is
-the plan's last node re-plans nothing (the invoke loop ends): exact.
+it in the execution plan the first invoke prepares and plans the rest of the graph
+(`Subgraph::InvokeImpl` → `PrepareOpsAndTensors` at the next node): replayed block by block
+where heap_replan can (its docstring says where), else bounded (`VariableReplay._dynamic_read`)
+and the figure is an estimate that errs high. A read that is the plan's last node re-plans
+nothing (the invoke loop ends): exact.
 """
 
 from __future__ import annotations
@@ -32,48 +33,17 @@ from dataclasses import dataclass, field
 
 from arenalens.ir import Model, Subgraph
 from arenalens.runtimes.litert import glibc
+from arenalens.runtimes.litert.heap_interpreter import Key, handle_key
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
+from arenalens.runtimes.litert.heap_replan import replan
 from arenalens.runtimes.litert.libstdcxx import BUCKET_COUNT_CHAIN
 from arenalens.runtimes.litert.prepare.state import PreparedSubgraph, RuntimeNode
 
-MAP_NODE_HEADER_BYTES = 32  # _Rb_tree_node_base
-STRING_BYTES = 32  # std::string (15 characters inline)
-SSO_CAPACITY = 15
-RESOURCE_ID_NODE_BYTES = MAP_NODE_HEADER_BYTES + 2 * STRING_BYTES + 8  # the pair and its id
 RESOURCE_VARIABLE_BYTES = 128  # sizeof(ResourceVariable): vtable, TfLiteTensor, flag
 RESOURCE_NODE_BYTES = 24  # _Hash_node<pair<const int, unique_ptr<ResourceBase>>>
 TENSOR_EXTRA_BYTES = 16  # TfLiteTensorAllocationSize pads every dynamic block by this
 ALLOCATION_ENTRY_BYTES = 32  # ArenaAllocWithUsage: offset, size, tensor, first and last node
 VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
-
-Key = tuple[str, str]
-
-
-def handle_key(options: Mapping[str, object]) -> Key:
-    """A VAR_HANDLE's (container, shared name), null read as empty (var_handle.cc Init)."""
-    container = options.get("container") or ""
-    shared = options.get("shared_name") or ""
-    return (str(container), str(shared))
-
-
-def resource_id_requests(model: Model) -> list[int]:
-    """The resource-id map's requests after Interpreter(...): every subgraph's VAR_HANDLEs
-    share the interpreter's map; a name longer than 15 characters has a block of its own."""
-    keys = {
-        handle_key(operator.options)
-        for subgraph in model.subgraphs
-        for operator in subgraph.operators
-        if operator.opcode == "VAR_HANDLE"
-    }
-    requests = []
-    for key in sorted(keys):
-        requests.append(RESOURCE_ID_NODE_BYTES)
-        requests.extend(
-            len(text.encode("utf-8")) + 1
-            for text in key
-            if len(text.encode("utf-8")) > SSO_CAPACITY
-        )
-    return requests
 
 
 def handle_keys(subgraph: Subgraph) -> dict[int, Key]:
@@ -139,20 +109,6 @@ def dynamic_reads(subgraph: Subgraph) -> bool:
     )
 
 
-def replanned_reads(subgraph: Subgraph) -> bool:
-    """A rank-0 READ_VARIABLE with an operator after it: the first invoke plans the rest
-    (bounded); a read that ends the graph re-plans nothing."""
-    operators = subgraph.operators
-    return any(
-        operator.opcode == "READ_VARIABLE"
-        and operator.outputs
-        and operator.outputs[0] >= 0
-        and not subgraph.tensors[operator.outputs[0]].shape
-        and position < len(operators) - 1
-        for position, operator in enumerate(operators)
-    )
-
-
 Creation = tuple[Key, tuple[int, ...], int]  # a variable's name pair, shape and bytes
 
 
@@ -179,9 +135,12 @@ class VariableReplay:
         arena_block: int = 0,
     ) -> None:
         self.plan = plan or VariablePlan(handle_keys(subgraph))
+        # The re-plan the first invoke makes after a rank-0 read (heap_replan), replayed.
+        self.replan = replan(prepared, subgraph) if len(prepared.chunks) > 1 else None
         tensors = len(prepared.tensors)
-        # The re-plan's bound: the old arena block (at most the final one, `arena_block`), the
-        # allocation list (ArenaAllocWithUsage: 32 B) and two int vectors, one entry a tensor.
+        # Where it is not: its bound, the old arena block (at most the final one,
+        # `arena_block`), the allocation list (ArenaAllocWithUsage: 32 B) and two int vectors,
+        # one entry a tensor.
         self.replan_bytes = (
             arena_block
             + glibc.usable(ALLOCATION_ENTRY_BYTES * tensors)
@@ -201,8 +160,9 @@ class VariableReplay:
     def run(
         self, node: RuntimeNode, take: Callable[[int], None], give: Callable[[int], None]
     ) -> None:
-        """Replay one node's steps on the replay's heap."""
-        for step in self.node(node):
+        """Replay one node's steps on the replay's heap: the re-plan it starts, then its own."""
+        replanned = self.replan.steps(node) if self.replan else ()
+        for step in (*replanned, *self.node(node)):
             if step >= 0:
                 take(step)
             else:
@@ -210,8 +170,8 @@ class VariableReplay:
 
     def node(self, node: RuntimeNode) -> Iterator[int]:
         """A builtin ASSIGN_VARIABLE's value; the variables a delegate kernel makes first; a
-        rank-0 READ_VARIABLE (Eval sizes its output and the rest is re-planned: not replayed,
-        a page that errs high)."""
+        rank-0 READ_VARIABLE (Eval sizes its output; the re-plan of the rest is bounded here
+        where heap_replan does not replay it)."""
         inputs, keys = node.inputs, self.plan.keys
         if node.opcode == "ASSIGN_VARIABLE" and len(inputs) > 1 and inputs[0] in keys:
             shape, nbytes = self.shapes.get(inputs[1], ((), 0))
@@ -223,7 +183,10 @@ class VariableReplay:
                 if key not in self.variables.created:
                     yield from self.variables.assign(key, shape, nbytes)
         elif node.opcode == "READ_VARIABLE" and node.dynamic_output:
+            # The re-plan at the next node is replayed there (`run`) where it can be; else
+            # bounded here. A read that ends the plan re-plans nothing.
             replanned = node.position != self.last_position
+            replanned = replanned and not (self.replan is not None and self.replan.exact)
             if replanned:
                 self.estimated.append(node.opcode)
             yield from self._dynamic_read(keys.get(inputs[0]) if inputs else None, replanned)

@@ -111,12 +111,12 @@ def arenas(model: Model, alignment: int | None = None) -> tuple[ArenaProblem, ..
     align = LITERT_ALIGNMENT if alignment is None else alignment
     problems: list[ArenaProblem] = []
     for plan in litert_plans(model):
-        problems.append(_arena_problem(plan, align, persistent=False))
-        problems.append(_arena_problem(plan, align, persistent=True))
+        problems.append(arena_problem(plan, align, persistent=False))
+        problems.append(arena_problem(plan, align, persistent=True))
     return tuple(problems)
 
 
-def _arena_problem(plan: LiteRtSubgraphPlan, alignment: int, *, persistent: bool) -> ArenaProblem:
+def arena_problem(plan: LiteRtSubgraphPlan, alignment: int, *, persistent: bool) -> ArenaProblem:
     prepared, order = plan.prepared, plan.order
     placed = order.persistent_order if persistent else order.arena_order
     aliases_of: dict[int, list[int]] = {}

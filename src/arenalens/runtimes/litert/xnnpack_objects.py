@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 from arenalens.ir import Model, Operator, Subgraph, Tensor
 from arenalens.runtimes.litert import glibc, xnnpack_attention, xnnpack_variables
+from arenalens.runtimes.litert.heap_interpreter import handle_key
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
-from arenalens.runtimes.litert.heap_resources import handle_key
 from arenalens.runtimes.litert.heap_xnnpack import (
     NodeSubset,
     delegated_view,
