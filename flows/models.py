@@ -380,8 +380,11 @@ _SEANET_WEIGHT = 3
 def _upstream_models() -> tuple[tuple[str, str], ...]:
     """(repository, path) of every readable upstream model under the size limit that is not
     in the shared corpus (held out: the same bytes there are not), in order."""
-    from tests.conftest import SHARED_MODELS
     from tests.litert_upstream_measure import absence, model_bytes, upstream_models
+
+    # Not tests.conftest's: importing it pins ARENALENS_ISA and the CPU caches for the whole
+    # campaign, so every later flow's LiteRT figure was the suite's AVX-512 one (seed 1100401).
+    from flows.oracle import SHARED_MODELS
 
     corpus = {hashlib.sha256(p.read_bytes()).digest() for p in SHARED_MODELS.glob("*.tflite")}
     found = []

@@ -57,6 +57,11 @@ CORTEX_M_TARGETS = {
     # (tests/data/ladder_cases_device.json).
     "cortex-m4/cmsis-nn": "cortex-m7-cmsis-nn",
 }
+# The shared corpus (tests/conftest.py's place, read here without importing conftest, which
+# pins the suite's ISA and CPU caches for the whole process).
+SHARED_MODELS = Path(
+    os.environ.get("ARENALENS_SHARED_MODELS", REPO_ROOT.parent / "shared" / "models")
+)
 ESP_PROBES = Path(
     os.environ.get("ARENALENS_ESP_PROBES", REPO_ROOT.parent / "shared" / "tools" / "esp")
 )

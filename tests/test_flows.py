@@ -476,3 +476,43 @@ def test_a_hostile_input_replays_as_drawn() -> None:
     first, again = hostile(1000601, 7), hostile(1000601, 7)
     assert first == again and first.data != hostile(1000601, 8).data
     assert first.replay_command == "python -m flows --hostile 1 --start 7 --seed 1000601"
+
+
+def test_drawing_an_upstream_model_leaves_the_figures_as_users_get_them() -> None:
+    """Drawing the `upstream` family imported tests.conftest, which pins ARENALENS_ISA and
+    ARENALENS_CPU_CACHES for the suite: every later flow of the campaign computed LiteRT figures
+    for the suite's AVX-512 machine instead of this one's (seed 1100401 of `--wide
+    --litert-only --family upstream --family synthetic`: 22 heap claims unchecked). A campaign's
+    process keeps the environment a user's has."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.litert_upstream_measure import upstream_models
+
+    if not upstream_models():
+        pytest.skip("no upstream mirrors here (tests/litert_upstream_measure.py)")
+    script = (
+        "import os\n"
+        "from flows.flow import random_flow\n"
+        "flow = random_flow(1100401, 16, families=('upstream', 'synthetic'), wide=True)\n"
+        "assert flow.subject.family == 'upstream', flow.subject.recipe\n"
+        "print(os.environ.get('ARENALENS_ISA'), os.environ.get('ARENALENS_CPU_CACHES'))\n"
+    )
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("ARENALENS_ISA", "ARENALENS_CPU_CACHES")
+    }
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        env={**environment, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["None", "None"]
