@@ -16,7 +16,7 @@ The sequence is data (`setup_sequence`: a tuple of `setup_replay.Allocation`s) t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from arenalens.analysis.lifetimes import ScratchRequest
@@ -134,7 +134,7 @@ def setups_with_resources(model: Model, build: Build = HOST) -> tuple[OperatorSe
         # MicroResourceVariables::Allocate, between fetching the value and releasing it.
         what = f"resource variable '{buffer.shared_name}'"
         allocation = Persistent(tflm_tensor_bytes(buffer.tensor), what)
-        found.append(replace(setup, prepare=(*setup.prepare, allocation), kinds=None, holds=None))
+        found.append(setup._replace(prepare=(*setup.prepare, allocation), kinds=None, holds=None))
     return tuple(found)
 
 

@@ -183,10 +183,11 @@ class Fixed:
     alignment: int
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class KernelContext:
-    """One operator of one model, seen by the kernel of one build."""
+class KernelContext(NamedTuple):
+    """One operator of one model, seen by the kernel of one build.
+
+    A NamedTuple, made with `new_context`: the setups make one per operator per check, and a
+    tuple is made at a third of a frozen dataclass's cost."""
 
     model: Model
     subgraph: Subgraph
@@ -261,6 +262,11 @@ class KernelContext:
     def label(self) -> str:
         """'subgraph S operator K (OPCODE)', for messages."""
         return f"subgraph {self.subgraph.index} operator {self.operator.index} ({self.opcode})"
+
+
+# A KernelContext from (model, subgraph, operator, build) in one C call (its own constructor is a
+# Python function).
+new_context = partial(tuple.__new__, KernelContext)
 
 
 Events = Sequence[Event]

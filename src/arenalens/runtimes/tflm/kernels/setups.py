@@ -9,7 +9,6 @@ silent default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import partial
 from typing import NamedTuple
 
@@ -17,7 +16,6 @@ from arenalens.analysis.lifetimes import ScratchRequest
 from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
-from arenalens.records import quick_init
 from arenalens.runtimes.tflm.kernels import base, registry, setup_memo
 from arenalens.runtimes.tflm.kernels.registry import is_registered, rule_for
 
@@ -27,13 +25,12 @@ _UNMODELLED_BUILTIN = (32, 4)
 _UNMODELLED_OP_DATA = 64
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class OperatorSetup:
+class OperatorSetup(NamedTuple):
     """One operator's setup on one build: what its kernel allocates, refuses, or leaves unknown.
 
     `registered` False means this build has no kernel for the operator (setup fails); the events
-    are then those of the builds that do register it, when arenalens knows them."""
+    are then those of the builds that do register it, when arenalens knows them. A NamedTuple
+    (made with `_new_setup` from all its fields in one C call): one per operator per check."""
 
     context: base.KernelContext
     registered: bool  # False: the build has no kernel for this operator
@@ -44,11 +41,11 @@ class OperatorSetup:
     # Set when `init` and `prepare` are the memo's own tuples (`setup_memo`), the same objects
     # in every model that recalls them (what is made of them alone may be kept with them:
     # `setup`): the event types they hold, so that asking for a kind they lack costs nothing.
-    kinds: frozenset[type] | None = field(default=None, compare=False, repr=False)
+    kinds: frozenset[type] | None = None
     # The event types `init` and `prepare` hold, whether remembered or not (None: not known), so
     # that the stages asking each operator for its scratch, refusals, estimates and rewritten
     # shapes skip the operators that have none (most).
-    holds: frozenset[type] | None = field(default=None, compare=False, repr=False)
+    holds: frozenset[type] | None = None
 
     @property
     def remembered(self) -> bool:
@@ -98,38 +95,16 @@ class OperatorSetup:
         return tuple(e for e in (*self.init, *self.prepare) if type(e) is base.Estimate)
 
 
+_new_setup = partial(tuple.__new__, OperatorSetup)  # from all eight fields
+
+
 def operator_setup(
     context: base.KernelContext, earlier_scratch: int, kernels: Kernels | None = None
 ) -> OperatorSetup:
     """One operator → its kernel's events on the context's build (sizes checked non-negative),
     after `earlier_scratch` scratch requests of the operators set up before it (`kernels`: the
     kernel facts the other operators of the model found, on the same build)."""
-    found = setup_memo.recalled(context, kernel_events if kernels is None else kernels.events)
-    if found.rule is None:
-        init, prepare = found.init, found.prepare
-        return OperatorSetup(
-            context,
-            found.registered,
-            None,
-            found.builtin_data,
-            init,
-            prepare,
-            found.kinds,
-            frozenset(map(type, (*init, *prepare))),
-        )
-    if found.kinds is not None:  # remembered: checked when it was
-        registered, rule, options = found.registered, found.rule, found.builtin_data
-        init, prepare = found.init, found.prepare
-        return OperatorSetup(context, registered, rule, options, init, prepare, found.kinds)
-    init, prepare = found.init, found.prepare
-    if init and found.rule.init not in base.BUILD_ONLY_INITS:
-        # (An Init of the build alone was checked once, with its kernel's facts: `_kernel`.)
-        init = _checked(context, init, earlier_scratch)
-    prepare = _checked(context, prepare, earlier_scratch)
-    # A kernel other builds register (ethos-u) still says what it would allocate there.
-    holds = frozenset(map(type, (*init, *prepare)))
-    registered, rule, options = found.registered, found.rule, found.builtin_data
-    return OperatorSetup(context, registered, rule, options, init, prepare, None, holds)
+    return (Kernels(context.build) if kernels is None else kernels).setup(context, earlier_scratch)
 
 
 def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
@@ -141,12 +116,13 @@ def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
 class _Kernel(NamedTuple):
     """What one operator's events take from its kernel alone, on one build: whether the build
     registers it, its rule, its parsed options' (bytes, alignment), and its Init's events when
-    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None)."""
+    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None) with their types."""
 
     registered: bool
     rule: base.KernelRule | None
     builtin_data: tuple[int, int] | None
     init: tuple[base.Event, ...] | None
+    init_kinds: frozenset[type]
 
 
 class Kernels:
@@ -160,13 +136,17 @@ class Kernels:
         self.build = build
         self.found = _facts(build)
 
-    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
-        """`kernel_events` with this pass's kernel facts."""
+    def _kernel(self, context: base.KernelContext) -> _Kernel:
         operator = context.operator
         key = (operator.opcode, operator.custom_code is not None)
         kernel = self.found.get(key)
         if kernel is None:
             kernel = self.found[key] = _kernel(context)
+        return kernel
+
+    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
+        """`kernel_events` with this pass's kernel facts."""
+        kernel = self._kernel(context)
         rule = kernel.rule
         if rule is None:
             return (
@@ -177,6 +157,26 @@ class Kernels:
         init = tuple(rule.init(context)) if kernel.init is None else kernel.init
         prepare = tuple(rule.prepare(context))
         return _kernel_events((kernel.registered, rule, kernel.builtin_data, init, prepare, None))
+
+    def setup(self, context: base.KernelContext, earlier_scratch: int) -> OperatorSetup:
+        """`operator_setup` with this pass's kernel facts: the rule's events (remembered or
+        not: `setup_memo`), checked in one pass that also notes the types they hold."""
+        registered, rule, options, init, prepare, kinds = setup_memo.recalled(context, self.events)
+        if kinds is not None:  # remembered: checked when it was
+            return _new_setup((context, registered, rule, options, init, prepare, kinds, None))
+        if rule is None:
+            holds = frozenset(map(type, (*init, *prepare)))
+            return _new_setup((context, registered, None, options, init, prepare, None, holds))
+        if rule.init in base.BUILD_ONLY_INITS:
+            # Checked once per kernel and build, with its kernel's facts (`_kernel`).
+            found = set(self._kernel(context).init_kinds)
+        else:
+            found = set()
+            init = _checked(context, init, earlier_scratch, found)
+        prepare = _checked(context, prepare, earlier_scratch, found)
+        # A kernel other builds register (ethos-u) still says what it would allocate there.
+        holds = frozenset(found)
+        return _new_setup((context, registered, rule, options, init, prepare, None, holds))
 
 
 # The kernel facts found so far, by build: a function of the build and the registry's rules
@@ -210,44 +210,70 @@ def _kernel(context: base.KernelContext) -> _Kernel:
     registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
     if rule is None:
-        return _Kernel(registered, None, None, None)
+        return _Kernel(registered, None, None, None, frozenset())
     init = None
+    kinds: set[type] = set()
     if rule.init in base.BUILD_ONLY_INITS:
         # Checked here, once per kernel and build (sizes of the build alone: one struct).
-        init = _checked(context, tuple(rule.init(context)), 0)
-    return _Kernel(registered, rule, rule.builtin_bytes(context), init)
+        init = _checked(context, tuple(rule.init(context)), 0, kinds)
+    return _Kernel(registered, rule, rule.builtin_bytes(context), init, frozenset(kinds))
+
+
+# The events with a size of their own: `nbytes` is the first field of each.
+_SIZED = frozenset({base.Persistent, base.Scratch, base.TempBytes})
+_TEMP_TENSOR, _SCRATCH_NUMBER = base.TempTensor, base.ScratchNumberAtLeast
 
 
 def _checked(
-    context: base.KernelContext, events: tuple[base.Event, ...], earlier_scratch: int
+    context: base.KernelContext,
+    events: tuple[base.Event, ...],
+    earlier_scratch: int,
+    kinds: set[type],
 ) -> tuple[base.Event, ...]:
     """A rule's events with every size checked non-negative (`KernelContext.checked_size`) and
-    each scratch-number check decided: its refusal when fewer scratch requests come before the
-    operator's than the kernel requires, else nothing. One pass, by exact type (no event type
-    has subclasses): this runs for every event of every operator. Without a scratch-number
-    check the events are the same: the tuple itself."""
-    decided: list[base.Event] | None = None  # the events so far, once one is replaced
-    for position, event in enumerate(events):
-        if type(event) is base.TempTensor:
-            pass  # the most common event: no size of its own
-        elif type(event) is base.Persistent:
-            if event.nbytes < 0:
-                context.checked_size(event.nbytes, event.what)
-        elif type(event) is base.Scratch:
-            if event.nbytes < 0:
-                context.checked_size(event.nbytes, event.label)
-        elif type(event) is base.TempBytes:
-            if event.nbytes < 0:
-                context.checked_size(event.nbytes, "temporary buffer")
-        elif type(event) is base.ScratchNumberAtLeast:
-            if decided is None:
-                decided = list(events[:position])
-            if earlier_scratch < event.minimum:
-                decided.append(event.refusal(earlier_scratch))
+    each scratch-number check decided (`_scratch_numbers`), the types of the events that result
+    added to `kinds`. One pass, by exact type (no event type has subclasses): this runs for
+    every event of every operator, most of them temp tensors. Without a scratch-number check the
+    events are the same: the tuple itself."""
+    temps = False
+    for event in events:
+        kind = type(event)
+        if kind is _TEMP_TENSOR:
+            temps = True
             continue
-        if decided is not None:
+        kinds.add(kind)
+        if kind in _SIZED and event[0] < 0:  # type: ignore[index]
+            context.checked_size(event[0], _size_name(event))  # type: ignore[index]
+    if temps:
+        kinds.add(_TEMP_TENSOR)
+    if _SCRATCH_NUMBER in kinds:
+        return _scratch_numbers(events, earlier_scratch, kinds)
+    return events
+
+
+def _size_name(event: base.Event) -> str:
+    """What a sized event is, for the negative-size error."""
+    if type(event) is base.Persistent:
+        return event.what
+    if type(event) is base.Scratch:
+        return event.label
+    return "temporary buffer"
+
+
+def _scratch_numbers(
+    events: tuple[base.Event, ...], earlier_scratch: int, kinds: set[type]
+) -> tuple[base.Event, ...]:
+    """Each scratch-number check decided: its refusal when fewer scratch requests come before
+    the operator's than the kernel requires, else nothing (`kinds` follows)."""
+    decided: list[base.Event] = []
+    for event in events:
+        if type(event) is not _SCRATCH_NUMBER:
             decided.append(event)
-    return events if decided is None else tuple(decided)
+        elif earlier_scratch < event.minimum:
+            decided.append(event.refusal(earlier_scratch))
+            kinds.add(base.Refusal)
+    kinds.discard(_SCRATCH_NUMBER)
+    return tuple(decided)
 
 
 def _unmodelled(context: base.KernelContext) -> setup_memo.KernelEvents:
@@ -276,13 +302,15 @@ def _operator_setups(model: Model, build: Build) -> tuple[OperatorSetup, ...]:
     # The head arena, the setup replay and the support check all ask for the same model.
     found: list[OperatorSetup] = []
     earlier_scratch = 0
-    kernels = Kernels(build)
+    set_up = Kernels(build).setup
+    new_context, scratch = base.new_context, base.Scratch
     for subgraph in model.subgraphs:
         for operator in subgraph.operators:
-            setup = operator_setup(
-                base.KernelContext(model, subgraph, operator, build), earlier_scratch, kernels
-            )
-            earlier_scratch += len(setup.scratch)
+            setup = set_up(new_context((model, subgraph, operator, build)), earlier_scratch)
+            # Set by `Kernels.setup` either way: `setup.scratch` asked only where there is some.
+            holds = setup.kinds if setup.holds is None else setup.holds
+            if holds is None or scratch in holds:
+                earlier_scratch += len(setup.scratch)
             found.append(setup)
     return tuple(found)
 
