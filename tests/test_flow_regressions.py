@@ -659,3 +659,33 @@ def test_optimize_on_a_linux_device_says_the_refused_input_size_first(
     code, _out, err = _run(capsys, *shlex.split(command)[1:])
     assert code in (0, 1), err
     assert not (tmp_path / "o.tflite").exists()
+
+
+@pytest.mark.runtime
+def test_verify_of_a_model_tflm_refuses_holds_the_prediction_to_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`verify` of a model with float16 weights (DEQUANTIZE refuses them) ended in a one-line
+    error, exit 2, though check calls it CANNOT RUN and the real interpreter agrees; and a
+    prediction with a number for a model the interpreter refuses would have been the same
+    error, not a mismatch. verify now compares the two answers: agreed (exit 0, the refusal said
+    first), or MISMATCH (exit 1). Found by verify over flow models of seed 1100901."""
+    pytest.importorskip("tflite_micro")
+    from arenalens import declared
+    from arenalens.cli import verify
+
+    model = tmp_path / "float16.tflite"
+    model.write_bytes(path_models.float16_image_model())
+    checked = _json(capsys, "check", str(model), "--budget", "1GB")
+    assert checked["verdict"] == "CANNOT RUN"
+    code, out, err = _run(capsys, "verify", str(model), "--json")
+    document = json.loads(out)
+    assert code == 0 and not err and document["agrees"]
+    assert "could not set up this model" in document["cannot_run"]
+    (row,) = document["rows"]
+    assert row["agrees"] and "predicted: CANNOT RUN" in row["note"]
+    # A prediction of a number for the same refusal is a mismatch.
+    monkeypatch.setattr(verify, "Status", type("Status", (), {"CANNOT_RUN": object()}))
+    assert declared.Status.CANNOT_RUN is not verify.Status.CANNOT_RUN
+    code, out, _err = _run(capsys, "verify", str(model), "--json")
+    assert code == 1 and not json.loads(out)["agrees"]

@@ -16,6 +16,12 @@ class ModelError(ArenalensError, ValueError):
         super().__init__(f"{source}: {problem}")
 
 
+class RuntimeRefusedError(ModelError):
+    """The real interpreter refused to set the model up (a kernel's Prepare check, an operator
+    it has no kernel for, an abort): an answer about the model, which `verify` holds the
+    prediction to (CANNOT RUN, or a number the runtime contradicts)."""
+
+
 class PlanError(ArenalensError, ValueError):
     """A planner result that breaks an invariant (overlap, alignment, bounds)."""
 

@@ -81,9 +81,10 @@ COMMAND_TEXTS: Mapping[str, tuple[str, str]] = MappingProxyType(
         "verify": (
             "run the real runtime and compare its memory numbers with the prediction",
             "Build the real interpreter (extra 'runtime') on the model and compare what it "
-            "reports with arenalens' prediction, side by side. Exit 0 when all agree, 1 on a "
-            "mismatch or when the model's offline plan makes the interpreter compute wrong "
-            "outputs (CANNOT RUN CORRECTLY: a plan made for other kernels), 2 on errors.",
+            "reports with arenalens' prediction, side by side. Exit 0 when all agree (a model "
+            "the interpreter refuses agrees when arenalens says CANNOT RUN), 1 on a mismatch or "
+            "when the model's offline plan makes the interpreter compute wrong outputs (CANNOT "
+            "RUN CORRECTLY: a plan made for other kernels), 2 on errors.",
         ),
         "compare": (
             "compare every planner: arena bytes, %% over the lower bound, saving, optimality",

@@ -19,15 +19,15 @@ from arenalens.cli.common import (
     terminal_width,
     use_color,
 )
-from arenalens.declared import declared_arena
-from arenalens.errors import RuntimeUnavailableError, UsageError
+from arenalens.declared import DeclaredArena, Status, declared_arena
+from arenalens.errors import RuntimeRefusedError, RuntimeUnavailableError, UsageError
 from arenalens.ir import Model
 from arenalens.pipeline import analyze
 from arenalens.report.plan_output import verify_document
 from arenalens.report.plan_text import render_verify
 from arenalens.runtimes import get_runtime
 from arenalens.runtimes.door import tflm_runtime
-from arenalens.runtimes.verification import Prediction
+from arenalens.runtimes.verification import Prediction, VerifyResult, VerifyRow
 
 EXIT_AGREES = 0
 EXIT_MISMATCH = 1
@@ -66,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
         analysis.runtime_build,
     )
     with _model_file(model, args.model) as path:
-        result = rules.verify(path, prediction, min_arena=args.min_arena)
+        try:
+            result = rules.verify(path, prediction, min_arena=args.min_arena)
+        except RuntimeRefusedError as refused:
+            result = _refused(args.runtime, declared_arena(analysis), refused)
     # The verdict's answer for the wheel the real interpreter is: its offline plan's conflicts.
     wrong = tuple(
         conflict.reason for conflict in declared_arena(analysis).conflicts if args.runtime == "tflm"
@@ -77,6 +80,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_text(render_verify(document, color=use_color(args), width=terminal_width()))
     return EXIT_AGREES if result.agrees and not wrong else EXIT_MISMATCH
+
+
+def _refused(runtime: str, declared: DeclaredArena, refused: RuntimeRefusedError) -> VerifyResult:
+    """The real interpreter refuses the model: the prediction agrees when it is CANNOT RUN (the
+    runtime's answer, not an error: seed 1100901's models TFLM refuses, which check calls CANNOT
+    RUN, ended verify in exit 2), and is a mismatch when it gives a number."""
+    predicted_runs = declared.status is not Status.CANNOT_RUN
+    predicted = (
+        "predicted: it sets up"
+        if predicted_runs
+        else "predicted: CANNOT RUN (" + "; ".join(r.reason for r in declared.refusals) + ")"
+    )
+    row = VerifyRow(
+        "the model sets up",
+        None,
+        None,
+        agrees=not predicted_runs,
+        note=f"{predicted}; real: {refused.problem}",
+    )
+    return VerifyResult(runtime=runtime, rows=(row,), refused=refused.problem)
 
 
 def _predicted_build(args: argparse.Namespace) -> Build:

@@ -194,6 +194,8 @@ def verify_document(result: VerifyResult, wrong_outputs: Sequence[str] = ()) -> 
         # The interpreter runs the model with wrong outputs: its offline plan shares bytes the
         # wheel's reference kernels read after writing over them (a plan made for other kernels).
         "cannot_run_correctly": list(wrong_outputs),
+        # The real interpreter refused to set the model up (its words), or None.
+        "cannot_run": result.refused or None,
         "rows": [
             {
                 "label": row.label,

@@ -151,6 +151,9 @@ def render_verify(document: Mapping[str, Any], *, color: bool = False, width: in
         else "MISMATCH: some predictions differ from the real runtime"
     )
     parts: list[Any] = [table, Text(verdict, style="bold")]
+    refused = document.get("cannot_run")
+    if refused:  # the runtime's answer, said first
+        parts.insert(0, Text(f"CANNOT RUN on the real interpreter: {refused}", style="bold red"))
     wrong = document.get("cannot_run_correctly") or []
     if wrong:
         parts.insert(

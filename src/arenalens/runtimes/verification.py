@@ -47,6 +47,7 @@ class VerifyResult:
     notes: tuple[str, ...] = ()
     interpreter: str = ""  # the real interpreter run: its package and version
     predicted_for: str = ""  # the build the predictions are for (`build_title`)
+    refused: str = ""  # the real interpreter refused to set the model up: its words
 
     @property
     def agrees(self) -> bool:

@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from arenalens.analysis.arena_problem import ArenaProblem, BufferKind, PlannedBuffer
 from arenalens.analysis.lifetimes import NEVER_FREED, Step, TensorLifetime, Timeline
-from arenalens.errors import ModelError, RuntimeUnavailableError, UsageError
+from arenalens.errors import (
+    ModelError,
+    RuntimeRefusedError,
+    RuntimeUnavailableError,
+    UsageError,
+)
 from arenalens.ir import Model
 from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.runtimes import MemoryBudget, Obstacle, Runtime
@@ -529,7 +534,7 @@ def probe_model(path: str | os.PathLike[str]) -> tuple[tuple[RealTensor, ...], .
         # rejects) or crashing is an answer about the model, not a bug of ours.
         if completed.returncode < 0:
             reason = f"the interpreter crashed (signal {-completed.returncode})"
-        raise ModelError(
+        raise RuntimeRefusedError(
             os.fspath(path), f"LiteRT could not set up this model: {_first_line(str(reason))}"
         )
     return tuple(

@@ -14,7 +14,7 @@ import os
 from arenalens.analysis.arena_problem import ArenaProblem
 from arenalens.builds.build import Build, build_title
 from arenalens.builds.tflm import changes_between, coverage, release_with
-from arenalens.errors import ModelError
+from arenalens.errors import ModelError, RuntimeRefusedError
 from arenalens.ir import Model
 from arenalens.planning.problem import Plan, align_up
 from arenalens.planning.registry import run_planner
@@ -54,7 +54,7 @@ def verify(
     )
     real = probe(path, roomy)
     if not real.fits:
-        raise ModelError(path, f"TFLM could not set up this model: {_last_line(real.log)}")
+        raise RuntimeRefusedError(path, f"TFLM could not set up this model: {_last_line(real.log)}")
     rows = list(_allocation_rows(prediction, real))
     notes = [
         f"real interpreter: tflite-micro {version}, arena_size={roomy}",
