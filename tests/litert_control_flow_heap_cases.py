@@ -179,3 +179,61 @@ def control_flow_heap_case(seed: int) -> bytes:
     main.set_inputs([count, x])
     main.set_outputs([data])
     return builder.build()
+
+
+def reshaping_while(turns: int, size: int = 1024) -> bytes:
+    """WHILE(count, x [1, size]) whose body concatenates x with itself (its shape doubles each
+    turn: while.cc runs Eval_dynamic), `turns` turns; the loop value's dims read [1, -1]."""
+    builder = ModelBuilder()
+    main, cond, body = (builder.add_subgraph(name) for name in ("main", "cond", "body"))
+    signature = [1, -1]
+    count, x = main.add_tensor("count", [1], "INT32"), main.add_tensor("x", [1, size])
+    outputs = [main.add_tensor("count_out", [1], "INT32"),
+               main.add_tensor("x_out", [1, size], shape_signature=signature)]  # fmt: skip
+    main.add_operator(
+        "WHILE", [count, x], outputs,
+        options={"cond_subgraph_index": cond.index, "body_subgraph_index": body.index},
+    )  # fmt: skip
+    main.set_inputs([count, x])
+    main.set_outputs(outputs)
+    step, state = cond.add_tensor("count", [1], "INT32"), cond.add_tensor("x", [1, size])
+    limit = cond.add_constant("limit", np.array([turns], np.int32))
+    flag = cond.add_tensor("continue", [1], "BOOL")
+    cond.add_operator("LESS", [step, limit], [flag])
+    cond.set_inputs([step, state])
+    cond.set_outputs([flag])
+    step = body.add_tensor("count", [1], "INT32")
+    state = body.add_tensor("x", [1, size], shape_signature=signature)
+    one = body.add_constant("one", np.array([1], np.int32))
+    next_step = body.add_tensor("count_next", [1], "INT32")
+    body.add_operator("ADD", [step, one], [next_step])
+    doubled = body.add_tensor("doubled", [1, 2 * size], shape_signature=signature)
+    body.add_operator("CONCATENATION", [state, state], [doubled], options={"axis": 1})
+    body.set_inputs([step, state])
+    body.set_outputs([next_step, doubled])
+    return builder.build()
+
+
+def reshaping_if(size: int = 8) -> bytes:
+    """IF(pick, x [1, size]): the then branch gives RELU(x), the else branch x concatenated with
+    itself ([1, 2 * size]): outputs of different shapes (if.cc: Eval_dynamic)."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph("main")
+    then, otherwise = builder.add_subgraph("then"), builder.add_subgraph("else")
+    pick, x = main.add_tensor("pick", [1], "BOOL"), main.add_tensor("x", [1, size])
+    y = main.add_tensor("y", [1, size], shape_signature=[1, -1])
+    main.add_operator(
+        "IF", [pick, x], [y],
+        options={"then_subgraph_index": then.index, "else_subgraph_index": otherwise.index},
+    )  # fmt: skip
+    main.set_inputs([pick, x])
+    main.set_outputs([y])
+    for branch, width in ((then, size), (otherwise, 2 * size)):
+        given, out = branch.add_tensor("x", [1, size]), branch.add_tensor("y", [1, width])
+        if width == size:
+            branch.add_operator("RELU", [given], [out])
+        else:
+            branch.add_operator("CONCATENATION", [given, given], [out], options={"axis": 1})
+        branch.set_inputs([given])
+        branch.set_outputs([out])
+    return builder.build()

@@ -169,6 +169,10 @@ def interpreter_heap_of(
         interpreter_heap,
         xnnpack_unsized,
     )
+    from arenalens.runtimes.litert.heap_control_flow import (  # noqa: PLC0415 - LiteRT only
+        control_flow_refusal,
+        control_flow_unsized,
+    )
 
     profile = isa_profile(isa)
     model = analysis.model
@@ -178,6 +182,8 @@ def interpreter_heap_of(
             f"{', '.join(xnnpack_unsized(model))}; check it with --delegate none (the builtin "
             "kernels, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
         )
+    if control_flow_unsized(model):
+        raise UsageError(f"{model.name}: {control_flow_refusal(model)}")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     try:
         return interpreter_heap(model, sizes, delegate=delegate, threads=threads, isa=profile)

@@ -120,3 +120,33 @@ def test_children_with_resource_variables_stay_a_bound() -> None:
         model = analyze(data, runtime="litert").model
         assert not only_decompositions(model)
         assert heap_xnnpack.delegated_view(model) is None
+
+
+@pytest.mark.parametrize("case", ["while", "if"])
+def test_control_flow_that_reshapes_gets_no_heap_figure(case: str) -> None:
+    """Eval_dynamic (a body that reshapes a loop value, branches of different output shapes):
+    LiteRT resizes and copies at every run, so the heap follows the turns or the branch. On the
+    wheel, reshaping_while(3) peaks at 262,176 B builtin / 267,944 B XNNPACK where the figure
+    was 197,024 / 202,760 B (0.75x, under): now no figure, and a reason."""
+    from arenalens.errors import UsageError
+    from arenalens.litert_memory import interpreter_heap_of
+    from arenalens.runtimes.litert.heap_control_flow import control_flow_unsized
+    from arenalens.runtimes.litert.heap_json import heap_documents
+    from tests.litert_control_flow_heap_cases import reshaping_if, reshaping_while
+
+    analysis = analyze(reshaping_while(3) if case == "while" else reshaping_if(), runtime="litert")
+    model = analysis.model
+    assert control_flow_unsized(model) == (
+        ("WHILE in subgraph 0 (its body reshapes a loop value)",)
+        if case == "while"
+        else ("IF in subgraph 0 (its branches give outputs of different shapes)",)
+    )
+    sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
+    for delegate in ("none", "xnnpack"):
+        with pytest.raises(ValueError, match="not sized for"):
+            interpreter_heap(model, sizes, delegate=delegate)
+        with pytest.raises(UsageError, match="Eval_dynamic"):
+            interpreter_heap_of(analysis, delegate)
+    assert heap_documents(model, sizes) == []
+    for data in (if_model("", ""), control_flow_heap_case(7)):
+        assert control_flow_unsized(analyze(data, runtime="litert").model) == ()

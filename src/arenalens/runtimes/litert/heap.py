@@ -47,7 +47,11 @@ from arenalens.runtimes.litert import (
     xnnpack_custom,
     xnnpack_objects,
 )
-from arenalens.runtimes.litert.heap_control_flow import decompositions
+from arenalens.runtimes.litert.heap_control_flow import (
+    control_flow_refusal,
+    control_flow_unsized,
+    decompositions,
+)
 from arenalens.runtimes.litert.heap_interpreter import (
     Block,
     allocation_blocks,
@@ -157,6 +161,8 @@ def interpreter_heap(
         raise ValueError(
             f"the XNNPACK heap is not modelled for {', '.join(xnnpack_unsized(model))}"
         )
+    if control_flow_unsized(model):
+        raise ValueError(control_flow_refusal(model))
     read = model  # Interpreter(...)'s nodes; XNNPACK's: xnnpack_custom.as_xnnpack_builtins
     if delegate == "xnnpack":
         model = xnnpack_custom.as_xnnpack_builtins(model)

@@ -43,6 +43,7 @@ from arenalens.runtimes.litert import glibc
 from arenalens.runtimes.litert.heap_interpreter import ARENA_ALIGNMENT, int_array_bytes
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, RuntimeNode
+from arenalens.runtimes.litert.rules import litert_plans
 from arenalens.runtimes.litert.xnnpack_subgraphs import holds_variables
 
 CONTROL_FLOW_REPLAYED = frozenset({"IF", "WHILE"})
@@ -175,6 +176,78 @@ def control_flow_eval(
     if node.opcode == "IF":
         return _if_eval(heap, prepared, node, named, released=released, state=state)
     return _run_children(heap, named, released, state)
+
+
+def control_flow_unsized(model: Model) -> tuple[str, ...]:
+    """`dynamic_control_flow` on the model's prepared subgraphs (the planner replica's)."""
+    if not any(
+        operator.opcode in CONTROL_FLOW_REPLAYED
+        for subgraph in model.subgraphs
+        for operator in subgraph.operators
+    ):
+        return ()
+    return dynamic_control_flow(model, [plan.prepared for plan in litert_plans(model)])
+
+
+def control_flow_refusal(model: Model) -> str:
+    """Why a model with `control_flow_unsized` operators gets no heap figure."""
+    return (
+        "the interpreter's heap after the first invoke is not sized for "
+        f"{', '.join(control_flow_unsized(model))}: LiteRT resizes and copies its values at "
+        "every run (Eval_dynamic), so it follows the number of turns or the branch taken, "
+        "run-time values"
+    )
+
+
+def dynamic_control_flow(model: Model, prepared: Sequence[PreparedSubgraph]) -> tuple[str, ...]:
+    """The IFs and WHILEs that run Eval_dynamic (their children resized and copied at each
+    run): a WHILE whose body has dynamic tensors or gives a loop value another shape than it
+    took (while.cc Prepare_impl: a growing value grows at every turn, so the heap after the
+    first invoke follows the number of turns, a run-time value), an IF whose branches have
+    dynamic tensors or give outputs of different shapes (if.cc Prepare). No figure that never
+    falls under can be given for those; one description each."""
+    found = []
+    for state in prepared:
+        for node in state.nodes:
+            if node.opcode not in CONTROL_FLOW_REPLAYED:
+                continue
+            indices = [
+                index for index in children(model, state, node) if 0 <= index < len(prepared)
+            ]
+            nested = [prepared[index] for index in indices]
+            if any(has_dynamic_outputs(child) for child in nested) or _reshaping(node, nested):
+                what = (
+                    "its body reshapes a loop value"
+                    if node.opcode == "WHILE"
+                    else ("its branches give outputs of different shapes")
+                )
+                found.append(f"{node.opcode} in subgraph {state.index} ({what})")
+    return tuple(found)
+
+
+def _reshaping(node: RuntimeNode, nested: Sequence[PreparedSubgraph]) -> bool:
+    if len(nested) != 2:
+        return False
+    if node.opcode == "IF":
+        then, otherwise = nested
+        return any(
+            _shape(then, a) != _shape(otherwise, b)
+            for a, b in zip(then.outputs, otherwise.outputs, strict=False)
+        )
+    body = nested[1]
+    for given, taken in zip(body.inputs, body.outputs, strict=False):
+        before, after = _shape(body, given), _shape(body, taken)
+        if given < 0 or taken < 0 or before == after:
+            continue
+        # A scalar one way and [1] the other is not a reshape (while.cc: total_elements == 1).
+        if (before[0] if before else 0) + (after[0] if after else 0) != 1:
+            return True
+    return False
+
+
+def _shape(prepared: PreparedSubgraph, index: int) -> tuple[int, ...]:
+    tensor = prepared.tensors[index] if 0 <= index < len(prepared.tensors) else None
+    return tuple(tensor.shape or ()) if tensor is not None else ()
 
 
 def _if_eval(

@@ -13,6 +13,7 @@ from arenalens.runtimes.litert.heap import (
     interpreter_heap,
     xnnpack_unsized,
 )
+from arenalens.runtimes.litert.heap_control_flow import control_flow_unsized
 from arenalens.runtimes.litert.heap_threads import threads_unsized
 from arenalens.runtimes.litert.isa import HOST, IsaProfile
 
@@ -56,6 +57,8 @@ def heap_documents(
     with operators whose XNNPACK heap is not modelled gets the builtin figure only, saying why
     (and a delegate whose heap with `threads` threads is not modelled gets none). `absent` (why
     a delegate has no figure) is added to every document's notes."""
+    if control_flow_unsized(model):
+        return []  # no figure that never falls under (heap_control_flow.control_flow_refusal)
     unsized = xnnpack_unsized(model)
     documents = []
     unthreaded: list[str] = list(absent)
