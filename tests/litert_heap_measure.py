@@ -221,6 +221,13 @@ HELD_OUT = (*HELD_OUT, *((f"axis10_{seed}", "dynamic_axis", seed) for seed in ra
 # branches, nested loops, convolution bodies, 1, 3 or 10 turns), drawn after
 # runtimes/litert/heap_control_flow.py and the control-flow children's partition were written.
 HELD_OUT = (*HELD_OUT, *((f"cf11_{seed}", "control_flow_heap", seed) for seed in range(1, 25)))
+# Resource variables read and assigned in IF branches inside a WHILE body, an optional CALL_ONCE
+# init (tests/litert_control_flow_cases.nested_model: session 8's held-out read-order models),
+# measured for the heap after the children's replay ran on the interpreter's variables.
+HELD_OUT = (
+    *HELD_OUT,
+    *((f"cfvar11_{seed}", "control_flow_variables", seed) for seed in range(1, 25)),
+)
 
 
 def kernel_case(name: str) -> bytes:
@@ -365,6 +372,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_reduction_cases import dynamic_axis_case
 
         return dynamic_axis_case(seed)
+    if family == "control_flow_variables":
+        from tests.litert_control_flow_cases import nested_model
+
+        return nested_model(8000 + seed)
     if family == "control_flow_heap":
         from tests.litert_control_flow_heap_cases import control_flow_heap_case
 

@@ -25,10 +25,12 @@ first Eval, body outputs static:
   the figure errs high there). Then `ReleaseMemory()` frees both children's arenas.
 
 A child that was released earlier in the same invoke (an IF inside a WHILE body, run each
-turn) commits its arena again before it runs. Children with dynamic outputs (`Eval_dynamic`:
-tensors resized and copied each turn) and children with resource variables (which reads find
-their variable depends on the branch and the turn) are not replayed here: the caller counts a
-bound.
+turn) commits its arena again before it runs. The children run on what the parent's run left
+(heap_invoke.BackendState): the CPU back end's context and ruy's allocator, and the
+interpreter's resource variables (heap_resources: a child's ASSIGN_VARIABLE makes its variable
+the first time it runs; a WHILE body's turns after the first assign the same bytes). Children
+with dynamic outputs (`Eval_dynamic`: tensors resized and copied each turn) are not replayed
+(`dynamic_control_flow`: no figure).
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ from arenalens.runtimes.litert.heap_interpreter import ARENA_ALIGNMENT, int_arra
 from arenalens.runtimes.litert.heap_kernels import DELEGATE_OPCODE
 from arenalens.runtimes.litert.prepare.state import Allocation, PreparedSubgraph, RuntimeNode
 from arenalens.runtimes.litert.rules import litert_plans
-from arenalens.runtimes.litert.xnnpack_subgraphs import holds_variables
 
 CONTROL_FLOW_REPLAYED = frozenset({"IF", "WHILE"})
 # What an IF whose branches hold different bytes is counted as (its condition is a run-time
@@ -161,17 +162,15 @@ def control_flow_eval(
     state: object,
 ) -> ControlFlowRun | None:
     """An IF's or WHILE's first Eval replayed on `heap` (see the module's notes); None where it
-    is not replayed: a child not allocated, one with dynamic outputs, or resource variables in
-    a child. `state`: the CPU back end's (heap_invoke.BackendState), which each child's
-    replay takes and gives back."""
+    is not replayed: a child not allocated, or one with dynamic outputs. `state`: what the
+    parent's run left (heap_invoke.BackendState), which each child's replay takes and gives
+    back."""
     indices = children(model, prepared, node)
     found = [allocated.get(index) for index in indices]
     if len(indices) != 2 or any(
         child is None or has_dynamic_outputs(child.prepared) for child in found
     ):
         return None
-    if holds_variables(model, indices):
-        return None  # which reads find their variable depends on the run: variable_order.py
     named = _Children(indices, allocated, replay)
     if node.opcode == "IF":
         return _if_eval(heap, prepared, node, named, released=released, state=state)

@@ -121,14 +121,17 @@ EXTERNAL_VALUE_BYTES = 16
 
 @dataclass(frozen=True, slots=True)
 class BackendState:
-    """What the process's CPU back end holds at a point of the invoke: whether its context
-    exists, whether cpuinfo is still to be initialized, and ruy's allocator (created, main
-    buffer request, fallback vector capacity). A control flow's children run on the parent's
-    (one context per interpreter, one ruy allocator)."""
+    """What the process holds at a point of the invoke that outlives a subgraph's run: whether
+    the CPU back end's context exists, whether cpuinfo is still to be initialized, ruy's
+    allocator (created, main buffer request, fallback vector capacity) and the interpreter's
+    resource variables. A control flow's children run on the parent's (one context per
+    interpreter, one ruy allocator, one map of variables)."""
 
     backend: bool
     cpuinfo: bool
     ruy: tuple[bool, int, int] = (False, 0, 0)
+    # The interpreter's resource variables made so far: name pair → (rank, bytes).
+    variables: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,8 +275,9 @@ def _first_invoke(
     released_subgraphs: set[int] = set()
     bounded = False  # an Eigen block counted at its bound
     _grow_tensors_vector(heap, prepared)
+    made = dict(backend_state.variables) if backend_state is not None else None
     variable_replay = VariableReplay(
-        model.subgraphs[prepared.index], prepared, variables, estimated, arena_block
+        model.subgraphs[prepared.index], prepared, variables, estimated, arena_block, created=made
     )
     for node in prepared.nodes:
         opcode = node.opcode
@@ -320,13 +324,19 @@ def _first_invoke(
             # integer products: neither allocates; the CPU back end was asked for above.
             continue
         if opcode in CONTROL_FLOW_REPLAYED:
-            state = BackendState(backend, cpuinfo, (ruy.created, ruy.size, ruy.vector_capacity))
+            state = BackendState(
+                backend,
+                cpuinfo,
+                (ruy.created, ruy.size, ruy.vector_capacity),
+                tuple(variable_replay.variables.created.items()),
+            )
             flow = control_flow_eval(
                 heap, model, prepared, node, allocated=decompositions, released=released_subgraphs,
                 state=state,
                 replay=lambda child, state: _first_invoke(
                     model, child, delegated, layout, eigen_caches,
                     decompositions=decompositions, caller=False,
+                    variables=variables.of(child.index) if variables is not None else None,
                     arena_block=decompositions[child.index].arena_block,
                     backend_state=_backend_state(state),
                 ),
@@ -335,6 +345,7 @@ def _first_invoke(
                 after = _backend_state(flow.state)
                 backend, cpuinfo = after.backend, after.cpuinfo
                 ruy.created, ruy.size, ruy.vector_capacity = after.ruy
+                variable_replay.variables.created = dict(after.variables)
                 estimated.extend(flow.estimated)
                 bounded = bounded or not flow.peak_exact
                 released += flow.released
@@ -414,7 +425,12 @@ def _first_invoke(
         released,
         heap.caller_at_peak,
         heap.caller_live,
-        BackendState(backend, cpuinfo, (ruy.created, ruy.size, ruy.vector_capacity)),
+        BackendState(
+            backend,
+            cpuinfo,
+            (ruy.created, ruy.size, ruy.vector_capacity),
+            tuple(variable_replay.variables.created.items()),
+        ),
     )
 
 

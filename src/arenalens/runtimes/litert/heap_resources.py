@@ -119,6 +119,14 @@ class VariablePlan:
 
     keys: Mapping[int, Key]
     by_kernel: tuple[tuple[Creation, ...], ...] = ()
+    # Every other subgraph's plan, by index (an IF's branches, a WHILE's cond and body run
+    # their own delegate kernels on the interpreter's variables: heap_control_flow).
+    others: Mapping[int, VariablePlan] = field(default_factory=dict)
+
+    def of(self, index: int) -> VariablePlan | None:
+        """Subgraph `index`'s plan, which knows the others too (None: not planned)."""
+        found = self.others.get(index)
+        return None if found is None else VariablePlan(found.keys, found.by_kernel, self.others)
 
 
 class VariableReplay:
@@ -133,7 +141,11 @@ class VariableReplay:
         plan: VariablePlan | None,
         estimated: list[str],
         arena_block: int = 0,
+        *,
+        created: Mapping[Key, tuple[int, int]] | None = None,
     ) -> None:
+        """`created`: the variables made before this subgraph runs (a control flow's child
+        runs on the interpreter's variables as its parent left them)."""
         self.plan = plan or VariablePlan(handle_keys(subgraph))
         # The re-plan the first invoke makes after a rank-0 read (heap_replan), replayed.
         self.replan = replan(prepared, subgraph) if len(prepared.chunks) > 1 else None
@@ -146,7 +158,7 @@ class VariableReplay:
             + glibc.usable(ALLOCATION_ENTRY_BYTES * tensors)
             + 2 * glibc.usable(4 * tensors)
         )
-        self.variables = Variables()
+        self.variables = Variables(dict(created or {}))
         self.shapes = {
             tensor.index: (tensor.shape or (), tensor.nbytes)
             for tensor in prepared.tensors
@@ -209,12 +221,20 @@ class VariableReplay:
 
 
 def delegated_plan(model: Model) -> VariablePlan:
-    """The variables' plan once XNNPACK took its subsets: the resources each delegate kernel
-    reads or writes whose value it defines from a proxy (xnnpack_variables), made by the
-    first kernel touching them, shaped as the proxy."""
+    """The variables' plan once XNNPACK took its subsets, subgraph 0's and (`others`) every
+    other subgraph's (`subgraph_plan`)."""
+    others = {index: subgraph_plan(model, index) for index in range(1, len(model.subgraphs))}
+    main = subgraph_plan(model, 0)
+    return VariablePlan(main.keys, main.by_kernel, others)
+
+
+def subgraph_plan(model: Model, index: int) -> VariablePlan:
+    """One subgraph's variables once XNNPACK took its subsets: the resources each delegate
+    kernel reads or writes whose value it defines from a proxy (xnnpack_variables), made by
+    the first kernel touching them, shaped as the proxy."""
     from arenalens.runtimes.litert import heap_xnnpack, xnnpack_variables  # noqa: PLC0415
 
-    subgraph = model.subgraphs[0]
+    subgraph = model.subgraphs[index]
     keys = handle_keys(subgraph)
     proxies = xnnpack_variables.proxies(subgraph)
     split = heap_xnnpack.partition(subgraph, model)

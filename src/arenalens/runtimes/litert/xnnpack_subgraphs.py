@@ -14,12 +14,13 @@ models whose other subgraphs are all composites' decompositions or signatures' o
 runtimes are never reshaped and plan no workspace), and IF branches and WHILE conditions and
 bodies: the delegate takes their operators as any subgraph's, and the IF's or WHILE's Prepare
 allocates them inside `allocate_tensors()` (their delegate kernels reshaped, their workspaces
-planned); their first Eval is heap_control_flow's. Other control flow (CALL_ONCE,
-STABLEHLO_CASE, STABLEHLO_WHILE, ...) stays a labelled bound."""
+planned); their first Eval is heap_control_flow's. Children holding resource variables (the
+delegate's variable maps and kernel sets while it builds their handles are not replayed) and
+other control flow (CALL_ONCE, STABLEHLO_CASE, STABLEHLO_WHILE, ...) stay a labelled bound."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from arenalens.ir import Model
 
@@ -47,7 +48,9 @@ def only_decompositions(model: Model) -> bool:
             elif operator.opcode in _CONTROL_FLOW:
                 children = _children(operator.opcode, options)
                 if any(_holds_variables(model, index) for index in children):
-                    return False  # resource variables in a child: not replayed
+                    # The delegate's variable maps and kernel sets while it builds a child's
+                    # handles are not replayed (a probe 120 B under at the build moment).
+                    return False
                 called.update(children)
             elif any("subgraph_ind" in key for key in options):
                 return False  # IF, WHILE, CALL_ONCE, STABLEHLO_CASE / WHILE ...
@@ -80,9 +83,9 @@ def prepared(view: Model | None) -> set[int]:
     return reached
 
 
-# Resource-variable operators: a control-flow child holding one is not replayed (which reads
-# find their variable depends on the branch taken and the turn: variable_order.py).
-VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
+# Resource-variable operators (heap_resources.VARIABLE_OPCODES; not imported: heap_resources
+# reaches this module through heap_xnnpack).
+_VARIABLE_OPCODES = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 
 
 def _holds_variables(model: Model, index: int) -> bool:
@@ -93,18 +96,13 @@ def _holds_variables(model: Model, index: int) -> bool:
         if not 0 <= current < len(model.subgraphs):
             continue
         for operator in model.subgraphs[current].operators:
-            if operator.opcode in VARIABLE_OPCODES:
+            if operator.opcode in _VARIABLE_OPCODES:
                 return True
             for key, value in operator.options.items():
                 if "subgraph_ind" in key and isinstance(value, int) and value not in seen:
                     seen.add(value)
                     pending.append(value)
     return False
-
-
-def holds_variables(model: Model, indices: Sequence[int]) -> bool:
-    """Whether any of the subgraphs, or one they call, has a resource-variable operator."""
-    return any(_holds_variables(model, index) for index in indices)
 
 
 def _children(opcode: str, options: Mapping[str, object]) -> tuple[int, ...]:
