@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -277,7 +276,7 @@ def test_pinned_scratch_plans_are_reproduced_by_the_runtime_greedy(
     # What TFLM does with the written file: tensors offline at the plan, scratch online.
     replay = Problem(
         tuple(
-            replace(b, fixed_offset=plan.offsets[b.id])
+            b._replace(fixed_offset=plan.offsets[b.id])
             if arena.buffers[b.id].kind is BufferKind.TENSOR
             else b
             for b in arena.problem.buffers

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from arenalens.errors import PlanError
 from arenalens.planning import Buffer, Problem, check_plan, run_planner
+from arenalens.planning.checker import _plainly_valid
 from tests.hang_guard import no_hang
 
 
@@ -109,3 +110,34 @@ def test_the_all_online_path_finds_what_the_general_sweep_finds(
     far = Buffer(1_000, -10, -10, 8, 0)
     with_fixed = Problem((*problem.buffers, far))
     assert _verdict(problem, offsets) == _verdict(with_fixed, offsets | {far.id: 0})
+
+
+@settings(max_examples=400, deadline=None)
+@given(online_problems())
+def test_the_usual_plans_quick_proof_is_the_brute_forces_answer(
+    case: tuple[Problem, dict[int, int]],
+) -> None:
+    # `check_plan` trusts the quick sweep's "valid" and judges everything else in full, so a
+    # quick proof that accepted a shared byte, or refused a valid plan, would pass unnoticed
+    # (a wrong plan through, or every check slow): it must be the brute force's answer exactly
+    # wherever it applies (every buffer live at a step).
+    problem, offsets = case
+    if any(b.end < b.start for b in problem.buffers) or not problem.buffers:
+        return
+    assert _plainly_valid(problem, offsets) is not brute_force_conflict(problem, offsets)
+
+
+def test_the_quick_proof_leaves_every_other_plan_to_the_full_judge() -> None:
+    buffers = (Buffer(0, 0, 1, 16), Buffer(1, 1, 2, 16))
+    valid = {0: 0, 1: 16}
+    assert _plainly_valid(Problem(buffers), valid)
+    assert not _plainly_valid(Problem(buffers), {0: 0, 1: 15})  # one byte shared, from below
+    assert not _plainly_valid(Problem(buffers), {0: 15, 1: 0})  # and from above
+    assert not _plainly_valid(Problem(buffers, alignment=16), valid)
+    assert not _plainly_valid(Problem((buffers[0], buffers[1]._replace(fixed_offset=16))), valid)
+    assert not _plainly_valid(Problem(buffers), {0: 0, 1: True})  # not a plain int
+    assert not _plainly_valid(Problem(buffers), {0: 0})  # no offset
+    assert not _plainly_valid(Problem(buffers), {0: -16, 1: 16})
+    assert not _plainly_valid(Problem((buffers[0], Buffer(1, 2, 1, 16))), valid)  # never live
+    with pytest.raises(PlanError, match="buffers 0 and 1 share bytes"):
+        check_plan(Problem(buffers), {0: 0, 1: 8})

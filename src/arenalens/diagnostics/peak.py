@@ -348,7 +348,7 @@ def _scaled(problem: Problem, buffer_id: int, numerator: int, denominator: int) 
 
 
 def _bound_with_size(problem: Problem, buffer_id: int, size: int) -> int:
-    buffers = tuple(replace(b, size=size) if b.id == buffer_id else b for b in problem.buffers)
+    buffers = tuple(b._replace(size=size) if b.id == buffer_id else b for b in problem.buffers)
     return Problem(buffers).lower_bound()
 
 

@@ -240,7 +240,7 @@ def _aligned_arena_size(arena: ArenaProblem, alignment: int) -> int | None:
     problem = arena.problem
     aligned = Problem(
         tuple(
-            replace(b, fixed_offset=None)
+            b._replace(fixed_offset=None)
             if b.fixed_offset is not None and b.fixed_offset % alignment
             else b
             for b in problem.buffers

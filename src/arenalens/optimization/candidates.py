@@ -273,7 +273,7 @@ def pin_scratch(arena: ArenaProblem, problem: Problem) -> Problem:
     scratch = tuple(b for b in problem.buffers if b.id in scratch_ids)
     placed = run_planner(arena.runtime_planner, Problem(scratch, alignment=1)).offsets
     buffers: list[Buffer] = [
-        replace(b, fixed_offset=placed[b.id]) if b.id in scratch_ids else b for b in problem.buffers
+        b._replace(fixed_offset=placed[b.id]) if b.id in scratch_ids else b for b in problem.buffers
     ]
     return replace(problem, buffers=tuple(buffers))
 

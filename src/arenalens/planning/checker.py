@@ -9,10 +9,12 @@ report that instead.
 
 The overlap test sweeps steps in order, keeping the live online buffers that take part in no
 allowed overlap sorted by offset: they never overlap each other, so a new buffer is compared with
-its two neighbours only. Fixed buffers, and online buffers that may overlap a partner, may share
-bytes and are searched through max segment trees, each byte-range hit judged by the pair's rule.
-O(n log n) in all, even when thousands of buffers are live at once (a hostile 20,000-output
-operator took minutes before).
+its two neighbours only. The usual plan (every buffer online, no overlap allowed, no alignment)
+is proven valid by that sweep over plain columns first (`_plainly_valid`); any other plan, and
+any fault, is judged in full, which names the fault. Fixed buffers, and online buffers that may
+overlap a partner, may share bytes and are searched through max segment trees, each byte-range
+hit judged by the pair's rule. O(n log n) in all, even when thousands of buffers are live at once
+(a hostile 20,000-output operator took minutes before).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import bisect
 import heapq
 import operator
 from collections.abc import Iterator, Mapping
+from itertools import compress
+from operator import sub
 from typing import cast
 
 from arenalens.errors import PlanError
@@ -29,17 +33,17 @@ from arenalens.units import format_bytes_exact
 
 # The order buffers are checked in: by first step, then id.
 _START_AND_ID = operator.attrgetter("start", "id")
-_ID, _START, _END, _SIZE, _FIXED_OFFSET = map(
-    operator.attrgetter, ("id", "start", "end", "size", "fixed_offset")
-)
+_SIZE = operator.attrgetter("size")
 
 
 def check_plan(
     problem: Problem, offsets: Mapping[int, int], declared_size: int | None = None
 ) -> None:
     """Raise PlanError if offsets do not form a valid placement of problem."""
-    _check_offsets(problem, offsets)
-    _check_overlaps(problem, offsets)
+    if not _plainly_valid(problem, offsets):
+        # Anything else, or a fault: judged in full, and the fault named.
+        _check_offsets(problem, offsets)
+        _check_overlaps(problem, offsets)
     if declared_size is not None:
         needed = arena_size(problem, offsets)
         if declared_size != needed:
@@ -49,19 +53,56 @@ def check_plan(
             )
 
 
+def _plainly_valid(problem: Problem, offsets: Mapping[int, int]) -> bool:
+    """True when the usual plan is valid: no buffer fixed, no overlap allowed, no alignment to
+    keep, every offset a plain int >= 0, every buffer live at a step, and no two buffers live
+    at a common step sharing a byte. False for anything else and for any fault: `check_plan`
+    then judges it in full and names the fault.
+
+    One sweep over the sized buffers by first step, with the live ones' offsets and ends in two
+    lists sorted by offset (two live buffers never share an offset: they would share a byte): a
+    new buffer can only collide with its two neighbours. Live buffers leave in order of their
+    last step (a sorted list, no heap): those that ended before the new one's first step have
+    all begun before it."""
+    buffers = problem.buffers
+    if problem.alignment != 1 or problem.overlaps or not buffers:
+        return False
+    ids, starts, ends, sizes, fixed = zip(*buffers, strict=True)  # the columns, one C loop
+    given = list(map(offsets.get, ids))
+    if fixed.count(None) != len(fixed) or set(map(type, given)) != {int}:
+        return False
+    placed = cast("list[int]", given)
+    if min(placed) < 0 or min(map(sub, ends, starts)) < 0:
+        return False
+    rows = sorted(compress(zip(starts, ids, ends, placed, sizes, strict=True), sizes))
+    if not rows:
+        return True
+    leaving = sorted(compress(zip(ends, placed, strict=True), sizes))  # by last step
+    last_steps, leaving_offsets = zip(*leaving, strict=True)
+    gone = 0
+    live_offsets: list[int] = []  # sorted
+    live_ends: list[int] = []  # offset + size of each, in the same order
+    search = bisect.bisect_left
+    for start, _, _, offset, size in rows:
+        # The row's own entry in `leaving` ends at or after `start`: the scan stops there.
+        while last_steps[gone] < start:
+            position = search(live_offsets, leaving_offsets[gone])
+            del live_offsets[position], live_ends[position]
+            gone += 1
+        position = search(live_offsets, offset)
+        if position and live_ends[position - 1] > offset:
+            return False
+        end = offset + size
+        if position < len(live_offsets) and live_offsets[position] < end:
+            return False
+        live_offsets.insert(position, offset)
+        live_ends.insert(position, end)
+    return True
+
+
 def _check_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
     buffers = problem.buffers
     alignment = problem.alignment
-    values = list(map(offsets.get, map(_ID, buffers)))
-    # The usual plan, told by C loops: every offset a plain int >= 0, no buffer fixed, no
-    # alignment to keep.
-    if (
-        alignment == 1
-        and set(map(type, values)) <= {int}
-        and min(cast("list[int]", values), default=0) >= 0
-        and list(map(_FIXED_OFFSET, buffers)).count(None) == len(buffers)
-    ):
-        return
     get = offsets.get
     for buffer in buffers:
         offset = get(buffer.id)
@@ -102,9 +143,6 @@ def _judge_offsets(problem: Problem, offsets: Mapping[int, int]) -> None:
 def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
     offsets = dict(offsets)  # a plain dict: read several times per buffer
     placed = sorted(filter(_SIZE, problem.buffers), key=_START_AND_ID)
-    if not problem.overlaps and list(map(_FIXED_OFFSET, placed)).count(None) == len(placed):
-        _check_online(placed, offsets, problem)  # the usual case: every buffer placed online
-        return
     by_id = problem.by_id
     in_pairs = problem.overlaps_by_buffer
     ending: list[tuple[int, int]] = []  # heap of (end step, buffer id) for live buffers
@@ -150,36 +188,6 @@ def _check_overlaps(problem: Problem, offsets: Mapping[int, int]) -> None:
                         )
             (fixed if is_fixed else flexible).set_live(buffer.id, live=True)
         heapq.heappush(ending, (buffer.end, buffer.id))
-
-
-def _check_online(placed: list[Buffer], offsets: dict[int, int], problem: Problem) -> None:
-    """`_check_overlaps` when no buffer is fixed and no overlap is allowed: the live buffers
-    sorted by offset never overlap each other, so a new one meets only its two neighbours."""
-    ending: list[tuple[int, int, int]] = []  # heap of (end step, id, offset) of live buffers
-    online: list[tuple[int, int, int]] = []  # live buffers as (offset, id, end offset), sorted
-    push, pop, search = heapq.heappush, heapq.heappop, bisect.bisect_left
-    ids = list(map(_ID, placed))
-    starts, ends, sizes = map(_START, placed), map(_END, placed), map(_SIZE, placed)
-    rows = zip(starts, ids, ends, map(offsets.__getitem__, ids), sizes, strict=True)
-    for start, identifier, last, offset, size in rows:
-        while ending and ending[0][0] < start:
-            _, gone, gone_offset = pop(ending)
-            del online[search(online, (gone_offset, gone))]
-        end = offset + size
-        # Sizes are positive, so no live buffer starts at `offset`: this is where it goes.
-        position = search(online, (offset, -1))
-        if position:
-            below_offset, below_id, below_end = online[position - 1]
-            if below_end > offset:
-                by_id = problem.by_id
-                raise _overlap_error(by_id[below_id], below_offset, by_id[identifier], offset)
-        if position < len(online):
-            above_offset, above_id, _ = online[position]
-            if above_offset < end:
-                by_id = problem.by_id
-                raise _overlap_error(by_id[above_id], above_offset, by_id[identifier], offset)
-        online.insert(position, (offset, identifier, end))
-        push(ending, (last, identifier, offset))
 
 
 def _allowed(problem: Problem, offsets: Mapping[int, int], first: int, second: int) -> bool:

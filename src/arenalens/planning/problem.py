@@ -20,15 +20,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
+from typing import NamedTuple
 
 from arenalens.errors import PlanError
-from arenalens.records import quick_init
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Buffer:
-    """One placement request: `size` bytes live over steps [start, end]; maybe a fixed offset."""
+class Buffer(NamedTuple):
+    """One placement request: `size` bytes live over steps [start, end]; maybe a fixed offset.
+
+    A NamedTuple, not a dataclass (as `ir.Tensor`): every check makes one per planned tensor and
+    the planner and the checker read them by column (`zip(*problem.buffers)`, one C loop);
+    making one costs a tuple. Immutable and hashable; change one with `_replace`."""
 
     id: int
     start: int

@@ -27,7 +27,7 @@ the cursor is rounded up to it, which changes nothing when the alignment is 1.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from operator import attrgetter, neg, sub
+from operator import neg, sub
 
 from arenalens.planning.offset_index import (
     AREA_PER_BUFFER,
@@ -38,10 +38,6 @@ from arenalens.planning.offset_index import (
 )
 from arenalens.planning.problem import Buffer, Problem, align_up
 from arenalens.planning.registry import register_planner
-
-_ID, _START, _END, _SIZE, _FIXED_OFFSET = map(
-    attrgetter, ("id", "start", "end", "size", "fixed_offset")
-)
 
 
 @register_planner(
@@ -88,8 +84,9 @@ def _place_by_steps(
     there is in the first list: none is met twice). Entries are sorted by (offset, end), not
     placement order: ties at one offset do not change a first fit (the module's docstring)."""
     buffers = problem.buffers
-    starts = list(map(_START, buffers))
-    ends = list(map(_END, buffers))
+    if not buffers:
+        return {}
+    ids, starts, ends, sizes, fixed = zip(*buffers, strict=True)  # the columns, one C loop
     steps = sorted({*starts, *ends})
     rank_of = dict(zip(steps, range(len(steps)), strict=True))
     lows = list(map(rank_of.__getitem__, starts))
@@ -99,22 +96,23 @@ def _place_by_steps(
         return None
     live_at: list[list[tuple[int, int]]] = [[] for _ in steps]
     starting_at: list[list[tuple[int, int]]] = [[] for _ in steps]
-    sizes = list(map(_SIZE, buffers))
-    ids = list(map(_ID, buffers))
     alignment = problem.alignment
     offsets: dict[int, int] = {}
     # One tuple per buffer, in processing order; the first fit written inline (a call per
     # buffer cost a fifth of the planner on VWW's 34 buffers).
-    for negative_size, negative_id, low, high, fixed in _in_processing_order(
-        buffers, ids, sizes, lows, highs
+    for negative_size, negative_id, low, high, fixed_offset in _in_processing_order(
+        buffers, lows, highs, ids=ids, sizes=sizes, fixed=fixed
     ):
         size = -negative_size
-        if fixed is not None:
-            offset = fixed
+        if fixed_offset is not None:
+            offset = fixed_offset
         elif high < low:
             offset = 0  # live at no step: nothing conflicts
         else:
-            if high > low:
+            if high == low + 1:  # the usual buffer: written at one step, read at the next
+                found = live_at[low] + starting_at[high]
+                found.sort()
+            elif high > low:
                 found = live_at[low][:]
                 for later in starting_at[low + 1 : high + 1]:
                     found += later
@@ -131,18 +129,27 @@ def _place_by_steps(
         offsets[-negative_id] = offset
         entry = (offset, offset + size if alignment == 1 else align_up(offset + size, alignment))
         starting_at[low].append(entry)
-        for live in live_at[low : high + 1]:
-            live.append(entry)
+        if high == low + 1:
+            live_at[low].append(entry)
+            live_at[high].append(entry)
+        else:
+            for live in live_at[low : high + 1]:
+                live.append(entry)
     return offsets
 
 
 def _in_processing_order(
-    buffers: Sequence[Buffer], ids: list[int], sizes: list[int], lows: list[int], highs: list[int]
+    buffers: Sequence[Buffer],
+    lows: list[int],
+    highs: list[int],
+    *,
+    ids: Sequence[int],
+    sizes: Sequence[int],
+    fixed: Sequence[int | None],
 ) -> list[tuple[int, int, int, int, int | None]]:
     """(-size, -id, first rank, last rank, fixed offset) per buffer in `greedy_processing_order`
     (one sort of tuples made in C when no buffer is fixed: the usual case; ids are unique, so
     the sort never compares past them)."""
-    fixed = list(map(_FIXED_OFFSET, buffers))
     if fixed.count(None) == len(fixed):
         return sorted(zip(map(neg, sizes), map(neg, ids), lows, highs, fixed, strict=True))
     position_of = {b.id: position for position, b in enumerate(buffers)}
