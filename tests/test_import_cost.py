@@ -63,6 +63,12 @@ UNUSED = (
     "hashlib",
     # One RAM bank: its largest block is the figure (blocks.py), no split is placed in banks.
     "arenalens.placement",
+    # No Vela-compiled operator: no NPU pieces to place beside the arena.
+    "arenalens.vela.placement",
+    # argparse's terminal width is found without shutil (which loads lzma, bz2 and zlib); the
+    # interval index's sorted list only for problems of thousands of buffers.
+    "shutil",
+    "sortedcontainers",
 )
 KERNELS = "arenalens.runtimes.tflm.kernels"
 # arenalens's own modules a command may load for kws_ds_cnn: importing them is most of a small

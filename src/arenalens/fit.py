@@ -31,7 +31,6 @@ from arenalens.target_build import runtime_runs_on
 from arenalens.targets import Target
 from arenalens.units import format_bytes_exact
 from arenalens.vela import is_vela_compiled
-from arenalens.vela.placement import Memories, NpuFit, board_memories
 
 if TYPE_CHECKING:
     from arenalens.builds.build import Build
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from arenalens.placement import BankUse, BoardPlacement
     from arenalens.runtimes import MemoryBudget
     from arenalens.runtimes.arena_split import ArenaSplit
+    from arenalens.vela.placement import NpuFit
 
 
 ADDRESS_SPACE_32 = 1 << 32  # bytes a 32-bit core addresses: no arena is larger
@@ -452,6 +452,9 @@ def _npu_fit(
     operator."""
     if analysis.runtime != "tflm" or not is_vela_compiled(analysis.model):
         return None
+    # The NPU's SRAM pieces are placed for Vela-compiled models only.
+    from arenalens.vela.placement import Memories, NpuFit, board_memories  # noqa: PLC0415
+
     memories = (
         Memories(available_bytes) if target is None else board_memories(target, available_bytes)
     )

@@ -22,8 +22,6 @@ import enum
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sortedcontainers import SortedList
-
 from arenalens.planning.problem import Buffer, Problem
 from arenalens.planning.segment_tree import SegmentTree
 
@@ -158,7 +156,10 @@ class IntervalIndex:
             [[] for _ in range(ranks)] if self.by_rank else []
         )
         # (start rank, entry number), sorted; a SortedList, since inserting into a plain list
-        # moves O(n) pointers each time (quadratic at 100,000 buffers).
+        # moves O(n) pointers each time (quadratic at 100,000 buffers). Imported here: only
+        # problems of thousands of buffers make an index, and a check need not load it.
+        from sortedcontainers import SortedList  # noqa: PLC0415
+
         self.starts = SortedList()
         self.entries: list[tuple[int, int, int]] = []  # (offset, entry number, size)
 
