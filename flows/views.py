@@ -275,21 +275,21 @@ def diagnose(walk: Walk, subject: str, shape: Sequence[str], base: Verdict | Non
         follow(walk, steps)
 
 
-def text_agrees(walk: Walk, ran: Ran) -> None:
-    """check's text says what its --json says: the same exit code, the answer, the number (as
-    '24,272 B') and every step's command (wrapping aside)."""
-    document = ran.document()
-    if ran.code not in (0, 1) or not isinstance(document, dict) or "verdict" not in document:
+def text_agrees(walk: Walk, ran: Ran, verdict: Verdict) -> None:
+    """check's or report's text says what its --json says (`verdict`, read from it): the same
+    exit code, the answer, the number (as '24,272 B') and every step's command (wrapping
+    aside)."""
+    if ran.code not in (0, 1):
         return
     text = walk.run(*[word for word in ran.argv if word != "--json"], "--no-color")
     flat = "".join(text.out.split())
     missing = [] if text.code == ran.code else [f"exit {text.code} (--json: {ran.code})"]
-    if document["verdict"] and "".join(str(document["verdict"]).split()) not in flat:
-        missing.append(str(document["verdict"]))
-    if document.get("required_bytes") is not None:
-        number = f"{document['required_bytes']:,}B"
+    if verdict.answer and "".join(str(verdict.answer).split()) not in flat:
+        missing.append(str(verdict.answer))
+    if verdict.required is not None:
+        number = f"{verdict.required:,}B"
         missing += [] if number in flat else [number]
-    for step in document.get("next_steps") or ():
+    for step in verdict.steps or ():
         command = step.get("command")
         if command and "".join(command.split()) not in flat:
             missing.append(command)

@@ -243,7 +243,7 @@ class Walk:
             verdict = self.verdict_of(ran)
             if verdict is not None:
                 api_agrees(self, ran)
-                text_agrees(self, ran)
+                text_agrees(self, ran, verdict)
                 self.judge_verdict(ran, verdict, subject, shape)
                 if flow.follow_steps:
                     follow(self, verdict.steps)
@@ -253,6 +253,7 @@ class Walk:
             if ran.code in (0, 1) and isinstance(document, dict):
                 verdict = Verdict.of_report(document)
                 self.judge_verdict(ran, verdict, subject, shape)
+                text_agrees(self, ran, verdict)
                 agree(self, ran, verdict, subject, shape, budget=budget)
                 if flow.follow_steps:
                     follow(self, verdict.steps)
