@@ -15,11 +15,13 @@ import tflite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arenalens.errors import ModelError
 from arenalens.tflite import opcodes, reader
 from arenalens.tflite.builder import ModelBuilder, _Writer
 from arenalens.tflite.reader import load_model
 from arenalens.tflite.tables import (
     MalformedTableError,
+    TableView,
     field_places,
     field_reader,
     int32_vector_at,
@@ -156,3 +158,57 @@ def test_repeated_operator_codes_are_read_once(monkeypatch: pytest.MonkeyPatch) 
     codes = tflite.Model.GetRootAs(path.read_bytes(), 0)
     assert codes.OperatorCodesLength() == len(operators) == 84
     assert len(named) == len(set(named)) == len({op.opcode for op in operators}) == 8
+
+
+def _three_tensor_model() -> bytes:
+    builder = ModelBuilder()
+    subgraph = builder.add_subgraph()
+    first = subgraph.add_tensor("a", (1, 4), data=bytes(16))
+    second = subgraph.add_tensor("b", (1, 4), data=bytes(16))
+    out = subgraph.add_tensor("c", (1, 4))
+    subgraph.add_operator("ADD", [first, second], [out])
+    subgraph.set_outputs([out])
+    return builder.build()
+
+
+def _vector_of(data: bytes, table: int, slot: int) -> int:
+    """Where the vector of a table's field starts (its length word)."""
+    at = TableView(data, table, len(data)).field(slot)
+    start: int = at + struct.unpack_from("<I", data, at)[0]
+    return start
+
+
+def _error(data: bytes) -> str:
+    with pytest.raises(ModelError) as raised:
+        load_model(data)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("vector", ["tensors", "buffers"])
+def test_a_file_with_two_faults_names_the_table_outside_the_file(vector: str) -> None:
+    """The tensor and buffer loops read each table and its vectors as they go
+    (`tensor_tables`); the reader still names the fault the reader's order meets first: every
+    table of the vector before any table's vectors. Here the first table's vector points
+    outside the file and the last table does."""
+    data = bytearray(_three_tensor_model())
+    root = struct.unpack_from("<I", data, 0)[0]
+    if vector == "tensors":
+        subgraph = _vector_of(data, root, 8) + 4
+        owner = subgraph + struct.unpack_from("<I", data, subgraph)[0]
+        tables = _vector_of(data, owner, 4)
+    else:
+        tables = _vector_of(data, root, 12)
+    count = struct.unpack_from("<I", data, tables)[0]
+    first = tables + 4 + struct.unpack_from("<I", data, tables + 4)[0]
+    # The first table's first vector (shape; data of buffer 1: buffer 0 is the empty one)...
+    if vector == "buffers":
+        first = tables + 8 + struct.unpack_from("<I", data, tables + 8)[0]
+    field = TableView(bytes(data), first, len(data)).field(4)
+    struct.pack_into("<I", data, field, len(data))
+    alone = _error(bytes(data))
+    assert "points outside the file" in alone
+    # ... and the last table's offset past the end of the file.
+    last = tables + 4 * count
+    struct.pack_into("<I", data, last, len(data))
+    both = _error(bytes(data))
+    assert f"table at {last + len(data)} outside the file" in both

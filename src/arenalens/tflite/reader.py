@@ -9,29 +9,20 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from arenalens.errors import ModelError
 from arenalens.ir import (
-    CONTROL_FLOW_OPTION_FIELDS,
-    DTYPES,
     BufferRef,
     Metadata,
     Model,
     OfflinePlan,
-    Operator,
     PlanRecord,
-    Quantization,
     SignatureDef,
     Subgraph,
-    Tensor,
-    TensorKind,
     check_model,
-    check_shape_size,
-    dtype_for_code,
 )
 from arenalens.tflite.files import map_file, other_format
 from arenalens.tflite.offline_plan import (
@@ -40,37 +31,28 @@ from arenalens.tflite.offline_plan import (
     encode_offline_plan,
 )
 from arenalens.tflite.opcodes import (
-    LazyOptions,
-    OptionReaders,
     OptionsKey,
     builtin_name,
-    eager_options,
 )
+from arenalens.tflite.operator_tables import OPERATOR_FIELDS, OpcodeRow, read_operators
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, decode_plan_record
 from arenalens.tflite.tables import (
-    COUNT_AND_4_INT32,
-    LONG_VECTOR,
     MalformedTableError,
     TableView,
-    field_places,
-    field_reader,
-    int32_vector_at,
-    int32s_of_row,
     read_tables,
-    shared_table_fields,
     string_at,
-    target_at,
-    vector_at,
+)
+from arenalens.tflite.tensor_tables import (
+    BUFFER_FIELDS,
+    TENSOR_FIELDS,
+    QuantizationReader,
+    read_buffers,
+    read_tensors,
 )
 from arenalens.units import format_bytes_exact
 
 _U32 = struct.Struct("<I")
 
-
-_I32 = struct.Struct("<i")
-# A vector's length and first element, in one read.
-_COUNT_F32 = struct.Struct("<If")
-_COUNT_I64 = struct.Struct("<Iq")
 
 # FlatBuffers let many tables point at one vector or table, so a small file can describe a huge
 # model: 20,000 operators sharing one 20,000-entry inputs vector are 400 million tensor
@@ -87,19 +69,6 @@ FILE_IDENTIFIER = b"TFL3"
 # schema.fbs: `Buffer.data` is `force_align: 16`, so TFLM can read weights in place. A rule of the
 # file's layout; TFLM's arena alignment (`runtimes.tflm.alignment`) is a different idea.
 BUFFER_DATA_ALIGNMENT = 16
-# Dims below this, at most 4 of them, cannot make a tensor too large (`ir.check_shape_size`).
-_SMALL_DIM = 1 << 14
-# `ir.DTYPES` by the type byte (a signed int8) as a subscript of a 256-entry tuple: a negative
-# code indexes from its end, as -1 is 255 (a subscript costs less than a dict's get call); None
-# for codes the schema does not name. Then the tensor kinds, in the order the loop tests them.
-_DTYPES = tuple(DTYPES.get(byte if byte < 128 else byte - 256) for byte in range(256))
-_KINDS = (
-    TensorKind.CONSTANT,
-    TensorKind.VARIABLE,
-    TensorKind.INPUT,
-    TensorKind.OUTPUT,
-    TensorKind.INTERMEDIATE,
-)
 # Exceptions the FlatBuffers runtime raises when offsets point outside the file or types are off.
 _MALFORMED = (
     MalformedTableError,
@@ -185,24 +154,10 @@ class _BufferSlots:
     DATA, OFFSET, SIZE = 4, 6, 8
 
 
-# The fields the reader's hot loops read, as `tables.read_tables` takes them: (index in the
-# vtable, struct format), in the order the loops unpack them.
-_BUFFER_FIELDS = ((0, "I"), (1, "Q"), (2, "Q"))  # data, offset, size
-# shape, type, buffer, name, quantization, is_variable, shape_signature
-_TENSOR_FIELDS = ((0, "I"), (1, "b"), (2, "I"), (3, "I"), (4, "I"), (5, "B"), (7, "I"))
-# scale, zero_point, quantized_dimension
-_QUANTIZATION_FIELDS = ((2, "I"), (3, "I"), (6, "i"))
-# opcode_index, inputs, outputs, builtin_options_type, builtin_options, intermediates,
-# builtin_options_2_type, builtin_options_2
-_OPERATOR_FIELDS = tuple(zip((0, 1, 2, 3, 4, 8, 11, 12), "IIIBIIBI", strict=True))
+# The fields the reader's loops read, as `tables.read_tables` takes them: (index in the vtable,
+# struct format), in the order the loops unpack them (tensors' and buffers': `tensor_tables`).
 # deprecated_builtin_code, custom_code, version, builtin_code
 _OPERATOR_CODE_FIELDS = ((0, "b"), (1, "I"), (2, "i"), (3, "i"))
-TableRow = tuple[int, tuple[int, ...], Any]
-# An operator code: (name, builtin code, the builtin_code field, custom code, version).
-OpcodeRow = tuple[str, int, int, str | None, int]
-# A quantization table's vtable → its field offsets, the unpack of `_QUANTIZATION_FIELDS` and
-# where each lands in what it returns (`tables.field_places`).
-QuantizationReader = tuple[tuple[int, ...], Any, tuple[int, ...]]
 
 
 class _SignatureSlots:
@@ -250,7 +205,12 @@ class _Parser:
     def model(self) -> Model:
         root = self.root()
         buffer_vector = root.vector(_ModelSlots.BUFFERS, 4)
-        buffers = self.buffers(read_tables(self.data, self.size, *buffer_vector, _BUFFER_FIELDS))
+        try:
+            buffers = read_buffers(self, buffer_vector)
+        except (ModelError, *_MALFORMED):
+            # The first fault in the reader's order (`tensor_tables`): every table, then data.
+            read_tables(self.data, self.size, *buffer_vector, BUFFER_FIELDS)
+            buffers = read_buffers(self, buffer_vector)
         opcode_rows = self.opcodes(root.vector(_ModelSlots.OPERATOR_CODES, 4))
         fb_subgraphs = root.tables(_ModelSlots.SUBGRAPHS)
         if not fb_subgraphs:
@@ -280,38 +240,6 @@ class _Parser:
         if offline is None and record is None:
             return model
         return replace(model, offline_plan=offline, plan_record=record)
-
-    def buffers(self, rows: list[TableRow]) -> tuple[BufferRef, ...]:
-        """Buffer tables (position, field offsets, `_BUFFER_FIELDS`) → where each one's bytes
-        are, each read in this frame (a model has about as many buffers as tensors)."""
-        buf, size = self.data, self.size
-        unpack_u32 = _U32.unpack_from
-        new = tuple.__new__  # the records are NamedTuples: made as tuples, without __new__'s call
-        found = []
-        for index, (pos, fields, (data_offset, external_offset, external_size)) in enumerate(rows):
-            # Offset 1 is the converter's placeholder for "not written yet": no data.
-            if external_offset > 1:
-                if external_offset + external_size > size:
-                    raise self.fail(
-                        f"buffer {index}: external data [{external_offset}, "
-                        f"{external_offset + external_size}) lies beyond the end of the file "
-                        f"({format_bytes_exact(size)})"
-                    )
-                found.append(new(BufferRef, (index, external_offset, external_size, True)))
-                continue
-            start = length = 0
-            if fields[0]:
-                # `tables.vector_at` inline: data is the file's most numerous vector.
-                start = pos + fields[0] + data_offset
-                try:
-                    length = unpack_u32(buf, start)[0]
-                except struct.error:  # the length lies past the end of the file
-                    length = size
-                if start + 4 + length > size:
-                    vector_at(buf, size, pos + fields[0], 1)  # raises its error
-                start += 4
-            found.append(new(BufferRef, (index, start, length, False)))
-        return tuple(found)
 
     def opcodes(self, vector: tuple[int, int]) -> tuple[OpcodeRow, ...]:
         """The operator codes vector (from `vector_at`) → each code as the operators read it, its
@@ -354,12 +282,22 @@ class _Parser:
         buf, size = self.data, self.size
         tensor_vector = fb.vector(_SubgraphSlots.TENSORS, 4)
         operator_vector = fb.vector(_SubgraphSlots.OPERATORS, 4)
-        tensor_rows = read_tables(buf, size, *tensor_vector, _TENSOR_FIELDS)
-        operator_rows = read_tables(buf, size, *operator_vector, _OPERATOR_FIELDS)
-        tables = 1 + len(tensor_rows) + len(operator_rows)
-        self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
-        tensors = self.tensors(tensor_rows, buffers, set(inputs), set(outputs), where)
-        operators = self.operators(operator_rows, opcodes, where)
+        tables = 1 + tensor_vector[1] + operator_vector[1]
+        input_set, output_set = set(inputs), set(outputs)
+        items = self.items
+        try:
+            self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
+            tensors = read_tensors(self, tensor_vector, buffers, input_set, output_set, where=where)
+            operators = read_operators(self, operator_vector, opcodes, where=where)
+        except (ModelError, *_MALFORMED):
+            # The first fault in the reader's order (`tensor_tables`): every tensor and operator
+            # table, then the charge for them, then the tensors', then the operators'.
+            self.items = items
+            read_tables(buf, size, *tensor_vector, TENSOR_FIELDS)
+            read_tables(buf, size, *operator_vector, OPERATOR_FIELDS)
+            self.charge(TABLE_ITEMS * tables + len(inputs) + len(outputs))
+            tensors = read_tensors(self, tensor_vector, buffers, input_set, output_set, where=where)
+            operators = read_operators(self, operator_vector, opcodes, where=where)
         return Subgraph(
             index=index,
             name=self.text(fb, _SubgraphSlots.NAME),
@@ -368,309 +306,6 @@ class _Parser:
             inputs=inputs,
             outputs=outputs,
         )
-
-    def tensors(
-        self,
-        rows: list[TableRow],
-        buffers: tuple[BufferRef, ...],
-        inputs: set[int],
-        outputs: set[int],
-        where: str,
-    ) -> tuple[Tensor, ...]:
-        """Tensor tables (position, field offsets, `_TENSOR_FIELDS`) → Tensors, each read in this
-        one frame (a model's most numerous table: a call per field would cost more than the
-        reads).
-
-        The shape and the name are read here with the bounds `tables.vector_at` checks; when one
-        fails, that function reads the same field again to raise its own error."""
-        buf, size = self.data, self.size
-        last_word = size - 4  # the highest position a u32 may start at
-        buffer_count = len(buffers)
-        has_bytes = [ref.nbytes > 0 for ref in buffers]
-        unpack_u32 = _U32.unpack_from
-        unpack_i32 = _I32.unpack_from
-        unpack_count_f32, unpack_count_i64 = _COUNT_F32.unpack_from, _COUNT_I64.unpack_from
-        unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
-        quantization_readers = self.quantization_readers
-        # The last quantization table's vtable (None: none read yet) and its reader.
-        quantization_vtable: int | None = None
-        unpack_quantization: Any = unpack_i32
-        scale_place = zero_point_place = axis_place = 0
-        dtypes = _DTYPES
-        # The kinds in locals: an enum member read from its class costs as much as a field read.
-        constant, variable_kind, input_kind, output_kind, intermediate = _KINDS
-        # Shapes already checked small (`ir.check_shape_size` passes them for any type), each
-        # kept once: converters repeat a few activation shapes across a model.
-        small_shapes = self.small_shapes
-        new = tuple.__new__  # as in `buffers`
-        # `charge`, kept in locals over the loop (two charges per tensor).
-        items, item_budget = self.items, self.item_budget
-        found = []
-        for index, (pos, fields, row) in enumerate(rows):
-            shape_offset, code, buffer_index, name_offset, quant_offset, variable, sig_offset = row
-            shape: tuple[int, ...] = ()
-            if fields[0]:
-                # `tables.int32s_of_row`'s first read inline (a shape has at most 4 dims but in
-                # rare models): its length and dims in one unpack.
-                try:
-                    head = unpack_count_4i32(buf, pos + fields[0] + shape_offset)
-                except struct.error:
-                    head = LONG_VECTOR
-                if head[0] <= 4:
-                    shape = head[1 : head[0] + 1]
-                else:
-                    shape = int32s_of_row(buf, size, pos + fields[0], shape_offset)
-            # Without a shape_signature the shape is fully known: report it as the signature,
-            # as the TFLite interpreter's tensor details do.
-            signature = shape
-            if fields[7]:
-                signature = int32s_of_row(buf, size, pos + fields[7], sig_offset)
-                items += len(signature)
-            items += len(shape)
-            if items > item_budget:
-                self.charge(items - self.items)
-            dtype = dtypes[code] or dtype_for_code(code)
-            # With no buffers at all, only the default index 0 ("no data") is meaningful.
-            if buffer_index >= buffer_count:
-                if buffer_index:
-                    raise self.fail(
-                        f"{where} tensor {index}: buffer index {buffer_index} out of range "
-                        f"(model has {buffer_count} buffers)"
-                    )
-                has_data = False
-            else:
-                has_data = has_bytes[buffer_index]
-            # At most 4 dims under 2^14 of at most 16 bytes each stay under 2^60: no check needed.
-            if shape:
-                known_shape = small_shapes.get(shape)
-                if known_shape is not None:
-                    shape = known_shape
-                elif len(shape) > 4 or max(shape) >= _SMALL_DIM:
-                    check_shape_size(self.label, where, index, shape, dtype.element_bytes or 1)
-                else:
-                    small_shapes[shape] = shape
-            name = ""
-            if fields[3]:
-                start = pos + fields[3] + name_offset + 4
-                try:
-                    end = start + unpack_u32(buf, start - 4)[0]
-                except struct.error:  # the length lies past the end of the file
-                    end = size + 1
-                if end > size:
-                    string_at(buf, size, pos + fields[3])  # raises its error
-                raw_name = buf[start:end]
-                try:
-                    name = raw_name.decode()  # UTF-8: the defaults' fast path
-                except UnicodeDecodeError:
-                    name = str(raw_name, "utf-8", "replace")
-                items += (end - start) >> 3
-                if items > item_budget:
-                    self.charge(items - self.items)
-            quantization = None
-            if fields[4]:
-                # The QuantizationParameters table → the first scale and zero point, their count
-                # and the axis (None without scales); read here, as the tensor (one per tensor).
-                at = pos + fields[4]
-                table = at + quant_offset
-                if table > last_word:
-                    target_at(buf, size, at)  # raises its error
-                # As `tables.read_tables`: the previous table's reader reads the soffset too,
-                # so a table using the same vtable is one unpack.
-                try:
-                    read = unpack_quantization(buf, table)
-                except struct.error:
-                    read = None
-                if read is None or table - read[0] != quantization_vtable:
-                    # The first value is the soffset, whichever reader read it.
-                    quantization_vtable = table - (read or unpack_i32(buf, table))[0]
-                    known = quantization_readers.get(quantization_vtable)
-                    if known is None:
-                        table_fields = shared_table_fields(buf, table, size, self.vtables)
-                        known = quantization_readers[quantization_vtable] = (
-                            table_fields,
-                            field_reader(table_fields, _QUANTIZATION_FIELDS, lead=True)[0],
-                            field_places(table_fields, _QUANTIZATION_FIELDS, lead=True),
-                        )
-                    table_fields, unpack_quantization, places = known
-                    scale_place, zero_point_place, axis_place = places
-                    try:
-                        read = unpack_quantization(buf, table)
-                    except struct.error:
-                        raise MalformedTableError(
-                            f"fields of table at {table} lie outside the file"
-                        ) from None
-                # Each field where the reader put it (`tables.field_places`), read only when
-                # present: the axis defaults to 0.
-                axis = read[axis_place] if axis_place else 0
-                if table_fields[2]:
-                    at = table + table_fields[2]
-                    start = at + read[scale_place]
-                    try:  # count and first scale in one read
-                        scale_count, scale = unpack_count_f32(buf, start)
-                    except struct.error:  # (a count past the end fails the check below)
-                        scale_count = unpack_u32(buf, start)[0] if start <= last_word else size
-                        scale = None
-                    if start + 4 + 4 * scale_count > size:
-                        vector_at(buf, size, at, 4)  # raises its error
-                    if scale_count:
-                        zero_point = None
-                        if table_fields[3]:
-                            at = table + table_fields[3]
-                            start = at + read[zero_point_place]
-                            try:  # count and first zero point in one read
-                                zero_count, zero_point = unpack_count_i64(buf, start)
-                            except struct.error:
-                                at_end = start > last_word
-                                zero_count = size if at_end else unpack_u32(buf, start)[0]
-                            if start + 4 + 8 * zero_count > size:
-                                vector_at(buf, size, at, 8)  # raises its error
-                            if not zero_count:
-                                zero_point = None
-                        quantization = new(Quantization, (scale, zero_point, scale_count, axis))
-            is_input, is_output = index in inputs, index in outputs
-            # One kind per tensor, most specific first (`TensorKind`).
-            if has_data:
-                kind = constant
-            elif variable:
-                kind = variable_kind
-            elif is_input:
-                kind = input_kind
-            elif is_output:
-                kind = output_kind
-            else:
-                kind = intermediate
-            found.append(
-                new(
-                    Tensor,
-                    (
-                        index,
-                        name,
-                        shape,
-                        signature,
-                        dtype,
-                        buffer_index,
-                        has_data,
-                        variable != 0,
-                        kind,
-                        is_input,
-                        is_output,
-                        quantization,
-                        fields[6] != 0,  # has_sparsity
-                    ),
-                )
-            )
-        self.items = items
-        return tuple(found)
-
-    def operators(
-        self,
-        rows: list[TableRow],
-        opcodes: tuple[OpcodeRow, ...],
-        where: str,
-    ) -> tuple[Operator, ...]:
-        """Operator tables (position, field offsets, `_OPERATOR_FIELDS`) → Operators, each read
-        in this frame; the inputs and outputs vectors as `tensors` reads shapes."""
-        buf, size, label, cache, vtables = (
-            self.data,
-            self.size,
-            self.label,
-            self.options_cache,
-            self.vtables,
-        )
-        last_word = size - 4
-        unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
-        option_readers: OptionReaders = {}
-        opcode_count = len(opcodes)
-        new = tuple.__new__  # as in `buffers`
-        # Option tables are shared by position: writers point operators with equal options at
-        # one table.
-        decoded: dict[OptionsKey, Mapping[str, Any]] = {}
-        items, item_budget = self.items, self.item_budget
-        found = []
-        for index, (pos, fields, values) in enumerate(rows):
-            (
-                opcode_index,
-                inputs_offset,
-                outputs_offset,
-                options_type,
-                options_offset,
-                _,
-                options2_type,
-                options2_offset,
-            ) = values
-            if opcode_index >= opcode_count:
-                raise self.fail(
-                    f"{where} operator {index}: opcode index {opcode_index} out of range "
-                    f"(model has {opcode_count} operator codes)"
-                )
-            name, builtin, raw, custom, version = opcodes[opcode_index]
-            options_at = options2_at = 0
-            if fields[4]:
-                options_at = pos + fields[4] + options_offset
-                if options_at > last_word:
-                    target_at(buf, size, pos + fields[4])  # raises its error
-            if fields[12]:
-                options2_at = pos + fields[12] + options2_offset
-                if options2_at > last_word:
-                    target_at(buf, size, pos + fields[12])  # raises its error
-            key = ((options_type, options_at), (options2_type, options2_at))
-            options = decoded.get(key)
-            if options is None:
-                # Decoded now when that is bounded (scalars only), else on first use.
-                options = eager_options(buf, key, vtables, option_readers)
-                if options is None:
-                    options = LazyOptions(buf, *key, cache, label, vtables=vtables)
-                decoded[key] = options
-            called: tuple[int, ...] = ()
-            if name in CONTROL_FLOW_OPTION_FIELDS:
-                called = _called_subgraphs(name, options)
-            # `tables.int32s_of_row`'s first read inline, as `tensors` reads shapes: most
-            # operators have at most 4 inputs and 4 outputs.
-            inputs: tuple[int, ...] = ()
-            if fields[1]:
-                try:
-                    head = unpack_count_4i32(buf, pos + fields[1] + inputs_offset)
-                except struct.error:
-                    head = LONG_VECTOR
-                if head[0] <= 4:
-                    inputs = head[1 : head[0] + 1]
-                else:
-                    inputs = int32s_of_row(buf, size, pos + fields[1], inputs_offset)
-            outputs: tuple[int, ...] = ()
-            if fields[2]:
-                try:
-                    head = unpack_count_4i32(buf, pos + fields[2] + outputs_offset)
-                except struct.error:
-                    head = LONG_VECTOR
-                if head[0] <= 4:
-                    outputs = head[1 : head[0] + 1]
-                else:
-                    outputs = int32s_of_row(buf, size, pos + fields[2], outputs_offset)
-            intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
-            items += len(inputs) + len(outputs) + len(intermediates) + len(called)
-            if items > item_budget:
-                self.charge(items - self.items)
-            found.append(
-                new(
-                    Operator,
-                    (
-                        index,
-                        name,  # opcode
-                        builtin,  # builtin_code
-                        raw,  # raw_builtin_code
-                        custom,  # custom_code
-                        version,
-                        inputs,
-                        outputs,
-                        intermediates,
-                        options,
-                        called,  # called_subgraphs
-                        None,  # file_index
-                    ),
-                )
-            )
-        self.items = items
-        return tuple(found)
 
     def signature(self, fb: TableView) -> SignatureDef:
         def tensor_map(slot: int) -> tuple[tuple[str, int], ...]:
@@ -776,18 +411,6 @@ def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
             f"operator {operator} of subgraph {subgraph}: custom options: {error}"
         ) from None
     return bytes(model.data[data : data + length])
-
-
-def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:
-    fields = CONTROL_FLOW_OPTION_FIELDS.get(opcode, ())
-    called: list[int] = []
-    for field_name in fields:
-        value = options.get(field_name)
-        if isinstance(value, tuple):
-            called.extend(int(v) for v in value)
-        elif isinstance(value, int):
-            called.append(value)
-    return tuple(called)
 
 
 __all__ = [

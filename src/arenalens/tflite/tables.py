@@ -14,7 +14,7 @@ import struct
 from collections.abc import Callable
 from functools import cache, lru_cache
 from operator import add, itemgetter
-from typing import Any
+from typing import Any, Protocol
 
 from arenalens.units import format_bytes_exact
 
@@ -211,9 +211,68 @@ def read_tables(
         try:
             values = unpack(buf, pos)
         except struct.error:
-            raise MalformedTableError(f"fields of table at {pos} lie outside the file") from None
+            raise fields_outside(pos) from None
         append((pos, fields, pick(values + absent)))
     return rows
+
+
+class TableReader(Protocol):
+    """What the reader's table loops share with it (`reader._Parser`): the file, and the count
+    of decoded items against the file's budget."""
+
+    data: Any
+    size: int
+    label: str
+    items: int
+    item_budget: int
+    vtables: dict[int, tuple[int, ...]]  # vtable position → its field offsets
+
+    def charge(self, count: int) -> None:
+        """Count decoded items; raise when past the budget."""
+
+    def fail(self, problem: str) -> Exception:
+        """The error naming the file and the problem."""
+
+
+# One table type's layout in a file: (its vtable's position, its field offsets, the unpack of
+# the wanted fields led by the soffset (`field_reader`), where each wanted field lands in what it
+# returns (`field_places`)).
+TableLayout = tuple[int, tuple[int, ...], Callable[[Any, int], tuple[Any, ...]], tuple[int, ...]]
+
+
+def table_layout(
+    buf: Any, size: int, pos: int, wanted: Wanted, layouts: dict[int, TableLayout]
+) -> TableLayout:
+    """The table at `pos` → its vtable's layout, made once per vtable and kept in `layouts` (by
+    vtable position): for loops that read a [Table] vector's tables in their own frame, each
+    table in one unpack while the vtable stays the same, and its layout looked up when it
+    changes. Checked and failing as `read_tables`."""
+    if pos > size - 4:
+        raise MalformedTableError(f"table at {pos} outside the file")
+    vtable = pos - _I32.unpack_from(buf, pos)[0]
+    layout = layouts.get(vtable)
+    if layout is None:
+        fields = table_fields(buf, pos, size)
+        layout = layouts[vtable] = (
+            vtable,
+            fields,
+            field_reader(fields, wanted, lead=True)[0],
+            field_places(fields, wanted, lead=True),
+        )
+    return layout
+
+
+def fields_outside(pos: int) -> MalformedTableError:
+    """The error of a table whose fields, as its vtable lays them out, pass the end of the file."""
+    return MalformedTableError(f"fields of table at {pos} lie outside the file")
+
+
+def table_positions(buf: Any, data: int, length: int) -> Any:
+    """A [Table] vector (from `vector_at`) → an iterator over its tables' positions: each
+    offset's own position plus the offset (never negative: both terms are unsigned), added in
+    C."""
+    offsets = struct.unpack_from(f"<{length}I", buf, data) if length else ()
+    return map(add, range(data, data + 4 * length, 4), offsets)
 
 
 def _first(values: tuple[Any, ...]) -> Any:

@@ -1,0 +1,196 @@
+"""A subgraph's Operator tables → Operators, each read in one frame, as `tensor_tables` reads
+tensors (and with its order caveat: the reader names the first fault in its own order).
+
+Most operators' options are one table of scalars that many operators repeat byte for byte (same
+strides, padding, activation): such a table is looked up by its bytes here, and decoded by
+`opcodes.eager_options` (or left to `LazyOptions`) only when new.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from arenalens.ir import CONTROL_FLOW_OPTION_FIELDS, Operator
+from arenalens.tflite.opcodes import LazyOptions, OptionReaders, OptionsKey, eager_options
+from arenalens.tflite.tables import (
+    COUNT_AND_4_INT32,
+    LONG_VECTOR,
+    TableLayout,
+    TableReader,
+    fields_outside,
+    int32_vector_at,
+    int32s_of_row,
+    table_layout,
+    table_positions,
+    target_at,
+)
+
+# opcode_index, inputs, outputs, builtin_options_type, builtin_options, intermediates,
+# builtin_options_2_type, builtin_options_2, as `tables.field_reader` takes them
+OPERATOR_FIELDS = tuple(zip((0, 1, 2, 3, 4, 8, 11, 12), "IIIBIIBI", strict=True))
+# An operator code: (name, builtin code, the builtin_code field, custom code, version).
+OpcodeRow = tuple[str, int, int, str | None, int]
+
+_I32 = struct.Struct("<i")
+
+
+class OperatorReader(TableReader, Protocol):
+    """The reader as the operator loop uses it: with the options decoded on first use, by
+    their tables' positions (`LazyOptions`)."""
+
+    options_cache: dict[OptionsKey, dict[str, Any]]
+
+
+def read_operators(
+    parser: OperatorReader, vector: tuple[int, int], opcodes: tuple[OpcodeRow, ...], *, where: str
+) -> tuple[Operator, ...]:
+    """A subgraph's operators vector (from `vector_at`) → its Operators; the inputs and outputs
+    vectors read as `tensor_tables` reads shapes."""
+    buf, size, label, cache, vtables = (
+        parser.data,
+        parser.size,
+        parser.label,
+        parser.options_cache,
+        parser.vtables,
+    )
+    last_word = size - 4
+    unpack_i32 = _I32.unpack_from
+    unpack_count_4i32 = COUNT_AND_4_INT32.unpack_from
+    layouts: dict[int, TableLayout] = {}
+    # The previous operator table's vtable, field offsets, unpack and where its fields land.
+    vtable: int | None = None
+    unpack: Callable[[Any, int], tuple[Any, ...]] = unpack_i32
+    fields: tuple[int, ...] = ()
+    opcode_at = inputs_at = outputs_at = type_at = options_place = type2_at = options2_place = 0
+    option_readers: OptionReaders = {}
+    opcode_count = len(opcodes)
+    new = tuple.__new__  # the records are NamedTuples: made as tuples, without __new__'s call
+    # Option tables are shared by position: writers point operators with equal options at
+    # one table.
+    decoded: dict[OptionsKey, Mapping[str, Any]] = {}
+    items, item_budget = parser.items, parser.item_budget
+    found = []
+    for index, pos in enumerate(table_positions(buf, *vector)):
+        try:
+            row = unpack(buf, pos)  # read: the soffset at least lies in the file
+            same = pos - row[0] == vtable
+        except struct.error:
+            row, same = (), False
+        if not same:
+            # Another vtable than the previous table's: its layout, made when first seen.
+            layout = layouts.get(pos - row[0]) if row else None
+            if layout is None:
+                layout = table_layout(buf, size, pos, OPERATOR_FIELDS, layouts)
+            vtable, fields, unpack, places = layout
+            try:
+                row = unpack(buf, pos)
+            except struct.error:
+                raise fields_outside(pos) from None
+            (
+                opcode_at,
+                inputs_at,
+                outputs_at,
+                type_at,
+                options_place,
+                _,
+                type2_at,
+                options2_place,
+            ) = places
+        opcode_index = row[opcode_at] if opcode_at else 0
+        if opcode_index >= opcode_count:
+            raise parser.fail(
+                f"{where} operator {index}: opcode index {opcode_index} out of range "
+                f"(model has {opcode_count} operator codes)"
+            )
+        name, builtin, raw, custom, version = opcodes[opcode_index]
+        options_type = row[type_at] if type_at else 0
+        options_at = options2_at = 0
+        if options_place:
+            options_at = pos + fields[4] + row[options_place]
+            if options_at > last_word:
+                target_at(buf, size, pos + fields[4])  # raises its error
+        if options2_place:
+            options2_at = pos + fields[12] + row[options2_place]
+            if options2_at > last_word:
+                target_at(buf, size, pos + fields[12])  # raises its error
+        options = None
+        if options_at and not options2_at:
+            # A scalar table whose vtable an earlier one used, known by its bytes (what
+            # `eager_options` looks up first, without the key and the call).
+            reader = option_readers.get((options_type, options_at - unpack_i32(buf, options_at)[0]))
+            if reader is not None and reader[4] is not None:
+                start, end = reader[4]
+                options = reader[5].get(bytes(buf[options_at + start : options_at + end]))
+        if options is None:
+            key = ((options_type, options_at), (row[type2_at] if type2_at else 0, options2_at))
+            options = decoded.get(key)
+            if options is None:
+                # Decoded now when that is bounded (scalars only), else on first use.
+                options = eager_options(buf, key, vtables, option_readers)
+                if options is None:
+                    options = LazyOptions(buf, *key, cache, label, vtables=vtables)
+                decoded[key] = options
+        called: tuple[int, ...] = ()
+        if name in CONTROL_FLOW_OPTION_FIELDS:
+            called = _called_subgraphs(name, options)
+        # `tables.int32s_of_row`'s first read inline, as `tensor_tables` reads shapes: most
+        # operators have at most 4 inputs and 4 outputs.
+        inputs: tuple[int, ...] = ()
+        if inputs_at:
+            try:
+                head = unpack_count_4i32(buf, pos + fields[1] + row[inputs_at])
+            except struct.error:
+                head = LONG_VECTOR
+            if head[0] <= 4:
+                inputs = head[1 : head[0] + 1]
+            else:
+                inputs = int32s_of_row(buf, size, pos + fields[1], row[inputs_at])
+        outputs: tuple[int, ...] = ()
+        if outputs_at:
+            try:
+                head = unpack_count_4i32(buf, pos + fields[2] + row[outputs_at])
+            except struct.error:
+                head = LONG_VECTOR
+            if head[0] <= 4:
+                outputs = head[1 : head[0] + 1]
+            else:
+                outputs = int32s_of_row(buf, size, pos + fields[2], row[outputs_at])
+        intermediates = int32_vector_at(buf, size, pos + fields[8]) if fields[8] else ()
+        items += len(inputs) + len(outputs) + len(intermediates) + len(called)
+        if items > item_budget:
+            parser.charge(items - parser.items)
+        found.append(
+            new(
+                Operator,
+                (
+                    index,
+                    name,  # opcode
+                    builtin,  # builtin_code
+                    raw,  # raw_builtin_code
+                    custom,  # custom_code
+                    version,
+                    inputs,
+                    outputs,
+                    intermediates,
+                    options,
+                    called,  # called_subgraphs
+                    None,  # file_index
+                ),
+            )
+        )
+    parser.items = items
+    return tuple(found)
+
+
+def _called_subgraphs(opcode: str, options: Any) -> tuple[int, ...]:
+    fields = CONTROL_FLOW_OPTION_FIELDS.get(opcode, ())
+    called: list[int] = []
+    for field_name in fields:
+        value = options.get(field_name)
+        if isinstance(value, tuple):
+            called.extend(int(v) for v in value)
+        elif isinstance(value, int):
+            called.append(value)
+    return tuple(called)
