@@ -175,7 +175,27 @@ def test_xnnpack_is_the_default_and_takes_more_for_weights() -> None:
     assert heaps["xnnpack"].after_setup > heaps["none"].after_setup
     names = [part.name for part in heaps["xnnpack"].parts]
     assert "XNNPACK packed weights" in names and "arenas" in names
-    assert [part.exact for part in heaps["none"].parts if part.name == "arenas"] == [True]
+    assert [part.exact for part in heaps["none"].parts if part.name == "arenas"] == [False]
+
+
+def test_the_mmap_threshold_makes_a_bound() -> None:
+    """heldout_float_cnn_1's arena (188,352 usable) is a block glibc mmaps in a process that never
+    freed a larger mmapped one (a C++ app) and serves from its heap in one that did (the wheel's
+    Python process: 4,120 B less, 1.0145x): the arenas part says it is a bound, and why; an arena
+    under 128 KiB, or at 32 MiB and over, is mmapped or not whatever the process did: exact."""
+    heaps = predicted("heldout_float_cnn_1.tflite", "/tmp")
+    assert heaps is not None
+    for delegate, bounded in (("none", True), ("xnnpack", False)):
+        (arenas,) = [part for part in heaps[delegate].parts if part.name == "arenas"]
+        assert arenas.mmapped is bounded and arenas.exact is not bounded, delegate
+        assert ("a C++ app" in arenas.meaning) is bounded
+    assert "glibc mmaps or not" in (heaps["none"].estimate or "")
+    assert not heaps["none"].exact
+    assert [glibc.threshold_decides(n, 64) for n in (130_000, 131_000, 33_554_432)] == [
+        False,
+        True,
+        False,
+    ]
 
 
 # Models whose builtin figures are labelled estimates, and why: every other measured model
@@ -250,7 +270,9 @@ def test_builtin_setup_is_within_one_percent(name: str, tmp_path_factory: Any) -
         pytest.skip("the shared models are not here")
     heap: InterpreterHeap = heaps["none"]
     real = CACHE["models"][name]["builtin"]["after_allocate"]
-    exact = all(part.exact for part in heap.parts if part.name in _SETUP_PARTS)
+    # A part holding a block glibc's mmap threshold decides says it is a bound (HeapPart.mmapped:
+    # test_the_mmap_threshold_makes_a_bound); its model's bytes are replayed all the same.
+    exact = all(part.exact or part.mmapped for part in heap.parts if part.name in _SETUP_PARTS)
     assert exact == (name not in SETUP_ESTIMATES), SETUP_ESTIMATES.get(name, "should be exact")
     assert real <= heap.after_setup
     if exact:
@@ -272,7 +294,7 @@ def test_builtin_first_invoke_and_peak_are_within_one_percent(
         pytest.skip("the shared models are not here")
     heap: InterpreterHeap = heaps["none"]
     real = CACHE["models"][name]["builtin"]
-    exact = {part.name: part.exact for part in heap.parts}
+    exact = {part.name: part.exact or part.mmapped for part in heap.parts}
     kept_exact = all(
         value
         for key, value in exact.items()

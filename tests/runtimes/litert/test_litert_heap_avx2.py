@@ -41,27 +41,13 @@ def test_the_cache_is_one_zen_cpu() -> None:
     assert sum(name.startswith("zen10_") for name in MEASURED) >= 20 and len(MEASURED) >= 290
 
 
-# Above 1% after setup on the measuring machine too (x86-64-avx512 on tests/data/
-# litert_heap.json: the same figure, the same bytes measured), so not the ISA's: strict
-# expected failures, which fail the day the rule is fixed.
-OVER_ON_EVERY_CPU = {
-    "heldout_float_cnn_1.tflite": "builtin after setup 1.0145x (host 1.0145x): 4,120 B over",
-    "xnn9_square_16.tflite": "XNNPACK after setup 1.0120x (host 1.0118x)",
-}
+# heldout_float_cnn_1 (builtin after setup 1.0145x) and xnn9_square_16 (XNNPACK after setup
+# 1.0120x), strict expected failures until session 11, hold an arena glibc mmaps or not as the
+# process's history has it (glibc.threshold_decides): counted mmapped, a bound that says so,
+# never under.
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=[pytest.mark.xfail(strict=True, reason=OVER_ON_EVERY_CPU[name])]
-            if name in OVER_ON_EVERY_CPU
-            else [],
-        )
-        for name in MEASURED
-    ],
-)
+@pytest.mark.parametrize("name", MEASURED)
 def test_the_zen_replay_against_the_wheel_on_its_cpu(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,8 +8,9 @@ page)` bytes, of which all but the 16-byte header are usable. The threshold is d
 a mmapped chunk larger than it (up to 32 MiB) raises it to that chunk's size (`__libc_free`),
 so what a process freed before decides; in the wheel's Python process numpy's and the wheel's
 imports had raised it to about 260-320 KiB, and a 128 KiB block came from the heap (qwen_fc's
-blockwise vector). Counted as mmapped here, as in a process that never freed a larger one: up
-to a page's rounding over, never under.
+blockwise vector). Counted as mmapped here, as in a process that never freed a larger one (a
+C++ app that starts the interpreter first): up to a page's rounding over, never under. Such a
+block's count is therefore a bound (`threshold_decides`), and the figures holding one say so.
 
 `aligned_alloc(64, n)` (*_int_memalign*) asks for `chunk + 64 + 32` bytes and returns an aligned
 chunk inside it. A heap chunk gives back its leading part, and its trailing part only when that
@@ -25,6 +26,8 @@ SIZE_FIELD_BYTES = 8
 MINIMUM_CHUNK_BYTES = 32
 MALLOC_ALIGNMENT = 16
 MMAP_THRESHOLD_BYTES = 128 * 1024
+# DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: __libc_free raises the threshold at most this far.
+MMAP_THRESHOLD_MAX_BYTES = 32 * 1024 * 1024
 PAGE_BYTES = 4096
 MMAP_HEADER_BYTES = 16
 
@@ -66,3 +69,15 @@ def aligned_usable(alignment: int, nbytes: int) -> int:
             lead += alignment
         return _page_round(padded + SIZE_FIELD_BYTES) - lead - MMAP_HEADER_BYTES
     return chunk - SIZE_FIELD_BYTES + MINIMUM_CHUNK_BYTES
+
+
+def threshold_decides(nbytes: int, alignment: int = 0) -> bool:
+    """Whether the block a request gets is mmapped or cut from the heap depends on what the
+    process freed before (its chunk is between the mmap threshold and the most a free can raise
+    it to): `usable` / `aligned_usable` count it mmapped, up to a page over the heap's."""
+    if nbytes <= 0:
+        return False
+    chunk = chunk_bytes(nbytes)
+    if alignment > MALLOC_ALIGNMENT:
+        chunk = chunk_bytes(chunk + alignment + MINIMUM_CHUNK_BYTES)
+    return MMAP_THRESHOLD_BYTES <= chunk < MMAP_THRESHOLD_MAX_BYTES

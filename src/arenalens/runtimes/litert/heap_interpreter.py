@@ -74,6 +74,12 @@ class Block:
     counted: int | None = None  # usable bytes given as such (blocks of the wheel itself)
 
     @property
+    def mmapped(self) -> bool:
+        """Counted mmapped as in a process that never freed a larger block, which one that did
+        serves from its heap (glibc.threshold_decides): a bound, up to a page over."""
+        return self.counted is None and glibc.threshold_decides(self.request, self.alignment)
+
+    @property
     def usable(self) -> int:
         """malloc_usable_size of the block glibc hands out for the request (negative for a
         block a later one replaces)."""

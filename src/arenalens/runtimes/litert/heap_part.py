@@ -16,3 +16,6 @@ class HeapPart:
     exact: bool
     meaning: str
     allowance: bool = False  # bytes that are not the model's (glibc placement, the caller)
+    # Not exact only because it holds a block glibc's mmap threshold decides (mmapped or from
+    # the heap, as the process's history has it: glibc.threshold_decides), counted mmapped.
+    mmapped: bool = False
