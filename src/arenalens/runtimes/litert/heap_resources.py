@@ -147,8 +147,11 @@ class VariableReplay:
         """`created`: the variables made before this subgraph runs (a control flow's child
         runs on the interpreter's variables as its parent left them)."""
         self.plan = plan or VariablePlan(handle_keys(subgraph))
-        # The re-plan the first invoke makes after a rank-0 read (heap_replan), replayed.
-        self.replan = replan(prepared, subgraph) if len(prepared.chunks) > 1 else None
+        # The re-plan the first invoke makes after a rank-0 read (heap_replan), replayed in
+        # subgraph 0, whose setup counts its first chunk only (heap.setup_blocks); a control
+        # flow's child keeps the bound.
+        chunked = prepared.index == 0 and len(prepared.chunks) > 1
+        self.replan = replan(prepared, subgraph) if chunked else None
         tensors = len(prepared.tensors)
         # Where it is not: its bound, the old arena block (at most the final one,
         # `arena_block`), the allocation list (ArenaAllocWithUsage: 32 B) and two int vectors,
