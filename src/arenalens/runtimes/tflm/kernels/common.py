@@ -67,14 +67,29 @@ def per_channel_count(tensor: Tensor | None) -> int:
     return tensor.quantization.channel_count
 
 
-def per_channel_arrays(count: int, *, written: base.OverTemps | None = None) -> list[base.Event]:
+def per_channel_arrays(
+    count: int, *, written: base.OverTemps | None = None
+) -> tuple[base.Event, ...]:
     """The int32 multiplier and shift arrays a quantized kernel keeps per output channel
     (`written`: filled before the kernel's temp tensors are released, and what Prepare reads of
     them afterwards)."""
-    return [
+    if written is None:
+        arrays = _ARRAYS.get(count)
+        if arrays is not None:
+            return arrays
+    arrays = (
         base.new_persistent((4 * count, "per-channel multipliers", written)),
         base.new_persistent((4 * count, "per-channel shifts", written)),
-    ]
+    )
+    if written is None and len(_ARRAYS) < _ARRAYS_KEPT:
+        _ARRAYS[count] = arrays
+    return arrays
+
+
+# Every convolution's two arrays, by channel count: immutable values of the count alone (no
+# model's), made once per process; a model has a handful of channel counts.
+_ARRAYS: dict[int, tuple[base.Event, ...]] = {}
+_ARRAYS_KEPT = 4096
 
 
 def op_data(layout: Struct | int, what: str = "OpData") -> base.RuleFunction:

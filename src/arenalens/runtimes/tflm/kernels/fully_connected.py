@@ -157,7 +157,7 @@ def _calculate_op_data(context: base.KernelContext, kind: str, weights: str) -> 
             )
         ]
     arrays = per_channel_arrays(count, written=base.OverTemps(keep=per_channel_reads(context)))
-    return arrays + quantized_parameters(context, per_channel=True)
+    return [*arrays, *quantized_parameters(context, per_channel=True)]
 
 
 def per_channel_reads(context: base.KernelContext) -> tuple[base.TempField, ...]:

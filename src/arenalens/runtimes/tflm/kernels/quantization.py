@@ -37,7 +37,6 @@ from arenalens.builds.tflm import TFLM_CORTEX_M_PROBES
 from arenalens.ir import Tensor
 from arenalens.runtimes.tflm.kernels.base import Refusal
 from arenalens.runtimes.tflm.kernels.common import (
-    dim,
     scale_of,
     zero_point_of,
 )
@@ -281,7 +280,12 @@ def activation_range(build: Build, activation: int, output: Tensor | None) -> Re
     safe_scale = _SAFE_SCALE.get(activation)
     if safe_scale is None:
         return None  # no bound to quantize (no fused activation, or one without a range)
-    scale = scale_of(output)
+    quantization = output.quantization  # `scale_of`, inline: every quantized convolution
+    scale = (
+        0.0
+        if quantization is None or quantization.zero_point is None
+        else quantization.scale or 0.0
+    )
     if scale > safe_scale:
         # Decided before rounding the scale to float32: every safe scale is a float32 value
         # and the rounding is monotonic, so a larger double rounds to at least it; the safe
@@ -347,9 +351,16 @@ def convolution_parameters(
         refused = _per_channel(build, source, weights, count, channels)
         if refused:
             return refused
-    # Each channel's QuantizeMultiplier(input scale · filter scale / output scale), in double.
+    # Each channel's QuantizeMultiplier(input scale · filter scale / output scale), in double
+    # (`divide` where the output scale is 0; `scale_of(output)` inline: every convolution).
     product = (source_quantization.scale or 0.0) * (weights_quantization.scale or 0.0)
-    real = divide(product, scale_of(output))
+    output_quantization = None if output is None else output.quantization
+    output_scale = (
+        0.0
+        if output_quantization is None or output_quantization.zero_point is None
+        else output_quantization.scale or 0.0
+    )
+    real = product / output_scale if output_scale != 0.0 else divide(product, output_scale)
     if not math.isfinite(real):
         refused = multiplier_check(build, real, "input scale × filter scale / output scale")
         if refused:
@@ -394,7 +405,9 @@ def _per_channel(
             kernel_util(build), "affine_quantization->scale->size", "num_channels", count, channels
         )
     quantization = weights.quantization
-    dimension = dim(weights, quantization.axis if quantization is not None else 0, 0)
+    # `dim(weights, axis, 0)`, inline: every per-channel convolution.
+    axis, shape = (quantization.axis if quantization is not None else 0), weights.shape
+    dimension = shape[axis] if -len(shape) <= axis < len(shape) else 0
     if channels != dimension:
         return not_equal(
             kernel_util(build),

@@ -116,13 +116,12 @@ def kernel_events(context: base.KernelContext) -> setup_memo.KernelEvents:
 class _Kernel(NamedTuple):
     """What one operator's events take from its kernel alone, on one build: whether the build
     registers it, its rule, its parsed options' (bytes, alignment), and its Init's events when
-    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None) with their types."""
+    they depend on the build alone (`base.BUILD_ONLY_INITS`; else None)."""
 
     registered: bool
     rule: base.KernelRule | None
     builtin_data: tuple[int, int] | None
     init: tuple[base.Event, ...] | None
-    init_kinds: frozenset[type]
 
 
 class Kernels:
@@ -136,17 +135,13 @@ class Kernels:
         self.build = build
         self.found = _facts(build)
 
-    def _kernel(self, context: base.KernelContext) -> _Kernel:
+    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
+        """`kernel_events` with this pass's kernel facts."""
         operator = context.operator
         key = (operator.opcode, operator.custom_code is not None)
         kernel = self.found.get(key)
         if kernel is None:
             kernel = self.found[key] = _kernel(context)
-        return kernel
-
-    def events(self, context: base.KernelContext) -> setup_memo.KernelEvents:
-        """`kernel_events` with this pass's kernel facts."""
-        kernel = self._kernel(context)
         rule = kernel.rule
         if rule is None:
             return (
@@ -167,12 +162,10 @@ class Kernels:
         if rule is None:
             holds = frozenset(map(type, (*init, *prepare)))
             return _new_setup((context, registered, None, options, init, prepare, None, holds))
-        if rule.init in base.BUILD_ONLY_INITS:
-            # Checked once per kernel and build, with its kernel's facts (`_kernel`).
-            found = set(self._kernel(context).init_kinds)
-        else:
-            found = set()
-            init = _checked(context, init, earlier_scratch, found)
+        found: set[type] = set()
+        # (An Init of the build alone was checked when its kernel's facts were found: `_kernel`;
+        # passing it again, the same tuple, only notes its event types.)
+        init = _checked(context, init, earlier_scratch, found)
         prepare = _checked(context, prepare, earlier_scratch, found)
         # A kernel other builds register (ethos-u) still says what it would allocate there.
         holds = frozenset(found)
@@ -210,13 +203,12 @@ def _kernel(context: base.KernelContext) -> _Kernel:
     registered = is_registered(opcode, context.build)
     rule = rule_for(opcode, context.build)
     if rule is None:
-        return _Kernel(registered, None, None, None, frozenset())
+        return _Kernel(registered, None, None, None)
     init = None
-    kinds: set[type] = set()
     if rule.init in base.BUILD_ONLY_INITS:
         # Checked here, once per kernel and build (sizes of the build alone: one struct).
-        init = _checked(context, tuple(rule.init(context)), 0, kinds)
-    return _Kernel(registered, rule, rule.builtin_bytes(context), init, frozenset(kinds))
+        init = _checked(context, tuple(rule.init(context)), 0, set())
+    return _Kernel(registered, rule, rule.builtin_bytes(context), init)
 
 
 # The events with a size of their own: `nbytes` is the first field of each.

@@ -92,6 +92,13 @@ def _dims(tensor: Tensor | None) -> Dims:
     return Dims(_dim(tensor, 0), _dim(tensor, 1), _dim(tensor, 2), _dim(tensor, 3))
 
 
+def _dims_of_rank_4(tensor: Tensor | None) -> tuple[int, ...]:
+    """`_dims` as a plain tuple where the shape is of rank 4 (the usual case: the shape itself,
+    no call), else `_dims`."""
+    shape = () if tensor is None else tensor.shape
+    return shape if len(shape) == 4 else _dims(tensor)
+
+
 def _conv_params(
     context: base.KernelContext,
     source: Tensor | None,
@@ -327,8 +334,8 @@ def _depthwise_buffer(
     {1, h, w, output channels}; the strides are never set (TFLM fills padding and dilation only)."""
     source_dims, (_, filter_h, filter_w, _), (_, height, width, depth) = (
         _dims(source),
-        _dims(weights),
-        _dims(output),
+        _dims_of_rank_4(weights),
+        _dims_of_rank_4(output),
     )
     filter_dims = dims_of((1, filter_h, filter_w, depth))
     output_dims = dims_of((source_dims.n, height, width, depth))

@@ -174,7 +174,10 @@ def _calculate_op_data(context: base.KernelContext, *, per_channel: bool) -> lis
         )
         written = base.OverTemps(keep=keep)
         arrays = per_channel_arrays(count, written=written)
-        return arrays + reference_fully_connected.quantized_parameters(context, per_channel=True)
+        return [
+            *arrays,
+            *reference_fully_connected.quantized_parameters(context, per_channel=True),
+        ]
     return reference_fully_connected.quantized_parameters(context, per_channel=False)
 
 
