@@ -71,11 +71,11 @@ def _work(graph: SubgraphBuilder, draw: _Draw, data: int, kind: str, tag: str) -
         return output
     depthwise = kind == "depthwise"
     shape = (1, 3, 3, channels) if depthwise else (channels, 3, 3, channels)
-    values = draw.weights.standard_normal(shape) * 0.1
+    filter_values = draw.weights.standard_normal(shape) * 0.1
     if draw.int8:
         scales = np.full(channels, 0.01)
         filters = graph.add_constant(
-            f"{tag}_w", np.clip(values * 100, -127, 127).astype(np.int8), "INT8",
+            f"{tag}_w", np.clip(filter_values * 100, -127, 127).astype(np.int8), "INT8",
             quantization=quantization(scales, 0, axis=3 if depthwise else 0),
         )  # fmt: skip
         bias = graph.add_constant(
@@ -83,7 +83,7 @@ def _work(graph: SubgraphBuilder, draw: _Draw, data: int, kind: str, tag: str) -
             quantization=quantization(scales * _SCALE, 0),
         )  # fmt: skip
     else:
-        filters = graph.add_constant(f"{tag}_w", values.astype(np.float32))
+        filters = graph.add_constant(f"{tag}_w", filter_values.astype(np.float32))
         bias = graph.add_constant(f"{tag}_b", np.zeros(channels, np.float32))
     options: dict[str, object] = {
         "padding": "SAME", "stride_w": 1, "stride_h": 1, "fused_activation_function": "RELU",
