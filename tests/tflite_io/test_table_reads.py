@@ -212,3 +212,50 @@ def test_a_file_with_two_faults_names_the_table_outside_the_file(vector: str) ->
     struct.pack_into("<I", data, last, len(data))
     both = _error(bytes(data))
     assert f"table at {last + len(data)} outside the file" in both
+
+
+def _adds_with_own_tables(activations: list[str]) -> bytes:
+    """A chain of ADD operators, each with its own AddOptions table (a scalar table) of these
+    fused activations."""
+    builder = ModelBuilder()
+    main = builder.add_subgraph()
+    other = main.add_tensor("other", (4,), "FLOAT32", data=bytes(16))
+    previous = main.add_tensor("input", (4,), "FLOAT32")
+    main.set_inputs([previous])
+    for index, activation in enumerate(activations):
+        output = main.add_tensor(f"add_{index}", (4,), "FLOAT32")
+        options = {"fused_activation_function": activation}
+        main.add_operator("ADD", [previous, other], [output], options=options)
+        previous = output
+    main.set_outputs([previous])
+    with pytest.MonkeyPatch.context() as patched:
+        share = _Writer.options_table
+
+        def own_table(writer: Any, *arguments: Any) -> int:
+            writer.option_tables.clear()
+            found: int = share(writer, *arguments)
+            return found
+
+        patched.setattr(_Writer, "options_table", own_table)
+        return builder.build()
+
+
+def test_scalar_options_tables_are_decoded_by_their_vtables_decoder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Operators with scalar options tables of one vtable: the first is decoded by the decoder
+    the others use (no field-by-field decode_options), and equal tables share its options."""
+    activations = ["RELU", "RELU", "RELU6", "RELU"]
+    data = _adds_with_own_tables(activations)
+    decodes: list[object] = []
+    decode = opcodes.decode_options
+
+    def counted(*arguments: Any) -> dict[str, Any]:
+        decodes.append(arguments)
+        return decode(*arguments)
+
+    monkeypatch.setattr(opcodes, "decode_options", counted)
+    operators = load_model(data).subgraphs[0].operators
+    assert [op.options["fused_activation_function"] for op in operators] == [1, 1, 3, 1]
+    assert decodes == []
+    assert len({id(op.options) for op in operators}) == 2

@@ -303,6 +303,17 @@ def eager_options(
             if span is not None:
                 seen[content] = options
             return options
+        if vtables is not None:
+            # The vtable's first table: decoded by the decoder the next ones will use.
+            first = _first_of_vtable(
+                data,
+                options_at,
+                (options_type, vtable),
+                vtables,
+                readers,  # type: ignore[arg-type]
+            )
+            if first is not None:
+                return first
     if (options_at and not _bounded(0, options_type)) or (
         options2_at and not _bounded(1, options2_type)
     ):
@@ -330,6 +341,38 @@ def eager_options(
             # A table of a type without fields (PadOptions, TransposeOptions, ...): every
             # operator's own, all decoding to nothing. The bytes it is known by are none.
             readers[(options_type, vtable)] = ((), None, None, (), (4, 4), {b"": options})  # type: ignore[index]
+    return options
+
+
+def _first_of_vtable(
+    data: Any,
+    position: int,
+    kind: tuple[int, int],
+    vtables: dict[int, tuple[int, ...]],
+    readers: OptionReaders,
+) -> Mapping[str, Any] | None:
+    """The first scalar-only `builtin_options` table of its vtable → its options, decoded by
+    the vtable's decoder (as `decode_options` decodes such a table), which is kept in `readers`
+    with the options known by their bytes; None for any other table, or one that does not
+    decode (`eager_options` answers those). `kind`: (type code, vtable position)."""
+    try:
+        present = shared_table_fields(data, position, len(data), vtables)
+    except _OPTION_ERRORS:
+        return None
+    decoder = _scalar_decoder(0, kind[0], present)
+    if decoder is None:
+        return None
+    keys, (unpack, pick, absent) = decoder
+    try:
+        values = pick(unpack(data, position) + absent)
+    except struct.error:
+        return None
+    options = MappingProxyType(dict(zip(keys, values, strict=True)))
+    span = _fields_span(present, unpack)
+    seen: dict[bytes, Mapping[str, Any]] = {}
+    if span is not None:
+        seen[bytes(data[position + span[0] : position + span[1]])] = options
+    readers[kind] = (keys, unpack, pick, absent, span, seen)
     return options
 
 
