@@ -104,3 +104,27 @@ def test_a_planner_with_open_settings_gets_every_one() -> None:
 
     settings = Settings.of(planner)
     assert settings.select({"seed": 1, "anything": 2}, owner="p") == {"seed": 1, "anything": 2}
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {0: 0, 1: True},  # an int subclass
+        {0: 0, True: 16},  # a key of one
+        {0: 0, 1: 16.0},  # a float offset
+        {0: 0, 1: 16},  # plain ints: kept
+    ],
+)
+def test_a_plan_holds_plain_ints_whatever_the_planner_returned(given: dict[int, int]) -> None:
+    # run_planner keeps a planner's dict as it is only when every key and offset is a plain
+    # int (the runtimes' planners, every check); anything else is converted, as before.
+    from types import MappingProxyType
+
+    from arenalens.planning import Buffer, Problem, run_planner
+
+    name = f"returns_{abs(hash(repr(given)))}"
+    register_planner(name, description="test", in_portfolio=False)(lambda problem: given)
+    plan = run_planner(name, Problem((Buffer(0, 0, 1, 16), Buffer(1, 2, 3, 16))))
+    assert isinstance(plan.offsets, MappingProxyType)
+    assert dict(plan.offsets) == {int(key): int(value) for key, value in given.items()}
+    assert {type(key) for key in plan.offsets} | {type(v) for v in plan.offsets.values()} == {int}

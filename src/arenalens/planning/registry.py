@@ -112,9 +112,12 @@ def run_planner(name: str, problem: Problem, **settings: Any) -> Plan:
     result, seconds = _REGISTRY.run(name, problem, settings)
     output = result if isinstance(result, PlannerOutput) else None
     given = result if output is None else output.offsets
-    offsets = MappingProxyType(
-        dict(zip(map(int, given.keys()), map(int, given.values()), strict=True))
-    )
+    if type(given) is dict and {*map(type, given), *map(type, given.values())} == {int}:
+        offsets = MappingProxyType(given.copy())  # plain ints already (the runtimes' planners)
+    else:
+        offsets = MappingProxyType(
+            dict(zip(map(int, given.keys()), map(int, given.values()), strict=True))
+        )
     try:
         check_plan(problem, offsets)
     except PlanError as error:
