@@ -169,10 +169,6 @@ def interpreter_heap_of(
         interpreter_heap,
         xnnpack_unsized,
     )
-    from arenalens.runtimes.litert.heap_control_flow import (  # noqa: PLC0415 - LiteRT only
-        control_flow_refusal,
-        control_flow_unsized,
-    )
 
     profile = isa_profile(isa)
     model = analysis.model
@@ -182,13 +178,28 @@ def interpreter_heap_of(
             f"{', '.join(xnnpack_unsized(model))}; check it with --delegate none (the builtin "
             "kernels, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)"
         )
-    if control_flow_unsized(model):
-        raise UsageError(f"{model.name}: {control_flow_refusal(model)}")
+    unsized = heap_unsized(analysis)
+    if unsized:
+        raise UsageError(f"{model.name}: {unsized}")
     sizes = [result.runtime_plan.arena_size for result in analysis.arenas]
     try:
         return interpreter_heap(model, sizes, delegate=delegate, threads=threads, isa=profile)
     except ValueError as error:  # threads > 1 with a kernel whose threaded heap is not modelled
         raise UsageError(f"{model.name}: {error}; check it with --threads 1") from None
+
+
+def heap_unsized(analysis: Analysis) -> str:
+    """Why the model gets no interpreter heap under any delegate, '' when it gets one: an IF
+    or WHILE that runs Eval_dynamic (`heap_control_flow.control_flow_refusal`). check says it
+    as its one-line error; plan, report and their JSON (`interpreter_heap_unsized`) say it
+    where the heap would be."""
+    from arenalens.runtimes.litert.heap_control_flow import (  # noqa: PLC0415 - LiteRT only
+        control_flow_refusal,
+        control_flow_unsized,
+    )
+
+    model = analysis.model
+    return control_flow_refusal(model) if control_flow_unsized(model) else ""
 
 
 def xnnpack_refusals(model: Model) -> tuple[Refusal, ...]:
@@ -465,6 +476,21 @@ def heap_documents_of(
         absent=tuple(notes),
     )
     return sorted(documents, key=lambda document: document["delegate"] != first)
+
+
+def heap_fields(
+    analysis: Analysis, *, threads: int = 1, isa: str = "", first: str = DEFAULT_DELEGATE
+) -> dict[str, object]:
+    """The JSON documents' heap fields (plan --json, export --format json): `interpreter_heap`
+    (`heap_documents_of`), and `interpreter_heap_unsized`, why there is none, when there is
+    none for that reason (`heap_unsized`)."""
+    fields: dict[str, object] = {
+        "interpreter_heap": heap_documents_of(analysis, threads=threads, isa=isa, first=first)
+    }
+    unsized = heap_unsized(analysis)
+    if unsized:
+        fields["interpreter_heap_unsized"] = unsized
+    return fields
 
 
 def litert_memory(

@@ -77,10 +77,10 @@ def plan_document(
         "arenas": [_arena_document(analysis, result) for result in analysis.arenas],
     }
     if analysis.runtime == "litert":
-        from arenalens.litert_memory import heap_documents_of  # noqa: PLC0415 - LiteRT only
+        from arenalens.litert_memory import heap_fields  # noqa: PLC0415 - LiteRT only
 
         document["delegate"] = delegate
-        document["interpreter_heap"] = heap_documents_of(analysis, isa=isa, first=delegate)
+        document.update(heap_fields(analysis, isa=isa, first=delegate))
     return document
 
 

@@ -102,13 +102,11 @@ def plan_document(
         "scratch": scratch,
     }
     if analysis.runtime == "litert":
-        from arenalens.litert_memory import heap_documents_of  # noqa: PLC0415 - LiteRT only
+        from arenalens.litert_memory import heap_fields  # noqa: PLC0415 - LiteRT only
 
         # The verdict's delegate (check's --delegate), its heap first.
         document["delegate"] = delegate
-        document["interpreter_heap"] = heap_documents_of(
-            analysis, threads=threads, isa=isa, first=delegate
-        )
+        document.update(heap_fields(analysis, threads=threads, isa=isa, first=delegate))
     if analysis.runtime == "tflm":
         document["head_bytes"] = analysis.budget.parts.get("head")
         document["tail_bytes"] = analysis.budget.parts.get("tail")

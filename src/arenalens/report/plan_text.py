@@ -78,6 +78,9 @@ def _summary_table(document: Mapping[str, Any]) -> Table:
             f"{format_bytes_exact(heap['after_first_invoke_bytes'])} after the first invoke, "
             f"{format_bytes_exact(heap['peak_bytes'])} peak{estimate}",
         )
+    unsized = document.get("interpreter_heap_unsized")
+    if unsized:  # check's one-line error, without the model's name
+        table.add_row("interpreter heap", f"no figure: {escape(unsized)}")
     if document["required_bytes"] != document["runtime_required_bytes"]:
         table.add_row("with the runtime's planner", _bytes_text(document["runtime_required_bytes"]))
     for arena in document["arenas"]:
