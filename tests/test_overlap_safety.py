@@ -30,12 +30,13 @@ from arenalens.ir import PlanRecord
 from arenalens.optimization import optimize_model, required_bytes
 from arenalens.plan_validity import plan_conflicts
 from arenalens.runtimes.tflm.plan_validity import plan_validity, valid_paths, wrong_outputs
+from arenalens.tflite.offline_plan import encode_offline_plan
 from arenalens.tflite.plan_record import (
     PLAN_RECORD_METADATA,
     decode_plan_record,
     encode_plan_record,
 )
-from arenalens.tflite.reader import encode_offline_plan, load_model
+from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model
 
 M7_CMSIS = ["--cpu", "cortex-m7", "--kernels", "cmsis-nn"]

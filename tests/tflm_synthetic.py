@@ -10,7 +10,7 @@ from flatbuffers import flexbuffers
 
 from arenalens.ir import OfflinePlan
 from arenalens.tflite.builder import ModelBuilder, QuantizationSpec, SubgraphBuilder, quantization
-from arenalens.tflite.reader import encode_offline_plan
+from arenalens.tflite.offline_plan import encode_offline_plan
 from tests.fixtures.optimize_models import streaming_state_model
 
 INT8_Q = quantization(0.1, 0)

@@ -252,6 +252,10 @@ class Metadata:
     buffer: int
 
 
+# The metadata entry TFLM reads an offline plan from (`tflite.offline_plan` codes its bytes).
+OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
+
+
 @dataclass(frozen=True, slots=True)
 class OfflinePlan:
     """The decoded `OfflineMemoryAllocation` metadata: one offset per tensor, -1 = plan online."""

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arenalens.ir import Model, OfflinePlan
+from arenalens.ir import OFFLINE_PLAN_METADATA, Model, OfflinePlan
 from arenalens.tflite.builder import ModelBuilder, SubgraphBuilder, quantization
-from arenalens.tflite.reader import OFFLINE_PLAN_METADATA, encode_offline_plan, load_model
+from arenalens.tflite.offline_plan import encode_offline_plan
+from arenalens.tflite.reader import load_model
 
 # int8 activations: scale 0.1, zero point 0.
 ACTIVATION = quantization(0.1, 0)

@@ -15,11 +15,8 @@ from arenalens.tflite.builder import (
     SubgraphBuilder,
     quantization,
 )
-from arenalens.tflite.reader import (
-    BUFFER_DATA_ALIGNMENT,
-    OFFLINE_PLAN_METADATA,
-    encode_offline_plan,
-)
+from arenalens.tflite.offline_plan import encode_offline_plan
+from arenalens.tflite.reader import BUFFER_DATA_ALIGNMENT, OFFLINE_PLAN_METADATA
 from tests.hang_guard import no_hang
 
 ARENA_BYTES = 256 * 1024

@@ -8,6 +8,8 @@ what `field_reader`'s unpack returns, so a loop subscripts it instead of making 
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -259,3 +261,18 @@ def test_scalar_options_tables_are_decoded_by_their_vtables_decoder(
     assert [op.options["fused_activation_function"] for op in operators] == [1, 1, 3, 1]
     assert decodes == []
     assert len({id(op.options) for op in operators}) == 2
+
+
+def test_reading_a_model_without_an_offline_plan_leaves_its_codec_unimported(
+    tmp_path: Any,
+) -> None:
+    """The offline plan's codec is imported when a model has one, not for every read (a check
+    imports only what it needs)."""
+    path = tmp_path / "plain.tflite"
+    path.write_bytes(_three_tensor_model())
+    code = (
+        "import sys; from arenalens.tflite.reader import load_model; "
+        f"load_model({str(path)!r}); print('arenalens.tflite.offline_plan' in sys.modules)"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "False"

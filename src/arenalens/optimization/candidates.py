@@ -29,8 +29,9 @@ from arenalens.planning.problem import Buffer, Plan, Problem
 from arenalens.planning.registry import run_planner
 from arenalens.reorder.schedule import Schedule
 from arenalens.runtimes.door import tflm_runtime
+from arenalens.tflite.offline_plan import encode_offline_plan
 from arenalens.tflite.plan_record import EVERY_BUILD, PLAN_RECORD_VERSION, plan_digest
-from arenalens.tflite.reader import encode_offline_plan, load_model
+from arenalens.tflite.reader import load_model
 from arenalens.tflite.rewriter import rewrite_model, shape_changes
 from arenalens.units import format_bytes_exact
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import struct
 
 from arenalens.errors import ModelError
-from arenalens.ir import OfflinePlan
+from arenalens.ir import OFFLINE_PLAN_METADATA, OfflinePlan
 from arenalens.units import format_bytes_exact
 
-OFFLINE_PLAN_METADATA = "OfflineMemoryAllocation"
 _METADATA_OFFLINE_HEADER_WORDS = 3
 
 

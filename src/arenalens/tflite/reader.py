@@ -15,6 +15,7 @@ from typing import Any
 
 from arenalens.errors import ModelError
 from arenalens.ir import (
+    OFFLINE_PLAN_METADATA,
     BufferRef,
     Metadata,
     Model,
@@ -25,11 +26,6 @@ from arenalens.ir import (
     check_model,
 )
 from arenalens.tflite.files import map_file, other_format
-from arenalens.tflite.offline_plan import (
-    OFFLINE_PLAN_METADATA,
-    decode_offline_plan,
-    encode_offline_plan,
-)
 from arenalens.tflite.opcodes import (
     OptionsKey,
     builtin_name,
@@ -322,7 +318,12 @@ class _Parser:
 
     def offline_plan(self, model: Model) -> OfflinePlan | None:
         raw = self.last_metadata(model, OFFLINE_PLAN_METADATA)
-        return None if raw is None else decode_offline_plan(raw, self.label)
+        if raw is None:
+            return None
+        # Imported here: most models have no offline plan.
+        from arenalens.tflite.offline_plan import decode_offline_plan  # noqa: PLC0415
+
+        return decode_offline_plan(raw, self.label)
 
     def plan_record(self, model: Model) -> PlanRecord | None:
         raw = self.last_metadata(model, PLAN_RECORD_METADATA)
@@ -416,8 +417,6 @@ def read_custom_options(model: Model, subgraph: int, operator: int) -> bytes:
 __all__ = [
     "FILE_IDENTIFIER",
     "OFFLINE_PLAN_METADATA",
-    "decode_offline_plan",
-    "encode_offline_plan",
     "load_model",
     "parse_model",
 ]

@@ -33,15 +33,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arenalens.errors import ModelError
-from arenalens.ir import Model, OfflinePlan, PlanRecord
+from arenalens.ir import OFFLINE_PLAN_METADATA, Model, OfflinePlan, PlanRecord
+from arenalens.tflite.offline_plan import encode_offline_plan
 from arenalens.tflite.plan_record import PLAN_RECORD_METADATA, encode_plan_record
-from arenalens.tflite.reader import (
-    BUFFER_DATA_ALIGNMENT,
-    FILE_IDENTIFIER,
-    OFFLINE_PLAN_METADATA,
-    encode_offline_plan,
-    parse_model,
-)
+from arenalens.tflite.reader import BUFFER_DATA_ALIGNMENT, FILE_IDENTIFIER, parse_model
 from arenalens.units import format_bytes_exact
 
 # Metadata that describes the offline plan: replaced together with it.

@@ -12,7 +12,8 @@ from arenalens.runtimes.tflm.arena import arenas
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation, minimal_arena_size, replay
 from arenalens.runtimes.tflm.support import setup_failures
 from arenalens.tflite.builder import ModelBuilder
-from arenalens.tflite.reader import encode_offline_plan, parse_model
+from arenalens.tflite.offline_plan import encode_offline_plan
+from arenalens.tflite.reader import parse_model
 
 
 def relu_chain(*, offline: tuple[int, ...] | None = None, variable: bool = False) -> bytes:

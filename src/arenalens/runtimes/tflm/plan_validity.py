@@ -32,8 +32,8 @@ from arenalens.ir import Model, PlanRecord, Tensor
 from arenalens.memo import recent_by_identity
 from arenalens.names import short_name
 from arenalens.runtimes.tflm.lifetimes import execution_timeline, tflm_planned
+from arenalens.tflite.offline_plan import encode_offline_plan
 from arenalens.tflite.plan_record import EVERY_BUILD, record_matches
-from arenalens.tflite.reader import encode_offline_plan
 from arenalens.units import format_bytes_exact
 from arenalens.vela import NPU_OPCODE
 
