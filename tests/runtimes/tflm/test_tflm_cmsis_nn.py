@@ -19,13 +19,16 @@ from arenalens.runtimes.tflm.kernels.base import (
     Event,
     OverTemps,
     Persistent,
+    Refusal,
     Scratch,
+    ScratchNumberAtLeast,
 )
 from arenalens.runtimes.tflm.kernels.cmsis_nn import buffers, conv, fully_connected, recurrent
 from arenalens.runtimes.tflm.kernels.cmsis_nn import softmax as cmsis_softmax
 from arenalens.runtimes.tflm.kernels.cmsis_nn.buffers import ConvParams, Dims
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, rule_for
 from arenalens.runtimes.tflm.kernels.setups import operator_setups
+from arenalens.runtimes.tflm.support import support
 from arenalens.tflite.reader import parse_model
 from tests.conformance.cases import cmsis_nn as cases
 
@@ -188,6 +191,17 @@ def test_conv_1x1_fully_connected_needs_four_earlier_scratch_requests() -> None:
     model = parse_model(cases.convs_then_fully_connected(), "chain")
     last = operator_setups(model, BUILDS[ISA_DSP])[-1]
     assert not last.refusals
+
+
+def test_a_decided_scratch_number_check_is_held_as_its_refusal() -> None:
+    """The one pass that checks an operator's events notes the types they hold after the
+    scratch-number check is decided: its Refusal, not the check (the stages skip operators whose
+    held types have no refusal), so support still reports it."""
+    model = parse_model(cases.fully_connected(batch=3, rank=3)(), "case")
+    (setup,) = operator_setups(model, BUILDS[ISA_DSP])
+    assert setup.holds is not None
+    assert Refusal in setup.holds and ScratchNumberAtLeast not in setup.holds
+    assert [obstacle.phase for obstacle in support(model, BUILDS[ISA_DSP]).obstacles] == [INVOKE]
 
 
 def test_mve_one_channel_1xn_depthwise_is_flagged_as_undefined() -> None:

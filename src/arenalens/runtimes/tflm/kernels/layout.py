@@ -83,11 +83,15 @@ def _pad(context: base.KernelContext) -> base.Events:
     refused = arity_refusals(context, file, count, 1)
     if refused:
         return refused
+    # `KernelContext.input` / `output` inlined (the arity checks passed: two or three inputs,
+    # one output): every PAD of a model asks for them.
+    inputs, tensors = context.operator.inputs, context.subgraph.tensors
+    output_index = context.operator.outputs[0]
     source, paddings, constant, result = (
-        context.input(0),
-        context.input(1),
-        context.input(2) if count == 3 else None,
-        context.output(0),
+        tensors[inputs[0]] if inputs[0] >= 0 else None,
+        tensors[inputs[1]] if inputs[1] >= 0 else None,
+        tensors[inputs[2]] if count == 3 and inputs[2] >= 0 else None,
+        tensors[output_index] if output_index >= 0 else None,
     )
     found = base.temp_tensors(source, paddings, constant, result)  # in that order
     dtype, output_dtype = type_of(source), type_of(result)
