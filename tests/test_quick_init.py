@@ -91,7 +91,8 @@ def test_every_quick_record_takes_the_dataclass_parameters() -> None:
                 init.__wrapped__, follow_wrapped=False
             ), record.__name__
             found += 1
-    assert found >= 11
+    # 8 since OperatorSetup, KernelContext (6cc10126) and Buffer (49c59a79) became NamedTuples.
+    assert found >= 8
 
 
 def test_classes_it_cannot_reproduce_are_refused() -> None:
