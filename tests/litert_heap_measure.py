@@ -228,6 +228,10 @@ HELD_OUT = (
     *HELD_OUT,
     *((f"cfvar11_{seed}", "control_flow_variables", seed) for seed in range(1, 25)),
 )
+# Session 12 (litert-once12): CALL_ONCE inits computing a variable's value (first, after work,
+# twice, two inits, inside a WHILE body), drawn after runtimes/litert/heap_call_once.py was
+# written (tests/litert_call_once_cases.py).
+HELD_OUT = (*HELD_OUT, *((f"callonce12_{seed}", "call_once", seed) for seed in range(1, 25)))
 
 
 def kernel_case(name: str) -> bytes:
@@ -376,6 +380,10 @@ def held_out_model(family: str, seed: int, name: str = "") -> bytes:
         from tests.litert_control_flow_cases import nested_model
 
         return nested_model(8000 + seed)
+    if family == "call_once":
+        from tests.litert_call_once_cases import call_once_case
+
+        return call_once_case(seed)
     if family == "control_flow_heap":
         from tests.litert_control_flow_heap_cases import control_flow_heap_case
 

@@ -165,16 +165,13 @@ def test_variables_inside_control_flow_against_the_wheel(
     """Resource variables read and assigned in IF branches inside a WHILE body
     (tests/litert_control_flow_cases.nested_model, measured as cfvar11_*): with the builtin
     kernels the children run on the interpreter's variables (a branch's ASSIGN_VARIABLE makes
-    its variable the first time), within 1% where the model has no CALL_ONCE (its init is a
-    labelled bound); under XNNPACK such children stay a bound. Never under either way (the
+    its variable the first time, a CALL_ONCE's init at its node: heap_call_once), within 1%;
+    under XNNPACK such children stay a bound. Never under either way (the
     builtin kernels fail the models whose reads run first: no figure measured)."""
     epyc = eigen_blocking.ZEN_EPYC
     monkeypatch.setenv(eigen_blocking.CACHES_VARIABLE, f"{epyc.l1},{epyc.l2},{epyc.l3}")
     seed = int(name.removeprefix("cfvar11_").removesuffix(".tflite"))
     model, sizes = _analysis(nested_model(8000 + seed), tmp_path)
-    once = any(
-        op.opcode == "CALL_ONCE" for subgraph in model.subgraphs for op in subgraph.operators
-    )
     for mode, delegate in (("builtin", "none"), ("xnnpack", "xnnpack")):
         real = CACHE["models"][name][mode]
         if "error" in real:
@@ -184,11 +181,11 @@ def test_variables_inside_control_flow_against_the_wheel(
         for measured, predicted in PHASES:
             figure = getattr(heap, predicted)
             assert figure >= real[measured], (mode, measured, figure, real[measured])
-            if delegate == "none" and not once and not _either_branch(heap):
+            if delegate == "none" and not _either_branch(heap):
                 assert figure <= real[measured] * 1.01 + allowances, (mode, measured, figure)
 
 
 def test_the_variables_set_is_measured() -> None:
-    assert len(VARIABLES) == 24 and CACHE["command"].endswith(",cfvar11_")
+    assert len(VARIABLES) == 24 and ",cfvar11_," in CACHE["command"] + ","
     builtin = [name for name in VARIABLES if "error" not in CACHE["models"][name]["builtin"]]
     assert len(builtin) >= 10

@@ -40,6 +40,7 @@ from arenalens.runtimes.litert import (
     eigen_blocking,
     glibc,
     heap_build,
+    heap_call_once,
     heap_caller,
     heap_replan,
     heap_resources,
@@ -364,6 +365,7 @@ def first_invoke_parts(
         model, plans[0], delegated=delegated, ruy_layouts=isa.ruy, eigen_caches=caches,
         decompositions=decompositions(plans, requests), variables=variables,
         arena_block=glibc.aligned_usable(64, requests[0]) if requests and requests[0] else 0,
+        inits=heap_call_once.init_subgraphs(model, arenas),
     )  # fmt: skip
     estimated = ", ".join(sorted(set(invoke.estimated)))
     estimate = f"; counted at an upper bound: {estimated}" if estimated else ""
@@ -459,6 +461,7 @@ def setup_blocks(
     )
     for plan in plans:
         allocated.extend(persistent_ro_blocks(plan.prepared))
+    allocated.extend(heap_call_once.status_map_blocks(model))
     return [PhasedBlock("create", block) for block in created] + [
         PhasedBlock("allocate", block) for block in allocated
     ]

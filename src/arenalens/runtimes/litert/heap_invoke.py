@@ -50,6 +50,7 @@ from arenalens.ir import Model
 from arenalens.runtimes.litert import blockwise, eigen_blocking, glibc, heap_caller
 from arenalens.runtimes.litert.batch_matmul_rhs import rhs_copy_blocks
 from arenalens.runtimes.litert.eigen_blocking import CacheSizes
+from arenalens.runtimes.litert.heap_call_once import CALL_ONCE, InitSubgraph, call_once_eval
 from arenalens.runtimes.litert.heap_control_flow import (
     CONTROL_FLOW_REPLAYED,
     Decomposition,
@@ -132,6 +133,7 @@ class BackendState:
     ruy: tuple[bool, int, int] = (False, 0, 0)
     # The interpreter's resource variables made so far: name pair → (rank, bytes).
     variables: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
+    initialized: frozenset[int] = frozenset()  # init subgraphs a CALL_ONCE ran (heap_call_once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +221,7 @@ def first_invoke(
     decompositions: Mapping[int, Decomposition] = MappingProxyType({}),
     variables: VariablePlan | None = None,
     arena_block: int = 0,
+    inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
 ) -> FirstInvoke:
     """Replay subgraph 0's first invoke (builtin kernels) → what it keeps and its peak.
     `delegated`: the model is the plan once the XNNPACK delegate took its subsets, whose
@@ -228,10 +231,12 @@ def first_invoke(
     decide Eigen's float blocks (None: their upper bound). `decompositions`: the subgraphs
     allocate_tensors() prepared besides subgraph 0, by index (composites' decompositions,
     control flow's children: heap_control_flow). `variables`: heap_resources' plan.
-    `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound)."""
+    `arena_block`: the usable bytes of subgraph 0's arena block (a re-plan's bound).
+    `inits`: the subgraphs CALL_ONCEs allocate at their first Eval (heap_call_once)."""
     replay = functools.partial(
-        _first_invoke, decompositions=decompositions, variables=variables, arena_block=arena_block
-    )
+        _first_invoke, decompositions=decompositions, variables=variables,
+        arena_block=arena_block, inits=inits,
+    )  # fmt: skip
     return max(
         (replay(model, prepared, delegated, layout, eigen_caches) for layout in ruy_layouts),
         key=lambda replayed: (replayed.peak, replayed.kept),
@@ -250,6 +255,7 @@ def _first_invoke(
     variables: VariablePlan | None = None,
     arena_block: int = 0,
     backend_state: BackendState | None = None,
+    inits: Mapping[int, InitSubgraph] = MappingProxyType({}),
 ) -> FirstInvoke:
     heap = _Heap()
     if caller:
@@ -267,6 +273,7 @@ def _first_invoke(
     backend = delegated or any(
         node.opcode in PREPARE_CREATES_CPU_BACKEND for node in prepared.nodes
     )
+    initialized = backend_state.initialized if backend_state is not None else frozenset()
     if backend_state is not None:  # a control flow's child: the parent's back end
         backend, cpuinfo = backend_state.backend, backend_state.cpuinfo
         ruy.created, ruy.size, ruy.vector_capacity = backend_state.ruy
@@ -323,29 +330,36 @@ def _first_invoke(
             # Float gates run tensor_utils' float products, int8 ones (8x8->16) the portable
             # integer products: neither allocates; the CPU back end was asked for above.
             continue
-        if opcode in CONTROL_FLOW_REPLAYED:
+        if opcode in CONTROL_FLOW_REPLAYED or opcode == CALL_ONCE:
             state = BackendState(
                 backend,
                 cpuinfo,
                 (ruy.created, ruy.size, ruy.vector_capacity),
                 tuple(variable_replay.variables.created.items()),
+                initialized,
             )
-            flow = control_flow_eval(
-                heap, model, prepared, node, allocated=decompositions, released=released_subgraphs,
-                state=state,
-                replay=lambda child, state: _first_invoke(
-                    model, child, delegated, layout, eigen_caches,
-                    decompositions=decompositions, caller=False,
-                    variables=variables.of(child.index) if variables is not None else None,
-                    arena_block=decompositions[child.index].arena_block,
-                    backend_state=_backend_state(state),
-                ),
+            child_replay = lambda child, state: _first_invoke(  # noqa: E731
+                model, child, delegated, layout, eigen_caches,
+                decompositions=decompositions, caller=False, inits=inits,
+                variables=variables.of(child.index) if variables is not None else None,
+                arena_block=(decompositions[child.index].arena_block
+                             if child.index in decompositions else inits[child.index].arena_block),
+                backend_state=_backend_state(state),
+            )  # fmt: skip
+            flow = (
+                call_once_eval(heap, model, prepared, node, inits=inits, state=state,
+                               replay=child_replay)
+                if opcode == CALL_ONCE
+                else control_flow_eval(heap, model, prepared, node, allocated=decompositions,
+                                       released=released_subgraphs, state=state,
+                                       replay=child_replay)
             )  # fmt: skip
             if flow is not None:
                 after = _backend_state(flow.state)
                 backend, cpuinfo = after.backend, after.cpuinfo
                 ruy.created, ruy.size, ruy.vector_capacity = after.ruy
                 variable_replay.variables.created = dict(after.variables)
+                initialized = after.initialized
                 estimated.extend(flow.estimated)
                 bounded = bounded or not flow.peak_exact
                 released += flow.released
@@ -430,6 +444,7 @@ def _first_invoke(
             cpuinfo,
             (ruy.created, ruy.size, ruy.vector_capacity),
             tuple(variable_replay.variables.created.items()),
+            initialized,
         ),
     )
 

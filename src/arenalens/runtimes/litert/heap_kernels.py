@@ -64,6 +64,8 @@ PARSE_REQUESTS: Mapping[str, int] = MappingProxyType(
         # control-flow cases of tests/litert_control_flow_heap_cases.py).
         "IF": 8,
         "WHILE": 8,
+        # TfLiteCallOnceParams: the init subgraph's index (ParseCallOnce, traced).
+        "CALL_ONCE": 4,
     }
 )
 # Operators whose parser allocates nothing (no builtin options struct).
@@ -144,6 +146,9 @@ INIT_REQUESTS: Mapping[str, tuple[int, ...]] = MappingProxyType(
         # flags); their Prepare keeps only output dims (runtimes/litert/heap_control_flow.py).
         "IF": (12,),
         "WHILE": (12,),
+        # call_once.cc Init: `new OpData` (the init subgraph's index); its Prepare's status
+        # map entry is heap_call_once's.
+        "CALL_ONCE": (4,),
     }
 )
 # Operators seen allocating nothing in Init.
