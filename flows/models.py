@@ -23,6 +23,9 @@ command written before them are unchanged:
   never copied; no rule was fitted to them;
 * `synthetic`: tests/fixtures/synthetic.py's generated float chains, branches and U-Net skips of
   4 to 300 operators.
+* `stateful`: IF, WHILE, CALL_ONCE and resource variables: the LiteRT heap's generated
+  control-flow and variable cases (tests/litert_heap_measure.held_out_model) at seeds none of
+  its caches holds, and IF/WHILE whose outputs change shape.
 
 A subject says which `--input-shape` values make sense for it: sizes the network takes (and one it
 may refuse, to walk that path too).
@@ -405,26 +408,31 @@ def _upstream_models() -> tuple[tuple[str, str], ...]:
 def upstream(rng: random.Random) -> Subject:
     from tests.litert_upstream_measure import key, model_bytes
 
-    from arenalens.tflite.reader import parse_model
-
     models = _upstream_models()
     weights = [_SEANET_WEIGHT / 100 if "/seanet/" in path else 1.0 for _, path in models]
     repository, path = rng.choices(models, weights=weights)[0]
     data = model_bytes(repository, path)
     assert data is not None
-    subgraph = parse_model(data, path).subgraphs[0]
+    return _file_subject("upstream", f"upstream {key(repository, path)}", data)
+
+
+def _file_subject(family: str, recipe: str, data: bytes) -> Subject:
+    """A model read as a file: the sizes its first input takes, and whether its stored size
+    is a placeholder."""
+    from arenalens.tflite.reader import parse_model
+
+    subgraph = parse_model(data, recipe).subgraphs[0]
     # As users meet it: a dimension other than the batch left unknown (-1) in any input makes
     # the stored size a placeholder, which optimize refuses without --input-shape.
     placeholder = any(
         any(d < 0 for d in subgraph.tensors[index].shape_signature[1:]) for index in subgraph.inputs
     )
-    recipe = f"upstream {key(repository, path)}"
     if not subgraph.inputs:
-        return Subject("upstream", recipe, data, placeholder=placeholder)
+        return Subject(family, recipe, data, placeholder=placeholder)
     tensor = subgraph.tensors[subgraph.inputs[0]]
     sizes = _input_sizes(tensor.name, tensor.shape, tensor.shape_signature)
     name = tensor.name if sizes else ""
-    return Subject("upstream", recipe, data, "", name, sizes, placeholder=placeholder)
+    return Subject(family, recipe, data, "", name, sizes, placeholder=placeholder)
 
 
 def _input_sizes(name: str, shape: tuple[int, ...], signature: tuple[int, ...]) -> tuple[str, ...]:
@@ -468,6 +476,32 @@ def synthetic(rng: random.Random) -> Subject:
     return Subject("synthetic", recipe, data, "", "input", sizes)
 
 
+# The generated state and control-flow models of the LiteRT heap's held-out sets
+# (tests/litert_heap_measure.held_out_model), at seeds none of their caches holds: IF and WHILE
+# (both branches, nested loops, convolution bodies), resource variables read and assigned in IF
+# branches inside a WHILE body with an optional CALL_ONCE init, variables whose first invoke
+# re-plans; and the IF/WHILE whose outputs change shape (Eval_dynamic: no LiteRT heap figure).
+_STATEFUL_GENERATORS = ("control_flow_heap", "control_flow_variables", "variables", "replan")
+_STATEFUL_SEEDS = range(120_000, 130_000)
+
+
+def stateful(rng: random.Random) -> Subject:
+    from tests.litert_control_flow_heap_cases import reshaping_if, reshaping_while
+    from tests.litert_heap_measure import held_out_model
+
+    roll = rng.random()
+    if roll < 0.06:
+        turns = rng.choice((1, 3))
+        return _file_subject("stateful", f"stateful reshaping_while turns={turns}",
+                             reshaping_while(turns, rng.choice((64, 1024))))  # fmt: skip
+    if roll < 0.1:
+        return _file_subject("stateful", "stateful reshaping_if", reshaping_if())
+    generator = rng.choice(_STATEFUL_GENERATORS)
+    seed = rng.choice(_STATEFUL_SEEDS)
+    data = held_out_model(generator, seed)
+    return _file_subject("stateful", f"stateful {generator} seed={seed}", data)
+
+
 FAMILIES: dict[str, tuple[Family, int]] = {
     # name: (maker, weight)
     "example": (example, 20),
@@ -483,6 +517,7 @@ FAMILIES: dict[str, tuple[Family, int]] = {
 HELD_OUT_FAMILIES: dict[str, tuple[Family, int]] = {
     "upstream": (upstream, 10),
     "synthetic": (synthetic, 10),
+    "stateful": (stateful, 10),
 }
 ALL_FAMILIES = {**FAMILIES, **HELD_OUT_FAMILIES}
 

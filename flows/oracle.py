@@ -18,6 +18,7 @@ Both take model bytes and an arena size and say what happened; neither knows are
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tests.conformance.targets import ESP_BUILDS
 
 from arenalens.errors import ArenalensError
 from arenalens.ir import Model
@@ -65,9 +67,14 @@ SHARED_MODELS = Path(
 ESP_PROBES = Path(
     os.environ.get("ARENALENS_ESP_PROBES", REPO_ROOT.parent / "shared" / "tools" / "esp")
 )
-# ESP32 builds → the ESP probe (esp-tflite-micro with ESP-NN, RV32 under QEMU: the ESP32's
-# struct layout; ../shared/tools/esp). Set-up only: the S3 kernels' bodies are stubs there.
-ESP_TARGETS = {"esp32s3/esp-nn": "esp32s3-esp-nn"}
+# ESP builds → the ESP probe made for each (esp-tflite-micro with ESP-NN, RV32 under QEMU: the
+# ESP32's struct layout; ../shared/tools/esp), as the conformance suite pairs them
+# (tests/conformance/targets.ESP_BUILDS). Set-up only: the S3/P4 kernels' bodies are stubs there.
+ESP_TARGETS = {build: probe for probe, build in ESP_BUILDS.items()}
+# The Ethos-U probe: the Cortex-M55 reference build at the probes' TFLM with the real ETHOSU
+# kernel (AllocateTensors only; the U65 driver build gives the same figures: its README).
+ETHOS_U_TARGET = "cortex-m55-ethos-u"
+ETHOS_U_BUILD = "cortex-m55/reference+ethos-u55-128"
 # Builds whose output probe exists (run_outputs.py).
 CORTEX_M_OUTPUT_TARGETS = frozenset(
     {"cortex-m7-reference", "cortex-m7-cmsis-nn", "cortex-m3-cmsis-nn", "cortex-m55-cmsis-nn"}
@@ -115,9 +122,10 @@ class Wheel:
     ) -> list[list[np.ndarray[Any, Any]]]:
         from arenalens.runtimes.tflm.run import random_inputs
 
-        return random_inputs(
+        runs = random_inputs(
             model, invocations=INVOCATIONS, seed=self.seed, non_negative=non_negative
         )
+        return _bounded_loops(model, runs)
 
     def accepted(self, data: bytes, model: Model) -> tuple[Outputs, list[list[Any]]]:
         """A roomy run on inputs the model takes, and those inputs: over their whole range, or,
@@ -151,6 +159,24 @@ class Wheel:
         """A run at a generous arena: does the runtime run this model at all, and what it
         computes."""
         return self.run(data, roomy_arena(data), inputs)
+
+
+def _bounded_loops(
+    model: Model, runs: list[list[np.ndarray[Any, Any]]]
+) -> list[list[np.ndarray[Any, Any]]]:
+    """A model with a WHILE gets its integer inputs in [-7, 1]: a loop count is often an input
+    (`count < limit`), and a random int32 there runs for 2^31 turns (5.7 us each on the wheel:
+    hours), which a roomy run would take for a hang. The counts the held-out control-flow
+    cases are run with (tests/litert_control_flow_cases.HELD_OUT_COUNTS) are in that range."""
+    if not any(op.opcode == "WHILE" for graph in model.subgraphs for op in graph.operators):
+        return runs
+    return [
+        [
+            array % 9 - 7 if np.issubdtype(array.dtype, np.signedinteger) else array
+            for array in arrays
+        ]
+        for arrays in runs
+    ]
 
 
 def roomy_arena(data: bytes) -> int:
@@ -285,6 +311,45 @@ class DeviceRun:
         return self.status == "ok"
 
 
+def probe_standing_for(build: Mapping[str, Any]) -> str | None:
+    """The probe made for a build (its `build_summary`), or for one that differs from it only in
+    the core it is named for (a Cortex-M33 with reference kernels, an ESP32 with ESP-NN's
+    generic path: the same ABI, kernel path and commits, which arenalens gives one figure:
+    `ladder.rewrite_class`); an Ethos-U55 or U65 of any size on the Ethos-U probe."""
+    name = str(build.get("name", ""))
+    if name in CORTEX_M_TARGETS or name in ESP_TARGETS:
+        return CORTEX_M_TARGETS.get(name) or ESP_TARGETS[name]
+    key = _unnamed(build)
+    for probe, made_for in _probe_builds():
+        if _unnamed(made_for) == key:
+            return probe
+    return None
+
+
+_NAMES = ("name", "title", "cpu", "kernels_named_by")
+
+
+def _unnamed(build: Mapping[str, Any]) -> dict[str, Any]:
+    """A build's summary without what only names it; an Ethos-U55 or U65 NPU without its size
+    (the ETHOSU kernel's arena does not depend on it)."""
+    record = {key: value for key, value in build.items() if key not in _NAMES}
+    npu = str(record.get("npu") or "")
+    if npu.startswith(("ethos-u55", "ethos-u65")):
+        record["npu"] = "ethos-u55/u65"
+    return record
+
+
+@functools.cache
+def _probe_builds() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(probe, the summary of the build it was made for), for every probe here."""
+    from arenalens.builds.build import build_named, build_summary
+
+    made_for = [(probe, name) for name, probe in CORTEX_M_TARGETS.items()]
+    made_for += [(probe, name) for probe, name in ESP_BUILDS.items()]
+    made_for += [(ETHOS_U_TARGET, ETHOS_U_BUILD)]
+    return tuple((probe, build_summary(build_named(name))) for probe, name in made_for)
+
+
 class CortexM:
     """The Cortex-M probes for the builds they were made for."""
 
@@ -303,10 +368,10 @@ class CortexM:
         plain allocator that the figure is for."""
         if build.get("allocator") != "MicroAllocator":
             return None
-        name = str(build.get("name", ""))
-        if name in ESP_TARGETS:
-            return ESP_TARGETS[name] if self.esp_available else None
-        return CORTEX_M_TARGETS.get(name)
+        target = probe_standing_for(build)
+        if target in ESP_BUILDS:
+            return target if self.esp_available else None
+        return target
 
     @property
     def esp_available(self) -> bool:

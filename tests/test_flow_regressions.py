@@ -689,3 +689,43 @@ def test_verify_of_a_model_tflm_refuses_holds_the_prediction_to_it(
     assert declared.Status.CANNOT_RUN is not verify.Status.CANNOT_RUN
     code, out, _err = _run(capsys, "verify", str(model), "--json")
     assert code == 1 and not json.loads(out)["agrees"]
+
+
+def _variable_read_model(read_shape: list[int]) -> bytes:
+    """x [1, 64] assigned to variable 's', then read into an output of `read_shape` and added
+    back (a read of another size is what a model made for LiteRT may hold: LiteRT resizes it)."""
+    from arenalens.tflite.builder import ModelBuilder
+
+    builder = ModelBuilder()
+    graph = builder.add_subgraph("main")
+    x = graph.add_tensor("x", [1, 64])
+    handle = graph.add_tensor("s/handle", [1], "RESOURCE")
+    graph.add_operator("VAR_HANDLE", [], [handle], options={"shared_name": "s"})
+    graph.add_operator("ASSIGN_VARIABLE", [handle, x], [])
+    read, out = graph.add_tensor("read", read_shape), graph.add_tensor("out", [1, 64])
+    graph.add_operator("READ_VARIABLE", [handle], [read])
+    graph.add_operator("ADD", [x, read], [out])
+    graph.set_inputs([x])
+    graph.set_outputs([out])
+    return builder.build()
+
+
+@pytest.mark.parametrize("build", [(), ("--cpu", "cortex-m7"), ("--cpu", "esp32s3")])
+def test_a_variable_read_into_a_smaller_output_cannot_run_on_tflm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], build: tuple[str, ...]
+) -> None:
+    """Seed 1200301 flow 3 (`--family stateful`): a rank-0 READ_VARIABLE of a [2, 64] variable
+    got FITS at 6,192 B; the wheel crashed there (SIGSEGV fetching the output: Invoke's memcpy of
+    the variable's 512 B into the 4-B output wrote past it) and ran at 7,000 B only by luck.
+    micro_resource_variable.cc Read: DCHECK(EvalTensorBytes == variable.bytes), then memcpy of
+    variable.bytes; TFLM never resizes the output. Same-sized reads still run."""
+    path = tmp_path / "read.tflite"
+    path.write_bytes(_variable_read_model([]))
+    document = _json(capsys, "check", str(path), "--budget", "1MB", *build)
+    assert document["verdict"] == "CANNOT RUN" and document["required_bytes"] is None
+    (refusal,) = document["cannot_run"]
+    assert refusal["phase"] == "invoke" and refusal["opcode"] == "READ_VARIABLE"
+    assert "4 B, the variable 256 B" in refusal["reason"] and "shape" in refusal["fix"]
+    path.write_bytes(_variable_read_model([1, 64]))
+    document = _json(capsys, "check", str(path), "--budget", "1MB", *build)
+    assert document["verdict"] == "FITS" and document["cannot_run"] == []

@@ -215,6 +215,9 @@ _NAMED_ELSEWHERE = {
     ("reorder/schedule.py", "VAR_HANDLE"): "the order resource variables impose",
     ("runtimes/tflm/resources.py", "VAR_HANDLE"): "TFLM's resource-variable store, not a kernel",
     ("runtimes/tflm/resources.py", "ASSIGN_VARIABLE"): "TFLM's resource-variable store",
+    ("runtimes/tflm/resources.py", "READ_VARIABLE"): (
+        "the store's Read copies whole variables (micro_resource_variable.cc)"
+    ),
     ("vela/__init__.py", "CUSTOM:ethos-u"): (
         "Vela's output format: the operator it writes, whose command stream says the NPU"
     ),

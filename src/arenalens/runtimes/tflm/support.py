@@ -19,6 +19,7 @@ from arenalens.ir import Model
 from arenalens.memo import recent_by_identity
 from arenalens.runtimes import Obstacle
 from arenalens.runtimes.tflm.kernels.base import (
+    INVOKE,
     SETUP,
     Estimate,
     KernelContext,
@@ -27,7 +28,7 @@ from arenalens.runtimes.tflm.kernels.base import (
 )
 from arenalens.runtimes.tflm.kernels.registry import REFERENCE_KERNELS, stands_in
 from arenalens.runtimes.tflm.kernels.setups import OperatorSetup, operator_setups
-from arenalens.runtimes.tflm.resources import resource_variables
+from arenalens.runtimes.tflm.resources import invoke_failures, resource_variables
 from arenalens.runtimes.tflm.tensor_bytes import TFLM_ELEMENT_BYTES, tflm_tensor_bytes
 
 _DTYPE_NAME, _SHAPE = attrgetter("dtype.name"), attrgetter("shape")
@@ -132,6 +133,12 @@ def _support_of(model: Model, build: Build, operators: tuple[OperatorSetup, ...]
                     estimates.setdefault(estimate.reason, estimate)
     table = resource_variables(model, build.resource_variables)
     found.extend(Obstacle(text) for text in table.failures)
+    found.extend(
+        Obstacle(
+            why, INVOKE, mismatch.subgraph, mismatch.operator, mismatch.opcode, fix=mismatch.fix
+        )
+        for mismatch, why in invoke_failures(table, build.dchecks)
+    )
     return Support(
         build,
         tuple(found),
