@@ -1,61 +1,27 @@
 """A model's image inputs: which inputs are images (rank 4, NHWC or NCHW with 1, 3 or 4
-channels), their height and width axes, and the shape at another height with the same aspect
-ratio. Every check counts them (`--max-input` is suggested for a model with exactly one);
-`max_input.py` searches over their heights."""
+channels) and their height and width axes. Every check counts them (`--max-input` is suggested
+for a model with exactly one); `max_input.py` makes the one it resizes a record (`ImageInput`),
+there rather than here because a check only counts them (a class costs its command's start-up
+~4 M instructions)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from arenalens.errors import UsageError
 from arenalens.ir import Model
 
 
-@dataclass(frozen=True, slots=True)
-class ImageInput:
-    """The image input being resized: its tensor, position, name, shape and H and W axes."""
-
-    index: int
-    position: int
-    name: str
-    shape: tuple[int, ...]
-    height_axis: int
-    width_axis: int
-
-    def at_height(self, height: int) -> tuple[int, ...]:
-        """The input shape at this height, width keeping the aspect ratio (at least 1)."""
-        original_height = self.shape[self.height_axis]
-        width = max(1, round(self.shape[self.width_axis] * height / original_height))
-        dims = list(self.shape)
-        dims[self.height_axis], dims[self.width_axis] = height, width
-        return tuple(dims)
-
-
-def image_inputs(model: Model) -> tuple[ImageInput, ...]:
-    """The model's image inputs (rank 4, NHWC or NCHW with 1, 3 or 4 channels)."""
+def image_inputs(model: Model) -> tuple[tuple[int, int, tuple[int, int]], ...]:
+    """The model's image inputs: (position among its inputs, tensor index, (height axis, width
+    axis)) of each rank-4 input, NHWC or NCHW with 1, 3 or 4 channels."""
     main = model.subgraphs[0]
     found = []
     positions = [tensor for tensor in main.inputs if tensor >= 0]
     for position, tensor in enumerate(positions):
         if main.tensors[tensor].has_data:
             continue
-        shape = main.tensors[tensor].shape
-        axes = image_axes(shape)
+        axes = image_axes(main.tensors[tensor].shape)
         if axes is not None:
-            found.append(ImageInput(tensor, position, main.tensors[tensor].name, shape, *axes))
+            found.append((position, tensor, axes))
     return tuple(found)
-
-
-def image_input(model: Model) -> ImageInput:
-    """The model's one image input; UsageError when there is none, or several."""
-    found = image_inputs(model)
-    if len(found) != 1:
-        what = "no image input" if not found else f"{len(found)} image inputs"
-        raise UsageError(
-            f"{model.source}: --max-input needs exactly one image input (rank 4, NHWC or NCHW "
-            f"with 1, 3 or 4 channels); this model has {what}"
-        )
-    return found[0]
 
 
 def image_axes(shape: tuple[int, ...]) -> tuple[int, int] | None:

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from arenalens.errors import ArenalensError, RuntimeUnavailableError
-from arenalens.image_inputs import ImageInput, image_input
+from arenalens.errors import ArenalensError, RuntimeUnavailableError, UsageError
+from arenalens.image_inputs import image_inputs
 from arenalens.ir import Model
 from arenalens.units import format_bytes_exact
 
@@ -36,6 +36,40 @@ MAX_SCALE = 4  # search up to 4x the model's own height
 MAX_SIDE = 4096
 # Heights (as fractions of the model's own) always planned for the curve.
 CURVE_FRACTIONS = ((1, 4), (1, 2), (3, 4), (1, 1), (3, 2), (2, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class ImageInput:
+    """The image input being resized: its tensor, position, name, shape and H and W axes."""
+
+    index: int
+    position: int
+    name: str
+    shape: tuple[int, ...]
+    height_axis: int
+    width_axis: int
+
+    def at_height(self, height: int) -> tuple[int, ...]:
+        """The input shape at this height, width keeping the aspect ratio (at least 1)."""
+        original_height = self.shape[self.height_axis]
+        width = max(1, round(self.shape[self.width_axis] * height / original_height))
+        dims = list(self.shape)
+        dims[self.height_axis], dims[self.width_axis] = height, width
+        return tuple(dims)
+
+
+def image_input(model: Model) -> ImageInput:
+    """The model's one image input; UsageError when there is none, or several."""
+    found = image_inputs(model)
+    if len(found) != 1:
+        what = "no image input" if not found else f"{len(found)} image inputs"
+        raise UsageError(
+            f"{model.source}: --max-input needs exactly one image input (rank 4, NHWC or NCHW "
+            f"with 1, 3 or 4 channels); this model has {what}"
+        )
+    position, index, (height_axis, width_axis) = found[0]
+    tensor = model.subgraphs[0].tensors[index]
+    return ImageInput(index, position, tensor.name, tensor.shape, height_axis, width_axis)
 
 
 @dataclass(frozen=True, slots=True)

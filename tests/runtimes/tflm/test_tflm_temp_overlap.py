@@ -12,13 +12,13 @@ from arenalens.runtimes.tflm.kernels.base import OverTemps, TempField
 from arenalens.runtimes.tflm.setup import setup_sequence, setups_with_resources
 from arenalens.runtimes.tflm.setup_layout import HOST_64
 from arenalens.runtimes.tflm.setup_replay import minimal_arena_size, replay
-from arenalens.runtimes.tflm.temp_overlap import (
-    AFFINE,
-    TENSOR,
+from arenalens.runtimes.tflm.structs import (
+    TEMP_AFFINE_PART,
+    TEMP_TENSOR_PART,
     TF_LITE_AFFINE_QUANTIZATION,
     TF_LITE_TENSOR,
-    resolve,
 )
+from arenalens.runtimes.tflm.temp_overlap import resolve
 from arenalens.tflite.reader import parse_model
 from tests.conformance.cases.nn.recurrent import batch_matmul, lstm
 
@@ -58,7 +58,7 @@ def test_written_buffer_fails_on_what_dealloc_reads() -> None:
     # One quantized temp: TfLiteTensor at 0, its affine struct at 64 (LP64). A fully written
     # 16-byte buffer breaks quantization.type [0,4), .params [8,16) and affine zero_point [72,80).
     hazard = resolve(OverTemps(), 16, LP64)
-    temps = [(0, {TENSOR: (0, 64), AFFINE: (64, 88)})]
+    temps = [(0, {TEMP_TENSOR_PART: (0, 64), TEMP_AFFINE_PART: (64, 88)})]
     assert hazard.failing_starts(temps, 16) == ((-15, 15), (57, 79))
     # Written only in [8, 16): a start must bring those bytes onto a read member.
     partial = resolve(OverTemps(ranges=((8, 16),)), 16, LP64)
@@ -68,8 +68,8 @@ def test_written_buffer_fails_on_what_dealloc_reads() -> None:
 def test_kept_members_belong_to_one_temp_or_all() -> None:
     # ILP32, two unquantized temps at 0 and 32: dims is [20,24) of each.
     temps: list[tuple[int, dict[str, tuple[int, int]]]] = [
-        (0, {TENSOR: (0, 32)}),
-        (1, {TENSOR: (32, 64)}),
+        (0, {TEMP_TENSOR_PART: (0, 32)}),
+        (1, {TEMP_TENSOR_PART: (32, 64)}),
     ]
     second = resolve(OverTemps(keep=(TempField("dims", 1),)), 4, ILP32)
     # Dealloc reads [0,1) and [4,8) of both temps, plus the second temp's dims [52,56).
@@ -82,7 +82,7 @@ def test_a_buffer_read_later_must_not_lie_under_deallocs_writes() -> None:
     # read_later: DeallocateTempTfLiteTensor writes quantization.type/.params, data and dims
     # (LP64 [0,16) and [24,40)); an 8-byte dims copy never written while temps live.
     hazard = resolve(OverTemps(ranges=(), read_later=True), 8, LP64)
-    assert hazard.failing_starts([(0, {TENSOR: (0, 64)})], 8) == ((-7, 15), (17, 39))
+    assert hazard.failing_starts([(0, {TEMP_TENSOR_PART: (0, 64)})], 8) == ((-7, 15), (17, 39))
 
 
 def test_an_overwritten_type_breaks_only_wider_types() -> None:
@@ -94,13 +94,16 @@ def test_an_overwritten_type_breaks_only_wider_types() -> None:
     over = OverTemps(
         ranges=((4, 12),), keep=(TempField("type", 0, breaks_on=wider),), content=content
     )
-    failing = resolve(over, 12, LP64).failing_starts([(0, {TENSOR: (0, 64)})], 4)
+    failing = resolve(over, 12, LP64).failing_starts([(0, {TEMP_TENSOR_PART: (0, 64)})], 4)
     # Start 44 puts 3 (kTfLiteUInt8) on `type`: harmless; start 40 puts 8 (kTfLiteComplex64).
     assert (40, 40) in failing
     assert not any(low <= 44 <= high for low, high in failing)
     # Without the value test any overwrite of `type` fails.
     plain = OverTemps(ranges=((4, 12),), keep=(TempField("type", 0),))
-    assert resolve(plain, 12, LP64).failing_starts([(0, {TENSOR: (0, 64)})], 4)[-1] == (37, 47)
+    assert resolve(plain, 12, LP64).failing_starts([(0, {TEMP_TENSOR_PART: (0, 64)})], 4)[-1] == (
+        37,
+        47,
+    )
 
 
 def _host_fits(data: bytes, sizes: range) -> tuple[list[bool], int]:

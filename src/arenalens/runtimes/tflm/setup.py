@@ -24,7 +24,6 @@ from arenalens.builds.build import HOST, Build
 from arenalens.ir import Model, Tensor
 from arenalens.memo import forgettable
 from arenalens.planning.problem import align_up
-from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.kernels.base import (
     MAX_SCRATCH_PER_OPERATOR,
@@ -47,6 +46,11 @@ from arenalens.runtimes.tflm.setup_layout import (
     RuntimeLayout,
 )
 from arenalens.runtimes.tflm.setup_replay import Action, Allocation, new_allocation
+from arenalens.runtimes.tflm.structs import (
+    TEMP_AFFINE_PART,
+    TEMP_TENSOR_PART,
+    TEMP_ZERO_POINTS_PART,
+)
 from arenalens.runtimes.tflm.tensor_bytes import tflm_tensor_bytes
 
 # `Allocation.part` of the two kinds of persistent step a split setup moves: the allocator
@@ -65,13 +69,13 @@ def struct_parts(
     """(part, bytes, alignment) of a TfLiteTensor struct and its quantization copies (None: the
     tensor has none to copy: `_copied_channels`), in allocation order."""
     alignment = layout.struct_alignment
-    struct = (temp_overlap.TENSOR, layout.tflite_tensor, alignment)
+    struct = (TEMP_TENSOR_PART, layout.tflite_tensor, alignment)
     if channel_count is None:
         return (struct,)
     return (
         struct,
-        (temp_overlap.AFFINE, layout.affine_quantization, alignment),
-        (temp_overlap.ZERO_POINTS, 4 + 4 * channel_count, 4),
+        (TEMP_AFFINE_PART, layout.affine_quantization, alignment),
+        (TEMP_ZERO_POINTS_PART, 4 + 4 * channel_count, 4),
     )
 
 
@@ -96,7 +100,7 @@ def _tensor_struct(
                 nbytes,
                 alignment,
                 what,
-                (PERSISTENT_TENSORS if part == temp_overlap.TENSOR else QUANTIZATION)
+                (PERSISTENT_TENSORS if part == TEMP_TENSOR_PART else QUANTIZATION)
                 if recorded
                 else "",
                 1,
@@ -287,7 +291,7 @@ def _with_failing_starts(steps: list[Allocation]) -> tuple[Allocation, ...]:
         if action is Action.TEMP:
             start = align_up(temp, step.alignment)
             temp = start + step.nbytes
-            if step.part == temp_overlap.TENSOR:
+            if step.part == TEMP_TENSOR_PART:
                 live.append((len(live), {step.part: (start, temp)}))
             elif step.part and live:
                 live[-1][1][step.part] = (start, temp)
@@ -461,7 +465,11 @@ def _kernel_steps(
             hazard = None
             if over is not None:
                 writing.hazards = True
-                hazard = temp_overlap.resolve(over, nbytes, view.build.abi)
+                # Only such buffers need the temp structs' members: imported here, not with
+                # the setups (its records cost a check's start-up ~9 M instructions).
+                from arenalens.runtimes.tflm.temp_overlap import resolve  # noqa: PLC0415
+
+                hazard = resolve(over, nbytes, view.build.abi)
             what = f"{label}: {what}"
             steps.append(
                 _step(

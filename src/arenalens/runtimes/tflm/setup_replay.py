@@ -37,9 +37,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from arenalens.runtimes.tflm import temp_overlap
 from arenalens.runtimes.tflm.alignment import ARENA_ALIGNMENT
 from arenalens.runtimes.tflm.setup_layout import (
     CATEGORY_ORDER,
@@ -47,6 +46,9 @@ from arenalens.runtimes.tflm.setup_layout import (
     LINEAR_PLANNER_CAPACITY,
     RuntimeLayout,
 )
+
+if TYPE_CHECKING:
+    from arenalens.runtimes.tflm.temp_overlap import Hazard
 
 
 class Action(enum.StrEnum):
@@ -75,12 +77,12 @@ class Allocation(NamedTuple):
     # How many allocations the category counts for this one (arrays count items). The field
     # hides tuple.count, which nothing calls on an Allocation.
     count: int = 1  # type: ignore[assignment]
-    # TEMP: which struct of a temp tensor view (temp_overlap.TENSOR, ...); PERSISTENT: the
+    # TEMP: which struct of a temp tensor view (structs.TEMP_TENSOR_PART, ...); PERSISTENT: the
     # runtime objects or the resource-variable table (setup.RUNTIME_OBJECTS, VARIABLE_TABLE).
     part: str = ""
     # PERSISTENT: a kernel buffer written while its temps are live (temp_overlap), and the
     # closed ranges of start addresses at which it breaks setup (set by setup_sequence).
-    hazard: temp_overlap.Hazard | None = None
+    hazard: Hazard | None = None
     fails_at: tuple[tuple[int, int], ...] = ()
 
 

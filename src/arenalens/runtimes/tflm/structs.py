@@ -23,6 +23,12 @@ from __future__ import annotations
 from arenalens.builds.build import COMPRESSION
 from arenalens.runtimes.tflm.abi import Field, Struct, struct, union
 
+# The parts of a kernel's temp TfLiteTensor view, as its setup steps name them (`Allocation.part`):
+# the tensor struct, its affine quantization struct and that struct's zero-point TfLiteIntArray.
+TEMP_TENSOR_PART = "TfLiteTensor"
+TEMP_AFFINE_PART = "TfLiteAffineQuantization"
+TEMP_ZERO_POINTS_PART = "zero points"
+
 # An integer array pointer or a raw pointer: the same on every ABI.
 _POINTER = "pointer"
 

@@ -26,11 +26,14 @@ from dataclasses import dataclass
 
 from arenalens.builds.abi import Abi
 from arenalens.runtimes.tflm.kernels.base import OverTemps
-from arenalens.runtimes.tflm.structs import TF_LITE_AFFINE_QUANTIZATION, TF_LITE_TENSOR
+from arenalens.runtimes.tflm.structs import (
+    TEMP_AFFINE_PART,
+    TEMP_TENSOR_PART,
+    TEMP_ZERO_POINTS_PART,
+    TF_LITE_AFFINE_QUANTIZATION,
+    TF_LITE_TENSOR,
+)
 
-TENSOR = "TfLiteTensor"
-AFFINE = "TfLiteAffineQuantization"
-ZERO_POINTS = "zero points"  # the affine struct's zero-point TfLiteIntArray
 # What DeallocateTempTfLiteTensor reads (and so must survive), and what it writes.
 _DEALLOC_READS = ("quantization.type", "quantization.params", "affine.zero_point")
 _DEALLOC_WRITES = ("quantization.type", "quantization.params", "data", "dims")
@@ -43,7 +46,7 @@ class Member:
     setup (None: any)."""
 
     temp: int | None
-    part: str  # TENSOR | AFFINE | ZERO_POINTS
+    part: str  # TEMP_TENSOR_PART | TEMP_AFFINE_PART | TEMP_ZERO_POINTS_PART
     offset: int
     nbytes: int | None
     breaks_on: frozenset[int] | None = None
@@ -122,12 +125,12 @@ def _member(
 ) -> Member:
     if name == "zero_points":
         # TfLiteIntArray: an int size, then the values (one per scale).
-        return Member(temp, ZERO_POINTS, 4, None, breaks_on)
+        return Member(temp, TEMP_ZERO_POINTS_PART, 4, None, breaks_on)
     if name.startswith("affine."):
         offset, size = TF_LITE_AFFINE_QUANTIZATION.member(name.removeprefix("affine."), abi)
-        return Member(temp, AFFINE, offset, size, breaks_on)
+        return Member(temp, TEMP_AFFINE_PART, offset, size, breaks_on)
     offset, size = TF_LITE_TENSOR.member(name, abi)
-    return Member(temp, TENSOR, offset, size, breaks_on)
+    return Member(temp, TEMP_TENSOR_PART, offset, size, breaks_on)
 
 
 def _span(
